@@ -1,0 +1,195 @@
+"""The audit: read the sources once, parse each file once into facts, run every check."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import pickle
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Protocol
+
+from .base import Check, Context, all_checks
+from .facts import Facts, FileFacts, extract_file
+from .model import CheckResult, Outcome, Project, Status
+from .project import detect_project
+from .source import Limits, ReadStats, SourceError, iter_directory, iter_tarball
+
+__all__ = ["Audit", "AuditOptions", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
+
+#: Bump when an extractor changes what it records: cached facts of older versions are ignored.
+FACTS_VERSION = 1
+
+
+class FactsCache(Protocol):
+    def get(self, key: str) -> FileFacts | None: ...
+    def put(self, key: str, value: FileFacts) -> None: ...
+
+
+class DirFactsCache:
+    """Parsed facts on disk, keyed by a hash of path and content (a ``synchronize`` re-parses only changed files)."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    def _file(self, key: str) -> Path:
+        return self.dir / key[:2] / key
+
+    def get(self, key: str) -> FileFacts | None:
+        try:
+            with open(self._file(key), "rb") as fh:
+                value = pickle.load(fh)  # our own cache directory, written only by put()
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            return None
+        return value if isinstance(value, FileFacts) else None
+
+    def put(self, key: str, value: FileFacts) -> None:
+        target = self._file(key)
+        target.parent.mkdir(exist_ok=True)
+        tmp = target.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, target)
+
+
+def cache_key(path: str, data: bytes) -> str:
+    h = hashlib.sha256()
+    h.update(f"v{FACTS_VERSION}\0{path}\0".encode())
+    h.update(data)
+    return h.hexdigest()
+
+
+@dataclass(slots=True)
+class AuditOptions:
+    limits: Limits = field(default_factory=Limits)
+    ignore: tuple[str, ...] = ()  # check IDs or patterns ("H*")
+    exclude: tuple[str, ...] = ()  # path globs ("examples/**")
+    hardware: str | None = None  # "h100", "a100", "v100", ...
+    cache: FactsCache | None = None
+
+
+@dataclass(slots=True)
+class Audit:
+    root: str
+    project: Project
+    results: list[CheckResult]
+    stats: ReadStats
+    facts: Facts
+    ignored: list[str] = field(default_factory=list)
+
+    def result(self, check_id: str) -> CheckResult:
+        for r in self.results:
+            if r.id == check_id:
+                return r
+        raise KeyError(check_id)
+
+    @property
+    def parse_errors(self) -> list[tuple[str, str]]:
+        return self.facts.errors()
+
+
+def _excluded(path: str, globs: tuple[str, ...]) -> bool:
+    for g in globs:
+        g = g.strip("/")
+        if fnmatch.fnmatchcase(path, g):
+            return True
+        if g.endswith("/**") and (path + "/").startswith(g[:-2]):
+            return True
+        if "/" not in g and not any(ch in g for ch in "*?[") and path.split("/", 1)[0] == g:
+            return True
+    return False
+
+
+def _ignored(check_id: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(check_id, p.upper()) for p in patterns)
+
+
+def build_facts(files: Iterable[tuple[str, bytes]], cache: FactsCache | None = None, exclude: tuple[str, ...] = ()) -> Facts:
+    parsed: list[FileFacts] = []
+    for path, data in files:
+        if exclude and _excluded(path, exclude):
+            continue
+        if cache is not None:
+            key = cache_key(path, data)
+            ff = cache.get(key)
+            if ff is None:
+                ff = extract_file(path, data)
+                cache.put(key, ff)
+        else:
+            ff = extract_file(path, data)
+        parsed.append(ff)
+    return Facts(parsed)
+
+
+def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: list[Check] | None = None) -> tuple[list[CheckResult], list[str]]:
+    results: list[CheckResult] = []
+    ignored: list[str] = []
+    for check in checks if checks is not None else all_checks():
+        ctx = Context(facts.for_check(check.id), project)
+        if _ignored(check.id, options.ignore):
+            ignored.append(check.id)
+            outcome = Outcome(Status.NA, detail="ignored by the repository's accel-audit configuration")
+        else:
+            reason = check.not_applicable(ctx)
+            outcome = Outcome(Status.NA, detail=reason) if reason else check.detect(ctx)
+        prio = check.recommendation_priority(ctx, outcome) if outcome.status != Status.NA else None
+        results.append(
+            CheckResult(
+                id=check.id,
+                category=check.category,
+                title=check.title,
+                status=outcome.status,
+                evidence=_sorted_evidence(outcome),
+                detail=outcome.detail,
+                values=outcome.values,
+                findings=outcome.findings,
+                priority=prio,
+                recommendation=check.fix if prio is not None else None,
+            )
+        )
+    return results, ignored
+
+
+def _sorted_evidence(outcome: Outcome) -> list:
+    seen = set()
+    out = []
+    for e in outcome.evidence:
+        k = (e.path, e.line)
+        if k not in seen:
+            seen.add(k)
+            out.append(e)
+    return out[:20]
+
+
+def audit_files(files: Iterable[tuple[str, bytes]], root: str = ".", options: AuditOptions | None = None, stats: ReadStats | None = None) -> Audit:
+    """Audit an in-memory or streamed set of ``(path, bytes)``."""
+    options = options or AuditOptions()
+    stats = stats if stats is not None else ReadStats()
+    facts = build_facts(files, options.cache, options.exclude)
+    project = detect_project(facts, hardware=options.hardware)
+    results, ignored = run_checks(facts, project, options)
+    return Audit(root, project, results, stats, facts, ignored)
+
+
+def audit_path(path: str | os.PathLike[str], options: AuditOptions | None = None) -> Audit:
+    """Audit a local directory or a ``.tar.gz`` archive file."""
+    options = options or AuditOptions()
+    p = Path(path)
+    stats = ReadStats()
+    if p.is_dir():
+        return audit_files(iter_directory(p, options.limits, stats), str(path), options, stats)
+    if p.is_file():
+        with open(p, "rb") as fh:
+            return audit_tarball(fh, str(path), options, stats)
+    raise SourceError(f"path does not exist: {path}")
+
+
+def audit_tarball(stream: BinaryIO, root: str, options: AuditOptions | None = None, stats: ReadStats | None = None) -> Audit:
+    """Audit a tar(.gz) stream as GitHub's tarball endpoint returns it (one top-level folder)."""
+    options = options or AuditOptions()
+    stats = stats if stats is not None else ReadStats()
+    # a broken archive raises SourceError while facts are built, before any check runs
+    return audit_files(iter_tarball(stream, options.limits, stats), root, options, stats)

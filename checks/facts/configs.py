@@ -1,0 +1,239 @@
+"""YAML / JSON / TOML configs -> key-path facts with line numbers.
+
+YAML goes through libyaml (PyYAML's C loader) at the node level, so every key keeps
+its line. JSON is validated by the C ``json`` module, then a light tokenizer walks it
+once more for line numbers. Strings that hold launcher command lines (CI steps,
+Kubernetes ``command:``, slurm templates) are handed to the shell parser.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from typing import Any
+
+import yaml
+
+from .shell import extract_shell_text
+from .types import ConfigEntry, Container, EnvVar, FileFacts
+
+try:  # libyaml is the fast path; the pure-Python loader still works without it
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+_LAUNCH_HINT = re.compile(r"\b(torchrun|deepspeed|accelerate\s+launch|torch\.distributed\.(run|launch)|srun|mpirun|llamafactory-cli|python3?\s+\S+\.py)\b")
+_ENV_KEY = re.compile(r"^(NCCL_|TORCH_|CUDA_|PYTORCH_|OMP_|NVIDIA_|UCX_|FI_|GLOO_)[A-Z0-9_]*$")
+
+
+def _snippet(lines: list[str], line: int) -> str:
+    return lines[line - 1].strip()[:300] if 0 < line <= len(lines) else ""
+
+
+def extract_yaml(path: str, text: str, out: FileFacts) -> None:
+    lines = text.splitlines()
+    loader = _Loader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                _walk_yaml(loader, node, (), path, lines, out)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        out.error = f"YAML parse error{where}: {getattr(exc, 'problem', None) or exc}"
+    except (RecursionError, ValueError) as exc:
+        out.error = f"YAML could not be analysed: {exc}"
+    finally:
+        loader.dispose()
+
+
+def _yaml_scalar(loader: Any, node: yaml.Node) -> Any:
+    try:
+        return loader.construct_object(node, deep=True)
+    except (yaml.YAMLError, ValueError, TypeError):
+        return node.value
+
+
+def _walk_yaml(loader: Any, node: yaml.Node, keys: tuple[str | int, ...], path: str, lines: list[str], out: FileFacts) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for k_node, v_node in node.value:
+            if not isinstance(k_node, yaml.ScalarNode):
+                continue
+            key = k_node.value
+            line = k_node.start_mark.line + 1
+            sub = keys + (key,)
+            if isinstance(v_node, yaml.ScalarNode):
+                val = _yaml_scalar(loader, v_node)
+                out.configs.append(ConfigEntry(path, line, sub, val, "yaml", _snippet(lines, line)))
+                _string_value(path, line, key, val, out)
+            elif isinstance(v_node, yaml.SequenceNode) and all(isinstance(i, yaml.ScalarNode) for i in v_node.value):
+                vals = tuple(_yaml_scalar(loader, i) for i in v_node.value)
+                out.configs.append(ConfigEntry(path, line, sub, vals, "yaml", _snippet(lines, line)))
+                for i in v_node.value:
+                    v = _yaml_scalar(loader, i)
+                    if isinstance(v, str):
+                        _string_value(path, i.start_mark.line + 1, key, v, out)
+            else:
+                kind = "map" if isinstance(v_node, yaml.MappingNode) else "seq"
+                out.configs.append(ConfigEntry(path, line, sub, Container(kind), "yaml", _snippet(lines, line)))
+                _walk_yaml(loader, v_node, sub, path, lines, out)
+        _k8s_env(loader, node, path, lines, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            if isinstance(item, (yaml.MappingNode, yaml.SequenceNode)):
+                _walk_yaml(loader, item, keys + (i,), path, lines, out)
+            elif isinstance(item, yaml.ScalarNode):
+                v = _yaml_scalar(loader, item)
+                ln = item.start_mark.line + 1
+                out.configs.append(ConfigEntry(path, ln, keys + (i,), v, "yaml", _snippet(lines, ln)))
+                if isinstance(v, str):
+                    _string_value(path, item.start_mark.line + 1, str(keys[-1]) if keys else "", v, out)
+
+
+def _k8s_env(loader: Any, node: yaml.MappingNode, path: str, lines: list[str], out: FileFacts) -> None:
+    """``- name: NCCL_IB_HCA`` / ``value: mlx5`` items (Kubernetes, compose) are environment variables."""
+    pairs = {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+    name, value = pairs.get("name"), pairs.get("value")
+    if isinstance(name, yaml.ScalarNode) and isinstance(value, yaml.ScalarNode) and _ENV_KEY.match(str(name.value)):
+        line = name.start_mark.line + 1
+        out.envs.append(EnvVar(path, line, str(name.value), str(value.value), "yaml", _snippet(lines, line)))
+
+
+def _string_value(path: str, line: int, key: str, val: Any, out: FileFacts) -> None:
+    if not isinstance(val, str):
+        return
+    if _ENV_KEY.match(key):
+        out.envs.append(EnvVar(path, line, key, val, "yaml", f"{key}: {val}"[:300]))
+    if _LAUNCH_HINT.search(val):
+        # a multi-line block scalar starts on the line after its key
+        first = line + 1 if "\n" in val.strip() else line
+        extract_shell_text(path, val, out, first_line=first)
+
+
+# --- JSON -------------------------------------------------------------------
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|\n|[^\s{}\[\]:,"]+')
+
+
+def extract_json(path: str, text: str, out: FileFacts) -> None:
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        line = getattr(exc, "lineno", None)
+        out.error = f"JSON parse error{f' at line {line}' if line else ''}: {getattr(exc, 'msg', exc)}"
+        return
+    if not isinstance(data, (dict, list)):
+        return
+    lines = text.splitlines()
+    _walk_json(data, _json_key_lines(text), path, lines, out)
+
+
+def _json_key_lines(text: str) -> dict[tuple[str | int, ...], int]:
+    """Line of every key path, from one pass of a small tokenizer over valid JSON."""
+    result: dict[tuple[str | int, ...], int] = {}
+    stack: list[list[Any]] = []  # frames: [kind, keypath, current key or index]
+    line = 1
+    expect_key = False
+    pending_key: str | None = None
+    for m in _JSON_TOKEN.finditer(text):
+        tok = m.group()
+        if tok == "\n":
+            line += 1
+            continue
+        if tok in "{[":
+            prefix = _current_path(stack, pending_key)
+            stack.append(["map" if tok == "{" else "seq", prefix, 0])
+            expect_key = tok == "{"
+            pending_key = None
+            if tok == "[":
+                result.setdefault(prefix + (0,), line)
+            continue
+        if tok in "}]":
+            if stack:
+                stack.pop()
+            pending_key = None
+            continue
+        if tok == ",":
+            if stack and stack[-1][0] == "seq":
+                stack[-1][2] += 1
+                result.setdefault(stack[-1][1] + (stack[-1][2],), line)
+            else:
+                expect_key = True
+            pending_key = None
+            continue
+        if tok == ":":
+            expect_key = False
+            continue
+        if expect_key and stack and stack[-1][0] == "map" and tok.startswith('"'):
+            try:
+                key = json.loads(tok)
+            except json.JSONDecodeError:
+                key = tok.strip('"')
+            pending_key = key
+            result.setdefault(stack[-1][1] + (key,), line)
+            expect_key = False
+    return result
+
+
+def _current_path(stack: list[list[Any]], pending_key: str | None) -> tuple[str | int, ...]:
+    if not stack:
+        return ()
+    top = stack[-1]
+    if top[0] == "map":
+        return top[1] + ((pending_key,) if pending_key is not None else ())
+    return top[1] + (top[2],)
+
+
+def _walk_json(data: Any, key_lines: dict[tuple[str | int, ...], int], path: str, lines: list[str], out: FileFacts, keys: tuple[str | int, ...] = ()) -> None:
+    items = data.items() if isinstance(data, dict) else enumerate(data)
+    for k, v in items:
+        sub = keys + (k,)
+        line = key_lines.get(sub, key_lines.get(keys, 1))
+        if isinstance(v, dict) or (isinstance(v, list) and any(isinstance(i, (dict, list)) for i in v)):
+            if isinstance(k, str):
+                out.configs.append(ConfigEntry(path, line, sub, Container("map" if isinstance(v, dict) else "seq"), "json", _snippet(lines, line)))
+            _walk_json(v, key_lines, path, lines, out, sub)
+        elif isinstance(k, str):
+            val = tuple(v) if isinstance(v, list) else v
+            out.configs.append(ConfigEntry(path, line, sub, val, "json", _snippet(lines, line)))
+            _string_value(path, line, k, v, out)
+
+
+# --- TOML -------------------------------------------------------------------
+
+
+def extract_toml(path: str, text: str, out: FileFacts) -> dict[str, Any] | None:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        out.error = f"TOML parse error: {exc}"
+        return None
+    lines = text.splitlines()
+    section_lines: dict[str, int] = {}
+    key_re = re.compile(r"^\s*(\[+)?\s*([A-Za-z0-9_.\-\"']+)\s*(\]+)?\s*(=)?")
+    section = ""
+    for i, raw in enumerate(lines, 1):
+        m = key_re.match(raw)
+        if not m:
+            continue
+        if m.group(1):
+            section = m.group(2).replace('"', "").replace("'", "")
+            section_lines.setdefault(section, i)
+        elif m.group(4):
+            section_lines.setdefault(f"{section}.{m.group(2)}" if section else m.group(2), i)
+
+    def walk(d: dict[str, Any], keys: tuple[str, ...]) -> None:
+        for k, v in d.items():
+            sub = keys + (k,)
+            dotted = ".".join(sub)
+            line = section_lines.get(dotted) or section_lines.get(".".join(keys)) or 1
+            if isinstance(v, dict):
+                out.configs.append(ConfigEntry(path, line, sub, Container("map"), "toml", _snippet(lines, line)))
+                walk(v, sub)
+            elif not (isinstance(v, list) and any(isinstance(i, dict) for i in v)):
+                out.configs.append(ConfigEntry(path, line, sub, tuple(v) if isinstance(v, list) else v, "toml", _snippet(lines, line)))
+
+    walk(data, ())
+    return data

@@ -1,0 +1,136 @@
+"""Dependency declarations -> normalised package names with their lines."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from .types import Dependency, FileFacts
+
+_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._\-]*)\s*(\[[^\]]*\])?\s*(.*)$")
+_EGG = re.compile(r"[#&]egg=([A-Za-z0-9._\-]+)")
+_GIT_NAME = re.compile(r"/([A-Za-z0-9._\-]+?)(?:\.git)?(?:@[^#\s]*)?(?:#.*)?$")
+
+
+def normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def parse_requirement(spec: str) -> tuple[str, str] | None:
+    """``'flash-attn>=2.5 ; sys_platform == "linux"'`` -> ``('flash-attn', '>=2.5 ...')``."""
+    s = spec.split(" #", 1)[0].strip()
+    if not s or s.startswith(("#", "-r", "-c", "--", "-e .", ".")):
+        return None
+    if s.startswith("-e "):
+        s = s[3:].strip()
+    if "://" in s or s.startswith("git+"):
+        m = _EGG.search(s) or _GIT_NAME.search(s.split("#", 1)[0])
+        return (normalise(m.group(1)), s) if m else None
+    if " @ " in s:
+        name = s.split(" @ ", 1)[0].strip()
+        return normalise(name.split("[", 1)[0]), s
+    m = _REQ.match(s)
+    if not m:
+        return None
+    return normalise(m.group(1)), (m.group(3) or "").strip()
+
+
+def extract_requirements(path: str, text: str, out: FileFacts) -> None:
+    for i, raw in enumerate(text.splitlines(), 1):
+        r = parse_requirement(raw)
+        if r:
+            out.deps.append(Dependency(path, i, r[0], r[1], raw.strip()[:300]))
+
+
+def pip_installs(path: str, lines: list[tuple[int, str]], out: FileFacts) -> None:
+    """``pip install a b==1`` inside RUN lines / shell scripts."""
+    for line_no, body in lines:
+        for segment in re.split(r"&&|;|\|\|", body):
+            seg = segment.strip()
+            m = re.search(r"\b(?:pip3?|uv pip|python3? -m pip|conda|mamba)\s+install\s+(.*)$", seg)
+            if not m:
+                continue
+            try:
+                words = shlex.split(m.group(1))
+            except ValueError:
+                words = m.group(1).split()
+            skip_next = False
+            for w in words:
+                if skip_next:
+                    skip_next = False
+                    continue
+                if w in {"-r", "-c", "--requirement", "-f", "--find-links", "-i", "--index-url", "--extra-index-url", "-c", "--channel"}:
+                    skip_next = True
+                    continue
+                if w.startswith("-"):
+                    continue
+                r = parse_requirement(w)
+                if r:
+                    out.deps.append(Dependency(path, line_no, r[0], r[1], seg[:300]))
+
+
+def from_pyproject(path: str, data: dict[str, Any], text: str, out: FileFacts) -> None:
+    lines = text.splitlines()
+
+    def line_of(spec: str) -> int:
+        for i, raw in enumerate(lines, 1):
+            if spec in raw:
+                return i
+        return 1
+
+    specs: list[str] = []
+    project = data.get("project") or {}
+    specs += [s for s in project.get("dependencies") or [] if isinstance(s, str)]
+    for group in (project.get("optional-dependencies") or {}).values():
+        specs += [s for s in group if isinstance(s, str)]
+    for group in (data.get("dependency-groups") or {}).values():
+        specs += [s for s in group if isinstance(s, str)]
+    for s in specs:
+        r = parse_requirement(s)
+        if r:
+            ln = line_of(s)
+            out.deps.append(Dependency(path, ln, r[0], r[1], lines[ln - 1].strip()[:300] if lines else s))
+    poetry = ((data.get("tool") or {}).get("poetry") or {}).get("dependencies") or {}
+    for name, ver in poetry.items():
+        if name.lower() == "python":
+            continue
+        ln = line_of(name)
+        out.deps.append(Dependency(path, ln, normalise(name), str(ver), lines[ln - 1].strip()[:300] if lines else name))
+
+
+def from_setup_calls(out: FileFacts) -> None:
+    """``setup(install_requires=[...], extras_require={...})`` in setup.py (already parsed by ast)."""
+    for call in out.calls:
+        if call.short != "setup":
+            continue
+        specs: list[str] = []
+        req = call.kwargs.get("install_requires")
+        if isinstance(req, tuple):
+            specs += [s for s in req if isinstance(s, str)]
+        extras = call.kwargs.get("extras_require")
+        if isinstance(extras, dict):
+            for v in extras.values():
+                if isinstance(v, tuple):
+                    specs += [s for s in v if isinstance(s, str)]
+        for s in specs:
+            r = parse_requirement(s)
+            if r:
+                line = call.kw_lines.get("install_requires", call.line)
+                out.deps.append(Dependency(out.path, line, r[0], r[1], s))
+
+
+def from_conda_env(out: FileFacts) -> None:
+    """``dependencies:`` of environment.yml, conda and pip sections."""
+    for e in out.configs:
+        if not e.keys or e.keys[0] != "dependencies" or not isinstance(e.value, (str, tuple)):
+            continue
+        values = e.value if isinstance(e.value, tuple) else (e.value,)
+        for v in values:
+            if not isinstance(v, str):
+                continue
+            spec = v.split("::", 1)[-1]
+            spec = re.sub(r"^([A-Za-z0-9._\-]+)=", r"\1==", spec) if "==" not in spec and "=" in spec else spec
+            r = parse_requirement(spec)
+            if r:
+                out.deps.append(Dependency(out.path, e.line, r[0], r[1], e.text))

@@ -1,0 +1,89 @@
+"""One file's bytes -> :class:`FileFacts`, by the file's kind."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from .configs import extract_json, extract_toml, extract_yaml
+from .deps import extract_requirements, from_conda_env, from_pyproject, from_setup_calls, pip_installs
+from .python import extract_python
+from .shell import extract_dockerfile, extract_shell_text
+from .types import FileFacts
+
+_SUPPRESS = re.compile(r"#\s*accel-ignore\b(?::\s*([A-Ja-j]\d+(?:\s*,\s*[A-Ja-j]\d+)*))?")
+_SHELL_EXT = {".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".pbs", ".job", ".lsf"}
+_DATA_JSON = {"tokenizer.json", "vocab.json", "package-lock.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"}
+
+
+def classify(path: str) -> str | None:
+    """The parser a file goes to, or None when no check reads it."""
+    p = PurePosixPath(path)
+    name = p.name
+    low = name.lower()
+    suffix = p.suffix.lower()
+    if suffix in {".py", ".pyi"}:
+        return "python"
+    if suffix in {".yaml", ".yml"}:
+        return "conda" if low.startswith("environment") else "yaml"
+    if suffix == ".json":
+        return None if low in _DATA_JSON or low.endswith(".index.json") else "json"
+    if suffix == ".toml":
+        return "pyproject" if low == "pyproject.toml" else "toml"
+    if suffix in _SHELL_EXT:
+        return "shell"
+    if low in {"makefile", "gnumakefile"} or suffix == ".mk":
+        return "make"
+    if low == "dockerfile" or low.startswith("dockerfile.") or suffix == ".dockerfile" or low == "containerfile":
+        return "docker"
+    if (low.startswith("requirements") and suffix in {".txt", ".in"}) or (
+        suffix in {".txt", ".in"} and any(part.lower() == "requirements" for part in p.parts[:-1])
+    ):
+        return "requirements"
+    return None
+
+
+def _suppressions(text: str) -> dict[int, frozenset[str]]:
+    out: dict[int, frozenset[str]] = {}
+    if "accel-ignore" not in text:
+        return out
+    for i, line in enumerate(text.splitlines(), 1):
+        m = _SUPPRESS.search(line)
+        if m:
+            ids = frozenset(x.strip().upper() for x in m.group(1).split(",")) if m.group(1) else frozenset({"*"})
+            out[i] = ids
+    return out
+
+
+def extract_file(path: str, data: bytes, kind: str | None = None) -> FileFacts:
+    """Facts of one file. Never raises on bad content: parse errors land in ``error``."""
+    kind = kind or classify(path) or "other"
+    text = data.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    out = FileFacts(path=path, kind=kind, lines=text.count("\n") + 1)
+    out.suppressed = _suppressions(text)
+    if kind == "python":
+        extract_python(path, text, out)
+        if PurePosixPath(path).name == "setup.py":
+            from_setup_calls(out)
+    elif kind in {"yaml", "conda"}:
+        extract_yaml(path, text, out)
+        if kind == "conda":
+            from_conda_env(out)
+    elif kind == "json":
+        extract_json(path, text, out)
+    elif kind in {"toml", "pyproject"}:
+        data_ = extract_toml(path, text, out)
+        if kind == "pyproject" and data_ is not None:
+            from_pyproject(path, data_, text, out)
+    elif kind in {"shell", "make"}:
+        body = text if kind == "shell" else "\n".join(line[1:] if line.startswith("\t") else line for line in text.splitlines())
+        extract_shell_text(path, body, out)
+        pip_installs(path, list(enumerate(body.splitlines(), 1)), out)
+    elif kind == "docker":
+        runs = extract_dockerfile(path, text, out)
+        pip_installs(path, runs, out)
+    elif kind == "requirements":
+        extract_requirements(path, text, out)
+    return out

@@ -1,0 +1,398 @@
+"""Python source -> facts, with the stdlib ``ast`` (never imports or runs the code)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from .types import (
+    ArgOption,
+    Assign,
+    AttrAssign,
+    Call,
+    ConfigEntry,
+    Container,
+    Decorator,
+    EnvVar,
+    Expr,
+    Field,
+    FileFacts,
+    Import,
+    PathLiteral,
+    Ref,
+)
+
+# Names that conventionally hold parsed arguments / configs: ``args.bf16`` refers to setting "bf16".
+_CONFIG_HOLDERS = re.compile(
+    r"^(self\.)?(args|opt|opts|cfg|conf|config|hparams|training_args|train_args|"
+    r"script_args|model_args|data_args|train_config|training_config|params|hp|flags|FLAGS|"
+    r"self)(\.\w+)*$"
+)
+_PATH_LITERAL = re.compile(r"^(?:[a-z][a-z0-9+]*://|/(?:mnt|data|nfs|ssd|nvme|dev/shm|cfs|ceph|hdfs|home|scratch|lustre|gpfs|fsx|local|tmp|raid|datasets?)\b)", re.I)
+_NO_VALUE = object()
+
+
+def _const(node: ast.AST) -> Any:
+    """The constant value of a literal node, or ``_NO_VALUE``."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _const(node.operand)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        vals = tuple(_const(e) for e in node.elts)
+        if all(v is not _NO_VALUE for v in vals):
+            return vals
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Add, ast.Sub, ast.Pow, ast.FloorDiv)):
+        a, b = _const(node.left), _const(node.right)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+            try:
+                if isinstance(node.op, ast.Mult):
+                    return a * b
+                if isinstance(node.op, ast.Add):
+                    return a + b
+                if isinstance(node.op, ast.Sub):
+                    return a - b
+                if isinstance(node.op, ast.FloorDiv) and b:
+                    return a // b
+                if isinstance(node.op, ast.Pow) and abs(b) <= 64:
+                    return a**b
+            except (OverflowError, ZeroDivisionError):
+                return _NO_VALUE
+    return _NO_VALUE
+
+
+class _Extractor(ast.NodeVisitor):
+    def __init__(self, path: str, source: str, out: FileFacts) -> None:
+        self.path = path
+        self.lines = source.splitlines()
+        self.out = out
+        self.aliases: dict[str, str] = {}  # local name -> dotted import path
+        self.scopes: list[dict[str, Any]] = [{}]  # constant bindings per function scope
+        self.func_stack: list[str] = []
+        self.class_stack: list[tuple[str, bool]] = []  # (name, is_dataclass_like)
+        self.loop_stack: list[str] = []
+
+    # -- helpers ---------------------------------------------------------
+    def text(self, line: int) -> str:
+        if 0 < line <= len(self.lines):
+            return self.lines[line - 1].strip()[:300]
+        return ""
+
+    def src(self, node: ast.AST) -> str:
+        try:
+            return ast.unparse(node)[:200]
+        except Exception:  # pragma: no cover - unparse failures on exotic nodes
+            return "<expr>"
+
+    def dotted(self, node: ast.AST) -> str | None:
+        """Import-resolved dotted name of a Name/Attribute chain, else None."""
+        parts: list[str] = []
+        cur = node
+        while isinstance(cur, ast.Attribute):
+            parts.append(cur.attr)
+            cur = cur.value
+        if isinstance(cur, ast.Name):
+            root = self.aliases.get(cur.id, cur.id)
+            parts.append(root)
+            return ".".join(reversed(parts))
+        return None
+
+    def is_imported_root(self, node: ast.AST) -> bool:
+        cur = node
+        while isinstance(cur, ast.Attribute):
+            cur = cur.value
+        return isinstance(cur, ast.Name) and cur.id in self.aliases
+
+    def lookup(self, name: str) -> Any:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return _NO_VALUE
+
+    def value(self, node: ast.AST) -> Any:
+        v = _const(node)
+        if v is not _NO_VALUE:
+            return v
+        if isinstance(node, ast.Name):
+            bound = self.lookup(node.id)
+            if bound is not _NO_VALUE:
+                return bound
+            if node.id in self.aliases:
+                return Expr(node.id, dotted=self.aliases[node.id])
+            return Expr(node.id, dotted=None, ref=node.id)
+        if isinstance(node, ast.Attribute):
+            text = self.src(node)
+            if self.is_imported_root(node):
+                return Expr(text, dotted=self.dotted(node))
+            base = self.src(node.value)
+            if _CONFIG_HOLDERS.match(base):
+                return Expr(text, ref=node.attr)
+            return Expr(text)
+        if isinstance(node, ast.Dict):
+            keys = [_const(k) if k is not None else _NO_VALUE for k in node.keys]
+            if all(isinstance(k, str) for k in keys):
+                return {k: self.value(v) for k, v in zip(keys, node.values, strict=True)}
+        if isinstance(node, ast.Call):
+            # str(...)/int(...)/bool(...) around a value: keep the inner reference
+            if isinstance(node.func, ast.Name) and node.func.id in {"int", "float", "bool", "str"} and len(node.args) == 1:
+                inner = self.value(node.args[0])
+                if not isinstance(inner, Expr):
+                    return inner
+                return Expr(self.src(node), dotted=inner.dotted, ref=inner.ref)
+        return Expr(self.src(node))
+
+    # -- imports ---------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            if a.asname:
+                self.aliases[a.asname] = a.name
+            else:
+                top = a.name.split(".")[0]
+                self.aliases[top] = top
+            self.out.imports.append(Import(self.path, node.lineno, a.name, None, self.text(node.lineno)))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        mod = ("." * node.level) + (node.module or "")
+        for a in node.names:
+            if a.name == "*":
+                self.out.imports.append(Import(self.path, node.lineno, mod, "*", self.text(node.lineno)))
+                continue
+            self.aliases[a.asname or a.name] = f"{mod}.{a.name}" if mod else a.name
+            self.out.imports.append(Import(self.path, node.lineno, mod, a.name, self.text(node.lineno)))
+
+    # -- scopes ----------------------------------------------------------
+    def _visit_func(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._decorators(node)
+        self.func_stack.append(node.name)
+        self.scopes.append({})
+        for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+            self.visit(d)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scopes.pop()
+        self.func_stack.pop()
+
+    visit_FunctionDef = _visit_func
+    visit_AsyncFunctionDef = _visit_func
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._decorators(node)
+        for b in node.bases:
+            self.visit(b)
+        for k in node.keywords:
+            self.visit(k)
+        self.class_stack.append((node.name, True))
+        self.scopes.append({})
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+                self._field(node.name, stmt.target.id, stmt.value, stmt.lineno)
+            elif (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                self._field(node.name, stmt.targets[0].id, stmt.value, stmt.lineno)
+            self.visit(stmt)
+        self.scopes.pop()
+        self.class_stack.pop()
+
+    def _field(self, owner: str, name: str, value_node: ast.AST, line: int) -> None:
+        default: Any
+        if isinstance(value_node, ast.Call) and (self.dotted(value_node.func) or "").endswith("field"):
+            kw = {k.arg: k.value for k in value_node.keywords if k.arg}
+            if "default" in kw:
+                default = self.value(kw["default"])
+            elif "default_factory" in kw:
+                default = Expr(self.src(kw["default_factory"]))
+            else:
+                return
+        else:
+            default = self.value(value_node)
+        self.out.fields.append(Field(self.path, line, owner, name, default, self.text(line)))
+
+    def _decorators(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        for d in node.decorator_list:
+            target = d.func if isinstance(d, ast.Call) else d
+            name = self.dotted(target)
+            if name:
+                self.out.decorators.append(Decorator(self.path, d.lineno, name, node.name, self.text(d.lineno)))
+            self.visit(d)
+
+    # -- statements ------------------------------------------------------
+    def visit_For(self, node: ast.For) -> None:
+        self.visit(node.iter)
+        self.visit(node.target)
+        self.loop_stack.append(self.src(node.iter))
+        for stmt in node.body + node.orelse:
+            self.visit(stmt)
+        self.loop_stack.pop()
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for t in node.targets:
+            self._assign_target(t, node.value, node.lineno)
+            if not isinstance(t, ast.Name):
+                self.visit(t)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+            if not self.class_stack or self.func_stack:
+                self._assign_target(node.target, node.value, node.lineno)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        self.visit(node.target)
+
+    def _assign_target(self, t: ast.AST, value_node: ast.AST, line: int) -> None:
+        if isinstance(t, ast.Name):
+            v = self.value(value_node)
+            if not isinstance(v, Expr) and not isinstance(v, dict):
+                self.scopes[-1][t.id] = v
+                self.out.assigns.append(Assign(self.path, line, t.id, v, self.text(line)))
+            else:
+                self.scopes[-1].pop(t.id, None)
+            if isinstance(value_node, ast.Dict):
+                self._dict_literal(value_node, (t.id,))
+        elif isinstance(t, ast.Attribute):
+            target = self.dotted(t) or f"?.{t.attr}"
+            self.out.attr_assigns.append(
+                AttrAssign(
+                    self.path, line, target, self.value(value_node), self.text(line),
+                    loop=self.loop_stack[-1] if self.loop_stack else None,
+                    func=self.func_stack[-1] if self.func_stack else None,
+                )
+            )
+        elif isinstance(t, ast.Subscript):
+            # os.environ["NCCL_IB_DISABLE"] = "0"
+            if (self.dotted(t.value) or "").endswith("os.environ"):
+                key = _const(t.slice)
+                if isinstance(key, str):
+                    v = self.value(value_node)
+                    self.out.envs.append(EnvVar(self.path, line, key, "" if isinstance(v, Expr) else str(v), "python", self.text(line)))
+            elif isinstance(t.value, ast.Name):
+                key = _const(t.slice)
+                if isinstance(key, str):
+                    v = self.value(value_node)
+                    self.out.configs.append(
+                        ConfigEntry(self.path, line, (t.value.id, key), _scalar(v), "python", self.text(line))
+                    )
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            for e in t.elts:
+                if isinstance(e, ast.Name):
+                    self.scopes[-1].pop(e.id, None)
+
+    def _dict_literal(self, node: ast.Dict, prefix: tuple[str | int, ...]) -> None:
+        for k, v in zip(node.keys, node.values, strict=True):
+            key = _const(k) if k is not None else _NO_VALUE
+            if not isinstance(key, str):
+                continue
+            keys = prefix + (key,)
+            if isinstance(v, ast.Dict):
+                self.out.configs.append(ConfigEntry(self.path, k.lineno, keys, Container("map"), "python", self.text(k.lineno)))
+                self._dict_literal(v, keys)
+            else:
+                self.out.configs.append(
+                    ConfigEntry(self.path, k.lineno, keys, _scalar(self.value(v)), "python", self.text(k.lineno))
+                )
+
+    # -- expressions -----------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        name = self.dotted(node.func)
+        if name is None:
+            name = f"?.{node.func.attr}" if isinstance(node.func, ast.Attribute) else "?"
+        kwargs: dict[str, Any] = {}
+        kw_lines: dict[str, int] = {}
+        star = False
+        for k in node.keywords:
+            if k.arg is None:
+                star = True
+                continue
+            kwargs[k.arg] = self.value(k.value)
+            kw_lines[k.arg] = k.value.lineno
+            if isinstance(k.value, ast.Dict):
+                self._dict_literal(k.value, (name.rsplit(".", 1)[-1], k.arg))
+        args = tuple(self.value(a) for a in node.args)
+        call = Call(
+            self.path, node.lineno, name, args, kwargs, self.text(node.lineno), star,
+            self.func_stack[-1] if self.func_stack else None, kw_lines,
+        )
+        self.out.calls.append(call)
+        short = call.short
+        if short == "add_argument":
+            self._argparse(call)
+        elif short in {"setdefault", "putenv"} and (name.startswith("os.environ") or name == "os.putenv"):
+            if len(args) >= 2 and isinstance(args[0], str):
+                self.out.envs.append(EnvVar(self.path, node.lineno, args[0], "" if isinstance(args[1], Expr) else str(args[1]), "python", call.text))
+        if isinstance(node.func, ast.Attribute) and call.name.startswith("?"):
+            self.visit(node.func.value)
+        for a in node.args:
+            self.visit(a)
+        for k in node.keywords:
+            self.visit(k.value)
+
+    def _argparse(self, call: Call) -> None:
+        flags = tuple(a for a in call.args if isinstance(a, str) and a.startswith("-"))
+        if not flags:
+            return
+        dest = call.kwargs.get("dest")
+        if not isinstance(dest, str):
+            longs = [f for f in flags if f.startswith("--")]
+            dest = (longs[0] if longs else flags[0]).lstrip("-").replace("-", "_")
+        action = call.kwargs.get("action")
+        action = action if isinstance(action, str) else None
+        if "default" in call.kwargs:
+            default = call.kwargs["default"]
+        elif action == "store_true":
+            default = False
+        elif action == "store_false":
+            default = True
+        else:
+            default = None
+        self.out.arg_options.append(ArgOption(self.path, call.line, dest, flags, default, action, call.text))
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if self.is_imported_root(node) and isinstance(node.ctx, ast.Load):
+            name = self.dotted(node)
+            if name:
+                self.out.refs.append(Ref(self.path, node.lineno, name, self.text(node.lineno)))
+            return  # the chain below is the same reference
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load) and node.id in self.aliases:
+            self.out.refs.append(Ref(self.path, node.lineno, self.aliases[node.id], self.text(node.lineno)))
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        v = node.value
+        if isinstance(v, str) and 2 < len(v) < 300 and _PATH_LITERAL.match(v):
+            self.out.paths.append(PathLiteral(self.path, node.lineno, v, self.text(node.lineno)))
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        # A bare string statement is a docstring or a comment-like literal: not evidence.
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return
+        self.generic_visit(node)
+
+
+def _scalar(v: Any) -> Any:
+    if isinstance(v, dict):
+        return Container("map")
+    return v
+
+
+def extract_python(path: str, text: str, out: FileFacts) -> None:
+    """Fill ``out`` with the facts of one Python file; a syntax error is recorded, not raised."""
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        line = getattr(exc, "lineno", None)
+        out.error = f"Python syntax error{f' at line {line}' if line else ''}: {getattr(exc, 'msg', str(exc))}"
+        return
+    try:
+        _Extractor(path, text, out).visit(tree)
+    except RecursionError:
+        out.error = "Python file nested too deeply to analyse"

@@ -1,0 +1,314 @@
+"""Launch scripts -> launcher commands, their flags, script arguments and exported env vars.
+
+Understands ``torchrun``, ``python -m torch.distributed.run|launch``, ``deepspeed``,
+``accelerate launch``, ``colossalai run``, ``llamafactory-cli``, axolotl, ``tune run``
+and plain ``python script.py``, behind wrappers such as ``srun``, ``mpirun``, ``nohup``
+or ``env``; ``$VAR`` / ``${VAR:-default}`` from assignments earlier in the file are
+substituted.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from .types import ConfigEntry, EnvVar, FileFacts, Launch
+
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=]([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_WRAPPERS = {"srun", "mpirun", "mpiexec", "nohup", "env", "exec", "time", "sudo", "numactl", "taskset", "stdbuf", "sbatch", "bash", "sh", "uv", "poetry", "pdm", "conda"}
+_WRAPPER_SUBCMDS = {"run"}  # uv run / poetry run / conda run
+_PYTHON = re.compile(r"^(.*/)?python(3(\.\d+)?)?$")
+# launcher flags that never take a value
+_BOOL_LAUNCHER_FLAGS = {"standalone", "no_python", "no-python", "module", "m", "use_env", "use-env", "multi_gpu", "multi-gpu", "use_deepspeed", "use-deepspeed", "use_fsdp", "use-fsdp", "no_local_rank", "no-local-rank", "tee", "autotuning"}
+
+
+def _sub_vars(token: str, variables: dict[str, str]) -> str:
+    def rep(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(3)
+        if name in variables:
+            return variables[name]
+        if m.group(2) is not None:
+            return m.group(2)
+        return m.group(0)
+
+    return _VAR.sub(rep, token)
+
+
+def _logical_lines(text: str, first_line: int) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    buf: list[str] = []
+    start = first_line
+    for i, raw in enumerate(text.splitlines()):
+        line = raw.rstrip()
+        if not buf:
+            start = first_line + i
+        if line.endswith("\\"):
+            buf.append(line[:-1])
+            continue
+        buf.append(line)
+        out.append((start, " ".join(buf)))
+        buf = []
+    if buf:
+        out.append((start, " ".join(buf)))
+    return out
+
+
+def _split_commands(tokens: list[str]) -> list[list[str]]:
+    cmds: list[list[str]] = [[]]
+    for t in tokens:
+        if t in {"&&", "||", ";", "|", "&", ";;", "(", ")", "{", "}", "then", "do", "else", "fi", "done"}:
+            cmds.append([])
+        else:
+            cmds[-1].append(t)
+    return [c for c in cmds if c]
+
+
+def _norm(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def _parse_opts(tokens: list[str], stop_at_script: bool) -> tuple[dict[str, Any], list[str]]:
+    """Parse ``--k v`` / ``--k=v`` / ``--flag`` until a positional (script) token; return (opts, rest)."""
+    opts: dict[str, Any] = {}
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t == "--":
+            return opts, tokens[i + 1 :]
+        if t.startswith("-") and len(t) > 1 and not _is_number(t):
+            if "=" in t:
+                k, v = t.split("=", 1)
+                opts[_norm(k)] = _coerce(v)
+                i += 1
+                continue
+            k = _norm(t)
+            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+            if k in _BOOL_LAUNCHER_FLAGS and stop_at_script:
+                opts[k] = True
+                i += 1
+                continue
+            if nxt is not None and (not nxt.startswith("-") or _is_number(nxt)) and not (stop_at_script and _looks_like_script(nxt)):
+                opts[k] = _coerce(nxt)
+                i += 2
+            else:
+                opts[k] = True
+                i += 1
+            continue
+        if stop_at_script:
+            return opts, tokens[i:]
+        i += 1
+    return opts, []
+
+
+def _is_number(t: str) -> bool:
+    try:
+        float(t)
+        return True
+    except ValueError:
+        return False
+
+
+def _looks_like_script(t: str) -> bool:
+    return t.endswith((".py", ".yaml", ".yml", ".json", ".sh")) or "/" in t and not t.startswith("-")
+
+
+def _coerce(v: str) -> Any:
+    low = v.lower()
+    if low in {"true", "yes"}:
+        return True
+    if low in {"false", "no"}:
+        return False
+    try:
+        return int(v)
+    except ValueError:
+        pass
+    try:
+        return float(v)
+    except ValueError:
+        return v
+
+
+def _parse_command(tokens: list[str]) -> tuple[str, dict[str, Any], str | None, dict[str, Any], tuple[str, ...]] | None:
+    wrappers: list[str] = []
+    i = 0
+    while i < len(tokens):
+        base = tokens[i].rsplit("/", 1)[-1]
+        if base in _WRAPPERS:
+            wrappers.append(base)
+            i += 1
+            if base in {"uv", "poetry", "pdm", "conda"} and i < len(tokens) and tokens[i] in _WRAPPER_SUBCMDS:
+                i += 1
+            # skip the wrapper's own options (srun -N 2 --gpus 8 ...) up to the next command word
+            while i < len(tokens) and (tokens[i].startswith("-") or _ASSIGN.match(tokens[i])):
+                tok = tokens[i]
+                i += 1
+                if "=" not in tok and tok.startswith("-") and i < len(tokens) and not tokens[i].startswith("-"):
+                    nxt_base = tokens[i].rsplit("/", 1)[-1]
+                    if nxt_base not in _LAUNCHERS and not _PYTHON.match(nxt_base) and nxt_base not in _WRAPPERS:
+                        i += 1
+            continue
+        break
+    rest = tokens[i:]
+    if not rest:
+        return None
+    head = rest[0].rsplit("/", 1)[-1]
+    launcher: str | None = None
+    args = rest[1:]
+    if _PYTHON.match(head):
+        if args[:2] in (["-m", "torch.distributed.run"], ["-m", "torch.distributed.launch"]):
+            launcher, args = "torchrun", args[2:]
+        elif args[:2] == ["-m", "deepspeed.launcher.runner"]:
+            launcher, args = "deepspeed", args[2:]
+        elif args[:2] == ["-m", "accelerate.commands.launch"]:
+            launcher, args = "accelerate", args[2:]
+        elif len(args) >= 2 and args[0] == "-m" and args[1].startswith("axolotl"):
+            return "axolotl", {}, args[2] if len(args) > 2 else None, _parse_opts(args[3:], False)[0], tuple(wrappers)
+        else:
+            # python [-u] [-m module] script.py args
+            j = 0
+            while j < len(args) and args[j].startswith("-") and args[j] != "-m":
+                j += 1
+            if j < len(args) and args[j] == "-m" and j + 1 < len(args):
+                return "python", {}, args[j + 1], _parse_opts(args[j + 2 :], False)[0], tuple(wrappers)
+            if j < len(args) and args[j].endswith(".py"):
+                return "python", {}, args[j], _parse_opts(args[j + 1 :], False)[0], tuple(wrappers)
+            return None
+    elif head in {"torchrun", "deepspeed"}:
+        launcher = head
+    elif head == "accelerate" and args[:1] == ["launch"]:
+        launcher, args = "accelerate", args[1:]
+    elif head == "colossalai" and args[:1] == ["run"]:
+        launcher, args = "colossalai", args[1:]
+    elif head in {"llamafactory-cli", "axolotl", "tune"}:
+        name = {"llamafactory-cli": "llamafactory", "axolotl": "axolotl", "tune": "torchtune"}[head]
+        sub = [a for a in args if not a.startswith("-")]
+        script = next((a for a in sub if a.endswith((".yaml", ".yml", ".json"))), None)
+        return name, {"command": sub[0] if sub else None}, script, _parse_opts([a for a in args if a != script], False)[0], tuple(wrappers)
+    elif head in {"composer", "lightning", "litgpt", "fairseq-train", "ray", "sbatch", "vllm"}:
+        launcher = head
+        if head == "vllm" and args[:1] == ["serve"]:
+            return "vllm", {}, args[1] if len(args) > 1 else None, _parse_opts(args[2:], False)[0], tuple(wrappers)
+    if launcher is None:
+        return None
+    opts, rest_args = _parse_opts(args, stop_at_script=True)
+    script = None
+    script_args: dict[str, Any] = {}
+    if rest_args:
+        if rest_args[0] in {"-m", "--module"} and len(rest_args) > 1:
+            script, tail = rest_args[1], rest_args[2:]
+        else:
+            script, tail = rest_args[0], rest_args[1:]
+        script_args = _parse_opts(tail, stop_at_script=False)[0]
+        if opts.get("module") is True or opts.get("m") is True:
+            pass
+    return launcher, opts, script, script_args, tuple(wrappers)
+
+
+_LAUNCHERS = {"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory-cli", "axolotl", "tune", "composer", "lightning", "litgpt", "vllm"}
+
+
+def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1, variables: dict[str, str] | None = None) -> None:
+    """Parse shell-like text; launches and exported env vars go to ``out``."""
+    variables = dict(variables or {})
+    for line_no, logical in _logical_lines(text, first_line):
+        stripped = logical.strip()
+        if stripped.startswith(("#SBATCH", "#PBS", "#BSUB")):
+            _scheduler_directive(path, line_no, stripped, out)
+            continue
+        if not stripped or stripped.startswith("#"):
+            continue
+        try:
+            lex = shlex.shlex(stripped, posix=True, punctuation_chars=";&|()")
+            lex.whitespace_split = True
+            lex.commenters = "#"
+            tokens = list(lex)
+        except ValueError:
+            tokens = stripped.split()
+        snippet = stripped[:300]
+        for cmd in _split_commands(tokens):
+            cmd = [_sub_vars(t, variables) for t in cmd]
+            env: dict[str, str] = {}
+            exported = False
+            if cmd and cmd[0] in {"export", "declare", "local", "readonly", "set"}:
+                exported = cmd[0] == "export"
+                cmd = [t for t in cmd[1:] if not t.startswith("-")]
+            k = 0
+            while k < len(cmd) and _ASSIGN.match(cmd[k]):
+                name, value = _ASSIGN.match(cmd[k]).groups()  # type: ignore[union-attr]
+                env[name] = value
+                k += 1
+            body = cmd[k:]
+            if not body or exported:
+                for name, value in env.items():
+                    variables[name] = value
+                    out.envs.append(EnvVar(path, line_no, name, value, "shell", snippet))
+                if exported:
+                    continue
+            if not body:
+                continue
+            if body[0] == "env":  # env VAR=1 torchrun ...
+                j = 1
+                while j < len(body) and _ASSIGN.match(body[j]):
+                    name, value = _ASSIGN.match(body[j]).groups()  # type: ignore[union-attr]
+                    env[name] = value
+                    j += 1
+                body = body[j:]
+            for name, value in env.items():
+                out.envs.append(EnvVar(path, line_no, name, value, "shell", snippet))
+            parsed = _parse_command(body)
+            if parsed is None:
+                continue
+            launcher, opts, script, script_args, wrappers = parsed
+            out.launches.append(Launch(path, line_no, launcher, opts, script, script_args, snippet, wrappers, env))
+
+
+def _scheduler_directive(path: str, line_no: int, text: str, out: FileFacts) -> None:
+    """``#SBATCH --nodes=2 --gres=gpu:8`` -> config entries ``SBATCH.nodes`` etc."""
+    directive, _, rest = text.partition(" ")
+    try:
+        words = shlex.split(rest, comments=True)
+    except ValueError:
+        words = rest.split()
+    opts, _ = _parse_opts(words, stop_at_script=False)
+    short = {"N": "nodes", "n": "ntasks", "G": "gpus", "c": "cpus_per_task"}
+    for k, v in opts.items():
+        out.configs.append(ConfigEntry(path, line_no, (directive.lstrip("#"), short.get(k, k)), v, "scheduler", text[:300]))
+
+
+def extract_dockerfile(path: str, text: str, out: FileFacts) -> list[tuple[int, str]]:
+    """ENV/ARG become env vars; RUN lines go through the shell parser; returns RUN lines for dependency parsing."""
+    runs: list[tuple[int, str]] = []
+    for line_no, logical in _logical_lines(text, 1):
+        s = logical.strip()
+        if not s or s.startswith("#"):
+            continue
+        instr, _, rest = s.partition(" ")
+        instr = instr.upper()
+        if instr == "ENV":
+            rest = rest.strip()
+            if "=" in rest.split(" ", 1)[0]:
+                try:
+                    parts = shlex.split(rest)
+                except ValueError:
+                    parts = rest.split()
+                for p in parts:
+                    if "=" in p:
+                        k, v = p.split("=", 1)
+                        out.envs.append(EnvVar(path, line_no, k, v, "docker", s[:300]))
+            else:
+                k, _, v = rest.partition(" ")
+                out.envs.append(EnvVar(path, line_no, k, v.strip(), "docker", s[:300]))
+        elif instr in {"RUN", "CMD", "ENTRYPOINT"}:
+            body = rest.strip()
+            if body.startswith("["):
+                try:
+                    import json
+
+                    body = " ".join(json.loads(body))
+                except ValueError:
+                    pass
+            runs.append((line_no, body))
+            extract_shell_text(path, body, out, first_line=line_no)
+    return runs

@@ -1,0 +1,338 @@
+"""The merged facts of a repository, and the queries every check uses.
+
+Name patterns match import-resolved dotted names by suffix on a dot boundary:
+``"DataLoader"`` matches ``torch.utils.data.DataLoader``; ``"torch.compile"`` matches
+``torch.compile`` but not ``my.compile``; a trailing ``.*`` matches a prefix
+(``"flash_attn.*"``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from typing import Any, TypeVar
+
+from ..model import Evidence
+from .types import (
+    ArgOption,
+    Assign,
+    AttrAssign,
+    Call,
+    ConfigEntry,
+    Container,
+    Decorator,
+    Dependency,
+    EnvVar,
+    Expr,
+    Field,
+    FileFacts,
+    Import,
+    Launch,
+    PathLiteral,
+    Ref,
+    Setting,
+)
+
+T = TypeVar("T")
+
+_TRUE = {"true", "yes", "y", "on", "1", "enable", "enabled"}
+_FALSE = {"false", "no", "n", "off", "0", "none", "null", "", "disable", "disabled"}
+
+
+def truthy(v: Any) -> bool | None:
+    """True/False when the value clearly turns a feature on/off, None when unknown."""
+    if isinstance(v, bool):
+        return v
+    if v is None:
+        return False
+    if isinstance(v, (int, float)):
+        return v != 0
+    if isinstance(v, str):
+        s = v.strip().lower()
+        if s in _TRUE:
+            return True
+        if s in _FALSE:
+            return False
+        return None
+    return None
+
+
+def as_number(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def name_matches(name: str, pattern: str) -> bool:
+    if pattern.endswith(".*"):
+        p = pattern[:-2]
+        return name == p or name.startswith(p + ".") or name.endswith("." + p) or f".{p}." in name
+    return name == pattern or name.endswith("." + pattern)
+
+
+def _norm_key(k: str) -> str:
+    return k.strip().lower().replace("-", "_")
+
+
+class Facts:
+    """All facts of one scan. Use :meth:`for_check` to get the view a check sees."""
+
+    def __init__(self, files: Iterable[FileFacts], *, check_id: str | None = None, _shared: dict[str, Any] | None = None) -> None:
+        if _shared is not None:
+            self._s = _shared
+        else:
+            fl = list(files)
+            s: dict[str, Any] = {"files": {f.path: f for f in fl}}
+            for attr in ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths"):
+                s[attr] = [x for f in fl for x in getattr(f, attr)]
+            calls_by_short: dict[str, list[Call]] = defaultdict(list)
+            for c in s["calls"]:
+                calls_by_short[c.short].append(c)
+            s["calls_by_short"] = calls_by_short
+            cfg_by_key: dict[str, list[ConfigEntry]] = defaultdict(list)
+            for e in s["configs"]:
+                cfg_by_key[_norm_key(e.key)].append(e)
+            s["configs_by_key"] = cfg_by_key
+            kw_index: dict[str, list[Call]] = defaultdict(list)
+            for c in s["calls"]:
+                for k in c.kwargs:
+                    kw_index[_norm_key(k)].append(c)
+            s["calls_by_kw"] = kw_index
+            s["suppressed"] = {f.path: f.suppressed for f in fl if f.suppressed}
+            self._s = s
+        self.check_id = check_id
+
+    # -- views -----------------------------------------------------------
+    def for_check(self, check_id: str) -> Facts:
+        return Facts((), check_id=check_id, _shared=self._s)
+
+    def _ok(self, path: str, line: int) -> bool:
+        if self.check_id is None:
+            return True
+        sup = self._s["suppressed"].get(path)
+        if not sup:
+            return True
+        ids = sup.get(line)
+        return not ids or (self.check_id not in ids and "*" not in ids)
+
+    def _keep(self, items: Iterable[T]) -> list[T]:
+        return [x for x in items if self._ok(x.path, x.line)]  # type: ignore[attr-defined]
+
+    # -- files -----------------------------------------------------------
+    @property
+    def files(self) -> dict[str, FileFacts]:
+        return self._s["files"]
+
+    def files_of_kind(self, *kinds: str) -> list[str]:
+        return [p for p, f in self.files.items() if f.kind in kinds]
+
+    def errors(self) -> list[tuple[str, str]]:
+        return [(p, f.error) for p, f in self.files.items() if f.error]
+
+    # -- python ----------------------------------------------------------
+    def calls(self, *patterns: str) -> list[Call]:
+        out: list[Call] = []
+        for p in patterns:
+            short = p.rsplit(".", 1)[-1] if not p.endswith(".*") else None
+            pool = self._s["calls_by_short"].get(short, []) if short else self._s["calls"]
+            out.extend(c for c in pool if name_matches(c.name, p))
+        return self._keep(_unique(out))
+
+    def calls_with_kw(self, kw: str) -> list[Call]:
+        return self._keep(self._s["calls_by_kw"].get(_norm_key(kw), []))
+
+    def imports(self, *modules: str) -> list[Import]:
+        out = [
+            i for i in self._s["imports"]
+            if any(i.module == m or i.module.startswith(m + ".") or i.full == m or i.full.startswith(m + ".") for m in modules)
+        ]
+        return self._keep(out)
+
+    def refs(self, *patterns: str) -> list[Ref]:
+        return self._keep(r for r in self._s["refs"] if any(name_matches(r.name, p) for p in patterns))
+
+    def decorators(self, *patterns: str) -> list[Decorator]:
+        return self._keep(d for d in self._s["decorators"] if any(name_matches(d.name, p) for p in patterns))
+
+    def attr_assigns(self, *patterns: str) -> list[AttrAssign]:
+        return self._keep(a for a in self._s["attr_assigns"] if any(name_matches(a.target, p) for p in patterns))
+
+    def arg_options(self, *dests: str) -> list[ArgOption]:
+        want = {_norm_key(d) for d in dests}
+        return self._keep(a for a in self._s["arg_options"] if _norm_key(a.dest) in want)
+
+    def fields(self, *names: str) -> list[Field]:
+        want = {_norm_key(d) for d in names}
+        return self._keep(f for f in self._s["fields"] if _norm_key(f.name) in want)
+
+    def assigns(self, *names: str) -> list[Assign]:
+        want = {_norm_key(d) for d in names}
+        return self._keep(a for a in self._s["assigns"] if _norm_key(a.name) in want)
+
+    def uses(self, *patterns: str) -> list[Call | Ref | Decorator]:
+        """Calls, references and decorators of any of the dotted names (imports alone are not use)."""
+        found: list[Any] = [*self.calls(*patterns), *self.decorators(*patterns), *self.refs(*patterns)]
+        found.sort(key=lambda x: (x.path, x.line))
+        return _unique_loc(found)
+
+    # -- configs ---------------------------------------------------------
+    def config(self, *keys: str, fmt: str | None = None) -> list[ConfigEntry]:
+        """Entries whose key path ends with one of ``keys`` (``"stage"`` or ``"zero_optimization.stage"``)."""
+        out: list[ConfigEntry] = []
+        for k in keys:
+            parts = [_norm_key(p) for p in k.split(".")]
+            for e in self._s["configs_by_key"].get(parts[-1], []):
+                if fmt and e.fmt != fmt:
+                    continue
+                if len(parts) > 1:
+                    tail = [_norm_key(str(x)) for x in e.keys if isinstance(x, str)][-len(parts):]
+                    if tail != parts:
+                        continue
+                out.append(e)
+        return self._keep(_unique(out))
+
+    def config_under(self, *prefixes: str) -> list[ConfigEntry]:
+        """All entries below a section (``"zero_optimization"``), at any depth."""
+        want = [[_norm_key(p) for p in pre.split(".")] for pre in prefixes]
+        out: list[ConfigEntry] = []
+        for e in self._s["configs"]:
+            ks = [_norm_key(str(x)) for x in e.keys]
+            for w in want:
+                for i in range(len(ks) - len(w) + 1):
+                    if ks[i : i + len(w)] == w and len(ks) > i + len(w):
+                        out.append(e)
+                        break
+        return self._keep(_unique(out))
+
+    # -- launchers, env, deps, paths --------------------------------------
+    def launches(self, *launchers: str) -> list[Launch]:
+        items = self._s["launches"]
+        if launchers:
+            items = [x for x in items if x.launcher in launchers]
+        return self._keep(items)
+
+    def envs(self, *prefixes: str) -> list[EnvVar]:
+        return self._keep(e for e in self._s["envs"] if not prefixes or any(e.name.startswith(p) for p in prefixes))
+
+    def deps(self, *names: str) -> list[Dependency]:
+        want = {n.lower() for n in names}
+        return self._keep(d for d in self._s["deps"] if not want or d.name in want)
+
+    def path_literals(self) -> list[PathLiteral]:
+        return self._keep(self._s["paths"])
+
+    # -- effective settings ----------------------------------------------
+    def settings(self, *names: str) -> list[Setting]:
+        """Every place that sets one of ``names`` (config keys, call keywords, launcher flags, defaults)."""
+        out: list[Setting] = []
+        for n in names:
+            out.extend(self._settings(_norm_key(n), include_calls=True, depth=0))
+        return _unique_settings(out)
+
+    def effective(self, *names: str) -> list[Setting]:
+        """The settings that take effect, highest precedence first.
+
+        Code defaults (argparse ``default=``, dataclass field defaults) count only when no
+        config file or launcher flag sets the same name; a call keyword that reads
+        ``args.x`` is replaced by the effective values of ``x``.
+        """
+        out: list[Setting] = []
+        for n in names:
+            out.extend(_shadow(self._settings(_norm_key(n), include_calls=True, depth=0)))
+        out = _unique_settings(out)
+        out.sort(key=lambda s: -s.rank)
+        return out
+
+    def _settings(self, name: str, include_calls: bool, depth: int) -> list[Setting]:
+        out: list[Setting] = []
+        for e in self._s["configs_by_key"].get(name, []):
+            if isinstance(e.value, Container) or not self._ok(e.path, e.line):
+                continue
+            out.append(Setting(name, e.value, e.path, e.line, "config", e.text, e.dotted, 2))
+        for launch in self._s["launches"]:
+            for src in (launch.script_args, launch.launcher_args):
+                for k, v in src.items():
+                    if _norm_key(k) == name and self._ok(launch.path, launch.line):
+                        out.append(Setting(name, v, launch.path, launch.line, "launcher", launch.text, f"--{k}", 3))
+        for a in self._s["arg_options"]:
+            if _norm_key(a.dest) == name and self._ok(a.path, a.line):
+                out.append(Setting(name, a.default, a.path, a.line, "argparse-default", a.text, f"--{a.dest}", 0))
+        for f in self._s["fields"]:
+            if _norm_key(f.name) == name and self._ok(f.path, f.line):
+                out.append(Setting(name, f.default, f.path, f.line, "field-default", f.text, f"{f.owner}.{f.name}", 0))
+        for a in self._s["assigns"]:
+            if _norm_key(a.name) == name and self._ok(a.path, a.line):
+                out.append(Setting(name, a.value, a.path, a.line, "assign", a.text, a.name, 1))
+        if include_calls:
+            for c in self._s["calls_by_kw"].get(name, []):
+                for k, v in c.kwargs.items():
+                    if _norm_key(k) != name:
+                        continue
+                    line = c.kw_lines.get(k, c.line)
+                    if not self._ok(c.path, line) and not self._ok(c.path, c.line):
+                        continue
+                    if isinstance(v, Expr) and v.ref and depth < 3:
+                        resolved = _shadow(self._settings(_norm_key(v.ref), include_calls=False, depth=depth + 1))
+                        if resolved:
+                            out.extend(resolved)
+                            continue
+                    out.append(Setting(name, v, c.path, line, "call", c.text, f"{c.short}({k}=)", 2))
+        return out
+
+    # -- evidence helpers --------------------------------------------------
+    @staticmethod
+    def ev(fact: Any, key: str | None = None, value: Any = None) -> Evidence:
+        """Evidence from any fact record (or a Setting)."""
+        if isinstance(fact, Setting):
+            return Evidence(fact.path, fact.line, fact.text, key or fact.key, fact.value if value is None else value)
+        return Evidence(fact.path, fact.line, getattr(fact, "text", ""), key, value)
+
+
+def _shadow(cands: list[Setting]) -> list[Setting]:
+    if any(c.rank >= 2 and c.source in {"config", "launcher"} for c in cands):
+        return [c for c in cands if c.rank > 0]
+    return cands
+
+
+def _unique(items: list[T]) -> list[T]:
+    seen: set[int] = set()
+    out: list[T] = []
+    for x in items:
+        if id(x) not in seen:
+            seen.add(id(x))
+            out.append(x)
+    return out
+
+
+def _unique_loc(items: list[Any]) -> list[Any]:
+    seen: set[tuple[str, int]] = set()
+    out: list[Any] = []
+    for x in items:
+        k = (x.path, x.line)
+        if k not in seen:
+            seen.add(k)
+            out.append(x)
+    return out
+
+
+def _unique_settings(items: list[Setting]) -> list[Setting]:
+    seen: set[tuple[str, int, str, str]] = set()
+    out: list[Setting] = []
+    for s in items:
+        k = (s.path, s.line, s.key, repr(s.value))
+        if k not in seen:
+            seen.add(k)
+            out.append(s)
+    return out
+
+
+def iter_values(settings: list[Setting]) -> Iterator[Any]:
+    for s in settings:
+        yield s.value

@@ -1,0 +1,255 @@
+"""Fact records: what one parse of one file tells the checks.
+
+Every record carries ``path`` (relative, POSIX) and a 1-based ``line`` so that a
+check can turn it into :class:`checks.model.Evidence` directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Expr:
+    """A Python expression that is not a constant.
+
+    ``dotted`` is the import-resolved dotted name when the expression is a name or
+    attribute chain (``torch.bfloat16``); ``ref`` is the attribute read from an
+    arguments/config object (``args.bf16`` -> ``"bf16"``), which the effective-setting
+    resolver looks up across the repository.
+    """
+
+    text: str
+    dotted: str | None = None
+    ref: str | None = None
+
+
+class Container:
+    """Marker value for a YAML/JSON mapping or a list of mappings."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind  # "map" | "seq"
+
+    def __repr__(self) -> str:
+        return f"<{self.kind}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Container) and other.kind == self.kind
+
+    def __hash__(self) -> int:
+        return hash(self.kind)
+
+
+@dataclass(slots=True)
+class Call:
+    path: str
+    line: int
+    name: str  # import-resolved dotted name; "?.to" when the receiver is not a dotted name
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    text: str  # the source line (stripped, first line of the call)
+    star_kwargs: bool = False
+    func: str | None = None  # enclosing function
+    kw_lines: dict[str, int] = field(default_factory=dict)  # line of each keyword
+
+    @property
+    def short(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    path: str
+    line: int
+    module: str  # "torch.distributed.fsdp"
+    name: str | None  # "FullyShardedDataParallel" for from-imports
+    text: str
+
+    @property
+    def full(self) -> str:
+        return f"{self.module}.{self.name}" if self.name else self.module
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A name or attribute chain rooted in an import (``ShardingStrategy.FULL_SHARD``)."""
+
+    path: str
+    line: int
+    name: str  # resolved dotted name
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AttrAssign:
+    """``target.attr = value`` (``torch.backends.cuda.matmul.allow_tf32 = True``, ``p.requires_grad = False``)."""
+
+    path: str
+    line: int
+    target: str  # resolved dotted target, "?.requires_grad" when not dotted
+    value: Any
+    text: str
+    loop: str | None = None  # text of the iterable of the enclosing ``for`` loop, if any
+    func: str | None = None
+
+    @property
+    def attr(self) -> str:
+        return self.target.rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class Decorator:
+    path: str
+    line: int
+    name: str  # resolved dotted name of the decorator (call decorators: the callee)
+    target: str  # decorated function or class
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ArgOption:
+    """An ``argparse`` option: ``parser.add_argument("--bf16", action="store_true")``."""
+
+    path: str
+    line: int
+    dest: str
+    flags: tuple[str, ...]
+    default: Any
+    action: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """A class-level field with a default (dataclasses for HfArgumentParser, config classes)."""
+
+    path: str
+    line: int
+    owner: str
+    name: str
+    default: Any
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Assign:
+    """A plain name bound to a constant (``NUM_WORKERS = 8``)."""
+
+    path: str
+    line: int
+    name: str
+    value: Any
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """A key of a YAML/JSON/TOML config or of a Python dict literal with string keys."""
+
+    path: str
+    line: int
+    keys: tuple[str | int, ...]
+    value: Any  # scalar, tuple of scalars, or Container
+    fmt: str  # "yaml" | "json" | "toml" | "python"
+    text: str
+
+    @property
+    def key(self) -> str:
+        for k in reversed(self.keys):
+            if isinstance(k, str):
+                return k
+        return ""
+
+    @property
+    def dotted(self) -> str:
+        return ".".join(str(k) for k in self.keys)
+
+
+@dataclass(slots=True)
+class Launch:
+    """One launcher command line in a shell script, Makefile, Dockerfile or YAML string."""
+
+    path: str
+    line: int
+    launcher: str  # torchrun | deepspeed | accelerate | python | colossalai | llamafactory | axolotl | ...
+    launcher_args: dict[str, Any]
+    script: str | None
+    script_args: dict[str, Any]
+    text: str
+    wrappers: tuple[str, ...] = ()  # srun, mpirun, ...
+    env: dict[str, str] = field(default_factory=dict)  # VAR=value prefixes of this command
+
+
+@dataclass(frozen=True, slots=True)
+class EnvVar:
+    path: str
+    line: int
+    name: str
+    value: str
+    source: str  # "shell" | "docker" | "python" | "yaml"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Dependency:
+    path: str
+    line: int
+    name: str  # normalised: lower case, "_" -> "-"
+    spec: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PathLiteral:
+    """A string that names a storage location (``/mnt/ssd/data``, ``s3://bucket/x``, ``hdfs://...``)."""
+
+    path: str
+    line: int
+    value: str
+    text: str
+
+
+@dataclass(slots=True)
+class FileFacts:
+    """Everything one file contributed. Picklable; cached by content hash."""
+
+    path: str
+    kind: str
+    calls: list[Call] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    refs: list[Ref] = field(default_factory=list)
+    attr_assigns: list[AttrAssign] = field(default_factory=list)
+    decorators: list[Decorator] = field(default_factory=list)
+    arg_options: list[ArgOption] = field(default_factory=list)
+    fields: list[Field] = field(default_factory=list)
+    assigns: list[Assign] = field(default_factory=list)
+    configs: list[ConfigEntry] = field(default_factory=list)
+    launches: list[Launch] = field(default_factory=list)
+    envs: list[EnvVar] = field(default_factory=list)
+    deps: list[Dependency] = field(default_factory=list)
+    paths: list[PathLiteral] = field(default_factory=list)
+    suppressed: dict[int, frozenset[str]] = field(default_factory=dict)  # line -> check IDs
+    error: str | None = None  # parse error (the file is still listed)
+    lines: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One place that sets a named training setting, with its precedence.
+
+    ``rank``: 3 launcher flag, 2 config file / code literal, 0 a default in code
+    (argparse default, dataclass field default) that takes effect only when
+    nothing of higher rank sets the same name.
+    """
+
+    name: str
+    value: Any
+    path: str
+    line: int
+    source: str  # "launcher" | "config" | "call" | "assign" | "argparse-default" | "field-default"
+    text: str
+    key: str  # what an edit needs: "bf16", "zero_optimization.stage", "TrainingArguments(bf16=)", "--bf16"
+    rank: int

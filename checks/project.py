@@ -1,0 +1,257 @@
+"""The project overview: frameworks, model type and scale, and what the project does.
+
+These facts decide applicability (``n/a``): H needs a multimodal model, J needs
+inference, E1 needs several nodes, A7 needs an MoE model, G4/G5 need fine-tuning,
+G6 needs alignment or distillation.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .facts import Facts, as_number
+from .model import Project
+
+# framework -> (import prefixes, dependency names, launchers)
+FRAMEWORKS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "deepspeed": (("deepspeed",), ("deepspeed",), ("deepspeed",)),
+    "megatron": (("megatron",), ("megatron-core", "megatron-lm"), ()),
+    "accelerate": (("accelerate",), ("accelerate",), ("accelerate",)),
+    "colossalai": (("colossalai",), ("colossalai",), ("colossalai",)),
+    "fsdp": (("torch.distributed.fsdp", "torch.distributed._composable.fsdp"), (), ()),
+    "vescale": (("vescale",), ("vescale",), ()),
+    "transformers": (("transformers",), ("transformers",), ()),
+    "lightning": (("lightning", "pytorch_lightning", "lightning_fabric"), ("lightning", "pytorch-lightning"), ("lightning",)),
+    "peft": (("peft",), ("peft",), ()),
+    "trl": (("trl",), ("trl",), ()),
+    "vllm": (("vllm",), ("vllm",), ("vllm",)),
+    "sglang": (("sglang",), ("sglang",), ()),
+    "tensorrt-llm": (("tensorrt_llm",), ("tensorrt-llm",), ()),
+    "torchtune": (("torchtune",), ("torchtune",), ("torchtune",)),
+    "axolotl": (("axolotl",), ("axolotl",), ("axolotl",)),
+    "llamafactory": (("llamafactory", "llmtuner"), ("llamafactory", "llmtuner"), ("llamafactory",)),
+    "nanotron": (("nanotron",), ("nanotron",), ()),
+    "composer": (("composer", "llmfoundry"), ("mosaicml", "llm-foundry"), ("composer",)),
+    "unsloth": (("unsloth",), ("unsloth",), ()),
+    "liger-kernel": (("liger_kernel",), ("liger-kernel",), ()),
+    "flash-attn": (("flash_attn",), ("flash-attn",), ()),
+    "xformers": (("xformers",), ("xformers",), ()),
+    "apex": (("apex",), ("apex",), ()),
+    "transformer-engine": (("transformer_engine",), ("transformer-engine",), ()),
+    "bitsandbytes": (("bitsandbytes",), ("bitsandbytes",), ()),
+    "triton": (("triton",), ("triton",), ()),
+}
+
+_MODEL_KEYS = (
+    "model_name_or_path", "pretrained_model_name_or_path", "base_model", "model_name", "model_id",
+    "model_path", "base_model_name_or_path", "tokenizer_name_or_path", "model", "pretrained_model", "hf_model",
+)
+_FAMILIES = (
+    ("llava", "llava"), ("internvl", "internvl"), ("qwen2-vl", "qwen2_vl"), ("qwen2.5-vl", "qwen2_5_vl"), ("qwen-vl", "qwen_vl"),
+    ("minicpm-v", "minicpm_v"), ("idefics", "idefics"), ("paligemma", "paligemma"), ("mllama", "mllama"), ("pixtral", "pixtral"),
+    ("mixtral", "mixtral"), ("mistral", "mistral"), ("llama", "llama"), ("qwen3", "qwen3"), ("qwen2", "qwen2"), ("qwen", "qwen"),
+    ("gemma", "gemma"), ("phi", "phi"), ("chatglm", "glm"), ("glm", "glm"), ("deepseek", "deepseek"), ("baichuan", "baichuan"),
+    ("falcon", "falcon"), ("gpt2", "gpt2"), ("gpt-neox", "gpt_neox"), ("pythia", "gpt_neox"), ("opt-", "opt"), ("bloom", "bloom"),
+    ("t5", "t5"), ("olmo", "olmo"), ("granite", "granite"), ("yi-", "yi"), ("internlm", "internlm"),
+)
+_MULTIMODAL_FAMILIES = {"llava", "internvl", "qwen2_vl", "qwen2_5_vl", "qwen_vl", "minicpm_v", "idefics", "paligemma", "mllama", "pixtral"}
+_MM_NAMES = (
+    "LlavaForConditionalGeneration", "LlavaNextForConditionalGeneration", "Qwen2VLForConditionalGeneration",
+    "Qwen2_5_VLForConditionalGeneration", "AutoModelForVision2Seq", "AutoModelForImageTextToText", "CLIPVisionModel",
+    "SiglipVisionModel", "CLIPImageProcessor", "InternVisionModel", "Blip2ForConditionalGeneration",
+    "IdeficsForVisionText2Text", "MllamaForConditionalGeneration", "PaliGemmaForConditionalGeneration",
+)
+_MM_KEYS = ("vision_tower", "mm_vision_tower", "mm_projector_type", "image_folder", "image_aspect_ratio", "vision_encoder",
+            "freeze_vision_tower", "mm_use_im_start_end", "image_processor", "vision_model", "visual_encoder", "vit_model")
+_ALIGN_TRAINERS = ("DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "PPOTrainer", "GRPOTrainer", "RewardTrainer",
+                   "OnlineDPOTrainer", "RLOOTrainer", "GKDTrainer", "SimPOTrainer", "PRMTrainer", "NashMDTrainer", "XPOTrainer",
+                   "DPOConfig", "ORPOConfig", "KTOConfig", "CPOConfig", "GRPOConfig", "PPOConfig", "GKDConfig")
+_ALIGN_WORDS = re.compile(r"^(dpo|orpo|kto|simpo|cpo|ppo|grpo|rm|reward|ipo|rlhf|gkd|distill\w*)$", re.I)
+_MOE_KEYS = ("num_experts", "num_local_experts", "moe_num_experts", "n_routed_experts", "num_moe_experts", "moe_layer_freq",
+             "expert_model_parallel_size", "moe_expert_parallel_size", "ep_size", "num_experts_per_tok", "moe_k")
+_PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z0-9])")
+_SEQ_KEYS = ("max_seq_length", "max_seq_len", "model_max_length", "seq_length", "seq_len", "cutoff_len", "block_size",
+             "sequence_len", "max_length", "context_length", "encoder_seq_length", "max_position_embeddings", "max_source_length")
+_INFERENCE_ENGINES = ("vllm", "sglang", "tensorrt_llm", "text_generation_server", "lmdeploy", "exllamav2", "ctranslate2", "llama_cpp", "onnxruntime")
+_INFER_PATH = re.compile(r"(infer|serve|serving|server|generate|generation|chat|demo|predict|deploy|api|app)", re.I)
+_FINETUNE_HINT = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
+
+
+def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
+    out = [s.value for s in facts.settings(*keys) if isinstance(s.value, str)]
+    for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
+        out += [a for a in c.args[:1] if isinstance(a, str)]
+        for k in ("pretrained_model_name_or_path", "model", "model_name_or_path"):
+            v = c.kwargs.get(k)
+            if isinstance(v, str):
+                out.append(v)
+    return [s for s in out if 2 < len(s) < 200]
+
+
+def _params_from_names(names: list[str]) -> float | None:
+    best: float | None = None
+    for n in names:
+        for m in _PARAMS.finditer(n.split("/")[-1].replace("_", "-")):
+            val = float(m.group(1)) * (1.0 if m.group(2) in "bB" else 1e-3)
+            if 0.01 <= val <= 2000:
+                best = max(best or 0.0, val)
+    return best
+
+
+def _params_from_config(facts: Facts) -> float | None:
+    def first(*keys: str) -> float | None:
+        for s in facts.settings(*keys):
+            v = as_number(s.value)
+            if v:
+                return v
+        return None
+
+    h = first("hidden_size", "n_embd", "d_model", "hidden_dim", "dim", "emb_dim")
+    layers = first("num_hidden_layers", "num_layers", "n_layer", "n_layers", "num_layer")
+    if not h or not layers or h < 64 or layers < 1:
+        return None
+    vocab = first("vocab_size", "padded_vocab_size") or 32000
+    ffn = first("intermediate_size", "ffn_hidden_size", "n_inner") or 4 * h
+    per_layer = 4 * h * h + 3 * h * ffn if ffn != 4 * h else 12 * h * h
+    return (layers * per_layer + 2 * vocab * h) / 1e9
+
+
+def _fmt_params(b: float) -> str:
+    if b >= 1:
+        return f"{b:.0f}B" if abs(b - round(b)) < 0.05 else f"{b:.1f}B"
+    return f"{b * 1000:.0f}M"
+
+
+def detect_project(facts: Facts, hardware: str | None = None) -> Project:
+    p = Project(hardware=hardware)
+    launchers = {x.launcher for x in facts.launches()}
+    for fw, (mods, deps, launch) in FRAMEWORKS.items():
+        if facts.imports(*mods) or (deps and facts.deps(*deps)) or launchers.intersection(launch):
+            p.frameworks.append(fw)
+    if "fsdp" not in p.frameworks and (facts.config("fsdp_config", "fsdp_sharding_strategy") or facts.refs("FullyShardedDataParallel")):
+        p.frameworks.append("fsdp")
+    if "deepspeed" not in p.frameworks and facts.config("zero_optimization"):
+        p.frameworks.append("deepspeed")
+    p.frameworks.sort()
+
+    names = _strings(facts, _MODEL_KEYS)
+    p.model_names = sorted(set(names))[:10]
+    fams: list[str] = []
+    for n in names:
+        low = n.lower()
+        for needle, fam in _FAMILIES:
+            if needle in low:
+                fams.append(fam)
+                break
+    for s in facts.settings("model_type", "architectures"):
+        vals = s.value if isinstance(s.value, tuple) else (s.value,)
+        for v in vals:
+            if isinstance(v, str):
+                low = v.lower()
+                for needle, fam in _FAMILIES:
+                    if needle.replace("-", "_") in low or needle in low:
+                        fams.append(fam)
+                        break
+    p.model_families = sorted(set(fams))
+
+    p.multimodal = bool(
+        set(p.model_families) & _MULTIMODAL_FAMILIES
+        or facts.uses(*_MM_NAMES)
+        or facts.config(*_MM_KEYS)
+        or facts.arg_options(*_MM_KEYS)
+        or facts.fields(*_MM_KEYS)
+    )
+    p.model_type = "MLLM" if p.multimodal else ("LLM" if (names or _looks_llm(facts, p)) else "unknown")
+
+    b = _params_from_names(names) or _params_from_config(facts)
+    if b:
+        p.params_billions = b
+        p.estimated_params = _fmt_params(b)
+
+    p.moe = bool(
+        any((as_number(s.value) or 0) > 1 for s in facts.settings(*_MOE_KEYS))
+        or facts.uses("MixtralForCausalLM", "MoE", "MixtureOfExperts", "deepspeed.moe.layer.MoE", "SparseMoeBlock")
+        or any(f in ("mixtral",) for f in p.model_families)
+        or any("moe" in n.lower() or "a3b" in n.lower() or "a22b" in n.lower() for n in names)
+    )
+    p.does_inference = _does_inference(facts, p)
+    p.alignment = bool(
+        facts.calls(*_ALIGN_TRAINERS) or facts.imports(*(f"trl.{t}" for t in _ALIGN_TRAINERS))
+        or any(isinstance(s.value, str) and _ALIGN_WORDS.match(s.value) for s in facts.settings("stage", "rl", "rlhf_type", "training_type", "train_type", "task"))
+        or facts.settings("teacher_model", "teacher_model_name_or_path", "distill_alpha", "kd_temperature", "beta_dpo", "dpo_beta")
+    )
+    p.finetunes = bool(
+        facts.calls("from_pretrained") and not _only_tokenizer_loads(facts)
+        or "peft" in p.frameworks or "trl" in p.frameworks or "llamafactory" in p.frameworks or "axolotl" in p.frameworks
+        or facts.settings("finetuning_type", "lora_r", "lora_rank", "adapter", "load", "pretrained_checkpoint", "finetune")
+        or any(_FINETUNE_HINT.search(path) for path in facts.files)
+    )
+    p.pretrains = bool(
+        facts.calls("from_config", "_from_config") or "megatron" in p.frameworks or "nanotron" in p.frameworks
+        or any("pretrain" in path.lower() for path in facts.files)
+    )
+    p.does_training = bool(
+        facts.calls("backward", "Trainer", "SFTTrainer", "fit", "train", "optimizer.step", "step", "pretrain")
+        or p.finetunes or p.pretrains or facts.launches("torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune")
+    )
+    _topology(facts, p)
+    lens = [int(v) for s in facts.effective(*_SEQ_KEYS) if (v := as_number(s.value)) and 16 <= v <= 10_000_000]
+    p.max_seq_len = max(lens) if lens else None
+    return p
+
+
+def _looks_llm(facts: Facts, p: Project) -> bool:
+    return bool(
+        facts.calls("AutoModelForCausalLM.from_pretrained", "AutoModelForCausalLM.from_config")
+        or {"transformers", "megatron", "vllm", "trl", "nanotron", "torchtune", "axolotl", "llamafactory"} & set(p.frameworks)
+        or facts.settings("vocab_size", "n_layer", "num_hidden_layers")
+    )
+
+
+def _only_tokenizer_loads(facts: Facts) -> bool:
+    return all("Tokenizer" in c.name or "Processor" in c.name or "Config" in c.name for c in facts.calls("from_pretrained"))
+
+
+def _does_inference(facts: Facts, p: Project) -> bool:
+    if facts.imports(*_INFERENCE_ENGINES) or facts.deps("vllm", "sglang", "tensorrt-llm", "lmdeploy", "text-generation") or facts.launches("vllm"):
+        return True
+    if any(_INFER_PATH.search(c.path.rsplit("/", 1)[-1]) for c in facts.calls("generate", "pipeline")):
+        return True
+    return any(_INFER_PATH.search(c.path.rsplit("/", 1)[-1]) and "Trainer" not in c.text for c in facts.calls("generate"))
+
+
+def _topology(facts: Facts, p: Project) -> None:
+    nodes: list[float] = []
+    gpus: list[float] = []
+    for launch in facts.launches():
+        for k, v in {**launch.launcher_args}.items():
+            n = as_number(v) if not isinstance(v, str) or ":" not in v else as_number(v.split(":")[-1])
+            if k in {"nnodes", "num_nodes", "num_machines"} and n:
+                nodes.append(n)
+            if k in {"nproc_per_node", "num_gpus", "gpus", "num_processes", "nproc-per-node"} and n:
+                gpus.append(n)
+        if "hostfile" in launch.launcher_args or "master_addr" in launch.launcher_args and "nnodes" in launch.launcher_args:
+            nodes.append(2)
+    for s in facts.effective("num_machines", "nnodes", "num_nodes", "nodes", "NNODES", "trainer.num_nodes"):
+        n = as_number(s.value)
+        if n:
+            nodes.append(n)
+    for e in facts.envs("NNODES", "NUM_NODES", "WORLD_SIZE_NODES", "SLURM_NNODES"):
+        n = as_number(e.value)
+        if n:
+            nodes.append(n)
+    for c in facts.calls("Trainer", "Fabric"):
+        n = as_number(c.kwargs.get("num_nodes"))
+        if n:
+            nodes.append(n)
+        g = c.kwargs.get("devices")
+        if as_number(g):
+            gpus.append(as_number(g))  # type: ignore[arg-type]
+    p.num_nodes = int(max(nodes)) if nodes else None
+    p.num_gpus = int(max(gpus)) if gpus else None
+    p.multi_node = bool(p.num_nodes and p.num_nodes > 1)
+
+
+def summary(p: Project) -> dict[str, Any]:
+    return p.to_json()

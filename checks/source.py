@@ -1,0 +1,186 @@
+"""Where a repository's files come from: a local directory or a streamed ``.tar.gz``.
+
+Both sources yield ``(relative_path, bytes)`` for the files a check can read and
+report every file they passed over, with the reason. Nothing is extracted to disk;
+symlinks are never followed; archive entries with absolute paths or ``..`` are rejected.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
+
+from .facts.extract import classify
+
+SKIP_DIRS = {
+    ".git", ".hg", ".svn", "node_modules", "vendor", "vendored", "third_party", "third-party", "3rdparty",
+    "site-packages", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
+    ".ruff_cache", "build", "dist", ".eggs", "wandb", "mlruns", "lightning_logs", ".ipynb_checkpoints",
+    ".cache", ".idea", ".vscode",
+}
+
+
+class SourceError(Exception):
+    """The source cannot be read at all (missing path, not an archive)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_file_bytes: int = 1 << 20  # 1 MiB
+    max_total_bytes: int = 512 << 20  # 512 MiB
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass(slots=True)
+class ReadStats:
+    files_read: int = 0
+    bytes_read: int = 0
+    files_seen: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    truncated: bool = False  # the total cap was hit
+
+
+def _skip_dir(part: str) -> bool:
+    return part in SKIP_DIRS or part.endswith(".egg-info")
+
+
+def _is_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]
+
+
+def _safe_rel(name: str) -> str | None:
+    """A safe relative POSIX path, or None for absolute paths and ``..`` tricks."""
+    if not name or name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
+        return None
+    parts = PurePosixPath(name.replace("\\", "/")).parts
+    if any(p == ".." for p in parts):
+        return None
+    clean = [p for p in parts if p not in {"", "."}]
+    return "/".join(clean) if clean else None
+
+
+def iter_directory(root: str | os.PathLike[str], limits: Limits, stats: ReadStats) -> Iterator[tuple[str, bytes]]:
+    base = Path(root)
+    if not base.exists():
+        raise SourceError(f"path does not exist: {root}")
+    if not base.is_dir():
+        raise SourceError(f"not a directory or .tar.gz archive: {root}")
+    base_real = os.path.realpath(base)
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        rel_dir = os.path.relpath(dirpath, base)
+        kept = []
+        for d in sorted(dirnames):
+            full = os.path.join(dirpath, d)
+            rel = os.path.normpath(os.path.join(rel_dir, d)).replace(os.sep, "/")
+            if os.path.islink(full):
+                stats.skipped.append(Skipped(rel, "symlink (not followed)"))
+            elif not _skip_dir(d):
+                kept.append(d)
+        dirnames[:] = kept
+        for fn in sorted(filenames):
+            full = os.path.join(dirpath, fn)
+            rel = os.path.normpath(os.path.join(rel_dir, fn)).replace(os.sep, "/")
+            kind = classify(rel)
+            try:
+                st = os.lstat(full)
+            except OSError as exc:
+                stats.skipped.append(Skipped(rel, f"unreadable: {exc.strerror}"))
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                if kind:
+                    stats.skipped.append(Skipped(rel, "symlink (not followed)"))
+                continue
+            if not stat.S_ISREG(st.st_mode) or kind is None:
+                continue
+            stats.files_seen += 1
+            if st.st_size > limits.max_file_bytes:
+                stats.skipped.append(Skipped(rel, f"larger than {limits.max_file_bytes} bytes"))
+                continue
+            if stats.bytes_read + st.st_size > limits.max_total_bytes:
+                stats.truncated = True
+                stats.skipped.append(Skipped(rel, "total read limit reached"))
+                continue
+            if not os.path.realpath(full).startswith(base_real):
+                stats.skipped.append(Skipped(rel, "resolves outside the repository"))
+                continue
+            try:
+                with open(full, "rb") as fh:
+                    data = fh.read(limits.max_file_bytes + 1)
+            except OSError as exc:
+                stats.skipped.append(Skipped(rel, f"unreadable: {exc.strerror}"))
+                continue
+            if _is_binary(data):
+                stats.skipped.append(Skipped(rel, "binary"))
+                continue
+            stats.files_read += 1
+            stats.bytes_read += len(data)
+            yield rel, data
+
+
+def iter_tarball(fileobj: BinaryIO, limits: Limits, stats: ReadStats, strip_top: bool = True) -> Iterator[tuple[str, bytes]]:
+    """Stream a ``.tar.gz`` (GitHub's tarball: one top-level folder) without extracting it."""
+    try:
+        tf = tarfile.open(fileobj=fileobj, mode="r|*")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise SourceError(f"unreadable archive: {exc}") from exc
+    try:
+        for member in _members(tf):
+            name = member.name
+            if strip_top:
+                name = name.split("/", 1)[1] if "/" in name else ""
+                if not name:
+                    continue
+            rel = _safe_rel(name)
+            if rel is None:
+                stats.skipped.append(Skipped(member.name[:200], "unsafe archive path (absolute or '..')"))
+                continue
+            if any(_skip_dir(p) for p in rel.split("/")[:-1]):
+                continue
+            kind = classify(rel)
+            if member.issym() or member.islnk():
+                if kind:
+                    stats.skipped.append(Skipped(rel, "symlink (not followed)"))
+                continue
+            if not member.isfile() or kind is None:
+                continue
+            stats.files_seen += 1
+            if member.size > limits.max_file_bytes:
+                stats.skipped.append(Skipped(rel, f"larger than {limits.max_file_bytes} bytes"))
+                continue
+            if stats.bytes_read + member.size > limits.max_total_bytes:
+                stats.truncated = True
+                stats.skipped.append(Skipped(rel, "total read limit reached"))
+                continue
+            fh = tf.extractfile(member)
+            if fh is None:
+                continue
+            data = fh.read(limits.max_file_bytes + 1)
+            if _is_binary(data):
+                stats.skipped.append(Skipped(rel, "binary"))
+                continue
+            stats.files_read += 1
+            stats.bytes_read += len(data)
+            yield rel, data
+    finally:
+        tf.close()
+
+
+def _members(tf: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
+    while True:
+        try:
+            m = tf.next()
+        except (tarfile.TarError, OSError, EOFError, UnicodeDecodeError) as exc:
+            raise SourceError(f"unreadable archive: {exc}") from exc
+        if m is None:
+            return
+        yield m

@@ -1,0 +1,1 @@
+"""Turn an :class:`checks.engine.Audit` into scores, advice and rendered reports."""
