@@ -1,0 +1,1 @@
+"""Diff-aware regression review: compare base and head audits, attribute regressions to diff lines."""
