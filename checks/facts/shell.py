@@ -111,7 +111,8 @@ def _is_number(t: str) -> bool:
 
 
 def _looks_like_script(t: str) -> bool:
-    return t.endswith((".py", ".yaml", ".yml", ".json", ".sh")) or "/" in t and not t.startswith("-")
+    """A launcher's own options end at the training script (``--config_file acc.yaml`` is an option value)."""
+    return t.endswith(".py")
 
 
 def _coerce(v: str) -> Any:
