@@ -171,6 +171,9 @@ def audit_files(files: Iterable[tuple[str, bytes]], root: str = ".", options: Au
     facts = build_facts(files, options.cache, options.exclude)
     project = detect_project(facts, hardware=options.hardware)
     results, ignored = run_checks(facts, project, options)
+    from .bottleneck import classify_bottleneck  # step zero: needs the check results
+
+    classify_bottleneck(facts, project, results)
     return Audit(root, project, results, stats, facts, ignored)
 
 
