@@ -16,7 +16,9 @@ from typing import Any
 from .types import ConfigEntry, EnvVar, FileFacts, Launch
 
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=]([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*]\])?(?::?[-=]([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+# ``ARGS=(`` ... ``)``: a bash array of launcher flags (Megatron-LM's example scripts)
+_ARRAY_START = re.compile(r"^(?:export\s+|declare\s+-a\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)=\((.*)$")
 _WRAPPERS = {"srun", "mpirun", "mpiexec", "nohup", "env", "exec", "time", "sudo", "numactl", "taskset", "stdbuf", "sbatch", "bash", "sh", "uv", "poetry", "pdm", "conda"}
 _WRAPPER_SUBCMDS = {"run"}  # uv run / poetry run / conda run
 _PYTHON = re.compile(r"^(.*/)?python(3(\.\d+)?)?$")
@@ -34,6 +36,28 @@ def _sub_vars(token: str, variables: dict[str, str]) -> str:
         return m.group(0)
 
     return _VAR.sub(rep, token)
+
+
+def _expand(cmd: list[str], variables: dict[str, str]) -> list[str]:
+    """Substitute variables; an unquoted ``$ARGS`` holding several flags splits into words, as bash does."""
+    out: list[str] = []
+    for t in cmd:
+        v = _sub_vars(t, variables)
+        if "$" in t and v != t and not _ASSIGN.match(t) and any(ch.isspace() for ch in v.strip()):
+            try:
+                out.extend(shlex.split(v, comments=False))
+            except ValueError:
+                out.extend(v.split())
+        else:
+            out.append(v)
+    return out
+
+
+def _array_words(body: str) -> list[str]:
+    try:
+        return shlex.split(body, comments=True)
+    except ValueError:
+        return body.split()
 
 
 def _logical_lines(text: str, first_line: int) -> list[tuple[int, str]]:
@@ -213,8 +237,25 @@ _LAUNCHERS = {"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory
 def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1, variables: dict[str, str] | None = None) -> None:
     """Parse shell-like text; launches and exported env vars go to ``out``."""
     variables = dict(variables or {})
+    array: tuple[str, list[str]] | None = None  # an ``ARGS=(`` block still open
     for line_no, logical in _logical_lines(text, first_line):
         stripped = logical.strip()
+        if array is not None:
+            inside, closed, _ = stripped.partition(")") if not stripped.startswith("#") else ("", "", "")
+            array[1].extend(_sub_vars(w, variables) for w in _array_words(inside))
+            if closed:
+                variables[array[0]] = " ".join(array[1])
+                array = None
+            continue
+        start = _ARRAY_START.match(stripped)
+        if start:
+            inside, closed, _ = start.group(2).partition(")")
+            words = [_sub_vars(w, variables) for w in _array_words(inside)]
+            if closed:
+                variables[start.group(1)] = " ".join(words)
+            else:
+                array = (start.group(1), words)
+            continue
         if stripped.startswith(("#SBATCH", "#PBS", "#BSUB")):
             _scheduler_directive(path, line_no, stripped, out)
             continue
@@ -229,7 +270,7 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
             tokens = stripped.split()
         snippet = stripped[:300]
         for cmd in _split_commands(tokens):
-            cmd = [_sub_vars(t, variables) for t in cmd]
+            cmd = _expand(cmd, variables)
             env: dict[str, str] = {}
             exported = False
             if cmd and cmd[0] in {"export", "declare", "local", "readonly", "set"}:
