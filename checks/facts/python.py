@@ -74,6 +74,7 @@ class _Extractor(ast.NodeVisitor):
         self.func_stack: list[str] = []
         self.class_stack: list[tuple[str, bool]] = []  # (name, is_dataclass_like)
         self.loop_stack: list[str] = []
+        self.guard_stack: list[str] = []  # conditions of the enclosing if-branches
 
     # -- helpers ---------------------------------------------------------
     def text(self, line: int) -> str:
@@ -222,6 +223,26 @@ class _Extractor(ast.NodeVisitor):
             self.visit(d)
 
     # -- statements ------------------------------------------------------
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        test = self.src(node.test)
+        self.guard_stack.append(test)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.guard_stack[-1] = f"not ({test})"
+        for stmt in node.orelse:
+            self.visit(stmt)
+        self.guard_stack.pop()
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self.visit(node.test)
+        test = self.src(node.test)
+        self.guard_stack.append(test)
+        self.visit(node.body)
+        self.guard_stack[-1] = f"not ({test})"
+        self.visit(node.orelse)
+        self.guard_stack.pop()
+
     def visit_For(self, node: ast.For) -> None:
         self.visit(node.iter)
         self.visit(node.target)
@@ -319,6 +340,8 @@ class _Extractor(ast.NodeVisitor):
         call = Call(
             self.path, node.lineno, name, args, kwargs, self.text(node.lineno), star,
             self.func_stack[-1] if self.func_stack else None, kw_lines,
+            self.loop_stack[-1] if self.loop_stack else None,
+            " and ".join(self.guard_stack) if self.guard_stack else None,
         )
         self.out.calls.append(call)
         short = call.short

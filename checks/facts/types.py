@@ -54,6 +54,8 @@ class Call:
     star_kwargs: bool = False
     func: str | None = None  # enclosing function
     kw_lines: dict[str, int] = field(default_factory=dict)  # line of each keyword
+    loop: str | None = None  # text of the iterable of the innermost enclosing ``for`` loop, if any
+    guard: str | None = None  # conditions of the enclosing ``if``/ternary branches, joined with ``and``
 
     @property
     def short(self) -> str:
