@@ -19,6 +19,8 @@ _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*]\])?(?::?[-=]([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 # ``ARGS=(`` ... ``)``: a bash array of launcher flags (Megatron-LM's example scripts)
 _ARRAY_START = re.compile(r"^(?:export\s+|declare\s+-a\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)=\((.*)$")
+# ``GPT_ARGS="`` ... ``"``: a double-quoted string of flags spread over several lines (Megatron-LM's older scripts)
+_QUOTED_START = re.compile(r'^(?:export\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)="([^"]*)$')
 _WRAPPERS = {"srun", "mpirun", "mpiexec", "nohup", "env", "exec", "time", "sudo", "numactl", "taskset", "stdbuf", "sbatch", "bash", "sh", "uv", "poetry", "pdm", "conda"}
 _WRAPPER_SUBCMDS = {"run"}  # uv run / poetry run / conda run
 _PYTHON = re.compile(r"^(.*/)?python(3(\.\d+)?)?$")
@@ -238,8 +240,20 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
     """Parse shell-like text; launches and exported env vars go to ``out``."""
     variables = dict(variables or {})
     array: tuple[str, list[str]] | None = None  # an ``ARGS=(`` block still open
+    quoted: tuple[str, list[str]] | None = None  # a ``NAME="`` string still open
     for line_no, logical in _logical_lines(text, first_line):
         stripped = logical.strip()
+        if quoted is not None:
+            inside, closed, _ = stripped.partition('"')
+            quoted[1].extend(_sub_vars(w, variables) for w in _array_words(inside))
+            if closed:
+                variables[quoted[0]] = " ".join(quoted[1])
+                quoted = None
+            continue
+        qstart = _QUOTED_START.match(stripped)
+        if qstart:
+            quoted = (qstart.group(1), [_sub_vars(w, variables) for w in _array_words(qstart.group(2))])
+            continue
         if array is not None:
             inside, closed, _ = stripped.partition(")") if not stripped.startswith("#") else ("", "", "")
             array[1].extend(_sub_vars(w, variables) for w in _array_words(inside))
