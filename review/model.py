@@ -22,6 +22,9 @@ class Change:
     after: Any = None
     suggestion: str | None = None  # replacement text for the commented line, when the fix is an edit of it
     fingerprint: str = ""  # stable: check ID + path + finding
+    finding: str = ""  # what the finding is about: a value name ("save_steps"), "status", an NCCL variable, a finding key
+    what_zh: str = ""  # Chinese wording of ``what`` / ``why`` (empty: the English text is used)
+    why_zh: str = ""
 
 
 @dataclass(slots=True)
