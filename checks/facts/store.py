@@ -228,6 +228,10 @@ class Facts:
     def path_literals(self) -> list[PathLiteral]:
         return self._keep(self._s["paths"])
 
+    def records(self, kind: str) -> list[Any]:
+        """Every record of one kind (``"calls"``, ``"configs"``, ``"assigns"``, ...), suppressions applied."""
+        return self._keep(self._s[kind])
+
     # -- effective settings ----------------------------------------------
     def settings(self, *names: str) -> list[Setting]:
         """Every place that sets one of ``names`` (config keys, call keywords, launcher flags, defaults)."""

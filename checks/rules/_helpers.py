@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
 from typing import Any
 
@@ -76,3 +77,63 @@ def value_text(v: Any) -> str:
     if isinstance(v, str):
         return v
     return getattr(v, "text", None) or repr(v)
+
+
+def guard_flags(guard: str | None) -> list[tuple[str, bool]]:
+    """The plain flags an ``if`` guard tests: ``"args.compile and not (self.eval)"`` -> ``[("compile", False), ("eval", True)]``.
+
+    Only names and attribute chains (optionally negated) joined with ``and`` are read; comparisons,
+    calls and ``or`` say nothing about a single flag and are left out.
+    """
+    if not guard:
+        return []
+    try:
+        node = ast.parse(guard, mode="eval").body
+    except SyntaxError:
+        return []
+    terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    out: list[tuple[str, bool]] = []
+    for t in terms:
+        neg = False
+        while isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+            neg, t = not neg, t.operand
+        if isinstance(t, ast.Name):
+            out.append((t.id, neg))
+        elif isinstance(t, ast.Attribute):
+            out.append((t.attr, neg))
+    return out
+
+
+def flag_state(facts: Facts, name: str) -> bool | None:
+    """True/False when every effective setting of ``name`` turns it on/off; None when unset or mixed."""
+    vals = [truthy(s.value) for s in facts.effective(name)]
+    if not vals:
+        return None
+    if all(v is False for v in vals):
+        return False
+    if all(v is True for v in vals):
+        return True
+    return None
+
+
+def guard_off(facts: Facts, call: Any) -> list[Setting]:
+    """The settings that switch off the ``if`` branch a call sits in (``if args.compile:`` with ``compile`` off).
+
+    Empty when the branch is unconditional, or its flags are unknown or on.
+    """
+    for name, neg in guard_flags(getattr(call, "guard", None)):
+        state = flag_state(facts, name)
+        if state is not None and state is neg:
+            return facts.effective(name)
+    return []
+
+
+
+def value_on(facts: Facts, v: Any) -> bool | None:
+    """Whether a call keyword's value turns a feature on, following ``args.x`` to the effective ``x``."""
+    ref = getattr(v, "ref", None)
+    if ref:
+        return flag_state(facts, ref)
+    if getattr(v, "text", None) is not None:
+        return None
+    return truthy(v)
