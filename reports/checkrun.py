@@ -1,13 +1,23 @@
-"""The check run's output (title, summary, text), each within GitHub's 65,535-character limit."""
+"""The check run's output (title, summary, text), each within GitHub's 65,535-character limit.
+
+``summary``: the regression review's "Changes in this PR" (when given), the overview with the
+bottleneck, the category score table and the prioritized advice. ``text``: the detailed results
+and the snippets. Both fold (see :mod:`reports.markdown`) rather than cut.
+"""
 
 from __future__ import annotations
 
 from checks.engine import Audit
 
+from .advice import build_plan
+from .fold import GITHUB_TEXT_LIMIT, cut_blocks
+from .i18n import BOTTLENECK, TEXT, check_lang
 from .markdown import render_markdown
 from .scoring import overall
 
-GITHUB_TEXT_LIMIT = 65_535
+TITLE_LIMIT = 255
+#: room the summary keeps for the report itself when a long "Changes in this PR" section comes first
+MIN_REPORT_ROOM = 8_000
 
 
 def check_run_output(audit: Audit, *, lang: str = "en", changes_md: str | None = None) -> dict[str, str]:
@@ -15,9 +25,17 @@ def check_run_output(audit: Audit, *, lang: str = "en", changes_md: str | None =
 
     ``changes_md`` is the "Changes in this PR" section of the regression review; it goes first.
     """
+    check_lang(lang)
+    plan = build_plan(audit)
     s = overall(audit.results)
-    title = f"Accel score {s.points:g}/{s.max} ({s.percent}%) · {audit.project.bottleneck.value}"
-    summary = ((changes_md.rstrip() + "\n\n") if changes_md else "") + render_markdown(audit)
-    if len(summary) > GITHUB_TEXT_LIMIT:
-        summary = summary[: GITHUB_TEXT_LIMIT - 200].rsplit("\n", 1)[0] + "\n\n_(report folded: see the JSON report)_\n"
-    return {"title": title[:255], "summary": summary, "text": ""}
+    label = "Accel score" if lang == "en" else "加速得分"
+    title = f"{label} {s.points:g}/{s.max} ({s.percent}%) · {BOTTLENECK[lang][audit.project.bottleneck]}"
+    head = ""
+    if changes_md and changes_md.strip():
+        note = f"_{TEXT[lang]['folded_cut']}_"
+        head = cut_blocks(changes_md.strip(), GITHUB_TEXT_LIMIT - MIN_REPORT_ROOM - 2, note) + "\n\n"
+    summary = head + render_markdown(
+        audit, lang=lang, max_chars=GITHUB_TEXT_LIMIT - len(head), sections=("overview", "summary", "advice"), plan=plan
+    )
+    text = render_markdown(audit, lang=lang, max_chars=GITHUB_TEXT_LIMIT, sections=("details", "snippets"), plan=plan)
+    return {"title": title[:TITLE_LIMIT], "summary": summary, "text": text}

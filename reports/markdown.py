@@ -1,31 +1,310 @@
-"""Markdown report (minimal form; the full renderer lives in templates)."""
+"""The Markdown report (English or Chinese) in the seed's structure, rendered from a jinja2 template.
+
+Sections: overview (with the step-zero bottleneck and its reasons), the summary table with an
+at-a-glance score bar per category, detailed results ([x]/[ ] items with ``path:line``
+evidence), prioritized advice, and snippets for the top three recommendations.
+
+Size: GitHub caps a check run's summary and text at 65,535 characters. The report degrades by
+folding, level by level (fewer evidence locations per check, then no evidence for practices in
+use, then no withheld-advice list, then no detailed results, then fewer recommendations), and
+re-renders whole; a last resort drops whole trailing blocks. A table is never cut.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from checks.base import REGISTRY, all_checks
 from checks.engine import Audit
-from checks.model import CATEGORIES, Status
+from checks.model import CATEGORIES, CheckResult, Evidence, Status
 
-from .scoring import category_scores, overall
+from .advice import SNIPPET_COUNT, Plan, build_plan
+from .fold import GITHUB_TEXT_LIMIT, cell, clip, code, cut_blocks, fence
+from .i18n import BOTTLENECK, MODEL_TYPE, PRIORITY, TEXT, category_name, check_lang
+from .resources import templates
+from .scoring import CategoryScore, category_scores, overall
 
-_MARK = {Status.USED: "[x]", Status.PARTIAL: "[~]", Status.UNUSED: "[ ]", Status.NA: "[-]"}
+ALL_SECTIONS = ("overview", "summary", "details", "advice", "snippets")
+BAR_WIDTH = 10
 
 
-def render_markdown(audit: Audit) -> str:
-    p = audit.project
+@dataclass(frozen=True, slots=True)
+class Fold:
+    """How much of the report to show."""
+
+    evidence: int = 3  # evidence locations per check
+    used_evidence: bool = True  # evidence under practices already in use
+    withheld: bool = True  # the "not recommended for this project" list
+    details: bool = True  # the detailed-results section
+    advice: int | None = None  # recommendations shown (None: all)
+    snippets: int = SNIPPET_COUNT
+    reasons: int = 6  # bottleneck reasons
+
+
+LEVELS: tuple[Fold, ...] = (
+    Fold(),
+    Fold(evidence=1),
+    Fold(evidence=1, used_evidence=False),
+    Fold(evidence=1, used_evidence=False, withheld=False),
+    Fold(evidence=0, used_evidence=False, withheld=False),
+    Fold(details=False, withheld=False),
+    Fold(details=False, withheld=False, advice=15),
+    Fold(details=False, withheld=False, advice=5, snippets=1, reasons=3),
+    Fold(details=False, withheld=False, advice=3, snippets=0, reasons=1),
+)
+
+
+def bar(points: float, maximum: int, width: int = BAR_WIDTH) -> str:
+    """``███████░░░`` for 7/10: the share of points, in ``width`` cells."""
+    if maximum <= 0:
+        return "—"
+    filled = round(width * points / maximum)
+    if 0 < points and filled == 0:
+        filled = 1  # something is in place: never an empty bar
+    if points < maximum and filled == width:
+        filled = width - 1  # something is missing: never a full bar
+    return "█" * filled + "░" * (width - filled)
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def _short(title: str) -> str:
+    """A short label: the parenthesised acronym when there is one (``Data parallel (DDP)`` -> ``DDP``)."""
+    m = re.search(r"\(([^)]*)\)\s*$", title)
+    if m and len(m.group(1)) <= 14 and not m.group(1).lower().startswith(("incl", "e.g")):
+        return m.group(1)
+    return re.sub(r"\s*\([^)]*\)\s*$", "", title)
+
+
+class _Ctx:
+    def __init__(self, audit: Audit, plan: Plan, lang: str) -> None:
+        all_checks()
+        self.audit = audit
+        self.plan = plan
+        self.lang = lang
+        self.t = TEXT[lang]
+        self.c = "：" if lang == "zh" else ": "
+        self.rec_no = {r.check: n for n, r in enumerate(plan.recommendations, 1)}
+        self.withheld = {w.check: w for w in plan.withheld}
+
+    def title(self, r: CheckResult) -> str:
+        decl = REGISTRY.get(r.id)
+        return decl.title_zh if self.lang == "zh" and decl is not None else r.title
+
+    def ev(self, e: Evidence) -> str:
+        snippet = code(e.snippet, 100)
+        return f"`{e.path}:{e.line}`" + (f" {snippet}" if snippet else "")
+
+
+def _overview(ctx: _Ctx, fold: Fold) -> dict[str, Any]:
+    p = ctx.audit.project
+    t = ctx.t
+    reasons = p.notes.get("bottleneck_reasons_zh") if ctx.lang == "zh" else None
+    reasons = reasons or p.bottleneck_reasons
+    stats = ctx.audit.stats
+    errors = ctx.audit.parse_errors
+    return {
+        "root": ctx.audit.root.replace("`", "'"),
+        "frameworks": ", ".join(p.frameworks) or t["none"],
+        "model_type": MODEL_TYPE[ctx.lang].get(p.model_type, p.model_type)
+        + (f" ({', '.join(cell(n) for n in p.model_families)})" if p.model_families else ""),
+        "scale": (p.estimated_params or t["unknown"]) + (f" · {clip(', '.join(p.model_names[:3]), 160)}" if p.model_names else ""),
+        "hardware": p.hardware or "",
+        "bottleneck": BOTTLENECK[ctx.lang][p.bottleneck],
+        "reasons": [clip(r, 300) for r in reasons[: fold.reasons]],
+        "ignored": ", ".join(ctx.audit.ignored),
+        "parse_errors": ", ".join(code(path, 80) for path, _ in errors[:10]) + (f" (+{len(errors) - 10})" if len(errors) > 10 else ""),
+        "skipped": str(len(stats.skipped)) if stats.skipped else "",
+    }
+
+
+def _row_details(ctx: _Ctx, results: list[CheckResult]) -> str:
+    t = ctx.t
+    parts: list[str] = []
+    used = [r for r in results if r.status == Status.USED]
+    partial = [r for r in results if r.status == Status.PARTIAL]
+    missing = [r for r in results if r.status == Status.UNUSED]
+    na = [r for r in results if r.status == Status.NA]
+    if used:
+        parts.append("✓ " + ", ".join(f"{r.id} {_short(ctx.title(r))}" for r in used))
+    if partial:
+        parts.append("◐ " + ", ".join(f"{r.id} {_short(ctx.title(r))}" for r in partial))
+    if missing:
+        parts.append(f"✗ {t['missing_list']} " + ", ".join(r.id for r in missing))
+    if na:
+        parts.append(f"{t['na_list']} " + ", ".join(r.id for r in na))
+    return cell(" · ".join(parts))
+
+
+def _table(ctx: _Ctx, scores: list[CategoryScore]) -> list[dict[str, str]]:
+    rows = []
+    for s in scores:
+        rs = [r for r in ctx.audit.results if r.category == s.id]
+        rows.append({
+            "id": s.id,
+            "name": category_name(s.id, ctx.lang),
+            "score": f"{_num(s.points)}/{s.max}" if s.applicable else ctx.t["cat_na"],
+            "bar": f"`{bar(s.points, s.max)}`" if s.applicable else "—",
+            "details": _row_details(ctx, rs),
+        })
+    return rows
+
+
+def _item(ctx: _Ctx, r: CheckResult, fold: Fold, folded: list[bool]) -> dict[str, Any]:
+    t = ctx.t
+    title = f"**{r.id}** {ctx.title(r)}"
+    detail = clip(r.detail, 200) if r.detail else ""
+    subs: list[str] = []
+    if r.status == Status.NA:
+        line = f"- ➖ ~~{title}~~ — {t['na']}" + (f"{ctx.c}{detail}" if detail else "")
+        return {"line": line, "subs": subs}
+    mark = "[x]" if r.status == Status.USED else "[ ]"
+    tag = f" _({t['partial']})_" if r.status == Status.PARTIAL else ""
+    line = f"- {mark} {title}{tag}" + (f" — {detail}" if detail else "")
+    if r.id in ctx.rec_no:
+        line += f" → #{ctx.rec_no[r.id]}"
+    elif r.id in ctx.withheld and r.status != Status.USED:
+        w = ctx.withheld[r.id]
+        line += f" ({t['withheld_here']}{ctx.c}{w.reason_zh if ctx.lang == 'zh' else w.reason})"
+    show = fold.evidence if (r.status != Status.USED or fold.used_evidence) else 0
+    ev = r.evidence
+    if len(ev) > show and ev:
+        folded[0] = True
+    if len(ev) == 1 and show >= 1 and len(line) < 160:
+        line += f" · {ctx.ev(ev[0])}"
+    else:
+        subs += [ctx.ev(e) for e in ev[:show]]
+        if len(ev) > show and show:
+            subs.append(f"(+{len(ev) - show} {t['more_evidence']})")
+    findings = r.findings
+    fshow = max(show, 1)
+    subs += [f"⚠ {ctx.ev(e)}" for e in findings[:fshow]]
+    if len(findings) > fshow:
+        folded[0] = True
+        subs.append(f"(+{len(findings) - fshow} {t['more_evidence']})")
+    return {"line": line, "subs": subs}
+
+
+def _details(ctx: _Ctx, fold: Fold, folded: list[bool]) -> list[dict[str, Any]]:
+    out = []
+    for cat in CATEGORIES:
+        rs = [r for r in ctx.audit.results if r.category == cat]
+        if rs:
+            out.append({"id": cat, "name": category_name(cat, ctx.lang), "items": [_item(ctx, r, fold, folded) for r in rs]})
+    return out
+
+
+def _recs(ctx: _Ctx, fold: Fold) -> list[dict[str, Any]]:
+    t = ctx.t
+    zh = ctx.lang == "zh"
+    out = []
+    shown = ctx.plan.recommendations if fold.advice is None else ctx.plan.recommendations[: fold.advice]
+    for rec in shown:
+        text = clip(rec.text_zh if zh else rec.text, 400)
+        benefit = clip(rec.benefit_zh if zh else rec.benefit, 240)
+        title = rec.title_zh if zh else rec.title
+        line = f"**[{PRIORITY[ctx.lang][rec.priority]}]** **{rec.check}** {title}{ctx.c}{text}"
+        if benefit:
+            line += f" — {t['benefit']}{ctx.c}{benefit}"
+        trigger = rec.findings or rec.evidence
+        if trigger:
+            sub = f"{t['trigger']}{ctx.c}" + "; ".join(ctx.ev(e) for e in trigger[: max(fold.evidence, 1)])
+            if len(trigger) > max(fold.evidence, 1):
+                sub += f" (+{len(trigger) - max(fold.evidence, 1)} {t['more_evidence']})"
+        else:
+            sub = f"{t['trigger']}{ctx.c}" + (clip(rec.detail, 200) if rec.detail else t["no_setting"])
+        out.append({"line": line, "subs": [sub]})
+    return out
+
+
+def _withheld(ctx: _Ctx) -> list[str]:
+    zh = ctx.lang == "zh"
+    out = []
+    for w in ctx.plan.withheld:
+        decl = REGISTRY.get(w.check)
+        title = decl.title_zh if zh and decl is not None else w.title
+        out.append(f"**{w.check}** {title}{ctx.c}{w.reason_zh if zh else w.reason}")
+    return out
+
+
+def _snippets(ctx: _Ctx, fold: Fold) -> list[dict[str, str]]:
+    t = ctx.t
+    zh = ctx.lang == "zh"
+    out = []
+    for n, rec in enumerate(ctx.plan.recommendations[: fold.snippets], 1):
+        s = rec.snippet
+        if s is None:
+            continue
+        heading = f"{n}. {rec.check} {rec.title_zh if zh else rec.title}"
+        if s.fitted:
+            caption = f"{t['snippet_for']} `{s.target}`" + (f", {t['snippet_where']} `{s.where}`" if s.where else "")
+        else:
+            caption = f"{t['snippet_unfitted']} `{s.target}`"
+        body = s.code.rstrip("\n")
+        out.append({"heading": heading, "caption": caption, "lang": s.lang, "code": body, "fence": fence(body)})
+    return out
+
+
+def _render(audit: Audit, plan: Plan, lang: str, fold: Fold, sections: tuple[str, ...]) -> str:
+    ctx = _Ctx(audit, plan, lang)
+    t = ctx.t
+    folded = [False]
+    scores = category_scores(audit.results)
     s = overall(audit.results)
-    lines = [
-        "# LLM/MLLM training acceleration audit",
-        "",
-        f"- Frameworks: {', '.join(p.frameworks) or 'none detected'}",
-        f"- Model type: {p.model_type}" + (f" ({p.estimated_params})" if p.estimated_params else ""),
-        "",
-        "| # | Category | Score |",
-        "|---|----------|-------|",
-    ]
-    for c in category_scores(audit.results):
-        lines.append(f"| {c.id} | {CATEGORIES[c.id][0]} | {c.points:g}/{c.max} |" if c.applicable else f"| {c.id} | {CATEGORIES[c.id][0]} | n/a |")
-    lines += ["", f"**Overall: {s.points:g} / {s.max} ({s.percent}%)**", ""]
-    for r in audit.results:
-        ev = f" — `{r.evidence[0].path}:{r.evidence[0].line}`" if r.evidence else ""
-        lines.append(f"- {_MARK[r.status]} {r.id} {r.title}{ev}" + (f" ({r.detail})" if r.detail else ""))
-    return "\n".join(lines) + "\n"
+    details = _details(ctx, fold, folded) if fold.details else []
+    recs = _recs(ctx, fold)
+    hidden_recs = len(plan.recommendations) - len(recs)
+    notes = {
+        "details": "" if fold.details else t["folded_details"],
+        "advice": t["folded_advice"].format(n=hidden_recs) if hidden_recs > 0 else "",
+        "evidence": "",
+    }
+    if fold.details and (folded[0] or not fold.used_evidence):
+        notes["evidence"] = t["folded_evidence"].format(n=fold.evidence) if folded[0] else t["folded_used"]
+    md = templates().get_template("report.md.j2").render(
+        sections=sections,
+        t=t,
+        c=ctx.c,
+        overview=_overview(ctx, fold),
+        table=_table(ctx, scores),
+        overall={"text": f"{_num(s.points)} / {s.max} ({s.percent}%)", "bar": bar(s.points, s.max, 20)},
+        details=details,
+        notes=notes,
+        recs=recs,
+        withheld=_withheld(ctx) if fold.withheld else [],
+        snippets=_snippets(ctx, fold),
+    )
+    return re.sub(r"\n{3,}", "\n\n", md).lstrip("\n")
+
+
+def render_markdown(
+    audit: Audit,
+    *,
+    lang: str = "en",
+    max_chars: int = GITHUB_TEXT_LIMIT,
+    sections: Iterable[str] = ALL_SECTIONS,
+    plan: Plan | None = None,
+) -> str:
+    """The report, at most ``max_chars`` characters (folded as needed; never cut inside a table)."""
+    check_lang(lang)
+    secs = tuple(sections)
+    unknown = set(secs) - set(ALL_SECTIONS)
+    if unknown:
+        raise ValueError(f"unknown report sections: {sorted(unknown)}")
+    plan = plan if plan is not None else build_plan(audit)
+    md = ""
+    for fold in LEVELS:
+        md = _render(audit, plan, lang, fold, secs)
+        if len(md) <= max_chars:
+            return md
+    tight = replace(LEVELS[-1], reasons=1)
+    md = _render(audit, plan, lang, tight, secs)
+    return cut_blocks(md, max_chars, f"_{TEXT[lang]['folded_cut']}_")
+
+
+__all__ = ["ALL_SECTIONS", "LEVELS", "Fold", "bar", "render_markdown"]

@@ -1,0 +1,147 @@
+"""Prioritized recommendations, ordered by the seed's fourth-step rules.
+
+Order: priority (high > 30 % expected speed-up or a scaling prerequisite, medium 10-30 %,
+low < 10 %); within a priority, advice for the project's bottleneck type first; then the order
+of the seed's fourth-step lists, then appendix A's scenario order (training or inference), then
+the checklist order. A recommendation exists only where the check's own
+``recommendation_priority`` gave one, for a practice that is missing or partial, and where
+:mod:`reports.applicability` finds it applicable; each carries its expected benefit, the evidence
+that triggered it, and a snippet fitted to the repository.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from checks.base import REGISTRY, Check, all_checks
+from checks.engine import Audit
+from checks.model import Bottleneck, CheckResult, Evidence, FixSafety, Priority, Status
+
+from .applicability import GPU, gpu, hardware_text, withhold_reason
+from .resources import data
+from .snippets import Snippet, fit, repo_style
+
+#: how many recommendations get a snippet in the Markdown report (the seed: "top 3")
+SNIPPET_COUNT = 3
+
+
+@dataclass(slots=True)
+class Recommendation:
+    check: str
+    category: str
+    title: str
+    title_zh: str
+    priority: Priority
+    status: Status
+    text: str
+    text_zh: str
+    benefit: str
+    benefit_zh: str
+    evidence: list[Evidence]
+    findings: list[Evidence]
+    detail: str | None
+    matches_bottleneck: bool
+    fix_safety: FixSafety
+    snippet: Snippet | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "priority": self.priority.value,
+            "text": self.text,
+            "snippet": self.snippet.code if self.snippet else None,
+            "title": self.title,
+            "status": self.status.value,
+            "benefit": self.benefit,
+            "detail": self.detail,
+            "evidence": [e.to_json() for e in (self.findings or self.evidence)],
+            "matches_bottleneck": self.matches_bottleneck,
+            "fix_safety": self.fix_safety.value,
+            "snippet_target": self.snippet.target if self.snippet else None,
+            "snippet_where": self.snippet.where if self.snippet else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Withheld:
+    check: str
+    title: str
+    reason: str
+    reason_zh: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"check": self.check, "title": self.title, "reason": self.reason}
+
+
+@dataclass(slots=True)
+class Plan:
+    recommendations: list[Recommendation] = field(default_factory=list)
+    withheld: list[Withheld] = field(default_factory=list)
+
+    def get(self, check_id: str) -> Recommendation | None:
+        return next((r for r in self.recommendations if r.check == check_id), None)
+
+
+def _order_key(rec: Recommendation, seed_pos: Mapping[str, int], inference_only: bool) -> tuple:
+    order = data("priority_order")
+    fourth = order["fourth_step"]
+    scenario = order["scenario_inference" if inference_only else "scenario_training"]
+    f = fourth.index(rec.check) if rec.check in fourth else len(fourth)
+    s = scenario.index(rec.check) if rec.check in scenario else len(scenario)
+    lists = (s, f) if inference_only else (f, s)
+    return (rec.priority.rank, 0 if rec.matches_bottleneck else 1, *lists, seed_pos.get(rec.check, 999))
+
+
+def _seed_order(checks: Mapping[str, Check]) -> dict[str, int]:
+    ids = sorted(checks, key=lambda i: (i[0], int(i[1:]) if i[1:].isdigit() else 0))
+    return {cid: n for n, cid in enumerate(ids)}
+
+
+def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
+    """The ordered recommendations and the advice withheld for this project.
+
+    ``checks`` maps IDs to declarations (default: the registry); tests pass their own.
+    """
+    if checks is None:
+        all_checks()
+        checks = REGISTRY
+    p = audit.project
+    hw: GPU | None = gpu(p.hardware)
+    by_id: dict[str, CheckResult] = {r.id: r for r in audit.results}
+    style = repo_style(audit.facts, p)
+    plan = Plan()
+    for r in audit.results:
+        decl = checks.get(r.id)
+        if decl is None or r.priority is None or r.status not in (Status.UNUSED, Status.PARTIAL):
+            continue
+        why_not = withhold_reason(r, p, by_id, hw)
+        if why_not:
+            plan.withheld.append(Withheld(r.id, r.title, *why_not))
+            continue
+        text, text_zh = hardware_text(r.id, hw) or (r.recommendation or decl.fix, decl.fix_zh)
+        plan.recommendations.append(
+            Recommendation(
+                check=r.id,
+                category=r.category,
+                title=r.title,
+                title_zh=decl.title_zh,
+                priority=r.priority,
+                status=r.status,
+                text=text,
+                text_zh=text_zh,
+                benefit=decl.benefit,
+                benefit_zh=getattr(decl, "benefit_zh", "") or decl.benefit,
+                evidence=list(r.evidence),
+                findings=list(r.findings),
+                detail=r.detail,
+                matches_bottleneck=p.bottleneck != Bottleneck.UNKNOWN and p.bottleneck in decl.bottlenecks,
+                fix_safety=decl.fix_safety,
+                snippet=fit(decl, style, hw),
+            )
+        )
+    seed_pos = _seed_order(checks)
+    inference_only = p.does_inference and not p.does_training
+    plan.recommendations.sort(key=lambda rec: _order_key(rec, seed_pos, inference_only))
+    return plan

@@ -1,0 +1,143 @@
+"""Whether a piece of advice applies to this project, beyond the check's own ``recommendation_priority``.
+
+A check decides whether its practice is missing; these rules decide whether recommending it
+makes sense here: no sharding advice to a model that fits one GPU, no Liger advice for a model
+family Liger has no kernels for, no FP8 advice for a GPU without FP8 Tensor Cores, nothing
+that an alternative already in use covers. Each rule gives its reason (English, Chinese), which
+the report lists under "not recommended for this project".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from checks.model import CheckResult, Project, Status
+
+from .resources import data
+
+#: below this size (billions of parameters) a model and its Adam states fit one 40-80 GB GPU
+SHARDING_MIN_B = 1.5
+#: below this size no layer and no model needs tensor or pipeline parallelism to fit
+MODEL_PARALLEL_MIN_B = 13.0
+#: below this sequence length attention memory does not need sequence parallelism
+SEQUENCE_PARALLEL_MIN_LEN = 16384
+#: below this size full fine-tuning is cheap enough that LoRA saves little; recomputation rarely pays
+SMALL_MODEL_B = 1.0
+LONG_SEQ = 8192
+
+_MULTI_GPU_ONLY = ("A1", "A2", "A3", "A4", "A5", "A6", "A7", "E2", "E3", "E4")
+_FRAMEWORKS = ("B1", "B2", "B3", "B4", "B5", "B6")
+
+
+@dataclass(frozen=True, slots=True)
+class GPU:
+    key: str
+    name: str
+    arch: str
+    bf16: bool
+    tf32: bool
+    fp8: bool
+    flash_attn2: bool
+
+
+def gpu(hardware: str | None) -> GPU | None:
+    """Capabilities of the configured GPU (``"A100-SXM4-80GB"``, ``"h100"``), or None when unknown."""
+    if not hardware:
+        return None
+    norm = re.sub(r"[\s_\-]+", "", hardware.lower()).replace("nvidia", "").replace("tesla", "").replace("geforce", "")
+    table: dict[str, dict] = data("hardware")["gpus"]
+    best = max((k for k in table if norm.startswith(k)), key=len, default=None)
+    if best is None:
+        return None
+    g = table[best]
+    return GPU(best, g["name"], g["arch"], g["bf16"], g["tf32"], g["fp8"], g["flash_attn2"])
+
+
+def _b(b: float) -> str:
+    return f"{b:.0f}B" if b >= 1 else f"{b * 1000:.0f}M"
+
+
+def withhold_reason(
+    result: CheckResult, project: Project, results: Mapping[str, CheckResult], hw: GPU | None
+) -> tuple[str, str] | None:
+    """(English, Chinese) reason not to recommend this check's practice here, or None."""
+    cid = result.id
+    p = project
+
+    def used(*ids: str) -> list[CheckResult]:
+        return [results[i] for i in ids if i in results and results[i].status in (Status.USED, Status.PARTIAL) and i != cid]
+
+    # an alternative already in use covers the need
+    if cid in ("A2", "A3", "B5") and (alt := used("A2", "A3")):
+        return (f"parameters are already sharded ({alt[0].id} {alt[0].title})", f"已在使用参数分片（{alt[0].id} {alt[0].title}）")
+    if cid in _FRAMEWORKS and (alt := used(*_FRAMEWORKS)):
+        names = ", ".join(r.title for r in alt)
+        return (f"a training framework is already in place ({names})", f"已在使用训练框架（{names}）")
+    if cid == "D3" and (alt := used("D5")):
+        return ("Liger Kernel already brings fused Triton kernels", "Liger Kernel 已提供融合的 Triton 算子")
+
+    # one GPU: no collectives to shard, overlap or tune
+    single_gpu = p.num_gpus == 1 and not p.multi_node
+    if single_gpu and cid in _MULTI_GPU_ONLY:
+        return ("the project trains on a single GPU: there is no inter-GPU communication to parallelise or tune",
+                "项目为单卡训练：不存在可并行化或调优的多卡通信")
+    if cid == "E3" and not p.multi_node:
+        return ("single-node training: intra-node bandwidth rarely limits gradient all-reduce enough for compression to pay off",
+                "单机训练：机内带宽很少成为梯度 AllReduce 的瓶颈，梯度压缩得不偿失")
+
+    # model scale
+    b = p.params_billions
+    if b is not None:
+        if cid in ("A2", "A3", "B5", "C4") and b < SHARDING_MIN_B and not p.multi_node:
+            gb = b * 16
+            return (f"a ~{_b(b)}-parameter model fits one GPU with its Adam states (~{gb:.0f} GB at 16 bytes/parameter); sharding or offload only adds communication",
+                    f"约 {_b(b)} 参数的模型连同 Adam 状态（约 {gb:.0f} GB，按每参数 16 字节）可放入单卡；分片或卸载只会增加通信")
+        if cid in ("A4", "A5") and b < MODEL_PARALLEL_MIN_B:
+            return (f"tensor/pipeline parallelism pays off when a layer or the model does not fit one GPU; ~{_b(b)} fits with FSDP/ZeRO",
+                    f"张量/流水并行适用于单层或整个模型放不进单卡的情况；约 {_b(b)} 的模型用 FSDP/ZeRO 即可")
+        if cid == "G4" and b < SMALL_MODEL_B:
+            return (f"full fine-tuning of a ~{_b(b)} model is cheap; LoRA would save little", f"约 {_b(b)} 的模型全量微调成本不高，LoRA 收益有限")
+        if cid == "C3" and b < SMALL_MODEL_B and (p.max_seq_len or 0) < LONG_SEQ:
+            return (f"recomputation costs about a third more compute; a ~{_b(b)} model at this sequence length rarely needs the memory",
+                    f"激活重计算约增加三分之一计算量；约 {_b(b)} 的模型在此序列长度下很少需要省这部分显存")
+    if cid == "A6" and p.max_seq_len is not None and p.max_seq_len < SEQUENCE_PARALLEL_MIN_LEN:
+        return (f"sequence parallelism is for very long contexts; {p.max_seq_len} tokens fit one GPU's attention memory with Flash Attention",
+                f"序列并行适用于超长上下文；{p.max_seq_len} 个 token 配合 Flash Attention 可放入单卡")
+
+    # model family: Liger has kernels for some architectures only
+    if cid == "D5" and p.model_families:
+        table = data("liger")
+        fams = set(p.model_families)
+        if fams <= set(table["unsupported"]):
+            names = ", ".join(sorted(fams))
+            return (f"Liger Kernel has no kernels for this model family ({names})", f"Liger Kernel 不支持该模型系列（{names}）")
+
+    # hardware the repository configured
+    if hw is not None and cid == "C2" and not hw.fp8:
+        return (f"{hw.name} ({hw.arch}) has no FP8 Tensor Cores; FP8 training needs Ada, Hopper (H100/H200) or Blackwell (B200)",
+                f"{hw.name}（{hw.arch}）没有 FP8 Tensor Core；FP8 训练需要 Ada、Hopper（H100/H200）或 Blackwell（B200）")
+    return None
+
+
+#: advice text that changes with the hardware: (check, missing capability) -> (English, Chinese)
+HARDWARE_TEXT: dict[tuple[str, str], tuple[str, str]] = {
+    ("C1", "bf16"): (
+        "Enable FP16 mixed precision with dynamic loss scaling (a GradScaler, or DeepSpeed `fp16` with `loss_scale: 0`): {gpu} has no BF16.",
+        "启用 FP16 混合精度并使用动态 loss scaling（GradScaler，或 DeepSpeed `fp16` 配合 `loss_scale: 0`）：{gpu} 不支持 BF16。",
+    ),
+    ("D1", "flash_attn2"): (
+        "Use PyTorch SDPA attention (`attn_implementation: sdpa`, memory-efficient kernel): FlashAttention-2 needs Ampere or newer and {gpu} is older.",
+        "使用 PyTorch SDPA（`attn_implementation: sdpa`，memory-efficient kernel）：FlashAttention-2 需要 Ampere 及更新架构，{gpu} 不支持。",
+    ),
+}
+
+
+def hardware_text(check_id: str, hw: GPU | None) -> tuple[str, str] | None:
+    if hw is None:
+        return None
+    for (cid, cap), (en, zh) in HARDWARE_TEXT.items():
+        if cid == check_id and not getattr(hw, cap):
+            return en.format(gpu=hw.name), zh.format(gpu=hw.name)
+    return None

@@ -1,0 +1,155 @@
+"""Report wording in English and Chinese (the Chinese headings are the seed's, third step)."""
+
+from __future__ import annotations
+
+from checks.model import CATEGORIES, Bottleneck, Priority, Status
+
+LANGS = ("en", "zh")
+
+TEXT: dict[str, dict[str, str]] = {
+    "en": {
+        "title": "LLM/MLLM Training Acceleration Audit",
+        "overview": "Project overview",
+        "path": "Project path",
+        "frameworks": "Frameworks detected",
+        "none": "none detected",
+        "model_type": "Model type",
+        "scale": "Estimated scale",
+        "unknown": "unknown",
+        "bottleneck": "Primary bottleneck (preliminary)",
+        "why": "Why",
+        "hardware": "Target hardware",
+        "summary": "Audit summary",
+        "col_cat": "Category",
+        "col_score": "Score",
+        "col_bar": "At a glance",
+        "col_details": "Details",
+        "overall": "Overall score",
+        "details": "Detailed results",
+        "advice": "Prioritized recommendations",
+        "benefit": "Expected benefit",
+        "trigger": "Triggered by",
+        "no_setting": "no setting found",
+        "snippets": "Recommended config snippets",
+        "snippet_for": "for",
+        "snippet_where": "in",
+        "snippet_unfitted": "no config of this kind was found in the repository; shown for",
+        "no_advice": "Nothing to recommend: every applicable practice is in place or not worth it here.",
+        "withheld": "Not recommended for this project",
+        "withheld_here": "not recommended here",
+        "more_evidence": "more",
+        "folded_evidence": "Evidence beyond the first {n} location(s) per check is folded to fit GitHub's 65,535-character limit; the JSON report (`--format json`) has all of it.",
+        "folded_used": "Details of practices already in use are folded to fit GitHub's 65,535-character limit.",
+        "folded_details": "Detailed results are folded to fit GitHub's 65,535-character limit; see the JSON report (`--format json`).",
+        "folded_advice": "{n} further recommendation(s) are folded to fit GitHub's 65,535-character limit; see the JSON report.",
+        "folded_cut": "The rest of this report is folded to fit GitHub's 65,535-character limit; see the JSON report.",
+        "partial": "partial",
+        "na": "not applicable",
+        "ignored_note": "Ignored by the repository configuration",
+        "findings": "finding",
+        "used_list": "used",
+        "partial_list": "partial",
+        "missing_list": "missing",
+        "na_list": "n/a",
+        "cat_na": "n/a",
+        "parse_errors": "Files that could not be parsed",
+        "skipped": "Files skipped",
+        "profile_hint": "A static estimate from code; confirm it with a profile (nsys: GPU kernel share of wall time, NCCL share; torch.profiler: DataLoader wait).",
+    },
+    "zh": {
+        "title": "LLM/MLLM 训练加速审计报告",
+        "overview": "项目概览",
+        "path": "项目路径",
+        "frameworks": "检测到的框架",
+        "none": "未检测到",
+        "model_type": "模型类型",
+        "scale": "预估规模",
+        "unknown": "未知",
+        "bottleneck": "初步瓶颈类型判断",
+        "why": "判断依据",
+        "hardware": "目标硬件",
+        "summary": "审计总览",
+        "col_cat": "类别",
+        "col_score": "得分",
+        "col_bar": "概览",
+        "col_details": "详情",
+        "overall": "综合得分",
+        "details": "详细审查结果",
+        "advice": "优先级排序的优化建议",
+        "benefit": "预期收益",
+        "trigger": "触发依据",
+        "no_setting": "未找到相关设置",
+        "snippets": "推荐配置代码片段",
+        "snippet_for": "对应",
+        "snippet_where": "位置",
+        "snippet_unfitted": "仓库中未找到此类配置；以下示例适用于",
+        "no_advice": "暂无建议：所有适用的加速实践均已采用，或对本项目收益不大。",
+        "withheld": "不推荐给本项目的优化项",
+        "withheld_here": "不推荐",
+        "more_evidence": "更多",
+        "folded_evidence": "为满足 GitHub 65,535 字符限制，每个检查项仅保留前 {n} 处证据；完整内容见 JSON 报告（`--format json`）。",
+        "folded_used": "为满足 GitHub 65,535 字符限制，已使用项的详情已折叠。",
+        "folded_details": "为满足 GitHub 65,535 字符限制，详细审查结果已折叠；完整内容见 JSON 报告（`--format json`）。",
+        "folded_advice": "为满足 GitHub 65,535 字符限制，另有 {n} 条建议已折叠；完整内容见 JSON 报告。",
+        "folded_cut": "为满足 GitHub 65,535 字符限制，报告其余部分已折叠；完整内容见 JSON 报告。",
+        "partial": "部分使用",
+        "na": "不适用",
+        "ignored_note": "已被仓库配置忽略",
+        "findings": "问题",
+        "used_list": "已使用",
+        "partial_list": "部分使用",
+        "missing_list": "未使用",
+        "na_list": "不适用",
+        "cat_na": "不适用",
+        "parse_errors": "无法解析的文件",
+        "skipped": "跳过的文件",
+        "profile_hint": "以上为基于代码的静态推断；请用 Profiling 确认（nsys：GPU kernel 占墙钟时间比例、NCCL 占比；torch.profiler：DataLoader 等待时间）。",
+    },
+}
+
+BOTTLENECK: dict[str, dict[Bottleneck, str]] = {
+    "en": {
+        Bottleneck.COMPUTE: "Compute-bound",
+        Bottleneck.MEMORY: "Memory-bound",
+        Bottleneck.LATENCY: "Latency-bound",
+        Bottleneck.LAUNCH: "Launch-bound",
+        Bottleneck.COMMUNICATION: "Communication-bound",
+        Bottleneck.DATA_IO: "Data I/O-bound",
+        Bottleneck.UNKNOWN: "Needs profiling",
+    },
+    "zh": {
+        Bottleneck.COMPUTE: "Compute-bound",
+        Bottleneck.MEMORY: "Memory-bound",
+        Bottleneck.LATENCY: "Latency-bound",
+        Bottleneck.LAUNCH: "Launch-bound",
+        Bottleneck.COMMUNICATION: "Communication-bound",
+        Bottleneck.DATA_IO: "Data I/O-bound",
+        Bottleneck.UNKNOWN: "待 Profiling 确认",
+    },
+}
+
+PRIORITY: dict[str, dict[Priority, str]] = {
+    "en": {Priority.HIGH: "High", Priority.MEDIUM: "Medium", Priority.LOW: "Low"},
+    "zh": {Priority.HIGH: "高", Priority.MEDIUM: "中", Priority.LOW: "低"},
+}
+
+STATUS: dict[str, dict[Status, str]] = {
+    "en": {Status.USED: "used", Status.PARTIAL: "partial", Status.UNUSED: "unused", Status.NA: "n/a"},
+    "zh": {Status.USED: "已使用", Status.PARTIAL: "部分使用", Status.UNUSED: "未使用", Status.NA: "不适用"},
+}
+
+MODEL_TYPE: dict[str, dict[str, str]] = {
+    "en": {"LLM": "LLM", "MLLM": "MLLM", "unknown": "unknown"},
+    "zh": {"LLM": "LLM", "MLLM": "MLLM", "unknown": "未知"},
+}
+
+
+def check_lang(lang: str) -> str:
+    if lang not in LANGS:
+        raise ValueError(f"unsupported language {lang!r}; use one of {', '.join(LANGS)}")
+    return lang
+
+
+def category_name(cat: str, lang: str) -> str:
+    en, zh = CATEGORIES[cat]
+    return zh if lang == "zh" else en

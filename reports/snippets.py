@@ -1,0 +1,221 @@
+"""Fit a check's ready-to-paste snippets to what the repository uses.
+
+A check declares snippets by target (``hf-yaml``, ``deepspeed-json``, ``accelerate-yaml``,
+``lightning``, ``python``, ``shell``). The repository's style decides which target fits, and
+where it goes: the HF-style YAML config (spelled the axolotl or LLaMA-Factory way when the repo
+uses them), the DeepSpeed JSON, the accelerate config, a Lightning ``Trainer``, the
+``TrainingArguments(...)`` call or the launcher flags of an HF script, or Python for a raw loop.
+Hardware rewrites (BF16 -> FP16 on V100, FlashAttention-2 -> SDPA before Ampere) apply last.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from checks.base import Check
+from checks.facts import Facts
+from checks.model import Project
+
+from .applicability import GPU
+from .resources import data
+
+LANG = {
+    "hf-yaml": "yaml",
+    "accelerate-yaml": "yaml",
+    "deepspeed-json": "json",
+    "python": "python",
+    "lightning": "python",
+    "hf-args": "python",
+    "shell": "bash",
+    "hf-flags": "bash",
+}
+DECLARED_TARGETS = ("hf-yaml", "deepspeed-json", "accelerate-yaml", "lightning", "python", "shell")
+
+_HF_YAML_KEYS = {
+    "per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate", "num_train_epochs", "output_dir",
+    "logging_steps", "save_steps", "lr_scheduler_type", "warmup_ratio", "warmup_steps", "bf16", "fp16", "max_steps",
+    "model_name_or_path", "micro_batch_size", "base_model", "sequence_len", "cutoff_len", "finetuning_type",
+    "dataset", "datasets", "optim", "weight_decay", "gradient_checkpointing", "deepspeed", "report_to",
+}
+_AXOLOTL_KEYS = {"micro_batch_size", "sequence_len", "sample_packing", "base_model", "datasets", "flash_attention", "adapter"}
+_LLAMAFACTORY_KEYS = {"cutoff_len", "finetuning_type", "template", "stage", "flash_attn", "lora_target"}
+_HF_ARGS_CALLS = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "ORPOConfig", "KTOConfig", "GRPOConfig")
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    target: str  # what it is written for: "hf-yaml", "deepspeed-json", "hf-args", ...
+    lang: str  # fence language: yaml, json, python, bash
+    code: str
+    where: str | None = None  # the repository file (and line) it belongs in
+    fitted: bool = True  # False when the repo has no config of this kind (shown as an example)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"target": self.target, "lang": self.lang, "code": self.code, "where": self.where, "fitted": self.fitted}
+
+
+@dataclass(slots=True)
+class RepoStyle:
+    """The targets that fit this repository, best first, and where each goes."""
+
+    targets: list[str] = field(default_factory=list)
+    where: dict[str, str] = field(default_factory=dict)
+    dialect: str | None = None  # "axolotl" | "llamafactory"
+    hf_args_class: str = "TrainingArguments"
+
+
+def _top_level(facts: Facts, fmt: str) -> dict[str, set[str]]:
+    keys: dict[str, set[str]] = {}
+    for path, ff in facts.files.items():
+        if ff.kind != fmt:
+            continue
+        for e in ff.configs:
+            if len(e.keys) == 1 and isinstance(e.keys[0], str):
+                keys.setdefault(path, set()).add(e.keys[0])
+    return keys
+
+
+def repo_style(facts: Facts, project: Project) -> RepoStyle:
+    s = RepoStyle()
+    yaml_keys = _top_level(facts, "yaml")
+    json_keys = _top_level(facts, "json")
+    fw = set(project.frameworks)
+
+    if "lightning" in fw:
+        calls = [c for c in facts.calls("Trainer") if "lightning" in c.name or c.name.startswith("L.") or c.name == "Trainer"]
+        if calls:
+            s.where["lightning"] = f"{calls[0].path}:{calls[0].line}"
+            s.targets.append("lightning")
+
+    hf_yaml = sorted(((len(k & _HF_YAML_KEYS), p) for p, k in yaml_keys.items() if len(k & _HF_YAML_KEYS) >= 2), reverse=True)
+    if hf_yaml:
+        path = hf_yaml[0][1]
+        keys = yaml_keys[path]
+        if "axolotl" in fw or len(keys & _AXOLOTL_KEYS) >= 2:
+            s.dialect = "axolotl"
+        elif "llamafactory" in fw or len(keys & _LLAMAFACTORY_KEYS) >= 2:
+            s.dialect = "llamafactory"
+        s.where["hf-yaml"] = path
+        s.targets.append("hf-yaml")
+
+    hf_calls = facts.calls(*_HF_ARGS_CALLS)
+    hf_launch = [x for x in facts.launches() if set(x.script_args) & _HF_YAML_KEYS]
+    if hf_launch and "hf-yaml" not in s.targets:
+        s.where["hf-flags"] = f"{hf_launch[0].path}:{hf_launch[0].line}"
+        s.targets.append("hf-flags")
+    if hf_calls and "hf-yaml" not in s.targets:
+        c = hf_calls[0]
+        s.hf_args_class = c.short
+        s.where["hf-args"] = f"{c.path}:{c.line}"
+        s.targets.append("hf-args")
+
+    ds = sorted(p for p, k in {**json_keys, **yaml_keys}.items() if k & {"zero_optimization", "train_micro_batch_size_per_gpu"})
+    if ds:
+        s.where["deepspeed-json"] = ds[0]
+        s.targets.append("deepspeed-json")
+    acc = sorted(p for p, k in yaml_keys.items() if k & {"distributed_type", "compute_environment"})
+    if acc:
+        s.where["accelerate-yaml"] = acc[0]
+        s.targets.append("accelerate-yaml")
+
+    loop = facts.calls("backward")
+    if loop:
+        s.where["python"] = loop[0].path
+    elif facts.files_of_kind("python"):
+        s.where["python"] = sorted(facts.files_of_kind("python"))[0]
+    s.targets.append("python")
+    launches = [x for x in facts.launches() if x.launcher != "python" or x.script]
+    if launches:
+        s.where["shell"] = launches[0].path
+    s.targets.append("shell")
+    return s
+
+
+def _translate_yaml(code: str, dialect: str | None) -> str:
+    if not dialect:
+        return code
+    try:
+        doc = yaml.safe_load(code)
+    except yaml.YAMLError:
+        return code
+    if not isinstance(doc, dict):
+        return code
+    rules = data("yaml_dialects")[dialect]
+    out: dict[str, Any] = {}
+    changed = False
+    for k, v in doc.items():
+        for r in rules:
+            if r["key"] == k and ("value" not in r or r["value"] == v):
+                changed = True
+                if "to" in r:
+                    out.update(r["to"])
+                else:
+                    out[r["to_key"]] = v
+                break
+        else:
+            out[k] = v
+    return yaml.safe_dump(out, sort_keys=False, default_flow_style=False, allow_unicode=True) if changed else code
+
+
+def _hf_yaml_to(target: str, code: str, style: RepoStyle) -> str | None:
+    """The HF YAML keys as ``TrainingArguments`` keywords or as launcher flags."""
+    try:
+        doc = yaml.safe_load(code)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(doc, dict) or not all(isinstance(v, (bool, int, float, str)) for v in doc.values()):
+        return None
+    where = style.where.get(target, "")
+    if target == "hf-args":
+        lines = [f"# {where}", f"training_args = {style.hf_args_class}(", "    # ...your existing arguments...", *(f"    {k}={v!r}," for k, v in doc.items()), ")"]
+    else:
+        flags = " ".join(f"--{k} {v}" for k, v in doc.items())
+        lines = [f"# append to the training command in {where}", flags]
+    return "\n".join(lines) + "\n"
+
+
+def hardware_rewrite(check_id: str, target: str, code: str, hw: GPU | None) -> str:
+    """Rewrite a snippet for hardware that lacks BF16 or FlashAttention-2."""
+    if hw is None:
+        return code
+    table = data("hardware_rewrites")
+    for cap, section in (("bf16", "no_bf16"), ("flash_attn2", "no_flash_attn2")):
+        if getattr(hw, cap):
+            continue
+        whole = table[section]["replace"].get(check_id, {})
+        if target in whole:
+            code = whole[target]
+            continue
+        for pattern, repl in table[section]["rules"]:
+            code = re.sub(pattern, repl, code)
+    return code
+
+
+def fit(check: Check, style: RepoStyle, hw: GPU | None = None) -> Snippet | None:
+    """The check's snippet that best fits the repository, or an unfitted example, or None."""
+    declared = {k: v for k, v in check.snippets.items() if v and v.strip()}
+    if not declared:
+        return None
+    for target in style.targets:
+        code: str | None = None
+        if target in ("hf-args", "hf-flags") and "hf-yaml" in declared:
+            code = _hf_yaml_to(target, declared["hf-yaml"], style)
+            src = "hf-yaml"
+        elif target in declared:
+            code = declared[target]
+            src = target
+            if target == "hf-yaml":
+                code = _translate_yaml(code, style.dialect)
+        if code is None:
+            continue
+        code = hardware_rewrite(check.id, src, code, hw)
+        where = style.where.get(target)
+        shown = style.dialect if target == "hf-yaml" and style.dialect else target
+        return Snippet(shown, LANG[target], code, where, True)
+    first = next((t for t in DECLARED_TARGETS if t in declared), next(iter(declared)))
+    code = hardware_rewrite(check.id, first, declared[first], hw)
+    return Snippet(first, LANG.get(first, ""), code, None, False)
