@@ -1,4 +1,8 @@
-"""``accel-audit scan PATH``: audit a directory or a .tar.gz and write the report."""
+"""``accel-audit scan PATH``: audit a directory or a .tar.gz and write the report.
+
+Exit codes: 0 done; 1 the overall score is under ``--fail-under`` (for CI); 2 the path is missing
+or the archive unreadable (with a message on standard error).
+"""
 
 from __future__ import annotations
 
@@ -7,34 +11,64 @@ import json
 import sys
 from pathlib import Path
 
-from checks.engine import AuditOptions, audit_path
+from checks.engine import Audit, AuditOptions, audit_path
 from checks.source import SourceError
+
+FORMATS = ("md", "json", "sarif")
+
+
+def _percent(text: str) -> float:
+    try:
+        v = float(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {text!r}") from None
+    if not 0 <= v <= 100:
+        raise argparse.ArgumentTypeError(f"a percentage is between 0 and 100, not {v:g}")
+    return v
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scan", help="audit a repository directory or .tar.gz archive")
     p.add_argument("path", help="directory or .tar.gz archive (GitHub tarball layout)")
-    p.add_argument("--format", choices=("json", "md"), default="md")
+    p.add_argument("--format", choices=FORMATS, default="md", help="report format (default: md)")
+    p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the Markdown report (default: en)")
+    p.add_argument("--fail-under", type=_percent, metavar="PERCENT", help="exit 1 when the overall score is under PERCENT")
+    p.add_argument("--hardware", help="target GPU (e.g. h100, a100, v100): precision advice only where it runs")
     p.add_argument("--output", "-o", help="write the report here instead of standard output")
     p.set_defaults(func=run)
 
 
+def render(audit: Audit, fmt: str, lang: str = "en") -> str:
+    if fmt == "json":
+        from reports.json_report import to_json
+
+        return json.dumps(to_json(audit), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "sarif":
+        from reports.sarif import to_sarif
+
+        return json.dumps(to_sarif(audit), indent=2, ensure_ascii=False) + "\n"
+    from reports.markdown import render_markdown
+
+    return render_markdown(audit, lang=lang)
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        audit = audit_path(args.path, AuditOptions())
+        audit = audit_path(args.path, AuditOptions(hardware=getattr(args, "hardware", None)))
     except SourceError as exc:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return 2
-    if args.format == "json":
-        from reports.json_report import to_json
-
-        text = json.dumps(to_json(audit), indent=2, ensure_ascii=False) + "\n"
-    else:
-        from reports.markdown import render_markdown
-
-        text = render_markdown(audit)
+    text = render(audit, args.format, getattr(args, "lang", "en"))
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+    threshold = getattr(args, "fail_under", None)
+    if threshold is not None:
+        from reports.scoring import overall
+
+        pct = overall(audit.results).percent
+        if pct < threshold:
+            print(f"accel-audit: overall score {pct}% is under --fail-under {threshold:g}%", file=sys.stderr)
+            return 1
     return 0
