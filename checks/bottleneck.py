@@ -67,6 +67,30 @@ def _loc(items: list) -> str:
     return f"`{x.path}:{x.line}`{more}"
 
 
+@dataclass(frozen=True, slots=True)
+class _Place:
+    path: str
+    line: int
+    value: str
+
+
+_NOT_DATA = ("output", "save", "checkpoint", "ckpt", "log", "cache", "model", "tokenizer", "deepspeed", "config")
+
+
+def _data_locations(facts: Facts) -> list[_Place]:
+    """String values that name where training data is read from (not outputs, checkpoints or models)."""
+    out: list[_Place] = []
+    for x in facts.path_literals():
+        if not any(w in x.text.lower() for w in _NOT_DATA):
+            out.append(_Place(x.path, x.line, x.value))
+    for ff in facts.files.values():
+        for e in ff.configs:
+            key = e.key.lower()
+            if isinstance(e.value, str) and ("data" in key or "train_file" in key or "path" in key) and not any(w in key for w in _NOT_DATA):
+                out.append(_Place(e.path, e.line, e.value))
+    return out
+
+
 def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:
     engine = facts.imports("vllm", "sglang", "tensorrt_llm", "lmdeploy") or facts.launches("vllm") or st.used("J5")
     if engine:
@@ -89,11 +113,12 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     workers = [(n, s) for s in facts.effective("num_workers", "dataloader_num_workers") if (n := as_number(s.value)) is not None]
     zero = [s for n, s in workers if n == 0]
     if st.missing("F1") or (st("F1") is None and zero and not [n for n, _ in workers if n > 0]):
-        where = f" ({_loc(zero)})" if zero else ""
+        where = f" at {_loc(zero)}" if zero else ""
+        where_zh = f"，{_loc(zero)}" if zero else ""
         out.append(Signal(
             Bottleneck.DATA_IO, 2,
             f"batches are loaded in the training process (num_workers = 0{where}): the GPU waits while the CPU reads and collates",
-            f"数据在训练主进程中加载（num_workers = 0{where}）：CPU 读取与拼 batch 时 GPU 空等",
+            f"数据在训练主进程中加载（num_workers = 0{where_zh}）：CPU 读取与拼 batch 时 GPU 空等",
         ))
         if p.multimodal:
             out.append(Signal(
@@ -103,8 +128,9 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             ))
     elif st("F1") == Status.PARTIAL:
         out.append(Signal(Bottleneck.DATA_IO, 1, "only 1-3 DataLoader workers feed each GPU", "每张 GPU 仅有 1~3 个 DataLoader worker 供数"))
-    remote = [x for x in facts.path_literals() if x.value.lower().startswith(_REMOTE)]
-    slow = [x for x in facts.path_literals() if any(t in x.value.lower() for t in _SLOW_FS)]
+    places = _data_locations(facts)
+    remote = [x for x in places if x.value.lower().startswith(_REMOTE)]
+    slow = [x for x in places if any(t in x.value.lower() for t in _SLOW_FS)]
     if st.missing("I1") or (st("I1") is None and remote):
         where = f" ({_loc(remote)})" if remote else ""
         out.append(Signal(
@@ -273,7 +299,7 @@ def classify(facts: Facts, project: Project, results: Iterable[CheckResult]) -> 
         lead_zh = "代码信号较弱"
     else:
         rivals = [k for k, v in ranked if top - v < MIN_MARGIN]
-        lead_en = "the code signals point at " + " and ".join(rivals) + " about equally"
+        lead_en = "the code signals point at " + (", ".join(rivals[:-1]) + " and " + rivals[-1]) + " about equally"
         lead_zh = "代码信号同时指向 " + "、".join(rivals) + "，强度相近"
     reasons = [f"{lead_en}; profile a few steps (nsys, torch.profiler) to decide"] + [f"{s.kind.value}: {s.en}" for s in sigs]
     reasons_zh = [f"{lead_zh}；请先 Profiling 若干步（nsys、torch.profiler）再判断"] + [f"{s.kind.value}：{s.zh}" for s in sigs]

@@ -1,0 +1,2 @@
+#!/bin/bash
+python train.py --config config.yaml
