@@ -1,0 +1,94 @@
+"""The HTTP side: ``POST /api/github/webhooks``, ``GET /healthz``, ``GET /metrics``.
+
+The webhook answer never waits for GitHub or an audit: verify the signature on the raw body (401), parse
+(400), route, record the delivery and its jobs in the journal in one atomic step, send the job IDs to the
+queue, answer 202. A delivery already recorded answers 200 and does nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from .events import route
+from .metrics import CONTENT_TYPE_LATEST
+from .signature import verify
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 25 * 1024 * 1024 + 64 * 1024  # GitHub caps payloads at 25 MB
+
+
+def _parse(body: bytes, content_type: str) -> dict[str, Any]:
+    if content_type.startswith("application/x-www-form-urlencoded"):
+        fields = parse_qs(body.decode("utf-8"), strict_parsing=True)
+        body = fields["payload"][0].encode("utf-8")
+    data = json.loads(body)
+    if not isinstance(data, dict):
+        raise ValueError("the payload is not a JSON object")
+    return data
+
+
+def create_app(rt: Runtime) -> FastAPI:
+    app = FastAPI(title="accel-audit", docs_url=None, redoc_url=None, openapi_url=None)
+    metrics = rt.metrics
+
+    def answer(event: str, outcome: str, status: int, started: float, **extra: Any) -> JSONResponse:
+        metrics.deliveries.labels(event or "unknown", outcome).inc()
+        metrics.ack_seconds.observe(time.perf_counter() - started)
+        return JSONResponse({"status": outcome, **extra}, status_code=status)
+
+    @app.post("/api/github/webhooks")
+    async def webhook(request: Request) -> JSONResponse:
+        started = time.perf_counter()
+        event = request.headers.get("x-github-event", "")
+        length = request.headers.get("content-length")
+        if length and length.isdigit() and int(length) > MAX_BODY:
+            return answer(event, "too_large", 413, started)
+        body = await request.body()
+        if not verify(rt.settings.webhook_secret, body, request.headers.get("x-hub-signature-256")):
+            return answer(event, "bad_signature", 401, started, error="missing or invalid X-Hub-Signature-256")
+        delivery = request.headers.get("x-github-delivery", "").strip()
+        if not event or not delivery or len(delivery) > 100:
+            return answer(event, "malformed", 400, started, error="missing X-GitHub-Event or X-GitHub-Delivery")
+        try:
+            payload = _parse(body, request.headers.get("content-type", "application/json"))
+            routed = route(event, payload, rt.settings.app_id)
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+            log.info("delivery %s (%s): malformed payload: %s", delivery, event, type(exc).__name__)
+            return answer(event, "malformed", 400, started, error="malformed payload")
+        ids = await run_in_threadpool(rt.store.accept, delivery, event, routed.specs, routed.head)
+        if ids is None:
+            return answer(event, "duplicate", 200, started, delivery=delivery)
+        for job_id in ids:
+            try:
+                await run_in_threadpool(rt.enqueue, job_id)
+            except Exception as exc:  # the job is in the journal: the recovery sweep will send it
+                log.warning("delivery %s: queue unavailable (%s); job %s left for the recovery sweep", delivery, type(exc).__name__, job_id)
+        if ids:
+            return answer(event, "queued", 202, started, jobs=len(ids))
+        return answer(event, routed.outcome, 202, started, note=routed.note)
+
+    @app.get("/healthz")
+    async def healthz() -> JSONResponse:
+        store_ok = await run_in_threadpool(rt.store.ping)
+        queue_ok = await run_in_threadpool(rt.queue_ok)
+        ok = store_ok and queue_ok
+        return JSONResponse({"status": "ok" if ok else "unavailable", "journal": store_ok, "queue": queue_ok}, status_code=200 if ok else 503)
+
+    @app.get("/metrics")
+    async def prometheus() -> Response:
+        data = await run_in_threadpool(metrics.render)
+        return Response(data, media_type=CONTENT_TYPE_LATEST)
+
+    return app

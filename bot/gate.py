@@ -1,0 +1,35 @@
+"""The check run's conclusion from the repository's gate policy.
+
+GitHub lets a required status check pass on ``success``, ``skipped`` and ``neutral``: only ``failure`` and
+``action_required`` block a merge. Without a configured gate the audit never blocks: a PR with regressions
+gets ``neutral`` (visible, not blocking), any other ``success``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .repo_config import Gate
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    conclusion: str
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def blocks(self) -> bool:
+        return self.conclusion in ("failure", "action_required")
+
+
+def decide(gate: Gate, percent: float, has_regression: bool) -> Verdict:
+    reasons: list[str] = []
+    if gate.min_score is not None and percent < gate.min_score:
+        reasons.append(f"overall score {percent:g}% is under the gate's minimum of {gate.min_score:g}%")
+    if gate.fail_on_regression and has_regression:
+        reasons.append("this pull request makes training slower (gate.fail_on_regression is on)")
+    if reasons:
+        return Verdict(gate.conclusion, tuple(reasons))
+    if has_regression and not gate.fail_on_regression:
+        return Verdict("neutral", ("regressions found; the repository's gate does not block on them",))
+    return Verdict("success")
