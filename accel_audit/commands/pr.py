@@ -1,0 +1,111 @@
+"""``accel-audit pr --repo DIR --base REF --head REF``: the bot's review of a PR, on a local git repository.
+
+Both trees are read from git objects (no checkout, nothing executed); the diff is the
+PR-style ``merge-base...head`` diff. The output is what the bot would post: the check
+run (title and summary with the "Changes in this PR" section) and every inline comment
+with its path, line and side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from checks.engine import Audit, AuditOptions
+from review.gitlocal import GitError, Revisions, audit_revision, git_diff, resolve
+from review.model import Change, PRReview
+from review.pipeline import build_pr_review
+from review.publish import review_request
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("pr", help="review the changes between two revisions of a local git repository, as the bot would on a PR")
+    p.add_argument("--repo", default=".", help="local git repository (default: the current directory)")
+    p.add_argument("--base", required=True, help="base revision (the PR's target branch)")
+    p.add_argument("--head", required=True, help="head revision (the PR's branch)")
+    p.add_argument("--format", choices=("md", "json"), default="md")
+    p.add_argument("--lang", choices=("en", "zh"), default="en")
+    p.add_argument("--max-inline", type=int, default=20, help="at most this many inline comments (default 20)")
+    p.add_argument("--event", choices=("COMMENT", "REQUEST_CHANGES"), default="COMMENT", help="review event (default COMMENT)")
+    p.set_defaults(func=run)
+
+
+def _jsonable(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [_jsonable(x) for x in v]
+    return getattr(v, "text", None) or str(v)
+
+
+def change_json(c: Change) -> dict[str, Any]:
+    return {
+        "check": c.check, "kind": c.kind, "finding": c.finding, "what": c.what, "why": c.why, "path": c.path, "line": c.line,
+        "side": c.side if c.path and c.line else None, "key": c.key, "before": _jsonable(c.before), "after": _jsonable(c.after),
+        "suggestion": c.suggestion, "fingerprint": c.fingerprint,
+    }
+
+
+def review_output(head: Audit, review: PRReview, revs: Revisions, *, event: str = "COMMENT", lang: str = "en") -> dict[str, Any]:
+    """Everything the bot would send for this push, as one JSON document."""
+    from reports.checkrun import check_run_output
+
+    return {
+        "base": {"ref": revs.base_ref, "merge_base": revs.base},
+        "head": {"ref": revs.head_ref, "sha": revs.head},
+        "check_run": check_run_output(head, lang=lang, changes_md=review.summary_md),
+        "review": review_request(review, revs.head, event=event) if review.comments else None,
+        "has_regression": review.has_regression,
+        "regressions": [change_json(c) for c in review.regressions],
+        "improvements": [change_json(c) for c in review.improvements],
+        "not_inline": [change_json(c) for c in review.unplaced],
+        "category_delta": review.category_delta,
+    }
+
+
+def render_markdown(out: dict[str, Any]) -> str:
+    cr = out["check_run"]
+    lines = [
+        f"# accel-audit pr: {out['base']['ref']}...{out['head']['ref']} "
+        f"(merge base {out['base']['merge_base'][:12]} → head {out['head']['sha'][:12]})",
+        "",
+        "## Check run",
+        "",
+        f"**{cr['title']}**",
+        "",
+        cr["summary"].rstrip(),
+    ]
+    if cr.get("text"):
+        lines += ["", cr["text"].rstrip()]
+    review = out["review"]
+    lines += ["", "---", ""]
+    if review is None:
+        lines += ["## Review", "", "No inline comment: nothing new to post on the diff."]
+    else:
+        lines += [f"## Review (event {review['event']}, commit {review['commit_id'][:12]}): {len(review['comments'])} inline comment(s)"]
+        for c in review["comments"]:
+            lines += ["", f"### `{c['path']}` line {c['line']} ({c['side']})", "", c["body"].rstrip()]
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        revs = resolve(args.repo, args.base, args.head)
+        options = AuditOptions()
+        base = audit_revision(args.repo, revs.base, options)
+        head = audit_revision(args.repo, revs.head, options)
+        diff_text = git_diff(args.repo, revs.base, revs.head)
+    except GitError as exc:
+        print(f"accel-audit: {exc}", file=sys.stderr)
+        return 2
+    review = build_pr_review(base, head, diff_text=diff_text, max_inline=args.max_inline, lang=args.lang)
+    out = review_output(head, review, revs, event=args.event, lang=args.lang)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_markdown(out))
+    return 0
