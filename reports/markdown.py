@@ -76,9 +76,9 @@ def _num(x: float) -> str:
 def _short(title: str) -> str:
     """A short label: the parenthesised acronym when there is one (``Data parallel (DDP)`` -> ``DDP``)."""
     m = re.search(r"\(([^)]*)\)\s*$", title)
-    if m and len(m.group(1)) <= 14 and not m.group(1).lower().startswith(("incl", "e.g")):
+    if m and re.fullmatch(r"[A-Za-z0-9_/+\-. ]{1,14}", m.group(1)) and (m.group(1).upper() == m.group(1) or "_" in m.group(1)):
         return m.group(1)
-    return re.sub(r"\s*\([^)]*\)\s*$", "", title)
+    return re.sub(r"\s*[(（][^)）]*[)）]\s*$", "", title)
 
 
 class _Ctx:

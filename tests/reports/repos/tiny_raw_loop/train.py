@@ -5,9 +5,8 @@ import argparse
 import numpy as np
 import torch
 import yaml
-from torch.utils.data import DataLoader, Dataset
-
 from model import GPT, GPTConfig
+from torch.utils.data import DataLoader, Dataset
 
 
 class TokenDataset(Dataset):
@@ -35,7 +34,7 @@ def main():
     step = 0
     for x, y in loader:
         x, y = x.cuda(), y.cuda()
-        logits, loss = model(x, y)
+        _logits, loss = model(x, y)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

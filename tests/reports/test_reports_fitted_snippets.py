@@ -1,0 +1,82 @@
+"""Snippets fitted to the repository: dialects, TrainingArguments calls, launcher flags, DeepSpeed, Lightning."""
+
+from __future__ import annotations
+
+import ast
+
+import yaml
+
+from checks.engine import build_facts
+from checks.model import Project
+from checks.project import detect_project
+from reports.applicability import gpu
+from reports.snippets import fit, repo_style
+
+from .helpers import fake_check
+
+LIGER = fake_check("D5", snippets={"hf-yaml": "use_liger_kernel: true\n", "python": "from liger_kernel.transformers import AutoLigerKernelForCausalLM\n"})
+FLASH = fake_check("D1", snippets={"hf-yaml": "attn_implementation: flash_attention_2\n"})
+
+
+def style(files: dict[str, str]):
+    facts = build_facts((p, t.encode()) for p, t in files.items())
+    return repo_style(facts, detect_project(facts))
+
+
+def test_axolotl_dialect():
+    s = style({"examples/llama.yml": "base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 2\nsequence_len: 4096\ndatasets:\n  - path: x\n"})
+    snip = fit(LIGER, s)
+    doc = yaml.safe_load(snip.code)
+    assert snip.target == "axolotl" and snip.where == "examples/llama.yml"
+    assert doc["plugins"] == ["axolotl.integrations.liger.LigerPlugin"] and doc["liger_fused_linear_cross_entropy"] is True
+    assert yaml.safe_load(fit(FLASH, s).code) == {"flash_attention": True}
+
+
+def test_llamafactory_dialect():
+    s = style({"examples/sft.yaml": "model_name_or_path: Qwen/Qwen2-7B\nstage: sft\nfinetuning_type: lora\ncutoff_len: 2048\ntemplate: qwen\n"})
+    assert yaml.safe_load(fit(FLASH, s).code) == {"flash_attn": "fa2"}
+    assert yaml.safe_load(fit(LIGER, s).code) == {"enable_liger_kernel": True}
+
+
+def test_training_arguments_call_gets_keywords():
+    s = style({"train.py": "from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', learning_rate=1e-4)\n"})
+    snip = fit(LIGER, s)
+    assert snip.target == "hf-args" and snip.where == "train.py:2"
+    tree = ast.parse(snip.code)
+    call = tree.body[0].value
+    assert call.func.id == "TrainingArguments" and [k.arg for k in call.keywords] == ["use_liger_kernel"]
+
+
+def test_launcher_flags_for_hfargumentparser_scripts():
+    s = style({"run.sh": "torchrun --nproc_per_node 8 train.py --learning_rate 1e-4 --output_dir out\n", "train.py": "import torch\n"})
+    snip = fit(LIGER, s)
+    assert snip.target == "hf-flags" and "--use_liger_kernel True" in snip.code and snip.where == "run.sh:1"
+
+
+def test_deepspeed_and_raw_loop_and_unfitted():
+    ds = fake_check("A3", snippets={"deepspeed-json": '{"zero_optimization": {"stage": 3}}\n', "python": "import deepspeed\n"})
+    s = style({"configs/ds.json": '{"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 1}}', "train.py": "import torch\nloss.backward()\n"})
+    assert fit(ds, s).target == "deepspeed-json" and fit(ds, s).where == "configs/ds.json"
+    raw = style({"train.py": "import torch\nloss.backward()\n"})
+    assert fit(ds, raw).target == "python" and fit(ds, raw).where == "train.py"
+    only_yaml = fake_check("I4", snippets={"hf-yaml": "logging_steps: 10\n"})
+    snip = fit(only_yaml, raw)
+    assert snip.fitted is False and snip.target == "hf-yaml"
+    assert fit(fake_check("X9"), raw) is None
+
+
+def test_lightning_first_when_the_repo_uses_it():
+    chk = fake_check("C1", snippets={"hf-yaml": "bf16: true\n", "lightning": "trainer = L.Trainer(precision=\"bf16-mixed\")\n"})
+    s = style({"train.py": "import lightning as L\ntrainer = L.Trainer(devices=8)\ntrainer.fit(model)\n"})
+    snip = fit(chk, s)
+    assert snip.target == "lightning" and snip.where == "train.py:2"
+    assert "16-mixed" in fit(chk, s, gpu("v100")).code and "bf16" not in fit(chk, s, gpu("v100")).code
+
+
+def test_gpu_names_are_normalised():
+    assert gpu("NVIDIA A100-SXM4-80GB").name == "A100"
+    assert gpu("Tesla V100-PCIE-32GB").bf16 is False
+    assert gpu("H100 80GB HBM3").fp8 is True
+    assert gpu("L40S").fp8 is True
+    assert gpu("tpu-v5") is None and gpu(None) is None
+    assert Project(hardware="h200").hardware == "h200"
