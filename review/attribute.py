@@ -1,8 +1,11 @@
 """Attribute each regression to the line of the diff that caused it.
 
 The candidates are the places the check itself cited (its evidence and findings, head
-and base), then the places that set the same value name (effective-setting lookup in the
-audit's facts). A candidate counts only when its line is a changed line of the diff:
+and base) whose key names the value, then the places that set the same value name with
+the value the check measured (a lookup in the audit's facts); when neither exists, all
+the lines the check cited. Keys compare by the setting they are about (``bf16`` in YAML,
+``bf16.enabled`` in DeepSpeed JSON, ``--bf16`` on a launcher, ``TrainingArguments(bf16=)``).
+A candidate counts only when its line is a changed line of the diff:
 
 1. *changed*: an added line (RIGHT) whose key the PR also removed somewhere (``bf16: true``
    → ``bf16: false``);
@@ -29,7 +32,7 @@ from .diff import LEFT, RIGHT, DiffIndex, FileDiff
 from .model import Change
 from .rules import ALIASES, norm_attention, norm_precision
 
-__all__ = ["Placement", "attribute", "locate", "norm_key"]
+__all__ = ["Placement", "attribute", "feature_key", "locate", "norm_key"]
 
 _CALL_KW = re.compile(r"^[\w.]*\((\w+)=\)$")
 _FLAG_KEYS = {"bf16", "fp16", "half", "amp", "use_amp", "bf16.enabled", "fp16.enabled"}
@@ -71,6 +74,15 @@ def norm_key(raw: str | None) -> str | None:
         k = m.group(1)
     k = k.lstrip("-").lower().replace("-", "_")
     return k or None
+
+
+def feature_key(key: str | None) -> str | None:
+    """The setting a key is about, across file formats: ``bf16.enabled`` and ``bf16`` are both ``bf16``."""
+    if key is None:
+        return None
+    if key.endswith(".enabled"):
+        key = key[: -len(".enabled")]
+    return key.rsplit(".", 1)[-1]
 
 
 def _matches(key: str | None, aliases: tuple[str, ...]) -> bool:
@@ -183,10 +195,12 @@ def _candidates(change: Change, audit: Audit | None, canonical: Any) -> list[_Ca
             own = _cands_of(r.findings, True)
         else:
             own = _cands_of(r.findings, True) + _cands_of(r.evidence, True)
-    own = [c for c in own if _matches(c.key, aliases)]
+    matched = [c for c in own if _matches(c.key, aliases)]
     looked: list[_Cand] = []
     if aliases and finding not in ("status",) and not finding.startswith("finding:"):
         looked = [c for c in _lookup(audit, aliases, finding) if _plausible(finding, c.key, c.value, canonical)]
+    # the check's own lines, whatever their key, when nothing names the value: the check cited them for this result
+    own = matched if (matched or looked) else own
     seen: set[tuple[str, int]] = set()
     out: list[_Cand] = []
     for c in own + looked:
@@ -209,12 +223,14 @@ def _place(change: Change, base: Audit | None, head: Audit, diff: DiffIndex) -> 
         fd = diff.base(c.path)
         if fd is not None and not fd.binary and base is not None and (ln := _changed_line(fd, LEFT, c, base)) is not None:
             left.append((c, fd, ln))
-    head_keys = {c.key for c in head_c}
-    left_keys = {c.key for c, _, _ in left}
+    head_keys = {feature_key(c.key) for c in head_c}
+    left_keys = {feature_key(c.key) for c, _, _ in left}
 
     def right_pl(c: _Cand, fd: FileDiff, ln: int) -> Placement:
-        twin = next((b for b, bfd, _ in left if b.key == c.key and bfd is fd), None) or next((b for b, _, _ in left if b.key == c.key), None)
-        twin_any = twin or next((b for b in base_c if b.key == c.key), None)
+        fk = feature_key(c.key)
+        twin = (next((b for b, bfd, _ in left if feature_key(b.key) == fk and bfd is fd), None)
+                or next((b for b, _, _ in left if feature_key(b.key) == fk), None))
+        twin_any = twin or next((b for b in base_c if feature_key(b.key) == fk), None)
         twin_text = None
         if twin is not None:
             tfd = diff.base(twin.path)
@@ -229,10 +245,10 @@ def _place(change: Change, base: Audit | None, head: Audit, diff: DiffIndex) -> 
         return sorted(items, key=lambda t: (not t[0].own, t[1].path, t[2]))
 
     ranked: list[Placement] = []
-    ranked += [right_pl(*t) for t in order([t for t in right if t[0].key in left_keys])]  # changed
-    ranked += [left_pl(*t) for t in order([t for t in left if t[0].key not in head_keys])]  # removed
-    ranked += [right_pl(*t) for t in order([t for t in right if t[0].key not in left_keys])]  # added
-    ranked += [left_pl(*t) for t in order([t for t in left if t[0].key in head_keys])]  # removed here, still set elsewhere
+    ranked += [right_pl(*t) for t in order([t for t in right if feature_key(t[0].key) in left_keys])]  # changed
+    ranked += [left_pl(*t) for t in order([t for t in left if feature_key(t[0].key) not in head_keys])]  # removed
+    ranked += [right_pl(*t) for t in order([t for t in right if feature_key(t[0].key) not in left_keys])]  # added
+    ranked += [left_pl(*t) for t in order([t for t in left if feature_key(t[0].key) in head_keys])]  # removed here, still set elsewhere
     for p in ranked:
         if diff.valid_target(p.path, p.line, p.side):
             return p

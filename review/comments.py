@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from checks.base import Check, all_checks
 from checks.model import CATEGORIES, FixSafety
 
-from .attribute import Placement
+from .attribute import Placement, feature_key, norm_key
 from .compare import Comparison
 from .diff import LEFT
 from .model import Change, InlineComment
@@ -83,7 +83,7 @@ def suggestion_for(p: Placement) -> str | None:
     if p.side == LEFT or p.key is None:
         return None
     new = p.base_value
-    if new is None and p.change.finding and p.key and p.key.lstrip("-").rsplit(".", 1)[-1].lower() == p.change.finding.lower():
+    if new is None and p.change.finding and feature_key(norm_key(p.key)) == p.change.finding.lower():
         new = p.change.before  # the key is the value's own name: the measured base value fits the line
     if new is None or isinstance(new, (list, tuple, dict)):
         return None
