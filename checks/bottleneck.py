@@ -244,7 +244,7 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         ))
     if b is not None and b < 0.5 and not (st.used("D2") or st.used("D4")):
         out.append(Signal(
-            Bottleneck.LAUNCH, 2,
+            Bottleneck.LAUNCH, 3 if b < 0.2 else 2,
             f"a small model (~{_fmt_b(b)}): each kernel is short, so launch overhead and Python dispatch take a large share of the step",
             f"小模型（约 {_fmt_b(b)}）：每个 kernel 都很短，kernel launch 与 Python 调度开销占比高",
         ))

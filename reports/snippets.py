@@ -11,6 +11,7 @@ Hardware rewrites (BF16 -> FP16 on V100, FlashAttention-2 -> SDPA before Ampere)
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,7 +174,7 @@ def _hf_yaml_to(target: str, code: str, style: RepoStyle) -> str | None:
     if target == "hf-args":
         lines = [f"# {where}", f"training_args = {style.hf_args_class}(", "    # ...your existing arguments...", *(f"    {k}={v!r}," for k, v in doc.items()), ")"]
     else:
-        flags = " ".join(f"--{k} {v}" for k, v in doc.items())
+        flags = " ".join(f"--{k} {shlex.quote(str(v))}" for k, v in doc.items())
         lines = [f"# append to the training command in {where}", flags]
     return "\n".join(lines) + "\n"
 

@@ -1,0 +1,107 @@
+"""Step zero: the bottleneck guess from code features, and its honesty when the signals are weak."""
+
+from __future__ import annotations
+
+from checks.bottleneck import classify, classify_bottleneck
+from checks.engine import audit_files, build_facts
+from checks.model import Bottleneck, Project, Status
+from checks.project import detect_project
+
+from .helpers import result
+
+U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
+
+
+def verdict(files: dict[str, str], statuses: dict[str, Status] | None = None, **project):
+    facts = build_facts((p, t.encode()) for p, t in files.items())
+    proj = detect_project(facts)
+    for k, v in project.items():
+        setattr(proj, k, v)
+    results = [result(cid, st) for cid, st in (statuses or {}).items()]
+    return classify(facts, proj, results)
+
+
+def test_fp32_training_is_compute_bound():
+    v = verdict({"train.py": "import torch\nloss = model(x)\nloss.backward()\n"}, {"C1": N})
+    assert v.bottleneck == Bottleneck.COMPUTE
+    assert any("FP32" in r for r in v.reasons) and any("FP32" in r for r in v.reasons_zh)
+
+
+def test_remote_data_and_no_workers_is_data_io_bound():
+    files = {
+        "train.yaml": "data_path: s3://bucket/corpus/\noutput_dir: /mnt/out\nbf16: true\n",
+        "train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=0)\nloss.backward()\n",
+    }
+    v = verdict(files, {"C1": U})
+    assert v.bottleneck == Bottleneck.DATA_IO
+    assert any("remote object storage" in r and "train.yaml:1" in r for r in v.reasons)
+    assert any("num_workers = 0" in r and "train.py:2" in r for r in v.reasons)
+
+
+def test_output_paths_are_not_data_sources():
+    files = {"train.yaml": "output_dir: s3://bucket/ckpt\nsave_dir: hdfs://x/ckpt\nbf16: true\n", "train.py": "loss.backward()\n"}
+    v = verdict(files, {"C1": U})
+    assert not any("remote" in r for r in v.reasons)
+
+
+def test_multi_node_fully_sharded_without_rdma_is_communication_bound():
+    files = {
+        "run.sh": "torchrun --nnodes 4 --nproc_per_node 8 train.py --deepspeed ds.json\n",
+        "ds.json": '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 3, "overlap_comm": false}}',
+        "train.py": "import deepspeed\nloss.backward()\n",
+    }
+    v = verdict(files, {"C1": U, "E1": N, "E2": N})
+    assert v.bottleneck == Bottleneck.COMMUNICATION
+    assert any("4 nodes" in r for r in v.reasons) and any("ZeRO-3" in r for r in v.reasons)
+
+
+def test_long_sequences_without_fused_attention_are_memory_bound():
+    files = {"train.yaml": "max_seq_length: 16384\nbf16: true\n", "train.py": "loss.backward()\n"}
+    v = verdict(files, {"C1": U, "D1": N, "D2": N, "D5": N, "D6": N})
+    assert v.bottleneck == Bottleneck.MEMORY
+    assert any("16384" in r for r in v.reasons)
+
+
+def test_small_model_with_sync_points_is_launch_bound():
+    files = {"train.py": "import torch\nfor x in dl:\n    loss = model(x)\n    loss.backward()\n    print(loss.item())\n"}
+    v = verdict(files, {"C1": U, "D2": N, "D4": N}, params_billions=0.05)
+    assert v.bottleneck == Bottleneck.LAUNCH
+    assert v.scores == {"launch-bound": 3, "latency-bound": 1}
+
+
+def test_inference_only_projects():
+    engine = verdict({"serve.py": "from vllm import LLM\nllm = LLM('meta-llama/Llama-3.1-8B')\nllm.generate(prompts)\n"})
+    assert engine.bottleneck == Bottleneck.MEMORY
+    eager = verdict({"chat.py": "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('gpt2')\nout = m.generate(ids)\n"},
+                    does_training=False, does_inference=True)
+    assert eager.bottleneck == Bottleneck.LATENCY and any("chat.py:3" in r for r in eager.reasons)
+
+
+def test_weak_or_conflicting_signals_need_profiling():
+    weak = verdict({"train.py": "loss.backward()\n"}, {"C1": U})
+    assert weak.bottleneck == Bottleneck.UNKNOWN and "profile" in weak.reasons[0]
+    tie = verdict(
+        {"train.yaml": "data_path: s3://bucket/x\n", "train.py": "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0)\nloss.backward()\n"},
+        {"C1": N},
+    )
+    assert tie.bottleneck == Bottleneck.UNKNOWN
+    assert "compute-bound" in tie.reasons[0] and "data-io-bound" in tie.reasons[0]
+    assert any(r.startswith("compute-bound: ") for r in tie.reasons)
+    nothing = verdict({"README.md": "hello\n"}, does_training=False)
+    assert nothing.bottleneck == Bottleneck.UNKNOWN
+
+
+def test_checks_that_did_not_run_are_not_signals():
+    files = {"train.py": "loss.backward()\n"}
+    assert verdict(files, {}).scores == {}  # C1 never ran: no FP32 claim
+    assert verdict(files, {"C1": P}).scores == {}
+
+
+def test_the_engine_writes_the_verdict_into_the_project():
+    audit = audit_files([("train.py", b"import torch\nloss = model(x)\nloss.backward()\n")])
+    p = audit.project
+    assert isinstance(p.bottleneck, Bottleneck) and p.bottleneck_reasons
+    assert len(p.notes["bottleneck_reasons_zh"]) == len(p.bottleneck_reasons)
+    assert p.to_json()["bottleneck"] == p.bottleneck.value
+    again = Project()
+    assert classify_bottleneck(audit.facts, again, audit.results) == p.bottleneck
