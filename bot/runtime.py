@@ -49,6 +49,7 @@ class Tuning:
     retry_base_delay: float = 1.0  # first backoff step for GitHub 5xx and timeouts
     max_job_attempts: int = 5
     job_retry_delay: float = 30.0  # first backoff step when a whole job fails transiently
+    redis_blocking: bool = True  # workers wait on BRPOP (tests drain the queue themselves)
 
 
 @dataclass(slots=True)
@@ -107,7 +108,7 @@ def build_runtime(
 
         redis_client = redis.Redis.from_url(settings.redis_url)
         store: JobStore = RedisStore(settings.redis_url)
-        huey: Huey = RedisHuey(QUEUE_NAME, url=settings.redis_url, results=False, blocking=True, read_timeout=1)
+        huey: Huey = RedisHuey(QUEUE_NAME, url=settings.redis_url, results=False, blocking=tuning.redis_blocking, read_timeout=1)
         pacer = RedisPacer(redis_client, tuning.write_interval)
         cache: FactsCache = RedisFactsCache(redis_client)
     else:

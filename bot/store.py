@@ -120,8 +120,7 @@ class SqliteStore:
         self.path = str(path)
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._tx() as c:
-            c.executescript(_SCHEMA)
+        self._conn().executescript(_SCHEMA)
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
