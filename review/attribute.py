@@ -62,6 +62,7 @@ class _Cand:
     key: str | None  # normalised
     value: Any
     own: bool  # the check's own evidence or finding (not a lookup by name)
+    snippet: str = ""  # the source line the audit saw there
 
 
 def norm_key(raw: str | None) -> str | None:
@@ -101,7 +102,7 @@ def _matches(key: str | None, aliases: tuple[str, ...]) -> bool:
 
 
 def _cands_of(evs: list[Evidence], own: bool) -> list[_Cand]:
-    return [_Cand(e.path, e.line, e.key, norm_key(e.key), e.value, own) for e in evs]
+    return [_Cand(e.path, e.line, e.key, norm_key(e.key), e.value, own, e.snippet) for e in evs]
 
 
 def _lookup(audit: Audit, aliases: tuple[str, ...], finding: str) -> list[_Cand]:
@@ -111,11 +112,11 @@ def _lookup(audit: Audit, aliases: tuple[str, ...], finding: str) -> list[_Cand]
     plain = [a for a in aliases if "." not in a]
     dotted = [a for a in aliases if "." in a]
     if plain:
-        out += [_Cand(s.path, s.line, s.key, norm_key(s.key), s.value, False) for s in facts.settings(*plain)]
+        out += [_Cand(s.path, s.line, s.key, norm_key(s.key), s.value, False, s.text) for s in facts.settings(*plain)]
     if dotted:
-        out += [_Cand(e.path, e.line, e.dotted, norm_key(e.dotted), e.value, False) for e in facts.config(*dotted)]
+        out += [_Cand(e.path, e.line, e.dotted, norm_key(e.dotted), e.value, False, e.text) for e in facts.config(*dotted)]
     if finding.startswith("NCCL_"):
-        out += [_Cand(e.path, e.line, e.name, e.name.lower(), e.value, False) for e in facts.envs(finding) if e.name == finding]
+        out += [_Cand(e.path, e.line, e.name, e.name.lower(), e.value, False, e.text) for e in facts.envs(finding) if e.name == finding]
     return out
 
 
@@ -139,6 +140,22 @@ def _plausible(finding: str, key: str | None, value: Any, canonical: Any) -> boo
     return tv is not None and tv == tc
 
 
+def _agrees(text: str, c: _Cand) -> bool:
+    """The diff's line is the one the audit saw: same source text, or it names the key.
+
+    Guards against line numbers of another version (a base audited at the branch tip
+    while the PR's diff is taken against the merge base).
+    """
+    t = text.strip()
+    snip = (c.snippet or "").strip()
+    if snip and (t == snip or (len(snip) >= 20 and t.startswith(snip[:80]))):
+        return True
+    low = t.lower()
+    names = {n for n in (feature_key(c.key), (c.key or "").rsplit(".", 1)[-1]) if n}
+    low = low.replace("-", "_")
+    return any(re.search(r"(?<![a-z0-9])" + re.escape(n) + r"(?![a-z0-9])", low) for n in names)
+
+
 def _launch_stops(audit: Audit, path: str) -> list[int]:
     return sorted(x.line for x in audit.facts.launches() if x.path == path)
 
@@ -147,7 +164,7 @@ def _changed_line(fd: FileDiff, side: str, c: _Cand, audit: Audit) -> int | None
     """The changed line of the diff that sets ``c``: its own line, or for a launcher flag the continuation line that holds it."""
     lines = fd.added if side == RIGHT else fd.removed
     if c.line in lines:
-        return c.line
+        return c.line if _agrees(lines[c.line], c) else None
     if not c.raw_key or not c.raw_key.startswith("-"):
         return None
     stops = [x for x in _launch_stops(audit, c.path) if x > c.line]

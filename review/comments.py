@@ -16,7 +16,8 @@ from .model import Change, InlineComment
 from .suggest import rewrite_line
 
 __all__ = [
-    "BODY_LIMIT", "FP_MARKER", "changes_section", "comment_body", "fingerprint", "inline_comments", "marker", "parse_fingerprint", "suggestion_for",
+    "BODY_LIMIT", "FP_MARKER", "changes_section", "comment_body", "fingerprint", "inline_comments", "marker", "parse_fingerprint",
+    "parse_fingerprints", "suggestion_for",
 ]
 
 BODY_LIMIT = 65_536
@@ -35,6 +36,7 @@ _T = {
         "not_inline": "Not commented inline", "not_in_diff": "not changed by this PR", "over_limit": "over the inline comment limit ({n})",
         "removed_line": "removed line", "more": "… and {n} more", "no_base": "The base branch could not be audited: only findings on lines this PR adds are listed.",
         "counts": "**{r}** regression(s) · **{i}** improvement(s)", "unknown_place": "cause not located",
+        "also": "Also on this line:",
     },
     "zh": {
         "regression": "性能回退", "why": "代价", "fix": "修复", "restore": "本 PR 删除了下面这一行；恢复它即可回到 base 的行为：",
@@ -45,6 +47,7 @@ _T = {
         "not_inline": "未以行内评论发出", "not_in_diff": "不在本 PR 的改动中", "over_limit": "超出行内评论上限（{n} 条）",
         "removed_line": "被删除的行", "more": "…… 另有 {n} 项", "no_base": "无法审计 base 分支：只列出本 PR 新增行上的问题。",
         "counts": "**{r}** 项回退 · **{i}** 项改进", "unknown_place": "未定位到原因",
+        "also": "同一行的另一项：",
     },
 }
 
@@ -65,6 +68,11 @@ def marker(fp: str) -> str:
 def parse_fingerprint(body: str | None) -> str | None:
     m = FP_MARKER.search(body or "")
     return m.group(1) if m else None
+
+
+def parse_fingerprints(body: str | None) -> list[str]:
+    """Every finding a comment carries (several when findings on one line were folded together)."""
+    return FP_MARKER.findall(body or "")
 
 
 def _registry() -> dict[str, Check]:
@@ -96,7 +104,8 @@ def _code_fence(body: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def comment_body(p: Placement, lang: str = "en", check: Check | None = None) -> str:
+def comment_body(p: Placement, lang: str = "en", check: Check | None = None, also: list[tuple[Placement, Check | None]] | None = None) -> str:
+    """Markdown for one inline comment; ``also``: further findings on the same line, each with its own marker."""
     t = _t(lang)
     c = p.change
     what = (c.what_zh or c.what) if lang == "zh" else c.what
@@ -115,12 +124,19 @@ def comment_body(p: Placement, lang: str = "en", check: Check | None = None) -> 
     elif check is not None:
         fix = (check.fix_zh if lang == "zh" else check.fix) or check.fix
         parts += ["", f"**{t['fix']}:** {fix}"]
-    parts += ["", marker(c.fingerprint)]
+    markers = [marker(c.fingerprint)]
+    for q, qcheck in also or []:
+        qc = q.change
+        q_title = (getattr(qcheck, "title_zh", None) if lang == "zh" else None) or (qcheck.title if qcheck else qc.check)
+        q_what = (qc.what_zh or qc.what) if lang == "zh" else qc.what
+        q_why = (qc.why_zh or qc.why) if lang == "zh" else qc.why
+        parts += ["", f"**{t['also']} {qc.check} {q_title}:** {q_what}. {q_why}"]
+        markers.append(marker(qc.fingerprint))
+    tail = "\n\n" + "\n".join(markers)
     body = "\n".join(parts)
-    if len(body) > BODY_LIMIT:
-        tail = "\n\n" + marker(c.fingerprint)
-        body = body[: BODY_LIMIT - len(tail) - 2].rsplit("\n", 1)[0] + "\n…" + tail
-    return body
+    if len(body) + len(tail) > BODY_LIMIT:
+        body = body[: BODY_LIMIT - len(tail) - 2].rsplit("\n", 1)[0] + "\n…"
+    return body + tail
 
 
 def _short(v: object) -> str:
@@ -133,15 +149,20 @@ def _short(v: object) -> str:
 def inline_comments(placements: list[Placement], max_inline: int, lang: str = "en") -> tuple[list[InlineComment], list[Placement]]:
     """Comments for the first ``max_inline`` placements (already in priority order), and the overflow."""
     reg = _registry()
+    groups: dict[tuple[str, int, str], list[Placement]] = {}
+    for p in placements:  # one comment per line: GitHub shows several on one line as separate threads, which reads as noise
+        groups.setdefault((p.path, p.line, p.side), []).append(p)
     out: list[InlineComment] = []
     over: list[Placement] = []
-    for p in placements:
+    for group in groups.values():
         if len(out) >= max(0, max_inline):
-            over.append(p)
+            over += group
             continue
-        p.change.suggestion = suggestion_for(p)
-        body = comment_body(p, lang, reg.get(p.change.check))
-        out.append(InlineComment(path=p.path, line=p.line, side=p.side, body=body, fingerprint=p.change.fingerprint))
+        host, rest = group[0], group[1:]
+        host.change.suggestion = suggestion_for(host)
+        body = comment_body(host, lang, reg.get(host.change.check), [(q, reg.get(q.change.check)) for q in rest])
+        out.append(InlineComment(path=host.path, line=host.line, side=host.side, body=body, fingerprint=host.change.fingerprint,
+                                 also=[q.change.fingerprint for q in rest]))
     return out, over
 
 

@@ -156,10 +156,10 @@ def _change(check: str, v: Verdict, finding: str, before: Any, after: Any) -> Ch
 
 def _value_changes(rb: CheckResult, rh: CheckResult, base: Audit, head: Audit, env: Env) -> list[Change]:
     out: list[Change] = []
-    names = [n for n in rh.values if n in rb.values] + [n for n in rb.values if n not in rh.values and n == "nccl_vars"]
+    names = [n for n in rh.values if n in rb.values] + [n for n in rb.values if n not in rh.values and n in ("nccl_vars", "rdma_vars")]
     for name in names:
         before, after = rb.values.get(name), rh.values.get(name)
-        if name == "nccl_vars":
+        if name in ("nccl_vars", "rdma_vars"):
             multi = env.multi_node or base.project.multi_node
             b_map, a_map = _as_nccl(before) or {}, _as_nccl(after) or {}
             out += [_change(rh.id, v, var, b_map.get(var), a_map.get(var)) for var, v in _nccl(rh.id, before, after or [], env, multi)]
@@ -181,8 +181,8 @@ def _status_change(rb: CheckResult, rh: CheckResult, reg: dict[str, Check]) -> C
     worse = _RANK[rh.status] < _RANK[rb.status]
     check = reg.get(rh.id)
     title_zh = getattr(check, "title_zh", rh.title) if check else rh.title
-    what = f"{rh.id} {rh.title}: {rb.status.value} → {rh.status.value}"
-    what_zh = f"{rh.id} {title_zh}：{_STATUS_ZH[rb.status]} → {_STATUS_ZH[rh.status]}"
+    what = f"{rh.title}: {rb.status.value} → {rh.status.value}"
+    what_zh = f"{title_zh}：{_STATUS_ZH[rb.status]} → {_STATUS_ZH[rh.status]}"
     detail = f" Now: {rh.detail}." if rh.detail else ""
     if worse:
         benefit = (check.benefit if check and check.benefit else "").rstrip(".")
@@ -215,7 +215,7 @@ def _finding_changes(rb: CheckResult | None, rh: CheckResult, reg: dict[str, Che
         if sig in base_sigs or sig in seen:
             continue
         seen.add(sig)
-        what = f"{rh.id} {rh.title}: `{e.snippet.strip()[:120]}`"
+        what = f"{rh.title}: `{e.snippet.strip()[:120]}`"
         why = (f"{rh.detail}. " if rh.detail else "") + why_base
         out.append(Change(check=rh.id, kind="regression", what=what, why=why.strip(), key=e.key, before=None, after=e.value,
                           finding=f"finding:{_finding_key(e)}", what_zh=what, why_zh=why.strip()))
@@ -225,7 +225,7 @@ def _finding_changes(rb: CheckResult | None, rh: CheckResult, reg: dict[str, Che
             if sig in head_sigs or sig in seen:
                 continue
             seen.add(sig)
-            what = f"{rh.id} {rh.title}: `{e.snippet.strip()[:120]}` no longer reported"
+            what = f"{rh.title}: `{e.snippet.strip()[:120]}` no longer reported"
             out.append(Change(check=rh.id, kind="improvement", what=what, why="The finding is gone.", key=e.key, before=e.value,
                               finding=f"finding:{_finding_key(e)}", what_zh=what, why_zh="该问题已消除。"))
     return out

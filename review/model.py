@@ -36,6 +36,7 @@ class InlineComment:
     fingerprint: str
     start_line: int | None = None
     start_side: str | None = None
+    also: list[str] = field(default_factory=list)  # fingerprints of further findings on the same line, folded into this comment
 
 
 @dataclass(slots=True)

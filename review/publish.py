@@ -1,13 +1,13 @@
 """Post the review on GitHub: one review per push, only new findings, fixed ones replied to and resolved.
 
 - Existing review comments are listed (all pages); a top-level comment of ours carries
-  ``<!-- accel-audit:fp=... -->``. A finding whose fingerprint is already on an open
-  thread is not posted again.
+  ``<!-- accel-audit:fp=... -->`` (several when findings on one line share a comment). A
+  comment whose findings are all on an open thread already is not posted again.
 - New comments go out in one ``POST /pulls/{n}/reviews`` with ``event`` COMMENT or
   REQUEST_CHANGES (never a PENDING review); nothing is posted when nothing is new.
-- A fingerprint that disappeared from the findings gets a reply "Fixed in <sha>" on its
-  thread (marked ``<!-- accel-audit:fixed=... -->`` so it is said once), and the thread is
-  resolved with GraphQL ``resolveReviewThread``. Nothing is ever deleted.
+- A thread all of whose findings disappeared gets a reply "Fixed in <sha>" (marked
+  ``<!-- accel-audit:fixed=... -->`` so it is said once), and the thread is resolved
+  with GraphQL ``resolveReviewThread``. Nothing is ever deleted.
 - Writes are sent one at a time, ``write_interval`` seconds apart (GitHub's secondary
   rate limits ask for about one second between content-creating requests).
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 from githubkit import GitHub
 
-from .comments import parse_fingerprint
+from .comments import parse_fingerprints
 from .model import InlineComment, PRReview
 
 __all__ = ["EVENTS", "publish_review", "review_request"]
@@ -135,24 +135,28 @@ async def publish_review(
         raise ValueError(f"review event must be one of {EVENTS}, not {event!r}")
     prefix = path_prefix.strip("/") + "/" if path_prefix.strip("/") else ""
     existing = await _list_review_comments(gh, owner, repo, pull_number)
-    top: dict[str, dict[str, Any]] = {}
+    threads_of_ours: list[tuple[dict[str, Any], list[str]]] = []  # our top-level comments and the findings each carries
     fixed_said: set[str] = set()
     for c in existing:
         body = c.get("body") or ""
         if c.get("in_reply_to_id"):
-            m = _FIXED.search(body)
-            if m and _ours(c):
-                fixed_said.add(m.group(1))
+            if _ours(c):
+                fixed_said.update(_FIXED.findall(body))
             continue
-        fp = parse_fingerprint(body)
-        if fp and _ours(c) and str(c.get("path") or "").startswith(prefix) and fp not in top:
-            top[fp] = c
-    live = {fp: c for fp, c in top.items() if fp not in fixed_said}
-    current = {c.fingerprint for c in review.regressions if c.fingerprint} | {c.fingerprint for c in review.comments}
+        fps = parse_fingerprints(body)
+        if fps and _ours(c) and str(c.get("path") or "").startswith(prefix):
+            threads_of_ours.append((c, fps))
+    # a thread is open while one of its findings has not been declared fixed
+    open_threads = [(c, fps) for c, fps in threads_of_ours if not set(fps) <= fixed_said]
+    live = {fp for _, fps in open_threads for fp in fps}
+    current = {c.fingerprint for c in review.regressions if c.fingerprint}
+    for ic in review.comments:
+        current.add(ic.fingerprint)
+        current.update(ic.also)
 
     result: dict[str, Any] = {"review_id": None, "posted": [], "already_commented": [], "fixed": [], "resolved": []}
-    new = [c for c in review.comments if c.fingerprint not in live]
-    result["already_commented"] = [c.fingerprint for c in review.comments if c.fingerprint in live]
+    new = [ic for ic in review.comments if not {ic.fingerprint, *ic.also} <= live]
+    result["already_commented"] = [ic.fingerprint for ic in review.comments if {ic.fingerprint, *ic.also} <= live]
     writes = 0
 
     async def pace() -> None:
@@ -166,21 +170,21 @@ async def publish_review(
         body = review_request(review, commit_id, event=event, comments=new, path_prefix=path_prefix)
         resp = await gh.rest.pulls.async_create_review(owner, repo, pull_number, data=body)
         result["review_id"] = resp.json().get("id")
-        result["posted"] = [c.fingerprint for c in new]
+        result["posted"] = [ic.fingerprint for ic in new]
 
-    gone = [fp for fp in live if fp not in current]
+    gone = [(c, fps) for c, fps in open_threads if not set(fps) & current and isinstance(c.get("id"), int)]
     if gone:
         threads = await _threads(gh, owner, repo, pull_number)
-        for fp in gone:
-            comment = live[fp]
-            thread = threads.get(comment.get("id")) if isinstance(comment.get("id"), int) else None
+        for comment, fps in gone:
+            thread = threads.get(comment["id"])
             if thread is not None and thread[1]:
                 continue  # someone already resolved it: say nothing
             await pace()
+            markers = "\n".join(f"<!-- accel-audit:fixed={fp} -->" for fp in fps)
             await gh.rest.pulls.async_create_reply_for_review_comment(
-                owner, repo, pull_number, comment["id"], body=f"Fixed in {commit_id}.\n\n<!-- accel-audit:fixed={fp} -->"
+                owner, repo, pull_number, comment["id"], body=f"Fixed in {commit_id}.\n\n{markers}"
             )
-            result["fixed"].append(fp)
+            result["fixed"] += fps
             if thread is not None:
                 await pace()
                 await gh.async_graphql(RESOLVE_MUTATION, {"threadId": thread[0]})

@@ -196,7 +196,9 @@ def norm_attention(v: Any) -> str | None:
         return "flash_attention_2"
     if "flex" in s:
         return "flex_attention"
-    if "sdpa" in s or "scaled_dot_product" in s or s in {"xformers", "mem_efficient", "memory_efficient"}:
+    if "transformer-engine" in s or "transformer_engine" in s:
+        return "flash_attention_2"  # TransformerEngine's fused attention runs flash/cuDNN kernels
+    if "sdpa" in s or "scaled_dot_product" in s or s in {"xformers", "mem_efficient", "memory_efficient", "default", "auto"}:
         return "sdpa"
     if s in {"eager", "math", "vanilla", "none", "standard", "naive", "false"}:
         return "eager"

@@ -133,3 +133,13 @@ def test_two_regressions_of_one_check_do_not_share_a_line(tmp_path):
     placed, unplaced = _run(tmp_path, {"train.yaml": YAML_BASE}, {"train.yaml": head_yaml}, base, head)
     assert len(placed) == 2  # two checks may each comment the line they cite
     assert {p.change.check for p in placed} == {"I3", "I4"} and unplaced == []
+
+
+def test_line_numbers_of_another_version_are_not_trusted(tmp_path):
+    # the base audit saw `bf16: true` at line 2, but in the diff's base line 2 is something else
+    base_yaml = "model_name_or_path: m\nlr: 0.1\nbf16: true\n"
+    head_yaml = "model_name_or_path: m\nbf16: true\n"
+    base = synthetic([result("C1", U, [Evidence("train.yaml", 2, "bf16: true", "bf16", True)], {"precision": "bf16"})])
+    head = synthetic([result("C1", N, [], {"precision": "fp32"})])
+    placed, [u] = _run(tmp_path, {"train.yaml": base_yaml}, {"train.yaml": head_yaml}, base, head)
+    assert placed == [] and u.check == "C1"

@@ -211,3 +211,28 @@ def test_request_changes_and_path_prefix_for_a_monorepo_project():
     assert [c["path"] for c in body["comments"]] == ["llm/train.yaml"]
     assert out["fixed"] == [] and fake.replies == []  # never resolves a thread outside its project
     assert re.fullmatch(r"[0-9a-f]{20}", out["posted"][0])
+
+
+def _same_line_review(f1: int, f2: int):
+    """F1 and F2 both cite the num_workers line: their findings share one comment."""
+    ev = lambda n: Evidence("train.yaml", 2, f"dataloader_num_workers: {n}", "dataloader_num_workers", n)  # noqa: E731
+    base = synthetic([result("F1", U, [ev(8)], {"num_workers": 8}), result("F2", U, [ev(8)], {"prefetch_factor": 2})])
+    head = synthetic([result("F1", U if f1 else N, [ev(f1)], {"num_workers": f1}), result("F2", U if f2 else N, [ev(f1)], {"prefetch_factor": f2})])
+    patch = f"@@ -1,2 +1,2 @@\n model: m\n-dataloader_num_workers: 8\n+dataloader_num_workers: {f1}"
+    return build_pr_review(base, head, files=[{"filename": "train.yaml", "status": "modified", "patch": patch}])
+
+
+def test_findings_on_one_line_share_a_comment_and_its_thread():
+    review = _same_line_review(0, 0)
+    [c] = review.comments
+    assert len(c.also) == 1 and c.body.count("<!-- accel-audit:fp=") == 2 and "Also on this line:" in c.body
+    fake = FakeGitHub()
+    with respx.mock(assert_all_called=False) as router:
+        fake.mount(router)
+        _publish(review, "a" * 40)
+        assert _publish(_same_line_review(0, 0), "b" * 40)["posted"] == []
+        partly = _publish(_same_line_review(0, 2), "c" * 40)  # prefetch back, workers still 0: the thread stays open
+        assert partly["fixed"] == [] and fake.replies == [] and fake.resolved == []
+        both = _publish(_same_line_review(8, 2), "d" * 40)
+    assert sorted(both["fixed"]) == sorted([c.fingerprint, *c.also]) and len(fake.replies) == 1 and len(fake.resolved) == 1
+    assert len(fake.reviews) == 1
