@@ -130,7 +130,7 @@ def comment_body(p: Placement, lang: str = "en", check: Check | None = None, als
         q_title = (getattr(qcheck, "title_zh", None) if lang == "zh" else None) or (qcheck.title if qcheck else qc.check)
         q_what = (qc.what_zh or qc.what) if lang == "zh" else qc.what
         q_why = (qc.why_zh or qc.why) if lang == "zh" else qc.why
-        parts += ["", f"**{t['also']} {qc.check} {q_title}:** {q_what}. {q_why}"]
+        parts += ["", f"**{t['also']} {qc.check} {q_title}:** {q_what} — {q_why}"]
         markers.append(marker(qc.fingerprint))
     tail = "\n\n" + "\n".join(markers)
     body = "\n".join(parts)

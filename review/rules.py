@@ -88,7 +88,7 @@ def _ckpt_extra(a: float, b: float, env: Env) -> tuple[str, str]:
     zh = "：每次保存都会阻塞训练，写出权重和优化器状态"
     if env.params_b:
         size = 14 * env.params_b  # bf16 weights + fp32 master copy + Adam m and v: 2 + 4 + 8 bytes per parameter
-        en += f" (about {_gb(size)} per full checkpoint of a {env.params_b:g}B model with Adam state)"
+        en += f" (about {_gb(size)} per full checkpoint with Adam state for {env.params_b:g}B parameters)"
         zh += f"（{env.params_b:g}B 模型含 Adam 状态的完整检查点约 {_gb(size)}）"
     return en, zh
 
@@ -132,6 +132,9 @@ def _prefetch(name: str, before: Any, after: Any, env: Env) -> Verdict | None:
         return None
     what = f"`{name}` {fmt(a)} → {fmt(b)}"
     if b < a:
+        if b == 0:
+            return Verdict(-1, what, f"no batch is prepared ahead any more (was {fmt(a)} per worker): the GPU waits for every batch to be loaded.",
+                           what, f"不再预取任何 batch（原为每个 worker {fmt(a)} 个）：GPU 要等每个 batch 加载完成。")
         return Verdict(-1, what, f"each worker keeps {fmt(b)} batch(es) ready instead of {fmt(a)}: less slack to absorb slow reads.",
                        what, f"每个 worker 预取的 batch 从 {fmt(a)} 个减为 {fmt(b)} 个：吸收读取抖动的余量变小。")
     return Verdict(1, what, f"each worker keeps {fmt(b)} batches ready instead of {fmt(a)}.", what, f"每个 worker 预取 {fmt(b)} 个 batch（原为 {fmt(a)}）。")
