@@ -48,14 +48,15 @@ _MODEL_KEYS = (
     "model_path", "base_model_name_or_path", "tokenizer_name_or_path", "model", "pretrained_model", "hf_model",
 )
 _FAMILIES = (
-    ("llava", "llava"), ("internvl", "internvl"), ("qwen2-vl", "qwen2_vl"), ("qwen2.5-vl", "qwen2_5_vl"), ("qwen-vl", "qwen_vl"),
+    ("qwen3-vl", "qwen3_vl"), ("llava", "llava"), ("internvl", "internvl"), ("qwen2-vl", "qwen2_vl"), ("qwen2.5-vl", "qwen2_5_vl"), ("qwen-vl", "qwen_vl"),
     ("minicpm-v", "minicpm_v"), ("idefics", "idefics"), ("paligemma", "paligemma"), ("mllama", "mllama"), ("pixtral", "pixtral"),
     ("mixtral", "mixtral"), ("mistral", "mistral"), ("llama", "llama"), ("qwen3", "qwen3"), ("qwen2", "qwen2"), ("qwen", "qwen"),
     ("gemma", "gemma"), ("phi", "phi"), ("chatglm", "glm"), ("glm", "glm"), ("deepseek", "deepseek"), ("baichuan", "baichuan"),
     ("falcon", "falcon"), ("gpt2", "gpt2"), ("gpt-neox", "gpt_neox"), ("pythia", "gpt_neox"), ("opt-", "opt"), ("bloom", "bloom"),
     ("t5", "t5"), ("olmo", "olmo"), ("granite", "granite"), ("yi-", "yi"), ("internlm", "internlm"),
 )
-_MULTIMODAL_FAMILIES = {"llava", "internvl", "qwen2_vl", "qwen2_5_vl", "qwen_vl", "minicpm_v", "idefics", "paligemma", "mllama", "pixtral"}
+_MULTIMODAL_FAMILIES = {"llava", "internvl", "qwen2_vl", "qwen2_5_vl", "qwen_vl", "minicpm_v", "idefics", "paligemma", "mllama", "pixtral",
+                        "qwen3_vl"}
 _MM_NAMES = (
     "LlavaForConditionalGeneration", "LlavaNextForConditionalGeneration", "Qwen2VLForConditionalGeneration",
     "Qwen2_5_VLForConditionalGeneration", "AutoModelForVision2Seq", "AutoModelForImageTextToText", "CLIPVisionModel",
@@ -74,7 +75,19 @@ _PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z0-9])")
 _SEQ_KEYS = ("max_seq_length", "max_seq_len", "model_max_length", "seq_length", "seq_len", "cutoff_len", "block_size",
              "sequence_len", "max_length", "context_length", "encoder_seq_length", "max_position_embeddings", "max_source_length")
 _INFERENCE_ENGINES = ("vllm", "sglang", "tensorrt_llm", "text_generation_server", "lmdeploy", "exllamav2", "ctranslate2", "llama_cpp", "onnxruntime")
-_INFER_PATH = re.compile(r"(infer|serve|serving|server|generate|generation|chat|demo|predict|deploy|api|app)", re.I)
+# a file or folder named for inference, as a whole word: ``chat.py``, ``serve/``, ``inference_vllm.py``; not
+# ``chatglm_train.py``, ``apply_lora.py`` or ``mapping.py``
+_INFER_PATH = re.compile(
+    r"(?:^|[/_\-.])(infer\w*|serve|serving|server|generate|generation|chat|demo|predict\w*|deploy\w*|api|app|gradio|webui|sample|sampling)"
+    r"(?=[/_\-.]|$)",
+    re.I,
+)
+_SERVING_LAUNCHERS = ("vllm", "sglang", "lmdeploy", "text-generation-launcher", "trtllm-serve", "trtllm-build", "tritonserver")
+_SERVING_IMAGES = ("vllm/vllm-openai", "lmsysorg/sglang", "text-generation-inference", "tritonserver", "openmmlab/lmdeploy")
+# trainers that generate rollouts every step (their throughput is inference throughput)
+_ONLINE_RL = ("GRPOTrainer", "PPOTrainer", "RLOOTrainer", "OnlineDPOTrainer", "NashMDTrainer", "XPOTrainer")
+_RL_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_ppo|openrlhf\.cli\.train_grpo)")
+_ALIGN_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_(ppo|grpo|dpo|kto|rm|prm|kd)|trl\s+(dpo|grpo|kto|orpo))")
 _FINETUNE_HINT = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
 
 
@@ -158,9 +171,12 @@ def detect_project(facts: Facts, hardware: str | None = None) -> Project:
     p.multimodal = bool(
         set(p.model_families) & _MULTIMODAL_FAMILIES
         or facts.uses(*_MM_NAMES)
+        # ``Qwen2VLForConditionalGeneration.from_pretrained(...)`` resolves to ``transformers.<Class>.from_pretrained``
+        or facts.uses(*(f"{n}.*" for n in _MM_NAMES))
         or facts.config(*_MM_KEYS)
         or facts.arg_options(*_MM_KEYS)
         or facts.fields(*_MM_KEYS)
+        or any(set(launch.script_args) & set(_MM_KEYS) for launch in facts.launches())
     )
     p.model_type = "MLLM" if p.multimodal else ("LLM" if (names or _looks_llm(facts, p)) else "unknown")
 
@@ -180,9 +196,12 @@ def detect_project(facts: Facts, hardware: str | None = None) -> Project:
         facts.calls(*_ALIGN_TRAINERS) or facts.imports(*(f"trl.{t}" for t in _ALIGN_TRAINERS))
         or any(isinstance(s.value, str) and _ALIGN_WORDS.match(s.value) for s in facts.settings("stage", "rl", "rlhf_type", "training_type", "train_type", "task"))
         or facts.settings("teacher_model", "teacher_model_name_or_path", "distill_alpha", "kd_temperature", "beta_dpo", "dpo_beta")
+        or facts.uses("liger_kernel.chunked_loss.*", "LigerFusedLinearJSD", "LigerKLDIVLoss", "LigerJSD")
+        or facts.settings("adv_estimator")
+        or any(_ALIGN_SCRIPTS.search(f"{launch.script or ''} {launch.text}") for launch in facts.launches())
     )
     p.finetunes = bool(
-        facts.calls("from_pretrained") and not _only_tokenizer_loads(facts)
+        (facts.calls("from_pretrained") and not _only_tokenizer_loads(facts))
         or "peft" in p.frameworks or "trl" in p.frameworks or "llamafactory" in p.frameworks or "axolotl" in p.frameworks
         or facts.settings("finetuning_type", "lora_r", "lora_rank", "adapter", "load", "pretrained_checkpoint", "finetune")
         or any(_FINETUNE_HINT.search(path) for path in facts.files)
@@ -214,11 +233,22 @@ def _only_tokenizer_loads(facts: Facts) -> bool:
 
 
 def _does_inference(facts: Facts, p: Project) -> bool:
+    """Inference is a workload of the project: an engine, a generation script/service, or online-RL rollouts.
+
+    ``model.generate`` inside training or evaluation code (``eval.py``, a callback) does not make a training
+    repository an inference project: J is about serving/generation throughput, not a few eval samples.
+    """
     if facts.imports(*_INFERENCE_ENGINES) or facts.deps("vllm", "sglang", "tensorrt-llm", "lmdeploy", "text-generation") or facts.launches("vllm"):
         return True
-    if any(_INFER_PATH.search(c.path.rsplit("/", 1)[-1]) for c in facts.calls("generate", "pipeline")):
+    if facts.launches(*_SERVING_LAUNCHERS) or any((x.script or "").split(".")[0] in _INFERENCE_ENGINES for x in facts.launches("python")):
         return True
-    return any(_INFER_PATH.search(c.path.rsplit("/", 1)[-1]) and "Trainer" not in c.text for c in facts.calls("generate"))
+    if any(isinstance(e.value, str) and any(i in e.value for i in _SERVING_IMAGES) for e in facts.config("image")):
+        return True
+    if any(_INFER_PATH.search(c.path) and "Trainer" not in c.text for c in facts.calls("generate", "pipeline")):
+        return True
+    if facts.calls(*_ONLINE_RL) or any(isinstance(s.value, str) and s.value.lower() == "ppo" for s in facts.settings("stage")):
+        return True
+    return any(_RL_SCRIPTS.search(launch.script or "") for launch in facts.launches())
 
 
 def _topology(facts: Facts, p: Project) -> None:
@@ -231,7 +261,11 @@ def _topology(facts: Facts, p: Project) -> None:
                 nodes.append(n)
             if k in {"nproc_per_node", "num_gpus", "gpus", "num_processes", "nproc-per-node"} and n:
                 gpus.append(n)
-        if "hostfile" in launch.launcher_args or "master_addr" in launch.launcher_args and "nnodes" in launch.launcher_args:
+        # a rendezvous address or node rank with a node count left to the environment ($NNODES): multi-node;
+        # ``--nnodes 1 --master_addr localhost`` is not
+        nn = launch.launcher_args.get("nnodes")
+        unresolved = nn is not None and as_number(str(nn).split(":")[-1]) is None
+        if "hostfile" in launch.launcher_args or unresolved and ("master_addr" in launch.launcher_args or "node_rank" in launch.launcher_args):
             nodes.append(2)
     for s in facts.effective("num_machines", "nnodes", "num_nodes", "nodes", "NNODES", "trainer.num_nodes"):
         n = as_number(s.value)
