@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from githubkit import GitHub
-from githubkit.exception import RequestFailed
+from githubkit.exception import RateLimitExceeded, RequestFailed
 
 from .repo_config import CONFIG_PATH, ConfigError, LoadedConfig, RepoConfig, load_yaml, merge, parse_extends, validate
 
@@ -22,7 +22,7 @@ async def fetch_file(gh: GitHub[Any], owner: str, repo: str, path: str, ref: str
     try:
         resp = await gh.arequest("GET", f"/repos/{owner}/{repo}/contents/{path}", params=params, headers={"Accept": RAW})
     except RequestFailed as exc:
-        if exc.response.status_code in (403, 404):
+        if exc.response.status_code in (403, 404) and not isinstance(exc, RateLimitExceeded):
             return None
         raise
     return resp.content.decode("utf-8", errors="replace")

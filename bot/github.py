@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub
+from githubkit.cache import MemCacheStrategy
 
 from .pacing import PacedThrottler, Pacer
 from .retry import RetryPolicy
@@ -39,6 +40,7 @@ class GitHubApp:
         self._clients: dict[int, GitHub[Any]] = {}
         self._lock = threading.Lock()
         self._app: GitHub[Any] | None = None
+        self._cache = MemCacheStrategy()  # JWT and installation tokens of this App, until shortly before expiry
 
     @property
     def base_url(self) -> str:
@@ -51,6 +53,7 @@ class GitHubApp:
             user_agent=USER_AGENT,
             timeout=self.timeout,
             http_cache=False,
+            cache_strategy=self._cache,
             throttler=PacedThrottler(key, self.pacer),
             auto_retry=self.retry,
             async_transport=self.transport,

@@ -315,10 +315,9 @@ class FakeGitHub:
                 return "annotation missing a required field"
         return None
 
-    @staticmethod
-    def _run_json(c: CheckRun) -> dict[str, Any]:
+    def _run_json(self, c: CheckRun) -> dict[str, Any]:
         return {"id": c.id, "name": c.name, "head_sha": c.head_sha, "status": c.status, "conclusion": c.conclusion,
-                "external_id": c.external_id, "app": {"id": 0}, "output": c.output}
+                "external_id": c.external_id, "app": {"id": self.app_id}, "output": c.output}
 
 
 # ---------------------------------------------------------------------- a real server on loopback
