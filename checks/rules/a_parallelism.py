@@ -1,0 +1,1060 @@
+"""A. Parallelism (并行策略): A1-A7.
+
+The detection helpers at the top (launch sizes, FSDP sites, ZeRO sites, parallel sizes) are
+also what ``b_frameworks`` reads: a framework "drives training" exactly when these sites exist.
+
+Decisions documented here:
+
+* A1 counts any multi-process data-parallel launch or wrapper as data parallelism, including
+  FSDP and ZeRO (both are data parallel with sharded state). ``torch.nn.DataParallel`` alone is
+  ``partial`` (single process, one Python thread drives every GPU). Launchers that default to
+  all visible GPUs (``deepspeed`` without ``--num_gpus``, ``accelerate launch`` without a config,
+  ``llamafactory-cli``/``axolotl``) count as multi-GPU; ``torchrun`` without
+  ``--nproc_per_node`` starts one process (its default) and a plain ``python train.py`` is single.
+* A2 ``NO_SHARD`` (or HF ``fsdp: no_shard``) is ``partial``: the FSDP machinery is wired but it
+  shards nothing, so it behaves like DDP; one word turns sharding on.
+* A3 ``zero_optimization.stage: 0`` is not use; a DeepSpeed config that is referenced but not in
+  the repository (stage invisible) is ``partial`` unless its file name states the stage
+  (``ds_z3.json``). Megatron's distributed optimizer and ``ZeroRedundancyOptimizer`` shard
+  optimizer states as ZeRO-1 does, and count as stage 1.
+* A4-A7 judge sizes (``> 1`` is use, ``1`` is the disabled value); settings that belong to an
+  inference engine (vLLM/SGLang rollout, ``LLM(tensor_parallel_size=)``) are not training
+  parallelism and are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..base import Check, Context, register
+from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
+from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from ._helpers import uses_hf_trainer
+
+U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
+
+# --------------------------------------------------------------------------------------------
+# shared detection helpers
+# --------------------------------------------------------------------------------------------
+
+_LIGHTNING = ("lightning", "pytorch_lightning", "lightning_fabric")
+# a key path component that belongs to an inference engine (``actor_rollout_ref.rollout.tensor_model_parallel_size``,
+# ``vllm_tensor_parallel_size``); ``actor_rollout_ref.actor`` is the training side
+_INFERENCE_KEY = re.compile(r"(^|[.(-])(vllm|sglang|rollout|inference|infer|serving|serve|generation|generate|lmdeploy|tgi)", re.I)
+_INFERENCE_CALL = re.compile(r"^(LLM|AsyncLLMEngine|LLMEngine|EngineArgs|AsyncEngineArgs|SamplingParams|init_inference|launch_server|ServerArgs|Engine)\(")
+_INFERENCE_PATH = re.compile(r"(^|/)(infer\w*|serv\w*|deploy\w*|generat\w*|chat\w*|demo\w*|eval\w*|bench\w*|api|app)(\.py|\.sh|\.ya?ml|\.json|/)", re.I)
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
+
+
+def is_lightning(c: Call) -> bool:
+    return c.name.startswith(_LIGHTNING)
+
+
+def inference_setting(s: Setting) -> bool:
+    """A setting of an inference engine (vLLM/SGLang rollout, ``LLM(...)``), not of training parallelism."""
+    if _INFERENCE_KEY.search(s.key) or _INFERENCE_KEY.search(s.name):
+        return True
+    if s.source == "call" and _INFERENCE_CALL.match(s.key):
+        return True
+    if s.source == "launcher" and re.search(r"\b(vllm|sglang|lmdeploy|trtllm[-\w]*|text-generation-launcher|tritonserver)\b|api_server|launch_server", s.text):
+        return True
+    return bool(_INFERENCE_PATH.search(s.path))
+
+
+def _sizes(facts: Facts, names: Iterable[str], extra: Iterable[ConfigEntry] = ()) -> list[tuple[float, Any]]:
+    """(size, fact) for every training-parallelism size setting of ``names``; -1 means 'all remaining ranks'."""
+    out: list[tuple[float, Any]] = []
+    for s in facts.effective(*names):
+        if inference_setting(s) or _TEST_PATH.search(s.path):
+            continue
+        n = as_number(s.value)
+        if n is None and isinstance(s.value, Expr) and s.value.ref:
+            for r in facts.effective(s.value.ref):
+                if (m := as_number(r.value)) is not None:
+                    out.append((m, r))
+            continue
+        if n is not None:
+            out.append((n, s))
+    for e in extra:
+        n = as_number(e.value)
+        if n is not None and not _TEST_PATH.search(e.path):
+            out.append((n, e))
+    return out
+
+
+def size_value(n: float) -> int:
+    return int(n)
+
+
+# -- launches ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchSize:
+    """How many processes a launch starts: ``multi`` True/False, or None for 'all visible GPUs'."""
+
+    launch: Launch
+    multi: bool | None
+    procs: int | None
+    nodes: int | None
+    reason: str
+
+
+def _count(v: Any) -> int | None:
+    """A process/node count from a flag value: ``8``, ``"8"``, ``"1:4"`` (elastic range), ``"gpu"``."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, str) and ":" in v and not v.startswith("$"):
+        v = v.split(":")[-1]
+    n = as_number(v)
+    return int(n) if n is not None else None
+
+
+def _visible_devices(launch: Launch) -> int | None:
+    v = launch.env.get("CUDA_VISIBLE_DEVICES") or launch.env.get("ASCEND_RT_VISIBLE_DEVICES")
+    if not v or "$" in v:
+        return None
+    return len([x for x in v.split(",") if x.strip()])
+
+
+def _include_count(spec: str) -> int | None:
+    """GPUs named by deepspeed ``--include localhost:0,1``."""
+    total = 0
+    for host in spec.split("@"):
+        _, _, slots = host.partition(":")
+        if not slots:
+            return None
+        total += len([x for x in slots.split(",") if x.strip()])
+    return total or None
+
+
+def accelerate_file_settings(facts: Facts, ref: str | None) -> dict[str, ConfigEntry]:
+    """Top-level keys of the accelerate config that ``--config_file`` names (when it is in the repository)."""
+    if not ref or not isinstance(ref, str):
+        return {}
+    path = resolve_file(facts, ref)
+    if path is None:
+        return {}
+    return {str(e.keys[0]): e for e in facts.files[path].configs if len(e.keys) == 1}
+
+
+def resolve_file(facts: Facts, ref: str) -> str | None:
+    """The repository path a config reference (``--deepspeed ds_config.json``) points at, if present."""
+    r = ref.strip().strip("\"'")
+    while r.startswith("./"):
+        r = r[2:]
+    if not r or "$" in r or "{" in r:
+        return None
+    for p in facts.files:
+        if p == r or p.endswith("/" + r) or r.endswith("/" + p):
+            return p
+    return None
+
+
+def launch_size(facts: Facts, launch: Launch) -> LaunchSize | None:
+    """The process layout of a launcher command; None for launches that are not training launchers."""
+    la, sa = launch.launcher_args, launch.script_args
+    nodes = _count(la.get("nnodes", la.get("num_nodes", la.get("num_machines"))))
+    vis = _visible_devices(launch)
+    kind = launch.launcher
+    if kind in ("torchrun", "colossalai"):
+        raw = la.get("nproc_per_node")
+        if isinstance(raw, str) and raw.lower() in {"gpu", "auto", "cuda", "xpu", "npu"}:
+            return LaunchSize(launch, True, None, nodes, f"--nproc_per_node {raw}")
+        if isinstance(raw, str) and "$" in raw:
+            return LaunchSize(launch, None, None, nodes, f"--nproc_per_node {raw}")
+        procs = _count(raw) if raw is not None else 1
+        multi = (procs or 1) > 1 or (nodes or 1) > 1
+        return LaunchSize(launch, multi, procs, nodes, f"--nproc_per_node {raw}" if raw is not None else "torchrun default: one process")
+    if kind == "deepspeed":
+        if "num_gpus" in la or "num_gpus_per_node" in la:
+            procs = _count(la.get("num_gpus", la.get("num_gpus_per_node")))
+        elif isinstance(la.get("include"), str):
+            procs = _include_count(la["include"])
+        else:
+            procs = None
+        multi = None if procs is None else (procs > 1 or (nodes or 1) > 1)
+        if "hostfile" in la or (nodes or 1) > 1:
+            multi = True
+        return LaunchSize(launch, multi, procs, nodes, "deepspeed launcher" + (f" --num_gpus {procs}" if procs else " (all visible GPUs)"))
+    if kind == "accelerate":
+        cfg = accelerate_file_settings(facts, la.get("config_file"))
+        procs = _count(la.get("num_processes"))
+        if procs is None and "num_processes" in cfg:
+            procs = _count(cfg["num_processes"].value)
+        nodes = nodes or (_count(cfg["num_machines"].value) if "num_machines" in cfg else None)
+        dtype = str(la.get("distributed_type") or (cfg["distributed_type"].value if "distributed_type" in cfg else "")).upper()
+        if la.get("multi_gpu") is True or la.get("use_fsdp") is True or la.get("use_deepspeed") is True:
+            multi: bool | None = procs is None or procs > 1 or (nodes or 1) > 1
+        elif dtype in {"NO", "XLA", "TPU"} and procs in (None, 1):
+            multi = False
+        elif procs is not None:
+            multi = procs > 1 or (nodes or 1) > 1
+        else:
+            multi = None if not dtype else dtype != "NO"
+        return LaunchSize(launch, multi, procs, nodes, "accelerate launch" + (f" --num_processes {procs}" if procs else ""))
+    if kind == "torchtune":
+        procs = _count(sa.get("nproc_per_node"))
+        if procs is None:
+            return LaunchSize(launch, False, 1, nodes, "tune run without --nproc_per_node")
+        return LaunchSize(launch, procs > 1, procs, nodes, f"tune run --nproc_per_node {procs}")
+    if kind in ("llamafactory", "axolotl"):
+        if vis is not None:
+            return LaunchSize(launch, vis > 1, vis, nodes, f"CUDA_VISIBLE_DEVICES with {vis} device(s)")
+        n = _count(launch.env.get("NPROC_PER_NODE"))
+        if n is not None:
+            return LaunchSize(launch, n > 1, n, nodes, f"NPROC_PER_NODE={n}")
+        return LaunchSize(launch, None, None, nodes, f"{kind} (all visible GPUs)")
+    if kind == "composer":
+        procs = _count(la.get("n", la.get("nproc")))
+        return LaunchSize(launch, None if procs is None else procs > 1, procs, nodes, "composer launcher")
+    if kind == "python":
+        if "srun" in launch.wrappers or "mpirun" in launch.wrappers or "mpiexec" in launch.wrappers:
+            return LaunchSize(launch, None, None, nodes, f"{launch.wrappers[0]} python")
+        return LaunchSize(launch, False, 1, None, "single python process")
+    return None
+
+
+def launch_sizes(facts: Facts) -> list[LaunchSize]:
+    out = []
+    for launch in facts.launches():
+        if _TEST_PATH.search(launch.path) or _INFERENCE_PATH.search(launch.script or "") or _INFERENCE_PATH.search(launch.path):
+            continue  # tests, evaluation and serving launches say nothing about training
+        ls = launch_size(facts, launch)
+        if ls is not None:
+            out.append(ls)
+    return out
+
+
+# -- FSDP -------------------------------------------------------------------------------------
+
+_STRATEGY_NAMES = {
+    "1": "FULL_SHARD", "2": "SHARD_GRAD_OP", "3": "NO_SHARD", "4": "HYBRID_SHARD", "5": "HYBRID_SHARD_ZERO2",
+    "full_shard": "FULL_SHARD", "shard_grad_op": "SHARD_GRAD_OP", "no_shard": "NO_SHARD", "hybrid_shard": "HYBRID_SHARD",
+    "hybrid_shard_zero2": "HYBRID_SHARD_ZERO2", "_hybrid_shard_zero2": "HYBRID_SHARD_ZERO2",
+}
+
+
+def _strategy(v: Any) -> str | None:
+    """Canonical FSDP sharding strategy name from an enum reference, a string or an accelerate integer."""
+    if v is None or isinstance(v, Container):
+        return None
+    text = v.dotted or v.text if isinstance(v, Expr) else str(v)
+    if not text:
+        return None
+    key = text.rsplit(".", 1)[-1].strip().strip("\"'").lower()
+    return _STRATEGY_NAMES.get(key)
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """One place that turns a sharding/parallel feature on; ``how`` says which route."""
+
+    fact: Any
+    how: str
+    sharded: bool | None = True
+    strategy: str | None = None
+    native: bool = True  # PyTorch's own FSDP (not fairscale)
+    stage: int | None = None
+    offload: str | None = None
+
+
+def _hf_fsdp_options(v: Any) -> list[str] | None:
+    """HF/axolotl ``fsdp`` option list; None when the value turns FSDP off."""
+    if isinstance(v, bool):
+        return ["full_shard"] if v else None
+    if isinstance(v, tuple):
+        opts = [str(x).lower() for x in v if isinstance(x, str)]
+    elif isinstance(v, str):
+        opts = [x for x in re.split(r"[\s,]+", v.strip().lower()) if x]
+    else:
+        return None
+    if not opts or opts == ["false"] or opts == ["none"]:
+        return None
+    return opts
+
+
+def fsdp_sites(facts: Facts) -> list[Site]:
+    """Every route that wraps the model with FSDP (PyTorch FSDP1/2, HF, accelerate, Lightning, torchtune, torchtitan...)."""
+    sites: list[Site] = []
+    for c in facts.calls("FullyShardedDataParallel"):
+        strat = _strategy(c.kwargs.get("sharding_strategy"))
+        native = not c.name.startswith("fairscale")
+        if not native and c.kwargs.get("reshard_after_forward") is False:
+            strat = "SHARD_GRAD_OP"
+        sites.append(Site(c, "FullyShardedDataParallel()", strat != "NO_SHARD", strat or "FULL_SHARD", native))
+    for c in facts.calls("fully_shard"):
+        sites.append(Site(c, "fully_shard()", True, "FULL_SHARD (FSDP2)"))
+    for c in facts.calls("FullyShardedDataParallelPlugin"):
+        strat = _strategy(c.kwargs.get("sharding_strategy"))
+        sites.append(Site(c, "FullyShardedDataParallelPlugin()", strat != "NO_SHARD", strat or "FULL_SHARD"))
+    for c in facts.calls("FSDPStrategy"):
+        if c.name.startswith(_LIGHTNING) or c.name == "FSDPStrategy":
+            strat = _strategy(c.kwargs.get("sharding_strategy"))
+            sites.append(Site(c, "FSDPStrategy()", strat != "NO_SHARD", strat or "FULL_SHARD"))
+    # HF TrainingArguments / axolotl ``fsdp``
+    for s in facts.effective("fsdp"):
+        if _TEST_PATH.search(s.path) or (s.source in {"argparse-default", "field-default"} and not s.value):
+            continue
+        opts = _hf_fsdp_options(s.value)
+        if opts is None:
+            continue
+        strat = next((_STRATEGY_NAMES[o] for o in opts if o in _STRATEGY_NAMES), None)
+        sites.append(Site(s, "fsdp", strat != "NO_SHARD", strat or "FULL_SHARD"))
+    # accelerate: config ``distributed_type: FSDP`` (+ fsdp_config.fsdp_sharding_strategy) or ``--use_fsdp``
+    for e in facts.config("distributed_type"):
+        if str(e.value).upper() == "FSDP":
+            strat = None
+            for se in facts.config("fsdp_sharding_strategy"):
+                if se.path == e.path:
+                    strat = _strategy(se.value)
+            sites.append(Site(e, "accelerate distributed_type: FSDP", strat != "NO_SHARD", strat or "FULL_SHARD"))
+    for launch in facts.launches("accelerate"):
+        if launch.launcher_args.get("use_fsdp") is True:
+            strat = _strategy(launch.launcher_args.get("fsdp_sharding_strategy"))
+            sites.append(Site(launch, "accelerate launch --use_fsdp", strat != "NO_SHARD", strat or "FULL_SHARD"))
+    # Lightning / verl / LightningCLI ``strategy: fsdp``
+    for s in facts.effective("strategy"):
+        if isinstance(s.value, str) and s.value.lower().startswith("fsdp") and not _TEST_PATH.search(s.path):
+            sites.append(Site(s, f"strategy: {s.value}", True, "FULL_SHARD"))
+    # llm-foundry / Composer ``fsdp_config.sharding_strategy``
+    for e in facts.config("fsdp_config.sharding_strategy"):
+        strat = _strategy(e.value)
+        if strat:
+            sites.append(Site(e, "fsdp_config.sharding_strategy", strat != "NO_SHARD", strat))
+    # torchtitan ``data_parallel_shard_degree`` (-1: all remaining ranks)
+    for n, s in _sizes(facts, ("data_parallel_shard_degree", "dp_shard")):
+        if n == -1 or n > 1:
+            sites.append(Site(s, "data_parallel_shard_degree", True, "FULL_SHARD (FSDP2)"))
+    # Megatron-LM's PyTorch FSDP2 / Megatron-FSDP
+    for s in facts.effective("use_torch_fsdp2", "use_custom_fsdp", "use_megatron_fsdp"):
+        if truthy(s.value) and s.rank > 0:
+            sites.append(Site(s, f"--{s.name}", True, "FULL_SHARD"))
+    # torchtune distributed recipes shard with FSDP2
+    for launch in facts.launches("torchtune"):
+        if re.search(r"\b\w+_distributed\b", launch.text):
+            sites.append(Site(launch, "torchtune distributed recipe", True, "FULL_SHARD (FSDP2)"))
+    return [s for s in sites if not _TEST_PATH.search(getattr(s.fact, "path", ""))]
+
+
+def fsdp_sites_off(facts: Facts) -> list[Any]:
+    """Places that set FSDP explicitly off (``fsdp: ""``/false, ``distributed_type: NO``)."""
+    out: list[Any] = []
+    for s in facts.effective("fsdp"):
+        if s.rank > 0 and _hf_fsdp_options(s.value) is None:
+            out.append(s)
+    return out
+
+
+# -- ZeRO -------------------------------------------------------------------------------------
+
+_STAGE_IN_NAME = re.compile(r"(?:zero|ds_z|_z|stage)[_-]?([0-3])(?![0-9])", re.I)
+DS_REF_NAMES = ("deepspeed", "deepspeed_config", "deepspeed_config_file", "ds_config", "ds_config_path")
+
+
+def _stage(v: Any, facts: Facts) -> int | None:
+    n = as_number(v)
+    if n is None and isinstance(v, Expr) and v.ref:
+        nums = [m for s in facts.effective(v.ref) if (m := as_number(s.value)) is not None]
+        n = max(nums) if nums else None
+    return int(n) if n is not None and 0 <= n <= 3 else None
+
+
+def _offload(facts: Facts, path: str, section: str) -> str | None:
+    for e in facts.config(f"{section}.device", f"{section}_device"):
+        if e.path == path and isinstance(e.value, str) and e.value.lower() in {"cpu", "nvme"}:
+            return e.value.lower()
+    return None
+
+
+def ds_config_refs(facts: Facts) -> list[Setting]:
+    """Settings that hand a DeepSpeed config (file path or dict) to a trainer or launcher."""
+    out: list[Setting] = []
+    for s in facts.effective(*DS_REF_NAMES):
+        if _TEST_PATH.search(s.path) or s.source in {"argparse-default", "field-default"}:
+            continue
+        v = s.value
+        if isinstance(v, str) and v.strip() and v.strip().lower() not in {"none", "null", "false", "no"}:
+            out.append(s)
+        elif isinstance(v, Expr) and s.source == "call" and v.text.startswith("{"):
+            out.append(s)
+    return out
+
+
+def zero_sites(facts: Facts) -> list[Site]:
+    """Every place that sets a ZeRO stage, with the stage (0 = off) and optimizer offload."""
+    sites: list[Site] = []
+    for e in facts.config("zero_optimization.stage"):
+        st = _stage(e.value, facts)
+        if st is not None and not _TEST_PATH.search(e.path):
+            sites.append(Site(e, "zero_optimization.stage", st > 0, stage=st, offload=_offload(facts, e.path, "offload_optimizer")))
+    staged = {e.path for e in facts.config("zero_optimization.stage")}
+    for e in facts.config("zero_optimization"):
+        if isinstance(e.value, Container) and e.path not in staged and not _TEST_PATH.search(e.path):
+            sites.append(Site(e, "zero_optimization (no stage: DeepSpeed default 0)", False, stage=0))
+    for s in facts.effective("zero_stage"):
+        if _TEST_PATH.search(s.path) or inference_setting(s):
+            continue
+        st = _stage(s.value, facts)
+        if st is not None:
+            off = _offload(facts, s.path, "offload_optimizer") if s.source == "config" else None
+            sites.append(Site(s, "zero_stage", st > 0, stage=st, offload=off))
+    for c in facts.calls("DeepSpeedPlugin"):
+        st = _stage(c.kwargs.get("zero_stage", 2), facts)
+        if st is not None:
+            sites.append(Site(c, "DeepSpeedPlugin(zero_stage=)", st > 0, stage=st))
+    for c in facts.calls("DeepSpeedStrategy"):
+        st = _stage(c.kwargs.get("stage", 2), facts)
+        off = "cpu" if truthy(c.kwargs.get("offload_optimizer")) else None
+        if st is not None:
+            sites.append(Site(c, "DeepSpeedStrategy(stage=)", st > 0, stage=st, offload=off))
+    for s in facts.effective("strategy"):
+        m = re.match(r"deepspeed(?:_stage_([123]))?(_offload)?", str(s.value).lower()) if isinstance(s.value, str) else None
+        if m and not _TEST_PATH.search(s.path):
+            st = int(m.group(1) or 2)
+            sites.append(Site(s, f"strategy: {s.value}", True, stage=st, offload="cpu" if m.group(2) else None))
+    for c in facts.calls("LowLevelZeroPlugin"):
+        st = _stage(c.kwargs.get("stage", 1), facts)
+        sites.append(Site(c, "LowLevelZeroPlugin()", bool(st), stage=st))
+    for c in facts.calls("GeminiPlugin"):
+        sites.append(Site(c, "GeminiPlugin() (ZeRO-3-style chunks)", True, stage=3))
+    for c in facts.calls("HybridParallelPlugin", "MoeHybridParallelPlugin"):
+        st = _stage(c.kwargs.get("zero_stage", 0), facts)
+        if st:
+            sites.append(Site(c, f"{c.short}(zero_stage=)", True, stage=st))
+    for c in facts.calls("ZeroRedundancyOptimizer"):
+        sites.append(Site(c, "ZeroRedundancyOptimizer (ZeRO-1)", True, stage=1))
+    for s in facts.effective("use_distributed_optimizer"):
+        if truthy(s.value) and s.rank > 0 and not _TEST_PATH.search(s.path):
+            sites.append(Site(s, "Megatron distributed optimizer (ZeRO-1)", True, stage=1))
+    # referenced DeepSpeed configs that are not in the repository: the stage may show in the name
+    for s in ds_config_refs(facts):
+        if not isinstance(s.value, str) or resolve_file(facts, s.value):
+            continue
+        m = _STAGE_IN_NAME.search(s.value.rsplit("/", 1)[-1])
+        if m:
+            st = int(m.group(1))
+            sites.append(Site(s, f"DeepSpeed config {s.value}", st > 0, stage=st))
+        else:
+            sites.append(Site(s, f"DeepSpeed config {s.value} (not in the repository)", None, stage=None))
+    return sites
+
+
+# --------------------------------------------------------------------------------------------
+# checks
+# --------------------------------------------------------------------------------------------
+
+
+def _ev(x: Any, key: str | None = None, value: Any = None) -> Any:
+    return Facts.ev(x, key=key, value=value)
+
+
+def _lightning_layout(facts: Facts) -> tuple[list[Any], list[Any], list[Any]]:
+    """(multi-GPU, single-GPU, DataParallel) evidence from Lightning Trainer/Fabric calls and LightningCLI YAML."""
+    multi: list[Any] = []
+    single: list[Any] = []
+    dp: list[Any] = []
+    for c in facts.calls("Trainer", "Fabric"):
+        if not is_lightning(c):
+            continue
+        strat = c.kwargs.get("strategy")
+        sv = strat.lower() if isinstance(strat, str) else ""
+        dev = c.kwargs.get("devices", c.kwargs.get("gpus"))
+        n = _devices(dev)
+        if sv == "dp":
+            dp.append(c)
+        elif sv.startswith(("ddp", "fsdp", "deepspeed")) or (n is not None and (n > 1 or n == -1)):
+            multi.append(c)
+        elif n == 1 or sv in {"single_device"}:
+            single.append(c)
+    for c in facts.calls("DDPStrategy"):
+        if is_lightning(c) or c.name == "DDPStrategy":
+            multi.append(c)
+    for e in facts.config("trainer.strategy"):
+        if isinstance(e.value, str) and e.value.lower().startswith(("ddp", "fsdp", "deepspeed")):
+            multi.append(e)
+    for e in facts.config("trainer.devices", "trainer.gpus"):
+        n = _devices(e.value)
+        if n is not None and (n > 1 or n == -1):
+            multi.append(e)
+        elif n == 1:
+            single.append(e)
+    return multi, single, dp
+
+
+def _devices(v: Any) -> int | None:
+    if isinstance(v, tuple):
+        return len(v)
+    if isinstance(v, str):
+        if v.strip() in {"-1", "auto"}:
+            return -1 if v.strip() == "-1" else None
+        if "," in v:
+            return len([x for x in v.split(",") if x.strip()])
+    n = as_number(v)
+    return int(n) if n is not None else None
+
+
+@register
+class A1DataParallel(Check):
+    id = "A1"
+    title = "Data parallel (DDP)"
+    title_zh = "数据并行 (DDP)"
+    bottlenecks = (Bottleneck.COMPUTE, Bottleneck.COMMUNICATION)
+    priority = Priority.HIGH
+    benefit = "near-linear throughput scaling with the number of GPUs (each GPU trains on its own shard of the batch)"
+    what = (
+        "Whether training runs data-parallel over several processes: `DistributedDataParallel` wrapping, a multi-process "
+        "launch (`torchrun --nproc_per_node>1`, `deepspeed`, `accelerate launch --multi_gpu`/`num_processes>1`, "
+        "`tune run --nproc_per_node>1`), an accelerate config with `distributed_type: MULTI_GPU/FSDP/DEEPSPEED`, or Lightning "
+        "`strategy='ddp'`/`devices>1`. FSDP and ZeRO count (sharded data parallelism). A single-process launch is not DDP; "
+        "`torch.nn.DataParallel` is partial."
+    )
+    why = (
+        "DDP runs one process per GPU and overlaps the gradient all-reduce with the backward pass, reaching ~90 % scaling "
+        "efficiency on 8 V100s for ResNet-50/BERT in the PyTorch DDP paper (Li et al., VLDB 2020); `nn.DataParallel` drives "
+        "every GPU from one Python thread, re-scatters the model each step and is slower than DDP even on one node "
+        "(PyTorch docs recommend DDP instead). Without a multi-process launch only one GPU trains."
+    )
+    fix = "Launch one process per GPU: `torchrun --nproc_per_node=8 train.py` (HF Trainer/accelerate then use DDP automatically), or wrap the model in `DistributedDataParallel` in a custom loop."
+    fix_zh = "每张 GPU 启动一个进程：`torchrun --nproc_per_node=8 train.py`（HF Trainer / accelerate 会自动使用 DDP），自定义训练循环中用 `DistributedDataParallel` 包装模型。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://pytorch.org/docs/stable/notes/ddp.html", "https://arxiv.org/abs/2006.15704")
+    snippets = {
+        "shell": "torchrun --nproc_per_node=8 train.py --config configs/train.yaml\n",
+        "python": (
+            "import torch.distributed as dist\n"
+            "from torch.nn.parallel import DistributedDataParallel as DDP\n\n"
+            "dist.init_process_group(\"nccl\")\n"
+            "model = DDP(model.to(local_rank), device_ids=[local_rank])\n"
+        ),
+        "accelerate-yaml": "distributed_type: MULTI_GPU\nnum_processes: 8\nmixed_precision: bf16\n",
+        "lightning": "trainer = L.Trainer(accelerator=\"gpu\", devices=8, strategy=\"ddp\")\n",
+    }
+    examples = (
+        Example({"run.sh": "torchrun --nproc_per_node 8 train.py --bf16 True\n",
+                 "train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=model, args=TrainingArguments(output_dir='o'))\ntrainer.train()\n"},
+                U, "HF Trainer under torchrun"),
+        Example({"train.py": (
+            "import torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "dist.init_process_group('nccl')\nmodel = DDP(model, device_ids=[local_rank])\n")}, U, "DDP wrapper"),
+        Example({"cfg/accelerate.yaml": "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 4\n",
+                 "run.sh": "accelerate launch --config_file cfg/accelerate.yaml train.py\n"}, U, "accelerate multi-GPU"),
+        Example({"train.py": "import lightning as L\ntrainer = L.Trainer(accelerator='gpu', devices=4, strategy='ddp')\ntrainer.fit(model)\n"}, U, "lightning ddp"),
+        Example({"run.sh": "deepspeed train.py --deepspeed ds_config.json\n"}, U, "deepspeed launcher, all GPUs"),
+        Example({"run.sh": "torchrun --nproc_per_node=1 train.py\n",
+                 "train.py": "from transformers import Trainer\ntrainer = Trainer(model=model)\ntrainer.train()\n"}, N, "one process"),
+        Example({"run.sh": "python train.py --lr 1e-4\n", "train.py": "import torch\nmodel = model.cuda()\nloss.backward()\n"}, N, "single python process"),
+        Example({"cfg.yaml": "distributed_type: 'NO'\nnum_processes: 1\n", "run.sh": "accelerate launch --config_file cfg.yaml train.py\n"}, N, "accelerate NO"),
+        Example({"train.py": "import torch\n# model = torch.nn.parallel.DistributedDataParallel(model)\nmodel = model.cuda()\n"}, N, "commented out"),
+        Example({"train.py": "import torch\nmodel = torch.nn.DataParallel(model).cuda()\nloss.backward()\n"}, P, "nn.DataParallel"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        used: list[Any] = []
+        kinds: list[str] = []
+        ddp = [c for c in f.calls("DistributedDataParallel") if not _TEST_PATH.search(c.path)]
+        if ddp:
+            used += ddp
+            kinds.append("ddp")
+        sizes = launch_sizes(f)
+        multi = [ls for ls in sizes if (ls.multi is not False and ls.launch.launcher != "python") or ls.multi is True]
+        single = [ls for ls in sizes if ls.multi is False]
+        if multi:
+            used += [ls.launch for ls in multi]
+            kinds.append("multi-process launch")
+        acc_multi, acc_single = [], []
+        for e in f.config("distributed_type"):
+            if len(e.keys) != 1:
+                continue
+            v = str(e.value).upper()
+            procs = [x for x in f.config("num_processes") if x.path == e.path and len(x.keys) == 1]
+            n = _count(procs[0].value) if procs else None
+            if v in {"NO", "TPU", "XLA"} or (n == 1 and v != "MULTI_GPU"):
+                acc_single.append(e)
+            elif v.startswith(("MULTI_", "FSDP", "DEEPSPEED", "MEGATRON")):
+                acc_multi.append(e)
+        if acc_multi:
+            used += acc_multi
+            kinds.append("accelerate config")
+        lt_multi, lt_single, lt_dp = _lightning_layout(f)
+        if lt_multi:
+            used += lt_multi
+            kinds.append("lightning")
+        sharded = [s for s in fsdp_sites(f) if s.sharded] + [s for s in zero_sites(f) if s.sharded and s.stage]
+        if sharded and not used:
+            used += [s.fact for s in sharded]
+            kinds.append("sharded data parallel (FSDP/ZeRO)")
+        procs = [ls.procs for ls in multi if ls.procs]
+        nodes = [ls.nodes for ls in sizes if ls.nodes]
+        values: dict[str, Any] = {}
+        if procs:
+            values["nproc_per_node"] = max(procs)
+        if nodes:
+            values["nnodes"] = max(nodes)
+        if used:
+            values["data_parallel"] = True
+            how = ", ".join(kinds)
+            return Outcome(U, [_ev(x) for x in used], f"data-parallel training via {how}", values)
+        dp = [c for c in f.calls("torch.nn.DataParallel", "torch.nn.parallel.DataParallel") if not _TEST_PATH.search(c.path)] + lt_dp
+        if dp:
+            values["data_parallel"] = "DataParallel"
+            return Outcome(P, [_ev(x) for x in dp], "single-process nn.DataParallel instead of one DDP process per GPU", values)
+        off = [ls.launch for ls in single if ls.launch.launcher != "python"] + acc_single + lt_single
+        values["data_parallel"] = False
+        if off:
+            return Outcome(N, [_ev(x) for x in off], "every launch starts a single training process", values)
+        detail = "single-process launches only" if single else "no multi-GPU launch or DDP wrapper found"
+        if single and uses_hf_trainer(f):
+            detail += " (with several visible GPUs the HF Trainer would fall back to nn.DataParallel)"
+        return Outcome(N, [], detail, values)
+
+
+def _sharding_rec(ctx: Context, other_used: bool) -> Priority | None:
+    """FSDP/ZeRO advice: none when the other one is in use, the model is small or every launch is one process; high for 7B+."""
+    if other_used:
+        return None
+    sizes = launch_sizes(ctx.facts)
+    if sizes and all(ls.multi is False for ls in sizes) and not ctx.facts.calls("DistributedDataParallel"):
+        return None  # one GPU: there is nothing to shard across
+    b = ctx.project.params_billions
+    if b is not None and b < 1:
+        return None
+    if b is not None and b >= 7:
+        return Priority.HIGH
+    return Priority.MEDIUM
+
+
+@register
+class A2FSDP(Check):
+    id = "A2"
+    title = "FSDP"
+    title_zh = "全分片数据并行 (FSDP)"
+    bottlenecks = (Bottleneck.MEMORY, Bottleneck.COMMUNICATION)
+    priority = Priority.HIGH
+    benefit = "parameters, gradients and optimizer states sharded across GPUs: per-GPU model-state memory drops ~N-fold"
+    what = (
+        "Whether the model is wrapped with PyTorch FSDP with real sharding: `FullyShardedDataParallel`/`fully_shard`, HF "
+        "`fsdp: \"full_shard auto_wrap\"`, accelerate `distributed_type: FSDP`, Lightning `strategy=\"fsdp\"`/`FSDPStrategy`, "
+        "torchtitan `data_parallel_shard_degree`, torchtune distributed recipes. `fsdp: \"\"` is off; `NO_SHARD` is partial "
+        "(FSDP wiring without sharding behaves like DDP)."
+    )
+    why = (
+        "Mixed-precision Adam keeps ~16 bytes of model state per parameter (ZeRO paper, Rajbhandari et al., SC'20): 112 GB "
+        "for a 7B model, more than one 80 GB GPU. FULL_SHARD divides that by the number of GPUs; Meta reports training "
+        "models up to 1T parameters with FSDP and 84 TFLOPS/GPU on 175B GPT on A100s (Zhao et al., VLDB 2023)."
+    )
+    fix = "Shard with FSDP: HF `fsdp: \"full_shard auto_wrap\"` with `fsdp_config.transformer_layer_cls_to_wrap`, or an accelerate config with `distributed_type: FSDP` and `fsdp_sharding_strategy: FULL_SHARD`."
+    fix_zh = "启用 FSDP 分片：HF 配置 `fsdp: \"full_shard auto_wrap\"` 并设置 `fsdp_config.transformer_layer_cls_to_wrap`，或在 accelerate 配置中使用 `distributed_type: FSDP`、`fsdp_sharding_strategy: FULL_SHARD`。"
+    fix_safety = FixSafety.UNSAFE
+    references = ("https://pytorch.org/docs/stable/fsdp.html", "https://arxiv.org/abs/2304.11277", "https://huggingface.co/docs/transformers/fsdp")
+    snippets = {
+        "hf-yaml": "fsdp: \"full_shard auto_wrap\"\nfsdp_config:\n  backward_prefetch: backward_pre\n  use_orig_params: true\n",
+        "accelerate-yaml": (
+            "distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\n"
+            "  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n  fsdp_backward_prefetch: BACKWARD_PRE\n  fsdp_use_orig_params: true\n"
+        ),
+        "python": (
+            "from torch.distributed.fsdp import fully_shard\n\n"
+            "for block in model.model.layers:\n"
+            "    fully_shard(block)\n"
+            "fully_shard(model)\n"
+        ),
+        "lightning": "trainer = L.Trainer(devices=8, strategy=\"fsdp\")\n",
+    }
+    examples = (
+        Example({"train.py": (
+            "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy\n"
+            "model = FSDP(model, sharding_strategy=ShardingStrategy.FULL_SHARD, auto_wrap_policy=policy)\n")}, U, "torch FSDP"),
+        Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nfsdp: full_shard auto_wrap\nfsdp_config:\n  backward_prefetch: backward_pre\n"}, U, "hf fsdp option"),
+        Example({"fsdp.yaml": "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\nnum_processes: 8\n"}, U, "accelerate fsdp"),
+        Example({"train.py": "from torch.distributed.fsdp import fully_shard\nfor layer in model.layers:\n    fully_shard(layer)\nfully_shard(model)\n"}, U, "fsdp2"),
+        Example({"run.sh": "tune run --nproc_per_node 8 full_finetune_distributed --config llama3_1/8B_full\n"}, U, "torchtune distributed recipe"),
+        Example({"train.yaml": "fsdp: ''\nbf16: true\n"}, N, "fsdp empty"),
+        Example({"train.py": "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nif isinstance(model, FSDP):\n    pass\n"}, N, "import and isinstance only"),
+        Example({"train.py": "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\n"}, N, "plain DDP"),
+        Example({"train.py": (
+            "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy\n"
+            "model = FSDP(model, sharding_strategy=ShardingStrategy.NO_SHARD)\n")}, P, "NO_SHARD"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        sites = fsdp_sites(f)
+        sharded = [s for s in sites if s.sharded]
+        if sharded:
+            strat = next((s.strategy for s in sharded if s.strategy), "FULL_SHARD")
+            return Outcome(U, [_ev(s.fact, key=s.how) for s in sharded], f"FSDP sharding ({strat}) via {sharded[0].how}",
+                           {"fsdp": True, "sharding_strategy": strat})
+        if sites:
+            return Outcome(P, [_ev(s.fact, key=s.how) for s in sites], "FSDP with NO_SHARD: wired but shards nothing (behaves like DDP)",
+                           {"fsdp": True, "sharding_strategy": "NO_SHARD"})
+        off = fsdp_sites_off(f)
+        if off:
+            return Outcome(N, [_ev(s) for s in off], "FSDP is configured off", {"fsdp": False})
+        detail = "FSDP is imported but no model is wrapped" if f.imports("torch.distributed.fsdp") else "no FSDP wrapping found"
+        return Outcome(N, [], detail, {"fsdp": False})
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.status not in (Status.UNUSED, Status.PARTIAL):
+            return None
+        return _sharding_rec(ctx, any(s.sharded for s in zero_sites(ctx.facts)) or bool(_tp_pp_used(ctx.facts)))
+
+
+@register
+class A3ZeRO(Check):
+    id = "A3"
+    title = "DeepSpeed ZeRO"
+    title_zh = "DeepSpeed ZeRO"
+    bottlenecks = (Bottleneck.MEMORY, Bottleneck.COMMUNICATION)
+    priority = Priority.HIGH
+    benefit = "optimizer states (stage 1), gradients (2) and parameters (3) partitioned across GPUs: up to N-fold less model-state memory"
+    what = (
+        "Whether ZeRO partitioning is on: DeepSpeed `zero_optimization.stage` 1/2/3 (0 is off), an HF/TRL `deepspeed=` config, "
+        "accelerate `deepspeed_config.zero_stage`, Lightning `\"deepspeed_stage_2\"`/`DeepSpeedStrategy(stage=)`, ColossalAI "
+        "`LowLevelZeroPlugin`/`GeminiPlugin`, and the ZeRO-1 equivalents `ZeroRedundancyOptimizer` and Megatron's "
+        "`--use-distributed-optimizer`. Records the stage and optimizer offload."
+    )
+    why = (
+        "ZeRO removes the data-parallel replication of model states: with 64 GPUs, stage 1/2/3 cut the 16 bytes/parameter "
+        "of mixed-precision Adam to ~4.2/~2.1/~0.25 bytes, and ZeRO trained 100B-parameter models at 15 PFLOPS on 400 V100s "
+        "(Rajbhandari et al., SC'20). Stage 2 costs no more communication than DDP; stage 3 adds ~50 %."
+    )
+    fix = "Add a DeepSpeed config with `\"zero_optimization\": {\"stage\": 2}` (stage 3 when the parameters themselves do not fit) and pass it with `--deepspeed ds_config.json`."
+    fix_zh = "添加 DeepSpeed 配置 `\"zero_optimization\": {\"stage\": 2}`（参数本身放不下时用 stage 3），并通过 `--deepspeed ds_config.json` 传入。"
+    fix_safety = FixSafety.UNSAFE
+    references = ("https://arxiv.org/abs/1910.02054", "https://www.deepspeed.ai/tutorials/zero/")
+    snippets = {
+        "deepspeed-json": (
+            '{\n  "train_micro_batch_size_per_gpu": "auto",\n  "gradient_accumulation_steps": "auto",\n  "bf16": {"enabled": "auto"},\n'
+            '  "zero_optimization": {\n    "stage": 2,\n    "overlap_comm": true,\n    "contiguous_gradients": true,\n'
+            '    "reduce_bucket_size": "auto"\n  }\n}\n'
+        ),
+        "hf-yaml": "deepspeed: configs/ds_z2_config.json\n",
+        "accelerate-yaml": "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n  offload_optimizer_device: none\n",
+        "lightning": "trainer = L.Trainer(devices=8, strategy=\"deepspeed_stage_2\")\n",
+    }
+    examples = (
+        Example({"ds_config.json": '{\n  "train_batch_size": 64,\n  "zero_optimization": {\n    "stage": 2,\n    "overlap_comm": true\n  }\n}\n'}, U, "ds json stage 2"),
+        Example({"ds_z3.json": '{\n  "zero_optimization": {\n    "stage": 3,\n    "offload_optimizer": {"device": "cpu"}\n  }\n}\n',
+                 "run.sh": "deepspeed train.py --deepspeed ds_z3.json\n"}, U, "stage 3 offload"),
+        Example({"acc.yaml": "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n  offload_optimizer_device: none\n"}, U, "accelerate"),
+        Example({"train.py": "import lightning as L\ntrainer = L.Trainer(devices=8, strategy='deepspeed_stage_3')\n"}, U, "lightning strategy"),
+        Example({"train.yaml": "deepspeed: examples/deepspeed/ds_z3_config.json\nbf16: true\n"}, U, "referenced config named z3"),
+        Example({"ds_config.json": '{\n  "zero_optimization": {\n    "stage": 0\n  }\n}\n'}, N, "stage 0"),
+        Example({"train.py": "import deepspeed\n# model, opt, _, _ = deepspeed.initialize(model=model, config='ds.json')\n"}, N, "commented out"),
+        Example({"train.py": "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\n"}, N, "ddp only"),
+        Example({"run.sh": "deepspeed train.py --deepspeed configs/my_ds.json\n"}, P, "config outside the repo"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        sites = zero_sites(ctx.facts)
+        on = [s for s in sites if s.sharded and s.stage]
+        if on:
+            top = max(on, key=lambda s: s.stage or 0)
+            values: dict[str, Any] = {"zero_stage": top.stage}
+            offs = sorted({s.offload for s in on if s.offload})
+            if offs:
+                values["offload_optimizer"] = offs[0]
+            if len({s.stage for s in on}) > 1:
+                values["zero_stages"] = sorted({s.stage for s in on if s.stage is not None})
+            return Outcome(U, [_ev(s.fact, key=s.how, value=s.stage) for s in on], f"ZeRO stage {top.stage} via {top.how}", values)
+        unknown = [s for s in sites if s.sharded is None]
+        if unknown:
+            return Outcome(P, [_ev(s.fact, key=s.how) for s in unknown],
+                           "a DeepSpeed config is passed but is not in the repository: the ZeRO stage is not visible", {"zero_stage": None})
+        off = [s for s in sites if s.stage == 0]
+        if off:
+            return Outcome(N, [_ev(s.fact, key=s.how, value=0) for s in off], "ZeRO stage 0 (partitioning off)", {"zero_stage": 0})
+        return Outcome(N, [], "no ZeRO configuration found", {"zero_stage": 0})
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.status not in (Status.UNUSED, Status.PARTIAL):
+            return None
+        return _sharding_rec(ctx, any(s.sharded for s in fsdp_sites(ctx.facts)) or bool(_tp_pp_used(ctx.facts)))
+
+
+# -- model parallelism: TP / PP / SP / EP ------------------------------------------------------
+
+TP_NAMES = ("tensor_model_parallel_size", "tensor_parallel_size", "tp_size", "tensor_parallel_degree", "tp_degree",
+            "model_parallel_size", "autotp_size")
+PP_NAMES = ("pipeline_model_parallel_size", "pipeline_parallel_size", "pp_size", "pipeline_parallel_degree", "pp_degree",
+            "pipe_parallel_size")
+CP_NAMES = ("context_parallel_size", "context_parallel_degree", "cp_size", "cp_degree", "sequence_parallel_size", "sp_size",
+            "sp_degree", "ulysses_sequence_parallel_size", "ulysses_degree", "ulysses_size", "ring_attn_size", "ring_degree",
+            "sequence_parallel_degree")
+EP_NAMES = ("expert_model_parallel_size", "expert_parallel_size", "ep_size", "moe_expert_parallel_size", "expert_parallel_degree",
+            "ep_degree", "moe_ep_size")
+
+
+def _nanotron(facts: Facts, key: str) -> list[ConfigEntry]:
+    """nanotron's ``parallelism: {dp, tp, pp, expert_parallel_size}`` short keys."""
+    return [e for e in facts.config(f"parallelism.{key}") if not isinstance(e.value, Container)]
+
+
+def tp_sizes(facts: Facts) -> list[tuple[float, Any]]:
+    return _sizes(facts, TP_NAMES, _nanotron(facts, "tp"))
+
+
+def pp_sizes(facts: Facts) -> list[tuple[float, Any]]:
+    return _sizes(facts, PP_NAMES, _nanotron(facts, "pp"))
+
+
+def _torch_tp_calls(facts: Facts) -> list[Call]:
+    return [c for c in facts.calls("parallelize_module", "ColwiseParallel", "RowwiseParallel")
+            if "torch.distributed" in c.name or "vescale" in c.name]
+
+
+def _tp_pp_used(facts: Facts) -> list[Any]:
+    return [x for n, x in tp_sizes(facts) + pp_sizes(facts) if n > 1] + _torch_tp_calls(facts)
+
+
+def _size_outcome(sizes: list[tuple[float, Any]], label: str, value_key: str, code_sites: list[Any], code_what: str) -> Outcome:
+    """Sizes decide; code that can apply the parallelism counts only when no size is stated (it is gated by the size)."""
+    big = [(n, x) for n, x in sizes if n > 1 or n == -1]
+    if big:
+        top = max(int(n) for n, _ in big)
+        return Outcome(U, [_ev(x, value=int(n)) for n, x in big] + [_ev(c) for c in code_sites], f"{label} size {top}", {value_key: top})
+    if sizes:
+        return Outcome(N, [_ev(x, value=int(n)) for n, x in sizes], f"{label} size 1 ({label} off)", {value_key: 1})
+    if code_sites:
+        return Outcome(U, [_ev(c) for c in code_sites], f"{label} through {code_what}", {value_key: None})
+    return Outcome(N, [], f"no {label} configuration found", {value_key: 1})
+
+
+def _model_parallel_rec(ctx: Context, min_billions: float) -> Priority | None:
+    b = ctx.project.params_billions
+    if b is not None and b >= min_billions:
+        return Priority.MEDIUM
+    return None
+
+
+@register
+class A4TensorParallel(Check):
+    id = "A4"
+    title = "Tensor parallel"
+    title_zh = "张量并行 (TP)"
+    bottlenecks = (Bottleneck.MEMORY, Bottleneck.COMMUNICATION)
+    priority = Priority.MEDIUM
+    benefit = "splits each layer's weights and activations over GPUs of a node when one layer no longer fits"
+    what = (
+        "Whether tensor (intra-layer) model parallelism is on for training: Megatron `--tensor-model-parallel-size` > 1, "
+        "nanotron `parallelism.tp`, torchtitan `tensor_parallel_degree`, ColossalAI `tp_size`, DeepSpeed AutoTP "
+        "`autotp_size`, PyTorch `parallelize_module` with `ColwiseParallel`/`RowwiseParallel`. Size 1 is off; inference-engine "
+        "settings (vLLM `tensor_parallel_size`, rollout TP) are not training TP."
+    )
+    why = (
+        "Megatron-LM's TP splits attention and MLP GEMMs across GPUs with two all-reduces per layer; it reached 76 % "
+        "scaling efficiency for an 8.3B model on 512 V100s (Shoeybi et al., 2019) and is what lets a 70B+ layer fit. Over "
+        "NVLink within one node it costs little; across nodes it is communication-bound, so TP stays <= GPUs per node."
+    )
+    fix = "For models whose layers or activations do not fit even with ZeRO-3/FSDP (typically 70B+ or very long sequences), set `--tensor-model-parallel-size 2..8` within a node (Megatron) or `tensor_parallel_degree` (torchtitan)."
+    fix_zh = "当模型单层或激活在 ZeRO-3/FSDP 下仍放不下时（通常 70B 以上或超长序列），在节点内设置 `--tensor-model-parallel-size 2..8`（Megatron）或 `tensor_parallel_degree`（torchtitan）。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://arxiv.org/abs/1909.08053", "https://pytorch.org/docs/stable/distributed.tensor.parallel.html")
+    snippets = {"shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 4 --sequence-parallel\n"}
+    examples = (
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 4 --num-layers 32\n"}, U, "megatron tp 4"),
+        Example({"config.yaml": "parallelism:\n  dp: 2\n  tp: 4\n  pp: 1\n"}, U, "nanotron"),
+        Example({"train.py": (
+            "from torch.distributed.tensor.parallel import parallelize_module, ColwiseParallel, RowwiseParallel\n"
+            "parallelize_module(block, mesh['tp'], {'w1': ColwiseParallel(), 'w2': RowwiseParallel()})\n")}, U, "torch TP"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 1 --num-layers 24\n"}, N, "tp size 1"),
+        Example({"serve.py": "from vllm import LLM\nllm = LLM(model='meta-llama/Llama-2-70b-hf', tensor_parallel_size=4)\n"}, N, "vllm inference TP"),
+        Example({"train.yaml": "# tensor_model_parallel_size: 4\nlr: 1e-4\n"}, N, "commented out"),
+        Example({"parallelize.py": (
+            "from torch.distributed.tensor.parallel import parallelize_module, ColwiseParallel\n"
+            "parallelize_module(block, tp_mesh, {'wq': ColwiseParallel()})\n"),
+            "llama3_8b.toml": "[parallelism]\ntensor_parallel_degree = 1\n"}, N, "TP code gated by degree 1"),
+        Example({"ppo.yaml": "actor_rollout_ref:\n  actor:\n    strategy: fsdp\n  rollout:\n    name: vllm\n    tensor_model_parallel_size: 2\n"}, N, "rollout TP is inference"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        return _size_outcome(tp_sizes(f), "tensor parallel", "tp_size", _torch_tp_calls(f), "PyTorch parallelize_module")
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        return _model_parallel_rec(ctx, 65) if outcome.status == Status.UNUSED else None
+
+
+@register
+class A5PipelineParallel(Check):
+    id = "A5"
+    title = "Pipeline parallel"
+    title_zh = "流水线并行 (PP)"
+    bottlenecks = (Bottleneck.MEMORY, Bottleneck.COMMUNICATION)
+    priority = Priority.MEDIUM
+    benefit = "places groups of layers on different GPUs/nodes with only point-to-point activation traffic"
+    what = (
+        "Whether pipeline parallelism is on: Megatron `--pipeline-model-parallel-size` > 1, nanotron `parallelism.pp`, "
+        "torchtitan `pipeline_parallel_degree`, GPT-NeoX `pipe_parallel_size`, DeepSpeed `PipelineModule`, "
+        "`torch.distributed.pipelining` stages and schedules. Size 1 is off; inference-engine settings are ignored."
+    )
+    why = (
+        "PP only sends activations between neighbouring stages, so it scales across nodes where TP cannot; with "
+        "interleaved 1F1B and micro-batches >> stages the bubble stays under ~10 %, which let Megatron-LM train 1T "
+        "parameters at 502 PFLOPS on 3072 A100s (Narayanan et al., SC'21)."
+    )
+    fix = "For models too deep for one node even with TP, set `--pipeline-model-parallel-size` (Megatron) with enough micro-batches (global batch / micro batch >= 4x stages) and optionally `--num-layers-per-virtual-pipeline-stage`."
+    fix_zh = "模型层数过多、单节点放不下时设置 `--pipeline-model-parallel-size`（Megatron），保证 micro-batch 数 >= 4 倍流水线级数，并可用 `--num-layers-per-virtual-pipeline-stage` 交错调度降低 bubble。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://arxiv.org/abs/2104.04473", "https://pytorch.org/docs/stable/distributed.pipelining.html")
+    snippets = {"shell": "torchrun --nnodes 4 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 8 --pipeline-model-parallel-size 4\n"}
+    examples = (
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --pipeline-model-parallel-size 4\n"}, U, "megatron pp"),
+        Example({"model.py": "from deepspeed.pipe import PipelineModule\nnet = PipelineModule(layers=layers, num_stages=4, loss_fn=loss_fn)\n"}, U, "deepspeed pipe"),
+        Example({"train.py": "from torch.distributed.pipelining import pipeline, ScheduleGPipe\npipe = pipeline(model, mb_args=(x,))\nschedule = ScheduleGPipe(stage, n_microbatches=8)\n"}, U, "torch pipelining"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --pipeline-model-parallel-size 1\n"}, N, "pp size 1"),
+        Example({"model.py": "from deepspeed.pipe import PipelineModule\nnet = PipelineModule(layers=layers, num_stages=1)\n"}, N, "one stage"),
+        Example({"serve.sh": "python -m vllm.entrypoints.openai.api_server --model m --pipeline-parallel-size 2\n"}, N, "vllm inference PP"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        sizes = pp_sizes(f)
+        code: list[Any] = []
+        for c in f.calls("PipelineModule"):
+            n = as_number(c.kwargs.get("num_stages"))
+            if n is not None:
+                sizes.append((n, c))
+            else:
+                code.append(c)
+        code += [c for c in f.calls("torch.distributed.pipelining.*", "torchgpipe.GPipe", "fairscale.nn.Pipe", "PipelineStage")
+                 if c.short in {"pipeline", "PipelineStage", "ScheduleGPipe", "Schedule1F1B", "ScheduleInterleaved1F1B",
+                                "ScheduleLoopedBFS", "ScheduleInterleavedZeroBubble", "GPipe", "Pipe", "build_stage"}]
+        out = _size_outcome(sizes, "pipeline parallel", "pp_size", code, "pipeline stages in code")
+        vpp = _sizes(f, ("virtual_pipeline_model_parallel_size", "num_layers_per_virtual_pipeline_stage"))
+        if out.status == U and vpp:
+            out.values["virtual_pipeline"] = int(max(n for n, _ in vpp))
+        return out
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.status != Status.UNUSED:
+            return None
+        return _model_parallel_rec(ctx, 100) if ctx.project.multi_node else None
+
+
+@register
+class A6SequenceParallel(Check):
+    id = "A6"
+    title = "Sequence parallel"
+    title_zh = "序列并行 (SP)"
+    bottlenecks = (Bottleneck.MEMORY,)
+    priority = Priority.MEDIUM
+    benefit = "splits activations along the sequence so long contexts fit: per-GPU attention/activation memory divided by the SP size"
+    what = (
+        "Whether the sequence dimension is split: Megatron `--sequence-parallel` (only effective with TP > 1) or "
+        "`--context-parallel-size` > 1, DeepSpeed-Ulysses (`DistributedAttention`, `sequence_parallel_size`), ring attention "
+        "(`ring_flash_attn`, `ring_attn_size`), torchtitan `context_parallel_degree`, axolotl `sequence_parallel_degree`, "
+        "ColossalAI `enable_sequence_parallelism`, PyTorch `SequenceParallel()`/`context_parallel`."
+    )
+    why = (
+        "Megatron sequence parallelism with selective recomputation cut activation memory 5x and recomputation overhead "
+        "~90 % on a 530B model (Korthikanti et al., 2022); DeepSpeed-Ulysses trains 1M-token sequences with 4x longer "
+        "context and 2.5x throughput over Megatron-SP (Jacobs et al., 2023). Below ~32K tokens it rarely pays."
+    )
+    fix = "For long-context training (>= 32K tokens): enable `--sequence-parallel` with TP, or context parallelism (`--context-parallel-size 2..8`, DeepSpeed-Ulysses `sequence_parallel_size`, ring-flash-attn)."
+    fix_zh = "长序列训练（>= 32K tokens）时：在 TP 下开启 `--sequence-parallel`，或使用上下文并行（`--context-parallel-size 2..8`、DeepSpeed-Ulysses `sequence_parallel_size`、ring-flash-attn）。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://arxiv.org/abs/2205.05198", "https://arxiv.org/abs/2309.14509", "https://arxiv.org/abs/2310.01889")
+    snippets = {"shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 4 --sequence-parallel --context-parallel-size 2\n"}
+    examples = (
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 4 --sequence-parallel\n"}, U, "megatron sp"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --context-parallel-size 2\n"}, U, "context parallel"),
+        Example({"attn.py": "from deepspeed.sequence.layer import DistributedAttention\nattn = DistributedAttention(local_attn, sp_group)\n"}, U, "ulysses"),
+        Example({"axolotl.yaml": "base_model: meta-llama/Llama-3.1-8B\nsequence_parallel_degree: 4\n"}, U, "axolotl ring attention"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 1 --sequence-parallel\n"}, N, "sp with tp 1 (disabled by Megatron)"),
+        Example({"config.yaml": "model:\n  sequence_parallel: false\n  tensor_model_parallel_size: 2\n"}, N, "sp false"),
+        Example({"train.py": "# from ring_flash_attn import substitute_hf_flash_attn\nmodel = build()\n"}, N, "commented out"),
+        Example({"parallelize.py": (
+            "from torch.distributed.tensor.parallel import parallelize_module, SequenceParallel\n"
+            "parallelize_module(model, tp_mesh, {'norm': SequenceParallel()})\n"),
+            "llama3_8b.toml": "[parallelism]\ntensor_parallel_degree = 1\ncontext_parallel_degree = 1\n"}, N, "torchtitan plan with degrees 1"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        cp = _sizes(f, CP_NAMES, _nanotron(f, "cp"))
+        big = [(n, x) for n, x in cp if n > 1]
+        tp = [n for n, _ in tp_sizes(f)]
+        tp_off = bool(tp) and max(tp) <= 1
+        # code paths are gated by their size: they count only when no size says "off"
+        code: list[Any] = []
+        if not cp:
+            code += [c for c in f.calls("DistributedAttention", "LongContextAttention", "ring_flash_attn.*", "yunchang.*",
+                                        "torch.distributed.tensor.experimental.context_parallel")
+                     if c.name.startswith(("deepspeed", "ring_flash_attn", "yunchang", "torch.distributed"))]
+        if not tp_off:
+            code += [c for c in f.calls("SequenceParallel") if c.name.startswith("torch.distributed")]
+        flags: list[Any] = []
+        disabled_by_tp: list[Any] = []
+        for s in f.effective("sequence_parallel", "enable_sequence_parallelism"):
+            if inference_setting(s) or _TEST_PATH.search(s.path) or truthy(s.value) is not True or s.rank == 0:
+                continue
+            if s.name == "sequence_parallel" and tp_off:
+                disabled_by_tp.append(s)
+            else:
+                flags.append(s)
+        values: dict[str, Any] = {}
+        if big:
+            values["cp_size"] = int(max(n for n, _ in big))
+        if flags:
+            values["sequence_parallel"] = True
+        if big or flags or code:
+            ev = [_ev(x, value=int(n)) for n, x in big] + [_ev(s) for s in flags] + [_ev(c) for c in code]
+            what = "context/Ulysses/ring" if big or code else "Megatron-style"
+            return Outcome(U, ev, f"{what} sequence parallelism", values)
+        if disabled_by_tp:
+            return Outcome(N, [_ev(s) for s in disabled_by_tp], "--sequence-parallel with tensor parallel size 1: Megatron turns it off", {"sequence_parallel": False})
+        off = [s for s in f.effective("sequence_parallel") if truthy(s.value) is False and s.rank > 0] + [x for n, x in cp if n == 1]
+        return Outcome(N, [_ev(x) for x in off], "sequence parallelism is off" if off else "no sequence/context parallelism found", {"sequence_parallel": False})
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.status != Status.UNUSED:
+            return None
+        return Priority.MEDIUM if (ctx.project.max_seq_len or 0) >= 32_768 else None
+
+
+@register
+class A7ExpertParallel(Check):
+    id = "A7"
+    title = "Expert parallel"
+    title_zh = "专家并行"
+    bottlenecks = (Bottleneck.MEMORY, Bottleneck.COMMUNICATION)
+    priority = Priority.HIGH
+    benefit = "distributes MoE experts over GPUs so expert weights are not replicated and each GPU runs fewer experts"
+    what = (
+        "For MoE models, whether experts are spread over GPUs: Megatron `--expert-model-parallel-size` > 1, DeepSpeed "
+        "`MoE(ep_size=)`, nanotron `expert_parallel_size`, torchtitan `expert_parallel_degree`, ColossalAI `ep_size`. "
+        "Not applicable to dense models."
+    )
+    why = (
+        "Without EP every data-parallel rank holds all experts: a Mixtral-8x7B keeps ~47B parameters per replica instead of "
+        "~13B active. DeepSpeed-MoE's expert parallelism trained MoE models with 5x less cost than dense quality-equivalents "
+        "(Rajbhandari et al., ICML 2022), and GShard scaled to 600B parameters on 2048 TPUs with experts sharded (Lepikhin et al., 2020)."
+    )
+    fix = "Set the expert-parallel size to a divisor of the data-parallel size (e.g. `--expert-model-parallel-size 8` in Megatron, `ep_size` in DeepSpeed MoE) so each GPU hosts a subset of experts."
+    fix_zh = "将专家并行度设为数据并行度的约数（如 Megatron `--expert-model-parallel-size 8`、DeepSpeed MoE 的 `ep_size`），让每张 GPU 只承载部分专家。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://arxiv.org/abs/2201.05596", "https://arxiv.org/abs/2006.16668")
+    snippets = {
+        "shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8\n",
+        "python": "from deepspeed.moe.layer import MoE\n\nmoe = MoE(hidden_size=4096, expert=mlp, num_experts=8, ep_size=8, k=2)\n",
+    }
+    examples = (
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --num-experts 8 --expert-model-parallel-size 4\n"}, U, "megatron ep"),
+        Example({"moe.py": "from deepspeed.moe.layer import MoE\nlayer = MoE(hidden_size=1024, expert=mlp, num_experts=16, ep_size=8, k=2)\n"}, U, "deepspeed moe"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --num-experts 8 --expert-model-parallel-size 1\n"}, N, "ep size 1"),
+        Example({"train.yaml": "model_name_or_path: mistralai/Mixtral-8x7B-v0.1\nbf16: true\n"}, N, "moe without ep"),
+        Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nbf16: true\n"}, NA, "dense model"),
+    )
+
+    def not_applicable(self, ctx: Context) -> str | None:
+        return None if ctx.project.moe else "dense (non-MoE) model: no experts to distribute"
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        return _size_outcome(_sizes(f, EP_NAMES), "expert parallel", "ep_size", [], "")
