@@ -1,0 +1,450 @@
+"""B. Training frameworks (训练框架): B1-B6.
+
+A framework is ``used`` when it really drives training: its engine/launcher/strategy is called or
+configured (``deepspeed.initialize``, a DeepSpeed config handed to a trainer or launcher,
+``Accelerator().prepare``, Megatron's ``pretrain``/``megatron.core`` modules, a ColossalAI
+``Booster`` plugin, FSDP wrapping, veScale DTensor APIs).
+
+Decisions: a framework that is imported but never called is ``partial`` (the code is wired for
+it, nothing runs it); a dependency entry alone is ``unused`` (it drives nothing). For DeepSpeed,
+a dependency next to an HF/TRL trainer is ``partial`` (one ``--deepspeed`` flag away), and a
+DeepSpeed config shipped in the repository that nothing visible passes is ``partial`` unless an
+HF trainer (which takes ``--deepspeed``) is there to receive it. Accelerate used only for helpers
+(``Accelerator()`` without ``prepare``/``backward``) is ``partial``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..base import Check, Context, register
+from ..facts import Facts, truthy
+from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from ._helpers import uses_hf_trainer
+from .a_parallelism import DS_REF_NAMES, ds_config_refs, fsdp_sites, is_lightning, resolve_file
+
+U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
+
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
+
+
+def _ev(x: Any, key: str | None = None) -> Any:
+    return Facts.ev(x, key=key)
+
+
+def _real(items: list[Any]) -> list[Any]:
+    return [x for x in items if not _TEST_PATH.search(getattr(x, "path", ""))]
+
+
+def _imports_only(f: Facts, *modules: str) -> list[Any]:
+    return _real(f.imports(*modules))
+
+
+def _framework_outcome(name: str, used: list[Any], how: str, imported: list[Any], deps: list[Any], values_key: str,
+                       partial: list[Any] | None = None, partial_why: str = "") -> Outcome:
+    if used:
+        return Outcome(U, [_ev(x) for x in used], f"{name} drives training ({how})", {values_key: True})
+    if partial:
+        return Outcome(P, [_ev(x) for x in partial], partial_why, {values_key: "partial"})
+    if imported:
+        return Outcome(P, [_ev(x) for x in imported], f"{name} is imported but nothing in the code calls its training API", {values_key: "imported"})
+    if deps:
+        return Outcome(N, [_ev(x) for x in deps], f"{name} is only a dependency; it does not drive training", {values_key: False})
+    return Outcome(N, [], f"no use of {name} found", {values_key: False})
+
+
+def deepspeed_sites(f: Facts) -> tuple[list[Any], list[Any]]:
+    """(sites where DeepSpeed drives training, DeepSpeed configs shipped but not visibly passed)."""
+    used: list[Any] = []
+    used += _real(f.calls("deepspeed.initialize", "deepspeed.zero.Init", "deepspeed.pipe.PipelineModule", "deepspeed.moe.layer.MoE",
+                          "deepspeed.runtime.pipe.module.PipelineModule"))
+    used += _real(f.launches("deepspeed"))
+    refs = ds_config_refs(f)
+    used += refs
+    for s in f.effective("deepspeed", "use_deepspeed"):
+        if truthy(s.value) is True and s.rank > 0 and not isinstance(s.value, str) and not _TEST_PATH.search(s.path):
+            used.append(s)  # Megatron-DeepSpeed ``--deepspeed``, accelerate ``--use_deepspeed``
+    for e in f.config("distributed_type"):
+        if str(e.value).upper() == "DEEPSPEED":
+            used.append(e)
+    used += _real(f.calls("DeepSpeedPlugin"))
+    used += [c for c in _real(f.calls("DeepSpeedStrategy")) if is_lightning(c) or c.name == "DeepSpeedStrategy"]
+    for s in f.effective("strategy"):
+        if isinstance(s.value, str) and s.value.lower().startswith("deepspeed") and not _TEST_PATH.search(s.path):
+            used.append(s)
+    # DeepSpeed JSON configs in the repository
+    shipped: list[Any] = []
+    ref_paths = {resolve_file(f, s.value) for s in refs if isinstance(s.value, str)}
+    seen: set[str] = set()
+    for e in f.config("zero_optimization", "train_micro_batch_size_per_gpu", "steps_per_print"):
+        if e.path in seen or _TEST_PATH.search(e.path) or len(e.keys) != 1 or e.fmt not in {"json", "yaml"}:
+            continue
+        seen.add(e.path)
+        if e.path not in ref_paths:
+            shipped.append(e)
+    return used, shipped
+
+
+@register
+class B1DeepSpeed(Check):
+    id = "B1"
+    title = "DeepSpeed"
+    title_zh = "DeepSpeed"
+    bottlenecks = (Bottleneck.MEMORY, Bottleneck.COMMUNICATION)
+    priority = Priority.MEDIUM
+    benefit = "ZeRO sharding, CPU/NVMe offload, fused optimizers and MoE/pipeline engines from one JSON config"
+    what = (
+        "Whether DeepSpeed drives training: `deepspeed.initialize`, the `deepspeed` launcher, a DeepSpeed config handed to "
+        "a trainer (`--deepspeed ds.json`, `TrainingArguments(deepspeed=...)`, YAML `deepspeed:`), accelerate "
+        "`distributed_type: DEEPSPEED`/`DeepSpeedPlugin`, Lightning `DeepSpeedStrategy`. A dependency entry alone is unused."
+    )
+    why = (
+        "DeepSpeed's ZeRO-Offload trains a 13B model on a single V100 and ZeRO-Infinity 1T+ parameters on one DGX-2 node "
+        "(Ren et al., 2021; Rajbhandari et al., 2021); its HF integration needs only a JSON config, so a project training "
+        "multi-billion-parameter models without it (or FSDP/Megatron) usually runs out of memory or under-uses its GPUs."
+    )
+    fix = "Add a DeepSpeed config (ZeRO stage 2/3, bf16) and pass it to the trainer: `--deepspeed configs/ds_z2.json` (HF/TRL/LLaMA-Factory/axolotl) or `deepspeed.initialize(model=..., config=...)` in a custom loop."
+    fix_zh = "添加 DeepSpeed 配置（ZeRO stage 2/3、bf16）并传给训练器：`--deepspeed configs/ds_z2.json`（HF/TRL/LLaMA-Factory/axolotl），或在自定义循环中调用 `deepspeed.initialize(model=..., config=...)`。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://www.deepspeed.ai/getting-started/", "https://huggingface.co/docs/transformers/deepspeed")
+    snippets = {
+        "deepspeed-json": '{\n  "train_micro_batch_size_per_gpu": "auto",\n  "bf16": {"enabled": "auto"},\n  "zero_optimization": {"stage": 2, "overlap_comm": true}\n}\n',
+        "hf-yaml": "deepspeed: configs/ds_z2.json\n",
+        "shell": "deepspeed --num_gpus 8 train.py --deepspeed configs/ds_z2.json\n",
+        "python": "import deepspeed\n\nengine, optimizer, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=\"ds_config.json\")\n",
+    }
+    examples = (
+        Example({"train.py": "import deepspeed\nengine, opt, _, _ = deepspeed.initialize(model=model, config=cfg)\nengine.backward(loss)\n"}, U, "initialize"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 train.py --deepspeed ds_config.json --bf16 True\n",
+                 "ds_config.json": '{\n  "zero_optimization": {"stage": 2}\n}\n'}, U, "hf --deepspeed"),
+        Example({"train.yaml": "model_name_or_path: Qwen/Qwen2-7B\ndeepspeed: examples/deepspeed/ds_z3_config.json\n"}, U, "llamafactory yaml"),
+        Example({"requirements.txt": "torch\ndeepspeed>=0.14\n", "train.py": "import torch\nloss.backward()\n"}, N, "dependency only"),
+        Example({"train.py": "import torch\n# import deepspeed\n# engine, *_ = deepspeed.initialize(model=model)\n"}, N, "commented out"),
+        Example({"train.yaml": "deepspeed: null\nbf16: true\n"}, N, "deepspeed null"),
+        Example({"requirements.txt": "transformers\ndeepspeed\n",
+                 "train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, P, "dependency + HF trainer"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        used, shipped = deepspeed_sites(f)
+        hf = uses_hf_trainer(f)
+        if not used and shipped and hf:
+            used = shipped + hf[:1]
+            return Outcome(U, [_ev(x) for x in used], "DeepSpeed config shipped for the HF trainer's --deepspeed", {"deepspeed": True})
+        partial = shipped or ([*_real(f.deps("deepspeed")), *hf[:1]] if hf and f.deps("deepspeed") else [])
+        why = "a DeepSpeed config is shipped but nothing visible passes it" if shipped else "DeepSpeed is installed next to an HF trainer but no config is passed"
+        return _framework_outcome("DeepSpeed", used, "engine/launcher/config", _imports_only(f, "deepspeed"), _real(f.deps("deepspeed")), "deepspeed",
+                                  partial, why)
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.status not in (Status.UNUSED, Status.PARTIAL) or _scale_framework_used(ctx.facts, exclude="deepspeed"):
+            return None
+        b = ctx.project.params_billions
+        if b is not None and b < 1:
+            return None
+        return Priority.MEDIUM if uses_hf_trainer(ctx.facts) or ctx.facts.deps("deepspeed") else None
+
+
+def _scale_framework_used(f: Facts, exclude: str) -> bool:
+    """Whether a framework that shards/parallelises training (other than ``exclude``) already runs."""
+    checks = {
+        "deepspeed": lambda: bool(deepspeed_sites(f)[0]),
+        "megatron": lambda: bool(megatron_sites(f)),
+        "fsdp": lambda: bool(fsdp_sites(f)),
+        "colossalai": lambda: bool(colossal_sites(f)),
+        "vescale": lambda: bool(vescale_sites(f)),
+    }
+    return any(fn() for name, fn in checks.items() if name != exclude)
+
+
+_MEGATRON_SCRIPT = re.compile(r"(^|/)pretrain_\w+\.py$|(^|/)(finetune|train)_\w*megatron\w*\.py$")
+_MEGATRON_FLAGS = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "micro_batch_size", "global_batch_size", "num_layers")
+
+
+def megatron_sites(f: Facts) -> list[Any]:
+    sites: list[Any] = [c for c in _real(f.calls("megatron.*")) if c.name.startswith("megatron.")]
+    sites += [c for c in _real(f.calls("nemo.*")) if c.name.startswith("nemo.") and ("megatron" in c.name.lower() or ".llm." in c.name)]
+    for launch in _real(f.launches()):
+        script = launch.script or ""
+        flags = sum(1 for k in launch.script_args if k in _MEGATRON_FLAGS)
+        if (_MEGATRON_SCRIPT.search(script) and flags >= 1) or flags >= 3:
+            sites.append(launch)
+    for e in f.config("distributed_type"):
+        if str(e.value).upper() == "MEGATRON_LM":
+            sites.append(e)
+    sites += _real(f.calls("MegatronLMPlugin"))
+    return sites
+
+
+@register
+class B2Megatron(Check):
+    id = "B2"
+    title = "Megatron-LM"
+    title_zh = "Megatron-LM"
+    bottlenecks = (Bottleneck.COMMUNICATION, Bottleneck.COMPUTE)
+    priority = Priority.LOW
+    benefit = "3D parallelism (TP/PP/DP + SP/CP/EP) with fused kernels: the reference stack for large-scale pretraining"
+    what = (
+        "Whether Megatron-LM / Megatron-Core drives training: calls into `megatron.*` (`pretrain(...)`, `megatron.core` models "
+        "and `parallel_state`), Megatron launch scripts (`pretrain_gpt.py` with its flags), NeMo's Megatron models, or "
+        "accelerate `distributed_type: MEGATRON_LM`. Imports alone are partial; a dependency alone is unused."
+    )
+    why = (
+        "Megatron-LM reached 502 PFLOPS (52 % of peak) training a 1T-parameter GPT on 3072 A100s by combining tensor, "
+        "pipeline and data parallelism (Narayanan et al., SC'21); Megatron-Core's MFU on H100 for GPT-3 175B is ~47 % "
+        "(NVIDIA, 2024). It matters for pretraining at tens of billions of parameters; fine-tuning rarely needs it."
+    )
+    fix = "For pretraining >= 30B parameters or many nodes, run on Megatron-Core (directly, via NeMo, or Pai-Megatron-Patch) with TP within a node and PP across nodes."
+    fix_zh = "预训练 30B 以上或多机大规模训练时，基于 Megatron-Core（直接使用、NeMo 或 Pai-Megatron-Patch）训练：节点内 TP、跨节点 PP。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://github.com/NVIDIA/Megatron-LM", "https://arxiv.org/abs/2104.04473")
+    snippets = {"shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --use-mcore-models --bf16\n"}
+    examples = (
+        Example({"pretrain_llama.py": "from megatron.training import pretrain\nfrom megatron.core.enums import ModelType\n"
+                 "pretrain(train_valid_test_datasets_provider, model_provider, ModelType.encoder_or_decoder, forward_step)\n"}, U, "pretrain"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 4 --num-layers 24\n"}, U, "launch script"),
+        Example({"model.py": "from megatron.core import parallel_state\nrank = parallel_state.get_tensor_model_parallel_rank()\n"}, U, "megatron.core api"),
+        Example({"requirements.txt": "megatron-core==0.8.0\ntorch\n"}, N, "dependency only"),
+        Example({"train.py": "from transformers import MegatronBertModel\nm = MegatronBertModel.from_pretrained('nvidia/megatron-bert-cased-345m')\n"}, N, "hf megatron-bert model"),
+        Example({"train.py": "# from megatron.training import pretrain\nimport torch\n"}, N, "commented out"),
+        Example({"utils.py": "from megatron.core import parallel_state\n"}, P, "import only"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        imported = _imports_only(f, "megatron")
+        return _framework_outcome("Megatron-LM", megatron_sites(f), "Megatron API or launcher", imported,
+                                  _real(f.deps("megatron-core", "megatron-lm")), "megatron")
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.status != Status.UNUSED:
+            return None
+        b = ctx.project.params_billions
+        return Priority.LOW if ctx.project.pretrains and b is not None and b >= 30 else None
+
+
+@register
+class B3Accelerate(Check):
+    id = "B3"
+    title = "HF Accelerate"
+    title_zh = "HuggingFace Accelerate"
+    bottlenecks = (Bottleneck.COMMUNICATION,)
+    priority = Priority.LOW
+    benefit = "one training loop runs single-GPU, DDP, FSDP or DeepSpeed by changing a config, not code"
+    what = (
+        "Whether Accelerate drives training: an `Accelerator()` whose `prepare`/`backward` run the loop, `accelerate launch`, "
+        "an accelerate config (`distributed_type:`) passed with `--config_file`, or `notebook_launcher`. Helpers alone "
+        "(`init_empty_weights`, `set_seed`) are not use; an `Accelerator()` used without `prepare`/`backward` is partial."
+    )
+    why = (
+        "Accelerate wraps DDP/FSDP/DeepSpeed/mixed precision behind ~5 lines in a raw PyTorch loop (HF docs), so a custom "
+        "loop gains multi-GPU scaling and BF16 without hand-written process-group code; the HF Trainer already runs on it."
+    )
+    fix = "In a custom loop: `accelerator = Accelerator(mixed_precision=\"bf16\")`, `model, opt, dl = accelerator.prepare(model, opt, dl)`, `accelerator.backward(loss)`; launch with `accelerate launch --config_file cfg.yaml train.py`."
+    fix_zh = "自定义训练循环中：`accelerator = Accelerator(mixed_precision=\"bf16\")`，`model, opt, dl = accelerator.prepare(model, opt, dl)`，`accelerator.backward(loss)`；用 `accelerate launch --config_file cfg.yaml train.py` 启动。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://huggingface.co/docs/accelerate/index",)
+    snippets = {
+        "python": (
+            "from accelerate import Accelerator\n\n"
+            "accelerator = Accelerator(mixed_precision=\"bf16\", gradient_accumulation_steps=4)\n"
+            "model, optimizer, loader = accelerator.prepare(model, optimizer, loader)\n"
+            "for batch in loader:\n"
+            "    with accelerator.accumulate(model):\n"
+            "        loss = model(**batch).loss\n"
+            "        accelerator.backward(loss)\n"
+            "        optimizer.step()\n"
+            "        optimizer.zero_grad()\n"
+        ),
+        "accelerate-yaml": "distributed_type: MULTI_GPU\nnum_processes: 8\nmixed_precision: bf16\n",
+        "shell": "accelerate launch --config_file accelerate.yaml train.py\n",
+    }
+    examples = (
+        Example({"train.py": "from accelerate import Accelerator\naccelerator = Accelerator(mixed_precision='bf16')\n"
+                 "model, opt, dl = accelerator.prepare(model, opt, dl)\naccelerator.backward(loss)\n"}, U, "accelerator loop"),
+        Example({"run.sh": "accelerate launch --num_processes 8 train.py --config cfg.yaml\n"}, U, "accelerate launch"),
+        Example({"train.py": "from accelerate import init_empty_weights\nwith init_empty_weights():\n    model = build()\n"}, N, "helper only"),
+        Example({"requirements.txt": "accelerate>=0.30\n"}, N, "dependency only"),
+        Example({"train.py": "# from accelerate import Accelerator\n# accelerator = Accelerator()\nimport torch\n"}, N, "commented out"),
+        Example({"train.py": "from accelerate import Accelerator\naccelerator = Accelerator()\nif accelerator.is_main_process:\n    print('hi')\n"}, P, "accelerator without prepare"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        accs = [c for c in _real(f.calls("Accelerator")) if c.name.startswith("accelerate")]
+        drive = [c for c in _real(f.calls("prepare", "backward", "accumulate", "prepare_model")) if "accelerator" in c.text.lower()]
+        used: list[Any] = []
+        if accs and drive:
+            used += accs + drive[:3]
+        used += _real(f.launches("accelerate"))
+        used += _real(f.calls("notebook_launcher"))
+        partial: list[Any] = []
+        if accs and not drive:
+            partial = accs
+        else:
+            cfgs = [e for e in f.config("distributed_type") if len(e.keys) == 1 and f.config("compute_environment")]
+            if not used:
+                partial = [e for e in cfgs if not _TEST_PATH.search(e.path)]
+        why = ("Accelerator() is created but the loop does not run through prepare/backward" if accs
+               else "an accelerate config is shipped but nothing visible launches with it")
+        imported = [i for i in _imports_only(f, "accelerate") if i.name in (None, "Accelerator", "*")]
+        return _framework_outcome("Accelerate", used, "Accelerator/launcher", imported, _real(f.deps("accelerate")), "accelerate", partial, why)
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        return None
+
+
+def colossal_sites(f: Facts) -> list[Any]:
+    names = ("Booster", "GeminiPlugin", "LowLevelZeroPlugin", "HybridParallelPlugin", "MoeHybridParallelPlugin", "TorchDDPPlugin",
+             "TorchFSDPPlugin", "launch_from_torch", "launch", "initialize")
+    sites = [c for c in _real(f.calls("colossalai.*")) if c.name.startswith("colossalai") and c.short in names]
+    sites += _real(f.launches("colossalai"))
+    return sites
+
+
+@register
+class B4ColossalAI(Check):
+    id = "B4"
+    title = "ColossalAI"
+    title_zh = "ColossalAI"
+    bottlenecks = (Bottleneck.MEMORY,)
+    priority = Priority.LOW
+    benefit = "Gemini heterogeneous memory and one-line hybrid parallel plugins (ZeRO, TP, PP, SP)"
+    what = (
+        "Whether ColossalAI drives training: `colossalai.launch_from_torch`/`launch`, a `Booster` with a plugin (`GeminiPlugin`, "
+        "`LowLevelZeroPlugin`, `HybridParallelPlugin`, ...), or the `colossalai run` launcher. Imports alone are partial; "
+        "a dependency alone is unused."
+    )
+    why = (
+        "ColossalAI's Gemini chunk-based memory manager moves parameters between CPU and GPU and, in the authors' "
+        "benchmarks, trains models several times larger than PyTorch DDP on the same GPUs (Bian et al., 2021; Fang et al., "
+        "PatrickStar); it is one alternative to DeepSpeed/FSDP, not an addition to them."
+    )
+    fix = "Optional alternative to DeepSpeed/FSDP: `booster = Booster(plugin=GeminiPlugin(precision=\"bf16\"))`, then `model, optimizer, *_ = booster.boost(model, optimizer)`; launch with `colossalai run --nproc_per_node 8 train.py`."
+    fix_zh = "可作为 DeepSpeed/FSDP 的替代：`booster = Booster(plugin=GeminiPlugin(precision=\"bf16\"))`，再 `model, optimizer, *_ = booster.boost(model, optimizer)`，用 `colossalai run --nproc_per_node 8 train.py` 启动。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://colossalai.org/docs/basics/booster_api", "https://arxiv.org/abs/2110.14883")
+    snippets = {"python": (
+        "import colossalai\nfrom colossalai.booster import Booster\nfrom colossalai.booster.plugin import GeminiPlugin\n\n"
+        "colossalai.launch_from_torch()\nbooster = Booster(plugin=GeminiPlugin(precision=\"bf16\"))\n"
+        "model, optimizer, _, dataloader, _ = booster.boost(model, optimizer, dataloader=dataloader)\n"
+    )}
+    examples = (
+        Example({"train.py": "import colossalai\nfrom colossalai.booster import Booster\nfrom colossalai.booster.plugin import GeminiPlugin\n"
+                 "colossalai.launch_from_torch()\nbooster = Booster(plugin=GeminiPlugin())\n"}, U, "booster"),
+        Example({"run.sh": "colossalai run --nproc_per_node 8 train.py --plugin gemini\n"}, U, "launcher"),
+        Example({"requirements.txt": "colossalai==0.4.0\n"}, N, "dependency only"),
+        Example({"train.py": "# import colossalai\nimport torch\n"}, N, "commented out"),
+        Example({"train.py": "from colossalai.nn.optimizer import HybridAdam\n"}, P, "import only"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        return _framework_outcome("ColossalAI", colossal_sites(f), "launch/Booster plugin", _imports_only(f, "colossalai"),
+                                  _real(f.deps("colossalai")), "colossalai")
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        return None
+
+
+@register
+class B5PyTorchFSDP(Check):
+    id = "B5"
+    title = "PyTorch FSDP"
+    title_zh = "PyTorch FSDP"
+    bottlenecks = (Bottleneck.MEMORY, Bottleneck.COMMUNICATION)
+    priority = Priority.MEDIUM
+    benefit = "native PyTorch sharding (FSDP1/FSDP2) with no extra dependency, usable from HF, accelerate, Lightning and torchtune"
+    what = (
+        "Whether PyTorch FSDP drives training through any route: `FullyShardedDataParallel`/`fully_shard` in code, HF "
+        "`fsdp:`, accelerate `distributed_type: FSDP`, Lightning `FSDPStrategy`, torchtune distributed recipes, torchtitan. "
+        "Any sharding strategy counts here (A2 judges NO_SHARD); an import alone is not use."
+    )
+    why = (
+        "FSDP is PyTorch's built-in ZeRO-3 equivalent: Meta reports near-linear TFLOPS scaling to 512 A100s for "
+        "models up to 175B (Zhao et al., VLDB 2023), and FSDP2 adds per-parameter DTensor sharding with lower memory "
+        "than FSDP1 (torchtitan, Liang et al., 2024). It needs no framework beyond torch."
+    )
+    fix = "Shard with native FSDP: FSDP2 `fully_shard(block)` per transformer block then `fully_shard(model)`, or HF/accelerate `fsdp: \"full_shard auto_wrap\"`."
+    fix_zh = "使用原生 FSDP 分片：FSDP2 对每个 transformer block 调用 `fully_shard(block)` 后再 `fully_shard(model)`，或在 HF/accelerate 中配置 `fsdp: \"full_shard auto_wrap\"`。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://pytorch.org/docs/stable/distributed.fsdp.fully_shard.html", "https://arxiv.org/abs/2304.11277")
+    snippets = {
+        "python": "from torch.distributed.fsdp import fully_shard\n\nfor block in model.layers:\n    fully_shard(block)\nfully_shard(model)\n",
+        "hf-yaml": "fsdp: \"full_shard auto_wrap\"\n",
+    }
+    examples = (
+        Example({"train.py": "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nmodel = FSDP(model, auto_wrap_policy=policy)\n"}, U, "fsdp1"),
+        Example({"fsdp.yaml": "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: NO_SHARD\n"}, U, "accelerate fsdp (even NO_SHARD)"),
+        Example({"train.py": "from fairscale.nn import FullyShardedDataParallel as FSDP\nmodel = FSDP(model)\n"}, N, "fairscale FSDP is not PyTorch's"),
+        Example({"train.py": "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nif isinstance(model, FSDP):\n    pass\n"}, N, "import only"),
+        Example({"train.yaml": "fsdp: ''\n"}, N, "fsdp empty"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        sites = [s for s in fsdp_sites(f) if s.native]
+        if sites:
+            return Outcome(U, [_ev(s.fact, key=s.how) for s in sites], f"PyTorch FSDP drives training ({sites[0].how})", {"fsdp": True})
+        imported = _imports_only(f, "torch.distributed.fsdp", "torch.distributed._composable.fsdp")
+        detail = "FSDP is imported but no model is wrapped" if imported else "no PyTorch FSDP found"
+        return Outcome(N, [], detail, {"fsdp": False})
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.status != Status.UNUSED or _scale_framework_used(ctx.facts, exclude="fsdp") or uses_hf_trainer(ctx.facts):
+            return None
+        b = ctx.project.params_billions
+        return Priority.MEDIUM if b is None or b >= 1 else None
+
+
+def vescale_sites(f: Facts) -> list[Any]:
+    return [c for c in _real(f.calls("vescale.*")) if c.name.startswith("vescale")]
+
+
+@register
+class B6VeScale(Check):
+    id = "B6"
+    title = "veScale"
+    title_zh = "veScale"
+    bottlenecks = (Bottleneck.COMMUNICATION,)
+    priority = Priority.LOW
+    benefit = "PyTorch-native auto-parallelism on veScale DTensor: single-device code, nD-parallel execution"
+    what = (
+        "Whether ByteDance veScale drives training: veScale DTensor/DModule APIs (`vescale.dtensor`, `parallelize_module` "
+        "from `vescale.dmodule`, `VeDeviceMesh`, veScale's `DistributedOptimizer`). PyTorch's own DTensor is not veScale; "
+        "imports alone are partial, a dependency alone is unused."
+    )
+    why = (
+        "veScale keeps single-device PyTorch model code and parallelises it with DTensor-based plans, with bit-wise "
+        "consistency to single-device runs (veScale docs, 2024); it is an alternative to Megatron/FSDP rather than a "
+        "missing speed-up when those are already used."
+    )
+    fix = "Optional: only if you want DTensor-based nD parallelism without rewriting the model; otherwise FSDP2/Megatron cover the same ground."
+    fix_zh = "可选：仅在希望不改写模型即可获得基于 DTensor 的多维并行时使用；否则 FSDP2/Megatron 已覆盖同样的能力。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://github.com/volcengine/veScale",)
+    snippets = {"python": (
+        "from vescale.dmodule.api import parallelize_module\nfrom vescale.devicemesh_api import VESCALE_DEVICE_MESH\n\n"
+        "VESCALE_DEVICE_MESH.init_device_mesh(\"cuda\", mesh_shape=(2, 4), mesh_dim_names=(\"DP\", \"TP\"))\n"
+        "model = parallelize_module(model, VESCALE_DEVICE_MESH[\"TP\"], sharding_plan)\n"
+    )}
+    examples = (
+        Example({"train.py": "from vescale.dmodule.api import parallelize_module\nmodel = parallelize_module(model, mesh, plan)\n"}, U, "dmodule"),
+        Example({"train.py": "from vescale.dtensor.api import distribute_tensor\nx = distribute_tensor(t, mesh, [Shard(0)])\n"}, U, "dtensor"),
+        Example({"train.py": "from torch.distributed.tensor import distribute_tensor\nx = distribute_tensor(t, mesh, [Shard(0)])\n"}, N, "torch DTensor is not veScale"),
+        Example({"requirements.txt": "vescale\n"}, N, "dependency only"),
+        Example({"train.py": "# from vescale.dmodule.api import parallelize_module\nimport torch\n"}, N, "commented out"),
+        Example({"train.py": "import vescale\n"}, P, "import only"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        return _framework_outcome("veScale", vescale_sites(f), "DTensor/DModule API", _imports_only(f, "vescale"), _real(f.deps("vescale")), "vescale")
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        return None
+
+
+__all__ = ["DS_REF_NAMES", "colossal_sites", "deepspeed_sites", "megatron_sites", "vescale_sites"]
