@@ -1,0 +1,759 @@
+"""I. Infrastructure and operations (基础设施与运维): I1-I5.
+
+I1/I2 read the training-data locations the repository states (data-path config keys, launcher
+flags, ``DATA_*`` shell variables, ``load_dataset`` arguments, path literals on data-loading lines).
+What cannot be known statically is said in ``detail``: with no visible data location both are
+``unused`` with no recommendation (never a made-up ``used``). I1 is ``used`` when the data sit on a
+path of the compute node (relative path, local or mounted file system, the HF cache) and
+``unused`` when training reads straight from a storage service by URI (``s3://``, ``oss://``,
+``gs://``, ``hdfs://``, ``cfs://``...) or streams from the Hub, whose location relative to the GPUs
+is not pinned. I2 is ``used`` for named fast media (``/dev/shm``, NVMe/SSD paths, ``/raid``,
+Lustre/GPFS/FSx/Weka/Ceph), ``unused`` with a finding for slow ones (HDFS, CFS, MDFS, NFS, object
+stores, Hub streaming), and ``unused`` without a recommendation when no path names its medium.
+
+I3-I5: ``used`` means the frequency is sane, including when nothing saves/logs/reports too
+often. Too frequent (``unused``, with the line in ``findings``):
+* I3 checkpoint every < 50 steps (< 10 when only adapters are saved or the model is < 1B),
+* I4 logging every < 10 steps (the seed's "logging_steps >= 10"),
+* I5 reporting to an external tracker (W&B, TensorBoard, MLflow...) every < 10 steps,
+including a ``torch.save``/``print``/``wandb.log`` in the training-step loop with no interval guard.
+HF defaults (``save_steps``/``logging_steps`` 500), ``*_strategy: epoch`` and HF ratios (< 1) are sane.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..base import Check, Context, register
+from ..facts import Call, Expr, Facts, Setting, as_number, truthy
+from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
+from ._helpers import HF_DEFAULTS, uses_hf_trainer
+
+U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
+
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$|(^|/)debug[^/]*$", re.I)
+
+# --------------------------------------------------------------------------------------------
+# I1 / I2: data locations
+# --------------------------------------------------------------------------------------------
+
+_DATA_KEYS = (
+    "data_path", "data_paths", "train_data", "train_data_path", "train_data_paths", "train_file", "train_files", "train_path",
+    "data_dir", "data_root", "dataset_dir", "dataset_path", "dataset_root", "data_files", "train_data_dir", "image_folder",
+    "image_root", "video_folder", "data_prefix", "train_data_file", "tokenized_path", "train_dataset_path", "train_data_prefix",
+    "data_cache_path", "train_shards", "train_urls", "data_folder", "corpus_path", "dataset_name_or_path", "hf_dataset_or_datasets",
+    "train_split_path", "dataset_name",
+)
+_HUB_KEYS = {"dataset_name", "hf_dataset_or_datasets", "dataset_name_or_path"}
+_OBJECT_SCHEMES = {"s3", "s3a", "s3n", "oss", "gs", "gcs", "obs", "cos", "tos", "az", "abfs", "abfss", "wasb", "wasbs", "azureml", "r2", "ks3", "bos", "minio"}
+_BUILDERS = {"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder", "webdataset", "pandas", "sql", "generator", "videofolder"}
+_PLACEHOLDER = re.compile(r"path/to|your[_-]|<|\{|\$|xxx|/path\b|\.\.\.|^none$|^null$", re.I)
+_DATA_LINE = re.compile(r"data|corpus|shard|jsonl|parquet|\.tar\b|webdataset|wds\.|memmap|mmap|train_file|load_from_disk", re.I)
+_NOT_DATA_LINE = re.compile(r"output|save|ckpt|checkpoint|log_dir|logging|tensorboard|wandb|model_name|model_path|tokenizer|pretrained", re.I)
+_STAGING_LINE = re.compile(r"download|upload|sync|\bcp\b|copy|rsync|snapshot", re.I)
+_DATA_ENV = re.compile(r"^(TRAIN_)?DATA(SET)?(_(PATH|DIR|ROOT|PREFIX|FILE|HOME))?S?$|^HF_DATASETS_CACHE$|^(TRAIN|DATA)_(PATH|DIR|FILES?)$")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+FAST = {"ramdisk", "local-ssd", "parallel-fs"}
+SLOW = {"object-store", "hdfs", "cfs", "mdfs", "nfs", "http", "remote-other", "hub-stream"}
+REMOTE_URI = {"object-store", "hdfs", "cfs", "mdfs", "http", "remote-other", "hub-stream"}
+
+
+def storage_of(path: str) -> str:
+    """Storage kind a data location names: object-store, hdfs, cfs, mdfs, nfs, ramdisk, local-ssd, parallel-fs, local."""
+    low = path.strip().lower()
+    if low.startswith("pipe:"):
+        m = re.search(r"\b([a-z][a-z0-9]*)://", low)
+        return storage_of(m.group(0) + "x") if m else "local"
+    m = re.match(r"^([a-z][a-z0-9+]*)://", low)
+    if m:
+        scheme = m.group(1)
+        if scheme in _OBJECT_SCHEMES:
+            return "object-store"
+        if scheme in {"hdfs", "viewfs", "afs", "har"}:
+            return "hdfs"
+        if scheme in {"cfs", "mdfs"}:
+            return scheme
+        if scheme == "file":
+            return storage_of(low[len("file://"):])
+        if scheme in {"http", "https", "hf", "ftp"}:
+            return "http"
+        return "remote-other"
+    comps = [c for c in low.split("/") if c]
+    if low.startswith("/dev/shm") or any(c in {"shm", "ramdisk", "tmpfs"} for c in comps):
+        return "ramdisk"
+
+    def has(*keys: str) -> bool:
+        return any(c == k or c.startswith(k) or c.endswith(("_" + k, "-" + k)) for c in comps for k in keys)
+
+    if has("nvme", "ssd", "localssd", "local_ssd", "local-ssd") or low.startswith("/raid"):
+        return "local-ssd"
+    if has("lustre", "gpfs", "fsx", "weka", "wekafs", "beegfs", "ceph", "cephfs", "vast", "scratch"):
+        return "parallel-fs"
+    if has("hdfs"):
+        return "hdfs"
+    if has("mdfs"):
+        return "mdfs"
+    if has("cfs"):
+        return "cfs"
+    if has("nfs", "nas"):
+        return "nfs"
+    return "local"
+
+
+@dataclass(frozen=True, slots=True)
+class DataLoc:
+    value: str
+    kind: str
+    fact: Any
+    key: str
+
+    @property
+    def remote(self) -> bool:
+        """Read from a storage service by URI (or streamed from the Hub), not from a path on the node."""
+        return self.kind == "hub-stream" or (self.kind in REMOTE_URI and bool(re.match(r"^([a-z][a-z0-9+]*://|pipe:)", self.value.lower())))
+
+
+def _split_values(v: Any) -> list[str]:
+    if isinstance(v, str):
+        # Megatron ``--data-path 0.5 /a 0.5 /b`` and comma lists
+        parts = [p for p in re.split(r"[\s,]+", v.strip()) if p]
+        return [p for p in parts if as_number(p) is None] or ([v] if v.strip() else [])
+    if isinstance(v, tuple):
+        return [x for x in v if isinstance(x, str)]
+    return []
+
+
+def data_locations(f: Facts) -> list[DataLoc]:
+    """Every visible training-data location with its storage kind."""
+    out: list[DataLoc] = []
+
+    def add(value: str, fact: Any, key: str, hub_ok: bool = False, stream: bool = False) -> None:
+        v = value.strip().strip("\"'")
+        if len(v) < 2 or _PLACEHOLDER.search(v) or _TEST_PATH.search(getattr(fact, "path", "")):
+            return
+        if hub_ok and _HUB_ID.match(v) and not re.search(r"\.(json|jsonl|csv|parquet|txt|arrow|bin|tar)$", v):
+            out.append(DataLoc(v, "hub-stream" if stream else "hf-hub", fact, key))
+            return
+        if hub_ok and "/" not in v and "." not in v:
+            return  # a registered dataset name (LLaMA-Factory ``dataset: alpaca_en``), not a location
+        kind = storage_of(v)
+        line = getattr(fact, "text", "")
+        if kind in SLOW and _STAGING_LINE.search(line):
+            return
+        out.append(DataLoc(v, kind, fact, key))
+
+    for s in f.effective(*_DATA_KEYS):
+        if s.source in {"argparse-default", "field-default"} and not isinstance(s.value, str):
+            continue
+        for v in _split_values(s.value):
+            add(v, s, s.key, hub_ok=s.name in _HUB_KEYS)
+    for e in f.config("datasets.path", "datasets.data_files"):
+        for v in _split_values(e.value):
+            add(v, e, e.dotted, hub_ok=True)
+    for e in f.config("remote", "local"):
+        if any(k in e.dotted.lower() for k in ("dataset", "loader")):
+            for v in _split_values(e.value):
+                add(v, e, e.dotted)
+    for env in f.envs():
+        if _DATA_ENV.match(env.name):
+            for v in _split_values(env.value):
+                add(v, env, env.name)
+    for c in f.calls("load_dataset", "load_from_disk", "StreamingDataset", "WebDataset", "wds.WebDataset"):
+        stream = truthy(c.kwargs.get("streaming")) is True
+        first = c.args[0] if c.args and isinstance(c.args[0], str) else None
+        if c.short == "load_dataset" and first and first.lower() in _BUILDERS:
+            for k in ("data_files", "data_dir"):
+                for v in _split_values(c.kwargs.get(k)):
+                    add(v, c, f"load_dataset({k}=)")
+        elif first:
+            add(first, c, f"{c.short}()", hub_ok=c.short == "load_dataset", stream=stream)
+        for k in ("remote", "local", "urls"):
+            for v in _split_values(c.kwargs.get(k)):
+                add(v, c, f"{c.short}({k}=)")
+    for p in f.path_literals():
+        line = p.text
+        if _DATA_LINE.search(line) and not _NOT_DATA_LINE.search(line):
+            add(p.value, p, "path")
+    seen: set[tuple[str, str, int]] = set()
+    uniq: list[DataLoc] = []
+    for d in out:
+        k = (d.value, getattr(d.fact, "path", ""), getattr(d.fact, "line", 0))
+        if k not in seen:
+            seen.add(k)
+            uniq.append(d)
+    return uniq
+
+
+def _loc_ev(d: DataLoc) -> Evidence:
+    return Facts.ev(d.fact, key=d.key, value=d.value)
+
+
+def _loc_values(locs: list[DataLoc]) -> dict[str, Any]:
+    return {"data_paths": sorted({d.value for d in locs})[:8], "storage": sorted({d.kind for d in locs})}
+
+
+@register
+class I1StorageColocated(Check):
+    id = "I1"
+    title = "Storage co-located with compute"
+    title_zh = "存储与计算同城/同集群"
+    bottlenecks = (Bottleneck.DATA_IO,)
+    priority = Priority.HIGH
+    benefit = "removes cross-region/WAN latency from every data read; data loading keeps up with the GPUs"
+    what = (
+        "Whether training data are read from the compute cluster (a path on the node: relative, local, mounted, the HF "
+        "cache) rather than straight from a storage service by URI (`s3://`, `oss://`, `gs://`, `hdfs://`, `cfs://`) or "
+        "streamed from the Hub during training. Reads data-path keys, launcher flags, `DATA_*` variables, `load_dataset` "
+        "arguments and data-loading path literals; when no location is visible the detail says so."
+    )
+    why = (
+        "Cross-region object-store reads add tens of milliseconds of latency per request and are capped by WAN bandwidth "
+        "(AWS documents same-region S3 access for throughput and no inter-region transfer cost); training at thousands of "
+        "samples/s then waits on I/O. The seed ranks cross-city storage as high priority: move the data to the same "
+        "cluster or copy it to local SSD before training."
+    )
+    fix = "Keep the training data in the same region/cluster as the GPUs, or stage them to local NVMe (`aws s3 sync s3://bucket/data /local_nvme/data`) before training and point the data path there."
+    fix_zh = "将训练数据放在与 GPU 同城/同集群的存储中，或在训练前拷贝到本地 NVMe（如 `aws s3 sync s3://bucket/data /local_nvme/data`），并将数据路径指向本地。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://docs.aws.amazon.com/AmazonS3/latest/userguide/optimizing-performance.html",)
+    snippets = {"shell": "aws s3 sync s3://my-bucket/train-data /local_nvme/train-data\ntorchrun --nproc_per_node 8 train.py --data_path /local_nvme/train-data\n"}
+    examples = (
+        Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\ndata_path: data/alpaca_data.json\n"}, U, "relative local path"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --data-path /mnt/nvme/corpus/gpt_text_document\n"}, U, "megatron local prefix"),
+        Example({"train.py": "from datasets import load_dataset\nds = load_dataset('tatsu-lab/alpaca', split='train')\n"}, U, "hub download to cache"),
+        Example({"train.yaml": "train_data: s3://my-bucket/pretrain/shards/\nbf16: true\n"}, N, "s3 bucket"),
+        Example({"train.py": "from datasets import load_dataset\nds = load_dataset('HuggingFaceFW/fineweb', split='train', streaming=True)\n"}, N, "hub streaming"),
+        Example({"train.py": "import torch\nloss.backward()\n"}, N, "no data location visible"),
+        Example({"train.yaml": "# data_path: s3://bucket/x\ndata_path: ${DATA}\n"}, N, "commented out and placeholder"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        locs = data_locations(ctx.facts)
+        remote = [d for d in locs if d.remote]
+        if remote:
+            ev = [_loc_ev(d) for d in remote]
+            first = remote[0]
+            return Outcome(N, ev, f"training data read straight from {first.kind} ({first.value}); its location relative to the GPUs is not pinned",
+                           _loc_values(locs), findings=ev)
+        if locs:
+            kinds = sorted({d.kind for d in locs})
+            hub = all(d.kind == "hf-hub" for d in locs)
+            detail = ("data downloaded from the HF Hub into the local cache before training" if hub
+                      else f"training data on node-attached paths ({', '.join(kinds)})")
+            return Outcome(U, [_loc_ev(d) for d in locs], detail, _loc_values(locs))
+        return Outcome(N, [], "no training-data location is visible in the repository: co-location cannot be checked statically", {})
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        return self.priority if outcome.status == Status.UNUSED and outcome.findings else None
+
+
+@register
+class I2FastStorage(Check):
+    id = "I2"
+    title = "High-performance storage media"
+    title_zh = "高性能存储介质"
+    bottlenecks = (Bottleneck.DATA_IO,)
+    priority = Priority.HIGH
+    benefit = "local NVMe or a parallel file system feeds GB/s per node; slow DFS/NAS reads stall the GPUs"
+    what = (
+        "Which medium the training data paths name: fast (`/dev/shm`, NVMe/SSD paths, `/raid`, Lustre/GPFS/FSx/Weka/Ceph) "
+        "or slow (HDFS, CFS, MDFS, NFS/NAS, object stores or Hub streaming read directly). A path that names no medium "
+        "cannot be judged statically and the detail says so."
+    )
+    why = (
+        "A data-center NVMe SSD reads 3-7 GB/s per drive and a DGX's /raid array ~25 GB/s (NVIDIA DGX H100 guide), while "
+        "NFS and HDFS clients typically deliver 100s of MB/s with millisecond latency per small read; the seed ranks slow "
+        "media (CFS-1.5/HDFS/MDFS) as a high-priority fix: copy the data to local SSD first."
+    )
+    fix = "Copy the dataset to node-local NVMe (or `/dev/shm` for small sets) or a high-performance parallel FS (Lustre/GPFS/Ceph) before training, and read from there."
+    fix_zh = "训练前将数据拷贝到本机 NVMe SSD（小数据集可放 `/dev/shm`）或高性能并行文件系统（Lustre/GPFS/Ceph），并从该处读取。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://docs.nvidia.com/dgx/dgxh100-user-guide/", "https://docs.mosaicml.com/projects/streaming/")
+    snippets = {"shell": "rsync -a /nfs/datasets/pretrain/ /local_nvme/pretrain/\ntorchrun --nproc_per_node 8 train.py --data_path /local_nvme/pretrain\n"}
+    examples = (
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --data-path /mnt/nvme0/corpus/text_document\n"}, U, "nvme"),
+        Example({"train.yaml": "dataset_dir: /dev/shm/data\nbf16: true\n"}, U, "ramdisk"),
+        Example({"train.yaml": "train_data_path: /lustre/fsw/datasets/pile\n"}, U, "lustre"),
+        Example({"run.sh": "DATA_PATH=hdfs://namenode:8020/user/me/data\npython train.py --data_path $DATA_PATH\n"}, N, "hdfs"),
+        Example({"train.yaml": "data_path: /nfs/shared/datasets/alpaca.json\n"}, N, "nfs"),
+        Example({"train.yaml": "data_path: data/alpaca.json\n"}, N, "medium not named"),
+        Example({"train.yaml": "# data_path: /mnt/nvme/data\nlr: 1e-5\n"}, N, "commented out"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        locs = data_locations(ctx.facts)
+        slow = [d for d in locs if d.kind in SLOW]
+        fast = [d for d in locs if d.kind in FAST]
+        if slow:
+            ev = [_loc_ev(d) for d in slow]
+            kinds = sorted({d.kind for d in slow})
+            return Outcome(N, ev, f"training data on slow storage ({', '.join(kinds)}): {slow[0].value}", _loc_values(locs), findings=ev)
+        if fast:
+            kinds = sorted({d.kind for d in fast})
+            return Outcome(U, [_loc_ev(d) for d in fast], f"training data on fast storage ({', '.join(kinds)})", _loc_values(locs))
+        if locs:
+            return Outcome(N, [_loc_ev(d) for d in locs[:5]],
+                           f"the data paths ({locs[0].value}) do not name their storage medium: SSD/NVMe cannot be confirmed statically", _loc_values(locs))
+        return Outcome(N, [], "no training-data location is visible in the repository: the storage medium cannot be checked statically", {})
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        return self.priority if outcome.status == Status.UNUSED and outcome.findings else None
+
+
+# --------------------------------------------------------------------------------------------
+# I3-I5: frequencies
+# --------------------------------------------------------------------------------------------
+
+
+def interval(v: Any) -> tuple[float | None, str]:
+    """(steps, kind) of an interval value; kind is steps | ratio | epoch | time | off | unknown."""
+    if isinstance(v, bool) or v is None:
+        return None, "off"
+    if isinstance(v, (int, float)):
+        if v <= 0:
+            return None, "off"
+        return (float(v), "ratio") if v < 1 else (float(v), "steps")
+    if isinstance(v, str):
+        s = v.strip().lower()
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(ba|batch|batches|step|steps|it|iter|iters|iterations)?", s)
+        if m:
+            return interval(float(m.group(1)))
+        if re.fullmatch(r"(\d+(?:\.\d+)?\s*)?(ep|epoch|epochs|dur)", s):
+            return None, "epoch"
+        if re.fullmatch(r"\d+(?:\.\d+)?\s*(s|sec|m|min|h|hr|hours?|minutes?|seconds?)", s):
+            return None, "time"
+        if s in {"no", "none", "off", "false", ""}:
+            return None, "off"
+    return None, "unknown"
+
+
+def _strategy_off(f: Facts, s: Setting, strategy: str) -> bool:
+    """Whether the same file/launch/call sets ``<x>_strategy`` to epoch/no, which makes a step interval moot."""
+    for t in f.settings(strategy):
+        if t.path != s.path:
+            continue
+        if s.source == "launcher" and t.source == "launcher" and t.line != s.line:
+            continue  # another command line of the same script
+        if s.source == "call" and t.source == "call" and t.text != s.text:
+            continue  # another call (keywords of one call share its first line as text)
+        if isinstance(t.value, str) and t.value.lower() in {"epoch", "no", "best"}:
+            return True
+        if isinstance(t.value, Expr) and re.search(r"\.(EPOCH|NO)\b", t.value.text):
+            return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    fact: Any
+    key: str
+    name: str
+    steps: float | None
+    kind: str
+    in_loop: bool = False
+
+
+def interval_settings(f: Facts, names: tuple[str, ...], strategy: str | None = None, explicit_only: tuple[str, ...] = ()) -> list[Interval]:
+    out: list[Interval] = []
+    for s in f.effective(*names):
+        if _TEST_PATH.search(s.path):
+            continue
+        if s.source in {"argparse-default", "field-default"} and s.value is None:
+            continue
+        if s.name in explicit_only and s.rank == 0:
+            continue
+        steps, kind = interval(s.value)
+        if isinstance(s.value, Expr):
+            continue
+        if strategy and kind == "steps" and _strategy_off(f, s, strategy):
+            kind = "epoch"
+        out.append(Interval(s, s.key, s.name, steps, kind))
+    return out
+
+
+# -- training-step loops -----------------------------------------------------------------------
+
+_STEP_FUNCS = {"training_step", "train_step", "on_step_end", "on_train_batch_end", "on_batch_end", "on_after_backward",
+               "optimizer_step", "on_before_optimizer_step", "train_batch"}
+_OPT_STEP = re.compile(r"(optim|\bopt\b|scaler|engine|model_engine|fabric|accelerator)", re.I)
+
+
+def _is_step_call(c: Call) -> bool:
+    if c.short in {"backward", "manual_backward"}:
+        return True
+    return c.short == "step" and bool(_OPT_STEP.search(c.name) or _OPT_STEP.search(c.text)) and "sched" not in c.name.lower()
+
+
+def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
+    """(path, function, loop iterable) of loops that run one optimizer step per iteration."""
+    return {(c.path, c.func, c.loop) for c in f.calls("backward", "manual_backward", "step")
+            if c.loop is not None and "epoch" not in c.loop.lower() and _is_step_call(c)}
+
+
+def _guard(f: Facts, guard: str | None) -> tuple[bool, float | None]:
+    """(guarded by an interval condition, the interval when it can be resolved)."""
+    if not guard:
+        return False, None
+    m = re.search(r"%\s*\(?\s*([A-Za-z_][\w.]*|\d+)", guard)
+    if m:
+        tok = m.group(1)
+        if tok.isdigit():
+            return True, float(tok)
+        name = tok.rsplit(".", 1)[-1]
+        if "accum" in name.lower():
+            return False, None  # once per optimizer step
+        vals = [n for s in f.effective(name) if (n := as_number(s.value)) is not None and n > 0]
+        return True, (min(vals) if vals else None)
+    if re.search(r"(interval|every|freq|should_|next_|last_|time\.time|perf_counter|elapsed|_steps\b|_iters\b)", guard, re.I):
+        return True, None
+    if re.search(r"\w*(step|iter|epoch|batch_idx|update)\w*\s*(==|>=|<=|>|<|!=)|(==|>=|<=|>|<|!=)\s*[\w.]*(step|iter|epoch)", guard, re.I):
+        return True, None
+    return False, None
+
+
+def per_step_calls(f: Facts, calls: list[Call], threshold: float) -> list[tuple[Call, float]]:
+    """Calls that run every training step (or every < ``threshold`` steps): in a step loop or per-step hook."""
+    loops = step_loops(f)
+    out: list[tuple[Call, float]] = []
+    for c in calls:
+        if _TEST_PATH.search(c.path):
+            continue
+        in_step = (c.loop is not None and (c.path, c.func, c.loop) in loops) or (c.loop is None and c.func in _STEP_FUNCS)
+        if not in_step:
+            continue
+        guarded, n = _guard(f, c.guard)
+        if not guarded:
+            out.append((c, 1.0))
+        elif n is not None and n < threshold:
+            out.append((c, n))
+    return out
+
+
+def _adapter_only(f: Facts, ctx: Context) -> bool:
+    for s in f.effective("finetuning_type", "adapter", "peft_type", "train_type"):
+        if isinstance(s.value, str) and s.value.lower() in {"lora", "qlora", "dora", "ia3", "adalora", "loha", "lokr", "prefix", "prompt"}:
+            return True
+    if any(truthy(s.value) for s in f.effective("use_peft", "use_lora", "lora_enable", "use_qlora")):
+        return True
+    return bool(f.calls("get_peft_model", "LoraConfig", "prepare_model_for_kbit_training"))
+
+
+def _finding(fact: Any, key: str, value: Any) -> Evidence:
+    return Facts.ev(fact, key=key, value=value)
+
+
+def _outcome(bad: list[tuple[Any, str, float]], ok: list[Interval], what: str, threshold: int, values: dict[str, Any],
+             sane_detail: str) -> Outcome:
+    if bad:
+        findings = [_finding(x, k, int(n) if float(n).is_integer() else n) for x, k, n in bad]
+        worst = min(n for _, _, n in bad)
+        worst_txt = "every step" if worst == 1 else f"every {int(worst)} steps"
+        return Outcome(N, findings, f"{what} {worst_txt} (threshold: every {threshold} steps or more)", values, findings=findings)
+    ev = [_finding(i.fact, i.key, i.steps if i.steps is None or not float(i.steps).is_integer() else int(i.steps)) for i in ok]
+    return Outcome(U, ev, sane_detail, values)
+
+
+def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    vals: dict[str, Any] = {}
+    for i in items:
+        if i.steps is not None:
+            v = int(i.steps) if float(i.steps).is_integer() else i.steps
+            vals[i.name] = min(vals.get(i.name, v), v)
+        elif i.kind in {"epoch", "time"} and i.name not in vals:
+            vals[i.name] = i.kind
+    vals.update(extra or {})
+    return vals
+
+
+_SAVE_KEYS = ("save_steps", "save_interval", "checkpoint_interval", "save_every_n_steps", "every_n_train_steps", "save_interval_steps",
+              "checkpointing_steps", "checkpoint_factor", "save_iters", "checkpoint_every_n_steps", "save_freq_steps")
+_SAVE_CALLS = ("torch.save", "save_checkpoint", "save_state", "save_pretrained", "save_model", "torch.distributed.checkpoint.save",
+               "save_state_dict")
+
+
+@register
+class I3CheckpointFrequency(Check):
+    id = "I3"
+    title = "Sane checkpoint frequency"
+    title_zh = "Checkpoint 保存频率"
+    bottlenecks = (Bottleneck.DATA_IO,)
+    priority = Priority.LOW
+    benefit = "no training stall for checkpoint writes most steps (a 7B full checkpoint with Adam states is ~80-100 GB)"
+    what = (
+        "Whether checkpoints are saved at a sane interval: HF `save_steps`/`save_strategy`, Megatron `--save-interval`, "
+        "nanotron `checkpoint_interval`, torchtitan `checkpoint.interval`, Lightning `ModelCheckpoint(every_n_train_steps=)`, "
+        "accelerate `checkpointing_steps`, and `torch.save`/`save_checkpoint` calls in the training-step loop without an "
+        "interval guard. Too frequent: every < 50 steps (< 10 for adapter-only or sub-1B checkpoints)."
+    )
+    why = (
+        "A synchronous checkpoint blocks every rank: saving a 7B model with Adam states writes ~84 GB (16 bytes/param), "
+        "minutes on network storage; per-step saving can cost more than the training itself. PyTorch's async "
+        "checkpointing paper reports checkpoint stalls cut from minutes to seconds only when saves are also infrequent "
+        "(PyTorch blog, 2024). The seed lists over-frequent saving as a low-priority but free fix."
+    )
+    fix = "Save every few hundred steps or per epoch (`save_steps: 500`, `save_strategy: epoch`, `--save-interval 1000`) and keep `save_total_limit` small; guard loop saves with `if step % save_every == 0`."
+    fix_zh = "每几百步或每个 epoch 保存一次（`save_steps: 500`、`save_strategy: epoch`、`--save-interval 1000`），并设置较小的 `save_total_limit`；训练循环中的保存用 `if step % save_every == 0` 控制。"
+    fix_safety = FixSafety.SAFE
+    references = ("https://pytorch.org/blog/reducing-checkpointing-times/", "https://huggingface.co/docs/transformers/main_classes/trainer#transformers.TrainingArguments.save_steps")
+    snippets = {
+        "hf-yaml": "save_strategy: steps\nsave_steps: 500\nsave_total_limit: 3\n",
+        "shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --save-interval 1000\n",
+        "python": "if step % save_every == 0 and rank == 0:\n    torch.save(model.state_dict(), f\"ckpt_{step}.pt\")\n",
+        "lightning": "ckpt = ModelCheckpoint(every_n_train_steps=1000, save_top_k=3)\n",
+    }
+    examples = (
+        Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nsave_steps: 500\nsave_total_limit: 3\n"}, U, "save every 500"),
+        Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o', save_strategy='epoch', save_steps=1)\n"}, U, "epoch strategy"),
+        Example({"train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, U, "HF defaults"),
+        Example({"train.yaml": "save_steps: 0.1\n"}, U, "ratio"),
+        Example({"train.py": (
+            "from transformers import TrainingArguments\nargs = TrainingArguments(\n    output_dir='o',\n"
+            "    save_strategy='epoch',\n    save_steps=5,\n)\n")}, U, "multi-line call with epoch strategy"),
+        Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-13b-hf\nsave_steps: 1\n"}, N, "save every step"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --save-interval 10 --num-layers 32\n"}, N, "megatron every 10"),
+        Example({"train.py": (
+            "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
+            "    optimizer.step()\n    if rank == 0:\n        torch.save(model.state_dict(), 'ckpt.pt')\n")}, N, "torch.save in step loop"),
+        Example({"train.py": (
+            "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
+            "    optimizer.step()\n    if step % 1000 == 0:\n        torch.save(model.state_dict(), 'ckpt.pt')\n")}, U, "guarded loop save"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        small = _adapter_only(f, ctx) or (ctx.project.params_billions is not None and ctx.project.params_billions < 1)
+        threshold = 10 if small else 50
+        items = interval_settings(f, _SAVE_KEYS, strategy="save_strategy")
+        for e in f.config("checkpoint.interval"):
+            enabled = [x for x in f.config("checkpoint.enable_checkpoint", "checkpoint.enable") if x.path == e.path]
+            if all(truthy(x.value) is not False for x in enabled) and not _TEST_PATH.search(e.path):
+                steps, kind = interval(e.value)
+                items.append(Interval(e, e.dotted, "checkpoint_interval", steps, kind))
+        bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
+        loop = per_step_calls(f, [c for c in f.calls(*_SAVE_CALLS) if c.short != "save_pretrained" or "tokenizer" not in c.text.lower()], threshold)
+        bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]
+        extra: dict[str, Any] = {}
+        if loop:
+            extra["save_in_step_loop"] = int(min(n for _, n in loop))
+        if not items and uses_hf_trainer(f):
+            extra["save_steps"] = HF_DEFAULTS["save_steps"]
+        values = _values(items, extra)
+        if values and items:
+            sane = "checkpoints at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
+        elif "save_steps" in extra:
+            sane = "HF Trainer default: a checkpoint every 500 steps"
+        else:
+            sane = "no over-frequent checkpointing found"
+        return _outcome(bad, items, "checkpoints saved", threshold, values, sane)
+
+
+_LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq", "log_every", "log_freq", "logging_interval", "log_steps",
+             "steps_per_print", "iteration_step_info_interval", "print_every", "log_every_n_iters", "console_log_interval", "display_interval")
+_LOG_FUNCS = re.compile(r"^(print|rank0_print|print_rank_0|print_rank0|master_print|log_rank_0|log_dist|print_log|log_info|printflock)$")
+_LOGGER_RECV = re.compile(r"(^|\.)(logger|logging|log|_logger|LOGGER)\.(info|debug|warning|warn)$")
+
+
+def log_calls(f: Facts) -> list[Call]:
+    """Console/file logging calls: ``print``, ``logger.info``, ``accelerator.print``, ``print_rank_0``, ``tqdm.write``."""
+    out = []
+    for c in f.calls("print", "info", "debug", "warning", "warn", "write", "rank0_print", "print_rank_0", "print_rank0", "master_print",
+                     "log_rank_0", "log_dist", "print_log", "log_info"):
+        if c.name == "print" or c.name.endswith("accelerator.print") or c.name in {"tqdm.write", "tqdm.tqdm.write"}:
+            out.append(c)
+        elif c.short != "print" and _LOG_FUNCS.match(c.short):
+            out.append(c)
+        elif _LOGGER_RECV.search(c.name):
+            out.append(c)
+    return out
+
+
+@register
+class I4LoggingFrequency(Check):
+    id = "I4"
+    title = "Sane logging frequency"
+    title_zh = "日志打印频率"
+    bottlenecks = (Bottleneck.LATENCY,)
+    priority = Priority.LOW
+    benefit = "no per-step host sync (`loss.item()`) and console I/O on the critical path"
+    what = (
+        "Whether metrics are logged at a sane interval: HF `logging_steps`, Megatron `--log-interval`, Lightning "
+        "`log_every_n_steps`, DeepSpeed `steps_per_print`, nanotron `iteration_step_info_interval`, `print_freq`/`log_freq`, "
+        "and `print`/`logger.info` in the training-step loop without an interval guard. Too frequent: every < 10 steps."
+    )
+    why = (
+        "Logging a loss each step forces a GPU-to-CPU sync (`.item()`) that drains the CUDA queue, and console/file I/O "
+        "on rank 0 delays every rank at the next collective; the seed recommends `logging_steps >= 10`. The cost is small "
+        "per step (typically 1-5 %) but free to remove."
+    )
+    fix = "Log every 10-100 steps: `logging_steps: 10` (HF), `--log-interval 10` (Megatron), `log_every_n_steps=50` (Lightning), `steps_per_print: 100` (DeepSpeed); guard loop prints with `if step % log_every == 0`."
+    fix_zh = "每 10-100 步打印一次日志：`logging_steps: 10`（HF）、`--log-interval 10`（Megatron）、`log_every_n_steps=50`（Lightning）、`steps_per_print: 100`（DeepSpeed）；训练循环中的打印用 `if step % log_every == 0` 控制。"
+    fix_safety = FixSafety.SAFE
+    references = ("https://huggingface.co/docs/transformers/main_classes/trainer#transformers.TrainingArguments.logging_steps",
+                  "https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html")
+    snippets = {
+        "hf-yaml": "logging_steps: 10\n",
+        "deepspeed-json": '{\n  "steps_per_print": 100\n}\n',
+        "shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --log-interval 10\n",
+        "lightning": "trainer = L.Trainer(log_every_n_steps=50)\n",
+        "python": "if step % log_every == 0:\n    print(f\"step {step} loss {loss.item():.4f}\")\n",
+    }
+    examples = (
+        Example({"train.yaml": "logging_steps: 10\nsave_steps: 500\n"}, U, "logging every 10"),
+        Example({"train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, U, "HF defaults"),
+        Example({"train.py": "import lightning as L\ntrainer = L.Trainer(log_every_n_steps=50)\n"}, U, "lightning 50"),
+        Example({"train.yaml": "logging_steps: 1\n"}, N, "logging every step"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --log-interval 1 --num-layers 24\n"}, N, "megatron log-interval 1"),
+        Example({"ds_config.json": '{\n  "steps_per_print": 1,\n  "zero_optimization": {"stage": 2}\n}\n'}, N, "deepspeed steps_per_print 1"),
+        Example({"train.py": (
+            "for step, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n"
+            "    print(f'step {step} loss {loss.item()}')\n")}, N, "print every step"),
+        Example({"train.py": (
+            "for step, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n"
+            "    if step % 50 == 0:\n        print(f'step {step} loss {loss.item()}')\n")}, U, "guarded print"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        threshold = 10
+        items = interval_settings(f, _LOG_KEYS, strategy="logging_strategy")
+        bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
+        loop = per_step_calls(f, log_calls(f), threshold)
+        bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]
+        extra: dict[str, Any] = {}
+        if loop:
+            extra["log_in_step_loop"] = int(min(n for _, n in loop))
+        if not any(i.name == "logging_steps" for i in items) and uses_hf_trainer(f):
+            extra["logging_steps"] = HF_DEFAULTS["logging_steps"]
+        values = _values(items, extra)
+        if values:
+            sane = "logging at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
+        else:
+            sane = "no over-frequent logging found"
+        return _outcome(bad, items, "metrics logged", threshold, values, sane)
+
+
+_TRACKER_DEPS = ("wandb", "tensorboard", "tensorboardx", "mlflow", "comet-ml", "swanlab", "clearml", "neptune", "dvclive", "aim")
+_TRACKER_CALL = re.compile(
+    r"^(wandb\.log|swanlab\.log|mlflow\.log_metrics?|.*\.add_scalars?|.*accelerator\.log|.*fabric\.log(_dict)?|.*(wandb|swanlab|tracker)\w*\.log"
+    r"|.*experiment\.log_metrics?|.*\.report_scalar|.*(aim_)?run\.track|.*wandb_run\.log|comet_ml\..*log_metrics?)$")
+_LIGHTNING_LOGGERS = ("WandbLogger", "TensorBoardLogger", "MLFlowLogger", "CometLogger", "NeptuneLogger", "SwanLabLogger")
+
+
+def tracker_calls(f: Facts) -> list[Call]:
+    pool = f.calls("log", "add_scalar", "add_scalars", "log_metric", "log_metrics", "report_scalar", "track", "log_dict")
+    return [c for c in pool if _TRACKER_CALL.match(c.name) and not c.name.startswith("self.log")]
+
+
+def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
+    """Trackers the HF Trainer reports to (``report_to``; before transformers v5 the default was every installed one)."""
+    rt = [s for s in f.effective("report_to") if not _TEST_PATH.search(s.path)]
+    named: list[str] = []
+    for s in rt:
+        vals = s.value if isinstance(s.value, tuple) else (s.value,)
+        for v in vals:
+            if isinstance(v, str):
+                named += [p for p in re.split(r"[,\s\[\]\"']+", v.lower()) if p and p not in {"none", "null"}]
+    installed = sorted({d.name for d in f.deps(*_TRACKER_DEPS)} | {i.module.split(".")[0] for i in f.imports("wandb", "swanlab", "mlflow")})
+    if rt and not named:
+        return [], rt
+    if "all" in named:
+        return installed or ["all"], rt
+    if named:
+        return sorted(set(named)), rt
+    return installed, []
+
+
+@register
+class I5ReportFrequency(Check):
+    id = "I5"
+    title = "Sane progress-report frequency"
+    title_zh = "进度上报频率"
+    bottlenecks = (Bottleneck.LATENCY,)
+    priority = Priority.LOW
+    benefit = "no per-step network/file reporting and host syncs for W&B, TensorBoard or MLflow"
+    what = (
+        "Whether reports to external trackers (W&B, TensorBoard, MLflow, SwanLab...) fire at a sane interval: HF "
+        "`report_to` with `logging_steps`, Lightning loggers with `log_every_n_steps`, Megatron `--tensorboard-log-interval`, "
+        "and `wandb.log`/`writer.add_scalar`/`accelerator.log` in the training-step loop or a per-step callback "
+        "(`on_step_end`) without an interval guard. Too frequent: every < 10 steps."
+    )
+    why = (
+        "Each report serialises metrics, syncs them from the GPU and hands them to a tracker client; at every step and "
+        "to several trackers this adds host work and network traffic on rank 0 that the other ranks wait for at the next "
+        "collective. The seed asks to lower the reporting frequency; Lightning's default is every 50 steps and the HF "
+        "Trainer's 500."
+    )
+    fix = "Report every 10-100 steps: `logging_steps: 10`+ with `report_to: [wandb]` (one tracker), `log_every_n_steps=50` (Lightning), or `if step % log_every == 0: wandb.log(...)` in a custom loop."
+    fix_zh = "每 10-100 步上报一次：HF 设置 `logging_steps: 10` 以上并只保留一个 `report_to` 目标，Lightning 设置 `log_every_n_steps=50`，自定义循环中用 `if step % log_every == 0: wandb.log(...)`。"
+    fix_safety = FixSafety.SAFE
+    references = ("https://docs.wandb.ai/guides/track/log/", "https://lightning.ai/docs/pytorch/stable/extensions/logging.html")
+    snippets = {
+        "hf-yaml": "report_to: wandb\nlogging_steps: 10\n",
+        "lightning": "trainer = L.Trainer(logger=WandbLogger(project=\"p\"), log_every_n_steps=50)\n",
+        "python": "if step % log_every == 0:\n    wandb.log({\"loss\": loss.item()}, step=step)\n",
+    }
+    examples = (
+        Example({"train.yaml": "report_to: wandb\nlogging_steps: 10\n"}, U, "wandb every 10"),
+        Example({"train.yaml": "report_to: none\nlogging_steps: 1\n"}, U, "no tracker"),
+        Example({"train.py": (
+            "import wandb\nfor step, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n"
+            "    if step % 100 == 0:\n        wandb.log({'loss': loss.item()})\n")}, U, "guarded wandb.log"),
+        Example({"train.yaml": "report_to: [wandb, tensorboard]\nlogging_steps: 1\n"}, N, "two trackers every step"),
+        Example({"train.py": (
+            "import wandb\nfor step, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n"
+            "    wandb.log({'loss': loss.item()})\n")}, N, "wandb.log every step"),
+        Example({"train.py": (
+            "import lightning as L\nfrom lightning.pytorch.loggers import WandbLogger\n"
+            "trainer = L.Trainer(logger=WandbLogger(project='p'), log_every_n_steps=1)\n")}, N, "lightning every step"),
+        Example({"cb.py": (
+            "import wandb\nfrom transformers import TrainerCallback\nclass CB(TrainerCallback):\n"
+            "    def on_step_end(self, args, state, control, **kw):\n        wandb.log({'step': state.global_step})\n")}, N, "per-step callback"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        threshold = 10
+        bad: list[tuple[Any, str, float]] = []
+        ok: list[Interval] = []
+        values: dict[str, Any] = {}
+        trackers, rt = hf_trackers(f) if uses_hf_trainer(f) or f.config("report_to") else ([], [])
+        if trackers:
+            values["report_to"] = trackers
+            logs = [i for i in interval_settings(f, ("logging_steps",), strategy="logging_strategy")]
+            for i in logs:
+                if i.kind == "steps" and i.steps is not None and i.steps < threshold:
+                    bad.append((i.fact, i.key, i.steps))
+                else:
+                    ok.append(i)
+            values.update(_values(logs))
+            if not logs:
+                values["logging_steps"] = HF_DEFAULTS["logging_steps"]
+        lt_loggers = [c for c in f.calls(*_LIGHTNING_LOGGERS) if c.name.startswith(("lightning", "pytorch_lightning"))]
+        if lt_loggers:
+            lt = interval_settings(f, ("log_every_n_steps",))
+            for i in lt:
+                if i.kind == "steps" and i.steps is not None and i.steps < threshold:
+                    bad.append((i.fact, i.key, i.steps))
+                else:
+                    ok.append(i)
+            values.update(_values(lt))
+        tb = [s for s in f.effective("tensorboard_dir", "wandb_project") if s.rank > 0 and isinstance(s.value, str) and s.value]
+        if tb:
+            mg = interval_settings(f, ("tensorboard_log_interval",), explicit_only=("tensorboard_log_interval",))
+            for i in mg:
+                if i.kind == "steps" and i.steps is not None and i.steps < threshold:
+                    bad.append((i.fact, i.key, i.steps))
+                else:
+                    ok.append(i)
+            values.update(_values(mg))
+        loop = per_step_calls(f, tracker_calls(f), threshold)
+        bad += [(c, f"{c.name}() in the training loop", n) for c, n in loop]
+        if loop:
+            values["report_in_step_loop"] = int(min(n for _, n in loop))
+        if bad:
+            return _outcome(bad, ok, "progress reported to trackers", threshold, values, "")
+        sane = ("reporting to " + ", ".join(trackers) + f" every {values.get('logging_steps', '?')} steps") if trackers else "no per-step reporting to external trackers found"
+        return Outcome(U, [Facts.ev(s) for s in rt] + [Facts.ev(i.fact, key=i.key) for i in ok], sane, values)
