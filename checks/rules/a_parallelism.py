@@ -218,11 +218,27 @@ def launch_size(facts: Facts, launch: Launch) -> LaunchSize | None:
     return None
 
 
+_GENERATION_CALLS = ("generate", "chat_completion", "text_completion", "generate_until", "run_server", "serve")
+_TRAINING_CALLS = ("backward", "train", "fit", "pretrain", "step", "training_step", "run_exp", "train_model", "finetune")
+
+
+def inference_script(facts: Facts, launch: Launch) -> bool:
+    """A launched script of the repository that generates and never trains (``torchrun example_chat_completion.py``)."""
+    path = resolve_file(facts, launch.script) if launch.script and launch.script.endswith(".py") else None
+    if path is None:
+        return False
+    gen = [c for c in facts.calls(*_GENERATION_CALLS) if c.path == path] or [c for c in facts.calls("vllm.*", "sglang.*") if c.path == path]
+    train = [c for c in facts.calls(*_TRAINING_CALLS) if c.path == path]
+    return bool(gen) and not train
+
+
 def launch_sizes(facts: Facts) -> list[LaunchSize]:
     out = []
     for launch in facts.launches():
         if _TEST_PATH.search(launch.path) or _INFERENCE_PATH.search(launch.script or "") or _INFERENCE_PATH.search(launch.path):
             continue  # tests, evaluation and serving launches say nothing about training
+        if inference_script(facts, launch):
+            continue
         ls = launch_size(facts, launch)
         if ls is not None:
             out.append(ls)
@@ -549,6 +565,9 @@ class A1DataParallel(Check):
         Example({"run.sh": "python train.py --lr 1e-4\n", "train.py": "import torch\nmodel = model.cuda()\nloss.backward()\n"}, N, "single python process"),
         Example({"cfg.yaml": "distributed_type: 'NO'\nnum_processes: 1\n", "run.sh": "accelerate launch --config_file cfg.yaml train.py\n"}, N, "accelerate NO"),
         Example({"train.py": "import torch\n# model = torch.nn.parallel.DistributedDataParallel(model)\nmodel = model.cuda()\n"}, N, "commented out"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 example_chat_completion.py --ckpt_dir llama-2-70b-chat/\n",
+                 "example_chat_completion.py": "from llama import Llama\ngenerator = Llama.build(ckpt_dir=ckpt_dir)\n"
+                                               "results = generator.chat_completion(dialogs, max_gen_len=512)\n"}, N, "multi-GPU inference launch"),
         Example({"train.py": "import torch\nmodel = torch.nn.DataParallel(model).cuda()\nloss.backward()\n"}, P, "nn.DataParallel"),
     )
 

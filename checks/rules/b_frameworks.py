@@ -169,7 +169,8 @@ def megatron_sites(f: Facts) -> list[Any]:
     for launch in _real(f.launches()):
         script = launch.script or ""
         flags = sum(1 for k in launch.script_args if k in _MEGATRON_FLAGS)
-        if (_MEGATRON_SCRIPT.search(script) and flags >= 1) or flags >= 3:
+        model_parallel = "tensor_model_parallel_size" in launch.script_args or "pipeline_model_parallel_size" in launch.script_args
+        if (_MEGATRON_SCRIPT.search(script) and flags >= 1) or (flags >= 3 and model_parallel):
             sites.append(launch)
     for e in f.config("distributed_type"):
         if str(e.value).upper() == "MEGATRON_LM":

@@ -140,6 +140,8 @@ def data_locations(f: Facts) -> list[DataLoc]:
         if hub_ok and "/" not in v and "." not in v:
             return  # a registered dataset name (LLaMA-Factory ``dataset: alpaca_en``), not a location
         kind = storage_of(v)
+        if kind == "http":
+            return  # an HTTP(S) source is downloaded once into a local cache (datasets, wget), not read per step
         line = getattr(fact, "text", "")
         if kind in SLOW and _STAGING_LINE.search(line):
             return
@@ -647,6 +649,18 @@ def tracker_calls(f: Facts) -> list[Call]:
     return [c for c in pool if _TRACKER_CALL.match(c.name) and not c.name.startswith("self.log")]
 
 
+_MEGATRON_FLAGS = {"tensor_model_parallel_size", "pipeline_model_parallel_size", "micro_batch_size", "global_batch_size", "num_layers",
+                   "train_iters", "seq_length", "use_mcore_models"}
+
+
+def _megatron_launch(f: Facts, s: Setting) -> bool:
+    """Whether the launch that sets ``s`` runs a Megatron-LM script (its flags are there)."""
+    for launch in f.launches():
+        if launch.path == s.path and launch.line == s.line:
+            return len(_MEGATRON_FLAGS.intersection(launch.script_args)) >= 2
+    return False
+
+
 def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
     """Trackers the HF Trainer reports to (``report_to``; before transformers v5 the default was every installed one)."""
     rt = [s for s in f.effective("report_to") if not _TEST_PATH.search(s.path)]
@@ -676,7 +690,8 @@ class I5ReportFrequency(Check):
     benefit = "no per-step network/file reporting and host syncs for W&B, TensorBoard or MLflow"
     what = (
         "Whether reports to external trackers (W&B, TensorBoard, MLflow, SwanLab...) fire at a sane interval: HF "
-        "`report_to` with `logging_steps`, Lightning loggers with `log_every_n_steps`, Megatron `--tensorboard-log-interval`, "
+        "`report_to` with `logging_steps`, Lightning loggers with `log_every_n_steps`, Megatron `--tensorboard-log-interval` "
+        "(default 1 once `--tensorboard-dir`/`--wandb-project` is set), "
         "and `wandb.log`/`writer.add_scalar`/`accelerator.log` in the training-step loop or a per-step callback "
         "(`on_step_end`) without an interval guard. Too frequent: every < 10 steps."
     )
@@ -708,6 +723,10 @@ class I5ReportFrequency(Check):
         Example({"train.py": (
             "import lightning as L\nfrom lightning.pytorch.loggers import WandbLogger\n"
             "trainer = L.Trainer(logger=WandbLogger(project='p'), log_every_n_steps=1)\n")}, N, "lightning every step"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --micro-batch-size 4 --tensorboard-dir /logs/tb\n"},
+                N, "megatron tensorboard at its default interval 1"),
+        Example({"run.sh": ("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --micro-batch-size 4 --tensorboard-dir /logs/tb "
+                            "--tensorboard-log-interval 100\n")}, U, "megatron tensorboard every 100"),
         Example({"cb.py": (
             "import wandb\nfrom transformers import TrainerCallback\nclass CB(TrainerCallback):\n"
             "    def on_step_end(self, args, state, control, **kw):\n        wandb.log({'step': state.global_step})\n")}, N, "per-step callback"),
@@ -749,6 +768,13 @@ class I5ReportFrequency(Check):
                 else:
                     ok.append(i)
             values.update(_values(mg))
+            if not mg:
+                # Megatron-LM writes TensorBoard/W&B scalars every ``--tensorboard-log-interval`` iterations, default 1
+                for s in tb:
+                    if s.source == "launcher" and _megatron_launch(f, s):
+                        bad.append((s, "--tensorboard-log-interval (default)", 1.0))
+                        values["tensorboard_log_interval"] = 1
+                        break
         loop = per_step_calls(f, tracker_calls(f), threshold)
         bad += [(c, f"{c.name}() in the training loop", n) for c, n in loop]
         if loop:
