@@ -342,7 +342,7 @@ def fsdp_sites(facts: Facts) -> list[Site]:
         if strat:
             sites.append(Site(e, "fsdp_config.sharding_strategy", strat != "NO_SHARD", strat))
     # torchtitan ``data_parallel_shard_degree`` (-1: all remaining ranks)
-    for n, s in _sizes(facts, ("data_parallel_shard_degree", "dp_shard")):
+    for n, s in _sizes(facts, ("data_parallel_shard_degree", "dp_shard", "dp_shard_size")):
         if n == -1 or n > 1:
             sites.append(Site(s, "data_parallel_shard_degree", True, "FULL_SHARD (FSDP2)"))
     # Megatron-LM's PyTorch FSDP2 / Megatron-FSDP
@@ -844,11 +844,21 @@ def _size_outcome(sizes: list[tuple[float, Any]], label: str, value_key: str, co
     return Outcome(N, [], f"no {label} configuration found", {value_key: 1})
 
 
+_ADAPTERS = {"lora", "qlora", "dora", "ia3", "adalora", "loha", "lokr"}
+
+
 def _model_parallel_rec(ctx: Context, min_billions: float) -> Priority | None:
+    """TP/PP advice only for very large full-parameter training that does not already shard with FSDP or ZeRO-3."""
     b = ctx.project.params_billions
-    if b is not None and b >= min_billions:
-        return Priority.MEDIUM
-    return None
+    if b is None or b < min_billions:
+        return None
+    f = ctx.facts
+    adapters = any(isinstance(s.value, str) and s.value.lower() in _ADAPTERS for s in f.effective("finetuning_type", "adapter", "peft_type"))
+    if adapters or f.calls("get_peft_model", "LoraConfig"):
+        return None
+    if any(s.sharded for s in fsdp_sites(f)) or any((s.stage or 0) >= 3 for s in zero_sites(f)):
+        return None
+    return Priority.MEDIUM
 
 
 @register
