@@ -34,11 +34,14 @@ def _snippet(lines: list[str], line: int) -> str:
 def extract_yaml(path: str, text: str, out: FileFacts) -> None:
     lines = text.splitlines()
     loader = _Loader(text)
+    budget = [_MAX_YAML_NODES + len(text) // 2]  # no document without aliases has more nodes than that
     try:
         while loader.check_node():
             node = loader.get_node()
             if node is not None:
-                _walk_yaml(loader, node, (), path, lines, out)
+                _walk_yaml(loader, node, (), path, lines, out, budget)
+    except _YamlTooLarge:
+        out.error = "YAML aliases expand to far more nodes than the text holds (alias bomb?): only the first ones were read"
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -56,7 +59,23 @@ def _yaml_scalar(loader: Any, node: yaml.Node) -> Any:
         return node.value
 
 
-def _walk_yaml(loader: Any, node: yaml.Node, keys: tuple[str | int, ...], path: str, lines: list[str], out: FileFacts) -> None:
+class _YamlTooLarge(Exception):
+    """Aliases make the document expand past the node budget ("billion laughs")."""
+
+
+#: nodes walked per YAML file beyond half its length; aliases are walked again where they are used (merge keys),
+#: so the walk is bounded by the text's size, not by the alias expansion
+_MAX_YAML_NODES = 10_000
+
+
+def _walk_yaml(
+    loader: Any, node: yaml.Node, keys: tuple[str | int, ...], path: str, lines: list[str], out: FileFacts,
+    budget: list[int] | None = None,
+) -> None:
+    if budget is not None:
+        budget[0] -= 1 + (len(node.value) if isinstance(node.value, list) else 0)
+        if budget[0] < 0:
+            raise _YamlTooLarge
     if isinstance(node, yaml.MappingNode):
         for k_node, v_node in node.value:
             if not isinstance(k_node, yaml.ScalarNode):
@@ -78,12 +97,12 @@ def _walk_yaml(loader: Any, node: yaml.Node, keys: tuple[str | int, ...], path: 
             else:
                 kind = "map" if isinstance(v_node, yaml.MappingNode) else "seq"
                 out.configs.append(ConfigEntry(path, line, sub, Container(kind), "yaml", _snippet(lines, line)))
-                _walk_yaml(loader, v_node, sub, path, lines, out)
+                _walk_yaml(loader, v_node, sub, path, lines, out, budget)
         _k8s_env(loader, node, path, lines, out)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             if isinstance(item, (yaml.MappingNode, yaml.SequenceNode)):
-                _walk_yaml(loader, item, keys + (i,), path, lines, out)
+                _walk_yaml(loader, item, keys + (i,), path, lines, out, budget)
             elif isinstance(item, yaml.ScalarNode):
                 v = _yaml_scalar(loader, item)
                 ln = item.start_mark.line + 1
