@@ -131,3 +131,15 @@ def test_evidence_and_benefit_travel_with_the_recommendation():
     assert rec.evidence == [ev] and rec.benefit == "benefit of F1" and rec.detail == "num_workers=0"
     out = rec.to_json()
     assert out["check"] == "F1" and out["priority"] == "medium" and out["evidence"][0]["line"] == 12
+
+
+def test_inference_only_project_gets_no_training_advice():
+    cids = ("A1", "A2", "A4", "C1", "C3", "D1", "D5", "D6", "F1", "G4", "I3", "J4")
+    checks = {c: fake_check(c, priority=M) for c in cids}
+    results = [result(c, N, M) for c in cids]
+    serving = Project(does_inference=True, does_training=False)
+    plan = build_plan(make_audit(results, serving), checks)
+    assert ids(plan) == ["D1", "J4", "A4"]  # appendix A, scenario B order
+    assert all("only runs inference" in w.reason for w in plan.withheld)
+    both = Project(does_inference=True, does_training=True)
+    assert len(ids(build_plan(make_audit(results, both), checks))) == len(cids)
