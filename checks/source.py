@@ -7,9 +7,11 @@ symlinks are never followed; archive entries with absolute paths or ``..`` are r
 
 from __future__ import annotations
 
+import gzip
 import os
 import stat
 import tarfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -130,49 +132,93 @@ def iter_directory(root: str | os.PathLike[str], limits: Limits, stats: ReadStat
 def iter_tarball(fileobj: BinaryIO, limits: Limits, stats: ReadStats, strip_top: bool = True) -> Iterator[tuple[str, bytes]]:
     """Stream a ``.tar.gz`` (GitHub's tarball: one top-level folder) without extracting it."""
     try:
-        tf = tarfile.open(fileobj=fileobj, mode="r|*")
-    except (tarfile.TarError, OSError, EOFError) as exc:
+        tf, gz = _open_stream(fileobj)
+    except _ARCHIVE_ERRORS as exc:
         raise SourceError(f"unreadable archive: {exc}") from exc
     try:
-        for member in _members(tf):
-            name = member.name
-            if strip_top:
-                name = name.split("/", 1)[1] if "/" in name else ""
-                if not name:
-                    continue
-            rel = _safe_rel(name)
-            if rel is None:
-                stats.skipped.append(Skipped(member.name[:200], "unsafe archive path (absolute or '..')"))
-                continue
-            if any(_skip_dir(p) for p in rel.split("/")[:-1]):
-                continue
-            kind = classify(rel)
-            if member.issym() or member.islnk():
-                if kind:
-                    stats.skipped.append(Skipped(rel, "symlink (not followed)"))
-                continue
-            if not member.isfile() or kind is None:
-                continue
-            stats.files_seen += 1
-            if member.size > limits.max_file_bytes:
-                stats.skipped.append(Skipped(rel, f"larger than {limits.max_file_bytes} bytes"))
-                continue
-            if stats.bytes_read + member.size > limits.max_total_bytes:
-                stats.truncated = True
-                stats.skipped.append(Skipped(rel, "total read limit reached"))
-                continue
-            fh = tf.extractfile(member)
-            if fh is None:
-                continue
-            data = fh.read(limits.max_file_bytes + 1)
-            if _is_binary(data):
-                stats.skipped.append(Skipped(rel, "binary"))
-                continue
-            stats.files_read += 1
-            stats.bytes_read += len(data)
-            yield rel, data
+        yield from _iter_members(tf, limits, stats, strip_top)
+        if gz is not None:  # read to the end so that a truncated or corrupt gzip trailer is noticed
+            while gz.read(1 << 20):
+                pass
+    except _ARCHIVE_ERRORS as exc:
+        # a truncated or corrupt stream fails while a member's data is read or skipped, or at the gzip CRC check
+        raise SourceError(f"unreadable archive: {exc}") from exc
     finally:
         tf.close()
+
+
+# what a damaged archive raises while it is read: tarfile, gzip (BadGzipFile is an OSError), zlib and EOF errors
+_ARCHIVE_ERRORS = (tarfile.TarError, OSError, EOFError, zlib.error, UnicodeDecodeError)
+
+
+class _Prefixed:
+    """A read-only stream that returns ``head`` and then the rest of ``raw`` (to sniff the magic bytes of a pipe)."""
+
+    def __init__(self, head: bytes, raw: BinaryIO) -> None:
+        self.head = head
+        self.raw = raw
+
+    def read(self, n: int = -1) -> bytes:
+        if not self.head:
+            return self.raw.read(n)
+        if n is None or n < 0:
+            data, self.head = self.head + self.raw.read(), b""
+            return data
+        data, self.head = self.head[:n], self.head[n:]
+        if len(data) < n:
+            data += self.raw.read(n - len(data))
+        return data
+
+
+def _open_stream(fileobj: BinaryIO) -> tuple[tarfile.TarFile, gzip.GzipFile | None]:
+    """gzip goes through :class:`gzip.GzipFile`, which checks the CRC and the length at the end of the stream
+    (tarfile's own stream mode does not, so a truncated download would pass silently); other formats via ``r|*``."""
+    head = fileobj.read(2)
+    stream = _Prefixed(head, fileobj)
+    if head == b"\x1f\x8b":
+        gz = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[arg-type]
+        return tarfile.open(fileobj=gz, mode="r|"), gz
+    return tarfile.open(fileobj=stream, mode="r|*"), None  # type: ignore[arg-type]
+
+
+def _iter_members(tf: tarfile.TarFile, limits: Limits, stats: ReadStats, strip_top: bool) -> Iterator[tuple[str, bytes]]:
+    for member in _members(tf):
+        name = member.name
+        if strip_top:
+            name = name.split("/", 1)[1] if "/" in name else ""
+            if not name:
+                continue
+        rel = _safe_rel(name)
+        if rel is None:
+            stats.skipped.append(Skipped(member.name[:200], "unsafe archive path (absolute or '..')"))
+            continue
+        if any(_skip_dir(p) for p in rel.split("/")[:-1]):
+            continue
+        kind = classify(rel)
+        if member.issym() or member.islnk():
+            if kind:
+                stats.skipped.append(Skipped(rel, f"{'symlink' if member.issym() else 'hardlink'} (not followed)"))
+            continue
+        if not member.isfile() or kind is None:
+            continue
+        stats.files_seen += 1
+        if member.size > limits.max_file_bytes:
+            stats.skipped.append(Skipped(rel, f"larger than {limits.max_file_bytes} bytes"))
+            continue
+        if stats.bytes_read + member.size > limits.max_total_bytes:
+            stats.truncated = True
+            stats.skipped.append(Skipped(rel, "total read limit reached"))
+            continue
+        fh = tf.extractfile(member)
+        if fh is None:
+            continue
+        data = fh.read(limits.max_file_bytes + 1)
+        if _is_binary(data):
+            stats.skipped.append(Skipped(rel, "binary"))
+            continue
+        stats.files_read += 1
+        stats.bytes_read += len(data)
+        yield rel, data
 
 
 def _members(tf: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:

@@ -82,7 +82,7 @@ def _walk_yaml(
                 continue
             key = k_node.value
             line = k_node.start_mark.line + 1
-            sub = keys + (key,)
+            sub = (*keys, key)
             if isinstance(v_node, yaml.ScalarNode):
                 val = _yaml_scalar(loader, v_node)
                 out.configs.append(ConfigEntry(path, line, sub, val, "yaml", _snippet(lines, line)))
@@ -102,11 +102,11 @@ def _walk_yaml(
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             if isinstance(item, (yaml.MappingNode, yaml.SequenceNode)):
-                _walk_yaml(loader, item, keys + (i,), path, lines, out, budget)
+                _walk_yaml(loader, item, (*keys, i), path, lines, out, budget)
             elif isinstance(item, yaml.ScalarNode):
                 v = _yaml_scalar(loader, item)
                 ln = item.start_mark.line + 1
-                out.configs.append(ConfigEntry(path, ln, keys + (i,), v, "yaml", _snippet(lines, ln)))
+                out.configs.append(ConfigEntry(path, ln, (*keys, i), v, "yaml", _snippet(lines, ln)))
                 if isinstance(v, str):
                     _string_value(path, item.start_mark.line + 1, str(keys[-1]) if keys else "", v, out)
 
@@ -167,7 +167,7 @@ def _json_key_lines(text: str) -> dict[tuple[str | int, ...], int]:
             expect_key = tok == "{"
             pending_key = None
             if tok == "[":
-                result.setdefault(prefix + (0,), line)
+                result.setdefault((*prefix, 0), line)
             continue
         if tok in "}]":
             if stack:
@@ -208,7 +208,7 @@ def _current_path(stack: list[list[Any]], pending_key: str | None) -> tuple[str 
 def _walk_json(data: Any, key_lines: dict[tuple[str | int, ...], int], path: str, lines: list[str], out: FileFacts, keys: tuple[str | int, ...] = ()) -> None:
     items = data.items() if isinstance(data, dict) else enumerate(data)
     for k, v in items:
-        sub = keys + (k,)
+        sub = (*keys, k)
         line = key_lines.get(sub, key_lines.get(keys, 1))
         if isinstance(v, dict) or (isinstance(v, list) and any(isinstance(i, (dict, list)) for i in v)):
             if isinstance(k, str):
@@ -245,7 +245,7 @@ def extract_toml(path: str, text: str, out: FileFacts) -> dict[str, Any] | None:
 
     def walk(d: dict[str, Any], keys: tuple[str, ...]) -> None:
         for k, v in d.items():
-            sub = keys + (k,)
+            sub = (*keys, k)
             dotted = ".".join(sub)
             line = section_lines.get(dotted) or section_lines.get(".".join(keys)) or 1
             if isinstance(v, dict):

@@ -24,12 +24,12 @@ def parse_requirement(spec: str) -> tuple[str, str] | None:
         return None
     if s.startswith("-e "):
         s = s[3:].strip()
+    if " @ " in s:  # PEP 508 direct reference: ``torch @ https://.../torch.whl`` names its package first
+        name = s.split(" @ ", 1)[0].strip()
+        return normalise(name.split("[", 1)[0]), s
     if "://" in s or s.startswith("git+"):
         m = _EGG.search(s) or _GIT_NAME.search(s.split("#", 1)[0])
         return (normalise(m.group(1)), s) if m else None
-    if " @ " in s:
-        name = s.split(" @ ", 1)[0].strip()
-        return normalise(name.split("[", 1)[0]), s
     m = _REQ.match(s)
     if not m:
         return None
@@ -60,7 +60,7 @@ def pip_installs(path: str, lines: list[tuple[int, str]], out: FileFacts) -> Non
                 if skip_next:
                     skip_next = False
                     continue
-                if w in {"-r", "-c", "--requirement", "-f", "--find-links", "-i", "--index-url", "--extra-index-url", "-c", "--channel"}:
+                if w in {"-r", "-c", "--requirement", "-f", "--find-links", "-i", "--index-url", "--extra-index-url", "--channel"}:
                     skip_next = True
                     continue
                 if w.startswith("-"):
@@ -120,8 +120,16 @@ def from_setup_calls(out: FileFacts) -> None:
                 out.deps.append(Dependency(out.path, line, r[0], r[1], s))
 
 
-def from_conda_env(out: FileFacts) -> None:
-    """``dependencies:`` of environment.yml, conda and pip sections."""
+def from_conda_env(out: FileFacts, text: str = "") -> None:
+    """``dependencies:`` of environment.yml, conda and pip sections (each item at its own line when ``text`` is given)."""
+    lines = text.splitlines()
+
+    def item_line(e: Any, v: str) -> tuple[int, str]:
+        for i in range(e.line, min(len(lines), e.line + 500)):
+            if v in lines[i]:
+                return i + 1, lines[i].strip()[:300]
+        return e.line, e.text
+
     for e in out.configs:
         if not e.keys or e.keys[0] != "dependencies" or not isinstance(e.value, (str, tuple)):
             continue
@@ -133,4 +141,5 @@ def from_conda_env(out: FileFacts) -> None:
             spec = re.sub(r"^([A-Za-z0-9._\-]+)=", r"\1==", spec) if "==" not in spec and "=" in spec else spec
             r = parse_requirement(spec)
             if r:
-                out.deps.append(Dependency(out.path, e.line, r[0], r[1], e.text))
+                line, snippet = item_line(e, v) if isinstance(e.value, tuple) else (e.line, e.text)
+                out.deps.append(Dependency(out.path, line, r[0], r[1], snippet))

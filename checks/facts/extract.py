@@ -70,7 +70,7 @@ def extract_file(path: str, data: bytes, kind: str | None = None) -> FileFacts:
     elif kind in {"yaml", "conda"}:
         extract_yaml(path, text, out)
         if kind == "conda":
-            from_conda_env(out)
+            from_conda_env(out, text)
     elif kind == "json":
         extract_json(path, text, out)
     elif kind in {"toml", "pyproject"}:

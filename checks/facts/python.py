@@ -311,7 +311,7 @@ class _Extractor(ast.NodeVisitor):
             key = _const(k) if k is not None else _NO_VALUE
             if not isinstance(key, str):
                 continue
-            keys = prefix + (key,)
+            keys = (*prefix, key)
             if isinstance(v, ast.Dict):
                 self.out.configs.append(ConfigEntry(self.path, k.lineno, keys, Container("map"), "python", self.text(k.lineno)))
                 self._dict_literal(v, keys)
