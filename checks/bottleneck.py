@@ -44,7 +44,12 @@ class Verdict:
 
 class _Status:
     def __init__(self, results: Iterable[CheckResult]) -> None:
-        self._by_id = {r.id: r.status for r in results}
+        self.results = {r.id: r for r in results}
+        self._by_id = {cid: r.status for cid, r in self.results.items()}
+
+    def evidence(self, check_id: str) -> list:
+        r = self.results.get(check_id)
+        return list(r.evidence) if r is not None else []
 
     def __call__(self, check_id: str) -> Status | None:
         """The check's status, or None when the check did not run (not registered, ignored)."""
@@ -131,15 +136,18 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     places = _data_locations(facts)
     remote = [x for x in places if x.value.lower().startswith(_REMOTE)]
     slow = [x for x in places if any(t in x.value.lower() for t in _SLOW_FS)]
-    if st.missing("I1") or (st("I1") is None and remote):
-        where = f" ({_loc(remote)})" if remote else ""
+    # a storage verdict counts only with a location: "no data path visible" is not slow storage
+    remote = remote or (st.evidence("I1") if st.missing("I1") else [])
+    slow = slow or (st.evidence("I2") if st.missing("I2") else [])
+    if remote:
+        where = f" ({_loc(remote)})"
         out.append(Signal(
             Bottleneck.DATA_IO, 2,
             f"training data is read from remote object storage{where}: every epoch pays network latency and bandwidth",
             f"训练数据从远程对象存储读取{where}：每个 epoch 都要承担网络延迟与带宽开销",
         ))
-    elif st.missing("I2") or (st("I2") is None and slow):
-        where = f" ({_loc(slow)})" if slow else ""
+    elif slow:
+        where = f" ({_loc(slow)})"
         out.append(Signal(
             Bottleneck.DATA_IO, 2,
             f"training data sits on a slow shared file system{where}",

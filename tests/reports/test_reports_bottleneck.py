@@ -105,3 +105,9 @@ def test_the_engine_writes_the_verdict_into_the_project():
     assert p.to_json()["bottleneck"] == p.bottleneck.value
     again = Project()
     assert classify_bottleneck(audit.facts, again, audit.results) == p.bottleneck
+
+
+def test_storage_verdict_needs_a_location():
+    files = {"train.py": "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0)\nloss.backward()\n"}
+    v = verdict(files, {"C1": U, "I1": N, "I2": N})  # the storage checks found no data path at all
+    assert v.scores == {"data-io-bound": 2}
