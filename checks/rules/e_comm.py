@@ -72,6 +72,8 @@ def distributed_sites(ctx: Context) -> list[Any]:
         devices = as_number(c.kwargs.get("devices"))
         if (isinstance(strategy, str) and _LIGHTNING_DIST.match(strategy)) or (devices or 0) > 1:
             sites.append(c)
+    sites += [e for e in f.config("trainer.strategy") if isinstance(e.value, str) and _LIGHTNING_DIST.match(e.value)]
+    sites += [e for e in f.config("trainer.devices") if (as_number(e.value) or 0) > 1]
     sites += megatron_launches(f)
     if not sites and (p.multi_node or (p.num_gpus or 0) > 1):
         sites += f.launches()
@@ -254,8 +256,8 @@ class E2CommComputeOverlap(Check):
         "Whether gradient synchronisation overlaps with backward compute: DeepSpeed `overlap_comm` (on by default only "
         "for ZeRO-3, ignored by ZeRO-1), FSDP `backward_prefetch`/`forward_prefetch` (FSDP2 prefetches implicitly), "
         "Megatron `--overlap-grad-reduce`/`--overlap-param-gather`/`--tp-comm-overlap`, ColossalAI `overlap_communication`, "
-        "DDP bucket tuning (`bucket_cap_mb`, `gradient_as_bucket_view`, `static_graph`). Plain DDP already overlaps its "
-        "bucketed all-reduce with backward (partial)."
+        "DDP (its bucketed all-reduce overlaps backward by default; `bucket_cap_mb`/`gradient_as_bucket_view` tune it). "
+        "`overlap_comm: false`, ZeRO-1 (which ignores `overlap_comm`) and FSDP with `NO_PREFETCH` are not full use."
     )
     why = (
         "Without overlap, every step waits for the full gradient all-reduce/reduce-scatter after backward; at 8-64 GPUs "
@@ -301,7 +303,7 @@ class E2CommComputeOverlap(Check):
         Example({"train.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 4\n"}, N, "megatron without overlap"),
         Example({"ds.json": '{\n  "zero_optimization": {\n    "stage": 2\n  }\n}\n', "cfg.yaml": "# overlap_comm: true\n"}, N, "zero-2 default, commented"),
         Example({"train.py": "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-                 "torch.distributed.init_process_group('nccl')\nmodel = DDP(model, device_ids=[rank])\n"}, P, "plain ddp"),
+                 "torch.distributed.init_process_group('nccl')\nmodel = DDP(model, device_ids=[rank])\n"}, U, "plain ddp"),
         Example({"ds_zero1.json": '{\n  "zero_optimization": {\n    "stage": 1,\n    "overlap_comm": true\n  }\n}\n'}, P, "zero-1 ignores overlap_comm"),
         Example({"train.yaml": "fsdp: full_shard auto_wrap\nfsdp_config:\n  backward_prefetch: no_prefetch\n",
                  "train.py": "from transformers import Trainer\n"}, P, "hf fsdp without prefetch"),
@@ -363,7 +365,7 @@ class E2CommComputeOverlap(Check):
             (used if bp == "default" or _PREFETCH_ON.search(_text(bp)) else partial).append(f.ev(c, key="FSDPStrategy(backward_prefetch=)"))
             why.append("Lightning FSDP")
         hf_fsdp = self._hf_fsdp(f, used, partial, why)
-        # DDP
+        # DDP: the reducer all-reduces gradient buckets while backward is still running (on by default)
         tuned_ddp = [
             s for s in f.effective("bucket_cap_mb", "ddp_bucket_cap_mb", "gradient_as_bucket_view", "static_graph")
             if s.rank > 0 and _on_or_positive(s.value)
@@ -371,18 +373,11 @@ class E2CommComputeOverlap(Check):
         for s in tuned_ddp:
             used.append(f.ev(s))
             why.append("tuned DDP buckets")
-        if not tuned_ddp:
-            ddp = f.calls("DistributedDataParallel", "DDPStrategy") + [
-                c for c in f.calls("Trainer", "Fabric")
-                if str(c.kwargs.get("strategy", "")).lower().startswith("ddp")
-                or ("strategy" not in c.kwargs and (as_number(c.kwargs.get("devices")) or 0) > 1)
-            ]
-            ddp += self._implicit_hf_ddp(ctx, hf_fsdp, used + partial)
-            for c in ddp:
-                key = f"{c.short}(strategy=)" if getattr(c, "short", "") in {"Trainer", "Fabric"} else "DistributedDataParallel"
-                partial.append(f.ev(c, key=key))
-            if ddp:
-                why.append("DDP's default bucketed all-reduce overlaps backward (untuned)")
+        ddp = self._ddp_sites(ctx) + self._implicit_hf_ddp(ctx, hf_fsdp, used + partial)
+        for x, key in ddp:
+            used.append(f.ev(x, key=key))
+        if ddp:
+            why.append("DDP overlaps its bucketed gradient all-reduce with backward")
         if used:
             return Outcome(U, used + partial, _summary(why), {"overlap_comm": True})
         if partial:
@@ -425,7 +420,22 @@ class E2CommComputeOverlap(Check):
         return found
 
     @staticmethod
-    def _implicit_hf_ddp(ctx: Context, hf_fsdp: bool, already: list[Evidence]) -> list[Any]:
+    def _ddp_sites(ctx: Context) -> list[tuple[Any, str]]:
+        """DDP wrappers and strategies: ``DDP(model)``, Lightning ``strategy="ddp"``/``devices>1`` (code or LightningCLI YAML)."""
+        f = ctx.facts
+        out: list[tuple[Any, str]] = [(c, f"{c.short}") for c in f.calls("DistributedDataParallel", "DDPStrategy")]
+        for c in f.calls("Trainer", "Fabric"):
+            strategy = str(c.kwargs.get("strategy", "")).lower()
+            if strategy.startswith(("ddp", "fsdp")) or ("strategy" not in c.kwargs and (as_number(c.kwargs.get("devices")) or 0) > 1):
+                out.append((c, f"{c.short}(strategy=)"))
+        strategies = [e for e in f.config("trainer.strategy") if isinstance(e.value, str)]
+        out += [(e, e.dotted) for e in strategies if e.value.lower().startswith(("ddp", "fsdp"))]
+        if not strategies:
+            out += [(e, e.dotted) for e in f.config("trainer.devices") if (as_number(e.value) or 0) > 1]
+        return out
+
+    @staticmethod
+    def _implicit_hf_ddp(ctx: Context, hf_fsdp: bool, already: list[Evidence]) -> list[tuple[Any, str]]:
         """An HF Trainer launched on several GPUs without DeepSpeed/FSDP runs DDP."""
         f = ctx.facts
         if hf_fsdp or already or f.config("zero_optimization", "deepspeed_config"):
@@ -436,7 +446,7 @@ class E2CommComputeOverlap(Check):
             return []
         if not uses_hf_trainer(f) and not f.calls("Accelerator"):
             return []
-        return [x for x in f.launches("torchrun", "accelerate") if (_launch_procs(x) or 2) > 1]
+        return [(x, "DistributedDataParallel") for x in f.launches("torchrun", "accelerate") if (_launch_procs(x) or 2) > 1]
 
 
 def _summary(parts: list[str]) -> str:
