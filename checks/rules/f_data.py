@@ -1,0 +1,1300 @@
+"""F. Data and I/O (数据与 I/O 优化): F1-F11.
+
+F1-F3 judge the training data loaders: every ``torch.utils.data.DataLoader`` (and loader
+wrappers that take ``num_workers``), the HF Trainer's loader (``dataloader_*`` arguments and
+their defaults), and Megatron-LM's loader (``--num-workers``, pinned). Loaders that only serve
+evaluation are judged only when no training loader exists.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..base import Check, Context, register
+from ..facts import Call, Expr, Facts, as_number, truthy
+from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
+from ._helpers import HF_DEFAULTS, uses_hf_trainer
+from .e_comm import megatron_launches
+
+U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
+
+_TESTS = re.compile(r"(^|/)(tests?|testing|unittests?)/|(^|/)test_[^/]*\.py$|_tests?\.py$")
+_EVAL = re.compile(r"(?:^|[^a-z])(val|valid|validation|eval|evaluate|evaluation|test|testing|dev|predict|prediction|infer|inference|calib|calibration|benchmark)(?:[^a-z]|$)", re.I)
+_TRAIN = re.compile(r"train", re.I)
+
+
+def _in_tests(path: str) -> bool:
+    return bool(_TESTS.search(path))
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, Expr):
+        return v.dotted or v.text
+    return str(v)
+
+
+def _ev(x: Any, key: str | None = None, value: Any = None) -> Evidence:
+    return Facts.ev(x, key=key, value=value)
+
+
+def _unique_ev(items: Iterable[Evidence]) -> list[Evidence]:
+    seen: set[tuple[str, int]] = set()
+    out: list[Evidence] = []
+    for e in items:
+        if (e.path, e.line) not in seen:
+            seen.add((e.path, e.line))
+            out.append(e)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Training data loaders (F1-F3)
+# ---------------------------------------------------------------------------------------
+
+_REAL_LOADERS = ("torch.utils.data.DataLoader", "DataLoader", "StatefulDataLoader")
+#: torch DataLoader positional parameters
+_POS = {"num_workers": 5, "pin_memory": 7}
+_DEFAULTS = {"num_workers": 0, "pin_memory": False, "prefetch_factor": None}
+_UNKNOWN = object()
+
+
+@dataclass
+class _Value:
+    value: Any  # number / bool / None / Expr (not resolvable) / _UNKNOWN
+    ev: Evidence
+    explicit: bool
+
+
+@dataclass
+class _Loader:
+    site: Any
+    kind: str  # "torch" | "wrapper" | "hf" | "megatron" | "config" | "tf"
+    train: bool
+    props: dict[str, list[_Value]] = field(default_factory=dict)
+
+
+def _is_train(c: Call) -> bool:
+    """A loader call that serves training; unknown roles count as training.
+
+    The most specific hint decides: the assigned name or the dataset argument (``val_loader = ...``,
+    ``DataLoader(eval_ds)``), then the enclosing function (``val_dataloader``), then the file name (``eval.py``).
+    """
+    idx = c.text.find(c.short)
+    prefix = c.text[:idx] if idx >= 0 else ""
+    target = prefix.split("=")[0] if "=" in prefix else ""
+    first = c.args[0] if c.args else c.kwargs.get("dataset")
+    levels = [[target, _text(first) if first is not None else ""], [c.func or ""], [c.path.rsplit("/", 1)[-1]]]
+    for hints in levels:
+        if any(_EVAL.search(h) for h in hints):
+            return False
+        if any(_TRAIN.search(h) for h in hints):
+            return True
+    return True
+
+
+def _loader_calls(f: Facts) -> list[Call]:
+    real = [c for c in f.calls(*_REAL_LOADERS) if not _in_tests(c.path)]
+    seen = {id(c) for c in real}
+    wrappers = [
+        c for c in f.calls_with_kw("num_workers")
+        if id(c) not in seen and "loader" in c.short.lower() and not _in_tests(c.path)
+    ]
+    return real + wrappers
+
+
+def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]]) -> list[_Value]:
+    """``x=args.x`` -> the effective values of ``x`` (launcher flag, config, argparse default...)."""
+    key = f"{c.short}({name}=)"
+    line = c.kw_lines.get(name, c.line)
+    here = Evidence(c.path, line, c.text, key, value if not isinstance(value, Expr) else value.text)
+    if isinstance(value, Expr) and value.ref:
+        found = [
+            s for s in f.effective(value.ref)
+            if not (s.source == "call" and (s.path, s.line) in skip) and s.value is not None
+        ]
+        if found:
+            return [_Value(s.value, f.ev(s), True) for s in found]
+    return [_Value(value, here, True)]
+
+
+def _call_prop(f: Facts, c: Call, name: str, real: bool, skip: set[tuple[str, int]]) -> list[_Value]:
+    if name in c.kwargs:
+        return _resolve(f, c, name, c.kwargs[name], skip)
+    pos = _POS.get(name)
+    if real and pos is not None and len(c.args) > pos:
+        return _resolve(f, c, name, c.args[pos], skip)
+    if real and not c.star_kwargs:
+        default = _DEFAULTS[name]
+        return [_Value(default, _ev(c, key=f"{c.short}({name}=)", value=default), False)]
+    return [_Value(_UNKNOWN, _ev(c, key=f"{c.short}({name}=)"), False)]
+
+
+def _framework_launches(f: Facts) -> list[Any]:
+    """LLaMA-Factory / axolotl runs (``llamafactory-cli train``, ``accelerate launch -m axolotl.cli.train``)."""
+    out: list[Any] = list(f.launches("llamafactory", "axolotl"))
+    for launch in f.launches("python", "torchrun", "accelerate", "deepspeed"):
+        if launch.script and re.match(r"^(axolotl|llamafactory|llmtuner)\b", launch.script):
+            out.append(launch)
+    return out
+
+
+def _hf_sites(f: Facts) -> list[Any]:
+    """Where an HF-Trainer-based training is configured (own code, or LLaMA-Factory / axolotl launches)."""
+    return [*uses_hf_trainer(f), *_framework_launches(f)]
+
+
+def _hf_prop(f: Facts, site: Any, name: str) -> list[_Value]:
+    found = [s for s in f.effective(name) if s.value is not None]
+    if found:
+        return [_Value(s.value, f.ev(s), True) for s in found]
+    default = HF_DEFAULTS.get(name)
+    return [_Value(default, _ev(site, key=name, value=default), False)]
+
+
+def training_loaders(ctx: Context) -> list[_Loader]:
+    """The data loaders that feed training (or every loader when none is clearly a training one)."""
+    f = ctx.facts
+    out: list[_Loader] = []
+    calls = _loader_calls(f)
+    skip = {(c.path, c.line) for c in calls}
+    real_ids = {id(c) for c in f.calls(*_REAL_LOADERS)}
+    overrides_hf = any(c.func == "get_train_dataloader" for c in calls)
+    for c in calls:
+        real = id(c) in real_ids
+        props = {n: _call_prop(f, c, n, real, skip) for n in ("num_workers", "pin_memory", "prefetch_factor")}
+        out.append(_Loader(c, "torch" if real else "wrapper", _is_train(c), props))
+    hf = _hf_sites(f)
+    if hf and not overrides_hf:
+        site = hf[0]
+        props = {
+            "num_workers": _hf_prop(f, site, "dataloader_num_workers"),
+            "pin_memory": _hf_prop(f, site, "dataloader_pin_memory"),
+            "prefetch_factor": _hf_prop(f, site, "dataloader_prefetch_factor"),
+        }
+        out.append(_Loader(site, "hf", True, props))
+    for launch in megatron_launches(f):
+        w = launch.script_args.get("num_workers")
+        workers = _Value(w, _ev(launch, key="--num-workers", value=w), True) if w is not None else _Value(2, _ev(launch, key="--num-workers", value=2), False)
+        props = {
+            "num_workers": [workers],
+            "pin_memory": [_Value(True, _ev(launch, key="pin_memory", value=True), False)],
+            "prefetch_factor": [_Value(None, _ev(launch, key="prefetch_factor"), False)],
+        }
+        out.append(_Loader(launch, "megatron", True, props))
+    if not out:
+        for e in f.config("num_workers", "dataloader_num_workers"):
+            if e.value is not None and not _in_tests(e.path):
+                out.append(_Loader(e, "config", True, {"num_workers": [_Value(e.value, _ev(e, key=e.dotted, value=e.value), True)]}))
+    train = [x for x in out if x.train]
+    return train or out
+
+
+def _workers(v: Any) -> float | None:
+    """Worker count of a value; ``os.cpu_count()``-style expressions count as plenty (8)."""
+    if isinstance(v, Expr):
+        return 8.0 if re.search(r"cpu_count|sched_getaffinity|num_cpus|multiprocessing", v.text) else None
+    if v is _UNKNOWN:
+        return None
+    n = as_number(v)
+    if n is None and isinstance(v, str) and v.strip().lower() == "auto":
+        return 8.0
+    return n
+
+
+def _tf_parallel(f: Facts) -> list[tuple[float, Evidence]]:
+    out = []
+    for kw in ("num_parallel_calls", "num_parallel_reads"):
+        for c in f.calls_with_kw(kw):
+            v = c.kwargs[kw]
+            n = 8.0 if isinstance(v, Expr) and "AUTOTUNE" in v.text.upper() else as_number(v)
+            if n is not None:
+                out.append((n, _ev(c, key=f"{c.short}({kw}=)", value=_text(v))))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Data formats and pipelines (F4-F10)
+# ---------------------------------------------------------------------------------------
+
+_SHARD_CALLS = (
+    "webdataset.WebDataset", "webdataset.ShardWriter", "webdataset.TarWriter", "webdataset.ResampledShards",
+    "webdataset.SimpleShardList", "webdataset.WebLoader", "tf.data.TFRecordDataset", "tensorflow.data.TFRecordDataset",
+    "tf.io.TFRecordWriter", "tensorflow.io.TFRecordWriter", "tfrecord.*", "streaming.StreamingDataset", "streaming.MDSWriter",
+    "litdata.StreamingDataset", "litdata.optimize", "MMapIndexedDataset", "IndexedDataset", "make_indexed_dataset",
+    "IndexedDatasetBuilder", "indexed_dataset.make_builder", "MMapIndexedDatasetBuilder", "save_to_disk", "load_from_disk",
+    "h5py.File", "lmdb.open", "ffcv.writer.DatasetWriter", "ffcv.loader.Loader", "pyarrow.parquet.read_table",
+    "pyarrow.parquet.ParquetFile", "pyarrow.parquet.ParquetDataset", "pandas.read_parquet", "fn.readers.tfrecord",
+    "fn.readers.webdataset",
+)
+_SHARD_FILES = re.compile(r"\{\d+\.\.\d+\}\.tar|\.tar$|\.tfrecords?$|\.parquet$|\.arrow$|\.mds$|\.beton$|\.lmdb$|\.h5$|\.hdf5$", re.I)
+_PER_SAMPLE = (
+    "PIL.Image.open", "Image.open", "cv2.imread", "torchvision.io.read_image", "torchvision.io.decode_image",
+    "imageio.imread", "imageio.v3.imread", "skimage.io.imread", "decord.VideoReader", "av.open", "torchaudio.load",
+    "librosa.load", "soundfile.read", "json.load", "numpy.load", "torch.load", "open", "load_image", "load_video",
+    "read_video", "torchvision.io.read_video",
+)
+_PER_SAMPLE_FUNCS = re.compile(r"^(__getitem__|__getitems__|_?get_item|_?load_image|_?load_video|_?read_image|_?process_image|_?get_image|fetch_image|process_vision_info)$")
+#: a sample decoded from bytes already in memory, a URL, or a member of an archive/database is not a small-file read
+_NOT_A_FILE = re.compile(r"BytesIO|requests|urlopen|http|\.read\(\)|base64|extractfile|zip|\bzf\.|\btar(file)?\b|\.tar\b|archive|lmdb|\btxn\b|\.get\(b['\"]", re.I)
+_OPENERS = {"open", "io.open", "PIL.Image.open", "Image.open", "av.open"}
+
+
+def _per_sample_reads(f: Facts) -> list[Call]:
+    """Per-sample file opens in ``__getitem__`` (LLaVA style ``Image.open(os.path.join(folder, file))``)."""
+    out = []
+    for c in f.calls(*_PER_SAMPLE):
+        if _in_tests(c.path) or not c.func or not _PER_SAMPLE_FUNCS.match(c.func):
+            continue
+        if c.short == "open" and (c.name not in _OPENERS or not c.args):
+            continue
+        args = " ".join(_text(a) for a in c.args) + " " + " ".join(_text(v) for v in c.kwargs.values())
+        if _NOT_A_FILE.search(args) or c.name.startswith("?"):
+            continue
+        if c.short in {"load", "imread", "open"} and re.search(r"(mmap_mode|\.bin|shard)", args):
+            continue
+        out.append(c)
+    return out
+
+
+def _data_path_ev(f: Facts) -> list[Evidence]:
+    return [_ev(x, key="--data-path", value=x.script_args.get("data_path")) for x in _megatron_data(f)]
+
+
+def _megatron_data(f: Facts) -> list[Any]:
+    """Megatron launches reading indexed ``.bin/.idx`` data (``--data-path prefix_text_document``)."""
+    out = []
+    for launch in megatron_launches(f):
+        for k in ("data_path", "train_data_path", "data_args_path", "per_split_data_args_path"):
+            v = launch.script_args.get(k)
+            if v is not None and v is not True and not str(v).endswith((".json", ".jsonl", ".parquet", ".csv", ".txt")):
+                out.append(launch)
+                break
+    for launch in f.launches("python", "torchrun"):
+        v = launch.script_args.get("data_path")
+        if isinstance(v, str) and re.search(r"_(text|content)_(document|sentence)$", v):
+            out.append(launch)
+    return out
+
+
+def _memmap_calls(f: Facts) -> list[Call]:
+    return [c for c in f.calls("numpy.memmap", "np.memmap") if not _in_tests(c.path)]
+
+
+def _token_bins(f: Facts) -> list[Call]:
+    """``np.memmap('train.bin', dtype=np.uint16)``-style token streams (nanoGPT) and their writers."""
+    out = []
+    for c in _memmap_calls(f):
+        text = " ".join(_text(a) for a in c.args) + " " + " ".join(_text(v) for v in c.kwargs.values()) + " " + c.text
+        if re.search(r"\.bin\b|uint16|uint32|int32|token", text):
+            out.append(c)
+    for c in f.calls("tofile"):
+        if re.search(r"\.bin\b|bin_path|filename", " ".join(_text(a) for a in c.args) + c.text):
+            out.append(c)
+    return out
+
+
+def _streaming_map(f: Facts) -> bool:
+    return any(truthy(c.kwargs.get("streaming")) for c in f.calls("load_dataset"))
+
+
+# -- tokenization: offline, up-front (once per run) or online (per sample) ----------------
+
+_TOKENIZE_SHORT = {"encode_plus", "batch_encode_plus", "apply_chat_template", "tokenizer_image_token", "encode_ordinary",
+                   "encode_ordinary_batch", "encode_batch", "processor", "encode"}
+_ONLINE_FUNCS = re.compile(r"^(__getitem__|__getitems__|__iter__|__next__|_?get_item|.*collate.*)$", re.I)
+_OFFLINE_PATH = re.compile(r"(^|/)[^/]*(preprocess|prepare|pre_?tokeniz|tokenize_(data|dataset|corpus)|build_(data|dataset)|make_dataset|process_data|data_prep)[^/]*\.py$", re.I)
+_HF_MAP_KW = {"batched", "num_proc", "remove_columns", "fn_kwargs", "desc", "load_from_cache_file", "batch_size", "cache_file_name"}
+
+
+def _tokenizer_calls(f: Facts) -> list[Call]:
+    shorts: set[str] = set()
+    for ff in f.files.values():
+        for c in ff.calls:
+            if "tokeniz" in c.short.lower() or c.short in _TOKENIZE_SHORT:
+                shorts.add(c.short)
+    out = []
+    for c in f.calls(*sorted(shorts)) if shorts else []:
+        if _in_tests(c.path):
+            continue
+        receiver = c.name.rsplit(".", 1)[0].lower() if "." in c.name else ""
+        low = c.short.lower()
+        if low == "encode" and not re.search(r"tok|enc|sp_model|spm|bpe", receiver):
+            continue
+        if low == "processor" and "text" not in c.kwargs and not c.args:
+            continue
+        if low == "apply_chat_template" and truthy(c.kwargs.get("tokenize", True)) is False:
+            continue
+        if "tokeniz" in low and low.endswith(("tokenizer", "tokenizers")) and not (c.args or c.kwargs):
+            continue
+        if low.startswith(("get_tokenizer", "load_tokenizer", "build_tokenizer", "init_tokenizer", "train_tokenizer", "save_tokenizer")):
+            continue
+        if c.name.endswith(("from_pretrained", "Tokenizer")) or "AutoTokenizer" in c.name:
+            continue
+        out.append(c)
+    return out
+
+
+def _mapped_funcs(f: Facts) -> tuple[set[str], set[str], set[str]]:
+    """Function names handed to ``datasets.map`` (cached), to an uncached map, and to ``set_transform``/``collate_fn`` (online)."""
+    cached: set[str] = set()
+    uncached: set[str] = set()
+    online: set[str] = set()
+    streaming = _streaming_map(f)
+    for c in f.calls("map"):
+        if "." not in c.name or not c.args:
+            continue
+        if not (_HF_MAP_KW & set(c.kwargs) or re.search(r"(data|ds|set)", c.name.rsplit(".", 1)[0], re.I)):
+            continue
+        names = set(re.findall(r"[A-Za-z_]\w*", _text(c.args[0])))
+        no_cache = truthy(c.kwargs.get("load_from_cache_file", True)) is False or truthy(c.kwargs.get("keep_in_memory", False)) is True
+        (online if streaming else uncached if no_cache else cached).update(names)
+    for c in f.calls("set_transform", "with_transform"):
+        for a in list(c.args) + list(c.kwargs.values()):
+            online.update(re.findall(r"[A-Za-z_]\w*", _text(a)))
+    for c in f.calls_with_kw("collate_fn"):
+        online.update(re.findall(r"[A-Za-z_]\w*", _text(c.kwargs["collate_fn"])))
+    return cached, uncached, online
+
+
+_NOT_TRAINING = re.compile(r"(infer|serve|server|generat|chat|demo|predict|deploy|api|app|eval|bench|export|convert_|quantiz)", re.I)
+
+
+def _not_training_file(path: str) -> bool:
+    """Generation, serving, evaluation or conversion scripts and configs (judged by the file name)."""
+    return bool(_NOT_TRAINING.search(path.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
+
+
+def _dataset_files(f: Facts) -> set[str]:
+    return {p for p, ff in f.files.items() if any(c.func in {"__getitem__", "__len__", "__iter__"} for c in ff.calls)}
+
+
+def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
+    """Tokenization sites of the training data pipeline by where they run.
+
+    ``online``: reached (through the calls between functions) from ``__getitem__``/``__iter__``/a collate function
+    or a ``set_transform`` callback. ``mapped``: a ``datasets.map`` callback (its Arrow cache is reused across runs).
+    ``startup``: a Dataset's ``__init__`` or the top level of a training script (redone every run, nothing saved).
+    ``offline``: a preprocessing script. Tokenization elsewhere (generation, chat, evaluation) is not judged.
+    """
+    cached_cb, uncached_cb, online_cb = _mapped_funcs(f)
+    datasets = _dataset_files(f)
+    memo: dict[tuple[str, str | None], str] = {}
+    rank = {"online": 3, "mapped": 2, "startup": 1, "other": 0}
+
+    def where(path: str, func: str | None, depth: int) -> str:
+        if func is None or func in {"main", "__main__"}:
+            return "other" if _not_training_file(path) else "startup"
+        if _ONLINE_FUNCS.match(func) or func in online_cb:
+            return "online"
+        if func in cached_cb:
+            return "mapped"
+        if func in uncached_cb:
+            return "startup"
+        if func == "__init__":
+            return "startup" if path in datasets else "other"
+        if depth > 5:
+            return "other"
+        key = (path, func)
+        if key in memo:
+            return memo[key]
+        memo[key] = "other"  # breaks recursion
+        found = {where(c.path, c.func, depth + 1) for c in f.calls(func) if c.func != func}
+        result = max(found, key=rank.__getitem__) if found else "other"
+        memo[key] = result
+        return result
+
+    out: dict[str, list[Call]] = {"offline": [], "mapped": [], "startup": [], "online": []}
+    for c in _tokenizer_calls(f):
+        kind = "offline" if _OFFLINE_PATH.search(c.path) else where(c.path, c.func, 0)
+        if kind in out:
+            out[kind].append(c)
+    return out
+
+
+def _offline_outputs(f: Facts) -> list[Evidence]:
+    """Saved results of an offline preprocessing step, or the step's launch."""
+    out: list[Evidence] = []
+    out += [_ev(c, key=c.short) for c in f.calls("save_to_disk", "load_from_disk") if not _in_tests(c.path)]
+    out += [_ev(c, key=c.short) for c in f.calls("streaming.MDSWriter", "webdataset.ShardWriter", "litdata.optimize", "tf.io.TFRecordWriter",
+                                                  "IndexedDatasetBuilder", "MMapIndexedDatasetBuilder", "indexed_dataset.make_builder")]
+    for s in f.effective("tokenized_path", "dataset_prepared_path"):
+        if isinstance(s.value, str) and s.value.strip():
+            out.append(f.ev(s))
+    for launch in f.launches():
+        script = (launch.script or "").rsplit("/", 1)[-1]
+        if _OFFLINE_PATH.search(script) or (launch.launcher == "axolotl" and launch.launcher_args.get("command") == "preprocess"):
+            out.append(_ev(launch, key=script or launch.launcher))
+    out += _data_path_ev(f)
+    out += [_ev(c, key="np.memmap") for c in _token_bins(f)]
+    return _unique_ev(out)
+
+
+class _DataCheck(Check):
+    """F checks advise on the training data pipeline: nothing to advise for a project that does not train."""
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if not ctx.project.does_training:
+            return None
+        return super().recommendation_priority(ctx, outcome)
+
+
+# ---------------------------------------------------------------------------------------
+# F1
+# ---------------------------------------------------------------------------------------
+
+
+@register
+class F1NumWorkers(_DataCheck):
+    id = "F1"
+    title = "Multi-process loading (num_workers)"
+    title_zh = "多进程并行加载"
+    bottlenecks = (Bottleneck.DATA_IO,)
+    priority = Priority.MEDIUM
+    benefit = "data loading and collation in parallel worker processes instead of on the training process"
+    what = (
+        "The number of loader worker processes of the training data loaders: `DataLoader(num_workers=)` (resolved through "
+        "argparse/configs/launch flags), HF `dataloader_num_workers` (default 0), Megatron `--num-workers` (default 2), "
+        "tf.data `num_parallel_calls`/`num_parallel_reads`. 0 is unused, 1-3 partial, 4 or more (or `os.cpu_count()`) used; "
+        "the minimum across training loaders counts."
+    )
+    why = (
+        "With `num_workers=0` the training process itself reads, decodes, tokenizes and collates every batch while the "
+        "GPU waits; the PyTorch performance tuning guide recommends `num_workers > 0` for exactly this reason. For "
+        "image-text (MLLM) pipelines the decode cost alone can leave GPUs idle 20-50 % of the time; 4-8 workers per GPU "
+        "usually hide it."
+    )
+    fix = "Set `num_workers` to 4-8 per GPU (HF: `dataloader_num_workers: 8`), with `persistent_workers=True` so workers survive epochs."
+    fix_zh = "将 `num_workers` 设为每卡 4~8（HF：`dataloader_num_workers: 8`），并设置 `persistent_workers=True` 避免每个 epoch 重建进程。"
+    fix_safety = FixSafety.SAFE
+    references = ("https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html", "https://pytorch.org/docs/stable/data.html#multi-process-data-loading")
+    snippets = {
+        "hf-yaml": "dataloader_num_workers: 8\ndataloader_persistent_workers: true\n",
+        "python": "loader = DataLoader(train_ds, batch_size=8, shuffle=True, num_workers=8, persistent_workers=True, pin_memory=True)\n",
+        "lightning": "def train_dataloader(self):\n    return DataLoader(self.train_ds, batch_size=8, num_workers=8, persistent_workers=True)\n",
+    }
+    examples = (
+        Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, shuffle=True, num_workers=8)\n"}, U, "constant"),
+        Example({"train.py": "import argparse\nfrom torch.utils.data import DataLoader\np = argparse.ArgumentParser()\np.add_argument('--num_workers', type=int, default=0)\n"
+                 "args = p.parse_args()\nloader = DataLoader(ds, batch_size=4, num_workers=args.num_workers)\n",
+                 "run.sh": "python train.py --num_workers 16\n"}, U, "launcher flag over argparse default"),
+        Example({"sft.yaml": "model_name_or_path: Qwen/Qwen2-7B\nstage: sft\ndataloader_num_workers: 4\n",
+                 "run.sh": "llamafactory-cli train sft.yaml\n"}, U, "llamafactory yaml"),
+        Example({"train.py": "import os\nfrom torch.utils.data import DataLoader\ndl = DataLoader(ds, batch_size=8, num_workers=os.cpu_count() // 2)\n"}, U, "cpu_count"),
+        Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, num_workers=0)\n"}, N, "zero workers"),
+        Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='out', bf16=True)\n"
+                 "trainer = Trainer(model=model, args=args, train_dataset=ds)\n"}, N, "hf default 0"),
+        Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=16, shuffle=True)\n"
+                 "# loader = DataLoader(ds, batch_size=16, num_workers=8)\n"}, N, "default and commented"),
+        Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, num_workers=2)\n"
+                 "val_loader = DataLoader(val_ds, batch_size=32, num_workers=0)\n"}, P, "two workers, eval loader ignored"),
+        Example({"pretrain.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 4 --data-path /data/c4_text_document\n"}, P, "megatron default 2"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        loaders = training_loaders(ctx)
+        vals = [(v, ld) for ld in loaders for v in ld.props.get("num_workers", [])]
+        known = [(n, v) for v, _ in vals if (n := _workers(v.value)) is not None]
+        known += [(n, _Value(n, e, True)) for n, e in _tf_parallel(ctx.facts)]
+        if not vals and not known:
+            return Outcome(N, [], "no multi-process data loader found", {})
+        if not known:
+            return Outcome(U, [v.ev for v, _ in vals], "num_workers is set from a value that is not static", {})
+        low = min(n for n, _ in known)
+        values = {"num_workers": int(low)}
+        worst = [v.ev for n, v in known if n == low]
+        if low == 0:
+            return Outcome(N, worst, "the training data loader runs in the main process (num_workers=0)", values)
+        if low < 4:
+            return Outcome(P, worst, f"only {int(low)} loader worker(s) for training", values)
+        return Outcome(U, [v.ev for _, v in known], f"{int(low)}+ loader workers", values)
+
+
+# ---------------------------------------------------------------------------------------
+# F2
+# ---------------------------------------------------------------------------------------
+
+
+@register
+class F2Prefetch(_DataCheck):
+    id = "F2"
+    title = "Prefetch (prefetch_factor)"
+    title_zh = "数据预取 (Prefetch)"
+    bottlenecks = (Bottleneck.DATA_IO,)
+    priority = Priority.MEDIUM
+    benefit = "the next batches are prepared while the GPU computes the current one"
+    what = (
+        "Whether batches are prefetched ahead of the GPU: `DataLoader(prefetch_factor=)` with `num_workers > 0`, HF "
+        "`dataloader_prefetch_factor`, tf.data `.prefetch(tf.data.AUTOTUNE)`, DALI `prefetch_queue_depth`. A multi-worker "
+        "DataLoader without an explicit value prefetches with PyTorch's default `prefetch_factor=2` (in the advised 2-4 "
+        "range); with `num_workers=0` nothing is prefetched, and `prefetch_factor=1` is partial."
+    )
+    why = (
+        "Prefetching overlaps CPU-side loading with GPU compute; the seed recommends 2-4 batches per worker. It only "
+        "helps when workers exist (PyTorch rejects `prefetch_factor` with `num_workers=0`) and a larger factor absorbs "
+        "jitter from slow samples (long documents, large images) at the cost of host memory."
+    )
+    fix = "Keep `num_workers > 0` and set `prefetch_factor` to 2-4 explicitly (HF: `dataloader_prefetch_factor: 4`); in tf.data end the pipeline with `.prefetch(tf.data.AUTOTUNE)`."
+    fix_zh = "保持 `num_workers > 0`，并显式设置 `prefetch_factor` 为 2~4（HF：`dataloader_prefetch_factor: 4`）；tf.data 管道末尾加 `.prefetch(tf.data.AUTOTUNE)`。"
+    fix_safety = FixSafety.SAFE
+    references = ("https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader", "https://www.tensorflow.org/guide/data_performance#prefetching")
+    snippets = {
+        "hf-yaml": "dataloader_num_workers: 8\ndataloader_prefetch_factor: 4\n",
+        "python": "loader = DataLoader(train_ds, batch_size=8, num_workers=8, prefetch_factor=4, pin_memory=True)\n",
+    }
+    examples = (
+        Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=8, prefetch_factor=4)\n"}, U, "explicit"),
+        Example({"train.yaml": "dataloader_num_workers: 8\ndataloader_prefetch_factor: 2\n", "train.py": "from transformers import Trainer\ntrainer = Trainer(model=m, args=a)\n"}, U, "hf yaml"),
+        Example({"input.py": "import tensorflow as tf\nds = tf.data.TFRecordDataset(files, num_parallel_reads=tf.data.AUTOTUNE)\nds = ds.batch(64).prefetch(tf.data.AUTOTUNE)\n"}, U, "tf.data"),
+        Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=0)\n"}, N, "no workers"),
+        Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o', dataloader_num_workers=0)\ntrainer = Trainer(model=m, args=args)\n"}, N, "hf zero workers"),
+        Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=8)\n"}, U, "default factor with workers"),
+        Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, prefetch_factor=1)\n"}, P, "factor 1"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        loaders = training_loaders(ctx)
+        kinds: list[str] = []
+        ev: list[Evidence] = []
+        factors: list[float] = []
+        defaults: list[_Loader] = []
+        for ld in loaders:
+            workers = [_workers(v.value) for v in ld.props.get("num_workers", [])]
+            if workers and all(w == 0 for w in workers):
+                kinds.append("none")
+                ev += [v.ev for v in ld.props["num_workers"]]
+                factors.append(0)
+                continue
+            explicit = [(as_number(v.value), v) for v in ld.props.get("prefetch_factor", []) if v.explicit and v.value is not _UNKNOWN]
+            if explicit and all(n is not None for n, _ in explicit):
+                low = min(n for n, _ in explicit if n is not None)
+                kinds.append("used" if low >= 2 else "weak")
+                ev += [v.ev for _, v in explicit]
+                factors.append(low)
+            else:
+                kinds.append("used")  # PyTorch prefetches prefetch_factor=2 batches per worker by default
+                defaults.append(ld)
+                ev += [v.ev for v in ld.props.get("num_workers", [])] or [_ev(ld.site)]
+                factors.append(2)
+        for c in f.calls("prefetch"):
+            if "." in c.name and f.imports("tensorflow") and any(i.path == c.path for i in f.imports("tensorflow")):
+                kinds.append("used")
+                ev.append(_ev(c, key=".prefetch()", value=_text(c.args[0]) if c.args else None))
+        for c in f.calls_with_kw("prefetch_queue_depth"):
+            if (as_number(c.kwargs["prefetch_queue_depth"]) or 0) >= 2:
+                kinds.append("used")
+                ev.append(_ev(c, key=f"{c.short}(prefetch_queue_depth=)", value=c.kwargs["prefetch_queue_depth"]))
+        values = {"prefetch_factor": int(min(factors))} if factors else {}
+        if not kinds:
+            return Outcome(N, [], "no multi-process data loader found", values)
+        if all(k == "used" for k in kinds):
+            detail = "worker processes prefetch batches (PyTorch's default prefetch_factor=2)" if defaults else "batches prefetched with an explicit prefetch depth"
+            return Outcome(U, _unique_ev(ev), detail, values)
+        if all(k == "none" for k in kinds):
+            return Outcome(N, _unique_ev(ev), "num_workers=0: nothing is prefetched", values)
+        return Outcome(P, _unique_ev(ev), "prefetching only for some training loaders, or with a factor below 2", values)
+
+
+# ---------------------------------------------------------------------------------------
+# F3
+# ---------------------------------------------------------------------------------------
+
+_PIN_FUNCS = re.compile(r"(collate|__iter__|__next__|preload|prefetch|get_batch|load_batch|to_device|_pin)", re.I)
+
+
+@register
+class F3PinMemory(_DataCheck):
+    id = "F3"
+    title = "pin_memory"
+    title_zh = "共享内存 Pin Memory"
+    bottlenecks = (Bottleneck.DATA_IO,)
+    priority = Priority.MEDIUM
+    benefit = "page-locked host batches: faster host-to-device copies that can run asynchronously"
+    what = (
+        "Whether training batches are staged in pinned (page-locked) host memory: `DataLoader(pin_memory=True)` "
+        "(PyTorch default False), HF `dataloader_pin_memory` (default True), Megatron (always pinned), or explicit "
+        "`.pin_memory()` in a loader/prefetcher. `pin_memory=False` is not use."
+    )
+    why = (
+        "Copies from pageable memory go through an extra staging buffer and block the host; pinned memory roughly "
+        "doubles effective H2D bandwidth on PCIe (NVIDIA's 'How to Optimize Data Transfers in CUDA C/C++') and is a "
+        "precondition for `non_blocking=True` copies to overlap with compute."
+    )
+    fix = "Pass `pin_memory=True` to the training DataLoader (HF: leave `dataloader_pin_memory` at its default true) and copy with `non_blocking=True`."
+    fix_zh = "为训练 DataLoader 设置 `pin_memory=True`（HF：保持 `dataloader_pin_memory` 默认 true），并用 `non_blocking=True` 拷贝。"
+    fix_safety = FixSafety.SAFE
+    references = ("https://pytorch.org/tutorials/intermediate/pinmem_nonblock.html", "https://developer.nvidia.com/blog/how-optimize-data-transfers-cuda-cc/")
+    snippets = {
+        "python": "loader = DataLoader(train_ds, batch_size=8, num_workers=8, pin_memory=True)\n",
+        "hf-yaml": "dataloader_pin_memory: true\n",
+    }
+    examples = (
+        Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, pin_memory=True)\n"}, U, "explicit"),
+        Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o')\ntrainer = Trainer(model=m, args=args)\n"}, U, "hf default true"),
+        Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, pin_memory=False)\n"}, N, "false"),
+        Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4)\n"}, N, "torch default false"),
+        Example({"cfg.yaml": "dataloader_pin_memory: false\n", "train.py": "from transformers import Trainer\nt = Trainer(model=m, args=a)\n"}, N, "hf disabled"),
+        Example({"train.py": "from torch.utils.data import DataLoader\ntrain_dl = DataLoader(train_ds, batch_size=8, pin_memory=True)\n",
+                 "finetune.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(sft_ds, batch_size=4)\n"}, P, "one of two training loaders"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        pinned: list[Evidence] = []
+        unpinned: list[Evidence] = []
+        for ld in training_loaders(ctx):
+            for v in ld.props.get("pin_memory", []):
+                t = truthy(v.value) if v.value is not _UNKNOWN else None
+                if t is True or (t is None and isinstance(v.value, Expr)):
+                    pinned.append(v.ev)
+                elif t is False:
+                    unpinned.append(v.ev)
+        manual = [c for c in f.calls("pin_memory") if "." in c.name and not c.kwargs and not _in_tests(c.path)
+                  and (_PIN_FUNCS.search(c.func or "") or "data" in c.path.lower())]
+        pinned += [_ev(c, key=".pin_memory()") for c in manual]
+        if pinned and not unpinned:
+            return Outcome(U, _unique_ev(pinned), "training batches are pinned", {"pin_memory": True})
+        if pinned:
+            return Outcome(P, _unique_ev(pinned + unpinned), "only some training loaders pin memory", {"pin_memory": False})
+        if unpinned:
+            return Outcome(N, _unique_ev(unpinned), "training loader without pin_memory", {"pin_memory": False})
+        return Outcome(N, [], "no data loader found to pin", {})
+
+
+# ---------------------------------------------------------------------------------------
+# F4
+# ---------------------------------------------------------------------------------------
+
+
+def _shard_evidence(f: Facts) -> list[Evidence]:
+    out: list[Evidence] = []
+    for c in f.calls(*_SHARD_CALLS):
+        if _in_tests(c.path):
+            continue
+        out.append(_ev(c, key=c.short))
+    for c in f.calls("load_dataset"):
+        first = c.args[0] if c.args else c.kwargs.get("path")
+        files = " ".join(_text(v) for v in c.kwargs.values())
+        if (isinstance(first, str) and first in {"parquet", "arrow", "webdataset"}) or _SHARD_FILES.search(files):
+            out.append(_ev(c, key="load_dataset", value=first if isinstance(first, str) else None))
+    out += _data_path_ev(f)
+    out += [_ev(c, key="np.memmap") for c in _token_bins(f)]
+    for s in f.settings("data_path", "train_data", "dataset_path", "train_shards", "urls", "shards", "data_files", "train_data_path"):
+        if isinstance(s.value, str) and _SHARD_FILES.search(s.value):
+            out.append(f.ev(s))
+    return _unique_ev(out)
+
+
+@register
+class F4SmallFileMerging(_DataCheck):
+    id = "F4"
+    title = "Small-file merging (WebDataset, TFRecord, tar, indexed)"
+    title_zh = "小文件合并"
+    bottlenecks = (Bottleneck.DATA_IO,)
+    priority = Priority.MEDIUM
+    benefit = "sequential reads of large shards instead of one open/seek per sample"
+    what = (
+        "Whether training data is stored in merged shard formats (WebDataset tar shards, TFRecord, MosaicML MDS, "
+        "LitData, Megatron indexed `.bin/.idx`, Arrow/Parquet via `save_to_disk`/`load_from_disk`, LMDB, HDF5) rather than "
+        "read as one file per sample in `__getitem__` (`Image.open(os.path.join(image_folder, f))`, which is unused, with that line)."
+    )
+    why = (
+        "Opening millions of small files costs a metadata lookup and a random read each: on network filesystems "
+        "(NFS, Lustre, CephFS) per-file latency of 1-10 ms caps a loader at a few hundred samples/s per worker. "
+        "WebDataset/TFRecord shards turn this into large sequential reads; the WebDataset authors report "
+        "order-of-magnitude higher I/O throughput for ImageNet-scale training from object storage."
+    )
+    fix = (
+        "Pack samples (image + caption/conversation) into shards of ~100 MB-1 GB: WebDataset tar shards "
+        "(`wds.ShardWriter`), MosaicML MDS (`MDSWriter`) or Parquet/Arrow (`save_to_disk`), and read them sequentially."
+    )
+    fix_zh = "将样本（图片+标注）打包成 100 MB~1 GB 的分片：WebDataset tar（`wds.ShardWriter`）、MosaicML MDS（`MDSWriter`）或 Parquet/Arrow（`save_to_disk`），训练时顺序读取。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://github.com/webdataset/webdataset", "https://docs.mosaicml.com/projects/streaming/en/stable/")
+    snippets = {
+        "python": (
+            "import webdataset as wds\n\n"
+            "with wds.ShardWriter(\"shards/train-%06d.tar\", maxsize=1 << 30) as sink:\n"
+            "    for i, (image_bytes, text) in enumerate(samples):\n"
+            "        sink.write({\"__key__\": f\"{i:09d}\", \"jpg\": image_bytes, \"txt\": text})\n\n"
+            "dataset = wds.WebDataset(\"shards/train-{000000..000099}.tar\").decode(\"pil\").to_tuple(\"jpg\", \"txt\")\n"
+        ),
+    }
+    examples = (
+        Example({"data.py": "import webdataset as wds\nds = wds.WebDataset('s3://bucket/train-{000000..000999}.tar').shuffle(1000).decode('pil')\n"}, U, "webdataset"),
+        Example({"pretrain.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 4 --data-path /data/pile_text_document\n"}, U, "megatron indexed"),
+        Example({"prep.py": "from datasets import load_dataset\nds = load_dataset('json', data_files='raw.jsonl')\nds.save_to_disk('/data/arrow/train')\n",
+                 "train.py": "from datasets import load_from_disk\nds = load_from_disk('/data/arrow/train')\n"}, U, "arrow shards"),
+        Example({"llava/dataset.py": "import os\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\nclass LazySupervisedDataset(Dataset):\n"
+                 "    def __getitem__(self, i):\n        image_file = self.list_data_dict[i]['image']\n"
+                 "        image = Image.open(os.path.join(self.image_folder, image_file)).convert('RGB')\n        return image\n"}, N, "per-sample image files"),
+        Example({"train.py": "from datasets import load_dataset\nds = load_dataset('json', data_files='train.jsonl')\n# wds.WebDataset('x-{0..9}.tar')\n"}, N, "single json, commented"),
+        Example({"ds.py": "import webdataset as wds\nfrom PIL import Image\nshards = wds.WebDataset('cc3m-{00000..00331}.tar')\n"
+                 "class Extra:\n    def __getitem__(self, i):\n        return Image.open(self.paths[i])\n"}, P, "shards plus per-sample files"),
+    )
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.status == Status.UNUSED and not outcome.evidence:
+            return Priority.LOW  # nothing shows many small files: advice, not a finding
+        return super().recommendation_priority(ctx, outcome)
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        merged = _shard_evidence(f)
+        small = [_ev(c, key=f"{'.'.join(c.name.split('.')[-2:])}() in {c.func}") for c in _per_sample_reads(f)]
+        if merged and small:
+            return Outcome(P, merged + small, "sharded data, but some samples are still read one file at a time", {"sharded": True})
+        if merged:
+            return Outcome(U, merged, "training data stored in merged shards / indexed files", {"sharded": True})
+        if small:
+            return Outcome(N, small, "samples are read one file at a time in __getitem__", {"sharded": False})
+        return Outcome(N, [], "no sharded or indexed data format found", {"sharded": False})
+
+
+# ---------------------------------------------------------------------------------------
+# F5
+# ---------------------------------------------------------------------------------------
+
+_BATCH_KEYS = ("per_device_train_batch_size", "train_micro_batch_size_per_gpu", "micro_batch_size", "micro_batch_size_per_gpu",
+               "train_batch_size", "global_batch_size", "batch_size", "train_batch_size_per_device", "batch_size_per_gpu")
+_WHOLE_LOAD = ("torch.load", "numpy.load", "pickle.load", "joblib.load")
+
+
+@register
+class F5Minibatch(_DataCheck):
+    id = "F5"
+    title = "Minibatch processing"
+    title_zh = "Minibatch 分批处理"
+    bottlenecks = (Bottleneck.MEMORY, Bottleneck.DATA_IO)
+    priority = Priority.MEDIUM
+    benefit = "bounded host/GPU memory and steady I/O: data read and fed batch by batch"
+    what = (
+        "Whether data is consumed in minibatches (DataLoader batch sizes, HF `per_device_train_batch_size`, DeepSpeed "
+        "`train_micro_batch_size_per_gpu`, Megatron `--micro-batch-size`, tf `.batch()`), and whether a Dataset loads the "
+        "whole data file into memory in `__init__` (`torch.load`/`np.load`/`pickle.load`: partial)."
+    )
+    why = (
+        "Loading a whole corpus into RAM (or onto the GPU) at start-up multiplies host memory by the number of ranks, "
+        "stalls start-up on large files and fails outright at TB scale; batching with lazy or memory-mapped reads "
+        "keeps memory flat regardless of dataset size."
+    )
+    fix = "Read samples lazily (memory-mapped arrays, Arrow datasets, streaming) and feed the model through a DataLoader with an explicit batch size."
+    fix_zh = "按需读取样本（内存映射、Arrow 数据集或流式加载），通过 DataLoader 以明确的 batch size 分批送入模型，避免一次性加载全部数据。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://pytorch.org/docs/stable/data.html",)
+    snippets = {"python": "import numpy as np\n\ndata = np.load(\"tokens.npy\", mmap_mode=\"r\")  # lazy\nloader = DataLoader(ds, batch_size=8, shuffle=True, num_workers=4)\n"}
+    examples = (
+        Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=16, shuffle=True)\n"}, U, "dataloader"),
+        Example({"ds_config.json": '{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8\n}\n'}, U, "deepspeed micro batch"),
+        Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o')\nTrainer(model=m, args=args).train()\n"}, U, "hf default batch"),
+        Example({"train.py": "import torch\nX, y = torch.load('all_data.pt')\nfor epoch in range(10):\n    loss = loss_fn(model(X.cuda()), y.cuda())\n    loss.backward()\n"}, N, "full batch"),
+        Example({"train.py": "import torch\n# loader = DataLoader(ds, batch_size=16)\nfor x in samples:\n    loss = model(x).loss\n    loss.backward()\n"}, N, "commented loader"),
+        Example({"data.py": "import torch\nfrom torch.utils.data import Dataset\nclass TokenDataset(Dataset):\n    def __init__(self, path):\n        self.data = torch.load(path)\n"
+                 "    def __len__(self):\n        return len(self.data)\n    def __getitem__(self, i):\n        return self.data[i]\n",
+                 "train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(TokenDataset('tokens.pt'), batch_size=8)\n"}, P, "batched, whole file in memory"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        batch: list[Evidence] = []
+        batch += [_ev(c, key=f"{c.short}(batch_size=)", value=c.kwargs.get("batch_size")) for c in f.calls(*_REAL_LOADERS) if not _in_tests(c.path)]
+        for s in f.effective(*_BATCH_KEYS):
+            if (as_number(s.value) or 0) >= 1 or (isinstance(s.value, str) and s.value == "auto"):
+                batch.append(f.ev(s))
+        if _hf_sites(f) and not batch:
+            site = _hf_sites(f)[0]
+            batch.append(_ev(site, key="per_device_train_batch_size", value=8))
+        batch += [_ev(x, key="--micro-batch-size", value=1) for x in megatron_launches(f)]
+        for c in f.calls("batch"):
+            if "." in c.name and c.args and (as_number(c.args[0]) or isinstance(c.args[0], Expr)):
+                batch.append(_ev(c, key=".batch()"))
+        whole = self._whole_loads(f)
+        if batch and whole:
+            return Outcome(P, _unique_ev(batch[:5] + whole), "batched, but a Dataset loads its whole data file into memory", {"minibatch": True})
+        if batch:
+            return Outcome(U, _unique_ev(batch), "data consumed in minibatches", {"minibatch": True})
+        return Outcome(N, whole, "no minibatch loading found", {"minibatch": False})
+
+    @staticmethod
+    def _whole_loads(f: Facts) -> list[Evidence]:
+        dataset_files = {p for p, ff in f.files.items() if any(c.func in {"__getitem__", "__len__"} for c in ff.calls)}
+        out = []
+        for c in f.calls(*_WHOLE_LOAD):
+            if c.path not in dataset_files or c.func != "__init__" or _in_tests(c.path):
+                continue
+            if c.kwargs.get("mmap_mode") is not None or truthy(c.kwargs.get("mmap")):
+                continue
+            out.append(_ev(c, key=f"{c.short}() in __init__"))
+        return out
+
+
+# ---------------------------------------------------------------------------------------
+# F6
+# ---------------------------------------------------------------------------------------
+
+
+@register
+class F6OfflinePreprocessing(_DataCheck):
+    id = "F6"
+    title = "Offline preprocessing"
+    title_zh = "数据预处理离线化"
+    bottlenecks = (Bottleneck.DATA_IO,)
+    priority = Priority.MEDIUM
+    benefit = "tokenization done once, offline, instead of on every sample of every epoch"
+    what = (
+        "Where tokenization happens. Used: offline with saved results (`save_to_disk`/`load_from_disk`, LLaMA-Factory "
+        "`tokenized_path`, axolotl `dataset_prepared_path`, Megatron `preprocess_data.py` -> `.bin/.idx`, nanoGPT "
+        "`prepare.py` -> `train.bin`) or `datasets.map(tokenize, batched=True)` whose Arrow cache is reused across runs. "
+        "Partial: left to the framework (TRL `SFTTrainer`, LLaMA-Factory without `tokenized_path`). Unused: per sample in "
+        "`__getitem__`/a collate function, or the whole dataset tokenized in a Dataset `__init__` on every run (with that line)."
+    )
+    why = (
+        "Tokenizing (and templating) inside `__getitem__`/collate repeats the same CPU work every epoch on every rank and "
+        "competes with decoding for loader workers; with fast GPUs and short sequences the loader becomes the bottleneck. "
+        "Tokenizing everything in a Dataset `__init__` moves the cost to start-up, where every rank of every run pays it "
+        "again; an offline step (or a reused `datasets` cache) pays it once."
+    )
+    fix = (
+        "Tokenize once in a preprocessing job and save the result (`dataset.map(tokenize, batched=True, num_proc=N)` then "
+        "`save_to_disk`, LLaMA-Factory `tokenized_path`, axolotl `preprocess` + `dataset_prepared_path`, Megatron "
+        "`tools/preprocess_data.py`); load it at training time."
+    )
+    fix_zh = (
+        "用单独的预处理任务一次性完成分词并保存结果（`dataset.map(tokenize, batched=True, num_proc=N)` 后 `save_to_disk`、"
+        "LLaMA-Factory `tokenized_path`、axolotl `preprocess` + `dataset_prepared_path`、Megatron `tools/preprocess_data.py`），训练时直接加载。"
+    )
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://huggingface.co/docs/datasets/process#map", "https://github.com/NVIDIA/Megatron-LM/tree/main/tools")
+    snippets = {
+        "python": (
+            "from datasets import load_dataset\n\n"
+            "raw = load_dataset(\"json\", data_files=\"train.jsonl\", split=\"train\")\n"
+            "tok = raw.map(lambda b: tokenizer(b[\"text\"], truncation=True, max_length=4096), batched=True, num_proc=32, remove_columns=raw.column_names)\n"
+            "tok.save_to_disk(\"/data/tokenized/train\")\n"
+        ),
+        "hf-yaml": "tokenized_path: /data/tokenized/sft_qwen2\n",
+    }
+    examples = (
+        Example({"data/prepare.py": "import numpy as np\nimport tiktoken\nenc = tiktoken.get_encoding('gpt2')\ndef process(example):\n    ids = enc.encode_ordinary(example['text'])\n    return {'ids': ids}\n"
+                 "tokenized = split_dataset.map(process, remove_columns=['text'], num_proc=8)\narr = np.memmap('train.bin', dtype=np.uint16, mode='w+', shape=(n,))\n",
+                 "train.py": "import numpy as np\ndata = np.memmap('data/train.bin', dtype=np.uint16, mode='r')\n"}, U, "nanogpt prepare"),
+        Example({"sft.yaml": "stage: sft\ndataset: alpaca_en\ntokenized_path: /cache/tokenized/alpaca\n", "run.sh": "llamafactory-cli train sft.yaml\n"}, U, "llamafactory tokenized_path"),
+        Example({"dataset.py": "from torch.utils.data import Dataset\n\ndef preprocess(sources, tokenizer):\n    return tokenizer(sources, return_tensors='pt')\n\n"
+                 "class LazySupervisedDataset(Dataset):\n    def __getitem__(self, i):\n        return preprocess([self.data[i]], self.tokenizer)\n"}, N, "tokenize in __getitem__"),
+        Example({"collate.py": "def collate_fn(batch):\n    return tokenizer([b['text'] for b in batch], padding=True, return_tensors='pt')\n"}, N, "tokenize in collate_fn"),
+        Example({"sft.yaml": "stage: sft\n# tokenized_path: /cache/tok\n", "train.py": "x = 1\n"}, N, "commented out, nothing else"),
+        Example({"run_clm.py": "from datasets import load_dataset\nraw = load_dataset('json', data_files='train.jsonl')\n"
+                 "def tokenize_function(examples):\n    return tokenizer(examples['text'])\n"
+                 "tokenized = raw.map(tokenize_function, batched=True, num_proc=8, remove_columns=['text'])\n"}, U, "cached datasets.map"),
+        Example({"train.py": "import json\nfrom torch.utils.data import Dataset\n\nclass SupervisedDataset(Dataset):\n    def __init__(self, path, tokenizer):\n"
+                 "        rows = json.load(open(path))\n        self.input_ids = [tokenizer(r['text']).input_ids for r in rows]\n"
+                 "    def __len__(self):\n        return len(self.input_ids)\n"}, N, "whole dataset tokenized in __init__"),
+        Example({"train.py": "from trl import SFTTrainer, SFTConfig\ntrainer = SFTTrainer(model=model, args=SFTConfig(output_dir='o'), train_dataset=ds)\n"}, P, "trl default"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        sites = _classify_tokenization(f)
+        offline = _offline_outputs(f) + [_ev(c, key=c.short) for c in sites["offline"]]
+        offline += [_ev(c, key=f"{c.short}() in datasets.map") for c in sites["mapped"]]
+        online = [_ev(c, key=f"{c.short}() in {c.func}") for c in sites["online"]]
+        startup = [_ev(c, key=f"{c.short}() at start-up") for c in sites["startup"]]
+        if online and offline:
+            return Outcome(P, _unique_ev(offline + online), "data is preprocessed ahead, but some tokenization still runs per sample", {"preprocessing": "mixed"})
+        if online:
+            return Outcome(N, _unique_ev(online), "tokenization runs per sample in the data loader", {"preprocessing": "online"})
+        if offline:
+            return Outcome(U, _unique_ev(offline), "data tokenized ahead of training and saved/cached for reuse", {"preprocessing": "offline"})
+        if startup:
+            return Outcome(N, _unique_ev(startup), "the whole dataset is tokenized in-process at start-up on every run; nothing is saved", {"preprocessing": "startup"})
+        framework = self._framework_upfront(ctx, False)
+        if framework:
+            return Outcome(P, _unique_ev(framework), "the training framework tokenizes before training (datasets cache), not a saved prepared dataset", {"preprocessing": "framework"})
+        return Outcome(N, [], "no offline preprocessing found", {"preprocessing": None})
+
+    @staticmethod
+    def _framework_upfront(ctx: Context, has_offline: bool) -> list[Evidence]:
+        f = ctx.facts
+        if has_offline:
+            return []
+        out: list[Evidence] = []
+        for c in f.calls("SFTTrainer", "DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "RewardTrainer"):
+            kw = c.kwargs.get("dataset_kwargs")
+            if not (isinstance(kw, dict) and truthy(kw.get("skip_prepare_dataset"))):
+                out.append(_ev(c, key=c.short))
+        out += [_ev(x, key=x.script or x.launcher) for x in _framework_launches(f)]
+        return out
+
+
+# ---------------------------------------------------------------------------------------
+# F7
+# ---------------------------------------------------------------------------------------
+
+_PACK_KEYS = ("packing", "sample_packing", "neat_packing", "padding_free", "pack_sequences", "packed_sequence", "concat_tokens",
+              "eval_sample_packing", "group_texts", "pretraining_sample_concatenation")
+_PACK_CALLS = ("ConstantLengthDataset", "DataCollatorWithFlattening", "pack_dataset", "PackedDataset", "GPTDataset",
+               "BlendedMegatronDatasetBuilder", "ConcatTokensDataset", "PackingDataset")
+
+
+@register
+class F7SequencePacking(_DataCheck):
+    id = "F7"
+    title = "Sequence packing"
+    title_zh = "数据打包 (Packing)"
+    bottlenecks = (Bottleneck.COMPUTE,)
+    priority = Priority.MEDIUM
+    benefit = "no FLOPs wasted on padding: short samples concatenated up to the sequence length"
+    what = (
+        "Whether short samples are packed into full-length sequences: TRL `packing=True`, LLaMA-Factory `packing`/"
+        "`neat_packing` (on by default for `stage: pt`), axolotl `sample_packing`, torchtune `dataset.packed`, "
+        "`group_texts`, `ConstantLengthDataset`, `DataCollatorWithFlattening`/`padding_free`, Megatron GPT datasets and "
+        "nanoGPT-style token streams. `group_by_length` only trims padding and `packing: false` is off: neither is packing."
+    )
+    why = (
+        "SFT datasets are dominated by short samples: with per-batch padding to a 2-4k context, 50 % or more of the tokens "
+        "processed can be padding. Packing raises useful tokens per step; Hugging Face reports up to 2x training "
+        "throughput with padding-free packing via `DataCollatorWithFlattening` and flash-attention (2024 blog, "
+        "Llama/Mistral SFT), and axolotl/LLaMA-Factory document similar gains for multipack."
+    )
+    fix = (
+        "Enable packing: TRL `SFTConfig(packing=True)` (or `padding_free=True` with flash-attention), LLaMA-Factory "
+        "`packing: true` / `neat_packing: true`, axolotl `sample_packing: true`; keep cross-sample attention masked "
+        "(neat packing / flash-attn varlen) for SFT."
+    )
+    fix_zh = (
+        "开启序列打包：TRL `SFTConfig(packing=True)`（或配合 flash-attention 使用 `padding_free=True`），LLaMA-Factory "
+        "`packing: true` / `neat_packing: true`，axolotl `sample_packing: true`；SFT 场景注意屏蔽跨样本注意力（neat packing / flash-attn varlen）。"
+    )
+    fix_safety = FixSafety.UNSAFE
+    references = ("https://huggingface.co/blog/packing-with-FA2", "https://huggingface.co/docs/trl/sft_trainer#packing-dataset")
+    snippets = {
+        "hf-yaml": "packing: true\nneat_packing: true\n",
+        "python": "from trl import SFTConfig\n\nargs = SFTConfig(output_dir=\"out\", packing=True, max_length=4096)\n",
+    }
+    examples = (
+        Example({"train.py": "from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(output_dir='o', packing=True, max_seq_length=2048)\n"}, U, "trl packing"),
+        Example({"axolotl.yml": "base_model: meta-llama/Meta-Llama-3-8B\nsequence_len: 4096\nsample_packing: true\n"}, U, "axolotl"),
+        Example({"pt.yaml": "stage: pt\nmodel_name_or_path: Qwen/Qwen2-1.5B\ncutoff_len: 2048\n", "run.sh": "llamafactory-cli train pt.yaml\n"}, U, "llamafactory pt default"),
+        Example({"run_clm.py": "def group_texts(examples):\n    concatenated = {k: sum(examples[k], []) for k in examples}\n    return concatenated\n"
+                 "lm_datasets = tokenized.map(group_texts, batched=True, num_proc=8)\n"}, U, "group_texts"),
+        Example({"sft.yaml": "stage: sft\npacking: false\ncutoff_len: 4096\n"}, N, "packing false"),
+        Example({"train.py": "from trl import SFTTrainer\ntrainer = SFTTrainer(model=m, train_dataset=ds)\n# packing=True\n"}, N, "default off, commented"),
+        Example({"train.sh": "deepspeed train.py --group_by_modality_length True --bf16 True\n"}, N, "length grouping is not packing"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        used: list[Evidence] = []
+        off: list[Evidence] = []
+        for s in f.effective(*_PACK_KEYS):
+            t = truthy(s.value)
+            if t is True or (s.name == "concat_tokens" and (as_number(s.value) or 0) > 0):
+                if s.rank > 0 or s.source == "argparse-default":
+                    used.append(f.ev(s))
+            elif t is False and s.rank > 0:
+                off.append(f.ev(s))
+        for e in f.config("dataset.packed"):
+            (used if truthy(e.value) else off).append(_ev(e, key=e.dotted, value=e.value))
+        used += [_ev(c, key=c.short) for c in f.calls(*_PACK_CALLS) if not _in_tests(c.path)]
+        for c in f.calls("map"):
+            if "." in c.name and c.args and re.search(r"group_texts|pack|concat", _text(c.args[0]), re.I):
+                used.append(_ev(c, key=".map()", value=_text(c.args[0])))
+        if "llamafactory" in ctx.project.frameworks and not f.effective("packing"):
+            used += [_ev(e, key=e.dotted, value=e.value) for e in f.config("stage") if e.value == "pt"]
+        used += _data_path_ev(f)
+        used += [_ev(c, key="np.memmap") for c in _token_bins(f) if c.short == "memmap"]
+        if used:
+            return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences", {"packing": True})
+        grouped = [f.ev(s) for s in f.effective("group_by_length", "group_by_modality_length") if truthy(s.value) and s.rank > 0]
+        if grouped:
+            return Outcome(N, off + grouped, "batches are grouped by length, which trims padding but does not pack samples", {"packing": False})
+        return Outcome(N, off, "packing explicitly disabled" if off else "no sequence packing found", {"packing": False})
+
+
+# ---------------------------------------------------------------------------------------
+# F8
+# ---------------------------------------------------------------------------------------
+
+
+@register
+class F8MemoryMappedData(_DataCheck):
+    id = "F8"
+    title = "Memory-mapped data"
+    title_zh = "内存映射数据"
+    bottlenecks = (Bottleneck.DATA_IO, Bottleneck.MEMORY)
+    priority = Priority.LOW
+    benefit = "large data files paged in on demand and shared between loader workers instead of copied into each process"
+    what = (
+        "Whether large data files are memory-mapped: `np.memmap`, `np.load(mmap_mode=)`, `mmap.mmap`, "
+        "`torch.load(mmap=True)`, Megatron `MMapIndexedDataset` / indexed `--data-path`, `load_from_disk`/Arrow memory "
+        "maps, safetensors read in `__getitem__`. Loading a whole file into memory (`np.load` without `mmap_mode`, "
+        "`json.load`) is not use."
+    )
+    why = (
+        "Reading a multi-GB corpus into Python objects costs start-up time and host RAM on every rank and every worker "
+        "(fork copy-on-write breaks on Python refcounts). Memory-mapped files are shared through the page cache: HF "
+        "datasets documents loading the 18 GB English Wikipedia with about 9 MB of RAM thanks to Arrow memory mapping."
+    )
+    fix = "Store token ids in a flat binary or Arrow file and open it with `np.memmap(path, dtype=np.uint16, mode='r')`, `load_from_disk`, or an indexed dataset."
+    fix_zh = "将 token id 存为扁平二进制或 Arrow 文件，用 `np.memmap(path, dtype=np.uint16, mode='r')`、`load_from_disk` 或索引数据集按需读取。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://huggingface.co/docs/datasets/about_arrow", "https://numpy.org/doc/stable/reference/generated/numpy.memmap.html")
+    snippets = {"python": "import numpy as np\n\ntokens = np.memmap(\"train.bin\", dtype=np.uint16, mode=\"r\")\n"}
+    examples = (
+        Example({"train.py": "import numpy as np\ndata = np.memmap('data/train.bin', dtype=np.uint16, mode='r')\n"}, U, "np.memmap"),
+        Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy', mmap_mode='r')\n"}, U, "mmap_mode"),
+        Example({"train.py": "from datasets import load_from_disk\nds = load_from_disk('/data/tokenized')\n"}, U, "arrow load_from_disk"),
+        Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy')\n"}, N, "np.load into memory"),
+        Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy', mmap_mode=None)\n# np.memmap('x.bin')\n"}, N, "mmap_mode None, commented"),
+
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        used: list[Evidence] = [_ev(c, key="np.memmap") for c in _memmap_calls(f)]
+        for c in f.calls("numpy.load"):
+            if c.kwargs.get("mmap_mode") not in (None, "None") and not _in_tests(c.path):
+                used.append(_ev(c, key="np.load(mmap_mode=)", value=_text(c.kwargs["mmap_mode"])))
+        for c in f.calls("torch.load"):
+            if truthy(c.kwargs.get("mmap")):
+                used.append(_ev(c, key="torch.load(mmap=)", value=True))
+        used += [_ev(c, key=c.short) for c in f.calls("mmap.mmap", "MMapIndexedDataset", "IndexedDataset", "load_from_disk",
+                                                          "pyarrow.memory_map", "datasets.Dataset.from_file") if not _in_tests(c.path)]
+        used += [_ev(c, key=c.short) for c in f.calls("safetensors.safe_open", "safetensors.torch.load_file") if c.func in {"__getitem__", "__init__"}]
+        used += _data_path_ev(f)
+        if used:
+            return Outcome(U, _unique_ev(used), "data read through memory maps", {"mmap": True})
+        return Outcome(N, [], "no explicit memory-mapped data access found", {"mmap": False})
+
+
+# ---------------------------------------------------------------------------------------
+# F9
+# ---------------------------------------------------------------------------------------
+
+
+@register
+class F9StreamingDatasets(_DataCheck):
+    id = "F9"
+    title = "Streaming datasets"
+    title_zh = "流式数据集"
+    bottlenecks = (Bottleneck.DATA_IO, Bottleneck.MEMORY)
+    priority = Priority.LOW
+    benefit = "training starts immediately and data size is not bounded by local disk or RAM"
+    what = (
+        "Whether data is streamed rather than materialised: `IterableDataset` subclasses, `load_dataset(..., "
+        "streaming=True)`, LLaMA-Factory `streaming: true`, WebDataset, MosaicML/LitData `StreamingDataset`, tf.data "
+        "record readers. `streaming: false` is not use."
+    )
+    why = (
+        "For TB-scale pre-training corpora, downloading and converting the full dataset before step 0 takes hours and "
+        "local disk the cluster may not have; streaming reads shards on demand (MosaicML reports deterministic, "
+        "resumable streaming from object storage at full training throughput). For small SFT sets this matters little."
+    )
+    fix = "For large corpora, stream: `load_dataset(..., streaming=True)` (LLaMA-Factory `streaming: true` with `max_steps`), WebDataset shards, or MosaicML `StreamingDataset` over MDS shards."
+    fix_zh = "大规模语料使用流式加载：`load_dataset(..., streaming=True)`（LLaMA-Factory 设置 `streaming: true` 并配合 `max_steps`）、WebDataset 分片，或 MosaicML `StreamingDataset` + MDS 分片。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://huggingface.co/docs/datasets/stream", "https://docs.mosaicml.com/projects/streaming/en/stable/")
+    snippets = {
+        "python": "from datasets import load_dataset\n\nds = load_dataset(\"HuggingFaceFW/fineweb\", split=\"train\", streaming=True)\n",
+        "hf-yaml": "streaming: true\nmax_steps: 10000\n",
+    }
+    examples = (
+        Example({"data.py": "from datasets import load_dataset\nds = load_dataset('HuggingFaceFW/fineweb', split='train', streaming=True)\n"}, U, "hf streaming"),
+        Example({"data.py": "import torch\nfrom torch.utils.data import IterableDataset\n\nclass ShardStream(IterableDataset):\n    def __iter__(self):\n        yield from self.read()\n"}, U, "iterable subclass"),
+        Example({"pt.yaml": "stage: pt\nstreaming: true\nmax_steps: 1000\n"}, U, "llamafactory streaming"),
+        Example({"pt.yaml": "stage: pt\nstreaming: false\n"}, N, "streaming false"),
+        Example({"data.py": "from torch.utils.data import IterableDataset\ndef check(ds):\n    return isinstance(ds, IterableDataset)\n"}, N, "isinstance only"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        used: list[Evidence] = []
+        for r in f.refs("IterableDataset"):
+            if r.text.lstrip().startswith("class ") and not _in_tests(r.path):
+                used.append(_ev(r, key="IterableDataset subclass"))
+        used += [_ev(c, key="load_dataset(streaming=)", value=True) for c in f.calls("load_dataset") if truthy(c.kwargs.get("streaming"))]
+        off: list[Evidence] = []
+        for s in f.effective("streaming"):
+            if _not_training_file(s.path):
+                continue
+            t = truthy(s.value)
+            if t and s.rank > 0 and s.source != "call":
+                used.append(f.ev(s))
+            elif t is False and s.rank > 0 and s.source != "call":
+                off.append(f.ev(s))
+        used += [_ev(c, key=c.short) for c in f.calls("webdataset.WebDataset", "streaming.StreamingDataset", "litdata.StreamingDataset",
+                                                          "tf.data.TFRecordDataset", "tensorflow.data.TFRecordDataset", "to_iterable_dataset",
+                                                          "IterableDataset.from_generator") if not _in_tests(c.path)]
+        if used:
+            return Outcome(U, _unique_ev(used), "data streamed during training", {"streaming": True})
+        return Outcome(N, off, "streaming explicitly disabled" if off else "no streaming dataset found", {"streaming": False})
+
+
+# ---------------------------------------------------------------------------------------
+# F10
+# ---------------------------------------------------------------------------------------
+
+
+@register
+class F10PreTokenizedBinary(_DataCheck):
+    id = "F10"
+    title = "Pre-tokenized binary format"
+    title_zh = "预分词二进制格式"
+    bottlenecks = (Bottleneck.DATA_IO,)
+    priority = Priority.LOW
+    benefit = "training reads token ids directly: no text decoding or tokenization in the input pipeline"
+    what = (
+        "Whether training reads pre-tokenized binary data: Megatron indexed `.bin/.idx` (`--data-path ..._text_document`, "
+        "`preprocess_data.py`, `MMapIndexedDataset`), nanoGPT-style `train.bin` token streams, MDS shards with token "
+        "columns. Arrow/`save_to_disk` datasets are offline preprocessing (F6), not this flat token format."
+    )
+    why = (
+        "Token ids in a flat binary file are 2-4 bytes per token and can be sliced without parsing; raw JSON text must be "
+        "parsed and tokenized every time. Megatron-LM, GPT-NeoX and nanoGPT all train from pre-tokenized `.bin` files for "
+        "this reason, which also makes sample boundaries and epochs deterministic across restarts."
+    )
+    fix = "Tokenize the corpus once into a binary format (Megatron `tools/preprocess_data.py`, `np.memmap` uint16/uint32 token streams, or Arrow via `save_to_disk`) and read token ids at training time."
+    fix_zh = "将语料一次性分词为二进制格式（Megatron `tools/preprocess_data.py`、uint16/uint32 的 `np.memmap` token 流，或 `save_to_disk` 保存的 Arrow），训练时直接读取 token id。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://github.com/NVIDIA/Megatron-LM#data-preprocessing", "https://github.com/karpathy/nanoGPT/tree/master/data/openwebtext")
+    snippets = {
+        "shell": (
+            "python tools/preprocess_data.py --input corpus.jsonl --output-prefix /data/corpus --tokenizer-type HuggingFaceTokenizer "
+            "--tokenizer-model meta-llama/Llama-3.1-8B --workers 32 --append-eod\n"
+        ),
+    }
+    examples = (
+        Example({"pretrain.sh": "DATA_PATH=/data/redpajama_text_document\ntorchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 2 --data-path $DATA_PATH\n"}, U, "megatron prefix"),
+        Example({"prep.sh": "python tools/preprocess_data.py --input data.jsonl --output-prefix /data/my --workers 16\n"}, U, "preprocess_data"),
+        Example({"train.py": "import numpy as np\ntrain_data = np.memmap('data/train.bin', dtype=np.uint16, mode='r')\n"}, U, "nanogpt bin"),
+        Example({"train.py": "import json\nrows = [json.loads(l) for l in open('train.jsonl')]\n"}, N, "raw jsonl"),
+        Example({"sft.yaml": "stage: sft\ntokenized_path: null\n", "train.py": "import json\n# np.memmap('train.bin')\n"}, N, "tokenized_path null, commented"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        used: list[Evidence] = _data_path_ev(f)
+        for launch in f.launches():
+            script = (launch.script or "").rsplit("/", 1)[-1]
+            if "preprocess_data" in script or ("output_prefix" in launch.script_args and _OFFLINE_PATH.search(script)):
+                used.append(_ev(launch, key=script))
+        used += [_ev(c, key=c.short) for c in f.calls("MMapIndexedDataset", "IndexedDataset", "IndexedDatasetBuilder", "MMapIndexedDatasetBuilder",
+                                                          "indexed_dataset.make_builder", "make_indexed_dataset") if not _in_tests(c.path)]
+        used += [_ev(c, key="np.memmap") for c in _token_bins(f)]
+        for c in f.calls("streaming.MDSWriter"):
+            cols = c.kwargs.get("columns")
+            if isinstance(cols, dict) and any(re.search(r"token|input_ids|ids", k) for k in cols):
+                used.append(_ev(c, key="MDSWriter(columns=)"))
+        if used:
+            return Outcome(U, _unique_ev(used), "training reads pre-tokenized binary data", {"pretokenized": True})
+        return Outcome(N, [], "no pre-tokenized binary data found", {"pretokenized": False})
+
+
+# ---------------------------------------------------------------------------------------
+# F11
+# ---------------------------------------------------------------------------------------
+
+
+_DATA_FUNC = re.compile(r"(prefetch|preload|load|next|iter|batch|data|fetch|input|sample)", re.I)
+_DATA_FILE = re.compile(r"(data|loader|prefetch|input)", re.I)
+_NOT_DATA = re.compile(r"(model|module|param|optim|weight|grad|state|buffer|kv|cache|lora|offload|swap|checkpoint|ckpt|embed|layer)", re.I)
+
+
+@register
+class F11AsyncH2D(_DataCheck):
+    id = "F11"
+    title = "Async H2D pipeline (non_blocking, streams)"
+    title_zh = "H2D/D2H 异步流水线"
+    bottlenecks = (Bottleneck.DATA_IO, Bottleneck.LATENCY)
+    priority = Priority.LOW
+    benefit = "host-to-device copies overlapped with compute instead of stalling each step"
+    what = (
+        "Whether batches move to the GPU asynchronously: `.to(device, non_blocking=True)`/`.cuda(non_blocking=True)` "
+        "(partial: asynchronous but on the compute stream; Lightning's batch transfer and accelerate's `non_blocking` "
+        "do the same), or a prefetcher that copies the next batch on a separate `torch.cuda.Stream()` inside "
+        "`with torch.cuda.stream(s):` (used). `non_blocking=False` is not use."
+    )
+    why = (
+        "A blocking copy serialises PCIe transfer and compute every step. `non_blocking=True` from pinned memory lets the "
+        "host run ahead; a side stream that prefetches batch N+1 while batch N computes hides the transfer entirely, as in "
+        "NVIDIA's Apex/DALI data prefetchers. The gain is largest for large inputs (images, video, long contexts) and small "
+        "models."
+    )
+    fix = "Pin loader memory and copy with `non_blocking=True`; for input-heavy workloads add a prefetcher that issues the next batch's copies on a side CUDA stream and `wait_stream`s before use."
+    fix_zh = "DataLoader 开启 pin_memory，并以 `non_blocking=True` 拷贝；输入数据量大的场景增加预取器，在独立 CUDA stream 上提前拷贝下一批数据，使用前 `wait_stream` 同步。"
+    fix_safety = FixSafety.SAFE
+    references = ("https://pytorch.org/tutorials/intermediate/pinmem_nonblock.html", "https://github.com/NVIDIA/apex/blob/master/examples/imagenet/main_amp.py")
+    snippets = {
+        "python": (
+            "import torch\n\n\n"
+            "class CUDAPrefetcher:\n"
+            "    def __init__(self, loader):\n"
+            "        self.loader = iter(loader)\n"
+            "        self.stream = torch.cuda.Stream()\n"
+            "        self.preload()\n\n"
+            "    def preload(self):\n"
+            "        self.batch = next(self.loader, None)\n"
+            "        if self.batch is None:\n"
+            "            return\n"
+            "        with torch.cuda.stream(self.stream):\n"
+            "            self.batch = {k: v.cuda(non_blocking=True) for k, v in self.batch.items()}\n\n"
+            "    def next(self):\n"
+            "        torch.cuda.current_stream().wait_stream(self.stream)\n"
+            "        batch = self.batch\n"
+            "        self.preload()\n"
+            "        return batch\n"
+        ),
+    }
+    examples = (
+        Example({"prefetch.py": "import torch\n\nclass DataPrefetcher:\n    def __init__(self, loader):\n        self.loader = iter(loader)\n        self.stream = torch.cuda.Stream()\n"
+                 "    def preload(self):\n        x, y = next(self.loader)\n        with torch.cuda.stream(self.stream):\n"
+                 "            self.x = x.cuda(non_blocking=True)\n            self.y = y.cuda(non_blocking=True)\n"}, U, "stream prefetcher"),
+        Example({"loader.py": "import torch\ns = torch.cuda.Stream()\ndef load_next(batch):\n    with torch.cuda.stream(s):\n        return batch.to('cuda', non_blocking=True)\n"}, U, "side-stream copy"),
+        Example({"train.py": "for x, y in loader:\n    x = x.to(device, non_blocking=False)\n    y = y.to(device)\n"}, N, "non_blocking False"),
+        Example({"train.py": "for batch in loader:\n    batch = {k: v.cuda() for k, v in batch.items()}\n    # x.cuda(non_blocking=True)\n"}, N, "blocking, commented"),
+        Example({"train.py": "for x, y in loader:\n    x = x.to(device, non_blocking=True)\n    y = y.to(device, non_blocking=True)\n"}, P, "non_blocking only"),
+        Example({"train.py": "import torch\ns = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    for _ in range(3):\n        model(static_x)\n"
+                 "x = x.cuda(non_blocking=True)\n"}, P, "graph warm-up stream is not a prefetcher"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        nb = [c for c in f.calls_with_kw("non_blocking") if self._on(f, c.kwargs["non_blocking"]) and self._data_copy(c)]
+        streams = {c.path for c in f.calls("torch.cuda.Stream")}
+        side: list[Call] = []
+        for s in f.calls("torch.cuda.stream"):
+            if s.path not in streams or s.func is None or not (_DATA_FUNC.search(s.func) or _DATA_FILE.search(s.path)):
+                continue
+            same = [c for c in nb if c.path == s.path and c.func == s.func and c.line >= s.line]
+            if same:
+                side += [s, *same]
+        values = {"non_blocking": bool(nb), "copy_stream": bool(side)}
+        if side:
+            return Outcome(U, [_ev(c, key=c.short) for c in side], "next batch copied on a side CUDA stream", values)
+        partial = [_ev(c, key=f"{c.short}(non_blocking=)", value=True) for c in nb]
+        partial += [_ev(e, key=e.dotted, value=e.value) for e in f.config("non_blocking") if truthy(e.value)]
+        partial += [_ev(c, key="lightning batch transfer (non_blocking)") for c in f.calls("Trainer") if self._lightning(f, c)]
+        if partial:
+            values["non_blocking"] = True
+            return Outcome(P, _unique_ev(partial), "asynchronous copies on the compute stream; no side-stream prefetch", values)
+        off = [_ev(c, key=f"{c.short}(non_blocking=)", value=False) for c in f.calls_with_kw("non_blocking") if truthy(c.kwargs["non_blocking"]) is False]
+        return Outcome(N, off, "host-to-device copies are blocking", values)
+
+    @staticmethod
+    def _data_copy(c: Call) -> bool:
+        """A copy of input data, not of a model, optimizer state or offloaded parameters (library internals)."""
+        receiver = c.name.rsplit(".", 1)[0] if "." in c.name else ""
+        return not (_in_tests(c.path) or _NOT_DATA.search(receiver) or _NOT_DATA.search(c.func or ""))
+
+    @staticmethod
+    def _on(f: Facts, v: Any) -> bool:
+        if isinstance(v, Expr) and v.ref:
+            return any(truthy(s.value) is True for s in f.effective(v.ref))
+        return truthy(v) is True
+
+    @staticmethod
+    def _lightning(f: Facts, c: Call) -> bool:
+        return c.name.startswith(("lightning", "pytorch_lightning")) and str(c.kwargs.get("accelerator", "gpu")).lower() in {"gpu", "cuda", "auto"}
