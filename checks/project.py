@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .facts import Facts, as_number
+from .facts import Facts, as_number, truthy
 from .model import Project
 
 # framework -> (import prefixes, dependency names, launchers)
@@ -203,8 +203,14 @@ def detect_project(facts: Facts, hardware: str | None = None) -> Project:
     p.finetunes = bool(
         (facts.calls("from_pretrained") and not _only_tokenizer_loads(facts))
         or "peft" in p.frameworks or "trl" in p.frameworks or "llamafactory" in p.frameworks or "axolotl" in p.frameworks
-        or facts.settings("finetuning_type", "lora_r", "lora_rank", "adapter", "load", "pretrained_checkpoint", "finetune")
+        # set by a config or launch, not an argparse/dataclass default (Megatron defines ``--finetune``, default off);
+        # Megatron's ``--load`` resumes pre-training and says nothing about fine-tuning
+        or any(truthy(s.value) is not False and s.source not in ("argparse-default", "field-default")
+               for s in facts.settings("finetuning_type", "lora_r", "lora_rank", "adapter", "pretrained_checkpoint", "finetune"))
         or any(_FINETUNE_HINT.search(path) for path in facts.files)
+        # a launch/config that starts from a hub checkpoint (``--model_name_or_path OpenGVLab/InternVL2-8B``)
+        or any(isinstance(s.value, str) and "/" in s.value and s.source in ("launcher", "config")
+               for s in facts.settings("model_name_or_path", "base_model", "pretrained_model_name_or_path"))
     )
     p.pretrains = bool(
         facts.calls("from_config", "_from_config") or "megatron" in p.frameworks or "nanotron" in p.frameworks

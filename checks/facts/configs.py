@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import tomllib
 from typing import Any
 
@@ -23,7 +24,10 @@ try:  # libyaml is the fast path; the pure-Python loader still works without it
 except AttributeError:  # pragma: no cover
     _Loader = yaml.SafeLoader
 
-_LAUNCH_HINT = re.compile(r"\b(torchrun|deepspeed|accelerate\s+launch|torch\.distributed\.(run|launch)|srun|mpirun|llamafactory-cli|python3?\s+\S+\.py)\b")
+_LAUNCH_HINT = re.compile(
+    r"\b(torchrun|deepspeed|accelerate\s+launch|torch\.distributed\.(run|launch)|srun|mpirun|llamafactory-cli|python3?\s+\S+\.py|"
+    r"vllm\s+serve|python3?\s+-m\s+(vllm|sglang)\.|text-generation-launcher|lmdeploy\s+serve|trtllm-serve)\b"
+)
 _ENV_KEY = re.compile(r"^(NCCL_|TORCH_|CUDA_|PYTORCH_|OMP_|NVIDIA_|UCX_|FI_|GLOO_)[A-Z0-9_]*$")
 
 
@@ -90,6 +94,8 @@ def _walk_yaml(
             elif isinstance(v_node, yaml.SequenceNode) and all(isinstance(i, yaml.ScalarNode) for i in v_node.value):
                 vals = tuple(_yaml_scalar(loader, i) for i in v_node.value)
                 out.configs.append(ConfigEntry(path, line, sub, vals, "yaml", _snippet(lines, line)))
+                if key in _ARGV_KEYS and all(isinstance(v, str) and v.strip() and not any(c.isspace() for c in v) for v in vals):
+                    continue  # an argv list: read as one command line with its mapping's args (below)
                 for i in v_node.value:
                     v = _yaml_scalar(loader, i)
                     if isinstance(v, str):
@@ -99,6 +105,7 @@ def _walk_yaml(
                 out.configs.append(ConfigEntry(path, line, sub, Container(kind), "yaml", _snippet(lines, line)))
                 _walk_yaml(loader, v_node, sub, path, lines, out, budget)
         _k8s_env(loader, node, path, lines, out)
+        _argv_command(loader, node, path, out)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             if isinstance(item, (yaml.MappingNode, yaml.SequenceNode)):
@@ -109,6 +116,25 @@ def _walk_yaml(
                 out.configs.append(ConfigEntry(path, ln, (*keys, i), v, "yaml", _snippet(lines, ln)))
                 if isinstance(v, str):
                     _string_value(path, item.start_mark.line + 1, str(keys[-1]) if keys else "", v, out)
+
+
+#: keys whose value may be an exec-form argv list (Kubernetes/Kubeflow ``command``/``args``, compose ``entrypoint``)
+_ARGV_KEYS = {"command", "args", "entrypoint", "cmd"}
+
+
+def _argv_command(loader: Any, node: yaml.MappingNode, path: str, out: FileFacts) -> None:
+    """``command: ["torchrun"]`` + ``args: ["--nproc_per_node=8", "train.py", "--bf16", "True"]`` is one launch."""
+    words: list[str] = []
+    line = 0
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value in _ARGV_KEYS and isinstance(v, yaml.SequenceNode) and v.value:
+            items = [_yaml_scalar(loader, i) if isinstance(i, yaml.ScalarNode) else None for i in v.value]
+            if not all(isinstance(i, str) and i.strip() and not any(c.isspace() for c in i) for i in items):
+                return  # a shell string inside the list (``["bash", "-c", "torchrun ..."]``) was read item by item
+            words += [str(i) for i in items]
+            line = line or k.start_mark.line + 1
+    if words and _LAUNCH_HINT.search(" ".join(words)):
+        extract_shell_text(path, shlex.join(words), out, first_line=line)
 
 
 def _k8s_env(loader: Any, node: yaml.MappingNode, path: str, lines: list[str], out: FileFacts) -> None:

@@ -213,7 +213,7 @@ def _parse_command(tokens: list[str]) -> tuple[str, dict[str, Any], str | None, 
         sub = [a for a in args if not a.startswith("-")]
         script = next((a for a in sub if a.endswith((".yaml", ".yml", ".json"))), None)
         return name, {"command": sub[0] if sub else None}, script, _parse_opts([a for a in args if a != script], False)[0], tuple(wrappers)
-    elif head in {"composer", "lightning", "litgpt", "fairseq-train", "ray", "sbatch", "vllm"}:
+    elif head in {"composer", "lightning", "litgpt", "fairseq-train", "ray", "sbatch", "vllm"} | _SERVING_CLIS:
         launcher = head
         if head == "vllm" and args[:1] == ["serve"]:
             return "vllm", {}, args[1] if len(args) > 1 else None, _parse_opts(args[2:], False)[0], tuple(wrappers)
@@ -234,6 +234,9 @@ def _parse_command(tokens: list[str]) -> tuple[str, dict[str, Any], str | None, 
 
 
 _LAUNCHERS = {"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory-cli", "axolotl", "tune", "composer", "lightning", "litgpt", "vllm"}
+# inference servers and engine builders: their flags are read like a launcher's (``text-generation-launcher --quantize awq``)
+_SERVING_CLIS = {"text-generation-launcher", "lmdeploy", "trtllm-serve", "trtllm-build", "tritonserver", "sglang"}
+_LAUNCHERS |= _SERVING_CLIS
 
 
 def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1, variables: dict[str, str] | None = None) -> None:
