@@ -234,7 +234,7 @@ _PER_SAMPLE = (
     "PIL.Image.open", "Image.open", "cv2.imread", "torchvision.io.read_image", "torchvision.io.decode_image",
     "imageio.imread", "imageio.v3.imread", "skimage.io.imread", "decord.VideoReader", "av.open", "torchaudio.load",
     "librosa.load", "soundfile.read", "json.load", "numpy.load", "torch.load", "open", "load_image", "load_video",
-    "read_video", "torchvision.io.read_video",
+    "read_video", "torchvision.io.read_video", "cv2.VideoCapture", "process_vision_info", "fetch_image", "fetch_video",
 )
 _PER_SAMPLE_FUNCS = re.compile(r"^(__getitem__|__getitems__|_?get_item|_?load_image|_?load_video|_?read_image|_?process_image|_?get_image|fetch_image|process_vision_info)$")
 #: a sample decoded from bytes already in memory, a URL, or a member of an archive/database is not a small-file read
@@ -242,11 +242,31 @@ _NOT_A_FILE = re.compile(r"BytesIO|requests|urlopen|http|\.read\(\)|base64|extra
 _OPENERS = {"open", "io.open", "PIL.Image.open", "Image.open", "av.open"}
 
 
+_GETITEM = re.compile(r"^(__getitem__|__getitems__|_?get_item)$")
+
+
+def _reached_from(f: Facts, func: str | None, start: re.Pattern[str], memo: dict[str, bool], depth: int = 0) -> bool:
+    """Whether ``func`` runs inside a function named like ``start`` (through the calls between functions, by name)."""
+    if func is None:
+        return False
+    if start.match(func):
+        return True
+    if depth > 5:
+        return False
+    if func not in memo:
+        memo[func] = False  # breaks recursion
+        memo[func] = any(_reached_from(f, c.func, start, memo, depth + 1) for c in f.calls(func) if c.func != func)
+    return memo[func]
+
+
 def _per_sample_reads(f: Facts) -> list[Call]:
-    """Per-sample file opens in ``__getitem__`` (LLaVA style ``Image.open(os.path.join(folder, file))``)."""
+    """Per-sample file opens under ``__getitem__`` (LLaVA style ``Image.open(os.path.join(folder, file))``)."""
     out = []
+    memo: dict[str, bool] = {}
     for c in f.calls(*_PER_SAMPLE):
-        if _in_tests(c.path) or not c.func or not _PER_SAMPLE_FUNCS.match(c.func):
+        if _in_tests(c.path) or not c.func:
+            continue
+        if not (_PER_SAMPLE_FUNCS.match(c.func) or _reached_from(f, c.func, _GETITEM, memo)):
             continue
         if c.short == "open" and (c.name not in _OPENERS or not c.args):
             continue
