@@ -1,0 +1,1069 @@
+"""G. Training strategy (训练策略): G1-G6.
+
+Judgement notes (what "used" means here, beyond keywords):
+
+* G1 needs both a warmup and a decay. The HF ``TrainingArguments`` default
+  (``lr_scheduler_type="linear"``, no warmup) and a cosine schedule without warmup are
+  ``partial``; a ``constant`` schedule without warmup is ``unused``. axolotl defaults to
+  cosine with a 3 % (at most 100 steps) warmup, so an axolotl config is ``used`` unless it
+  overrides them; LLaMA-Factory configs follow the HF defaults.
+* G2 recommends LAMB/LARS only for a huge global batch (estimated as DeepSpeed
+  ``train_batch_size`` / Megatron ``global_batch_size``, else per-device batch x gradient
+  accumulation x GPUs per node x nodes); small-batch fine-tuning gets no recommendation.
+* G4: a LoRA code path guarded by a switch (``lora_enable``, ``use_lora``, ``use_peft``...)
+  counts only when some launch or config turns the switch on. QLoRA is LoRA on a 4-bit base.
+* G5: freezing a subset of parameters (a sub-module, a ``named_parameters`` filter, "freeze
+  everything then unfreeze a part", ``freeze_*`` keys, LLaMA-Factory ``finetuning_type:
+  freeze``). Freezing a whole auxiliary model (reference, teacher, reward, VAE) is not layer
+  freezing. LoRA freezes the base implicitly, but that is G4's practice, not layer freezing:
+  a LoRA-only run is ``unused`` here, with no recommendation (freezing layers adds nothing to LoRA).
+* G6: a fused alignment/distillation loss (Liger chunked losses, TRL ``use_liger_loss`` or
+  ``use_liger_kernel`` in a TRL preference/RL/distillation trainer, verl ``use_fused_kernels``).
+  Liger model patching alone in an alignment run (LLaMA-Factory ``enable_liger_kernel``) is
+  ``unused``: it patches the layers, the preference loss still materialises the logits.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..base import Check, Context, register
+from ..facts import Call, Expr, Facts, Setting, as_number, truthy
+from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from ._helpers import HF_TRAINERS, evs, guard_off, uses_hf_trainer
+
+U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
+
+
+
+
+
+def _live(f: Facts, calls: list[Call]) -> list[Call]:
+    """Calls whose enclosing ``if`` flag is not switched off (``if args.use_lamb:`` with ``use_lamb`` never set)."""
+    return [c for c in calls if not guard_off(f, c)]
+
+
+def _top_keys(f: Facts, path: str) -> set[str]:
+    ff = f.files.get(path)
+    if ff is None:
+        return set()
+    return {str(e.keys[0]) for e in ff.configs if e.keys and e.fmt in ("yaml", "json", "toml")}
+
+
+def _lf_yamls(f: Facts) -> list[str]:
+    """LLaMA-Factory training configs (``stage`` plus ``template``/``finetuning_type``/``dataset``)."""
+    out = []
+    for path in f.files_of_kind("yaml", "json"):
+        keys = _top_keys(f, path)
+        if "stage" in keys and keys & {"template", "finetuning_type", "dataset"}:
+            out.append(path)
+    return sorted(out)
+
+
+def _axolotl_yamls(f: Facts) -> list[str]:
+    out = []
+    for path in f.files_of_kind("yaml"):
+        keys = _top_keys(f, path)
+        if "base_model" in keys and keys & {"micro_batch_size", "sequence_len", "sample_packing", "adapter", "datasets"}:
+            out.append(path)
+    return sorted(out)
+
+
+def _first_entry(f: Facts, path: str, *keys: str) -> Any:
+    ff = f.files.get(path)
+    if ff is None:
+        return None
+    for e in ff.configs:
+        if e.keys and str(e.keys[0]) in keys:
+            return e
+    return ff.configs[0] if ff.configs else None
+
+
+def _num(v: Any) -> float | None:
+    """A number, also from composer-style durations (``"100ba"``, ``"0.03dur"``)."""
+    n = as_number(v)
+    if n is not None:
+        return n
+    if isinstance(v, str):
+        m = re.match(r"^\s*([0-9]*\.?[0-9]+)", v)
+        if m:
+            return float(m.group(1))
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# G1 learning-rate schedule
+# --------------------------------------------------------------------------------------
+
+_DECAY_WORDS = ("cos", "linear", "poly", "inverse", "sqrt", "wsd", "decay", "exponential", "step", "plateau", "anneal",
+                "cyclic", "noam", "trapezoid", "rex", "multistep")
+_CONSTANT = {"constant", "fixed", "const", "constantlr", "constant_lr", "none", "null", "no", ""}
+
+
+def _classify_schedule(name: str) -> tuple[bool, bool] | None:
+    """(warmup, decay) implied by a schedule name, or None when the name says nothing."""
+    s = name.strip().lower().replace("-", "_").replace(" ", "_").rsplit(".", 1)[-1]
+    if s in _CONSTANT:
+        return (False, False)
+    if "onecycle" in s or "one_cycle" in s:
+        return (True, True)
+    warm = "warmup" in s
+    if "constant" in s:
+        return (warm, False)
+    if s in {"warmuplr", "warmup", "warmup_lr"}:
+        return (True, False)
+    decay = any(k in s for k in _DECAY_WORDS)
+    if warm or decay:
+        return (warm, decay)
+    return None
+
+
+_SCHEDULE_NAME_KEYS = ("lr_scheduler_type", "lr_scheduler", "scheduler", "lr_schedule", "lr_decay_style", "scheduler_type",
+                       "lr_scheduler_name", "decay_style", "lr_policy", "sched")
+_SCHEDULE_SECTION_KEYS = ("scheduler.type", "lr_scheduler.type", "sched.name", "scheduler.name", "lr_scheduler.name",
+                          "lr_schedule.name", "lr_scheduler._component_", "scheduler._component_", "optim.sched.name")
+_WARMUP_STRICT = ("warmup_ratio", "warmup_steps", "num_warmup_steps", "lr_warmup_iters", "lr_warmup_fraction",
+                  "lr_warmup_samples", "lr_warmup_steps", "lr_warmup_ratio", "warmup_num_steps", "warmup_proportion",
+                  "t_warmup", "warmup_updates", "warmup_t")
+_WARMUP_LOOSE = ("warmup_iters", "warmup_epochs", "warmup", "warmup_tokens", "warmup_iter", "n_warmup_steps")
+_LR_NAMES = ("learning_rate", "lr", "max_lr", "min_lr", "base_lr", "peak_lr", "lr_decay_iters", "decay_lr", "init_lr",
+             "lr_warmup_iters", "lr_scheduler_type")
+_LR_CALL = re.compile(r"(?i)(sched|warmup|lr$|lr_|^lr|learning_rate|trainingarguments|config$|args$)")
+_TORCH_DECAY = ("CosineAnnealingLR", "CosineAnnealingWarmRestarts", "StepLR", "MultiStepLR", "ExponentialLR",
+                "PolynomialLR", "ReduceLROnPlateau", "CyclicLR")
+_HF_SCHED_FUNCS = ("get_scheduler", "get_cosine_schedule_with_warmup", "get_linear_schedule_with_warmup",
+                   "get_polynomial_decay_schedule_with_warmup", "get_cosine_with_hard_restarts_schedule_with_warmup",
+                   "get_cosine_with_min_lr_schedule_with_warmup", "get_inverse_sqrt_schedule", "get_wsd_schedule",
+                   "get_constant_schedule_with_warmup", "get_constant_schedule", "get_warmup_stable_decay_schedule")
+
+
+def _call_short_of(setting: Setting) -> str | None:
+    if setting.source != "call":
+        return None
+    return setting.key.split("(", 1)[0]
+
+
+def _resolve(f: Facts, v: Any) -> list[Any]:
+    """Values of an argument: the constant, or the effective values of ``args.x``."""
+    if isinstance(v, Expr):
+        if v.ref:
+            return [s.value for s in f.effective(v.ref) if not isinstance(s.value, Expr)]
+        return []
+    return [v]
+
+
+def _lr_files(f: Facts) -> set[str]:
+    paths = {s.path for s in f.settings(*_LR_NAMES)}
+    paths |= {c.path for c in f.calls(*_HF_SCHED_FUNCS, *_TORCH_DECAY, "OneCycleLR", "LambdaLR", "LinearLR")}
+    return paths
+
+
+class _Sched:
+    def __init__(self) -> None:
+        self.warm: list[Any] = []
+        self.decay: list[Any] = []
+        self.constant: list[Any] = []
+        self.no_warm: list[Any] = []
+        self.custom: list[Any] = []
+        self.names: list[str] = []
+
+
+def _g1_scan(f: Facts) -> _Sched:
+    r = _Sched()
+    lr_files = _lr_files(f)
+    hf_key_seen = False
+    # schedule names from configs, flags, call keywords and code defaults
+    for s in f.effective(*_SCHEDULE_NAME_KEYS):
+        if not isinstance(s.value, str):
+            continue
+        short = _call_short_of(s)
+        if short and not _LR_CALL.search(short):
+            continue
+        kind = _classify_schedule(s.value)
+        if kind is None:
+            continue
+        hf = s.name == "lr_scheduler_type"
+        hf_key_seen = hf_key_seen or hf
+        r.names.append(s.value)
+        warm, decay = kind
+        if warm and not hf:
+            r.warm.append(s)
+        if decay:
+            r.decay.append(s)
+        if not warm and not decay:
+            r.constant.append(s)
+    for e in f.config(*_SCHEDULE_SECTION_KEYS):
+        if not isinstance(e.value, str):
+            continue
+        kind = _classify_schedule(e.value)
+        if kind is None:
+            continue
+        r.names.append(e.value.rsplit(".", 1)[-1])
+        warm, decay = kind
+        if warm:
+            r.warm.append(e)
+        if decay:
+            r.decay.append(e)
+        if not warm and not decay:
+            r.constant.append(e)
+    # warmup amounts
+    for names, strict in ((_WARMUP_STRICT, True), (_WARMUP_LOOSE, False)):
+        for s in f.effective(*names):
+            short = _call_short_of(s)
+            if short and (not _LR_CALL.search(short) or short == "schedule"):
+                continue  # e.g. torch.profiler.schedule(warmup=1)
+            if not strict and s.path not in lr_files:
+                continue
+            n = _num(s.value)
+            if n is not None:
+                (r.warm if n > 0 else r.no_warm).append(s)
+            elif isinstance(s.value, Expr) and strict and short:
+                r.warm.append(s)  # computed warmup passed to a scheduler/arguments call
+    # nanoGPT / Megatron style decay switches
+    decay_lr = f.effective("decay_lr")
+    decay_off = bool(decay_lr) and all(truthy(s.value) is False for s in decay_lr)
+    for s in decay_lr:
+        if truthy(s.value):
+            r.decay.append(s)
+        elif truthy(s.value) is False:
+            r.constant.append(s)
+    if not decay_off:
+        for s in f.effective("lr_decay_iters", "lr_decay_samples", "lr_decay_steps", "lr_decay_tokens"):
+            n = _num(s.value)
+            if n and n > 0:
+                r.decay.append(s)
+    # scheduler calls
+    for c in _live(f, f.calls(*_HF_SCHED_FUNCS)):
+        _hf_sched_call(f, c, r)
+    for c in _live(f, f.calls("OneCycleLR")):
+        r.warm.append(c)
+        r.decay.append(c)
+        r.names.append("onecycle")
+    for c in _live(f, f.calls(*_TORCH_DECAY)):
+        r.decay.append(c)
+        r.names.append(c.short)
+    for c in _live(f, f.calls("LinearLR")):
+        start = _num(c.kwargs.get("start_factor", c.args[1] if len(c.args) > 1 else 1 / 3))
+        end = _num(c.kwargs.get("end_factor", c.args[2] if len(c.args) > 2 else 1.0))
+        if start is not None and end is not None and start < end:
+            r.warm.append(c)
+        else:
+            r.decay.append(c)
+    for c in f.calls("WarmupLR", "WarmupDecayLR", "WarmupCosineLR", "CosineAnnealingWithWarmupScheduler",
+                     "LinearWithWarmupScheduler", "CosineLRScheduler", "ConstantWithWarmupScheduler"):
+        kind = _classify_schedule(c.short) or (False, True)
+        if c.short == "CosineLRScheduler":
+            w = _num(c.kwargs.get("warmup_t", 0))
+            kind = (bool(w and w > 0), True)
+        if kind[0]:
+            r.warm.append(c)
+        if kind[1]:
+            r.decay.append(c)
+    for c in f.calls("LambdaLR", "MultiplicativeLR"):
+        fn = c.kwargs.get("lr_lambda", c.args[1] if len(c.args) > 1 else None)
+        text = (fn.text if isinstance(fn, Expr) else str(fn or "")).lower()
+        body = [x for x in f.calls("math.cos", "numpy.cos", "torch.cos", "np.cos") if x.func and x.func.lower() in text]
+        warm = "warmup" in text
+        decay = any(k in text for k in ("cos", "decay", "linear", "poly", "sqrt")) or bool(body)
+        if warm:
+            r.warm.append(c)
+        if decay:
+            r.decay.append(c)
+        if not warm and not decay:
+            r.custom.append(c)
+    # a hand-written cosine schedule (nanoGPT's get_lr)
+    for c in f.calls("math.cos", "numpy.cos", "np.cos"):
+        if c.func and re.search(r"(?i)(lr|learning_rate|sched)", c.func):
+            r.decay.append(c)
+            r.names.append("cosine")
+    # framework defaults
+    if not hf_key_seen and not any(s.name == "lr_scheduler" for s in r.decay + r.constant if isinstance(s, Setting)):
+        for path in _axolotl_yamls(f):
+            e = _first_entry(f, path, "base_model")
+            if e is not None and not f.config("lr_scheduler") and not r.decay:
+                r.decay.append(e)
+                r.names.append("cosine (axolotl default)")
+            if e is not None and not any(s.path == path for s in r.no_warm):
+                r.warm.append(e)
+        sites = uses_hf_trainer(f)
+        lf = _lf_yamls(f)
+        if (sites or lf) and not r.decay and not r.constant:
+            site = sites[0] if sites else _first_entry(f, lf[0], "stage")
+            r.decay.append(site)
+            r.names.append("linear (HF default)")
+    return r
+
+
+def _hf_sched_call(f: Facts, c: Call, r: _Sched) -> None:
+    if c.short == "get_scheduler":
+        raw = c.kwargs.get("name", c.args[0] if c.args else None)
+        names = [v for v in _resolve(f, raw) if isinstance(v, str)]
+        if not names:
+            r.custom.append(c)
+            return
+        kinds = [k for n in names if (k := _classify_schedule(n))]
+        r.names.extend(names)
+        if any(k[1] for k in kinds):
+            r.decay.append(c)
+        elif kinds:
+            r.constant.append(c)
+    elif c.short in ("get_constant_schedule",):
+        r.constant.append(c)
+        return
+    else:
+        kind = _classify_schedule(c.short.replace("get_", "").replace("_schedule", ""))
+        r.names.append(c.short.replace("get_", "").replace("_schedule", ""))
+        if kind and kind[1]:
+            r.decay.append(c)
+    raw_w = c.kwargs.get("num_warmup_steps", c.args[1] if len(c.args) > 1 else None)
+    if raw_w is None:
+        return
+    vals = [n for v in _resolve(f, raw_w) if (n := _num(v)) is not None]
+    if vals and all(v == 0 for v in vals):
+        r.no_warm.append(c)
+    else:
+        r.warm.append(c)
+
+
+@register
+class G1LRSchedule(Check):
+    id = "G1"
+    title = "LR schedule (warmup + decay)"
+    title_zh = "学习率调度 (warmup + decay)"
+    bottlenecks = (Bottleneck.UNKNOWN,)
+    priority = Priority.LOW
+    benefit = "stable large-batch training and fewer wasted steps; the base every other batch-size optimisation needs"
+    what = (
+        "Whether the learning rate warms up and then decays: HF `lr_scheduler_type` with `warmup_ratio`/`warmup_steps`, "
+        "`get_scheduler`/`get_cosine_schedule_with_warmup`, `OneCycleLR`, `LinearLR`+`CosineAnnealingLR`, DeepSpeed "
+        "`WarmupDecayLR`/`WarmupCosineLR`, Megatron `--lr-decay-style`/`--lr-warmup-*`, or a nanoGPT-style `get_lr`. "
+        "Warmup without decay, decay without warmup (the HF default: linear decay, zero warmup) are partial; a constant LR is unused."
+    )
+    why = (
+        "Warmup keeps Adam's early updates from diverging when the batch is large (Goyal et al. 2017 trained ResNet-50 with "
+        "an 8k batch only with a 5-epoch linear warmup); cosine or linear decay to ~10 % of the peak is the schedule of "
+        "GPT-3, LLaMA and most open LLM recipes. A schedule does not speed up a step, but a run that diverges or needs a "
+        "restart wastes all of its GPU hours."
+    )
+    fix = "Use a warmup of ~1-3 % of the steps followed by cosine (or linear) decay: `lr_scheduler_type: cosine` with `warmup_ratio: 0.03`."
+    fix_zh = "使用约 1-3% 步数的 warmup，再接 cosine（或 linear）衰减：`lr_scheduler_type: cosine` 且 `warmup_ratio: 0.03`。"
+    fix_safety = FixSafety.UNSAFE
+    references = ("https://arxiv.org/abs/1706.02677", "https://huggingface.co/docs/transformers/main_classes/optimizer_schedules")
+    snippets = {
+        "hf-yaml": "lr_scheduler_type: cosine\nwarmup_ratio: 0.03\n",
+        "deepspeed-json": (
+            '{\n  "scheduler": {\n    "type": "WarmupCosineLR",\n'
+            '    "params": {"total_num_steps": "auto", "warmup_num_steps": "auto"}\n  }\n}\n'
+        ),
+        "python": (
+            "from transformers import get_cosine_schedule_with_warmup\n\n"
+            "scheduler = get_cosine_schedule_with_warmup(\n"
+            "    optimizer, num_warmup_steps=int(0.03 * total_steps), num_training_steps=total_steps\n)\n"
+        ),
+        "shell": "--lr-decay-style cosine --lr-warmup-fraction 0.01 --min-lr 1e-5\n",
+    }
+    examples = (
+        Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\ntemplate: llama2\n"
+                 "lr_scheduler_type: cosine\nwarmup_ratio: 0.03\nlearning_rate: 2.0e-5\n"}, U, "hf yaml cosine + warmup"),
+        Example({"ds_config.json": '{\n  "train_batch_size": 256,\n  "scheduler": {\n    "type": "WarmupDecayLR",\n'
+                 '    "params": {"warmup_num_steps": 2000, "total_num_steps": 100000}\n  }\n}\n'}, U, "deepspeed WarmupDecayLR"),
+        Example({"pretrain_gpt.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --lr 3e-4 --min-lr 3e-5 "
+                 "--lr-decay-style cosine --lr-warmup-fraction 0.01 --train-iters 500000\n"}, U, "megatron flags"),
+        Example({"train.py": "from transformers import get_cosine_schedule_with_warmup\n"
+                 "sched = get_cosine_schedule_with_warmup(opt, num_warmup_steps=500, num_training_steps=total)\n"}, U, "hf function"),
+        Example({"train.py": "import math\nlearning_rate = 6e-4\nwarmup_iters = 2000\nlr_decay_iters = 600000\nmin_lr = 6e-5\n"
+                 "decay_lr = True\n\ndef get_lr(it):\n    if it < warmup_iters:\n        return learning_rate * it / warmup_iters\n"
+                 "    ratio = (it - warmup_iters) / (lr_decay_iters - warmup_iters)\n"
+                 "    return min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (learning_rate - min_lr)\n"}, U, "nanoGPT get_lr"),
+        Example({"train.py": "from torch.optim.lr_scheduler import LinearLR, CosineAnnealingLR, SequentialLR\n"
+                 "warm = LinearLR(opt, start_factor=0.01, total_iters=1000)\ncos = CosineAnnealingLR(opt, T_max=99000)\n"
+                 "sched = SequentialLR(opt, [warm, cos], milestones=[1000])\n"}, U, "torch sequential"),
+        Example({"axolotl.yml": "base_model: mistralai/Mistral-7B-v0.1\nsequence_len: 4096\nmicro_batch_size: 2\n"
+                 "learning_rate: 0.0002\n"}, U, "axolotl defaults (cosine + warmup)"),
+        Example({"train.py": "from transformers import TrainingArguments, Trainer\n"
+                 "args = TrainingArguments(output_dir='out', learning_rate=2e-5, bf16=True)\n"
+                 "trainer = Trainer(model=model, args=args)\n"}, P, "hf default: linear decay, no warmup"),
+        Example({"train.yaml": "lr_scheduler_type: cosine\nwarmup_ratio: 0.0\nlearning_rate: 1.0e-4\n"}, P, "cosine without warmup"),
+        Example({"ds.json": '{\n  "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": 1000}}\n}\n'}, P, "warmup only"),
+        Example({"train.yaml": "lr_scheduler_type: constant\nwarmup_steps: 0\nlearning_rate: 1.0e-5\n"}, N, "constant lr"),
+        Example({"train.py": "import torch\nopt = torch.optim.AdamW(model.parameters(), lr=1e-4)\nfor batch in loader:\n"
+                 "    loss = model(batch).loss\n    loss.backward()\n    opt.step()\n"}, N, "raw loop, fixed lr"),
+        Example({"train.yaml": "# lr_scheduler_type: cosine\n# warmup_ratio: 0.03\nlearning_rate: 1.0e-5\n"}, N, "commented out"),
+        Example({"bench.py": "import torch\nprof = torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=3))\n"},
+                N, "profiler warmup is not an LR warmup"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        r = _g1_scan(ctx.facts)
+        name = next((n for n in r.names if n), None)
+        values = {"lr_schedule": name, "warmup": bool(r.warm), "decay": bool(r.decay)}
+        if r.warm and r.decay:
+            return Outcome(U, evs(r.decay + r.warm), f"warmup + {name or 'decay'} schedule", values)
+        if r.decay:
+            return Outcome(P, evs(r.decay + r.no_warm), f"{name or 'decaying'} schedule without warmup", values)
+        if r.warm:
+            return Outcome(P, evs(r.warm + r.constant), "warmup without a decay phase", values)
+        if r.custom:
+            return Outcome(P, evs(r.custom), "a custom LR schedule whose warmup/decay cannot be verified statically", values)
+        detail = "constant learning rate" if r.constant else "no LR schedule found"
+        return Outcome(N, evs(r.constant + r.no_warm), detail, values)
+
+
+# --------------------------------------------------------------------------------------
+# G2 large-batch optimizer
+# --------------------------------------------------------------------------------------
+
+_LAMB_NAME = re.compile(r"^(fused_?|apex_?|onebit_?|1bit_?|deepspeed_?|torch_?)?(lamb|lars|larc)(_?\w*)?$", re.I)
+_LAMB_CALLS = ("Lamb", "LAMB", "FusedLamb", "FusedLAMB", "Lars", "LARS", "LARC", "FusedLARS", "OnebitLamb", "ZeroOneLamb")
+
+
+def global_batch(f: Facts, ctx: Context | None = None) -> int | None:
+    """Estimated global batch in sequences: explicit global sizes, else micro x accumulation x GPUs."""
+    best: float | None = None
+    for s in f.effective("train_batch_size", "global_batch_size", "global_train_batch_size", "total_batch_size"):
+        n = as_number(s.value)
+        if n and n > 0 and not isinstance(s.value, str):
+            best = max(best or 0, n)
+    if best:
+        return int(best)
+    micro = [n for s in f.effective("per_device_train_batch_size", "train_micro_batch_size_per_gpu", "micro_batch_size",
+                                    "micro_batch", "batch_size_per_gpu")
+             if (n := as_number(s.value)) and n > 0]
+    if not micro:
+        return None
+    accum = [n for s in f.effective("gradient_accumulation_steps", "accumulate_grad_batches", "grad_accum")
+             if (n := as_number(s.value)) and n > 0]
+    gpus = 1
+    if ctx is not None:
+        gpus = (ctx.project.num_gpus or 1) * (ctx.project.num_nodes or 1)
+    return int(max(micro) * (max(accum) if accum else 1) * gpus)
+
+
+@register
+class G2LargeBatchOptimizer(Check):
+    id = "G2"
+    title = "Large-batch optimizer (LAMB/LARS)"
+    title_zh = "大 Batch 优化器 (LAMB/LARS)"
+    bottlenecks = (Bottleneck.COMMUNICATION,)
+    priority = Priority.LOW
+    benefit = "keeps convergence when the global batch grows to tens of thousands of sequences, so more GPUs can be used"
+    what = (
+        "Whether a layer-wise adaptive large-batch optimizer is used: DeepSpeed `optimizer.type: Lamb`/`OneBitLamb`, "
+        "`FusedLamb`/`FusedLAMB` (DeepSpeed, apex), `torch_optimizer.Lamb`, timm `Lamb`/`Lars`, or `optim: lamb`-style keys."
+    )
+    why = (
+        "LAMB trained BERT-Large with a 64k batch in 76 minutes on 1024 TPUv3 chips without accuracy loss (You et al., 2020); "
+        "LARS did the same for ResNet-50 at 32k. For the batch sizes of typical LLM fine-tuning (a few hundred sequences) AdamW "
+        "converges as well, so this only matters when the global batch is huge."
+    )
+    fix = "If the global batch is in the tens of thousands of sequences, switch to LAMB (DeepSpeed `\"optimizer\": {\"type\": \"Lamb\"}` or apex `FusedLAMB`) and re-tune the LR."
+    fix_zh = "当全局 batch 达到数万条序列时，改用 LAMB（DeepSpeed `\"optimizer\": {\"type\": \"Lamb\"}` 或 apex `FusedLAMB`）并重新调整学习率。"
+    fix_safety = FixSafety.UNSAFE
+    references = ("https://arxiv.org/abs/1904.00962", "https://www.deepspeed.ai/docs/config-json/#optimizer-parameters")
+    snippets = {
+        "deepspeed-json": '{\n  "optimizer": {\n    "type": "Lamb",\n    "params": {"lr": 0.002, "weight_decay": 0.01}\n  }\n}\n',
+        "python": "from apex.optimizers import FusedLAMB\n\noptimizer = FusedLAMB(model.parameters(), lr=2e-3, weight_decay=0.01)\n",
+    }
+    examples = (
+        Example({"ds_config.json": '{\n  "train_batch_size": 65536,\n  "optimizer": {\n    "type": "Lamb",\n'
+                 '    "params": {"lr": 0.006}\n  }\n}\n'}, U, "deepspeed lamb"),
+        Example({"train.py": "from apex.optimizers import FusedLAMB\noptimizer = FusedLAMB(model.parameters(), lr=6e-3)\n"}, U, "apex FusedLAMB"),
+        Example({"train.py": "import torch_optimizer as optim\nopt = optim.Lamb(model.parameters(), lr=1e-3)\n"}, U, "torch_optimizer"),
+        Example({"ds_config.json": '{\n  "optimizer": {"type": "AdamW", "params": {"lr": 0.0001}}\n}\n'}, N, "adamw"),
+        Example({"train.yaml": "optim: adamw_torch\nper_device_train_batch_size: 4\n"}, N, "hf adamw"),
+        Example({"train.py": "# from apex.optimizers import FusedLAMB\nopt = torch.optim.AdamW(params, lr=1e-4)\n"}, N, "commented out"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        used: list[Any] = _live(f, f.calls(*_LAMB_CALLS))
+        for e in f.config("optimizer.type", "optimizer.name", "optim.name", "optimizer._component_"):
+            if isinstance(e.value, str) and _LAMB_NAME.match(e.value.rsplit(".", 1)[-1]):
+                used.append(e)
+        for s in f.effective("optim", "optimizer", "opt", "optimizer_type", "optimizer_name", "optim_type"):
+            if isinstance(s.value, str) and _LAMB_NAME.match(s.value.strip()):
+                used.append(s)
+        gb = global_batch(f, ctx)
+        values: dict[str, Any] = {"optimizer": "lamb" if used else None}
+        if gb:
+            values["global_batch"] = gb
+        if used:
+            return Outcome(U, evs(used), "a large-batch optimizer (LAMB/LARS) is used", values)
+        return Outcome(N, [], "no LAMB/LARS optimizer" + (f" (estimated global batch {gb})" if gb else ""), values)
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.status == U:
+            return None
+        gb = outcome.values.get("global_batch")
+        if not gb or gb < 8192:
+            return None
+        return Priority.MEDIUM if gb >= 32768 else Priority.LOW
+
+
+# --------------------------------------------------------------------------------------
+# G3 sequence-length curriculum
+# --------------------------------------------------------------------------------------
+
+
+def _parents_enabled(f: Facts, path: str, keys: tuple[Any, ...]) -> bool:
+    """False when an enclosing section (``data_efficiency``, ``data_sampling``) says ``enabled: false``."""
+    ff = f.files.get(path)
+    if ff is None:
+        return True
+    for e in ff.configs:
+        if e.keys and e.keys[-1] == "enabled" and len(e.keys) < len(keys) and tuple(e.keys[:-1]) == tuple(keys[: len(e.keys) - 1]):
+            if truthy(e.value) is False:
+                return False
+    return True
+
+
+def _section(f: Facts, path: str, prefix: tuple[Any, ...]) -> list[Any]:
+    ff = f.files.get(path)
+    if ff is None:
+        return []
+    return [e for e in ff.configs if tuple(e.keys[: len(prefix)]) == prefix and len(e.keys) > len(prefix)]
+
+
+@register
+class G3SeqLenCurriculum(Check):
+    id = "G3"
+    title = "Sequence-length curriculum"
+    title_zh = "序列长度渐进 (Curriculum)"
+    bottlenecks = (Bottleneck.COMPUTE,)
+    priority = Priority.LOW
+    benefit = "short sequences early in pre-training: fewer FLOPs per token at the start and a more stable warm-up"
+    what = (
+        "Whether pre-training starts with short sequences and grows them: DeepSpeed `curriculum_learning` with "
+        "`curriculum_type: seqlen`, DeepSpeed Data Efficiency `curriculum_metrics` on `seqlen_*`, Megatron-DeepSpeed "
+        "`--curriculum-learning-legacy`, Composer `SeqLengthWarmup`. `enabled: false` is not use; a curriculum on another "
+        "metric (vocabulary rarity) is not a sequence-length curriculum."
+    )
+    why = (
+        "DeepSpeed's sequence-length warmup trained GPT-2 1.5B with up to 3.3x fewer tokens/wall-clock to the same perplexity "
+        "and allowed 8x larger batches/4x larger LR without divergence (Li et al., 2022, 'The Stability-Efficiency Dilemma'). "
+        "The gain is specific to pre-training; fine-tuning rarely benefits."
+    )
+    fix = "For pre-training, enable a sequence-length curriculum: DeepSpeed `\"curriculum_learning\": {\"enabled\": true, \"curriculum_type\": \"seqlen\", ...}` (remove `--rampup-batch-size`)."
+    fix_zh = "预训练时启用序列长度渐进：DeepSpeed `\"curriculum_learning\": {\"enabled\": true, \"curriculum_type\": \"seqlen\", ...}`（同时去掉 `--rampup-batch-size`）。"
+    fix_safety = FixSafety.UNSAFE
+    references = ("https://www.deepspeed.ai/tutorials/curriculum-learning/", "https://arxiv.org/abs/2108.06084")
+    snippets = {
+        "deepspeed-json": (
+            '{\n  "curriculum_learning": {\n    "enabled": true,\n    "curriculum_type": "seqlen",\n    "min_difficulty": 64,\n'
+            '    "max_difficulty": 2048,\n    "schedule_type": "fixed_linear",\n'
+            '    "schedule_config": {"total_curriculum_step": 15000, "difficulty_step": 8}\n  }\n}\n'
+        ),
+    }
+    examples = (
+        Example({"ds_config.json": '{\n  "train_batch_size": 512,\n  "curriculum_learning": {\n    "enabled": true,\n'
+                 '    "curriculum_type": "seqlen",\n    "min_difficulty": 64,\n    "max_difficulty": 1024,\n'
+                 '    "schedule_type": "fixed_linear",\n    "schedule_config": {"total_curriculum_step": 15000, "difficulty_step": 8}\n'
+                 '  }\n}\n'}, U, "deepspeed legacy seqlen"),
+        Example({"ds_config.json": '{\n  "data_efficiency": {\n    "enabled": true,\n    "data_sampling": {\n      "enabled": true,\n'
+                 '      "curriculum_learning": {\n        "enabled": true,\n        "curriculum_metrics": {\n'
+                 '          "seqlen_truncate": {"min_difficulty": 80, "max_difficulty": 2048, "schedule_type": "fixed_linear"}\n'
+                 '        }\n      }\n    }\n  }\n}\n'}, U, "data efficiency seqlen metric"),
+        Example({"yamls/mpt-1b.yaml": "algorithms:\n  seq_length_warmup:\n    duration: 0.3\n    min_seq_length: 8\n"
+                 "    max_seq_length: 2048\n"}, U, "composer seq_length_warmup"),
+        Example({"ds_config.json": '{\n  "curriculum_learning": {\n    "enabled": false,\n    "curriculum_type": "seqlen",\n'
+                 '    "min_difficulty": 64,\n    "max_difficulty": 1024\n  }\n}\n'}, N, "disabled"),
+        Example({"ds_config.json": '{\n  "data_efficiency": {\n    "enabled": true,\n    "data_sampling": {\n'
+                 '      "curriculum_learning": {\n        "enabled": true,\n        "curriculum_metrics": {\n'
+                 '          "vocabularyrarity": {"min_difficulty": 1, "max_difficulty": 100}\n        }\n      }\n    }\n  }\n}\n'},
+                N, "curriculum on vocabulary rarity only"),
+        Example({"train.py": "# TODO: try curriculum learning with seqlen warmup\nmax_seq_len = 2048\n"}, N, "comment only"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        used: list[Any] = []
+        other: list[Any] = []
+        disabled: list[Any] = []
+        for e in f.config("curriculum_learning.enabled"):
+            prefix = tuple(e.keys[:-1])
+            if truthy(e.value) is not True or not _parents_enabled(f, e.path, e.keys):
+                disabled.append(e)
+                continue
+            sec = _section(f, e.path, prefix)
+            seqlen = [x for x in sec if any("seqlen" in str(k).lower() or "seq_len" in str(k).lower() for k in x.keys[len(prefix):])
+                      or (str(x.keys[-1]) == "curriculum_type" and isinstance(x.value, str) and "seq" in x.value.lower())]
+            if seqlen:
+                used.append(seqlen[0])
+            else:
+                other.append(e)
+        for s in f.effective("curriculum_learning_legacy", "curriculum_seqlen", "seqlen_warmup", "seq_len_warmup",
+                             "sequence_length_warmup", "seq_length_warmup"):
+            if isinstance(s.value, (bool, int, float, str)) and (truthy(s.value) or (as_number(s.value) or 0) > 0):
+                used.append(s)
+        for e in f.config("seq_length_warmup"):
+            if e.value is not None and truthy(e.value) is not False:
+                used.append(e)
+        used += _live(f, f.calls("SeqLengthWarmup"))
+        if used:
+            return Outcome(U, evs(used), "sequence-length curriculum is enabled", {"seqlen_curriculum": True})
+        if other:
+            return Outcome(N, evs(other), "a curriculum is enabled, but not on sequence length", {"seqlen_curriculum": False})
+        return Outcome(N, evs(disabled), "sequence-length curriculum is disabled" if disabled else "no sequence-length curriculum",
+                       {"seqlen_curriculum": False})
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.status == U or not ctx.project.pretrains:
+            return None  # the published gains are for pre-training; fine-tuning gets no advice
+        return self.priority
+
+
+# --------------------------------------------------------------------------------------
+# G4 LoRA / QLoRA and G5 freezing share the fine-tuning applicability
+# --------------------------------------------------------------------------------------
+
+
+def _pretrain_only(ctx: Context) -> str | None:
+    """No fine-tuning path: training from scratch (``GPT(config)``, Megatron pre-training) or inference only."""
+    if not ctx.project.finetunes:
+        if ctx.project.pretrains or ctx.project.does_training:
+            return "the project only pre-trains from scratch (no fine-tuning path)"
+        return "the project has no fine-tuning path"
+    return None
+
+
+_PEFT_CALLS = (
+    "peft.LoraConfig", "LoraConfig", "get_peft_model", "prepare_model_for_kbit_training", "AdaLoraConfig", "LoHaConfig",
+    "LoKrConfig", "VeraConfig", "IA3Config", "PrefixTuningConfig", "PromptTuningConfig", "PromptEncoderConfig", "OFTConfig",
+    "BOFTConfig", "peft.LoraModel", "FastLanguageModel.get_peft_model", "FastVisionModel.get_peft_model",
+    "FastModel.get_peft_model", "inject_adapter_in_model", "mark_only_lora_as_trainable", "loralib.*",
+)
+_LORA_SWITCHES = ("lora_enable", "use_lora", "use_peft", "lora", "enable_lora", "use_llm_lora", "peft", "do_lora", "lora_train",
+                  "train_lora", "apply_lora", "with_lora", "finetune_lora")
+_LORA_VALUES = re.compile(r"^(q?lora|longlora|adalora|dora|lora\+|loraplus|pissa|olora|vera|loha|lokr|oft|boft|ia3|"
+                          r"prefix|p_tuning|prompt_tuning|adapter|llamapro|reft|bone|fourierft)$", re.I)
+_FULL_VALUES = {"full", "freeze", "none", "full_finetune", "fft", "all"}
+
+
+def _bnb_4bit(f: Facts) -> list[Any]:
+    out: list[Any] = [c for c in f.calls("BitsAndBytesConfig") if truthy(c.kwargs.get("load_in_4bit")) is True]
+    out += [s for s in f.effective("load_in_4bit", "load_4bit") if truthy(s.value) is True]
+    out += [s for s in f.effective("quantization_bit", "quant_bits") if as_number(s.value) == 4]
+    return out
+
+
+def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
+    """(LoRA evidence, full/freeze evidence, disabled-switch evidence)."""
+    lora: list[Any] = []
+    full: list[Any] = []
+    switches = f.effective(*_LORA_SWITCHES)
+    on = [s for s in switches if truthy(s.value) is True or (not isinstance(s.value, bool) and (as_number(s.value) or 0) > 0)
+          or (isinstance(s.value, str) and _LORA_VALUES.match(s.value.strip()))]
+    off = [s for s in switches if s not in on and (truthy(s.value) is False or as_number(s.value) == 0)]
+    code = _live(f, f.calls(*_PEFT_CALLS))
+    if code and (on or not off):
+        lora += code
+    lora += on
+    for s in f.effective("finetuning_type", "train_type", "sft_type", "tuner_type", "peft_type", "peft_scheme", "adapter",
+                         "finetune_type", "training_type", "tuning_type"):
+        if not isinstance(s.value, str):
+            if s.name == "adapter" and s.value is None and s.source == "config":
+                full.append(s)
+            continue
+        v = s.value.strip()
+        if _LORA_VALUES.match(v) and not (s.name == "adapter" and s.source == "call"):
+            lora.append(s)
+        elif v.lower() in _FULL_VALUES:
+            full.append(s)
+    for e in f.config("model._component_", "model.name"):
+        if isinstance(e.value, str) and re.search(r"(^|[._])q?lora_", e.value.rsplit(".", 1)[-1]):
+            lora.append(e)
+    for launch in f.launches("torchtune"):
+        if re.search(r"\bq?lora_\w+", launch.text):
+            lora.append(launch)
+    # LLaMA-Factory: finetuning_type defaults to "lora"
+    for path in _lf_yamls(f):
+        ff = f.files[path]
+        if not any(e.keys and e.keys[0] == "finetuning_type" for e in ff.configs):
+            e = _first_entry(f, path, "stage")
+            if e is not None and f._ok(e.path, e.line):
+                lora.append(e)
+    return lora, full, off
+
+
+def _is_qlora(f: Facts, lora: list[Any]) -> list[Any]:
+    """QLoRA evidence: a ``qlora`` adapter/recipe, or a 4-bit base next to LoRA."""
+    q = [x for x in lora if re.search(r"(?i)\bq_?lora", str(getattr(x, "value", "")) + " " + str(getattr(x, "text", "")))]
+    return q + _bnb_4bit(f)
+
+
+@register
+class G4LoRA(Check):
+    id = "G4"
+    title = "LoRA / QLoRA"
+    title_zh = "LoRA / QLoRA"
+    bottlenecks = (Bottleneck.MEMORY, Bottleneck.COMPUTE)
+    priority = Priority.HIGH
+    benefit = "trains <1 % of the weights: optimizer state and gradients shrink ~10x, a 7B model fits on one 24-48 GB GPU"
+    what = (
+        "Whether fine-tuning uses LoRA-style adapters instead of updating every weight: PEFT `LoraConfig`/`get_peft_model`, "
+        "LLaMA-Factory `finetuning_type: lora` (its default), axolotl `adapter: lora|qlora`, torchtune `lora_*`/`qlora_*` "
+        "models, ms-swift `--train_type lora`, switches such as `--lora_enable True`; QLoRA when the base is loaded in 4 bit. "
+        "A LoRA code path whose switch no launch or config turns on is not use."
+    )
+    why = (
+        "LoRA cut GPT-3 175B's trainable parameters 10,000x and GPU memory 3x with on-par quality (Hu et al., 2021); "
+        "QLoRA fine-tuned a 65B model on one 48 GB GPU, reaching 99.3 % of ChatGPT on Vicuna (Dettmers et al., 2023). "
+        "Full fine-tuning a 7B model in mixed precision needs ~16 bytes/parameter (112 GB) before activations."
+    )
+    fix = "Evaluate LoRA (or QLoRA for very large models) instead of full fine-tuning: `finetuning_type: lora` with `lora_rank: 16`, or PEFT `LoraConfig(r=16, target_modules=\"all-linear\")`."
+    fix_zh = "评估用 LoRA（超大模型可用 QLoRA）替代全量微调：`finetuning_type: lora` 且 `lora_rank: 16`，或 PEFT `LoraConfig(r=16, target_modules=\"all-linear\")`。"
+    fix_safety = FixSafety.UNSAFE
+    references = ("https://arxiv.org/abs/2106.09685", "https://arxiv.org/abs/2305.14314", "https://huggingface.co/docs/peft")
+    snippets = {
+        "hf-yaml": "finetuning_type: lora\nlora_rank: 16\nlora_target: all\n",
+        "python": (
+            "from peft import LoraConfig, get_peft_model\n\n"
+            "config = LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, target_modules=\"all-linear\", task_type=\"CAUSAL_LM\")\n"
+            "model = get_peft_model(model, config)\n"
+        ),
+    }
+    examples = (
+        Example({"train.py": "from peft import LoraConfig, get_peft_model\nfrom transformers import AutoModelForCausalLM\n"
+                 "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+                 "model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules=['q_proj', 'v_proj']))\n"}, U, "peft"),
+        Example({"examples/llama3_lora_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\ndo_train: true\n"
+                 "finetuning_type: lora\nlora_target: all\ntemplate: llama3\n"}, U, "llamafactory lora"),
+        Example({"qlora.yml": "base_model: NousResearch/Llama-2-7b-hf\nload_in_4bit: true\nadapter: qlora\nlora_r: 32\n"
+                 "sequence_len: 4096\nmicro_batch_size: 2\n"}, U, "axolotl qlora"),
+        Example({"scripts/finetune_lora.sh": "deepspeed llava/train/train_mem.py --lora_enable True --lora_r 128 "
+                 "--model_name_or_path lmsys/vicuna-13b-v1.5\n",
+                 "llava/train/train.py": "from dataclasses import dataclass, field\nfrom peft import LoraConfig, get_peft_model\n"
+                 "@dataclass\nclass TrainingArguments:\n    lora_enable: bool = False\n    lora_r: int = 64\n\n"
+                 "def train():\n    if training_args.lora_enable:\n        model = get_peft_model(model, LoraConfig(r=training_args.lora_r))\n"},
+                U, "switch turned on by a launch script"),
+        Example({"examples/llama3_full_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\n"
+                 "do_train: true\nfinetuning_type: full\ntemplate: llama3\n"}, N, "llamafactory full"),
+        Example({"scripts/finetune.sh": "deepspeed llava/train/train_mem.py --model_name_or_path lmsys/vicuna-13b-v1.5\n",
+                 "llava/train/train.py": "from dataclasses import dataclass, field\nfrom peft import LoraConfig, get_peft_model\n"
+                 "@dataclass\nclass TrainingArguments:\n    lora_enable: bool = False\n\n"
+                 "def train():\n    if training_args.lora_enable:\n        model = get_peft_model(model, LoraConfig(r=64))\n"},
+                N, "switch defaults off, never turned on"),
+        Example({"train.py": "from transformers import AutoModelForCausalLM, Trainer\n"
+                 "model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2-7B')\n# model = get_peft_model(model, lora_config)\n"
+                 "trainer = Trainer(model=model)\n"}, N, "commented out: full fine-tune"),
+        Example({"pretrain.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --hidden-size 2048 --lr 3e-4\n",
+                 "pretrain_gpt.py": "from megatron.training import pretrain\npretrain(train_ds, model_provider)\n"},
+                Status.NA, "pre-training only"),
+    )
+
+    def not_applicable(self, ctx: Context) -> str | None:
+        return _pretrain_only(ctx)
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        lora, full, off = _lora_scan(f)
+        if lora:
+            q = _is_qlora(f, lora)
+            kind = "qlora" if q else "lora"
+            return Outcome(U, evs(lora + q), f"{'QLoRA' if q else 'LoRA/PEFT'} fine-tuning", {"finetuning": kind})
+        kind = "freeze" if any(str(getattr(s, "value", "")).lower() == "freeze" for s in full) else "full"
+        detail = "LoRA switch is off in every launch/config" if off and not full else "full-parameter fine-tuning (no LoRA/PEFT)"
+        return Outcome(N, evs(full + off), detail, {"finetuning": kind})
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.status == U:
+            return None
+        b = ctx.project.params_billions
+        if b is not None and b < 1:
+            return None  # a sub-1B model fully fine-tunes cheaply
+        if b is not None and b >= 7:
+            return Priority.HIGH  # the seed: large model + full fine-tuning -> evaluate LoRA/QLoRA
+        return Priority.MEDIUM
+
+
+# --------------------------------------------------------------------------------------
+# G5 layer freezing
+# --------------------------------------------------------------------------------------
+
+_AUX_MODEL = re.compile(r"(?i)(^|[._])(ref|reference|teacher|reward|rm|critic|vae|text_encoder|ema|discriminator|frozen|target|old)"
+                        r"(_?model|_?net|_?policy)?($|[._])")
+_WHOLE_MODEL = {"model", "net", "network", "module", "base_model", "llm", "lm", "policy", "self", "model.module", "self.model",
+                "self.module", "self.net", "self.llm", "actor", "pretrained_model", "hf_model", "peft_model", "model_engine"}
+_FREEZE_KEY = re.compile(r"^(freeze|frozen|fix)_?\w*$", re.I)
+_FREEZE_EXCLUDE = re.compile(r"(?i)^(freeze_support|freeze_bn\w*|freeze_batchnorm|freeze_norm_stats|freeze_seed|freeze_time\w*|"
+                             r"freeze_graph|freeze_dict|fix_seed|fix_random\w*|fixed_\w+|fix_length|fix_len)$")
+_TUNE_KEY = re.compile(r"(?i)^(tune|train|unfreeze|trainable)_(mm_)?(vision\w*|visual\w*|vit\w*|llm|lm|language_model|mlp\w*|"
+                       r"projector|embed\w*|backbone|encoder\w*|image_encoder)$")
+
+
+def _receiver(c: Call) -> str:
+    name = c.name.rsplit(".", 1)[0] if "." in c.name else ""
+    if name.startswith("?"):
+        text = c.text.split(".requires_grad_", 1)[0].strip()
+        return re.sub(r"^\w+\s*=\s*", "", text)
+    return name
+
+
+def _is_whole(expr: str) -> bool:
+    e = expr.strip()
+    e = re.sub(r"\.(parameters|named_parameters)\(\)$", "", e)
+    return e in _WHOLE_MODEL or e.removeprefix("self.") in _WHOLE_MODEL
+
+
+def _unfreezes(f: Facts) -> dict[tuple[str, str | None], list[Any]]:
+    out: dict[tuple[str, str | None], list[Any]] = {}
+    for a in f.attr_assigns("requires_grad"):
+        if truthy(a.value) is True:
+            out.setdefault((a.path, a.func), []).append(a)
+    for c in f.calls("requires_grad_"):
+        if (c.args and truthy(c.args[0]) is True) or truthy(c.kwargs.get("requires_grad")) is True:
+            out.setdefault((c.path, c.func), []).append(c)
+    return out
+
+
+def freeze_sites(f: Facts) -> list[Any]:
+    """Code that freezes a subset of a trained model's parameters."""
+    unf = _unfreezes(f)
+    out: list[Any] = []
+    for a in f.attr_assigns("requires_grad"):
+        if truthy(a.value) is not False:
+            continue
+        scope = a.loop or a.target.rsplit(".requires_grad", 1)[0]
+        if _AUX_MODEL.search(scope.split("(")[0]):
+            continue
+        if a.loop and "named_parameters" in a.loop:
+            out.append(a)
+        elif _is_whole(scope) or (not a.loop and a.target.startswith("?")):
+            if unf.get((a.path, a.func)):
+                out.append(a)  # freeze everything, then unfreeze a part
+        else:
+            out.append(a)
+    for c in _live(f, f.calls("requires_grad_")):
+        if not ((c.args and truthy(c.args[0]) is False) or truthy(c.kwargs.get("requires_grad")) is False):
+            continue
+        recv = _receiver(c)
+        if _AUX_MODEL.search(recv.split("(")[0]):
+            continue
+        if _is_whole(recv):
+            if unf.get((c.path, c.func)):
+                out.append(c)
+        elif recv:
+            out.append(c)
+    return out
+
+
+@register
+class G5LayerFreezing(Check):
+    id = "G5"
+    title = "Layer freezing"
+    title_zh = "层冻结"
+    bottlenecks = (Bottleneck.MEMORY, Bottleneck.COMPUTE)
+    priority = Priority.LOW
+    benefit = "no gradients or optimizer state for frozen layers; frozen bottom layers also skip their weight-gradient GEMMs"
+    what = (
+        "Whether fine-tuning freezes part of the model: `requires_grad_(False)` / `p.requires_grad = False` on a sub-module or "
+        "a filtered `named_parameters()` loop, 'freeze all then unfreeze a part', `freeze_*: true` keys (e.g. `freeze_llm`, "
+        "`freeze_vision_tower`), `tune_mm_*: false`, LLaMA-Factory `finetuning_type: freeze`. Freezing a whole reference/"
+        "teacher/reward model is not layer freezing; LoRA's implicit freezing of the base is G4, not this check."
+    )
+    why = (
+        "Each frozen parameter saves its gradient and two Adam moments (12 of the ~16 bytes/parameter of mixed-precision "
+        "training); freezing the bottom half of a network also removes half of the weight-gradient matmuls (~1/3 of the "
+        "backward FLOPs). LLaMA-Factory's freeze tuning and LLaVA's stage-1 (projector only) rely on this."
+    )
+    fix = "When full fine-tuning, freeze the embeddings and lower layers (e.g. LLaMA-Factory `finetuning_type: freeze` with `freeze_trainable_layers: 8`, or `layer.requires_grad_(False)` for the bottom blocks)."
+    fix_zh = "全量微调时冻结 embedding 与底层（例如 LLaMA-Factory `finetuning_type: freeze` 配合 `freeze_trainable_layers: 8`，或对底部若干层调用 `requires_grad_(False)`）。"
+    fix_safety = FixSafety.UNSAFE
+    references = ("https://llamafactory.readthedocs.io/en/latest/getting_started/sft.html", "https://arxiv.org/abs/1911.03090")
+    snippets = {
+        "hf-yaml": "finetuning_type: freeze\nfreeze_trainable_layers: 8\nfreeze_trainable_modules: all\n",
+        "python": (
+            "model.get_input_embeddings().requires_grad_(False)\n"
+            "for layer in model.model.layers[: len(model.model.layers) // 2]:\n"
+            "    layer.requires_grad_(False)\n"
+        ),
+    }
+    examples = (
+        Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+                 "for layer in model.transformer.h[:6]:\n    for p in layer.parameters():\n        p.requires_grad = False\n"},
+                U, "bottom layers frozen"),
+        Example({"examples/freeze_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-8B\nstage: sft\nfinetuning_type: freeze\n"
+                 "freeze_trainable_layers: 8\ntemplate: llama3\n"}, U, "llamafactory freeze"),
+        Example({"llava/train/train.py": "from transformers import AutoModelForCausalLM\n"
+                 "def train():\n    model = AutoModelForCausalLM.from_pretrained(path)\n    if model_args.tune_mm_mlp_adapter:\n"
+                 "        model.requires_grad_(False)\n        for p in model.get_model().mm_projector.parameters():\n"
+                 "            p.requires_grad = True\n"}, U, "freeze all, unfreeze projector"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 internvl_chat_finetune.py --freeze_llm True --freeze_backbone True "
+                 "--freeze_mlp False --model_name_or_path OpenGVLab/InternVL2-8B\n"}, U, "freeze flags"),
+        Example({"train.py": "from peft import LoraConfig, get_peft_model\nmodel = get_peft_model(model, LoraConfig(r=8))\n"},
+                N, "LoRA only: base frozen by G4, no layer freezing"),
+        Example({"dpo.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
+                 "ref_model = AutoModelForCausalLM.from_pretrained(p)\nref_model.requires_grad_(False)\n"
+                 "for p in ref_model.parameters():\n    p.requires_grad = False\n"}, N, "only the reference model is frozen"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 finetune.py --freeze_llm False --freeze_backbone False "
+                 "--model_name_or_path OpenGVLab/InternVL2-8B\n"}, N, "freeze flags off"),
+        Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+                 "# for p in model.transformer.h[:6].parameters(): p.requires_grad = False\n"}, N, "commented out"),
+    )
+
+    def not_applicable(self, ctx: Context) -> str | None:
+        return _pretrain_only(ctx)
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        used: list[Any] = list(freeze_sites(f))
+        off: list[Any] = []
+        for s in _all_freeze_settings(f):
+            if _FREEZE_EXCLUDE.match(s.name):
+                continue
+            is_tune = bool(_TUNE_KEY.match(s.name))
+            t = truthy(s.value)
+            n = as_number(s.value)
+            if isinstance(s.value, tuple):
+                t = bool(s.value)
+            elif t is None and n is not None:
+                t = n > 0
+            if t is None:
+                continue
+            frozen = (not t) if is_tune else t
+            (used if frozen else off).append(s)
+        for s in f.effective("finetuning_type", "train_type", "tuner_type"):
+            if isinstance(s.value, str) and s.value.strip().lower() == "freeze":
+                used.append(s)
+        for s in f.effective("mm_tunable_parts"):
+            if isinstance(s.value, str) and "mm_language_model" not in s.value:
+                used.append(s)
+        if used:
+            return Outcome(U, evs(used), "part of the model is frozen", {"layer_freezing": True})
+        lora, _, _ = _lora_scan(f)
+        if lora:
+            return Outcome(N, evs(off), "no layer freezing (LoRA/PEFT already freezes the base weights)", {"layer_freezing": "lora"})
+        return Outcome(N, evs(off), "freezing switches are off" if off else "all parameters are trained", {"layer_freezing": False})
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.status == U or outcome.values.get("layer_freezing") == "lora":
+            return None
+        return self.priority
+
+
+def _all_freeze_settings(f: Facts) -> list[Setting]:
+    """Effective settings of every ``freeze_*`` / ``tune_*`` key the repository mentions."""
+    names: set[str] = set()
+    for e in f._s["configs"]:
+        k = e.key
+        if _FREEZE_KEY.match(k) or _TUNE_KEY.match(k):
+            names.add(k)
+    for launch in f.launches():
+        for k in (*launch.script_args, *launch.launcher_args):
+            if _FREEZE_KEY.match(k) or _TUNE_KEY.match(k):
+                names.add(k)
+    for src in (f._s["arg_options"], f._s["fields"]):
+        for x in src:
+            k = getattr(x, "dest", None) or getattr(x, "name", "")
+            if _FREEZE_KEY.match(k) or _TUNE_KEY.match(k):
+                names.add(k)
+    for k in f._s["calls_by_kw"]:
+        if _FREEZE_KEY.match(k) or _TUNE_KEY.match(k):
+            names.add(k)
+    names = {n for n in names if not _FREEZE_EXCLUDE.match(n) and n.lower() not in {"fix", "freeze", "frozen"}}
+    return f.effective(*sorted(names)) if names else []
+
+
+# --------------------------------------------------------------------------------------
+# G6 fused alignment / distillation losses
+# --------------------------------------------------------------------------------------
+
+_LIGER_LOSSES = (
+    "LigerFusedLinearDPOLoss", "LigerFusedLinearORPOLoss", "LigerFusedLinearSimPOLoss", "LigerFusedLinearCPOLoss",
+    "LigerFusedLinearKTOLoss", "LigerFusedLinearJSD", "LigerFusedLinearJSDLoss", "LigerKLDIVLoss", "LigerJSD",
+    "LigerFusedLinearGRPOLoss", "LigerFusedLinearPPOLoss", "LigerFusedLinearDistillationBase", "LigerFusedLinearPreferenceBase",
+    "LigerFusedLinearCosineSimilarityLoss", "LigerORPOTrainer", "liger_kernel.chunked_loss.*",
+)
+_TRL_ALIGN = (
+    *(t for t in HF_TRAINERS if t not in ("transformers.Trainer", "Seq2SeqTrainer", "SFTTrainer")),
+    "DPOConfig", "ORPOConfig", "KTOConfig", "CPOConfig", "GRPOConfig", "GKDConfig", "PPOConfig", "RLOOConfig", "OnlineDPOConfig",
+)
+
+
+@register
+class G6FusedAlignmentLoss(Check):
+    id = "G6"
+    title = "Fused alignment / distillation losses"
+    title_zh = "对齐训练 Loss 优化"
+    bottlenecks = (Bottleneck.MEMORY,)
+    priority = Priority.MEDIUM
+    benefit = "up to ~80 % less memory for the preference/distillation loss by never materialising the full logits"
+    what = (
+        "Whether DPO/ORPO/KTO/SimPO/CPO/GRPO or distillation training computes its loss fused with the LM head, chunk by chunk: "
+        "Liger `LigerFusedLinearDPOLoss` ... `LigerFusedLinearJSD`/`LigerKLDIVLoss`, TRL `use_liger_loss: true` or "
+        "`use_liger_kernel: true` in a TRL preference/RL/distillation trainer, verl `use_fused_kernels: true`. Liger layer "
+        "patching alone (LLaMA-Factory `enable_liger_kernel`) does not fuse the preference loss."
+    )
+    why = (
+        "Preference and distillation losses need log-probabilities over a 128k-256k vocabulary for chosen, rejected (and "
+        "reference or teacher) sequences; materialising those logits dominates memory. Liger's chunked fused-linear losses "
+        "cut that memory by up to 80 % (LinkedIn, Liger-Kernel paper and README, e.g. ORPO/DPO on LLaMA-3-8B)."
+    )
+    fix = "Use a fused alignment loss: TRL `use_liger_kernel: true` (older TRL: `use_liger_loss: true`) in the DPO/KTO/GRPO/GKD config, or Liger `LigerFusedLinearDPOLoss` in a custom trainer."
+    fix_zh = "使用融合的对齐损失：在 TRL 的 DPO/KTO/GRPO/GKD 配置中设置 `use_liger_kernel: true`（旧版 TRL 为 `use_liger_loss: true`），或在自定义训练器中使用 Liger 的 `LigerFusedLinearDPOLoss`。"
+    fix_safety = FixSafety.UNSAFE
+    references = ("https://github.com/linkedin/Liger-Kernel", "https://arxiv.org/abs/2410.10989",
+                  "https://huggingface.co/docs/trl/liger_kernel_integration")
+    snippets = {
+        "hf-yaml": "use_liger_kernel: true\nloss_type: sigmoid\n",
+        "python": (
+            "from liger_kernel.chunked_loss import LigerFusedLinearDPOLoss\n\n"
+            "dpo_loss = LigerFusedLinearDPOLoss(beta=0.1, use_ref_model=True)\n"
+            "loss, *aux = dpo_loss(lm_head.weight, hidden, labels, ref_input=ref_hidden, ref_weight=ref_lm_head.weight)\n"
+        ),
+    }
+    examples = (
+        Example({"dpo.py": "from trl import DPOConfig, DPOTrainer\n"
+                 "args = DPOConfig(output_dir='out', beta=0.1, use_liger_loss=True, bf16=True)\n"
+                 "trainer = DPOTrainer(model=model, args=args, train_dataset=ds)\n"}, U, "trl use_liger_loss"),
+        Example({"distill.py": "from liger_kernel.chunked_loss import LigerFusedLinearJSDLoss\nfrom trl import GKDTrainer\n"
+                 "jsd = LigerFusedLinearJSDLoss(beta=0.5)\nloss = jsd(student_hidden, student_head.weight, teacher_hidden, "
+                 "teacher_head.weight, labels)\n"}, U, "liger jsd distillation"),
+        Example({"recipes/dpo.yaml": "model_name_or_path: Qwen/Qwen2.5-7B\nuse_liger_kernel: true\nbeta: 0.05\n",
+                 "run_dpo.py": "from trl import DPOConfig, DPOTrainer, TrlParser\nparser = TrlParser((DPOConfig,))\n"
+                 "trainer = DPOTrainer(model, args=training_args)\n"}, U, "trl use_liger_kernel in a DPO run"),
+        Example({"examples/qwen_dpo.yaml": "model_name_or_path: Qwen/Qwen2.5-7B\nstage: dpo\nfinetuning_type: full\n"
+                 "enable_liger_kernel: true\ntemplate: qwen\n"}, N, "liger layer patching only (llamafactory dpo)"),
+        Example({"dpo.py": "from trl import DPOConfig, DPOTrainer\nargs = DPOConfig(output_dir='out', beta=0.1)\n"
+                 "trainer = DPOTrainer(model=model, args=args)\n"}, N, "plain dpo"),
+        Example({"dpo.py": "from trl import DPOConfig, DPOTrainer\nargs = DPOConfig(output_dir='out', use_liger_loss=False)\n"
+                 "trainer = DPOTrainer(model=model, args=args)\n"}, N, "explicitly off"),
+        Example({"train.py": "from transformers import Trainer\ntrainer = Trainer(model=model)\n"}, Status.NA, "no alignment"),
+    )
+
+    def not_applicable(self, ctx: Context) -> str | None:
+        if not ctx.project.alignment:
+            return "no alignment (DPO/ORPO/KTO/PPO/GRPO...) or distillation training"
+        return None
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        calls = f.calls(*_LIGER_LOSSES)
+        live = _live(f, calls)
+        dead = {(c.path, c.line) for c in calls if c not in live}
+        used: list[Any] = [*live, *(r for r in f.refs(*_LIGER_LOSSES) if (r.path, r.line) not in dead)]
+        off: list[Any] = []
+        trl_align = bool(f.calls(*_TRL_ALIGN) or f.imports(*(f"trl.{t}" for t in _TRL_ALIGN if "." not in t)))
+        for s in f.effective("use_liger_loss"):
+            (used if truthy(s.value) else off).append(s)
+        for s in f.effective("use_liger_kernel", "use_liger"):
+            t = truthy(s.value)
+            if t and trl_align and s.name == "use_liger_kernel":
+                used.append(s)
+            elif t is False:
+                off.append(s)
+        for s in f.effective("use_fused_kernels"):
+            (used if truthy(s.value) else off).append(s)
+        if used:
+            return Outcome(U, evs(used), "a fused (chunked) alignment/distillation loss is used", {"fused_alignment_loss": True})
+        patched: list[Any] = [s for s in f.effective("enable_liger_kernel", "use_liger_kernel", "use_liger",
+                                                     "liger_fused_linear_cross_entropy") if truthy(s.value)]
+        patched += _live(f, f.calls("liger_kernel.transformers.*"))
+        if patched:
+            return Outcome(N, evs(patched), "Liger kernels patch the model's layers, but the alignment loss is not fused",
+                           {"fused_alignment_loss": False})
+        return Outcome(N, evs(off), "the alignment loss materialises the full logits", {"fused_alignment_loss": False})
+
+
+__all__ = ["freeze_sites", "global_batch"]
