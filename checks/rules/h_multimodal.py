@@ -1,0 +1,398 @@
+"""H. Multimodal (多模态专项): H1-H3, n/a for a text-only project.
+
+Judgement notes:
+
+* H1: the vision encoder is frozen when code calls ``requires_grad_(False)`` (or sets
+  ``p.requires_grad = False`` in a loop) on a vision sub-module, or a config turns a
+  ``freeze_vision_*`` key on / a ``tune_mm_vision``-style key off (polarity matters), or
+  LLaVA-NeXT ``mm_tunable_parts`` leaves ``mm_vision_tower`` out. InternVL's
+  ``freeze_backbone`` is its ViT (LLaVA's ``freeze_backbone`` is the LLM: not counted here).
+  LLaMA-Factory freezes the vision tower by default (``freeze_vision_tower: true``).
+  A recipe that freezes in one stage and unfreezes later still uses the practice.
+* H2: dynamic resolution means the number of visual tokens follows the image: LLaVA-NeXT
+  ``anyres*``, InternVL ``dynamic_image_size``, Qwen2-VL/2.5-VL/3-VL native resolution
+  (``min_pixels``/``max_pixels``), MiniCPM-V slicing, Idefics image splitting. ``pad``/``square``
+  is fixed resolution.
+* H3 is strict: only methods that prune or merge visual tokens (FastV, ToMe, VisionZip,
+  SparseVLM, PDrop, PruMerge, ``visual_token_select``...) are ``used``. A fixed pooling the
+  recipe configures to cut visual tokens (LLaVA-NeXT ``mm_spatial_pool_stride`` >= 2,
+  MobileVLM ``ldpnet``, ``mm_projector_type`` with pooling) is ``partial``. Pooling that is part
+  of the architecture (InternVL pixel shuffle ``downsample_ratio``, Qwen2-VL's 2x2 merger, a
+  Q-Former/resampler) is not counted.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..base import Check, Context, register
+from ..facts import Facts, as_number, truthy
+from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from ._helpers import evs
+
+U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
+
+_VISION = re.compile(
+    r"(?i)(vision|visual|(^|[._])vit($|[._])|image_encoder|img_encoder|image_tower|(^|[._])clip|siglip|vision_tower|"
+    r"vis_encoder|visual_encoder|vision_backbone|visual_backbone|encoder_image|image_model|vision_model|eva_vit|intern_vit)"
+)
+
+
+class _MultimodalOnly(Check):
+    def not_applicable(self, ctx: Context) -> str | None:
+        if not ctx.project.multimodal:
+            return "text-only project (no vision encoder)"
+        return None
+
+
+def _lf_yamls(f: Facts) -> list[str]:
+    out = []
+    for path in f.files_of_kind("yaml", "json"):
+        ff = f.files[path]
+        keys = {str(e.keys[0]) for e in ff.configs if e.keys}
+        if "stage" in keys and keys & {"template", "finetuning_type", "dataset"}:
+            out.append(path)
+    return sorted(out)
+
+
+def _file_has(f: Facts, path: str, *keys: str) -> bool:
+    ff = f.files.get(path)
+    if ff is None:
+        return False
+    want = set(keys)
+    if any(str(e.key) in want for e in ff.configs):
+        return True
+    return any(want & set(x.script_args) for x in ff.launches)
+
+
+# --------------------------------------------------------------------------------------
+# H1 vision encoder freezing
+# --------------------------------------------------------------------------------------
+
+_FREEZE_VISION_KEYS = ("freeze_vision_tower", "freeze_vision_encoder", "freeze_vision", "freeze_vit", "freeze_visual_encoder",
+                       "freeze_vision_model", "freeze_image_encoder", "freeze_visual", "freeze_vision_backbone", "freeze_clip",
+                       "freeze_encoder_vision", "freeze_img_encoder", "freeze_vision_tower_layers")
+_TUNE_VISION_KEYS = ("tune_mm_vision", "tune_vision", "tune_vit", "train_vision", "train_vision_tower", "train_vit",
+                     "unfreeze_mm_vision_tower", "unfreeze_vision_tower", "unfreeze_vit", "trainable_vision_tower",
+                     "finetune_vision", "finetune_vit", "tune_vision_encoder", "train_vision_encoder", "tune_visual_encoder",
+                     "vision_tower_trainable", "tune_vision_tower", "tune_mm_vision_tower")
+
+
+def _vision_code(f: Facts) -> tuple[list[Any], list[Any]]:
+    frozen: list[Any] = []
+    unfrozen: list[Any] = []
+    for c in f.calls("requires_grad_"):
+        recv = c.name.rsplit(".requires_grad_", 1)[0] if not c.name.startswith("?") else c.text.split(".requires_grad_", 1)[0]
+        if not _VISION.search(recv):
+            continue
+        flag = c.args[0] if c.args else c.kwargs.get("requires_grad", True)
+        t = truthy(flag)
+        if t is False:
+            frozen.append(c)
+        elif t is True:
+            unfrozen.append(c)
+    for a in f.attr_assigns("requires_grad"):
+        scope = (a.loop or "") + " " + a.target
+        if not _VISION.search(scope):
+            continue
+        t = truthy(a.value)
+        if t is False:
+            frozen.append(a)
+        elif t is True:
+            unfrozen.append(a)
+    for c in f.calls("freeze_vision_tower", "freeze_vision", "freeze_vit", "freeze_vision_encoder", "freeze_visual_encoder",
+                     "freeze_image_encoder"):
+        frozen.append(c)
+    return frozen, unfrozen
+
+
+@register
+class H1VisionFreeze(_MultimodalOnly):
+    id = "H1"
+    title = "Vision encoder freezing"
+    title_zh = "视觉编码器冻结"
+    bottlenecks = (Bottleneck.MEMORY, Bottleneck.COMPUTE)
+    priority = Priority.MEDIUM
+    benefit = "no gradients or optimizer state for the ViT (0.3-6B parameters) and no weight-gradient GEMMs through it"
+    what = (
+        "Whether the vision encoder is frozen during multimodal training: `vision_tower.requires_grad_(False)`, "
+        "`for p in model.visual.parameters(): p.requires_grad = False`, `freeze_vision_tower: true` (LLaMA-Factory, on by "
+        "default), InternVL `freeze_backbone`, ms-swift `freeze_vit`, Qwen-VL `tune_mm_vision: false`, LLaVA-NeXT "
+        "`mm_tunable_parts` without `mm_vision_tower`. A key set the other way (`tune_mm_vision: true`) is not freezing."
+    )
+    why = (
+        "LLaVA-1.5 keeps CLIP ViT-L frozen in both stages and trains in ~1 day on 8 A100s (Liu et al., 2023). A frozen "
+        "encoder saves its gradients and Adam states (~12 bytes per parameter: ~72 GB for InternViT-6B, ~3.6 GB for a 300M "
+        "CLIP ViT-L) and the backward weight GEMMs through it. Unfreezing the ViT pays off mainly in late stages with a "
+        "small LR (LLaVA-OneVision trains it at 1/5 of the LLM's LR)."
+    )
+    fix = "Freeze the vision encoder unless a late stage needs it: `freeze_vision_tower: true` (LLaMA-Factory) or `model.vision_tower.requires_grad_(False)`."
+    fix_zh = "除非后期阶段确有需要，否则冻结视觉编码器：LLaMA-Factory 设置 `freeze_vision_tower: true`，或调用 `model.vision_tower.requires_grad_(False)`。"
+    fix_safety = FixSafety.UNSAFE
+    references = ("https://arxiv.org/abs/2310.03744", "https://llamafactory.readthedocs.io/en/latest/advanced/arguments.html")
+    snippets = {
+        "hf-yaml": "freeze_vision_tower: true\nfreeze_multi_modal_projector: false\n",
+        "python": "model.get_vision_tower().requires_grad_(False)\n",
+    }
+    examples = (
+        Example({"llava/model/clip_encoder.py": "from transformers import CLIPVisionModel\nclass CLIPVisionTower:\n"
+                 "    def load_model(self):\n        self.vision_tower = CLIPVisionModel.from_pretrained(self.name)\n"
+                 "        self.vision_tower.requires_grad_(False)\n"}, U, "llava clip tower"),
+        Example({"qwenvl/train/train_qwen.py": "from transformers import Qwen2VLForConditionalGeneration\n"
+                 "model = Qwen2VLForConditionalGeneration.from_pretrained(model_args.model_name_or_path)\n"
+                 "def set_model(model_args, model):\n    for n, p in model.visual.named_parameters():\n"
+                 "        p.requires_grad = False\n"}, U, "loop over model.visual"),
+        Example({"examples/qwen2vl_full_sft.yaml": "model_name_or_path: Qwen/Qwen2-VL-7B-Instruct\nstage: sft\n"
+                 "finetuning_type: full\nfreeze_vision_tower: true\ntemplate: qwen2_vl\n"}, U, "llamafactory key"),
+        Example({"scripts/sft.sh": "torchrun --nproc_per_node 8 qwenvl/train/train_qwen.py --model_name_or_path "
+                 "Qwen/Qwen2.5-VL-7B-Instruct --tune_mm_vision False --tune_mm_mlp True --tune_mm_llm True\n"}, U, "tune_mm_vision False"),
+        Example({"scripts/sft.sh": "torchrun --nproc_per_node 8 qwenvl/train/train_qwen.py --model_name_or_path "
+                 "Qwen/Qwen2.5-VL-7B-Instruct --tune_mm_vision True --tune_mm_mlp True --tune_mm_llm True\n"}, N, "vision tuned"),
+        Example({"examples/qwen2vl_full_sft.yaml": "model_name_or_path: Qwen/Qwen2-VL-7B-Instruct\nstage: sft\n"
+                 "finetuning_type: full\nfreeze_vision_tower: false\ntemplate: qwen2_vl\n"}, N, "explicitly unfrozen"),
+        Example({"train.py": "from transformers import LlavaForConditionalGeneration\n"
+                 "model = LlavaForConditionalGeneration.from_pretrained('llava-hf/llava-1.5-7b-hf')\n"
+                 "# model.vision_tower.requires_grad_(False)\n"}, N, "commented out"),
+        Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+                 "model.transformer.wte.requires_grad_(False)\n"}, Status.NA, "text-only"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        frozen, unfrozen = _vision_code(f)
+        for s in f.effective(*_FREEZE_VISION_KEYS):
+            t = truthy(s.value)
+            if t is None and as_number(s.value) is not None:
+                t = (as_number(s.value) or 0) != 0
+            if t is True:
+                frozen.append(s)
+            elif t is False:
+                unfrozen.append(s)
+        for s in f.effective(*_TUNE_VISION_KEYS):
+            t = truthy(s.value)
+            if t is False:
+                frozen.append(s)
+            elif t is True:
+                unfrozen.append(s)
+        internvl = "internvl" in ctx.project.model_families
+        for s in f.effective("freeze_backbone"):
+            if internvl or _file_has(f, s.path, "freeze_llm", "freeze_mlp", "unfreeze_vit_layers"):
+                t = truthy(s.value)
+                if t is True:
+                    frozen.append(s)
+                elif t is False:
+                    unfrozen.append(s)
+        for s in f.effective("mm_tunable_parts"):
+            if isinstance(s.value, str):
+                (unfrozen if "mm_vision_tower" in s.value else frozen).append(s)
+        # LLaMA-Factory: freeze_vision_tower defaults to true
+        for path in _lf_yamls(f):
+            ff = f.files[path]
+            if not any(e.keys and e.keys[0] == "freeze_vision_tower" for e in ff.configs):
+                e = next((x for x in ff.configs if x.keys and x.keys[0] in ("stage", "template")), None)
+                if e is not None and f._ok(e.path, e.line):
+                    frozen.append(e)
+        if frozen:
+            detail = "the vision encoder is frozen" + (" (unfrozen in another stage/config)" if unfrozen else "")
+            return Outcome(U, evs(frozen), detail, {"vision_frozen": True})
+        return Outcome(N, evs(unfrozen), "the vision encoder is trained" if unfrozen else "no vision-encoder freezing found",
+                       {"vision_frozen": False})
+
+
+# --------------------------------------------------------------------------------------
+# H2 dynamic resolution
+# --------------------------------------------------------------------------------------
+
+_NATIVE_DYNAMIC = {"qwen2_vl", "qwen2_5_vl", "qwen3_vl", "pixtral"}
+_NATIVE_CALLS = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration",
+                 "Qwen3VLMoeForConditionalGeneration", "Qwen2VLImageProcessor", "PixtralVisionModel")
+_NATIVE_NAME = re.compile(r"(?i)(qwen[23](\.5)?[-_]?vl|qwen3[-_]vl|pixtral|qwen2[-_.]5[-_]omni|kimi[-_]vl)")
+
+
+def _native_model_sites(f: Facts) -> list[Any]:
+    out: list[Any] = list(f.calls(*_NATIVE_CALLS))
+    for s in f.settings("model_name_or_path", "pretrained_model_name_or_path", "base_model", "model_name", "model_id",
+                        "model_path", "model", "pretrained_model"):
+        if isinstance(s.value, str) and _NATIVE_NAME.search(s.value):
+            out.append(s)
+    for c in f.calls("from_pretrained"):
+        if c.args and isinstance(c.args[0], str) and _NATIVE_NAME.search(c.args[0]):
+            out.append(c)
+    return out
+
+
+@register
+class H2DynamicResolution(_MultimodalOnly):
+    id = "H2"
+    title = "Dynamic resolution"
+    title_zh = "动态分辨率"
+    bottlenecks = (Bottleneck.COMPUTE,)
+    priority = Priority.LOW
+    benefit = "visual tokens scale with the image instead of padding every image to one size: fewer wasted tokens on small images"
+    what = (
+        "Whether images keep (close to) their native resolution and aspect ratio: LLaVA-NeXT `image_aspect_ratio: anyres` / "
+        "`anyres_max_9` with `image_grid_pinpoints`, InternVL `dynamic_image_size: true` (`max_dynamic_patch`), Qwen2-VL/"
+        "2.5-VL native resolution (`min_pixels`/`max_pixels`), MiniCPM-V slicing, Idefics `do_image_splitting`. "
+        "`image_aspect_ratio: pad|square` is a fixed resolution."
+    )
+    why = (
+        "LLaVA-NeXT's AnyRes raised LLaVA-1.5's scores on text-rich benchmarks (TextVQA +6.4, DocVQA) at 4x the pixels "
+        "(Liu et al., 2024); Qwen2-VL's naive dynamic resolution maps a 224x224 image to 64 tokens instead of padding it "
+        "to a fixed grid (Wang et al., 2024). Fixed-size padding spends compute on blank pixels and loses detail on large ones."
+    )
+    fix = "Use dynamic resolution: `image_aspect_ratio: anyres_max_9` (LLaVA-NeXT), `dynamic_image_size: true` with `max_dynamic_patch: 12` (InternVL), or bound Qwen2-VL with `min_pixels`/`max_pixels`."
+    fix_zh = "采用动态分辨率：LLaVA-NeXT 设置 `image_aspect_ratio: anyres_max_9`，InternVL 设置 `dynamic_image_size: true` 与 `max_dynamic_patch: 12`，或为 Qwen2-VL 设置 `min_pixels`/`max_pixels`。"
+    fix_safety = FixSafety.UNSAFE
+    references = ("https://llava-vl.github.io/blog/2024-01-30-llava-next/", "https://arxiv.org/abs/2409.12191")
+    snippets = {
+        "hf-yaml": "image_aspect_ratio: anyres_max_9\nimage_grid_pinpoints: \"(1x1),...,(6x6)\"\n",
+        "python": (
+            "from transformers import AutoProcessor\n\n"
+            "processor = AutoProcessor.from_pretrained(\n"
+            "    \"Qwen/Qwen2.5-VL-7B-Instruct\", min_pixels=256 * 28 * 28, max_pixels=1280 * 28 * 28\n)\n"
+        ),
+    }
+    examples = (
+        Example({"scripts/finetune.sh": "deepspeed llava/train/train_mem.py --vision_tower openai/clip-vit-large-patch14-336 "
+                 "--image_aspect_ratio anyres --image_grid_pinpoints \"[(336, 672), (672, 336), (672, 672)]\"\n"}, U, "llava anyres"),
+        Example({"shell/internvl2_8b.sh": "torchrun --nproc_per_node 8 internvl_chat_finetune.py --model_name_or_path "
+                 "OpenGVLab/InternVL2-8B --force_image_size 448 --max_dynamic_patch 6 --dynamic_image_size True --use_thumbnail True\n"},
+                U, "internvl dynamic tiles"),
+        Example({"train.py": "from transformers import AutoProcessor, Qwen2VLForConditionalGeneration\n"
+                 "model = Qwen2VLForConditionalGeneration.from_pretrained('Qwen/Qwen2-VL-7B-Instruct')\n"
+                 "processor = AutoProcessor.from_pretrained('Qwen/Qwen2-VL-7B-Instruct', min_pixels=200704, max_pixels=1003520)\n"},
+                U, "qwen2-vl native resolution"),
+        Example({"scripts/finetune.sh": "deepspeed llava/train/train_mem.py --vision_tower openai/clip-vit-large-patch14-336 "
+                 "--image_aspect_ratio pad --mm_projector_type mlp2x_gelu\n"}, N, "llava pad"),
+        Example({"shell/internvl.sh": "torchrun --nproc_per_node 8 internvl_chat_finetune.py --model_name_or_path OpenGVLab/InternVL2-8B "
+                 "--dynamic_image_size False --force_image_size 448\n"}, N, "dynamic off"),
+        Example({"train.py": "from transformers import LlavaForConditionalGeneration\n"
+                 "model = LlavaForConditionalGeneration.from_pretrained('llava-hf/llava-1.5-7b-hf')\n"
+                 "# image_aspect_ratio = 'anyres'\n"}, N, "fixed 336px llava-1.5"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        used: list[Any] = []
+        fixed: list[Any] = []
+        for s in f.effective("image_aspect_ratio"):
+            if isinstance(s.value, str) and "anyres" in s.value.lower():
+                used.append(s)
+            elif isinstance(s.value, str) or s.value is None:
+                fixed.append(s)
+        for s in f.effective("dynamic_image_size", "dynamic_resolution", "use_dynamic_resolution", "variable_resolution",
+                             "native_resolution", "do_image_splitting", "dynamic_hd", "use_image_slicing", "slice_mode"):
+            t = truthy(s.value)
+            if t is True:
+                used.append(s)
+            elif t is False:
+                fixed.append(s)
+        for s in f.effective("max_slice_nums", "num_crops", "max_num_tiles", "max_image_tiles"):
+            n = as_number(s.value)
+            if n is not None:
+                (used if n > 1 else fixed).append(s)
+        native = set(ctx.project.model_families) & _NATIVE_DYNAMIC
+        sites = _native_model_sites(f)
+        if native or sites:
+            used += sites
+            used += f.effective("min_pixels", "max_pixels", "image_min_pixels", "image_max_pixels")
+        if used:
+            return Outcome(U, evs(used), "images are encoded at dynamic resolution", {"dynamic_resolution": True})
+        return Outcome(N, evs(fixed), "images are resized/padded to a fixed resolution" if fixed else "no dynamic resolution found",
+                       {"dynamic_resolution": False})
+
+
+# --------------------------------------------------------------------------------------
+# H3 visual token pruning
+# --------------------------------------------------------------------------------------
+
+_PRUNE_KEYS = ("token_pruning", "visual_token_pruning", "prune_visual_tokens", "use_fast_v", "use_fastv", "fastv",
+               "token_merge", "token_merging", "use_tome", "tome", "visual_token_select", "use_visionzip", "visionzip",
+               "sparsevlm", "use_sparsevlm", "pdrop", "use_pdrop", "prumerge", "use_prumerge", "visual_token_reduction",
+               "vision_token_pruning", "image_token_pruning", "use_token_pruning", "token_prune", "fastv_k", "fast_v_agg_layer")
+_PRUNE_CALLS = ("tome.patch.*", "tome.patch.timm", "tome.patch.mae", "tome.patch.swag", "bipartite_soft_matching", "visionzip",
+                "VisionZip", "FastVLlamaModel", "sparsevlm_init", "prumerge", "TokenPruner", "prune_visual_tokens")
+_POOL_PROJECTORS = re.compile(r"(?i)(ldp|ldpnet|ldpv2|spatial_pool|pool|tokenpacker|c_abstractor|d_abstractor|honeybee|"
+                              r"avgpool|downsample)")
+
+
+@register
+class H3VisualTokenPruning(_MultimodalOnly):
+    id = "H3"
+    title = "Visual token pruning"
+    title_zh = "视觉 Token 裁剪"
+    bottlenecks = (Bottleneck.COMPUTE, Bottleneck.MEMORY)
+    priority = Priority.LOW
+    benefit = "fewer visual tokens in the LLM: attention and FFN cost drop roughly in proportion"
+    what = (
+        "Whether redundant visual tokens are pruned or merged before/inside the LLM: FastV (`use_fast_v`, `fast_v_agg_layer`), "
+        "ToMe (`tome.patch`), VisionZip, SparseVLM, PDrop, LLaVA-PruMerge, `visual_token_select`. A configured pooling that "
+        "cuts visual tokens (`mm_spatial_pool_stride` >= 2, MobileVLM `ldpnet`) is partial; pooling that is part of the "
+        "architecture (InternVL pixel shuffle, Qwen2-VL merger) is not counted."
+    )
+    why = (
+        "FastV prunes 50 % of image tokens after layer 2 of LLaVA-1.5-13B and cuts 45 % of FLOPs with no loss on most "
+        "benchmarks (Chen et al., 2024); VisionZip keeps 10 % of LLaVA-NeXT's tokens at ~95 % of the accuracy and 8x faster "
+        "prefill (Yang et al., 2024). Visual tokens are often 70-90 % of a multimodal sequence."
+    )
+    fix = "Reduce visual tokens where accuracy allows: FastV-style pruning at inference, ToMe/VisionZip, or a pooled projector (`mm_spatial_pool_stride: 2`) for video/high-resolution inputs."
+    fix_zh = "在精度允许时减少视觉 Token：推理时使用 FastV 式裁剪、ToMe/VisionZip，或对视频/高分辨率输入使用池化投影（`mm_spatial_pool_stride: 2`）。"
+    fix_safety = FixSafety.UNSAFE
+    references = ("https://arxiv.org/abs/2403.06764", "https://arxiv.org/abs/2412.04467", "https://arxiv.org/abs/2210.09461")
+    snippets = {
+        "hf-yaml": "mm_spatial_pool_stride: 2\nmm_spatial_pool_mode: bilinear\n",
+        "python": "from visionzip import visionzip\n\nmodel = visionzip(model, dominant=54, contextual=10)\n",
+    }
+    examples = (
+        Example({"llava/eval/run_fastv.py": "from transformers import AutoConfig, LlavaForConditionalGeneration\n"
+                 "config = AutoConfig.from_pretrained(path)\nconfig.use_fast_v = True\nconfig.fast_v_agg_layer = 2\n"
+                 "config.fast_v_attention_rank = 288\nmodel = LlavaForConditionalGeneration.from_pretrained(path, config=config)\n"},
+                U, "fastv"),
+        Example({"eval.py": "from visionzip import visionzip\nfrom transformers import LlavaForConditionalGeneration\n"
+                 "model = LlavaForConditionalGeneration.from_pretrained('llava-hf/llava-1.5-7b-hf')\n"
+                 "model = visionzip(model, dominant=54, contextual=10)\n"}, U, "visionzip"),
+        Example({"vision/encoder.py": "import timm\nimport tome\nfrom transformers import CLIPImageProcessor\n"
+                 "processor = CLIPImageProcessor.from_pretrained(name)\nvit = timm.create_model('vit_large_patch16_384')\n"
+                 "tome.patch.timm(vit)\nvit.r = 16\n"}, U, "tome on the vision encoder"),
+        Example({"scripts/video_sft.sh": "deepspeed llava/train/train_mem.py --vision_tower google/siglip-so400m-patch14-384 "
+                 "--mm_spatial_pool_stride 2 --mm_spatial_pool_mode bilinear --mm_resampler_type spatial_pool\n"}, P, "pooled projector"),
+        Example({"scripts/finetune.sh": "deepspeed llava/train/train_mem.py --vision_tower openai/clip-vit-large-patch14-336 "
+                 "--mm_projector_type mlp2x_gelu --image_aspect_ratio pad\n"}, N, "plain mlp projector"),
+        Example({"eval.py": "from transformers import LlavaForConditionalGeneration\n"
+                 "model = LlavaForConditionalGeneration.from_pretrained(path)\nmodel.config.use_fast_v = False\n"}, N, "fastv off"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        used: list[Any] = [*f.calls(*_PRUNE_CALLS)]
+        off: list[Any] = []
+        for s in f.effective(*_PRUNE_KEYS):
+            t = truthy(s.value)
+            n = as_number(s.value)
+            if t is None and n is not None:
+                t = n > 0
+            if t is True:
+                used.append(s)
+            elif t is False:
+                off.append(s)
+        for a in f.attr_assigns(*_PRUNE_KEYS):
+            t = truthy(a.value)
+            if t is True:
+                used.append(a)
+            elif t is False:
+                off.append(a)
+        if used:
+            return Outcome(U, evs(used), "visual tokens are pruned or merged", {"visual_token_pruning": True})
+        pooled: list[Any] = []
+        for s in f.effective("mm_spatial_pool_stride", "spatial_pool_stride", "mm_pooling_stride", "pool_stride"):
+            n = as_number(s.value)
+            if n is not None and n >= 2:
+                pooled.append(s)
+        for s in f.effective("mm_projector_type", "mm_resampler_type", "projector_type"):
+            if isinstance(s.value, str) and _POOL_PROJECTORS.search(s.value):
+                pooled.append(s)
+        if pooled:
+            return Outcome(P, evs(pooled), "a fixed pooling reduces visual tokens (no content-aware pruning)",
+                           {"visual_token_pruning": "pooling"})
+        return Outcome(N, evs(off), "every visual token reaches the LLM", {"visual_token_pruning": False})
