@@ -1,0 +1,800 @@
+"""J. Inference (推理优化): J1-J7, n/a for a project that does no inference.
+
+What J means for a training repository (see ``checks.project._does_inference``): J applies when
+inference is a workload of the project: an inference engine, a generation/serving script
+(``inference.py``, ``serve/``, ``chat.py``, ``generate_*.py``), or online RL (GRPO/PPO/RLOO...),
+whose rollouts are generation. ``model.generate`` for a few samples inside a training or eval
+loop does not make J applicable.
+
+Engine defaults this module relies on (documented by the engines):
+
+* vLLM: PagedAttention KV cache, continuous batching, CUDA graphs unless ``enforce_eager``;
+  V1 (the default engine from vLLM 0.8) always enables chunked prefill and prefix caching, so
+  a vLLM pinned below 0.8 (or ``VLLM_USE_V1=0``) needs ``enable_chunked_prefill`` explicitly.
+* SGLang: paged (radix) KV cache, continuous batching, chunked prefill and CUDA graphs by
+  default (``--disable-cuda-graph``, ``--chunked-prefill-size -1``, ``--disable-radix-cache``).
+* TGI: paged KV cache, continuous batching, prefix caching/chunking and CUDA graphs by default.
+* TensorRT-LLM: paged KV cache; in-flight batching through its LLM API / ``trtllm-serve`` /
+  Triton backend; chunked context, CUDA graphs and speculative decoding only when configured.
+* HF ``generate``: a contiguous (dynamic) KV cache, one static batch: J1 partial, J2 unused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+from ..base import Check, Context, register
+from ..facts import Call, Expr, Facts, as_number, truthy
+from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from ._helpers import evs, guard_off
+
+U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
+
+# engine -> dotted prefixes of its Python API
+_ENGINE_API: dict[str, tuple[str, ...]] = {
+    "vllm": ("vllm.*",),
+    "sglang": ("sglang.*",),
+    "tensorrt-llm": ("tensorrt_llm.*",),
+    "tgi": ("text_generation.Client", "text_generation.AsyncClient"),
+    "lmdeploy": ("lmdeploy.*",),
+    "deepspeed-mii": ("mii.*",),
+    "deepspeed-inference": ("deepspeed.init_inference",),
+    "onnxruntime": ("onnxruntime.InferenceSession", "optimum.onnxruntime.*"),
+    "triton-server": ("tritonclient.*",),
+    "llama.cpp": ("llama_cpp.*",),
+    "ctranslate2": ("ctranslate2.*",),
+    "exllamav2": ("exllamav2.*",),
+    "mlc-llm": ("mlc_llm.*",),
+    "tensorrt": ("torch_tensorrt.*", "tensorrt.Builder", "tensorrt.Runtime"),
+}
+_ENGINE_MODULES = {"vllm": "vllm", "sglang": "sglang", "tensorrt_llm": "tensorrt-llm", "lmdeploy": "lmdeploy"}
+_CLI_ENGINES = {"vllm": "vllm", "sglang": "sglang", "lmdeploy": "lmdeploy", "trtllm-serve": "tensorrt-llm",
+                "trtllm-build": "tensorrt-llm", "text-generation-launcher": "tgi", "tritonserver": "triton-server"}
+_IMAGES = (("vllm/vllm-openai", "vllm"), ("lmsysorg/sglang", "sglang"), ("text-generation-inference", "tgi"),
+           ("tritonserver", "triton-server"), ("openmmlab/lmdeploy", "lmdeploy"), ("tensorrt-llm", "tensorrt-llm"))
+_BACKEND_KEYS = ("infer_backend", "inference_backend", "backend", "engine", "inference_engine", "generation_backend",
+                 "rollout_backend", "serving_backend", "infer_engine", "vllm_mode")
+_BACKEND_VALUES = {"vllm": "vllm", "sglang": "sglang", "lmdeploy": "lmdeploy", "tensorrt_llm": "tensorrt-llm", "trtllm": "tensorrt-llm",
+                   "tensorrt-llm": "tensorrt-llm", "tgi": "tgi", "colocate": "vllm", "server": "vllm"}
+_PAGED = {"vllm", "sglang", "tgi", "tensorrt-llm", "lmdeploy", "deepspeed-mii"}
+_CB = {"vllm", "sglang", "tgi", "lmdeploy", "deepspeed-mii"}
+_ONLINE_RL = ("GRPOTrainer", "PPOTrainer", "RLOOTrainer", "OnlineDPOTrainer", "NashMDTrainer", "XPOTrainer")
+_TRAIN_CALLS = {"backward", "get_peft_model", "prepare_model_for_kbit_training", "LoraConfig", "TrainingArguments", "SFTConfig",
+                "DPOConfig", "GRPOConfig", "Trainer", "SFTTrainer", "DPOTrainer", "GRPOTrainer", "Seq2SeqTrainer", "fit",
+                "zero_grad", "train"}
+
+
+class _InferenceOnly(Check):
+    def not_applicable(self, ctx: Context) -> str | None:
+        if not ctx.project.does_inference:
+            return "the project does no inference (training only; generation inside eval loops does not count)"
+        return None
+
+
+def _live(f: Facts, calls: list[Call]) -> list[Call]:
+    """Calls whose enclosing ``if`` flag is not switched off."""
+    return [c for c in calls if not guard_off(f, c)]
+
+
+def engines(f: Facts) -> dict[str, list[Any]]:
+    """Inference engines the repository runs, with the facts that prove it (imports alone do not count)."""
+    out: dict[str, list[Any]] = defaultdict(list)
+    for name, patterns in _ENGINE_API.items():
+        for c in _live(f, f.calls(*patterns)):
+            if any(c.name == p or c.name.startswith(p.removesuffix(".*") + ".") for p in patterns):
+                out[name].append(c)
+    for launch in f.launches():
+        script = launch.script or ""
+        if launch.launcher in _CLI_ENGINES:
+            out[_CLI_ENGINES[launch.launcher]].append(launch)
+        elif launch.launcher == "python" and script.split(".")[0] in _ENGINE_MODULES:
+            out[_ENGINE_MODULES[script.split(".")[0]]].append(launch)
+    for e in f.config("image"):
+        if isinstance(e.value, str):
+            for needle, name in _IMAGES:
+                if needle in e.value:
+                    out[name].append(e)
+    for s in f.effective(*_BACKEND_KEYS):
+        if isinstance(s.value, str) and s.value.strip().lower() in _BACKEND_VALUES:
+            if s.name == "vllm_mode" or s.value.strip().lower() not in {"colocate", "server"}:
+                out[_BACKEND_VALUES[s.value.strip().lower()]].append(s)
+    for s in f.effective("use_vllm", "vllm_enable", "enable_vllm"):
+        if truthy(s.value):
+            out["vllm"].append(s)
+    for s in f.effective("vllm_num_engines"):
+        if (as_number(s.value) or 0) > 0:
+            out["vllm"].append(s)
+    for e in f.config("rollout.name"):
+        if isinstance(e.value, str) and e.value.lower() in ("vllm", "sglang"):
+            out[e.value.lower()].append(e)
+    return {k: v for k, v in out.items() if v}
+
+
+def _hf_generate(f: Facts) -> list[Call]:
+    """``model.generate(...)`` calls that are HF (not a vLLM ``llm.generate(prompts, sampling_params)``)."""
+    out = []
+    for c in _live(f, f.calls("generate")):
+        text = " ".join(a.text for a in c.args if isinstance(a, Expr)) + " " + " ".join(c.kwargs)
+        if "sampling_params" in text or c.name.startswith(("vllm.", "sglang.")):
+            continue
+        out.append(c)
+    return out
+
+
+_HF_GEN_KW = {"do_sample", "num_beams", "attention_mask", "generation_config", "pad_token_id", "eos_token_id", "streamer",
+              "return_dict_in_generate", "output_scores", "repetition_penalty", "use_cache", "past_key_values", "top_p",
+              "max_length", "min_new_tokens", "num_return_sequences", "cache_implementation", "assistant_model", "stopping_criteria"}
+
+
+def _custom_generate(f: Facts, gens: list[Call]) -> tuple[list[Call], bool]:
+    """``generate`` calls that go to the repository's own ``def generate`` (nanoGPT style), and whether it keeps a cache.
+
+    A repository that defines ``generate`` and calls it without any HF-only keyword runs its own decode loop.
+    """
+    body = [c for c in f.records("calls") if c.func == "generate"]
+    if not body:
+        return [], False
+    custom = [c for c in gens if not c.star_kwargs and not (set(c.kwargs) & _HF_GEN_KW) and not c.name.startswith("transformers.")]
+    cached = any(k in ("past_key_values", "kv_cache", "use_cache", "cache", "past", "layer_past", "start_pos", "input_pos")
+                 for c in body for k in c.kwargs) or any("cache" in c.text.lower() or "start_pos" in c.text for c in body)
+    return custom, cached
+
+
+def _training_file(f: Facts, path: str) -> bool:
+    ff = f.files.get(path)
+    return bool(ff and any(c.short in _TRAIN_CALLS for c in ff.calls))
+
+
+def _online_rl_without_engine(f: Facts, eng: dict[str, list[Any]]) -> list[Call]:
+    if eng:
+        return []
+    return f.calls(*_ONLINE_RL)
+
+
+def _per_site(f: Facts, eng: dict[str, list[Any]], engine: str, keys: tuple[str, ...]) -> tuple[list[Any], list[Any]]:
+    """Sites of ``engine`` that set one of ``keys`` truthy, and sites that do not (keyword, flag, or same-file config)."""
+    on: list[Any] = []
+    off: list[Any] = []
+    cfg_on = [s for s in f.effective(*keys) if truthy(s.value)]
+    for site in eng.get(engine, []):
+        if isinstance(site, Call):
+            if site.short in {"SamplingParams", "LoRARequest"} or not _constructs(site):
+                continue
+            vals = [site.kwargs[k] for k in keys if k in site.kwargs]
+            if vals:
+                resolved = [truthy(v) if not isinstance(v, Expr) else _ref_on(f, v) for v in vals]
+                (on if any(resolved) else off).append(site)
+            elif site.star_kwargs and cfg_on:
+                on.append(site)
+            else:
+                off.append(site)
+        elif hasattr(site, "script_args"):
+            args = {**site.launcher_args, **site.script_args}
+            (on if any(truthy(args.get(k)) for k in keys) else off).append(site)
+        else:
+            (on if any(s.path == site.path for s in cfg_on) else off).append(site)
+    return on, off
+
+
+def _constructs(c: Call) -> bool:
+    return c.short in {"LLM", "AsyncLLMEngine", "LLMEngine", "AsyncEngineArgs", "EngineArgs", "from_engine_args", "Engine",
+                       "Runtime", "launch_server", "ServerArgs", "pipeline", "serve"}
+
+
+def _ref_on(f: Facts, v: Expr) -> bool:
+    if not v.ref:
+        return False
+    return any(truthy(s.value) for s in f.effective(v.ref))
+
+
+def _vllm_v0(f: Facts) -> bool:
+    """vLLM pinned below 0.8 (V0 engine), or V1 switched off with ``VLLM_USE_V1=0``."""
+    if any(e.value.strip() == "0" for e in f.envs("VLLM_USE_V1")):
+        return True
+    for d in f.deps("vllm"):
+        m = re.search(r"(==|<=|<|~=)\s*0\.(\d+)", d.spec)
+        if m and (int(m.group(2)) < 8 or (m.group(1) == "<" and int(m.group(2)) <= 8)):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------------------
+# J1 KV cache management
+# --------------------------------------------------------------------------------------
+
+_HF_CACHES = ("StaticCache", "OffloadedCache", "OffloadedStaticCache", "QuantizedCache", "QuantoQuantizedCache",
+              "HQQQuantizedCache", "SinkCache", "HybridCache", "SlidingWindowCache")
+_MANAGED_IMPL = {"static", "offloaded", "offloaded_static", "quantized", "sliding_window", "hybrid", "offloaded_hybrid"}
+
+
+@register
+class J1KVCache(_InferenceOnly):
+    id = "J1"
+    title = "KV cache management"
+    title_zh = "KV Cache 管理"
+    bottlenecks = (Bottleneck.MEMORY,)
+    priority = Priority.HIGH
+    benefit = "paged KV cache wastes <4 % of KV memory (vs 60-80 % for contiguous per-request buffers), so 2-4x more concurrent sequences"
+    what = (
+        "Whether the KV cache is managed rather than a contiguous per-request buffer: a paged engine (vLLM PagedAttention, "
+        "SGLang, TGI, TensorRT-LLM, LMDeploy), or HF `cache_implementation=\"static\"|\"offloaded\"|\"quantized\"` / "
+        "`StaticCache`. Plain HF `generate` (dynamic `past_key_values`) is partial; `use_cache=False` is unused."
+    )
+    why = (
+        "Contiguous pre-allocation wastes 60-80 % of KV-cache memory to fragmentation and over-reservation; PagedAttention "
+        "wastes under 4 % and raised throughput 2-4x over FasterTransformer/Orca at the same latency (Kwon et al., SOSP 2023). "
+        "Without a cache at all (`use_cache=False`) every decode step recomputes the whole prefix."
+    )
+    fix = "Serve with a paged-KV engine (vLLM/SGLang/TensorRT-LLM); for HF `generate`, use `cache_implementation=\"static\"` (with torch.compile) or a quantized/offloaded cache for long contexts."
+    fix_zh = "使用分页 KV Cache 的推理引擎（vLLM/SGLang/TensorRT-LLM）；若使用 HF `generate`，可设置 `cache_implementation=\"static\"`（配合 torch.compile），长上下文可用量化/卸载 Cache。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://arxiv.org/abs/2309.06180", "https://huggingface.co/docs/transformers/kv_cache")
+    snippets = {
+        "python": (
+            "from vllm import LLM, SamplingParams\n\n"
+            "llm = LLM(model=\"meta-llama/Llama-3.1-8B-Instruct\", gpu_memory_utilization=0.9)\n"
+            "outputs = llm.generate(prompts, SamplingParams(max_tokens=256))\n"
+        ),
+        "shell": "vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.9\n",
+    }
+    examples = (
+        Example({"infer.py": "from vllm import LLM, SamplingParams\nllm = LLM(model='Qwen/Qwen2.5-7B-Instruct')\n"
+                 "outs = llm.generate(prompts, SamplingParams(max_tokens=512))\n"}, U, "vllm"),
+        Example({"serve.sh": "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --port 30000\n"}, U, "sglang"),
+        Example({"generate.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
+                 "out = model.generate(**inputs, max_new_tokens=256, cache_implementation='static')\n"}, U, "hf static cache"),
+        Example({"inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
+                 "out = model.generate(**inputs, max_new_tokens=256, do_sample=False)\n"}, P, "plain hf generate"),
+        Example({"inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
+                 "out = model.generate(input_ids, max_new_tokens=64, use_cache=False)\n"}, N, "cache disabled"),
+        Example({"model.py": "import torch\nimport torch.nn.functional as F\nclass GPT(torch.nn.Module):\n"
+                 "    def generate(self, idx, max_new_tokens, temperature=1.0):\n        for _ in range(max_new_tokens):\n"
+                 "            logits, _ = self(idx[:, -self.block_size:])\n"
+                 "            probs = F.softmax(logits[:, -1, :] / temperature, dim=-1)\n"
+                 "            idx = torch.cat((idx, torch.multinomial(probs, num_samples=1)), dim=1)\n        return idx\n",
+                 "sample.py": "from model import GPT\nmodel = GPT(conf)\ny = model.generate(x, 500, temperature=0.8)\n"},
+                N, "hand-written decode loop without a cache"),
+        Example({"train.py": "from transformers import Trainer\ntrainer = Trainer(model=model)\ntrainer.train()\n"
+                 "model.config.use_cache = False\n"}, Status.NA, "training only"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        eng = engines(f)
+        used: list[Any] = [x for name in _PAGED for x in eng.get(name, [])]
+        used += _live(f, f.calls(*_HF_CACHES))
+        for s in f.effective("cache_implementation"):
+            if isinstance(s.value, str) and s.value.lower() in _MANAGED_IMPL:
+                used.append(s)
+        if used:
+            kind = "paged" if any(eng.get(n) for n in _PAGED) else "static/managed"
+            return Outcome(U, evs(used), f"{kind} KV cache", {"kv_cache": kind})
+        gens = _hf_generate(f)
+        custom, cached = _custom_generate(f, gens)
+        no_cache = [c for c in gens if "use_cache" in c.kwargs and truthy(c.kwargs["use_cache"]) is False]
+        if not cached:
+            no_cache += custom  # a hand-written decode loop that re-runs the whole prefix every token
+        partial = [c for c in gens if c not in no_cache]
+        partial += [x for name in eng for x in eng[name]]  # engines without paging (ONNX Runtime, llama.cpp, ...)
+        partial += [c for c in f.calls_with_kw("past_key_values") if not _training_file(f, c.path)]
+        partial += _online_rl_without_engine(f, eng)
+        if partial:
+            return Outcome(P, evs(partial), "contiguous (HF dynamic) KV cache, no paging", {"kv_cache": "dynamic"})
+        return Outcome(N, evs(no_cache, key="generate(use_cache=)"), "no KV cache reuse during generation" if no_cache else
+                       "no KV cache management found", {"kv_cache": "none"})
+
+
+# --------------------------------------------------------------------------------------
+# J2 continuous batching
+# --------------------------------------------------------------------------------------
+
+
+def _trt_inflight(f: Facts, eng: dict[str, list[Any]]) -> list[Any]:
+    out: list[Any] = []
+    for site in eng.get("tensorrt-llm", []):
+        if isinstance(site, Call) and (site.short == "LLM" or ".executor." in site.name):
+            out.append(site)
+        elif getattr(site, "launcher", None) == "trtllm-serve":
+            out.append(site)
+    for s in f.effective("batching_strategy", "gpt_model_type"):
+        if isinstance(s.value, str) and "inflight" in s.value.lower():
+            out.append(s)
+    return out
+
+
+@register
+class J2ContinuousBatching(_InferenceOnly):
+    id = "J2"
+    title = "Continuous batching"
+    title_zh = "Continuous Batching"
+    bottlenecks = (Bottleneck.MEMORY, Bottleneck.LATENCY)
+    priority = Priority.HIGH
+    benefit = "iteration-level scheduling keeps the batch full as sequences finish: several-fold throughput over static batches"
+    what = (
+        "Whether requests are scheduled per decode iteration (continuous / in-flight batching): vLLM (`LLM(...)`, "
+        "`AsyncLLMEngine`, `vllm serve`), SGLang, TGI, LMDeploy, DeepSpeed-MII, TensorRT-LLM in-flight batching, HF "
+        "`generate_batch`. A loop calling `model.generate` per request or on a fixed batch is unused; `max_num_seqs=1` is partial."
+    )
+    why = (
+        "With static batching, finished short sequences wait for the longest one and new requests wait for the whole batch; "
+        "Orca's iteration-level scheduling gave up to 36.9x throughput over FasterTransformer at the same latency (Yu et al., "
+        "OSDI 2022), and continuous batching in vLLM/TGI is the main reason they reach 10-20x HF `generate` throughput."
+    )
+    fix = "Serve or batch-generate through an engine with continuous batching (vLLM `LLM.generate(prompts)` on the whole list, `vllm serve`, SGLang, TGI) instead of looping over `model.generate`."
+    fix_zh = "通过支持 Continuous Batching 的引擎（vLLM 的 `LLM.generate(prompts)` 一次提交全部请求、`vllm serve`、SGLang、TGI）进行服务或批量生成，而不是循环调用 `model.generate`。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://www.usenix.org/conference/osdi22/presentation/yu", "https://docs.vllm.ai/en/latest/")
+    snippets = {
+        "python": (
+            "from vllm import LLM, SamplingParams\n\n"
+            "llm = LLM(model=\"Qwen/Qwen2.5-7B-Instruct\", max_num_seqs=256)\n"
+            "outputs = llm.generate(all_prompts, SamplingParams(max_tokens=512))  # one call: the engine batches continuously\n"
+        ),
+        "shell": "vllm serve Qwen/Qwen2.5-7B-Instruct --max-num-seqs 256\n",
+    }
+    examples = (
+        Example({"serve.sh": "vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 2 --max-num-seqs 128\n"}, U, "vllm serve"),
+        Example({"api.py": "from vllm import AsyncEngineArgs, AsyncLLMEngine\n"
+                 "engine = AsyncLLMEngine.from_engine_args(AsyncEngineArgs(model=path))\n"}, U, "vllm async engine"),
+        Example({"docker-compose.yml": "services:\n  tgi:\n    image: ghcr.io/huggingface/text-generation-inference:2.4.0\n"
+                 "    command: --model-id meta-llama/Llama-3.1-8B-Instruct\n"}, U, "tgi container"),
+        Example({"inference.py": "from vllm import LLM\nllm = LLM(model=path, max_num_seqs=1)\nouts = llm.generate(prompts, sp)\n"},
+                P, "vllm limited to one sequence"),
+        Example({"inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
+                 "for prompt in prompts:\n    ids = tok(prompt, return_tensors='pt').input_ids\n"
+                 "    out = model.generate(ids, max_new_tokens=256)\n"}, N, "generate loop"),
+        Example({"chat.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
+                 "# from vllm import LLM\nout = model.generate(**batch, max_new_tokens=128)\n"}, N, "static batch, vllm commented out"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        eng = engines(f)
+        used: list[Any] = [x for name in _CB for x in eng.get(name, [])]
+        used += _trt_inflight(f, eng)
+        used += _live(f, f.calls("generate_batch", "init_continuous_batching", "ContinuousBatchingManager",
+                                 "ExLlamaV2DynamicGenerator"))
+        if used:
+            single = [s for s in f.effective("max_num_seqs", "max_running_requests", "max_batch_size", "max_concurrent_requests")
+                      if as_number(s.value) == 1]
+            name = next((n for n in ("vllm", "sglang", "tgi", "lmdeploy", "deepspeed-mii", "tensorrt-llm") if eng.get(n)), "hf")
+            if single and len(single) >= len([x for x in used if isinstance(x, Call) and _constructs(x)] or [1]):
+                return Outcome(P, evs(single), "continuous batching engine limited to one running sequence",
+                               {"continuous_batching": False, "max_num_seqs": 1})
+            return Outcome(U, evs(used), f"continuous batching ({name})", {"continuous_batching": True, "engine": name})
+        static = _hf_generate(f) + _online_rl_without_engine(f, eng)
+        return Outcome(N, evs(static), "static batches through `generate`" if static else "no continuous batching",
+                       {"continuous_batching": False})
+
+
+# --------------------------------------------------------------------------------------
+# J3 prefill/decode split
+# --------------------------------------------------------------------------------------
+
+
+@register
+class J3PrefillDecode(_InferenceOnly):
+    id = "J3"
+    title = "Prefill/decode split"
+    title_zh = "Prefill/Decode 分离"
+    bottlenecks = (Bottleneck.COMPUTE, Bottleneck.LATENCY)
+    priority = Priority.LOW
+    benefit = "long prompts no longer stall running decodes: steadier inter-token latency and higher goodput"
+    what = (
+        "Whether prefill (compute-bound) and decode (memory-bound) are scheduled apart: chunked prefill "
+        "(`enable_chunked_prefill`, vLLM V1 and SGLang default), prefill/decode disaggregation (`kv_transfer_config`, "
+        "`--disaggregation-mode`), TensorRT-LLM `enable_chunked_context`. Prefix caching alone is partial. vLLM pinned "
+        "below 0.8 without the flag, and HF `generate`, are unused."
+    )
+    why = (
+        "Sarathi-Serve's chunked prefill raised serving capacity up to 2.6x for Mistral-7B on one A100 under latency SLOs "
+        "(Agrawal et al., OSDI 2024); DistServe's disaggregation served 7.4x more requests within SLO (Zhong et al., OSDI 2024). "
+        "vLLM V1 enables chunked prefill by default."
+    )
+    fix = "Use an engine version that chunks prefill (vLLM >= 0.8, SGLang) or set `enable_chunked_prefill=True`; for strict latency SLOs consider prefill/decode disaggregation."
+    fix_zh = "使用会对 prefill 分块的引擎版本（vLLM >= 0.8、SGLang），或设置 `enable_chunked_prefill=True`；延迟 SLO 严格时考虑 Prefill/Decode 分离部署。"
+    fix_safety = FixSafety.SAFE
+    references = ("https://arxiv.org/abs/2403.02310", "https://arxiv.org/abs/2401.09670",
+                  "https://docs.vllm.ai/en/latest/configuration/optimization.html")
+    snippets = {
+        "python": "from vllm import LLM\n\nllm = LLM(model=path, enable_chunked_prefill=True, enable_prefix_caching=True, max_num_batched_tokens=8192)\n",
+        "shell": "vllm serve Qwen/Qwen2.5-7B-Instruct --enable-chunked-prefill --enable-prefix-caching --max-num-batched-tokens 8192\n",
+    }
+    examples = (
+        Example({"infer.py": "from vllm import LLM\nllm = LLM(model=path, enable_chunked_prefill=True, max_num_batched_tokens=4096)\n"},
+                U, "explicit chunked prefill"),
+        Example({"requirements.txt": "vllm>=0.8.5\n", "serve.sh": "vllm serve Qwen/Qwen2.5-7B-Instruct --port 8000\n"}, U, "vllm v1 default"),
+        Example({"serve.sh": "python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --disaggregation-mode prefill\n"},
+                U, "disaggregated prefill"),
+        Example({"requirements.txt": "vllm==0.6.3\n", "infer.py": "from vllm import LLM\nllm = LLM(model=path, enable_prefix_caching=True)\n"},
+                P, "v0 with prefix caching only"),
+        Example({"requirements.txt": "vllm==0.5.4\n", "infer.py": "from vllm import LLM\nllm = LLM(model=path)\n"}, N, "vllm v0 defaults"),
+        Example({"inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
+                 "out = model.generate(**inputs, max_new_tokens=256)\n"}, N, "hf generate"),
+        Example({"infer.py": "from vllm import LLM\nllm = LLM(model=path, enable_chunked_prefill=False, enable_prefix_caching=False)\n"},
+                N, "explicitly disabled"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        eng = engines(f)
+        used: list[Any] = []
+        off: list[Any] = []
+        for s in f.effective("enable_chunked_prefill", "vllm_enable_chunked_prefill", "enable_chunked_context", "chunked_prefill"):
+            (used if truthy(s.value) else off).append(s)
+        for s in f.effective("chunked_prefill_size"):
+            n = as_number(s.value)
+            (used if n is not None and n > 0 else off).append(s)
+        for s in f.effective("kv_transfer_config", "disaggregation_mode", "disaggregation_transfer_backend", "pd_disaggregation"):
+            if s.value is not None and truthy(s.value) is not False and str(s.value).lower() != "null":
+                used.append(s)
+        explicit_off = bool(off) and not used
+        if not explicit_off:
+            if eng.get("vllm") and not _vllm_v0(f):
+                used += eng["vllm"][:3]
+            for name in ("sglang", "tgi"):
+                used += eng.get(name, [])[:3]
+        if used:
+            return Outcome(U, evs(used), "prefill is chunked/disaggregated from decode", {"chunked_prefill": True})
+        prefix = [s for s in f.effective("enable_prefix_caching", "vllm_enable_prefix_caching", "enable_kv_cache_reuse",
+                                         "enable_block_reuse") if truthy(s.value)]
+        if prefix:
+            return Outcome(P, evs(prefix), "prefix caching, but prefill is not chunked", {"chunked_prefill": False, "prefix_caching": True})
+        detail = "chunked prefill is disabled" if off else "prefill and decode are not scheduled apart"
+        return Outcome(N, evs(off), detail, {"chunked_prefill": False})
+
+
+# --------------------------------------------------------------------------------------
+# J4 inference quantization
+# --------------------------------------------------------------------------------------
+
+_QUANT_NAME = re.compile(r"(?i)([-_.](awq|gptq|fp8|int4|int8|w4a16|w8a8|w4a8|nvfp4|mxfp4|exl2|gguf|q4_k_m|q8_0|bnb[-_]4bit|4bit|8bit)"
+                         r"([-_.]|$)|\.gguf$)")
+_QUANT_KEYS = ("quantization", "quantize", "vllm_quantization", "quant_method", "qformat", "quant_algo", "weight_only_precision",
+               "model_format", "kv_cache_dtype", "kv_cache_quant_algo", "export_quantization_bit")
+_QUANT_APIS = ("GPTQConfig", "AwqConfig", "HqqConfig", "QuantoConfig", "TorchAoConfig", "FbgemmFp8Config", "CompressedTensorsConfig",
+               "FineGrainedFP8Config", "AutoAWQForCausalLM.from_quantized", "AutoGPTQForCausalLM.from_quantized", "GPTQModel.*",
+               "torchao.quantization.quantize_", "quantize_", "optimum.quanto.quantize", "torch.quantization.quantize_dynamic",
+               "torch.ao.quantization.quantize_dynamic", "llmcompressor.oneshot", "llmcompressor.transformers.oneshot",
+               "auto_round.*", "QuantConfig", "BaseQuantizeConfig")
+
+
+def _quant_value(v: Any) -> str | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return f"int{int(v)}" if v in (2, 3, 4, 8) else None
+    if isinstance(v, str):
+        low = v.strip().lower()
+        if low in {"", "none", "null", "auto", "fp16", "bf16", "float16", "bfloat16", "hf", "huggingface", "false", "no"}:
+            return None
+        return low
+    return None
+
+
+@register
+class J4InferenceQuant(_InferenceOnly):
+    id = "J4"
+    title = "Inference quantization"
+    title_zh = "推理量化"
+    bottlenecks = (Bottleneck.MEMORY,)
+    priority = Priority.MEDIUM
+    benefit = "2-4x less weight memory and bandwidth: faster memory-bound decode and room for a larger KV cache"
+    what = (
+        "Whether inference runs a quantized model: engine `quantization=\"awq\"|\"gptq\"|\"fp8\"`, `--quantize`, "
+        "`kv_cache_dtype: fp8`, AWQ/GPTQ/FP8/GGUF checkpoints loaded for serving, HF `BitsAndBytesConfig`/`load_in_8bit` in "
+        "inference code, torchao `quantize_`, llm-compressor, TensorRT-LLM `--qformat`. 4-bit loading for QLoRA training is G4, not this."
+    )
+    why = (
+        "Decode is memory-bandwidth-bound: AWQ 4-bit weights gave 3x+ speed-ups over FP16 on consumer and server GPUs "
+        "(Lin et al., MLSys 2024), GPTQ quantized 175B models to 3-4 bits with negligible perplexity loss (Frantar et al., 2023), "
+        "and FP8 on H100 is near-lossless with up to ~1.6x throughput in vLLM/TensorRT-LLM."
+    )
+    fix = "Serve an AWQ/GPTQ (INT4) or FP8 checkpoint (`quantization=\"fp8\"` in vLLM on H100, `kv_cache_dtype=\"fp8\"` for long contexts) and validate accuracy on your eval set."
+    fix_zh = "部署 AWQ/GPTQ（INT4）或 FP8 模型（H100 上 vLLM 设置 `quantization=\"fp8\"`，长上下文可设 `kv_cache_dtype=\"fp8\"`），并在评测集上验证精度。"
+    fix_safety = FixSafety.UNSAFE
+    references = ("https://arxiv.org/abs/2306.00978", "https://arxiv.org/abs/2210.17323", "https://docs.vllm.ai/en/latest/features/quantization/")
+    snippets = {
+        "python": "from vllm import LLM\n\nllm = LLM(model=\"Qwen/Qwen2.5-7B-Instruct-AWQ\", quantization=\"awq\")\n",
+        "shell": "vllm serve Qwen/Qwen2.5-7B-Instruct --quantization fp8 --kv-cache-dtype fp8\n",
+    }
+    examples = (
+        Example({"infer.py": "from vllm import LLM\nllm = LLM(model='TheBloke/Llama-2-13B-AWQ', quantization='awq')\n"}, U, "vllm awq"),
+        Example({"serve.sh": "text-generation-launcher --model-id meta-llama/Llama-3.1-8B-Instruct --quantize eetq\n"}, U, "tgi quantize"),
+        Example({"chat.py": "from transformers import AutoModelForCausalLM, BitsAndBytesConfig\n"
+                 "bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16)\n"
+                 "model = AutoModelForCausalLM.from_pretrained(path, quantization_config=bnb)\n"
+                 "out = model.generate(**inputs)\n"}, U, "bnb at inference"),
+        Example({"serve.sh": "vllm serve Qwen/Qwen2.5-72B-Instruct-GPTQ-Int4 --tensor-parallel-size 2\n"}, U, "gptq checkpoint"),
+        Example({"train_qlora.py": "from transformers import AutoModelForCausalLM, BitsAndBytesConfig, Trainer\n"
+                 "from peft import get_peft_model, prepare_model_for_kbit_training\n"
+                 "model = AutoModelForCausalLM.from_pretrained(p, quantization_config=BitsAndBytesConfig(load_in_4bit=True))\n"
+                 "model = get_peft_model(prepare_model_for_kbit_training(model), cfg)\n",
+                 "inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
+                 "out = model.generate(**inputs)\n"}, N, "qlora training is not inference quantization"),
+        Example({"infer.py": "from vllm import LLM\nllm = LLM(model='meta-llama/Llama-3.1-8B-Instruct', quantization=None, dtype='bfloat16')\n"},
+                N, "bf16 serving"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        eng = engines(f)
+        used: list[Any] = []
+        kinds: list[str] = []
+        for s in f.effective(*_QUANT_KEYS):
+            q = _quant_value(s.value)
+            if q is None:
+                continue
+            if s.name == "kv_cache_dtype" and not re.search(r"fp8|int8|int4|fp4", q):
+                continue
+            if s.name == "model_format" and q not in {"awq", "gptq", "fp8"}:
+                continue
+            if s.name in ("quantization", "quantize", "quant_method") and s.source == "config" and not _inference_config(f, s.path):
+                continue
+            used.append(s)
+            kinds.append(q)
+        for s in f.effective("quant_policy"):
+            if (as_number(s.value) or 0) > 0:
+                used.append(s)
+                kinds.append("kv-int" + str(int(as_number(s.value) or 0)))
+        for s in f.effective("quantization_bit"):
+            if (as_number(s.value) or 0) > 0 and _inference_config(f, s.path):
+                used.append(s)
+                kinds.append(f"int{int(as_number(s.value) or 0)}")
+        for c in _live(f, f.calls(*_QUANT_APIS)):
+            used.append(c)
+            kinds.append(c.short.lower())
+        for c in _live(f, f.calls("BitsAndBytesConfig", "from_pretrained")):
+            if _training_file(f, c.path):
+                continue
+            if truthy(c.kwargs.get("load_in_4bit")) or truthy(c.kwargs.get("load_in_8bit")):
+                used.append(c)
+                kinds.append("bnb-4bit" if truthy(c.kwargs.get("load_in_4bit")) else "bnb-8bit")
+        for site in self._model_sites(f, eng):
+            used.append(site)
+            kinds.append("prequantized")
+        if used:
+            return Outcome(U, evs(used), f"quantized inference ({', '.join(dict.fromkeys(kinds))})",
+                           {"quantization": kinds[0]})
+        return Outcome(N, [], "inference runs in full/half precision", {"quantization": None})
+
+    @staticmethod
+    def _model_sites(f: Facts, eng: dict[str, list[Any]]) -> list[Any]:
+        out: list[Any] = []
+        for sites in eng.values():
+            for site in sites:
+                names: list[str] = []
+                if isinstance(site, Call):
+                    names += [a for a in site.args[:1] if isinstance(a, str)]
+                    names += [v for k, v in site.kwargs.items() if k in ("model", "model_path", "model_name_or_path") and isinstance(v, str)]
+                elif hasattr(site, "script_args"):
+                    names += [site.script or ""]
+                    names += [str(v) for k, v in {**site.launcher_args, **site.script_args}.items()
+                              if k in ("model", "model_path", "model_id", "model_name_or_path")]
+                if any(_QUANT_NAME.search(n.rsplit("/", 1)[-1]) for n in names if n):
+                    out.append(site)
+        for c in f.calls("from_pretrained"):
+            if c.args and isinstance(c.args[0], str) and _QUANT_NAME.search(c.args[0].rsplit("/", 1)[-1]) and not _training_file(f, c.path):
+                out.append(c)
+        return out
+
+
+def _inference_config(f: Facts, path: str) -> bool:
+    ff = f.files.get(path)
+    if ff is None:
+        return False
+    keys = {str(e.keys[0]) for e in ff.configs if e.keys}
+    return bool(keys & {"infer_backend", "max_model_len", "gpu_memory_utilization", "enforce_eager", "tensor_parallel_size"}) and \
+        not keys & {"do_train", "stage", "learning_rate", "num_train_epochs"}
+
+
+# --------------------------------------------------------------------------------------
+# J5 inference engine
+# --------------------------------------------------------------------------------------
+
+
+@register
+class J5InferenceEngine(_InferenceOnly):
+    id = "J5"
+    title = "Inference engine"
+    title_zh = "推理引擎"
+    bottlenecks = (Bottleneck.MEMORY, Bottleneck.LAUNCH, Bottleneck.LATENCY)
+    priority = Priority.HIGH
+    benefit = "graph optimisation, fused kernels, paged KV cache and batching: typically 2-5x (up to 10x+) over PyTorch eager `generate`"
+    what = (
+        "Whether inference runs on a serving/inference engine rather than PyTorch eager: vLLM, SGLang, TensorRT-LLM, TGI, "
+        "LMDeploy, DeepSpeed-MII/Inference, ONNX Runtime, Triton Inference Server, llama.cpp, CTranslate2, ExLlamaV2, "
+        "including vLLM rollouts in RL (`use_vllm: true`, verl `rollout.name: vllm`). An import or a requirement alone is not use."
+    )
+    why = (
+        "vLLM reported 14-24x the throughput of HF Transformers on LLaMA-7B/13B (vLLM blog, 2023); engines combine fused "
+        "attention kernels, paged KV cache, continuous batching and CUDA graphs that a hand-written `generate` loop lacks. "
+        "In GRPO/PPO the rollout is most of the step time, which is why TRL, verl and OpenRLHF offload it to vLLM."
+    )
+    fix = "Run generation on an inference engine: vLLM (`LLM(...)` / `vllm serve`), SGLang or TensorRT-LLM; in TRL GRPO set `use_vllm: true`."
+    fix_zh = "使用推理引擎执行生成：vLLM（`LLM(...)` / `vllm serve`）、SGLang 或 TensorRT-LLM；TRL GRPO 中设置 `use_vllm: true`。"
+    fix_safety = FixSafety.DISPLAY_ONLY
+    references = ("https://blog.vllm.ai/2023/06/20/vllm.html", "https://github.com/sgl-project/sglang",
+                  "https://huggingface.co/docs/trl/vllm_integration")
+    snippets = {
+        "python": "from vllm import LLM, SamplingParams\n\nllm = LLM(model=path, tensor_parallel_size=1)\nouts = llm.generate(prompts, SamplingParams(max_tokens=512))\n",
+        "hf-yaml": "use_vllm: true\nvllm_mode: colocate\n",
+        "shell": "vllm serve Qwen/Qwen2.5-7B-Instruct --port 8000\n",
+    }
+    examples = (
+        Example({"infer.py": "from vllm import LLM, SamplingParams\nllm = LLM(model=path)\nouts = llm.generate(prompts, SamplingParams())\n"},
+                U, "vllm"),
+        Example({"grpo.yaml": "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\nuse_vllm: true\nnum_generations: 8\n",
+                 "grpo.py": "from trl import GRPOConfig, GRPOTrainer\ntrainer = GRPOTrainer(model=m, args=args, reward_funcs=r)\n"},
+                U, "trl grpo with vllm rollouts"),
+        Example({"serve.sh": "lmdeploy serve api_server internlm/internlm2_5-7b-chat --server-port 23333\n"}, U, "lmdeploy"),
+        Example({"inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
+                 "out = model.generate(**inputs, max_new_tokens=256)\n"}, N, "hf eager generate"),
+        Example({"requirements.txt": "vllm==0.6.3\n", "inference.py": "# from vllm import LLM\nimport vllm\n"
+                 "from transformers import pipeline\npipe = pipeline('text-generation', model=p)\n"}, N, "vllm only imported"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        eng = engines(ctx.facts)
+        if eng:
+            names = sorted(eng)
+            return Outcome(U, evs([x for n in names for x in eng[n]]), f"inference engine: {', '.join(names)}", {"engine": names[0]})
+        eager = _hf_generate(ctx.facts) + _online_rl_without_engine(ctx.facts, eng)
+        return Outcome(N, evs(eager), "generation runs in PyTorch eager (HF `generate`)" if eager else "no inference engine",
+                       {"engine": None})
+
+
+# --------------------------------------------------------------------------------------
+# J6 CUDA graph for decode
+# --------------------------------------------------------------------------------------
+
+
+@register
+class J6DecodeCudaGraph(_InferenceOnly):
+    id = "J6"
+    title = "CUDA Graph for decode"
+    title_zh = "推理 CUDA Graph"
+    bottlenecks = (Bottleneck.LAUNCH, Bottleneck.LATENCY)
+    priority = Priority.MEDIUM
+    benefit = "replays the whole decode step as one graph: removes per-kernel launch overhead that dominates small-batch decode"
+    what = (
+        "Whether decode steps are captured as CUDA graphs: vLLM without `enforce_eager=True` (its default), SGLang without "
+        "`--disable-cuda-graph`, TGI (default), TensorRT-LLM `cuda_graph_mode`/`cuda_graph_config`, `torch.compile(mode="
+        "\"reduce-overhead\")` with a static cache, or `torch.cuda.graph` in inference code. `enforce_eager=True` is unused."
+    )
+    why = (
+        "A decode step of a 7B model launches hundreds of small kernels; at batch 1 the CPU launch overhead can exceed GPU time. "
+        "vLLM's CUDA graphs and gpt-fast's `reduce-overhead` compile (Meta PyTorch team, 2023: ~10x over eager HF on "
+        "LLaMA-7B, with int8/spec-decoding on top) remove it. Graphs fit decode because its shapes are fixed; prefill is not graphed."
+    )
+    fix = "Keep CUDA graphs on: drop `enforce_eager=True` in vLLM (`--enforce-eager` only for debugging or very tight memory), remove `--disable-cuda-graph` in SGLang; for HF use `cache_implementation=\"static\"` with `torch.compile(mode=\"reduce-overhead\")`."
+    fix_zh = "保持 CUDA Graph 开启：vLLM 中去掉 `enforce_eager=True`（`--enforce-eager` 只用于调试或显存极紧张时），SGLang 去掉 `--disable-cuda-graph`；HF 推理使用 `cache_implementation=\"static\"` 并配合 `torch.compile(mode=\"reduce-overhead\")`。"
+    fix_safety = FixSafety.SAFE
+    references = ("https://pytorch.org/blog/accelerating-generative-ai-2/", "https://docs.vllm.ai/en/latest/design/cuda_graphs.html")
+    snippets = {
+        "python": (
+            "import torch\n\n"
+            "model.generation_config.cache_implementation = \"static\"\n"
+            "model.forward = torch.compile(model.forward, mode=\"reduce-overhead\", fullgraph=True)\n"
+        ),
+        "shell": "vllm serve Qwen/Qwen2.5-7B-Instruct  # no --enforce-eager\n",
+    }
+    examples = (
+        Example({"infer.py": "from vllm import LLM\nllm = LLM(model=path, gpu_memory_utilization=0.9)\n"}, U, "vllm default"),
+        Example({"serve.sh": "python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --cuda-graph-max-bs 64\n"}, U, "sglang"),
+        Example({"generate.py": "import torch\nfrom transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
+                 "model.forward = torch.compile(model.forward, mode='reduce-overhead', fullgraph=True)\n"
+                 "out = model.generate(**inputs, cache_implementation='static')\n"}, U, "hf compile reduce-overhead"),
+        Example({"infer.py": "from vllm import LLM\nllm = LLM(model=path, enforce_eager=True)\n"}, N, "enforce_eager"),
+        Example({"config/ppo_trainer.yaml": "actor_rollout_ref:\n  rollout:\n    name: vllm\n    enforce_eager: True\n"
+                 "    free_cache_engine: True\n", "requirements.txt": "vllm==0.8.3\n"}, N, "verl rollout eager"),
+        Example({"inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
+                 "out = model.generate(**inputs)\n"}, N, "hf eager"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        eng = engines(f)
+        eager_on, graph_vllm = _per_site(f, eng, "vllm", ("enforce_eager", "vllm_enforce_eager"))
+        sg_off, graph_sg = _per_site(f, eng, "sglang", ("disable_cuda_graph",))
+        used: list[Any] = graph_vllm + graph_sg
+        tgi_off = [s for s in f.effective("cuda_graphs") if str(s.value).strip() in {"0", "[]", ""}]
+        if not tgi_off:
+            used += eng.get("tgi", [])
+        for s in f.effective("cuda_graph_mode", "use_cuda_graph", "cuda_graph_config", "enable_cuda_graph", "cuda_graph"):
+            if s.value is not None and truthy(s.value) is not False:
+                used.append(s)
+        for c in _live(f, f.calls("torch.compile")):
+            mode = c.kwargs.get("mode")
+            if isinstance(mode, str) and mode in ("reduce-overhead", "max-autotune") and not _training_file(f, c.path):
+                used.append(c)
+        used += [c for c in _live(f, f.calls("torch.cuda.graph", "torch.cuda.CUDAGraph", "torch.cuda.make_graphed_callables"))
+                 if not _training_file(f, c.path)]
+        if used:
+            return Outcome(U, evs(used), "decode runs as CUDA graphs", {"cuda_graph": True})
+        off = eager_on + sg_off + tgi_off
+        if off:
+            return Outcome(N, evs(off), "the engine is forced to eager mode (no CUDA graphs)", {"cuda_graph": False})
+        return Outcome(N, evs(_hf_generate(f)), "decode runs eagerly, kernel by kernel", {"cuda_graph": False})
+
+
+# --------------------------------------------------------------------------------------
+# J7 speculative decoding
+# --------------------------------------------------------------------------------------
+
+_SPEC_KEYS = ("speculative_model", "speculative_config", "num_speculative_tokens", "speculative_algorithm",
+              "speculative_draft_model_path", "speculative_num_steps", "speculative_decoding_mode", "max_draft_len",
+              "speculate", "draft_model", "draft_model_name_or_path", "spec_decode", "vllm_speculative_config",
+              "medusa_num_heads", "use_medusa", "use_eagle", "lookahead_config", "ngram_prompt_lookup_max")
+
+
+@register
+class J7SpeculativeDecoding(_InferenceOnly):
+    id = "J7"
+    title = "Speculative decoding"
+    title_zh = "Speculative Decoding"
+    bottlenecks = (Bottleneck.MEMORY, Bottleneck.LATENCY)
+    priority = Priority.LOW
+    benefit = "several tokens per target-model step when a draft model/heads guess right: 2-3x lower decode latency, same outputs"
+    what = (
+        "Whether generation verifies draft tokens: vLLM `speculative_config`/`speculative_model`, SGLang "
+        "`--speculative-algorithm EAGLE`, TGI `--speculate`, TensorRT-LLM `speculative_decoding_mode`, HF `generate("
+        "assistant_model=...)` or `prompt_lookup_num_tokens=`, Medusa/EAGLE heads."
+    )
+    why = (
+        "Speculative sampling gave 2-2.5x decode speed-ups for Chinchilla 70B with identical output distribution (Chen et al., "
+        "2023; Leviathan et al., 2023); EAGLE reported 2.7-3.5x on LLaMA2-Chat 70B. Gains need a large target model, a small "
+        "same-family draft and spare compute (low batch); at high batch the benefit shrinks."
+    )
+    fix = "For latency-bound serving of a large model, add speculative decoding: vLLM `speculative_config={\"model\": draft, \"num_speculative_tokens\": 5}` (or EAGLE/ngram), HF `generate(assistant_model=draft)`."
+    fix_zh = "对延迟敏感的大模型服务启用投机解码：vLLM 设置 `speculative_config={\"model\": draft, \"num_speculative_tokens\": 5}`（或 EAGLE/ngram），HF 使用 `generate(assistant_model=draft)`。"
+    fix_safety = FixSafety.SAFE
+    references = ("https://arxiv.org/abs/2211.17192", "https://arxiv.org/abs/2302.01318", "https://docs.vllm.ai/en/latest/features/spec_decode.html")
+    snippets = {
+        "python": (
+            "from vllm import LLM\n\n"
+            "llm = LLM(model=\"meta-llama/Llama-3.1-70B-Instruct\", tensor_parallel_size=4,\n"
+            "          speculative_config={\"model\": \"meta-llama/Llama-3.2-1B-Instruct\", \"num_speculative_tokens\": 5})\n"
+        ),
+    }
+    examples = (
+        Example({"infer.py": "from vllm import LLM\nllm = LLM(model=big, speculative_config={'method': 'ngram', "
+                 "'num_speculative_tokens': 4, 'prompt_lookup_max': 4})\n"}, U, "vllm ngram"),
+        Example({"chat.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(big)\n"
+                 "draft = AutoModelForCausalLM.from_pretrained(small)\nout = model.generate(**inputs, assistant_model=draft)\n"},
+                U, "hf assisted generation"),
+        Example({"serve.sh": "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct "
+                 "--speculative-algorithm EAGLE --speculative-draft-model-path lmsys/sglang-EAGLE-LLaMA3-Instruct-8B\n"}, U, "sglang eagle"),
+        Example({"chat.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(big)\n"
+                 "out = model.generate(**inputs, assistant_model=None, max_new_tokens=256)\n"}, N, "assistant_model=None"),
+        Example({"infer.py": "from vllm import LLM\nllm = LLM(model=big)\n# llm = LLM(model=big, speculative_model=small)\n"}, N, "commented out"),
+    )
+
+    def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        used: list[Any] = []
+        for s in f.effective(*_SPEC_KEYS):
+            v = s.value
+            if v is None or truthy(v) is False or (isinstance(v, str) and v.strip().lower() in {"none", "null", ""}):
+                continue
+            used.append(s)
+        for c in _live(f, f.calls("generate")):
+            a = c.kwargs.get("assistant_model")
+            if a is not None and not (isinstance(a, str) and a.lower() == "none"):
+                used.append(c)
+            if (as_number(c.kwargs.get("prompt_lookup_num_tokens")) or 0) > 0:
+                used.append(c)
+        used += _live(f, f.calls("MedusaModel", "EaModel", "EagleModel", "medusa.*", "eagle.*"))
+        if used:
+            return Outcome(U, evs(used), "speculative decoding is configured", {"speculative": True})
+        return Outcome(N, [], "tokens are generated one target-model step at a time", {"speculative": False})
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.status == U:
+            return None
+        b = ctx.project.params_billions
+        if b is not None and b < 3:
+            return None  # a small target model leaves little to win over a draft model
+        return self.priority
