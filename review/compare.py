@@ -160,7 +160,7 @@ def _value_changes(rb: CheckResult, rh: CheckResult, base: Audit, head: Audit, e
     for name in names:
         before, after = rb.values.get(name), rh.values.get(name)
         if name in ("nccl_vars", "rdma_vars"):
-            multi = env.multi_node or base.project.multi_node
+            multi = env.multi_node  # the head still launches on several nodes
             b_map, a_map = _as_nccl(before) or {}, _as_nccl(after) or {}
             out += [_change(rh.id, v, var, b_map.get(var), a_map.get(var)) for var, v in _nccl(rh.id, before, after or [], env, multi)]
             continue
@@ -251,7 +251,8 @@ def compare_audits(base: Audit | None, head: Audit) -> Comparison:
         if rb is None:
             continue
         values = []
-        for c in _value_changes(rb, rh, base, head, env):
+        comparable = Status.NA not in (rb.status, rh.status)  # a check that stopped (or started) applying compares nothing
+        for c in _value_changes(rb, rh, base, head, env) if comparable else []:
             sig = (c.finding, fmt(c.before), fmt(c.after))
             if sig not in seen_values:  # the same value measured by two checks gives one change
                 seen_values.add(sig)

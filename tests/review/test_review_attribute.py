@@ -143,3 +143,14 @@ def test_line_numbers_of_another_version_are_not_trusted(tmp_path):
     head = synthetic([result("C1", N, [], {"precision": "fp32"})])
     placed, [u] = _run(tmp_path, {"train.yaml": base_yaml}, {"train.yaml": head_yaml}, base, head)
     assert placed == [] and u.check == "C1"
+
+
+def test_nccl_variable_removed_from_a_multi_node_launcher_lands_on_the_removed_export(tmp_path):
+    sh = ("#!/bin/bash\nexport NCCL_IB_HCA=mlx5_0,mlx5_1\nexport NCCL_SOCKET_IFNAME=eth0\n"
+          "torchrun --nnodes 2 --nproc_per_node 8 --node_rank $RANK train.py --bf16 True\n")
+    base_files = {"run.sh": sh, "train.py": "from transformers import Trainer, TrainingArguments\n"}
+    head_files = dict(base_files, **{"run.sh": sh.replace("export NCCL_IB_HCA=mlx5_0,mlx5_1\n", "")})
+    placed, _ = _run(tmp_path, base_files, head_files, audit_tree(base_files), audit_tree(head_files))
+    [p] = placed  # E1 and E4 both see it: one change
+    assert (p.path, p.line, p.side, p.text) == ("run.sh", 2, LEFT, "export NCCL_IB_HCA=mlx5_0,mlx5_1")
+    assert p.change.finding == "NCCL_IB_HCA"
