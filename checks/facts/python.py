@@ -168,7 +168,9 @@ class _Extractor(ast.NodeVisitor):
     def _visit_func(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self._decorators(node)
         self.func_stack.append(node.name)
-        self.scopes.append({})
+        a = node.args
+        # parameters hide module constants of the same name
+        self.scopes.append({p.arg: _NO_VALUE for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, [a.vararg, a.kwarg])]})
         for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             self.visit(d)
         for stmt in node.body:
@@ -275,7 +277,7 @@ class _Extractor(ast.NodeVisitor):
                 self.scopes[-1][t.id] = v
                 self.out.assigns.append(Assign(self.path, line, t.id, v, self.text(line)))
             else:
-                self.scopes[-1].pop(t.id, None)
+                self.scopes[-1][t.id] = _NO_VALUE  # a non-constant rebinding hides an outer constant of that name
             if isinstance(value_node, ast.Dict):
                 self._dict_literal(value_node, (t.id,))
         elif isinstance(t, ast.Attribute):
@@ -304,7 +306,7 @@ class _Extractor(ast.NodeVisitor):
         elif isinstance(t, (ast.Tuple, ast.List)):
             for e in t.elts:
                 if isinstance(e, ast.Name):
-                    self.scopes[-1].pop(e.id, None)
+                    self.scopes[-1][e.id] = _NO_VALUE
 
     def _dict_literal(self, node: ast.Dict, prefix: tuple[str | int, ...]) -> None:
         for k, v in zip(node.keys, node.values, strict=True):

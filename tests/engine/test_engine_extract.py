@@ -1,0 +1,432 @@
+"""Extractors, one file at a time: Python (ast), YAML, JSON, shell launchers, dependency files."""
+
+from __future__ import annotations
+
+from checks.facts import Container, Expr, extract_file
+from checks.facts.types import FileFacts
+
+
+def x(path: str, text: str | bytes) -> FileFacts:
+    ff = extract_file(path, text.encode() if isinstance(text, str) else text)
+    return ff
+
+
+# --- Python ----------------------------------------------------------------------------
+
+
+def test_python_import_resolution() -> None:
+    ff = x("train.py", (
+        "import torch\n"
+        "import torch.distributed as dist\n"
+        "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, MixedPrecision\n"
+        "from .model import GPT\n"
+        "import deepspeed.comm\n"
+        "dist.init_process_group('nccl')\n"
+        "model = FSDP(GPT(), mixed_precision=MixedPrecision(param_dtype=torch.bfloat16))\n"
+        "model = torch.compile(model)\n"
+        "deepspeed.comm.barrier()\n"
+        "my.compile(model)\n"
+    ))
+    names = {c.name: c for c in ff.calls}
+    assert "torch.distributed.init_process_group" in names
+    assert names["torch.distributed.fsdp.FullyShardedDataParallel"].line == 7
+    assert "torch.compile" in names and "deepspeed.comm.barrier" in names and ".model.GPT" in names
+    mp = names["torch.distributed.fsdp.MixedPrecision"].kwargs["param_dtype"]
+    assert isinstance(mp, Expr) and mp.dotted == "torch.bfloat16"
+    assert names["my.compile"].name == "my.compile"  # not an import: stays unresolved
+    assert {(i.module, i.name) for i in ff.imports} >= {("torch.distributed", None), ("torch.distributed.fsdp", "FullyShardedDataParallel"), (".model", "GPT")}
+
+
+def test_python_constant_resolution_and_scopes() -> None:
+    ff = x("train.py", (
+        "from torch.utils.data import DataLoader\n"
+        "NUM_WORKERS = 8\n"
+        "BS = 4 * 2\n"
+        "NEG = -1\n"
+        "def build(ds):\n"
+        "    PREFETCH = 4\n"
+        "    return DataLoader(ds, num_workers=NUM_WORKERS, batch_size=BS, prefetch_factor=PREFETCH, pin_memory=NEG < 0)\n"
+        "def other(ds, n):\n"
+        "    NUM_WORKERS = n\n"
+        "    return DataLoader(ds, num_workers=NUM_WORKERS)\n"
+        "def third(ds, BS):\n"
+        "    return DataLoader(ds, batch_size=BS)\n"
+    ))
+    first, second, third = [c for c in ff.calls if c.short == "DataLoader"]
+    assert first.kwargs["num_workers"] == 8 and first.kwargs["batch_size"] == 8 and first.kwargs["prefetch_factor"] == 4
+    assert isinstance(first.kwargs["pin_memory"], Expr)
+    assert first.func == "build" and first.kw_lines["num_workers"] == 7
+    # a local rebinding to a non-constant hides the module constant
+    assert isinstance(second.kwargs["num_workers"], Expr)
+    assert isinstance(third.kwargs["batch_size"], Expr)  # a parameter hides the module constant
+    assert {a.name: a.value for a in ff.assigns}.items() >= {"NUM_WORKERS": 8, "BS": 8, "NEG": -1, "PREFETCH": 4}.items()
+
+
+def test_python_args_references_keep_the_setting_name() -> None:
+    ff = x("train.py", "from transformers import TrainingArguments\nTrainingArguments(bf16=args.bf16, fp16=cfg.train.fp16, seed=int(args.seed))\n")
+    [c] = [c for c in ff.calls if c.short == "TrainingArguments"]
+    assert c.kwargs["bf16"].ref == "bf16" and c.kwargs["fp16"].ref == "fp16" and c.kwargs["seed"].ref == "seed"
+
+
+def test_python_argparse_defaults() -> None:
+    ff = x("args.py", (
+        "import argparse\n"
+        "p = argparse.ArgumentParser()\n"
+        "p.add_argument('--num-workers', type=int, default=4)\n"
+        "p.add_argument('--bf16', action='store_true')\n"
+        "p.add_argument('--no-fusion', action='store_false', dest='fusion')\n"
+        "p.add_argument('-b', '--batch_size', default=8)\n"
+        "p.add_argument('data')\n"
+    ))
+    opts = {a.dest: a for a in ff.arg_options}
+    assert opts["num_workers"].default == 4 and opts["num_workers"].line == 3
+    assert opts["bf16"].default is False and opts["bf16"].action == "store_true"
+    assert opts["fusion"].default is True and opts["fusion"].flags == ("--no-fusion",)
+    assert opts["batch_size"].flags == ("-b", "--batch_size")
+    assert "data" not in opts
+
+
+def test_python_dataclass_fields() -> None:
+    ff = x("args.py", (
+        "from dataclasses import dataclass, field\n"
+        "from typing import Optional\n"
+        "@dataclass\n"
+        "class TrainingArguments:\n"
+        "    model_max_length: int = field(default=512, metadata={'help': 'max'})\n"
+        "    lora_enable: bool = False\n"
+        "    optim: str = field(default='adamw_torch')\n"
+        "    targets: list = field(default_factory=lambda: ['q_proj'])\n"
+        "    cache_dir: Optional[str] = field(metadata={'help': 'x'})\n"
+    ))
+    fields = {f.name: f for f in ff.fields}
+    assert fields["model_max_length"].default == 512 and fields["model_max_length"].owner == "TrainingArguments"
+    assert fields["lora_enable"].default is False and fields["lora_enable"].line == 6
+    assert fields["optim"].default == "adamw_torch"
+    assert isinstance(fields["targets"].default, Expr)
+    assert "cache_dir" not in fields  # no default
+
+
+def test_python_environment_writes() -> None:
+    ff = x("env.py", (
+        "import os\n"
+        "os.environ['NCCL_IB_DISABLE'] = '0'\n"
+        "os.environ.setdefault('NCCL_DEBUG', 'INFO')\n"
+        "os.putenv('NCCL_P2P_LEVEL', 'NVL')\n"
+        "os.environ['PYTORCH_CUDA_ALLOC_CONF'] = f'expandable_segments:{flag}'\n"
+        "value = os.environ['NCCL_SOCKET_IFNAME']\n"
+    ))
+    envs = {(e.name, e.value, e.line) for e in ff.envs}
+    assert envs == {("NCCL_IB_DISABLE", "0", 2), ("NCCL_DEBUG", "INFO", 3), ("NCCL_P2P_LEVEL", "NVL", 4), ("PYTORCH_CUDA_ALLOC_CONF", "", 5)}
+
+
+def test_python_dict_literals_are_config_entries_with_lines() -> None:
+    ff = x("ds.py", (
+        "ds_config = {\n"
+        "    'train_micro_batch_size_per_gpu': 4,\n"
+        "    'zero_optimization': {\n"
+        "        'stage': 3,\n"
+        "        'offload_param': {'device': 'cpu'},\n"
+        "    },\n"
+        "}\n"
+        "engine, *_ = deepspeed.initialize(model=m, config={'bf16': {'enabled': True}})\n"
+        "cfg['gradient_accumulation_steps'] = 8\n"
+    ))
+    entries = {e.dotted: e for e in ff.configs}
+    assert entries["ds_config.zero_optimization.stage"].value == 3 and entries["ds_config.zero_optimization.stage"].line == 4
+    assert entries["ds_config.zero_optimization"].value == Container("map")
+    assert entries["ds_config.zero_optimization.offload_param.device"].value == "cpu"
+    assert entries["initialize.config.bf16.enabled"].value is True and entries["initialize.config.bf16.enabled"].line == 8
+    assert entries["cfg.gradient_accumulation_steps"].value == 8
+    assert all(e.fmt == "python" for e in ff.configs)
+
+
+def test_python_docstrings_and_strings_are_not_code() -> None:
+    ff = x("doc.py", (
+        '"""Use torch.compile(model) and read /mnt/nvme/data."""\n'
+        "def f():\n"
+        "    '''bf16=True; deepspeed.initialize(config=ds)'''\n"
+        "    return 'torch.compile(model)'\n"
+        "class A:\n"
+        "    \"\"\"FSDP(model)\"\"\"\n"
+    ))
+    assert ff.calls == [] and ff.paths == [] and ff.imports == []
+
+
+def test_python_attribute_assignments_decorators_and_paths() -> None:
+    ff = x("k.py", (
+        "import torch\n"
+        "import triton\n"
+        "import triton.language as tl\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\n"
+        "for p in model.vision_tower.parameters():\n"
+        "    p.requires_grad = False\n"
+        "@triton.jit\n"
+        "def kernel(X):\n"
+        "    x = tl.load(X)\n"
+        "@torch.compile(mode='max-autotune')\n"
+        "def step(b):\n"
+        "    return b\n"
+        "DATA = 's3://bucket/tokens'\n"
+    ))
+    targets = {a.target: a for a in ff.attr_assigns}
+    assert targets["torch.backends.cuda.matmul.allow_tf32"].value is True
+    rg = targets["p.requires_grad"]
+    assert rg.value is False and rg.loop == "model.vision_tower.parameters()"
+    assert {(d.name, d.target) for d in ff.decorators} == {("triton.jit", "kernel"), ("torch.compile", "step")}
+    assert any(c.name == "triton.language.load" for c in ff.calls)
+    assert [p.value for p in ff.paths] == ["s3://bucket/tokens"]
+
+
+def test_python_bad_files_record_an_error_and_never_raise() -> None:
+    assert x("py2.py", "print 'hi'\n").error.startswith("Python syntax error")
+    assert x("nul.py", "x = 1\x00\n").error
+    deep = "x = " + "+".join("1" for _ in range(50_000)) + "\n"
+    assert x("deep.py", deep).error
+    latin = x("latin.py", "# caf\xe9\nimport torch\ntorch.compile(m)\n".encode("latin-1"))
+    assert latin.error is None and [c.name for c in latin.calls] == ["torch.compile"]
+    bom = x("bom.py", b"\xef\xbb\xbfimport torch\ntorch.compile(m)\n")
+    assert bom.error is None and bom.calls[0].line == 2
+
+
+# --- YAML ------------------------------------------------------------------------------
+
+
+def test_yaml_line_numbers_multi_document_and_values() -> None:
+    ff = x("cfg.yaml", (
+        "# comment\n"
+        "model:\n"
+        "  name: meta-llama/Llama-2-7b-hf\n"
+        "---\n"
+        "train:\n"
+        "  bf16: true\n"
+        "  lr: 1e-4\n"
+        "  # bf16: false\n"
+        "  stages: [1, 2]\n"
+        "  callbacks:\n"
+        "    - class_path: ModelCheckpoint\n"
+        "      every_n_train_steps: 1000\n"
+    ))
+    e = {c.dotted: c for c in ff.configs}
+    assert e["model.name"].line == 3
+    assert e["train.bf16"].value is True and e["train.bf16"].line == 6
+    assert e["train.lr"].line == 7
+    assert e["train.stages"].value == (1, 2)
+    assert e["train.callbacks.0.every_n_train_steps"].value == 1000 and e["train.callbacks.0.every_n_train_steps"].line == 12
+    assert not any(c.line == 8 for c in ff.configs)  # the commented-out line is no entry
+
+
+def test_yaml_block_scalar_launch_commands_keep_their_lines() -> None:
+    ff = x(".github/workflows/train.yml", (
+        "jobs:\n"
+        "  train:\n"
+        "    steps:\n"
+        "      - name: Train\n"
+        "        run: |\n"
+        "          pip install -r requirements.txt\n"
+        "          export NCCL_DEBUG=INFO\n"
+        "          torchrun --nproc_per_node 8 train.py \\\n"
+        "            --bf16 True --deepspeed ds.json\n"
+        "      - run: deepspeed --num_gpus 2 finetune.py --lora_r 8\n"
+    ))
+    launches = {(lc.launcher, lc.line): lc for lc in ff.launches}
+    torchrun = launches[("torchrun", 8)]
+    assert torchrun.launcher_args == {"nproc_per_node": 8}
+    assert torchrun.script_args == {"bf16": True, "deepspeed": "ds.json"}
+    assert launches[("deepspeed", 10)].script_args == {"lora_r": 8}
+    assert any(e.name == "NCCL_DEBUG" and e.line == 7 for e in ff.envs)
+
+
+def test_yaml_kubernetes_argv_lists_and_env() -> None:
+    ff = x("k8s/job.yaml", (
+        "spec:\n"
+        "  containers:\n"
+        "    - name: trainer\n"
+        "      command: [\"torchrun\"]\n"
+        "      args: [\"--nnodes=2\", \"--nproc_per_node=8\", \"train.py\", \"--bf16\", \"True\"]\n"
+        "      env:\n"
+        "        - name: NCCL_IB_HCA\n"
+        "          value: mlx5_0\n"
+    ))
+    [launch] = ff.launches
+    assert launch.line == 4 and launch.launcher_args == {"nnodes": 2, "nproc_per_node": 8} and launch.script_args == {"bf16": True}
+    assert [(e.name, e.value, e.line) for e in ff.envs] == [("NCCL_IB_HCA", "mlx5_0", 7)]
+
+
+def test_yaml_errors_and_alias_bombs() -> None:
+    assert x("bad.yaml", "a:\n\tb: 1\n").error.startswith("YAML parse error")
+    levels = ["a: &a [" + ", ".join(['"lol"'] * 9) + "]"]
+    for prev, cur in zip("abcdefgh", "bcdefghi"):
+        levels.append(f"{cur}: &{cur} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    bomb = x("bomb.yaml", "\n".join(levels) + "\n")
+    assert bomb.error and "alias" in bomb.error
+    assert len(bomb.configs) < 50_000
+    merged = x("merge.yaml", "base: &base\n  bf16: true\ntrain:\n  <<: *base\n  lr: 0.1\n")
+    assert merged.error is None
+    assert {c.dotted for c in merged.configs} >= {"base.bf16", "train.<<.bf16", "train.lr"}
+
+
+# --- JSON ------------------------------------------------------------------------------
+
+
+def test_json_key_paths_and_lines() -> None:
+    ff = x("ds_config.json", (
+        "{\n"
+        '  "bf16": {\n'
+        '    "enabled": "auto"\n'
+        "  },\n"
+        '  "zero_optimization": {"stage": 3,\n'
+        '    "offload_param": {"device": "cpu", "pin_memory": true}},\n'
+        '  "tags": ["a", "b"],\n'
+        '  "steps": [{"lr": 0.1}, {"lr": 0.01}],\n'
+        '  "we\\"ird": 1\n'
+        "}\n"
+    ))
+    e = {c.dotted: c for c in ff.configs}
+    assert e["bf16.enabled"].value == "auto" and e["bf16.enabled"].line == 3
+    assert e["zero_optimization.stage"].line == 5 and e["zero_optimization.offload_param.pin_memory"].line == 6
+    assert e["tags"].value == ("a", "b") and e["steps.1.lr"].value == 0.01 and e["steps.1.lr"].line == 8
+    assert e['we"ird'].line == 9
+
+
+def test_json_errors_are_recorded() -> None:
+    assert x("bad.json", '{"a": 1,,}').error.startswith("JSON parse error")
+    assert x("deep.json", "[" * 100_000 + "]" * 100_000).error
+    assert x("bom.json", b'\xef\xbb\xbf{"fp16": {"enabled": false}}').configs[1].value is False
+
+
+# --- shell -----------------------------------------------------------------------------
+
+
+def _launch(text: str, path: str = "run.sh"):
+    ff = x(path, text)
+    assert len(ff.launches) == 1, ff.launches
+    return ff.launches[0], ff
+
+
+def test_shell_torchrun_flag_forms_and_script_args() -> None:
+    lc, _ = _launch("torchrun --nproc_per_node=8 --master-port 29500 --standalone train.py --bf16 True --lr=2e-5 --tags a\n")
+    assert lc.launcher == "torchrun" and lc.script == "train.py"
+    assert lc.launcher_args == {"nproc_per_node": 8, "master_port": 29500, "standalone": True}
+    assert lc.script_args == {"bf16": True, "lr": 2e-5, "tags": "a"}
+
+
+def test_shell_python_m_torch_distributed_and_accelerate_and_deepspeed() -> None:
+    lc, _ = _launch("python -m torch.distributed.run --nproc_per_node 4 finetune.py --fp16 True\n")
+    assert (lc.launcher, lc.launcher_args, lc.script, lc.script_args) == ("torchrun", {"nproc_per_node": 4}, "finetune.py", {"fp16": True})
+    lc, _ = _launch("accelerate launch --config_file configs/fsdp.yaml --num_processes 8 train.py --mixed_precision bf16\n")
+    assert lc.launcher == "accelerate" and lc.launcher_args["config_file"] == "configs/fsdp.yaml" and lc.script_args == {"mixed_precision": "bf16"}
+    lc, _ = _launch("deepspeed --hostfile hostfile --num_gpus 8 train.py --deepspeed ds_z3.json\n")
+    assert lc.launcher == "deepspeed" and lc.launcher_args == {"hostfile": "hostfile", "num_gpus": 8}
+
+
+def test_shell_wrappers_variables_exports_and_continuations() -> None:
+    text = (
+        "#!/bin/bash\n"
+        "export NCCL_IB_HCA=mlx5_0,mlx5_1 NCCL_SOCKET_IFNAME=eth0\n"
+        "NODES=${SLURM_NNODES:-2}\n"
+        "GPUS=8\n"
+        "srun -N $NODES --gpus-per-node $GPUS \\\n"
+        "  torchrun --nnodes=$NODES --nproc_per_node ${GPUS} train.py \\\n"
+        "    --output_dir ${OUT:-/mnt/ckpt}\n"
+        "CUDA_DEVICE_MAX_CONNECTIONS=1 python train.py --log_every 10\n"
+    )
+    ff = x("launch.sh", text)
+    srun, plain = ff.launches
+    assert srun.line == 5 and srun.wrappers == ("srun",)
+    assert srun.launcher_args == {"nnodes": 2, "nproc_per_node": 8} and srun.script_args == {"output_dir": "/mnt/ckpt"}
+    assert plain.launcher == "python" and plain.env == {"CUDA_DEVICE_MAX_CONNECTIONS": "1"} and plain.script_args == {"log_every": 10}
+    envs = {(e.name, e.value, e.line) for e in ff.envs}
+    assert {("NCCL_IB_HCA", "mlx5_0,mlx5_1", 2), ("NCCL_SOCKET_IFNAME", "eth0", 2)} <= envs
+
+
+def test_shell_megatron_arrays_and_flag_strings() -> None:
+    arrays = (
+        "MODEL_ARGS=(\n"
+        "    --num-layers 24\n"
+        "    --hidden-size 2048\n"
+        "    # --fp8-format hybrid\n"
+        "    --bf16\n"
+        ")\n"
+        "PAR=(--tensor-model-parallel-size 2 --sequence-parallel)\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py ${MODEL_ARGS[@]} \"${PAR[@]}\"\n"
+    )
+    lc, _ = _launch(arrays)
+    assert lc.line == 8
+    assert lc.script_args == {"num_layers": 24, "hidden_size": 2048, "bf16": True, "tensor_model_parallel_size": 2, "sequence_parallel": True}
+    older = (
+        'GPT_ARGS="--num-layers 24 \\\n'
+        '          --use-flash-attn"\n'
+        "torchrun $DISTRIBUTED_ARGS pretrain_gpt.py $GPT_ARGS --save-interval 500\n"
+    )
+    lc, _ = _launch(older)
+    assert lc.script_args == {"num_layers": 24, "use_flash_attn": True, "save_interval": 500}
+
+
+def test_shell_sbatch_directives_and_crlf() -> None:
+    ff = x("job.sbatch", "#!/bin/bash\r\n#SBATCH --nodes=4\r\n#SBATCH -N 4 --gres=gpu:8\r\nsrun python train.py --bf16 True\r\n")
+    entries = {(c.dotted, c.value, c.line) for c in ff.configs}
+    assert ("SBATCH.nodes", 4, 2) in entries and ("SBATCH.gres", "gpu:8", 3) in entries
+    [lc] = ff.launches
+    assert lc.script == "train.py" and lc.script_args == {"bf16": True} and lc.wrappers == ("srun",)
+
+
+def test_shell_comments_and_non_launch_commands_are_ignored() -> None:
+    ff = x("run.sh", "# torchrun --nproc_per_node 8 train.py\necho 'deepspeed train.py'\ncd /tmp && ls\n")
+    assert ff.launches == []
+
+
+# --- dependencies ----------------------------------------------------------------------
+
+
+def _deps(path: str, text: str) -> dict[str, tuple[str, int]]:
+    return {d.name: (d.spec, d.line) for d in x(path, text).deps}
+
+
+def test_requirements_files() -> None:
+    deps = _deps("requirements.txt", (
+        "torch>=2.1  # pinned by the cluster image\n"
+        "flash_attn>=2.5 ; sys_platform == 'linux'\n"
+        "-e .\n"
+        "-r requirements-dev.txt\n"
+        "git+https://github.com/huggingface/peft.git#egg=peft\n"
+        "torch-tb @ https://example.com/whl/torch_tb.whl\n"
+        "accelerate[deepspeed]==0.30.1\n"
+        "# deepspeed\n"
+    ))
+    assert deps == {
+        "torch": (">=2.1", 1), "flash-attn": (">=2.5 ; sys_platform == 'linux'", 2), "peft": ("git+https://github.com/huggingface/peft.git#egg=peft", 5),
+        "torch-tb": ("torch-tb @ https://example.com/whl/torch_tb.whl", 6), "accelerate": ("==0.30.1", 7),
+    }
+    assert _deps("requirements/train.txt", "liger-kernel\n") == {"liger-kernel": ("", 1)}
+
+
+def test_pyproject_setup_py_and_conda() -> None:
+    pyproject = (
+        "[project]\nname = 'x'\ndependencies = [\n  'transformers>=4.40',\n  'trl',\n]\n"
+        "[project.optional-dependencies]\ntrain = ['deepspeed==0.14.0']\n"
+        "[tool.poetry.dependencies]\npython = '^3.10'\nvllm = '^0.5'\n"
+    )
+    deps = _deps("pyproject.toml", pyproject)
+    assert deps["transformers"] == (">=4.40", 4) and deps["deepspeed"] == ("==0.14.0", 8) and deps["vllm"][1] == 11
+    assert "python" not in deps
+    setup = "from setuptools import setup\nsetup(\n    name='x',\n    install_requires=['torch', 'peft>=0.10'],\n    extras_require={'fa': ['flash-attn']},\n)\n"
+    deps = _deps("setup.py", setup)
+    assert set(deps) == {"torch", "peft", "flash-attn"} and deps["peft"] == (">=0.10", 4)
+    conda = "name: train\ndependencies:\n  - python=3.10\n  - pytorch::pytorch=2.1.0\n  - pip:\n    - deepspeed==0.12.6\n    - flash-attn\n"
+    deps = _deps("environment.yml", conda)
+    assert deps["pytorch"] == ("==2.1.0", 4) and deps["deepspeed"] == ("==0.12.6", 6) and deps["flash-attn"] == ("", 7)
+
+
+def test_dockerfile_env_and_pip_installs() -> None:
+    ff = x("Dockerfile", (
+        "FROM nvcr.io/nvidia/pytorch:24.01-py3\n"
+        "ENV NCCL_DEBUG=INFO NCCL_IB_DISABLE=0\n"
+        "ENV CUDA_DEVICE_MAX_CONNECTIONS 1\n"
+        "RUN pip install --no-cache-dir flash-attn==2.5.8 \\\n"
+        "    deepspeed && rm -rf /root/.cache\n"
+        'CMD ["torchrun", "--nproc_per_node", "8", "train.py"]\n'
+    ))
+    assert {(e.name, e.value, e.line) for e in ff.envs} == {("NCCL_DEBUG", "INFO", 2), ("NCCL_IB_DISABLE", "0", 2), ("CUDA_DEVICE_MAX_CONNECTIONS", "1", 3)}
+    assert {(d.name, d.spec, d.line) for d in ff.deps} == {("flash-attn", "==2.5.8", 4), ("deepspeed", "", 4)}
+    [lc] = ff.launches
+    assert lc.line == 6 and lc.launcher_args == {"nproc_per_node": 8}
