@@ -148,6 +148,10 @@ class Facts:
     def calls_with_kw(self, kw: str) -> list[Call]:
         return self._keep(self._s["calls_by_kw"].get(_norm_key(kw), []))
 
+    def all_calls(self) -> list[Call]:
+        """Every call, for checks that judge arguments rather than names (``LineDataset("data/train.jsonl")``)."""
+        return self._keep(self._s["calls"])
+
     def imports(self, *modules: str) -> list[Import]:
         out = [
             i for i in self._s["imports"]
