@@ -64,11 +64,15 @@ def inference_setting(s: Setting) -> bool:
     return bool(_INFERENCE_PATH.search(s.path))
 
 
-def _sizes(facts: Facts, names: Iterable[str], extra: Iterable[ConfigEntry] = ()) -> list[tuple[float, Any]]:
-    """(size, fact) for every training-parallelism size setting of ``names``; -1 means 'all remaining ranks'."""
+def _sizes(facts: Facts, names: Iterable[str], extra: Iterable[ConfigEntry] = (), inference: bool = False) -> list[tuple[float, Any]]:
+    """(size, fact) for every parallelism size setting of ``names``; -1 means 'all remaining ranks'.
+
+    Inference-engine settings (vLLM/SGLang, rollout workers) are skipped unless ``inference`` is set:
+    for a project that does not train, the engine's layout is the project's parallelism.
+    """
     out: list[tuple[float, Any]] = []
     for s in facts.effective(*names):
-        if inference_setting(s) or _TEST_PATH.search(s.path):
+        if (not inference and inference_setting(s)) or _TEST_PATH.search(s.path):
             continue
         n = as_number(s.value)
         if n is None and isinstance(s.value, Expr) and s.value.ref:
@@ -814,12 +818,12 @@ def _nanotron(facts: Facts, key: str) -> list[ConfigEntry]:
     return [e for e in facts.config(f"parallelism.{key}") if not isinstance(e.value, Container)]
 
 
-def tp_sizes(facts: Facts) -> list[tuple[float, Any]]:
-    return _sizes(facts, TP_NAMES, _nanotron(facts, "tp"))
+def tp_sizes(facts: Facts, inference: bool = False) -> list[tuple[float, Any]]:
+    return _sizes(facts, TP_NAMES, _nanotron(facts, "tp"), inference)
 
 
-def pp_sizes(facts: Facts) -> list[tuple[float, Any]]:
-    return _sizes(facts, PP_NAMES, _nanotron(facts, "pp"))
+def pp_sizes(facts: Facts, inference: bool = False) -> list[tuple[float, Any]]:
+    return _sizes(facts, PP_NAMES, _nanotron(facts, "pp"), inference)
 
 
 def _torch_tp_calls(facts: Facts) -> list[Call]:
@@ -892,18 +896,22 @@ class A4TensorParallel(Check):
             "from torch.distributed.tensor.parallel import parallelize_module, ColwiseParallel, RowwiseParallel\n"
             "parallelize_module(block, mesh['tp'], {'w1': ColwiseParallel(), 'w2': RowwiseParallel()})\n")}, U, "torch TP"),
         Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 1 --num-layers 24\n"}, N, "tp size 1"),
-        Example({"serve.py": "from vllm import LLM\nllm = LLM(model='meta-llama/Llama-2-70b-hf', tensor_parallel_size=4)\n"}, N, "vllm inference TP"),
+        Example({"serve.py": "from vllm import LLM\nllm = LLM(model='meta-llama/Llama-2-70b-hf', tensor_parallel_size=4)\n",
+                 "train.py": "from transformers import Trainer\ntrainer = Trainer(model=model)\ntrainer.train()\n"}, N, "vllm TP in a training repo"),
+        Example({"serve.py": "from vllm import LLM\nllm = LLM(model='meta-llama/Llama-2-70b-hf', tensor_parallel_size=4)\n"}, U, "inference-only project: engine TP"),
         Example({"train.yaml": "# tensor_model_parallel_size: 4\nlr: 1e-4\n"}, N, "commented out"),
         Example({"parallelize.py": (
             "from torch.distributed.tensor.parallel import parallelize_module, ColwiseParallel\n"
             "parallelize_module(block, tp_mesh, {'wq': ColwiseParallel()})\n"),
             "llama3_8b.toml": "[parallelism]\ntensor_parallel_degree = 1\n"}, N, "TP code gated by degree 1"),
-        Example({"ppo.yaml": "actor_rollout_ref:\n  actor:\n    strategy: fsdp\n  rollout:\n    name: vllm\n    tensor_model_parallel_size: 2\n"}, N, "rollout TP is inference"),
+        Example({"ppo.yaml": "actor_rollout_ref:\n  actor:\n    strategy: fsdp\n  rollout:\n    name: vllm\n    tensor_model_parallel_size: 2\n",
+                 "actor.py": "def update_policy(self, batch):\n    loss = self.compute_loss(batch)\n    loss.backward()\n    self.actor_optimizer.step()\n"},
+                N, "rollout TP is inference"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        return _size_outcome(tp_sizes(f), "tensor parallel", "tp_size", _torch_tp_calls(f), "PyTorch parallelize_module")
+        return _size_outcome(tp_sizes(f, not ctx.project.does_training), "tensor parallel", "tp_size", _torch_tp_calls(f), "PyTorch parallelize_module")
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         return _model_parallel_rec(ctx, 65) if outcome.status == Status.UNUSED else None
@@ -938,12 +946,13 @@ class A5PipelineParallel(Check):
         Example({"train.py": "from torch.distributed.pipelining import pipeline, ScheduleGPipe\npipe = pipeline(model, mb_args=(x,))\nschedule = ScheduleGPipe(stage, n_microbatches=8)\n"}, U, "torch pipelining"),
         Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --pipeline-model-parallel-size 1\n"}, N, "pp size 1"),
         Example({"model.py": "from deepspeed.pipe import PipelineModule\nnet = PipelineModule(layers=layers, num_stages=1)\n"}, N, "one stage"),
-        Example({"serve.sh": "python -m vllm.entrypoints.openai.api_server --model m --pipeline-parallel-size 2\n"}, N, "vllm inference PP"),
+        Example({"serve.sh": "python -m vllm.entrypoints.openai.api_server --model m --pipeline-parallel-size 2\n",
+                 "run.sh": "torchrun --nproc_per_node 8 train.py\n", "train.py": "loss.backward()\noptimizer.step()\n"}, N, "vllm PP in a training repo"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        sizes = pp_sizes(f)
+        sizes = pp_sizes(f, not ctx.project.does_training)
         code: list[Any] = []
         for c in f.calls("PipelineModule"):
             n = as_number(c.kwargs.get("num_stages"))

@@ -55,6 +55,13 @@ _NOT_DATA_LINE = re.compile(r"output|save|ckpt|checkpoint|log_dir|logging|tensor
 _STAGING_LINE = re.compile(r"download|upload|sync|\bcp\b|copy|rsync|snapshot", re.I)
 _DATA_ENV = re.compile(r"^(TRAIN_)?DATA(SET)?(_(PATH|DIR|ROOT|PREFIX|FILE|HOME))?S?$|^HF_DATASETS_CACHE$|^(TRAIN|DATA)_(PATH|DIR|FILES?)$")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_LOADERS = ("load_dataset", "load_from_disk", "StreamingDataset", "WebDataset")
+# a dataset class or reader called with a data file: ``LineDataset("data/train.jsonl")``, ``pd.read_parquet(...)``
+_DATA_CALL = re.compile(r"dataset|load|open|read|memmap|from_file|from_json|from_parquet|from_csv", re.I)
+_NOT_READ_CALL = re.compile(r"download|upload|save|dump|write|tokenizer|pretrained|checkpoint|state_dict|model|config", re.I)
+_DATA_FILE = re.compile(r"\.(jsonl|json|parquet|csv|tsv|arrow|txt|bin|npy|npz|tar|tfrecord|mds)(\.gz|\.zst)?$", re.I)
+_NOT_DATA_FILE = re.compile(r"(^|/)(config|tokenizer|tokenizer_config|vocab|special_tokens_map|generation_config|dataset_info|meta|"
+                            r"merges|added_tokens|requirements|README|LICENSE)\.\w+$|^\w+$", re.I)
 
 FAST = {"ramdisk", "local-ssd", "parallel-fs"}
 SLOW = {"object-store", "hdfs", "cfs", "mdfs", "nfs", "http", "remote-other", "hub-stream"}
@@ -163,7 +170,7 @@ def data_locations(f: Facts) -> list[DataLoc]:
         if _DATA_ENV.match(env.name):
             for v in _split_values(env.value):
                 add(v, env, env.name)
-    for c in f.calls("load_dataset", "load_from_disk", "StreamingDataset", "WebDataset", "wds.WebDataset"):
+    for c in f.calls(*_LOADERS):
         stream = truthy(c.kwargs.get("streaming")) is True
         first = c.args[0] if c.args and isinstance(c.args[0], str) else None
         if c.short == "load_dataset" and first and first.lower() in _BUILDERS:
@@ -175,6 +182,17 @@ def data_locations(f: Facts) -> list[DataLoc]:
         for k in ("remote", "local", "urls"):
             for v in _split_values(c.kwargs.get(k)):
                 add(v, c, f"{c.short}({k}=)")
+    for c in f.all_calls():
+        if c.short in _LOADERS or not _DATA_CALL.search(c.short) or _NOT_READ_CALL.search(c.short):
+            continue
+        mode = c.kwargs.get("mode", c.args[1] if c.short == "open" and len(c.args) > 1 else "r")
+        if isinstance(mode, str) and any(ch in mode for ch in "wax"):
+            continue
+        for a in (*c.args, *c.kwargs.values()):
+            if isinstance(a, str) and 2 < len(a) < 300 and _NOT_DATA_FILE.search(a) is None and (
+                _DATA_FILE.search(a) or re.match(r"^(\./)?data(sets?)?/", a)
+            ):
+                add(a, c, f"{c.short}()")
     for p in f.path_literals():
         line = p.text
         if _DATA_LINE.search(line) and not _NOT_DATA_LINE.search(line):
@@ -229,6 +247,9 @@ class I1StorageColocated(Check):
         Example({"train.yaml": "train_data: s3://my-bucket/pretrain/shards/\nbf16: true\n"}, N, "s3 bucket"),
         Example({"train.py": "from datasets import load_dataset\nds = load_dataset('HuggingFaceFW/fineweb', split='train', streaming=True)\n"}, N, "hub streaming"),
         Example({"train.py": "import torch\nloss.backward()\n"}, N, "no data location visible"),
+        Example({"train.py": "from torch.utils.data import DataLoader\ndataset = LineDataset('data/train.jsonl', 256)\n"
+                             "loader = DataLoader(dataset, batch_size=8)\n"}, U, "relative file in a dataset call"),
+        Example({"eval.py": "import json\nwith open('results.json', 'w') as fh:\n    json.dump(r, fh)\n"}, N, "an output file is not data"),
         Example({"train.yaml": "# data_path: s3://bucket/x\ndata_path: ${DATA}\n"}, N, "commented out and placeholder"),
     )
 
@@ -649,18 +670,6 @@ def tracker_calls(f: Facts) -> list[Call]:
     return [c for c in pool if _TRACKER_CALL.match(c.name) and not c.name.startswith("self.log")]
 
 
-_MEGATRON_FLAGS = {"tensor_model_parallel_size", "pipeline_model_parallel_size", "micro_batch_size", "global_batch_size", "num_layers",
-                   "train_iters", "seq_length", "use_mcore_models"}
-
-
-def _megatron_launch(f: Facts, s: Setting) -> bool:
-    """Whether the launch that sets ``s`` runs a Megatron-LM script (its flags are there)."""
-    for launch in f.launches():
-        if launch.path == s.path and launch.line == s.line:
-            return len(_MEGATRON_FLAGS.intersection(launch.script_args)) >= 2
-    return False
-
-
 def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
     """Trackers the HF Trainer reports to (``report_to``; before transformers v5 the default was every installed one)."""
     rt = [s for s in f.effective("report_to") if not _TEST_PATH.search(s.path)]
@@ -691,7 +700,7 @@ class I5ReportFrequency(Check):
     what = (
         "Whether reports to external trackers (W&B, TensorBoard, MLflow, SwanLab...) fire at a sane interval: HF "
         "`report_to` with `logging_steps`, Lightning loggers with `log_every_n_steps`, Megatron `--tensorboard-log-interval` "
-        "(default 1 once `--tensorboard-dir`/`--wandb-project` is set), "
+        "when set explicitly (its default 1 writes a local event file), "
         "and `wandb.log`/`writer.add_scalar`/`accelerator.log` in the training-step loop or a per-step callback "
         "(`on_step_end`) without an interval guard. Too frequent: every < 10 steps."
     )
@@ -723,8 +732,8 @@ class I5ReportFrequency(Check):
         Example({"train.py": (
             "import lightning as L\nfrom lightning.pytorch.loggers import WandbLogger\n"
             "trainer = L.Trainer(logger=WandbLogger(project='p'), log_every_n_steps=1)\n")}, N, "lightning every step"),
-        Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --micro-batch-size 4 --tensorboard-dir /logs/tb\n"},
-                N, "megatron tensorboard at its default interval 1"),
+        Example({"run.sh": ("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --micro-batch-size 4 --tensorboard-dir /logs/tb "
+                            "--tensorboard-log-interval 1\n")}, N, "megatron tensorboard every step"),
         Example({"run.sh": ("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --micro-batch-size 4 --tensorboard-dir /logs/tb "
                             "--tensorboard-log-interval 100\n")}, U, "megatron tensorboard every 100"),
         Example({"cb.py": (
@@ -768,13 +777,8 @@ class I5ReportFrequency(Check):
                 else:
                     ok.append(i)
             values.update(_values(mg))
-            if not mg:
-                # Megatron-LM writes TensorBoard/W&B scalars every ``--tensorboard-log-interval`` iterations, default 1
-                for s in tb:
-                    if s.source == "launcher" and _megatron_launch(f, s):
-                        bad.append((s, "--tensorboard-log-interval (default)", 1.0))
-                        values["tensorboard_log_interval"] = 1
-                        break
+            # Megatron-LM's default ``--tensorboard-log-interval`` is 1, but its scalars go to a local event file
+            # (W&B logs asynchronously) at iterations of seconds: only an explicit short interval is judged.
         loop = per_step_calls(f, tracker_calls(f), threshold)
         bad += [(c, f"{c.name}() in the training loop", n) for c, n in loop]
         if loop:
