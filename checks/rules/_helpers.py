@@ -116,12 +116,32 @@ def flag_state(facts: Facts, name: str) -> bool | None:
     return None
 
 
-def guard_off(facts: Facts, call: Any) -> list[Setting]:
-    """The settings that switch off the ``if`` branch a call sits in (``if args.compile:`` with ``compile`` off).
+def _dead_branch(guard: str) -> bool:
+    """``if False:`` / ``if 0:`` (or ``not True``) among the and-ed conditions: the branch never runs."""
+    try:
+        node = ast.parse(guard, mode="eval").body
+    except SyntaxError:
+        return False
+    terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    for t in terms:
+        neg = False
+        while isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+            neg, t = not neg, t.operand
+        if isinstance(t, ast.Constant) and bool(t.value) is neg:
+            return True
+    return False
+
+
+def guard_off(facts: Facts, call: Any) -> list[Any]:
+    """What switches off the ``if`` branch a call sits in: the settings of a flag that is off
+    (``if args.compile:`` with ``compile`` off), or the call itself under ``if False:``.
 
     Empty when the branch is unconditional, or its flags are unknown or on.
     """
-    for name, neg in guard_flags(getattr(call, "guard", None)):
+    guard = getattr(call, "guard", None)
+    if guard and _dead_branch(guard):
+        return [call]
+    for name, neg in guard_flags(guard):
         state = flag_state(facts, name)
         if state is not None and state is neg:
             return facts.effective(name)
