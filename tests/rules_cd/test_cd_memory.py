@@ -1,0 +1,126 @@
+"""C2-C6 logic beyond the checks' own examples: hardware applicability, guards, derived values, findings."""
+
+from __future__ import annotations
+
+from checks.base import REGISTRY, all_checks
+from checks.engine import AuditOptions, build_facts, run_checks
+from checks.model import CheckResult, Priority, Status
+from checks.project import detect_project
+from checks.rules._helpers import guard_flags
+
+all_checks()
+
+
+def run(check_id: str, files: dict[str, str], hardware: str | None = None) -> CheckResult:
+    facts = build_facts((p, t.encode()) for p, t in files.items())
+    project = detect_project(facts, hardware=hardware)
+    [result], _ = run_checks(facts, project, AuditOptions(hardware=hardware), [REGISTRY[check_id]])
+    return result
+
+
+def test_guard_flags_reads_plain_flags_only():
+    assert guard_flags("args.compile and not (self.training)") == [("compile", False), ("training", True)]
+    assert guard_flags("step % args.accum == 0") == []
+    assert guard_flags("a or b") == []
+    assert guard_flags(None) == []
+
+
+FP8_YAML = {"accelerate.yaml": "distributed_type: MULTI_GPU\nmixed_precision: fp8\n"}
+
+
+def test_fp8_not_applicable_on_a100_and_says_it_is_configured():
+    r = run("C2", FP8_YAML, hardware="a100")
+    assert r.status == Status.NA
+    assert "a100" in r.detail and "accelerate.yaml:2" in r.detail
+
+
+def test_fp8_on_hopper_is_used_and_advised_when_missing():
+    assert run("C2", FP8_YAML, hardware="h100").status == Status.USED
+    missing = run("C2", {"train.py": "from transformers import Trainer\nimport torch\nloss.backward()\n"}, hardware="H100 80GB")
+    assert missing.status == Status.UNUSED and missing.priority == Priority.MEDIUM
+    assert run("C2", {"train.py": "loss.backward()\n"}).priority == Priority.LOW  # unknown GPU
+
+
+def test_fp8_flag_passed_by_launcher_turns_autocast_on():
+    files = {
+        "train.py": "import argparse\nimport transformer_engine.pytorch as te\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--fp8', action='store_true')\nargs = p.parse_args()\nwith te.fp8_autocast(enabled=args.fp8):\n    y = model(x)\n",
+        "run.sh": "torchrun --nproc_per_node 8 train.py --fp8\n",
+    }
+    assert run("C2", files).status == Status.USED
+
+
+def test_checkpoint_behind_flag_counts_when_a_launch_turns_it_on():
+    model = (
+        "import torch.utils.checkpoint\nclass M:\n    def forward(self, x):\n        if self.gradient_checkpointing and self.training:\n"
+        "            x = torch.utils.checkpoint.checkpoint(self.layer, x)\n        return x\n"
+    )
+    off = run("C3", {"modeling.py": model})
+    assert off.status == Status.UNUSED and "flag" in off.detail
+    on = run("C3", {"modeling.py": model, "run.sh": "deepspeed train.py --gradient_checkpointing True\n"})
+    assert on.status == Status.USED and on.values == {"gradient_checkpointing": True}
+
+
+def test_llamafactory_can_switch_checkpointing_off():
+    files = {
+        "cfg.yaml": "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: full\ndisable_gradient_checkpointing: true\n",
+        "run.sh": "llamafactory-cli train cfg.yaml\n",
+    }
+    assert run("C3", files).status == Status.UNUSED
+
+
+def test_long_context_without_recompute_is_high_priority():
+    files = {"cfg.yaml": "model_name_or_path: meta-llama/Llama-3.1-8B\nmax_seq_length: 8192\ngradient_checkpointing: false\n",
+             "train.py": "from trl import SFTTrainer\ntrainer = SFTTrainer(model=m)\ntrainer.train()\n"}
+    assert run("C3", files).priority == Priority.HIGH
+
+
+def test_deepspeed_chat_offload_flag_from_the_launch():
+    main = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--offload', action='store_true')\n"
+    assert run("C4", {"main.py": main}).status == Status.UNUSED
+    r = run("C4", {"main.py": main, "run.sh": "deepspeed main.py --zero_stage 3 --offload\n"})
+    assert r.status == Status.USED
+
+
+def test_megatron_accumulation_from_world_size():
+    files = {"pretrain.sh": (
+        "GPUS_PER_NODE=8\nNNODES=2\ntorchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NNODES pretrain_gpt.py \\\n"
+        "  --tensor-model-parallel-size 4 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 64\n")}
+    r = run("C5", files)
+    assert r.status == Status.USED and r.values == {"gradient_accumulation_steps": 32}
+
+
+def test_accumulation_loop_with_unknown_steps_is_used_without_a_made_up_value():
+    files = {"train.py": (
+        "accum = cfg_from_somewhere()\nfor step, batch in enumerate(loader):\n    (model(batch) / accum).backward()\n"
+        "    if (step + 1) % accum == 0:\n        optimizer.step()\n")}
+    r = run("C5", files)
+    assert r.status == Status.USED and "gradient_accumulation_steps" not in r.values
+
+
+def test_accelerate_accumulate_with_one_step_is_unused():
+    files = {"train.py": (
+        "from accelerate import Accelerator\naccelerator = Accelerator(gradient_accumulation_steps=1)\n"
+        "for batch in loader:\n    with accelerator.accumulate(model):\n        accelerator.backward(model(batch))\n")}
+    r = run("C5", files)
+    assert r.status == Status.UNUSED and r.values == {"gradient_accumulation_steps": 1}
+
+
+def test_training_advice_is_silent_for_a_serving_project():
+    files = {"serve.py": "from vllm import LLM\nllm = LLM('meta-llama/Llama-3.1-70B-Instruct')\nprint(llm.generate(['hi']))\n"}
+    for cid in ("C1", "C3", "C4", "C5"):
+        assert run(cid, files).priority is None, cid
+
+
+def test_empty_cache_in_the_loop_is_a_finding_not_use():
+    files = {"train.py": "import torch\nfor batch in loader:\n    loss = model(batch)\n    torch.cuda.empty_cache()\n"}
+    r = run("C6", files)
+    assert r.status == Status.UNUSED
+    assert [(e.path, e.line) for e in r.findings] == [("train.py", 4)]
+    ok = run("C6", {**files, "run.sh": "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True torchrun train.py\n"})
+    assert ok.status == Status.USED and ok.values["alloc_conf"] == "expandable_segments:True" and ok.findings
+
+
+def test_empty_cache_once_after_eval_is_neither_use_nor_finding():
+    r = run("C6", {"eval.py": "import torch\nresults = evaluate(model)\ntorch.cuda.empty_cache()\n"})
+    assert r.status == Status.UNUSED and not r.findings
