@@ -1,0 +1,122 @@
+"""D1-D8 logic beyond the checks' own examples: versions, defaults, guards, applicability and priorities."""
+
+from __future__ import annotations
+
+from checks.base import REGISTRY, all_checks
+from checks.engine import AuditOptions, build_facts, run_checks
+from checks.model import CheckResult, Priority, Status
+from checks.project import detect_project
+from checks.rules.d_compute import dep_version
+
+all_checks()
+
+
+def run(check_id: str, files: dict[str, str]) -> CheckResult:
+    facts = build_facts((p, t.encode()) for p, t in files.items())
+    [result], _ = run_checks(facts, detect_project(facts), AuditOptions(), [REGISTRY[check_id]])
+    return result
+
+
+def test_dep_version_bounds():
+    facts = build_facts([("requirements.txt", b"transformers>=4.38,<4.46\ntorch==2.4.0\nflash-attn\n")])
+    assert dep_version(facts, "transformers")[:2] == ((4, 38), (4, 46))
+    assert dep_version(facts, "torch")[:2] == ((2, 4, 0), (2, 4, 0))
+    assert dep_version(facts, "flash-attn")[:2] == (None, None)
+
+
+def test_trl_trainer_loading_by_name_is_the_sdpa_default():
+    files = {"sft.py": "from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(output_dir='out')\n"
+                       "trainer = SFTTrainer(model='Qwen/Qwen2.5-0.5B', args=args, train_dataset=ds)\ntrainer.train()\n"}
+    r = run("D1", files)
+    assert r.status == Status.PARTIAL and r.priority == Priority.HIGH
+
+
+def test_attn_implementation_from_an_argparse_default_and_a_launch_override():
+    code = ("import argparse\nfrom transformers import AutoModelForCausalLM\np = argparse.ArgumentParser()\n"
+            "p.add_argument('--attn_implementation', default='flash_attention_2')\nargs = p.parse_args()\n"
+            "model = AutoModelForCausalLM.from_pretrained(args.model, attn_implementation=args.attn_implementation)\n")
+    assert run("D1", {"train.py": code}).values == {"attn_implementation": "flash_attention_2"}
+    eager = run("D1", {"train.py": code, "run.sh": "python train.py --attn_implementation eager\n"})
+    assert eager.status == Status.UNUSED and eager.values == {"attn_implementation": "eager"}
+
+
+def test_serving_project_gets_the_engines_attention():
+    r = run("D1", {"serve.py": "from vllm import LLM\nllm = LLM('meta-llama/Llama-3.1-8B-Instruct')\nout = llm.generate(prompts)\n"})
+    assert r.status == Status.USED
+
+
+def test_flash_call_behind_a_flag_that_is_off():
+    code = ("from flash_attn import flash_attn_func\nUSE_FLASH = False\ndef attn(q, k, v):\n    if USE_FLASH:\n"
+            "        return flash_attn_func(q, k, v, causal=True)\n    return (q @ k.transpose(-1, -2)).softmax(-1) @ v\n")
+    assert run("D1", {"model.py": code}).status == Status.UNUSED
+
+
+def test_compile_disabled_or_in_the_else_branch():
+    assert run("D2", {"t.py": "import torch\nm = torch.compile(m, disable=True)\n"}).status == Status.UNUSED
+    code = ("import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--no_compile', action='store_true')\n"
+            "args = p.parse_args()\nmodel = model if args.no_compile else torch.compile(model)\n")
+    assert run("D2", {"t.py": code}).status == Status.USED
+    assert run("D2", {"t.py": code, "run.sh": "python t.py --no_compile\n"}).status == Status.UNUSED
+
+
+def test_keras_compile_is_not_torch_compile():
+    code = "import tensorflow as tf\nmodel = tf.keras.Sequential()\nmodel.compile(optimizer='adam', loss='mse')\n"
+    assert run("D2", {"k.py": code}).status == Status.UNUSED
+    assert run("D2", {"t.py": "import torch\nmodel = build()\nmodel.compile(mode='max-autotune')\n"}).status == Status.USED
+
+
+def test_max_autotune_uses_cuda_graphs():
+    assert run("D4", {"t.py": "import torch\nmodel = torch.compile(model, mode='max-autotune')\n"}).status == Status.USED
+    assert run("D4", {"t.py": "import torch\nif False:\n    g = torch.cuda.CUDAGraph()\n"}).status == Status.UNUSED  # dead code
+    assert run("D4", {"run.sh": "torchrun pretrain_gpt.py --cuda-graph-impl none\n"}).status == Status.UNUSED
+
+
+def test_liger_priority_follows_the_model():
+    hf = {"train.py": "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-7B')\n"}
+    assert run("D5", hf).priority == Priority.HIGH
+    custom = {"model.py": "import torch\nclass GPT(torch.nn.Module):\n    pass\n", "train.py": "loss.backward()\n"}
+    assert run("D5", custom).priority == Priority.LOW
+    bloom = {"train.py": "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('bigscience/bloom-7b1')\n"}
+    assert run("D5", bloom).status == Status.NA
+    liger_bloom = {**bloom, "x.py": "from liger_kernel.transformers import LigerCrossEntropyLoss\nloss_fn = LigerCrossEntropyLoss()\n"}
+    assert run("D5", liger_bloom).status == Status.USED
+
+
+def test_liger_alignment_losses_belong_to_g6():
+    code = "from liger_kernel.chunked_loss import LigerFusedLinearDPOLoss\nloss_fn = LigerFusedLinearDPOLoss(beta=0.1)\n"
+    assert run("D5", {"dpo.py": code}).status == Status.UNUSED
+
+
+def test_hf_default_optimizer_is_fused_on_new_versions():
+    train = "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o')\n"
+    assert run("D6", {"train.py": train, "requirements.txt": "transformers>=4.56.0\ntorch>=2.8.0\n"}).status == Status.USED
+    assert run("D6", {"train.py": train, "requirements.txt": "transformers>=4.56.0\ntorch>=2.4\n"}).status == Status.UNUSED
+
+
+def test_megatron_launch_fuses_by_default_unless_turned_off():
+    launch = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --bf16"
+    files = {"run.sh": launch + "\n", "megatron/__init__.py": "import megatron\n"}
+    assert run("D6", files).status == Status.USED
+    files["run.sh"] = launch + " --no-masked-softmax-fusion --no-bias-gelu-fusion\n"
+    assert run("D6", files).status == Status.UNUSED
+
+
+def test_fp8_needs_multiples_of_16():
+    cfg = {"model.json": '{\n  "hidden_size": 4104,\n  "vocab_size": 32000\n}\n'}
+    assert run("D7", cfg).status == Status.USED  # 4104 = 8 x 513
+    r = run("D7", {**cfg, "acc.yaml": "mixed_precision: fp8\n"})
+    assert r.status == Status.UNUSED and r.values["hidden_size"] == 4104
+
+
+def test_alignment_ignores_test_configs_and_reused_pad_tokens():
+    assert run("D7", {"tests/test_tiny.py": "from transformers import LlamaConfig\ncfg = LlamaConfig(vocab_size=99, hidden_size=100)\n"}).status == Status.NA
+    llava = ("tokenizer.add_special_tokens({'pad_token': '[PAD]'})\nmodel.resize_token_embeddings(len(tokenizer))\n"
+             "tokenizer.pad_token = tokenizer.unk_token\n")
+    assert run("D7", {"train.py": llava}).status == Status.NA
+
+
+def test_flash_attention_3_counts_as_persistent():
+    code = "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('x', attn_implementation='flash_attention_3')\n"
+    r = run("D8", {"t.py": code})
+    assert r.status == Status.USED and "FlashAttention-3" in r.detail
+    assert run("D8", {"t.py": code.replace("_3", "_2")}).status == Status.UNUSED
