@@ -430,11 +430,28 @@ def _guard(f: Facts, guard: str | None) -> tuple[bool, float | None]:
             return False, None  # once per optimizer step
         vals = [n for s in f.effective(name) if (n := as_number(s.value)) is not None and n > 0]
         return True, (min(vals) if vals else None)
-    if re.search(r"(interval|every|freq|should_|next_|last_|time\.time|perf_counter|elapsed|_steps\b|_iters\b)", guard, re.I):
+    if re.search(r"(interval|every|freq|should_|next_|last_|time\.time|perf_counter|elapsed|_steps\b|_iters\b|\b(do|time_to|need)_\w+|_now\b)",
+                 guard, re.I):
         return True, None
-    if re.search(r"\w*(step|iter|epoch|batch_idx|update)\w*\s*(==|>=|<=|>|<|!=)|(==|>=|<=|>|<|!=)\s*[\w.]*(step|iter|epoch)", guard, re.I):
-        return True, None
-    return False, None
+    # a guard made only of rank checks and on/off flags still fires every step; any other condition does not
+    return (not all(_trivial_condition(part) for part in re.split(r"\band\b|\bor\b", guard))), None
+
+
+_RANKISH = re.compile(r"rank|main_process|master|process_index|is_world_process_zero|local_process|sync_gradients", re.I)
+
+
+def _trivial_condition(part: str) -> bool:
+    """A condition true on every step of the logging rank: a flag, a rank check, a None check."""
+    p = part.strip()
+    while p.startswith("(") and p.endswith(")"):
+        p = p[1:-1].strip()
+    if p.startswith("not "):
+        p = p[4:].strip().strip("()").strip()
+    if re.fullmatch(r"[\w.]+(\(\))?", p):
+        return True  # ``args.with_tracking``, ``master_process``, ``accelerator.is_main_process``
+    if re.fullmatch(r"[\w.()]+\s+is\s+(not\s+)?None", p):
+        return True
+    return bool(_RANKISH.search(p)) and not re.search(r"step|iter|epoch|batch", p, re.I)
 
 
 def per_step_calls(f: Facts, calls: list[Call], threshold: float) -> list[tuple[Call, float]]:

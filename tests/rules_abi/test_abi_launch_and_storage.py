@@ -119,3 +119,23 @@ def test_epoch_loop_and_eval_loop_are_not_step_loops():
     )
     f = _facts({"train.py": src})
     assert per_step_calls(f, f.calls("torch.save", "print"), 50) == []
+
+
+@pytest.mark.parametrize(
+    ("guard", "every_step"),
+    [
+        ("accelerator.is_main_process", True),
+        ("args.with_tracking and dist.get_rank() == 0", True),
+        ("accelerator.sync_gradients", True),
+        ("writer is not None", True),
+        ("torch.isnan(loss)", False),  # a warning branch, not every step
+        ("step == 0", False),
+        ("global_step % 100 == 0 and rank == 0", False),
+        ("do_log", False),
+    ],
+)
+def test_guards(guard, every_step):
+    from checks.rules.i_infra import _guard
+
+    guarded, _ = _guard(_facts({"x.py": "x = 1\n"}), guard)
+    assert guarded is (not every_step)
