@@ -509,8 +509,8 @@ def _devices(v: Any) -> int | None:
     if isinstance(v, tuple):
         return len(v)
     if isinstance(v, str):
-        if v.strip() in {"-1", "auto"}:
-            return -1 if v.strip() == "-1" else None
+        if v.strip().lower() in {"-1", "auto"}:
+            return -1  # every visible GPU (an explicit "auto"; the unset default is not judged)
         if "," in v:
             return len([x for x in v.split(",") if x.strip()])
     n = as_number(v)
