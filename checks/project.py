@@ -271,7 +271,7 @@ def _topology(facts: Facts, p: Project) -> None:
         # ``--nnodes 1 --master_addr localhost`` is not
         nn = launch.launcher_args.get("nnodes")
         unresolved = nn is not None and as_number(str(nn).split(":")[-1]) is None
-        if "hostfile" in launch.launcher_args or unresolved and ("master_addr" in launch.launcher_args or "node_rank" in launch.launcher_args):
+        if "hostfile" in launch.launcher_args or (unresolved and ("master_addr" in launch.launcher_args or "node_rank" in launch.launcher_args)):
             nodes.append(2)
     for s in facts.effective("num_machines", "nnodes", "num_nodes", "nodes", "NNODES", "trainer.num_nodes"):
         n = as_number(s.value)
