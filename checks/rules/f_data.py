@@ -1233,8 +1233,7 @@ class F11AsyncH2D(_DataCheck):
     benefit = "host-to-device copies overlapped with compute instead of stalling each step"
     what = (
         "Whether batches move to the GPU asynchronously: `.to(device, non_blocking=True)`/`.cuda(non_blocking=True)` "
-        "(partial: asynchronous but on the compute stream; Lightning's batch transfer and accelerate's `non_blocking` "
-        "do the same), or a prefetcher that copies the next batch on a separate `torch.cuda.Stream()` inside "
+        "(partial: asynchronous but on the compute stream; so is accelerate's `non_blocking` dataloader option), or a prefetcher that copies the next batch on a separate `torch.cuda.Stream()` inside "
         "`with torch.cuda.stream(s):` (used). `non_blocking=False` is not use."
     )
     why = (
@@ -1296,7 +1295,6 @@ class F11AsyncH2D(_DataCheck):
             return Outcome(U, [_ev(c, key=c.short) for c in side], "next batch copied on a side CUDA stream", values)
         partial = [_ev(c, key=f"{c.short}(non_blocking=)", value=True) for c in nb]
         partial += [_ev(e, key=e.dotted, value=e.value) for e in f.config("non_blocking") if truthy(e.value)]
-        partial += [_ev(c, key="lightning batch transfer (non_blocking)") for c in f.calls("Trainer") if self._lightning(f, c)]
         if partial:
             values["non_blocking"] = True
             return Outcome(P, _unique_ev(partial), "asynchronous copies on the compute stream; no side-stream prefetch", values)
@@ -1314,7 +1312,3 @@ class F11AsyncH2D(_DataCheck):
         if isinstance(v, Expr) and v.ref:
             return any(truthy(s.value) is True for s in f.effective(v.ref))
         return truthy(v) is True
-
-    @staticmethod
-    def _lightning(f: Facts, c: Call) -> bool:
-        return c.name.startswith(("lightning", "pytorch_lightning")) and str(c.kwargs.get("accelerator", "gpu")).lower() in {"gpu", "cuda", "auto"}
