@@ -392,7 +392,10 @@ class E2CommComputeOverlap(Check):
     def _hf_fsdp(f: Facts, used: list[Evidence], partial: list[Evidence], why: list[str]) -> bool:
         """HF ``fsdp_config`` / accelerate ``fsdp_config``: prefetch keys, FSDP2, or the NO_PREFETCH default."""
         found = False
-        for e in f.config("fsdp_config.backward_prefetch", "fsdp_backward_prefetch", "fsdp_backward_prefetch_policy"):
+        # HF ``fsdp_config`` (inline or a ``--fsdp_config fsdp.json`` file) and accelerate's ``fsdp_config`` section
+        for e in f.config("backward_prefetch", "fsdp_backward_prefetch", "fsdp_backward_prefetch_policy"):
+            if e.fmt == "python" and e.keys[0] in {"FullyShardedDataParallel", "FSDP"}:
+                continue
             found = True
             if _PREFETCH_ON.search(str(e.value)):
                 used.append(f.ev(e, key=e.dotted, value=e.value))
@@ -400,7 +403,9 @@ class E2CommComputeOverlap(Check):
             else:
                 partial.append(f.ev(e, key=e.dotted, value=e.value))
                 why.append("FSDP without backward prefetch")
-        for e in f.config("fsdp_config.forward_prefetch", "fsdp_forward_prefetch"):
+        for e in f.config("forward_prefetch", "fsdp_forward_prefetch"):
+            if e.fmt == "python" and e.keys[0] in {"FullyShardedDataParallel", "FSDP"}:
+                continue
             found = True
             if truthy(e.value):
                 used.append(f.ev(e, key=e.dotted, value=e.value))
