@@ -6,6 +6,7 @@ import fnmatch
 import hashlib
 import os
 import pickle
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,7 @@ class DirFactsCache:
     def put(self, key: str, value: FileFacts) -> None:
         target = self._file(key)
         target.parent.mkdir(exist_ok=True)
-        tmp = target.with_suffix(f".{os.getpid()}.tmp")
+        tmp = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # unique per writer thread too
         with open(tmp, "wb") as fh:
             pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, target)
