@@ -132,6 +132,11 @@ class FakeGitHub:
         path = request.url.path
         if path.startswith("/_codeload/") or host == CODELOAD_HOST:
             return self._codeload(request)
+        if path == "/_fake/state":  # for a benchmark in another process
+            with self.lock:
+                done = [r for r in self.check_runs.values() if r.status == "completed"]
+                return httpx.Response(200, json={"completed": len(done), "check_runs": len(self.check_runs), "reviews": len(self.reviews),
+                                                 "conclusions": sorted({str(r.conclusion) for r in done})})
         try:
             body = json.loads(request.content) if request.content else None
         except ValueError:

@@ -1,0 +1,223 @@
+"""Webhook service benchmark: ack latency under load and PR audits per minute, all on loopback.
+
+Three processes: a fake GitHub (REST API + tarball host, serving a ~40 MB repository tarball), the real
+service (``accel-audit serve``: uvicorn + 2 in-process workers on the SQLite queue, default pacing of 1 write/s
+per installation), and this client, which sends 200 signed deliveries, 50 at a time, and measures the time to
+each answer. Of the 200 deliveries, ``--prs`` are ``pull_request opened`` events of distinct PRs (each is a
+full audit of base and head); the rest are deliveries a busy organisation also receives (comments without a
+command, pushes, statuses), acknowledged and ignored. Then it waits for every audit's check run to complete.
+
+    .venv/bin/python benchmarks/webhook_bench.py [--prs 24] [--tarball-mb 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+
+from bot.signature import sign  # noqa: E402
+
+SECRET = "benchmark-webhook-secret-0123456789"
+APP_ID = 4242
+BASE_SHA, HEAD_SHA = "b" * 40, "c" * 40
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def synthetic_repo(target_mb: int, head: bool) -> bytes:
+    """A training repository: ~3 MB of Python/YAML/JSON sources plus model/data assets up to ``target_mb`` of archive."""
+    rng = random.Random(7)
+    buf = io.BytesIO()
+    top = "octo-org-train-repo-" + ("c" if head else "b") * 7
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=6) as tf:
+        def add(path: str, data: bytes) -> None:
+            info = tarfile.TarInfo(f"{top}/{path}")
+            info.size, info.mtime = len(data), 1_700_000_000
+            tf.addfile(info, io.BytesIO(data))
+
+        save_steps = 1 if head else 500
+        add("train.py", (
+            "from transformers import Trainer, TrainingArguments\n"
+            f"args = TrainingArguments(output_dir='out', bf16={not head}, save_steps={save_steps}, logging_steps=10,\n"
+            "    dataloader_num_workers=8, gradient_checkpointing=True)\n"
+        ).encode())
+        for i in range(600):
+            body = "\n".join(
+                f"def f{i}_{j}(x, y={j}):\n    z = torch.matmul(x, x.T) * {rng.random():.6f}\n    return torch.nn.functional.gelu(z) + y\n"
+                for j in range(25)
+            )
+            add(f"src/pkg{i % 40}/mod{i}.py", ("import torch\n\n" + body).encode())
+        for i in range(300):
+            add(f"configs/exp{i}.yaml", "\n".join(f"key_{k}: {rng.randint(0, 9999)}" for k in range(60)).encode())
+        size = buf.tell()
+        n = 0
+        while buf.tell() < target_mb * 1_000_000 - 600_000:
+            add(f"assets/shard{n}.bin", rng.randbytes(1 << 20))
+            n += 1
+            tf.fileobj.flush()  # type: ignore[union-attr]
+        del size
+    return buf.getvalue()
+
+
+def run_fake(port: int, public_key: str, tarball_mb: int) -> None:
+    from tests.bot.fakegh import FakeGitHub, FakeServer, git_diff
+
+    fake = FakeGitHub(APP_ID, public_key.encode())
+    fake.tarballs[BASE_SHA] = synthetic_repo(tarball_mb, head=False)
+    fake.tarballs[HEAD_SHA] = synthetic_repo(tarball_mb, head=True)
+    diff = git_diff({"train.py": "bf16=True\n"}, {"train.py": "bf16=False\n"})
+    for n in range(1, 1000):
+        fake.diffs[n] = diff
+    server = FakeServer(fake)
+    server.httpd.server_address = ("127.0.0.1", port)
+    import http.server
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), server.httpd.RequestHandlerClass)
+    httpd.daemon_threads = True
+    fake.api_base = fake.codeload_base = f"http://127.0.0.1:{port}"
+    print(json.dumps({"ready": True, "tarball_bytes": len(fake.tarballs[HEAD_SHA])}), flush=True)
+    httpd.serve_forever()
+
+
+def payloads(n_prs: int, total: int) -> list[tuple[str, dict]]:
+    repo = {"id": 1296269, "name": "train-repo", "full_name": "octo-org/train-repo", "owner": {"login": "octo-org"}, "default_branch": "main"}
+    inst = {"id": 42}
+    out: list[tuple[str, dict]] = []
+    for n in range(1, n_prs + 1):
+        pr = {"number": n, "state": "open", "updated_at": "2026-11-01T10:00:00Z", "user": {"login": "dev"},
+              "head": {"sha": HEAD_SHA, "ref": f"b{n}", "repo": repo}, "base": {"sha": BASE_SHA, "ref": "main", "repo": repo}}
+        out.append(("pull_request", {"action": "opened", "number": n, "pull_request": pr, "repository": repo, "installation": inst}))
+    i = 0
+    while len(out) < total:
+        i += 1
+        kind = i % 3
+        if kind == 0:
+            out.append(("issue_comment", {"action": "created", "issue": {"number": i}, "comment": {"id": i, "body": "LGTM", "user": {"login": "dev", "type": "User"}},
+                                          "repository": repo, "installation": inst, "sender": {"type": "User"}}))
+        elif kind == 1:
+            out.append(("push", {"ref": "refs/heads/main", "after": HEAD_SHA, "repository": repo, "installation": inst}))
+        else:
+            out.append(("status", {"sha": HEAD_SHA, "state": "success", "repository": repo, "installation": inst}))
+    rng = random.Random(1)
+    rng.shuffle(out)
+    return out
+
+
+async def send_all(url: str, items: list[tuple[str, dict]], concurrency: int) -> list[float]:
+    sem = asyncio.Semaphore(concurrency)
+    latencies: list[float] = []
+    async with httpx.AsyncClient(limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency), timeout=30) as client:
+        async def one(event: str, payload: dict) -> None:
+            body = json.dumps(payload).encode()
+            headers = {"X-GitHub-Event": event, "X-GitHub-Delivery": str(uuid.uuid4()), "X-Hub-Signature-256": sign(SECRET, body),
+                       "Content-Type": "application/json"}
+            async with sem:
+                t0 = time.perf_counter()
+                r = await client.post(url, content=body, headers=headers)
+                latencies.append(time.perf_counter() - t0)
+                assert r.status_code in (200, 202), (r.status_code, r.text)
+
+        await asyncio.gather(*(one(e, p) for e, p in items))
+    return latencies
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--deliveries", type=int, default=200)
+    ap.add_argument("--concurrency", type=int, default=50)
+    ap.add_argument("--prs", type=int, default=24, help="pull_request deliveries among them (each a full audit)")
+    ap.add_argument("--tarball-mb", type=int, default=40)
+    ap.add_argument("--timeout", type=float, default=1200)
+    ap.add_argument("--fake-port", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--public-key", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.fake_port:
+        run_fake(args.fake_port, args.public_key, args.tarball_mb)
+        return 0
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()).decode()
+    pub = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    fake_port, app_port = free_port(), free_port()
+    procs: list[subprocess.Popen] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            fake = subprocess.Popen([sys.executable, __file__, "--fake-port", str(fake_port), "--public-key", pub, "--tarball-mb", str(args.tarball_mb)],
+                                    stdout=subprocess.PIPE, text=True, cwd=ROOT)
+            procs.append(fake)
+            info = json.loads(fake.stdout.readline())
+            env = dict(os.environ, ACCEL_APP_ID=str(APP_ID), ACCEL_PRIVATE_KEY=pem, ACCEL_WEBHOOK_SECRET=SECRET,
+                       ACCEL_GITHUB_API_URL=f"http://127.0.0.1:{fake_port}", ACCEL_DATA_DIR=str(Path(tmp) / "data"))
+            env.pop("ACCEL_REDIS_URL", None)
+            app = subprocess.Popen([sys.executable, "-m", "accel_audit.cli", "serve", "--host", "127.0.0.1", "--port", str(app_port)],
+                                   env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=open(Path(tmp) / "serve.log", "w"))
+            procs.append(app)
+            base = f"http://127.0.0.1:{app_port}"
+            for _ in range(300):
+                try:
+                    if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    time.sleep(0.1)
+            items = payloads(args.prs, args.deliveries)
+            t_start = time.perf_counter()
+            lat = asyncio.run(send_all(base + "/api/github/webhooks", items, args.concurrency))
+            t_acked = time.perf_counter() - t_start
+            done = 0
+            while time.perf_counter() - t_start < args.timeout:
+                state = httpx.get(f"http://127.0.0.1:{fake_port}/_fake/state", timeout=5).json()
+                done = state["completed"]
+                if done >= args.prs:
+                    break
+                time.sleep(0.5)
+            elapsed = time.perf_counter() - t_start
+            metrics = httpx.get(base + "/metrics", timeout=5).text
+            audit_sum = float(next(line.split()[-1] for line in metrics.splitlines() if line.startswith("accel_audit_duration_seconds_sum")))
+            audit_n = float(next(line.split()[-1] for line in metrics.splitlines() if line.startswith("accel_audit_duration_seconds_count")))
+        finally:
+            for p in reversed(procs):
+                p.terminate()
+                try:
+                    p.wait(20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+    ms = [x * 1000 for x in lat]
+    print(f"tarball: {info['tarball_bytes'] / 1e6:.1f} MB per commit (base and head), {args.prs} PRs among {len(lat)} deliveries, {args.concurrency} concurrent")
+    print(f"ack latency: p50 {statistics.median(ms):.1f} ms, p99 {pct(ms, 99):.1f} ms, max {max(ms):.1f} ms (target p99 < 50 ms); all acked in {t_acked:.2f} s")
+    print(f"audits: {done}/{args.prs} completed in {elapsed:.1f} s -> {done / elapsed * 60:.1f} PR audits per minute "
+          f"(2 in-process workers, writes paced 1/s per installation); mean audit (base + head) {audit_sum / max(audit_n, 1):.1f} s")
+    return 0 if done >= args.prs else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
