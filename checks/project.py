@@ -99,6 +99,7 @@ def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
             v = c.kwargs.get(k)
             if isinstance(v, str):
                 out.append(v)
+    out += [x.script for x in facts.launches("vllm") if x.script and "/" in x.script]  # ``vllm serve org/model``
     return [s for s in out if 2 < len(s) < 200]
 
 
@@ -201,7 +202,8 @@ def detect_project(facts: Facts, hardware: str | None = None) -> Project:
         or any(_ALIGN_SCRIPTS.search(f"{launch.script or ''} {launch.text}") for launch in facts.launches())
     )
     p.finetunes = bool(
-        (facts.calls("from_pretrained") and not _only_tokenizer_loads(facts))
+        p.alignment  # preference/RL/distillation training starts from a pretrained model
+        or (facts.calls("from_pretrained") and not _only_tokenizer_loads(facts))
         or "peft" in p.frameworks or "trl" in p.frameworks or "llamafactory" in p.frameworks or "axolotl" in p.frameworks
         # set by a config or launch, not an argparse/dataclass default (Megatron defines ``--finetune``, default off);
         # Megatron's ``--load`` resumes pre-training and says nothing about fine-tuning
@@ -253,6 +255,9 @@ def _does_inference(facts: Facts, p: Project) -> bool:
     if any(_INFER_PATH.search(c.path) and "Trainer" not in c.text for c in facts.calls("generate", "pipeline")):
         return True
     if facts.calls(*_ONLINE_RL) or any(isinstance(s.value, str) and s.value.lower() == "ppo" for s in facts.settings("stage")):
+        return True
+    # RL rollouts configured in a config (verl ``actor_rollout_ref.rollout``, TRL/OpenRLHF ``use_vllm``)
+    if facts.config("rollout.name") or any(truthy(s.value) for s in facts.effective("use_vllm")):
         return True
     return any(_RL_SCRIPTS.search(launch.script or "") for launch in facts.launches())
 
