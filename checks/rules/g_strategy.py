@@ -30,7 +30,7 @@ from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
-from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import HF_TRAINERS, evs, guard_off, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -120,12 +120,12 @@ def _classify_schedule(name: str) -> tuple[bool, bool] | None:
 
 
 _SCHEDULE_NAME_KEYS = ("lr_scheduler_type", "lr_scheduler", "scheduler", "lr_schedule", "lr_decay_style", "scheduler_type",
-                       "lr_scheduler_name", "decay_style", "lr_policy", "sched")
+                       "lr_scheduler_name", "decay_style", "lr_policy", "sched", "warmup_style", "lr_scheduler_style")
 _SCHEDULE_SECTION_KEYS = ("scheduler.type", "lr_scheduler.type", "sched.name", "scheduler.name", "lr_scheduler.name",
                           "lr_schedule.name", "lr_scheduler._component_", "scheduler._component_", "optim.sched.name")
 _WARMUP_STRICT = ("warmup_ratio", "warmup_steps", "num_warmup_steps", "lr_warmup_iters", "lr_warmup_fraction",
                   "lr_warmup_samples", "lr_warmup_steps", "lr_warmup_ratio", "warmup_num_steps", "warmup_proportion",
-                  "t_warmup", "warmup_updates", "warmup_t")
+                  "t_warmup", "warmup_updates", "warmup_t", "lr_warmup_steps_ratio", "warmup_steps_ratio")
 _WARMUP_LOOSE = ("warmup_iters", "warmup_epochs", "warmup", "warmup_tokens", "warmup_iter", "n_warmup_steps")
 _LR_NAMES = ("learning_rate", "lr", "max_lr", "min_lr", "base_lr", "peak_lr", "lr_decay_iters", "decay_lr", "init_lr",
              "lr_warmup_iters", "lr_scheduler_type")
@@ -167,12 +167,24 @@ class _Sched:
         self.no_warm: list[Any] = []
         self.custom: list[Any] = []
         self.names: list[str] = []
+        self.defaults: dict[int, tuple[str, Any]] = {}  # id(site) -> (key, value) of a framework default in effect
+
+    def evidence(self, items: list[Any]) -> list[Evidence]:
+        out = []
+        for x in items:
+            key, value = self.defaults.get(id(x), (None, None))
+            out.append(Facts.ev(x, key=key, value=value))
+        return out
 
 
 def _g1_scan(f: Facts) -> _Sched:
     r = _Sched()
     lr_files = _lr_files(f)
     hf_key_seen = False
+    # nanoGPT-style ``decay_lr`` switch: when every launch/config leaves it off, the hand-written
+    # warmup/cosine ``get_lr`` is never called and the LR is constant
+    decay_lr = f.effective("decay_lr")
+    decay_off = bool(decay_lr) and all(truthy(s.value) is False for s in decay_lr)
     # schedule names from configs, flags, call keywords and code defaults
     for s in f.effective(*_SCHEDULE_NAME_KEYS):
         if not isinstance(s.value, str):
@@ -213,7 +225,7 @@ def _g1_scan(f: Facts) -> _Sched:
             short = _call_short_of(s)
             if short and (not _LR_CALL.search(short) or short == "schedule"):
                 continue  # e.g. torch.profiler.schedule(warmup=1)
-            if not strict and s.path not in lr_files:
+            if not strict and (s.path not in lr_files or decay_off):
                 continue
             n = _num(s.value)
             if n is not None:
@@ -221,8 +233,6 @@ def _g1_scan(f: Facts) -> _Sched:
             elif isinstance(s.value, Expr) and strict and short:
                 r.warm.append(s)  # computed warmup passed to a scheduler/arguments call
     # nanoGPT / Megatron style decay switches
-    decay_lr = f.effective("decay_lr")
-    decay_off = bool(decay_lr) and all(truthy(s.value) is False for s in decay_lr)
     for s in decay_lr:
         if truthy(s.value):
             r.decay.append(s)
@@ -272,9 +282,12 @@ def _g1_scan(f: Facts) -> _Sched:
             r.decay.append(c)
         if not warm and not decay:
             r.custom.append(c)
-    # a hand-written cosine schedule (nanoGPT's get_lr)
+    # a hand-written cosine schedule (nanoGPT's get_lr), unless it is switched off or only called behind an off flag
     for c in f.calls("math.cos", "numpy.cos", "np.cos"):
-        if c.func and re.search(r"(?i)(lr|learning_rate|sched)", c.func):
+        if c.func and re.search(r"(?i)(lr|learning_rate|sched)", c.func) and not decay_off:
+            callers = [x for x in f.calls(c.func) if x.func != c.func]
+            if callers and not _live(f, callers):
+                continue
             r.decay.append(c)
             r.names.append("cosine")
     # framework defaults
@@ -284,14 +297,17 @@ def _g1_scan(f: Facts) -> _Sched:
             if e is not None and not f.config("lr_scheduler") and not r.decay:
                 r.decay.append(e)
                 r.names.append("cosine (axolotl default)")
+                r.defaults[id(e)] = ("lr_scheduler", "cosine (axolotl default)")
             if e is not None and not any(s.path == path for s in r.no_warm):
                 r.warm.append(e)
+                r.defaults.setdefault(id(e), ("warmup_steps", "3% of steps (axolotl default)"))
         sites = uses_hf_trainer(f)
         lf = _lf_yamls(f)
         if (sites or lf) and not r.decay and not r.constant:
             site = sites[0] if sites else _first_entry(f, lf[0], "stage")
             r.decay.append(site)
             r.names.append("linear (HF default)")
+            r.defaults[id(site)] = ("lr_scheduler_type", "linear (HF default, warmup 0)")
     return r
 
 
@@ -399,15 +415,15 @@ class G1LRSchedule(Check):
         name = next((n for n in r.names if n), None)
         values = {"lr_schedule": name, "warmup": bool(r.warm), "decay": bool(r.decay)}
         if r.warm and r.decay:
-            return Outcome(U, evs(r.decay + r.warm), f"warmup + {name or 'decay'} schedule", values)
+            return Outcome(U, r.evidence(r.decay + r.warm), f"warmup + {name or 'decay'} schedule", values)
         if r.decay:
-            return Outcome(P, evs(r.decay + r.no_warm), f"{name or 'decaying'} schedule without warmup", values)
+            return Outcome(P, r.evidence(r.decay + r.no_warm), f"{name or 'decaying'} schedule without warmup", values)
         if r.warm:
-            return Outcome(P, evs(r.warm + r.constant), "warmup without a decay phase", values)
+            return Outcome(P, r.evidence(r.warm + r.constant), "warmup without a decay phase", values)
         if r.custom:
-            return Outcome(P, evs(r.custom), "a custom LR schedule whose warmup/decay cannot be verified statically", values)
+            return Outcome(P, r.evidence(r.custom), "a custom LR schedule whose warmup/decay cannot be verified statically", values)
         detail = "constant learning rate" if r.constant else "no LR schedule found"
-        return Outcome(N, evs(r.constant + r.no_warm), detail, values)
+        return Outcome(N, r.evidence(r.constant + r.no_warm), detail, values)
 
 
 # --------------------------------------------------------------------------------------
@@ -1053,7 +1069,7 @@ class G6FusedAlignmentLoss(Check):
                 used.append(s)
             elif t is False:
                 off.append(s)
-        for s in f.effective("use_fused_kernels"):
+        for s in f.effective("use_fused_kernels", "use_fused_loss"):
             (used if truthy(s.value) else off).append(s)
         if used:
             return Outcome(U, evs(used), "a fused (chunked) alignment/distillation loss is used", {"fused_alignment_loss": True})
