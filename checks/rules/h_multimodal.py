@@ -27,7 +27,7 @@ import re
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Facts, as_number, truthy
+from ..facts import Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import evs
 
@@ -148,7 +148,12 @@ class H1VisionFreeze(_MultimodalOnly):
         Example({"scripts/sft.sh": "torchrun --nproc_per_node 8 qwenvl/train/train_qwen.py --model_name_or_path "
                  "Qwen/Qwen2.5-VL-7B-Instruct --tune_mm_vision False --tune_mm_mlp True --tune_mm_llm True\n"}, U, "tune_mm_vision False"),
         Example({"scripts/sft.sh": "torchrun --nproc_per_node 8 qwenvl/train/train_qwen.py --model_name_or_path "
-                 "Qwen/Qwen2.5-VL-7B-Instruct --tune_mm_vision True --tune_mm_mlp True --tune_mm_llm True\n"}, N, "vision tuned"),
+                 "Qwen/Qwen2.5-VL-7B-Instruct --tune_mm_vision True --tune_mm_mlp True --tune_mm_llm True\n",
+                 "qwenvl/train/train_qwen.py": "from transformers import Qwen2VLForConditionalGeneration\n"
+                 "def set_model(model_args, model):\n    if model_args.tune_mm_vision:\n"
+                 "        for n, p in model.visual.named_parameters():\n            p.requires_grad = True\n    else:\n"
+                 "        for n, p in model.visual.named_parameters():\n            p.requires_grad = False\n"},
+                N, "every launch tunes the vision tower"),
         Example({"examples/qwen2vl_full_sft.yaml": "model_name_or_path: Qwen/Qwen2-VL-7B-Instruct\nstage: sft\n"
                  "finetuning_type: full\nfreeze_vision_tower: false\ntemplate: qwen2_vl\n"}, N, "explicitly unfrozen"),
         Example({"train.py": "from transformers import LlavaForConditionalGeneration\n"
@@ -192,7 +197,14 @@ class H1VisionFreeze(_MultimodalOnly):
             if not any(e.keys and e.keys[0] == "freeze_vision_tower" for e in ff.configs):
                 e = next((x for x in ff.configs if x.keys and x.keys[0] in ("stage", "template")), None)
                 if e is not None and f._ok(e.path, e.line):
-                    frozen.append(e)
+                    frozen.append(Setting("freeze_vision_tower", True, e.path, e.line, "config", e.text,
+                                          "freeze_vision_tower (LLaMA-Factory default)", 2))
+        # launches and configs decide over code: ``requires_grad_(False)`` at load time and ``if/else`` branches on a
+        # flag are what the flags switch; a recipe whose every launch trains the ViT does not freeze it
+        explicit = [x for x in frozen + unfrozen if isinstance(x, Setting) and x.source in ("launcher", "config")]
+        if explicit:
+            frozen = [x for x in frozen if x in explicit]
+            unfrozen = [x for x in unfrozen if x in explicit]
         if frozen:
             detail = "the vision encoder is frozen" + (" (unfrozen in another stage/config)" if unfrozen else "")
             return Outcome(U, evs(frozen), detail, {"vision_frozen": True})
