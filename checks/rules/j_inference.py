@@ -55,9 +55,9 @@ _CLI_ENGINES = {"vllm": "vllm", "sglang": "sglang", "lmdeploy": "lmdeploy", "trt
 _IMAGES = (("vllm/vllm-openai", "vllm"), ("lmsysorg/sglang", "sglang"), ("text-generation-inference", "tgi"),
            ("tritonserver", "triton-server"), ("openmmlab/lmdeploy", "lmdeploy"), ("tensorrt-llm", "tensorrt-llm"))
 _BACKEND_KEYS = ("infer_backend", "inference_backend", "backend", "engine", "inference_engine", "generation_backend",
-                 "rollout_backend", "serving_backend", "infer_engine", "vllm_mode")
+                 "rollout_backend", "serving_backend", "infer_engine")
 _BACKEND_VALUES = {"vllm": "vllm", "sglang": "sglang", "lmdeploy": "lmdeploy", "tensorrt_llm": "tensorrt-llm", "trtllm": "tensorrt-llm",
-                   "tensorrt-llm": "tensorrt-llm", "tgi": "tgi", "colocate": "vllm", "server": "vllm"}
+                   "tensorrt-llm": "tensorrt-llm", "tgi": "tgi"}
 _PAGED = {"vllm", "sglang", "tgi", "tensorrt-llm", "lmdeploy", "deepspeed-mii"}
 _CB = {"vllm", "sglang", "tgi", "lmdeploy", "deepspeed-mii"}
 _ONLINE_RL = ("GRPOTrainer", "PPOTrainer", "RLOOTrainer", "OnlineDPOTrainer", "NashMDTrainer", "XPOTrainer")
@@ -98,8 +98,7 @@ def engines(f: Facts) -> dict[str, list[Any]]:
                     out[name].append(e)
     for s in f.effective(*_BACKEND_KEYS):
         if isinstance(s.value, str) and s.value.strip().lower() in _BACKEND_VALUES:
-            if s.name == "vllm_mode" or s.value.strip().lower() not in {"colocate", "server"}:
-                out[_BACKEND_VALUES[s.value.strip().lower()]].append(s)
+            out[_BACKEND_VALUES[s.value.strip().lower()]].append(s)
     for s in f.effective("use_vllm", "vllm_enable", "enable_vllm"):
         if truthy(s.value):
             out["vllm"].append(s)
@@ -178,9 +177,12 @@ def _per_site(f: Facts, eng: dict[str, list[Any]], engine: str, keys: tuple[str,
     return on, off
 
 
+_ENGINE_CTORS = {"LLM", "AsyncLLMEngine", "LLMEngine", "AsyncEngineArgs", "EngineArgs", "from_engine_args", "Engine", "Runtime",
+                 "launch_server", "ServerArgs", "pipeline", "serve", "TurbomindEngineConfig", "PytorchEngineConfig"}
+
+
 def _constructs(c: Call) -> bool:
-    return c.short in {"LLM", "AsyncLLMEngine", "LLMEngine", "AsyncEngineArgs", "EngineArgs", "from_engine_args", "Engine",
-                       "Runtime", "launch_server", "ServerArgs", "pipeline", "serve"}
+    return c.short in _ENGINE_CTORS
 
 
 def _ref_on(f: Facts, v: Expr) -> bool:
@@ -360,7 +362,9 @@ class J2ContinuousBatching(_InferenceOnly):
             single = [s for s in f.effective("max_num_seqs", "max_running_requests", "max_batch_size", "max_concurrent_requests")
                       if as_number(s.value) == 1]
             name = next((n for n in ("vllm", "sglang", "tgi", "lmdeploy", "deepspeed-mii", "tensorrt-llm") if eng.get(n)), "hf")
-            if single and len(single) >= len([x for x in used if isinstance(x, Call) and _constructs(x)] or [1]):
+            larger = [s for s in f.effective("max_num_seqs", "max_running_requests", "max_batch_size", "max_concurrent_requests")
+                      if (as_number(s.value) or 0) > 1]
+            if single and not larger:
                 return Outcome(P, evs(single), "continuous batching engine limited to one running sequence",
                                {"continuous_batching": False, "max_num_seqs": 1})
             return Outcome(U, evs(used), f"continuous batching ({name})", {"continuous_batching": True, "engine": name})
@@ -523,10 +527,14 @@ class J4InferenceQuant(_InferenceOnly):
         eng = engines(f)
         used: list[Any] = []
         kinds: list[str] = []
+        engine_lines = {(x.path, x.line) for sites in eng.values() for x in sites}
         for s in f.effective(*_QUANT_KEYS):
             q = _quant_value(s.value)
             if q is None:
                 continue
+            if s.name in ("quantization", "quantize", "quant_method") and s.source in ("launcher", "call") and \
+                    (s.path, s.line) not in engine_lines and not (s.source == "call" and s.key.split("(")[0] in _ENGINE_CTORS):
+                continue  # a training flag (``--quantization 4bit`` for QLoRA), not an engine's
             if s.name == "kv_cache_dtype" and not re.search(r"fp8|int8|int4|fp4", q):
                 continue
             if s.name == "model_format" and q not in {"awq", "gptq", "fp8"}:
@@ -544,6 +552,8 @@ class J4InferenceQuant(_InferenceOnly):
                 used.append(s)
                 kinds.append(f"int{int(as_number(s.value) or 0)}")
         for c in _live(f, f.calls(*_QUANT_APIS)):
+            if _training_file(f, c.path):
+                continue  # quantization-aware training or a QLoRA base, not inference
             used.append(c)
             kinds.append(c.short.lower())
         for c in _live(f, f.calls("BitsAndBytesConfig", "from_pretrained")):
@@ -714,7 +724,8 @@ class J6DecodeCudaGraph(_InferenceOnly):
                  if not _training_file(f, c.path)]
         if used:
             return Outcome(U, evs(used), "decode runs as CUDA graphs", {"cuda_graph": True})
-        off = eager_on + sg_off + tgi_off
+        forced = [s for s in f.effective("enforce_eager", "vllm_enforce_eager", "disable_cuda_graph") if truthy(s.value)]
+        off = forced + [x for x in eager_on + sg_off if isinstance(x, Call)] + tgi_off
         if off:
             return Outcome(N, evs(off), "the engine is forced to eager mode (no CUDA graphs)", {"cuda_graph": False})
         return Outcome(N, evs(_hf_generate(f)), "decode runs eagerly, kernel by kernel", {"cuda_graph": False})
