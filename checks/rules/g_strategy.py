@@ -31,6 +31,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
+from ..project import _MULTIMODAL_FAMILIES
 from ._helpers import HF_TRAINERS, evs, guard_off, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -801,9 +802,12 @@ _AUX_MODEL = re.compile(r"(?i)(^|[._])(ref|reference|teacher|reward|rm|critic|va
                         r"(_?model|_?net|_?policy)?($|[._])")
 _WHOLE_MODEL = {"model", "net", "network", "module", "base_model", "llm", "lm", "policy", "self", "model.module", "self.model",
                 "self.module", "self.net", "self.llm", "actor", "pretrained_model", "hf_model", "peft_model", "model_engine"}
-_FREEZE_KEY = re.compile(r"^(freeze|frozen|fix)_?\w*$", re.I)
+_FREEZE_KEY = re.compile(r"^(freeze|frozen)(_\w+)?$|^fix_(layers?|embed\w*|backbone|encoder|vit|llm|lm|base|vision\w*)$", re.I)
+# keys that configure a freeze mode or freeze something that is not a model layer
 _FREEZE_EXCLUDE = re.compile(r"(?i)^(freeze_support|freeze_bn\w*|freeze_batchnorm|freeze_norm_stats|freeze_seed|freeze_time\w*|"
-                             r"freeze_graph|freeze_dict|fix_seed|fix_random\w*|fixed_\w+|fix_length|fix_len)$")
+                             r"freeze_graph|freeze_dict|freeze_trainable_\w+|freeze_extra_modules|freeze_random\w*)$")
+_MM_KEY = re.compile(r"(?i)(vision|visual|vit|projector|mm_|image|clip|siglip|mlp_adapter)")
+_PROJECTOR_TUNE = re.compile(r"(?i)^(tune|train|trainable)_(mm_)?(mlp\w*|projector)$")
 _TUNE_KEY = re.compile(r"(?i)^(tune|train|unfreeze|trainable)_(mm_)?(vision\w*|visual\w*|vit\w*|llm|lm|language_model|mlp\w*|"
                        r"projector|embed\w*|backbone|encoder\w*|image_encoder)$")
 
@@ -925,10 +929,19 @@ class G5LayerFreezing(Check):
         f = ctx.facts
         used: list[Any] = list(freeze_sites(f))
         off: list[Any] = []
+        mm_model = bool(set(ctx.project.model_families) & _MULTIMODAL_FAMILIES)
         for s in _all_freeze_settings(f):
             if _FREEZE_EXCLUDE.match(s.name):
                 continue
+            if _MM_KEY.search(s.name) and (not ctx.project.multimodal or (s.rank == 0 and not mm_model)):
+                continue  # LLaMA-Factory's freeze_vision_tower default in a text-only run freezes nothing
             is_tune = bool(_TUNE_KEY.match(s.name))
+            if s.name.lower() == "tune_mm_mlp_adapter":
+                if truthy(s.value):
+                    used.append(s)  # LLaVA stage 1: only the projector trains, LLM and ViT are frozen
+                continue
+            if _PROJECTOR_TUNE.match(s.name) and truthy(s.value):
+                continue  # training the projector says nothing about the other parts
             t = truthy(s.value)
             n = as_number(s.value)
             if isinstance(s.value, tuple):
