@@ -39,6 +39,10 @@ _VISION = re.compile(
 )
 
 
+_MLLM_NAME = re.compile(r"(?i)(vl\b|[-_]vl|llava|internvl|minicpm[-_]?v|mllama|paligemma|pixtral|idefics|glm4v|qwen2_vl|video|"
+                        r"vision|intern_vl|kimi_vl|gemma3|llama4)")
+
+
 class _MultimodalOnly(Check):
     def not_applicable(self, ctx: Context) -> str | None:
         if not ctx.project.multimodal:
@@ -191,10 +195,15 @@ class H1VisionFreeze(_MultimodalOnly):
         for s in f.effective("mm_tunable_parts"):
             if isinstance(s.value, str):
                 (unfrozen if "mm_vision_tower" in s.value else frozen).append(s)
-        # LLaMA-Factory: freeze_vision_tower defaults to true
-        for path in _lf_yamls(f):
+        # LLaMA-Factory: freeze_vision_tower defaults to true (for a config that trains a multimodal model), unless
+        # the repository carries its own copy of the arguments with another default
+        own = [truthy(x.default) for x in f.fields("freeze_vision_tower")]
+        lf_default = own[0] if own else True
+        for path in _lf_yamls(f) if lf_default else []:
             ff = f.files[path]
-            if not any(e.keys and e.keys[0] == "freeze_vision_tower" for e in ff.configs):
+            mm = any(e.keys and e.keys[0] in ("template", "model_name_or_path") and isinstance(e.value, str)
+                     and _MLLM_NAME.search(e.value) for e in ff.configs)
+            if mm and not any(e.keys and e.keys[0] == "freeze_vision_tower" for e in ff.configs):
                 e = next((x for x in ff.configs if x.keys and x.keys[0] in ("stage", "template")), None)
                 if e is not None and f._ok(e.path, e.line):
                     frozen.append(Setting("freeze_vision_tower", True, e.path, e.line, "config", e.text,
