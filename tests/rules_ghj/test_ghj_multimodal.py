@@ -59,3 +59,14 @@ def test_h3_ldp_projector_is_partial():
     files = {"scripts/mobilevlm.sh": "deepspeed mobilevlm/train/train_mem.py --vision_tower openai/clip-vit-large-patch14-336 "
              "--mm_projector_type ldpnetv2 --model_name_or_path mtgv/MobileLLaMA-1.4B-Chat\n"}
     assert status(files, "H3") == "partial"
+
+
+def test_h1_llamafactory_default_only_for_a_multimodal_config():
+    text = {"examples/llama3_full_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-8B\nstage: sft\ntemplate: llama3\n"}
+    assert status(text, "H1") == "n/a"
+    both = {**text, "examples/qwen2vl_lora_sft.yaml": "model_name_or_path: Qwen/Qwen2-VL-7B-Instruct\nstage: sft\ntemplate: qwen2_vl\n"}
+    r, _ = audit(both, "H1")
+    assert r.status.value == "used" and all(e.path == "examples/qwen2vl_lora_sft.yaml" for e in r.evidence)
+    fork = {**both, "src/hparams.py": "from dataclasses import dataclass, field\n@dataclass\nclass FinetuningArguments:\n"
+            "    freeze_vision_tower: bool = field(default=False)\n"}
+    assert status(fork, "H1") == "unused"  # this fork changed LLaMA-Factory's default

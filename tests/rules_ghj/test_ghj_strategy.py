@@ -139,3 +139,16 @@ def test_g6_verl_fused_kernels_and_liger_patch_alone():
     lf = "model_name_or_path: Qwen/Qwen2.5-7B\nstage: kto\nenable_liger_kernel: true\ntemplate: qwen\n"
     r, _ = audit({"kto.yaml": lf}, "G6")
     assert r.status.value == "unused" and r.evidence and r.priority == Priority.MEDIUM
+
+
+def test_g5_projector_only_stage_and_mllm_defaults_in_a_text_only_fork():
+    llava = {"scripts/pretrain.sh": "deepspeed llava/train/train_mem.py --model_name_or_path lmsys/vicuna-7b-v1.5 "
+             "--vision_tower openai/clip-vit-large-patch14-336 --tune_mm_mlp_adapter True\n"}
+    assert status(llava, "G5") == "used"
+    qwen = {"sft.sh": "torchrun --nproc_per_node 8 train_qwen.py --model_name_or_path Qwen/Qwen2.5-VL-7B-Instruct "
+            "--tune_mm_vision True --tune_mm_mlp True --tune_mm_llm True\n"}
+    assert status(qwen, "G5") == "unused"  # everything trains
+    fork = {"src/hparams.py": "from dataclasses import dataclass, field\n@dataclass\nclass FinetuningArguments:\n"
+            "    freeze_vision_tower: bool = field(default=True)\n    freeze_trainable_layers: int = field(default=2)\n",
+            "examples/full_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-8B\nstage: sft\nfinetuning_type: full\ntemplate: llama3\n"}
+    assert status(fork, "G5") == "unused"
