@@ -676,8 +676,9 @@ class J6DecodeCudaGraph(_InferenceOnly):
     )
     why = (
         "A decode step of a 7B model launches hundreds of small kernels; at batch 1 the CPU launch overhead can exceed GPU time. "
-        "vLLM's CUDA graphs and gpt-fast's `reduce-overhead` compile (Meta PyTorch team, 2023: ~10x over eager HF on "
-        "LLaMA-7B, with int8/spec-decoding on top) remove it. Graphs fit decode because its shapes are fixed; prefill is not graphed."
+        "gpt-fast went from 25.5 to 107 tokens/s on LLaMA-7B (A100) with `torch.compile(mode=\"reduce-overhead\")` and a static "
+        "KV cache alone, before quantization (PyTorch blog, 2023); vLLM captures decode graphs by default. Graphs fit decode "
+        "because its shapes are fixed; prefill is not graphed."
     )
     fix = "Keep CUDA graphs on: drop `enforce_eager=True` in vLLM (`--enforce-eager` only for debugging or very tight memory), remove `--disable-cuda-graph` in SGLang; for HF use `cache_implementation=\"static\"` with `torch.compile(mode=\"reduce-overhead\")`."
     fix_zh = "保持 CUDA Graph 开启：vLLM 中去掉 `enforce_eager=True`（`--enforce-eager` 只用于调试或显存极紧张时），SGLang 去掉 `--disable-cuda-graph`；HF 推理使用 `cache_implementation=\"static\"` 并配合 `torch.compile(mode=\"reduce-overhead\")`。"
