@@ -32,3 +32,17 @@ def test_bar():
     assert bar(0.5, 11) == "█░░░░░░░░░"  # something in place is never an empty bar
     assert bar(10.5, 11) == "█████████░"  # something missing is never a full bar
     assert bar(3, 3) == "██████████" and bar(0, 4) == "░░░░░░░░░░" and bar(0, 0) == "—"
+
+
+def test_both_languages_have_every_string():
+    from checks.model import Bottleneck, Priority
+    from reports.i18n import BOTTLENECK, PRIORITY, TEXT, check_lang
+
+    assert set(TEXT["en"]) == set(TEXT["zh"])
+    assert all(set(BOTTLENECK[lang]) == set(Bottleneck) for lang in ("en", "zh"))
+    assert all(set(PRIORITY[lang]) == set(Priority) for lang in ("en", "zh"))
+    assert check_lang("zh") == "zh"
+    import pytest
+
+    with pytest.raises(ValueError):
+        check_lang("fr")
