@@ -247,7 +247,13 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
     for line_no, logical in _logical_lines(text, first_line):
         stripped = logical.strip()
         if quoted is not None:
-            inside, closed, _ = stripped.partition('"')
+            # inside the open string each '"' toggles: ``--model "${llm}" \`` closes and reopens it, so the string
+            # ends at the last quote of a line with an odd number of them (LLaVA / Qwen-VL ``args="..."`` blocks)
+            if stripped.count('"') % 2:
+                cut = stripped.rfind('"')
+                inside, closed = stripped[:cut].replace('"', ""), '"'
+            else:
+                inside, closed = stripped.replace('"', ""), ""
             quoted[1].extend(_sub_vars(w, variables) for w in _array_words(inside))
             if closed:
                 variables[quoted[0]] = " ".join(quoted[1])
