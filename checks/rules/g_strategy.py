@@ -806,6 +806,8 @@ _FREEZE_KEY = re.compile(r"^(freeze|frozen)(_\w+)?$|^fix_(layers?|embed\w*|backb
 # keys that configure a freeze mode or freeze something that is not a model layer
 _FREEZE_EXCLUDE = re.compile(r"(?i)^(freeze_support|freeze_bn\w*|freeze_batchnorm|freeze_norm_stats|freeze_seed|freeze_time\w*|"
                              r"freeze_graph|freeze_dict|freeze_trainable_\w+|freeze_extra_modules|freeze_random\w*)$")
+_PARTS = {"vision": re.compile(r"(?i)(visual|vision|vit\b|vit_)"), "projector": re.compile(r"(?i)(merger|projector|mlp)"),
+          "llm": re.compile(r"(?i)(language_model|llm|lm_head|(^|_)lm$)")}
 _MM_KEY = re.compile(r"(?i)(vision|visual|vit|projector|mm_|image|clip|siglip|mlp_adapter)")
 _PROJECTOR_TUNE = re.compile(r"(?i)^(tune|train|trainable)_(mm_)?(mlp\w*|projector)$")
 _TUNE_KEY = re.compile(r"(?i)^(tune|train|unfreeze|trainable)_(mm_)?(vision\w*|visual\w*|vit\w*|llm|lm|language_model|mlp\w*|"
@@ -956,8 +958,14 @@ class G5LayerFreezing(Check):
             if isinstance(s.value, str) and s.value.strip().lower() == "freeze":
                 used.append(s)
         for s in f.effective("mm_tunable_parts"):
-            if isinstance(s.value, str) and "mm_language_model" not in s.value:
+            if isinstance(s.value, str) and not all(p in s.value for p in ("mm_vision_tower", "mm_mlp_adapter", "mm_language_model")):
                 used.append(s)
+        # ``p.requires_grad = False`` in the branch of a part that launches/configs switch explicitly (Qwen-VL's
+        # ``set_model``: ``if model_args.tune_mm_llm: ... else: ... = False``) follows those switches, not the code
+        explicit = {part for x in used + off if isinstance(x, Setting) and x.source in ("launcher", "config")
+                    for part, rx in _PARTS.items() if rx.search(x.name)}
+        used = [x for x in used if isinstance(x, Setting) or not any(
+            _PARTS[part].search(getattr(x, "loop", None) or getattr(x, "target", "") or "") for part in explicit)]
         if used:
             return Outcome(U, evs(used), "part of the model is frozen", {"layer_freezing": True})
         lora, _, _ = _lora_scan(f)
