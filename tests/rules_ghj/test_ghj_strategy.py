@@ -152,3 +152,22 @@ def test_g5_projector_only_stage_and_mllm_defaults_in_a_text_only_fork():
             "    freeze_vision_tower: bool = field(default=True)\n    freeze_trainable_layers: int = field(default=2)\n",
             "examples/full_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-8B\nstage: sft\nfinetuning_type: full\ntemplate: llama3\n"}
     assert status(fork, "G5") == "unused"
+
+
+QWEN_SET_MODEL = (
+    "from transformers import Qwen2_5_VLForConditionalGeneration\n"
+    "def set_model(model_args, model):\n"
+    "    if model_args.tune_mm_vision:\n        for n, p in model.visual.named_parameters():\n            p.requires_grad = True\n"
+    "    else:\n        for n, p in model.visual.named_parameters():\n            p.requires_grad = False\n"
+    "    if model_args.tune_mm_llm:\n        for n, p in model.language_model.named_parameters():\n            p.requires_grad = True\n"
+    "    else:\n        for n, p in model.language_model.named_parameters():\n            p.requires_grad = False\n"
+)
+
+
+def test_g5_flag_branches_follow_the_launch_flags():
+    launch = "torchrun --nproc_per_node 8 qwenvl/train/train_qwen.py --model_name_or_path Qwen/Qwen2.5-VL-7B-Instruct " \
+             "--tune_mm_vision {v} --tune_mm_llm True\n"
+    files = {"qwenvl/train/train_qwen.py": QWEN_SET_MODEL, "scripts/sft.sh": launch.format(v="True")}
+    assert status(files, "G5") == "unused"
+    files["scripts/sft.sh"] = launch.format(v="False")
+    assert status(files, "G5") == "used"
