@@ -70,3 +70,11 @@ def test_h1_llamafactory_default_only_for_a_multimodal_config():
     fork = {**both, "src/hparams.py": "from dataclasses import dataclass, field\n@dataclass\nclass FinetuningArguments:\n"
             "    freeze_vision_tower: bool = field(default=False)\n"}
     assert status(fork, "H1") == "unused"  # this fork changed LLaMA-Factory's default
+
+
+def test_h1_flags_inside_an_args_block_with_inner_quotes():
+    sh = ('llm=Qwen/Qwen2.5-VL-3B-Instruct\nargs="\n    --deepspeed ./scripts/zero3.json \\\n'
+          '    --model_name_or_path "${llm}" \\\n    --tune_mm_vision False \\\n    --tune_mm_llm True"\n'
+          "torchrun --nproc_per_node=8 qwenvl/train/train_qwen.py ${args}\n")
+    r, _ = audit({"scripts/sft.sh": sh}, "H1")
+    assert r.status.value == "used" and r.evidence[0].key == "--tune_mm_vision"
