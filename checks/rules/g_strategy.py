@@ -1018,6 +1018,25 @@ _TRL_ALIGN = (
 )
 
 
+_ALIGN_RUN = re.compile(r"(?i)(dpo|orpo|kto|simpo|cpo|grpo|ppo|rloo|gkd|distill|rlhf|preference|align)")
+_ALIGN_CONFIGS = ("DPOConfig", "ORPOConfig", "KTOConfig", "CPOConfig", "GRPOConfig", "GKDConfig", "PPOConfig", "RLOOConfig",
+                  "OnlineDPOConfig")
+
+
+def _alignment_run(f: Facts, s: Setting) -> bool:
+    """Whether a ``use_liger_kernel`` setting belongs to a preference/RL/distillation run (TRL fuses that loss),
+    not to an SFT recipe of the same repository (where it only patches the model)."""
+    if s.source == "call":
+        return s.key.split("(", 1)[0] in _ALIGN_CONFIGS
+    if s.source == "field-default":
+        return any(c in s.key for c in _ALIGN_CONFIGS)
+    if _ALIGN_RUN.search(s.path) or _ALIGN_RUN.search(s.text if s.source == "launcher" else ""):
+        return True
+    ff = f.files.get(s.path)
+    keys = {str(e.keys[0]) for e in ff.configs if e.keys} if ff else set()
+    return bool(keys & {"beta", "num_generations", "rpo_alpha", "loss_type", "max_prompt_length", "reward_funcs", "lmbda"})
+
+
 @register
 class G6FusedAlignmentLoss(Check):
     id = "G6"
@@ -1086,7 +1105,7 @@ class G6FusedAlignmentLoss(Check):
             (used if truthy(s.value) else off).append(s)
         for s in f.effective("use_liger_kernel", "use_liger"):
             t = truthy(s.value)
-            if t and trl_align and s.name == "use_liger_kernel":
+            if t and trl_align and s.name == "use_liger_kernel" and _alignment_run(f, s):
                 used.append(s)
             elif t is False:
                 off.append(s)

@@ -171,3 +171,13 @@ def test_g5_flag_branches_follow_the_launch_flags():
     assert status(files, "G5") == "unused"
     files["scripts/sft.sh"] = launch.format(v="False")
     assert status(files, "G5") == "used"
+
+
+def test_g6_liger_on_the_sft_recipe_is_not_a_fused_dpo_loss():
+    files = {"scripts/run_dpo.py": "from trl import DPOConfig, DPOTrainer\ntrainer = DPOTrainer(model, args=training_args)\n",
+             "scripts/run_sft.py": "from trl import SFTConfig, SFTTrainer\ntrainer = SFTTrainer(model, args=training_args)\n",
+             "recipes/zephyr/sft/config_full.yaml": "model_name_or_path: mistralai/Mistral-7B-v0.1\nuse_liger_kernel: true\n",
+             "recipes/zephyr/dpo/config_full.yaml": "model_name_or_path: alignment-handbook/zephyr-7b-sft-full\nbeta: 0.01\n"}
+    assert status(files, "G6") == "unused"
+    files["recipes/zephyr/dpo/config_full.yaml"] += "use_liger_kernel: true\n"
+    assert status(files, "G6") == "used"
