@@ -37,9 +37,6 @@ from ._helpers import HF_TRAINERS, evs, guard_off, uses_hf_trainer
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
 
-
-
-
 def _live(f: Facts, calls: list[Call]) -> list[Call]:
     """Calls whose enclosing ``if`` flag is not switched off (``if args.use_lamb:`` with ``use_lamb`` never set)."""
     return [c for c in calls if not guard_off(f, c)]
@@ -72,13 +69,12 @@ def _axolotl_yamls(f: Facts) -> list[str]:
 
 
 def _first_entry(f: Facts, path: str, *keys: str) -> Any:
-    ff = f.files.get(path)
-    if ff is None:
-        return None
-    for e in ff.configs:
+    """The first top-level entry of ``keys`` in a config file (suppressions applied), else its first entry."""
+    entries = [e for e in f.records("configs") if e.path == path]
+    for e in entries:
         if e.keys and str(e.keys[0]) in keys:
             return e
-    return ff.configs[0] if ff.configs else None
+    return entries[0] if entries else None
 
 
 def _num(v: Any) -> float | None:
@@ -698,7 +694,7 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
         ff = f.files[path]
         if not any(e.keys and e.keys[0] == "finetuning_type" for e in ff.configs):
             e = _first_entry(f, path, "stage")
-            if e is not None and f._ok(e.path, e.line):
+            if e is not None:
                 lora.append(e)
     return lora, full, off
 
@@ -982,7 +978,7 @@ class G5LayerFreezing(Check):
 def _all_freeze_settings(f: Facts) -> list[Setting]:
     """Effective settings of every ``freeze_*`` / ``tune_*`` key the repository mentions."""
     names: set[str] = set()
-    for e in f._s["configs"]:
+    for e in f.records("configs"):
         k = e.key
         if _FREEZE_KEY.match(k) or _TUNE_KEY.match(k):
             names.add(k)
@@ -990,14 +986,13 @@ def _all_freeze_settings(f: Facts) -> list[Setting]:
         for k in (*launch.script_args, *launch.launcher_args):
             if _FREEZE_KEY.match(k) or _TUNE_KEY.match(k):
                 names.add(k)
-    for src in (f._s["arg_options"], f._s["fields"]):
+    for src in (f.records("arg_options"), f.records("fields")):
         for x in src:
             k = getattr(x, "dest", None) or getattr(x, "name", "")
             if _FREEZE_KEY.match(k) or _TUNE_KEY.match(k):
                 names.add(k)
-    for k in f._s["calls_by_kw"]:
-        if _FREEZE_KEY.match(k) or _TUNE_KEY.match(k):
-            names.add(k)
+    for c in f.records("calls"):
+        names.update(k for k in c.kwargs if _FREEZE_KEY.match(k) or _TUNE_KEY.match(k))
     names = {n for n in names if not _FREEZE_EXCLUDE.match(n) and n.lower() not in {"fix", "freeze", "frozen"}}
     return f.effective(*sorted(names)) if names else []
 
