@@ -204,8 +204,8 @@ class H1VisionFreeze(_MultimodalOnly):
             mm = any(e.keys and e.keys[0] in ("template", "model_name_or_path") and isinstance(e.value, str)
                      and _MLLM_NAME.search(e.value) for e in ff.configs)
             if mm and not any(e.keys and e.keys[0] == "freeze_vision_tower" for e in ff.configs):
-                e = next((x for x in ff.configs if x.keys and x.keys[0] in ("stage", "template")), None)
-                if e is not None and f._ok(e.path, e.line):
+                e = next((x for x in f.records("configs") if x.path == path and x.keys and x.keys[0] in ("stage", "template")), None)
+                if e is not None:
                     frozen.append(Setting("freeze_vision_tower", True, e.path, e.line, "config", e.text,
                                           "freeze_vision_tower (LLaMA-Factory default)", 2))
         # launches and configs decide over code: ``requires_grad_(False)`` at load time and ``if/else`` branches on a
