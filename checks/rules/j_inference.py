@@ -82,6 +82,9 @@ def engines(f: Facts) -> dict[str, list[Any]]:
     """Inference engines the repository runs, with the facts that prove it (imports alone do not count)."""
     out: dict[str, list[Any]] = defaultdict(list)
     for name, patterns in _ENGINE_API.items():
+        roots = {p.split(".")[0] for p in patterns}
+        if not f.imports(*roots):
+            continue  # an engine's API is only reachable through an import
         for c in _live(f, f.calls(*patterns)):
             if any(c.name == p or c.name.startswith(p.removesuffix(".*") + ".") for p in patterns):
                 out[name].append(c)
