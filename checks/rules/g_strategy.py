@@ -427,7 +427,7 @@ class G1LRSchedule(Check):
 # G2 large-batch optimizer
 # --------------------------------------------------------------------------------------
 
-_LAMB_NAME = re.compile(r"^(fused_?|apex_?|onebit_?|1bit_?|deepspeed_?|torch_?)?(lamb|lars|larc)(_?\w*)?$", re.I)
+_LAMB_NAME = re.compile(r"^(fused_?|apex_?|onebit_?|1bit_?|deepspeed_?|torch_?)?(lamb|lars|larc)(_\w+)?$", re.I)
 _LAMB_CALLS = ("Lamb", "LAMB", "FusedLamb", "FusedLAMB", "Lars", "LARS", "LARC", "FusedLARS", "OnebitLamb", "ZeroOneLamb")
 
 
