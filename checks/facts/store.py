@@ -105,6 +105,18 @@ class Facts:
                 for k in c.kwargs:
                     kw_index[_norm_key(k)].append(c)
             s["calls_by_kw"] = kw_index
+            # setting-name indexes, so that effective()/settings() cost the matches, not a scan per name
+            launch_args: dict[str, list[tuple[Launch, str, Any]]] = defaultdict(list)
+            for launch in s["launches"]:
+                for src in (launch.script_args, launch.launcher_args):
+                    for k, v in src.items():
+                        launch_args[_norm_key(k)].append((launch, k, v))
+            s["launch_args_by_key"] = launch_args
+            for attr, field_name in (("arg_options", "dest"), ("fields", "name"), ("assigns", "name")):
+                idx: dict[str, list[Any]] = defaultdict(list)
+                for x in s[attr]:
+                    idx[_norm_key(getattr(x, field_name))].append(x)
+                s[f"{attr}_by_key"] = idx
             s["suppressed"] = {f.path: f.suppressed for f in fl if f.suppressed}
             self._s = s
         self.check_id = check_id
@@ -264,19 +276,17 @@ class Facts:
             if isinstance(e.value, Container) or not self._ok(e.path, e.line):
                 continue
             out.append(Setting(name, e.value, e.path, e.line, "config", e.text, e.dotted, 2))
-        for launch in self._s["launches"]:
-            for src in (launch.script_args, launch.launcher_args):
-                for k, v in src.items():
-                    if _norm_key(k) == name and self._ok(launch.path, launch.line):
-                        out.append(Setting(name, v, launch.path, launch.line, "launcher", launch.text, f"--{k}", 3))
-        for a in self._s["arg_options"]:
-            if _norm_key(a.dest) == name and self._ok(a.path, a.line):
+        for launch, k, v in self._s["launch_args_by_key"].get(name, []):
+            if self._ok(launch.path, launch.line):
+                out.append(Setting(name, v, launch.path, launch.line, "launcher", launch.text, f"--{k}", 3))
+        for a in self._s["arg_options_by_key"].get(name, []):
+            if self._ok(a.path, a.line):
                 out.append(Setting(name, a.default, a.path, a.line, "argparse-default", a.text, f"--{a.dest}", 0))
-        for f in self._s["fields"]:
-            if _norm_key(f.name) == name and self._ok(f.path, f.line):
+        for f in self._s["fields_by_key"].get(name, []):
+            if self._ok(f.path, f.line):
                 out.append(Setting(name, f.default, f.path, f.line, "field-default", f.text, f"{f.owner}.{f.name}", 0))
-        for a in self._s["assigns"]:
-            if _norm_key(a.name) == name and self._ok(a.path, a.line):
+        for a in self._s["assigns_by_key"].get(name, []):
+            if self._ok(a.path, a.line):
                 out.append(Setting(name, a.value, a.path, a.line, "assign", a.text, a.name, 1))
         if include_calls:
             for c in self._s["calls_by_kw"].get(name, []):
