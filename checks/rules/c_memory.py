@@ -638,7 +638,7 @@ class C4Offload(Check):
 
 _GA_KEYS = (
     "gradient_accumulation_steps", "accumulate_grad_batches", "gradient_accumulation", "grad_accum_steps", "gradient_accumulation_iters",
-    "accumulation_steps", "accum_steps", "grad_accum", "batch_accumulation_per_replica", "accum_iter", "update_freq", "grad_accumulation_steps",
+    "accumulation_steps", "accum_steps", "grad_accum", "batch_accumulation_per_replica", "accum_iter", "grad_accumulation_steps",
 )
 _BATCH_PAIRS = (("global_batch_size", "micro_batch_size"), ("train_batch_size", "train_micro_batch_size_per_gpu"),
                 ("global_train_batch_size", "device_train_microbatch_size"))
@@ -867,8 +867,9 @@ class C6MemoryPool(Check):
     benefit = "less allocator fragmentation and fewer malloc/free round-trips; lets a near-OOM run fit"
     what = (
         "Whether allocation is managed rather than left to churn: `PYTORCH_CUDA_ALLOC_CONF` tuning (`expandable_segments:True`, "
-        "`max_split_size_mb`), a pluggable allocator or `torch.cuda.MemPool`, preallocated buffers reused through `out=`; partial "
-        "for thin evidence (`inplace=True` activations only, DeepSpeed `contiguous_gradients`, ColossalAI Gemini chunks). "
+        "`max_split_size_mb`), a pluggable allocator or `torch.cuda.MemPool`, preallocated buffers reused through `out=`, "
+        "DeepSpeed `contiguous_gradients` (a pre-allocated gradient buffer) or ColossalAI Gemini chunks; partial for "
+        "`inplace=True` activations alone. "
         "`torch.cuda.empty_cache()` in the training loop is an anti-pattern, reported as a finding, never as use."
     )
     why = (
@@ -896,6 +897,7 @@ class C6MemoryPool(Check):
             "import torch\nbuf = torch.empty(4096, 4096, device='cuda')\ndef proj(x, w):\n"
             "    return torch.matmul(x, w, out=buf[: x.shape[0]])\n")}, U, "out= buffer"),
         Example({"model.py": "import torch.nn as nn\nact = nn.ReLU(inplace=True)\ndrop = nn.Dropout(0.1, inplace=True)\n"}, P, "inplace only"),
+        Example({"ds_config.json": '{\n  "zero_optimization": {\n    "stage": 2,\n    "contiguous_gradients": true\n  }\n}\n'}, U, "deepspeed contiguous gradients"),
         Example({"train.py": (
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(**batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n    torch.cuda.empty_cache()\n")}, N, "empty_cache in loop"),
@@ -930,15 +932,18 @@ class C6MemoryPool(Check):
         for c in f.calls_with_kw("inplace"):
             if value_on(f, c.kwargs.get("inplace")) and _INPLACE_OPS.search(c.short):
                 thin.append(c)
-        thin += [e for e in f.config("contiguous_gradients") if truthy(e.value)]
-        thin += f.calls("GeminiPlugin")
+        # DeepSpeed's pre-allocated contiguous gradient buffer and ColossalAI Gemini's chunk manager exist against fragmentation
+        framework = [e for e in f.config("contiguous_gradients") if truthy(e.value)] + f.calls("GeminiPlugin")
+        if framework:
+            values.setdefault("framework_buffers", True)
+        used += framework
         findings = [c for c in f.calls("torch.cuda.empty_cache") if _in_hot_loop(c)]
         findings += [s for s in f.effective("torch_empty_cache_steps") if (as_number(s.value) or 0) >= 1 and (as_number(s.value) or 0) < 50]
         fnd = [f.ev(x, key="torch.cuda.empty_cache()" if isinstance(x, Call) else None) for x in findings]
         if used:
-            return Outcome(U, [f.ev(x) for x in used + thin], "allocator tuning or buffer reuse is in place", values, fnd)
+            return Outcome(U, [f.ev(x) for x in used + thin], "allocator tuning, pooled or reused buffers are in place", values, fnd)
         if thin:
-            return Outcome(P, evs(thin), "only in-place activations or framework buffers (contiguous_gradients); no allocator tuning", {"inplace": True}, fnd)
+            return Outcome(P, evs(thin), "only in-place activations; no allocator tuning or buffer reuse", {"inplace": True}, fnd)
         detail = ("torch.cuda.empty_cache() runs in the training loop: an anti-pattern that empties the caching allocator every step"
                   if findings else "no allocator tuning or buffer reuse found")
         return Outcome(N, [], detail, {}, fnd)

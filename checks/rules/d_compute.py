@@ -89,7 +89,8 @@ _ATTN_BOOL_KEYS = (
     "xformers_attention", "flex_attention", "use_sdpa", "use_xformers", "enable_flash_attention", "flash_attn_2", "use_flash_attn_2",
     "use_flash_attention_3", "flash_attention_3",
 )
-_ATTN_STR_ON = {"fa2", "fa3", "sdpa", "auto", "flash", "flash_attention_2", "flash_attention_3", "flex_attention", "xformers", "fused"}
+#: values that pick a fused kernel (llm-foundry's ``attn_impl: triton`` is a Triton FlashAttention)
+_ATTN_STR_ON = {"fa2", "fa3", "sdpa", "auto", "flash", "flash_attention_2", "flash_attention_3", "flex_attention", "xformers", "fused", "triton"}
 _FA_FUNCS = re.compile(r"^flash_attn_(varlen_)?(qkvpacked_|kvpacked_)?func$|^flash_attn_with_kvcache$|^Flash(Self|Cross)Attention$|^FlashMHA$")
 _FA_PATCH = re.compile(r"^(replace|patch|apply|enable|use|set)_\w*(flash_attn|flash_attention|xformers|sdpa)\w*$|_with_(flash_attn|flash_attention|xformers|sdpa)\w*$", re.I)
 _SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
@@ -112,7 +113,7 @@ def _attn_kind(v: object) -> str | None:
     if "flash" in low or low.startswith("kernels-community/"):
         return "flash_attention_3" if "3" in low else "flash_attention_2"
     if low in _ATTN_STR_ON:
-        return {"fa2": "flash_attention_2", "fa3": "flash_attention_3"}.get(low, low)
+        return {"fa2": "flash_attention_2", "fa3": "flash_attention_3", "triton": "flash_attention_2"}.get(low, low)
     return None
 
 
@@ -121,6 +122,11 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
     used: list = []
     off_: list = []
     kinds: set[str] = set()
+    for e in f.envs("VLLM_ATTENTION_BACKEND"):
+        k = _attn_kind(e.value) or ("flash_attention_2" if e.value.upper() in {"FLASHINFER", "FLASH_ATTN", "XFORMERS", "TRITON_ATTN"} else None)
+        if k and k != "eager":
+            used.append(e)
+            kinds.add(k)
     for s in f.effective(*_ATTN_KEYS, "attention_backend"):
         k = _attn_kind(s.value)
         if k == "eager":
@@ -151,7 +157,10 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
             used.append(c)
             kinds.add("flash_attention_2")
     for c in f.records("calls"):
-        if _FA_PATCH.search(c.short) and not c.short.startswith("is_") and not guard_off(f, c):
+        short = c.short
+        if not ("flash" in short or "xformers" in short or "sdpa" in short):
+            continue
+        if _FA_PATCH.search(short) and not short.startswith("is_") and not guard_off(f, c):
             used.append(c)
             kinds.add("xformers" if "xformers" in c.short else "sdpa" if "sdpa" in c.short else "flash_attention_2")
     for c in f.calls(*_SDPA):
@@ -177,9 +186,9 @@ class D1FlashAttention(Check):
         "Whether attention runs in a fused IO-aware kernel: HF `attn_implementation=\"flash_attention_2\"|\"flash_attention_3\"|\"sdpa\"`, "
         "`use_flash_attention_2=True`, `flash_attn_func`/`flash_attn_varlen_func`, `F.scaled_dot_product_attention`, xformers "
         "memory-efficient attention, FlexAttention, TransformerEngine attention, Megatron `--use-flash-attn`, axolotl "
-        "`flash_attention: true`, LLaMA-Factory `flash_attn: fa2|sdpa|auto`. `eager`/`disabled` is not use. An HF model loaded "
-        "without `attn_implementation` is partial: transformers >= 4.36 picks SDPA by default, but nothing asks for FlashAttention-2 "
-        "(and a requirements pin below 4.36 means eager attention, so unused)."
+        "`flash_attention: true`, LLaMA-Factory `flash_attn: fa2|sdpa|auto`, vLLM `VLLM_ATTENTION_BACKEND`. `eager`/`disabled` is "
+        "not use. An HF model loaded without `attn_implementation` is unused: transformers >= 4.36 may pick SDPA on its own, but "
+        "nothing in the repository chooses a fused kernel (the detail says so, with the transformers requirement)."
     )
     why = (
         "FlashAttention computes exact attention in tiles held in SRAM, so HBM traffic drops from O(N^2) to O(N): Dao et al. (2022) "
@@ -232,7 +241,8 @@ class D1FlashAttention(Check):
         Example({"train.py": (
             "from transformers import AutoModelForCausalLM, Trainer\n"
             "model = AutoModelForCausalLM.from_pretrained('mistralai/Mistral-7B-v0.1')\n"),
-                 "requirements.txt": "transformers>=4.40.0\n"}, P, "hf default sdpa"),
+                 "requirements.txt": "transformers>=4.40.0\n"}, N, "hf default, nothing chosen"),
+        Example({"Dockerfile": "FROM vllm/vllm-openai:latest\nENV VLLM_ATTENTION_BACKEND=FLASHINFER\n"}, U, "vllm backend env"),
         Example({"train.py": (
             "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('huggyllama/llama-7b')\n"),
                  "requirements.txt": "transformers==4.31.0\n"}, N, "old transformers default eager"),
@@ -257,18 +267,14 @@ class D1FlashAttention(Check):
         if not loads and {"axolotl", "llamafactory"} & set(ctx.project.frameworks):
             loads = f.config("base_model", "model_name_or_path")
         if loads:
-            lo, hi, deps = dep_version(f, "transformers")
+            lo, hi, _ = dep_version(f, "transformers")
             if hi is not None and hi < (4, 36):
-                return Outcome(
-                    N, evs(deps), "HF models load without attn_implementation on transformers < 4.36, whose default is eager attention",
-                    {"attn_implementation": "eager"},
-                )
-            pinned = f" (requirements allow transformers >= {'.'.join(map(str, lo))})" if lo else ""
-            return Outcome(
-                P, [*evs(loads[:5]), *evs(deps[:1])],
-                f"HF models load without attn_implementation: transformers >= 4.36 defaults to SDPA{pinned}, FlashAttention-2 is not requested",
-                {"attn_implementation": "default"},
-            )
+                detail = "HF models load without attn_implementation on transformers < 4.36, whose default is eager attention"
+            else:
+                pinned = f"; requirements allow transformers >= {'.'.join(map(str, lo))}" if lo else ""
+                detail = (f"HF models load without attn_implementation: nothing chooses FlashAttention-2 (transformers >= 4.36 "
+                          f"falls back to SDPA when available{pinned})")
+            return Outcome(N, [], detail, {"attn_implementation": "default"})
         fa_dep = f.deps("flash-attn", "flash-attention", "xformers")
         detail = "flash-attn is installed but nothing enables it" if fa_dep else "no fused attention found"
         return Outcome(N, [], detail, {"attn_implementation": "eager"})
@@ -377,8 +383,8 @@ class D3Triton(Check):
     benefit = "hand-fused kernels for hot paths the compiler and libraries do not cover"
     what = (
         "Whether the repository has its own Triton kernels: `@triton.jit` (with `tl.load`/`tl.store`), `@triton.autotune`, "
-        "`@triton.heuristics`. Importing triton alone is not use. Kernels that come from a Triton library (Liger Kernel, FlagGems, "
-        "Unsloth) are partial: the hot paths are fused, but nothing is written for this model."
+        "`@triton.heuristics`. Importing triton alone is not use, and neither are kernels that come from a Triton library (Liger "
+        "Kernel, FlagGems, Unsloth: D5 counts Liger); then the detail says so and nothing is recommended."
     )
     why = (
         "Triton reaches cuBLAS-level matmul and up to 2x faster fused softmax/layer-norm than PyTorch eager (Tillet et al., 2019; "
@@ -412,7 +418,7 @@ class D3Triton(Check):
             "@triton.jit\ndef ce_kernel(logits, V, BLOCK: tl.constexpr):\n    pass\n")}, U, "autotuned kernel"),
         Example({"train.py": "import triton\nprint(triton.__version__)\n"}, N, "import only"),
         Example({"train.py": "# @triton.jit\n# def kernel(x): tl.load(x)\nimport torch\n"}, N, "commented out"),
-        Example({"train.py": "from liger_kernel.transformers import apply_liger_kernel_to_llama\napply_liger_kernel_to_llama()\n"}, P, "library kernels"),
+        Example({"train.py": "from liger_kernel.transformers import apply_liger_kernel_to_llama\napply_liger_kernel_to_llama()\n"}, N, "library kernels only"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -424,12 +430,14 @@ class D3Triton(Check):
         lib = [c for c in f.calls(*_TRITON_LIBS) if not guard_off(f, c)]
         lib += [s for s in f.effective("use_liger_kernel", "enable_liger_kernel") if truthy(s.value) is True]
         if lib:
-            return Outcome(P, evs(lib), "Triton kernels come from a library (Liger/FlagGems/Unsloth); no kernel of the project's own",
-                           {"triton_kernels": 0})
+            return Outcome(N, [], "no Triton kernel of the project's own; fused Triton kernels come from a library (Liger/FlagGems/Unsloth)",
+                           {"triton_kernels": 0, "triton_library": True})
         return Outcome(N, [], "no Triton kernel found", {"triton_kernels": 0})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
-        return self.priority if outcome.status == Status.UNUSED else None
+        if outcome.status != Status.UNUSED or outcome.values.get("triton_library"):
+            return None  # a Triton library is already the advice's first step
+        return self.priority
 
 
 # --- D4 CUDA Graph --------------------------------------------------------------
@@ -452,8 +460,8 @@ class D4CudaGraph(Check):
     what = (
         "Whether steps are captured and replayed as CUDA graphs: `torch.cuda.CUDAGraph`/`torch.cuda.graph(...)`, "
         "`make_graphed_callables`, `torch.compile(mode=\"reduce-overhead\"|\"max-autotune\")` (both use CUDA graphs), Megatron "
-        "`--enable-cuda-graph`/`--external-cuda-graph`, `torch._inductor.config.triton.cudagraphs = True`. Inference engines' decode "
-        "graphs (vLLM) are J6, not here."
+        "`--enable-cuda-graph`/`--external-cuda-graph`, `torch._inductor.config.triton.cudagraphs = True`, an inference engine told "
+        "to capture graphs (vLLM `enforce_eager=False`, SGLang `disable_cuda_graph=False`); `enforce_eager=True` is not use."
     )
     why = (
         "A graph replays a whole step with one CPU launch: NVIDIA measured up to 1.7x for MLPerf BERT training at scale and PyTorch "
@@ -475,7 +483,8 @@ class D4CudaGraph(Check):
         Example({"train.py": "import torch\nmodel = torch.compile(model, mode='reduce-overhead')\n"}, U, "reduce-overhead"),
         Example({"train.py": "import torch\nmodel = torch.cuda.make_graphed_callables(model, (sample,))\n"}, U, "graphed callables"),
         Example({"train.py": "import torch\nmodel = torch.compile(model, mode='max-autotune-no-cudagraphs')\n"}, N, "no-cudagraphs mode"),
-        Example({"serve.py": "from vllm import LLM\nllm = LLM('meta-llama/Llama-3.1-8B', enforce_eager=False)\n"}, N, "vllm decode graphs are J6"),
+        Example({"serve.py": "from vllm import LLM\nllm = LLM('meta-llama/Llama-3.1-8B', enforce_eager=False)\n"}, U, "vllm decode graphs"),
+        Example({"serve.py": "from vllm import LLM\nllm = LLM('meta-llama/Llama-3.1-8B', enforce_eager=True)\n"}, N, "vllm eager"),
         Example({"configs/run.yaml": "enable_cuda_graph: false\n"}, N, "disabled"),
     )
 
@@ -492,6 +501,12 @@ class D4CudaGraph(Check):
             elif t is False and s.rank > 0:
                 off_.append(s)
         used += [a for a in f.attr_assigns("torch._inductor.config.triton.cudagraphs") if truthy(a.value) is True]
+        for s in f.effective("enforce_eager", "disable_cuda_graph"):
+            t = truthy(s.value)
+            if t is False and s.rank > 0:
+                used.append(s)  # the engine captures decode CUDA graphs
+            elif t is True and s.rank > 0:
+                off_.append(s)
         if used:
             return Outcome(U, [f.ev(x) for x in used], "CUDA graphs capture the step", {"cuda_graph": True})
         return Outcome(N, evs(off_), "CUDA graphs are disabled" if off_ else "no CUDA graph capture found", {"cuda_graph": False})
@@ -499,7 +514,9 @@ class D4CudaGraph(Check):
 
 # --- D5 Liger Kernel ------------------------------------------------------------
 
-#: HF model types Liger patches (liger_kernel.transformers.monkey_patch.MODEL_TYPE_TO_APPLY_LIGER_FN), as project families
+#: project families Liger patches or may patch (liger_kernel.transformers.monkey_patch.MODEL_TYPE_TO_APPLY_LIGER_FN); the
+#: ambiguous ones (phi: Phi-3 yes, Phi-2 no; glm: GLM-4 yes, ChatGLM no; qwen: Qwen1.5 is qwen2; deepseek: V3 and the
+#: Llama-shaped ones; olmo: OLMo-2/3; falcon: Falcon-H1) still get the advice, with the family list in the fix text
 _LIGER_SUPPORTED = {"llama", "mistral", "mixtral", "gemma", "qwen2", "qwen3", "qwen2_vl", "qwen2_5_vl", "llava", "mllama",
                     "paligemma", "pixtral", "internvl", "granite", "yi", "deepseek", "olmo", "phi", "glm", "qwen", "falcon"}
 #: families Liger has no patch for (GPT-2, GPT-NeoX/Pythia, OPT, BLOOM, T5, Baichuan, InternLM, Qwen-VL v1, MiniCPM-V, IDEFICS)
@@ -547,7 +564,8 @@ class D5Liger(Check):
         "Whether Liger's fused Triton kernels (RMSNorm, RoPE, SwiGLU, fused linear cross-entropy) replace the HF layers: "
         "`AutoLigerKernelForCausalLM`, `apply_liger_kernel_to_*`, Liger modules, HF/TRL `use_liger_kernel: true`, LLaMA-Factory "
         "`enable_liger_kernel: true`, axolotl `LigerPlugin` with `liger_*` flags (either alone is partial). The fused alignment "
-        "losses belong to G6. Not applicable when every model family in the repo is one Liger has no patch for."
+        "losses belong to G6. Where every model family in the repo is one Liger has no patch for (GPT-2, Pythia, OPT, BLOOM...), "
+        "it stays unused and nothing is recommended."
     )
     why = (
         "LinkedIn's Liger Kernel reports +20 % throughput and -60 % GPU memory for LLaMA-3-8B (batch 8, BF16, FSDP, 8xA100) and "
@@ -587,16 +605,8 @@ class D5Liger(Check):
             "from transformers import AutoModelForCausalLM, Trainer\n"
             "model = AutoModelForCausalLM.from_pretrained('mistralai/Mistral-7B-v0.1')\n# from liger_kernel.transformers import apply_liger_kernel_to_mistral\n")}, N, "hf mistral without liger"),
         Example({"axolotl.yml": "base_model: meta-llama/Llama-3.1-8B\nplugins:\n  - axolotl.integrations.liger.LigerPlugin\n"}, P, "plugin without kernels"),
-        Example({"train.py": "from transformers import GPT2LMHeadModel\nmodel = GPT2LMHeadModel.from_pretrained('gpt2-medium')\n"}, Status.NA, "gpt2 unsupported"),
+        Example({"train.py": "from transformers import GPT2LMHeadModel\nmodel = GPT2LMHeadModel.from_pretrained('gpt2-medium')\n"}, N, "gpt2 unsupported"),
     )
-
-    def not_applicable(self, ctx: Context) -> str | None:
-        fams = set(ctx.project.model_families)
-        if fams and fams <= _LIGER_UNSUPPORTED:
-            used, half, _ = liger_sites(ctx.facts)
-            if not used and not half:
-                return f"Liger Kernel has no patch for the model families here ({', '.join(sorted(fams))})"
-        return None
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
@@ -605,6 +615,9 @@ class D5Liger(Check):
             return Outcome(U, [f.ev(x) for x in used], "Liger kernels patch the model", {"liger_kernel": True})
         if half:
             return Outcome(P, evs(half), "the axolotl Liger plugin and its liger_* kernel flags are not both set", {"liger_kernel": False})
+        fams = set(ctx.project.model_families)
+        if fams and fams <= _LIGER_UNSUPPORTED:
+            return Outcome(N, evs(off_), f"no Liger Kernel; Liger has no patch for {', '.join(sorted(fams))}", {"liger_kernel": False})
         return Outcome(N, evs(off_), "Liger Kernel is disabled" if off_ else "no Liger Kernel found", {"liger_kernel": False})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -612,7 +625,7 @@ class D5Liger(Check):
             return None
         fams = set(ctx.project.model_families)
         if fams and not fams & _LIGER_SUPPORTED:
-            return None
+            return None  # Liger has no patch for these models
         f = ctx.facts
         hf = bool(
             {"transformers", "trl", "peft", "axolotl", "llamafactory"} & set(ctx.project.frameworks)
@@ -718,7 +731,7 @@ class D6OperatorFusion(Check):
                 if "fused" in s.value.lower():
                     used.append(s)
                     optim_fused = True
-                elif s.value.lower() in {"adamw_torch", "adamw_hf", "adam", "adamw"} and s.rank > 0:
+                elif s.value.lower() in {"adamw_torch", "adamw_hf"} and s.rank > 0:  # HF/axolotl names; Megatron's "adam" is fused
                     off_.append(s)
         ds = _ds_fused_optimizer(f)
         used += ds
@@ -819,8 +832,8 @@ class D7TensorCoreAlignment(Check):
         "Whether the GEMM dimensions the repo sets (`hidden_size`/`n_embd`, `intermediate_size`, `head_dim`, `vocab_size`, "
         "`padded_vocab_size`) are multiples of 8 (16 with FP8), or padding is configured (`make_vocab_size_divisible_by`, "
         "`pad_to_multiple_of`, `resize_token_embeddings(..., pad_to_multiple_of=64)`). A misaligned value is unused, with the value "
-        "as evidence; adding tokens and resizing to `len(tokenizer)` unpadded is unused. Not applicable when no dimension is "
-        "visible (the architecture comes from a checkpoint)."
+        "as evidence; adding tokens and resizing to `len(tokenizer)` unpadded is unused. When no dimension is visible (the "
+        "architecture comes from a checkpoint) it is unused too, with no recommendation: nothing in the repo to align."
     )
     why = (
         "cuBLAS runs FP16/BF16 GEMMs on Tensor Cores at full efficiency only when M, N, K are multiples of 8 (16 for INT8/FP8), and "
@@ -851,23 +864,20 @@ class D7TensorCoreAlignment(Check):
             "special = {'pad_token': '[PAD]'}\nnum_new = tokenizer.add_special_tokens(special)\n"
             "model.resize_token_embeddings(len(tokenizer))\n")}, N, "resize to len(tokenizer)"),
         Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-3.1-8B')\n"},
-                Status.NA, "dimensions from checkpoint"),
+                N, "dimensions from checkpoint"),
     )
 
     def _mult(self, f: Facts) -> int:
         return 16 if fp8_sites(f)[0] else 8
-
-    def not_applicable(self, ctx: Context) -> str | None:
-        f = ctx.facts
-        if _dims(f) or _paddings(f, 8) or _resize_without_pad(f):
-            return None
-        return "no model dimension is visible in the repository (the architecture comes from a checkpoint or an external config)"
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         mult = self._mult(f)
         dims = _dims(f)
         pads = _paddings(f, mult)
+        if not dims and not pads and not _resize_without_pad(f):
+            return Outcome(N, [], "no model dimension or padding setting is visible (the architecture comes from a checkpoint)",
+                           {"dims_visible": False})
         vocab_padded = any(s.name in {"make_vocab_size_divisible_by", "pad_vocab_size_to", "pad_vocab_size_to_multiple_of",
                                       "vocab_size_multiple", "padded_vocab_multiple", "vocab_multiple_of"} for s in pads) or any(
             s.name == "pad_to_multiple_of" and s.key.startswith("resize_token_embeddings") for s in pads)
@@ -892,6 +902,11 @@ class D7TensorCoreAlignment(Check):
         values = {s.name: int(as_number(s.value) or 0) for s in good}
         values["aligned"] = True
         return Outcome(U, [f.ev(s) for s in [*pads, *good]], f"visible GEMM dimensions are multiples of {mult}", values)
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.status != Status.UNUSED or outcome.values.get("dims_visible") is False:
+            return None
+        return self.priority
 
 
 # --- D8 persistent kernels ------------------------------------------------------

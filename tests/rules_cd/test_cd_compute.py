@@ -24,11 +24,15 @@ def test_dep_version_bounds():
     assert dep_version(facts, "flash-attn")[:2] == (None, None)
 
 
-def test_trl_trainer_loading_by_name_is_the_sdpa_default():
+def test_hf_default_attention_is_not_a_choice():
     files = {"sft.py": "from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(output_dir='out')\n"
-                       "trainer = SFTTrainer(model='Qwen/Qwen2.5-0.5B', args=args, train_dataset=ds)\ntrainer.train()\n"}
+                       "trainer = SFTTrainer(model='Qwen/Qwen2.5-0.5B', args=args, train_dataset=ds)\ntrainer.train()\n",
+             "requirements.txt": "transformers>=4.45\n"}
     r = run("D1", files)
-    assert r.status == Status.PARTIAL and r.priority == Priority.HIGH
+    assert r.status == Status.UNUSED and r.priority == Priority.HIGH and r.values == {"attn_implementation": "default"}
+    assert "SDPA" in r.detail and "4.45" in r.detail
+    old = run("D1", {**files, "requirements.txt": "transformers==4.31.0\n"})
+    assert old.status == Status.UNUSED and "eager" in old.detail
 
 
 def test_attn_implementation_from_an_argparse_default_and_a_launch_override():
@@ -77,7 +81,8 @@ def test_liger_priority_follows_the_model():
     custom = {"model.py": "import torch\nclass GPT(torch.nn.Module):\n    pass\n", "train.py": "loss.backward()\n"}
     assert run("D5", custom).priority == Priority.LOW
     bloom = {"train.py": "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('bigscience/bloom-7b1')\n"}
-    assert run("D5", bloom).status == Status.NA
+    unsupported = run("D5", bloom)
+    assert unsupported.status == Status.UNUSED and unsupported.priority is None and "bloom" in unsupported.detail
     liger_bloom = {**bloom, "x.py": "from liger_kernel.transformers import LigerCrossEntropyLoss\nloss_fn = LigerCrossEntropyLoss()\n"}
     assert run("D5", liger_bloom).status == Status.USED
 
@@ -109,10 +114,19 @@ def test_fp8_needs_multiples_of_16():
 
 
 def test_alignment_ignores_test_configs_and_reused_pad_tokens():
-    assert run("D7", {"tests/test_tiny.py": "from transformers import LlamaConfig\ncfg = LlamaConfig(vocab_size=99, hidden_size=100)\n"}).status == Status.NA
+    tiny = run("D7", {"tests/test_tiny.py": "from transformers import LlamaConfig\ncfg = LlamaConfig(vocab_size=99, hidden_size=100)\n"})
+    assert tiny.status == Status.UNUSED and tiny.values == {"dims_visible": False} and tiny.priority is None
     llava = ("tokenizer.add_special_tokens({'pad_token': '[PAD]'})\nmodel.resize_token_embeddings(len(tokenizer))\n"
              "tokenizer.pad_token = tokenizer.unk_token\n")
-    assert run("D7", {"train.py": llava}).status == Status.NA
+    assert run("D7", {"train.py": llava}).values == {"dims_visible": False}
+    gpt2 = run("D7", {"cfg.yaml": "vocab_size: 50257\nn_embd: 768\n"})
+    assert gpt2.status == Status.UNUSED and gpt2.priority == Priority.MEDIUM
+
+
+def test_triton_library_only_is_not_advised():
+    r = run("D3", {"t.py": "import flag_gems\nflag_gems.enable()\n"})
+    assert r.status == Status.UNUSED and r.priority is None
+    assert run("D3", {"t.py": "import torch\nloss.backward()\n"}).priority == Priority.LOW
 
 
 def test_flash_attention_3_counts_as_persistent():
