@@ -31,6 +31,7 @@ _CONFIG_HOLDERS = re.compile(
 )
 _PATH_LITERAL = re.compile(r"^(?:[a-z][a-z0-9+]*://|/(?:mnt|data|nfs|ssd|nvme|dev/shm|cfs|ceph|hdfs|home|scratch|lustre|gpfs|fsx|local|tmp|raid|datasets?)\b)", re.I)
 _NO_VALUE = object()
+_LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
 def _const(node: ast.AST) -> Any:
@@ -67,7 +68,7 @@ def _const(node: ast.AST) -> Any:
 class _Extractor(ast.NodeVisitor):
     def __init__(self, path: str, source: str, out: FileFacts) -> None:
         self.path = path
-        self.lines = source.splitlines()
+        self.lines = _LINE_BREAK.split(source)  # the tokenizer's line breaks only (splitlines also splits on \f, \x1c, \u2028...)
         self.out = out
         self.aliases: dict[str, str] = {}  # local name -> dotted import path
         self.scopes: list[dict[str, Any]] = [{}]  # constant bindings per function scope
@@ -76,6 +77,30 @@ class _Extractor(ast.NodeVisitor):
         self.loop_stack: list[str] = []
         self.guard_stack: list[str] = []  # conditions of the enclosing if-branches
 
+    # -- dispatch (same traversal as ast.NodeVisitor, without a string build and getattr per node) --
+    _dispatch: dict[type, Any] = {}
+
+    def visit(self, node: ast.AST) -> Any:
+        cls = node.__class__
+        fn = self._dispatch.get(cls)
+        if fn is None:
+            fn = getattr(type(self), "visit_" + cls.__name__, None) or type(self).generic_visit
+            self._dispatch[cls] = fn
+        return fn(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        visit = self.visit
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value is None:
+                continue
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visit(item)
+            elif isinstance(value, ast.AST):
+                visit(value)
+
     # -- helpers ---------------------------------------------------------
     def text(self, line: int) -> str:
         if 0 < line <= len(self.lines):
@@ -83,6 +108,16 @@ class _Extractor(ast.NodeVisitor):
         return ""
 
     def src(self, node: ast.AST) -> str:
+        """The expression's source text (its own one-line segment; ``ast.unparse`` only for multi-line nodes)."""
+        if isinstance(node, ast.Name):
+            return node.id
+        line = getattr(node, "lineno", 0)
+        if line and line == getattr(node, "end_lineno", None) and 0 < line <= len(self.lines):
+            raw = self.lines[line - 1]
+            c0, c1 = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+            if raw.isascii():
+                return raw[c0:c1][:200]
+            return raw.encode("utf-8", "surrogatepass")[c0:c1].decode("utf-8", "replace")[:200]  # offsets count UTF-8 bytes
         try:
             return ast.unparse(node)[:200]
         except Exception:  # pragma: no cover - unparse failures on exotic nodes
