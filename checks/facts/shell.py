@@ -17,8 +17,8 @@ from .types import ConfigEntry, EnvVar, FileFacts, Launch
 
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*]\])?(?::?[-=]([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
-# ``ARGS=(`` ... ``)``: a bash array of launcher flags (Megatron-LM's example scripts)
-_ARRAY_START = re.compile(r"^(?:export\s+|declare\s+-a\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)=\((.*)$")
+# ``ARGS=(`` ... ``)`` or ``ARGS+=(`` ... ``)``: a bash array of launcher flags (Megatron-LM's example scripts)
+_ARRAY_START = re.compile(r"^(?:export\s+|declare\s+-a\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)(\+?)=\((.*)$")
 # ``GPT_ARGS="`` ... ``"``: a double-quoted string of flags spread over several lines (Megatron-LM's older scripts)
 _QUOTED_START = re.compile(r'^(?:export\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)="([^"]*)$')
 _WRAPPERS = {"srun", "mpirun", "mpiexec", "nohup", "env", "exec", "time", "sudo", "numactl", "taskset", "stdbuf", "sbatch", "bash", "sh", "uv", "poetry", "pdm", "conda"}
@@ -272,8 +272,10 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
             continue
         start = _ARRAY_START.match(stripped)
         if start:
-            inside, closed, _ = start.group(2).partition(")")
+            inside, closed, _ = start.group(3).partition(")")
             words = [_sub_vars(w, variables) for w in _array_words(inside)]
+            if start.group(2) and variables.get(start.group(1)):  # ``+=`` appends to the array
+                words = [variables[start.group(1)], *words]
             if closed:
                 variables[start.group(1)] = " ".join(words)
             else:
