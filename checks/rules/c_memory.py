@@ -103,6 +103,10 @@ class C1MixedPrecision(Check):
                 used += hits
                 kinds.add("fp16" if name in ("fp16", "half") else "bf16" if name.startswith("bf16") else "amp")
             disabled += off(eff)
+            if name in ("bf16", "fp16"):  # axolotl `bf16: auto`: BF16 whenever the GPU has it
+                autos = [s for s in eff if s.source == "config" and isinstance(s.value, str) and s.value.lower() == "auto" and "." not in s.key]
+                used += autos
+                kinds |= {name} if autos else set()
         for e in f.config("bf16.enabled", "fp16.enabled", "amp.enabled"):
             t = truthy(e.value)
             if t:
@@ -766,6 +770,7 @@ class C5GradientAccumulation(Check):
         f = ctx.facts
         used: list = []
         ones: list = []
+        any_one = False  # some effective value, a code default included, is 1
         n: float | None = None
         for s in f.effective(*_GA_KEYS):
             v = as_number(s.value)
@@ -774,8 +779,10 @@ class C5GradientAccumulation(Check):
             if v > 1:
                 used.append(s)
                 n = max(n or 0, v)
-            elif v == 1 and (s.rank > 0 or s.source == "field-default"):
-                ones.append(s)
+            elif v == 1:
+                any_one = True
+                if s.rank > 0 or s.source == "field-default":
+                    ones.append(s)
         code: list = []
         code_n: list[float | None] = []
         for c in f.calls("step", "zero_grad"):
@@ -803,7 +810,7 @@ class C5GradientAccumulation(Check):
             steps, ev = derived
             return Outcome(U, evs(ev), f"global batch / (micro-batch x data-parallel size) = {steps} micro-batches per step",
                            {"gradient_accumulation_steps": steps})
-        if hooks and not ones:
+        if hooks and not any_one:
             return Outcome(U, evs(hooks), "the loop accumulates gradients (no_sync/accumulate); the number of steps is not visible", {})
         if code or hooks:
             return Outcome(N, evs(ones), "the loop supports accumulation, but every visible setting leaves it at 1",

@@ -90,7 +90,8 @@ _ATTN_BOOL_KEYS = (
     "use_flash_attention_3", "flash_attention_3",
 )
 #: values that pick a fused kernel (llm-foundry's ``attn_impl: triton`` is a Triton FlashAttention)
-_ATTN_STR_ON = {"fa2", "fa3", "sdpa", "auto", "flash", "flash_attention_2", "flash_attention_3", "flex_attention", "xformers", "fused", "triton"}
+_ATTN_STR_ON = {"fa2", "fa3", "sdpa", "auto", "flash", "flash_attention_2", "flash_attention_3", "flex_attention", "flex", "xformers",
+                "fused", "triton"}
 _FA_FUNCS = re.compile(r"^flash_attn_(varlen_)?(qkvpacked_|kvpacked_)?func$|^flash_attn_with_kvcache$|^Flash(Self|Cross)Attention$|^FlashMHA$")
 _FA_PATCH = re.compile(r"^(replace|patch|apply|enable|use|set)_\w*(flash_attn|flash_attention|xformers|sdpa)\w*$|_with_(flash_attn|flash_attention|xformers|sdpa)\w*$", re.I)
 _SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
@@ -113,7 +114,7 @@ def _attn_kind(v: object) -> str | None:
     if "flash" in low or low.startswith("kernels-community/"):
         return "flash_attention_3" if "3" in low else "flash_attention_2"
     if low in _ATTN_STR_ON:
-        return {"fa2": "flash_attention_2", "fa3": "flash_attention_3", "triton": "flash_attention_2"}.get(low, low)
+        return {"fa2": "flash_attention_2", "fa3": "flash_attention_3", "triton": "flash_attention_2", "flex": "flex_attention"}.get(low, low)
     return None
 
 
@@ -127,7 +128,7 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
         if k and k != "eager":
             used.append(e)
             kinds.add(k)
-    for s in f.effective(*_ATTN_KEYS, "attention_backend"):
+    for s in f.effective(*_ATTN_KEYS, "attention_backend", "attention", "attn_backend"):
         k = _attn_kind(s.value)
         if k == "eager":
             off_.append(s)
@@ -259,7 +260,8 @@ class D1FlashAttention(Check):
             used += [*f.calls(*_ENGINES), *f.launches("vllm")]
             kinds |= {"flash_attention_2"} if used else set()
         if used:
-            best = next((k for k in ("flash_attention_3", "flash_attention_2", "flex_attention", "transformer-engine", "xformers", "sdpa") if k in kinds), "sdpa")
+            order = ("flash_attention_3", "flash_attention_2", "flex_attention", "transformer-engine", "fused", "xformers", "sdpa")
+            best = next((k for k in order if k in kinds), sorted(kinds)[0] if kinds else "sdpa")
             return Outcome(U, [f.ev(x) for x in used], f"efficient attention via {', '.join(sorted(kinds))}", {"attn_implementation": best})
         if off_:
             return Outcome(N, evs(off_), "attention is explicitly set to eager / flash attention disabled", {"attn_implementation": "eager"})
@@ -733,6 +735,14 @@ class D6OperatorFusion(Check):
                     optim_fused = True
                 elif s.value.lower() in {"adamw_torch", "adamw_hf"} and s.rank > 0:  # HF/axolotl names; Megatron's "adam" is fused
                     off_.append(s)
+        for e in f.config("fused"):  # torchtune/Hydra: optimizer: {_component_: torch.optim.AdamW, fused: True}
+            if any(isinstance(k, str) and "optim" in k.lower() for k in e.keys[:-1]):
+                t = truthy(e.value)
+                if t:
+                    used.append(e)
+                    optim_fused = True
+                elif t is False:
+                    off_.append(e)
         ds = _ds_fused_optimizer(f)
         used += ds
         optim_fused = optim_fused or bool(ds)

@@ -124,3 +124,13 @@ def test_empty_cache_in_the_loop_is_a_finding_not_use():
 def test_empty_cache_once_after_eval_is_neither_use_nor_finding():
     r = run("C6", {"eval.py": "import torch\nresults = evaluate(model)\ntorch.cuda.empty_cache()\n"})
     assert r.status == Status.UNUSED and not r.findings
+
+
+def test_megatron_fp8_flags_appended_to_a_bash_array():
+    script = (
+        'DTYPE="fp8"\nTRAINING_ARGS=(\n    --micro-batch-size 1\n    --bf16\n)\nDTYPE_ARGS=()\n'
+        'if [[ "$DTYPE" == "fp8" ]]; then\n    DTYPE_ARGS+=(\n        "--fp8-format hybrid"\n        "--fp8-amax-history-len 1024"\n    )\nfi\n'
+        'torchrun --nproc_per_node 8 pretrain_gpt.py ${TRAINING_ARGS[@]} ${DTYPE_ARGS[@]}\n'
+    )
+    r = run("C2", {"train_llama3_8b_h100_fp8.sh": script})
+    assert r.status == Status.USED and r.evidence[0].key == "--fp8_format"
