@@ -320,6 +320,7 @@ _GC_CALLS = (
     "torch.distributed._composable.checkpoint_activation.checkpoint", "fairscale.nn.checkpoint.checkpoint_wrapper",
 )
 _GC_FLAG = re.compile(r"checkpoint|recompute|ckpt", re.I)
+_GC_HELPER = re.compile(r"^(apply|enable|set|use|add|setup|wrap)_\w*(activation|gradient|grad|fsdp|act)_?\w*checkpoint", re.I)
 _NONE_STR = {"none", "null", "", "false", "no", "off", "disable", "disabled"}
 
 
@@ -334,13 +335,29 @@ def _gc_on(v: object) -> bool | None:
 
 
 def _gc_call_active(f: Facts, c: Call) -> bool:
-    """A checkpoint call counts unless it sits behind a checkpointing flag that nothing turns on (model-library support code)."""
+    """A checkpoint call counts unless it is model-library support code: behind a checkpointing flag or setting that nothing
+    turns on (``if self.gradient_checkpointing and self.training:``, Megatron's ``if config.recompute_method == "uniform":``),
+    or inside a helper named for checkpointing (``_checkpointed_forward``) that only such a setting calls."""
     if guard_off(f, c):
         return False
     for name, neg in guard_flags(c.guard):
-        if not neg and _GC_FLAG.search(name) and flag_state(f, name) is not True:
-            return False
+        if not neg and _GC_FLAG.search(name):
+            return flag_state(f, name) is True
+    if c.guard and _GC_FLAG.search(c.guard):
+        return False
+    if c.func and _GC_FLAG.search(c.func) and not _GC_HELPER.search(c.short):
+        return False
     return True
+
+
+def _gc_helpers(f: Facts) -> list[Call]:
+    """Calls of the project's own ``apply_fsdp_checkpointing(model)``-style helpers, behind a flag that is on or unconditional."""
+    out = []
+    for c in f.records("calls"):
+        if "checkpoint" in c.short and _GC_HELPER.search(c.short) and not c.name.startswith(("torch.", "deepspeed.")) \
+                and c.short not in {"apply_activation_checkpointing"} and _gc_call_active(f, c):
+            out.append(c)
+    return out
 
 
 def _llamafactory_entry(f: Facts, frameworks: list[str]) -> list[ConfigEntry]:
@@ -443,6 +460,7 @@ class C3ActivationCheckpointing(Check):
                 continue  # an override delegating to the parent class
             (disabled if guard_off(f, c) else used).append(c)
         used += [c for c in f.calls(*_GC_CALLS) if _gc_call_active(f, c)]
+        used += _gc_helpers(f)
         for c in f.calls("prepare_model_for_kbit_training"):
             v = c.kwargs.get("use_gradient_checkpointing", True)  # peft's default is True
             if value_on(f, v) is not False and not guard_off(f, c):

@@ -188,8 +188,8 @@ class D1FlashAttention(Check):
         "`use_flash_attention_2=True`, `flash_attn_func`/`flash_attn_varlen_func`, `F.scaled_dot_product_attention`, xformers "
         "memory-efficient attention, FlexAttention, TransformerEngine attention, Megatron `--use-flash-attn`, axolotl "
         "`flash_attention: true`, LLaMA-Factory `flash_attn: fa2|sdpa|auto`, vLLM `VLLM_ATTENTION_BACKEND`. `eager`/`disabled` is "
-        "not use. An HF model loaded without `attn_implementation` is unused: transformers >= 4.36 may pick SDPA on its own, but "
-        "nothing in the repository chooses a fused kernel (the detail says so, with the transformers requirement)."
+        "not use. An HF model loaded without `attn_implementation` is partial: transformers >= 4.36 runs SDPA by default, but "
+        "nothing asks for FlashAttention-2 (with a requirements pin below 4.36 the default is eager attention, so unused)."
     )
     why = (
         "FlashAttention computes exact attention in tiles held in SRAM, so HBM traffic drops from O(N^2) to O(N): Dao et al. (2022) "
@@ -242,7 +242,7 @@ class D1FlashAttention(Check):
         Example({"train.py": (
             "from transformers import AutoModelForCausalLM, Trainer\n"
             "model = AutoModelForCausalLM.from_pretrained('mistralai/Mistral-7B-v0.1')\n"),
-                 "requirements.txt": "transformers>=4.40.0\n"}, N, "hf default, nothing chosen"),
+                 "requirements.txt": "transformers>=4.40.0\n"}, P, "hf default sdpa"),
         Example({"Dockerfile": "FROM vllm/vllm-openai:latest\nENV VLLM_ATTENTION_BACKEND=FLASHINFER\n"}, U, "vllm backend env"),
         Example({"train.py": (
             "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('huggyllama/llama-7b')\n"),
@@ -269,14 +269,19 @@ class D1FlashAttention(Check):
         if not loads and {"axolotl", "llamafactory"} & set(ctx.project.frameworks):
             loads = f.config("base_model", "model_name_or_path")
         if loads:
-            lo, hi, _ = dep_version(f, "transformers")
+            lo, hi, deps = dep_version(f, "transformers")
             if hi is not None and hi < (4, 36):
-                detail = "HF models load without attn_implementation on transformers < 4.36, whose default is eager attention"
-            else:
-                pinned = f"; requirements allow transformers >= {'.'.join(map(str, lo))}" if lo else ""
-                detail = (f"HF models load without attn_implementation: nothing chooses FlashAttention-2 (transformers >= 4.36 "
-                          f"falls back to SDPA when available{pinned})")
-            return Outcome(N, [], detail, {"attn_implementation": "default"})
+                return Outcome(
+                    N, evs(deps[:1]), "HF models load without attn_implementation on transformers < 4.36, whose default is eager attention",
+                    {"attn_implementation": "eager"},
+                )
+            pinned = f"; requirements allow transformers >= {'.'.join(map(str, lo))}" if lo else ""
+            return Outcome(
+                P, [*evs(loads[:5]), *evs(deps[:1])],
+                f"HF models load without attn_implementation: transformers >= 4.36 runs its default SDPA, but nothing chooses "
+                f"FlashAttention-2{pinned}",
+                {"attn_implementation": "default"},
+            )
         fa_dep = f.deps("flash-attn", "flash-attention", "xformers")
         detail = "flash-attn is installed but nothing enables it" if fa_dep else "no fused attention found"
         return Outcome(N, [], detail, {"attn_implementation": "eager"})

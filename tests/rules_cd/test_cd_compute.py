@@ -24,15 +24,15 @@ def test_dep_version_bounds():
     assert dep_version(facts, "flash-attn")[:2] == (None, None)
 
 
-def test_hf_default_attention_is_not_a_choice():
+def test_hf_default_attention_is_partial():
     files = {"sft.py": "from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(output_dir='out')\n"
                        "trainer = SFTTrainer(model='Qwen/Qwen2.5-0.5B', args=args, train_dataset=ds)\ntrainer.train()\n",
              "requirements.txt": "transformers>=4.45\n"}
     r = run("D1", files)
-    assert r.status == Status.UNUSED and r.priority == Priority.HIGH and r.values == {"attn_implementation": "default"}
+    assert r.status == Status.PARTIAL and r.priority == Priority.HIGH and r.values == {"attn_implementation": "default"}
     assert "SDPA" in r.detail and "4.45" in r.detail
     old = run("D1", {**files, "requirements.txt": "transformers==4.31.0\n"})
-    assert old.status == Status.UNUSED and "eager" in old.detail
+    assert old.status == Status.UNUSED and old.values == {"attn_implementation": "eager"}
 
 
 def test_attn_implementation_from_an_argparse_default_and_a_launch_override():
