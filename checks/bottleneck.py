@@ -219,7 +219,8 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             "training runs in FP32: matmuls miss the Tensor Cores (A100: 19.5 FP32 vs 312 BF16 dense TFLOPS)",
             "以 FP32 训练：矩阵乘未命中 Tensor Core（A100：FP32 19.5 vs BF16 312 TFLOPS）",
         ))
-    if st.missing("D7"):
+    d7 = st.results.get("D7")
+    if st.missing("D7") and d7 is not None and d7.values.get("aligned") is False:  # not when no dimension is visible at all
         out.append(Signal(
             Bottleneck.COMPUTE, 1,
             "some matmul dimensions are not multiples of 8, so Tensor Core tiles are padded or skipped",
