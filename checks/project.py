@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .facts import Facts, as_number, truthy
+from .facts import ConfigEntry, Facts, as_number, truthy
 from .model import Project
 
 # framework -> (import prefixes, dependency names, launchers)
@@ -147,6 +147,7 @@ def detect_project(facts: Facts, hardware: str | None = None) -> Project:
         p.frameworks.append("fsdp")
     if "deepspeed" not in p.frameworks and facts.config("zero_optimization"):
         p.frameworks.append("deepspeed")
+    p.frameworks += sorted(_recipe_frameworks(facts) - set(p.frameworks))
     p.frameworks.sort()
 
     names = _strings(facts, _MODEL_KEYS)
@@ -226,6 +227,33 @@ def detect_project(facts: Facts, hardware: str | None = None) -> Project:
     lens = [int(v) for s in facts.effective(*_SEQ_KEYS) if (v := as_number(s.value)) and 16 <= v <= 10_000_000]
     p.max_seq_len = max(lens) if lens else None
     return p
+
+
+# top-level keys that only a LLaMA-Factory / axolotl recipe file has together (a YAML-only project runs
+# ``llamafactory-cli train x.yaml`` or ``axolotl train x.yml`` from its README)
+_RECIPE_KEYS = {
+    "llamafactory": ({"finetuning_type", "stage"}, {"finetuning_type", "template"}, {"template", "cutoff_len", "stage"}),
+    "axolotl": ({"base_model", "sequence_len"}, {"base_model", "micro_batch_size"}),
+}
+
+
+def recipe_files(facts: Facts) -> dict[str, list[ConfigEntry]]:
+    """LLaMA-Factory / axolotl recipe files by framework, each as its first top-level entry."""
+    by_path: dict[str, list[ConfigEntry]] = {}
+    for e in facts.records("configs"):
+        if e.fmt in ("yaml", "json") and len(e.keys) == 1 and isinstance(e.keys[0], str):
+            by_path.setdefault(e.path, []).append(e)
+    out: dict[str, list[ConfigEntry]] = {}
+    for entries in by_path.values():
+        ks = {str(e.keys[0]) for e in entries}
+        for fw, sigs in _RECIPE_KEYS.items():
+            if any(sig <= ks for sig in sigs):
+                out.setdefault(fw, []).append(min(entries, key=lambda e: e.line))
+    return out
+
+
+def _recipe_frameworks(facts: Facts) -> set[str]:
+    return set(recipe_files(facts))
 
 
 def _looks_llm(facts: Facts, p: Project) -> bool:

@@ -426,6 +426,13 @@ class C3ActivationCheckpointing(Check):
         Example({"examples/train_lora/llama3_lora_sft.yaml": (
             "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\ndo_train: true\nfinetuning_type: lora\ntemplate: llama3\n"),
                  "run.sh": "llamafactory-cli train examples/train_lora/llama3_lora_sft.yaml\n"}, U, "llamafactory default"),
+        # a YAML-only LLaMA-Factory project (recipes run from the README): the recipe keys identify the framework
+        Example({"examples/train_lora/qwen3_lora_sft.yaml": (
+            "model_name_or_path: Qwen/Qwen3-4B-Instruct-2507\nstage: sft\ndo_train: true\nfinetuning_type: lora\nlora_target: all\n"
+            "template: qwen3_nothink\ncutoff_len: 2048\nbf16: true\n")}, U, "llamafactory recipe without a launch script"),
+        Example({"examples/train_full/qwen3_full_sft.yaml": (
+            "model_name_or_path: Qwen/Qwen3-4B-Instruct-2507\nstage: sft\nfinetuning_type: full\ntemplate: qwen3_nothink\n"
+            "disable_gradient_checkpointing: true\n")}, N, "llamafactory recipe with checkpointing disabled"),
         Example({"configs/sft.yaml": "gradient_checkpointing: false\nbf16: true\n"}, N, "disabled"),
         Example({"modeling_custom.py": (
             "import torch\nimport torch.utils.checkpoint\nclass Model(torch.nn.Module):\n    def __init__(self):\n"

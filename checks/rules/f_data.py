@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Call, Expr, Facts, as_number, truthy
+from ..facts import Call, Expr, Facts, Launch, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
+from ..project import recipe_files
 from ._helpers import HF_DEFAULTS, uses_hf_trainer
 from .e_comm import megatron_launches
 
@@ -133,11 +134,16 @@ def _call_prop(f: Facts, c: Call, name: str, real: bool, skip: set[tuple[str, in
 
 
 def _framework_launches(f: Facts) -> list[Any]:
-    """LLaMA-Factory / axolotl runs (``llamafactory-cli train``, ``accelerate launch -m axolotl.cli.train``)."""
+    """LLaMA-Factory / axolotl runs (``llamafactory-cli train``, ``accelerate launch -m axolotl.cli.train``).
+
+    A YAML-only project (recipes run with the CLI from the README) counts by its recipe files.
+    """
     out: list[Any] = list(f.launches("llamafactory", "axolotl"))
     for launch in f.launches("python", "torchrun", "accelerate", "deepspeed"):
         if launch.script and re.match(r"^(axolotl|llamafactory|llmtuner)\b", launch.script):
             out.append(launch)
+    if not out:
+        out = [e for entries in recipe_files(f).values() for e in entries if not _in_tests(e.path)]
     return out
 
 
@@ -654,6 +660,13 @@ class F3PinMemory(_DataCheck):
     examples = (
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, pin_memory=True)\n"}, U, "explicit"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o')\ntrainer = Trainer(model=m, args=args)\n"}, U, "hf default true"),
+        # a YAML-only axolotl project: the HF Trainer underneath pins unless dataloader_pin_memory turns it off
+        Example({"examples/llama-3/lora-1b.yml": (
+            "base_model: NousResearch/Llama-3.2-1B\ndatasets:\n  - path: teknium/GPT4-LLM-Cleaned\n    type: alpaca\n"
+            "adapter: lora\nsequence_len: 2048\nsample_packing: true\nmicro_batch_size: 2\nbf16: auto\n")}, U, "axolotl recipe, hf default"),
+        Example({"examples/llama-3/lora-1b.yml": (
+            "base_model: NousResearch/Llama-3.2-1B\nadapter: lora\nsequence_len: 2048\nmicro_batch_size: 2\n"
+            "dataloader_pin_memory: false\n")}, N, "axolotl recipe, pinning off"),
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, pin_memory=False)\n"}, N, "false"),
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4)\n"}, N, "torch default false"),
         Example({"cfg.yaml": "dataloader_pin_memory: false\n", "train.py": "from transformers import Trainer\nt = Trainer(model=m, args=a)\n"}, N, "hf disabled"),
@@ -945,7 +958,7 @@ class F6OfflinePreprocessing(_DataCheck):
             kw = c.kwargs.get("dataset_kwargs")
             if not (isinstance(kw, dict) and truthy(kw.get("skip_prepare_dataset"))):
                 out.append(_ev(c, key=c.short))
-        out += [_ev(x, key=x.script or x.launcher) for x in _framework_launches(f)]
+        out += [_ev(x, key=x.script or x.launcher) if isinstance(x, Launch) else _ev(x, key=x.dotted) for x in _framework_launches(f)]
         return out
 
 
