@@ -930,6 +930,14 @@ _PERSISTENT_STEP = re.compile(r"num_programs|num_sms|NUM_SMS|n_sms|NUM_SM\b|num_
 _PERSISTENT_KEYS = ("persistent_kernel", "persistent_kernels", "use_persistent_kernel", "enable_persistent_kernel", "grid_persistent")
 
 
+def _fa3_sites(f: Facts) -> list:
+    """FlashAttention-3 selected or called (its Hopper kernels run on a persistent tile scheduler)."""
+    out: list = [s for s in f.effective(*_ATTN_KEYS, *_ATTN_BOOL_KEYS) if _attn_kind(s.value) == "flash_attention_3"
+                 or (s.name.endswith("_3") and truthy(s.value) is True)]
+    out += [c for c in f.calls("flash_attn_interface.*", "flash_attn_3.*") if _FA_FUNCS.match(c.short) and not guard_off(f, c)]
+    return out
+
+
 @register
 class D8PersistentKernels(Check):
     id = "D8"
@@ -989,8 +997,7 @@ class D8PersistentKernels(Check):
                     used.append(c)
         used += [s for s in f.effective(*_PERSISTENT_KEYS) if truthy(s.value) is True]
         used += [r for r in f.refs("cutlass.*") if "ersistent" in r.name]
-        attn, _, kinds = attention_sites(f)
-        fa3 = [x for x in attn if "flash_attention_3" in kinds and ("3" in str(getattr(x, "value", "")) or "interface" in getattr(x, "name", ""))]
+        fa3 = _fa3_sites(f)
         used += fa3
         if used:
             detail = "FlashAttention-3's persistent tile scheduler" if fa3 and len(fa3) == len(used) else "persistent-style kernels"
