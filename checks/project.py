@@ -86,6 +86,7 @@ _SERVING_LAUNCHERS = ("vllm", "sglang", "lmdeploy", "text-generation-launcher", 
 _SERVING_IMAGES = ("vllm/vllm-openai", "lmsysorg/sglang", "text-generation-inference", "tritonserver", "openmmlab/lmdeploy")
 # trainers that generate rollouts every step (their throughput is inference throughput)
 _ONLINE_RL = ("GRPOTrainer", "PPOTrainer", "RLOOTrainer", "OnlineDPOTrainer", "NashMDTrainer", "XPOTrainer")
+_TRAIN_RECIPE_KEYS = {"do_train", "stage", "learning_rate", "num_train_epochs", "finetuning_type", "do_predict"}
 _RL_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_ppo|openrlhf\.cli\.train_grpo)")
 _ALIGN_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_(ppo|grpo|dpo|kto|rm|prm|kd)|trl\s+(dpo|grpo|kto|orpo))")
 _FINETUNE_HINT = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
@@ -279,6 +280,10 @@ def _does_inference(facts: Facts, p: Project) -> bool:
     if facts.launches(*_SERVING_LAUNCHERS) or any((x.script or "").split(".")[0] in _INFERENCE_ENGINES for x in facts.launches("python")):
         return True
     if any(isinstance(e.value, str) and any(i in e.value for i in _SERVING_IMAGES) for e in facts.config("image")):
+        return True
+    # an inference recipe (LLaMA-Factory ``llamafactory-cli chat/api x.yaml``: ``infer_backend`` without training keys)
+    if any(not _TRAIN_RECIPE_KEYS & {str(k.keys[0]) for k in facts.files[e.path].configs if k.keys}
+           for e in facts.config("infer_backend") if len(e.keys) == 1 and e.path in facts.files):
         return True
     if any(_INFER_PATH.search(c.path) and "Trainer" not in c.text for c in facts.calls("generate", "pipeline")):
         return True

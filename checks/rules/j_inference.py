@@ -252,6 +252,13 @@ class J1KVCache(_InferenceOnly):
                  "out = model.generate(**inputs, max_new_tokens=256, cache_implementation='static')\n"}, U, "hf static cache"),
         Example({"inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
                  "out = model.generate(**inputs, max_new_tokens=256, do_sample=False)\n"}, P, "plain hf generate"),
+        Example({"examples/inference/qwen3_lora_sft.yaml": (
+            "model_name_or_path: Qwen/Qwen3-4B-Instruct-2507\nadapter_name_or_path: saves/qwen3-4b/lora/sft\ntemplate: qwen3_nothink\n"
+            "infer_backend: huggingface  # choices: [huggingface, vllm, sglang]\n"),
+                 "examples/train_lora/qwen3_lora_sft.yaml": "model_name_or_path: Qwen/Qwen3-4B-Instruct-2507\nstage: sft\nfinetuning_type: lora\n"},
+                P, "llamafactory chat recipe on the huggingface backend"),
+        Example({"examples/inference/qwen3_vllm.yaml": (
+            "model_name_or_path: Qwen/Qwen3-4B-Instruct-2507\ntemplate: qwen3_nothink\ninfer_backend: vllm\n")}, U, "llamafactory chat recipe on vllm"),
         Example({"inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
                  "out = model.generate(input_ids, max_new_tokens=64, use_cache=False)\n"}, N, "cache disabled"),
         Example({"model.py": "import torch\nimport torch.nn.functional as F\nclass GPT(torch.nn.Module):\n"
@@ -285,6 +292,8 @@ class J1KVCache(_InferenceOnly):
         partial += [x for name in eng for x in eng[name]]  # engines without paging (ONNX Runtime, llama.cpp, ...)
         partial += [c for c in f.calls_with_kw("past_key_values") if not _training_file(f, c.path)]
         partial += _online_rl_without_engine(f, eng)
+        # LLaMA-Factory ``infer_backend: huggingface`` serves through HF ``generate`` (dynamic cache)
+        partial += [s for s in f.effective("infer_backend") if isinstance(s.value, str) and s.value.strip().lower() in ("huggingface", "hf")]
         if partial:
             return Outcome(P, evs(partial), "contiguous (HF dynamic) KV cache, no paging", {"kv_cache": "dynamic"})
         return Outcome(N, evs(no_cache, key="generate(use_cache=)"), "no KV cache reuse during generation" if no_cache else
