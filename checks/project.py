@@ -311,6 +311,14 @@ def _topology(facts: Facts, p: Project) -> None:
         unresolved = nn is not None and as_number(str(nn).split(":")[-1]) is None
         if "hostfile" in launch.launcher_args or (unresolved and ("master_addr" in launch.launcher_args or "node_rank" in launch.launcher_args)):
             nodes.append(2)
+        # a model-parallel group larger than one node's GPUs (Megatron ``--tensor-model-parallel-size 8
+        # --pipeline-model-parallel-size 16`` with ``--nproc_per_node 8``) can only run across nodes
+        per_node = as_number(launch.launcher_args.get("nproc_per_node"))
+        group = 1.0
+        for k in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"):
+            group *= as_number(launch.script_args.get(k)) or 1.0
+        if per_node and per_node >= 1 and group > per_node:
+            nodes.append(-(-group // per_node))
     for s in facts.effective("num_machines", "nnodes", "num_nodes", "nodes", "NNODES", "trainer.num_nodes"):
         n = as_number(s.value)
         if n:

@@ -183,6 +183,14 @@ class E1GPUDirectRDMA(Check):
         Example({"run.sh": "# export NCCL_IB_HCA=mlx5_0\ntorchrun --nnodes 2 --nproc_per_node 8 train.py\n"}, N, "commented out"),
         Example({"run.sh": "export NCCL_IB_HCA=mlx5_0\nexport NCCL_NET_GDR_LEVEL=LOC\ntorchrun --nnodes 2 --nproc_per_node 8 train.py\n"}, P, "ib without gdr"),
         Example({"run.sh": "torchrun --nproc_per_node 8 train.py --bf16\n", "train.py": "import torch\n"}, Status.NA, "single node"),
+        # Megatron's 175B recipe keeps NUM_NODES=1, but TP 8 x PP 16 = 128 GPUs cannot fit on the 8 GPUs of one node
+        Example({"examples/gpt3/train_gpt3_175b_distributed.sh": (
+            "GPUS_PER_NODE=8\nNUM_NODES=1\nDISTRIBUTED_ARGS=(\n    --nproc_per_node $GPUS_PER_NODE\n    --nnodes $NUM_NODES\n)\n"
+            "MODEL_PARALLEL_ARGS=(\n    --tensor-model-parallel-size 8\n    --pipeline-model-parallel-size 16\n)\n"
+            "torchrun ${DISTRIBUTED_ARGS[@]} pretrain_gpt.py ${MODEL_PARALLEL_ARGS[@]} --fp16\n")}, N, "model-parallel group spans nodes"),
+        Example({"examples/gpt3/train_gpt3_857m.sh": (
+            "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --bf16\n")},
+                Status.NA, "model-parallel group fits one node"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
