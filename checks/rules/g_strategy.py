@@ -653,11 +653,22 @@ _LORA_VALUES = re.compile(r"^(q?lora|longlora|adalora|dora|lora\+|loraplus|pissa
 _FULL_VALUES = {"full", "freeze", "none", "full_finetune", "fft", "all"}
 
 
+_TRAIN_SIDE_CALLS = {"backward", "Trainer", "SFTTrainer", "DPOTrainer", "TrainingArguments", "SFTConfig", "get_peft_model",
+                     "prepare_model_for_kbit_training", "LoraConfig", "train", "fit", "HfArgumentParser"}
+
+
 def _bnb_4bit(f: Facts) -> list[Any]:
-    out: list[Any] = [c for c in f.calls("BitsAndBytesConfig") if truthy(c.kwargs.get("load_in_4bit")) is True]
+    out: list[Any] = [c for c in _live(f, f.calls("BitsAndBytesConfig")) if truthy(c.kwargs.get("load_in_4bit")) is True]
     out += [s for s in f.effective("load_in_4bit", "load_4bit") if truthy(s.value) is True]
     out += [s for s in f.effective("quantization_bit", "quant_bits") if as_number(s.value) == 4]
-    return out
+
+    def training_side(path: str) -> bool:
+        # a 4-bit load in Python that never trains (LLaVA's ``load_pretrained_model(load_4bit=...)`` for serving)
+        # is inference quantization (J4), not a QLoRA base
+        ff = f.files.get(path)
+        return not path.endswith(".py") or bool(ff and any(c.short in _TRAIN_SIDE_CALLS for c in ff.calls))
+
+    return [x for x in out if training_side(x.path)]
 
 
 def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
