@@ -37,7 +37,11 @@ from bot.signature import sign  # noqa: E402
 
 SECRET = "benchmark-webhook-secret-0123456789"
 APP_ID = 4242
-BASE_SHA, HEAD_SHA = "b" * 40, "c" * 40
+BASE_SHA = "b" * 40
+
+
+def head_sha(n: int) -> str:
+    return f"c{n:039x}"
 
 
 def free_port() -> int:
@@ -86,7 +90,9 @@ def run_fake(port: int, public_key: str, tarball_mb: int) -> None:
 
     fake = FakeGitHub(APP_ID, public_key.encode())
     fake.tarballs[BASE_SHA] = synthetic_repo(tarball_mb, head=False)
-    fake.tarballs[HEAD_SHA] = synthetic_repo(tarball_mb, head=True)
+    head = synthetic_repo(tarball_mb, head=True)
+    for n in range(1, 1000):  # each PR has its own head commit (same content): one check run per PR
+        fake.tarballs[head_sha(n)] = head
     diff = git_diff({"train.py": "bf16=True\n"}, {"train.py": "bf16=False\n"})
     for n in range(1, 1000):
         fake.diffs[n] = diff
@@ -97,7 +103,7 @@ def run_fake(port: int, public_key: str, tarball_mb: int) -> None:
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), server.httpd.RequestHandlerClass)
     httpd.daemon_threads = True
     fake.api_base = fake.codeload_base = f"http://127.0.0.1:{port}"
-    print(json.dumps({"ready": True, "tarball_bytes": len(fake.tarballs[HEAD_SHA])}), flush=True)
+    print(json.dumps({"ready": True, "tarball_bytes": len(head)}), flush=True)
     httpd.serve_forever()
 
 
@@ -107,7 +113,7 @@ def payloads(n_prs: int, total: int) -> list[tuple[str, dict]]:
     out: list[tuple[str, dict]] = []
     for n in range(1, n_prs + 1):
         pr = {"number": n, "state": "open", "updated_at": "2026-11-01T10:00:00Z", "user": {"login": "dev"},
-              "head": {"sha": HEAD_SHA, "ref": f"b{n}", "repo": repo}, "base": {"sha": BASE_SHA, "ref": "main", "repo": repo}}
+              "head": {"sha": head_sha(n), "ref": f"b{n}", "repo": repo}, "base": {"sha": BASE_SHA, "ref": "main", "repo": repo}}
         out.append(("pull_request", {"action": "opened", "number": n, "pull_request": pr, "repository": repo, "installation": inst}))
     i = 0
     while len(out) < total:
@@ -117,9 +123,9 @@ def payloads(n_prs: int, total: int) -> list[tuple[str, dict]]:
             out.append(("issue_comment", {"action": "created", "issue": {"number": i}, "comment": {"id": i, "body": "LGTM", "user": {"login": "dev", "type": "User"}},
                                           "repository": repo, "installation": inst, "sender": {"type": "User"}}))
         elif kind == 1:
-            out.append(("push", {"ref": "refs/heads/main", "after": HEAD_SHA, "repository": repo, "installation": inst}))
+            out.append(("push", {"ref": "refs/heads/main", "after": head_sha(1), "repository": repo, "installation": inst}))
         else:
-            out.append(("status", {"sha": HEAD_SHA, "state": "success", "repository": repo, "installation": inst}))
+            out.append(("status", {"sha": head_sha(1), "state": "success", "repository": repo, "installation": inst}))
     rng = random.Random(1)
     rng.shuffle(out)
     return out

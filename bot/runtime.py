@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import socket
+import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +67,15 @@ class Runtime:
     redis: Any = None
     tasks: dict[str, Any] = field(default_factory=dict)
 
+    dispatcher: Dispatcher | None = None
+
+    def dispatch(self, job_ids: list[str]) -> None:
+        """Send journaled jobs to the queue in the background (the webhook answer does not wait for it)."""
+        if self.dispatcher is None:
+            self.dispatcher = Dispatcher(self)
+        for job_id in job_ids:
+            self.dispatcher.put(job_id)
+
     def enqueue(self, job_id: str, delay: float = 0.0) -> None:
         task = self.tasks["run_job"]
         if delay > 0:
@@ -82,11 +93,47 @@ class Runtime:
             return False
 
     def close(self) -> None:
+        if self.dispatcher is not None:
+            self.dispatcher.close()
         self.store.close()
         try:
             self.huey.storage.close()
         except Exception:
             pass
+
+
+class Dispatcher:
+    """A thread that moves job IDs from the journal to huey. A job whose message is never sent (the process died
+    first, or the queue was down) stays ``queued`` in the journal and the recovery sweep sends it."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self._q: queue.Queue[str | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="dispatcher", daemon=True)
+        self._thread.start()
+
+    def put(self, job_id: str) -> None:
+        self._q.put(job_id)
+
+    def join(self) -> None:
+        """Wait until every job handed over so far has been sent (tests, shutdown)."""
+        self._q.join()
+
+    def close(self) -> None:
+        self._q.put(None)
+        self._thread.join(10)
+
+    def _run(self) -> None:
+        while True:
+            job_id = self._q.get()
+            try:
+                if job_id is None:
+                    return
+                self.rt.enqueue(job_id)
+            except Exception as exc:
+                log.warning("queue unavailable (%s): job %s left for the recovery sweep", type(exc).__name__, job_id)
+            finally:
+                self._q.task_done()
 
 
 def build_runtime(
@@ -114,7 +161,7 @@ def build_runtime(
     else:
         data = Path(settings.data_dir)
         store = SqliteStore(data / "state.sqlite3")
-        huey = SqliteHuey(QUEUE_NAME, filename=str(data / "queue.sqlite3"), results=False, fsync=True)
+        huey = SqliteHuey(QUEUE_NAME, filename=str(data / "queue.sqlite3"), results=False, fsync=False)  # the journal is the durable record
         pacer = LocalPacer(tuning.write_interval)
         cache = DirFactsCache(data / "facts")
     retry = RetryPolicy(base_delay=tuning.retry_base_delay, on_error=metrics.github_error)

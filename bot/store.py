@@ -19,10 +19,13 @@ Two implementations with one contract: :class:`SqliteStore` (a file in ``ACCEL_D
 from __future__ import annotations
 
 import json
+import queue
 import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -113,6 +116,68 @@ create table if not exists locks (name text primary key, owner text not null, un
 _FINAL = ("done", "failed", "superseded")
 
 
+class _GroupCommit:
+    """One writer thread commits the accepts that arrive together in one transaction (one fsync for all).
+
+    Each accept runs inside its own SAVEPOINT, so one failing accept does not undo the others. A caller
+    returns only after the transaction holding its rows is committed: a 202 still means "on disk".
+    """
+
+    def __init__(self, store: SqliteStore, max_batch: int = 256) -> None:
+        self.store = store
+        self.max_batch = max_batch
+        self._q: queue.SimpleQueue[tuple[Callable[[sqlite3.Connection], Any], Future[Any]] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="journal-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable[[sqlite3.Connection], Any]) -> Future[Any]:
+        fut: Future[Any] = Future()
+        self._q.put((fn, fut))
+        return fut
+
+    def close(self) -> None:
+        self._q.put(None)
+        self._thread.join(5)
+
+    def _run(self) -> None:
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            batch = [item]
+            while len(batch) < self.max_batch:
+                try:
+                    nxt = self._q.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self._q.put(None)
+                    break
+                batch.append(nxt)
+            results: list[tuple[Future[Any], Any, BaseException | None]] = []
+            try:
+                with self.store._tx() as c:
+                    for i, (fn, fut) in enumerate(batch):
+                        c.execute(f"savepoint a{i}")
+                        try:
+                            results.append((fut, fn(c), None))
+                            c.execute(f"release a{i}")
+                        except BaseException as exc:
+                            c.execute(f"rollback to a{i}")
+                            c.execute(f"release a{i}")
+                            results.append((fut, None, exc))
+            except BaseException as exc:  # the commit itself failed: nobody's rows are on disk
+                for _, fut in batch:
+                    if not fut.done():
+                        fut.set_exception(exc)
+                continue
+            for fut, value, err in results:
+                if err is not None:
+                    fut.set_exception(err)
+                else:
+                    fut.set_result(value)
+
+
 class SqliteStore:
     """The journal in one SQLite file (WAL, ``synchronous=FULL``: a 202 means the job is on disk)."""
 
@@ -121,6 +186,8 @@ class SqliteStore:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._conn().executescript(_SCHEMA)
+        self._writer: _GroupCommit | None = None
+        self._writer_lock = threading.Lock()
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -147,6 +214,9 @@ class SqliteStore:
         return SqliteStore._Tx(self._conn())
 
     def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
@@ -175,9 +245,13 @@ class SqliteStore:
             (head.pr_key, head.sha, head.ts, now),
         )
 
-    def accept(self, delivery: str, event: str, specs: list[JobSpec], head: PRHead | None = None, now: float | None = None) -> list[str] | None:
+    def accept_future(
+        self, delivery: str, event: str, specs: list[JobSpec], head: PRHead | None = None, now: float | None = None
+    ) -> Future[list[str] | None]:
+        """:meth:`accept` without blocking: the future resolves once the rows are committed."""
         now = _now(now)
-        with self._tx() as c:
+
+        def write(c: sqlite3.Connection) -> list[str] | None:
             cur = c.execute("insert or ignore into deliveries (guid, event, received_at) values (?, ?, ?)", (delivery, event, now))
             if cur.rowcount == 0:
                 return None
@@ -185,7 +259,15 @@ class SqliteStore:
                 self._set_head(c, head, now)
             for spec in specs:
                 self._insert_job(c, spec, now, delivery)
-        return [s.id for s in specs]
+            return [s.id for s in specs]
+
+        with self._writer_lock:
+            if self._writer is None:
+                self._writer = _GroupCommit(self)
+        return self._writer.submit(write)
+
+    def accept(self, delivery: str, event: str, specs: list[JobSpec], head: PRHead | None = None, now: float | None = None) -> list[str] | None:
+        return self.accept_future(delivery, event, specs, head, now).result()
 
     def seen(self, delivery: str) -> bool:
         return self._conn().execute("select 1 from deliveries where guid=?", (delivery,)).fetchone() is not None

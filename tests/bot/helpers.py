@@ -89,6 +89,8 @@ def deliver(client: Any, event: str, payload: dict[str, Any], delivery: str | No
 def drain(rt: Runtime, limit: int = 200) -> int:
     """Run every queued and scheduled task in this thread, fast-forwarding delays (no sleeping in tests)."""
     n = 0
+    if rt.dispatcher is not None:
+        rt.dispatcher.join()
     while n < limit:
         task = rt.huey.dequeue()
         if task is None:

@@ -27,6 +27,7 @@ from .repos import BASE, HEAD
 def test_job_interrupted_after_dequeue_runs_again_after_restart(client, rt, fake, settings, gh_mock) -> None:
     fake.diffs[7] = git_diff(BASE, HEAD)
     deliver(client, "pull_request", pull_request())
+    rt.dispatcher.join()
     # worker A takes the message off the queue and claims the job, then dies (kill -9: nothing else happens)
     task = rt.huey.dequeue()
     job_id = task.args[0]
@@ -49,11 +50,13 @@ def test_job_interrupted_after_dequeue_runs_again_after_restart(client, rt, fake
 def test_live_lease_blocks_a_second_run_of_the_same_pr(client, rt, fake) -> None:
     fake.diffs[7] = git_diff(BASE, HEAD)
     deliver(client, "pull_request", pull_request())
+    rt.dispatcher.join()
     job_id = rt.huey.dequeue().args[0]
     assert rt.store.claim(job_id, "worker-A", lease=30)[0] == Claim.CLAIMED
     # a duplicate message of the same job, and a rerun of the same PR, wait while worker A holds the lease
     assert rt.store.claim(job_id, "worker-B", lease=30)[0] == Claim.RUNNING
     deliver(client, "pull_request", pull_request(action="reopened"))
+    rt.dispatcher.join()
     other = rt.huey.dequeue().args[0]
     from bot.runner import execute
 

@@ -52,9 +52,11 @@ def test_pull_request_is_queued_durably_and_duplicate_does_nothing(client, rt) -
     r = deliver(client, "pull_request", pull_request(), delivery="72d3162e-cc78-11e3-81ab-4c9367dc0958")
     assert r.status_code == 202 and r.json()["status"] == "queued"
     assert rt.store.seen("72d3162e-cc78-11e3-81ab-4c9367dc0958")
+    rt.dispatcher.join()
     assert rt.store.active_count() == 1 and rt.huey.pending_count() == 1
     again = deliver(client, "pull_request", pull_request(), delivery="72d3162e-cc78-11e3-81ab-4c9367dc0958")
     assert again.status_code == 200 and again.json()["status"] == "duplicate"
+    rt.dispatcher.join()
     assert rt.store.active_count() == 1 and rt.huey.pending_count() == 1
 
 
