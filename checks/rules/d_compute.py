@@ -934,7 +934,9 @@ def _fa3_sites(f: Facts) -> list:
     """FlashAttention-3 selected or called (its Hopper kernels run on a persistent tile scheduler)."""
     out: list = [s for s in f.effective(*_ATTN_KEYS, *_ATTN_BOOL_KEYS) if _attn_kind(s.value) == "flash_attention_3"
                  or (s.name.endswith("_3") and truthy(s.value) is True)]
-    out += [c for c in f.calls("flash_attn_interface.*", "flash_attn_3.*") if _FA_FUNCS.match(c.short) and not guard_off(f, c)]
+    # FA3 is the top-level ``flash_attn_interface`` module (hopper build); ``flash_attn.flash_attn_interface`` is FA1/FA2
+    out += [c for c in f.calls("flash_attn_interface.*", "flash_attn_3.*") if _FA_FUNCS.match(c.short) and not guard_off(f, c)
+            and c.name.split(".")[0] in ("flash_attn_interface", "flash_attn_3")]
     return out
 
 
@@ -983,6 +985,12 @@ class D8PersistentKernels(Check):
             "import triton\nimport triton.language as tl\n\n@triton.jit\ndef add(x, y, n, BLOCK: tl.constexpr):\n"
             "    pid = tl.program_id(0)\n    offs = pid * BLOCK + tl.arange(0, BLOCK)\n    tl.store(y + offs, tl.load(x + offs))\n")}, N, "ordinary kernel"),
         Example({"train.py": "# persistent_kernel = True\nloader = DataLoader(ds, persistent_workers=True, num_workers=4)\n"}, N, "persistent workers are not kernels"),
+        # LLaVA's FastChat-style monkey patch calls FlashAttention-2 through flash_attn.flash_attn_interface
+        Example({"llava/train/llama_flash_attn_monkey_patch.py": (
+            "from flash_attn.flash_attn_interface import flash_attn_varlen_qkvpacked_func\n"
+            "def forward(self, hidden_states, attention_mask=None):\n"
+            "    output = flash_attn_varlen_qkvpacked_func(qkv, cu_q_lens, max_s, 0.0, softmax_scale=None, causal=True)\n"
+            "    return self.o_proj(output)\n")}, N, "flash_attn.flash_attn_interface is FA2"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
