@@ -102,6 +102,7 @@ _OTHER_ATTN = ("xformers.ops.memory_efficient_attention", "xformers.ops.fmha.mem
 
 _ENGINES = ("vllm.LLM", "vllm.LLMEngine.*", "vllm.AsyncLLMEngine.*", "vllm.AsyncEngineArgs", "vllm.EngineArgs", "sglang.Engine",
             "tensorrt_llm.LLM", "lmdeploy.pipeline")
+_GRAPH_ENGINES = ("vllm.LLM", "vllm.LLMEngine.*", "vllm.AsyncLLMEngine.*", "vllm.AsyncEngineArgs", "vllm.EngineArgs", "sglang.Engine")
 
 
 def _attn_kind(v: object) -> str | None:
@@ -492,6 +493,11 @@ class D4CudaGraph(Check):
         Example({"train.py": "import torch\nmodel = torch.compile(model, mode='max-autotune-no-cudagraphs')\n"}, N, "no-cudagraphs mode"),
         Example({"serve.py": "from vllm import LLM\nllm = LLM('meta-llama/Llama-3.1-8B', enforce_eager=False)\n"}, U, "vllm decode graphs"),
         Example({"serve.py": "from vllm import LLM\nllm = LLM('meta-llama/Llama-3.1-8B', enforce_eager=True)\n"}, N, "vllm eager"),
+        # vLLM's own examples/offline_inference/basic: defaults only, and enforce_eager defaults to False
+        Example({"examples/offline_inference/basic/basic.py": (
+            "from vllm import LLM, SamplingParams\nsampling_params = SamplingParams(temperature=0.8, top_p=0.95)\n"
+            "def main():\n    llm = LLM(model='facebook/opt-125m')\n    outputs = llm.generate(prompts, sampling_params)\n")}, U, "vllm default"),
+        Example({"serve.sh": "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --disable-cuda-graph\n"}, N, "sglang graphs off"),
         Example({"configs/run.yaml": "enable_cuda_graph: false\n"}, N, "disabled"),
     )
 
@@ -514,6 +520,10 @@ class D4CudaGraph(Check):
                 used.append(s)  # the engine captures decode CUDA graphs
             elif t is True and s.rank > 0:
                 off_.append(s)
+        if not used and not off_ and not ctx.project.does_training:
+            # a serving project: vLLM (enforce_eager=False) and SGLang capture decode CUDA graphs by default
+            used += [c for c in f.calls(*_GRAPH_ENGINES) if not guard_off(f, c)] + f.launches("vllm", "sglang")
+            used += [x for x in f.launches("python") if (x.script or "").startswith(("vllm.", "sglang."))]
         if used:
             return Outcome(U, [f.ev(x) for x in used], "CUDA graphs capture the step", {"cuda_graph": True})
         return Outcome(N, evs(off_), "CUDA graphs are disabled" if off_ else "no CUDA graph capture found", {"cuda_graph": False})
