@@ -149,6 +149,10 @@ def detect_project(facts: Facts, hardware: str | None = None) -> Project:
     if "deepspeed" not in p.frameworks and facts.config("zero_optimization"):
         p.frameworks.append("deepspeed")
     p.frameworks += sorted(_recipe_frameworks(facts) - set(p.frameworks))
+    # a torchtune recipe config (``model: {_component_: torchtune.models.llama3_1.lora_llama3_1_8b}``) run by ``tune run``
+    if "torchtune" not in p.frameworks and any(isinstance(e.value, str) and e.value.startswith("torchtune.")
+                                               for e in facts.config("_component_")):
+        p.frameworks.append("torchtune")
     p.frameworks.sort()
 
     names = _strings(facts, _MODEL_KEYS)

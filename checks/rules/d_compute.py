@@ -248,6 +248,10 @@ class D1FlashAttention(Check):
         Example({"train.py": (
             "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('huggyllama/llama-7b')\n"),
                  "requirements.txt": "transformers==4.31.0\n"}, N, "old transformers default eager"),
+        # torchtune's recipes/configs/llama3_1/8B_lora.yaml: the builder's model calls SDPA itself
+        Example({"recipes/configs/llama3_1/8B_lora.yaml": (
+            "model:\n  _component_: torchtune.models.llama3_1.lora_llama3_1_8b\n  lora_attn_modules: ['q_proj', 'v_proj']\n"
+            "  lora_rank: 8\noptimizer:\n  _component_: torch.optim.AdamW\n  fused: True\n  lr: 3e-4\ndtype: bf16\n")}, U, "torchtune model component"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -255,6 +259,7 @@ class D1FlashAttention(Check):
         used, off_, kinds = attention_sites(f)
         if not used:
             used += [x for x in f.launches("torchtune")]  # torchtune's models call SDPA (or FlexAttention) themselves
+            used += [e for e in f.config("model._component_") if isinstance(e.value, str) and e.value.startswith("torchtune.models.")]
             kinds |= {"sdpa"} if used else set()
         if not used and not ctx.project.does_training:
             # a serving project: vLLM/SGLang/TensorRT-LLM run FlashAttention/FlashInfer kernels by default
