@@ -69,3 +69,38 @@ def test_g4_axolotl_qlora_recipe_stays_qlora():
     result, project = _audit(files, "G4")
     assert result.values == {"finetuning": "qlora"}
     assert "axolotl" in project.frameworks
+
+
+def _project(files: dict[str, str]) -> Project:
+    return detect_project(build_facts((path, text.encode()) for path, text in files.items()))
+
+
+def test_yaml_only_recipe_sets_name_their_framework():
+    lf = {"examples/train_lora/qwen3_lora_sft.yaml": (
+        "model_name_or_path: Qwen/Qwen3-4B-Instruct-2507\nstage: sft\ndo_train: true\nfinetuning_type: lora\n"
+        "template: qwen3_nothink\ncutoff_len: 2048\n")}
+    tt = {"recipes/configs/llama3_1/8B_lora.yaml": (
+        "model:\n  _component_: torchtune.models.llama3_1.lora_llama3_1_8b\n  lora_rank: 8\n"
+        "optimizer:\n  _component_: torch.optim.AdamW\n  lr: 3e-4\ndtype: bf16\n")}
+    assert "llamafactory" in _project(lf).frameworks
+    assert "torchtune" in _project(tt).frameworks
+    # a generic HF YAML with a model and a batch size is neither
+    plain = {"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-3.1-8B\nper_device_train_batch_size: 4\nbf16: true\n"}
+    assert not {"llamafactory", "axolotl", "torchtune"} & set(_project(plain).frameworks)
+
+
+def test_llamafactory_chat_recipe_is_inference_but_a_predict_recipe_is_not():
+    chat = {"examples/inference/qwen3.yaml": "model_name_or_path: Qwen/Qwen3-4B-Instruct-2507\ntemplate: qwen3_nothink\ninfer_backend: huggingface\n"}
+    predict = {"examples/train_lora/qwen3_lora_predict.yaml": (
+        "model_name_or_path: Qwen/Qwen3-4B-Instruct-2507\nstage: sft\ndo_predict: true\nfinetuning_type: lora\n"
+        "predict_with_generate: true\ninfer_backend: huggingface\n")}
+    assert _project(chat).does_inference is True
+    assert _project(predict).does_inference is False
+
+
+def test_megatron_model_parallel_group_wider_than_a_node_is_multi_node():
+    script = ("torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --tensor-model-parallel-size 8 "
+              "--pipeline-model-parallel-size 16 --fp16\n")
+    p = _project({"examples/gpt3/train_gpt3_175b_distributed.sh": script})
+    assert p.multi_node is True and p.num_nodes == 16
+    assert _project({"run.sh": script.replace("16", "1")}).multi_node is False
