@@ -120,6 +120,7 @@ class Facts:
             s["suppressed"] = {f.path: f.suppressed for f in fl if f.suppressed}
             self._s = s
         self.check_id = check_id
+        self._memo: dict[tuple[Any, ...], list[Setting]] = {}
 
     # -- views -----------------------------------------------------------
     def for_check(self, check_id: str) -> Facts:
@@ -251,24 +252,37 @@ class Facts:
     # -- effective settings ----------------------------------------------
     def settings(self, *names: str) -> list[Setting]:
         """Every place that sets one of ``names`` (config keys, call keywords, launcher flags, defaults)."""
-        out: list[Setting] = []
-        for n in names:
-            out.extend(self._settings(_norm_key(n), include_calls=True, depth=0))
-        return _unique_settings(out)
+        key = ("settings", names)
+        if key not in self._memo:
+            out: list[Setting] = []
+            for n in names:
+                out.extend(self._settings(_norm_key(n), include_calls=True, depth=0))
+            self._memo[key] = _unique_settings(out)
+        return list(self._memo[key])
 
-    def effective(self, *names: str) -> list[Setting]:
+    def effective(self, *names: str, near: str | None = None) -> list[Setting]:
         """The settings that take effect, highest precedence first.
 
         Code defaults (argparse ``default=``, dataclass field defaults) count only when no
         config file or launcher flag sets the same name; a call keyword that reads
         ``args.x`` is replaced by the effective values of ``x``.
+
+        ``near``: the file that reads the setting (``DataLoader(num_workers=args.num_workers)`` in
+        ``near``). Its own code defaults replace other files' defaults, and launchers that run
+        that very script replace launchers of other scripts. Results are memoised per view, so a
+        check may ask once per call site without a cost that grows with the repository.
         """
-        out: list[Setting] = []
-        for n in names:
-            out.extend(_shadow(self._settings(_norm_key(n), include_calls=True, depth=0)))
-        out = _unique_settings(out)
-        out.sort(key=lambda s: -s.rank)
-        return out
+        key = ("effective", names, near)
+        if key not in self._memo:
+            out: list[Setting] = []
+            for n in names:
+                out.extend(_shadow(self._settings(_norm_key(n), include_calls=True, depth=0)))
+            if near is not None:
+                out = _near(out, near)
+            out = _unique_settings(out)
+            out.sort(key=lambda s: -s.rank)
+            self._memo[key] = out
+        return list(self._memo[key])
 
     def _settings(self, name: str, include_calls: bool, depth: int) -> list[Setting]:
         out: list[Setting] = []
@@ -289,6 +303,9 @@ class Facts:
             if self._ok(a.path, a.line):
                 out.append(Setting(name, a.value, a.path, a.line, "assign", a.text, a.name, 1))
         if include_calls:
+            # ``x=args.lr`` in many calls resolves to the same settings of ``lr``: add them once (callers de-duplicate
+            # by place anyway; repeating them made a query cost calls x settings in time and memory)
+            resolved_refs: set[str] = set()
             for c in self._s["calls_by_kw"].get(name, []):
                 for k, v in c.kwargs.items():
                     if _norm_key(k) != name:
@@ -297,8 +314,12 @@ class Facts:
                     if not self._ok(c.path, line) and not self._ok(c.path, c.line):
                         continue
                     if isinstance(v, Expr) and v.ref and depth < 3:
-                        resolved = _shadow(self._settings(_norm_key(v.ref), include_calls=False, depth=depth + 1))
+                        ref = _norm_key(v.ref)
+                        if ref in resolved_refs:
+                            continue
+                        resolved = _shadow(self._settings(ref, include_calls=False, depth=depth + 1))
                         if resolved:
+                            resolved_refs.add(ref)
                             out.extend(resolved)
                             continue
                     out.append(Setting(name, v, c.path, line, "call", c.text, f"{c.short}({k}=)", 2))
@@ -311,6 +332,30 @@ class Facts:
         if isinstance(fact, Setting):
             return Evidence(fact.path, fact.line, fact.text, key or fact.key, fact.value if value is None else value)
         return Evidence(fact.path, fact.line, getattr(fact, "text", ""), key, value)
+
+
+def _runs(script: str | None, path: str) -> bool:
+    """Does a launcher's script argument name this file (``train.py``, ``src/train.py``, ``-m pkg.train``)?"""
+    if not script:
+        return False
+    s = script.strip("./")
+    mod = path[:-3].replace("/", ".") if path.endswith(".py") else path
+    return path == s or path.endswith("/" + s) or s.endswith("/" + path) or mod == s or mod.endswith("." + s)
+
+
+def _near(cands: list[Setting], path: str) -> list[Setting]:
+    defaults = [c for c in cands if c.source in {"argparse-default", "field-default", "assign"}]
+    if any(c.path == path for c in defaults):
+        cands = [c for c in cands if c not in defaults or c.path == path]
+    launchers = [c for c in cands if c.source == "launcher"]
+    own = [c for c in launchers if _runs(_script_of(c), path)]
+    if own:
+        cands = [c for c in cands if c.source != "launcher" or c in own]
+    return cands
+
+
+def _script_of(s: Setting) -> str | None:
+    return s.script
 
 
 def _shadow(cands: list[Setting]) -> list[Setting]:
