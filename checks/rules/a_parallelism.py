@@ -49,6 +49,15 @@ _INFERENCE_PATH = re.compile(r"(^|/)(infer\w*|serv\w*|deploy\w*|generat\w*|chat\
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
 
 
+def calls_under(facts: Facts, *modules: str) -> list[Call]:
+    """Calls resolved into ``modules`` (``megatron.core...``); skips the scan of every call when nothing imports them."""
+    out: list[Call] = []
+    for m in modules:
+        if facts.imports(m):
+            out += [c for c in facts.calls(f"{m}.*") if c.name.startswith(m + ".")]
+    return out
+
+
 def is_lightning(c: Call) -> bool:
     return c.name.startswith(_LIGHTNING)
 
@@ -231,7 +240,7 @@ def inference_script(facts: Facts, launch: Launch) -> bool:
     path = resolve_file(facts, launch.script) if launch.script and launch.script.endswith(".py") else None
     if path is None:
         return False
-    gen = [c for c in facts.calls(*_GENERATION_CALLS) if c.path == path] or [c for c in facts.calls("vllm.*", "sglang.*") if c.path == path]
+    gen = [c for c in facts.calls(*_GENERATION_CALLS) if c.path == path] or [c for c in calls_under(facts, "vllm", "sglang") if c.path == path]
     train = [c for c in facts.calls(*_TRAINING_CALLS) if c.path == path]
     return bool(gen) and not train
 
@@ -960,7 +969,7 @@ class A5PipelineParallel(Check):
                 sizes.append((n, c))
             else:
                 code.append(c)
-        code += [c for c in f.calls("torch.distributed.pipelining.*", "torchgpipe.GPipe", "fairscale.nn.Pipe", "PipelineStage")
+        code += [c for c in [*calls_under(f, "torch.distributed.pipelining"), *f.calls("torchgpipe.GPipe", "fairscale.nn.Pipe")]
                  if c.short in {"pipeline", "PipelineStage", "ScheduleGPipe", "Schedule1F1B", "ScheduleInterleaved1F1B",
                                 "ScheduleLoopedBFS", "ScheduleInterleavedZeroBubble", "GPipe", "Pipe", "build_stage"}]
         out = _size_outcome(sizes, "pipeline parallel", "pp_size", code, "pipeline stages in code")
@@ -1022,8 +1031,8 @@ class A6SequenceParallel(Check):
         # code paths are gated by their size: they count only when no size says "off"
         code: list[Any] = []
         if not cp:
-            code += [c for c in f.calls("DistributedAttention", "LongContextAttention", "ring_flash_attn.*", "yunchang.*",
-                                        "torch.distributed.tensor.experimental.context_parallel")
+            code += [c for c in [*f.calls("DistributedAttention", "LongContextAttention", "torch.distributed.tensor.experimental.context_parallel"),
+                                 *calls_under(f, "ring_flash_attn", "yunchang")]
                      if c.name.startswith(("deepspeed", "ring_flash_attn", "yunchang", "torch.distributed"))]
         if not tp_off:
             code += [c for c in f.calls("SequenceParallel") if c.name.startswith("torch.distributed")]

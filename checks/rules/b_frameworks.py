@@ -22,7 +22,7 @@ from ..base import Check, Context, register
 from ..facts import Facts, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import uses_hf_trainer
-from .a_parallelism import DS_REF_NAMES, ds_config_refs, fsdp_sites, is_lightning, resolve_file
+from .a_parallelism import DS_REF_NAMES, calls_under, ds_config_refs, fsdp_sites, is_lightning, resolve_file
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -164,8 +164,8 @@ _MEGATRON_FLAGS = ("tensor_model_parallel_size", "pipeline_model_parallel_size",
 
 
 def megatron_sites(f: Facts) -> list[Any]:
-    sites: list[Any] = [c for c in _real(f.calls("megatron.*")) if c.name.startswith("megatron.")]
-    sites += [c for c in _real(f.calls("nemo.*")) if c.name.startswith("nemo.") and ("megatron" in c.name.lower() or ".llm." in c.name)]
+    sites: list[Any] = _real(calls_under(f, "megatron"))
+    sites += [c for c in _real(calls_under(f, "nemo")) if "megatron" in c.name.lower() or ".llm." in c.name]
     for launch in _real(f.launches()):
         script = launch.script or ""
         flags = sum(1 for k in launch.script_args if k in _MEGATRON_FLAGS)
@@ -300,7 +300,7 @@ class B3Accelerate(Check):
 def colossal_sites(f: Facts) -> list[Any]:
     names = ("Booster", "GeminiPlugin", "LowLevelZeroPlugin", "HybridParallelPlugin", "MoeHybridParallelPlugin", "TorchDDPPlugin",
              "TorchFSDPPlugin", "launch_from_torch", "launch", "initialize")
-    sites = [c for c in _real(f.calls("colossalai.*")) if c.name.startswith("colossalai") and c.short in names]
+    sites = [c for c in _real(calls_under(f, "colossalai")) if c.short in names]
     sites += _real(f.launches("colossalai"))
     return sites
 
@@ -401,7 +401,7 @@ class B5PyTorchFSDP(Check):
 
 
 def vescale_sites(f: Facts) -> list[Any]:
-    return [c for c in _real(f.calls("vescale.*")) if c.name.startswith("vescale")]
+    return _real(calls_under(f, "vescale"))
 
 
 @register
