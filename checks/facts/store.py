@@ -77,6 +77,26 @@ def name_matches(name: str, pattern: str) -> bool:
     return name == pattern or name.endswith("." + pattern)
 
 
+_NAME_INDEXED = {"refs", "decorators", "attr_assigns", "imports"}
+
+
+def _last(x: Any) -> str:
+    return x.name.rsplit(".", 1)[-1]
+
+
+def _last_target(x: Any) -> str:
+    return x.target.rsplit(".", 1)[-1]
+
+
+def _first_module(x: Any) -> str:
+    return x.module.split(".", 1)[0]
+
+
+def _pattern_key(p: str) -> str | None:
+    """The index key every name matching ``p`` has (its last segment); None for a ``.*`` prefix pattern."""
+    return None if p.endswith(".*") else p.rsplit(".", 1)[-1]
+
+
 def _norm_key(k: str) -> str:
     return k.strip().lower().replace("-", "_")
 
@@ -117,6 +137,14 @@ class Facts:
                 for x in s[attr]:
                     idx[_norm_key(getattr(x, field_name))].append(x)
                 s[f"{attr}_by_key"] = idx
+            # name indexes (last dotted segment, first module segment): a query costs its candidates, not the repository
+            for attr, get in (("refs", _last), ("decorators", _last), ("attr_assigns", _last_target), ("imports", _first_module)):
+                by: dict[str, list[Any]] = defaultdict(list)
+                for x in s[attr]:
+                    by[get(x)].append(x)
+                s[f"{attr}_by_name"] = by
+            s["pos"] = {id(x): i for attr in ("refs", "decorators", "attr_assigns", "imports", "arg_options", "fields", "assigns")
+                        for i, x in enumerate(s[attr])}
             s["suppressed"] = {f.path: f.suppressed for f in fl if f.suppressed}
             self._s = s
         self.check_id = check_id
@@ -165,33 +193,49 @@ class Facts:
         """Every call, for checks that judge arguments rather than names (``LineDataset("data/train.jsonl")``)."""
         return self._keep(self._s["calls"])
 
+    def _candidates(self, kind: str, keys: Iterable[str | None]) -> list[Any]:
+        """Records of ``kind`` filed under any of ``keys`` in ``<kind>_by_name``; ``None`` means every record.
+        In the repository's order, as a full scan would return them."""
+        index = self._s[f"{kind}_by_name"] if kind in _NAME_INDEXED else self._s[f"{kind}_by_key"]
+        pools: list[list[Any]] = []
+        for k in keys:
+            if k is None:
+                return self._s[kind]
+            if k in index:
+                pools.append(index[k])
+        if len(pools) == 1:
+            return pools[0]
+        pos = self._s["pos"]
+        return sorted({id(x): x for pool in pools for x in pool}.values(), key=lambda x: pos[id(x)])
+
     def imports(self, *modules: str) -> list[Import]:
+        pool = self._candidates("imports", {m.split(".", 1)[0] for m in modules})
         out = [
-            i for i in self._s["imports"]
+            i for i in pool
             if any(i.module == m or i.module.startswith(m + ".") or i.full == m or i.full.startswith(m + ".") for m in modules)
         ]
         return self._keep(out)
 
     def refs(self, *patterns: str) -> list[Ref]:
-        return self._keep(r for r in self._s["refs"] if any(name_matches(r.name, p) for p in patterns))
+        pool = self._candidates("refs", map(_pattern_key, patterns))
+        return self._keep(r for r in pool if any(name_matches(r.name, p) for p in patterns))
 
     def decorators(self, *patterns: str) -> list[Decorator]:
-        return self._keep(d for d in self._s["decorators"] if any(name_matches(d.name, p) for p in patterns))
+        pool = self._candidates("decorators", map(_pattern_key, patterns))
+        return self._keep(d for d in pool if any(name_matches(d.name, p) for p in patterns))
 
     def attr_assigns(self, *patterns: str) -> list[AttrAssign]:
-        return self._keep(a for a in self._s["attr_assigns"] if any(name_matches(a.target, p) for p in patterns))
+        pool = self._candidates("attr_assigns", map(_pattern_key, patterns))
+        return self._keep(a for a in pool if any(name_matches(a.target, p) for p in patterns))
 
     def arg_options(self, *dests: str) -> list[ArgOption]:
-        want = {_norm_key(d) for d in dests}
-        return self._keep(a for a in self._s["arg_options"] if _norm_key(a.dest) in want)
+        return self._keep(self._candidates("arg_options", {_norm_key(d) for d in dests}))
 
     def fields(self, *names: str) -> list[Field]:
-        want = {_norm_key(d) for d in names}
-        return self._keep(f for f in self._s["fields"] if _norm_key(f.name) in want)
+        return self._keep(self._candidates("fields", {_norm_key(d) for d in names}))
 
     def assigns(self, *names: str) -> list[Assign]:
-        want = {_norm_key(d) for d in names}
-        return self._keep(a for a in self._s["assigns"] if _norm_key(a.name) in want)
+        return self._keep(self._candidates("assigns", {_norm_key(d) for d in names}))
 
     def uses(self, *patterns: str) -> list[Call | Ref | Decorator]:
         """Calls, references and decorators of any of the dotted names (imports alone are not use)."""
