@@ -318,13 +318,14 @@ class Facts:
         """
         key = ("effective", names, near)
         if key not in self._memo:
-            out: list[Setting] = []
-            for n in names:
-                out.extend(_shadow(self._settings(_norm_key(n), include_calls=True, depth=0)))
-            if near is not None:
-                out = _near(out, near)
-            out = _unique_settings(out)
-            out.sort(key=lambda s: -s.rank)
+            if near is None:
+                out: list[Setting] = []
+                for n in names:
+                    out.extend(_shadow(self._settings(_norm_key(n), include_calls=True, depth=0)))
+                out = _unique_settings(out)
+                out.sort(key=lambda s: -s.rank)
+            else:
+                out = _near(self.effective(*names), near)
             self._memo[key] = out
         return list(self._memo[key])
 
@@ -336,7 +337,7 @@ class Facts:
             out.append(Setting(name, e.value, e.path, e.line, "config", e.text, e.dotted, 2))
         for launch, k, v in self._s["launch_args_by_key"].get(name, []):
             if self._ok(launch.path, launch.line):
-                out.append(Setting(name, v, launch.path, launch.line, "launcher", launch.text, f"--{k}", 3))
+                out.append(Setting(name, v, launch.path, launch.line, "launcher", launch.text, f"--{k}", 3, launch.script))
         for a in self._s["arg_options_by_key"].get(name, []):
             if self._ok(a.path, a.line):
                 out.append(Setting(name, a.default, a.path, a.line, "argparse-default", a.text, f"--{a.dest}", 0))
@@ -387,19 +388,16 @@ def _runs(script: str | None, path: str) -> bool:
     return path == s or path.endswith("/" + s) or s.endswith("/" + path) or mod == s or mod.endswith("." + s)
 
 
+_CODE_DEFAULTS = frozenset({"argparse-default", "field-default", "assign"})
+
+
 def _near(cands: list[Setting], path: str) -> list[Setting]:
-    defaults = [c for c in cands if c.source in {"argparse-default", "field-default", "assign"}]
-    if any(c.path == path for c in defaults):
-        cands = [c for c in cands if c not in defaults or c.path == path]
-    launchers = [c for c in cands if c.source == "launcher"]
-    own = [c for c in launchers if _runs(_script_of(c), path)]
-    if own:
-        cands = [c for c in cands if c.source != "launcher" or c in own]
+    """Narrow repository-wide candidates to what a reader in ``path`` sees (linear in ``cands``)."""
+    if any(c.source in _CODE_DEFAULTS and c.path == path for c in cands):
+        cands = [c for c in cands if c.source not in _CODE_DEFAULTS or c.path == path]
+    if any(c.source == "launcher" and _runs(c.script, path) for c in cands):
+        cands = [c for c in cands if c.source != "launcher" or _runs(c.script, path)]
     return cands
-
-
-def _script_of(s: Setting) -> str | None:
-    return s.script
 
 
 def _shadow(cands: list[Setting]) -> list[Setting]:

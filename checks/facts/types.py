@@ -255,3 +255,4 @@ class Setting:
     text: str
     key: str  # what an edit needs: "bf16", "zero_optimization.stage", "TrainingArguments(bf16=)", "--bf16"
     rank: int
+    script: str | None = None  # for a launcher flag: the script it is passed to

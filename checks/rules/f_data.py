@@ -113,7 +113,7 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
     here = Evidence(c.path, line, c.text, key, value if not isinstance(value, Expr) else value.text)
     if isinstance(value, Expr) and value.ref:
         found = [
-            s for s in f.effective(value.ref)
+            s for s in f.effective(value.ref, near=c.path)
             if not (s.source == "call" and (s.path, s.line) in skip) and s.value is not None
         ]
         if found:
