@@ -130,9 +130,8 @@ class B1DeepSpeed(Check):
         f = ctx.facts
         used, shipped = deepspeed_sites(f)
         hf = uses_hf_trainer(f)
-        if not used and shipped and hf:
-            used = shipped + hf[:1]
-            return Outcome(U, [_ev(x) for x in used], "DeepSpeed config shipped for the HF trainer's --deepspeed", {"deepspeed": True})
+        # A config shipped for the HF trainer's --deepspeed that no launch script, config or code passes is partial,
+        # as C4 (offload JSON) and B3 (accelerate config) judge an unwired config: a README command is not use.
         partial = shipped or ([*_real(f.deps("deepspeed")), *hf[:1]] if hf and f.deps("deepspeed") else [])
         why = "a DeepSpeed config is shipped but nothing visible passes it" if shipped else "DeepSpeed is installed next to an HF trainer but no config is passed"
         return _framework_outcome("DeepSpeed", used, "engine/launcher/config", _imports_only(f, "deepspeed"), _real(f.deps("deepspeed")), "deepspeed",
