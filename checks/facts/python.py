@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from typing import Any
 
 from .types import (
@@ -68,6 +69,7 @@ def _const(node: ast.AST) -> Any:
 class _Extractor(ast.NodeVisitor):
     def __init__(self, path: str, source: str, out: FileFacts) -> None:
         self.path = path
+        self._texts: dict[int, str] = {}
         self.lines = _LINE_BREAK.split(source)  # the tokenizer's line breaks only (splitlines also splits on \f, \x1c, \u2028...)
         self.out = out
         self.aliases: dict[str, str] = {}  # local name -> dotted import path
@@ -103,9 +105,12 @@ class _Extractor(ast.NodeVisitor):
 
     # -- helpers ---------------------------------------------------------
     def text(self, line: int) -> str:
-        if 0 < line <= len(self.lines):
-            return self.lines[line - 1].strip()[:300]
-        return ""
+        """The stripped source line; one string object per line, shared by every record on it."""
+        t = self._texts.get(line)
+        if t is None:
+            t = self.lines[line - 1].strip()[:300] if 0 < line <= len(self.lines) else ""
+            self._texts[line] = t
+        return t
 
     def src(self, node: ast.AST) -> str:
         """The expression's source text (its own one-line segment; ``ast.unparse`` only for multi-line nodes)."""
@@ -133,7 +138,7 @@ class _Extractor(ast.NodeVisitor):
         if isinstance(cur, ast.Name):
             root = self.aliases.get(cur.id, cur.id)
             parts.append(root)
-            return ".".join(reversed(parts))
+            return sys.intern(".".join(reversed(parts)))  # the same dotted names recur in every file
         return None
 
     def is_imported_root(self, node: ast.AST) -> bool:

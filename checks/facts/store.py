@@ -143,8 +143,6 @@ class Facts:
                 for x in s[attr]:
                     by[get(x)].append(x)
                 s[f"{attr}_by_name"] = by
-            s["pos"] = {id(x): i for attr in ("refs", "decorators", "attr_assigns", "imports", "arg_options", "fields", "assigns")
-                        for i, x in enumerate(s[attr])}
             s["suppressed"] = {f.path: f.suppressed for f in fl if f.suppressed}
             self._s = s
         self.check_id = check_id
@@ -205,7 +203,9 @@ class Facts:
                 pools.append(index[k])
         if len(pools) == 1:
             return pools[0]
-        pos = self._s["pos"]
+        pos = self._s.get("pos")
+        if pos is None:  # built on the first query that merges several pools
+            pos = self._s["pos"] = {id(x): i for attr in _NAME_INDEXED | {"arg_options", "fields", "assigns"} for i, x in enumerate(self._s[attr])}
         return sorted({id(x): x for pool in pools for x in pool}.values(), key=lambda x: pos[id(x)])
 
     def imports(self, *modules: str) -> list[Import]:
