@@ -585,7 +585,8 @@ class C4Offload(Check):
             '    "offload_param": {\n      "device": "cpu"\n    }\n  }\n}\n'),
                  "run.sh": "deepspeed train.py --deepspeed ds_z3_offload.json --bf16 True\n"}, U, "deepspeed cpu offload"),
         Example({"accelerate_config.yaml": (
-            "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n  offload_optimizer_device: nvme\n  offload_param_device: none\n")}, U, "accelerate nvme"),
+            "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n  offload_optimizer_device: nvme\n  offload_param_device: none\n"),
+                 "launch.sh": "accelerate launch --config_file accelerate_config.yaml train.py\n"}, U, "accelerate nvme"),
         Example({"train.py": (
             "from torch.distributed.fsdp import CPUOffload, FullyShardedDataParallel as FSDP\n"
             "model = FSDP(model, cpu_offload=CPUOffload(offload_params=True), device_id=rank)\n")}, U, "fsdp"),
@@ -652,7 +653,7 @@ class C4Offload(Check):
         config_files = [x for x in used if getattr(x, "source", getattr(x, "fmt", "")) in {"config", "json", "yaml"}
                         and PurePosixPath(x.path).suffix in {".json", ".yaml", ".yml"}]
         active = [x for x in used if x not in config_files or PurePosixPath(x.path).name in refs]
-        if not active and refs:
+        if not active:
             return Outcome(P, [f.ev(x) for x in used], "an offload config is shipped, but no launch script or config uses it", values)
         return Outcome(U, [f.ev(x) for x in (active or used)], "offload to " + "/".join(sorted({str(v) for v in values.values() if isinstance(v, str)}) or {"cpu"}), values)
 
