@@ -179,10 +179,24 @@ class Facts:
     def calls(self, *patterns: str) -> list[Call]:
         out: list[Call] = []
         for p in patterns:
-            short = p.rsplit(".", 1)[-1] if not p.endswith(".*") else None
-            pool = self._s["calls_by_short"].get(short, []) if short else self._s["calls"]
+            if p.endswith(".*"):
+                # every name matching "x.y.*" has "y" as one of its dotted segments (see name_matches)
+                seg = p[:-2].rsplit(".", 1)[-1]
+                pool = self._calls_with_segment(seg) if seg else self._s["calls"]
+            else:
+                pool = self._s["calls_by_short"].get(p.rsplit(".", 1)[-1], [])
             out.extend(c for c in pool if name_matches(c.name, p))
         return self._keep(_unique(out))
+
+    def _calls_with_segment(self, seg: str) -> list[Call]:
+        idx = self._s.get("calls_by_segment")
+        if idx is None:  # built on the first prefix-pattern query, in the repository's order
+            idx = defaultdict(list)
+            for c in self._s["calls"]:
+                for part in set(c.name.split(".")):
+                    idx[part].append(c)
+            self._s["calls_by_segment"] = idx
+        return idx.get(seg, [])
 
     def calls_with_kw(self, kw: str) -> list[Call]:
         return self._keep(self._s["calls_by_kw"].get(_norm_key(kw), []))
