@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 from githubkit import GitHub
+from githubkit.exception import RequestFailed
 
 from checks.engine import Audit, AuditOptions
 from checks.source import SourceError
@@ -66,7 +67,8 @@ def _prefixed(review: PRReview, prefix: str) -> PRReview:
     )
 
 
-def _merge(reviews: list[PRReview], max_inline: int) -> PRReview:
+def _merge(reviews: list[PRReview]) -> PRReview:
+    """One review for the PR from the projects' reviews (their inline budgets already add up to ``max_inline``)."""
     out = PRReview()
     for r in reviews:
         out.regressions += r.regressions
@@ -76,9 +78,22 @@ def _merge(reviews: list[PRReview], max_inline: int) -> PRReview:
         for k, v in r.category_delta.items():
             out.category_delta[k] = out.category_delta.get(k, 0.0) + v
     out.summary_md = "\n\n".join(r.summary_md for r in reviews if r.summary_md)
-    if len(out.comments) > max_inline:
-        out.comments = out.comments[:max_inline]
     return out
+
+
+async def _merge_base(gh: GitHub[Any], owner: str, repo: str, base_sha: str, head_sha: str) -> str:
+    """The commit GitHub diffs the PR against; the base branch tip may have moved on since the branch was cut.
+
+    Auditing the tip instead would compare against changes the PR does not contain and place comments on
+    removed lines at the wrong numbers. Falls back to the tip when GitHub cannot compare the two.
+    """
+    try:
+        resp = await gh.arequest("GET", f"/repos/{owner}/{repo}/compare/{base_sha}...{head_sha}", params={"per_page": 1})
+        sha = ((resp.json() or {}).get("merge_base_commit") or {}).get("sha")
+    except RequestFailed as exc:
+        log.info("compare %s...%s failed (%s): auditing the base tip", base_sha[:12], head_sha[:12], exc.response.status_code)
+        return base_sha
+    return sha if isinstance(sha, str) and sha else base_sha
 
 
 async def _find_pr_for_commit(gh: GitHub[Any], owner: str, repo: str, sha: str) -> dict[str, Any] | None:
@@ -120,6 +135,8 @@ async def run_pr_audit(rt: Runtime, job: Job) -> str:
     try:
         diff = await fetch_pr_diff(gh, owner, repo, int(number)) if number is not None else PRDiff()
         heads = await audit_projects(rt, gh, owner, repo, sha, cfg)
+        if number is not None and base_sha:
+            base_sha = await _merge_base(gh, owner, repo, base_sha, sha)
         bases = await audit_projects(rt, gh, owner, repo, base_sha, cfg) if (number is not None and base_sha) else {}
     except SourceError as exc:
         for run_id, _ in runs.values():
@@ -137,16 +154,23 @@ async def run_pr_audit(rt: Runtime, job: Job) -> str:
 
     from review.pipeline import build_pr_review
 
-    reviews: list[PRReview] = []
+    # Every project's review first: the PR's inline budget is shared, and a project whose comments do not fit
+    # lists the overflow in its own check run (the review pipeline does that for what exceeds its budget).
+    per_project: dict[ProjectSpec, PRReview] = {}
+    budget = cfg.max_inline
+    if number is not None:
+        for proj in cfg.projects:
+            pdiff = diff.for_project(proj.path)
+            review = build_pr_review(
+                bases.get(proj), heads[proj], diff_text=pdiff.diff_text, files=pdiff.files, max_inline=budget, lang=cfg.language,
+                inline_limit=cfg.max_inline,
+            )
+            budget = max(0, budget - len(review.comments))
+            per_project[proj] = review
+    reviews = [_prefixed(per_project[proj], proj.path) for proj in cfg.projects if proj in per_project]
     for proj in cfg.projects:
         head = heads[proj]
-        pdiff = diff.for_project(proj.path)
-        review: PRReview | None = None
-        if number is not None:
-            review = build_pr_review(
-                bases.get(proj), head, diff_text=pdiff.diff_text, files=pdiff.files, max_inline=cfg.max_inline, lang=cfg.language
-            )
-            reviews.append(_prefixed(review, proj.path))
+        review = per_project.get(proj)
         verdict = decide(cfg.gate, overall(head.results).percent, bool(review and review.has_regression))
         output = compose(head, lang=cfg.language, changes_md=review.summary_md if review else None, loaded=loaded, verdict=verdict,
                          unplaced=review.unplaced if review else None)
@@ -157,7 +181,7 @@ async def run_pr_audit(rt: Runtime, job: Job) -> str:
     if number is not None and reviews and not _is_superseded(rt, job):
         from review.publish import publish_review
 
-        merged = reviews[0] if len(reviews) == 1 else _merge(reviews, cfg.max_inline)
+        merged = reviews[0] if len(reviews) == 1 else _merge(reviews)
         await publish_review(gh, owner, repo, int(number), sha, merged, event=cfg.review_event)
     return "done"
 

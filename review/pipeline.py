@@ -31,12 +31,14 @@ def build_pr_review(
     files: list[dict] | None = None,
     max_inline: int = 20,
     lang: str = "en",
+    inline_limit: int | None = None,
 ) -> PRReview:
     """Compare, attribute to diff lines, render comments and the "Changes in this PR" section.
 
     Every comment's target is a line of the diff's hunks (validated in :mod:`review.attribute`);
     regressions whose cause is not in the diff, and those over ``max_inline``, are listed in
-    ``unplaced`` and in ``summary_md`` only.
+    ``unplaced`` and in ``summary_md`` only. ``inline_limit`` is the configured limit the summary
+    names when ``max_inline`` is what is left of it (a monorepo shares one budget across projects).
     """
     diff = load_diff(diff_text, files)
     cmp = compare_audits(base, head)
@@ -57,6 +59,6 @@ def build_pr_review(
         comments=comments,
         unplaced=left_out,
         category_delta=dict(cmp.category_delta),
-        summary_md=changes_section(cmp, unplaced, overflow, max_inline, lang),
+        summary_md=changes_section(cmp, unplaced, overflow, max_inline if inline_limit is None else inline_limit, lang),
     )
     return review

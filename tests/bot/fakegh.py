@@ -94,6 +94,7 @@ class FakeGitHub:
         self.tarballs: dict[str, bytes] = {}
         self.configs: dict[tuple[str, str], str] = {}  # (repo, ref or "") -> text of .github/accel-audit.yml
         self.diffs: dict[int, str] = {}
+        self.merge_bases: dict[str, str] = {}  # base tip sha -> merge base sha served by the compare API
         self.diff_406: set[int] = set()
         self.files: dict[int, list[dict[str, Any]]] = {}
         self.pulls: dict[int, dict[str, Any]] = {}
@@ -269,6 +270,9 @@ class FakeGitHub:
                     return httpx.Response(406, json={"message": "Sorry, the diff exceeded the maximum number of files (300)."})
                 return httpx.Response(200, content=self.diffs.get(n, "").encode(), headers={"content-type": "text/plain"})
             return httpx.Response(200, json=self.pulls[n]) if n in self.pulls else httpx.Response(404, json={"message": "Not Found"})
+        m = re.fullmatch(rf"/repos/{o}/{r}/compare/([0-9a-f]+)\.\.\.([0-9a-f]+)", path)
+        if m and meth == "GET":
+            return httpx.Response(200, json={"merge_base_commit": {"sha": self.merge_bases.get(m.group(1), m.group(1))}})
         m = re.fullmatch(rf"/repos/{o}/{r}/pulls/(\d+)/files", path)
         if m and meth == "GET":
             page = int(request.url.params.get("page", 1))

@@ -266,3 +266,35 @@ def test_commands(client, rt, fake) -> None:
     drain(rt)
     assert fake.reactions == [{"comment_id": 99001, "content": "rocket"}]
     assert fake.runs_named()[0].status == "completed"
+
+
+def test_base_is_audited_at_the_merge_base(client, rt, fake) -> None:
+    """GitHub diffs a PR against the merge base: the base tip may already contain the PR's change."""
+    from .fakegh import make_tarball
+
+    merge_base = "ab" * 20
+    _setup_pr(fake)
+    fake.merge_bases[BASE_SHA] = merge_base
+    fake.tarballs[merge_base] = make_tarball(BASE)
+    fake.tarballs[BASE_SHA] = make_tarball(HEAD)  # the tip moved on with the same change: comparing to it hides the regression
+    deliver(client, "pull_request", pull_request())
+    drain(rt)
+    assert len(fake.calls_to("GET", rf"/tarball/{merge_base}$")) == 1
+    assert not fake.calls_to("GET", rf"/tarball/{BASE_SHA}$")
+    assert fake.reviews and any("C1" in c["body"] or "bf16" in c["body"] for c in fake.reviews[0]["comments"])
+
+
+def test_monorepo_projects_share_the_inline_budget_and_list_the_overflow(client, rt, fake) -> None:
+    from .fakegh import make_tarball
+
+    base = {f"llm/{k}": v for k, v in BASE.items()} | {f"vlm/{k}": v for k, v in BASE.items()}
+    head = {f"llm/{k}": v for k, v in HEAD.items()} | {f"vlm/{k}": v for k, v in HEAD.items()}
+    fake.tarballs[BASE_SHA], fake.tarballs[HEAD_SHA] = make_tarball(base), make_tarball(head)
+    fake.diffs[7] = git_diff(base, head)
+    fake.configs[(REPO, "main")] = "projects:\n  - llm\n  - vlm\ncomments:\n  max_inline: 1\n"
+    deliver(client, "pull_request", pull_request())
+    drain(rt)
+    assert len(fake.reviews) == 1 and len(fake.reviews[0]["comments"]) == 1
+    assert fake.reviews[0]["comments"][0]["path"].startswith("llm/")
+    vlm = fake.runs_named("Accel Audit (vlm)")[0]
+    assert "over the inline comment limit (1)" in vlm.output["summary"]
