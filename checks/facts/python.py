@@ -33,6 +33,8 @@ _CONFIG_HOLDERS = re.compile(
 _PATH_LITERAL = re.compile(r"^(?:[a-z][a-z0-9+]*://|/(?:mnt|data|nfs|ssd|nvme|dev/shm|cfs|ceph|hdfs|home|scratch|lustre|gpfs|fsx|local|tmp|raid|datasets?)\b)", re.I)
 _NO_VALUE = object()
 _LINE_BREAK = re.compile(r"\r\n?|\n")
+_NO_KWARGS: dict[str, Any] = {}
+_NO_KW_LINES: dict[str, int] = {}
 
 
 def _const(node: ast.AST) -> Any:
@@ -70,6 +72,7 @@ class _Extractor(ast.NodeVisitor):
     def __init__(self, path: str, source: str, out: FileFacts) -> None:
         self.path = path
         self._texts: dict[int, str] = {}
+        self._guards: dict[tuple[str, ...], str] = {}
         self.lines = _LINE_BREAK.split(source)  # the tokenizer's line breaks only (splitlines also splits on \f, \x1c, \u2028...)
         self.out = out
         self.aliases: dict[str, str] = {}  # local name -> dotted import path
@@ -104,6 +107,13 @@ class _Extractor(ast.NodeVisitor):
                 visit(value)
 
     # -- helpers ---------------------------------------------------------
+    def _guard_text(self) -> str:
+        key = tuple(self.guard_stack)
+        t = self._guards.get(key)
+        if t is None:
+            t = self._guards[key] = " and ".join(key)
+        return t
+
     def text(self, line: int) -> str:
         """The stripped source line; one string object per line, shared by every record on it."""
         t = self._texts.get(line)
@@ -378,12 +388,14 @@ class _Extractor(ast.NodeVisitor):
             kw_lines[k.arg] = k.value.lineno
             if isinstance(k.value, ast.Dict):
                 self._dict_literal(k.value, (name.rsplit(".", 1)[-1], k.arg))
-        args = tuple(self.value(a) for a in node.args)
+        args = tuple(self.value(a) for a in node.args) if node.args else ()
+        if not kwargs:  # most calls have no keyword: share one empty mapping (facts are never mutated)
+            kwargs, kw_lines = _NO_KWARGS, _NO_KW_LINES
         call = Call(
             self.path, node.lineno, name, args, kwargs, self.text(node.lineno), star,
             self.func_stack[-1] if self.func_stack else None, kw_lines,
             self.loop_stack[-1] if self.loop_stack else None,
-            " and ".join(self.guard_stack) if self.guard_stack else None,
+            self._guard_text() if self.guard_stack else None,
         )
         self.out.calls.append(call)
         short = call.short
