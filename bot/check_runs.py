@@ -16,6 +16,7 @@ from githubkit import GitHub
 
 from checks.engine import Audit
 from checks.model import Priority, Status
+from reports.advice import build_plan
 
 MAX_ANNOTATIONS_PER_REQUEST = 50
 TEXT_LIMIT = 65_535
@@ -98,13 +99,19 @@ async def complete_check_run(
 
 
 def annotations_for(audit: Audit, touched: Iterable[str], prefix: str = "") -> list[dict[str, Any]]:
-    """Annotations for high-priority findings on files the PR touches (repository-relative paths)."""
+    """Annotations for high-priority findings on files the PR touches (repository-relative paths).
+
+    "High priority" is the report's advice plan, so an annotation never recommends what the summary
+    withholds (FP8 on an A100, sharding for a small single-GPU model...).
+    """
     touched = set(touched)
     pre = (prefix.rstrip("/") + "/") if prefix else ""
     out: list[dict[str, Any]] = []
     seen: set[tuple] = set()
+    plan = build_plan(audit)
     for r in audit.results:
-        if r.status == Status.NA or r.priority != Priority.HIGH:
+        rec = plan.get(r.id)
+        if r.status == Status.NA or rec is None or rec.priority != Priority.HIGH:
             continue
         places = list(r.findings)
         if r.status in (Status.UNUSED, Status.PARTIAL):
@@ -117,7 +124,7 @@ def annotations_for(audit: Audit, touched: Iterable[str], prefix: str = "") -> l
             if key in seen:
                 continue
             seen.add(key)
-            msg = " ".join(x for x in (r.detail, r.recommendation) if x) or r.title
+            msg = " ".join(x for x in (r.detail, rec.text) if x) or r.title
             out.append({
                 "path": path,
                 "start_line": int(ev.line),

@@ -298,3 +298,29 @@ def test_monorepo_projects_share_the_inline_budget_and_list_the_overflow(client,
     assert fake.reviews[0]["comments"][0]["path"].startswith("llm/")
     vlm = fake.runs_named("Accel Audit (vlm)")[0]
     assert "over the inline comment limit (1)" in vlm.output["summary"]
+
+
+
+def test_annotations_follow_the_report_plan_not_raw_priorities() -> None:
+    """A check-level HIGH that the report's plan withholds (FP8 on an A100) is never annotated."""
+    from bot.check_runs import annotations_for
+    from checks.engine import AuditOptions, audit_files
+    from checks.model import Evidence, Priority, Status
+    from reports.advice import build_plan
+
+    files = {
+        "train.py": (
+            "import torch\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+            "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+            "args = TrainingArguments(output_dir='out', per_device_train_batch_size=4)\n"
+            "Trainer(model=model, args=args).train()\n"
+        ),
+    }
+    audit = audit_files(((p, t.encode()) for p, t in files.items()), options=AuditOptions(hardware="a100"))
+    fp8 = audit.result("C2")
+    fp8.status, fp8.priority = Status.UNUSED, Priority.HIGH
+    fp8.evidence = [Evidence("train.py", 4, "args = TrainingArguments(...)")]
+    assert "C2" in {w.check for w in build_plan(audit).withheld}
+    titles = [a["title"] for a in annotations_for(audit, ["train.py"])]
+    assert not any(t.startswith("C2") for t in titles)
+    assert any(t.startswith("D1") for t in titles)  # advice the plan keeps is still annotated
