@@ -676,15 +676,19 @@ _MEGATRON_NO_FUSION = ("no_masked_softmax_fusion", "no_bias_gelu_fusion", "no_bi
 def _ds_fused_optimizer(f: Facts) -> list:
     """DeepSpeed ``optimizer.type`` Adam/AdamW/Lamb build FusedAdam/FusedLamb unless ``torch_adam`` or a CPU optimizer."""
     out = []
-    for e in f.config("optimizer.type"):
+    entries = f.config("optimizer.type")
+    if not entries:
+        return out
+    # the per-file facts, queried once (not once per optimizer entry)
+    ds_files = {x.path for x in f.config("zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size")}
+    torch_adam = {x.path for x in f.config("optimizer.params.torch_adam") if truthy(x.value)}
+    cpu = {x.path for x in f.config("offload_optimizer.device") if str(x.value).lower() in {"cpu", "nvme"}}
+    for e in entries:
         if not isinstance(e.value, str) or e.value.lower() not in {"adam", "adamw", "lamb", "fusedadam", "fusedlamb"}:
             continue
-        same = [x for x in f.config("zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size") if x.path == e.path]
-        if not same:
+        if e.path not in ds_files:
             continue  # an optimizer section of some other config system
-        torch_adam = [x for x in f.config("optimizer.params.torch_adam") if x.path == e.path and truthy(x.value)]
-        cpu = [x for x in f.config("offload_optimizer.device") if x.path == e.path and str(x.value).lower() in {"cpu", "nvme"}]
-        if not torch_adam and not cpu:
+        if e.path not in torch_adam and e.path not in cpu:
             out.append(e)
     return out
 

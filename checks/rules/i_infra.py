@@ -461,13 +461,16 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float) -> list[tuple[
     """Calls that run every training step (or every < ``threshold`` steps): in a step loop or per-step hook."""
     loops = step_loops(f)
     out: list[tuple[Call, float]] = []
+    guards: dict[str | None, tuple[bool, float | None]] = {}  # _guard is pure: many calls share one guard
     for c in calls:
         if _TEST_PATH.search(c.path):
             continue
         in_step = (c.loop is not None and (c.path, c.func, c.loop) in loops) or (c.loop is None and c.func in _STEP_FUNCS)
         if not in_step:
             continue
-        guarded, n = _guard(f, c.guard)
+        if c.guard not in guards:
+            guards[c.guard] = _guard(f, c.guard)
+        guarded, n = guards[c.guard]
         if not guarded:
             out.append((c, 1.0))
         elif n is not None and n < threshold:
