@@ -9,8 +9,10 @@ substituted.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .types import ConfigEntry, EnvVar, FileFacts, Launch
@@ -244,8 +246,16 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
     variables = dict(variables or {})
     array: tuple[str, list[str]] | None = None  # an ``ARGS=(`` block still open
     quoted: tuple[str, list[str]] | None = None  # a ``NAME="`` string still open
+    heredoc: _Heredoc | None = None  # a ``cat <<EOT > ds_config.json`` body still open
     for line_no, logical in _logical_lines(text, first_line):
         stripped = logical.strip()
+        if heredoc is not None:
+            if (logical.lstrip("\t") if heredoc.strip_tabs else logical).strip() == heredoc.delimiter:
+                _heredoc_config(path, heredoc, variables, out)
+                heredoc = None
+            else:
+                heredoc.lines.append((line_no, logical))
+            continue
         if quoted is not None:
             # inside the open string each '"' toggles: ``--model "${llm}" \`` closes and reopens it, so the string
             # ends at the last quote of a line with an odd number of them (LLaVA / Qwen-VL ``args="..."`` blocks)
@@ -286,6 +296,10 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
             continue
         if not stripped or stripped.startswith("#"):
             continue
+        hd = _HEREDOC.search(stripped)
+        if hd:
+            target = _REDIRECT.search(stripped)
+            heredoc = _Heredoc(hd.group(3), bool(hd.group(1)), not hd.group(2), _sub_vars(target.group(1), variables) if target else "", [])
         try:
             lex = shlex.shlex(stripped, posix=True, punctuation_chars=";&|()")
             lex.whitespace_split = True
@@ -329,6 +343,52 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                 continue
             launcher, opts, script, script_args, wrappers = parsed
             out.launches.append(Launch(path, line_no, launcher, opts, script, script_args, snippet, wrappers, env))
+
+
+# ``cat <<EOT > $config_json`` / ``<<-'EOF'`` (not the ``<<<`` here-string)
+_HEREDOC = re.compile(r"(?<!<)<<(?!<)(-)?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
+_REDIRECT = re.compile(r"(?<![0-9&<>])>>?\s*([^\s<>|;&]+)")
+_UNQUOTED_VAR = re.compile(r'(?<!["\w])(\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*)')
+
+
+@dataclass(slots=True)
+class _Heredoc:
+    delimiter: str
+    strip_tabs: bool
+    expand: bool  # an unquoted delimiter expands $VARS in the body
+    target: str  # the redirect target, "" when none
+    lines: list[tuple[int, str]]
+
+
+def _heredoc_config(path: str, hd: _Heredoc, variables: dict[str, str], out: FileFacts) -> None:
+    """A JSON or YAML config written by the script (DeepSpeed configs in slurm scripts): its keys, at their lines."""
+    if not hd.lines:
+        return
+    from . import configs  # configs imports this module: import at use
+
+    body = "\n".join(line.lstrip("\t") if hd.strip_tabs else line for _, line in hd.lines)
+    if hd.expand:
+        body = "\n".join(_sub_vars(line, variables) for line in body.split("\n"))
+    head = body.lstrip()[:1]
+    target = hd.target.lower()
+    if target.endswith(".json") or head in ("{", "["):
+        kind = "json"
+        body = _UNQUOTED_VAR.sub(lambda m: json.dumps(m.group(1)), body)  # "stage": $ZERO_STAGE -> a string value
+    elif target.endswith((".yaml", ".yml")) or re.match(r"\s*[\w.-]+:(\s|$)", body):
+        kind = "yaml"
+    else:
+        return
+    tmp = FileFacts(path=path, kind=kind)
+    (configs.extract_json if kind == "json" else configs.extract_yaml)(path, body, tmp)
+    if tmp.error:
+        return
+    offset = hd.lines[0][0] - 1
+    original = {n: line.strip()[:300] for n, line in hd.lines}  # snippets show the script's text, before expansion
+    out.configs.extend(replace(e, line=e.line + offset, text=original.get(e.line + offset, e.text)) for e in tmp.configs)
+    out.envs.extend(replace(e, line=e.line + offset) for e in tmp.envs)
+    for launch in tmp.launches:
+        launch.line += offset
+        out.launches.append(launch)
 
 
 def _scheduler_directive(path: str, line_no: int, text: str, out: FileFacts) -> None:

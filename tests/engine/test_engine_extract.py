@@ -430,3 +430,38 @@ def test_dockerfile_env_and_pip_installs() -> None:
     assert {(d.name, d.spec, d.line) for d in ff.deps} == {("flash-attn", "==2.5.8", 4), ("deepspeed", "", 4)}
     [lc] = ff.launches
     assert lc.line == 6 and lc.launcher_args == {"nproc_per_node": 8}
+
+
+def test_shell_heredoc_configs_become_config_entries_at_their_lines() -> None:
+    ff = x("train.slurm", (
+        "#!/bin/bash\n"
+        "ZERO_STAGE=3\n"
+        "config_json=./ds_config.$SLURM_JOBID.json\n"
+        "cat <<EOT > $config_json\n"
+        "{\n"
+        '  "train_micro_batch_size_per_gpu": $MICRO_BATCH_SIZE,\n'
+        '  "zero_optimization": {\n'
+        '    "stage": $ZERO_STAGE\n'
+        "  },\n"
+        '  "bf16": {"enabled": true}\n'
+        "}\n"
+        "EOT\n"
+        "cat > accelerate.yaml <<-'EOF'\n"
+        "\tdistributed_type: FSDP\n"
+        "\tmixed_precision: bf16\n"
+        "\tEOF\n"
+        "python - <<PY\n"
+        "print('torchrun is not launched here')\n"
+        "PY\n"
+        "deepspeed --num_gpus 8 train.py --deepspeed $config_json\n"
+    ))
+    e = {c.dotted: c for c in ff.configs}
+    assert e["zero_optimization.stage"].value == 3 and e["zero_optimization.stage"].line == 8
+    assert e["zero_optimization.stage"].text == '"stage": $ZERO_STAGE'  # the script's own text
+    assert e["train_micro_batch_size_per_gpu"].value == "$MICRO_BATCH_SIZE"
+    assert e["bf16.enabled"].value is True and e["bf16.enabled"].line == 10
+    assert e["distributed_type"].value == "FSDP" and e["mixed_precision"].line == 15
+    [launch] = ff.launches
+    assert launch.line == 20 and launch.launcher == "deepspeed" and launch.script_args == {"deepspeed": "./ds_config.$SLURM_JOBID.json"}
+    # a here-string and a heredoc that is neither JSON nor YAML add nothing
+    assert x("a.sh", "cat <<< 'a: 1'\npython - <<PY\nimport torch\nPY\n").configs == []
