@@ -7,6 +7,7 @@ from pathlib import PurePosixPath
 
 from .configs import extract_json, extract_toml, extract_yaml
 from .deps import extract_requirements, from_conda_env, from_pyproject, from_setup_calls, pip_installs
+from .notebook import extract_notebook
 from .python import extract_python
 from .shell import extract_dockerfile, extract_shell_text
 from .types import FileFacts
@@ -24,6 +25,8 @@ def classify(path: str) -> str | None:
     suffix = p.suffix.lower()
     if suffix in {".py", ".pyi"}:
         return "python"
+    if suffix == ".ipynb":
+        return "notebook"
     if suffix in {".yaml", ".yml"}:
         return "conda" if low.startswith("environment") else "yaml"
     if suffix == ".json":
@@ -73,6 +76,8 @@ def extract_file(path: str, data: bytes, kind: str | None = None) -> FileFacts:
             from_conda_env(out, text)
     elif kind == "json":
         extract_json(path, text, out)
+    elif kind == "notebook":
+        extract_notebook(path, text, out)
     elif kind in {"toml", "pyproject"}:
         data_ = extract_toml(path, text, out)
         if kind == "pyproject" and data_ is not None:

@@ -465,3 +465,40 @@ def test_shell_heredoc_configs_become_config_entries_at_their_lines() -> None:
     assert launch.line == 20 and launch.launcher == "deepspeed" and launch.script_args == {"deepspeed": "./ds_config.$SLURM_JOBID.json"}
     # a here-string and a heredoc that is neither JSON nor YAML add nothing
     assert x("a.sh", "cat <<< 'a: 1'\npython - <<PY\nimport torch\nPY\n").configs == []
+
+
+def test_notebook_code_cells_at_their_file_lines() -> None:
+    import json
+
+    nb = {"cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": ["Try `torch.compile(model)` and bf16 later.\n"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": ["!pip install -q peft==0.10.0\n", "import torch\n", "from transformers import TrainingArguments\n"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": ["%%time\n", "await train(\n"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": [
+            "args = TrainingArguments(output_dir='out',\n", "                         bf16=True)\n", "model = torch.compile(model)"]},
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    text = json.dumps(nb, indent=1)
+    lines = text.split("\n")
+    ff = x("notebooks/sft.ipynb", text)
+    assert ff.kind == "notebook" and ff.error is None
+    calls = {c.name: c for c in ff.calls}
+    ta = calls["transformers.TrainingArguments"]
+    assert ta.kwargs["bf16"] is True and "TrainingArguments(output_dir" in lines[ta.line - 1] and "bf16=True" in lines[ta.kw_lines["bf16"] - 1]
+    assert "torch.compile(model)" in lines[calls["torch.compile"].line - 1]
+    assert len([c for c in ff.calls if c.name == "torch.compile"]) == 1  # not from the markdown cell
+    [dep] = ff.deps
+    assert dep.name == "peft" and "pip install" in lines[dep.line - 1]
+    assert x("broken.ipynb", "{not json").error.startswith("notebook is not valid JSON")
+
+
+def test_notebook_runs_through_the_checks() -> None:
+    import json
+
+    from checks.engine import audit_files
+
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": [
+        "from transformers import TrainingArguments\n", "args = TrainingArguments(output_dir='o', bf16=True)\n"]}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    audit = audit_files([("train.ipynb", json.dumps(nb, indent=1).encode())])
+    c1 = audit.result("C1")
+    assert c1.status.value == "used" and c1.evidence[0].path == "train.ipynb"

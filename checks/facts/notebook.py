@@ -1,0 +1,142 @@
+"""Jupyter notebooks -> the facts of their code cells, at the notebook file's own lines.
+
+Many fine-tuning repositories keep their training code in ``.ipynb`` files (Colab QLoRA, Unsloth,
+tutorial recipes). The code cells are joined in order (they share one namespace, so imports in an
+early cell resolve names in later ones), IPython magics are blanked (``!pip install`` lines still
+count as dependencies), cells that do not parse are left out, and every record is moved to the line
+of the notebook where its source line is stored (nbformat writes one source line per file line).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import fields, is_dataclass, replace
+from typing import Any
+
+from .deps import pip_installs
+from .python import extract_python
+from .types import FileFacts
+
+_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|\n|[^\s{}\[\]:,"]+')
+_RECORDS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "envs", "paths", "launches", "deps")
+
+
+def _source_lines(text: str) -> dict[int, list[int]]:
+    """Cell index -> the file line of each element of its ``"source"`` list (one line for a plain string)."""
+    out: dict[int, list[int]] = {}
+    stack: list[list[Any]] = []  # [kind, path, key-or-index]
+    line = 1
+    expect_key = False
+    pending: str | None = None
+    for m in _TOKEN.finditer(text):
+        tok = m.group()
+        if tok == "\n":
+            line += 1
+            continue
+        if tok in "{[":
+            if stack:
+                top = stack[-1]
+                path = (*top[1], pending) if top[0] == "map" else (*top[1], top[2])
+            else:
+                path = ()
+            stack.append(["map" if tok == "{" else "seq", path, 0])
+            expect_key = tok == "{"
+            pending = None
+            continue
+        if tok in "}]":
+            if stack:
+                stack.pop()
+            pending = None
+            continue
+        if tok == ",":
+            if stack and stack[-1][0] == "seq":
+                stack[-1][2] += 1
+            else:
+                expect_key = True
+            pending = None
+            continue
+        if tok == ":":
+            expect_key = False
+            continue
+        if not stack:
+            continue
+        top = stack[-1]
+        if expect_key and top[0] == "map" and tok.startswith('"'):
+            pending = tok[1:-1]
+            expect_key = False
+            continue
+        # a value token: a string of a cell's source list, or a cell's source given as one string
+        path = top[1]
+        if top[0] == "seq" and len(path) == 3 and path[0] == "cells" and path[2] == "source" and isinstance(path[1], int):
+            out.setdefault(path[1], []).append(line)
+        elif top[0] == "map" and pending == "source" and len(path) == 2 and path[0] == "cells" and isinstance(path[1], int):
+            out.setdefault(path[1], []).append(line)
+    return out
+
+
+def _cell_lines(source: Any) -> list[str]:
+    if isinstance(source, list):
+        return "".join(s for s in source if isinstance(s, str)).split("\n")
+    if isinstance(source, str):
+        return source.split("\n")
+    return []
+
+
+def extract_notebook(path: str, text: str, out: FileFacts) -> None:
+    try:
+        nb = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        out.error = f"notebook is not valid JSON: {getattr(exc, 'msg', exc)}"
+        return
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        return
+    where = _source_lines(text)
+    code: list[str] = []
+    file_line: list[int] = []  # file line of each joined code line
+    shell: list[tuple[int, str]] = []
+    for i, cell in enumerate(cells):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        lines = _cell_lines(cell.get("source"))
+        positions = where.get(i, [])
+        exact = len(positions) == len(lines) or (len(positions) == len(lines) - 1 and lines and lines[-1] == "")
+        mapped = [positions[k] if exact and k < len(positions) else (positions[0] if positions else 1) for k in range(len(lines))]
+        body = []
+        for ln, raw in zip(mapped, lines):
+            stripped = raw.lstrip()
+            if stripped.startswith(("!", "%")):
+                if stripped.startswith("!"):
+                    shell.append((ln, stripped[1:]))
+                body.append("")  # keep the line count; a magic is not Python
+            else:
+                body.append(raw)
+        try:
+            ast.parse("\n".join(body))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # a cell that does not parse (IPython syntax, a half-written cell) is left out
+        code += body
+        file_line += mapped
+    pip_installs(path, shell, out)
+    if not code:
+        return
+    cell_facts = FileFacts(path=path, kind="python")
+    extract_python(path, "\n".join(code), cell_facts)
+    if cell_facts.error:
+        out.error = cell_facts.error
+    for attr in _RECORDS:
+        getattr(out, attr).extend(_moved(r, file_line) for r in getattr(cell_facts, attr))
+
+
+def _moved(record: Any, file_line: list[int]) -> Any:
+    def at(n: int) -> int:
+        return file_line[n - 1] if 0 < n <= len(file_line) else n
+
+    if not is_dataclass(record) or not hasattr(record, "line"):
+        return record
+    changes: dict[str, Any] = {"line": at(record.line)}
+    if any(f.name == "kw_lines" for f in fields(record)):
+        changes["kw_lines"] = {k: at(v) for k, v in record.kw_lines.items()}
+    return replace(record, **changes)
