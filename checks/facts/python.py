@@ -73,6 +73,7 @@ class _Extractor(ast.NodeVisitor):
         self.path = path
         self._texts: dict[int, str] = {}
         self._guards: dict[tuple[str, ...], str] = {}
+        self._exprs: dict[tuple[str, str | None, str | None], Expr] = {}
         self.lines = _LINE_BREAK.split(source)  # the tokenizer's line breaks only (splitlines also splits on \f, \x1c, \u2028...)
         self.out = out
         self.aliases: dict[str, str] = {}  # local name -> dotted import path
@@ -107,6 +108,14 @@ class _Extractor(ast.NodeVisitor):
                 visit(value)
 
     # -- helpers ---------------------------------------------------------
+    def expr(self, text: str, dotted: str | None = None, ref: str | None = None) -> Expr:
+        """An :class:`Expr`, shared by every equal one of the file (it is an immutable value)."""
+        key = (text, dotted, ref)
+        e = self._exprs.get(key)
+        if e is None:
+            e = self._exprs[key] = Expr(text, dotted, ref)
+        return e
+
     def _guard_text(self) -> str:
         key = tuple(self.guard_stack)
         t = self._guards.get(key)
@@ -172,16 +181,16 @@ class _Extractor(ast.NodeVisitor):
             if bound is not _NO_VALUE:
                 return bound
             if node.id in self.aliases:
-                return Expr(node.id, dotted=self.aliases[node.id])
-            return Expr(node.id, dotted=None, ref=node.id)
+                return self.expr(node.id, dotted=self.aliases[node.id])
+            return self.expr(node.id, ref=node.id)
         if isinstance(node, ast.Attribute):
             text = self.src(node)
             if self.is_imported_root(node):
-                return Expr(text, dotted=self.dotted(node))
+                return self.expr(text, dotted=self.dotted(node))
             base = self.src(node.value)
             if _CONFIG_HOLDERS.match(base):
-                return Expr(text, ref=node.attr)
-            return Expr(text)
+                return self.expr(text, ref=node.attr)
+            return self.expr(text)
         if isinstance(node, ast.Dict):
             keys = [_const(k) if k is not None else _NO_VALUE for k in node.keys]
             if all(isinstance(k, str) for k in keys):
@@ -192,8 +201,8 @@ class _Extractor(ast.NodeVisitor):
                 inner = self.value(node.args[0])
                 if not isinstance(inner, Expr):
                     return inner
-                return Expr(self.src(node), dotted=inner.dotted, ref=inner.ref)
-        return Expr(self.src(node))
+                return self.expr(self.src(node), dotted=inner.dotted, ref=inner.ref)
+        return self.expr(self.src(node))
 
     # -- imports ---------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
