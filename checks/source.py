@@ -56,6 +56,29 @@ def _skip_dir(part: str) -> bool:
     return part in SKIP_DIRS or part.endswith(".egg-info")
 
 
+def _admit(rel: str, size: int, limits: Limits, stats: ReadStats) -> bool:
+    """Count a candidate file; False (and the reason recorded) when it is over a size limit."""
+    stats.files_seen += 1
+    if size > limits.max_file_bytes:
+        stats.skipped.append(Skipped(rel, f"larger than {limits.max_file_bytes} bytes"))
+        return False
+    if stats.bytes_read + size > limits.max_total_bytes:
+        stats.truncated = True
+        stats.skipped.append(Skipped(rel, "total read limit reached"))
+        return False
+    return True
+
+
+def _accept(rel: str, data: bytes, stats: ReadStats) -> bool:
+    """Count a file that was read; False (and recorded) for a binary."""
+    if _is_binary(data):
+        stats.skipped.append(Skipped(rel, "binary"))
+        return False
+    stats.files_read += 1
+    stats.bytes_read += len(data)
+    return True
+
+
 def _is_binary(data: bytes) -> bool:
     return b"\x00" in data[:8192]
 
@@ -104,13 +127,7 @@ def iter_directory(root: str | os.PathLike[str], limits: Limits, stats: ReadStat
                 continue
             if not stat.S_ISREG(st.st_mode) or kind is None:
                 continue
-            stats.files_seen += 1
-            if st.st_size > limits.max_file_bytes:
-                stats.skipped.append(Skipped(rel, f"larger than {limits.max_file_bytes} bytes"))
-                continue
-            if stats.bytes_read + st.st_size > limits.max_total_bytes:
-                stats.truncated = True
-                stats.skipped.append(Skipped(rel, "total read limit reached"))
+            if not _admit(rel, st.st_size, limits, stats):
                 continue
             if not os.path.realpath(full).startswith(base_real):
                 stats.skipped.append(Skipped(rel, "resolves outside the repository"))
@@ -121,12 +138,8 @@ def iter_directory(root: str | os.PathLike[str], limits: Limits, stats: ReadStat
             except OSError as exc:
                 stats.skipped.append(Skipped(rel, f"unreadable: {exc.strerror}"))
                 continue
-            if _is_binary(data):
-                stats.skipped.append(Skipped(rel, "binary"))
-                continue
-            stats.files_read += 1
-            stats.bytes_read += len(data)
-            yield rel, data
+            if _accept(rel, data, stats):
+                yield rel, data
 
 
 def iter_tarball(fileobj: BinaryIO, limits: Limits, stats: ReadStats, strip_top: bool = True) -> Iterator[tuple[str, bytes]]:
@@ -201,24 +214,14 @@ def _iter_members(tf: tarfile.TarFile, limits: Limits, stats: ReadStats, strip_t
             continue
         if not member.isfile() or kind is None:
             continue
-        stats.files_seen += 1
-        if member.size > limits.max_file_bytes:
-            stats.skipped.append(Skipped(rel, f"larger than {limits.max_file_bytes} bytes"))
-            continue
-        if stats.bytes_read + member.size > limits.max_total_bytes:
-            stats.truncated = True
-            stats.skipped.append(Skipped(rel, "total read limit reached"))
+        if not _admit(rel, member.size, limits, stats):
             continue
         fh = tf.extractfile(member)
         if fh is None:
             continue
         data = fh.read(limits.max_file_bytes + 1)
-        if _is_binary(data):
-            stats.skipped.append(Skipped(rel, "binary"))
-            continue
-        stats.files_read += 1
-        stats.bytes_read += len(data)
-        yield rel, data
+        if _accept(rel, data, stats):
+            yield rel, data
 
 
 def _members(tf: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
