@@ -9,6 +9,7 @@ from pathlib import PurePosixPath
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from ..project import recipe_files
 from ._helpers import HF_DEFAULTS, evs, flag_state, guard_flags, guard_off, off, on, uses_hf_trainer, value_on
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -587,6 +588,10 @@ class C4Offload(Check):
         Example({"accelerate_config.yaml": (
             "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n  offload_optimizer_device: nvme\n  offload_param_device: none\n"),
                  "launch.sh": "accelerate launch --config_file accelerate_config.yaml train.py\n"}, U, "accelerate nvme"),
+        Example({"examples/llama-3/fft-8b-fsdp.yaml": (
+            "base_model: NousResearch/Meta-Llama-3.1-8B\nsequence_len: 4096\nmicro_batch_size: 1\nfsdp:\n  - full_shard\n"
+            "  - auto_wrap\nfsdp_config:\n  fsdp_offload_params: true\n  fsdp_state_dict_type: FULL_STATE_DICT\n")},
+                U, "axolotl recipe run by its CLI"),
         Example({"train.py": (
             "from torch.distributed.fsdp import CPUOffload, FullyShardedDataParallel as FSDP\n"
             "model = FSDP(model, cpu_offload=CPUOffload(offload_params=True), device_id=rank)\n")}, U, "fsdp"),
@@ -652,7 +657,9 @@ class C4Offload(Check):
         refs = _referenced_configs(f)
         config_files = [x for x in used if getattr(x, "source", getattr(x, "fmt", "")) in {"config", "json", "yaml"}
                         and PurePosixPath(x.path).suffix in {".json", ".yaml", ".yml"}]
-        active = [x for x in used if x not in config_files or PurePosixPath(x.path).name in refs]
+        # a LLaMA-Factory / axolotl recipe is itself the run's config (its CLI takes it): it needs no reference
+        recipes = {e.path for entries in recipe_files(f).values() for e in entries}
+        active = [x for x in used if x not in config_files or PurePosixPath(x.path).name in refs or x.path in recipes]
         if not active:
             return Outcome(P, [f.ev(x) for x in used], "an offload config is shipped, but no launch script or config uses it", values)
         return Outcome(U, [f.ev(x) for x in (active or used)], "offload to " + "/".join(sorted({str(v) for v in values.values() if isinstance(v, str)}) or {"cpu"}), values)
