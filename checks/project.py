@@ -8,7 +8,6 @@ G6 needs alignment or distillation.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from .facts import ConfigEntry, Facts, as_number, truthy
 from .model import Project
@@ -342,6 +341,3 @@ def _topology(facts: Facts, p: Project) -> None:
     p.num_gpus = int(max(gpus)) if gpus else None
     p.multi_node = bool(p.num_nodes and p.num_nodes > 1)
 
-
-def summary(p: Project) -> dict[str, Any]:
-    return p.to_json()

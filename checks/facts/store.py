@@ -9,7 +9,7 @@ Name patterns match import-resolved dotted names by suffix on a dot boundary:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from ..model import Evidence
@@ -451,7 +451,3 @@ def _unique_settings(items: list[Setting]) -> list[Setting]:
             out.append(s)
     return out
 
-
-def iter_values(settings: list[Setting]) -> Iterator[Any]:
-    for s in settings:
-        yield s.value

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterable
 from typing import Any
 
-from ..facts import Facts, Setting, as_number, truthy
+from ..facts import Facts, Setting, truthy
 from ..model import Evidence
 
 #: HF ``TrainingArguments``-like classes (transformers, TRL, and the arg dataclasses built on them)
@@ -65,18 +65,8 @@ def off(settings: Iterable[Setting]) -> list[Setting]:
     return [s for s in settings if truthy(s.value) is False]
 
 
-def numbers(settings: Iterable[Setting]) -> list[tuple[float, Setting]]:
-    return [(n, s) for s in settings if (n := as_number(s.value)) is not None]
-
-
 def evs(items: Iterable[Any], key: str | None = None) -> list[Evidence]:
     return [Facts.ev(x, key=key) for x in items]
-
-
-def value_text(v: Any) -> str:
-    if isinstance(v, str):
-        return v
-    return getattr(v, "text", None) or repr(v)
 
 
 def guard_flags(guard: str | None) -> list[tuple[str, bool]]:
