@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
+from typing import TextIO
 
 from checks.engine import Audit, AuditOptions, audit_path
 from checks.source import SourceError
@@ -38,18 +38,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def render(audit: Audit, fmt: str, lang: str = "en") -> str:
+def _document(audit: Audit, fmt: str) -> dict:
     if fmt == "json":
         from reports.json_report import to_json
 
-        return json.dumps(to_json(audit), indent=2, ensure_ascii=False) + "\n"
-    if fmt == "sarif":
-        from reports.sarif import to_sarif
+        return to_json(audit)
+    from reports.sarif import to_sarif
 
-        return json.dumps(to_sarif(audit), indent=2, ensure_ascii=False) + "\n"
+    return to_sarif(audit)
+
+
+def render(audit: Audit, fmt: str, lang: str = "en") -> str:
+    if fmt in ("json", "sarif"):
+        return json.dumps(_document(audit, fmt), indent=2, ensure_ascii=False) + "\n"
     from reports.markdown import render_markdown
 
     return render_markdown(audit, lang=lang)
+
+
+def write(audit: Audit, fmt: str, lang: str, out: TextIO) -> None:
+    """Write the report to ``out``; JSON and SARIF are encoded as a stream (a large report's text is never held whole)."""
+    if fmt in ("json", "sarif"):
+        json.dump(_document(audit, fmt), out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    else:
+        out.write(render(audit, fmt, lang))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,11 +71,12 @@ def run(args: argparse.Namespace) -> int:
     except SourceError as exc:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return 2
-    text = render(audit, args.format, getattr(args, "lang", "en"))
+    lang = getattr(args, "lang", "en")
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        with open(args.output, "w", encoding="utf-8") as fh:
+            write(audit, args.format, lang, fh)
     else:
-        sys.stdout.write(text)
+        write(audit, args.format, lang, sys.stdout)
     threshold = getattr(args, "fail_under", None)
     if threshold is not None:
         from reports.scoring import overall
