@@ -108,8 +108,9 @@ class Facts:
         if _shared is not None:
             self._s = _shared
         else:
-            fl = list(files)
-            s: dict[str, Any] = {"files": {f.path: f for f in fl}}
+            by_path = {f.path: f for f in files}  # a path seen twice (a tar archive may repeat an entry): the last wins, as on extraction
+            fl = list(by_path.values())
+            s: dict[str, Any] = {"files": by_path}
             for attr in ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths"):
                 s[attr] = [x for f in fl for x in getattr(f, attr)]
             calls_by_short: dict[str, list[Call]] = defaultdict(list)
@@ -217,10 +218,24 @@ class Facts:
                 pools.append(index[k])
         if len(pools) == 1:
             return pools[0]
-        pos = self._s.get("pos")
-        if pos is None:  # built on the first query that merges several pools
-            pos = self._s["pos"] = {id(x): i for attr in _NAME_INDEXED | {"arg_options", "fields", "assigns"} for i, x in enumerate(self._s[attr])}
-        return sorted({id(x): x for pool in pools for x in pool}.values(), key=lambda x: pos[id(x)])
+        return self._in_order(kind, pools)
+
+    def _in_order(self, kind: str, pools: list[list[Any]]) -> list[Any]:
+        """The union of ``pools`` (sub-lists of ``kind``'s records) in repository order.
+
+        The repository's list of a kind is the files' own lists one after the other, so the
+        order is: files in scan order, then each file's list filtered to the members. The cost is
+        the records of the files the pools touch, with no position table kept for every record.
+        """
+        members = {id(x) for pool in pools for x in pool}
+        order = self._s.get("file_order")
+        if order is None:
+            order = self._s["file_order"] = {p: i for i, p in enumerate(self._s["files"])}
+        files = self._s["files"]
+        out: list[Any] = []
+        for path in sorted({x.path for pool in pools for x in pool}, key=order.__getitem__):
+            out.extend(x for x in getattr(files[path], kind) if id(x) in members)
+        return out
 
     def imports(self, *modules: str) -> list[Import]:
         pool = self._candidates("imports", {m.split(".", 1)[0] for m in modules})
@@ -369,7 +384,7 @@ class Facts:
                 for k, v in c.kwargs.items():
                     if _norm_key(k) != name:
                         continue
-                    line = c.kw_lines.get(k, c.line)
+                    line = c.kw_line(k)
                     if not self._ok(c.path, line) and not self._ok(c.path, c.line):
                         continue
                     if isinstance(v, Expr) and v.ref and depth < 3:
