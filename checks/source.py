@@ -134,7 +134,10 @@ def iter_directory(root: str | os.PathLike[str], limits: Limits, stats: ReadStat
                 continue
             try:
                 with open(full, "rb") as fh:
-                    data = fh.read(limits.max_file_bytes + 1)
+                    # sized by the stat: a read(limit) would allocate the whole limit for every small file
+                    data = fh.read(min(st.st_size, limits.max_file_bytes) + 1)
+                    if len(data) > st.st_size:  # the file grew since the stat: read on, up to the limit
+                        data += fh.read(limits.max_file_bytes + 1 - len(data))
             except OSError as exc:
                 stats.skipped.append(Skipped(rel, f"unreadable: {exc.strerror}"))
                 continue
