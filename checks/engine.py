@@ -129,6 +129,7 @@ def _gc_paused() -> Iterator[None]:
 
 def build_facts(files: Iterable[tuple[str, bytes]], cache: FactsCache | None = None, exclude: tuple[str, ...] = ()) -> Facts:
     parsed: list[FileFacts] = []
+    strings: dict[str, str] = {}  # equal source lines and keys across files share one string for the scan
     with _gc_paused():
         for path, data in files:
             if exclude and _excluded(path, exclude):
@@ -137,10 +138,10 @@ def build_facts(files: Iterable[tuple[str, bytes]], cache: FactsCache | None = N
                 key = cache_key(path, data)
                 ff = cache.get(key)
                 if ff is None:
-                    ff = extract_file(path, data)
+                    ff = extract_file(path, data, strings=strings)
                     cache.put(key, ff)
             else:
-                ff = extract_file(path, data)
+                ff = extract_file(path, data, strings=strings)
             parsed.append(ff)
         return Facts(parsed)
 

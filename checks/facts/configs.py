@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from .shell import extract_shell_text
-from .types import ConfigEntry, Container, EnvVar, FileFacts
+from .types import ConfigEntry, Container, EnvVar, FileFacts, shared_line
 
 try:  # libyaml is the fast path; the pure-Python loader still works without it
     _Loader: type = yaml.CSafeLoader
@@ -35,8 +35,20 @@ def _snippet(lines: list[str], line: int) -> str:
     return lines[line - 1].strip()[:300] if 0 < line <= len(lines) else ""
 
 
-def extract_yaml(path: str, text: str, out: FileFacts) -> None:
-    lines = text.splitlines()
+class _Lines(list[str]):
+    """A config file's lines, with the scan's table in which equal snippets share one string."""
+
+    def __init__(self, text: str, strings: dict[str, str] | None) -> None:
+        super().__init__(text.splitlines())
+        self.strings = strings if strings is not None else {}
+
+    def snippet(self, line: int) -> str:
+        t = _snippet(self, line)
+        return self.strings.setdefault(t, t)
+
+
+def extract_yaml(path: str, text: str, out: FileFacts, strings: dict[str, str] | None = None) -> None:
+    lines = _Lines(text, strings)
     loader = _Loader(text)
     budget = [_MAX_YAML_NODES + len(text) // 2]  # no document without aliases has more nodes than that
     try:
@@ -73,7 +85,7 @@ _MAX_YAML_NODES = 10_000
 
 
 def _walk_yaml(
-    loader: Any, node: yaml.Node, keys: tuple[str | int, ...], path: str, lines: list[str], out: FileFacts,
+    loader: Any, node: yaml.Node, keys: tuple[str | int, ...], path: str, lines: _Lines, out: FileFacts,
     budget: list[int] | None = None,
 ) -> None:
     if budget is not None:
@@ -84,16 +96,16 @@ def _walk_yaml(
         for k_node, v_node in node.value:
             if not isinstance(k_node, yaml.ScalarNode):
                 continue
-            key = k_node.value
-            line = k_node.start_mark.line + 1
+            key = lines.strings.setdefault(k_node.value, k_node.value)
+            line = shared_line(k_node.start_mark.line + 1)
             sub = (*keys, key)
             if isinstance(v_node, yaml.ScalarNode):
                 val = _yaml_scalar(loader, v_node)
-                out.configs.append(ConfigEntry(path, line, sub, val, "yaml", _snippet(lines, line)))
+                out.configs.append(ConfigEntry(path, line, sub, val, "yaml", lines.snippet(line)))
                 _string_value(path, line, key, val, out)
             elif isinstance(v_node, yaml.SequenceNode) and all(isinstance(i, yaml.ScalarNode) for i in v_node.value):
                 vals = tuple(_yaml_scalar(loader, i) for i in v_node.value)
-                out.configs.append(ConfigEntry(path, line, sub, vals, "yaml", _snippet(lines, line)))
+                out.configs.append(ConfigEntry(path, line, sub, vals, "yaml", lines.snippet(line)))
                 if key in _ARGV_KEYS and all(isinstance(v, str) and v.strip() and not any(c.isspace() for c in v) for v in vals):
                     continue  # an argv list: read as one command line with its mapping's args (below)
                 for i in v_node.value:
@@ -102,7 +114,7 @@ def _walk_yaml(
                         _string_value(path, i.start_mark.line + 1, key, v, out)
             else:
                 kind = "map" if isinstance(v_node, yaml.MappingNode) else "seq"
-                out.configs.append(ConfigEntry(path, line, sub, Container(kind), "yaml", _snippet(lines, line)))
+                out.configs.append(ConfigEntry(path, line, sub, Container(kind), "yaml", lines.snippet(line)))
                 _walk_yaml(loader, v_node, sub, path, lines, out, budget)
         _k8s_env(loader, node, path, lines, out)
         _argv_command(loader, node, path, out)
@@ -112,8 +124,8 @@ def _walk_yaml(
                 _walk_yaml(loader, item, (*keys, i), path, lines, out, budget)
             elif isinstance(item, yaml.ScalarNode):
                 v = _yaml_scalar(loader, item)
-                ln = item.start_mark.line + 1
-                out.configs.append(ConfigEntry(path, ln, (*keys, i), v, "yaml", _snippet(lines, ln)))
+                ln = shared_line(item.start_mark.line + 1)
+                out.configs.append(ConfigEntry(path, ln, (*keys, i), v, "yaml", lines.snippet(ln)))
                 if isinstance(v, str):
                     _string_value(path, item.start_mark.line + 1, str(keys[-1]) if keys else "", v, out)
 
@@ -137,13 +149,13 @@ def _argv_command(loader: Any, node: yaml.MappingNode, path: str, out: FileFacts
         extract_shell_text(path, shlex.join(words), out, first_line=line)
 
 
-def _k8s_env(loader: Any, node: yaml.MappingNode, path: str, lines: list[str], out: FileFacts) -> None:
+def _k8s_env(loader: Any, node: yaml.MappingNode, path: str, lines: _Lines, out: FileFacts) -> None:
     """``- name: NCCL_IB_HCA`` / ``value: mlx5`` items (Kubernetes, compose) are environment variables."""
     pairs = {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
     name, value = pairs.get("name"), pairs.get("value")
     if isinstance(name, yaml.ScalarNode) and isinstance(value, yaml.ScalarNode) and _ENV_KEY.match(str(name.value)):
         line = name.start_mark.line + 1
-        out.envs.append(EnvVar(path, line, str(name.value), str(value.value), "yaml", _snippet(lines, line)))
+        out.envs.append(EnvVar(path, line, str(name.value), str(value.value), "yaml", lines.snippet(line)))
 
 
 def _string_value(path: str, line: int, key: str, val: Any, out: FileFacts) -> None:
@@ -162,7 +174,7 @@ def _string_value(path: str, line: int, key: str, val: Any, out: FileFacts) -> N
 _JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|\n|[^\s{}\[\]:,"]+')
 
 
-def extract_json(path: str, text: str, out: FileFacts) -> None:
+def extract_json(path: str, text: str, out: FileFacts, strings: dict[str, str] | None = None) -> None:
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
@@ -171,7 +183,7 @@ def extract_json(path: str, text: str, out: FileFacts) -> None:
         return
     if not isinstance(data, (dict, list)):
         return
-    lines = text.splitlines()
+    lines = _Lines(text, strings)
     _walk_json(data, _json_key_lines(text), path, lines, out)
 
 
@@ -231,18 +243,18 @@ def _current_path(stack: list[list[Any]], pending_key: str | None) -> tuple[str 
     return top[1] + (top[2],)
 
 
-def _walk_json(data: Any, key_lines: dict[tuple[str | int, ...], int], path: str, lines: list[str], out: FileFacts, keys: tuple[str | int, ...] = ()) -> None:
+def _walk_json(data: Any, key_lines: dict[tuple[str | int, ...], int], path: str, lines: _Lines, out: FileFacts, keys: tuple[str | int, ...] = ()) -> None:
     items = data.items() if isinstance(data, dict) else enumerate(data)
     for k, v in items:
         sub = (*keys, k)
         line = key_lines.get(sub, key_lines.get(keys, 1))
         if isinstance(v, dict) or (isinstance(v, list) and any(isinstance(i, (dict, list)) for i in v)):
             if isinstance(k, str):
-                out.configs.append(ConfigEntry(path, line, sub, Container("map" if isinstance(v, dict) else "seq"), "json", _snippet(lines, line)))
+                out.configs.append(ConfigEntry(path, line, sub, Container("map" if isinstance(v, dict) else "seq"), "json", lines.snippet(line)))
             _walk_json(v, key_lines, path, lines, out, sub)
         elif isinstance(k, str):
             val = tuple(v) if isinstance(v, list) else v
-            out.configs.append(ConfigEntry(path, line, sub, val, "json", _snippet(lines, line)))
+            out.configs.append(ConfigEntry(path, line, sub, val, "json", lines.snippet(line)))
             _string_value(path, line, k, v, out)
 
 

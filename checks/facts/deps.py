@@ -116,7 +116,7 @@ def from_setup_calls(out: FileFacts) -> None:
         for s in specs:
             r = parse_requirement(s)
             if r:
-                line = call.kw_lines.get("install_requires", call.line)
+                line = call.kw_line("install_requires")
                 out.deps.append(Dependency(out.path, line, r[0], r[1], s))
 
 

@@ -58,8 +58,12 @@ def _suppressions(text: str) -> dict[int, frozenset[str]]:
     return out
 
 
-def extract_file(path: str, data: bytes, kind: str | None = None) -> FileFacts:
-    """Facts of one file. Never raises on bad content: parse errors land in ``error``."""
+def extract_file(path: str, data: bytes, kind: str | None = None, strings: dict[str, str] | None = None) -> FileFacts:
+    """Facts of one file. Never raises on bad content: parse errors land in ``error``.
+
+    ``strings``: one table for the files of a scan, in which equal texts are shared (see
+    :func:`checks.facts.python.extract_python`).
+    """
     kind = kind or classify(path) or "other"
     text = data.decode("utf-8", errors="replace")
     if text.startswith("\ufeff"):
@@ -67,15 +71,15 @@ def extract_file(path: str, data: bytes, kind: str | None = None) -> FileFacts:
     out = FileFacts(path=path, kind=kind, lines=text.count("\n") + 1)
     out.suppressed = _suppressions(text)
     if kind == "python":
-        extract_python(path, text, out)
+        extract_python(path, text, out, strings)
         if PurePosixPath(path).name == "setup.py":
             from_setup_calls(out)
     elif kind in {"yaml", "conda"}:
-        extract_yaml(path, text, out)
+        extract_yaml(path, text, out, strings)
         if kind == "conda":
             from_conda_env(out, text)
     elif kind == "json":
-        extract_json(path, text, out)
+        extract_json(path, text, out, strings)
     elif kind == "notebook":
         extract_notebook(path, text, out)
     elif kind in {"toml", "pyproject"}:

@@ -23,6 +23,9 @@ from .types import (
     PathLiteral,
     Ref,
 )
+from .types import (
+    shared_line as _ln,
+)
 
 # Names that conventionally hold parsed arguments / configs: ``args.bf16`` refers to setting "bf16".
 _CONFIG_HOLDERS = re.compile(
@@ -69,9 +72,10 @@ def _const(node: ast.AST) -> Any:
 
 
 class _Extractor(ast.NodeVisitor):
-    def __init__(self, path: str, source: str, out: FileFacts) -> None:
+    def __init__(self, path: str, source: str, out: FileFacts, strings: dict[str, str] | None = None) -> None:
         self.path = path
         self._texts: dict[int, str] = {}
+        self._strings = strings if strings is not None else {}  # equal texts share one object (see extract_python)
         self._guards: dict[tuple[str, ...], str] = {}
         self._exprs: dict[tuple[str, str | None, str | None], Expr] = {}
         self.lines = _LINE_BREAK.split(source)  # the tokenizer's line breaks only (splitlines also splits on \f, \x1c, \u2028...)
@@ -128,7 +132,7 @@ class _Extractor(ast.NodeVisitor):
         t = self._texts.get(line)
         if t is None:
             t = self.lines[line - 1].strip()[:300] if 0 < line <= len(self.lines) else ""
-            self._texts[line] = t
+            t = self._texts[line] = self._strings.setdefault(t, t)
         return t
 
     def src(self, node: ast.AST) -> str:
@@ -212,16 +216,16 @@ class _Extractor(ast.NodeVisitor):
             else:
                 top = a.name.split(".")[0]
                 self.aliases[top] = top
-            self.out.imports.append(Import(self.path, node.lineno, a.name, None, self.text(node.lineno)))
+            self.out.imports.append(Import(self.path, _ln(node.lineno), a.name, None, self.text(node.lineno)))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         mod = ("." * node.level) + (node.module or "")
         for a in node.names:
             if a.name == "*":
-                self.out.imports.append(Import(self.path, node.lineno, mod, "*", self.text(node.lineno)))
+                self.out.imports.append(Import(self.path, _ln(node.lineno), mod, "*", self.text(node.lineno)))
                 continue
             self.aliases[a.asname or a.name] = f"{mod}.{a.name}" if mod else a.name
-            self.out.imports.append(Import(self.path, node.lineno, mod, a.name, self.text(node.lineno)))
+            self.out.imports.append(Import(self.path, _ln(node.lineno), mod, a.name, self.text(node.lineno)))
 
     # -- scopes ----------------------------------------------------------
     def _visit_func(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -250,13 +254,13 @@ class _Extractor(ast.NodeVisitor):
         self.scopes.append({})
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-                self._field(node.name, stmt.target.id, stmt.value, stmt.lineno)
+                self._field(node.name, stmt.target.id, stmt.value, _ln(stmt.lineno))
             elif (
                 isinstance(stmt, ast.Assign)
                 and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], ast.Name)
             ):
-                self._field(node.name, stmt.targets[0].id, stmt.value, stmt.lineno)
+                self._field(node.name, stmt.targets[0].id, stmt.value, _ln(stmt.lineno))
             self.visit(stmt)
         self.scopes.pop()
         self.class_stack.pop()
@@ -280,7 +284,7 @@ class _Extractor(ast.NodeVisitor):
             target = d.func if isinstance(d, ast.Call) else d
             name = self.dotted(target)
             if name:
-                self.out.decorators.append(Decorator(self.path, d.lineno, name, node.name, self.text(d.lineno)))
+                self.out.decorators.append(Decorator(self.path, _ln(d.lineno), name, node.name, self.text(d.lineno)))
             self.visit(d)
 
     # -- statements ------------------------------------------------------
@@ -315,7 +319,7 @@ class _Extractor(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         for t in node.targets:
-            self._assign_target(t, node.value, node.lineno)
+            self._assign_target(t, node.value, _ln(node.lineno))
             if not isinstance(t, ast.Name):
                 self.visit(t)
 
@@ -323,7 +327,7 @@ class _Extractor(ast.NodeVisitor):
         if node.value is not None:
             self.visit(node.value)
             if not self.class_stack or self.func_stack:
-                self._assign_target(node.target, node.value, node.lineno)
+                self._assign_target(node.target, node.value, _ln(node.lineno))
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.visit(node.value)
@@ -372,13 +376,14 @@ class _Extractor(ast.NodeVisitor):
             key = _const(k) if k is not None else _NO_VALUE
             if not isinstance(key, str):
                 continue
+            key = self._strings.setdefault(key, key)
             keys = (*prefix, key)
             if isinstance(v, ast.Dict):
-                self.out.configs.append(ConfigEntry(self.path, k.lineno, keys, Container("map"), "python", self.text(k.lineno)))
+                self.out.configs.append(ConfigEntry(self.path, _ln(k.lineno), keys, Container("map"), "python", self.text(k.lineno)))
                 self._dict_literal(v, keys)
             else:
                 self.out.configs.append(
-                    ConfigEntry(self.path, k.lineno, keys, _scalar(self.value(v)), "python", self.text(k.lineno))
+                    ConfigEntry(self.path, _ln(k.lineno), keys, _scalar(self.value(v)), "python", self.text(k.lineno))
                 )
 
     # -- expressions -----------------------------------------------------
@@ -394,14 +399,17 @@ class _Extractor(ast.NodeVisitor):
                 star = True
                 continue
             kwargs[k.arg] = self.value(k.value)
-            kw_lines[k.arg] = k.value.lineno
+            if k.value.lineno != node.lineno:  # readers use ``kw_lines.get(k, call.line)``: same-line keywords are not stored
+                kw_lines[k.arg] = _ln(k.value.lineno)
             if isinstance(k.value, ast.Dict):
                 self._dict_literal(k.value, (name.rsplit(".", 1)[-1], k.arg))
         args = tuple(self.value(a) for a in node.args) if node.args else ()
         if not kwargs:  # most calls have no keyword: share one empty mapping (facts are never mutated)
-            kwargs, kw_lines = _NO_KWARGS, _NO_KW_LINES
+            kwargs = _NO_KWARGS
+        if not kw_lines:
+            kw_lines = _NO_KW_LINES
         call = Call(
-            self.path, node.lineno, name, args, kwargs, self.text(node.lineno), star,
+            self.path, _ln(node.lineno), name, args, kwargs, self.text(node.lineno), star,
             self.func_stack[-1] if self.func_stack else None, kw_lines,
             self.loop_stack[-1] if self.loop_stack else None,
             self._guard_text() if self.guard_stack else None,
@@ -412,7 +420,7 @@ class _Extractor(ast.NodeVisitor):
             self._argparse(call)
         elif short in {"setdefault", "putenv"} and (name.startswith("os.environ") or name == "os.putenv"):
             if len(args) >= 2 and isinstance(args[0], str):
-                self.out.envs.append(EnvVar(self.path, node.lineno, args[0], "" if isinstance(args[1], Expr) else str(args[1]), "python", call.text))
+                self.out.envs.append(EnvVar(self.path, _ln(node.lineno), args[0], "" if isinstance(args[1], Expr) else str(args[1]), "python", call.text))
         if isinstance(node.func, ast.Attribute) and call.name.startswith("?"):
             self.visit(node.func.value)
         for a in node.args:
@@ -444,18 +452,18 @@ class _Extractor(ast.NodeVisitor):
         if self.is_imported_root(node) and isinstance(node.ctx, ast.Load):
             name = self.dotted(node)
             if name:
-                self.out.refs.append(Ref(self.path, node.lineno, name, self.text(node.lineno)))
+                self.out.refs.append(Ref(self.path, _ln(node.lineno), name, self.text(node.lineno)))
             return  # the chain below is the same reference
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load) and node.id in self.aliases:
-            self.out.refs.append(Ref(self.path, node.lineno, self.aliases[node.id], self.text(node.lineno)))
+            self.out.refs.append(Ref(self.path, _ln(node.lineno), self.aliases[node.id], self.text(node.lineno)))
 
     def visit_Constant(self, node: ast.Constant) -> None:
         v = node.value
         if isinstance(v, str) and 2 < len(v) < 300 and _PATH_LITERAL.match(v):
-            self.out.paths.append(PathLiteral(self.path, node.lineno, v, self.text(node.lineno)))
+            self.out.paths.append(PathLiteral(self.path, _ln(node.lineno), v, self.text(node.lineno)))
 
     def visit_Expr(self, node: ast.Expr) -> None:
         # A bare string statement is a docstring or a comment-like literal: not evidence.
@@ -470,8 +478,13 @@ def _scalar(v: Any) -> Any:
     return v
 
 
-def extract_python(path: str, text: str, out: FileFacts) -> None:
-    """Fill ``out`` with the facts of one Python file; a syntax error is recorded, not raised."""
+def extract_python(path: str, text: str, out: FileFacts, strings: dict[str, str] | None = None) -> None:
+    """Fill ``out`` with the facts of one Python file; a syntax error is recorded, not raised.
+
+    ``strings``: a table shared by the files of one scan, so that a source line or dict key that
+    recurs across files (imports, boilerplate, copied code) is held once. Facts are immutable, so
+    sharing is invisible to readers; the table lives as long as the scan.
+    """
     try:
         tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -479,6 +492,6 @@ def extract_python(path: str, text: str, out: FileFacts) -> None:
         out.error = f"Python syntax error{f' at line {line}' if line else ''}: {getattr(exc, 'msg', str(exc))}"
         return
     try:
-        _Extractor(path, text, out).visit(tree)
+        _Extractor(path, text, out, strings).visit(tree)
     except RecursionError:
         out.error = "Python file nested too deeply to analyse"

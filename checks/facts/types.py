@@ -9,6 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+_LINE_INTS: list[int] = list(range(4096))
+
+
+def shared_line(n: int) -> int:
+    """The one shared int object for a line number.
+
+    Ints above 256 are objects of their own (32 bytes); the parser makes one per node, so a
+    million records held a million copies of a few thousand values.
+    """
+    if n >= len(_LINE_INTS):
+        _LINE_INTS.extend(range(len(_LINE_INTS), n + 1))
+    return _LINE_INTS[n]
+
 
 @dataclass(frozen=True, slots=True)
 class Expr:
@@ -53,13 +66,17 @@ class Call:
     text: str  # the source line (stripped, first line of the call)
     star_kwargs: bool = False
     func: str | None = None  # enclosing function
-    kw_lines: dict[str, int] = field(default_factory=dict)  # line of each keyword
+    kw_lines: dict[str, int] = field(default_factory=dict)  # line of each keyword not on the call's own line: read with .get(k, line)
     loop: str | None = None  # text of the iterable of the innermost enclosing ``for`` loop, if any
     guard: str | None = None  # conditions of the enclosing ``if``/ternary branches, joined with ``and``
 
     @property
     def short(self) -> str:
         return self.name.rsplit(".", 1)[-1]
+
+    def kw_line(self, keyword: str) -> int:
+        """The line of a keyword's value (a multi-line call puts keywords below its first line)."""
+        return self.kw_lines.get(keyword, self.line)
 
 
 @dataclass(frozen=True, slots=True)

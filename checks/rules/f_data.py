@@ -109,7 +109,7 @@ def _loader_calls(f: Facts) -> list[Call]:
 def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]]) -> list[_Value]:
     """``x=args.x`` -> the effective values of ``x`` (launcher flag, config, argparse default...)."""
     key = f"{c.short}({name}=)"
-    line = c.kw_lines.get(name, c.line)
+    line = c.kw_line(name)
     here = Evidence(c.path, line, c.text, key, value if not isinstance(value, Expr) else value.text)
     if isinstance(value, Expr) and value.ref:
         found = [

@@ -55,7 +55,7 @@ def test_python_constant_resolution_and_scopes() -> None:
     first, second, third = [c for c in ff.calls if c.short == "DataLoader"]
     assert first.kwargs["num_workers"] == 8 and first.kwargs["batch_size"] == 8 and first.kwargs["prefetch_factor"] == 4
     assert isinstance(first.kwargs["pin_memory"], Expr)
-    assert first.func == "build" and first.kw_lines["num_workers"] == 7
+    assert first.func == "build" and first.kw_line("num_workers") == 7
     # a local rebinding to a non-constant hides the module constant
     assert isinstance(second.kwargs["num_workers"], Expr)
     assert isinstance(third.kwargs["batch_size"], Expr)  # a parameter hides the module constant
@@ -483,7 +483,7 @@ def test_notebook_code_cells_at_their_file_lines() -> None:
     assert ff.kind == "notebook" and ff.error is None
     calls = {c.name: c for c in ff.calls}
     ta = calls["transformers.TrainingArguments"]
-    assert ta.kwargs["bf16"] is True and "TrainingArguments(output_dir" in lines[ta.line - 1] and "bf16=True" in lines[ta.kw_lines["bf16"] - 1]
+    assert ta.kwargs["bf16"] is True and "TrainingArguments(output_dir" in lines[ta.line - 1] and "bf16=True" in lines[ta.kw_line("bf16") - 1]
     assert "torch.compile(model)" in lines[calls["torch.compile"].line - 1]
     assert len([c for c in ff.calls if c.name == "torch.compile"]) == 1  # not from the markdown cell
     [dep] = ff.deps
@@ -502,3 +502,54 @@ def test_notebook_runs_through_the_checks() -> None:
     audit = audit_files([("train.ipynb", json.dumps(nb, indent=1).encode())])
     c1 = audit.result("C1")
     assert c1.status.value == "used" and c1.evidence[0].path == "train.ipynb"
+
+
+def test_keyword_lines_of_multi_line_calls() -> None:
+    ff = x("train.py", (
+        "from transformers import TrainingArguments\n"
+        "args = TrainingArguments(output_dir='out', bf16=True,\n"
+        "    save_steps=500,\n"
+        "    logging_steps=10)\n"
+    ))
+    [c] = [c for c in ff.calls if c.short == "TrainingArguments"]
+    assert c.line == 2
+    assert c.kw_line("output_dir") == 2 and c.kw_line("bf16") == 2
+    assert c.kw_line("save_steps") == 3 and c.kw_line("logging_steps") == 4
+    assert set(c.kw_lines) == {"save_steps", "logging_steps"}  # same-line keywords are not stored
+
+
+def test_equal_lines_share_one_string_within_a_scan() -> None:
+    from checks.engine import build_facts
+
+    body = "import torch\nx = torch.ones(3)\n"
+    facts = build_facts([("a.py", body.encode()), ("b.py", body.encode()), ("c.yaml", b"bf16: true\n"), ("d.yaml", b"bf16: true\n")])
+    a, b = (facts.files[p].calls[0] for p in ("a.py", "b.py"))
+    assert a.text == b.text == "x = torch.ones(3)" and a.text is b.text
+    c, d = (facts.files[p].configs[0] for p in ("c.yaml", "d.yaml"))
+    assert c.text is d.text and c.keys[0] is d.keys[0]
+
+
+def test_queries_over_several_names_keep_repository_order() -> None:
+    from checks.engine import build_facts
+    from checks.facts.store import name_matches
+
+    files = [
+        ("b.py", b"import torch\nfrom torch.nn.attention import SDPBackend\nk = SDPBackend.FLASH_ATTENTION\nd = torch.bfloat16\n"),
+        ("a.py", b"import torch\nd = torch.float16\nk = torch.bfloat16\n"),
+        ("c.py", b"import torch\nx = torch.bfloat16\ny = torch.float16\nz = torch.bfloat16\n"),
+    ]
+    facts = build_facts(files)
+    patterns = ("torch.float16", "torch.bfloat16", "SDPBackend.FLASH_ATTENTION")
+    got = facts.refs(*patterns)
+    expected = [r for r in facts.records("refs") if any(name_matches(r.name, p) for p in patterns)]
+    assert [(r.path, r.line) for r in got] == [(r.path, r.line) for r in expected]
+    assert [r.path for r in got] == ["b.py", "b.py", "a.py", "a.py", "c.py", "c.py", "c.py"]  # scan order, not sorted by path
+
+
+def test_a_path_seen_twice_keeps_the_last_copy() -> None:
+    """A tar archive may repeat an entry; extraction keeps the last one, and so does the scan."""
+    from checks.engine import build_facts
+
+    facts = build_facts([("t.py", b"import torch\ntorch.compile(m)\n"), ("t.py", b"import torch\nx = 1\n")])
+    assert list(facts.files) == ["t.py"]
+    assert facts.calls("torch.compile") == [] and facts.records("calls") == []
