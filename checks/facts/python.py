@@ -38,6 +38,10 @@ _NO_VALUE = object()
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 _NO_KWARGS: dict[str, Any] = {}
 _NO_KW_LINES: dict[str, int] = {}
+#: fields that never hold a node a handler reads: identifiers, flags, and the Load/Store contexts and operator
+#: nodes (a third of all nodes), which have no handler; skipping them is the same traversal, faster
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "level", "kind", "type_comment", "conversion", "is_async", "simple", "asname"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _const(node: ast.AST) -> Any:
@@ -100,7 +104,11 @@ class _Extractor(ast.NodeVisitor):
 
     def generic_visit(self, node: ast.AST) -> None:
         visit = self.visit
-        for name in node._fields:
+        cls = node.__class__
+        fields = _CHILD_FIELDS.get(cls)
+        if fields is None:
+            fields = _CHILD_FIELDS[cls] = () if cls is ast.Constant else tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        for name in fields:
             value = getattr(node, name, None)
             if value is None:
                 continue
@@ -177,7 +185,10 @@ class _Extractor(ast.NodeVisitor):
         return _NO_VALUE
 
     def value(self, node: ast.AST) -> Any:
-        v = _const(node)
+        cls = node.__class__
+        if cls is ast.Constant:
+            return node.value  # type: ignore[attr-defined]
+        v = _NO_VALUE if cls is ast.Name or cls is ast.Attribute else _const(node)  # names are never constants
         if v is not _NO_VALUE:
             return v
         if isinstance(node, ast.Name):
@@ -403,7 +414,7 @@ class _Extractor(ast.NodeVisitor):
                 kw_lines[k.arg] = _ln(k.value.lineno)
             if isinstance(k.value, ast.Dict):
                 self._dict_literal(k.value, (name.rsplit(".", 1)[-1], k.arg))
-        args = tuple(self.value(a) for a in node.args) if node.args else ()
+        args = tuple([self.value(a) for a in node.args]) if node.args else ()
         if not kwargs:  # most calls have no keyword: share one empty mapping (facts are never mutated)
             kwargs = _NO_KWARGS
         if not kw_lines:
