@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from ..model import Evidence
@@ -97,6 +98,7 @@ def _pattern_key(p: str) -> str | None:
     return None if p.endswith(".*") else p.rsplit(".", 1)[-1]
 
 
+@lru_cache(maxsize=1 << 16)  # a repository has a few thousand distinct keys, asked for millions of times
 def _norm_key(k: str) -> str:
     return k.strip().lower().replace("-", "_")
 
@@ -163,12 +165,23 @@ class Facts:
         return not ids or (self.check_id not in ids and "*" not in ids)
 
     def _keep(self, items: Iterable[T]) -> list[T]:
+        if self.check_id is None or not self._s["suppressed"]:  # nothing to filter (the usual case)
+            return list(items)
         return [x for x in items if self._ok(x.path, x.line)]  # type: ignore[attr-defined]
 
     # -- files -----------------------------------------------------------
     @property
     def files(self) -> dict[str, FileFacts]:
         return self._s["files"]
+
+    def paths_named(self, basename: str) -> list[str]:
+        """Paths whose last segment is ``basename``, in scan order."""
+        idx = self._s.get("paths_by_basename")
+        if idx is None:
+            idx = self._s["paths_by_basename"] = defaultdict(list)
+            for p in self.files:
+                idx[p.rsplit("/", 1)[-1]].append(p)
+        return idx.get(basename, [])
 
     def files_of_kind(self, *kinds: str) -> list[str]:
         return [p for p, f in self.files.items() if f.kind in kinds]
@@ -291,8 +304,15 @@ class Facts:
     def config_under(self, *prefixes: str) -> list[ConfigEntry]:
         """All entries below a section (``"zero_optimization"``), at any depth."""
         want = [[_norm_key(p) for p in pre.split(".")] for pre in prefixes]
+        idx = self._s.get("configs_by_any_key")
+        if idx is None:  # every entry filed under each key of its path, so a section's query costs its entries
+            idx = self._s["configs_by_any_key"] = defaultdict(list)
+            for e in self._s["configs"]:
+                for k in {_norm_key(str(x)) for x in e.keys[:-1]}:
+                    idx[k].append(e)
+        pools = [idx[w[0]] for w in want if w and w[0] in idx]
         out: list[ConfigEntry] = []
-        for e in self._s["configs"]:
+        for e in pools[0] if len(pools) == 1 else self._in_order("configs", pools) if pools else ():
             ks = [_norm_key(str(x)) for x in e.keys]
             for w in want:
                 for i in range(len(ks) - len(w) + 1):

@@ -161,7 +161,7 @@ def resolve_file(facts: Facts, ref: str) -> str | None:
         r = r[2:]
     if not r or "$" in r or "{" in r:
         return None
-    for p in facts.files:
+    for p in facts.paths_named(r.rsplit("/", 1)[-1]):  # every match ends with the reference's file name
         if p == r or p.endswith("/" + r) or r.endswith("/" + p):
             return p
     return None
