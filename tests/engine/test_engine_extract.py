@@ -553,3 +553,33 @@ def test_a_path_seen_twice_keeps_the_last_copy() -> None:
     facts = build_facts([("t.py", b"import torch\ntorch.compile(m)\n"), ("t.py", b"import torch\nx = 1\n")])
     assert list(facts.files) == ["t.py"]
     assert facts.calls("torch.compile") == [] and facts.records("calls") == []
+
+
+def test_config_under_finds_sections_at_any_depth_in_scan_order() -> None:
+    from checks.engine import build_facts
+
+    facts = build_facts([
+        ("b.json", b'{"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}}, "bf16": {"enabled": true}}'),
+        ("a.yaml", b"deepspeed:\n  zero_optimization:\n    stage: 2\nfsdp_config:\n  fsdp_offload_params: true\n"),
+        ("c.yaml", b"zero_optimization: 1\n"),  # a scalar: nothing below it
+    ])
+    got = [(e.path, e.dotted) for e in facts.config_under("zero_optimization", "fsdp_config")]
+    assert got == [
+        ("b.json", "zero_optimization.stage"), ("b.json", "zero_optimization.offload_param"),
+        ("b.json", "zero_optimization.offload_param.device"),
+        ("a.yaml", "deepspeed.zero_optimization.stage"), ("a.yaml", "fsdp_config.fsdp_offload_params"),
+    ]
+    assert [e.dotted for e in facts.config_under("deepspeed.zero_optimization")] == ["deepspeed.zero_optimization.stage"]
+    assert facts.config_under("offload_param.device") == []  # nothing below a leaf
+
+
+def test_resolve_file_by_reference() -> None:
+    from checks.engine import build_facts
+    from checks.rules.a_parallelism import resolve_file
+
+    facts = build_facts([("configs/ds/zero3.json", b"{}"), ("scripts/zero3.json", b"{}"), ("ds.json", b"{}")])
+    assert resolve_file(facts, "./configs/ds/zero3.json") == "configs/ds/zero3.json"
+    assert resolve_file(facts, "ds/zero3.json") == "configs/ds/zero3.json"
+    assert resolve_file(facts, "zero3.json") == "configs/ds/zero3.json"  # the first in scan order
+    assert resolve_file(facts, "/workspace/repo/ds.json") == "ds.json"
+    assert resolve_file(facts, "$CFG/ds.json") is None and resolve_file(facts, "missing.json") is None
