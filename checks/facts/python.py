@@ -219,6 +219,22 @@ class _Extractor(ast.NodeVisitor):
                 return self.expr(self.src(node), dotted=inner.dotted, ref=inner.ref)
         return self.expr(self.src(node))
 
+    def constant(self, node: ast.AST) -> Any:
+        """What :meth:`value` returns when that is not an :class:`Expr`, else ``_NO_VALUE``.
+
+        A name bound to a non-constant is most assignments; this answers without building the
+        expression's text, which :meth:`value` would make only to be thrown away.
+        """
+        cls = node.__class__
+        if cls is ast.Name:
+            return self.lookup(node.id)  # type: ignore[attr-defined]
+        if cls is ast.Attribute:
+            return _NO_VALUE
+        if cls is ast.Dict or cls is ast.Call:
+            v = self.value(node)
+            return _NO_VALUE if isinstance(v, Expr) else v
+        return _const(node)
+
     # -- imports ---------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
         for a in node.names:
@@ -346,8 +362,8 @@ class _Extractor(ast.NodeVisitor):
 
     def _assign_target(self, t: ast.AST, value_node: ast.AST, line: int) -> None:
         if isinstance(t, ast.Name):
-            v = self.value(value_node)
-            if not isinstance(v, Expr) and not isinstance(v, dict):
+            v = self.constant(value_node)
+            if v is not _NO_VALUE and not isinstance(v, dict):
                 self.scopes[-1][t.id] = v
                 self.out.assigns.append(Assign(self.path, line, t.id, v, self.text(line)))
             else:
