@@ -9,7 +9,7 @@ Name patterns match import-resolved dotted names by suffix on a dot boundary:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -211,6 +211,17 @@ class Facts:
                     idx[part].append(c)
             self._s["calls_by_segment"] = idx
         return idx.get(seg, [])
+
+    def calls_where(self, short: Callable[[str], bool]) -> list[Call]:
+        """Calls whose last name segment passes ``short`` (``lambda s: "flash" in s``), in repository order.
+
+        The test runs once per distinct segment, not once per call: for checks that match names by
+        a pattern rather than by the names themselves.
+        """
+        pools = [pool for s, pool in self._s["calls_by_short"].items() if short(s)]
+        if not pools:
+            return []
+        return self._keep(pools[0] if len(pools) == 1 else self._in_order("calls", pools))
 
     def calls_with_kw(self, kw: str) -> list[Call]:
         return self._keep(self._s["calls_by_kw"].get(_norm_key(kw), []))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from ..facts import Facts, Setting, truthy
@@ -69,6 +70,19 @@ def evs(items: Iterable[Any], key: str | None = None) -> list[Evidence]:
     return [Facts.ev(x, key=key) for x in items]
 
 
+@lru_cache(maxsize=4096)
+def parse_expr(text: str) -> ast.expr | None:
+    """The expression a guard, loop or argument text holds (None when it does not parse).
+
+    Memoised: a repository repeats the same few thousand guards across hundreds of thousands of
+    calls, and each check asks again. The tree is shared: callers read it, never change it.
+    """
+    try:
+        return ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def guard_flags(guard: str | None) -> list[tuple[str, bool]]:
     """The plain flags an ``if`` guard tests: ``"args.compile and not (self.eval)"`` -> ``[("compile", False), ("eval", True)]``.
 
@@ -77,9 +91,8 @@ def guard_flags(guard: str | None) -> list[tuple[str, bool]]:
     """
     if not guard:
         return []
-    try:
-        node = ast.parse(guard, mode="eval").body
-    except SyntaxError:
+    node = parse_expr(guard)
+    if node is None:
         return []
     terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
     out: list[tuple[str, bool]] = []
@@ -108,9 +121,8 @@ def flag_state(facts: Facts, name: str) -> bool | None:
 
 def _dead_branch(guard: str) -> bool:
     """``if False:`` / ``if 0:`` (or ``not True``) among the and-ed conditions: the branch never runs."""
-    try:
-        node = ast.parse(guard, mode="eval").body
-    except SyntaxError:
+    node = parse_expr(guard)
+    if node is None:
         return False
     terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
     for t in terms:

@@ -10,7 +10,7 @@ from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
-from ._helpers import HF_DEFAULTS, evs, flag_state, guard_flags, guard_off, off, on, uses_hf_trainer, value_on
+from ._helpers import HF_DEFAULTS, evs, flag_state, guard_flags, guard_off, off, on, parse_expr, uses_hf_trainer, value_on
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -353,10 +353,13 @@ def _gc_call_active(f: Facts, c: Call) -> bool:
 
 def _gc_helpers(f: Facts) -> list[Call]:
     """Calls of the project's own ``apply_fsdp_checkpointing(model)``-style helpers, behind a flag that is on or unconditional."""
+
+    def helper(short: str) -> bool:
+        return "checkpoint" in short and bool(_GC_HELPER.search(short)) and short != "apply_activation_checkpointing"
+
     out = []
-    for c in f.records("calls"):
-        if "checkpoint" in c.short and _GC_HELPER.search(c.short) and not c.name.startswith(("torch.", "deepspeed.")) \
-                and c.short not in {"apply_activation_checkpointing"} and _gc_call_active(f, c):
+    for c in f.calls_where(helper):
+        if not c.name.startswith(("torch.", "deepspeed.")) and _gc_call_active(f, c):
             out.append(c)
     return out
 
@@ -533,8 +536,10 @@ def _referenced_configs(f: Facts) -> set[str]:
     for e in f.records("configs"):
         add(e.value)
     for c in f.records("calls"):
-        for v in (*c.args, *c.kwargs.values()):
-            add(v)
+        for vals in (c.args, c.kwargs.values()):
+            for v in vals:
+                if isinstance(v, (str, tuple)):  # most call values are expressions or numbers: skip the call to add()
+                    add(v)
     for a in (*f.records("assigns"), *f.records("fields"), *f.records("arg_options")):
         add(getattr(a, "value", getattr(a, "default", None)))
     return names
@@ -691,9 +696,8 @@ def _modulus_operand(guard: str | None) -> ast.AST | None:
     """The right side of ``x % N`` in an ``if`` guard (``(step + 1) % args.accum == 0`` -> ``args.accum``)."""
     if not guard or "%" not in guard:
         return None
-    try:
-        tree = ast.parse(guard, mode="eval")
-    except SyntaxError:
+    tree = parse_expr(guard)
+    if tree is None:
         return None
     for node in ast.walk(tree):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
@@ -704,9 +708,8 @@ def _modulus_operand(guard: str | None) -> ast.AST | None:
 def _number_of(f: Facts, node: ast.AST | str | None) -> tuple[float | None, list]:
     """The number a name/attribute/constant stands for, with the settings that give it (None when unknown)."""
     if isinstance(node, str):
-        try:
-            node = ast.parse(node, mode="eval").body
-        except SyntaxError:
+        node = parse_expr(node)
+        if node is None:
             return None, []
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
         return float(node.value), []
@@ -725,9 +728,8 @@ def _range_arg(loop: str | None) -> ast.AST | None:
     """``range(accum_steps)`` -> ``accum_steps`` when the loop counts micro-steps."""
     if not loop or not _ACCUM_NAME.search(loop):
         return None
-    try:
-        node = ast.parse(loop, mode="eval").body
-    except SyntaxError:
+    node = parse_expr(loop)
+    if node is None:
         return None
     if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "range" and node.args:
         return node.args[-1] if len(node.args) == 1 else node.args[1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from ..base import Check, Context, register
@@ -158,10 +159,8 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
         if c.name.startswith("flash_attn") and value_on(f, c.kwargs.get("use_flash_attn")):
             used.append(c)
             kinds.add("flash_attention_2")
-    for c in f.records("calls"):
+    for c in f.calls_where(lambda s: "flash" in s or "xformers" in s or "sdpa" in s):
         short = c.short
-        if not ("flash" in short or "xformers" in short or "sdpa" in short):
-            continue
         if _FA_PATCH.search(short) and not short.startswith("is_") and not guard_off(f, c):
             used.append(c)
             kinds.add("xformers" if "xformers" in c.short else "sdpa" if "sdpa" in c.short else "flash_attention_2")
@@ -917,9 +916,12 @@ class D7TensorCoreAlignment(Check):
             s.name == "pad_to_multiple_of" and s.key.startswith("resize_token_embeddings") for s in pads)
         vocabs = [int(as_number(s.value) or 0) for s in dims if s.name in {"vocab_size", "padded_vocab_size"}]
 
+        padded_vocabs = sorted({w for w in vocabs if w % 64 == 0})
+
         def padded_elsewhere(v: int) -> bool:
             # nanoGPT trains with 50304 and keeps 50257 only for loading GPT-2 checkpoints: the repo pads
-            return any(w % 64 == 0 and v < w <= v + 256 for w in vocabs)
+            i = bisect.bisect_right(padded_vocabs, v)  # the smallest padded size above v
+            return i < len(padded_vocabs) and padded_vocabs[i] <= v + 256
 
         bad = [s for s in dims if int(as_number(s.value) or 0) % mult
                and not (s.name == "vocab_size" and (vocab_padded or padded_elsewhere(int(as_number(s.value) or 0))))]

@@ -336,11 +336,7 @@ _HF_MAP_KW = {"batched", "num_proc", "remove_columns", "fn_kwargs", "desc", "loa
 
 
 def _tokenizer_calls(f: Facts) -> list[Call]:
-    shorts: set[str] = set()
-    for ff in f.files.values():
-        for c in ff.calls:
-            if "tokeniz" in c.short.lower() or c.short in _TOKENIZE_SHORT:
-                shorts.add(c.short)
+    shorts = {c.short for c in f.calls_where(lambda s: "tokeniz" in s.lower() or s in _TOKENIZE_SHORT)}
     out = []
     for c in f.calls(*sorted(shorts)) if shorts else []:
         if _in_tests(c.path):

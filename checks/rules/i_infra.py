@@ -182,11 +182,11 @@ def data_locations(f: Facts) -> list[DataLoc]:
         for k in ("remote", "local", "urls"):
             for v in _split_values(c.kwargs.get(k)):
                 add(v, c, f"{c.short}({k}=)")
-    for c in f.all_calls():
+    def reads(short: str) -> bool:
+        return short not in _LOADERS and bool(_DATA_CALL.search(short)) and not _NOT_READ_CALL.search(short)
+
+    for c in f.calls_where(reads):
         if not any(isinstance(a, str) for a in c.args) and not any(isinstance(v, str) for v in c.kwargs.values()):
-            continue
-        short = c.short
-        if short in _LOADERS or not _DATA_CALL.search(short) or _NOT_READ_CALL.search(short):
             continue
         mode = c.kwargs.get("mode", c.args[1] if c.short == "open" and len(c.args) > 1 else "r")
         if isinstance(mode, str) and any(ch in mode for ch in "wax"):

@@ -583,3 +583,26 @@ def test_resolve_file_by_reference() -> None:
     assert resolve_file(facts, "zero3.json") == "configs/ds/zero3.json"  # the first in scan order
     assert resolve_file(facts, "/workspace/repo/ds.json") == "ds.json"
     assert resolve_file(facts, "$CFG/ds.json") is None and resolve_file(facts, "missing.json") is None
+
+
+def test_calls_where_tests_name_segments_in_scan_order_with_suppressions() -> None:
+    from checks.engine import build_facts
+
+    facts = build_facts([
+        ("b.py", b"from x import use_flash_attn, patch_sdpa\nuse_flash_attn(m)\nprint(1)\npatch_sdpa(m)  # accel-ignore: D1\n"),
+        ("a.py", b"from y import patch_sdpa\npatch_sdpa(m)\n"),
+    ])
+    def hit(s: str) -> bool:
+        return "flash" in s or "sdpa" in s
+
+    assert [(c.path, c.line) for c in facts.calls_where(hit)] == [("b.py", 2), ("b.py", 4), ("a.py", 2)]
+    assert [(c.path, c.line) for c in facts.for_check("D1").calls_where(hit)] == [("b.py", 2), ("a.py", 2)]
+    assert facts.calls_where(lambda s: s == "nothing") == []
+
+
+def test_parse_expr_of_guard_texts() -> None:
+    from checks.rules._helpers import guard_flags, parse_expr
+
+    assert guard_flags("args.compile and not (self.eval)") == [("compile", False), ("eval", True)]
+    assert parse_expr("a and (") is None and parse_expr("x\x00") is None  # a null byte: ValueError, not a crash
+    assert parse_expr("step % args.accum == 0") is parse_expr("step % args.accum == 0")  # parsed once
