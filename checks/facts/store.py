@@ -203,14 +203,24 @@ class Facts:
         return self._keep(_unique(out))
 
     def _calls_with_segment(self, seg: str) -> list[Call]:
-        idx = self._s.get("calls_by_segment")
-        if idx is None:  # built on the first prefix-pattern query, in the repository's order
+        """Calls whose dotted name has the segment ``seg``, in repository order.
+
+        Indexed by distinct name, not by call: a repository has tens of thousands of names and
+        hundreds of thousands of calls, and the calls of a name are found through its last segment.
+        """
+        idx = self._s.get("call_names_by_segment")
+        if idx is None:  # built on the first prefix-pattern query
             idx = defaultdict(list)
-            for c in self._s["calls"]:
-                for part in set(c.name.split(".")):
-                    idx[part].append(c)
-            self._s["calls_by_segment"] = idx
-        return idx.get(seg, [])
+            for name in {c.name for c in self._s["calls"]}:
+                for part in set(name.split(".")):
+                    idx[part].append(name)
+            self._s["call_names_by_segment"] = idx
+        names = set(idx.get(seg, ()))
+        if not names:
+            return []
+        by_short = self._s["calls_by_short"]
+        pools = [[c for c in by_short[short] if c.name in names] for short in {n.rsplit(".", 1)[-1] for n in names}]
+        return pools[0] if len(pools) == 1 else self._in_order("calls", pools)
 
     def calls_where(self, short: Callable[[str], bool]) -> list[Call]:
         """Calls whose last name segment passes ``short`` (``lambda s: "flash" in s``), in repository order.
