@@ -127,6 +127,22 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+@contextmanager
+def _gc_ignores_existing() -> Iterator[None]:
+    """Let the cyclic collector skip every object that exists now (the facts) while the checks run.
+
+    The facts are a few million immutable records without cycles; left in the collector's
+    generations, each collection the checks trigger walks them again (about 2 s of a 4 s check
+    run on the benchmark). ``gc.freeze`` parks them; new objects are still collected, reference
+    counting still frees everything, and ``gc.unfreeze`` hands them back afterwards.
+    """
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def build_facts(files: Iterable[tuple[str, bytes]], cache: FactsCache | None = None, exclude: tuple[str, ...] = ()) -> Facts:
     parsed: list[FileFacts] = []
     strings: dict[str, str] = {}  # equal source lines and keys across files share one string for the scan
@@ -191,11 +207,12 @@ def audit_files(files: Iterable[tuple[str, bytes]], root: str = ".", options: Au
     options = options or AuditOptions()
     stats = stats if stats is not None else ReadStats()
     facts = build_facts(files, options.cache, options.exclude)
-    project = detect_project(facts, hardware=options.hardware)
-    results, ignored = run_checks(facts, project, options)
     from .bottleneck import classify_bottleneck  # step zero: needs the check results
 
-    classify_bottleneck(facts, project, results)
+    with _gc_ignores_existing():
+        project = detect_project(facts, hardware=options.hardware)
+        results, ignored = run_checks(facts, project, options)
+        classify_bottleneck(facts, project, results)
     return Audit(root, project, results, stats, facts, ignored)
 
 

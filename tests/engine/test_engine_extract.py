@@ -606,3 +606,14 @@ def test_parse_expr_of_guard_texts() -> None:
     assert guard_flags("args.compile and not (self.eval)") == [("compile", False), ("eval", True)]
     assert parse_expr("a and (") is None and parse_expr("x\x00") is None  # a null byte: ValueError, not a crash
     assert parse_expr("step % args.accum == 0") is parse_expr("step % args.accum == 0")  # parsed once
+
+
+def test_an_audit_leaves_the_garbage_collector_as_it_found_it() -> None:
+    import gc
+
+    from checks.engine import audit_files
+
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    audit = audit_files([("train.py", b"import torch\nmodel = torch.compile(model)\n")])
+    assert audit.result("D2").status.value in {"used", "partial"}
+    assert gc.isenabled() and gc.get_freeze_count() == 0
