@@ -156,6 +156,8 @@ def build_facts(files: Iterable[tuple[str, bytes]], cache: FactsCache | None = N
                 if ff is None:
                     ff = extract_file(path, data, strings=strings)
                     cache.put(key, ff)
+                else:
+                    ff.share(strings)
             else:
                 ff = extract_file(path, data, strings=strings)
             parsed.append(ff)

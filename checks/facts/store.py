@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from ..model import Evidence
 from .types import (
+    RECORD_LISTS,
     ArgOption,
     Assign,
     AttrAssign,
@@ -113,7 +114,7 @@ class Facts:
             by_path = {f.path: f for f in files}  # a path seen twice (a tar archive may repeat an entry): the last wins, as on extraction
             fl = list(by_path.values())
             s: dict[str, Any] = {"files": by_path}
-            for attr in ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths"):
+            for attr in RECORD_LISTS:
                 s[attr] = [x for f in fl for x in getattr(f, attr)]
             calls_by_short: dict[str, list[Call]] = defaultdict(list)
             for c in s["calls"]:

@@ -254,6 +254,27 @@ class FileFacts:
     error: str | None = None  # parse error (the file is still listed)
     lines: int = 0
 
+    def share(self, strings: dict[str, str]) -> None:
+        """Point every record's ``text`` and ``line`` at the scan's one copy of that value.
+
+        Extraction shares them as it goes; facts loaded from a cache arrive with copies of their
+        own (a pickle shares only within one file, and never ints). Done once, on load, before any
+        check reads them: the records are immutable to their readers, so this bypasses ``frozen``
+        on purpose.
+        """
+        set_ = object.__setattr__
+        for attr in RECORD_LISTS:
+            for r in getattr(self, attr):
+                t = r.text
+                shared = strings.setdefault(t, t)
+                if shared is not t:
+                    set_(r, "text", shared)
+                if r.line > 256:  # smaller ints are shared by CPython already
+                    set_(r, "line", shared_line(r.line))
+
+
+RECORD_LISTS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths")
+
 
 @dataclass(frozen=True, slots=True)
 class Setting:

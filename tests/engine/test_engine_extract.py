@@ -617,3 +617,16 @@ def test_an_audit_leaves_the_garbage_collector_as_it_found_it() -> None:
     audit = audit_files([("train.py", b"import torch\nmodel = torch.compile(model)\n")])
     assert audit.result("D2").status.value in {"used", "partial"}
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_facts_loaded_from_the_cache_share_texts_and_lines(tmp_path) -> None:
+    from checks.engine import DirFactsCache, build_facts
+
+    body = ("import torch\n" + "\n" * 300 + "x = torch.ones(3)\n").encode()
+    files = [("a.py", body), ("b.py", body)]
+    cache = DirFactsCache(tmp_path)
+    build_facts(files, cache=cache)  # fills the cache
+    warm = build_facts(files, cache=cache)  # every file from the cache
+    a, b = (warm.files[p].calls[0] for p in ("a.py", "b.py"))
+    assert a.text == "x = torch.ones(3)" and a.text is b.text
+    assert a.line == 302 and a.line is b.line
