@@ -9,7 +9,7 @@ import os
 import pickle
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -20,7 +20,7 @@ from .model import CheckResult, Outcome, Project, Status
 from .project import detect_project
 from .source import Limits, ReadStats, SourceError, iter_directory, iter_tarball
 
-__all__ = ["Audit", "AuditOptions", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
+__all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
 #: Bump when an extractor changes what it records: cached facts of older versions are ignored.
 FACTS_VERSION = 9
@@ -32,11 +32,24 @@ class FactsCache(Protocol):
 
 
 class DirFactsCache:
-    """Parsed facts on disk, keyed by a hash of path and content (a ``synchronize`` re-parses only changed files)."""
+    """Parsed facts on disk, keyed by a hash of path and content (a ``synchronize`` re-parses only changed files).
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    The entries are pickles, and loading a pickle can run code: the directory must be one only
+    this user writes. ``private=True`` (the CLI's ``--cache``) creates it with mode 0700 and
+    refuses a directory that another user owns or that group/others may write
+    (:class:`CacheDirError`). A write that fails (disk full) only skips that entry.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], *, private: bool = False) -> None:
         self.dir = Path(directory)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if private:
+            st = self.dir.stat()
+            if st.st_uid != os.getuid() or st.st_mode & 0o022:
+                raise CacheDirError(
+                    f"{self.dir} is owned by another user or writable by group/others; "
+                    "its pickled facts could run code when loaded (chmod 700 it, or choose another directory)"
+                )
 
     def _file(self, key: str) -> Path:
         return self.dir / key[:2] / key
@@ -51,11 +64,19 @@ class DirFactsCache:
 
     def put(self, key: str, value: FileFacts) -> None:
         target = self._file(key)
-        target.parent.mkdir(exist_ok=True)
         tmp = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # unique per writer thread too
-        with open(tmp, "wb") as fh:
-            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, target)
+        try:
+            target.parent.mkdir(exist_ok=True)
+            with open(tmp, "wb") as fh:
+                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+        except OSError:  # a cache is an optimisation: a failed write (disk full, read-only) skips this entry
+            with suppress(OSError):
+                tmp.unlink(missing_ok=True)
+
+
+class CacheDirError(Exception):
+    """A facts cache directory that is not private to this user."""
 
 
 def cache_key(path: str, data: bytes) -> str:

@@ -1,7 +1,7 @@
 """``accel-audit scan PATH``: audit a directory or a .tar.gz and write the report.
 
-Exit codes: 0 done; 1 the overall score is under ``--fail-under`` (for CI); 2 the path is missing
-or the archive unreadable (with a message on standard error).
+Exit codes: 0 done; 1 the overall score is under ``--fail-under`` (for CI); 2 the path is missing,
+the archive unreadable or the cache directory unusable (with a message on standard error).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import json
 import sys
 from typing import TextIO
 
-from checks.engine import Audit, AuditOptions, audit_path
+from checks.engine import Audit, AuditOptions, CacheDirError, DirFactsCache, audit_path
 from checks.source import SourceError
 
 FORMATS = ("md", "json", "sarif")
@@ -35,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fail-under", type=_percent, metavar="PERCENT", help="exit 1 when the overall score is under PERCENT")
     p.add_argument("--hardware", help="target GPU (e.g. h100, a100, v100): precision advice only where it runs")
     p.add_argument("--output", "-o", help="write the report here instead of standard output")
+    p.add_argument("--cache", metavar="DIR", help="keep parsed facts here by content hash, so a re-scan parses only changed files (a directory only you can write: it holds pickles)")
     p.set_defaults(func=run)
 
 
@@ -66,8 +67,17 @@ def write(audit: Audit, fmt: str, lang: str, out: TextIO) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    cache_dir = getattr(args, "cache", None)
     try:
-        audit = audit_path(args.path, AuditOptions(hardware=getattr(args, "hardware", None)))
+        cache = DirFactsCache(cache_dir, private=True) if cache_dir else None
+    except OSError as exc:
+        print(f"accel-audit: cannot use the cache directory {cache_dir}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except CacheDirError as exc:
+        print(f"accel-audit: {exc}", file=sys.stderr)
+        return 2
+    try:
+        audit = audit_path(args.path, AuditOptions(hardware=getattr(args, "hardware", None), cache=cache))
     except SourceError as exc:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return 2

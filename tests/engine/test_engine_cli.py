@@ -154,3 +154,36 @@ def test_console_script_process_exit_codes(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "accel_audit.cli", "scan", str(tmp_path / "missing")],
                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert bad.returncode == 2 and "does not exist" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_scan_with_a_facts_cache_gives_the_same_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cache = tmp_path / "cache"
+    args = ["scan", str(FIXTURES / "hf_deepspeed"), "--format", "json", "--cache", str(cache)]
+    plain = _scan_json(FIXTURES / "hf_deepspeed", capsys)
+    assert main(args) == 0
+    cold = json.loads(capsys.readouterr().out)
+    entries = sorted(p.name for p in cache.rglob("*") if p.is_file())
+    assert entries and (cache.stat().st_mode & 0o777) == 0o700
+    assert main(args) == 0  # every file from the cache now
+    warm = json.loads(capsys.readouterr().out)
+    assert cold == plain and warm == plain
+    assert sorted(p.name for p in cache.rglob("*") if p.is_file()) == entries
+
+
+def test_scan_refuses_a_cache_directory_others_can_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    assert main(["scan", str(FIXTURES / "minimal_loop"), "--cache", str(shared)]) == 2
+    err = capsys.readouterr().err
+    assert "writable by group/others" in err and "pickled facts could run code" in err
+
+
+def test_a_cache_that_cannot_be_written_does_not_fail_the_scan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    for i in range(256):  # a file where every entry's folder would go: each write fails (even as root)
+        (cache / f"{i:02x}").write_text("")
+    assert main(["scan", str(FIXTURES / "minimal_loop"), "--format", "json", "--cache", str(cache)]) == 0
+    assert json.loads(capsys.readouterr().out) == _scan_json(FIXTURES / "minimal_loop", capsys)
+    assert not [p for p in cache.iterdir() if p.is_dir() or p.suffix == ".tmp"]
