@@ -57,6 +57,9 @@ _DATA_ENV = re.compile(r"^(TRAIN_)?DATA(SET)?(_(PATH|DIR|ROOT|PREFIX|FILE|HOME))
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _LOADERS = ("load_dataset", "load_from_disk", "StreamingDataset", "WebDataset")
 # a dataset class or reader called with a data file: ``LineDataset("data/train.jsonl")``, ``pd.read_parquet(...)``
+_DATA_DIR_HEAD = re.compile(r"^(\./)?data(sets?)?/?$", re.I)
+#: the joined path names where data is read: bound to a data-named variable, or read on that very line
+_DATA_DIR_LINE = re.compile(r"^\s*\w*data\w*\s*=|memmap|open\(|load", re.I)
 _DATA_CALL = re.compile(r"dataset|load|open|read|memmap|from_file|from_json|from_parquet|from_csv", re.I)
 _NOT_READ_CALL = re.compile(r"download|upload|save|dump|write|tokenizer|pretrained|checkpoint|state_dict|model|config", re.I)
 _DATA_FILE = re.compile(r"\.(jsonl|json|parquet|csv|tsv|arrow|txt|bin|npy|npz|tar|tfrecord|mds)(\.gz|\.zst)?$", re.I)
@@ -196,6 +199,11 @@ def data_locations(f: Facts) -> list[DataLoc]:
                 _DATA_FILE.search(a) or re.match(r"^(\./)?data(sets?)?/", a)
             ):
                 add(a, c, f"{c.short}()")
+    # ``data_dir = os.path.join("data", dataset)`` (nanoGPT): the repository's own data/ folder, joined in code
+    for c in f.calls("os.path.join", "posixpath.join"):
+        head = c.args[0] if c.args and isinstance(c.args[0], str) else None
+        if head and _DATA_DIR_HEAD.match(head) and _DATA_DIR_LINE.search(c.text):
+            add(head.rstrip("/") + "/", c, "os.path.join()")
     for p in f.path_literals():
         line = p.text
         if _DATA_LINE.search(line) and not _NOT_DATA_LINE.search(line):
@@ -253,6 +261,9 @@ class I1StorageColocated(Check):
         Example({"train.py": "from torch.utils.data import DataLoader\ndataset = LineDataset('data/train.jsonl', 256)\n"
                              "loader = DataLoader(dataset, batch_size=8)\n"}, U, "relative file in a dataset call"),
         Example({"eval.py": "import json\nwith open('results.json', 'w') as fh:\n    json.dump(r, fh)\n"}, N, "an output file is not data"),
+        Example({"train.py": "import os\nimport numpy as np\ndata_dir = os.path.join('data', dataset)\n"
+                             "x = np.memmap(os.path.join(data_dir, 'train.bin'), dtype=np.uint16, mode='r')\n"}, U, "nanoGPT data dir joined in code"),
+        Example({"train.py": "import os\nout_dir = os.path.join('data', 'runs')\nos.makedirs(out_dir, exist_ok=True)\n"}, N, "an output folder under data/ is not data"),
         Example({"train.yaml": "# data_path: s3://bucket/x\ndata_path: ${DATA}\n"}, N, "commented out and placeholder"),
     )
 
