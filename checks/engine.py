@@ -93,6 +93,7 @@ class AuditOptions:
     exclude: tuple[str, ...] = ()  # path globs ("examples/**")
     hardware: str | None = None  # "h100", "a100", "v100", ...
     cache: FactsCache | None = None
+    jobs: int = 1  # worker processes that parse files (1: in this process)
 
 
 @dataclass(slots=True)
@@ -164,24 +165,42 @@ def _gc_ignores_existing() -> Iterator[None]:
         gc.unfreeze()
 
 
-def build_facts(files: Iterable[tuple[str, bytes]], cache: FactsCache | None = None, exclude: tuple[str, ...] = ()) -> Facts:
+def build_facts(
+    files: Iterable[tuple[str, bytes]], cache: FactsCache | None = None, exclude: tuple[str, ...] = (), jobs: int = 1,
+) -> Facts:
+    """Parse every file once into facts (``jobs`` > 1: in that many worker processes, same facts)."""
     parsed: list[FileFacts] = []
     strings: dict[str, str] = {}  # equal source lines and keys across files share one string for the scan
-    with _gc_paused():
+
+    def slots() -> Iterator[tuple[str, bytes, FileFacts | None]]:
+        """Each file with its cached facts, or None where it must be parsed."""
         for path, data in files:
             if exclude and _excluded(path, exclude):
                 continue
-            if cache is not None:
-                key = cache_key(path, data)
-                ff = cache.get(key)
-                if ff is None:
-                    ff = extract_file(path, data, strings=strings)
-                    cache.put(key, ff)
-                else:
-                    ff.share(strings)
-            else:
-                ff = extract_file(path, data, strings=strings)
-            parsed.append(ff)
+            yield path, data, (cache.get(cache_key(path, data)) if cache is not None else None)
+
+    def local(path: str, data: bytes) -> FileFacts:
+        return extract_file(path, data, strings=strings)
+
+    with _gc_paused():
+        if jobs > 1:
+            from .parallel import extract_parallel
+
+            for path, data, ff, fresh in extract_parallel(slots(), jobs, local):
+                ff.share(strings)
+                if fresh and cache is not None:
+                    cache.put(cache_key(path, data), ff)
+                parsed.append(ff)
+        else:
+            for path, data, cached in slots():
+                if cached is not None:
+                    cached.share(strings)
+                    parsed.append(cached)
+                    continue
+                ff = local(path, data)
+                if cache is not None:
+                    cache.put(cache_key(path, data), ff)
+                parsed.append(ff)
         return Facts(parsed)
 
 
@@ -229,7 +248,7 @@ def audit_files(files: Iterable[tuple[str, bytes]], root: str = ".", options: Au
     """Audit an in-memory or streamed set of ``(path, bytes)``."""
     options = options or AuditOptions()
     stats = stats if stats is not None else ReadStats()
-    facts = build_facts(files, options.cache, options.exclude)
+    facts = build_facts(files, options.cache, options.exclude, options.jobs)
     from .bottleneck import classify_bottleneck  # step zero: needs the check results
 
     with _gc_ignores_existing():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import TextIO
 
@@ -27,6 +28,18 @@ def _percent(text: str) -> float:
     return v
 
 
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of processes: {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError("the number of processes is 0 (one per CPU) or more")
+    if n:
+        return n
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1  # the CPUs this process may use
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scan", help="audit a repository directory or .tar.gz archive")
     p.add_argument("path", help="directory or .tar.gz archive (GitHub tarball layout)")
@@ -35,6 +48,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fail-under", type=_percent, metavar="PERCENT", help="exit 1 when the overall score is under PERCENT")
     p.add_argument("--hardware", help="target GPU (e.g. h100, a100, v100): precision advice only where it runs")
     p.add_argument("--output", "-o", help="write the report here instead of standard output")
+    p.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
+                   help="parse files in N worker processes (0: one per CPU; default 1); the report is the same")
     p.add_argument("--cache", metavar="DIR", help="keep parsed facts here by content hash, so a re-scan parses only changed files (a directory only you can write: it holds pickles)")
     p.set_defaults(func=run)
 
@@ -77,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return 2
     try:
-        audit = audit_path(args.path, AuditOptions(hardware=getattr(args, "hardware", None), cache=cache))
+        audit = audit_path(args.path, AuditOptions(hardware=getattr(args, "hardware", None), cache=cache, jobs=getattr(args, "jobs", 1)))
     except SourceError as exc:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return 2

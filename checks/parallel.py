@@ -1,0 +1,96 @@
+"""Extract facts in worker processes, in input order, with a bounded window of work in flight.
+
+One job: turn a stream of ``(path, bytes)`` into a stream of :class:`FileFacts` on several
+cores. The facts are the same as :func:`checks.facts.extract_file` makes in-process (the
+workers run that very function); only the wall time changes. Files travel in batches of about
+a megabyte so that inter-process traffic is a small share of the work, and at most two batches
+per worker are in flight, so a streamed archive is never held whole in memory.
+
+Workers are started with ``spawn``: safe in a threaded process (the GitHub App's worker), and
+they import only the extractors. A worker that dies (killed, out of memory) does not lose the
+scan: its batch, and any later one, is extracted in this process instead.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from .facts import FileFacts, extract_file
+
+__all__ = ["BATCH_BYTES", "extract_parallel"]
+
+#: source bytes per batch sent to a worker
+BATCH_BYTES = 1 << 20
+_BATCH_FILES = 256
+
+
+def _extract_batch(items: list[tuple[str, bytes]]) -> list[FileFacts]:
+    """Worker side: one string table per batch, so that the pickled answer holds each repeated text once."""
+    strings: dict[str, str] = {}
+    return [extract_file(path, data, strings=strings) for path, data in items]
+
+
+#: a slot of the output, in input order: facts already known (a cache hit), or bytes to extract
+Slot = tuple[str, bytes, FileFacts | None]
+
+
+def extract_parallel(
+    slots: Iterable[Slot], jobs: int, local: Callable[[str, bytes], FileFacts], executor: Executor | None = None,
+) -> Iterator[tuple[str, bytes, FileFacts, bool]]:
+    """``(path, data, facts, fresh)`` for every slot, in input order; ``fresh`` when extracted now.
+
+    ``local(path, data)`` extracts in this process: used for the batches of a pool that broke.
+    ``executor``: the pool to use (default: ``jobs`` spawned processes); it is shut down at the end.
+    """
+    pool = executor or ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    window: deque[tuple[list[Slot], Future[list[FileFacts]] | None]] = deque()
+    broken = False
+
+    def submit(batch: list[Slot]) -> None:
+        nonlocal broken
+        todo = [(p, d) for p, d, ff in batch if ff is None]
+        fut: Future[list[FileFacts]] | None = None
+        if todo and not broken:
+            try:
+                fut = pool.submit(_extract_batch, todo)
+            except (BrokenProcessPool, RuntimeError):
+                broken = True
+        window.append((batch, fut))
+
+    def drain_one() -> Iterator[tuple[str, bytes, FileFacts, bool]]:
+        nonlocal broken
+        batch, fut = window.popleft()
+        done: list[FileFacts] | None = None
+        if fut is not None:
+            try:
+                done = fut.result()
+            except (BrokenProcessPool, OSError):
+                broken = True
+        fresh = iter(done) if done is not None else None
+        for path, data, ff in batch:
+            if ff is not None:
+                yield path, data, ff, False
+            else:
+                yield path, data, next(fresh) if fresh is not None else local(path, data), True
+
+    try:
+        batch: list[Slot] = []
+        size = 0
+        for slot in slots:
+            batch.append(slot)
+            size += len(slot[1]) if slot[2] is None else 0
+            if size >= BATCH_BYTES or len(batch) >= _BATCH_FILES:
+                submit(batch)
+                batch, size = [], 0
+                while len(window) > 2 * jobs:
+                    yield from drain_one()
+        if batch:
+            submit(batch)
+        while window:
+            yield from drain_one()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

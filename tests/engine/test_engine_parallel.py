@@ -1,0 +1,82 @@
+"""Facts extracted in worker processes are the facts extracted in-process, in the same order."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import Executor, Future
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import checks.parallel
+from accel_audit.cli import main
+from checks.engine import DirFactsCache, build_facts
+from checks.facts import extract_file
+from checks.source import Limits, ReadStats, iter_directory
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "repos"
+
+
+def _files(name: str) -> list[tuple[str, bytes]]:
+    return list(iter_directory(FIXTURES / name, Limits(), ReadStats()))
+
+
+def _records(facts: Any) -> list[tuple[str, str]]:
+    return [(path, repr(ff)) for path, ff in facts.files.items()]
+
+
+@pytest.fixture
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One file per batch: many batches, so the bounded window fills and drains."""
+    monkeypatch.setattr(checks.parallel, "BATCH_BYTES", 1)
+
+
+def test_two_workers_give_the_same_facts_in_the_same_order(small_batches: None) -> None:
+    files = _files("hf_deepspeed") + _files("megatron_pretrain")
+    assert len(files) > 8
+    assert _records(build_facts(files, jobs=2)) == _records(build_facts(files))
+
+
+def test_workers_with_a_cache_mix_hits_and_misses_in_order(small_batches: None, tmp_path: Path) -> None:
+    files = _files("llava_mllm")
+    cache = DirFactsCache(tmp_path)
+    build_facts(files[::2], cache=cache)  # every other file is cached
+    mixed = build_facts(files, cache=cache, jobs=2)
+    assert _records(mixed) == _records(build_facts(files))
+    assert len([p for p in tmp_path.rglob("*") if p.is_file()]) == len(files)  # the misses were cached too
+
+
+class _BrokenPool(Executor):
+    """A pool whose workers have died: every batch fails as a killed worker's would."""
+
+    def __init__(self) -> None:
+        self.submitted = 0
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        self.submitted += 1
+        fut: Future[Any] = Future()
+        fut.set_exception(BrokenProcessPool("a worker died"))
+        return fut
+
+
+def test_a_broken_pool_falls_back_to_this_process(small_batches: None) -> None:
+    files = _files("hf_deepspeed") + _files("megatron_pretrain")
+    pool = _BrokenPool()
+    slots = [(p, d, None) for p, d in files]
+    out = list(checks.parallel.extract_parallel(slots, 2, lambda p, d: extract_file(p, d), executor=pool))
+    assert [(p, repr(ff)) for p, _, ff, fresh in out] == [(p, repr(extract_file(p, d))) for p, d in files]
+    assert all(fresh for *_, fresh in out)
+    # batches already in flight when the first failure shows (at most 2 per worker + 1); none after it
+    assert pool.submitted <= 5 < len(files)
+
+
+def test_scan_jobs_option(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scan", str(FIXTURES / "vllm_service"), "--format", "json"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert main(["scan", str(FIXTURES / "vllm_service"), "--format", "json", "--jobs", "2"]) == 0
+    assert json.loads(capsys.readouterr().out) == one
+    with pytest.raises(SystemExit) as exc:
+        main(["scan", str(FIXTURES / "vllm_service"), "--jobs", "-1"])
+    assert exc.value.code == 2 and "0 (one per CPU) or more" in capsys.readouterr().err
