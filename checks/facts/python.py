@@ -75,6 +75,15 @@ def _const(node: ast.AST) -> Any:
     return _NO_VALUE
 
 
+class _Dispatch(dict):  # type: ignore[type-arg]
+    """Node class -> the extractor's handler (``visit_<Class>`` or ``generic_visit``), filled on first sight."""
+
+    def __missing__(self, cls: type) -> Any:
+        fn = getattr(_Extractor, "visit_" + cls.__name__, None) or _Extractor.generic_visit
+        self[cls] = fn
+        return fn
+
+
 class _Extractor(ast.NodeVisitor):
     def __init__(self, path: str, source: str, out: FileFacts, strings: dict[str, str] | None = None) -> None:
         self.path = path
@@ -92,18 +101,13 @@ class _Extractor(ast.NodeVisitor):
         self.guard_stack: list[str] = []  # conditions of the enclosing if-branches
 
     # -- dispatch (same traversal as ast.NodeVisitor, without a string build and getattr per node) --
-    _dispatch: dict[type, Any] = {}
+    _dispatch: _Dispatch
 
     def visit(self, node: ast.AST) -> Any:
-        cls = node.__class__
-        fn = self._dispatch.get(cls)
-        if fn is None:
-            fn = getattr(type(self), "visit_" + cls.__name__, None) or type(self).generic_visit
-            self._dispatch[cls] = fn
-        return fn(self, node)
+        return self._dispatch[node.__class__](self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        visit = self.visit
+        dispatch = self._dispatch
         cls = node.__class__
         fields = _CHILD_FIELDS.get(cls)
         if fields is None:
@@ -112,12 +116,12 @@ class _Extractor(ast.NodeVisitor):
             value = getattr(node, name, None)
             if value is None:
                 continue
-            if isinstance(value, list):
+            if value.__class__ is list:
                 for item in value:
                     if isinstance(item, ast.AST):
-                        visit(item)
+                        dispatch[item.__class__](self, item)
             elif isinstance(value, ast.AST):
-                visit(value)
+                dispatch[value.__class__](self, value)
 
     # -- helpers ---------------------------------------------------------
     def expr(self, text: str, dotted: str | None = None, ref: str | None = None) -> Expr:
@@ -435,25 +439,27 @@ class _Extractor(ast.NodeVisitor):
             kwargs = _NO_KWARGS
         if not kw_lines:
             kw_lines = _NO_KW_LINES
+        line = _ln(node.lineno)
         call = Call(
-            self.path, _ln(node.lineno), name, args, kwargs, self.text(node.lineno), star,
+            self.path, line, name, args, kwargs, self.text(line), star,
             self.func_stack[-1] if self.func_stack else None, kw_lines,
             self.loop_stack[-1] if self.loop_stack else None,
             self._guard_text() if self.guard_stack else None,
         )
         self.out.calls.append(call)
-        short = call.short
+        short = name[name.rfind(".") + 1:]  # Call.short
         if short == "add_argument":
             self._argparse(call)
         elif short in {"setdefault", "putenv"} and (name.startswith("os.environ") or name == "os.putenv"):
             if len(args) >= 2 and isinstance(args[0], str):
-                self.out.envs.append(EnvVar(self.path, _ln(node.lineno), args[0], "" if isinstance(args[1], Expr) else str(args[1]), "python", call.text))
-        if isinstance(node.func, ast.Attribute) and call.name.startswith("?"):
-            self.visit(node.func.value)
+                self.out.envs.append(EnvVar(self.path, line, args[0], "" if isinstance(args[1], Expr) else str(args[1]), "python", call.text))
+        dispatch = self._dispatch
+        if name[0] == "?" and isinstance(node.func, ast.Attribute):
+            dispatch[node.func.value.__class__](self, node.func.value)
         for a in node.args:
-            self.visit(a)
+            dispatch[a.__class__](self, a)
         for k in node.keywords:
-            self.visit(k.value)
+            dispatch[k.value.__class__](self, k.value)
 
     def _argparse(self, call: Call) -> None:
         flags = tuple(a for a in call.args if isinstance(a, str) and a.startswith("-"))
@@ -497,6 +503,9 @@ class _Extractor(ast.NodeVisitor):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return
         self.generic_visit(node)
+
+
+_Extractor._dispatch = _Dispatch()
 
 
 def _scalar(v: Any) -> Any:
