@@ -200,7 +200,7 @@ class Facts:
                 pool = self._calls_with_segment(seg) if seg else self._s["calls"]
             else:
                 pool = self._s["calls_by_short"].get(p.rsplit(".", 1)[-1], [])
-            out.extend(c for c in pool if name_matches(c.name, p))
+            out.extend(_named(pool, _name_of, (p,)))
         return self._keep(_unique(out))
 
     def _calls_with_segment(self, seg: str) -> list[Call]:
@@ -282,15 +282,15 @@ class Facts:
 
     def refs(self, *patterns: str) -> list[Ref]:
         pool = self._candidates("refs", map(_pattern_key, patterns))
-        return self._keep(r for r in pool if any(name_matches(r.name, p) for p in patterns))
+        return self._keep(_named(pool, _name_of, patterns))
 
     def decorators(self, *patterns: str) -> list[Decorator]:
         pool = self._candidates("decorators", map(_pattern_key, patterns))
-        return self._keep(d for d in pool if any(name_matches(d.name, p) for p in patterns))
+        return self._keep(_named(pool, _name_of, patterns))
 
     def attr_assigns(self, *patterns: str) -> list[AttrAssign]:
         pool = self._candidates("attr_assigns", map(_pattern_key, patterns))
-        return self._keep(a for a in pool if any(name_matches(a.target, p) for p in patterns))
+        return self._keep(_named(pool, _target_of, patterns))
 
     def arg_options(self, *dests: str) -> list[ArgOption]:
         return self._keep(self._candidates("arg_options", {_norm_key(d) for d in dests}))
@@ -475,6 +475,28 @@ def _shadow(cands: list[Setting]) -> list[Setting]:
     if any(c.rank >= 2 and c.source in {"config", "launcher"} for c in cands):
         return [c for c in cands if c.rank > 0]
     return cands
+
+
+def _name_of(x: Any) -> str:
+    return x.name
+
+
+def _target_of(x: Any) -> str:
+    return x.target
+
+
+def _named(pool: Iterable[T], name: Callable[[Any], str], patterns: tuple[str, ...]) -> list[T]:
+    """The records of ``pool`` whose ``name(record)`` matches one of ``patterns``: each distinct name tested once."""
+    verdict: dict[str, bool] = {}
+    out: list[T] = []
+    for x in pool:
+        n = name(x)
+        ok = verdict.get(n)
+        if ok is None:
+            ok = verdict[n] = any(name_matches(n, p) for p in patterns)
+        if ok:
+            out.append(x)
+    return out
 
 
 def _unique(items: list[T]) -> list[T]:
