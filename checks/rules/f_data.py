@@ -539,6 +539,20 @@ class F1NumWorkers(_DataCheck):
 # ---------------------------------------------------------------------------------------
 
 
+_NANOGPT_LOOP = (
+    "import numpy as np\nimport torch\n"
+    "def get_batch(split):\n"
+    "    data = np.memmap('data/train.bin', dtype=np.uint16, mode='r')\n"
+    "    x = torch.stack([torch.from_numpy(data[i:i + 1024].astype(np.int64)) for i in ix])\n"
+    "    return x.pin_memory().to('cuda', non_blocking=True)\n"
+    "X, Y = get_batch('train')\n"
+    "for micro_step in range(grad_accum):\n"
+    "    logits, loss = model(X, Y)\n"
+    "    X, Y = get_batch('train')\n"
+    "    loss.backward()\n"
+)
+
+
 @register
 class F2Prefetch(_DataCheck):
     id = "F2"
@@ -574,6 +588,9 @@ class F2Prefetch(_DataCheck):
         Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o', dataloader_num_workers=0)\ntrainer = Trainer(model=m, args=args)\n"}, N, "hf zero workers"),
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=8)\n"}, U, "default factor with workers"),
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, prefetch_factor=1)\n"}, P, "factor 1"),
+        Example({"train.py": _NANOGPT_LOOP}, P, "nanoGPT: next batch fetched ahead by hand"),
+        Example({"train.py": _NANOGPT_LOOP.replace("X, Y = get_batch('train')\nfor", "for")}, N, "batch fetched only in the loop"),
+        Example({"train.py": _NANOGPT_LOOP.replace(".pin_memory()", "")}, N, "no pinned memory"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -611,6 +628,10 @@ class F2Prefetch(_DataCheck):
                 ev.append(_ev(c, key=f"{c.short}(prefetch_queue_depth=)", value=c.kwargs["prefetch_queue_depth"]))
         values = {"prefetch_factor": int(min(factors))} if factors else {}
         if not kinds:
+            ahead = _fetched_ahead(f)
+            if ahead:
+                return Outcome(P, ahead, "the next batch is fetched ahead by hand (pinned, non_blocking copy) in the training "
+                               "process: one batch deep, and loading itself is not overlapped by worker processes", values)
             return Outcome(N, [], "no multi-process data loader found", values)
         if all(k == "used" for k in kinds):
             detail = "worker processes prefetch batches (PyTorch's default prefetch_factor=2)" if defaults else "batches prefetched with an explicit prefetch depth"
@@ -618,6 +639,23 @@ class F2Prefetch(_DataCheck):
         if all(k == "none" for k in kinds):
             return Outcome(N, _unique_ev(ev), "num_workers=0: nothing is prefetched", values)
         return Outcome(P, _unique_ev(ev), "prefetching only for some training loaders, or with a factor below 2", values)
+
+
+def _fetched_ahead(f: Facts) -> list[Evidence]:
+    """A hand-written batch function that copies pinned tensors with ``non_blocking=True`` and is called once before
+    the training loop and again inside it (nanoGPT's ``X, Y = get_batch('train')`` before ``backward()``): the next
+    batch is on its way to the GPU while the current one computes."""
+    async_copies = [c for c in f.calls_with_kw("non_blocking") if c.func and truthy(c.kwargs["non_blocking"]) is True]
+    pinned = {(c.path, c.func) for c in f.calls("pin_memory") if c.func}
+    for copy in async_copies:
+        if (copy.path, copy.func) not in pinned:
+            continue
+        sites = [c for c in f.calls(copy.func) if c.path == copy.path and c.func != copy.func and not _in_tests(c.path)]
+        first = min((c.line for c in sites if not c.loop), default=None)
+        ahead = [c for c in sites if c.loop and first is not None and c.line > first]
+        if ahead:
+            return [_ev(ahead[0], key=f"{copy.func}()"), _ev(copy, key="non_blocking", value=True)]
+    return []
 
 
 # ---------------------------------------------------------------------------------------
