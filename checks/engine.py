@@ -172,29 +172,30 @@ def build_facts(
     parsed: list[FileFacts] = []
     strings: dict[str, str] = {}  # equal source lines and keys across files share one string for the scan
 
-    def slots() -> Iterator[tuple[str, bytes, FileFacts | None]]:
-        """Each file with its cached facts, or None where it must be parsed."""
+    def slots() -> Iterator[tuple[str, bytes, FileFacts | None, str | None]]:
+        """Each file with its cached facts (None where it must be parsed) and its cache key (hashed once)."""
         for path, data in files:
             if exclude and _excluded(path, exclude):
                 continue
-            yield path, data, (cache.get(cache_key(path, data)) if cache is not None else None)
+            key = cache_key(path, data) if cache is not None else None
+            yield path, data, (cache.get(key) if cache is not None and key is not None else None), key
 
     def local(path: str, data: bytes) -> FileFacts:
         return extract_file(path, data, strings=strings)
 
     with _gc_paused():
-        results: Iterable[tuple[str, bytes, FileFacts, bool]]  # (path, data, facts, parsed now)
+        results: Iterable[tuple[str, bytes, FileFacts, bool, str | None]]  # (path, data, facts, parsed now, cache key)
         if jobs > 1:
             from .parallel import extract_parallel
 
             results = extract_parallel(slots(), jobs, local)
         else:
-            results = ((p, d, ff, False) if ff is not None else (p, d, local(p, d), True) for p, d, ff in slots())
-        for path, data, ff, fresh in results:
+            results = ((p, d, ff, False, k) if ff is not None else (p, d, local(p, d), True, k) for p, d, ff, k in slots())
+        for _path, _data, ff, fresh, key in results:
             if jobs > 1 or not fresh:
                 ff.share(strings)  # cached facts and a worker's facts arrive with copies of their own
-            if fresh and cache is not None:
-                cache.put(cache_key(path, data), ff)
+            if fresh and cache is not None and key is not None:
+                cache.put(key, ff)
             parsed.append(ff)
         return Facts(parsed)
 

@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 from .facts import FileFacts, extract_file
 
@@ -34,14 +35,15 @@ def _extract_batch(items: list[tuple[str, bytes]]) -> list[FileFacts]:
     return [extract_file(path, data, strings=strings) for path, data in items]
 
 
-#: a slot of the output, in input order: facts already known (a cache hit), or bytes to extract
-Slot = tuple[str, bytes, FileFacts | None]
+#: a slot of the output, in input order: path, bytes, the facts when already known (a cache hit) or None to
+#: extract, and a tag of the caller's (its cache key) handed back untouched
+Slot = tuple[str, bytes, FileFacts | None, Any]
 
 
 def extract_parallel(
     slots: Iterable[Slot], jobs: int, local: Callable[[str, bytes], FileFacts], executor: Executor | None = None,
-) -> Iterator[tuple[str, bytes, FileFacts, bool]]:
-    """``(path, data, facts, fresh)`` for every slot, in input order; ``fresh`` when extracted now.
+) -> Iterator[tuple[str, bytes, FileFacts, bool, Any]]:
+    """``(path, data, facts, fresh, tag)`` for every slot, in input order; ``fresh`` when extracted now.
 
     ``local(path, data)`` extracts in this process: used for the batches of a pool that broke.
     ``executor``: the pool to use (default: ``jobs`` spawned processes); it is shut down at the end.
@@ -52,7 +54,7 @@ def extract_parallel(
 
     def submit(batch: list[Slot]) -> None:
         nonlocal broken
-        todo = [(p, d) for p, d, ff in batch if ff is None]
+        todo = [(p, d) for p, d, ff, _ in batch if ff is None]
         fut: Future[list[FileFacts]] | None = None
         if todo and not broken:
             try:
@@ -61,7 +63,7 @@ def extract_parallel(
                 broken = True
         window.append((batch, fut))
 
-    def drain_one() -> Iterator[tuple[str, bytes, FileFacts, bool]]:
+    def drain_one() -> Iterator[tuple[str, bytes, FileFacts, bool, Any]]:
         nonlocal broken
         batch, fut = window.popleft()
         done: list[FileFacts] | None = None
@@ -71,11 +73,11 @@ def extract_parallel(
             except (BrokenProcessPool, OSError):
                 broken = True
         fresh = iter(done) if done is not None else None
-        for path, data, ff in batch:
+        for path, data, ff, tag in batch:
             if ff is not None:
-                yield path, data, ff, False
+                yield path, data, ff, False, tag
             else:
-                yield path, data, next(fresh) if fresh is not None else local(path, data), True
+                yield path, data, next(fresh) if fresh is not None else local(path, data), True, tag
 
     try:
         batch: list[Slot] = []

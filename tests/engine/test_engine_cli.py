@@ -162,12 +162,13 @@ def test_scan_with_a_facts_cache_gives_the_same_report(tmp_path: Path, capsys: p
     plain = _scan_json(FIXTURES / "hf_deepspeed", capsys)
     assert main(args) == 0
     cold = json.loads(capsys.readouterr().out)
-    entries = sorted(p.name for p in cache.rglob("*") if p.is_file())
+    entries = {p.name: p.stat().st_ino for p in cache.rglob("*") if p.is_file()}
     assert entries and (cache.stat().st_mode & 0o777) == 0o700
     assert main(args) == 0  # every file from the cache now
     warm = json.loads(capsys.readouterr().out)
     assert cold == plain and warm == plain
-    assert sorted(p.name for p in cache.rglob("*") if p.is_file()) == entries
+    # read, not parsed again: a parse would have replaced each entry with a new file (os.replace)
+    assert {p.name: p.stat().st_ino for p in cache.rglob("*") if p.is_file()} == entries
 
 
 def test_scan_refuses_a_cache_directory_others_can_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -64,10 +64,10 @@ class _BrokenPool(Executor):
 def test_a_broken_pool_falls_back_to_this_process(small_batches: None) -> None:
     files = _files("hf_deepspeed") + _files("megatron_pretrain")
     pool = _BrokenPool()
-    slots = [(p, d, None) for p, d in files]
+    slots = [(p, d, None, i) for i, (p, d) in enumerate(files)]
     out = list(checks.parallel.extract_parallel(slots, 2, lambda p, d: extract_file(p, d), executor=pool))
-    assert [(p, repr(ff)) for p, _, ff, fresh in out] == [(p, repr(extract_file(p, d))) for p, d in files]
-    assert all(fresh for *_, fresh in out)
+    assert [(p, repr(ff)) for p, _, ff, _, _ in out] == [(p, repr(extract_file(p, d))) for p, d in files]
+    assert all(fresh for _, _, _, fresh, _ in out) and [tag for *_, tag in out] == list(range(len(files)))
     # batches already in flight when the first failure shows (at most 2 per worker + 1); none after it
     assert pool.submitted <= 5 < len(files)
 
