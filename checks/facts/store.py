@@ -407,8 +407,9 @@ class Facts:
                 continue
             out.append(Setting(name, e.value, e.path, e.line, "config", e.text, e.dotted, 2))
         for launch, k, v in self._s["launch_args_by_key"].get(name, []):
-            if self._ok(launch.path, launch.line):
-                out.append(Setting(name, v, launch.path, launch.line, "launcher", launch.text, f"--{k}", 3, launch.script))
+            line = launch.arg_line(k)
+            if self._ok(launch.path, launch.line) and self._ok(launch.path, line):
+                out.append(Setting(name, v, launch.path, line, "launcher", launch.text, f"--{k}", 3, launch.script))
         for a in self._s["arg_options_by_key"].get(name, []):
             if self._ok(a.path, a.line):
                 out.append(Setting(name, a.default, a.path, a.line, "argparse-default", a.text, f"--{a.dest}", 0))
