@@ -17,7 +17,7 @@ from checks.engine import Audit, AuditOptions, audit_files
 from checks.facts import classify
 from checks.source import SKIP_DIRS, Limits, ReadStats, Skipped
 
-__all__ = ["GitError", "Revisions", "audit_revision", "git_diff", "iter_revision", "resolve"]
+__all__ = ["GitError", "Revisions", "audit_revision", "git_diff", "iter_revision", "read_blob", "resolve"]
 
 _GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 _SAFE = ["-c", "core.quotePath=false", "-c", "core.fsmonitor=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false"]
@@ -49,7 +49,22 @@ def _git(repo: str, *args: str, input_bytes: bytes | None = None) -> bytes:
 def _commit(repo: str, ref: str) -> str:
     if ref.startswith("-"):
         raise GitError(f"not a revision: {ref}")
-    return _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").decode().strip()
+    try:
+        _git(repo, "rev-parse", "--git-dir")
+    except GitError as exc:
+        raise GitError(f"not a git repository: {repo} ({exc})") from exc
+    try:
+        return _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").decode().strip()
+    except GitError as exc:
+        raise GitError(f"unknown revision {ref!r} in {repo}") from exc
+
+
+def read_blob(repo: str, rev: str, path: str) -> bytes | None:
+    """One file of a commit (``None`` when the commit has no such file)."""
+    try:
+        return _git(repo, "cat-file", "blob", f"{rev}:{path}")
+    except GitError:
+        return None
 
 
 def resolve(repo: str, base_ref: str, head_ref: str) -> Revisions:
