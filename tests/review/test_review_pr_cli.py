@@ -98,7 +98,7 @@ def test_demo_runs_offline_and_reviews_the_sample_pr(capsys):
     assert "```suggestion\n    --num-workers 8 \\\n```" in launcher[(26, "RIGHT")]
     by_site = {(r["check"], r["path"], r["line"], r["side"]): r for r in out["regressions"]}
     nw = by_site[("F1", "scripts/cpt_megatron.sh", 26, "RIGHT")]
-    assert (nw["before"], nw["after"], nw["key"], nw["base_line"]) == (8, 0, "--num-workers", 26)
+    assert (nw["before"], nw["after"], nw["key"], nw["base_line"]) == (8, 0, "--num-workers", 27)
     assert demo_main([]) == 0
     md = capsys.readouterr().out
     assert "## Changes in this PR" in md and "inline comment" in md
