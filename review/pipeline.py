@@ -57,6 +57,12 @@ def build_pr_review(
     # numbers are the site's own: its base value, its model)
     site_reg = {c.check for c in sites.regressions}
     site_imp = {c.check for c in sites.improvements}
+    # checks whose repository-wide value follows from another's: no prefetch without loader workers
+    for derived, cause in (("F2", "F1"),):
+        if cause in site_reg:
+            site_reg.add(derived)
+        if cause in site_imp:
+            site_imp.add(derived)
     cmp.regressions = [c for c in cmp.regressions if c.check not in site_reg]
     cmp.improvements = [c for c in cmp.improvements if c.check not in site_imp]
     placed, unplaced = attribute(cmp.regressions, base, head, diff)

@@ -85,8 +85,8 @@ def _model_note(site: Site, lang: str) -> tuple[str, str]:
     if params:
         size = 14 * params
         gb = f"{size:.0f} GB" if size >= 10 else f"{size:.1f} GB"
-        en = f" (about {gb} per full checkpoint with Adam state for the {params:g}B-parameter model `{name}` this site trains)"
-        zh = f"（本配置训练的 {params:g}B 参数模型 `{name}`，含 Adam 状态的完整检查点约 {gb}）"
+        en = f" (about {gb} per full checkpoint with Adam state for the {params:.3g}B-parameter model `{name}` this site trains)"
+        zh = f"（本配置训练的 {params:.3g}B 参数模型 `{name}`，含 Adam 状态的完整检查点约 {gb}）"
         return en, zh
     if name:
         return (f" (checkpoint size unknown: the parameter count of `{name}` is not stated in this site)",
@@ -237,6 +237,11 @@ def compare_sites(base: Audit | None, head: Audit, diff: DiffIndex, ignored: set
             hv, bv = hs.values.get(canon), bs.values.get(canon)
             raws.append(_Raw("C5", canon, v, hs, hv, bv, bv.value if bv else 1, hv.value if hv else 1))
     _emit(raws, base, head, diff, ignored, out)
+    for ch in out.regressions + out.improvements:
+        if len(ch.sites) > 1:  # a shared file: say which run configurations it changes
+            n = len(ch.sites) - (ch.path in ch.sites)
+            ch.what += f" (inherited by {n} other site(s))"
+            ch.what_zh += f"（被另外 {n} 个配置继承）"
     return out
 
 
