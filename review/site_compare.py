@@ -30,7 +30,8 @@ from .sites import CANON_CHECK, Site, SiteValue, gpus_of, model_of, seq_of, site
 
 __all__ = ["SiteComparison", "compare_sites"]
 
-_FEATURES = ("torch_compile", "gradient_checkpointing", "use_liger_kernel", "fused_optimizer", "offload_optimizer", "offload_param")
+_FEATURES = ("torch_compile", "gradient_checkpointing", "use_liger_kernel", "fused_optimizer", "offload_optimizer", "offload_param",
+             "comm_overlap")
 _SAVE_THRESHOLD, _SAVE_THRESHOLD_SMALL, _LOG_THRESHOLD = 50, 10, 10
 
 _EXTRA_RULES = {
@@ -43,6 +44,12 @@ _EXTRA_RULES = {
         "fused optimizer replaced by an unfused one: the optimizer step launches one kernel per parameter tensor and operation",
         "融合优化器被换成非融合实现：优化器每一步对每个参数张量、每个操作各启动一次内核",
         "the optimizer step runs as a few fused kernels", "优化器步以少量融合内核执行"),
+    "comm_overlap": _flag(
+        "gradient/parameter communication no longer overlaps with compute: each step waits for its all-reduce or all-gather "
+        "after the backward pass",
+        "梯度/参数通信不再与计算重叠：每一步都要在反向之后等待 all-reduce 或 all-gather 完成",
+        "gradient reduction (or parameter gathering) overlaps with the backward/forward compute",
+        "梯度归约（或参数收集）与前向/反向计算重叠"),
     "kernel_fusion": _flag(
         "a fused kernel was switched off (`--no-*-fusion`): the fused ops run as separate kernels with extra memory traffic",
         "关闭了融合内核（`--no-*-fusion`）：原本融合的算子分开执行，显存读写增加",

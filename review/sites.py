@@ -37,7 +37,7 @@ CANON_CHECK: dict[str, str] = {
     "offload_optimizer": "C4", "offload_param": "C4", "zero_stage": "A3", "num_workers": "F1", "prefetch_factor": "F2",
     "pin_memory": "F3", "save_steps": "I3", "logging_steps": "I4", "eval_steps": "I5", "use_liger_kernel": "D5",
     "fused_optimizer": "D6", "kernel_fusion": "D6", "gradient_accumulation_steps": "C5", "micro_batch_size": "C5",
-    "global_batch_size": "C5",
+    "global_batch_size": "C5", "comm_overlap": "E2",
 }
 
 _PRECISION_KEYS = {"bf16", "fp16", "pure_bf16", "half", "amp", "use_amp", "mixed_precision", "precision", "torch_dtype", "dtype",
@@ -48,6 +48,7 @@ _EXTRA: dict[str, tuple[str, ...]] = {
     "micro_batch_size": ("per_device_train_batch_size", "micro_batch_size", "train_micro_batch_size_per_gpu", "micro_batch_size_per_gpu",
                          "batch_size"),
     "global_batch_size": ("global_batch_size", "train_batch_size", "global_train_batch_size", "total_batch_size"),
+    "comm_overlap": ("overlap_grad_reduce", "overlap_param_gather", "overlap_comm", "zero_optimization.overlap_comm", "encoder_ddp_overlap"),
 }
 _CANON_OF: dict[str, str] = {}
 for _canon, _aliases in {**ALIASES, **_EXTRA}.items():
@@ -176,6 +177,8 @@ def _canon_value(canon: str, key: str, value: Any) -> Any:
         return value.strip().lower() in ("cpu", "nvme")
     if canon == "zero_stage":
         return as_number(value)
+    if canon == "comm_overlap":
+        return truthy(value)
     if isinstance(value, bool):
         return value
     n = as_number(value)

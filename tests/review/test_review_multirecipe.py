@@ -1,6 +1,6 @@
 """A PR on a repository shaped like LLaMA-Factory + Megatron-LM: dozens of recipes, shared defaults, a launcher
 directory with backslash-continued commands, a new recipe. Every expected inline comment is asserted with its
-path, line, side, check, base value and head value (fixtures/repos/multirecipe/{base,head})."""
+path, line, side, check, base value and head value (fixtures/review/multirecipe/{base,head})."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from accel_audit.cli import main
 
 from .review_util import make_repo
 
-FIX = Path(__file__).resolve().parents[2] / "fixtures" / "repos" / "multirecipe"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "review" / "multirecipe"
 
 
 def _tree(side: str) -> dict[str, bytes]:
