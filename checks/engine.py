@@ -170,7 +170,9 @@ def build_facts(
 ) -> Facts:
     """Parse every file once into facts (``jobs`` > 1: in that many worker processes, same facts)."""
     parsed: list[FileFacts] = []
-    strings: dict[str, str] = {}  # equal source lines and keys across files share one string for the scan
+    # equal source lines and keys across files share one string for the scan; a cache that carries its own table
+    # (``accel-audit pr``'s in-memory cache shared by base and head) shares it across the audits that use it
+    strings: dict[str, str] = getattr(cache, "strings", None) or {}
 
     def slots() -> Iterator[tuple[str, bytes, FileFacts | None, str | None]]:
         """Each file with its cached facts (None where it must be parsed) and its cache key (hashed once)."""

@@ -55,8 +55,9 @@ def build_pr_review(
     cmp = compare_audits(base, head)
     # the per-site verdict replaces the repository-wide one for the same check and direction (no duplicate, and the
     # numbers are the site's own: its base value, its model)
-    site_reg = {c.check for c in sites.regressions}
-    site_imp = {c.check for c in sites.improvements}
+    # (both directions: a site that regressed is not also credited by a repository-wide value that moved the other way)
+    site_reg = {c.check for c in sites.regressions} | {c.check for c in sites.improvements}
+    site_imp = set(site_reg)
     # checks whose repository-wide value follows from another's: no prefetch without loader workers
     for derived, cause in (("F2", "F1"),):
         if cause in site_reg:

@@ -132,6 +132,11 @@ def _batch(site: Site) -> tuple[float, float, float | None]:
 def _batch_change(b: Site, h: Site) -> tuple[str, Verdict] | None:
     if "gradient_accumulation_steps" not in b.values and "gradient_accumulation_steps" not in h.values:
         return None
+    names = ("gradient_accumulation_steps", "micro_batch_size", "global_batch_size")
+    if any(n in b.unknown or n in h.unknown for n in names):
+        return None
+    if not (b.absence_known and h.absence_known) and any((n in b.values) != (n in h.values) for n in names):
+        return None  # a missing value may be inherited from code (nanoGPT's train.py globals): unknown
     gas_b, mb_b, gb_b = _batch(b)
     gas_h, mb_h, gb_h = _batch(h)
     if gb_b is not None and gb_b == gb_h:
@@ -222,9 +227,11 @@ def compare_sites(base: Audit | None, head: Audit, diff: DiffIndex, ignored: set
             raws += _new_site(hs, all_base)
             continue
         for canon in sorted(set(hs.values) | set(bs.values)):
-            if canon in ("gradient_accumulation_steps", "micro_batch_size", "global_batch_size"):
+            if canon in ("gradient_accumulation_steps", "micro_batch_size", "global_batch_size") or canon in hs.unknown | bs.unknown:
                 continue
             hv, bv = hs.values.get(canon), bs.values.get(canon)
+            if (hv is None or bv is None) and not (hs.absence_known and bs.absence_known):
+                continue  # missing on one side may be an expression the facts do not hold: unknown, not removed
             if hv is not None and bv is not None and fmt(hv.value) == fmt(bv.value):
                 continue
             before = bv.value if bv is not None else _absent(canon, hv)  # type: ignore[arg-type]

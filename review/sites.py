@@ -101,6 +101,12 @@ class Site:
     own: dict[str, SiteValue] = field(default_factory=dict)  # what the site sets itself
     refs: list[str] = field(default_factory=list)  # files whose settings it inherits or references
     raw: dict[str, Any] = field(default_factory=dict)  # every scalar key of the site (normalised) -> value, for the model lookup
+    unknown: set[str] = field(default_factory=set)  # settings the site sets to something not statically known (an expression)
+
+    @property
+    def absence_known(self) -> bool:
+        """Whether a setting missing here is really unset: module globals record constants only (``dtype = 'bf16' if x else ...``)."""
+        return self.kind != "globals"
 
 
 def canonical(key: str) -> str | None:
@@ -188,9 +194,14 @@ def _canon_value(canon: str, key: str, value: Any) -> Any:
     return t if t is not None else value
 
 
-def _add(values: dict[str, SiteValue], key: str, raw: Any, path: str, line: int, text: str, inherited: bool = False) -> None:
+def _add(values: dict[str, SiteValue], key: str, raw: Any, path: str, line: int, text: str, inherited: bool = False,
+         unknown: set[str] | None = None) -> None:
     canon = canonical(key)
-    if canon is None or not _scalar(raw) or isinstance(raw, Expr):
+    if canon is None:
+        return
+    if not _scalar(raw) or isinstance(raw, Expr):
+        if unknown is not None:
+            unknown.add(canon)
         return
     v = _canon_value(canon, key, raw)
     if v is None:
@@ -225,7 +236,7 @@ def _recipe(ff: FileFacts) -> Site | None:
             continue
         if _scalar(e.value):
             site.raw.setdefault(e.key.lower(), e.value)
-        _add(site.own, dotted, e.value, e.path, e.line, e.text)
+        _add(site.own, dotted, e.value, e.path, e.line, e.text, unknown=site.unknown)
     return site  # even without a known setting: a key the PR removes must still compare with base
 
 
@@ -241,7 +252,7 @@ def _launch_sites(ff: FileFacts) -> list[Site]:
             if _scalar(v):
                 site.raw.setdefault(k.lower(), v)
             line = la.arg_line(k)
-            _add(site.own, f"--{k}", v, la.path, line, la.text)
+            _add(site.own, f"--{k}", v, la.path, line, la.text, unknown=site.unknown)
             if k.lower() in _REF_KEYS and isinstance(v, str):
                 site.refs.append(v)
         if la.script and la.script.endswith((".yaml", ".yml", ".json")):
@@ -266,7 +277,7 @@ def _call_sites(ff: FileFacts) -> list[Site]:
         for k, v in c.kwargs.items():
             if _scalar(v):
                 site.raw.setdefault(k.lower(), v)
-            _add(site.own, f"{short}({k}=)", v, c.path, c.kw_line(k), c.text)
+            _add(site.own, f"{short}({k}=)", v, c.path, c.kw_line(k), c.text, unknown=site.unknown)
         out.append(site)
     return out
 

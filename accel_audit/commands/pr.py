@@ -119,6 +119,7 @@ class SharedFacts:
     def __init__(self) -> None:
         self._d: dict[str, FileFacts] = {}
         self.hits = 0
+        self.strings: dict[str, str] = {"": ""}  # one string table for both audits (see checks.engine.build_facts)
 
     def get(self, key: str) -> FileFacts | None:
         ff = self._d.get(key)
@@ -139,14 +140,30 @@ def base_options(repo: str, base_rev: str) -> tuple[AuditOptions, list[str]]:
     return AuditOptions(ignore=cfg.ignore, exclude=cfg.exclude, hardware=cfg.hardware, cache=SharedFacts()), loaded.errors
 
 
+def audit_pair(repo: str, revs: Revisions, options: AuditOptions) -> tuple[Audit, Audit]:
+    """Audit base, then head, sharing the facts of unchanged files (``options.cache``: a :class:`SharedFacts`).
+
+    The base's query indexes are dropped while head is audited and rebuilt from its file facts
+    afterwards (the facts themselves are shared with head): the two sets of indexes never
+    coexist with head's audit working memory.
+    """
+    from checks.facts import Facts
+
+    base = audit_revision(repo, revs.base, options)
+    base_files = list(base.facts.files.values())
+    base.facts = Facts(())  # type: ignore[assignment]
+    head = audit_revision(repo, revs.head, options)
+    base.facts = Facts(base_files)
+    return base, head
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         revs = resolve(args.repo, args.base, args.head)
         options, errors = base_options(args.repo, revs.base)
         for err in errors:
             print(f"accel-audit: base config ignored: {err}", file=sys.stderr)
-        base = audit_revision(args.repo, revs.base, options)
-        head = audit_revision(args.repo, revs.head, options)
+        base, head = audit_pair(args.repo, revs, options)
         diff_text = git_diff(args.repo, revs.base, revs.head)
     except GitError as exc:
         print(f"accel-audit: {exc}", file=sys.stderr)

@@ -27,7 +27,7 @@ _WRAPPERS = {"srun", "mpirun", "mpiexec", "nohup", "env", "exec", "time", "sudo"
 _WRAPPER_SUBCMDS = {"run"}  # uv run / poetry run / conda run
 _PYTHON = re.compile(r"^(.*/)?python(3(\.\d+)?)?$")
 # launcher flags that never take a value
-_BOOL_LAUNCHER_FLAGS = {"standalone", "no_python", "no-python", "module", "m", "use_env", "use-env", "multi_gpu", "multi-gpu", "use_deepspeed", "use-deepspeed", "use_fsdp", "use-fsdp", "no_local_rank", "no-local-rank", "tee", "autotuning"}
+_BOOL_LAUNCHER_FLAGS = {"standalone", "no_python", "no-python", "module", "m", "use_env", "use-env", "multi_gpu", "multi-gpu", "use_deepspeed", "use-deepspeed", "use_fsdp", "use-fsdp", "no_local_rank", "no-local-rank", "autotuning"}
 
 
 class _Word(str):

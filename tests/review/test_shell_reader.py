@@ -116,3 +116,15 @@ def test_flags_assigned_to_a_variable_on_one_line_carry_the_assignment_line() ->
     [launch] = _launches('ARGS="--bf16 --num_workers 8"\n\npython train.py $ARGS --lr 1\n')
     assert launch.script_args == {"bf16": True, "num_workers": 8, "lr": 1}
     assert (launch.arg_line("bf16"), launch.arg_line("num_workers"), launch.arg_line("lr")) == (1, 1, 3)
+
+
+def test_torchrun_tee_takes_a_value_and_module_scripts_follow() -> None:
+    text = (
+        "TORCHRUN_ARGS=(\n  --standalone\n  --nproc-per-node 8\n  --redirects 3\n  --tee 3\n)\n"
+        'uv run --extra ssm python -m torch.distributed.run \\\n  "${TORCHRUN_ARGS[@]}" \\\n  -m examples.mimo.pretrain_mimo \\\n'
+        "  --bf16 \\\n  --overlap-grad-reduce\n"
+    )
+    [launch] = _launches(text)
+    assert launch.launcher == "torchrun" and launch.script == "examples.mimo.pretrain_mimo"
+    assert launch.launcher_args["tee"] == 3 and launch.script_args == {"bf16": True, "overlap_grad_reduce": True}
+    assert launch.arg_line("overlap_grad_reduce") == 11
