@@ -67,8 +67,17 @@ class SiteComparison:
     sites: int = 0  # sites compared
 
 
-def _absent(canon: str, other: SiteValue) -> Any:
+_MEGATRON_HINTS = ("tensor_model_parallel_size", "num_layers", "micro_batch_size", "global_batch_size", "data_path", "seq_length")
+
+
+def _megatron(site: Site) -> bool:
+    return site.kind == "launch" and sum(k in site.raw for k in _MEGATRON_HINTS) >= 2
+
+
+def _absent(canon: str, other: SiteValue, site: Site | None = None) -> Any:
     """What applies when a site does not set ``canon`` (None: unknown, nothing is compared)."""
+    if canon == "num_workers" and site is not None and _megatron(site):
+        return 2  # Megatron-LM's --num-workers default
     if canon == "precision":
         return "fp32"
     if canon in _FEATURES or canon == "kernel_fusion":
@@ -234,8 +243,8 @@ def compare_sites(base: Audit | None, head: Audit, diff: DiffIndex, ignored: set
                 continue  # missing on one side may be an expression the facts do not hold: unknown, not removed
             if hv is not None and bv is not None and fmt(hv.value) == fmt(bv.value):
                 continue
-            before = bv.value if bv is not None else _absent(canon, hv)  # type: ignore[arg-type]
-            after = hv.value if hv is not None else _absent(canon, bv)  # type: ignore[arg-type]
+            before = bv.value if bv is not None else _absent(canon, hv, bs)  # type: ignore[arg-type]
+            after = hv.value if hv is not None else _absent(canon, bv, hs)  # type: ignore[arg-type]
             if before is None or after is None:
                 continue
             key = (hv or bv).key  # type: ignore[union-attr]

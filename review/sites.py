@@ -43,7 +43,8 @@ CANON_CHECK: dict[str, str] = {
 _PRECISION_KEYS = {"bf16", "fp16", "pure_bf16", "half", "amp", "use_amp", "mixed_precision", "precision", "torch_dtype", "dtype",
                    "bf16.enabled", "fp16.enabled", "params_dtype"}
 _EXTRA: dict[str, tuple[str, ...]] = {
-    "use_liger_kernel": ("use_liger_kernel", "enable_liger_kernel", "use_liger", "liger_kernel"),
+    "use_liger_kernel": ("use_liger_kernel", "enable_liger_kernel", "use_liger", "liger_kernel", "liger_rms_norm", "liger_glu_activation",
+                         "liger_rope", "liger_layer_norm", "liger_fused_linear_cross_entropy", "liger_cross_entropy"),  # axolotl's switches
     "fused_optimizer": ("optim", "optimizer", "optimizer_type"),
     "micro_batch_size": ("per_device_train_batch_size", "micro_batch_size", "train_micro_batch_size_per_gpu", "micro_batch_size_per_gpu",
                          "batch_size"),
@@ -207,6 +208,8 @@ def _add(values: dict[str, SiteValue], key: str, raw: Any, path: str, line: int,
     if v is None:
         return
     sv = SiteValue(canon, key, v, raw, path, line, text, inherited)
+    if canon in ("use_liger_kernel", "comm_overlap") and canon in values and values[canon].value:
+        return  # several switches of one feature (axolotl's liger_*): the first one that is on speaks for it
     if canon == "precision":
         old = values.get("precision")
         if v == "off":
