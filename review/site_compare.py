@@ -33,6 +33,9 @@ __all__ = ["SiteComparison", "compare_sites"]
 _FEATURES = ("torch_compile", "gradient_checkpointing", "use_liger_kernel", "fused_optimizer", "offload_optimizer", "offload_param",
              "comm_overlap")
 _SAVE_THRESHOLD, _SAVE_THRESHOLD_SMALL, _LOG_THRESHOLD = 50, 10, 10
+#: settings a new site is compared on with the repository's prevailing value
+_PREVAILING = ("save_steps", "logging_steps", "eval_steps", "num_workers", "prefetch_factor", "pin_memory", "precision",
+               "attn_implementation", "torch_compile", "use_liger_kernel", "fused_optimizer", "kernel_fusion")
 
 _EXTRA_RULES = {
     "use_liger_kernel": _flag(
@@ -277,6 +280,8 @@ def _new_site(hs: Site, base_sites: list[Site]) -> list[_Raw]:
     raws: list[_Raw] = []
     _, params, lora, _ = model_of(hs)
     for canon, hv in hs.own.items():
+        if canon not in _PREVAILING:
+            continue  # ZeRO stage, offload, checkpointing, batch: chosen per model and hardware, not a house style
         prev = _prevailing(base_sites, hs.kind, canon)
         verdict: Verdict | None = None
         before: Any = None
