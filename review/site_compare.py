@@ -276,8 +276,15 @@ def _label(key: str) -> str:
     return key
 
 
+def _config_module(path: str) -> bool:
+    parts = path.lower().split("/")
+    return any(p in ("config", "configs", "recipes") for p in parts[:-1]) or "config" in parts[-1]
+
+
 def _new_site(hs: Site, base_sites: list[Site]) -> list[_Raw]:
     raws: list[_Raw] = []
+    if hs.kind == "globals" and not _config_module(hs.path):
+        return raws  # constants of a new module are not a run configuration unless it is a config module
     _, params, lora, _ = model_of(hs)
     for canon, hv in hs.own.items():
         if canon not in _PREVAILING:
