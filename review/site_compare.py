@@ -272,7 +272,9 @@ def compare_sites(base: Audit | None, head: Audit, diff: DiffIndex, ignored: set
 
 
 def _label(key: str) -> str:
-    """A key as a comment names it: the keyword of a call (``DataLoader(num_workers=)`` stays), a flag with dashes."""
+    """A key as a comment names it: a call keyword as ``num_workers=`` (the call is named by the site), others as written."""
+    if key.endswith("=)") and "(" in key:
+        return key[key.index("(") + 1 : -1]
     return key
 
 
@@ -295,11 +297,11 @@ def _new_site(hs: Site, base_sites: list[Site]) -> list[_Raw]:
         note = ""
         if prev is not None:
             pv, n, total = prev
-            v = _judge(canon, hv.key, pv.value, hv.value, hs)
+            v = _judge(canon, _label(hv.key), pv.value, hv.value, hs)
             if v is not None and v.direction < 0:
                 kind = {"recipe": "recipes", "launch": "launch commands", "call": "calls", "globals": "config modules"}[hs.kind]
-                verdict = Verdict(-1, f"`{hv.key}` {fmt(hv.value)} in a new {hs.kind} (the repository's other {kind}: {fmt(pv.value)} in {n} of {total})",
-                                  v.why, f"新增的配置中 `{hv.key}` 为 {fmt(hv.value)}（仓库中其他配置：{total} 个中 {n} 个为 {fmt(pv.value)}）", v.why_zh)
+                verdict = Verdict(-1, f"`{_label(hv.key)}` {fmt(hv.value)} in a new {hs.kind} (the repository's other {kind}: {fmt(pv.value)} in {n} of {total})",
+                                  v.why, f"新增的配置中 `{_label(hv.key)}` 为 {fmt(hv.value)}（仓库中其他配置：{total} 个中 {n} 个为 {fmt(pv.value)}）", v.why_zh)
                 before = pv.value
                 note = f"prevailing in {n} of {total}"
         n_after = as_number(hv.value)
@@ -309,20 +311,17 @@ def _new_site(hs: Site, base_sites: list[Site]) -> list[_Raw]:
         elif canon == "logging_steps" and n_after is not None and n_after >= 1:
             threshold = _LOG_THRESHOLD
         if threshold is not None and n_after is not None and n_after < threshold:
-            tv = _judge(canon, hv.key, threshold, n_after, hs)
+            tv = _judge(canon, _label(hv.key), threshold, n_after, hs)
             if verdict is None and tv is not None:
-                what = f"`{hv.key}: {fmt(hv.value)}` in a new {hs.kind} (threshold: every {threshold} steps or more)"
-                why = tv.why.replace(f"{threshold}× more", "more").replace(f"{_x(threshold / n_after)} more", f"{_x(threshold / n_after)} more than at the threshold:")
-                verdict = Verdict(-1, what, why, f"新增配置中 `{hv.key}: {fmt(hv.value)}`（阈值：至少每 {threshold} 步）", tv.why_zh)
+                what = f"`{_label(hv.key)}` {fmt(hv.value)} in a new {hs.kind} (threshold: every {threshold} steps or more)"
+                why = f"Against the threshold of every {threshold} steps: {tv.why}"
+                verdict = Verdict(-1, what, why, f"新增配置中 `{_label(hv.key)}` 为 {fmt(hv.value)}（阈值：至少每 {threshold} 步）",
+                                  f"与阈值（每 {threshold} 步）相比：{tv.why_zh}")
                 before = threshold
                 note = f"threshold {threshold}"
         if verdict is not None:
             raws.append(_Raw(CANON_CHECK.get(canon, "?"), canon, verdict, hs, hv, None, before, hv.value, True, note))
     return raws
-
-
-def _x(r: float) -> str:
-    return f"{r:.0f}×" if r >= 10 or float(r).is_integer() else f"{r:.1f}×"
 
 
 def _suppressed(audit: Audit | None, path: str, line: int, check: str) -> bool:
