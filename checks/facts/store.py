@@ -448,6 +448,8 @@ class Facts:
         """Evidence from any fact record (or a Setting)."""
         if isinstance(fact, Setting):
             return Evidence(fact.path, fact.line, fact.text, key or fact.key, fact.value if value is None else value)
+        if isinstance(fact, Launch) and key and key.startswith("-"):  # a flag of a continued command: the line that holds it
+            return Evidence(fact.path, fact.arg_line(key.lstrip("-").replace("-", "_")), fact.text, key, value)
         return Evidence(fact.path, fact.line, getattr(fact, "text", ""), key, value)
 
 
