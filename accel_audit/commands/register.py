@@ -72,10 +72,7 @@ def new_app_url(github_url: str, org: str | None, state: str) -> str:
 
 
 def load_manifest() -> dict[str, Any]:
-    """``deploy/app-manifest.json`` of a checkout, else the copy shipped in the package."""
-    repo_copy = Path(__file__).resolve().parents[2] / "deploy" / "app-manifest.json"
-    if repo_copy.is_file():
-        return json.loads(repo_copy.read_text(encoding="utf-8"))
+    """The App manifest shipped in the package (a copy of ``deploy/app-manifest.json``; a test keeps them equal)."""
     return json.loads(resources.files("accel_audit").joinpath("app-manifest.json").read_text(encoding="utf-8"))
 
 
