@@ -23,8 +23,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checks.engine import Audit, AuditOptions, CacheDirError, DirFactsCache, audit_files
-from checks.facts import classify
+from checks.engine import Audit, AuditOptions, CacheDirError, DirFactsCache, FactsCache, audit_files
+from checks.facts import FileFacts, classify
 from checks.source import Limits, ReadStats, Skipped
 
 from .gitlocal import GitError, Revisions, _commit, _git, _skip, audit_revision
@@ -198,6 +198,28 @@ def default_cache_dir(repo: str) -> Path:
     return Path(git_dir) / "accel-audit" / "facts"
 
 
+class SharedFacts:
+    """A facts cache in front of another (or none): the head's unchanged files reuse the base's parsed facts
+    in memory instead of parsing or unpickling them a second time (records are immutable to their readers)."""
+
+    def __init__(self, inner: FactsCache | None = None) -> None:
+        self.inner = inner
+        self.memo: dict[str, FileFacts] = {}
+
+    def get(self, key: str) -> FileFacts | None:
+        value = self.memo.get(key)
+        if value is None and self.inner is not None:
+            value = self.inner.get(key)
+            if value is not None:
+                self.memo[key] = value
+        return value
+
+    def put(self, key: str, value: FileFacts) -> None:
+        self.memo[key] = value
+        if self.inner is not None:
+            self.inner.put(key, value)
+
+
 def review_inputs(repo: str, base_ref: str, options: AuditOptions | None = None, *, use_cache: bool = True) -> WorktreeInputs:
     """Audits of ``base_ref`` and of the working tree, and the diff between them.
 
@@ -211,11 +233,13 @@ def review_inputs(repo: str, base_ref: str, options: AuditOptions | None = None,
     changes = worktree_changes(repo, base_commit, options.limits)
     if not changes.changed and not changes.removed:
         return WorktreeInputs(revs, None, None, "", [], [])
-    if options.cache is None and use_cache:
+    disk = options.cache
+    if disk is None and use_cache:
         try:
-            options = dataclasses.replace(options, cache=DirFactsCache(default_cache_dir(repo), private=True))
+            disk = DirFactsCache(default_cache_dir(repo), private=True)
         except (OSError, CacheDirError):
             pass  # an unusable cache only costs time
+    options = dataclasses.replace(options, cache=SharedFacts(disk))
     base = audit_revision(repo, base_commit, options)
     head = audit_files(iter(changes.files), f"{repo}@{WORKTREE_REF}", options, changes.stats)
     return WorktreeInputs(revs, base, head, worktree_diff(repo, changes), changes.changed, changes.removed)

@@ -157,3 +157,13 @@ def test_head_or_worktree_is_required(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "--head REF or --worktree" in capsys.readouterr().err
     assert main(["pr", "--repo", str(repo), "--base", "nope", "--worktree"]) == 2
     assert "accel-audit: " in capsys.readouterr().err
+
+
+def test_unchanged_files_share_the_base_facts(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    _edit_bf16_away(repo)
+    inputs = review_inputs(str(repo), "HEAD", use_cache=False)
+    base, head = inputs.base.facts.files, inputs.head.facts.files
+    assert head["train.py"] is base["train.py"]  # parsed once, for both audits
+    assert head["configs/train.yaml"] is not base["configs/train.yaml"]
+    assert not default_cache_dir(str(repo)).exists()
