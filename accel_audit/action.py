@@ -36,11 +36,12 @@ from checks.engine import Audit, AuditOptions, CacheDirError, DirFactsCache, aud
 from checks.source import SourceError
 from review.gitlocal import GitError, Revisions, audit_revision, git_diff, resolve
 from review.model import PRReview
+from review.worktree import SharedFacts
 
 from .localconfig import LocalConfig, config_at, config_in, options_for
 
 PR_EVENTS = ("pull_request", "pull_request_target")
-SUMMARY_LIMIT = 1_000_000  # GitHub takes up to 1 MiB of job summary per step
+SUMMARY_LIMIT = 300_000  # characters: GitHub takes up to 1 MiB of job summary per step, and a CJK character or a bar is 3 bytes
 
 
 class ActionError(Exception):
@@ -195,7 +196,9 @@ def _summary(audit: Audit, *, lang: str, loaded: LoadedConfig, notes: list[str],
             lines.append(f"- **{ch.check}** {ch.what}{where}: {ch.why}")
         parts.append("\n".join(lines))
     head = "\n\n".join(parts) + "\n\n"
-    return head + render_markdown(audit, lang=lang, max_chars=max(10_000, SUMMARY_LIMIT - len(head)))
+    if len(head) > SUMMARY_LIMIT // 2:
+        head = head[: SUMMARY_LIMIT // 2].rsplit("\n", 1)[0] + "\n\n_(folded to fit the job summary)_\n\n"
+    return head + render_markdown(audit, lang=lang, max_chars=SUMMARY_LIMIT - len(head))
 
 
 def run(env: Mapping[str, str]) -> Result:
@@ -217,7 +220,7 @@ def run(env: Mapping[str, str]) -> Result:
     if len(cfg.projects) > 1 or cfg.projects[0].path:
         notes.append("`projects`: the Action audits the whole repository; the App gives each project its own check run")
     lang = inputs.language or cfg.language
-    options = options_for(cfg, AuditOptions(cache=_cache(env)))
+    options = options_for(cfg, AuditOptions(cache=SharedFacts(_cache(env))))  # the scan, base and head share unchanged files' facts
 
     try:
         scanned = audit_path(root, options)
