@@ -18,7 +18,7 @@ from .base import Check, Context, all_checks
 from .facts import Facts, FileFacts, extract_file
 from .model import CheckResult, Outcome, Project, Status
 from .project import detect_project
-from .source import Limits, ReadStats, SourceError, iter_directory, iter_tarball
+from .source import Limits, ReadStats, SourceError, iter_directory, iter_tarball, looks_like_archive
 
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
@@ -265,6 +265,9 @@ def audit_path(path: str | os.PathLike[str], options: AuditOptions | None = None
         return audit_files(iter_directory(p, options.limits, stats), str(path), options, stats)
     if p.is_file():
         with open(p, "rb") as fh:
+            if not looks_like_archive(fh.read(512)):
+                raise SourceError(f"not a directory or archive (.tar.gz, .tar): {path}")
+            fh.seek(0)
             return audit_tarball(fh, str(path), options, stats)
     raise SourceError(f"path does not exist: {path}")
 

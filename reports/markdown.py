@@ -119,8 +119,17 @@ def _overview(ctx: _Ctx, fold: Fold) -> dict[str, Any]:
         "reasons": [clip(r, 300) for r in reasons[: fold.reasons]],
         "ignored": ", ".join(ctx.audit.ignored),
         "parse_errors": ", ".join(code(path, 80) for path, _ in errors[:10]) + (f" (+{len(errors) - 10})" if len(errors) > 10 else ""),
-        "skipped": str(len(stats.skipped)) if stats.skipped else "",
+        "skipped": _skipped(stats.skipped),
     }
+
+
+def _skipped(skipped: list[Any], shown: int = 10) -> str:
+    """How many files were passed over, and the first ones with the reason (the JSON report lists them all)."""
+    if not skipped:
+        return ""
+    items = ", ".join(f"{code(s.path, 80)} ({clip(s.reason, 60)})" for s in skipped[:shown])
+    more = f" (+{len(skipped) - shown})" if len(skipped) > shown else ""
+    return f"{len(skipped)}: {items}{more}"
 
 
 def _row_details(ctx: _Ctx, results: list[CheckResult]) -> str:

@@ -36,7 +36,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("pr", help="review the changes between two revisions of a local git repository, as the bot would on a PR")
     p.add_argument("--repo", default=".", help="local git repository (default: the current directory)")
     p.add_argument("--base", required=True, help="base revision (the PR's target branch)")
-    p.add_argument("--head", required=True, help="head revision (the PR's branch)")
+    p.add_argument("--head", help="head revision (the PR's branch)")
+    p.add_argument("--worktree", action="store_true",
+                   help="the head is the working tree (tracked and new files, as the commit hook sees them); "
+                        "facts are cached in the git directory")
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
     p.add_argument("--max-inline", type=int, default=20, help="at most this many inline comments (default 20)")
@@ -158,13 +161,26 @@ def audit_pair(repo: str, revs: Revisions, options: AuditOptions) -> tuple[Audit
 
 
 def run(args: argparse.Namespace) -> int:
+    if (args.head is None) == (not getattr(args, "worktree", False)):
+        print("accel-audit: pr needs --head REF or --worktree (one of them)", file=sys.stderr)
+        return 2
     try:
-        revs = resolve(args.repo, args.base, args.head)
-        options, errors = base_options(args.repo, revs.base)
-        for err in errors:
-            print(f"accel-audit: base config ignored: {err}", file=sys.stderr)
-        base, head = audit_pair(args.repo, revs, options)
-        diff_text = git_diff(args.repo, revs.base, revs.head)
+        if getattr(args, "worktree", False):
+            from accel_audit.localconfig import config_at, options_for
+            from review.worktree import review_inputs
+
+            wt = review_inputs(args.repo, args.base, options_for(config_at(args.repo, args.base).config))
+            if wt.head is None or wt.base is None:
+                print(f"accel-audit: no file that the audit reads differs from {args.base}", file=sys.stderr)
+                return 0
+            revs, base, head, diff_text = wt.revs, wt.base, wt.head, wt.diff_text
+        else:
+            revs = resolve(args.repo, args.base, args.head)
+            options, errors = base_options(args.repo, revs.base)
+            for err in errors:
+                print(f"accel-audit: base config ignored: {err}", file=sys.stderr)
+            base, head = audit_pair(args.repo, revs, options)
+            diff_text = git_diff(args.repo, revs.base, revs.head)
     except GitError as exc:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return 2
