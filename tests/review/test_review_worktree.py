@@ -64,7 +64,7 @@ def test_the_worktree_review_equals_the_review_of_the_same_commit(tmp_path: Path
     git(repo, "checkout", "-q", "-b", "pr")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "head")
-    assert main(["pr", "--repo", str(repo), "--base", "main", "--head", "pr", "--format", "json"]) == 0
+    assert main(["pr", "--repo", str(repo), "--base", "main", "--head", "pr", "--format", "json"]) == 1  # exit 1 on regressions in both modes
     from_commit = json.loads(capsys.readouterr().out)
     assert from_worktree["has_regression"] is True
     for key in ("regressions", "improvements", "not_inline", "category_delta"):
