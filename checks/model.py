@@ -83,6 +83,7 @@ class Evidence:
     snippet: str
     key: str | None = None
     value: Any = None
+    role: str | None = None  # the file's role (checks.roles): "training", "config", ... or, for context, "test", ...
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "line": self.line, "snippet": self.snippet}
@@ -90,6 +91,8 @@ class Evidence:
             out["key"] = self.key
         if self.value is not None and isinstance(self.value, (bool, int, float, str)):
             out["value"] = self.value
+        if self.role is not None:
+            out["role"] = self.role
         return out
 
 
@@ -132,9 +135,11 @@ class CheckResult:
     findings: list[Evidence]
     priority: Priority | None = None  # set when a recommendation applies
     recommendation: str | None = None
+    #: out-of-scope places (tests, benchmarks, archives...) that use the practice: shown, never counted
+    context: list[Evidence] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "category": self.category,
             "title": self.title,
@@ -146,6 +151,9 @@ class CheckResult:
             "recommendation": self.recommendation,
             "priority": self.priority.value if self.priority else None,
         }
+        if self.context:
+            out["context"] = [e.to_json() for e in self.context]
+        return out
 
 
 def _jsonable(v: Any) -> bool:
