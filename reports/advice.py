@@ -108,6 +108,8 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
         all_checks()
         checks = REGISTRY
     p = audit.project
+    if not audit.training_code_found:  # nothing was audited: no advice (the report says "no training code found")
+        return Plan()
     hw: GPU | None = gpu(p.hardware)
     by_id: dict[str, CheckResult] = {r.id: r for r in audit.results}
     style = repo_style(audit.facts, p)

@@ -187,6 +187,12 @@ def _item(ctx: _Ctx, r: CheckResult, fold: Fold, folded: list[bool]) -> dict[str
     if len(findings) > fshow:
         folded[0] = True
         subs.append(f"(+{len(findings) - fshow} {t['more_evidence']})")
+    if r.context and show:
+        from checks.roles import ROLE_LABELS
+
+        labels = sorted({ROLE_LABELS.get(e.role or "", (e.role or "", e.role or ""))[1 if ctx.lang == "zh" else 0] for e in r.context})
+        subs.append(f"ℹ {t['also_seen']} {'、'.join(labels) if ctx.lang == 'zh' else ', '.join(labels)}{ctx.c}"
+                    + "; ".join(f"`{e.path}:{e.line}`" for e in r.context[:2]) + (f" ({t['context_note']})"))
     return {"line": line, "subs": subs}
 
 
@@ -296,6 +302,8 @@ def render_markdown(
     unknown = set(secs) - set(ALL_SECTIONS)
     if unknown:
         raise ValueError(f"unknown report sections: {sorted(unknown)}")
+    if not audit.training_code_found:
+        return cut_blocks(no_training_code(audit, lang), max_chars, f"_{TEXT[lang]['folded_cut']}_")
     plan = plan if plan is not None else build_plan(audit)
     md = ""
     for fold in LEVELS:
@@ -307,4 +315,23 @@ def render_markdown(
     return cut_blocks(md, max_chars, f"_{TEXT[lang]['folded_cut']}_")
 
 
-__all__ = ["ALL_SECTIONS", "LEVELS", "Fold", "bar", "render_markdown"]
+def no_training_code(audit: Audit, lang: str = "en") -> str:
+    """The whole report for a directory without training or inference code: what was read, and no score."""
+    from checks.roles import ROLE_LABELS
+
+    t = TEXT[lang]
+    zh = lang == "zh"
+    counts = audit.roles.counts()
+    context = {r: n for r, n in counts.items() if r in ROLE_LABELS}
+    lines = [f"# {t['title']}", "", f"**{t['no_training_code']}**", "",
+             f"- {t['path']}{'：' if zh else ': '}`{audit.root.replace('`', chr(39))}`",
+             f"- {t['files_read']}{'：' if zh else ': '}{audit.stats.files_read}"]
+    if context:
+        label = "、".join(f"{ROLE_LABELS[r][1]} {n}" for r, n in context.items()) if zh else \
+            ", ".join(f"{n} in {ROLE_LABELS[r][0]}" for r, n in context.items())
+        lines.append(f"- {t['context_only']}{'：' if zh else ': '}{label}")
+    lines += ["", t["no_training_code_hint"], ""]
+    return "\n".join(lines)
+
+
+__all__ = ["ALL_SECTIONS", "LEVELS", "Fold", "bar", "no_training_code", "render_markdown"]
