@@ -298,7 +298,7 @@ def audit_files(files: Iterable[tuple[str, bytes]], root: str = ".", options: Au
     from .bottleneck import classify_bottleneck  # step zero: needs the check results
 
     with _gc_ignores_existing():
-        project = detect_project(facts, hardware=options.hardware)
+        project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
         results, ignored = run_checks(facts, project, options)
         classify_bottleneck(facts, project, results)
         _context_pass(context, project, results, roles)

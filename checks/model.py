@@ -185,6 +185,7 @@ class Project:
     num_gpus: int | None = None  # per node, from launchers
     num_nodes: int | None = None
     max_seq_len: int | None = None
+    adapter_training: bool = False  # LoRA/QLoRA: the trained (and checkpointed) parameters are the adapters
     hardware: str | None = None  # from repo config (e.g. "h100"); None = unknown
     bottleneck: Bottleneck = Bottleneck.UNKNOWN
     bottleneck_reasons: list[str] = field(default_factory=list)
@@ -201,6 +202,9 @@ class Project:
             "multi_node": self.multi_node,
             "moe": self.moe,
             "max_seq_len": self.max_seq_len,
+            "adapter_training": self.adapter_training,
+            **{k: self.notes[k] for k in ("active_params", "params_source", "params_distribution", "seq_len_distribution",
+                                          "transformers_weights_only") if k in self.notes},
             "bottleneck": self.bottleneck.value,
             "bottleneck_reasons": self.bottleneck_reasons,
         }
