@@ -116,7 +116,7 @@ def _overview(ctx: _Ctx, fold: Fold) -> dict[str, Any]:
         "scale": (p.estimated_params or t["unknown"]) + (f" · {clip(', '.join(p.model_names[:3]), 160)}" if p.model_names else ""),
         "hardware": p.hardware or "",
         "bottleneck": BOTTLENECK[ctx.lang][p.bottleneck],
-        "reasons": [clip(r, 300) for r in reasons[: fold.reasons]],
+        "reasons": [clip(r, 450) for r in reasons[: fold.reasons]],
         "ignored": ", ".join(ctx.audit.ignored),
         "parse_errors": ", ".join(code(path, 80) for path, _ in errors[:10]) + (f" (+{len(errors) - 10})" if len(errors) > 10 else ""),
         "skipped": str(len(stats.skipped)) if stats.skipped else "",
