@@ -146,15 +146,20 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     workers = [(n, s) for s in facts.effective("num_workers", "dataloader_num_workers") if (n := as_number(s.value)) is not None]
     zero = [s for n, s in workers if n == 0]
     f1 = st.evidence("F1")
+    # batches of tokens tokenized ahead (F6), stored pre-tokenized (F10) or memory-mapped (F8) are cheap to collate:
+    # loading them in the training process is a weak signal, and no DataLoader at all is no signal
+    cheap = st.used("F6") or st.used("F10") or st.used("F8")
     if st.missing("F1") or (st("F1") is None and zero and not [n for n, _ in workers if n > 0]):
         cited = zero or f1
         if cited:
             out.append(Signal(
-                Bottleneck.DATA_IO, 2,
-                f"batches are loaded in the training process (num_workers = 0 at {_loc(cited)}): the GPU waits while the CPU reads and collates",
-                f"数据在训练主进程中加载（num_workers = 0，{_loc(cited)}）：CPU 读取与拼 batch 时 GPU 空等",
+                Bottleneck.DATA_IO, 1 if cheap else 2,
+                f"batches are loaded in the training process (num_workers = 0 at {_loc(cited)}): the GPU waits while the CPU reads and collates"
+                + (" (weak: the data is tokenized ahead, F6/F8/F10)" if cheap else ""),
+                f"数据在训练主进程中加载（num_workers = 0，{_loc(cited)}）：CPU 读取与拼 batch 时 GPU 空等"
+                + ("（较弱：数据已提前分词，F6/F8/F10）" if cheap else ""),
             ))
-        else:
+        elif not cheap:
             out.append(Signal(
                 Bottleneck.DATA_IO, 1,
                 "no DataLoader worker setting was seen on the training path (F1): if batches are built in the training process, the GPU waits for them",
@@ -205,16 +210,34 @@ def storage_note() -> tuple[str, str]:
     )
 
 
+def _nodes(launch: object) -> float:
+    args = getattr(launch, "launcher_args", {})
+    for k in ("nnodes", "num_nodes", "num_machines"):
+        v = args.get(k)
+        n = as_number(str(v).split(":")[-1]) if v is not None else None
+        if n:
+            return n
+        if v is not None:
+            return 2.0  # left to the environment ($NNODES) with a rendezvous: several nodes
+    return 2.0 if "hostfile" in args else 1.0
+
+
 def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     out: list[Signal] = []
     if p.multi_node:
         n = p.num_nodes or 2
-        multi = [x for x in facts.launches() if {"nnodes", "num_nodes", "num_machines", "hostfile", "master_addr", "node_rank"} & set(x.launcher_args)]
-        where = f" ({_loc(multi)})" if multi else ""
+        launches = [x for x in facts.launches() if x.launcher in ("torchrun", "deepspeed", "accelerate", "colossalai", "python") or x.wrappers]
+        multi = [x for x in launches if _nodes(x) > 1]
+        if multi and len(multi) < len(launches):
+            en = f"{len(multi)} of {len(launches)} launch commands run on several nodes (up to {n}; {_loc(multi)})"
+            zh = f"{len(launches)} 条启动命令中有 {len(multi)} 条跨多个节点运行（最多 {n} 个；{_loc(multi)}）"
+        else:
+            where = f" ({_loc(multi)})" if multi else ""
+            en, zh = f"training spans {n} nodes{where}", f"训练跨 {n} 个节点{where}"
         out.append(Signal(
             Bottleneck.COMMUNICATION, 2,
-            f"training spans {n} nodes{where}: gradient and parameter collectives cross the inter-node network",
-            f"训练跨 {n} 个节点{where}：梯度与参数集合通信需经过节点间网络",
+            f"{en}: gradient and parameter collectives cross the inter-node network",
+            f"{zh}：梯度与参数集合通信需经过节点间网络",
             positive=bool(multi),
         ))
         if st.missing("E1"):

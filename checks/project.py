@@ -150,7 +150,7 @@ def _params_from_names(named: list[tuple[str, str]]) -> tuple[float | None, dict
     return best, dist
 
 
-_H_KEYS = ("hidden_size", "n_embd", "d_model", "hidden_dim", "emb_dim", "dim")
+_H_KEYS = ("hidden_size", "n_embd", "n_embed", "d_model", "model_dim", "hidden_dim", "emb_dim", "d_embed", "dim")
 _L_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "num_layer")
 _V_KEYS = ("vocab_size", "padded_vocab_size")
 _F_KEYS = ("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim")
@@ -360,8 +360,9 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
     sizes = _sizes_from_config(facts, training)
     chosen: _Size | None = None
     if sizes:
-        defaults = [x for x in sizes if x.default]
-        pool = defaults or sizes
+        # the entry point that runs the step sets the default; then other files of the training path; then any
+        step_files = {c.path for c in facts.calls("backward", "Trainer", "SFTTrainer", "pretrain")}
+        pool = [x for x in sizes if x.where.rsplit(":", 1)[0] in step_files] or [x for x in sizes if x.default] or sizes
         votes: dict[str, list[_Size]] = {}
         for x in pool:
             votes.setdefault(_fmt_params(x.total), []).append(x)

@@ -283,8 +283,10 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         seen.add(p)
         if roles.by_path.get(p) is not None and p not in forced:
             why = roles.why.get(p, "")
-            if roles.by_path[p] in (TEST, CI, DOCS, DEV) and p not in entries:
-                continue  # a test helper imported by a training script is unusual: follow it, but only when a launch names it
+            if roles.by_path[p] != VENDORED and p not in entries:
+                # an eval harness, benchmark, archive or test helper that a training script imports runs beside
+                # training, not as its input pipeline: it stays context unless a launch names it
+                continue
             roles.why[p] = f"on the training path (also {why})" if why else "on the training path"
         roles.by_path[p] = TRAINING if files[p].kind in ("python", "notebook") else _kind_role(files[p].kind, p.rsplit("/", 1)[-1])
         for imp in files[p].imports:

@@ -127,12 +127,24 @@ def test_out_of_scope_use_is_shown_as_context():
     assert "context" in d2.to_json() and d2.to_json()["context"][0]["role"] in ("test", "archive")
 
 
-def test_a_file_the_training_path_imports_is_in_scope_wherever_it_sits():
-    files = {**BASE, "train.py": "from evals.hellaswag import evaluate\n" + TRAIN,
-             "evals/hellaswag.py": "import torch\ndef evaluate(m):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return m(x)\n"}
+AMP = "import torch\ndef fwd(m, x):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return m(x)\n"
+
+
+def test_a_package_the_training_path_imports_is_in_scope_even_when_packaged_apart():
+    """Megatron-LM's ``megatron/core/distributed/fsdp/src`` has its own pyproject.toml and is imported by training."""
+    files = {**BASE, "train.py": "from fsdp.src.amp import fwd\n" + TRAIN, "fsdp/src/pyproject.toml": "[project]\nname = 'x'\n",
+             "fsdp/src/amp.py": AMP}
     audit = _audit(files)
-    assert audit.roles.role("evals/hellaswag.py") == "training"
+    assert audit.roles.role("fsdp/src/amp.py") == "training"
     assert audit.result("C1").status != Status.UNUSED
+
+
+def test_an_eval_harness_the_training_script_imports_stays_context():
+    """modded-nanogpt's train_gpt.py imports evals/hellaswag.py: it runs beside training, it is not the input pipeline."""
+    files = {**BASE, "train.py": "from evals.hellaswag import fwd\n" + TRAIN, "evals/hellaswag.py": AMP}
+    audit = _audit(files)
+    assert audit.roles.role("evals/hellaswag.py") == "eval"
+    assert audit.result("C1").status == _audit(BASE).result("C1").status
 
 
 def test_a_launch_script_names_the_entry_point_even_under_an_archive_folder():
