@@ -112,6 +112,13 @@ def withhold_reason(
         return (f"sequence parallelism is for very long contexts; {p.max_seq_len} tokens fit one GPU's attention memory with Flash Attention",
                 f"序列并行适用于超长上下文；{p.max_seq_len} 个 token 配合 Flash Attention 可放入单卡")
 
+    # Liger Kernel patches Hugging Face model classes (seed: "for HF models")
+    if cid == "D5" and not {"transformers", "trl", "peft", "axolotl", "llamafactory", "unsloth"} & set(p.frameworks):
+        return ("Liger Kernel patches Hugging Face Transformers model classes; this project does not train an HF model",
+                "Liger Kernel 通过替换 Hugging Face Transformers 模型类生效；本项目训练的不是 HF 模型")
+    if cid == "D5" and "megatron" in p.frameworks and "transformers" not in p.frameworks:
+        return ("Megatron-LM has its own fused kernels; Liger targets Hugging Face models", "Megatron-LM 自带融合算子；Liger 面向 Hugging Face 模型")
+
     # model family: Liger has kernels for some architectures only
     if cid == "D5" and p.model_families:
         table = data("liger")
