@@ -45,6 +45,7 @@ class Recommendation:
     matches_bottleneck: bool
     fix_safety: FixSafety
     snippet: Snippet | None = None
+    detail_zh: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -138,7 +139,7 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
                 text=text,
                 text_zh=text_zh,
                 benefit=decl.benefit,
-                benefit_zh=getattr(decl, "benefit_zh", "") or decl.benefit,
+                benefit_zh=getattr(decl, "benefit_zh", "") or data("benefits_zh").get(r.id) or decl.benefit,
                 evidence=list(r.evidence),
                 findings=list(r.findings),
                 detail=r.detail,
@@ -200,5 +201,6 @@ def _dedupe_places(plan: Plan) -> None:
                 rec.evidence = fresh
             if not fresh:
                 rec.detail = f"same place(s) as {', '.join(shared)}"
+                rec.detail_zh = f"与 {'、'.join(shared)} 相同的位置"
         for e in trigger:
             seen.setdefault((e.path, e.line), rec.check)

@@ -23,7 +23,7 @@ from checks.model import CATEGORIES, CheckResult, Evidence, Status
 
 from .advice import SNIPPET_COUNT, Plan, build_plan
 from .fold import GITHUB_TEXT_LIMIT, cell, clip, code, cut_blocks, fence
-from .i18n import BOTTLENECK, MODEL_TYPE, PRIORITY, TEXT, category_name, check_lang
+from .i18n import BOTTLENECK, MODEL_TYPE, PRIORITY, TEXT, category_name, check_lang, na_reason_zh, status_detail_zh
 from .resources import templates
 from .scoring import CategoryScore, category_scores, overall
 
@@ -159,6 +159,10 @@ def _item(ctx: _Ctx, r: CheckResult, fold: Fold, folded: list[bool]) -> dict[str
     t = ctx.t
     title = f"**{r.id}** {ctx.title(r)}"
     detail = clip(r.detail, 200) if r.detail else ""
+    if ctx.lang == "zh":  # the checks state details in English: the seed's Chinese wording instead, evidence as is
+        decl = REGISTRY.get(r.id)
+        detail = na_reason_zh(r.detail) if r.status == Status.NA else \
+            status_detail_zh(r.status, bool(r.evidence or r.findings), decl.fix_zh if decl is not None else None)
     subs: list[str] = []
     if r.status == Status.NA:
         line = f"- ➖ ~~{title}~~ — {t['na']}" + (f"{ctx.c}{detail}" if detail else "")
@@ -213,6 +217,7 @@ def _recs(ctx: _Ctx, fold: Fold) -> list[dict[str, Any]]:
     for rec in shown:
         text = clip(rec.text_zh if zh else rec.text, 400)
         benefit = clip(rec.benefit_zh if zh else rec.benefit, 240)
+        detail = (rec.detail_zh or status_detail_zh(rec.status, False, None)) if zh else rec.detail
         title = rec.title_zh if zh else rec.title
         line = f"**[{PRIORITY[ctx.lang][rec.priority]}]** **{rec.check}** {title}{ctx.c}{text}"
         if benefit:
@@ -223,7 +228,7 @@ def _recs(ctx: _Ctx, fold: Fold) -> list[dict[str, Any]]:
             if len(trigger) > max(fold.evidence, 1):
                 sub += f" (+{len(trigger) - max(fold.evidence, 1)} {t['more_evidence']})"
         else:
-            sub = f"{t['trigger']}{ctx.c}" + (clip(rec.detail, 200) if rec.detail else t["no_setting"])
+            sub = f"{t['trigger']}{ctx.c}" + (clip(detail, 200) if detail else t["no_setting"])
         out.append({"line": line, "subs": [sub]})
     return out
 
