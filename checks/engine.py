@@ -270,6 +270,30 @@ def _with_role(items: list[Evidence], roles: Roles) -> list[Evidence]:
     return [e if e.role is not None else replace(e, role=roles.role(e.path)) for e in items]
 
 
+def _fmt_value(v: str) -> str:
+    return v.strip("'\"") if v not in ("True", "False", "None") else v.lower().replace("none", "null")
+
+
+def _note_distributions(facts: Facts, results: list[CheckResult]) -> None:
+    """Where recipes disagree on a setting a check cites, say so in its detail: ``num_workers: 4 in 47 recipes, 0 in 2``."""
+    dist = facts.distributions()
+    if not dist:
+        return
+    for r in results:
+        names = []
+        for e in r.evidence + r.findings:
+            k = (e.key or "").rsplit(".", 1)[-1].strip("-").replace("-", "_").lower()
+            if k in dist and k not in names:
+                names.append(k)
+        for k in names:
+            counts = sorted(dist[k].items(), key=lambda kv: -kv[1])
+            text = f"{k}: " + ", ".join(f"{_fmt_value(v)} in {n} recipe{'s' if n != 1 else ''}" for v, n in counts)
+            top = counts[0][1]
+            judged = "judged by the majority" if top * 2 > sum(n for _, n in counts) else "no majority"
+            r.detail = f"{r.detail}; {text} ({judged})" if r.detail else f"{text} ({judged})"
+            r.values[f"recipes.{k}"] = ", ".join(f"{_fmt_value(v)}: {n}" for v, n in counts)
+
+
 def _context_pass(context: Facts, project: Project, results: list[CheckResult], roles: Roles) -> None:
     """For a check not in use on the training path, the out-of-scope places that do use it ("also seen in tests").
 
@@ -302,6 +326,7 @@ def audit_files(files: Iterable[tuple[str, bytes]], root: str = ".", options: Au
         results, ignored = run_checks(facts, project, options)
         classify_bottleneck(facts, project, results)
         _context_pass(context, project, results, roles)
+    _note_distributions(facts, results)
     for r in results:
         r.evidence = _with_role(r.evidence, roles)
         r.findings = _with_role(r.findings, roles)

@@ -214,3 +214,42 @@ def test_no_training_code_found(tmp_path, capsys):
     assert main(["scan", str(tmp_path), "--lang", "zh"]) == 0
     out = capsys.readouterr().out
     assert "未找到训练代码" in out and "测试代码 1" in out
+
+
+def _recipe(workers: int, model: str = "meta-llama/Meta-Llama-3-8B-Instruct") -> str:
+    return (f"model_name_or_path: {model}\nstage: sft\ndo_train: true\nfinetuning_type: lora\ntemplate: llama3\n"
+            f"cutoff_len: 2048\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 8\nbf16: true\n"
+            f"dataloader_num_workers: {workers}\n")
+
+
+def test_recipes_that_disagree_are_judged_by_the_majority():
+    files = {f"examples/train_lora/recipe_{i}.yaml": _recipe(4) for i in range(5)}
+    files["examples/train_lora/debug_cpu.yaml"] = _recipe(0)
+    files["src/train.py"] = "from transformers import Trainer\nTrainer(model=m, args=a).train()\n"
+    audit = _audit(files)
+    f1 = audit.result("F1")
+    assert f1.status == Status.USED, f1.detail
+    assert "dataloader_num_workers: 4 in 5 recipes, 0 in 1 recipe (judged by the majority)" in f1.detail
+    # no majority: nothing is left out, the worst value stands
+    split = {f"r{i}.yaml": _recipe(4 if i < 2 else 0) for i in range(4)} | {"train.py": files["src/train.py"]}
+    f1 = _audit(split).result("F1")
+    assert f1.status == Status.UNUSED and "no majority" in f1.detail
+
+
+def test_model_size_comes_from_the_majority_of_recipes_not_the_largest():
+    files = {f"examples/r{i}.yaml": _recipe(4) for i in range(4)}
+    files["examples/big.yaml"] = _recipe(4, "meta-llama/Meta-Llama-3-70B-Instruct")
+    files["train.py"] = "from transformers import Trainer\nTrainer(model=m, args=a).train()\n"
+    p = _audit(files).project
+    assert p.estimated_params == "8B" and p.notes["params_distribution"] == {"8B": 4, "70B": 1}
+    assert p.adapter_training
+
+
+def test_size_is_never_read_from_token_counts_or_registries():
+    from checks.project import size_in_name
+
+    assert size_in_name("allenai/OLMo-1B-0724-hf-step477000-tokens2000B") == 1.0
+    assert size_in_name("checkpoints/tokens503b") is None
+    registry = "MODELS = [\n" + "".join(f"    dict(name='Llama-{s}B', model_name='meta-llama/Llama-2-{s}b-hf'),\n" for s in (7, 13, 34, 70)) + "]\n"
+    files = {"litgpt/config.py": registry, "train.py": "from transformers import Trainer\nTrainer(model=m, args=a).train()\n"}
+    assert _audit(files).project.estimated_params is None
