@@ -63,6 +63,7 @@ _CI_FILES = {".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", ".pre-commi
 _DOC_FILES = {"mkdocs.yml", "mkdocs.yaml", "_config.yml", "book.toml"}
 _DEV_FILES = {"noxfile.py", "tasks.py", "fabfile.py", ".pylintrc.toml", "ruff.toml", ".ruff.toml", "mypy.ini", "pyrightconfig.json",
               "tsconfig.json", "package.json", ".eslintrc.json", ".prettierrc.json"}
+_TEST_DIR = re.compile(r"^(tests?|testing|unit_?tests?|integration_?tests?|functional_?tests?)[_\-]?v?\d+$", re.I)  # tests_v1, test2
 _BENCH_FILE = re.compile(r"^(bench|benchmark)(_\w+)?\.py$")
 _TEST_FILE = re.compile(r"^(test_\w+|\w+_test|conftest|tests)\.py$")
 # a dated copy of a run: ``2024-10-14_ModernArch/``, ``20240501/``, ``train_gpt2_2024_10_14.py``
@@ -112,7 +113,7 @@ def path_role(path: str, kind: str) -> tuple[str | None, str]:
     name = parts[-1]
     low = name.lower()
     for d in parts[:-1]:
-        r = _DIR_ROLES.get(d.lower())
+        r = _DIR_ROLES.get(d.lower()) or (TEST if _TEST_DIR.match(d) else None)
         if r is not None:
             return r, f"under {d}/"
         if _DATED.search(d):
