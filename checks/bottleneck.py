@@ -15,7 +15,7 @@ A/B run, kernel time share). Only files in scope (:mod:`checks.roles`) are read 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .facts import Facts, as_number
@@ -71,13 +71,19 @@ class Verdict:
 
 
 class _Status:
-    def __init__(self, results: Iterable[CheckResult]) -> None:
+    def __init__(self, results: Iterable[CheckResult], roles: Mapping[str, str] | None = None) -> None:
         self.results = {r.id: r for r in results}
         self._by_id = {cid: r.status for cid, r in self.results.items()}
+        self.roles = roles or {}
+        # with a recognised training path, evidence in other project code (a stats script, a converter) is not cited
+        self.strict = any(r == "training" for r in self.roles.values())
+
+    def on_path(self, path: str) -> bool:
+        return not self.strict or self.roles.get(path, "training") != "code"
 
     def evidence(self, check_id: str) -> list:
         r = self.results.get(check_id)
-        return list(r.evidence) if r is not None else []
+        return [e for e in r.evidence if self.on_path(e.path)] if r is not None else []
 
     def __call__(self, check_id: str) -> Status | None:
         """The check's status, or None when the check did not run (not registered, ignored)."""
@@ -144,7 +150,7 @@ def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:
 def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     out: list[Signal] = []
     workers = [(n, s) for s in facts.effective("num_workers", "dataloader_num_workers") if (n := as_number(s.value)) is not None]
-    zero = [s for n, s in workers if n == 0]
+    zero = [s for n, s in workers if n == 0 and st.on_path(s.path)]
     f1 = st.evidence("F1")
     # batches of tokens tokenized ahead (F6), stored pre-tokenized (F10) or memory-mapped (F8) are cheap to collate:
     # loading them in the training process is a weak signal, and no DataLoader at all is no signal
@@ -169,8 +175,8 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         if p.multimodal and cited:
             out.append(Signal(
                 Bottleneck.DATA_IO, 1,
-                "multimodal inputs: image decoding and resizing run on the CPU for every sample, in that same process",
-                "多模态输入：每个样本的图像解码与缩放都在同一进程的 CPU 上完成",
+                "the project trains multimodal models: for image-text data, image decoding and resizing would run on the CPU per sample in that same process",
+                "项目训练多模态模型：图文数据的图像解码与缩放将在同一进程中逐样本由 CPU 完成",
                 positive=False,
             ))
     elif st("F1") == Status.PARTIAL and f1:
@@ -226,19 +232,24 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     out: list[Signal] = []
     if p.multi_node:
         n = p.num_nodes or 2
+        src = p.notes.get("nodes_source")
+        sites = p.notes.get("multi_node_sites") or []
         launches = [x for x in facts.launches() if x.launcher in ("torchrun", "deepspeed", "accelerate", "colossalai", "python") or x.wrappers]
         multi = [x for x in launches if _nodes(x) > 1]
-        if multi and len(multi) < len(launches):
-            en = f"{len(multi)} of {len(launches)} launch commands run on several nodes (up to {n}; {_loc(multi)})"
-            zh = f"{len(launches)} 条启动命令中有 {len(multi)} 条跨多个节点运行（最多 {n} 个；{_loc(multi)}）"
+        if len(launches) > 1 and len(multi) < len(launches) and (multi or sites):
+            k = max(len(multi), len(sites))
+            en = f"{k} launch setting(s) run on several nodes (up to {n} at `{src}`), next to single-node ones"
+            zh = f"有 {k} 处启动设置跨多个节点运行（最多 {n} 个，`{src}`），其余为单机"
+            positive = k * 2 > len(launches)
         else:
-            where = f" ({_loc(multi)})" if multi else ""
+            where = f" (`{src}`)" if src else ""
             en, zh = f"training spans {n} nodes{where}", f"训练跨 {n} 个节点{where}"
+            positive = bool(src)
         out.append(Signal(
             Bottleneck.COMMUNICATION, 2,
             f"{en}: gradient and parameter collectives cross the inter-node network",
             f"{zh}：梯度与参数集合通信需经过节点间网络",
-            positive=bool(multi),
+            positive=positive,
         ))
         if st.missing("E1"):
             out.append(Signal(
@@ -266,10 +277,15 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     multi_gpu = p.multi_node or (p.num_gpus or 0) > 1
     offload = [e for e in facts.config("offload_optimizer.device", "offload_param.device") if isinstance(e.value, str) and e.value.lower() in ("cpu", "nvme")]
     if offload:
+        ds_files = {e.path for e in facts.config("zero_optimization")} | {e.path for e in facts.config("zero_optimization.stage")}
+        off_files = {e.path for e in offload}
+        share = f" in {len(off_files)} of {len(ds_files)} DeepSpeed configs" if len(ds_files) > len(off_files) else ""
+        share_zh = f"（{len(ds_files)} 个 DeepSpeed 配置中的 {len(off_files)} 个）" if share else ""
         out.append(Signal(
             Bottleneck.COMMUNICATION, 1,
-            f"optimizer or parameter states are offloaded ({_loc(offload)}): every step moves them over PCIe",
-            f"优化器或参数状态被卸载（{_loc(offload)}）：每步都要经 PCIe 搬运",
+            f"optimizer or parameter states are offloaded{share} ({_loc(offload)}): every step moves them over PCIe",
+            f"优化器或参数状态被卸载{share_zh}（{_loc(offload)}）：每步都要经 PCIe 搬运",
+            positive=not share or len(off_files) * 2 > len(ds_files),
         ))
     if p.moe and multi_gpu:
         out.append(Signal(
@@ -311,11 +327,12 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
                 positive=False,
             ))
     d7 = st.results.get("D7")
-    if st.missing("D7") and d7 is not None and d7.values.get("aligned") is False and d7.evidence:  # not when no dimension is visible at all
+    d7_ev = st.evidence("D7")
+    if st.missing("D7") and d7 is not None and d7.values.get("aligned") is False and d7_ev:  # not when no dimension is visible at all
         out.append(Signal(
             Bottleneck.COMPUTE, 1,
-            f"some matmul dimensions are not multiples of 8 ({_loc(d7.evidence)}), so Tensor Core tiles are padded or skipped",
-            f"部分矩阵维度不是 8 的倍数（{_loc(d7.evidence)}），Tensor Core 需要填充或无法命中",
+            f"some matmul dimensions are not multiples of 8 ({_loc(d7_ev)}), so Tensor Core tiles are padded or skipped",
+            f"部分矩阵维度不是 8 的倍数（{_loc(d7_ev)}），Tensor Core 需要填充或无法命中",
         ))
     if b is not None and b >= 6 and st.used("C1") and st.used("D1"):
         out.append(Signal(
@@ -336,7 +353,7 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             "未见算子融合（D2 torch.compile、D5 Liger、D6 融合优化器）：Norm、激活、RoPE 与 loss 将各自往返显存",
             positive=False,
         ))
-    vocab_sites = [s for s in facts.settings("vocab_size", "padded_vocab_size") if (as_number(s.value) or 0) >= 100_000]
+    vocab_sites = [s for s in facts.settings("vocab_size", "padded_vocab_size") if (as_number(s.value) or 0) >= 100_000 and st.on_path(s.path)]
     if vocab_sites and st.missing("D5"):
         vocab = max(as_number(s.value) or 0 for s in vocab_sites)
         out.append(Signal(
@@ -350,7 +367,7 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"a small model (~{_fmt_b(b)}{size_where}): each kernel is short, so launch overhead and Python dispatch take a large share of the step",
             f"小模型（约 {_fmt_b(b)}{size_where_zh}）：每个 kernel 都很短，kernel launch 与 Python 调度开销占比高",
         ))
-    loop_files = {c.path for c in facts.calls("backward")}
+    loop_files = {c.path for c in facts.calls("backward") if st.on_path(c.path)}
     syncs = [c for c in facts.calls("item", "torch.cuda.synchronize", "cpu", "tolist") if c.path in loop_files and c.loop]
     if syncs:
         out.append(Signal(
@@ -361,9 +378,9 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     return out
 
 
-def signals(facts: Facts, project: Project, results: Iterable[CheckResult]) -> list[Signal]:
-    """Every code feature that points at a bottleneck type, strongest first."""
-    st = _Status(results)
+def signals(facts: Facts, project: Project, results: Iterable[CheckResult], roles: Mapping[str, str] | None = None) -> list[Signal]:
+    """Every code feature that points at a bottleneck type, strongest first (``roles``: path -> role, see checks.roles)."""
+    st = _Status(results, roles)
     p = project
     out: list[Signal] = []
     if p.does_inference and not p.does_training:
@@ -376,8 +393,8 @@ def signals(facts: Facts, project: Project, results: Iterable[CheckResult]) -> l
     return out
 
 
-def classify(facts: Facts, project: Project, results: Iterable[CheckResult]) -> Verdict:
-    sigs = signals(facts, project, results)
+def classify(facts: Facts, project: Project, results: Iterable[CheckResult], roles: Mapping[str, str] | None = None) -> Verdict:
+    sigs = signals(facts, project, results, roles)
     scores: dict[str, int] = {}
     for s in sigs:
         scores[s.kind.value] = scores.get(s.kind.value, 0) + s.weight
@@ -420,9 +437,9 @@ def classify(facts: Facts, project: Project, results: Iterable[CheckResult]) -> 
     return Verdict(Bottleneck.UNKNOWN, reasons, reasons_zh, scores)
 
 
-def classify_bottleneck(facts: Facts, project: Project, results: Iterable[CheckResult]) -> Bottleneck:
+def classify_bottleneck(facts: Facts, project: Project, results: Iterable[CheckResult], roles: Mapping[str, str] | None = None) -> Bottleneck:
     """Classify and write ``project.bottleneck`` and its reasons (English; Chinese in ``project.notes``)."""
-    v = classify(facts, project, list(results))
+    v = classify(facts, project, list(results), roles)
     project.bottleneck = v.bottleneck
     project.bottleneck_reasons = v.reasons
     project.notes["bottleneck_reasons_zh"] = v.reasons_zh

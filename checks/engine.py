@@ -324,7 +324,7 @@ def audit_files(files: Iterable[tuple[str, bytes]], root: str = ".", options: Au
     with _gc_ignores_existing():
         project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
         results, ignored = run_checks(facts, project, options)
-        classify_bottleneck(facts, project, results)
+        classify_bottleneck(facts, project, results, roles.by_path)
         _context_pass(context, project, results, roles)
     _note_distributions(facts, results)
     for r in results:

@@ -489,13 +489,13 @@ def _does_inference(facts: Facts, p: Project) -> bool:
 
 
 def _topology(facts: Facts, p: Project) -> None:
-    nodes: list[float] = []
+    nodes: list[tuple[float, str]] = []
     gpus: list[float] = []
     for launch in facts.launches():
         for k, v in {**launch.launcher_args}.items():
             n = as_number(v) if not isinstance(v, str) or ":" not in v else as_number(v.split(":")[-1])
             if k in {"nnodes", "num_nodes", "num_machines"} and n:
-                nodes.append(n)
+                nodes.append((n, f"{launch.path}:{launch.line}"))
             if k in {"nproc_per_node", "num_gpus", "gpus", "num_processes", "nproc-per-node"} and n:
                 gpus.append(n)
         # a rendezvous address or node rank with a node count left to the environment ($NNODES): multi-node;
@@ -503,7 +503,7 @@ def _topology(facts: Facts, p: Project) -> None:
         nn = launch.launcher_args.get("nnodes")
         unresolved = nn is not None and as_number(str(nn).split(":")[-1]) is None
         if "hostfile" in launch.launcher_args or (unresolved and ("master_addr" in launch.launcher_args or "node_rank" in launch.launcher_args)):
-            nodes.append(2)
+            nodes.append((2, f"{launch.path}:{launch.line}"))
         # a model-parallel group larger than one node's GPUs (Megatron ``--tensor-model-parallel-size 8
         # --pipeline-model-parallel-size 16`` with ``--nproc_per_node 8``) can only run across nodes
         per_node = as_number(launch.launcher_args.get("nproc_per_node"))
@@ -511,23 +511,27 @@ def _topology(facts: Facts, p: Project) -> None:
         for k in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"):
             group *= as_number(launch.script_args.get(k)) or 1.0
         if per_node and per_node >= 1 and group > per_node:
-            nodes.append(-(-group // per_node))
+            nodes.append((-(-group // per_node), f"{launch.path}:{launch.line}"))
     for s in facts.effective("num_machines", "nnodes", "num_nodes", "nodes", "NNODES", "trainer.num_nodes"):
         n = as_number(s.value)
         if n:
-            nodes.append(n)
+            nodes.append((n, f"{s.path}:{s.line}"))
     for e in facts.envs("NNODES", "NUM_NODES", "WORLD_SIZE_NODES", "SLURM_NNODES"):
         n = as_number(e.value)
         if n:
-            nodes.append(n)
+            nodes.append((n, f"{e.path}:{e.line}"))
     for c in facts.calls("Trainer", "Fabric"):
         n = as_number(c.kwargs.get("num_nodes"))
         if n:
-            nodes.append(n)
+            nodes.append((n, f"{c.path}:{c.line}"))
         g = c.kwargs.get("devices")
         if as_number(g):
             gpus.append(as_number(g))  # type: ignore[arg-type]
-    p.num_nodes = int(max(nodes)) if nodes else None
+    top = max(nodes, key=lambda x: x[0]) if nodes else None
+    p.num_nodes = int(top[0]) if top else None
+    if top:
+        p.notes["nodes_source"] = top[1]
+        p.notes["multi_node_sites"] = sorted({w for n, w in nodes if n > 1})
     p.num_gpus = int(max(gpus)) if gpus else None
     p.multi_node = bool(p.num_nodes and p.num_nodes > 1)
 

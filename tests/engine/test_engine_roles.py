@@ -253,3 +253,13 @@ def test_size_is_never_read_from_token_counts_or_registries():
     registry = "MODELS = [\n" + "".join(f"    dict(name='Llama-{s}B', model_name='meta-llama/Llama-2-{s}b-hf'),\n" for s in (7, 13, 34, 70)) + "]\n"
     files = {"litgpt/config.py": registry, "train.py": "from transformers import Trainer\nTrainer(model=m, args=a).train()\n"}
     assert _audit(files).project.estimated_params is None
+
+
+def test_step_zero_cites_the_training_path_not_other_project_code():
+    """LLaMA-Factory's scripts/stat_utils/cal_lr.py builds a DataLoader(num_workers=0) to count tokens: not training input."""
+    files = {**BASE, "scripts/stat_utils/cal_lr.py": (
+        "from torch.utils.data import DataLoader\n"
+        "def calculate_lr(dataset):\n    loader = DataLoader(dataset, batch_size=4, num_workers=0)\n    for batch in loader:\n        n += batch.numel()\n")}
+    audit = _audit(files)
+    assert audit.roles.role("scripts/stat_utils/cal_lr.py") == "code"
+    assert not any("cal_lr.py" in r for r in audit.project.bottleneck_reasons)
