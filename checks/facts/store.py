@@ -404,11 +404,14 @@ class Facts:
     def _majority(self, cands: list[Setting]) -> list[Setting]:
         """Recipes that disagree (``num_workers: 4`` in 47 example YAMLs, ``0`` in 2) count by their majority.
 
-        With three or more YAML/JSON files setting one name to different values, the files holding the
+        With three or more YAML/JSON files setting one name to different numbers, the files holding the
         minority values are left out when one value is set by more than half of them; the distribution
         is kept for the report (:meth:`distributions`). Without a majority nothing is left out.
         """
-        cfg = [c for c in cands if c.source == "config" and c.path.endswith((".yaml", ".yml", ".json"))]
+        # tuning values only (workers, intervals, sizes): a feature switch that some recipes turn on (``fsdp``,
+        # ``sequence_parallel: true``) is an option the project offers, and ``null`` is a recipe leaving it unset
+        cfg = [c for c in cands if c.source == "config" and c.path.endswith((".yaml", ".yml", ".json"))
+               and isinstance(c.value, (int, float)) and not isinstance(c.value, bool)]
         paths = {c.path for c in cfg}
         if len(paths) < 3:
             return cands

@@ -263,3 +263,13 @@ def test_step_zero_cites_the_training_path_not_other_project_code():
     audit = _audit(files)
     assert audit.roles.role("scripts/stat_utils/cal_lr.py") == "code"
     assert not any("cal_lr.py" in r for r in audit.project.bottleneck_reasons)
+
+
+def test_feature_switches_are_not_judged_by_the_majority():
+    """axolotl: 14 of 81 recipes use FSDP, the rest leave ``fsdp:`` empty; FSDP is still a practice the project uses."""
+    files = {f"examples/r{i}.yaml": _recipe(4) + "fsdp:\n" for i in range(5)}
+    files["examples/fsdp.yaml"] = _recipe(4) + "fsdp:\n  - full_shard\n  - auto_wrap\nfsdp_config:\n  fsdp_offload_params: false\n"
+    files["train.py"] = "from transformers import Trainer\nTrainer(model=m, args=a).train()\n"
+    audit = _audit(files)
+    assert audit.result("A2").status == _audit({k: v for k, v in files.items() if k != "examples/r0.yaml"}).result("A2").status
+    assert "recipes" not in (audit.result("A2").detail or "")
