@@ -19,6 +19,8 @@ from .resources import data
 
 #: below this size (billions of parameters) a model and its Adam states fit one 40-80 GB GPU
 SHARDING_MIN_B = 1.5
+#: frozen BF16 weights of a LoRA base up to this size (GB) leave room on one 80 GB GPU for activations and adapters
+ADAPTER_FITS_GB = 40.0
 #: below this size no layer and no model needs tensor or pipeline parallelism to fit
 MODEL_PARALLEL_MIN_B = 13.0
 #: below this sequence length attention memory does not need sequence parallelism
@@ -95,6 +97,10 @@ def withhold_reason(
 
     # model scale
     b = p.params_billions
+    if b is not None and p.adapter_training and cid in ("A2", "A3", "B5", "C4") and b * 2 <= ADAPTER_FITS_GB and not p.multi_node:
+        # LoRA: the base is frozen (BF16 weights, no gradients or Adam states); only the adapters are trained
+        return (f"LoRA trains adapters: the frozen ~{_b(b)} base takes ~{b * 2:.0f} GB in BF16 and only the adapters carry gradients and Adam states; it fits one GPU without sharding",
+                f"LoRA 只训练适配器：冻结的约 {_b(b)} 基座以 BF16 存储约 {b * 2:.0f} GB，只有适配器需要梯度与 Adam 状态；单卡即可放下，无需分片")
     if b is not None:
         if cid in ("A2", "A3", "B5", "C4") and b < SHARDING_MIN_B and not p.multi_node:
             gb = b * 16

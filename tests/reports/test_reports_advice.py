@@ -178,3 +178,13 @@ def test_inference_only_project_gets_no_training_advice():
     assert all("only runs inference" in w.reason for w in plan.withheld)
     both = Project(does_inference=True, does_training=True, frameworks=["transformers"])
     assert len(ids(build_plan(make_audit(results, both), checks))) == len(cids)
+
+
+def test_lora_sizes_memory_by_the_adapters():
+    checks = {c: fake_check(c, priority=H) for c in ("A2", "C4")}
+    results = [result(c, N, H) for c in ("A2", "C4")]
+    lora = Project(params_billions=8.0, num_gpus=8, adapter_training=True)
+    plan = build_plan(make_audit(results, lora), checks)
+    assert ids(plan) == [] and "LoRA trains adapters" in plan.withheld[0].reason
+    full = Project(params_billions=8.0, num_gpus=8)
+    assert "A2" in ids(build_plan(make_audit(results, full), checks))
