@@ -297,6 +297,9 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     return out
 
 
+_EVAL_FUNC = re.compile(r"(eval|estimate|valid|test|sample|generat|predict|infer|benchmark|profile)", re.I)
+
+
 def _loop_site(facts: Facts) -> tuple[str, str]:
     """Where the training step is (for reasons about a practice that was not seen there), English and Chinese."""
     sites = facts.calls("backward") or facts.calls("Trainer", "SFTTrainer", "fit", "pretrain")
@@ -368,7 +371,8 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"小模型（约 {_fmt_b(b)}{size_where_zh}）：每个 kernel 都很短，kernel launch 与 Python 调度开销占比高",
         ))
     loop_files = {c.path for c in facts.calls("backward") if st.on_path(c.path)}
-    syncs = [c for c in facts.calls("item", "torch.cuda.synchronize", "cpu", "tolist") if c.path in loop_files and c.loop]
+    syncs = [c for c in facts.calls("item", "torch.cuda.synchronize", "cpu", "tolist")
+             if c.path in loop_files and c.loop and not _EVAL_FUNC.search(c.func or "")]
     if syncs:
         out.append(Signal(
             Bottleneck.LATENCY, 1 if len(syncs) < 3 else 2,

@@ -144,3 +144,10 @@ def test_storage_verdict_needs_a_location():
     files = {"train.py": "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0)\nloss.backward()\n"}
     v = verdict(files, {"C1": U, "I1": N, "I2": N})  # the storage checks found no data path at all
     assert v.scores == {"data-io-bound": 2}
+
+
+def test_syncs_in_an_evaluation_function_are_not_training_step_syncs():
+    """nanoGPT's ``estimate_loss`` calls ``loss.item()`` in a loop: evaluation, not the training step."""
+    files = {"train.py": "import torch\ndef estimate_loss():\n    for k in range(200):\n        losses[k] = loss.item()\n"
+                         "for it in range(10):\n    loss = model(x)\n    loss.backward()\n"}
+    assert "latency-bound" not in verdict(files, {"C1": U}).scores
