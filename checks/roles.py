@@ -124,6 +124,8 @@ def path_role(path: str, kind: str) -> tuple[str | None, str]:
         return DOCS, "docs build configuration"
     if low in _DEV_FILES:
         return DEV, "dev tooling"
+    if kind == "requirements" and re.search(r"(^|[-_./])(dev|tests?|lint|docs?|ci|style)([-_.]|$)", low):
+        return DEV, "dev/test requirements"
     if kind == "python" and _TEST_FILE.match(low):
         return TEST, "test module"
     if kind == "python" and _BENCH_FILE.match(low):

@@ -273,3 +273,9 @@ def test_feature_switches_are_not_judged_by_the_majority():
     audit = _audit(files)
     assert audit.result("A2").status == _audit({k: v for k, v in files.items() if k != "examples/r0.yaml"}).result("A2").status
     assert "recipes" not in (audit.result("A2").detail or "")
+
+
+def test_dev_requirements_name_no_framework():
+    files = {**BASE, "requirements.txt": "torch>=2.3\n", "requirements-dev.txt": "pytest\ndeepspeed\n"}
+    audit = _audit(files)
+    assert audit.roles.role("requirements-dev.txt") == "dev" and "deepspeed" not in audit.project.frameworks
