@@ -165,6 +165,7 @@ class _Size:
     active: float | None  # billions, for a mixture of experts
     where: str  # path:line of the hidden size
     default: bool  # set by an entry point's own code or its launch
+    vocab_assumed: bool = False  # no vocabulary size next to the dimensions: 32,000 assumed for the embeddings
 
 
 def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
@@ -186,7 +187,9 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
         h, layers = d.get("h"), d.get("l")
         if not h or not layers or h < 64 or layers > 1000:
             continue
-        vocab = d.get("v") or (next(iter(repo_vocab)) if len(repo_vocab) == 1 else 32000)
+        vocab = d.get("v") or (next(iter(repo_vocab)) if len(repo_vocab) == 1 else None)
+        assumed = vocab is None
+        vocab = vocab or 32000
         ffn = d.get("f") or 4 * h
         attn = 4 * h * h
         experts, k = d.get("e"), d.get("k")
@@ -199,7 +202,7 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
         else:
             total = layers * (attn + (3 * h * ffn if ffn != 4 * h else 8 * h * h)) + emb
             active = None
-        out.append(_Size(total / 1e9, active / 1e9 if active else None, where.get(g, g[0]), g[0] in training))
+        out.append(_Size(total / 1e9, active / 1e9 if active else None, where.get(g, g[0]), g[0] in training, assumed))
     return out
 
 
@@ -378,6 +381,8 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
         p.params_billions = chosen.total
         p.estimated_params = _fmt_params(chosen.total)
         p.notes["params_source"] = chosen.where
+        if chosen.vocab_assumed:
+            p.notes["params_note"] = "no vocabulary size next to the model dimensions: 32,000 tokens assumed for the embeddings"
         if chosen.active:
             p.notes["active_params"] = _fmt_params(chosen.active)
         return
