@@ -38,7 +38,7 @@ class Superseded(Exception):
 
 
 def _options(rt: Runtime, cfg: RepoConfig) -> AuditOptions:
-    return AuditOptions(limits=rt.tuning.limits, ignore=cfg.ignore, exclude=cfg.exclude, hardware=cfg.hardware, cache=rt.facts_cache)
+    return AuditOptions(limits=rt.tuning.limits, ignore=cfg.ignore, exclude=cfg.exclude, training=cfg.training, hardware=cfg.hardware, cache=rt.facts_cache)
 
 
 async def audit_projects(rt: Runtime, gh: GitHub[Any], owner: str, repo: str, sha: str, cfg: RepoConfig) -> dict[ProjectSpec, Audit]:
