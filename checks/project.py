@@ -170,14 +170,15 @@ class _Size:
 
 def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
     """Sizes from model dimensions set together in one place (a config file, a launch command, a script)."""
-    groups: dict[tuple[str, int], dict[str, float]] = {}
-    where: dict[tuple[str, int], str] = {}
+    groups: dict[tuple[str, str], dict[str, float]] = {}
+    where: dict[tuple[str, str], str] = {}
     for keys, slot in ((_H_KEYS, "h"), (_L_KEYS, "l"), (_V_KEYS, "v"), (_F_KEYS, "f"), (_E_KEYS, "e"), (_K_KEYS, "k"), (_EF_KEYS, "ef")):
         for st in facts.settings(*keys):
             v = as_number(st.value)
             if not v or v < 1:
                 continue
-            g = (st.path, st.line if st.source == "launcher" else 0)
+            # one launch command is one group (its flags sit on their own lines); a file is one group otherwise
+            g = (st.path, st.text if st.source == "launcher" else "")
             groups.setdefault(g, {}).setdefault(slot, v)
             if slot == "h":
                 where[g] = f"{st.path}:{st.line}"

@@ -344,6 +344,8 @@ def no_training_code(audit: Audit, lang: str = "en") -> str:
         label = "、".join(f"{ROLE_LABELS[r][1]} {n}" for r, n in context.items()) if zh else \
             ", ".join(f"{n} in {ROLE_LABELS[r][0]}" for r, n in context.items())
         lines.append(f"- {t['context_only']}{'：' if zh else ': '}{label}")
+    if audit.stats.skipped:  # a training script over the size limit is a reason to find nothing: say what was passed over
+        lines.append(f"- {t['skipped']}{'：' if zh else ': '}{_skipped(audit.stats.skipped)}")
     lines += ["", t["no_training_code_hint"], ""]
     return "\n".join(lines)
 
