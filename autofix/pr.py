@@ -1,0 +1,42 @@
+"""Fixes for a pull request: its own regressions first (base values back at their sites), then the catalog."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from checks.engine import Audit
+
+from .diff import unified_all
+from .plan import FixPlan, plan_fixes
+
+
+def plan_pr(
+    base: Audit | None,
+    head: Audit,
+    head_read: Callable[[str], str | None],
+    base_read: Callable[[str], str | None] | None,
+    *,
+    diff_text: str | None = None,
+    regressions: Iterable[Any] | None = None,
+    only: Iterable[str] = (),
+    unsafe: bool = False,
+    named_unsafe: bool = True,
+) -> FixPlan:
+    """The verified fix plan of a PR. ``regressions`` (``review.model.Change``) are computed from the two audits
+    when not given; restoring them is never held back by their grade (the base ran with those values)."""
+    if regressions is None:
+        regressions = []
+        if base is not None:
+            from review.pipeline import build_pr_review
+
+            regressions = build_pr_review(base, head, diff_text=diff_text).regressions
+    return plan_fixes(head, head_read, only=only, unsafe=unsafe, regressions=regressions, base_read=base_read,
+                      unsafe_regressions=True, named_unsafe=named_unsafe)
+
+
+def dirs_reader(files: dict[str, str]) -> Callable[[str], str | None]:
+    return files.get
+
+
+__all__ = ["plan_pr", "unified_all"]
