@@ -70,7 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         note = f"Sample PR: {head} → {base} in a temporary git repository built from {FIXTURES}\n\n"
         (sys.stderr if args.format == "json" else sys.stdout).write(note)
         sys.stdout.flush()
-        return cli_main(["pr", "--repo", str(repo), "--base", base, "--head", head, "--format", args.format, "--lang", args.lang])
+        rc = cli_main(["pr", "--repo", str(repo), "--base", base, "--head", head, "--format", args.format, "--lang", args.lang])
+        if args.format == "md":  # what `/accel fix` would open as a follow-up PR (autofix, issue #11)
+            from autofix.pr import demo_fix_diff
+
+            sys.stdout.write("\n---\n\n## `/accel fix`: the follow-up pull request\n\n" + demo_fix_diff(str(FIXTURES / "base"), str(FIXTURES / "head")))
+        return rc
 
 
 if __name__ == "__main__":

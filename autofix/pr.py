@@ -40,3 +40,29 @@ def dirs_reader(files: dict[str, str]) -> Callable[[str], str | None]:
 
 
 __all__ = ["plan_pr", "unified_all"]
+
+
+def demo_fix_diff(base_dir: str, head_dir: str) -> str:
+    """The follow-up PR's diff for two checked-out trees (``make demo`` prints it for its sample PR)."""
+    from pathlib import Path
+
+    from checks.engine import audit_path
+
+    def files(root: Path) -> dict[str, str]:
+        out = {}
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and not p.is_symlink() and ".git" not in p.relative_to(root).parts:
+                try:
+                    out[p.relative_to(root).as_posix()] = p.read_text(encoding="utf-8")
+                except UnicodeDecodeError:
+                    continue
+        return out
+
+    b, h = Path(base_dir), Path(head_dir)
+    bf, hf = files(b), files(h)
+    from .render import edits_table
+
+    plan = plan_pr(audit_path(b), audit_path(h), hf.get, bf.get, diff_text=unified_all(bf, hf))
+    if not plan.edits:
+        return "Nothing to fix.\n"
+    return f"{edits_table(plan)}\n\nScore {plan.score_before}% -> {plan.score_after}%\n\n{plan.diff()}"

@@ -15,8 +15,8 @@ def _v(text: str) -> str:
 def edit_row(e: Edit) -> str:
     checks = ", ".join(e.checks)
     grade = "**unsafe**" if e.safety.value == "unsafe" else "safe"
-    why = "restores this PR's base value" if e.reason == "regression" else "recommendation"
-    return f"| {checks} | `{e.site.path}:{e.line_after or e.site.line}` | {_v(e.before_text)} → {_v(e.after_text)} | {grade} | {why}: {e.benefit} |"
+    benefit = e.benefit if e.reason == "regression" else f"recommendation: {e.benefit}"
+    return f"| {checks} | `{e.site.path}:{e.line_after or e.site.line}` | {_v(e.before_text)} → {_v(e.after_text)} | {grade} | {benefit.replace('|', '/')} |"
 
 
 def edits_table(plan: FixPlan) -> str:

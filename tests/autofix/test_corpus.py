@@ -72,7 +72,7 @@ def test_every_scalar_edit_round_trips(path: Path) -> None:
     assert applied > 0 and applied >= refused
     # a key added at the top level, next to its siblings
     if isinstance(data, dict) and any(not isinstance(v, (dict, list)) for v in data.values()):  # else: refused, no one-line sibling
-        added, at = (json_edit.add_key(text, "", "accel_probe", True) if is_json else yaml_edit.add_key(text, "", "accel_probe", True))
+        added, _at = (json_edit.add_key(text, "", "accel_probe", True) if is_json else yaml_edit.add_key(text, "", "accel_probe", True))
         loaded = json.loads(added) if is_json else yaml.safe_load(added)
         assert loaded.pop("accel_probe") is True and loaded == data
         assert len(added.split("\n")) == len(text.split("\n")) + 1
