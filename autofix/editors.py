@@ -42,7 +42,10 @@ def apply(text: str, edit: Edit) -> tuple[str, int]:
     if s.kind == "argparse":
         return py_edit.set_argparse_default(text, s.line, edit.after, edit.token)
     if s.kind == "assign":
-        return py_edit.set_assign(text, s.line, s.key, edit.after, edit.token)
+        try:
+            return py_edit.set_assign(text, s.line, s.key, edit.after, edit.token)
+        except KeyError:  # a training-arguments default the check read at the call (Trainer's dataloader_num_workers=0)
+            return py_edit.set_in_arguments_call(text, s.line, s.key, edit.after, edit.token)
     if s.kind == "shell":
         if edit.remove:
             return shell_edit.remove_flag(text, s.line, s.key)

@@ -36,6 +36,7 @@ class FixPlan:
     score_before: float = 0.0
     score_after: float = 0.0
     results_after: list[CheckResult] = field(default_factory=list)
+    elsewhere: int = 0  # recommendations in files the pull request does not touch (not proposed)
 
     def diff(self) -> str:
         return unified_all(self.originals, self.files)
@@ -46,6 +47,7 @@ class FixPlan:
             "dropped": [d.to_json() for d in self.dropped],
             "score": {"before": self.score_before, "after": self.score_after},
             "files": sorted(self.files),
+            "elsewhere": self.elsewhere,
         }
 
 
@@ -95,7 +97,18 @@ def _improved(edit: Edit, before: dict[str, CheckResult], after: dict[str, Check
         want = _norm(edit.after if edit.raw_line is None else "")
         if edit.raw_line is None and any(e.path == edit.site.path and _norm(e.value) == want for e in a.evidence):
             return True
+        if edit.raw_line is None and edit.before is not None and _site_cleared(edit, b, a):
+            return True
     return False
+
+
+def _site_cleared(edit: Edit, b: CheckResult, a: CheckResult) -> bool:
+    """The check listed the edited site with its old value before the edit and no longer does."""
+    old = _norm(edit.before)
+    was = any(e.path == edit.site.path and e.line == edit.site.line and _norm(e.value) == old for e in [*b.evidence, *b.findings])
+    line = edit.line_after or edit.site.line
+    still = any(e.path == edit.site.path and e.line == line and _norm(e.value) == old for e in [*a.evidence, *a.findings])
+    return was and not still
 
 
 def _worse(before: dict[str, CheckResult], after: dict[str, CheckResult]) -> list[str]:
@@ -183,13 +196,15 @@ def plan_fixes(
     base_read: Callable[[str], str | None] | None = None,
     unsafe_regressions: bool = False,
     named_unsafe: bool = False,
+    touched: set[str] | None = None,
     verify: bool = True,
 ) -> FixPlan:
     """Verified edits for ``audit``'s tree.
 
     ``only``: these checks (IDs); ``unsafe``: unsafe fixes too (the CLI's ``--unsafe-fixes``); ``named_unsafe``: a
     check named in ``only`` counts as asking for its unsafe fix (``/accel fix C1``); ``unsafe_regressions``: the
-    PR's own regressions are restored whatever their grade (they return to the base's state).
+    PR's own regressions are restored whatever their grade (they return to the base's state); ``touched``: the
+    files a pull request changes: recommendations elsewhere are left out (counted in ``elsewhere``).
     """
     only_set = {x.upper() for x in only}
     plan = FixPlan()
@@ -210,9 +225,13 @@ def plan_fixes(
             edits.append(e)
     rec, rec_dropped = recommend(audit, only_set or None)
     plan.dropped += [d for d in rec_dropped if d.path]
-    taken = {(e.site.path, e.checks[0]) for e in edits} | {(e.site.path, e.site.key) for e in edits}
+    taken = {(e.site.path, e.site.key) for e in edits}
+    restored = {c for e in edits for c in e.checks}
     for e in rec:
-        if (e.site.path, e.site.key) in taken or any(c in {x.check for x in edits} for c in e.checks):
+        if touched is not None and e.site.path not in touched:
+            plan.elsewhere += 1
+            continue
+        if (e.site.path, e.site.key) in taken or any(c in restored for c in e.checks):
             continue  # the regression restore already covers this check
         if e.safety == FixSafety.UNSAFE and not (unsafe or (named_unsafe and e.check in only_set)):
             plan.dropped.append(Dropped(e.check, e.site.path, e.site.line, "unsafe fix (changes numerics or memory): ask for it by ID or with --unsafe-fixes"))

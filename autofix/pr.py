@@ -22,6 +22,7 @@ def plan_pr(
     only: Iterable[str] = (),
     unsafe: bool = False,
     named_unsafe: bool = True,
+    touched: set[str] | None = None,
 ) -> FixPlan:
     """The verified fix plan of a PR. ``regressions`` (``review.model.Change``) are computed from the two audits
     when not given; restoring them is never held back by their grade (the base ran with those values)."""
@@ -32,7 +33,7 @@ def plan_pr(
 
             regressions = build_pr_review(base, head, diff_text=diff_text).regressions
     return plan_fixes(head, head_read, only=only, unsafe=unsafe, regressions=regressions, base_read=base_read,
-                      unsafe_regressions=True, named_unsafe=named_unsafe)
+                      unsafe_regressions=True, named_unsafe=named_unsafe, touched=touched)
 
 
 def dirs_reader(files: dict[str, str]) -> Callable[[str], str | None]:
@@ -62,7 +63,8 @@ def demo_fix_diff(base_dir: str, head_dir: str) -> str:
     bf, hf = files(b), files(h)
     from .render import edits_table
 
-    plan = plan_pr(audit_path(b), audit_path(h), hf.get, bf.get, diff_text=unified_all(bf, hf))
+    changed = {p for p in set(bf) | set(hf) if bf.get(p) != hf.get(p)}
+    plan = plan_pr(audit_path(b), audit_path(h), hf.get, bf.get, diff_text=unified_all(bf, hf), touched=changed)
     if not plan.edits:
         return "Nothing to fix.\n"
     return f"{edits_table(plan)}\n\nScore {plan.score_before}% -> {plan.score_after}%\n\n{plan.diff()}"

@@ -155,6 +155,20 @@ def _append_kw(call: cst.Call, kw: str, src: str, nl: str) -> tuple[cst.Call, in
     return call.with_changes(args=[*args[:-1], new_last, arg.with_changes(comma=last.comma)]), 0
 
 
+_ARGS_CALL = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "ORPOConfig", "KTOConfig", "GRPOConfig",
+              "RewardConfig", "CPOConfig", "PPOConfig")
+
+
+def set_in_arguments_call(text: str, line: int, kw: str, value: Any, token: str | None = None) -> tuple[str, int]:
+    """Set or add ``kw`` in the training-arguments call (``TrainingArguments(...)``, TRL configs) starting at ``line``."""
+    wrapper = _parse(text)
+    for name in _ARGS_CALL:
+        calls = [c for c in _find_calls(wrapper, line, name) if c[1] == line]
+        if calls:
+            return set_kw(text, line, name, kw, value, add=True, token=token)
+    raise KeyError(f"no training-arguments call at line {line}")
+
+
 def set_field_default(text: str, line: int, key: str, value: Any, token: str | None = None) -> tuple[str, int]:
     """``Owner.name``: the default of a class-level field (``name: T = X`` or ``= field(default=X)``) at ``line``."""
     name = key.split(".")[-1]

@@ -72,6 +72,9 @@ def suggestions(plan: FixPlan) -> str:
 
 def nothing_to_fix(plan: FixPlan) -> str:
     msg = "accel-audit found nothing it can fix automatically here"
+    if plan.elsewhere:
+        msg += (f" ({plan.elsewhere} recommendation(s) with a fix are in files this pull request does not touch: "
+                "`accel-audit fix` applies them locally)")
     dl = dropped_list(plan.dropped)
     if dl:
         return f"{msg}. What was considered and why it was not fixed:\n\n{dl}"

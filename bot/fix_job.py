@@ -118,7 +118,8 @@ async def compute(rt: Runtime, gh: GitHub[Any], owner: str, repo: str, pr: dict[
     diff = await fetch_pr_diff(gh, owner, repo, int(pr["number"]))
 
     def work() -> FixPlan:
-        return plan_pr(base, head, _text(hfiles), _text(bfiles), diff_text=diff.diff_text or None, only=req.ids, named_unsafe=True)
+        return plan_pr(base, head, _text(hfiles), _text(bfiles), diff_text=diff.diff_text or None, only=req.ids, named_unsafe=True,
+                       touched=diff.changed or None)
 
     plan = await anyio.to_thread.run_sync(work)
     for p in list(plan.files):
