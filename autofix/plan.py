@@ -251,6 +251,22 @@ def plan_fixes(
         plan.edits, plan.files, plan.results_after = kept, files, after_results
         plan.score_after = overall(after_results).percent
         return plan
+    if failing and not worse:
+        # only some edits did not help: drop them and confirm the rest with one more re-audit
+        rest = [e for e in kept if e not in failing]
+        for e in failing:
+            plan.dropped.append(Dropped(e.check, e.site.path, e.site.line, "dropped after verification: the re-audit does not show the check improved"))
+        if not rest:
+            return plan
+        sub = FixPlan(originals=plan.originals)
+        final, files2 = _apply_all([_fresh(x) for x in rest], read, sub)
+        res = reaudit(audit, files2)
+        aft = {r.id: r for r in res}
+        if len(final) == len(rest) and not _worse(before, aft) and all(_improved(e, before, aft) for e in final):
+            plan.edits, plan.files, plan.results_after = final, files2, res
+            plan.score_after = overall(res).percent
+            return plan
+        kept = rest
     # find the culprits: add the edits one at a time, keeping each that verifies
     good: list[Edit] = []
     final_results = audit.results

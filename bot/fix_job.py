@@ -14,6 +14,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import anyio.to_thread
 from githubkit import GitHub
@@ -22,7 +23,7 @@ from githubkit.exception import RequestFailed
 from checks.engine import Audit, AuditOptions, audit_files
 from checks.source import ReadStats, SourceError, iter_tarball
 
-from . import git_data
+from . import fix_hints, git_data
 from .permissions import can_write
 from .pr_diff import fetch_pr_diff
 from .store import Job
@@ -91,6 +92,21 @@ def _text(files: dict[str, bytes]) -> Any:
     return read
 
 
+async def fetch_text(gh: GitHub[Any], owner: str, repo: str, path: str, ref: str) -> str | None:
+    """One file's exact text at ``ref`` (None: absent, or not UTF-8)."""
+    try:
+        resp = await gh.arequest("GET", f"/repos/{owner}/{repo}/contents/{quote(path)}", params={"ref": ref},
+                                 headers={"Accept": "application/vnd.github.raw+json"})
+    except RequestFailed as exc:
+        if exc.response.status_code == 404:
+            return None
+        raise
+    try:
+        return resp.content.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 async def _snapshot(rt: Runtime, gh: GitHub[Any], owner: str, repo: str, sha: str, options: AuditOptions) -> tuple[Audit, dict[str, bytes], dict[str, str]]:
     archive = await download_commit(gh, owner, repo, sha, rt.settings.data_dir / "tmp", max_download=rt.tuning.max_download,
                                     retry_delay=rt.tuning.retry_base_delay)
@@ -110,16 +126,30 @@ async def compute(rt: Runtime, gh: GitHub[Any], owner: str, repo: str, pr: dict[
     from .jobs import _merge_base, _options
 
     head_sha, base_sha = pr["head"]["sha"], pr["base"]["sha"]
+    number = int(pr["number"])
     cfg = (await load_repo_config(gh, owner, repo, pr["base"]["ref"])).config
     options = _options(rt, cfg)
     head, hfiles, modes = await _snapshot(rt, gh, owner, repo, head_sha, options)
-    merge_base = await _merge_base(gh, owner, repo, base_sha, head_sha)
-    base, bfiles, _ = await _snapshot(rt, gh, owner, repo, merge_base, options)
-    diff = await fetch_pr_diff(gh, owner, repo, int(pr["number"]))
+    diff = await fetch_pr_diff(gh, owner, repo, number)
+    hint = fix_hints.load(rt, owner, repo, number, head_sha)
+    if hint is not None:  # the PR audit of this head found the regressions: only their files are read at the merge base
+        merge_base, regressions = hint
+        base_texts: dict[str, str] = {}
+        for path in sorted({c.path for c in regressions if c.path and c.kind == "regression"}):
+            text = await fetch_text(gh, owner, repo, path, merge_base)
+            if text is not None:
+                base_texts[path] = text
 
-    def work() -> FixPlan:
-        return plan_pr(base, head, _text(hfiles), _text(bfiles), diff_text=diff.diff_text or None, only=req.ids, named_unsafe=True,
-                       touched=diff.changed or None)
+        def work() -> FixPlan:
+            return plan_pr(None, head, _text(hfiles), base_texts.get, regressions=regressions, only=req.ids, named_unsafe=True,
+                           touched=diff.changed or None)
+    else:
+        merge_base = await _merge_base(gh, owner, repo, base_sha, head_sha)
+        base, bfiles, _ = await _snapshot(rt, gh, owner, repo, merge_base, options)
+
+        def work() -> FixPlan:
+            return plan_pr(base, head, _text(hfiles), _text(bfiles), diff_text=diff.diff_text or None, only=req.ids, named_unsafe=True,
+                           touched=diff.changed or None)
 
     plan = await anyio.to_thread.run_sync(work)
     for p in list(plan.files):

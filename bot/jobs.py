@@ -180,6 +180,10 @@ async def run_pr_audit(rt: Runtime, job: Job) -> str:
         await complete_check_run(gh, owner, repo, run_id, verdict.conclusion, output, annotations, skip_existing=was_there,
                                  actions=FIX_ACTIONS if number is not None else None)
 
+    if number is not None and reviews:  # for a following /accel fix on this head (bot.fix_hints)
+        from .fix_hints import save as save_fix_hint
+
+        save_fix_hint(rt, owner, repo, int(number), sha, base_sha or "", [c for r in reviews for c in r.regressions])
     if number is not None and reviews and not _is_superseded(rt, job):
         from review.publish import publish_review
 

@@ -5,7 +5,9 @@ matters here: a tree's base and a commit's tree and parents must exist, a ref is
 from __future__ import annotations
 
 import hashlib
+import io
 import re
+import tarfile
 from typing import Any
 
 import httpx
@@ -32,6 +34,17 @@ class FakeGitData(FakeGitHub):
             return {"sha": sha, "tree": {"sha": "e" * 40}, "message": "a person's commit", "parents": []}
         return None
 
+    def _file_at(self, ref: str, rel: str) -> bytes | None:
+        blob = self.tarballs.get(ref)
+        if blob is None:
+            return None
+        with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tf:
+            for m in tf:
+                if m.isfile() and m.name.split("/", 1)[-1] == rel:
+                    f = tf.extractfile(m)
+                    return f.read() if f else None
+        return None
+
     def _repo_api(self, request: httpx.Request, path: str, body: Any) -> httpx.Response:
         o, r = self.owner, self.repo
         meth = request.method
@@ -42,6 +55,10 @@ class FakeGitData(FakeGitHub):
             if role is None:
                 return httpx.Response(404, json={"message": "Not Found"})
             return httpx.Response(200, json={"permission": {"maintain": "write", "triage": "read"}.get(role, role), "role_name": role})
+        m = re.fullmatch(rf"{pre}/contents/(.+)", path)
+        if m and meth == "GET" and not m.group(1).startswith(".github/"):
+            data = self._file_at(request.url.params.get("ref", ""), m.group(1))
+            return httpx.Response(200, content=data) if data is not None else httpx.Response(404, json={"message": "Not Found"})
         m = re.fullmatch(rf"{pre}/git/commits/([0-9a-f]{{40}})", path)
         if m and meth == "GET":
             c = self._commit(m.group(1))

@@ -102,3 +102,25 @@ def test_audit_offers_the_button(client, rt, fake) -> None:
     drain(rt)
     done = [c for c in fake.calls_to("PATCH", r"/check-runs/\d+$") if c.body.get("status") == "completed"]
     assert done and done[0].body["actions"][0]["identifier"] == "fix" and done[0].body["actions"][0]["label"] == "Apply fixes"
+
+
+def test_fix_after_the_pr_audit_reads_only_the_regressed_files_at_the_base(client, rt, fake) -> None:
+    deliver(client, "pull_request", pull_request())
+    drain(rt)
+    base_downloads = len(fake.calls_to("GET", rf"/tarball/{BASE_SHA}$"))
+    deliver(client, "issue_comment", issue_comment("/accel fix"))
+    drain(rt)
+    # the audit's regressions were reused: no second download of the base, one file read through the contents API
+    assert len(fake.calls_to("GET", rf"/tarball/{BASE_SHA}$")) == base_downloads
+    assert [c.path for c in fake.calls_to("GET", r"/contents/train\.py$")] == ["/repos/octo-org/train-repo/contents/train.py"]
+    commit = fake.commits[fake.refs[BRANCH]]
+    tree = fake.trees[commit["tree"]["sha"]]
+    assert fake.blobs[tree["tree"][0]["sha"]] == HEAD["train.py"].replace("save_steps=1,", "save_steps=500,").replace("bf16=False,", "bf16=True,")
+    # a newer head makes the hint stale: the fix audits the base itself
+    from .helpers import NEWER_SHA
+
+    fake.tarballs[NEWER_SHA] = fake.tarballs[HEAD_SHA]
+    fake.pulls[7] = pull_request(number=7, head=NEWER_SHA)["pull_request"]
+    deliver(client, "issue_comment", issue_comment("/accel fix"))
+    drain(rt)
+    assert len(fake.calls_to("GET", rf"/tarball/{BASE_SHA}$")) == base_downloads + 1
