@@ -190,14 +190,14 @@ def recommend(audit: Audit, only: set[str] | None = None) -> tuple[list[Edit], l
         good = _audit_value(rule, audit)
         cands = _candidates(rule, res, audit)
         found_any = False
-        for path, line, key, value in cands:
+        for path, line, key, value, cited in cands:
             if leaf(key) not in rule.names:
                 continue
             if rule.check == "C1" and leaf(key) == "enabled" and not key.lower().endswith("bf16.enabled"):
                 continue
             found_any = True
-            if isinstance(value, Expr) or not rule.bad(value):
-                continue
+            if isinstance(value, Expr) or not rule.bad(value) or not cited:
+                continue  # only sites the check itself cites: what its report shows, and what a re-audit can confirm
             site = site_for(path, line, key)
             if site is None:
                 dropped.append(Dropped(rule.check, path, line, f"no editor for {key} in this kind of file"))
@@ -238,22 +238,25 @@ def recommend(audit: Audit, only: set[str] | None = None) -> tuple[list[Edit], l
     return edits, dropped
 
 
-def _candidates(rule: Rule, res: CheckResult, audit: Audit) -> list[tuple[str, int, str, Any]]:
-    out: list[tuple[str, int, str, Any]] = []
+def _candidates(rule: Rule, res: CheckResult, audit: Audit) -> list[tuple[str, int, str, Any, bool]]:
+    """(path, line, key, value, cited): the check's own evidence and findings (cited), and every other place
+    that sets one of the rule's names (not cited: they only tell that the setting exists somewhere)."""
+    out: list[tuple[str, int, str, Any, bool]] = []
     evs: list[Evidence] = list(res.findings)
     if not rule.findings_only:
         evs += res.evidence
     for e in evs:
         if e.key:
-            out.append((e.path, e.line, e.key, e.value))
+            out.append((e.path, e.line, e.key, e.value, True))
+    cited = {(e.path, e.line) for e in [*res.findings, *res.evidence]}
     if not rule.findings_only:
         s: Setting
         for s in audit.facts.settings(*rule.names):
-            out.append((s.path, s.line, s.key, s.value))
+            out.append((s.path, s.line, s.key, s.value, (s.path, s.line) in cited))
         if rule.check == "C1":
             for c in audit.facts.config("bf16.enabled"):
-                out.append((c.path, c.line, c.dotted, c.value))
-    uniq: dict[tuple[str, int, str], tuple[str, int, str, Any]] = {}
+                out.append((c.path, c.line, c.dotted, c.value, (c.path, c.line) in cited))
+    uniq: dict[tuple[str, int, str], tuple[str, int, str, Any, bool]] = {}
     for c in out:
         uniq.setdefault((c[0], c[1], leaf(c[2])), c)
     return list(uniq.values())

@@ -152,9 +152,13 @@ async def compute(rt: Runtime, gh: GitHub[Any], owner: str, repo: str, pr: dict[
                            touched=diff.changed or None)
 
     plan = await anyio.to_thread.run_sync(work)
+    from autofix.model import Dropped
+
     for p in list(plan.files):
         if any(n in "/" + p for n in NEVER) or p not in modes:  # never workflows, symlinks, submodules, paths outside
             plan.files.pop(p)
+            plan.dropped += [Dropped(e.check, p, e.site.line, "not a regular file of the repository (or a workflow): never edited")
+                             for e in plan.edits if e.site.path == p]
             plan.edits = [e for e in plan.edits if e.site.path != p]
     return plan, {p: modes[p] for p in plan.files}
 

@@ -60,7 +60,7 @@ def test_safe_fixes_per_file_kind(tmp_path: Path) -> None:
         ("I3", "scripts/train.sh", "shell", "--save_steps 500 \\"),
     }
     assert all(e.safety.value == "safe" for e in plan.edits)
-    assert "tests/test_train.py" not in plan.files and any(d.path == "tests/test_train.py" for d in plan.dropped)
+    assert "tests/test_train.py" not in plan.files
     assert {d.check for d in plan.dropped if "unsafe" in d.reason} >= {"C1", "C3", "D2", "E2"}
     assert plan.score_after > plan.score_before
     # applying the plan and planning again proposes nothing: every fix is idempotent
@@ -68,6 +68,13 @@ def test_safe_fixes_per_file_kind(tmp_path: Path) -> None:
         (root / rel).write_text(text)
     again = plan_fixes(audit_path(root), _read(root))
     assert again.edits == []
+
+
+def test_scope_drops_a_cited_site_in_tests(tmp_path: Path) -> None:
+    root = _repo(tmp_path, {"tests/train_smoke.sh": LAUNCH, "train.py": TRAIN})
+    plan = plan_fixes(audit_path(root), _read(root), only=["I3"])
+    assert "tests/train_smoke.sh" not in plan.files
+    assert any(d.path == "tests/train_smoke.sh" and "tests" in d.reason for d in plan.dropped)
 
 
 def test_unsafe_fixes_when_asked(tmp_path: Path) -> None:

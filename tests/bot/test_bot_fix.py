@@ -124,3 +124,13 @@ def test_fix_after_the_pr_audit_reads_only_the_regressed_files_at_the_base(clien
     deliver(client, "issue_comment", issue_comment("/accel fix"))
     drain(rt)
     assert len(fake.calls_to("GET", rf"/tarball/{BASE_SHA}$")) == base_downloads + 1
+
+
+def test_button_from_a_reader_or_a_bot_creates_nothing(client, rt, fake) -> None:
+    fake.permissions["octocat"] = "read"
+    assert deliver(client, "check_run", check_run(action="requested_action")).json()["status"] == "queued"
+    drain(rt)
+    assert "write access" in _replies(fake)[-1] and not fake.refs and not fake.blobs
+    bot = check_run(action="requested_action")
+    bot["sender"] = {"login": "accel-audit[bot]", "id": 1, "type": "Bot"}
+    assert deliver(client, "check_run", bot).json()["status"] == "logged"
