@@ -134,3 +134,31 @@ def test_button_from_a_reader_or_a_bot_creates_nothing(client, rt, fake) -> None
     bot = check_run(action="requested_action")
     bot["sender"] = {"login": "accel-audit[bot]", "id": 1, "type": "Bot"}
     assert deliver(client, "check_run", bot).json()["status"] == "logged"
+
+
+def test_a_refused_ref_falls_back_to_the_patch(client, rt, fake) -> None:
+    import httpx
+
+    fake.inject("POST", r"/git/refs$", httpx.Response(403, json={"message": "Resource not accessible by integration"}))
+    deliver(client, "issue_comment", issue_comment("/accel fix"))
+    drain(rt)
+    reply = _replies(fake)[-1]
+    assert "GitHub refused the branch (403)" in reply and "```diff" in reply and not fake.refs
+    assert not fake.calls_to("POST", r"/pulls$")
+
+
+def test_the_fix_is_redone_when_the_head_moved(client, rt, fake) -> None:
+    import httpx
+
+    from .helpers import NEWER_SHA
+
+    moved = pull_request(number=7, head=NEWER_SHA)["pull_request"]
+    fake.tarballs[NEWER_SHA] = make_tarball(dict(HEAD, **{"README.md": "moved on\n"}))
+    # the first read sees the old head; while the fix is computed a push moves it
+    fake.inject("GET", r"/pulls/7$", httpx.Response(200, json=fake.pulls[7]))
+    fake.pulls[7] = moved
+    deliver(client, "issue_comment", issue_comment("/accel fix"))
+    drain(rt)
+    assert len(fake.calls_to("GET", rf"/tarball/{NEWER_SHA}$")) == 1
+    commit = fake.commits[fake.refs[BRANCH]]
+    assert commit["parents"] == [{"sha": NEWER_SHA}]
