@@ -125,34 +125,45 @@ def set_kw(text: str, line: int, func: str, kw: str, value: Any, add: bool = Tru
     new_call, grow = _append_kw(call, kw, src, newline_of(text))
     new = _code(wrapper.module, wrapper, call, new_call)
     _verify(text, new, first, last, grow)
-    return new, last - 1
+    a, b = text.split("\n"), new.split("\n")
+    return new, next((i for i in range(first - 1, len(b)) if i >= len(a) or a[i] != b[i]), last - 1)
 
 
 def _append_kw(call: cst.Call, kw: str, src: str, nl: str) -> tuple[cst.Call, int]:
+    """``call`` with ``kw=src`` after its last argument, in the call's own layout; (new call, lines added).
+
+    One argument per line: the new argument gets its own line with the arguments' indentation; the last
+    argument's line (its comment included) and the lines before the closing parenthesis stay as they were.
+    """
     args = list(call.args)
     arg = cst.Arg(keyword=cst.Name(kw), value=cst.parse_expression(src), equal=cst.AssignEqual(
         whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
     if not args:
         return call.with_changes(args=[arg]), 0
     last = args[-1]
-    multi = isinstance(last.comma, cst.Comma) and isinstance(last.comma.whitespace_after, cst.ParenthesizedWhitespace)
-    if not multi and isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
-        # one argument per line without a trailing comma: ``f(\n    a,\n    b\n)``
-        if len(args) >= 2 and isinstance(args[-2].comma, cst.Comma) and isinstance(args[-2].comma.whitespace_after, cst.ParenthesizedWhitespace):
-            new_last = last.with_changes(comma=args[-2].comma, whitespace_after_arg=cst.SimpleWhitespace(""))
-            return call.with_changes(args=[*args[:-1], new_last, arg.with_changes(whitespace_after_arg=last.whitespace_after_arg)]), 1
+    has_comma = isinstance(last.comma, cst.Comma)
+    ws_last = last.comma.whitespace_after if has_comma else last.whitespace_after_arg  # type: ignore[union-attr]
+    if not isinstance(ws_last, cst.ParenthesizedWhitespace):
+        # one line: ``f(a, b)`` -> ``f(a, b, kw=v)``
+        new_last = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+                                     whitespace_after_arg=cst.SimpleWhitespace(""))
+        return call.with_changes(args=[*args[:-1], new_last, arg.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg)]), 0
+    between = None
+    if len(args) >= 2 and isinstance(args[-2].comma, cst.Comma) and isinstance(args[-2].comma.whitespace_after, cst.ParenthesizedWhitespace):
+        between = args[-2].comma.whitespace_after
+    elif isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        between = call.whitespace_before_args
+    if between is None:
         raise EditRefused("a call laid out in a way the editor does not reproduce")
-    if multi:
-        prev_comma = args[-2].comma if len(args) >= 2 else None
-        if prev_comma is None or not isinstance(prev_comma, cst.Comma) or not isinstance(prev_comma.whitespace_after, cst.ParenthesizedWhitespace):
-            ws = call.whitespace_before_args
-            if not isinstance(ws, cst.ParenthesizedWhitespace):
-                raise EditRefused("a call laid out in a way the editor does not reproduce")
-            prev_comma = cst.Comma(whitespace_after=ws)
-        new_last = last.with_changes(comma=prev_comma)
-        return call.with_changes(args=[*args[:-1], new_last, arg.with_changes(comma=last.comma)]), 1
-    new_last = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    return call.with_changes(args=[*args[:-1], new_last, arg.with_changes(comma=last.comma)]), 0
+    to_next = ws_last.with_changes(empty_lines=[], indent=between.indent, last_line=between.last_line)
+    to_close = ws_last.with_changes(first_line=cst.TrailingWhitespace(newline=ws_last.first_line.newline))
+    old_comma = last.comma if has_comma else cst.Comma()
+    new_last = last.with_changes(comma=old_comma.with_changes(whitespace_after=to_next), whitespace_after_arg=cst.SimpleWhitespace(""))
+    if has_comma:
+        new_arg = arg.with_changes(comma=cst.Comma(whitespace_after=to_close))
+    else:
+        new_arg = arg.with_changes(whitespace_after_arg=to_close)
+    return call.with_changes(args=[*args[:-1], new_last, new_arg]), 1
 
 
 _ARGS_CALL = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "ORPOConfig", "KTOConfig", "GRPOConfig",

@@ -169,3 +169,12 @@ def test_shell_flags_on_their_own_lines() -> None:
     crlf = SH.replace("\n", "\r\n")
     new, _ = shell_edit.set_flag(crlf, 2, "--save_steps", 500)
     assert new == crlf.replace("--save_steps 1 ", "--save_steps 500 ")
+
+
+def test_python_added_keyword_keeps_comments_where_they_were() -> None:
+    src = "x = f(\n    a=1,  # first\n    b=2,  # last\n    # closing note\n)\n"
+    new, line = py_edit.set_kw(src, 1, "f", "c", 3)
+    assert new == "x = f(\n    a=1,  # first\n    b=2,  # last\n    c=3,\n    # closing note\n)\n" and line == 3
+    src = "x = f(\n    a=1,\n    b=2  # last, no comma\n)\n"
+    new, _ = py_edit.set_kw(src, 1, "f", "c", 3)
+    assert new == "x = f(\n    a=1,\n    b=2,  # last, no comma\n    c=3\n)\n"

@@ -115,3 +115,64 @@ def test_json_edits_touch_only_their_line() -> None:
         assert len(b) == len(a) + 1 and b[: at - 1] == a[: at - 1] and b[at + 1 :] == a[at:]
         assert json.loads(added)["zero_optimization"]["contiguous_gradients"] is True
     assert done > 800
+
+
+def _changed_lines(old: str, new: str) -> list[int]:
+    a, b = old.split("\n"), new.split("\n")
+    assert len(a) == len(b)
+    return [i for i in range(len(a)) if a[i] != b[i]]
+
+
+def test_python_keyword_edits_touch_only_their_line() -> None:
+    from autofix import py_edit
+
+    rng = random.Random(11)
+    done = 0
+    for _ in range(60):
+        kws = {f"k{i}": rng.choice([0, 1, True, False, '"s"', "'q'", "2.5"]) for i in range(rng.randint(1, 5))}
+        multi = rng.random() < 0.6
+        indent = rng.choice(["    ", "  ", "\t"])
+        nl = rng.choice(["\n", "\r\n"])
+        if multi:
+            args = "".join(f"{indent}{indent}{k}={v},{rng.choice(['', '  # why'])}{nl}" for k, v in kws.items())
+            call = f"{indent}loader = DataLoader({nl}{indent}{indent}ds,{nl}{args}{indent}){nl}"
+        else:
+            call = f"{indent}loader = DataLoader(ds, " + ", ".join(f"{k}={v}" for k, v in kws.items()) + f")  # c{nl}"
+        text = f"# header{nl}import torch{nl}{nl}def f(ds):{nl}{call}{indent}return loader{nl}"
+        for k in kws:
+            new, line = py_edit.set_kw(text, 5, "DataLoader", k, 4)
+            assert _changed_lines(text, new) == [line] and f"{k}=4" in new.split("\n")[line]
+            again, _ = py_edit.set_kw(new, 5, "DataLoader", k, 4)
+            assert again == new
+            done += 1
+        added, line = py_edit.set_kw(text, 5, "DataLoader", "pin_memory", True)
+        a, b = text.split("\n"), added.split("\n")
+        if multi:  # its own new line; the lines before and after are the old ones
+            assert len(b) == len(a) + 1 and b[:line] == a[:line] and b[line + 1 :] == a[line:] and b[line].strip().startswith("pin_memory=True")
+        else:
+            assert _changed_lines(text, added) == [line] and "pin_memory=True)" in added
+    assert done > 100
+
+
+def test_shell_flag_edits_touch_only_their_line() -> None:
+    from autofix import shell_edit
+
+    rng = random.Random(5)
+    done = 0
+    for _ in range(80):
+        nl = rng.choice(["\n", "\r\n"])
+        flags = {f"--opt_{i}": rng.choice(["1", "0", "True", "a/b.json", '"q r"']) for i in range(rng.randint(2, 6))}
+        style = rng.choice([" ", "="])
+        body = "".join(f"    {k}{style}{v} \\{nl}" for k, v in flags.items())
+        text = f"#!/bin/bash{nl}set -e{nl}torchrun --nproc_per_node 8 train.py \\{nl}{body}    --seed 1{nl}echo done{nl}"
+        for k in flags:
+            new, line = shell_edit.set_flag(text, 3, k.replace("_", "-") if rng.random() < 0.3 else k, 500)
+            assert _changed_lines(text, new) == [line]
+            assert shell_edit.get(new, 3, k) in ("500", '"500"')
+            done += 1
+        added, line = shell_edit.set_flag(text, 3, "--save_steps", 500)
+        a, b = text.split("\n"), added.split("\n")
+        assert len(b) == len(a) + 1 and b[:line] == a[:line] and b[line + 1 :] == a[line:]
+        removed, _ = shell_edit.remove_flag(added, 3, "--save_steps")
+        assert removed == text
+    assert done > 200
