@@ -160,12 +160,6 @@ def leaf(key: str) -> str:
     return norm(key.split(".")[-1])
 
 
-def _value(v: Any) -> Any:
-    if isinstance(v, Expr):
-        return v  # not a literal: never judged bad
-    return v
-
-
 def _audit_value(rule: Rule, audit: Audit) -> Any:
     return rule.good(audit) if callable(rule.good) else rule.good
 

@@ -36,10 +36,6 @@ def plan_pr(
                       unsafe_regressions=True, named_unsafe=named_unsafe, touched=touched)
 
 
-def dirs_reader(files: dict[str, str]) -> Callable[[str], str | None]:
-    return files.get
-
-
 __all__ = ["plan_pr", "unified_all"]
 
 

@@ -44,7 +44,7 @@ def _map_line(a: list[str], b: list[str], i: int) -> tuple[int, str]:
     return len(b), "insert"
 
 
-def _base_token(kind: str, key: str, base: str, line: int) -> str | None:
+def _token_at(kind: str, key: str, base: str, line: int) -> str | None:
     try:
         if kind == "yaml":
             return yaml_edit.locate(base, key, line).token
@@ -59,10 +59,6 @@ def _base_token(kind: str, key: str, base: str, line: int) -> str | None:
     except (KeyError, EditRefused, IndexError):
         return None
     return None
-
-
-def _head_token(kind: str, key: str, head: str, line: int) -> str | None:
-    return _base_token(kind, key, head, line)
 
 
 def restore(changes: Iterable[Any], base_files: dict[str, str], head_files: dict[str, str], benefit_of: dict[str, str] | None = None,
@@ -101,7 +97,7 @@ def restore(changes: Iterable[Any], base_files: dict[str, str], head_files: dict
             if site is None:
                 dropped.append(Dropped(ch.check, path, ch.line, f"no editor for {key} here"))
                 continue
-            if site.kind in ("yaml", "json") and _head_token(site.kind, key, head, 0) is not None:
+            if site.kind in ("yaml", "json") and _token_at(site.kind, key, head, 0) is not None:
                 dropped.append(Dropped(ch.check, path, ch.line, f"{key} is set elsewhere in the head: restoring the line would duplicate it"))
                 continue
             k = (path, -i - 1, leaf(key))
@@ -119,8 +115,8 @@ def restore(changes: Iterable[Any], base_files: dict[str, str], head_files: dict
             dropped.append(Dropped(ch.check, path, ch.line, f"no editor for {key} here"))
             continue
         j, _ = _map_line(hlines, blines, i)
-        tok = _base_token(site.kind, key, base, j + 1)
-        cur = _head_token(site.kind, key, head, ch.line)
+        tok = _token_at(site.kind, key, base, j + 1)
+        cur = _token_at(site.kind, key, head, ch.line)
         if tok is None or cur is None:
             dropped.append(Dropped(ch.check, path, ch.line, f"the base value of {key} could not be read back"))
             continue
