@@ -84,3 +84,23 @@ def test_scope_excludes_tests_ci_vendored() -> None:
               "records/r.yaml", "archive/old.py", "benchmarks/b.py", "../x.yaml", "/etc/passwd"):
         assert editable(p) is not None, p
     assert editable("configs/train.yaml") is None and editable("src/sft/train.py") is None
+
+
+def test_the_diff_applies_with_git_apply(tmp_path: Path) -> None:
+    import subprocess
+
+    from autofix import plan_fixes
+
+    repo = tmp_path / "r"
+    shutil.copytree(DEMO / "head", repo)
+    # a CRLF file without a final newline, to exercise the diff's markers
+    (repo / "configs/extra.yaml").write_bytes(b"output_dir: out\r\nlearning_rate: 1e-5\r\nper_device_train_batch_size: 2\r\nsave_steps: 2")
+    plan = plan_fixes(audit_path(repo), lambda p: (repo / p).read_bytes().decode(), unsafe=True)
+    assert "configs/extra.yaml" in plan.files and "\\ No newline at end of file" in plan.diff()
+    patch = tmp_path / "fix.patch"
+    patch.write_bytes(plan.diff().encode())
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True, env=env)
+    subprocess.run(["git", "apply", "--whitespace=nowarn", str(patch)], cwd=repo, check=True, env=env)
+    for rel, text in plan.files.items():
+        assert (repo / rel).read_bytes() == text.encode(), rel
