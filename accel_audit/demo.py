@@ -73,8 +73,13 @@ def main(argv: list[str] | None = None) -> int:
         (sys.stderr if args.format == "json" else sys.stdout).write(note)
         sys.stdout.flush()
         # the sample PR has regressions on purpose: show them without failing ``make demo``
-        return cli_main(["pr", "--repo", str(repo), "--base", base, "--head", head, "--format", args.format, "--lang", args.lang,
-                         "--no-fail-on-regression"])
+        rc = cli_main(["pr", "--repo", str(repo), "--base", base, "--head", head, "--format", args.format, "--lang", args.lang,
+                       "--no-fail-on-regression"])
+        if args.format == "md":  # what `/accel fix` would open as a follow-up PR (autofix, issue #11)
+            from autofix.pr import demo_fix_diff
+
+            sys.stdout.write("\n---\n\n## `/accel fix`: the follow-up pull request\n\n" + demo_fix_diff(str(FIXTURES / "base"), str(FIXTURES / "head")))
+        return rc
 
 
 if __name__ == "__main__":
