@@ -83,9 +83,10 @@ class _Collector:
         name = e.get("name", "")
         try:
             raw = float(e["ts"])
+            raw_dur = float(dur)
             # HTA's round_down_time_stamps: start rounded up, end rounded down (ns-resolution traces)
             ts = float(math.ceil(raw))
-            dur = float(math.floor(raw + float(dur))) - ts
+            dur = float(math.floor(raw + raw_dur)) - ts
         except (KeyError, TypeError, ValueError, OverflowError):
             return
         self.events += 1
@@ -117,18 +118,18 @@ class _Collector:
             prev = self.step_starts.get(name)
             self.step_starts[name] = ts if prev is None else max(prev, ts)
             if name.startswith("ProfilerStep#"):
-                self.steps.append((ts, ts + dur))
+                self.steps.append((raw, raw + raw_dur))
             return
         if name in SYNC_CALLS or name in ITEM_OPS or name in SYNC_MEMCPY:
             s = self.syncs.setdefault(name, [0, 0.0, 0.0])
             s[0] += 1
-            s[1] += dur
-            s[2] = max(s[2], dur)
+            s[1] += raw_dur
+            s[2] = max(s[2], raw_dur)
             if name in SYNC_CALLS or name in SYNC_MEMCPY:
-                self.sync_spans.append((ts, ts + dur))
+                self.sync_spans.append((raw, raw + raw_dur))
             return
         if "DataLoader" in name and "__next__" in name:
-            self.loader.append((ts, ts + dur))
+            self.loader.append((raw, raw + raw_dur))
 
 
 @dataclass(slots=True)
@@ -243,6 +244,9 @@ def analyse(col: _Collector, settings: dict[str, Any]) -> dict[str, Any]:
     comm = t_time[COMMUNICATION]
     if comm:
         out["comm_comp_overlap_pct"] = _r(100 * iv.intersection_total(m[COMMUNICATION], m[COMPUTATION]) / comm, 2)
+    durs = sorted(col.g_dur[i] for i in keep)
+    out["median_kernel_us"] = _r(durs[len(durs) // 2], 2)
+    del durs
     total_kernel = sum(v[0] for v in by_name.values())
     top_n = int(settings.get("top_kernels", 10))
     top = sorted(by_name.items(), key=lambda kv: -kv[1][0])[:top_n]

@@ -169,7 +169,7 @@ def _write(f: IO[str], s: RankSpec) -> None:
         for e in events_in_step:
             w.ev(e)
         cpu = step_end + 1
-    f.write('\n  ],\n  "traceName": "rank%d.pt.trace.json",\n  "displayTimeUnit": "ms",\n  "baseTimeNanoseconds": 1700000000000000000\n}\n' % s.rank)
+    f.write(f'\n  ],\n  "traceName": "rank{s.rank}.pt.trace.json",\n  "displayTimeUnit": "ms",\n  "baseTimeNanoseconds": 1700000000000000000\n}}\n')
 
 
 def write_ranks(folder: Path, world: int, *, gz: bool = False, **kw: Any) -> list[Path]:
