@@ -154,7 +154,7 @@ def assemble(inputs: list[dict[str, Any]], ranks: list[dict[str, Any]], util_gpu
     if runs:
         for _, run in runs:
             trainlog.add_mfu(run, s)
-        best_path, best = max(runs, key=lambda pr: len(pr[1]))
+        best_path, best = max(runs, key=lambda pr: (pr[1].get("steps_seen", 0), len(pr[1])))
         steps: dict[str, Any] = {"source": "train-log", "path": best_path, **best}
         if len(runs) > 1:
             steps["runs"] = [{"path": p, **r} for p, r in runs]

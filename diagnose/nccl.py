@@ -135,11 +135,16 @@ def findings(info: dict[str, Any]) -> list[dict[str, Any]]:
     if nodes > 1 and "NET/IB" in info.get("transports", []) and not info.get("gdr") and "gdr" not in info:
         out.append({"id": "gdr-unknown", "line": fl.get("NET/IB"), "check": "E1",
                     "text": "IB channels without GDRDMA: GPUDirect RDMA looks off (no 'GPU Direct RDMA Enabled' line either)"})
-    for c in info.get("communicators", []):
-        if c["nnodes"] > 1 and c["nranks"] <= c["local_ranks"] * 1 and c["nranks"] < 16 and c["nranks"] > 1:
+    comms = info.get("communicators", [])
+    node_gpus = max((c["local_ranks"] for c in comms if c["nnodes"] == 1), default=0) or max(
+        (c["nranks"] // c["nnodes"] for c in comms if c["nnodes"] > 1), default=0)
+    for c in comms:
+        # A group that would fit in one node but has several ranks on each of several nodes: the shape of a
+        # tensor-parallel group split across nodes (data/pipeline groups across nodes have one rank per node).
+        if c["nnodes"] > 1 and c["local_ranks"] > 1 and c["nranks"] <= node_gpus:
             out.append({"id": "tp-spans-nodes", "line": c["line"], "check": "A4",
-                        "text": f"a {c['nranks']}-rank communicator spans {c['nnodes']} nodes: a tensor-parallel group this small "
-                                f"fits in one node's NVLink domain"})
+                        "text": f"a {c['nranks']}-rank communicator spans {c['nnodes']} nodes with {c['local_ranks']} ranks on each, though a "
+                                f"node has {node_gpus} GPUs: if it is a tensor-parallel group, every layer's all-reduce crosses the network"})
             break
     for k in ("NCCL_IB_DISABLE", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"):
         if info.get("env", {}).get(k) == "1":

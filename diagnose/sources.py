@@ -68,13 +68,13 @@ def iter_files(paths: list[str]) -> Iterator[Path]:
 
 _KINETO_KEYS = re.compile(rb'"(traceEvents|schemaVersion|deviceProperties|distributedInfo)"\s*:')
 _SMI_HEADER = re.compile(rb"^\s*(timestamp|index|name|pci\.bus_id|utilization\.gpu)\s*(\[[^\]]*\])?\s*,", re.I | re.M)
-_DMON_HEADER = re.compile(rb"^#\s*gpu\s+(pwr|sm)\b", re.M)
+_DMON_HEADER = re.compile(rb"^#\s*(?:Date\s+Time\s+)?gpu\s+(pwr|sm)\b", re.M)
 _NSYS_CSV = re.compile(rb'^"?(Time \(%\)|Time\(%\))"?,\s*"?(Total Time|Total Time \(ns\))', re.M)
 _NCCL = re.compile(rb"NCCL INFO", re.M)
 _SUMMARY = re.compile(rb"PyTorch CUDA memory summary", re.M)
 _TRAIN = re.compile(
     rb"(elapsed time per iteration|throughput per GPU|'train_runtime'|'loss':|train_samples_per_second|samples/sec|tokens/s|"
-    rb"tokens per second|tok/s|it/s\]|s/it\]|iteration\s+\d+/\s*\d+)",
+    rb"tokens per second|tok/s|it/s\]|s/it\]|iteration\s+\d+/\s*\d+|\biter \d+: loss [\d.]+, time)",
     re.I,
 )
 
