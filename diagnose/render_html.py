@@ -113,13 +113,13 @@ def kernel_types_svg(ranks: list[dict[str, Any]], width: int = 1040) -> str:
 
 
 def util_svg(gpus: list[dict[str, Any]], low: float, high: float, width: int = 1040) -> str:
-    lane, label_w = 70, 70
-    h = lane * len(gpus) + 16
+    lane, label_w = 84, 70
+    h = lane * len(gpus) + 8
     plot_w = width - label_w - 10
     parts = [f'<svg width="{width}" height="{h}" viewBox="0 0 {width} {h}" role="img" aria-label="GPU utilisation">']
     for i, g in enumerate(gpus):
-        y0 = i * lane + 4
-        ph = lane - 16
+        y0 = i * lane + 18
+        ph = lane - 28
         tl = g["timeline"] or [0.0]
         parts.append(f'<text x="{label_w - 8}" y="{y0 + ph / 2 + 4:.1f}" text-anchor="end">GPU {escape(str(g["index"]))}</text>')
         parts.append(f'<rect x="{label_w}" y="{y0}" width="{plot_w}" height="{ph}" fill="#f9fafb" stroke="#e5e7eb"/>')
@@ -130,8 +130,8 @@ def util_svg(gpus: list[dict[str, Any]], low: float, high: float, width: int = 1
         pts = " ".join(f"{label_w + k * step:.1f},{y0 + ph * (1 - min(100.0, v) / 100):.1f}" for k, v in enumerate(tl))
         color = "#dc2626" if g.get("sawtooth") else C_COMPUTE
         parts.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="1.5"/>')
-        tag = f"mean {g['mean_pct']:.0f}% · {g['drops']} drops" + (" · sawtooth" if g.get("sawtooth") else "")
-        parts.append(f'<text x="{label_w + plot_w - 4}" y="{y0 + 12}" text-anchor="end">{escape(tag)}</text>')
+        tag = f"mean {g['mean_pct']:.0f}% · {g['drops']} drops" + (" · sawtooth" if g.get("sawtooth") else "") + f" · {g.get('path', '')}"
+        parts.append(f'<text x="{label_w + plot_w}" y="{y0 - 5}" text-anchor="end">{escape(tag)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
