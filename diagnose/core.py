@@ -59,7 +59,7 @@ def diagnose(paths: list[str], settings: dict[str, Any] | None = None, *, root: 
             continue
         try:
             if kind == "kineto":
-                rt = kineto.read(path, shown, s)
+                rt = kineto.read(path, shown, s, deadline)
                 r: dict[str, Any] = {"rank": rt.rank, "path": shown, **rt.result}
                 if rt.rank is not None:
                     entry["rank"] = rt.rank
@@ -107,6 +107,8 @@ def diagnose(paths: list[str], settings: dict[str, Any] | None = None, *, root: 
                     entry["skipped"] = "no step time or throughput lines"
                 else:
                     runs.append((shown, run))
+        except kineto.TimeLimit as exc:
+            raise LimitExceeded(str(exc)) from None
         except TraceFormatError as exc:
             entry["skipped"] = f"unreadable trace: {exc}"
         except (memory.RefusedPickle, ValueError, OSError, EOFError, gzip.BadGzipFile, zlib.error, sqlite3.Error, UnicodeError) as exc:

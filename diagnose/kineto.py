@@ -12,6 +12,7 @@ import bisect
 import math
 import re
 import statistics
+import time
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,14 +144,32 @@ class RankTrace:
     result: dict[str, Any]
 
 
-def read(path: Path, display: str, settings: dict[str, Any] | None = None) -> RankTrace:
-    """Stream one trace file; raise :class:`TraceFormatError` only when nothing usable was read."""
+class TimeLimit(Exception):
+    """The deadline passed while a trace was being read."""
+
+
+def read(path: Path, display: str, settings: dict[str, Any] | None = None, deadline: float | None = None) -> RankTrace:
+    """Stream one trace file; raise :class:`TraceFormatError` only when nothing usable was read.
+
+    ``deadline`` (``time.monotonic()``) is checked every 65,536 events and raises :class:`TimeLimit`.
+    """
     col = _Collector()
     truncated = None
     meta: dict[str, Any] = {}
+    on_event = col.add
+    if deadline is not None:
+        count = [0]
+        add = col.add
+
+        def on_event(e: dict[str, Any]) -> None:
+            count[0] += 1
+            if not count[0] & 0xFFFF and time.monotonic() > deadline:
+                raise TimeLimit(f"the time limit was reached while reading {display}")
+            add(e)
+
     with open_text(path) as f:
         try:
-            meta, _ = stream_trace(f, col.add)
+            meta, _ = stream_trace(f, on_event)
         except TraceFormatError as exc:
             if not exc.truncated or not len(col.g_ts):
                 raise
