@@ -3,6 +3,10 @@
 A 1 GB trace is never held in memory: the text is read in chunks of :data:`CHUNK` characters and each event
 is decoded on its own with the C scanner of the standard library (``json.JSONDecoder.raw_decode``). The
 buffer holds the unread rest of one chunk plus, at most, one event that spans two chunks.
+
+No third-party parser: ijson 3.6 with its C backend (yajl2_c) took 0.69 s where this took 0.64 s on the
+same 9.6 MB, 24,600-event trace (``ijson.items(f, "traceEvents.item")`` against :func:`stream_trace`, both
+building every event), so it would add a compiled dependency for nothing.
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ from typing import Any
 from .sources import open_binary, open_text
 
 MIB = 1024 * 1024
-MAX_SNAPSHOT_BYTES = 512 * MIB
+MAX_SNAPSHOT_BYTES = 256 * MIB
+MAX_STATS_BYTES = 16 * MIB  # memory_stats() is a flat dict of a few hundred keys
 
 
 class RefusedPickle(pickle.UnpicklingError):
@@ -59,7 +60,10 @@ def _finish(peak_alloc: float | None, peak_res: float | None, **extra: Any) -> d
 
 def read_stats(path: Path) -> dict[str, Any]:
     with open_text(path) as f:
-        d = json.load(f)
+        text = f.read(MAX_STATS_BYTES + 1)
+    if len(text) > MAX_STATS_BYTES:
+        raise ValueError(f"larger than {MAX_STATS_BYTES // MIB} MiB: not a memory_stats() dump")
+    d = json.loads(text)
     if not isinstance(d, dict):
         raise ValueError("memory_stats JSON is not an object")
     g = d.get

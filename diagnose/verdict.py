@@ -133,6 +133,12 @@ def stragglers(ranks: list[dict[str, Any]], s: dict[str, Any]) -> list[dict[str,
 
 def build(report: dict[str, Any], s: dict[str, Any], audit: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     reasons = trace_reasons(report.get("ranks", []), s)
+    for t in report.get("nsys", []):
+        comm = (t.get("kernel_types") or {}).get("communication", 0.0)
+        if comm >= s["comm_high_pct"]:
+            reasons.append(_reason("communication-bound", f"communication kernels are {comm:.1f}% of the summed kernel time in the Nsight "
+                                                          f"summary (threshold {s['comm_high_pct']:g}%; a summary cannot show overlap)",
+                                   t.get("path"), "nsys.kernel_types.communication", comm, s["comm_high_pct"], 0.75))
     util = report.get("utilization") or {}
     for g in util.get("gpus", []):
         if g.get("sawtooth"):
