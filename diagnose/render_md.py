@@ -148,6 +148,12 @@ def render(report: dict[str, Any], lang: str = "en", compare: dict[str, Any] | N
         for k in ("step_time_ms", "tokens_per_s", "samples_per_s", "tflops_per_gpu", "mfu_pct", "gpus"):
             if k in s:
                 out.append(f"- {k}: {_f(s[k], 2)}")
+        if s.get("runs"):
+            out += ["", "| File | GPUs | Step (ms) | tokens/s | samples/s | MFU % |", "|---|---:|---:|---:|---:|---:|"]
+            for run in s["runs"]:
+                out.append(f"| `{_cell(run['path'])}` | {_f(run.get('gpus'))} | {_f(run.get('step_time_ms'), 1)} | {_f(run.get('tokens_per_s'), 0)} | "
+                           f"{_f(run.get('samples_per_s'), 2)} | {_f(run.get('mfu_pct'))} |")
+            out.append("")
         if s.get("scaling"):
             sc = s["scaling"]
             out.append(f"- {t['scaling']}: {sc['efficiency_pct']:.1f}% ({sc['gpus'][0]} → {sc['gpus'][1]} GPUs, {sc['unit']})")

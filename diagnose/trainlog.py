@@ -104,7 +104,7 @@ def read(path: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if source is None:
         return out
-    out["source"] = source
+    out["format"] = source
     if step_ms:
         v = _trim(step_ms)
         out["step_time_ms"] = round(statistics.median(v), 2)

@@ -45,7 +45,7 @@ def test_json_contract(capsys: pytest.CaptureFixture[str], starved: Path) -> Non
         assert {"name", "type", "time_ms", "pct"} <= set(rank["top_kernels"][0])
     assert r["utilization"]["source"] == "nvidia-smi" and r["utilization"]["gpus"][0]["sawtooth"] is True
     assert {"peak_allocated_mb", "peak_reserved_mb", "fragmentation_pct"} <= set(r["memory"])
-    assert r["nccl"]["version"] == "2.19.3" and r["steps"]["source"] == "megatron"
+    assert r["nccl"]["version"] == "2.19.3" and r["steps"]["source"] == "train-log" and r["steps"]["format"] == "megatron"
     assert r["verdict"]["bottleneck"] == "data-io-bound"
     for reason in r["verdict"]["reasons"]:
         assert reason["evidence"]["path"] and "value" in reason["evidence"]

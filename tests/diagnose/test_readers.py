@@ -82,7 +82,7 @@ def test_gdr_off_on_multinode() -> None:
 def test_megatron_scaling_efficiency() -> None:
     a = trainlog.read(FIX / "megatron-8gpu.log")
     b = trainlog.read(FIX / "megatron-16gpu.log")
-    assert a["source"] == "megatron" and a["gpus"] == 8 and a["step_time_ms"] == pytest.approx(2100.4, abs=0.1)
+    assert a["format"] == "megatron" and a["gpus"] == 8 and a["step_time_ms"] == pytest.approx(2100.4, abs=0.1)
     assert a["tflops_per_gpu"] == 179.4
     sc = trainlog.scaling([("a", a), ("b", b)])
     # samples/s: 256/2.1004 s -> 121.9 on 8 GPUs; 512/3.3034 s -> 155.0 on 16: 155.0 / (2 x 121.9) = 63.6%
