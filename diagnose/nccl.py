@@ -128,9 +128,11 @@ def findings(info: dict[str, Any]) -> list[dict[str, Any]]:
     fl = info.get("first_line", {})
     if nodes > 1 and "NET/Socket" in info.get("transports", []) and "NET/IB" not in info.get("transports", []):
         out.append({"id": "nccl-socket", "line": fl.get("NET/Socket"), "check": "E4",
+                    "params": {"nodes": nodes},
                     "text": f"inter-node traffic goes over TCP sockets (NET/Socket) on a {nodes}-node job, not InfiniBand/RoCE"})
     if nodes > 1 and info.get("gdr") is False:
         out.append({"id": "gdr-off", "line": info.get("gdr_line"), "check": "E1",
+                    "params": {"nodes": nodes},
                     "text": f"GPUDirect RDMA is off on a {nodes}-node job: every inter-node transfer is staged through host memory"})
     if nodes > 1 and "NET/IB" in info.get("transports", []) and not info.get("gdr") and "gdr" not in info:
         out.append({"id": "gdr-unknown", "line": fl.get("NET/IB"), "check": "E1",
@@ -143,10 +145,11 @@ def findings(info: dict[str, Any]) -> list[dict[str, Any]]:
         # tensor-parallel group split across nodes (data/pipeline groups across nodes have one rank per node).
         if c["nnodes"] > 1 and c["local_ranks"] > 1 and c["nranks"] <= node_gpus:
             out.append({"id": "tp-spans-nodes", "line": c["line"], "check": "A4",
+                        "params": {"nranks": c["nranks"], "nnodes": c["nnodes"], "local": c["local_ranks"], "node_gpus": node_gpus},
                         "text": f"a {c['nranks']}-rank communicator spans {c['nnodes']} nodes with {c['local_ranks']} ranks on each, though a "
                                 f"node has {node_gpus} GPUs: if it is a tensor-parallel group, every layer's all-reduce crosses the network"})
             break
     for k in ("NCCL_IB_DISABLE", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"):
         if info.get("env", {}).get(k) == "1":
-            out.append({"id": k.lower(), "line": None, "check": "E4", "text": f"{k}=1 is set: NCCL was told not to use that transport"})
+            out.append({"id": "env-disable", "line": None, "check": "E4", "params": {"var": k}, "text": f"{k}=1 is set: NCCL was told not to use that transport"})
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from .i18n import advice_text, reason_text
 from .render_md import T
 
 C_COMPUTE, C_COMM, C_OTHER, C_IDLE, C_MEM = "#3b6fd8", "#f08a24", "#9b6bd3", "#d9dde3", "#2bb39a"
@@ -157,7 +158,7 @@ def render(report: dict[str, Any], lang: str = "en", compare: dict[str, Any] | N
         for r in v["reasons"]:
             ev = r["evidence"]
             where = f' <span class="muted">— <code>{escape(ev["path"])}</code></span>' if ev.get("path") else ""
-            body.append(f"<li><b>{escape(r['type'])}</b>: {escape(r['text'])}{where}</li>")
+            body.append(f"<li><b>{escape(r['type'])}</b>: {escape(reason_text(r, lang))}{where}</li>")
         body.append("</ul>")
     body.append("</div>")
     if report.get("recommendations"):
@@ -166,7 +167,7 @@ def render(report: dict[str, Any], lang: str = "en", compare: dict[str, Any] | N
             static = ""
             if rec.get("static_status"):
                 static = f' <span class="muted">({escape(t["static"])}: {escape(rec["static_status"])})</span>'
-            body.append(f'<li><span class="check">{escape(rec["check"])}</span> <span class="muted">{escape(rec["priority"])}</span>{static} — {escape(rec["text"])}</li>')
+            body.append(f'<li><span class="check">{escape(rec["check"])}</span> <span class="muted">{escape(rec["priority"])}</span>{static} — {escape(advice_text(rec, lang))}</li>')
         body.append("</ul></div>")
     if compare:
         rows = [[escape(r["metric"]), f"{r['baseline']:.2f}", f"{r['head']:.2f}", r["delta_text"]] for r in compare["rows"]]

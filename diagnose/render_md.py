@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .i18n import advice_text, reason_text
+
 T = {
     "en": {
         "title": "Accel Profile: runtime diagnosis",
@@ -67,7 +69,7 @@ def render(report: dict[str, Any], lang: str = "en", compare: dict[str, Any] | N
         for r in v["reasons"]:
             ev = r["evidence"]
             where = f" — `{ev['path']}`" if ev.get("path") else ""
-            out.append(f"- [{r['type']}] {r['text']}{where}")
+            out.append(f"- [{r['type']}] {reason_text(r, lang)}{where}")
         out.append("")
     if report.get("recommendations"):
         out += [f"## {t['recs']}", ""]
@@ -75,7 +77,7 @@ def render(report: dict[str, Any], lang: str = "en", compare: dict[str, Any] | N
             static = ""
             if rec.get("static_status"):
                 static = f" ({t['static']}: {rec['static_status']}" + (f", `{rec['static_evidence']}`" if rec.get("static_evidence") else "") + ")"
-            out.append(f"- **{rec['check']}** ({rec['priority']}){static}: {rec['text']}")
+            out.append(f"- **{rec['check']}** ({rec['priority']}){static}: {advice_text(rec, lang)}")
         out.append("")
     if compare:
         out += [f"## {t['baseline']}", "", f"| {t['metric']} | {t['base']} | {t['head']} | {t['delta']} |", "|---|---:|---:|---:|"]

@@ -126,3 +126,22 @@ def test_bad_paths_and_nothing_recognised(capsys: pytest.CaptureFixture[str], tm
     (tmp_path / "a.txt").write_text("nothing here\n")
     code, _, err = _run(capsys, str(tmp_path))
     assert code == 2 and "no input was recognised" in err
+
+
+def test_every_reason_has_chinese_wording(tmp_path: Path) -> None:
+    from diagnose.core import diagnose
+    from diagnose.i18n import ADVICE_ZH, reason_text
+    from diagnose.verdict import ADVICE
+
+    write_ranks(tmp_path / "a", 4, loader_us=2500, sync_item=True, comm_us=3000, overlap=0.1, slow_rank=2, slow=1.5)
+    write_ranks(tmp_path / "b", 2, kernels_per_step=60)
+    rep = diagnose([str(FIX), str(tmp_path / "a")])
+    reasons = rep["verdict"]["reasons"] + diagnose([str(tmp_path / "b")])["verdict"]["reasons"]
+    assert {r["key"] for r in reasons} >= {"idle_dataloader", "comm_low_overlap", "compute_bound", "sawtooth", "fragmentation", "retries",
+                                           "churn", "scaling", "straggler", "nccl.nccl-socket", "nccl.tp-spans-nodes", "nsys_comm"}
+    for r in reasons:
+        zh = reason_text(r, "zh")
+        assert zh != r["text"] and not re.search(r"[A-Za-z]{12,}", zh.replace("DataLoader.__next__", "")), zh
+    assert {c for items in ADVICE.values() for c, _ in items} <= set(ADVICE_ZH)
+    # the finding names its check: sockets between nodes -> E4 leads the communication advice
+    assert rep["recommendations"][0]["check"] in ("E4", "A4")
