@@ -15,6 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks import diagnose_common
 from benchmarks.diagnose_common import hta_python, max_diff, run_hta, run_ours
 from tests.diagnose.tracegen import RankSpec, write_trace
 
@@ -51,14 +52,16 @@ def main() -> int:
         have = sum(p.stat().st_size for p in folder.glob("rank-*.pt.trace.json"))
     print(f"trace set: {args.ranks} files, {have / (1 << 20):.0f} MiB")
     wall, rss, ours = run_ours(folder)
-    print(f"diagnose: {wall:.1f} s, peak RSS {rss:.0f} MiB ({have / (1 << 20) / wall:.1f} MiB/s)", flush=True)
+    cpu = diagnose_common.LAST_CPU
+    print(f"diagnose: {wall:.1f} s wall, {cpu:.1f} s CPU, peak RSS {rss:.0f} MiB ({have / (1 << 20) / wall:.1f} MiB/s)", flush=True)
     py = None if args.no_hta else hta_python(args.hta_python)
     if py is None:
         print("HTA: not run" + ("" if args.no_hta else " (no Python with HolisticTraceAnalysis found)"))
         return 0
     h_wall, h_rss, theirs = run_hta(py, folder)
-    print(f"HTA 0.5: {h_wall:.1f} s, peak RSS {h_rss:.0f} MiB (process tree)")
-    print(f"speed-up {h_wall / wall:.1f}x, memory {h_rss / rss:.1f}x less; largest difference in breakdown/overlap: "
+    h_cpu = diagnose_common.LAST_CPU
+    print(f"HTA 0.5: {h_wall:.1f} s wall, {h_cpu:.1f} s CPU, peak RSS {h_rss:.0f} MiB (process tree)")
+    print(f"speed-up {h_wall / wall:.1f}x wall, {h_cpu / cpu:.1f}x CPU; memory {h_rss / rss:.1f}x less; largest difference in breakdown/overlap: "
           f"{max_diff(theirs, ours):.3f} pp")
     return 0
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.diagnose_common import hta_python, max_diff, run_hta, run_ours  # noqa: E402
-from tests.diagnose.tracegen import write_ranks  # noqa: E402
+from benchmarks.diagnose_common import hta_python, max_diff, run_hta, run_ours
+from tests.diagnose.tracegen import write_ranks
 
 SCENARIOS = {
     "data-starved": {"world": 2, "loader_us": 2500, "sync_item": True, "comm_us": 500, "overlap": 0.6},
