@@ -13,7 +13,7 @@ BOTTLENECK_COLOR = {"data-io-bound": "#d9822b", "communication-bound": "#c2410c"
                     "compute-bound": "#15803d", "needs-profiling": "#64748b"}
 
 CSS = """
-body{font:14px/1.45 -apple-system,Segoe UI,Roboto,Helvetica,Arial,sans-serif;color:#1f2937;margin:0;background:#f6f7f9}
+body{font:14px/1.45 -apple-system,Segoe UI,Roboto,Helvetica,Arial,"PingFang SC","Microsoft YaHei","Noto Sans CJK SC","WenQuanYi Micro Hei",sans-serif;color:#1f2937;margin:0;background:#f6f7f9}
 main{max-width:1100px;margin:0 auto;padding:24px 28px 48px}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 10px;border-bottom:1px solid #e5e7eb;padding-bottom:4px}
 .card{background:#fff;border:1px solid #e5e7eb;border-radius:10px;padding:16px 18px;margin:12px 0;box-shadow:0 1px 2px rgba(0,0,0,.04)}
@@ -181,14 +181,14 @@ def render(report: dict[str, Any], lang: str = "en", compare: dict[str, Any] | N
         body.append(_legend([(t["compute"], C_COMPUTE), (t["noncompute"], C_COMM), (t["idle"], C_IDLE)]))
         body.append(breakdown_svg(ranks))
         if any(r.get("timeline") for r in ranks):
-            body.append('<h3>Timeline</h3>' + _legend([("computation busy", C_COMPUTE), ("communication", C_COMM)]))
+            body.append(f"<h3>{escape(t['timeline'])}</h3>" + _legend([(t["busy"], C_COMPUTE), (t["communication"], C_COMM)]))
             body.append(timeline_svg([r for r in ranks if r.get("timeline")]))
-        body.append("<h3>Kernel types</h3>" + _legend([("computation", C_COMPUTE), ("communication", C_COMM), ("memory", C_MEM)]))
+        body.append(f"<h3>{escape(t['ktypes'])}</h3>" + _legend([(t["computation"], C_COMPUTE), (t["communication"], C_COMM), (t["mem"], C_MEM)]))
         body.append(kernel_types_svg(ranks))
         rows = [[escape(str(r.get("rank"))), f"{r['span_ms']:.1f}", f"{r['idle_pct']:.1f}", f"{r['compute_pct']:.1f}", f"{r['non_compute_pct']:.1f}",
                  f"{r.get('comm_comp_overlap_pct', 0):.1f}", f"{(r.get('steps') or {}).get('step_time_ms', 0):.2f}", f"<code>{escape(r['path'])}</code>"]
                 for r in ranks]
-        body.append(_table([t["rank"], t["span"], t["idle"], t["compute"], t["noncompute"], t["overlap"], t["step"], "File"], rows, {1, 2, 3, 4, 5, 6}))
+        body.append(_table([t["rank"], t["span"], t["idle"], t["compute"], t["noncompute"], t["overlap"], t["step"], t["file"]], rows, {1, 2, 3, 4, 5, 6}))
         r0 = max(ranks, key=lambda r: r.get("span_ms", 0))
         if r0.get("top_kernels"):
             rows = [[f"<code>{escape(k['name'][:110])}</code>", escape(k["type"]), f"{k['time_ms']:.2f}", f"{k['pct']:.1f}"] for k in r0["top_kernels"]]
@@ -209,7 +209,7 @@ def render(report: dict[str, Any], lang: str = "en", compare: dict[str, Any] | N
         body.append(f'<h2>{escape(title)}</h2><div class="card">' + _table(["", ""], rows, set()) + "</div>")
     rows = [[f"<code>{escape(i['path'])}</code>", escape(i["kind"]), escape(i.get("skipped") or i.get("truncated") or i.get("note") or "")]
             for i in report["inputs"]]
-    body.append(f'<h2>{escape(t["inputs"])}</h2><div class="card">' + _table(["File", t["kind"], ""], rows, set()) + "</div>")
+    body.append(f'<h2>{escape(t["inputs"])}</h2><div class="card">' + _table([t["file"], t["kind"], ""], rows, set()) + "</div>")
     return (f'<!doctype html><html lang="{"zh" if lang == "zh" else "en"}"><head><meta charset="utf-8"><title>{escape(t["title"])}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style></head><body><main>'
             + "".join(body) + "</main></body></html>\n")

@@ -22,6 +22,8 @@ T = {
         "memory": "Memory", "nccl": "NCCL", "steps": "Training log", "inputs": "Inputs", "kind": "Read as", "scaling": "Scaling efficiency",
         "stragglers": "Stragglers", "static": "static audit", "yes": "yes", "no": "no", "baseline": "Against the baseline",
         "metric": "Metric", "base": "Baseline", "head": "This run", "delta": "Change",
+        "timeline": "Timeline", "ktypes": "Kernel types", "file": "File", "busy": "computation busy", "communication": "communication",
+        "computation": "computation", "mem": "memory",
     },
     "zh": {
         "title": "Accel Profile：运行时诊断",
@@ -38,6 +40,8 @@ T = {
         "memory": "显存", "nccl": "NCCL", "steps": "训练日志", "inputs": "输入文件", "kind": "识别为", "scaling": "扩展效率",
         "stragglers": "拖后腿的 rank", "static": "静态审计", "yes": "是", "no": "否", "baseline": "与基线对比",
         "metric": "指标", "base": "基线", "head": "本次", "delta": "变化",
+        "timeline": "时间线", "ktypes": "Kernel 类型", "file": "文件", "busy": "计算忙碌", "communication": "通信",
+        "computation": "计算", "mem": "访存",
     },
 }
 
@@ -160,7 +164,7 @@ def render(report: dict[str, Any], lang: str = "en", compare: dict[str, Any] | N
             sc = s["scaling"]
             out.append(f"- {t['scaling']}: {sc['efficiency_pct']:.1f}% ({sc['gpus'][0]} → {sc['gpus'][1]} GPUs, {sc['unit']})")
         out.append("")
-    out += [f"## {t['inputs']}", "", f"| File | {t['kind']} | |", "|---|---|---|"]
+    out += [f"## {t['inputs']}", "", f"| {t['file']} | {t['kind']} | |", "|---|---|---|"]
     for i in report["inputs"]:
         extra = i.get("skipped") or i.get("truncated") or i.get("note") or (f"rank {i['rank']}" if "rank" in i else "")
         out.append(f"| `{_cell(i['path'])}` | {i['kind']} | {_cell(extra)} |")
