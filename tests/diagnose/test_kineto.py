@@ -102,6 +102,8 @@ def _hand_trace(tmp_path: Path) -> Path:
         ev("gemm", "kernel", 10, 50, stream=7, correlation=1), ev("ncclDevKernel_AllReduce", "kernel", 40, 40, stream=20, correlation=2),
         ev("gemm", "kernel", 110, 40, stream=7, correlation=3), ev("gemm", "kernel", 210, 40, stream=7, correlation=4),
         ev("gemm_orphan", "kernel", 160, 5, stream=7, correlation=99),  # its launch is not in the trace: HTA drops it
+        # the device-side copy of a step annotation carries no stream/correlation (as Kineto writes it): not a GPU event
+        {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#1", "pid": 0, "tid": 7, "ts": 5, "dur": 150, "args": {"External id": 1}},
     ]
     p = tmp_path / "hand.pt.trace.json"
     p.write_text(json.dumps({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 1}, "traceEvents": events}))
