@@ -118,7 +118,7 @@ class _Collector:
         if "ProfilerStep" in name:
             prev = self.step_starts.get(name)
             self.step_starts[name] = ts if prev is None else max(prev, ts)
-            if name.startswith("ProfilerStep#"):
+            if name.startswith("ProfilerStep#") and e.get("cat") != "gpu_user_annotation":  # the host-side step, once
                 self.steps.append((raw, raw + raw_dur))
             return
         if name in SYNC_CALLS or name in ITEM_OPS or name in SYNC_MEMCPY:
