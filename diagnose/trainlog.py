@@ -37,6 +37,7 @@ _NANOGPT = re.compile(r"\biter \d+: loss [\d.]+, time ([\d.]+)ms(?:, mfu (-?[\d.
 _TOKS = re.compile(r"([\d.,]+)\s*(?:tokens/s|tok/s|tokens per second|tokens/sec)\b", re.I)
 _STEP_MS = re.compile(r"\bstep[_ ]time[^\d]{0,6}([\d.]+)\s*(ms|s)\b", re.I)
 _WORLD = re.compile(r"(?:world[_ ]size|WORLD_SIZE|Num processes|num_processes|nproc_per_node \* nnodes)\s*[:=]?\s*(\d+)", re.I)
+_LIGHTNING_WORLD = re.compile(r"Initializing distributed: GLOBAL_RANK: \d+, MEMBER: \d+/(\d+)")
 _MFU = re.compile(r"\bmfu[^\d\-]{0,4}(-?[\d.]+)\s*%?", re.I)
 
 
@@ -99,7 +100,7 @@ def read(path: Path) -> dict[str, Any]:
                 source = source or "plain"
             if (m := _MFU.search(line)) is not None:
                 mfu.append(float(m.group(1)))
-            if world is None and (m := _WORLD.search(line)) is not None and int(m.group(1)) > 0:
+            if world is None and ((m := _WORLD.search(line)) or (m := _LIGHTNING_WORLD.search(line))) and int(m.group(1)) > 0:
                 world = int(m.group(1))
     out: dict[str, Any] = {}
     if source is None:

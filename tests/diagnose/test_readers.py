@@ -225,3 +225,24 @@ def test_unknown_and_empty_inputs_are_listed(tmp_path: Path) -> None:
     rep = diagnose([str(tmp_path)])
     assert {i["path"].split("/")[-1]: i["kind"] for i in rep["inputs"]} == {"notes.txt": "unknown", "empty.json": "unknown"}
     assert rep["verdict"]["bottleneck"] == "needs-profiling"
+
+
+def test_dmon_default_columns(tmp_path: Path) -> None:
+    lines = ["# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk ",
+             "# Idx      W      C      C      %      %      %      %      %      %    MHz    MHz "]
+    for i in range(30):
+        sm = 0 if i % 5 == 4 else 97
+        lines.append(f"    0    312     61     70     {sm:>2}     45      0      0      0      0   1593   1410 ")
+    p = tmp_path / "dmon.log"
+    p.write_text("\n".join(lines) + "\n")
+    assert detect(p) == "dmon"
+    g = gpuutil.summarise(gpuutil.read_dmon(p), {})[0]
+    assert g["samples"] == 30 and g["drops"] == 6 and g["sawtooth"] and g["period_s"] == 5.0
+
+
+def test_deepspeed_and_lightning_lines() -> None:
+    assert detect(FIX / "lightning-deepspeed.log") == "train-log"
+    run = trainlog.read(FIX / "lightning-deepspeed.log")
+    assert run["format"] == "deepspeed" and run["samples_per_s"] == 41.8  # median after the two warm-up reports
+    assert run["gpus"] == 8
+    assert run["step_time_ms"] == pytest.approx(1000 / 0.82, abs=1)
