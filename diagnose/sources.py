@@ -74,7 +74,7 @@ _NCCL = re.compile(rb"NCCL INFO", re.M)
 _SUMMARY = re.compile(rb"PyTorch CUDA memory summary", re.M)
 _TRAIN = re.compile(
     rb"(elapsed time per iteration|throughput per GPU|'train_runtime'|'loss':|train_samples_per_second|samples/sec|tokens/s|"
-    rb"tokens per second|tok/s|it/s\]|s/it\]|iteration\s+\d+/\s*\d+|\biter \d+: loss [\d.]+, time)",
+    rb"tokens per second|tok/s|it/s[\],]|s/it[\],]|SamplesPerSec=|iteration\s+\d+/\s*\d+|\biter \d+: loss [\d.]+, time)",
     re.I,
 )
 
