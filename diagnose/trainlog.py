@@ -164,8 +164,13 @@ def scaling(runs: list[tuple[str, dict[str, Any]]]) -> dict[str, Any] | None:
 
     Both runs must report the same measure (tokens/s, samples/s, or Megatron's TFLOP/s/GPU times the GPUs).
     """
-    known = [(p, r) for p, r in runs if r.get("gpus") and throughput(r)]
-    if len({r["gpus"] for _, r in known}) < 2:
+    groups: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = {}
+    for p, r in runs:
+        t = throughput(r) if r.get("gpus") else None
+        if t is not None:
+            groups.setdefault((r.get("format", ""), t[1]), []).append((p, r))  # only like with like: same log format, same measure
+    known = next((g for g in groups.values() if len({r["gpus"] for _, r in g}) >= 2), None)
+    if known is None:
         return None
     known.sort(key=lambda pr: pr[1]["gpus"])
     (p1, r1), (pn, rn) = known[0], known[-1]
