@@ -225,6 +225,13 @@ async def run_profile(rt: Runtime, job: Job, limits: ProfileLimits = DEFAULT_LIM
                            "(a few profiled steps, gzip), or run `accel-audit diagnose` locally.",
             }, [])
             return "limit"
+        except Exception as exc:  # leave no run in progress; the runner decides whether the job is tried again
+            await complete_check_run(gh, owner, repo, run, "neutral", {
+                "title": "Accel Profile could not finish",
+                "summary": f"The diagnosis of workflow run {run_id} stopped: {type(exc).__name__}. It is tried again if the cause "
+                           "looks temporary; otherwise re-run the workflow.",
+            }, [])
+            raise
         if all(i.get("skipped") for i in report["inputs"]):
             conclusion = "neutral"
         elif cmp and (cmp.get("gate") or {}).get("failed"):

@@ -138,3 +138,18 @@ def test_time_limit(rt, fake, gh_mock, tmp_path: Path, monkeypatch: pytest.Monke
     assert asyncio.run(profile_job.run_profile(rt, job, limits)) == "limit"
     run = fake.runs_named("Accel Profile")[0]
     assert run.conclusion == "neutral" and "time limit" in run.output["summary"]
+
+
+def test_a_failure_after_start_leaves_no_run_in_progress(rt, fake, gh_mock, tmp_path: Path) -> None:
+    import asyncio
+
+    from bot.store import Job
+
+    fake.inject("GET", rf"{API}/actions/runs/900/artifacts$", artifacts((77, "accel-profile", 100)))
+    fake.inject("GET", rf"{API}/actions/artifacts/77/zip$", httpx.Response(404, json={"message": "Not Found"}))
+    spec = route("workflow_run", workflow_run(), APP_ID).specs[0]
+    job = Job(spec.id, spec.kind, spec.payload, spec.pr_key, spec.head_sha, False, "running", 0)
+    with pytest.raises(httpx.HTTPStatusError):
+        asyncio.run(profile_job.run_profile(rt, job))
+    run = fake.runs_named("Accel Profile")[0]
+    assert run.status == "completed" and run.conclusion == "neutral" and "HTTPStatusError" in run.output["summary"]
