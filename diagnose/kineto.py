@@ -9,6 +9,7 @@ the last ``ProfilerStep`` are kept. Kernel types use HTA's name patterns (``util
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 import re
 import statistics
@@ -197,30 +198,47 @@ def analyse(col: _Collector, settings: dict[str, Any]) -> dict[str, Any]:
     filtered = False
     if len(col.step_starts) >= 2:
         cutoff = max(col.step_starts.values())
-        valid = {c for c, t in col.launch_ts.items() if t < cutoff}
-        keep = [i for i in range(n) if col.g_corr[i] in valid]
+        launched = col.launch_ts.get
+        inf = float("inf")
+        keep = [i for i in range(n) if launched(col.g_corr[i], inf) < cutoff]
         filtered = True
     names = [""] * len(col.names)
     for k, v in col.names.items():
         names[v] = k
     types = [kernel_type(nm) for nm in names]
 
-    per_type: dict[str, list[tuple[float, float]]] = {t: [] for t in _TYPES}
     by_name: dict[int, list[float]] = {}
-    all_iv: list[tuple[float, float]] = []
+    by_stream: dict[int, array] = {}
+    g_ts, g_dur, g_name, g_stream = col.g_ts, col.g_dur, col.g_name, col.g_stream
+    count = 0
     for i in keep:
-        ts = col.g_ts[i]
-        end = ts + col.g_dur[i]
-        nid = col.g_name[i]
-        per_type[types[nid]].append((ts, end))
-        all_iv.append((ts, end))
+        nid = g_name[i]
+        d = g_dur[i]
         s = by_name.get(nid)
         if s is None:
-            by_name[nid] = [col.g_dur[i], 1]
+            by_name[nid] = [d, 1]
         else:
-            s[0] += col.g_dur[i]
+            s[0] += d
             s[1] += 1
-    out: dict[str, Any] = {"gpu_events": len(all_iv), "filtered_to_steps": filtered}
+        idx = by_stream.get(g_stream[i])
+        if idx is None:
+            idx = by_stream[g_stream[i]] = array("q")
+        idx.append(i)
+        count += 1
+    for sid, idx in by_stream.items():  # a stream runs its kernels in order; re-sort only a stream written out of order
+        if any(g_ts[idx[k]] > g_ts[idx[k + 1]] for k in range(len(idx) - 1)):
+            by_stream[sid] = array("q", sorted(idx, key=g_ts.__getitem__))
+
+    def ordered(kind: str | None) -> Any:
+        """Kept events of one kernel type (all when None) as (start, end, index), sorted by start, built lazily."""
+        def run(idx: array) -> Any:
+            for i in idx:
+                if kind is None or types[g_name[i]] == kind:
+                    t = g_ts[i]
+                    yield t, t + g_dur[i], i
+        return heapq.merge(*(run(idx) for idx in by_stream.values()))
+
+    out: dict[str, Any] = {"gpu_events": count, "filtered_to_steps": filtered}
     if col.syncs:
         out["sync_points"] = [
             {"name": k, "count": int(v[0]), "time_ms": _r(v[1] / 1000, 3), "max_ms": _r(v[2] / 1000, 3)}
@@ -236,15 +254,13 @@ def analyse(col: _Collector, settings: dict[str, Any]) -> dict[str, Any]:
             lo, hi = complete[0][0], complete[-1][1]
             loader = iv.total(iv.merge((max(a, lo), min(b, hi)) for a, b in col.loader if b > lo and a < hi))
             out["dataloader_pct_of_steps"] = _r(100 * loader / (hi - lo), 2) if hi > lo else 0.0
-    if not all_iv:
+    if not count:
         return out
-    merged = iv.merge(all_iv)
-    del all_iv
+    merged = iv.merge_sorted(ordered(None))
     start, end = merged[0][0], merged[-1][1]
     span = end - start
     busy = iv.total(merged)
-    m = {t: iv.merge(per_type[t]) for t in _TYPES}
-    del per_type
+    m = {t: iv.merge_sorted(ordered(t)) for t in _TYPES}
     t_time = {t: iv.total(m[t]) for t in _TYPES}
     idle = span - busy
     compute = t_time[COMPUTATION]
@@ -263,7 +279,8 @@ def analyse(col: _Collector, settings: dict[str, Any]) -> dict[str, Any]:
     comm = t_time[COMMUNICATION]
     if comm:
         out["comm_comp_overlap_pct"] = _r(100 * iv.intersection_total(m[COMMUNICATION], m[COMPUTATION]) / comm, 2)
-    durs = sorted(col.g_dur[i] for i in keep)
+    step = max(1, count // 100_000)  # the median of at most 100,000 kernels sampled evenly
+    durs = sorted(g_dur[i] for k, i in enumerate(keep) if not k % step)
     out["median_kernel_us"] = _r(durs[len(durs) // 2], 2)
     del durs
     total_kernel = sum(v[0] for v in by_name.values())
@@ -274,7 +291,7 @@ def analyse(col: _Collector, settings: dict[str, Any]) -> dict[str, Any]:
          "pct": _r(100 * v[0] / total_kernel, 2) if total_kernel else 0.0}
         for nid, v in top
     ]
-    out["idle_split"] = _idle_split(col, keep, merged, settings)
+    out["idle_split"] = _idle_split(col, merged, settings)
     bins = int(settings.get("timeline_bins", TIMELINE_BINS))
     out["timeline"] = {
         "start_us": start, "end_us": end,
@@ -285,7 +302,7 @@ def analyse(col: _Collector, settings: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _idle_split(col: _Collector, keep: Any, merged: list[tuple[float, float]], settings: dict[str, Any]) -> dict[str, Any]:
+def _idle_split(col: _Collector, merged: iv.Merged, settings: dict[str, Any]) -> dict[str, Any]:
     """Split the GPU's idle gaps by what the next kernel waited for.
 
     * ``launch_gap``: a gap shorter than ``launch_gap_us`` (back-to-back launch latency);
@@ -296,29 +313,24 @@ def _idle_split(col: _Collector, keep: Any, merged: list[tuple[float, float]], s
     * ``other``: the next kernel was already queued (cross-stream dependencies, events, the profiler).
     """
     launch_gap = float(settings.get("launch_gap_us", 10.0))
-    holes = [(a, b) for a, b in iv.gaps(merged) if b - a >= launch_gap]
-    ends = {b for _, b in holes}
-    starts: dict[float, int] = {}  # gap end -> correlation of the kernel starting there
-    for i in keep:
-        ts = col.g_ts[i]
-        if ts in ends and ts not in starts:
-            starts[ts] = col.g_corr[i]
     syncs_end = sorted(b for _, b in col.sync_spans)
     loader = iv.merge(col.loader)
     out = {"launch_gap": 0.0, "dataloader": 0.0, "sync": 0.0, "host_wait": 0.0, "other": 0.0}
-    out["launch_gap"] = iv.total(iv.gaps(merged)) - sum(b - a for a, b in holes)
-    for a, b in holes:
+    for k, a, b in iv.gaps(merged):
         g = b - a
+        if g < launch_gap:
+            out["launch_gap"] += g
+            continue
         in_loader = iv.intersection_total([(a, b)], loader) if loader else 0.0
         out["dataloader"] += in_loader
         g -= in_loader
         if g <= 0:
             continue
-        corr = starts.get(b)
-        launched = col.launch_ts.get(corr) if corr is not None else None
+        corr = col.g_corr[merged.first[k + 1]]  # the kernel that ended the gap
+        launched = col.launch_ts.get(corr)
         if launched is not None and launched >= a:
-            k = bisect.bisect_right(syncs_end, a)
-            if k < len(syncs_end) and syncs_end[k] <= b:
+            j = bisect.bisect_right(syncs_end, a)
+            if j < len(syncs_end) and syncs_end[j] <= b:
                 out["sync"] += g
             else:
                 out["host_wait"] += g
