@@ -156,3 +156,14 @@ def test_real_cpu_kineto_traces_with_distributed_info() -> None:
     assert r["steps"]["count"] >= 1 and r["steps"]["step_time_ms"] > 0
     assert any(s["name"] == "aten::item" for s in r["sync_points"])
     assert rep["verdict"]["bottleneck"] == "needs-profiling"
+
+
+def test_gzip_cut_mid_stream_keeps_what_was_read(tmp_path: Path) -> None:
+    full = write_trace(tmp_path / "r.pt.trace.json.gz", RankSpec(steps=120), gz=True)  # several MB: past the first 1 MB read
+    data = full.read_bytes()
+    cut = tmp_path / "cut.pt.trace.json.gz"
+    cut.write_bytes(data[: len(data) * 3 // 4])
+    rep = diagnose([str(cut)])
+    entry = rep["inputs"][0]
+    assert entry["kind"] == "kineto" and "truncated" in entry and "skipped" not in entry
+    assert rep["ranks"][0]["gpu_events"] > 100 and rep["ranks"][0]["truncated"]
