@@ -5,6 +5,10 @@ tests/diagnose/tracegen.py: ``--ranks`` files of realistic events (cpu_op with s
 NCCL, memcpy/memset). Both tools run in their own process; peak RSS is sampled over the whole process tree (HTA parses
 ranks in worker processes). HTA needs a separate Python with HolisticTraceAnalysis (``--hta-python`` / $HTA_PYTHON /
 .venv-tools/bin/python); without it only our figures are printed. Targets: peak RSS < 500 MB and faster than HTA.
+
+Measured 2026-12-01 on the shared 2-core machine, 8 files, 1031 MiB, one run:
+    diagnose: 51.6 s wall, 14.7 s CPU, peak RSS 54 MiB
+    HTA 0.5:  481.9 s wall, 207.6 s CPU, peak RSS 1958 MiB (process tree); largest difference 0.000 pp
 """
 
 from __future__ import annotations
