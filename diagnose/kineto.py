@@ -72,10 +72,7 @@ class _Collector:
     syncs: dict[str, list[float]] = field(default_factory=dict)  # name -> [count, total us, max us]
     sync_spans: list[tuple[float, float]] = field(default_factory=list)
     loader: list[tuple[float, float]] = field(default_factory=list)
-    cpu_min: float = float("inf")
-    cpu_max: float = float("-inf")
     events: int = 0
-    devices: set[int] = field(default_factory=set)
 
     def add(self, e: dict[str, Any]) -> None:
         dur = e.get("dur")
@@ -106,14 +103,8 @@ class _Collector:
             self.g_name.append(nid)
             self.g_corr.append(corr)
             self.g_stream.append(stream)
-            if isinstance(args, dict) and "device" in args:
-                self.devices.add(_int(args["device"], 0))
             return
         # CPU side
-        if ts < self.cpu_min:
-            self.cpu_min = ts
-        if ts + dur > self.cpu_max:
-            self.cpu_max = ts + dur
         if corr >= 0:
             self.launch_ts[corr] = ts
         if "ProfilerStep" in name:
