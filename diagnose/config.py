@@ -31,7 +31,7 @@ _KEYS = {"artifact", "thresholds", "model_params", "hardware", "peak_tflops", "g
 @dataclass(frozen=True)
 class ProfilesConfig:
     artifact: str = DEFAULT_ARTIFACT
-    thresholds: dict[str, Any] = field(default_factory=dict)
+    thresholds: dict[str, Any] = field(default_factory=dict, hash=False)  # left out of the hash: RepoConfig stays hashable
     max_step_time_regression_pct: float | None = None
 
 
