@@ -153,3 +153,16 @@ def test_a_failure_after_start_leaves_no_run_in_progress(rt, fake, gh_mock, tmp_
         asyncio.run(profile_job.run_profile(rt, job))
     run = fake.runs_named("Accel Profile")[0]
     assert run.status == "completed" and run.conclusion == "neutral" and "HTTPStatusError" in run.output["summary"]
+
+
+def test_repo_config_profiles_section() -> None:
+    from bot.repo_config import ConfigError, parse_config, validate
+
+    cfg = validate({"profiles": {"artifact": "perf-*", "thresholds": {"idle_high_pct": 15}}, "gate": {"max_step_time_regression": "5%"}})
+    assert cfg.profiles.artifact == "perf-*" and cfg.profiles.max_step_time_regression_pct == 5.0
+    assert cfg.profiles.thresholds["idle_high_pct"] == 15 and hash(cfg)
+    assert validate({}).profiles.artifact == "accel-profile*"
+    with pytest.raises(ConfigError, match=r"profiles\.thresholds: unknown key 'idle'"):
+        validate({"profiles": {"thresholds": {"idle": 1}}})
+    loaded = parse_config("gate:\n  max_step_time_regression: fast\n")
+    assert loaded.errors and "expected a percentage" in loaded.errors[0]
