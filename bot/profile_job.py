@@ -172,7 +172,7 @@ def compose(report: dict[str, Any], cmp: dict[str, Any] | None, base_ref: str | 
     b = report["verdict"]["bottleneck"]
     title = f"Profile: {b}"
     if cmp and cmp.get("rows"):
-        row = next((r for r in cmp["rows"] if r["metric"] == "step time (ms)"), None)
+        row = next((r for r in cmp["rows"] if r["metric"].startswith("step time")), None)
         if row:
             title += f" · step {row['head']:.0f} ms ({row['delta_text']} vs {base_ref})"
     summary = render(report, lang, cmp)

@@ -10,14 +10,24 @@ _RANK_METRICS = (("idle_pct", "idle % (mean over ranks)"), ("compute_pct", "comp
                  ("comm_share_pct", "communication % of kernel time (mean over ranks)"))
 
 
-def step_time(report: dict[str, Any]) -> tuple[float, str] | None:
-    """The step time (ms) and where it comes from: the training log, else the traces' ProfilerStep mean."""
+def step_times(report: dict[str, Any]) -> dict[str, float]:
+    """Step times (ms) by where they come from: ``train-log`` (the log's median) and ``trace`` (ProfilerStep mean)."""
+    out: dict[str, float] = {}
     s = report.get("steps") or {}
-    if s.get("step_time_ms"):
-        return float(s["step_time_ms"]), s.get("source", "")
+    if s.get("source") == "train-log" and s.get("step_time_ms"):
+        out["train-log"] = float(s["step_time_ms"])
     ts = report.get("trace_steps") or {}
     if ts.get("step_time_ms"):
-        return float(ts["step_time_ms"]), "trace"
+        out["trace"] = float(ts["step_time_ms"])
+    return out
+
+
+def step_time_pair(base: dict[str, Any], head: dict[str, Any]) -> tuple[float, float, str] | None:
+    """Baseline and head step time from the same kind of source (a log's step is not a profiled step), the log first."""
+    b, h = step_times(base), step_times(head)
+    for src in ("train-log", "trace"):
+        if src in b and src in h:
+            return b[src], h[src], src
     return None
 
 
@@ -39,20 +49,23 @@ def compare(base: dict[str, Any], head: dict[str, Any], max_regression_pct: floa
         else:
             rows.append({"metric": metric, "baseline": b, "head": h, "delta": round(h - b, 2), "delta_text": f"{h - b:+.1f} {unit}"})
 
-    bs, hs = step_time(base), step_time(head)
-    add("step time (ms)", bs[0] if bs else None, hs[0] if hs else None, "ms", True)
+    pair = step_time_pair(base, head)
+    if pair:
+        add(f"step time (ms, {pair[2]})", pair[0], pair[1], "ms", True)
     for key, label in _RANK_METRICS:
         add(label, _mean(base, key), _mean(head, key), "pp", False)
     for key, label in (("tokens_per_s", "tokens/s"), ("samples_per_s", "samples/s"), ("mfu_pct", "MFU %")):
         add(label, (base.get("steps") or {}).get(key), (head.get("steps") or {}).get(key), "", key != "mfu_pct")
     out: dict[str, Any] = {"rows": rows, "bottleneck": [base["verdict"]["bottleneck"], head["verdict"]["bottleneck"]]}
     if max_regression_pct is not None:
-        if bs and hs:
-            change = 100 * (hs[0] - bs[0]) / bs[0] if bs[0] else 0.0
+        if pair:
+            b, h, src = pair
+            change = 100 * (h - b) / b if b else 0.0
             failed = change > max_regression_pct
-            out["gate"] = {"failed": failed, "change_pct": round(change, 1), "limit_pct": max_regression_pct,
-                           "text": (f"step time {bs[0]:.1f} -> {hs[0]:.1f} ms ({change:+.1f}%): "
+            out["gate"] = {"failed": failed, "change_pct": round(change, 1), "limit_pct": max_regression_pct, "source": src,
+                           "text": (f"step time ({src}) {b:.1f} -> {h:.1f} ms ({change:+.1f}%): "
                                     + (f"slower than the {max_regression_pct:g}% allowed" if failed else f"within the {max_regression_pct:g}% allowed"))}
         else:
-            out["gate"] = {"failed": False, "text": "no step time on both sides: the step-time gate was not applied"}
+            out["gate"] = {"failed": False, "text": "no step time of the same kind (training log or profiler steps) on both sides: "
+                                                    "the step-time gate was not applied"}
     return out

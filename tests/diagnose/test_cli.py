@@ -76,7 +76,7 @@ def test_baseline_delta_and_gate(capsys: pytest.CaptureFixture[str], tmp_path: P
     write_ranks(slow, 2, kernel_us=130, sync_item=True)
     code, out, _ = _run(capsys, str(slow), "--baseline", str(fast), "--format", "json")
     r = json.loads(out)
-    row = next(x for x in r["baseline"]["rows"] if x["metric"] == "step time (ms)")
+    row = next(x for x in r["baseline"]["rows"] if x["metric"] == "step time (ms, trace)")
     assert code == 0 and row["delta_pct"] > 10
     code, out, _ = _run(capsys, str(slow), "--baseline", str(fast), "--max-step-time-regression", "10%")
     assert code == 1 and "slower than the 10% allowed" in out
@@ -145,3 +145,20 @@ def test_every_reason_has_chinese_wording(tmp_path: Path) -> None:
     assert {c for items in ADVICE.values() for c, _ in items} <= set(ADVICE_ZH)
     # the finding names its check: sockets between nodes -> E4 leads the communication advice
     assert rep["recommendations"][0]["check"] in ("E4", "A4")
+
+
+def test_baseline_compares_like_with_like(tmp_path: Path) -> None:
+    from diagnose.compare import compare
+    from diagnose.core import diagnose
+
+    write_ranks(tmp_path / "t", 2, sync_item=True)
+    traces_only = diagnose([str(tmp_path / "t")])
+    with_log = diagnose([str(tmp_path / "t"), str(FIX / "megatron-8gpu.log")])
+    cmp = compare(traces_only, with_log, 10.0)
+    row = next(r for r in cmp["rows"] if r["metric"].startswith("step time"))
+    assert row["metric"] == "step time (ms, trace)" and row["delta_pct"] == 0.0  # not the log's 2100 ms against a profiled step
+    assert cmp["gate"]["failed"] is False and cmp["gate"]["source"] == "trace"
+    cmp = compare(diagnose([str(FIX / "megatron-8gpu.log")]), diagnose([str(FIX / "nanogpt.log")]), 10.0)
+    assert cmp["gate"]["source"] == "train-log" and cmp["gate"]["failed"] is False  # 2100 -> 1320 ms: faster
+    cmp = compare(traces_only, diagnose([str(FIX / "nanogpt.log")]), 10.0)
+    assert not [r for r in cmp["rows"] if r["metric"].startswith("step time")] and "not applied" in cmp["gate"]["text"]
