@@ -12,6 +12,8 @@ C_COMPUTE, C_COMM, C_OTHER, C_IDLE, C_MEM = "#3b6fd8", "#f08a24", "#9b6bd3", "#d
 BOTTLENECK_COLOR = {"data-io-bound": "#d9822b", "communication-bound": "#c2410c", "launch-bound": "#7c3aed", "memory-bound": "#be185d",
                     "compute-bound": "#15803d", "needs-profiling": "#64748b"}
 
+MAX_CHART_RANKS = 64
+
 CSS = """
 body{font:14px/1.45 -apple-system,Segoe UI,Roboto,Helvetica,Arial,"PingFang SC","Microsoft YaHei","Noto Sans CJK SC","WenQuanYi Micro Hei",sans-serif;color:#1f2937;margin:0;background:#f6f7f9}
 main{max-width:1100px;margin:0 auto;padding:24px 28px 48px}
@@ -175,9 +177,13 @@ def render(report: dict[str, Any], lang: str = "en", compare: dict[str, Any] | N
         if compare.get("gate"):
             body.append(f"<p><b>{escape(compare['gate']['text'])}</b></p>")
         body.append("</div>")
-    ranks = [r for r in report.get("ranks", []) if "span_ms" in r]
+    all_ranks = [r for r in report.get("ranks", []) if "span_ms" in r]
+    ranks = all_ranks if len(all_ranks) <= MAX_CHART_RANKS else sorted(
+        sorted(all_ranks, key=lambda r: -r.get("idle_pct", 0))[:MAX_CHART_RANKS], key=lambda r: (r.get("rank") is None, r.get("rank") or 0))
     if ranks:
         body.append(f'<h2>{escape(t["ranks"])}</h2><div class="card">')
+        if len(all_ranks) > len(ranks):
+            body.append(f'<p class="muted">The {len(ranks)} most idle of {len(all_ranks)} ranks; the JSON report lists every rank.</p>')
         body.append(_legend([(t["compute"], C_COMPUTE), (t["noncompute"], C_COMM), (t["idle"], C_IDLE)]))
         body.append(breakdown_svg(ranks))
         if any(r.get("timeline") for r in ranks):

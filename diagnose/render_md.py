@@ -46,6 +46,9 @@ T = {
 }
 
 
+MAX_RANK_ROWS = 32
+
+
 def _f(v: Any, nd: int = 1) -> str:
     if v is None:
         return "–"
@@ -90,7 +93,10 @@ def render(report: dict[str, Any], lang: str = "en", compare: dict[str, Any] | N
         if compare.get("gate"):
             out += ["", f"**{compare['gate']['text']}**"]
         out.append("")
-    ranks = [r for r in report.get("ranks", []) if "span_ms" in r]
+    all_ranks = [r for r in report.get("ranks", []) if "span_ms" in r]
+    # Many ranks: the most idle ones (the interesting ones) up to MAX_RANK_ROWS; the JSON report has every rank.
+    ranks = all_ranks if len(all_ranks) <= MAX_RANK_ROWS else sorted(
+        sorted(all_ranks, key=lambda r: -r.get("idle_pct", 0))[:MAX_RANK_ROWS], key=lambda r: (r.get("rank") is None, r.get("rank") or 0))
     if ranks:
         out += [f"## {t['ranks']}", "",
                 f"| {t['rank']} | {t['span']} | {t['idle']} | {t['compute']} | {t['noncompute']} | {t['comm']} | {t['overlap']} | {t['step']} |",
@@ -98,6 +104,8 @@ def render(report: dict[str, Any], lang: str = "en", compare: dict[str, Any] | N
         for r in ranks:
             out.append(f"| {_f(r.get('rank'))} | {_f(r['span_ms'], 1)} | {_f(r['idle_pct'])} | {_f(r['compute_pct'])} | {_f(r['non_compute_pct'])} | "
                        f"{_f(r.get('comm_share_pct'))} | {_f(r.get('comm_comp_overlap_pct'))} | {_f((r.get('steps') or {}).get('step_time_ms'), 2)} |")
+        if len(all_ranks) > len(ranks):
+            out.append(f"\n… the {len(ranks)} most idle of {len(all_ranks)} ranks; `--format json` lists every rank.")
         out.append("")
         split = [r for r in ranks if r.get("idle_split", {}).get("launch_gap_pct_of_idle") is not None]
         if split:

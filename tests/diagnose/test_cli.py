@@ -162,3 +162,16 @@ def test_baseline_compares_like_with_like(tmp_path: Path) -> None:
     assert cmp["gate"]["source"] == "train-log" and cmp["gate"]["failed"] is False  # 2100 -> 1320 ms: faster
     cmp = compare(traces_only, diagnose([str(FIX / "nanogpt.log")]), 10.0)
     assert not [r for r in cmp["rows"] if r["metric"].startswith("step time")] and "not applied" in cmp["gate"]["text"]
+
+
+def test_many_ranks_are_summarised(tmp_path: Path) -> None:
+    from diagnose.core import diagnose
+    from diagnose.render_html import render as html
+    from diagnose.render_md import render as md
+
+    write_ranks(tmp_path, 40, steps=2, kernels_per_step=8, slow_rank=7, slow=1.5)
+    rep = diagnose([str(tmp_path)])
+    assert len(rep["ranks"]) == 40
+    text = md(rep)
+    assert "the 32 most idle of 40 ranks" in text
+    assert html(rep).count("<svg") >= 3
