@@ -6,7 +6,8 @@ import re
 
 COMMANDS = ("help", "rescan", "fix")
 _LINE = re.compile(r"^\s*/accel\b(?:\s+(\S+))?(.*)$", re.I)
-TRUSTED = {"OWNER", "MEMBER", "COLLABORATOR"}
+WRITE_COMMANDS = frozenset({"rescan", "fix"})  # spend audits or change code: write, maintain or admin on the repository
+DEBOUNCE_SECONDS = 60.0  # one such command per pull request and command in this window
 
 HELP = """\
 **accel-audit commands** (write them as a comment on a pull request):
@@ -14,7 +15,7 @@ HELP = """\
 | command | what it does |
 |---|---|
 | `/accel help` | this list |
-| `/accel rescan` | audit the pull request's head again and update the `Accel Audit` check run (the PR's author, owners, members and collaborators) |
+| `/accel rescan` | audit the pull request's head again and update the `Accel Audit` check run (people with write access to the repository) |
 | `/accel fix <ID>` | not available yet |
 
 The audit runs by itself on every push; its settings live in `.github/accel-audit.yml` on the base branch."""
@@ -24,7 +25,9 @@ FIX_NOT_AVAILABLE = """\
 was changed. The `Accel Audit` check run lists each recommendation with the file and line to edit."""
 
 NOT_A_PR = "`/accel {command}` works on pull requests only."
-NOT_ALLOWED = "`/accel rescan` can be asked for by the pull request's author or by the repository's owners, members and collaborators."
+NOT_ALLOWED = "`/accel {command}` can be asked for by people with write, maintain or admin access to this repository."
+DEBOUNCED = "`/accel {command}` was asked for on this pull request less than a minute ago: that request is being handled."
+UNKNOWN = "Unknown `/accel` command."
 
 
 def parse_command(body: str) -> tuple[str, list[str]] | None:
@@ -49,4 +52,7 @@ def parse_command(body: str) -> tuple[str, list[str]] | None:
 
 
 def unknown_reply(name: str) -> str:
-    return f"Unknown command `/accel {name}`.\n\n{HELP}"
+    """The reply to a command we do not know. The user's text is never echoed: inside a comment GitHub would
+    render it (an @mention notifies, a link is live, even backticks can be closed by the text itself)."""
+    del name
+    return f"{UNKNOWN}\n\n{HELP}"

@@ -20,10 +20,12 @@ from . import commands
 from .check_runs import annotations_for, complete_check_run, find_check_run, start_check_run
 from .config_loader import load_repo_config
 from .events import pr_key
-from .gate import decide
+from .gate import Verdict, decide, gave_up
 from .output import compose
+from .permissions import can_write
 from .pr_diff import PRDiff, fetch_pr_diff
 from .repo_config import ProjectSpec, RepoConfig
+from .retry import transient_delay
 from .store import Job, JobSpec, PRHead
 from .tarball import audit_commit, audit_project_in_archive, download_commit
 
@@ -105,11 +107,35 @@ async def _find_pr_for_commit(gh: GitHub[Any], owner: str, repo: str, sha: str) 
     return None
 
 
-def _is_superseded(rt: Runtime, job: Job) -> bool:
-    if not job.supersedable or not job.pr_key:
-        return False
-    latest = rt.store.latest_head(job.pr_key)
-    return latest is not None and latest != job.head_sha
+async def _github_head(gh: GitHub[Any], owner: str, repo: str, number: int) -> str | None:
+    """The pull request's head commit as GitHub has it now (None once the PR is closed)."""
+    pr = (await gh.arequest("GET", f"/repos/{owner}/{repo}/pulls/{number}")).json()
+    if pr.get("state") != "open":
+        return None
+    return str((pr.get("head") or {}).get("sha") or "") or None
+
+
+async def _github_head_or_unknown(gh: GitHub[Any], owner: str, repo: str, number: int, sha: str) -> str | None:
+    try:
+        return await _github_head(gh, owner, repo, number)
+    except RequestFailed as exc:
+        if exc.response.status_code == 404:  # cannot tell (no access to the PR): audit the commit asked for
+            return sha
+        raise
+
+
+async def _superseded_by(rt: Runtime, gh: GitHub[Any], job: Job, number: int | None) -> str | None:
+    """The newer head that makes this job stale, decided from GitHub's state of the pull request, never from the
+    order deliveries arrived in (two pushes in one second share ``updated_at``); ``""`` for a closed PR."""
+    if not job.supersedable or number is None:
+        return None
+    p = job.payload
+    head = await _github_head_or_unknown(gh, p["owner"], p["repo"], int(number), job.head_sha)
+    if head == job.head_sha:
+        return None
+    if head and job.pr_key:
+        rt.store.set_head(PRHead(job.pr_key, head, time.time()))
+    return head or ""
 
 
 async def run_pr_audit(rt: Runtime, job: Job) -> str:
@@ -121,6 +147,11 @@ async def run_pr_audit(rt: Runtime, job: Job) -> str:
         pr = await _find_pr_for_commit(gh, owner, repo, sha)
         if pr is not None:
             number, base_sha, base_ref = pr["number"], pr["base"]["sha"], pr["base"]["ref"]
+
+    newer = await _superseded_by(rt, gh, job, number)
+    if newer is not None:
+        log.info("job %s dropped: head %s is no longer the pull request's head (%s)", job.id, sha[:12], newer[:12] or "closed")
+        raise Superseded()
 
     loaded = await load_repo_config(gh, owner, repo, base_ref or p.get("default_branch"))
     cfg = loaded.config
@@ -139,17 +170,19 @@ async def run_pr_audit(rt: Runtime, job: Job) -> str:
             base_sha = await _merge_base(gh, owner, repo, base_sha, sha)
         bases = await audit_projects(rt, gh, owner, repo, base_sha, cfg) if (number is not None and base_sha) else {}
     except SourceError as exc:
+        verdict = gave_up(cfg.gate, f"the repository archive at `{sha[:12]}` could not be read: {exc}")
         for run_id, _ in runs.values():
-            await complete_check_run(gh, owner, repo, run_id, "neutral", {
+            await complete_check_run(gh, owner, repo, run_id, verdict.conclusion, {
                 "title": "Accel Audit could not read the repository",
-                "summary": f"The repository archive at `{sha[:12]}` could not be audited: {exc}",
+                "summary": _gave_up_summary(verdict),
             }, [])
         return "unreadable"
     finally:
         rt.metrics.audit_seconds.observe(time.monotonic() - started)
 
-    if _is_superseded(rt, job):
-        await _cancel(gh, owner, repo, runs, rt.store.latest_head(job.pr_key) or "")
+    newer = await _superseded_by(rt, gh, job, number)
+    if newer is not None:
+        await _cancel(gh, owner, repo, runs, newer)
         raise Superseded()
 
     from review.pipeline import build_pr_review
@@ -178,7 +211,7 @@ async def run_pr_audit(rt: Runtime, job: Job) -> str:
         run_id, was_there = runs[proj]
         await complete_check_run(gh, owner, repo, run_id, verdict.conclusion, output, annotations, skip_existing=was_there)
 
-    if number is not None and reviews and not _is_superseded(rt, job):
+    if number is not None and reviews and await _superseded_by(rt, gh, job, number) is None:
         from review.publish import publish_review
 
         merged = reviews[0] if len(reviews) == 1 else _merge(reviews)
@@ -190,27 +223,50 @@ async def _cancel(gh: GitHub[Any], owner: str, repo: str, runs: dict[ProjectSpec
     for run_id, _ in runs.values():
         await complete_check_run(gh, owner, repo, run_id, "cancelled", {
             "title": "Superseded by a newer push",
-            "summary": f"A newer commit (`{newer[:12]}`) of this pull request is being audited instead.",
+            "summary": f"A newer commit (`{newer[:12]}`) of this pull request is being audited instead." if newer
+            else "The pull request was closed before the audit finished.",
         }, [])
 
 
-async def report_failure(rt: Runtime, job: Job, reason: str) -> None:
-    """Best effort: close the job's check runs with ``neutral`` and the reason (never blocks a merge on our error)."""
+def _gave_up_summary(verdict: Verdict) -> str:
+    gate = (f"The repository's gate blocks the merge (`{verdict.conclusion}`) until an audit finishes: an audit that "
+            "cannot finish is not a pass.") if verdict.blocks else "The repository's gate is off: this result does not block the merge."
+    return "\n\n".join([*(r[0].upper() + r[1:] + "." for r in verdict.reasons), gate,
+                         "Comment `/accel rescan` on the pull request to try again."])
+
+
+async def report_failure(rt: Runtime, job: Job, reason: str) -> bool:
+    """Complete the job's check runs with the reason: the gate's blocking conclusion on a gated repository.
+
+    Returns False when GitHub could not be told (the caller retries later); a check run is never left
+    ``in_progress`` by a job that gave up.
+    """
     if job.kind != "pr_audit":
-        return
+        return True
     p = job.payload
     gh = rt.github.installation(int(p["installation_id"]))
     try:
-        loaded = await load_repo_config(gh, p["owner"], p["repo"], p.get("base_ref") or p.get("default_branch"))
-        for proj in loaded.config.projects:
+        try:
+            loaded = await load_repo_config(gh, p["owner"], p["repo"], p.get("base_ref") or p.get("default_branch"))
+            cfg = loaded.config
+        except Exception as exc:
+            if transient_delay(exc, 0) is not None:
+                raise
+            cfg = RepoConfig()  # the default gate: fail closed
+        verdict = gave_up(cfg.gate, reason)
+        for proj in cfg.projects:
             run_id = await find_check_run(gh, p["owner"], p["repo"], p["head_sha"], proj.check_name, rt.settings.app_id)
-            if run_id is not None:
-                await complete_check_run(gh, p["owner"], p["repo"], run_id, "neutral", {
-                    "title": "Accel Audit could not finish",
-                    "summary": f"The audit stopped: {reason}. Comment `/accel rescan` on the pull request to try again.",
-                }, [])
+            if run_id is None and p.get("check_run_name") == proj.check_name:
+                run_id = p.get("check_run_id")
+            if run_id is None:
+                continue
+            await complete_check_run(gh, p["owner"], p["repo"], run_id, verdict.conclusion, {
+                "title": "Accel Audit could not finish", "summary": _gave_up_summary(verdict),
+            }, [])
+        return True
     except Exception as exc:  # GitHub may be the reason we are here
         log.warning("could not report the failure of job %s: %s", job.id, type(exc).__name__)
+        return False
 
 
 async def _reply(gh: GitHub[Any], owner: str, repo: str, number: int, body: str) -> None:
@@ -221,27 +277,30 @@ async def run_command(rt: Runtime, job: Job) -> str:
     p = job.payload
     gh = rt.github.installation(int(p["installation_id"]))
     owner, repo, number, name = p["owner"], p["repo"], int(p["number"]), p["command"]
+    if not p.get("is_pull_request"):
+        return "not-a-pr"  # commands are answered on pull requests only
     if name == "help":
         await _reply(gh, owner, repo, number, commands.HELP)
         return "help"
+    if name not in commands.COMMANDS:
+        await _reply(gh, owner, repo, number, commands.unknown_reply(name))
+        return "unknown"
+    if name in commands.WRITE_COMMANDS:
+        author = str(p.get("author") or "")
+        if not author or not await can_write(gh, owner, repo, author):
+            await _reply(gh, owner, repo, number, commands.NOT_ALLOWED.format(command=name))
+            return "not-allowed"
+        if not rt.store.try_lock(f"command:{p.get('repo_id')}#{number}:{name}", f"comment:{p.get('comment_id')}", rt.tuning.command_debounce):
+            await _react(gh, owner, repo, p, "eyes")
+            log.info("/accel %s on %s/%s#%s debounced (asked again within %.0f s)", name, owner, repo, number, rt.tuning.command_debounce)
+            return "debounced"
     if name == "fix":
         await _reply(gh, owner, repo, number, commands.FIX_NOT_AVAILABLE)
         return "fix-not-available"
-    if name != "rescan":
-        await _reply(gh, owner, repo, number, commands.unknown_reply(name))
-        return "unknown"
-    if not p.get("is_pull_request"):
-        await _reply(gh, owner, repo, number, commands.NOT_A_PR.format(command=name))
-        return "not-a-pr"
     pr = (await gh.arequest("GET", f"/repos/{owner}/{repo}/pulls/{number}")).json()
-    if p.get("association") not in commands.TRUSTED and p.get("author") != (pr.get("user") or {}).get("login"):
-        await _reply(gh, owner, repo, number, commands.NOT_ALLOWED)
-        return "not-allowed"
     if pr.get("state") != "open":
         await _reply(gh, owner, repo, number, "This pull request is closed: nothing to rescan.")
         return "closed"
-    from .events import _ts
-
     key = pr_key(p["repo_id"], number)
     sha = pr["head"]["sha"]
     spec = JobSpec("pr_audit", {
@@ -249,8 +308,12 @@ async def run_command(rt: Runtime, job: Job) -> str:
         "base_sha": pr["base"]["sha"], "base_ref": pr["base"]["ref"],
         "default_branch": (pr["base"].get("repo") or {}).get("default_branch") or pr["base"]["ref"], "trigger": "comment.rescan",
     }, pr_key=key, head_sha=sha, supersedable=True)
-    rt.store.set_head(PRHead(key, sha, _ts(pr.get("updated_at"))))
+    rt.store.set_head(PRHead(key, sha, time.time()))
     rt.store.add_job(spec)
     rt.enqueue(spec.id)
-    await gh.arequest("POST", f"/repos/{owner}/{repo}/issues/comments/{p['comment_id']}/reactions", json={"content": "rocket"})
+    await _react(gh, owner, repo, p, "rocket")
     return "rescan-queued"
+
+
+async def _react(gh: GitHub[Any], owner: str, repo: str, p: dict[str, Any], content: str) -> None:
+    await gh.arequest("POST", f"/repos/{owner}/{repo}/issues/comments/{p['comment_id']}/reactions", json={"content": content})

@@ -91,6 +91,9 @@ class RetryPolicy:
         return RetryOption(False)
 
 
+MAX_JOB_DELAY = 900.0  # a job waiting out an outage asks again at least every 15 minutes
+
+
 class RateLimited(Exception):
     """A rate limit too long to wait for inside a request: the job goes back to the queue for ``delay`` s."""
 
@@ -110,7 +113,7 @@ def transient_delay(exc: BaseException, attempt: int, base: float = 30.0) -> flo
         return max(rate_limit_wait(exc, attempt), 1.0)
     if isinstance(exc, RequestError) and isinstance(exc.exc, GitHubException):
         return transient_delay(exc.exc, attempt, base)
-    backoff = min(base * (2**attempt), 900.0)
+    backoff = min(base * (2**attempt), MAX_JOB_DELAY)
     if isinstance(exc, RequestFailed):
         status = exc.response.status_code
         return backoff if status >= 500 or status in (408, 429) else None

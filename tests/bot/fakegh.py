@@ -104,6 +104,7 @@ class FakeGitHub:
         self.issue_comments: list[dict[str, Any]] = []
         self.reactions: list[dict[str, Any]] = []
         self.hook_deliveries: list[dict[str, Any]] = []
+        self.permissions: dict[str, str] = {}  # login -> role_name (admin, maintain, write, triage, read); others 404
         self.redelivered: list[int] = []
         self.injected: list[tuple[str, re.Pattern[str], httpx.Response]] = []  # answered first, once each
         self.hold_tarball: threading.Event | None = None  # when set, tarball downloads wait for it
@@ -298,6 +299,13 @@ class FakeGitHub:
             c = {"id": self._next_id(), "number": int(m.group(1)), "body": body["body"]}
             self.issue_comments.append(c)
             return httpx.Response(201, json=c)
+        m = re.fullmatch(rf"/repos/{o}/{r}/collaborators/([^/]+)/permission", path)
+        if m and meth == "GET":
+            role = self.permissions.get(m.group(1))
+            if role is None:
+                return httpx.Response(404, json={"message": "Not Found"})
+            perm = {"maintain": "write", "triage": "read"}.get(role, role)
+            return httpx.Response(200, json={"permission": perm, "role_name": role, "user": {"login": m.group(1)}})
         m = re.fullmatch(rf"/repos/{o}/{r}/issues/comments/(\d+)/reactions", path)
         if m and meth == "POST":
             self.reactions.append({"comment_id": int(m.group(1)), "content": body["content"]})

@@ -97,11 +97,12 @@ def test_events_routing(client, rt) -> None:
     assert rt.store.active_count() == 6
 
 
-def test_health_and_metrics(client) -> None:
+def test_health_and_metrics(client, rt) -> None:
     assert client.get("/healthz").json() == {"status": "ok", "journal": True, "queue": True}
     deliver(client, "pull_request", pull_request())
     deliver(client, "pull_request", pull_request(), secret="wrong secret")
-    text = client.get("/metrics").text
+    assert client.get("/metrics").status_code == 404  # not on the webhook port without ACCEL_METRICS_TOKEN
+    text = rt.metrics.render().decode()
     assert 'accel_webhook_deliveries_total{event="pull_request",outcome="queued"} 1.0' in text
     assert 'accel_webhook_deliveries_total{event="pull_request",outcome="bad_signature"} 1.0' in text
     assert "accel_queue_depth 1.0" in text
