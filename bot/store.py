@@ -86,6 +86,8 @@ class JobStore(Protocol):
     def set_head(self, head: PRHead) -> None: ...
     def recover(self, stale_queued: float, now: float | None = None) -> list[str]: ...
     def try_lock(self, name: str, owner: str, ttl: float, now: float | None = None) -> bool: ...
+    def lock_owner(self, name: str, now: float | None = None) -> str | None: ...
+    def unlock(self, name: str, owner: str) -> None: ...
     def note_redelivery(self, delivery: str) -> int: ...
     def active_count(self) -> int: ...
     def prune(self, now: float | None = None) -> None: ...
@@ -377,6 +379,14 @@ class SqliteStore:
             c.execute("insert or replace into locks (name, owner, until) values (?, ?, ?)", (name, owner, now + ttl))
             return True
 
+    def lock_owner(self, name: str, now: float | None = None) -> str | None:
+        row = self._conn().execute("select owner from locks where name=? and until>?", (name, _now(now))).fetchone()
+        return row[0] if row else None
+
+    def unlock(self, name: str, owner: str) -> None:
+        with self._tx() as c:
+            c.execute("delete from locks where name=? and owner=?", (name, owner))
+
     def note_redelivery(self, delivery: str) -> int:
         now = time.time()
         with self._tx() as c:
@@ -517,6 +527,12 @@ return out
 """
 
 
+_UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
 class RedisStore:
     """The journal in Redis; every state change is one Lua script (atomic across workers)."""
 
@@ -531,6 +547,7 @@ class RedisStore:
         self._finish = self.redis.register_script(_FINISH)
         self._release = self.redis.register_script(_RELEASE)
         self._recover = self.redis.register_script(_RECOVER)
+        self._unlock = self.redis.register_script(_UNLOCK)
 
     def close(self) -> None:
         self.redis.close()
@@ -620,6 +637,13 @@ class RedisStore:
             self.redis.pexpire(key, int(ttl * 1000))
             return True
         return False
+
+    def lock_owner(self, name: str, now: float | None = None) -> str | None:
+        value = self.redis.get(f"{self.prefix}lock:{name}")
+        return value.decode() if isinstance(value, bytes) else value
+
+    def unlock(self, name: str, owner: str) -> None:
+        self._unlock(keys=[f"{self.prefix}lock:{name}"], args=[owner])
 
     def note_redelivery(self, delivery: str) -> int:
         key = f"{self.prefix}redeliver:{delivery}"

@@ -109,6 +109,8 @@ class FakeGitHub:
         self.injected: list[tuple[str, re.Pattern[str], httpx.Response]] = []  # answered first, once each
         self.hold_tarball: threading.Event | None = None  # when set, tarball downloads wait for it
         self.tarball_started = threading.Event()
+        self.clock: Callable[[], float] = time.monotonic  # a test's clock: an outage ends when it says so
+        self.down_until: float = float("-inf")  # GitHub answers 503 to everything until clock() reaches this
         self._ids = 1000
 
     # ------------------------------------------------------------------ set-up helpers
@@ -132,6 +134,10 @@ class FakeGitHub:
     def handle(self, request: httpx.Request) -> httpx.Response:
         host = request.url.host
         path = request.url.path
+        if self.clock() < self.down_until:
+            with self.lock:
+                self.calls.append(Call(request.method, path, time.monotonic(), request.headers.get("authorization", "")))
+            return httpx.Response(503, text="<html>Unicorn! GitHub is down</html>", headers={"content-type": "text/html"})
         if path.startswith("/_codeload/") or host == CODELOAD_HOST:
             return self._codeload(request)
         if path == "/_fake/state":  # for a benchmark in another process

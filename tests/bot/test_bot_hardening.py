@@ -182,3 +182,135 @@ def test_signed_deeply_nested_json_is_400(client, rt) -> None:
     body = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     r = client.post("/api/github/webhooks", content=body, headers=headers("pull_request", body))
     assert r.status_code == 400 and r.json()["status"] == "malformed"
+
+
+# ---------------------------------------------------------------- GitHub faults
+
+def test_a_revoked_installation_token_is_dropped_and_minted_again(client, rt, fake, rsa_key) -> None:
+    import time
+
+    import jwt
+
+    _setup_pr(fake)
+    deliver(client, "pull_request", pull_request())
+    drain(rt)
+    assert len(fake.calls_to("POST", r"/access_tokens$")) == 1
+    fake.tokens.clear()  # revoked before its expiry: GitHub answers 401 to the cached token
+    fake.tarballs[NEWER_SHA] = fake.tarballs[HEAD_SHA]
+    fake.pulls[7]["head"]["sha"] = NEWER_SHA
+    deliver(client, "pull_request", pull_request(action="synchronize", head=NEWER_SHA, updated_at="2026-11-01T10:05:00Z"))
+    drain(rt)
+    run = next(r for r in fake.runs_named() if r.head_sha == NEWER_SHA)
+    assert run.status == "completed" and run.conclusion in ("failure", "success")
+    tokens = fake.calls_to("POST", r"/access_tokens$")
+    assert len(tokens) == 2  # one new token, not one per call
+    claims = jwt.decode(tokens[1].auth[7:], rsa_key[1], algorithms=["RS256"])
+    assert claims["iat"] <= time.time() - 59  # iat 60 s in the past: tolerates clock skew
+
+
+def test_tarball_429_with_retry_after_is_retried(client, rt, fake) -> None:
+    _setup_pr(fake)
+    fake.inject("GET", r"/tarball/", httpx.Response(429, headers={"retry-after": "1"}, json={"message": "slow down"}))
+    fake.inject("GET", r"/tarball/", httpx.Response(403, headers={"retry-after": "1"},
+                                                     json={"message": "You have exceeded a secondary rate limit."}))
+    deliver(client, "pull_request", pull_request())
+    drain(rt)
+    run = fake.runs_named()[0]
+    assert run.status == "completed" and run.output["title"].startswith("Accel score")
+    gets = fake.calls_to("GET", rf"/tarball/{HEAD_SHA}$")
+    assert len(gets) == 3 and gets[1].t - gets[0].t >= 1.0 and gets[2].t - gets[1].t >= 1.0
+
+
+def test_a_30_minute_outage_is_waited_out_and_the_check_run_completed(client, rt, fake) -> None:
+    from .helpers import TestClock, drain_clocked
+
+    _setup_pr(fake)
+    clock = TestClock()
+    fake.clock = clock
+    fake.down_until = 30 * 60.0  # GitHub answers 503 for 30 minutes of the test's clock
+    rt.tuning.job_retry_delay = 30.0  # the real backoff schedule: 30 s, 60 s, ... up to 15 min
+    deliver(client, "pull_request", pull_request())
+    drain_clocked(rt, clock)
+    assert clock.now >= 30 * 60.0  # the job waited the outage out (5 tries used to give up after 7.5 minutes)
+    runs = fake.runs_named()
+    assert len(runs) == 1 and runs[0].status == "completed" and runs[0].output["title"].startswith("Accel score")
+    assert rt.store.active_count() == 0 and len(fake.reviews) == 1
+
+
+def test_an_outage_longer_than_the_retry_budget_still_completes_the_check_run(client, rt, fake) -> None:
+    """A give-up after the check run was started completes it (blocking, with the reason) once GitHub answers."""
+    from .helpers import TestClock, drain_clocked
+
+    _setup_pr(fake)
+    clock = TestClock()
+    fake.clock = clock
+    object.__setattr__(rt.settings, "github_retry_hours", 0.05)  # 3 minutes of retries
+    rt.tuning.job_retry_delay = 30.0
+    fake.inject("GET", rf"/tarball/{HEAD_SHA}$", httpx.Response(404, json={"message": "Not Found"}), times=50)
+    fake.inject("GET", rf"/repos/{OWNER}/{REPO}/commits/{HEAD_SHA}/check-runs", httpx.Response(200, json={"check_runs": []}))
+    deliver(client, "pull_request", pull_request())
+    # the audit fails for good (the archive is gone) while GitHub is down for the report: it is kept, not lost
+    fake.down_until = float("inf")
+    drain_clocked(rt, clock, limit=3)
+    fake.down_until = float("-inf")
+    drain_clocked(rt, clock)
+    run = fake.runs_named()[0]
+    assert run.status == "completed" and run.conclusion == "failure"
+    assert rt.store.active_count() == 0
+
+
+def test_same_second_synchronize_events_arriving_out_of_order_audit_the_real_head(client, rt, fake) -> None:
+    _setup_pr(fake)
+    fake.tarballs[NEWER_SHA] = fake.tarballs[HEAD_SHA]
+    fake.pulls[7]["head"]["sha"] = NEWER_SHA  # GitHub: the newer push is the head
+    same = "2026-11-01T10:00:00Z"
+    deliver(client, "pull_request", pull_request(action="synchronize", head=NEWER_SHA, updated_at=same))
+    deliver(client, "pull_request", pull_request(action="synchronize", head=HEAD_SHA, updated_at=same))  # older push, later
+    drain(rt)
+    completed = {r.head_sha: r.conclusion for r in fake.runs_named() if r.status == "completed"}
+    assert NEWER_SHA in completed and completed[NEWER_SHA] != "cancelled"
+    assert HEAD_SHA not in completed or completed[HEAD_SHA] == "cancelled"
+    assert [rv["commit_id"] for rv in fake.reviews] == [NEWER_SHA]
+
+
+def test_a_pr_opened_while_the_app_was_down_is_recovered_at_start_up(rt, fake, settings, gh_mock) -> None:
+    import datetime as dt
+    import socket
+    import time as _time
+
+    from fastapi.testclient import TestClient
+
+    from bot.app import create_app
+    from bot.maintenance import SWEEP_LOCK, Maintenance
+    from bot.runtime import build_runtime
+
+    from .helpers import TEST_TUNING
+
+    _setup_pr(fake)
+    # the previous life of the App took the sweep lock (same host and PID, another nonce) and was killed
+    import os
+
+    rt.store.try_lock(SWEEP_LOCK, f"{socket.gethostname()}:{os.getpid()}:before-restart", 600)
+    rt.close()
+    # while it was down, GitHub could not deliver the PR's opened event
+    body = json.dumps(pull_request()).encode()
+    now = dt.datetime.now(dt.UTC)
+    fake.hook_deliveries = [{"id": 77, "guid": "opened-while-down", "delivered_at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                             "redelivery": False, "status_code": 0, "event": "pull_request", "action": "opened"}]
+    rt2 = build_runtime(settings, TEST_TUNING)
+    maintenance = Maintenance(rt2)
+    try:
+        with TestClient(create_app(rt2)) as c:
+            maintenance.start()
+            deadline = _time.monotonic() + 20
+            while not fake.redelivered and _time.monotonic() < deadline:
+                _time.sleep(0.05)
+            assert fake.redelivered == [77]  # asked through GitHub's delivery log
+            # GitHub redelivers it (same GUID)
+            assert c.post("/api/github/webhooks", content=body, headers=headers("pull_request", body, "opened-while-down")).status_code == 202
+            drain(rt2)
+        run = fake.runs_named()[0]
+        assert run.status == "completed" and len(fake.reviews) == 1
+    finally:
+        maintenance.stop()
+        rt2.close()
