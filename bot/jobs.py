@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
@@ -13,19 +13,18 @@ from githubkit.exception import RequestFailed
 
 from checks.engine import Audit, AuditOptions
 from checks.source import SourceError
-from reports.scoring import overall
-from review.model import PRReview
 
 from . import commands
-from .check_runs import annotations_for, complete_check_run, find_check_run, start_check_run
+from .audit_compute import AuditInput, CacheSpec, Computed, compute_pr
+from .check_runs import complete_check_run, find_check_run, start_check_run
 from .config_loader import load_repo_config
 from .events import pr_key
-from .gate import Verdict, decide, gave_up
-from .output import compose
+from .gate import Verdict, gave_up
 from .permissions import can_write
 from .pr_diff import PRDiff, fetch_pr_diff
 from .repo_config import ProjectSpec, RepoConfig
 from .retry import transient_delay
+from .sandbox import run_limited
 from .store import Job, JobSpec, PRHead
 from .tarball import audit_commit, audit_project_in_archive, download_commit
 
@@ -44,6 +43,8 @@ def _options(rt: Runtime, cfg: RepoConfig) -> AuditOptions:
 
 
 async def audit_projects(rt: Runtime, gh: GitHub[Any], owner: str, repo: str, sha: str, cfg: RepoConfig) -> dict[ProjectSpec, Audit]:
+    """Audit a commit in this process, without limits. :func:`run_pr_audit` does not use it: its audits run in a
+    child process with a wall-time budget and a memory limit (:mod:`bot.sandbox`, :mod:`bot.audit_compute`)."""
     options = _options(rt, cfg)
     kw = {"max_download": rt.tuning.max_download, "retry_delay": rt.tuning.retry_base_delay}
     if len(cfg.projects) == 1 and not cfg.projects[0].path:
@@ -54,33 +55,6 @@ async def audit_projects(rt: Runtime, gh: GitHub[Any], owner: str, repo: str, sh
         return {p: await anyio.to_thread.run_sync(audit_project_in_archive, archive, p.path, root, options) for p in cfg.projects}
     finally:
         archive.unlink(missing_ok=True)
-
-
-def _prefixed(review: PRReview, prefix: str) -> PRReview:
-    if not prefix:
-        return review
-    pre = prefix.rstrip("/") + "/"
-
-    def fix(items: list[Any]) -> list[Any]:
-        return [dataclasses.replace(x, path=pre + x.path) if getattr(x, "path", None) else x for x in items]
-
-    return dataclasses.replace(
-        review, regressions=fix(review.regressions), improvements=fix(review.improvements), comments=fix(review.comments), unplaced=fix(review.unplaced)
-    )
-
-
-def _merge(reviews: list[PRReview]) -> PRReview:
-    """One review for the PR from the projects' reviews (their inline budgets already add up to ``max_inline``)."""
-    out = PRReview()
-    for r in reviews:
-        out.regressions += r.regressions
-        out.improvements += r.improvements
-        out.comments += r.comments
-        out.unplaced += r.unplaced
-        for k, v in r.category_delta.items():
-            out.category_delta[k] = out.category_delta.get(k, 0.0) + v
-    out.summary_md = "\n\n".join(r.summary_md for r in reviews if r.summary_md)
-    return out
 
 
 async def _merge_base(gh: GitHub[Any], owner: str, repo: str, base_sha: str, head_sha: str) -> str:
@@ -163,60 +137,89 @@ async def run_pr_audit(rt: Runtime, job: Job) -> str:
         runs[proj] = (await start_check_run(gh, owner, repo, sha, proj.check_name, existing, job.id), existing is not None)
 
     started = time.monotonic()
+    archives: list[Path] = []
     try:
         diff = await fetch_pr_diff(gh, owner, repo, int(number)) if number is not None else PRDiff()
-        heads = await audit_projects(rt, gh, owner, repo, sha, cfg)
+        kw = {"max_download": rt.tuning.max_download, "retry_delay": rt.tuning.retry_base_delay}
+        tmp = rt.settings.data_dir / "tmp"
+        archives.append(await download_commit(gh, owner, repo, sha, tmp, **kw))
         if number is not None and base_sha:
             base_sha = await _merge_base(gh, owner, repo, base_sha, sha)
-        bases = await audit_projects(rt, gh, owner, repo, base_sha, cfg) if (number is not None and base_sha) else {}
+            archives.append(await download_commit(gh, owner, repo, base_sha, tmp, **kw))
+        inp = AuditInput(
+            str(archives[0]), str(archives[1]) if len(archives) > 1 else None, f"{owner}/{repo}@{sha[:12]}",
+            f"{owner}/{repo}@{(base_sha or '')[:12]}", loaded, diff, number is not None, rt.tuning.limits, cache_spec(rt),
+        )
+        outcome = await anyio.to_thread.run_sync(lambda: run_limited(
+            compute_pr, (inp,), timeout=rt.settings.audit_timeout, memory_bytes=rt.settings.audit_memory_mb << 20))
     except SourceError as exc:
-        verdict = gave_up(cfg.gate, f"the repository archive at `{sha[:12]}` could not be read: {exc}")
-        for run_id, _ in runs.values():
-            await complete_check_run(gh, owner, repo, run_id, verdict.conclusion, {
-                "title": "Accel Audit could not read the repository",
-                "summary": _gave_up_summary(verdict),
-            }, [])
+        await _complete_unreadable(gh, owner, repo, sha, runs, cfg, str(exc))
         return "unreadable"
     finally:
+        for path in archives:
+            path.unlink(missing_ok=True)
         rt.metrics.audit_seconds.observe(time.monotonic() - started)
+
+    if "source_error" in outcome.results:
+        await _complete_unreadable(gh, owner, repo, sha, runs, cfg, str(outcome.results["source_error"]))
+        return "unreadable"
+    if outcome.error is not None and outcome.limit is None:
+        raise AuditError(outcome.error)
 
     newer = await _superseded_by(rt, gh, job, number)
     if newer is not None:
         await _cancel(gh, owner, repo, runs, newer)
         raise Superseded()
 
-    from review.pipeline import build_pr_review
-
-    # Every project's review first: the PR's inline budget is shared, and a project whose comments do not fit
-    # lists the overflow in its own check run (the review pipeline does that for what exceeds its budget).
-    per_project: dict[ProjectSpec, PRReview] = {}
-    budget = cfg.max_inline
-    if number is not None:
+    final: Computed | None = outcome.results.get("final")
+    if final is None:  # over a limit: what was found (the head's findings, if it got that far) and the reason
+        log.warning("job %s: %s", job.id, outcome.reason)
+        verdict = gave_up(cfg.gate, outcome.reason)
+        head: Computed | None = outcome.results.get("head")
+        found = {r.check_name: r for r in head.projects} if head else {}
         for proj in cfg.projects:
-            pdiff = diff.for_project(proj.path)
-            review = build_pr_review(
-                bases.get(proj), heads[proj], diff_text=pdiff.diff_text, files=pdiff.files, max_inline=budget, lang=cfg.language,
-                inline_limit=cfg.max_inline,
-            )
-            budget = max(0, budget - len(review.comments))
-            per_project[proj] = review
-    reviews = [_prefixed(per_project[proj], proj.path) for proj in cfg.projects if proj in per_project]
-    for proj in cfg.projects:
-        head = heads[proj]
-        review = per_project.get(proj)
-        verdict = decide(cfg.gate, overall(head.results).percent, bool(review and review.has_regression))
-        output = compose(head, lang=cfg.language, changes_md=review.summary_md if review else None, loaded=loaded, verdict=verdict,
-                         unplaced=review.unplaced if review else None)
-        annotations = annotations_for(head, diff.changed, proj.path)
-        run_id, was_there = runs[proj]
-        await complete_check_run(gh, owner, repo, run_id, verdict.conclusion, output, annotations, skip_existing=was_there)
+            run_id, was_there = runs[proj]
+            r = found.get(proj.check_name)
+            output = {"title": "Accel Audit stopped: " + ("time budget" if outcome.limit == "time" else "memory limit"),
+                      "summary": _gave_up_summary(verdict)}
+            if r is not None:
+                output["summary"] += "\n\n### What was found before it stopped (the head commit, no comparison with the base)\n\n" + r.output["summary"]
+                output["text"] = r.output.get("text", "")
+            await complete_check_run(gh, owner, repo, run_id, verdict.conclusion, output, r.annotations if r else [], skip_existing=was_there)
+        return f"limit-{outcome.limit}"
 
-    if number is not None and reviews and await _superseded_by(rt, gh, job, number) is None:
+    for proj, result in zip(cfg.projects, final.projects, strict=True):
+        run_id, was_there = runs[proj]
+        await complete_check_run(gh, owner, repo, run_id, result.conclusion, result.output, result.annotations, skip_existing=was_there)
+
+    if number is not None and final.review is not None and await _superseded_by(rt, gh, job, number) is None:
         from review.publish import publish_review
 
-        merged = reviews[0] if len(reviews) == 1 else _merge(reviews)
-        await publish_review(gh, owner, repo, int(number), sha, merged, event=cfg.review_event)
+        await publish_review(gh, owner, repo, int(number), sha, final.review, event=cfg.review_event)
     return "done"
+
+
+class AuditError(Exception):
+    """The audit's child process failed (not a limit): the job gives up and reports it."""
+
+
+def cache_spec(rt: Runtime) -> CacheSpec:
+    """Where the audit's child finds the facts cache (the same one this process uses)."""
+    if rt.settings.redis_url:
+        return CacheSpec("redis", rt.settings.redis_url)
+    cache = rt.facts_cache
+    root = getattr(cache, "dir", None)
+    return CacheSpec("dir", str(root)) if root else CacheSpec("none")
+
+
+async def _complete_unreadable(gh: GitHub[Any], owner: str, repo: str, sha: str, runs: dict[ProjectSpec, tuple[int, bool]],
+                               cfg: RepoConfig, error: str) -> None:
+    verdict = gave_up(cfg.gate, f"the repository archive at `{sha[:12]}` could not be read: {error}")
+    for run_id, _ in runs.values():
+        await complete_check_run(gh, owner, repo, run_id, verdict.conclusion, {
+            "title": "Accel Audit could not read the repository",
+            "summary": _gave_up_summary(verdict),
+        }, [])
 
 
 async def _cancel(gh: GitHub[Any], owner: str, repo: str, runs: dict[ProjectSpec, tuple[int, bool]], newer: str) -> None:

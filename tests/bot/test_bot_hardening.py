@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import httpx
+import pytest
 
 from .fakegh import git_diff, make_tarball
 from .helpers import (
+    BASE_SHA,
     HEAD_SHA,
     NEWER_SHA,
     OWNER,
@@ -314,3 +316,65 @@ def test_a_pr_opened_while_the_app_was_down_is_recovered_at_start_up(rt, fake, s
     finally:
         maintenance.stop()
         rt2.close()
+
+
+# ---------------------------------------------------------------- audits in a limited child process
+
+def _hostile(files: int) -> bytes:
+    big = "import torch\n" + "x=1\n" * ((1 << 18) - 8)  # just under the 1 MiB per-file cap: 262,000 statements
+    return make_tarball(dict(HEAD, **{f"gen/mod{i}.py": big for i in range(files)}))
+
+
+ONE_BACKEND = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # the limits do not depend on the queue
+
+
+@ONE_BACKEND
+def test_files_over_the_memory_limit_are_parse_errors_and_the_audit_finishes(client, rt, fake) -> None:
+    """Under the child's RLIMIT_AS a file whose facts do not fit fails with MemoryError: that file's parse error."""
+    _setup_pr(fake)
+    object.__setattr__(rt.settings, "audit_memory_mb", 300)
+    fake.tarballs[HEAD_SHA] = _hostile(3)  # about 170 MB of facts per file in one process: 1.5 GB for 40 such files
+    deliver(client, "pull_request", pull_request())
+    drain(rt)
+    run = fake.runs_named()[0]
+    assert run.status == "completed" and run.conclusion == "failure"  # the gate still decides (the regression)
+    assert "3 files could not be parsed: `gen/mod0.py`, `gen/mod1.py`, `gen/mod2.py`" in run.output["text"]
+    assert rt.store.active_count() == 0
+
+
+def _allocate(send, n: int) -> None:
+    send("started", True)
+    blocks = [bytearray(1 << 20) for _ in range(n)]  # n MiB
+    send("allocated", len(blocks))
+
+
+def _sleep(send, seconds: float) -> None:
+    import time
+
+    send("started", True)
+    time.sleep(seconds)
+    send("final", "never")
+
+
+def test_the_sandbox_stops_at_its_memory_limit_and_its_time_budget() -> None:
+    from bot.sandbox import run_limited
+
+    out = run_limited(_allocate, (2048,), timeout=60, memory_bytes=512 << 20)
+    assert out.limit == "memory" and "memory limit of 512 MB" in out.reason and out.results == {"started": True}
+    out = run_limited(_sleep, (30.0,), timeout=1.0, memory_bytes=512 << 20)
+    assert out.limit == "time" and out.seconds < 10 and out.results == {"started": True}
+    out = run_limited(_allocate, (16,), timeout=60, memory_bytes=512 << 20)
+    assert out.limit is None and out.results["allocated"] == 16 and out.max_rss_mb is not None
+
+
+@ONE_BACKEND
+def test_an_audit_over_its_time_budget_reports_what_was_found(client, rt, fake) -> None:
+    _setup_pr(fake)
+    object.__setattr__(rt.settings, "audit_timeout", 2.0)
+    fake.tarballs[BASE_SHA] = _hostile(1)  # the head is quick (well under a second), the base takes several seconds
+    deliver(client, "pull_request", pull_request())
+    drain(rt)
+    run = fake.runs_named()[0]
+    assert run.status == "completed" and run.conclusion == "failure"
+    assert "time budget of 2 s" in run.output["summary"]
+    assert "What was found before it stopped" in run.output["summary"] and "C1" in run.output["summary"]
