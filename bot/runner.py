@@ -11,7 +11,7 @@ from githubkit.exception import GitHubException
 
 from .jobs import Superseded, report_failure, run_command, run_pr_audit
 from .retry import MAX_JOB_DELAY, transient_delay
-from .store import Claim, Job
+from .store import DIED_REPEATEDLY, Claim, Job
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -52,6 +52,9 @@ def execute(rt: Runtime, job_id: str) -> str:
         return "busy"
     if status != Claim.CLAIMED or job is None:
         return status
+    if job.error == DIED_REPEATEDLY:  # the recovery sweep stopped retrying it: complete its check runs with the reason
+        log.error("job %s (%s): its worker died %d times; giving up", job.id, job.kind, job.attempts)
+        return _give_up(rt, job, f"the audit's worker died {job.attempts} times (killed, or out of memory)")
     handler = HANDLERS.get(job.kind)
     if handler is None:
         rt.store.finish(job.id, rt.worker_id, "failed", f"unknown job kind {job.kind!r}")

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 DELIVERY_TTL = 8 * 86400  # GitHub lets a delivery be redelivered for 3 days (7 on GHES)
 HEAD_TTL = 30 * 86400
 MAX_ATTEMPTS = 5  # a job that kills its worker again and again stops being retried
+DIED_REPEATEDLY = "worker died repeatedly"  # queued once more with this error: the runner completes its check runs
 
 
 @dataclass(slots=True)
@@ -56,6 +57,7 @@ class Job:
     state: str
     attempts: int
     delivery: str = ""
+    error: str = ""  # the last failure's reason (DIED_REPEATEDLY: the recovery sweep gave up on its worker)
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,9 +285,9 @@ class SqliteStore:
 
     @staticmethod
     def _row_job(row: tuple) -> Job:
-        return Job(row[0], row[1], json.loads(row[2]), row[3], row[4], bool(row[5]), row[6], row[7], row[8])
+        return Job(row[0], row[1], json.loads(row[2]), row[3], row[4], bool(row[5]), row[6], row[7], row[8], row[9])
 
-    _COLS = "id, kind, payload, pr_key, head_sha, supersedable, state, attempts, delivery"
+    _COLS = "id, kind, payload, pr_key, head_sha, supersedable, state, attempts, delivery, error"
 
     def get(self, job_id: str) -> Job | None:
         row = self._conn().execute(f"select {self._COLS} from jobs where id=?", (job_id,)).fetchone()
@@ -355,9 +357,9 @@ class SqliteStore:
             dead = [r[0] for r in c.execute("select id from jobs where state='running' and lease_until<=?", (now,))]
             for jid in dead:
                 c.execute(
-                    "update jobs set state=case when attempts+1>=? then 'failed' else 'queued' end, attempts=attempts+1, owner='',"
-                    " lease_until=0, updated_at=?, error=case when attempts+1>=? then 'worker died repeatedly' else error end where id=?",
-                    (MAX_ATTEMPTS, now, MAX_ATTEMPTS, jid),
+                    "update jobs set state='queued', attempts=attempts+1, owner='',"
+                    " lease_until=0, updated_at=?, error=case when attempts+1>=? then ? else error end where id=?",
+                    (now, MAX_ATTEMPTS, DIED_REPEATEDLY, jid),
                 )
             marks = ",".join("?" * len(dead))
             revived = [r[0] for r in c.execute(f"select id from jobs where id in ({marks}) and state='queued'", dead)] if dead else []
@@ -510,13 +512,10 @@ for _, id in ipairs(redis.call('ZRANGE', p..'active', 0, 999)) do
   elseif st == 'running' and tonumber(redis.call('HGET', jk, 'lease_until')) <= now then
     local n = redis.call('HINCRBY', jk, 'attempts', 1)
     if n >= maxa then
-      redis.call('HSET', jk, 'state', 'failed', 'error', 'worker died repeatedly', 'updated_at', now, 'owner', '')
-      redis.call('ZREM', p..'active', id)
-      redis.call('EXPIRE', jk, ttl)
-    else
-      redis.call('HSET', jk, 'state', 'queued', 'owner', '', 'lease_until', 0, 'updated_at', now)
-      table.insert(out, id)
+      redis.call('HSET', jk, 'error', 'worker died repeatedly')
     end
+    redis.call('HSET', jk, 'state', 'queued', 'owner', '', 'lease_until', 0, 'updated_at', now)
+    table.insert(out, id)
   elseif st == 'queued' and tonumber(redis.call('HGET', jk, 'not_before')) <= now
          and tonumber(redis.call('HGET', jk, 'updated_at')) <= now - stale then
     redis.call('HSET', jk, 'updated_at', now)
@@ -597,7 +596,7 @@ class RedisStore:
             return None
         return Job(
             job_id, h["kind"], json.loads(h["payload"]), h.get("pr_key", ""), h.get("head_sha", ""), h.get("supersedable") == "1",
-            h["state"], int(h.get("attempts", 0)), h.get("delivery", ""),
+            h["state"], int(h.get("attempts", 0)), h.get("delivery", ""), h.get("error", ""),
         )
 
     def claim(self, job_id: str, owner: str, lease: float, now: float | None = None) -> tuple[str, Job | None]:

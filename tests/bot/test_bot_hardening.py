@@ -378,3 +378,26 @@ def test_an_audit_over_its_time_budget_reports_what_was_found(client, rt, fake) 
     assert run.status == "completed" and run.conclusion == "failure"
     assert "time budget of 2 s" in run.output["summary"]
     assert "What was found before it stopped" in run.output["summary"] and "C1" in run.output["summary"]
+
+
+def test_a_job_whose_worker_keeps_dying_completes_its_check_run(client, rt, fake) -> None:
+    import time
+
+    from bot.store import DIED_REPEATEDLY, MAX_ATTEMPTS
+
+    from .fakegh import CheckRun
+
+    _setup_pr(fake)
+    deliver(client, "pull_request", pull_request())
+    rt.dispatcher.join()
+    [job_id] = rt.store.recover(0.0, now=time.time() + 1)  # the queued job
+    fake.check_runs[5000] = CheckRun(5000, "Accel Audit", HEAD_SHA, "in_progress")  # started by the worker that died
+    for _ in range(MAX_ATTEMPTS):  # claimed, then its worker dies (the lease runs out) and the sweep re-queues it
+        assert rt.store.claim(job_id, "worker-that-dies", 0.01)[0] == "claimed"
+        rt.store.recover(1e9, now=time.time() + 1)
+    assert rt.store.get(job_id).error == DIED_REPEATEDLY
+    drain(rt)
+    run = fake.check_runs[5000]
+    assert run.status == "completed" and run.conclusion == "failure"
+    assert "worker died 5 times" in run.output["summary"]
+    assert rt.store.active_count() == 0 and not fake.calls_to("GET", r"/tarball/")
