@@ -125,6 +125,14 @@ async def run_pr_audit(rt: Runtime, job: Job) -> str:
     newer = await _superseded_by(rt, gh, job, number)
     if newer is not None:
         log.info("job %s dropped: head %s is no longer the pull request's head (%s)", job.id, sha[:12], newer[:12] or "closed")
+        if job.attempts:  # an earlier run of this job may have started check runs: close them
+            loaded = await load_repo_config(gh, owner, repo, base_ref or p.get("default_branch"))
+            started_runs = {}
+            for proj in loaded.config.projects:
+                run_id = await find_check_run(gh, owner, repo, sha, proj.check_name, rt.settings.app_id)
+                if run_id is not None:
+                    started_runs[proj] = (run_id, True)
+            await _cancel(gh, owner, repo, started_runs, newer)
         raise Superseded()
 
     loaded = await load_repo_config(gh, owner, repo, base_ref or p.get("default_branch"))
@@ -180,7 +188,8 @@ async def run_pr_audit(rt: Runtime, job: Job) -> str:
         for proj in cfg.projects:
             run_id, was_there = runs[proj]
             r = found.get(proj.check_name)
-            output = {"title": "Accel Audit stopped: " + ("time budget" if outcome.limit == "time" else "memory limit"),
+            stopped = {"time": "time budget", "memory": "memory limit"}.get(str(outcome.limit), "process killed")
+            output = {"title": f"Accel Audit stopped: {stopped}",
                       "summary": _gave_up_summary(verdict)}
             if r is not None:
                 output["summary"] += "\n\n### What was found before it stopped (the head commit, no comparison with the base)\n\n" + r.output["summary"]

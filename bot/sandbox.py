@@ -41,7 +41,7 @@ class Outcome:
     """What the child sent (``kind -> value``, in order) and why it stopped early, if it did."""
 
     results: dict[str, Any] = field(default_factory=dict)
-    limit: str | None = None  # "time" | "memory" | None
+    limit: str | None = None  # "time" | "memory" | "killed" | None
     reason: str = ""  # one line for the check run when it stopped early
     error: str | None = None  # an exception of the target (not a limit)
     seconds: float = 0.0
@@ -74,6 +74,15 @@ def _mb(n: int) -> str:
     return f"{n / (1 << 20):.0f} MB"
 
 
+def _ended(proc: Any, out: Outcome) -> None:
+    code = proc.exitcode
+    if code is not None and code < 0:  # a signal: SIGKILL from the kernel's OOM killer, SIGSEGV in a C parser
+        out.limit = "killed"
+        out.reason = f"the audit process was killed by {signal.Signals(-code).name}"
+    else:
+        out.error = f"the audit process exited with code {code}"
+
+
 def run_limited(target: Callable[..., None], args: tuple, *, timeout: float, memory_bytes: int) -> Outcome:
     """Run ``target(send, *args)`` in a child; blocks (call it from a worker thread)."""
     ctx = _context()
@@ -92,18 +101,15 @@ def run_limited(target: Callable[..., None], args: tuple, *, timeout: float, mem
                 break
             if not receiver.poll(min(left, 0.5)):
                 if not proc.is_alive() and not receiver.poll(0):
-                    out.limit = "memory" if proc.exitcode in (-signal.SIGKILL, -signal.SIGSEGV) else None
-                    out.reason = f"the audit process stopped (exit code {proc.exitcode})"
-                    if out.limit == "memory":
-                        out.reason = f"the audit went over its memory limit of {_mb(memory_bytes)}"
-                    elif out.error is None:
-                        out.error = out.reason
+                    _ended(proc, out)
                     break
                 continue
             try:
                 kind, value = receiver.recv()
-            except (EOFError, OSError):
-                continue  # the child is gone: the next turn reads its exit code
+            except (EOFError, OSError):  # the child is gone without a word
+                proc.join(5)
+                _ended(proc, out)
+                break
             if kind == "__done__":
                 break
             if kind == "__rss__":

@@ -401,3 +401,18 @@ def test_a_job_whose_worker_keeps_dying_completes_its_check_run(client, rt, fake
     assert run.status == "completed" and run.conclusion == "failure"
     assert "worker died 5 times" in run.output["summary"]
     assert rt.store.active_count() == 0 and not fake.calls_to("GET", r"/tarball/")
+
+
+def _killed(send) -> None:
+    import os
+    import signal
+
+    send("started", True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_killed_audit_process_is_reported_as_killed() -> None:
+    from bot.sandbox import run_limited
+
+    out = run_limited(_killed, (), timeout=30, memory_bytes=512 << 20)
+    assert out.limit == "killed" and out.reason == "the audit process was killed by SIGKILL" and out.results == {"started": True}
