@@ -91,3 +91,13 @@ def test_the_app_runs_against_a_redis_that_requires_a_password(tmp_path: Path, r
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_kubernetes_worker_memory_limit_holds_its_audits() -> None:
+    docs = [d for d in yaml.safe_load_all((DEPLOY / "kubernetes.yaml").read_text()) if d]
+    by = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+    per_audit = int(by[("ConfigMap", "accel-audit")]["data"]["ACCEL_AUDIT_MEMORY_MB"])
+    worker = by[("Deployment", "accel-audit-worker")]["spec"]["template"]["spec"]["containers"][0]
+    threads = int(worker["args"][worker["args"].index("--workers") + 1])
+    limit = worker["resources"]["limits"]["memory"]
+    assert limit.endswith("Gi") and threads * per_audit + 256 <= int(limit[:-2]) * 1024
