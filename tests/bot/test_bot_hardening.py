@@ -223,14 +223,14 @@ def test_tarball_429_with_retry_after_is_retried(client, rt, fake) -> None:
     assert len(gets) == 3 and gets[1].t - gets[0].t >= 1.0 and gets[2].t - gets[1].t >= 1.0
 
 
-def test_a_30_minute_outage_is_waited_out_and_the_check_run_completed(client, rt, fake) -> None:
+def test_a_30_minute_outage_is_waited_out_and_the_check_run_completed(client, rt, fake, monkeypatch) -> None:
     from .helpers import TestClock, drain_clocked
 
     _setup_pr(fake)
     clock = TestClock()
     fake.clock = clock
     fake.down_until = 30 * 60.0  # GitHub answers 503 for 30 minutes of the test's clock
-    rt.tuning.job_retry_delay = 30.0  # the real backoff schedule: 30 s, 60 s, ... up to 15 min
+    monkeypatch.setattr(rt.tuning, "job_retry_delay", 30.0)  # the real backoff schedule: 30 s, 60 s, ... up to 15 min
     deliver(client, "pull_request", pull_request())
     drain_clocked(rt, clock)
     assert clock.now >= 30 * 60.0  # the job waited the outage out (5 tries used to give up after 7.5 minutes)
@@ -239,7 +239,7 @@ def test_a_30_minute_outage_is_waited_out_and_the_check_run_completed(client, rt
     assert rt.store.active_count() == 0 and len(fake.reviews) == 1
 
 
-def test_an_outage_longer_than_the_retry_budget_still_completes_the_check_run(client, rt, fake) -> None:
+def test_an_outage_longer_than_the_retry_budget_still_completes_the_check_run(client, rt, fake, monkeypatch) -> None:
     """A give-up after the check run was started completes it (blocking, with the reason) once GitHub answers."""
     from .helpers import TestClock, drain_clocked
 
@@ -247,7 +247,7 @@ def test_an_outage_longer_than_the_retry_budget_still_completes_the_check_run(cl
     clock = TestClock()
     fake.clock = clock
     object.__setattr__(rt.settings, "github_retry_hours", 0.05)  # 3 minutes of retries
-    rt.tuning.job_retry_delay = 30.0
+    monkeypatch.setattr(rt.tuning, "job_retry_delay", 30.0)
     fake.inject("GET", rf"/tarball/{HEAD_SHA}$", httpx.Response(404, json={"message": "Not Found"}), times=50)
     fake.inject("GET", rf"/repos/{OWNER}/{REPO}/commits/{HEAD_SHA}/check-runs", httpx.Response(200, json={"check_runs": []}))
     deliver(client, "pull_request", pull_request())

@@ -14,7 +14,7 @@ def _d(i: int, guid: str, code: int, minutes_ago: float, now: dt.datetime) -> di
             "installation_id": 42, "repository_id": 1}
 
 
-def test_failed_deliveries_are_redelivered_once_each(rt, fake) -> None:
+def test_failed_deliveries_are_redelivered_once_each(rt, fake, monkeypatch) -> None:
     now = dt.datetime.now(dt.UTC)
     fake.hook_deliveries = [
         _d(1, "down-1", 0, 5, now),  # no answer: the service was down
@@ -33,7 +33,7 @@ def test_failed_deliveries_are_redelivered_once_each(rt, fake) -> None:
     from bot.maintenance import PERIOD_LOCK
 
     assert rt.store.try_lock(PERIOD_LOCK, "another-process", 60) is False  # its periodic sweep is skipped this interval
-    rt.tuning.max_redeliveries = 2
+    monkeypatch.setattr(rt.tuning, "max_redeliveries", 2)  # the Tuning object is shared by the tests
     assert sorted(redeliver_once(rt, startup=True)) == ["down-1", "down-2"]  # a start-up sweep always runs
     assert redeliver_once(rt, startup=True) == []
     assert len(fake.redelivered) == 4
