@@ -337,7 +337,7 @@ def main() -> int:
         dm = [x * 1000 for x in during]
         print(f"ack latency while audits run (one at a time, every 100 ms): {len(dm)} deliveries, p50 {statistics.median(dm):.1f} ms, "
               f"p99 {pct(dm, 99):.1f} ms, max {max(dm):.1f} ms (target p99 < 50 ms)")
-    print(f"web process (serve) peak RSS: {rss.peak_mb:.0f} MB (VmHWM; audits run in child processes)")
+    print(f"web process (serve) peak RSS: {rss.peak_mb:.0f} MB (VmHWM)")
     if not (args.workers or args.worker_procs):
         return 0
     mean = f"; mean audit (base + head) {audit_sum / audit_n:.1f} s" if audit_n else ""
