@@ -7,7 +7,6 @@ import re
 COMMANDS = ("help", "rescan", "fix")
 _LINE = re.compile(r"^\s*/accel\b(?:\s+(\S+))?(.*)$", re.I)
 WRITE_COMMANDS = frozenset({"rescan", "fix"})  # spend audits or change code: write, maintain or admin on the repository
-DEBOUNCE_SECONDS = 60.0  # one such command per pull request and command in this window
 
 HELP = """\
 **accel-audit commands** (write them as a comment on a pull request):
@@ -26,7 +25,6 @@ was changed. The `Accel Audit` check run lists each recommendation with the file
 
 NOT_A_PR = "`/accel {command}` works on pull requests only."
 NOT_ALLOWED = "`/accel {command}` can be asked for by people with write, maintain or admin access to this repository."
-DEBOUNCED = "`/accel {command}` was asked for on this pull request less than a minute ago: that request is being handled."
 UNKNOWN = "Unknown `/accel` command."
 
 
