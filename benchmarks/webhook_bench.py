@@ -1,13 +1,16 @@
-"""Webhook service benchmark: ack latency under load and PR audits per minute, all on loopback.
+"""Webhook service benchmark: ack latency under load, PR audits per minute, peak RSS, all on loopback.
 
-Three processes: a fake GitHub (REST API + tarball host, serving a ~40 MB repository tarball), the real
-service (``accel-audit serve``: uvicorn + 2 in-process workers on the SQLite queue, default pacing of 1 write/s
-per installation), and this client, which sends 200 signed deliveries, 50 at a time, and measures the time to
-each answer. Of the 200 deliveries, ``--prs`` are ``pull_request opened`` events of distinct PRs (each is a
-full audit of base and head); the rest are deliveries a busy organisation also receives (comments without a
-command, pushes, statuses), acknowledged and ignored. Then it waits for every audit's check run to complete.
+Processes: a fake GitHub (REST API + tarball host, serving a ~40 MB repository tarball), the real service
+(``accel-audit serve``: uvicorn + ``--workers`` in-process workers on the SQLite queue, or ``--worker-procs``
+separate ``accel-audit worker`` processes sharing it; default pacing of 1 write/s per installation; every
+audit runs in a limited child process), and this client, which sends ``--deliveries`` signed deliveries,
+50 at a time, and measures the time to each answer. Of them, ``--prs`` are ``pull_request opened`` events of
+distinct PRs (each a full audit of base and head) and ``--hostile`` more are PRs whose head holds 40 files of
+1 MiB of ``x=1`` lines (the probe's memory bomb); the rest are deliveries a busy organisation also receives
+(comments without a command, pushes, statuses), acknowledged and ignored. Then it waits for every audit's
+check run to complete and reports the web process's peak RSS (VmHWM).
 
-    .venv/bin/python benchmarks/webhook_bench.py [--prs 24] [--tarball-mb 40]
+    .venv/bin/python benchmarks/webhook_bench.py [--deliveries 500] [--prs 24] [--hostile 1] [--worker-procs 2]
 """
 
 from __future__ import annotations
@@ -85,17 +88,36 @@ def synthetic_repo(target_mb: int, head: bool) -> bytes:
     return buf.getvalue()
 
 
+HOSTILE_FROM = 900  # PR numbers from here on carry the hostile head
+
+
+def hostile_repo() -> bytes:
+    """40 files of just under 1 MiB of ``x=1`` statements (the read cap is 1 MiB per file): 1.5 GB in one process."""
+    buf = io.BytesIO()
+    big = ("import torch\n" + "x=1\n" * ((1 << 18) - 8)).encode()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for i in range(40):
+            info = tarfile.TarInfo(f"octo-org-train-repo-hhhhhhh/gen/mod{i}.py")
+            info.size, info.mtime = len(big), 1_700_000_000
+            tf.addfile(info, io.BytesIO(big))
+    return buf.getvalue()
+
+
 def run_fake(port: int, public_key: str, tarball_mb: int) -> None:
     from tests.bot.fakegh import FakeGitHub, FakeServer, git_diff
 
     fake = FakeGitHub(APP_ID, public_key.encode())
     fake.tarballs[BASE_SHA] = synthetic_repo(tarball_mb, head=False)
     head = synthetic_repo(tarball_mb, head=True)
+    hostile = hostile_repo()
     for n in range(1, 1000):  # each PR has its own head commit (same content): one check run per PR
-        fake.tarballs[head_sha(n)] = head
+        fake.tarballs[head_sha(n)] = hostile if n >= HOSTILE_FROM else head
     diff = git_diff({"train.py": "bf16=True\n"}, {"train.py": "bf16=False\n"})
+    repo = {"id": 1296269, "name": "train-repo", "full_name": "octo-org/train-repo", "owner": {"login": "octo-org"}, "default_branch": "main"}
     for n in range(1, 1000):
         fake.diffs[n] = diff
+        fake.pulls[n] = {"number": n, "state": "open", "user": {"login": "dev"}, "head": {"sha": head_sha(n), "ref": f"b{n}", "repo": repo},
+                         "base": {"sha": BASE_SHA, "ref": "main", "repo": repo}}
     server = FakeServer(fake)
     server.httpd.server_address = ("127.0.0.1", port)
     import http.server
@@ -107,11 +129,11 @@ def run_fake(port: int, public_key: str, tarball_mb: int) -> None:
     httpd.serve_forever()
 
 
-def payloads(n_prs: int, total: int) -> list[tuple[str, dict]]:
+def payloads(n_prs: int, total: int, n_hostile: int = 0) -> list[tuple[str, dict]]:
     repo = {"id": 1296269, "name": "train-repo", "full_name": "octo-org/train-repo", "owner": {"login": "octo-org"}, "default_branch": "main"}
     inst = {"id": 42}
     out: list[tuple[str, dict]] = []
-    for n in range(1, n_prs + 1):
+    for n in [*range(1, n_prs + 1), *range(HOSTILE_FROM, HOSTILE_FROM + n_hostile)]:
         pr = {"number": n, "state": "open", "updated_at": "2026-11-01T10:00:00Z", "user": {"login": "dev"},
               "head": {"sha": head_sha(n), "ref": f"b{n}", "repo": repo}, "base": {"sha": BASE_SHA, "ref": "main", "repo": repo}}
         out.append(("pull_request", {"action": "opened", "number": n, "pull_request": pr, "repository": repo, "installation": inst}))
@@ -176,6 +198,42 @@ async def send_all(host: str, port: int, requests: list[tuple[str, bytes]], conc
     return latencies
 
 
+METRICS_TOKEN = "benchmark-metrics-token-0123456789"
+
+
+class RssWatch:
+    """The peak resident set (VmHWM) of some processes, read from /proc until stopped."""
+
+    def __init__(self, pids: list[int]) -> None:
+        import threading
+
+        self.pids = pids
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _read(self) -> None:
+        for pid in self.pids:
+            try:
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        self.peak_mb = max(self.peak_mb, int(line.split()[1]) / 1024)
+            except OSError:
+                pass
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            self._read()
+
+    def stop(self) -> None:
+        self._read()
+        self._stop.set()
+        self._thread.join(2)
+
+
 def pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
@@ -189,6 +247,8 @@ def main() -> int:
     ap.add_argument("--tarball-mb", type=int, default=40)
     ap.add_argument("--timeout", type=float, default=1200)
     ap.add_argument("--workers", type=int, default=2, help="in-process workers of accel-audit serve (0: measure the ack path alone)")
+    ap.add_argument("--worker-procs", type=int, default=0, help="separate `accel-audit worker` processes (serve then runs none)")
+    ap.add_argument("--hostile", type=int, default=0, help="extra PRs whose head is 40 files of 1 MiB of statements")
     ap.add_argument("--fake-port", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--public-key", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -211,12 +271,19 @@ def main() -> int:
             procs.append(fake)
             info = json.loads(fake.stdout.readline())
             env = dict(os.environ, ACCEL_APP_ID=str(APP_ID), ACCEL_PRIVATE_KEY=pem, ACCEL_WEBHOOK_SECRET=SECRET,
-                       ACCEL_GITHUB_API_URL=f"http://127.0.0.1:{fake_port}", ACCEL_DATA_DIR=str(Path(tmp) / "data"))
+                       ACCEL_GITHUB_API_URL=f"http://127.0.0.1:{fake_port}", ACCEL_DATA_DIR=str(Path(tmp) / "data"),
+                       ACCEL_METRICS_TOKEN=METRICS_TOKEN)
             env.pop("ACCEL_REDIS_URL", None)
+            in_process = 0 if args.worker_procs else args.workers
             app = subprocess.Popen([sys.executable, "-m", "accel_audit.cli", "serve", "--host", "127.0.0.1", "--port", str(app_port),
-                                    "--workers", str(args.workers)],
+                                    "--workers", str(in_process)],
                                    env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=open(Path(tmp) / "serve.log", "w"))
             procs.append(app)
+            for i in range(args.worker_procs):
+                procs.append(subprocess.Popen([sys.executable, "-m", "accel_audit.cli", "worker", "--workers", "1", "--metrics-port", "0"],
+                                              env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=open(Path(tmp) / f"worker{i}.log", "w")))
+            rss = RssWatch([app.pid])
+            rss.start()
             base = f"http://127.0.0.1:{app_port}"
             for _ in range(300):
                 try:
@@ -224,29 +291,41 @@ def main() -> int:
                         break
                 except httpx.HTTPError:
                     time.sleep(0.1)
-            requests = build_requests("127.0.0.1", app_port, payloads(args.prs, args.deliveries))
+            requests = build_requests("127.0.0.1", app_port, payloads(args.prs, args.deliveries, args.hostile))
+            n_audits = args.prs + args.hostile
             t_start = time.perf_counter()
             timed = asyncio.run(send_all("127.0.0.1", app_port, requests, args.concurrency))
             t_acked = time.perf_counter() - t_start
             lat = [x for _, x in timed]
             ms = [x * 1000 for x in lat]
             pr_ms = [x * 1000 for e, x in timed if e == "pull_request"]
-            print(f"tarball: {info['tarball_bytes'] / 1e6:.1f} MB per commit (base and head), {args.prs} PRs among {len(lat)} deliveries, "
-                  f"{args.concurrency} concurrent, {args.workers} in-process worker(s)")
+            workers = f"{args.worker_procs} worker process(es)" if args.worker_procs else f"{args.workers} in-process worker(s)"
+            print(f"tarball: {info['tarball_bytes'] / 1e6:.1f} MB per commit (base and head), {args.prs} PRs (+{args.hostile} hostile) among "
+                  f"{len(lat)} deliveries, {args.concurrency} concurrent, {workers}")
             print(f"ack latency: p50 {statistics.median(ms):.1f} ms, p99 {pct(ms, 99):.1f} ms, max {max(ms):.1f} ms (target p99 < 50 ms); "
                   f"all acked in {t_acked:.2f} s; pull_request deliveries (journaled) p50 {statistics.median(pr_ms):.1f} ms, "
                   f"max {max(pr_ms):.1f} ms", flush=True)
             done = 0
-            while args.workers and time.perf_counter() - t_start < args.timeout:
-                state = httpx.get(f"http://127.0.0.1:{fake_port}/_fake/state", timeout=5).json()
-                done = state["completed"]
-                if done >= args.prs:
-                    break
-                time.sleep(0.5)
+            auditing = args.workers or args.worker_procs
+            # while the audits run: one delivery at a time every 100 ms (no queueing in this client), each timed
+            probe = build_requests("127.0.0.1", app_port, payloads(0, 3000))
+            during: list[float] = []
+            next_state = 0.0
+            while auditing and time.perf_counter() - t_start < args.timeout:
+                if time.perf_counter() >= next_state:
+                    state = httpx.get(f"http://127.0.0.1:{fake_port}/_fake/state", timeout=5).json()
+                    done = state["completed"]
+                    if done >= n_audits:
+                        break
+                    next_state = time.perf_counter() + 0.5
+                during.extend(x for _, x in asyncio.run(send_all("127.0.0.1", app_port, [probe[len(during) % len(probe)]], 1)))
+                time.sleep(0.1)
             elapsed = time.perf_counter() - t_start
-            metrics = httpx.get(base + "/metrics", timeout=5).text
+            conclusions = httpx.get(f"http://127.0.0.1:{fake_port}/_fake/state", timeout=5).json()["conclusions"]
+            metrics = httpx.get(base + "/metrics", timeout=5, headers={"Authorization": f"Bearer {METRICS_TOKEN}"}).text
             audit_sum = float(next(line.split()[-1] for line in metrics.splitlines() if line.startswith("accel_audit_duration_seconds_sum")))
             audit_n = float(next(line.split()[-1] for line in metrics.splitlines() if line.startswith("accel_audit_duration_seconds_count")))
+            rss.stop()
         finally:
             for p in reversed(procs):
                 p.terminate()
@@ -254,11 +333,17 @@ def main() -> int:
                     p.wait(20)
                 except subprocess.TimeoutExpired:
                     p.kill()
-    if not args.workers:
+    if during:
+        dm = [x * 1000 for x in during]
+        print(f"ack latency while audits run (one at a time, every 100 ms): {len(dm)} deliveries, p50 {statistics.median(dm):.1f} ms, "
+              f"p99 {pct(dm, 99):.1f} ms, max {max(dm):.1f} ms (target p99 < 50 ms)")
+    print(f"web process (serve) peak RSS: {rss.peak_mb:.0f} MB (VmHWM)")
+    if not (args.workers or args.worker_procs):
         return 0
-    print(f"audits: {done}/{args.prs} completed in {elapsed:.1f} s -> {done / elapsed * 60:.1f} PR audits per minute "
-          f"({args.workers} in-process workers, writes paced 1/s per installation); mean audit (base + head) {audit_sum / max(audit_n, 1):.1f} s")
-    return 0 if done >= args.prs else 1
+    mean = f"; mean audit (base + head) {audit_sum / audit_n:.1f} s" if audit_n else ""
+    print(f"audits: {done}/{n_audits} completed in {elapsed:.1f} s -> {done / elapsed * 60:.1f} PR audits per minute "
+          f"({workers}, writes paced 1/s per installation){mean}; conclusions {conclusions}")
+    return 0 if done >= n_audits else 1
 
 
 if __name__ == "__main__":

@@ -1,13 +1,18 @@
-"""The HTTP side: ``POST /api/github/webhooks``, ``GET /healthz``, ``GET /metrics``.
+"""The HTTP side: ``POST /api/github/webhooks``, ``GET /healthz``, and ``GET /metrics`` behind a bearer token.
 
-The webhook answer never waits for GitHub or an audit: verify the signature on the raw body (401), parse
-(400), route, record the delivery and its jobs in the journal in one atomic step, send the job IDs to the
-queue, answer 202. A delivery already recorded answers 200 and does nothing.
+The webhook answer never waits for GitHub or an audit: read the body up to 25 MB while it streams (413 past
+it, chunked or not), verify the signature on the raw body (401), parse (400, also for JSON nested too deep
+to parse), route, record the delivery and its jobs in the journal in one atomic step, send the job IDs to
+the queue, answer 202. A delivery already recorded answers 200 and does nothing.
+
+``/metrics`` is not served on this port unless ``ACCEL_METRICS_TOKEN`` is set and the request carries it as
+``Authorization: Bearer``; ``serve --metrics-port`` serves it on a port of its own (localhost by default).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
 import time
@@ -40,6 +45,18 @@ def _parse(body: bytes, content_type: str) -> dict[str, Any]:
     return data
 
 
+async def _read_body(request: Request, limit: int) -> bytes | None:
+    """The body as it streams in; None as soon as it passes ``limit`` (nothing more is read or kept)."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        parts.append(chunk)
+    return b"".join(parts)
+
+
 def create_app(rt: Runtime) -> FastAPI:
     app = FastAPI(title="accel-audit", docs_url=None, redoc_url=None, openapi_url=None)
     metrics = rt.metrics
@@ -55,7 +72,9 @@ def create_app(rt: Runtime) -> FastAPI:
         length = request.headers.get("content-length")
         if length and length.isdigit() and int(length) > MAX_BODY:
             return answer(event, "too_large", 413, started)
-        body = await request.body()
+        body = await _read_body(request, MAX_BODY)
+        if body is None:  # a chunked body (no Content-Length) that went past the limit
+            return answer(event, "too_large", 413, started)
         if not verify(rt.settings.webhook_secret, body, request.headers.get("x-hub-signature-256")):
             return answer(event, "bad_signature", 401, started, error="missing or invalid X-Hub-Signature-256")
         delivery = request.headers.get("x-github-delivery", "").strip()
@@ -64,7 +83,7 @@ def create_app(rt: Runtime) -> FastAPI:
         try:
             payload = _parse(body, request.headers.get("content-type", "application/json"))
             routed = route(event, payload, rt.settings.app_id)
-        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as exc:
             log.info("delivery %s (%s): malformed payload: %s", delivery, event, type(exc).__name__)
             return answer(event, "malformed", 400, started, error="malformed payload")
         if not routed.specs and routed.head is None:
@@ -90,8 +109,13 @@ def create_app(rt: Runtime) -> FastAPI:
         ok = store_ok and queue_ok
         return JSONResponse({"status": "ok" if ok else "unavailable", "journal": store_ok, "queue": queue_ok}, status_code=200 if ok else 503)
 
+    token = rt.settings.metrics_token
+
     @app.get("/metrics")
-    async def prometheus() -> Response:
+    async def prometheus(request: Request) -> Response:
+        given = request.headers.get("authorization", "")
+        if not token or not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            return JSONResponse({"error": "not found"}, status_code=404)
         data = await run_in_threadpool(metrics.render)
         return Response(data, media_type=CONTENT_TYPE_LATEST)
 

@@ -6,7 +6,7 @@ import re
 
 COMMANDS = ("help", "rescan", "fix")
 _LINE = re.compile(r"^\s*/accel\b(?:\s+(\S+))?(.*)$", re.I)
-TRUSTED = {"OWNER", "MEMBER", "COLLABORATOR"}
+WRITE_COMMANDS = frozenset({"rescan", "fix"})  # spend audits or change code: write, maintain or admin on the repository
 
 HELP = """\
 **accel-audit commands** (write them as a comment on a pull request):
@@ -14,7 +14,7 @@ HELP = """\
 | command | what it does |
 |---|---|
 | `/accel help` | this list |
-| `/accel rescan` | audit the pull request's head again and update the `Accel Audit` check run (the PR's author, owners, members and collaborators) |
+| `/accel rescan` | audit the pull request's head again and update the `Accel Audit` check run (people with write access to the repository) |
 | `/accel fix [ID ...] [--dry-run]` | open a follow-up pull request with verified fixes (this PR's regressions first; unsafe fixes only for the IDs named), or reply with the diff (`--dry-run`, fork PRs); people with write access |
 
 The audit runs by itself on every push; its settings live in `.github/accel-audit.yml` on the base branch."""
@@ -24,7 +24,8 @@ FIX_NOT_AVAILABLE = """\
 was changed. The `Accel Audit` check run lists each recommendation with the file and line to edit."""
 
 NOT_A_PR = "`/accel {command}` works on pull requests only."
-NOT_ALLOWED = "`/accel rescan` can be asked for by the pull request's author or by the repository's owners, members and collaborators."
+NOT_ALLOWED = "`/accel {command}` can be asked for by people with write, maintain or admin access to this repository."
+UNKNOWN = "Unknown `/accel` command."
 
 
 def parse_command(body: str) -> tuple[str, list[str]] | None:
@@ -49,4 +50,7 @@ def parse_command(body: str) -> tuple[str, list[str]] | None:
 
 
 def unknown_reply(name: str) -> str:
-    return f"Unknown command `/accel {name}`.\n\n{HELP}"
+    """The reply to a command we do not know. The user's text is never echoed: inside a comment GitHub would
+    render it (an @mention notifies, a link is live, even backticks can be closed by the text itself)."""
+    del name
+    return f"{UNKNOWN}\n\n{HELP}"

@@ -28,6 +28,10 @@ async def fetch_file(gh: GitHub[Any], owner: str, repo: str, path: str, ref: str
     return resp.content.decode("utf-8", errors="replace")
 
 
+class _Hidden(ConfigError):
+    """An error in an extended file: only where it is, never its content (a check run may be public)."""
+
+
 async def _resolve(gh: GitHub[Any], owner: str, data: dict[str, Any], filename: str, seen: set[str], depth: int) -> dict[str, Any]:
     ext = data.get("_extends")
     if ext is None:
@@ -35,14 +39,20 @@ async def _resolve(gh: GitHub[Any], owner: str, data: dict[str, Any], filename: 
     if depth >= MAX_EXTENDS_DEPTH:
         raise ConfigError(f"{filename}: _extends: more than {MAX_EXTENDS_DEPTH} levels of inheritance")
     o, r, path = parse_extends(ext, owner, filename)
-    where = f"{o}/{r}:{path}"
+    where = f"{o}/{r}"
     if where in seen:
         raise ConfigError(f"{filename}: _extends: inheritance cycle through {where}")
     seen.add(where)
     text = await fetch_file(gh, o, r, path, None)
     if text is None:
-        raise ConfigError(f"{filename}: _extends: cannot read {where} (missing, or the App is not installed on {o}/{r})")
-    parent = await _resolve(gh, o, load_yaml(text, where), where, seen, depth + 1)
+        raise ConfigError(f"{filename}: _extends: cannot read {path} of {where} (missing, or the App is not installed on it)")
+    try:
+        parent = await _resolve(gh, o, load_yaml(text, path), f"{where}:{path}", seen, depth + 1)
+        validate({k: v for k, v in parent.items() if k != "_extends"}, path)
+    except _Hidden:
+        raise
+    except ConfigError:
+        raise _Hidden(f"{filename}: _extends: invalid config in {where}") from None
     own = {k: v for k, v in data.items() if k != "_extends"}
     return merge({k: v for k, v in parent.items() if k != "_extends"}, own)
 
@@ -61,10 +71,12 @@ async def load_repo_config(gh: GitHub[Any], owner: str, repo: str, ref: str | No
         if org_text is None:
             return LoadedConfig(RepoConfig())
         text, source = org_text, f"{owner}/.github:{CONFIG_PATH}"
+    inherited = source.startswith(f"{owner}/.github:") and repo != ".github"
     try:
         data = load_yaml(text, CONFIG_PATH)
-        data = await _resolve(gh, owner, data, CONFIG_PATH, {f"{owner}/{repo}:{CONFIG_PATH}"}, 0)
+        data = await _resolve(gh, owner, data, CONFIG_PATH, {f"{owner}/{repo}"}, 0)
         return LoadedConfig(validate(data, CONFIG_PATH), source)
     except ConfigError as exc:
-        log.info("invalid configuration in %s: %s", source, exc)
-        return LoadedConfig(RepoConfig(), None, [str(exc)])
+        log.info("invalid configuration in %s: %s", source, type(exc).__name__ if inherited else exc)
+        shown = f"invalid config in {owner}/.github (inherited: {CONFIG_PATH} of that repository)" if inherited else str(exc)
+        return LoadedConfig(RepoConfig(), None, [shown])

@@ -120,6 +120,8 @@ def _route_issue_comment(payload: dict[str, Any]) -> Routed:
         return Routed("ignored", note="no /accel command")
     owner, name, repo_id, _ = _repo(payload)
     issue = payload["issue"]
+    if "pull_request" not in issue:
+        return Routed("ignored", note="/accel command on an issue (commands work on pull requests only)")
     job = {
         "installation_id": payload["installation"]["id"],
         "owner": owner,

@@ -179,6 +179,10 @@ async def run_fix(rt: Runtime, job: Job) -> str:
     if not author or not await can_write(gh, owner, repo, author):
         await _reply(gh, owner, repo, number, f"@{author} " + REFUSED if author else REFUSED)
         return "fix-refused"
+    debounce = f"command:{p.get('repo_id')}#{number}:fix"
+    if not rt.store.try_lock(debounce, f"job:{job.id}", rt.tuning.command_debounce):
+        log.info("/accel fix on %s/%s#%s debounced (asked again within %.0f s)", owner, repo, number, rt.tuning.command_debounce)
+        return "debounced"  # the eyes reaction above already answered
     req = parse_args(list(p.get("args") or []))
     if isinstance(req, str):
         await _reply(gh, owner, repo, number, req)

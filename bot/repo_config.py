@@ -1,8 +1,8 @@
 """``.github/accel-audit.yml``: parse, validate, inherit (``_extends``).
 
 The file is read from the pull request's *base* branch, so a PR cannot loosen its own gate. ``_extends``
-names a repository whose same file gives the defaults (``.github`` for the organisation's ``.github``
-repository, ``other-repo``, ``owner/repo``, optionally ``:path/to/file.yml``); the repository's own keys win,
+names a repository of the same owner whose same file gives the defaults (``.github`` for the organisation's
+``.github`` repository, ``other-repo``, ``owner/repo``); the repository's own keys win,
 mappings merge key by key. A repository without the file inherits the organisation's ``.github`` one.
 
 An invalid file never stops the audit: :func:`parse_config` returns the defaults and the exact error, which
@@ -26,7 +26,7 @@ Example::
     gate:
       max_step_time_regression: 10%   # Accel Profile fails when the step time grows more than this
       min_score: 60         # overall score in percent
-      fail_on_regression: true
+      fail_on_regression: true   # the default; false: regressions are shown, never block
       conclusion: failure   # failure | action_required (neutral would not block a required check)
     comments:
       max_inline: 20
@@ -74,7 +74,7 @@ class ProjectSpec:
 @dataclass(frozen=True, slots=True)
 class Gate:
     min_score: float | None = None  # percent
-    fail_on_regression: bool = False
+    fail_on_regression: bool = True  # on by default: it only blocks where the repo makes the check required
     conclusion: str = "failure"
 
     @property
@@ -235,7 +235,7 @@ def validate(data: dict[str, Any], filename: str = CONFIG_PATH) -> RepoConfig:
         ms = g.get("min_score")
         if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= 100):
             raise ConfigError(f"{filename}: gate.min_score: expected a number from 0 to 100 (percent), got {ms!r}")
-        fr = g.get("fail_on_regression", False)
+        fr = g.get("fail_on_regression", True)
         if not isinstance(fr, bool):
             raise ConfigError(f"{filename}: gate.fail_on_regression: expected true or false, got {fr!r}")
         concl = g.get("conclusion", "failure")
@@ -274,18 +274,25 @@ def validate(data: dict[str, Any], filename: str = CONFIG_PATH) -> RepoConfig:
 
 
 def parse_extends(value: Any, owner: str, filename: str = CONFIG_PATH) -> tuple[str, str, str]:
-    """``_extends`` value -> (owner, repo, path)."""
+    """``_extends`` value -> (owner, repo, path): ``.github/accel-audit.yml`` of a repository of the same owner.
+
+    probot's rule: ``repo`` or ``owner/repo`` with ``owner`` the repository's own, never another path
+    (``_extends: private-infra:deploy/prod.yml`` would read any file the installation can read).
+    """
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{filename}: _extends: expected a repository name such as '.github', got {value!r}")
-    ref, _, path = value.strip().partition(":")
-    path = path.strip() or CONFIG_PATH
+    ref, sep, path = value.strip().partition(":")
+    if sep and path.strip() not in ("", CONFIG_PATH):
+        raise ConfigError(f"{filename}: _extends: only {CONFIG_PATH} of another repository can be extended (no ':path')")
     parts = ref.split("/")
     ok = re.compile(r"^[A-Za-z0-9_.-]+$")
     if len(parts) == 1 and ok.match(parts[0]):
-        return owner, parts[0], path
+        return owner, parts[0], CONFIG_PATH
     if len(parts) == 2 and all(ok.match(p) for p in parts):
-        return parts[0], parts[1], path
-    raise ConfigError(f"{filename}: _extends: expected 'repo', 'owner/repo' or 'repo:path', got {value!r}")
+        if parts[0].lower() != owner.lower():
+            raise ConfigError(f"{filename}: _extends: only a repository of the same owner ({owner}) can be extended")
+        return parts[0], parts[1], CONFIG_PATH
+    raise ConfigError(f"{filename}: _extends: expected 'repo' or '{owner}/repo', got {value!r}")
 
 
 def parse_config(text: str | None, filename: str = CONFIG_PATH) -> LoadedConfig:

@@ -11,8 +11,8 @@ from githubkit.exception import GitHubException
 
 from .jobs import Superseded, report_failure, run_command, run_pr_audit
 from .profile_job import run_profile
-from .retry import transient_delay
-from .store import Claim, Job
+from .retry import MAX_JOB_DELAY, transient_delay
+from .store import DIED_REPEATEDLY, Claim, Job
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -53,13 +53,9 @@ def execute(rt: Runtime, job_id: str) -> str:
         return "busy"
     if status != Claim.CLAIMED or job is None:
         return status
-    if job.supersedable and job.pr_key:
-        latest = rt.store.latest_head(job.pr_key)
-        if latest is not None and latest != job.head_sha:
-            rt.store.finish(job.id, rt.worker_id, "superseded")
-            rt.metrics.jobs.labels(job.kind, "superseded").inc()
-            log.info("job %s dropped: head %s superseded by %s", job.id, job.head_sha[:12], latest[:12])
-            return "superseded"
+    if job.error == DIED_REPEATEDLY:  # the recovery sweep stopped retrying it: complete its check runs with the reason
+        log.error("job %s (%s): its worker died %d times; giving up", job.id, job.kind, job.attempts)
+        return _give_up(rt, job, f"the audit's worker died {job.attempts} times (killed, or out of memory)")
     handler = HANDLERS.get(job.kind)
     if handler is None:
         rt.store.finish(job.id, rt.worker_id, "failed", f"unknown job kind {job.kind!r}")
@@ -75,26 +71,53 @@ def execute(rt: Runtime, job_id: str) -> str:
     except Exception as exc:
         delay = transient_delay(exc, job.attempts, rt.tuning.job_retry_delay)
         reason = _describe(exc)
-        if delay is not None and job.attempts + 1 < rt.tuning.max_job_attempts:
+        if delay is not None and within_budget(rt, job.attempts):
             rt.store.release(job.id, rt.worker_id, delay, reason)
             rt.enqueue(job.id, delay=delay)
             rt.metrics.jobs.labels(job.kind, "retry").inc()
             log.warning("job %s (%s) will retry in %.0f s: %s", job.id, job.kind, delay, reason)
             return "retry"
         log.error("job %s (%s) failed: %s", job.id, job.kind, reason, exc_info=not isinstance(exc, GitHubException))
-        rt.store.finish(job.id, rt.worker_id, "failed", reason)
-        rt.metrics.jobs.labels(job.kind, "failed").inc()
-        try:
-            asyncio.run(report_failure(rt, job, reason))
-        except Exception:
-            pass
-        return "failed"
+        return _give_up(rt, job, reason)
     finally:
         beat.stop()
     rt.store.finish(job.id, rt.worker_id, "done")
     rt.metrics.jobs.labels(job.kind, outcome).inc()
     log.info("job %s (%s) %s", job.id, job.kind, outcome)
     return outcome
+
+
+def retry_budget(rt: Runtime) -> float:
+    return rt.settings.github_retry_hours * 3600.0
+
+
+def waited(rt: Runtime, attempts: int) -> float:
+    """The seconds a job has waited between its runs after ``attempts`` transient failures (backoff schedule)."""
+    return sum(min(rt.tuning.job_retry_delay * (2**i), MAX_JOB_DELAY) for i in range(attempts))
+
+
+def within_budget(rt: Runtime, attempts: int) -> bool:
+    """A transient failure (GitHub 5xx, timeouts, rate limits) is retried for ``github_retry_hours``, not a few tries:
+    GitHub does not redeliver an acknowledged delivery, so giving up after an outage loses the audit."""
+    return waited(rt, attempts) < retry_budget(rt)
+
+
+def _give_up(rt: Runtime, job: Job, reason: str) -> str:
+    """Complete the job's check runs with the reason; while GitHub cannot be told, keep the job and try again."""
+    try:
+        told = asyncio.run(report_failure(rt, job, reason))
+    except Exception as exc:
+        log.warning("job %s: reporting the failure failed: %s", job.id, type(exc).__name__)
+        told = False
+    if not told and within_budget(rt, job.attempts):
+        delay = min(rt.tuning.job_retry_delay * (2**job.attempts), MAX_JOB_DELAY)
+        rt.store.release(job.id, rt.worker_id, delay, reason)
+        rt.enqueue(job.id, delay=delay)
+        rt.metrics.jobs.labels(job.kind, "retry").inc()
+        return "retry"
+    rt.store.finish(job.id, rt.worker_id, "failed", reason)
+    rt.metrics.jobs.labels(job.kind, "failed").inc()
+    return "failed"
 
 
 def _describe(exc: BaseException) -> str:

@@ -51,6 +51,7 @@ class Tuning:
     retry_base_delay: float = 1.0  # first backoff step for GitHub 5xx and timeouts
     max_job_attempts: int = 5
     job_retry_delay: float = 30.0  # first backoff step when a whole job fails transiently
+    command_debounce: float = 60.0  # one /accel rescan (or fix) per pull request in this window
     redis_blocking: bool = True  # workers wait on BRPOP (tests drain the queue themselves)
 
 

@@ -15,6 +15,9 @@ from urllib.parse import urlsplit
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_DATA_DIR = "./.accel-audit"
+DEFAULT_AUDIT_TIMEOUT = 300.0  # 5 minutes
+DEFAULT_AUDIT_MEMORY_MB = 2048
+DEFAULT_RETRY_HOURS = 6.0
 
 
 class SettingsError(Exception):
@@ -29,11 +32,15 @@ class Settings:
     github_api_url: str = DEFAULT_API_URL
     data_dir: Path = Path(DEFAULT_DATA_DIR)
     redis_url: str | None = field(default=None, repr=False)  # may carry a password
+    metrics_token: str | None = field(default=None, repr=False)  # /metrics on the webhook port needs it as a bearer token
+    audit_timeout: float = DEFAULT_AUDIT_TIMEOUT  # wall-time budget of one audit (seconds)
+    audit_memory_mb: int = DEFAULT_AUDIT_MEMORY_MB  # address-space limit of the audit's child process
+    github_retry_hours: float = DEFAULT_RETRY_HOURS  # how long a job keeps retrying through a GitHub outage
 
     @property
     def secrets(self) -> tuple[str, ...]:
         """Values that must never be written to a log."""
-        out = [self.private_key, self.webhook_secret]
+        out = [self.private_key, self.webhook_secret, self.metrics_token or ""]
         if self.redis_url:
             pw = urlsplit(self.redis_url).password
             if pw:
@@ -108,6 +115,26 @@ def _data_dir(env: Mapping[str, str]) -> Path:
     return path
 
 
+def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float, hint: str) -> float:
+    raw = _get(env, name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:
+        raise SettingsError(f"{name}: expected a number from {low:g} to {high:g} ({hint}), got {raw!r}")
+    return value
+
+
+def _metrics_token(env: Mapping[str, str]) -> str | None:
+    token = _get(env, "ACCEL_METRICS_TOKEN")
+    if token is not None and len(token) < 16:
+        raise SettingsError("ACCEL_METRICS_TOKEN: too short (use at least 16 random characters)")
+    return token
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read and validate every setting; raise :class:`SettingsError` at the first bad one."""
     env = os.environ if env is None else env
@@ -129,4 +156,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         github_api_url=_api_url(env),
         data_dir=_data_dir(env),
         redis_url=_redis_url(env),
+        metrics_token=_metrics_token(env),
+        audit_timeout=_number(env, "ACCEL_AUDIT_TIMEOUT", DEFAULT_AUDIT_TIMEOUT, 5, 86400, "seconds of wall time per audit"),
+        audit_memory_mb=int(_number(env, "ACCEL_AUDIT_MEMORY_MB", DEFAULT_AUDIT_MEMORY_MB, 256, 1 << 20, "MB of address space per audit")),
+        github_retry_hours=_number(env, "ACCEL_GITHUB_RETRY_HOURS", DEFAULT_RETRY_HOURS, 0, 168, "hours a job retries through a GitHub outage"),
     )

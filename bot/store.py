@@ -33,6 +33,7 @@ from typing import Any, Protocol
 DELIVERY_TTL = 8 * 86400  # GitHub lets a delivery be redelivered for 3 days (7 on GHES)
 HEAD_TTL = 30 * 86400
 MAX_ATTEMPTS = 5  # a job that kills its worker again and again stops being retried
+DIED_REPEATEDLY = "worker died repeatedly"  # queued once more with this error: the runner completes its check runs
 
 
 @dataclass(slots=True)
@@ -56,6 +57,7 @@ class Job:
     state: str
     attempts: int
     delivery: str = ""
+    error: str = ""  # the last failure's reason (DIED_REPEATEDLY: the recovery sweep gave up on its worker)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,8 @@ class JobStore(Protocol):
     def set_head(self, head: PRHead) -> None: ...
     def recover(self, stale_queued: float, now: float | None = None) -> list[str]: ...
     def try_lock(self, name: str, owner: str, ttl: float, now: float | None = None) -> bool: ...
+    def lock_owner(self, name: str, now: float | None = None) -> str | None: ...
+    def unlock(self, name: str, owner: str) -> None: ...
     def note_redelivery(self, delivery: str) -> int: ...
     def active_count(self) -> int: ...
     def prune(self, now: float | None = None) -> None: ...
@@ -281,9 +285,9 @@ class SqliteStore:
 
     @staticmethod
     def _row_job(row: tuple) -> Job:
-        return Job(row[0], row[1], json.loads(row[2]), row[3], row[4], bool(row[5]), row[6], row[7], row[8])
+        return Job(row[0], row[1], json.loads(row[2]), row[3], row[4], bool(row[5]), row[6], row[7], row[8], row[9])
 
-    _COLS = "id, kind, payload, pr_key, head_sha, supersedable, state, attempts, delivery"
+    _COLS = "id, kind, payload, pr_key, head_sha, supersedable, state, attempts, delivery, error"
 
     def get(self, job_id: str) -> Job | None:
         row = self._conn().execute(f"select {self._COLS} from jobs where id=?", (job_id,)).fetchone()
@@ -353,9 +357,9 @@ class SqliteStore:
             dead = [r[0] for r in c.execute("select id from jobs where state='running' and lease_until<=?", (now,))]
             for jid in dead:
                 c.execute(
-                    "update jobs set state=case when attempts+1>=? then 'failed' else 'queued' end, attempts=attempts+1, owner='',"
-                    " lease_until=0, updated_at=?, error=case when attempts+1>=? then 'worker died repeatedly' else error end where id=?",
-                    (MAX_ATTEMPTS, now, MAX_ATTEMPTS, jid),
+                    "update jobs set state='queued', attempts=attempts+1, owner='',"
+                    " lease_until=0, updated_at=?, error=case when attempts+1>=? then ? else error end where id=?",
+                    (now, MAX_ATTEMPTS, DIED_REPEATEDLY, jid),
                 )
             marks = ",".join("?" * len(dead))
             revived = [r[0] for r in c.execute(f"select id from jobs where id in ({marks}) and state='queued'", dead)] if dead else []
@@ -376,6 +380,14 @@ class SqliteStore:
                 return False
             c.execute("insert or replace into locks (name, owner, until) values (?, ?, ?)", (name, owner, now + ttl))
             return True
+
+    def lock_owner(self, name: str, now: float | None = None) -> str | None:
+        row = self._conn().execute("select owner from locks where name=? and until>?", (name, _now(now))).fetchone()
+        return row[0] if row else None
+
+    def unlock(self, name: str, owner: str) -> None:
+        with self._tx() as c:
+            c.execute("delete from locks where name=? and owner=?", (name, owner))
 
     def note_redelivery(self, delivery: str) -> int:
         now = time.time()
@@ -500,13 +512,10 @@ for _, id in ipairs(redis.call('ZRANGE', p..'active', 0, 999)) do
   elseif st == 'running' and tonumber(redis.call('HGET', jk, 'lease_until')) <= now then
     local n = redis.call('HINCRBY', jk, 'attempts', 1)
     if n >= maxa then
-      redis.call('HSET', jk, 'state', 'failed', 'error', 'worker died repeatedly', 'updated_at', now, 'owner', '')
-      redis.call('ZREM', p..'active', id)
-      redis.call('EXPIRE', jk, ttl)
-    else
-      redis.call('HSET', jk, 'state', 'queued', 'owner', '', 'lease_until', 0, 'updated_at', now)
-      table.insert(out, id)
+      redis.call('HSET', jk, 'error', 'worker died repeatedly')
     end
+    redis.call('HSET', jk, 'state', 'queued', 'owner', '', 'lease_until', 0, 'updated_at', now)
+    table.insert(out, id)
   elseif st == 'queued' and tonumber(redis.call('HGET', jk, 'not_before')) <= now
          and tonumber(redis.call('HGET', jk, 'updated_at')) <= now - stale then
     redis.call('HSET', jk, 'updated_at', now)
@@ -514,6 +523,12 @@ for _, id in ipairs(redis.call('ZRANGE', p..'active', 0, 999)) do
   end
 end
 return out
+"""
+
+
+_UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 """
 
 
@@ -531,6 +546,7 @@ class RedisStore:
         self._finish = self.redis.register_script(_FINISH)
         self._release = self.redis.register_script(_RELEASE)
         self._recover = self.redis.register_script(_RECOVER)
+        self._unlock = self.redis.register_script(_UNLOCK)
 
     def close(self) -> None:
         self.redis.close()
@@ -580,7 +596,7 @@ class RedisStore:
             return None
         return Job(
             job_id, h["kind"], json.loads(h["payload"]), h.get("pr_key", ""), h.get("head_sha", ""), h.get("supersedable") == "1",
-            h["state"], int(h.get("attempts", 0)), h.get("delivery", ""),
+            h["state"], int(h.get("attempts", 0)), h.get("delivery", ""), h.get("error", ""),
         )
 
     def claim(self, job_id: str, owner: str, lease: float, now: float | None = None) -> tuple[str, Job | None]:
@@ -614,12 +630,20 @@ class RedisStore:
 
     def try_lock(self, name: str, owner: str, ttl: float, now: float | None = None) -> bool:
         key = f"{self.prefix}lock:{name}"
-        if self.redis.set(key, owner, nx=True, px=int(ttl * 1000)):
+        ms = max(1, int(ttl * 1000))  # Redis refuses a zero expiry; a zero-length window (debounce off) still expires at once
+        if self.redis.set(key, owner, nx=True, px=ms):
             return True
         if self.redis.get(key) == owner:
-            self.redis.pexpire(key, int(ttl * 1000))
+            self.redis.pexpire(key, ms)
             return True
         return False
+
+    def lock_owner(self, name: str, now: float | None = None) -> str | None:
+        value = self.redis.get(f"{self.prefix}lock:{name}")
+        return value.decode() if isinstance(value, bytes) else value
+
+    def unlock(self, name: str, owner: str) -> None:
+        self._unlock(keys=[f"{self.prefix}lock:{name}"], args=[owner])
 
     def note_redelivery(self, delivery: str) -> int:
         key = f"{self.prefix}redeliver:{delivery}"

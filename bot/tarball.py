@@ -28,6 +28,8 @@ from githubkit import GitHub
 from checks.engine import Audit, AuditOptions, audit_files, audit_tarball
 from checks.source import ReadStats, SourceError, iter_tarball
 
+from .retry import RetryPolicy
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_DOWNLOAD = 1 << 30  # 1 GiB of archive
@@ -80,23 +82,41 @@ def tarball_path(owner: str, repo: str, sha: str) -> str:
     return f"repos/{owner}/{repo}/tarball/{sha}"
 
 
-async def _open(client: httpx.AsyncClient, url: str, attempts: int, delay: float) -> httpx.Response:
-    for attempt in range(attempts):
+async def _open(client: httpx.AsyncClient, url: str, attempts: int, delay: float, policy: RetryPolicy | None = None) -> httpx.Response:
+    """Open the tarball stream; GitHub's answers are retried by the same policy as every other call (rate limits
+    with their Retry-After, 5xx with backoff, a rejected token once with a new one)."""
+    policy = policy or RetryPolicy(max_retries=attempts - 1, base_delay=delay)
+    retry = 0
+    while True:
         try:
             req = client.build_request("GET", url)
             resp = await client.send(req, stream=True)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError):
-            if attempt + 1 == attempts:
+            if retry >= policy.max_retries:
                 raise
-            await asyncio.sleep(delay * 2**attempt)
+            await asyncio.sleep(policy.backoff(retry))
+            retry += 1
             continue
         if resp.status_code < 400:
             return resp
+        text = (await resp.aread())[:2000].decode("utf-8", "replace")
         await resp.aclose()
-        if resp.status_code < 500 or attempt + 1 == attempts:
+        if resp.status_code == 401:
+            first = resp.history[0].request if resp.history else resp.request
+            if policy.unauthorized(first.headers.get("authorization", ""), retry):
+                retry += 1
+                continue
+            raise TarballHTTPError(401, url)
+        wait = policy.response_wait(resp.status_code, resp.headers, text, retry)  # raises RateLimited when too long
+        if wait is None:
             raise TarballHTTPError(resp.status_code, url)
-        await asyncio.sleep(delay * 2**attempt)
-    raise AssertionError("unreachable")
+        await asyncio.sleep(wait)
+        retry += 1
+
+
+def _policy(gh: GitHub[Any]) -> RetryPolicy | None:
+    retry = getattr(gh.config, "auto_retry", None)
+    return retry if isinstance(retry, RetryPolicy) else None
 
 
 async def audit_commit(
@@ -113,7 +133,7 @@ async def audit_commit(
     """Stream the tarball at ``sha`` into the engine; the audit's root is ``owner/repo@sha``."""
     root = f"{owner}/{repo}@{sha[:12]}"
     async with gh.get_async_client() as client:
-        resp = await _open(client, tarball_path(owner, repo, sha), attempts, retry_delay)
+        resp = await _open(client, tarball_path(owner, repo, sha), attempts, retry_delay, _policy(gh))
         try:
             reader = io.BufferedReader(_AsyncStreamReader(resp.aiter_bytes(CHUNK), max_download), CHUNK)
             return await anyio.to_thread.run_sync(audit_tarball, reader, root, options)
@@ -131,7 +151,7 @@ async def download_commit(
     total = 0
     try:
         async with gh.get_async_client() as client:
-            resp = await _open(client, tarball_path(owner, repo, sha), attempts, retry_delay)
+            resp = await _open(client, tarball_path(owner, repo, sha), attempts, retry_delay, _policy(gh))
             try:
                 with open(fd, "wb") as fh:
                     async for chunk in resp.aiter_bytes(CHUNK):

@@ -16,11 +16,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--workers", type=int, default=None,
         help="in-process audit workers (default 2 with the embedded queue, 0 when ACCEL_REDIS_URL is set)",
     )
+    p.add_argument("--metrics-port", type=int, default=0,
+                   help="serve /metrics on this port of its own (0: none; the webhook port serves it only with ACCEL_METRICS_TOKEN)")
+    p.add_argument("--metrics-host", default="127.0.0.1", help="address of the metrics port (default 127.0.0.1)")
     p.set_defaults(func=run)
 
     w = sub.add_parser("worker", help="run audit workers alone (the Redis setup: ACCEL_REDIS_URL)")
     w.add_argument("--workers", type=int, default=2, help="worker threads in this process (default 2)")
     w.add_argument("--metrics-port", type=int, default=9100, help="port of this worker's /metrics (0: none; default 9100)")
+    w.add_argument("--metrics-host", default="127.0.0.1", help="address of the metrics port (default 127.0.0.1)")
     w.set_defaults(func=run_worker)
 
 
@@ -48,6 +52,10 @@ def run(args: argparse.Namespace) -> int:
 
     rt = build_runtime(settings)
     log = logging.getLogger("accel_audit.serve")
+    if args.metrics_port:
+        from prometheus_client import start_http_server
+
+        start_http_server(args.metrics_port, addr=args.metrics_host, registry=rt.metrics.registry)
     workers = args.workers if args.workers is not None else (0 if settings.redis_url else 2)
     consumer = None
     maintenance = Maintenance(rt)
@@ -84,7 +92,7 @@ def run_worker(args: argparse.Namespace) -> int:
     if not settings.redis_url:
         log.warning("ACCEL_REDIS_URL is not set: this worker shares the SQLite queue in %s (same machine only)", settings.data_dir)
     if args.metrics_port:
-        start_http_server(args.metrics_port, registry=rt.metrics.registry)
+        start_http_server(args.metrics_port, addr=args.metrics_host, registry=rt.metrics.registry)
     maintenance = Maintenance(rt)
     maintenance.start()
     consumer = make_consumer(rt, max(1, args.workers))

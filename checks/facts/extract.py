@@ -68,7 +68,17 @@ def extract_file(path: str, data: bytes, kind: str | None = None, strings: dict[
     text = data.decode("utf-8", errors="replace")
     if text.startswith("\ufeff"):
         text = text[1:]
-    out = FileFacts(path=path, kind=kind, lines=text.count("\n") + 1)
+    lines = text.count("\n") + 1
+    try:
+        return _extract(path, text, kind, lines, strings)
+    except Exception as exc:  # RecursionError, MemoryError, a parser bug: this file's error, never the audit's
+        out = FileFacts(path=path, kind=kind, lines=lines)
+        out.error = f"could not parse ({type(exc).__name__}): the file's facts are left out"
+        return out
+
+
+def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str] | None) -> FileFacts:
+    out = FileFacts(path=path, kind=kind, lines=lines)
     out.suppressed = _suppressions(text)
     if kind == "python":
         extract_python(path, text, out, strings)

@@ -104,10 +104,13 @@ class FakeGitHub:
         self.issue_comments: list[dict[str, Any]] = []
         self.reactions: list[dict[str, Any]] = []
         self.hook_deliveries: list[dict[str, Any]] = []
+        self.permissions: dict[str, str] = {}  # login -> role_name (admin, maintain, write, triage, read); others 404
         self.redelivered: list[int] = []
         self.injected: list[tuple[str, re.Pattern[str], httpx.Response]] = []  # answered first, once each
         self.hold_tarball: threading.Event | None = None  # when set, tarball downloads wait for it
         self.tarball_started = threading.Event()
+        self.clock: Callable[[], float] = time.monotonic  # a test's clock: an outage ends when it says so
+        self.down_until: float = float("-inf")  # GitHub answers 503 to everything until clock() reaches this
         self._ids = 1000
 
     # ------------------------------------------------------------------ set-up helpers
@@ -131,6 +134,10 @@ class FakeGitHub:
     def handle(self, request: httpx.Request) -> httpx.Response:
         host = request.url.host
         path = request.url.path
+        if self.clock() < self.down_until:
+            with self.lock:
+                self.calls.append(Call(request.method, path, time.monotonic(), request.headers.get("authorization", "")))
+            return httpx.Response(503, text="<html>Unicorn! GitHub is down</html>", headers={"content-type": "text/html"})
         if path.startswith("/_codeload/") or host == CODELOAD_HOST:
             return self._codeload(request)
         if path == "/_fake/state":  # for a benchmark in another process
@@ -298,6 +305,13 @@ class FakeGitHub:
             c = {"id": self._next_id(), "number": int(m.group(1)), "body": body["body"]}
             self.issue_comments.append(c)
             return httpx.Response(201, json=c)
+        m = re.fullmatch(rf"/repos/{o}/{r}/collaborators/([^/]+)/permission", path)
+        if m and meth == "GET":
+            role = self.permissions.get(m.group(1))
+            if role is None:
+                return httpx.Response(404, json={"message": "Not Found"})
+            perm = {"maintain": "write", "triage": "read"}.get(role, role)
+            return httpx.Response(200, json={"permission": perm, "role_name": role, "user": {"login": m.group(1)}})
         m = re.fullmatch(rf"/repos/{o}/{r}/issues/comments/(\d+)/reactions", path)
         if m and meth == "POST":
             self.reactions.append({"comment_id": int(m.group(1)), "content": body["content"]})

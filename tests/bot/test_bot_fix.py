@@ -27,7 +27,8 @@ def _replies(fake: FakeGitData) -> list[str]:
     return [c["body"] for c in fake.issue_comments]
 
 
-def test_fix_opens_a_pr_then_updates_the_same_one(client, rt, fake) -> None:
+def test_fix_opens_a_pr_then_updates_the_same_one(client, rt, fake, monkeypatch) -> None:
+    monkeypatch.setattr(rt.tuning, "command_debounce", 0.0)
     deliver(client, "issue_comment", issue_comment("/accel fix"))
     drain(rt)
     assert fake.reactions[0]["content"] == "eyes"
@@ -45,12 +46,22 @@ def test_fix_opens_a_pr_then_updates_the_same_one(client, rt, fake) -> None:
     assert "| I3 | `train.py:" in body and "save_steps=1" in body and "save_steps=500" in body and "**Score**" in body
     assert "**unsafe**" in body  # bf16 restored: flagged
     assert _replies(fake)[-1].startswith(f"Opened {prs[0]['html_url']}")
-    # a second run updates the same branch and PR
+    # a second run (after the debounce window: off in this test) updates the same branch and PR
     deliver(client, "issue_comment", issue_comment("/accel fix"))
     drain(rt)
     assert len(fake.calls_to("POST", r"/pulls$")) == 1 and len(fake.calls_to("PATCH", rf"/git/refs/heads/{BRANCH}$")) == 1
     assert fake.calls_to("PATCH", rf"/git/refs/heads/{BRANCH}$")[0].body["force"] is True
     assert _replies(fake)[-1].startswith("Updated ")
+
+
+def test_fix_asked_again_at_once_is_debounced(client, rt, fake) -> None:
+    deliver(client, "issue_comment", issue_comment("/accel fix"))
+    deliver(client, "issue_comment", issue_comment("/accel fix"))
+    drain(rt)
+    # both comments are acknowledged; one fix is computed, pushed and answered
+    assert [r["content"] for r in fake.reactions] == ["eyes", "eyes"]
+    assert len(fake.calls_to("POST", r"/pulls$")) == 1 and not fake.calls_to("PATCH", rf"/git/refs/heads/{BRANCH}$")
+    assert len([b for b in _replies(fake) if b.startswith("Opened ")]) == 1 and len(_replies(fake)) == 1
 
 
 def test_without_write_permission_nothing_is_created(client, rt, fake) -> None:
@@ -104,7 +115,8 @@ def test_audit_offers_the_button(client, rt, fake) -> None:
     assert done and done[0].body["actions"][0]["identifier"] == "fix" and done[0].body["actions"][0]["label"] == "Apply fixes"
 
 
-def test_fix_after_the_pr_audit_reads_only_the_regressed_files_at_the_base(client, rt, fake) -> None:
+def test_fix_after_the_pr_audit_reads_only_the_regressed_files_at_the_base(client, rt, fake, monkeypatch) -> None:
+    monkeypatch.setattr(rt.tuning, "command_debounce", 0.0)
     deliver(client, "pull_request", pull_request())
     drain(rt)
     base_downloads = len(fake.calls_to("GET", rf"/tarball/{BASE_SHA}$"))

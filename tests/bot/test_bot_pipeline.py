@@ -46,7 +46,7 @@ def test_pull_request_audit_end_to_end(client, rt, fake, rsa_key, caplog) -> Non
     # created in_progress first, completed afterwards
     created = fake.calls_to("POST", r"/check-runs$")[0]
     assert created.body["status"] == "in_progress" and created.body["name"] == "Accel Audit"
-    assert run.conclusion == "neutral"  # a regression, no gate configured: visible, not blocking
+    assert run.conclusion == "failure"  # a regression: the default gate blocks (fail_on_regression is on by default)
     assert run.output["title"].startswith("Accel score")
     assert "Changes in this PR" in run.output["summary"] and "C1" in run.output["summary"]
     assert "## Scan" in run.output["text"]
@@ -84,7 +84,7 @@ def test_rerun_on_same_sha_updates_the_same_check_run(client, rt, fake) -> None:
     assert deliver(client, "check_run", check_run(run_id=run.id)).json()["status"] == "queued"
     drain(rt)
     assert len(fake.check_runs) == 1  # updated, not duplicated
-    assert run.status == "completed" and run.conclusion == "neutral"
+    assert run.status == "completed" and run.conclusion == "failure"
     assert len(run.annotations) == n_ann  # annotations already there are not appended twice
     # ready_for_review on the same commit also updates that run
     deliver(client, "pull_request", pull_request(action="ready_for_review"))
@@ -97,6 +97,7 @@ def test_rerun_on_same_sha_updates_the_same_check_run(client, rt, fake) -> None:
 def test_superseded_head_is_dropped(client, rt, fake) -> None:
     _setup_pr(fake)
     fake.tarballs[NEWER_SHA] = fake.tarballs[HEAD_SHA]
+    fake.pulls[7]["head"]["sha"] = NEWER_SHA  # GitHub's state: the newer push is the head
     deliver(client, "pull_request", pull_request())
     deliver(client, "pull_request", pull_request(action="synchronize", head=NEWER_SHA, updated_at="2026-11-01T10:05:00Z"))
     # an older event delivered late does not move the head back
@@ -116,7 +117,7 @@ def test_502s_then_success(client, rt, fake) -> None:
     assert len(fake.calls_to("POST", r"/check-runs$")) == 3
     runs = fake.runs_named()
     assert len(runs) == 1 and runs[0].status == "completed"
-    assert 'accel_github_api_errors_total{kind="502"} 2.0' in client.get("/metrics").text
+    assert 'accel_github_api_errors_total{kind="502"} 3.0' in rt.metrics.render().decode()  # the tarball's 502 too: same policy
 
 
 def test_secondary_rate_limit_waits_for_retry_after(client, rt, fake) -> None:
@@ -132,7 +133,7 @@ def test_secondary_rate_limit_waits_for_retry_after(client, rt, fake) -> None:
     assert len(patches) >= 2
     assert patches[1].t - patches[0].t >= 1.0  # the retry came after Retry-After
     assert fake.runs_named()[0].status == "completed"
-    assert 'accel_github_api_errors_total{kind="secondary_rate_limit"} 1.0' in client.get("/metrics").text
+    assert 'accel_github_api_errors_total{kind="secondary_rate_limit"} 1.0' in rt.metrics.render().decode()
 
 
 def test_primary_rate_limit_puts_the_job_back_until_reset(client, rt, fake) -> None:
@@ -146,7 +147,7 @@ def test_primary_rate_limit_puts_the_job_back_until_reset(client, rt, fake) -> N
     drain(rt)  # the retry is scheduled an hour later; the drain fast-forwards the clock
     assert rt.huey.scheduled_count() == 0
     assert fake.runs_named()[0].status == "completed"
-    assert 'accel_jobs_total{kind="pr_audit",outcome="retry"} 1.0' in client.get("/metrics").text
+    assert 'accel_jobs_total{kind="pr_audit",outcome="retry"} 1.0' in rt.metrics.render().decode()
 
 
 def test_invalid_config_is_reported_and_defaults_apply(client, rt, fake) -> None:
@@ -157,7 +158,7 @@ def test_invalid_config_is_reported_and_defaults_apply(client, rt, fake) -> None
     run = fake.runs_named()[0]
     err = ".github/accel-audit.yml: gate.min_score: expected a number from 0 to 100 (percent), got 'high'"
     assert err in run.output["summary"] and err in run.output["text"]
-    assert run.conclusion == "neutral"  # defaults: no gate
+    assert run.conclusion == "failure"  # defaults: the default gate blocks the regression
 
 
 def test_yaml_syntax_error_names_line_and_column(client, rt, fake) -> None:
@@ -201,7 +202,7 @@ def test_monorepo_projects_get_one_check_run_each(client, rt, fake) -> None:
     assert names == ["Accel Audit (Vision)", "Accel Audit (llm)"]
     llm = fake.runs_named("Accel Audit (llm)")[0]
     vision = fake.runs_named("Accel Audit (Vision)")[0]
-    assert llm.conclusion == "neutral" and vision.conclusion == "success"
+    assert llm.conclusion == "failure" and vision.conclusion == "success"
     assert {c["path"] for c in fake.reviews[0]["comments"]} == {"llm/train.py"}
     assert all(a["path"].startswith("llm/") for a in llm.annotations) and llm.annotations
 
@@ -249,19 +250,21 @@ def test_annotations_are_batched_50_per_request(rt, fake) -> None:
 
 def test_commands(client, rt, fake) -> None:
     _setup_pr(fake)
+    fake.permissions["octocat"] = "write"
     deliver(client, "issue_comment", issue_comment("/accel help"))
     deliver(client, "issue_comment", issue_comment("/accel fix C1"))
     deliver(client, "issue_comment", issue_comment("/accel frobnicate"))
     drain(rt)
     bodies = [c["body"] for c in fake.issue_comments]
     assert "accel-audit commands" in bodies[0]
-    assert "write access" in bodies[1] and "Nothing was changed" in bodies[1]  # the fake knows no permission: refused
-    assert bodies[2].startswith("Unknown command `/accel frobnicate`")
+    # a writer's /accel fix C1: this fake has no Git Data API, so the refused branch falls back to the patch
+    assert bodies[1].startswith("No branch was created: GitHub refused the branch (404).") and "`bf16=False,` → `bf16=True,`" in bodies[1]
+    assert bodies[2].startswith("Unknown `/accel` command.") and "frobnicate" not in bodies[2]
     assert not fake.check_runs
-    # a stranger cannot ask for a rescan; a collaborator can
+    # a stranger cannot ask for a rescan; a writer can
     deliver(client, "issue_comment", issue_comment("/accel rescan", association="NONE", login="stranger"))
     drain(rt)
-    assert "can be asked for by" in fake.issue_comments[-1]["body"] and not fake.check_runs
+    assert "can be asked for by people with write" in fake.issue_comments[-1]["body"] and not fake.check_runs
     deliver(client, "issue_comment", issue_comment("/accel rescan"))
     drain(rt)
     assert [r for r in fake.reactions if r["content"] == "rocket"] == [{"comment_id": 99001, "content": "rocket"}]

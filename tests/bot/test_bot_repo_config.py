@@ -34,7 +34,7 @@ def test_full_config() -> None:
         ("projects: [a, a]\n", "projects[1]: 'a' is listed twice"),
         ("comments:\n  max_inline: 500\n", "comments.max_inline: expected an integer from 0 to 50, got 500"),
         ("- just a list\n", "the top level must be a mapping, got a list"),
-        ("_extends: 'a/b/c'\n", "_extends: expected 'repo', 'owner/repo' or 'repo:path'"),
+        ("_extends: 'a/b/c'\n", "_extends: expected 'repo' or"),
     ],
 )
 def test_errors_are_exact_and_defaults_apply(text: str, error: str) -> None:
@@ -52,12 +52,19 @@ def test_merge_and_extends() -> None:
     assert merge({"gate": {"min_score": 50, "conclusion": "failure"}, "ignore": ["H*"]}, {"gate": {"min_score": 70}, "ignore": ["C2"]}) == {
         "gate": {"min_score": 70, "conclusion": "failure"}, "ignore": ["C2"]}
     assert parse_extends(".github", "octo") == ("octo", ".github", ".github/accel-audit.yml")
-    assert parse_extends("other/shared:cfg/accel.yml", "octo") == ("other", "shared", "cfg/accel.yml")
+    assert parse_extends("octo/shared", "octo") == ("octo", "shared", ".github/accel-audit.yml")
+    assert parse_extends("shared:.github/accel-audit.yml", "octo") == ("octo", "shared", ".github/accel-audit.yml")
+    # probot's rule: only .github/accel-audit.yml, only of a repository of the same owner
+    with pytest.raises(ConfigError, match=r"only \.github/accel-audit\.yml of another repository"):
+        parse_extends("private-infra:deploy/prod.yml", "octo")
+    with pytest.raises(ConfigError, match=r"only a repository of the same owner \(octo\)"):
+        parse_extends("other/shared", "octo")
 
 
 def test_gate_policy() -> None:
     assert decide(Gate(), 10.0, False).conclusion == "success"
-    assert decide(Gate(), 10.0, True).conclusion == "neutral"  # visible, never blocks without a gate
+    assert decide(Gate(), 10.0, True).conclusion == "failure"  # the default gate blocks a regression
+    assert decide(Gate(fail_on_regression=False), 10.0, True).conclusion == "neutral"  # turned off: visible, not blocking
     assert decide(Gate(min_score=50), 49.9, False).conclusion == "failure"
     v = decide(Gate(fail_on_regression=True, conclusion="action_required"), 90.0, True)
     assert v.conclusion == "action_required" and v.blocks

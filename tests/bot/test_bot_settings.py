@@ -33,6 +33,10 @@ def good(rsa_key, tmp_path: Path) -> dict[str, str]:
         ({"ACCEL_GITHUB_API_URL": "github.example.com/api/v3"}, "ACCEL_GITHUB_API_URL: not an http(s) URL"),
         ({"ACCEL_REDIS_URL": "http://redis:6379"}, "ACCEL_REDIS_URL: not a redis://"),
         ({"ACCEL_DATA_DIR": "/proc/accel-audit"}, "ACCEL_DATA_DIR: cannot create /proc/accel-audit"),
+        ({"ACCEL_AUDIT_TIMEOUT": "five minutes"}, "ACCEL_AUDIT_TIMEOUT: expected a number from 5 to 86400"),
+        ({"ACCEL_AUDIT_MEMORY_MB": "64"}, "ACCEL_AUDIT_MEMORY_MB: expected a number from 256"),
+        ({"ACCEL_GITHUB_RETRY_HOURS": "-1"}, "ACCEL_GITHUB_RETRY_HOURS: expected a number from 0 to 168"),
+        ({"ACCEL_METRICS_TOKEN": "abc"}, "ACCEL_METRICS_TOKEN: too short"),
     ],
 )
 def test_bad_settings_name_the_variable(good, change, message) -> None:
@@ -87,3 +91,11 @@ def test_log_records_are_redacted(rsa_key, caplog) -> None:
     for leaked in (SECRET, "MII", "ghs_16C7e42F", "eyJhbGciOiJSUzI1NiJ9", "hunter2password"):
         assert leaked not in text, leaked
     assert text.count("[redacted]") >= 6
+
+
+def test_limits_and_retry_defaults(good) -> None:
+    s = load_settings(good)
+    assert (s.audit_timeout, s.audit_memory_mb, s.github_retry_hours, s.metrics_token) == (300.0, 2048, 6.0, None)
+    s = load_settings(dict(good, ACCEL_AUDIT_TIMEOUT="600", ACCEL_AUDIT_MEMORY_MB="4096", ACCEL_METRICS_TOKEN="t" * 20))
+    assert (s.audit_timeout, s.audit_memory_mb) == (600.0, 4096)
+    assert "t" * 20 in s.secrets and "t" * 20 not in repr(s)

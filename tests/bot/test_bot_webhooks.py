@@ -97,12 +97,26 @@ def test_events_routing(client, rt) -> None:
     assert rt.store.active_count() == 6
 
 
-def test_health_and_metrics(client) -> None:
+def test_health_and_metrics(client, rt) -> None:
     assert client.get("/healthz").json() == {"status": "ok", "journal": True, "queue": True}
     deliver(client, "pull_request", pull_request())
     deliver(client, "pull_request", pull_request(), secret="wrong secret")
-    text = client.get("/metrics").text
+    assert client.get("/metrics").status_code == 404  # not on the webhook port without ACCEL_METRICS_TOKEN
+    text = rt.metrics.render().decode()
     assert 'accel_webhook_deliveries_total{event="pull_request",outcome="queued"} 1.0' in text
     assert 'accel_webhook_deliveries_total{event="pull_request",outcome="bad_signature"} 1.0' in text
     assert "accel_queue_depth 1.0" in text
     assert "accel_audit_duration_seconds_bucket" in text and "accel_github_api_errors" in text
+
+
+def test_metrics_ports_bind_to_localhost_by_default() -> None:
+    import argparse
+
+    from accel_audit.commands import serve
+
+    parser = argparse.ArgumentParser()
+    serve.add_parser(parser.add_subparsers())
+    s = parser.parse_args(["serve"])
+    w = parser.parse_args(["worker"])
+    assert (s.metrics_port, s.metrics_host) == (0, "127.0.0.1")  # serve: no metrics port unless asked for
+    assert (w.metrics_port, w.metrics_host) == (9100, "127.0.0.1")
