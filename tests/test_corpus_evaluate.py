@@ -26,7 +26,8 @@ def test_every_label_file_loads_names_real_checks_and_cites_the_line_of_a_use():
         for check, lab in p.labels.items():
             assert check in ids, f"{p.name}: unknown check {check}"
             if lab.status in ("used", "partial"):  # a practice seen is seen somewhere; an absence cites what was searched
-                assert CITES.search(lab.why), f"{p.name} {check}: the reason cites no path:line: {lab.why}"
+                # ... or names the framework default that is in effect (HF save_steps 500)
+                assert CITES.search(lab.why) or "default" in lab.why, f"{p.name} {check}: the reason cites no path:line: {lab.why}"
 
 
 def test_malformed_label_file_is_a_clear_error(tmp_path: Path):
