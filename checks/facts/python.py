@@ -267,8 +267,7 @@ class _Extractor(ast.NodeVisitor):
         self.scopes.append({p.arg: _NO_VALUE for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, [a.vararg, a.kwarg])]})
         for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             self.visit(d)
-        for stmt in node.body:
-            self.visit(stmt)
+        self._visit_block(node.body, (ast.Return,))
         self.scopes.pop()
         self.func_stack.pop()
 
@@ -343,9 +342,22 @@ class _Extractor(ast.NodeVisitor):
         self.visit(node.iter)
         self.visit(node.target)
         self.loop_stack.append(self.src(node.iter))
-        for stmt in node.body + node.orelse:
+        self._visit_block(node.body, (ast.Continue, ast.Return))
+        for stmt in node.orelse:
             self.visit(stmt)
         self.loop_stack.pop()
+
+    def _visit_block(self, stmts: list[ast.stmt], exits: tuple[type, ...]) -> None:
+        """Visit a function or loop body; an early exit (``if step % freq != 0: return`` / ``continue``) guards
+        the statements after it with ``not (test)``, as an ``else`` branch would."""
+        pushed = 0
+        for stmt in stmts:
+            self.visit(stmt)
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], exits):
+                self.guard_stack.append(f"not ({self.src(stmt.test)})")
+                pushed += 1
+        if pushed:
+            del self.guard_stack[-pushed:]
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
