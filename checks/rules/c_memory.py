@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import PurePosixPath
+from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Expr, Facts, as_number, truthy
@@ -90,6 +91,17 @@ class C1MixedPrecision(Check):
         Example({"train.py": "import torch\nmask = torch.full((8, 8), float('-inf'), dtype=torch.bfloat16)\nloss = model(x)\nloss.backward()\n"}, N, "tensor dtype is not training precision"),
         Example({"accelerate_config.yaml": "distributed_type: MULTI_GPU\nmixed_precision: fp8\n"}, U, "fp8 recipe runs bf16 autocast"),
         Example({"train.py": "import torch\nwith torch.autocast('cuda', dtype=torch.float16):\n    loss = model(x)\nloss.backward()\n"}, P, "fp16 without scaler"),
+        Example({"examples/extras/pure_bf16/qwen2_full_sft.yaml": (
+            "model_name_or_path: Qwen/Qwen2-1.5B-Instruct\nstage: sft\ndo_train: true\nfinetuning_type: full\n"
+            "pure_bf16: true\nlearning_rate: 1.0e-5\n")}, U, "LLaMA-Factory pure_bf16"),
+        Example({
+            "examples/train_full/llama3_full_sft.yaml": (
+                "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\nfinetuning_type: full\n"
+                "deepspeed: examples/deepspeed/ds_z3_config.json\nbf16: true\n"),
+            "examples/deepspeed/ds_z3_config.json": (
+                '{\n  "train_batch_size": "auto",\n  "bf16": {\n    "enabled": false\n  },\n'
+                '  "zero_optimization": {"stage": 3}\n}\n'),
+        }, P, "recipe bf16 vs DeepSpeed bf16.enabled false"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -97,12 +109,13 @@ class C1MixedPrecision(Check):
         used: list = []
         kinds: set[str] = set()
         disabled: list = []
-        for name in ("bf16", "fp16", "bf16_full_eval", "half", "amp", "use_amp", "mixed_precision_training"):
+        # LLaMA-Factory ``pure_bf16: true``: the model is loaded and trained in BF16 (no fp32 master weights)
+        for name in ("bf16", "fp16", "bf16_full_eval", "half", "amp", "use_amp", "mixed_precision_training", "pure_bf16"):
             eff = f.effective(name)
             hits = on(eff)
             if hits:
                 used += hits
-                kinds.add("fp16" if name in ("fp16", "half") else "bf16" if name.startswith("bf16") else "amp")
+                kinds.add("fp16" if name in ("fp16", "half") else "bf16" if "bf16" in name else "amp")
             disabled += off(eff)
             if name in ("bf16", "fp16"):  # axolotl `bf16: auto`: BF16 whenever the GPU has it
                 autos = [s for s in eff if s.source == "config" and isinstance(s.value, str) and s.value.lower() == "auto" and "." not in s.key]
@@ -152,12 +165,38 @@ class C1MixedPrecision(Check):
         precision = "bf16" if "bf16" in kinds else "fp16"
         if only_manual_fp16:
             return Outcome(P, evs(autocast), "FP16 autocast without a GradScaler: gradients may underflow", {"precision": "fp16"})
+        clash = _ds_precision_clash(f)
+        if clash:
+            recipe, ds = clash[0]
+            findings = [f.ev(recipe), f.ev(ds)]
+            return Outcome(P, findings, f"{recipe.path} sets {recipe.key}: true but its DeepSpeed config {ds.path} has "
+                           f"{ds.dotted}: false; the HF Trainer refuses this mismatch at launch", {"precision": precision}, findings=findings)
         return Outcome(U, [f.ev(x) for x in used], f"{precision.upper()} mixed precision", {"precision": precision})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         if not ctx.project.does_training:
             return None  # a serving-only project: inference precision is J4's and the engine's business
         return super().recommendation_priority(ctx, outcome)
+
+
+def _ds_precision_clash(f: Facts) -> list[tuple[Any, Any]]:
+    """(recipe setting, DeepSpeed entry) where a YAML recipe turns ``bf16``/``fp16`` on and names (``deepspeed: ds.json``)
+    a DeepSpeed JSON whose ``bf16.enabled``/``fp16.enabled`` is false: HF fills ``"auto"`` from the recipe but raises
+    on an explicit value that contradicts it."""
+    out: list[tuple[Any, Any]] = []
+    for ref in f.config("deepspeed"):
+        if not isinstance(ref.value, str) or not ref.value.endswith(".json"):
+            continue
+        base = ref.value.rsplit("/", 1)[-1]
+        targets = [p for p in f.paths_named(base) if ref.value.endswith(p) or p.endswith(ref.value.lstrip("./"))] or f.paths_named(base)
+        if len(targets) != 1:
+            continue  # several files of that name: which one the launch reads is not known
+        for name in ("bf16", "fp16"):
+            recipe = [e for e in f.config(name) if e.path == ref.path and truthy(e.value) is True and len(e.keys) == 1]
+            ds = [e for e in f.config(f"{name}.enabled") if e.path == targets[0] and truthy(e.value) is False]
+            if recipe and ds:
+                out.append((recipe[0], ds[0]))
+    return out
 
 
 # --- C2 FP8 -------------------------------------------------------------------

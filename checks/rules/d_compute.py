@@ -812,7 +812,11 @@ class D6OperatorFusion(Check):
 _DIM_KEYS = ("hidden_size", "n_embd", "d_model", "n_embed", "embed_dim", "emb_dim", "vocab_size", "padded_vocab_size", "intermediate_size",
              "ffn_hidden_size", "n_inner", "head_dim", "kv_channels", "dim_feedforward", "ffn_dim", "moe_intermediate_size")
 _PAD_KEYS = ("make_vocab_size_divisible_by", "pad_vocab_size_to", "pad_to_multiple_of", "vocab_size_multiple", "pad_vocab_size_to_multiple_of",
-             "padded_vocab_multiple", "vocab_multiple_of")
+             "padded_vocab_multiple", "vocab_multiple_of", "pad_vocab_size_multiple", "padding_multiple")
+#: settings that pad the vocabulary (the embedding/LM-head GEMM) up to a multiple: GPT-NeoX/Mamba ``pad_vocab_size_multiple``,
+#: litgpt ``padding_multiple`` (``padded_vocab_size = find_multiple(vocab_size, padding_multiple)``)
+_VOCAB_PAD_KEYS = {"make_vocab_size_divisible_by", "pad_vocab_size_to", "pad_vocab_size_to_multiple_of", "vocab_size_multiple",
+                   "padded_vocab_multiple", "vocab_multiple_of", "pad_vocab_size_multiple", "padding_multiple"}
 _CONFIG_CALL = re.compile(r"(Config|Args|Arguments|Params|Hparams|HParams)$")
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|unittests?)(/|$)|(^|/)test_[^/]*$|_test\.py$")
 
@@ -893,6 +897,17 @@ class D7TensorCoreAlignment(Check):
             "tokenizer.add_special_tokens({'pad_token': '[PAD]'})\n"
             "model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=64)\n")}, U, "resize with padding"),
         Example({"configs/gpt2_small.yaml": "n_layer: 12\nn_embd: 768\nvocab_size: 50257\n"}, N, "gpt2 vocab"),
+        Example({"litgpt/config.py": (  # litgpt: the vocabulary is padded by find_multiple(vocab_size, padding_multiple)
+            "from dataclasses import dataclass\nfrom typing import Optional\n"
+            "@dataclass\nclass Config:\n    block_size: int = 4096\n    vocab_size: int = 50254\n    padding_multiple: int = 512\n"
+            "    padded_vocab_size: Optional[int] = None\n    n_embd: int = 4096\n"
+            "    def __post_init__(self):\n        if self.padded_vocab_size is None:\n"
+            "            self.padded_vocab_size = find_multiple(self.vocab_size, self.padding_multiple)\n")}, U, "litgpt padding_multiple"),
+        Example({"configs/official/OLMo-1B.yaml": (  # OLMo: embedding_size is the padded row count of the embedding
+            "model:\n  d_model: 2048\n  n_layers: 16\n  mlp_ratio: 8\n  vocab_size: 50280\n  embedding_size: 50304\n")}, U,
+            "OLMo embedding_size"),
+        Example({"configs/mamba-130m.json": '{\n  "d_model": 768,\n  "n_layer": 24,\n  "vocab_size": 50277,\n  "pad_vocab_size_multiple": 8\n}\n'}, U,
+                "mamba pad_vocab_size_multiple"),
         Example({"train.py": (
             "special = {'pad_token': '[PAD]'}\nnum_new = tokenizer.add_special_tokens(special)\n"
             "model.resize_token_embeddings(len(tokenizer))\n")}, N, "resize to len(tokenizer)"),
@@ -911,10 +926,12 @@ class D7TensorCoreAlignment(Check):
         if not dims and not pads and not _resize_without_pad(f):
             return Outcome(N, [], "no model dimension or padding setting is visible (the architecture comes from a checkpoint)",
                            {"dims_visible": False})
-        vocab_padded = any(s.name in {"make_vocab_size_divisible_by", "pad_vocab_size_to", "pad_vocab_size_to_multiple_of",
-                                      "vocab_size_multiple", "padded_vocab_multiple", "vocab_multiple_of"} for s in pads) or any(
+        vocab_padded = any(s.name in _VOCAB_PAD_KEYS for s in pads) or any(
             s.name == "pad_to_multiple_of" and s.key.startswith("resize_token_embeddings") for s in pads)
         vocabs = [int(as_number(s.value) or 0) for s in dims if s.name in {"vocab_size", "padded_vocab_size"}]
+        # the embedding row count a model really allocates (OLMo ``embedding_size: 50304`` beside ``vocab_size: 50280``)
+        vocabs += [int(n) for s in f.effective("embedding_size", "padded_vocab_size")
+                   if not _TEST_PATH.search(s.path) and (n := as_number(s.value)) and n >= 1000]
 
         padded_vocabs = sorted({w for w in vocabs if w % 64 == 0})
 
