@@ -99,6 +99,7 @@ class _Extractor(ast.NodeVisitor):
         self.class_stack: list[tuple[str, bool]] = []  # (name, is_dataclass_like)
         self.loop_stack: list[str] = []
         self.guard_stack: list[str] = []  # conditions of the enclosing if-branches
+        self.param_stack: list[tuple[set[str], int]] = []  # each enclosing function's parameters and the guard depth at its entry
 
     # -- dispatch (same traversal as ast.NodeVisitor, without a string build and getattr per node) --
     _dispatch: _Dispatch
@@ -264,10 +265,13 @@ class _Extractor(ast.NodeVisitor):
         self.func_stack.append(node.name)
         a = node.args
         # parameters hide module constants of the same name
-        self.scopes.append({p.arg: _NO_VALUE for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, [a.vararg, a.kwarg])]})
+        params = {p.arg: _NO_VALUE for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, [a.vararg, a.kwarg])]}
+        self.scopes.append(params)
+        self.param_stack.append((set(params), len(self.guard_stack)))
         for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             self.visit(d)
         self._visit_block(node.body, (ast.Return,))
+        self.param_stack.pop()
         self.scopes.pop()
         self.func_stack.pop()
 
@@ -321,13 +325,27 @@ class _Extractor(ast.NodeVisitor):
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
         test = self.src(node.test)
+        scope = self.scopes[-1]
+        before = dict(scope)
         self.guard_stack.append(test)
         for stmt in node.body:
             self.visit(stmt)
+        after_body = dict(scope)
+        scope.clear()
+        scope.update(before)
         self.guard_stack[-1] = f"not ({test})"
         for stmt in node.orelse:
             self.visit(stmt)
         self.guard_stack.pop()
+        if node.body and isinstance(node.body[-1], (ast.Return, ast.Continue, ast.Break, ast.Raise)):
+            return  # the body exits: after the if, only the else state holds
+        # a name bound in one branch only (``if not takes_input: num_workers = 0``) is no longer a known constant
+        for k in set(after_body) | set(scope):
+            a, b = after_body.get(k, before.get(k, _NO_VALUE)), scope.get(k, before.get(k, _NO_VALUE))
+            if a is not b and (a is _NO_VALUE or b is _NO_VALUE or type(a) is not type(b) or a != b):
+                scope[k] = _NO_VALUE
+            elif k not in scope:
+                scope[k] = a
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self.visit(node.test)
@@ -381,7 +399,11 @@ class _Extractor(ast.NodeVisitor):
             v = self.constant(value_node)
             if v is not _NO_VALUE and not isinstance(v, dict):
                 self.scopes[-1][t.id] = v
-                self.out.assigns.append(Assign(self.path, line, t.id, v, self.text(line)))
+                params, depth = self.param_stack[-1] if self.param_stack else (set(), 0)
+                # a parameter overridden in one branch (nanotron: ``if not takes_input: dataloader_num_workers = 0``)
+                # is a special case of the caller's value, not a setting of the repository
+                if not (t.id in params and len(self.guard_stack) > depth):
+                    self.out.assigns.append(Assign(self.path, line, t.id, v, self.text(line)))
             else:
                 self.scopes[-1][t.id] = _NO_VALUE  # a non-constant rebinding hides an outer constant of that name
             if isinstance(value_node, ast.Dict):

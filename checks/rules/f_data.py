@@ -17,7 +17,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
-from ._helpers import HF_DEFAULTS, uses_hf_trainer
+from ._helpers import HF_DEFAULTS, guard_flags, uses_hf_trainer
 from .e_comm import megatron_launches
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -96,6 +96,58 @@ def _is_train(c: Call) -> bool:
     return True
 
 
+#: modded-nanogpt's shard reader (a header read with torch.from_file, tokens read into a pinned buffer)
+_MODDED_READER = (
+    "from pathlib import Path\nimport torch\n"
+    "def _load_data_shard(file: Path):\n"
+    "    header = torch.from_file(str(file), False, 256, dtype=torch.int32)  # header is 256 int32\n"
+    "    assert header[0] == 20240520, 'magic number mismatch in the data .bin file'\n"
+    "    num_tokens = int(header[2])\n"
+    "    with file.open('rb', buffering=0) as f:\n"
+    "        tokens = torch.empty(num_tokens, dtype=torch.uint16, pin_memory=True)\n"
+    "        f.seek(256 * 4)\n"
+    "        nbytes = f.readinto(tokens.numpy())\n"
+    "        assert nbytes == 2 * num_tokens, 'number of tokens read does not match header'\n"
+    "    return tokens\n"
+    "def distributed_data_generator(filename_pattern: str, batch_size: int, rank: int, world_size: int):\n"
+    "    files = sorted(Path.cwd().glob(filename_pattern))\n"
+    "    file_iter = iter(files)\n"
+    "    tokens, pos = _load_data_shard(next(file_iter)), 0\n"
+    "    while True:\n"
+    "        buf = tokens[pos + rank * batch_size:][:batch_size + 1]\n"
+    "        inputs = buf[:-1].to(device='cuda', dtype=torch.int32, non_blocking=True)\n"
+    "        targets = buf[1:].to(device='cuda', dtype=torch.int64, non_blocking=True)\n"
+    "        pos += batch_size * world_size\n"
+    "        yield inputs, targets\n"
+)
+#: llm.c's shard writer (dev/data/data_common.py)
+_LLMC_WRITER = (
+    "import numpy as np\n"
+    "def write_datafile(filename, toks, model_desc='gpt-2'):\n"
+    "    assert len(toks) < 2**31, 'token count too large'\n"
+    "    header = np.zeros(256, dtype=np.int32)\n"
+    "    header[0] = 20240520\n    header[1] = 1\n    header[2] = len(toks)\n"
+    "    toks_np = np.array(toks, dtype=np.uint16)\n"
+    "    with open(filename, 'wb') as f:\n"
+    "        f.write(header.tobytes())\n"
+    "        f.write(toks_np.tobytes())\n"
+)
+
+
+_SIDE_FLAG = re.compile(r"(^|_)(debug|debugging|test|testing|smoke|dry_?run|sanity|profil\w*|cpu|mock|fake|dummy|overfit)(_|$)", re.I)
+_MOCK = re.compile(r"(^|[^a-z])(mock|dummy|fake|synthetic|random)(_|[^a-z]|$)", re.I)
+
+
+def _side_loader(c: Call) -> bool:
+    """A loader that is not the training setting: in a debug/test/CPU branch (``if args.debug:``) or over a mock
+    dataset (``DataLoader(MockDataset(...), num_workers=0)``)."""
+    if any(not neg and _SIDE_FLAG.search(name) for name, neg in guard_flags(c.guard)):
+        return True
+    first = c.args[0] if c.args else c.kwargs.get("dataset")
+    target = c.text.split("=", 1)[0] if "=" in c.text.split("(", 1)[0] else ""
+    return bool(_MOCK.search(_text(first) if first is not None else "") or _MOCK.search(target))
+
+
 def _loader_calls(f: Facts) -> list[Call]:
     real = [c for c in f.calls(*_REAL_LOADERS) if not _in_tests(c.path)]
     seen = {id(c) for c in real}
@@ -103,7 +155,9 @@ def _loader_calls(f: Facts) -> list[Call]:
         c for c in f.calls_with_kw("num_workers")
         if id(c) not in seen and "loader" in c.short.lower() and not _in_tests(c.path)
     ]
-    return real + wrappers
+    calls = real + wrappers
+    main = [c for c in calls if not _side_loader(c)]
+    return main or calls
 
 
 def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]]) -> list[_Value]:
@@ -265,11 +319,22 @@ def _reached_from(f: Facts, func: str | None, start: re.Pattern[str], memo: dict
     return memo[func]
 
 
+def _byte_range_funcs(f: Facts) -> set[tuple[str, str | None]]:
+    """Functions that read a byte range of one big file (``f.seek(off); f.readinto(buf)``, ``os.pread``,
+    ``np.memmap(path, offset=)``): opening that file per sample is a positioned read, not small-file I/O."""
+    out = {(c.path, c.func) for c in f.calls("seek", "readinto", "os.pread", "pread")}
+    out |= {(c.path, c.func) for c in f.calls("numpy.memmap", "np.memmap") if "offset" in c.kwargs or len(c.args) >= 4}
+    return out
+
+
 def _per_sample_reads(f: Facts) -> list[Call]:
     """Per-sample file opens under ``__getitem__`` (LLaVA style ``Image.open(os.path.join(folder, file))``)."""
     out = []
     memo: dict[str, bool] = {}
+    ranged = _byte_range_funcs(f)
     for c in f.calls(*_PER_SAMPLE):
+        if (c.path, c.func) in ranged and c.short == "open":
+            continue
         if _in_tests(c.path) or not c.func:
             continue
         if not (_PER_SAMPLE_FUNCS.match(c.func) or _reached_from(f, c.func, _GETITEM, memo)):
@@ -309,8 +374,17 @@ def _memmap_calls(f: Facts) -> list[Call]:
     return [c for c in f.calls("numpy.memmap", "np.memmap") if not _in_tests(c.path)]
 
 
+_TOKENISH = re.compile(r"\.bin\b|uint16|uint32|int32|\btoks?\b|toks_|_toks|tokens|shard", re.I)
+
+
 def _token_bins(f: Facts) -> list[Call]:
-    """``np.memmap('train.bin', dtype=np.uint16)``-style token streams (nanoGPT) and their writers."""
+    """Hand-written pre-tokenized binary token streams and their writers.
+
+    Readers: ``np.memmap('train.bin', dtype=np.uint16)`` (nanoGPT, also with ``offset=`` past a header),
+    ``torch.from_file(shard, ...)`` (modded-nanogpt's header read), ``f.readinto(tokens.numpy())`` into a
+    preallocated tensor, LitData's ``TokensLoader``. Writers: ``arr.tofile('train.bin')``, a header and tokens written
+    with ``f.write(x.tobytes())`` (llm.c ``write_datafile``), ``np.save(shard_path, tokens)``.
+    """
     out = []
     for c in _memmap_calls(f):
         text = " ".join(_text(a) for a in c.args) + " " + " ".join(_text(v) for v in c.kwargs.values()) + " " + c.text
@@ -319,7 +393,20 @@ def _token_bins(f: Facts) -> list[Call]:
     for c in f.calls("tofile"):
         if re.search(r"\.bin\b|bin_path|filename", " ".join(_text(a) for a in c.args) + c.text):
             out.append(c)
+    scope = [c for c in f.calls("torch.from_file", "readinto", "tobytes", "numpy.save", "np.save", "TokensLoader") if not _in_tests(c.path)]
+    for c in scope:
+        where = f"{c.text} {c.func or ''}"
+        if c.short == "TokensLoader" or (c.name == "torch.from_file") or (c.short == "readinto" and _TOKENISH.search(where)):
+            out.append(c)
+        elif c.short == "tobytes" and ".write(" in c.text and _TOKENISH.search(where):
+            out.append(c)
+        elif c.short == "save" and _TOKENISH.search(where):
+            out.append(c)
     return out
+
+
+def _bin_key(c: Call) -> str:
+    return "np.memmap" if c.short == "memmap" else f"{c.short}()"
 
 
 def _streaming_map(f: Facts) -> bool:
@@ -450,7 +537,7 @@ def _offline_outputs(f: Facts) -> list[Evidence]:
         if _OFFLINE_PATH.search(script) or (launch.launcher == "axolotl" and launch.launcher_args.get("command") == "preprocess"):
             out.append(_ev(launch, key=script or launch.launcher))
     out += _data_path_ev(f)
-    out += [_ev(c, key="np.memmap") for c in _token_bins(f)]
+    out += [_ev(c, key=_bin_key(c)) for c in _token_bins(f)]
     return _unique_ev(out)
 
 
@@ -513,6 +600,24 @@ class F1NumWorkers(_DataCheck):
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, num_workers=2)\n"
                  "val_loader = DataLoader(val_ds, batch_size=32, num_workers=0)\n"}, P, "two workers, eval loader ignored"),
         Example({"pretrain.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 4 --data-path /data/c4_text_document\n"}, P, "megatron default 2"),
+        Example({"train.py": (  # the debug branch and the mock loader are not the training setting
+            "from torch.utils.data import DataLoader\n"
+            "if args.debug:\n    train_loader = DataLoader(train_ds, batch_size=2, num_workers=0)\n"
+            "else:\n    train_loader = DataLoader(train_ds, batch_size=32, num_workers=8, pin_memory=True)\n"
+            "mock_loader = DataLoader(MockDataset(1024), batch_size=32, num_workers=0)\n")}, U, "debug branch and mock loader ignored"),
+        Example({"src/nanotron/dataloader.py": (  # a parameter set to 0 only on ranks that take no input is not the setting
+            "from torch.utils.data import DataLoader\n"
+            "def get_train_dataloader(train_dataset, input_pp_rank, dataloader_num_workers: int, dataloader_pin_memory: bool = True):\n"
+            "    if dist.get_rank(parallel_context.pp_pg) not in [input_pp_rank]:\n"
+            "        train_dataset = EmptyInfiniteDataset(length=len(train_dataset))\n        dataloader_num_workers = 0\n"
+            "    return DataLoader(train_dataset, batch_size=micro_batch_size, num_workers=dataloader_num_workers,\n"
+            "                      pin_memory=dataloader_pin_memory)\n"),
+            "src/nanotron/config/config.py": "from dataclasses import dataclass\n@dataclass\nclass DataArgs:\n    seed: int = 42\n    num_loading_workers: int = 8\n",
+        }, U, "zero only on pipeline ranks without input"),
+        Example({"train.py": (
+            "from torch.utils.data import DataLoader\n"
+            "if args.debug:\n    train_loader = DataLoader(train_ds, batch_size=2, num_workers=8)\n"
+            "else:\n    train_loader = DataLoader(train_ds, batch_size=32, num_workers=0)\n")}, N, "zero workers outside the debug branch"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -706,6 +811,10 @@ class F3PinMemory(_DataCheck):
         Example({"cfg.yaml": "dataloader_pin_memory: false\n", "train.py": "from transformers import Trainer\nt = Trainer(model=m, args=a)\n"}, N, "hf disabled"),
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_dl = DataLoader(train_ds, batch_size=8, pin_memory=True)\n",
                  "finetune.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(sft_ds, batch_size=4)\n"}, P, "one of two training loaders"),
+        Example({"train_gpt.py": _MODDED_READER}, U, "tokens read into a pinned buffer"),
+        Example({"train.py": (
+            "import torch\nscratch = torch.empty(1 << 20, dtype=torch.float32)\n"
+            "for step in range(steps):\n    x = torch.from_numpy(next_batch()).cuda()\n")}, N, "unpinned scratch tensor"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -722,6 +831,12 @@ class F3PinMemory(_DataCheck):
         manual = [c for c in f.calls("pin_memory") if "." in c.name and not c.kwargs and not _in_tests(c.path)
                   and (_PIN_FUNCS.search(c.func or "") or "data" in c.path.lower())]
         pinned += [_ev(c, key=".pin_memory()") for c in manual]
+        # a pinned host buffer the data is read into (modded-nanogpt: ``torch.empty(n, dtype=torch.uint16, pin_memory=True)``
+        # then ``f.readinto(tokens.numpy())`` and ``tokens.cuda(non_blocking=True)``)
+        buffers = [c for c in f.calls("torch.empty", "torch.zeros", "torch.ones", "torch.empty_strided")
+                   if truthy(c.kwargs.get("pin_memory")) is True and not _in_tests(c.path)
+                   and (_PIN_FUNCS.search(c.func or "") or _TOKENISH.search(f"{c.text} {c.func or ''}") or "data" in c.path.lower())]
+        pinned += [_ev(c, key=f"{c.name}(pin_memory=)", value=True) for c in buffers]
         if pinned and not unpinned:
             return Outcome(U, _unique_ev(pinned), "training batches are pinned", {"pin_memory": True})
         if pinned:
@@ -748,7 +863,13 @@ def _shard_evidence(f: Facts) -> list[Evidence]:
         if (isinstance(first, str) and first in {"parquet", "arrow", "webdataset"}) or _SHARD_FILES.search(files):
             out.append(_ev(c, key="load_dataset", value=first if isinstance(first, str) else None))
     out += _data_path_ev(f)
-    out += [_ev(c, key="np.memmap") for c in _token_bins(f)]
+    out += [_ev(c, key=_bin_key(c)) for c in _token_bins(f)]
+    # positioned reads of one big file per sample (``f.seek(off); f.readinto(buf)`` in ``__getitem__``): merged storage
+    seeks = {(c.path, c.func) for c in f.calls("seek")}
+    for c in f.calls("readinto", "os.pread"):
+        if not _in_tests(c.path) and (c.name == "os.pread" or (c.path, c.func) in seeks) and (
+                _GETITEM.match(c.func or "") or _TOKENISH.search(f"{c.text} {c.func or ''} {c.path}") or "data" in c.path.lower()):
+            out.append(_ev(c, key="byte-range read"))
     for s in f.settings("data_path", "train_data", "dataset_path", "train_shards", "urls", "shards", "data_files", "train_data_path"):
         if isinstance(s.value, str) and _SHARD_FILES.search(s.value):
             out.append(f.ev(s))
@@ -801,6 +922,16 @@ class F4SmallFileMerging(_DataCheck):
         Example({"train.py": "from datasets import load_dataset\nds = load_dataset('json', data_files='train.jsonl')\n# wds.WebDataset('x-{0..9}.tar')\n"}, N, "single json, commented"),
         Example({"ds.py": "import webdataset as wds\nfrom PIL import Image\nshards = wds.WebDataset('cc3m-{00000..00331}.tar')\n"
                  "class Extra:\n    def __getitem__(self, i):\n        return Image.open(self.paths[i])\n"}, P, "shards plus per-sample files"),
+        Example({"train_gpt.py": _MODDED_READER}, U, "fixed-size .bin token shards"),
+        Example({"data/dataset.py": (  # one big token file read by byte range per sample: not small-file I/O
+            "import numpy as np\nfrom torch.utils.data import Dataset\n"
+            "class TokenWindows(Dataset):\n"
+            "    def __init__(self, path, seq_len):\n        self.path, self.seq_len = path, seq_len\n"
+            "    def __getitem__(self, i):\n"
+            "        buf = np.empty(self.seq_len + 1, dtype=np.uint16)\n"
+            "        with open(self.path, 'rb') as f:\n"
+            "            f.seek(i * self.seq_len * 2)\n            f.readinto(buf)\n"
+            "        return buf\n")}, U, "byte-range reads of one token file"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -960,6 +1091,11 @@ class F6OfflinePreprocessing(_DataCheck):
                  "        rows = json.load(open(path))\n        self.input_ids = [tokenizer(r['text']).input_ids for r in rows]\n"
                  "    def __len__(self):\n        return len(self.input_ids)\n"}, N, "whole dataset tokenized in __init__"),
         Example({"train.py": "from trl import SFTTrainer, SFTConfig\ntrainer = SFTTrainer(model=model, args=SFTConfig(output_dir='o'), train_dataset=ds)\n"}, P, "trl default"),
+        Example({"dev/data/data_common.py": _LLMC_WRITER,
+                 "dev/data/fineweb.py": (
+                     "import tiktoken\nenc = tiktoken.get_encoding('gpt2')\n"
+                     "def tokenize(doc):\n    tokens = [enc._special_tokens['<|endoftext|>']]\n"
+                     "    tokens.extend(enc.encode_ordinary(doc['text']))\n    return tokens\n")}, U, "llm.c shards written offline"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1239,6 +1375,16 @@ class F10PreTokenizedBinary(_DataCheck):
         Example({"train.py": "import numpy as np\ntrain_data = np.memmap('data/train.bin', dtype=np.uint16, mode='r')\n"}, U, "nanogpt bin"),
         Example({"train.py": "import json\nrows = [json.loads(l) for l in open('train.jsonl')]\n"}, N, "raw jsonl"),
         Example({"sft.yaml": "stage: sft\ntokenized_path: null\n", "train.py": "import json\n# np.memmap('train.bin')\n"}, N, "tokenized_path null, commented"),
+        Example({"train_gpt.py": _MODDED_READER}, U, "modded-nanogpt shard reader"),
+        Example({"dev/data/data_common.py": _LLMC_WRITER}, U, "llm.c header + tobytes writer"),
+        Example({"litgpt/data/tinyllama.py": (
+            "from litdata.streaming import StreamingDataLoader, StreamingDataset, TokensLoader\n"
+            "train_data = StreamingDataset(input_dir='data/slimpajama/train', item_loader=TokensLoader(block_size=2049), shuffle=True)\n"
+            "loader = StreamingDataLoader(train_data, batch_size=8, pin_memory=True, num_workers=8, drop_last=True)\n")}, U, "litdata TokensLoader"),
+        Example({"stats.py": (
+            "import numpy as np\nfrom transformers import AutoTokenizer\ntokenizer = AutoTokenizer.from_pretrained('gpt2')\n"
+            "lengths = np.array([len(tokenizer(t).input_ids) for t in texts])\nnp.save('tokenizer_length_stats.npy', lengths)\n")}, N,
+            "tokenizer statistics saved, training data still raw"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1250,7 +1396,7 @@ class F10PreTokenizedBinary(_DataCheck):
                 used.append(_ev(launch, key=script))
         used += [_ev(c, key=c.short) for c in f.calls("MMapIndexedDataset", "IndexedDataset", "IndexedDatasetBuilder", "MMapIndexedDatasetBuilder",
                                                           "indexed_dataset.make_builder", "make_indexed_dataset") if not _in_tests(c.path)]
-        used += [_ev(c, key="np.memmap") for c in _token_bins(f)]
+        used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f)]
         for c in f.calls("streaming.MDSWriter"):
             cols = c.kwargs.get("columns")
             if isinstance(cols, dict) and any(re.search(r"token|input_ids|ids", k) for k in cols):
