@@ -160,6 +160,11 @@ def _loader_calls(f: Facts) -> list[Call]:
     return main or calls
 
 
+#: calls whose ``num_workers=`` sizes a preprocessing pool (LitData ``optimize``, ``datasets.map``), not a loader
+_PREP_CALLS = {"optimize", "map", "filter", "DataProcessor", "Pool", "ProcessPoolExecutor", "ThreadPoolExecutor", "process_map",
+               "load_dataset", "thread_map", "Parallel"}
+
+
 def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]]) -> list[_Value]:
     """``x=args.x`` -> the effective values of ``x`` (launcher flag, config, argparse default...)."""
     key = f"{c.short}({name}=)"
@@ -168,8 +173,9 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
     if isinstance(value, Expr) and value.ref:
         found = [
             s for s in f.effective(value.ref, near=c.path)
-            if not (s.source == "call" and (s.path, s.line) in skip) and s.value is not None
-        ]
+            if not (s.source == "call" and (s.path, s.line) in skip) and s.value is not None and not _in_tests(s.path)
+            and not (s.source == "call" and s.key.split("(", 1)[0].rsplit(".", 1)[-1] in _PREP_CALLS)
+        ]  # a test that builds the data module with num_workers=0, or a preprocessing pool's size, is not the loader's setting
         if found:
             return [_Value(s.value, f.ev(s), True) for s in found]
     return [_Value(value, here, True)]
@@ -618,6 +624,15 @@ class F1NumWorkers(_DataCheck):
             "from torch.utils.data import DataLoader\n"
             "if args.debug:\n    train_loader = DataLoader(train_ds, batch_size=2, num_workers=8)\n"
             "else:\n    train_loader = DataLoader(train_ds, batch_size=32, num_workers=0)\n")}, N, "zero workers outside the debug branch"),
+        Example({  # litgpt: a test builds the data module with num_workers=0; optimize() sizes a preprocessing pool
+            "litgpt/data/alpaca.py": (
+                "from dataclasses import dataclass\nfrom torch.utils.data import DataLoader\n"
+                "@dataclass\nclass Alpaca:\n    batch_size: int = 1\n    num_workers: int = 4\n"
+                "    def prepare_data(self):\n        optimize(fn=tokenize, inputs=files, output_dir='data/alpaca', num_workers=1)\n"
+                "    def train_dataloader(self):\n"
+                "        return DataLoader(self.train_dataset, batch_size=self.batch_size, shuffle=True, num_workers=self.num_workers)\n"),
+            "tests/test_lora.py": "from litgpt.data import Alpaca\ndef test_lora_script():\n    data = Alpaca(num_workers=0)\n",
+        }, U, "test and preprocessing pool are not the loader setting"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -636,6 +651,13 @@ class F1NumWorkers(_DataCheck):
             return Outcome(N, worst, "the training data loader runs in the main process (num_workers=0)", values)
         if low < 4:
             return Outcome(P, worst, f"only {int(low)} loader worker(s) for training", values)
+        many = [(n, v) for n, v in known if n > _MAX_WORKERS and not (isinstance(v.value, Expr))]
+        if many:
+            top = int(max(n for n, _ in many))
+            findings = [v.ev for _, v in many]
+            return Outcome(U, [v.ev for _, v in known], f"num_workers={top} per training process: far above the CPU cores a GPU "
+                           f"usually has ({_MAX_WORKERS} on a DGX A100), so workers contend for CPU and each holds its own "
+                           "prefetched batches in RAM; 4-8 per GPU is usual", {**values, "max_num_workers": top}, findings=findings)
         return Outcome(U, [v.ev for _, v in known], f"{int(low)}+ loader workers", values)
 
 
@@ -738,12 +760,32 @@ class F2Prefetch(_DataCheck):
                 return Outcome(P, ahead, "the next batch is fetched ahead by hand (pinned, non_blocking copy) in the training "
                                "process: one batch deep, and loading itself is not overlapped by worker processes", values)
             return Outcome(N, [], "no multi-process data loader found", values)
+        explicit_vals = sorted({int(x) for x in factors if x not in (0, 2)} | ({2} if len(defaults) < len([k for k in kinds if k == "used"]) and 2 in factors else set()))
+        huge = [(n, v) for ld in loaders for v in ld.props.get("prefetch_factor", [])
+                if v.explicit and (n := as_number(v.value)) is not None and n > _MAX_PREFETCH]
+        if huge:
+            worst = max(n for n, _ in huge)
+            findings = [v.ev for _, v in huge]
+            return Outcome(U, _unique_ev(ev), f"prefetch_factor={int(worst)}: each worker keeps {int(worst)} batches in host RAM "
+                           f"(more than {_MAX_PREFETCH} buys no overlap and costs memory; 2-4 is usual)", values, findings=findings)
         if all(k == "used" for k in kinds):
-            detail = "worker processes prefetch batches (PyTorch's default prefetch_factor=2)" if defaults else "batches prefetched with an explicit prefetch depth"
+            if explicit_vals and defaults:
+                detail = (f"worker processes prefetch batches (prefetch_factor={', '.join(map(str, explicit_vals))} where set, "
+                          "PyTorch's default 2 elsewhere)")
+            elif explicit_vals:
+                detail = f"batches prefetched with prefetch_factor={', '.join(map(str, explicit_vals))}"
+            else:
+                detail = "worker processes prefetch batches (PyTorch's default prefetch_factor=2)"
             return Outcome(U, _unique_ev(ev), detail, values)
         if all(k == "none" for k in kinds):
             return Outcome(N, _unique_ev(ev), "num_workers=0: nothing is prefetched", values)
         return Outcome(P, _unique_ev(ev), "prefetching only for some training loaders, or with a factor below 2", values)
+
+
+#: a prefetch depth above this keeps many batches per worker in host RAM for no added overlap
+_MAX_PREFETCH = 8
+#: loader workers per training process above this exceed the CPU cores a GPU usually has (DGX A100: 128 cores / 8 GPUs)
+_MAX_WORKERS = 16
 
 
 def _fetched_ahead(f: Facts) -> list[Evidence]:
