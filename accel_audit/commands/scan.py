@@ -91,8 +91,16 @@ def run(args: argparse.Namespace) -> int:
     except CacheDirError as exc:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return 2
+    hardware = getattr(args, "hardware", None)
+    if hardware is not None:
+        from checks.hardware import KNOWN_GPUS, normalize_gpu
+
+        if normalize_gpu(hardware) is None:
+            print(f"accel-audit: --hardware: unknown GPU {hardware!r} (known: {', '.join(KNOWN_GPUS)})", file=sys.stderr)
+            return 2
+        hardware = normalize_gpu(hardware)
     try:
-        audit = audit_path(args.path, AuditOptions(hardware=getattr(args, "hardware", None), cache=cache, jobs=getattr(args, "jobs", 1)))
+        audit = audit_path(args.path, AuditOptions(hardware=hardware, cache=cache, jobs=getattr(args, "jobs", 1)))
     except SourceError as exc:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Expr, Facts, as_number, truthy
+from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
 from ._helpers import HF_DEFAULTS, evs, flag_state, guard_flags, guard_off, off, on, parse_expr, uses_hf_trainer, value_on
@@ -165,6 +166,13 @@ class C1MixedPrecision(Check):
         precision = "bf16" if "bf16" in kinds else "fp16"
         if only_manual_fp16:
             return Outcome(P, evs(autocast), "FP16 autocast without a GradScaler: gradients may underflow", {"precision": "fp16"})
+        if precision == "bf16" and lacks_bf16_fa2(ctx.project.hardware):
+            bf = [x for x in used if "bf16" in str(getattr(x, "key", "")).lower() or "bf16" in str(getattr(x, "value", "")).lower()
+                  or "bfloat16" in getattr(x, "text", "")] or used
+            findings = [f.ev(x) for x in bf]
+            return Outcome(P, findings, f"BF16 is set, but the target GPU ({ctx.project.hardware.upper()}) has no BF16 Tensor Cores: "
+                           "it runs emulated and slow, or fails; use FP16 with loss scaling instead (fp16: true / GradScaler)",
+                           {"precision": "bf16", "hardware_supports_bf16": False}, findings=findings)
         clash = _ds_precision_clash(f)
         if clash:
             recipe, ds = clash[0]

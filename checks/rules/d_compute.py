@@ -7,6 +7,7 @@ import re
 
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, as_number, truthy
+from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import evs, guard_off, uses_hf_trainer, value_on
 from .c_memory import fp8_sites
@@ -267,6 +268,12 @@ class D1FlashAttention(Check):
         if used:
             order = ("flash_attention_3", "flash_attention_2", "flex_attention", "transformer-engine", "fused", "xformers", "sdpa")
             best = next((k for k in order if k in kinds), sorted(kinds)[0] if kinds else "sdpa")
+            if best in ("flash_attention_2", "flash_attention_3") and lacks_bf16_fa2(ctx.project.hardware):
+                fa = [x for x in used if re.search(r"flash", f"{getattr(x, 'text', '')} {getattr(x, 'name', '')} {getattr(x, 'value', '')}", re.I)] or used
+                findings = [f.ev(x) for x in fa]
+                return Outcome(P, findings, f"FlashAttention-2 is selected, but it needs an Ampere or newer GPU and the target is "
+                               f"{ctx.project.hardware.upper()}: use PyTorch SDPA instead (attn_implementation='sdpa')",
+                               {"attn_implementation": best, "hardware_supports_fa2": False}, findings=findings)
             return Outcome(U, [f.ev(x) for x in used], f"efficient attention via {', '.join(sorted(kinds))}", {"attn_implementation": best})
         if off_:
             return Outcome(N, evs(off_), "attention is explicitly set to eager / flash attention disabled", {"attn_implementation": "eager"})
