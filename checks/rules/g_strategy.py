@@ -631,12 +631,41 @@ class G3SeqLenCurriculum(Check):
 # --------------------------------------------------------------------------------------
 
 
+_SIDE_USE = re.compile(r"(generat|sampl|convert|conversion|export|eval|infer|chat|serve|server|demo|upload|to_hf|from_hf|hf_to|"
+                       r"compare|verify|benchmark|bench)", re.I)
+_TESTS_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
+_FT_FRAMEWORKS = {"peft", "trl", "llamafactory", "axolotl", "unsloth", "torchtune"}
+
+
+def _weights_only_for_side_use(ctx: Context) -> list[Call]:
+    """A pre-training project whose every model ``from_pretrained`` sits in a generation, conversion or evaluation
+    script (``tools/convert_hf_to_megatron.py``, ``sample.py``, ``def generate(...)``) and with no other sign of fine-tuning:
+    those loads are the ``from_pretrained`` calls; empty otherwise."""
+    f, p = ctx.facts, ctx.project
+    if not p.pretrains or p.alignment or _FT_FRAMEWORKS & set(p.frameworks) or f.calls(*_PEFT_CALLS):
+        return []
+    loads = [c for c in f.calls("from_pretrained") if not _TESTS_PATH.search(c.path)
+             and not any(w in c.name for w in ("Tokenizer", "Processor", "Config", "tokenizer", "processor"))]
+    if not loads or not all(_SIDE_USE.search(c.path.rsplit("/", 1)[-1]) or _SIDE_USE.search(c.func or "") for c in loads):
+        return []
+    ft = [s for s in f.settings("finetuning_type", "lora_r", "lora_rank", "adapter", "pretrained_checkpoint", "finetune")
+          if truthy(s.value) is not False and s.source not in ("argparse-default", "field-default") and not _TESTS_PATH.search(s.path)]
+    hub = [s for s in f.settings("model_name_or_path", "base_model", "pretrained_model_name_or_path", "init_from")
+           if isinstance(s.value, str) and "/" in s.value and s.source in ("launcher", "config") and not _TESTS_PATH.search(s.path)]
+    return [] if ft or hub else loads
+
+
 def _pretrain_only(ctx: Context) -> str | None:
     """No fine-tuning path: training from scratch (``GPT(config)``, Megatron pre-training) or inference only."""
     if not ctx.project.finetunes:
         if ctx.project.pretrains or ctx.project.does_training:
             return "the project only pre-trains from scratch (no fine-tuning path)"
         return "the project has no fine-tuning path"
+    side = _weights_only_for_side_use(ctx)
+    if side:
+        c = side[0]
+        return (f"the project pre-trains from scratch; from_pretrained only loads weights for generation/conversion/evaluation "
+                f"({c.path}:{c.line}{', and ' + str(len(side) - 1) + ' more' if len(side) > 1 else ''}), not for fine-tuning")
     return None
 
 
@@ -774,6 +803,28 @@ class G4LoRA(Check):
         Example({"pretrain.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --hidden-size 2048 --lr 3e-4\n",
                  "pretrain_gpt.py": "from megatron.training import pretrain\npretrain(train_ds, model_provider)\n"},
                 Status.NA, "pre-training only"),
+        Example({  # a pre-training repo whose only from_pretrained converts a checkpoint or samples from GPT-2
+            "pretrain.py": (
+                "import torch\nfrom model import GPT, GPTConfig\nmodel = GPT(GPTConfig(n_layer=12, n_head=12, n_embd=768))\n"
+                "optimizer = torch.optim.AdamW(model.parameters(), lr=6e-4, fused=True)\n"
+                "for step, (x, y) in enumerate(loader):\n    loss = model(x, y)\n    loss.backward()\n    optimizer.step()\n"),
+            "tools/convert_hf_checkpoint.py": (
+                "from transformers import GPT2LMHeadModel\n"
+                "def convert(model_type):\n    hf = GPT2LMHeadModel.from_pretrained(model_type)\n    return {k: v for k, v in hf.state_dict().items()}\n"),
+            "sample.py": (
+                "from transformers import AutoModelForCausalLM\n"
+                "def generate(prompt):\n    model = AutoModelForCausalLM.from_pretrained('gpt2')\n    return model.generate(prompt)\n"),
+        }, Status.NA, "weights loaded only for conversion and sampling"),
+        Example({
+            "pretrain.py": (
+                "import torch\nfrom model import GPT, GPTConfig\nmodel = GPT(GPTConfig(n_layer=12, n_head=12, n_embd=768))\n"
+                "for step, (x, y) in enumerate(loader):\n    loss = model(x, y)\n    loss.backward()\n    optimizer.step()\n"),
+            "finetune.py": (
+                "import torch\nfrom transformers import AutoModelForCausalLM\n"
+                "model = AutoModelForCausalLM.from_pretrained('gpt2-xl')\n"
+                "optimizer = torch.optim.AdamW(model.parameters(), lr=3e-5)\n"
+                "for step, batch in enumerate(loader):\n    model(**batch).loss.backward()\n    optimizer.step()\n"),
+        }, N, "pre-training and a full fine-tuning script"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
