@@ -929,7 +929,7 @@ class A4TensorParallel(Check):
         if out.status == Status.USED and ctx.project.does_training:
             wide = [(n, x, per) for n, x in sizes if n > 1 and (per := _node_gpus(f, x)) is not None and n > per]
             if wide:
-                n, x, per = max(wide, key=lambda t: t[0])
+                n, _x, per = max(wide, key=lambda t: t[0])
                 out.findings = [_ev(y, value=int(m)) for m, y, _ in wide]
                 out.detail = (f"tensor parallel size {int(n)} is larger than the {int(per)} GPUs of one node, so TP all-reduces "
                               "cross the inter-node network twice per layer; keep TP within a node (NVLink) and use pipeline "
