@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from ..facts import Facts, Setting, truthy
+from ..facts import Expr, Facts, Setting, truthy
 from ..model import Evidence
 
 #: HF ``TrainingArguments``-like classes (transformers, TRL, and the arg dataclasses built on them)
@@ -107,9 +107,39 @@ def guard_flags(guard: str | None) -> list[tuple[str, bool]]:
     return out
 
 
-def flag_state(facts: Facts, name: str) -> bool | None:
-    """True/False when every effective setting of ``name`` turns it on/off; None when unset or mixed."""
-    vals = [truthy(s.value) for s in facts.effective(name)]
+def _norm(k: str) -> str:
+    return k.strip().lower().replace("-", "_")
+
+
+def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
+    """True/False when every effective setting of ``name`` turns it on/off; None when unset or mixed.
+
+    A setting that only forwards another (``kwargs["torch_compile"] = self.cfg.torch_compile``) is followed: to the
+    settings of that name, or, when it forwards the same name, to the concrete settings of it (axolotl's schema
+    default ``torch_compile: Optional[bool] = None`` when no recipe sets it).
+    """
+    vals: list[bool | None] = []
+    eff = facts.effective(name)
+    # a launch flag overrides the script's own module-level value (nanoGPT: ``compile = True`` in train.py, then
+    # ``python train.py --compile=False``: its configurator applies the flag after the assignment)
+    launched = {s.script.lstrip("./") for s in eff if s.source == "launcher" and s.script}
+    # ... only when every launch of that script passes the flag: a plain ``python train.py`` keeps the script's value
+    launched = {sc for sc in launched if all(
+        any(_norm(k) == _norm(name) for k in launch.script_args)
+        for launch in facts.launches() if (launch.script or "").lstrip("./") == sc)}
+    if launched:
+        eff = [s for s in eff if not (s.source in ("assign", "argparse-default", "field-default")
+                                      and any(s.path == sc or s.path.endswith("/" + sc) for sc in launched))]
+    for s in eff:
+        ref = getattr(s.value, "ref", None) if isinstance(s.value, Expr) else None
+        if ref and ref != name and _depth < 3:
+            vals.append(flag_state(facts, ref, _depth + 1))
+        elif ref == name:
+            concrete = [x for x in facts.settings(name) if not isinstance(x.value, Expr)]
+            top = max((x.rank for x in concrete), default=None)
+            vals += [truthy(x.value) for x in concrete if x.rank == top] or [None]
+        else:
+            vals.append(truthy(s.value))
     if not vals:
         return None
     if all(v is False for v in vals):

@@ -74,7 +74,8 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
         recv = c.name.rsplit(".", 1)[0].lower() if "." in c.name else ""
         if (
             c.path not in keras_files
-            and re.search(r"(model|module|engine|net)$", recv)
+            and (re.search(r"(model|module|engine|net|block|blocks|layer|layers|decoder_layer|transformer_block)$", recv)
+                 or (recv == "?" and re.search(r"(block|layer)s?\b", c.text)))  # ``for block in model.layers: block.compile()``
             and not c.args
             and set(c.kwargs) <= {"mode", "fullgraph", "dynamic", "backend", "options", "compile_kwargs", "backend_kwargs"}
             and not guard_off(f, c)
@@ -342,6 +343,30 @@ class D2TorchCompile(Check):
         Example({"configs/sft.yaml": "torch_compile: false\n", "train.py": "s = 'torch.compile(model)'\n"}, N, "disabled and string"),
         Example({"accelerate_config.yaml": "dynamo_config:\n  dynamo_backend: 'NO'\n"}, N, "dynamo no"),
         Example({"optim/muon.py": "import torch\n@torch.compile\ndef zeropower_via_newtonschulz5(G, steps=5):\n    return G\n"}, P, "helper only"),
+        Example({"torchtitan/models/llama3/parallelize.py": (  # per-block compile: each TransformerBlock compiled in place
+            "import torch\n"
+            "def apply_compile(model, compile_config):\n"
+            "    for layer_id, transformer_block in model.layers.named_children():\n"
+            "        transformer_block.compile(backend=compile_config.backend, fullgraph=True)\n")}, U, "per-block module.compile()"),
+        Example({  # axolotl: the trainer compiles only when the recipe sets torch_compile; the schema default is None
+            "src/axolotl/utils/config/models/input/v0_4_1/__init__.py": (
+                "from typing import Optional\nfrom pydantic import BaseModel\n"
+                "class AxolotlInputConfig(BaseModel):\n    torch_compile: Optional[bool] = None\n    torch_compile_backend: Optional[str] = None\n"),
+            "src/axolotl/core/trainer_builder.py": (
+                "import torch\n"
+                "class AxolotlTrainer(Trainer):\n    def _wrap_model(self, model, training=True, dataloader=None):\n"
+                "        if self.args.torch_compile:\n            model = torch.compile(model, backend=self.args.torch_compile_backend)\n"
+                "        return super()._wrap_model(model, training=training, dataloader=dataloader)\n"
+                "class HFCausalTrainerBuilder:\n    def build(self):\n        training_arguments_kwargs = {}\n"
+                "        training_arguments_kwargs['torch_compile'] = self.cfg.torch_compile\n"),
+            "examples/llama-3/lora-8b.yml": "base_model: NousResearch/Meta-Llama-3-8B\nadapter: lora\nbf16: auto\nflash_attention: true\n",
+        }, N, "compile behind a recipe switch no recipe sets"),
+        Example({  # nanoGPT: compile = True in train.py, switched off by the launch flag
+            "train.py": (
+                "import torch\ncompile = True\nexec(open('configurator.py').read())\nmodel = GPT(gptconf)\n"
+                "if compile:\n    print('compiling the model...')\n    model = torch.compile(model)\n"),
+            "run.sh": "python train.py config/train_shakespeare_char.py --device=mps --compile=False\n",
+        }, N, "compile switched off by a later flag"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

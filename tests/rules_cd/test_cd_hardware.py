@@ -54,3 +54,12 @@ def test_cli_rejects_an_unknown_gpu_with_exit_2(tmp_path):
     ok = subprocess.run([sys.executable, "-m", "accel_audit.cli", "scan", str(tmp_path), "--hardware", "V100", "--format", "json"],
                         capture_output=True, text=True)
     assert ok.returncode == 0 and '"hardware": "v100"' in ok.stdout
+
+
+def test_a_plain_launch_keeps_the_scripts_own_compile_value():
+    all_checks()
+    files = {"train.py": "import torch\ncompile = True\nmodel = GPT(cfg)\nif compile:\n    model = torch.compile(model)\n",
+             "run.sh": "python train.py config/train_gpt2.py\npython train.py config/eval.py --device=cpu --compile=False\n"}
+    facts = build_facts((p, t.encode()) for p, t in files.items())
+    [r], _ = run_checks(facts, detect_project(facts), AuditOptions(), [REGISTRY["D2"]])
+    assert r.status.value == "used"
