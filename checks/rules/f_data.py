@@ -138,10 +138,16 @@ _SIDE_FLAG = re.compile(r"(^|_)(debug|debugging|test|testing|smoke|dry_?run|sani
 _MOCK = re.compile(r"(^|[^a-z])(mock|dummy|fake|synthetic|random)(_|[^a-z]|$)", re.I)
 
 
+_COUNTING_FUNC = re.compile(r"(calc|calculate|estimate|count|compute|get)_?\w*(num_steps|total_steps|steps|len|length)$|^num_\w*steps$", re.I)
+
+
 def _side_loader(c: Call) -> bool:
-    """A loader that is not the training setting: in a debug/test/CPU branch (``if args.debug:``) or over a mock
-    dataset (``DataLoader(MockDataset(...), num_workers=0)``)."""
+    """A loader that is not the training setting: in a debug/test/CPU branch (``if args.debug:``), over a mock
+    dataset (``DataLoader(MockDataset(...), num_workers=0)``), or built only to count batches
+    (axolotl's ``calculate_total_num_steps``: ``len(DataLoader(ds, batch_sampler=sampler))``)."""
     if any(not neg and _SIDE_FLAG.search(name) for name, neg in guard_flags(c.guard)):
+        return True
+    if c.func and _COUNTING_FUNC.search(c.func):
         return True
     first = c.args[0] if c.args else c.kwargs.get("dataset")
     target = c.text.split("=", 1)[0] if "=" in c.text.split("(", 1)[0] else ""
@@ -190,7 +196,32 @@ def _call_prop(f: Facts, c: Call, name: str, real: bool, skip: set[tuple[str, in
     if real and not c.star_kwargs:
         default = _DEFAULTS[name]
         return [_Value(default, _ev(c, key=f"{c.short}({name}=)", value=default), False)]
+    if real and c.star_kwargs:
+        found = _params_dict_value(f, c, name)
+        if found:
+            return found
     return [_Value(_UNKNOWN, _ev(c, key=f"{c.short}({name}=)"), False)]
+
+
+def _params_dict_value(f: Facts, c: Call, name: str) -> list[_Value]:
+    """``DataLoader(ds, **dataloader_params)`` with ``dataloader_params = {"pin_memory": self.args.dataloader_pin_memory, ...}``
+    a few lines above (the HF Trainer's own idiom, copied by TRL and axolotl): the dict's value, followed to its setting or
+    to the HF ``TrainingArguments`` default it reads."""
+    entries = [e for e in f.config(name) if e.path == c.path and e.fmt == "python" and 0 <= c.line - e.line <= 40
+               and (len(e.keys) == 1 or (len(e.keys) == 2 and f"**{e.keys[0]}" in c.text))]
+    if not entries:
+        return []
+    e = max(entries, key=lambda x: x.line)
+    v = e.value
+    ref = v.ref if isinstance(v, Expr) else None
+    if ref:
+        found = [s for s in f.effective(ref, near=c.path) if s.value is not None and not _in_tests(s.path) and not isinstance(s.value, Expr)]
+        if found:
+            return [_Value(s.value, f.ev(s), True) for s in found]
+        if ref in HF_DEFAULTS:
+            return [_Value(HF_DEFAULTS[ref], _ev(e, key=e.dotted, value=HF_DEFAULTS[ref]), False)]
+        return [_Value(v, _ev(e, key=e.dotted, value=v.text), True)]
+    return [_Value(v, _ev(e, key=e.dotted, value=v), True)]
 
 
 def _framework_launches(f: Facts) -> list[Any]:
@@ -633,6 +664,14 @@ class F1NumWorkers(_DataCheck):
                 "        return DataLoader(self.train_dataset, batch_size=self.batch_size, shuffle=True, num_workers=self.num_workers)\n"),
             "tests/test_lora.py": "from litgpt.data import Alpaca\ndef test_lora_script():\n    data = Alpaca(num_workers=0)\n",
         }, U, "test and preprocessing pool are not the loader setting"),
+        Example({"src/axolotl/utils/trainer.py": (  # a loader built only to count the batches of an epoch
+            "import math\nfrom torch.utils.data import DataLoader\n"
+            "def calculate_total_num_steps(cfg, train_dataset):\n"
+            "    data_loader = DataLoader(train_dataset.remove_columns(['length']), batch_sampler=sampler)\n"
+            "    return int(math.floor(len(data_loader) * cfg.num_epochs))\n"
+            "def build_loader(train_dataset, collator):\n"
+            "    return DataLoader(train_dataset, batch_size=8, collate_fn=collator, num_workers=8, pin_memory=True)\n")}, U,
+            "a step-counting loader is not the training loader"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
