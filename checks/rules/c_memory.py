@@ -406,6 +406,10 @@ def _gc_helpers(f: Facts) -> list[Call]:
 
     out = []
     for c in f.calls_where(helper):
+        # a setter forwarding its argument to each block (OLMo: ``set_activation_checkpointing(self, strategy)`` calling
+        # ``block.set_activation_checkpointing(strategy)``) is the model's support code, not a choice to checkpoint
+        if c.func and (c.func == c.short or helper(c.func)):
+            continue
         if not c.name.startswith(("torch.", "deepspeed.")) and _gc_call_active(f, c):
             out.append(c)
     return out
@@ -495,6 +499,14 @@ class C3ActivationCheckpointing(Check):
         Example({"ds_config.json": (
             '{\n  "train_micro_batch_size_per_gpu": 4,\n  "activation_checkpointing": {\n    "partition_activations": true,\n'
             '    "contiguous_memory_optimization": true\n  }\n}\n')}, P, "deepspeed section only"),
+        Example({"olmo/model.py": (  # the model's setter forwards a strategy to every block; nothing in the project calls it
+            "import torch.nn as nn\n"
+            "class OLMo(nn.Module):\n"
+            "    def set_activation_checkpointing(self, strategy, checkpoint_func=None):\n"
+            "        self.activation_checkpointing_strategy = strategy\n"
+            "        for block in self.transformer.blocks:\n"
+            "            block.set_activation_checkpointing(strategy, checkpoint_func=checkpoint_func)\n")}, N,
+            "a forwarding setter is support code"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -637,22 +637,29 @@ _TESTS_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py
 _FT_FRAMEWORKS = {"peft", "trl", "llamafactory", "axolotl", "unsloth", "torchtune"}
 
 
-def _weights_only_for_side_use(ctx: Context) -> list[Call]:
-    """A pre-training project whose every model ``from_pretrained`` sits in a generation, conversion or evaluation
-    script (``tools/convert_hf_to_megatron.py``, ``sample.py``, ``def generate(...)``) and with no other sign of fine-tuning:
-    those loads are the ``from_pretrained`` calls; empty otherwise."""
+_TOKENIZER_LOAD = re.compile(r"tokeni[sz]er|processor|config", re.I)
+_FINETUNE_PATH = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
+
+
+def _weights_only_for_side_use(ctx: Context) -> list[Call] | None:
+    """A training project whose every model ``from_pretrained`` sits in a generation, conversion or evaluation
+    script (``tools/convert_hf_to_megatron.py``, ``sample.py``, ``def generate(...)``), or that loads only tokenizers
+    (OLMo's ``Tokenizer.from_pretrained``), and shows no other sign of fine-tuning: those loads (possibly none);
+    None when the project does fine-tune."""
     f, p = ctx.facts, ctx.project
-    if not p.pretrains or p.alignment or _FT_FRAMEWORKS & set(p.frameworks) or f.calls(*_PEFT_CALLS):
-        return []
+    if not (p.pretrains or p.does_training) or p.alignment or _FT_FRAMEWORKS & set(p.frameworks) or f.calls(*_PEFT_CALLS):
+        return None
     loads = [c for c in f.calls("from_pretrained") if not _TESTS_PATH.search(c.path)
-             and not any(w in c.name for w in ("Tokenizer", "Processor", "Config", "tokenizer", "processor"))]
-    if not loads or not all(_SIDE_USE.search(c.path.rsplit("/", 1)[-1]) or _SIDE_USE.search(c.func or "") for c in loads):
-        return []
+             and not _TOKENIZER_LOAD.search(f"{c.name} {c.path.rsplit('/', 1)[-1]}")]
+    if not all(_SIDE_USE.search(c.path.rsplit("/", 1)[-1]) or _SIDE_USE.search(c.func or "") for c in loads):
+        return None
+    if any(_FINETUNE_PATH.search(path) for path in f.files if not _TESTS_PATH.search(path)):
+        return None
     ft = [s for s in f.settings("finetuning_type", "lora_r", "lora_rank", "adapter", "pretrained_checkpoint", "finetune")
           if truthy(s.value) is not False and s.source not in ("argparse-default", "field-default") and not _TESTS_PATH.search(s.path)]
     hub = [s for s in f.settings("model_name_or_path", "base_model", "pretrained_model_name_or_path", "init_from")
            if isinstance(s.value, str) and "/" in s.value and s.source in ("launcher", "config") and not _TESTS_PATH.search(s.path)]
-    return [] if ft or hub else loads
+    return None if ft or hub else loads
 
 
 def _pretrain_only(ctx: Context) -> str | None:
@@ -666,6 +673,8 @@ def _pretrain_only(ctx: Context) -> str | None:
         c = side[0]
         return (f"the project pre-trains from scratch; from_pretrained only loads weights for generation/conversion/evaluation "
                 f"({c.path}:{c.line}{', and ' + str(len(side) - 1) + ' more' if len(side) > 1 else ''}), not for fine-tuning")
+    if side is not None:
+        return "the project pre-trains from scratch: from_pretrained loads only tokenizers/configs, and nothing fine-tunes"
     return None
 
 
