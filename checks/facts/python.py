@@ -35,6 +35,8 @@ _CONFIG_HOLDERS = re.compile(
 )
 _PATH_LITERAL = re.compile(r"^(?:[a-z][a-z0-9+]*://|/(?:mnt|data|nfs|ssd|nvme|dev/shm|cfs|ceph|hdfs|home|scratch|lustre|gpfs|fsx|local|tmp|raid|datasets?)\b)", re.I)
 _NO_VALUE = object()
+#: classes whose ``__init__`` parameter defaults are a model's or run's defaults (HF ``PretrainedConfig`` subclasses)
+_CONFIG_CLASS = re.compile(r"(Config|Args|Arguments|Params|Hparams|HParams)$")
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 _NO_KWARGS: dict[str, Any] = {}
 _NO_KW_LINES: dict[str, int] = {}
@@ -270,10 +272,24 @@ class _Extractor(ast.NodeVisitor):
         self.param_stack.append((set(params), len(self.guard_stack)))
         for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             self.visit(d)
+        if node.name == "__init__" and self.class_stack and len(self.func_stack) == 1 and _CONFIG_CLASS.search(self.class_stack[-1][0]):
+            self._init_defaults(self.class_stack[-1][0], a)
         self._visit_block(node.body, (ast.Return,))
         self.param_stack.pop()
         self.scopes.pop()
         self.func_stack.pop()
+
+    def _init_defaults(self, owner: str, a: ast.arguments) -> None:
+        """``class MPTConfig(PretrainedConfig): def __init__(self, d_model: int = 2048, vocab_size: int = 50368, ...)``: the
+        HF config idiom declares a model's defaults as ``__init__`` parameters; they are recorded like dataclass fields."""
+        pos = [*a.posonlyargs, *a.args]
+        pairs = list(zip(pos[len(pos) - len(a.defaults):], a.defaults)) + [
+            (k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+        for arg, d in pairs:
+            v = self.constant(d)
+            if v is not _NO_VALUE and not isinstance(v, dict):
+                line = _ln(d.lineno)
+                self.out.fields.append(Field(self.path, line, owner, arg.arg, v, self.text(line)))
 
     visit_FunctionDef = _visit_func
     visit_AsyncFunctionDef = _visit_func

@@ -945,6 +945,18 @@ class D7TensorCoreAlignment(Check):
             "model.resize_token_embeddings(len(tokenizer))\n")}, N, "resize to len(tokenizer)"),
         Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-3.1-8B')\n"},
                 N, "dimensions from checkpoint"),
+        Example({"llmfoundry/models/mpt/configuration_mpt.py": (  # HF config idiom: defaults are __init__ parameters
+            "from transformers import PretrainedConfig\n"
+            "class MPTConfig(PretrainedConfig):\n    model_type = 'mpt'\n"
+            "    def __init__(self, d_model: int = 2048, n_heads: int = 16, n_layers: int = 24, expansion_ratio: int = 4,\n"
+            "                 max_seq_len: int = 2048, vocab_size: int = 50368, **kwargs):\n"
+            "        self.d_model = d_model\n        self.vocab_size = vocab_size\n        super().__init__(**kwargs)\n")}, U,
+            "config __init__ defaults"),
+        Example({"modeling/configuration_tiny.py": (
+            "from transformers import PretrainedConfig\n"
+            "class TinyConfig(PretrainedConfig):\n"
+            "    def __init__(self, hidden_size=1000, vocab_size=50257, num_hidden_layers=6, **kwargs):\n"
+            "        super().__init__(**kwargs)\n")}, N, "config __init__ defaults not aligned"),
     )
 
     def _mult(self, f: Facts) -> int:

@@ -138,6 +138,7 @@ _SIDE_FLAG = re.compile(r"(^|_)(debug|debugging|test|testing|smoke|dry_?run|sani
 _MOCK = re.compile(r"(^|[^a-z])(mock|dummy|fake|synthetic|random)(_|[^a-z]|$)", re.I)
 
 
+_PREP_PATH = re.compile(r"(^|/)(data_prep|preprocess\w*|prepare\w*)/|(^|/)(convert|preprocess|prepare|pre_?tokeniz)\w*\.py$", re.I)
 _COUNTING_FUNC = re.compile(r"(calc|calculate|estimate|count|compute|get)_?\w*(num_steps|total_steps|steps|len|length)$|^num_\w*steps$", re.I)
 
 
@@ -149,6 +150,8 @@ def _side_loader(c: Call) -> bool:
         return True
     if c.func and _COUNTING_FUNC.search(c.func):
         return True
+    if _PREP_PATH.search(c.path):
+        return True  # a loader of a preprocessing/conversion script (llm-foundry data_prep/convert_dataset_hf.py) feeds a writer
     first = c.args[0] if c.args else c.kwargs.get("dataset")
     target = c.text.split("=", 1)[0] if "=" in c.text.split("(", 1)[0] else ""
     return bool(_MOCK.search(_text(first) if first is not None else "") or _MOCK.search(target))

@@ -717,7 +717,9 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     on = [s for s in switches if truthy(s.value) is True or (not isinstance(s.value, bool) and (as_number(s.value) or 0) > 0)
           or (isinstance(s.value, str) and _LORA_VALUES.match(s.value.strip()))]
     off = [s for s in switches if s not in on and (truthy(s.value) is False or as_number(s.value) == 0)]
-    code = _live(f, f.calls(*_PEFT_CALLS))
+    # a PEFT config built only from a dict the caller passes (llm-foundry: ``return LoraConfig(**peft_config_dict)`` in a
+    # builder that runs when a run sets ``peft_config``) is support code, not a choice of LoRA
+    code = [c for c in _live(f, f.calls(*_PEFT_CALLS)) if not (c.star_kwargs and not c.kwargs and not c.args and c.func)]
     if code and (on or not off):
         lora += code
     lora += on
@@ -834,6 +836,20 @@ class G4LoRA(Check):
                 "optimizer = torch.optim.AdamW(model.parameters(), lr=3e-5)\n"
                 "for step, batch in enumerate(loader):\n    model(**batch).loss.backward()\n    optimizer.step()\n"),
         }, N, "pre-training and a full fine-tuning script"),
+        Example({"llmfoundry/models/hf/hf_base.py": (  # the library builds a LoraConfig only from a run's peft_config dict
+            "from typing import Any, Optional\nfrom composer.models import HuggingFaceModel\n"
+            "class BaseHuggingFaceModel(HuggingFaceModel):\n"
+            "    def __init__(self, model, tokenizer, peft_config: Optional[dict[str, Any]] = None):\n"
+            "        peft_config_object = None\n"
+            "        if peft_config is not None:\n            peft_config_object = self.get_peft_config(peft_config)\n"
+            "        super().__init__(model=model, tokenizer=tokenizer, peft_config=peft_config_object)\n"
+            "    def get_peft_config(self, peft_config_dict: dict[str, Any]):\n"
+            "        from peft import LoraConfig\n        return LoraConfig(**peft_config_dict)\n"),
+            "llmfoundry/command_utils/train.py": (
+                "from transformers import AutoModelForCausalLM\n"
+                "def train(cfg):\n    model = AutoModelForCausalLM.from_pretrained(cfg.pretrained_model_name_or_path)\n"
+                "    trainer.fit()\n"),
+        }, N, "LoraConfig(**dict) support code only"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
