@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
@@ -175,9 +176,33 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
         return [call]
     for name, neg in guard_flags(guard):
         state = flag_state(facts, name)
+        sites: list[Any] = facts.effective(name)
+        if state is None and not sites:
+            state, sites = _forwarded_flag(facts, name, call.path)
         if state is not None and state is neg:
-            return facts.effective(name)
+            return sites
     return []
+
+
+_CFG_GET = re.compile(r"""\.get\(\s*["'](\w+)["']\s*(?:,\s*(True|False|None|0|1)\s*)?\)""")
+
+
+def _forwarded_flag(facts: Facts, name: str, path: str) -> tuple[bool | None, list[Any]]:
+    """A flag the same file copies from the run config: ``self._model_compile = cfg.get("compile", False)`` (torchtune),
+    ``self.use_compile = args.compile``. Its state is that key's (or the ``.get`` default when nothing sets the key)."""
+    for a in facts.attr_assigns(name):
+        if a.path != path or not isinstance(a.value, Expr):
+            continue
+        m = _CFG_GET.search(a.value.text)
+        key = m.group(1) if m else a.value.ref
+        if not key or key == name:
+            continue
+        state = flag_state(facts, key)
+        if state is not None:
+            return state, facts.effective(key)
+        if m and m.group(2) and not facts.settings(key):
+            return truthy(m.group(2)), [a]
+    return None, []
 
 
 

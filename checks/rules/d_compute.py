@@ -367,6 +367,13 @@ class D2TorchCompile(Check):
                 "if compile:\n    print('compiling the model...')\n    model = torch.compile(model)\n"),
             "run.sh": "python train.py config/train_shakespeare_char.py --device=mps --compile=False\n",
         }, N, "compile switched off by a later flag"),
+        Example({  # torchtune: the recipe copies cfg.get("compile", False) into its own flag; every config sets False
+            "recipes/lora_finetune_distributed.py": (
+                "import torch\nclass LoRAFinetuneRecipeDistributed:\n    def setup(self, cfg):\n"
+                "        self._compile = cfg.get('compile', False)\n"
+                "        if self._compile:\n            self._loss_fn = torch.compile(self._loss_fn)\n"),
+            "recipes/configs/llama3_1/8B_lora.yaml": "batch_size: 2\ncompile: False  # pytorch compile, set to true for better perf/memory\n",
+        }, N, "compile flag copied from a config that turns it off"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -17,7 +17,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
-from ._helpers import HF_DEFAULTS, guard_flags, uses_hf_trainer
+from ._helpers import HF_DEFAULTS, guard_flags, guard_off, uses_hf_trainer
 from .e_comm import megatron_launches
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -1273,6 +1273,16 @@ class F7SequencePacking(_DataCheck):
         Example({"sft.yaml": "stage: sft\npacking: false\ncutoff_len: 4096\n"}, N, "packing false"),
         Example({"train.py": "from trl import SFTTrainer\ntrainer = SFTTrainer(model=m, train_dataset=ds)\n# packing=True\n"}, N, "default off, commented"),
         Example({"train.sh": "deepspeed train.py --group_by_modality_length True --bf16 True\n"}, N, "length grouping is not packing"),
+        Example({  # torchtune: the builder packs only when a config sets packed: True; its recipes leave it off
+            "torchtune/datasets/_alpaca.py": (
+                "from torchtune.datasets._packed import PackedDataset\n"
+                "def alpaca_dataset(tokenizer, *, source='tatsu-lab/alpaca', packed: bool = False, split='train'):\n"
+                "    ds = SFTDataset(source=source, split=split)\n"
+                "    if packed:\n        return PackedDataset(ds, max_seq_len=tokenizer.max_seq_len)\n    return ds\n"),
+            "recipes/configs/llama3_1/8B_lora.yaml": (
+                "dataset:\n  _component_: torchtune.datasets.alpaca_cleaned_dataset\n  packed: False  # True increases speed\n"
+                "batch_size: 2\n"),
+        }, N, "packing switch off in every recipe"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1288,7 +1298,11 @@ class F7SequencePacking(_DataCheck):
                 off.append(f.ev(s))
         for e in f.config("dataset.packed"):
             (used if truthy(e.value) else off).append(_ev(e, key=e.dotted, value=e.value))
-        used += [_ev(c, key=c.short) for c in f.calls(*_PACK_CALLS) if not _in_tests(c.path)]
+        # a packing dataset behind a switch every config leaves off (torchtune: ``if packed: return PackedDataset(...)``
+        # with ``packed: False`` in its recipes) is library support, not packing
+        packers = [c for c in f.calls(*_PACK_CALLS) if not _in_tests(c.path)]
+        gated = [c for c in packers if guard_off(f, c)]
+        used += [_ev(c, key=c.short) for c in packers if c not in gated]
         for c in f.calls("map"):
             if "." in c.name and c.args and re.search(r"group_texts|pack|concat", _text(c.args[0]), re.I):
                 used.append(_ev(c, key=".map()", value=_text(c.args[0])))
