@@ -10,7 +10,7 @@ A *finding* is a status that makes the report recommend something: ``unused`` or
 Precision = labelled findings among the engine's findings; recall = the engine's findings among the
 labelled ones. ``agree`` counts exact status matches.
 
-    python -m corpus.evaluate [--dest /work/corpus-cache] [--project litgpt] [--json out.json] [--show-misses]
+    python -m corpus.evaluate [--dest /work/corpus-cache] [--project litgpt] [--json out.json] [--show-misses] [--step-zero]
 """
 
 from __future__ import annotations
@@ -80,10 +80,15 @@ def load_all(names: Iterable[str] = ()) -> list[Project]:
 
 def scan_statuses(folder: Path) -> dict[str, str]:
     """Every check's status on ``folder`` (the engine's default options, as ``accel-audit scan`` runs it)."""
+    return scan(folder)[0]
+
+
+def scan(folder: Path) -> tuple[dict[str, str], str, list[str]]:
+    """(status per check, step-zero bottleneck, its reasons) of ``folder``."""
     from checks.engine import audit_path
 
     audit = audit_path(folder)
-    return {r.id: r.status.value for r in audit.results}
+    return {r.id: r.status.value for r in audit.results}, audit.project.bottleneck.value, list(audit.project.bottleneck_reasons)
 
 
 @dataclass(slots=True)
@@ -120,14 +125,16 @@ class Tally:
 HEADER = f"{'':<14} {'n':>3} {'agree':>5} {'prec':>5} {'recall':>5}  tp/fp/fn"
 
 
-def evaluate(projects: list[Project], dest: Path) -> dict[str, dict[str, tuple[str, str]]]:
-    """``{project: {check: (label, engine status)}}`` for every labelled check."""
+def evaluate(projects: list[Project], dest: Path, step_zero: dict[str, tuple[str, list[str]]] | None = None) -> dict[str, dict[str, tuple[str, str]]]:
+    """``{project: {check: (label, engine status)}}`` for every labelled check; ``step_zero`` collects each verdict."""
     out: dict[str, dict[str, tuple[str, str]]] = {}
     for p in projects:
         folder = fetch(p.spec, dest, p.kind) / p.root
         if not folder.is_dir():
             raise LabelError(f"{p.name}: {folder} is not in the unpacked {p.spec}")
-        got = scan_statuses(folder)
+        got, verdict, reasons = scan(folder)
+        if step_zero is not None:
+            step_zero[p.name] = (verdict, reasons)
         unknown = set(p.labels) - set(got)
         if unknown:
             raise LabelError(f"{p.name}: labels for unknown checks {sorted(unknown)}")
@@ -165,14 +172,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--project", action="append", default=[], help="only this labels file (repeatable)")
     ap.add_argument("--json", type=Path, help="also write {project: {check: [label, engine]}} here")
     ap.add_argument("--show-misses", action="store_true", help="list each disagreement with the label's reason")
+    ap.add_argument("--step-zero", action="store_true", help="also print each project's step-zero bottleneck and its reasons")
     args = ap.parse_args(argv)
+    zero: dict[str, tuple[str, list[str]]] = {}
     try:
         projects = load_all(args.project)
-        results = evaluate(projects, args.dest)
+        results = evaluate(projects, args.dest, zero)
     except (LabelError, FetchError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(report(results, projects, args.show_misses))
+    if args.step_zero:
+        print("\nstep zero (bottleneck: reasons)")
+        for name, (verdict, reasons) in sorted(zero.items()):
+            print(f"{name:<14} {verdict}")
+            for r in reasons:
+                print(f"{'':<16}- {r}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, sort_keys=True))
     return 0

@@ -60,3 +60,20 @@ def test_report_lists_disagreements_with_the_reason():
 def test_scan_statuses_reads_a_directory(tmp_path: Path):
     (tmp_path / "train.py").write_text("import torch\nmodel = torch.compile(model)\n")
     assert scan_statuses(tmp_path)["D2"] == "used"
+
+
+def test_scan_reports_the_step_zero_verdict(tmp_path: Path):
+    from corpus.evaluate import scan
+
+    (tmp_path / "train.py").write_text("import torch\nmodel = torch.compile(model)\n")
+    statuses, verdict, reasons = scan(tmp_path)
+    assert statuses["D2"] == "used" and isinstance(verdict, str) and verdict and isinstance(reasons, list)
+
+
+def test_cli_reports_a_bad_label_file_with_exit_2(tmp_path: Path, monkeypatch, capsys):
+    import corpus.evaluate as ev
+
+    (tmp_path / "bad.yaml").write_text("spec: x==1\nroot: x\nlabels:\n  C1: {status: maybe, why: guess}\n")
+    monkeypatch.setattr(ev, "LABELS_DIR", tmp_path)
+    assert ev.main(["--dest", str(tmp_path)]) == 2
+    assert "C1: needs status" in capsys.readouterr().err
