@@ -452,8 +452,10 @@ def _bin_key(c: Call) -> str:
     return "np.memmap" if c.short == "memmap" else f"{c.short}()"
 
 
-def _streaming_map(f: Facts) -> bool:
-    return any(truthy(c.kwargs.get("streaming")) for c in f.calls("load_dataset"))
+def _streaming_files(f: Facts) -> set[str]:
+    """Files that load a dataset with ``streaming=True``: a ``.map`` there tokenizes on the fly while training reads.
+    Per file, so one streaming path (axolotl's ``pretraining_dataset``) does not make every other map online."""
+    return {c.path for c in f.calls("load_dataset") if truthy(c.kwargs.get("streaming"))}
 
 
 # -- tokenization: offline, up-front (once per run) or online (per sample) ----------------
@@ -494,7 +496,7 @@ def _mapped_funcs(f: Facts) -> tuple[set[str], set[str], set[str]]:
     cached: set[str] = set()
     uncached: set[str] = set()
     online: set[str] = set()
-    streaming = _streaming_map(f)
+    streaming = _streaming_files(f)
     for c in f.calls("map"):
         if "." not in c.name or not c.args:
             continue
@@ -502,7 +504,7 @@ def _mapped_funcs(f: Facts) -> tuple[set[str], set[str], set[str]]:
             continue
         names = set(re.findall(r"[A-Za-z_]\w*", _text(c.args[0])))
         no_cache = truthy(c.kwargs.get("load_from_cache_file", True)) is False or truthy(c.kwargs.get("keep_in_memory", False)) is True
-        (online if streaming else uncached if no_cache else cached).update(names)
+        (online if c.path in streaming else uncached if no_cache else cached).update(names)
     for c in f.calls("set_transform", "with_transform"):
         for a in list(c.args) + list(c.kwargs.values()):
             online.update(re.findall(r"[A-Za-z_]\w*", _text(a)))
@@ -1183,6 +1185,19 @@ class F6OfflinePreprocessing(_DataCheck):
                      "import tiktoken\nenc = tiktoken.get_encoding('gpt2')\n"
                      "def tokenize(doc):\n    tokens = [enc._special_tokens['<|endoftext|>']]\n"
                      "    tokens.extend(enc.encode_ordinary(doc['text']))\n    return tokens\n")}, U, "llm.c shards written offline"),
+        Example({  # axolotl: one optional path streams pretraining data; the SFT path maps and saves before training
+            "src/axolotl/utils/data/pretraining.py": (
+                "from datasets import load_dataset\n"
+                "def load_pretraining_dataset(path, split='train'):\n    return load_dataset(path, streaming=True, split=split)\n"),
+            "src/axolotl/datasets.py": (
+                "class TokenizedPromptDataset:\n    def process(self, dataset):\n"
+                "        return dataset.map(self.prompt_tokenizer.tokenize_prompt, num_proc=8, desc='Tokenizing Prompts')\n"),
+            "src/axolotl/prompt_tokenizers.py": (
+                "class InstructionPromptTokenizingStrategy:\n    def tokenize_prompt(self, prompt):\n"
+                "        return self.tokenizer(prompt['instruction'], truncation=True, max_length=2048)\n"),
+            "src/axolotl/utils/data/sft.py": (
+                "def load_prepare_datasets(cfg, dataset):\n    dataset.save_to_disk(str(cfg.dataset_prepared_path))\n    return dataset\n"),
+        }, U, "a streaming path elsewhere does not make the SFT map online"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
