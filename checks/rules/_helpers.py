@@ -189,7 +189,16 @@ _CFG_GET = re.compile(r"""\.get\(\s*["'](\w+)["']\s*(?:,\s*(True|False|None|0|1)
 
 def _forwarded_flag(facts: Facts, name: str, path: str) -> tuple[bool | None, list[Any]]:
     """A flag the same file copies from the run config: ``self._model_compile = cfg.get("compile", False)`` (torchtune),
-    ``self.use_compile = args.compile``. Its state is that key's (or the ``.get`` default when nothing sets the key)."""
+    ``self.use_compile = args.compile``. Its state is that key's (or the ``.get`` default when nothing sets the key).
+    Memoised per scan (the facts' shared store) and file: many calls sit under the same few flags."""
+    memo = facts._memo  # per view, like effective(): a view's suppressions may differ
+    key = ("forwarded-flag", name, path)
+    if key not in memo:
+        memo[key] = _forwarded_flag_uncached(facts, name, path)  # type: ignore[assignment]
+    return memo[key]  # type: ignore[return-value]
+
+
+def _forwarded_flag_uncached(facts: Facts, name: str, path: str) -> tuple[bool | None, list[Any]]:
     for a in facts.attr_assigns(name):
         if a.path != path or not isinstance(a.value, Expr):
             continue

@@ -879,11 +879,15 @@ class C5GradientAccumulation(Check):
                     ones.append(s)
         code: list = []
         code_n: list[float | None] = []
+        numbers: dict[str, float | None] = {}  # one lookup per distinct operand: a repository repeats the same guard
         for c in f.calls("step", "zero_grad"):
             operand = _modulus_operand(c.guard) if _step_call(c) else None
             if operand is not None:
                 code.append(c)
-                code_n.append(_number_of(f, operand)[0])
+                key = ast.dump(operand)
+                if key not in numbers:
+                    numbers[key] = _number_of(f, operand)[0]
+                code_n.append(numbers[key])
         for c in f.calls("backward"):
             arg = _range_arg(c.loop)
             if arg is not None:
