@@ -185,8 +185,11 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
             if not (s.source == "call" and (s.path, s.line) in skip) and s.value is not None and not _in_tests(s.path)
             and not (s.source == "call" and s.key.split("(", 1)[0].rsplit(".", 1)[-1] in _PREP_CALLS)
         ]  # a test that builds the data module with num_workers=0, or a preprocessing pool's size, is not the loader's setting
-        # another loader's keyword forwarding its own config (``num_workers=data_config.num_workers``) is not a value
-        concrete = [s for s in found if not (s.source == "call" and isinstance(s.value, Expr))]
+        # a caller's keyword forwarding a config value (nanotron: ``dataloader_num_workers=config.data.num_loading_workers``)
+        # is followed one hop to that value; another loader's keyword forwarding its own config is not a value
+        hop = [t for s in found if s.source == "call" and isinstance(s.value, Expr) and s.value.ref and s.value.ref != value.ref
+               for t in f.effective(s.value.ref, near=c.path) if not isinstance(t.value, Expr) and t.value is not None and not _in_tests(t.path)]
+        concrete = [s for s in found if not (s.source == "call" and isinstance(s.value, Expr))] + hop
         found = concrete or found
         if found:
             return [_Value(s.value, f.ev(s), True) for s in found]

@@ -45,3 +45,16 @@ def test_prefetch_detail_states_the_real_value_and_a_huge_one_is_a_finding():
 def test_tokenizer_statistics_are_not_token_shards():
     r, _ = audit({"stats.py": "import numpy as np\nnp.save('tokenizer_length_stats.npy', lengths)\n"}, "F10")
     assert r["F10"].status.value == "unused"
+
+
+def test_a_callers_config_value_reaches_the_loader_one_hop():
+    files = {
+        "config.py": "from dataclasses import dataclass\n@dataclass\nclass DataArgs:\n    num_loading_workers: int = 1\n",
+        "dataloader.py": ("from torch.utils.data import DataLoader\n"
+                          "def get_train_dataloader(ds, dataloader_num_workers: int):\n"
+                          "    return DataLoader(ds, batch_size=8, num_workers=dataloader_num_workers)\n"),
+        "run_train.py": ("from dataloader import get_train_dataloader\n"
+                         "loader = get_train_dataloader(ds, dataloader_num_workers=config.data.num_loading_workers)\n"),
+    }
+    r, _ = audit(files, "F1")
+    assert r["F1"].status.value == "partial" and r["F1"].values["num_workers"] == 1
