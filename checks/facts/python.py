@@ -519,6 +519,9 @@ class _Extractor(ast.NodeVisitor):
         if not isinstance(dest, str):
             longs = [f for f in flags if f.startswith("--")]
             dest = (longs[0] if longs else flags[0]).lstrip("-").replace("-", "_")
+            # OpenRLHF's dotted options (``--model.gradient_checkpointing_enable``, read as ``args.model.<name>``):
+            # the setting is the last segment; the flag itself stays in ``flags``
+            dest = dest.rsplit(".", 1)[-1]
         action = call.kwargs.get("action")
         action = action if isinstance(action, str) else None
         if "default" in call.kwargs:

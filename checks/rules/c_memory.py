@@ -507,6 +507,14 @@ class C3ActivationCheckpointing(Check):
             "        for block in self.transformer.blocks:\n"
             "            block.set_activation_checkpointing(strategy, checkpoint_func=checkpoint_func)\n")}, N,
             "a forwarding setter is support code"),
+        Example({"openrlhf/cli/train_sft.py": (  # dotted argparse options read as args.model.<name>, off by default
+            "import argparse\n"
+            "def train(args):\n    model = Actor(args.pretrain)\n"
+            "    if args.model.gradient_checkpointing_enable:\n"
+            "        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={'use_reentrant': False})\n"
+            "parser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--model.gradient_checkpointing_enable', action='store_true', default=False)\n")}, N,
+            "dotted argparse switch left off"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
