@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from ..facts import Expr, Facts, Setting, truthy
+from ..facts import Expr, Facts, Setting, as_number, truthy
 from ..model import Evidence
 
 #: HF ``TrainingArguments``-like classes (transformers, TRL, and the arg dataclasses built on them)
@@ -174,6 +174,9 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
     guard = getattr(call, "guard", None)
     if guard and _dead_branch(guard):
         return [call]
+    cmp_off = _comparison_off(facts, guard, call.path) if guard else []
+    if cmp_off:
+        return cmp_off
     for name, neg in guard_flags(guard):
         state = flag_state(facts, name)
         sites: list[Any] = facts.effective(name)
@@ -181,6 +184,35 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
             state, sites = _forwarded_flag(facts, name, call.path)
         if state is not None and state is neg:
             return sites
+    return []
+
+
+_CMP = {ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+        ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
+
+
+def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
+    """An and-ed ``name > 0`` / ``name == 1`` term that every effective numeric value of ``name`` makes false
+    (DeepSpeed-Chat ``if args.lora_dim > 0:`` with ``--lora_dim`` defaulting to 0 and no launch setting it):
+    those settings; empty when any value is unknown, non-numeric or makes the term true."""
+    node = parse_expr(guard)
+    if node is None:
+        return []
+    terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    for t in terms:
+        if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and type(t.ops[0]) in _CMP):
+            continue
+        left, right = t.left, t.comparators[0]
+        if not (isinstance(right, ast.Constant) and isinstance(right.value, (int, float)) and not isinstance(right.value, bool)):
+            continue
+        name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else None
+        if not name:
+            continue
+        settings = [x for x in facts.effective(name, near=path) if not _TEST_FILE.search(x.path)]
+        nums = [as_number(x.value) for x in settings]
+        if settings and all(n is not None for n in nums) and not any(_CMP[type(t.ops[0])](n, right.value) for n in nums):
+            return settings
     return []
 
 

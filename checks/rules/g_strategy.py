@@ -850,6 +850,26 @@ class G4LoRA(Check):
                 "def train(cfg):\n    model = AutoModelForCausalLM.from_pretrained(cfg.pretrained_model_name_or_path)\n"
                 "    trainer.fit()\n"),
         }, N, "LoraConfig(**dict) support code only"),
+        Example({  # DeepSpeed-Chat: LoRA only when --lora_dim > 0; the default is 0 and the launch does not set it
+            "training/step1_supervised_finetuning/main.py": (
+                "import argparse\nfrom transformers import AutoModelForCausalLM\n"
+                "from dschat.utils.module.lora import convert_linear_layer_to_lora, only_optimize_lora_parameters\n"
+                "parser = argparse.ArgumentParser()\nparser.add_argument('--lora_dim', type=int, default=0)\n"
+                "args = parser.parse_args()\nmodel = AutoModelForCausalLM.from_pretrained(args.model_name_or_path)\n"
+                "if args.lora_dim > 0:\n    model = convert_linear_layer_to_lora(model, args.lora_module_name, args.lora_dim)\n"
+                "    model = only_optimize_lora_parameters(model)\n"
+                "    lora_config = LoraConfig(r=args.lora_dim)\n"),
+            "training/step1_supervised_finetuning/training_scripts/opt/single_node/run_1.3b.sh": (
+                "deepspeed main.py --model_name_or_path facebook/opt-1.3b --zero_stage 2 --output_dir ./output\n"),
+        }, N, "LoRA behind a rank comparison left at 0"),
+        Example({
+            "training/step1_supervised_finetuning/main.py": (
+                "import argparse\nfrom peft import LoraConfig\n"
+                "parser = argparse.ArgumentParser()\nparser.add_argument('--lora_dim', type=int, default=0)\n"
+                "args = parser.parse_args()\n"
+                "if args.lora_dim > 0:\n    lora_config = LoraConfig(r=args.lora_dim)\n"),
+            "run_lora.sh": "deepspeed main.py --model_name_or_path facebook/opt-1.3b --lora_dim 128 --zero_stage 3\n",
+        }, U, "LoRA rank set by the launch"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
