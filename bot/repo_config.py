@@ -43,16 +43,14 @@ from typing import Any
 
 import yaml
 
+from checks.hardware import KNOWN_GPUS, normalize_gpu
 from checks.model import CATEGORY_SIZES
 from diagnose.config import ProfilesConfig, parse_profiles
 from diagnose.settings import SettingsError
 
 CONFIG_PATH = ".github/accel-audit.yml"
 
-GPUS = (
-    "h100", "h200", "h800", "h20", "gh200", "b100", "b200", "gb200", "a100", "a800", "a30", "a40", "a10", "a10g",
-    "l4", "l40", "l40s", "v100", "t4", "p100", "rtx3090", "rtx4090", "rtx5090", "rtx6000", "mi250", "mi300x", "tpu",
-)
+GPUS = KNOWN_GPUS  # one list with ``scan --hardware`` (checks/hardware.py)
 ALL_CHECK_IDS = tuple(f"{cat}{i}" for cat, n in CATEGORY_SIZES.items() for i in range(1, n + 1))
 _TOP_KEYS = {"language", "ignore", "paths", "hardware", "projects", "gate", "comments", "profiles", "_extends"}
 
@@ -189,9 +187,10 @@ def validate(data: dict[str, Any], filename: str = CONFIG_PATH) -> RepoConfig:
 
     if "hardware" in data and data["hardware"] is not None:
         hw = data["hardware"]
-        if not isinstance(hw, str) or hw.strip().lower().replace("-", "").replace(" ", "") not in GPUS:
+        known = normalize_gpu(hw)
+        if known is None:
             raise ConfigError(f"{filename}: hardware: unknown GPU {hw!r} (known: {', '.join(GPUS)})")
-        kw["hardware"] = hw.strip().lower().replace("-", "").replace(" ", "")
+        kw["hardware"] = known
 
     if "projects" in data and data["projects"] is not None:
         raw = data["projects"]

@@ -120,7 +120,15 @@ def run(args: argparse.Namespace) -> int:
     except CacheDirError as exc:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return 2
-    options = repo_options(args.path, args)
+    hardware = getattr(args, "hardware", None)
+    if hardware is not None:
+        from checks.hardware import KNOWN_GPUS, normalize_gpu
+
+        if normalize_gpu(hardware) is None:
+            print(f"accel-audit: --hardware: unknown GPU {hardware!r} (known: {', '.join(KNOWN_GPUS)})", file=sys.stderr)
+            return 2
+        args.hardware = normalize_gpu(hardware)
+    options = repo_options(args.path, args)  # the flag wins over the config's hardware:
     if isinstance(options, str):
         print(f"accel-audit: {options}", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ from pathlib import PurePosixPath
 
 from .configs import extract_json, extract_toml, extract_yaml
 from .deps import extract_requirements, from_conda_env, from_pyproject, from_setup_calls, pip_installs
+from .docs_md import extract_doc_hints
 from .notebook import extract_notebook
 from .python import extract_python
 from .shell import extract_dockerfile, extract_shell_text
@@ -14,6 +15,9 @@ from .types import FileFacts
 
 _SUPPRESS = re.compile(r"#\s*accel-ignore\b(?::\s*([A-Ja-j]\d+(?:\s*,\s*[A-Ja-j]\d+)*))?")
 _SHELL_EXT = {".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".pbs", ".job", ".lsf"}
+_DOC_EXT = {".md", ".qmd", ".rst", ".mdx"}
+#: prose files read for documented facts (a multi-node launch): READMEs and docs about distributed runs
+_DOC_TOPIC = re.compile(r"multi[-_]?node|multinode|distributed|cluster|slurm|launch|nccl|deepspeed|fsdp|scale", re.I)
 _DATA_JSON = {"tokenizer.json", "vocab.json", "package-lock.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"}
 
 
@@ -39,6 +43,8 @@ def classify(path: str) -> str | None:
         return "make"
     if low == "dockerfile" or low.startswith("dockerfile.") or suffix == ".dockerfile" or low == "containerfile":
         return "docker"
+    if suffix in _DOC_EXT and (low.startswith("readme") or _DOC_TOPIC.search(path)):
+        return "docs"
     if (low.startswith("requirements") and suffix in {".txt", ".in"}) or (
         suffix in {".txt", ".in"} and any(part.lower() == "requirements" for part in p.parts[:-1])
     ):
@@ -105,4 +111,6 @@ def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str
         pip_installs(path, runs, out)
     elif kind == "requirements":
         extract_requirements(path, text, out)
+    elif kind == "docs":
+        extract_doc_hints(path, text, out)
     return out

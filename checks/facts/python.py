@@ -35,6 +35,8 @@ _CONFIG_HOLDERS = re.compile(
 )
 _PATH_LITERAL = re.compile(r"^(?:[a-z][a-z0-9+]*://|/(?:mnt|data|nfs|ssd|nvme|dev/shm|cfs|ceph|hdfs|home|scratch|lustre|gpfs|fsx|local|tmp|raid|datasets?)\b)", re.I)
 _NO_VALUE = object()
+#: classes whose ``__init__`` parameter defaults are a model's or run's defaults (HF ``PretrainedConfig`` subclasses)
+_CONFIG_CLASS = re.compile(r"(Config|Args|Arguments|Params|Hparams|HParams)$")
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 _NO_KWARGS: dict[str, Any] = {}
 _NO_KW_LINES: dict[str, int] = {}
@@ -99,6 +101,7 @@ class _Extractor(ast.NodeVisitor):
         self.class_stack: list[tuple[str, bool]] = []  # (name, is_dataclass_like)
         self.loop_stack: list[str] = []
         self.guard_stack: list[str] = []  # conditions of the enclosing if-branches
+        self.param_stack: list[tuple[set[str], int]] = []  # each enclosing function's parameters and the guard depth at its entry
 
     # -- dispatch (same traversal as ast.NodeVisitor, without a string build and getattr per node) --
     _dispatch: _Dispatch
@@ -264,13 +267,29 @@ class _Extractor(ast.NodeVisitor):
         self.func_stack.append(node.name)
         a = node.args
         # parameters hide module constants of the same name
-        self.scopes.append({p.arg: _NO_VALUE for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, [a.vararg, a.kwarg])]})
+        params = {p.arg: _NO_VALUE for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, [a.vararg, a.kwarg])]}
+        self.scopes.append(params)
+        self.param_stack.append((set(params), len(self.guard_stack)))
         for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             self.visit(d)
-        for stmt in node.body:
-            self.visit(stmt)
+        if node.name == "__init__" and self.class_stack and len(self.func_stack) == 1 and _CONFIG_CLASS.search(self.class_stack[-1][0]):
+            self._init_defaults(self.class_stack[-1][0], a)
+        self._visit_block(node.body, (ast.Return,))
+        self.param_stack.pop()
         self.scopes.pop()
         self.func_stack.pop()
+
+    def _init_defaults(self, owner: str, a: ast.arguments) -> None:
+        """``class MPTConfig(PretrainedConfig): def __init__(self, d_model: int = 2048, vocab_size: int = 50368, ...)``: the
+        HF config idiom declares a model's defaults as ``__init__`` parameters; they are recorded like dataclass fields."""
+        pos = [*a.posonlyargs, *a.args]
+        pairs = list(zip(pos[len(pos) - len(a.defaults):], a.defaults)) + [
+            (k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+        for arg, d in pairs:
+            v = self.constant(d)
+            if v is not _NO_VALUE and not isinstance(v, dict):
+                line = _ln(d.lineno)
+                self.out.fields.append(Field(self.path, line, owner, arg.arg, v, self.text(line)))
 
     visit_FunctionDef = _visit_func
     visit_AsyncFunctionDef = _visit_func
@@ -322,13 +341,27 @@ class _Extractor(ast.NodeVisitor):
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
         test = self.src(node.test)
+        scope = self.scopes[-1]
+        before = dict(scope)
         self.guard_stack.append(test)
         for stmt in node.body:
             self.visit(stmt)
+        after_body = dict(scope)
+        scope.clear()
+        scope.update(before)
         self.guard_stack[-1] = f"not ({test})"
         for stmt in node.orelse:
             self.visit(stmt)
         self.guard_stack.pop()
+        if node.body and isinstance(node.body[-1], (ast.Return, ast.Continue, ast.Break, ast.Raise)):
+            return  # the body exits: after the if, only the else state holds
+        # a name bound in one branch only (``if not takes_input: num_workers = 0``) is no longer a known constant
+        for k in set(after_body) | set(scope):
+            a, b = after_body.get(k, before.get(k, _NO_VALUE)), scope.get(k, before.get(k, _NO_VALUE))
+            if a is not b and (a is _NO_VALUE or b is _NO_VALUE or type(a) is not type(b) or a != b):
+                scope[k] = _NO_VALUE
+            elif k not in scope:
+                scope[k] = a
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self.visit(node.test)
@@ -343,9 +376,22 @@ class _Extractor(ast.NodeVisitor):
         self.visit(node.iter)
         self.visit(node.target)
         self.loop_stack.append(self.src(node.iter))
-        for stmt in node.body + node.orelse:
+        self._visit_block(node.body, (ast.Continue, ast.Return))
+        for stmt in node.orelse:
             self.visit(stmt)
         self.loop_stack.pop()
+
+    def _visit_block(self, stmts: list[ast.stmt], exits: tuple[type, ...]) -> None:
+        """Visit a function or loop body; an early exit (``if step % freq != 0: return`` / ``continue``) guards
+        the statements after it with ``not (test)``, as an ``else`` branch would."""
+        pushed = 0
+        for stmt in stmts:
+            self.visit(stmt)
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], exits):
+                self.guard_stack.append(f"not ({self.src(stmt.test)})")
+                pushed += 1
+        if pushed:
+            del self.guard_stack[-pushed:]
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -369,7 +415,11 @@ class _Extractor(ast.NodeVisitor):
             v = self.constant(value_node)
             if v is not _NO_VALUE and not isinstance(v, dict):
                 self.scopes[-1][t.id] = v
-                self.out.assigns.append(Assign(self.path, line, t.id, v, self.text(line)))
+                params, depth = self.param_stack[-1] if self.param_stack else (set(), 0)
+                # a parameter overridden in one branch (nanotron: ``if not takes_input: dataloader_num_workers = 0``)
+                # is a special case of the caller's value, not a setting of the repository
+                if not (t.id in params and len(self.guard_stack) > depth):
+                    self.out.assigns.append(Assign(self.path, line, t.id, v, self.text(line)))
             else:
                 self.scopes[-1][t.id] = _NO_VALUE  # a non-constant rebinding hides an outer constant of that name
             if isinstance(value_node, ast.Dict):
@@ -469,6 +519,9 @@ class _Extractor(ast.NodeVisitor):
         if not isinstance(dest, str):
             longs = [f for f in flags if f.startswith("--")]
             dest = (longs[0] if longs else flags[0]).lstrip("-").replace("-", "_")
+            # OpenRLHF's dotted options (``--model.gradient_checkpointing_enable``, read as ``args.model.<name>``):
+            # the setting is the last segment; the flag itself stays in ``flags``
+            dest = dest.rsplit(".", 1)[-1]
         action = call.kwargs.get("action")
         action = action if isinstance(action, str) else None
         if "default" in call.kwargs:

@@ -445,7 +445,8 @@ class Facts:
                 out.append(Setting(name, v, launch.path, line, "launcher", launch.text, f"--{k}", 3, launch.script))
         for a in self._s["arg_options_by_key"].get(name, []):
             if self._ok(a.path, a.line):
-                out.append(Setting(name, a.default, a.path, a.line, "argparse-default", a.text, f"--{a.dest}", 0))
+                long_flags = [x for x in a.flags if x.startswith("--")]  # the flag as written (--model.x), not only its dest
+                out.append(Setting(name, a.default, a.path, a.line, "argparse-default", a.text, long_flags[0] if long_flags else f"--{a.dest}", 0))
         for f in self._s["fields_by_key"].get(name, []):
             if self._ok(f.path, f.line):
                 out.append(Setting(name, f.default, f.path, f.line, "field-default", f.text, f"{f.owner}.{f.name}", 0))

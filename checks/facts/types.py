@@ -237,6 +237,18 @@ class PathLiteral:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class DocHint:
+    """A fact documented in prose (README, docs/*.md): ``kind`` "multi_node" for a documented multi-node launch
+    (``torchrun --nnodes 2``, ``num_machines: 2``, ``#SBATCH --nodes=4``). Never evidence of a practice in use."""
+
+    path: str
+    line: int
+    kind: str
+    value: str
+    text: str
+
+
 @dataclass(slots=True)
 class FileFacts:
     """Everything one file contributed. Picklable; cached by content hash."""
@@ -256,6 +268,7 @@ class FileFacts:
     envs: list[EnvVar] = field(default_factory=list)
     deps: list[Dependency] = field(default_factory=list)
     paths: list[PathLiteral] = field(default_factory=list)
+    doc_hints: list[DocHint] = field(default_factory=list)
     suppressed: dict[int, frozenset[str]] = field(default_factory=dict)  # line -> check IDs
     error: str | None = None  # parse error (the file is still listed)
     lines: int = 0
@@ -279,7 +292,8 @@ class FileFacts:
                     set_(r, "line", shared_line(r.line))
 
 
-RECORD_LISTS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths")
+RECORD_LISTS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths",
+                "doc_hints")
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from ..facts import Facts, Setting, truthy
+from ..facts import Expr, Facts, Setting, as_number, truthy
 from ..model import Evidence
 
 #: HF ``TrainingArguments``-like classes (transformers, TRL, and the arg dataclasses built on them)
@@ -107,9 +108,39 @@ def guard_flags(guard: str | None) -> list[tuple[str, bool]]:
     return out
 
 
-def flag_state(facts: Facts, name: str) -> bool | None:
-    """True/False when every effective setting of ``name`` turns it on/off; None when unset or mixed."""
-    vals = [truthy(s.value) for s in facts.effective(name)]
+def _norm(k: str) -> str:
+    return k.strip().lower().replace("-", "_")
+
+
+def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
+    """True/False when every effective setting of ``name`` turns it on/off; None when unset or mixed.
+
+    A setting that only forwards another (``kwargs["torch_compile"] = self.cfg.torch_compile``) is followed: to the
+    settings of that name, or, when it forwards the same name, to the concrete settings of it (axolotl's schema
+    default ``torch_compile: Optional[bool] = None`` when no recipe sets it).
+    """
+    vals: list[bool | None] = []
+    eff = facts.effective(name)
+    # a launch flag overrides the script's own module-level value (nanoGPT: ``compile = True`` in train.py, then
+    # ``python train.py --compile=False``: its configurator applies the flag after the assignment)
+    launched = {s.script.lstrip("./") for s in eff if s.source == "launcher" and s.script}
+    # ... only when every launch of that script passes the flag: a plain ``python train.py`` keeps the script's value
+    launched = {sc for sc in launched if all(
+        any(_norm(k) == _norm(name) for k in launch.script_args)
+        for launch in facts.launches() if (launch.script or "").lstrip("./") == sc)}
+    if launched:
+        eff = [s for s in eff if not (s.source in ("assign", "argparse-default", "field-default")
+                                      and any(s.path == sc or s.path.endswith("/" + sc) for sc in launched))]
+    for s in eff:
+        ref = getattr(s.value, "ref", None) if isinstance(s.value, Expr) else None
+        if ref and ref != name and _depth < 3:
+            vals.append(flag_state(facts, ref, _depth + 1))
+        elif ref == name:
+            concrete = [x for x in facts.settings(name) if not isinstance(x.value, Expr)]
+            top = max((x.rank for x in concrete), default=None)
+            vals += [truthy(x.value) for x in concrete if x.rank == top] or [None]
+        else:
+            vals.append(truthy(s.value))
     if not vals:
         return None
     if all(v is False for v in vals):
@@ -143,11 +174,76 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
     guard = getattr(call, "guard", None)
     if guard and _dead_branch(guard):
         return [call]
+    cmp_off = _comparison_off(facts, guard, call.path) if guard else []
+    if cmp_off:
+        return cmp_off
     for name, neg in guard_flags(guard):
         state = flag_state(facts, name)
+        sites: list[Any] = facts.effective(name)
+        if state is None and not sites:
+            state, sites = _forwarded_flag(facts, name, call.path)
         if state is not None and state is neg:
-            return facts.effective(name)
+            return sites
     return []
+
+
+_CMP = {ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+        ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
+
+
+def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
+    """An and-ed ``name > 0`` / ``name == 1`` term that every effective numeric value of ``name`` makes false
+    (DeepSpeed-Chat ``if args.lora_dim > 0:`` with ``--lora_dim`` defaulting to 0 and no launch setting it):
+    those settings; empty when any value is unknown, non-numeric or makes the term true."""
+    node = parse_expr(guard)
+    if node is None:
+        return []
+    terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    for t in terms:
+        if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and type(t.ops[0]) in _CMP):
+            continue
+        left, right = t.left, t.comparators[0]
+        if not (isinstance(right, ast.Constant) and isinstance(right.value, (int, float)) and not isinstance(right.value, bool)):
+            continue
+        name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else None
+        if not name:
+            continue
+        settings = [x for x in facts.effective(name, near=path) if not _TEST_FILE.search(x.path)]
+        nums = [as_number(x.value) for x in settings]
+        if settings and all(n is not None for n in nums) and not any(_CMP[type(t.ops[0])](n, right.value) for n in nums):
+            return settings
+    return []
+
+
+_CFG_GET = re.compile(r"""\.get\(\s*["'](\w+)["']\s*(?:,\s*(True|False|None|0|1)\s*)?\)""")
+
+
+def _forwarded_flag(facts: Facts, name: str, path: str) -> tuple[bool | None, list[Any]]:
+    """A flag the same file copies from the run config: ``self._model_compile = cfg.get("compile", False)`` (torchtune),
+    ``self.use_compile = args.compile``. Its state is that key's (or the ``.get`` default when nothing sets the key).
+    Memoised per scan (the facts' shared store) and file: many calls sit under the same few flags."""
+    memo = facts._memo  # per view, like effective(): a view's suppressions may differ
+    key = ("forwarded-flag", name, path)
+    if key not in memo:
+        memo[key] = _forwarded_flag_uncached(facts, name, path)  # type: ignore[assignment]
+    return memo[key]  # type: ignore[return-value]
+
+
+def _forwarded_flag_uncached(facts: Facts, name: str, path: str) -> tuple[bool | None, list[Any]]:
+    for a in facts.attr_assigns(name):
+        if a.path != path or not isinstance(a.value, Expr):
+            continue
+        m = _CFG_GET.search(a.value.text)
+        key = m.group(1) if m else a.value.ref
+        if not key or key == name:
+            continue
+        state = flag_state(facts, key)
+        if state is not None:
+            return state, facts.effective(key)
+        if m and m.group(2) and not facts.settings(key):
+            return truthy(m.group(2)), [a]
+    return None, []
 
 
 

@@ -916,14 +916,50 @@ class A4TensorParallel(Check):
         Example({"ppo.yaml": "actor_rollout_ref:\n  actor:\n    strategy: fsdp\n  rollout:\n    name: vllm\n    tensor_model_parallel_size: 2\n",
                  "actor.py": "def update_policy(self, batch):\n    loss = self.compute_loss(batch)\n    loss.backward()\n    self.actor_optimizer.step()\n"},
                 N, "rollout TP is inference"),
+        Example({"examples/gpt3/train_gpt3_175b_distributed.sh": (  # TP 16 on 8-GPU nodes: TP all-reduces cross nodes
+            "GPUS_PER_NODE=8\nNUM_NODES=16\n"
+            "torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py --tensor-model-parallel-size 16 "
+            "--pipeline-model-parallel-size 8 --num-layers 96 --bf16\n")}, U, "TP larger than a node (a finding)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        return _size_outcome(tp_sizes(f, not ctx.project.does_training), "tensor parallel", "tp_size", _torch_tp_calls(f), "PyTorch parallelize_module")
+        sizes = tp_sizes(f, not ctx.project.does_training)
+        out = _size_outcome(sizes, "tensor parallel", "tp_size", _torch_tp_calls(f), "PyTorch parallelize_module")
+        if out.status == Status.USED and ctx.project.does_training:
+            wide = [(n, x, per) for n, x in sizes if n > 1 and (per := _node_gpus(f, x)) is not None and n > per]
+            if wide:
+                n, _x, per = max(wide, key=lambda t: t[0])
+                out.findings = [_ev(y, value=int(m)) for m, y, _ in wide]
+                out.detail = (f"tensor parallel size {int(n)} is larger than the {int(per)} GPUs of one node, so TP all-reduces "
+                              "cross the inter-node network twice per layer; keep TP within a node (NVLink) and use pipeline "
+                              "parallelism across nodes")
+                out.values["tp_exceeds_node"] = True
+        return out
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         return _model_parallel_rec(ctx, 65) if outcome.status == Status.UNUSED else None
+
+
+#: the largest NVLink domain of a common training server (8 GPUs per HGX/DGX node)
+_NODE_GPUS_DEFAULT = 8
+
+
+def _node_gpus(f: Facts, x: Any) -> float | None:
+    """GPUs per node for a TP size: the launch that sets it (``--nproc_per_node``, ``$GPUS_PER_NODE`` in its script), else 8
+    (a TP size above 8 leaves an HGX/DGX node whatever the launch)."""
+    if getattr(x, "source", None) == "launcher":
+        for launch in f.launches():
+            if launch.path == x.path and launch.line == x.line:
+                for k in ("nproc_per_node", "num_gpus", "num_processes", "gpus"):
+                    v = launch.launcher_args.get(k)
+                    n = as_number(v)
+                    if n is None and isinstance(v, str) and (m := re.fullmatch(r"\$\{?(\w+)\}?", v.strip())):
+                        vals = [as_number(e.value) for e in f.records("envs") if e.path == launch.path and e.name == m.group(1)]
+                        n = next((v_ for v_ in vals if v_), None)
+                    if n:
+                        return n
+    return _NODE_GPUS_DEFAULT
 
 
 @register

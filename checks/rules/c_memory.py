@@ -5,9 +5,11 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import PurePosixPath
+from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Expr, Facts, as_number, truthy
+from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
 from ._helpers import HF_DEFAULTS, evs, flag_state, guard_flags, guard_off, off, on, parse_expr, uses_hf_trainer, value_on
@@ -90,6 +92,17 @@ class C1MixedPrecision(Check):
         Example({"train.py": "import torch\nmask = torch.full((8, 8), float('-inf'), dtype=torch.bfloat16)\nloss = model(x)\nloss.backward()\n"}, N, "tensor dtype is not training precision"),
         Example({"accelerate_config.yaml": "distributed_type: MULTI_GPU\nmixed_precision: fp8\n"}, U, "fp8 recipe runs bf16 autocast"),
         Example({"train.py": "import torch\nwith torch.autocast('cuda', dtype=torch.float16):\n    loss = model(x)\nloss.backward()\n"}, P, "fp16 without scaler"),
+        Example({"examples/extras/pure_bf16/qwen2_full_sft.yaml": (
+            "model_name_or_path: Qwen/Qwen2-1.5B-Instruct\nstage: sft\ndo_train: true\nfinetuning_type: full\n"
+            "pure_bf16: true\nlearning_rate: 1.0e-5\n")}, U, "LLaMA-Factory pure_bf16"),
+        Example({
+            "examples/train_full/llama3_full_sft.yaml": (
+                "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\nfinetuning_type: full\n"
+                "deepspeed: examples/deepspeed/ds_z3_config.json\nbf16: true\n"),
+            "examples/deepspeed/ds_z3_config.json": (
+                '{\n  "train_batch_size": "auto",\n  "bf16": {\n    "enabled": false\n  },\n'
+                '  "zero_optimization": {"stage": 3}\n}\n'),
+        }, P, "recipe bf16 vs DeepSpeed bf16.enabled false"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -97,12 +110,13 @@ class C1MixedPrecision(Check):
         used: list = []
         kinds: set[str] = set()
         disabled: list = []
-        for name in ("bf16", "fp16", "bf16_full_eval", "half", "amp", "use_amp", "mixed_precision_training"):
+        # LLaMA-Factory ``pure_bf16: true``: the model is loaded and trained in BF16 (no fp32 master weights)
+        for name in ("bf16", "fp16", "bf16_full_eval", "half", "amp", "use_amp", "mixed_precision_training", "pure_bf16"):
             eff = f.effective(name)
             hits = on(eff)
             if hits:
                 used += hits
-                kinds.add("fp16" if name in ("fp16", "half") else "bf16" if name.startswith("bf16") else "amp")
+                kinds.add("fp16" if name in ("fp16", "half") else "bf16" if "bf16" in name else "amp")
             disabled += off(eff)
             if name in ("bf16", "fp16"):  # axolotl `bf16: auto`: BF16 whenever the GPU has it
                 autos = [s for s in eff if s.source == "config" and isinstance(s.value, str) and s.value.lower() == "auto" and "." not in s.key]
@@ -152,12 +166,45 @@ class C1MixedPrecision(Check):
         precision = "bf16" if "bf16" in kinds else "fp16"
         if only_manual_fp16:
             return Outcome(P, evs(autocast), "FP16 autocast without a GradScaler: gradients may underflow", {"precision": "fp16"})
+        if precision == "bf16" and lacks_bf16_fa2(ctx.project.hardware):
+            bf = [x for x in used if "bf16" in str(getattr(x, "key", "")).lower() or "bf16" in str(getattr(x, "value", "")).lower()
+                  or "bfloat16" in getattr(x, "text", "")] or used
+            findings = [f.ev(x) for x in bf]
+            return Outcome(P, findings, f"BF16 is set, but the target GPU ({ctx.project.hardware.upper()}) has no BF16 Tensor Cores: "
+                           "it runs emulated and slow, or fails; use FP16 with loss scaling instead (fp16: true / GradScaler)",
+                           {"precision": "bf16", "hardware_supports_bf16": False}, findings=findings)
+        clash = _ds_precision_clash(f)
+        if clash:
+            recipe, ds = clash[0]
+            findings = [f.ev(recipe), f.ev(ds)]
+            return Outcome(P, findings, f"{recipe.path} sets {recipe.key}: true but its DeepSpeed config {ds.path} has "
+                           f"{ds.dotted}: false; the HF Trainer refuses this mismatch at launch", {"precision": precision}, findings=findings)
         return Outcome(U, [f.ev(x) for x in used], f"{precision.upper()} mixed precision", {"precision": precision})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         if not ctx.project.does_training:
             return None  # a serving-only project: inference precision is J4's and the engine's business
         return super().recommendation_priority(ctx, outcome)
+
+
+def _ds_precision_clash(f: Facts) -> list[tuple[Any, Any]]:
+    """(recipe setting, DeepSpeed entry) where a YAML recipe turns ``bf16``/``fp16`` on and names (``deepspeed: ds.json``)
+    a DeepSpeed JSON whose ``bf16.enabled``/``fp16.enabled`` is false: HF fills ``"auto"`` from the recipe but raises
+    on an explicit value that contradicts it."""
+    out: list[tuple[Any, Any]] = []
+    for ref in f.config("deepspeed"):
+        if not isinstance(ref.value, str) or not ref.value.endswith(".json"):
+            continue
+        base = ref.value.rsplit("/", 1)[-1]
+        targets = [p for p in f.paths_named(base) if ref.value.endswith(p) or p.endswith(ref.value.lstrip("./"))] or f.paths_named(base)
+        if len(targets) != 1:
+            continue  # several files of that name: which one the launch reads is not known
+        for name in ("bf16", "fp16"):
+            recipe = [e for e in f.config(name) if e.path == ref.path and truthy(e.value) is True and len(e.keys) == 1]
+            ds = [e for e in f.config(f"{name}.enabled") if e.path == targets[0] and truthy(e.value) is False]
+            if recipe and ds:
+                out.append((recipe[0], ds[0]))
+    return out
 
 
 # --- C2 FP8 -------------------------------------------------------------------
@@ -359,6 +406,10 @@ def _gc_helpers(f: Facts) -> list[Call]:
 
     out = []
     for c in f.calls_where(helper):
+        # a setter forwarding its argument to each block (OLMo: ``set_activation_checkpointing(self, strategy)`` calling
+        # ``block.set_activation_checkpointing(strategy)``) is the model's support code, not a choice to checkpoint
+        if c.func and (c.func == c.short or helper(c.func)):
+            continue
         if not c.name.startswith(("torch.", "deepspeed.")) and _gc_call_active(f, c):
             out.append(c)
     return out
@@ -448,6 +499,22 @@ class C3ActivationCheckpointing(Check):
         Example({"ds_config.json": (
             '{\n  "train_micro_batch_size_per_gpu": 4,\n  "activation_checkpointing": {\n    "partition_activations": true,\n'
             '    "contiguous_memory_optimization": true\n  }\n}\n')}, P, "deepspeed section only"),
+        Example({"olmo/model.py": (  # the model's setter forwards a strategy to every block; nothing in the project calls it
+            "import torch.nn as nn\n"
+            "class OLMo(nn.Module):\n"
+            "    def set_activation_checkpointing(self, strategy, checkpoint_func=None):\n"
+            "        self.activation_checkpointing_strategy = strategy\n"
+            "        for block in self.transformer.blocks:\n"
+            "            block.set_activation_checkpointing(strategy, checkpoint_func=checkpoint_func)\n")}, N,
+            "a forwarding setter is support code"),
+        Example({"openrlhf/cli/train_sft.py": (  # dotted argparse options read as args.model.<name>, off by default
+            "import argparse\n"
+            "def train(args):\n    model = Actor(args.pretrain)\n"
+            "    if args.model.gradient_checkpointing_enable:\n"
+            "        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={'use_reentrant': False})\n"
+            "parser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--model.gradient_checkpointing_enable', action='store_true', default=False)\n")}, N,
+            "dotted argparse switch left off"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -820,11 +887,15 @@ class C5GradientAccumulation(Check):
                     ones.append(s)
         code: list = []
         code_n: list[float | None] = []
+        numbers: dict[str, float | None] = {}  # one lookup per distinct operand: a repository repeats the same guard
         for c in f.calls("step", "zero_grad"):
             operand = _modulus_operand(c.guard) if _step_call(c) else None
             if operand is not None:
                 code.append(c)
-                code_n.append(_number_of(f, operand)[0])
+                key = ast.dump(operand)
+                if key not in numbers:
+                    numbers[key] = _number_of(f, operand)[0]
+                code_n.append(numbers[key])
         for c in f.calls("backward"):
             arg = _range_arg(c.loop)
             if arg is not None:

@@ -7,6 +7,7 @@ import re
 
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, as_number, truthy
+from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import evs, guard_off, uses_hf_trainer, value_on
 from .c_memory import fp8_sites
@@ -73,7 +74,8 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
         recv = c.name.rsplit(".", 1)[0].lower() if "." in c.name else ""
         if (
             c.path not in keras_files
-            and re.search(r"(model|module|engine|net)$", recv)
+            and (re.search(r"(model|module|engine|net|block|blocks|layer|layers|decoder_layer|transformer_block)$", recv)
+                 or (recv == "?" and re.search(r"(block|layer)s?\b", c.text)))  # ``for block in model.layers: block.compile()``
             and not c.args
             and set(c.kwargs) <= {"mode", "fullgraph", "dynamic", "backend", "options", "compile_kwargs", "backend_kwargs"}
             and not guard_off(f, c)
@@ -267,6 +269,12 @@ class D1FlashAttention(Check):
         if used:
             order = ("flash_attention_3", "flash_attention_2", "flex_attention", "transformer-engine", "fused", "xformers", "sdpa")
             best = next((k for k in order if k in kinds), sorted(kinds)[0] if kinds else "sdpa")
+            if best in ("flash_attention_2", "flash_attention_3") and lacks_bf16_fa2(ctx.project.hardware):
+                fa = [x for x in used if re.search(r"flash", f"{getattr(x, 'text', '')} {getattr(x, 'name', '')} {getattr(x, 'value', '')}", re.I)] or used
+                findings = [f.ev(x) for x in fa]
+                return Outcome(P, findings, f"FlashAttention-2 is selected, but it needs an Ampere or newer GPU and the target is "
+                               f"{ctx.project.hardware.upper()}: use PyTorch SDPA instead (attn_implementation='sdpa')",
+                               {"attn_implementation": best, "hardware_supports_fa2": False}, findings=findings)
             return Outcome(U, [f.ev(x) for x in used], f"efficient attention via {', '.join(sorted(kinds))}", {"attn_implementation": best})
         if off_:
             return Outcome(N, evs(off_), "attention is explicitly set to eager / flash attention disabled", {"attn_implementation": "eager"})
@@ -335,6 +343,37 @@ class D2TorchCompile(Check):
         Example({"configs/sft.yaml": "torch_compile: false\n", "train.py": "s = 'torch.compile(model)'\n"}, N, "disabled and string"),
         Example({"accelerate_config.yaml": "dynamo_config:\n  dynamo_backend: 'NO'\n"}, N, "dynamo no"),
         Example({"optim/muon.py": "import torch\n@torch.compile\ndef zeropower_via_newtonschulz5(G, steps=5):\n    return G\n"}, P, "helper only"),
+        Example({"torchtitan/models/llama3/parallelize.py": (  # per-block compile: each TransformerBlock compiled in place
+            "import torch\n"
+            "def apply_compile(model, compile_config):\n"
+            "    for layer_id, transformer_block in model.layers.named_children():\n"
+            "        transformer_block.compile(backend=compile_config.backend, fullgraph=True)\n")}, U, "per-block module.compile()"),
+        Example({  # axolotl: the trainer compiles only when the recipe sets torch_compile; the schema default is None
+            "src/axolotl/utils/config/models/input/v0_4_1/__init__.py": (
+                "from typing import Optional\nfrom pydantic import BaseModel\n"
+                "class AxolotlInputConfig(BaseModel):\n    torch_compile: Optional[bool] = None\n    torch_compile_backend: Optional[str] = None\n"),
+            "src/axolotl/core/trainer_builder.py": (
+                "import torch\n"
+                "class AxolotlTrainer(Trainer):\n    def _wrap_model(self, model, training=True, dataloader=None):\n"
+                "        if self.args.torch_compile:\n            model = torch.compile(model, backend=self.args.torch_compile_backend)\n"
+                "        return super()._wrap_model(model, training=training, dataloader=dataloader)\n"
+                "class HFCausalTrainerBuilder:\n    def build(self):\n        training_arguments_kwargs = {}\n"
+                "        training_arguments_kwargs['torch_compile'] = self.cfg.torch_compile\n"),
+            "examples/llama-3/lora-8b.yml": "base_model: NousResearch/Meta-Llama-3-8B\nadapter: lora\nbf16: auto\nflash_attention: true\n",
+        }, N, "compile behind a recipe switch no recipe sets"),
+        Example({  # nanoGPT: compile = True in train.py, switched off by the launch flag
+            "train.py": (
+                "import torch\ncompile = True\nexec(open('configurator.py').read())\nmodel = GPT(gptconf)\n"
+                "if compile:\n    print('compiling the model...')\n    model = torch.compile(model)\n"),
+            "run.sh": "python train.py config/train_shakespeare_char.py --device=mps --compile=False\n",
+        }, N, "compile switched off by a later flag"),
+        Example({  # torchtune: the recipe copies cfg.get("compile", False) into its own flag; every config sets False
+            "recipes/lora_finetune_distributed.py": (
+                "import torch\nclass LoRAFinetuneRecipeDistributed:\n    def setup(self, cfg):\n"
+                "        self._compile = cfg.get('compile', False)\n"
+                "        if self._compile:\n            self._loss_fn = torch.compile(self._loss_fn)\n"),
+            "recipes/configs/llama3_1/8B_lora.yaml": "batch_size: 2\ncompile: False  # pytorch compile, set to true for better perf/memory\n",
+        }, N, "compile flag copied from a config that turns it off"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -812,7 +851,11 @@ class D6OperatorFusion(Check):
 _DIM_KEYS = ("hidden_size", "n_embd", "d_model", "n_embed", "embed_dim", "emb_dim", "vocab_size", "padded_vocab_size", "intermediate_size",
              "ffn_hidden_size", "n_inner", "head_dim", "kv_channels", "dim_feedforward", "ffn_dim", "moe_intermediate_size")
 _PAD_KEYS = ("make_vocab_size_divisible_by", "pad_vocab_size_to", "pad_to_multiple_of", "vocab_size_multiple", "pad_vocab_size_to_multiple_of",
-             "padded_vocab_multiple", "vocab_multiple_of")
+             "padded_vocab_multiple", "vocab_multiple_of", "pad_vocab_size_multiple", "padding_multiple")
+#: settings that pad the vocabulary (the embedding/LM-head GEMM) up to a multiple: GPT-NeoX/Mamba ``pad_vocab_size_multiple``,
+#: litgpt ``padding_multiple`` (``padded_vocab_size = find_multiple(vocab_size, padding_multiple)``)
+_VOCAB_PAD_KEYS = {"make_vocab_size_divisible_by", "pad_vocab_size_to", "pad_vocab_size_to_multiple_of", "vocab_size_multiple",
+                   "padded_vocab_multiple", "vocab_multiple_of", "pad_vocab_size_multiple", "padding_multiple"}
 _CONFIG_CALL = re.compile(r"(Config|Args|Arguments|Params|Hparams|HParams)$")
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|unittests?)(/|$)|(^|/)test_[^/]*$|_test\.py$")
 
@@ -893,11 +936,34 @@ class D7TensorCoreAlignment(Check):
             "tokenizer.add_special_tokens({'pad_token': '[PAD]'})\n"
             "model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=64)\n")}, U, "resize with padding"),
         Example({"configs/gpt2_small.yaml": "n_layer: 12\nn_embd: 768\nvocab_size: 50257\n"}, N, "gpt2 vocab"),
+        Example({"litgpt/config.py": (  # litgpt: the vocabulary is padded by find_multiple(vocab_size, padding_multiple)
+            "from dataclasses import dataclass\nfrom typing import Optional\n"
+            "@dataclass\nclass Config:\n    block_size: int = 4096\n    vocab_size: int = 50254\n    padding_multiple: int = 512\n"
+            "    padded_vocab_size: Optional[int] = None\n    n_embd: int = 4096\n"
+            "    def __post_init__(self):\n        if self.padded_vocab_size is None:\n"
+            "            self.padded_vocab_size = find_multiple(self.vocab_size, self.padding_multiple)\n")}, U, "litgpt padding_multiple"),
+        Example({"configs/official/OLMo-1B.yaml": (  # OLMo: embedding_size is the padded row count of the embedding
+            "model:\n  d_model: 2048\n  n_layers: 16\n  mlp_ratio: 8\n  vocab_size: 50280\n  embedding_size: 50304\n")}, U,
+            "OLMo embedding_size"),
+        Example({"configs/mamba-130m.json": '{\n  "d_model": 768,\n  "n_layer": 24,\n  "vocab_size": 50277,\n  "pad_vocab_size_multiple": 8\n}\n'}, U,
+                "mamba pad_vocab_size_multiple"),
         Example({"train.py": (
             "special = {'pad_token': '[PAD]'}\nnum_new = tokenizer.add_special_tokens(special)\n"
             "model.resize_token_embeddings(len(tokenizer))\n")}, N, "resize to len(tokenizer)"),
         Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-3.1-8B')\n"},
                 N, "dimensions from checkpoint"),
+        Example({"llmfoundry/models/mpt/configuration_mpt.py": (  # HF config idiom: defaults are __init__ parameters
+            "from transformers import PretrainedConfig\n"
+            "class MPTConfig(PretrainedConfig):\n    model_type = 'mpt'\n"
+            "    def __init__(self, d_model: int = 2048, n_heads: int = 16, n_layers: int = 24, expansion_ratio: int = 4,\n"
+            "                 max_seq_len: int = 2048, vocab_size: int = 50368, **kwargs):\n"
+            "        self.d_model = d_model\n        self.vocab_size = vocab_size\n        super().__init__(**kwargs)\n")}, U,
+            "config __init__ defaults"),
+        Example({"modeling/configuration_tiny.py": (
+            "from transformers import PretrainedConfig\n"
+            "class TinyConfig(PretrainedConfig):\n"
+            "    def __init__(self, hidden_size=1000, vocab_size=50257, num_hidden_layers=6, **kwargs):\n"
+            "        super().__init__(**kwargs)\n")}, N, "config __init__ defaults not aligned"),
     )
 
     def _mult(self, f: Facts) -> int:
@@ -911,10 +977,12 @@ class D7TensorCoreAlignment(Check):
         if not dims and not pads and not _resize_without_pad(f):
             return Outcome(N, [], "no model dimension or padding setting is visible (the architecture comes from a checkpoint)",
                            {"dims_visible": False})
-        vocab_padded = any(s.name in {"make_vocab_size_divisible_by", "pad_vocab_size_to", "pad_vocab_size_to_multiple_of",
-                                      "vocab_size_multiple", "padded_vocab_multiple", "vocab_multiple_of"} for s in pads) or any(
+        vocab_padded = any(s.name in _VOCAB_PAD_KEYS for s in pads) or any(
             s.name == "pad_to_multiple_of" and s.key.startswith("resize_token_embeddings") for s in pads)
         vocabs = [int(as_number(s.value) or 0) for s in dims if s.name in {"vocab_size", "padded_vocab_size"}]
+        # the embedding row count a model really allocates (OLMo ``embedding_size: 50304`` beside ``vocab_size: 50280``)
+        vocabs += [int(n) for s in f.effective("embedding_size", "padded_vocab_size")
+                   if not _TEST_PATH.search(s.path) and (n := as_number(s.value)) and n >= 1000]
 
         padded_vocabs = sorted({w for w in vocabs if w % 64 == 0})
 

@@ -191,10 +191,18 @@ class E1GPUDirectRDMA(Check):
         Example({"examples/gpt3/train_gpt3_857m.sh": (
             "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --bf16\n")},
                 Status.NA, "model-parallel group fits one node"),
+        Example({  # axolotl: the multi-node launch lives only in its docs; nothing sets up RDMA
+            "docs/multi-node.qmd": (
+                "---\ntitle: Multi Node\n---\n\n```yaml\ncompute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\n"
+                "machine_rank: 0\nmain_process_ip: 10.0.0.4\nnum_machines: 2 # Change to the number of machines\nnum_processes: 4\n```\n"),
+            "examples/llama-3/fft-8b.yaml": "base_model: NousResearch/Meta-Llama-3.1-8B\nbf16: auto\n",
+        }, N, "multi-node documented only in Markdown"),
+        Example({"README.md": "# Train\n\n```bash\ntorchrun --nnodes 1 --nproc_per_node 8 train.py\n```\n",
+                 "train.py": "import torch\n"}, Status.NA, "README documents a one-node launch"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
-        if ctx.project.multi_node or _rdma_evidence(ctx.facts)[0]:
+        if ctx.project.multi_node or _rdma_evidence(ctx.facts)[0] or _documented_multi_node(ctx.facts):
             return None
         return "single-node project: GPUDirect RDMA only matters for inter-node communication"
 
@@ -213,7 +221,17 @@ class E1GPUDirectRDMA(Check):
             return Outcome(P, ev, "RDMA configured in some launchers and disabled in others", values)
         if neg:
             return Outcome(N, ev, "RDMA / GPUDirect RDMA explicitly disabled for NCCL", values)
+        docs = [] if ctx.project.multi_node else _documented_multi_node(ctx.facts)
+        if docs:
+            d = docs[0]
+            return Outcome(N, [], f"multi-node training is documented ({d.path}:{d.line}: `{d.value}`), but nothing configures "
+                           "RDMA / GPUDirect RDMA for NCCL", {**values, "multi_node_documented": True})
         return Outcome(N, [], "multi-node training without any RDMA / GPUDirect setting for NCCL", values)
+
+
+def _documented_multi_node(f: Facts) -> list[Any]:
+    """Multi-node launches documented only in prose (``docs/multi-node.qmd``: ``num_machines: 2``); tests' docs aside."""
+    return [h for h in f.records("doc_hints") if h.kind == "multi_node" and not re.search(r"(^|/)tests?/", h.path)]
 
 
 def _env_ev(x: Any) -> Evidence:

@@ -17,7 +17,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
-from ._helpers import HF_DEFAULTS, uses_hf_trainer
+from ._helpers import HF_DEFAULTS, guard_flags, guard_off, uses_hf_trainer
 from .e_comm import megatron_launches
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -96,6 +96,67 @@ def _is_train(c: Call) -> bool:
     return True
 
 
+#: modded-nanogpt's shard reader (a header read with torch.from_file, tokens read into a pinned buffer)
+_MODDED_READER = (
+    "from pathlib import Path\nimport torch\n"
+    "def _load_data_shard(file: Path):\n"
+    "    header = torch.from_file(str(file), False, 256, dtype=torch.int32)  # header is 256 int32\n"
+    "    assert header[0] == 20240520, 'magic number mismatch in the data .bin file'\n"
+    "    num_tokens = int(header[2])\n"
+    "    with file.open('rb', buffering=0) as f:\n"
+    "        tokens = torch.empty(num_tokens, dtype=torch.uint16, pin_memory=True)\n"
+    "        f.seek(256 * 4)\n"
+    "        nbytes = f.readinto(tokens.numpy())\n"
+    "        assert nbytes == 2 * num_tokens, 'number of tokens read does not match header'\n"
+    "    return tokens\n"
+    "def distributed_data_generator(filename_pattern: str, batch_size: int, rank: int, world_size: int):\n"
+    "    files = sorted(Path.cwd().glob(filename_pattern))\n"
+    "    file_iter = iter(files)\n"
+    "    tokens, pos = _load_data_shard(next(file_iter)), 0\n"
+    "    while True:\n"
+    "        buf = tokens[pos + rank * batch_size:][:batch_size + 1]\n"
+    "        inputs = buf[:-1].to(device='cuda', dtype=torch.int32, non_blocking=True)\n"
+    "        targets = buf[1:].to(device='cuda', dtype=torch.int64, non_blocking=True)\n"
+    "        pos += batch_size * world_size\n"
+    "        yield inputs, targets\n"
+)
+#: llm.c's shard writer (dev/data/data_common.py)
+_LLMC_WRITER = (
+    "import numpy as np\n"
+    "def write_datafile(filename, toks, model_desc='gpt-2'):\n"
+    "    assert len(toks) < 2**31, 'token count too large'\n"
+    "    header = np.zeros(256, dtype=np.int32)\n"
+    "    header[0] = 20240520\n    header[1] = 1\n    header[2] = len(toks)\n"
+    "    toks_np = np.array(toks, dtype=np.uint16)\n"
+    "    with open(filename, 'wb') as f:\n"
+    "        f.write(header.tobytes())\n"
+    "        f.write(toks_np.tobytes())\n"
+)
+
+
+_SIDE_FLAG = re.compile(r"(^|_)(debug|debugging|test|testing|smoke|dry_?run|sanity|profil\w*|cpu|mock|fake|dummy|overfit)(_|$)", re.I)
+_MOCK = re.compile(r"(^|[^a-z])(mock|dummy|fake|synthetic|random)(_|[^a-z]|$)", re.I)
+
+
+_PREP_PATH = re.compile(r"(^|/)(data_prep|preprocess\w*|prepare\w*)/|(^|/)(convert|preprocess|prepare|pre_?tokeniz)\w*\.py$", re.I)
+_COUNTING_FUNC = re.compile(r"(calc|calculate|estimate|count|compute|get)_?\w*(num_steps|total_steps|steps|len|length)$|^num_\w*steps$", re.I)
+
+
+def _side_loader(c: Call) -> bool:
+    """A loader that is not the training setting: in a debug/test/CPU branch (``if args.debug:``), over a mock
+    dataset (``DataLoader(MockDataset(...), num_workers=0)``), or built only to count batches
+    (axolotl's ``calculate_total_num_steps``: ``len(DataLoader(ds, batch_sampler=sampler))``)."""
+    if any(not neg and _SIDE_FLAG.search(name) for name, neg in guard_flags(c.guard)):
+        return True
+    if c.func and _COUNTING_FUNC.search(c.func):
+        return True
+    if _PREP_PATH.search(c.path):
+        return True  # a loader of a preprocessing/conversion script (llm-foundry data_prep/convert_dataset_hf.py) feeds a writer
+    first = c.args[0] if c.args else c.kwargs.get("dataset")
+    target = c.text.split("=", 1)[0] if "=" in c.text.split("(", 1)[0] else ""
+    return bool(_MOCK.search(_text(first) if first is not None else "") or _MOCK.search(target))
+
+
 def _loader_calls(f: Facts) -> list[Call]:
     real = [c for c in f.calls(*_REAL_LOADERS) if not _in_tests(c.path)]
     seen = {id(c) for c in real}
@@ -103,7 +164,14 @@ def _loader_calls(f: Facts) -> list[Call]:
         c for c in f.calls_with_kw("num_workers")
         if id(c) not in seen and "loader" in c.short.lower() and not _in_tests(c.path)
     ]
-    return real + wrappers
+    calls = real + wrappers
+    main = [c for c in calls if not _side_loader(c)]
+    return main or calls
+
+
+#: calls whose ``num_workers=`` sizes a preprocessing pool (LitData ``optimize``, ``datasets.map``), not a loader
+_PREP_CALLS = {"optimize", "map", "filter", "DataProcessor", "Pool", "ProcessPoolExecutor", "ThreadPoolExecutor", "process_map",
+               "load_dataset", "thread_map", "Parallel"}
 
 
 def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]]) -> list[_Value]:
@@ -114,8 +182,15 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
     if isinstance(value, Expr) and value.ref:
         found = [
             s for s in f.effective(value.ref, near=c.path)
-            if not (s.source == "call" and (s.path, s.line) in skip) and s.value is not None
-        ]
+            if not (s.source == "call" and (s.path, s.line) in skip) and s.value is not None and not _in_tests(s.path)
+            and not (s.source == "call" and s.key.split("(", 1)[0].rsplit(".", 1)[-1] in _PREP_CALLS)
+        ]  # a test that builds the data module with num_workers=0, or a preprocessing pool's size, is not the loader's setting
+        # a caller's keyword forwarding a config value (nanotron: ``dataloader_num_workers=config.data.num_loading_workers``)
+        # is followed one hop to that value; another loader's keyword forwarding its own config is not a value
+        hop = [t for s in found if s.source == "call" and isinstance(s.value, Expr) and s.value.ref and s.value.ref != value.ref
+               for t in f.effective(s.value.ref, near=c.path) if not isinstance(t.value, Expr) and t.value is not None and not _in_tests(t.path)]
+        concrete = [s for s in found if not (s.source == "call" and isinstance(s.value, Expr))] + hop
+        found = concrete or found
         if found:
             return [_Value(s.value, f.ev(s), True) for s in found]
     return [_Value(value, here, True)]
@@ -130,7 +205,32 @@ def _call_prop(f: Facts, c: Call, name: str, real: bool, skip: set[tuple[str, in
     if real and not c.star_kwargs:
         default = _DEFAULTS[name]
         return [_Value(default, _ev(c, key=f"{c.short}({name}=)", value=default), False)]
+    if real and c.star_kwargs:
+        found = _params_dict_value(f, c, name)
+        if found:
+            return found
     return [_Value(_UNKNOWN, _ev(c, key=f"{c.short}({name}=)"), False)]
+
+
+def _params_dict_value(f: Facts, c: Call, name: str) -> list[_Value]:
+    """``DataLoader(ds, **dataloader_params)`` with ``dataloader_params = {"pin_memory": self.args.dataloader_pin_memory, ...}``
+    a few lines above (the HF Trainer's own idiom, copied by TRL and axolotl): the dict's value, followed to its setting or
+    to the HF ``TrainingArguments`` default it reads."""
+    entries = [e for e in f.config(name) if e.path == c.path and e.fmt == "python" and 0 <= c.line - e.line <= 40
+               and (len(e.keys) == 1 or (len(e.keys) == 2 and f"**{e.keys[0]}" in c.text))]
+    if not entries:
+        return []
+    e = max(entries, key=lambda x: x.line)
+    v = e.value
+    ref = v.ref if isinstance(v, Expr) else None
+    if ref:
+        found = [s for s in f.effective(ref, near=c.path) if s.value is not None and not _in_tests(s.path) and not isinstance(s.value, Expr)]
+        if found:
+            return [_Value(s.value, f.ev(s), True) for s in found]
+        if ref in HF_DEFAULTS:
+            return [_Value(HF_DEFAULTS[ref], _ev(e, key=e.dotted, value=HF_DEFAULTS[ref]), False)]
+        return [_Value(v, _ev(e, key=e.dotted, value=v.text), True)]
+    return [_Value(v, _ev(e, key=e.dotted, value=v), True)]
 
 
 def _framework_launches(f: Facts) -> list[Any]:
@@ -265,11 +365,22 @@ def _reached_from(f: Facts, func: str | None, start: re.Pattern[str], memo: dict
     return memo[func]
 
 
+def _byte_range_funcs(f: Facts) -> set[tuple[str, str | None]]:
+    """Functions that read a byte range of one big file (``f.seek(off); f.readinto(buf)``, ``os.pread``,
+    ``np.memmap(path, offset=)``): opening that file per sample is a positioned read, not small-file I/O."""
+    out = {(c.path, c.func) for c in f.calls("seek", "readinto", "os.pread", "pread")}
+    out |= {(c.path, c.func) for c in f.calls("numpy.memmap", "np.memmap") if "offset" in c.kwargs or len(c.args) >= 4}
+    return out
+
+
 def _per_sample_reads(f: Facts) -> list[Call]:
     """Per-sample file opens under ``__getitem__`` (LLaVA style ``Image.open(os.path.join(folder, file))``)."""
     out = []
     memo: dict[str, bool] = {}
+    ranged = _byte_range_funcs(f)
     for c in f.calls(*_PER_SAMPLE):
+        if (c.path, c.func) in ranged and c.short == "open":
+            continue
         if _in_tests(c.path) or not c.func:
             continue
         if not (_PER_SAMPLE_FUNCS.match(c.func) or _reached_from(f, c.func, _GETITEM, memo)):
@@ -309,8 +420,17 @@ def _memmap_calls(f: Facts) -> list[Call]:
     return [c for c in f.calls("numpy.memmap", "np.memmap") if not _in_tests(c.path)]
 
 
+_TOKENISH = re.compile(r"\.bin\b|uint16|uint32|int32|\btoks?\b|toks_|_toks|tokens|shard", re.I)
+
+
 def _token_bins(f: Facts) -> list[Call]:
-    """``np.memmap('train.bin', dtype=np.uint16)``-style token streams (nanoGPT) and their writers."""
+    """Hand-written pre-tokenized binary token streams and their writers.
+
+    Readers: ``np.memmap('train.bin', dtype=np.uint16)`` (nanoGPT, also with ``offset=`` past a header),
+    ``torch.from_file(shard, ...)`` (modded-nanogpt's header read), ``f.readinto(tokens.numpy())`` into a
+    preallocated tensor, LitData's ``TokensLoader``. Writers: ``arr.tofile('train.bin')``, a header and tokens written
+    with ``f.write(x.tobytes())`` (llm.c ``write_datafile``), ``np.save(shard_path, tokens)``.
+    """
     out = []
     for c in _memmap_calls(f):
         text = " ".join(_text(a) for a in c.args) + " " + " ".join(_text(v) for v in c.kwargs.values()) + " " + c.text
@@ -319,11 +439,26 @@ def _token_bins(f: Facts) -> list[Call]:
     for c in f.calls("tofile"):
         if re.search(r"\.bin\b|bin_path|filename", " ".join(_text(a) for a in c.args) + c.text):
             out.append(c)
+    scope = [c for c in f.calls("torch.from_file", "readinto", "tobytes", "numpy.save", "np.save", "TokensLoader") if not _in_tests(c.path)]
+    for c in scope:
+        where = f"{c.text} {c.func or ''}"
+        if c.short == "TokensLoader" or (c.name == "torch.from_file") or (c.short == "readinto" and _TOKENISH.search(where)):
+            out.append(c)
+        elif c.short == "tobytes" and ".write(" in c.text and _TOKENISH.search(where):
+            out.append(c)
+        elif c.short == "save" and _TOKENISH.search(where):
+            out.append(c)
     return out
 
 
-def _streaming_map(f: Facts) -> bool:
-    return any(truthy(c.kwargs.get("streaming")) for c in f.calls("load_dataset"))
+def _bin_key(c: Call) -> str:
+    return "np.memmap" if c.short == "memmap" else f"{c.short}()"
+
+
+def _streaming_files(f: Facts) -> set[str]:
+    """Files that load a dataset with ``streaming=True``: a ``.map`` there tokenizes on the fly while training reads.
+    Per file, so one streaming path (axolotl's ``pretraining_dataset``) does not make every other map online."""
+    return {c.path for c in f.calls("load_dataset") if truthy(c.kwargs.get("streaming"))}
 
 
 # -- tokenization: offline, up-front (once per run) or online (per sample) ----------------
@@ -364,7 +499,7 @@ def _mapped_funcs(f: Facts) -> tuple[set[str], set[str], set[str]]:
     cached: set[str] = set()
     uncached: set[str] = set()
     online: set[str] = set()
-    streaming = _streaming_map(f)
+    streaming = _streaming_files(f)
     for c in f.calls("map"):
         if "." not in c.name or not c.args:
             continue
@@ -372,7 +507,7 @@ def _mapped_funcs(f: Facts) -> tuple[set[str], set[str], set[str]]:
             continue
         names = set(re.findall(r"[A-Za-z_]\w*", _text(c.args[0])))
         no_cache = truthy(c.kwargs.get("load_from_cache_file", True)) is False or truthy(c.kwargs.get("keep_in_memory", False)) is True
-        (online if streaming else uncached if no_cache else cached).update(names)
+        (online if c.path in streaming else uncached if no_cache else cached).update(names)
     for c in f.calls("set_transform", "with_transform"):
         for a in list(c.args) + list(c.kwargs.values()):
             online.update(re.findall(r"[A-Za-z_]\w*", _text(a)))
@@ -450,7 +585,7 @@ def _offline_outputs(f: Facts) -> list[Evidence]:
         if _OFFLINE_PATH.search(script) or (launch.launcher == "axolotl" and launch.launcher_args.get("command") == "preprocess"):
             out.append(_ev(launch, key=script or launch.launcher))
     out += _data_path_ev(f)
-    out += [_ev(c, key="np.memmap") for c in _token_bins(f)]
+    out += [_ev(c, key=_bin_key(c)) for c in _token_bins(f)]
     return _unique_ev(out)
 
 
@@ -513,6 +648,41 @@ class F1NumWorkers(_DataCheck):
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, num_workers=2)\n"
                  "val_loader = DataLoader(val_ds, batch_size=32, num_workers=0)\n"}, P, "two workers, eval loader ignored"),
         Example({"pretrain.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 4 --data-path /data/c4_text_document\n"}, P, "megatron default 2"),
+        Example({"train.py": (  # the debug branch and the mock loader are not the training setting
+            "from torch.utils.data import DataLoader\n"
+            "if args.debug:\n    train_loader = DataLoader(train_ds, batch_size=2, num_workers=0)\n"
+            "else:\n    train_loader = DataLoader(train_ds, batch_size=32, num_workers=8, pin_memory=True)\n"
+            "mock_loader = DataLoader(MockDataset(1024), batch_size=32, num_workers=0)\n")}, U, "debug branch and mock loader ignored"),
+        Example({"src/nanotron/dataloader.py": (  # a parameter set to 0 only on ranks that take no input is not the setting
+            "from torch.utils.data import DataLoader\n"
+            "def get_train_dataloader(train_dataset, input_pp_rank, dataloader_num_workers: int, dataloader_pin_memory: bool = True):\n"
+            "    if dist.get_rank(parallel_context.pp_pg) not in [input_pp_rank]:\n"
+            "        train_dataset = EmptyInfiniteDataset(length=len(train_dataset))\n        dataloader_num_workers = 0\n"
+            "    return DataLoader(train_dataset, batch_size=micro_batch_size, num_workers=dataloader_num_workers,\n"
+            "                      pin_memory=dataloader_pin_memory)\n"),
+            "src/nanotron/config/config.py": "from dataclasses import dataclass\n@dataclass\nclass DataArgs:\n    seed: int = 42\n    num_loading_workers: int = 8\n",
+        }, U, "zero only on pipeline ranks without input"),
+        Example({"train.py": (
+            "from torch.utils.data import DataLoader\n"
+            "if args.debug:\n    train_loader = DataLoader(train_ds, batch_size=2, num_workers=8)\n"
+            "else:\n    train_loader = DataLoader(train_ds, batch_size=32, num_workers=0)\n")}, N, "zero workers outside the debug branch"),
+        Example({  # litgpt: a test builds the data module with num_workers=0; optimize() sizes a preprocessing pool
+            "litgpt/data/alpaca.py": (
+                "from dataclasses import dataclass\nfrom torch.utils.data import DataLoader\n"
+                "@dataclass\nclass Alpaca:\n    batch_size: int = 1\n    num_workers: int = 4\n"
+                "    def prepare_data(self):\n        optimize(fn=tokenize, inputs=files, output_dir='data/alpaca', num_workers=1)\n"
+                "    def train_dataloader(self):\n"
+                "        return DataLoader(self.train_dataset, batch_size=self.batch_size, shuffle=True, num_workers=self.num_workers)\n"),
+            "tests/test_lora.py": "from litgpt.data import Alpaca\ndef test_lora_script():\n    data = Alpaca(num_workers=0)\n",
+        }, U, "test and preprocessing pool are not the loader setting"),
+        Example({"src/axolotl/utils/trainer.py": (  # a loader built only to count the batches of an epoch
+            "import math\nfrom torch.utils.data import DataLoader\n"
+            "def calculate_total_num_steps(cfg, train_dataset):\n"
+            "    data_loader = DataLoader(train_dataset.remove_columns(['length']), batch_sampler=sampler)\n"
+            "    return int(math.floor(len(data_loader) * cfg.num_epochs))\n"
+            "def build_loader(train_dataset, collator):\n"
+            "    return DataLoader(train_dataset, batch_size=8, collate_fn=collator, num_workers=8, pin_memory=True)\n")}, U,
+            "a step-counting loader is not the training loader"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -531,6 +701,13 @@ class F1NumWorkers(_DataCheck):
             return Outcome(N, worst, "the training data loader runs in the main process (num_workers=0)", values)
         if low < 4:
             return Outcome(P, worst, f"only {int(low)} loader worker(s) for training", values)
+        many = [(n, v) for n, v in known if n > _MAX_WORKERS and not (isinstance(v.value, Expr))]
+        if many:
+            top = int(max(n for n, _ in many))
+            findings = [v.ev for _, v in many]
+            return Outcome(U, [v.ev for _, v in known], f"num_workers={top} per training process: far above the CPU cores a GPU "
+                           f"usually has ({_MAX_WORKERS} on a DGX A100), so workers contend for CPU and each holds its own "
+                           "prefetched batches in RAM; 4-8 per GPU is usual", {**values, "max_num_workers": top}, findings=findings)
         return Outcome(U, [v.ev for _, v in known], f"{int(low)}+ loader workers", values)
 
 
@@ -633,12 +810,32 @@ class F2Prefetch(_DataCheck):
                 return Outcome(P, ahead, "the next batch is fetched ahead by hand (pinned, non_blocking copy) in the training "
                                "process: one batch deep, and loading itself is not overlapped by worker processes", values)
             return Outcome(N, [], "no multi-process data loader found", values)
+        explicit_vals = sorted({int(x) for x in factors if x not in (0, 2)} | ({2} if len(defaults) < len([k for k in kinds if k == "used"]) and 2 in factors else set()))
+        huge = [(n, v) for ld in loaders for v in ld.props.get("prefetch_factor", [])
+                if v.explicit and (n := as_number(v.value)) is not None and n > _MAX_PREFETCH]
+        if huge:
+            worst = max(n for n, _ in huge)
+            findings = [v.ev for _, v in huge]
+            return Outcome(U, _unique_ev(ev), f"prefetch_factor={int(worst)}: each worker keeps {int(worst)} batches in host RAM "
+                           f"(more than {_MAX_PREFETCH} buys no overlap and costs memory; 2-4 is usual)", values, findings=findings)
         if all(k == "used" for k in kinds):
-            detail = "worker processes prefetch batches (PyTorch's default prefetch_factor=2)" if defaults else "batches prefetched with an explicit prefetch depth"
+            if explicit_vals and defaults:
+                detail = (f"worker processes prefetch batches (prefetch_factor={', '.join(map(str, explicit_vals))} where set, "
+                          "PyTorch's default 2 elsewhere)")
+            elif explicit_vals:
+                detail = f"batches prefetched with prefetch_factor={', '.join(map(str, explicit_vals))}"
+            else:
+                detail = "worker processes prefetch batches (PyTorch's default prefetch_factor=2)"
             return Outcome(U, _unique_ev(ev), detail, values)
         if all(k == "none" for k in kinds):
             return Outcome(N, _unique_ev(ev), "num_workers=0: nothing is prefetched", values)
         return Outcome(P, _unique_ev(ev), "prefetching only for some training loaders, or with a factor below 2", values)
+
+
+#: a prefetch depth above this keeps many batches per worker in host RAM for no added overlap
+_MAX_PREFETCH = 8
+#: loader workers per training process above this exceed the CPU cores a GPU usually has (DGX A100: 128 cores / 8 GPUs)
+_MAX_WORKERS = 16
 
 
 def _fetched_ahead(f: Facts) -> list[Evidence]:
@@ -706,6 +903,10 @@ class F3PinMemory(_DataCheck):
         Example({"cfg.yaml": "dataloader_pin_memory: false\n", "train.py": "from transformers import Trainer\nt = Trainer(model=m, args=a)\n"}, N, "hf disabled"),
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_dl = DataLoader(train_ds, batch_size=8, pin_memory=True)\n",
                  "finetune.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(sft_ds, batch_size=4)\n"}, P, "one of two training loaders"),
+        Example({"train_gpt.py": _MODDED_READER}, U, "tokens read into a pinned buffer"),
+        Example({"train.py": (
+            "import torch\nscratch = torch.empty(1 << 20, dtype=torch.float32)\n"
+            "for step in range(steps):\n    x = torch.from_numpy(next_batch()).cuda()\n")}, N, "unpinned scratch tensor"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -722,6 +923,12 @@ class F3PinMemory(_DataCheck):
         manual = [c for c in f.calls("pin_memory") if "." in c.name and not c.kwargs and not _in_tests(c.path)
                   and (_PIN_FUNCS.search(c.func or "") or "data" in c.path.lower())]
         pinned += [_ev(c, key=".pin_memory()") for c in manual]
+        # a pinned host buffer the data is read into (modded-nanogpt: ``torch.empty(n, dtype=torch.uint16, pin_memory=True)``
+        # then ``f.readinto(tokens.numpy())`` and ``tokens.cuda(non_blocking=True)``)
+        buffers = [c for c in f.calls("torch.empty", "torch.zeros", "torch.ones", "torch.empty_strided")
+                   if truthy(c.kwargs.get("pin_memory")) is True and not _in_tests(c.path)
+                   and (_PIN_FUNCS.search(c.func or "") or _TOKENISH.search(f"{c.text} {c.func or ''}") or "data" in c.path.lower())]
+        pinned += [_ev(c, key=f"{c.name}(pin_memory=)", value=True) for c in buffers]
         if pinned and not unpinned:
             return Outcome(U, _unique_ev(pinned), "training batches are pinned", {"pin_memory": True})
         if pinned:
@@ -748,7 +955,13 @@ def _shard_evidence(f: Facts) -> list[Evidence]:
         if (isinstance(first, str) and first in {"parquet", "arrow", "webdataset"}) or _SHARD_FILES.search(files):
             out.append(_ev(c, key="load_dataset", value=first if isinstance(first, str) else None))
     out += _data_path_ev(f)
-    out += [_ev(c, key="np.memmap") for c in _token_bins(f)]
+    out += [_ev(c, key=_bin_key(c)) for c in _token_bins(f)]
+    # positioned reads of one big file per sample (``f.seek(off); f.readinto(buf)`` in ``__getitem__``): merged storage
+    seeks = {(c.path, c.func) for c in f.calls("seek")}
+    for c in f.calls("readinto", "os.pread"):
+        if not _in_tests(c.path) and (c.name == "os.pread" or (c.path, c.func) in seeks) and (
+                _GETITEM.match(c.func or "") or _TOKENISH.search(f"{c.text} {c.func or ''} {c.path}") or "data" in c.path.lower()):
+            out.append(_ev(c, key="byte-range read"))
     for s in f.settings("data_path", "train_data", "dataset_path", "train_shards", "urls", "shards", "data_files", "train_data_path"):
         if isinstance(s.value, str) and _SHARD_FILES.search(s.value):
             out.append(f.ev(s))
@@ -801,6 +1014,16 @@ class F4SmallFileMerging(_DataCheck):
         Example({"train.py": "from datasets import load_dataset\nds = load_dataset('json', data_files='train.jsonl')\n# wds.WebDataset('x-{0..9}.tar')\n"}, N, "single json, commented"),
         Example({"ds.py": "import webdataset as wds\nfrom PIL import Image\nshards = wds.WebDataset('cc3m-{00000..00331}.tar')\n"
                  "class Extra:\n    def __getitem__(self, i):\n        return Image.open(self.paths[i])\n"}, P, "shards plus per-sample files"),
+        Example({"train_gpt.py": _MODDED_READER}, U, "fixed-size .bin token shards"),
+        Example({"data/dataset.py": (  # one big token file read by byte range per sample: not small-file I/O
+            "import numpy as np\nfrom torch.utils.data import Dataset\n"
+            "class TokenWindows(Dataset):\n"
+            "    def __init__(self, path, seq_len):\n        self.path, self.seq_len = path, seq_len\n"
+            "    def __getitem__(self, i):\n"
+            "        buf = np.empty(self.seq_len + 1, dtype=np.uint16)\n"
+            "        with open(self.path, 'rb') as f:\n"
+            "            f.seek(i * self.seq_len * 2)\n            f.readinto(buf)\n"
+            "        return buf\n")}, U, "byte-range reads of one token file"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -960,6 +1183,24 @@ class F6OfflinePreprocessing(_DataCheck):
                  "        rows = json.load(open(path))\n        self.input_ids = [tokenizer(r['text']).input_ids for r in rows]\n"
                  "    def __len__(self):\n        return len(self.input_ids)\n"}, N, "whole dataset tokenized in __init__"),
         Example({"train.py": "from trl import SFTTrainer, SFTConfig\ntrainer = SFTTrainer(model=model, args=SFTConfig(output_dir='o'), train_dataset=ds)\n"}, P, "trl default"),
+        Example({"dev/data/data_common.py": _LLMC_WRITER,
+                 "dev/data/fineweb.py": (
+                     "import tiktoken\nenc = tiktoken.get_encoding('gpt2')\n"
+                     "def tokenize(doc):\n    tokens = [enc._special_tokens['<|endoftext|>']]\n"
+                     "    tokens.extend(enc.encode_ordinary(doc['text']))\n    return tokens\n")}, U, "llm.c shards written offline"),
+        Example({  # axolotl: one optional path streams pretraining data; the SFT path maps and saves before training
+            "src/axolotl/utils/data/pretraining.py": (
+                "from datasets import load_dataset\n"
+                "def load_pretraining_dataset(path, split='train'):\n    return load_dataset(path, streaming=True, split=split)\n"),
+            "src/axolotl/datasets.py": (
+                "class TokenizedPromptDataset:\n    def process(self, dataset):\n"
+                "        return dataset.map(self.prompt_tokenizer.tokenize_prompt, num_proc=8, desc='Tokenizing Prompts')\n"),
+            "src/axolotl/prompt_tokenizers.py": (
+                "class InstructionPromptTokenizingStrategy:\n    def tokenize_prompt(self, prompt):\n"
+                "        return self.tokenizer(prompt['instruction'], truncation=True, max_length=2048)\n"),
+            "src/axolotl/utils/data/sft.py": (
+                "def load_prepare_datasets(cfg, dataset):\n    dataset.save_to_disk(str(cfg.dataset_prepared_path))\n    return dataset\n"),
+        }, U, "a streaming path elsewhere does not make the SFT map online"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1050,6 +1291,16 @@ class F7SequencePacking(_DataCheck):
         Example({"sft.yaml": "stage: sft\npacking: false\ncutoff_len: 4096\n"}, N, "packing false"),
         Example({"train.py": "from trl import SFTTrainer\ntrainer = SFTTrainer(model=m, train_dataset=ds)\n# packing=True\n"}, N, "default off, commented"),
         Example({"train.sh": "deepspeed train.py --group_by_modality_length True --bf16 True\n"}, N, "length grouping is not packing"),
+        Example({  # torchtune: the builder packs only when a config sets packed: True; its recipes leave it off
+            "torchtune/datasets/_alpaca.py": (
+                "from torchtune.datasets._packed import PackedDataset\n"
+                "def alpaca_dataset(tokenizer, *, source='tatsu-lab/alpaca', packed: bool = False, split='train'):\n"
+                "    ds = SFTDataset(source=source, split=split)\n"
+                "    if packed:\n        return PackedDataset(ds, max_seq_len=tokenizer.max_seq_len)\n    return ds\n"),
+            "recipes/configs/llama3_1/8B_lora.yaml": (
+                "dataset:\n  _component_: torchtune.datasets.alpaca_cleaned_dataset\n  packed: False  # True increases speed\n"
+                "batch_size: 2\n"),
+        }, N, "packing switch off in every recipe"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1065,7 +1316,11 @@ class F7SequencePacking(_DataCheck):
                 off.append(f.ev(s))
         for e in f.config("dataset.packed"):
             (used if truthy(e.value) else off).append(_ev(e, key=e.dotted, value=e.value))
-        used += [_ev(c, key=c.short) for c in f.calls(*_PACK_CALLS) if not _in_tests(c.path)]
+        # a packing dataset behind a switch every config leaves off (torchtune: ``if packed: return PackedDataset(...)``
+        # with ``packed: False`` in its recipes) is library support, not packing
+        packers = [c for c in f.calls(*_PACK_CALLS) if not _in_tests(c.path)]
+        gated = [c for c in packers if guard_off(f, c)]
+        used += [_ev(c, key=c.short) for c in packers if c not in gated]
         for c in f.calls("map"):
             if "." in c.name and c.args and re.search(r"group_texts|pack|concat", _text(c.args[0]), re.I):
                 used.append(_ev(c, key=".map()", value=_text(c.args[0])))
@@ -1239,6 +1494,16 @@ class F10PreTokenizedBinary(_DataCheck):
         Example({"train.py": "import numpy as np\ntrain_data = np.memmap('data/train.bin', dtype=np.uint16, mode='r')\n"}, U, "nanogpt bin"),
         Example({"train.py": "import json\nrows = [json.loads(l) for l in open('train.jsonl')]\n"}, N, "raw jsonl"),
         Example({"sft.yaml": "stage: sft\ntokenized_path: null\n", "train.py": "import json\n# np.memmap('train.bin')\n"}, N, "tokenized_path null, commented"),
+        Example({"train_gpt.py": _MODDED_READER}, U, "modded-nanogpt shard reader"),
+        Example({"dev/data/data_common.py": _LLMC_WRITER}, U, "llm.c header + tobytes writer"),
+        Example({"litgpt/data/tinyllama.py": (
+            "from litdata.streaming import StreamingDataLoader, StreamingDataset, TokensLoader\n"
+            "train_data = StreamingDataset(input_dir='data/slimpajama/train', item_loader=TokensLoader(block_size=2049), shuffle=True)\n"
+            "loader = StreamingDataLoader(train_data, batch_size=8, pin_memory=True, num_workers=8, drop_last=True)\n")}, U, "litdata TokensLoader"),
+        Example({"stats.py": (
+            "import numpy as np\nfrom transformers import AutoTokenizer\ntokenizer = AutoTokenizer.from_pretrained('gpt2')\n"
+            "lengths = np.array([len(tokenizer(t).input_ids) for t in texts])\nnp.save('tokenizer_length_stats.npy', lengths)\n")}, N,
+            "tokenizer statistics saved, training data still raw"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1250,7 +1515,7 @@ class F10PreTokenizedBinary(_DataCheck):
                 used.append(_ev(launch, key=script))
         used += [_ev(c, key=c.short) for c in f.calls("MMapIndexedDataset", "IndexedDataset", "IndexedDatasetBuilder", "MMapIndexedDatasetBuilder",
                                                           "indexed_dataset.make_builder", "make_indexed_dataset") if not _in_tests(c.path)]
-        used += [_ev(c, key="np.memmap") for c in _token_bins(f)]
+        used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f)]
         for c in f.calls("streaming.MDSWriter"):
             cols = c.kwargs.get("columns")
             if isinstance(cols, dict) and any(re.search(r"token|input_ids|ids", k) for k in cols):

@@ -631,12 +631,50 @@ class G3SeqLenCurriculum(Check):
 # --------------------------------------------------------------------------------------
 
 
+_SIDE_USE = re.compile(r"(generat|sampl|convert|conversion|export|eval|infer|chat|serve|server|demo|upload|to_hf|from_hf|hf_to|"
+                       r"compare|verify|benchmark|bench)", re.I)
+_TESTS_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
+_FT_FRAMEWORKS = {"peft", "trl", "llamafactory", "axolotl", "unsloth", "torchtune"}
+
+
+_TOKENIZER_LOAD = re.compile(r"tokeni[sz]er|processor|config", re.I)
+_FINETUNE_PATH = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
+
+
+def _weights_only_for_side_use(ctx: Context) -> list[Call] | None:
+    """A training project whose every model ``from_pretrained`` sits in a generation, conversion or evaluation
+    script (``tools/convert_hf_to_megatron.py``, ``sample.py``, ``def generate(...)``), or that loads only tokenizers
+    (OLMo's ``Tokenizer.from_pretrained``), and shows no other sign of fine-tuning: those loads (possibly none);
+    None when the project does fine-tune."""
+    f, p = ctx.facts, ctx.project
+    if not (p.pretrains or p.does_training) or p.alignment or _FT_FRAMEWORKS & set(p.frameworks) or f.calls(*_PEFT_CALLS):
+        return None
+    loads = [c for c in f.calls("from_pretrained") if not _TESTS_PATH.search(c.path)
+             and not _TOKENIZER_LOAD.search(f"{c.name} {c.path.rsplit('/', 1)[-1]}")]
+    if not all(_SIDE_USE.search(c.path.rsplit("/", 1)[-1]) or _SIDE_USE.search(c.func or "") for c in loads):
+        return None
+    if any(_FINETUNE_PATH.search(path) for path in f.files if not _TESTS_PATH.search(path)):
+        return None
+    ft = [s for s in f.settings("finetuning_type", "lora_r", "lora_rank", "adapter", "pretrained_checkpoint", "finetune")
+          if truthy(s.value) is not False and s.source not in ("argparse-default", "field-default") and not _TESTS_PATH.search(s.path)]
+    hub = [s for s in f.settings("model_name_or_path", "base_model", "pretrained_model_name_or_path", "init_from")
+           if isinstance(s.value, str) and "/" in s.value and s.source in ("launcher", "config") and not _TESTS_PATH.search(s.path)]
+    return None if ft or hub else loads
+
+
 def _pretrain_only(ctx: Context) -> str | None:
     """No fine-tuning path: training from scratch (``GPT(config)``, Megatron pre-training) or inference only."""
     if not ctx.project.finetunes:
         if ctx.project.pretrains or ctx.project.does_training:
             return "the project only pre-trains from scratch (no fine-tuning path)"
         return "the project has no fine-tuning path"
+    side = _weights_only_for_side_use(ctx)
+    if side:
+        c = side[0]
+        return (f"the project pre-trains from scratch; from_pretrained only loads weights for generation/conversion/evaluation "
+                f"({c.path}:{c.line}{', and ' + str(len(side) - 1) + ' more' if len(side) > 1 else ''}), not for fine-tuning")
+    if side is not None:
+        return "the project pre-trains from scratch: from_pretrained loads only tokenizers/configs, and nothing fine-tunes"
     return None
 
 
@@ -679,7 +717,9 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     on = [s for s in switches if truthy(s.value) is True or (not isinstance(s.value, bool) and (as_number(s.value) or 0) > 0)
           or (isinstance(s.value, str) and _LORA_VALUES.match(s.value.strip()))]
     off = [s for s in switches if s not in on and (truthy(s.value) is False or as_number(s.value) == 0)]
-    code = _live(f, f.calls(*_PEFT_CALLS))
+    # a PEFT config built only from a dict the caller passes (llm-foundry: ``return LoraConfig(**peft_config_dict)`` in a
+    # builder that runs when a run sets ``peft_config``) is support code, not a choice of LoRA
+    code = [c for c in _live(f, f.calls(*_PEFT_CALLS)) if not (c.star_kwargs and not c.kwargs and not c.args and c.func)]
     if code and (on or not off):
         lora += code
     lora += on
@@ -774,6 +814,62 @@ class G4LoRA(Check):
         Example({"pretrain.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --hidden-size 2048 --lr 3e-4\n",
                  "pretrain_gpt.py": "from megatron.training import pretrain\npretrain(train_ds, model_provider)\n"},
                 Status.NA, "pre-training only"),
+        Example({  # a pre-training repo whose only from_pretrained converts a checkpoint or samples from GPT-2
+            "pretrain.py": (
+                "import torch\nfrom model import GPT, GPTConfig\nmodel = GPT(GPTConfig(n_layer=12, n_head=12, n_embd=768))\n"
+                "optimizer = torch.optim.AdamW(model.parameters(), lr=6e-4, fused=True)\n"
+                "for step, (x, y) in enumerate(loader):\n    loss = model(x, y)\n    loss.backward()\n    optimizer.step()\n"),
+            "tools/convert_hf_checkpoint.py": (
+                "from transformers import GPT2LMHeadModel\n"
+                "def convert(model_type):\n    hf = GPT2LMHeadModel.from_pretrained(model_type)\n    return {k: v for k, v in hf.state_dict().items()}\n"),
+            "sample.py": (
+                "from transformers import AutoModelForCausalLM\n"
+                "def generate(prompt):\n    model = AutoModelForCausalLM.from_pretrained('gpt2')\n    return model.generate(prompt)\n"),
+        }, Status.NA, "weights loaded only for conversion and sampling"),
+        Example({
+            "pretrain.py": (
+                "import torch\nfrom model import GPT, GPTConfig\nmodel = GPT(GPTConfig(n_layer=12, n_head=12, n_embd=768))\n"
+                "for step, (x, y) in enumerate(loader):\n    loss = model(x, y)\n    loss.backward()\n    optimizer.step()\n"),
+            "finetune.py": (
+                "import torch\nfrom transformers import AutoModelForCausalLM\n"
+                "model = AutoModelForCausalLM.from_pretrained('gpt2-xl')\n"
+                "optimizer = torch.optim.AdamW(model.parameters(), lr=3e-5)\n"
+                "for step, batch in enumerate(loader):\n    model(**batch).loss.backward()\n    optimizer.step()\n"),
+        }, N, "pre-training and a full fine-tuning script"),
+        Example({"llmfoundry/models/hf/hf_base.py": (  # the library builds a LoraConfig only from a run's peft_config dict
+            "from typing import Any, Optional\nfrom composer.models import HuggingFaceModel\n"
+            "class BaseHuggingFaceModel(HuggingFaceModel):\n"
+            "    def __init__(self, model, tokenizer, peft_config: Optional[dict[str, Any]] = None):\n"
+            "        peft_config_object = None\n"
+            "        if peft_config is not None:\n            peft_config_object = self.get_peft_config(peft_config)\n"
+            "        super().__init__(model=model, tokenizer=tokenizer, peft_config=peft_config_object)\n"
+            "    def get_peft_config(self, peft_config_dict: dict[str, Any]):\n"
+            "        from peft import LoraConfig\n        return LoraConfig(**peft_config_dict)\n"),
+            "llmfoundry/command_utils/train.py": (
+                "from transformers import AutoModelForCausalLM\n"
+                "def train(cfg):\n    model = AutoModelForCausalLM.from_pretrained(cfg.pretrained_model_name_or_path)\n"
+                "    trainer.fit()\n"),
+        }, N, "LoraConfig(**dict) support code only"),
+        Example({  # DeepSpeed-Chat: LoRA only when --lora_dim > 0; the default is 0 and the launch does not set it
+            "training/step1_supervised_finetuning/main.py": (
+                "import argparse\nfrom transformers import AutoModelForCausalLM\n"
+                "from dschat.utils.module.lora import convert_linear_layer_to_lora, only_optimize_lora_parameters\n"
+                "parser = argparse.ArgumentParser()\nparser.add_argument('--lora_dim', type=int, default=0)\n"
+                "args = parser.parse_args()\nmodel = AutoModelForCausalLM.from_pretrained(args.model_name_or_path)\n"
+                "if args.lora_dim > 0:\n    model = convert_linear_layer_to_lora(model, args.lora_module_name, args.lora_dim)\n"
+                "    model = only_optimize_lora_parameters(model)\n"
+                "    lora_config = LoraConfig(r=args.lora_dim)\n"),
+            "training/step1_supervised_finetuning/training_scripts/opt/single_node/run_1.3b.sh": (
+                "deepspeed main.py --model_name_or_path facebook/opt-1.3b --zero_stage 2 --output_dir ./output\n"),
+        }, N, "LoRA behind a rank comparison left at 0"),
+        Example({
+            "training/step1_supervised_finetuning/main.py": (
+                "import argparse\nfrom peft import LoraConfig\n"
+                "parser = argparse.ArgumentParser()\nparser.add_argument('--lora_dim', type=int, default=0)\n"
+                "args = parser.parse_args()\n"
+                "if args.lora_dim > 0:\n    lora_config = LoraConfig(r=args.lora_dim)\n"),
+            "run_lora.sh": "deepspeed main.py --model_name_or_path facebook/opt-1.3b --lora_dim 128 --zero_stage 3\n",
+        }, U, "LoRA rank set by the launch"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:

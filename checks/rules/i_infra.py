@@ -22,6 +22,7 @@ HF defaults (``save_steps``/``logging_steps`` 500), ``*_strategy: epoch`` and HF
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import HF_DEFAULTS, uses_hf_trainer
+from ._helpers import HF_DEFAULTS, parse_expr, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -426,12 +427,20 @@ def _is_step_call(c: Call) -> bool:
 
 def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     """(path, function, loop iterable) of loops that run one optimizer step per iteration."""
-    return {(c.path, c.func, c.loop) for c in f.calls("backward", "manual_backward", "step")
-            if c.loop is not None and "epoch" not in c.loop.lower() and _is_step_call(c)}
+    loops = {(c.path, c.func, c.loop) for c in f.calls("backward", "manual_backward", "step")
+             if c.loop is not None and "epoch" not in c.loop.lower() and _is_step_call(c)}
+    # a loop that calls the trainer's own step method (``outputs = self.training_step(dataloader)``, nanotron)
+    loops |= {(c.path, c.func, c.loop) for c in f.calls("training_step", "train_step")
+              if c.loop is not None and "epoch" not in c.loop.lower() and c.func not in _STEP_FUNCS}
+    return loops
 
 
-def _guard(f: Facts, guard: str | None) -> tuple[bool, float | None]:
-    """(guarded by an interval condition, the interval when it can be resolved)."""
+def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, float | None]:
+    """(guarded by an interval condition, the interval when it can be resolved).
+
+    The interval is the effective value of the name after ``%`` as the guarding file sees it
+    (``near=path``); a test that passes ``save_interval=1`` to the same function is not the setting.
+    """
     if not guard:
         return False, None
     m = re.search(r"%\s*\(?\s*([A-Za-z_][\w.]*|\d+)", guard)
@@ -442,13 +451,39 @@ def _guard(f: Facts, guard: str | None) -> tuple[bool, float | None]:
         name = tok.rsplit(".", 1)[-1]
         if "accum" in name.lower():
             return False, None  # once per optimizer step
-        vals = [n for s in f.effective(name) if (n := as_number(s.value)) is not None and n > 0]
+        settings = [s for s in f.effective(name, near=path) if not _TEST_PATH.search(s.path)]
+        vals = [n for s in settings if (n := as_number(s.value)) is not None and n > 0]
+        if not vals and path is not None:
+            vals = _derived_interval(f, name, path)
         return True, (min(vals) if vals else None)
     if re.search(r"(interval|every|freq|should_|next_|last_|time\.time|perf_counter|elapsed|_steps\b|_iters\b|\b(do|time_to|need)_\w+|_now\b)",
                  guard, re.I):
         return True, None
     # a guard made only of rank checks and on/off flags still fires every step; any other condition does not
     return (not all(_trivial_condition(part) for part in re.split(r"\band\b|\bor\b", guard))), None
+
+
+def _derived_interval(f: Facts, name: str, path: str) -> list[float]:
+    """The interval a local name derives from a setting: ``log_iter_interval = train.log_interval * accum_iters``
+    (litgpt) counts micro-batches, so it fires every ``log_interval`` optimizer steps. Read from the assignment
+    line in the same file; factors about gradient accumulation only convert micro-steps to steps."""
+    pat = re.compile(rf"^\s*{re.escape(name)}\s*(:[^=]+)?=\s*(.+)$")
+    ff = f.files.get(path)
+    for c in ff.calls if ff is not None else ():
+        m = pat.match(c.text)
+        if not m:
+            continue
+        expr = parse_expr(m.group(2))
+        if expr is None:
+            continue
+        for node in ast.walk(expr):
+            leaf = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+            if not leaf or leaf == name or "accum" in leaf.lower() or not re.search(r"interval|every|freq|steps", leaf, re.I):
+                continue
+            vals = [n for s in f.effective(leaf, near=path) if not _TEST_PATH.search(s.path) and (n := as_number(s.value)) is not None and n > 0]
+            if vals:
+                return vals
+    return []
 
 
 _RANKISH = re.compile(r"rank|main_process|master|process_index|is_world_process_zero|local_process|sync_gradients", re.I)
@@ -468,20 +503,60 @@ def _trivial_condition(part: str) -> bool:
     return bool(_RANKISH.search(p)) and not re.search(r"step|iter|epoch|batch", p, re.I)
 
 
-def per_step_calls(f: Facts, calls: list[Call], threshold: float) -> list[tuple[Call, float]]:
-    """Calls that run every training step (or every < ``threshold`` steps): in a step loop or per-step hook."""
+def step_helpers(f: Facts) -> dict[tuple[str, str], list[Call]]:
+    """Helpers a step loop calls in its own file, by (path, function name): the call sites in the loop.
+
+    ``self.train_step_logs(...)`` in nanotron's loop runs ``wandb.log`` every step although the
+    ``wandb.log`` line is in another method; one level is followed, within the file (methods and
+    module functions of the training script), so a common name elsewhere does not match.
+    """
     loops = step_loops(f)
+    if not loops:
+        return {}
+    loop_keys = {(p, fn) for p, fn, _ in loops}
+    out: dict[tuple[str, str], list[Call]] = {}
+    for c in f.all_calls():
+        if c.loop is None or (c.path, c.func) not in loop_keys or (c.path, c.func, c.loop) not in loops:
+            continue
+        direct = (c.name.count(".") == 1 and c.name.startswith("self.")) or "." not in c.name  # self.helper(...) / helper(...)
+        if direct and c.short != c.func:
+            out.setdefault((c.path, c.short), []).append(c)
+    return out
+
+
+def per_step_calls(f: Facts, calls: list[Call], threshold: float) -> list[tuple[Call, float]]:
+    """Calls that run every training step (or every < ``threshold`` steps): in a step loop or per-step hook,
+    or in a helper of the same file that the step loop calls (at the interval of the guard around that call)."""
+    loops = step_loops(f)
+    helpers = step_helpers(f) if calls else {}
     out: list[tuple[Call, float]] = []
-    guards: dict[str | None, tuple[bool, float | None]] = {}  # _guard is pure: many calls share one guard
+    guards: dict[tuple[str | None, str], tuple[bool, float | None]] = {}  # _guard is pure: many calls share one guard
+
+    def every(guard: str | None, path: str) -> tuple[bool, float | None]:
+        if (guard, path) not in guards:
+            guards[(guard, path)] = _guard(f, guard, path)
+        return guards[(guard, path)]
+
     for c in calls:
         if _TEST_PATH.search(c.path):
             continue
         in_step = (c.loop is not None and (c.path, c.func, c.loop) in loops) or (c.loop is None and c.func in _STEP_FUNCS)
-        if not in_step:
+        sites = [] if in_step or c.func is None or c.loop is not None else helpers.get((c.path, c.func), [])
+        if not in_step and not sites:
             continue
-        if c.guard not in guards:
-            guards[c.guard] = _guard(f, c.guard)
-        guarded, n = guards[c.guard]
+        if in_step:
+            guarded, n = every(c.guard, c.path)
+        else:  # the helper's own guard and the guard around its call site both gate it: the sparser one wins
+            own = every(c.guard, c.path)
+            if own[0]:
+                guarded, n = own
+            else:
+                per_site = [every(s.guard, s.path) for s in sites]
+                if all(g for g, _ in per_site):
+                    known = [x for _, x in per_site if x is not None]
+                    guarded, n = True, (min(known) if len(known) == len(per_site) else None)
+                else:
+                    guarded, n = False, None
         if not guarded:
             out.append((c, 1.0))
         elif n is not None and n < threshold:
@@ -603,13 +678,14 @@ class I3CheckpointFrequency(Check):
         elif "save_steps" in extra:
             sane = "HF Trainer default: a checkpoint every 500 steps"
         else:
-            sane = "no over-frequent checkpointing found"
+            sane = "not seen: no checkpoint interval setting and no save call in a training-step loop were found, so the frequency is not judged"
         return _outcome(bad, items, "checkpoints saved", threshold, values, sane)
 
 
 _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq", "log_every", "log_freq", "logging_interval", "log_steps",
              "steps_per_print", "iteration_step_info_interval", "print_every", "log_every_n_iters", "console_log_interval", "display_interval")
-_LOG_FUNCS = re.compile(r"^(print|rank0_print|print_rank_0|print_rank0|master_print|log_rank_0|log_dist|print_log|log_info|printflock)$")
+_LOG_FUNCS = re.compile(r"^(print|print0|printr|log0|rank0_print|print_rank_0|print_rank0|master_print|print_master|log_rank|log_rank_0|log_rank0"
+                        r"|log_dist|print_log|log_info|printflock)$")
 _LOGGER_RECV = re.compile(r"(^|\.)(logger|logging|log|_logger|LOGGER)\.(info|debug|warning|warn)$")
 
 
@@ -617,8 +693,8 @@ def log_calls(f: Facts) -> list[Call]:
     """Console/file logging calls: ``print``, ``logger.info``, ``accelerator.print``, ``print_rank_0``, ``tqdm.write``."""
     out = []
     for c in f.calls("print", "info", "debug", "warning", "warn", "write", "rank0_print", "print_rank_0", "print_rank0", "master_print",
-                     "log_rank_0", "log_dist", "print_log", "log_info"):
-        if c.name == "print" or c.name.endswith("accelerator.print") or c.name in {"tqdm.write", "tqdm.tqdm.write"}:
+                     "log_rank_0", "log_dist", "print_log", "log_info", "print0", "printr", "log0", "print_master", "log_rank", "log_rank0"):
+        if c.name == "print" or c.name.endswith(("accelerator.print", "fabric.print")) or c.name in {"tqdm.write", "tqdm.tqdm.write"}:
             out.append(c)
         elif c.short != "print" and _LOG_FUNCS.match(c.short):
             out.append(c)
@@ -670,6 +746,26 @@ class I4LoggingFrequency(Check):
         Example({"train.py": (
             "for step, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n"
             "    if step % 50 == 0:\n        print(f'step {step} loss {loss.item()}')\n")}, U, "guarded print"),
+        Example({"train_gpt.py": (  # modded-nanogpt: a rank-0 print wrapper every step
+            "import torch\nmaster_process = int(os.environ.get('RANK', 0)) == 0\n"
+            "def print0(s, console=False):\n    if master_process:\n        print(s)\n"
+            "for step in range(train_steps + 1):\n    loss = model(inputs, targets)\n    loss.backward()\n"
+            "    for opt in optimizers:\n        opt.step()\n"
+            "    print0(f'step:{step+1}/{train_steps} train_time:{approx_time:.0f}ms', console=True)\n")}, N, "print0 every step"),
+        Example({"pretrain.py": (  # litgpt: fabric.print gated by an interval derived from log_interval=1
+            "import lightning as L\nfrom dataclasses import dataclass\n"
+            "@dataclass\nclass TrainArgs:\n    log_interval: int = 1\n    save_interval: int = 1000\n"
+            "def fit(fabric, model, optimizer, train, accum_iters):\n"
+            "    log_iter_interval = train.log_interval * train.gradient_accumulation_iters(accum_iters)\n"
+            "    for iter_num, batch in enumerate(train_iterator):\n        loss = model(batch)\n        fabric.backward(loss)\n"
+            "        optimizer.step()\n"
+            "        if iter_num % log_iter_interval == 0:\n            fabric.print(f'iter {iter_num}: loss {loss.item():.4f}')\n")}, N,
+            "fabric.print at a derived interval of 1"),
+        Example({"trainer.py": (  # an early exit is the interval guard
+            "import logging\nlogger = logging.getLogger(__name__)\n"
+            "for step, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n"
+            "    if step % 100 != 0:\n        continue\n    logger.info('step %d loss %.4f', step, loss.item())\n")}, U,
+            "early continue guards logger.info"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -688,7 +784,7 @@ class I4LoggingFrequency(Check):
         if values:
             sane = "logging at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
         else:
-            sane = "no over-frequent logging found"
+            sane = "not seen: no logging interval setting and no log call in a training-step loop were found, so the frequency is not judged"
         return _outcome(bad, items, "metrics logged", threshold, values, sane)
 
 
@@ -773,6 +869,27 @@ class I5ReportFrequency(Check):
         Example({"cb.py": (
             "import wandb\nfrom transformers import TrainerCallback\nclass CB(TrainerCallback):\n"
             "    def on_step_end(self, args, state, control, **kw):\n        wandb.log({'step': state.global_step})\n")}, N, "per-step callback"),
+        Example({  # nanotron: wandb.log in a helper the loop calls at a config-dataclass interval that defaults to 1
+            "src/nanotron/config/config.py": (
+                "from dataclasses import dataclass\nfrom typing import Optional\n"
+                "@dataclass\nclass LoggingArgs:\n    log_level: Optional[str] = None\n    iteration_step_info_interval: Optional[int] = 1\n"),
+            "src/nanotron/trainer.py": (
+                "import wandb\nclass DistributedTrainer:\n    def train(self, dataloader):\n"
+                "        for self.iteration_step in range(self.start_iteration_step, self.config.tokens.train_steps + 1):\n"
+                "            outputs, loss_avg = self.training_step(dataloader=dataloader)\n"
+                "            if (self.iteration_step - 1) % self.config.logging.iteration_step_info_interval == 0:\n"
+                "                self.train_step_logs(outputs=outputs, loss_avg=loss_avg)\n"
+                "    def train_step_logs(self, outputs, loss_avg):\n"
+                "        if wandb is not None:\n            wandb.log({'lm_loss': loss_avg.item(), 'iteration_step': self.iteration_step})\n"),
+        }, N, "tracker in a helper at a dataclass default of 1"),
+        Example({
+            "config.py": "from dataclasses import dataclass\n@dataclass\nclass LoggingArgs:\n    log_interval: int = 100\n",
+            "trainer.py": (
+                "import wandb\nclass Trainer:\n    def train(self, loader):\n        for step, batch in enumerate(loader):\n"
+                "            loss = self.train_step(batch)\n            if step % self.config.log_interval == 0:\n"
+                "                self.log_metrics(loss)\n"
+                "    def log_metrics(self, loss):\n        wandb.log({'loss': loss.item()})\n"),
+        }, U, "tracker in a helper every 100 steps"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -819,5 +936,5 @@ class I5ReportFrequency(Check):
             values["report_in_step_loop"] = int(min(n for _, n in loop))
         if bad:
             return _outcome(bad, ok, "progress reported to trackers", threshold, values, "")
-        sane = ("reporting to " + ", ".join(trackers) + f" every {values.get('logging_steps', '?')} steps") if trackers else "no per-step reporting to external trackers found"
+        sane = ("reporting to " + ", ".join(trackers) + f" every {values.get('logging_steps', '?')} steps") if trackers else "not seen: no tracker interval setting and no tracker call in a training-step loop were found, so the frequency is not judged"
         return Outcome(U, [Facts.ev(s) for s in rt] + [Facts.ev(i.fact, key=i.key) for i in ok], sane, values)

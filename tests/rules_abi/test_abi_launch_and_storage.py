@@ -139,3 +139,21 @@ def test_guards(guard, every_step):
 
     guarded, _ = _guard(_facts({"x.py": "x = 1\n"}), guard)
     assert guarded is (not every_step)
+
+
+def test_tp_larger_than_a_node_is_a_finding_at_the_flag():
+    from checks.base import REGISTRY, all_checks
+    from checks.engine import AuditOptions, build_facts, run_checks
+    from checks.project import detect_project
+
+    all_checks()
+    files = {"run.sh": "GPUS_PER_NODE=4\ntorchrun --nproc_per_node $GPUS_PER_NODE --nnodes 4 pretrain_gpt.py \\\n"
+                       "    --tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --bf16\n"}
+    facts = build_facts((p, t.encode()) for p, t in files.items())
+    [r], _ = run_checks(facts, detect_project(facts), AuditOptions(), [REGISTRY["A4"]])
+    assert r.status.value == "used" and r.values["tp_exceeds_node"] is True
+    assert [e.value for e in r.findings] == [8] and "4 GPUs of one node" in r.detail
+    files = {"run.sh": "torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py --tensor-model-parallel-size 8 --bf16\n"}
+    facts = build_facts((p, t.encode()) for p, t in files.items())
+    [r], _ = run_checks(facts, detect_project(facts), AuditOptions(), [REGISTRY["A4"]])
+    assert r.status.value == "used" and not r.findings and "tp_exceeds_node" not in r.values
