@@ -192,9 +192,11 @@ def na_reason_zh(detail: str | None) -> str:
     return next((zh for needle, zh in _NA_ZH if needle in low), "")
 
 
-def status_detail_zh(status: Status, has_evidence: bool, fix_zh: str | None) -> str:
+def status_detail_zh(status: Status, has_evidence: bool, fix_zh: str | None, detail: str | None = None) -> str:
     """The seed's Chinese wording of a check's state: ``已使用``, ``部分使用``, ``未启用``, ``未检测到。建议…``."""
     if status == Status.USED:
+        if detail and detail.startswith("not seen: "):  # I3-I5: nothing over-frequent was seen, and nothing was judged
+            return "未检测到过于频繁的操作：训练路径上没有相关的间隔设置，训练步循环中也没有相应调用，频率未作判断。"
         return "已使用"
     if status == Status.PARTIAL:
         return "部分使用"

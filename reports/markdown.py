@@ -171,7 +171,7 @@ def _item(ctx: _Ctx, r: CheckResult, fold: Fold, folded: list[bool]) -> dict[str
     if ctx.lang == "zh":  # the checks state details in English: the seed's Chinese wording instead, evidence as is
         decl = REGISTRY.get(r.id)
         detail = na_reason_zh(r.detail) if r.status == Status.NA else \
-            status_detail_zh(r.status, bool(r.evidence or r.findings), decl.fix_zh if decl is not None else None)
+            status_detail_zh(r.status, bool(r.evidence or r.findings), decl.fix_zh if decl is not None else None, r.detail)
     subs: list[str] = []
     if r.status == Status.NA:
         line = f"- ➖ ~~{title}~~ — {t['na']}" + (f"{ctx.c}{detail}" if detail else "")

@@ -950,7 +950,8 @@ def _node_gpus(f: Facts, x: Any) -> float | None:
     (a TP size above 8 leaves an HGX/DGX node whatever the launch)."""
     if getattr(x, "source", None) == "launcher":
         for launch in f.launches():
-            if launch.path == x.path and launch.line == x.line:
+            # the launch that holds the flag (a flag's line is its own physical line in a continued command)
+            if launch.path == x.path and (launch.line == x.line or launch.text == getattr(x, "text", None)):
                 for k in ("nproc_per_node", "num_gpus", "num_processes", "gpus"):
                     v = launch.launcher_args.get(k)
                     n = as_number(v)

@@ -33,6 +33,7 @@ from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority,
 from ._helpers import HF_DEFAULTS, parse_expr, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
+NOT_SEEN = "not seen: "  # I3-I5 found no interval and no call in a step loop: nothing over-frequent, and the frequency is not judged
 
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$|(^|/)debug[^/]*$", re.I)
 
@@ -524,9 +525,11 @@ def step_helpers(f: Facts) -> dict[tuple[str, str], list[Call]]:
     return out
 
 
-def per_step_calls(f: Facts, calls: list[Call], threshold: float) -> list[tuple[Call, float]]:
+def per_step_calls(f: Facts, calls: list[Call], threshold: float,
+                   spaced: list[tuple[Call, float | None]] | None = None) -> list[tuple[Call, float]]:
     """Calls that run every training step (or every < ``threshold`` steps): in a step loop or per-step hook,
-    or in a helper of the same file that the step loop calls (at the interval of the guard around that call)."""
+    or in a helper of the same file that the step loop calls (at the interval of the guard around that call).
+    ``spaced`` collects the other calls of the step loop: guarded at ``threshold`` steps or more (or an unknown interval)."""
     loops = step_loops(f)
     helpers = step_helpers(f) if calls else {}
     out: list[tuple[Call, float]] = []
@@ -561,7 +564,16 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float) -> list[tuple[
             out.append((c, 1.0))
         elif n is not None and n < threshold:
             out.append((c, n))
+        elif spaced is not None:
+            spaced.append((c, n))
     return out
+
+
+def _spaced_detail(what: str, spaced: list[tuple[Call, float | None]]) -> str:
+    """The sane detail cited from guarded calls in the step loop (the site and interval that make it sane)."""
+    parts = [f"{c.short}() every {int(n) if float(n).is_integer() else n} steps" if n is not None else f"{c.short}() under `{c.guard}`"
+             for c, n in spaced[:3]]
+    return f"{what} in the training-step loop only under a guard: " + ", ".join(parts)
 
 
 def _adapter_only(f: Facts, ctx: Context) -> bool:
@@ -578,14 +590,15 @@ def _finding(fact: Any, key: str, value: Any) -> Evidence:
 
 
 def _outcome(bad: list[tuple[Any, str, float]], ok: list[Interval], what: str, threshold: int, values: dict[str, Any],
-             sane_detail: str) -> Outcome:
+             sane_detail: str, spaced: list[tuple[Call, float | None]] | None = None) -> Outcome:
     if bad:
         findings = [_finding(x, k, int(n) if float(n).is_integer() else n) for x, k, n in bad]
         worst = min(n for _, _, n in bad)
         worst_txt = "every step" if worst == 1 else f"every {int(worst)} steps"
         return Outcome(N, findings, f"{what} {worst_txt} (threshold: every {threshold} steps or more)", values, findings=findings)
     ev = [_finding(i.fact, i.key, i.steps if i.steps is None or not float(i.steps).is_integer() else int(i.steps)) for i in ok]
-    return Outcome(U, ev, sane_detail, values)
+    ev += [Facts.ev(c) for c, _ in (spaced or [])[:3]]
+    return Outcome(U, ev, sane_detail, values)  # with nothing seen, the detail says so (NOT_SEEN): never a claimed "sane"
 
 
 def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -665,7 +678,9 @@ class I3CheckpointFrequency(Check):
                 steps, kind = interval(e.value)
                 items.append(Interval(e, e.dotted, "checkpoint_interval", steps, kind))
         bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
-        loop = per_step_calls(f, [c for c in f.calls(*_SAVE_CALLS) if c.short != "save_pretrained" or "tokenizer" not in c.text.lower()], threshold)
+        spaced: list[tuple[Call, float | None]] = []
+        loop = per_step_calls(f, [c for c in f.calls(*_SAVE_CALLS) if c.short != "save_pretrained" or "tokenizer" not in c.text.lower()],
+                              threshold, spaced)
         bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]
         extra: dict[str, Any] = {}
         if loop:
@@ -677,9 +692,11 @@ class I3CheckpointFrequency(Check):
             sane = "checkpoints at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
         elif "save_steps" in extra:
             sane = "HF Trainer default: a checkpoint every 500 steps"
+        elif spaced:
+            sane = _spaced_detail("checkpoints saved", spaced)
         else:
-            sane = "not seen: no checkpoint interval setting and no save call in a training-step loop were found, so the frequency is not judged"
-        return _outcome(bad, items, "checkpoints saved", threshold, values, sane)
+            sane = NOT_SEEN + "no checkpoint interval setting and no save call in a training-step loop were found, so the frequency is not judged"
+        return _outcome(bad, items, "checkpoints saved", threshold, values, sane, spaced)
 
 
 _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq", "log_every", "log_freq", "logging_interval", "log_steps",
@@ -773,7 +790,8 @@ class I4LoggingFrequency(Check):
         threshold = 10
         items = interval_settings(f, _LOG_KEYS, strategy="logging_strategy")
         bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
-        loop = per_step_calls(f, log_calls(f), threshold)
+        spaced: list[tuple[Call, float | None]] = []
+        loop = per_step_calls(f, log_calls(f), threshold, spaced)
         bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]
         extra: dict[str, Any] = {}
         if loop:
@@ -783,9 +801,11 @@ class I4LoggingFrequency(Check):
         values = _values(items, extra)
         if values:
             sane = "logging at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
+        elif spaced:
+            sane = _spaced_detail("metrics logged", spaced)
         else:
-            sane = "not seen: no logging interval setting and no log call in a training-step loop were found, so the frequency is not judged"
-        return _outcome(bad, items, "metrics logged", threshold, values, sane)
+            sane = NOT_SEEN + "no logging interval setting and no log call in a training-step loop were found, so the frequency is not judged"
+        return _outcome(bad, items, "metrics logged", threshold, values, sane, spaced)
 
 
 _TRACKER_DEPS = ("wandb", "tensorboard", "tensorboardx", "mlflow", "comet-ml", "swanlab", "clearml", "neptune", "dvclive", "aim")
@@ -930,11 +950,21 @@ class I5ReportFrequency(Check):
             values.update(_values(mg))
             # Megatron-LM's default ``--tensorboard-log-interval`` is 1, but its scalars go to a local event file
             # (W&B logs asynchronously) at iterations of seconds: only an explicit short interval is judged.
-        loop = per_step_calls(f, tracker_calls(f), threshold)
+        spaced: list[tuple[Call, float | None]] = []
+        loop = per_step_calls(f, tracker_calls(f), threshold, spaced)
         bad += [(c, f"{c.name}() in the training loop", n) for c, n in loop]
         if loop:
             values["report_in_step_loop"] = int(min(n for _, n in loop))
         if bad:
             return _outcome(bad, ok, "progress reported to trackers", threshold, values, "")
-        sane = ("reporting to " + ", ".join(trackers) + f" every {values.get('logging_steps', '?')} steps") if trackers else "not seen: no tracker interval setting and no tracker call in a training-step loop were found, so the frequency is not judged"
-        return Outcome(U, [Facts.ev(s) for s in rt] + [Facts.ev(i.fact, key=i.key) for i in ok], sane, values)
+        if not trackers and not rt and not ok and not spaced:
+            return Outcome(U, [], NOT_SEEN + "no tracker interval setting and no tracker call in a training-step loop were found, "
+                           "so the frequency is not judged", values)
+        if trackers:
+            sane = "reporting to " + ", ".join(trackers) + f" every {values.get('logging_steps', '?')} steps"
+        elif spaced:
+            sane = _spaced_detail("progress reported to trackers", spaced)
+        else:
+            sane = "tracker intervals at or above the threshold: " + ", ".join(f"{i.key}={i.steps}" for i in ok[:3])
+        ev = [Facts.ev(s) for s in rt] + [Facts.ev(i.fact, key=i.key) for i in ok] + [Facts.ev(c) for c, _ in spaced[:3]]
+        return Outcome(U, ev, sane, values)

@@ -33,9 +33,9 @@ def test_the_hook_runs_the_worktree_review() -> None:
     "train.py", "pkg/model.pyi", "nb/explore.ipynb", "configs/ds_z3.json", "configs/llama.YAML", "recipes/a.yml", "environment.yml",
     "pyproject.toml", "conf/x.toml", "scripts/run.sh", "slurm/job.sbatch", "run.slurm", "Makefile", "sub/GNUmakefile", "rules.mk",
     "Dockerfile", "docker/Dockerfile.cuda", "app.dockerfile", "Containerfile", "requirements.txt", "requirements-dev.in",
-    "requirements/base.txt",
+    "requirements/base.txt", "README.md", "docs/README.rst", "docs/multi_node.md", "examples/slurm/launch.mdx",
     # not read by the audit
-    "README.md", "notes.txt", "tokenizer.json", "weights.bin", "setup.cfg", "docs/index.rst",
+    "notes.txt", "docs/usage.md", "tokenizer.json", "weights.bin", "setup.cfg", "docs/index.rst",
 ])
 def test_the_files_filter_is_the_audits(path: str) -> None:
     matched = re.search(_hook()["files"], path) is not None

@@ -109,7 +109,8 @@ def test_ignored_and_unreadable_files_are_not_the_head(tmp_path: Path) -> None:
 
 def test_nothing_the_audit_reads_changed_answers_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = _repo(tmp_path)
-    (repo / "README.md").write_text("# a project\n\nmore words\n")
+    (repo / "docs").mkdir(exist_ok=True)
+    (repo / "docs" / "index.rst").write_text("A project\n=========\n\nmore words\n")  # prose the audit does not read
     inputs = review_inputs(str(repo), "HEAD")
     assert inputs.base is None and inputs.head is None and inputs.diff_text == ""
     assert main(["pr", "--repo", str(repo), "--base", "HEAD", "--worktree"]) == 0
