@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from .facts.extract import classify
+from .sniff import HEAD_BYTES, SMALL_BYTES, data_reason
 
 SKIP_DIRS = {
     ".git", ".hg", ".svn", "node_modules", "vendor", "vendored", "third_party", "third-party", "3rdparty",
@@ -79,6 +80,26 @@ def _accept(rel: str, data: bytes, stats: ReadStats) -> bool:
     return True
 
 
+def _read_sniffed(fh: BinaryIO, kind: str, size: int, limits: Limits) -> bytes | str:
+    """The file's bytes (up to the limit), or the reason it is data no check reads (JSON/YAML sniffed first).
+
+    Sized by the stat or the archive header: a read(limit) would allocate the whole limit for every small file.
+    """
+    data = b""
+    if kind in _SNIFFED and size > SMALL_BYTES:
+        data = fh.read(HEAD_BYTES)
+        reason = data_reason(kind, size, data)
+        if reason:
+            return reason
+    data += fh.read(max(min(size, limits.max_file_bytes) + 1 - len(data), 0))
+    if len(data) > size:  # the file grew since the stat: read on, up to the limit
+        data += fh.read(limits.max_file_bytes + 1 - len(data))
+    return data
+
+
+_SNIFFED = {"json", "yaml"}
+
+
 def _is_binary(data: bytes) -> bool:
     return b"\x00" in data[:8192]
 
@@ -134,12 +155,12 @@ def iter_directory(root: str | os.PathLike[str], limits: Limits, stats: ReadStat
                 continue
             try:
                 with open(full, "rb") as fh:
-                    # sized by the stat: a read(limit) would allocate the whole limit for every small file
-                    data = fh.read(min(st.st_size, limits.max_file_bytes) + 1)
-                    if len(data) > st.st_size:  # the file grew since the stat: read on, up to the limit
-                        data += fh.read(limits.max_file_bytes + 1 - len(data))
+                    data = _read_sniffed(fh, kind, st.st_size, limits)
             except OSError as exc:
                 stats.skipped.append(Skipped(rel, f"unreadable: {exc.strerror}"))
+                continue
+            if isinstance(data, str):
+                stats.skipped.append(Skipped(rel, data))
                 continue
             if _accept(rel, data, stats):
                 yield rel, data
@@ -222,7 +243,10 @@ def _iter_members(tf: tarfile.TarFile, limits: Limits, stats: ReadStats, strip_t
         fh = tf.extractfile(member)
         if fh is None:
             continue
-        data = fh.read(limits.max_file_bytes + 1)
+        data = _read_sniffed(fh, kind, member.size, limits)
+        if isinstance(data, str):
+            stats.skipped.append(Skipped(rel, data))
+            continue
         if _accept(rel, data, stats):
             yield rel, data
 
