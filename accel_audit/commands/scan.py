@@ -48,8 +48,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fail-under", type=_percent, metavar="PERCENT", help="exit 1 when the overall score is under PERCENT")
     p.add_argument("--hardware", help="target GPU (e.g. h100, a100, v100): precision advice only where it runs")
     p.add_argument("--output", "-o", help="write the report here instead of standard output")
-    p.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
-                   help="parse files in N worker processes (0: one per CPU; default 1); the report is the same")
+    p.add_argument("--jobs", "-j", type=_jobs, default=_jobs("0"), metavar="N",
+                   help="parse files in N worker processes (default 0: one per CPU), started once the repository "
+                        "passes 6 MB of source; the report is the same")
     p.add_argument("--cache", metavar="DIR", help="keep parsed facts here by content hash, so a re-scan parses only changed files (a directory only you can write; entries carry an HMAC under the key file kept there, and one that fails is parsed again)")
     p.set_defaults(func=run)
 
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return 2
     try:
-        audit = audit_path(args.path, AuditOptions(hardware=getattr(args, "hardware", None), cache=cache, jobs=getattr(args, "jobs", 1)))
+        audit = audit_path(args.path, AuditOptions(hardware=getattr(args, "hardware", None), cache=cache, jobs=getattr(args, "jobs", _jobs("0"))))
     except SourceError as exc:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return 2
