@@ -29,7 +29,7 @@ BATCH_BYTES = 1 << 20
 _BATCH_FILES = 256
 #: source bytes extracted in this process before any worker is started: a small repository never pays for
 #: spawning workers (each imports the extractors, ~0.3 s of CPU), a large one uses every core after its first files
-LOCAL_FIRST_BYTES = 6 << 20
+LOCAL_FIRST_BYTES = 2 << 20
 
 
 def _extract_batch(items: list[tuple[str, bytes]]) -> list[FileFacts]:
