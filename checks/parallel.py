@@ -65,7 +65,7 @@ def extract_parallel(
                 if pool is None:
                     pool = executor or ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
                 fut = pool.submit(_extract_batch, todo)
-            except (BrokenProcessPool, RuntimeError):
+            except (BrokenProcessPool, RuntimeError, OSError, ImportError, NotImplementedError):  # no pool here (no sem_open, no fork or spawn): this process
                 broken = True
         window.append((batch, fut))
 

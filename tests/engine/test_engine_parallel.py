@@ -99,3 +99,15 @@ def test_a_small_repository_starts_no_worker_and_a_large_one_does(monkeypatch: p
     large = _CountingPool()
     out = list(checks.parallel.extract_parallel(slots, 2, lambda p, d: extract_file(p, d), executor=large))
     assert large.submitted > 0 and [(p, repr(ff)) for p, _, ff, _, _ in out] == [(p, repr(extract_file(p, d))) for p, d in files]
+
+
+def test_a_platform_without_worker_processes_scans_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers are the default: where a pool cannot be made at all (no sem_open, as on some sandboxes) the scan goes on here."""
+
+    def no_pool(*args: Any, **kwargs: Any) -> Executor:
+        raise ImportError("This platform lacks a functioning sem_open implementation")
+
+    monkeypatch.setattr(checks.parallel, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(checks.parallel, "LOCAL_FIRST_BYTES", 0)
+    files = _files("hf_deepspeed")
+    assert _records(build_facts(files, jobs=2)) == _records(build_facts(files))
