@@ -15,18 +15,40 @@ and both need the MAC anyway to reject entries that are not ours; the pickle is 
 
 from __future__ import annotations
 
+import copyreg
 import hashlib
 import hmac
+import io
 import os
 import pickle
 import secrets
 import threading
+from collections.abc import Callable
 from contextlib import suppress
+from dataclasses import fields
+from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
 from .facts import FileFacts
+from .facts.types import (
+    ArgOption,
+    Assign,
+    AttrAssign,
+    Call,
+    ConfigEntry,
+    Decorator,
+    Dependency,
+    EnvVar,
+    Expr,
+    Field,
+    Import,
+    Launch,
+    PathLiteral,
+    Ref,
+)
 
-__all__ = ["MAGIC", "CacheDirError", "DirFactsCache", "open_entry", "seal_entry"]
+__all__ = ["MAGIC", "CacheDirError", "DirFactsCache", "dumps_facts", "open_entry", "seal_entry"]
 
 #: the start of every entry (bump it when the layout changes: older entries are then misses)
 MAGIC = b"AAF\x01"
@@ -39,9 +61,31 @@ class CacheDirError(Exception):
     """A facts cache directory that is not private to this user."""
 
 
+def _by_constructor(cls: type) -> Callable[[Any], tuple[type, tuple[Any, ...]]]:
+    get = attrgetter(*(f.name for f in fields(cls)))
+    return lambda obj: (cls, get(obj))
+
+
+#: fact records pickle as ``cls(*fields)``: the default for frozen slotted dataclasses restores each object through
+#: ``dataclasses._dataclass_setstate``, which calls ``fields()`` per object (half the load time of a facts entry)
+_DISPATCH = copyreg.dispatch_table.copy()
+_DISPATCH.update({cls: _by_constructor(cls) for cls in (
+    Call, Import, Ref, AttrAssign, Decorator, ArgOption, Field, Assign, ConfigEntry, Launch, EnvVar, Dependency, PathLiteral, Expr,
+)})
+
+
+def dumps_facts(value: Any) -> bytes:
+    """Pickle facts (a :class:`FileFacts` or a list of them) so that they load fast; ``pickle.loads`` reads it."""
+    buf = io.BytesIO()
+    pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = _DISPATCH
+    pickler.dump(value)
+    return buf.getvalue()
+
+
 def seal_entry(value: FileFacts, key: bytes) -> bytes:
     """The bytes to store for ``value``."""
-    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    payload = dumps_facts(value)
     return MAGIC + hmac.new(key, payload, _MAC).digest() + payload
 
 
