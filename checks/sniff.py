@@ -19,20 +19,23 @@ HEAD_BYTES = 8192
 #: JSON/YAML up to this size are always parsed: small files cost little, and a small file is rarely data
 SMALL_BYTES = 2048
 
-_JSON_KEY = re.compile(rb'"((?:[^"\\\n]|\\.){0,200})"\s*:')
-_YAML_KEY = re.compile(rb"^[ \t-]*(\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[^\s:#'\"{}\[\],&*!|>%@`-][^:\n#]{0,200}?):(?:[ \t]|$)", re.M)
+_JSON_KEY = re.compile(rb'"(?:[^"\\\n]|\\.){0,200}"\s*:')
+_JSON_INT_KEY = re.compile(rb'"\s*-?\d+\s*"\s*:')
+_YAML_KEY = re.compile(rb"^[ \t-]*(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[^\s:#'\"{}\[\],&*!|>%@`-][^:\n#]{0,200}?):(?:[ \t]|$)", re.M)
+_YAML_INT_KEY = re.compile(rb"^[ \t-]*(?:\"-?\d+\"|'-?\d+'|-?\d+)[ \t]*:(?:[ \t]|$)", re.M)
 _NUMBER = re.compile(rb"(?<![\w.\"'])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.\"'])")
-_INT_KEY = re.compile(rb"^['\"]?-?\d+['\"]?$")
 
 
-def _shape(keys: list[bytes], numbers: int) -> str | None:
-    """The data shape of a head with these keys and this many number tokens, or None for config-like."""
-    if len(keys) >= 16:
-        int_keys = sum(1 for k in keys if _INT_KEY.match(k.strip()))
-        if int_keys * 2 >= len(keys):
-            return f"data: {int_keys} of the first {len(keys)} keys are step/row numbers (golden values or metrics)"
-    if numbers >= 256 and numbers >= 10 * max(len(keys), 1):
-        return f"data: {numbers} numbers against {len(keys)} keys in the first {HEAD_BYTES} bytes (numeric arrays)"
+def _shape(head: bytes, key: re.Pattern[bytes], int_key: re.Pattern[bytes]) -> str | None:
+    """The data shape of a head (counted by regular expressions, no list of keys built), or None for config-like."""
+    keys = len(key.findall(head))
+    if keys >= 16:
+        int_keys = len(int_key.findall(head))
+        if int_keys * 2 >= keys:
+            return f"data: {int_keys} of the first {keys} keys are step/row numbers (golden values or metrics)"
+    numbers = len(_NUMBER.findall(head))
+    if numbers >= 256 and numbers >= 10 * max(keys, 1):
+        return f"data: {numbers} numbers against {keys} keys in the first {HEAD_BYTES} bytes (numeric arrays)"
     return None
 
 
@@ -44,14 +47,11 @@ def data_reason(kind: str, size: int, head: bytes) -> str | None:
     if size <= SMALL_BYTES or kind not in {"json", "yaml"}:
         return None
     head = head[:HEAD_BYTES]
-    numbers = len(_NUMBER.findall(head))
     if kind == "json":
-        keys = [m.group(1) for m in _JSON_KEY.finditer(head)]
         start = head.lstrip()[:1]
         if start == b"[" and size > 16 * SMALL_BYTES:
             body = head.lstrip()[1:].lstrip()[:1]
             if body in {b"{", b"[", b'"'} or body[:1].isdigit() or body == b"-":
                 return "data: a top-level JSON array of records or values (a dataset)"
-        return _shape(keys, numbers)
-    keys = [m.group(1) for m in _YAML_KEY.finditer(head)]
-    return _shape(keys, numbers)
+        return _shape(head, _JSON_KEY, _JSON_INT_KEY)
+    return _shape(head, _YAML_KEY, _YAML_INT_KEY)

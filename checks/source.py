@@ -133,6 +133,10 @@ def iter_directory(root: str | os.PathLike[str], limits: Limits, stats: ReadStat
             elif not _skip_dir(d):
                 kept.append(d)
         dirnames[:] = kept
+        # symlinked folders are never entered and symlinked files never read, so a file resolves to its folder's
+        # real path plus its name: resolved once per folder, not per file (realpath lstat()s every component)
+        dir_real = os.path.realpath(dirpath)
+        dir_inside = dir_real == base_real or dir_real.startswith(base_real.rstrip(os.sep) + os.sep)
         for fn in sorted(filenames):
             full = os.path.join(dirpath, fn)
             rel = os.path.normpath(os.path.join(rel_dir, fn)).replace(os.sep, "/")
@@ -150,7 +154,7 @@ def iter_directory(root: str | os.PathLike[str], limits: Limits, stats: ReadStat
                 continue
             if not _admit(rel, st.st_size, limits, stats):
                 continue
-            if not os.path.realpath(full).startswith(base_real):
+            if not dir_inside:
                 stats.skipped.append(Skipped(rel, "resolves outside the repository"))
                 continue
             try:
