@@ -4,7 +4,9 @@
 + DeepSpeed fine-tuning repository. They are committed into a temporary git repository
 (``main`` and the PR branch), then ``accel-audit pr`` runs on it: the output is what the
 GitHub App would post on that pull request (check run and inline review comments).
-Nothing here is specific to the sample: whatever the engine's checks find is shown.
+Nothing here is specific to the sample: whatever the engine's checks find is shown. The sample PR
+also edits a multi-line Megatron-LM launcher (``scripts/cpt_megatron.sh``): ``--bf16`` removed is a
+LEFT-side comment on the removed line, ``--num-workers 8 → 0`` a RIGHT-side comment with a suggestion.
 """
 
 from __future__ import annotations
@@ -70,7 +72,14 @@ def main(argv: list[str] | None = None) -> int:
         note = f"Sample PR: {head} → {base} in a temporary git repository built from {FIXTURES}\n\n"
         (sys.stderr if args.format == "json" else sys.stdout).write(note)
         sys.stdout.flush()
-        return cli_main(["pr", "--repo", str(repo), "--base", base, "--head", head, "--format", args.format, "--lang", args.lang])
+        # the sample PR has regressions on purpose: show them without failing ``make demo``
+        rc = cli_main(["pr", "--repo", str(repo), "--base", base, "--head", head, "--format", args.format, "--lang", args.lang,
+                       "--no-fail-on-regression"])
+        if args.format == "md":  # what `/accel fix` would open as a follow-up PR (autofix, issue #11)
+            from autofix.pr import demo_fix_diff
+
+            sys.stdout.write("\n---\n\n## `/accel fix`: the follow-up pull request\n\n" + demo_fix_diff(str(FIXTURES / "base"), str(FIXTURES / "head")))
+        return rc
 
 
 if __name__ == "__main__":

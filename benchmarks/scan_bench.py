@@ -37,6 +37,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.corpus import build, link_tree  # noqa: E402
+from benchmarks.synthetic import generate  # noqa: E402, F401  (precommit_bench.py and fix_bench.py import it from here)
 from corpus.fetch import DEFAULT_DEST  # noqa: E402
 
 FLOOR = r"""

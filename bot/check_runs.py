@@ -76,8 +76,9 @@ async def complete_check_run(
     annotations: list[dict[str, Any]],
     *,
     skip_existing: bool = False,
+    actions: list[dict[str, str]] | None = None,
 ) -> int:
-    """Complete the run; return the number of PATCH requests sent."""
+    """Complete the run; return the number of PATCH requests sent. ``actions``: buttons (e.g. "Apply fixes")."""
     if skip_existing and annotations:
         have = await existing_annotations(gh, owner, repo, run_id)
         annotations = [a for a in annotations if _ann_key(a) not in have]
@@ -91,7 +92,7 @@ async def complete_check_run(
     await gh.arequest(
         "PATCH",
         f"/repos/{owner}/{repo}/check-runs/{run_id}",
-        json={"status": "completed", "conclusion": conclusion, "completed_at": _now(), "output": first_output},
+        json={"status": "completed", "conclusion": conclusion, "completed_at": _now(), "output": first_output, **({"actions": actions} if actions else {})},
     )
     for batch in batches[1:]:
         await gh.arequest("PATCH", f"/repos/{owner}/{repo}/check-runs/{run_id}", json={"output": dict(head, annotations=batch)})

@@ -15,7 +15,7 @@ HELP = """\
 |---|---|
 | `/accel help` | this list |
 | `/accel rescan` | audit the pull request's head again and update the `Accel Audit` check run (the PR's author, owners, members and collaborators) |
-| `/accel fix <ID>` | not available yet |
+| `/accel fix [ID ...] [--dry-run]` | open a follow-up pull request with verified fixes (this PR's regressions first; unsafe fixes only for the IDs named), or reply with the diff (`--dry-run`, fork PRs); people with write access |
 
 The audit runs by itself on every push; its settings live in `.github/accel-audit.yml` on the base branch."""
 

@@ -3,7 +3,7 @@
 * ``pull_request`` opened / synchronize / reopened / ready_for_review -> audit the head (supersedable: a newer
   push of the same PR drops it);
 * ``check_run`` rerequested on one of our runs -> audit that commit again, updating that run;
-  ``requested_action`` -> the fix command (not available yet: logged);
+  ``requested_action`` "Apply fixes" -> the fix command (bot.fix_job);
 * ``issue_comment`` created with an ``/accel`` command -> the command job;
 * ``installation`` / ``installation_repositories`` -> logged; everything else acknowledged and ignored.
 """
@@ -82,9 +82,9 @@ def _route_check_run(payload: dict[str, Any], app_id: int) -> Routed:
     if (run.get("app") or {}).get("id") not in (None, app_id) or not str(run.get("name", "")).startswith(CHECK_RUN_PREFIX):
         return Routed("ignored", note="another app's check run")
     if action == "requested_action":
-        ident = (payload.get("requested_action") or {}).get("identifier")
-        log.info("check_run requested_action %r: the fix command is not available yet", ident)
-        return Routed("logged", note="requested_action: fix command not available yet")
+        from .fix_job import route_requested_action
+
+        return route_requested_action(payload)
     if action != "rerequested":
         return Routed("ignored", note=f"check_run {action}")
     owner, name, repo_id, default_branch = _repo(payload)

@@ -20,6 +20,7 @@ from . import commands
 from .check_runs import annotations_for, complete_check_run, find_check_run, start_check_run
 from .config_loader import load_repo_config
 from .events import pr_key
+from .fix_job import FIX_ACTIONS
 from .gate import decide
 from .output import compose
 from .pr_diff import PRDiff, fetch_pr_diff
@@ -38,7 +39,7 @@ class Superseded(Exception):
 
 
 def _options(rt: Runtime, cfg: RepoConfig) -> AuditOptions:
-    return AuditOptions(limits=rt.tuning.limits, ignore=cfg.ignore, exclude=cfg.exclude, hardware=cfg.hardware, cache=rt.facts_cache)
+    return AuditOptions(limits=rt.tuning.limits, ignore=cfg.ignore, exclude=cfg.exclude, training=cfg.training, hardware=cfg.hardware, cache=rt.facts_cache)
 
 
 async def audit_projects(rt: Runtime, gh: GitHub[Any], owner: str, repo: str, sha: str, cfg: RepoConfig) -> dict[ProjectSpec, Audit]:
@@ -176,8 +177,13 @@ async def run_pr_audit(rt: Runtime, job: Job) -> str:
                          unplaced=review.unplaced if review else None)
         annotations = annotations_for(head, diff.changed, proj.path)
         run_id, was_there = runs[proj]
-        await complete_check_run(gh, owner, repo, run_id, verdict.conclusion, output, annotations, skip_existing=was_there)
+        await complete_check_run(gh, owner, repo, run_id, verdict.conclusion, output, annotations, skip_existing=was_there,
+                                 actions=FIX_ACTIONS if number is not None else None)
 
+    if number is not None and reviews:  # for a following /accel fix on this head (bot.fix_hints)
+        from .fix_hints import save as save_fix_hint
+
+        save_fix_hint(rt, owner, repo, int(number), sha, base_sha or "", [c for r in reviews for c in r.regressions])
     if number is not None and reviews and not _is_superseded(rt, job):
         from review.publish import publish_review
 
@@ -225,8 +231,9 @@ async def run_command(rt: Runtime, job: Job) -> str:
         await _reply(gh, owner, repo, number, commands.HELP)
         return "help"
     if name == "fix":
-        await _reply(gh, owner, repo, number, commands.FIX_NOT_AVAILABLE)
-        return "fix-not-available"
+        from .fix_job import run_fix
+
+        return await run_fix(rt, job)
     if name != "rescan":
         await _reply(gh, owner, repo, number, commands.unknown_reply(name))
         return "unknown"

@@ -13,7 +13,8 @@ Example::
     language: en            # en | zh
     ignore: [H*, C2]        # check IDs or patterns
     paths:
-      exclude: ["examples/**", "legacy/**"]
+      exclude: ["examples/**", "legacy/**"]   # not read at all
+      training: ["recipes/**"]               # on the training path even under tests/, records/, benchmarks/...
     hardware: h100          # bf16/FP8 advice only where the GPU supports them
     projects:               # monorepo: one check run per sub-folder
       - path: llm
@@ -80,6 +81,7 @@ class RepoConfig:
     language: str = "en"
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    training: tuple[str, ...] = ()  # paths.training: globs forced onto the training path (checks.roles)
     hardware: str | None = None
     projects: tuple[ProjectSpec, ...] = (ProjectSpec("", "Accel Audit"),)
     gate: Gate = field(default_factory=Gate)
@@ -168,12 +170,15 @@ def validate(data: dict[str, Any], filename: str = CONFIG_PATH) -> RepoConfig:
     if "paths" in data and data["paths"] is not None:
         paths = data["paths"]
         if not isinstance(paths, dict):
-            raise ConfigError(f"{filename}: paths: expected a mapping with 'exclude', got {_type_name(paths)}")
-        extra = sorted(set(map(str, paths)) - {"exclude"})
+            raise ConfigError(f"{filename}: paths: expected a mapping with 'exclude' or 'training', got {_type_name(paths)}")
+        extra = sorted(set(map(str, paths)) - {"exclude", "training"})
         if extra:
-            raise ConfigError(f"{filename}: paths: unknown key {extra[0]!r} (allowed: exclude)")
+            raise ConfigError(f"{filename}: paths: unknown key {extra[0]!r} (allowed: exclude, training)")
         if paths.get("exclude") is not None:
             kw["exclude"] = tuple(_str_list(paths["exclude"], f"{filename}: paths.exclude"))
+        if paths.get("training") is not None:
+            kw["training"] = tuple(_clean_path(g, f"{filename}: paths.training") or "**"
+                                   for g in _str_list(paths["training"], f"{filename}: paths.training"))
 
     if "hardware" in data and data["hardware"] is not None:
         hw = data["hardware"]

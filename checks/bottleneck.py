@@ -5,13 +5,17 @@ where the data comes from, how the loader is set up, the parallel layout and the
 nodes, the precision, and whether the project trains or only serves. Each feature that
 points at a bottleneck type adds a weighted signal with a human reason. The type with the
 strongest evidence wins only when it is clearly ahead (a score of at least
-:data:`MIN_SCORE` and :data:`MIN_MARGIN` ahead of the runner-up); otherwise the honest
-answer is ``needs-profiling``, with the competing signals as its reasons.
+:data:`MIN_SCORE` and :data:`MIN_MARGIN` ahead of the runner-up) and at least one of its
+signals is positive evidence at a cited ``path:line`` (a setting seen, not a practice missed);
+otherwise the honest answer is ``needs-profiling``, with the competing signals as its reasons
+and the measurements that would decide it (seed 001: GPU-utilisation shape, a synthetic-data
+A/B run, kernel time share). Only files in scope (:mod:`checks.roles`) are read here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .facts import Facts, as_number
@@ -21,7 +25,30 @@ MIN_SCORE = 3
 MIN_MARGIN = 2
 
 _REMOTE = ("s3://", "hdfs://", "gs://", "oss://", "cos://", "cfs://", "abfs://", "wasbs://")
-_SLOW_FS = ("/cfs", "/hdfs", "/mdfs", "/nfs", "cfs-", "/mnt/nas", "/juicefs")
+# a remote URL that names a bucket and a path (``s3://bucket/corpus``), not a bare scheme constant (``S3_PREFIX = "s3://"``)
+_REMOTE_URL = re.compile(r"^(s3|hdfs|gs|oss|cos|cfs|abfs|wasbs)://[\w.\-@]+/\S*", re.I)
+_SLOW_FS = ("/cfs/", "/hdfs/", "/mdfs/", "/nfs/", "/mnt/nas", "/juicefs/")
+# a string that only talks about a location (an error message, a prefix test) is not where data is read from
+_NOT_A_READ = re.compile(r"(raise |Error\(|startswith\(|endswith\(|require|print\(|warn|log(ger)?\.|help=|\bif\b)", re.I)
+
+PROFILE_HINT = ("decide it with three measurements: the GPU-utilisation shape in `nvidia-smi dmon -s u` (flat near 100% or dips to 0), "
+                "an A/B run with synthetic on-GPU data in place of the DataLoader, and the kernel and NCCL time share in `nsys profile`")
+PROFILE_HINT_ZH = ("用三项测量判断：`nvidia-smi dmon -s u` 的 GPU 利用率形态（持续接近 100% 还是周期性跌到 0）、"
+                   "用 GPU 上的合成数据替代 DataLoader 做 A/B 对比、`nsys profile` 中 kernel 与 NCCL 的时间占比")
+#: the same measurements, each with how to read it (JSON ``project.profile_steps``)
+PROFILE_STEPS = (
+    "`nvidia-smi dmon -s u` while it trains: utilisation flat near 100% points at compute or memory bandwidth, "
+    "regular dips to 0% at the GPU waiting for input or for a sync",
+    "an A/B run with synthetic data (random token tensors already on the GPU instead of the DataLoader): "
+    "a clearly faster step means data I/O-bound",
+    "`nsys profile` over a few steps: the share of wall time in GPU kernels (low: launch/CPU overhead) and in NCCL "
+    "kernels (high: communication-bound)",
+)
+PROFILE_STEPS_ZH = (
+    "训练时运行 `nvidia-smi dmon -s u`：利用率持续接近 100% 说明受计算或显存带宽约束，周期性跌到 0% 说明 GPU 在等数据或同步",
+    "用合成数据做 A/B 对比（用已在 GPU 上的随机 token 张量替代 DataLoader）：单步明显变快即为数据 I/O 瓶颈",
+    "用 `nsys profile` 采样若干步：GPU kernel 占墙钟时间的比例（偏低说明 kernel launch/CPU 开销）以及 NCCL kernel 的占比（偏高说明通信瓶颈）",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +59,7 @@ class Signal:
     weight: int
     en: str
     zh: str
+    positive: bool = True  # False: inferred from a practice not seen, which alone never decides a verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +71,19 @@ class Verdict:
 
 
 class _Status:
-    def __init__(self, results: Iterable[CheckResult]) -> None:
+    def __init__(self, results: Iterable[CheckResult], roles: Mapping[str, str] | None = None) -> None:
         self.results = {r.id: r for r in results}
         self._by_id = {cid: r.status for cid, r in self.results.items()}
+        self.roles = roles or {}
+        # with a recognised training path, evidence in other project code (a stats script, a converter) is not cited
+        self.strict = any(r == "training" for r in self.roles.values())
+
+    def on_path(self, path: str) -> bool:
+        return not self.strict or self.roles.get(path, "training") != "code"
 
     def evidence(self, check_id: str) -> list:
         r = self.results.get(check_id)
-        return list(r.evidence) if r is not None else []
+        return [e for e in r.evidence if self.on_path(e.path)] if r is not None else []
 
     def __call__(self, check_id: str) -> Status | None:
         """The check's status, or None when the check did not run (not registered, ignored)."""
@@ -86,7 +120,7 @@ def _data_locations(facts: Facts) -> list[_Place]:
     """String values that name where training data is read from (not outputs, checkpoints or models)."""
     out: list[_Place] = []
     for x in facts.path_literals():
-        if not any(w in x.text.lower() for w in _NOT_DATA):
+        if not any(w in x.text.lower() for w in _NOT_DATA) and not _NOT_A_READ.search(x.text):
             out.append(_Place(x.path, x.line, x.value))
     for ff in facts.files.values():
         for e in ff.configs:
@@ -116,66 +150,113 @@ def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:
 def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     out: list[Signal] = []
     workers = [(n, s) for s in facts.effective("num_workers", "dataloader_num_workers") if (n := as_number(s.value)) is not None]
-    zero = [s for n, s in workers if n == 0]
+    zero = [s for n, s in workers if n == 0 and st.on_path(s.path)]
+    f1 = st.evidence("F1")
+    # batches of tokens tokenized ahead (F6), stored pre-tokenized (F10) or memory-mapped (F8) are cheap to collate:
+    # loading them in the training process is a weak signal, and no DataLoader at all is no signal
+    cheap = st.used("F6") or st.used("F10") or st.used("F8")
     if st.missing("F1") or (st("F1") is None and zero and not [n for n, _ in workers if n > 0]):
-        where = f" at {_loc(zero)}" if zero else ""
-        where_zh = f"，{_loc(zero)}" if zero else ""
-        out.append(Signal(
-            Bottleneck.DATA_IO, 2,
-            f"batches are loaded in the training process (num_workers = 0{where}): the GPU waits while the CPU reads and collates",
-            f"数据在训练主进程中加载（num_workers = 0{where_zh}）：CPU 读取与拼 batch 时 GPU 空等",
-        ))
-        if p.multimodal:
+        cited = zero or f1
+        if cited:
+            out.append(Signal(
+                Bottleneck.DATA_IO, 1 if cheap else 2,
+                f"batches are loaded in the training process (num_workers = 0 at {_loc(cited)}): the GPU waits while the CPU reads and collates"
+                + (" (weak: the data is tokenized ahead, F6/F8/F10)" if cheap else ""),
+                f"数据在训练主进程中加载（num_workers = 0，{_loc(cited)}）：CPU 读取与拼 batch 时 GPU 空等"
+                + ("（较弱：数据已提前分词，F6/F8/F10）" if cheap else ""),
+            ))
+        elif not cheap:
             out.append(Signal(
                 Bottleneck.DATA_IO, 1,
-                "multimodal inputs: image decoding and resizing run on the CPU for every sample",
-                "多模态输入：每个样本的图像解码与缩放都在 CPU 上完成",
+                "no DataLoader worker setting was seen on the training path (F1): if batches are built in the training process, the GPU waits for them",
+                "训练路径上未见 DataLoader worker 设置（F1）：若 batch 在训练主进程中构建，GPU 需等待",
+                positive=False,
             ))
-    elif st("F1") == Status.PARTIAL:
-        out.append(Signal(Bottleneck.DATA_IO, 1, "only 1-3 DataLoader workers feed each GPU", "每张 GPU 仅有 1~3 个 DataLoader worker 供数"))
+        if p.multimodal and cited:
+            out.append(Signal(
+                Bottleneck.DATA_IO, 1,
+                "the project trains multimodal models: for image-text data, image decoding and resizing would run on the CPU per sample in that same process",
+                "项目训练多模态模型：图文数据的图像解码与缩放将在同一进程中逐样本由 CPU 完成",
+                positive=False,
+            ))
+    elif st("F1") == Status.PARTIAL and f1:
+        out.append(Signal(Bottleneck.DATA_IO, 1, f"only 1-3 DataLoader workers feed each GPU ({_loc(f1)})",
+                          f"每张 GPU 仅有 1~3 个 DataLoader worker 供数（{_loc(f1)}）"))
     places = _data_locations(facts)
-    remote = [x for x in places if x.value.lower().startswith(_REMOTE)]
+    remote = [x for x in places if _REMOTE_URL.match(x.value.strip())]
     slow = [x for x in places if any(t in x.value.lower() for t in _SLOW_FS)]
-    # a storage verdict counts only with a location: "no data path visible" is not slow storage
-    remote = remote or (st.evidence("I1") if st.missing("I1") else [])
-    slow = slow or (st.evidence("I2") if st.missing("I2") else [])
     if remote:
-        where = f" ({_loc(remote)})"
         out.append(Signal(
             Bottleneck.DATA_IO, 2,
-            f"training data is read from remote object storage{where}: every epoch pays network latency and bandwidth",
-            f"训练数据从远程对象存储读取{where}：每个 epoch 都要承担网络延迟与带宽开销",
+            f"training data is read from remote object storage ({_loc(remote)}: `{remote[0].value[:80]}`): every epoch pays network latency and bandwidth",
+            f"训练数据从远程对象存储读取（{_loc(remote)}：`{remote[0].value[:80]}`）：每个 epoch 都要承担网络延迟与带宽开销",
         ))
     elif slow:
-        where = f" ({_loc(slow)})"
         out.append(Signal(
             Bottleneck.DATA_IO, 2,
-            f"training data sits on a slow shared file system{where}",
-            f"训练数据位于较慢的共享文件系统{where}",
+            f"training data is read from a network file system ({_loc(slow)}: `{slow[0].value[:80]}`)",
+            f"训练数据从网络文件系统读取（{_loc(slow)}：`{slow[0].value[:80]}`）",
         ))
-    if st.missing("F6"):
+    f6 = st.evidence("F6")
+    if st.missing("F6") and f6:
         out.append(Signal(
             Bottleneck.DATA_IO, 1,
-            "tokenization or feature extraction runs online, inside the training input pipeline",
-            "分词或特征提取在训练输入管线中在线执行",
+            f"tokenization or feature extraction runs online, inside the training input pipeline ({_loc(f6)})",
+            f"分词或特征提取在训练输入管线中在线执行（{_loc(f6)}）",
         ))
     return out
+
+
+def storage_note() -> tuple[str, str]:
+    """What to check when no data location is named (an unnamed medium is unknown, never "slow")."""
+    return (
+        "storage of the training data: unknown (no data location in a config or launch on the training path); "
+        "check where the data path points (local NVMe, a network file system or object storage) and its read throughput",
+        "训练数据所在存储：未知（训练路径的配置与启动命令中未出现数据位置）；请确认数据路径指向本地 NVMe、网络文件系统还是对象存储，以及其读取吞吐",
+    )
+
+
+def _nodes(launch: object) -> float:
+    args = getattr(launch, "launcher_args", {})
+    for k in ("nnodes", "num_nodes", "num_machines"):
+        v = args.get(k)
+        n = as_number(str(v).split(":")[-1]) if v is not None else None
+        if n:
+            return n
+        if v is not None:
+            return 2.0  # left to the environment ($NNODES) with a rendezvous: several nodes
+    return 2.0 if "hostfile" in args else 1.0
 
 
 def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     out: list[Signal] = []
     if p.multi_node:
         n = p.num_nodes or 2
+        src = p.notes.get("nodes_source")
+        sites = p.notes.get("multi_node_sites") or []
+        launches = [x for x in facts.launches() if x.launcher in ("torchrun", "deepspeed", "accelerate", "colossalai", "python") or x.wrappers]
+        multi = [x for x in launches if _nodes(x) > 1]
+        if len(launches) > 1 and len(multi) < len(launches) and (multi or sites):
+            k = max(len(multi), len(sites))
+            en = f"{k} launch setting(s) run on several nodes (up to {n} at `{src}`), next to single-node ones"
+            zh = f"有 {k} 处启动设置跨多个节点运行（最多 {n} 个，`{src}`），其余为单机"
+            positive = k * 2 > len(launches)
+        else:
+            where = f" (`{src}`)" if src else ""
+            en, zh = f"training spans {n} nodes{where}", f"训练跨 {n} 个节点{where}"
+            positive = bool(src)
         out.append(Signal(
             Bottleneck.COMMUNICATION, 2,
-            f"training spans {n} nodes: gradient and parameter collectives cross the inter-node network",
-            f"训练跨 {n} 个节点：梯度与参数集合通信需经过节点间网络",
+            f"{en}: gradient and parameter collectives cross the inter-node network",
+            f"{zh}：梯度与参数集合通信需经过节点间网络",
+            positive=positive,
         ))
         if st.missing("E1"):
             out.append(Signal(
                 Bottleneck.COMMUNICATION, 1,
-                "no GPUDirect RDMA / InfiniBand settings for the multi-node job",
-                "多机训练未见 GPUDirect RDMA / InfiniBand 相关配置",
+                "no GPUDirect RDMA / InfiniBand settings were seen for the multi-node job (E1)",
+                "多机训练未见 GPUDirect RDMA / InfiniBand 相关配置（E1）",
+                positive=False,
             ))
         stage3 = [e for e in facts.config("zero_optimization.stage") if as_number(e.value) == 3]
         full = [s for s in facts.effective("sharding_strategy", "fsdp", "fsdp_sharding_strategy")
@@ -189,88 +270,121 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         if st.missing("E2"):
             out.append(Signal(
                 Bottleneck.COMMUNICATION, 1,
-                "gradient communication is not overlapped with the backward pass",
-                "梯度通信未与反向计算重叠",
+                "no overlap of gradient communication with the backward pass was seen (E2)",
+                "未见梯度通信与反向计算重叠的设置（E2）",
+                positive=False,
             ))
     multi_gpu = p.multi_node or (p.num_gpus or 0) > 1
     offload = [e for e in facts.config("offload_optimizer.device", "offload_param.device") if isinstance(e.value, str) and e.value.lower() in ("cpu", "nvme")]
     if offload:
+        ds_files = {e.path for e in facts.config("zero_optimization")} | {e.path for e in facts.config("zero_optimization.stage")}
+        off_files = {e.path for e in offload}
+        share = f" in {len(off_files)} of {len(ds_files)} DeepSpeed configs" if len(ds_files) > len(off_files) else ""
+        share_zh = f"（{len(ds_files)} 个 DeepSpeed 配置中的 {len(off_files)} 个）" if share else ""
         out.append(Signal(
             Bottleneck.COMMUNICATION, 1,
-            f"optimizer or parameter states are offloaded ({_loc(offload)}): every step moves them over PCIe",
-            f"优化器或参数状态被卸载（{_loc(offload)}）：每步都要经 PCIe 搬运",
+            f"optimizer or parameter states are offloaded{share} ({_loc(offload)}): every step moves them over PCIe",
+            f"优化器或参数状态被卸载{share_zh}（{_loc(offload)}）：每步都要经 PCIe 搬运",
+            positive=not share or len(off_files) * 2 > len(ds_files),
         ))
     if p.moe and multi_gpu:
         out.append(Signal(
             Bottleneck.COMMUNICATION, 1,
             "mixture-of-experts model on several GPUs: token routing needs all-to-all exchanges every layer",
             "多卡训练 MoE 模型：每层的 token 路由需要 AllToAll 通信",
+            positive=False,
         ))
     return out
+
+
+_EVAL_FUNC = re.compile(r"(eval|estimate|valid|test|sample|generat|predict|infer|benchmark|profile)", re.I)
+
+
+def _loop_site(facts: Facts) -> tuple[str, str]:
+    """Where the training step is (for reasons about a practice that was not seen there), English and Chinese."""
+    sites = facts.calls("backward") or facts.calls("Trainer", "SFTTrainer", "fit", "pretrain")
+    return (f" (training step at {_loc(sites)})", f"（训练步位于 {_loc(sites)}）") if sites else ("", "")
 
 
 def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     out: list[Signal] = []
     b = p.params_billions
     seq = p.max_seq_len
+    src = p.notes.get("params_source")
+    size_where = f", {src}" if src and src != "model name" else ""
+    size_where_zh = f"，{src}" if src and src != "model name" else ""
     if st.missing("C1"):
-        out.append(Signal(
-            Bottleneck.COMPUTE, 3,
-            "training runs in FP32: matmuls miss the Tensor Cores (A100: 19.5 FP32 vs 312 BF16 dense TFLOPS)",
-            "以 FP32 训练：矩阵乘未命中 Tensor Core（A100：FP32 19.5 vs BF16 312 TFLOPS）",
-        ))
+        off = [e for e in st.evidence("C1") if e.value is False or str(e.value).lower() in ("false", "fp32", "float32", "torch.float32", "32", "32-true")]
+        if off:
+            out.append(Signal(
+                Bottleneck.COMPUTE, 3,
+                f"training runs in FP32 ({_loc(off)}): matmuls miss the Tensor Cores (A100: 19.5 FP32 vs 312 BF16 dense TFLOPS)",
+                f"以 FP32 训练（{_loc(off)}）：矩阵乘未命中 Tensor Core（A100：FP32 19.5 vs BF16 312 TFLOPS）",
+            ))
+        else:
+            site, site_zh = _loop_site(facts)
+            out.append(Signal(
+                Bottleneck.COMPUTE, 2,
+                f"no BF16/FP16 mixed-precision setting was seen on the training path (C1){site}: if it runs in FP32, matmuls miss the Tensor Cores",
+                f"训练路径上未见 BF16/FP16 混合精度设置（C1）{site_zh}：若以 FP32 训练，矩阵乘无法命中 Tensor Core",
+                positive=False,
+            ))
     d7 = st.results.get("D7")
-    if st.missing("D7") and d7 is not None and d7.values.get("aligned") is False:  # not when no dimension is visible at all
+    d7_ev = st.evidence("D7")
+    if st.missing("D7") and d7 is not None and d7.values.get("aligned") is False and d7_ev:  # not when no dimension is visible at all
         out.append(Signal(
             Bottleneck.COMPUTE, 1,
-            "some matmul dimensions are not multiples of 8, so Tensor Core tiles are padded or skipped",
-            "部分矩阵维度不是 8 的倍数，Tensor Core 需要填充或无法命中",
+            f"some matmul dimensions are not multiples of 8 ({_loc(d7_ev)}), so Tensor Core tiles are padded or skipped",
+            f"部分矩阵维度不是 8 的倍数（{_loc(d7_ev)}），Tensor Core 需要填充或无法命中",
         ))
     if b is not None and b >= 6 and st.used("C1") and st.used("D1"):
         out.append(Signal(
             Bottleneck.COMPUTE, 2,
-            f"large dense model (~{_fmt_b(b)}) in mixed precision with fused attention: step time is dominated by GEMMs",
-            f"大规模稠密模型（约 {_fmt_b(b)}），已用混合精度与融合 Attention：单步耗时以 GEMM 为主",
+            f"large dense model (~{_fmt_b(b)}{size_where}) in mixed precision with fused attention: step time is dominated by GEMMs",
+            f"大规模稠密模型（约 {_fmt_b(b)}{size_where_zh}），已用混合精度与融合 Attention：单步耗时以 GEMM 为主",
         ))
     if st.missing("D1") and seq and seq >= 2048:
         out.append(Signal(
             Bottleneck.MEMORY, 2 if seq < 8192 else 3,
-            f"sequences of {seq} tokens without fused attention: the S×S score matrix is written to and read from HBM in every layer",
-            f"序列长度 {seq} 且未使用融合 Attention：每层的 S×S 注意力矩阵都要写入并读出显存",
+            f"sequences of {seq} tokens without fused attention (D1 not seen): the S×S score matrix is written to and read from HBM in every layer",
+            f"序列长度 {seq} 且未见融合 Attention（D1）：每层的 S×S 注意力矩阵都要写入并读出显存",
         ))
     if st.missing("D2") and st.missing("D5") and st.missing("D6"):
         out.append(Signal(
             Bottleneck.MEMORY, 1,
-            "no kernel fusion (torch.compile, Liger, fused optimizers): norms, activations, RoPE and the loss each make a round trip through HBM",
-            "未做算子融合（torch.compile、Liger、融合优化器）：Norm、激活、RoPE 与 loss 各自往返显存",
+            "no kernel fusion was seen (D2 torch.compile, D5 Liger, D6 fused optimizers): norms, activations, RoPE and the loss would each make a round trip through HBM",
+            "未见算子融合（D2 torch.compile、D5 Liger、D6 融合优化器）：Norm、激活、RoPE 与 loss 将各自往返显存",
+            positive=False,
         ))
-    vocab = max((n for s in facts.settings("vocab_size", "padded_vocab_size") if (n := as_number(s.value))), default=0)
-    if vocab >= 100_000 and st.missing("D5"):
+    vocab_sites = [s for s in facts.settings("vocab_size", "padded_vocab_size") if (as_number(s.value) or 0) >= 100_000 and st.on_path(s.path)]
+    if vocab_sites and st.missing("D5"):
+        vocab = max(as_number(s.value) or 0 for s in vocab_sites)
         out.append(Signal(
             Bottleneck.MEMORY, 1,
-            f"a {int(vocab):,}-token vocabulary: the logits tensor and its softmax dominate activation traffic without a fused linear cross-entropy",
-            f"词表 {int(vocab):,}：未使用 fused linear cross-entropy 时，logits 及其 softmax 主导激活显存流量",
+            f"a {int(vocab):,}-token vocabulary ({_loc(vocab_sites)}): the logits tensor and its softmax dominate activation traffic without a fused linear cross-entropy",
+            f"词表 {int(vocab):,}（{_loc(vocab_sites)}）：未使用 fused linear cross-entropy 时，logits 及其 softmax 主导激活显存流量",
         ))
     if b is not None and b < 0.5 and not (st.used("D2") or st.used("D4")):
         out.append(Signal(
             Bottleneck.LAUNCH, 3 if b < 0.2 else 2,
-            f"a small model (~{_fmt_b(b)}): each kernel is short, so launch overhead and Python dispatch take a large share of the step",
-            f"小模型（约 {_fmt_b(b)}）：每个 kernel 都很短，kernel launch 与 Python 调度开销占比高",
+            f"a small model (~{_fmt_b(b)}{size_where}): each kernel is short, so launch overhead and Python dispatch take a large share of the step",
+            f"小模型（约 {_fmt_b(b)}{size_where_zh}）：每个 kernel 都很短，kernel launch 与 Python 调度开销占比高",
         ))
-    loop_files = {c.path for c in facts.calls("backward")}
-    syncs = [c for c in facts.calls("item", "torch.cuda.synchronize", "cpu", "tolist") if c.path in loop_files]
+    loop_files = {c.path for c in facts.calls("backward") if st.on_path(c.path)}
+    syncs = [c for c in facts.calls("item", "torch.cuda.synchronize", "cpu", "tolist")
+             if c.path in loop_files and c.loop and not _EVAL_FUNC.search(c.func or "")]
     if syncs:
         out.append(Signal(
             Bottleneck.LATENCY, 1 if len(syncs) < 3 else 2,
-            f"{len(syncs)} CPU-GPU synchronisation point(s) in the training loop ({_loc(syncs)}): the CPU stalls until the GPU drains its queue",
-            f"训练循环中有 {len(syncs)} 处 CPU-GPU 同步点（{_loc(syncs)}）：CPU 需等待 GPU 队列清空",
+            f"{len(syncs)} CPU-GPU synchronisation point(s) inside loops of the training files ({_loc(syncs)}): the CPU stalls until the GPU drains its queue",
+            f"训练文件的循环中有 {len(syncs)} 处 CPU-GPU 同步点（{_loc(syncs)}）：CPU 需等待 GPU 队列清空",
         ))
     return out
 
 
-def signals(facts: Facts, project: Project, results: Iterable[CheckResult]) -> list[Signal]:
-    """Every code feature that points at a bottleneck type, strongest first."""
-    st = _Status(results)
+def signals(facts: Facts, project: Project, results: Iterable[CheckResult], roles: Mapping[str, str] | None = None) -> list[Signal]:
+    """Every code feature that points at a bottleneck type, strongest first (``roles``: path -> role, see checks.roles)."""
+    st = _Status(results, roles)
     p = project
     out: list[Signal] = []
     if p.does_inference and not p.does_training:
@@ -283,46 +397,61 @@ def signals(facts: Facts, project: Project, results: Iterable[CheckResult]) -> l
     return out
 
 
-def classify(facts: Facts, project: Project, results: Iterable[CheckResult]) -> Verdict:
-    sigs = signals(facts, project, results)
+def classify(facts: Facts, project: Project, results: Iterable[CheckResult], roles: Mapping[str, str] | None = None) -> Verdict:
+    sigs = signals(facts, project, results, roles)
     scores: dict[str, int] = {}
     for s in sigs:
         scores[s.kind.value] = scores.get(s.kind.value, 0) + s.weight
     ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    storage: tuple[str, str] | None = None
+    if project.does_training and not any(s.kind == Bottleneck.DATA_IO and s.positive and ("storage" in s.en or "file system" in s.en) for s in sigs) \
+            and not _data_locations(facts):
+        storage = storage_note()
     if not ranked:
         if not (project.does_training or project.does_inference):
             return Verdict(Bottleneck.UNKNOWN, ["no training or inference code was recognised"], ["未识别到训练或推理代码"], scores)
         return Verdict(
             Bottleneck.UNKNOWN,
-            ["no code feature points at a particular bottleneck; profile a few steps (nsys, torch.profiler) to classify it"],
-            ["代码特征不足以判断瓶颈类型；请先 Profiling 若干步（nsys、torch.profiler）"],
+            [f"needs profiling: no code feature points at a particular bottleneck; {PROFILE_HINT}"] + ([storage[0]] if storage else []),
+            [f"待 Profiling：代码特征不足以判断瓶颈类型；{PROFILE_HINT_ZH}"] + ([storage[1]] if storage else []),
             scores,
         )
     top_kind, top = ranked[0]
     second = ranked[1][1] if len(ranked) > 1 else 0
-    if top >= MIN_SCORE and top - second >= MIN_MARGIN:
-        win = [s for s in sigs if s.kind.value == top_kind]
-        return Verdict(Bottleneck(top_kind), [s.en for s in win], [s.zh for s in win], scores)
+    win = [s for s in sigs if s.kind.value == top_kind]
+    if top >= MIN_SCORE and top - second >= MIN_MARGIN and any(s.positive for s in win):
+        reasons = [s.en for s in win] + ([storage[0]] if storage and top_kind == Bottleneck.DATA_IO.value else [])
+        reasons_zh = [s.zh for s in win] + ([storage[1]] if storage and top_kind == Bottleneck.DATA_IO.value else [])
+        return Verdict(Bottleneck(top_kind), reasons, reasons_zh, scores)
     if top < MIN_SCORE:
         lead_en = "the code signals are weak"
         lead_zh = "代码信号较弱"
+    elif top - second >= MIN_MARGIN:
+        lead_en = f"the signals for {top_kind} rest only on practices that were not seen, not on a setting that proves it"
+        lead_zh = f"指向 {top_kind} 的信号仅来自未检测到的实践，缺少直接证据"
     else:
         rivals = [k for k, v in ranked if top - v < MIN_MARGIN]
         lead_en = "the code signals point at " + (", ".join(rivals[:-1]) + " and " + rivals[-1]) + " about equally"
         lead_zh = "代码信号同时指向 " + "、".join(rivals) + "，强度相近"
-    reasons = [f"{lead_en}; profile a few steps (nsys, torch.profiler) to decide"] + [f"{s.kind.value}: {s.en}" for s in sigs]
-    reasons_zh = [f"{lead_zh}；请先 Profiling 若干步（nsys、torch.profiler）再判断"] + [f"{s.kind.value}：{s.zh}" for s in sigs]
+    reasons = [f"needs profiling: {lead_en}; {PROFILE_HINT}"] + [f"{s.kind.value}: {s.en}" for s in sigs]
+    reasons_zh = [f"待 Profiling：{lead_zh}；{PROFILE_HINT_ZH}"] + [f"{s.kind.value}：{s.zh}" for s in sigs]
+    if storage:
+        reasons.append(storage[0])
+        reasons_zh.append(storage[1])
     return Verdict(Bottleneck.UNKNOWN, reasons, reasons_zh, scores)
 
 
-def classify_bottleneck(facts: Facts, project: Project, results: Iterable[CheckResult]) -> Bottleneck:
+def classify_bottleneck(facts: Facts, project: Project, results: Iterable[CheckResult], roles: Mapping[str, str] | None = None) -> Bottleneck:
     """Classify and write ``project.bottleneck`` and its reasons (English; Chinese in ``project.notes``)."""
-    v = classify(facts, project, list(results))
+    v = classify(facts, project, list(results), roles)
     project.bottleneck = v.bottleneck
     project.bottleneck_reasons = v.reasons
     project.notes["bottleneck_reasons_zh"] = v.reasons_zh
     project.notes["bottleneck_scores"] = v.scores
+    if v.bottleneck == Bottleneck.UNKNOWN and (project.does_training or project.does_inference):
+        project.notes["profile_steps"] = list(PROFILE_STEPS)
+        project.notes["profile_steps_zh"] = list(PROFILE_STEPS_ZH)
     return v.bottleneck
 
 
-__all__ = ["MIN_MARGIN", "MIN_SCORE", "Signal", "Verdict", "classify", "classify_bottleneck", "signals"]
+__all__ = ["MIN_MARGIN", "MIN_SCORE", "PROFILE_HINT", "PROFILE_STEPS", "Signal", "Verdict", "classify", "classify_bottleneck", "signals"]

@@ -8,21 +8,22 @@ import hashlib
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from .base import Check, Context, all_checks
+from .base import REGISTRY, Check, Context, all_checks
 from .cache import CacheDirError, DirFactsCache
 from .facts import Facts, FileFacts, extract_file
-from .model import CheckResult, Outcome, Project, Status
+from .model import CheckResult, Evidence, Outcome, Project, Status
 from .project import detect_project
-from .source import Limits, ReadStats, SourceError, iter_directory, iter_tarball
+from .roles import IN_SCOPE, Roles, classify_roles
+from .source import Limits, ReadStats, SourceError, iter_directory, iter_tarball, looks_like_archive
 
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
 #: Bump when an extractor changes what it records: cached facts of older versions are ignored.
-FACTS_VERSION = 9
+FACTS_VERSION = 10
 
 
 class FactsCache(Protocol):
@@ -42,6 +43,7 @@ class AuditOptions:
     limits: Limits = field(default_factory=Limits)
     ignore: tuple[str, ...] = ()  # check IDs or patterns ("H*")
     exclude: tuple[str, ...] = ()  # path globs ("examples/**")
+    training: tuple[str, ...] = ()  # path globs forced onto the training path (``paths.training``)
     hardware: str | None = None  # "h100", "a100", "v100", ...
     cache: FactsCache | None = None
     jobs: int = 1  # worker processes that parse files (1: in this process)
@@ -53,8 +55,15 @@ class Audit:
     project: Project
     results: list[CheckResult]
     stats: ReadStats
-    facts: Facts
+    facts: Facts  # the files in scope: training path, project code, its configs, launch and build files
     ignored: list[str] = field(default_factory=list)
+    roles: Roles = field(default_factory=Roles)
+    context: Facts | None = None  # tests, CI, docs, benchmarks, archives, vendored code: shown, never judged
+
+    @property
+    def training_code_found(self) -> bool:
+        """False for an empty directory or one without training or inference code: no report is due."""
+        return self.project.does_training or self.project.does_inference
 
     def result(self, check_id: str) -> CheckResult:
         for r in self.results:
@@ -64,7 +73,8 @@ class Audit:
 
     @property
     def parse_errors(self) -> list[tuple[str, str]]:
-        return self.facts.errors()
+        errs = self.facts.errors() + (self.context.errors() if self.context is not None else [])
+        return sorted(errs)
 
 
 def _excluded(path: str, globs: tuple[str, ...]) -> bool:
@@ -120,8 +130,17 @@ def build_facts(
     files: Iterable[tuple[str, bytes]], cache: FactsCache | None = None, exclude: tuple[str, ...] = (), jobs: int = 1,
 ) -> Facts:
     """Parse every file once into facts (``jobs`` > 1: in that many worker processes, same facts)."""
+    return Facts(parse_files(files, cache, exclude, jobs))
+
+
+def parse_files(
+    files: Iterable[tuple[str, bytes]], cache: FactsCache | None = None, exclude: tuple[str, ...] = (), jobs: int = 1,
+) -> list[FileFacts]:
+    """Each file's facts, in scan order (see :func:`build_facts`)."""
     parsed: list[FileFacts] = []
-    strings: dict[str, str] = {}  # equal source lines and keys across files share one string for the scan
+    # equal source lines and keys across files share one string for the scan; a cache that carries its own table
+    # (``accel-audit pr``'s in-memory cache shared by base and head) shares it across the audits that use it
+    strings: dict[str, str] = getattr(cache, "strings", None) or {}
 
     def slots() -> Iterator[tuple[str, bytes, FileFacts | None, str | None]]:
         """Each file with its cached facts (None where it must be parsed) and its cache key (hashed once)."""
@@ -148,7 +167,16 @@ def build_facts(
             if fresh and cache is not None and key is not None:
                 cache.put(key, ff)
             parsed.append(ff)
-        return Facts(parsed)
+        return parsed
+
+
+def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = ()) -> tuple[Facts, Facts, Roles]:
+    """The facts in scope, the facts of context files, and every file's role (see :mod:`checks.roles`)."""
+    by_path = {ff.path: ff for ff in parsed}  # a repeated path: the last wins, as in Facts
+    roles = classify_roles(by_path, training)
+    inside = [ff for ff in by_path.values() if roles.by_path[ff.path] in IN_SCOPE]
+    outside = [ff for ff in by_path.values() if roles.by_path[ff.path] not in IN_SCOPE]
+    return Facts(inside), Facts(outside), roles
 
 
 def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: list[Check] | None = None) -> tuple[list[CheckResult], list[str]]:
@@ -191,18 +219,71 @@ def _sorted_evidence(outcome: Outcome) -> list:
     return out[:20]
 
 
+def _with_role(items: list[Evidence], roles: Roles) -> list[Evidence]:
+    return [e if e.role is not None else replace(e, role=roles.role(e.path)) for e in items]
+
+
+def _fmt_value(v: str) -> str:
+    return v.strip("'\"") if v not in ("True", "False", "None") else v.lower().replace("none", "null")
+
+
+def _note_distributions(facts: Facts, results: list[CheckResult]) -> None:
+    """Where recipes disagree on a setting a check cites, say so in its detail: ``num_workers: 4 in 47 recipes, 0 in 2``."""
+    dist = facts.distributions()
+    if not dist:
+        return
+    for r in results:
+        names = []
+        for e in r.evidence + r.findings:
+            k = (e.key or "").rsplit(".", 1)[-1].strip("-").replace("-", "_").lower()
+            if k in dist and k not in names:
+                names.append(k)
+        for k in names:
+            counts = sorted(dist[k].items(), key=lambda kv: -kv[1])
+            text = f"{k}: " + ", ".join(f"{_fmt_value(v)} in {n} recipe{'s' if n != 1 else ''}" for v, n in counts)
+            top = counts[0][1]
+            judged = "judged by the majority" if top * 2 > sum(n for _, n in counts) else "no majority"
+            r.detail = f"{r.detail}; {text} ({judged})" if r.detail else f"{text} ({judged})"
+            r.values[f"recipes.{k}"] = ", ".join(f"{_fmt_value(v)}: {n}" for v, n in counts)
+
+
+def _context_pass(context: Facts, project: Project, results: list[CheckResult], roles: Roles) -> None:
+    """For a check not in use on the training path, the out-of-scope places that do use it ("also seen in tests").
+
+    Only shown: the status, the score and step zero stay those of the files in scope.
+    """
+    if not context.files:
+        return
+    for r in results:
+        if r.status not in (Status.UNUSED, Status.PARTIAL) or r.id not in REGISTRY:
+            continue
+        check = REGISTRY[r.id]
+        out = check.detect(Context(context.for_check(r.id), project))
+        if out.status.points > r.status.points and out.evidence:
+            r.context = _with_role(_sorted_evidence(out)[:5], roles)
+
+
 def audit_files(files: Iterable[tuple[str, bytes]], root: str = ".", options: AuditOptions | None = None, stats: ReadStats | None = None) -> Audit:
-    """Audit an in-memory or streamed set of ``(path, bytes)``."""
+    """Audit an in-memory or streamed set of ``(path, bytes)``.
+
+    Every file gets a role first (:mod:`checks.roles`); the checks, the overview and step zero read only
+    the files in scope, and the rest is searched afterwards for context only.
+    """
     options = options or AuditOptions()
     stats = stats if stats is not None else ReadStats()
-    facts = build_facts(files, options.cache, options.exclude, options.jobs)
+    facts, context, roles = split_facts(parse_files(files, options.cache, options.exclude, options.jobs), options.training)
     from .bottleneck import classify_bottleneck  # step zero: needs the check results
 
     with _gc_ignores_existing():
-        project = detect_project(facts, hardware=options.hardware)
+        project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
         results, ignored = run_checks(facts, project, options)
-        classify_bottleneck(facts, project, results)
-    return Audit(root, project, results, stats, facts, ignored)
+        classify_bottleneck(facts, project, results, roles.by_path)
+        _context_pass(context, project, results, roles)
+    _note_distributions(facts, results)
+    for r in results:
+        r.evidence = _with_role(r.evidence, roles)
+        r.findings = _with_role(r.findings, roles)
+    return Audit(root, project, results, stats, facts, ignored, roles, context)
 
 
 def audit_path(path: str | os.PathLike[str], options: AuditOptions | None = None) -> Audit:
@@ -214,6 +295,9 @@ def audit_path(path: str | os.PathLike[str], options: AuditOptions | None = None
         return audit_files(iter_directory(p, options.limits, stats), str(path), options, stats)
     if p.is_file():
         with open(p, "rb") as fh:
+            if not looks_like_archive(fh.read(512)):
+                raise SourceError(f"not a directory or archive (.tar.gz, .tar): {path}")
+            fh.seek(0)
             return audit_tarball(fh, str(path), options, stats)
     raise SourceError(f"path does not exist: {path}")
 

@@ -83,6 +83,7 @@ class Evidence:
     snippet: str
     key: str | None = None
     value: Any = None
+    role: str | None = None  # the file's role (checks.roles): "training", "config", ... or, for context, "test", ...
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "line": self.line, "snippet": self.snippet}
@@ -90,6 +91,8 @@ class Evidence:
             out["key"] = self.key
         if self.value is not None and isinstance(self.value, (bool, int, float, str)):
             out["value"] = self.value
+        if self.role is not None:
+            out["role"] = self.role
         return out
 
 
@@ -132,9 +135,11 @@ class CheckResult:
     findings: list[Evidence]
     priority: Priority | None = None  # set when a recommendation applies
     recommendation: str | None = None
+    #: out-of-scope places (tests, benchmarks, archives...) that use the practice: shown, never counted
+    context: list[Evidence] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "category": self.category,
             "title": self.title,
@@ -146,6 +151,9 @@ class CheckResult:
             "recommendation": self.recommendation,
             "priority": self.priority.value if self.priority else None,
         }
+        if self.context:
+            out["context"] = [e.to_json() for e in self.context]
+        return out
 
 
 def _jsonable(v: Any) -> bool:
@@ -177,6 +185,7 @@ class Project:
     num_gpus: int | None = None  # per node, from launchers
     num_nodes: int | None = None
     max_seq_len: int | None = None
+    adapter_training: bool = False  # LoRA/QLoRA: the trained (and checkpointed) parameters are the adapters
     hardware: str | None = None  # from repo config (e.g. "h100"); None = unknown
     bottleneck: Bottleneck = Bottleneck.UNKNOWN
     bottleneck_reasons: list[str] = field(default_factory=list)
@@ -193,6 +202,9 @@ class Project:
             "multi_node": self.multi_node,
             "moe": self.moe,
             "max_seq_len": self.max_seq_len,
+            "adapter_training": self.adapter_training,
+            **{k: self.notes[k] for k in ("active_params", "params_source", "params_distribution", "seq_len_distribution",
+                                          "transformers_weights_only", "profile_steps", "params_note") if k in self.notes},
             "bottleneck": self.bottleneck.value,
             "bottleneck_reasons": self.bottleneck_reasons,
         }

@@ -8,6 +8,8 @@ G6 needs alignment or distillation.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from .facts import ConfigEntry, Facts, as_number, truthy
 from .model import Project
@@ -103,32 +105,106 @@ def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
     return [s for s in out if 2 < len(s) < 200]
 
 
-def _params_from_names(names: list[str]) -> float | None:
-    best: float | None = None
-    for n in names:
-        for m in _PARAMS.finditer(n.split("/")[-1].replace("_", "-")):
-            val = float(m.group(1)) * (1.0 if m.group(2) in "bB" else 1e-3)
-            if 0.01 <= val <= 2000:
-                best = max(best or 0.0, val)
-    return best
+_TOKEN_COUNT = re.compile(r"(tokens?|tok|step|steps|iter|ckpt)[-_]?$", re.I)
 
 
-def _params_from_config(facts: Facts) -> float | None:
-    def first(*keys: str) -> float | None:
-        for s in facts.settings(*keys):
-            v = as_number(s.value)
-            if v:
-                return v
-        return None
+def size_in_name(name: str) -> float | None:
+    """The parameter count a model name states (``Llama-2-7b-hf`` -> 7.0), in billions, or None.
 
-    h = first("hidden_size", "n_embd", "d_model", "hidden_dim", "dim", "emb_dim")
-    layers = first("num_hidden_layers", "num_layers", "n_layer", "n_layers", "num_layer")
-    if not h or not layers or h < 64 or layers < 1:
-        return None
-    vocab = first("vocab_size", "padded_vocab_size") or 32000
-    ffn = first("intermediate_size", "ffn_hidden_size", "n_inner") or 4 * h
-    per_layer = 4 * h * h + 3 * h * ffn if ffn != 4 * h else 12 * h * h
-    return (layers * per_layer + 2 * vocab * h) / 1e9
+    The first size in the last path segment: a checkpoint name's later sizes are token counts
+    (``OLMo-1B-0724-hf-step477000-tokens2000B``), and ``tokens503b`` is never a model size.
+    """
+    last = name.split("/")[-1].replace("_", "-")
+    for m in _PARAMS.finditer(last):
+        if _TOKEN_COUNT.search(last[: m.start()]) or re.match(r"\s*-?tok", last[m.end():], re.I):
+            continue
+        val = float(m.group(1)) * (1.0 if m.group(2) in "bB" else 1e-3)
+        return val if 0.01 <= val <= 2000 else None
+    return None
+
+
+def _params_from_names(named: list[tuple[str, str]]) -> tuple[float | None, dict[str, int]]:
+    """The model size most recipes name, and how many files name each size (``{"7B": 30, "70B": 2}``).
+
+    ``named``: (path, model name) pairs. A registry (one file naming many models) says nothing about the
+    model this project trains and is left out; so is a size only a minority of recipes uses.
+    """
+    per_file: dict[str, set[float]] = {}
+    for path, n in named:
+        v = size_in_name(n)
+        if v is not None:
+            per_file.setdefault(path, set()).add(v)
+    votes: dict[float, int] = {}
+    for sizes in per_file.values():
+        if len(sizes) > 3:  # a registry or a model zoo table
+            continue
+        for v in sizes:
+            votes[v] = votes.get(v, 0) + 1
+    if not votes:
+        return None, {}
+    dist = {_fmt_params(v): n for v, n in sorted(votes.items(), key=lambda kv: -kv[1])}
+    best, n = max(votes.items(), key=lambda kv: (kv[1], -kv[0]))
+    total = sum(votes.values())
+    if len(votes) > 1 and n * 2 <= total:  # no majority: the recipes train different sizes
+        return None, dist
+    return best, dist
+
+
+_H_KEYS = ("hidden_size", "n_embd", "n_embed", "d_model", "model_dim", "hidden_dim", "emb_dim", "d_embed", "dim")
+_L_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "num_layer")
+_V_KEYS = ("vocab_size", "padded_vocab_size")
+_F_KEYS = ("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim")
+_E_KEYS = ("num_experts", "num_local_experts", "moe_num_experts", "n_routed_experts", "num_moe_experts")
+_K_KEYS = ("num_experts_per_tok", "moe_router_topk", "moe_top_k", "top_k_experts", "moe_k")
+_EF_KEYS = ("moe_intermediate_size", "moe_ffn_hidden_size", "expert_intermediate_size")
+
+
+@dataclass(frozen=True, slots=True)
+class _Size:
+    total: float  # billions
+    active: float | None  # billions, for a mixture of experts
+    where: str  # path:line of the hidden size
+    default: bool  # set by an entry point's own code or its launch
+    vocab_assumed: bool = False  # no vocabulary size next to the dimensions: 32,000 assumed for the embeddings
+
+
+def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
+    """Sizes from model dimensions set together in one place (a config file, a launch command, a script)."""
+    groups: dict[tuple[str, str], dict[str, float]] = {}
+    where: dict[tuple[str, str], str] = {}
+    for keys, slot in ((_H_KEYS, "h"), (_L_KEYS, "l"), (_V_KEYS, "v"), (_F_KEYS, "f"), (_E_KEYS, "e"), (_K_KEYS, "k"), (_EF_KEYS, "ef")):
+        for st in facts.settings(*keys):
+            v = as_number(st.value)
+            if not v or v < 1:
+                continue
+            # one launch command is one group (its flags sit on their own lines); a file is one group otherwise
+            g = (st.path, st.text if st.source == "launcher" else "")
+            groups.setdefault(g, {}).setdefault(slot, v)
+            if slot == "h":
+                where[g] = f"{st.path}:{st.line}"
+    out: list[_Size] = []
+    repo_vocab = {as_number(st.value) for st in facts.settings(*_V_KEYS) if as_number(st.value)}
+    for g, d in groups.items():
+        h, layers = d.get("h"), d.get("l")
+        if not h or not layers or h < 64 or layers > 1000:
+            continue
+        vocab = d.get("v") or (next(iter(repo_vocab)) if len(repo_vocab) == 1 else None)
+        assumed = vocab is None
+        vocab = vocab or 32000
+        ffn = d.get("f") or 4 * h
+        attn = 4 * h * h
+        experts, k = d.get("e"), d.get("k")
+        emb = 2 * vocab * h
+        if experts and experts > 1:
+            ef = d.get("ef") or ffn
+            mlp = 3 * h * ef
+            total = layers * (attn + experts * mlp) + emb
+            active = layers * (attn + (k or 1) * mlp) + emb if k else None
+        else:
+            total = layers * (attn + (3 * h * ffn if ffn != 4 * h else 8 * h * h)) + emb
+            active = None
+        out.append(_Size(total / 1e9, active / 1e9 if active else None, where.get(g, g[0]), g[0] in training, assumed))
+    return out
 
 
 def _fmt_params(b: float) -> str:
@@ -137,12 +213,43 @@ def _fmt_params(b: float) -> str:
     return f"{b * 1000:.0f}M"
 
 
-def detect_project(facts: Facts, hardware: str | None = None) -> Project:
+_WEIGHTS_ONLY_FUNC = re.compile(r"(from_pretrained|from_hf|to_hf|load|convert|download|export|import|hf_)", re.I)
+_WEIGHTS_ONLY_PATH = re.compile(r"(^|/)(convert|export|download|prepare|conversion|checkpoint_conv|hf_)\w*|(^|/)tools?/", re.I)
+_TRANSFORMERS_TRAINING = ("Trainer", "TrainingArguments", "Seq2SeqTrainer", "Seq2SeqTrainingArguments", "HfArgumentParser",
+                          "PreTrainedModel", "get_scheduler", "get_cosine_schedule_with_warmup", "get_linear_schedule_with_warmup")
+
+
+def transformers_weights_only(facts: Facts) -> list[str]:
+    """Where transformers is used, when every use only loads or converts weights (nanoGPT's ``GPT.from_pretrained``
+    pulling GPT-2 from the hub); empty when it is used for training (a Trainer, a model class trained here)."""
+    calls = [c for c in facts.calls("transformers.*")]
+    refs = [r for r in facts.refs("transformers.*")]
+    if not calls and not refs:
+        return []
+    if facts.uses(*(f"transformers.{n}" for n in _TRANSFORMERS_TRAINING)):
+        return []
+    for c in calls:
+        if not (_WEIGHTS_ONLY_FUNC.search(c.func or "") or _WEIGHTS_ONLY_PATH.search(c.path)):
+            return []
+    for r in refs:
+        if not _WEIGHTS_ONLY_PATH.search(r.path) and r.path not in {c.path for c in calls}:
+            return []
+    return [f"{c.path}:{c.line}" for c in calls[:3]]
+
+
+def detect_project(facts: Facts, hardware: str | None = None, training: Iterable[str] = ()) -> Project:
+    """The overview, from the facts in scope. ``training``: the files on the training path (their own settings
+    are the project's defaults when recipes disagree)."""
     p = Project(hardware=hardware)
+    train_paths = frozenset(training)
     launchers = {x.launcher for x in facts.launches()}
     for fw, (mods, deps, launch) in FRAMEWORKS.items():
         if facts.imports(*mods) or (deps and facts.deps(*deps)) or launchers.intersection(launch):
             p.frameworks.append(fw)
+    weights_only = transformers_weights_only(facts) if "transformers" in p.frameworks else []
+    if weights_only and not {"trl", "peft", "llamafactory", "axolotl"} & set(p.frameworks):
+        p.frameworks.remove("transformers")
+        p.notes["transformers_weights_only"] = weights_only
     if "fsdp" not in p.frameworks and (facts.config("fsdp_config", "fsdp_sharding_strategy") or facts.refs("FullyShardedDataParallel")):
         p.frameworks.append("fsdp")
     if "deepspeed" not in p.frameworks and facts.config("zero_optimization"):
@@ -154,6 +261,7 @@ def detect_project(facts: Facts, hardware: str | None = None) -> Project:
         p.frameworks.append("torchtune")
     p.frameworks.sort()
 
+    named = _named_models(facts)
     names = _strings(facts, _MODEL_KEYS)
     p.model_names = sorted(set(names))[:10]
     fams: list[str] = []
@@ -186,10 +294,7 @@ def detect_project(facts: Facts, hardware: str | None = None) -> Project:
     )
     p.model_type = "MLLM" if p.multimodal else ("LLM" if (names or _looks_llm(facts, p)) else "unknown")
 
-    b = _params_from_names(names) or _params_from_config(facts)
-    if b:
-        p.params_billions = b
-        p.estimated_params = _fmt_params(b)
+    _estimate_size(facts, p, named, train_paths)
 
     p.moe = bool(
         any((as_number(s.value) or 0) > 1 for s in facts.settings(*_MOE_KEYS))
@@ -227,10 +332,101 @@ def detect_project(facts: Facts, hardware: str | None = None) -> Project:
         facts.calls("backward", "Trainer", "SFTTrainer", "fit", "train", "optimizer.step", "step", "pretrain")
         or p.finetunes or p.pretrains or facts.launches("torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune")
     )
+    p.adapter_training = bool(
+        any(isinstance(s.value, str) and s.value.lower() in ("lora", "qlora") for s in facts.settings("finetuning_type", "adapter", "train_type", "peft_type"))
+        or facts.calls("LoraConfig", "get_peft_model", "prepare_model_for_kbit_training")
+    )
     _topology(facts, p)
-    lens = [int(v) for s in facts.effective(*_SEQ_KEYS) if (v := as_number(s.value)) and 16 <= v <= 10_000_000]
-    p.max_seq_len = max(lens) if lens else None
+    _seq_len(facts, p, train_paths)
     return p
+
+
+def _named_models(facts: Facts) -> list[tuple[str, str]]:
+    """(path, model name) from recipes, launchers and ``from_pretrained`` calls; not from registries of names."""
+    out: list[tuple[str, str]] = []
+    for st in facts.settings(*_MODEL_KEYS):
+        if isinstance(st.value, str) and 2 < len(st.value) < 200:
+            out.append((st.path, st.value))
+    for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
+        vals = [a for a in c.args[:1] if isinstance(a, str)]
+        vals += [v for k in ("pretrained_model_name_or_path", "model", "model_name_or_path") if isinstance(v := c.kwargs.get(k), str)]
+        out += [(c.path, v) for v in vals if 2 < len(v) < 200]
+    out += [(x.path, x.script) for x in facts.launches("vllm") if x.script and "/" in x.script]  # ``vllm serve org/model``
+    return out
+
+
+def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], training: frozenset[str]) -> None:
+    """Parameters from the model config the training path uses; from model names only when no config says.
+
+    Recipes that disagree: the entry point's own default wins, else the majority; no majority is unknown
+    (with the distribution in ``notes``). A mixture of experts reports total and active parameters.
+    """
+    sizes = _sizes_from_config(facts, training)
+    chosen: _Size | None = None
+    if sizes:
+        # the entry point that runs the step sets the default; then other files of the training path; then any
+        step_files = {c.path for c in facts.calls("backward", "Trainer", "SFTTrainer", "pretrain")}
+        pool = [x for x in sizes if x.where.rsplit(":", 1)[0] in step_files] or [x for x in sizes if x.default] or sizes
+        votes: dict[str, list[_Size]] = {}
+        for x in pool:
+            votes.setdefault(_fmt_params(x.total), []).append(x)
+        top = max(votes.values(), key=len)
+        if len(votes) == 1 or len(top) * 2 > len(pool):
+            chosen = top[0]
+        if len({_fmt_params(x.total) for x in sizes}) > 1:
+            dist: dict[str, int] = {}
+            for x in sizes:
+                dist[_fmt_params(x.total)] = dist.get(_fmt_params(x.total), 0) + 1
+            p.notes["params_distribution"] = dist
+    if chosen is not None:
+        p.params_billions = chosen.total
+        p.estimated_params = _fmt_params(chosen.total)
+        p.notes["params_source"] = chosen.where
+        if chosen.vocab_assumed:
+            p.notes["params_note"] = "no vocabulary size next to the model dimensions: 32,000 tokens assumed for the embeddings"
+        if chosen.active:
+            p.notes["active_params"] = _fmt_params(chosen.active)
+        return
+    if sizes:
+        return  # the configs disagree: unknown is the honest answer
+    b, dist = _params_from_names(named)
+    if len(dist) > 1:
+        p.notes["params_distribution"] = dist
+    if b is not None:
+        p.params_billions = b
+        p.estimated_params = _fmt_params(b)
+        p.notes["params_source"] = "model name"
+
+
+_TRAIN_SEQ_KEYS = tuple(k for k in _SEQ_KEYS if k not in ("max_position_embeddings", "max_length", "max_source_length"))
+
+
+def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
+    """The training sequence length: the entry point's own value, else the value most files set.
+
+    ``max_position_embeddings`` (what the model could take) and generation lengths are not it.
+    """
+    per_file: dict[str, set[int]] = {}
+    for st in facts.effective(*_TRAIN_SEQ_KEYS):
+        v = as_number(st.value)
+        if v and 16 <= v <= 10_000_000:
+            per_file.setdefault(st.path, set()).add(int(v))
+    per_file = {k: v for k, v in per_file.items() if len(v) <= 3}  # a table of presets is not a setting
+    if not per_file:
+        return
+    own = [max(v) for k, v in per_file.items() if k in training]
+    votes: dict[int, int] = {}
+    for v in per_file.values():
+        for x in v:
+            votes[x] = votes.get(x, 0) + 1
+    if len(votes) > 1:
+        p.notes["seq_len_distribution"] = dict(sorted(votes.items(), key=lambda kv: -kv[1]))
+    if own and len(set(own)) == 1:
+        p.max_seq_len = own[0]
+        return
+    best, n = max(votes.items(), key=lambda kv: (kv[1], kv[0]))
+    if len(votes) == 1 or n * 2 > sum(votes.values()):
+        p.max_seq_len = best
 
 
 # top-level keys that only a LLaMA-Factory / axolotl recipe file has together (a YAML-only project runs
@@ -299,13 +495,13 @@ def _does_inference(facts: Facts, p: Project) -> bool:
 
 
 def _topology(facts: Facts, p: Project) -> None:
-    nodes: list[float] = []
+    nodes: list[tuple[float, str]] = []
     gpus: list[float] = []
     for launch in facts.launches():
         for k, v in {**launch.launcher_args}.items():
             n = as_number(v) if not isinstance(v, str) or ":" not in v else as_number(v.split(":")[-1])
             if k in {"nnodes", "num_nodes", "num_machines"} and n:
-                nodes.append(n)
+                nodes.append((n, f"{launch.path}:{launch.line}"))
             if k in {"nproc_per_node", "num_gpus", "gpus", "num_processes", "nproc-per-node"} and n:
                 gpus.append(n)
         # a rendezvous address or node rank with a node count left to the environment ($NNODES): multi-node;
@@ -313,7 +509,7 @@ def _topology(facts: Facts, p: Project) -> None:
         nn = launch.launcher_args.get("nnodes")
         unresolved = nn is not None and as_number(str(nn).split(":")[-1]) is None
         if "hostfile" in launch.launcher_args or (unresolved and ("master_addr" in launch.launcher_args or "node_rank" in launch.launcher_args)):
-            nodes.append(2)
+            nodes.append((2, f"{launch.path}:{launch.line}"))
         # a model-parallel group larger than one node's GPUs (Megatron ``--tensor-model-parallel-size 8
         # --pipeline-model-parallel-size 16`` with ``--nproc_per_node 8``) can only run across nodes
         per_node = as_number(launch.launcher_args.get("nproc_per_node"))
@@ -321,23 +517,27 @@ def _topology(facts: Facts, p: Project) -> None:
         for k in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"):
             group *= as_number(launch.script_args.get(k)) or 1.0
         if per_node and per_node >= 1 and group > per_node:
-            nodes.append(-(-group // per_node))
+            nodes.append((-(-group // per_node), f"{launch.path}:{launch.line}"))
     for s in facts.effective("num_machines", "nnodes", "num_nodes", "nodes", "NNODES", "trainer.num_nodes"):
         n = as_number(s.value)
         if n:
-            nodes.append(n)
+            nodes.append((n, f"{s.path}:{s.line}"))
     for e in facts.envs("NNODES", "NUM_NODES", "WORLD_SIZE_NODES", "SLURM_NNODES"):
         n = as_number(e.value)
         if n:
-            nodes.append(n)
+            nodes.append((n, f"{e.path}:{e.line}"))
     for c in facts.calls("Trainer", "Fabric"):
         n = as_number(c.kwargs.get("num_nodes"))
         if n:
-            nodes.append(n)
+            nodes.append((n, f"{c.path}:{c.line}"))
         g = c.kwargs.get("devices")
         if as_number(g):
             gpus.append(as_number(g))  # type: ignore[arg-type]
-    p.num_nodes = int(max(nodes)) if nodes else None
+    top = max(nodes, key=lambda x: x[0]) if nodes else None
+    p.num_nodes = int(top[0]) if top else None
+    if top:
+        p.notes["nodes_source"] = top[1]
+        p.notes["multi_node_sites"] = sorted({w for n, w in nodes if n > 1})
     p.num_gpus = int(max(gpus)) if gpus else None
     p.multi_node = bool(p.num_nodes and p.num_nodes > 1)
 

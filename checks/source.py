@@ -211,6 +211,22 @@ class _Prefixed:
         return data
 
 
+_COMPRESSED_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")  # gzip, bzip2, xz: what tarfile's stream mode opens
+
+
+def looks_like_archive(head: bytes) -> bool:
+    """Whether the first 512 bytes of a file start a (compressed) tar archive: a text or other file is not."""
+    if head.startswith(_COMPRESSED_MAGIC):
+        return True
+    if head[257:262] == b"ustar":  # POSIX and GNU tar headers
+        return True
+    try:  # an old v7 header has no magic: its checksum must match
+        tarfile.TarInfo.frombuf(head[:512], "utf-8", "surrogateescape")
+    except tarfile.HeaderError:
+        return False
+    return True
+
+
 def _open_stream(fileobj: BinaryIO) -> tuple[tarfile.TarFile, gzip.GzipFile | None]:
     """gzip goes through :class:`gzip.GzipFile`, which checks the CRC and the length at the end of the stream
     (tarfile's own stream mode does not, so a truncated download would pass silently); other formats via ``r|*``."""
@@ -262,5 +278,8 @@ def _members(tf: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
         except (tarfile.TarError, OSError, EOFError, UnicodeDecodeError) as exc:
             raise SourceError(f"unreadable archive: {exc}") from exc
         if m is None:
+            # a tar archive ends with a block of zeros: a stream that stops at (or inside) a header was cut short
+            if getattr(tf.fileobj, "pos", tf.offset + tarfile.BLOCKSIZE) - tf.offset < tarfile.BLOCKSIZE:
+                raise SourceError("unreadable archive: truncated (it ends before the end-of-archive marker)")
             return
         yield m

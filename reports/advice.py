@@ -45,6 +45,7 @@ class Recommendation:
     matches_bottleneck: bool
     fix_safety: FixSafety
     snippet: Snippet | None = None
+    detail_zh: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,6 +109,8 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
         all_checks()
         checks = REGISTRY
     p = audit.project
+    if not audit.training_code_found:  # nothing was audited: no advice (the report says "no training code found")
+        return Plan()
     hw: GPU | None = gpu(p.hardware)
     by_id: dict[str, CheckResult] = {r.id: r for r in audit.results}
     style = repo_style(audit.facts, p)
@@ -121,18 +124,22 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
             plan.withheld.append(Withheld(r.id, r.title, *why_not))
             continue
         text, text_zh = hardware_text(r.id, hw) or (r.recommendation or decl.fix, decl.fix_zh)
+        priority = r.priority
+        if r.id == "G4" and not p.adapter_training and p.finetunes:
+            # seed: LoRA is an option to weigh for a full fine-tune (quality vs memory), not an acceleration must-do
+            priority = Priority.LOW
         plan.recommendations.append(
             Recommendation(
                 check=r.id,
                 category=r.category,
                 title=r.title,
                 title_zh=decl.title_zh,
-                priority=r.priority,
+                priority=priority,
                 status=r.status,
                 text=text,
                 text_zh=text_zh,
                 benefit=decl.benefit,
-                benefit_zh=getattr(decl, "benefit_zh", "") or decl.benefit,
+                benefit_zh=getattr(decl, "benefit_zh", "") or data("benefits_zh").get(r.id) or decl.benefit,
                 evidence=list(r.evidence),
                 findings=list(r.findings),
                 detail=r.detail,
@@ -144,4 +151,56 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
     seed_pos = _seed_order(checks)
     inference_only = p.does_inference and not p.does_training
     plan.recommendations.sort(key=lambda rec: _order_key(rec, seed_pos, inference_only))
+    _one_per_change(plan, p)
+    _dedupe_places(plan)
     return plan
+
+
+#: checks whose advice is one underlying change: shard parameters and optimizer state (FSDP, ZeRO-3, or the
+#: framework that brings it), or move to another training framework; only the best-placed one is recommended
+ALTERNATIVES: tuple[tuple[str, ...], ...] = (("A2", "A3", "B1", "B5"), ("B2", "B3", "B4", "B6"))
+
+
+def _preferred(group: tuple[str, ...], frameworks: set[str]) -> list[str]:
+    """The group in the order that fits the project: ZeRO where DeepSpeed is set up, FSDP where accelerate/FSDP is."""
+    if group[0] == "A2":
+        if "deepspeed" in frameworks:
+            return ["A3", "B1", "A2", "B5"]
+        return ["A2", "B5", "A3", "B1"]
+    return list(group)
+
+
+def _one_per_change(plan: Plan, p: Any) -> None:
+    fw = set(p.frameworks)
+    for group in ALTERNATIVES:
+        present = {r.check: r for r in plan.recommendations if r.check in group}
+        if len(present) < 2:
+            continue
+        keep = next(c for c in _preferred(group, fw) if c in present)
+        kept = present[keep]
+        for cid, rec in present.items():
+            if cid == keep:
+                continue
+            plan.recommendations.remove(rec)
+            plan.withheld.append(Withheld(cid, rec.title, f"the same change as {keep} ({kept.title}): one choice, recommended there",
+                                          f"与 {keep}（{kept.title_zh}）是同一项改动，二选一，见该建议"))
+            kept.priority = min(kept.priority, rec.priority, key=lambda x: x.rank)
+
+
+def _dedupe_places(plan: Plan) -> None:
+    """A line that triggers several recommendations (I4 and I5 on one ``logging_steps``) is listed once, under the first."""
+    seen: dict[tuple[str, int], str] = {}
+    for rec in plan.recommendations:
+        trigger = rec.findings or rec.evidence
+        fresh = [e for e in trigger if (e.path, e.line) not in seen]
+        shared = sorted({seen[(e.path, e.line)] for e in trigger if (e.path, e.line) in seen})
+        if shared and len(fresh) < len(trigger):
+            if rec.findings:
+                rec.findings = fresh
+            else:
+                rec.evidence = fresh
+            if not fresh:
+                rec.detail = f"same place(s) as {', '.join(shared)}"
+                rec.detail_zh = f"与 {'、'.join(shared)} 相同的位置"
+        for e in trigger:
+            seen.setdefault((e.path, e.line), rec.check)

@@ -19,6 +19,8 @@ from .resources import data
 
 #: below this size (billions of parameters) a model and its Adam states fit one 40-80 GB GPU
 SHARDING_MIN_B = 1.5
+#: frozen BF16 weights of a LoRA base up to this size (GB) leave room on one 80 GB GPU for activations and adapters
+ADAPTER_FITS_GB = 40.0
 #: below this size no layer and no model needs tensor or pipeline parallelism to fit
 MODEL_PARALLEL_MIN_B = 13.0
 #: below this sequence length attention memory does not need sequence parallelism
@@ -95,6 +97,10 @@ def withhold_reason(
 
     # model scale
     b = p.params_billions
+    if b is not None and p.adapter_training and cid in ("A2", "A3", "B5", "C4") and b * 2 <= ADAPTER_FITS_GB and not p.multi_node:
+        # LoRA: the base is frozen (BF16 weights, no gradients or Adam states); only the adapters are trained
+        return (f"LoRA trains adapters: the frozen ~{_b(b)} base takes ~{b * 2:.0f} GB in BF16 and only the adapters carry gradients and Adam states; it fits one GPU without sharding",
+                f"LoRA 只训练适配器：冻结的约 {_b(b)} 基座以 BF16 存储约 {b * 2:.0f} GB，只有适配器需要梯度与 Adam 状态；单卡即可放下，无需分片")
     if b is not None:
         if cid in ("A2", "A3", "B5", "C4") and b < SHARDING_MIN_B and not p.multi_node:
             gb = b * 16
@@ -111,6 +117,13 @@ def withhold_reason(
     if cid == "A6" and p.max_seq_len is not None and p.max_seq_len < SEQUENCE_PARALLEL_MIN_LEN:
         return (f"sequence parallelism is for very long contexts; {p.max_seq_len} tokens fit one GPU's attention memory with Flash Attention",
                 f"序列并行适用于超长上下文；{p.max_seq_len} 个 token 配合 Flash Attention 可放入单卡")
+
+    # Liger Kernel patches Hugging Face model classes (seed: "for HF models")
+    if cid == "D5" and not {"transformers", "trl", "peft", "axolotl", "llamafactory", "unsloth"} & set(p.frameworks):
+        return ("Liger Kernel patches Hugging Face Transformers model classes; this project does not train an HF model",
+                "Liger Kernel 通过替换 Hugging Face Transformers 模型类生效；本项目训练的不是 HF 模型")
+    if cid == "D5" and "megatron" in p.frameworks and "transformers" not in p.frameworks:
+        return ("Megatron-LM has its own fused kernels; Liger targets Hugging Face models", "Megatron-LM 自带融合算子；Liger 面向 Hugging Face 模型")
 
     # model family: Liger has kernels for some architectures only
     if cid == "D5" and p.model_families:

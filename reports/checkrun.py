@@ -26,6 +26,9 @@ def check_run_output(audit: Audit, *, lang: str = "en", changes_md: str | None =
     ``changes_md`` is the "Changes in this PR" section of the regression review; it goes first.
     """
     check_lang(lang)
+    if not audit.training_code_found:
+        md = render_markdown(audit, lang=lang)
+        return {"title": TEXT[lang]["no_training_code"][:TITLE_LIMIT], "summary": md, "text": ""}
     plan = build_plan(audit)
     s = overall(audit.results)
     label = "Accel score" if lang == "en" else "加速得分"

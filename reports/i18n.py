@@ -54,6 +54,12 @@ TEXT: dict[str, dict[str, str]] = {
         "cat_na": "n/a",
         "parse_errors": "Files that could not be parsed",
         "skipped": "Files skipped",
+        "no_training_code": "No training code found: nothing to audit, no score.",
+        "no_training_code_hint": "accel-audit judges the project's own training path (the scripts a launcher, recipe or console script runs, and what they import). If the training code is there but was not recognised, name it under `paths.training` in `.github/accel-audit.yml`.",
+        "files_read": "Files read",
+        "context_only": "Read as context only",
+        "also_seen": "also seen in",
+        "context_note": "not counted: outside the training path",
         "profile_hint": "A static estimate from code; confirm it with a profile (nsys: GPU kernel share of wall time, NCCL share; torch.profiler: DataLoader wait).",
     },
     "zh": {
@@ -103,6 +109,12 @@ TEXT: dict[str, dict[str, str]] = {
         "cat_na": "不适用",
         "parse_errors": "无法解析的文件",
         "skipped": "跳过的文件",
+        "no_training_code": "未找到训练代码：无可审计内容，不计分。",
+        "no_training_code_hint": "accel-audit 只评估项目自身的训练路径（启动脚本、训练配方或命令行入口所运行的脚本及其导入的模块）。如果训练代码存在但未被识别，请在 `.github/accel-audit.yml` 的 `paths.training` 中指明。",
+        "files_read": "读取的文件数",
+        "context_only": "仅作为上下文读取",
+        "also_seen": "另见于",
+        "context_note": "不计入：不在训练路径上",
         "profile_hint": "以上为基于代码的静态推断；请用 Profiling 确认（nsys：GPU kernel 占墙钟时间比例、NCCL 占比；torch.profiler：DataLoader 等待时间）。",
     },
 }
@@ -153,3 +165,46 @@ def check_lang(lang: str) -> str:
 def category_name(cat: str, lang: str) -> str:
     en, zh = CATEGORIES[cat]
     return zh if lang == "zh" else en
+
+
+# Chinese for the reasons a check gives for ``n/a`` (the checks state them in English), by what they say
+_NA_ZH: tuple[tuple[str, str], ...] = (
+    ("ignored by the repository", "已被仓库配置忽略"),
+    ("no inference", "项目不做推理（仅训练；评测中的生成不计入）"),
+    ("only runs inference", "项目仅做推理"),
+    ("text-only", "纯文本项目（无视觉编码器）"),
+    ("single-node", "单机项目：GPUDirect RDMA 只影响节点间通信"),
+    ("no alignment", "无对齐（DPO/ORPO/KTO/PPO/GRPO 等）或蒸馏训练"),
+    ("dense", "稠密模型（非 MoE）"),
+    ("moe", "稠密模型（非 MoE）"),
+    ("pretrain", "仅从头预训练，没有微调路径"),
+    ("from scratch", "仅从头预训练，没有微调路径"),
+    ("fine-tun", "没有微调路径"),
+    ("single gpu", "单卡训练"),
+    ("single-gpu", "单卡训练"),
+    ("single-process", "单进程训练"),
+)
+
+
+def na_reason_zh(detail: str | None) -> str:
+    """The Chinese reason for an ``n/a`` status (empty when the English one says nothing we can render faithfully)."""
+    low = (detail or "").lower()
+    return next((zh for needle, zh in _NA_ZH if needle in low), "")
+
+
+def status_detail_zh(status: Status, has_evidence: bool, fix_zh: str | None) -> str:
+    """The seed's Chinese wording of a check's state: ``已使用``, ``部分使用``, ``未启用``, ``未检测到。建议…``."""
+    if status == Status.USED:
+        return "已使用"
+    if status == Status.PARTIAL:
+        return "部分使用"
+    if status == Status.UNUSED:
+        head = "未启用" if has_evidence else "未检测到"
+        advice = (fix_zh or "").split("。")[0].strip()
+        if len(advice) > 100:
+            advice = advice[:99]
+            if advice.count("`") % 2:  # never cut inside a code span
+                advice = advice[: advice.rindex("`")]
+            advice = advice.rstrip("，、（( ") + "…"
+        return f"{head}。建议：{advice}。" if advice else f"{head}。"
+    return "不适用"

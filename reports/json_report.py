@@ -34,6 +34,7 @@ def to_json(audit: Audit) -> dict[str, Any]:
     project = audit.project.to_json()
     project["bottleneck_reasons_zh"] = list(audit.project.notes.get("bottleneck_reasons_zh", []))
     project["hardware"] = audit.project.hardware
+    project["training_code_found"] = audit.training_code_found
     return {
         "schema_version": SCHEMA_VERSION,
         "project": project,
@@ -48,5 +49,9 @@ def to_json(audit: Audit) -> dict[str, Any]:
             "skipped": [{"path": s.path, "reason": s.reason} for s in audit.stats.skipped],
             "parse_errors": [{"path": p, "error": e} for p, e in audit.parse_errors],
             "ignored_checks": audit.ignored,
+            "roles": audit.roles.counts(),
+            "entry_points": audit.roles.entry_points,
         },
+        # every scanned file's role: only in-scope files decide statuses and step zero (checks.roles)
+        "files": audit.roles.to_json(),
     }

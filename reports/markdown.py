@@ -23,7 +23,7 @@ from checks.model import CATEGORIES, CheckResult, Evidence, Status
 
 from .advice import SNIPPET_COUNT, Plan, build_plan
 from .fold import GITHUB_TEXT_LIMIT, cell, clip, code, cut_blocks, fence
-from .i18n import BOTTLENECK, MODEL_TYPE, PRIORITY, TEXT, category_name, check_lang
+from .i18n import BOTTLENECK, MODEL_TYPE, PRIORITY, TEXT, category_name, check_lang, na_reason_zh, status_detail_zh
 from .resources import templates
 from .scoring import CategoryScore, category_scores, overall
 
@@ -116,11 +116,20 @@ def _overview(ctx: _Ctx, fold: Fold) -> dict[str, Any]:
         "scale": (p.estimated_params or t["unknown"]) + (f" · {clip(', '.join(p.model_names[:3]), 160)}" if p.model_names else ""),
         "hardware": p.hardware or "",
         "bottleneck": BOTTLENECK[ctx.lang][p.bottleneck],
-        "reasons": [clip(r, 300) for r in reasons[: fold.reasons]],
+        "reasons": [clip(r, 450) for r in reasons[: fold.reasons]],
         "ignored": ", ".join(ctx.audit.ignored),
         "parse_errors": ", ".join(code(path, 80) for path, _ in errors[:10]) + (f" (+{len(errors) - 10})" if len(errors) > 10 else ""),
-        "skipped": str(len(stats.skipped)) if stats.skipped else "",
+        "skipped": _skipped(stats.skipped),
     }
+
+
+def _skipped(skipped: list[Any], shown: int = 10) -> str:
+    """How many files were passed over, and the first ones with the reason (the JSON report lists them all)."""
+    if not skipped:
+        return ""
+    items = ", ".join(f"{code(s.path, 80)} ({clip(s.reason, 60)})" for s in skipped[:shown])
+    more = f" (+{len(skipped) - shown})" if len(skipped) > shown else ""
+    return f"{len(skipped)}: {items}{more}"
 
 
 def _row_details(ctx: _Ctx, results: list[CheckResult]) -> str:
@@ -159,6 +168,10 @@ def _item(ctx: _Ctx, r: CheckResult, fold: Fold, folded: list[bool]) -> dict[str
     t = ctx.t
     title = f"**{r.id}** {ctx.title(r)}"
     detail = clip(r.detail, 200) if r.detail else ""
+    if ctx.lang == "zh":  # the checks state details in English: the seed's Chinese wording instead, evidence as is
+        decl = REGISTRY.get(r.id)
+        detail = na_reason_zh(r.detail) if r.status == Status.NA else \
+            status_detail_zh(r.status, bool(r.evidence or r.findings), decl.fix_zh if decl is not None else None)
     subs: list[str] = []
     if r.status == Status.NA:
         line = f"- ➖ ~~{title}~~ — {t['na']}" + (f"{ctx.c}{detail}" if detail else "")
@@ -187,6 +200,12 @@ def _item(ctx: _Ctx, r: CheckResult, fold: Fold, folded: list[bool]) -> dict[str
     if len(findings) > fshow:
         folded[0] = True
         subs.append(f"(+{len(findings) - fshow} {t['more_evidence']})")
+    if r.context and show:
+        from checks.roles import ROLE_LABELS
+
+        labels = sorted({ROLE_LABELS.get(e.role or "", (e.role or "", e.role or ""))[1 if ctx.lang == "zh" else 0] for e in r.context})
+        subs.append(f"ℹ {t['also_seen']} {'、'.join(labels) if ctx.lang == 'zh' else ', '.join(labels)}{ctx.c}"
+                    + "; ".join(f"`{e.path}:{e.line}`" for e in r.context[:2]) + (f" ({t['context_note']})"))
     return {"line": line, "subs": subs}
 
 
@@ -207,6 +226,7 @@ def _recs(ctx: _Ctx, fold: Fold) -> list[dict[str, Any]]:
     for rec in shown:
         text = clip(rec.text_zh if zh else rec.text, 400)
         benefit = clip(rec.benefit_zh if zh else rec.benefit, 240)
+        detail = (rec.detail_zh or status_detail_zh(rec.status, False, None)) if zh else rec.detail
         title = rec.title_zh if zh else rec.title
         line = f"**[{PRIORITY[ctx.lang][rec.priority]}]** **{rec.check}** {title}{ctx.c}{text}"
         if benefit:
@@ -217,7 +237,7 @@ def _recs(ctx: _Ctx, fold: Fold) -> list[dict[str, Any]]:
             if len(trigger) > max(fold.evidence, 1):
                 sub += f" (+{len(trigger) - max(fold.evidence, 1)} {t['more_evidence']})"
         else:
-            sub = f"{t['trigger']}{ctx.c}" + (clip(rec.detail, 200) if rec.detail else t["no_setting"])
+            sub = f"{t['trigger']}{ctx.c}" + (clip(detail, 200) if detail else t["no_setting"])
         out.append({"line": line, "subs": [sub]})
     return out
 
@@ -296,6 +316,8 @@ def render_markdown(
     unknown = set(secs) - set(ALL_SECTIONS)
     if unknown:
         raise ValueError(f"unknown report sections: {sorted(unknown)}")
+    if not audit.training_code_found:
+        return cut_blocks(no_training_code(audit, lang), max_chars, f"_{TEXT[lang]['folded_cut']}_")
     plan = plan if plan is not None else build_plan(audit)
     md = ""
     for fold in LEVELS:
@@ -307,4 +329,25 @@ def render_markdown(
     return cut_blocks(md, max_chars, f"_{TEXT[lang]['folded_cut']}_")
 
 
-__all__ = ["ALL_SECTIONS", "LEVELS", "Fold", "bar", "render_markdown"]
+def no_training_code(audit: Audit, lang: str = "en") -> str:
+    """The whole report for a directory without training or inference code: what was read, and no score."""
+    from checks.roles import ROLE_LABELS
+
+    t = TEXT[lang]
+    zh = lang == "zh"
+    counts = audit.roles.counts()
+    context = {r: n for r, n in counts.items() if r in ROLE_LABELS}
+    lines = [f"# {t['title']}", "", f"**{t['no_training_code']}**", "",
+             f"- {t['path']}{'：' if zh else ': '}`{audit.root.replace('`', chr(39))}`",
+             f"- {t['files_read']}{'：' if zh else ': '}{audit.stats.files_read}"]
+    if context:
+        label = "、".join(f"{ROLE_LABELS[r][1]} {n}" for r, n in context.items()) if zh else \
+            ", ".join(f"{n} in {ROLE_LABELS[r][0]}" for r, n in context.items())
+        lines.append(f"- {t['context_only']}{'：' if zh else ': '}{label}")
+    if audit.stats.skipped:  # a training script over the size limit is a reason to find nothing: say what was passed over
+        lines.append(f"- {t['skipped']}{'：' if zh else ': '}{_skipped(audit.stats.skipped)}")
+    lines += ["", t["no_training_code_hint"], ""]
+    return "\n".join(lines)
+
+
+__all__ = ["ALL_SECTIONS", "LEVELS", "Fold", "bar", "no_training_code", "render_markdown"]

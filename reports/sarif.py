@@ -59,6 +59,8 @@ def _rule(check: Check) -> dict[str, Any]:
 
 
 def _entry_point(audit: Audit) -> str | None:
+    if audit.roles.entry_points:  # a missing practice is attached to the training entry point (checks.roles)
+        return audit.roles.entry_points[0]
     f = audit.facts
     for group in (f.launches(), f.calls("backward"), f.calls("Trainer", "SFTTrainer", "TrainingArguments")):
         if group:

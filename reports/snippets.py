@@ -33,6 +33,31 @@ LANG = {
     "hf-args": "python",
     "shell": "bash",
     "hf-flags": "bash",
+    "megatron-flags": "bash",
+}
+
+#: Megatron-LM command-line flags per check (Megatron's own spelling: store_true flags, dashes), for a repository
+#: that trains through a Megatron ``pretrain_*.py`` script; a check without an entry gets no snippet there
+MEGATRON_FLAGS: dict[str, str] = {
+    "A1": "--use-distributed-optimizer --overlap-grad-reduce",
+    "A2": "--use-distributed-optimizer --overlap-param-gather",
+    "A3": "--use-distributed-optimizer --overlap-param-gather",
+    "A4": "--tensor-model-parallel-size 2 --sequence-parallel",
+    "A5": "--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 2",
+    "A6": "--sequence-parallel --context-parallel-size 2",
+    "A7": "--expert-model-parallel-size 8 --moe-grouped-gemm",
+    "C1": "--bf16",
+    "C2": "--fp8-format hybrid --fp8-amax-history-len 1024 --fp8-amax-compute-algo max",
+    "C3": "--recompute-granularity selective",
+    "C5": "--micro-batch-size 1 --global-batch-size 512",
+    "D1": "--attention-backend flash",
+    "D6": "--use-fused-rmsnorm --cross-entropy-loss-fusion",
+    "E2": "--overlap-grad-reduce --overlap-param-gather",
+    "F1": "--num-workers 8",
+    "G1": "--lr-warmup-fraction 0.01 --lr-decay-style cosine --min-lr 1e-5",
+    "I3": "--save-interval 1000",
+    "I4": "--log-interval 100",
+    "I5": "--log-interval 100",
 }
 DECLARED_TARGETS = ("hf-yaml", "deepspeed-json", "accelerate-yaml", "lightning", "python", "shell")
 
@@ -65,7 +90,7 @@ class RepoStyle:
 
     targets: list[str] = field(default_factory=list)
     where: dict[str, str] = field(default_factory=dict)
-    dialect: str | None = None  # "axolotl" | "llamafactory"
+    dialect: str | None = None  # "axolotl" | "llamafactory" | "megatron"
     hf_args_class: str = "TrainingArguments"
 
 
@@ -85,6 +110,16 @@ def repo_style(facts: Facts, project: Project) -> RepoStyle:
     yaml_keys = _top_level(facts, "yaml")
     json_keys = _top_level(facts, "json")
     fw = set(project.frameworks)
+
+    # a Megatron-LM training script takes Megatron's own flags: no HF keys, YAML or Python loop snippets there
+    mega = [x for x in facts.launches() if "megatron" in fw and x.script and
+            (re.search(r"(^|/)(pretrain_\w+|train_rl|finetune\w*)\.py$", x.script) or
+             {"tensor_model_parallel_size", "micro_batch_size", "global_batch_size"} & set(x.script_args))]
+    if mega:
+        s.dialect = "megatron"
+        s.where["megatron-flags"] = f"{mega[0].path}:{mega[0].line}"
+        s.targets.append("megatron-flags")
+        return s
 
     if "lightning" in fw:
         calls = [c for c in facts.calls("Trainer") if "lightning" in c.name or c.name.startswith("L.") or c.name == "Trainer"]
@@ -198,6 +233,13 @@ def hardware_rewrite(check_id: str, target: str, code: str, hw: GPU | None) -> s
 
 def fit(check: Check, style: RepoStyle, hw: GPU | None = None) -> Snippet | None:
     """The check's snippet that best fits the repository, or an unfitted example, or None."""
+    if style.dialect == "megatron":
+        flags = MEGATRON_FLAGS.get(check.id)
+        if flags is None:
+            return None
+        where = style.where.get("megatron-flags")
+        code = f"# add to the Megatron training command in {where}\n{flags}\n"
+        return Snippet("megatron-flags", LANG["megatron-flags"], hardware_rewrite(check.id, "megatron-flags", code, hw), where, True)
     declared = {k: v for k, v in check.snippets.items() if v and v.strip()}
     if not declared:
         return None

@@ -17,7 +17,7 @@ from .suggest import rewrite_line
 
 __all__ = [
     "BODY_LIMIT", "FP_MARKER", "changes_section", "comment_body", "fingerprint", "inline_comments", "marker", "parse_fingerprint",
-    "parse_fingerprints", "suggestion_for",
+    "parse_fingerprints", "suggestion_for", "suppressed_section",
 ]
 
 BODY_LIMIT = 65_536
@@ -37,6 +37,7 @@ _T = {
         "removed_line": "removed line", "more": "… and {n} more", "no_base": "The base branch could not be audited: only findings on lines this PR adds are listed.",
         "counts": "**{r}** regression(s) · **{i}** improvement(s)", "unknown_place": "cause not located",
         "also": "Also on this line:",
+        "suppressed": "Suppressed by this PR", "suppressed_note": "These regressions are on lines this PR marks `# accel-ignore`; they still count for the gate.",
     },
     "zh": {
         "regression": "性能回退", "why": "代价", "fix": "修复", "restore": "本 PR 删除了下面这一行；恢复它即可回到 base 的行为：",
@@ -48,6 +49,7 @@ _T = {
         "removed_line": "被删除的行", "more": "…… 另有 {n} 项", "no_base": "无法审计 base 分支：只列出本 PR 新增行上的问题。",
         "counts": "**{r}** 项回退 · **{i}** 项改进", "unknown_place": "未定位到原因",
         "also": "同一行的另一项：",
+        "suppressed": "本 PR 自行屏蔽的回退", "suppressed_note": "以下回退所在的行被本 PR 标记为 `# accel-ignore`；门禁仍然计入。",
     },
 }
 
@@ -241,3 +243,13 @@ def changes_section(cmp: Comparison, unplaced: list[Change], overflow: list[Chan
             lines.append(f"- {t['more'].format(n=len(not_inline) - _SUMMARY_ROWS)}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def suppressed_section(changes: list[Change], lang: str = "en") -> str:
+    """The regressions a PR silenced on its own lines: listed so that no PR hides its own regression unseen."""
+    t = _t(lang)
+    lines = ["", f"### {t['suppressed']}", "", t["suppressed_note"], ""]
+    for c in changes[:_SUMMARY_ROWS]:
+        what = (c.what_zh or c.what) if lang == "zh" else c.what
+        lines.append(f"- {c.check} {what} — `{c.path}:{c.line}`")
+    return "\n".join(lines) + "\n"

@@ -9,6 +9,7 @@ setting from one file to another changes nothing here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,7 @@ from reports.scoring import category_scores, overall
 from .model import Change
 from .rules import RULES, Env, Verdict, fmt
 
-__all__ = ["Comparison", "compare_audits", "env_of"]
+__all__ = ["Comparison", "compare_audits", "env_of", "rank_key"]
 
 _RANK = {Status.UNUSED: 0, Status.PARTIAL: 1, Status.USED: 2}
 _STATUS_ZH = {Status.USED: "已使用", Status.PARTIAL: "部分使用", Status.UNUSED: "未使用", Status.NA: "不适用"}
@@ -233,6 +234,13 @@ def _finding_changes(rb: CheckResult | None, rh: CheckResult, reg: dict[str, Che
 
 def _scores(audit: Audit) -> dict[str, tuple[float, int]]:
     return {c.id: (c.points, c.max) for c in category_scores(audit.results) if c.applicable}
+
+
+def rank_key(head: Audit) -> Callable[[Change], tuple[int, str, int]]:
+    """Sort key of changes: the check's priority in ``head``, then its ID."""
+    reg = _registry()
+    by_id = {r.id: r for r in head.results}
+    return lambda c: _rank_key(c, by_id, reg)
 
 
 def compare_audits(base: Audit | None, head: Audit) -> Comparison:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ from checks.engine import Audit, AuditOptions, audit_files
 from checks.facts import classify
 from checks.source import SKIP_DIRS, Limits, ReadStats, Skipped
 
-__all__ = ["GitError", "Revisions", "audit_revision", "git_diff", "iter_revision", "resolve"]
+__all__ = ["GitError", "Revisions", "audit_revision", "git_diff", "iter_revision", "read_blob", "resolve"]
 
 _GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 _SAFE = ["-c", "core.quotePath=false", "-c", "core.fsmonitor=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false"]
@@ -49,7 +50,22 @@ def _git(repo: str, *args: str, input_bytes: bytes | None = None) -> bytes:
 def _commit(repo: str, ref: str) -> str:
     if ref.startswith("-"):
         raise GitError(f"not a revision: {ref}")
-    return _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").decode().strip()
+    try:
+        _git(repo, "rev-parse", "--git-dir")
+    except GitError as exc:
+        raise GitError(f"not a git repository: {repo} ({exc})") from exc
+    try:
+        return _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").decode().strip()
+    except GitError as exc:
+        raise GitError(f"unknown revision {ref!r} in {repo}") from exc
+
+
+def read_blob(repo: str, rev: str, path: str) -> bytes | None:
+    """One file of a commit (``None`` when the commit has no such file)."""
+    try:
+        return _git(repo, "cat-file", "blob", f"{rev}:{path}")
+    except GitError:
+        return None
 
 
 def resolve(repo: str, base_ref: str, head_ref: str) -> Revisions:
@@ -98,23 +114,52 @@ def iter_revision(repo: str, rev: str, limits: Limits, stats: ReadStats) -> Iter
         wanted.append((path, sha))
     if not wanted:
         return
-    out = _git(repo, "cat-file", "--batch", input_bytes=b"".join(f"{sha}\n".encode() for _, sha in wanted))
-    pos = 0
-    for path, _sha in wanted:
-        nl = out.index(b"\n", pos)
-        header = out[pos:nl].split()
-        pos = nl + 1
-        if len(header) < 3 or header[1] != b"blob":
+    for path, data in _blobs(repo, wanted):
+        if data is None:
             continue
-        size = int(header[2])
-        data = out[pos : pos + size]
-        pos += size + 1  # the blob is followed by a newline
         if b"\x00" in data[:8192]:
-            stats.bytes_read -= size
+            stats.bytes_read -= len(data)
             stats.skipped.append(Skipped(path, "binary"))
             continue
         stats.files_read += 1
         yield path, data
+
+
+def _blobs(repo: str, wanted: list[tuple[str, str]]) -> Iterator[tuple[str, bytes | None]]:
+    """The blobs, one at a time from ``git cat-file --batch`` (never the whole tree in memory at once)."""
+    env = {**os.environ, **_GIT_ENV}
+    try:
+        proc = subprocess.Popen(["git", *_SAFE, "-C", repo, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=env)
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed") from exc
+    assert proc.stdin is not None and proc.stdout is not None
+    request = b"".join(f"{sha}\n".encode() for _, sha in wanted)
+
+    def feed() -> None:
+        try:
+            proc.stdin.write(request)  # type: ignore[union-attr]
+            proc.stdin.close()  # type: ignore[union-attr]
+        except (BrokenPipeError, OSError):
+            pass
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        for path, _sha in wanted:
+            header = proc.stdout.readline().split()
+            if len(header) < 3 or header[1] != b"blob":
+                yield path, None
+                continue
+            size = int(header[2])
+            data = proc.stdout.read(size)
+            proc.stdout.read(1)  # the blob is followed by a newline
+            yield path, data
+    finally:
+        proc.stdout.close()
+        proc.kill()
+        proc.wait()
+        writer.join(timeout=5)
 
 
 def audit_revision(repo: str, rev: str, options: AuditOptions | None = None) -> Audit:

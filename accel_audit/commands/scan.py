@@ -1,7 +1,12 @@
 """``accel-audit scan PATH``: audit a directory or a .tar.gz and write the report.
 
 Exit codes: 0 done; 1 the overall score is under ``--fail-under`` (for CI); 2 the path is missing,
-the archive unreadable or the cache directory unusable (with a message on standard error).
+the archive unreadable, the cache directory unusable, the repository's ``.github/accel-audit.yml``
+invalid, or (under ``--fail-under``) no training code was found (with a message on standard error).
+
+A scanned directory's ``.github/accel-audit.yml`` applies as it does in the App: ``ignore``,
+``paths.exclude``, ``paths.training`` and ``hardware`` (``--hardware`` and ``--exclude`` add to it;
+``_extends`` is not followed offline).
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the Markdown report (default: en)")
     p.add_argument("--fail-under", type=_percent, metavar="PERCENT", help="exit 1 when the overall score is under PERCENT")
     p.add_argument("--hardware", help="target GPU (e.g. h100, a100, v100): precision advice only where it runs")
+    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="leave these paths out of the scan (repeatable; e.g. 'examples/**'), as paths.exclude does")
+    p.add_argument("--no-repo-config", action="store_true", help="ignore the scanned directory's .github/accel-audit.yml")
     p.add_argument("--output", "-o", help="write the report here instead of standard output")
     p.add_argument("--jobs", "-j", type=_jobs, default=_jobs("0"), metavar="N",
                    help="parse files in N worker processes (default 0: one per CPU), started once the repository "
@@ -82,6 +90,27 @@ def write(audit: Audit, fmt: str, lang: str, out: TextIO) -> None:
         out.write(render(audit, fmt, lang))
 
 
+def repo_options(path: str, args: argparse.Namespace) -> AuditOptions | str:
+    """Options from the scanned directory's ``.github/accel-audit.yml`` and the flags, or the config's error."""
+    from bot.repo_config import CONFIG_PATH, RepoConfig, parse_config
+
+    cfg = RepoConfig()
+    cfg_file = os.path.join(path, CONFIG_PATH)
+    if not getattr(args, "no_repo_config", False) and os.path.isdir(path) and os.path.isfile(cfg_file):
+        try:
+            with open(cfg_file, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            return f"cannot read {cfg_file}: {exc}"
+        loaded = parse_config(text, CONFIG_PATH)
+        if loaded.errors:
+            return loaded.errors[0]
+        cfg = loaded.config
+    excludes = tuple(cfg.exclude) + tuple(g for g in getattr(args, "exclude", []) or [] if g.strip())
+    return AuditOptions(ignore=cfg.ignore, exclude=excludes, training=cfg.training,
+                        hardware=getattr(args, "hardware", None) or cfg.hardware, jobs=getattr(args, "jobs", _jobs("0")))
+
+
 def run(args: argparse.Namespace) -> int:
     cache_dir = getattr(args, "cache", None)
     try:
@@ -92,8 +121,13 @@ def run(args: argparse.Namespace) -> int:
     except CacheDirError as exc:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return 2
+    options = repo_options(args.path, args)
+    if isinstance(options, str):
+        print(f"accel-audit: {options}", file=sys.stderr)
+        return 2
+    options.cache = cache
     try:
-        audit = audit_path(args.path, AuditOptions(hardware=getattr(args, "hardware", None), cache=cache, jobs=getattr(args, "jobs", _jobs("0"))))
+        audit = audit_path(args.path, options)
     except SourceError as exc:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return 2
@@ -104,6 +138,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         write(audit, args.format, lang, sys.stdout)
     threshold = getattr(args, "fail_under", None)
+    if threshold is not None and not audit.training_code_found:
+        print(f"accel-audit: no training code found in {args.path}: nothing to score against --fail-under", file=sys.stderr)
+        return 2
     if threshold is not None:
         from reports.scoring import overall
 

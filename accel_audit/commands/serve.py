@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 
@@ -24,10 +25,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _settings():  # -> Settings | None
+    from bot.registered import with_registered
     from bot.settings import SettingsError, load_settings
 
     try:
-        return load_settings()
+        return load_settings(with_registered(os.environ))  # what `accel-audit register` stored, unless the environment says otherwise
     except SettingsError as exc:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return None

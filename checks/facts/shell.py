@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
+from bisect import bisect_right
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,7 +27,152 @@ _WRAPPERS = {"srun", "mpirun", "mpiexec", "nohup", "env", "exec", "time", "sudo"
 _WRAPPER_SUBCMDS = {"run"}  # uv run / poetry run / conda run
 _PYTHON = re.compile(r"^(.*/)?python(3(\.\d+)?)?$")
 # launcher flags that never take a value
-_BOOL_LAUNCHER_FLAGS = {"standalone", "no_python", "no-python", "module", "m", "use_env", "use-env", "multi_gpu", "multi-gpu", "use_deepspeed", "use-deepspeed", "use_fsdp", "use-fsdp", "no_local_rank", "no-local-rank", "tee", "autotuning"}
+_BOOL_LAUNCHER_FLAGS = {"standalone", "no_python", "no-python", "module", "m", "use_env", "use-env", "multi_gpu", "multi-gpu", "use_deepspeed", "use-deepspeed", "use_fsdp", "use-fsdp", "no_local_rank", "no-local-rank", "autotuning"}
+
+
+class _Word(str):
+    """A shell word that remembers the physical line it came from (a flag's evidence is its own line)."""
+
+    line: int
+
+
+def _word(text: str, line: int) -> _Word:
+    w = _Word(text)
+    w.line = line
+    return w
+
+
+_SPACE = " \t\r\n\f\v"
+_PUNCT = ";&|()"
+_PLAIN = re.compile(r"""[^\s;&|()\\'"$`]+""")
+_PLAIN_NOPUNCT = re.compile(r"""[^\s\\'"$`]+""")
+_DQ_PLAIN = re.compile(r'[^"\\$`]+')
+_VAR_REF = re.compile(r"^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*]\])?\}|([A-Za-z_][A-Za-z0-9_]*))$")
+
+
+def _close_paren(s: str, i: int) -> int:
+    """Index just after the ``)`` that closes the ``(`` at ``s[i]`` (quotes inside skipped); ``len(s)`` if none."""
+    depth, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c == "\\":
+            i += 1
+        elif c in "'\"":
+            j = s.find(c, i + 1)
+            i = n - 1 if j < 0 else j
+        i += 1
+    return n
+
+
+def _lex(s: str, punct: bool = True) -> list[tuple[str, int]]:
+    """Shell words of ``s`` with their start offsets, in one pass (linear in the length of ``s``).
+
+    Quotes and backslashes are removed as the shell does; ``$(...)``, ``$((...))`` and backquotes stay
+    inside their word (a command substitution never splits a command); ``#`` starts a comment only at
+    the start of a word; with ``punct`` the control operators ``;``, ``&``, ``|``, ``(``, ``)`` (and
+    ``&&``, ``||``, ``;;``) are words of their own. An unterminated quote runs to the end of ``s``.
+    Replaces :mod:`shlex`, whose tokenizer grows each token one character at a time (quadratic in the
+    length of a word: an 800 KB line took 11 s).
+    """
+    out: list[tuple[str, int]] = []
+    plain = _PLAIN if punct else _PLAIN_NOPUNCT
+    i, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        if c in _SPACE:
+            i += 1
+            continue
+        if c == "#":
+            break
+        if punct and c in _PUNCT:
+            two = s[i : i + 2]
+            if two in ("&&", "||", ";;"):
+                out.append((two, i))
+                i += 2
+            else:
+                out.append((c, i))
+                i += 1
+            continue
+        start = i
+        buf: list[str] = []
+        while i < n:
+            c = s[i]
+            if c in _SPACE:
+                break
+            if punct and c in _PUNCT:
+                if c == "&" and i > start and s[i - 1] in "<>":  # 2>&1
+                    buf.append(c)
+                    i += 1
+                    continue
+                break
+            if c == "\\":
+                if i + 1 < n:
+                    buf.append(s[i + 1])
+                i += 2
+                continue
+            if c == "'":
+                j = s.find("'", i + 1)
+                j = n if j < 0 else j
+                buf.append(s[i + 1 : j])
+                i = j + 1
+                continue
+            if c == '"':
+                i += 1
+                while i < n and s[i] != '"':
+                    d = s[i]
+                    if d == "\\" and i + 1 < n:
+                        buf.append(s[i + 1] if s[i + 1] in '$`"\\\n' else s[i : i + 2])
+                        i += 2
+                    elif d == "$" and s.startswith("$(", i):
+                        j = _close_paren(s, i + 1)
+                        buf.append(s[i:j])
+                        i = j
+                    elif d == "`":
+                        j = s.find("`", i + 1)
+                        j = n - 1 if j < 0 else j
+                        buf.append(s[i : j + 1])
+                        i = j + 1
+                    else:
+                        m = _DQ_PLAIN.match(s, i)
+                        if m:
+                            buf.append(m.group())
+                            i = m.end()
+                        else:
+                            buf.append(d)
+                            i += 1
+                i += 1
+                continue
+            if c == "$" and s.startswith("$(", i):
+                j = _close_paren(s, i + 1)
+                buf.append(s[i:j])
+                i = j
+                continue
+            if c == "`":
+                j = s.find("`", i + 1)
+                j = n - 1 if j < 0 else j
+                buf.append(s[i : j + 1])
+                i = j + 1
+                continue
+            m = plain.match(s, i)
+            if m:
+                buf.append(m.group())
+                i = m.end()
+            else:
+                buf.append(c)
+                i += 1
+        out.append(("".join(buf), start))
+    return out
+
+
+def _split_words(s: str, comments: bool = True) -> list[str]:
+    """``shlex.split`` without its quadratic tokenizer (no control operators)."""
+    return [w for w, _ in _lex(s, punct=False)] if comments else s.split()
 
 
 def _sub_vars(token: str, variables: dict[str, str]) -> str:
@@ -42,44 +187,67 @@ def _sub_vars(token: str, variables: dict[str, str]) -> str:
     return _VAR.sub(rep, token)
 
 
-def _expand(cmd: list[str], variables: dict[str, str]) -> list[str]:
-    """Substitute variables; an unquoted ``$ARGS`` holding several flags splits into words, as bash does."""
+def _expand(cmd: list[str], variables: dict[str, str], var_words: dict[str, list[_Word]] | None = None) -> list[str]:
+    """Substitute variables; an unquoted ``$ARGS`` holding several flags splits into words, as bash does.
+
+    A variable that holds an array or a multi-line string of flags (``var_words``) expands to its
+    words with the lines they were written on; a variable that expands to nothing is no word
+    (``srun ${SRUN_ARGS} python ...`` with ``SRUN_ARGS`` empty).
+    """
     out: list[str] = []
     for t in cmd:
+        line = getattr(t, "line", 0)
+        if "$" not in t:
+            out.append(t)
+            continue
+        ref = _VAR_REF.match(t)
+        if ref and var_words is not None:
+            name = ref.group(1) or ref.group(2)
+            if name in var_words and variables.get(name) == " ".join(var_words[name]):
+                out.extend(var_words[name])
+                continue
         v = _sub_vars(t, variables)
-        if "$" in t and v != t and not _ASSIGN.match(t) and any(ch.isspace() for ch in v.strip()):
-            try:
-                out.extend(shlex.split(v, comments=False))
-            except ValueError:
-                out.extend(v.split())
+        if v == t:
+            out.append(t)
+        elif not v.strip() and not _ASSIGN.match(t):
+            continue
+        elif not _ASSIGN.match(t) and "$(" not in t and "`" not in t and any(ch.isspace() for ch in v.strip()):
+            out.extend(_word(w, line) for w in _split_words(v))
         else:
-            out.append(v)
+            out.append(_word(v, line))
     return out
 
 
 def _array_words(body: str) -> list[str]:
-    try:
-        return shlex.split(body, comments=True)
-    except ValueError:
-        return body.split()
+    return _split_words(body)
 
 
 def _logical_lines(text: str, first_line: int) -> list[tuple[int, str]]:
-    out: list[tuple[int, str]] = []
+    return [(start, logical) for start, logical, _ in _logical_lines_at(text, first_line)]
+
+
+def _logical_lines_at(text: str, first_line: int) -> list[tuple[int, str, list[int]]]:
+    """Backslash-continued lines joined: (first line, text, offset in the text where each physical line starts)."""
+    out: list[tuple[int, str, list[int]]] = []
     buf: list[str] = []
+    starts: list[int] = []
+    pos = 0
     start = first_line
     for i, raw in enumerate(text.splitlines()):
         line = raw.rstrip()
         if not buf:
             start = first_line + i
+            starts, pos = [], 0
+        starts.append(pos)
+        piece = line[:-1] if line.endswith("\\") else line
+        buf.append(piece)
+        pos += len(piece) + 1
         if line.endswith("\\"):
-            buf.append(line[:-1])
             continue
-        buf.append(line)
-        out.append((start, " ".join(buf)))
+        out.append((start, " ".join(buf), starts))
         buf = []
     if buf:
-        out.append((start, " ".join(buf)))
+        out.append((start, " ".join(buf), starts))
     return out
 
 
@@ -97,8 +265,11 @@ def _norm(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
-def _parse_opts(tokens: list[str], stop_at_script: bool) -> tuple[dict[str, Any], list[str]]:
-    """Parse ``--k v`` / ``--k=v`` / ``--flag`` until a positional (script) token; return (opts, rest)."""
+def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Parse ``--k v`` / ``--k=v`` / ``--flag`` until a positional (script) token; return (opts, rest).
+
+    ``lines``: filled with the physical line of each flag (words read from a script carry it).
+    """
     opts: dict[str, Any] = {}
     i = 0
     while i < len(tokens):
@@ -106,6 +277,8 @@ def _parse_opts(tokens: list[str], stop_at_script: bool) -> tuple[dict[str, Any]
         if t == "--":
             return opts, tokens[i + 1 :]
         if t.startswith("-") and len(t) > 1 and not _is_number(t):
+            if lines is not None and hasattr(t, "line"):
+                lines[_norm(t.split("=", 1)[0])] = t.line  # type: ignore[attr-defined]
             if "=" in t:
                 k, v = t.split("=", 1)
                 opts[_norm(k)] = _coerce(v)
@@ -159,18 +332,25 @@ def _coerce(v: str) -> Any:
         return v
 
 
-def _parse_command(tokens: list[str]) -> tuple[str, dict[str, Any], str | None, dict[str, Any], tuple[str, ...]] | None:
+def _parse_command(
+    tokens: list[str], lines: tuple[dict[str, int], dict[str, int]] | None = None
+) -> tuple[str, dict[str, Any], str | None, dict[str, Any], tuple[str, ...]] | None:
+    """(launcher, launcher options, script, script options, wrappers); ``lines``: (launcher, script) flag lines to fill."""
+    la_lines, sa_lines = lines if lines is not None else (None, None)
     wrappers: list[str] = []
     i = 0
     while i < len(tokens):
         base = tokens[i].rsplit("/", 1)[-1]
+        if tokens[i].startswith("$") and i + 1 < len(tokens) and (wrappers or _is_command_word(tokens[i + 1])):
+            i += 1  # an unresolved ``${SRUN_ARGS}`` / ``$LAUNCHER_PREFIX`` before the command: opaque wrapper words
+            continue
         if base in _WRAPPERS:
             wrappers.append(base)
             i += 1
             if base in {"uv", "poetry", "pdm", "conda"} and i < len(tokens) and tokens[i] in _WRAPPER_SUBCMDS:
                 i += 1
             # skip the wrapper's own options (srun -N 2 --gpus 8 ...) up to the next command word
-            while i < len(tokens) and (tokens[i].startswith("-") or _ASSIGN.match(tokens[i])):
+            while i < len(tokens) and (tokens[i].startswith(("-", "$")) or _ASSIGN.match(tokens[i])):
                 tok = tokens[i]
                 i += 1
                 if "=" not in tok and tok.startswith("-") and i < len(tokens) and not tokens[i].startswith("-"):
@@ -193,16 +373,16 @@ def _parse_command(tokens: list[str]) -> tuple[str, dict[str, Any], str | None, 
         elif args[:2] == ["-m", "accelerate.commands.launch"]:
             launcher, args = "accelerate", args[2:]
         elif len(args) >= 2 and args[0] == "-m" and args[1].startswith("axolotl"):
-            return "axolotl", {}, args[2] if len(args) > 2 else None, _parse_opts(args[3:], False)[0], tuple(wrappers)
+            return "axolotl", {}, args[2] if len(args) > 2 else None, _parse_opts(args[3:], False, sa_lines)[0], tuple(wrappers)
         else:
             # python [-u] [-m module] script.py args
             j = 0
             while j < len(args) and args[j].startswith("-") and args[j] != "-m":
                 j += 1
             if j < len(args) and args[j] == "-m" and j + 1 < len(args):
-                return "python", {}, args[j + 1], _parse_opts(args[j + 2 :], False)[0], tuple(wrappers)
+                return "python", {}, args[j + 1], _parse_opts(args[j + 2 :], False, sa_lines)[0], tuple(wrappers)
             if j < len(args) and args[j].endswith(".py"):
-                return "python", {}, args[j], _parse_opts(args[j + 1 :], False)[0], tuple(wrappers)
+                return "python", {}, args[j], _parse_opts(args[j + 1 :], False, sa_lines)[0], tuple(wrappers)
             return None
     elif head in {"torchrun", "deepspeed"}:
         launcher = head
@@ -214,14 +394,14 @@ def _parse_command(tokens: list[str]) -> tuple[str, dict[str, Any], str | None, 
         name = {"llamafactory-cli": "llamafactory", "axolotl": "axolotl", "tune": "torchtune"}[head]
         sub = [a for a in args if not a.startswith("-")]
         script = next((a for a in sub if a.endswith((".yaml", ".yml", ".json"))), None)
-        return name, {"command": sub[0] if sub else None}, script, _parse_opts([a for a in args if a != script], False)[0], tuple(wrappers)
+        return name, {"command": sub[0] if sub else None}, script, _parse_opts([a for a in args if a != script], False, sa_lines)[0], tuple(wrappers)
     elif head in {"composer", "lightning", "litgpt", "fairseq-train", "ray", "sbatch", "vllm"} | _SERVING_CLIS:
         launcher = head
         if head == "vllm" and args[:1] == ["serve"]:
-            return "vllm", {}, args[1] if len(args) > 1 else None, _parse_opts(args[2:], False)[0], tuple(wrappers)
+            return "vllm", {}, args[1] if len(args) > 1 else None, _parse_opts(args[2:], False, sa_lines)[0], tuple(wrappers)
     if launcher is None:
         return None
-    opts, rest_args = _parse_opts(args, stop_at_script=True)
+    opts, rest_args = _parse_opts(args, stop_at_script=True, lines=la_lines)
     script = None
     script_args: dict[str, Any] = {}
     if rest_args:
@@ -229,7 +409,7 @@ def _parse_command(tokens: list[str]) -> tuple[str, dict[str, Any], str | None, 
             script, tail = rest_args[1], rest_args[2:]
         else:
             script, tail = rest_args[0], rest_args[1:]
-        script_args = _parse_opts(tail, stop_at_script=False)[0]
+        script_args = _parse_opts(tail, stop_at_script=False, lines=sa_lines)[0]
         if opts.get("module") is True or opts.get("m") is True:
             pass
     return launcher, opts, script, script_args, tuple(wrappers)
@@ -241,13 +421,33 @@ _SERVING_CLIS = {"text-generation-launcher", "lmdeploy", "trtllm-serve", "trtllm
 _LAUNCHERS |= _SERVING_CLIS
 
 
+def _is_command_word(t: str) -> bool:
+    base = t.rsplit("/", 1)[-1]
+    return base in _LAUNCHERS or base in _WRAPPERS or bool(_PYTHON.match(base))
+
+
 def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1, variables: dict[str, str] | None = None) -> None:
     """Parse shell-like text; launches and exported env vars go to ``out``."""
     variables = dict(variables or {})
+    var_words: dict[str, list[_Word]] = {}  # arrays and multi-line flag strings: their words, each with its line
     array: tuple[str, list[str]] | None = None  # an ``ARGS=(`` block still open
     quoted: tuple[str, list[str]] | None = None  # a ``NAME="`` string still open
     heredoc: _Heredoc | None = None  # a ``cat <<EOT > ds_config.json`` body still open
-    for line_no, logical in _logical_lines(text, first_line):
+
+    def words_at(body: str, line: int) -> list[_Word]:
+        out_w: list[_Word] = []
+        for w in _array_words(body):
+            ref = _VAR_REF.match(w)
+            name = (ref.group(1) or ref.group(2)) if ref else None
+            if name and name in var_words and variables.get(name) == " ".join(var_words[name]):
+                out_w.extend(var_words[name])
+            else:
+                v = _sub_vars(w, variables)
+                # ``"--fp8-format hybrid"`` in an array: the expansion is split into words again where it is used
+                out_w.extend(_word(x, line) for x in (v.split() if any(ch.isspace() for ch in v) else (v,)))
+        return out_w
+
+    for line_no, logical, starts in _logical_lines_at(text, first_line):
         stripped = logical.strip()
         if heredoc is not None:
             if (logical.lstrip("\t") if heredoc.strip_tabs else logical).strip() == heredoc.delimiter:
@@ -264,32 +464,37 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                 inside, closed = stripped[:cut].replace('"', ""), '"'
             else:
                 inside, closed = stripped.replace('"', ""), ""
-            quoted[1].extend(_sub_vars(w, variables) for w in _array_words(inside))
+            quoted[1].extend(words_at(inside, line_no))
             if closed:
                 variables[quoted[0]] = " ".join(quoted[1])
+                var_words[quoted[0]] = quoted[1]
                 quoted = None
             continue
         qstart = _QUOTED_START.match(stripped)
         if qstart:
-            quoted = (qstart.group(1), [_sub_vars(w, variables) for w in _array_words(qstart.group(2))])
+            quoted = (qstart.group(1), words_at(qstart.group(2), line_no))
             continue
         if array is not None:
             inside, closed, _ = stripped.partition(")") if not stripped.startswith("#") else ("", "", "")
-            array[1].extend(_sub_vars(w, variables) for w in _array_words(inside))
+            array[1].extend(words_at(inside, line_no))
             if closed:
                 variables[array[0]] = " ".join(array[1])
+                var_words[array[0]] = array[1]
                 array = None
             continue
         start = _ARRAY_START.match(stripped)
         if start:
             inside, closed, _ = start.group(3).partition(")")
-            words = [_sub_vars(w, variables) for w in _array_words(inside)]
-            if start.group(2) and variables.get(start.group(1)):  # ``+=`` appends to the array
-                words = [variables[start.group(1)], *words]
+            words = words_at(inside, line_no)
+            name = start.group(1)
+            if start.group(2) and variables.get(name):  # ``+=`` appends to the array
+                prev = var_words.get(name) if variables.get(name) == " ".join(var_words.get(name, [])) else None
+                words = [*(prev if prev is not None else [_word(variables[name], line_no)]), *words]
             if closed:
-                variables[start.group(1)] = " ".join(words)
+                variables[name] = " ".join(words)
+                var_words[name] = words
             else:
-                array = (start.group(1), words)
+                array = (name, words)
             continue
         if stripped.startswith(("#SBATCH", "#PBS", "#BSUB")):
             _scheduler_directive(path, line_no, stripped, out)
@@ -300,30 +505,31 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
         if hd:
             target = _REDIRECT.search(stripped)
             heredoc = _Heredoc(hd.group(3), bool(hd.group(1)), not hd.group(2), _sub_vars(target.group(1), variables) if target else "", [])
-        try:
-            lex = shlex.shlex(stripped, posix=True, punctuation_chars=";&|()")
-            lex.whitespace_split = True
-            lex.commenters = "#"
-            tokens = list(lex)
-        except ValueError:
-            tokens = stripped.split()
+        lead = len(logical) - len(logical.lstrip())
+        tokens = [_word(w, line_no + bisect_right(starts, off + lead) - 1) for w, off in _lex(stripped)]
         snippet = stripped[:300]
         for cmd in _split_commands(tokens):
-            cmd = _expand(cmd, variables)
+            cmd = _expand(cmd, variables, var_words)
             env: dict[str, str] = {}
             exported = False
             if cmd and cmd[0] in {"export", "declare", "local", "readonly", "set"}:
                 exported = cmd[0] == "export"
                 cmd = [t for t in cmd[1:] if not t.startswith("-")]
             k = 0
+            env_lines: dict[str, int] = {}
             while k < len(cmd) and _ASSIGN.match(cmd[k]):
                 name, value = _ASSIGN.match(cmd[k]).groups()  # type: ignore[union-attr]
                 env[name] = value
+                env_lines[name] = getattr(cmd[k], "line", line_no)
                 k += 1
             body = cmd[k:]
             if not body or exported:
                 for name, value in env.items():
                     variables[name] = value
+                    var_words.pop(name, None)
+                    if any(ch.isspace() for ch in value.strip()):  # FLAGS="--a 1 --b": its words at the assignment's line
+                        var_words[name] = [_word(w, env_lines.get(name, line_no)) for w in _split_words(value)]
+                        variables[name] = " ".join(var_words[name])
                     out.envs.append(EnvVar(path, line_no, name, value, "shell", snippet))
                 if exported:
                     continue
@@ -338,11 +544,17 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                 body = body[j:]
             for name, value in env.items():
                 out.envs.append(EnvVar(path, line_no, name, value, "shell", snippet))
-            parsed = _parse_command(body)
+            la_lines: dict[str, int] = {}
+            sa_lines: dict[str, int] = {}
+            parsed = _parse_command(body, (la_lines, sa_lines))
             if parsed is None:
                 continue
             launcher, opts, script, script_args, wrappers = parsed
-            out.launches.append(Launch(path, line_no, launcher, opts, script, script_args, snippet, wrappers, env))
+            launch = Launch(path, line_no, launcher, opts, script, script_args, snippet, wrappers, env)
+            # each flag's own physical line, kept only where it differs from the command's first line
+            launch.arg_lines = {k: ln for k, ln in sa_lines.items() if ln != line_no and k in script_args}
+            launch.launcher_arg_lines = {k: ln for k, ln in la_lines.items() if ln != line_no and k in opts}
+            out.launches.append(launch)
 
 
 # ``cat <<EOT > $config_json`` / ``<<-'EOF'`` (not the ``<<<`` here-string)
@@ -394,11 +606,7 @@ def _heredoc_config(path: str, hd: _Heredoc, variables: dict[str, str], out: Fil
 def _scheduler_directive(path: str, line_no: int, text: str, out: FileFacts) -> None:
     """``#SBATCH --nodes=2 --gres=gpu:8`` -> config entries ``SBATCH.nodes`` etc."""
     directive, _, rest = text.partition(" ")
-    try:
-        words = shlex.split(rest, comments=True)
-    except ValueError:
-        words = rest.split()
-    opts, _ = _parse_opts(words, stop_at_script=False)
+    opts, _ = _parse_opts(_split_words(rest), stop_at_script=False)
     short = {"N": "nodes", "n": "ntasks", "G": "gpus", "c": "cpus_per_task"}
     for k, v in opts.items():
         out.configs.append(ConfigEntry(path, line_no, (directive.lstrip("#"), short.get(k, k)), v, "scheduler", text[:300]))
@@ -416,10 +624,7 @@ def extract_dockerfile(path: str, text: str, out: FileFacts) -> list[tuple[int, 
         if instr == "ENV":
             rest = rest.strip()
             if "=" in rest.split(" ", 1)[0]:
-                try:
-                    parts = shlex.split(rest)
-                except ValueError:
-                    parts = rest.split()
+                parts = _split_words(rest)
                 for p in parts:
                     if "=" in p:
                         k, v = p.split("=", 1)

@@ -395,10 +395,43 @@ class Facts:
                     out.extend(_shadow(self._settings(_norm_key(n), include_calls=True, depth=0)))
                 out = _unique_settings(out)
                 out.sort(key=lambda s: -s.rank)
+                out = self._majority(out)
             else:
                 out = _near(self.effective(*names), near)
             self._memo[key] = out
         return list(self._memo[key])
+
+    def _majority(self, cands: list[Setting]) -> list[Setting]:
+        """Recipes that disagree (``num_workers: 4`` in 47 example YAMLs, ``0`` in 2) count by their majority.
+
+        With three or more YAML/JSON files setting one name to different numbers, the files holding the
+        minority values are left out when one value is set by more than half of them; the distribution
+        is kept for the report (:meth:`distributions`). Without a majority nothing is left out.
+        """
+        # tuning values only (workers, intervals, sizes): a feature switch that some recipes turn on (``fsdp``,
+        # ``sequence_parallel: true``) is an option the project offers, and ``null`` is a recipe leaving it unset
+        cfg = [c for c in cands if c.source == "config" and c.path.endswith((".yaml", ".yml", ".json"))
+               and isinstance(c.value, (int, float)) and not isinstance(c.value, bool)]
+        paths = {c.path for c in cfg}
+        if len(paths) < 3:
+            return cands
+        by_value: dict[str, set[str]] = defaultdict(set)
+        for c in cfg:
+            by_value[repr(c.value)].add(c.path)
+        if len(by_value) < 2:
+            return cands
+        dist = self._s.setdefault("distributions", {})
+        for c in cfg:
+            dist.setdefault(_norm_key(c.name), {}).update({v: len(ps) for v, ps in by_value.items()})
+        top, top_paths = max(by_value.items(), key=lambda kv: len(kv[1]))
+        if len(top_paths) * 2 <= len(paths):
+            return cands
+        minority = {id(c) for c in cfg if repr(c.value) != top and c.path not in top_paths}
+        return [c for c in cands if id(c) not in minority]
+
+    def distributions(self) -> dict[str, dict[str, int]]:
+        """Setting name -> {value (repr) -> number of recipe files}, for names whose recipes disagree (see ``_majority``)."""
+        return dict(self._s.get("distributions", {}))
 
     def _settings(self, name: str, include_calls: bool, depth: int) -> list[Setting]:
         out: list[Setting] = []
@@ -407,8 +440,9 @@ class Facts:
                 continue
             out.append(Setting(name, e.value, e.path, e.line, "config", e.text, e.dotted, 2))
         for launch, k, v in self._s["launch_args_by_key"].get(name, []):
-            if self._ok(launch.path, launch.line):
-                out.append(Setting(name, v, launch.path, launch.line, "launcher", launch.text, f"--{k}", 3, launch.script))
+            line = launch.arg_line(k)
+            if self._ok(launch.path, launch.line) and self._ok(launch.path, line):
+                out.append(Setting(name, v, launch.path, line, "launcher", launch.text, f"--{k}", 3, launch.script))
         for a in self._s["arg_options_by_key"].get(name, []):
             if self._ok(a.path, a.line):
                 out.append(Setting(name, a.default, a.path, a.line, "argparse-default", a.text, f"--{a.dest}", 0))
@@ -447,6 +481,8 @@ class Facts:
         """Evidence from any fact record (or a Setting)."""
         if isinstance(fact, Setting):
             return Evidence(fact.path, fact.line, fact.text, key or fact.key, fact.value if value is None else value)
+        if isinstance(fact, Launch) and key and key.startswith("-"):  # a flag of a continued command: the line that holds it
+            return Evidence(fact.path, fact.arg_line(key.lstrip("-").replace("-", "_")), fact.text, key, value)
         return Evidence(fact.path, fact.line, getattr(fact, "text", ""), key, value)
 
 

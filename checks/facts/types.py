@@ -200,6 +200,12 @@ class Launch:
     text: str
     wrappers: tuple[str, ...] = ()  # srun, mpirun, ...
     env: dict[str, str] = field(default_factory=dict)  # VAR=value prefixes of this command
+    arg_lines: dict[str, int] = field(default_factory=dict)  # physical line of a script flag not on the command's first line
+    launcher_arg_lines: dict[str, int] = field(default_factory=dict)  # same for the launcher's own flags
+
+    def arg_line(self, key: str) -> int:
+        """The line that holds a flag (``--bf16`` on line 12 of a command continued from line 4): read with .get(k, line)."""
+        return self.arg_lines.get(key, self.launcher_arg_lines.get(key, self.line))
 
 
 @dataclass(frozen=True, slots=True)

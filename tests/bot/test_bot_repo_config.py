@@ -94,3 +94,12 @@ def test_redis_pacer_shares_slots_across_processes(redis_server) -> None:
     a, b = RedisPacer(client, 100.0), RedisPacer(client, 100.0)
     assert a.reserve("k") == 0.0
     assert 99.0 < b.reserve("k") <= 100.0  # the second writer, in another process, gets the next slot
+
+
+def test_paths_training() -> None:
+    cfg = validate(load_yaml("paths:\n  exclude: [legacy/**]\n  training: ['recipes/**', tests/e2e/train_tiny.py]\n"))
+    assert cfg.exclude == ("legacy/**",) and cfg.training == ("recipes/**", "tests/e2e/train_tiny.py")
+    for text, error in (("paths:\n  training: ['../x']\n", "paths.training: must be a folder inside the repository"),
+                        ("paths:\n  include: [x]\n", "paths: unknown key 'include' (allowed: exclude, training)")):
+        loaded = parse_config(text)
+        assert loaded.errors and error in loaded.errors[0] and loaded.config.training == ()

@@ -65,7 +65,37 @@ def test_sharding_advice_withheld_for_a_small_single_gpu_model():
     assert "fits one GPU" in next(w for w in plan.withheld if w.check == "A2").reason
 
     big = Project(params_billions=70.0, estimated_params="70B", num_gpus=8)
-    assert set(ids(build_plan(make_audit(results, big), checks))) == {"A2", "A3", "C4", "G4"}
+    plan = build_plan(make_audit(results, big), checks)
+    assert set(ids(plan)) == {"A2", "C4", "G4"}  # FSDP and ZeRO-3 are one choice
+    assert "same change as A2" in next(w for w in plan.withheld if w.check == "A3").reason
+
+
+def test_one_recommendation_per_underlying_change():
+    checks = {c: fake_check(c, priority=H) for c in ("A2", "A3", "B1", "B5")}
+    results = [result(c, N, H) for c in ("A2", "A3", "B1", "B5")]
+    ds = Project(params_billions=70.0, num_gpus=8, frameworks=["deepspeed", "transformers"])
+    plan = build_plan(make_audit(results, ds), checks)
+    assert ids(plan) == ["A3"] and {w.check for w in plan.withheld} == {"A2", "B1", "B5"}
+    plain = Project(params_billions=70.0, num_gpus=8, frameworks=["transformers"])
+    assert ids(build_plan(make_audit(results, plain), checks)) == ["A2"]
+
+
+def test_a_line_shared_by_two_checks_is_listed_once():
+    checks = {c: fake_check(c, priority=M) for c in ("I4", "I5")}
+    line = Evidence("configs/sft.yaml", 9, "logging_steps: 1", "logging_steps", 1)
+    other = Evidence("train.py", 40, "print(loss.item())")
+    plan = build_plan(make_audit([result("I4", N, M, findings=[line]), result("I5", N, M, findings=[line, other])]), checks)
+    i4, i5 = plan.get("I4"), plan.get("I5")
+    assert i4.findings == [line] and i5.findings == [other]
+    plan = build_plan(make_audit([result("I4", N, M, findings=[line]), result("I5", N, M, findings=[line])]), checks)
+    assert plan.get("I5").findings == [] and plan.get("I5").detail == "same place(s) as I4"
+
+
+def test_lora_is_an_option_for_a_full_fine_tune_not_a_must_do():
+    checks = {"G4": fake_check("G4", priority=H)}
+    results = [result("G4", N, H)]
+    full = Project(finetunes=True, params_billions=7.0)
+    assert build_plan(make_audit(results, full), checks).get("G4").priority == L
 
 
 def test_single_gpu_gets_no_multi_gpu_advice():
@@ -86,10 +116,15 @@ def test_alternative_in_use_covers_the_need():
 def test_liger_advice_follows_the_model_family():
     checks = {"D5": fake_check("D5", priority=H)}
     results = [result("D5", N, H)]
-    assert ids(build_plan(make_audit(results, Project(model_families=["gpt2"])), checks)) == []
-    assert ids(build_plan(make_audit(results, Project(model_families=["llama"])), checks)) == ["D5"]
-    assert ids(build_plan(make_audit(results, Project(model_families=["phi"])), checks)) == ["D5"]  # phi3 yes, phi-2 no
-    assert ids(build_plan(make_audit(results, Project(model_families=[])), checks)) == ["D5"]  # unknown: keep
+    hf = ["transformers"]
+    assert ids(build_plan(make_audit(results, Project(model_families=["gpt2"], frameworks=hf)), checks)) == []
+    assert ids(build_plan(make_audit(results, Project(model_families=["llama"], frameworks=hf)), checks)) == ["D5"]
+    assert ids(build_plan(make_audit(results, Project(model_families=["phi"], frameworks=hf)), checks)) == ["D5"]  # phi3 yes, phi-2 no
+    assert ids(build_plan(make_audit(results, Project(model_families=[], frameworks=hf)), checks)) == ["D5"]  # unknown: keep
+    # seed: Liger is for HF models; a Megatron or hand-written model gets no Liger advice
+    for fw in ([], ["megatron"], ["lightning"]):
+        plan = build_plan(make_audit(results, Project(model_families=["llama"], frameworks=fw)), checks)
+        assert ids(plan) == [] and "Hugging Face" in plan.withheld[0].reason
 
 
 def test_fp8_advice_only_where_the_gpu_has_fp8():
@@ -141,5 +176,15 @@ def test_inference_only_project_gets_no_training_advice():
     plan = build_plan(make_audit(results, serving), checks)
     assert ids(plan) == ["D1", "J4", "A4"]  # appendix A, scenario B order
     assert all("only runs inference" in w.reason for w in plan.withheld)
-    both = Project(does_inference=True, does_training=True)
+    both = Project(does_inference=True, does_training=True, frameworks=["transformers"])
     assert len(ids(build_plan(make_audit(results, both), checks))) == len(cids)
+
+
+def test_lora_sizes_memory_by_the_adapters():
+    checks = {c: fake_check(c, priority=H) for c in ("A2", "C4")}
+    results = [result(c, N, H) for c in ("A2", "C4")]
+    lora = Project(params_billions=8.0, num_gpus=8, adapter_training=True)
+    plan = build_plan(make_audit(results, lora), checks)
+    assert ids(plan) == [] and "LoRA trains adapters" in plan.withheld[0].reason
+    full = Project(params_billions=8.0, num_gpus=8)
+    assert "A2" in ids(build_plan(make_audit(results, full), checks))

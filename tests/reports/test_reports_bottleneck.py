@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from checks.bottleneck import classify, classify_bottleneck
 from checks.engine import audit_files, build_facts
-from checks.model import Bottleneck, Project, Status
+from checks.model import Bottleneck, Evidence, Project, Status
 from checks.project import detect_project
 
 from .helpers import result
@@ -21,10 +21,43 @@ def verdict(files: dict[str, str], statuses: dict[str, Status] | None = None, **
     return classify(facts, proj, results)
 
 
+def _off(path: str, line: int, text: str, key: str) -> list[Evidence]:
+    return [Evidence(path, line, text, key, False)]
+
+
 def test_fp32_training_is_compute_bound():
-    v = verdict({"train.py": "import torch\nloss = model(x)\nloss.backward()\n"}, {"C1": N})
+    files = {"train.yaml": "bf16: false\nfp16: false\n", "train.py": "import torch\nloss = model(x)\nloss.backward()\n"}
+    facts = build_facts((p, t.encode()) for p, t in files.items())
+    v = classify(facts, detect_project(facts), [result("C1", N, evidence=_off("train.yaml", 1, "bf16: false", "bf16"))])
     assert v.bottleneck == Bottleneck.COMPUTE
-    assert any("FP32" in r for r in v.reasons) and any("FP32" in r for r in v.reasons_zh)
+    assert any("FP32" in r and "train.yaml:1" in r for r in v.reasons) and any("FP32" in r for r in v.reasons_zh)
+
+
+def test_a_practice_not_seen_alone_is_no_verdict():
+    """C1 unused because nothing was found is not proof of FP32: needs profiling, with the measurements that decide."""
+    v = verdict({"train.py": "import torch\nloss = model(x)\nloss.backward()\n"}, {"C1": N})
+    assert v.bottleneck == Bottleneck.UNKNOWN
+    assert "needs profiling" in v.reasons[0] and "nvidia-smi dmon" in v.reasons[0] and "synthetic on-GPU data" in v.reasons[0]
+    assert "nsys" in v.reasons[0]
+    assert any("was seen" in r and "train.py:3" in r for r in v.reasons)  # says what was not seen, and where the step is
+    assert not any("training runs in FP32" in r for r in v.reasons)
+
+
+def test_unnamed_storage_is_unknown_never_slow():
+    files = {"train.py": "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0)\nloss.backward()\n"}
+    v = verdict(files, {"C1": U, "I1": N, "I2": N})
+    assert not any("slow" in r or "shared file system" in r for r in v.reasons)
+    assert any(r.startswith("storage of the training data: unknown") and "check where" in r for r in v.reasons)
+    assert any(r.startswith("训练数据所在存储：未知") for r in v.reasons_zh)
+
+
+def test_a_scheme_constant_or_an_error_message_is_not_remote_data():
+    files = {
+        "utils.py": 'S3_PREFIX = "s3://"\ndef check(p):\n    if p.startswith("s3://"):\n        raise ValueError("s3:// paths require s3fs")\n',
+        "train.py": "loss.backward()\n",
+    }
+    v = verdict(files, {"C1": U})
+    assert not any("remote" in r for r in v.reasons)
 
 
 def test_remote_data_and_no_workers_is_data_io_bound():
@@ -80,10 +113,10 @@ def test_inference_only_projects():
 def test_weak_or_conflicting_signals_need_profiling():
     weak = verdict({"train.py": "loss.backward()\n"}, {"C1": U})
     assert weak.bottleneck == Bottleneck.UNKNOWN and "profile" in weak.reasons[0]
-    tie = verdict(
-        {"train.yaml": "data_path: s3://bucket/x\n", "train.py": "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0)\nloss.backward()\n"},
-        {"C1": N},
-    )
+    files = {"train.yaml": "data_path: s3://bucket/x\nbf16: false\n",
+             "train.py": "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0)\nloss.backward()\n"}
+    facts = build_facts((p, t.encode()) for p, t in files.items())
+    tie = classify(facts, detect_project(facts), [result("C1", N, evidence=_off("train.yaml", 2, "bf16: false", "bf16"))])
     assert tie.bottleneck == Bottleneck.UNKNOWN
     assert "compute-bound" in tie.reasons[0] and "data-io-bound" in tie.reasons[0]
     assert any(r.startswith("compute-bound: ") for r in tie.reasons)
@@ -111,3 +144,10 @@ def test_storage_verdict_needs_a_location():
     files = {"train.py": "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0)\nloss.backward()\n"}
     v = verdict(files, {"C1": U, "I1": N, "I2": N})  # the storage checks found no data path at all
     assert v.scores == {"data-io-bound": 2}
+
+
+def test_syncs_in_an_evaluation_function_are_not_training_step_syncs():
+    """nanoGPT's ``estimate_loss`` calls ``loss.item()`` in a loop: evaluation, not the training step."""
+    files = {"train.py": "import torch\ndef estimate_loss():\n    for k in range(200):\n        losses[k] = loss.item()\n"
+                         "for it in range(10):\n    loss = model(x)\n    loss.backward()\n"}
+    assert "latency-bound" not in verdict(files, {"C1": U}).scores

@@ -80,3 +80,41 @@ def test_gpu_names_are_normalised():
     assert gpu("L40S").fp8 is True
     assert gpu("tpu-v5") is None and gpu(None) is None
     assert Project(hardware="h200").hardware == "h200"
+
+
+MEGATRON_RUN = """\
+#!/bin/bash
+GPT_ARGS="--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048"
+torchrun --nproc_per_node 8 pretrain_gpt.py \\
+    --tensor-model-parallel-size 2 \\
+    --micro-batch-size 4 --global-batch-size 256 \\
+    --lr 1.5e-4 --train-iters 500000 --bf16 \\
+    --data-path /data/my-gpt2_text_document --log-interval 1
+"""
+
+
+def test_megatron_script_gets_megatron_flags_never_hf_keys():
+    s = style({"examples/pretrain_gpt.sh": MEGATRON_RUN, "pretrain_gpt.py": "from megatron.training import pretrain\npretrain()\n"})
+    assert s.dialect == "megatron"
+    ckpt = fake_check("C3", snippets={"hf-yaml": "gradient_checkpointing: true\n", "python": "model.gradient_checkpointing_enable()\n"})
+    snip = fit(ckpt, s)
+    assert snip.target == "megatron-flags" and "--recompute-granularity selective" in snip.code
+    assert snip.where.startswith("examples/pretrain_gpt.sh:")
+    assert "gradient_checkpointing" not in snip.code and "_" not in snip.code.split("\n")[1]
+    assert fit(LIGER, s) is None  # no Megatron spelling for Liger: no HF snippet instead
+
+
+def test_dev_makefile_and_ci_config_are_never_the_place_to_edit():
+    from checks.engine import audit_files
+    from reports.advice import build_plan
+
+    files = {
+        "train.py": "from transformers import TrainingArguments, Trainer\nargs = TrainingArguments(output_dir='o')\nTrainer(args=args).train()\n",
+        "Makefile": "test:\n\tpytest tests\nstyle:\n\truff check .\n",
+        ".github/workflows/ci.yml": "jobs:\n  t:\n    steps:\n      - run: python -m pytest --learning_rate 1e-4 --output_dir o\n",
+        "tests/fixtures/sft.yaml": "learning_rate: 1.0e-4\noutput_dir: out\nbf16: false\nlogging_steps: 1\n",
+    }
+    audit = audit_files((p, t.encode()) for p, t in files.items())
+    for rec in build_plan(audit).recommendations:
+        if rec.snippet and rec.snippet.where:
+            assert rec.snippet.where.startswith("train.py"), (rec.check, rec.snippet.where)

@@ -16,6 +16,8 @@ from .helpers import fake_check, make_audit, result
 ALL_IDS = [f"{cat}{i}" for cat, n in CATEGORY_SIZES.items() for i in range(1, n + 1)]
 CHECKS = {cid: fake_check(cid, priority=(Priority.HIGH, Priority.MEDIUM, Priority.LOW)[i % 3],
                           snippets={"python": f"# {cid}\n" + "x = 1\n" * 40}) for i, cid in enumerate(ALL_IDS)}
+for _c in CHECKS.values():  # long advice in both languages (the Chinese report words details itself, from fix_zh)
+    type(_c).fix_zh = "修复建议" * 150
 
 
 def huge_audit():

@@ -21,7 +21,7 @@ HEAD = dict(BASE, **{"configs/train.yaml": "model_name_or_path: meta-llama/Llama
 
 def test_pr_markdown_prints_check_run_and_every_comment(tmp_path, capsys):
     repo = make_repo(tmp_path, BASE, HEAD)
-    assert main(["pr", "--repo", str(repo), "--base", "main", "--head", "pr"]) == 0
+    assert main(["pr", "--repo", str(repo), "--base", "main", "--head", "pr"]) == 1  # a regression: exit 1, as a gate
     out = capsys.readouterr().out
     assert "## Check run" in out and "## Changes in this PR" in out
     assert "### `configs/train.yaml` line 2 (LEFT)" in out
@@ -32,7 +32,8 @@ def test_pr_markdown_prints_check_run_and_every_comment(tmp_path, capsys):
 def test_pr_json_is_the_review_request_the_bot_sends(tmp_path, capsys):
     repo = make_repo(tmp_path, BASE, HEAD)
     head_sha = git(repo, "rev-parse", "pr").strip()
-    assert main(["pr", "--repo", str(repo), "--base", "main", "--head", "pr", "--format", "json", "--event", "REQUEST_CHANGES"]) == 0
+    assert main(["pr", "--repo", str(repo), "--base", "main", "--head", "pr", "--format", "json", "--event", "REQUEST_CHANGES",
+                 "--no-fail-on-regression"]) == 0
     out = json.loads(capsys.readouterr().out)
     review = out["review"]
     assert review["commit_id"] == head_sha and review["event"] == "REQUEST_CHANGES"
@@ -53,7 +54,7 @@ def test_pr_uses_the_merge_base_like_github(tmp_path, capsys):
     git(repo, "commit", "-q", "-m", "main moves")
     revs = resolve(str(repo), "main", "pr")
     assert revs.base == git(repo, "merge-base", "main", "pr").strip()
-    assert main(["pr", "--repo", str(repo), "--base", "main", "--head", "pr", "--format", "json"]) == 0
+    assert main(["pr", "--repo", str(repo), "--base", "main", "--head", "pr", "--format", "json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert all(c["path"] != "other.yaml" for c in out["review"]["comments"])
 
@@ -69,7 +70,9 @@ def test_trees_are_read_from_git_objects_not_the_worktree(tmp_path):
 def test_unknown_revision_is_a_clean_error(tmp_path, capsys):
     repo = make_repo(tmp_path, BASE, HEAD)
     assert main(["pr", "--repo", str(repo), "--base", "main", "--head", "nope"]) == 2
-    assert "accel-audit:" in capsys.readouterr().err
+    assert "unknown revision 'nope'" in capsys.readouterr().err
+    assert main(["pr", "--repo", str(repo), "--base", "no-such-base", "--head", "pr"]) == 2
+    assert "unknown revision 'no-such-base'" in capsys.readouterr().err
     try:
         resolve(str(repo), "--output=/tmp/x", "pr")
     except GitError:
@@ -88,7 +91,14 @@ def test_demo_runs_offline_and_reviews_the_sample_pr(capsys):
     bf16 = [c for c in comments if "C1" in c["body"]]
     assert bf16 and bf16[0]["path"] == "configs/sft_llama3_8b.yaml" and bf16[0]["side"] == "LEFT"
     for c in comments:  # every comment targets a line the PR changed
-        assert c["path"] in {"configs/sft_llama3_8b.yaml", "src/sft/train.py", "requirements.txt"}
+        assert c["path"] in {"configs/sft_llama3_8b.yaml", "src/sft/train.py", "requirements.txt", "scripts/cpt_megatron.sh"}
+    # the multi-line Megatron launcher: each flag commented on its own physical line
+    launcher = {(c["line"], c["side"]): c["body"] for c in comments if c["path"] == "scripts/cpt_megatron.sh"}
+    assert "```bash\n    --bf16 \\\n```" in launcher[(24, "LEFT")]
+    assert "```suggestion\n    --num-workers 8 \\\n```" in launcher[(26, "RIGHT")]
+    by_site = {(r["check"], r["path"], r["line"], r["side"]): r for r in out["regressions"]}
+    nw = by_site[("F1", "scripts/cpt_megatron.sh", 26, "RIGHT")]
+    assert (nw["before"], nw["after"], nw["key"], nw["base_line"]) == (8, 0, "--num-workers", 27)
     assert demo_main([]) == 0
     md = capsys.readouterr().out
     assert "## Changes in this PR" in md and "inline comment" in md

@@ -1,0 +1,313 @@
+"""File roles: which files are the project's training path, and which are only around it.
+
+Only the training path (entry points that a launcher, recipe or console script reaches, and
+what they import), the rest of the project's own code, its configs, launch scripts and build
+files decide a check's status and feed step zero. Tests, CI, dev tooling, docs, benchmarks,
+evaluation harnesses, archived copies of old runs (``records/``, ``archive/``, dated folders) and
+vendored packages (a nested folder with its own ``setup.py``/``pyproject.toml``) are context:
+a report may show them ("also seen in tests") but they never change a status.
+
+Conservative by design: a folder is out of scope only by a clear name (``tests/``, ``.github/``,
+``records/``...); ``examples/`` and ``scripts/`` stay in scope (recipes live there), and a file
+that an in-scope entry point reaches by import or launch is on the training path wherever it
+sits. ``paths.training`` globs of ``.github/accel-audit.yml`` put files back in scope.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .facts.types import FileFacts
+
+# roles that decide statuses and step zero
+TRAINING = "training"  # an entry point or a module it imports
+CODE = "code"  # other project code (library modules, tools) not reached from a recognised entry point
+CONFIG = "config"
+LAUNCH = "launch"
+BUILD = "build"  # requirements, pyproject/setup.py, Dockerfiles, conda envs
+IN_SCOPE = frozenset({TRAINING, CODE, CONFIG, LAUNCH, BUILD})
+# context only
+TEST, CI, DEV, DOCS, BENCHMARK, EVAL, ARCHIVE, VENDORED = "test", "ci", "dev", "docs", "benchmark", "eval", "archive", "vendored"
+OUT_OF_SCOPE = frozenset({TEST, CI, DEV, DOCS, BENCHMARK, EVAL, ARCHIVE, VENDORED})
+
+ROLE_LABELS: dict[str, tuple[str, str]] = {
+    TEST: ("tests", "测试代码"),
+    CI: ("CI", "CI 配置"),
+    DEV: ("dev tooling", "开发工具"),
+    DOCS: ("docs", "文档"),
+    BENCHMARK: ("benchmarks", "基准测试"),
+    EVAL: ("evaluation code", "评测代码"),
+    ARCHIVE: ("archived copies", "归档副本"),
+    VENDORED: ("vendored packages", "第三方内置包"),
+}
+
+_DIR_ROLES: dict[str, str] = {
+    **dict.fromkeys(("tests", "test", "testing", "unittests", "unit_tests", "unit-tests", "integration_tests",
+                     "functional_tests", "functional-tests", "e2e", "test_utils", "testdata", "test_data"), TEST),
+    **dict.fromkeys((".github", ".gitlab", ".circleci", ".buildkite", ".ci", "ci"), CI),
+    **dict.fromkeys((".runpod", ".devcontainer", "devtools", "dev_tools", "dev-tools", ".husky", ".vscode", ".idea"), DEV),
+    **dict.fromkeys(("docs", "doc", "documentation", "website", "site", "_site"), DOCS),
+    **dict.fromkeys(("benchmark", "benchmarks", "bench", "benchmarking"), BENCHMARK),
+    **dict.fromkeys(("eval", "evals", "evaluation", "evaluations", "lm_eval", "lm-evaluation-harness", "opencompass",
+                     "eval_harness", "evaluation_harness"), EVAL),
+    **dict.fromkeys(("records", "archive", "archived", "archives", "attic", "deprecated", "old", "backup", "backups"), ARCHIVE),
+    **dict.fromkeys(("third_party", "third-party", "thirdparty", "3rdparty", "vendor", "vendored", "external", "extern"), VENDORED),
+}
+_CI_FILES = {".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", ".pre-commit-config.yaml", "codecov.yml", ".codecov.yml",
+             ".readthedocs.yaml", ".readthedocs.yml", "greptile.json", "renovate.json", ".mergify.yml", "appveyor.yml",
+             "cloudbuild.yaml", "bitbucket-pipelines.yml", "jenkinsfile"}
+_DOC_FILES = {"mkdocs.yml", "mkdocs.yaml", "_config.yml", "book.toml"}
+_DEV_FILES = {"noxfile.py", "tasks.py", "fabfile.py", ".pylintrc.toml", "ruff.toml", ".ruff.toml", "mypy.ini", "pyrightconfig.json",
+              "tsconfig.json", "package.json", ".eslintrc.json", ".prettierrc.json"}
+_TEST_DIR = re.compile(r"^(tests?|testing|unit_?tests?|integration_?tests?|functional_?tests?)[_\-]?v?\d+$", re.I)  # tests_v1, test2
+_BENCH_FILE = re.compile(r"^(bench|benchmark)(_\w+)?\.py$")
+_TEST_FILE = re.compile(r"^(test_\w+|\w+_test|conftest|tests)\.py$")
+# a dated copy of a run: ``2024-10-14_ModernArch/``, ``20240501/``, ``train_gpt2_2024_10_14.py``
+_DATED = re.compile(r"(?:^|[_\-.])(?:19|20)\d{2}[-_.]?(?:0[1-9]|1[0-2])[-_.]?(?:0[1-9]|[12]\d|3[01])(?:[_\-.]|$)")
+_ENTRY_NAME = re.compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^(fine_?tune|finetuning|sft|dpo|grpo|ppo|rlhf)\w*\.py$", re.I)
+_TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune",
+                              "composer", "lightning", "litgpt", "nanotron", "python", "mpirun", "srun"})
+_PACKAGING = ("setup.py", "pyproject.toml")
+
+
+@dataclass(slots=True)
+class Roles:
+    """The role of every scanned file, and why."""
+
+    by_path: dict[str, str] = field(default_factory=dict)
+    why: dict[str, str] = field(default_factory=dict)  # path -> short reason ("under tests/", "imported by train.py")
+    entry_points: list[str] = field(default_factory=list)
+
+    def role(self, path: str) -> str:
+        return self.by_path.get(path, CODE)
+
+    def in_scope(self, path: str) -> bool:
+        return self.role(path) in IN_SCOPE
+
+    def counts(self) -> dict[str, int]:
+        return dict(sorted(Counter(self.by_path.values()).items()))
+
+    def to_json(self) -> list[dict[str, object]]:
+        return [{"path": p, "role": r, "in_scope": r in IN_SCOPE} for p, r in self.by_path.items()]
+
+
+def _glob(path: str, globs: Iterable[str]) -> bool:
+    for g in globs:
+        g = g.strip().strip("/")
+        if not g:
+            continue
+        if fnmatch.fnmatchcase(path, g) or (g.endswith("/**") and (path + "/").startswith(g[:-2])):
+            return True
+        if not any(ch in g for ch in "*?[") and (path == g or path.startswith(g + "/")):
+            return True
+    return False
+
+
+def path_role(path: str, kind: str) -> tuple[str | None, str]:
+    """The out-of-scope role a path's own name gives it (None: in scope by name), and the reason."""
+    parts = path.split("/")
+    name = parts[-1]
+    low = name.lower()
+    for d in parts[:-1]:
+        r = _DIR_ROLES.get(d.lower()) or (TEST if _TEST_DIR.match(d) else None)
+        if r is not None:
+            return r, f"under {d}/"
+        if _DATED.search(d):
+            return ARCHIVE, f"dated copy {d}/"
+    if low in _CI_FILES:
+        return CI, "CI configuration"
+    if low in _DOC_FILES:
+        return DOCS, "docs build configuration"
+    if low in _DEV_FILES:
+        return DEV, "dev tooling"
+    if kind == "requirements" and re.search(r"(^|[-_./])(dev|tests?|lint|docs?|ci|style)([-_.]|$)", low):
+        return DEV, "dev/test requirements"
+    if kind == "python" and _TEST_FILE.match(low):
+        return TEST, "test module"
+    if kind == "python" and _BENCH_FILE.match(low):
+        return BENCHMARK, "benchmark script"
+    if kind in ("python", "shell", "notebook") and _DATED.search(low):
+        return ARCHIVE, "dated copy"
+    return None, ""
+
+
+def _module_names(path: str) -> list[str]:
+    """The dotted module names a Python file may be imported as (each suffix of its path)."""
+    if not path.endswith(".py"):
+        return []
+    parts = path[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return [".".join(parts[i:]) for i in range(len(parts)) if parts[i:]]
+
+
+class _ModuleIndex:
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.by_name: dict[str, list[str]] = {}
+        for p in paths:
+            for m in _module_names(p):
+                self.by_name.setdefault(m, []).append(p)
+
+    def resolve(self, module: str, importer: str) -> list[str]:
+        if module.startswith("."):
+            level = len(module) - len(module.lstrip("."))
+            pkg = importer.split("/")[:-1]
+            if level > 1:
+                pkg = pkg[: len(pkg) - (level - 1)] if level - 1 <= len(pkg) else []
+            rest = module.lstrip(".")
+            full = "/".join(pkg + (rest.split(".") if rest else []))
+            hits = [h for h in (full + ".py", full + "/__init__.py") if h in self._paths()]
+            return hits
+        hits = self.by_name.get(module, [])
+        if len(hits) > 3:  # ``utils`` in every folder: too ambiguous to follow
+            return []
+        return hits
+
+    def _paths(self) -> set[str]:
+        s = getattr(self, "_ps", None)
+        if s is None:
+            s = self._ps = {p for ps in self.by_name.values() for p in ps}
+        return s
+
+
+def _script_paths(script: str | None, paths: set[str], index: _ModuleIndex) -> list[str]:
+    """Files a launcher's script argument names (``train.py``, ``src/train.py``, ``-m pkg.train``, ``pkg.train``)."""
+    if not script:
+        return []
+    s = script.strip().strip("'\"")
+    if s.startswith("./"):
+        s = s[2:]
+    if s.endswith(".py"):
+        if s in paths:
+            return [s]
+        tail = "/" + s.lstrip("/")
+        found = [p for p in paths if p.endswith(tail) or tail.endswith("/" + p)]
+        return found[:3]
+    if re.fullmatch(r"[A-Za-z_][\w.]*", s):
+        return index.by_name.get(s, [])[:3]
+    return []
+
+
+def _trains(launcher: str, script: str | None) -> bool:
+    """A launch that starts training: a distributed/training launcher, or ``python`` running a train*.py."""
+    if launcher == "python":
+        return bool(script and _ENTRY_NAME.match(script.rsplit("/", 1)[-1]))
+    return launcher in _TRAIN_LAUNCHERS
+
+
+def _kind_role(kind: str, name: str) -> str:
+    if name in _PACKAGING:
+        return BUILD
+    if kind in ("python", "notebook"):
+        return CODE
+    if kind in ("yaml", "json", "toml"):
+        return CONFIG
+    if kind in ("shell", "make"):
+        return LAUNCH
+    return BUILD  # requirements, pyproject, conda, docker
+
+
+def _nested_packages(paths: Iterable[str]) -> list[str]:
+    """Folders below the root with their own ``setup.py``/``pyproject.toml``: separately packaged code."""
+    out = []
+    for p in paths:
+        parts = p.split("/")
+        if len(parts) > 1 and parts[-1] in _PACKAGING:
+            out.append("/".join(parts[:-1]))
+    # the outermost only; a ``src`` layout's own folder is the package itself
+    out = sorted(set(out))
+    outer: list[str] = []
+    for d in out:
+        if not any(d.startswith(o + "/") for o in outer):
+            outer.append(d)
+    return outer
+
+
+def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ()) -> Roles:
+    """Give every file a role (see the module docstring). ``training``: globs forced onto the training path."""
+    training = tuple(training)
+    roles = Roles()
+    paths = list(files)
+    pathset = set(paths)
+    index = _ModuleIndex(p for p in paths if files[p].kind == "python")
+
+    # 1. names: out-of-scope folders and files
+    for p in paths:
+        r, why = path_role(p, files[p].kind)
+        if r is not None:
+            roles.by_path[p], roles.why[p] = r, why
+
+    # 2. vendored: a nested package with its own packaging, when the repository has its own code outside it
+    nested = _nested_packages(p for p in paths if p not in roles.by_path)
+    code = [p for p in paths if files[p].kind in ("python", "notebook") and p not in roles.by_path]
+    for d in nested:
+        inside = [p for p in code if p.startswith(d + "/")]
+        outside = [p for p in code if not p.startswith(d + "/")]
+        if inside and outside:
+            for p in paths:
+                if p.startswith(d + "/") and p not in roles.by_path:
+                    roles.by_path[p], roles.why[p] = VENDORED, f"separately packaged ({d}/ has its own setup.py/pyproject.toml)"
+
+    # 3. a dev Makefile: one without a training launch
+    for p in paths:
+        ff = files[p]
+        if p not in roles.by_path and ff.kind == "make" and not any(_trains(x.launcher, x.script) for x in ff.launches):
+            roles.by_path[p], roles.why[p] = DEV, "Makefile without a training launch"
+
+    # 4. the training path: entry points of in-scope launches, console scripts, train*.py, forced globs; then imports
+    forced = [p for p in paths if training and _glob(p, training)]
+    entries: list[str] = list(forced)
+    for p in paths:
+        if p in roles.by_path:
+            continue
+        ff = files[p]
+        for launch in ff.launches:
+            entries += _script_paths(launch.script, pathset, index)
+        for e in ff.configs:  # [project.scripts] name = "pkg.cli:main"; setup(entry_points={"console_scripts": [...]})
+            if e.keys and e.keys[0] in ("project", "tool") and "scripts" in e.keys and isinstance(e.value, str) and ":" in e.value:
+                entries += index.by_name.get(e.value.split(":", 1)[0].strip(), [])[:3]
+        if ff.kind == "python" and _ENTRY_NAME.match(p.rsplit("/", 1)[-1]):
+            entries.append(p)
+    for c in (c for p in paths if p not in roles.by_path and p.endswith("setup.py") for c in files[p].calls if c.short == "setup"):
+        eps = c.kwargs.get("entry_points")
+        text = repr(eps) if eps is not None else ""
+        for m in re.findall(r"=\s*([A-Za-z_][\w.]*)\s*:", text):
+            entries += index.by_name.get(m, [])[:3]
+    seen: set[str] = set()
+    stack = [e for e in entries if e in pathset]
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        if roles.by_path.get(p) is not None and p not in forced:
+            why = roles.why.get(p, "")
+            if roles.by_path[p] != VENDORED and p not in entries:
+                # an eval harness, benchmark, archive or test helper that a training script imports runs beside
+                # training, not as its input pipeline: it stays context unless a launch names it
+                continue
+            roles.why[p] = f"on the training path (also {why})" if why else "on the training path"
+        roles.by_path[p] = TRAINING if files[p].kind in ("python", "notebook") else _kind_role(files[p].kind, p.rsplit("/", 1)[-1])
+        for imp in files[p].imports:
+            targets = index.resolve(imp.module, p)
+            if imp.name:
+                full = f"{imp.module}.{imp.name}" if not imp.module.endswith(".") else imp.module + imp.name
+                targets = index.resolve(full, p) or targets
+            stack.extend(t for t in targets if t not in seen)
+    roles.entry_points = sorted({e for e in entries if e in pathset and roles.by_path.get(e) == TRAINING})
+
+    # 5. everything else by kind
+    for p in paths:
+        if p not in roles.by_path:
+            roles.by_path[p] = _kind_role(files[p].kind, p.rsplit("/", 1)[-1])
+    for p in forced:
+        roles.why[p] = "paths.training"
+    return roles
+
+
+__all__ = ["ARCHIVE", "BENCHMARK", "BUILD", "CI", "CODE", "CONFIG", "DEV", "DOCS", "EVAL", "IN_SCOPE", "LAUNCH", "OUT_OF_SCOPE",
+           "ROLE_LABELS", "TEST", "TRAINING", "VENDORED", "Roles", "classify_roles", "path_role"]

@@ -1,0 +1,281 @@
+"""File roles: tests, CI, vendored packages, archived runs and benchmarks never change a status or step zero.
+
+The fixtures are shaped like real repositories: a nanoGPT-style training script with a tests/ folder
+that exercises other settings, a modded-nanogpt-style ``records/<date>_<name>/train_gpt2.py`` archive,
+a bundled upstream package with its own ``setup.py`` (as a repository that copies AutoGPTQ with its
+examples), a GitHub Actions workflow and a dev Makefile.
+"""
+
+from __future__ import annotations
+
+import json
+
+from accel_audit.cli import main
+from checks.engine import AuditOptions, audit_files
+from checks.facts import extract_file
+from checks.model import Status
+from checks.roles import classify_roles
+
+TRAIN = """\
+import torch
+from torch.utils.data import DataLoader
+from model import GPT
+
+model = GPT()
+optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+loader = DataLoader(dataset, batch_size=8)
+for step, (x, y) in enumerate(loader):
+    loss = model(x, y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+"""
+MODEL = """\
+import torch.nn as nn
+
+class GPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.h = nn.ModuleList([nn.Linear(768, 768) for _ in range(12)])
+"""
+RUN = "torchrun --standalone --nproc_per_node=8 train.py\n"
+
+# out of scope, each using practices the training path does not use
+TESTS = {
+    "tests/test_train.py": (
+        "import torch\nfrom torch.utils.data import DataLoader\n\n"
+        "def test_step():\n"
+        "    model = torch.compile(GPT())\n"
+        "    dl = DataLoader(ds, num_workers=8, pin_memory=True, prefetch_factor=4)\n"
+        "    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+        "        loss = model(x)\n"
+        "    loss.backward()\n"
+    ),
+    "tests/conftest.py": "import pytest\n",
+}
+RECORDS = {
+    "records/track_1_short/2024-10-14_ModernArch/train_gpt2.py": (
+        "import torch\nimport torch.nn.functional as F\n"
+        "model = torch.compile(model)\n"
+        "y = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
+        "with torch.autocast(device_type='cuda', dtype=torch.bfloat16):\n"
+        "    loss = model(x)\nloss.backward()\n"
+    ),
+}
+VENDORED = {
+    "auto_gptq/setup.py": "from setuptools import setup\nsetup(name='auto_gptq', install_requires=['accelerate', 'peft'])\n",
+    "auto_gptq/auto_gptq/__init__.py": "",
+    "auto_gptq/examples/peft/peft_lora_clm_instruction_tuning.py": (
+        "from peft import LoraConfig, get_peft_model\nfrom transformers import TrainingArguments, Trainer\n"
+        "args = TrainingArguments(output_dir='o', bf16=True, gradient_checkpointing=True, dataloader_num_workers=4)\n"
+        "model = get_peft_model(model, LoraConfig(r=8))\nTrainer(model=model, args=args).train()\n"
+    ),
+}
+CI = {
+    ".github/workflows/gpu.yml": (
+        "jobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: deepspeed --num_gpus 2 tests/train_tiny.py --deepspeed ds.json --bf16\n"
+    ),
+    "Makefile": "lint:\n\truff check .\ntest:\n\tpytest -q tests\n",
+    "benchmarks/bench_attention.py": "from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v, causal=True)\n",
+}
+
+
+def _audit(files: dict[str, str], **opts):
+    return audit_files(((p, t.encode()) for p, t in files.items()), options=AuditOptions(**opts))
+
+
+def _statuses(audit) -> dict[str, Status]:
+    return {r.id: r.status for r in audit.results}
+
+
+BASE = {"train.py": TRAIN, "model.py": MODEL, "run.sh": RUN}
+
+
+def test_roles_of_a_real_shaped_repository():
+    files = {**BASE, **TESTS, **RECORDS, **VENDORED, **CI}
+    roles = classify_roles({p: extract_file(p, t.encode()) for p, t in files.items()})
+    assert roles.role("train.py") == "training" and roles.role("model.py") == "training"
+    assert roles.role("run.sh") == "launch"
+    assert roles.role("tests/test_train.py") == "test" and roles.role("tests/conftest.py") == "test"
+    assert roles.role("records/track_1_short/2024-10-14_ModernArch/train_gpt2.py") == "archive"
+    assert roles.role("auto_gptq/examples/peft/peft_lora_clm_instruction_tuning.py") == "vendored"
+    assert roles.role(".github/workflows/gpu.yml") == "ci"
+    assert roles.role("Makefile") == "dev"
+    assert roles.role("benchmarks/bench_attention.py") == "benchmark"
+    assert roles.entry_points == ["train.py"]
+
+
+def test_out_of_scope_files_change_no_status_and_no_step_zero():
+    alone = _audit(BASE)
+    crowded = _audit({**BASE, **TESTS, **RECORDS, **VENDORED, **CI})
+    assert _statuses(crowded) == _statuses(alone)
+    assert crowded.project.bottleneck == alone.project.bottleneck
+    assert crowded.project.bottleneck_reasons == alone.project.bottleneck_reasons
+    assert crowded.project.frameworks == alone.project.frameworks  # no peft/transformers/flash-attn/deepspeed from context
+    assert not crowded.project.finetunes
+    for r in crowded.results:
+        for e in r.evidence + r.findings:
+            assert e.role in ("training", "code", "config", "launch", "build"), (r.id, e)
+
+
+def test_out_of_scope_use_is_shown_as_context():
+    crowded = _audit({**BASE, **TESTS, **RECORDS})
+    d2 = crowded.result("D2")
+    assert d2.status == Status.UNUSED
+    assert {e.role for e in d2.context} <= {"test", "archive"} and d2.context
+    assert "context" in d2.to_json() and d2.to_json()["context"][0]["role"] in ("test", "archive")
+
+
+AMP = "import torch\ndef fwd(m, x):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return m(x)\n"
+
+
+def test_a_package_the_training_path_imports_is_in_scope_even_when_packaged_apart():
+    """Megatron-LM's ``megatron/core/distributed/fsdp/src`` has its own pyproject.toml and is imported by training."""
+    files = {**BASE, "train.py": "from fsdp.src.amp import fwd\n" + TRAIN, "fsdp/src/pyproject.toml": "[project]\nname = 'x'\n",
+             "fsdp/src/amp.py": AMP}
+    audit = _audit(files)
+    assert audit.roles.role("fsdp/src/amp.py") == "training"
+    assert audit.result("C1").status != Status.UNUSED
+
+
+def test_an_eval_harness_the_training_script_imports_stays_context():
+    """modded-nanogpt's train_gpt.py imports evals/hellaswag.py: it runs beside training, it is not the input pipeline."""
+    files = {**BASE, "train.py": "from evals.hellaswag import fwd\n" + TRAIN, "evals/hellaswag.py": AMP}
+    audit = _audit(files)
+    assert audit.roles.role("evals/hellaswag.py") == "eval"
+    assert audit.result("C1").status == _audit(BASE).result("C1").status
+
+
+def test_a_launch_script_names_the_entry_point_even_under_an_archive_folder():
+    files = {"run.sh": "torchrun --nproc_per_node=8 records/2024-11-03_Final/train_gpt.py\n",
+             "records/2024-11-03_Final/train_gpt.py": TRAIN}
+    audit = _audit(files)
+    assert audit.roles.role("records/2024-11-03_Final/train_gpt.py") == "training"
+    assert audit.training_code_found
+
+
+def test_examples_and_scripts_stay_in_scope():
+    files = {"examples/sft/train_sft.py": TRAIN, "scripts/launch.sh": "accelerate launch examples/sft/train_sft.py\n"}
+    audit = _audit(files)
+    assert audit.roles.role("examples/sft/train_sft.py") == "training"
+    assert audit.training_code_found
+    assert audit.project.does_training
+
+
+def test_paths_training_puts_files_back_in_scope():
+    files = {"tests/e2e/train_tiny.py": TRAIN}
+    assert not _audit(files).training_code_found
+    forced = _audit(files, training=("tests/e2e/**",))
+    assert forced.roles.role("tests/e2e/train_tiny.py") == "training"
+    assert forced.training_code_found
+
+
+def test_separately_packaged_code_is_the_project_when_it_is_all_there_is():
+    files = {"pkg/setup.py": "from setuptools import setup\nsetup(name='pkg')\n", "pkg/pkg/train.py": TRAIN}
+    audit = _audit(files)
+    assert audit.roles.role("pkg/pkg/train.py") == "training"
+
+
+def test_scan_reads_the_repository_config_and_exclude_flag(tmp_path, capsys):
+    for p, t in {**BASE, **TESTS, "legacy/train_old.py": TRAIN.replace("batch_size=8", "batch_size=8, num_workers=0")}.items():
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text(t)
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github/accel-audit.yml").write_text("ignore: [H*]\npaths:\n  training: ['tests/**']\n")
+    assert main(["scan", str(tmp_path), "--format", "json", "--exclude", "legacy/**"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    roles = {f["path"]: f["role"] for f in doc["files"]}
+    assert "legacy/train_old.py" not in roles  # --exclude: not read at all
+    assert roles["tests/test_train.py"] == "training"  # paths.training
+    assert doc["scan"]["ignored_checks"][:1] == ["H1"]
+    d2 = next(c for c in doc["checks"] if c["id"] == "D2")
+    assert d2["status"] == "used" and d2["evidence"][0]["role"] == "training"
+
+
+def test_scan_rejects_an_invalid_repository_config(tmp_path, capsys):
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github/accel-audit.yml").write_text("paths:\n  include: ['x']\n")
+    assert main(["scan", str(tmp_path)]) == 2
+    assert "paths: unknown key 'include'" in capsys.readouterr().err
+    assert main(["scan", str(tmp_path), "--no-repo-config", "--format", "json"]) == 0
+
+
+def test_no_training_code_found(tmp_path, capsys):
+    assert main(["scan", str(tmp_path), "--fail-under", "10"]) == 2
+    out, err = capsys.readouterr()
+    assert "No training code found" in out and "no training code found" in err
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_x.py").write_text(TESTS["tests/test_train.py"])
+    assert main(["scan", str(tmp_path), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["project"]["training_code_found"] is False and doc["recommendations"] == []
+    assert main(["scan", str(tmp_path), "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert "未找到训练代码" in out and "测试代码 1" in out
+
+
+def _recipe(workers: int, model: str = "meta-llama/Meta-Llama-3-8B-Instruct") -> str:
+    return (f"model_name_or_path: {model}\nstage: sft\ndo_train: true\nfinetuning_type: lora\ntemplate: llama3\n"
+            f"cutoff_len: 2048\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 8\nbf16: true\n"
+            f"dataloader_num_workers: {workers}\n")
+
+
+def test_recipes_that_disagree_are_judged_by_the_majority():
+    files = {f"examples/train_lora/recipe_{i}.yaml": _recipe(4) for i in range(5)}
+    files["examples/train_lora/debug_cpu.yaml"] = _recipe(0)
+    files["src/train.py"] = "from transformers import Trainer\nTrainer(model=m, args=a).train()\n"
+    audit = _audit(files)
+    f1 = audit.result("F1")
+    assert f1.status == Status.USED, f1.detail
+    assert "dataloader_num_workers: 4 in 5 recipes, 0 in 1 recipe (judged by the majority)" in f1.detail
+    # no majority: nothing is left out, the worst value stands
+    split = {f"r{i}.yaml": _recipe(4 if i < 2 else 0) for i in range(4)} | {"train.py": files["src/train.py"]}
+    f1 = _audit(split).result("F1")
+    assert f1.status == Status.UNUSED and "no majority" in f1.detail
+
+
+def test_model_size_comes_from_the_majority_of_recipes_not_the_largest():
+    files = {f"examples/r{i}.yaml": _recipe(4) for i in range(4)}
+    files["examples/big.yaml"] = _recipe(4, "meta-llama/Meta-Llama-3-70B-Instruct")
+    files["train.py"] = "from transformers import Trainer\nTrainer(model=m, args=a).train()\n"
+    p = _audit(files).project
+    assert p.estimated_params == "8B" and p.notes["params_distribution"] == {"8B": 4, "70B": 1}
+    assert p.adapter_training
+
+
+def test_size_is_never_read_from_token_counts_or_registries():
+    from checks.project import size_in_name
+
+    assert size_in_name("allenai/OLMo-1B-0724-hf-step477000-tokens2000B") == 1.0
+    assert size_in_name("checkpoints/tokens503b") is None
+    registry = "MODELS = [\n" + "".join(f"    dict(name='Llama-{s}B', model_name='meta-llama/Llama-2-{s}b-hf'),\n" for s in (7, 13, 34, 70)) + "]\n"
+    files = {"litgpt/config.py": registry, "train.py": "from transformers import Trainer\nTrainer(model=m, args=a).train()\n"}
+    assert _audit(files).project.estimated_params is None
+
+
+def test_step_zero_cites_the_training_path_not_other_project_code():
+    """LLaMA-Factory's scripts/stat_utils/cal_lr.py builds a DataLoader(num_workers=0) to count tokens: not training input."""
+    files = {**BASE, "scripts/stat_utils/cal_lr.py": (
+        "from torch.utils.data import DataLoader\n"
+        "def calculate_lr(dataset):\n    loader = DataLoader(dataset, batch_size=4, num_workers=0)\n    for batch in loader:\n        n += batch.numel()\n")}
+    audit = _audit(files)
+    assert audit.roles.role("scripts/stat_utils/cal_lr.py") == "code"
+    assert not any("cal_lr.py" in r for r in audit.project.bottleneck_reasons)
+
+
+def test_feature_switches_are_not_judged_by_the_majority():
+    """axolotl: 14 of 81 recipes use FSDP, the rest leave ``fsdp:`` empty; FSDP is still a practice the project uses."""
+    files = {f"examples/r{i}.yaml": _recipe(4) + "fsdp:\n" for i in range(5)}
+    files["examples/fsdp.yaml"] = _recipe(4) + "fsdp:\n  - full_shard\n  - auto_wrap\nfsdp_config:\n  fsdp_offload_params: false\n"
+    files["train.py"] = "from transformers import Trainer\nTrainer(model=m, args=a).train()\n"
+    audit = _audit(files)
+    assert audit.result("A2").status == _audit({k: v for k, v in files.items() if k != "examples/r0.yaml"}).result("A2").status
+    assert "recipes" not in (audit.result("A2").detail or "")
+
+
+def test_dev_requirements_name_no_framework():
+    files = {**BASE, "requirements.txt": "torch>=2.3\n", "requirements-dev.txt": "pytest\ndeepspeed\n"}
+    audit = _audit(files)
+    assert audit.roles.role("requirements-dev.txt") == "dev" and "deepspeed" not in audit.project.frameworks
