@@ -5,6 +5,7 @@
 * ``check_run`` rerequested on one of our runs -> audit that commit again, updating that run;
   ``requested_action`` "Apply fixes" -> the fix command (bot.fix_job);
 * ``issue_comment`` created with an ``/accel`` command -> the command job;
+* ``workflow_run`` completed for a pull request -> the ``profile`` job (Accel Profile, bot/profile_job.py);
 * ``installation`` / ``installation_repositories`` -> logged; everything else acknowledged and ignored.
 """
 
@@ -143,6 +144,10 @@ def route(event: str, payload: dict[str, Any], app_id: int) -> Routed:
         return _route_check_run(payload, app_id)
     if event == "issue_comment":
         return _route_issue_comment(payload)
+    if event == "workflow_run":
+        from .profile_job import route_workflow_run
+
+        return route_workflow_run(payload)
     if event in ("installation", "installation_repositories"):
         inst = payload.get("installation") or {}
         account = (inst.get("account") or {}).get("login")

@@ -20,7 +20,11 @@ Example::
       - path: llm
       - path: vlm
         name: Vision-language
+    profiles:               # Accel Profile: diagnose profiler artifacts of PR workflow runs
+      artifact: "accel-profile*"
+      thresholds: {idle_high_pct: 20}
     gate:
+      max_step_time_regression: 10%   # Accel Profile fails when the step time grows more than this
       min_score: 60         # overall score in percent
       fail_on_regression: true
       conclusion: failure   # failure | action_required (neutral would not block a required check)
@@ -40,6 +44,8 @@ from typing import Any
 import yaml
 
 from checks.model import CATEGORY_SIZES
+from diagnose.config import ProfilesConfig, parse_profiles
+from diagnose.settings import SettingsError
 
 CONFIG_PATH = ".github/accel-audit.yml"
 
@@ -48,7 +54,7 @@ GPUS = (
     "l4", "l40", "l40s", "v100", "t4", "p100", "rtx3090", "rtx4090", "rtx5090", "rtx6000", "mi250", "mi300x", "tpu",
 )
 ALL_CHECK_IDS = tuple(f"{cat}{i}" for cat, n in CATEGORY_SIZES.items() for i in range(1, n + 1))
-_TOP_KEYS = {"language", "ignore", "paths", "hardware", "projects", "gate", "comments", "_extends"}
+_TOP_KEYS = {"language", "ignore", "paths", "hardware", "projects", "gate", "comments", "profiles", "_extends"}
 
 
 class ConfigError(ValueError):
@@ -87,6 +93,7 @@ class RepoConfig:
     gate: Gate = field(default_factory=Gate)
     max_inline: int = 20
     review_event: str = "COMMENT"
+    profiles: ProfilesConfig = field(default_factory=ProfilesConfig)  # Accel Profile (bot/profile_job.py)
 
 
 @dataclass(slots=True)
@@ -221,9 +228,10 @@ def validate(data: dict[str, Any], filename: str = CONFIG_PATH) -> RepoConfig:
         g = data["gate"]
         if not isinstance(g, dict):
             raise ConfigError(f"{filename}: gate: expected a mapping, got {_type_name(g)}")
-        extra = sorted(set(map(str, g)) - {"min_score", "fail_on_regression", "conclusion"})
+        extra = sorted(set(map(str, g)) - {"min_score", "fail_on_regression", "conclusion", "max_step_time_regression"})
         if extra:
-            raise ConfigError(f"{filename}: gate: unknown key {extra[0]!r} (allowed: min_score, fail_on_regression, conclusion)")
+            raise ConfigError(f"{filename}: gate: unknown key {extra[0]!r} "
+                              "(allowed: min_score, fail_on_regression, conclusion, max_step_time_regression)")
         ms = g.get("min_score")
         if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= 100):
             raise ConfigError(f"{filename}: gate.min_score: expected a number from 0 to 100 (percent), got {ms!r}")
@@ -253,6 +261,12 @@ def validate(data: dict[str, Any], filename: str = CONFIG_PATH) -> RepoConfig:
             raise ConfigError(f"{filename}: comments.event: expected COMMENT or REQUEST_CHANGES, got {ev!r}")
         kw["max_inline"] = mi
         kw["review_event"] = ev.upper()
+
+    if data.get("profiles") is not None or (isinstance(data.get("gate"), dict) and "max_step_time_regression" in data["gate"]):
+        try:
+            kw["profiles"] = parse_profiles(data, filename)
+        except SettingsError as exc:
+            raise ConfigError(str(exc)) from None
 
     if "_extends" in data:
         parse_extends(data["_extends"], "", filename)  # validated here, resolved by the loader

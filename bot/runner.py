@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from githubkit.exception import GitHubException
 
 from .jobs import Superseded, report_failure, run_command, run_pr_audit
+from .profile_job import run_profile
 from .retry import transient_delay
 from .store import Claim, Job
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-HANDLERS = {"pr_audit": run_pr_audit, "command": run_command}
+HANDLERS = {"pr_audit": run_pr_audit, "command": run_command, "profile": run_profile}
 
 
 class Heartbeat(threading.Thread):
