@@ -1,496 +1,267 @@
-"""Benchmark a cold ``accel-audit scan`` on a large synthetic training repository.
+"""Benchmark ``accel-audit scan`` on real code against the parser's floor and Semgrep, side by side.
 
-Generates (deterministically, in a temporary directory) about 3,000 Python files and 500
-configs/launch scripts, ~40 MB, shaped like training code (models, loops, data loaders,
-argparse/dataclass arguments, DeepSpeed/accelerate/YAML configs, launch scripts), then runs
-``accel-audit scan DIR --format json`` in a child process and prints files/s, MB/s and the
-child's peak RSS (``resource.getrusage(RUSAGE_CHILDREN)``).
+The tree is the corpus of :mod:`benchmarks.corpus` (pinned sdists of megatron-core, deepspeed, trl,
+accelerate, peft, lightning and LLaMA-Factory plus realistic test-data JSON; downloaded, not
+committed) or any directory given with ``--tree`` (a Megatron-LM checkout, say). Each round runs,
+one after the other in child processes so that a busy machine slows them alike:
 
-    python benchmarks/scan_bench.py [--py-files 3000] [--configs 500] [--seed 0] [--keep DIR] [--profile]
+- ``floor``: CPython's bare parse, ``compile(src, path, "exec", ast.PyCF_ONLY_AST)``, of the same
+  Python files the scan reads, on one core (its CPU time is the floor);
+- ``scan -j1``: the scan on one core;
+- ``scan``: the scan with its default options (every core on a large tree);
+- ``semgrep``: Semgrep with 20 simple Python patterns (when ``--semgrep`` names its executable);
 
-Targets: >= 25 MB/s end to end on one core, peak RSS < 300 MB.
+and prints wall and CPU seconds (the process and all its children), peak RSS of all the processes
+together (sampled from /proc every 20 ms), and the ratios. ``--warm`` adds the re-scan after one
+file changed, with the facts cache; ``--copies 1,2,4`` scans 1x, 2x and 4x copies of the tree.
+The reports of ``scan -j1`` and ``scan`` are compared byte for byte.
+
+    python benchmarks/scan_bench.py [--tree DIR] [--rounds 2] [--semgrep PATH] [--warm] [--copies 1,2,4]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
-MODEL = '''"""{doc}"""
+from benchmarks.corpus import build, link_tree  # noqa: E402
+from benchmarks.synthetic import generate  # noqa: E402, F401  (precommit_bench.py and fix_bench.py import it from here)
+from corpus.fetch import DEFAULT_DEST  # noqa: E402
 
-import math
-from dataclasses import dataclass, field
-
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-
-@dataclass
-class {cls}Config:
-    hidden_size: int = {hidden}
-    num_hidden_layers: int = {layers}
-    num_attention_heads: int = {heads}
-    intermediate_size: int = {ffn}
-    vocab_size: int = {vocab}
-    max_position_embeddings: int = {seq}
-    rms_norm_eps: float = 1e-6
-    dropout: float = {dropout}
-    tie_word_embeddings: bool = {tie}
-    extra: dict = field(default_factory=dict)
-
-
-class {cls}RMSNorm(nn.Module):
-    def __init__(self, dim: int, eps: float = 1e-6):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(dim))
-
-    def forward(self, x):
-        var = x.float().pow(2).mean(-1, keepdim=True)
-        return (x.float() * torch.rsqrt(var + self.eps)).type_as(x) * self.weight
-
-
-class {cls}Attention(nn.Module):
-    def __init__(self, config: {cls}Config, layer_idx: int):
-        super().__init__()
-        self.layer_idx = layer_idx
-        self.num_heads = config.num_attention_heads
-        self.head_dim = config.hidden_size // config.num_attention_heads
-        self.q_proj = nn.Linear(config.hidden_size, config.hidden_size, bias=False)
-        self.k_proj = nn.Linear(config.hidden_size, config.hidden_size, bias=False)
-        self.v_proj = nn.Linear(config.hidden_size, config.hidden_size, bias=False)
-        self.o_proj = nn.Linear(config.hidden_size, config.hidden_size, bias=False)
-
-    def forward(self, hidden_states, attention_mask=None, position_ids=None):
-        bsz, q_len, _ = hidden_states.size()
-        q = self.q_proj(hidden_states).view(bsz, q_len, self.num_heads, self.head_dim).transpose(1, 2)
-        k = self.k_proj(hidden_states).view(bsz, q_len, self.num_heads, self.head_dim).transpose(1, 2)
-        v = self.v_proj(hidden_states).view(bsz, q_len, self.num_heads, self.head_dim).transpose(1, 2)
-        {attn}
-        out = out.transpose(1, 2).contiguous().view(bsz, q_len, -1)
-        return self.o_proj(out)
-
-
-class {cls}MLP(nn.Module):
-    def __init__(self, config: {cls}Config):
-        super().__init__()
-        self.gate_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)
-        self.up_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)
-        self.down_proj = nn.Linear(config.intermediate_size, config.hidden_size, bias=False)
-
-    def forward(self, x):
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
-
-
-class {cls}Layer(nn.Module):
-    def __init__(self, config: {cls}Config, layer_idx: int):
-        super().__init__()
-        self.self_attn = {cls}Attention(config, layer_idx)
-        self.mlp = {cls}MLP(config)
-        self.input_layernorm = {cls}RMSNorm(config.hidden_size, eps=config.rms_norm_eps)
-        self.post_attention_layernorm = {cls}RMSNorm(config.hidden_size, eps=config.rms_norm_eps)
-
-    def forward(self, hidden_states, attention_mask=None, position_ids=None):
-        residual = hidden_states
-        hidden_states = self.self_attn(self.input_layernorm(hidden_states), attention_mask, position_ids)
-        hidden_states = residual + hidden_states
-        residual = hidden_states
-        return residual + self.mlp(self.post_attention_layernorm(hidden_states))
-
-
-class {cls}Model(nn.Module):
-    def __init__(self, config: {cls}Config):
-        super().__init__()
-        self.config = config
-        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
-        self.layers = nn.ModuleList([{cls}Layer(config, i) for i in range(config.num_hidden_layers)])
-        self.norm = {cls}RMSNorm(config.hidden_size, eps=config.rms_norm_eps)
-        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
-        self.gradient_checkpointing = {gc}
-        self.apply(self._init_weights)
-
-    def _init_weights(self, module):
-        std = 0.02 / math.sqrt(2 * self.config.num_hidden_layers)
-        if isinstance(module, nn.Linear):
-            module.weight.data.normal_(mean=0.0, std=std)
-        elif isinstance(module, nn.Embedding):
-            module.weight.data.normal_(mean=0.0, std=std)
-
-    def forward(self, input_ids, labels=None, attention_mask=None):
-        hidden_states = self.embed_tokens(input_ids)
-        for layer in self.layers:
-            if self.gradient_checkpointing and self.training:
-                hidden_states = torch.utils.checkpoint.checkpoint(layer, hidden_states, attention_mask, use_reentrant=False)
-            else:
-                hidden_states = layer(hidden_states, attention_mask)
-        logits = self.lm_head(self.norm(hidden_states)).float()
-        loss = None
-        if labels is not None:
-            loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)), labels[:, 1:].reshape(-1), ignore_index=-100)
-        return logits, loss
-'''
-
-TRAIN = '''"""{doc}"""
-
-import argparse
-import json
-import logging
-import os
-import time
-
-import torch
-import torch.distributed as dist
-from torch.utils.data import DataLoader, Dataset
-from torch.utils.data.distributed import DistributedSampler
-
-from .modeling_{mod} import {cls}Config, {cls}Model
-
-logger = logging.getLogger(__name__)
-NUM_WORKERS = {workers}
-LOG_EVERY = {log_every}
-
-
-def get_args():
-    parser = argparse.ArgumentParser(description="{doc}")
-    parser.add_argument("--data_path", type=str, default="{data}")
-    parser.add_argument("--output_dir", type=str, default="outputs/{mod}")
-    parser.add_argument("--batch_size", type=int, default={bs})
-    parser.add_argument("--grad_accum", type=int, default={accum})
-    parser.add_argument("--lr", type=float, default={lr})
-    parser.add_argument("--warmup_steps", type=int, default={warmup})
-    parser.add_argument("--max_steps", type=int, default={steps})
-    parser.add_argument("--save_every", type=int, default={save_every})
-    parser.add_argument("--{flag}", action="store_true", help="enable {flag}")
-    parser.add_argument("--seed", type=int, default={seed})
-    return parser.parse_args()
-
-
-class {cls}Dataset(Dataset):
-    def __init__(self, path, seq_len={seq}):
-        with open(path) as fh:
-            self.rows = [json.loads(line) for line in fh]
-        self.seq_len = seq_len
-
-    def __len__(self):
-        return len(self.rows)
-
-    def __getitem__(self, idx):
-        ids = self.rows[idx]["input_ids"][: self.seq_len]
-        ids = ids + [0] * (self.seq_len - len(ids))
-        x = torch.tensor(ids, dtype=torch.long)
-        return {{"input_ids": x, "labels": x.clone()}}
-
-
-def build_loader(args, rank, world_size):
-    ds = {cls}Dataset(args.data_path)
-    sampler = DistributedSampler(ds, num_replicas=world_size, rank=rank, shuffle=True, seed=args.seed)
-    return DataLoader(ds, batch_size=args.batch_size, sampler=sampler, num_workers=NUM_WORKERS, pin_memory={pin}, drop_last=True)
-
-
-def lr_at(step, args):
-    if step < args.warmup_steps:
-        return args.lr * (step + 1) / args.warmup_steps
-    return args.lr * max(0.0, 1.0 - (step - args.warmup_steps) / max(1, args.max_steps - args.warmup_steps))
-
-
-def main():
-    args = get_args()
-    dist.init_process_group(backend="nccl")
-    rank, world_size = dist.get_rank(), dist.get_world_size()
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
-    config = {cls}Config(hidden_size={hidden}, num_hidden_layers={layers}, num_attention_heads={heads})
-    model = {cls}Model(config).cuda()
-    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[torch.cuda.current_device()])
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1)
-    loader = build_loader(args, rank, world_size)
-    step, t0 = 0, time.time()
-    for epoch in range(1000):
-        loader.sampler.set_epoch(epoch)
-        for i, batch in enumerate(loader):
-            batch = {{k: v.cuda(non_blocking=True) for k, v in batch.items()}}
-            with torch.autocast("cuda", dtype=torch.{dtype}):
-                _, loss = model(**batch)
-            (loss / args.grad_accum).backward()
-            if (i + 1) % args.grad_accum:
-                continue
-            for group in optimizer.param_groups:
-                group["lr"] = lr_at(step, args)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            step += 1
-            if step % LOG_EVERY == 0 and rank == 0:
-                logger.info("step %d loss %.4f %.1f ms/step", step, loss.item(), (time.time() - t0) * 1000 / LOG_EVERY)
-                t0 = time.time()
-            if step % args.save_every == 0 and rank == 0:
-                torch.save({{"model": model.module.state_dict(), "step": step}}, os.path.join(args.output_dir, f"step_{{step}}.pt"))
-            if step >= args.max_steps:
-                return
-
-
-if __name__ == "__main__":
-    main()
-'''
-
-UTIL = '''"""{doc}"""
-
-import os
-import re
-
-import numpy as np
-import torch
-
-DEFAULTS = {{
-    "{mod}": {{"lr": {lr}, "batch_size": {bs}, "warmup": {warmup}, "workers": {workers}}},
-    "optimizer": {{"type": "AdamW", "params": {{"lr": {lr}, "betas": [0.9, 0.95], "eps": 1e-8}}}},
-    "scheduler": {{"type": "cosine", "warmup_steps": {warmup}}},
-}}
-
-
-def {fn}(tokens, block_size={seq}, pad_id=0):
-    """Split a token stream into blocks of ``block_size``; pad the last one."""
-    out = []
-    for start in range(0, len(tokens), block_size):
-        chunk = tokens[start : start + block_size]
-        if len(chunk) < block_size:
-            chunk = chunk + [pad_id] * (block_size - len(chunk))
-        out.append(chunk)
-    return np.asarray(out, dtype=np.int32)
-
-
-def count_parameters(model: torch.nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
-
-
-def latest_checkpoint(path: str):
-    steps = [int(m.group(1)) for f in os.listdir(path) if (m := re.match(r"step_(\\d+)\\.pt$", f))]
-    return os.path.join(path, f"step_{{max(steps)}}.pt") if steps else None
-'''
-
-DS = """{{
-  "train_micro_batch_size_per_gpu": {bs},
-  "gradient_accumulation_steps": {accum},
-  "gradient_clipping": 1.0,
-  "bf16": {{"enabled": {bf16}}},
-  "zero_optimization": {{
-    "stage": {stage},
-    "overlap_comm": {overlap},
-    "contiguous_gradients": true,
-    "reduce_bucket_size": {bucket},
-    "offload_optimizer": {{"device": "{offload}", "pin_memory": true}}
-  }},
-  "optimizer": {{"type": "AdamW", "params": {{"lr": {lr}, "betas": [0.9, 0.95], "weight_decay": 0.1}}}},
-  "scheduler": {{"type": "WarmupDecayLR", "params": {{"warmup_num_steps": {warmup}, "total_num_steps": {steps}}}}},
-  "steps_per_print": {log_every},
-  "wall_clock_breakdown": false
-}}
+FLOOR = r"""
+import ast, sys, time
+sys.path.insert(0, sys.argv[2])
+from checks.source import Limits, ReadStats, iter_directory
+files = [(p, d) for p, d in iter_directory(sys.argv[1], Limits(), ReadStats()) if p.endswith((".py", ".pyi"))]
+t = time.process_time()
+for p, d in files:
+    try:
+        compile(d, p, "exec", ast.PyCF_ONLY_AST)
+    except (SyntaxError, ValueError):
+        pass
+print(time.process_time() - t, len(files), sum(len(d) for _, d in files))
 """
 
-YAML = """# {doc}
-model_name_or_path: {model}
-stage: sft
-do_train: true
-finetuning_type: {ft}
-lora_rank: {rank}
-lora_target: all
-dataset: {mod}_data
-template: default
-cutoff_len: {seq}
-preprocessing_num_workers: {workers}
-output_dir: saves/{mod}
-logging_steps: {log_every}
-save_steps: {save_every}
-per_device_train_batch_size: {bs}
-gradient_accumulation_steps: {accum}
-learning_rate: {lr}
-num_train_epochs: 3.0
-lr_scheduler_type: cosine
-warmup_ratio: 0.03
-bf16: {bf16}
-flash_attn: {fa}
-dataloader_num_workers: {workers}
-experiments:
-""" + "".join(f"  - name: run{i}\n    lr: {{lr}}\n    seed: {i}\n    notes: \"sweep point {i} for {{mod}}\"\n" for i in range(20))
-
-SH = """#!/bin/bash
-# {doc}
-set -euo pipefail
-export NCCL_DEBUG=WARN
-export NCCL_IB_DISABLE={ib}
-MODEL=${{MODEL:-{model}}}
-OUT=outputs/{mod}
-
-torchrun --nproc_per_node={gpus} --master_port={port} train_{mod}.py \\
-    --model_name_or_path $MODEL \\
-    --output_dir $OUT \\
-    --bf16 {bf16} \\
-    --per_device_train_batch_size {bs} \\
-    --gradient_accumulation_steps {accum} \\
-    --learning_rate {lr} \\
-    --warmup_ratio 0.03 \\
-    --lr_scheduler_type cosine \\
-    --logging_steps {log_every} \\
-    --save_steps {save_every} \\
-    --dataloader_num_workers {workers} \\
-    --deepspeed configs/ds_{mod}.json
-"""
-
-WORDS = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "lumen", "vega", "orion", "nova", "atlas", "zephyr", "kite", "ember"]
+#: 20 simple patterns, the kind of rule a user would otherwise write for these checks
+SEMGREP_PATTERNS = (
+    "torch.compile(...)", "torch.utils.data.DataLoader(..., num_workers=$N, ...)", "torch.autocast(...)",
+    "torch.cuda.amp.autocast(...)", "torch.cuda.amp.GradScaler(...)", "torch.utils.checkpoint.checkpoint(...)",
+    "deepspeed.initialize(...)", "torch.distributed.init_process_group(...)", "torch.backends.cuda.matmul.allow_tf32 = $V",
+    "torch.backends.cudnn.benchmark = $V", "$X.item()", "torch.cuda.synchronize()", "$OPT.zero_grad(...)",
+    "torch.save(...)", "torch.optim.AdamW(...)", "torch.nn.parallel.DistributedDataParallel(...)",
+    "$M.gradient_checkpointing_enable(...)", "import flash_attn", "torch.cuda.empty_cache()", "$T.to($D, non_blocking=True)",
+)
 
 
-def _params(rng: random.Random, i: int) -> dict:
-    w = rng.choice(WORDS)
-    heads = rng.choice([8, 12, 16, 32, 40])
-    return {
-        "doc": f"{w.title()} model and training utilities, variant {i} (generated for the benchmark).",
-        "cls": f"{w.title()}{i}", "mod": f"{w}_{i}", "fn": f"chunk_{w}_{i}",
-        "hidden": heads * rng.choice([64, 128]), "layers": rng.choice([12, 24, 32, 40]), "heads": heads,
-        "ffn": rng.choice([5504, 11008, 13824, 14336]), "vocab": rng.choice([32000, 50257, 151936, 128256]),
-        "seq": rng.choice([1024, 2048, 4096]), "dropout": rng.choice([0.0, 0.1]), "tie": rng.choice([True, False]),
-        "gc": rng.choice([True, False]), "workers": rng.choice([0, 2, 4, 8]), "log_every": rng.choice([1, 10, 50, 100]),
-        "data": rng.choice(["/mnt/nvme/data/train.jsonl", "data/train.jsonl", "s3://bucket/tokens/train.jsonl", "/mnt/cfs/corpus.jsonl"]),
-        "bs": rng.choice([1, 2, 4, 8, 16]), "accum": rng.choice([1, 2, 4, 8]), "lr": rng.choice([1e-4, 2e-5, 3e-4, 5e-6]),
-        "warmup": rng.choice([0, 100, 2000]), "steps": rng.choice([10000, 100000]), "save_every": rng.choice([1, 500, 1000, 5000]),
-        "flag": rng.choice(["compile", "cpu_offload", "use_flash_attn", "packing"]), "seed": rng.randrange(10_000),
-        "pin": rng.choice([True, False]), "dtype": rng.choice(["bfloat16", "float16"]),
-        "attn": rng.choice([
-            "out = F.scaled_dot_product_attention(q, k, v, attn_mask=attention_mask, is_causal=attention_mask is None)",
-            "att = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)\n        out = F.softmax(att, dim=-1) @ v",
-        ]),
-        "bf16": rng.choice(["true", "false"]), "stage": rng.choice([1, 2, 3]), "overlap": rng.choice(["true", "false"]),
-        "bucket": rng.choice([5e8, 2e8]), "offload": rng.choice(["cpu", "none"]),
-        "model": rng.choice(["meta-llama/Llama-2-7b-hf", "Qwen/Qwen2-1.5B", "mistralai/Mistral-7B-v0.1"]),
-        "ft": rng.choice(["lora", "full"]), "rank": rng.choice([8, 16, 64]), "fa": rng.choice(["fa2", "auto", "disabled"]),
-        "gpus": rng.choice([1, 4, 8]), "port": 29500 + i % 100, "ib": rng.choice([0, 1]),
-    }
+def semgrep_rules(path: Path) -> Path:
+    lines = ["rules:"]
+    for i, pat in enumerate(SEMGREP_PATTERNS):
+        lines += [f"  - id: r{i:02d}", f"    pattern: {pat!r}", "    message: m", "    languages: [python]", "    severity: INFO"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
-def generate(root: Path, py_files: int, configs: int, seed: int) -> tuple[int, int]:
-    """Write the synthetic repository; returns (files, bytes)."""
-    rng = random.Random(seed)
-    n_files = n_bytes = 0
-
-    def write(rel: str, text: str) -> None:
-        nonlocal n_files, n_bytes
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        data = text.encode()
-        p.write_bytes(data)
-        n_files += 1
-        n_bytes += len(data)
-
-    for i in range(py_files):
-        p = _params(rng, i)
-        pkg = f"src/pkg_{i % 40}"
-        kind = i % 3
-        if kind == 0:
-            write(f"{pkg}/modeling_{p['mod']}.py", MODEL.format(**p) * 3)
-        elif kind == 1:
-            write(f"{pkg}/train_{p['mod']}.py", TRAIN.format(**p) * 3)
-        else:
-            write(f"{pkg}/utils_{p['mod']}.py", UTIL.format(**p) * 10)
-    for i in range(configs):
-        p = _params(rng, i)
-        kind = i % 3
-        if kind == 0:
-            write(f"configs/ds_{p['mod']}.json", DS.format(**p))
-        elif kind == 1:
-            write(f"configs/sft/{p['mod']}.yaml", YAML.format(**p))
-        else:
-            write(f"scripts/run_{p['mod']}.sh", SH.format(**p))
-    write("requirements.txt", "torch>=2.2\ntransformers>=4.40\ndeepspeed>=0.14\nflash-attn>=2.5\naccelerate\npeft\n")
-    return n_files, n_bytes
+def _tree_rss(root_pid: int) -> int:
+    """Resident bytes of ``root_pid`` and all its descendants."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(d))
+            rss[int(d)] = int(fields[21]) * page
+        except (OSError, IndexError, ValueError):
+            continue
+    total, todo = 0, [root_pid]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo.extend(children.get(pid, ()))
+    return total
 
 
-def run_scan(repo: Path) -> tuple[float, float, float, int]:
-    """A cold scan in a child process: (wall seconds, child CPU seconds, peak RSS MB, exit code)."""
+def measure(cmd: list[str], **kw: object) -> dict[str, float | str]:
+    """Wall and CPU seconds (with children) and the peak RSS of the whole process tree of ``cmd``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "accel_audit.cli", "scan", str(repo), "--format", "json", "--output", os.devnull],
-        cwd=ROOT, capture_output=True, text=True,
-    )
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)  # type: ignore[call-overload]
+    peak = [0]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], _tree_rss(proc.pid))
+            stop.wait(0.02)
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    out, err = proc.communicate()
     wall = time.perf_counter() - t0
+    stop.set()
+    th.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd[:4])}... failed ({proc.returncode}): {err[-800:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stderr)
-    return wall, cpu, after.ru_maxrss / 1024.0, proc.returncode
+    res: dict[str, float | str] = {"wall": wall, "cpu": cpu, "rss": peak[0] / 2**20, "out": out}
+    last = err.strip().rsplit("\n", 1)[-1].split() if err.strip() else []
+    if cmd[1:3] == ["-c", SCAN] and len(last) == 2:
+        res["main_cpu"], res["worker_cpu"] = float(last[0]), float(last[1])
+    return res
 
 
-def parser_ceiling(repo: Path) -> tuple[float, float]:
-    """CPython's own ``compile()`` of the repository's Python files, in this process on one core: (MB, MB/s).
-
-    Every scan that reads Python with the stdlib ``ast`` pays at least this (``ast.parse`` is
-    ``compile`` with an AST result), so it bounds the end-to-end rate of any such scan.
-    """
-    texts = [p.read_bytes() for p in sorted(repo.rglob("*.py"))]
-    t0 = time.perf_counter()
-    for data in texts:
-        compile(data, "<bench>", "exec", dont_inherit=True)
-    secs = time.perf_counter() - t0
-    mb = sum(len(t) for t in texts) / 1e6
-    return mb, mb / secs
+#: runs the CLI and prints the CPU seconds of the scan's own process and of its workers (the process's
+#: CPU is the critical path: the wall time on an idle machine with cores to spare cannot be lower)
+SCAN = r"""
+import resource, sys
+from accel_audit.cli import main
+rc = main(sys.argv[1:])
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+print(me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime, file=sys.stderr)
+sys.exit(rc)
+"""
 
 
-def profile(repo: Path, out: Path) -> None:
-    import cProfile
-    import pstats
+def scan_cmd(tree: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-c", SCAN, "scan", str(tree), "--format", "json", "-o", str(out), *extra]
 
-    sys.path.insert(0, str(ROOT))
-    from checks.engine import audit_path
 
-    prof = cProfile.Profile()
-    prof.enable()
-    audit_path(repo)
-    prof.disable()
-    prof.dump_stats(str(out))
-    pstats.Stats(str(out)).sort_stats("cumulative").print_stats(35)
+def _rng(xs: list[float]) -> str:
+    return f"{min(xs):6.2f}" if len(xs) == 1 else f"{min(xs):6.2f}-{max(xs):<6.2f}"
+
+
+def _row(name: str, runs: list[dict[str, float | str]]) -> str:
+    w = [float(r["wall"]) for r in runs]
+    c = [float(r["cpu"]) for r in runs]
+    m = [float(r["rss"]) for r in runs]
+    line = f"  {name:<22} wall {_rng(w)} s   cpu {_rng(c)} s   peak RSS {_rng(m)} MB"
+    if all("main_cpu" in r for r in runs) and any(float(r["worker_cpu"]) for r in runs):
+        line += f"   (main process {_rng([float(r['main_cpu']) for r in runs])} s, workers {_rng([float(r['worker_cpu']) for r in runs])} s)"
+    return line
+
+
+def run_side_by_side(tree: Path, rounds: int, semgrep: str | None, tmp: Path) -> dict[str, list[dict[str, float | str]]]:
+    res: dict[str, list[dict[str, float | str]]] = {"floor": [], "scan -j1": [], "scan": []}
+    rules = semgrep_rules(tmp / "rules.yaml")
+    if semgrep:
+        res["semgrep (20 patterns)"] = []
+    for _ in range(rounds):
+        f = measure([sys.executable, "-c", FLOOR, str(tree), str(ROOT)])
+        parse_cpu, nfiles, nbytes = str(f["out"]).split()
+        f["parse"] = float(parse_cpu)
+        f["files"], f["bytes"] = int(nfiles), int(nbytes)
+        res["floor"].append(f)
+        res["scan -j1"].append(measure(scan_cmd(tree, tmp / "j1.json", "--jobs", "1"), cwd=ROOT))
+        res["scan"].append(measure(scan_cmd(tree, tmp / "default.json"), cwd=ROOT))
+        if semgrep:
+            res["semgrep (20 patterns)"].append(measure(
+                [semgrep, "scan", "--config", str(rules), "--metrics=off", "--json", "--quiet", "--disable-version-check",
+                 "--max-target-bytes", str(1 << 20), "-o", str(tmp / "semgrep.json"), str(tree)]))
+    return res
+
+
+def report(tree: Path, res: dict[str, list[dict[str, float | str]]], tmp: Path) -> None:
+    fl = res["floor"][0]
+    print(f"tree {tree}: {fl['files']} Python files the scan reads, {int(fl['bytes']) / 1e6:.1f} MB of Python")
+    parse = [float(r["parse"]) for r in res["floor"]]
+    print(f"  {'floor (bare parse)':<22} parse cpu {_rng(parse)} s (one core)")
+    for name in list(res)[1:]:
+        print(_row(name, res[name]))
+    print("ratios (per round, same round's runs):")
+    j1 = [float(s["cpu"]) / float(f["parse"]) for s, f in zip(res["scan -j1"], res["floor"])]
+    dw = [float(s["wall"]) / float(f["parse"]) for s, f in zip(res["scan"], res["floor"])]
+    print(f"  scan -j1 cpu / floor          {_rng(j1)}   (target <= 2.5)")
+    print(f"  scan (default) wall / floor   {_rng(dw)}   (target <= 2.5)")
+    if all("main_cpu" in r for r in res["scan"]):
+        cp = [float(s["main_cpu"]) / float(f["parse"]) for s, f in zip(res["scan"], res["floor"])]
+        print(f"  scan (default) main-process cpu / floor {_rng(cp)}   (its wall on an idle machine with a core per worker)")
+    if "semgrep (20 patterns)" in res:
+        sg = [float(s["wall"]) / float(g["wall"]) for s, g in zip(res["scan"], res["semgrep (20 patterns)"])]
+        print(f"  scan wall / semgrep wall      {_rng(sg)}   (target <= 0.5)")
+    same = (tmp / "j1.json").read_bytes() == (tmp / "default.json").read_bytes()
+    print(f"  report of scan -j1 and scan (default) byte-identical: {same}")
+
+
+def warm(tree: Path, tmp: Path, rounds: int) -> None:
+    """Cold scan, then a re-scan with the facts cache after one Python file changed."""
+    cache = tmp / "cache"
+    victim = next(p for p in sorted(tree.rglob("*.py")) if p.stat().st_size > 2000 and "test" not in p.name)
+    original = victim.read_bytes()
+    cold, warm_, fill = [], [], []
+    try:
+        for r in range(rounds):
+            shutil.rmtree(cache, ignore_errors=True)
+            cold.append(measure(scan_cmd(tree, tmp / "cold.json"), cwd=ROOT))
+            fill.append(measure(scan_cmd(tree, tmp / "fill.json", "--cache", str(cache)), cwd=ROOT))
+            victim.unlink()  # a new inode: the hard-linked original in the download cache stays as it was
+            victim.write_bytes(original + f"\n# edit {r}\nLOCAL_EDIT = {r}\n".encode())
+            warm_.append(measure(scan_cmd(tree, tmp / "warm.json", "--cache", str(cache)), cwd=ROOT))
+    finally:
+        victim.unlink()
+        victim.write_bytes(original)
+    print(f"re-scan after one file changed ({victim.relative_to(tree)}), facts cache:")
+    print(_row("cold scan", cold))
+    print(_row("cold scan filling cache", fill))
+    print(_row("warm re-scan", warm_))
+    ratio = [float(w["wall"]) / float(c["wall"]) for w, c in zip(warm_, cold)]
+    print(f"  warm / cold wall              {_rng([100 * x for x in ratio])} %   (target <= 15 %)")
+
+
+def copies(tree_for: dict[int, Path], tmp: Path) -> None:
+    print("memory as the tree grows (scan with default options):")
+    for n, tree in tree_for.items():
+        r = measure(scan_cmd(tree, tmp / f"copies{n}.json"), cwd=ROOT)
+        print(_row(f"{n}x tree", [r]))
+
+
+def _copies(tree: Path, n: int, out: Path) -> Path:
+    """``n`` hard-linked copies of ``tree`` side by side under ``out`` (made once)."""
+    if not (out / f"copy{n}").exists():
+        shutil.rmtree(out, ignore_errors=True)
+        for i in range(1, n + 1):
+            link_tree(tree, out / f"copy{i}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--py-files", type=int, default=3000)
-    ap.add_argument("--configs", type=int, default=500)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--keep", type=Path, help="generate into this directory and keep it")
-    ap.add_argument("--profile", action="store_true", help="also profile an in-process scan with cProfile")
+    ap.add_argument("--tree", type=Path, help="scan this directory instead of the corpus")
+    ap.add_argument("--dest", type=Path, default=DEFAULT_DEST, help="download cache of the corpus (outside the repository)")
+    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "accel-audit-bench", help="where the corpus trees are assembled")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--semgrep", help="the semgrep executable (installed in a venv of its own)")
+    ap.add_argument("--warm", action="store_true", help="also measure the re-scan after a one-file change with --cache")
+    ap.add_argument("--copies", help="also scan N copies of the corpus, e.g. 1,2,4")
+    ap.add_argument("--skip-main", action="store_true", help="only the --warm / --copies parts")
     args = ap.parse_args(argv)
-
-    with tempfile.TemporaryDirectory(prefix="accel-bench-") as tmp:
-        repo = args.keep or Path(tmp) / "repo"
-        t0 = time.perf_counter()
-        files, size = generate(repo, args.py_files, args.configs, args.seed)
-        gen = time.perf_counter() - t0
-        mb = size / 1e6
-        print(f"generated {files} files, {mb:.1f} MB in {gen:.1f}s -> {repo}")
-        wall, cpu, rss, code = run_scan(repo)
-        result = {
-            "files": files, "megabytes": round(mb, 1), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
-            "files_per_s": round(files / wall, 1), "mb_per_s": round(mb / wall, 1), "mb_per_cpu_s": round(mb / max(cpu, 1e-9), 1), "peak_rss_mb": round(rss, 1), "exit_code": code,
-        }
-        print(f"scan: {wall:.2f}s wall, {cpu:.2f}s CPU | {files / wall:,.0f} files/s | {mb / wall:.1f} MB/s "
-              f"({mb / max(cpu, 1e-9):.1f} MB per CPU second) | peak RSS {rss:.0f} MB")
-        print(f"targets: >= 25 MB/s {'OK' if mb / wall >= 25 else 'MISSED'}; RSS < 300 MB {'OK' if rss < 300 else 'MISSED'}")
-        py_mb, py_rate = parser_ceiling(repo)
-        result["python_mb"], result["python_compile_mb_per_s"] = round(py_mb, 1), round(py_rate, 1)
-        print(f"ceiling: CPython's compile() alone reads these {py_mb:.1f} MB of Python at {py_rate:.1f} MB/s on this machine; "
-              f"no scan that parses them with ast can be faster than {mb / (py_mb / py_rate):.1f} MB/s end to end")
-        print(json.dumps(result))
-        if args.profile:
-            profile(repo, Path(tmp) / "scan.prof")
-    return 0 if code == 0 else 1
+    tree = args.tree or build(args.work / "corpus", args.dest)
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        if not args.skip_main:
+            report(tree, run_side_by_side(tree, args.rounds, args.semgrep, tmp), tmp)
+        if args.warm:
+            warm(tree, tmp, args.rounds)
+        if args.copies:
+            ns = [int(x) for x in args.copies.split(",")]
+            trees = {n: tree if n == 1 else _copies(tree, n, args.work / f"{tree.name}-x{n}") for n in ns}
+            copies(trees, tmp)
+    return 0
 
 
 if __name__ == "__main__":

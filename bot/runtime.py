@@ -20,7 +20,7 @@ from checks.engine import DirFactsCache, FactsCache
 from checks.source import Limits
 
 from . import logsafe
-from .facts_cache import RedisFactsCache
+from .facts_cache import RedisFactsCache, facts_cache_key
 from .github import GitHubApp
 from .metrics import Metrics
 from .pacing import DEFAULT_INTERVAL, LocalPacer, Pacer, RedisPacer
@@ -158,13 +158,13 @@ def build_runtime(
         store: JobStore = RedisStore(settings.redis_url)
         huey: Huey = RedisHuey(QUEUE_NAME, url=settings.redis_url, results=False, blocking=tuning.redis_blocking, read_timeout=1)
         pacer = RedisPacer(redis_client, tuning.write_interval)
-        cache: FactsCache = RedisFactsCache(redis_client)
+        cache: FactsCache = RedisFactsCache(redis_client, facts_cache_key(settings.private_key))
     else:
         data = Path(settings.data_dir)
         store = SqliteStore(data / "state.sqlite3")
         huey = SqliteHuey(QUEUE_NAME, filename=str(data / "queue.sqlite3"), results=False, fsync=False)  # the journal is the durable record
         pacer = LocalPacer(tuning.write_interval)
-        cache = DirFactsCache(data / "facts")
+        cache = DirFactsCache(data / "facts", key=facts_cache_key(settings.private_key))
     retry = RetryPolicy(base_delay=tuning.retry_base_delay, on_error=metrics.github_error)
     gh = GitHubApp(settings, pacer, retry, transport=transport)
     worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"

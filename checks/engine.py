@@ -6,15 +6,14 @@ import fnmatch
 import gc
 import hashlib
 import os
-import pickle
-import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from .base import REGISTRY, Check, Context, all_checks
+from .cache import CacheDirError, DirFactsCache
 from .facts import Facts, FileFacts, extract_file
 from .model import CheckResult, Evidence, Outcome, Project, Status
 from .project import detect_project
@@ -30,54 +29,6 @@ FACTS_VERSION = 10
 class FactsCache(Protocol):
     def get(self, key: str) -> FileFacts | None: ...
     def put(self, key: str, value: FileFacts) -> None: ...
-
-
-class DirFactsCache:
-    """Parsed facts on disk, keyed by a hash of path and content (a ``synchronize`` re-parses only changed files).
-
-    The entries are pickles, and loading a pickle can run code: the directory must be one only
-    this user writes. ``private=True`` (the CLI's ``--cache``) creates it with mode 0700 and
-    refuses a directory that another user owns or that group/others may write
-    (:class:`CacheDirError`). A write that fails (disk full) only skips that entry.
-    """
-
-    def __init__(self, directory: str | os.PathLike[str], *, private: bool = False) -> None:
-        self.dir = Path(directory)
-        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if private:
-            st = self.dir.stat()
-            if st.st_uid != os.getuid() or st.st_mode & 0o022:
-                raise CacheDirError(
-                    f"{self.dir} is owned by another user or writable by group/others; "
-                    "its pickled facts could run code when loaded (chmod 700 it, or choose another directory)"
-                )
-
-    def _file(self, key: str) -> Path:
-        return self.dir / key[:2] / key
-
-    def get(self, key: str) -> FileFacts | None:
-        try:
-            with open(self._file(key), "rb") as fh:
-                value = pickle.load(fh)  # our own cache directory, written only by put()
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            return None
-        return value if isinstance(value, FileFacts) else None
-
-    def put(self, key: str, value: FileFacts) -> None:
-        target = self._file(key)
-        tmp = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # unique per writer thread too
-        try:
-            target.parent.mkdir(exist_ok=True)
-            with open(tmp, "wb") as fh:
-                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, target)
-        except OSError:  # a cache is an optimisation: a failed write (disk full, read-only) skips this entry
-            with suppress(OSError):
-                tmp.unlink(missing_ok=True)
-
-
-class CacheDirError(Exception):
-    """A facts cache directory that is not private to this user."""
 
 
 def cache_key(path: str, data: bytes) -> str:

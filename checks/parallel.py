@@ -14,12 +14,14 @@ scan: its batch, and any later one, is extracted in this process instead.
 from __future__ import annotations
 
 import multiprocessing
+import pickle
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from .cache import dumps_facts
 from .facts import FileFacts, extract_file
 
 __all__ = ["BATCH_BYTES", "extract_parallel"]
@@ -27,12 +29,16 @@ __all__ = ["BATCH_BYTES", "extract_parallel"]
 #: source bytes per batch sent to a worker
 BATCH_BYTES = 1 << 20
 _BATCH_FILES = 256
+#: source bytes extracted in this process before any worker is started: a small repository never pays for
+#: spawning workers (each imports the extractors, ~0.3 s of CPU), a large one uses every core after its first files
+LOCAL_FIRST_BYTES = 2 << 20
 
 
-def _extract_batch(items: list[tuple[str, bytes]]) -> list[FileFacts]:
-    """Worker side: one string table per batch, so that the pickled answer holds each repeated text once."""
+def _extract_batch(items: list[tuple[str, bytes]]) -> bytes:
+    """Worker side: one string table per batch, so that the pickled answer holds each repeated text once; pickled
+    by :func:`checks.cache.dumps_facts` (records rebuilt by their constructors: half the load time in this process)."""
     strings: dict[str, str] = {}
-    return [extract_file(path, data, strings=strings) for path, data in items]
+    return dumps_facts([extract_file(path, data, strings=strings) for path, data in items])
 
 
 #: a slot of the output, in input order: path, bytes, the facts when already known (a cache hit) or None to
@@ -45,21 +51,24 @@ def extract_parallel(
 ) -> Iterator[tuple[str, bytes, FileFacts, bool, Any]]:
     """``(path, data, facts, fresh, tag)`` for every slot, in input order; ``fresh`` when extracted now.
 
-    ``local(path, data)`` extracts in this process: used for the batches of a pool that broke.
+    ``local(path, data)`` extracts in this process: the first :data:`LOCAL_FIRST_BYTES` of source (the
+    pool starts only when the repository is larger), and the batches of a pool that broke.
     ``executor``: the pool to use (default: ``jobs`` spawned processes); it is shut down at the end.
     """
-    pool = executor or ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
-    window: deque[tuple[list[Slot], Future[list[FileFacts]] | None]] = deque()
+    pool: Executor | None = None
+    window: deque[tuple[list[Slot], Future[bytes] | None]] = deque()
     broken = False
 
     def submit(batch: list[Slot]) -> None:
-        nonlocal broken
+        nonlocal broken, pool
         todo = [(p, d) for p, d, ff, _ in batch if ff is None]
-        fut: Future[list[FileFacts]] | None = None
+        fut: Future[bytes] | None = None
         if todo and not broken:
             try:
+                if pool is None:
+                    pool = executor or ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
                 fut = pool.submit(_extract_batch, todo)
-            except (BrokenProcessPool, RuntimeError):
+            except (BrokenProcessPool, RuntimeError, OSError, ImportError, NotImplementedError):  # no pool here (no sem_open, no fork or spawn): this process
                 broken = True
         window.append((batch, fut))
 
@@ -69,7 +78,7 @@ def extract_parallel(
         done: list[FileFacts] | None = None
         if fut is not None:
             try:
-                done = fut.result()
+                done = pickle.loads(fut.result())  # our own worker's answer
             except (BrokenProcessPool, OSError):
                 broken = True
         fresh = iter(done) if done is not None else None
@@ -82,7 +91,16 @@ def extract_parallel(
     try:
         batch: list[Slot] = []
         size = 0
+        local_left = LOCAL_FIRST_BYTES
         for slot in slots:
+            if local_left > 0 and not window:  # still small: extract here, in order
+                path, data, ff, tag = slot
+                if ff is not None:
+                    yield path, data, ff, False, tag
+                else:
+                    local_left -= len(data)
+                    yield path, data, local(path, data), True, tag
+                continue
             batch.append(slot)
             size += len(slot[1]) if slot[2] is None else 0
             if size >= BATCH_BYTES or len(batch) >= _BATCH_FILES:
@@ -95,4 +113,7 @@ def extract_parallel(
         while window:
             yield from drain_one()
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        elif executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from .facts.extract import classify
+from .sniff import HEAD_BYTES, SMALL_BYTES, data_reason
 
 SKIP_DIRS = {
     ".git", ".hg", ".svn", "node_modules", "vendor", "vendored", "third_party", "third-party", "3rdparty",
@@ -79,6 +80,26 @@ def _accept(rel: str, data: bytes, stats: ReadStats) -> bool:
     return True
 
 
+def _read_sniffed(fh: BinaryIO, kind: str, size: int, limits: Limits) -> bytes | str:
+    """The file's bytes (up to the limit), or the reason it is data no check reads (JSON/YAML sniffed first).
+
+    Sized by the stat or the archive header: a read(limit) would allocate the whole limit for every small file.
+    """
+    data = b""
+    if kind in _SNIFFED and size > SMALL_BYTES:
+        data = fh.read(HEAD_BYTES)
+        reason = data_reason(kind, size, data)
+        if reason:
+            return reason
+    data += fh.read(max(min(size, limits.max_file_bytes) + 1 - len(data), 0))
+    if len(data) > size:  # the file grew since the stat: read on, up to the limit
+        data += fh.read(limits.max_file_bytes + 1 - len(data))
+    return data
+
+
+_SNIFFED = {"json", "yaml"}
+
+
 def _is_binary(data: bytes) -> bool:
     return b"\x00" in data[:8192]
 
@@ -112,6 +133,10 @@ def iter_directory(root: str | os.PathLike[str], limits: Limits, stats: ReadStat
             elif not _skip_dir(d):
                 kept.append(d)
         dirnames[:] = kept
+        # symlinked folders are never entered and symlinked files never read, so a file resolves to its folder's
+        # real path plus its name: resolved once per folder, not per file (realpath lstat()s every component)
+        dir_real = os.path.realpath(dirpath)
+        dir_inside = dir_real == base_real or dir_real.startswith(base_real.rstrip(os.sep) + os.sep)
         for fn in sorted(filenames):
             full = os.path.join(dirpath, fn)
             rel = os.path.normpath(os.path.join(rel_dir, fn)).replace(os.sep, "/")
@@ -129,17 +154,17 @@ def iter_directory(root: str | os.PathLike[str], limits: Limits, stats: ReadStat
                 continue
             if not _admit(rel, st.st_size, limits, stats):
                 continue
-            if not os.path.realpath(full).startswith(base_real):
+            if not dir_inside:
                 stats.skipped.append(Skipped(rel, "resolves outside the repository"))
                 continue
             try:
                 with open(full, "rb") as fh:
-                    # sized by the stat: a read(limit) would allocate the whole limit for every small file
-                    data = fh.read(min(st.st_size, limits.max_file_bytes) + 1)
-                    if len(data) > st.st_size:  # the file grew since the stat: read on, up to the limit
-                        data += fh.read(limits.max_file_bytes + 1 - len(data))
+                    data = _read_sniffed(fh, kind, st.st_size, limits)
             except OSError as exc:
                 stats.skipped.append(Skipped(rel, f"unreadable: {exc.strerror}"))
+                continue
+            if isinstance(data, str):
+                stats.skipped.append(Skipped(rel, data))
                 continue
             if _accept(rel, data, stats):
                 yield rel, data
@@ -238,7 +263,10 @@ def _iter_members(tf: tarfile.TarFile, limits: Limits, stats: ReadStats, strip_t
         fh = tf.extractfile(member)
         if fh is None:
             continue
-        data = fh.read(limits.max_file_bytes + 1)
+        data = _read_sniffed(fh, kind, member.size, limits)
+        if isinstance(data, str):
+            stats.skipped.append(Skipped(rel, data))
+            continue
         if _accept(rel, data, stats):
             yield rel, data
 

@@ -56,9 +56,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="leave these paths out of the scan (repeatable; e.g. 'examples/**'), as paths.exclude does")
     p.add_argument("--no-repo-config", action="store_true", help="ignore the scanned directory's .github/accel-audit.yml")
     p.add_argument("--output", "-o", help="write the report here instead of standard output")
-    p.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
-                   help="parse files in N worker processes (0: one per CPU; default 1); the report is the same")
-    p.add_argument("--cache", metavar="DIR", help="keep parsed facts here by content hash, so a re-scan parses only changed files (a directory only you can write: it holds pickles)")
+    p.add_argument("--jobs", "-j", type=_jobs, default=_jobs("0"), metavar="N",
+                   help="parse files in N worker processes (default 0: one per CPU), started once the repository "
+                        "passes 2 MB of source; the report is the same")
+    p.add_argument("--cache", metavar="DIR", help="keep parsed facts here by content hash, so a re-scan parses only changed files (a directory only you can write; entries carry an HMAC under the key file kept there, and one that fails is parsed again)")
     p.set_defaults(func=run)
 
 
@@ -107,7 +108,7 @@ def repo_options(path: str, args: argparse.Namespace) -> AuditOptions | str:
         cfg = loaded.config
     excludes = tuple(cfg.exclude) + tuple(g for g in getattr(args, "exclude", []) or [] if g.strip())
     return AuditOptions(ignore=cfg.ignore, exclude=excludes, training=cfg.training,
-                        hardware=getattr(args, "hardware", None) or cfg.hardware, jobs=getattr(args, "jobs", 1))
+                        hardware=getattr(args, "hardware", None) or cfg.hardware, jobs=getattr(args, "jobs", _jobs("0")))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -275,7 +275,7 @@ class J1KVCache(_InferenceOnly):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         eng = engines(f)
-        used: list[Any] = [x for name in _PAGED for x in eng.get(name, [])]
+        used: list[Any] = [x for name in eng if name in _PAGED for x in eng[name]]  # in the order found (a set's order changes with the hash seed)
         used += _live(f, f.calls(*_HF_CACHES))
         for s in f.effective("cache_implementation"):
             if isinstance(s.value, str) and s.value.lower() in _MANAGED_IMPL:

@@ -29,8 +29,9 @@ def _records(facts: Any) -> list[tuple[str, str]]:
 
 @pytest.fixture
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One file per batch: many batches, so the bounded window fills and drains."""
+    """One file per batch: many batches, so the bounded window fills and drains; workers from the first file."""
     monkeypatch.setattr(checks.parallel, "BATCH_BYTES", 1)
+    monkeypatch.setattr(checks.parallel, "LOCAL_FIRST_BYTES", 0)
 
 
 def test_two_workers_give_the_same_facts_in_the_same_order(small_batches: None) -> None:
@@ -45,7 +46,7 @@ def test_workers_with_a_cache_mix_hits_and_misses_in_order(small_batches: None, 
     build_facts(files[::2], cache=cache)  # every other file is cached
     mixed = build_facts(files, cache=cache, jobs=2)
     assert _records(mixed) == _records(build_facts(files))
-    assert len([p for p in tmp_path.rglob("*") if p.is_file()]) == len(files)  # the misses were cached too
+    assert len([p for p in tmp_path.rglob("*") if p.is_file() and p.parent != tmp_path]) == len(files)  # the misses were cached too
 
 
 class _BrokenPool(Executor):
@@ -80,3 +81,33 @@ def test_scan_jobs_option(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["scan", str(FIXTURES / "vllm_service"), "--jobs", "-1"])
     assert exc.value.code == 2 and "0 (one per CPU) or more" in capsys.readouterr().err
+
+
+class _CountingPool(_BrokenPool):
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.shut = True
+
+
+def test_a_small_repository_starts_no_worker_and_a_large_one_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = _files("hf_deepspeed") + _files("megatron_pretrain")
+    slots = [(p, d, None, i) for i, (p, d) in enumerate(files)]
+    small = _CountingPool()
+    out = list(checks.parallel.extract_parallel(slots, 2, lambda p, d: extract_file(p, d), executor=small))
+    assert small.submitted == 0 and small.shut and len(out) == len(files)  # under LOCAL_FIRST_BYTES: all in this process
+    monkeypatch.setattr(checks.parallel, "BATCH_BYTES", 1)
+    monkeypatch.setattr(checks.parallel, "LOCAL_FIRST_BYTES", sum(len(d) for _, d in files) // 2)
+    large = _CountingPool()
+    out = list(checks.parallel.extract_parallel(slots, 2, lambda p, d: extract_file(p, d), executor=large))
+    assert large.submitted > 0 and [(p, repr(ff)) for p, _, ff, _, _ in out] == [(p, repr(extract_file(p, d))) for p, d in files]
+
+
+def test_a_platform_without_worker_processes_scans_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers are the default: where a pool cannot be made at all (no sem_open, as on some sandboxes) the scan goes on here."""
+
+    def no_pool(*args: Any, **kwargs: Any) -> Executor:
+        raise ImportError("This platform lacks a functioning sem_open implementation")
+
+    monkeypatch.setattr(checks.parallel, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(checks.parallel, "LOCAL_FIRST_BYTES", 0)
+    files = _files("hf_deepspeed")
+    assert _records(build_facts(files, jobs=2)) == _records(build_facts(files))
