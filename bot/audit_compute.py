@@ -36,6 +36,7 @@ class CacheSpec:
 
     kind: str  # "redis" | "dir" | "none"
     where: str = ""
+    key: bytes = field(default=b"", repr=False)  # the cache's HMAC key (bot.facts_cache.facts_cache_key); never in a repr or log
 
 
 def build_cache(spec: CacheSpec) -> FactsCache | None:
@@ -44,9 +45,9 @@ def build_cache(spec: CacheSpec) -> FactsCache | None:
 
         from .facts_cache import RedisFactsCache
 
-        return RedisFactsCache(redis.Redis.from_url(spec.where))
+        return RedisFactsCache(redis.Redis.from_url(spec.where), spec.key)
     if spec.kind == "dir":
-        return DirFactsCache(Path(spec.where))
+        return DirFactsCache(Path(spec.where), key=spec.key)
     return None
 
 

@@ -19,6 +19,7 @@ from .audit_compute import AuditInput, CacheSpec, Computed, compute_pr
 from .check_runs import complete_check_run, find_check_run, start_check_run
 from .config_loader import load_repo_config
 from .events import pr_key
+from .facts_cache import facts_cache_key
 from .fix_job import FIX_ACTIONS
 from .gate import Verdict, gave_up
 from .permissions import can_write
@@ -221,11 +222,12 @@ class AuditError(Exception):
 
 def cache_spec(rt: Runtime) -> CacheSpec:
     """Where the audit's child finds the facts cache (the same one this process uses)."""
+    key = facts_cache_key(rt.settings.private_key)
     if rt.settings.redis_url:
-        return CacheSpec("redis", rt.settings.redis_url)
+        return CacheSpec("redis", rt.settings.redis_url, key)
     cache = rt.facts_cache
     root = getattr(cache, "dir", None)
-    return CacheSpec("dir", str(root)) if root else CacheSpec("none")
+    return CacheSpec("dir", str(root), key) if root else CacheSpec("none")
 
 
 async def _complete_unreadable(gh: GitHub[Any], owner: str, repo: str, sha: str, runs: dict[ProjectSpec, tuple[int, bool]],

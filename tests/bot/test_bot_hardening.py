@@ -371,7 +371,7 @@ def test_the_sandbox_stops_at_its_memory_limit_and_its_time_budget() -> None:
 def test_an_audit_over_its_time_budget_reports_what_was_found(client, rt, fake) -> None:
     _setup_pr(fake)
     object.__setattr__(rt.settings, "audit_timeout", 2.0)
-    fake.tarballs[BASE_SHA] = _hostile(1)  # the head is quick (well under a second), the base takes several seconds
+    fake.tarballs[BASE_SHA] = _hostile(3)  # the head is quick (well under a second), the base takes several seconds (about 1.8 s a file)
     deliver(client, "pull_request", pull_request())
     drain(rt)
     run = fake.runs_named()[0]
