@@ -8,6 +8,7 @@ Name patterns match import-resolved dotted names by suffix on a dot boundary:
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -481,10 +482,25 @@ class Facts:
     def ev(fact: Any, key: str | None = None, value: Any = None) -> Evidence:
         """Evidence from any fact record (or a Setting)."""
         if isinstance(fact, Setting):
-            return Evidence(fact.path, fact.line, fact.text, key or fact.key, fact.value if value is None else value)
+            text = flag_snippet(fact.text, fact.key) if fact.source == "launcher" else fact.text
+            return Evidence(fact.path, fact.line, text, key or fact.key, fact.value if value is None else value)
         if isinstance(fact, Launch) and key and key.startswith("-"):  # a flag of a continued command: the line that holds it
-            return Evidence(fact.path, fact.arg_line(key.lstrip("-").replace("-", "_")), fact.text, key, value)
+            line = fact.arg_line(key.lstrip("-").replace("-", "_"))
+            return Evidence(fact.path, line, fact.text if line == fact.line else flag_snippet(fact.text, key), key, value)
         return Evidence(fact.path, fact.line, getattr(fact, "text", ""), key, value)
+
+
+def flag_snippet(command: str, key: str) -> str:
+    """The part of a launch command that is the flag ``key`` and its value (``--num-workers 0``), as its own line shows it;
+    the whole command when the flag is not found in it."""
+    if not key.startswith("-"):
+        return command
+    name = key.lstrip("-")
+    for spelling in {name, name.replace("_", "-"), name.replace("-", "_")}:
+        m = re.search(r"(?:^|\s)(--?" + re.escape(spelling) + r")(?:(=|\s+)(?!-)(\"[^\"]*\"|'[^']*'|\S+))?(?=\s|$)", command)
+        if m:
+            return m.group(0).strip()
+    return command
 
 
 def _runs(script: str | None, path: str) -> bool:
