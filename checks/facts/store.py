@@ -482,17 +482,20 @@ class Facts:
     def ev(fact: Any, key: str | None = None, value: Any = None) -> Evidence:
         """Evidence from any fact record (or a Setting)."""
         if isinstance(fact, Setting):
-            text = flag_snippet(fact.text, fact.key) if fact.source == "launcher" else fact.text
+            text = flag_snippet(fact.text, fact.key, fact.value) if fact.source == "launcher" else fact.text
             return Evidence(fact.path, fact.line, text, key or fact.key, fact.value if value is None else value)
         if isinstance(fact, Launch) and key and key.startswith("-"):  # a flag of a continued command: the line that holds it
             line = fact.arg_line(key.lstrip("-").replace("-", "_"))
-            return Evidence(fact.path, line, fact.text if line == fact.line else flag_snippet(fact.text, key), key, value)
+            flag = key.lstrip("-").replace("-", "_")
+            raw = fact.script_args.get(flag, fact.launcher_args.get(flag))
+            return Evidence(fact.path, line, fact.text if line == fact.line else flag_snippet(fact.text, key, raw), key, value)
         return Evidence(fact.path, fact.line, getattr(fact, "text", ""), key, value)
 
 
-def flag_snippet(command: str, key: str) -> str:
-    """The part of a launch command that is the flag ``key`` and its value (``--num-workers 0``), as its own line shows it;
-    the whole command when the flag is not found in it."""
+def flag_snippet(command: str, key: str, value: Any = None) -> str:
+    """The part of a launch command that is the flag ``key`` and its value (``--num-workers 0``), as its own line shows it.
+    A command's text is kept up to a few hundred characters: a flag past that is written from its key and value in the
+    command's own spelling (dashes or underscores); the whole command when neither is known."""
     if not key.startswith("-"):
         return command
     name = key.lstrip("-")
@@ -500,7 +503,11 @@ def flag_snippet(command: str, key: str) -> str:
         m = re.search(r"(?:^|\s)(--?" + re.escape(spelling) + r")(?:(=|\s+)(?!-)(\"[^\"]*\"|'[^']*'|\S+))?(?=\s|$)", command)
         if m:
             return m.group(0).strip()
-    return command
+    if value is None:
+        return command
+    dashed = len(re.findall(r"\s--\w+-", command)) >= len(re.findall(r"\s--\w+_", command))
+    flag = "--" + (name.replace("_", "-") if dashed else name.replace("-", "_"))
+    return flag if value is True else f"{flag} {value}"
 
 
 def _runs(script: str | None, path: str) -> bool:

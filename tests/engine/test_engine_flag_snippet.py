@@ -24,6 +24,8 @@ def test_the_flag_and_its_value_only() -> None:
     assert flag_snippet(c, "--data_path") == '--data-path "/nvme/a b"'
     assert flag_snippet(c, "--save") == "--save=/ckpt"
     assert flag_snippet(c, "--absent") == c  # not found: the whole command
+    cut = c[:40]  # a command's text is kept to a few hundred characters: a flag past it is written in the command's spelling
+    assert flag_snippet(cut, "--num_workers", 0) == "--num-workers 0" and flag_snippet(cut, "--use_flash_attn", True) == "--use-flash-attn"
 
 
 def test_evidence_of_a_continued_flag_cites_its_line_and_its_text() -> None:
