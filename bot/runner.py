@@ -54,8 +54,8 @@ def execute(rt: Runtime, job_id: str) -> str:
     if status != Claim.CLAIMED or job is None:
         return status
     if job.error == DIED_REPEATEDLY:  # the recovery sweep stopped retrying it: complete its check runs with the reason
-        log.error("job %s (%s): its worker died %d times; giving up", job.id, job.kind, job.attempts)
-        return _give_up(rt, job, f"the audit's worker died {job.attempts} times (killed, or out of memory)")
+        log.error("job %s (%s): its worker died %d times; giving up", job.id, job.kind, job.deaths)
+        return _give_up(rt, job, f"the audit's worker died {job.deaths} times (killed, or out of memory)")
     handler = HANDLERS.get(job.kind)
     if handler is None:
         rt.store.finish(job.id, rt.worker_id, "failed", f"unknown job kind {job.kind!r}")

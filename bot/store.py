@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 DELIVERY_TTL = 8 * 86400  # GitHub lets a delivery be redelivered for 3 days (7 on GHES)
 HEAD_TTL = 30 * 86400
-MAX_ATTEMPTS = 5  # a job that kills its worker again and again stops being retried
+MAX_ATTEMPTS = 5  # a job that kills its worker this many times stops being retried (transient retries don't count)
 DIED_REPEATEDLY = "worker died repeatedly"  # queued once more with this error: the runner completes its check runs
 
 
@@ -55,9 +55,10 @@ class Job:
     head_sha: str
     supersedable: bool
     state: str
-    attempts: int
+    attempts: int  # every run: the first, transient retries and runs after a worker died
     delivery: str = ""
     error: str = ""  # the last failure's reason (DIED_REPEATEDLY: the recovery sweep gave up on its worker)
+    deaths: int = 0  # runs whose worker died (its lease ran out): only these lead to DIED_REPEATEDLY
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +110,7 @@ create table if not exists jobs (
     head_sha text not null default '', supersedable integer not null default 0, state text not null,
     attempts integer not null default 0, owner text not null default '', lease_until real not null default 0,
     not_before real not null default 0, created_at real not null, updated_at real not null,
-    delivery text not null default '', error text not null default '');
+    delivery text not null default '', error text not null default '', deaths integer not null default 0);
 create index if not exists jobs_state on jobs (state);
 create index if not exists jobs_pr on jobs (pr_key, state);
 create table if not exists heads (pr_key text primary key, sha text not null, ts real not null, seen_at real not null);
@@ -189,7 +190,10 @@ class SqliteStore:
         self.path = str(path)
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._conn().executescript(_SCHEMA)
+        conn = self._conn()
+        conn.executescript(_SCHEMA)
+        if "deaths" not in {r[1] for r in conn.execute("pragma table_info(jobs)")}:  # a journal from before the counter
+            conn.execute("alter table jobs add column deaths integer not null default 0")
         self._writer: _GroupCommit | None = None
         self._writer_lock = threading.Lock()
 
@@ -285,9 +289,9 @@ class SqliteStore:
 
     @staticmethod
     def _row_job(row: tuple) -> Job:
-        return Job(row[0], row[1], json.loads(row[2]), row[3], row[4], bool(row[5]), row[6], row[7], row[8], row[9])
+        return Job(row[0], row[1], json.loads(row[2]), row[3], row[4], bool(row[5]), row[6], row[7], row[8], row[9], row[10])
 
-    _COLS = "id, kind, payload, pr_key, head_sha, supersedable, state, attempts, delivery, error"
+    _COLS = "id, kind, payload, pr_key, head_sha, supersedable, state, attempts, delivery, error, deaths"
 
     def get(self, job_id: str) -> Job | None:
         row = self._conn().execute(f"select {self._COLS} from jobs where id=?", (job_id,)).fetchone()
@@ -312,10 +316,10 @@ class SqliteStore:
                     return Claim.BUSY, job
             bump = 1 if job.state == "running" else 0  # taken over from a worker that died
             c.execute(
-                "update jobs set state='running', owner=?, lease_until=?, attempts=attempts+?, updated_at=? where id=?",
-                (owner, now + lease, bump, now, job_id),
+                "update jobs set state='running', owner=?, lease_until=?, attempts=attempts+?, deaths=deaths+?, updated_at=? where id=?",
+                (owner, now + lease, bump, bump, now, job_id),
             )
-            job.state, job.attempts = "running", job.attempts + bump
+            job.state, job.attempts, job.deaths = "running", job.attempts + bump, job.deaths + bump
             return Claim.CLAIMED, job
 
     def heartbeat(self, job_id: str, owner: str, lease: float, now: float | None = None) -> bool:
@@ -357,8 +361,8 @@ class SqliteStore:
             dead = [r[0] for r in c.execute("select id from jobs where state='running' and lease_until<=?", (now,))]
             for jid in dead:
                 c.execute(
-                    "update jobs set state='queued', attempts=attempts+1, owner='',"
-                    " lease_until=0, updated_at=?, error=case when attempts+1>=? then ? else error end where id=?",
+                    "update jobs set state='queued', attempts=attempts+1, deaths=deaths+1, owner='',"
+                    " lease_until=0, updated_at=?, error=case when deaths+1>=? then ? else error end where id=?",
                     (now, MAX_ATTEMPTS, DIED_REPEATEDLY, jid),
                 )
             marks = ",".join("?" * len(dead))
@@ -458,6 +462,7 @@ if prk ~= '' then
 end
 redis.call('HSET', jk, 'state', 'running', 'owner', owner, 'lease_until', now + lease, 'updated_at', now)
 redis.call('HINCRBY', jk, 'attempts', bump)
+redis.call('HINCRBY', jk, 'deaths', bump)
 return 'claimed'
 """
 
@@ -510,7 +515,8 @@ for _, id in ipairs(redis.call('ZRANGE', p..'active', 0, 999)) do
   if not st then
     redis.call('ZREM', p..'active', id)
   elseif st == 'running' and tonumber(redis.call('HGET', jk, 'lease_until')) <= now then
-    local n = redis.call('HINCRBY', jk, 'attempts', 1)
+    redis.call('HINCRBY', jk, 'attempts', 1)
+    local n = redis.call('HINCRBY', jk, 'deaths', 1)
     if n >= maxa then
       redis.call('HSET', jk, 'error', 'worker died repeatedly')
     end
@@ -596,7 +602,7 @@ class RedisStore:
             return None
         return Job(
             job_id, h["kind"], json.loads(h["payload"]), h.get("pr_key", ""), h.get("head_sha", ""), h.get("supersedable") == "1",
-            h["state"], int(h.get("attempts", 0)), h.get("delivery", ""), h.get("error", ""),
+            h["state"], int(h.get("attempts", 0)), h.get("delivery", ""), h.get("error", ""), int(h.get("deaths", 0)),
         )
 
     def claim(self, job_id: str, owner: str, lease: float, now: float | None = None) -> tuple[str, Job | None]:

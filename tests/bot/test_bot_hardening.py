@@ -403,6 +403,51 @@ def test_a_job_whose_worker_keeps_dying_completes_its_check_run(client, rt, fake
     assert rt.store.active_count() == 0 and not fake.calls_to("GET", r"/tarball/")
 
 
+def test_transient_retries_do_not_count_as_worker_deaths(client, rt, fake) -> None:
+    """A job that waited out GitHub 5xx answers several times and then lost one worker is run again, not given up."""
+    import time
+
+    from bot.store import DIED_REPEATEDLY, MAX_ATTEMPTS
+
+    _setup_pr(fake)
+    deliver(client, "pull_request", pull_request())
+    rt.dispatcher.join()
+    [job_id] = rt.store.recover(0.0, now=time.time() + 1)
+    for _ in range(MAX_ATTEMPTS + 2):  # each run ends in a transient failure: released with a back-off
+        assert rt.store.claim(job_id, "w1", 60.0)[0] == "claimed"
+        rt.store.release(job_id, "w1", 0.0, "GitHub answered 502 to GET /repos/o/r/tarball/x")
+    assert rt.store.claim(job_id, "worker-that-dies", 0.01)[0] == "claimed"
+    rt.store.recover(1e9, now=time.time() + 1)  # its one worker death
+    job = rt.store.get(job_id)
+    assert job.state == "queued" and job.error != DIED_REPEATEDLY
+    assert (job.deaths, job.attempts) == (1, MAX_ATTEMPTS + 3)
+    for _ in range(MAX_ATTEMPTS - 1):  # four more deaths make five: now it is given up
+        assert rt.store.claim(job_id, "worker-that-dies", 0.01)[0] == "claimed"
+        rt.store.recover(1e9, now=time.time() + 1)
+    assert rt.store.get(job_id).error == DIED_REPEATEDLY and rt.store.get(job_id).deaths == MAX_ATTEMPTS
+
+
+def test_a_journal_from_before_the_death_counter_is_migrated(tmp_path) -> None:
+    import sqlite3
+
+    from bot.store import SqliteStore
+
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    conn.execute(
+        "create table jobs (id text primary key, kind text not null, payload text not null, pr_key text not null default '',"
+        " head_sha text not null default '', supersedable integer not null default 0, state text not null,"
+        " attempts integer not null default 0, owner text not null default '', lease_until real not null default 0,"
+        " not_before real not null default 0, created_at real not null, updated_at real not null,"
+        " delivery text not null default '', error text not null default '')"
+    )
+    conn.execute("insert into jobs (id, kind, payload, state, attempts, created_at, updated_at) values ('j1', 'pr_audit', '{}', 'queued', 3, 0, 0)")
+    conn.commit()
+    conn.close()
+    job = SqliteStore(db).get("j1")
+    assert job is not None and (job.attempts, job.deaths, job.state) == (3, 0, "queued")
+
+
 def _killed(send) -> None:
     import os
     import signal
