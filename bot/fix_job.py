@@ -163,15 +163,50 @@ async def compute(rt: Runtime, gh: GitHub[Any], owner: str, repo: str, pr: dict[
     return plan, {p: modes[p] for p in plan.files}
 
 
+ACK_TTL = 86400.0
+
+
+def ack_lock(job_id: str) -> str:
+    """The journal lock saying who posted the eyes reaction of a ``/accel fix`` job (the dispatcher or the job)."""
+    return f"ack:{job_id}"
+
+
+def needs_ack(job: Job) -> bool:
+    return job.kind == "command" and job.payload.get("command") == "fix" and bool(job.payload.get("comment_id"))
+
+
+async def _eyes(rt: Runtime, job: Job) -> None:
+    p = job.payload
+    gh = rt.github.installation(int(p["installation_id"]))
+    await gh.arequest("POST", f"/repos/{p['owner']}/{p['repo']}/issues/comments/{p['comment_id']}/reactions", json={"content": "eyes"})
+
+
+def acknowledge(rt: Runtime, job: Job) -> bool:
+    """React with eyes when ``/accel fix`` arrives (called by the dispatcher, before the job is queued), so the
+    person sees it was heard even while every worker is busy with audits. Best effort: when GitHub does not
+    answer, the job reacts when it starts."""
+    import asyncio
+
+    name = ack_lock(job.id)
+    if not needs_ack(job) or not rt.store.try_lock(name, "dispatcher", ACK_TTL):
+        return False
+    try:
+        asyncio.run(_eyes(rt, job))
+        return True
+    except Exception as exc:
+        rt.store.unlock(name, "dispatcher")
+        log.warning("job %s: the eyes reaction failed (%s); the job will react when it starts", job.id, type(exc).__name__)
+        return False
+
+
 async def run_fix(rt: Runtime, job: Job) -> str:
     from autofix import render
 
     p = job.payload
     gh = rt.github.installation(int(p["installation_id"]))
     owner, repo, number = p["owner"], p["repo"], int(p["number"])
-    comment_id = p.get("comment_id")
-    if comment_id:
-        await gh.arequest("POST", f"/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", json={"content": "eyes"})
+    if needs_ack(job) and rt.store.try_lock(ack_lock(job.id), f"job:{job.id}", ACK_TTL):  # the dispatcher did not react
+        await _eyes(rt, job)
     if not p.get("is_pull_request", True):
         await _reply(gh, owner, repo, number, "`/accel fix` works on pull requests only.")
         return "not-a-pr"

@@ -124,12 +124,20 @@ class Dispatcher:
         self._q.put(None)
         self._thread.join(10)
 
+    def _acknowledge(self, job_id: str) -> None:
+        from .fix_job import acknowledge
+
+        job = self.rt.store.get(job_id)
+        if job is not None:
+            acknowledge(self.rt, job)
+
     def _run(self) -> None:
         while True:
             job_id = self._q.get()
             try:
                 if job_id is None:
                     return
+                self._acknowledge(job_id)
                 self.rt.enqueue(job_id)
             except Exception as exc:
                 log.warning("queue unavailable (%s): job %s left for the recovery sweep", type(exc).__name__, job_id)

@@ -54,6 +54,26 @@ def test_fix_opens_a_pr_then_updates_the_same_one(client, rt, fake, monkeypatch)
     assert _replies(fake)[-1].startswith("Updated ")
 
 
+def test_fix_is_acknowledged_when_it_arrives_not_when_a_worker_is_free(client, rt, fake) -> None:
+    deliver(client, "issue_comment", issue_comment("/accel fix"))
+    rt.dispatcher.join()  # queued, no worker has run anything yet
+    assert fake.reactions == [{"comment_id": 99001, "content": "eyes"}] and not fake.calls_to("GET", r"/pulls/7$")
+    drain(rt)
+    assert [r["content"] for r in fake.reactions] == ["eyes"]  # the job does not react a second time
+    assert fake.refs[BRANCH] in fake.commits
+
+
+def test_when_the_early_reaction_fails_the_job_reacts(client, rt, fake) -> None:
+    import httpx
+
+    fake.inject("POST", r"/reactions$", httpx.Response(403, json={"message": "Resource not accessible by integration"}))
+    deliver(client, "issue_comment", issue_comment("/accel fix"))
+    rt.dispatcher.join()
+    assert not fake.reactions and len(fake.calls_to("POST", r"/reactions$")) == 1
+    drain(rt)
+    assert [r["content"] for r in fake.reactions] == ["eyes"] and fake.refs[BRANCH] in fake.commits
+
+
 def test_fix_asked_again_at_once_is_debounced(client, rt, fake) -> None:
     deliver(client, "issue_comment", issue_comment("/accel fix"))
     deliver(client, "issue_comment", issue_comment("/accel fix"))
