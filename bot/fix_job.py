@@ -204,7 +204,16 @@ async def run_fix(rt: Runtime, job: Job) -> str:
 
     p = job.payload
     gh = rt.github.installation(int(p["installation_id"]))
-    owner, repo, number = p["owner"], p["repo"], int(p["number"])
+    owner, repo = p["owner"], p["repo"]
+    if p.get("number") is None:  # the button on a fork PR's check run: GitHub sends no pull_requests, find it by commit
+        from .jobs import _find_pr_for_commit
+
+        found = await _find_pr_for_commit(gh, owner, repo, str(p.get("head_sha") or ""))
+        if found is None:
+            log.info("Apply fixes on %s/%s@%s: no open pull request has that head; nothing to do", owner, repo, str(p.get("head_sha"))[:12])
+            return "no-pr"
+        p = {**p, "number": found["number"]}
+    number = int(p["number"])
     if needs_ack(job) and rt.store.try_lock(ack_lock(job.id), f"job:{job.id}", ACK_TTL):  # the dispatcher did not react
         await _eyes(rt, job)
     if not p.get("is_pull_request", True):
@@ -301,10 +310,12 @@ def route_requested_action(payload: dict[str, Any]) -> Any:
     owner, name, repo_id, _ = _repo(payload)
     prs = [p for p in run.get("pull_requests") or [] if (p.get("base") or {}).get("repo", {}).get("id", repo_id) == repo_id]
     sender = payload.get("sender") or {}
-    if ident != "fix" or not prs or sender.get("type") == "Bot":
+    if ident != "fix" or sender.get("type") == "Bot" or not (prs or run.get("head_sha")):
         return Routed("logged", note=f"requested_action {ident!r}: nothing to do")
     job = {
-        "installation_id": payload["installation"]["id"], "owner": owner, "repo": name, "repo_id": repo_id, "number": prs[0]["number"],
+        "installation_id": payload["installation"]["id"], "owner": owner, "repo": name, "repo_id": repo_id,
+        "number": prs[0]["number"] if prs else None,  # a fork PR's run lists none: the job finds it by head_sha
+        "head_sha": run.get("head_sha"),
         "is_pull_request": True, "command": "fix", "args": [], "comment_id": None, "author": sender.get("login"),
         "association": "NONE", "trigger": "check_run.requested_action",
     }

@@ -297,6 +297,10 @@ async def _reply(gh: GitHub[Any], owner: str, repo: str, number: int, body: str)
 async def run_command(rt: Runtime, job: Job) -> str:
     p = job.payload
     gh = rt.github.installation(int(p["installation_id"]))
+    if p.get("command") == "fix" and p.get("is_pull_request"):  # its own permission check, refusal and debounce; the
+        from .fix_job import run_fix  # button on a fork PR's check run comes without the PR's number
+
+        return await run_fix(rt, job)
     owner, repo, number, name = p["owner"], p["repo"], int(p["number"]), p["command"]
     if not p.get("is_pull_request"):
         return "not-a-pr"  # commands are answered on pull requests only
@@ -306,10 +310,6 @@ async def run_command(rt: Runtime, job: Job) -> str:
     if name not in commands.COMMANDS:
         await _reply(gh, owner, repo, number, commands.unknown_reply(name))
         return "unknown"
-    if name == "fix":  # its own permission check (the comment and the check run's button), refusal and debounce
-        from .fix_job import run_fix
-
-        return await run_fix(rt, job)
     if name in commands.WRITE_COMMANDS:
         author = str(p.get("author") or "")
         if not author or not await can_write(gh, owner, repo, author):

@@ -122,6 +122,22 @@ def test_apply_fixes_button(client, rt, fake) -> None:
     assert not fake.reactions  # no comment to react to
 
 
+def test_apply_fixes_button_on_a_fork_pr_replies_with_the_patch(client, rt, fake) -> None:
+    """GitHub lists no pull_requests on a fork PR's check run: the job finds the PR by its head commit."""
+    fake.pulls[7] = pull_request(number=7, fork=True)["pull_request"]
+    assert deliver(client, "check_run", check_run(action="requested_action", with_pr=False)).json()["status"] == "queued"
+    drain(rt)
+    assert fake.calls_to("GET", rf"/commits/{HEAD_SHA}/pulls$")
+    reply = _replies(fake)[-1]
+    assert "fork" in reply and "```diff\n--- a/train.py\n+++ b/train.py\n" in reply and not fake.refs
+
+
+def test_apply_fixes_button_for_a_commit_without_an_open_pr_does_nothing(client, rt, fake) -> None:
+    assert deliver(client, "check_run", check_run(action="requested_action", with_pr=False, head="d" * 40)).json()["status"] == "queued"
+    drain(rt)
+    assert not fake.issue_comments and not fake.refs and not fake.calls_to("GET", r"/collaborators/")
+
+
 def test_bad_arguments_get_the_usage(client, rt, fake) -> None:
     deliver(client, "issue_comment", issue_comment("/accel fix everything"))
     drain(rt)

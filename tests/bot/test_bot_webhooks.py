@@ -84,7 +84,9 @@ def test_events_routing(client, rt) -> None:
     assert deliver(client, "star", {"action": "created", "repository": {}}).json()["status"] == "ignored"
     inst = {"action": "created", "installation": {"id": 42, "account": {"login": "octo-org"}}, "repositories": [{"full_name": "octo-org/train-repo"}]}
     assert deliver(client, "installation", inst).json()["status"] == "logged"
-    assert deliver(client, "check_run", check_run(action="requested_action", with_pr=False)).json()["status"] == "logged"
+    unknown_button = check_run(action="requested_action")
+    unknown_button["requested_action"] = {"identifier": "frobnicate"}
+    assert deliver(client, "check_run", unknown_button).json()["status"] == "logged"
     assert deliver(client, "check_run", check_run(action="created")).json()["status"] == "ignored"
     assert deliver(client, "check_run", check_run(name="Some other CI")).json()["status"] == "ignored"
     assert deliver(client, "issue_comment", issue_comment("looks good to me")).json()["status"] == "ignored"
