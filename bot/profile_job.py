@@ -164,8 +164,36 @@ async def _base_run(gh: GitHub[Any], owner: str, repo: str, workflow_id: Any, br
     return None
 
 
-def _diagnose(folder: Path, settings: dict[str, Any], deadline: float) -> dict[str, Any]:
-    return diagnose([str(folder)], settings, root=folder, deadline=deadline)
+def _diagnose(folder: Path, settings: dict[str, Any], deadline: float, audit: dict[str, Any] | None = None) -> dict[str, Any]:
+    return diagnose([str(folder)], settings, root=folder, deadline=deadline, audit=audit)
+
+
+async def static_statuses(rt: Runtime, gh: GitHub[Any], owner: str, repo: str, sha: str, loaded: Any, work: Path) -> dict[str, Any] | None:
+    """The profiled commit's check statuses (audited in the sandbox, like a PR audit), or None when that audit
+    cannot be had (unreadable archive, a limit, GitHub refusing the tarball): the diagnosis then goes on without."""
+    from .audit_compute import CacheSpec
+    from .jobs import cache_spec
+    from .profile_audit import compute_statuses
+    from .sandbox import run_limited
+    from .tarball import download_commit
+
+    try:
+        archive = await download_commit(gh, owner, repo, sha, work, max_download=rt.tuning.max_download, retry_delay=rt.tuning.retry_base_delay)
+    except Exception as exc:
+        log.info("profile of %s/%s@%s: no static audit (%s)", owner, repo, sha[:12], type(exc).__name__)
+        return None
+    spec: CacheSpec = cache_spec(rt)
+    try:
+        outcome = await anyio.to_thread.run_sync(lambda: run_limited(
+            compute_statuses, (str(archive), f"{owner}/{repo}@{sha[:12]}", loaded, rt.tuning.limits, spec),
+            timeout=rt.settings.audit_timeout, memory_bytes=rt.settings.audit_memory_mb << 20))
+    finally:
+        archive.unlink(missing_ok=True)
+    statuses = outcome.results.get("statuses")
+    if statuses is None:
+        log.info("profile of %s/%s@%s: no static audit (%s)", owner, repo, sha[:12],
+                 outcome.reason or outcome.error or outcome.results.get("source_error") or "no result")
+    return statuses
 
 
 def compose(report: dict[str, Any], cmp: dict[str, Any] | None, base_ref: str | None, artifacts: list[str], lang: str) -> dict[str, str]:
@@ -209,7 +237,8 @@ async def run_profile(rt: Runtime, job: Job, limits: ProfileLimits = DEFAULT_LIM
         settings = dict(prof.thresholds)
         try:
             folder, names = await fetch_profile(gh, owner, repo, arts, work / "head", limits)
-            report = await anyio.to_thread.run_sync(_diagnose, folder, settings, deadline)
+            statuses = await static_statuses(rt, gh, owner, repo, sha, loaded, work / "src")
+            report = await anyio.to_thread.run_sync(_diagnose, folder, settings, deadline, statuses)
             cmp = None
             base_arts = await _base_run(gh, owner, repo, p.get("workflow_id"), base_ref or "", run_id, prof.artifact)
             if base_arts:

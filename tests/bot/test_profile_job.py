@@ -166,3 +166,42 @@ def test_repo_config_profiles_section() -> None:
         validate({"profiles": {"thresholds": {"idle": 1}}})
     loaded = parse_config("gate:\n  max_step_time_regression: fast\n")
     assert loaded.errors and "expected a percentage" in loaded.errors[0]
+
+
+def test_recommendations_say_what_the_static_audit_of_the_profiled_commit_found(client, rt, fake, gh_mock, tmp_path: Path) -> None:
+    from .fakegh import make_tarball
+    from .repos import HEAD
+
+    fake.tarballs[HEAD_SHA] = make_tarball(HEAD)  # train.py: bf16=False, save_steps=1
+    head_zip = trace_zip(tmp_path, 140.0)
+    serve_blobs(gh_mock, {"head.zip": head_zip}, [])
+    fake.inject("GET", rf"{API}/actions/runs/900/artifacts$", artifacts((77, "accel-profile", len(head_zip))))
+    fake.inject("GET", rf"{API}/actions/artifacts/77/zip$", redirect("head.zip"))
+    fake.inject("GET", rf"{API}/actions/workflows/55/runs$", httpx.Response(200, json={"total_count": 0, "workflow_runs": []}))
+    deliver(client, "workflow_run", workflow_run())
+    drain(rt)
+    summary = fake.runs_named("Accel Profile")[0].output["summary"]
+    assert fake.calls_to("GET", rf"/tarball/{HEAD_SHA}")
+    assert "(static audit: unused, `train.py:" in summary or "(static audit: partial, `train.py:" in summary, summary
+
+
+def test_without_the_commit_archive_the_diagnosis_goes_on_alone(client, rt, fake, gh_mock, tmp_path: Path) -> None:
+    head_zip = trace_zip(tmp_path, 140.0)
+    serve_blobs(gh_mock, {"head.zip": head_zip}, [])
+    fake.inject("GET", rf"/tarball/{HEAD_SHA}$", httpx.Response(404, json={"message": "Not Found"}))
+    fake.inject("GET", rf"{API}/actions/runs/900/artifacts$", artifacts((77, "accel-profile", len(head_zip))))
+    fake.inject("GET", rf"{API}/actions/artifacts/77/zip$", redirect("head.zip"))
+    fake.inject("GET", rf"{API}/actions/workflows/55/runs$", httpx.Response(200, json={"total_count": 0, "workflow_runs": []}))
+    deliver(client, "workflow_run", workflow_run())
+    drain(rt)
+    run = fake.runs_named("Accel Profile")[0]
+    assert run.status == "completed" and run.output["title"].startswith("Profile: ") and "static audit" not in run.output["summary"]
+
+
+def test_a_monorepo_keeps_only_the_statuses_its_projects_agree_on() -> None:
+    from bot.profile_audit import merged_statuses
+
+    a = [{"id": "C1", "status": "used", "evidence": [{"path": "a/x.py", "line": 3}]}, {"id": "D2", "status": "unused", "evidence": []}]
+    b = [{"id": "C1", "status": "used", "evidence": []}, {"id": "D2", "status": "used", "evidence": []}]
+    assert merged_statuses([a, b]) == {"checks": [{"id": "C1", "status": "used", "evidence": [{"path": "a/x.py", "line": 3}]}]}
+    assert merged_statuses([]) == {"checks": []}
