@@ -64,5 +64,7 @@ def config_in(directory: str | Path) -> LocalConfig:
 
 
 def options_for(cfg: RepoConfig, options: AuditOptions | None = None) -> AuditOptions:
-    """Audit options with the configuration's ``ignore``, ``paths.exclude`` and ``hardware``."""
-    return dataclasses.replace(options or AuditOptions(), ignore=cfg.ignore, exclude=cfg.exclude, hardware=cfg.hardware)
+    """Audit options with the configuration's ``ignore``, ``paths.exclude``, ``paths.training`` and ``hardware``
+    (a ``hardware`` already set in ``options``, e.g. from ``--hardware``, wins)."""
+    base = options or AuditOptions()
+    return dataclasses.replace(base, ignore=cfg.ignore, exclude=cfg.exclude, training=cfg.training, hardware=base.hardware or cfg.hardware)

@@ -66,7 +66,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"accel-audit: not a check ID: {', '.join(bad)} (IDs look like C1, I3)", file=sys.stderr)
         return 2
     try:
-        audit = audit_path(root, AuditOptions(hardware=args.hardware))
+        from accel_audit.localconfig import config_in, options_for
+
+        local = config_in(root)  # the repository's own .github/accel-audit.yml: its roles decide what may be edited
+        if local.loaded.errors:
+            print(f"accel-audit: {local.loaded.errors[0]}", file=sys.stderr)
+            return 2
+        audit = audit_path(root, options_for(local.config, AuditOptions(hardware=args.hardware)))
     except SourceError as exc:
         print(f"accel-audit: {exc}", file=sys.stderr)
         return 2

@@ -140,7 +140,7 @@ def base_options(repo: str, base_rev: str) -> tuple[AuditOptions, list[str]]:
     raw = read_blob(repo, base_rev, CONFIG_PATH)
     loaded = parse_config(raw.decode("utf-8", "replace") if raw is not None else None)
     cfg = loaded.config
-    return AuditOptions(ignore=cfg.ignore, exclude=cfg.exclude, hardware=cfg.hardware, cache=SharedFacts()), loaded.errors
+    return AuditOptions(ignore=cfg.ignore, exclude=cfg.exclude, training=cfg.training, hardware=cfg.hardware, cache=SharedFacts()), loaded.errors
 
 
 def audit_pair(repo: str, revs: Revisions, options: AuditOptions) -> tuple[Audit, Audit]:
