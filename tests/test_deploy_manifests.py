@@ -1,4 +1,4 @@
-"""deploy/: the Kubernetes image is a parameter (kustomize ``images:``), never ``:latest``."""
+"""deploy/: the Kubernetes image is a parameter (kustomize ``images:``), compose's a version tag; never ``:latest``."""
 
 from __future__ import annotations
 
@@ -27,3 +27,14 @@ def test_the_app_image_is_set_by_kustomize() -> None:
     assert image["name"] == "accel-audit"
     assert "/" in image["newName"]  # registry/name
     assert image["newTag"] and image["newTag"] != "latest"
+
+
+def test_compose_runs_one_versioned_image() -> None:
+    import re
+    import tomllib
+
+    version = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text())["project"]["version"]
+    services = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())["services"]
+    images = {services[s]["image"] for s in ("app", "worker")}
+    assert images == {f"${{ACCEL_IMAGE:-accel-audit:{version}}}"}  # app and workers run the same, versioned image
+    assert not any(re.search(r":latest\b", str(svc.get("image", ""))) for svc in services.values())
