@@ -66,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from accel_audit.cli import main as cli_main
 
+    if not (FIXTURES / "base").is_dir() or not (FIXTURES / "head").is_dir():  # an installed wheel ships no fixtures
+        sys.stderr.write(f"accel-audit demo: the sample repository ({FIXTURES}) is part of the source checkout, not of the "
+                         "installed package; run `make demo` in a clone of accel-audit, or try `accel-audit scan PATH` "
+                         "and `accel-audit pr --repo PATH --base REF --head REF` on your own repository\n")
+        return 2
     with tempfile.TemporaryDirectory(prefix="accel-audit-demo-") as tmp:
         repo = Path(tmp) / "llama3-sft"
         base, head = build_demo_repo(repo)

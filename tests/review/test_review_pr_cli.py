@@ -102,3 +102,13 @@ def test_demo_runs_offline_and_reviews_the_sample_pr(capsys):
     assert demo_main([]) == 0
     md = capsys.readouterr().out
     assert "## Changes in this PR" in md and "inline comment" in md
+
+
+def test_demo_without_its_fixtures_says_where_they_are(tmp_path, monkeypatch, capsys) -> None:
+    """An installed wheel has no fixtures/: the demo says so and exits 2 instead of a traceback."""
+    from accel_audit import demo
+
+    monkeypatch.setattr(demo, "FIXTURES", tmp_path / "missing")
+    assert demo.main([]) == 2
+    err = capsys.readouterr().err
+    assert "source checkout" in err and "make demo" in err
