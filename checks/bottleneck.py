@@ -147,16 +147,73 @@ def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:
     )]
 
 
+# a loader that is not the training loader: evaluation, a reference-model or embedding pre-pass, generation
+_NOT_TRAIN_LOADER = re.compile(r"(eval|valid|test|predict|infer|generat|sample|embed|precompute|reference|\bref_|_ref\b|benchmark|profile|calib)", re.I)
+# a DataLoader over rollouts already in memory (PPO's replay buffer) reads no files
+_IN_MEMORY = re.compile(r"(replay_buffer|experience|rollout)", re.I)
+_LOADER_TEXT = re.compile(r"(num_workers|DataLoader|dataloader)", re.I)
+_IMAGE_CALL = re.compile(r"(Image\.open|imread|read_image|decode_image|decode_jpeg|load_image|fetch_image|get_mm_inputs|"
+                         r"process_images?|preprocess_images?|image_processor|(^|\.)processor)$", re.I)
+_PER_BATCH_FUNC = re.compile(r"(collat|__getitem__|__call__|getitem)", re.I)
+
+
+def _enclosing(facts: Facts, path: str, line: int) -> tuple[str, str, str]:
+    """(function, guard, text of its arguments) of the DataLoader a setting at ``path:line`` feeds: the loader built
+    on that line or just below it (a ``dataloader_params`` dict passed to ``DataLoader(ds, **params)``), else the
+    nearest call above it."""
+    ff = facts.files.get(path)
+    calls = list(ff.calls) if ff is not None else []
+    loaders = [c for c in calls if c.short.endswith("DataLoader") and line <= c.line <= line + 15]
+    if loaders:
+        c = min(loaders, key=lambda c: c.line)
+        args = " ".join(str(getattr(a, "text", a)) for a in (*c.args, *c.kwargs.values()))
+        return c.func or "", c.guard or "", args
+    above = [c for c in calls if c.line <= line]
+    if not above:
+        return "", "", ""
+    c = max(above, key=lambda c: c.line)
+    return c.func or "", c.guard or "", ""
+
+
+def _holds_loader_setting(x: object) -> bool:
+    """The cited line shows a loader setting (``num_workers=0``, ``DataLoader(``, an ``add_argument`` of a workers
+    flag), not an unrelated call that a check attributed a default to (``PPOConfig(``)."""
+    text = str(getattr(x, "text", "") or getattr(x, "snippet", ""))
+    key = str(getattr(x, "key", "") or "")
+    return bool(_LOADER_TEXT.search(text) or ("add_argument" in text and "num_workers" in key))
+
+
+def _training_loader_sites(facts: Facts, st: _Status, sites: list) -> list:
+    """The sites that set the training DataLoader's workers: on the training path, holding a loader setting on the
+    cited line, and not an evaluation, reference-model pre-pass or in-memory rollout loader."""
+    out = []
+    for x in sites:
+        if not st.on_path(x.path) or _EVAL_PATH.search(x.path) or not _holds_loader_setting(x):
+            continue
+        func, guard, args = _enclosing(facts, x.path, x.line)
+        if _NOT_TRAIN_LOADER.search(func) or _NOT_TRAIN_LOADER.search(guard) or _IN_MEMORY.search(args):
+            continue
+        out.append(x)
+    return out
+
+
+def _image_work(facts: Facts, st: _Status) -> list:
+    """Images decoded or processed per batch on the training path (in a collator or a Dataset's ``__getitem__``)."""
+    return [c for c in facts.records("calls")
+            if _IMAGE_CALL.search(c.name) and _PER_BATCH_FUNC.search(c.func or "") and st.on_path(c.path)
+            and st.roles.get(c.path, "training") in ("training", "code") and not _EVAL_PATH.search(c.path)]
+
+
 def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     out: list[Signal] = []
     workers = [(n, s) for s in facts.effective("num_workers", "dataloader_num_workers") if (n := as_number(s.value)) is not None]
-    zero = [s for n, s in workers if n == 0 and st.on_path(s.path)]
-    f1 = st.evidence("F1")
+    zero = _training_loader_sites(facts, st, [s for n, s in workers if n == 0])
+    f1 = _training_loader_sites(facts, st, st.evidence("F1"))
     # batches of tokens tokenized ahead (F6), stored pre-tokenized (F10) or memory-mapped (F8) are cheap to collate:
     # loading them in the training process is a weak signal, and no DataLoader at all is no signal
     cheap = st.used("F6") or st.used("F10") or st.used("F8")
     if st.missing("F1") or (st("F1") is None and zero and not [n for n, _ in workers if n > 0]):
-        cited = zero or f1
+        cited = f1 or zero  # F1's own sites first: the reason and the check cite the same loader
         if cited:
             out.append(Signal(
                 Bottleneck.DATA_IO, 1 if cheap else 2,
@@ -172,16 +229,18 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
                 "训练路径上未见 DataLoader worker 设置（F1）：若 batch 在训练主进程中构建，GPU 需等待",
                 positive=False,
             ))
-        if p.multimodal and cited:
+        images = _image_work(facts, st) if p.multimodal else []
+        if images:
             out.append(Signal(
                 Bottleneck.DATA_IO, 1,
-                "the project trains multimodal models: for image-text data, image decoding and resizing would run on the CPU per sample in that same process",
-                "项目训练多模态模型：图文数据的图像解码与缩放将在同一进程中逐样本由 CPU 完成",
-                positive=False,
+                f"images are decoded or processed per batch in the training input pipeline ({_loc(images)}), in that same process: "
+                "for image-text data the CPU does this work while the GPU waits",
+                f"图像在训练输入管线中逐 batch 解码或处理（{_loc(images)}），且在同一进程内：图文数据时 CPU 处理期间 GPU 空等",
             ))
-    elif st("F1") == Status.PARTIAL and f1:
-        out.append(Signal(Bottleneck.DATA_IO, 1, f"only 1-3 DataLoader workers feed each GPU ({_loc(f1)})",
-                          f"每张 GPU 仅有 1~3 个 DataLoader worker 供数（{_loc(f1)}）"))
+    elif st("F1") == Status.PARTIAL and st.evidence("F1"):
+        f1p = st.evidence("F1")
+        out.append(Signal(Bottleneck.DATA_IO, 1, f"only 1-3 DataLoader workers feed each GPU ({_loc(f1p)})",
+                          f"每张 GPU 仅有 1~3 个 DataLoader worker 供数（{_loc(f1p)}）"))
     places = _data_locations(facts)
     remote = [x for x in places if _REMOTE_URL.match(x.value.strip())]
     slow = [x for x in places if any(t in x.value.lower() for t in _SLOW_FS)]
@@ -297,12 +356,22 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     return out
 
 
+_PERIODIC = re.compile(r"(%|\blast_step\b|\bval\w*|\beval\w*|\blog\w*_(every|interval|steps)|\bshould_log)", re.I)
 _EVAL_FUNC = re.compile(r"(eval|estimate|valid|test|sample|generat|predict|infer|benchmark|profile)", re.I)
 
 
-def _loop_site(facts: Facts) -> tuple[str, str]:
-    """Where the training step is (for reasons about a practice that was not seen there), English and Chinese."""
-    sites = facts.calls("backward") or facts.calls("Trainer", "SFTTrainer", "fit", "pretrain")
+_EVAL_PATH = re.compile(r"(^|/)(eval\w*|evaluat\w*|test\w*|bench\w*|infer\w*|generat\w*|sample\w*)(\.py$|/)", re.I)
+
+
+def _train_sites(calls: list, st: _Status) -> list:
+    """Calls of the training step: on the training path, not in an evaluation/generation file or function."""
+    return [c for c in calls if st.on_path(c.path) and not _EVAL_PATH.search(c.path) and not _EVAL_FUNC.search(c.func or "")]
+
+
+def _loop_site(facts: Facts, st: _Status) -> tuple[str, str]:
+    """Where the training step is (for reasons about a practice that was not seen there), English and Chinese;
+    an evaluation command (``llmfoundry/command_utils/eval.py``) is not the training step."""
+    sites = _train_sites(facts.calls("backward"), st) or _train_sites(facts.calls("Trainer", "SFTTrainer", "fit", "pretrain"), st)
     return (f" (training step at {_loc(sites)})", f"（训练步位于 {_loc(sites)}）") if sites else ("", "")
 
 
@@ -322,7 +391,7 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
                 f"以 FP32 训练（{_loc(off)}）：矩阵乘未命中 Tensor Core（A100：FP32 19.5 vs BF16 312 TFLOPS）",
             ))
         else:
-            site, site_zh = _loop_site(facts)
+            site, site_zh = _loop_site(facts, st)
             out.append(Signal(
                 Bottleneck.COMPUTE, 2,
                 f"no BF16/FP16 mixed-precision setting was seen on the training path (C1){site}: if it runs in FP32, matmuls miss the Tensor Cores",
@@ -371,8 +440,9 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"小模型（约 {_fmt_b(b)}{size_where_zh}）：每个 kernel 都很短，kernel launch 与 Python 调度开销占比高",
         ))
     loop_files = {c.path for c in facts.calls("backward") if st.on_path(c.path)}
+    # a sync in a periodic branch (``if step % log_every == 0``, the validation pass) is not paid every step
     syncs = [c for c in facts.calls("item", "torch.cuda.synchronize", "cpu", "tolist")
-             if c.path in loop_files and c.loop and not _EVAL_FUNC.search(c.func or "")]
+             if c.path in loop_files and c.loop and not _EVAL_FUNC.search(c.func or "") and not _PERIODIC.search(c.guard or "")]
     if syncs:
         out.append(Signal(
             Bottleneck.LATENCY, 1 if len(syncs) < 3 else 2,
