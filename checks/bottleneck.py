@@ -375,8 +375,73 @@ def _loop_site(facts: Facts, st: _Status) -> tuple[str, str]:
     return (f" (training step at {_loc(sites)})", f"（训练步位于 {_loc(sites)}）") if sites else ("", "")
 
 
+# evidence that applies to the whole model (``torch.compile(model)``, autocast, the weights' dtype), not one helper
+_MODEL_WIDE = re.compile(r"(\bmodel\b|autocast|\.weight\b|\bdtype\b)")
+
+
+def _addressed(facts: Facts, p: Project, st: _Status) -> Signal | None:
+    """Compute-bound by positive evidence: the code itself rules out the other bottleneck types.
+
+    Mixed precision (C1) puts the matmuls on Tensor Cores; fused attention (D1) removes the S×S traffic of
+    attention; torch.compile or CUDA graphs (D2/D4) fuse the element-wise kernels and cut launch and Python
+    dispatch overhead; pre-tokenized binary data (F10) leaves the input pipeline a memcpy of token ids; one node
+    without offload keeps collectives on NVLink. What is left of the step is the model's GEMMs (seed 000,
+    compute-bound: optimise with precision, Tensor Core alignment, fusion). Every part must be cited on the
+    training path; anything missing or any multi-node/offload/MoE/remote-data feature and there is no such signal.
+    """
+    if p.multi_node or p.moe or not p.does_training:
+        return None
+    parts = [("C1", "mixed precision", "混合精度"), ("D1", "fused attention", "融合 Attention"),
+             ("D2", "torch.compile", "torch.compile") if st.used("D2") else ("D4", "CUDA graphs", "CUDA Graph"),
+             ("F10", "pre-tokenized binary data", "预分词二进制数据")]
+    cited: list[tuple[str, str, str]] = []
+    for cid, en, zh in parts:
+        ev = st.evidence(cid) if st.used(cid) else []
+        if not ev:
+            return None
+        best = [e for e in ev if _MODEL_WIDE.search(e.snippet or "")] or ev  # the model's own setting, not a helper's
+        cited.append((cid, en, zh, _loc(best[:1])))  # type: ignore[arg-type]
+    offload = [e for e in facts.config("offload_optimizer.device", "offload_param.device") if isinstance(e.value, str) and e.value.lower() in ("cpu", "nvme")]
+    if offload or any(_REMOTE_URL.match(x.value.strip()) or any(t in x.value.lower() for t in _SLOW_FS) for x in _data_locations(facts)):
+        return None
+    listed = ", ".join(f"{en} ({cid} at {where})" for cid, en, zh, where in cited)  # type: ignore[misc]
+    listed_zh = "、".join(f"{zh}（{cid}，{where}）" for cid, en, zh, where in cited)  # type: ignore[misc]
+    gpus = f" ({p.num_gpus} GPUs)" if p.num_gpus else ""
+    # multi-node training documented in prose only (E1 applies without a multi-node launch): the launches are single-node
+    documented = st("E1") not in (None, Status.NA)
+    node_en = "in single-node launches" if documented else "on a single node"
+    node_zh = "单机启动" if documented else "单机训练"
+    return Signal(
+        Bottleneck.COMPUTE, 3,
+        f"{listed} {node_en}{gpus}: the launch, memory-traffic, input and network overheads of seed step zero are each "
+        "addressed in the code, so the step time left is the model's matmuls on the Tensor Cores",
+        f"{listed_zh}，且为{node_zh}{gpus}：kernel launch、显存流量、数据输入与网络通信的开销在代码中均已处理，单步耗时主要是 Tensor Core 上的矩阵乘",
+    )
+
+
+def _documented_multi_node(p: Project, st: _Status) -> Signal | None:
+    """Multi-node training the docs describe (E1 applies) without a multi-node launch in the code."""
+    if p.multi_node or st("E1") in (None, Status.NA):
+        return None
+    r = st.results.get("E1")
+    detail = f" ({r.detail})" if r is not None and r.detail else ""
+    return Signal(
+        Bottleneck.COMMUNICATION, 1,
+        f"multi-node training is documented{detail}: across nodes the gradient all-reduce crosses the network, so a "
+        "multi-node run may be communication-bound",
+        f"文档中描述了多机训练{detail}：跨节点时梯度 AllReduce 经过网络，多机运行可能受通信约束",
+        positive=False,
+    )
+
+
 def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     out: list[Signal] = []
+    done = _addressed(facts, p, st)
+    if done is not None:
+        out.append(done)
+        doc = _documented_multi_node(p, st)
+        if doc is not None:
+            out.append(doc)
     b = p.params_billions
     seq = p.max_seq_len
     src = p.notes.get("params_source")
@@ -433,6 +498,11 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"a {int(vocab):,}-token vocabulary ({_loc(vocab_sites)}): the logits tensor and its softmax dominate activation traffic without a fused linear cross-entropy",
             f"词表 {int(vocab):,}（{_loc(vocab_sites)}）：未使用 fused linear cross-entropy 时，logits 及其 softmax 主导激活显存流量",
         ))
+    rng = p.notes.get("params_range_billions")
+    if b is None and rng and rng[1] < 0.5:  # entry points train different sizes, all of them small
+        b = rng[1]
+        size_where = f" at most, {p.notes.get('params_range')} across `{'`, `'.join(p.notes.get('params_range_sources') or [])}`"
+        size_where_zh = f" 以内，{p.notes.get('params_range')}，见 `{'`、`'.join(p.notes.get('params_range_sources') or [])}`"
     if b is not None and b < 0.5 and not (st.used("D2") or st.used("D4")):
         out.append(Signal(
             Bottleneck.LAUNCH, 3 if b < 0.2 else 2,
