@@ -150,7 +150,8 @@ def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:
 # a loader that is not the training loader: evaluation, a reference-model or embedding pre-pass, generation
 _NOT_TRAIN_LOADER = re.compile(r"(eval|valid|test|predict|infer|generat|sample|embed|precompute|reference|\bref_|_ref\b|benchmark|profile|calib)", re.I)
 # a DataLoader over rollouts already in memory (PPO's replay buffer) reads no files
-_IN_MEMORY = re.compile(r"(replay_buffer|experience|rollout)", re.I)
+# (or over a mock/synthetic dataset, or tensors already in memory) reads no files
+_IN_MEMORY = re.compile(r"(replay_buffer|experience|rollout|TensorDataset|mock|dummy|fake|synthetic)", re.I)
 _LOADER_TEXT = re.compile(r"(num_workers|DataLoader|dataloader)", re.I)
 _IMAGE_CALL = re.compile(r"(Image\.open|imread|read_image|decode_image|decode_jpeg|load_image|fetch_image|get_mm_inputs|"
                          r"process_images?|preprocess_images?|image_processor|(^|\.)processor)$", re.I)
@@ -167,6 +168,8 @@ def _enclosing(facts: Facts, path: str, line: int) -> tuple[str, str, str]:
     if loaders:
         c = min(loaders, key=lambda c: c.line)
         args = " ".join(str(getattr(a, "text", a)) for a in (*c.args, *c.kwargs.values()))
+        # the dataset built just above the loader (``dataset = TensorDataset(...)``, ``MockGPTDataset``)
+        args += " " + " ".join(b.text for b in calls if c.line - 5 <= b.line < c.line and b.func == c.func)
         return c.func or "", c.guard or "", args
     above = [c for c in calls if c.line <= line]
     if not above:

@@ -169,9 +169,16 @@ class _Size:
 
 
 _CODE_DEFAULT_SOURCES = ("field-default",)
+_MOCK_PATH = re.compile(r"(^|/|_)(mock|dummy|fake)[\w-]*(\.\w+$|/)|(^|/|_)tiny[_-][\w-]*\.\w+$", re.I)
 
 
-def _dimension_settings(facts: Facts, keys: tuple[str, ...]) -> list:
+def _built_on_training_path(facts: Facts, owner: str, training: frozenset[str]) -> bool:
+    """The training path builds the config class itself (``Transformer(ModelArgs(max_seq_len=...))``), so its
+    field defaults are the model it trains; a class filled from a run config it does not ship is not."""
+    return bool(owner) and any(c.path in training for c in facts.calls(owner))
+
+
+def _dimension_settings(facts: Facts, keys: tuple[str, ...], training: frozenset[str]) -> list:
     """Settings that state a model dimension under its own name.
 
     Left out: a value resolved from another name (``RoPE(dim=embed_dim)`` makes ``embed_dim`` no hidden size),
@@ -181,7 +188,9 @@ def _dimension_settings(facts: Facts, keys: tuple[str, ...]) -> list:
     out = []
     for st in facts.settings(*keys):
         name = st.name.lower().replace("-", "_")
-        if name not in names or st.source in _CODE_DEFAULT_SOURCES:
+        if name not in names:
+            continue
+        if st.source in _CODE_DEFAULT_SOURCES and not _built_on_training_path(facts, st.key.split(".")[0], training):
             continue
         if st.source == "call" and name == "dim":
             continue
@@ -198,7 +207,7 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
     seen: dict[tuple[str, str], dict[str, set[float]]] = {}
     where: dict[tuple[str, str], str] = {}
     for keys, slot in ((_H_KEYS, "h"), (_L_KEYS, "l"), (_V_KEYS, "v"), (_F_KEYS, "f"), (_E_KEYS, "e"), (_K_KEYS, "k"), (_EF_KEYS, "ef")):
-        for st in _dimension_settings(facts, keys):
+        for st in _dimension_settings(facts, keys, training):
             v = as_number(st.value)
             if not v or v < 1 or (slot == "h" and v < 64):
                 continue
@@ -210,6 +219,12 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
                 if slot == "h":
                     where[g] = f"{st.path}:{st.line}"
     groups = {g: d for g, d in groups.items() if len(seen[g].get("h", ())) <= 1 and len(seen[g].get("l", ())) <= 1}
+    # with a known training path, a script off it (a converter building a tiny test model, a sizing notebook, a mock
+    # config) does not say what the project trains; config files and launch scripts still do
+    if training:
+        groups = {g: d for g, d in groups.items()
+                  if g[0] in training or (not g[0].endswith((".py", ".ipynb")) and not _WEIGHTS_ONLY_PATH.search(g[0]))}
+    groups = {g: d for g, d in groups.items() if not _MOCK_PATH.search(g[0])}  # a mock/tiny test model is not the model
     out: list[_Size] = []
     repo_vocab = {as_number(st.value) for st in facts.settings(*_V_KEYS) if as_number(st.value)}
     # the training path's own vocabulary (nanoGPT: 50,257 for GPT-2 weights, 50,304 padded): the largest it sets
