@@ -122,7 +122,8 @@ def withhold_reason(
     if cid == "D5" and not {"transformers", "trl", "peft", "axolotl", "llamafactory", "unsloth"} & set(p.frameworks):
         return ("Liger Kernel patches Hugging Face Transformers model classes; this project does not train an HF model",
                 "Liger Kernel 通过替换 Hugging Face Transformers 模型类生效；本项目训练的不是 HF 模型")
-    if cid == "D5" and "megatron" in p.frameworks and "transformers" not in p.frameworks:
+    # Megatron trains its own GPTModel; transformers there loads tokenizers or converts checkpoints
+    if cid == "D5" and "megatron" in p.frameworks and not {"trl", "peft", "axolotl", "llamafactory", "unsloth"} & set(p.frameworks):
         return ("Megatron-LM has its own fused kernels; Liger targets Hugging Face models", "Megatron-LM 自带融合算子；Liger 面向 Hugging Face 模型")
 
     # model family: Liger has kernels for some architectures only
