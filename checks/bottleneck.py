@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .facts import Facts, as_number
+from .facts import Facts, as_number, truthy
 from .model import Bottleneck, CheckResult, Project, Status
 
 MIN_SCORE = 3
@@ -148,7 +148,7 @@ def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:
 
 
 # a loader that is not the training loader: evaluation, a reference-model or embedding pre-pass, generation
-_NOT_TRAIN_LOADER = re.compile(r"(eval|valid|test|predict|infer|generat|sample|embed|precompute|reference|\bref_|_ref\b|benchmark|profile|calib)", re.I)
+_NOT_TRAIN_LOADER = re.compile(r"(eval|valid|test|predict|infer|generat|sample|embed|precompute|reference|\bref_|_ref\b|bench|profile|calib)", re.I)
 # a DataLoader over rollouts already in memory (PPO's replay buffer) reads no files
 # (or over a mock/synthetic dataset, or tensors already in memory) reads no files
 _IN_MEMORY = re.compile(r"(replay_buffer|experience|rollout|TensorDataset|mock|dummy|fake|synthetic)", re.I)
@@ -493,7 +493,14 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             "未见算子融合（D2 torch.compile、D5 Liger、D6 融合优化器）：Norm、激活、RoPE 与 loss 将各自往返显存",
             positive=False,
         ))
-    vocab_sites = [s for s in facts.settings("vocab_size", "padded_vocab_size") if (as_number(s.value) or 0) >= 100_000 and st.on_path(s.path)]
+    # a file that sets several vocabularies is a table of model presets (litgpt's config.py): not the trained model's
+    per_file: dict[str, set[float]] = {}
+    for s in facts.settings("vocab_size", "padded_vocab_size"):
+        if (v := as_number(s.value)) is not None:
+            per_file.setdefault(s.path, set()).add(v)
+    fused_ce = any(truthy(s.value) for s in facts.effective("cross_entropy_loss_fusion", "use_liger_kernel", "liger_kernel"))
+    vocab_sites = [s for s in facts.settings("vocab_size", "padded_vocab_size")
+                   if (as_number(s.value) or 0) >= 100_000 and st.on_path(s.path) and len(per_file.get(s.path, ())) == 1] if not fused_ce else []
     if vocab_sites and st.missing("D5"):
         vocab = max(as_number(s.value) or 0 for s in vocab_sites)
         out.append(Signal(
@@ -512,10 +519,11 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"a small model (~{_fmt_b(b)}{size_where}): each kernel is short, so launch overhead and Python dispatch take a large share of the step",
             f"小模型（约 {_fmt_b(b)}{size_where_zh}）：每个 kernel 都很短，kernel launch 与 Python 调度开销占比高",
         ))
-    loop_files = {c.path for c in facts.calls("backward") if st.on_path(c.path)}
-    # a sync in a periodic branch (``if step % log_every == 0``, the validation pass) is not paid every step
+    # the loop that runs the step: a sync there is paid every step; one in another loop (summing token counts after
+    # training) or in a periodic branch (``if step % log_every == 0``, the validation pass) is not
+    step_loops = {(c.path, c.func, c.loop) for c in facts.calls("backward") if st.on_path(c.path) and c.loop}
     syncs = [c for c in facts.calls("item", "torch.cuda.synchronize", "cpu", "tolist")
-             if c.path in loop_files and c.loop and not _EVAL_FUNC.search(c.func or "") and not _PERIODIC.search(c.guard or "")]
+             if (c.path, c.func, c.loop) in step_loops and not _EVAL_FUNC.search(c.func or "") and not _PERIODIC.search(c.guard or "")]
     if syncs:
         out.append(Signal(
             Bottleneck.LATENCY, 1 if len(syncs) < 3 else 2,

@@ -336,3 +336,32 @@ for step in range(train_steps + 1):
     loss.backward()
 '''}
     assert not any("synchronisation" in r for r in audit(files).project.bottleneck_reasons)
+
+
+# litgpt's shape: config.py lists every supported model; Gemma's 256,000-token vocabulary is one row of the table.
+def test_the_largest_vocabulary_of_a_preset_table_is_not_the_trained_one():
+    table = "configs = [\n" + "".join(f"    dict(name='m{i}', vocab_size={v}, padded_vocab_size={v}),\n"
+                                     for i, v in enumerate((32000, 50254, 256000))) + "]\n"
+    files = {"litgpt/config.py": table, "litgpt/pretrain.py": "from litgpt.config import configs\n\ndef fit():\n    for batch in loader:\n        loss = model(batch)\n        loss.backward()\n"}
+    assert not any("256,000-token" in r for r in audit(files).project.bottleneck_reasons)
+
+
+# A sync after the training loop (summing token counts once) or in another loop is not paid every step.
+def test_a_sync_outside_the_step_loop_is_not_counted():
+    files = {"finetune.py": '''def fit(model, loader):
+    for batch in loader:
+        loss = model(batch)
+        loss.backward()
+    for key in token_counts:
+        total_token_counts[key] = token_counts[key].item()
+'''}
+    assert not any("synchronisation" in r for r in audit(files).project.bottleneck_reasons)
+    files = {"finetune.py": '''def fit(model, loader):
+    for batch in loader:
+        loss = model(batch)
+        loss.backward()
+        losses.append(loss.item())
+        print(loss.cpu())
+        metrics.append(acc.item())
+'''}
+    assert any("3 CPU-GPU synchronisation point(s)" in r and "finetune.py:5" in r for r in audit(files).project.bottleneck_reasons)
