@@ -148,7 +148,7 @@ def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:
 
 
 # a loader that is not the training loader: evaluation, a reference-model or embedding pre-pass, generation
-_NOT_TRAIN_LOADER = re.compile(r"(eval|valid|test|predict|infer|generat|sample|embed|precompute|reference|\bref_|_ref\b|bench|profile|calib)", re.I)
+_NOT_TRAIN_LOADER = re.compile(r"(eval|valid|test|predict|infer|generat|embed|precompute|reference|\bref_|_ref\b|bench|profile|calib)", re.I)
 # a DataLoader over rollouts already in memory (PPO's replay buffer) reads no files
 # (or over a mock/synthetic dataset, or tensors already in memory) reads no files
 _IN_MEMORY = re.compile(r"(replay_buffer|experience|rollout|TensorDataset|mock|dummy|fake|synthetic)", re.I)

@@ -365,3 +365,35 @@ def test_a_sync_outside_the_step_loop_is_not_counted():
         metrics.append(acc.item())
 '''}
     assert any("3 CPU-GPU synchronisation point(s)" in r and "finetune.py:5" in r for r in audit(files).project.bottleneck_reasons)
+
+
+# axolotl's shape: the training loader sits under ``if self.args.sample_packing``; a bench loader next to it is not it.
+def test_the_training_loader_under_a_sample_packing_branch_is_cited_and_the_bench_loader_is_not():
+    files = {"src/axolotl/core/trainer_builder.py": '''from torch.utils.data import DataLoader
+
+
+class AxolotlTrainer(Trainer):
+    def get_train_dataloader(self):
+        if self.args.sample_packing and not self.args.pretraining:
+            train_dataset = self.train_dataset.remove_columns(["length"])
+            dataloader_params = {
+                "batch_size": self._train_batch_size,
+                "num_workers": 0,
+            }
+            return DataLoader(train_dataset, **dataloader_params)
+        return super().get_train_dataloader()
+
+    def get_bench_dataloader(self, bench_dataset):
+        dataloader_params = {
+            "batch_size": 4,
+            "num_workers": 0,
+        }
+        return DataLoader(bench_dataset, **dataloader_params)
+
+    def training_step(self, model, inputs):
+        loss = self.compute_loss(model, inputs)
+        loss.backward()
+'''}
+    reasons = audit(files).project.bottleneck_reasons
+    cited = [r for r in reasons if "num_workers = 0" in r]
+    assert cited and "trainer_builder.py:10" in cited[0] and "(+1)" not in cited[0], reasons
