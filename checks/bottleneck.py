@@ -164,9 +164,10 @@ def _enclosing(facts: Facts, path: str, line: int) -> tuple[str, str, str]:
     nearest call above it."""
     ff = facts.files.get(path)
     calls = list(ff.calls) if ff is not None else []
-    loaders = [c for c in calls if c.short.endswith("DataLoader") and line <= c.line <= line + 15]
+    # a keyword of the loader call itself (``num_workers=0`` on its own line), else a loader just below the setting
+    loaders = [c for c in calls if c.short.endswith("DataLoader") and (line in c.kw_lines.values() or line <= c.line <= line + 15)]
     if loaders:
-        c = min(loaders, key=lambda c: c.line)
+        c = min(loaders, key=lambda c: abs(c.line - line))
         args = " ".join(str(getattr(a, "text", a)) for a in (*c.args, *c.kwargs.values()))
         # the dataset built just above the loader (``dataset = TensorDataset(...)``, ``MockGPTDataset``)
         args += " " + " ".join(b.text for b in calls if c.line - 5 <= b.line < c.line and b.func == c.func)

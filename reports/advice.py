@@ -178,7 +178,7 @@ def _preferred(group: tuple[str, ...], frameworks: set[str]) -> list[str]:
         if "deepspeed" in frameworks:
             return ["A3", "B1", "A2", "B5"]
         return ["A2", "B5", "A3", "B1"]
-    if group == ("F6", "F10") and "megatron" in frameworks:
+    if group == ("F6", "F10") and "megatron" in frameworks and not {"llamafactory", "axolotl", "trl", "peft"} & frameworks:
         return ["F10", "F6"]  # Megatron reads indexed .bin/.idx files written by tools/preprocess_data.py
     return list(group)
 

@@ -95,8 +95,18 @@ def withhold_reason(
         return ("single-node training: intra-node bandwidth rarely limits gradient all-reduce enough for compression to pay off",
                 "单机训练：机内带宽很少成为梯度 AllReduce 的瓶颈，梯度压缩得不偿失")
 
-    # model scale
-    b = p.params_billions
+    # a hand-written loader of pre-tokenized token ids into pinned memory (nanoGPT's get_batch, modded-nanogpt's
+    # shard reader): no DataLoader at all, so workers, prefetch_factor, a memory map or a side-stream prefetcher add
+    # nothing to a byte-range copy
+    if cid in ("F1", "F2", "F8", "F11") and "F1" in results and not results["F1"].evidence \
+            and used("F10") and used("F3"):
+        return ("the training path reads pre-tokenized token ids into pinned memory by hand (F10, F3), without a DataLoader: "
+                "there is no per-sample decoding or collation for loader workers, prefetch or a memory map to take off the step",
+                "训练路径手写读取预分词的 token id 到锁页内存（F10、F3），不经 DataLoader：没有逐样本解码或拼 batch 可交给 worker、预取或内存映射")
+
+    # model scale: the trained size, or the largest of the sizes the entry points train when they differ
+    rng = p.notes.get("params_range_billions")
+    b = p.params_billions if p.params_billions is not None else (rng[1] if rng else None)
     if b is not None and p.adapter_training and cid in ("A2", "A3", "B5", "C4") and b * 2 <= ADAPTER_FITS_GB and not p.multi_node:
         # LoRA: the base is frozen (BF16 weights, no gradients or Adam states); only the adapters are trained
         return (f"LoRA trains adapters: the frozen ~{_b(b)} base takes ~{b * 2:.0f} GB in BF16 and only the adapters carry gradients and Adam states; it fits one GPU without sharding",

@@ -178,6 +178,10 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
         s.where["accelerate-yaml"] = acc[0]
         s.targets.append("accelerate-yaml")
 
+    if s.dialect in ("axolotl", "llamafactory"):
+        # a recipe-driven framework is configured in its YAML: a Python-only snippet has no file of the user's to go
+        # into (the backward pass is the library's code), so it stays an unfitted example
+        return s
     loop = _rank_places([c.path for c in facts.calls("backward")], roles)
     training = sorted(p for p, r in roles.items() if r == "training" and facts.files.get(p) is not None and facts.files[p].kind == "python")
     if loop:
@@ -199,7 +203,10 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
 
 
 _HF_LIBRARIES = frozenset({"transformers", "trl", "peft", "accelerate", "axolotl", "llamafactory", "unsloth"})
-_HF_IMPORT = re.compile(r"^\s*(from|import)\s+(transformers|trl|peft|datasets|accelerate)\b", re.M)
+_HF_IMPORT = re.compile(r"^\s*(from|import)\s+(transformers|trl|peft|datasets|accelerate)\b|"
+                        r"\.(gradient_checkpointing_enable|get_input_embeddings|generation_config|from_pretrained)\b", re.M)
+#: a snippet that only fits Megatron-LM (its preprocessing tool or its flags)
+_MEGATRON_ONLY = re.compile(r"tools/preprocess_data\.py|--tensor-model-parallel-size|megatron\.", re.I)
 #: PyTorch-only versions of snippets whose declared Python example uses a Hugging Face library
 TORCH_NATIVE: dict[str, str] = {
     "G1": (
@@ -298,6 +305,8 @@ def fit(check: Check, style: RepoStyle, hw: GPU | None = None) -> Snippet | None
                 code = _translate_yaml(code, style.dialect)
         if code is None:
             continue
+        if _MEGATRON_ONLY.search(code):
+            continue  # Megatron's tool or flags in a project that does not launch Megatron (dialect "megatron" returned above)
         if target == "python" and not style.hf and _HF_IMPORT.search(code):
             code = TORCH_NATIVE.get(check.id)  # a raw PyTorch loop gets PyTorch, never a transformers/TRL object
             if code is None:

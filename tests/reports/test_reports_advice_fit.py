@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from checks.base import REGISTRY, all_checks
 from checks.engine import audit_files
-from checks.model import Priority, Project, Status
+from checks.model import Evidence, Priority, Project, Status
 from reports.advice import build_plan
 from reports.applicability import withhold_reason
 from reports.snippets import fit, repo_style
@@ -91,3 +91,34 @@ def test_one_of_a_pair_alone_is_still_recommended():
     checks = {c: fake_check(c, priority=L) for c in ("D2", "D4")}
     plan = build_plan(make_audit([result("D2", U, None), result("D4", N, L)], Project()), checks)
     assert [r.check for r in plan.recommendations] == ["D4"]
+
+
+def test_a_hand_written_pinned_token_loader_gets_no_dataloader_advice():
+    ev = [Evidence("train.py", 5, "data = np.memmap(path, dtype=np.uint16, mode='r')")]
+    results = {"F1": result("F1", N, M), "F10": result("F10", U, None, evidence=ev), "F3": result("F3", U, None, evidence=ev)}
+    for cid in ("F1", "F2", "F8", "F11"):
+        assert withhold_reason(result(cid, N, M), Project(), results, None) is not None
+    with_loader = dict(results, F1=result("F1", N, M, evidence=[Evidence("train.py", 9, "DataLoader(ds, num_workers=0)")]))
+    assert withhold_reason(result("F1", N, M), Project(), with_loader, None) is None
+
+
+def test_entry_points_of_different_small_sizes_get_no_sharding_advice():
+    p = Project(num_gpus=8)
+    p.notes["params_range_billions"] = (0.155, 0.304)
+    assert withhold_reason(result("A2", N, M), p, {}, None) is not None
+    p.notes["params_range_billions"] = (0.155, 70.0)
+    assert withhold_reason(result("A2", N, M), p, {}, None) is None
+
+
+def test_a_recipe_driven_project_gets_no_python_file_to_edit_and_no_megatron_command():
+    all_checks()
+    files = {
+        "examples/llama3_lora_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\nfinetuning_type: lora\n"
+                                         "template: llama3\ncutoff_len: 2048\nlearning_rate: 1.0e-4\nbf16: true\nlogging_steps: 10\n",
+        "src/llamafactory/model/checkpointing.py": "def backward_hook(loss):\n    loss.backward()\n",
+    }
+    a = audit(files)
+    style = repo_style(a.facts, a.project, a.roles.by_path)
+    assert style.dialect == "llamafactory" and "python" not in style.where
+    f10 = fit(REGISTRY["F10"], style)
+    assert f10 is None or not f10.fitted or "preprocess_data.py" not in f10.code
