@@ -63,6 +63,21 @@ def _b(b: float) -> str:
     return f"{b:.0f}B" if b >= 1 else f"{b * 1000:.0f}M"
 
 
+_DEMO_SCRIPT = re.compile(r"(^|/)(sample|samples|sampling|demo|generate_samples?)\w*\.py$", re.I)
+_ENGINES = frozenset({"vllm", "sglang", "tensorrt-llm"})
+
+
+def _sampling_demo(p: Project, results: Mapping[str, CheckResult]) -> str | None:
+    """``path:line`` of the generation when every J finding sits in a sampling/demo script and no serving engine or
+    RL rollout is part of the project; None otherwise."""
+    if _ENGINES & set(p.frameworks) or p.alignment:
+        return None
+    ev = [e for cid, r in results.items() if cid.startswith("J") for e in (*r.evidence, *r.findings)]
+    if not ev or not all(_DEMO_SCRIPT.search(e.path) for e in ev):
+        return None
+    return f"{ev[0].path}:{ev[0].line}"
+
+
 def withhold_reason(
     result: CheckResult, project: Project, results: Mapping[str, CheckResult], hw: GPU | None
 ) -> tuple[str, str] | None:
@@ -76,6 +91,12 @@ def withhold_reason(
     # a project that only serves or generates: training practice does not apply
     if p.does_inference and not p.does_training and cid not in _INFERENCE_RELEVANT and not cid.startswith("J"):
         return ("the project only runs inference: training practice does not apply", "项目仅做推理：训练相关的优化不适用")
+
+    # generation only in a sampling demo of a training project (nanoGPT's sample.py): not a serving or rollout workload
+    if cid.startswith("J") and p.does_training and (demo := _sampling_demo(p, results)):
+        return (f"generation here is a sampling demo of the trained model ({demo}), not a serving or rollout workload: "
+                "inference-throughput advice does not speed up this project's training",
+                f"此处的生成只是训练后模型的采样演示（{demo}），不是推理服务或 RL rollout：推理吞吐类优化不会加快本项目的训练")
 
     # an alternative already in use covers the need
     if cid in ("A2", "A3", "B5") and (alt := used("A2", "A3")):

@@ -122,3 +122,13 @@ def test_a_recipe_driven_project_gets_no_python_file_to_edit_and_no_megatron_com
     assert style.dialect == "llamafactory" and "python" not in style.where
     f10 = fit(REGISTRY["F10"], style)
     assert f10 is None or not f10.fitted or "preprocess_data.py" not in f10.code
+
+
+def test_a_sampling_demo_of_a_training_project_gets_no_serving_advice():
+    ev = [Evidence("sample.py", 87, "y = model.generate(x, max_new_tokens, temperature=temperature, top_k=top_k)")]
+    results = {"J5": result("J5", N, Priority.HIGH, evidence=ev), "J1": result("J1", N, Priority.HIGH, evidence=ev)}
+    p = Project(does_training=True, does_inference=True)
+    assert withhold_reason(results["J5"], p, results, None) is not None
+    served = {"J5": result("J5", N, Priority.HIGH, evidence=[Evidence("serve/app.py", 12, "out = model.generate(**batch)")])}
+    assert withhold_reason(served["J5"], p, served, None) is None
+    assert withhold_reason(results["J5"], Project(does_training=True, does_inference=True, frameworks=["vllm"]), results, None) is None
