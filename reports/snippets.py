@@ -178,19 +178,21 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
         s.where["accelerate-yaml"] = acc[0]
         s.targets.append("accelerate-yaml")
 
-    if s.dialect in ("axolotl", "llamafactory"):
-        # a recipe-driven framework is configured in its YAML: a Python-only snippet has no file of the user's to go
-        # into (the backward pass is the library's code), so it stays an unfitted example
-        return s
-    loop = _rank_places([c.path for c in facts.calls("backward")], roles)
+    recipe_driven = s.dialect in ("axolotl", "llamafactory")
+    # a recipe-driven framework is configured in its YAML: a Python-only snippet has no file of the user's to go into
+    # (the backward pass is the library's code), so it stays an unfitted example
+    loop = [] if recipe_driven else _rank_places([c.path for c in facts.calls("backward")], roles)
     training = sorted(p for p, r in roles.items() if r == "training" and facts.files.get(p) is not None and facts.files[p].kind == "python")
-    if loop:
+    if recipe_driven:
+        pass
+    elif loop:
         s.where["python"] = loop[0]
     elif training:
         s.where["python"] = training[0]
     elif facts.files_of_kind("python"):
         s.where["python"] = sorted(facts.files_of_kind("python"))[0]
-    s.targets.append("python")
+    if not recipe_driven:
+        s.targets.append("python")
     launches = [x for x in facts.launches() if x.launcher != "python" or x.script]
     if launches:
         # a launch script of the run (``run.sh``) before a Dockerfile or a README command
@@ -315,6 +317,9 @@ def fit(check: Check, style: RepoStyle, hw: GPU | None = None) -> Snippet | None
         where = style.where.get(target)
         shown = style.dialect if target == "hf-yaml" and style.dialect else target
         return Snippet(shown, LANG[target], code, where, True)
+    declared = {k: v for k, v in declared.items() if not _MEGATRON_ONLY.search(v)}  # Megatron's tool: only for Megatron
+    if not declared:
+        return None
     first = next((t for t in DECLARED_TARGETS if t in declared), next(iter(declared)))
     code = hardware_rewrite(check.id, first, declared[first], hw)
     return Snippet(first, LANG.get(first, ""), code, None, False)

@@ -132,3 +132,16 @@ def test_a_sampling_demo_of_a_training_project_gets_no_serving_advice():
     served = {"J5": result("J5", N, Priority.HIGH, evidence=[Evidence("serve/app.py", 12, "out = model.generate(**batch)")])}
     assert withhold_reason(served["J5"], p, served, None) is None
     assert withhold_reason(results["J5"], Project(does_training=True, does_inference=True, frameworks=["vllm"]), results, None) is None
+
+
+def test_axolotl_pads_its_vocabulary_with_its_own_key():
+    all_checks()
+    files = {"examples/llama-3/lora-8b.yml": "base_model: NousResearch/Meta-Llama-3-8B\nsequence_len: 4096\nmicro_batch_size: 2\n"
+                                             "gradient_accumulation_steps: 4\nlearning_rate: 0.0002\nbf16: auto\nlogging_steps: 1\n"}
+    a = audit(files)
+    style = repo_style(a.facts, a.project, a.roles.by_path)
+    assert style.dialect == "axolotl"
+    d7 = fit(REGISTRY["D7"], style)
+    assert d7 is not None and "resize_token_embeddings_to_32x: true" in d7.code and "vocab_size" not in d7.code
+    f10 = fit(REGISTRY["F10"], style)
+    assert f10 is None or "preprocess_data.py" not in f10.code
