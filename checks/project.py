@@ -175,7 +175,11 @@ _MOCK_PATH = re.compile(r"(^|/|_)(mock|dummy|fake)[\w-]*(\.\w+$|/)|(^|/|_)tiny[_
 def _built_on_training_path(facts: Facts, owner: str, training: frozenset[str]) -> bool:
     """The training path builds the config class itself (``Transformer(ModelArgs(max_seq_len=...))``), so its
     field defaults are the model it trains; a class filled from a run config it does not ship is not."""
-    return bool(owner) and any(c.path in training for c in facts.calls(owner))
+    # ``MPTConfig(**cfg)`` fills the class from a run config: its defaults say nothing; ``ModelArgs(max_seq_len=...)`` keeps them
+    # and ``MambaConfig(d_model=config.d_model, ...)`` passes the dimensions from elsewhere
+    dims = {k.lower() for k in (*_H_KEYS, *_L_KEYS)}
+    return bool(owner) and any(c.path in training and not c.star_kwargs and not c.args and not dims & {k.lower() for k in c.kwargs}
+                               for c in facts.calls(owner))
 
 
 def _dimension_settings(facts: Facts, keys: tuple[str, ...], training: frozenset[str]) -> list:

@@ -397,3 +397,20 @@ class AxolotlTrainer(Trainer):
     reasons = audit(files).project.bottleneck_reasons
     cited = [r for r in reasons if "num_workers = 0" in r]
     assert cited and "trainer_builder.py:10" in cited[0] and "(+1)" not in cited[0], reasons
+
+
+# llm-foundry / axolotl: an HF config class's __init__ defaults, built from a run config (``MPTConfig(**cfg)``) or
+# from another config's dimensions (``MambaConfig(d_model=config.d_model)``), are not the trained model.
+def test_config_class_defaults_filled_from_elsewhere_are_not_the_model():
+    config_cls = '''from transformers import PretrainedConfig
+
+
+class MPTConfig(PretrainedConfig):
+    def __init__(self, d_model: int = 2048, n_layers: int = 24, vocab_size: int = 50368, **kwargs):
+        self.d_model = d_model
+        self.n_layers = n_layers
+'''
+    for call in ("cfg = MPTConfig(**model_cfg)", "cfg = MPTConfig(d_model=base.d_model, n_layers=base.n_layers)"):
+        files = {"llmfoundry/models/mpt/configuration_mpt.py": config_cls,
+                 "llmfoundry/train.py": f"from llmfoundry.models.mpt.configuration_mpt import MPTConfig\n{call}\nloss = model(x)\nloss.backward()\n"}
+        assert audit(files).project.estimated_params is None, call
