@@ -420,7 +420,17 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
         vals += [v for k in ("pretrained_model_name_or_path", "model", "model_name_or_path") if isinstance(v := c.kwargs.get(k), str)]
         out += [(c.path, v) for v in vals if 2 < len(v) < 200]
     out += [(x.path, x.script) for x in facts.launches("vllm") if x.script and "/" in x.script]  # ``vllm serve org/model``
+    # a torchtune recipe config builds its model from a component (``model: {_component_: torchtune.models...}``) and
+    # names the size in its file name (``recipes/configs/qwen2_5/1_5B_lora.yaml``; the builder ``qwen2_5_1_5b`` is
+    # ambiguous): the file name is the model name
+    for e in facts.config("_component_"):
+        if len(e.keys) >= 2 and str(e.keys[-2]) in ("model", "policy_model") and isinstance(e.value, str) \
+                and e.value.startswith("torchtune.models.") and (m := _TUNE_SIZE.match(e.path.rsplit("/", 1)[-1])):
+            out.append((e.path, m.group(1).replace("_", ".") + "B"))
     return out
+
+
+_TUNE_SIZE = re.compile(r"^(\d+(?:_\d+)?)B_", re.I)
 
 
 def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], training: frozenset[str]) -> None:

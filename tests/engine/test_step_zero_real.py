@@ -414,3 +414,18 @@ class MPTConfig(PretrainedConfig):
         files = {"llmfoundry/models/mpt/configuration_mpt.py": config_cls,
                  "llmfoundry/train.py": f"from llmfoundry.models.mpt.configuration_mpt import MPTConfig\n{call}\nloss = model(x)\nloss.backward()\n"}
         assert audit(files).project.estimated_params is None, call
+
+
+# torchtune's recipe configs name the size in their file name; the builder names (qwen2_5_1_5b) are ambiguous.
+def test_torchtune_recipe_sizes_come_from_config_file_names():
+    def cfg(builder: str) -> str:
+        return f"model:\n  _component_: torchtune.models.{builder}\n  lora_rank: 8\ndtype: bf16\n"
+    files = {
+        "recipes/configs/llama3_1/8B_lora.yaml": cfg("llama3_1.lora_llama3_1_8b"),
+        "recipes/configs/llama3_1/8B_full.yaml": cfg("llama3_1.llama3_1_8b"),
+        "recipes/configs/qwen2_5/1_5B_lora.yaml": cfg("qwen2_5.lora_qwen2_5_1_5b_instruct"),
+        "recipes/lora_finetune_single_device.py": "def train(self):\n    for batch in self._dataloader:\n        loss = self._loss_step(batch)\n        loss.backward()\n",
+    }
+    p = audit(files).project
+    assert p.estimated_params == "8B"  # two of three configs
+    assert p.notes["params_distribution"] == {"8B": 2, "1.5B": 1}
