@@ -493,6 +493,10 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
     per_file: dict[str, set[int]] = {}
     for st in facts.effective(*_TRAIN_SEQ_KEYS):
         v = as_number(st.value)
+        # ``block_size: int = 128`` under "attention masking" (modded-nanogpt) is a kernel tile, not a context length:
+        # a block size below 256 is ambiguous and left out
+        if st.name.lower() == "block_size" and v is not None and v < 256:
+            continue
         if v and 16 <= v <= 10_000_000:
             per_file.setdefault(st.path, set()).add(int(v))
     per_file = {k: v for k, v in per_file.items() if len(v) <= 3}  # a table of presets is not a setting

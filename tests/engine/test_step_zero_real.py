@@ -429,3 +429,22 @@ def test_torchtune_recipe_sizes_come_from_config_file_names():
     p = audit(files).project
     assert p.estimated_params == "8B"  # two of three configs
     assert p.notes["params_distribution"] == {"8B": 2, "1.5B": 1}
+
+
+def test_an_attention_block_size_is_not_the_sequence_length():
+    files = {"train_gpt.py": '''from dataclasses import dataclass
+
+
+@dataclass
+class Hyperparameters:
+    val_loss_every: int = 250
+    # attention masking
+    block_size: int = 128
+
+
+args = Hyperparameters()
+model = GPT(vocab_size=50257, num_layers=11, num_heads=6, model_dim=768, max_seq_len=args.val_batch_size // 8)
+loss = model(x)
+loss.backward()
+'''}
+    assert audit(files).project.max_seq_len is None
