@@ -339,7 +339,7 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             ))
     multi_gpu = p.multi_node or (p.num_gpus or 0) > 1
     offload = [e for e in facts.config("offload_optimizer.device", "offload_param.device") if isinstance(e.value, str) and e.value.lower() in ("cpu", "nvme")]
-    if offload:
+    if offload and not st.missing("C4"):  # C4 (offload) unused in the same report would contradict the reason
         ds_files = {e.path for e in facts.config("zero_optimization")} | {e.path for e in facts.config("zero_optimization.stage")}
         off_files = {e.path for e in offload}
         share = f" in {len(off_files)} of {len(ds_files)} DeepSpeed configs" if len(ds_files) > len(off_files) else ""
