@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .facts import Facts, as_number
+from .facts import Facts, as_number, truthy
 from .model import Bottleneck, CheckResult, Project, Status
 
 MIN_SCORE = 3
@@ -147,16 +147,77 @@ def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:
     )]
 
 
+# a loader that is not the training loader: evaluation, a reference-model or embedding pre-pass, generation
+_NOT_TRAIN_LOADER = re.compile(r"(eval|valid|test|predict|infer|generat|embed|precompute|reference|\bref_|_ref\b|bench|profile|calib)", re.I)
+# a DataLoader over rollouts already in memory (PPO's replay buffer) reads no files
+# (or over a mock/synthetic dataset, or tensors already in memory) reads no files
+_IN_MEMORY = re.compile(r"(replay_buffer|experience|rollout|TensorDataset|mock|dummy|fake|synthetic)", re.I)
+_LOADER_TEXT = re.compile(r"(num_workers|DataLoader|dataloader)", re.I)
+_IMAGE_CALL = re.compile(r"(Image\.open|imread|read_image|decode_image|decode_jpeg|load_image|fetch_image|get_mm_inputs|"
+                         r"process_images?|preprocess_images?|image_processor|(^|\.)processor)$", re.I)
+_PER_BATCH_FUNC = re.compile(r"(collat|__getitem__|__call__|getitem)", re.I)
+
+
+def _enclosing(facts: Facts, path: str, line: int) -> tuple[str, str, str]:
+    """(function, guard, text of its arguments) of the DataLoader a setting at ``path:line`` feeds: the loader built
+    on that line or just below it (a ``dataloader_params`` dict passed to ``DataLoader(ds, **params)``), else the
+    nearest call above it."""
+    ff = facts.files.get(path)
+    calls = list(ff.calls) if ff is not None else []
+    # a keyword of the loader call itself (``num_workers=0`` on its own line), else a loader just below the setting
+    loaders = [c for c in calls if c.short.endswith("DataLoader") and (line in c.kw_lines.values() or line <= c.line <= line + 15)]
+    if loaders:
+        c = min(loaders, key=lambda c: abs(c.line - line))
+        args = " ".join(str(getattr(a, "text", a)) for a in (*c.args, *c.kwargs.values()))
+        # the dataset built just above the loader (``dataset = TensorDataset(...)``, ``MockGPTDataset``)
+        args += " " + " ".join(b.text for b in calls if c.line - 5 <= b.line < c.line and b.func == c.func)
+        return c.func or "", c.guard or "", args
+    above = [c for c in calls if c.line <= line]
+    if not above:
+        return "", "", ""
+    c = max(above, key=lambda c: c.line)
+    return c.func or "", c.guard or "", ""
+
+
+def _holds_loader_setting(x: object) -> bool:
+    """The cited line shows a loader setting (``num_workers=0``, ``DataLoader(``, an ``add_argument`` of a workers
+    flag), not an unrelated call that a check attributed a default to (``PPOConfig(``)."""
+    text = str(getattr(x, "text", "") or getattr(x, "snippet", ""))
+    key = str(getattr(x, "key", "") or "")
+    return bool(_LOADER_TEXT.search(text) or ("add_argument" in text and "num_workers" in key))
+
+
+def _training_loader_sites(facts: Facts, st: _Status, sites: list) -> list:
+    """The sites that set the training DataLoader's workers: on the training path, holding a loader setting on the
+    cited line, and not an evaluation, reference-model pre-pass or in-memory rollout loader."""
+    out = []
+    for x in sites:
+        if not st.on_path(x.path) or _EVAL_PATH.search(x.path) or not _holds_loader_setting(x):
+            continue
+        func, guard, args = _enclosing(facts, x.path, x.line)
+        if _NOT_TRAIN_LOADER.search(func) or _NOT_TRAIN_LOADER.search(guard) or _IN_MEMORY.search(args):
+            continue
+        out.append(x)
+    return out
+
+
+def _image_work(facts: Facts, st: _Status) -> list:
+    """Images decoded or processed per batch on the training path (in a collator or a Dataset's ``__getitem__``)."""
+    return [c for c in facts.records("calls")
+            if _IMAGE_CALL.search(c.name) and _PER_BATCH_FUNC.search(c.func or "") and st.on_path(c.path)
+            and st.roles.get(c.path, "training") in ("training", "code") and not _EVAL_PATH.search(c.path)]
+
+
 def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     out: list[Signal] = []
     workers = [(n, s) for s in facts.effective("num_workers", "dataloader_num_workers") if (n := as_number(s.value)) is not None]
-    zero = [s for n, s in workers if n == 0 and st.on_path(s.path)]
-    f1 = st.evidence("F1")
+    zero = _training_loader_sites(facts, st, [s for n, s in workers if n == 0])
+    f1 = _training_loader_sites(facts, st, st.evidence("F1"))
     # batches of tokens tokenized ahead (F6), stored pre-tokenized (F10) or memory-mapped (F8) are cheap to collate:
     # loading them in the training process is a weak signal, and no DataLoader at all is no signal
     cheap = st.used("F6") or st.used("F10") or st.used("F8")
     if st.missing("F1") or (st("F1") is None and zero and not [n for n, _ in workers if n > 0]):
-        cited = zero or f1
+        cited = f1 or zero  # F1's own sites first: the reason and the check cite the same loader
         if cited:
             out.append(Signal(
                 Bottleneck.DATA_IO, 1 if cheap else 2,
@@ -172,16 +233,18 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
                 "训练路径上未见 DataLoader worker 设置（F1）：若 batch 在训练主进程中构建，GPU 需等待",
                 positive=False,
             ))
-        if p.multimodal and cited:
+        images = _image_work(facts, st) if p.multimodal else []
+        if images:
             out.append(Signal(
                 Bottleneck.DATA_IO, 1,
-                "the project trains multimodal models: for image-text data, image decoding and resizing would run on the CPU per sample in that same process",
-                "项目训练多模态模型：图文数据的图像解码与缩放将在同一进程中逐样本由 CPU 完成",
-                positive=False,
+                f"images are decoded or processed per batch in the training input pipeline ({_loc(images)}), in that same process: "
+                "for image-text data the CPU does this work while the GPU waits",
+                f"图像在训练输入管线中逐 batch 解码或处理（{_loc(images)}），且在同一进程内：图文数据时 CPU 处理期间 GPU 空等",
             ))
-    elif st("F1") == Status.PARTIAL and f1:
-        out.append(Signal(Bottleneck.DATA_IO, 1, f"only 1-3 DataLoader workers feed each GPU ({_loc(f1)})",
-                          f"每张 GPU 仅有 1~3 个 DataLoader worker 供数（{_loc(f1)}）"))
+    elif st("F1") == Status.PARTIAL and st.evidence("F1"):
+        f1p = st.evidence("F1")
+        out.append(Signal(Bottleneck.DATA_IO, 1, f"only 1-3 DataLoader workers feed each GPU ({_loc(f1p)})",
+                          f"每张 GPU 仅有 1~3 个 DataLoader worker 供数（{_loc(f1p)}）"))
     places = _data_locations(facts)
     remote = [x for x in places if _REMOTE_URL.match(x.value.strip())]
     slow = [x for x in places if any(t in x.value.lower() for t in _SLOW_FS)]
@@ -276,7 +339,7 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             ))
     multi_gpu = p.multi_node or (p.num_gpus or 0) > 1
     offload = [e for e in facts.config("offload_optimizer.device", "offload_param.device") if isinstance(e.value, str) and e.value.lower() in ("cpu", "nvme")]
-    if offload:
+    if offload and not st.missing("C4"):  # C4 (offload) unused in the same report would contradict the reason
         ds_files = {e.path for e in facts.config("zero_optimization")} | {e.path for e in facts.config("zero_optimization.stage")}
         off_files = {e.path for e in offload}
         share = f" in {len(off_files)} of {len(ds_files)} DeepSpeed configs" if len(ds_files) > len(off_files) else ""
@@ -297,17 +360,92 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     return out
 
 
+_PERIODIC = re.compile(r"(%|\blast_step\b|\bval\w*|\beval\w*|\blog\w*_(every|interval|steps)|\bshould_log)", re.I)
 _EVAL_FUNC = re.compile(r"(eval|estimate|valid|test|sample|generat|predict|infer|benchmark|profile)", re.I)
 
 
-def _loop_site(facts: Facts) -> tuple[str, str]:
-    """Where the training step is (for reasons about a practice that was not seen there), English and Chinese."""
-    sites = facts.calls("backward") or facts.calls("Trainer", "SFTTrainer", "fit", "pretrain")
+_EVAL_PATH = re.compile(r"(^|/)(eval\w*|evaluat\w*|test\w*|bench\w*|infer\w*|generat\w*|sample\w*)(\.py$|/)", re.I)
+
+
+def _train_sites(calls: list, st: _Status) -> list:
+    """Calls of the training step: on the training path, not in an evaluation/generation file or function."""
+    return [c for c in calls if st.on_path(c.path) and not _EVAL_PATH.search(c.path) and not _EVAL_FUNC.search(c.func or "")]
+
+
+def _loop_site(facts: Facts, st: _Status) -> tuple[str, str]:
+    """Where the training step is (for reasons about a practice that was not seen there), English and Chinese;
+    an evaluation command (``llmfoundry/command_utils/eval.py``) is not the training step."""
+    sites = _train_sites(facts.calls("backward"), st) or _train_sites(facts.calls("Trainer", "SFTTrainer", "fit", "pretrain"), st)
     return (f" (training step at {_loc(sites)})", f"（训练步位于 {_loc(sites)}）") if sites else ("", "")
+
+
+# evidence that applies to the whole model (``torch.compile(model)``, autocast, the weights' dtype), not one helper
+_MODEL_WIDE = re.compile(r"(\bmodel\b|autocast|\.weight\b|\bdtype\b)")
+
+
+def _addressed(facts: Facts, p: Project, st: _Status) -> Signal | None:
+    """Compute-bound by positive evidence: the code itself rules out the other bottleneck types.
+
+    Mixed precision (C1) puts the matmuls on Tensor Cores; fused attention (D1) removes the S×S traffic of
+    attention; torch.compile or CUDA graphs (D2/D4) fuse the element-wise kernels and cut launch and Python
+    dispatch overhead; pre-tokenized binary data (F10) leaves the input pipeline a memcpy of token ids; one node
+    without offload keeps collectives on NVLink. What is left of the step is the model's GEMMs (seed 000,
+    compute-bound: optimise with precision, Tensor Core alignment, fusion). Every part must be cited on the
+    training path; anything missing or any multi-node/offload/MoE/remote-data feature and there is no such signal.
+    """
+    if p.multi_node or p.moe or not p.does_training:
+        return None
+    parts = [("C1", "mixed precision", "混合精度"), ("D1", "fused attention", "融合 Attention"),
+             ("D2", "torch.compile", "torch.compile") if st.used("D2") else ("D4", "CUDA graphs", "CUDA Graph"),
+             ("F10", "pre-tokenized binary data", "预分词二进制数据")]
+    cited: list[tuple[str, str, str]] = []
+    for cid, en, zh in parts:
+        ev = st.evidence(cid) if st.used(cid) else []
+        if not ev:
+            return None
+        best = [e for e in ev if _MODEL_WIDE.search(e.snippet or "")] or ev  # the model's own setting, not a helper's
+        cited.append((cid, en, zh, _loc(best[:1])))  # type: ignore[arg-type]
+    offload = [e for e in facts.config("offload_optimizer.device", "offload_param.device") if isinstance(e.value, str) and e.value.lower() in ("cpu", "nvme")]
+    if offload or any(_REMOTE_URL.match(x.value.strip()) or any(t in x.value.lower() for t in _SLOW_FS) for x in _data_locations(facts)):
+        return None
+    listed = ", ".join(f"{en} ({cid} at {where})" for cid, en, zh, where in cited)  # type: ignore[misc]
+    listed_zh = "、".join(f"{zh}（{cid}，{where}）" for cid, en, zh, where in cited)  # type: ignore[misc]
+    gpus = f" ({p.num_gpus} GPUs)" if p.num_gpus else ""
+    # multi-node training documented in prose only (E1 applies without a multi-node launch): the launches are single-node
+    documented = st("E1") not in (None, Status.NA)
+    node_en = "in single-node launches" if documented else "on a single node"
+    node_zh = "单机启动" if documented else "单机训练"
+    return Signal(
+        Bottleneck.COMPUTE, 3,
+        f"{listed} {node_en}{gpus}: the launch, memory-traffic, input and network overheads of seed step zero are each "
+        "addressed in the code, so the step time left is the model's matmuls on the Tensor Cores",
+        f"{listed_zh}，且为{node_zh}{gpus}：kernel launch、显存流量、数据输入与网络通信的开销在代码中均已处理，单步耗时主要是 Tensor Core 上的矩阵乘",
+    )
+
+
+def _documented_multi_node(p: Project, st: _Status) -> Signal | None:
+    """Multi-node training the docs describe (E1 applies) without a multi-node launch in the code."""
+    if p.multi_node or st("E1") in (None, Status.NA):
+        return None
+    r = st.results.get("E1")
+    detail = f" ({r.detail})" if r is not None and r.detail else ""
+    return Signal(
+        Bottleneck.COMMUNICATION, 1,
+        f"multi-node training is documented{detail}: across nodes the gradient all-reduce crosses the network, so a "
+        "multi-node run may be communication-bound",
+        f"文档中描述了多机训练{detail}：跨节点时梯度 AllReduce 经过网络，多机运行可能受通信约束",
+        positive=False,
+    )
 
 
 def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     out: list[Signal] = []
+    done = _addressed(facts, p, st)
+    if done is not None:
+        out.append(done)
+        doc = _documented_multi_node(p, st)
+        if doc is not None:
+            out.append(doc)
     b = p.params_billions
     seq = p.max_seq_len
     src = p.notes.get("params_source")
@@ -322,7 +460,7 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
                 f"以 FP32 训练（{_loc(off)}）：矩阵乘未命中 Tensor Core（A100：FP32 19.5 vs BF16 312 TFLOPS）",
             ))
         else:
-            site, site_zh = _loop_site(facts)
+            site, site_zh = _loop_site(facts, st)
             out.append(Signal(
                 Bottleneck.COMPUTE, 2,
                 f"no BF16/FP16 mixed-precision setting was seen on the training path (C1){site}: if it runs in FP32, matmuls miss the Tensor Cores",
@@ -356,7 +494,14 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             "未见算子融合（D2 torch.compile、D5 Liger、D6 融合优化器）：Norm、激活、RoPE 与 loss 将各自往返显存",
             positive=False,
         ))
-    vocab_sites = [s for s in facts.settings("vocab_size", "padded_vocab_size") if (as_number(s.value) or 0) >= 100_000 and st.on_path(s.path)]
+    # a file that sets several vocabularies is a table of model presets (litgpt's config.py): not the trained model's
+    per_file: dict[str, set[float]] = {}
+    for s in facts.settings("vocab_size", "padded_vocab_size"):
+        if (v := as_number(s.value)) is not None:
+            per_file.setdefault(s.path, set()).add(v)
+    fused_ce = any(truthy(s.value) for s in facts.effective("cross_entropy_loss_fusion", "use_liger_kernel", "liger_kernel"))
+    vocab_sites = [s for s in facts.settings("vocab_size", "padded_vocab_size")
+                   if (as_number(s.value) or 0) >= 100_000 and st.on_path(s.path) and len(per_file.get(s.path, ())) == 1] if not fused_ce else []
     if vocab_sites and st.missing("D5"):
         vocab = max(as_number(s.value) or 0 for s in vocab_sites)
         out.append(Signal(
@@ -364,15 +509,22 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"a {int(vocab):,}-token vocabulary ({_loc(vocab_sites)}): the logits tensor and its softmax dominate activation traffic without a fused linear cross-entropy",
             f"词表 {int(vocab):,}（{_loc(vocab_sites)}）：未使用 fused linear cross-entropy 时，logits 及其 softmax 主导激活显存流量",
         ))
+    rng = p.notes.get("params_range_billions")
+    if b is None and rng and rng[1] < 0.5:  # entry points train different sizes, all of them small
+        b = rng[1]
+        size_where = f" at most, {p.notes.get('params_range')} across `{'`, `'.join(p.notes.get('params_range_sources') or [])}`"
+        size_where_zh = f" 以内，{p.notes.get('params_range')}，见 `{'`、`'.join(p.notes.get('params_range_sources') or [])}`"
     if b is not None and b < 0.5 and not (st.used("D2") or st.used("D4")):
         out.append(Signal(
             Bottleneck.LAUNCH, 3 if b < 0.2 else 2,
             f"a small model (~{_fmt_b(b)}{size_where}): each kernel is short, so launch overhead and Python dispatch take a large share of the step",
             f"小模型（约 {_fmt_b(b)}{size_where_zh}）：每个 kernel 都很短，kernel launch 与 Python 调度开销占比高",
         ))
-    loop_files = {c.path for c in facts.calls("backward") if st.on_path(c.path)}
+    # the loop that runs the step: a sync there is paid every step; one in another loop (summing token counts after
+    # training) or in a periodic branch (``if step % log_every == 0``, the validation pass) is not
+    step_loops = {(c.path, c.func, c.loop) for c in facts.calls("backward") if st.on_path(c.path) and c.loop}
     syncs = [c for c in facts.calls("item", "torch.cuda.synchronize", "cpu", "tolist")
-             if c.path in loop_files and c.loop and not _EVAL_FUNC.search(c.func or "")]
+             if (c.path, c.func, c.loop) in step_loops and not _EVAL_FUNC.search(c.func or "") and not _PERIODIC.search(c.guard or "")]
     if syncs:
         out.append(Signal(
             Bottleneck.LATENCY, 1 if len(syncs) < 3 else 2,

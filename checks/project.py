@@ -168,33 +168,83 @@ class _Size:
     vocab_assumed: bool = False  # no vocabulary size next to the dimensions: 32,000 assumed for the embeddings
 
 
+_CODE_DEFAULT_SOURCES = ("field-default",)
+_MOCK_PATH = re.compile(r"(^|/|_)(mock|dummy|fake)[\w-]*(\.\w+$|/)|(^|/|_)tiny[_-][\w-]*\.\w+$", re.I)
+
+
+def _built_on_training_path(facts: Facts, owner: str, training: frozenset[str]) -> bool:
+    """The training path builds the config class itself (``Transformer(ModelArgs(max_seq_len=...))``), so its
+    field defaults are the model it trains; a class filled from a run config it does not ship is not."""
+    # ``MPTConfig(**cfg)`` fills the class from a run config: its defaults say nothing; ``ModelArgs(max_seq_len=...)`` keeps them
+    # and ``MambaConfig(d_model=config.d_model, ...)`` passes the dimensions from elsewhere
+    dims = {k.lower() for k in (*_H_KEYS, *_L_KEYS)}
+    return bool(owner) and any(c.path in training and not c.star_kwargs and not c.args and not dims & {k.lower() for k in c.kwargs}
+                               for c in facts.calls(owner))
+
+
+def _dimension_settings(facts: Facts, keys: tuple[str, ...], training: frozenset[str]) -> list:
+    """Settings that state a model dimension under its own name.
+
+    Left out: a value resolved from another name (``RoPE(dim=embed_dim)`` makes ``embed_dim`` no hidden size),
+    a dataclass field default (the default of a config class, ``d_model: int = 768``, is not the model a run
+    trains), and ``dim=`` as a call keyword (``torch.cat(x, dim=1)`` names an axis)."""
+    names = {k.lower() for k in keys}
+    out = []
+    for st in facts.settings(*keys):
+        name = st.name.lower().replace("-", "_")
+        if name not in names:
+            continue
+        if st.source in _CODE_DEFAULT_SOURCES and not _built_on_training_path(facts, st.key.split(".")[0], training):
+            continue
+        if st.source == "call" and name == "dim":
+            continue
+        out.append(st)
+    return out
+
+
 def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
-    """Sizes from model dimensions set together in one place (a config file, a launch command, a script)."""
+    """Sizes from model dimensions set together in one place (a config file, a launch command, a script).
+
+    A place that sets one dimension to several values (a table of presets, a file of model builders) names
+    many models, not the one a run trains, and is left out."""
     groups: dict[tuple[str, str], dict[str, float]] = {}
+    seen: dict[tuple[str, str], dict[str, set[float]]] = {}
     where: dict[tuple[str, str], str] = {}
     for keys, slot in ((_H_KEYS, "h"), (_L_KEYS, "l"), (_V_KEYS, "v"), (_F_KEYS, "f"), (_E_KEYS, "e"), (_K_KEYS, "k"), (_EF_KEYS, "ef")):
-        for st in facts.settings(*keys):
+        for st in _dimension_settings(facts, keys, training):
             v = as_number(st.value)
-            if not v or v < 1:
+            if not v or v < 1 or (slot == "h" and v < 64):
                 continue
             # one launch command is one group (its flags sit on their own lines); a file is one group otherwise
             g = (st.path, st.text if st.source == "launcher" else "")
-            groups.setdefault(g, {}).setdefault(slot, v)
-            if slot == "h":
-                where[g] = f"{st.path}:{st.line}"
+            seen.setdefault(g, {}).setdefault(slot, set()).add(v)
+            if slot not in groups.setdefault(g, {}):
+                groups[g][slot] = v
+                if slot == "h":
+                    where[g] = f"{st.path}:{st.line}"
+    groups = {g: d for g, d in groups.items() if len(seen[g].get("h", ())) <= 1 and len(seen[g].get("l", ())) <= 1}
+    # with a known training path, a script off it (a converter building a tiny test model, a sizing notebook, a mock
+    # config) does not say what the project trains; config files and launch scripts still do
+    if training:
+        groups = {g: d for g, d in groups.items()
+                  if g[0] in training or (not g[0].endswith((".py", ".ipynb")) and not _WEIGHTS_ONLY_PATH.search(g[0]))}
+    groups = {g: d for g, d in groups.items() if not _MOCK_PATH.search(g[0])}  # a mock/tiny test model is not the model
     out: list[_Size] = []
     repo_vocab = {as_number(st.value) for st in facts.settings(*_V_KEYS) if as_number(st.value)}
+    # the training path's own vocabulary (nanoGPT: 50,257 for GPT-2 weights, 50,304 padded): the largest it sets
+    train_vocab = {v for st in facts.settings(*_V_KEYS) if st.path in training and (v := as_number(st.value))}
+    tied = _ties_embeddings(facts, training)
     for g, d in groups.items():
         h, layers = d.get("h"), d.get("l")
         if not h or not layers or h < 64 or layers > 1000:
             continue
-        vocab = d.get("v") or (next(iter(repo_vocab)) if len(repo_vocab) == 1 else None)
+        vocab = d.get("v") or (next(iter(repo_vocab)) if len(repo_vocab) == 1 else (max(train_vocab) if train_vocab else None))
         assumed = vocab is None
         vocab = vocab or 32000
         ffn = d.get("f") or 4 * h
         attn = 4 * h * h
         experts, k = d.get("e"), d.get("k")
-        emb = 2 * vocab * h
+        emb = (1 if tied else 2) * vocab * h  # input embeddings and output head, one matrix when tied
         if experts and experts > 1:
             ef = d.get("ef") or ffn
             mlp = 3 * h * ef
@@ -205,6 +255,24 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
             active = None
         out.append(_Size(total / 1e9, active / 1e9 if active else None, where.get(g, g[0]), g[0] in training, assumed))
     return out
+
+
+_EMB_NAMES = re.compile(r"(wte|embed\w*|tok_embeddings|word_embeddings)\.weight$")
+_HEAD_NAMES = re.compile(r"(lm_head|output|head)\.weight$")
+
+
+def _ties_embeddings(facts: Facts, training: frozenset[str]) -> bool:
+    """The training path ties the output head to the input embeddings (``self.transformer.wte.weight =
+    self.lm_head.weight``, ``tie_word_embeddings: true``): one vocabulary matrix, not two."""
+    for a in facts.records("attr_assigns"):
+        if training and a.path not in training:
+            continue
+        value = getattr(a.value, "text", None)
+        if isinstance(value, str) and ((_EMB_NAMES.search(a.target) and _HEAD_NAMES.search(value))
+                                       or (_HEAD_NAMES.search(a.target) and _EMB_NAMES.search(value))):
+            return True
+    return any(truthy(s.value) is True and (not training or s.path in training)
+               for s in facts.settings("tie_word_embeddings", "tie_embeddings", "weight_tying"))
 
 
 def _fmt_params(b: float) -> str:
@@ -352,7 +420,17 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
         vals += [v for k in ("pretrained_model_name_or_path", "model", "model_name_or_path") if isinstance(v := c.kwargs.get(k), str)]
         out += [(c.path, v) for v in vals if 2 < len(v) < 200]
     out += [(x.path, x.script) for x in facts.launches("vllm") if x.script and "/" in x.script]  # ``vllm serve org/model``
+    # a torchtune recipe config builds its model from a component (``model: {_component_: torchtune.models...}``) and
+    # names the size in its file name (``recipes/configs/qwen2_5/1_5B_lora.yaml``; the builder ``qwen2_5_1_5b`` is
+    # ambiguous): the file name is the model name
+    for e in facts.config("_component_"):
+        if len(e.keys) >= 2 and str(e.keys[-2]) in ("model", "policy_model") and isinstance(e.value, str) \
+                and e.value.startswith("torchtune.models.") and (m := _TUNE_SIZE.match(e.path.rsplit("/", 1)[-1])):
+            out.append((e.path, m.group(1).replace("_", ".") + "B"))
     return out
+
+
+_TUNE_SIZE = re.compile(r"^(\d+(?:_\d+)?)B_", re.I)
 
 
 def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], training: frozenset[str]) -> None:
@@ -363,6 +441,7 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
     """
     sizes = _sizes_from_config(facts, training)
     chosen: _Size | None = None
+    pool: list[_Size] = []
     if sizes:
         # the entry point that runs the step sets the default; then other files of the training path; then any
         step_files = {c.path for c in facts.calls("backward", "Trainer", "SFTTrainer", "pretrain")}
@@ -388,7 +467,12 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
             p.notes["active_params"] = _fmt_params(chosen.active)
         return
     if sizes:
-        return  # the configs disagree: unknown is the honest answer
+        # the configs disagree: no one size, but the range the training path's configs span is known
+        lo, hi = min(pool, key=lambda x: x.total), max(pool, key=lambda x: x.total)
+        p.notes["params_range"] = f"{_fmt_params(lo.total)}-{_fmt_params(hi.total)}"
+        p.notes["params_range_billions"] = (lo.total, hi.total)
+        p.notes["params_range_sources"] = [lo.where, hi.where]
+        return
     b, dist = _params_from_names(named)
     if len(dist) > 1:
         p.notes["params_distribution"] = dist
@@ -409,6 +493,10 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
     per_file: dict[str, set[int]] = {}
     for st in facts.effective(*_TRAIN_SEQ_KEYS):
         v = as_number(st.value)
+        # ``block_size: int = 128`` under "attention masking" (modded-nanogpt) is a kernel tile, not a context length:
+        # a block size below 256 is ambiguous and left out
+        if st.name.lower() == "block_size" and v is not None and v < 256:
+            continue
         if v and 16 <= v <= 10_000_000:
             per_file.setdefault(st.path, set()).add(int(v))
     per_file = {k: v for k, v in per_file.items() if len(v) <= 3}  # a table of presets is not a setting

@@ -113,7 +113,7 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
         return Plan()
     hw: GPU | None = gpu(p.hardware)
     by_id: dict[str, CheckResult] = {r.id: r for r in audit.results}
-    style = repo_style(audit.facts, p)
+    style = repo_style(audit.facts, p, audit.roles.by_path)
     plan = Plan()
     for r in audit.results:
         decl = checks.get(r.id)
@@ -158,7 +158,18 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
 
 #: checks whose advice is one underlying change: shard parameters and optimizer state (FSDP, ZeRO-3, or the
 #: framework that brings it), or move to another training framework; only the best-placed one is recommended
-ALTERNATIVES: tuple[tuple[str, ...], ...] = (("A2", "A3", "B1", "B5"), ("B2", "B3", "B4", "B6"))
+ALTERNATIVES: tuple[tuple[str, ...], ...] = (
+    ("A2", "A3", "B1", "B5"), ("B2", "B3", "B4", "B6"),
+    # tokenize once offline into a file read at training time: Arrow ``save_to_disk`` / ``tokenized_path`` /
+    # Megatron's ``preprocess_data.py`` / a ``.bin`` of token ids are each both F6 and F10
+    ("F6", "F10"),
+    # ``prefetch_factor`` only works with loader workers: setting the workers is the change
+    ("F1", "F2"),
+    # ``torch.compile(mode="reduce-overhead")`` is D4's CUDA graphs through D2's compile
+    ("D2", "D4"),
+    # a side-stream prefetcher starts with pinned batches and non-blocking copies
+    ("F3", "F11"),
+)
 
 
 def _preferred(group: tuple[str, ...], frameworks: set[str]) -> list[str]:
@@ -167,6 +178,8 @@ def _preferred(group: tuple[str, ...], frameworks: set[str]) -> list[str]:
         if "deepspeed" in frameworks:
             return ["A3", "B1", "A2", "B5"]
         return ["A2", "B5", "A3", "B1"]
+    if group == ("F6", "F10") and "megatron" in frameworks and not {"llamafactory", "axolotl", "trl", "peft"} & frameworks:
+        return ["F10", "F6"]  # Megatron reads indexed .bin/.idx files written by tools/preprocess_data.py
     return list(group)
 
 

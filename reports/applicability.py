@@ -63,6 +63,21 @@ def _b(b: float) -> str:
     return f"{b:.0f}B" if b >= 1 else f"{b * 1000:.0f}M"
 
 
+_DEMO_SCRIPT = re.compile(r"(^|/)(sample|samples|sampling|demo|generate_samples?)\w*\.py$", re.I)
+_ENGINES = frozenset({"vllm", "sglang", "tensorrt-llm"})
+
+
+def _sampling_demo(p: Project, results: Mapping[str, CheckResult]) -> str | None:
+    """``path:line`` of the generation when every J finding sits in a sampling/demo script and no serving engine or
+    RL rollout is part of the project; None otherwise."""
+    if _ENGINES & set(p.frameworks) or p.alignment:
+        return None
+    ev = [e for cid, r in results.items() if cid.startswith("J") for e in (*r.evidence, *r.findings)]
+    if not ev or not all(_DEMO_SCRIPT.search(e.path) for e in ev):
+        return None
+    return f"{ev[0].path}:{ev[0].line}"
+
+
 def withhold_reason(
     result: CheckResult, project: Project, results: Mapping[str, CheckResult], hw: GPU | None
 ) -> tuple[str, str] | None:
@@ -76,6 +91,12 @@ def withhold_reason(
     # a project that only serves or generates: training practice does not apply
     if p.does_inference and not p.does_training and cid not in _INFERENCE_RELEVANT and not cid.startswith("J"):
         return ("the project only runs inference: training practice does not apply", "项目仅做推理：训练相关的优化不适用")
+
+    # generation only in a sampling demo of a training project (nanoGPT's sample.py): not a serving or rollout workload
+    if cid.startswith("J") and p.does_training and (demo := _sampling_demo(p, results)):
+        return (f"generation here is a sampling demo of the trained model ({demo}), not a serving or rollout workload: "
+                "inference-throughput advice does not speed up this project's training",
+                f"此处的生成只是训练后模型的采样演示（{demo}），不是推理服务或 RL rollout：推理吞吐类优化不会加快本项目的训练")
 
     # an alternative already in use covers the need
     if cid in ("A2", "A3", "B5") and (alt := used("A2", "A3")):
@@ -95,8 +116,18 @@ def withhold_reason(
         return ("single-node training: intra-node bandwidth rarely limits gradient all-reduce enough for compression to pay off",
                 "单机训练：机内带宽很少成为梯度 AllReduce 的瓶颈，梯度压缩得不偿失")
 
-    # model scale
-    b = p.params_billions
+    # a hand-written loader of pre-tokenized token ids into pinned memory (nanoGPT's get_batch, modded-nanogpt's
+    # shard reader): no DataLoader at all, so workers, prefetch_factor, a memory map or a side-stream prefetcher add
+    # nothing to a byte-range copy
+    if cid in ("F1", "F2", "F8", "F11") and "F1" in results and not results["F1"].evidence \
+            and used("F10") and used("F3"):
+        return ("the training path reads pre-tokenized token ids into pinned memory by hand (F10, F3), without a DataLoader: "
+                "there is no per-sample decoding or collation for loader workers, prefetch or a memory map to take off the step",
+                "训练路径手写读取预分词的 token id 到锁页内存（F10、F3），不经 DataLoader：没有逐样本解码或拼 batch 可交给 worker、预取或内存映射")
+
+    # model scale: the trained size, or the largest of the sizes the entry points train when they differ
+    rng = p.notes.get("params_range_billions")
+    b = p.params_billions if p.params_billions is not None else (rng[1] if rng else None)
     if b is not None and p.adapter_training and cid in ("A2", "A3", "B5", "C4") and b * 2 <= ADAPTER_FITS_GB and not p.multi_node:
         # LoRA: the base is frozen (BF16 weights, no gradients or Adam states); only the adapters are trained
         return (f"LoRA trains adapters: the frozen ~{_b(b)} base takes ~{b * 2:.0f} GB in BF16 and only the adapters carry gradients and Adam states; it fits one GPU without sharding",
@@ -122,7 +153,8 @@ def withhold_reason(
     if cid == "D5" and not {"transformers", "trl", "peft", "axolotl", "llamafactory", "unsloth"} & set(p.frameworks):
         return ("Liger Kernel patches Hugging Face Transformers model classes; this project does not train an HF model",
                 "Liger Kernel 通过替换 Hugging Face Transformers 模型类生效；本项目训练的不是 HF 模型")
-    if cid == "D5" and "megatron" in p.frameworks and "transformers" not in p.frameworks:
+    # Megatron trains its own GPTModel; transformers there loads tokenizers or converts checkpoints
+    if cid == "D5" and "megatron" in p.frameworks and not {"trl", "peft", "axolotl", "llamafactory", "unsloth"} & set(p.frameworks):
         return ("Megatron-LM has its own fused kernels; Liger targets Hugging Face models", "Megatron-LM 自带融合算子；Liger 面向 Hugging Face 模型")
 
     # model family: Liger has kernels for some architectures only

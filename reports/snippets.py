@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,6 +93,7 @@ class RepoStyle:
     where: dict[str, str] = field(default_factory=dict)
     dialect: str | None = None  # "axolotl" | "llamafactory" | "megatron"
     hf_args_class: str = "TrainingArguments"
+    hf: bool = True  # the project trains with Hugging Face libraries (a Python snippet may use them)
 
 
 def _top_level(facts: Facts, fmt: str) -> dict[str, set[str]]:
@@ -105,8 +107,24 @@ def _top_level(facts: Facts, fmt: str) -> dict[str, set[str]]:
     return keys
 
 
-def repo_style(facts: Facts, project: Project) -> RepoStyle:
+#: places that are not where a user edits their training run: archived paper scripts, legacy copies, mock examples
+_NOT_AN_EDIT_TARGET = re.compile(r"(^|/)(academic_paper_scripts|papers?|archive[sd]?|legacy|deprecated|records|old|mock\w*|tests?|ci|\.github)(/|$)", re.I)
+#: roles (checks.roles) of the files a snippet may name as the place to edit, best first
+_EDIT_ROLES = ("training", "config", "launch")
+
+
+def _rank_places(paths: list[str], roles: Mapping[str, str]) -> list[str]:
+    """``paths`` with the training path's own files first, archived/mock/test copies last (stable otherwise)."""
+    def key(path: str) -> tuple[int, int]:
+        role = roles.get(path)
+        return (1 if _NOT_AN_EDIT_TARGET.search(path) else 0, _EDIT_ROLES.index(role) if role in _EDIT_ROLES else len(_EDIT_ROLES))
+    return sorted(paths, key=key)
+
+
+def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None = None) -> RepoStyle:
+    """``roles``: path -> role (checks.roles); files of the training path are preferred as the place to edit."""
     s = RepoStyle()
+    roles = roles or {}
     yaml_keys = _top_level(facts, "yaml")
     json_keys = _top_level(facts, "json")
     fw = set(project.frameworks)
@@ -117,7 +135,9 @@ def repo_style(facts: Facts, project: Project) -> RepoStyle:
              {"tensor_model_parallel_size", "micro_batch_size", "global_batch_size"} & set(x.script_args))]
     if mega:
         s.dialect = "megatron"
-        s.where["megatron-flags"] = f"{mega[0].path}:{mega[0].line}"
+        first = _rank_places([x.path for x in mega], roles)[0]
+        m = next(x for x in mega if x.path == first)
+        s.where["megatron-flags"] = f"{m.path}:{m.line}"
         s.targets.append("megatron-flags")
         return s
 
@@ -158,17 +178,49 @@ def repo_style(facts: Facts, project: Project) -> RepoStyle:
         s.where["accelerate-yaml"] = acc[0]
         s.targets.append("accelerate-yaml")
 
-    loop = facts.calls("backward")
-    if loop:
-        s.where["python"] = loop[0].path
+    recipe_driven = s.dialect in ("axolotl", "llamafactory")
+    # a recipe-driven framework is configured in its YAML: a Python-only snippet has no file of the user's to go into
+    # (the backward pass is the library's code), so it stays an unfitted example
+    loop = [] if recipe_driven else _rank_places([c.path for c in facts.calls("backward")], roles)
+    training = sorted(p for p, r in roles.items() if r == "training" and facts.files.get(p) is not None and facts.files[p].kind == "python")
+    if recipe_driven:
+        pass
+    elif loop:
+        s.where["python"] = loop[0]
+    elif training:
+        s.where["python"] = training[0]
     elif facts.files_of_kind("python"):
         s.where["python"] = sorted(facts.files_of_kind("python"))[0]
-    s.targets.append("python")
+    if not recipe_driven:
+        s.targets.append("python")
     launches = [x for x in facts.launches() if x.launcher != "python" or x.script]
     if launches:
-        s.where["shell"] = launches[0].path
+        # a launch script of the run (``run.sh``) before a Dockerfile or a README command
+        order = {"launch": 0, "training": 1, "config": 2}
+        ranked = _rank_places([x.path for x in launches], roles)
+        s.where["shell"] = min(ranked, key=lambda p: (order.get(roles.get(p, ""), 3), ranked.index(p)))
     s.targets.append("shell")
+    s.hf = bool(_HF_LIBRARIES & set(project.frameworks))
     return s
+
+
+_HF_LIBRARIES = frozenset({"transformers", "trl", "peft", "accelerate", "axolotl", "llamafactory", "unsloth"})
+_HF_IMPORT = re.compile(r"^\s*(from|import)\s+(transformers|trl|peft|datasets|accelerate)\b|"
+                        r"\.(gradient_checkpointing_enable|get_input_embeddings|generation_config|from_pretrained)\b", re.M)
+#: a snippet that only fits Megatron-LM (its preprocessing tool or its flags)
+_MEGATRON_ONLY = re.compile(r"tools/preprocess_data\.py|--tensor-model-parallel-size|megatron\.", re.I)
+#: PyTorch-only versions of snippets whose declared Python example uses a Hugging Face library
+TORCH_NATIVE: dict[str, str] = {
+    "G1": (
+        "from torch.optim.lr_scheduler import CosineAnnealingLR, LinearLR, SequentialLR\n\n"
+        "warmup = int(0.03 * total_steps)\n"
+        "scheduler = SequentialLR(\n"
+        "    optimizer,\n"
+        "    [LinearLR(optimizer, start_factor=0.01, total_iters=warmup), CosineAnnealingLR(optimizer, T_max=total_steps - warmup)],\n"
+        "    milestones=[warmup],\n"
+        ")\n"
+    ),
+}
 
 
 def _translate_yaml(code: str, dialect: str | None) -> str:
@@ -255,10 +307,19 @@ def fit(check: Check, style: RepoStyle, hw: GPU | None = None) -> Snippet | None
                 code = _translate_yaml(code, style.dialect)
         if code is None:
             continue
+        if _MEGATRON_ONLY.search(code):
+            continue  # Megatron's tool or flags in a project that does not launch Megatron (dialect "megatron" returned above)
+        if target == "python" and not style.hf and _HF_IMPORT.search(code):
+            code = TORCH_NATIVE.get(check.id)  # a raw PyTorch loop gets PyTorch, never a transformers/TRL object
+            if code is None:
+                return None
         code = hardware_rewrite(check.id, src, code, hw)
         where = style.where.get(target)
         shown = style.dialect if target == "hf-yaml" and style.dialect else target
         return Snippet(shown, LANG[target], code, where, True)
+    declared = {k: v for k, v in declared.items() if not _MEGATRON_ONLY.search(v)}  # Megatron's tool: only for Megatron
+    if not declared:
+        return None
     first = next((t for t in DECLARED_TARGETS if t in declared), next(iter(declared)))
     code = hardware_rewrite(check.id, first, declared[first], hw)
     return Snippet(first, LANG.get(first, ""), code, None, False)

@@ -1,0 +1,147 @@
+"""Advice that fits the project (issue #9): the project's own framework and files, one recommendation per change."""
+
+from __future__ import annotations
+
+from checks.base import REGISTRY, all_checks
+from checks.engine import audit_files
+from checks.model import Evidence, Priority, Project, Status
+from reports.advice import build_plan
+from reports.applicability import withhold_reason
+from reports.snippets import fit, repo_style
+
+from .helpers import fake_check, make_audit, result
+
+U, N = Status.USED, Status.UNUSED
+M, L = Priority.MEDIUM, Priority.LOW
+
+
+def audit(files: dict[str, str]):
+    return audit_files((p, t.encode()) for p, t in files.items())
+
+
+RAW_LOOP = {
+    "train.py": '''import torch
+from model import GPT
+
+model = GPT().cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+for step in range(1000):
+    x, y = get_batch("train")
+    loss = model(x, y)
+    loss.backward()
+    optimizer.step()
+''',
+    "model.py": "import torch.nn as nn\n\n\nclass GPT(nn.Module):\n    pass\n",
+    "run.sh": "torchrun --standalone --nproc_per_node=8 train.py\n",
+    "Dockerfile": "FROM pytorch/pytorch\nRUN pip install numpy\nCMD torchrun --nproc_per_node=8 train.py\n",
+}
+
+
+def test_a_raw_pytorch_loop_gets_pytorch_snippets_not_transformers_or_trl():
+    all_checks()
+    a = audit(RAW_LOOP)
+    style = repo_style(a.facts, a.project, a.roles.by_path)
+    assert not style.hf
+    g1 = fit(REGISTRY["G1"], style)
+    assert g1 is not None and "transformers" not in g1.code and "SequentialLR" in g1.code
+    f7 = fit(REGISTRY["F7"], style)
+    assert f7 is None or ("trl" not in f7.code and "transformers" not in f7.code)
+    assert style.where["python"] == "train.py"
+
+
+def test_shell_snippets_go_to_the_launch_script_not_the_dockerfile():
+    a = audit(RAW_LOOP)
+    assert repo_style(a.facts, a.project, a.roles.by_path).where["shell"] == "run.sh"
+
+
+def test_megatron_flags_go_to_a_current_launcher_not_an_archived_paper_script():
+    cmd = ("torchrun --nproc_per_node 8 pretrain_gpt.py \\\n    --tensor-model-parallel-size 2 \\\n"
+           "    --micro-batch-size 1 \\\n    --global-batch-size 256 \\\n    --num-workers 0\n")
+    files = {
+        "examples/academic_paper_scripts/sc21/run_gpt.sh": cmd,
+        "examples/gpt3/train_gpt3_175b_distributed.sh": cmd,
+        "pretrain_gpt.py": "from megatron.training import pretrain\n\npretrain(train_valid_test_datasets_provider, model_provider)\n",
+    }
+    a = audit(files)
+    style = repo_style(a.facts, a.project, a.roles.by_path)
+    assert style.dialect == "megatron"
+    assert style.where["megatron-flags"].startswith("examples/gpt3/")
+
+
+def test_liger_is_not_advised_to_megatron_even_with_transformers_for_tokenizers():
+    p = Project(frameworks=["megatron", "transformer-engine", "transformers"])
+    assert withhold_reason(result("D5", N, M), p, {}, None) is not None
+    p = Project(frameworks=["transformers", "trl"])
+    assert withhold_reason(result("D5", N, M), p, {}, None) is None
+
+
+def test_offline_tokenization_and_binary_format_are_one_recommendation():
+    checks = {c: fake_check(c, priority=M) for c in ("F6", "F10", "F1", "F2", "D2", "D4")}
+    results = [result(c, N, M) for c in checks]
+    plan = build_plan(make_audit(results, Project(frameworks=["transformers"])), checks)
+    got = [r.check for r in plan.recommendations]
+    assert got.count("F6") + got.count("F10") == 1 and "F6" in got
+    assert "F2" not in got and "F1" in got and "D4" not in got and "D2" in got
+    assert {w.check for w in plan.withheld} >= {"F10", "F2", "D4"}
+    plan = build_plan(make_audit(results, Project(frameworks=["megatron"])), checks)
+    assert "F10" in [r.check for r in plan.recommendations] and "F6" not in [r.check for r in plan.recommendations]
+
+
+def test_one_of_a_pair_alone_is_still_recommended():
+    checks = {c: fake_check(c, priority=L) for c in ("D2", "D4")}
+    plan = build_plan(make_audit([result("D2", U, None), result("D4", N, L)], Project()), checks)
+    assert [r.check for r in plan.recommendations] == ["D4"]
+
+
+def test_a_hand_written_pinned_token_loader_gets_no_dataloader_advice():
+    ev = [Evidence("train.py", 5, "data = np.memmap(path, dtype=np.uint16, mode='r')")]
+    results = {"F1": result("F1", N, M), "F10": result("F10", U, None, evidence=ev), "F3": result("F3", U, None, evidence=ev)}
+    for cid in ("F1", "F2", "F8", "F11"):
+        assert withhold_reason(result(cid, N, M), Project(), results, None) is not None
+    with_loader = dict(results, F1=result("F1", N, M, evidence=[Evidence("train.py", 9, "DataLoader(ds, num_workers=0)")]))
+    assert withhold_reason(result("F1", N, M), Project(), with_loader, None) is None
+
+
+def test_entry_points_of_different_small_sizes_get_no_sharding_advice():
+    p = Project(num_gpus=8)
+    p.notes["params_range_billions"] = (0.155, 0.304)
+    assert withhold_reason(result("A2", N, M), p, {}, None) is not None
+    p.notes["params_range_billions"] = (0.155, 70.0)
+    assert withhold_reason(result("A2", N, M), p, {}, None) is None
+
+
+def test_a_recipe_driven_project_gets_no_python_file_to_edit_and_no_megatron_command():
+    all_checks()
+    files = {
+        "examples/llama3_lora_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\nfinetuning_type: lora\n"
+                                         "template: llama3\ncutoff_len: 2048\nlearning_rate: 1.0e-4\nbf16: true\nlogging_steps: 10\n",
+        "src/llamafactory/model/checkpointing.py": "def backward_hook(loss):\n    loss.backward()\n",
+    }
+    a = audit(files)
+    style = repo_style(a.facts, a.project, a.roles.by_path)
+    assert style.dialect == "llamafactory" and "python" not in style.where
+    f10 = fit(REGISTRY["F10"], style)
+    assert f10 is None or not f10.fitted or "preprocess_data.py" not in f10.code
+
+
+def test_a_sampling_demo_of_a_training_project_gets_no_serving_advice():
+    ev = [Evidence("sample.py", 87, "y = model.generate(x, max_new_tokens, temperature=temperature, top_k=top_k)")]
+    results = {"J5": result("J5", N, Priority.HIGH, evidence=ev), "J1": result("J1", N, Priority.HIGH, evidence=ev)}
+    p = Project(does_training=True, does_inference=True)
+    assert withhold_reason(results["J5"], p, results, None) is not None
+    served = {"J5": result("J5", N, Priority.HIGH, evidence=[Evidence("serve/app.py", 12, "out = model.generate(**batch)")])}
+    assert withhold_reason(served["J5"], p, served, None) is None
+    assert withhold_reason(results["J5"], Project(does_training=True, does_inference=True, frameworks=["vllm"]), results, None) is None
+
+
+def test_axolotl_pads_its_vocabulary_with_its_own_key():
+    all_checks()
+    files = {"examples/llama-3/lora-8b.yml": "base_model: NousResearch/Meta-Llama-3-8B\nsequence_len: 4096\nmicro_batch_size: 2\n"
+                                             "gradient_accumulation_steps: 4\nlearning_rate: 0.0002\nbf16: auto\nlogging_steps: 1\n"}
+    a = audit(files)
+    style = repo_style(a.facts, a.project, a.roles.by_path)
+    assert style.dialect == "axolotl"
+    d7 = fit(REGISTRY["D7"], style)
+    assert d7 is not None and "resize_token_embeddings_to_32x: true" in d7.code and "vocab_size" not in d7.code
+    f10 = fit(REGISTRY["F10"], style)
+    assert f10 is None or "preprocess_data.py" not in f10.code
