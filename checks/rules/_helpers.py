@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -131,10 +132,16 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
     if launched:
         eff = [s for s in eff if not (s.source in ("assign", "argparse-default", "field-default")
                                       and any(s.path == sc or s.path.endswith("/" + sc) for sc in launched))]
+    maj = recipe_majority(eff)
+    if maj is not None:
+        eff = [s for s in eff if not _is_recipe(s) or truthy(s.value) is maj.value]
     for s in eff:
         ref = getattr(s.value, "ref", None) if isinstance(s.value, Expr) else None
         if ref and ref != name and _depth < 3:
-            vals.append(flag_state(facts, ref, _depth + 1))
+            st = flag_state(facts, ref, _depth + 1)
+            if st is None and s.source == "call":  # ``compile_model=self._model_compile``: the attribute the caller's file copied
+                st = _forwarded_flag(facts, ref, s.path)[0]
+            vals.append(st)
         elif ref == name:
             concrete = [x for x in facts.settings(name) if not isinstance(x.value, Expr)]
             top = max((x.rank for x in concrete), default=None)
@@ -148,6 +155,50 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
     if all(v is True for v in vals):
         return True
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Majority:
+    """How recipe files (YAML/JSON) set one on/off switch: the majority value and the count of files per value."""
+
+    name: str
+    value: bool
+    counts: tuple[tuple[bool, int], ...]  # (value, files), the majority first
+
+    @property
+    def total(self) -> int:
+        return sum(n for _, n in self.counts)
+
+    def text(self) -> str:
+        """``compile: False in 109 of 110 recipes, True in 1``."""
+        (top, n), *rest = self.counts
+        others = ", ".join(f"{v} in {k}" for v, k in rest)
+        return f"{self.name}: {top} in {n} of {self.total} recipes" + (f", {others}" if others else "")
+
+
+def _is_recipe(s: Setting) -> bool:
+    return s.source == "config" and s.path.endswith((".yaml", ".yml", ".json"))
+
+
+def recipe_majority(settings: Iterable[Setting]) -> Majority | None:
+    """The majority of three or more recipe files that disagree on a switch (``compile: False`` in 109 of 110 torchtune
+    recipes, ``True`` in one): the value more than half of them set. None when they agree, are fewer than three, or
+    no value has a majority. Judging by the majority, not by the one recipe that differs (issue 9: recipes that differ
+    are reported as a distribution and judged by the majority)."""
+    by_value: dict[bool, set[str]] = {}
+    name = ""
+    for s in settings:
+        t = truthy(s.value) if _is_recipe(s) and isinstance(s.value, (bool, str)) else None
+        if t is not None:
+            by_value.setdefault(t, set()).add(s.path)
+            name = name or s.key.rsplit(".", 1)[-1]
+    paths = {p for ps in by_value.values() for p in ps}
+    if len(by_value) < 2 or len(paths) < 3:
+        return None
+    counts = sorted(((v, len(ps)) for v, ps in by_value.items()), key=lambda kv: -kv[1])
+    if counts[0][1] * 2 <= len(paths):
+        return None
+    return Majority(name, counts[0][0], tuple(counts))
 
 
 def _dead_branch(guard: str) -> bool:
@@ -226,6 +277,7 @@ def _forwarded_flag(facts: Facts, name: str, path: str) -> tuple[bool | None, li
     memo = facts._memo  # per view, like effective(): a view's suppressions may differ
     key = ("forwarded-flag", name, path)
     if key not in memo:
+        memo[key] = (None, [])  # type: ignore[assignment]  # a flag forwarded in a cycle resolves to unknown
         memo[key] = _forwarded_flag_uncached(facts, name, path)  # type: ignore[assignment]
     return memo[key]  # type: ignore[return-value]
 

@@ -9,7 +9,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import evs, guard_off, uses_hf_trainer, value_on
+from ._helpers import evs, guard_off, recipe_majority, uses_hf_trainer, value_on
 from .c_memory import fp8_sites
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -56,6 +56,32 @@ def _hf_model_loads(f: Facts) -> list[Call]:
     return out
 
 
+#: ``torch.compile(flex_attention)`` is how FlexAttention runs fused (its kernel, D1); ``torch.compile(generate_next_token)``
+#: speeds up decoding: neither compiles the training step
+_NOT_TRAINING_COMPILE = re.compile(r"^(flex_attention|generate\w*|decode\w*|\w*_generate|\w*next_token\w*|sample\w*)$")
+
+
+def _join(detail: str, extra: str) -> str:
+    return f"{detail}; {extra}" if extra else detail
+
+
+def _callers_off(f: Facts, c: Call) -> list:
+    """A compile inside a helper function (``compile_loss(loss)``) whose every caller sits behind a flag that is off:
+    those callers' switches. Empty when the helper is called unconditionally, not at all, or from an unknown place."""
+    if not c.func or c.func.startswith("__"):
+        return []
+    callers = [x for x in f.calls(c.func) if x.func != c.func]
+    if not callers:
+        return []
+    out: list = []
+    for x in callers:
+        gated = guard_off(f, x)
+        if not gated:
+            return []
+        out += gated
+    return out
+
+
 def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
     """``torch.compile`` call sites that run (not ``disable=True``, not behind an ``if`` flag that is off), and the ones that do not."""
     on_: list[Call] = []
@@ -64,7 +90,11 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
         if value_on(f, c.kwargs.get("disable", False)) is True:
             off_.append(c)
             continue
-        gated = guard_off(f, c)
+        target = c.args[0] if c.args else None
+        target_text = getattr(target, "dotted", None) or getattr(target, "text", "") or ""
+        if _NOT_TRAINING_COMPILE.search(target_text.rsplit(".", 1)[-1]):
+            continue  # FlexAttention's own kernel (D1) or a decoding step (inference): not the training step compiled
+        gated = guard_off(f, c) or _callers_off(f, c)
         if gated:
             off_ += gated
             continue
@@ -78,7 +108,7 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
                  or (recv == "?" and re.search(r"(block|layer)s?\b", c.text)))  # ``for block in model.layers: block.compile()``
             and not c.args
             and set(c.kwargs) <= {"mode", "fullgraph", "dynamic", "backend", "options", "compile_kwargs", "backend_kwargs"}
-            and not guard_off(f, c)
+            and not guard_off(f, c) and not _callers_off(f, c)
         ):
             on_.append(c)
     return on_, off_
@@ -398,20 +428,31 @@ class D2TorchCompile(Check):
                 settings.append(s)
         for e in f.config("compile.deepcompile", "compile.enabled"):
             (settings if truthy(e.value) else off_).append(e)
+        majorities = list({m.name: m for n in ("compile", "torch_compile", "use_compile", "compile_model")
+                           if (m := recipe_majority(f.effective(n))) is not None}.values())
+        minority = {(s.path, s.line) for n in ("compile", "torch_compile", "use_compile", "compile_model") for s in f.effective(n)
+                    if any(m.name == s.key.rsplit(".", 1)[-1] and truthy(s.value) is not m.value for m in majorities)
+                    and s.source == "config"}
+        settings = [s for s in settings if (s.path, s.line) not in minority]
         if not calls:
             for s in f.effective("compile", "use_compile", "compile_model"):
-                if truthy(s.value) is True and s.source in {"config", "launcher"}:
+                if truthy(s.value) is True and s.source in {"config", "launcher"} and (s.path, s.line) not in minority:
                     settings.append(s)
+        dist = "; ".join(m.text() + " (judged by the majority)" for m in majorities)
         if calls or settings:
             mode = next((str(c.kwargs["mode"]) for c in calls if isinstance(c.kwargs.get("mode"), str)), None)
             values: dict[str, object] = {"torch_compile": True}
             if mode:
                 values["torch_compile_mode"] = mode
-            return Outcome(U, [f.ev(x) for x in [*settings, *calls]], "the model is compiled with torch.compile", values)
+            return Outcome(U, [f.ev(x) for x in [*settings, *calls]], _join("the model is compiled with torch.compile", dist), values)
         if decorated:
-            return Outcome(P, evs(decorated), "only helper functions are compiled (@torch.compile), not the model", {"torch_compile": False})
+            return Outcome(P, evs(decorated), _join("only helper functions are compiled (@torch.compile), not the model", dist),
+                           {"torch_compile": False})
         detail = "torch.compile is present but switched off" if off_ else "no torch.compile found"
-        return Outcome(N, evs(off_), detail, {"torch_compile": False})
+        values = {"torch_compile": False}
+        if majorities:
+            values["recipes." + majorities[0].name] = ", ".join(f"{v}: {n}" for v, n in majorities[0].counts)
+        return Outcome(N, evs(off_[:20]), _join(detail, dist), values)
 
 
 # --- D3 Triton kernels ----------------------------------------------------------
