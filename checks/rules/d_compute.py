@@ -404,6 +404,29 @@ class D2TorchCompile(Check):
                 "        if self._compile:\n            self._loss_fn = torch.compile(self._loss_fn)\n"),
             "recipes/configs/llama3_1/8B_lora.yaml": "batch_size: 2\ncompile: False  # pytorch compile, set to true for better perf/memory\n",
         }, N, "compile flag copied from a config that turns it off"),
+        Example({  # torchtune: compile: False in most recipes, True in one; the loss compile lives in a helper the recipe calls
+            "recipes/full_finetune_distributed.py": (
+                "import torch\nfrom torchtune import training\nclass FullFinetuneRecipeDistributed:\n    def setup(self, cfg):\n"
+                "        self._compile = cfg.get('compile', False)\n"
+                "        if self._compile:\n            training.compile_loss(self._loss_fn)\n"),
+            "torchtune/training/_compile.py": (
+                "import torch\ndef compile_loss(loss):\n    loss = torch.compile(loss, backend='inductor')\n    return loss\n"),
+            "recipes/configs/llama3_1/8B_full.yaml": "batch_size: 2\ncompile: False  # pytorch compile, set to true for better perf/memory\n",
+            "recipes/configs/llama3_1/8B_lora.yaml": "batch_size: 2\ncompile: False\n",
+            "recipes/configs/qwen2/7B_full.yaml": "batch_size: 4\ncompile: False\n",
+            "recipes/configs/mistral/7B_full_ppo_low_memory.yaml": "batch_size: 4\ncompile: True\n",
+        }, N, "compile off in the majority of recipes"),
+        Example({
+            "recipes/full_finetune_distributed.py": (
+                "import torch\nclass FullFinetuneRecipeDistributed:\n    def setup(self, cfg):\n"
+                "        self._compile = cfg.get('compile', False)\n"
+                "        if self._compile:\n            self._model = torch.compile(self._model)\n"),
+            "recipes/configs/a.yaml": "compile: True\n", "recipes/configs/b.yaml": "compile: True\n",
+            "recipes/configs/c.yaml": "compile: True\n", "recipes/configs/d.yaml": "compile: False\n",
+        }, U, "compile on in the majority of recipes"),
+        Example({"torchtune/modules/attention_utils.py": (
+            "import torch\nfrom torch.nn.attention.flex_attention import flex_attention\n"
+            "flex_attention_compiled = torch.compile(flex_attention, dynamic=False)\n")}, N, "FlexAttention's kernel is not the model compiled"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
