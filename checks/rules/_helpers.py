@@ -260,11 +260,35 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
         name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else None
         if not name:
             continue
-        settings = [x for x in facts.effective(name, near=path) if not _TEST_FILE.search(x.path)]
+        settings = _through_args(facts, [x for x in facts.effective(name, near=path) if not _TEST_FILE.search(x.path)])
         nums = [as_number(x.value) for x in settings]
         if settings and all(n is not None for n in nums) and not any(_CMP[type(t.ops[0])](n, right.value) for n in nums):
             return settings
     return []
+
+
+_ARGS_CHAIN = re.compile(r"(?:^|\.)(?:args|cfg|config|opt|opts|hparams)\.([A-Za-z_][\w.]*)$")
+
+
+def _through_args(facts: Facts, settings: list[Setting]) -> list[Setting]:
+    """Replace a call keyword that reads a parsed option through another object (``lora_rank=strategy.args.ds.lora.rank``,
+    OpenRLHF) by that option's effective settings: the argparse options whose flag ends with the chain after ``args.``
+    (``--ds.lora.rank``), so that a plain ``rank`` (the process rank) is not taken for it. Kept as is when nothing matches."""
+    out: list[Setting] = []
+    for s in settings:
+        m = _ARGS_CHAIN.search(s.value.text) if isinstance(s.value, Expr) and not s.value.ref and s.source == "call" else None
+        tail = m.group(1).lower().replace("-", "_") if m else None
+        if tail is None and s.source == "argparse-default" and "." in s.key:  # ``--ds.lora.rank``: a launch may pass it
+            tail = s.key.lstrip("-").lower().replace("-", "_")
+        if tail:
+            launched = [x for x in facts.effective(tail) if x.source == "launcher"]
+            found = launched or [x for x in facts.effective(tail.rsplit(".", 1)[-1]) if x.source in ("argparse-default", "config")
+                                 and x.key.lstrip("-").lower().replace("-", "_").endswith(tail)]
+            if found:
+                out += [x for x in found if x not in out]
+                continue
+        out.append(s)
+    return out
 
 
 _CFG_GET = re.compile(r"""\.get\(\s*["'](\w+)["']\s*(?:,\s*(True|False|None|0|1)\s*)?\)""")
