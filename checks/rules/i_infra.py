@@ -525,6 +525,24 @@ def step_helpers(f: Facts) -> dict[tuple[str, str], list[Call]]:
     return out
 
 
+_DIFFUSION = re.compile(r"diffusion|unet\d*|ddpm|ddim|vae", re.I)
+
+
+def side_trainers(f: Facts) -> set[str]:
+    """Training files of a diffusion side trainer in an LLM project (TRL's DDPO/AlignProp trainers import
+    ``DDPOStableDiffusionPipeline``): their step loops train an image model, not the project's LLM, so what they save,
+    log or report every step is context, not the project's setting. Empty when the project has no other training
+    (a diffusion project is judged on its own loops). Memoised per scan."""
+    memo = f._memo
+    if ("side-trainers",) not in memo:
+        diff = {i.path for i in f.imports("diffusers")} | {i.path for i in f.records("imports")
+                                                           if i.name and _DIFFUSION.search(i.name)}
+        loops = {p for p, _, _ in step_loops(f)}
+        other = (loops - diff) or ({c.path for c in uses_hf_trainer(f)} - diff)
+        memo[("side-trainers",)] = sorted(diff & loops) if other else []  # type: ignore[assignment]
+    return set(memo[("side-trainers",)])  # type: ignore[arg-type]
+
+
 def per_step_calls(f: Facts, calls: list[Call], threshold: float,
                    spaced: list[tuple[Call, float | None]] | None = None) -> list[tuple[Call, float]]:
     """Calls that run every training step (or every < ``threshold`` steps): in a step loop or per-step hook,
@@ -540,8 +558,9 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
             guards[(guard, path)] = _guard(f, guard, path)
         return guards[(guard, path)]
 
+    side = side_trainers(f)
     for c in calls:
-        if _TEST_PATH.search(c.path):
+        if _TEST_PATH.search(c.path) or c.path in side:
             continue
         in_step = (c.loop is not None and (c.path, c.func, c.loop) in loops) or (c.loop is None and c.func in _STEP_FUNCS)
         sites = [] if in_step or c.func is None or c.loop is not None else helpers.get((c.path, c.func), [])
@@ -910,6 +929,28 @@ class I5ReportFrequency(Check):
                 "                self.log_metrics(loss)\n"
                 "    def log_metrics(self, loss):\n        wandb.log({'loss': loss.item()})\n"),
         }, U, "tracker in a helper every 100 steps"),
+        Example({  # TRL: the LLM trainers report through HF callbacks; only the diffusion side trainer logs every step
+            "trl/trainer/sft_trainer.py": (
+                "from transformers import Trainer\nclass SFTTrainer(Trainer):\n"
+                "    def __init__(self, model, args, train_dataset=None):\n        super().__init__(model=model, args=args, train_dataset=train_dataset)\n"),
+            "trl/trainer/sft_config.py": "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
+                                         "@dataclass\nclass SFTConfig(TrainingArguments):\n    dataset_text_field: str = 'text'\n",
+            "examples/scripts/sft.py": (
+                "from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(output_dir='out', report_to='wandb', logging_steps=25)\n"
+                "trainer = SFTTrainer(model=model, args=args, train_dataset=ds)\ntrainer.train()\n"),
+            "trl/trainer/ddpo_trainer.py": (
+                "from accelerate import Accelerator\nfrom ..models import DDPOStableDiffusionPipeline\n"
+                "class DDPOTrainer:\n    def _train_batched_samples(self, inner_epoch, epoch, global_step, batched_samples):\n"
+                "        for i, sample in enumerate(batched_samples):\n            loss = self.calculate_loss(sample)\n"
+                "            self.accelerator.backward(loss)\n            self.optimizer.step()\n"
+                "            self.accelerator.log({'loss': loss.item(), 'epoch': epoch}, step=global_step)\n"),
+        }, U, "per-step tracker only in a diffusion side trainer"),
+        Example({  # a diffusion project: its own loop is the training path
+            "train_dreambooth.py": (
+                "from accelerate import Accelerator\nfrom diffusers import UNet2DConditionModel\naccelerator = Accelerator(log_with='wandb')\n"
+                "for step, batch in enumerate(train_dataloader):\n    loss = unet(batch).loss\n    accelerator.backward(loss)\n"
+                "    optimizer.step()\n    accelerator.log({'loss': loss.item()}, step=step)\n"),
+        }, N, "diffusion project logging every step"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -967,4 +1008,10 @@ class I5ReportFrequency(Check):
         else:
             sane = "tracker intervals at or above the threshold: " + ", ".join(f"{i.key}={i.steps}" for i in ok[:3])
         ev = [Facts.ev(s) for s in rt] + [Facts.ev(i.fact, key=i.key) for i in ok] + [Facts.ev(c) for c, _ in spaced[:3]]
+        side = sorted(side_trainers(f))
+        side_calls = [c for c in tracker_calls(f) if c.path in side]
+        if side_calls:
+            c = side_calls[0]
+            sane += (f"; the tracker calls of the diffusion side trainer{'s' if len(side) > 1 else ''} ({c.path}:{c.line}"
+                     f"{f' (+{len(side_calls) - 1})' if len(side_calls) > 1 else ''}) are context, not the project's setting")
         return Outcome(U, ev, sane, values)
