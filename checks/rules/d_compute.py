@@ -6,9 +6,9 @@ import bisect
 import re
 
 from ..base import Check, Context, register
-from ..facts import Call, Expr, Facts, as_number, truthy
+from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
-from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import evs, guard_off, recipe_majority, uses_hf_trainer, value_on
 from .c_memory import fp8_sites
 
@@ -152,6 +152,24 @@ def _attn_kind(v: object) -> str | None:
     return None
 
 
+_NOT_TRAINING_SITE = re.compile(r"(^|/)(tests?|testing|eval\w*|evaluation|inference|serve|serving|scripts/convert\w*)/|"
+                                r"(^|/)(test_\w+|\w+_test|eval\w*|infer\w*|generate\w*|chat\w*|convert\w*|export\w*)\.py$", re.I)
+
+
+def _eager_training_sites(off_: list) -> list:
+    """Sites that choose eager/math attention explicitly (``attn_implementation="eager"`` in a ``from_pretrained`` of the
+    training script), judged per training site: a flag turned off (``use_flash_attn: false``) or a value in a test,
+    evaluation, generation or conversion script is not one."""
+    out = []
+    for s in off_:
+        if not isinstance(s, Setting) or s.source not in ("call", "config", "launcher", "assign") or _attn_kind(s.value) != "eager":
+            continue
+        if _NOT_TRAINING_SITE.search(s.path):
+            continue
+        out.append(s)
+    return out
+
+
 def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
     """(sites that select an efficient attention kernel, sites that select eager attention, kernels seen)."""
     used: list = []
@@ -283,6 +301,24 @@ class D1FlashAttention(Check):
         Example({"recipes/configs/llama3_1/8B_lora.yaml": (
             "model:\n  _component_: torchtune.models.llama3_1.lora_llama3_1_8b\n  lora_attn_modules: ['q_proj', 'v_proj']\n"
             "  lora_rank: 8\noptimizer:\n  _component_: torch.optim.AdamW\n  fused: True\n  lr: 3e-4\ndtype: bf16\n")}, U, "torchtune model component"),
+        Example({  # two training paths: Megatron continued pretraining with FlashAttention, HF SFT with eager attention
+            "scripts/cpt_megatron.sh": (
+                "srun torchrun --nnodes 2 --nproc_per_node 8 \\\n    ${MEGATRON}/pretrain_gpt.py \\\n    --num-layers 32 \\\n"
+                "    --seq-length 8192 \\\n    --use-flash-attn \\\n    --bf16\n"),
+            "src/sft/train.py": (
+                "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+                "model = AutoModelForCausalLM.from_pretrained(\n    'meta-llama/Meta-Llama-3-8B',\n    attn_implementation=\"eager\",\n)\n"
+                "trainer = Trainer(model=model, args=TrainingArguments(output_dir='out', bf16=True))\ntrainer.train()\n"),
+        }, P, "eager on one training path, FlashAttention on another"),
+        Example({  # eager attention only where the model is evaluated: the training path uses FlashAttention-2
+            "train.py": (
+                "from transformers import AutoModelForCausalLM, Trainer\n"
+                "model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2-7B', attn_implementation='flash_attention_2')\n"
+                "trainer = Trainer(model=model)\ntrainer.train()\n"),
+            "eval/eval_mmlu.py": (
+                "from transformers import AutoModelForCausalLM\n"
+                "model = AutoModelForCausalLM.from_pretrained('out', attn_implementation='eager')\n"),
+        }, U, "eager only in an evaluation script"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -305,6 +341,16 @@ class D1FlashAttention(Check):
                 return Outcome(P, findings, f"FlashAttention-2 is selected, but it needs an Ampere or newer GPU and the target is "
                                f"{ctx.project.hardware.upper()}: use PyTorch SDPA instead (attn_implementation='sdpa')",
                                {"attn_implementation": best, "hardware_supports_fa2": False}, findings=findings)
+            eager = _eager_training_sites(off_)
+            if eager:
+                findings = [Evidence(x.path, x.line, f'{x.name}="{x.value}"', x.key, x.value) if x.source == "call" else f.ev(x)
+                            for x in eager]  # a keyword below the call's first line: the line that holds it
+                e0, u0 = eager[0], used[0]
+                more = f" (+{len(eager) - 1})" if len(eager) > 1 else ""
+                return Outcome(P, findings + [f.ev(x) for x in used],
+                               f"attention is set to eager at {e0.path}:{e0.line}{more}: that training path materialises the full "
+                               f"score matrix, although other training sites use {', '.join(sorted(kinds))} ({u0.path}:{u0.line})",
+                               {"attn_implementation": "eager", "attn_implementation_elsewhere": best}, findings=findings)
             return Outcome(U, [f.ev(x) for x in used], f"efficient attention via {', '.join(sorted(kinds))}", {"attn_implementation": best})
         if off_:
             return Outcome(N, evs(off_), "attention is explicitly set to eager / flash attention disabled", {"attn_implementation": "eager"})
