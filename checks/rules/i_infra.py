@@ -564,7 +564,7 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
     side = side_trainers(f)
     # a ``while step < max_steps:`` loop has no ``for`` iterable: a call beside the optimizer step of the same function, outside
     # any ``for``, under an interval guard (``if step % args.log_every == 0``) is taken as in that loop, at that interval
-    while_steps = {(x.path, x.func) for x in f.calls("step") if x.loop is None and x.func and _is_step_call(x)}
+    while_steps = {(x.path, x.func) for x in f.calls("step") if x.loop is None and _is_step_call(x)}
     for c in calls:
         if _TEST_PATH.search(c.path) or c.path in side:
             continue
@@ -717,6 +717,19 @@ class I3CheckpointFrequency(Check):
             "            for idx, batch in enumerate(self._dataloader):\n                loss = self._loss_step(batch)\n"
             "                loss.backward()\n                self._optimizer.step()\n"
             "            self.epochs_run += 1\n            self.save_checkpoint(epoch=curr_epoch)\n")}, U, "checkpoint once per epoch"),
+        Example({"train.py": (  # nanoGPT: a module-level ``while True`` loop saves under the eval interval
+            "import torch\neval_interval = 2000\nalways_save_checkpoint = True\niter_num = 0\nwhile True:\n"
+            "    if iter_num % eval_interval == 0 and master_process:\n        losses = estimate_loss()\n"
+            "        if losses['val'] < best_val_loss or always_save_checkpoint:\n"
+            "            torch.save(checkpoint, os.path.join(out_dir, 'ckpt.pt'))\n"
+            "    logits, loss = model(X, Y)\n    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    iter_num += 1\n")}, U,
+            "module-level while loop saving every eval_interval"),
+        Example({"train.py": (  # the same loop saving every 5 iterations
+            "import torch\nsave_interval_iters = 5\niter_num = 0\nwhile True:\n"
+            "    if iter_num % save_interval_iters == 0 and master_process:\n"
+            "        torch.save(checkpoint, os.path.join(out_dir, 'ckpt.pt'))\n"
+            "    logits, loss = model(X, Y)\n    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    iter_num += 1\n")}, N,
+            "module-level while loop saving every 5 iterations"),
         Example({"train.py": (  # nothing saves in the loop and no interval is set: not judged (n/a), never called sane
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
@@ -1080,7 +1093,8 @@ class I5ReportFrequency(Check):
             values.update(_values(mg))
             # Megatron-LM's default ``--tensorboard-log-interval`` is 1, but its scalars go to a local event file
             # (W&B logs asynchronously) at iterations of seconds: only an explicit short interval is judged.
-            tb_default = tb[0] if not mg else None
+            megatron_tb = [s for s in tb if s.name == "tensorboard_dir" and s.source == "launcher"]  # Megatron's --tensorboard-dir
+            tb_default = megatron_tb[0] if megatron_tb and not mg else None
         spaced: list[tuple[Call, float | None]] = []
         loop = per_step_calls(f, tracker_calls(f), threshold, spaced)
         bad += [(c, f"{c.name}() in the training loop", n) for c, n in loop]
