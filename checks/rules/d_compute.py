@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
@@ -154,6 +155,10 @@ def _attn_kind(v: object) -> str | None:
 
 _NOT_TRAINING_SITE = re.compile(r"(^|/)(tests?|testing|eval\w*|evaluation|inference|serve|serving|scripts/convert\w*)/|"
                                 r"(^|/)(test_\w+|\w+_test|eval\w*|infer\w*|generate\w*|chat\w*|convert\w*|export\w*)\.py$", re.I)
+
+
+def _is_recipe_file(x: Any) -> bool:
+    return getattr(x, "source", None) == "config" and x.path.endswith((".yaml", ".yml", ".json"))
 
 
 def _eager_training_sites(off_: list) -> list:
@@ -319,6 +324,12 @@ class D1FlashAttention(Check):
                 "from transformers import AutoModelForCausalLM\n"
                 "model = AutoModelForCausalLM.from_pretrained('out', attn_implementation='eager')\n"),
         }, U, "eager only in an evaluation script"),
+        Example({  # LLaMA-Factory: one NPU recipe disables FlashAttention, most recipes ask for it
+            "examples/train_lora/llama3_lora_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\nflash_attn: fa2\n",
+            "examples/train_full/qwen2_full_sft.yaml": "model_name_or_path: Qwen/Qwen2-7B\nstage: sft\nflash_attn: fa2\n",
+            "examples/extras/fsdp_qlora/llama3_lora_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-70B\nstage: sft\nflash_attn: fa2\n",
+            "examples/ascend/qwen3vlmoe_lora_sft_fsdp.yaml": "model_name_or_path: Qwen/Qwen3-VL-30B-A3B-Instruct\nstage: sft\nflash_attn: disabled\n",
+        }, U, "eager in a minority of recipes"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -342,6 +353,14 @@ class D1FlashAttention(Check):
                                f"{ctx.project.hardware.upper()}: use PyTorch SDPA instead (attn_implementation='sdpa')",
                                {"attn_implementation": best, "hardware_supports_fa2": False}, findings=findings)
             eager = _eager_training_sites(off_)
+            recipe_note = ""
+            if eager and all(_is_recipe_file(x) for x in eager):  # recipes that differ: judged by their majority
+                on_recipes = {x.path for x in used if _is_recipe_file(x)}
+                eager_recipes = {x.path for x in eager} - on_recipes
+                if len(on_recipes) > len(eager_recipes):
+                    eager = []
+                    recipe_note = (f"; eager attention in {len(eager_recipes)} of {len(on_recipes) + len(eager_recipes)} recipes that set it "
+                                   "(judged by the majority)")
             if eager:
                 findings = [Evidence(x.path, x.line, f'{x.name}="{x.value}"', x.key, x.value) if x.source == "call" else f.ev(x)
                             for x in eager]  # a keyword below the call's first line: the line that holds it
@@ -351,7 +370,8 @@ class D1FlashAttention(Check):
                                f"attention is set to eager at {e0.path}:{e0.line}{more}: that training path materialises the full "
                                f"score matrix, although other training sites use {', '.join(sorted(kinds))} ({u0.path}:{u0.line})",
                                {"attn_implementation": "eager", "attn_implementation_elsewhere": best}, findings=findings)
-            return Outcome(U, [f.ev(x) for x in used], f"efficient attention via {', '.join(sorted(kinds))}", {"attn_implementation": best})
+            return Outcome(U, [f.ev(x) for x in used], f"efficient attention via {', '.join(sorted(kinds))}{recipe_note}",
+                           {"attn_implementation": best})
         if off_:
             return Outcome(N, evs(off_), "attention is explicitly set to eager / flash attention disabled", {"attn_implementation": "eager"})
         loads = _hf_model_loads(f) or uses_hf_trainer(f)  # TRL trainers load a model given by name themselves
