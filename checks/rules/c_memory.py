@@ -25,10 +25,12 @@ def _is_low_dtype(v: object) -> str | None:
     if not text:
         return None
     low = text.lower()
-    if "bfloat16" in low or low in {"bf16", "bf16-mixed", "bf16-true"}:
+    if "bfloat16" in low or low in {"bf16", "bf16-mixed", "bf16-true", "amp_bf16"}:  # Composer: precision='amp_bf16'
         return "bf16"
-    if "float16" in low or low in {"fp16", "half", "16", "16-mixed", "16-true"}:
+    if "float16" in low or low in {"fp16", "half", "16", "16-mixed", "16-true", "amp_fp16"}:
         return "fp16"
+    if low == "amp_fp8":
+        return "bf16"
     if low == "fp8" or low.startswith("transformer-engine"):
         return "bf16"  # FP8 recipes (accelerate, Lightning TE) run the non-GEMM ops in BF16 autocast
     return None
@@ -115,6 +117,14 @@ class C1MixedPrecision(Check):
                 "    precision = precision or get_default_supported_precision(training=True)\n"
                 "    fabric = L.Fabric(devices=devices, precision=precision)\n    fabric.launch(main)\n"),
         }, U, "framework's default precision resolver"),
+        Example({  # llm-foundry: the train config's precision defaults to Composer's amp_bf16
+            "llmfoundry/utils/config_utils.py": (
+                "from dataclasses import dataclass\n@dataclass\nclass TrainConfig:\n    max_duration: str = '1ep'\n"
+                "    precision: str = 'amp_bf16'\n"),
+            "llmfoundry/command_utils/train.py": (
+                "from composer import Trainer\ndef train(train_cfg):\n"
+                "    trainer = Trainer(model=model, max_duration=train_cfg.max_duration, precision=train_cfg.precision)\n    trainer.fit()\n"),
+        }, U, "Composer amp_bf16 default"),
         Example({  # nanotron: ModelArgs.dtype defaults to None and __post_init__ fills it with bfloat16
             "src/nanotron/config/config.py": (
                 "import torch\nfrom dataclasses import dataclass\nfrom typing import Optional\n"
