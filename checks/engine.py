@@ -17,7 +17,7 @@ from .cache import CacheDirError, DirFactsCache
 from .facts import Facts, FileFacts, extract_file
 from .model import CheckResult, Evidence, Outcome, Project, Status
 from .project import detect_project
-from .roles import IN_SCOPE, Roles, classify_roles
+from .roles import DOCS, IN_SCOPE, Roles, classify_roles
 from .source import Limits, ReadStats, SourceError, iter_directory, iter_tarball, looks_like_archive
 
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
@@ -176,7 +176,13 @@ def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = ()) -> tupl
     roles = classify_roles(by_path, training)
     inside = [ff for ff in by_path.values() if roles.by_path[ff.path] in IN_SCOPE]
     outside = [ff for ff in by_path.values() if roles.by_path[ff.path] not in IN_SCOPE]
-    return Facts(inside), Facts(outside), roles
+    facts = Facts(inside)
+    # what the project's own docs say it runs (a multi-node launch documented only in docs/*.qmd) decides whether a check
+    # applies (E1); never whether a practice is used, so these hints stay in scope
+    documented = [h for ff in outside if roles.by_path[ff.path] == DOCS for h in ff.doc_hints]
+    if documented:
+        facts._s["doc_hints"] = facts._s["doc_hints"] + documented
+    return facts, Facts(outside), roles
 
 
 def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: list[Check] | None = None) -> tuple[list[CheckResult], list[str]]:

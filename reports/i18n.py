@@ -45,6 +45,8 @@ TEXT: dict[str, dict[str, str]] = {
         "folded_cut": "The rest of this report is folded to fit GitHub's 65,535-character limit; see the JSON report.",
         "partial": "partial",
         "na": "not applicable",
+        "not_judged": "not judged (out of the score)",
+        "not_judged_list": "not judged",
         "ignored_note": "Ignored by the repository configuration",
         "findings": "finding",
         "used_list": "used",
@@ -100,6 +102,8 @@ TEXT: dict[str, dict[str, str]] = {
         "folded_cut": "为满足 GitHub 65,535 字符限制，报告其余部分已折叠；完整内容见 JSON 报告。",
         "partial": "部分使用",
         "na": "不适用",
+        "not_judged": "未作判断（不计分）",
+        "not_judged_list": "未作判断",
         "ignored_note": "已被仓库配置忽略",
         "findings": "问题",
         "used_list": "已使用",
@@ -169,6 +173,10 @@ def category_name(cat: str, lang: str) -> str:
 
 # Chinese for the reasons a check gives for ``n/a`` (the checks state them in English), by what they say
 _NA_ZH: tuple[tuple[str, str], ...] = (
+    # I3-I5 with nothing seen: not judged (first: its English reason names other words of this table)
+    ("not judged: no checkpoint", "训练路径上没有检查点保存间隔的设置，训练步循环中也没有保存调用；请确认启动命令实际的保存频率"),
+    ("not judged: no logging", "训练路径上没有日志间隔的设置，训练步循环中也没有日志调用；请确认启动命令实际的日志频率"),
+    ("not judged: no tracker", "训练路径上没有上报间隔的设置，训练步循环中也没有 W&B/TensorBoard/MLflow 等上报调用；请确认实际的上报频率"),
     ("ignored by the repository", "已被仓库配置忽略"),
     ("no inference", "项目不做推理（仅训练；评测中的生成不计入）"),
     ("only runs inference", "项目仅做推理"),
@@ -195,8 +203,6 @@ def na_reason_zh(detail: str | None) -> str:
 def status_detail_zh(status: Status, has_evidence: bool, fix_zh: str | None, detail: str | None = None) -> str:
     """The seed's Chinese wording of a check's state: ``已使用``, ``部分使用``, ``未启用``, ``未检测到。建议…``."""
     if status == Status.USED:
-        if detail and detail.startswith("not seen: "):  # I3-I5: nothing over-frequent was seen, and nothing was judged
-            return "未检测到过于频繁的操作：训练路径上没有相关的间隔设置，训练步循环中也没有相应调用，频率未作判断。"
         return "已使用"
     if status == Status.PARTIAL:
         return "部分使用"

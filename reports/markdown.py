@@ -138,7 +138,8 @@ def _row_details(ctx: _Ctx, results: list[CheckResult]) -> str:
     used = [r for r in results if r.status == Status.USED]
     partial = [r for r in results if r.status == Status.PARTIAL]
     missing = [r for r in results if r.status == Status.UNUSED]
-    na = [r for r in results if r.status == Status.NA]
+    judged_not = [r for r in results if r.status == Status.NA and (r.detail or "").startswith("not judged")]  # I3-I5, nothing seen
+    na = [r for r in results if r.status == Status.NA and r not in judged_not]
     if used:
         parts.append("✓ " + ", ".join(f"{r.id} {_short(ctx.title(r))}" for r in used))
     if partial:
@@ -147,6 +148,8 @@ def _row_details(ctx: _Ctx, results: list[CheckResult]) -> str:
         parts.append(f"✗ {t['missing_list']} " + ", ".join(r.id for r in missing))
     if na:
         parts.append(f"{t['na_list']} " + ", ".join(r.id for r in na))
+    if judged_not:
+        parts.append(f"{t['not_judged_list']} " + ", ".join(r.id for r in judged_not))
     return cell(" · ".join(parts))
 
 
@@ -174,7 +177,10 @@ def _item(ctx: _Ctx, r: CheckResult, fold: Fold, folded: list[bool]) -> dict[str
             status_detail_zh(r.status, bool(r.evidence or r.findings), decl.fix_zh if decl is not None else None, r.detail)
     subs: list[str] = []
     if r.status == Status.NA:
-        line = f"- ➖ ~~{title}~~ — {t['na']}" + (f"{ctx.c}{detail}" if detail else "")
+        label = t["not_judged"] if (r.detail or "").startswith("not judged") else t["na"]  # I3-I5 with nothing seen
+        if ctx.lang == "en" and label == t["not_judged"]:
+            detail = detail.removeprefix("not judged: ")
+        line = f"- ➖ ~~{title}~~ — {label}" + (f"{ctx.c}{detail}" if detail else "")
         return {"line": line, "subs": subs}
     mark = "[x]" if r.status == Status.USED else "[ ]"
     tag = f" _({t['partial']})_" if r.status == Status.PARTIAL else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -131,10 +132,16 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
     if launched:
         eff = [s for s in eff if not (s.source in ("assign", "argparse-default", "field-default")
                                       and any(s.path == sc or s.path.endswith("/" + sc) for sc in launched))]
+    maj = recipe_majority(eff)
+    if maj is not None:
+        eff = [s for s in eff if not _is_recipe(s) or truthy(s.value) is maj.value]
     for s in eff:
         ref = getattr(s.value, "ref", None) if isinstance(s.value, Expr) else None
         if ref and ref != name and _depth < 3:
-            vals.append(flag_state(facts, ref, _depth + 1))
+            st = flag_state(facts, ref, _depth + 1)
+            if st is None and s.source == "call":  # ``compile_model=self._model_compile``: the attribute the caller's file copied
+                st = _forwarded_flag(facts, ref, s.path)[0]
+            vals.append(st)
         elif ref == name:
             concrete = [x for x in facts.settings(name) if not isinstance(x.value, Expr)]
             top = max((x.rank for x in concrete), default=None)
@@ -148,6 +155,50 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
     if all(v is True for v in vals):
         return True
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Majority:
+    """How recipe files (YAML/JSON) set one on/off switch: the majority value and the count of files per value."""
+
+    name: str
+    value: bool
+    counts: tuple[tuple[bool, int], ...]  # (value, files), the majority first
+
+    @property
+    def total(self) -> int:
+        return sum(n for _, n in self.counts)
+
+    def text(self) -> str:
+        """``compile: False in 109 of 110 recipes, True in 1``."""
+        (top, n), *rest = self.counts
+        others = ", ".join(f"{v} in {k}" for v, k in rest)
+        return f"{self.name}: {top} in {n} of {self.total} recipes" + (f", {others}" if others else "")
+
+
+def _is_recipe(s: Setting) -> bool:
+    return s.source == "config" and s.path.endswith((".yaml", ".yml", ".json"))
+
+
+def recipe_majority(settings: Iterable[Setting]) -> Majority | None:
+    """The majority of three or more recipe files that disagree on a switch (``compile: False`` in 109 of 110 torchtune
+    recipes, ``True`` in one): the value more than half of them set. None when they agree, are fewer than three, or
+    no value has a majority. Judging by the majority, not by the one recipe that differs (issue 9: recipes that differ
+    are reported as a distribution and judged by the majority)."""
+    by_value: dict[bool, set[str]] = {}
+    name = ""
+    for s in settings:
+        t = truthy(s.value) if _is_recipe(s) and isinstance(s.value, (bool, str)) else None
+        if t is not None:
+            by_value.setdefault(t, set()).add(s.path)
+            name = name or s.key.rsplit(".", 1)[-1]
+    paths = {p for ps in by_value.values() for p in ps}
+    if len(by_value) < 2 or len(paths) < 3:
+        return None
+    counts = sorted(((v, len(ps)) for v, ps in by_value.items()), key=lambda kv: -kv[1])
+    if counts[0][1] * 2 <= len(paths):
+        return None
+    return Majority(name, counts[0][0], tuple(counts))
 
 
 def _dead_branch(guard: str) -> bool:
@@ -209,11 +260,35 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
         name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else None
         if not name:
             continue
-        settings = [x for x in facts.effective(name, near=path) if not _TEST_FILE.search(x.path)]
+        settings = _through_args(facts, [x for x in facts.effective(name, near=path) if not _TEST_FILE.search(x.path)])
         nums = [as_number(x.value) for x in settings]
         if settings and all(n is not None for n in nums) and not any(_CMP[type(t.ops[0])](n, right.value) for n in nums):
             return settings
     return []
+
+
+_ARGS_CHAIN = re.compile(r"(?:^|\.)(?:args|cfg|config|opt|opts|hparams)\.([A-Za-z_][\w.]*)$")
+
+
+def _through_args(facts: Facts, settings: list[Setting]) -> list[Setting]:
+    """Replace a call keyword that reads a parsed option through another object (``lora_rank=strategy.args.ds.lora.rank``,
+    OpenRLHF) by that option's effective settings: the argparse options whose flag ends with the chain after ``args.``
+    (``--ds.lora.rank``), so that a plain ``rank`` (the process rank) is not taken for it. Kept as is when nothing matches."""
+    out: list[Setting] = []
+    for s in settings:
+        m = _ARGS_CHAIN.search(s.value.text) if isinstance(s.value, Expr) and not s.value.ref and s.source == "call" else None
+        tail = m.group(1).lower().replace("-", "_") if m else None
+        if tail is None and s.source == "argparse-default" and "." in s.key:  # ``--ds.lora.rank``: a launch may pass it
+            tail = s.key.lstrip("-").lower().replace("-", "_")
+        if tail:
+            launched = [x for x in facts.effective(tail) if x.source == "launcher"]
+            found = launched or [x for x in facts.effective(tail.rsplit(".", 1)[-1]) if x.source in ("argparse-default", "config")
+                                 and x.key.lstrip("-").lower().replace("-", "_").endswith(tail)]
+            if found:
+                out += [x for x in found if x not in out]
+                continue
+        out.append(s)
+    return out
 
 
 _CFG_GET = re.compile(r"""\.get\(\s*["'](\w+)["']\s*(?:,\s*(True|False|None|0|1)\s*)?\)""")
@@ -226,6 +301,7 @@ def _forwarded_flag(facts: Facts, name: str, path: str) -> tuple[bool | None, li
     memo = facts._memo  # per view, like effective(): a view's suppressions may differ
     key = ("forwarded-flag", name, path)
     if key not in memo:
+        memo[key] = (None, [])  # type: ignore[assignment]  # a flag forwarded in a cycle resolves to unknown
         memo[key] = _forwarded_flag_uncached(facts, name, path)  # type: ignore[assignment]
     return memo[key]  # type: ignore[return-value]
 

@@ -25,10 +25,12 @@ def _is_low_dtype(v: object) -> str | None:
     if not text:
         return None
     low = text.lower()
-    if "bfloat16" in low or low in {"bf16", "bf16-mixed", "bf16-true"}:
+    if "bfloat16" in low or low in {"bf16", "bf16-mixed", "bf16-true", "amp_bf16"}:  # Composer: precision='amp_bf16'
         return "bf16"
-    if "float16" in low or low in {"fp16", "half", "16", "16-mixed", "16-true"}:
+    if "float16" in low or low in {"fp16", "half", "16", "16-mixed", "16-true", "amp_fp16"}:
         return "fp16"
+    if low == "amp_fp8":
+        return "bf16"
     if low == "fp8" or low.startswith("transformer-engine"):
         return "bf16"  # FP8 recipes (accelerate, Lightning TE) run the non-GEMM ops in BF16 autocast
     return None
@@ -103,6 +105,49 @@ class C1MixedPrecision(Check):
                 '{\n  "train_batch_size": "auto",\n  "bf16": {\n    "enabled": false\n  },\n'
                 '  "zero_optimization": {"stage": 3}\n}\n'),
         }, P, "recipe bf16 vs DeepSpeed bf16.enabled false"),
+        Example({  # litgpt: the run's precision falls back to what the GPU supports
+            "litgpt/utils.py": (
+                "import torch\ndef get_default_supported_precision(training: bool) -> str:\n"
+                "    if torch.cuda.is_available() and not torch.cuda.is_bf16_supported():\n"
+                "        return '16-mixed' if training else '16-true'\n"
+                "    return 'bf16-mixed' if training else 'bf16-true'\n"),
+            "litgpt/pretrain.py": (
+                "import lightning as L\nfrom litgpt.utils import get_default_supported_precision\n"
+                "def setup(model_name: str, precision: Optional[str] = None, devices: int = 1):\n"
+                "    precision = precision or get_default_supported_precision(training=True)\n"
+                "    fabric = L.Fabric(devices=devices, precision=precision)\n    fabric.launch(main)\n"),
+        }, U, "framework's default precision resolver"),
+        Example({  # llm-foundry: the train config's precision defaults to Composer's amp_bf16
+            "llmfoundry/utils/config_utils.py": (
+                "from dataclasses import dataclass\n@dataclass\nclass TrainConfig:\n    max_duration: str = '1ep'\n"
+                "    precision: str = 'amp_bf16'\n"),
+            "llmfoundry/command_utils/train.py": (
+                "from composer import Trainer\ndef train(train_cfg):\n"
+                "    trainer = Trainer(model=model, max_duration=train_cfg.max_duration, precision=train_cfg.precision)\n    trainer.fit()\n"),
+        }, U, "Composer amp_bf16 default"),
+        Example({  # nanotron: ModelArgs.dtype defaults to None and __post_init__ fills it with bfloat16
+            "src/nanotron/config/config.py": (
+                "import torch\nfrom dataclasses import dataclass\nfrom typing import Optional\n"
+                "@dataclass\nclass ModelArgs:\n    model_config: dict\n    dtype: Optional[torch.dtype] = None\n"
+                "    def __post_init__(self):\n        if self.dtype is None:\n            self.dtype = torch.bfloat16\n"),
+            "src/nanotron/trainer.py": (
+                "from nanotron.models import build_model\nclass DistributedTrainer:\n    def init_model(self, config):\n"
+                "        return build_model(model_builder=self.builder, dtype=config.model.dtype, parallel_context=self.pc)\n"),
+        }, U, "config dataclass default dtype bf16"),
+        Example({  # the resolver used only for generation (training=False) says nothing about training
+            "litgpt/generate/base.py": (
+                "import lightning as L\nfrom litgpt.utils import get_default_supported_precision\n"
+                "def main(precision=None):\n    precision = precision or get_default_supported_precision(training=False)\n"
+                "    fabric = L.Fabric(devices=1, precision=precision)\n"),
+            "litgpt/pretrain.py": "import torch\ndef fit(model, batch):\n    loss = model(batch)\n    loss.backward()\n",
+        }, N, "precision resolver only for generation"),
+        Example({  # a dataclass that fills an unset dtype with float32 is FP32 training
+            "config.py": (
+                "import torch\nfrom dataclasses import dataclass\nfrom typing import Optional\n"
+                "@dataclass\nclass ModelArgs:\n    dtype: Optional[torch.dtype] = None\n"
+                "    def __post_init__(self):\n        if self.dtype is None:\n            self.dtype = torch.float32\n"),
+            "trainer.py": "def init_model(config):\n    return build_model(dtype=config.model.dtype)\n",
+        }, N, "config dataclass default dtype fp32"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -138,6 +183,10 @@ class C1MixedPrecision(Check):
                 kinds.add(low)
             elif isinstance(s.value, str) and s.value.lower() in {"no", "fp32", "32", "32-true", "float32"}:
                 disabled.append(s)
+        defaults = _default_precision(f)
+        if defaults:
+            used += defaults
+            kinds.add("bf16")
         for c in f.calls("Trainer", "Fabric", "Accelerator"):
             v = c.kwargs.get("precision", c.kwargs.get("mixed_precision"))
             if v is not None and (str(v).lower() in _LIGHTNING_MIXED or _is_low_dtype(v)):
@@ -179,12 +228,57 @@ class C1MixedPrecision(Check):
             findings = [f.ev(recipe), f.ev(ds)]
             return Outcome(P, findings, f"{recipe.path} sets {recipe.key}: true but its DeepSpeed config {ds.path} has "
                            f"{ds.dotted}: false; the HF Trainer refuses this mismatch at launch", {"precision": precision}, findings=findings)
+        if defaults and len(used) == len(defaults):
+            d = defaults[0]
+            how = (f"`{d.text}` resolves the precision from the GPU when the run does not set one (BF16 mixed where the GPU "
+                   "supports it, FP16 mixed otherwise)" if isinstance(d, Call) else
+                   f"the config dataclass fills an unset dtype with BF16 (`{d.text}`)")
+            return Outcome(U, [f.ev(x) for x in used], f"BF16 mixed precision by default: {how} ({d.path}:{d.line})",
+                           {"precision": "bf16", "precision_default": True})
         return Outcome(U, [f.ev(x) for x in used], f"{precision.upper()} mixed precision", {"precision": precision})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         if not ctx.project.does_training:
             return None  # a serving-only project: inference precision is J4's and the engine's business
         return super().recommendation_priority(ctx, outcome)
+
+
+#: a framework's resolver of the default training precision (litgpt ``get_default_supported_precision(training=True)``:
+#: "bf16-mixed" where the GPU supports BF16, "16-mixed" otherwise)
+_PRECISION_RESOLVER = re.compile(r"(default|supported)\w*precision|precision\w*(default|supported)|supported\w*dtype", re.I)
+_PRECISION_TARGET = re.compile(r"^\s*(self\.)?\w*(precision|dtype)\w*\s*(:[^=]+)?=[^=]")
+_DTYPE_NAMES = ("dtype", "torch_dtype", "param_dtype", "compute_dtype", "precision", "mixed_precision")
+
+
+def _default_precision(f: Facts) -> list[Any]:
+    """Where the training precision defaults to BF16/FP16 mixed although no run config names it:
+
+    * a precision resolver assigned to the run's precision (``precision = precision or
+      get_default_supported_precision(training=True)``); ``training=False`` (generation) is not training;
+    * a config dataclass that fills an unset dtype in ``__post_init__`` (nanotron ``ModelArgs``: ``dtype: Optional[torch.dtype]
+      = None``, then ``if self.dtype is None: self.dtype = torch.bfloat16``), read by a call of the project
+      (``dtype=config.model.dtype``).
+    """
+    out: list[Any] = []
+    for c in f.calls_where(lambda s: bool(_PRECISION_RESOLVER.search(s))):
+        if c.name.startswith("torch.") or truthy(c.kwargs.get("training", True)) is False:
+            continue
+        if _PRECISION_TARGET.match(c.text) and not _TEST_FILE.search(c.path):
+            out.append(c)
+    for name in _DTYPE_NAMES:
+        for a in f.attr_assigns(name):
+            if a.func != "__post_init__" or a.target != f"self.{name}" or not _is_low_dtype(a.value) or _TEST_FILE.search(a.path):
+                continue
+            if not any(x.path == a.path and x.default is None for x in f.fields(name)):
+                continue  # not the default of this class's own field
+            readers = [c for c in f.calls_with_kw(name) if isinstance(c.kwargs.get(name), Expr) and c.kwargs[name].ref == name
+                       and c.func != "__post_init__" and not _TEST_FILE.search(c.path)]
+            if readers:
+                out.append(a)
+    return out
+
+
+_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 
 
 def _ds_precision_clash(f: Facts) -> list[tuple[Any, Any]]:

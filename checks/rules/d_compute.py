@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Call, Expr, Facts, as_number, truthy
+from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
-from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import evs, guard_off, uses_hf_trainer, value_on
+from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
+from ._helpers import evs, guard_off, recipe_majority, uses_hf_trainer, value_on
 from .c_memory import fp8_sites
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -56,6 +57,32 @@ def _hf_model_loads(f: Facts) -> list[Call]:
     return out
 
 
+#: ``torch.compile(flex_attention)`` is how FlexAttention runs fused (its kernel, D1); ``torch.compile(generate_next_token)``
+#: speeds up decoding: neither compiles the training step
+_NOT_TRAINING_COMPILE = re.compile(r"^(flex_attention|generate\w*|decode\w*|\w*_generate|\w*next_token\w*|sample\w*)$")
+
+
+def _join(detail: str, extra: str) -> str:
+    return f"{detail}; {extra}" if extra else detail
+
+
+def _callers_off(f: Facts, c: Call) -> list:
+    """A compile inside a helper function (``compile_loss(loss)``) whose every caller sits behind a flag that is off:
+    those callers' switches. Empty when the helper is called unconditionally, not at all, or from an unknown place."""
+    if not c.func or c.func.startswith("__"):
+        return []
+    callers = [x for x in f.calls(c.func) if x.func != c.func]
+    if not callers:
+        return []
+    out: list = []
+    for x in callers:
+        gated = guard_off(f, x)
+        if not gated:
+            return []
+        out += gated
+    return out
+
+
 def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
     """``torch.compile`` call sites that run (not ``disable=True``, not behind an ``if`` flag that is off), and the ones that do not."""
     on_: list[Call] = []
@@ -64,7 +91,11 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
         if value_on(f, c.kwargs.get("disable", False)) is True:
             off_.append(c)
             continue
-        gated = guard_off(f, c)
+        target = c.args[0] if c.args else None
+        target_text = getattr(target, "dotted", None) or getattr(target, "text", "") or ""
+        if _NOT_TRAINING_COMPILE.search(target_text.rsplit(".", 1)[-1]):
+            continue  # FlexAttention's own kernel (D1) or a decoding step (inference): not the training step compiled
+        gated = guard_off(f, c) or _callers_off(f, c)
         if gated:
             off_ += gated
             continue
@@ -78,7 +109,7 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
                  or (recv == "?" and re.search(r"(block|layer)s?\b", c.text)))  # ``for block in model.layers: block.compile()``
             and not c.args
             and set(c.kwargs) <= {"mode", "fullgraph", "dynamic", "backend", "options", "compile_kwargs", "backend_kwargs"}
-            and not guard_off(f, c)
+            and not guard_off(f, c) and not _callers_off(f, c)
         ):
             on_.append(c)
     return on_, off_
@@ -120,6 +151,28 @@ def _attn_kind(v: object) -> str | None:
     if low in _ATTN_STR_ON:
         return {"fa2": "flash_attention_2", "fa3": "flash_attention_3", "triton": "flash_attention_2", "flex": "flex_attention"}.get(low, low)
     return None
+
+
+_NOT_TRAINING_SITE = re.compile(r"(^|/)(tests?|testing|eval\w*|evaluation|inference|serve|serving|scripts/convert\w*)/|"
+                                r"(^|/)(test_\w+|\w+_test|eval\w*|infer\w*|generate\w*|chat\w*|convert\w*|export\w*)\.py$", re.I)
+
+
+def _is_recipe_file(x: Any) -> bool:
+    return getattr(x, "source", None) == "config" and x.path.endswith((".yaml", ".yml", ".json"))
+
+
+def _eager_training_sites(off_: list) -> list:
+    """Sites that choose eager/math attention explicitly (``attn_implementation="eager"`` in a ``from_pretrained`` of the
+    training script), judged per training site: a flag turned off (``use_flash_attn: false``) or a value in a test,
+    evaluation, generation or conversion script is not one."""
+    out = []
+    for s in off_:
+        if not isinstance(s, Setting) or s.source not in ("call", "config", "launcher", "assign") or _attn_kind(s.value) != "eager":
+            continue
+        if _NOT_TRAINING_SITE.search(s.path):
+            continue
+        out.append(s)
+    return out
 
 
 def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
@@ -253,6 +306,30 @@ class D1FlashAttention(Check):
         Example({"recipes/configs/llama3_1/8B_lora.yaml": (
             "model:\n  _component_: torchtune.models.llama3_1.lora_llama3_1_8b\n  lora_attn_modules: ['q_proj', 'v_proj']\n"
             "  lora_rank: 8\noptimizer:\n  _component_: torch.optim.AdamW\n  fused: True\n  lr: 3e-4\ndtype: bf16\n")}, U, "torchtune model component"),
+        Example({  # two training paths: Megatron continued pretraining with FlashAttention, HF SFT with eager attention
+            "scripts/cpt_megatron.sh": (
+                "srun torchrun --nnodes 2 --nproc_per_node 8 \\\n    ${MEGATRON}/pretrain_gpt.py \\\n    --num-layers 32 \\\n"
+                "    --seq-length 8192 \\\n    --use-flash-attn \\\n    --bf16\n"),
+            "src/sft/train.py": (
+                "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+                "model = AutoModelForCausalLM.from_pretrained(\n    'meta-llama/Meta-Llama-3-8B',\n    attn_implementation=\"eager\",\n)\n"
+                "trainer = Trainer(model=model, args=TrainingArguments(output_dir='out', bf16=True))\ntrainer.train()\n"),
+        }, P, "eager on one training path, FlashAttention on another"),
+        Example({  # eager attention only where the model is evaluated: the training path uses FlashAttention-2
+            "train.py": (
+                "from transformers import AutoModelForCausalLM, Trainer\n"
+                "model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2-7B', attn_implementation='flash_attention_2')\n"
+                "trainer = Trainer(model=model)\ntrainer.train()\n"),
+            "eval/eval_mmlu.py": (
+                "from transformers import AutoModelForCausalLM\n"
+                "model = AutoModelForCausalLM.from_pretrained('out', attn_implementation='eager')\n"),
+        }, U, "eager only in an evaluation script"),
+        Example({  # LLaMA-Factory: one NPU recipe disables FlashAttention, most recipes ask for it
+            "examples/train_lora/llama3_lora_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\nflash_attn: fa2\n",
+            "examples/train_full/qwen2_full_sft.yaml": "model_name_or_path: Qwen/Qwen2-7B\nstage: sft\nflash_attn: fa2\n",
+            "examples/extras/fsdp_qlora/llama3_lora_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-70B\nstage: sft\nflash_attn: fa2\n",
+            "examples/ascend/qwen3vlmoe_lora_sft_fsdp.yaml": "model_name_or_path: Qwen/Qwen3-VL-30B-A3B-Instruct\nstage: sft\nflash_attn: disabled\n",
+        }, U, "eager in a minority of recipes"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -275,7 +352,26 @@ class D1FlashAttention(Check):
                 return Outcome(P, findings, f"FlashAttention-2 is selected, but it needs an Ampere or newer GPU and the target is "
                                f"{ctx.project.hardware.upper()}: use PyTorch SDPA instead (attn_implementation='sdpa')",
                                {"attn_implementation": best, "hardware_supports_fa2": False}, findings=findings)
-            return Outcome(U, [f.ev(x) for x in used], f"efficient attention via {', '.join(sorted(kinds))}", {"attn_implementation": best})
+            eager = _eager_training_sites(off_)
+            recipe_note = ""
+            if eager and all(_is_recipe_file(x) for x in eager):  # recipes that differ: judged by their majority
+                on_recipes = {x.path for x in used if _is_recipe_file(x)}
+                eager_recipes = {x.path for x in eager} - on_recipes
+                if len(on_recipes) > len(eager_recipes):
+                    eager = []
+                    recipe_note = (f"; eager attention in {len(eager_recipes)} of {len(on_recipes) + len(eager_recipes)} recipes that set it "
+                                   "(judged by the majority)")
+            if eager:
+                findings = [Evidence(x.path, x.line, f'{x.name}="{x.value}"', x.key, x.value) if x.source == "call" else f.ev(x)
+                            for x in eager]  # a keyword below the call's first line: the line that holds it
+                e0, u0 = eager[0], used[0]
+                more = f" (+{len(eager) - 1})" if len(eager) > 1 else ""
+                return Outcome(P, findings + [f.ev(x) for x in used],
+                               f"attention is set to eager at {e0.path}:{e0.line}{more}: that training path materialises the full "
+                               f"score matrix, although other training sites use {', '.join(sorted(kinds))} ({u0.path}:{u0.line})",
+                               {"attn_implementation": "eager", "attn_implementation_elsewhere": best}, findings=findings)
+            return Outcome(U, [f.ev(x) for x in used], f"efficient attention via {', '.join(sorted(kinds))}{recipe_note}",
+                           {"attn_implementation": best})
         if off_:
             return Outcome(N, evs(off_), "attention is explicitly set to eager / flash attention disabled", {"attn_implementation": "eager"})
         loads = _hf_model_loads(f) or uses_hf_trainer(f)  # TRL trainers load a model given by name themselves
@@ -374,6 +470,29 @@ class D2TorchCompile(Check):
                 "        if self._compile:\n            self._loss_fn = torch.compile(self._loss_fn)\n"),
             "recipes/configs/llama3_1/8B_lora.yaml": "batch_size: 2\ncompile: False  # pytorch compile, set to true for better perf/memory\n",
         }, N, "compile flag copied from a config that turns it off"),
+        Example({  # torchtune: compile: False in most recipes, True in one; the loss compile lives in a helper the recipe calls
+            "recipes/full_finetune_distributed.py": (
+                "import torch\nfrom torchtune import training\nclass FullFinetuneRecipeDistributed:\n    def setup(self, cfg):\n"
+                "        self._compile = cfg.get('compile', False)\n"
+                "        if self._compile:\n            training.compile_loss(self._loss_fn)\n"),
+            "torchtune/training/_compile.py": (
+                "import torch\ndef compile_loss(loss):\n    loss = torch.compile(loss, backend='inductor')\n    return loss\n"),
+            "recipes/configs/llama3_1/8B_full.yaml": "batch_size: 2\ncompile: False  # pytorch compile, set to true for better perf/memory\n",
+            "recipes/configs/llama3_1/8B_lora.yaml": "batch_size: 2\ncompile: False\n",
+            "recipes/configs/qwen2/7B_full.yaml": "batch_size: 4\ncompile: False\n",
+            "recipes/configs/mistral/7B_full_ppo_low_memory.yaml": "batch_size: 4\ncompile: True\n",
+        }, N, "compile off in the majority of recipes"),
+        Example({
+            "recipes/full_finetune_distributed.py": (
+                "import torch\nclass FullFinetuneRecipeDistributed:\n    def setup(self, cfg):\n"
+                "        self._compile = cfg.get('compile', False)\n"
+                "        if self._compile:\n            self._model = torch.compile(self._model)\n"),
+            "recipes/configs/a.yaml": "compile: True\n", "recipes/configs/b.yaml": "compile: True\n",
+            "recipes/configs/c.yaml": "compile: True\n", "recipes/configs/d.yaml": "compile: False\n",
+        }, U, "compile on in the majority of recipes"),
+        Example({"torchtune/modules/attention_utils.py": (
+            "import torch\nfrom torch.nn.attention.flex_attention import flex_attention\n"
+            "flex_attention_compiled = torch.compile(flex_attention, dynamic=False)\n")}, N, "FlexAttention's kernel is not the model compiled"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -398,20 +517,31 @@ class D2TorchCompile(Check):
                 settings.append(s)
         for e in f.config("compile.deepcompile", "compile.enabled"):
             (settings if truthy(e.value) else off_).append(e)
+        majorities = list({m.name: m for n in ("compile", "torch_compile", "use_compile", "compile_model")
+                           if (m := recipe_majority(f.effective(n))) is not None}.values())
+        minority = {(s.path, s.line) for n in ("compile", "torch_compile", "use_compile", "compile_model") for s in f.effective(n)
+                    if any(m.name == s.key.rsplit(".", 1)[-1] and truthy(s.value) is not m.value for m in majorities)
+                    and s.source == "config"}
+        settings = [s for s in settings if (s.path, s.line) not in minority]
         if not calls:
             for s in f.effective("compile", "use_compile", "compile_model"):
-                if truthy(s.value) is True and s.source in {"config", "launcher"}:
+                if truthy(s.value) is True and s.source in {"config", "launcher"} and (s.path, s.line) not in minority:
                     settings.append(s)
+        dist = "; ".join(m.text() + " (judged by the majority)" for m in majorities)
         if calls or settings:
             mode = next((str(c.kwargs["mode"]) for c in calls if isinstance(c.kwargs.get("mode"), str)), None)
             values: dict[str, object] = {"torch_compile": True}
             if mode:
                 values["torch_compile_mode"] = mode
-            return Outcome(U, [f.ev(x) for x in [*settings, *calls]], "the model is compiled with torch.compile", values)
+            return Outcome(U, [f.ev(x) for x in [*settings, *calls]], _join("the model is compiled with torch.compile", dist), values)
         if decorated:
-            return Outcome(P, evs(decorated), "only helper functions are compiled (@torch.compile), not the model", {"torch_compile": False})
+            return Outcome(P, evs(decorated), _join("only helper functions are compiled (@torch.compile), not the model", dist),
+                           {"torch_compile": False})
         detail = "torch.compile is present but switched off" if off_ else "no torch.compile found"
-        return Outcome(N, evs(off_), detail, {"torch_compile": False})
+        values = {"torch_compile": False}
+        if majorities:
+            values["recipes." + majorities[0].name] = ", ".join(f"{v}: {n}" for v, n in majorities[0].counts)
+        return Outcome(N, evs(off_[:20]), _join(detail, dist), values)
 
 
 # --- D3 Triton kernels ----------------------------------------------------------

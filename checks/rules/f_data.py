@@ -662,6 +662,16 @@ class F1NumWorkers(_DataCheck):
             "                      pin_memory=dataloader_pin_memory)\n"),
             "src/nanotron/config/config.py": "from dataclasses import dataclass\n@dataclass\nclass DataArgs:\n    seed: int = 42\n    num_loading_workers: int = 8\n",
         }, U, "zero only on pipeline ranks without input"),
+        Example({  # nanotron: the loader's worker count comes from DataArgs.num_loading_workers, which defaults to 1
+            "src/nanotron/dataloader.py": (
+                "from torch.utils.data import DataLoader\n"
+                "def get_train_dataloader(train_dataset, micro_batch_size, dataloader_num_workers: int, dataloader_pin_memory: bool = True):\n"
+                "    return DataLoader(train_dataset, batch_size=micro_batch_size, num_workers=dataloader_num_workers,\n"
+                "                      pin_memory=dataloader_pin_memory)\n"),
+            "src/nanotron/config/config.py": (
+                "from dataclasses import dataclass\nfrom typing import Optional\n@dataclass\nclass DataArgs:\n"
+                "    seed: Optional[int]\n    num_loading_workers: Optional[int] = 1\n"),
+        }, P, "loader workers from a config default of 1"),
         Example({"train.py": (
             "from torch.utils.data import DataLoader\n"
             "if args.debug:\n    train_loader = DataLoader(train_ds, batch_size=2, num_workers=8)\n"
@@ -692,15 +702,22 @@ class F1NumWorkers(_DataCheck):
         known += [(n, _Value(n, e, True)) for n, e in _tf_parallel(ctx.facts)]
         if not vals and not known:
             return Outcome(N, [], "no multi-process data loader found", {})
+        cfg_note = ""
         if not known:
-            return Outcome(U, [v.ev for v, _ in vals], "num_workers is set from a value that is not static", {})
+            cfg = _config_worker_defaults(ctx.facts)
+            if not cfg:
+                return Outcome(U, [v.ev for v, _ in vals], "num_workers is set from a value that is not static", {})
+            known = [(n, _Value(n, Facts.ev(x, key=f"{x.owner}.{x.name}", value=x.default), True)) for n, x in cfg]
+            x0 = cfg[0][1]
+            cfg_note = (f" (the loader's num_workers is passed in from the run config; the config's loader-worker setting "
+                        f"{x0.owner}.{x0.name} defaults to {x0.default} at {x0.path}:{x0.line})")
         low = min(n for n, _ in known)
         values = {"num_workers": int(low)}
-        worst = [v.ev for n, v in known if n == low]
+        worst = [v.ev for n, v in known if n == low] + ([v.ev for v, _ in vals] if cfg_note else [])
         if low == 0:
             return Outcome(N, worst, "the training data loader runs in the main process (num_workers=0)", values)
         if low < 4:
-            return Outcome(P, worst, f"only {int(low)} loader worker(s) for training", values)
+            return Outcome(P, worst, f"only {int(low)} loader worker(s) for training{cfg_note}", values)
         many = [(n, v) for n, v in known if n > _MAX_WORKERS and not (isinstance(v.value, Expr))]
         if many:
             top = int(max(n for n, _ in many))
@@ -708,7 +725,25 @@ class F1NumWorkers(_DataCheck):
             return Outcome(U, [v.ev for _, v in known], f"num_workers={top} per training process: far above the CPU cores a GPU "
                            f"usually has ({_MAX_WORKERS} on a DGX A100), so workers contend for CPU and each holds its own "
                            "prefetched batches in RAM; 4-8 per GPU is usual", {**values, "max_num_workers": top}, findings=findings)
-        return Outcome(U, [v.ev for _, v in known], f"{int(low)}+ loader workers", values)
+        return Outcome(U, [v.ev for _, v in known], f"{int(low)}+ loader workers{cfg_note}", values)
+
+
+_LOADER_WORKERS_FIELD = re.compile(r"^(num_)?(data_?)?(loading_|loader_|dataloader_)?(num_)?workers$|^num_(data_)?(loading|loader)_workers$", re.I)
+
+
+def _config_worker_defaults(f: Facts) -> list[tuple[float, Any]]:
+    """Config-class defaults of the project's loader-worker count (nanotron ``DataArgs.num_loading_workers: int = 1``), for a
+    DataLoader whose ``num_workers`` is a parameter filled from the run config by code the release does not ship: the
+    value a run gets unless its config overrides it. Only when every such field agrees; tests aside."""
+    out: list[tuple[float, Any]] = []
+    for x in f.records("fields"):
+        if not _LOADER_WORKERS_FIELD.match(x.name) or _in_tests(x.path) or re.search(r"preprocess|tokeni|map", x.owner, re.I):
+            continue
+        n = _workers(x.default)
+        if n is None:
+            continue
+        out.append((n, x))
+    return out if out and len({n for n, _ in out}) == 1 else []
 
 
 # ---------------------------------------------------------------------------------------

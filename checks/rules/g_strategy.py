@@ -747,6 +747,14 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
             e = _first_entry(f, path, "stage")
             if e is not None:
                 lora.append(e)
+    if not lora and not on:
+        # PEFT built only behind a switch that is off (OpenRLHF ``if lora_rank > 0:`` with ``--ds.lora.rank`` default 0)
+        seen = {(x.path, x.line) for x in off}
+        for c in f.calls(*_PEFT_CALLS):
+            for g in guard_off(f, c):
+                if (g.path, g.line) not in seen:
+                    seen.add((g.path, g.line))
+                    off.append(g)
     return lora, full, off
 
 
@@ -808,6 +816,39 @@ class G4LoRA(Check):
                  "@dataclass\nclass TrainingArguments:\n    lora_enable: bool = False\n\n"
                  "def train():\n    if training_args.lora_enable:\n        model = get_peft_model(model, LoraConfig(r=64))\n"},
                 N, "switch defaults off, never turned on"),
+        Example({  # OpenRLHF: LoRA is built only when a rank > 0 is passed; --ds.lora.rank defaults to 0
+            "openrlhf/cli/train_sft.py": (
+                "import argparse\nfrom openrlhf.models import Actor\nfrom transformers import AutoModelForCausalLM\n"
+                "def train(args):\n    strategy = get_strategy(args)\n"
+                "    model = Actor(args.pretrain, lora_rank=args.ds.lora.rank, lora_alpha=args.ds.lora.alpha)\n"
+                "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+                "    parser.add_argument('--pretrain', type=str, default=None)\n"
+                "    parser.add_argument('--ds.lora.rank', type=int, default=0)\n"
+                "    parser.add_argument('--ds.lora.alpha', type=int, default=16)\n    train(parser.parse_args())\n"),
+            "openrlhf/models/actor.py": (
+                "from peft import LoraConfig, get_peft_model\nfrom transformers import AutoModelForCausalLM\n"
+                "class Actor:\n    def __init__(self, pretrain, lora_rank=0, lora_alpha=16):\n"
+                "        self.model = AutoModelForCausalLM.from_pretrained(pretrain)\n"
+                "        if lora_rank > 0:\n            lora_config = LoraConfig(r=lora_rank, lora_alpha=lora_alpha)\n"
+                "            self.model = get_peft_model(self.model, lora_config)\n"),
+            "openrlhf/trainer/ray/ppo_actor.py": (
+                "from openrlhf.models import Actor\n"
+                "def init_model(strategy, pretrain):\n    return Actor(pretrain, lora_rank=strategy.args.ds.lora.rank)\n"),
+        }, N, "LoRA rank option defaults to 0"),
+        Example({
+            "examples/scripts/train_sft_lora.sh": "deepspeed --module openrlhf.cli.train_sft --pretrain Qwen/Qwen2.5-7B --ds.lora.rank 64\n",
+            "openrlhf/cli/train_sft.py": (
+                "import argparse\nfrom openrlhf.models import Actor\n"
+                "def train(args):\n    model = Actor(args.pretrain, lora_rank=args.ds.lora.rank)\n"
+                "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+                "    parser.add_argument('--pretrain', type=str, default=None)\n"
+                "    parser.add_argument('--ds.lora.rank', type=int, default=0)\n    train(parser.parse_args())\n"),
+            "openrlhf/models/actor.py": (
+                "from peft import LoraConfig, get_peft_model\nfrom transformers import AutoModelForCausalLM\n"
+                "class Actor:\n    def __init__(self, pretrain, lora_rank=0):\n"
+                "        self.model = AutoModelForCausalLM.from_pretrained(pretrain)\n"
+                "        if lora_rank > 0:\n            self.model = get_peft_model(self.model, LoraConfig(r=lora_rank))\n"),
+        }, U, "LoRA rank set by a launch script"),
         Example({"train.py": "from transformers import AutoModelForCausalLM, Trainer\n"
                  "model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2-7B')\n# model = get_peft_model(model, lora_config)\n"
                  "trainer = Trainer(model=model)\n"}, N, "commented out: full fine-tune"),
@@ -884,6 +925,11 @@ class G4LoRA(Check):
             return Outcome(U, evs(lora + q), f"{'QLoRA' if q else 'LoRA/PEFT'} fine-tuning", {"finetuning": kind})
         kind = "freeze" if any(str(getattr(s, "value", "")).lower() == "freeze" for s in full) else "full"
         detail = "LoRA switch is off in every launch/config" if off and not full else "full-parameter fine-tuning (no LoRA/PEFT)"
+        gate = next((c for c in f.calls(*_PEFT_CALLS) if c.guard and guard_off(f, c)), None)
+        if gate is not None and not full:
+            first = next((s for s in off if isinstance(s, Setting)), None)
+            where = f"; {first.key} is {first.value!r} at {first.path}:{first.line}" if first is not None else ""
+            detail = f"full-parameter fine-tuning unless a run turns LoRA on: PEFT is built only under `{gate.guard}` ({gate.path}:{gate.line}){where}"
         return Outcome(N, evs(full + off), detail, {"finetuning": kind})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

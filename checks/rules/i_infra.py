@@ -33,7 +33,10 @@ from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority,
 from ._helpers import HF_DEFAULTS, parse_expr, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
-NOT_SEEN = "not seen: "  # I3-I5 found no interval and no call in a step loop: nothing over-frequent, and the frequency is not judged
+#: I3-I5 found no interval setting and no call in a training-step loop: the frequency cannot be judged, so the status is
+#: ``n/a`` (it leaves the score and its maximum, like any check that cannot apply) with this detail, never a claimed "sane"
+NOT_JUDGED = "not judged: "
+_NO_TRAINING = "the project only runs inference (no training loop): there are no training checkpoints, logs or reports to pace"
 
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$|(^|/)debug[^/]*$", re.I)
 
@@ -525,6 +528,24 @@ def step_helpers(f: Facts) -> dict[tuple[str, str], list[Call]]:
     return out
 
 
+_DIFFUSION = re.compile(r"diffusion|unet\d*|ddpm|ddim|vae", re.I)
+
+
+def side_trainers(f: Facts) -> set[str]:
+    """Training files of a diffusion side trainer in an LLM project (TRL's DDPO/AlignProp trainers import
+    ``DDPOStableDiffusionPipeline``): their step loops train an image model, not the project's LLM, so what they save,
+    log or report every step is context, not the project's setting. Empty when the project has no other training
+    (a diffusion project is judged on its own loops). Memoised per scan."""
+    memo = f._memo
+    if ("side-trainers",) not in memo:
+        diff = {i.path for i in f.imports("diffusers")} | {i.path for i in f.records("imports")
+                                                           if i.name and _DIFFUSION.search(i.name)}
+        loops = {p for p, _, _ in step_loops(f)}
+        other = (loops - diff) or ({c.path for c in uses_hf_trainer(f)} - diff)
+        memo[("side-trainers",)] = sorted(diff & loops) if other else []  # type: ignore[assignment]
+    return set(memo[("side-trainers",)])  # type: ignore[arg-type]
+
+
 def per_step_calls(f: Facts, calls: list[Call], threshold: float,
                    spaced: list[tuple[Call, float | None]] | None = None) -> list[tuple[Call, float]]:
     """Calls that run every training step (or every < ``threshold`` steps): in a step loop or per-step hook,
@@ -540,10 +561,15 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
             guards[(guard, path)] = _guard(f, guard, path)
         return guards[(guard, path)]
 
+    side = side_trainers(f)
+    # a ``while step < max_steps:`` loop has no ``for`` iterable: a call beside the optimizer step of the same function, outside
+    # any ``for``, under an interval guard (``if step % args.log_every == 0``) is taken as in that loop, at that interval
+    while_steps = {(x.path, x.func) for x in f.calls("step") if x.loop is None and _is_step_call(x)}
     for c in calls:
-        if _TEST_PATH.search(c.path):
+        if _TEST_PATH.search(c.path) or c.path in side:
             continue
-        in_step = (c.loop is not None and (c.path, c.func, c.loop) in loops) or (c.loop is None and c.func in _STEP_FUNCS)
+        in_step = (c.loop is not None and (c.path, c.func, c.loop) in loops) or (c.loop is None and c.func in _STEP_FUNCS) or (
+            c.loop is None and (c.path, c.func) in while_steps and bool(c.guard) and "%" in (c.guard or ""))
         sites = [] if in_step or c.func is None or c.loop is not None else helpers.get((c.path, c.func), [])
         if not in_step and not sites:
             continue
@@ -590,15 +616,34 @@ def _finding(fact: Any, key: str, value: Any) -> Evidence:
 
 
 def _outcome(bad: list[tuple[Any, str, float]], ok: list[Interval], what: str, threshold: int, values: dict[str, Any],
-             sane_detail: str, spaced: list[tuple[Call, float | None]] | None = None) -> Outcome:
+             sane_detail: str, spaced: list[tuple[Call, float | None]] | None = None, extra_ev: tuple[Evidence, ...] = ()) -> Outcome:
+    """Too frequent: ``unused`` with the findings. Otherwise ``used`` only with the site that makes it sane (the interval
+    setting, the guarded call, or the HF Trainer whose default applies); with nothing seen, ``n/a`` "not judged"."""
     if bad:
         findings = [_finding(x, k, int(n) if float(n).is_integer() else n) for x, k, n in bad]
         worst = min(n for _, _, n in bad)
         worst_txt = "every step" if worst == 1 else f"every {int(worst)} steps"
         return Outcome(N, findings, f"{what} {worst_txt} (threshold: every {threshold} steps or more)", values, findings=findings)
+    if sane_detail.startswith(NOT_JUDGED):
+        return Outcome(Status.NA, [], sane_detail, values)  # nothing seen: nothing claimed
     ev = [_finding(i.fact, i.key, i.steps if i.steps is None or not float(i.steps).is_integer() else int(i.steps)) for i in ok]
     ev += [Facts.ev(c) for c, _ in (spaced or [])[:3]]
-    return Outcome(U, ev, sane_detail, values)  # with nothing seen, the detail says so (NOT_SEEN): never a claimed "sane"
+    return Outcome(U, ev + list(extra_ev), sane_detail, values)
+
+
+def _epoch_saves(f: Facts, calls: list[Call]) -> list[Call]:
+    """Save calls in an epoch loop of a training function, outside its step loop (torchtune: ``self.save_checkpoint(
+    epoch=curr_epoch)`` at the end of ``for curr_epoch in range(self.epochs_run, self.total_epochs):``): once per epoch."""
+    step_funcs = {(p, fn) for p, fn, _ in step_loops(f)}
+    side = side_trainers(f)
+    return [c for c in calls if c.loop is not None and "epoch" in c.loop.lower() and (c.path, c.func) in step_funcs
+            and not _TEST_PATH.search(c.path) and c.path not in side]
+
+
+def _hf_default_site(f: Facts, name: str) -> Evidence | None:
+    """The HF Trainer (or its arguments) whose default for ``name`` applies: the evidence a default-based "sane" cites."""
+    sites = [x for x in uses_hf_trainer(f) if not _TEST_PATH.search(x.path)]
+    return Facts.ev(sites[0], key=name, value=HF_DEFAULTS[name]) if sites else None
 
 
 def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -614,6 +659,7 @@ def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[
 
 
 _SAVE_KEYS = ("save_steps", "save_interval", "checkpoint_interval", "save_every_n_steps", "every_n_train_steps", "save_interval_steps",
+              "save_every", "ckpt_every", "checkpoint_every", "save_every_steps",
               "checkpointing_steps", "checkpoint_factor", "save_iters", "checkpoint_every_n_steps", "save_freq_steps")
 _SAVE_CALLS = ("torch.save", "save_checkpoint", "save_state", "save_pretrained", "save_model", "torch.distributed.checkpoint.save",
                "save_state_dict")
@@ -665,7 +711,32 @@ class I3CheckpointFrequency(Check):
         Example({"train.py": (
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n    if step % 1000 == 0:\n        torch.save(model.state_dict(), 'ckpt.pt')\n")}, U, "guarded loop save"),
+        Example({"recipes/lora_finetune_distributed.py": (  # torchtune: one checkpoint at the end of each epoch
+            "class LoRAFinetuneRecipeDistributed:\n    def train(self):\n"
+            "        for curr_epoch in range(self.epochs_run, self.total_epochs):\n"
+            "            for idx, batch in enumerate(self._dataloader):\n                loss = self._loss_step(batch)\n"
+            "                loss.backward()\n                self._optimizer.step()\n"
+            "            self.epochs_run += 1\n            self.save_checkpoint(epoch=curr_epoch)\n")}, U, "checkpoint once per epoch"),
+        Example({"train.py": (  # nanoGPT: a module-level ``while True`` loop saves under the eval interval
+            "import torch\neval_interval = 2000\nalways_save_checkpoint = True\niter_num = 0\nwhile True:\n"
+            "    if iter_num % eval_interval == 0 and master_process:\n        losses = estimate_loss()\n"
+            "        if losses['val'] < best_val_loss or always_save_checkpoint:\n"
+            "            torch.save(checkpoint, os.path.join(out_dir, 'ckpt.pt'))\n"
+            "    logits, loss = model(X, Y)\n    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    iter_num += 1\n")}, U,
+            "module-level while loop saving every eval_interval"),
+        Example({"train.py": (  # the same loop saving every 5 iterations
+            "import torch\nsave_interval_iters = 5\niter_num = 0\nwhile True:\n"
+            "    if iter_num % save_interval_iters == 0 and master_process:\n"
+            "        torch.save(checkpoint, os.path.join(out_dir, 'ckpt.pt'))\n"
+            "    logits, loss = model(X, Y)\n    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    iter_num += 1\n")}, N,
+            "module-level while loop saving every 5 iterations"),
+        Example({"train.py": (  # nothing saves in the loop and no interval is set: not judged (n/a), never called sane
+            "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
+            "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
     )
+
+    def not_applicable(self, ctx: Context) -> str | None:
+        return _NO_TRAINING if ctx.project.does_inference and not ctx.project.does_training else None
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
@@ -679,8 +750,8 @@ class I3CheckpointFrequency(Check):
                 items.append(Interval(e, e.dotted, "checkpoint_interval", steps, kind))
         bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
         spaced: list[tuple[Call, float | None]] = []
-        loop = per_step_calls(f, [c for c in f.calls(*_SAVE_CALLS) if c.short != "save_pretrained" or "tokenizer" not in c.text.lower()],
-                              threshold, spaced)
+        save_calls = [c for c in f.calls(*_SAVE_CALLS) if c.short != "save_pretrained" or "tokenizer" not in c.text.lower()]
+        loop = per_step_calls(f, save_calls, threshold, spaced)
         bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]
         extra: dict[str, Any] = {}
         if loop:
@@ -688,15 +759,24 @@ class I3CheckpointFrequency(Check):
         if not items and uses_hf_trainer(f):
             extra["save_steps"] = HF_DEFAULTS["save_steps"]
         values = _values(items, extra)
+        hf = _hf_default_site(f, "save_steps") if "save_steps" in extra else None
+        per_epoch = _epoch_saves(f, save_calls) if not items and not loop and not spaced and hf is None else []
         if values and items:
             sane = "checkpoints at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
-        elif "save_steps" in extra:
-            sane = "HF Trainer default: a checkpoint every 500 steps"
+        elif hf is not None:
+            sane = f"HF Trainer default: a checkpoint every 500 steps (save_steps is not set; the trainer at {hf.path}:{hf.line})"
         elif spaced:
             sane = _spaced_detail("checkpoints saved", spaced)
+        elif per_epoch:
+            c = per_epoch[0]
+            sane = (f"a checkpoint once per epoch: {c.short}() in the epoch loop, after the step loop ({c.path}:{c.line}"
+                    f"{f' (+{len(per_epoch) - 1})' if len(per_epoch) > 1 else ''})")
+            values["save_strategy"] = "epoch"
         else:
-            sane = NOT_SEEN + "no checkpoint interval setting and no save call in a training-step loop were found, so the frequency is not judged"
-        return _outcome(bad, items, "checkpoints saved", threshold, values, sane, spaced)
+            sane = NOT_JUDGED + ("no checkpoint interval setting and no save call in a training-step loop were found on the training "
+                                 "path; check how often your launch saves (its save interval or save callback)")
+        cited = (hf,) if hf is not None else tuple(Facts.ev(c, key=c.short) for c in per_epoch[:3])
+        return _outcome(bad, items, "checkpoints saved", threshold, values, sane, spaced, cited)
 
 
 _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq", "log_every", "log_freq", "logging_interval", "log_steps",
@@ -783,7 +863,13 @@ class I4LoggingFrequency(Check):
             "for step, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n"
             "    if step % 100 != 0:\n        continue\n    logger.info('step %d loss %.4f', step, loss.item())\n")}, U,
             "early continue guards logger.info"),
+        Example({"train.py": (  # no log call and no logging interval on the training path: not judged (n/a)
+            "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
+            "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
     )
+
+    def not_applicable(self, ctx: Context) -> str | None:
+        return _NO_TRAINING if ctx.project.does_inference and not ctx.project.does_training else None
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
@@ -799,13 +885,17 @@ class I4LoggingFrequency(Check):
         if not any(i.name == "logging_steps" for i in items) and uses_hf_trainer(f):
             extra["logging_steps"] = HF_DEFAULTS["logging_steps"]
         values = _values(items, extra)
+        hf = _hf_default_site(f, "logging_steps") if "logging_steps" in extra else None
         if values:
             sane = "logging at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
+            if hf is not None:
+                sane += f"; logging_steps is not set: the HF Trainer default of 500 applies (the trainer at {hf.path}:{hf.line})"
         elif spaced:
             sane = _spaced_detail("metrics logged", spaced)
         else:
-            sane = NOT_SEEN + "no logging interval setting and no log call in a training-step loop were found, so the frequency is not judged"
-        return _outcome(bad, items, "metrics logged", threshold, values, sane, spaced)
+            sane = NOT_JUDGED + ("no logging interval setting and no log call in a training-step loop were found on the training path; "
+                                 "check how often your launch logs")
+        return _outcome(bad, items, "metrics logged", threshold, values, sane, spaced, (hf,) if hf is not None else ())
 
 
 _TRACKER_DEPS = ("wandb", "tensorboard", "tensorboardx", "mlflow", "comet-ml", "swanlab", "clearml", "neptune", "dvclive", "aim")
@@ -826,6 +916,8 @@ def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
     named: list[str] = []
     for s in rt:
         vals = s.value if isinstance(s.value, tuple) else (s.value,)
+        if isinstance(s.value, Expr):  # ``"all" if get("train.report_to") else "none"``: any tracker it may name
+            vals = tuple(re.findall(r"""["']([\w,\s-]+)["']""", s.value.text)) or ("all",)
         for v in vals:
             if isinstance(v, str):
                 named += [p for p in re.split(r"[,\s\[\]\"']+", v.lower()) if p and p not in {"none", "null"}]
@@ -910,7 +1002,47 @@ class I5ReportFrequency(Check):
                 "                self.log_metrics(loss)\n"
                 "    def log_metrics(self, loss):\n        wandb.log({'loss': loss.item()})\n"),
         }, U, "tracker in a helper every 100 steps"),
+        Example({  # TRL: the LLM trainers report through HF callbacks; only the diffusion side trainer logs every step
+            "trl/trainer/sft_trainer.py": (
+                "from transformers import Trainer\nclass SFTTrainer(Trainer):\n"
+                "    def __init__(self, model, args, train_dataset=None):\n        super().__init__(model=model, args=args, train_dataset=train_dataset)\n"),
+            "trl/trainer/sft_config.py": "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n"
+                                         "@dataclass\nclass SFTConfig(TrainingArguments):\n    dataset_text_field: str = 'text'\n",
+            "examples/scripts/sft.py": (
+                "from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(output_dir='out', report_to='wandb', logging_steps=25)\n"
+                "trainer = SFTTrainer(model=model, args=args, train_dataset=ds)\ntrainer.train()\n"),
+            "trl/trainer/ddpo_trainer.py": (
+                "from accelerate import Accelerator\nfrom ..models import DDPOStableDiffusionPipeline\n"
+                "class DDPOTrainer:\n    def _train_batched_samples(self, inner_epoch, epoch, global_step, batched_samples):\n"
+                "        for i, sample in enumerate(batched_samples):\n            loss = self.calculate_loss(sample)\n"
+                "            self.accelerator.backward(loss)\n            self.optimizer.step()\n"
+                "            self.accelerator.log({'loss': loss.item(), 'epoch': epoch}, step=global_step)\n"),
+        }, U, "per-step tracker only in a diffusion side trainer"),
+        Example({  # a diffusion project: its own loop is the training path
+            "train_dreambooth.py": (
+                "from accelerate import Accelerator\nfrom diffusers import UNet2DConditionModel\naccelerator = Accelerator(log_with='wandb')\n"
+                "for step, batch in enumerate(train_dataloader):\n    loss = unet(batch).loss\n    accelerator.backward(loss)\n"
+                "    optimizer.step()\n    accelerator.log({'loss': loss.item()}, step=step)\n"),
+        }, N, "diffusion project logging every step"),
+        Example({"train.py": (  # a while-loop trainer (no ``for`` iterable): wandb.log under the loop's interval guard
+            "import argparse\nimport wandb\np = argparse.ArgumentParser()\np.add_argument('--log_every', type=int, default=10)\n"
+            "args = p.parse_args()\ndef main():\n    step = 0\n    while step < args.max_steps:\n"
+            "        _, loss = model(x, y)\n        loss.backward()\n        optimizer.step()\n        step += 1\n"
+            "        if step % args.log_every == 0 and rank == 0:\n            wandb.log({'loss': loss.item()}, step=step)\n")}, U,
+            "while loop with a guarded wandb.log"),
+        Example({"train.py": (  # the same loop with an interval of 1
+            "import argparse\nimport wandb\np = argparse.ArgumentParser()\np.add_argument('--report_every', type=int, default=1)\n"
+            "args = p.parse_args()\ndef main():\n    step = 0\n    while step < args.max_steps:\n"
+            "        _, loss = model(x, y)\n        loss.backward()\n        optimizer.step()\n        step += 1\n"
+            "        if step % args.report_every == 0:\n            wandb.log({'loss': loss.item()}, step=step)\n")}, N,
+            "while loop reporting every step"),
+        Example({"train.py": (  # no tracker and no tracker interval: not judged (n/a)
+            "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
+            "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
     )
+
+    def not_applicable(self, ctx: Context) -> str | None:
+        return _NO_TRAINING if ctx.project.does_inference and not ctx.project.does_training else None
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
@@ -918,7 +1050,12 @@ class I5ReportFrequency(Check):
         bad: list[tuple[Any, str, float]] = []
         ok: list[Interval] = []
         values: dict[str, Any] = {}
-        trackers, rt = hf_trackers(f) if uses_hf_trainer(f) or f.config("report_to") else ([], [])
+        lt_default: Any = None
+        tb_default: Any = None
+        hf_recipes = bool({"llamafactory", "axolotl"} & set(ctx.project.frameworks))  # YAML recipes run by the HF Trainer
+        trackers, rt = hf_trackers(f) if uses_hf_trainer(f) or f.config("report_to") or hf_recipes else ([], [])
+        if not trackers and not rt and hf_recipes and interval_settings(f, ("logging_steps",), strategy="logging_strategy"):
+            trackers = ["all"]  # report_to unset: HF's default "all" (every installed tracker), at logging_steps
         if trackers:
             values["report_to"] = trackers
             logs = [i for i in interval_settings(f, ("logging_steps",), strategy="logging_strategy")]
@@ -930,7 +1067,10 @@ class I5ReportFrequency(Check):
             values.update(_values(logs))
             if not logs:
                 values["logging_steps"] = HF_DEFAULTS["logging_steps"]
-        lt_loggers = [c for c in f.calls(*_LIGHTNING_LOGGERS) if c.name.startswith(("lightning", "pytorch_lightning"))]
+        lt_loggers: list[Any] = [c for c in f.calls(*_LIGHTNING_LOGGERS) if c.name.startswith(("lightning", "pytorch_lightning"))]
+        # LightningCLI YAML: ``trainer.logger.class_path: lightning.pytorch.loggers.WandbLogger``
+        lt_loggers += [e for e in f.config("logger.class_path") if isinstance(e.value, str)
+                       and e.value.rsplit(".", 1)[-1] in _LIGHTNING_LOGGERS and not _TEST_PATH.search(e.path)]
         if lt_loggers:
             lt = interval_settings(f, ("log_every_n_steps",))
             for i in lt:
@@ -939,6 +1079,9 @@ class I5ReportFrequency(Check):
                 else:
                     ok.append(i)
             values.update(_values(lt))
+            if not lt:  # Lightning's default log_every_n_steps is 50
+                values["log_every_n_steps"] = 50
+                lt_default = lt_loggers[0]
         tb = [s for s in f.effective("tensorboard_dir", "wandb_project") if s.rank > 0 and isinstance(s.value, str) and s.value]
         if tb:
             mg = interval_settings(f, ("tensorboard_log_interval",), explicit_only=("tensorboard_log_interval",))
@@ -950,21 +1093,54 @@ class I5ReportFrequency(Check):
             values.update(_values(mg))
             # Megatron-LM's default ``--tensorboard-log-interval`` is 1, but its scalars go to a local event file
             # (W&B logs asynchronously) at iterations of seconds: only an explicit short interval is judged.
+            megatron_tb = [s for s in tb if s.name == "tensorboard_dir" and s.source == "launcher"]  # Megatron's --tensorboard-dir
+            tb_default = megatron_tb[0] if megatron_tb and not mg else None
         spaced: list[tuple[Call, float | None]] = []
         loop = per_step_calls(f, tracker_calls(f), threshold, spaced)
         bad += [(c, f"{c.name}() in the training loop", n) for c, n in loop]
         if loop:
             values["report_in_step_loop"] = int(min(n for _, n in loop))
+        defaults: list[Evidence] = []
+        default_notes: list[str] = []
+        if lt_default is not None:
+            defaults.append(Facts.ev(lt_default))
+            default_notes.append(f"a Lightning logger ({lt_default.path}:{lt_default.line}) at Lightning's default log_every_n_steps (50)")
+        if tb_default is not None:
+            defaults.append(Facts.ev(tb_default))
+            default_notes.append(f"TensorBoard/W&B scalars ({tb_default.key} at {tb_default.path}:{tb_default.line}) at Megatron's default "
+                                 "--tensorboard-log-interval: written by rank 0 to a local event file (W&B asynchronously), "
+                                 "not judged too frequent; set --tensorboard-log-interval to judge it")
         if bad:
             return _outcome(bad, ok, "progress reported to trackers", threshold, values, "")
-        if not trackers and not rt and not ok and not spaced:
-            return Outcome(U, [], NOT_SEEN + "no tracker interval setting and no tracker call in a training-step loop were found, "
-                           "so the frequency is not judged", values)
+        if not trackers and not rt and not ok and not spaced and not defaults:
+            return Outcome(Status.NA, [], NOT_JUDGED + "no tracker interval setting and no tracker call in a training-step loop were found "
+                           "on the training path; check how often your launch reports to W&B/TensorBoard/MLflow, if it does", values)
+        hf = _hf_default_site(f, "logging_steps") if trackers and "logging_steps" in values and not any(
+            i.name == "logging_steps" for i in ok) else None
         if trackers:
-            sane = "reporting to " + ", ".join(trackers) + f" every {values.get('logging_steps', '?')} steps"
+            names = ", ".join(trackers) if trackers != ["all"] else "every installed tracker (report_to: all)" if rt else \
+                "every installed tracker (report_to is not set: the HF Trainer's default is all)"
+            sane = f"reporting to {names} every {values.get('logging_steps', '?')} steps"
+            if hf is not None:
+                sane += f" (logging_steps is not set: the HF Trainer default; the trainer at {hf.path}:{hf.line})"
         elif spaced:
             sane = _spaced_detail("progress reported to trackers", spaced)
-        else:
-            sane = "tracker intervals at or above the threshold: " + ", ".join(f"{i.key}={i.steps}" for i in ok[:3])
+        elif defaults and not ok:
+            sane = "reporting through " + "; ".join(default_notes)
+        elif ok:
+            sane = "tracker intervals at or above the threshold: " + ", ".join(
+                f"{i.key}={int(i.steps) if i.steps is not None and float(i.steps).is_integer() else i.steps or i.kind}" for i in ok[:3])
+        else:  # report_to: none / [] and no other tracker: nothing is reported
+            r0 = rt[0]
+            shown = "[" + ", ".join(map(str, r0.value)) + "]" if isinstance(r0.value, tuple) else repr(r0.value)
+            sane = f"no external tracker is reported to: {r0.key} is {shown} ({r0.path}:{r0.line})"
         ev = [Facts.ev(s) for s in rt] + [Facts.ev(i.fact, key=i.key) for i in ok] + [Facts.ev(c) for c, _ in spaced[:3]]
+        ev += [hf] if hf is not None else []
+        ev += defaults
+        side = sorted(side_trainers(f))
+        side_calls = [c for c in tracker_calls(f) if c.path in side]
+        if side_calls:
+            c = side_calls[0]
+            sane += (f"; the tracker calls of the diffusion side trainer{'s' if len(side) > 1 else ''} ({c.path}:{c.line}"
+                     f"{f' (+{len(side_calls) - 1})' if len(side_calls) > 1 else ''}) are context, not the project's setting")
         return Outcome(U, ev, sane, values)

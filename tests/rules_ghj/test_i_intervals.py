@@ -32,6 +32,6 @@ def test_a_tests_interval_does_not_decide_the_loop_guard():
 
 def test_nothing_seen_is_said_so_not_called_sane():
     r = _run({"train.py": "import torch\nmodel = torch.nn.Linear(2, 2)\n"}, "I3", "I4", "I5")
-    for cid in ("I3", "I4", "I5"):
-        assert r[cid].detail.startswith("not seen"), r[cid].detail
-        assert "sane" not in r[cid].detail
+    for cid in ("I3", "I4", "I5"):  # not judged: n/a (out of the score), never a "used" that claims a sane frequency
+        assert r[cid].status.value == "n/a" and r[cid].detail.startswith("not judged"), r[cid].detail
+        assert "sane" not in r[cid].detail and not r[cid].recommendation
