@@ -35,7 +35,10 @@ CODE = "code"  # other project code (library modules, tools) not reached from a 
 CONFIG = "config"
 LAUNCH = "launch"
 BUILD = "build"  # requirements, pyproject/setup.py, Dockerfiles, conda envs
-IN_SCOPE = frozenset({TRAINING, CODE, CONFIG, LAUNCH, BUILD})
+# a README or training guide (docs/multi-node.md): its facts are only what prose can say (which files its commands
+# run, whether its launches span nodes), never that a practice is used, so it is read with the training path
+GUIDE = "guide"
+IN_SCOPE = frozenset({TRAINING, CODE, CONFIG, LAUNCH, BUILD, GUIDE})
 # context only
 TEST, CI, DEV, DOCS, BENCHMARK, EVAL, ARCHIVE, VENDORED = "test", "ci", "dev", "docs", "benchmark", "eval", "archive", "vendored"
 SIDE = "side"  # a side project that is not LLM/MLLM training (demo app, diffusion trainer, gym environment)
@@ -219,6 +222,8 @@ def _trains(launcher: str, script: str | None) -> bool:
 def _kind_role(kind: str, name: str) -> str:
     if name in _PACKAGING:
         return BUILD
+    if kind == "docs":
+        return GUIDE
     if kind in ("python", "notebook"):
         return CODE
     if kind in ("yaml", "json", "toml"):
@@ -259,7 +264,7 @@ def side_signal(ff: FileFacts) -> str | None:
     name = ff.path.rsplit("/", 1)[-1]
     web = sorted(tops & _WEB_APPS)
     if web and not _ENTRY_NAME.match(name):
-        return f"a {web[0]} web demo app (imports {web[0]})"
+        return f"a {web[0]} web app or demo (imports {web[0]}): a UI, not the training code"
     if ("diffusers" in tops or any(i.name and _DIFFUSION_NAME.search(i.name) for i in ff.imports)) and any(
         c.short in ("backward", "train") for c in ff.calls
     ):
@@ -299,10 +304,10 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     pathset = set(paths)
     index = _ModuleIndex(p for p in paths if files[p].kind == "python")
 
-    # 1. names: out-of-scope folders and files
+    # 1. names: out-of-scope folders and files (a README or guide under docs/ is read for what it documents)
     for p in paths:
         r, why = path_role(p, files[p].kind)
-        if r is not None:
+        if r is not None and not (r == DOCS and files[p].kind == "docs"):
             roles.by_path[p], roles.why[p] = r, why
 
     # 2. vendored: a nested package with its own packaging, when the repository has its own code outside it
@@ -437,5 +442,5 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     return roles
 
 
-__all__ = ["ARCHIVE", "BENCHMARK", "BUILD", "CI", "CODE", "CONFIG", "DEV", "DOCS", "EVAL", "IN_SCOPE", "LAUNCH", "OUT_OF_SCOPE",
+__all__ = ["ARCHIVE", "BENCHMARK", "BUILD", "CI", "CODE", "CONFIG", "DEV", "DOCS", "EVAL", "GUIDE", "IN_SCOPE", "LAUNCH", "OUT_OF_SCOPE",
            "ROLE_LABELS", "SIDE", "TEST", "TRAINING", "VENDORED", "Roles", "classify_roles", "path_role", "side_signal"]

@@ -23,6 +23,7 @@ _MULTI_NODE = (
     re.compile(rf"--num[-_]nodes[= ]+{_NODES}"),
     re.compile(rf"--num[-_]machines[= ]+{_NODES}"),
     re.compile(rf"\bnum_machines:\s*{_NODES}"),
+    re.compile(rf"\bnnodes\s*[=:]\s*{_NODES}"),  # TorchrunArgs(nnodes = 2, ...) in a Python example, nnodes: 2 in YAML
     re.compile(rf"#SBATCH\s+(?:--nodes[= ]|-N\s*){_NODES}"),
     re.compile(rf"\bsrun\b.*\s(?:-N\s*|--nodes[= ]){_NODES}"),
     re.compile(r"\s--hostfile[= ]+\S+"),
@@ -56,6 +57,10 @@ _SHELL_LANGS = frozenset({"", "bash", "sh", "shell", "console", "zsh", "shell-se
 #: launchers that start training whatever script they run; ``python`` counts only for a train*/finetune* script
 _TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune",
                               "composer", "lightning", "litgpt", "nanotron", "mpirun", "srun"})
+#: a script a training launcher runs that does something else (``torchrun ... convert_hf.py``, ``export.py``, ``chat.py``)
+_NOT_TRAINING = re.compile(r"convert|export|infer|generat|eval|bench|serve|server|chat|merge|quantiz|inspect|download|demo|test", re.I)
+#: launchers that take a path or ``-m module``; the others' first word is a subcommand (``litgpt chat``, ``tune run``)
+_SCRIPT_LAUNCHERS = frozenset({"python", "torchrun", "deepspeed", "accelerate", "colossalai", "mpirun", "srun"})
 _TRAIN_SCRIPT = re.compile(r"(^|[/._-])((pre)?train\w*|\w*_(pre)?train(ing)?|fine_?tun\w*|finetuning|sft|dpo|grpo|ppo|rlhf)(\.py)?$", re.I)
 # a repository path a command names: a script or a recipe (``examples/train_lora/llama3_lora_sft.yaml``, ``config_yaml=x.yaml``)
 _PATH_TOKEN = re.compile(r"(?:^|[=\s'\"])((?:\./)?[\w.\-/]*[\w\-]\.(?:py|ya?ml|json|toml|sh))(?=$|[\s'\";,)])")
@@ -106,6 +111,9 @@ def _blocks(text: str) -> list[tuple[int, str]]:
 
 
 def _trains(launcher: str, script: str | None) -> bool:
+    stem = str(script or "").rsplit("/", 1)[-1].rsplit(".", 1)[0] if str(script or "").endswith(".py") else str(script or "").rsplit(".", 1)[-1]
+    if stem and _NOT_TRAINING.search(stem):
+        return False
     if launcher in _TRAIN_LAUNCHERS:
         return True
     return launcher == "python" and bool(script) and bool(_TRAIN_SCRIPT.search(str(script).rsplit("/", 1)[-1].removesuffix(".py")))
@@ -128,8 +136,9 @@ def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
             if not _trains(launch.launcher, launch.script):
                 continue
             shown = launch.text.strip()[:300]
-            if launch.script:
-                out.doc_hints.append(DocHint(path, launch.line, "command", str(launch.script).strip("'\""), shown))
+            script = str(launch.script or "").strip("'\"")
+            if script and (launch.launcher in _SCRIPT_LAUNCHERS or "/" in script or "." in script):
+                out.doc_hints.append(DocHint(path, launch.line, "command", script, shown))
             seen = {str(launch.script)}
             for m in _PATH_TOKEN.finditer(launch.text):
                 token = m.group(1)

@@ -383,3 +383,18 @@ def test_notebooks_beside_training_entry_points_are_tutorials():
     roles = _roles({**BASE, "tutorials/quickstart.ipynb": nb})
     assert roles.role("tutorials/quickstart.ipynb") == "docs"
     assert _roles({"notebooks/finetune.ipynb": nb}).role("notebooks/finetune.ipynb") == "code"  # the notebook is the project
+
+
+def test_documented_commands_that_do_not_train_name_no_entry_point():
+    readme = (
+        "```bash\n"
+        "torchrun --nproc_per_node 8 tools/convert_hf_to_mcore.py --load hf/\n"  # a conversion on a training launcher
+        "litgpt chat microsoft/phi-2\n"  # a console script's subcommand is not a module path
+        "python scripts/generate.py --prompt hi\n"
+        "```\n"
+    )
+    files = {"README.md": readme, "tools/convert_hf_to_mcore.py": "import torch\n", "chat/__init__.py": "",
+             "scripts/generate.py": "import torch\n", "pretrain_gpt.py": "import torch\n"}
+    roles = _roles(files)
+    assert roles.entry_points == ["pretrain_gpt.py"]
+    assert roles.role("README.md") == "guide"
