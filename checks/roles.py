@@ -83,6 +83,7 @@ _ENTRY_NAME = re.compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^(fi
 _TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune",
                               "composer", "lightning", "litgpt", "nanotron", "python", "mpirun", "srun"})
 _PACKAGING = ("setup.py", "pyproject.toml")
+_CONSOLE_SCRIPT = re.compile(r"^\s*[\w.\-]+\s*=\s*([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_]\w*\s*$")
 # side projects: what a file imports says what it is
 _WEB_APPS = frozenset({"gradio", "streamlit"})
 _GYM = frozenset({"gym", "gymnasium"})
@@ -399,6 +400,13 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         text = repr(eps) if eps is not None else ""
         for m in re.findall(r"=\s*([A-Za-z_][\w.]*)\s*:", text):
             entries += index.by_name.get(m, [])[:3]
+    # console scripts a setup.py builds in a helper (``console_scripts = ["llamafactory-cli = llamafactory.cli:main"]``)
+    for a in (a for p in paths if p not in roles.by_path and p.endswith("setup.py") for a in files[p].assigns):
+        values = a.value if isinstance(a.value, (tuple, list)) else (a.value,)
+        for v in values:
+            m = _CONSOLE_SCRIPT.match(v) if isinstance(v, str) else None
+            if m:
+                entries += index.by_name.get(m.group(1), [])[:3]
     seen: set[str] = set()
     stack = [e for e in entries if e in pathset]
     while stack:

@@ -142,6 +142,7 @@ def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
             seen = {str(launch.script)}
             for m in _PATH_TOKEN.finditer(launch.text):
                 token = m.group(1)
-                if token not in seen:
+                stem = token.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+                if token not in seen and not _NOT_TRAINING.search(stem):  # ``python train.py config/eval_gpt2.py``: an eval run
                     seen.add(token)
                     out.doc_hints.append(DocHint(path, launch.line, "command_file", token, shown))

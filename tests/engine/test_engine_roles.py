@@ -391,10 +391,26 @@ def test_documented_commands_that_do_not_train_name_no_entry_point():
         "torchrun --nproc_per_node 8 tools/convert_hf_to_mcore.py --load hf/\n"  # a conversion on a training launcher
         "litgpt chat microsoft/phi-2\n"  # a console script's subcommand is not a module path
         "python scripts/generate.py --prompt hi\n"
+        "python pretrain_gpt.py config/eval_gpt2.py\n"  # the training script in an evaluation-only run
         "```\n"
     )
     files = {"README.md": readme, "tools/convert_hf_to_mcore.py": "import torch\n", "chat/__init__.py": "",
-             "scripts/generate.py": "import torch\n", "pretrain_gpt.py": "import torch\n"}
+             "scripts/generate.py": "import torch\n", "pretrain_gpt.py": "import torch\n", "config/eval_gpt2.py": "eval_only = True\n"}
     roles = _roles(files)
     assert roles.entry_points == ["pretrain_gpt.py"]
     assert roles.role("README.md") == "guide"
+    assert "config/eval_gpt2.py" not in roles.why
+
+
+def test_console_scripts_a_setup_py_builds_in_a_helper_are_entry_points():
+    """LLaMA-Factory's setup.py: ``entry_points={"console_scripts": get_console_scripts()}``."""
+    setup = (
+        "from setuptools import setup\n\ndef get_console_scripts():\n"
+        "    console_scripts = [\"llamafactory-cli = llamafactory.cli:main\"]\n    return console_scripts\n\n"
+        "setup(name='llamafactory', entry_points={'console_scripts': get_console_scripts()})\n"
+    )
+    files = {"setup.py": setup, "src/llamafactory/cli.py": "from .data import get_dataset\n",
+             "src/llamafactory/data/__init__.py": "from .loader import get_dataset\n", "src/llamafactory/data/loader.py": "import datasets\n"}
+    roles = _roles(files)
+    assert roles.entry_points == ["src/llamafactory/cli.py"]
+    assert roles.role("src/llamafactory/data/loader.py") == "training"
