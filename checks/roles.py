@@ -79,7 +79,7 @@ _BENCH_FILE = re.compile(r"^(bench|benchmark)(_\w+)?\.py$")
 _TEST_FILE = re.compile(r"^(test_\w+|\w+_test|conftest|tests)\.py$")
 # a dated copy of a run: ``2024-10-14_ModernArch/``, ``20240501/``, ``train_gpt2_2024_10_14.py``
 _DATED = re.compile(r"(?:^|[_\-.])(?:19|20)\d{2}[-_.]?(?:0[1-9]|1[0-2])[-_.]?(?:0[1-9]|[12]\d|3[01])(?:[_\-.]|$)")
-_ENTRY_NAME = re.compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^(fine_?tune|finetuning|sft|dpo|grpo|ppo|rlhf)\w*\.py$", re.I)
+_ENTRY_NAME = re.compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^(fine_?tune|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)\w*\.py$", re.I)
 _TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune",
                               "composer", "lightning", "litgpt", "nanotron", "python", "mpirun", "srun"})
 _PACKAGING = ("setup.py", "pyproject.toml")

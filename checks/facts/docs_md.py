@@ -61,7 +61,7 @@ _TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai
 _NOT_TRAINING = re.compile(r"convert|export|infer|generat|eval|bench|serve|server|chat|merge|quantiz|inspect|download|demo|test", re.I)
 #: launchers that take a path or ``-m module``; the others' first word is a subcommand (``litgpt chat``, ``tune run``)
 _SCRIPT_LAUNCHERS = frozenset({"python", "torchrun", "deepspeed", "accelerate", "colossalai", "mpirun", "srun"})
-_TRAIN_SCRIPT = re.compile(r"(^|[/._-])((pre)?train\w*|\w*_(pre)?train(ing)?|fine_?tun\w*|finetuning|sft|dpo|grpo|ppo|rlhf)(\.py)?$", re.I)
+_TRAIN_SCRIPT = re.compile(r"(^|[/._-])((pre)?train\w*|\w*_(pre)?train(ing)?|fine_?tun\w*|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)(\.py)?$", re.I)
 # a repository path a command names: a script or a recipe (``examples/train_lora/llama3_lora_sft.yaml``, ``config_yaml=x.yaml``)
 _PATH_TOKEN = re.compile(r"(?:^|[=\s'\"])((?:\./)?[\w.\-/]*[\w\-]\.(?:py|ya?ml|json|toml|sh))(?=$|[\s'\";,)])")
 _MAX_BLOCK_LINES = 400

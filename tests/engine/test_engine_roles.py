@@ -414,3 +414,11 @@ def test_console_scripts_a_setup_py_builds_in_a_helper_are_entry_points():
     roles = _roles(files)
     assert roles.entry_points == ["src/llamafactory/cli.py"]
     assert roles.role("src/llamafactory/data/loader.py") == "training"
+
+
+def test_preference_training_scripts_are_entry_points():
+    """TRL's ``trl/commands/scripts/kto.py`` / ``orpo.py`` / ``reward_modeling.py`` train as sft.py and dpo.py do."""
+    files = {"scripts/kto.py": "from trl import KTOTrainer\n", "scripts/reward_modeling.py": "from trl import RewardTrainer\n",
+             "scripts/chat.py": "import torch\n"}
+    roles = _roles(files)
+    assert roles.entry_points == ["scripts/kto.py", "scripts/reward_modeling.py"]
