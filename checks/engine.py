@@ -23,7 +23,7 @@ from .source import Limits, ReadStats, SourceError, iter_directory, iter_tarball
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
 #: Bump when an extractor changes what it records: cached facts of older versions are ignored.
-FACTS_VERSION = 10
+FACTS_VERSION = 11
 
 
 class FactsCache(Protocol):

@@ -4,8 +4,14 @@ Only the training path (entry points that a launcher, recipe or console script r
 what they import), the rest of the project's own code, its configs, launch scripts and build
 files decide a check's status and feed step zero. Tests, CI, dev tooling, docs, benchmarks,
 evaluation harnesses, archived copies of old runs (``records/``, ``archive/``, dated folders) and
-vendored packages (a nested folder with its own ``setup.py``/``pyproject.toml``) are context:
-a report may show them ("also seen in tests") but they never change a status.
+vendored packages (a nested folder with its own ``setup.py``/``pyproject.toml``) and side projects that are
+not LLM/MLLM training (a gradio/streamlit demo app, a diffusion trainer, a gym environment, and the
+modules only they import) are context: a report may show them ("also seen in tests") but they never
+change a status. Notebooks beside a repository's training entry points are tutorials (docs).
+
+Entry points: a launch in a shell script/Makefile/YAML, a console script, a ``train*.py`` name, and the
+commands of the README and docs code blocks (``torchrun ... src/train.py``, ``llamafactory-cli train
+examples/x.yaml``: :func:`checks.facts.docs_md.extract_doc_commands`), with the recipes they name.
 
 Conservative by design: a folder is out of scope only by a clear name (``tests/``, ``.github/``,
 ``records/``...); ``examples/`` and ``scripts/`` stay in scope (recipes live there), and a file
@@ -29,10 +35,14 @@ CODE = "code"  # other project code (library modules, tools) not reached from a 
 CONFIG = "config"
 LAUNCH = "launch"
 BUILD = "build"  # requirements, pyproject/setup.py, Dockerfiles, conda envs
-IN_SCOPE = frozenset({TRAINING, CODE, CONFIG, LAUNCH, BUILD})
+# a README or training guide (docs/multi-node.md): its facts are only what prose can say (which files its commands
+# run, whether its launches span nodes), never that a practice is used, so it is read with the training path
+GUIDE = "guide"
+IN_SCOPE = frozenset({TRAINING, CODE, CONFIG, LAUNCH, BUILD, GUIDE})
 # context only
 TEST, CI, DEV, DOCS, BENCHMARK, EVAL, ARCHIVE, VENDORED = "test", "ci", "dev", "docs", "benchmark", "eval", "archive", "vendored"
-OUT_OF_SCOPE = frozenset({TEST, CI, DEV, DOCS, BENCHMARK, EVAL, ARCHIVE, VENDORED})
+SIDE = "side"  # a side project that is not LLM/MLLM training (demo app, diffusion trainer, gym environment)
+OUT_OF_SCOPE = frozenset({TEST, CI, DEV, DOCS, BENCHMARK, EVAL, ARCHIVE, VENDORED, SIDE})
 
 ROLE_LABELS: dict[str, tuple[str, str]] = {
     TEST: ("tests", "测试代码"),
@@ -43,6 +53,7 @@ ROLE_LABELS: dict[str, tuple[str, str]] = {
     EVAL: ("evaluation code", "评测代码"),
     ARCHIVE: ("archived copies", "归档副本"),
     VENDORED: ("vendored packages", "第三方内置包"),
+    SIDE: ("side projects (not LLM training)", "非 LLM 训练的旁支项目"),
 }
 
 _DIR_ROLES: dict[str, str] = {
@@ -68,10 +79,20 @@ _BENCH_FILE = re.compile(r"^(bench|benchmark)(_\w+)?\.py$")
 _TEST_FILE = re.compile(r"^(test_\w+|\w+_test|conftest|tests)\.py$")
 # a dated copy of a run: ``2024-10-14_ModernArch/``, ``20240501/``, ``train_gpt2_2024_10_14.py``
 _DATED = re.compile(r"(?:^|[_\-.])(?:19|20)\d{2}[-_.]?(?:0[1-9]|1[0-2])[-_.]?(?:0[1-9]|[12]\d|3[01])(?:[_\-.]|$)")
-_ENTRY_NAME = re.compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^(fine_?tune|finetuning|sft|dpo|grpo|ppo|rlhf)\w*\.py$", re.I)
+_ENTRY_NAME = re.compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^(fine_?tune|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)\w*\.py$", re.I)
 _TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune",
                               "composer", "lightning", "litgpt", "nanotron", "python", "mpirun", "srun"})
 _PACKAGING = ("setup.py", "pyproject.toml")
+_CONSOLE_SCRIPT = re.compile(r"^\s*[\w.\-]+\s*=\s*([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_]\w*\s*$")
+# side projects: what a file imports says what it is
+_WEB_APPS = frozenset({"gradio", "streamlit"})
+_GYM = frozenset({"gym", "gymnasium"})
+_LLM_APPS = frozenset({"langchain", "langchain_core", "langchain_community", "langchain_openai", "langgraph", "llama_index", "crewai",
+                       "pinecone", "chromadb"})
+_LLM_LIBS = frozenset({"transformers", "vllm", "trl", "peft", "deepspeed", "megatron", "sglang", "torchtune", "nanotron", "litgpt"})
+_DIFFUSION_NAME = re.compile(r"StableDiffusion|UNet2DConditionModel|UNet2DModel|DDPMScheduler|DDIMScheduler|DiffusionPipeline|AutoencoderKL")
+# the documents whose commands count: READMEs and docs of the project, not of its tests or vendored copies
+_DOC_ROLES = (None, DOCS)
 
 
 @dataclass(slots=True)
@@ -202,6 +223,8 @@ def _trains(launcher: str, script: str | None) -> bool:
 def _kind_role(kind: str, name: str) -> str:
     if name in _PACKAGING:
         return BUILD
+    if kind == "docs":
+        return GUIDE
     if kind in ("python", "notebook"):
         return CODE
     if kind in ("yaml", "json", "toml"):
@@ -227,6 +250,53 @@ def _nested_packages(paths: Iterable[str]) -> list[str]:
     return outer
 
 
+def side_signal(ff: FileFacts) -> str | None:
+    """Why a Python file or notebook is a side project that is not LLM/MLLM training (None: no such sign).
+
+    A web demo (imports gradio/streamlit; not a ``train*.py``), a diffusion model trainer (imports diffusers or a
+    Stable Diffusion / UNet / DDPM class, and trains: ``backward()`` / ``.train()``; a diffusion inference container
+    in a library is not one), an RL gym environment that uses no LLM library, an LLM application (RAG or agent on
+    langchain / llama_index / crewai) that trains nothing. An environment or application that the rest of the
+    project imports is not a side project (see :func:`classify_roles`).
+    """
+    if ff.kind not in ("python", "notebook") or ff.path.endswith("__init__.py"):
+        return None  # a package's __init__ re-exports everything, diffusion classes too: not a side project by itself
+    tops = {i.module.split(".", 1)[0] for i in ff.imports if i.module and not i.module.startswith(".")}
+    name = ff.path.rsplit("/", 1)[-1]
+    web = sorted(tops & _WEB_APPS)
+    if web and not _ENTRY_NAME.match(name):
+        return f"a {web[0]} web app or demo (imports {web[0]}): a UI, not the training code"
+    if ("diffusers" in tops or any(i.name and _DIFFUSION_NAME.search(i.name) for i in ff.imports)) and any(
+        c.short in ("backward", "train") for c in ff.calls
+    ):
+        return "a diffusion model trainer (diffusers / Stable Diffusion), not LLM training"
+    gym = sorted(tops & _GYM)
+    if gym and not tops & _LLM_LIBS:
+        return f"an RL environment (imports {gym[0]}, no LLM library)"
+    app = sorted(tops & _LLM_APPS)
+    if app and not any(c.short in ("backward", "train") for c in ff.calls):
+        return f"an LLM application (RAG / agent: imports {app[0]}), not training"
+    return None
+
+
+def _doc_targets(doc: str, token: str, paths: set[str], index: _ModuleIndex) -> list[str]:
+    """The files a documented command names: relative to the document's folder, then to the root, then one file by its tail."""
+    s = token.strip().strip("'\"")
+    if s.startswith("./"):
+        s = s[2:]
+    if not s or s.startswith("/") or ".." in s.split("/"):
+        return []
+    if "/" not in s and not re.search(r"\.(py|ya?ml|json|toml|sh)$", s):
+        return index.by_name.get(s, [])[:3] if re.fullmatch(r"[A-Za-z_][\w.]*", s) else []  # python -m pkg.train
+    here = doc.rsplit("/", 1)[0] + "/" if "/" in doc else ""
+    for cand in (here + s, s):
+        if cand in paths:
+            return [cand]
+    tail = "/" + s
+    found = [p for p in paths if p.endswith(tail)]
+    return found if len(found) == 1 else []
+
+
 def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ()) -> Roles:
     """Give every file a role (see the module docstring). ``training``: globs forced onto the training path."""
     training = tuple(training)
@@ -235,10 +305,10 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     pathset = set(paths)
     index = _ModuleIndex(p for p in paths if files[p].kind == "python")
 
-    # 1. names: out-of-scope folders and files
+    # 1. names: out-of-scope folders and files (a README or guide under docs/ is read for what it documents)
     for p in paths:
         r, why = path_role(p, files[p].kind)
-        if r is not None:
+        if r is not None and not (r == DOCS and files[p].kind == "docs"):
             roles.by_path[p], roles.why[p] = r, why
 
     # 2. vendored: a nested package with its own packaging, when the repository has its own code outside it
@@ -258,8 +328,50 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         if p not in roles.by_path and ff.kind == "make" and not any(_trains(x.launcher, x.script) for x in ff.launches):
             roles.by_path[p], roles.why[p] = DEV, "Makefile without a training launch"
 
-    # 4. the training path: entry points of in-scope launches, console scripts, train*.py, forced globs; then imports
     forced = [p for p in paths if training and _glob(p, training)]
+    forced_set = set(forced)
+
+    # 3b. side projects that are not LLM/MLLM training: by what a file imports, then the modules only they import
+    side: dict[str, str] = {}
+    for p in paths:
+        if p not in roles.by_path and p not in forced_set:
+            why = side_signal(files[p])
+            if why:
+                side[p] = why
+    if side:
+        importers: dict[str, set[str]] = {}
+        for p in paths:
+            if files[p].kind in ("python", "notebook") and p not in roles.by_path:
+                for imp in files[p].imports:
+                    for t in index.resolve(imp.module, p):
+                        if t != p:
+                            importers.setdefault(t, set()).add(p)
+        # an environment or LLM application the rest of the project imports is the training's own (an agent's
+        # environment, a retrieval step of the data pipeline), not a side project; a package __init__ that re-exports
+        # a module is not a use of it
+        for p in [p for p, why in side.items() if why.startswith(("an RL environment", "an LLM application"))]:
+            if any(w not in side and not w.endswith("__init__.py") for w in importers.get(p, ())):
+                del side[p]
+        grew = True
+        while grew:
+            grew = False
+            for t, who in importers.items():
+                if t in side or t in roles.by_path or t in forced_set or files[t].kind != "python" or t.endswith("__init__.py"):
+                    continue
+                users = {w for w in who if not w.endswith("__init__.py")}
+                if users and all(w in side for w in users):
+                    side[t] = f"imported only by side-project code ({sorted(users)[0]})"
+                    grew = True
+        # the repository itself is such a project when nothing else is left: then it is not a side project
+        rest = [p for p in paths if files[p].kind in ("python", "notebook") and p not in roles.by_path and p not in side]
+        if rest:
+            for p, why in side.items():
+                roles.by_path[p], roles.why[p] = SIDE, why
+        else:
+            side = {}
+
+    # 4. the training path: entry points of in-scope launches, console scripts, train*.py, documented commands,
+    # forced globs; then imports
     entries: list[str] = list(forced)
     for p in paths:
         if p in roles.by_path:
@@ -272,11 +384,29 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 entries += index.by_name.get(e.value.split(":", 1)[0].strip(), [])[:3]
         if ff.kind == "python" and _ENTRY_NAME.match(p.rsplit("/", 1)[-1]):
             entries.append(p)
+    documented: dict[str, str] = {}  # file -> "README.md:71", the command that runs it
+    for p in paths:
+        ff = files[p]
+        if ff.kind != "docs" or not ff.doc_hints or path_role(p, ff.kind)[0] not in _DOC_ROLES:
+            continue
+        for h in ff.doc_hints:
+            if h.kind in ("command", "command_file"):
+                for t in _doc_targets(p, h.value, pathset, index):
+                    if t not in roles.by_path and t not in documented:  # a test, archive or side file stays context
+                        documented[t] = f"{p}:{h.line}"
+    entries += list(documented)
     for c in (c for p in paths if p not in roles.by_path and p.endswith("setup.py") for c in files[p].calls if c.short == "setup"):
         eps = c.kwargs.get("entry_points")
         text = repr(eps) if eps is not None else ""
         for m in re.findall(r"=\s*([A-Za-z_][\w.]*)\s*:", text):
             entries += index.by_name.get(m, [])[:3]
+    # console scripts a setup.py builds in a helper (``console_scripts = ["llamafactory-cli = llamafactory.cli:main"]``)
+    for a in (a for p in paths if p not in roles.by_path and p.endswith("setup.py") for a in files[p].assigns):
+        values = a.value if isinstance(a.value, (tuple, list)) else (a.value,)
+        for v in values:
+            m = _CONSOLE_SCRIPT.match(v) if isinstance(v, str) else None
+            if m:
+                entries += index.by_name.get(m.group(1), [])[:3]
     seen: set[str] = set()
     stack = [e for e in entries if e in pathset]
     while stack:
@@ -284,6 +414,8 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         if p in seen:
             continue
         seen.add(p)
+        if roles.by_path.get(p) == SIDE and p not in forced_set:
+            continue  # a demo app or diffusion trainer that a launch runs is still not LLM training
         if roles.by_path.get(p) is not None and p not in forced:
             why = roles.why.get(p, "")
             if roles.by_path[p] != VENDORED and p not in entries:
@@ -299,6 +431,15 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 targets = index.resolve(full, p) or targets
             stack.extend(t for t in targets if t not in seen)
     roles.entry_points = sorted({e for e in entries if e in pathset and roles.by_path.get(e) == TRAINING})
+    for p, where in documented.items():
+        if roles.by_path.get(p) in IN_SCOPE and not roles.why.get(p):
+            roles.why[p] = f"run by the documented command at {where}"
+
+    # 4b. notebooks beside the training entry points: tutorials and walk-throughs, not the training path
+    if any(e.endswith(".py") for e in roles.entry_points):
+        for p in paths:
+            if p not in roles.by_path and files[p].kind == "notebook":
+                roles.by_path[p], roles.why[p] = DOCS, "a notebook beside the training entry points (a tutorial)"
 
     # 5. everything else by kind
     for p in paths:
@@ -309,5 +450,5 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     return roles
 
 
-__all__ = ["ARCHIVE", "BENCHMARK", "BUILD", "CI", "CODE", "CONFIG", "DEV", "DOCS", "EVAL", "IN_SCOPE", "LAUNCH", "OUT_OF_SCOPE",
-           "ROLE_LABELS", "TEST", "TRAINING", "VENDORED", "Roles", "classify_roles", "path_role"]
+__all__ = ["ARCHIVE", "BENCHMARK", "BUILD", "CI", "CODE", "CONFIG", "DEV", "DOCS", "EVAL", "GUIDE", "IN_SCOPE", "LAUNCH", "OUT_OF_SCOPE",
+           "ROLE_LABELS", "SIDE", "TEST", "TRAINING", "VENDORED", "Roles", "classify_roles", "path_role", "side_signal"]

@@ -1,14 +1,19 @@
 """Facts documented in prose (README, docs/*.md/.qmd/.rst): only what a check needs to know that the code cannot show.
 
-Today one kind: a documented multi-node launch. Nothing here is evidence that a practice is used (the fixture rules:
-a README is not use); a check may read these hints to decide whether it applies (E1: GPUDirect RDMA matters only
-for multi-node training, and many projects document their multi-node launch only in Markdown).
+Two kinds. ``multi_node``: a documented multi-node launch (E1: GPUDirect RDMA matters only for multi-node training,
+and many projects document their multi-node launch only in Markdown). ``command`` / ``command_file``: the script and
+the files (recipes, configs) a documented training command runs, from the shell code blocks of a README
+(``torchrun --nproc_per_node 8 src/train.py --config configs/a.yaml``, ``llamafactory-cli train examples/x.yaml``):
+:mod:`checks.roles` takes them as entry points of the training path. Nothing here is evidence that a practice is
+used (the fixture rules: a README is not use): no launch record is made from prose, so no flag in a README turns
+a check ``used``.
 """
 
 from __future__ import annotations
 
 import re
 
+from .shell import extract_shell_text
 from .types import DocHint, FileFacts
 
 # a count of nodes > 1, or a variable that holds it
@@ -18,6 +23,7 @@ _MULTI_NODE = (
     re.compile(rf"--num[-_]nodes[= ]+{_NODES}"),
     re.compile(rf"--num[-_]machines[= ]+{_NODES}"),
     re.compile(rf"\bnum_machines:\s*{_NODES}"),
+    re.compile(rf"\bnnodes\s*[=:]\s*{_NODES}"),  # TorchrunArgs(nnodes = 2, ...) in a Python example, nnodes: 2 in YAML
     re.compile(rf"#SBATCH\s+(?:--nodes[= ]|-N\s*){_NODES}"),
     re.compile(rf"\bsrun\b.*\s(?:-N\s*|--nodes[= ]){_NODES}"),
     re.compile(r"\s--hostfile[= ]+\S+"),
@@ -42,3 +48,101 @@ def extract_doc_hints(path: str, text: str, out: FileFacts) -> None:
             if m and _many(m.group(1) if m.groups() else None):
                 out.doc_hints.append(DocHint(path, i, "multi_node", m.group(0).strip(), line.strip()[:300]))
                 break
+
+
+# a fenced block (``` or ~~~, any indent) and its language; rst ``.. code-block:: bash`` / ``.. code:: console``
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*\{?\.?([\w+-]*)")
+_RST_BLOCK = re.compile(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::\s*([\w+-]*)\s*$")
+_SHELL_LANGS = frozenset({"", "bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "sbatch", "slurm", "text"})
+#: launchers that start training whatever script they run; ``python`` counts only for a train*/finetune* script
+_TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune",
+                              "composer", "lightning", "litgpt", "nanotron", "mpirun", "srun"})
+#: a script a training launcher runs that does something else (``torchrun ... convert_hf.py``, ``export.py``, ``chat.py``)
+_NOT_TRAINING = re.compile(r"convert|export|infer|generat|eval|bench|serve|server|chat|merge|quantiz|inspect|download|demo|test", re.I)
+#: launchers that take a path or ``-m module``; the others' first word is a subcommand (``litgpt chat``, ``tune run``)
+_SCRIPT_LAUNCHERS = frozenset({"python", "torchrun", "deepspeed", "accelerate", "colossalai", "mpirun", "srun"})
+_TRAIN_SCRIPT = re.compile(r"(^|[/._-])((pre)?train\w*|\w*_(pre)?train(ing)?|fine_?tun\w*|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)(\.py)?$", re.I)
+# a repository path a command names: a script or a recipe (``examples/train_lora/llama3_lora_sft.yaml``, ``config_yaml=x.yaml``)
+_PATH_TOKEN = re.compile(r"(?:^|[=\s'\"])((?:\./)?[\w.\-/]*[\w\-]\.(?:py|ya?ml|json|toml|sh))(?=$|[\s'\";,)])")
+_MAX_BLOCK_LINES = 400
+_INDENTED = re.compile(r"^(?: {4}|\t)\S")
+
+
+def _blocks(text: str) -> list[tuple[int, str]]:
+    """(first line number, body) of each shell-like code block of Markdown or reStructuredText."""
+    out: list[tuple[int, str]] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        r = None if m else _RST_BLOCK.match(lines[i])
+        if m:
+            fence, lang = m.group(1), m.group(2).lower()
+            j = i + 1
+            while j < len(lines) and not lines[j].strip().startswith(fence):
+                j += 1
+            if lang in _SHELL_LANGS and j - i - 1 <= _MAX_BLOCK_LINES:
+                out.append((i + 2, "\n".join(lines[i + 1 : j])))
+            i = j + 1
+            continue
+        if r:
+            indent, lang = len(r.group(1)), r.group(2).lower()
+            j = i + 1
+            body: list[str] = []
+            while j < len(lines) and (not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > indent):
+                body.append(lines[j])
+                j += 1
+            if lang in _SHELL_LANGS and len(body) <= _MAX_BLOCK_LINES:
+                width = min((len(x) - len(x.lstrip()) for x in body if x.strip()), default=0)
+                out.append((i + 2, "\n".join(x[width:] for x in body)))
+            i = j
+            continue
+        if _INDENTED.match(lines[i]) and (i == 0 or not lines[i - 1].strip()):
+            # a Markdown indented code block (four spaces after a blank line)
+            j = i
+            while j < len(lines) and (_INDENTED.match(lines[j]) or (not lines[j].strip() and j + 1 < len(lines) and _INDENTED.match(lines[j + 1]))):
+                j += 1
+            if j - i <= _MAX_BLOCK_LINES:
+                out.append((i + 1, "\n".join(x[4:] if x.startswith("    ") else x.lstrip("\t") for x in lines[i:j])))
+            i = j
+            continue
+        i += 1
+    return out
+
+
+def _trains(launcher: str, script: str | None) -> bool:
+    stem = str(script or "").rsplit("/", 1)[-1].rsplit(".", 1)[0] if str(script or "").endswith(".py") else str(script or "").rsplit(".", 1)[-1]
+    if stem and _NOT_TRAINING.search(stem):
+        return False
+    if launcher in _TRAIN_LAUNCHERS:
+        return True
+    return launcher == "python" and bool(script) and bool(_TRAIN_SCRIPT.search(str(script).rsplit("/", 1)[-1].removesuffix(".py")))
+
+
+def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
+    """The script and files of each documented training command (``command`` / ``command_file`` hints).
+
+    The code blocks are parsed as shell into a scratch record: their launches never reach ``out.launches``.
+    """
+    if "```" not in text and "~~~" not in text and ".. code" not in text:
+        return
+    for first, body in _blocks(text):
+        scratch = FileFacts(path=path, kind="shell", lines=0)
+        try:
+            extract_shell_text(path, body, scratch, first_line=first)
+        except Exception:  # a prose block that is not shell: no command from it
+            continue
+        for launch in scratch.launches:
+            if not _trains(launch.launcher, launch.script):
+                continue
+            shown = launch.text.strip()[:300]
+            script = str(launch.script or "").strip("'\"")
+            if script and (launch.launcher in _SCRIPT_LAUNCHERS or "/" in script or "." in script):
+                out.doc_hints.append(DocHint(path, launch.line, "command", script, shown))
+            seen = {str(launch.script)}
+            for m in _PATH_TOKEN.finditer(launch.text):
+                token = m.group(1)
+                stem = token.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+                if token not in seen and not _NOT_TRAINING.search(stem):  # ``python train.py config/eval_gpt2.py``: an eval run
+                    seen.add(token)
+                    out.doc_hints.append(DocHint(path, launch.line, "command_file", token, shown))

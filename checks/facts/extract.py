@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 
 from .configs import extract_json, extract_toml, extract_yaml
 from .deps import extract_requirements, from_conda_env, from_pyproject, from_setup_calls, pip_installs
-from .docs_md import extract_doc_hints
+from .docs_md import extract_doc_commands, extract_doc_hints
 from .notebook import extract_notebook
 from .python import extract_python
 from .shell import extract_dockerfile, extract_shell_text
@@ -16,8 +16,10 @@ from .types import FileFacts
 _SUPPRESS = re.compile(r"#\s*accel-ignore\b(?::\s*([A-Ja-j]\d+(?:\s*,\s*[A-Ja-j]\d+)*))?")
 _SHELL_EXT = {".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".pbs", ".job", ".lsf"}
 _DOC_EXT = {".md", ".qmd", ".rst", ".mdx"}
-#: prose files read for documented facts (a multi-node launch): READMEs and docs about distributed runs
-_DOC_TOPIC = re.compile(r"multi[-_]?node|multinode|distributed|cluster|slurm|launch|nccl|deepspeed|fsdp|scale", re.I)
+#: prose files read for documented facts (a multi-node launch, the training commands): READMEs, docs about
+#: distributed runs and the guides that show how to train (``multigpu_finetuning.md``, ``docs/quickstart.md``)
+_DOC_TOPIC = re.compile(r"multi[-_]?node|multinode|distributed|cluster|slurm|launch|nccl|deepspeed|fsdp|scale"
+                        r"|train|fine[-_]?tun|quick[-_]?start|getting[-_]started|multi[-_]?gpu|single[-_]?gpu", re.I)
 _DATA_JSON = {"tokenizer.json", "vocab.json", "package-lock.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"}
 
 
@@ -113,4 +115,5 @@ def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str
         extract_requirements(path, text, out)
     elif kind == "docs":
         extract_doc_hints(path, text, out)
+        extract_doc_commands(path, text, out)
     return out

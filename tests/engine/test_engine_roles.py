@@ -279,3 +279,146 @@ def test_dev_requirements_name_no_framework():
     files = {**BASE, "requirements.txt": "torch>=2.3\n", "requirements-dev.txt": "pytest\ndeepspeed\n"}
     audit = _audit(files)
     assert audit.roles.role("requirements-dev.txt") == "dev" and "deepspeed" not in audit.project.frameworks
+
+
+# -- documented commands are entry points; side projects and tutorial notebooks are context ----------------------
+
+README = """\
+# tiny-sft
+
+Fine-tune on one node:
+
+```bash
+torchrun --nproc_per_node 8 scripts/sft.py --config recipes/sft_8b.yaml
+```
+
+or with the CLI of a launcher:
+
+    accelerate launch --config_file configs/fsdp.yaml scripts/sft.py
+
+```python
+from tiny_sft import train  # a Python example is not a command
+```
+"""
+SFT = "from tiny_sft.data import build_loader\nloader = build_loader()\n"
+DATA = "from torch.utils.data import DataLoader\ndef build_loader():\n    return DataLoader(ds, batch_size=8, num_workers=4, pin_memory=True)\n"
+
+
+def _roles(files: dict[str, str]):
+    return classify_roles({p: extract_file(p, t.encode()) for p, t in files.items()})
+
+
+def test_readme_commands_name_the_entry_points_and_their_recipes():
+    files = {"README.md": README, "scripts/sft.py": SFT, "tiny_sft/data.py": DATA, "tiny_sft/__init__.py": "",
+             "recipes/sft_8b.yaml": "lr: 2.0e-5\n", "configs/fsdp.yaml": "distributed_type: FSDP\n", "tools/convert.py": "import torch\n"}
+    roles = _roles(files)
+    assert roles.entry_points == ["scripts/sft.py"]
+    assert roles.role("tiny_sft/data.py") == "training"  # what the documented entry point imports
+    assert roles.why["scripts/sft.py"] == "run by the documented command at README.md:6"
+    assert roles.why["recipes/sft_8b.yaml"].startswith("run by the documented command") and roles.role("recipes/sft_8b.yaml") == "config"
+    assert roles.role("tools/convert.py") == "code"  # not named by any command
+
+
+def test_a_documented_command_is_never_a_launch_record():
+    """A README is not use: the flags of a documented command turn no check used."""
+    ff = extract_file("README.md", b"```bash\ndeepspeed train.py --deepspeed ds.json --bf16 --gradient_checkpointing\n```\n")
+    assert ff.launches == [] and [(h.kind, h.value) for h in ff.doc_hints] == [("command", "train.py"), ("command_file", "ds.json")]
+    without = _audit({"train.py": TRAIN, "model.py": MODEL})
+    documented = _audit({"train.py": TRAIN, "model.py": MODEL, "README.md": "```bash\ndeepspeed train.py --bf16 --gradient_checkpointing\n```\n"})
+    assert _statuses(documented) == _statuses(without)
+
+
+def test_commands_in_rst_and_in_a_docs_guide_relative_to_the_guide():
+    rst = "Training\n========\n\n.. code-block:: bash\n\n   torchrun --nnodes 1 --nproc_per_node 4 run_lora.py --enable_fsdp\n"
+    files = {"recipes/lora/multigpu.rst": rst, "recipes/lora/run_lora.py": "import torch\n", "src/pkg/run_lora.py": "import torch\n"}
+    roles = _roles(files)
+    assert roles.why["recipes/lora/run_lora.py"] == "run by the documented command at recipes/lora/multigpu.rst:6"
+    assert roles.entry_points == ["recipes/lora/run_lora.py"] and roles.role("src/pkg/run_lora.py") == "code"
+
+
+DDPO = (  # trl's DDPO trainer: reinforcement learning of a Stable Diffusion UNet
+    "from diffusers import StableDiffusionPipeline, DDIMScheduler\nfrom .sd_utils import lora_layers\n\n"
+    "class DDPOTrainer:\n    def step(self, batch):\n        self.sd_pipeline.unet.train()\n"
+    "        loss = self.loss(batch)\n        self.accelerator.backward(loss)\n"
+    "        self.accelerator.log({'reward': batch['reward'].mean()}, step=self.global_step)\n"
+)
+SD_UTILS = "import torch\ndef lora_layers(unet):\n    return [m for m in unet.modules()]\n"
+APP = "import gradio as gr\nfrom transformers import pipeline\nchat = pipeline('text-generation')\ngr.ChatInterface(chat).launch()\n"
+
+
+def test_side_projects_are_context_and_change_no_status():
+    side = {"pkg/ddpo_trainer.py": DDPO, "pkg/sd_utils.py": SD_UTILS, "demo/app.py": APP,
+            "envs/cartpole.py": "import gymnasium as gym\nenv = gym.make('CartPole-v1')\n",
+            "apps/rag/main.py": "from langchain_community.vectorstores import FAISS\nfrom langchain_groq import ChatGroq\nchain = FAISS.load_local('idx').as_retriever()\n"}
+    roles = _roles({**BASE, **side})
+    assert {p: roles.role(p) for p in side} == dict.fromkeys(side, "side")
+    assert roles.why["pkg/sd_utils.py"] == "imported only by side-project code (pkg/ddpo_trainer.py)"
+    assert roles.role("train.py") == "training"
+    assert _statuses(_audit({**BASE, **side})) == _statuses(_audit(BASE))
+
+
+def test_what_is_not_a_side_project():
+    files = {**BASE, "train.py": "from agent.env import SearchEnv\n" + TRAIN,
+             "agent/env.py": "import gymnasium as gym\nclass SearchEnv(gym.Env): ...\n",  # the training's own environment
+             "pkg/__init__.py": "from .ddpo_trainer import DDPOTrainer\n", "pkg/ddpo_trainer.py": DDPO, "pkg/sd_utils.py": SD_UTILS,
+             # DeepSpeed's kernel injection: a diffusers container in a library, no training of a diffusion model
+             "inject/replace_module.py": "def replace(model):\n    import diffusers\n    return diffusers.models.attention.BasicTransformerBlock\n",
+             "webui/train.py": "import gradio as gr\nfrom transformers import TrainingArguments\n"}
+    roles = _roles(files)
+    assert roles.role("agent/env.py") == "training"
+    assert roles.role("pkg/ddpo_trainer.py") == "side"  # a package __init__ re-exporting it does not make it shared
+    assert roles.role("pkg/sd_utils.py") == "side"
+    assert roles.role("inject/replace_module.py") == "code"
+    assert roles.role("webui/train.py") != "side"  # a train*.py is never a demo app
+
+
+def test_a_repository_that_is_all_diffusion_is_still_judged():
+    files = {"train_unet.py": "from diffusers import UNet2DModel, DDPMScheduler\nmodel = UNet2DModel()\n", "data.py": "from diffusers import DDPMScheduler\n"}
+    roles = _roles(files)
+    assert "side" not in roles.counts()
+
+
+def test_notebooks_beside_training_entry_points_are_tutorials():
+    nb = json.dumps({"cells": [{"cell_type": "code", "source": ["from torch.utils.data import DataLoader\n", "dl = DataLoader(ds)\n"]}]})
+    roles = _roles({**BASE, "tutorials/quickstart.ipynb": nb})
+    assert roles.role("tutorials/quickstart.ipynb") == "docs"
+    assert _roles({"notebooks/finetune.ipynb": nb}).role("notebooks/finetune.ipynb") == "code"  # the notebook is the project
+
+
+def test_documented_commands_that_do_not_train_name_no_entry_point():
+    readme = (
+        "```bash\n"
+        "torchrun --nproc_per_node 8 tools/convert_hf_to_mcore.py --load hf/\n"  # a conversion on a training launcher
+        "litgpt chat microsoft/phi-2\n"  # a console script's subcommand is not a module path
+        "python scripts/generate.py --prompt hi\n"
+        "python pretrain_gpt.py config/eval_gpt2.py\n"  # the training script in an evaluation-only run
+        "```\n"
+    )
+    files = {"README.md": readme, "tools/convert_hf_to_mcore.py": "import torch\n", "chat/__init__.py": "",
+             "scripts/generate.py": "import torch\n", "pretrain_gpt.py": "import torch\n", "config/eval_gpt2.py": "eval_only = True\n"}
+    roles = _roles(files)
+    assert roles.entry_points == ["pretrain_gpt.py"]
+    assert roles.role("README.md") == "guide"
+    assert "config/eval_gpt2.py" not in roles.why
+
+
+def test_console_scripts_a_setup_py_builds_in_a_helper_are_entry_points():
+    """LLaMA-Factory's setup.py: ``entry_points={"console_scripts": get_console_scripts()}``."""
+    setup = (
+        "from setuptools import setup\n\ndef get_console_scripts():\n"
+        "    console_scripts = [\"llamafactory-cli = llamafactory.cli:main\"]\n    return console_scripts\n\n"
+        "setup(name='llamafactory', entry_points={'console_scripts': get_console_scripts()})\n"
+    )
+    files = {"setup.py": setup, "src/llamafactory/cli.py": "from .data import get_dataset\n",
+             "src/llamafactory/data/__init__.py": "from .loader import get_dataset\n", "src/llamafactory/data/loader.py": "import datasets\n"}
+    roles = _roles(files)
+    assert roles.entry_points == ["src/llamafactory/cli.py"]
+    assert roles.role("src/llamafactory/data/loader.py") == "training"
+
+
+def test_preference_training_scripts_are_entry_points():
+    """TRL's ``trl/commands/scripts/kto.py`` / ``orpo.py`` / ``reward_modeling.py`` train as sft.py and dpo.py do."""
+    files = {"scripts/kto.py": "from trl import KTOTrainer\n", "scripts/reward_modeling.py": "from trl import RewardTrainer\n",
+             "scripts/chat.py": "import torch\n"}
+    roles = _roles(files)
+    assert roles.entry_points == ["scripts/kto.py", "scripts/reward_modeling.py"]
