@@ -187,6 +187,8 @@ class Project:
     max_seq_len: int | None = None
     adapter_training: bool = False  # LoRA/QLoRA: the trained (and checkpointed) parameters are the adapters
     hardware: str | None = None  # from repo config (e.g. "h100"); None = unknown
+    #: the files on the training path (checks.roles ``training``): empty when no entry point was recognised
+    training_files: frozenset[str] = field(default_factory=frozenset)
     bottleneck: Bottleneck = Bottleneck.UNKNOWN
     bottleneck_reasons: list[str] = field(default_factory=list)
     notes: dict[str, Any] = field(default_factory=dict)

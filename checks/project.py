@@ -310,6 +310,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     are the project's defaults when recipes disagree)."""
     p = Project(hardware=hardware)
     train_paths = frozenset(training)
+    p.training_files = train_paths
     launchers = {x.launcher for x in facts.launches()}
     for fw, (mods, deps, launch) in FRAMEWORKS.items():
         if facts.imports(*mods) or (deps and facts.deps(*deps)) or launchers.intersection(launch):

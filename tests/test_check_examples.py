@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from checks.base import all_checks
-from checks.engine import AuditOptions, build_facts, run_checks
+from checks.engine import AuditOptions, parse_files, run_checks, split_facts
 from checks.model import Status
 from checks.project import detect_project
 
@@ -15,8 +15,9 @@ CASES = [(c, ex) for c in CHECKS for ex in c.examples]
 
 @pytest.mark.parametrize(("check", "example"), CASES, ids=[f"{c.id}-{ex.name or i}" for i, (c, ex) in enumerate(CASES)])
 def test_example(check, example):
-    facts = build_facts((path, text.encode()) for path, text in example.files.items())
-    project = detect_project(facts)
+    # as the engine does: roles first, the checks read the files in scope, with the training path known
+    facts, _, roles = split_facts(parse_files((path, text.encode()) for path, text in example.files.items()))
+    project = detect_project(facts, training=[p for p, r in roles.by_path.items() if r == "training"])
     [result], _ = run_checks(facts, project, AuditOptions(), [check])
     assert result.status == example.status, f"{check.id} {example.name!r}: got {result.status} ({result.detail})"
     if example.status in (Status.USED, Status.PARTIAL):  # I3-I5 too: a "sane" frequency cites the site that makes it sane

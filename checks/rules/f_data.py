@@ -174,6 +174,11 @@ _PREP_CALLS = {"optimize", "map", "filter", "DataProcessor", "Pool", "ProcessPoo
                "load_dataset", "thread_map", "Parallel"}
 
 
+#: a key of the same name that sets another subsystem (DeepSpeed's ``zero_optimization.offload_optimizer.pin_memory``
+#: pins offloaded optimizer states, not loader batches)
+_OTHER_KNOB = re.compile(r"(^|\.)(zero_optimization|offload_optimizer|offload_param|offload_\w+|fsdp_config|ray_init_kwargs)\.")
+
+
 def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]]) -> list[_Value]:
     """``x=args.x`` -> the effective values of ``x`` (launcher flag, config, argparse default...)."""
     key = f"{c.short}({name}=)"
@@ -184,6 +189,7 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
             s for s in f.effective(value.ref, near=c.path)
             if not (s.source == "call" and (s.path, s.line) in skip) and s.value is not None and not _in_tests(s.path)
             and not (s.source == "call" and s.key.split("(", 1)[0].rsplit(".", 1)[-1] in _PREP_CALLS)
+            and not _OTHER_KNOB.search(s.key)
         ]  # a test that builds the data module with num_workers=0, or a preprocessing pool's size, is not the loader's setting
         # a caller's keyword forwarding a config value (nanotron: ``dataloader_num_workers=config.data.num_loading_workers``)
         # is followed one hop to that value; another loader's keyword forwarding its own config is not a value
@@ -274,7 +280,7 @@ def training_loaders(ctx: Context) -> list[_Loader]:
         out.append(_Loader(c, "torch" if real else "wrapper", _is_train(c), props))
     hf = _hf_sites(f)
     if hf and not overrides_hf:
-        site = hf[0]
+        site = next((h for h in hf if h.path in ctx.project.training_files), hf[0])  # not an inference script's Trainer
         props = {
             "num_workers": _hf_prop(f, site, "dataloader_num_workers"),
             "pin_memory": _hf_prop(f, site, "dataloader_pin_memory"),
@@ -295,7 +301,17 @@ def training_loaders(ctx: Context) -> list[_Loader]:
             if e.value is not None and not _in_tests(e.path):
                 out.append(_Loader(e, "config", True, {"num_workers": [_Value(e.value, _ev(e, key=e.dotted, value=e.value), True)]}))
     train = [x for x in out if x.train]
-    return train or out
+    return _on_training_path(train or out, ctx.project.training_files)
+
+
+def _on_training_path(loaders: list[_Loader], training: frozenset[str]) -> list[_Loader]:
+    """With a known training path, a loader in code it never reaches (LLaMA-Factory's ``scripts/stat_utils/cal_lr.py``
+    counting tokens with a bare ``DataLoader``) is not the training setting, as long as one loader is on the path
+    (a DataLoader in a training file, the HF Trainer's, a Megatron launch or a config key)."""
+    if not training:
+        return loaders
+    kept = [x for x in loaders if x.kind not in ("torch", "wrapper") or x.site.path in training]
+    return kept or loaders
 
 
 def _workers(v: Any) -> float | None:
@@ -693,6 +709,19 @@ class F1NumWorkers(_DataCheck):
             "def build_loader(train_dataset, collator):\n"
             "    return DataLoader(train_dataset, batch_size=8, collate_fn=collator, num_workers=8, pin_memory=True)\n")}, U,
             "a step-counting loader is not the training loader"),
+        Example({  # LLaMA-Factory: a statistics script off the training path counts tokens with a bare DataLoader
+            "train.py": ("from transformers import Trainer, TrainingArguments\n"
+                         "args = TrainingArguments(output_dir='out', bf16=True, dataloader_num_workers=8)\n"
+                         "Trainer(model=model, args=args, train_dataset=train_ds).train()\n"),
+            "scripts/stat_utils/cal_lr.py": (
+                "from torch.utils.data import DataLoader\n"
+                "def calculate_lr(trainset, batch_size, data_collator):\n"
+                "    dataloader = DataLoader(trainset, batch_size, shuffle=False, collate_fn=data_collator, pin_memory=True)\n"
+                "    valid_tokens = 0\n"
+                "    for batch in dataloader:\n"
+                "        valid_tokens += (batch['labels'] != -100).sum().item()\n"
+                "    return valid_tokens\n"),
+        }, U, "a loader in a script off the training path is not the training setting"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -938,6 +967,17 @@ class F3PinMemory(_DataCheck):
         Example({"cfg.yaml": "dataloader_pin_memory: false\n", "train.py": "from transformers import Trainer\nt = Trainer(model=m, args=a)\n"}, N, "hf disabled"),
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_dl = DataLoader(train_ds, batch_size=8, pin_memory=True)\n",
                  "finetune.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(sft_ds, batch_size=4)\n"}, P, "one of two training loaders"),
+        Example({  # LLaMA-Factory v1: the loader's pin_memory attribute; the DeepSpeed offload's pin_memory is another knob
+            "src/trainer/batching.py": (
+                "from torchdata.stateful_dataloader import StatefulDataLoader\n"
+                "class BatchGenerator:\n"
+                "    def __init__(self, dataset, batch_size, pin_memory=True):\n"
+                "        self.pin_memory = pin_memory\n"
+                "        self._data_provider = StatefulDataLoader(dataset, batch_size=batch_size, num_workers=4,\n"
+                "                                                 pin_memory=self.pin_memory)\n"),
+            "examples/deepspeed/ds_z3_config.json": (
+                '{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "none", "pin_memory": false}}}\n'),
+        }, U, "a DeepSpeed offload pin_memory is not the loader's"),
         Example({"train_gpt.py": _MODDED_READER}, U, "tokens read into a pinned buffer"),
         Example({"train.py": (
             "import torch\nscratch = torch.empty(1 << 20, dtype=torch.float32)\n"

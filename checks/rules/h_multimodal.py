@@ -366,7 +366,7 @@ class H3VisualTokenPruning(_MultimodalOnly):
         "python": "from visionzip import visionzip\n\nmodel = visionzip(model, dominant=54, contextual=10)\n",
     }
     examples = (
-        Example({"llava/eval/run_fastv.py": "from transformers import AutoConfig, LlavaForConditionalGeneration\n"
+        Example({"llava/serve/run_fastv.py": "from transformers import AutoConfig, LlavaForConditionalGeneration\n"
                  "config = AutoConfig.from_pretrained(path)\nconfig.use_fast_v = True\nconfig.fast_v_agg_layer = 2\n"
                  "config.fast_v_attention_rank = 288\nmodel = LlavaForConditionalGeneration.from_pretrained(path, config=config)\n"},
                 U, "fastv"),
