@@ -225,6 +225,15 @@ def _sorted_evidence(outcome: Outcome) -> list:
     return out[:20]
 
 
+#: evidence is shown from the training path and its configs and launchers first (nanoGPT's C1 cites train.py's autocast
+#: before sample.py's), then other project code, then guides and build files; the checks' own order within each
+_ROLE_RANK = {"training": 0, "launch": 0, "config": 0, "code": 1, "guide": 2, "build": 2}
+
+
+def _by_role(items: list[Evidence]) -> list[Evidence]:
+    return sorted(items, key=lambda e: _ROLE_RANK.get(e.role or "", len(_ROLE_RANK)))
+
+
 def _with_role(items: list[Evidence], roles: Roles) -> list[Evidence]:
     return [e if e.role is not None else replace(e, role=roles.role(e.path)) for e in items]
 
@@ -287,7 +296,7 @@ def audit_files(files: Iterable[tuple[str, bytes]], root: str = ".", options: Au
         _context_pass(context, project, results, roles)
     _note_distributions(facts, results)
     for r in results:
-        r.evidence = _with_role(r.evidence, roles)
+        r.evidence = _by_role(_with_role(r.evidence, roles))
         r.findings = _with_role(r.findings, roles)
     return Audit(root, project, results, stats, facts, ignored, roles, context)
 
