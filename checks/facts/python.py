@@ -45,7 +45,7 @@ _NO_KW_LINES: dict[str, int] = {}
 #: nodes (a third of all nodes), which have no handler; skipping them is the same traversal, faster
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "level", "kind", "type_comment", "conversion", "is_async", "simple", "asname"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-_Name, _Constant, _Load = ast.Name, ast.Constant, ast.Load
+_Name, _Constant, _Load, _Attribute = ast.Name, ast.Constant, ast.Load, ast.Attribute
 
 
 def _const(node: ast.AST) -> Any:
@@ -231,22 +231,28 @@ class _Extractor(ast.NodeVisitor):
 
     def dotted(self, node: ast.AST) -> str | None:
         """Import-resolved dotted name of a Name/Attribute chain, else None."""
+        cls = node.__class__
+        if cls is _Name:  # the usual cases first: ``f`` and ``x.f``
+            return sys.intern(self.aliases.get(node.id, node.id))  # type: ignore[attr-defined]
+        if cls is _Attribute and node.value.__class__ is _Name:  # type: ignore[attr-defined]
+            base = node.value  # type: ignore[attr-defined]
+            return sys.intern(f"{self.aliases.get(base.id, base.id)}.{node.attr}")  # type: ignore[attr-defined]
         parts: list[str] = []
         cur = node
-        while isinstance(cur, ast.Attribute):
-            parts.append(cur.attr)
-            cur = cur.value
-        if isinstance(cur, ast.Name):
-            root = self.aliases.get(cur.id, cur.id)
+        while cur.__class__ is _Attribute:
+            parts.append(cur.attr)  # type: ignore[attr-defined]
+            cur = cur.value  # type: ignore[attr-defined]
+        if cur.__class__ is _Name:
+            root = self.aliases.get(cur.id, cur.id)  # type: ignore[attr-defined]
             parts.append(root)
             return sys.intern(".".join(reversed(parts)))  # the same dotted names recur in every file
         return None
 
     def is_imported_root(self, node: ast.AST) -> bool:
         cur = node
-        while isinstance(cur, ast.Attribute):
-            cur = cur.value
-        return isinstance(cur, ast.Name) and cur.id in self.aliases
+        while cur.__class__ is _Attribute:
+            cur = cur.value  # type: ignore[attr-defined]
+        return cur.__class__ is _Name and cur.id in self.aliases  # type: ignore[attr-defined]
 
     def lookup(self, name: str) -> Any:
         for scope in reversed(self.scopes):
@@ -256,19 +262,23 @@ class _Extractor(ast.NodeVisitor):
 
     def value(self, node: ast.AST) -> Any:
         cls = node.__class__
-        if cls is ast.Constant:
+        if cls is _Constant:
             return node.value  # type: ignore[attr-defined]
-        v = _NO_VALUE if cls is ast.Name or cls is ast.Attribute else _const(node)  # names are never constants
+        if cls is _Name:  # names are never constants: the binding in scope, an import, or a reference
+            name = node.id  # type: ignore[attr-defined]
+            for scope in reversed(self.scopes):  # lookup(), inlined
+                if name in scope:
+                    bound = scope[name]
+                    if bound is not _NO_VALUE:
+                        return bound
+                    break
+            if name in self.aliases:
+                return self.expr(name, self.aliases[name], None)
+            return self.expr(name, None, name)
+        v = _NO_VALUE if cls is _Attribute else _const(node)
         if v is not _NO_VALUE:
             return v
-        if isinstance(node, ast.Name):
-            bound = self.lookup(node.id)
-            if bound is not _NO_VALUE:
-                return bound
-            if node.id in self.aliases:
-                return self.expr(node.id, dotted=self.aliases[node.id])
-            return self.expr(node.id, ref=node.id)
-        if isinstance(node, ast.Attribute):
+        if cls is _Attribute:
             text = self.src(node)
             if self.is_imported_root(node):
                 return self.expr(text, dotted=self.dotted(node))
@@ -566,7 +576,7 @@ class _Extractor(ast.NodeVisitor):
             kwargs[k.arg] = self.value(k.value)
             if k.value.lineno != node.lineno:  # readers use ``kw_lines.get(k, call.line)``: same-line keywords are not stored
                 kw_lines[k.arg] = _ln(k.value.lineno)
-            if isinstance(k.value, ast.Dict):
+            if k.value.__class__ is ast.Dict:
                 self._dict_literal(k.value, (name.rsplit(".", 1)[-1], k.arg))
         args = tuple([self.value(a) for a in node.args]) if node.args else ()
         if not kwargs:  # most calls have no keyword: share one empty mapping (facts are never mutated)
@@ -590,10 +600,28 @@ class _Extractor(ast.NodeVisitor):
         dispatch = self._dispatch
         if name[0] == "?" and isinstance(node.func, ast.Attribute):
             dispatch[node.func.value.__class__](self, node.func.value)
+        aliases = self.aliases
         for a in node.args:
-            dispatch[a.__class__](self, a)
+            c = a.__class__
+            if c is _Name:  # as in generic_visit: names and constants inline
+                if a.id in aliases and a.ctx.__class__ is _Load:
+                    self.visit_Name(a)
+            elif c is _Constant:
+                if a.value.__class__ is str:
+                    self.visit_Constant(a)
+            else:
+                dispatch[c](self, a)
         for k in node.keywords:
-            dispatch[k.value.__class__](self, k.value)
+            a = k.value
+            c = a.__class__
+            if c is _Name:
+                if a.id in aliases and a.ctx.__class__ is _Load:
+                    self.visit_Name(a)
+            elif c is _Constant:
+                if a.value.__class__ is str:
+                    self.visit_Constant(a)
+            else:
+                dispatch[c](self, a)
 
     def _argparse(self, call: Call) -> None:
         flags = tuple(a for a in call.args if isinstance(a, str) and a.startswith("-"))
