@@ -40,6 +40,7 @@ _MISSING = object()  # in the bindings' undo log: the name was not bound
 _CONFIG_CLASS = re.compile(r"(Config|Args|Arguments|Params|Hparams|HParams)$")
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 _NO_KWARGS: dict[str, Any] = {}
+_WRAPPERS = frozenset({"int", "float", "bool", "str"})  # conversions that keep the value they wrap (see value)
 _NO_KW_LINES: dict[str, int] = {}
 #: fields that never hold a node a handler reads: identifiers, flags, and the Load/Store contexts and operator
 #: nodes (a third of all nodes), which have no handler; skipping them is the same traversal, faster
@@ -292,7 +293,7 @@ class _Extractor(ast.NodeVisitor):
                 return {k: self.value(v) for k, v in zip(keys, node.values, strict=True)}
         if isinstance(node, ast.Call):
             # str(...)/int(...)/bool(...) around a value: keep the inner reference
-            if isinstance(node.func, ast.Name) and node.func.id in {"int", "float", "bool", "str"} and len(node.args) == 1:
+            if isinstance(node.func, ast.Name) and node.func.id in _WRAPPERS and len(node.args) == 1:
                 inner = self.value(node.args[0])
                 if not isinstance(inner, Expr):
                     return inner
@@ -310,9 +311,16 @@ class _Extractor(ast.NodeVisitor):
             return self.lookup(node.id)  # type: ignore[attr-defined]
         if cls is ast.Attribute:
             return _NO_VALUE
-        if cls is ast.Dict or cls is ast.Call:
-            v = self.value(node)
-            return _NO_VALUE if isinstance(v, Expr) else v
+        if cls is ast.Call:  # only ``int(x)``/``str(x)``/... around a constant is one (see value)
+            f = node.func  # type: ignore[attr-defined]
+            if f.__class__ is _Name and f.id in _WRAPPERS and len(node.args) == 1:  # type: ignore[attr-defined]
+                inner = self.value(node.args[0])  # type: ignore[attr-defined]
+                return _NO_VALUE if isinstance(inner, Expr) else inner
+            return _NO_VALUE
+        if cls is ast.Dict:  # a mapping with string keys only (see value)
+            if all(k is not None and isinstance(_const(k), str) for k in node.keys):  # type: ignore[attr-defined]
+                return self.value(node)
+            return _NO_VALUE
         return _const(node)
 
     # -- imports ---------------------------------------------------------
