@@ -60,7 +60,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", "-j", type=_jobs, default=_jobs("0"), metavar="N",
                    help="parse files in N worker processes (default 0: one per CPU), started once the repository "
                         "passes 2 MB of source; the report is the same")
-    p.add_argument("--cache", metavar="DIR", help="keep parsed facts here by content hash, so a re-scan parses only changed files (a directory only you can write; entries carry an HMAC under the key file kept there, and one that fails is parsed again)")
+    p.add_argument("--cache", metavar="DIR", help="keep parsed facts here by content hash, and for each scanned directory an index of its files' stat signatures with one pack of their facts, so a re-scan reads and parses only changed files (a directory only you can write; entries carry an HMAC under the key file kept there, and one that fails is parsed again)")
     p.set_defaults(func=run)
 
 
