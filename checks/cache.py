@@ -230,7 +230,7 @@ class DirFactsCache:
         entries; otherwise the few new ones are stored one file each, beside it."""
         wanted = set(index.keys().values())
         pack = self._packs.get(index.root)
-        packed = pack.keys if pack is not None else frozenset()
+        packed = pack.held() if pack is not None else frozenset()
         missing = wanted - packed
         stale = packed - wanted
         idx_file, pack_file = self._tree_files(index.root)
@@ -257,6 +257,12 @@ class _Pack:
         self.root = root
         self.keys = keys
         self._facts = facts
+
+    def held(self) -> frozenset[str]:
+        """The keys the pack holds: those its index lists, less those a pack that was lost or spoilt lacks."""
+        if self._facts is None:
+            return self.keys
+        return frozenset(k for k in self.keys if k in self._facts)
 
     def get(self, key: str, mac_key: bytes) -> FileFacts | None:
         if self._facts is None:

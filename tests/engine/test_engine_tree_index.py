@@ -101,6 +101,10 @@ def test_added_and_removed_files_and_a_lost_pack(repo: Path, tmp_path: Path) -> 
     for pack in (cache / "trees").glob("*.pack"):
         pack.unlink()  # the index vouches for files whose facts are gone: they are read after all
     assert _scan(repo, "--cache", str(cache)) == _scan(repo)
+    assert list((cache / "trees").glob("*.pack"))  # and the pack is written again
+    files, _ = _files(repo, DirFactsCache(cache, private=True))
+    assert all(isinstance(d, Unread) for _p, d in files)
+    assert _scan(repo, "--cache", str(cache)) == _scan(repo)
 
 
 def test_a_forged_or_altered_index_is_ignored_and_never_unpickled(repo: Path, tmp_path: Path) -> None:
