@@ -73,8 +73,21 @@ def semgrep_rules(path: Path) -> Path:
     return path
 
 
-def _tree_rss(root_pid: int) -> int:
-    """Resident bytes of ``root_pid`` and all its descendants."""
+def _pss(pid: int) -> int:
+    """Proportional set size of ``pid`` in bytes (pages shared with another process count half): 0 when unknown."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _tree_rss(root_pid: int) -> tuple[int, int]:
+    """Resident bytes of ``root_pid`` and all its descendants: the sum of their RSS (pages a forked worker shares
+    with its parent counted in each), and of their PSS (shared pages counted once)."""
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
     page = os.sysconf("SC_PAGE_SIZE")
@@ -88,12 +101,13 @@ def _tree_rss(root_pid: int) -> int:
             rss[int(d)] = int(fields[21]) * page
         except (OSError, IndexError, ValueError):
             continue
-    total, todo = 0, [root_pid]
+    total, pss, todo = 0, 0, [root_pid]
     while todo:
         pid = todo.pop()
         total += rss.get(pid, 0)
+        pss += _pss(pid)
         todo.extend(children.get(pid, ()))
-    return total
+    return total, pss
 
 
 def measure(cmd: list[str], **kw: object) -> dict[str, float | str]:
@@ -101,12 +115,13 @@ def measure(cmd: list[str], **kw: object) -> dict[str, float | str]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)  # type: ignore[call-overload]
-    peak = [0]
+    peak = [0, 0]
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.is_set():
-            peak[0] = max(peak[0], _tree_rss(proc.pid))
+            rss, pss = _tree_rss(proc.pid)
+            peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
             stop.wait(0.02)
 
     th = threading.Thread(target=sample, daemon=True)
@@ -119,7 +134,7 @@ def measure(cmd: list[str], **kw: object) -> dict[str, float | str]:
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd[:4])}... failed ({proc.returncode}): {err[-800:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    res: dict[str, float | str] = {"wall": wall, "cpu": cpu, "rss": peak[0] / 2**20, "out": out}
+    res: dict[str, float | str] = {"wall": wall, "cpu": cpu, "rss": peak[0] / 2**20, "pss": peak[1] / 2**20, "out": out}
     last = err.strip().rsplit("\n", 1)[-1].split() if err.strip() else []
     if cmd[1:3] == ["-c", SCAN] and len(last) == 2:
         res["main_cpu"], res["worker_cpu"] = float(last[0]), float(last[1])
@@ -150,7 +165,8 @@ def _row(name: str, runs: list[dict[str, float | str]]) -> str:
     w = [float(r["wall"]) for r in runs]
     c = [float(r["cpu"]) for r in runs]
     m = [float(r["rss"]) for r in runs]
-    line = f"  {name:<22} wall {_rng(w)} s   cpu {_rng(c)} s   peak RSS {_rng(m)} MB"
+    p = [float(r["pss"]) for r in runs]
+    line = f"  {name:<22} wall {_rng(w)} s   cpu {_rng(c)} s   peak RSS {_rng(m)} MB (PSS {_rng(p)} MB)"
     if all("main_cpu" in r for r in runs) and any(float(r["worker_cpu"]) for r in runs):
         line += f"   (main process {_rng([float(r['main_cpu']) for r in runs])} s, workers {_rng([float(r['worker_cpu']) for r in runs])} s)"
     return line
@@ -203,7 +219,7 @@ def warm(tree: Path, tmp: Path, rounds: int) -> None:
     cache = tmp / "cache"
     victim = next(p for p in sorted(tree.rglob("*.py")) if p.stat().st_size > 2000 and "test" not in p.name)
     original = victim.read_bytes()
-    cold, warm_, fill = [], [], []
+    cold, warm_, fill, same = [], [], [], []
     try:
         for r in range(rounds):
             shutil.rmtree(cache, ignore_errors=True)
@@ -212,6 +228,9 @@ def warm(tree: Path, tmp: Path, rounds: int) -> None:
             victim.unlink()  # a new inode: the hard-linked original in the download cache stays as it was
             victim.write_bytes(original + f"\n# edit {r}\nLOCAL_EDIT = {r}\n".encode())
             warm_.append(measure(scan_cmd(tree, tmp / "warm.json", "--cache", str(cache)), cwd=ROOT))
+            subprocess.run(scan_cmd(tree, tmp / "edited-cold.json", "--jobs", "1"), cwd=ROOT, check=True, capture_output=True)
+            same.append((tmp / "warm.json").read_bytes() == (tmp / "edited-cold.json").read_bytes()
+                        and (tmp / "fill.json").read_bytes() == (tmp / "cold.json").read_bytes())
     finally:
         victim.unlink()
         victim.write_bytes(original)
@@ -221,6 +240,9 @@ def warm(tree: Path, tmp: Path, rounds: int) -> None:
     print(_row("warm re-scan", warm_))
     ratio = [float(w["wall"]) / float(c["wall"]) for w, c in zip(warm_, cold)]
     print(f"  warm / cold wall              {_rng([100 * x for x in ratio])} %   (target <= 15 %)")
+    cpu = [float(w["cpu"]) / float(c["cpu"]) for w, c in zip(warm_, cold)]
+    print(f"  warm / cold cpu               {_rng([100 * x for x in cpu])} %")
+    print(f"  warm report == cold -j1 report of the edited tree (and filling == cold): {all(same)}")
 
 
 def copies(tree_for: dict[int, Path], tmp: Path) -> None:

@@ -112,7 +112,12 @@ def _audit_all(archive: str, root: str, inp: AuditInput, options: AuditOptions) 
 def compute_pr(send: Send, inp: AuditInput) -> None:
     """The child's target: audit head (and base), build the review, compose every check run's output."""
     cfg = inp.loaded.config
-    options = AuditOptions(limits=inp.limits, ignore=cfg.ignore, exclude=cfg.exclude, hardware=cfg.hardware, cache=build_cache(inp.cache))
+    # the base's unchanged files reuse the head's facts in memory (neither parsed nor unpickled a second time): the
+    # PR's audit costs about one scan plus the changed files, and the two audits share those records
+    from review.worktree import SharedFacts
+
+    options = AuditOptions(limits=inp.limits, ignore=cfg.ignore, exclude=cfg.exclude, hardware=cfg.hardware,
+                           cache=SharedFacts(build_cache(inp.cache)))
     try:
         heads = _audit_all(inp.head_archive, inp.root_head, inp, options)
     except SourceError as exc:

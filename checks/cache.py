@@ -48,11 +48,14 @@ from .facts.types import (
     PathLiteral,
     Ref,
 )
+from .tree_index import TreeIndex
 
-__all__ = ["MAGIC", "CacheDirError", "DirFactsCache", "dumps_facts", "open_entry", "seal_entry"]
+__all__ = ["MAGIC", "TREE_MAGIC", "CacheDirError", "DirFactsCache", "dumps_facts", "open_entry", "seal_entry"]
 
 #: the start of every entry (bump it when the layout changes: older entries are then misses)
 MAGIC = b"AAF\x01"
+#: the start of a directory's index and of its pack of facts (see :meth:`DirFactsCache.open_tree`)
+TREE_MAGIC = b"AAT\x01"
 _MAC = hashlib.sha256
 _MAC_LEN = 32
 KEY_FILE = "key"
@@ -84,24 +87,33 @@ def dumps_facts(value: Any) -> bytes:
     return buf.getvalue()
 
 
+def _seal(value: Any, key: bytes, magic: bytes) -> bytes:
+    payload = dumps_facts(value)
+    return magic + hmac.new(key, payload, _MAC).digest() + payload
+
+
+def _open(blob: bytes | None, key: bytes, magic: bytes) -> Any:
+    """What :func:`_seal` sealed with ``key`` and ``magic``; None for anything else (never unpickled)."""
+    if not blob or len(blob) <= len(magic) + _MAC_LEN or not blob.startswith(magic):
+        return None
+    head = len(magic) + _MAC_LEN
+    payload = memoryview(blob)[head:]
+    if not hmac.compare_digest(blob[len(magic) : head], hmac.new(key, payload, _MAC).digest()):
+        return None
+    try:
+        return pickle.loads(payload)  # authenticated: written by a holder of the key
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+        return None  # ours, but from an older layout of the classes
+
+
 def seal_entry(value: FileFacts, key: bytes) -> bytes:
     """The bytes to store for ``value``."""
-    payload = dumps_facts(value)
-    return MAGIC + hmac.new(key, payload, _MAC).digest() + payload
+    return _seal(value, key, MAGIC)
 
 
 def open_entry(blob: bytes | None, key: bytes) -> FileFacts | None:
     """The facts in an entry written by :func:`seal_entry` with ``key``; None for anything else (never unpickled)."""
-    if not blob or len(blob) <= len(MAGIC) + _MAC_LEN or not blob.startswith(MAGIC):
-        return None
-    head = len(MAGIC) + _MAC_LEN
-    payload = memoryview(blob)[head:]
-    if not hmac.compare_digest(blob[len(MAGIC) : head], hmac.new(key, payload, _MAC).digest()):
-        return None
-    try:
-        value = pickle.loads(payload)  # authenticated: written by a holder of the key
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
-        return None  # ours, but from an older layout of the classes
+    value = _open(blob, key, MAGIC)
     return value if isinstance(value, FileFacts) else None
 
 
@@ -150,11 +162,17 @@ class DirFactsCache:
                     "its pickled facts could run code when loaded (chmod 700 it, or choose another directory)"
                 )
         self.key = key if key is not None else _dir_key(self.dir, private)
+        self._packs: dict[str, _Pack] = {}  # by the scanned directory's real path
 
     def _file(self, key: str) -> Path:
         return self.dir / key[:2] / key
 
     def get(self, key: str) -> FileFacts | None:
+        for pack in self._packs.values():
+            if key in pack.keys:
+                ff = pack.get(key, self.key)
+                if ff is not None:
+                    return ff
         try:
             with open(self._file(key), "rb") as fh:
                 blob = fh.read()
@@ -163,14 +181,97 @@ class DirFactsCache:
         return open_entry(blob, self.key)
 
     def put(self, key: str, value: FileFacts) -> None:
-        target = self._file(key)
+        self._write(self._file(key), lambda: seal_entry(value, self.key))
+
+    def _write(self, target: Path, blob: Callable[[], bytes]) -> None:
         tmp = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # unique per writer thread too
         try:
-            blob = seal_entry(value, self.key)
+            data = blob()
             target.parent.mkdir(exist_ok=True)
             with open(tmp, "wb") as fh:
-                fh.write(blob)
+                fh.write(data)
             os.replace(tmp, target)
         except (OSError, pickle.PicklingError):  # a cache is an optimisation: a failed write (disk full, read-only) skips this entry
             with suppress(OSError):
                 tmp.unlink(missing_ok=True)
+
+    # -- a scanned directory's index and pack (see checks.tree_index) -----------------------------------------------
+    def _tree_files(self, real: str) -> tuple[Path, Path]:
+        rid = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:40]
+        return self.dir / "trees" / f"{rid}.idx", self.dir / "trees" / f"{rid}.pack"
+
+    def open_tree(self, root: str | os.PathLike[str], version: str) -> TreeIndex:
+        """The index of what the last scan of directory ``root`` found (empty when there is none, or it is not ours,
+        or of another ``version``); the pack of that scan's facts is loaded on the first :meth:`get` of one of them."""
+        real = os.path.realpath(root)
+        index = TreeIndex(real, version, available=self._available)
+        idx_file, pack_file = self._tree_files(real)
+        try:
+            blob = idx_file.read_bytes()
+        except OSError:
+            blob = None
+        data = _open(blob, self.key, TREE_MAGIC)
+        if (isinstance(data, dict) and data.get("root") == real and data.get("version") == version
+                and isinstance(data.get("entries"), dict) and isinstance(data.get("packed"), frozenset)):
+            index.old = data["entries"]
+            self._packs[real] = _Pack(pack_file, real, data["packed"])
+        return index
+
+    def packed(self, key: str) -> bool:
+        """Whether ``key``'s facts come from a directory's pack (whose texts are shared already: one pickle)."""
+        return any(key in p.keys for p in self._packs.values())
+
+    def _available(self, key: str) -> bool:
+        return any(key in p.keys for p in self._packs.values()) or self._file(key).is_file()
+
+    def save_tree(self, index: TreeIndex, facts: dict[str, FileFacts], fresh: set[str]) -> None:
+        """Record ``index`` for the next scan of its directory, with ``facts`` (every facts key of this scan, ``fresh``:
+        those parsed now). The facts go into the directory's pack, rewritten when it misses or holds too many stale
+        entries; otherwise the few new ones are stored one file each, beside it."""
+        wanted = set(index.keys().values())
+        pack = self._packs.get(index.root)
+        packed = pack.held() if pack is not None else frozenset()
+        missing = wanted - packed
+        stale = packed - wanted
+        idx_file, pack_file = self._tree_files(index.root)
+        if not packed or len(missing) > max(32, len(wanted) // 10) or len(stale) > max(32, len(packed) // 4):
+            content = {k: facts[k] for k in wanted if k in facts}
+            packed = frozenset(content)
+            self._write(pack_file, lambda: _seal({"root": index.root, "facts": content}, self.key, TREE_MAGIC))
+            self._packs[index.root] = _Pack(pack_file, index.root, packed, content)
+        else:
+            for k in missing & fresh:
+                if k in facts:
+                    self.put(k, facts[k])
+            if not index.changed:
+                return
+        payload = {"root": index.root, "version": index.version, "entries": index.new, "packed": packed}
+        self._write(idx_file, lambda: _seal(payload, self.key, TREE_MAGIC))
+
+
+class _Pack:
+    """One directory's facts in one authenticated file, loaded whole on first use (one read, one MAC, one unpickle)."""
+
+    def __init__(self, path: Path, root: str, keys: frozenset[str], facts: dict[str, FileFacts] | None = None) -> None:
+        self.path = path
+        self.root = root
+        self.keys = keys
+        self._facts = facts
+
+    def held(self) -> frozenset[str]:
+        """The keys the pack holds: those its index lists, less those a pack that was lost or spoilt lacks."""
+        if self._facts is None:
+            return self.keys
+        return frozenset(k for k in self.keys if k in self._facts)
+
+    def get(self, key: str, mac_key: bytes) -> FileFacts | None:
+        if self._facts is None:
+            try:
+                blob = self.path.read_bytes()
+            except OSError:
+                blob = None
+            data = _open(blob, mac_key, TREE_MAGIC)
+            ok = isinstance(data, dict) and data.get("root") == self.root and isinstance(data.get("facts"), dict)
+            self._facts = data["facts"] if ok else {}
+        ff = self._facts.get(key)
+        return ff if isinstance(ff, FileFacts) else None

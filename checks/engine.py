@@ -18,7 +18,9 @@ from .facts import Facts, FileFacts, extract_file
 from .model import CheckResult, Evidence, Outcome, Project, Status
 from .project import detect_project
 from .roles import DOCS, IN_SCOPE, Roles, classify_roles
-from .source import Limits, ReadStats, SourceError, iter_directory, iter_tarball, looks_like_archive
+from .sniff import VERSION as SNIFF_VERSION
+from .source import Limits, ReadStats, SourceError, Unread, iter_directory, iter_tarball, looks_like_archive
+from .tree_index import TreeIndex
 
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
@@ -133,21 +135,46 @@ def build_facts(
     return Facts(parse_files(files, cache, exclude, jobs))
 
 
+#: what a directory index of the facts cache is valid for (see :mod:`checks.tree_index`)
+TREE_VERSION = f"facts {FACTS_VERSION}, sniff {SNIFF_VERSION}, index 1"
+
+
 def parse_files(
-    files: Iterable[tuple[str, bytes]], cache: FactsCache | None = None, exclude: tuple[str, ...] = (), jobs: int = 1,
+    files: Iterable[tuple[str, bytes | Unread]], cache: FactsCache | None = None, exclude: tuple[str, ...] = (), jobs: int = 1,
+    index: TreeIndex | None = None, limits: Limits | None = None,
 ) -> list[FileFacts]:
-    """Each file's facts, in scan order (see :func:`build_facts`)."""
+    """Each file's facts, in scan order (see :func:`build_facts`).
+
+    ``index``: the cache's record of the scanned directory (:func:`audit_path` with a cache that keeps one); files
+    it vouches for arrive as :class:`~checks.source.Unread` and are read only when their facts are gone. The index
+    is saved with the facts of this scan at the end.
+    """
     parsed: list[FileFacts] = []
     # equal source lines and keys across files share one string for the scan; a cache that carries its own table
     # (``accel-audit pr``'s in-memory cache shared by base and head) shares it across the audits that use it
     strings: dict[str, str] = getattr(cache, "strings", None) or {}
+    packed = getattr(cache, "packed", None) if index is not None else None
+    by_key: dict[str, FileFacts] = {}  # with an index: every file's facts by key, for the cache's pack
+    fresh_keys: set[str] = set()
 
     def slots() -> Iterator[tuple[str, bytes, FileFacts | None, str | None]]:
         """Each file with its cached facts (None where it must be parsed) and its cache key (hashed once)."""
         for path, data in files:
             if exclude and _excluded(path, exclude):
                 continue
-            key = cache_key(path, data) if cache is not None else None
+            if isinstance(data, Unread):  # vouched for by the index: its facts, or its bytes after all
+                ff = cache.get(data.key) if cache is not None else None
+                if ff is not None:
+                    yield path, b"", ff, data.key
+                    continue
+                vouched, data = data.key, data.read(limits or Limits())
+                key = cache_key(path, data)
+                if index is not None and key != vouched:
+                    index.new[path] = (None, "k:" + key)  # changed without its stat showing it: never vouched for again
+            else:
+                key = cache_key(path, data) if cache is not None else None
+                if index is not None and key is not None:
+                    index.keyed(path, key)
             yield path, data, (cache.get(key) if cache is not None and key is not None else None), key
 
     def local(path: str, data: bytes) -> FileFacts:
@@ -162,11 +189,18 @@ def parse_files(
         else:
             results = ((p, d, ff, False, k) if ff is not None else (p, d, local(p, d), True, k) for p, d, ff, k in slots())
         for _path, _data, ff, fresh, key in results:
-            if jobs > 1 or not fresh:
-                ff.share(strings)  # cached facts and a worker's facts arrive with copies of their own
-            if fresh and cache is not None and key is not None:
+            if (jobs > 1 or not fresh) and not (packed is not None and key is not None and packed(key)):
+                ff.share(strings)  # cached facts and a worker's facts arrive with copies of their own (a pack's share theirs)
+            if index is not None and key is not None:
+                by_key[key] = ff
+                if fresh:
+                    fresh_keys.add(key)
+            elif fresh and cache is not None and key is not None:
                 cache.put(key, ff)
             parsed.append(ff)
+        save = getattr(cache, "save_tree", None)
+        if index is not None and save is not None:
+            save(index, by_key, fresh_keys)
         return parsed
 
 
@@ -278,18 +312,25 @@ def _context_pass(context: Facts, project: Project, results: list[CheckResult], 
             r.context = _with_role(_sorted_evidence(out)[:5], roles)
 
 
-def audit_files(files: Iterable[tuple[str, bytes]], root: str = ".", options: AuditOptions | None = None, stats: ReadStats | None = None) -> Audit:
+def audit_files(
+    files: Iterable[tuple[str, bytes | Unread]], root: str = ".", options: AuditOptions | None = None, stats: ReadStats | None = None,
+    index: TreeIndex | None = None,
+) -> Audit:
     """Audit an in-memory or streamed set of ``(path, bytes)``.
 
     Every file gets a role first (:mod:`checks.roles`); the checks, the overview and step zero read only
-    the files in scope, and the rest is searched afterwards for context only.
+    the files in scope, and the rest is searched afterwards for context only. ``index``: see :func:`parse_files`.
     """
     options = options or AuditOptions()
     stats = stats if stats is not None else ReadStats()
-    facts, context, roles = split_facts(parse_files(files, options.cache, options.exclude, options.jobs), options.training)
     from .bottleneck import classify_bottleneck  # step zero: needs the check results
 
-    with _gc_ignores_existing():
+    with _gc_ignores_existing():  # handed back to the collector at the end, whatever happens
+        with _gc_paused():  # the facts and their indexes: a million objects without cycles (see _gc_paused)
+            parsed = parse_files(files, options.cache, options.exclude, options.jobs, index, options.limits)
+            facts, context, roles = split_facts(parsed, options.training)
+            # parked before the collector is back on: its first collection would otherwise walk every new object (0.1 s)
+            gc.freeze()
         project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
         results, ignored = run_checks(facts, project, options)
         classify_bottleneck(facts, project, results, roles.by_path)
@@ -307,7 +348,9 @@ def audit_path(path: str | os.PathLike[str], options: AuditOptions | None = None
     p = Path(path)
     stats = ReadStats()
     if p.is_dir():
-        return audit_files(iter_directory(p, options.limits, stats), str(path), options, stats)
+        open_tree = getattr(options.cache, "open_tree", None)  # a cache that keeps each directory's index and pack
+        index = open_tree(p, TREE_VERSION) if open_tree is not None else None
+        return audit_files(iter_directory(p, options.limits, stats, index), str(path), options, stats, index)
     if p.is_file():
         with open(p, "rb") as fh:
             if not looks_like_archive(fh.read(512)):

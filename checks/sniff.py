@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["HEAD_BYTES", "data_reason"]
+__all__ = ["HEAD_BYTES", "VERSION", "data_reason"]
+
+#: bump when the sniff's verdicts change: a facts cache's directory index (which remembers them) is then ignored
+VERSION = 1
 
 #: bytes of a file's start that the sniff reads
 HEAD_BYTES = 8192

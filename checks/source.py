@@ -19,6 +19,7 @@ from typing import BinaryIO
 
 from .facts.extract import classify
 from .sniff import HEAD_BYTES, SMALL_BYTES, data_reason
+from .tree_index import KEY, SKIP, TreeIndex
 
 SKIP_DIRS = {
     ".git", ".hg", ".svn", "node_modules", "vendor", "vendored", "third_party", "third-party", "3rdparty",
@@ -100,6 +101,24 @@ def _read_sniffed(fh: BinaryIO, kind: str, size: int, limits: Limits) -> bytes |
 _SNIFFED = {"json", "yaml"}
 
 
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """Yielded instead of a file's bytes when the tree index vouches for it (see :mod:`checks.tree_index`):
+    ``key`` is its facts' cache key; :meth:`read` reads it after all (its facts are gone from the cache)."""
+
+    full: str
+    key: str
+    size: int
+
+    def read(self, limits: Limits) -> bytes:
+        """The file's bytes (empty when it vanished since the walk: a race a cold scan can lose alike)."""
+        try:
+            with open(self.full, "rb") as fh:
+                return fh.read(limits.max_file_bytes + 1)
+        except OSError:
+            return b""
+
+
 def _is_binary(data: bytes) -> bool:
     return b"\x00" in data[:8192]
 
@@ -115,7 +134,15 @@ def _safe_rel(name: str) -> str | None:
     return "/".join(clean) if clean else None
 
 
-def iter_directory(root: str | os.PathLike[str], limits: Limits, stats: ReadStats) -> Iterator[tuple[str, bytes]]:
+def iter_directory(
+    root: str | os.PathLike[str], limits: Limits, stats: ReadStats, index: TreeIndex | None = None,
+) -> Iterator[tuple[str, bytes | Unread]]:
+    """``(path, bytes)`` of every file a check reads, in a stable order; skipped files are recorded in ``stats``.
+
+    With ``index`` (a facts cache's record of this directory), a file whose stat signature is unchanged is not
+    read: ``(path, Unread)`` carries its facts key instead, and a skipped one is skipped for its recorded reason.
+    The stats are the same as when every file is read.
+    """
     base = Path(root)
     if not base.exists():
         raise SourceError(f"path does not exist: {root}")
@@ -157,6 +184,17 @@ def iter_directory(root: str | os.PathLike[str], limits: Limits, stats: ReadStat
             if not dir_inside:
                 stats.skipped.append(Skipped(rel, "resolves outside the repository"))
                 continue
+            sig = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) if index is not None else None
+            if index is not None and sig is not None:
+                known = index.lookup(rel, sig)
+                if known is not None:
+                    if known.startswith(KEY):
+                        stats.files_read += 1
+                        stats.bytes_read += st.st_size
+                        yield rel, Unread(full, known[len(KEY):], st.st_size)
+                    else:
+                        stats.skipped.append(Skipped(rel, known[len(SKIP):]))
+                    continue
             try:
                 with open(full, "rb") as fh:
                     data = _read_sniffed(fh, kind, st.st_size, limits)
@@ -165,9 +203,15 @@ def iter_directory(root: str | os.PathLike[str], limits: Limits, stats: ReadStat
                 continue
             if isinstance(data, str):
                 stats.skipped.append(Skipped(rel, data))
+                if index is not None and sig is not None:
+                    index.skipped(rel, sig, data)
                 continue
             if _accept(rel, data, stats):
+                if index is not None and sig is not None and len(data) == st.st_size:
+                    index.read(rel, sig)  # the stat before the read is what the next scan compares (a later write changes ctime)
                 yield rel, data
+            elif index is not None and sig is not None:
+                index.skipped(rel, sig, "binary")
 
 
 def iter_tarball(fileobj: BinaryIO, limits: Limits, stats: ReadStats, strip_top: bool = True) -> Iterator[tuple[str, bytes]]:

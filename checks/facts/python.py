@@ -35,15 +35,18 @@ _CONFIG_HOLDERS = re.compile(
 )
 _PATH_LITERAL = re.compile(r"^(?:[a-z][a-z0-9+]*://|/(?:mnt|data|nfs|ssd|nvme|dev/shm|cfs|ceph|hdfs|home|scratch|lustre|gpfs|fsx|local|tmp|raid|datasets?)\b)", re.I)
 _NO_VALUE = object()
+_MISSING = object()  # in the bindings' undo log: the name was not bound
 #: classes whose ``__init__`` parameter defaults are a model's or run's defaults (HF ``PretrainedConfig`` subclasses)
 _CONFIG_CLASS = re.compile(r"(Config|Args|Arguments|Params|Hparams|HParams)$")
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 _NO_KWARGS: dict[str, Any] = {}
+_WRAPPERS = frozenset({"int", "float", "bool", "str"})  # conversions that keep the value they wrap (see value)
 _NO_KW_LINES: dict[str, int] = {}
 #: fields that never hold a node a handler reads: identifiers, flags, and the Load/Store contexts and operator
 #: nodes (a third of all nodes), which have no handler; skipping them is the same traversal, faster
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "level", "kind", "type_comment", "conversion", "is_async", "simple", "asname"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_Name, _Constant, _Load, _Attribute = ast.Name, ast.Constant, ast.Load, ast.Attribute
 
 
 def _const(node: ast.AST) -> Any:
@@ -77,6 +80,49 @@ def _const(node: ast.AST) -> Any:
     return _NO_VALUE
 
 
+class _Enough(Exception):
+    """Raised by :class:`_CappedUnparser` once the text it must return is written."""
+
+
+class _CappedUnparser(ast._Unparser):  # type: ignore[name-defined,misc]
+    """``ast.unparse(node)[:cap]`` without rendering the rest: top-level writes are appended in order, so the first
+    ``cap`` characters written are the first ``cap`` of the whole text. Writes into a temporary buffer (f-strings) and
+    nested unparsers (``type(self)(...)``, uncapped) are only counted when they land in the top-level text.
+
+    One difference, by design: an f-string the unparser cannot render (``ValueError``) past the first ``cap``
+    characters gives those characters instead of the failure. CPython 3.11 cannot parse such code.
+    """
+
+    def __init__(self, cap: int | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._cap = cap
+        self._top: list[str] | None = None
+        self._written = 0
+
+    def visit(self, node: ast.AST) -> str:
+        if self._cap is None:
+            return super().visit(node)  # type: ignore[no-any-return]
+        self._source = self._top = []
+        self._written = 0
+        try:
+            self.traverse(node)
+        except _Enough:
+            pass
+        return "".join(self._top)[: self._cap]
+
+    def write(self, *text: str) -> None:
+        self._source.extend(text)
+        if self._source is self._top:
+            for t in text:
+                self._written += len(t)
+            if self._written >= self._cap:  # type: ignore[operator]
+                raise _Enough
+
+
+def _unparse(node: ast.AST, cap: int) -> str:
+    return _CappedUnparser(cap).visit(node)
+
+
 class _Dispatch(dict):  # type: ignore[type-arg]
     """Node class -> the extractor's handler (``visit_<Class>`` or ``generic_visit``), filled on first sight."""
 
@@ -93,10 +139,12 @@ class _Extractor(ast.NodeVisitor):
         self._strings = strings if strings is not None else {}  # equal texts share one object (see extract_python)
         self._guards: dict[tuple[str, ...], str] = {}
         self._exprs: dict[tuple[str, str | None, str | None], Expr] = {}
-        self.lines = _LINE_BREAK.split(source)  # the tokenizer's line breaks only (splitlines also splits on \f, \x1c, \u2028...)
+        # the tokenizer's line breaks only (splitlines also splits on \f, \x1c, \u2028...); without a \r, that is "\n"
+        self.lines = source.split("\n") if "\r" not in source else _LINE_BREAK.split(source)
         self.out = out
         self.aliases: dict[str, str] = {}  # local name -> dotted import path
         self.scopes: list[dict[str, Any]] = [{}]  # constant bindings per function scope
+        self._log: list[tuple[dict[str, Any], str, Any]] = []  # (scope, name, previous value) of each binding (see visit_If)
         self.func_stack: list[str] = []
         self.class_stack: list[tuple[str, bool]] = []  # (name, is_dataclass_like)
         self.loop_stack: list[str] = []
@@ -115,16 +163,32 @@ class _Extractor(ast.NodeVisitor):
         fields = _CHILD_FIELDS.get(cls)
         if fields is None:
             fields = _CHILD_FIELDS[cls] = () if cls is ast.Constant else tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        aliases = self.aliases
         for name in fields:
             value = getattr(node, name, None)
             if value is None:
                 continue
             if value.__class__ is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
-                        dispatch[item.__class__](self, item)
-            elif isinstance(value, ast.AST):
-                dispatch[value.__class__](self, value)
+                    c = item.__class__
+                    if c is _Name:  # visit_Name and visit_Constant, inlined: a third of all nodes, most of them no fact
+                        if item.id in aliases and item.ctx.__class__ is _Load:
+                            self.visit_Name(item)
+                    elif c is _Constant:
+                        if item.value.__class__ is str:
+                            self.visit_Constant(item)
+                    elif isinstance(item, ast.AST):
+                        dispatch[c](self, item)
+            else:
+                c = value.__class__
+                if c is _Name:
+                    if value.id in aliases and value.ctx.__class__ is _Load:
+                        self.visit_Name(value)
+                elif c is _Constant:
+                    if value.value.__class__ is str:
+                        self.visit_Constant(value)
+                elif isinstance(value, ast.AST):
+                    dispatch[c](self, value)
 
     # -- helpers ---------------------------------------------------------
     def expr(self, text: str, dotted: str | None = None, ref: str | None = None) -> Expr:
@@ -162,28 +226,34 @@ class _Extractor(ast.NodeVisitor):
                 return raw[c0:c1][:200]
             return raw.encode("utf-8", "surrogatepass")[c0:c1].decode("utf-8", "replace")[:200]  # offsets count UTF-8 bytes
         try:
-            return ast.unparse(node)[:200]
+            return _unparse(node, 200)
         except Exception:  # pragma: no cover - unparse failures on exotic nodes
             return "<expr>"
 
     def dotted(self, node: ast.AST) -> str | None:
         """Import-resolved dotted name of a Name/Attribute chain, else None."""
+        cls = node.__class__
+        if cls is _Name:  # the usual cases first: ``f`` and ``x.f``
+            return sys.intern(self.aliases.get(node.id, node.id))  # type: ignore[attr-defined]
+        if cls is _Attribute and node.value.__class__ is _Name:  # type: ignore[attr-defined]
+            base = node.value  # type: ignore[attr-defined]
+            return sys.intern(f"{self.aliases.get(base.id, base.id)}.{node.attr}")  # type: ignore[attr-defined]
         parts: list[str] = []
         cur = node
-        while isinstance(cur, ast.Attribute):
-            parts.append(cur.attr)
-            cur = cur.value
-        if isinstance(cur, ast.Name):
-            root = self.aliases.get(cur.id, cur.id)
+        while cur.__class__ is _Attribute:
+            parts.append(cur.attr)  # type: ignore[attr-defined]
+            cur = cur.value  # type: ignore[attr-defined]
+        if cur.__class__ is _Name:
+            root = self.aliases.get(cur.id, cur.id)  # type: ignore[attr-defined]
             parts.append(root)
             return sys.intern(".".join(reversed(parts)))  # the same dotted names recur in every file
         return None
 
     def is_imported_root(self, node: ast.AST) -> bool:
         cur = node
-        while isinstance(cur, ast.Attribute):
-            cur = cur.value
-        return isinstance(cur, ast.Name) and cur.id in self.aliases
+        while cur.__class__ is _Attribute:
+            cur = cur.value  # type: ignore[attr-defined]
+        return cur.__class__ is _Name and cur.id in self.aliases  # type: ignore[attr-defined]
 
     def lookup(self, name: str) -> Any:
         for scope in reversed(self.scopes):
@@ -193,19 +263,23 @@ class _Extractor(ast.NodeVisitor):
 
     def value(self, node: ast.AST) -> Any:
         cls = node.__class__
-        if cls is ast.Constant:
+        if cls is _Constant:
             return node.value  # type: ignore[attr-defined]
-        v = _NO_VALUE if cls is ast.Name or cls is ast.Attribute else _const(node)  # names are never constants
+        if cls is _Name:  # names are never constants: the binding in scope, an import, or a reference
+            name = node.id  # type: ignore[attr-defined]
+            for scope in reversed(self.scopes):  # lookup(), inlined
+                if name in scope:
+                    bound = scope[name]
+                    if bound is not _NO_VALUE:
+                        return bound
+                    break
+            if name in self.aliases:
+                return self.expr(name, self.aliases[name], None)
+            return self.expr(name, None, name)
+        v = _NO_VALUE if cls is _Attribute else _const(node)
         if v is not _NO_VALUE:
             return v
-        if isinstance(node, ast.Name):
-            bound = self.lookup(node.id)
-            if bound is not _NO_VALUE:
-                return bound
-            if node.id in self.aliases:
-                return self.expr(node.id, dotted=self.aliases[node.id])
-            return self.expr(node.id, ref=node.id)
-        if isinstance(node, ast.Attribute):
+        if cls is _Attribute:
             text = self.src(node)
             if self.is_imported_root(node):
                 return self.expr(text, dotted=self.dotted(node))
@@ -219,7 +293,7 @@ class _Extractor(ast.NodeVisitor):
                 return {k: self.value(v) for k, v in zip(keys, node.values, strict=True)}
         if isinstance(node, ast.Call):
             # str(...)/int(...)/bool(...) around a value: keep the inner reference
-            if isinstance(node.func, ast.Name) and node.func.id in {"int", "float", "bool", "str"} and len(node.args) == 1:
+            if isinstance(node.func, ast.Name) and node.func.id in _WRAPPERS and len(node.args) == 1:
                 inner = self.value(node.args[0])
                 if not isinstance(inner, Expr):
                     return inner
@@ -237,9 +311,16 @@ class _Extractor(ast.NodeVisitor):
             return self.lookup(node.id)  # type: ignore[attr-defined]
         if cls is ast.Attribute:
             return _NO_VALUE
-        if cls is ast.Dict or cls is ast.Call:
-            v = self.value(node)
-            return _NO_VALUE if isinstance(v, Expr) else v
+        if cls is ast.Call:  # only ``int(x)``/``str(x)``/... around a constant is one (see value)
+            f = node.func  # type: ignore[attr-defined]
+            if f.__class__ is _Name and f.id in _WRAPPERS and len(node.args) == 1:  # type: ignore[attr-defined]
+                inner = self.value(node.args[0])  # type: ignore[attr-defined]
+                return _NO_VALUE if isinstance(inner, Expr) else inner
+            return _NO_VALUE
+        if cls is ast.Dict:  # a mapping with string keys only (see value)
+            if all(k is not None and isinstance(_const(k), str) for k in node.keys):  # type: ignore[attr-defined]
+                return self.value(node)
+            return _NO_VALUE
         return _const(node)
 
     # -- imports ---------------------------------------------------------
@@ -338,30 +419,51 @@ class _Extractor(ast.NodeVisitor):
             self.visit(d)
 
     # -- statements ------------------------------------------------------
+    def _bind(self, scope: dict[str, Any], name: str, value: Any) -> None:
+        """Bind ``name`` in ``scope``, logging the previous value so that an ``if`` can undo its body's bindings."""
+        self._log.append((scope, name, scope.get(name, _MISSING)))
+        scope[name] = value
+
     def visit_If(self, node: ast.If) -> None:
+        """Both branches start from the scope before the ``if``; after it, a name the branches bind to different values
+        is unknown. Only the names a branch binds are compared (an undo log of the bindings, not copies of the scope)."""
         self.visit(node.test)
         test = self.src(node.test)
         scope = self.scopes[-1]
-        before = dict(scope)
+        log = self._log
+        mark = len(log)
         self.guard_stack.append(test)
         for stmt in node.body:
             self.visit(stmt)
-        after_body = dict(scope)
-        scope.clear()
-        scope.update(before)
+        before: dict[str, Any] = {}  # each name a branch binds -> its value before the if (_MISSING: unbound)
+        for s, k, old in log[mark:]:
+            if s is scope and k not in before:
+                before[k] = old
+        after_body = {k: scope[k] for k in before}
+        for s, k, old in reversed(log[mark:]):  # back to the state before the if
+            if s is scope:
+                if old is _MISSING:
+                    del scope[k]
+                else:
+                    scope[k] = old
+        del log[mark:]
         self.guard_stack[-1] = f"not ({test})"
         for stmt in node.orelse:
             self.visit(stmt)
         self.guard_stack.pop()
         if node.body and isinstance(node.body[-1], (ast.Return, ast.Continue, ast.Break, ast.Raise)):
             return  # the body exits: after the if, only the else state holds
+        for s, k, old in log[mark:]:
+            if s is scope and k not in before:
+                before[k] = old
         # a name bound in one branch only (``if not takes_input: num_workers = 0``) is no longer a known constant
-        for k in set(after_body) | set(scope):
-            a, b = after_body.get(k, before.get(k, _NO_VALUE)), scope.get(k, before.get(k, _NO_VALUE))
+        for k, old in before.items():
+            was = _NO_VALUE if old is _MISSING else old
+            a, b = after_body.get(k, was), scope.get(k, was)
             if a is not b and (a is _NO_VALUE or b is _NO_VALUE or type(a) is not type(b) or a != b):
-                scope[k] = _NO_VALUE
+                self._bind(scope, k, _NO_VALUE)
             elif k not in scope:
-                scope[k] = a
+                self._bind(scope, k, a)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self.visit(node.test)
@@ -414,14 +516,14 @@ class _Extractor(ast.NodeVisitor):
         if isinstance(t, ast.Name):
             v = self.constant(value_node)
             if v is not _NO_VALUE and not isinstance(v, dict):
-                self.scopes[-1][t.id] = v
+                self._bind(self.scopes[-1], t.id, v)
                 params, depth = self.param_stack[-1] if self.param_stack else (set(), 0)
                 # a parameter overridden in one branch (nanotron: ``if not takes_input: dataloader_num_workers = 0``)
                 # is a special case of the caller's value, not a setting of the repository
                 if not (t.id in params and len(self.guard_stack) > depth):
                     self.out.assigns.append(Assign(self.path, line, t.id, v, self.text(line)))
             else:
-                self.scopes[-1][t.id] = _NO_VALUE  # a non-constant rebinding hides an outer constant of that name
+                self._bind(self.scopes[-1], t.id, _NO_VALUE)  # a non-constant rebinding hides an outer constant of that name
             if isinstance(value_node, ast.Dict):
                 self._dict_literal(value_node, (t.id,))
         elif isinstance(t, ast.Attribute):
@@ -450,7 +552,7 @@ class _Extractor(ast.NodeVisitor):
         elif isinstance(t, (ast.Tuple, ast.List)):
             for e in t.elts:
                 if isinstance(e, ast.Name):
-                    self.scopes[-1][e.id] = _NO_VALUE
+                    self._bind(self.scopes[-1], e.id, _NO_VALUE)
 
     def _dict_literal(self, node: ast.Dict, prefix: tuple[str | int, ...]) -> None:
         for k, v in zip(node.keys, node.values, strict=True):
@@ -482,7 +584,7 @@ class _Extractor(ast.NodeVisitor):
             kwargs[k.arg] = self.value(k.value)
             if k.value.lineno != node.lineno:  # readers use ``kw_lines.get(k, call.line)``: same-line keywords are not stored
                 kw_lines[k.arg] = _ln(k.value.lineno)
-            if isinstance(k.value, ast.Dict):
+            if k.value.__class__ is ast.Dict:
                 self._dict_literal(k.value, (name.rsplit(".", 1)[-1], k.arg))
         args = tuple([self.value(a) for a in node.args]) if node.args else ()
         if not kwargs:  # most calls have no keyword: share one empty mapping (facts are never mutated)
@@ -506,10 +608,28 @@ class _Extractor(ast.NodeVisitor):
         dispatch = self._dispatch
         if name[0] == "?" and isinstance(node.func, ast.Attribute):
             dispatch[node.func.value.__class__](self, node.func.value)
+        aliases = self.aliases
         for a in node.args:
-            dispatch[a.__class__](self, a)
+            c = a.__class__
+            if c is _Name:  # as in generic_visit: names and constants inline
+                if a.id in aliases and a.ctx.__class__ is _Load:
+                    self.visit_Name(a)
+            elif c is _Constant:
+                if a.value.__class__ is str:
+                    self.visit_Constant(a)
+            else:
+                dispatch[c](self, a)
         for k in node.keywords:
-            dispatch[k.value.__class__](self, k.value)
+            a = k.value
+            c = a.__class__
+            if c is _Name:
+                if a.id in aliases and a.ctx.__class__ is _Load:
+                    self.visit_Name(a)
+            elif c is _Constant:
+                if a.value.__class__ is str:
+                    self.visit_Constant(a)
+            else:
+                dispatch[c](self, a)
 
     def _argparse(self, call: Call) -> None:
         flags = tuple(a for a in call.args if isinstance(a, str) and a.startswith("-"))

@@ -185,6 +185,7 @@ def test_a_cache_that_cannot_be_written_does_not_fail_the_scan(tmp_path: Path, c
     cache.mkdir(mode=0o700)
     for i in range(256):  # a file where every entry's folder would go: each write fails (even as root)
         (cache / f"{i:02x}").write_text("")
+    (cache / "trees").write_text("")  # and where the directory's index and pack would go
     assert main(["scan", str(FIXTURES / "minimal_loop"), "--format", "json", "--cache", str(cache)]) == 0
     assert json.loads(capsys.readouterr().out) == _scan_json(FIXTURES / "minimal_loop", capsys)
     assert not [p for p in cache.iterdir() if p.is_dir() or p.suffix == ".tmp"]
