@@ -116,7 +116,7 @@ def compute_pr(send: Send, inp: AuditInput) -> None:
     # PR's audit costs about one scan plus the changed files, and the two audits share those records
     from review.worktree import SharedFacts
 
-    options = AuditOptions(limits=inp.limits, ignore=cfg.ignore, exclude=cfg.exclude, hardware=cfg.hardware,
+    options = AuditOptions(limits=inp.limits, ignore=cfg.ignore, exclude=cfg.exclude, training=cfg.training, hardware=cfg.hardware,
                            cache=SharedFacts(build_cache(inp.cache)))
     try:
         heads = _audit_all(inp.head_archive, inp.root_head, inp, options)

@@ -51,3 +51,26 @@ def test_the_base_reuses_the_heads_facts_of_unchanged_files(tmp_path: Path, monk
     assert [k for k, _ in sent] == ["head", "final"]
     assert len(set(parsed)) > 3 and parsed.count(changed) == 2  # the changed file: once per side
     assert len(parsed) == len(set(parsed)) + 1  # every other file once, for the head
+
+
+def test_paths_training_of_the_repo_config_reaches_the_pr_audit(tmp_path: Path) -> None:
+    """``paths.training`` puts a file the roles would leave out (under tests/) back on the training path."""
+    from bot.repo_config import parse_config
+
+    files = {"tests/run_sft.py": (b"from transformers import Trainer, TrainingArguments\n"
+                                  b"args = TrainingArguments(output_dir='out', bf16=True, per_device_train_batch_size=4)\n"
+                                  b"Trainer(model=model, args=args, train_dataset=ds).train()\n")}
+
+    def c1_line(config: str) -> str:
+        sent: list[tuple[str, Any]] = []
+        inp = AuditInput(
+            head_archive=_tarball(tmp_path / "head.tar.gz", files), base_archive=None, root_head="o/r@head", root_base="",
+            loaded=parse_config(config), diff=PRDiff(), has_pr=False, limits=Limits(), cache=CacheSpec("none"),
+        )
+        compute_pr(lambda kind, value: sent.append((kind, value)), inp)
+        final = dict(sent)["final"]
+        text = final.projects[0].output.get("text", "") + final.projects[0].output["summary"]
+        return next((line for line in text.splitlines() if "**C1**" in line), "")
+
+    assert "[x]" not in c1_line("")  # a test file: not the training path (no training code found)
+    assert "[x]" in c1_line("paths:\n  training: ['tests/run_sft.py']\n")
