@@ -171,7 +171,8 @@ def _enclosing(facts: Facts, path: str, line: int) -> tuple[str, str, str]:
         c = min(loaders, key=lambda c: abs(c.line - line))
         args = " ".join(str(getattr(a, "text", a)) for a in (*c.args, *c.kwargs.values()))
         # the dataset built just above the loader (``dataset = TensorDataset(...)``, ``MockGPTDataset``)
-        args += " " + " ".join(b.text for b in calls if c.line - 5 <= b.line < c.line and b.func == c.func)
+        above = [b for b in calls if c.line - 5 <= b.line < c.line and b.func == c.func]
+        args += " " + " ".join(b.text + " " + " ".join(str(getattr(a, "text", a)) for a in b.args) for b in above)
         return c.func or "", c.guard or "", args
     above = [c for c in calls if c.line <= line]
     if not above:

@@ -305,3 +305,32 @@ def test_a_recipe_registry_reaches_its_training_recipes_only():
     assert roles.role("recipes/full_finetune_distributed.py") == TRAINING
     assert "registered at torchtune/_recipe_registry.py:13" in roles.why["recipes/full_finetune_distributed.py"]
     assert roles.role("recipes/generate.py") == "code"  # registered, but it runs no training step
+
+
+# -- a loader over a mock dataset built on the lines above reads no files (Megatron's run_simple_mcore_train_loop.py) --
+
+def test_a_loader_over_a_mock_dataset_built_above_is_not_cited():
+    train = '''from torch.utils.data import DataLoader
+from megatron.core.datasets.blended_megatron_dataset_builder import BlendedMegatronDatasetBuilder
+from megatron.core.datasets.gpt_dataset import MockGPTDataset
+
+
+def get_train_data_iterator(config):
+    datasets = BlendedMegatronDatasetBuilder(
+        MockGPTDataset, [1000, None, None], lambda: True, config
+    ).build()
+
+    train_dataloader = DataLoader(datasets[0], batch_size=8, shuffle=True)
+    return iter(train_dataloader)
+
+
+def train(model, optim):
+    for batch in get_train_data_iterator(None):
+        loss = model(batch)
+        loss.backward()
+        optim.step()
+'''
+    reasons = audit({"pretrain_simple.py": train}).project.bottleneck_reasons
+    assert not any("num_workers = 0" in r for r in reasons), reasons
+    real = audit({"pretrain_simple.py": train.replace("MockGPTDataset", "GPTDataset")}).project.bottleneck_reasons
+    assert any("num_workers = 0 at `pretrain_simple.py:11`" in r for r in real), real
