@@ -379,7 +379,12 @@ def _off_by_default(facts: Facts, guard: str | None) -> bool:
         m = _FLAG.match(part.strip().strip("()"))
         if not m:
             continue
-        values = [truthy(s.value) for s in facts.effective(m.group(1))]
+        name = m.group(1)
+        # an option the project declares with a default (a dataclass field, an argparse flag), not any ``training=``
+        # keyword of a call
+        if not any(s.source in ("field-default", "argparse-default") for s in facts.settings(name)):
+            continue
+        values = [truthy(s.value) for s in facts.effective(name)]
         if values and all(v is False for v in values):
             return True
     return False

@@ -196,6 +196,10 @@ def test_a_sync_under_a_flag_that_defaults_off_is_not_a_per_step_stall():
     # a run config that turns the flag on puts the sync back on the step
     on = dict(files, **{"configs/run.yaml": "save_metrics: true\n"})
     assert any("synchronisation" in r and "train_utils.py:9" in r for r in audit(on).project.bottleneck_reasons)
+    # a name that only a call's keyword sets (``F.dropout(x, training=False)``) is not an option that defaults off
+    mode = dict(files, **{"src/utils/train_utils.py": LLAMA_RECIPES_TRAIN.replace("train_config.save_metrics", "model.training")
+                          + "\n\ndef head(x):\n    return F.dropout(x, p=0.1, training=False)\n"})
+    assert any("synchronisation" in r and "train_utils.py:9" in r for r in audit(mode).project.bottleneck_reasons)
 
 
 # -- documented multi-node launches: the overview says "documented", not configured --------------------------------
