@@ -503,6 +503,9 @@ def _gpus_text(p: Project) -> tuple[str, str]:
 
 
 
+_DATA_CODE = re.compile(r"(data|dataset|loader|corpus|shard)", re.I)
+
+
 def _remote_capable(facts: Facts, st: _Status) -> list:
     """Training-path data code that reads object storage when a run points it there: a test for a remote scheme
     (``if str(self.data_path).startswith("s3://")``) in data code, or a streaming dataset (LitData, MosaicML)."""
@@ -513,7 +516,8 @@ def _remote_capable(facts: Facts, st: _Status) -> list:
             continue
         if any(w in x.text.lower() for w in ("output", "save", "checkpoint", "ckpt", "log", "model", "tokenizer")):
             continue
-        out.append(x)
+        if _DATA_CODE.search(x.path) or _DATA_CODE.search(x.text):  # data code (``litgpt/data/tinyllama.py``), not a checkpoint util
+            out.append(x)
     if not out:
         # a data loader that streams shards from object storage or a local folder (LitData, MosaicML streaming)
         out = [c for c in facts.calls("StreamingDataset") if c.name.split(".", 1)[0] in ("litdata", "streaming")

@@ -48,6 +48,13 @@ def test_a_data_loader_that_also_reads_object_storage_is_not_compute_bound():
     assert "C1 at `train.py:" in reason  # what is in place is still cited
 
 
+def test_a_remote_scheme_test_outside_data_code_does_not_block_compute_bound():
+    # an upload helper that takes ``s3://`` destinations is not where the training data is read from
+    upload = 'def upload(dst, files):\n    if dst.startswith("s3://"):\n        boto3.client("s3").upload_file(files[0], dst)\n'
+    files = dict(NANOGPT, **{"sync.py": upload, "train.py": "from sync import upload\n" + NANOGPT["train.py"]})
+    assert audit(files).project.bottleneck == Bottleneck.COMPUTE
+
+
 def test_an_unknown_model_size_is_not_compute_bound():
     # the same training step, but the model comes from whatever a run names (litgpt: ``GPT(Config.from_name(name))``)
     train = NANOGPT["train.py"]
