@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from .facts import Facts, as_number, truthy
 from .model import Bottleneck, CheckResult, Project, Status
+from .roles import GUIDE, IN_SCOPE
 
 MIN_SCORE = 3
 MIN_MARGIN = 2
@@ -170,7 +171,8 @@ def _enclosing(facts: Facts, path: str, line: int) -> tuple[str, str, str]:
         c = min(loaders, key=lambda c: abs(c.line - line))
         args = " ".join(str(getattr(a, "text", a)) for a in (*c.args, *c.kwargs.values()))
         # the dataset built just above the loader (``dataset = TensorDataset(...)``, ``MockGPTDataset``)
-        args += " " + " ".join(b.text for b in calls if c.line - 5 <= b.line < c.line and b.func == c.func)
+        above = [b for b in calls if c.line - 5 <= b.line < c.line and b.func == c.func]
+        args += " " + " ".join(b.text + " " + " ".join(str(getattr(a, "text", a)) for a in b.args) for b in above)
         return c.func or "", c.guard or "", args
     above = [c for c in calls if c.line <= line]
     if not above:
@@ -367,6 +369,27 @@ _EVAL_FUNC = re.compile(r"(eval|estimate|valid|test|sample|generat|predict|infer
 _EVAL_PATH = re.compile(r"(^|/)(eval\w*|evaluat\w*|test\w*|bench\w*|infer\w*|generat\w*|sample\w*)(\.py$|/)", re.I)
 
 
+_FLAG = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)$")
+
+
+def _off_by_default(facts: Facts, guard: str | None) -> bool:
+    """The branch runs only under an option that is off unless a run turns it on (``if train_config.save_metrics:``
+    with ``save_metrics: bool = False`` and nothing setting it): not the default training step."""
+    for part in (guard or "").split(" and "):
+        m = _FLAG.match(part.strip().strip("()"))
+        if not m:
+            continue
+        name = m.group(1)
+        # an option the project declares with a default (a dataclass field, an argparse flag), not any ``training=``
+        # keyword of a call
+        if not any(s.source in ("field-default", "argparse-default") for s in facts.settings(name)):
+            continue
+        values = [truthy(s.value) for s in facts.effective(name)]
+        if values and all(v is False for v in values):
+            return True
+    return False
+
+
 def _train_sites(calls: list, st: _Status) -> list:
     """Calls of the training step: on the training path, not in an evaluation/generation file or function."""
     return [c for c in calls if st.on_path(c.path) and not _EVAL_PATH.search(c.path) and not _EVAL_FUNC.search(c.func or "")]
@@ -377,6 +400,30 @@ def _loop_site(facts: Facts, st: _Status) -> tuple[str, str]:
     an evaluation command (``llmfoundry/command_utils/eval.py``) is not the training step."""
     sites = _train_sites(facts.calls("backward"), st) or _train_sites(facts.calls("Trainer", "SFTTrainer", "fit", "pretrain"), st)
     return (f" (training step at {_loc(sites)})", f"（训练步位于 {_loc(sites)}）") if sites else ("", "")
+
+
+# a size rounded up to a multiple (``8 * math.ceil(n / 8.0)``, ``multiple_of * ceil(...)``, ``pad_to_multiple_of=``)
+_PADDED = re.compile(r"(\*\s*(math\.)?ceil\(|ceil\([^)]*/|multiple_of|//\s*\d+\s*\)?\s*\*|%\s*\d+)", re.I)
+_INT = re.compile(r"(?<![\w.])(\d{2,})(?![\w.])")
+
+
+def _misaligned(facts: Facts, evidence: list) -> list:
+    """The D7 sites that show a dimension known not to be a multiple of 8 (``vocab_size: 32001``): a number on the
+    cited line. A size computed at run time (``resize_token_embeddings(len(tokenizer))``) is not known to be
+    misaligned, and one rounded up to a multiple (``8 * math.ceil(len(tokenizer) / 8.0)``) is aligned."""
+    out = []
+    for e in evidence:
+        text = str(getattr(e, "snippet", "") or "")
+        # the arguments of a call cited by its first line (``resize_token_embeddings(`` above its padded size)
+        args = " ".join(str(getattr(a, "text", a)) for c in facts.files[e.path].calls if c.line == e.line
+                        for a in (*c.args, *c.kwargs.values())) if e.path in facts.files else ""
+        if _PADDED.search(text) or _PADDED.search(args):
+            continue
+        n = as_number(getattr(e, "value", None))
+        nums = [n] if n is not None else [float(x) for x in _INT.findall(text.split("#", 1)[0])]
+        if any(x >= 8 and int(x) == x and int(x) % 8 for x in nums):
+            out.append(e)
+    return out
 
 
 # evidence that applies to the whole model (``torch.compile(model)``, autocast, the weights' dtype), not one helper
@@ -410,30 +457,92 @@ def _addressed(facts: Facts, p: Project, st: _Status) -> Signal | None:
         return None
     listed = ", ".join(f"{en} ({cid} at {where})" for cid, en, zh, where in cited)  # type: ignore[misc]
     listed_zh = "、".join(f"{zh}（{cid}，{where}）" for cid, en, zh, where in cited)  # type: ignore[misc]
-    gpus = f" ({p.num_gpus} GPUs)" if p.num_gpus else ""
+    gpus, gpus_zh = _gpus_text(p)
     # multi-node training documented in prose only (E1 applies without a multi-node launch): the launches are single-node
-    documented = st("E1") not in (None, Status.NA)
+    documented = bool(_doc_multi_node(facts, st))
     node_en = "in single-node launches" if documented else "on a single node"
     node_zh = "单机启动" if documented else "单机训练"
+    # seed step zero infers from model scale and data source first: elimination proves nothing when the training path
+    # trains any size its presets list, or its data loader also streams from object storage
+    unknown_en: list[str] = []
+    unknown_zh: list[str] = []
+    if p.params_billions is None and not p.notes.get("params_range_billions"):
+        unknown_en.append("the model size is not fixed by the training path (it trains whichever model a run names)")
+        unknown_zh.append("训练路径未确定模型规模（训练哪个模型由运行参数决定）")
+    remote = _remote_capable(facts, st)
+    if remote:
+        unknown_en.append(f"its data loader also reads from object storage ({_loc(remote)}: `{remote[0].text[:80]}`), so the data source is the run's choice")
+        unknown_zh.append(f"其数据加载也支持从对象存储读取（{_loc(remote)}：`{remote[0].text[:80]}`），数据来源取决于运行配置")
+    if unknown_en:
+        return Signal(
+            Bottleneck.COMPUTE, 2,
+            f"{listed} {node_en}{gpus} address the launch, memory-traffic and input overheads of seed step zero, but "
+            + "; ".join(unknown_en) + ": a compute-bound step is likely only for a large model reading local data",
+            f"{listed_zh}，且为{node_zh}{gpus_zh}，已处理 kernel launch、显存流量与数据输入开销；但" + "；".join(unknown_zh)
+            + "：仅当模型较大且读取本地数据时才可能受计算约束",
+            positive=False,
+        )
     return Signal(
         Bottleneck.COMPUTE, 3,
         f"{listed} {node_en}{gpus}: the launch, memory-traffic, input and network overheads of seed step zero are each "
         "addressed in the code, so the step time left is the model's matmuls on the Tensor Cores",
-        f"{listed_zh}，且为{node_zh}{gpus}：kernel launch、显存流量、数据输入与网络通信的开销在代码中均已处理，单步耗时主要是 Tensor Core 上的矩阵乘",
+        f"{listed_zh}，且为{node_zh}{gpus_zh}：kernel launch、显存流量、数据输入与网络通信的开销在代码中均已处理，单步耗时主要是 Tensor Core 上的矩阵乘",
     )
 
 
-def _documented_multi_node(p: Project, st: _Status) -> Signal | None:
-    """Multi-node training the docs describe (E1 applies) without a multi-node launch in the code."""
-    if p.multi_node or st("E1") in (None, Status.NA):
+def _gpus_text(p: Project) -> tuple[str, str]:
+    """How many GPUs a node trains on: a launcher's count, every GPU of the node (``devices="auto"``), or nothing."""
+    if p.num_gpus:
+        n = p.num_gpus
+        return f" ({n} GPU{'' if n == 1 else 's'})", f"（{n} 张 GPU）"
+    auto = p.notes.get("gpus_auto")
+    if auto:
+        return f" (every GPU of the node, `devices=\"auto\"` at `{auto}`)", f"（使用节点上的全部 GPU，`devices=\"auto\"`，`{auto}`）"
+    return "", ""
+
+
+
+
+_DATA_CODE = re.compile(r"(data|dataset|loader|corpus|shard)", re.I)
+
+
+def _remote_capable(facts: Facts, st: _Status) -> list:
+    """Training-path data code that reads object storage when a run points it there: a test for a remote scheme
+    (``if str(self.data_path).startswith("s3://")``) in data code, or a streaming dataset (LitData, MosaicML)."""
+    out: list = []
+    for x in facts.path_literals():
+        v = x.value.strip().lower()
+        if not (any(v == r or v.startswith(r) for r in _REMOTE) and st.on_path(x.path)) or _EVAL_PATH.search(x.path):
+            continue
+        if any(w in x.text.lower() for w in ("output", "save", "checkpoint", "ckpt", "log", "model", "tokenizer")):
+            continue
+        if _DATA_CODE.search(x.path) or _DATA_CODE.search(x.text):  # data code (``litgpt/data/tinyllama.py``), not a checkpoint util
+            out.append(x)
+    if not out:
+        # a data loader that streams shards from object storage or a local folder (LitData, MosaicML streaming)
+        out = [c for c in facts.calls("StreamingDataset") if c.name.split(".", 1)[0] in ("litdata", "streaming")
+               and st.on_path(c.path) and not _EVAL_PATH.search(c.path)]
+    return out
+
+
+def _doc_multi_node(facts: Facts, st: _Status) -> list:
+    """Multi-node launches the project's own README or training guides document (in scope: docs under ``docs/`` and
+    the docs of tests or vendored copies are context and never feed step zero)."""
+    return [h for h in facts.records("doc_hints") if h.kind == "multi_node" and st.roles.get(h.path, GUIDE) in IN_SCOPE
+            and not re.search(r"(^|/)tests?/", h.path)]
+
+
+def _documented_multi_node(facts: Facts, p: Project, st: _Status) -> Signal | None:
+    """Multi-node training the docs describe without a multi-node launch in the code."""
+    docs = [] if p.multi_node else _doc_multi_node(facts, st)
+    if not docs:
         return None
-    r = st.results.get("E1")
-    detail = f" ({r.detail})" if r is not None and r.detail else ""
+    where = f"`{docs[0].path}:{docs[0].line}`: `{docs[0].value}`" + (f" (+{len(docs) - 1})" if len(docs) > 1 else "")
     return Signal(
         Bottleneck.COMMUNICATION, 1,
-        f"multi-node training is documented{detail}: across nodes the gradient all-reduce crosses the network, so a "
-        "multi-node run may be communication-bound",
-        f"文档中描述了多机训练{detail}：跨节点时梯度 AllReduce 经过网络，多机运行可能受通信约束",
+        f"multi-node training is documented ({where}) but not configured by a launch: across nodes the gradient "
+        "all-reduce crosses the network, so a multi-node run may be communication-bound",
+        f"文档中描述了多机训练（{where}），但启动命令未配置：跨节点时梯度 AllReduce 经过网络，多机运行可能受通信约束",
         positive=False,
     )
 
@@ -443,14 +552,18 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     done = _addressed(facts, p, st)
     if done is not None:
         out.append(done)
-        doc = _documented_multi_node(p, st)
-        if doc is not None:
-            out.append(doc)
+    doc = _documented_multi_node(facts, p, st)
+    if doc is not None:
+        out.append(doc)
     b = p.params_billions
     seq = p.max_seq_len
     src = p.notes.get("params_source")
     size_where = f", {src}" if src and src != "model name" else ""
     size_where_zh = f"，{src}" if src and src != "model name" else ""
+    if src == "model name" and p.notes.get("params_named"):
+        name, where = p.notes["params_named"]
+        size_where = f", from the model name `{name}` at `{where}`"
+        size_where_zh = f"，来自模型名 `{name}`（`{where}`）"
     if st.missing("C1"):
         off = [e for e in st.evidence("C1") if e.value is False or str(e.value).lower() in ("false", "fp32", "float32", "torch.float32", "32", "32-true")]
         if off:
@@ -468,7 +581,7 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
                 positive=False,
             ))
     d7 = st.results.get("D7")
-    d7_ev = st.evidence("D7")
+    d7_ev = _misaligned(facts, st.evidence("D7"))
     if st.missing("D7") and d7 is not None and d7.values.get("aligned") is False and d7_ev:  # not when no dimension is visible at all
         out.append(Signal(
             Bottleneck.COMPUTE, 1,
@@ -524,7 +637,8 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     # training) or in a periodic branch (``if step % log_every == 0``, the validation pass) is not
     step_loops = {(c.path, c.func, c.loop) for c in facts.calls("backward") if st.on_path(c.path) and c.loop}
     syncs = [c for c in facts.calls("item", "torch.cuda.synchronize", "cpu", "tolist")
-             if (c.path, c.func, c.loop) in step_loops and not _EVAL_FUNC.search(c.func or "") and not _PERIODIC.search(c.guard or "")]
+             if (c.path, c.func, c.loop) in step_loops and not _EVAL_FUNC.search(c.func or "") and not _PERIODIC.search(c.guard or "")
+             and not _off_by_default(facts, c.guard)]
     if syncs:
         out.append(Signal(
             Bottleneck.LATENCY, 1 if len(syncs) < 3 else 2,

@@ -201,7 +201,8 @@ class Project:
             "model_names": self.model_names,
             "multimodal": self.multimodal,
             "does_inference": self.does_inference,
-            "multi_node": self.multi_node,
+            "multi_node": self.multi_node,  # configured by a launch or config; documented-only: ``multi_node_documented``
+            **({"multi_node_documented": self.notes["multi_node_documented"]} if "multi_node_documented" in self.notes else {}),
             "moe": self.moe,
             "max_seq_len": self.max_seq_len,
             "adapter_training": self.adapter_training,

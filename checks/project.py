@@ -405,7 +405,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         any(isinstance(s.value, str) and s.value.lower() in ("lora", "qlora") for s in facts.settings("finetuning_type", "adapter", "train_type", "peft_type"))
         or facts.calls("LoraConfig", "get_peft_model", "prepare_model_for_kbit_training")
     )
-    _topology(facts, p)
+    _topology(facts, p, train_paths)
     _seq_len(facts, p, train_paths)
     return p
 
@@ -481,6 +481,12 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
         p.params_billions = b
         p.estimated_params = _fmt_params(b)
         p.notes["params_source"] = "model name"
+        # where a name of that size is set: the model's size is cited like any other reason
+        for path, name in named:
+            if size_in_name(name) == b:
+                line = next((st.line for st in facts.settings(*_MODEL_KEYS) if st.path == path and st.value == name), None)
+                p.notes["params_named"] = (name, f"{path}:{line}" if line else path)
+                break
 
 
 _TRAIN_SEQ_KEYS = tuple(k for k in _SEQ_KEYS if k not in ("max_position_embeddings", "max_length", "max_source_length"))
@@ -583,7 +589,7 @@ def _does_inference(facts: Facts, p: Project) -> bool:
     return any(_RL_SCRIPTS.search(launch.script or "") for launch in facts.launches())
 
 
-def _topology(facts: Facts, p: Project) -> None:
+def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset()) -> None:
     nodes: list[tuple[float, str]] = []
     gpus: list[float] = []
     for launch in facts.launches():
@@ -615,13 +621,29 @@ def _topology(facts: Facts, p: Project) -> None:
         n = as_number(e.value)
         if n:
             nodes.append((n, f"{e.path}:{e.line}"))
-    for c in facts.calls("Trainer", "Fabric"):
+    auto: list[str] = []
+    # a Fabric/Trainer of the training path: ``Fabric(devices=1)`` in a chat, generation or LoRA-merge script is not how
+    # many GPUs training uses; where some of them sit in files that run the step (``fabric.backward``), only those
+    fabrics = [c for c in facts.calls("Trainer", "Fabric") if not train_paths or c.path in train_paths]
+    stepping = {c.path for c in facts.calls("backward")}
+    fabrics = [c for c in fabrics if c.path in stepping] or fabrics
+    for c in fabrics:
         n = as_number(c.kwargs.get("num_nodes"))
         if n:
             nodes.append((n, f"{c.path}:{c.line}"))
         g = c.kwargs.get("devices")
-        if as_number(g):
-            gpus.append(as_number(g))  # type: ignore[arg-type]
+        if (dev := as_number(g)) and dev > 0:
+            gpus.append(dev)
+        elif dev == -1:
+            auto.append(f"{c.path}:{c.kw_line('devices')}")
+        elif g is not None:
+            # ``devices="auto"`` (or ``devices=devices`` whose parameter defaults to "auto"): every GPU of the node
+            ref = getattr(g, "ref", None)
+            vals = [g] if isinstance(g, str) else [s.value for s in facts.effective(ref, near=c.path) if s.path == c.path] if ref else []
+            if vals and all(isinstance(v, str) and v.strip().lower() in ("auto", "-1") for v in vals):
+                auto.append(f"{c.path}:{c.kw_line('devices')}")
+    if auto and not gpus:
+        p.notes["gpus_auto"] = auto[0]
     top = max(nodes, key=lambda x: x[0]) if nodes else None
     p.num_nodes = int(top[0]) if top else None
     if top:
@@ -629,4 +651,10 @@ def _topology(facts: Facts, p: Project) -> None:
         p.notes["multi_node_sites"] = sorted({w for n, w in nodes if n > 1})
     p.num_gpus = int(max(gpus)) if gpus else None
     p.multi_node = bool(p.num_nodes and p.num_nodes > 1)
+    # multi-node launches documented in prose only (README ``torchrun --nnodes 2``, ``NNODES=2 llamafactory-cli``):
+    # documented, not configured, so ``multi_node`` stays false and the overview says where the docs describe it
+    if not p.multi_node:
+        docs = [h for h in facts.records("doc_hints") if h.kind == "multi_node" and not re.search(r"(^|/)tests?/", h.path)]
+        if docs:
+            p.notes["multi_node_documented"] = f"{docs[0].path}:{docs[0].line}: `{docs[0].value}`" + (f" (+{len(docs) - 1})" if len(docs) > 1 else "")
 

@@ -58,7 +58,8 @@ ROLE_LABELS: dict[str, tuple[str, str]] = {
 
 _DIR_ROLES: dict[str, str] = {
     **dict.fromkeys(("tests", "test", "testing", "unittests", "unit_tests", "unit-tests", "integration_tests",
-                     "functional_tests", "functional-tests", "e2e", "test_utils", "testdata", "test_data"), TEST),
+                     "functional_tests", "functional-tests", "e2e", "test_utils", "test-utils", "testdata", "test_data", "test-data",
+                     "test_fixtures", "test-fixtures"), TEST),
     **dict.fromkeys((".github", ".gitlab", ".circleci", ".buildkite", ".ci", "ci"), CI),
     **dict.fromkeys((".runpod", ".devcontainer", "devtools", "dev_tools", "dev-tools", ".husky", ".vscode", ".idea"), DEV),
     **dict.fromkeys(("docs", "doc", "documentation", "website", "site", "_site"), DOCS),
@@ -297,6 +298,29 @@ def _doc_targets(doc: str, token: str, paths: set[str], index: _ModuleIndex) -> 
     return found if len(found) == 1 else []
 
 
+def _registered_recipes(files: Mapping[str, FileFacts], paths: list[str], decided: Mapping[str, str]) -> dict[str, str]:
+    """Training scripts a recipe registry names (torchtune's ``Recipe(name="lora_finetune_single_device",
+    file_path="lora_finetune_single_device.py", ...)``, which ``tune run <name>`` resolves): a call in the project's own
+    code with a ``name=`` and a ``.py`` file keyword that names one file of the repository. Only a file that runs a
+    training step (``backward()``) is an entry point; a registered generation or evaluation recipe is not."""
+    py = [p for p in paths if files[p].kind == "python"]
+    out: dict[str, str] = {}
+    for p in py:
+        if p in decided:
+            continue
+        for c in files[p].calls:
+            if not isinstance(c.kwargs.get("name"), str):
+                continue
+            for k, v in c.kwargs.items():
+                if k == "name" or not isinstance(v, str) or not v.endswith(".py") or ".." in v.split("/"):
+                    continue
+                tail = "/" + v.strip().lstrip("./")
+                hits = [t for t in py if t.endswith(tail) and t != p and t not in decided]
+                if len(hits) == 1 and hits[0] not in out and any(x.short == "backward" for x in files[hits[0]].calls):
+                    out[hits[0]] = f"{p}:{c.kw_line(k)}"
+    return out
+
+
 def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ()) -> Roles:
     """Give every file a role (see the module docstring). ``training``: globs forced onto the training path."""
     training = tuple(training)
@@ -384,6 +408,8 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 entries += index.by_name.get(e.value.split(":", 1)[0].strip(), [])[:3]
         if ff.kind == "python" and _ENTRY_NAME.match(p.rsplit("/", 1)[-1]):
             entries.append(p)
+    registered = _registered_recipes(files, paths, roles.by_path)
+    entries += list(registered)
     documented: dict[str, str] = {}  # file -> "README.md:71", the command that runs it
     for p in paths:
         ff = files[p]
@@ -434,6 +460,9 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     for p, where in documented.items():
         if roles.by_path.get(p) in IN_SCOPE and not roles.why.get(p):
             roles.why[p] = f"run by the documented command at {where}"
+    for p, where in registered.items():
+        if roles.by_path.get(p) == TRAINING and not roles.why.get(p):
+            roles.why[p] = f"a training recipe registered at {where} (a launcher runs it by its registered name)"
 
     # 4b. notebooks beside the training entry points: tutorials and walk-throughs, not the training path
     if any(e.endswith(".py") for e in roles.entry_points):

@@ -13,7 +13,7 @@ re-renders whole; a last resort drops whole trailing blocks. A table is never cu
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -115,12 +115,21 @@ def _overview(ctx: _Ctx, fold: Fold) -> dict[str, Any]:
         + (f" ({', '.join(cell(n) for n in p.model_families)})" if p.model_families else ""),
         "scale": (p.estimated_params or t["unknown"]) + (f" · {clip(', '.join(p.model_names[:3]), 160)}" if p.model_names else ""),
         "hardware": p.hardware or "",
+        "nodes": _nodes(p, t),
         "bottleneck": BOTTLENECK[ctx.lang][p.bottleneck],
         "reasons": [clip(r, 450) for r in reasons[: fold.reasons]],
         "ignored": ", ".join(ctx.audit.ignored),
         "parse_errors": ", ".join(code(path, 80) for path, _ in errors[:10]) + (f" (+{len(errors) - 10})" if len(errors) > 10 else ""),
         "skipped": _skipped(stats.skipped),
     }
+
+
+def _nodes(p: Any, t: Mapping[str, str]) -> str:
+    """Multi-node training as configured (a launch or config), or as documented only (a README command)."""
+    if p.multi_node and p.num_nodes:
+        return t["nodes_configured"].format(n=p.num_nodes, where=code(str(p.notes.get("nodes_source", "")), 120))
+    documented = p.notes.get("multi_node_documented")
+    return t["nodes_documented"].format(where=clip(str(documented), 200)) if documented else ""
 
 
 def _skipped(skipped: list[Any], shown: int = 10) -> str:

@@ -27,6 +27,9 @@ _MULTI_NODE = (
     re.compile(rf"#SBATCH\s+(?:--nodes[= ]|-N\s*){_NODES}"),
     re.compile(rf"\bsrun\b.*\s(?:-N\s*|--nodes[= ]){_NODES}"),
     re.compile(r"\s--hostfile[= ]+\S+"),
+    # a node count passed to a launcher wrapper through the environment (LLaMA-Factory's ``FORCE_TORCHRUN=1 NNODES=2
+    # NODE_RANK=0 ... llamafactory-cli train x.yaml``; an elastic ``MAX_NNODES=3``)
+    re.compile(rf"(?<![\w$])(?:MAX_)?(?:NNODES|NUM_NODES|N_NODES)={_NODES}"),
 )
 
 
@@ -40,7 +43,7 @@ def _many(token: str | None) -> bool:
 
 def extract_doc_hints(path: str, text: str, out: FileFacts) -> None:
     """Documented multi-node launches, one hint per line (the first matching form)."""
-    if not any(k in text for k in ("nnodes", "nodes", "machines", "SBATCH", "hostfile", "srun")):
+    if not any(k in text for k in ("nnodes", "nodes", "NODES", "machines", "SBATCH", "hostfile", "srun")):
         return
     for i, line in enumerate(text.splitlines(), 1):
         for pat in _MULTI_NODE:
