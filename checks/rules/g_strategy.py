@@ -688,6 +688,7 @@ _LORA_SWITCHES = ("lora_enable", "use_lora", "use_peft", "lora", "enable_lora", 
                   "train_lora", "apply_lora", "with_lora", "finetune_lora")
 _LORA_VALUES = re.compile(r"^(q?lora|longlora|adalora|dora|lora\+|loraplus|pissa|olora|vera|loha|lokr|oft|boft|ia3|"
                           r"prefix|p_tuning|prompt_tuning|adapter|llamapro|reft|bone|fourierft)$", re.I)
+_PEFT_CHOICES = {"r", "lora_r", "lora_rank", "rank", "target_modules", "lora_alpha", "num_virtual_tokens", "init_lora_weights"}
 _FULL_VALUES = {"full", "freeze", "none", "full_finetune", "fft", "all"}
 
 
@@ -709,17 +710,27 @@ def _bnb_4bit(f: Facts) -> list[Any]:
     return [x for x in out if training_side(x.path)]
 
 
+def _enum_label(s: Setting) -> bool:
+    """``LORA = "lora"``: an upper-case constant whose value is its own name (an enum member or a method label)."""
+    name = s.key.rsplit(".", 1)[-1]
+    return s.source in ("assign", "field-default") and name.isupper() and isinstance(s.value, str) and s.value.lower() == name.lower()
+
+
 def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     """(LoRA evidence, full/freeze evidence, disabled-switch evidence)."""
     lora: list[Any] = []
     full: list[Any] = []
-    switches = f.effective(*_LORA_SWITCHES)
+    # an enum member that names a method (``class PEFT_METHOD(Enum): LORA = "lora"``) is a label, not a switch
+    switches = [s for s in f.effective(*_LORA_SWITCHES) if not _enum_label(s)]
     on = [s for s in switches if truthy(s.value) is True or (not isinstance(s.value, bool) and (as_number(s.value) or 0) > 0)
           or (isinstance(s.value, str) and _LORA_VALUES.match(s.value.strip()))]
     off = [s for s in switches if s not in on and (truthy(s.value) is False or as_number(s.value) == 0)]
     # a PEFT config built only from a dict the caller passes (llm-foundry: ``return LoraConfig(**peft_config_dict)`` in a
     # builder that runs when a run sets ``peft_config``) is support code, not a choice of LoRA
-    code = [c for c in _live(f, f.calls(*_PEFT_CALLS)) if not (c.star_kwargs and not c.kwargs and not c.args and c.func)]
+    # and a converter that spreads a config object the caller passes (fms-hf-tuning
+    # ``HFPromptTuningConfig(task_type=task_type, **asdict(tuning_config))``), with no rank or target modules of its own
+    code = [c for c in _live(f, f.calls(*_PEFT_CALLS)) if not (c.star_kwargs and c.func and not c.args
+                                                               and not set(c.kwargs) & _PEFT_CHOICES)]
     if code and (on or not off):
         lora += code
     lora += on
@@ -849,6 +860,41 @@ class G4LoRA(Check):
                 "        self.model = AutoModelForCausalLM.from_pretrained(pretrain)\n"
                 "        if lora_rank > 0:\n            self.model = get_peft_model(self.model, LoraConfig(r=lora_rank))\n"),
         }, U, "LoRA rank set by a launch script"),
+        Example({  # fms-hf-tuning: LoRA only when --peft_method names it; the option defaults to "none" (full fine-tuning)
+            "tuning/config/peft_config.py": (
+                "from dataclasses import dataclass\nfrom enum import Enum\nfrom peft import LoraConfig as HFLoraConfig\n\n"
+                "class PEFT_METHOD(Enum):\n    PT = \"pt\"\n    LORA = \"lora\"\n\n"
+                "@dataclass\nclass LoraConfig(HFLoraConfig):\n    r: int = 8\n"),
+            "tuning/utils/config_utils.py": (
+                "from tuning.config import peft_config\n\n"
+                "def create_tuning_config(peft_method, **kwargs):\n"
+                "    if peft_method == peft_config.PEFT_METHOD.LORA.value:\n        tune_config = peft_config.LoraConfig()\n"
+                "    else:\n        tune_config = None  # full parameter tuning\n    return tune_config\n"),
+            "tuning/sft_trainer.py": (
+                "import argparse\nimport transformers\nfrom trl import SFTTrainer\nfrom tuning.utils.config_utils import create_tuning_config\n\n"
+                "def get_parser():\n    parser = transformers.HfArgumentParser((ModelArguments, TrainingArguments))\n"
+                "    parser.add_argument('--peft_method', type=str.lower, choices=['pt', 'lora', None, 'none'], default='none')\n"
+                "    return parser\n\n"
+                "def main():\n    model_args, training_args, additional = get_parser().parse_args_into_dataclasses()\n"
+                "    peft = create_tuning_config(additional.peft_method)\n"
+                "    trainer = SFTTrainer(model=model_args.model_name_or_path, args=training_args, peft_config=peft)\n    trainer.train()\n"),
+        }, N, "PEFT method option defaults to none"),
+        Example({
+            "scripts/lora_sft.sh": "accelerate launch -m tuning.sft_trainer --model_name_or_path ibm-granite/granite-3b --peft_method lora --r 16\n",
+            "tuning/utils/config_utils.py": (
+                "from tuning.config import peft_config\n\n"
+                "def create_tuning_config(peft_method, **kwargs):\n"
+                "    if peft_method in (peft_config.PEFT_METHOD.ALORA.value, peft_config.PEFT_METHOD.LORA.value):\n"
+                "        return peft_config.LoraConfig()\n    return None\n"),
+            "tuning/config/peft_config.py": (
+                "from enum import Enum\nfrom peft import LoraConfig\n\n"
+                "class PEFT_METHOD(Enum):\n    LORA = \"lora\"\n    ALORA = \"alora\"\n"),
+            "tuning/sft_trainer.py": (
+                "import argparse\nfrom trl import SFTTrainer\nfrom tuning.utils.config_utils import create_tuning_config\n"
+                "parser = argparse.ArgumentParser()\nparser.add_argument('--peft_method', type=str, default='none')\n"
+                "args = parser.parse_args()\n"
+                "trainer = SFTTrainer(model=args.model_name_or_path, peft_config=create_tuning_config(args.peft_method))\ntrainer.train()\n"),
+        }, U, "PEFT method set to lora by a launch"),
         Example({"train.py": "from transformers import AutoModelForCausalLM, Trainer\n"
                  "model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2-7B')\n# model = get_peft_model(model, lora_config)\n"
                  "trainer = Trainer(model=model)\n"}, N, "commented out: full fine-tune"),
