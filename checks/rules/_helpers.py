@@ -238,6 +238,25 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
     return []
 
 
+def callers_off(f: Facts, c: Any) -> list:
+    """Code inside a helper function (``compile_loss(loss)``, ``freeze_transformer_layers(model, n)``) whose every caller
+    sits behind a flag that is off: those callers' switches. Empty when the helper is called unconditionally, not at all,
+    or from an unknown place."""
+    func = getattr(c, "func", None)
+    if not func or func.startswith("__"):
+        return []
+    callers = [x for x in f.calls(func) if x.func != func]
+    if not callers:
+        return []
+    out: list = []
+    for x in callers:
+        gated = guard_off(f, x)
+        if not gated:
+            return []
+        out += gated
+    return out
+
+
 _CMP = {ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
         ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
         ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}

@@ -10,7 +10,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import evs, guard_off, recipe_majority, uses_hf_trainer, value_on
+from ._helpers import callers_off, evs, guard_off, recipe_majority, uses_hf_trainer, value_on
 from .c_memory import fp8_sites
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -66,23 +66,6 @@ def _join(detail: str, extra: str) -> str:
     return f"{detail}; {extra}" if extra else detail
 
 
-def _callers_off(f: Facts, c: Call) -> list:
-    """A compile inside a helper function (``compile_loss(loss)``) whose every caller sits behind a flag that is off:
-    those callers' switches. Empty when the helper is called unconditionally, not at all, or from an unknown place."""
-    if not c.func or c.func.startswith("__"):
-        return []
-    callers = [x for x in f.calls(c.func) if x.func != c.func]
-    if not callers:
-        return []
-    out: list = []
-    for x in callers:
-        gated = guard_off(f, x)
-        if not gated:
-            return []
-        out += gated
-    return out
-
-
 def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
     """``torch.compile`` call sites that run (not ``disable=True``, not behind an ``if`` flag that is off), and the ones that do not."""
     on_: list[Call] = []
@@ -95,7 +78,7 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
         target_text = getattr(target, "dotted", None) or getattr(target, "text", "") or ""
         if _NOT_TRAINING_COMPILE.search(target_text.rsplit(".", 1)[-1]):
             continue  # FlexAttention's own kernel (D1) or a decoding step (inference): not the training step compiled
-        gated = guard_off(f, c) or _callers_off(f, c)
+        gated = guard_off(f, c) or callers_off(f, c)
         if gated:
             off_ += gated
             continue
@@ -109,7 +92,7 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
                  or (recv == "?" and re.search(r"(block|layer)s?\b", c.text)))  # ``for block in model.layers: block.compile()``
             and not c.args
             and set(c.kwargs) <= {"mode", "fullgraph", "dynamic", "backend", "options", "compile_kwargs", "backend_kwargs"}
-            and not guard_off(f, c) and not _callers_off(f, c)
+            and not guard_off(f, c) and not callers_off(f, c)
         ):
             on_.append(c)
     return on_, off_

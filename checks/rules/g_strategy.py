@@ -32,7 +32,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _MULTIMODAL_FAMILIES
-from ._helpers import HF_TRAINERS, evs, guard_off, uses_hf_trainer
+from ._helpers import HF_TRAINERS, callers_off, evs, guard_off, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -1117,6 +1117,32 @@ class G5LayerFreezing(Check):
                  "--model_name_or_path OpenGVLab/InternVL2-8B\n"}, N, "freeze flags off"),
         Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('gpt2')\n"
                  "# for p in model.transformer.h[:6].parameters(): p.requires_grad = False\n"}, N, "commented out"),
+        Example({  # llama-recipes: the freezing helper runs only under --freeze_layers, False by default
+            "src/llama_recipes/configs/training.py": (
+                "from dataclasses import dataclass\n\n@dataclass\nclass train_config:\n"
+                "    model_name: str = 'meta-llama/Llama-3.1-8B'\n    freeze_layers: bool = False\n    num_freeze_layers: int = 1\n"),
+            "src/llama_recipes/utils/train_utils.py": (
+                "def freeze_transformer_layers(model, num_layer):\n    for i, layer in enumerate(model.model.layers):\n"
+                "        if i < num_layer:\n            for param in layer.parameters():\n                param.requires_grad = False\n"),
+            "src/llama_recipes/finetuning.py": (
+                "from transformers import AutoModelForCausalLM\nfrom llama_recipes.configs import train_config\n"
+                "from llama_recipes.utils.train_utils import freeze_transformer_layers, train\n\n"
+                "def main(**kwargs):\n    model = AutoModelForCausalLM.from_pretrained(train_config.model_name)\n"
+                "    if train_config.freeze_layers:\n        freeze_transformer_layers(model, train_config.num_freeze_layers)\n"
+                "    train(model)\n"),
+        }, N, "freezing helper behind a switch that is off"),
+        Example({
+            "scripts/finetune_frozen.sh": "torchrun --nproc_per_node 8 finetuning.py --model_name meta-llama/Llama-3.1-8B --freeze_layers True --num_freeze_layers 16\n",
+            "utils.py": (
+                "def freeze_transformer_layers(model, num_layer):\n    for i, layer in enumerate(model.model.layers):\n"
+                "        if i < num_layer:\n            for param in layer.parameters():\n                param.requires_grad = False\n"),
+            "finetuning.py": (
+                "import argparse\nfrom transformers import AutoModelForCausalLM\nfrom utils import freeze_transformer_layers\n"
+                "parser = argparse.ArgumentParser()\nparser.add_argument('--freeze_layers', type=bool, default=False)\n"
+                "parser.add_argument('--num_freeze_layers', type=int, default=1)\nargs = parser.parse_args()\n"
+                "model = AutoModelForCausalLM.from_pretrained(args.model_name)\n"
+                "if args.freeze_layers:\n    freeze_transformer_layers(model, args.num_freeze_layers)\n"),
+        }, U, "freezing helper switched on by the launch"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -1124,8 +1150,16 @@ class G5LayerFreezing(Check):
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        used: list[Any] = list(freeze_sites(f))
+        used: list[Any] = []
         off: list[Any] = []
+        for x in freeze_sites(f):
+            # a freezing helper whose every call is switched off (llama-recipes ``freeze_transformer_layers`` only under
+            # ``if not use_peft and freeze_layers``, ``freeze_layers=False``) freezes nothing
+            gated = callers_off(f, x)
+            if gated:
+                off += [g for g in gated if g not in off]
+            else:
+                used.append(x)
         mm_model = bool(set(ctx.project.model_families) & _MULTIMODAL_FAMILIES)
         for s in _all_freeze_settings(f):
             if _FREEZE_EXCLUDE.match(s.name):
