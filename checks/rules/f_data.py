@@ -1281,6 +1281,11 @@ _PACK_KEYS = ("packing", "sample_packing", "neat_packing", "padding_free", "pack
 _PACK_CALLS = ("ConstantLengthDataset", "DataCollatorWithFlattening", "pack_dataset", "PackedDataset", "GPTDataset",
                "BlendedMegatronDatasetBuilder", "ConcatTokensDataset", "PackingDataset")
 
+_PACK_CLASS = re.compile(r"(?i)(^|\.)\w*(concat|pack)\w*dataset$")
+_CHUNK_KWARGS = {"chunk_size", "max_seq_len", "max_seq_length", "seq_len", "seq_length", "block_size", "max_length",
+                 "context_length", "max_tokens"}
+_STRATEGY_KEYS = ("batching_strategy", "batch_strategy", "collate_strategy", "collation_strategy", "padding_strategy")
+
 
 @register
 class F7SequencePacking(_DataCheck):
@@ -1336,6 +1341,37 @@ class F7SequencePacking(_DataCheck):
                 "dataset:\n  _component_: torchtune.datasets.alpaca_cleaned_dataset\n  packed: False  # True increases speed\n"
                 "batch_size: 2\n"),
         }, N, "packing switch off in every recipe"),
+        Example({  # llama-recipes: samples are concatenated and cut into context-length chunks unless padding is chosen
+            "src/llama_recipes/configs/training.py": (
+                "from dataclasses import dataclass\n\n@dataclass\nclass train_config:\n"
+                "    batching_strategy: str = \"packing\"  # alternative: padding\n    context_length: int = 4096\n"),
+            "src/llama_recipes/finetuning.py": (
+                "import torch\nfrom llama_recipes.data.concatenator import ConcatDataset\n\n"
+                "def main(train_config, dataset_train):\n"
+                "    if train_config.batching_strategy == \"packing\":\n"
+                "        dataset_train = ConcatDataset(dataset_train, chunk_size=train_config.context_length)\n"
+                "    return torch.utils.data.DataLoader(dataset_train, batch_size=4, num_workers=1)\n"),
+        }, U, "batching strategy packing"),
+        Example({  # instructlab-training: one row per minibatch, position_ids restart per sample (flash-attention varlen)
+            "src/instructlab/training/sampler.py": (
+                "import torch\n\ndef mb_collate_fn(minibatch):\n    input_ids, labels, position_ids = [], [], []\n"
+                "    for item in minibatch:\n        item_len = len(item[\"input_ids\"])\n"
+                "        input_ids.extend(item[\"input_ids\"])\n        labels.extend(item[\"labels\"])\n"
+                "        position_ids.extend(range(item_len))\n"
+                "    return {\"input_ids\": torch.tensor([input_ids]), \"labels\": torch.tensor([labels]),\n"
+                "            \"position_ids\": torch.tensor([position_ids])}\n"),
+        }, U, "padding-free collator"),
+        Example({  # torch's ConcatDataset joins two datasets; it does not pack samples
+            "train.py": (
+                "import torch\nfrom torch.utils.data import ConcatDataset, DataLoader\n"
+                "train_ds = ConcatDataset([alpaca_ds, dolly_ds])\n"
+                "loader = DataLoader(train_ds, batch_size=8, collate_fn=DataCollatorForSeq2Seq(tokenizer, padding=True))\n"),
+        }, N, "torch ConcatDataset of two datasets"),
+        Example({
+            "configs/training.py": (
+                "from dataclasses import dataclass\n\n@dataclass\nclass train_config:\n    batching_strategy: str = \"packing\"\n"),
+            "scripts/finetune.sh": "torchrun --nproc_per_node 4 finetuning.py --batching_strategy padding --context_length 4096\n",
+        }, N, "padding chosen by the launch"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1354,8 +1390,25 @@ class F7SequencePacking(_DataCheck):
         # a packing dataset behind a switch every config leaves off (torchtune: ``if packed: return PackedDataset(...)``
         # with ``packed: False`` in its recipes) is library support, not packing
         packers = [c for c in f.calls(*_PACK_CALLS) if not _in_tests(c.path)]
+        # a project's own packing dataset: ``ConcatDataset(dataset, chunk_size=context_length)`` (llama-recipes) cuts the
+        # concatenated samples into fixed-length chunks; torch's ``ConcatDataset([a, b])`` joins datasets and has no length
+        packers += [c for c in f.calls_where(lambda n: bool(_PACK_CLASS.search(n))) if set(c.kwargs) & _CHUNK_KWARGS
+                    and not _in_tests(c.path) and c not in packers]
         gated = [c for c in packers if guard_off(f, c)]
         used += [_ev(c, key=c.short) for c in packers if c not in gated]
+        # a strategy option whose value names packing (llama-recipes ``batching_strategy: str = "packing"``)
+        for s in f.effective(*_STRATEGY_KEYS):
+            if isinstance(s.value, str) and s.value.strip().lower() in ("packing", "packed", "pack"):
+                used.append(f.ev(s))
+            elif isinstance(s.value, str) and s.value.strip().lower() in ("padding", "pad") and s.rank > 0:
+                off.append(f.ev(s))
+        # padding-free packing written by hand: a collator that concatenates a minibatch into one row and restarts
+        # ``position_ids`` per sample (``position_ids.extend(range(len(item)))``, instructlab-training's
+        # ``mb_collate_fn``), the ``DataCollatorWithFlattening`` pattern for flash-attention varlen kernels
+        for c in f.calls("extend"):
+            if (c.name.rsplit(".", 1)[0].endswith("position_ids") and c.loop and c.args and not _in_tests(c.path)
+                    and re.match(r"(list\()?(range|torch\.arange)\(", _text(c.args[0]))):
+                used.append(_ev(c, key="position_ids", value=_text(c.args[0])))
         for c in f.calls("map"):
             if "." in c.name and c.args and re.search(r"group_texts|pack|concat", _text(c.args[0]), re.I):
                 used.append(_ev(c, key=".map()", value=_text(c.args[0])))
