@@ -144,15 +144,20 @@ def _is_recipe_file(x: Any) -> bool:
     return getattr(x, "source", None) == "config" and x.path.endswith((".yaml", ".yml", ".json"))
 
 
-def _eager_training_sites(off_: list) -> list:
+def _eager_training_sites(off_: list, used: list) -> list:
     """Sites that choose eager/math attention explicitly (``attn_implementation="eager"`` in a ``from_pretrained`` of the
     training script), judged per training site: a flag turned off (``use_flash_attn: false``) or a value in a test,
-    evaluation, generation or conversion script is not one."""
+    evaluation, generation or conversion script is not one, nor is a fallback: eager assigned in Python to the same
+    variable that the same file also sets to a fused kernel (instructlab-training ``self.base_model_args["attn_implementation"]``
+    is ``"flash_attention_2"``, and ``"eager"`` only for GPT-OSS on a pre-Hopper GPU)."""
+    fused = {(getattr(u, "path", None), getattr(u, "key", None)) for u in used if isinstance(u, Setting) and u.source == "config"}
     out = []
     for s in off_:
         if not isinstance(s, Setting) or s.source not in ("call", "config", "launcher", "assign") or _attn_kind(s.value) != "eager":
             continue
         if _NOT_TRAINING_SITE.search(s.path):
+            continue
+        if s.source == "config" and s.path.endswith(".py") and (s.path, s.key) in fused:
             continue
         out.append(s)
     return out
@@ -307,6 +312,23 @@ class D1FlashAttention(Check):
                 "from transformers import AutoModelForCausalLM\n"
                 "model = AutoModelForCausalLM.from_pretrained('out', attn_implementation='eager')\n"),
         }, U, "eager only in an evaluation script"),
+        Example({  # instructlab-training: the kwargs dict gets the kernel by key, eager only as a pre-Hopper fallback
+            "src/instructlab/training/model.py": (
+                "import torch\nfrom transformers import AutoModelForCausalLM\n\nclass Model:\n"
+                "    def __init__(self, model_path, flash_enabled=True, is_gpt_oss=False):\n"
+                "        self.base_model_args = {\"pretrained_model_name_or_path\": model_path}\n"
+                "        if flash_enabled:\n            self.base_model_args[\"attn_implementation\"] = \"flash_attention_2\"\n"
+                "            if is_gpt_oss and torch.cuda.get_device_capability()[0] < 9:\n"
+                "                self.base_model_args[\"attn_implementation\"] = \"eager\"\n"
+                "        self.model = AutoModelForCausalLM.from_pretrained(**self.base_model_args)\n"),
+        }, U, "kernel set by dict key, eager fallback"),
+        Example({
+            "train.py": (
+                "from transformers import AutoModelForCausalLM, Trainer\n"
+                "model_kwargs = {\"torch_dtype\": \"auto\"}\nmodel_kwargs[\"attn_implementation\"] = \"eager\"\n"
+                "model = AutoModelForCausalLM.from_pretrained('google/gemma-2-9b', **model_kwargs)\n"
+                "trainer = Trainer(model=model)\ntrainer.train()\n"),
+        }, N, "eager set by dict key"),
         Example({  # LLaMA-Factory: one NPU recipe disables FlashAttention, most recipes ask for it
             "examples/train_lora/llama3_lora_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\nflash_attn: fa2\n",
             "examples/train_full/qwen2_full_sft.yaml": "model_name_or_path: Qwen/Qwen2-7B\nstage: sft\nflash_attn: fa2\n",
@@ -335,7 +357,7 @@ class D1FlashAttention(Check):
                 return Outcome(P, findings, f"FlashAttention-2 is selected, but it needs an Ampere or newer GPU and the target is "
                                f"{ctx.project.hardware.upper()}: use PyTorch SDPA instead (attn_implementation='sdpa')",
                                {"attn_implementation": best, "hardware_supports_fa2": False}, findings=findings)
-            eager = _eager_training_sites(off_)
+            eager = _eager_training_sites(off_, used)
             recipe_note = ""
             if eager and all(_is_recipe_file(x) for x in eager):  # recipes that differ: judged by their majority
                 on_recipes = {x.path for x in used if _is_recipe_file(x)}
