@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import bisect
 import re
 from typing import Any
@@ -10,7 +11,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import callers_off, evs, guard_off, recipe_majority, uses_hf_trainer, value_on
+from ._helpers import callers_off, evs, guard_off, parse_expr, recipe_majority, uses_hf_trainer, value_on
 from .c_memory import fp8_sites
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -1028,7 +1029,55 @@ def _resize_without_pad(f: Facts) -> list[Call]:
     reuse = [a for a in f.attr_assigns("pad_token", "pad_token_id") if re.search(r"(unk|eos|bos)_token", getattr(a.value, "text", "") or "")]
     if reuse:
         return []
-    return [c for c in f.calls("resize_token_embeddings") if "pad_to_multiple_of" not in c.kwargs and not c.star_kwargs]
+    return [c for c in f.calls("resize_token_embeddings") if "pad_to_multiple_of" not in c.kwargs and not c.star_kwargs
+            and (rounded_multiple(_text(c.args[0]) if c.args else "") or 1) % 8]
+
+
+def _text(v: Any) -> str:
+    return v.text if isinstance(v, Expr) else repr(v)
+
+
+def _const_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return int(node.value) if node.value == int(node.value) and node.value > 1 else None
+    return None
+
+
+def rounded_multiple(expr: str) -> int | None:
+    """M when ``expr`` rounds a size up to a multiple of M: ``8 * math.ceil(n / 8.0)`` (instructlab-training),
+    ``math.ceil(n / M) * M``, ``(n + M - 1) // M * M``, ``-(-n // M) * M``, ``find_multiple(n, M)`` / ``round_up(n, M)``."""
+    node = parse_expr(expr)
+    if node is None:
+        return None
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            fn = sub.func.attr if isinstance(sub.func, ast.Attribute) else sub.func.id if isinstance(sub.func, ast.Name) else ""
+            if re.fullmatch(r"(find|round_up_to|round_up|pad_to|next)_?multiple(_of)?|round_up|ceil_to|align(_up|_to)?", fn) \
+                    and len(sub.args) == 2 and (m := _const_int(sub.args[1])):
+                return m
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult):
+            for m_node, other in ((sub.left, sub.right), (sub.right, sub.left)):
+                m = _const_int(m_node)
+                if m is None:
+                    continue
+                # the other factor divides by the same M and rounds up: ceil(n / M), (n + M - 1) // M, -(-n // M)
+                rounds = any(isinstance(x, ast.Call) and getattr(x.func, "attr", getattr(x.func, "id", "")) == "ceil" for x in ast.walk(other))
+                rounds = rounds or any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.FloorDiv) for x in ast.walk(other))
+                divides = any(isinstance(x, ast.BinOp) and isinstance(x.op, (ast.Div, ast.FloorDiv)) and _const_int(x.right) == m
+                              for x in ast.walk(other))
+                if rounds and divides:
+                    return m
+    return None
+
+
+def _padded_resizes(f: Facts, mult: int) -> list[Call]:
+    """``resize_token_embeddings`` calls that round the new size up to a multiple of ``mult`` in their own argument."""
+    out = []
+    for c in f.calls("resize_token_embeddings"):
+        m = rounded_multiple(_text(c.args[0])) if c.args else None
+        if m and m % mult == 0 and not _TEST_PATH.search(c.path):
+            out.append(c)
+    return out
 
 
 @register
@@ -1085,6 +1134,17 @@ class D7TensorCoreAlignment(Check):
         Example({"train.py": (
             "special = {'pad_token': '[PAD]'}\nnum_new = tokenizer.add_special_tokens(special)\n"
             "model.resize_token_embeddings(len(tokenizer))\n")}, N, "resize to len(tokenizer)"),
+        Example({"src/instructlab/training/model.py": (  # the new vocabulary size is rounded up to a multiple of 8 by hand
+            "import math\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n\nclass Model:\n"
+            "    def reconcile_tokenizer(self):\n        if len(self.tokenizer) > self.model.config.vocab_size:\n"
+            "            self.model.resize_token_embeddings(\n                int(8 * math.ceil(len(self.tokenizer) / 8.0))\n"
+            "            )  # make the vocab size multiple of 8 for sharding the embedding layer\n")}, U, "resize rounded up by hand"),
+        Example({"train.py": (
+            "import math\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n"
+            "tokenizer = AutoTokenizer.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+            "tokenizer.add_special_tokens({'pad_token': '<pad>'})\n"
+            "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+            "model.resize_token_embeddings(2 * math.ceil(len(tokenizer) / 2))\n")}, N, "resize rounded to an even size only"),
         Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-3.1-8B')\n"},
                 N, "dimensions from checkpoint"),
         Example({"llmfoundry/models/mpt/configuration_mpt.py": (  # HF config idiom: defaults are __init__ parameters
@@ -1109,11 +1169,12 @@ class D7TensorCoreAlignment(Check):
         mult = self._mult(f)
         dims = _dims(f)
         pads = _paddings(f, mult)
-        if not dims and not pads and not _resize_without_pad(f):
+        rounded = _padded_resizes(f, mult)
+        if not dims and not pads and not rounded and not _resize_without_pad(f):
             return Outcome(N, [], "no model dimension or padding setting is visible (the architecture comes from a checkpoint)",
                            {"dims_visible": False})
         vocab_padded = any(s.name in _VOCAB_PAD_KEYS for s in pads) or any(
-            s.name == "pad_to_multiple_of" and s.key.startswith("resize_token_embeddings") for s in pads)
+            s.name == "pad_to_multiple_of" and s.key.startswith("resize_token_embeddings") for s in pads) or bool(rounded)
         vocabs = [int(as_number(s.value) or 0) for s in dims if s.name in {"vocab_size", "padded_vocab_size"}]
         # the embedding row count a model really allocates (OLMo ``embedding_size: 50304`` beside ``vocab_size: 50280``)
         vocabs += [int(n) for s in f.effective("embedding_size", "padded_vocab_size")
@@ -1135,12 +1196,17 @@ class D7TensorCoreAlignment(Check):
             return Outcome(N, [f.ev(s) for s in bad], f"not a multiple of {mult}: {listed}", values)
         resize = _resize_without_pad(f)
         if resize and not vocab_padded:
-            return Outcome(N, evs(resize), "tokens are added and the embedding is resized to len(tokenizer) without pad_to_multiple_of",
-                           {"aligned": False})
+            arg = _text(resize[0].args[0]) if resize[0].args else "len(tokenizer)"
+            return Outcome(N, evs(resize), f"tokens are added and the embedding is resized to `{arg}` ({resize[0].path}:{resize[0].line}), "
+                           f"not rounded up to a multiple of {mult} (no pad_to_multiple_of)", {"aligned": False})
         good = [s for s in dims if int(as_number(s.value) or 0) % mult == 0]
         values = {s.name: int(as_number(s.value) or 0) for s in good}
         values["aligned"] = True
-        return Outcome(U, [f.ev(s) for s in [*pads, *good]], f"visible GEMM dimensions are multiples of {mult}", values)
+        if rounded and not good and not pads:
+            m = rounded_multiple(_text(rounded[0].args[0]))
+            return Outcome(U, evs(rounded), f"the embedding is resized to len(tokenizer) rounded up to a multiple of {m}",
+                           {"aligned": True, "vocab_multiple": m})
+        return Outcome(U, [f.ev(s) for s in [*pads, *good]] + evs(rounded), f"visible GEMM dimensions are multiples of {mult}", values)
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         if outcome.status != Status.UNUSED or outcome.values.get("dims_visible") is False:
