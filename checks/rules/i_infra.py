@@ -30,7 +30,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import HF_DEFAULTS, parse_expr, uses_hf_trainer
+from ._helpers import HF_DEFAULTS, guard_off, parse_expr, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 #: I3-I5 found no interval setting and no call in a training-step loop: the frequency cannot be judged, so the status is
@@ -424,14 +424,14 @@ _OPT_STEP = re.compile(r"(optim|\bopt\b|scaler|engine|model_engine|fabric|accele
 
 
 def _is_step_call(c: Call) -> bool:
-    if c.short in {"backward", "manual_backward"}:
+    if c.short in {"backward", "manual_backward", "take_optimizer_step"}:  # instructlab-training's ``accelerator.take_optimizer_step()``
         return True
     return c.short == "step" and bool(_OPT_STEP.search(c.name) or _OPT_STEP.search(c.text)) and "sched" not in c.name.lower()
 
 
 def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     """(path, function, loop iterable) of loops that run one optimizer step per iteration."""
-    loops = {(c.path, c.func, c.loop) for c in f.calls("backward", "manual_backward", "step")
+    loops = {(c.path, c.func, c.loop) for c in f.calls("backward", "manual_backward", "step", "take_optimizer_step")
              if c.loop is not None and "epoch" not in c.loop.lower() and _is_step_call(c)}
     # a loop that calls the trainer's own step method (``outputs = self.training_step(dataloader)``, nanotron)
     loops |= {(c.path, c.func, c.loop) for c in f.calls("training_step", "train_step")
@@ -665,6 +665,20 @@ _SAVE_CALLS = ("torch.save", "save_checkpoint", "save_state", "save_pretrained",
                "save_state_dict")
 
 
+def save_sites(f: Facts) -> list[Call]:
+    """Checkpoint saves: the save calls themselves, and calls of the project's own helpers whose body saves
+    (llama-recipes ``save_peft_checkpoint(model, output_dir)`` -> ``model.save_pretrained``; ``save_model_checkpoint`` ->
+    ``torch.save``), so that a helper called once per epoch is read as a per-epoch save."""
+    direct = [c for c in f.calls(*_SAVE_CALLS) if c.short != "save_pretrained" or "tokenizer" not in c.text.lower()]
+    # a helper that saves only every N steps itself (OpenRLHF ``save_logs_and_checkpoints``: ``if global_step % save_steps == 0``)
+    # is judged by that guard, where the step loop calls it (step_helpers)
+    gated = {c.func for c in direct if c.func and "%" in (c.guard or "")}
+    helpers = {c.func for c in direct if c.func and re.search(r"save|checkpoint|ckpt", c.func, re.I) and c.func not in gated
+               and not _TEST_PATH.search(c.path)}
+    via = [c for c in f.calls(*sorted(helpers)) if c.func not in helpers and c.short in helpers and c not in direct] if helpers else []
+    return direct + via
+
+
 @register
 class I3CheckpointFrequency(Check):
     id = "I3"
@@ -733,6 +747,26 @@ class I3CheckpointFrequency(Check):
         Example({"train.py": (  # nothing saves in the loop and no interval is set: not judged (n/a), never called sane
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
+        Example({  # llama-recipes: the project's own save helper, called once per epoch after validation
+            "src/llama_recipes/model_checkpointing/checkpoint_handler.py": (
+                "import torch\n\ndef save_peft_checkpoint(model, model_path):\n    model.save_pretrained(model_path)\n"),
+            "src/llama_recipes/utils/train_utils.py": (
+                "from llama_recipes.model_checkpointing import save_peft_checkpoint\n\n"
+                "def train(model, train_dataloader, optimizer, train_config):\n    best_val_loss = float('inf')\n"
+                "    for epoch in range(train_config.num_epochs):\n        for step, batch in enumerate(train_dataloader):\n"
+                "            loss = model(**batch).loss\n            loss.backward()\n            optimizer.step()\n"
+                "            optimizer.zero_grad()\n        eval_epoch_loss = evaluation(model)\n"
+                "        if train_config.save_model and eval_epoch_loss < best_val_loss:\n"
+                "            save_peft_checkpoint(model, train_config.output_dir)\n"),
+        }, U, "save helper once per epoch"),
+        Example({  # the same helper called after every optimizer step
+            "ckpt.py": "import torch\n\ndef save_model_checkpoint(model, path):\n    torch.save(model.state_dict(), path)\n",
+            "train.py": (
+                "from ckpt import save_model_checkpoint\n\n"
+                "def train(model, loader, optimizer):\n    for step, batch in enumerate(loader):\n"
+                "        loss = model(**batch).loss\n        loss.backward()\n        optimizer.step()\n"
+                "        save_model_checkpoint(model, 'out/model.pt')\n"),
+        }, N, "save helper every step"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -750,7 +784,7 @@ class I3CheckpointFrequency(Check):
                 items.append(Interval(e, e.dotted, "checkpoint_interval", steps, kind))
         bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
         spaced: list[tuple[Call, float | None]] = []
-        save_calls = [c for c in f.calls(*_SAVE_CALLS) if c.short != "save_pretrained" or "tokenizer" not in c.text.lower()]
+        save_calls = [c for c in save_sites(f) if not guard_off(f, c)]
         loop = per_step_calls(f, save_calls, threshold, spaced)
         bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]
         extra: dict[str, Any] = {}
@@ -760,18 +794,21 @@ class I3CheckpointFrequency(Check):
             extra["save_steps"] = HF_DEFAULTS["save_steps"]
         values = _values(items, extra)
         hf = _hf_default_site(f, "save_steps") if "save_steps" in extra else None
-        per_epoch = _epoch_saves(f, save_calls) if not items and not loop and not spaced and hf is None else []
+        per_epoch = _epoch_saves(f, save_calls) if not items and not loop and hf is None else []
+        epoch_txt = ""
+        if per_epoch:
+            c = per_epoch[0]
+            epoch_txt = (f"a checkpoint once per epoch: {c.short}() in the epoch loop, after the step loop ({c.path}:{c.line}"
+                         f"{f' (+{len(per_epoch) - 1})' if len(per_epoch) > 1 else ''})")
         if values and items:
             sane = "checkpoints at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
         elif hf is not None:
             sane = f"HF Trainer default: a checkpoint every 500 steps (save_steps is not set; the trainer at {hf.path}:{hf.line})"
+        elif per_epoch:
+            sane = epoch_txt + ("; " + _spaced_detail("other saves", spaced) if spaced else "")
+            values["save_strategy"] = "epoch"
         elif spaced:
             sane = _spaced_detail("checkpoints saved", spaced)
-        elif per_epoch:
-            c = per_epoch[0]
-            sane = (f"a checkpoint once per epoch: {c.short}() in the epoch loop, after the step loop ({c.path}:{c.line}"
-                    f"{f' (+{len(per_epoch) - 1})' if len(per_epoch) > 1 else ''})")
-            values["save_strategy"] = "epoch"
         else:
             sane = NOT_JUDGED + ("no checkpoint interval setting and no save call in a training-step loop were found on the training "
                                  "path; check how often your launch saves (its save interval or save callback)")
