@@ -447,6 +447,9 @@ def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, 
     """
     if not guard:
         return False, None
+    guard = _without_skips(guard)
+    if not guard:
+        return False, None
     m = re.search(r"%\s*\(?\s*([A-Za-z_][\w.]*|\d+)", guard)
     if m:
         tok = m.group(1)
@@ -465,6 +468,21 @@ def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, 
         return True, None
     # a guard made only of rank checks and on/off flags still fires every step; any other condition does not
     return (not all(_trivial_condition(part) for part in re.split(r"\band\b|\bor\b", guard))), None
+
+
+def _without_skips(guard: str) -> str:
+    """The guard without the negated terms that an earlier early exit leaves on every later line of the loop
+    (``if global_step <= args.last_step: continue`` when resuming, ``if batch_metrics.interrupted: ... return``): they hold on
+    every step that runs, so they are no interval. A negated ``%`` term (``if step % 10 != 0: continue``) is kept."""
+    node = parse_expr(guard)
+    if node is None:
+        return guard
+    terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    keep = [t for t in terms if not (isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not)
+                                     and not any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.Mod) for x in ast.walk(t.operand)))]
+    if len(keep) == len(terms):
+        return guard
+    return " and ".join(ast.unparse(t) for t in keep)
 
 
 def _derived_interval(f: Facts, name: str, path: str) -> list[float]:
@@ -566,8 +584,8 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
     # any ``for``, under an interval guard (``if step % args.log_every == 0``) is taken as in that loop, at that interval
     while_steps = {(x.path, x.func) for x in f.calls("step") if x.loop is None and _is_step_call(x)}
     for c in calls:
-        if _TEST_PATH.search(c.path) or c.path in side:
-            continue
+        if _TEST_PATH.search(c.path) or c.path in side or _FINAL_SAVE.search(c.func or ""):
+            continue  # a helper that ends the run (``_save_and_exit``) runs once, not every step
         in_step = (c.loop is not None and (c.path, c.func, c.loop) in loops) or (c.loop is None and c.func in _STEP_FUNCS) or (
             c.loop is None and (c.path, c.func) in while_steps and bool(c.guard) and "%" in (c.guard or ""))
         sites = [] if in_step or c.func is None or c.loop is not None else helpers.get((c.path, c.func), [])
@@ -663,6 +681,9 @@ _SAVE_KEYS = ("save_steps", "save_interval", "checkpoint_interval", "save_every_
               "checkpointing_steps", "checkpoint_factor", "save_iters", "checkpoint_every_n_steps", "save_freq_steps")
 _SAVE_CALLS = ("torch.save", "save_checkpoint", "save_state", "save_pretrained", "save_model", "torch.distributed.checkpoint.save",
                "save_state_dict")
+
+
+_FINAL_SAVE = re.compile(r"(?i)(exit|preempt|on_demand|emergency|interrupt|on_signal|sigterm|on_train_end)")
 
 
 def save_sites(f: Facts) -> list[Call]:
@@ -784,7 +805,8 @@ class I3CheckpointFrequency(Check):
                 items.append(Interval(e, e.dotted, "checkpoint_interval", steps, kind))
         bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
         spaced: list[tuple[Call, float | None]] = []
-        save_calls = [c for c in save_sites(f) if not guard_off(f, c)]
+        # a save that ends the run (``_save_and_exit``, on-demand/preemption/emergency saves) happens once, not every step
+        save_calls = [c for c in save_sites(f) if not guard_off(f, c) and not _FINAL_SAVE.search(f"{c.short} {c.func or ''}")]
         loop = per_step_calls(f, save_calls, threshold, spaced)
         bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]
         extra: dict[str, Any] = {}
@@ -820,7 +842,7 @@ _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq",
              "steps_per_print", "iteration_step_info_interval", "print_every", "log_every_n_iters", "console_log_interval", "display_interval")
 _LOG_FUNCS = re.compile(r"^(print|print0|printr|log0|rank0_print|print_rank_0|print_rank0|master_print|print_master|log_rank|log_rank_0|log_rank0"
                         r"|log_dist|print_log|log_info|printflock)$")
-_LOGGER_RECV = re.compile(r"(^|\.)(logger|logging|log|_logger|LOGGER)\.(info|debug|warning|warn)$")
+_LOGGER_RECV = re.compile(r"(^|\.)(logger|logging|log|\w*_logger|LOGGER)\.(info|debug|warning|warn)$")  # base_logger.info too
 
 
 def log_calls(f: Facts) -> list[Call]:
@@ -942,9 +964,24 @@ _TRACKER_CALL = re.compile(
 _LIGHTNING_LOGGERS = ("WandbLogger", "TensorBoardLogger", "MLFlowLogger", "CometLogger", "NeptuneLogger", "SwanLabLogger")
 
 
+_METRIC_LOGGER = re.compile(r"(^|\.)\w*metrics?_?logger\.(info|log)$", re.I)
+_TRACKER_MODULES = ("wandb", "mlflow", "torch.utils.tensorboard", "tensorboardX", "tensorboard", "swanlab", "aim", "comet_ml")
+
+
 def tracker_calls(f: Facts) -> list[Call]:
     pool = f.calls("log", "add_scalar", "add_scalars", "log_metric", "log_metrics", "report_scalar", "track", "log_dict")
-    return [c for c in pool if _TRACKER_CALL.match(c.name) and not c.name.startswith("self.log")]
+    out = [c for c in pool if _TRACKER_CALL.match(c.name) and not c.name.startswith("self.log")]
+    # a metrics logger whose handlers are the trackers (instructlab-training: ``metric_logger.info({"step": ..., "lr": ...})``
+    # on ``logging.getLogger("instructlab.training.metrics")``, configured with W&B/TensorBoard/MLflow handlers): a tracker
+    # report when it is given a dict of metrics and the project imports a tracker
+    if any(not _TEST_PATH.search(i.path) for i in f.imports(*_TRACKER_MODULES)):
+        out += [c for c in f.calls("info", "log") if _METRIC_LOGGER.search(c.name) and c.args
+                and _text_of(c.args[0]).lstrip().startswith("{") and c not in out]
+    return out
+
+
+def _text_of(v: Any) -> str:
+    return v.text if isinstance(v, Expr) else repr(v)
 
 
 def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
@@ -1073,6 +1110,30 @@ class I5ReportFrequency(Check):
             "        _, loss = model(x, y)\n        loss.backward()\n        optimizer.step()\n        step += 1\n"
             "        if step % args.report_every == 0:\n            wandb.log({'loss': loss.item()}, step=step)\n")}, N,
             "while loop reporting every step"),
+        Example({  # instructlab-training: a metrics logger whose handlers are the trackers, fed every step after the resume skip
+            "src/instructlab/training/logger.py": (
+                "import logging\n\ndef setup_metric_logger(output_dir, wandb_project=None, tensorboard_log_dir=None):\n"
+                "    logger = logging.getLogger('instructlab.training.metrics')\n"
+                "    if wandb_project:\n        import wandb\n        logger.addHandler(WandbHandler(wandb_project))\n"
+                "    if tensorboard_log_dir:\n        from torch.utils.tensorboard import SummaryWriter\n"
+                "        logger.addHandler(TensorBoardHandler(SummaryWriter(tensorboard_log_dir)))\n"),
+            "src/instructlab/training/main_ds.py": (
+                "import logging\n\ndef train(args, model, accelerator, batch_loss_manager, local_rank):\n"
+                "    metric_logger = logging.getLogger('instructlab.training.metrics')\n    global_step = 1\n"
+                "    for batch in accelerator.train_loader:\n        if global_step <= args.last_step:\n"
+                "            global_step += 1\n            continue\n"
+                "        loss = batch_loss_manager.process_batch(batch)\n        accelerator.take_optimizer_step()\n"
+                "        if local_rank == 0:\n            metric_logger.info({'step': global_step, 'loss': loss}, extra={'step': global_step})\n"
+                "        global_step += 1\n"),
+        }, N, "metrics logger fed every step"),
+        Example({
+            "logger.py": "import logging\nimport wandb\n\nmetrics_logger = logging.getLogger('metrics')\n",
+            "train.py": (
+                "import argparse\nfrom logger import metrics_logger\n"
+                "p = argparse.ArgumentParser()\np.add_argument('--log_interval', type=int, default=50)\nargs = p.parse_args()\n"
+                "for step, batch in enumerate(loader):\n    loss = model(**batch).loss\n    loss.backward()\n    optimizer.step()\n"
+                "    if step % args.log_interval == 0:\n        metrics_logger.info({'step': step, 'loss': loss.item()})\n"),
+        }, U, "metrics logger every 50 steps"),
         Example({"train.py": (  # no tracker and no tracker interval: not judged (n/a)
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
