@@ -758,7 +758,7 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
             e = _first_entry(f, path, "stage")
             if e is not None:
                 lora.append(e)
-    if not lora and not on:
+    if not lora and not on and not off:
         # PEFT built only behind a switch that is off (OpenRLHF ``if lora_rank > 0:`` with ``--ds.lora.rank`` default 0)
         seen = {(x.path, x.line) for x in off}
         for c in f.calls(*_PEFT_CALLS):
@@ -971,11 +971,16 @@ class G4LoRA(Check):
             return Outcome(U, evs(lora + q), f"{'QLoRA' if q else 'LoRA/PEFT'} fine-tuning", {"finetuning": kind})
         kind = "freeze" if any(str(getattr(s, "value", "")).lower() == "freeze" for s in full) else "full"
         detail = "LoRA switch is off in every launch/config" if off and not full else "full-parameter fine-tuning (no LoRA/PEFT)"
-        gate = next((c for c in f.calls(*_PEFT_CALLS) if c.guard and guard_off(f, c)), None)
+        first = next((s for s in off if isinstance(s, Setting)), None)
+        gated = [(c, g) for c in f.calls(*_PEFT_CALLS) if c.guard and (g := guard_off(f, c))]
+        # the gate that the cited switch closes (not some other local condition around a PEFT call)
+        gate = next((c for c, g in gated if first is None or any((x.path, x.line) == (first.path, first.line) for x in g)), None)
         if gate is not None and not full:
-            first = next((s for s in off if isinstance(s, Setting)), None)
             where = f"; {first.key} is {first.value!r} at {first.path}:{first.line}" if first is not None else ""
             detail = f"full-parameter fine-tuning unless a run turns LoRA on: PEFT is built only under `{gate.guard}` ({gate.path}:{gate.line}){where}"
+        elif first is not None and not full:
+            detail = (f"full-parameter fine-tuning unless a run turns LoRA on: the LoRA switch {first.key} is {first.value!r} at "
+                      f"{first.path}:{first.line}, and no launch or config turns it on")
         return Outcome(N, evs(full + off), detail, {"finetuning": kind})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
