@@ -1311,6 +1311,11 @@ _PACK_CALLS = ("ConstantLengthDataset", "DataCollatorWithFlattening", "pack_data
 _PACK_CLASS = re.compile(r"(?i)(^|\.)\w*(concat|pack)\w*dataset$")
 _CHUNK_KWARGS = {"chunk_size", "max_seq_len", "max_seq_length", "seq_len", "seq_length", "block_size", "max_length",
                  "context_length", "max_tokens"}
+_PACK_STRATEGIES = ("packing", "packed", "pack", "padding_free", "sequence_packing")
+
+
+def _packs(strategy: str) -> bool:
+    return strategy in _PACK_STRATEGIES or strategy.endswith(("_packing", "padding_free"))
 _STRATEGY_KEYS = ("batching_strategy", "batch_strategy", "collate_strategy", "collation_strategy", "padding_strategy")
 
 
@@ -1388,6 +1393,18 @@ class F7SequencePacking(_DataCheck):
                 "    return {\"input_ids\": torch.tensor([input_ids]), \"labels\": torch.tensor([labels]),\n"
                 "            \"position_ids\": torch.tensor([position_ids])}\n"),
         }, U, "padding-free collator"),
+        Example({  # LLaMA-Factory v1: a padding-free batcher is a plugin; the batching strategy defaults to normal
+            "src/llamafactory/v1/config/training_args.py": (
+                "from dataclasses import dataclass, field\nfrom enum import Enum\n\n"
+                "class BatchingStrategy(str, Enum):\n    NORMAL = \"normal\"\n    PADDING_FREE = \"padding_free\"\n\n"
+                "@dataclass\nclass TrainingArguments:\n"
+                "    batching_strategy: BatchingStrategy = field(default=BatchingStrategy.NORMAL)\n"),
+            "src/llamafactory/v1/plugins/trainer_plugins/batching.py": (
+                "import torch\n\ndef _pack_padding_free_samples(samples, cutoff_len):\n    input_ids, position_ids = [], []\n"
+                "    for sample in samples:\n        n = min(len(sample['input_ids']), cutoff_len)\n"
+                "        input_ids.extend(sample['input_ids'][:n])\n        position_ids.extend(range(n))\n"
+                "    return {'input_ids': torch.tensor([input_ids]), 'position_ids': torch.tensor([position_ids])}\n"),
+        }, N, "padding-free batcher not the default strategy"),
         Example({  # torch's ConcatDataset joins two datasets; it does not pack samples
             "train.py": (
                 "import torch\nfrom torch.utils.data import ConcatDataset, DataLoader\n"
@@ -1430,15 +1447,32 @@ class F7SequencePacking(_DataCheck):
         gated = [c for c in packers if guard_off(f, c)]
         used += [_ev(c, key=c.short) for c in packers if c not in gated]
         # a strategy option whose value names packing (llama-recipes ``batching_strategy: str = "packing"``)
+        strategies: list[str] = []
+        strategy_ev: list[Evidence] = []
         for s in f.effective(*_STRATEGY_KEYS):
-            if isinstance(s.value, str) and s.value.strip().lower() in ("packing", "packed", "pack"):
-                used.append(f.ev(s))
-            elif isinstance(s.value, str) and s.value.strip().lower() in ("padding", "pad") and s.rank > 0:
+            # a string, or an enum member (LLaMA-Factory v1 ``batching_strategy = BatchingStrategy.NORMAL``)
+            v = (s.value.text.rsplit(".", 1)[-1] if isinstance(s.value, Expr) else s.value) if s.value is not None else None
+            if not isinstance(v, str) or (isinstance(s.value, Expr) and not re.fullmatch(r"[\w.]+", s.value.text)):
+                continue
+            v = v.strip().lower().replace("-", "_")
+            strategies.append(v)
+            if _packs(v):
+                strategy_ev.append(f.ev(s))
+            elif v in ("padding", "pad") and s.rank > 0:
                 off.append(f.ev(s))
+        # recipes that each demonstrate one strategy (LLaMA-Factory v1: normal, dynamic_batching, padding_free,
+        # dynamic_padding_free) are judged by their majority, like other switches
+        packing_on = len(strategy_ev) * 2 > len(strategies)
+        strategy_note = "" if packing_on or not strategy_ev else \
+            f"; a packing batching strategy in {len(strategy_ev)} of {len(strategies)} settings (not the majority)"
+        if packing_on:
+            used += strategy_ev
         # padding-free packing written by hand: a collator that concatenates a minibatch into one row and restarts
         # ``position_ids`` per sample (``position_ids.extend(range(len(item)))``, instructlab-training's
-        # ``mb_collate_fn``), the ``DataCollatorWithFlattening`` pattern for flash-attention varlen kernels
-        for c in f.calls("extend"):
+        # ``mb_collate_fn``), the ``DataCollatorWithFlattening`` pattern for flash-attention varlen kernels; not when a
+        # batching-strategy option picks something else by default (then that collator is one option among several)
+        hand_packers = not strategies or packing_on
+        for c in f.calls("extend") if hand_packers else ():
             if (c.name.rsplit(".", 1)[0].endswith("position_ids") and c.loop and c.args and not _in_tests(c.path)
                     and re.match(r"(list\()?(range|torch\.arange)\(", _text(c.args[0]))):
                 used.append(_ev(c, key="position_ids", value=_text(c.args[0])))
@@ -1456,7 +1490,7 @@ class F7SequencePacking(_DataCheck):
         grouped = [f.ev(s) for s in f.effective("group_by_length", "group_by_modality_length") if truthy(s.value) and s.rank > 0]
         if grouped:
             return Outcome(N, off + grouped, "batches are grouped by length, which trims padding but does not pack samples", {"packing": False})
-        return Outcome(N, off, "packing explicitly disabled" if off else "no sequence packing found", {"packing": False})
+        return Outcome(N, off, ("packing explicitly disabled" if off else "no sequence packing found") + strategy_note, {"packing": False})
 
 
 # ---------------------------------------------------------------------------------------
