@@ -323,7 +323,7 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
         if not name:
             continue
         settings = _through_args(facts, [x for x in facts.effective(name, near=path) if not _TEST_FILE.search(x.path)])
-        if not settings or any(isinstance(x.value, (Expr, list, dict)) for x in settings):
+        if not settings or any(isinstance(x.value, (Expr, list, tuple, dict)) for x in settings):
             continue
         held = [_holds(op, x.value, right) for x in settings]
         if all(h is False for h in held):
