@@ -1030,7 +1030,7 @@ def _resize_without_pad(f: Facts) -> list[Call]:
     if reuse:
         return []
     return [c for c in f.calls("resize_token_embeddings") if "pad_to_multiple_of" not in c.kwargs and not c.star_kwargs
-            and (rounded_multiple(_text(c.args[0]) if c.args else "") or 1) % 8]
+            and (resize_multiple(f, c)[0] or 1) % 8]
 
 
 def _text(v: Any) -> str:
@@ -1043,8 +1043,9 @@ def _const_int(node: ast.expr) -> int | None:
     return None
 
 
-def rounded_multiple(expr: str) -> int | None:
-    """M when ``expr`` rounds a size up to a multiple of M: ``8 * math.ceil(n / 8.0)`` (instructlab-training),
+def _rounding_operand(expr: str) -> ast.expr | None:
+    """The M of ``expr`` when it rounds a size up to a multiple of M (a constant or a name): ``8 * math.ceil(n / 8.0)``
+    (instructlab-training), ``int(multiple_of * math.ceil(len(tokenizer) / multiple_of))`` (fms-hf-tuning),
     ``math.ceil(n / M) * M``, ``(n + M - 1) // M * M``, ``-(-n // M) * M``, ``find_multiple(n, M)`` / ``round_up(n, M)``."""
     node = parse_expr(expr)
     if node is None:
@@ -1053,28 +1054,71 @@ def rounded_multiple(expr: str) -> int | None:
         if isinstance(sub, ast.Call):
             fn = sub.func.attr if isinstance(sub.func, ast.Attribute) else sub.func.id if isinstance(sub.func, ast.Name) else ""
             if re.fullmatch(r"(find|round_up_to|round_up|pad_to|next)_?multiple(_of)?|round_up|ceil_to|align(_up|_to)?", fn) \
-                    and len(sub.args) == 2 and (m := _const_int(sub.args[1])):
-                return m
+                    and len(sub.args) == 2:
+                return sub.args[1]
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult):
             for m_node, other in ((sub.left, sub.right), (sub.right, sub.left)):
-                m = _const_int(m_node)
-                if m is None:
+                if not (_const_int(m_node) or isinstance(m_node, (ast.Name, ast.Attribute))):
                     continue
+                key = ast.dump(m_node)
                 # the other factor divides by the same M and rounds up: ceil(n / M), (n + M - 1) // M, -(-n // M)
                 rounds = any(isinstance(x, ast.Call) and getattr(x.func, "attr", getattr(x.func, "id", "")) == "ceil" for x in ast.walk(other))
                 rounds = rounds or any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.FloorDiv) for x in ast.walk(other))
-                divides = any(isinstance(x, ast.BinOp) and isinstance(x.op, (ast.Div, ast.FloorDiv)) and _const_int(x.right) == m
+                divides = any(isinstance(x, ast.BinOp) and isinstance(x.op, (ast.Div, ast.FloorDiv))
+                              and (ast.dump(x.right) == key or (_const_int(x.right) is not None and _const_int(x.right) == _const_int(m_node)))
                               for x in ast.walk(other))
                 if rounds and divides:
-                    return m
+                    return m_node
     return None
+
+
+def rounded_multiple(expr: str) -> int | None:
+    """M when ``expr`` rounds a size up to a constant multiple M (see :func:`_rounding_operand`)."""
+    m = _rounding_operand(expr)
+    return _const_int(m) if m is not None else None
+
+
+def _size_expr(f: Facts, c: Call) -> tuple[str, int] | None:
+    """The expression a resize's size comes from: the argument, or the assignment of a local name it passes
+    (``embedding_size = int(multiple_of * math.ceil(...))`` above ``resize_token_embeddings(embedding_size)``)."""
+    if not c.args:
+        return None
+    arg = _text(c.args[0])
+    if not re.fullmatch(r"[A-Za-z_]\w*", arg):
+        return arg, c.line
+    ff = f.files.get(c.path)
+    pat = re.compile(rf"^\s*{arg}\s*(:[^=]+)?=\s*(.+)$")
+    found = [(m.group(2).strip(), x.line) for x in (ff.calls if ff else ()) if x.func == c.func and x.line < c.line
+             and (m := pat.match(x.text))]
+    return max(found, key=lambda t: t[1]) if found else (arg, c.line)
+
+
+def resize_multiple(f: Facts, c: Call) -> tuple[int | None, str]:
+    """(the multiple a resize rounds its size up to, when known; a note on how it is rounded, for the detail)."""
+    got = _size_expr(f, c)
+    if got is None:
+        return None, ""
+    expr, line = got
+    m = _rounding_operand(expr)
+    if m is None:
+        return None, ""
+    n = _const_int(m)
+    if n is not None:
+        return n, ""
+    name = m.attr if isinstance(m, ast.Attribute) else m.id if isinstance(m, ast.Name) else ""
+    vals = [(v, x) for x in f.effective(name, near=c.path) if not _TEST_PATH.search(x.path) and (v := as_number(x.value)) is not None]
+    where = f"`{expr}` ({c.path}:{line}) rounds up to a multiple of {name}"
+    if vals and len({v for v, _ in vals}) == 1:
+        v, x = vals[0]
+        return int(v), f"{where}, which is {int(v)} ({x.key} at {x.path}:{x.line})"
+    return None, where
 
 
 def _padded_resizes(f: Facts, mult: int) -> list[Call]:
     """``resize_token_embeddings`` calls that round the new size up to a multiple of ``mult`` in their own argument."""
     out = []
     for c in f.calls("resize_token_embeddings"):
-        m = rounded_multiple(_text(c.args[0])) if c.args else None
+        m = resize_multiple(f, c)[0]
         if m and m % mult == 0 and not _TEST_PATH.search(c.path):
             out.append(c)
     return out
@@ -1145,6 +1189,36 @@ class D7TensorCoreAlignment(Check):
             "tokenizer.add_special_tokens({'pad_token': '<pad>'})\n"
             "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
             "model.resize_token_embeddings(2 * math.ceil(len(tokenizer) / 2))\n")}, N, "resize rounded to an even size only"),
+        Example({  # fms-hf-tuning: the size is rounded up to a configurable multiple, 1 by default
+            "tuning/config/configs.py": (
+                "from dataclasses import dataclass, field\nfrom typing import Optional\n\n@dataclass\nclass ModelArguments:\n"
+                "    model_name_or_path: Optional[str] = field(default='facebook/opt-125m')\n"
+                "    embedding_size_multiple_of: Optional[int] = field(default=1)\n"),
+            "tuning/data/tokenizer_utils.py": (
+                "import math\n\ndef tokenizer_and_embedding_resize(special_tokens_dict, tokenizer, model, multiple_of=1):\n"
+                "    num_new_tokens = tokenizer.add_special_tokens(special_tokens_dict)\n"
+                "    embedding_size = int(multiple_of * math.ceil(len(tokenizer) / multiple_of))\n"
+                "    model.resize_token_embeddings(embedding_size)\n    return num_new_tokens\n"),
+            "tuning/sft_trainer.py": (
+                "from tuning.data.tokenizer_utils import tokenizer_and_embedding_resize\n\ndef train(model_args, tokenizer, model):\n"
+                "    tokenizer_and_embedding_resize({'pad_token': '<pad>'}, tokenizer, model,\n"
+                "                                   multiple_of=model_args.embedding_size_multiple_of)\n"),
+        }, N, "resize rounded to a configured multiple of 1"),
+        Example({
+            "tuning/config/configs.py": (
+                "from dataclasses import dataclass, field\nfrom typing import Optional\n\n@dataclass\nclass ModelArguments:\n"
+                "    model_name_or_path: Optional[str] = field(default='facebook/opt-125m')\n"
+                "    embedding_size_multiple_of: Optional[int] = field(default=64)\n"),
+            "tuning/data/tokenizer_utils.py": (
+                "import math\n\ndef tokenizer_and_embedding_resize(special_tokens_dict, tokenizer, model, multiple_of=1):\n"
+                "    num_new_tokens = tokenizer.add_special_tokens(special_tokens_dict)\n"
+                "    embedding_size = int(multiple_of * math.ceil(len(tokenizer) / multiple_of))\n"
+                "    model.resize_token_embeddings(embedding_size)\n    return num_new_tokens\n"),
+            "tuning/sft_trainer.py": (
+                "from tuning.data.tokenizer_utils import tokenizer_and_embedding_resize\n\ndef train(model_args, tokenizer, model):\n"
+                "    tokenizer_and_embedding_resize({'pad_token': '<pad>'}, tokenizer, model,\n"
+                "                                   multiple_of=model_args.embedding_size_multiple_of)\n"),
+        }, U, "resize rounded to a configured multiple of 64"),
         Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-3.1-8B')\n"},
                 N, "dimensions from checkpoint"),
         Example({"llmfoundry/models/mpt/configuration_mpt.py": (  # HF config idiom: defaults are __init__ parameters
@@ -1197,13 +1271,14 @@ class D7TensorCoreAlignment(Check):
         resize = _resize_without_pad(f)
         if resize and not vocab_padded:
             arg = _text(resize[0].args[0]) if resize[0].args else "len(tokenizer)"
+            how = resize_multiple(f, resize[0])[1]
             return Outcome(N, evs(resize), f"tokens are added and the embedding is resized to `{arg}` ({resize[0].path}:{resize[0].line}), "
-                           f"not rounded up to a multiple of {mult} (no pad_to_multiple_of)", {"aligned": False})
+                           f"not rounded up to a multiple of {mult} (no pad_to_multiple_of){'; ' + how if how else ''}", {"aligned": False})
         good = [s for s in dims if int(as_number(s.value) or 0) % mult == 0]
         values = {s.name: int(as_number(s.value) or 0) for s in good}
         values["aligned"] = True
         if rounded and not good and not pads:
-            m = rounded_multiple(_text(rounded[0].args[0]))
+            m = resize_multiple(f, rounded[0])[0]
             return Outcome(U, evs(rounded), f"the embedding is resized to len(tokenizer) rounded up to a multiple of {m}",
                            {"aligned": True, "vocab_multiple": m})
         return Outcome(U, [f.ev(s) for s in [*pads, *good]] + evs(rounded), f"visible GEMM dimensions are multiples of {mult}", values)
