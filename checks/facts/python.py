@@ -542,12 +542,14 @@ class _Extractor(ast.NodeVisitor):
                 if isinstance(key, str):
                     v = self.value(value_node)
                     self.out.envs.append(EnvVar(self.path, line, key, "" if isinstance(v, Expr) else str(v), "python", self.text(line)))
-            elif isinstance(t.value, ast.Name):
+            elif isinstance(t.value, (ast.Name, ast.Attribute)):
+                # kwargs["attn_implementation"] = "sdpa"; self.base_model_args["attn_implementation"] = ... (instructlab)
+                owner = t.value.id if isinstance(t.value, ast.Name) else self.dotted(t.value)
                 key = _const(t.slice)
-                if isinstance(key, str):
+                if owner and isinstance(key, str):
                     v = self.value(value_node)
                     self.out.configs.append(
-                        ConfigEntry(self.path, line, (t.value.id, key), _scalar(v), "python", self.text(line))
+                        ConfigEntry(self.path, line, (owner, key), _scalar(v), "python", self.text(line))
                     )
         elif isinstance(t, (ast.Tuple, ast.List)):
             for e in t.elts:

@@ -238,15 +238,76 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
     return []
 
 
+def callers_off(f: Facts, c: Any) -> list:
+    """Code inside a helper function (``compile_loss(loss)``, ``freeze_transformer_layers(model, n)``) whose every caller
+    sits behind a flag that is off: those callers' switches. Empty when the helper is called unconditionally, not at all,
+    or from an unknown place."""
+    func = getattr(c, "func", None)
+    if not func or func.startswith("__"):
+        return []
+    callers = [x for x in f.calls(func) if x.func != func]
+    if not callers:
+        return []
+    out: list = []
+    for x in callers:
+        gated = guard_off(f, x)
+        if not gated:
+            return []
+        out += gated
+    return out
+
+
 _CMP = {ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
-        ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+        ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+        ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+_ORDER = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
 _TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
+_UNKNOWN = object()
+
+
+def _operand(facts: Facts, node: ast.expr) -> Any:
+    """The constant a comparison's right side stands for: a literal (``0``, ``"pt"``, ``None``), a tuple/list/set of them,
+    or an enum member (``PEFT_METHOD.LORA.value`` / ``PEFT_METHOD.LORA``) whose class body assigns it a constant
+    (``LORA = "lora"``); ``_UNKNOWN`` otherwise."""
+    if isinstance(node, ast.Constant) and not isinstance(node.value, bool) and isinstance(node.value, (int, float, str, type(None))):
+        return node.value
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        items = tuple(_operand(facts, e) for e in node.elts)
+        return _UNKNOWN if any(i is _UNKNOWN for i in items) else items
+    if isinstance(node, ast.Attribute):
+        inner = node.value if node.attr == "value" else node
+        if isinstance(inner, ast.Attribute) and isinstance(inner.value, (ast.Name, ast.Attribute)):
+            owner = inner.value.attr if isinstance(inner.value, ast.Attribute) else inner.value.id
+            member = [x for x in facts.settings(inner.attr) if x.source == "field-default" and x.key == f"{owner}.{inner.attr}"]
+            vals = {x.value for x in member if isinstance(x.value, (int, float, str)) and not isinstance(x.value, bool)}
+            if len(vals) == 1:
+                return vals.pop()
+    return _UNKNOWN
+
+
+def _holds(op: ast.cmpop, value: Any, right: Any) -> bool | None:
+    """Whether ``value <op> right`` holds; None when the types do not compare (a string against a number)."""
+    if isinstance(op, _ORDER):
+        n = as_number(value)
+        if n is None or not isinstance(right, (int, float)):
+            return None
+        return _CMP[type(op)](n, right)
+    if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(right, tuple):
+        return None
+    if isinstance(value, str) and not isinstance(right, str) and not isinstance(right, tuple):
+        n = as_number(value)
+        if n is None:
+            return None if right is not None else _CMP[type(op)](value, right)
+        value = n
+    return _CMP[type(op)](value, right)
 
 
 def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
-    """An and-ed ``name > 0`` / ``name == 1`` term that every effective numeric value of ``name`` makes false
-    (DeepSpeed-Chat ``if args.lora_dim > 0:`` with ``--lora_dim`` defaulting to 0 and no launch setting it):
-    those settings; empty when any value is unknown, non-numeric or makes the term true."""
+    """An and-ed comparison of a setting with constants that every effective value of that setting makes false:
+    ``args.lora_dim > 0`` with ``--lora_dim`` defaulting to 0 (DeepSpeed-Chat), ``lora_rank > 0`` with ``--ds.lora.rank``
+    default 0 (OpenRLHF), ``peft_method in (PEFT_METHOD.LORA.value, ...)`` / ``peft_method == "pt"`` with
+    ``--peft_method`` default ``"none"`` (fms-hf-tuning), and no launch or config setting another value: those settings.
+    Empty when any value is unknown, not a constant, or makes the term true."""
     node = parse_expr(guard)
     if node is None:
         return []
@@ -254,15 +315,18 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
     for t in terms:
         if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and type(t.ops[0]) in _CMP):
             continue
-        left, right = t.left, t.comparators[0]
-        if not (isinstance(right, ast.Constant) and isinstance(right.value, (int, float)) and not isinstance(right.value, bool)):
+        left, op = t.left, t.ops[0]
+        right = _operand(facts, t.comparators[0])
+        if right is _UNKNOWN or (isinstance(op, _ORDER) and not isinstance(right, (int, float))):
             continue
         name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else None
         if not name:
             continue
         settings = _through_args(facts, [x for x in facts.effective(name, near=path) if not _TEST_FILE.search(x.path)])
-        nums = [as_number(x.value) for x in settings]
-        if settings and all(n is not None for n in nums) and not any(_CMP[type(t.ops[0])](n, right.value) for n in nums):
+        if not settings or any(isinstance(x.value, (Expr, list, tuple, dict)) for x in settings):
+            continue
+        held = [_holds(op, x.value, right) for x in settings]
+        if all(h is False for h in held):
             return settings
     return []
 

@@ -897,6 +897,37 @@ def _range_arg(loop: str | None) -> ast.AST | None:
     return None
 
 
+_OPT_STEPS = {"take_optimizer_step", "optimizer_step", "optim_step"}
+
+
+def _opt_step(c: Call) -> bool:
+    return c.short in _OPT_STEPS or _step_call(c) or (c.short == "step" and re.search(r"(accelerator|engine)$", c.name.rsplit(".", 1)[0]) is not None)
+
+
+def _minibatch_accumulation(f: Facts) -> list[Call]:
+    """A ``backward`` inside a loop over the minibatches of one batch, in a function that never steps the optimizer, called
+    from a loop that steps once after it (instructlab-training: ``BatchLossManager.process_batch`` runs ``for mb in batch:
+    ... self.accelerator.backward(loss)``, then ``accelerator.take_optimizer_step()`` in the caller's loop): the backward,
+    the call and the step; empty otherwise."""
+    out: list[Call] = []
+    for b in f.calls("backward"):
+        if not b.loop or not b.func or b.func.startswith("__") or _TEST_FILE.search(b.path):
+            continue
+        ff = f.files.get(b.path)
+        if ff is None or any(c.func == b.func and _opt_step(c) for c in ff.calls):
+            continue
+        for caller in f.calls(b.func):
+            cf = f.files.get(caller.path)
+            if caller.func == b.func or not caller.loop or cf is None:
+                continue
+            step = next((c for c in cf.calls if c.func == caller.func and c.loop == caller.loop and c.line > caller.line
+                         and _opt_step(c)), None)
+            if step is not None:
+                out += [x for x in (b, caller, step) if x not in out]
+                break
+    return out
+
+
 @register
 class C5GradientAccumulation(Check):
     id = "C5"
@@ -960,6 +991,22 @@ class C5GradientAccumulation(Check):
             "for step, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n"
             "    if (step + 1) % args.accum_steps == 0:\n        optimizer.step()\n"),
                  "run.sh": "python train.py --lr 1e-4\n"}, N, "loop supports it, configured to 1"),
+        Example({  # instructlab-training: backward per minibatch in a helper, one optimizer step per batch in the caller
+            "src/instructlab/training/batch_loss_manager.py": (
+                "class BatchLossManager:\n    def process_batch(self, batch):\n        total = 0.0\n"
+                "        for mb in batch:\n            loss = self.model.compute_loss(mb)\n"
+                "            self.accelerator.backward(loss)\n            total += loss.item()\n        return total\n"),
+            "src/instructlab/training/main_ds.py": (
+                "def train(args, model, accelerator, batch_loss_manager):\n    grad_accum = 1  # actual accumulation handled by minibatch loop\n"
+                "    for epoch in range(args.num_epochs):\n        for batch in accelerator.train_loader:\n"
+                "            loss = batch_loss_manager.process_batch(batch)\n            accelerator.take_optimizer_step()\n"),
+        }, U, "minibatch loop in a helper"),
+        Example({  # one backward per batch in a helper, stepped by the caller: no accumulation
+            "train.py": (
+                "def train_step(model, batch):\n    loss = model(**batch).loss\n    loss.backward()\n    return loss\n\n"
+                "def train(model, optimizer, loader):\n    for batch in loader:\n        train_step(model, batch)\n"
+                "        optimizer.step()\n        optimizer.zero_grad()\n"),
+        }, N, "one backward per step in a helper"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1005,6 +1052,14 @@ class C5GradientAccumulation(Check):
             big = max((x for x in known if x > 1), default=None)
             values = {"gradient_accumulation_steps": int(big)} if big else {}
             return Outcome(U, evs(code), "the training loop steps the optimizer once every N micro-batches", values)
+        inner = _minibatch_accumulation(f)
+        if inner:
+            b, caller = inner[0], inner[1]
+            note = ("; the accumulation setting left at 1 (" + ", ".join(f"{x.path}:{x.line}" for x in ones[:2]) + ") is not that count"
+                    if ones else "")
+            return Outcome(U, evs(inner), f"gradients accumulate over the minibatches of each batch: backward per minibatch "
+                           f"({b.path}:{b.line}, in {b.func}), one optimizer step after {caller.short}() ({inner[2].path}:{inner[2].line}); "
+                           f"the number of minibatches is decided at run time{note}", {})
         derived = self._from_batch_sizes(ctx)
         if derived:
             steps, ev = derived

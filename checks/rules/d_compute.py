@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import bisect
 import re
 from typing import Any
@@ -10,7 +11,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import evs, guard_off, recipe_majority, uses_hf_trainer, value_on
+from ._helpers import callers_off, evs, guard_off, parse_expr, recipe_majority, uses_hf_trainer, value_on
 from .c_memory import fp8_sites
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -66,23 +67,6 @@ def _join(detail: str, extra: str) -> str:
     return f"{detail}; {extra}" if extra else detail
 
 
-def _callers_off(f: Facts, c: Call) -> list:
-    """A compile inside a helper function (``compile_loss(loss)``) whose every caller sits behind a flag that is off:
-    those callers' switches. Empty when the helper is called unconditionally, not at all, or from an unknown place."""
-    if not c.func or c.func.startswith("__"):
-        return []
-    callers = [x for x in f.calls(c.func) if x.func != c.func]
-    if not callers:
-        return []
-    out: list = []
-    for x in callers:
-        gated = guard_off(f, x)
-        if not gated:
-            return []
-        out += gated
-    return out
-
-
 def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
     """``torch.compile`` call sites that run (not ``disable=True``, not behind an ``if`` flag that is off), and the ones that do not."""
     on_: list[Call] = []
@@ -95,7 +79,7 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
         target_text = getattr(target, "dotted", None) or getattr(target, "text", "") or ""
         if _NOT_TRAINING_COMPILE.search(target_text.rsplit(".", 1)[-1]):
             continue  # FlexAttention's own kernel (D1) or a decoding step (inference): not the training step compiled
-        gated = guard_off(f, c) or _callers_off(f, c)
+        gated = guard_off(f, c) or callers_off(f, c)
         if gated:
             off_ += gated
             continue
@@ -109,7 +93,7 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
                  or (recv == "?" and re.search(r"(block|layer)s?\b", c.text)))  # ``for block in model.layers: block.compile()``
             and not c.args
             and set(c.kwargs) <= {"mode", "fullgraph", "dynamic", "backend", "options", "compile_kwargs", "backend_kwargs"}
-            and not guard_off(f, c) and not _callers_off(f, c)
+            and not guard_off(f, c) and not callers_off(f, c)
         ):
             on_.append(c)
     return on_, off_
@@ -161,15 +145,20 @@ def _is_recipe_file(x: Any) -> bool:
     return getattr(x, "source", None) == "config" and x.path.endswith((".yaml", ".yml", ".json"))
 
 
-def _eager_training_sites(off_: list) -> list:
+def _eager_training_sites(off_: list, used: list) -> list:
     """Sites that choose eager/math attention explicitly (``attn_implementation="eager"`` in a ``from_pretrained`` of the
     training script), judged per training site: a flag turned off (``use_flash_attn: false``) or a value in a test,
-    evaluation, generation or conversion script is not one."""
+    evaluation, generation or conversion script is not one, nor is a fallback: eager assigned in Python to the same
+    variable that the same file also sets to a fused kernel (instructlab-training ``self.base_model_args["attn_implementation"]``
+    is ``"flash_attention_2"``, and ``"eager"`` only for GPT-OSS on a pre-Hopper GPU)."""
+    fused = {(getattr(u, "path", None), getattr(u, "key", None)) for u in used if isinstance(u, Setting) and u.source == "config"}
     out = []
     for s in off_:
         if not isinstance(s, Setting) or s.source not in ("call", "config", "launcher", "assign") or _attn_kind(s.value) != "eager":
             continue
         if _NOT_TRAINING_SITE.search(s.path):
+            continue
+        if s.source == "config" and s.path.endswith(".py") and (s.path, s.key) in fused:
             continue
         out.append(s)
     return out
@@ -324,6 +313,23 @@ class D1FlashAttention(Check):
                 "from transformers import AutoModelForCausalLM\n"
                 "model = AutoModelForCausalLM.from_pretrained('out', attn_implementation='eager')\n"),
         }, U, "eager only in an evaluation script"),
+        Example({  # instructlab-training: the kwargs dict gets the kernel by key, eager only as a pre-Hopper fallback
+            "src/instructlab/training/model.py": (
+                "import torch\nfrom transformers import AutoModelForCausalLM\n\nclass Model:\n"
+                "    def __init__(self, model_path, flash_enabled=True, is_gpt_oss=False):\n"
+                "        self.base_model_args = {\"pretrained_model_name_or_path\": model_path}\n"
+                "        if flash_enabled:\n            self.base_model_args[\"attn_implementation\"] = \"flash_attention_2\"\n"
+                "            if is_gpt_oss and torch.cuda.get_device_capability()[0] < 9:\n"
+                "                self.base_model_args[\"attn_implementation\"] = \"eager\"\n"
+                "        self.model = AutoModelForCausalLM.from_pretrained(**self.base_model_args)\n"),
+        }, U, "kernel set by dict key, eager fallback"),
+        Example({
+            "train.py": (
+                "from transformers import AutoModelForCausalLM, Trainer\n"
+                "model_kwargs = {\"torch_dtype\": \"auto\"}\nmodel_kwargs[\"attn_implementation\"] = \"eager\"\n"
+                "model = AutoModelForCausalLM.from_pretrained('google/gemma-2-9b', **model_kwargs)\n"
+                "trainer = Trainer(model=model)\ntrainer.train()\n"),
+        }, N, "eager set by dict key"),
         Example({  # LLaMA-Factory: one NPU recipe disables FlashAttention, most recipes ask for it
             "examples/train_lora/llama3_lora_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\nflash_attn: fa2\n",
             "examples/train_full/qwen2_full_sft.yaml": "model_name_or_path: Qwen/Qwen2-7B\nstage: sft\nflash_attn: fa2\n",
@@ -352,7 +358,7 @@ class D1FlashAttention(Check):
                 return Outcome(P, findings, f"FlashAttention-2 is selected, but it needs an Ampere or newer GPU and the target is "
                                f"{ctx.project.hardware.upper()}: use PyTorch SDPA instead (attn_implementation='sdpa')",
                                {"attn_implementation": best, "hardware_supports_fa2": False}, findings=findings)
-            eager = _eager_training_sites(off_)
+            eager = _eager_training_sites(off_, used)
             recipe_note = ""
             if eager and all(_is_recipe_file(x) for x in eager):  # recipes that differ: judged by their majority
                 on_recipes = {x.path for x in used if _is_recipe_file(x)}
@@ -1023,7 +1029,99 @@ def _resize_without_pad(f: Facts) -> list[Call]:
     reuse = [a for a in f.attr_assigns("pad_token", "pad_token_id") if re.search(r"(unk|eos|bos)_token", getattr(a.value, "text", "") or "")]
     if reuse:
         return []
-    return [c for c in f.calls("resize_token_embeddings") if "pad_to_multiple_of" not in c.kwargs and not c.star_kwargs]
+    return [c for c in f.calls("resize_token_embeddings") if "pad_to_multiple_of" not in c.kwargs and not c.star_kwargs
+            and (resize_multiple(f, c)[0] or 1) % 8]
+
+
+def _text(v: Any) -> str:
+    return v.text if isinstance(v, Expr) else repr(v)
+
+
+def _const_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return int(node.value) if node.value == int(node.value) and node.value > 1 else None
+    return None
+
+
+def _rounding_operand(expr: str) -> ast.expr | None:
+    """The M of ``expr`` when it rounds a size up to a multiple of M (a constant or a name): ``8 * math.ceil(n / 8.0)``
+    (instructlab-training), ``int(multiple_of * math.ceil(len(tokenizer) / multiple_of))`` (fms-hf-tuning),
+    ``math.ceil(n / M) * M``, ``(n + M - 1) // M * M``, ``-(-n // M) * M``, ``find_multiple(n, M)`` / ``round_up(n, M)``."""
+    node = parse_expr(expr)
+    if node is None:
+        return None
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            fn = sub.func.attr if isinstance(sub.func, ast.Attribute) else sub.func.id if isinstance(sub.func, ast.Name) else ""
+            if re.fullmatch(r"(find|round_up_to|round_up|pad_to|next)_?multiple(_of)?|round_up|ceil_to|align(_up|_to)?", fn) \
+                    and len(sub.args) == 2:
+                return sub.args[1]
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult):
+            for m_node, other in ((sub.left, sub.right), (sub.right, sub.left)):
+                if not (_const_int(m_node) or isinstance(m_node, (ast.Name, ast.Attribute))):
+                    continue
+                key = ast.dump(m_node)
+                # the other factor divides by the same M and rounds up: ceil(n / M), (n + M - 1) // M, -(-n // M)
+                rounds = any(isinstance(x, ast.Call) and getattr(x.func, "attr", getattr(x.func, "id", "")) == "ceil" for x in ast.walk(other))
+                rounds = rounds or any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.FloorDiv) for x in ast.walk(other))
+                divides = any(isinstance(x, ast.BinOp) and isinstance(x.op, (ast.Div, ast.FloorDiv))
+                              and (ast.dump(x.right) == key or (_const_int(x.right) is not None and _const_int(x.right) == _const_int(m_node)))
+                              for x in ast.walk(other))
+                if rounds and divides:
+                    return m_node
+    return None
+
+
+def rounded_multiple(expr: str) -> int | None:
+    """M when ``expr`` rounds a size up to a constant multiple M (see :func:`_rounding_operand`)."""
+    m = _rounding_operand(expr)
+    return _const_int(m) if m is not None else None
+
+
+def _size_expr(f: Facts, c: Call) -> tuple[str, int] | None:
+    """The expression a resize's size comes from: the argument, or the assignment of a local name it passes
+    (``embedding_size = int(multiple_of * math.ceil(...))`` above ``resize_token_embeddings(embedding_size)``)."""
+    if not c.args:
+        return None
+    arg = _text(c.args[0])
+    if not re.fullmatch(r"[A-Za-z_]\w*", arg):
+        return arg, c.line
+    ff = f.files.get(c.path)
+    pat = re.compile(rf"^\s*{arg}\s*(:[^=]+)?=\s*(.+)$")
+    found = [(m.group(2).strip(), x.line) for x in (ff.calls if ff else ()) if x.func == c.func and x.line < c.line
+             and (m := pat.match(x.text))]
+    return max(found, key=lambda t: t[1]) if found else (arg, c.line)
+
+
+def resize_multiple(f: Facts, c: Call) -> tuple[int | None, str]:
+    """(the multiple a resize rounds its size up to, when known; a note on how it is rounded, for the detail)."""
+    got = _size_expr(f, c)
+    if got is None:
+        return None, ""
+    expr, line = got
+    m = _rounding_operand(expr)
+    if m is None:
+        return None, ""
+    n = _const_int(m)
+    if n is not None:
+        return n, ""
+    name = m.attr if isinstance(m, ast.Attribute) else m.id if isinstance(m, ast.Name) else ""
+    vals = [(v, x) for x in f.effective(name, near=c.path) if not _TEST_PATH.search(x.path) and (v := as_number(x.value)) is not None]
+    where = f"`{expr}` ({c.path}:{line}) rounds up to a multiple of {name}"
+    if vals and len({v for v, _ in vals}) == 1:
+        v, x = vals[0]
+        return int(v), f"{where}, which is {int(v)} ({x.key} at {x.path}:{x.line})"
+    return None, where
+
+
+def _padded_resizes(f: Facts, mult: int) -> list[Call]:
+    """``resize_token_embeddings`` calls that round the new size up to a multiple of ``mult`` in their own argument."""
+    out = []
+    for c in f.calls("resize_token_embeddings"):
+        m = resize_multiple(f, c)[0]
+        if m and m % mult == 0 and not _TEST_PATH.search(c.path):
+            out.append(c)
+    return out
 
 
 @register
@@ -1080,6 +1178,47 @@ class D7TensorCoreAlignment(Check):
         Example({"train.py": (
             "special = {'pad_token': '[PAD]'}\nnum_new = tokenizer.add_special_tokens(special)\n"
             "model.resize_token_embeddings(len(tokenizer))\n")}, N, "resize to len(tokenizer)"),
+        Example({"src/instructlab/training/model.py": (  # the new vocabulary size is rounded up to a multiple of 8 by hand
+            "import math\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n\nclass Model:\n"
+            "    def reconcile_tokenizer(self):\n        if len(self.tokenizer) > self.model.config.vocab_size:\n"
+            "            self.model.resize_token_embeddings(\n                int(8 * math.ceil(len(self.tokenizer) / 8.0))\n"
+            "            )  # make the vocab size multiple of 8 for sharding the embedding layer\n")}, U, "resize rounded up by hand"),
+        Example({"train.py": (
+            "import math\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n"
+            "tokenizer = AutoTokenizer.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+            "tokenizer.add_special_tokens({'pad_token': '<pad>'})\n"
+            "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+            "model.resize_token_embeddings(2 * math.ceil(len(tokenizer) / 2))\n")}, N, "resize rounded to an even size only"),
+        Example({  # fms-hf-tuning: the size is rounded up to a configurable multiple, 1 by default
+            "tuning/config/configs.py": (
+                "from dataclasses import dataclass, field\nfrom typing import Optional\n\n@dataclass\nclass ModelArguments:\n"
+                "    model_name_or_path: Optional[str] = field(default='facebook/opt-125m')\n"
+                "    embedding_size_multiple_of: Optional[int] = field(default=1)\n"),
+            "tuning/data/tokenizer_utils.py": (
+                "import math\n\ndef tokenizer_and_embedding_resize(special_tokens_dict, tokenizer, model, multiple_of=1):\n"
+                "    num_new_tokens = tokenizer.add_special_tokens(special_tokens_dict)\n"
+                "    embedding_size = int(multiple_of * math.ceil(len(tokenizer) / multiple_of))\n"
+                "    model.resize_token_embeddings(embedding_size)\n    return num_new_tokens\n"),
+            "tuning/sft_trainer.py": (
+                "from tuning.data.tokenizer_utils import tokenizer_and_embedding_resize\n\ndef train(model_args, tokenizer, model):\n"
+                "    tokenizer_and_embedding_resize({'pad_token': '<pad>'}, tokenizer, model,\n"
+                "                                   multiple_of=model_args.embedding_size_multiple_of)\n"),
+        }, N, "resize rounded to a configured multiple of 1"),
+        Example({
+            "tuning/config/configs.py": (
+                "from dataclasses import dataclass, field\nfrom typing import Optional\n\n@dataclass\nclass ModelArguments:\n"
+                "    model_name_or_path: Optional[str] = field(default='facebook/opt-125m')\n"
+                "    embedding_size_multiple_of: Optional[int] = field(default=64)\n"),
+            "tuning/data/tokenizer_utils.py": (
+                "import math\n\ndef tokenizer_and_embedding_resize(special_tokens_dict, tokenizer, model, multiple_of=1):\n"
+                "    num_new_tokens = tokenizer.add_special_tokens(special_tokens_dict)\n"
+                "    embedding_size = int(multiple_of * math.ceil(len(tokenizer) / multiple_of))\n"
+                "    model.resize_token_embeddings(embedding_size)\n    return num_new_tokens\n"),
+            "tuning/sft_trainer.py": (
+                "from tuning.data.tokenizer_utils import tokenizer_and_embedding_resize\n\ndef train(model_args, tokenizer, model):\n"
+                "    tokenizer_and_embedding_resize({'pad_token': '<pad>'}, tokenizer, model,\n"
+                "                                   multiple_of=model_args.embedding_size_multiple_of)\n"),
+        }, U, "resize rounded to a configured multiple of 64"),
         Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-3.1-8B')\n"},
                 N, "dimensions from checkpoint"),
         Example({"llmfoundry/models/mpt/configuration_mpt.py": (  # HF config idiom: defaults are __init__ parameters
@@ -1104,11 +1243,12 @@ class D7TensorCoreAlignment(Check):
         mult = self._mult(f)
         dims = _dims(f)
         pads = _paddings(f, mult)
-        if not dims and not pads and not _resize_without_pad(f):
+        rounded = _padded_resizes(f, mult)
+        if not dims and not pads and not rounded and not _resize_without_pad(f):
             return Outcome(N, [], "no model dimension or padding setting is visible (the architecture comes from a checkpoint)",
                            {"dims_visible": False})
         vocab_padded = any(s.name in _VOCAB_PAD_KEYS for s in pads) or any(
-            s.name == "pad_to_multiple_of" and s.key.startswith("resize_token_embeddings") for s in pads)
+            s.name == "pad_to_multiple_of" and s.key.startswith("resize_token_embeddings") for s in pads) or bool(rounded)
         vocabs = [int(as_number(s.value) or 0) for s in dims if s.name in {"vocab_size", "padded_vocab_size"}]
         # the embedding row count a model really allocates (OLMo ``embedding_size: 50304`` beside ``vocab_size: 50280``)
         vocabs += [int(n) for s in f.effective("embedding_size", "padded_vocab_size")
@@ -1130,12 +1270,18 @@ class D7TensorCoreAlignment(Check):
             return Outcome(N, [f.ev(s) for s in bad], f"not a multiple of {mult}: {listed}", values)
         resize = _resize_without_pad(f)
         if resize and not vocab_padded:
-            return Outcome(N, evs(resize), "tokens are added and the embedding is resized to len(tokenizer) without pad_to_multiple_of",
-                           {"aligned": False})
+            arg = _text(resize[0].args[0]) if resize[0].args else "len(tokenizer)"
+            how = resize_multiple(f, resize[0])[1]
+            return Outcome(N, evs(resize), f"tokens are added and the embedding is resized to `{arg}` ({resize[0].path}:{resize[0].line}), "
+                           f"not rounded up to a multiple of {mult} (no pad_to_multiple_of){'; ' + how if how else ''}", {"aligned": False})
         good = [s for s in dims if int(as_number(s.value) or 0) % mult == 0]
         values = {s.name: int(as_number(s.value) or 0) for s in good}
         values["aligned"] = True
-        return Outcome(U, [f.ev(s) for s in [*pads, *good]], f"visible GEMM dimensions are multiples of {mult}", values)
+        if rounded and not good and not pads:
+            m = resize_multiple(f, rounded[0])[0]
+            return Outcome(U, evs(rounded), f"the embedding is resized to len(tokenizer) rounded up to a multiple of {m}",
+                           {"aligned": True, "vocab_multiple": m})
+        return Outcome(U, [f.ev(s) for s in [*pads, *good]] + evs(rounded), f"visible GEMM dimensions are multiples of {mult}", values)
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         if outcome.status != Status.UNUSED or outcome.values.get("dims_visible") is False:

@@ -664,6 +664,22 @@ class F1NumWorkers(_DataCheck):
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, num_workers=2)\n"
                  "val_loader = DataLoader(val_ds, batch_size=32, num_workers=0)\n"}, P, "two workers, eval loader ignored"),
         Example({"pretrain.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 4 --data-path /data/c4_text_document\n"}, P, "megatron default 2"),
+        Example({  # Megatron-LM: the launches set --num-workers; one RL helper's DataLoader is left at torch's default 0
+            "examples/gpt3/train_gpt3_175b.sh": (
+                "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --num-workers 8 --data-path $DATA_PATH\n"),
+            "examples/llama/train_llama3_8b.sh": (
+                "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 2 --num-workers 8 --seq-length 8192\n"),
+            "examples/mixtral/train_mixtral_8x7b.sh": (
+                "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --num-workers 6 --num-experts 8\n"),
+            "megatron/rl/rl_utils.py": (
+                "from torch.utils.data import DataLoader\n\ndef get_rollout_loader(dataset, args):\n"
+                "    return DataLoader(dataset, batch_size=args.micro_batch_size)\n"),
+        }, U, "launches set workers, one helper loader at 0 (majority)"),
+        Example({
+            "train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, num_workers=0)\n",
+            "train_dpo.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(pairs, batch_size=8)\n",
+            "train_rm.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(pairs, batch_size=8, num_workers=4)\n",
+        }, N, "most training loaders at 0"),
         Example({"train.py": (  # the debug branch and the mock loader are not the training setting
             "from torch.utils.data import DataLoader\n"
             "if args.debug:\n    train_loader = DataLoader(train_ds, batch_size=2, num_workers=0)\n"
@@ -740,9 +756,20 @@ class F1NumWorkers(_DataCheck):
             x0 = cfg[0][1]
             cfg_note = (f" (the loader's num_workers is passed in from the run config; the config's loader-worker setting "
                         f"{x0.owner}.{x0.name} defaults to {x0.default} at {x0.path}:{x0.line})")
+        majority_note = ""
+        by_site = {(v.ev.path, v.ev.line, n): (n, v) for n, v in known}  # one loader resolved through several settings: once
+        zero = [(n, v) for n, v in by_site.values() if n == 0]
+        if zero and len(zero) * 2 < len(by_site) and len(by_site) >= 3:
+            # loaders that differ are judged by their majority, not the worst (Megatron-LM: 39 launches with --num-workers or
+            # its default 2, against 6 DataLoader() calls of RL/example modules left at 0); the distribution is reported
+            sites = ", ".join(f"{v.ev.path}:{v.ev.line}" for _, v in zero[:3]) + (f" (+{len(zero) - 3})" if len(zero) > 3 else "")
+            majority_note = (f"; num_workers is 0 in {len(zero)} of {len(by_site)} training loaders or launches ({sites}), "
+                             "judged by the majority")
+            known = [(n, v) for n, v in known if n > 0]
         low = min(n for n, _ in known)
         values = {"num_workers": int(low)}
         worst = [v.ev for n, v in known if n == low] + ([v.ev for v, _ in vals] if cfg_note else [])
+        cfg_note += majority_note
         if low == 0:
             return Outcome(N, worst, "the training data loader runs in the main process (num_workers=0)", values)
         if low < 4:
@@ -1321,6 +1348,16 @@ _PACK_KEYS = ("packing", "sample_packing", "neat_packing", "padding_free", "pack
 _PACK_CALLS = ("ConstantLengthDataset", "DataCollatorWithFlattening", "pack_dataset", "PackedDataset", "GPTDataset",
                "BlendedMegatronDatasetBuilder", "ConcatTokensDataset", "PackingDataset")
 
+_PACK_CLASS = re.compile(r"(?i)(^|\.)\w*(concat|pack)\w*dataset$")
+_CHUNK_KWARGS = {"chunk_size", "max_seq_len", "max_seq_length", "seq_len", "seq_length", "block_size", "max_length",
+                 "context_length", "max_tokens"}
+_PACK_STRATEGIES = ("packing", "packed", "pack", "padding_free", "sequence_packing")
+
+
+def _packs(strategy: str) -> bool:
+    return strategy in _PACK_STRATEGIES or strategy.endswith(("_packing", "padding_free"))
+_STRATEGY_KEYS = ("batching_strategy", "batch_strategy", "collate_strategy", "collation_strategy", "padding_strategy")
+
 
 @register
 class F7SequencePacking(_DataCheck):
@@ -1376,6 +1413,55 @@ class F7SequencePacking(_DataCheck):
                 "dataset:\n  _component_: torchtune.datasets.alpaca_cleaned_dataset\n  packed: False  # True increases speed\n"
                 "batch_size: 2\n"),
         }, N, "packing switch off in every recipe"),
+        Example({  # llama-recipes: samples are concatenated and cut into context-length chunks unless padding is chosen
+            "src/llama_recipes/configs/training.py": (
+                "from dataclasses import dataclass\n\n@dataclass\nclass train_config:\n"
+                "    batching_strategy: str = \"packing\"  # alternative: padding\n    context_length: int = 4096\n"),
+            "src/llama_recipes/finetuning.py": (
+                "import torch\nfrom llama_recipes.data.concatenator import ConcatDataset\n\n"
+                "def main(train_config, dataset_train):\n"
+                "    if train_config.batching_strategy == \"packing\":\n"
+                "        dataset_train = ConcatDataset(dataset_train, chunk_size=train_config.context_length)\n"
+                "    return torch.utils.data.DataLoader(dataset_train, batch_size=4, num_workers=1)\n"),
+        }, U, "batching strategy packing"),
+        Example({  # instructlab-training: one row per minibatch, position_ids restart per sample (flash-attention varlen)
+            "src/instructlab/training/sampler.py": (
+                "import torch\n\ndef mb_collate_fn(minibatch):\n    input_ids, labels, position_ids = [], [], []\n"
+                "    for item in minibatch:\n        item_len = len(item[\"input_ids\"])\n"
+                "        input_ids.extend(item[\"input_ids\"])\n        labels.extend(item[\"labels\"])\n"
+                "        position_ids.extend(range(item_len))\n"
+                "    return {\"input_ids\": torch.tensor([input_ids]), \"labels\": torch.tensor([labels]),\n"
+                "            \"position_ids\": torch.tensor([position_ids])}\n"),
+        }, U, "padding-free collator"),
+        Example({  # LLaMA-Factory v1: a padding-free batcher is a plugin; the batching strategy defaults to normal
+            "src/llamafactory/v1/config/training_args.py": (
+                "from dataclasses import dataclass, field\nfrom enum import Enum\n\n"
+                "class BatchingStrategy(str, Enum):\n    NORMAL = \"normal\"\n    PADDING_FREE = \"padding_free\"\n\n"
+                "@dataclass\nclass TrainingArguments:\n"
+                "    batching_strategy: BatchingStrategy = field(default=BatchingStrategy.NORMAL)\n"),
+            "src/llamafactory/v1/plugins/trainer_plugins/batching.py": (
+                "import torch\n\ndef _pack_padding_free_samples(samples, cutoff_len):\n    input_ids, position_ids = [], []\n"
+                "    for sample in samples:\n        n = min(len(sample['input_ids']), cutoff_len)\n"
+                "        input_ids.extend(sample['input_ids'][:n])\n        position_ids.extend(range(n))\n"
+                "    return {'input_ids': torch.tensor([input_ids]), 'position_ids': torch.tensor([position_ids])}\n"),
+        }, N, "padding-free batcher not the default strategy"),
+        Example({  # torch's ConcatDataset joins two datasets; it does not pack samples
+            "train.py": (
+                "import torch\nfrom torch.utils.data import ConcatDataset, DataLoader\n"
+                "train_ds = ConcatDataset([alpaca_ds, dolly_ds])\n"
+                "loader = DataLoader(train_ds, batch_size=8, collate_fn=DataCollatorForSeq2Seq(tokenizer, padding=True))\n"),
+        }, N, "torch ConcatDataset of two datasets"),
+        Example({
+            "configs/training.py": (
+                "from dataclasses import dataclass\n\n@dataclass\nclass train_config:\n    batching_strategy: str = \"packing\"\n"),
+            "scripts/finetune.sh": "torchrun --nproc_per_node 4 finetuning.py --batching_strategy padding --context_length 4096\n",
+        }, N, "padding chosen by the launch"),
+        Example({"train_gpt.py": (  # modded-nanogpt: shards of token ids read into one pinned buffer, cut into windows
+            "import torch\nfrom pathlib import Path\n\ndef _load_data_shard(file: Path):\n"
+            "    header = torch.from_file(str(file), False, 256, dtype=torch.int32)  # header is 256 int32\n"
+            "    num_tokens = int(header[2])\n    with file.open('rb', buffering=0) as f:\n"
+            "        tokens = torch.empty(num_tokens, dtype=torch.uint16, pin_memory=True)\n        f.seek(256 * 4)\n"
+            "        nbytes = f.readinto(tokens.numpy())\n    return tokens\n")}, U, "token-stream shards"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1394,21 +1480,57 @@ class F7SequencePacking(_DataCheck):
         # a packing dataset behind a switch every config leaves off (torchtune: ``if packed: return PackedDataset(...)``
         # with ``packed: False`` in its recipes) is library support, not packing
         packers = [c for c in f.calls(*_PACK_CALLS) if not _in_tests(c.path)]
+        # a project's own packing dataset: ``ConcatDataset(dataset, chunk_size=context_length)`` (llama-recipes) cuts the
+        # concatenated samples into fixed-length chunks; torch's ``ConcatDataset([a, b])`` joins datasets and has no length
+        packers += [c for c in f.calls_where(lambda n: bool(_PACK_CLASS.search(n))) if set(c.kwargs) & _CHUNK_KWARGS
+                    and not _in_tests(c.path) and c not in packers]
         gated = [c for c in packers if guard_off(f, c)]
         used += [_ev(c, key=c.short) for c in packers if c not in gated]
+        # a strategy option whose value names packing (llama-recipes ``batching_strategy: str = "packing"``)
+        strategies: list[str] = []
+        strategy_ev: list[Evidence] = []
+        for s in f.effective(*_STRATEGY_KEYS):
+            # a string, or an enum member (LLaMA-Factory v1 ``batching_strategy = BatchingStrategy.NORMAL``)
+            v = (s.value.text.rsplit(".", 1)[-1] if isinstance(s.value, Expr) else s.value) if s.value is not None else None
+            if not isinstance(v, str) or (isinstance(s.value, Expr) and not re.fullmatch(r"[\w.]+", s.value.text)):
+                continue
+            v = v.strip().lower().replace("-", "_")
+            strategies.append(v)
+            if _packs(v):
+                strategy_ev.append(f.ev(s))
+            elif v in ("padding", "pad") and s.rank > 0:
+                off.append(f.ev(s))
+        # recipes that each demonstrate one strategy (LLaMA-Factory v1: normal, dynamic_batching, padding_free,
+        # dynamic_padding_free) are judged by their majority, like other switches
+        packing_on = len(strategy_ev) * 2 > len(strategies)
+        strategy_note = "" if packing_on or not strategy_ev else \
+            f"; a packing batching strategy in {len(strategy_ev)} of {len(strategies)} settings (not the majority)"
+        if packing_on:
+            used += strategy_ev
+        # padding-free packing written by hand: a collator that concatenates a minibatch into one row and restarts
+        # ``position_ids`` per sample (``position_ids.extend(range(len(item)))``, instructlab-training's
+        # ``mb_collate_fn``), the ``DataCollatorWithFlattening`` pattern for flash-attention varlen kernels; not when a
+        # batching-strategy option picks something else by default (then that collator is one option among several)
+        hand_packers = not strategies or packing_on
+        for c in f.calls("extend") if hand_packers else ():
+            if (c.name.rsplit(".", 1)[0].endswith("position_ids") and c.loop and c.args and not _in_tests(c.path)
+                    and re.match(r"(list\()?(range|torch\.arange)\(", _text(c.args[0]))):
+                used.append(_ev(c, key="position_ids", value=_text(c.args[0])))
         for c in f.calls("map"):
             if "." in c.name and c.args and re.search(r"group_texts|pack|concat", _text(c.args[0]), re.I):
                 used.append(_ev(c, key=".map()", value=_text(c.args[0])))
         if "llamafactory" in ctx.project.frameworks and not f.effective("packing"):
             used += [_ev(e, key=e.dotted, value=e.value) for e in f.config("stage") if e.value == "pt"]
         used += _data_path_ev(f)
-        used += [_ev(c, key="np.memmap") for c in _token_bins(f) if c.short == "memmap"]
+        # a pre-tokenized token stream read as one contiguous sequence (nanoGPT's memmap, modded-nanogpt's
+        # ``torch.from_file`` header + ``readinto`` of a shard) is packed by construction: windows cut across documents
+        used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f) if c.short in ("memmap", "from_file", "readinto")]
         if used:
             return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences", {"packing": True})
         grouped = [f.ev(s) for s in f.effective("group_by_length", "group_by_modality_length") if truthy(s.value) and s.rank > 0]
         if grouped:
             return Outcome(N, off + grouped, "batches are grouped by length, which trims padding but does not pack samples", {"packing": False})
-        return Outcome(N, off, "packing explicitly disabled" if off else "no sequence packing found", {"packing": False})
+        return Outcome(N, off, ("packing explicitly disabled" if off else "no sequence packing found") + strategy_note, {"packing": False})
 
 
 # ---------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _MULTIMODAL_FAMILIES
-from ._helpers import HF_TRAINERS, evs, guard_off, uses_hf_trainer
+from ._helpers import HF_TRAINERS, callers_off, evs, guard_off, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -688,6 +688,7 @@ _LORA_SWITCHES = ("lora_enable", "use_lora", "use_peft", "lora", "enable_lora", 
                   "train_lora", "apply_lora", "with_lora", "finetune_lora")
 _LORA_VALUES = re.compile(r"^(q?lora|longlora|adalora|dora|lora\+|loraplus|pissa|olora|vera|loha|lokr|oft|boft|ia3|"
                           r"prefix|p_tuning|prompt_tuning|adapter|llamapro|reft|bone|fourierft)$", re.I)
+_PEFT_CHOICES = {"r", "lora_r", "lora_rank", "rank", "target_modules", "lora_alpha", "num_virtual_tokens", "init_lora_weights"}
 _FULL_VALUES = {"full", "freeze", "none", "full_finetune", "fft", "all"}
 
 
@@ -709,17 +710,27 @@ def _bnb_4bit(f: Facts) -> list[Any]:
     return [x for x in out if training_side(x.path)]
 
 
+def _enum_label(s: Setting) -> bool:
+    """``LORA = "lora"``: an upper-case constant whose value is its own name (an enum member or a method label)."""
+    name = s.key.rsplit(".", 1)[-1]
+    return s.source in ("assign", "field-default") and name.isupper() and isinstance(s.value, str) and s.value.lower() == name.lower()
+
+
 def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     """(LoRA evidence, full/freeze evidence, disabled-switch evidence)."""
     lora: list[Any] = []
     full: list[Any] = []
-    switches = f.effective(*_LORA_SWITCHES)
+    # an enum member that names a method (``class PEFT_METHOD(Enum): LORA = "lora"``) is a label, not a switch
+    switches = [s for s in f.effective(*_LORA_SWITCHES) if not _enum_label(s)]
     on = [s for s in switches if truthy(s.value) is True or (not isinstance(s.value, bool) and (as_number(s.value) or 0) > 0)
           or (isinstance(s.value, str) and _LORA_VALUES.match(s.value.strip()))]
     off = [s for s in switches if s not in on and (truthy(s.value) is False or as_number(s.value) == 0)]
     # a PEFT config built only from a dict the caller passes (llm-foundry: ``return LoraConfig(**peft_config_dict)`` in a
     # builder that runs when a run sets ``peft_config``) is support code, not a choice of LoRA
-    code = [c for c in _live(f, f.calls(*_PEFT_CALLS)) if not (c.star_kwargs and not c.kwargs and not c.args and c.func)]
+    # and a converter that spreads a config object the caller passes (fms-hf-tuning
+    # ``HFPromptTuningConfig(task_type=task_type, **asdict(tuning_config))``), with no rank or target modules of its own
+    code = [c for c in _live(f, f.calls(*_PEFT_CALLS)) if not (c.star_kwargs and c.func and not c.args
+                                                               and not set(c.kwargs) & _PEFT_CHOICES)]
     if code and (on or not off):
         lora += code
     lora += on
@@ -747,7 +758,7 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
             e = _first_entry(f, path, "stage")
             if e is not None:
                 lora.append(e)
-    if not lora and not on:
+    if not lora and not on and not off:
         # PEFT built only behind a switch that is off (OpenRLHF ``if lora_rank > 0:`` with ``--ds.lora.rank`` default 0)
         seen = {(x.path, x.line) for x in off}
         for c in f.calls(*_PEFT_CALLS):
@@ -849,6 +860,41 @@ class G4LoRA(Check):
                 "        self.model = AutoModelForCausalLM.from_pretrained(pretrain)\n"
                 "        if lora_rank > 0:\n            self.model = get_peft_model(self.model, LoraConfig(r=lora_rank))\n"),
         }, U, "LoRA rank set by a launch script"),
+        Example({  # fms-hf-tuning: LoRA only when --peft_method names it; the option defaults to "none" (full fine-tuning)
+            "tuning/config/peft_config.py": (
+                "from dataclasses import dataclass\nfrom enum import Enum\nfrom peft import LoraConfig as HFLoraConfig\n\n"
+                "class PEFT_METHOD(Enum):\n    PT = \"pt\"\n    LORA = \"lora\"\n\n"
+                "@dataclass\nclass LoraConfig(HFLoraConfig):\n    r: int = 8\n"),
+            "tuning/utils/config_utils.py": (
+                "from tuning.config import peft_config\n\n"
+                "def create_tuning_config(peft_method, **kwargs):\n"
+                "    if peft_method == peft_config.PEFT_METHOD.LORA.value:\n        tune_config = peft_config.LoraConfig()\n"
+                "    else:\n        tune_config = None  # full parameter tuning\n    return tune_config\n"),
+            "tuning/sft_trainer.py": (
+                "import argparse\nimport transformers\nfrom trl import SFTTrainer\nfrom tuning.utils.config_utils import create_tuning_config\n\n"
+                "def get_parser():\n    parser = transformers.HfArgumentParser((ModelArguments, TrainingArguments))\n"
+                "    parser.add_argument('--peft_method', type=str.lower, choices=['pt', 'lora', None, 'none'], default='none')\n"
+                "    return parser\n\n"
+                "def main():\n    model_args, training_args, additional = get_parser().parse_args_into_dataclasses()\n"
+                "    peft = create_tuning_config(additional.peft_method)\n"
+                "    trainer = SFTTrainer(model=model_args.model_name_or_path, args=training_args, peft_config=peft)\n    trainer.train()\n"),
+        }, N, "PEFT method option defaults to none"),
+        Example({
+            "scripts/lora_sft.sh": "accelerate launch -m tuning.sft_trainer --model_name_or_path ibm-granite/granite-3b --peft_method lora --r 16\n",
+            "tuning/utils/config_utils.py": (
+                "from tuning.config import peft_config\n\n"
+                "def create_tuning_config(peft_method, **kwargs):\n"
+                "    if peft_method in (peft_config.PEFT_METHOD.ALORA.value, peft_config.PEFT_METHOD.LORA.value):\n"
+                "        return peft_config.LoraConfig()\n    return None\n"),
+            "tuning/config/peft_config.py": (
+                "from enum import Enum\nfrom peft import LoraConfig\n\n"
+                "class PEFT_METHOD(Enum):\n    LORA = \"lora\"\n    ALORA = \"alora\"\n"),
+            "tuning/sft_trainer.py": (
+                "import argparse\nfrom trl import SFTTrainer\nfrom tuning.utils.config_utils import create_tuning_config\n"
+                "parser = argparse.ArgumentParser()\nparser.add_argument('--peft_method', type=str, default='none')\n"
+                "args = parser.parse_args()\n"
+                "trainer = SFTTrainer(model=args.model_name_or_path, peft_config=create_tuning_config(args.peft_method))\ntrainer.train()\n"),
+        }, U, "PEFT method set to lora by a launch"),
         Example({"train.py": "from transformers import AutoModelForCausalLM, Trainer\n"
                  "model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2-7B')\n# model = get_peft_model(model, lora_config)\n"
                  "trainer = Trainer(model=model)\n"}, N, "commented out: full fine-tune"),
@@ -925,11 +971,16 @@ class G4LoRA(Check):
             return Outcome(U, evs(lora + q), f"{'QLoRA' if q else 'LoRA/PEFT'} fine-tuning", {"finetuning": kind})
         kind = "freeze" if any(str(getattr(s, "value", "")).lower() == "freeze" for s in full) else "full"
         detail = "LoRA switch is off in every launch/config" if off and not full else "full-parameter fine-tuning (no LoRA/PEFT)"
-        gate = next((c for c in f.calls(*_PEFT_CALLS) if c.guard and guard_off(f, c)), None)
+        first = next((s for s in off if isinstance(s, Setting)), None)
+        gated = [(c, g) for c in f.calls(*_PEFT_CALLS) if c.guard and (g := guard_off(f, c))]
+        # the gate that the cited switch closes (not some other local condition around a PEFT call)
+        gate = next((c for c, g in gated if first is None or any((x.path, x.line) == (first.path, first.line) for x in g)), None)
         if gate is not None and not full:
-            first = next((s for s in off if isinstance(s, Setting)), None)
             where = f"; {first.key} is {first.value!r} at {first.path}:{first.line}" if first is not None else ""
             detail = f"full-parameter fine-tuning unless a run turns LoRA on: PEFT is built only under `{gate.guard}` ({gate.path}:{gate.line}){where}"
+        elif first is not None and not full:
+            detail = (f"full-parameter fine-tuning unless a run turns LoRA on: the LoRA switch {first.key} is {first.value!r} at "
+                      f"{first.path}:{first.line}, and no launch or config turns it on")
         return Outcome(N, evs(full + off), detail, {"finetuning": kind})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -1071,6 +1122,32 @@ class G5LayerFreezing(Check):
                  "--model_name_or_path OpenGVLab/InternVL2-8B\n"}, N, "freeze flags off"),
         Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('gpt2')\n"
                  "# for p in model.transformer.h[:6].parameters(): p.requires_grad = False\n"}, N, "commented out"),
+        Example({  # llama-recipes: the freezing helper runs only under --freeze_layers, False by default
+            "src/llama_recipes/configs/training.py": (
+                "from dataclasses import dataclass\n\n@dataclass\nclass train_config:\n"
+                "    model_name: str = 'meta-llama/Llama-3.1-8B'\n    freeze_layers: bool = False\n    num_freeze_layers: int = 1\n"),
+            "src/llama_recipes/utils/train_utils.py": (
+                "def freeze_transformer_layers(model, num_layer):\n    for i, layer in enumerate(model.model.layers):\n"
+                "        if i < num_layer:\n            for param in layer.parameters():\n                param.requires_grad = False\n"),
+            "src/llama_recipes/finetuning.py": (
+                "from transformers import AutoModelForCausalLM\nfrom llama_recipes.configs import train_config\n"
+                "from llama_recipes.utils.train_utils import freeze_transformer_layers, train\n\n"
+                "def main(**kwargs):\n    model = AutoModelForCausalLM.from_pretrained(train_config.model_name)\n"
+                "    if train_config.freeze_layers:\n        freeze_transformer_layers(model, train_config.num_freeze_layers)\n"
+                "    train(model)\n"),
+        }, N, "freezing helper behind a switch that is off"),
+        Example({
+            "scripts/finetune_frozen.sh": "torchrun --nproc_per_node 8 finetuning.py --model_name meta-llama/Llama-3.1-8B --freeze_layers True --num_freeze_layers 16\n",
+            "utils.py": (
+                "def freeze_transformer_layers(model, num_layer):\n    for i, layer in enumerate(model.model.layers):\n"
+                "        if i < num_layer:\n            for param in layer.parameters():\n                param.requires_grad = False\n"),
+            "finetuning.py": (
+                "import argparse\nfrom transformers import AutoModelForCausalLM\nfrom utils import freeze_transformer_layers\n"
+                "parser = argparse.ArgumentParser()\nparser.add_argument('--freeze_layers', type=bool, default=False)\n"
+                "parser.add_argument('--num_freeze_layers', type=int, default=1)\nargs = parser.parse_args()\n"
+                "model = AutoModelForCausalLM.from_pretrained(args.model_name)\n"
+                "if args.freeze_layers:\n    freeze_transformer_layers(model, args.num_freeze_layers)\n"),
+        }, U, "freezing helper switched on by the launch"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -1078,8 +1155,16 @@ class G5LayerFreezing(Check):
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        used: list[Any] = list(freeze_sites(f))
+        used: list[Any] = []
         off: list[Any] = []
+        for x in freeze_sites(f):
+            # a freezing helper whose every call is switched off (llama-recipes ``freeze_transformer_layers`` only under
+            # ``if not use_peft and freeze_layers``, ``freeze_layers=False``) freezes nothing
+            gated = callers_off(f, x)
+            if gated:
+                off += [g for g in gated if g not in off]
+            else:
+                used.append(x)
         mm_model = bool(set(ctx.project.model_families) & _MULTIMODAL_FAMILIES)
         for s in _all_freeze_settings(f):
             if _FREEZE_EXCLUDE.match(s.name):

@@ -30,7 +30,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import HF_DEFAULTS, parse_expr, uses_hf_trainer
+from ._helpers import HF_DEFAULTS, guard_off, parse_expr, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 #: I3-I5 found no interval setting and no call in a training-step loop: the frequency cannot be judged, so the status is
@@ -424,14 +424,14 @@ _OPT_STEP = re.compile(r"(optim|\bopt\b|scaler|engine|model_engine|fabric|accele
 
 
 def _is_step_call(c: Call) -> bool:
-    if c.short in {"backward", "manual_backward"}:
+    if c.short in {"backward", "manual_backward", "take_optimizer_step"}:  # instructlab-training's ``accelerator.take_optimizer_step()``
         return True
     return c.short == "step" and bool(_OPT_STEP.search(c.name) or _OPT_STEP.search(c.text)) and "sched" not in c.name.lower()
 
 
 def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     """(path, function, loop iterable) of loops that run one optimizer step per iteration."""
-    loops = {(c.path, c.func, c.loop) for c in f.calls("backward", "manual_backward", "step")
+    loops = {(c.path, c.func, c.loop) for c in f.calls("backward", "manual_backward", "step", "take_optimizer_step")
              if c.loop is not None and "epoch" not in c.loop.lower() and _is_step_call(c)}
     # a loop that calls the trainer's own step method (``outputs = self.training_step(dataloader)``, nanotron)
     loops |= {(c.path, c.func, c.loop) for c in f.calls("training_step", "train_step")
@@ -445,6 +445,9 @@ def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, 
     The interval is the effective value of the name after ``%`` as the guarding file sees it
     (``near=path``); a test that passes ``save_interval=1`` to the same function is not the setting.
     """
+    if not guard:
+        return False, None
+    guard = _without_skips(guard)
     if not guard:
         return False, None
     m = re.search(r"%\s*\(?\s*([A-Za-z_][\w.]*|\d+)", guard)
@@ -465,6 +468,21 @@ def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, 
         return True, None
     # a guard made only of rank checks and on/off flags still fires every step; any other condition does not
     return (not all(_trivial_condition(part) for part in re.split(r"\band\b|\bor\b", guard))), None
+
+
+def _without_skips(guard: str) -> str:
+    """The guard without the negated terms that an earlier early exit leaves on every later line of the loop
+    (``if global_step <= args.last_step: continue`` when resuming, ``if batch_metrics.interrupted: ... return``): they hold on
+    every step that runs, so they are no interval. A negated ``%`` term (``if step % 10 != 0: continue``) is kept."""
+    node = parse_expr(guard)
+    if node is None:
+        return guard
+    terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    keep = [t for t in terms if not (isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not)
+                                     and not any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.Mod) for x in ast.walk(t.operand)))]
+    if len(keep) == len(terms):
+        return guard
+    return " and ".join(ast.unparse(t) for t in keep)
 
 
 def _derived_interval(f: Facts, name: str, path: str) -> list[float]:
@@ -566,8 +584,8 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
     # any ``for``, under an interval guard (``if step % args.log_every == 0``) is taken as in that loop, at that interval
     while_steps = {(x.path, x.func) for x in f.calls("step") if x.loop is None and _is_step_call(x)}
     for c in calls:
-        if _TEST_PATH.search(c.path) or c.path in side:
-            continue
+        if _TEST_PATH.search(c.path) or c.path in side or _FINAL_SAVE.search(c.func or ""):
+            continue  # a helper that ends the run (``_save_and_exit``) runs once, not every step
         in_step = (c.loop is not None and (c.path, c.func, c.loop) in loops) or (c.loop is None and c.func in _STEP_FUNCS) or (
             c.loop is None and (c.path, c.func) in while_steps and bool(c.guard) and "%" in (c.guard or ""))
         sites = [] if in_step or c.func is None or c.loop is not None else helpers.get((c.path, c.func), [])
@@ -665,6 +683,23 @@ _SAVE_CALLS = ("torch.save", "save_checkpoint", "save_state", "save_pretrained",
                "save_state_dict")
 
 
+_FINAL_SAVE = re.compile(r"(?i)(exit|preempt|on_demand|emergency|interrupt|on_signal|sigterm|on_train_end)")
+
+
+def save_sites(f: Facts) -> list[Call]:
+    """Checkpoint saves: the save calls themselves, and calls of the project's own helpers whose body saves
+    (llama-recipes ``save_peft_checkpoint(model, output_dir)`` -> ``model.save_pretrained``; ``save_model_checkpoint`` ->
+    ``torch.save``), so that a helper called once per epoch is read as a per-epoch save."""
+    direct = [c for c in f.calls(*_SAVE_CALLS) if c.short != "save_pretrained" or "tokenizer" not in c.text.lower()]
+    # a helper that saves only every N steps itself (OpenRLHF ``save_logs_and_checkpoints``: ``if global_step % save_steps == 0``)
+    # is judged by that guard, where the step loop calls it (step_helpers)
+    gated = {c.func for c in direct if c.func and "%" in (c.guard or "")}
+    helpers = {c.func for c in direct if c.func and re.search(r"save|checkpoint|ckpt", c.func, re.I) and c.func not in gated
+               and not _TEST_PATH.search(c.path)}
+    via = [c for c in f.calls(*sorted(helpers)) if c.func not in helpers and c.short in helpers and c not in direct] if helpers else []
+    return direct + via
+
+
 @register
 class I3CheckpointFrequency(Check):
     id = "I3"
@@ -733,6 +768,26 @@ class I3CheckpointFrequency(Check):
         Example({"train.py": (  # nothing saves in the loop and no interval is set: not judged (n/a), never called sane
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
+        Example({  # llama-recipes: the project's own save helper, called once per epoch after validation
+            "src/llama_recipes/model_checkpointing/checkpoint_handler.py": (
+                "import torch\n\ndef save_peft_checkpoint(model, model_path):\n    model.save_pretrained(model_path)\n"),
+            "src/llama_recipes/utils/train_utils.py": (
+                "from llama_recipes.model_checkpointing import save_peft_checkpoint\n\n"
+                "def train(model, train_dataloader, optimizer, train_config):\n    best_val_loss = float('inf')\n"
+                "    for epoch in range(train_config.num_epochs):\n        for step, batch in enumerate(train_dataloader):\n"
+                "            loss = model(**batch).loss\n            loss.backward()\n            optimizer.step()\n"
+                "            optimizer.zero_grad()\n        eval_epoch_loss = evaluation(model)\n"
+                "        if train_config.save_model and eval_epoch_loss < best_val_loss:\n"
+                "            save_peft_checkpoint(model, train_config.output_dir)\n"),
+        }, U, "save helper once per epoch"),
+        Example({  # the same helper called after every optimizer step
+            "ckpt.py": "import torch\n\ndef save_model_checkpoint(model, path):\n    torch.save(model.state_dict(), path)\n",
+            "train.py": (
+                "from ckpt import save_model_checkpoint\n\n"
+                "def train(model, loader, optimizer):\n    for step, batch in enumerate(loader):\n"
+                "        loss = model(**batch).loss\n        loss.backward()\n        optimizer.step()\n"
+                "        save_model_checkpoint(model, 'out/model.pt')\n"),
+        }, N, "save helper every step"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -750,7 +805,8 @@ class I3CheckpointFrequency(Check):
                 items.append(Interval(e, e.dotted, "checkpoint_interval", steps, kind))
         bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
         spaced: list[tuple[Call, float | None]] = []
-        save_calls = [c for c in f.calls(*_SAVE_CALLS) if c.short != "save_pretrained" or "tokenizer" not in c.text.lower()]
+        # a save that ends the run (``_save_and_exit``, on-demand/preemption/emergency saves) happens once, not every step
+        save_calls = [c for c in save_sites(f) if not guard_off(f, c) and not _FINAL_SAVE.search(f"{c.short} {c.func or ''}")]
         loop = per_step_calls(f, save_calls, threshold, spaced)
         bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]
         extra: dict[str, Any] = {}
@@ -760,18 +816,21 @@ class I3CheckpointFrequency(Check):
             extra["save_steps"] = HF_DEFAULTS["save_steps"]
         values = _values(items, extra)
         hf = _hf_default_site(f, "save_steps") if "save_steps" in extra else None
-        per_epoch = _epoch_saves(f, save_calls) if not items and not loop and not spaced and hf is None else []
+        per_epoch = _epoch_saves(f, save_calls) if not items and not loop and hf is None else []
+        epoch_txt = ""
+        if per_epoch:
+            c = per_epoch[0]
+            epoch_txt = (f"a checkpoint once per epoch: {c.short}() in the epoch loop, after the step loop ({c.path}:{c.line}"
+                         f"{f' (+{len(per_epoch) - 1})' if len(per_epoch) > 1 else ''})")
         if values and items:
             sane = "checkpoints at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
         elif hf is not None:
             sane = f"HF Trainer default: a checkpoint every 500 steps (save_steps is not set; the trainer at {hf.path}:{hf.line})"
+        elif per_epoch:
+            sane = epoch_txt + ("; " + _spaced_detail("other saves", spaced) if spaced else "")
+            values["save_strategy"] = "epoch"
         elif spaced:
             sane = _spaced_detail("checkpoints saved", spaced)
-        elif per_epoch:
-            c = per_epoch[0]
-            sane = (f"a checkpoint once per epoch: {c.short}() in the epoch loop, after the step loop ({c.path}:{c.line}"
-                    f"{f' (+{len(per_epoch) - 1})' if len(per_epoch) > 1 else ''})")
-            values["save_strategy"] = "epoch"
         else:
             sane = NOT_JUDGED + ("no checkpoint interval setting and no save call in a training-step loop were found on the training "
                                  "path; check how often your launch saves (its save interval or save callback)")
@@ -783,7 +842,7 @@ _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq",
              "steps_per_print", "iteration_step_info_interval", "print_every", "log_every_n_iters", "console_log_interval", "display_interval")
 _LOG_FUNCS = re.compile(r"^(print|print0|printr|log0|rank0_print|print_rank_0|print_rank0|master_print|print_master|log_rank|log_rank_0|log_rank0"
                         r"|log_dist|print_log|log_info|printflock)$")
-_LOGGER_RECV = re.compile(r"(^|\.)(logger|logging|log|_logger|LOGGER)\.(info|debug|warning|warn)$")
+_LOGGER_RECV = re.compile(r"(^|\.)(logger|logging|log|\w*_logger|LOGGER)\.(info|debug|warning|warn)$")  # base_logger.info too
 
 
 def log_calls(f: Facts) -> list[Call]:
@@ -905,9 +964,24 @@ _TRACKER_CALL = re.compile(
 _LIGHTNING_LOGGERS = ("WandbLogger", "TensorBoardLogger", "MLFlowLogger", "CometLogger", "NeptuneLogger", "SwanLabLogger")
 
 
+_METRIC_LOGGER = re.compile(r"(^|\.)\w*metrics?_?logger\.(info|log)$", re.I)
+_TRACKER_MODULES = ("wandb", "mlflow", "torch.utils.tensorboard", "tensorboardX", "tensorboard", "swanlab", "aim", "comet_ml")
+
+
 def tracker_calls(f: Facts) -> list[Call]:
     pool = f.calls("log", "add_scalar", "add_scalars", "log_metric", "log_metrics", "report_scalar", "track", "log_dict")
-    return [c for c in pool if _TRACKER_CALL.match(c.name) and not c.name.startswith("self.log")]
+    out = [c for c in pool if _TRACKER_CALL.match(c.name) and not c.name.startswith("self.log")]
+    # a metrics logger whose handlers are the trackers (instructlab-training: ``metric_logger.info({"step": ..., "lr": ...})``
+    # on ``logging.getLogger("instructlab.training.metrics")``, configured with W&B/TensorBoard/MLflow handlers): a tracker
+    # report when it is given a dict of metrics and the project imports a tracker
+    if any(not _TEST_PATH.search(i.path) for i in f.imports(*_TRACKER_MODULES)):
+        out += [c for c in f.calls("info", "log") if _METRIC_LOGGER.search(c.name) and c.args
+                and _text_of(c.args[0]).lstrip().startswith("{") and c not in out]
+    return out
+
+
+def _text_of(v: Any) -> str:
+    return v.text if isinstance(v, Expr) else repr(v)
 
 
 def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
@@ -1036,6 +1110,30 @@ class I5ReportFrequency(Check):
             "        _, loss = model(x, y)\n        loss.backward()\n        optimizer.step()\n        step += 1\n"
             "        if step % args.report_every == 0:\n            wandb.log({'loss': loss.item()}, step=step)\n")}, N,
             "while loop reporting every step"),
+        Example({  # instructlab-training: a metrics logger whose handlers are the trackers, fed every step after the resume skip
+            "src/instructlab/training/logger.py": (
+                "import logging\n\ndef setup_metric_logger(output_dir, wandb_project=None, tensorboard_log_dir=None):\n"
+                "    logger = logging.getLogger('instructlab.training.metrics')\n"
+                "    if wandb_project:\n        import wandb\n        logger.addHandler(WandbHandler(wandb_project))\n"
+                "    if tensorboard_log_dir:\n        from torch.utils.tensorboard import SummaryWriter\n"
+                "        logger.addHandler(TensorBoardHandler(SummaryWriter(tensorboard_log_dir)))\n"),
+            "src/instructlab/training/main_ds.py": (
+                "import logging\n\ndef train(args, model, accelerator, batch_loss_manager, local_rank):\n"
+                "    metric_logger = logging.getLogger('instructlab.training.metrics')\n    global_step = 1\n"
+                "    for batch in accelerator.train_loader:\n        if global_step <= args.last_step:\n"
+                "            global_step += 1\n            continue\n"
+                "        loss = batch_loss_manager.process_batch(batch)\n        accelerator.take_optimizer_step()\n"
+                "        if local_rank == 0:\n            metric_logger.info({'step': global_step, 'loss': loss}, extra={'step': global_step})\n"
+                "        global_step += 1\n"),
+        }, N, "metrics logger fed every step"),
+        Example({
+            "logger.py": "import logging\nimport wandb\n\nmetrics_logger = logging.getLogger('metrics')\n",
+            "train.py": (
+                "import argparse\nfrom logger import metrics_logger\n"
+                "p = argparse.ArgumentParser()\np.add_argument('--log_interval', type=int, default=50)\nargs = p.parse_args()\n"
+                "for step, batch in enumerate(loader):\n    loss = model(**batch).loss\n    loss.backward()\n    optimizer.step()\n"
+                "    if step % args.log_interval == 0:\n        metrics_logger.info({'step': step, 'loss': loss.item()})\n"),
+        }, U, "metrics logger every 50 steps"),
         Example({"train.py": (  # no tracker and no tracker interval: not judged (n/a)
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),

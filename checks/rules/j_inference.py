@@ -656,6 +656,17 @@ class J5InferenceEngine(_InferenceOnly):
                  "out = model.generate(**inputs, max_new_tokens=256)\n"}, N, "hf eager generate"),
         Example({"requirements.txt": "vllm==0.6.3\n", "inference.py": "# from vllm import LLM\nimport vllm\n"
                  "from transformers import pipeline\npipe = pipeline('text-generation', model=p)\n"}, N, "vllm only imported"),
+        Example({  # nanoGPT: sample.py calls the model's own decode loop (no KV cache, no engine)
+            "model.py": (
+                "import torch\nimport torch.nn as nn\n\nclass GPT(nn.Module):\n"
+                "    @torch.no_grad()\n    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None):\n"
+                "        for _ in range(max_new_tokens):\n            logits, _ = self(idx[:, -self.config.block_size:])\n"
+                "            idx_next = torch.multinomial(torch.softmax(logits[:, -1, :] / temperature, dim=-1), num_samples=1)\n"
+                "            idx = torch.cat((idx, idx_next), dim=1)\n        return idx\n"),
+            "sample.py": (
+                "import torch\nfrom model import GPT\nmodel = GPT.from_pretrained('gpt2')\n"
+                "y = model.generate(x, max_new_tokens, temperature=temperature, top_k=top_k)\n"),
+        }, N, "own generate loop"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -663,9 +674,18 @@ class J5InferenceEngine(_InferenceOnly):
         if eng:
             names = sorted(eng)
             return Outcome(U, evs([x for n in names for x in eng[n]]), f"inference engine: {', '.join(names)}", {"engine": names[0]})
-        eager = _hf_generate(ctx.facts) + _online_rl_without_engine(ctx.facts, eng)
-        return Outcome(N, evs(eager), "generation runs in PyTorch eager (HF `generate`)" if eager else "no inference engine",
-                       {"engine": None})
+        gens = _hf_generate(ctx.facts)
+        eager = gens + _online_rl_without_engine(ctx.facts, eng)
+        # nanoGPT's ``model.generate(x, max_new_tokens, ...)`` is its own decode loop, not HF's: say which one runs
+        custom, _ = _custom_generate(ctx.facts, gens)
+        if eager and gens and len(custom) == len(gens) and len(eager) == len(gens):
+            detail = "generation runs in PyTorch eager (the project's own `generate` loop)"
+        elif eager:
+            detail = "generation runs in PyTorch eager (HF `generate`)" if not custom else \
+                "generation runs in PyTorch eager (HF `generate` and the project's own `generate` loop)"
+        else:
+            detail = "no inference engine"
+        return Outcome(N, evs(eager), detail, {"engine": None})
 
 
 # --------------------------------------------------------------------------------------
