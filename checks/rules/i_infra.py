@@ -922,6 +922,41 @@ class I4LoggingFrequency(Check):
             "for step, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n"
             "    if step % 100 != 0:\n        continue\n    logger.info('step %d loss %.4f', step, loss.item())\n")}, U,
             "early continue guards logger.info"),
+        Example({  # nanoGPT: recipe modules exec'ed over train.py's module-level defaults; 2 of 3 recipes log every 10 iterations
+            "train.py": (
+                "import time\nimport torch\n# default config values designed to train a gpt2 (124M) on OpenWebText\n"
+                "out_dir = 'out'\neval_interval = 2000\nlog_interval = 1\neval_iters = 200\nwandb_log = False # disabled by default\n"
+                "batch_size = 12\nmax_iters = 600000\n"
+                "exec(open('configurator.py').read())  # overrides from command line or config file\n"
+                "t0 = time.time()\nwhile True:\n    loss = model(X, Y)\n    loss.backward()\n    optimizer.step()\n"
+                "    if iter_num % log_interval == 0 and master_process:\n"
+                "        print(f'iter {iter_num}: loss {loss.item():.4f}')\n    iter_num += 1\n"),
+            "config/train_gpt2.py": "wandb_log = True\nbatch_size = 12\neval_interval = 1000\neval_iters = 200\nlog_interval = 10\n",
+            "config/train_shakespeare_char.py": (
+                "out_dir = 'out-shakespeare-char'\neval_interval = 250 # keep frequent because we'll overfit\neval_iters = 200\n"
+                "log_interval = 10 # don't print too too often\nbatch_size = 64\nmax_iters = 5000\n"),
+            "config/finetune_shakespeare.py": "out_dir = 'out-shakespeare'\neval_interval = 5\neval_iters = 40\nbatch_size = 1\nmax_iters = 20\n",
+        }, U, "recipe modules: the majority logs every 10"),
+        Example({  # the same layout where most recipes keep train.py's log_interval = 1
+            "train.py": (
+                "import torch\nout_dir = 'out'\neval_interval = 2000\nlog_interval = 1\nbatch_size = 12\n"
+                "exec(open('configurator.py').read())\n"
+                "while True:\n    loss = model(X, Y)\n    loss.backward()\n    optimizer.step()\n"
+                "    if iter_num % log_interval == 0 and master_process:\n        print(f'iter {iter_num}: loss {loss.item():.4f}')\n"),
+            "config/train_gpt2.py": "batch_size = 12\neval_interval = 1000\nlog_interval = 10\n",
+            "config/train_small.py": "out_dir = 'out-small'\nbatch_size = 64\neval_interval = 250\n",
+            "config/finetune.py": "out_dir = 'out-ft'\nbatch_size = 1\neval_interval = 5\n",
+        }, N, "recipe modules: the majority keeps the default of 1"),
+        Example({  # Megatron-LM: launch scripts that leave --log-interval unset run with its default of 100
+            "megatron/training/config/training_config.py": (
+                "from dataclasses import dataclass\n@dataclass\nclass TrainingConfig:\n    micro_batch_size: int = 1\n"
+                "    log_interval: int = 100\n    \"\"\"Report loss and timing interval.\"\"\"\n"),
+            "examples/gpt3/train_gpt3_175b_distributed.sh": (
+                "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n    --micro-batch-size 1 \\\n    --log-interval 100 \\\n    --save-interval 10000\n"),
+            "examples/llama/train_llama3_8b.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 2 --save-interval 1000\n",
+            "examples/mixtral/train_mixtral_8x7b.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --num-experts 8\n",
+            "examples/debug/run_tiny.sh": "torchrun --nproc_per_node 1 pretrain_gpt.py --micro-batch-size 1 --log-interval 1\n",
+        }, U, "launch scripts: the majority runs with the default of 100"),
         Example({"train.py": (  # no log call and no logging interval on the training path: not judged (n/a)
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
