@@ -441,6 +441,7 @@ class Facts:
         inherited: dict[str, tuple[int, str]] = {}  # value -> (recipes that run with a default, where it is set)
         modules = self.recipe_modules()
         launched: set[str] = set()
+        serving: list[Setting] = []
         for c in group:
             if not _tuning(c.value):
                 continue
@@ -448,6 +449,8 @@ class Facts:
             if c.source == "config" and (c.path.endswith((".yaml", ".yml", ".json")) or c.path in modules):
                 units[c.path].add(v)
                 holders[v].append(c)
+            elif c.source == "launcher" and c.script and _NOT_TRAINING.search(_script_key(c.script)):
+                serving.append(c)  # an inference/generation launch is not a training recipe, nor its setting
             elif c.source == "launcher":
                 units[c.path].add(v)
                 holders[v].append(c)
@@ -513,7 +516,7 @@ class Facts:
         if judged == "none":
             return set(), []
         keep = {id(c) for c in holders[top]}
-        drop = {id(c) for v, cs in holders.items() if v != top for c in cs if id(c) not in keep}
+        drop = {id(c) for v, cs in holders.items() if v != top for c in cs if id(c) not in keep} | {id(c) for c in serving}
         # an entry point's value that every recipe module overrides, or that only minority recipes inherit, is not run
         for c in group:
             if c.source == "assign" and c.path in set(modules.values()) and _module_level(c) and repr(c.value) != top:
@@ -676,6 +679,7 @@ _EVAL_RECIPE = re.compile(r"^(eval|evaluate|sample|bench|test)", re.I)
 
 
 _LAYOUT = re.compile(r"parallel|^(tp|pp|ep|cp|dp|sp|autotp)(_size)?$|expert|nnodes|nproc|world_size|num_gpus|gpus_per_node", re.I)
+_NOT_TRAINING = re.compile(r"infer|generat|serv(e|er|ing)|sampl|eval|bench|export|convert", re.I)
 _DATA_PREP = re.compile(r"preprocess|prepare|tokeni[sz]|convert|(^|/)tools/data", re.I)
 
 

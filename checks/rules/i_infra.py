@@ -957,6 +957,14 @@ class I4LoggingFrequency(Check):
             "examples/mixtral/train_mixtral_8x7b.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --num-experts 8\n",
             "examples/debug/run_tiny.sh": "torchrun --nproc_per_node 1 pretrain_gpt.py --micro-batch-size 1 --log-interval 1\n",
         }, U, "launch scripts: the majority runs with the default of 100"),
+        Example({  # the same launch scripts where most pass --log-interval 1: judged by them, the default notwithstanding
+            "megatron/training/config/training_config.py": (
+                "from dataclasses import dataclass\n@dataclass\nclass TrainingConfig:\n    log_interval: int = 100\n"),
+            "examples/gpt3/train_gpt3_175b_distributed.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --log-interval 1\n",
+            "examples/llama/train_llama3_8b.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 2 \\\n    --log-interval 1\n",
+            "examples/mixtral/train_mixtral_8x7b.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --log-interval 1\n",
+            "examples/bert/train_bert.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 4\n",
+        }, N, "launch scripts: the majority logs every step"),
         Example({"train.py": (  # no log call and no logging interval on the training path: not judged (n/a)
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
