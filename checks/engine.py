@@ -294,7 +294,8 @@ def _note_distributions(facts: Facts, results: list[CheckResult]) -> None:
             text = f"{k}: " + ", ".join(f"{_fmt_value(v)} in {n} recipe{'s' if n != 1 else ''}" for v, n in counts)
             how = judged_by.get(k, "none")
             judged = ("judged by the majority" if how == "majority" else
-                      f"no majority: judged by the default at {how.split(' ', 1)[1]}" if how.startswith("default ") else "no majority")
+                      f"no majority: judged by the default at {how.split(' ', 1)[1]}" if how.startswith("default ") else
+                      f"no majority: judged by the recipes documented at {how.split(' ', 1)[1]}" if how.startswith("documented ") else "no majority")
             # recipes that leave the name unset run with a default: say how many, and where that default is
             unset = [f"{n} recipe{' leaves' if n == 1 else 's leave'} it unset and run{'s' if n == 1 else ''} with the default "
                      f"{_fmt_value(v)} at {where}" for v, (n, where) in defaults.get(k, {}).items()]

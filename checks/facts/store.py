@@ -494,7 +494,18 @@ class Facts:
                 by_value[v].add(u)
         top, top_units = max(by_value.items(), key=lambda kv: len(kv[1]))
         judged = "majority"
-        if len(top_units) * 2 <= len(units):
+        documented = self.documented_recipes()
+        doc_units = {u: vs for u, vs in units.items() if u in documented}
+        doc_votes: dict[str, int] = defaultdict(int)
+        for vs in doc_units.values():
+            for v in vs:
+                doc_votes[v] += 1
+        doc_top = max(doc_votes.items(), key=lambda kv: kv[1], default=None)
+        if len(top_units) * 2 <= len(units) and doc_top is not None and doc_top[1] * 2 > len(doc_units):
+            # no majority: the recipes the README documents decide when they agree (or most of them do)
+            top = doc_top[0]
+            judged = "documented " + ", ".join(sorted(documented[u] for u in doc_units)[:3])
+        elif len(top_units) * 2 <= len(units):
             # no majority: the documented default decides, the value a run gets when its recipe leaves the name unset (the
             # entry point's own module-level value, or the launched framework's code default); without one nothing is left out
             entry_vals = {repr(c.value): c for c in group if c.source == "assign" and c.path in set(modules.values()) and _module_level(c)
@@ -538,12 +549,35 @@ class Facts:
             return None
         return out[0]
 
+    def documented_recipes(self) -> dict[str, str]:
+        """Recipe files a command in the project's README or docs/ names (``python train.py config/train_gpt2.py`` ->
+        ``config/train_gpt2.py``: ``README.md:118``), and scripts such a command runs."""
+        memo = self._s.get("documented_recipes")
+        if memo is None:
+            memo = {}
+            for p, ff in self.files.items():
+                if ff.kind != "docs" or ("/" in p and not p.startswith("docs/")):
+                    continue  # the project's own README and docs/, not an example folder's README about its one recipe
+                for h in ff.doc_hints:
+                    if h.kind in ("command", "command_file") and h.value in self.files and h.value not in memo:
+                        memo[h.value] = f"{p}:{h.line}"
+            self._s["documented_recipes"] = memo
+        return memo
+
+    def _doc_files(self) -> set[str]:
+        """Files a documented command passes as its script's argument (``command_file`` hints)."""
+        memo = self._s.get("doc_command_files")
+        if memo is None:
+            memo = {h.value for ff in self.files.values() if ff.kind == "docs" for h in ff.doc_hints if h.kind == "command_file"}
+            self._s["doc_command_files"] = memo
+        return memo
+
     def recipe_modules(self) -> dict[str, str]:
         """Python recipe modules -> the entry point whose module-level defaults they override.
 
         nanoGPT runs ``python train.py config/train_gpt2.py``: ``train.py`` exec's ``configurator.py``, which exec's the
         config module over ``train.py``'s module-level constants. A recipe module is a ``.py`` file in a ``config``/``configs``/
-        ``recipes`` folder made only of top-level assignments (no function, class, argparse or attribute assignment), whose
+        ``recipes`` folder (or named as the script's argument by a documented command) made only of top-level assignments (no function, class, argparse or attribute assignment), whose
         constant names are all module-level constants of one entry point that calls ``exec`` at module level. A recipe that
         only evaluates (named ``eval*``/``sample*``/``bench*``, or setting ``eval_only = True``) trains nothing and is left out.
         """
@@ -560,7 +594,8 @@ class Facts:
                     entries[p] = names
         if entries:
             for p, ff in files.items():
-                if p in entries or ff.kind != "python" or not _RECIPE_DIR.search(p) or _EVAL_RECIPE.match(p.rsplit("/", 1)[-1]):
+                named = bool(_RECIPE_DIR.search(p)) or p in self._doc_files()  # in a config folder, or named by a documented command
+                if p in entries or ff.kind != "python" or not named or _EVAL_RECIPE.match(p.rsplit("/", 1)[-1]):
                     continue
                 if ff.arg_options or ff.fields or ff.attr_assigns or ff.decorators or any(c.func is not None for c in ff.calls):
                     continue

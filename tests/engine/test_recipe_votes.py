@@ -146,3 +146,17 @@ def test_parallel_layouts_are_not_voted():
     f = _facts(files)
     assert {s.value for s in f.effective("pipeline_model_parallel_size")} == {1, 16}
     assert "pipeline_model_parallel_size" not in f.distributions()
+
+
+def test_no_majority_is_judged_by_the_recipes_the_readme_documents():
+    readme = "# tiny-gpt\n\nTrain the small model:\n\n```sh\npython train.py config/train_small.py\n```\n"
+    files = {**_nano(train_small="batch_size = 8\nlog_interval = 50\n", train_big="batch_size = 8\nlog_interval = 5\n",
+                     train_mid="batch_size = 8\nlog_interval = 2\n"), "README.md": readme}
+    f = _facts(files)
+    assert [(s.path, s.value) for s in f.effective("log_interval")] == [("config/train_small.py", 50)]
+    i4 = _audit(files).result("I4")
+    assert i4.status == Status.USED and "(no majority: judged by the recipes documented at README.md:6)" in i4.detail, i4.detail
+    # a module named by the documented command is a recipe outside a config folder too
+    moved = {"train.py": NANO_TRAIN, "configurator.py": CONFIGURATOR, "small.py": "batch_size = 8\nlog_interval = 50\n",
+             "README.md": readme.replace("config/train_small.py", "small.py")}
+    assert _facts(moved).recipe_modules() == {"small.py": "train.py"}
