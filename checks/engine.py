@@ -285,8 +285,9 @@ def _note_distributions(facts: Facts, results: list[CheckResult]) -> None:
     judged_by = facts.distribution_judged()
     for r in results:
         names = []
-        for e in r.evidence + r.findings:
-            k = (e.key or "").rsplit(".", 1)[-1].strip("-").replace("-", "_").lower()
+        keys = [e.key or "" for e in r.evidence + r.findings] + list(r.values)  # values: the settings a detail is judged by
+        for key in keys:
+            k = key.rsplit(".", 1)[-1].strip("-").replace("-", "_").lower()
             if k in dist and k not in names:
                 names.append(k)
         for k in names:

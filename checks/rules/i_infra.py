@@ -615,9 +615,28 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
 
 def _spaced_detail(what: str, spaced: list[tuple[Call, float | None]]) -> str:
     """The sane detail cited from guarded calls in the step loop (the site and interval that make it sane)."""
-    parts = [f"{c.short}() every {int(n) if float(n).is_integer() else n} steps" if n is not None else f"{c.short}() under `{c.guard}`"
-             for c, n in spaced[:3]]
+    parts = []
+    for c, n in spaced[:3]:
+        name = _guard_setting(c.guard)
+        parts.append(f"{c.short}() every {int(n) if float(n).is_integer() else n} steps" + (f" ({name})" if name else "")
+                     if n is not None else f"{c.short}() under `{c.guard}`")
     return f"{what} in the training-step loop only under a guard: " + ", ".join(parts)
+
+
+def _guard_setting(guard: str | None) -> str | None:
+    """The setting after ``%`` in an interval guard (``iter_num % eval_interval == 0`` -> ``eval_interval``), if a name."""
+    m = re.search(r"%\s*\(?\s*([A-Za-z_][\w.]*)", _without_skips(guard) if guard else "")
+    return m.group(1).rsplit(".", 1)[-1] if m else None
+
+
+def _spaced_values(spaced: list[tuple[Call, float | None]]) -> dict[str, Any]:
+    """The interval settings that gate the guarded calls (``eval_interval: 2000``): for the report's recipe distribution."""
+    out: dict[str, Any] = {}
+    for c, n in spaced[:3]:
+        name = _guard_setting(c.guard)
+        if name and n is not None and name not in out:
+            out[name] = int(n) if float(n).is_integer() else n
+    return out
 
 
 def _adapter_only(f: Facts, ctx: Context) -> bool:
@@ -831,6 +850,7 @@ class I3CheckpointFrequency(Check):
             values["save_strategy"] = "epoch"
         elif spaced:
             sane = _spaced_detail("checkpoints saved", spaced)
+            values.update(_spaced_values(spaced))
         else:
             sane = NOT_JUDGED + ("no checkpoint interval setting and no save call in a training-step loop were found on the training "
                                  "path; check how often your launch saves (its save interval or save callback)")
@@ -994,6 +1014,7 @@ class I4LoggingFrequency(Check):
                 sane += f"; logging_steps is not set: the HF Trainer default of 500 applies (the trainer at {hf.path}:{hf.line})"
         elif spaced:
             sane = _spaced_detail("metrics logged", spaced)
+            values.update(_spaced_values(spaced))
         else:
             sane = NOT_JUDGED + ("no logging interval setting and no log call in a training-step loop were found on the training path; "
                                  "check how often your launch logs")
@@ -1266,6 +1287,7 @@ class I5ReportFrequency(Check):
                 sane += f" (logging_steps is not set: the HF Trainer default; the trainer at {hf.path}:{hf.line})"
         elif spaced:
             sane = _spaced_detail("progress reported to trackers", spaced)
+            values.update(_spaced_values(spaced))
         elif defaults and not ok:
             sane = "reporting through " + "; ".join(default_notes)
         elif ok:

@@ -160,3 +160,14 @@ def test_no_majority_is_judged_by_the_recipes_the_readme_documents():
     moved = {"train.py": NANO_TRAIN, "configurator.py": CONFIGURATOR, "small.py": "batch_size = 8\nlog_interval = 50\n",
              "README.md": readme.replace("config/train_small.py", "small.py")}
     assert _facts(moved).recipe_modules() == {"small.py": "train.py"}
+
+
+def test_a_guarded_save_names_its_interval_setting_and_its_recipe_distribution():
+    train = NANO_TRAIN.replace("    iter_num += 1\n", "    if iter_num % eval_interval == 0 and master_process:\n"
+                               "        torch.save(checkpoint, os.path.join(out_dir, 'ckpt.pt'))\n    iter_num += 1\n")
+    files = {**_nano(a="eval_interval = 1000\nbatch_size = 8\n", b="eval_interval = 250\nbatch_size = 8\n",
+                     c="eval_interval = 5\nbatch_size = 8\n"), "train.py": train}
+    i3 = _audit(files).result("I3")
+    assert i3.status == Status.USED and "save() every 2000 steps (eval_interval)" in i3.detail, i3.detail
+    assert "eval_interval: " in i3.detail and "(no majority: judged by the default at train.py:6)" in i3.detail
+    assert i3.values["eval_interval"] == 2000
