@@ -713,7 +713,8 @@ _RECIPE_DIR = re.compile(r"(^|/)(configs?|recipes?)/[^/]+\.py$")
 _EVAL_RECIPE = re.compile(r"^(eval|evaluate|sample|bench|test)", re.I)
 
 
-_LAYOUT = re.compile(r"parallel|^(tp|pp|ep|cp|dp|sp|autotp)(_size)?$|expert|nnodes|nproc|world_size|num_gpus|gpus_per_node", re.I)
+_LAYOUT = re.compile(r"parallel|^(tp|pp|ep|cp|dp|sp|autotp)(_size)?$|shard_size|expert|nnodes|nproc|world_size|num_gpus|gpus_per_node"
+                     r"|num_machines|num_processes|num_nodes", re.I)
 _NOT_TRAINING = re.compile(r"infer|generat|serv(e|er|ing)|sampl|eval|bench|export|convert", re.I)
 _DATA_PREP = re.compile(r"preprocess|prepare|tokeni[sz]|convert|(^|/)tools/data", re.I)
 
