@@ -281,17 +281,26 @@ def _note_distributions(facts: Facts, results: list[CheckResult]) -> None:
     dist = facts.distributions()
     if not dist:
         return
+    defaults = facts.distribution_defaults()
+    judged_by = facts.distribution_judged()
     for r in results:
         names = []
-        for e in r.evidence + r.findings:
-            k = (e.key or "").rsplit(".", 1)[-1].strip("-").replace("-", "_").lower()
+        keys = [e.key or "" for e in r.evidence + r.findings] + list(r.values)  # values: the settings a detail is judged by
+        for key in keys:
+            k = key.rsplit(".", 1)[-1].strip("-").replace("-", "_").lower()
             if k in dist and k not in names:
                 names.append(k)
         for k in names:
             counts = sorted(dist[k].items(), key=lambda kv: -kv[1])
             text = f"{k}: " + ", ".join(f"{_fmt_value(v)} in {n} recipe{'s' if n != 1 else ''}" for v, n in counts)
-            top = counts[0][1]
-            judged = "judged by the majority" if top * 2 > sum(n for _, n in counts) else "no majority"
+            how = judged_by.get(k, "none")
+            judged = ("judged by the majority" if how == "majority" else
+                      f"no majority: judged by the default at {how.split(' ', 1)[1]}" if how.startswith("default ") else
+                      f"no majority: judged by the recipes documented at {how.split(' ', 1)[1]}" if how.startswith("documented ") else "no majority")
+            # recipes that leave the name unset run with a default: say how many, and where that default is
+            unset = [f"{n} recipe{' leaves' if n == 1 else 's leave'} it unset and run{'s' if n == 1 else ''} with the default "
+                     f"{_fmt_value(v)} at {where}" for v, (n, where) in defaults.get(k, {}).items()]
+            judged = "; ".join([judged, *unset])
             r.detail = f"{r.detail}; {text} ({judged})" if r.detail else f"{text} ({judged})"
             r.values[f"recipes.{k}"] = ", ".join(f"{_fmt_value(v)}: {n}" for v, n in counts)
 

@@ -396,43 +396,237 @@ class Facts:
                     out.extend(_shadow(self._settings(_norm_key(n), include_calls=True, depth=0)))
                 out = _unique_settings(out)
                 out.sort(key=lambda s: -s.rank)
-                out = self._majority(out)
+                out = self._majority(out, names)
             else:
                 out = _near(self.effective(*names), near)
             self._memo[key] = out
         return list(self._memo[key])
 
-    def _majority(self, cands: list[Setting]) -> list[Setting]:
+    def _majority(self, cands: list[Setting], names: tuple[str, ...] = ()) -> list[Setting]:
         """Recipes that disagree (``num_workers: 4`` in 47 example YAMLs, ``0`` in 2) count by their majority.
 
-        With three or more YAML/JSON files setting one name to different numbers, the files holding the
-        minority values are left out when one value is set by more than half of them; the distribution
-        is kept for the report (:meth:`distributions`). Without a majority nothing is left out.
+        A recipe is one way the project documents to run its training, and each recipe runs with one value of a setting:
+        - a YAML/JSON config file: the number it sets;
+        - a Python recipe module (nanoGPT's ``config/train_gpt2.py``, exec'ed over ``train.py``'s module-level defaults,
+          see :meth:`recipe_modules`): the number it sets, else the entry point's own module-level value (what runs);
+        - a launch script (Megatron-LM's ~120 ``examples/**/*.sh``): the ``--flag`` it passes, else, for a launch of a script
+          that other launches pass the flag to, the code default of the flag (argparse / config dataclass) when the
+          repository's code defaults of that name agree on one number; a launch that sets it to a variable is not counted.
+        With three or more recipes holding two or more values, the distribution is kept for the report
+        (:meth:`distributions`). When one value is held by more than half of the recipes, the settings that only minority
+        recipes hold are left out (and a shadowed code default that the majority runs with comes back, so a check cites it);
+        without a majority nothing is left out and the checks judge every value, as before. Tuning values only (workers,
+        intervals, sizes): a feature switch some recipes turn on (``fsdp``) is an option the project offers, and ``null``
+        is a recipe leaving it unset.
         """
-        # tuning values only (workers, intervals, sizes): a feature switch that some recipes turn on (``fsdp``,
-        # ``sequence_parallel: true``) is an option the project offers, and ``null`` is a recipe leaving it unset
-        cfg = [c for c in cands if c.source == "config" and c.path.endswith((".yaml", ".yml", ".json"))
-               and isinstance(c.value, (int, float)) and not isinstance(c.value, bool)]
-        paths = {c.path for c in cfg}
-        if len(paths) < 3:
+        by_name: dict[str, list[Setting]] = defaultdict(list)
+        for c in cands:
+            by_name[_norm_key(c.name)].append(c)
+        drop: set[int] = set()
+        add: list[Setting] = []
+        for name, group in by_name.items():
+            if _LAYOUT.search(name):
+                continue  # a parallel degree is a layout the project offers for its larger models, not a tuning value
+            d, a = self._recipe_vote(name, group)
+            drop |= d
+            add += a
+        if not drop and not add:
             return cands
+        return [c for c in cands if id(c) not in drop] + add
+
+    def _recipe_vote(self, name: str, group: list[Setting]) -> tuple[set[int], list[Setting]]:
+        """(ids of settings only minority recipes hold, shadowed defaults the majority runs with) for one setting name."""
+        units: dict[str, set[str]] = defaultdict(set)  # recipe -> values (repr) it runs with
+        holders: dict[str, list[Setting]] = defaultdict(list)  # value (repr) -> settings that give it to a recipe
+        inherited: dict[str, tuple[int, str]] = {}  # value -> (recipes that run with a default, where it is set)
+        modules = self.recipe_modules()
+        launched: set[str] = set()
+        serving: list[Setting] = []
+        for c in group:
+            if not _tuning(c.value):
+                continue
+            v = repr(c.value)
+            if c.source == "config" and (c.path.endswith((".yaml", ".yml", ".json")) or c.path in modules):
+                units[c.path].add(v)
+                holders[v].append(c)
+            elif c.source == "launcher" and c.script and _NOT_TRAINING.search(_script_key(c.script)):
+                serving.append(c)  # an inference/generation launch is not a training recipe, nor its setting
+            elif c.source == "launcher":
+                units[c.path].add(v)
+                holders[v].append(c)
+                if c.script:
+                    launched.add(_script_key(c.script))
+        # a recipe module that leaves the name unset runs with its entry point's module-level value
+        for mod, entry in modules.items():
+            if any(c.path == mod for c in group if c.source == "config"):
+                continue
+            own = [x for x in self._s["assigns_by_key"].get(name, []) if x.path == entry and _module_level(x) and self._ok(x.path, x.line)]
+            if len(own) == 1 and _tuning(own[0].value):
+                v = repr(own[0].value)
+                units[mod].add(v)
+                base = next((c for c in group if c.source == "assign" and c.path == entry and c.line == own[0].line), None)
+                holders[v].append(base or Setting(own[0].name, own[0].value, entry, own[0].line, "assign", own[0].text, own[0].name, 1))
+                n, _ = inherited.get(v, (0, ""))
+                inherited[v] = (n + 1, f"{entry}:{own[0].line}")
+        # a launch of a script that other launches pass the flag to, without the flag: the code default, when known
+        default: Setting | None = None
+        if launched:
+            default = self._known_default(name, launched)
+            if default is not None:
+                v = repr(default.value)
+                seen = {c.path for c in group if c.source == "launcher"}
+                for launch in self.launches():
+                    if launch.path in seen or not launch.script or _script_key(launch.script) not in launched:
+                        continue
+                    if any(_norm_key(k) == name for k in (*launch.script_args, *launch.launcher_args)):
+                        continue  # set to a value that is not a number (``--log-interval $LOG_INTERVAL``): not counted
+                    units[launch.path].add(v)
+                    seen.add(launch.path)
+                    n, _ = inherited.get(v, (0, ""))
+                    inherited[v] = (n + 1, f"{default.path}:{default.line}")
+                if v in inherited:
+                    holders[v].append(default)
+        if len(units) < 3:
+            return set(), []
         by_value: dict[str, set[str]] = defaultdict(set)
-        for c in cfg:
-            by_value[repr(c.value)].add(c.path)
-        if len(by_value) < 2:
-            return cands
-        dist = self._s.setdefault("distributions", {})
-        for c in cfg:
-            dist.setdefault(_norm_key(c.name), {}).update({v: len(ps) for v, ps in by_value.items()})
-        top, top_paths = max(by_value.items(), key=lambda kv: len(kv[1]))
-        if len(top_paths) * 2 <= len(paths):
-            return cands
-        minority = {id(c) for c in cfg if repr(c.value) != top and c.path not in top_paths}
-        return [c for c in cands if id(c) not in minority]
+        for u, vs in units.items():
+            for v in vs:
+                by_value[v].add(u)
+        top, top_units = max(by_value.items(), key=lambda kv: len(kv[1]))
+        judged = "majority"
+        documented = self.documented_recipes()
+        doc_units = {u: vs for u, vs in units.items() if u in documented}
+        doc_votes: dict[str, int] = defaultdict(int)
+        for vs in doc_units.values():
+            for v in vs:
+                doc_votes[v] += 1
+        doc_top = max(doc_votes.items(), key=lambda kv: kv[1], default=None)
+        if len(top_units) * 2 <= len(units) and doc_top is not None and doc_top[1] * 2 > len(doc_units):
+            # no majority: the recipes the README documents decide when they agree (or most of them do)
+            top = doc_top[0]
+            judged = "documented " + ", ".join(sorted(documented[u] for u in doc_units)[:3])
+        elif len(top_units) * 2 <= len(units):
+            # no majority: the documented default decides, the value a run gets when its recipe leaves the name unset (the
+            # entry point's own module-level value, or the launched framework's code default); without one nothing is left out
+            entry_vals = {repr(c.value): c for c in group if c.source == "assign" and c.path in set(modules.values()) and _module_level(c)
+                          and _tuning(c.value)}
+            base = next(iter(entry_vals.values())) if len(entry_vals) == 1 else default
+            if base is None:
+                judged = "none"
+            else:
+                top = repr(base.value)
+                if all(c is not base for c in holders[top]):
+                    holders[top].append(base)
+                judged = f"default {base.path}:{base.line}"
+        if len(by_value) >= 2:
+            self._s.setdefault("distributions", {})[name] = {v: len(us) for v, us in by_value.items()}
+            self._s.setdefault("distribution_defaults", {})[name] = dict(inherited)
+            self._s.setdefault("distribution_judged", {})[name] = judged
+            if judged != "none":
+                self._s.setdefault("distribution_value", {})[name] = top
+        if judged == "none":
+            return set(), []
+        keep = {id(c) for c in holders[top]}
+        drop = {id(c) for v, cs in holders.items() if v != top for c in cs if id(c) not in keep} | {id(c) for c in serving}
+        # an entry point's value that every recipe module overrides, or that only minority recipes inherit, is not run
+        for c in group:
+            if c.source == "assign" and c.path in set(modules.values()) and _module_level(c) and repr(c.value) != top:
+                drop.add(id(c))
+        ids = {id(c) for c in group}
+        add = [c for c in holders[top] if id(c) not in ids]
+        return drop, add
+
+    def _known_default(self, name: str, scripts: set[str]) -> Setting | None:
+        """The code default of a flag for launches of ``scripts`` (argparse ``default=``, config dataclass field): the
+        launched script's own when it defines one, else the repository's code defaults of that name when they agree on one
+        number (Megatron-LM: ``log_interval: int = 100``). A data-preparation script's own flag of that name
+        (``tools/preprocess_data.py --log-interval``, its progress interval) is not the trainer's. None when unknown."""
+        out: list[Setting] = [s for s in self._settings(name, include_calls=False, depth=0)
+                              if s.source in ("argparse-default", "field-default") and _tuning(s.value) and not _TEST_PATH.search(s.path)]
+        own = [s for s in out if s.path.rsplit("/", 1)[-1] in scripts]
+        out = own or [s for s in out if not _DATA_PREP.search(s.path)]
+        if not out or len({repr(s.value) for s in out}) != 1:
+            return None
+        return out[0]
+
+    def documented_recipes(self) -> dict[str, str]:
+        """Recipe files a command in the project's README or docs/ names (``python train.py config/train_gpt2.py`` ->
+        ``config/train_gpt2.py``: ``README.md:118``), and scripts such a command runs."""
+        memo = self._s.get("documented_recipes")
+        if memo is None:
+            memo = {}
+            for p, ff in self.files.items():
+                if ff.kind != "docs" or ("/" in p and not p.startswith("docs/")):
+                    continue  # the project's own README and docs/, not an example folder's README about its one recipe
+                for h in ff.doc_hints:
+                    if h.kind in ("command", "command_file") and h.value in self.files and h.value not in memo:
+                        memo[h.value] = f"{p}:{h.line}"
+            self._s["documented_recipes"] = memo
+        return memo
+
+    def _doc_files(self) -> set[str]:
+        """Files a documented command passes as its script's argument (``command_file`` hints)."""
+        memo = self._s.get("doc_command_files")
+        if memo is None:
+            memo = {h.value for ff in self.files.values() if ff.kind == "docs" for h in ff.doc_hints if h.kind == "command_file"}
+            self._s["doc_command_files"] = memo
+        return memo
+
+    def recipe_modules(self) -> dict[str, str]:
+        """Python recipe modules -> the entry point whose module-level defaults they override.
+
+        nanoGPT runs ``python train.py config/train_gpt2.py``: ``train.py`` exec's ``configurator.py``, which exec's the
+        config module over ``train.py``'s module-level constants. A recipe module is a ``.py`` file in a ``config``/``configs``/
+        ``recipes`` folder (or named as the script's argument by a documented command) made only of top-level assignments (no function, class, argparse or attribute assignment), whose
+        constant names are all module-level constants of one entry point that calls ``exec`` at module level. A recipe that
+        only evaluates (named ``eval*``/``sample*``/``bench*``, or setting ``eval_only = True``) trains nothing and is left out.
+        """
+        memo = self._s.get("recipe_modules")
+        if memo is not None:
+            return memo
+        memo = {}
+        files = self.files
+        entries: dict[str, set[str]] = {}
+        for p, ff in files.items():
+            if ff.kind == "python" and any(c.short == "exec" and c.func is None for c in ff.calls):
+                names = {a.name for a in ff.assigns if _module_level(a)}
+                if names:
+                    entries[p] = names
+        if entries:
+            for p, ff in files.items():
+                named = bool(_RECIPE_DIR.search(p)) or p in self._doc_files()  # in a config folder, or named by a documented command
+                if p in entries or ff.kind != "python" or not named or _EVAL_RECIPE.match(p.rsplit("/", 1)[-1]):
+                    continue
+                if ff.arg_options or ff.fields or ff.attr_assigns or ff.decorators or any(c.func is not None for c in ff.calls):
+                    continue
+                names = {a.name for a in ff.assigns}
+                if len(names) < 2 or not all(_module_level(a) for a in ff.assigns):
+                    continue
+                if any("eval_only" in a.name.lower() and truthy(a.value) for a in ff.assigns):
+                    continue
+                fits = sorted(e for e, en in entries.items() if names <= en)
+                if len(fits) == 1:
+                    memo[p] = fits[0]
+        self._s["recipe_modules"] = memo
+        return memo
 
     def distributions(self) -> dict[str, dict[str, int]]:
-        """Setting name -> {value (repr) -> number of recipe files}, for names whose recipes disagree (see ``_majority``)."""
+        """Setting name -> {value (repr) -> number of recipes}, for names whose recipes disagree (see ``_majority``)."""
         return dict(self._s.get("distributions", {}))
+
+    def distribution_judged(self) -> dict[str, str]:
+        """Setting name -> how it is judged: ``"majority"``, ``"default path:line"`` (no majority: the documented default),
+        or ``"none"`` (no majority and no default: every value is judged)."""
+        return dict(self._s.get("distribution_judged", {}))
+
+    def judged_value(self, name: str) -> str | None:
+        """The value (repr) recipes that disagree on ``name`` are judged by (their majority, else the documented default);
+        None when they agree, are too few, or nothing decides. Call after :meth:`effective` of that name."""
+        return self._s.get("distribution_value", {}).get(_norm_key(name))
+
+    def distribution_defaults(self) -> dict[str, dict[str, tuple[int, str]]]:
+        """Setting name -> {value (repr) -> (recipes that leave it unset and run with a default, ``path:line`` of it)}."""
+        return dict(self._s.get("distribution_defaults", {}))
 
     def _settings(self, name: str, include_calls: bool, depth: int) -> list[Setting]:
         out: list[Setting] = []
@@ -451,9 +645,13 @@ class Facts:
         for f in self._s["fields_by_key"].get(name, []):
             if self._ok(f.path, f.line):
                 out.append(Setting(name, f.default, f.path, f.line, "field-default", f.text, f"{f.owner}.{f.name}", 0))
+        modules = self.recipe_modules()
         for a in self._s["assigns_by_key"].get(name, []):
             if self._ok(a.path, a.line):
-                out.append(Setting(name, a.value, a.path, a.line, "assign", a.text, a.name, 1))
+                if a.path in modules:  # a recipe module overrides its entry point's defaults: a config file
+                    out.append(Setting(name, a.value, a.path, a.line, "config", a.text, a.name, 2))
+                else:
+                    out.append(Setting(name, a.value, a.path, a.line, "assign", a.text, a.name, 1))
         if include_calls:
             # ``x=args.lr`` in many calls resolves to the same settings of ``lr``: add them once (callers de-duplicate
             # by place anyway; repeating them made a query cost calls x settings in time and memory)
@@ -508,6 +706,32 @@ def flag_snippet(command: str, key: str, value: Any = None) -> str:
     dashed = len(re.findall(r"\s--\w+-", command)) >= len(re.findall(r"\s--\w+_", command))
     flag = "--" + (name.replace("_", "-") if dashed else name.replace("-", "_"))
     return flag if value is True else f"{flag} {value}"
+
+
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
+_RECIPE_DIR = re.compile(r"(^|/)(configs?|recipes?)/[^/]+\.py$")
+_EVAL_RECIPE = re.compile(r"^(eval|evaluate|sample|bench|test)", re.I)
+
+
+_LAYOUT = re.compile(r"parallel|^(tp|pp|ep|cp|dp|sp|autotp)(_size)?$|shard_size|expert|nnodes|nproc|world_size|num_gpus|gpus_per_node"
+                     r"|num_machines|num_processes|num_nodes", re.I)
+_NOT_TRAINING = re.compile(r"infer|generat|serv(e|er|ing)|sampl|eval|bench|export|convert", re.I)
+_DATA_PREP = re.compile(r"preprocess|prepare|tokeni[sz]|convert|(^|/)tools/data", re.I)
+
+
+def _tuning(v: Any) -> bool:
+    """A number a recipe tunes (workers, intervals, sizes), not an on/off switch."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _module_level(a: Any) -> bool:
+    """An assignment at a module's top level (its source line is not indented)."""
+    return bool(a.text) and not a.text[:1].isspace()
+
+
+def _script_key(script: str) -> str:
+    """A launched script as several launches spell it (``./pretrain_gpt.py``, ``$MEGATRON/pretrain_gpt.py``): its file name."""
+    return script.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _runs(script: str | None, path: str) -> bool:

@@ -8,6 +8,7 @@ evaluation are judged only when no training loader exists.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -312,6 +313,16 @@ def _on_training_path(loaders: list[_Loader], training: frozenset[str]) -> list[
         return loaders
     kept = [x for x in loaders if x.kind not in ("torch", "wrapper") or x.site.path in training]
     return kept or loaders
+
+
+def _literal(text: str | None) -> Any:
+    """A value the store keeps as its ``repr`` (``'2'``, ``'8.0'``) back as the value; None when there is none."""
+    if text is None:
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
 
 
 def _workers(v: Any) -> float | None:
@@ -756,6 +767,13 @@ class F1NumWorkers(_DataCheck):
             x0 = cfg[0][1]
             cfg_note = (f" (the loader's num_workers is passed in from the run config; the config's loader-worker setting "
                         f"{x0.owner}.{x0.name} defaults to {x0.default} at {x0.path}:{x0.line})")
+        # launch recipes that disagree on --num-workers are judged as the store judges every recipe (its majority, else
+        # the documented default; the distribution goes to the detail): the launches holding other values are left out
+        ctx.facts.effective("num_workers")
+        judged = as_number(_literal(ctx.facts.judged_value("num_workers")))
+        if judged is not None:
+            voted = [(n, v) for n, v in known if not (v.ev.key == "--num-workers" and n != judged)]
+            known = voted or known
         majority_note = ""
         by_site = {(v.ev.path, v.ev.line, n): (n, v) for n, v in known}  # one loader resolved through several settings: once
         zero = [(n, v) for n, v in by_site.values() if n == 0]

@@ -615,9 +615,28 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
 
 def _spaced_detail(what: str, spaced: list[tuple[Call, float | None]]) -> str:
     """The sane detail cited from guarded calls in the step loop (the site and interval that make it sane)."""
-    parts = [f"{c.short}() every {int(n) if float(n).is_integer() else n} steps" if n is not None else f"{c.short}() under `{c.guard}`"
-             for c, n in spaced[:3]]
+    parts = []
+    for c, n in spaced[:3]:
+        name = _guard_setting(c.guard)
+        parts.append(f"{c.short}() every {int(n) if float(n).is_integer() else n} steps" + (f" ({name})" if name else "")
+                     if n is not None else f"{c.short}() under `{c.guard}`")
     return f"{what} in the training-step loop only under a guard: " + ", ".join(parts)
+
+
+def _guard_setting(guard: str | None) -> str | None:
+    """The setting after ``%`` in an interval guard (``iter_num % eval_interval == 0`` -> ``eval_interval``), if a name."""
+    m = re.search(r"%\s*\(?\s*([A-Za-z_][\w.]*)", _without_skips(guard) if guard else "")
+    return m.group(1).rsplit(".", 1)[-1] if m else None
+
+
+def _spaced_values(spaced: list[tuple[Call, float | None]]) -> dict[str, Any]:
+    """The interval settings that gate the guarded calls (``eval_interval: 2000``): for the report's recipe distribution."""
+    out: dict[str, Any] = {}
+    for c, n in spaced[:3]:
+        name = _guard_setting(c.guard)
+        if name and n is not None and name not in out:
+            out[name] = int(n) if float(n).is_integer() else n
+    return out
 
 
 def _adapter_only(f: Facts, ctx: Context) -> bool:
@@ -831,6 +850,7 @@ class I3CheckpointFrequency(Check):
             values["save_strategy"] = "epoch"
         elif spaced:
             sane = _spaced_detail("checkpoints saved", spaced)
+            values.update(_spaced_values(spaced))
         else:
             sane = NOT_JUDGED + ("no checkpoint interval setting and no save call in a training-step loop were found on the training "
                                  "path; check how often your launch saves (its save interval or save callback)")
@@ -922,6 +942,49 @@ class I4LoggingFrequency(Check):
             "for step, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n"
             "    if step % 100 != 0:\n        continue\n    logger.info('step %d loss %.4f', step, loss.item())\n")}, U,
             "early continue guards logger.info"),
+        Example({  # nanoGPT: recipe modules exec'ed over train.py's module-level defaults; 2 of 3 recipes log every 10 iterations
+            "train.py": (
+                "import time\nimport torch\n# default config values designed to train a gpt2 (124M) on OpenWebText\n"
+                "out_dir = 'out'\neval_interval = 2000\nlog_interval = 1\neval_iters = 200\nwandb_log = False # disabled by default\n"
+                "batch_size = 12\nmax_iters = 600000\n"
+                "exec(open('configurator.py').read())  # overrides from command line or config file\n"
+                "t0 = time.time()\nwhile True:\n    loss = model(X, Y)\n    loss.backward()\n    optimizer.step()\n"
+                "    if iter_num % log_interval == 0 and master_process:\n"
+                "        print(f'iter {iter_num}: loss {loss.item():.4f}')\n    iter_num += 1\n"),
+            "config/train_gpt2.py": "wandb_log = True\nbatch_size = 12\neval_interval = 1000\neval_iters = 200\nlog_interval = 10\n",
+            "config/train_shakespeare_char.py": (
+                "out_dir = 'out-shakespeare-char'\neval_interval = 250 # keep frequent because we'll overfit\neval_iters = 200\n"
+                "log_interval = 10 # don't print too too often\nbatch_size = 64\nmax_iters = 5000\n"),
+            "config/finetune_shakespeare.py": "out_dir = 'out-shakespeare'\neval_interval = 5\neval_iters = 40\nbatch_size = 1\nmax_iters = 20\n",
+        }, U, "recipe modules: the majority logs every 10"),
+        Example({  # the same layout where most recipes keep train.py's log_interval = 1
+            "train.py": (
+                "import torch\nout_dir = 'out'\neval_interval = 2000\nlog_interval = 1\nbatch_size = 12\n"
+                "exec(open('configurator.py').read())\n"
+                "while True:\n    loss = model(X, Y)\n    loss.backward()\n    optimizer.step()\n"
+                "    if iter_num % log_interval == 0 and master_process:\n        print(f'iter {iter_num}: loss {loss.item():.4f}')\n"),
+            "config/train_gpt2.py": "batch_size = 12\neval_interval = 1000\nlog_interval = 10\n",
+            "config/train_small.py": "out_dir = 'out-small'\nbatch_size = 64\neval_interval = 250\n",
+            "config/finetune.py": "out_dir = 'out-ft'\nbatch_size = 1\neval_interval = 5\n",
+        }, N, "recipe modules: the majority keeps the default of 1"),
+        Example({  # Megatron-LM: launch scripts that leave --log-interval unset run with its default of 100
+            "megatron/training/config/training_config.py": (
+                "from dataclasses import dataclass\n@dataclass\nclass TrainingConfig:\n    micro_batch_size: int = 1\n"
+                "    log_interval: int = 100\n    \"\"\"Report loss and timing interval.\"\"\"\n"),
+            "examples/gpt3/train_gpt3_175b_distributed.sh": (
+                "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n    --micro-batch-size 1 \\\n    --log-interval 100 \\\n    --save-interval 10000\n"),
+            "examples/llama/train_llama3_8b.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 2 --save-interval 1000\n",
+            "examples/mixtral/train_mixtral_8x7b.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --num-experts 8\n",
+            "examples/debug/run_tiny.sh": "torchrun --nproc_per_node 1 pretrain_gpt.py --micro-batch-size 1 --log-interval 1\n",
+        }, U, "launch scripts: the majority runs with the default of 100"),
+        Example({  # the same launch scripts where most pass --log-interval 1: judged by them, the default notwithstanding
+            "megatron/training/config/training_config.py": (
+                "from dataclasses import dataclass\n@dataclass\nclass TrainingConfig:\n    log_interval: int = 100\n"),
+            "examples/gpt3/train_gpt3_175b_distributed.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --log-interval 1\n",
+            "examples/llama/train_llama3_8b.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 2 \\\n    --log-interval 1\n",
+            "examples/mixtral/train_mixtral_8x7b.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --log-interval 1\n",
+            "examples/bert/train_bert.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 4\n",
+        }, N, "launch scripts: the majority logs every step"),
         Example({"train.py": (  # no log call and no logging interval on the training path: not judged (n/a)
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
@@ -951,6 +1014,7 @@ class I4LoggingFrequency(Check):
                 sane += f"; logging_steps is not set: the HF Trainer default of 500 applies (the trainer at {hf.path}:{hf.line})"
         elif spaced:
             sane = _spaced_detail("metrics logged", spaced)
+            values.update(_spaced_values(spaced))
         else:
             sane = NOT_JUDGED + ("no logging interval setting and no log call in a training-step loop were found on the training path; "
                                  "check how often your launch logs")
@@ -1223,6 +1287,7 @@ class I5ReportFrequency(Check):
                 sane += f" (logging_steps is not set: the HF Trainer default; the trainer at {hf.path}:{hf.line})"
         elif spaced:
             sane = _spaced_detail("progress reported to trackers", spaced)
+            values.update(_spaced_values(spaced))
         elif defaults and not ok:
             sane = "reporting through " + "; ".join(default_notes)
         elif ok:
