@@ -145,11 +145,11 @@ def measure(cmd: list[str], **kw: object) -> dict[str, float | str]:
 #: CPU is the critical path: the wall time on an idle machine with cores to spare cannot be lower)
 SCAN = r"""
 import resource, sys
-from accel_audit.cli import main
-rc = main(sys.argv[1:])
+from accel_audit.cli import leave, run
+rc, args = run(sys.argv[1:])
 me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 print(me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime, file=sys.stderr)
-sys.exit(rc)
+leave(rc) if getattr(args, "fast_exit", False) else sys.exit(rc)  # as the console script ends (accel_audit.cli.entry)
 """
 
 

@@ -55,7 +55,7 @@ def test_the_wheel_and_sdist_carry_templates_and_data(dists: tuple[Path, Path]) 
     assert {n for n in names if n.endswith(".json") and n.startswith("reports/data/")} == {
         f"reports/data/{p.name}" for p in (ROOT / "reports" / "data").glob("*.json")}
     entry = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "accel-audit = accel_audit.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    assert "accel-audit = accel_audit.cli:entry" in zipfile.ZipFile(wheel).read(entry).decode()
     meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("/METADATA"))).decode()
     assert "Requires-Python: >=3.11" in meta
     members = {m.split("/", 1)[1] for m in tarfile.open(sdist).getnames() if "/" in m}

@@ -61,7 +61,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="parse files in N worker processes (default 0: one per CPU), started once the repository "
                         "passes 2 MB of source; the report is the same")
     p.add_argument("--cache", metavar="DIR", help="keep parsed facts here by content hash, and for each scanned directory an index of its files' stat signatures with one pack of their facts, so a re-scan reads and parses only changed files (a directory only you can write; entries carry an HMAC under the key file kept there, and one that fails is parsed again)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, fast_exit=True)  # one audit, then the process ends (see accel_audit.cli.leave)
 
 
 def _document(audit: Audit, fmt: str) -> dict:

@@ -12,6 +12,8 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from functools import lru_cache
+from itertools import chain
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from ..model import Evidence
@@ -83,16 +85,12 @@ def name_matches(name: str, pattern: str) -> bool:
 _NAME_INDEXED = {"refs", "decorators", "attr_assigns", "imports"}
 
 
-def _last(x: Any) -> str:
-    return x.name.rsplit(".", 1)[-1]
+def _last_segment(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
 
 
-def _last_target(x: Any) -> str:
-    return x.target.rsplit(".", 1)[-1]
-
-
-def _first_module(x: Any) -> str:
-    return x.module.split(".", 1)[0]
+def _first_segment(module: str) -> str:
+    return module.split(".", 1)[0]
 
 
 def _pattern_key(p: str) -> str | None:
@@ -116,20 +114,26 @@ class Facts:
             fl = list(by_path.values())
             s: dict[str, Any] = {"files": by_path}
             for attr in RECORD_LISTS:
-                s[attr] = [x for f in fl for x in getattr(f, attr)]
+                s[attr] = list(chain.from_iterable(map(attrgetter(attr), fl)))
+            # one pass over the calls for both of their indexes; a name's last segment is split once per distinct name
             calls_by_short: dict[str, list[Call]] = defaultdict(list)
+            kw_index: dict[str, list[Call]] = defaultdict(list)
+            short_of: dict[str, str] = {}
             for c in s["calls"]:
-                calls_by_short[c.short].append(c)
+                n = c.name
+                short = short_of.get(n)
+                if short is None:
+                    short = short_of[n] = n.rsplit(".", 1)[-1]
+                calls_by_short[short].append(c)
+                if c.kwargs:
+                    for k in c.kwargs:
+                        kw_index[_norm_key(k)].append(c)
             s["calls_by_short"] = calls_by_short
+            s["calls_by_kw"] = kw_index
             cfg_by_key: dict[str, list[ConfigEntry]] = defaultdict(list)
             for e in s["configs"]:
                 cfg_by_key[_norm_key(e.key)].append(e)
             s["configs_by_key"] = cfg_by_key
-            kw_index: dict[str, list[Call]] = defaultdict(list)
-            for c in s["calls"]:
-                for k in c.kwargs:
-                    kw_index[_norm_key(k)].append(c)
-            s["calls_by_kw"] = kw_index
             # setting-name indexes, so that effective()/settings() cost the matches, not a scan per name
             launch_args: dict[str, list[tuple[Launch, str, Any]]] = defaultdict(list)
             for launch in s["launches"]:
@@ -142,11 +146,19 @@ class Facts:
                 for x in s[attr]:
                     idx[_norm_key(getattr(x, field_name))].append(x)
                 s[f"{attr}_by_key"] = idx
-            # name indexes (last dotted segment, first module segment): a query costs its candidates, not the repository
-            for attr, get in (("refs", _last), ("decorators", _last), ("attr_assigns", _last_target), ("imports", _first_module)):
+            # name indexes (last dotted segment, first module segment): a query costs its candidates, not the repository;
+            # the key is computed once per distinct name
+            for attr, field_name, key_of in (("refs", "name", _last_segment), ("decorators", "name", _last_segment),
+                                             ("attr_assigns", "target", _last_segment), ("imports", "module", _first_segment)):
                 by: dict[str, list[Any]] = defaultdict(list)
+                seen: dict[str, str] = {}
+                get = attrgetter(field_name)
                 for x in s[attr]:
-                    by[get(x)].append(x)
+                    n = get(x)
+                    k = seen.get(n)
+                    if k is None:
+                        k = seen[n] = key_of(n)
+                    by[k].append(x)
                 s[f"{attr}_by_name"] = by
             s["suppressed"] = {f.path: f.suppressed for f in fl if f.suppressed}
             self._s = s
