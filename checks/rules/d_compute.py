@@ -496,6 +496,18 @@ class D2TorchCompile(Check):
             "recipes/configs/a.yaml": "compile: True\n", "recipes/configs/b.yaml": "compile: True\n",
             "recipes/configs/c.yaml": "compile: True\n", "recipes/configs/d.yaml": "compile: False\n",
         }, U, "compile on in the majority of recipes"),
+        Example({  # lmms-engine: the one recipe that compiles also names its backend; both are that minority recipe's
+            "examples/qwen2_5_vl/example_config.yaml": "trainer_args:\n  torch_compile: false\n  bf16: true\n",
+            "examples/qwen3_vl/example_config.yaml": "trainer_args:\n  torch_compile: false\n  bf16: true\n",
+            "examples/bagel/example_config.yaml": "trainer_args:\n  torch_compile: false\n",
+            "examples/llava_video/llava_video.yaml": "trainer_args:\n  torch_compile: true\n  torch_compile_backend: inductor\n",
+        }, N, "compile key of the minority recipe"),
+        Example({
+            "examples/qwen2_5_vl/example_config.yaml": "trainer_args:\n  torch_compile: true\n  torch_compile_backend: inductor\n",
+            "examples/qwen3_vl/example_config.yaml": "trainer_args:\n  torch_compile: true\n",
+            "examples/bagel/example_config.yaml": "trainer_args:\n  torch_compile: true\n",
+            "examples/llava_video/llava_video.yaml": "trainer_args:\n  torch_compile: false\n",
+        }, U, "compile on in most recipes, one names the backend"),
         Example({"torchtune/modules/attention_utils.py": (
             "import torch\nfrom torch.nn.attention.flex_attention import flex_attention\n"
             "flex_attention_compiled = torch.compile(flex_attention, dynamic=False)\n")}, N, "FlexAttention's kernel is not the model compiled"),
@@ -528,7 +540,11 @@ class D2TorchCompile(Check):
         minority = {(s.path, s.line) for n in ("compile", "torch_compile", "use_compile", "compile_model") for s in f.effective(n)
                     if any(m.name == s.key.rsplit(".", 1)[-1] and truthy(s.value) is not m.value for m in majorities)
                     and s.source == "config"}
-        settings = [s for s in settings if (s.path, s.line) not in minority]
+        # a recipe judged as the minority drops with all its compile keys (``torch_compile_backend: inductor`` beside the
+        # one ``torch_compile: true`` of 12 recipes): not only the switch line
+        minority_files = {p for p, _ in minority}
+        settings = [s for s in settings if (s.path, s.line) not in minority
+                    and not (s.source == "config" and s.path in minority_files and s.name in ("torch_compile_backend", "torch_compile_mode"))]
         if not calls:
             for s in f.effective("compile", "use_compile", "compile_model"):
                 if truthy(s.value) is True and s.source in {"config", "launcher"} and (s.path, s.line) not in minority:
