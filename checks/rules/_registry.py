@@ -88,16 +88,43 @@ def recipes_on(f: Facts, settings: list[Setting]) -> tuple[list[tuple[str, str]]
         state[r] = t
         if t:
             cited.append(s)
-    on: set[tuple[str, str]] = {r for r, t in state.items() if t}
+    on = _inherit(f, {r for r, t in state.items() if t}, set(state))  # through base recipes, to a fixed point
+    return sorted(on, key=_order), sorted(cited, key=lambda x: (_order((x.path, "")), x.line))
+
+
+def _inherit(f: Facts, on: set[tuple[str, str]], decided: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    out = set(on)
     changed = True
-    while changed:  # inheritance through base recipes, to a fixed point
+    while changed:
         changed = False
         for path, funcs in recipes(f).items():
             for fn in funcs:
                 r = (path, fn)
-                if r in on or r in state:
-                    continue
-                if any((path, b) in on for b in _bases(f, path, fn)):
-                    on.add(r)
+                if r not in out and r not in decided and any((path, b) in out for b in _bases(f, path, fn)):
+                    out.add(r)
                     changed = True
-    return sorted(on), cited
+    return out
+
+
+def recipes_calling(f: Facts, pattern: re.Pattern[str]) -> tuple[list[tuple[str, str]], list[Any]]:
+    """The registry recipes that construct something whose name matches ``pattern`` (``Float8LinearConverter.Config`` in
+    ``llama3_405b``), counting recipes that start from one of them, and those calls."""
+    on: set[tuple[str, str]] = set()
+    cited: list[Any] = []
+    for path, funcs in recipes(f).items():
+        for c in f.files[path].calls:
+            if c.func in funcs and pattern.search(c.name):
+                on.add((path, c.func))
+                cited.append(c)
+    return sorted(_inherit(f, on, set()), key=_order), sorted(cited, key=lambda x: (_order((x.path, "")), x.line))
+
+
+def _order(r: tuple[str, str]) -> tuple[bool, str, str]:
+    """The project's own model recipes before experiments."""
+    return ("experiment" in r[0], r[0], r[1])
+
+
+def split_text(what: str, on: list[tuple[str, str]], total: int) -> str:
+    """``compile.enable on in 39 of 97 recipes (llama3_405b, ...)``."""
+    names = ", ".join(fn for _, fn in on[:4]) + (", ..." if len(on) > 4 else "")
+    return f"{what} in {len(on)} of {total} config-registry recipes" + (f" ({names})" if on else "")

@@ -12,6 +12,7 @@ from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import callers_off, evs, guard_off, parse_expr, recipe_majority, uses_hf_trainer, value_on
+from ._registry import recipes_on, split_text, total_recipes
 from .c_memory import fp8_sites
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -60,7 +61,7 @@ def _hf_model_loads(f: Facts) -> list[Call]:
 
 #: ``torch.compile(flex_attention)`` is how FlexAttention runs fused (its kernel, D1); ``torch.compile(generate_next_token)``
 #: speeds up decoding: neither compiles the training step
-_NOT_TRAINING_COMPILE = re.compile(r"^(flex_attention|generate\w*|decode\w*|\w*_generate|\w*next_token\w*|sample\w*)$")
+_NOT_TRAINING_COMPILE = re.compile(r"^(flex_attention|create_block_mask|generate\w*|decode\w*|\w*_generate|\w*next_token\w*|sample\w*)$")
 
 
 def _join(detail: str, extra: str) -> str:
@@ -97,6 +98,23 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
         ):
             on_.append(c)
     return on_, off_
+
+
+def _registry_compile(f: Facts) -> tuple[list, list, int, list] | None:
+    """A compile switch that is a config-class field defaulting to off (torchtitan ``CompileConfig.enable: bool = False``,
+    configs.py:292) in a project whose runs are Python config-registry recipes: (the default, the recipes that turn it on,
+    the number of recipes, the settings that do). None without such a switch or registry."""
+    total = total_recipes(f)
+    if not total:
+        return None
+    defaults = [s for s in f.settings("enable", "enabled") if s.source == "field-default" and truthy(s.value) is False
+                and "compile" in s.key.split(".", 1)[0].lower()]
+    if not defaults:
+        return None
+    owners = {d.key.split(".", 1)[0] for d in defaults}
+    sets = [s for s in f.settings("enable", "enabled") if s.source == "call" and s.key.split("(", 1)[0].endswith(tuple(owners))]
+    on, cited = recipes_on(f, sets)
+    return defaults, on, total, cited
 
 
 # --- D1 Flash Attention ---------------------------------------------------------
@@ -508,6 +526,45 @@ class D2TorchCompile(Check):
             "examples/bagel/example_config.yaml": "trainer_args:\n  torch_compile: true\n",
             "examples/llava_video/llava_video.yaml": "trainer_args:\n  torch_compile: false\n",
         }, U, "compile on in most recipes, one names the backend"),
+        Example({  # torchtitan 0.3.0: compile is a config-class switch, off by default, on in one of three recipes
+            "torchtitan/config/configs.py": (
+                "from dataclasses import dataclass\n\n@dataclass(kw_only=True, slots=True)\nclass CompileConfig:\n"
+                "    enable: bool = False\n    backend: str = 'inductor'\n"),
+            "torchtitan/distributed/compile.py": (
+                "def apply_compile(model, *, compile_config):\n"
+                "    for layer_id, transformer_block in model.layers.named_children():\n"
+                "        transformer_block.compile(backend=compile_config.backend, fullgraph=True)\n"),
+            "torchtitan/models/llama3/parallelize.py": (
+                "from torchtitan.distributed.compile import apply_compile\n"
+                "def parallelize_llama(model, compile_config):\n"
+                "    model_compile_enabled = compile_config.enable and 'model' in compile_config.components\n"
+                "    if model_compile_enabled:\n        apply_compile(model, compile_config=compile_config)\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "from torchtitan.config import CompileConfig, TrainingConfig\nfrom torchtitan.trainer import Trainer\n\n"
+                "def llama3_8b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192))\n\n"
+                "def llama3_70b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192))\n\n"
+                "def llama3_405b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192),\n"
+                "                          compile=CompileConfig(enable=True, components=['model', 'loss']))\n"),
+        }, N, "compile switch off by default, on in a minority of registry recipes"),
+        Example({
+            "torchtitan/config/configs.py": (
+                "from dataclasses import dataclass\n\n@dataclass(kw_only=True, slots=True)\nclass CompileConfig:\n"
+                "    enable: bool = False\n    backend: str = 'inductor'\n"),
+            "torchtitan/distributed/compile.py": (
+                "def apply_compile(model, *, compile_config):\n"
+                "    for layer_id, transformer_block in model.layers.named_children():\n"
+                "        transformer_block.compile(backend=compile_config.backend, fullgraph=True)\n"),
+            "torchtitan/models/llama3/parallelize.py": (
+                "from torchtitan.distributed.compile import apply_compile\n"
+                "def parallelize_llama(model, compile_config):\n"
+                "    model_compile_enabled = compile_config.enable and 'model' in compile_config.components\n"
+                "    if model_compile_enabled:\n        apply_compile(model, compile_config=compile_config)\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "from torchtitan.config import CompileConfig, TrainingConfig\nfrom torchtitan.trainer import Trainer\n\n"
+                "def llama3_8b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192), compile=CompileConfig(enable=True))\n\n"
+                "def llama3_8b_float8():\n    config = llama3_8b()\n    config.training = TrainingConfig(seq_len=4096)\n    return config\n\n"
+                "def llama3_debugmodel():\n    return Trainer.Config(training=TrainingConfig(seq_len=512))\n"),
+        }, U, "compile switch on in most registry recipes (one inherits it)"),
         Example({"torchtune/modules/attention_utils.py": (
             "import torch\nfrom torch.nn.attention.flex_attention import flex_attention\n"
             "flex_attention_compiled = torch.compile(flex_attention, dynamic=False)\n")}, N, "FlexAttention's kernel is not the model compiled"),
@@ -516,6 +573,14 @@ class D2TorchCompile(Check):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         calls, off_ = active_compile_calls(f)
+        reg = _registry_compile(f)
+        if reg is not None and calls:
+            defaults, on, total, cited = reg
+            if len(on) * 2 < total:  # the compile calls run only where the config class's switch is on: a minority of recipes
+                text = split_text("compile switch on", on, total)
+                where = f"{defaults[0].key} = {defaults[0].value} at {defaults[0].path}:{defaults[0].line}"
+                return Outcome(N, evs(defaults[:1] + cited[:10]), f"torch.compile is present but off by default ({where}); {text}",
+                               {"torch_compile": False, "recipes.compile": f"on: {len(on)}, off: {total - len(on)}"})
         decorated = [d for d in f.decorators("torch.compile") if not any(c.path == d.path and c.line == d.line for c in calls)]
         settings: list = []
         for s in f.effective("torch_compile"):

@@ -1100,7 +1100,7 @@ def _grad_arg(c: Call) -> Any:
 
 
 #: LoRA/PEFT machinery freezing the base weights (G4, not layer freezing)
-_ADAPTER_CODE = re.compile(r"(?i)(lora|peft|adapter|prefix_tuning|prompt_tuning)")
+_ADAPTER_CODE = re.compile(r"(?i)(lora|peft|prefix_tuning|prompt_tuning)")
 #: a model-definition file (``models/flux/model/hf_embedder.py``, ``modeling_rae_siglip.py``)
 _MODEL_DEF = re.compile(r"(^|/)(models?/|modeling_)")
 
