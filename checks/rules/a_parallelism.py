@@ -1166,7 +1166,10 @@ class A6SequenceParallel(Check):
         if big or flags or code:
             ev = [_ev(x, value=int(n)) for n, x in big] + [_ev(s) for s in flags] + [_ev(c) for c in code]
             what = "context/Ulysses/ring" if big or code else "Megatron-style"
-            return Outcome(U, ev, f"{what} sequence parallelism", values)
+            default = next((s for s in flags if getattr(s, "source", None) == "field-default"), None)
+            extra = (f" (on by default: {default.key} = True at {default.path}:{default.line}, in effect with tensor parallel > 1)"
+                     if default is not None and not big and not code else "")
+            return Outcome(U, ev, f"{what} sequence parallelism{extra}", values)
         if disabled_by_tp:
             return Outcome(N, [_ev(s) for s in disabled_by_tp], "--sequence-parallel with tensor parallel size 1: Megatron turns it off", {"sequence_parallel": False})
         off = [s for s in f.effective("sequence_parallel") if truthy(s.value) is False and s.rank > 0] + [x for n, x in cp if n == 1]
