@@ -33,6 +33,7 @@ from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import uses_hf_trainer
+from ._registry import debug_recipe, recipe_of
 
 U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
 
@@ -83,6 +84,8 @@ def _sizes(facts: Facts, names: Iterable[str], extra: Iterable[ConfigEntry] = ()
     for s in facts.effective(*names):
         if (not inference and inference_setting(s)) or _TEST_PATH.search(s.path):
             continue
+        if s.source == "call" and debug_recipe(facts, s):
+            continue  # a debug recipe of a Python config registry (``qwen35_debugmodel_moe``) is not the training setting
         n = as_number(s.value)
         if n is None and isinstance(s.value, Expr) and s.value.ref:
             for r in facts.effective(s.value.ref):
@@ -994,6 +997,31 @@ class A5PipelineParallel(Check):
         Example({"model.py": "from deepspeed.pipe import PipelineModule\nnet = PipelineModule(layers=layers, num_stages=1)\n"}, N, "one stage"),
         Example({"serve.sh": "python -m vllm.entrypoints.openai.api_server --model m --pipeline-parallel-size 2\n",
                  "run.sh": "torchrun --nproc_per_node 8 train.py\n", "train.py": "loss.backward()\noptimizer.step()\n"}, N, "vllm PP in a training repo"),
+        Example({  # torchtitan 0.3.0: PP 2 only in a debug recipe of the config registry; the default is 1
+            "torchtitan/config/configs.py": (
+                "from dataclasses import dataclass\n\n@dataclass(kw_only=True, slots=True)\nclass ParallelismConfig:\n"
+                "    pipeline_parallel_degree: int = 1\n    tensor_parallel_degree: int = 1\n"),
+            "torchtitan/models/qwen3_5/config_registry.py": (
+                "from torchtitan.config import ParallelismConfig, TrainingConfig\nfrom torchtitan.trainer import Trainer\n\n"
+                "def qwen35_debugmodel_moe():\n    return Trainer.Config(training=TrainingConfig(seq_len=512, steps=10),\n"
+                "                          parallelism=ParallelismConfig(pipeline_parallel_degree=2))\n\n"
+                "def qwen35_0_8b():\n    return Trainer.Config(training=TrainingConfig(seq_len=4096))\n\n"
+                "def qwen35_9b():\n    return Trainer.Config(training=TrainingConfig(seq_len=4096))\n"),
+            "torchtitan/distributed/pipeline_parallel.py": (
+                "from torch.distributed.pipelining import PipelineStage\ndef build(model, pp_mesh):\n"
+                "    stage = PipelineStage(model, 0, 2, 'cuda')\n    return stage\n"),
+        }, N, "PP only in a debug recipe"),
+        Example({
+            "torchtitan/config/configs.py": (
+                "from dataclasses import dataclass\n\n@dataclass(kw_only=True, slots=True)\nclass ParallelismConfig:\n"
+                "    pipeline_parallel_degree: int = 1\n    tensor_parallel_degree: int = 1\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "from torchtitan.config import ParallelismConfig, TrainingConfig\nfrom torchtitan.trainer import Trainer\n\n"
+                "def llama3_debugmodel():\n    return Trainer.Config(training=TrainingConfig(seq_len=512, steps=10))\n\n"
+                "def llama3_8b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192))\n\n"
+                "def llama3_405b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192),\n"
+                "                          parallelism=ParallelismConfig(pipeline_parallel_degree=8))\n"),
+        }, U, "PP in a full-size recipe"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1010,6 +1038,10 @@ class A5PipelineParallel(Check):
                  if c.short in {"pipeline", "PipelineStage", "ScheduleGPipe", "Schedule1F1B", "ScheduleInterleaved1F1B",
                                 "ScheduleLoopedBFS", "ScheduleInterleavedZeroBubble", "GPipe", "Pipe", "build_stage"}]
         out = _size_outcome(sizes, "pipeline parallel", "pp_size", code, "pipeline stages in code")
+        debug = [s for s in f.effective(*PP_NAMES) if s.source == "call" and (as_number(s.value) or 0) > 1 and debug_recipe(f, s)]
+        if out.status == N and debug:
+            where = ", ".join(sorted({f"{s.path}:{s.line}" for s in debug}))
+            out.detail = f"{out.detail}; raised only in debug recipes ({where}), not a training setting"
         vpp = _sizes(f, ("virtual_pipeline_model_parallel_size", "num_layers_per_virtual_pipeline_stage"))
         if out.status == U and vpp:
             out.values["virtual_pipeline"] = int(max(n for n, _ in vpp))
@@ -1019,6 +1051,25 @@ class A5PipelineParallel(Check):
         if outcome.status != Status.UNUSED:
             return None
         return _model_parallel_rec(ctx, 100) if ctx.project.multi_node else None
+
+
+_SP_SWITCHES = ("enable_sequence_parallel", "sequence_parallel", "enable_sequence_parallelism")
+
+
+def _sp_by_default(f: Facts) -> list[Any]:
+    """Sequence parallelism that rides on tensor parallelism by default: a config class field ``enable_sequence_parallel:
+    bool = True`` (torchtitan configs.py:160) with TP > 1 in a recipe that does not switch it off. The default and the
+    TP sizes that put it in effect; empty when no such default exists, no TP > 1 is set, or every TP > 1 recipe turns SP off."""
+    defaults = [s for s in f.settings(*_SP_SWITCHES) if s.source == "field-default" and truthy(s.value) is True
+                and not inference_setting(s) and not _TEST_PATH.search(s.path)]
+    if not defaults:
+        return []
+    off = [s for s in f.settings(*_SP_SWITCHES) if s.rank > 0 and truthy(s.value) is False and not inference_setting(s)]
+    off_recipes = {r for s in off if (r := recipe_of(f, s)) is not None}
+    if any(recipe_of(f, s) is None for s in off):
+        return []  # a config file or launch turns it off: not judged from the default
+    wide = [x for n, x in tp_sizes(f) if n > 1 and (recipe_of(f, x) is None or recipe_of(f, x) not in off_recipes)]
+    return [*defaults, *wide] if wide else []
 
 
 @register
@@ -1057,6 +1108,29 @@ class A6SequenceParallel(Check):
             "from torch.distributed.tensor.parallel import parallelize_module, SequenceParallel\n"
             "parallelize_module(model, tp_mesh, {'norm': SequenceParallel()})\n"),
             "llama3_8b.toml": "[parallelism]\ntensor_parallel_degree = 1\ncontext_parallel_degree = 1\n"}, N, "torchtitan plan with degrees 1"),
+        Example({  # torchtitan 0.3.0: SP is the config default, in effect where a recipe sets TP > 1
+            "torchtitan/config/configs.py": (
+                "from dataclasses import dataclass\n\n@dataclass(kw_only=True, slots=True)\nclass ParallelismConfig:\n"
+                "    tensor_parallel_degree: int = 1\n    enable_sequence_parallel: bool = True\n    context_parallel_degree: int = 1\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "from torchtitan.config import ParallelismConfig, TrainingConfig\nfrom torchtitan.trainer import Trainer\n\n"
+                "def llama3_8b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192))\n\n"
+                "def llama3_70b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192),\n"
+                "                          parallelism=ParallelismConfig(tensor_parallel_degree=8))\n\n"
+                "def llama3_405b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192),\n"
+                "                          parallelism=ParallelismConfig(tensor_parallel_degree=8))\n"),
+        }, U, "SP on by default with TP 8 recipes"),
+        Example({
+            "torchtitan/config/configs.py": (
+                "from dataclasses import dataclass\n\n@dataclass(kw_only=True, slots=True)\nclass ParallelismConfig:\n"
+                "    tensor_parallel_degree: int = 1\n    enable_sequence_parallel: bool = True\n    context_parallel_degree: int = 1\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "from torchtitan.config import ParallelismConfig, TrainingConfig\nfrom torchtitan.trainer import Trainer\n\n"
+                "def llama3_8b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192))\n\n"
+                "def llama3_70b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192),\n"
+                "                          parallelism=ParallelismConfig(tensor_parallel_degree=8, enable_sequence_parallel=False))\n\n"
+                "def llama3_405b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192))\n"),
+        }, N, "SP default switched off where TP is on"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1075,6 +1149,8 @@ class A6SequenceParallel(Check):
             code += [c for c in f.calls("SequenceParallel") if c.name.startswith("torch.distributed")]
         flags: list[Any] = []
         disabled_by_tp: list[Any] = []
+        if not tp_off:
+            flags += _sp_by_default(f)
         for s in f.effective("sequence_parallel", "enable_sequence_parallelism"):
             if inference_setting(s) or _TEST_PATH.search(s.path) or truthy(s.value) is not True or s.rank == 0:
                 continue
@@ -1090,7 +1166,10 @@ class A6SequenceParallel(Check):
         if big or flags or code:
             ev = [_ev(x, value=int(n)) for n, x in big] + [_ev(s) for s in flags] + [_ev(c) for c in code]
             what = "context/Ulysses/ring" if big or code else "Megatron-style"
-            return Outcome(U, ev, f"{what} sequence parallelism", values)
+            default = next((s for s in flags if getattr(s, "source", None) == "field-default"), None)
+            extra = (f" (on by default: {default.key} = True at {default.path}:{default.line}, in effect with tensor parallel > 1)"
+                     if default is not None and not big and not code else "")
+            return Outcome(U, ev, f"{what} sequence parallelism{extra}", values)
         if disabled_by_tp:
             return Outcome(N, [_ev(s) for s in disabled_by_tp], "--sequence-parallel with tensor parallel size 1: Megatron turns it off", {"sequence_parallel": False})
         off = [s for s in f.effective("sequence_parallel") if truthy(s.value) is False and s.rank > 0] + [x for n, x in cp if n == 1]

@@ -13,6 +13,7 @@ from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
 from ._helpers import HF_DEFAULTS, evs, flag_state, guard_flags, guard_off, off, on, parse_expr, uses_hf_trainer, value_on
+from ._registry import recipes_calling, split_text, total_recipes
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -308,6 +309,8 @@ _NO_FP8_GPU = re.compile(r"\b(v100|a100|a800|a10g?|a30|a40|a16|a2|a6000|a5000|a4
 _FP8_GPU = re.compile(r"\b(h100|h200|h800|h20|gh200|b100|b200|gb200|b300|l4|l40s?|4090|rtx\s*6000\s*ada|mi300x?|mi325x?|mi355x?)\b", re.I)
 _FP8_FORMATS = {"e4m3", "hybrid", "e5m2", "fp8", "mxfp8", "float8"}
 _TE_AUTOCAST = ("fp8_autocast", "autocast")
+#: a converter/config a registry recipe lists to train in FP8 (``Float8LinearConverter.Config``, ``MXFP8LinearConverter.Config``)
+_FP8_RECIPE = re.compile(r"(?i)(float8|fp8)\w*\.?\w*$")
 
 
 def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:
@@ -417,6 +420,33 @@ class C2FP8(Check):
                  "args = p.parse_args()\nwith te.fp8_autocast(enabled=args.fp8):\n    out = model(x)\n",
                  "run.sh": "python train.py --lr 3e-4\n"}, N, "flag never passed"),
         Example({"train.py": "import torch\n# x = x.to(torch.float8_e4m3fn)\nprint('fp8 is future work')\n"}, N, "comment and string"),
+        Example({  # torchtitan 0.3.0: the float8 converter applies only in the recipes that list it (405B of three)
+            "torchtitan/components/quantization/float8.py": (
+                "from torchao.float8 import Float8LinearConfig, convert_to_float8_training\n\nclass Float8LinearConverter:\n"
+                "    def __init__(self, config):\n        self.config = Float8LinearConfig.from_recipe_name(config.recipe_name)\n"
+                "    def convert(self, model):\n        convert_to_float8_training(model, config=self.config)\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "from torchtitan.components.quantization import Float8LinearConverter\nfrom torchtitan.config import TrainingConfig\n"
+                "from torchtitan.trainer import Trainer\n\n"
+                "def llama3_8b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192))\n\n"
+                "def llama3_70b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192))\n\n"
+                "def llama3_405b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192),\n"
+                "                          converters=[Float8LinearConverter.Config(recipe_name='rowwise')])\n"),
+        }, N, "FP8 converter listed by a minority of registry recipes"),
+        Example({
+            "torchtitan/components/quantization/float8.py": (
+                "from torchao.float8 import Float8LinearConfig, convert_to_float8_training\n\nclass Float8LinearConverter:\n"
+                "    def __init__(self, config):\n        self.config = Float8LinearConfig.from_recipe_name(config.recipe_name)\n"
+                "    def convert(self, model):\n        convert_to_float8_training(model, config=self.config)\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "from torchtitan.components.quantization import Float8LinearConverter\nfrom torchtitan.config import TrainingConfig\n"
+                "from torchtitan.trainer import Trainer\n\n"
+                "def llama3_8b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192),\n"
+                "                          converters=[Float8LinearConverter.Config(recipe_name='rowwise')])\n\n"
+                "def llama3_70b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192),\n"
+                "                          converters=[Float8LinearConverter.Config(recipe_name='rowwise')])\n\n"
+                "def llama3_debugmodel():\n    return Trainer.Config(training=TrainingConfig(seq_len=512))\n"),
+        }, U, "FP8 converter listed by most registry recipes"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -430,6 +460,15 @@ class C2FP8(Check):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         used, off_, kinds = fp8_sites(f)
+        total = total_recipes(f)
+        if used and total and all(isinstance(x, Call) for x in used):
+            # FP8 converter code that Python config-registry recipes opt into (torchtitan ``Float8LinearConverter`` in
+            # ``converters=[...]`` of llama3_405b): judged by how many recipes list it, not by the converter's own code
+            on_, cited = recipes_calling(f, _FP8_RECIPE)
+            if on_ and len(on_) * 2 < total:
+                code = used[0]
+                return Outcome(N, evs(cited[:10]), f"FP8 converter code exists ({code.path}:{code.line}) but applies only where a "
+                               f"recipe lists it: {split_text('listed', on_, total)}", {"fp8": False, "recipes.fp8": f"on: {len(on_)}, off: {total - len(on_)}"})
         if used:
             backend = sorted(kinds)[0] if len(kinds) == 1 else "+".join(sorted(kinds))
             return Outcome(U, [f.ev(x) for x in used], f"FP8 training via {backend}", {"fp8": True, "fp8_backend": backend})

@@ -12,6 +12,7 @@ from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import callers_off, evs, guard_off, parse_expr, recipe_majority, uses_hf_trainer, value_on
+from ._registry import recipes_on, split_text, total_recipes
 from .c_memory import fp8_sites
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -60,7 +61,7 @@ def _hf_model_loads(f: Facts) -> list[Call]:
 
 #: ``torch.compile(flex_attention)`` is how FlexAttention runs fused (its kernel, D1); ``torch.compile(generate_next_token)``
 #: speeds up decoding: neither compiles the training step
-_NOT_TRAINING_COMPILE = re.compile(r"^(flex_attention|generate\w*|decode\w*|\w*_generate|\w*next_token\w*|sample\w*)$")
+_NOT_TRAINING_COMPILE = re.compile(r"^(flex_attention|create_block_mask|generate\w*|decode\w*|\w*_generate|\w*next_token\w*|sample\w*)$")
 
 
 def _join(detail: str, extra: str) -> str:
@@ -97,6 +98,23 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
         ):
             on_.append(c)
     return on_, off_
+
+
+def _registry_compile(f: Facts) -> tuple[list, list, int, list] | None:
+    """A compile switch that is a config-class field defaulting to off (torchtitan ``CompileConfig.enable: bool = False``,
+    configs.py:292) in a project whose runs are Python config-registry recipes: (the default, the recipes that turn it on,
+    the number of recipes, the settings that do). None without such a switch or registry."""
+    total = total_recipes(f)
+    if not total:
+        return None
+    defaults = [s for s in f.settings("enable", "enabled") if s.source == "field-default" and truthy(s.value) is False
+                and "compile" in s.key.split(".", 1)[0].lower()]
+    if not defaults:
+        return None
+    owners = {d.key.split(".", 1)[0] for d in defaults}
+    sets = [s for s in f.settings("enable", "enabled") if s.source == "call" and s.key.split("(", 1)[0].endswith(tuple(owners))]
+    on, cited = recipes_on(f, sets)
+    return defaults, on, total, cited
 
 
 # --- D1 Flash Attention ---------------------------------------------------------
@@ -496,6 +514,57 @@ class D2TorchCompile(Check):
             "recipes/configs/a.yaml": "compile: True\n", "recipes/configs/b.yaml": "compile: True\n",
             "recipes/configs/c.yaml": "compile: True\n", "recipes/configs/d.yaml": "compile: False\n",
         }, U, "compile on in the majority of recipes"),
+        Example({  # lmms-engine: the one recipe that compiles also names its backend; both are that minority recipe's
+            "examples/qwen2_5_vl/example_config.yaml": "trainer_args:\n  torch_compile: false\n  bf16: true\n",
+            "examples/qwen3_vl/example_config.yaml": "trainer_args:\n  torch_compile: false\n  bf16: true\n",
+            "examples/bagel/example_config.yaml": "trainer_args:\n  torch_compile: false\n",
+            "examples/llava_video/llava_video.yaml": "trainer_args:\n  torch_compile: true\n  torch_compile_backend: inductor\n",
+        }, N, "compile key of the minority recipe"),
+        Example({
+            "examples/qwen2_5_vl/example_config.yaml": "trainer_args:\n  torch_compile: true\n  torch_compile_backend: inductor\n",
+            "examples/qwen3_vl/example_config.yaml": "trainer_args:\n  torch_compile: true\n",
+            "examples/bagel/example_config.yaml": "trainer_args:\n  torch_compile: true\n",
+            "examples/llava_video/llava_video.yaml": "trainer_args:\n  torch_compile: false\n",
+        }, U, "compile on in most recipes, one names the backend"),
+        Example({  # torchtitan 0.3.0: compile is a config-class switch, off by default, on in one of three recipes
+            "torchtitan/config/configs.py": (
+                "from dataclasses import dataclass\n\n@dataclass(kw_only=True, slots=True)\nclass CompileConfig:\n"
+                "    enable: bool = False\n    backend: str = 'inductor'\n"),
+            "torchtitan/distributed/compile.py": (
+                "def apply_compile(model, *, compile_config):\n"
+                "    for layer_id, transformer_block in model.layers.named_children():\n"
+                "        transformer_block.compile(backend=compile_config.backend, fullgraph=True)\n"),
+            "torchtitan/models/llama3/parallelize.py": (
+                "from torchtitan.distributed.compile import apply_compile\n"
+                "def parallelize_llama(model, compile_config):\n"
+                "    model_compile_enabled = compile_config.enable and 'model' in compile_config.components\n"
+                "    if model_compile_enabled:\n        apply_compile(model, compile_config=compile_config)\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "from torchtitan.config import CompileConfig, TrainingConfig\nfrom torchtitan.trainer import Trainer\n\n"
+                "def llama3_8b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192))\n\n"
+                "def llama3_70b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192))\n\n"
+                "def llama3_405b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192),\n"
+                "                          compile=CompileConfig(enable=True, components=['model', 'loss']))\n"),
+        }, N, "compile switch off by default, on in a minority of registry recipes"),
+        Example({
+            "torchtitan/config/configs.py": (
+                "from dataclasses import dataclass\n\n@dataclass(kw_only=True, slots=True)\nclass CompileConfig:\n"
+                "    enable: bool = False\n    backend: str = 'inductor'\n"),
+            "torchtitan/distributed/compile.py": (
+                "def apply_compile(model, *, compile_config):\n"
+                "    for layer_id, transformer_block in model.layers.named_children():\n"
+                "        transformer_block.compile(backend=compile_config.backend, fullgraph=True)\n"),
+            "torchtitan/models/llama3/parallelize.py": (
+                "from torchtitan.distributed.compile import apply_compile\n"
+                "def parallelize_llama(model, compile_config):\n"
+                "    model_compile_enabled = compile_config.enable and 'model' in compile_config.components\n"
+                "    if model_compile_enabled:\n        apply_compile(model, compile_config=compile_config)\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "from torchtitan.config import CompileConfig, TrainingConfig\nfrom torchtitan.trainer import Trainer\n\n"
+                "def llama3_8b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192), compile=CompileConfig(enable=True))\n\n"
+                "def llama3_8b_float8():\n    config = llama3_8b()\n    config.training = TrainingConfig(seq_len=4096)\n    return config\n\n"
+                "def llama3_debugmodel():\n    return Trainer.Config(training=TrainingConfig(seq_len=512))\n"),
+        }, U, "compile switch on in most registry recipes (one inherits it)"),
         Example({"torchtune/modules/attention_utils.py": (
             "import torch\nfrom torch.nn.attention.flex_attention import flex_attention\n"
             "flex_attention_compiled = torch.compile(flex_attention, dynamic=False)\n")}, N, "FlexAttention's kernel is not the model compiled"),
@@ -504,6 +573,14 @@ class D2TorchCompile(Check):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         calls, off_ = active_compile_calls(f)
+        reg = _registry_compile(f)
+        if reg is not None and calls:
+            defaults, on, total, cited = reg
+            if len(on) * 2 < total:  # the compile calls run only where the config class's switch is on: a minority of recipes
+                text = split_text("compile switch on", on, total)
+                where = f"{defaults[0].key} = {defaults[0].value} at {defaults[0].path}:{defaults[0].line}"
+                return Outcome(N, evs(defaults[:1] + cited[:10]), f"torch.compile is present but off by default ({where}); {text}",
+                               {"torch_compile": False, "recipes.compile": f"on: {len(on)}, off: {total - len(on)}"})
         decorated = [d for d in f.decorators("torch.compile") if not any(c.path == d.path and c.line == d.line for c in calls)]
         settings: list = []
         for s in f.effective("torch_compile"):
@@ -528,7 +605,11 @@ class D2TorchCompile(Check):
         minority = {(s.path, s.line) for n in ("compile", "torch_compile", "use_compile", "compile_model") for s in f.effective(n)
                     if any(m.name == s.key.rsplit(".", 1)[-1] and truthy(s.value) is not m.value for m in majorities)
                     and s.source == "config"}
-        settings = [s for s in settings if (s.path, s.line) not in minority]
+        # a recipe judged as the minority drops with all its compile keys (``torch_compile_backend: inductor`` beside the
+        # one ``torch_compile: true`` of 12 recipes): not only the switch line
+        minority_files = {p for p, _ in minority}
+        settings = [s for s in settings if (s.path, s.line) not in minority
+                    and not (s.source == "config" and s.path in minority_files and s.name in ("torch_compile_backend", "torch_compile_mode"))]
         if not calls:
             for s in f.effective("compile", "use_compile", "compile_model"):
                 if truthy(s.value) is True and s.source in {"config", "launcher"} and (s.path, s.line) not in minority:

@@ -121,6 +121,10 @@ def _rdma_evidence(f: Facts) -> tuple[list[Any], list[Any]]:
             if "mlx" in val:
                 pos.append(e)
         elif name.startswith("NCCL_IB_") or name.startswith("NCCL_COLLNET") or name == "NCCL_NET_PLUGIN":
+            # a switch set to off (``NCCL_COLLNET_ENABLE="0"`` for determinism, ``NCCL_IB_CUDA_SUPPORT=0``) turns a
+            # feature off: it configures no RDMA; a value (``NCCL_IB_HCA=mlx5``, ``NCCL_IB_GID_INDEX=0``) does
+            if name.endswith(("_ENABLE", "_CUDA_SUPPORT")) and truthy(val) is False:
+                continue
             if val:
                 pos.append(e)
     for e in f.config_under("resources"):
@@ -199,6 +203,14 @@ class E1GPUDirectRDMA(Check):
         }, N, "multi-node documented only in Markdown"),
         Example({"README.md": "# Train\n\n```bash\ntorchrun --nnodes 1 --nproc_per_node 8 train.py\n```\n",
                  "train.py": "import torch\n"}, Status.NA, "README documents a one-node launch"),
+        Example({  # torchtitan: determinism mode switches SHARP (CollNet) off; that configures no RDMA
+            "README.md": "# Multi-node\n\n```bash\nsrun torchrun --nnodes 2 --nproc_per_node 8 -m torchtitan.train\n```\n",
+            "torchtitan/distributed/utils.py": (
+                "import os\n\ndef enable_batch_invariant_mode():\n    os.environ[\"NCCL_COLLNET_ENABLE\"] = \"0\"\n"
+                "    os.environ[\"NCCL_ALGO\"] = \"Ring\"\n"),
+        }, N, "a collective feature switched off is not RDMA"),
+        Example({"run.slurm": "#!/bin/bash\n#SBATCH --nodes=2\nexport NCCL_COLLNET_ENABLE=1\nexport NCCL_IB_HCA=mlx5_0\nexport NCCL_NET_GDR_LEVEL=PHB\n"
+                 "srun torchrun --nnodes 2 --nproc_per_node 8 train.py\n"}, U, "SHARP on over IB with GDR"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:

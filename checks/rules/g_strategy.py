@@ -32,7 +32,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _MULTIMODAL_FAMILIES
-from ._helpers import HF_TRAINERS, callers_off, evs, guard_off, uses_hf_trainer
+from ._helpers import HF_TRAINERS, callers_off, evs, guard_flags, guard_off, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -716,6 +716,41 @@ def _enum_label(s: Setting) -> bool:
     return s.source in ("assign", "field-default") and name.isupper() and isinstance(s.value, str) and s.value.lower() == name.lower()
 
 
+def _modules(f: Facts) -> tuple[set[str], set[str]]:
+    """(dotted names of every Python module and package in the tree, the top-level packages among them)."""
+    memo = f._memo
+    key = ("g-modules",)
+    if key not in memo:
+        mods: set[str] = set()
+        for p in f.files:
+            if not p.endswith(".py"):
+                continue
+            parts = p[:-3].split("/")
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            for i in range(len(parts)):  # ``src/pkg/x.py`` is ``pkg.x`` too
+                mods.add(".".join(parts[i:]))
+            for i in range(1, len(parts)):
+                for j in range(i):
+                    mods.add(".".join(parts[j:i]))  # the packages on the way
+        # the project's own top-level packages: ``pkg/__init__.py`` or ``src/pkg/__init__.py``
+        tops = {p.split("/")[-2] for p in f.files if re.fullmatch(r"(src/)?[\w-]+/__init__\.py", p)}
+        memo[key] = (mods, tops)  # type: ignore[assignment]
+    return memo[key]  # type: ignore[return-value]
+
+
+def _stale_script(f: Facts, path: str) -> list[Any]:
+    """Imports of the project's own package that the tree does not have (lmms-engine's ``prepare_kino_lora.py`` imports
+    ``lmms_engine.models.qwen2_5_vl_audio``, not in the release): a script that cannot run against this code is no
+    training path. Empty when every import of the project's packages resolves."""
+    ff = f.files.get(path)
+    if ff is None:
+        return []
+    mods, tops = _modules(f)
+    return [i for i in ff.imports if "." in i.module and not i.module.startswith(".")
+            and i.module.split(".", 1)[0] in tops and i.module not in mods]
+
+
 def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     """(LoRA evidence, full/freeze evidence, disabled-switch evidence)."""
     lora: list[Any] = []
@@ -730,7 +765,8 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     # and a converter that spreads a config object the caller passes (fms-hf-tuning
     # ``HFPromptTuningConfig(task_type=task_type, **asdict(tuning_config))``), with no rank or target modules of its own
     code = [c for c in _live(f, f.calls(*_PEFT_CALLS)) if not (c.star_kwargs and c.func and not c.args
-                                                               and not set(c.kwargs) & _PEFT_CHOICES)]
+                                                               and not set(c.kwargs) & _PEFT_CHOICES)
+            and not _stale_script(f, c.path)]
     if code and (on or not off):
         lora += code
     lora += on
@@ -957,6 +993,25 @@ class G4LoRA(Check):
                 "if args.lora_dim > 0:\n    lora_config = LoraConfig(r=args.lora_dim)\n"),
             "run_lora.sh": "deepspeed main.py --model_name_or_path facebook/opt-1.3b --lora_dim 128 --zero_stage 3\n",
         }, U, "LoRA rank set by the launch"),
+        Example({  # lmms-engine: a weight-preparation tool built against a module this release does not have
+            "src/lmms_engine/__init__.py": "",
+            "src/lmms_engine/models/__init__.py": "",
+            "src/lmms_engine/models/qwen2_5_vl/__init__.py": "from .modeling import Qwen2_5_VLForConditionalGeneration\n",
+            "src/lmms_engine/train/runner.py": "class TrainRunner:\n    def run(self):\n        loss = self.model(**batch).loss\n        loss.backward()\n",
+            "tools/prepare_init_weight/prepare_kino_lora.py": (
+                "from peft import LoraConfig, get_peft_model\nfrom lmms_engine.models.qwen2_5_vl_audio import KinoForConditionalGeneration\n"
+                "model = KinoForConditionalGeneration.from_pretrained('base')\n"
+                "lora = LoraConfig(r=64, lora_alpha=128, target_modules=['q_proj', 'v_proj'])\nmodel = get_peft_model(model, lora)\n"),
+        }, N, "LoRA only in a tool importing a module missing from the tree"),
+        Example({
+            "src/lmms_engine/__init__.py": "",
+            "src/lmms_engine/models/__init__.py": "",
+            "src/lmms_engine/models/qwen2_5_vl/__init__.py": "from .modeling import Qwen2_5_VLForConditionalGeneration\n",
+            "src/lmms_engine/train/lora.py": (
+                "from peft import LoraConfig, get_peft_model\nfrom lmms_engine.models.qwen2_5_vl import Qwen2_5_VLForConditionalGeneration\n"
+                "model = Qwen2_5_VLForConditionalGeneration.from_pretrained('base')\n"
+                "lora = LoraConfig(r=64, lora_alpha=128, target_modules=['q_proj', 'v_proj'])\nmodel = get_peft_model(model, lora)\n"),
+        }, U, "LoRA in code whose own imports resolve"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -1034,9 +1089,43 @@ def _unfreezes(f: Facts) -> dict[tuple[str, str | None], list[Any]]:
         if truthy(a.value) is True:
             out.setdefault((a.path, a.func), []).append(a)
     for c in f.calls("requires_grad_"):
-        if (c.args and truthy(c.args[0]) is True) or truthy(c.kwargs.get("requires_grad")) is True:
+        if truthy(_grad_arg(c)) is True:
             out.setdefault((c.path, c.func), []).append(c)
     return out
+
+
+def _grad_arg(c: Call) -> Any:
+    """The flag a ``requires_grad_(...)`` call sets: its argument, ``True`` (the default) when none is given."""
+    return c.args[0] if c.args else c.kwargs.get("requires_grad", True)
+
+
+#: LoRA/PEFT machinery freezing the base weights (G4, not layer freezing)
+_ADAPTER_CODE = re.compile(r"(?i)(lora|peft|prefix_tuning|prompt_tuning)")
+#: a model-definition file (``models/flux/model/hf_embedder.py``, ``modeling_rae_siglip.py``)
+_MODEL_DEF = re.compile(r"(^|/)(models?/|modeling_)")
+
+
+def _put_in_eval(f: Facts, x: Any, recv: str) -> bool:
+    """``model.eval()`` next to ``model.requires_grad_(False)`` in the same function: a module fixed for inference."""
+    r = recv.strip()
+    return bool(r) and any(c.path == x.path and c.func == getattr(x, "func", None) for c in f.calls(f"{r}.eval") if c.name == f"{r}.eval")
+
+
+def _not_layer_freezing(x: Any, recv: str) -> bool:
+    """A freeze that is not a fine-tuning choice about the trained model's layers: LoRA/PEFT code freezing the base (G4), a
+    module put in eval mode and frozen whole (``hf_module.eval().requires_grad_(False)``: a fixed text encoder/VAE feature
+    extractor), a freeze in a file of an auxiliary network (``discriminator.py``, ``wan_video_vae.py``), or a component a
+    model's own constructor fixes as frozen (a pretrained encoder inside a model definition's ``__init__``)."""
+    path = x.path
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    func = getattr(x, "func", None) or ""
+    if _ADAPTER_CODE.search(stem) or _ADAPTER_CODE.search(func):
+        return True
+    if re.search(r"\.eval\(\)$", recv.strip()):
+        return True
+    if _AUX_MODEL.search(stem):
+        return True
+    return func == "__init__" and bool(_MODEL_DEF.search(path))
 
 
 def freeze_sites(f: Facts) -> list[Any]:
@@ -1047,7 +1136,7 @@ def freeze_sites(f: Facts) -> list[Any]:
         if truthy(a.value) is not False:
             continue
         scope = a.loop or a.target.rsplit(".requires_grad", 1)[0]
-        if _AUX_MODEL.search(scope.split("(")[0]):
+        if _AUX_MODEL.search(scope.split("(")[0]) or _not_layer_freezing(a, scope):
             continue
         if a.loop and "named_parameters" in a.loop:
             out.append(a)
@@ -1057,10 +1146,10 @@ def freeze_sites(f: Facts) -> list[Any]:
         else:
             out.append(a)
     for c in _live(f, f.calls("requires_grad_")):
-        if not ((c.args and truthy(c.args[0]) is False) or truthy(c.kwargs.get("requires_grad")) is False):
-            continue
+        if truthy(_grad_arg(c)) is not False or isinstance(_grad_arg(c), Expr):
+            continue  # ``requires_grad_(tensor.requires_grad)`` copies a flag: it freezes nothing by itself
         recv = _receiver(c)
-        if _AUX_MODEL.search(recv.split("(")[0]):
+        if _AUX_MODEL.search(recv.split("(")[0]) or _not_layer_freezing(c, recv) or _put_in_eval(f, c, recv):
             continue
         if _is_whole(recv):
             if unf.get((c.path, c.func)):
@@ -1068,6 +1157,45 @@ def freeze_sites(f: Facts) -> list[Any]:
         elif recv:
             out.append(c)
     return out
+
+
+def _recipe_file(s: Setting) -> bool:
+    return s.source == "config" and s.path.endswith((".yaml", ".yml", ".json"))
+
+
+def _freeze_minority(f: Facts, settings: list[Setting]) -> dict[str, tuple[list[Setting], str]]:
+    """Freeze keys that only a minority of three or more recipe files turn on: key -> (the recipes that set it, the
+    distribution). A list-valued key counts as on when it names something (``freeze_modules: ["visual"]`` in 3 of
+    13 lmms-engine recipes, ``null`` in the other 10): the recipes are judged by the majority, not by the few that differ."""
+    by_key: dict[str, dict[bool, dict[str, Setting]]] = {}
+    for x in settings:
+        if not _recipe_file(x) or _TUNE_KEY.match(x.name):
+            continue
+        on = bool(x.value) if isinstance(x.value, tuple) or x.value is None else truthy(x.value)
+        if on is None:
+            continue
+        by_key.setdefault(x.name, {}).setdefault(on, {})[x.path] = x
+    out: dict[str, tuple[list[Setting], str]] = {}
+    for key, split in by_key.items():
+        on_, off_ = split.get(True, {}), split.get(False, {})
+        total = len(set(on_) | set(off_))
+        if on_ and total >= 3 and len(on_) * 2 < total:
+            out[key] = (list(on_.values()), f"{key} set in {len(on_)} of {total} recipes, unset or off in {len(off_)} (judged by the majority)")
+    return out
+
+
+def _site_guard(f: Facts, x: Any) -> str | None:
+    """The ``if`` conditions a freeze site runs under: a call's own guard; for ``param.requires_grad = False`` in
+    ``for param in cls.parameters():`` the guard of that loop's call."""
+    if isinstance(x, Call):
+        return x.guard
+    loop = getattr(x, "loop", None)
+    if not loop:
+        return None
+    for c in f.calls(loop.split("(", 1)[0].rsplit(".", 1)[-1]):
+        if c.path == x.path and c.func == x.func and c.line < x.line and loop.startswith(c.name + "("):
+            return c.guard
+    return None
 
 
 @register
@@ -1148,6 +1276,48 @@ class G5LayerFreezing(Check):
                 "model = AutoModelForCausalLM.from_pretrained(args.model_name)\n"
                 "if args.freeze_layers:\n    freeze_transformer_layers(model, args.num_freeze_layers)\n"),
         }, U, "freezing helper switched on by the launch"),
+        Example({  # torchtitan: LoRA's converter freezes the base (G4), a flag is copied, FLUX's text encoder is fixed
+            "torchtitan/components/lora.py": (
+                "import torch.nn as nn\nclass LoRAConverter:\n    def __init__(self, config):\n        self.rank = config.rank\n"
+                "    def convert(self, model: nn.Module):\n        for param in model.parameters():\n            param.requires_grad_(False)\n"),
+            "torchtitan/components/loss.py": (
+                "def chunked(hidden_states, requires_grad):\n    return [c.detach().requires_grad_(requires_grad) for c in hidden_states]\n"),
+            "torchtitan/models/flux/model/hf_embedder.py": (
+                "from torch import nn\nfrom transformers import T5EncoderModel\nclass FluxEmbedder(nn.Module):\n"
+                "    def __init__(self, version):\n        super().__init__()\n"
+                "        self.hf_module = T5EncoderModel.from_pretrained(version)\n"
+                "        self.hf_module = self.hf_module.eval().requires_grad_(False)\n"),
+            "torchtitan/train.py": "def main():\n    model = build_model()\n    loss = model(batch).sum()\n    loss.backward()\n",
+        }, N, "adapter base, copied flag and frozen text encoder are not layer freezing"),
+        Example({  # lmms-engine: the runner freezes only what freeze_modules names, set in 1 of 4 recipes
+            "src/lmms_engine/train/runner.py": (
+                "from functools import reduce\nfrom transformers import Qwen2_5_VLForConditionalGeneration\n\nclass TrainRunner:\n"
+                "    def build(self):\n        self.model = Qwen2_5_VLForConditionalGeneration.from_pretrained(self.config.model_path)\n"
+                "    def run(self):\n"
+                "        if self.config.trainer_args.freeze_modules:\n"
+                "            for modules in self.config.trainer_args.freeze_modules:\n"
+                "                cls = reduce(lambda o, k: getattr(o, k, None), modules.split('.'), self.model)\n"
+                "                if cls is not None:\n                    for param in cls.parameters():\n"
+                "                        param.requires_grad = False\n"),
+            "examples/qwen2_5_vl/example_config.yaml": "trainer_args:\n  freeze_modules: null\n  bf16: true\n",
+            "examples/qwen3_vl/example_config.yaml": "trainer_args:\n  freeze_modules: null\n  bf16: true\n",
+            "examples/llava_video/llava_video.yaml": "trainer_args:\n  freeze_modules: null\n",
+            "examples/load_from_pretrained_example.yaml": "trainer_args:\n  freeze_modules: [\"visual\"]\n",
+        }, N, "freeze key set by a minority of recipes"),
+        Example({
+            "src/lmms_engine/train/runner.py": (
+                "from functools import reduce\nfrom transformers import Qwen2_5_VLForConditionalGeneration\n\nclass TrainRunner:\n"
+                "    def build(self):\n        self.model = Qwen2_5_VLForConditionalGeneration.from_pretrained(self.config.model_path)\n"
+                "    def run(self):\n"
+                "        if self.config.trainer_args.freeze_modules:\n"
+                "            for modules in self.config.trainer_args.freeze_modules:\n"
+                "                cls = reduce(lambda o, k: getattr(o, k, None), modules.split('.'), self.model)\n"
+                "                if cls is not None:\n                    for param in cls.parameters():\n"
+                "                        param.requires_grad = False\n"),
+            "examples/qwen2_5_vl/example_config.yaml": "trainer_args:\n  freeze_modules: [\"visual\"]\n  bf16: true\n",
+            "examples/qwen3_vl/example_config.yaml": "trainer_args:\n  freeze_modules: [\"visual\"]\n  bf16: true\n",
+            "examples/llava_video/llava_video.yaml": "trainer_args:\n  freeze_modules: null\n",
+        }, U, "freeze key set by most recipes"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -1157,16 +1327,25 @@ class G5LayerFreezing(Check):
         f = ctx.facts
         used: list[Any] = []
         off: list[Any] = []
+        all_settings = _all_freeze_settings(f)
+        minority = _freeze_minority(f, all_settings)
+        dist = "; ".join(text for _, text in minority.values())
         for x in freeze_sites(f):
             # a freezing helper whose every call is switched off (llama-recipes ``freeze_transformer_layers`` only under
             # ``if not use_peft and freeze_layers``, ``freeze_layers=False``) freezes nothing
             gated = callers_off(f, x)
+            if not gated:  # the branch of a freeze key that only a minority of recipes sets (lmms-engine runner.py:195)
+                gated = [m for name, neg in guard_flags(_site_guard(f, x)) if not neg and name in minority for m in minority[name][0]]
             if gated:
                 off += [g for g in gated if g not in off]
             else:
                 used.append(x)
         mm_model = bool(set(ctx.project.model_families) & _MULTIMODAL_FAMILIES)
-        for s in _all_freeze_settings(f):
+        for s in all_settings:
+            if s.name in minority and _recipe_file(s):
+                if s in minority[s.name][0] and s not in off:
+                    off.append(s)
+                continue
             if _FREEZE_EXCLUDE.match(s.name):
                 continue
             if _MM_KEY.search(s.name) and (not ctx.project.multimodal or (s.rank == 0 and not mm_model)):
@@ -1205,7 +1384,8 @@ class G5LayerFreezing(Check):
         lora, _, _ = _lora_scan(f)
         if lora:
             return Outcome(N, evs(off), "no layer freezing (LoRA/PEFT already freezes the base weights)", {"layer_freezing": "lora"})
-        return Outcome(N, evs(off), "freezing switches are off" if off else "all parameters are trained", {"layer_freezing": False})
+        detail = "freezing switches are off" if off else "all parameters are trained"
+        return Outcome(N, evs(off), f"{detail}; {dist}" if dist else detail, {"layer_freezing": False})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         if outcome.status == U or outcome.values.get("layer_freezing") == "lora":
