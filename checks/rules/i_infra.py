@@ -399,9 +399,11 @@ class Interval:
 
 
 def interval_settings(f: Facts, names: tuple[str, ...], strategy: str | None = None, explicit_only: tuple[str, ...] = ()) -> list[Interval]:
+    from ._registry import debug_recipe
+
     out: list[Interval] = []
     for s in f.effective(*names):
-        if _TEST_PATH.search(s.path):
+        if _TEST_PATH.search(s.path) or debug_recipe(f, s):  # a debug recipe of a config registry is not the run's setting
             continue
         if s.source in {"argparse-default", "field-default"} and s.value is None:
             continue
@@ -910,6 +912,24 @@ class I4LoggingFrequency(Check):
         "python": "if step % log_every == 0:\n    print(f\"step {step} loss {loss.item():.4f}\")\n",
     }
     examples = (
+        Example({  # torchtitan 0.3.0: recipes as functions of a config registry; only the debug model logs every step
+            "torchtitan/components/metrics.py": (
+                "from dataclasses import dataclass\n"
+                "class MetricsProcessor:\n"
+                "    @dataclass\n"
+                "    class Config:\n"
+                "        log_freq: int = 10\n"
+                "        enable_tensorboard: bool = False\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "from torchtitan.trainer import Trainer\n"
+                "from torchtitan.components.metrics import MetricsProcessor\n"
+                "def llama3_debugmodel() -> Trainer.Config:\n"
+                "    return Trainer.Config(metrics=MetricsProcessor.Config(log_freq=1), steps=10)\n"
+                "def llama3_8b() -> Trainer.Config:\n"
+                "    return Trainer.Config(metrics=MetricsProcessor.Config(enable_tensorboard=True), steps=1000)\n"
+                "def llama3_70b() -> Trainer.Config:\n"
+                "    return Trainer.Config(metrics=MetricsProcessor.Config(enable_tensorboard=True), steps=1000)\n"),
+        }, U, "a debug recipe of a config registry is not the run's logging interval"),
         Example({"train.yaml": "logging_steps: 10\nsave_steps: 500\n"}, U, "logging every 10"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, U, "HF defaults"),
         Example({"train.py": "import lightning as L\ntrainer = L.Trainer(log_every_n_steps=50)\n"}, U, "lightning 50"),
