@@ -889,6 +889,44 @@ class F2Prefetch(_DataCheck):
         "python": "loader = DataLoader(train_ds, batch_size=8, num_workers=8, prefetch_factor=4, pin_memory=True)\n",
     }
     examples = (
+        Example({  # torchtitan 0.3.0: the loader's kwargs come from its Config, whose num_workers default is 0
+            "torchtitan/components/dataloader.py": (
+                "from dataclasses import dataclass\n"
+                "from torchdata.stateful_dataloader import StatefulDataLoader\n"
+                "class ParallelAwareDataloader(StatefulDataLoader):\n"
+                "    @dataclass(kw_only=True, slots=True)\n"
+                "    class Config:\n"
+                "        num_workers: int = 0\n"
+                "        prefetch_factor: int | None = None\n"
+                "    def __init__(self, dataset, dp_rank, dp_world_size, **kwargs):\n"
+                "        if kwargs.get('num_workers', 0) == 0:\n"
+                "            kwargs.pop('prefetch_factor', None)\n"
+                "        super().__init__(dataset, **kwargs)\n"),
+            "torchtitan/hf_datasets/text_datasets.py": (
+                "from torchtitan.components.dataloader import ParallelAwareDataloader\n"
+                "def build_text_dataloader(dataset, config, dp_rank, dp_world_size):\n"
+                "    dataloader_kwargs = {'num_workers': config.num_workers, 'prefetch_factor': config.prefetch_factor, 'batch_size': 8}\n"
+                "    return ParallelAwareDataloader(dataset, dp_rank=dp_rank, dp_world_size=dp_world_size, **dataloader_kwargs)\n"),
+        }, N, "loader kwargs from a config whose num_workers default is 0: nothing is prefetched"),
+        Example({  # torchtitan 0.3.0: the loader's kwargs come from its Config, whose num_workers default is 4
+            "torchtitan/components/dataloader.py": (
+                "from dataclasses import dataclass\n"
+                "from torchdata.stateful_dataloader import StatefulDataLoader\n"
+                "class ParallelAwareDataloader(StatefulDataLoader):\n"
+                "    @dataclass(kw_only=True, slots=True)\n"
+                "    class Config:\n"
+                "        num_workers: int = 4\n"
+                "        prefetch_factor: int | None = None\n"
+                "    def __init__(self, dataset, dp_rank, dp_world_size, **kwargs):\n"
+                "        if kwargs.get('num_workers', 0) == 0:\n"
+                "            kwargs.pop('prefetch_factor', None)\n"
+                "        super().__init__(dataset, **kwargs)\n"),
+            "torchtitan/hf_datasets/text_datasets.py": (
+                "from torchtitan.components.dataloader import ParallelAwareDataloader\n"
+                "def build_text_dataloader(dataset, config, dp_rank, dp_world_size):\n"
+                "    dataloader_kwargs = {'num_workers': config.num_workers, 'prefetch_factor': config.prefetch_factor, 'batch_size': 8}\n"
+                "    return ParallelAwareDataloader(dataset, dp_rank=dp_rank, dp_world_size=dp_world_size, **dataloader_kwargs)\n"),
+        }, U, "loader kwargs from a config whose num_workers default is 4: PyTorch's default prefetch"),
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=8, prefetch_factor=4)\n"}, U, "explicit"),
         Example({"train.yaml": "dataloader_num_workers: 8\ndataloader_prefetch_factor: 2\n", "train.py": "from transformers import Trainer\ntrainer = Trainer(model=m, args=a)\n"}, U, "hf yaml"),
         Example({"input.py": "import tensorflow as tf\nds = tf.data.TFRecordDataset(files, num_parallel_reads=tf.data.AUTOTUNE)\nds = ds.batch(64).prefetch(tf.data.AUTOTUNE)\n"}, U, "tf.data"),
@@ -908,8 +946,18 @@ class F2Prefetch(_DataCheck):
         ev: list[Evidence] = []
         factors: list[float] = []
         defaults: list[_Loader] = []
+        cfg_workers: list[tuple[float, Any]] | None = None
         for ld in loaders:
             workers = [_workers(v.value) for v in ld.props.get("num_workers", [])]
+            if workers and all(w is None for w in workers):
+                # num_workers passed in from the run config (torchtitan: ``num_workers=config.num_workers``): as F1 does, the
+                # config's loader-worker default decides when every such field agrees (0 there: nothing is prefetched)
+                cfg_workers = _config_worker_defaults(f) if cfg_workers is None else cfg_workers
+                if cfg_workers and all(n == 0 for n, _ in cfg_workers):
+                    kinds.append("none")
+                    ev += [Facts.ev(x, key=f"{x.owner}.{x.name}", value=x.default) for _, x in cfg_workers]
+                    factors.append(0)
+                    continue
             if workers and all(w == 0 for w in workers):
                 kinds.append("none")
                 ev += [v.ev for v in ld.props["num_workers"]]
