@@ -210,23 +210,61 @@ def _image_work(facts: Facts, st: _Status) -> list:
             and st.roles.get(c.path, "training") in ("training", "code") and not _EVAL_PATH.search(c.path)]
 
 
+_SIZE_LABEL = re.compile(r"^(\d+(?:\.\d+)?)([MB])$")
+
+
+def _smallest_model(p: Project) -> tuple[float, str, str] | None:
+    """The smallest model the training path trains, in billions of parameters, with where that is known from (English,
+    Chinese): the one size it trains, the low end of the sizes its configs span, or the smallest size its recipes name."""
+    if p.params_billions is not None:
+        b, src = p.params_billions, p.notes.get("params_source")
+        if src == "model name" and p.notes.get("params_named"):
+            name, where = p.notes["params_named"]
+            return b, f"~{_fmt_b(b)}, from the model name `{name}` at `{where}`", f"约 {_fmt_b(b)}，来自模型名 `{name}`（`{where}`）"
+        where = f", `{src}`" if src and src != "model name" else ""
+        return b, f"~{_fmt_b(b)}{where}", f"约 {_fmt_b(b)}{where.replace(', ', '，', 1)}"
+    rng = p.notes.get("params_range_billions")
+    if rng:
+        return rng[0], f"{p.notes.get('params_range')} across its configs", f"其配置覆盖 {p.notes.get('params_range')}"
+    dist = p.notes.get("params_distribution") or {}
+    sizes = [float(m.group(1)) * (0.001 if m.group(2) == "M" else 1) for k in dist if (m := _SIZE_LABEL.match(str(k)))]
+    if sizes and len(sizes) == len(dist):
+        n = sum(dist.values())
+        return min(sizes), f"the smallest of the sizes {n} recipes name", f"{n} 个配方所列规模中的最小值"
+    return None
+
+
 def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     out: list[Signal] = []
     workers = [(n, s) for s in facts.effective("num_workers", "dataloader_num_workers") if (n := as_number(s.value)) is not None]
     zero = _training_loader_sites(facts, st, [s for n, s in workers if n == 0])
     f1 = _training_loader_sites(facts, st, st.evidence("F1"))
-    # batches of tokens tokenized ahead (F6), stored pre-tokenized (F10) or memory-mapped (F8) are cheap to collate:
-    # loading them in the training process is a weak signal, and no DataLoader at all is no signal
-    cheap = st.used("F6") or st.used("F10") or st.used("F8")
+    # batches of tokens tokenized ahead (F6) or stored pre-tokenized (F10) are cheap to collate: loading them in the
+    # training process is a weak signal, and no DataLoader at all is no signal. Memory-mapped files (F8) are cheap to
+    # read, not to tokenize: they count only when tokenization is not seen running online (F6 unused would contradict)
+    cheap_by = [(cid, en, zh) for cid, en, zh in (("F6", "the data is tokenized ahead", "数据已提前分词"),
+                                                  ("F10", "the data is stored pre-tokenized", "数据以预分词格式存储"),
+                                                  ("F8", "the data files are memory-mapped", "数据文件经内存映射读取"))
+                if st.used(cid) and st.evidence(cid) and not (cid == "F8" and st.missing("F6"))]
+    weak_en = [f"{en}, {cid} at {_loc(st.evidence(cid)[:1])}" for cid, en, _ in cheap_by[:2]]
+    weak_zh = [f"{zh}，{cid}，{_loc(st.evidence(cid)[:1])}" for cid, _, zh in cheap_by[:2]]
+    # text batches next to a large model's step: collating (even tokenizing) a few thousand tokens takes milliseconds,
+    # a step of a model of a billion parameters or more takes far longer (seed step zero: DataLoader share > 20%)
+    smallest = _smallest_model(p)
+    if not p.multimodal and smallest is not None and smallest[0] >= 1:
+        weak_en.append(f"text batches beside a model of {_fmt_b(smallest[0])} parameters or more ({smallest[1]}), whose step is long next to collating them")
+        weak_zh.append(f"文本 batch，且模型至少 {_fmt_b(smallest[0])} 参数（{smallest[2]}），单步耗时远大于拼 batch")
+    cheap = bool(weak_en)
+    weak_en, weak_zh = "; ".join(weak_en), "；".join(weak_zh)
     if st.missing("F1") or (st("F1") is None and zero and not [n for n, _ in workers if n > 0]):
         cited = f1 or zero  # F1's own sites first: the reason and the check cite the same loader
         if cited:
             out.append(Signal(
                 Bottleneck.DATA_IO, 1 if cheap else 2,
                 f"batches are loaded in the training process (num_workers = 0 at {_loc(cited)}): the GPU waits while the CPU reads and collates"
-                + (" (weak: the data is tokenized ahead, F6/F8/F10)" if cheap else ""),
+                + (f" (weak: {weak_en})" if cheap else ""),
                 f"数据在训练主进程中加载（num_workers = 0，{_loc(cited)}）：CPU 读取与拼 batch 时 GPU 空等"
-                + ("（较弱：数据已提前分词，F6/F8/F10）" if cheap else ""),
+                + (f"（较弱：{weak_zh}）" if cheap else ""),
             ))
         elif not cheap:
             out.append(Signal(
@@ -293,6 +331,27 @@ def _nodes(launch: object) -> float:
     return 2.0 if "hostfile" in args else 1.0
 
 
+def _full_sharding(facts: Facts) -> tuple[list, str, str] | None:
+    """Full parameter sharding (ZeRO-3 / FSDP FULL_SHARD): its sites, and "in k of n ..." when it is one choice among
+    the repository's DeepSpeed configs or FSDP settings (LLaMA-Factory ships ZeRO-0/2/3 configs side by side)."""
+    stages = [e for e in facts.config("zero_optimization.stage") if as_number(e.value) is not None]
+    stage3 = [e for e in stages if as_number(e.value) == 3]
+    strategies = [s for s in facts.effective("sharding_strategy", "fsdp", "fsdp_sharding_strategy") if isinstance(s.value, str)]
+    full = [s for s in strategies if "full_shard" in s.value.lower().replace("-", "_")]
+    if stage3:
+        ds_files = {e.path for e in facts.config("zero_optimization")} | {e.path for e in facts.config("zero_optimization.stage")}
+        n3, n = len({e.path for e in stage3}), len(ds_files)
+        if n > n3:
+            return stage3, f" in {n3} of {n} DeepSpeed configs", f"（{n} 个 DeepSpeed 配置中的 {n3} 个）"
+        return stage3, "", ""
+    if full:
+        n_full, n = len({(s.path, s.line) for s in full}), len({(s.path, s.line) for s in strategies})
+        if n > n_full:
+            return full, f" in {n_full} of {n} FSDP settings", f"（{n} 处 FSDP 设置中的 {n_full} 处）"
+        return full, "", ""
+    return None
+
+
 def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     out: list[Signal] = []
     if p.multi_node:
@@ -316,6 +375,7 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"{zh}：梯度与参数集合通信需经过节点间网络",
             positive=positive,
         ))
+        spans_nodes = positive
         if st.missing("E1"):
             out.append(Signal(
                 Bottleneck.COMMUNICATION, 1,
@@ -323,15 +383,17 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
                 "多机训练未见 GPUDirect RDMA / InfiniBand 相关配置（E1）",
                 positive=False,
             ))
-        stage3 = [e for e in facts.config("zero_optimization.stage") if as_number(e.value) == 3]
-        full = [s for s in facts.effective("sharding_strategy", "fsdp", "fsdp_sharding_strategy")
-                if isinstance(s.value, str) and "full_shard" in s.value.lower().replace("-", "_")]
-        if stage3 or full:
-            out.append(Signal(
-                Bottleneck.COMMUNICATION, 1,
-                f"parameters are fully sharded across nodes (ZeRO-3 / FULL_SHARD, {_loc(stage3 or full)}): every layer is all-gathered over the network",
-                f"参数跨节点全分片（ZeRO-3 / FULL_SHARD，{_loc(stage3 or full)}）：每层都要跨网络 AllGather",
-            ))
+        sharded = _full_sharding(facts)
+        if sharded is not None:
+            cited, share, share_zh = sharded
+            if spans_nodes and not share:  # the runs span nodes and every sharding setting shards fully
+                en = f"parameters are fully sharded across nodes (ZeRO-3 / FULL_SHARD, {_loc(cited)}): every layer is all-gathered over the network"
+                zh = f"参数跨节点全分片（ZeRO-3 / FULL_SHARD，{_loc(cited)}）：每层都要跨网络 AllGather"
+            else:  # one choice among several configs, or multi-node only in some launches: what it costs when they meet
+                en = (f"parameters are fully sharded{share} (ZeRO-3 / FULL_SHARD, {_loc(cited)}): in a run that spans nodes "
+                      "every layer is all-gathered over the network")
+                zh = f"参数全分片{share_zh}（ZeRO-3 / FULL_SHARD，{_loc(cited)}）：跨节点运行时每层都要跨网络 AllGather"
+            out.append(Signal(Bottleneck.COMMUNICATION, 1, en, zh, positive=spans_nodes and not share))
         if st.missing("E2"):
             out.append(Signal(
                 Bottleneck.COMMUNICATION, 1,
@@ -693,8 +755,9 @@ def classify(facts: Facts, project: Project, results: Iterable[CheckResult], rol
         lead_en = "the code signals are weak"
         lead_zh = "代码信号较弱"
     elif top - second >= MIN_MARGIN:
-        lead_en = f"the signals for {top_kind} rest only on practices that were not seen, not on a setting that proves it"
-        lead_zh = f"指向 {top_kind} 的信号仅来自未检测到的实践，缺少直接证据"
+        lead_en = (f"the signals for {top_kind} are practices that were not seen or settings that only some recipes use, "
+                   "none a setting that proves it for the project's runs")
+        lead_zh = f"指向 {top_kind} 的信号仅来自未检测到的实践或部分配方的设置，缺少对项目训练运行的直接证据"
     else:
         rivals = [k for k, v in ranked if top - v < MIN_MARGIN]
         lead_en = "the code signals point at " + (", ".join(rivals[:-1]) + " and " + rivals[-1]) + " about equally"

@@ -151,3 +151,73 @@ def test_syncs_in_an_evaluation_function_are_not_training_step_syncs():
     files = {"train.py": "import torch\ndef estimate_loss():\n    for k in range(200):\n        losses[k] = loss.item()\n"
                          "for it in range(10):\n    loss = model(x)\n    loss.backward()\n"}
     assert "latency-bound" not in verdict(files, {"C1": U}).scores
+
+
+def _ev(path: str, line: int, text: str) -> list[Evidence]:
+    return [Evidence(path, line, text)]
+
+
+_LOADER = {"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=0)\nloss.backward()\n"}
+
+
+def test_memory_mapped_checkpoints_do_not_make_online_tokenization_cheap():
+    """torchtune: F8 used (a state dict loaded with mmap=True) beside F6 unused (tokenized in __getitem__): the loader
+    signal must not say "the data is tokenized ahead" next to the reason that says it is tokenized online."""
+    files = dict(_LOADER, **{"ds.py": "class D:\n    def __getitem__(self, i):\n        return self.tok.encode(self.rows[i])\n"})
+    facts = build_facts((p, t.encode()) for p, t in files.items())
+    results = [result("F1", N, evidence=_ev("train.py", 2, "loader = DataLoader(ds, batch_size=8, num_workers=0)")),
+               result("F6", N, evidence=_ev("ds.py", 3, "return self.tok.encode(self.rows[i])")),
+               result("F8", U, evidence=_ev("utils.py", 4, "sd = torch.load(p, mmap=True)"))]
+    v = classify(facts, detect_project(facts), results)
+    loader = [r for r in v.reasons if "num_workers = 0" in r]
+    assert loader and not any("tokenized ahead" in r or "memory-mapped" in r for r in loader)
+    assert any("tokenization or feature extraction runs online" in r for r in v.reasons)
+
+
+def test_the_weak_qualifier_names_the_check_and_cites_it():
+    facts = build_facts((p, t.encode()) for p, t in _LOADER.items())
+    results = [result("F1", N, evidence=_ev("train.py", 2, "loader = DataLoader(ds, batch_size=8, num_workers=0)")),
+               result("F10", U, evidence=_ev("data.py", 7, "tokens = np.memmap('train.bin', dtype=np.uint16, mode='r')"))]
+    v = classify(facts, detect_project(facts), results)
+    loader = next(r for r in v.reasons if "num_workers = 0" in r)
+    assert "weak: the data is stored pre-tokenized, F10 at `data.py:7`" in loader
+    assert "F6/F8/F10" not in loader
+
+
+def test_text_batches_beside_a_large_model_are_a_weak_loader_signal():
+    """Collating a text batch takes milliseconds; a 7B step far longer: num_workers=0 alone is no data-io verdict."""
+    facts = build_facts((p, t.encode()) for p, t in _LOADER.items())
+    proj = detect_project(facts)
+    proj.params_billions = 7.0
+    results = [result("F1", N, evidence=_ev("train.py", 2, "loader = DataLoader(ds, batch_size=8, num_workers=0)")), result("F6", N)]
+    v = classify(facts, proj, results)
+    assert v.bottleneck == Bottleneck.UNKNOWN
+    assert any("num_workers = 0" in r and "model of 7B parameters or more" in r for r in v.reasons)
+    small = detect_project(facts)
+    small.params_billions = 0.124
+    v2 = classify(facts, small, results)
+    assert not any("parameters or more" in r for r in v2.reasons)
+
+
+_DS = {
+    "ds_z0.json": '{"zero_optimization": {"stage": 0}}\n',
+    "ds_z2.json": '{"zero_optimization": {"stage": 2}}\n',
+    "ds_z3.json": '{"zero_optimization": {"stage": 3}}\n',
+}
+
+
+def test_zero3_among_other_deepspeed_configs_is_a_choice_not_proof():
+    """LLaMA-Factory ships ZeRO-0/2/3 configs side by side and one multi-node example: ZeRO-3 is one choice, and
+    "all-gathered over the network" holds only for a run that spans nodes."""
+    files = dict(_DS, **{"train.py": "loss.backward()\n"})
+    v = verdict(files, {"E1": U}, multi_node=True, num_nodes=2)
+    shard = [r for r in v.reasons if "fully sharded" in r]
+    assert shard and "in 1 of 3 DeepSpeed configs" in shard[0] and "in a run that spans nodes" in shard[0]
+    assert not any("sharded across nodes" in r for r in v.reasons)
+
+
+def test_zero3_everywhere_on_a_multi_node_launch_is_positive():
+    files = {"ds_z3.json": _DS["ds_z3.json"],
+             "run.sh": "torchrun --nnodes 4 --nproc_per_node 8 train.py --deepspeed ds_z3.json\n", "train.py": "loss.backward()\n"}
+    v = verdict(files, {"E1": U})
+    assert any("fully sharded across nodes" in r and "ds_z3.json:1" in r for r in v.reasons)
