@@ -283,8 +283,8 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             ))
     elif st("F1") == Status.PARTIAL and st.evidence("F1"):
         f1p = st.evidence("F1")
-        out.append(Signal(Bottleneck.DATA_IO, 1, f"only 1-3 DataLoader workers feed each GPU ({_loc(f1p)})",
-                          f"每张 GPU 仅有 1~3 个 DataLoader worker 供数（{_loc(f1p)}）"))
+        out.append(Signal(Bottleneck.DATA_IO, 1, f"only 1-3 DataLoader workers feed each GPU ({_loc(f1p)})" + (f" (weak: {weak_en})" if cheap else ""),
+                          f"每张 GPU 仅有 1~3 个 DataLoader worker 供数（{_loc(f1p)}）" + (f"（较弱：{weak_zh}）" if cheap else "")))
     places = _data_locations(facts)
     remote = [x for x in places if _REMOTE_URL.match(x.value.strip())]
     slow = [x for x in places if any(t in x.value.lower() for t in _SLOW_FS)]

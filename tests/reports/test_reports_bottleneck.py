@@ -221,3 +221,16 @@ def test_zero3_everywhere_on_a_multi_node_launch_is_positive():
              "run.sh": "torchrun --nnodes 4 --nproc_per_node 8 train.py --deepspeed ds_z3.json\n", "train.py": "loss.backward()\n"}
     v = verdict(files, {"E1": U})
     assert any("fully sharded across nodes" in r and "ds_z3.json:1" in r for r in v.reasons)
+
+
+def test_few_workers_over_pre_tokenized_data_is_weak_and_says_why():
+    """Megatron: --num-workers 2 over indexed pre-tokenized data: 'only 1-3 workers' carries what makes it weak."""
+    files = {"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=2)\nloss.backward()\n"}
+    facts = build_facts((p, t.encode()) for p, t in files.items())
+    results = [result("F1", P, evidence=_ev("train.py", 2, "loader = DataLoader(ds, batch_size=8, num_workers=2)")),
+               result("F10", U, evidence=_ev("data.py", 3, "idx = np.memmap(path, dtype=np.int32, mode='r')"))]
+    v = classify(facts, detect_project(facts), results)
+    few = next(r for r in v.reasons if "only 1-3 DataLoader workers" in r)
+    assert "weak: the data is stored pre-tokenized, F10 at `data.py:3`" in few
+    few_zh = next(r for r in v.reasons_zh if "1~3" in r)
+    assert "较弱" in few_zh and "F10" in few_zh
