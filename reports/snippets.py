@@ -121,6 +121,21 @@ def _rank_places(paths: list[str], roles: Mapping[str, str]) -> list[str]:
     return sorted(paths, key=key)
 
 
+#: where multi-node advice goes (see :func:`repo_style`), and the checks whose shell snippet is that advice
+MULTI_NODE_SHELL = "shell:multi-node"
+_MULTI_NODE_ADVICE = {"E1", "E4"}
+
+
+def _spans_nodes(launch: Any) -> bool:
+    for k in ("nnodes", "num_nodes", "num_machines", "nodes"):
+        v = launch.launcher_args.get(k)
+        if v is None:
+            continue
+        tail = str(v).split(":")[-1].strip()
+        return not tail.isdigit() or int(tail) > 1  # a count left to the environment ($NNODES) spans nodes
+    return "hostfile" in launch.launcher_args
+
+
 def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None = None) -> RepoStyle:
     """``roles``: path -> role (checks.roles); files of the training path are preferred as the place to edit."""
     s = RepoStyle()
@@ -199,6 +214,15 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
         order = {"launch": 0, "training": 1, "config": 2}
         ranked = _rank_places([x.path for x in launches], roles)
         s.where["shell"] = min(ranked, key=lambda p: (order.get(roles.get(p, ""), 3), ranked.index(p)))
+    if project.multi_node:
+        # multi-node advice (NCCL over InfiniBand) belongs in a launch that spans nodes, never in a single-node script
+        # beside it (LLaMA-Factory: one multi-node accelerate config among single-node QLoRA scripts); "" when no
+        # launch script of the repository spans nodes: the snippet is then shown without a file
+        sites = {w.rsplit(":", 1)[0] for w in project.notes.get("multi_node_sites") or []}
+        shells = set(facts.files_of_kind("shell"))
+        multi = [path for path in dict.fromkeys([*(x.path for x in launches if _spans_nodes(x)), *sorted(sites)])
+                 if path in shells and roles.get(path, "launch") in ("launch", "training")]
+        s.where[MULTI_NODE_SHELL] = _rank_places(multi, roles)[0] if multi else ""
     s.targets.append("shell")
     s.hf = bool(_HF_LIBRARIES & set(project.frameworks))
     return s
@@ -315,6 +339,8 @@ def fit(check: Check, style: RepoStyle, hw: GPU | None = None) -> Snippet | None
                 return None
         code = hardware_rewrite(check.id, src, code, hw)
         where = style.where.get(target)
+        if target == "shell" and check.id in _MULTI_NODE_ADVICE and MULTI_NODE_SHELL in style.where:
+            where = style.where[MULTI_NODE_SHELL] or None
         shown = style.dialect if target == "hf-yaml" and style.dialect else target
         return Snippet(shown, LANG[target], code, where, True)
     declared = {k: v for k, v in declared.items() if not _MEGATRON_ONLY.search(v)}  # Megatron's tool: only for Megatron

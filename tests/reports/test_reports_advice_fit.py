@@ -145,3 +145,31 @@ def test_axolotl_pads_its_vocabulary_with_its_own_key():
     assert d7 is not None and "resize_token_embeddings_to_32x: true" in d7.code and "vocab_size" not in d7.code
     f10 = fit(REGISTRY["F10"], style)
     assert f10 is None or "preprocess_data.py" not in f10.code
+
+
+def test_multi_node_advice_goes_to_the_launch_that_spans_nodes():
+    """E1's NCCL/InfiniBand exports belong in the 2-node launch, not in the single-node script ranked first."""
+    all_checks()
+    files = dict(RAW_LOOP)
+    files["scripts/multi_node.sh"] = "torchrun --nnodes 2 --nproc_per_node 8 --rdzv_endpoint $MASTER:29500 train.py\n"
+    a = audit(files)
+    style = repo_style(a.facts, a.project, a.roles.by_path)
+    assert style.where["shell"] == "run.sh"
+    e1 = fit(REGISTRY["E1"], style)
+    assert e1 is not None and e1.target == "shell" and e1.where == "scripts/multi_node.sh"
+    a3 = fit(REGISTRY["F1"], style)
+    assert a3 is None or a3.where != "scripts/multi_node.sh"
+
+
+def test_multi_node_advice_without_a_multi_node_script_names_no_file():
+    """LLaMA-Factory: the only multi-node setting is an accelerate config; a single-node QLoRA script is no place for
+    NCCL InfiniBand exports, so the snippet is shown without a file."""
+    all_checks()
+    files = dict(RAW_LOOP)
+    files["configs/accelerate_multi_node.yaml"] = ("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\n"
+                                                   "machine_rank: 0\nmain_process_ip: 192.168.0.1\nnum_machines: 2\nnum_processes: 16\n")
+    a = audit(files)
+    assert a.project.multi_node
+    style = repo_style(a.facts, a.project, a.roles.by_path)
+    e1 = fit(REGISTRY["E1"], style)
+    assert e1 is not None and e1.target == "shell" and e1.where is None
