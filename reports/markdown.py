@@ -247,7 +247,15 @@ def _recs(ctx: _Ctx, fold: Fold) -> list[dict[str, Any]]:
         if benefit:
             line += f" — {t['benefit']}{ctx.c}{benefit}"
         trigger = rec.findings or rec.evidence
-        if trigger:
+        own = rec.detail_zh if zh else rec.detail  # the check's own words, not the generic status text
+        if not rec.findings and rec.evidence and rec.status == Status.PARTIAL and own:
+            # a partial use without findings of its own: its evidence mixes what is in place with what falls short, so
+            # the trigger is the check's judgment, with the sites it rests on
+            sub = f"{t['trigger']}{ctx.c}{clip(own, 200)} (" + "; ".join(ctx.ev(e) for e in trigger[: max(fold.evidence, 1)])
+            if len(trigger) > max(fold.evidence, 1):
+                sub += f" (+{len(trigger) - max(fold.evidence, 1)} {t['more_evidence']})"
+            sub += ")"
+        elif trigger:
             sub = f"{t['trigger']}{ctx.c}" + "; ".join(ctx.ev(e) for e in trigger[: max(fold.evidence, 1)])
             if len(trigger) > max(fold.evidence, 1):
                 sub += f" (+{len(trigger) - max(fold.evidence, 1)} {t['more_evidence']})"

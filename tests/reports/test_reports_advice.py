@@ -188,3 +188,18 @@ def test_lora_sizes_memory_by_the_adapters():
     assert ids(plan) == [] and "LoRA trains adapters" in plan.withheld[0].reason
     full = Project(params_billions=8.0, num_gpus=8)
     assert "A2" in ids(build_plan(make_audit(results, full), checks))
+
+
+def test_a_partial_use_is_triggered_by_its_judgment_not_by_what_is_in_place():
+    """LLaMA-Factory F6: 'Triggered by: loader.py:332 save_to_disk(...)' read as if the offline preprocessing were the
+    problem; a partial result without findings is triggered by the check's own judgment, citing the sites it rests on."""
+    from reports.markdown import render_markdown
+
+    ev = [Evidence("src/data/loader.py", 332, "dataset_dict.save_to_disk(data_args.tokenized_path)")]
+    part = result("F6", P, priority=M, evidence=ev, detail="data is preprocessed ahead, but some tokenization still runs per sample")
+    md = render_markdown(make_audit([part], Project(does_training=True), files={"train.py": "loss.backward()\n"}))
+    line = next(x for x in md.splitlines() if "Triggered by" in x and "F6" not in x and "save_to_disk" in x)
+    assert "Triggered by: data is preprocessed ahead, but some tokenization still runs per sample (`src/data/loader.py:332`" in line
+    missing = result("F1", N, priority=M, findings=[Evidence("train.py", 1, "DataLoader(ds, num_workers=0)")], detail="main process")
+    md2 = render_markdown(make_audit([missing], Project(does_training=True), files={"train.py": "loss.backward()\n"}))
+    assert "Triggered by: `train.py:1`" in md2
