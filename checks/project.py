@@ -305,6 +305,10 @@ def transformers_weights_only(facts: Facts) -> list[str]:
     return [f"{c.path}:{c.line}" for c in calls[:3]]
 
 
+#: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model
+_PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]", re.I)
+
+
 def detect_project(facts: Facts, hardware: str | None = None, training: Iterable[str] = ()) -> Project:
     """The overview, from the facts in scope. ``training``: the files on the training path (their own settings
     are the project's defaults when recipes disagree)."""
@@ -332,7 +336,12 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
 
     named = _named_models(facts)
     names = _strings(facts, _MODEL_KEYS)
-    p.model_names = sorted(set(names))[:10]
+    # the models the recipes name most often first (the overview shows three); documentation placeholders are no model
+    counts: dict[str, int] = {}
+    for n in names:
+        if not _PLACEHOLDER_NAME.search(n):
+            counts[n] = counts.get(n, 0) + 1
+    p.model_names = sorted(counts, key=lambda n: (-counts[n], n))[:10]
     fams: list[str] = []
     for n in names:
         low = n.lower()

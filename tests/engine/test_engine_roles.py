@@ -422,3 +422,16 @@ def test_preference_training_scripts_are_entry_points():
              "scripts/chat.py": "import torch\n"}
     roles = _roles(files)
     assert roles.entry_points == ["scripts/kto.py", "scripts/reward_modeling.py"]
+
+
+def test_model_names_most_named_first_and_placeholders_dropped():
+    """LLaMA-Factory's overview showed `/path/to/DeepSeek-V3.1-source` first (alphabetical order of every name)."""
+    from checks.engine import audit_files
+
+    files = {f"examples/train_{i}.yaml": "model_name_or_path: Qwen/Qwen3-4B\nstage: sft\nbf16: true\n" for i in range(3)}
+    files["examples/convert.yaml"] = "model_name_or_path: /path/to/DeepSeek-V3.1-source\n"
+    files["examples/other.yaml"] = "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\n"
+    files["train.py"] = "from transformers import Trainer\ntrainer = Trainer(model=model)\ntrainer.train()\n"
+    names = audit_files((p, t.encode()) for p, t in files.items()).project.model_names
+    assert names[0] == "Qwen/Qwen3-4B" and "meta-llama/Meta-Llama-3-8B-Instruct" in names
+    assert not any("path/to" in n for n in names)
