@@ -590,6 +590,9 @@ def _does_inference(facts: Facts, p: Project) -> bool:
         return True
     if any(_INFER_PATH.search(c.path) and "Trainer" not in c.text for c in facts.calls("generate", "pipeline")):
         return True
+    # Megatron Core's own inference engines (``megatron.core.inference.engines``), built by its inference scripts
+    if any(c.name.startswith("megatron.core.inference.") for c in facts.calls("DynamicInferenceEngine", "StaticInferenceEngine")):
+        return True
     if facts.calls(*_ONLINE_RL) or any(isinstance(s.value, str) and s.value.lower() == "ppo" for s in facts.settings("stage")):
         return True
     # RL rollouts configured in a config (verl ``actor_rollout_ref.rollout``, TRL/OpenRLHF ``use_vllm``)

@@ -58,8 +58,8 @@ _BACKEND_KEYS = ("infer_backend", "inference_backend", "backend", "engine", "inf
                  "rollout_backend", "serving_backend", "infer_engine")
 _BACKEND_VALUES = {"vllm": "vllm", "sglang": "sglang", "lmdeploy": "lmdeploy", "tensorrt_llm": "tensorrt-llm", "trtllm": "tensorrt-llm",
                    "tensorrt-llm": "tensorrt-llm", "tgi": "tgi"}
-_PAGED = {"vllm", "sglang", "tgi", "tensorrt-llm", "lmdeploy", "deepspeed-mii"}
-_CB = {"vllm", "sglang", "tgi", "lmdeploy", "deepspeed-mii"}
+_PAGED = {"vllm", "sglang", "tgi", "tensorrt-llm", "lmdeploy", "deepspeed-mii", "megatron-core"}
+_CB = {"vllm", "sglang", "tgi", "lmdeploy", "deepspeed-mii", "megatron-core"}
 _ONLINE_RL = ("GRPOTrainer", "PPOTrainer", "RLOOTrainer", "OnlineDPOTrainer", "NashMDTrainer", "XPOTrainer")
 _TRAIN_CALLS = {"backward", "get_peft_model", "prepare_model_for_kbit_training", "LoraConfig", "TrainingArguments", "SFTConfig",
                 "DPOConfig", "GRPOConfig", "Trainer", "SFTTrainer", "DPOTrainer", "GRPOTrainer", "Seq2SeqTrainer", "fit",
@@ -88,6 +88,11 @@ def engines(f: Facts) -> dict[str, list[Any]]:
         for c in _live(f, f.calls(*patterns)):
             if any(c.name == p or c.name.startswith(p.removesuffix(".*") + ".") for p in patterns):
                 out[name].append(c)
+    # Megatron Core's dynamic inference engine: in-flight (continuous) batching over a paged KV cache of fixed-size
+    # blocks (``megatron.core.inference.contexts.DynamicInferenceContext``); its static engine wraps it in recent releases
+    for c in _live(f, f.calls("DynamicInferenceEngine", "DynamicInferenceContext")):
+        if c.name.startswith("megatron.core.inference."):
+            out["megatron-core"].append(c)
     for launch in f.launches():
         script = launch.script or ""
         if launch.launcher in _CLI_ENGINES:
@@ -354,6 +359,12 @@ class J2ContinuousBatching(_InferenceOnly):
                  "engine = AsyncLLMEngine.from_engine_args(AsyncEngineArgs(model=path))\n"}, U, "vllm async engine"),
         Example({"docker-compose.yml": "services:\n  tgi:\n    image: ghcr.io/huggingface/text-generation-inference:2.4.0\n"
                  "    command: --model-id meta-llama/Llama-3.1-8B-Instruct\n"}, U, "tgi container"),
+        Example({"megatron/inference/utils.py": (
+            "from megatron.core.inference.contexts import DynamicInferenceContext\n"
+            "from megatron.core.inference.engines import DynamicInferenceEngine\n\n\n"
+            "def get_dynamic_inference_engine(args, model, inference_config, controller):\n"
+            "    context = DynamicInferenceContext(model.config, inference_config)\n"
+            "    return DynamicInferenceEngine(controller, context)\n")}, U, "megatron core dynamic engine (in-flight batching)"),
         Example({"inference.py": "from vllm import LLM\nllm = LLM(model=path, max_num_seqs=1)\nouts = llm.generate(prompts, sp)\n"},
                 P, "vllm limited to one sequence"),
         Example({"inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
@@ -373,7 +384,9 @@ class J2ContinuousBatching(_InferenceOnly):
         if used:
             single = [s for s in f.effective("max_num_seqs", "max_running_requests", "max_batch_size", "max_concurrent_requests")
                       if as_number(s.value) == 1]
-            name = next((n for n in ("vllm", "sglang", "tgi", "lmdeploy", "deepspeed-mii", "tensorrt-llm") if eng.get(n)), "hf")
+            cited = {id(x) for x in used}
+            name = next((n for n in ("vllm", "sglang", "tgi", "lmdeploy", "deepspeed-mii", "tensorrt-llm", "megatron-core")
+                         if any(id(x) in cited for x in eng.get(n, ()))), "hf")
             larger = [s for s in f.effective("max_num_seqs", "max_running_requests", "max_batch_size", "max_concurrent_requests")
                       if (as_number(s.value) or 0) > 1]
             if single and not larger:
@@ -472,7 +485,7 @@ _QUANT_KEYS = ("quantization", "quantize", "vllm_quantization", "quant_method", 
                "model_format", "kv_cache_dtype", "kv_cache_quant_algo", "export_quantization_bit")
 _QUANT_APIS = ("GPTQConfig", "AwqConfig", "HqqConfig", "QuantoConfig", "TorchAoConfig", "FbgemmFp8Config", "CompressedTensorsConfig",
                "FineGrainedFP8Config", "AutoAWQForCausalLM.from_quantized", "AutoGPTQForCausalLM.from_quantized", "GPTQModel.*",
-               "torchao.quantization.quantize_", "quantize_", "optimum.quanto.quantize", "torch.quantization.quantize_dynamic",
+               "torchao.quantization.quantize_", "torchao.quantize_", "modelopt.torch.quantization.quantize", "optimum.quanto.quantize", "torch.quantization.quantize_dynamic",
                "torch.ao.quantization.quantize_dynamic", "llmcompressor.oneshot", "llmcompressor.transformers.oneshot",
                "auto_round.*", "QuantConfig", "BaseQuantizeConfig")
 
@@ -519,6 +532,15 @@ class J4InferenceQuant(_InferenceOnly):
     examples = (
         Example({"infer.py": "from vllm import LLM\nllm = LLM(model='TheBloke/Llama-2-13B-AWQ', quantization='awq')\n"}, U, "vllm awq"),
         Example({"serve.sh": "text-generation-launcher --model-id meta-llama/Llama-3.1-8B-Instruct --quantize eetq\n"}, U, "tgi quantize"),
+        Example({"examples/post_training/modelopt/quantize.py": (
+            "import modelopt.torch.quantization as mtq\nfrom megatron.core.inference.engines import DynamicInferenceEngine\n\n"
+            "model = mtq.quantize(model, mtq.FP8_DEFAULT_CFG, forward_loop)\nengine = DynamicInferenceEngine(controller, context)\n")},
+                U, "modelopt quantization before megatron inference"),
+        Example({"megatron/core/resharding/execution.py": (
+            "from megatron.core.inference.engines import DynamicInferenceEngine\n\n\n"
+            "def copy_into(dst_param, full_bf16):\n    dst_param.quantize_(full_bf16)  # refit: FP8 storage of a training weight\n"),
+            "serve.py": "from megatron.core.inference.engines import DynamicInferenceEngine\nengine = DynamicInferenceEngine(controller, context)\n"},
+                N, "a tensor's quantize_ method in weight resharding is not inference quantization"),
         Example({"chat.py": "from transformers import AutoModelForCausalLM, BitsAndBytesConfig\n"
                  "bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16)\n"
                  "model = AutoModelForCausalLM.from_pretrained(path, quantization_config=bnb)\n"
@@ -693,6 +715,10 @@ class J5InferenceEngine(_InferenceOnly):
 # --------------------------------------------------------------------------------------
 
 
+_MODE_NAME = re.compile(r"^[A-Za-z][\w.-]*$")
+_GENERATION = re.compile(r"infer|generat|decod|sampl|serv|chat", re.I)
+
+
 @register
 class J6DecodeCudaGraph(_InferenceOnly):
     id = "J6"
@@ -731,6 +757,26 @@ class J6DecodeCudaGraph(_InferenceOnly):
                  "model.forward = torch.compile(model.forward, mode='reduce-overhead', fullgraph=True)\n"
                  "out = model.generate(**inputs, cache_implementation='static')\n"}, U, "hf compile reduce-overhead"),
         Example({"infer.py": "from vllm import LLM\nllm = LLM(model=path, enforce_eager=True)\n"}, N, "enforce_eager"),
+        Example({"generate.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
+                 "out = model.generate(**inputs, max_new_tokens=64)\n",
+                 "shard.py": "from megatron_fsdp import fully_shard_model\n\n\ndef shard(module, enable_cuda_graph=False):\n"
+                 "    return fully_shard_model(module, enable_cuda_graph=enable_cuda_graph)\n\n\n"
+                 "cuda_graph = {'training': None, 'validation': None}\n"},
+                N, "a cuda-graph flag passed through, a dict of graph slots"),
+        Example({"examples/inference/run_offline_inference.sh": (
+            "torchrun --nproc-per-node 8 examples/inference/gpt/gpt_dynamic_inference.py \\\n    --load ${CHECKPOINT} \\\n"
+            "    --cuda-graph-impl local \\\n    --decode-only-cuda-graphs \\\n    --inference-max-requests 256\n"),
+            "examples/inference/gpt/gpt_dynamic_inference.py": (
+                "from megatron.core.inference.contexts import DynamicInferenceContext\n"
+                "from megatron.core.inference.engines import DynamicInferenceEngine\n\n"
+                "context = DynamicInferenceContext(model.config, inference_config)\n"
+                "engine = DynamicInferenceEngine(controller, context)\n")},
+                U, "megatron inference launch with decode-only cuda graphs"),
+        Example({"megatron/core/full_cuda_graph.py": "import torch\n\n\nclass FullCudaGraphWrapper:\n"
+                 "    def capture(self, fn):\n        g = torch.cuda.CUDAGraph()\n        with torch.cuda.graph(g):\n            fn()\n",
+                 "generate.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
+                 "out = model.generate(**inputs, max_new_tokens=64)\n"},
+                N, "a training-step graph is not decode"),
         Example({"config/ppo_trainer.yaml": "actor_rollout_ref:\n  rollout:\n    name: vllm\n    enforce_eager: True\n"
                  "    free_cache_engine: True\n", "requirements.txt": "vllm==0.8.3\n"}, N, "verl rollout eager"),
         Example({"inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
@@ -747,14 +793,26 @@ class J6DecodeCudaGraph(_InferenceOnly):
         if not tgi_off:
             used += eng.get("tgi", [])
         for s in f.effective("cuda_graph_mode", "use_cuda_graph", "cuda_graph_config", "enable_cuda_graph", "cuda_graph"):
-            if s.value is not None and truthy(s.value) is not False:
+            # on: a true flag or a named mode ("full", "piecewise"); an expression passed through (``enable_cuda_graph=
+            # args.x``), a mapping of buffers (``cuda_graph = {'training': None}``) or None proves nothing
+            if truthy(s.value) is True or (isinstance(s.value, str) and truthy(s.value) is None and _MODE_NAME.match(s.value.strip())):
                 used.append(s)
         for c in _live(f, f.calls("torch.compile")):
             mode = c.kwargs.get("mode")
             if isinstance(mode, str) and mode in ("reduce-overhead", "max-autotune") and not _training_file(f, c.path):
                 used.append(c)
+        # a graph captured by hand counts where it serves generation; Megatron's full-iteration training graphs
+        # (``megatron/core/full_cuda_graph.py``) and optimizer-step graphs are not decode
         used += [c for c in _live(f, f.calls("torch.cuda.graph", "torch.cuda.CUDAGraph", "torch.cuda.make_graphed_callables"))
-                 if not _training_file(f, c.path)]
+                 if not _training_file(f, c.path) and _GENERATION.search(f"{c.path} {c.func or ''}")]
+        # Megatron's inference launches: ``--decode-only-cuda-graphs``, ``--inference-dynamic-batching-num-cuda-graphs``,
+        # ``--cuda-graph-impl local`` on an inference/serving command
+        for s in f.effective("decode_only_cuda_graphs", "inference_dynamic_batching_num_cuda_graphs", "cuda_graph_impl"):
+            v = s.value
+            on = (as_number(v) != 0) if s.name == "inference_dynamic_batching_num_cuda_graphs" else (
+                truthy(v) is True or (isinstance(v, str) and v.strip().lower() in ("local", "transformer_engine")))
+            if on and (s.name == "decode_only_cuda_graphs" or _GENERATION.search(s.path)):
+                used.append(s)
         if used:
             return Outcome(U, evs(used), "decode runs as CUDA graphs", {"cuda_graph": True})
         forced = [s for s in f.effective("enforce_eager", "vllm_enforce_eager", "disable_cuda_graph") if truthy(s.value)]
@@ -833,6 +891,12 @@ class J7SpeculativeDecoding(_InferenceOnly):
         used += _live(f, f.calls("MedusaModel", "EaModel", "EagleModel", "medusa.*", "eagle.*"))
         if used:
             return Outcome(U, evs(used), "speculative decoding is configured", {"speculative": True})
+        # an option the engine has but leaves at 0 (Megatron ``--num-speculative-tokens``, default 0): cite where it is off
+        off = [s for s in f.effective(*_SPEC_KEYS) if s.value is not None and (truthy(s.value) is False or as_number(s.value) == 0)]
+        if off:
+            first = off[0]
+            return Outcome(N, evs(off), f"speculative decoding is available but off ({first.name}={first.value} at {first.path}:{first.line}): "
+                           "tokens are generated one target-model step at a time", {"speculative": False})
         return Outcome(N, [], "tokens are generated one target-model step at a time", {"speculative": False})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
