@@ -306,7 +306,7 @@ def transformers_weights_only(facts: Facts) -> list[str]:
 
 
 #: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model
-_PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]", re.I)
+_PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|auto|none|null)$", re.I)
 
 
 def detect_project(facts: Facts, hardware: str | None = None, training: Iterable[str] = ()) -> Project:
@@ -336,7 +336,8 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
 
     named = _named_models(facts)
     names = _strings(facts, _MODEL_KEYS)
-    # the models the recipes name most often first (the overview shows three); documentation placeholders are no model
+    # the models the recipes name most often first (the overview shows three); documentation placeholders, relative
+    # paths (``./tests/assets/tokenizer``) and generic words (``model``) name no model
     counts: dict[str, int] = {}
     for n in names:
         if not _PLACEHOLDER_NAME.search(n):

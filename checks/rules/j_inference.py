@@ -116,7 +116,15 @@ def engines(f: Facts) -> dict[str, list[Any]]:
     for e in f.config("rollout.name"):
         if isinstance(e.value, str) and e.value.lower() in ("vllm", "sglang"):
             out[e.value.lower()].append(e)
-    return {k: v for k, v in out.items() if v}
+    # the engine itself first (``LLM(``, ``LLMEngine.from_engine_args(``), then launches and settings that select it,
+    # then any other call into its API (``CompilationConfig(``, ``init_logger(``): evidence a reader recognises
+    return {k: sorted(v, key=_engine_rank) for k, v in out.items() if v}
+
+
+def _engine_rank(x: Any) -> int:
+    if isinstance(x, Call):
+        return 0 if _constructs(x) else 2
+    return 1
 
 
 def _hf_generate(f: Facts) -> list[Call]:
@@ -460,13 +468,19 @@ class J3PrefillDecode(_InferenceOnly):
             if s.value is not None and truthy(s.value) is not False and str(s.value).lower() != "null":
                 used.append(s)
         explicit_off = bool(off) and not used
-        if not explicit_off:
+        by_default: list[str] = []
+        if not used and not explicit_off:
             if eng.get("vllm") and not _vllm_v0(f):
                 used += eng["vllm"][:3]
-            for name in ("sglang", "tgi"):
-                used += eng.get(name, [])[:3]
+                by_default.append("vLLM's V1 engine")
+            for name, label in (("sglang", "SGLang"), ("tgi", "TGI")):
+                if eng.get(name):
+                    used += eng[name][:3]
+                    by_default.append(label)
         if used:
-            return Outcome(U, evs(used), "prefill is chunked/disaggregated from decode", {"chunked_prefill": True})
+            detail = (f"prefill is chunked by the engine's default ({', '.join(by_default)}; no setting turns it off)" if by_default
+                      else "prefill is chunked/disaggregated from decode")
+            return Outcome(U, evs(used), detail, {"chunked_prefill": True})
         prefix = [s for s in f.effective("enable_prefix_caching", "vllm_enable_prefix_caching", "enable_kv_cache_reuse",
                                          "enable_block_reuse") if truthy(s.value)]
         if prefix:

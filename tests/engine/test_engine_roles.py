@@ -435,3 +435,7 @@ def test_model_names_most_named_first_and_placeholders_dropped():
     names = audit_files((p, t.encode()) for p, t in files.items()).project.model_names
     assert names[0] == "Qwen/Qwen3-4B" and "meta-llama/Meta-Llama-3-8B-Instruct" in names
     assert not any("path/to" in n for n in names)
+    files["examples/debug.yaml"] = "model_name_or_path: ./tests/assets/tokenizer\n"
+    files["examples/generic.yaml"] = "model_name_or_path: model\n"
+    names = audit_files((p, t.encode()) for p, t in files.items()).project.model_names
+    assert "./tests/assets/tokenizer" not in names and "model" not in names and names[0] == "Qwen/Qwen3-4B"
