@@ -6,6 +6,7 @@ import fnmatch
 import gc
 import hashlib
 import os
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -264,8 +265,12 @@ def _sorted_evidence(outcome: Outcome) -> list:
 _ROLE_RANK = {"training": 0, "launch": 0, "config": 0, "code": 1, "guide": 2, "build": 2}
 
 
+#: a folder of experiments or contributed extras (torchtitan's ``experiments/rl``): its evidence after the main code's
+_SIDELINE = re.compile(r"(^|/)(experiments?|experimental|contrib|sandbox|playground|prototypes?|legacy|deprecated)/")
+
+
 def _by_role(items: list[Evidence]) -> list[Evidence]:
-    return sorted(items, key=lambda e: _ROLE_RANK.get(e.role or "", len(_ROLE_RANK)))
+    return sorted(items, key=lambda e: (_ROLE_RANK.get(e.role or "", len(_ROLE_RANK)), bool(_SIDELINE.search(e.path))))
 
 
 def _with_role(items: list[Evidence], roles: Roles) -> list[Evidence]:

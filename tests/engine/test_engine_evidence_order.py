@@ -30,3 +30,17 @@ def test_training_files_are_cited_before_other_code() -> None:
     assert audit.roles.by_path["train.py"] == "training" and audit.roles.by_path["sample.py"] == "code"
     c1 = next(r for r in audit.results if r.id == "C1")
     assert [e.path for e in c1.evidence] == ["train.py", "sample.py"]
+
+
+def test_experiments_and_contrib_evidence_after_the_main_code():
+    """torchtitan A4 cited experiments/rl/examples/... before models/llama3/config_registry.py (the 70B/405B recipes)."""
+    from checks.engine import audit_files
+
+    files = {
+        "pkg/experiments/rl/config_registry.py": "from pkg.config import ParallelismConfig\ncfg = ParallelismConfig(tensor_parallel_degree=2)\n",
+        "pkg/models/llama3/config_registry.py": "from pkg.config import ParallelismConfig\ncfg = ParallelismConfig(tensor_parallel_degree=8)\n",
+        "train.py": "import torch\nloss = model(x)\nloss.backward()\n",
+    }
+    a = audit_files((p, t.encode()) for p, t in files.items())
+    paths = [e.path for e in a.result("A4").evidence]
+    assert paths == ["pkg/models/llama3/config_registry.py", "pkg/experiments/rl/config_registry.py"]
