@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from checks.model import CATEGORIES, Bottleneck, Priority, Status
 
 LANGS = ("en", "zh")
@@ -222,3 +224,33 @@ def status_detail_zh(status: Status, has_evidence: bool, fix_zh: str | None, det
             advice = advice.rstrip("，、（( ") + "…"
         return f"{head}。建议：{advice}。" if advice else f"{head}。"
     return "不适用"
+
+
+_SKIP_ZH: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^(symlink|hardlink) \(not followed\)$"), "{kind}，未跟随"),
+    (re.compile(r"^larger than (\d+) bytes$"), "大于 {0} 字节"),
+    (re.compile(r"^total read limit reached$"), "已达读取总量上限"),
+    (re.compile(r"^binary$"), "二进制文件"),
+    (re.compile(r"^unreadable: (.*)$"), "无法读取：{0}"),
+    (re.compile(r"^resolves outside the repository$"), "指向仓库之外"),
+    (re.compile(r"^unsafe archive path \(absolute or '\.\.'\)$"), "不安全的归档路径（绝对路径或 '..'）"),
+    (re.compile(r"^data: a top-level JSON array of records or values \(a dataset\)$"), "数据：顶层为记录或值的 JSON 数组（数据集）"),
+    (re.compile(r"^data: (\d+) of the first (\d+) keys are step/row numbers \(golden values or metrics\)$"),
+     "数据：前 {1} 个键中有 {0} 个是步数/行号（基准值或指标）"),
+    (re.compile(r"^data: (\d+) numbers against (\d+) keys in the first (\d+) bytes \(numeric arrays\)$"),
+     "数据：前 {2} 字节中有 {0} 个数值、{1} 个键（数值数组）"),
+)
+
+
+def skip_reason(reason: str, lang: str) -> str:
+    """Why a file was passed over, in the report's language (the reader's reasons are English; unknown ones stay so)."""
+    if lang != "zh":
+        return reason
+    for pattern, template in _SKIP_ZH:
+        m = pattern.match(reason)
+        if m:
+            groups = m.groups()
+            if "{kind}" in template:
+                return template.format(kind="符号链接" if groups[0] == "symlink" else "硬链接")
+            return template.format(*groups)
+    return reason

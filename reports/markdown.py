@@ -23,7 +23,7 @@ from checks.model import CATEGORIES, CheckResult, Evidence, Status
 
 from .advice import SNIPPET_COUNT, Plan, build_plan
 from .fold import GITHUB_TEXT_LIMIT, cell, clip, code, cut_blocks, fence
-from .i18n import BOTTLENECK, MODEL_TYPE, PRIORITY, TEXT, category_name, check_lang, na_reason_zh, status_detail_zh
+from .i18n import BOTTLENECK, MODEL_TYPE, PRIORITY, TEXT, category_name, check_lang, na_reason_zh, skip_reason, status_detail_zh
 from .resources import templates
 from .scoring import CategoryScore, category_scores, overall
 
@@ -120,7 +120,7 @@ def _overview(ctx: _Ctx, fold: Fold) -> dict[str, Any]:
         "reasons": [clip(r, 450) for r in reasons[: fold.reasons]],
         "ignored": ", ".join(ctx.audit.ignored),
         "parse_errors": ", ".join(code(path, 80) for path, _ in errors[:10]) + (f" (+{len(errors) - 10})" if len(errors) > 10 else ""),
-        "skipped": _skipped(stats.skipped),
+        "skipped": _skipped(stats.skipped, ctx.lang),
     }
 
 
@@ -132,10 +132,14 @@ def _nodes(p: Any, t: Mapping[str, str]) -> str:
     return t["nodes_documented"].format(where=clip(str(documented), 200)) if documented else ""
 
 
-def _skipped(skipped: list[Any], shown: int = 10) -> str:
+def _skipped(skipped: list[Any], lang: str = "en", shown: int = 10) -> str:
     """How many files were passed over, and the first ones with the reason (the JSON report lists them all)."""
     if not skipped:
         return ""
+    if lang == "zh":
+        items = "，".join(f"{code(s.path, 80)}（{clip(skip_reason(s.reason, lang), 60)}）" for s in skipped[:shown])
+        more = f"（另 {len(skipped) - shown} 个）" if len(skipped) > shown else ""
+        return f"{len(skipped)} 个：{items}{more}"
     items = ", ".join(f"{code(s.path, 80)} ({clip(s.reason, 60)})" for s in skipped[:shown])
     more = f" (+{len(skipped) - shown})" if len(skipped) > shown else ""
     return f"{len(skipped)}: {items}{more}"
@@ -368,7 +372,7 @@ def no_training_code(audit: Audit, lang: str = "en") -> str:
             ", ".join(f"{n} in {ROLE_LABELS[r][0]}" for r, n in context.items())
         lines.append(f"- {t['context_only']}{'：' if zh else ': '}{label}")
     if audit.stats.skipped:  # a training script over the size limit is a reason to find nothing: say what was passed over
-        lines.append(f"- {t['skipped']}{'：' if zh else ': '}{_skipped(audit.stats.skipped)}")
+        lines.append(f"- {t['skipped']}{'：' if zh else ': '}{_skipped(audit.stats.skipped, lang)}")
     lines += ["", t["no_training_code_hint"], ""]
     return "\n".join(lines)
 

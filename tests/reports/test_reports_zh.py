@@ -40,3 +40,15 @@ def test_status_wording_follows_the_seed():
     assert status_detail_zh(Status.UNUSED, False, long).count("`") % 2 == 0
     assert na_reason_zh("text-only project (no vision encoder)") == "纯文本项目（无视觉编码器）"
     assert na_reason_zh("something else entirely") == ""
+
+
+def test_skipped_files_are_explained_in_chinese():
+    from reports.i18n import skip_reason
+
+    assert skip_reason("symlink (not followed)", "zh") == "符号链接，未跟随"
+    assert skip_reason("larger than 1048576 bytes", "zh") == "大于 1048576 字节"
+    assert skip_reason("data: 40 of the first 50 keys are step/row numbers (golden values or metrics)", "zh") == \
+        "数据：前 50 个键中有 40 个是步数/行号（基准值或指标）"
+    assert skip_reason("data: a top-level JSON array of records or values (a dataset)", "zh").startswith("数据：")
+    assert skip_reason("binary", "en") == "binary"
+    assert skip_reason("something new", "zh") == "something new"  # an unknown reason is shown as it is, never dropped
