@@ -61,7 +61,8 @@ def _hf_model_loads(f: Facts) -> list[Call]:
 
 #: ``torch.compile(flex_attention)`` is how FlexAttention runs fused (its kernel, D1); ``torch.compile(generate_next_token)``
 #: speeds up decoding: neither compiles the training step
-_NOT_TRAINING_COMPILE = re.compile(r"^(flex_attention|create_block_mask|generate\w*|decode\w*|\w*_generate|\w*next_token\w*|sample\w*)$")
+_NOT_TRAINING_COMPILE = re.compile(r"^(flex_attention|create_block_mask|generate\w*|decode\w*|\w*_generate|\w*next_token\w*|sample\w*|"
+                                   r"\w*_decod(e|ing)(_\w*)?)$")  # ``patched_layer_forward_decoding``; not ``decoder_layer``
 
 
 def _join(detail: str, extra: str) -> str:
@@ -72,7 +73,12 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
     """``torch.compile`` call sites that run (not ``disable=True``, not behind an ``if`` flag that is off), and the ones that do not."""
     on_: list[Call] = []
     off_: list = []
+    # ``@torch.compile(fullgraph=True)`` above a ``def`` is recorded both as a decorator and as a call: it compiles that
+    # function, not the model (D2 judges decorators separately)
+    decorator_sites = {(d.path, d.line) for d in f.decorators("torch.compile")}
     for c in f.calls("torch.compile", "torch._dynamo.optimize"):
+        if (c.path, c.line) in decorator_sites:
+            continue
         if value_on(f, c.kwargs.get("disable", False)) is True:
             off_.append(c)
             continue
@@ -159,11 +165,30 @@ _NOT_TRAINING_SITE = re.compile(r"(^|/)(tests?|testing|eval\w*|evaluation|infere
                                 r"(^|/)(test_\w+|\w+_test|eval\w*|infer\w*|generate\w*|chat\w*|convert\w*|export\w*)\.py$", re.I)
 
 
+# a function that builds a model only to export, convert, save or generate with it (xtuner ``to_huggingface_llava``): an
+# attention choice made there is not the training run's
+_NOT_TRAINING_FUNC = re.compile(r"^(to_(hf|huggingface|transformers|llava|official)\w*|\w*convert\w*|export\w*|save_\w*|"
+                                r"merge_\w*|generate\w*|chat\w*|infer\w*|predict\w*|evaluate\w*|eval_\w*)$", re.I)
+
+
+def _in_non_training_func(f: Facts, s: Any) -> bool:
+    """Whether the call that holds setting ``s`` (``LlavaConfig(..., attn_implementation="eager")``) sits in a function
+    named for export/conversion/generation (see ``_NOT_TRAINING_FUNC``)."""
+    if getattr(s, "source", None) != "call":
+        return False
+    key = getattr(s, "name", "")
+    ff = f.files.get(s.path)
+    for c in (ff.calls if ff else ()):
+        if c.func and (c.line == s.line or c.kw_line(key) == s.line) and key in c.kwargs:
+            return bool(_NOT_TRAINING_FUNC.match(c.func.rsplit(".", 1)[-1]))
+    return False
+
+
 def _is_recipe_file(x: Any) -> bool:
     return getattr(x, "source", None) == "config" and x.path.endswith((".yaml", ".yml", ".json"))
 
 
-def _eager_training_sites(off_: list, used: list) -> list:
+def _eager_training_sites(f: Facts, off_: list, used: list) -> list:
     """Sites that choose eager/math attention explicitly (``attn_implementation="eager"`` in a ``from_pretrained`` of the
     training script), judged per training site: a flag turned off (``use_flash_attn: false``) or a value in a test,
     evaluation, generation or conversion script is not one, nor is a fallback: eager assigned in Python to the same
@@ -174,7 +199,7 @@ def _eager_training_sites(off_: list, used: list) -> list:
     for s in off_:
         if not isinstance(s, Setting) or s.source not in ("call", "config", "launcher", "assign") or _attn_kind(s.value) != "eager":
             continue
-        if _NOT_TRAINING_SITE.search(s.path):
+        if _NOT_TRAINING_SITE.search(s.path) or _in_non_training_func(f, s):
             continue
         if s.source == "config" and s.path.endswith(".py") and (s.path, s.key) in fused:
             continue
@@ -341,6 +366,28 @@ class D1FlashAttention(Check):
                 "                self.base_model_args[\"attn_implementation\"] = \"eager\"\n"
                 "        self.model = AutoModelForCausalLM.from_pretrained(**self.base_model_args)\n"),
         }, U, "kernel set by dict key, eager fallback"),
+        Example({  # xtuner 0.2.0 model/llava.py: eager only in the method that builds an HF model to save a converted checkpoint
+            "xtuner/model/llava.py": (
+                "from transformers import AutoConfig, LlavaConfig, LlavaForConditionalGeneration\n\n"
+                "class LLaVAModel:\n"
+                "    @staticmethod\n    def _prepare_for_flash_attn(cfg, llm_cfg):\n"
+                "        cfg.attn_implementation = \"flash_attention_2\"\n        return cfg\n\n"
+                "    def to_huggingface_llava(self, cfg, save_dir):\n"
+                "        config = LlavaConfig(\n            text_config=self.llm.config,\n"
+                "            vision_config=self.visual_encoder.config,\n            attn_implementation=\"eager\",\n        )\n"
+                "        model = LlavaForConditionalGeneration(config)\n        model.save_pretrained(save_dir)\n"),
+            "tools/train.py": "from xtuner.model.llava import LLaVAModel\nmodel = LLaVAModel()\nmodel.train()\n",
+        }, U, "eager only in a conversion method"),
+        Example({  # the same call in the model's own build step is the training choice
+            "xtuner/model/llava.py": (
+                "from transformers import LlavaConfig, LlavaForConditionalGeneration\n\n"
+                "class LLaVAModel:\n"
+                "    def build_llava(self):\n"
+                "        config = LlavaConfig(\n            text_config=self.llm.config,\n"
+                "            vision_config=self.visual_encoder.config,\n            attn_implementation=\"eager\",\n        )\n"
+                "        return LlavaForConditionalGeneration(config)\n"),
+            "tools/train.py": "from xtuner.model.llava import LLaVAModel\nmodel = LLaVAModel().build_llava()\nmodel.train()\n",
+        }, N, "eager in the model's build method"),
         Example({
             "train.py": (
                 "from transformers import AutoModelForCausalLM, Trainer\n"
@@ -376,7 +423,7 @@ class D1FlashAttention(Check):
                 return Outcome(P, findings, f"FlashAttention-2 is selected, but it needs an Ampere or newer GPU and the target is "
                                f"{ctx.project.hardware.upper()}: use PyTorch SDPA instead (attn_implementation='sdpa')",
                                {"attn_implementation": best, "hardware_supports_fa2": False}, findings=findings)
-            eager = _eager_training_sites(off_, used)
+            eager = _eager_training_sites(f, off_, used)
             recipe_note = ""
             if eager and all(_is_recipe_file(x) for x in eager):  # recipes that differ: judged by their majority
                 on_recipes = {x.path for x in used if _is_recipe_file(x)}
@@ -463,6 +510,15 @@ class D2TorchCompile(Check):
         Example({"configs/sft.yaml": "torch_compile: false\n", "train.py": "s = 'torch.compile(model)'\n"}, N, "disabled and string"),
         Example({"accelerate_config.yaml": "dynamo_config:\n  dynamo_backend: 'NO'\n"}, N, "dynamo no"),
         Example({"optim/muon.py": "import torch\n@torch.compile\ndef zeropower_via_newtonschulz5(G, steps=5):\n    return G\n"}, P, "helper only"),
+        Example({"optim/muon.py": (  # a decorator with arguments is still a decorated helper, not the model compiled
+            "import torch\n@torch.compile(fullgraph=True, dynamic=False)\ndef zeropower_via_newtonschulz5(G, steps=5):\n    return G\n")},
+            P, "helper only, decorator with arguments"),
+        Example({"mylib/patches/llama.py": (  # xtuner 0.2.0 _lite/patches/llama.py:829: the generation-time decoding step
+            "import torch\nfrom torch import nn\n\nclass CUDAPatchedLlamaForCausalLM(nn.Module):\n"
+            "    @staticmethod\n    @torch.compile(fullgraph=True)\n"
+            "    def patched_layer_forward_decoding(self, hidden_states, attention_mask=None, position_ids=None):\n"
+            "        residual = hidden_states\n        hidden_states = self.mlp(self.post_attention_layernorm(hidden_states))\n"
+            "        return residual + hidden_states\n")}, N, "compiled decoding step (generation), decorator with arguments"),
         Example({"torchtitan/models/llama3/parallelize.py": (  # per-block compile: each TransformerBlock compiled in place
             "import torch\n"
             "def apply_compile(model, compile_config):\n"
@@ -581,7 +637,9 @@ class D2TorchCompile(Check):
                 where = f"{defaults[0].key} = {defaults[0].value} at {defaults[0].path}:{defaults[0].line}"
                 return Outcome(N, evs(defaults[:1] + cited[:10]), f"torch.compile is present but off by default ({where}); {text}",
                                {"torch_compile": False, "recipes.compile": f"on: {len(on)}, off: {total - len(on)}"})
-        decorated = [d for d in f.decorators("torch.compile") if not any(c.path == d.path and c.line == d.line for c in calls)]
+        # a decorated decoding/generation step (``@torch.compile`` on ``patched_layer_forward_decoding``) is inference
+        decorated = [d for d in f.decorators("torch.compile") if not any(c.path == d.path and c.line == d.line for c in calls)
+                     and not _NOT_TRAINING_COMPILE.search(d.target)]
         settings: list = []
         for s in f.effective("torch_compile"):
             t = truthy(s.value)
