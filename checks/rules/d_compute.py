@@ -1135,8 +1135,41 @@ _CONFIG_CALL = re.compile(r"(Config|Args|Arguments|Params|Hparams|HParams)$")
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|unittests?)(/|$)|(^|/)test_[^/]*$|_test\.py$")
 
 
+def _checkpoint_loaded_packages(f: Facts) -> set[str]:
+    """Dotted modules whose model classes the project loads with ``from_pretrained`` (``type=DeepseekV2ForCausalLM.from_pretrained``
+    in an xtuner config resolves to ``xtuner.model.transformers_models.deepseek_v2.DeepseekV2ForCausalLM.from_pretrained``):
+    the module, and its parent package (a class imported from ``...deepseek_v2.modeling_deepseek``)."""
+    out: set[str] = set()
+    for x in [*f.refs("from_pretrained"), *f.calls("from_pretrained")]:
+        parts = x.name.split(".")[:-2]  # drop the class and ``from_pretrained``
+        if len(parts) >= 2 and parts[0] not in {"transformers", "peft", "?"}:
+            out.update({".".join(parts), ".".join(parts[:-1])})
+    return out
+
+
+def _checkpoint_config_defaults(f: Facts, dims: list) -> set[tuple[str, int]]:
+    """``__init__`` defaults of a model-config class that only describes checkpoints: a copied hub configuration
+    (``configuration_deepseek.py``: ``DeepseekV2Config(moe_intermediate_size=1407)``) whose model the project loads with
+    ``from_pretrained`` and whose config class it never instantiates. The checkpoint's ``config.json`` gives the trained
+    dimensions, not these defaults (llm-foundry's ``MPTConfig(**kwargs)`` is instantiated: its defaults stay)."""
+    cands = [s for s in dims if s.source == "field-default" and "." in s.key]
+    if not cands:
+        return set()
+    loaded = _checkpoint_loaded_packages(f)
+    out: set[tuple[str, int]] = set()
+    for s in cands:
+        owner = s.key.split(".", 1)[0]
+        folder = s.path.rsplit("/", 1)[0].replace("/", ".") if "/" in s.path else ""
+        if not folder or f.calls(owner):
+            continue
+        if any(folder == m or folder.endswith("." + m) for m in loaded):
+            out.add((s.path, s.line))
+    return out
+
+
 def _dims(f: Facts) -> list:
-    """Model-dimension settings (configs, model-config calls, dataclass/argparse defaults), tests excluded."""
+    """Model-dimension settings (configs, model-config calls, dataclass/argparse defaults), tests excluded, and defaults of
+    a config class that only describes checkpoints loaded with ``from_pretrained`` (:func:`_checkpoint_config_defaults`)."""
     out = []
     for s in f.settings(*_DIM_KEYS):
         v = as_number(s.value)
@@ -1145,7 +1178,8 @@ def _dims(f: Facts) -> list:
         if s.source == "call" and not _CONFIG_CALL.search(s.key.split("(", 1)[0]):
             continue  # a keyword of some other call (a layer, a tensor op), not the model's configuration
         out.append(s)
-    return out
+    skip = _checkpoint_config_defaults(f, out)
+    return [s for s in out if (s.path, s.line) not in skip] if skip else out
 
 
 def _paddings(f: Facts, mult: int) -> list:
@@ -1372,6 +1406,35 @@ class D7TensorCoreAlignment(Check):
             "class TinyConfig(PretrainedConfig):\n"
             "    def __init__(self, hidden_size=1000, vocab_size=50257, num_hidden_layers=6, **kwargs):\n"
             "        super().__init__(**kwargs)\n")}, N, "config __init__ defaults not aligned"),
+        Example({  # xtuner 0.2.0: a copied hub DeepseekV2Config whose model is only loaded from checkpoints
+            "xtuner/model/transformers_models/deepseek_v2/__init__.py": (
+                "from .configuration_deepseek import DeepseekV2Config\nfrom .modeling_deepseek import DeepseekV2ForCausalLM\n"),
+            "xtuner/model/transformers_models/deepseek_v2/configuration_deepseek.py": (
+                "from transformers.configuration_utils import PretrainedConfig\n\n"
+                "class DeepseekV2Config(PretrainedConfig):\n    model_type = 'deepseek_v2'\n\n"
+                "    def __init__(self, vocab_size=102400, hidden_size=4096, intermediate_size=11008,\n"
+                "                 moe_intermediate_size=1407, num_hidden_layers=30, **kwargs):\n"
+                "        self.vocab_size = vocab_size\n        self.moe_intermediate_size = moe_intermediate_size\n"
+                "        super().__init__(**kwargs)\n"),
+            "xtuner/model/sft.py": (
+                "from transformers import AutoConfig\n\ndef smart_tokenizer_and_embedding_resize(tokenizer, model):\n"
+                "    model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=64)\n"),
+            "xtuner/configs/deepseek/deepseek_v2_lite_chat_full_alpaca_e3.py": (
+                "from xtuner.model import SupervisedFinetune\n"
+                "from xtuner.model.transformers_models.deepseek_v2 import DeepseekV2ForCausalLM\n"
+                "model = dict(type=SupervisedFinetune, llm=dict(type=DeepseekV2ForCausalLM.from_pretrained,\n"
+                "             pretrained_model_name_or_path='deepseek-ai/DeepSeek-V2-Lite-Chat', trust_remote_code=True))\n"),
+        }, U, "config defaults of a checkpoint-loaded model, vocabulary padded on resize"),
+        Example({  # the same config class instantiated to build the model from scratch: its defaults are the run's
+            "mymodel/configuration_mymodel.py": (
+                "from transformers import PretrainedConfig\n\nclass MyConfig(PretrainedConfig):\n"
+                "    def __init__(self, hidden_size=4096, moe_intermediate_size=1407, vocab_size=32000, **kwargs):\n"
+                "        self.hidden_size = hidden_size\n        super().__init__(**kwargs)\n"),
+            "mymodel/modeling_mymodel.py": "from .configuration_mymodel import MyConfig\nclass MyForCausalLM:\n    config_class = MyConfig\n",
+            "train.py": (
+                "from mymodel.configuration_mymodel import MyConfig\nfrom mymodel.modeling_mymodel import MyForCausalLM\n"
+                "model = MyForCausalLM(MyConfig())\nother = MyForCausalLM.from_pretrained('org/my-model')\n"),
+        }, N, "config class instantiated from its defaults"),
     )
 
     def _mult(self, f: Facts) -> int:
