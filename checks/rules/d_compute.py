@@ -1143,7 +1143,9 @@ def _checkpoint_loaded_packages(f: Facts) -> set[str]:
     for x in [*f.refs("from_pretrained"), *f.calls("from_pretrained")]:
         parts = x.name.split(".")[:-2]  # drop the class and ``from_pretrained``
         if len(parts) >= 2 and parts[0] not in {"transformers", "peft", "?"}:
-            out.update({".".join(parts), ".".join(parts[:-1])})
+            out.add(".".join(parts))
+            if len(parts) >= 3:  # never a bare top-level package: that would cover every config class of the project
+                out.add(".".join(parts[:-1]))
     return out
 
 
