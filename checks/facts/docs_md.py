@@ -11,6 +11,7 @@ a check ``used``.
 
 from __future__ import annotations
 
+import ast
 import re
 
 from .shell import extract_shell_text
@@ -51,6 +52,41 @@ def extract_doc_hints(path: str, text: str, out: FileFacts) -> None:
             if m and _many(m.group(1) if m.groups() else None):
                 out.doc_hints.append(DocHint(path, i, "multi_node", m.group(0).strip(), line.strip()[:300]))
                 break
+
+
+#: a module-level string that is a command-line tool's usage text (xtuner ``CLI_HELP_MSG``, ``USAGE``, ``EPILOG``, ``__doc__``)
+_USAGE_NAME = re.compile(r"(^|_)(HELP|USAGE|EPILOG|DOC)(_|$)|^__doc__$", re.I)
+_MULTI_NODE_WORD = re.compile(r"nnodes|NNODES|NUM_NODES|num[-_]nodes|num[-_]machines|SBATCH|hostfile|srun")
+
+
+def extract_usage_hints(path: str, text: str, tree: ast.Module | None, out: FileFacts) -> None:
+    """Multi-node launches documented in a Python tool's usage text: the module docstring, or a module-level string
+    assigned to a ``*_HELP*``/``USAGE``/``EPILOG`` name (xtuner entry_point.py:45 ``NPROC_PER_NODE=$NGPUS NNODES=$NNODES
+    ... xtuner dist_train``). Prose, as a README is: a hint, never a launch."""
+    if tree is None or not _MULTI_NODE_WORD.search(text):
+        return
+    lines = text.splitlines()
+    spans: list[tuple[int, int]] = []
+    for i, node in enumerate(tree.body):
+        value, names = None, []
+        if isinstance(node, ast.Assign):
+            value, names = node.value, [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            value, names = node.value, [node.target.id]
+        elif i == 0 and isinstance(node, ast.Expr):
+            value, names = node.value, ["__doc__"]
+        if not isinstance(value, (ast.Constant, ast.JoinedStr)) or (isinstance(value, ast.Constant) and not isinstance(value.value, str)):
+            continue
+        if any(_USAGE_NAME.search(n) for n in names):
+            spans.append((value.lineno, getattr(value, "end_lineno", None) or value.lineno))
+    for start, end in spans:
+        for i in range(start, min(end, len(lines)) + 1):
+            line = lines[i - 1]
+            for pat in _MULTI_NODE:
+                m = pat.search(line)
+                if m and _many(m.group(1) if m.groups() else None):
+                    out.doc_hints.append(DocHint(path, i, "multi_node", m.group(0).strip(), line.strip()[:300]))
+                    break
 
 
 # a fenced block (``` or ~~~, any indent) and its language; rst ``.. code-block:: bash`` / ``.. code:: console``

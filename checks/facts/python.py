@@ -7,6 +7,7 @@ import re
 import sys
 from typing import Any
 
+from .docs_md import extract_usage_hints
 from .types import (
     ArgOption,
     Assign,
@@ -706,3 +707,4 @@ def extract_python(path: str, text: str, out: FileFacts, strings: dict[str, str]
         _Extractor(path, text, out, strings).visit(tree)
     except RecursionError:
         out.error = "Python file nested too deeply to analyse"
+    extract_usage_hints(path, text, tree, out)  # a CLI's usage text documenting a multi-node launch (E1)

@@ -61,7 +61,8 @@ def _hf_model_loads(f: Facts) -> list[Call]:
 
 #: ``torch.compile(flex_attention)`` is how FlexAttention runs fused (its kernel, D1); ``torch.compile(generate_next_token)``
 #: speeds up decoding: neither compiles the training step
-_NOT_TRAINING_COMPILE = re.compile(r"^(flex_attention|create_block_mask|generate\w*|decode\w*|\w*_generate|\w*next_token\w*|sample\w*)$")
+_NOT_TRAINING_COMPILE = re.compile(r"^(flex_attention|create_block_mask|generate\w*|decode\w*|\w*_generate|\w*next_token\w*|sample\w*|"
+                                   r"\w*_decod(e|ing)(_\w*)?)$")  # ``patched_layer_forward_decoding``; not ``decoder_layer``
 
 
 def _join(detail: str, extra: str) -> str:
@@ -72,7 +73,12 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
     """``torch.compile`` call sites that run (not ``disable=True``, not behind an ``if`` flag that is off), and the ones that do not."""
     on_: list[Call] = []
     off_: list = []
+    # ``@torch.compile(fullgraph=True)`` above a ``def`` is recorded both as a decorator and as a call: it compiles that
+    # function, not the model (D2 judges decorators separately)
+    decorator_sites = {(d.path, d.line) for d in f.decorators("torch.compile")}
     for c in f.calls("torch.compile", "torch._dynamo.optimize"):
+        if (c.path, c.line) in decorator_sites:
+            continue
         if value_on(f, c.kwargs.get("disable", False)) is True:
             off_.append(c)
             continue
@@ -159,11 +165,30 @@ _NOT_TRAINING_SITE = re.compile(r"(^|/)(tests?|testing|eval\w*|evaluation|infere
                                 r"(^|/)(test_\w+|\w+_test|eval\w*|infer\w*|generate\w*|chat\w*|convert\w*|export\w*)\.py$", re.I)
 
 
+# a function that builds a model only to export, convert, save or generate with it (xtuner ``to_huggingface_llava``): an
+# attention choice made there is not the training run's
+_NOT_TRAINING_FUNC = re.compile(r"^(to_(hf|huggingface|transformers|llava|official)\w*|\w*convert\w*|export\w*|save_\w*|"
+                                r"merge_\w*|generate\w*|chat\w*|infer\w*|predict\w*|evaluate\w*|eval_\w*)$", re.I)
+
+
+def _in_non_training_func(f: Facts, s: Any) -> bool:
+    """Whether the call that holds setting ``s`` (``LlavaConfig(..., attn_implementation="eager")``) sits in a function
+    named for export/conversion/generation (see ``_NOT_TRAINING_FUNC``)."""
+    if getattr(s, "source", None) != "call":
+        return False
+    key = getattr(s, "name", "")
+    ff = f.files.get(s.path)
+    for c in (ff.calls if ff else ()):
+        if c.func and (c.line == s.line or c.kw_line(key) == s.line) and key in c.kwargs:
+            return bool(_NOT_TRAINING_FUNC.match(c.func.rsplit(".", 1)[-1]))
+    return False
+
+
 def _is_recipe_file(x: Any) -> bool:
     return getattr(x, "source", None) == "config" and x.path.endswith((".yaml", ".yml", ".json"))
 
 
-def _eager_training_sites(off_: list, used: list) -> list:
+def _eager_training_sites(f: Facts, off_: list, used: list) -> list:
     """Sites that choose eager/math attention explicitly (``attn_implementation="eager"`` in a ``from_pretrained`` of the
     training script), judged per training site: a flag turned off (``use_flash_attn: false``) or a value in a test,
     evaluation, generation or conversion script is not one, nor is a fallback: eager assigned in Python to the same
@@ -174,7 +199,7 @@ def _eager_training_sites(off_: list, used: list) -> list:
     for s in off_:
         if not isinstance(s, Setting) or s.source not in ("call", "config", "launcher", "assign") or _attn_kind(s.value) != "eager":
             continue
-        if _NOT_TRAINING_SITE.search(s.path):
+        if _NOT_TRAINING_SITE.search(s.path) or _in_non_training_func(f, s):
             continue
         if s.source == "config" and s.path.endswith(".py") and (s.path, s.key) in fused:
             continue
@@ -341,6 +366,28 @@ class D1FlashAttention(Check):
                 "                self.base_model_args[\"attn_implementation\"] = \"eager\"\n"
                 "        self.model = AutoModelForCausalLM.from_pretrained(**self.base_model_args)\n"),
         }, U, "kernel set by dict key, eager fallback"),
+        Example({  # xtuner 0.2.0 model/llava.py: eager only in the method that builds an HF model to save a converted checkpoint
+            "xtuner/model/llava.py": (
+                "from transformers import AutoConfig, LlavaConfig, LlavaForConditionalGeneration\n\n"
+                "class LLaVAModel:\n"
+                "    @staticmethod\n    def _prepare_for_flash_attn(cfg, llm_cfg):\n"
+                "        cfg.attn_implementation = \"flash_attention_2\"\n        return cfg\n\n"
+                "    def to_huggingface_llava(self, cfg, save_dir):\n"
+                "        config = LlavaConfig(\n            text_config=self.llm.config,\n"
+                "            vision_config=self.visual_encoder.config,\n            attn_implementation=\"eager\",\n        )\n"
+                "        model = LlavaForConditionalGeneration(config)\n        model.save_pretrained(save_dir)\n"),
+            "tools/train.py": "from xtuner.model.llava import LLaVAModel\nmodel = LLaVAModel()\nmodel.train()\n",
+        }, U, "eager only in a conversion method"),
+        Example({  # the same call in the model's own build step is the training choice
+            "xtuner/model/llava.py": (
+                "from transformers import LlavaConfig, LlavaForConditionalGeneration\n\n"
+                "class LLaVAModel:\n"
+                "    def build_llava(self):\n"
+                "        config = LlavaConfig(\n            text_config=self.llm.config,\n"
+                "            vision_config=self.visual_encoder.config,\n            attn_implementation=\"eager\",\n        )\n"
+                "        return LlavaForConditionalGeneration(config)\n"),
+            "tools/train.py": "from xtuner.model.llava import LLaVAModel\nmodel = LLaVAModel().build_llava()\nmodel.train()\n",
+        }, N, "eager in the model's build method"),
         Example({
             "train.py": (
                 "from transformers import AutoModelForCausalLM, Trainer\n"
@@ -376,7 +423,7 @@ class D1FlashAttention(Check):
                 return Outcome(P, findings, f"FlashAttention-2 is selected, but it needs an Ampere or newer GPU and the target is "
                                f"{ctx.project.hardware.upper()}: use PyTorch SDPA instead (attn_implementation='sdpa')",
                                {"attn_implementation": best, "hardware_supports_fa2": False}, findings=findings)
-            eager = _eager_training_sites(off_, used)
+            eager = _eager_training_sites(f, off_, used)
             recipe_note = ""
             if eager and all(_is_recipe_file(x) for x in eager):  # recipes that differ: judged by their majority
                 on_recipes = {x.path for x in used if _is_recipe_file(x)}
@@ -463,6 +510,15 @@ class D2TorchCompile(Check):
         Example({"configs/sft.yaml": "torch_compile: false\n", "train.py": "s = 'torch.compile(model)'\n"}, N, "disabled and string"),
         Example({"accelerate_config.yaml": "dynamo_config:\n  dynamo_backend: 'NO'\n"}, N, "dynamo no"),
         Example({"optim/muon.py": "import torch\n@torch.compile\ndef zeropower_via_newtonschulz5(G, steps=5):\n    return G\n"}, P, "helper only"),
+        Example({"optim/muon.py": (  # a decorator with arguments is still a decorated helper, not the model compiled
+            "import torch\n@torch.compile(fullgraph=True, dynamic=False)\ndef zeropower_via_newtonschulz5(G, steps=5):\n    return G\n")},
+            P, "helper only, decorator with arguments"),
+        Example({"mylib/patches/llama.py": (  # xtuner 0.2.0 _lite/patches/llama.py:829: the generation-time decoding step
+            "import torch\nfrom torch import nn\n\nclass CUDAPatchedLlamaForCausalLM(nn.Module):\n"
+            "    @staticmethod\n    @torch.compile(fullgraph=True)\n"
+            "    def patched_layer_forward_decoding(self, hidden_states, attention_mask=None, position_ids=None):\n"
+            "        residual = hidden_states\n        hidden_states = self.mlp(self.post_attention_layernorm(hidden_states))\n"
+            "        return residual + hidden_states\n")}, N, "compiled decoding step (generation), decorator with arguments"),
         Example({"torchtitan/models/llama3/parallelize.py": (  # per-block compile: each TransformerBlock compiled in place
             "import torch\n"
             "def apply_compile(model, compile_config):\n"
@@ -581,7 +637,9 @@ class D2TorchCompile(Check):
                 where = f"{defaults[0].key} = {defaults[0].value} at {defaults[0].path}:{defaults[0].line}"
                 return Outcome(N, evs(defaults[:1] + cited[:10]), f"torch.compile is present but off by default ({where}); {text}",
                                {"torch_compile": False, "recipes.compile": f"on: {len(on)}, off: {total - len(on)}"})
-        decorated = [d for d in f.decorators("torch.compile") if not any(c.path == d.path and c.line == d.line for c in calls)]
+        # a decorated decoding/generation step (``@torch.compile`` on ``patched_layer_forward_decoding``) is inference
+        decorated = [d for d in f.decorators("torch.compile") if not any(c.path == d.path and c.line == d.line for c in calls)
+                     and not _NOT_TRAINING_COMPILE.search(d.target)]
         settings: list = []
         for s in f.effective("torch_compile"):
             t = truthy(s.value)
@@ -1077,8 +1135,43 @@ _CONFIG_CALL = re.compile(r"(Config|Args|Arguments|Params|Hparams|HParams)$")
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|unittests?)(/|$)|(^|/)test_[^/]*$|_test\.py$")
 
 
+def _checkpoint_loaded_packages(f: Facts) -> set[str]:
+    """Dotted modules whose model classes the project loads with ``from_pretrained`` (``type=DeepseekV2ForCausalLM.from_pretrained``
+    in an xtuner config resolves to ``xtuner.model.transformers_models.deepseek_v2.DeepseekV2ForCausalLM.from_pretrained``):
+    the module, and its parent package (a class imported from ``...deepseek_v2.modeling_deepseek``)."""
+    out: set[str] = set()
+    for x in [*f.refs("from_pretrained"), *f.calls("from_pretrained")]:
+        parts = x.name.split(".")[:-2]  # drop the class and ``from_pretrained``
+        if len(parts) >= 2 and parts[0] not in {"transformers", "peft", "?"}:
+            out.add(".".join(parts))
+            if len(parts) >= 3:  # never a bare top-level package: that would cover every config class of the project
+                out.add(".".join(parts[:-1]))
+    return out
+
+
+def _checkpoint_config_defaults(f: Facts, dims: list) -> set[tuple[str, int]]:
+    """``__init__`` defaults of a model-config class that only describes checkpoints: a copied hub configuration
+    (``configuration_deepseek.py``: ``DeepseekV2Config(moe_intermediate_size=1407)``) whose model the project loads with
+    ``from_pretrained`` and whose config class it never instantiates. The checkpoint's ``config.json`` gives the trained
+    dimensions, not these defaults (llm-foundry's ``MPTConfig(**kwargs)`` is instantiated: its defaults stay)."""
+    cands = [s for s in dims if s.source == "field-default" and "." in s.key]
+    if not cands:
+        return set()
+    loaded = _checkpoint_loaded_packages(f)
+    out: set[tuple[str, int]] = set()
+    for s in cands:
+        owner = s.key.split(".", 1)[0]
+        folder = s.path.rsplit("/", 1)[0].replace("/", ".") if "/" in s.path else ""
+        if not folder or f.calls(owner):
+            continue
+        if any(folder == m or folder.endswith("." + m) for m in loaded):
+            out.add((s.path, s.line))
+    return out
+
+
 def _dims(f: Facts) -> list:
-    """Model-dimension settings (configs, model-config calls, dataclass/argparse defaults), tests excluded."""
+    """Model-dimension settings (configs, model-config calls, dataclass/argparse defaults), tests excluded, and defaults of
+    a config class that only describes checkpoints loaded with ``from_pretrained`` (:func:`_checkpoint_config_defaults`)."""
     out = []
     for s in f.settings(*_DIM_KEYS):
         v = as_number(s.value)
@@ -1087,7 +1180,8 @@ def _dims(f: Facts) -> list:
         if s.source == "call" and not _CONFIG_CALL.search(s.key.split("(", 1)[0]):
             continue  # a keyword of some other call (a layer, a tensor op), not the model's configuration
         out.append(s)
-    return out
+    skip = _checkpoint_config_defaults(f, out)
+    return [s for s in out if (s.path, s.line) not in skip] if skip else out
 
 
 def _paddings(f: Facts, mult: int) -> list:
@@ -1314,6 +1408,35 @@ class D7TensorCoreAlignment(Check):
             "class TinyConfig(PretrainedConfig):\n"
             "    def __init__(self, hidden_size=1000, vocab_size=50257, num_hidden_layers=6, **kwargs):\n"
             "        super().__init__(**kwargs)\n")}, N, "config __init__ defaults not aligned"),
+        Example({  # xtuner 0.2.0: a copied hub DeepseekV2Config whose model is only loaded from checkpoints
+            "xtuner/model/transformers_models/deepseek_v2/__init__.py": (
+                "from .configuration_deepseek import DeepseekV2Config\nfrom .modeling_deepseek import DeepseekV2ForCausalLM\n"),
+            "xtuner/model/transformers_models/deepseek_v2/configuration_deepseek.py": (
+                "from transformers.configuration_utils import PretrainedConfig\n\n"
+                "class DeepseekV2Config(PretrainedConfig):\n    model_type = 'deepseek_v2'\n\n"
+                "    def __init__(self, vocab_size=102400, hidden_size=4096, intermediate_size=11008,\n"
+                "                 moe_intermediate_size=1407, num_hidden_layers=30, **kwargs):\n"
+                "        self.vocab_size = vocab_size\n        self.moe_intermediate_size = moe_intermediate_size\n"
+                "        super().__init__(**kwargs)\n"),
+            "xtuner/model/sft.py": (
+                "from transformers import AutoConfig\n\ndef smart_tokenizer_and_embedding_resize(tokenizer, model):\n"
+                "    model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=64)\n"),
+            "xtuner/configs/deepseek/deepseek_v2_lite_chat_full_alpaca_e3.py": (
+                "from xtuner.model import SupervisedFinetune\n"
+                "from xtuner.model.transformers_models.deepseek_v2 import DeepseekV2ForCausalLM\n"
+                "model = dict(type=SupervisedFinetune, llm=dict(type=DeepseekV2ForCausalLM.from_pretrained,\n"
+                "             pretrained_model_name_or_path='deepseek-ai/DeepSeek-V2-Lite-Chat', trust_remote_code=True))\n"),
+        }, U, "config defaults of a checkpoint-loaded model, vocabulary padded on resize"),
+        Example({  # the same config class instantiated to build the model from scratch: its defaults are the run's
+            "mymodel/configuration_mymodel.py": (
+                "from transformers import PretrainedConfig\n\nclass MyConfig(PretrainedConfig):\n"
+                "    def __init__(self, hidden_size=4096, moe_intermediate_size=1407, vocab_size=32000, **kwargs):\n"
+                "        self.hidden_size = hidden_size\n        super().__init__(**kwargs)\n"),
+            "mymodel/modeling_mymodel.py": "from .configuration_mymodel import MyConfig\nclass MyForCausalLM:\n    config_class = MyConfig\n",
+            "train.py": (
+                "from mymodel.configuration_mymodel import MyConfig\nfrom mymodel.modeling_mymodel import MyForCausalLM\n"
+                "model = MyForCausalLM(MyConfig())\nother = MyForCausalLM.from_pretrained('org/my-model')\n"),
+        }, N, "config class instantiated from its defaults"),
     )
 
     def _mult(self, f: Facts) -> int:

@@ -203,6 +203,22 @@ class E1GPUDirectRDMA(Check):
         }, N, "multi-node documented only in Markdown"),
         Example({"README.md": "# Train\n\n```bash\ntorchrun --nnodes 1 --nproc_per_node 8 train.py\n```\n",
                  "train.py": "import torch\n"}, Status.NA, "README documents a one-node launch"),
+        Example({  # xtuner 0.2.0 entry_point.py:45: the console script's usage text documents the multi-node launch
+            "xtuner/entry_point.py": (
+                "import sys\n\nMODES = ('list-cfg', 'train', 'dist_train')\n\n"
+                "CLI_HELP_MSG = f\"\"\"\n    Arguments received: {str(['xtuner'] + sys.argv[1:])}.\n\n"
+                "        3-1. Fine-tune LLMs by a single GPU:\n            xtuner train $CONFIG\n"
+                "        3-2. Fine-tune LLMs by multiple GPUs:\n"
+                "            NPROC_PER_NODE=$NGPUS NNODES=$NNODES NODE_RANK=$NODE_RANK PORT=$PORT ADDR=$ADDR xtuner dist_train $CONFIG $GPUS\n"
+                "\"\"\"\n\n\ndef cli():\n    print(CLI_HELP_MSG)\n"),
+            "xtuner/tools/train.py": "from mmengine.runner import Runner\nrunner = Runner.from_cfg(cfg)\nrunner.train()\n",
+        }, N, "multi-node documented in a CLI's usage text"),
+        Example({  # a usage text that documents one-node launches only; a log message naming NNODES is not usage text
+            "mytool/cli.py": (
+                "\"\"\"Usage:\n    NPROC_PER_NODE=8 NNODES=1 mytool train CONFIG\n\"\"\"\nimport os\n\n"
+                "status = f\"NNODES={os.environ.get('NNODES', '1')}\"\n"),
+            "mytool/train.py": "import torch\n",
+        }, Status.NA, "usage text documents one node"),
         Example({  # torchtitan: determinism mode switches SHARP (CollNet) off; that configures no RDMA
             "README.md": "# Multi-node\n\n```bash\nsrun torchrun --nnodes 2 --nproc_per_node 8 -m torchtitan.train\n```\n",
             "torchtitan/distributed/utils.py": (
