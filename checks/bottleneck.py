@@ -405,9 +405,14 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     offload = [e for e in facts.config("offload_optimizer.device", "offload_param.device") if isinstance(e.value, str) and e.value.lower() in ("cpu", "nvme")]
     if offload and not st.missing("C4"):  # C4 (offload) unused in the same report would contradict the reason
         ds_files = {e.path for e in facts.config("zero_optimization")} | {e.path for e in facts.config("zero_optimization.stage")}
+        # recipes that shard with FSDP instead are choices too (oumi: 3 offloading DeepSpeed recipes beside 67 FSDP ones)
+        fsdp_files = {s.path for s in facts.effective("sharding_strategy", "fsdp", "fsdp_sharding_strategy") if isinstance(s.value, str)}
         off_files = {e.path for e in offload}
-        share = f" in {len(off_files)} of {len(ds_files)} DeepSpeed configs" if len(ds_files) > len(off_files) else ""
-        share_zh = f"（{len(ds_files)} 个 DeepSpeed 配置中的 {len(off_files)} 个）" if share else ""
+        configs = ds_files | fsdp_files | off_files
+        kind = "DeepSpeed configs" if not fsdp_files - ds_files else "DeepSpeed/FSDP configs"
+        share = f" in {len(off_files)} of {len(configs)} {kind}" if len(configs) > len(off_files) else ""
+        share_zh = f"（{len(configs)} 个 {kind.replace(' configs', '')} 配置中的 {len(off_files)} 个）" if share else ""
+        ds_files = configs
         out.append(Signal(
             Bottleneck.COMMUNICATION, 1,
             f"optimizer or parameter states are offloaded{share} ({_loc(offload)}): every step moves them over PCIe",

@@ -234,3 +234,14 @@ def test_few_workers_over_pre_tokenized_data_is_weak_and_says_why():
     assert "weak: the data is stored pre-tokenized, F10 at `data.py:3`" in few
     few_zh = next(r for r in v.reasons_zh if "1~3" in r)
     assert "较弱" in few_zh and "F10" in few_zh
+
+
+def test_offload_is_counted_against_every_sharding_recipe_not_only_deepspeed_ones():
+    """oumi: 3 offloading DeepSpeed recipes beside dozens of FSDP ones: offload is one choice, not the project's run."""
+    files = {"ds_offload.json": '{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}\n',
+             "train.py": "loss.backward()\n"}
+    for i in range(4):
+        files[f"recipes/r{i}.yaml"] = "fsdp:\n  sharding_strategy: FULL_SHARD\n"
+    v = verdict(files, {"C4": U})
+    off = next(r for r in v.reasons if "offloaded" in r)
+    assert "in 1 of 5 DeepSpeed/FSDP configs" in off
