@@ -87,6 +87,7 @@ _SERVING_LAUNCHERS = ("vllm", "sglang", "lmdeploy", "text-generation-launcher", 
 _SERVING_IMAGES = ("vllm/vllm-openai", "lmsysorg/sglang", "text-generation-inference", "tritonserver", "openmmlab/lmdeploy")
 # trainers that generate rollouts every step (their throughput is inference throughput)
 _ONLINE_RL = ("GRPOTrainer", "PPOTrainer", "RLOOTrainer", "OnlineDPOTrainer", "NashMDTrainer", "XPOTrainer")
+_TRAINING_KNOBS = ("learning_rate", "num_train_epochs", "per_device_train_batch_size", "gradient_accumulation_steps", "max_steps")
 _TRAIN_RECIPE_KEYS = {"do_train", "stage", "learning_rate", "num_train_epochs", "finetuning_type", "do_predict"}
 _RL_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_ppo|openrlhf\.cli\.train_grpo)")
 _ALIGN_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_(ppo|grpo|dpo|kto|rm|prm|kd)|trl\s+(dpo|grpo|kto|orpo))")
@@ -342,7 +343,14 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     for n in names:
         if not _PLACEHOLDER_NAME.search(n):
             counts[n] = counts.get(n, 0) + 1
-    p.model_names = sorted(counts, key=lambda n: (-counts[n], n))[:10]
+    # a model named in a training recipe (beside a learning rate or epoch count) before one named only by an evaluation,
+    # judge or inference config (oumi's judges name gpt-4o more often than any model it trains)
+    recipes = {x.path for x in facts.settings(*_TRAINING_KNOBS)}
+    trained: dict[str, int] = {}
+    for x in facts.settings(*_MODEL_KEYS):
+        if x.path in recipes and isinstance(x.value, str) and x.value in counts:
+            trained[x.value] = trained.get(x.value, 0) + 1
+    p.model_names = sorted(counts, key=lambda n: (-trained.get(n, 0), -counts[n], n))[:10]
     fams: list[str] = []
     for n in names:
         low = n.lower()
