@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Call, Expr, Facts, Launch, as_number, truthy
+from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
 from ._helpers import HF_DEFAULTS, guard_flags, guard_off, uses_hf_trainer
@@ -780,8 +780,8 @@ class F1NumWorkers(_DataCheck):
         # the documented default; the distribution goes to the detail): the launches holding other values are left out
         ctx.facts.effective("num_workers")
         judged = as_number(_literal(ctx.facts.judged_value("num_workers")))
-        if judged is not None:
-            voted = [(n, v) for n, v in known if not (v.ev.key == "--num-workers" and n != judged)]
+        if judged is not None:  # launches vote by verdict band (0 / 1-3 / 4+), as the store counts them
+            voted = [(n, v) for n, v in known if not (v.ev.key == "--num-workers" and _grade(n) != _grade(judged))]
             known = voted or known
         majority_note = ""
         by_site = {(v.ev.path, v.ev.line, n): (n, v) for n, v in known}  # one loader resolved through several settings: once
@@ -822,6 +822,9 @@ def _grade(n: float) -> int:
 
 
 _GRADE_TEXT = {0: "no worker process", 1: "1-3 worker processes", 2: "4 or more worker processes"}
+_GRADE_BAND = {0: "0 workers", 1: "1-3 workers", 2: "4 or more workers"}
+# recipes that disagree on a loader-worker count vote by F1's verdict: 4 and 8 workers are one "4 or more" majority
+register_vote_bands(r"(^|_)workers$", lambda n: _GRADE_BAND[_grade(n)])
 
 
 _LOADER_WORKERS_FIELD = re.compile(r"^(num_)?(data_?)?(loading_|loader_|dataloader_)?(num_)?workers$|^num_(data_)?(loading|loader)_workers$", re.I)

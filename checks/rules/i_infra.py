@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Call, Expr, Facts, Setting, as_number, truthy
+from ..facts import Call, Expr, Facts, Setting, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import HF_DEFAULTS, guard_off, parse_expr, uses_hf_trainer
 
@@ -704,6 +704,24 @@ _SAVE_CALLS = ("torch.save", "save_checkpoint", "save_state", "save_pretrained",
                "save_state_dict")
 
 
+def _interval_band(*edges: int):  # type: ignore[no-untyped-def]
+    """The verdict band of an interval (steps) for recipes that vote on it: under each threshold, or sane (>= the last
+    threshold, a ratio < 1 or off)."""
+    def band(n: float) -> str:
+        if n < 1:
+            return f"every {edges[-1]} steps or more (or a ratio, or off)"
+        lo = 1
+        for e in edges:
+            if n < e:
+                return f"every {lo}-{e - 1} steps"
+            lo = e
+        return f"every {edges[-1]} steps or more (or a ratio, or off)"
+    return band
+
+
+# recipes that disagree on a save interval vote by I3's verdict (under 10 / 10-49 / 50 steps or more)
+register_vote_bands("^(" + "|".join(_SAVE_KEYS) + ")$", _interval_band(10, 50))
+
 _FINAL_SAVE = re.compile(r"(?i)(exit|preempt|on_demand|emergency|interrupt|on_signal|sigterm|on_train_end)")
 
 
@@ -862,6 +880,9 @@ class I3CheckpointFrequency(Check):
 
 _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq", "log_every", "log_freq", "logging_interval", "log_steps",
              "steps_per_print", "iteration_step_info_interval", "print_every", "log_every_n_iters", "console_log_interval", "display_interval")
+# recipes that disagree on a logging/report interval vote by I4/I5's verdict (under 10 steps or not): Megatron-LM's launches at
+# --log-interval 1, 2 and 5 are one majority against the default 100
+register_vote_bands("^(" + "|".join((*_LOG_KEYS, "tensorboard_log_interval")) + ")$", _interval_band(10))
 _LOG_FUNCS = re.compile(r"^(print|print0|printr|log0|rank0_print|print_rank_0|print_rank0|master_print|print_master|log_rank|log_rank_0|log_rank0"
                         r"|log_dist|print_log|log_info|printflock)$")
 _LOGGER_RECV = re.compile(r"(^|\.)(logger|logging|log|\w*_logger|LOGGER)\.(info|debug|warning|warn)$")  # base_logger.info too
@@ -1043,7 +1064,7 @@ class I4LoggingFrequency(Check):
 
 _TRACKER_DEPS = ("wandb", "tensorboard", "tensorboardx", "mlflow", "comet-ml", "swanlab", "clearml", "neptune", "dvclive", "aim")
 _TRACKER_CALL = re.compile(
-    r"^(wandb\.log|swanlab\.log|mlflow\.log_metrics?|.*\.add_scalars?|.*accelerator\.log|.*fabric\.log(_dict)?|.*(wandb|swanlab|tracker)\w*\.log"
+    r"^(wandb\.log|swanlab\.log|mlflow\.log_metrics?|.*\.add_scalars?|.*accelerator\.log|.*fabric\.log(_dict)?|.*(wandb|swanlab|tracker|tracking)\w*\.log"
     r"|.*experiment\.log_metrics?|.*\.report_scalar|.*(aim_)?run\.track|.*wandb_run\.log|comet_ml\..*log_metrics?)$")
 _LIGHTNING_LOGGERS = ("WandbLogger", "TensorBoardLogger", "MLFlowLogger", "CometLogger", "NeptuneLogger", "SwanLabLogger")
 
@@ -1221,6 +1242,28 @@ class I5ReportFrequency(Check):
         Example({"train.py": (  # no tracker and no tracker interval: not judged (n/a)
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
+        Example({  # lmms-engine / verl: a unified Tracking object (W&B + console backends) fed at every optimizer step
+            "src/lmms_engine/utils/tracking.py": (
+                "import wandb\n\nclass Tracking:\n    def __init__(self, project_name, default_backend='console'):\n"
+                "        self.logger = {}\n        if 'wandb' in default_backend:\n            wandb.init(project=project_name)\n"
+                "            self.logger['wandb'] = wandb\n"
+                "    def log(self, data, step=None):\n        for backend in self.logger.values():\n            backend.log(data, step=step)\n"),
+            "src/lmms_engine/train/fsdp2/fsdp2_trainer.py": (
+                "from lmms_engine.utils.tracking import Tracking\n\nclass FSDP2SFTTrainer:\n    def train(self, rank):\n"
+                "        self.tracking = Tracking(self.args.run_name, default_backend=['wandb', 'console'])\n"
+                "        for step, batch in enumerate(self.train_dataloader):\n            train_metrics = self.training_step(batch)\n"
+                "            is_accumulation_complete = self.accumulated_grad_steps == 0\n            if is_accumulation_complete:\n"
+                "                if rank == 0:\n                    self.tracking.log(train_metrics, step=self.global_step)\n"
+                "                self.global_step += 1\n"),
+        }, N, "a Tracking object fed every optimizer step"),
+        Example({
+            "utils/tracking.py": "import wandb\n\nclass Tracking:\n    def log(self, data, step=None):\n        wandb.log(data, step=step)\n",
+            "trainer.py": (
+                "from utils.tracking import Tracking\n\ndef train(model, loader, optimizer, args):\n    tracking = Tracking()\n"
+                "    for step, batch in enumerate(loader):\n        loss = model(**batch).loss\n        loss.backward()\n"
+                "        optimizer.step()\n        if step % args.log_every == 0:\n            tracking.log({'loss': loss.item()}, step=step)\n"),
+            "train.yaml": "log_every: 50\n",
+        }, U, "a Tracking object fed every 50 steps"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
