@@ -415,6 +415,52 @@ def interval_settings(f: Facts, names: tuple[str, ...], strategy: str | None = N
         if strategy and kind == "steps" and _strategy_off(f, s, strategy):
             kind = "epoch"
         out.append(Interval(s, s.key, s.name, steps, kind))
+    return _registry_voted(f, out)
+
+
+def _registry_voted(f: Facts, items: list[Interval]) -> list[Interval]:
+    """Intervals set inside config-registry recipes (torchtitan ``MetricsProcessor.Config(log_freq=1)`` in 2 of 97 recipes)
+    are voted as recipes are (:func:`_registry.recipe_vote`): recipes that leave the name unset count at the config-class
+    default when it is known, and the values of the minority verdict are left out; the distribution goes to the detail."""
+    from ._registry import recipe_of, recipe_vote
+
+    by_name: dict[str, list[Interval]] = {}
+    for i in items:
+        by_name.setdefault(i.name, []).append(i)
+    out: list[Interval] = []
+    for name, group in by_name.items():
+        inside = [i for i in group if isinstance(i.fact, Setting) and i.fact.source == "call" and i.steps is not None
+                  and recipe_of(f, i.fact) is not None]
+        vote = None
+        if inside:
+            defaults = [s for s in f.settings(name) if s.source == "field-default" and as_number(s.value) is not None
+                        and not _TEST_PATH.search(s.path)]
+            default = (defaults[0], float(as_number(defaults[0].value) or 0)) if len({repr(s.value) for s in defaults}) == 1 else None
+            vote = recipe_vote(f, [(i.fact, i.steps) for i in inside], default, _band_for(name))
+        if vote is None:
+            out += group
+            continue
+        kept = [i for i in group if any(i.fact is k for k in vote.kept)]
+        d = vote.default
+        if d is not None and any(d is k for k in vote.kept) and all(i.fact is not d for i in kept):
+            steps, kind = interval(d.value)
+            kept.append(Interval(d, d.key, name, steps, kind))
+        f._memo[("registry-vote-note", name)] = [vote.text(name)]  # type: ignore[list-item]
+        out += kept
+    return out
+
+
+def registry_notes(f: Facts, items: list[Interval]) -> str:
+    """The distribution notes of the registry votes behind ``items`` (see :func:`_registry_voted`)."""
+    notes: list[str] = []
+    for name in dict.fromkeys(i.name for i in items):
+        notes += [n for n in f._memo.get(("registry-vote-note", name), []) if n not in notes]  # type: ignore[union-attr]
+    return "; ".join(notes)
+
+
+def _with_notes(out: Outcome, notes: str) -> Outcome:
+    if notes and out.status != Status.NA:
+        out.detail = f"{out.detail}; {notes}" if out.detail else notes
     return out
 
 
@@ -722,6 +768,40 @@ def _interval_band(*edges: int):  # type: ignore[no-untyped-def]
 # recipes that disagree on a save interval vote by I3's verdict (under 10 / 10-49 / 50 steps or more)
 register_vote_bands("^(" + "|".join(_SAVE_KEYS) + ")$", _interval_band(10, 50))
 
+
+def _band_for(name: str):  # type: ignore[no-untyped-def]
+    """The verdict band of an interval setting for a registry vote: I3's for save intervals, I4/I5's otherwise."""
+    return _interval_band(10, 50) if name in _SAVE_KEYS else _interval_band(10)
+
+#: a checkpointer's own config object (torchtitan ``CheckpointManager.Config(interval=500)``): its ``interval`` is the save interval
+_CKPT_CONFIG = re.compile(r"(?i)(^|\.)\w*checkpoint\w*(\.config)?$")
+
+
+def _checkpointer_intervals(f: Facts) -> list[Interval]:
+    """``interval=`` of a checkpointer's config object, voted over config-registry recipes with the config-class default
+    (``interval: int = 500`` in the checkpointer's ``Config``) for recipes that leave it unset; debug/test recipes aside."""
+    from ._registry import debug_recipe, recipe_of, recipe_vote
+
+    calls = [c for c in f.calls_with_kw("interval") if _CKPT_CONFIG.search(".".join(c.name.split(".")[-2:])) and not _TEST_PATH.search(c.path)
+             and not debug_recipe(f, c) and as_number(c.kwargs["interval"]) is not None]
+    if not calls:
+        return []
+    fields = [x for x in f.records("fields") if x.name == "interval" and re.search(r"checkpoint", f"{x.path} {x.owner}", re.I)
+              and as_number(x.default) is not None and not _TEST_PATH.search(x.path)]
+    default = (fields[0], float(as_number(fields[0].default) or 0)) if len({repr(x.default) for x in fields}) == 1 else None
+    inside = [(c, float(as_number(c.kwargs["interval"]) or 0)) for c in calls if recipe_of(f, c) is not None]
+    vote = recipe_vote(f, inside, default, _interval_band(10, 50)) if inside else None
+    if vote is None:
+        return [Interval(c, f"{c.short}(interval=)", "checkpoint_interval", *interval(as_number(c.kwargs["interval"]))) for c in calls]
+    f._memo[("registry-vote-note", "checkpoint_interval")] = [vote.text("checkpoint interval")]  # type: ignore[list-item]
+    out: list[Interval] = []
+    for x in vote.kept:
+        v = x.default if x is (default[0] if default else None) else x.kwargs["interval"]
+        key = f"{x.owner}.interval" if hasattr(x, "owner") else f"{x.short}(interval=)"
+        out.append(Interval(x, key, "checkpoint_interval", *interval(as_number(v))))
+    return out
+
+
 _FINAL_SAVE = re.compile(r"(?i)(exit|preempt|on_demand|emergency|interrupt|on_signal|sigterm|on_train_end)")
 
 
@@ -827,6 +907,27 @@ class I3CheckpointFrequency(Check):
                 "        loss = model(**batch).loss\n        loss.backward()\n        optimizer.step()\n"
                 "        save_model_checkpoint(model, 'out/model.pt')\n"),
         }, N, "save helper every step"),
+        Example({  # torchtitan 0.3.0: a checkpointer Config object per registry recipe; unset recipes keep interval=500
+            "torchtitan/components/checkpointer/base.py": (
+                "from dataclasses import dataclass\nclass BaseCheckpointManager:\n    @dataclass(kw_only=True, slots=True)\n"
+                "    class Config:\n        enable: bool = False\n        interval: int = 500\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "from torchtitan.trainer import Trainer\nfrom torchtitan.components.checkpoint import CheckpointManager\n"
+                "def llama3_debugmodel() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=10))\n"
+                "def llama3_8b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=500))\n"
+                "def llama3_70b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=500))\n"
+                "def llama3_405b() -> Trainer.Config:\n    return Trainer.Config(steps=3000)\n"),
+        }, U, "checkpointer Config interval 500 in the registry recipes"),
+        Example({
+            "torchtitan/components/checkpointer/base.py": (
+                "from dataclasses import dataclass\nclass BaseCheckpointManager:\n    @dataclass(kw_only=True, slots=True)\n"
+                "    class Config:\n        interval: int = 500\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "from torchtitan.trainer import Trainer\nfrom torchtitan.components.checkpoint import CheckpointManager\n"
+                "def llama3_8b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=5))\n"
+                "def llama3_70b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=5))\n"
+                "def llama3_405b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=10))\n"),
+        }, N, "checkpointer Config interval 5-10 in most registry recipes"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -836,7 +937,7 @@ class I3CheckpointFrequency(Check):
         f = ctx.facts
         small = _adapter_only(f, ctx) or (ctx.project.params_billions is not None and ctx.project.params_billions < 1)
         threshold = 10 if small else 50
-        items = interval_settings(f, _SAVE_KEYS, strategy="save_strategy")
+        items = interval_settings(f, _SAVE_KEYS, strategy="save_strategy") + _checkpointer_intervals(f)
         for e in f.config("checkpoint.interval"):
             enabled = [x for x in f.config("checkpoint.enable_checkpoint", "checkpoint.enable") if x.path == e.path]
             if all(truthy(x.value) is not False for x in enabled) and not _TEST_PATH.search(e.path):
@@ -875,7 +976,7 @@ class I3CheckpointFrequency(Check):
             sane = NOT_JUDGED + ("no checkpoint interval setting and no save call in a training-step loop were found on the training "
                                  "path; check how often your launch saves (its save interval or save callback)")
         cited = (hf,) if hf is not None else tuple(Facts.ev(c, key=c.short) for c in per_epoch[:3])
-        return _outcome(bad, items, "checkpoints saved", threshold, values, sane, spaced, cited)
+        return _with_notes(_outcome(bad, items, "checkpoints saved", threshold, values, sane, spaced, cited), registry_notes(f, items))
 
 
 _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq", "log_every", "log_freq", "logging_interval", "log_steps",
@@ -951,6 +1052,27 @@ class I4LoggingFrequency(Check):
                 "def llama3_70b() -> Trainer.Config:\n"
                 "    return Trainer.Config(metrics=MetricsProcessor.Config(enable_tensorboard=True), steps=1000)\n"),
         }, U, "a debug recipe of a config registry is not the run's logging interval"),
+        Example({  # torchtitan 0.3.0: two real recipes log every step, the others leave log_freq at the Config default of 10
+            "torchtitan/components/metrics.py": (
+                "from dataclasses import dataclass\nclass MetricsProcessor:\n    @dataclass\n    class Config:\n        log_freq: int = 10\n"),
+            "torchtitan/models/qwen3/config_registry.py": (
+                "from torchtitan.trainer import Trainer\nfrom torchtitan.components.metrics import MetricsProcessor\n"
+                "def qwen3_0_6b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(log_freq=1), steps=100)\n"
+                "def qwen3_moe_deepep() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(log_freq=1), steps=100)\n"
+                "def qwen3_8b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(enable_tensorboard=True), steps=3000)\n"
+                "def qwen3_14b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(), steps=3000)\n"
+                "def qwen3_32b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(), steps=3000)\n"),
+        }, U, "registry recipes that leave log_freq unset count at the Config default"),
+        Example({  # the same registry where most recipes log every step
+            "torchtitan/components/metrics.py": (
+                "from dataclasses import dataclass\nclass MetricsProcessor:\n    @dataclass\n    class Config:\n        log_freq: int = 10\n"),
+            "torchtitan/models/qwen3/config_registry.py": (
+                "from torchtitan.trainer import Trainer\nfrom torchtitan.components.metrics import MetricsProcessor\n"
+                "def qwen3_0_6b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(log_freq=1), steps=100)\n"
+                "def qwen3_1_7b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(log_freq=2), steps=100)\n"
+                "def qwen3_8b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(log_freq=1), steps=3000)\n"
+                "def qwen3_32b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(), steps=3000)\n"),
+        }, N, "most registry recipes log every 1-2 steps"),
         Example({"train.yaml": "logging_steps: 10\nsave_steps: 500\n"}, U, "logging every 10"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, U, "HF defaults"),
         Example({"train.py": "import lightning as L\ntrainer = L.Trainer(log_every_n_steps=50)\n"}, U, "lightning 50"),
@@ -1059,7 +1181,8 @@ class I4LoggingFrequency(Check):
         else:
             sane = NOT_JUDGED + ("no logging interval setting and no log call in a training-step loop were found on the training path; "
                                  "check how often your launch logs")
-        return _outcome(bad, items, "metrics logged", threshold, values, sane, spaced, (hf,) if hf is not None else ())
+        out = _outcome(bad, items, "metrics logged", threshold, values, sane, spaced, (hf,) if hf is not None else ())
+        return _with_notes(out, registry_notes(f, items))
 
 
 _TRACKER_DEPS = ("wandb", "tensorboard", "tensorboardx", "mlflow", "comet-ml", "swanlab", "clearml", "neptune", "dvclive", "aim")
