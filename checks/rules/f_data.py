@@ -1553,6 +1553,31 @@ class F7SequencePacking(_DataCheck):
             "    num_tokens = int(header[2])\n    with file.open('rb', buffering=0) as f:\n"
             "        tokens = torch.empty(num_tokens, dtype=torch.uint16, pin_memory=True)\n        f.seek(256 * 4)\n"
             "        nbytes = f.readinto(tokens.numpy())\n    return tokens\n")}, U, "token-stream shards"),
+        Example({"torchtitan/hf_datasets/text_datasets.py": (  # torchtitan: documents appended to a token buffer, cut into seq_len
+            "import torch\nfrom torch.utils.data import IterableDataset\n\nclass HuggingFaceTextDataset(IterableDataset):\n"
+            "    def __iter__(self):\n        for sample in self._get_data_iter():\n"
+            "            sample_tokens = self._tokenizer.encode(self._text_processor(sample), add_bos=True, add_eos=True)\n"
+            "            self._inputs_buffer.extend(sample_tokens[:-1])\n            self._labels_buffer.extend(sample_tokens[1:])\n"
+            "            while len(self._inputs_buffer) >= self.seq_len:\n"
+            "                input_ids = torch.LongTensor(self._inputs_buffer[: self.seq_len])\n"
+            "                label_ids = torch.LongTensor(self._labels_buffer[: self.seq_len])\n"
+            "                self._inputs_buffer = self._inputs_buffer[self.seq_len :]\n"
+            "                self._labels_buffer = self._labels_buffer[self.seq_len :]\n"
+            "                yield {'input': input_ids}, label_ids\n")}, U, "token buffer cut into seq_len samples"),
+        Example({"data/sft_dataset.py": (  # one sample per document, truncated and padded to seq_len: no packing
+            "import torch\nfrom torch.utils.data import IterableDataset\n\nclass SFTDataset(IterableDataset):\n"
+            "    def __iter__(self):\n        for sample in self._get_data_iter():\n            tokens = []\n"
+            "            tokens.extend(self._tokenizer.encode(sample['text']))\n"
+            "            if len(tokens) < self.seq_len:\n                tokens.extend([self.pad_id] * (self.seq_len - len(tokens)))\n"
+            "            yield torch.LongTensor(tokens[: self.seq_len])\n")}, N,
+            "per-document truncation and padding"),
+        Example({"torchtune/modules/tokenizers/_utils.py": (  # torchtune: messages tokenized until max_seq_len, then truncated
+            "def tokenize_messages_no_special_tokens(tokenizer, messages, *, eos_id=None, max_seq_len=None):\n"
+            "    tokenized_messages = []\n    for message in messages:\n        tokens = tokenizer.encode(message.text)\n"
+            "        tokenized_messages.extend(tokens)\n"
+            "        if max_seq_len is not None and len(tokenized_messages) >= max_seq_len:\n            break\n"
+            "    if max_seq_len is not None:\n        tokenized_messages = truncate(tokenized_messages, max_seq_len, eos_id)\n"
+            "    return tokenized_messages\n")}, N, "messages truncated at max_seq_len"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1607,6 +1632,7 @@ class F7SequencePacking(_DataCheck):
             if (c.name.rsplit(".", 1)[0].endswith("position_ids") and c.loop and c.args and not _in_tests(c.path)
                     and re.match(r"(list\()?(range|torch\.arange)\(", _text(c.args[0]))):
                 used.append(_ev(c, key="position_ids", value=_text(c.args[0])))
+        used += _token_buffers(f)
         for c in f.calls("map"):
             if "." in c.name and c.args and re.search(r"group_texts|pack|concat", _text(c.args[0]), re.I):
                 used.append(_ev(c, key=".map()", value=_text(c.args[0])))
@@ -1622,6 +1648,31 @@ class F7SequencePacking(_DataCheck):
         if grouped:
             return Outcome(N, off + grouped, "batches are grouped by length, which trims padding but does not pack samples", {"packing": False})
         return Outcome(N, off, ("packing explicitly disabled" if off else "no sequence packing found") + strategy_note, {"packing": False})
+
+
+_SEQ_LEN = r"[\w.]*(seq_len|seq_length|max_len|max_length|max_seq_len|max_seq_length|block_size|context_len\w*|chunk_size|sequence_length|n_ctx)"
+
+
+def _token_buffers(f: Facts) -> list[Evidence]:
+    """Packing written by hand as a token buffer (torchtitan ``HuggingFaceTextDataset.__iter__``): every document's tokens
+    are appended to one buffer in the sample loop (``self._inputs_buffer.extend(sample_tokens)``) and full ``seq_len``
+    samples are cut from its head while it holds one (``while len(self._inputs_buffer) >= self.seq_len:``), the remainder
+    carried over, so samples are concatenated across documents with no padding. The ``extend`` line is the evidence."""
+    out: list[Evidence] = []
+    for c in f.calls("extend"):
+        buf = c.name.rsplit(".", 1)[0]
+        if c.loop is None or _in_tests(c.path) or buf == c.name or not re.search(r"(?i)buf|token|ids", buf.rsplit(".", 1)[-1]):
+            continue
+        # the buffer is cut while it holds a full sample, the remainder carried to the next document: not per-document truncation
+        # (``while``: full samples cut off repeatedly; ``if len(tokens) >= max_seq_len: break`` is truncation)
+        cut = re.compile(r"^\s*while\s+\(?\s*len\(\s*" + re.escape(buf) + r"\s*\)\s*>=?\s*" + _SEQ_LEN)
+        site = next((x for x in f.files[c.path].calls if x.func == c.func and cut.search(x.text)), None)
+        if site is not None:
+            out.append(_ev(c, key="token buffer", value=f"{buf} cut into {_SEQ_LEN_NAME.search(site.text).group(0)} samples at line {site.line}"))
+    return out
+
+
+_SEQ_LEN_NAME = re.compile(_SEQ_LEN)
 
 
 # ---------------------------------------------------------------------------------------
