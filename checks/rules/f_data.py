@@ -1571,6 +1571,20 @@ class F7SequencePacking(_DataCheck):
             "            if len(tokens) < self.seq_len:\n                tokens.extend([self.pad_id] * (self.seq_len - len(tokens)))\n"
             "            yield torch.LongTensor(tokens[: self.seq_len])\n")}, N,
             "per-document truncation and padding"),
+        Example({  # lmms-engine: packing on in a minority of the example recipes; most unpad their batches (use_rmpad)
+            **{f"examples/{m}/example_config.yaml": (
+                f"dataset_config:\n  dataset_type: vision_iterable\n  packing: {'true' if m in ('bagel', 'qwen3_5') else 'false'}\n"
+                "model_config:\n  load_from_pretrained_path: Qwen/Qwen2.5-VL-7B-Instruct\n"
+                "trainer_args:\n  per_device_train_batch_size: 1\n  use_rmpad: true\n  bf16: true\n")
+               for m in ("bagel", "qwen3_5", "qwen2_5_vl", "qwen3_vl", "qwen2_5_omni", "aero", "llava_video")},
+        }, P, "padding removed by most recipes, packing only in a minority"),
+        Example({
+            **{f"examples/{m}/example_config.yaml": (
+                "dataset_config:\n  dataset_type: vision_iterable\n  packing: true\n  packing_length: 16384\n"
+                "trainer_args:\n  per_device_train_batch_size: 1\n  use_rmpad: true\n")
+               for m in ("bagel", "qwen3_5", "qwen2_5_vl", "qwen3_vl")},
+            "examples/aero/example_config.yaml": "dataset_config:\n  packing: false\ntrainer_args:\n  use_rmpad: true\n",
+        }, U, "packing on in most recipes"),
         Example({"torchtune/modules/tokenizers/_utils.py": (  # torchtune: messages tokenized until max_seq_len, then truncated
             "def tokenize_messages_no_special_tokens(tokenizer, messages, *, eos_id=None, max_seq_len=None):\n"
             "    tokenized_messages = []\n    for message in messages:\n        tokens = tokenizer.encode(message.text)\n"
@@ -1584,13 +1598,20 @@ class F7SequencePacking(_DataCheck):
         f = ctx.facts
         used: list[Evidence] = []
         off: list[Evidence] = []
-        for s in f.effective(*_PACK_KEYS):
+        pack_settings = f.effective(*_PACK_KEYS)
+        minority = _minority_recipes(pack_settings)
+        for s in pack_settings:
             t = truthy(s.value)
             if t is True or (s.name == "concat_tokens" and (as_number(s.value) or 0) > 0):
-                if s.rank > 0 or s.source == "argparse-default":
+                if (s.rank > 0 or s.source == "argparse-default") and s.path not in minority:
                     used.append(f.ev(s))
             elif t is False and s.rank > 0:
                 off.append(f.ev(s))
+        minority_note = ""
+        if minority:
+            on_n, set_n = minority[next(iter(minority))]
+            shown = ", ".join(sorted(minority)[:3]) + (f" (+{len(minority) - 3})" if len(minority) > 3 else "")
+            minority_note = f"; packing is on in {on_n} of the {set_n} recipes that set it ({shown}), not the majority"
         for e in f.config("dataset.packed"):
             (used if truthy(e.value) else off).append(_ev(e, key=e.dotted, value=e.value))
         # a packing dataset behind a switch every config leaves off (torchtune: ``if packed: return PackedDataset(...)``
@@ -1643,11 +1664,45 @@ class F7SequencePacking(_DataCheck):
         # ``torch.from_file`` header + ``readinto`` of a shard) is packed by construction: windows cut across documents
         used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f) if c.short in ("memmap", "from_file", "readinto")]
         if used:
-            return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences", {"packing": True})
+            return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences" + minority_note, {"packing": True})
+        # padding removed without packing (lmms-engine / verl ``use_rmpad: true``: each batch unpadded into one varlen sequence
+        # for flash attention): no FLOPs on padding, but samples are not concatenated up to the sequence length, so the tokens
+        # per step vary with the samples drawn
+        unpad = [s for s in f.effective(*_UNPAD_KEYS) if s.rank > 0 and not _in_tests(s.path)]
+        unpad_on = [s for s in unpad if truthy(s.value) is True]
+        if unpad_on and len(unpad_on) * 2 > len(unpad):
+            return Outcome(P, [f.ev(s) for s in unpad_on] + off,
+                           f"padding removed ({unpad_on[0].key}: true in {len({s.path for s in unpad_on})} of {len({s.path for s in unpad})} "
+                           f"settings: unpadded varlen batches) but samples are not packed up to the sequence length" + minority_note,
+                           {"packing": False, "remove_padding": True})
         grouped = [f.ev(s) for s in f.effective("group_by_length", "group_by_modality_length") if truthy(s.value) and s.rank > 0]
         if grouped:
             return Outcome(N, off + grouped, "batches are grouped by length, which trims padding but does not pack samples", {"packing": False})
-        return Outcome(N, off, ("packing explicitly disabled" if off else "no sequence packing found") + strategy_note, {"packing": False})
+        return Outcome(N, off, ("packing explicitly disabled" if off else "no sequence packing found") + strategy_note + minority_note,
+                       {"packing": False})
+
+
+_UNPAD_KEYS = ("use_rmpad", "rmpad", "remove_padding", "use_remove_padding")
+
+
+def _minority_recipes(settings: list[Any]) -> dict[str, tuple[int, int]]:
+    """Recipe files (YAML/JSON) that turn a packing switch on when most recipes that set it turn it off (lmms-engine: ``packing:
+    true`` in 7 of 21 example configs): path -> (recipes on, recipes that set it). Such a switch is an option a few recipes
+    demonstrate, not how the project's runs go; at least three recipes must turn it off. Empty otherwise."""
+    on: set[str] = set()
+    off: set[str] = set()
+    for s in settings:
+        if s.source != "config" or not s.path.endswith((".yaml", ".yml", ".json")) or _in_tests(s.path):
+            continue
+        t = truthy(s.value)
+        if t is True:
+            on.add(s.path)
+        elif t is False:
+            off.add(s.path)
+    off -= on
+    if not on or len(off) < 3 or len(on) * 2 > len(on) + len(off):
+        return {}
+    return {p: (len(on), len(on) + len(off)) for p in on}
 
 
 _SEQ_LEN = r"[\w.]*(seq_len|seq_length|max_len|max_length|max_seq_len|max_seq_length|block_size|context_len\w*|chunk_size|sequence_length|n_ctx)"
