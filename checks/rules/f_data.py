@@ -369,6 +369,16 @@ _PER_SAMPLE = (
     "librosa.load", "soundfile.read", "json.load", "numpy.load", "torch.load", "open", "load_image", "load_video",
     "read_video", "torchvision.io.read_video", "cv2.VideoCapture", "process_vision_info", "fetch_image", "fetch_video",
 )
+#: per-sample opens of an image/video/audio file: the payload of a multimodal sample
+_MEDIA_OPENS = {"imread", "read_image", "decode_image", "VideoReader", "load_image", "load_video", "read_video", "VideoCapture",
+                "fetch_image", "fetch_video", "process_vision_info"}
+_MEDIA_NAMES = ("Image.open", "av.open", "torchaudio.load", "librosa.load", "soundfile.read")
+
+
+def _is_media(c: Call) -> bool:
+    return c.short in _MEDIA_OPENS or c.name.endswith(_MEDIA_NAMES)
+#: merged-store evidence that is a table of records (HF datasets Arrow, Parquet), which may hold only annotations
+_TABLE_KEYS = {"load_from_disk", "save_to_disk", "load_dataset", "read_table"}
 _PER_SAMPLE_FUNCS = re.compile(r"^(__getitem__|__getitems__|_?get_item|_?load_image|_?load_video|_?read_image|_?process_image|_?get_image|fetch_image|process_vision_info)$")
 #: a sample decoded from bytes already in memory, a URL, or a member of an archive/database is not a small-file read
 _NOT_A_FILE = re.compile(r"BytesIO|requests|urlopen|http|\.read\(\)|base64|extractfile|zip|\bzf\.|\btar(file)?\b|\.tar\b|archive|lmdb|\btxn\b|\.get\(b['\"]", re.I)
@@ -1217,6 +1227,19 @@ class F4SmallFileMerging(_DataCheck):
             "        with open(self.path, 'rb') as f:\n"
             "            f.seek(i * self.seq_len * 2)\n            f.readinto(buf)\n"
             "        return buf\n")}, U, "byte-range reads of one token file"),
+        Example({"src/lmms_engine/datasets/naive/multimodal_dataset.py": (  # lmms-engine: Arrow records name image files
+            "import os\nfrom datasets import load_from_disk\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\n"
+            "class MultiModalDataset(Dataset):\n    def __init__(self, config):\n"
+            "        self.data_list = load_from_disk(config.dataset_path)\n        self.data_folder = config.data_folder\n"
+            "    def __getitem__(self, i):\n        images_list = self.data_list[i]['images']\n"
+            "        images = [Image.open(os.path.join(self.data_folder, image)) for image in images_list]\n"
+            "        return self.processor(images=images, messages=self.data_list[i]['messages'])\n")}, N,
+            "Arrow annotations naming per-sample image files"),
+        Example({"data/multimodal.py": (  # the images themselves inside the Arrow table: merged storage
+            "import io\nfrom datasets import load_from_disk\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\n"
+            "class MultiModalDataset(Dataset):\n    def __init__(self, path):\n        self.data_list = load_from_disk(path)\n"
+            "    def __getitem__(self, i):\n        image = Image.open(io.BytesIO(self.data_list[i]['image_bytes']))\n"
+            "        return self.processor(images=[image], text=self.data_list[i]['text'])\n")}, U, "images stored inside the Arrow table"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -1227,7 +1250,17 @@ class F4SmallFileMerging(_DataCheck):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         merged = _shard_evidence(f)
-        small = [_ev(c, key=f"{'.'.join(c.name.split('.')[-2:])}() in {c.func}") for c in _per_sample_reads(f)]
+        reads = _per_sample_reads(f)
+        small = [_ev(c, key=f"{'.'.join(c.name.split('.')[-2:])}() in {c.func}") for c in reads]
+        media = [c for c in reads if _is_media(c)]
+        if merged and media and all(e.key in _TABLE_KEYS for e in merged):
+            # the Arrow/Parquet tables hold the annotations (paths, conversations); the images/videos they name are each a
+            # file opened per sample (lmms-engine: load_from_disk of the records, Image.open(os.path.join(data_folder, path)))
+            m = merged[0]
+            return Outcome(N, [_ev(c, key=f"{'.'.join(c.name.split('.')[-2:])}() in {c.func}") for c in media] + merged,
+                           f"samples' media are read one file at a time ({'.'.join(media[0].name.split('.')[-2:])}() at {media[0].path}:{media[0].line}"
+                           f"{f' (+{len(media) - 1})' if len(media) > 1 else ''}); the Arrow/Parquet tables ({m.key} at {m.path}:{m.line}) "
+                           "hold only the records that name those files", {"sharded": False})
         if merged and small:
             return Outcome(P, merged + small, "sharded data, but some samples are still read one file at a time", {"sharded": True})
         if merged:
