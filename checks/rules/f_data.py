@@ -601,11 +601,31 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
         return result
 
     out: dict[str, list[Call]] = {"offline": [], "mapped": [], "startup": [], "online": []}
+    weight_tools: dict[str, bool] = {}
     for c in _tokenizer_calls(f):
         kind = "offline" if _OFFLINE_PATH.search(c.path) else where(c.path, c.func, 0)
+        if kind == "offline":
+            if c.path not in weight_tools:
+                weight_tools[c.path] = _prepares_weights(f, c.path)
+            if weight_tools[c.path]:
+                continue  # a script preparing a model's initial weights runs the processor on a test input: not data preprocessing
         if kind in out:
             out[kind].append(c)
     return out
+
+
+_DATA_WRITES = {"save_to_disk", "to_parquet", "to_json", "to_csv", "write_table", "tofile", "save", "dump", "write", "optimize",
+                "MDSWriter", "ShardWriter", "TarWriter", "add_item", "savez", "to_arrow", "push_to_hub"}
+
+
+def _prepares_weights(f: Facts, path: str) -> bool:
+    """A ``prepare_*.py`` script that writes only a model (``model.save_pretrained(out)``, ``processor.save_pretrained``) and
+    no data (lmms-engine ``tools/prepare_init_weight/prepare_aero_omni.py``): it prepares initial weights, not a dataset."""
+    ff = f.files.get(path)
+    if ff is None:
+        return False
+    shorts = {c.short for c in ff.calls}
+    return "save_pretrained" in shorts and not (shorts & _DATA_WRITES)
 
 
 def _offline_outputs(f: Facts) -> list[Evidence]:
@@ -1427,6 +1447,26 @@ class F6OfflinePreprocessing(_DataCheck):
             "src/axolotl/utils/data/sft.py": (
                 "def load_prepare_datasets(cfg, dataset):\n    dataset.save_to_disk(str(cfg.dataset_prepared_path))\n    return dataset\n"),
         }, U, "a streaming path elsewhere does not make the SFT map online"),
+        Example({  # lmms-engine: Arrow records loaded as one input format, processed per sample; a weight-preparation tool
+            "src/lmms_engine/datasets/naive/multimodal_dataset.py": (
+                "from datasets import load_from_disk\nfrom torch.utils.data import Dataset\n\nclass MultiModalDataset(Dataset):\n"
+                "    def load_data(self):\n        if self.config.dataset_format == 'arrow':\n"
+                "            self.data_list = load_from_disk(self.config.dataset_path)\n"
+                "    def __getitem__(self, i):\n        messages = self.data_list[i]['messages']\n"
+                "        text = self.processor.apply_chat_template(messages, tokenize=False)\n"
+                "        return self.processor(text=[text], images=self.load_images(i), return_tensors='pt')\n"),
+            "tools/prepare_init_weight/prepare_aero_omni.py": (
+                "from transformers import AutoProcessor\n\ndef main(args):\n    processor = AutoProcessor.from_pretrained(args.base)\n"
+                "    text = processor.apply_chat_template(messages)\n    inputs = processor(text=text, return_tensors='pt')\n"
+                "    model.save_pretrained(args.output_dir)\n    processor.save_pretrained(args.output_dir)\n"),
+        }, N, "loaded Arrow records processed per sample; a weight-preparation tool"),
+        Example({  # a preparation script saves the tokenized dataset that training loads
+            "scripts/prepare_dataset.py": (
+                "from datasets import load_dataset\nfrom transformers import AutoTokenizer\n\ndef main(args):\n"
+                "    tok = AutoTokenizer.from_pretrained(args.model)\n    ds = load_dataset('json', data_files=args.data)['train']\n"
+                "    ds = ds.map(lambda x: tok(x['text']), batched=True, num_proc=16)\n    ds.save_to_disk(args.out)\n"),
+            "train.py": "from datasets import load_from_disk\nds = load_from_disk('data/tokenized')\n",
+        }, U, "tokenized dataset saved by a preparation script, loaded by training"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1436,6 +1476,14 @@ class F6OfflinePreprocessing(_DataCheck):
         offline += [_ev(c, key=f"{c.short}() in datasets.map") for c in sites["mapped"]]
         online = [_ev(c, key=f"{c.short}() in {c.func}") for c in sites["online"]]
         startup = [_ev(c, key=f"{c.short}() at start-up") for c in sites["startup"]]
+        loads = [e for e in offline if e.key == "load_from_disk"]
+        if online and loads and len(loads) == len(offline):
+            # an Arrow dataset the project only loads (nothing saves one, no prepared/tokenized path) while every sample is
+            # tokenized in the loader: one input format of the raw records (lmms-engine: json / jsonl / arrow / parquet
+            # records of messages and image paths), not a preprocessed dataset
+            return Outcome(N, _unique_ev(online + loads), "tokenization runs per sample in the data loader; the Arrow datasets "
+                           f"it loads (load_from_disk at {loads[0].path}:{loads[0].line}) are the raw records: nothing in the "
+                           "project saves a tokenized dataset", {"preprocessing": "online"})
         if online and offline:
             return Outcome(P, _unique_ev(offline + online), "data is preprocessed ahead, but some tokenization still runs per sample", {"preprocessing": "mixed"})
         if online:
