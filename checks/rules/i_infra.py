@@ -1212,6 +1212,32 @@ def _text_of(v: Any) -> str:
     return v.text if isinstance(v, Expr) else repr(v)
 
 
+def _module_paced_trackers(f: Facts) -> tuple[list[Interval], str]:
+    """Trackers written by a metrics module that carries its own logging interval (torchtitan ``components/metrics.py``: the
+    TensorBoard/W&B loggers' ``add_scalar``/``wandb.log`` and ``MetricsProcessor.Config.log_freq: int = 10``, "how often to log
+    metrics to TensorBoard", which ``should_log(step)`` applies before the training step hands it the metrics): the tracker calls
+    sit in the loggers' own ``log`` methods, outside any step loop, and report at that interval. The interval settings of the
+    fields named for logging intervals in the trackers' own files (voted over recipes like I4's), and a note naming them."""
+    side = side_trainers(f)
+    calls = [c for c in tracker_calls(f) if not _TEST_PATH.search(c.path) and c.path not in side]
+    files = sorted({c.path for c in calls})
+    names = sorted({x.name for x in f.records("fields") if x.path in files and _norm(x.name) in _LOG_KEYS and as_number(x.default) is not None})
+    if not names:
+        return [], ""
+    items = interval_settings(f, tuple(names))
+    if not items:
+        return [], ""
+    field = next(x for x in f.records("fields") if x.path in files and x.name == names[0])
+    here = [c for c in calls if c.path == field.path]
+    shown = ", ".join(dict.fromkeys(f"{'.'.join(c.name.split('.')[-2:])}() at {c.path}:{c.line}" for c in here[:2]))
+    return items, (f"the trackers of {field.path} ({shown}) report at that module's logging interval "
+                   f"{field.owner}.{field.name} ({field.path}:{field.line})")
+
+
+def _norm(name: str) -> str:
+    return name.strip().lower().replace("-", "_")
+
+
 def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
     """Trackers the HF Trainer reports to (``report_to``; before transformers v5 the default was every installed one)."""
     rt = [s for s in f.effective("report_to") if not _TEST_PATH.search(s.path)]
@@ -1365,6 +1391,32 @@ class I5ReportFrequency(Check):
         Example({"train.py": (  # no tracker and no tracker interval: not judged (n/a)
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
+        Example({  # torchtitan: the metrics module's TensorBoard/W&B loggers report at its own Config.log_freq (10)
+            "torchtitan/components/metrics.py": (
+                "from dataclasses import dataclass\nfrom torch.utils.tensorboard import SummaryWriter\n\n"
+                "class TensorBoardLogger:\n    def log(self, metrics, step):\n        for k, v in metrics.items():\n"
+                "            self.writer.add_scalar(k, v, step)\n\n"
+                "class WandBLogger:\n    def log(self, metrics, step):\n        self.wandb.log(metrics, step=step)\n\n"
+                "class MetricsProcessor:\n    @dataclass\n    class Config:\n        log_freq: int = 10\n"
+                "        enable_tensorboard: bool = False\n"
+                "    def should_log(self, step):\n        return step == 1 or step % self.config.log_freq == 0\n"
+                "    def log(self, step, loss):\n        self.logger.log({'loss': loss}, step)\n"),
+            "torchtitan/trainer.py": (
+                "class Trainer:\n    def train_step(self, data_iterator):\n"
+                "        should_log = self.metrics_processor.should_log(self.step)\n        loss = self.forward_backward(data_iterator)\n"
+                "        self.optimizers.step()\n        if not should_log:\n            return\n"
+                "        self.metrics_processor.log(self.step, loss.item())\n"),
+        }, U, "trackers paced by their metrics module's log_freq of 10"),
+        Example({
+            "mylib/metrics.py": (
+                "from dataclasses import dataclass\nimport wandb\n\n"
+                "class WandBLogger:\n    def log(self, metrics, step):\n        wandb.log(metrics, step=step)\n\n"
+                "@dataclass\nclass MetricsConfig:\n    log_freq: int = 1\n"),
+            "mylib/trainer.py": (
+                "class Trainer:\n    def train_step(self, batch):\n        loss = self.model(batch).loss\n        loss.backward()\n"
+                "        self.optimizer.step()\n        if self.step % self.config.log_freq == 0:\n"
+                "            self.metrics.log({'loss': loss.item()}, self.step)\n"),
+        }, N, "trackers paced by their metrics module's log_freq of 1"),
         Example({  # lmms-engine / verl: a unified Tracking object (W&B + console backends) fed at every optimizer step
             "src/lmms_engine/utils/tracking.py": (
                 "import wandb\n\nclass Tracking:\n    def __init__(self, project_name, default_backend='console'):\n"
@@ -1448,6 +1500,16 @@ class I5ReportFrequency(Check):
         bad += [(c, f"{c.name}() in the training loop", n) for c, n in loop]
         if loop:
             values["report_in_step_loop"] = int(min(n for _, n in loop))
+        paced_note = ""
+        paced: list[Interval] = []
+        if not loop and not spaced and not trackers and not ok:
+            paced, paced_note = _module_paced_trackers(f)
+            for i in paced:
+                if i.kind == "steps" and i.steps is not None and i.steps < threshold:
+                    bad.append((i.fact, i.key, i.steps))
+                else:
+                    ok.append(i)
+            values.update(_values(paced))
         defaults: list[Evidence] = []
         default_notes: list[str] = []
         if lt_default is not None:
@@ -1459,7 +1521,8 @@ class I5ReportFrequency(Check):
                                  "--tensorboard-log-interval: written by rank 0 to a local event file (W&B asynchronously), "
                                  "not judged too frequent; set --tensorboard-log-interval to judge it")
         if bad:
-            return _outcome(bad, ok, "progress reported to trackers", threshold, values, "")
+            out = _outcome(bad, ok, "progress reported to trackers", threshold, values, "")
+            return _with_notes(out, "; ".join(x for x in (paced_note, registry_notes(f, paced)) if x))
         if not trackers and not rt and not ok and not spaced and not defaults:
             return Outcome(Status.NA, [], NOT_JUDGED + "no tracker interval setting and no tracker call in a training-step loop were found "
                            "on the training path; check how often your launch reports to W&B/TensorBoard/MLflow, if it does", values)
@@ -1479,6 +1542,7 @@ class I5ReportFrequency(Check):
         elif ok:
             sane = "tracker intervals at or above the threshold: " + ", ".join(
                 f"{i.key}={int(i.steps) if i.steps is not None and float(i.steps).is_integer() else i.steps or i.kind}" for i in ok[:3])
+            sane += "".join(f"; {x}" for x in (paced_note, registry_notes(f, paced)) if x)
         else:  # report_to: none / [] and no other tracker: nothing is reported
             r0 = rt[0]
             shown = "[" + ", ".join(map(str, r0.value)) + "]" if isinstance(r0.value, tuple) else repr(r0.value)
