@@ -480,6 +480,20 @@ class Facts:
                 holders[v].append(base or Setting(own[0].name, own[0].value, entry, own[0].line, "assign", own[0].text, own[0].name, 1))
                 n, _ = inherited.get(v, (0, ""))
                 inherited[v] = (n + 1, f"{entry}:{own[0].line}")
+        # a YAML/JSON recipe of the same family that leaves the name unset runs with the code default of that name, when the
+        # repository's code defaults agree on one number (a config dataclass field, an argparse default): counted as a
+        # launch without the flag is
+        setters = {c.path for c in group if c.source == "config" and c.path.endswith((".yaml", ".yml", ".json"))}
+        if len(setters) >= 2:
+            yaml_default = self._known_default(name, set())
+            siblings = self._sibling_recipes(setters) if yaml_default is not None else []
+            if yaml_default is not None and siblings:
+                v = repr(yaml_default.value)
+                for p in siblings:
+                    units[p].add(v)
+                n, _ = inherited.get(v, (0, ""))
+                inherited[v] = (n + len(siblings), f"{yaml_default.path}:{yaml_default.line}")
+                holders[v].append(yaml_default)
         # a launch of a script that other launches pass the flag to, without the flag: the code default, when known
         default: Setting | None = None
         if launched:
@@ -580,6 +594,27 @@ class Facts:
         if not out or len({repr(s.value) for s in out}) != 1:
             return None
         return out[0]
+
+    def _sibling_recipes(self, setters: set[str]) -> list[str]:
+        """YAML/JSON recipe files of the same family as ``setters`` (the recipes that set a name) that do not set it: files
+        outside tests whose top-level keys include at least three of the keys most setters share (``model_name_or_path``,
+        ``learning_rate``, ...), so a DeepSpeed JSON or a CI workflow is not taken for a training recipe."""
+        tops = self._s.get("config_top_keys")
+        if tops is None:
+            tops = defaultdict(set)
+            for e in self._s["configs"]:
+                if e.fmt in ("yaml", "json") and e.keys and isinstance(e.keys[0], str):
+                    tops[e.path].add(e.keys[0])
+            self._s["config_top_keys"] = tops
+        count: dict[str, int] = defaultdict(int)
+        for p in setters:
+            for k in tops.get(p, ()):
+                count[k] += 1
+        common = {k for k, n in count.items() if n * 2 > len(setters)}
+        if len(common) < 3:
+            return []
+        return sorted(p for p, ks in tops.items() if p not in setters and len(ks & common) >= 3 and len(ks & common) * 2 >= len(common)
+                      and not _TEST_PATH.search(p) and not p.startswith(".github/") and self._ok(p, 1))
 
     def documented_recipes(self) -> dict[str, str]:
         """Recipe files a command in the project's README or docs/ names (``python train.py config/train_gpt2.py`` ->

@@ -378,7 +378,8 @@ _MEDIA_NAMES = ("Image.open", "av.open", "torchaudio.load", "librosa.load", "sou
 def _is_media(c: Call) -> bool:
     return c.short in _MEDIA_OPENS or c.name.endswith(_MEDIA_NAMES)
 #: merged-store evidence that is a table of records (HF datasets Arrow, Parquet), which may hold only annotations
-_TABLE_KEYS = {"load_from_disk", "save_to_disk", "load_dataset", "read_table"}
+#: (a project that writes the table itself, ``save_to_disk``, stores its prepared samples there: not only annotations)
+_TABLE_KEYS = {"load_from_disk", "load_dataset", "read_table"}
 _PER_SAMPLE_FUNCS = re.compile(r"^(__getitem__|__getitems__|_?get_item|_?load_image|_?load_video|_?read_image|_?process_image|_?get_image|fetch_image|process_vision_info)$")
 #: a sample decoded from bytes already in memory, a URL, or a member of an archive/database is not a small-file read
 _NOT_A_FILE = re.compile(r"BytesIO|requests|urlopen|http|\.read\(\)|base64|extractfile|zip|\bzf\.|\btar(file)?\b|\.tar\b|archive|lmdb|\btxn\b|\.get\(b['\"]", re.I)
@@ -1274,8 +1275,9 @@ class F4SmallFileMerging(_DataCheck):
         small = [_ev(c, key=f"{'.'.join(c.name.split('.')[-2:])}() in {c.func}") for c in reads]
         media = [c for c in reads if _is_media(c)]
         if merged and media and all(e.key in _TABLE_KEYS for e in merged):
-            # the Arrow/Parquet tables hold the annotations (paths, conversations); the images/videos they name are each a
-            # file opened per sample (lmms-engine: load_from_disk of the records, Image.open(os.path.join(data_folder, path)))
+            # the Arrow/Parquet tables the project only loads hold the annotations (paths, conversations); the images/videos
+            # they name are each a file opened per sample (lmms-engine: load_from_disk of the records,
+            # Image.open(os.path.join(data_folder, path)))
             m = merged[0]
             return Outcome(N, [_ev(c, key=f"{'.'.join(c.name.split('.')[-2:])}() in {c.func}") for c in media] + merged,
                            f"samples' media are read one file at a time ({'.'.join(media[0].name.split('.')[-2:])}() at {media[0].path}:{media[0].line}"

@@ -907,6 +907,10 @@ class I3CheckpointFrequency(Check):
                 "        loss = model(**batch).loss\n        loss.backward()\n        optimizer.step()\n"
                 "        save_model_checkpoint(model, 'out/model.pt')\n"),
         }, N, "save helper every step"),
+        Example({  # axolotl: recipes save a few times per epoch
+            **{f"examples/{m}/lora.yml": f"base_model: {m}\nsequence_len: 4096\nsaves_per_epoch: 1\nlogging_steps: 1\n"
+               for m in ("llama-3", "mistral", "qwen2")},
+        }, U, "axolotl saves_per_epoch"),
         Example({  # torchtitan 0.3.0: a checkpointer Config object per registry recipe; unset recipes keep interval=500
             "torchtitan/components/checkpointer/base.py": (
                 "from dataclasses import dataclass\nclass BaseCheckpointManager:\n    @dataclass(kw_only=True, slots=True)\n"
@@ -938,6 +942,9 @@ class I3CheckpointFrequency(Check):
         small = _adapter_only(f, ctx) or (ctx.project.params_billions is not None and ctx.project.params_billions < 1)
         threshold = 10 if small else 50
         items = interval_settings(f, _SAVE_KEYS, strategy="save_strategy") + _checkpointer_intervals(f)
+        # axolotl ``saves_per_epoch: 1``: a few checkpoints per epoch (it sets the save interval from the epoch length)
+        per_epoch_saves = [s for s in interval_settings(f, ("saves_per_epoch",)) if s.steps is not None and s.steps >= 1]
+        items += [Interval(i.fact, i.key, i.name, None, "epoch") for i in per_epoch_saves]
         for e in f.config("checkpoint.interval"):
             enabled = [x for x in f.config("checkpoint.enable_checkpoint", "checkpoint.enable") if x.path == e.path]
             if all(truthy(x.value) is not False for x in enabled) and not _TEST_PATH.search(e.path):
@@ -955,6 +962,8 @@ class I3CheckpointFrequency(Check):
         if not items and uses_hf_trainer(f):
             extra["save_steps"] = HF_DEFAULTS["save_steps"]
         values = _values(items, extra)
+        if per_epoch_saves:
+            values["saves_per_epoch"] = int(max(i.steps or 1 for i in per_epoch_saves))
         hf = _hf_default_site(f, "save_steps") if "save_steps" in extra else None
         per_epoch = _epoch_saves(f, save_calls) if not items and not loop and hf is None else []
         epoch_txt = ""

@@ -197,3 +197,24 @@ def test_a_guarded_save_names_its_interval_setting_and_its_recipe_distribution()
     assert i3.status == Status.USED and "save() every 2000 steps (eval_interval)" in i3.detail, i3.detail
     assert "eval_interval: " in i3.detail and "(no majority: judged by the default at train.py:6)" in i3.detail
     assert i3.values["eval_interval"] == 2000
+
+
+def test_yaml_recipes_that_leave_a_name_unset_count_at_the_known_code_default():
+    """A YAML recipe of the same family that does not set ``logging_steps`` runs with the config class's default (10 here);
+    a DeepSpeed JSON beside them is not a recipe of that family."""
+    cfg = "from dataclasses import dataclass\n@dataclass\nclass TrainArgs:\n    logging_steps: int = 10\n    save_steps: int = 500\n"
+    base = "model_name_or_path: Qwen/Qwen2-7B\nlearning_rate: 1.0e-5\nnum_train_epochs: 3\nbf16: true\n"
+    files = {"src/proj/args.py": cfg,
+             "examples/a.yaml": base + "logging_steps: 1\n", "examples/b.yaml": base + "logging_steps: 1\n",
+             "examples/c.yaml": base, "examples/d.yaml": base, "examples/e.yaml": base,
+             "examples/ds_z3.json": '{"zero_optimization": {"stage": 3}, "bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 1}\n'}
+    f = _facts(files)
+    f.effective("logging_steps")
+    assert f.distributions()["logging_steps"] == {"1": 2, "10": 3}
+    assert f.distribution_defaults()["logging_steps"] == {"10": (3, "src/proj/args.py:4")}
+    i4 = _audit(files).result("I4")
+    assert i4.status == Status.USED, i4.detail
+    assert "3 recipes leave it unset and run with the default 10 at src/proj/args.py:4" in i4.detail, i4.detail
+    # without a known default (two code defaults disagree) only the recipes that set it vote
+    other = {**files, "src/proj/other.py": cfg.replace("logging_steps: int = 10", "logging_steps: int = 50")}
+    assert _audit(other).result("I4").status == Status.UNUSED
