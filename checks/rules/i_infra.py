@@ -639,6 +639,8 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
         sites = [] if in_step or c.func is None or c.loop is not None else helpers.get((c.path, c.func), [])
         if not in_step and not sites:
             continue
+        if sites and _flag_off_at_sites(f, c, sites):
+            continue
         if in_step:
             guarded, n = every(c.guard, c.path)
         else:  # the helper's own guard and the guard around its call site both gate it: the sparser one wins
@@ -659,6 +661,17 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
         elif spaced is not None:
             spaced.append((c, n))
     return out
+
+
+def _flag_off_at_sites(f: Facts, c: Call, sites: list[Call]) -> bool:
+    """A helper's branch under a bare keyword flag that another caller turns on explicitly (lmms-engine
+    ``_check_eval_results(rank, wait_until_complete=True)`` after the loop) while the step loop's call does not pass it
+    (``self._check_eval_results(rank)``): the flag keeps its default there, off, so the branch does not run each step."""
+    if not c.guard:
+        return False
+    flags = [t.strip() for t in re.split(r"\band\b", _without_skips(c.guard)) if re.fullmatch(r"\s*[A-Za-z_]\w*\s*", t)]
+    others = [x for x in f.calls(c.func or "") if x.short == c.func and x not in sites]
+    return any(all(g not in s.kwargs for s in sites) and any(truthy(x.kwargs.get(g)) is True for x in others) for g in flags)
 
 
 def _spaced_detail(what: str, spaced: list[tuple[Call, float | None]]) -> str:
@@ -998,8 +1011,27 @@ _LOG_FUNCS = re.compile(r"^(print|print0|printr|log0|rank0_print|print_rank_0|pr
 _LOGGER_RECV = re.compile(r"(^|\.)(logger|logging|log|\w*_logger|LOGGER)\.(info|debug|warning|warn)$")  # base_logger.info too
 
 
+def _console_trackers(f: Facts) -> list[Call]:
+    """Tracker calls of a multi-backend tracking object that also prints to the console (lmms-engine / verl ``Tracking`` with
+    ``self.default_backend.append("console")`` in the trainer that calls ``self.tracking.log(train_metrics, ...)``): each
+    such report is also a console log line."""
+    out: list[Call] = []
+    console: dict[str, bool] = {}
+    for c in tracker_calls(f):
+        if not re.search(r"(?i)track(ing|er)\w*\.log$", c.name):
+            continue
+        if c.path not in console:
+            ff = f.files.get(c.path)
+            console[c.path] = ff is not None and any("console" in (*x.args, *x.kwargs.values()) for x in ff.calls)
+        if console[c.path]:
+            out.append(c)
+    return out
+
+
 def log_calls(f: Facts) -> list[Call]:
-    """Console/file logging calls: ``print``, ``logger.info``, ``accelerator.print``, ``print_rank_0``, ``tqdm.write``."""
+    """Console/file logging calls: ``print``, ``logger.info``, ``accelerator.print``, ``print_rank_0``, ``tqdm.write``.
+    A warning under a condition (``if not torch.isfinite(grad_norm): logger.warning(...)``) reports an exception to the
+    step, not its metrics: left out."""
     out = []
     for c in f.calls("print", "info", "debug", "warning", "warn", "write", "rank0_print", "print_rank_0", "print_rank0", "master_print",
                      "log_rank_0", "log_dist", "print_log", "log_info", "print0", "printr", "log0", "print_master", "log_rank", "log_rank0"):
@@ -1007,7 +1039,7 @@ def log_calls(f: Facts) -> list[Call]:
             out.append(c)
         elif c.short != "print" and _LOG_FUNCS.match(c.short):
             out.append(c)
-        elif _LOGGER_RECV.search(c.name):
+        elif _LOGGER_RECV.search(c.name) and not (c.short in ("warning", "warn") and c.guard):
             out.append(c)
     return out
 
@@ -1083,6 +1115,41 @@ class I4LoggingFrequency(Check):
                 "def qwen3_32b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(), steps=3000)\n"),
         }, N, "most registry recipes log every 1-2 steps"),
         Example({"train.yaml": "logging_steps: 10\nsave_steps: 500\n"}, U, "logging every 10"),
+        Example({"trainer.py": (  # lmms-engine: a helper's wait branch runs only when the final call passes the flag
+            "import logging\nlogger = logging.getLogger(__name__)\n\nclass Trainer:\n"
+            "    def _check_eval_results(self, rank, wait_until_complete=False):\n        if wait_until_complete:\n"
+            "            logger.info('Waiting for pending evaluation jobs to complete...')\n"
+            "    def train(self, args):\n        for step, batch in enumerate(self.train_dataloader):\n"
+            "            loss = self.training_step(batch)\n            self.optimizer.step()\n"
+            "            if self.global_step % args.logging_steps == 0:\n                logger.info('step %d loss %.4f', step, loss)\n"
+            "            self._check_eval_results(0)\n        self._check_eval_results(0, wait_until_complete=True)\n"),
+            "train.yaml": "logging_steps: 50\n"}, U, "a helper's flag branch turned on only after the loop"),
+        Example({  # lmms-engine: a Tracking object with a console backend prints the metrics of every optimizer step
+            "src/lmms_engine/train/fsdp2/fsdp2_trainer.py": (
+                "from lmms_engine.utils.tracking import Tracking\n\nclass FSDP2SFTTrainer:\n    def __init__(self, args):\n"
+                "        self.default_backend = []\n        if 'wandb' in args.report_to:\n            self.default_backend.append('wandb')\n"
+                "        self.default_backend.append('console')\n"
+                "    def train(self, rank):\n        self.tracking = Tracking(self.args.run_name, default_backend=self.default_backend)\n"
+                "        for step, batch in enumerate(self.train_dataloader):\n            train_metrics = self.training_step(batch)\n"
+                "            self.optimizer.step()\n            if rank == 0:\n"
+                "                self.tracking.log(train_metrics, step=self.global_step)\n"),
+            "examples/qwen2_5_vl/example_config.yaml": "trainer_args:\n  logging_steps: 10\n",
+        }, N, "a console-backed Tracking object fed every step"),
+        Example({"train.py": (  # a warning only when the gradient norm is not finite: not per-step logging
+            "import logging\nlogger = logging.getLogger(__name__)\n"
+            "for step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
+            "    grad_norm = clip_grad_norm_(model.parameters(), 1.0)\n"
+            "    if not torch.isfinite(grad_norm):\n        logger.warning(f'step {step}: grad_norm is not finite')\n"
+            "    optimizer.step()\n"
+            "    if step % 50 == 0:\n        logger.info('step %d loss %.4f', step, loss.item())\n")}, U,
+            "a conditional warning is not per-step logging"),
+        Example({"trainer.py": (  # the same helper whose flag the step loop passes
+            "import logging\nlogger = logging.getLogger(__name__)\n\nclass Trainer:\n"
+            "    def _report(self, rank, verbose=False):\n        if verbose:\n            logger.info('rank %d done', rank)\n"
+            "    def train(self, args):\n        for step, batch in enumerate(self.train_dataloader):\n"
+            "            loss = self.training_step(batch)\n            self.optimizer.step()\n"
+            "            self._report(0, verbose=True)\n        self._report(0, verbose=True)\n")}, N,
+            "a helper's flag branch turned on by the step loop"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, U, "HF defaults"),
         Example({"train.py": "import lightning as L\ntrainer = L.Trainer(log_every_n_steps=50)\n"}, U, "lightning 50"),
         Example({"train.yaml": "logging_steps: 1\n"}, N, "logging every step"),
@@ -1171,7 +1238,7 @@ class I4LoggingFrequency(Check):
         items = interval_settings(f, _LOG_KEYS, strategy="logging_strategy")
         bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
         spaced: list[tuple[Call, float | None]] = []
-        loop = per_step_calls(f, log_calls(f), threshold, spaced)
+        loop = per_step_calls(f, log_calls(f) + _console_trackers(f), threshold, spaced)
         bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]
         extra: dict[str, Any] = {}
         if loop:
