@@ -424,6 +424,10 @@ class Facts:
         - a launch script (Megatron-LM's ~120 ``examples/**/*.sh``): the ``--flag`` it passes, else, for a launch of a script
           that other launches pass the flag to, the code default of the flag (argparse / config dataclass) when the
           repository's code defaults of that name agree on one number; a launch that sets it to a variable is not counted.
+        - a YAML/JSON recipe of the same family that leaves the name unset: the code default, when known (:meth:`_sibling_recipes`).
+        Recipes vote by the verdict band a check registered for the name (:func:`register_vote_bands`: 4 and 8 loader workers
+        are one "4 or more" vote), else by exact value. The README-documented recipes decide only when no band has a majority,
+        and are named in the verdict when they run otherwise.
         With three or more recipes holding two or more values, the distribution is kept for the report
         (:meth:`distributions`). When one value is held by more than half of the recipes, the settings that only minority
         recipes hold are left out (and a shadowed code default that the majority runs with comes back, so a check cites it);
