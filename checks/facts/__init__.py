@@ -1,7 +1,7 @@
 """Parse once into facts; every check queries :class:`Facts`."""
 
 from .extract import classify, extract_file
-from .store import Facts, as_number, name_matches, truthy
+from .store import Facts, as_number, name_matches, register_vote_bands, truthy
 from .types import (
     ArgOption,
     Assign,
@@ -25,5 +25,5 @@ from .types import (
 __all__ = [
     "ArgOption", "Assign", "AttrAssign", "Call", "ConfigEntry", "Container", "Decorator", "Dependency",
     "EnvVar", "Expr", "Facts", "Field", "FileFacts", "Import", "Launch", "PathLiteral", "Ref", "Setting",
-    "as_number", "classify", "extract_file", "name_matches", "truthy",
+    "as_number", "classify", "extract_file", "name_matches", "register_vote_bands", "truthy",
 ]

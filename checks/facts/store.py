@@ -424,6 +424,10 @@ class Facts:
         - a launch script (Megatron-LM's ~120 ``examples/**/*.sh``): the ``--flag`` it passes, else, for a launch of a script
           that other launches pass the flag to, the code default of the flag (argparse / config dataclass) when the
           repository's code defaults of that name agree on one number; a launch that sets it to a variable is not counted.
+        - a YAML/JSON recipe of the same family that leaves the name unset: the code default, when known (:meth:`_sibling_recipes`).
+        Recipes vote by the verdict band a check registered for the name (:func:`register_vote_bands`: 4 and 8 loader workers
+        are one "4 or more" vote), else by exact value. The README-documented recipes decide only when no band has a majority,
+        and are named in the verdict when they run otherwise.
         With three or more recipes holding two or more values, the distribution is kept for the report
         (:meth:`distributions`). When one value is held by more than half of the recipes, the settings that only minority
         recipes hold are left out (and a shadowed code default that the majority runs with comes back, so a check cites it);
@@ -480,6 +484,20 @@ class Facts:
                 holders[v].append(base or Setting(own[0].name, own[0].value, entry, own[0].line, "assign", own[0].text, own[0].name, 1))
                 n, _ = inherited.get(v, (0, ""))
                 inherited[v] = (n + 1, f"{entry}:{own[0].line}")
+        # a YAML/JSON recipe of the same family that leaves the name unset runs with the code default of that name, when the
+        # repository's code defaults agree on one number (a config dataclass field, an argparse default): counted as a
+        # launch without the flag is
+        setters = {c.path for c in group if c.source == "config" and c.path.endswith((".yaml", ".yml", ".json"))}
+        if len(setters) >= 2:
+            yaml_default = self._known_default(name, set())
+            siblings = self._sibling_recipes(setters) if yaml_default is not None else []
+            if yaml_default is not None and siblings:
+                v = repr(yaml_default.value)
+                for p in siblings:
+                    units[p].add(v)
+                n, _ = inherited.get(v, (0, ""))
+                inherited[v] = (n + len(siblings), f"{yaml_default.path}:{yaml_default.line}")
+                holders[v].append(yaml_default)
         # a launch of a script that other launches pass the flag to, without the flag: the code default, when known
         default: Setting | None = None
         if launched:
@@ -504,20 +522,37 @@ class Facts:
         for u, vs in units.items():
             for v in vs:
                 by_value[v].add(u)
-        top, top_units = max(by_value.items(), key=lambda kv: len(kv[1]))
+        # recipes vote by the verdict their value gets (``num_workers`` 4 and 8 are both "4 or more"), where a check registered
+        # its bands for the name (:func:`register_vote_bands`), else by exact value
+        band = _band_of(name)
+        by_key: dict[str, set[str]] = defaultdict(set)
+        for v, us in by_value.items():
+            by_key[band(v)] |= us
+        top_key, top_units = max(by_key.items(), key=lambda kv: (len(kv[1]), -min(_num(v) for v in by_value if band(v) == kv[0])))
+        top = max((v for v in by_value if band(v) == top_key), key=lambda v: len(by_value[v]))
         judged = "majority"
         documented = self.documented_recipes()
         doc_units = {u: vs for u, vs in units.items() if u in documented}
         doc_votes: dict[str, int] = defaultdict(int)
         for vs in doc_units.values():
-            for v in vs:
-                doc_votes[v] += 1
+            for k in {band(v) for v in vs}:
+                doc_votes[k] += 1
         doc_top = max(doc_votes.items(), key=lambda kv: kv[1], default=None)
-        if len(top_units) * 2 <= len(units) and doc_top is not None and doc_top[1] * 2 > len(doc_units):
+        if len(top_units) * 2 > len(units):
+            if len(top_units) > len(by_value[top]):  # the majority is a verdict several values share
+                judged += f": {top_key} in {len(top_units)} of {len(units)} recipes"
+            off = sorted({documented[u] for u, vs in doc_units.items() if all(band(v) != top_key for v in vs)})
+            if off:
+                # the majority decides; a documented recipe that runs otherwise is named, so a user who follows it knows
+                doc_vals = sorted({_fmt(v) for u, vs in doc_units.items() if documented[u] in off for v in vs})
+                judged += f"; the recipe{'s' if len(off) > 1 else ''} documented at {', '.join(off[:3])} {'use' if len(off) > 1 else 'uses'} " \
+                          f"{', '.join(doc_vals)}"
+        elif doc_top is not None and doc_top[1] * 2 > len(doc_units):
             # no majority: the recipes the README documents decide when they agree (or most of them do)
-            top = doc_top[0]
+            top_key = doc_top[0]
+            top = max((v for u, vs in doc_units.items() for v in vs if band(v) == top_key), key=lambda v: len(by_value[v]))
             judged = "documented " + ", ".join(sorted(documented[u] for u in doc_units)[:3])
-        elif len(top_units) * 2 <= len(units):
+        else:
             # no majority: the documented default decides, the value a run gets when its recipe leaves the name unset (the
             # entry point's own module-level value, or the launched framework's code default); without one nothing is left out
             entry_vals = {repr(c.value): c for c in group if c.source == "assign" and c.path in set(modules.values()) and _module_level(c)
@@ -527,6 +562,7 @@ class Facts:
                 judged = "none"
             else:
                 top = repr(base.value)
+                top_key = band(top)
                 if all(c is not base for c in holders[top]):
                     holders[top].append(base)
                 judged = f"default {base.path}:{base.line}"
@@ -538,14 +574,16 @@ class Facts:
                 self._s.setdefault("distribution_value", {})[name] = top
         if judged == "none":
             return set(), []
-        keep = {id(c) for c in holders[top]}
-        drop = {id(c) for v, cs in holders.items() if v != top for c in cs if id(c) not in keep} | {id(c) for c in serving}
+        tops = {v for v in holders if band(v) == top_key} | {top}
+        kept = [c for v in tops for c in holders[v]]
+        keep = {id(c) for c in kept}
+        drop = {id(c) for v, cs in holders.items() if v not in tops for c in cs if id(c) not in keep} | {id(c) for c in serving}
         # an entry point's value that every recipe module overrides, or that only minority recipes inherit, is not run
         for c in group:
-            if c.source == "assign" and c.path in set(modules.values()) and _module_level(c) and repr(c.value) != top:
+            if c.source == "assign" and c.path in set(modules.values()) and _module_level(c) and repr(c.value) not in tops:
                 drop.add(id(c))
         ids = {id(c) for c in group}
-        add = [c for c in holders[top] if id(c) not in ids]
+        add = _unique([c for c in kept if id(c) not in ids])
         return drop, add
 
     def _known_default(self, name: str, scripts: set[str]) -> Setting | None:
@@ -560,6 +598,27 @@ class Facts:
         if not out or len({repr(s.value) for s in out}) != 1:
             return None
         return out[0]
+
+    def _sibling_recipes(self, setters: set[str]) -> list[str]:
+        """YAML/JSON recipe files of the same family as ``setters`` (the recipes that set a name) that do not set it: files
+        outside tests whose top-level keys include at least three of the keys most setters share (``model_name_or_path``,
+        ``learning_rate``, ...), so a DeepSpeed JSON or a CI workflow is not taken for a training recipe."""
+        tops = self._s.get("config_top_keys")
+        if tops is None:
+            tops = defaultdict(set)
+            for e in self._s["configs"]:
+                if e.fmt in ("yaml", "json") and e.keys and isinstance(e.keys[0], str):
+                    tops[e.path].add(e.keys[0])
+            self._s["config_top_keys"] = tops
+        count: dict[str, int] = defaultdict(int)
+        for p in setters:
+            for k in tops.get(p, ()):
+                count[k] += 1
+        common = {k for k, n in count.items() if n * 2 > len(setters)}
+        if len(common) < 3:
+            return []
+        return sorted(p for p, ks in tops.items() if p not in setters and len(ks & common) >= 3 and len(ks & common) * 2 >= len(common)
+                      and not _TEST_PATH.search(p) and not p.startswith(".github/") and self._ok(p, 1))
 
     def documented_recipes(self) -> dict[str, str]:
         """Recipe files a command in the project's README or docs/ names (``python train.py config/train_gpt2.py`` ->
@@ -723,6 +782,44 @@ def flag_snippet(command: str, key: str, value: Any = None) -> str:
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
 _RECIPE_DIR = re.compile(r"(^|/)(configs?|recipes?)/[^/]+\.py$")
 _EVAL_RECIPE = re.compile(r"^(eval|evaluate|sample|bench|test)", re.I)
+
+
+#: setting-name pattern -> the verdict band of a value (:func:`register_vote_bands`)
+_VOTE_BANDS: list[tuple[re.Pattern[str], Callable[[float], str]]] = []
+
+
+def register_vote_bands(pattern: str, band: Callable[[float], str]) -> None:
+    """Let recipes that disagree on a setting vote by the verdict a check gives each value, not by exact value.
+
+    ``band`` maps a number to the label of its verdict (F1 ``num_workers``: ``"0"``, ``"1-3"``, ``"4 or more"``; I4
+    ``logging_steps``: every 1-9 steps or 10 and more): 11 recipes at 4 workers and 8 at 8 are one majority of 19 of 27
+    against 7 at 0. ``pattern`` matches the normalised setting name (``dataloader_num_workers``). Checks register their
+    bands when their module is imported; a name matched by no pattern votes by exact value."""
+    rx = re.compile(pattern)
+    if all(p.pattern != rx.pattern for p, _ in _VOTE_BANDS):
+        _VOTE_BANDS.append((rx, band))
+
+
+def _band_of(name: str) -> Callable[[str], str]:
+    """The band of a value (its repr, as the vote keeps them) for setting ``name``; the value itself without a band."""
+    for rx, band in _VOTE_BANDS:
+        if rx.search(name):
+            def of(v: str, band: Callable[[float], str] = band) -> str:
+                n = _num(v)
+                return band(n) if n != float("inf") else v
+            return of
+    return lambda v: v
+
+
+def _num(v: str) -> float:
+    try:
+        return float(v)
+    except ValueError:
+        return float("inf")
+
+
+def _fmt(v: str) -> str:
+    return v.strip("'\"")
 
 
 _LAYOUT = re.compile(r"parallel|^(tp|pp|ep|cp|dp|sp|autotp)(_size)?$|shard_size|expert|nnodes|nproc|world_size|num_gpus|gpus_per_node"

@@ -9,6 +9,8 @@ that run only, and a recipe named for debugging or tests is not the project's tr
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..facts import Facts, Setting, truthy
@@ -128,3 +130,93 @@ def split_text(what: str, on: list[tuple[str, str]], total: int) -> str:
     """``compile.enable on in 39 of 97 recipes (llama3_405b, ...)``."""
     names = ", ".join(fn for _, fn in on[:4]) + (", ..." if len(on) > 4 else "")
     return f"{what} in {len(on)} of {total} config-registry recipes" + (f" ({names})" if on else "")
+
+
+@dataclass(frozen=True, slots=True)
+class RecipeVote:
+    """How the registry recipes run one tuning value, voted by the verdict band of each recipe's value."""
+
+    kept: list[Any]  # the settings (call keywords, or the config-class default) of the recipes in the winning band
+    counts: dict[str, int]  # value -> recipes that run with it
+    unset: int  # recipes that leave it unset and run with the default
+    band: str
+    n: int  # recipes in the winning band
+    total: int  # recipes counted (debug/test recipes are not)
+    default: Any | None
+    judged: str  # "majority" or "default"
+
+    def text(self, name: str) -> str:
+        """``log_freq: 10 in 85 recipes, 1 in 2 recipes of the config registry (judged by the majority: ...)``."""
+        counts = ", ".join(f"{v} in {n}" for v, n in sorted(self.counts.items(), key=lambda kv: -kv[1]))
+        how = (f"judged by the majority: {self.band} in {self.n} of {self.total}" if self.judged == "majority"
+               else f"no majority: judged by the default at {self.default.path}:{self.default.line}")
+        unset = (f"; {self.unset} recipe{'s leave' if self.unset != 1 else ' leaves'} it unset and run{'' if self.unset != 1 else 's'} with "
+                 f"the default {_value(self.default)} at {self.default.path}:{self.default.line}") if self.unset and self.default is not None else ""
+        return f"{name} in the {self.total} config-registry recipes (debug/test recipes aside): {counts} ({how}{unset})"
+
+
+def _value(x: Any) -> Any:
+    return x.default if hasattr(x, "default") else x.value
+
+
+def recipe_vote(f: Facts, sets: list[tuple[Any, float]], default: tuple[Any, float] | None,
+                band: Callable[[float], str]) -> RecipeVote | None:
+    """Registry recipes that disagree on a tuning value (torchtitan ``MetricsProcessor.Config(log_freq=1)`` in two recipes
+    of 97), voted like YAML recipes: each recipe that is not for debugging or tests runs with the value it sets, else the
+    value of the recipe it starts from, else the config-class default (``log_freq: int = 10``) when that default is known.
+    ``sets``: (call keyword setting or call, value). None when no value is set inside a registry recipe, or fewer than three
+    recipes are counted."""
+    own: dict[tuple[str, str], tuple[int, Any, float]] = {}
+    for x, v in sets:
+        r = recipe_of(f, x)
+        if r is None or _DEBUG.search(r[1]):
+            continue
+        line = getattr(x, "line", 0)
+        if r not in own or own[r][0] < line:
+            own[r] = (line, x, v)
+    if not own:
+        return None
+    value: dict[tuple[str, str], tuple[Any, float] | None] = {}
+
+    def resolve(r: tuple[str, str], seen: frozenset[tuple[str, str]]) -> tuple[Any, float] | None:
+        if r in value:
+            return value[r]
+        if r in own:
+            out: tuple[Any, float] | None = own[r][1:]
+        else:
+            out = None
+            for b in _bases(f, *r):
+                if (r[0], b) not in seen:
+                    out = resolve((r[0], b), seen | {r})
+                    if out is not None:
+                        break
+            if out is None:
+                out = default
+        value[r] = out
+        return out
+
+    for path, funcs in recipes(f).items():
+        for fn in funcs:
+            if not _DEBUG.search(fn):
+                resolve((path, fn), frozenset())
+    counted = {r: xv for r, xv in value.items() if xv is not None and not _DEBUG.search(r[1])}
+    if len(counted) < 3:
+        return None
+    counts: dict[str, int] = {}
+    by_band: dict[str, list[tuple[Any, float]]] = {}
+    for x, v in counted.values():
+        shown = str(int(v)) if float(v).is_integer() else str(v)
+        counts[shown] = counts.get(shown, 0) + 1
+        by_band.setdefault(band(v), []).append((x, v))
+    unset = sum(1 for xv in counted.values() if default is not None and xv[0] is default[0])
+    top, items = max(by_band.items(), key=lambda kv: len(kv[1]))
+    judged = "majority"
+    if len(items) * 2 <= len(counted):
+        if default is None:
+            return None
+        top, items, judged = band(default[1]), by_band.get(band(default[1]), [default]), "default"
+    kept: list[Any] = []
+    for x, _ in items:
+        if all(x is not k for k in kept):
+            kept.append(x)
+    return RecipeVote(kept, counts, unset, top, len(items), len(counted), default[0] if default else None, judged)

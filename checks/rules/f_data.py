@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Call, Expr, Facts, Launch, as_number, truthy
+from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
 from ._helpers import HF_DEFAULTS, guard_flags, guard_off, uses_hf_trainer
@@ -369,6 +369,17 @@ _PER_SAMPLE = (
     "librosa.load", "soundfile.read", "json.load", "numpy.load", "torch.load", "open", "load_image", "load_video",
     "read_video", "torchvision.io.read_video", "cv2.VideoCapture", "process_vision_info", "fetch_image", "fetch_video",
 )
+#: per-sample opens of an image/video/audio file: the payload of a multimodal sample
+_MEDIA_OPENS = {"imread", "read_image", "decode_image", "VideoReader", "load_image", "load_video", "read_video", "VideoCapture",
+                "fetch_image", "fetch_video", "process_vision_info"}
+_MEDIA_NAMES = ("Image.open", "av.open", "torchaudio.load", "librosa.load", "soundfile.read")
+
+
+def _is_media(c: Call) -> bool:
+    return c.short in _MEDIA_OPENS or c.name.endswith(_MEDIA_NAMES)
+#: merged-store evidence that is a table of records (HF datasets Arrow, Parquet), which may hold only annotations
+#: (a project that writes the table itself, ``save_to_disk``, stores its prepared samples there: not only annotations)
+_TABLE_KEYS = {"load_from_disk", "load_dataset", "read_table"}
 _PER_SAMPLE_FUNCS = re.compile(r"^(__getitem__|__getitems__|_?get_item|_?load_image|_?load_video|_?read_image|_?process_image|_?get_image|fetch_image|process_vision_info)$")
 #: a sample decoded from bytes already in memory, a URL, or a member of an archive/database is not a small-file read
 _NOT_A_FILE = re.compile(r"BytesIO|requests|urlopen|http|\.read\(\)|base64|extractfile|zip|\bzf\.|\btar(file)?\b|\.tar\b|archive|lmdb|\btxn\b|\.get\(b['\"]", re.I)
@@ -591,11 +602,31 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
         return result
 
     out: dict[str, list[Call]] = {"offline": [], "mapped": [], "startup": [], "online": []}
+    weight_tools: dict[str, bool] = {}
     for c in _tokenizer_calls(f):
         kind = "offline" if _OFFLINE_PATH.search(c.path) else where(c.path, c.func, 0)
+        if kind == "offline":
+            if c.path not in weight_tools:
+                weight_tools[c.path] = _prepares_weights(f, c.path)
+            if weight_tools[c.path]:
+                continue  # a script preparing a model's initial weights runs the processor on a test input: not data preprocessing
         if kind in out:
             out[kind].append(c)
     return out
+
+
+_DATA_WRITES = {"save_to_disk", "to_parquet", "to_json", "to_csv", "write_table", "tofile", "save", "dump", "write", "optimize",
+                "MDSWriter", "ShardWriter", "TarWriter", "add_item", "savez", "to_arrow", "push_to_hub"}
+
+
+def _prepares_weights(f: Facts, path: str) -> bool:
+    """A ``prepare_*.py`` script that writes only a model (``model.save_pretrained(out)``, ``processor.save_pretrained``) and
+    no data (lmms-engine ``tools/prepare_init_weight/prepare_aero_omni.py``): it prepares initial weights, not a dataset."""
+    ff = f.files.get(path)
+    if ff is None:
+        return False
+    shorts = {c.short for c in ff.calls}
+    return "save_pretrained" in shorts and not (shorts & _DATA_WRITES)
 
 
 def _offline_outputs(f: Facts) -> list[Evidence]:
@@ -780,8 +811,8 @@ class F1NumWorkers(_DataCheck):
         # the documented default; the distribution goes to the detail): the launches holding other values are left out
         ctx.facts.effective("num_workers")
         judged = as_number(_literal(ctx.facts.judged_value("num_workers")))
-        if judged is not None:
-            voted = [(n, v) for n, v in known if not (v.ev.key == "--num-workers" and n != judged)]
+        if judged is not None:  # launches vote by verdict band (0 / 1-3 / 4+), as the store counts them
+            voted = [(n, v) for n, v in known if not (v.ev.key == "--num-workers" and _grade(n) != _grade(judged))]
             known = voted or known
         majority_note = ""
         by_site = {(v.ev.path, v.ev.line, n): (n, v) for n, v in known}  # one loader resolved through several settings: once
@@ -822,6 +853,9 @@ def _grade(n: float) -> int:
 
 
 _GRADE_TEXT = {0: "no worker process", 1: "1-3 worker processes", 2: "4 or more worker processes"}
+_GRADE_BAND = {0: "0 workers", 1: "1-3 workers", 2: "4 or more workers"}
+# recipes that disagree on a loader-worker count vote by F1's verdict: 4 and 8 workers are one "4 or more" majority
+register_vote_bands(r"(^|_)workers$", lambda n: _GRADE_BAND[_grade(n)])
 
 
 _LOADER_WORKERS_FIELD = re.compile(r"^(num_)?(data_?)?(loading_|loader_|dataloader_)?(num_)?workers$|^num_(data_)?(loading|loader)_workers$", re.I)
@@ -1214,6 +1248,19 @@ class F4SmallFileMerging(_DataCheck):
             "        with open(self.path, 'rb') as f:\n"
             "            f.seek(i * self.seq_len * 2)\n            f.readinto(buf)\n"
             "        return buf\n")}, U, "byte-range reads of one token file"),
+        Example({"src/lmms_engine/datasets/naive/multimodal_dataset.py": (  # lmms-engine: Arrow records name image files
+            "import os\nfrom datasets import load_from_disk\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\n"
+            "class MultiModalDataset(Dataset):\n    def __init__(self, config):\n"
+            "        self.data_list = load_from_disk(config.dataset_path)\n        self.data_folder = config.data_folder\n"
+            "    def __getitem__(self, i):\n        images_list = self.data_list[i]['images']\n"
+            "        images = [Image.open(os.path.join(self.data_folder, image)) for image in images_list]\n"
+            "        return self.processor(images=images, messages=self.data_list[i]['messages'])\n")}, N,
+            "Arrow annotations naming per-sample image files"),
+        Example({"data/multimodal.py": (  # the images themselves inside the Arrow table: merged storage
+            "import io\nfrom datasets import load_from_disk\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\n"
+            "class MultiModalDataset(Dataset):\n    def __init__(self, path):\n        self.data_list = load_from_disk(path)\n"
+            "    def __getitem__(self, i):\n        image = Image.open(io.BytesIO(self.data_list[i]['image_bytes']))\n"
+            "        return self.processor(images=[image], text=self.data_list[i]['text'])\n")}, U, "images stored inside the Arrow table"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -1224,7 +1271,18 @@ class F4SmallFileMerging(_DataCheck):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         merged = _shard_evidence(f)
-        small = [_ev(c, key=f"{'.'.join(c.name.split('.')[-2:])}() in {c.func}") for c in _per_sample_reads(f)]
+        reads = _per_sample_reads(f)
+        small = [_ev(c, key=f"{'.'.join(c.name.split('.')[-2:])}() in {c.func}") for c in reads]
+        media = [c for c in reads if _is_media(c)]
+        if merged and media and all(e.key in _TABLE_KEYS for e in merged):
+            # the Arrow/Parquet tables the project only loads hold the annotations (paths, conversations); the images/videos
+            # they name are each a file opened per sample (lmms-engine: load_from_disk of the records,
+            # Image.open(os.path.join(data_folder, path)))
+            m = merged[0]
+            return Outcome(N, [_ev(c, key=f"{'.'.join(c.name.split('.')[-2:])}() in {c.func}") for c in media] + merged,
+                           f"samples' media are read one file at a time ({'.'.join(media[0].name.split('.')[-2:])}() at {media[0].path}:{media[0].line}"
+                           f"{f' (+{len(media) - 1})' if len(media) > 1 else ''}); the Arrow/Parquet tables ({m.key} at {m.path}:{m.line}) "
+                           "hold only the records that name those files", {"sharded": False})
         if merged and small:
             return Outcome(P, merged + small, "sharded data, but some samples are still read one file at a time", {"sharded": True})
         if merged:
@@ -1391,6 +1449,26 @@ class F6OfflinePreprocessing(_DataCheck):
             "src/axolotl/utils/data/sft.py": (
                 "def load_prepare_datasets(cfg, dataset):\n    dataset.save_to_disk(str(cfg.dataset_prepared_path))\n    return dataset\n"),
         }, U, "a streaming path elsewhere does not make the SFT map online"),
+        Example({  # lmms-engine: Arrow records loaded as one input format, processed per sample; a weight-preparation tool
+            "src/lmms_engine/datasets/naive/multimodal_dataset.py": (
+                "from datasets import load_from_disk\nfrom torch.utils.data import Dataset\n\nclass MultiModalDataset(Dataset):\n"
+                "    def load_data(self):\n        if self.config.dataset_format == 'arrow':\n"
+                "            self.data_list = load_from_disk(self.config.dataset_path)\n"
+                "    def __getitem__(self, i):\n        messages = self.data_list[i]['messages']\n"
+                "        text = self.processor.apply_chat_template(messages, tokenize=False)\n"
+                "        return self.processor(text=[text], images=self.load_images(i), return_tensors='pt')\n"),
+            "tools/prepare_init_weight/prepare_aero_omni.py": (
+                "from transformers import AutoProcessor\n\ndef main(args):\n    processor = AutoProcessor.from_pretrained(args.base)\n"
+                "    text = processor.apply_chat_template(messages)\n    inputs = processor(text=text, return_tensors='pt')\n"
+                "    model.save_pretrained(args.output_dir)\n    processor.save_pretrained(args.output_dir)\n"),
+        }, N, "loaded Arrow records processed per sample; a weight-preparation tool"),
+        Example({  # a preparation script saves the tokenized dataset that training loads
+            "scripts/prepare_dataset.py": (
+                "from datasets import load_dataset\nfrom transformers import AutoTokenizer\n\ndef main(args):\n"
+                "    tok = AutoTokenizer.from_pretrained(args.model)\n    ds = load_dataset('json', data_files=args.data)['train']\n"
+                "    ds = ds.map(lambda x: tok(x['text']), batched=True, num_proc=16)\n    ds.save_to_disk(args.out)\n"),
+            "train.py": "from datasets import load_from_disk\nds = load_from_disk('data/tokenized')\n",
+        }, U, "tokenized dataset saved by a preparation script, loaded by training"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1400,6 +1478,14 @@ class F6OfflinePreprocessing(_DataCheck):
         offline += [_ev(c, key=f"{c.short}() in datasets.map") for c in sites["mapped"]]
         online = [_ev(c, key=f"{c.short}() in {c.func}") for c in sites["online"]]
         startup = [_ev(c, key=f"{c.short}() at start-up") for c in sites["startup"]]
+        loads = [e for e in offline if e.key == "load_from_disk"]
+        if online and loads and len(loads) == len(offline):
+            # an Arrow dataset the project only loads (nothing saves one, no prepared/tokenized path) while every sample is
+            # tokenized in the loader: one input format of the raw records (lmms-engine: json / jsonl / arrow / parquet
+            # records of messages and image paths), not a preprocessed dataset
+            return Outcome(N, _unique_ev(online + loads), "tokenization runs per sample in the data loader; the Arrow datasets "
+                           f"it loads (load_from_disk at {loads[0].path}:{loads[0].line}) are the raw records: nothing in the "
+                           "project saves a tokenized dataset", {"preprocessing": "online"})
         if online and offline:
             return Outcome(P, _unique_ev(offline + online), "data is preprocessed ahead, but some tokenization still runs per sample", {"preprocessing": "mixed"})
         if online:
@@ -1550,19 +1636,65 @@ class F7SequencePacking(_DataCheck):
             "    num_tokens = int(header[2])\n    with file.open('rb', buffering=0) as f:\n"
             "        tokens = torch.empty(num_tokens, dtype=torch.uint16, pin_memory=True)\n        f.seek(256 * 4)\n"
             "        nbytes = f.readinto(tokens.numpy())\n    return tokens\n")}, U, "token-stream shards"),
+        Example({"torchtitan/hf_datasets/text_datasets.py": (  # torchtitan: documents appended to a token buffer, cut into seq_len
+            "import torch\nfrom torch.utils.data import IterableDataset\n\nclass HuggingFaceTextDataset(IterableDataset):\n"
+            "    def __iter__(self):\n        for sample in self._get_data_iter():\n"
+            "            sample_tokens = self._tokenizer.encode(self._text_processor(sample), add_bos=True, add_eos=True)\n"
+            "            self._inputs_buffer.extend(sample_tokens[:-1])\n            self._labels_buffer.extend(sample_tokens[1:])\n"
+            "            while len(self._inputs_buffer) >= self.seq_len:\n"
+            "                input_ids = torch.LongTensor(self._inputs_buffer[: self.seq_len])\n"
+            "                label_ids = torch.LongTensor(self._labels_buffer[: self.seq_len])\n"
+            "                self._inputs_buffer = self._inputs_buffer[self.seq_len :]\n"
+            "                self._labels_buffer = self._labels_buffer[self.seq_len :]\n"
+            "                yield {'input': input_ids}, label_ids\n")}, U, "token buffer cut into seq_len samples"),
+        Example({"data/sft_dataset.py": (  # one sample per document, truncated and padded to seq_len: no packing
+            "import torch\nfrom torch.utils.data import IterableDataset\n\nclass SFTDataset(IterableDataset):\n"
+            "    def __iter__(self):\n        for sample in self._get_data_iter():\n            tokens = []\n"
+            "            tokens.extend(self._tokenizer.encode(sample['text']))\n"
+            "            if len(tokens) < self.seq_len:\n                tokens.extend([self.pad_id] * (self.seq_len - len(tokens)))\n"
+            "            yield torch.LongTensor(tokens[: self.seq_len])\n")}, N,
+            "per-document truncation and padding"),
+        Example({  # lmms-engine: packing on in a minority of the example recipes; most unpad their batches (use_rmpad)
+            **{f"examples/{m}/example_config.yaml": (
+                f"dataset_config:\n  dataset_type: vision_iterable\n  packing: {'true' if m in ('bagel', 'qwen3_5') else 'false'}\n"
+                "model_config:\n  load_from_pretrained_path: Qwen/Qwen2.5-VL-7B-Instruct\n"
+                "trainer_args:\n  per_device_train_batch_size: 1\n  use_rmpad: true\n  bf16: true\n")
+               for m in ("bagel", "qwen3_5", "qwen2_5_vl", "qwen3_vl", "qwen2_5_omni", "aero", "llava_video")},
+        }, P, "padding removed by most recipes, packing only in a minority"),
+        Example({
+            **{f"examples/{m}/example_config.yaml": (
+                "dataset_config:\n  dataset_type: vision_iterable\n  packing: true\n  packing_length: 16384\n"
+                "trainer_args:\n  per_device_train_batch_size: 1\n  use_rmpad: true\n")
+               for m in ("bagel", "qwen3_5", "qwen2_5_vl", "qwen3_vl")},
+            "examples/aero/example_config.yaml": "dataset_config:\n  packing: false\ntrainer_args:\n  use_rmpad: true\n",
+        }, U, "packing on in most recipes"),
+        Example({"torchtune/modules/tokenizers/_utils.py": (  # torchtune: messages tokenized until max_seq_len, then truncated
+            "def tokenize_messages_no_special_tokens(tokenizer, messages, *, eos_id=None, max_seq_len=None):\n"
+            "    tokenized_messages = []\n    for message in messages:\n        tokens = tokenizer.encode(message.text)\n"
+            "        tokenized_messages.extend(tokens)\n"
+            "        if max_seq_len is not None and len(tokenized_messages) >= max_seq_len:\n            break\n"
+            "    if max_seq_len is not None:\n        tokenized_messages = truncate(tokenized_messages, max_seq_len, eos_id)\n"
+            "    return tokenized_messages\n")}, N, "messages truncated at max_seq_len"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         used: list[Evidence] = []
         off: list[Evidence] = []
-        for s in f.effective(*_PACK_KEYS):
+        pack_settings = f.effective(*_PACK_KEYS)
+        minority = _minority_recipes(pack_settings)
+        for s in pack_settings:
             t = truthy(s.value)
             if t is True or (s.name == "concat_tokens" and (as_number(s.value) or 0) > 0):
-                if s.rank > 0 or s.source == "argparse-default":
+                if (s.rank > 0 or s.source == "argparse-default") and s.path not in minority:
                     used.append(f.ev(s))
             elif t is False and s.rank > 0:
                 off.append(f.ev(s))
+        minority_note = ""
+        if minority:
+            on_n, set_n = minority[next(iter(minority))]
+            shown = ", ".join(sorted(minority)[:3]) + (f" (+{len(minority) - 3})" if len(minority) > 3 else "")
+            minority_note = f"; packing is on in {on_n} of the {set_n} recipes that set it ({shown}), not the majority"
         for e in f.config("dataset.packed"):
             (used if truthy(e.value) else off).append(_ev(e, key=e.dotted, value=e.value))
         # a packing dataset behind a switch every config leaves off (torchtune: ``if packed: return PackedDataset(...)``
@@ -1604,6 +1736,7 @@ class F7SequencePacking(_DataCheck):
             if (c.name.rsplit(".", 1)[0].endswith("position_ids") and c.loop and c.args and not _in_tests(c.path)
                     and re.match(r"(list\()?(range|torch\.arange)\(", _text(c.args[0]))):
                 used.append(_ev(c, key="position_ids", value=_text(c.args[0])))
+        used += _token_buffers(f)
         for c in f.calls("map"):
             if "." in c.name and c.args and re.search(r"group_texts|pack|concat", _text(c.args[0]), re.I):
                 used.append(_ev(c, key=".map()", value=_text(c.args[0])))
@@ -1614,11 +1747,70 @@ class F7SequencePacking(_DataCheck):
         # ``torch.from_file`` header + ``readinto`` of a shard) is packed by construction: windows cut across documents
         used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f) if c.short in ("memmap", "from_file", "readinto")]
         if used:
-            return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences", {"packing": True})
+            return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences" + minority_note, {"packing": True})
+        # padding removed without packing (lmms-engine / verl ``use_rmpad: true``: each batch unpadded into one varlen sequence
+        # for flash attention): no FLOPs on padding, but samples are not concatenated up to the sequence length, so the tokens
+        # per step vary with the samples drawn
+        unpad = [s for s in f.effective(*_UNPAD_KEYS) if s.rank > 0 and not _in_tests(s.path)]
+        unpad_on = [s for s in unpad if truthy(s.value) is True]
+        if unpad_on and len(unpad_on) * 2 > len(unpad):
+            return Outcome(P, [f.ev(s) for s in unpad_on] + off,
+                           f"padding removed ({unpad_on[0].key}: true in {len({s.path for s in unpad_on})} of {len({s.path for s in unpad})} "
+                           f"settings: unpadded varlen batches) but samples are not packed up to the sequence length" + minority_note,
+                           {"packing": False, "remove_padding": True})
         grouped = [f.ev(s) for s in f.effective("group_by_length", "group_by_modality_length") if truthy(s.value) and s.rank > 0]
         if grouped:
             return Outcome(N, off + grouped, "batches are grouped by length, which trims padding but does not pack samples", {"packing": False})
-        return Outcome(N, off, ("packing explicitly disabled" if off else "no sequence packing found") + strategy_note, {"packing": False})
+        return Outcome(N, off, ("packing explicitly disabled" if off else "no sequence packing found") + strategy_note + minority_note,
+                       {"packing": False})
+
+
+_UNPAD_KEYS = ("use_rmpad", "rmpad", "remove_padding", "use_remove_padding")
+
+
+def _minority_recipes(settings: list[Any]) -> dict[str, tuple[int, int]]:
+    """Recipe files (YAML/JSON) that turn a packing switch on when most recipes that set it turn it off (lmms-engine: ``packing:
+    true`` in 7 of 21 example configs): path -> (recipes on, recipes that set it). Such a switch is an option a few recipes
+    demonstrate, not how the project's runs go; at least three recipes must turn it off. Empty otherwise."""
+    on: set[str] = set()
+    off: set[str] = set()
+    for s in settings:
+        if s.source != "config" or not s.path.endswith((".yaml", ".yml", ".json")) or _in_tests(s.path):
+            continue
+        t = truthy(s.value)
+        if t is True:
+            on.add(s.path)
+        elif t is False:
+            off.add(s.path)
+    off -= on
+    if not on or len(off) < 3 or len(on) * 2 > len(on) + len(off):
+        return {}
+    return {p: (len(on), len(on) + len(off)) for p in on}
+
+
+_SEQ_LEN = r"[\w.]*(seq_len|seq_length|max_len|max_length|max_seq_len|max_seq_length|block_size|context_len\w*|chunk_size|sequence_length|n_ctx)"
+
+
+def _token_buffers(f: Facts) -> list[Evidence]:
+    """Packing written by hand as a token buffer (torchtitan ``HuggingFaceTextDataset.__iter__``): every document's tokens
+    are appended to one buffer in the sample loop (``self._inputs_buffer.extend(sample_tokens)``) and full ``seq_len``
+    samples are cut from its head while it holds one (``while len(self._inputs_buffer) >= self.seq_len:``), the remainder
+    carried over, so samples are concatenated across documents with no padding. The ``extend`` line is the evidence."""
+    out: list[Evidence] = []
+    for c in f.calls("extend"):
+        buf = c.name.rsplit(".", 1)[0]
+        if c.loop is None or _in_tests(c.path) or buf == c.name or not re.search(r"(?i)buf|token|ids", buf.rsplit(".", 1)[-1]):
+            continue
+        # the buffer is cut while it holds a full sample, the remainder carried to the next document: not per-document truncation
+        # (``while``: full samples cut off repeatedly; ``if len(tokens) >= max_seq_len: break`` is truncation)
+        cut = re.compile(r"^\s*while\s+\(?\s*len\(\s*" + re.escape(buf) + r"\s*\)\s*>=?\s*" + _SEQ_LEN)
+        site = next((x for x in f.files[c.path].calls if x.func == c.func and cut.search(x.text)), None)
+        if site is not None:
+            out.append(_ev(c, key="token buffer", value=f"{buf} cut into {_SEQ_LEN_NAME.search(site.text).group(0)} samples at line {site.line}"))
+    return out
+
+
+_SEQ_LEN_NAME = re.compile(_SEQ_LEN)
 
 
 # ---------------------------------------------------------------------------------------

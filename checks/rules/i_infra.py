@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Call, Expr, Facts, Setting, as_number, truthy
+from ..facts import Call, Expr, Facts, Setting, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import HF_DEFAULTS, guard_off, parse_expr, uses_hf_trainer
 
@@ -415,6 +415,52 @@ def interval_settings(f: Facts, names: tuple[str, ...], strategy: str | None = N
         if strategy and kind == "steps" and _strategy_off(f, s, strategy):
             kind = "epoch"
         out.append(Interval(s, s.key, s.name, steps, kind))
+    return _registry_voted(f, out)
+
+
+def _registry_voted(f: Facts, items: list[Interval]) -> list[Interval]:
+    """Intervals set inside config-registry recipes (torchtitan ``MetricsProcessor.Config(log_freq=1)`` in 2 of 97 recipes)
+    are voted as recipes are (:func:`_registry.recipe_vote`): recipes that leave the name unset count at the config-class
+    default when it is known, and the values of the minority verdict are left out; the distribution goes to the detail."""
+    from ._registry import recipe_of, recipe_vote
+
+    by_name: dict[str, list[Interval]] = {}
+    for i in items:
+        by_name.setdefault(i.name, []).append(i)
+    out: list[Interval] = []
+    for name, group in by_name.items():
+        inside = [i for i in group if isinstance(i.fact, Setting) and i.fact.source == "call" and i.steps is not None
+                  and recipe_of(f, i.fact) is not None]
+        vote = None
+        if inside:
+            defaults = [s for s in f.settings(name) if s.source == "field-default" and as_number(s.value) is not None
+                        and not _TEST_PATH.search(s.path)]
+            default = (defaults[0], float(as_number(defaults[0].value) or 0)) if len({repr(s.value) for s in defaults}) == 1 else None
+            vote = recipe_vote(f, [(i.fact, i.steps) for i in inside], default, _band_for(name))
+        if vote is None:
+            out += group
+            continue
+        kept = [i for i in group if any(i.fact is k for k in vote.kept)]
+        d = vote.default
+        if d is not None and any(d is k for k in vote.kept) and all(i.fact is not d for i in kept):
+            steps, kind = interval(d.value)
+            kept.append(Interval(d, d.key, name, steps, kind))
+        f._memo[("registry-vote-note", name)] = [vote.text(name)]  # type: ignore[list-item]
+        out += kept
+    return out
+
+
+def registry_notes(f: Facts, items: list[Interval]) -> str:
+    """The distribution notes of the registry votes behind ``items`` (see :func:`_registry_voted`)."""
+    notes: list[str] = []
+    for name in dict.fromkeys(i.name for i in items):
+        notes += [n for n in f._memo.get(("registry-vote-note", name), []) if n not in notes]  # type: ignore[union-attr]
+    return "; ".join(notes)
+
+
+def _with_notes(out: Outcome, notes: str) -> Outcome:
+    if notes and out.status != Status.NA:
+        out.detail = f"{out.detail}; {notes}" if out.detail else notes
     return out
 
 
@@ -593,6 +639,8 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
         sites = [] if in_step or c.func is None or c.loop is not None else helpers.get((c.path, c.func), [])
         if not in_step and not sites:
             continue
+        if sites and _flag_off_at_sites(f, c, sites):
+            continue
         if in_step:
             guarded, n = every(c.guard, c.path)
         else:  # the helper's own guard and the guard around its call site both gate it: the sparser one wins
@@ -613,6 +661,17 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
         elif spaced is not None:
             spaced.append((c, n))
     return out
+
+
+def _flag_off_at_sites(f: Facts, c: Call, sites: list[Call]) -> bool:
+    """A helper's branch under a bare keyword flag that another caller turns on explicitly (lmms-engine
+    ``_check_eval_results(rank, wait_until_complete=True)`` after the loop) while the step loop's call does not pass it
+    (``self._check_eval_results(rank)``): the flag keeps its default there, off, so the branch does not run each step."""
+    if not c.guard:
+        return False
+    flags = [t.strip() for t in re.split(r"\band\b", _without_skips(c.guard)) if re.fullmatch(r"\s*[A-Za-z_]\w*\s*", t)]
+    others = [x for x in f.calls(c.func or "") if x.short == c.func and x not in sites]
+    return any(all(g not in s.kwargs for s in sites) and any(truthy(x.kwargs.get(g)) is True for x in others) for g in flags)
 
 
 def _spaced_detail(what: str, spaced: list[tuple[Call, float | None]]) -> str:
@@ -702,6 +761,58 @@ _SAVE_KEYS = ("save_steps", "save_interval", "checkpoint_interval", "save_every_
               "checkpointing_steps", "checkpoint_factor", "save_iters", "checkpoint_every_n_steps", "save_freq_steps")
 _SAVE_CALLS = ("torch.save", "save_checkpoint", "save_state", "save_pretrained", "save_model", "torch.distributed.checkpoint.save",
                "save_state_dict")
+
+
+def _interval_band(*edges: int):  # type: ignore[no-untyped-def]
+    """The verdict band of an interval (steps) for recipes that vote on it: under each threshold, or sane (>= the last
+    threshold, a ratio < 1 or off)."""
+    def band(n: float) -> str:
+        if n < 1:
+            return f"every {edges[-1]} steps or more (or a ratio, or off)"
+        lo = 1
+        for e in edges:
+            if n < e:
+                return f"every {lo}-{e - 1} steps"
+            lo = e
+        return f"every {edges[-1]} steps or more (or a ratio, or off)"
+    return band
+
+
+# recipes that disagree on a save interval vote by I3's verdict (under 10 / 10-49 / 50 steps or more)
+register_vote_bands("^(" + "|".join(_SAVE_KEYS) + ")$", _interval_band(10, 50))
+
+
+def _band_for(name: str):  # type: ignore[no-untyped-def]
+    """The verdict band of an interval setting for a registry vote: I3's for save intervals, I4/I5's otherwise."""
+    return _interval_band(10, 50) if name in _SAVE_KEYS else _interval_band(10)
+
+#: a checkpointer's own config object (torchtitan ``CheckpointManager.Config(interval=500)``): its ``interval`` is the save interval
+_CKPT_CONFIG = re.compile(r"(?i)(^|\.)\w*checkpoint\w*(\.config)?$")
+
+
+def _checkpointer_intervals(f: Facts) -> list[Interval]:
+    """``interval=`` of a checkpointer's config object, voted over config-registry recipes with the config-class default
+    (``interval: int = 500`` in the checkpointer's ``Config``) for recipes that leave it unset; debug/test recipes aside."""
+    from ._registry import debug_recipe, recipe_of, recipe_vote
+
+    calls = [c for c in f.calls_with_kw("interval") if _CKPT_CONFIG.search(".".join(c.name.split(".")[-2:])) and not _TEST_PATH.search(c.path)
+             and not debug_recipe(f, c) and as_number(c.kwargs["interval"]) is not None]
+    if not calls:
+        return []
+    fields = [x for x in f.records("fields") if x.name == "interval" and re.search(r"checkpoint", f"{x.path} {x.owner}", re.I)
+              and as_number(x.default) is not None and not _TEST_PATH.search(x.path)]
+    default = (fields[0], float(as_number(fields[0].default) or 0)) if len({repr(x.default) for x in fields}) == 1 else None
+    inside = [(c, float(as_number(c.kwargs["interval"]) or 0)) for c in calls if recipe_of(f, c) is not None]
+    vote = recipe_vote(f, inside, default, _interval_band(10, 50)) if inside else None
+    if vote is None:
+        return [Interval(c, f"{c.short}(interval=)", "checkpoint_interval", *interval(as_number(c.kwargs["interval"]))) for c in calls]
+    f._memo[("registry-vote-note", "checkpoint_interval")] = [vote.text("checkpoint interval")]  # type: ignore[list-item]
+    out: list[Interval] = []
+    for x in vote.kept:
+        v = x.default if x is (default[0] if default else None) else x.kwargs["interval"]
+        key = f"{x.owner}.interval" if hasattr(x, "owner") else f"{x.short}(interval=)"
+        out.append(Interval(x, key, "checkpoint_interval", *interval(as_number(v))))
+    return out
 
 
 _FINAL_SAVE = re.compile(r"(?i)(exit|preempt|on_demand|emergency|interrupt|on_signal|sigterm|on_train_end)")
@@ -809,6 +920,31 @@ class I3CheckpointFrequency(Check):
                 "        loss = model(**batch).loss\n        loss.backward()\n        optimizer.step()\n"
                 "        save_model_checkpoint(model, 'out/model.pt')\n"),
         }, N, "save helper every step"),
+        Example({  # axolotl: recipes save a few times per epoch
+            **{f"examples/{m}/lora.yml": f"base_model: {m}\nsequence_len: 4096\nsaves_per_epoch: 1\nlogging_steps: 1\n"
+               for m in ("llama-3", "mistral", "qwen2")},
+        }, U, "axolotl saves_per_epoch"),
+        Example({  # torchtitan 0.3.0: a checkpointer Config object per registry recipe; unset recipes keep interval=500
+            "torchtitan/components/checkpointer/base.py": (
+                "from dataclasses import dataclass\nclass BaseCheckpointManager:\n    @dataclass(kw_only=True, slots=True)\n"
+                "    class Config:\n        enable: bool = False\n        interval: int = 500\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "from torchtitan.trainer import Trainer\nfrom torchtitan.components.checkpoint import CheckpointManager\n"
+                "def llama3_debugmodel() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=10))\n"
+                "def llama3_8b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=500))\n"
+                "def llama3_70b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=500))\n"
+                "def llama3_405b() -> Trainer.Config:\n    return Trainer.Config(steps=3000)\n"),
+        }, U, "checkpointer Config interval 500 in the registry recipes"),
+        Example({
+            "torchtitan/components/checkpointer/base.py": (
+                "from dataclasses import dataclass\nclass BaseCheckpointManager:\n    @dataclass(kw_only=True, slots=True)\n"
+                "    class Config:\n        interval: int = 500\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "from torchtitan.trainer import Trainer\nfrom torchtitan.components.checkpoint import CheckpointManager\n"
+                "def llama3_8b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=5))\n"
+                "def llama3_70b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=5))\n"
+                "def llama3_405b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=10))\n"),
+        }, N, "checkpointer Config interval 5-10 in most registry recipes"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -818,7 +954,10 @@ class I3CheckpointFrequency(Check):
         f = ctx.facts
         small = _adapter_only(f, ctx) or (ctx.project.params_billions is not None and ctx.project.params_billions < 1)
         threshold = 10 if small else 50
-        items = interval_settings(f, _SAVE_KEYS, strategy="save_strategy")
+        items = interval_settings(f, _SAVE_KEYS, strategy="save_strategy") + _checkpointer_intervals(f)
+        # axolotl ``saves_per_epoch: 1``: a few checkpoints per epoch (it sets the save interval from the epoch length)
+        per_epoch_saves = [s for s in interval_settings(f, ("saves_per_epoch",)) if s.steps is not None and s.steps >= 1]
+        items += [Interval(i.fact, i.key, i.name, None, "epoch") for i in per_epoch_saves]
         for e in f.config("checkpoint.interval"):
             enabled = [x for x in f.config("checkpoint.enable_checkpoint", "checkpoint.enable") if x.path == e.path]
             if all(truthy(x.value) is not False for x in enabled) and not _TEST_PATH.search(e.path):
@@ -836,6 +975,8 @@ class I3CheckpointFrequency(Check):
         if not items and uses_hf_trainer(f):
             extra["save_steps"] = HF_DEFAULTS["save_steps"]
         values = _values(items, extra)
+        if per_epoch_saves:
+            values["saves_per_epoch"] = int(max(i.steps or 1 for i in per_epoch_saves))
         hf = _hf_default_site(f, "save_steps") if "save_steps" in extra else None
         per_epoch = _epoch_saves(f, save_calls) if not items and not loop and hf is None else []
         epoch_txt = ""
@@ -857,18 +998,40 @@ class I3CheckpointFrequency(Check):
             sane = NOT_JUDGED + ("no checkpoint interval setting and no save call in a training-step loop were found on the training "
                                  "path; check how often your launch saves (its save interval or save callback)")
         cited = (hf,) if hf is not None else tuple(Facts.ev(c, key=c.short) for c in per_epoch[:3])
-        return _outcome(bad, items, "checkpoints saved", threshold, values, sane, spaced, cited)
+        return _with_notes(_outcome(bad, items, "checkpoints saved", threshold, values, sane, spaced, cited), registry_notes(f, items))
 
 
 _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq", "log_every", "log_freq", "logging_interval", "log_steps",
              "steps_per_print", "iteration_step_info_interval", "print_every", "log_every_n_iters", "console_log_interval", "display_interval")
+# recipes that disagree on a logging/report interval vote by I4/I5's verdict (under 10 steps or not): Megatron-LM's launches at
+# --log-interval 1, 2 and 5 are one majority against the default 100
+register_vote_bands("^(" + "|".join((*_LOG_KEYS, "tensorboard_log_interval")) + ")$", _interval_band(10))
 _LOG_FUNCS = re.compile(r"^(print|print0|printr|log0|rank0_print|print_rank_0|print_rank0|master_print|print_master|log_rank|log_rank_0|log_rank0"
                         r"|log_dist|print_log|log_info|printflock)$")
 _LOGGER_RECV = re.compile(r"(^|\.)(logger|logging|log|\w*_logger|LOGGER)\.(info|debug|warning|warn)$")  # base_logger.info too
 
 
+def _console_trackers(f: Facts) -> list[Call]:
+    """Tracker calls of a multi-backend tracking object that also prints to the console (lmms-engine / verl ``Tracking`` with
+    ``self.default_backend.append("console")`` in the trainer that calls ``self.tracking.log(train_metrics, ...)``): each
+    such report is also a console log line."""
+    out: list[Call] = []
+    console: dict[str, bool] = {}
+    for c in tracker_calls(f):
+        if not re.search(r"(?i)track(ing|er)\w*\.log$", c.name):
+            continue
+        if c.path not in console:
+            ff = f.files.get(c.path)
+            console[c.path] = ff is not None and any("console" in (*x.args, *x.kwargs.values()) for x in ff.calls)
+        if console[c.path]:
+            out.append(c)
+    return out
+
+
 def log_calls(f: Facts) -> list[Call]:
-    """Console/file logging calls: ``print``, ``logger.info``, ``accelerator.print``, ``print_rank_0``, ``tqdm.write``."""
+    """Console/file logging calls: ``print``, ``logger.info``, ``accelerator.print``, ``print_rank_0``, ``tqdm.write``.
+    A warning under a condition (``if not torch.isfinite(grad_norm): logger.warning(...)``) reports an exception to the
+    step, not its metrics: left out."""
     out = []
     for c in f.calls("print", "info", "debug", "warning", "warn", "write", "rank0_print", "print_rank_0", "print_rank0", "master_print",
                      "log_rank_0", "log_dist", "print_log", "log_info", "print0", "printr", "log0", "print_master", "log_rank", "log_rank0"):
@@ -876,7 +1039,7 @@ def log_calls(f: Facts) -> list[Call]:
             out.append(c)
         elif c.short != "print" and _LOG_FUNCS.match(c.short):
             out.append(c)
-        elif _LOGGER_RECV.search(c.name):
+        elif _LOGGER_RECV.search(c.name) and not (c.short in ("warning", "warn") and c.guard):
             out.append(c)
     return out
 
@@ -930,7 +1093,63 @@ class I4LoggingFrequency(Check):
                 "def llama3_70b() -> Trainer.Config:\n"
                 "    return Trainer.Config(metrics=MetricsProcessor.Config(enable_tensorboard=True), steps=1000)\n"),
         }, U, "a debug recipe of a config registry is not the run's logging interval"),
+        Example({  # torchtitan 0.3.0: two real recipes log every step, the others leave log_freq at the Config default of 10
+            "torchtitan/components/metrics.py": (
+                "from dataclasses import dataclass\nclass MetricsProcessor:\n    @dataclass\n    class Config:\n        log_freq: int = 10\n"),
+            "torchtitan/models/qwen3/config_registry.py": (
+                "from torchtitan.trainer import Trainer\nfrom torchtitan.components.metrics import MetricsProcessor\n"
+                "def qwen3_0_6b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(log_freq=1), steps=100)\n"
+                "def qwen3_moe_deepep() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(log_freq=1), steps=100)\n"
+                "def qwen3_8b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(enable_tensorboard=True), steps=3000)\n"
+                "def qwen3_14b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(), steps=3000)\n"
+                "def qwen3_32b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(), steps=3000)\n"),
+        }, U, "registry recipes that leave log_freq unset count at the Config default"),
+        Example({  # the same registry where most recipes log every step
+            "torchtitan/components/metrics.py": (
+                "from dataclasses import dataclass\nclass MetricsProcessor:\n    @dataclass\n    class Config:\n        log_freq: int = 10\n"),
+            "torchtitan/models/qwen3/config_registry.py": (
+                "from torchtitan.trainer import Trainer\nfrom torchtitan.components.metrics import MetricsProcessor\n"
+                "def qwen3_0_6b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(log_freq=1), steps=100)\n"
+                "def qwen3_1_7b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(log_freq=2), steps=100)\n"
+                "def qwen3_8b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(log_freq=1), steps=3000)\n"
+                "def qwen3_32b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(), steps=3000)\n"),
+        }, N, "most registry recipes log every 1-2 steps"),
         Example({"train.yaml": "logging_steps: 10\nsave_steps: 500\n"}, U, "logging every 10"),
+        Example({"trainer.py": (  # lmms-engine: a helper's wait branch runs only when the final call passes the flag
+            "import logging\nlogger = logging.getLogger(__name__)\n\nclass Trainer:\n"
+            "    def _check_eval_results(self, rank, wait_until_complete=False):\n        if wait_until_complete:\n"
+            "            logger.info('Waiting for pending evaluation jobs to complete...')\n"
+            "    def train(self, args):\n        for step, batch in enumerate(self.train_dataloader):\n"
+            "            loss = self.training_step(batch)\n            self.optimizer.step()\n"
+            "            if self.global_step % args.logging_steps == 0:\n                logger.info('step %d loss %.4f', step, loss)\n"
+            "            self._check_eval_results(0)\n        self._check_eval_results(0, wait_until_complete=True)\n"),
+            "train.yaml": "logging_steps: 50\n"}, U, "a helper's flag branch turned on only after the loop"),
+        Example({  # lmms-engine: a Tracking object with a console backend prints the metrics of every optimizer step
+            "src/lmms_engine/train/fsdp2/fsdp2_trainer.py": (
+                "from lmms_engine.utils.tracking import Tracking\n\nclass FSDP2SFTTrainer:\n    def __init__(self, args):\n"
+                "        self.default_backend = []\n        if 'wandb' in args.report_to:\n            self.default_backend.append('wandb')\n"
+                "        self.default_backend.append('console')\n"
+                "    def train(self, rank):\n        self.tracking = Tracking(self.args.run_name, default_backend=self.default_backend)\n"
+                "        for step, batch in enumerate(self.train_dataloader):\n            train_metrics = self.training_step(batch)\n"
+                "            self.optimizer.step()\n            if rank == 0:\n"
+                "                self.tracking.log(train_metrics, step=self.global_step)\n"),
+            "examples/qwen2_5_vl/example_config.yaml": "trainer_args:\n  logging_steps: 10\n",
+        }, N, "a console-backed Tracking object fed every step"),
+        Example({"train.py": (  # a warning only when the gradient norm is not finite: not per-step logging
+            "import logging\nlogger = logging.getLogger(__name__)\n"
+            "for step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
+            "    grad_norm = clip_grad_norm_(model.parameters(), 1.0)\n"
+            "    if not torch.isfinite(grad_norm):\n        logger.warning(f'step {step}: grad_norm is not finite')\n"
+            "    optimizer.step()\n"
+            "    if step % 50 == 0:\n        logger.info('step %d loss %.4f', step, loss.item())\n")}, U,
+            "a conditional warning is not per-step logging"),
+        Example({"trainer.py": (  # the same helper whose flag the step loop passes
+            "import logging\nlogger = logging.getLogger(__name__)\n\nclass Trainer:\n"
+            "    def _report(self, rank, verbose=False):\n        if verbose:\n            logger.info('rank %d done', rank)\n"
+            "    def train(self, args):\n        for step, batch in enumerate(self.train_dataloader):\n"
+            "            loss = self.training_step(batch)\n            self.optimizer.step()\n"
+            "            self._report(0, verbose=True)\n        self._report(0, verbose=True)\n")}, N,
+            "a helper's flag branch turned on by the step loop"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, U, "HF defaults"),
         Example({"train.py": "import lightning as L\ntrainer = L.Trainer(log_every_n_steps=50)\n"}, U, "lightning 50"),
         Example({"train.yaml": "logging_steps: 1\n"}, N, "logging every step"),
@@ -1019,7 +1238,7 @@ class I4LoggingFrequency(Check):
         items = interval_settings(f, _LOG_KEYS, strategy="logging_strategy")
         bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
         spaced: list[tuple[Call, float | None]] = []
-        loop = per_step_calls(f, log_calls(f), threshold, spaced)
+        loop = per_step_calls(f, log_calls(f) + _console_trackers(f), threshold, spaced)
         bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]
         extra: dict[str, Any] = {}
         if loop:
@@ -1038,12 +1257,13 @@ class I4LoggingFrequency(Check):
         else:
             sane = NOT_JUDGED + ("no logging interval setting and no log call in a training-step loop were found on the training path; "
                                  "check how often your launch logs")
-        return _outcome(bad, items, "metrics logged", threshold, values, sane, spaced, (hf,) if hf is not None else ())
+        out = _outcome(bad, items, "metrics logged", threshold, values, sane, spaced, (hf,) if hf is not None else ())
+        return _with_notes(out, registry_notes(f, items))
 
 
 _TRACKER_DEPS = ("wandb", "tensorboard", "tensorboardx", "mlflow", "comet-ml", "swanlab", "clearml", "neptune", "dvclive", "aim")
 _TRACKER_CALL = re.compile(
-    r"^(wandb\.log|swanlab\.log|mlflow\.log_metrics?|.*\.add_scalars?|.*accelerator\.log|.*fabric\.log(_dict)?|.*(wandb|swanlab|tracker)\w*\.log"
+    r"^(wandb\.log|swanlab\.log|mlflow\.log_metrics?|.*\.add_scalars?|.*accelerator\.log|.*fabric\.log(_dict)?|.*(wandb|swanlab|tracker|tracking)\w*\.log"
     r"|.*experiment\.log_metrics?|.*\.report_scalar|.*(aim_)?run\.track|.*wandb_run\.log|comet_ml\..*log_metrics?)$")
 _LIGHTNING_LOGGERS = ("WandbLogger", "TensorBoardLogger", "MLFlowLogger", "CometLogger", "NeptuneLogger", "SwanLabLogger")
 
@@ -1066,6 +1286,32 @@ def tracker_calls(f: Facts) -> list[Call]:
 
 def _text_of(v: Any) -> str:
     return v.text if isinstance(v, Expr) else repr(v)
+
+
+def _module_paced_trackers(f: Facts) -> tuple[list[Interval], str]:
+    """Trackers written by a metrics module that carries its own logging interval (torchtitan ``components/metrics.py``: the
+    TensorBoard/W&B loggers' ``add_scalar``/``wandb.log`` and ``MetricsProcessor.Config.log_freq: int = 10``, "how often to log
+    metrics to TensorBoard", which ``should_log(step)`` applies before the training step hands it the metrics): the tracker calls
+    sit in the loggers' own ``log`` methods, outside any step loop, and report at that interval. The interval settings of the
+    fields named for logging intervals in the trackers' own files (voted over recipes like I4's), and a note naming them."""
+    side = side_trainers(f)
+    calls = [c for c in tracker_calls(f) if not _TEST_PATH.search(c.path) and c.path not in side]
+    files = sorted({c.path for c in calls})
+    names = sorted({x.name for x in f.records("fields") if x.path in files and _norm(x.name) in _LOG_KEYS and as_number(x.default) is not None})
+    if not names:
+        return [], ""
+    items = interval_settings(f, tuple(names))
+    if not items:
+        return [], ""
+    field = next(x for x in f.records("fields") if x.path in files and x.name == names[0])
+    here = [c for c in calls if c.path == field.path]
+    shown = ", ".join(dict.fromkeys(f"{'.'.join(c.name.split('.')[-2:])}() at {c.path}:{c.line}" for c in here[:2]))
+    return items, (f"the trackers of {field.path} ({shown}) report at that module's logging interval "
+                   f"{field.owner}.{field.name} ({field.path}:{field.line})")
+
+
+def _norm(name: str) -> str:
+    return name.strip().lower().replace("-", "_")
 
 
 def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
@@ -1221,6 +1467,54 @@ class I5ReportFrequency(Check):
         Example({"train.py": (  # no tracker and no tracker interval: not judged (n/a)
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
+        Example({  # torchtitan: the metrics module's TensorBoard/W&B loggers report at its own Config.log_freq (10)
+            "torchtitan/components/metrics.py": (
+                "from dataclasses import dataclass\nfrom torch.utils.tensorboard import SummaryWriter\n\n"
+                "class TensorBoardLogger:\n    def log(self, metrics, step):\n        for k, v in metrics.items():\n"
+                "            self.writer.add_scalar(k, v, step)\n\n"
+                "class WandBLogger:\n    def log(self, metrics, step):\n        self.wandb.log(metrics, step=step)\n\n"
+                "class MetricsProcessor:\n    @dataclass\n    class Config:\n        log_freq: int = 10\n"
+                "        enable_tensorboard: bool = False\n"
+                "    def should_log(self, step):\n        return step == 1 or step % self.config.log_freq == 0\n"
+                "    def log(self, step, loss):\n        self.logger.log({'loss': loss}, step)\n"),
+            "torchtitan/trainer.py": (
+                "class Trainer:\n    def train_step(self, data_iterator):\n"
+                "        should_log = self.metrics_processor.should_log(self.step)\n        loss = self.forward_backward(data_iterator)\n"
+                "        self.optimizers.step()\n        if not should_log:\n            return\n"
+                "        self.metrics_processor.log(self.step, loss.item())\n"),
+        }, U, "trackers paced by their metrics module's log_freq of 10"),
+        Example({
+            "mylib/metrics.py": (
+                "from dataclasses import dataclass\nimport wandb\n\n"
+                "class WandBLogger:\n    def log(self, metrics, step):\n        wandb.log(metrics, step=step)\n\n"
+                "@dataclass\nclass MetricsConfig:\n    log_freq: int = 1\n"),
+            "mylib/trainer.py": (
+                "class Trainer:\n    def train_step(self, batch):\n        loss = self.model(batch).loss\n        loss.backward()\n"
+                "        self.optimizer.step()\n        if self.step % self.config.log_freq == 0:\n"
+                "            self.metrics.log({'loss': loss.item()}, self.step)\n"),
+        }, N, "trackers paced by their metrics module's log_freq of 1"),
+        Example({  # lmms-engine / verl: a unified Tracking object (W&B + console backends) fed at every optimizer step
+            "src/lmms_engine/utils/tracking.py": (
+                "import wandb\n\nclass Tracking:\n    def __init__(self, project_name, default_backend='console'):\n"
+                "        self.logger = {}\n        if 'wandb' in default_backend:\n            wandb.init(project=project_name)\n"
+                "            self.logger['wandb'] = wandb\n"
+                "    def log(self, data, step=None):\n        for backend in self.logger.values():\n            backend.log(data, step=step)\n"),
+            "src/lmms_engine/train/fsdp2/fsdp2_trainer.py": (
+                "from lmms_engine.utils.tracking import Tracking\n\nclass FSDP2SFTTrainer:\n    def train(self, rank):\n"
+                "        self.tracking = Tracking(self.args.run_name, default_backend=['wandb', 'console'])\n"
+                "        for step, batch in enumerate(self.train_dataloader):\n            train_metrics = self.training_step(batch)\n"
+                "            is_accumulation_complete = self.accumulated_grad_steps == 0\n            if is_accumulation_complete:\n"
+                "                if rank == 0:\n                    self.tracking.log(train_metrics, step=self.global_step)\n"
+                "                self.global_step += 1\n"),
+        }, N, "a Tracking object fed every optimizer step"),
+        Example({
+            "utils/tracking.py": "import wandb\n\nclass Tracking:\n    def log(self, data, step=None):\n        wandb.log(data, step=step)\n",
+            "trainer.py": (
+                "from utils.tracking import Tracking\n\ndef train(model, loader, optimizer, args):\n    tracking = Tracking()\n"
+                "    for step, batch in enumerate(loader):\n        loss = model(**batch).loss\n        loss.backward()\n"
+                "        optimizer.step()\n        if step % args.log_every == 0:\n            tracking.log({'loss': loss.item()}, step=step)\n"),
+            "train.yaml": "log_every: 50\n",
+        }, U, "a Tracking object fed every 50 steps"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -1282,6 +1576,16 @@ class I5ReportFrequency(Check):
         bad += [(c, f"{c.name}() in the training loop", n) for c, n in loop]
         if loop:
             values["report_in_step_loop"] = int(min(n for _, n in loop))
+        paced_note = ""
+        paced: list[Interval] = []
+        if not loop and not spaced and not trackers and not ok:
+            paced, paced_note = _module_paced_trackers(f)
+            for i in paced:
+                if i.kind == "steps" and i.steps is not None and i.steps < threshold:
+                    bad.append((i.fact, i.key, i.steps))
+                else:
+                    ok.append(i)
+            values.update(_values(paced))
         defaults: list[Evidence] = []
         default_notes: list[str] = []
         if lt_default is not None:
@@ -1293,7 +1597,8 @@ class I5ReportFrequency(Check):
                                  "--tensorboard-log-interval: written by rank 0 to a local event file (W&B asynchronously), "
                                  "not judged too frequent; set --tensorboard-log-interval to judge it")
         if bad:
-            return _outcome(bad, ok, "progress reported to trackers", threshold, values, "")
+            out = _outcome(bad, ok, "progress reported to trackers", threshold, values, "")
+            return _with_notes(out, "; ".join(x for x in (paced_note, registry_notes(f, paced)) if x))
         if not trackers and not rt and not ok and not spaced and not defaults:
             return Outcome(Status.NA, [], NOT_JUDGED + "no tracker interval setting and no tracker call in a training-step loop were found "
                            "on the training path; check how often your launch reports to W&B/TensorBoard/MLflow, if it does", values)
@@ -1313,6 +1618,7 @@ class I5ReportFrequency(Check):
         elif ok:
             sane = "tracker intervals at or above the threshold: " + ", ".join(
                 f"{i.key}={int(i.steps) if i.steps is not None and float(i.steps).is_integer() else i.steps or i.kind}" for i in ok[:3])
+            sane += "".join(f"; {x}" for x in (paced_note, registry_notes(f, paced)) if x)
         else:  # report_to: none / [] and no other tracker: nothing is reported
             r0 = rt[0]
             shown = "[" + ", ".join(map(str, r0.value)) + "]" if isinstance(r0.value, tuple) else repr(r0.value)

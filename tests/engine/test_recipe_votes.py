@@ -108,15 +108,29 @@ def test_launch_scripts_that_leave_a_flag_unset_count_with_the_known_default():
     f = _facts(files)
     eff = f.effective("log_interval")
     assert f.distributions()["log_interval"] == {"100": 4, "1": 2, "10": 1}
-    assert [(s.path, s.value) for s in eff] == [("megatron/training/config/training_config.py", 100)]
+    # recipes vote by I4's verdict: 100 and 10 are both sane (5 of 7), so both are kept and the launches at 1 are left out
+    assert sorted((s.path, s.value) for s in eff) == [("examples/run_6.sh", 10), ("megatron/training/config/training_config.py", 100)]
     i4 = _audit(files).result("I4")
     assert i4.status == Status.USED, i4.detail
-    assert ("log_interval: 100 in 4 recipes, 1 in 2 recipes, 10 in 1 recipe (judged by the majority; 4 recipes leave it unset "
-            "and run with the default 100 at megatron/training/config/training_config.py:5)") in i4.detail
-    # no majority (3 of 6): judged by the documented default, Megatron's own
-    split = _audit(_meg(["--log-interval 1", "--log-interval 1", "", "", "", "--log-interval 10"])).result("I4")
-    assert split.status == Status.USED and ("log_interval: 100 in 3 recipes, 1 in 2 recipes, 10 in 1 recipe (no majority: judged by "
-                                            "the default at megatron/training/config/training_config.py:5") in split.detail, split.detail
+    assert ("log_interval: 100 in 4 recipes, 1 in 2 recipes, 10 in 1 recipe (judged by the majority: every 10 steps or more (or a "
+            "ratio, or off) in 5 of 7 recipes; 4 recipes leave it unset and run with the default 100 at "
+            "megatron/training/config/training_config.py:5)") in i4.detail
+    # no majority of verdicts (3 every 1-9 steps, 3 at 10 or more): judged by the documented default, Megatron's own
+    split = _audit(_meg(["--log-interval 1", "--log-interval 2", "--log-interval 5", "", "", "--log-interval 20"])).result("I4")
+    assert split.status == Status.USED and ("(no majority: judged by the default at megatron/training/config/training_config.py:5"
+                                            in split.detail), split.detail
+
+
+def test_launch_scripts_vote_by_verdict_not_by_exact_value():
+    """Megatron-LM: most launches log every 1-5 steps, each value held by a minority, the rest run with the default 100."""
+    files = _meg(["--log-interval 1", "--log-interval 1", "--log-interval 2", "--log-interval 5", "--log-interval 5", "", "", ""])
+    f = _facts(files)
+    f.effective("log_interval")
+    assert f.distributions()["log_interval"] == {"1": 2, "2": 1, "5": 2, "100": 3}
+    i4 = _audit(files).result("I4")
+    assert i4.status == Status.UNUSED, i4.detail
+    assert "(judged by the majority: every 1-9 steps in 5 of 8 recipes;" in i4.detail, i4.detail
+    assert sorted(e.value for e in i4.findings) == [1, 1, 2, 5, 5]
 
 
 def test_launch_scripts_whose_majority_logs_every_step_are_a_finding():
@@ -151,11 +165,23 @@ def test_parallel_layouts_are_not_voted():
 def test_no_majority_is_judged_by_the_recipes_the_readme_documents():
     readme = "# tiny-gpt\n\nTrain the small model:\n\n```sh\npython train.py config/train_small.py\n```\n"
     files = {**_nano(train_small="batch_size = 8\nlog_interval = 50\n", train_big="batch_size = 8\nlog_interval = 5\n",
-                     train_mid="batch_size = 8\nlog_interval = 2\n"), "README.md": readme}
+                     train_mid="batch_size = 8\nlog_interval = 2\n", train_xl="batch_size = 8\nlog_interval = 20\n"), "README.md": readme}
     f = _facts(files)
-    assert [(s.path, s.value) for s in f.effective("log_interval")] == [("config/train_small.py", 50)]
+    assert [(s.path, s.value) for s in f.effective("log_interval")] == [("config/train_small.py", 50), ("config/train_xl.py", 20)]
     i4 = _audit(files).result("I4")
     assert i4.status == Status.USED and "(no majority: judged by the recipes documented at README.md:6)" in i4.detail, i4.detail
+
+
+def test_a_majority_of_verdicts_wins_over_the_documented_recipe_which_is_named():
+    """Majority first, as every recipe vote: the README's recipe decides only without a majority; when it runs otherwise the
+    detail names it (lmms-engine: 19 of 27 recipes with 4 or more loader workers, the README's recipe with 0)."""
+    readme = "# tiny-gpt\n\nTrain the small model:\n\n```sh\npython train.py config/train_small.py\n```\n"
+    files = {**_nano(train_small="batch_size = 8\nlog_interval = 50\n", train_big="batch_size = 8\nlog_interval = 5\n",
+                     train_mid="batch_size = 8\nlog_interval = 2\n"), "README.md": readme}
+    i4 = _audit(files).result("I4")
+    assert i4.status == Status.UNUSED, i4.detail
+    assert ("(judged by the majority: every 1-9 steps in 2 of 3 recipes; the recipe documented at README.md:6 uses 50)"
+            in i4.detail), i4.detail
     # a module named by the documented command is a recipe outside a config folder too
     moved = {"train.py": NANO_TRAIN, "configurator.py": CONFIGURATOR, "small.py": "batch_size = 8\nlog_interval = 50\n",
              "README.md": readme.replace("config/train_small.py", "small.py")}
@@ -171,3 +197,24 @@ def test_a_guarded_save_names_its_interval_setting_and_its_recipe_distribution()
     assert i3.status == Status.USED and "save() every 2000 steps (eval_interval)" in i3.detail, i3.detail
     assert "eval_interval: " in i3.detail and "(no majority: judged by the default at train.py:6)" in i3.detail
     assert i3.values["eval_interval"] == 2000
+
+
+def test_yaml_recipes_that_leave_a_name_unset_count_at_the_known_code_default():
+    """A YAML recipe of the same family that does not set ``logging_steps`` runs with the config class's default (10 here);
+    a DeepSpeed JSON beside them is not a recipe of that family."""
+    cfg = "from dataclasses import dataclass\n@dataclass\nclass TrainArgs:\n    logging_steps: int = 10\n    save_steps: int = 500\n"
+    base = "model_name_or_path: Qwen/Qwen2-7B\nlearning_rate: 1.0e-5\nnum_train_epochs: 3\nbf16: true\n"
+    files = {"src/proj/args.py": cfg,
+             "examples/a.yaml": base + "logging_steps: 1\n", "examples/b.yaml": base + "logging_steps: 1\n",
+             "examples/c.yaml": base, "examples/d.yaml": base, "examples/e.yaml": base,
+             "examples/ds_z3.json": '{"zero_optimization": {"stage": 3}, "bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 1}\n'}
+    f = _facts(files)
+    f.effective("logging_steps")
+    assert f.distributions()["logging_steps"] == {"1": 2, "10": 3}
+    assert f.distribution_defaults()["logging_steps"] == {"10": (3, "src/proj/args.py:4")}
+    i4 = _audit(files).result("I4")
+    assert i4.status == Status.USED, i4.detail
+    assert "3 recipes leave it unset and run with the default 10 at src/proj/args.py:4" in i4.detail, i4.detail
+    # without a known default (two code defaults disagree) only the recipes that set it vote
+    other = {**files, "src/proj/other.py": cfg.replace("logging_steps: int = 10", "logging_steps: int = 50")}
+    assert _audit(other).result("I4").status == Status.UNUSED
