@@ -298,6 +298,15 @@ def _zero_stage_of(f: Facts, path: str) -> float | None:
     return None
 
 
+_GRAD_COLLECTIVES = ("torch.distributed.all_reduce", "torch.distributed.reduce_scatter_tensor", "torch.distributed.reduce_scatter",
+                     "torch.distributed.all_reduce_coalesced")
+_GRAD_HOOKS = ("register_post_accumulate_grad_hook", "register_hook", "register_full_backward_hook", "register_comm_hook")
+
+
+def _call_text(c: Any) -> str:
+    return " ".join([c.text, *(str(getattr(a, "text", a)) for a in (*c.args, *c.kwargs.values()))])
+
+
 @register
 class E2CommComputeOverlap(Check):
     id = "E2"
@@ -359,6 +368,18 @@ class E2CommComputeOverlap(Check):
         Example({"train.py": "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
                  "torch.distributed.init_process_group('nccl')\nmodel = DDP(model, device_ids=[rank])\n"}, U, "plain ddp"),
         Example({"ds_zero1.json": '{\n  "zero_optimization": {\n    "stage": 1,\n    "overlap_comm": true\n  }\n}\n'}, P, "zero-1 ignores overlap_comm"),
+        Example({"train_gpt.py": (
+            "import torch.distributed as dist\n\n\nclass DistAdam:\n    def step(self):\n        futures = []\n"
+            "        for p in self.params:\n            chunk = torch.empty_like(p.grad[: p.grad.size(0) // self.world])\n"
+            "            futures.append(dist.reduce_scatter_tensor(chunk, p.grad, op=dist.ReduceOp.AVG, async_op=True).get_future())\n"
+            "        for fut in futures:\n            fut.wait()\n\n\nloss.backward()\nopt.step()\n")},
+                P, "async reduce-scatter launched in the optimizer step, after backward"),
+        Example({"train_gpt.py": (
+            "import torch.distributed as dist\n\n\ndef _reduce(p):\n"
+            "    p._fut = dist.all_reduce(p.grad, op=dist.ReduceOp.AVG, async_op=True).get_future()\n\n\n"
+            "for p in model.parameters():\n    p.register_post_accumulate_grad_hook(_reduce)\n"
+            "loss.backward()\n")},
+                U, "async all-reduce launched from a post-accumulate-grad hook, during backward"),
         Example({"train.yaml": "fsdp: full_shard auto_wrap\nfsdp_config:\n  backward_prefetch: no_prefetch\n",
                  "train.py": "from transformers import Trainer\n"}, P, "hf fsdp without prefetch"),
     )
@@ -432,6 +453,22 @@ class E2CommComputeOverlap(Check):
             used.append(f.ev(x, key=key))
         if ddp:
             why.append("DDP overlaps its bucketed gradient all-reduce with backward")
+        # hand-written gradient collectives (modded-nanogpt): asynchronous ones launched from backward hooks overlap the
+        # backward pass; launched after backward (in the optimizer step) they overlap only the update math
+        grads = [c for c in f.calls(*_GRAD_COLLECTIVES) if truthy(c.kwargs.get("async_op")) is True and "grad" in _call_text(c)]
+        if grads:
+            hooked = {c.path for c in f.calls(*_GRAD_HOOKS)}
+            during = [c for c in grads if c.path in hooked]
+            after = [c for c in grads if c.path not in hooked]
+            if during and not after:
+                used += [f.ev(c, key=f"{c.short}(async_op=True)", value=True) for c in during]
+                why.append("asynchronous gradient collectives launched from backward hooks")
+            elif after:  # judged per training script: one that launches them after backward does not overlap backward
+                partial += [f.ev(c, key=f"{c.short}(async_op=True)", value=True) for c in after + during]
+                late = ", ".join(sorted({c.path for c in after})[:3])
+                early = ", ".join(sorted({c.path for c in during})[:3])
+                why.append(f"asynchronous gradient collectives launched after backward in {late} (in the optimizer step): they "
+                           "overlap the update math, not the backward pass" + (f"; from backward hooks in {early}" if during else ""))
         if used:
             return Outcome(U, used + partial, _summary(why), {"overlap_comm": True})
         if partial:
