@@ -420,10 +420,13 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             positive=not share or len(off_files) * 2 > len(ds_files),
         ))
     if p.moe and multi_gpu:
+        minority = p.notes.get("moe_minority")
+        some = f" (named in only {minority[0]} of {minority[1]} model settings)" if minority else ""
+        some_zh = f"（{minority[1]} 处模型设置中仅 {minority[0]} 处）" if minority else ""
         out.append(Signal(
             Bottleneck.COMMUNICATION, 1,
-            "mixture-of-experts model on several GPUs: token routing needs all-to-all exchanges every layer",
-            "多卡训练 MoE 模型：每层的 token 路由需要 AllToAll 通信",
+            f"mixture-of-experts model{some} on several GPUs: token routing needs all-to-all exchanges every layer",
+            f"多卡训练 MoE 模型{some_zh}：每层的 token 路由需要 AllToAll 通信",
             positive=False,
         ))
     return out

@@ -87,6 +87,7 @@ _SERVING_LAUNCHERS = ("vllm", "sglang", "lmdeploy", "text-generation-launcher", 
 _SERVING_IMAGES = ("vllm/vllm-openai", "lmsysorg/sglang", "text-generation-inference", "tritonserver", "openmmlab/lmdeploy")
 # trainers that generate rollouts every step (their throughput is inference throughput)
 _ONLINE_RL = ("GRPOTrainer", "PPOTrainer", "RLOOTrainer", "OnlineDPOTrainer", "NashMDTrainer", "XPOTrainer")
+_MOE_NAME = re.compile(r"moe|a3b|a22b|mixtral", re.I)
 _TRAINING_KNOBS = ("learning_rate", "num_train_epochs", "per_device_train_batch_size", "gradient_accumulation_steps", "max_steps")
 _TRAIN_RECIPE_KEYS = {"do_train", "stage", "learning_rate", "num_train_epochs", "finetuning_type", "do_predict"}
 _RL_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_ppo|openrlhf\.cli\.train_grpo)")
@@ -383,12 +384,13 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
 
     _estimate_size(facts, p, named, train_paths)
 
-    p.moe = bool(
-        any((as_number(s.value) or 0) > 1 for s in facts.settings(*_MOE_KEYS))
-        or facts.uses("MixtralForCausalLM", "MoE", "MixtureOfExperts", "deepspeed.moe.layer.MoE", "SparseMoeBlock")
-        or any(f in ("mixtral",) for f in p.model_families)
-        or any("moe" in n.lower() or "a3b" in n.lower() or "a22b" in n.lower() for n in names)
-    )
+    moe_names = [n for n in names if _MOE_NAME.search(n)]
+    built = bool(any((as_number(s.value) or 0) > 1 for s in facts.settings(*_MOE_KEYS))
+                 or facts.uses("MixtralForCausalLM", "MoE", "MixtureOfExperts", "deepspeed.moe.layer.MoE", "SparseMoeBlock"))
+    p.moe = bool(built or any(f in ("mixtral",) for f in p.model_families) or moe_names)
+    if p.moe and not built and len(moe_names) * 2 < len(names):
+        # only some recipes name a mixture-of-experts model (alignment-handbook: Mixtral-8x22B in 1 of 22): an option
+        p.notes["moe_minority"] = (len(moe_names), len(names), sorted(set(moe_names))[:3])
     p.does_inference = _does_inference(facts, p)
     p.alignment = bool(
         facts.calls(*_ALIGN_TRAINERS) or facts.imports(*(f"trl.{t}" for t in _ALIGN_TRAINERS))

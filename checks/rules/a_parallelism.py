@@ -1220,4 +1220,16 @@ class A7ExpertParallel(Check):
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        return _size_outcome(_sizes(f, EP_NAMES), "expert parallel", "ep_size", [], "")
+        out = _size_outcome(_sizes(f, EP_NAMES), "expert parallel", "ep_size", [], "")
+        minority = ctx.project.notes.get("moe_minority")
+        if minority and out.status != Status.USED:
+            k, n, which = minority
+            out.detail = (f"{out.detail}; a mixture-of-experts model is named in only {k} of {n} model settings "
+                          f"({', '.join(which)}): expert parallelism matters for those runs")
+        return out
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        prio = super().recommendation_priority(ctx, outcome)
+        if prio is not None and ctx.project.notes.get("moe_minority"):
+            return Priority.LOW  # one recipe's model, not the project's: an option to weigh, not a must-do
+        return prio

@@ -173,3 +173,19 @@ def test_multi_node_advice_without_a_multi_node_script_names_no_file():
     style = repo_style(a.facts, a.project, a.roles.by_path)
     e1 = fit(REGISTRY["E1"], style)
     assert e1 is not None and e1.target == "shell" and e1.where is None
+
+
+def test_expert_parallel_for_one_recipes_moe_model_is_low_priority():
+    """alignment-handbook: Mixtral-8x22B in 1 of 22 model settings made A7 the first, High recommendation."""
+    all_checks()
+    files = {f"recipes/r{i}.yaml": f"model_name_or_path: mistralai/Mistral-7B-v0.{i}\nlearning_rate: 2.0e-05\n" for i in range(4)}
+    files["recipes/big.yaml"] = "model_name_or_path: mistral-community/Mixtral-8x22B-v0.1\nlearning_rate: 5.0e-06\n"
+    files["scripts/run_sft.py"] = "from trl import SFTTrainer\ntrainer = SFTTrainer(model=model)\ntrainer.train()\n"
+    files["recipes/launch.sh"] = "accelerate launch --num_processes 8 scripts/run_sft.py recipes/r0.yaml\n"
+    a = audit(files)
+    assert a.project.moe and a.project.notes["moe_minority"][:2] == (1, 5)
+    r = a.result("A7")
+    assert "only 1 of 5 model settings" in (r.detail or "")
+    assert r.priority in (None, Priority.LOW)
+    only = audit({**files, **{f"recipes/r{i}.yaml": "model_name_or_path: mistral-community/Mixtral-8x22B-v0.1\n" for i in range(4)}})
+    assert "moe_minority" not in only.project.notes and only.result("A7").priority != Priority.LOW
