@@ -256,6 +256,14 @@ class E1GPUDirectRDMA(Check):
                            "RDMA / GPUDirect RDMA for NCCL", {**values, "multi_node_documented": True})
         return Outcome(N, [], "multi-node training without any RDMA / GPUDirect setting for NCCL", values)
 
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        prio = super().recommendation_priority(ctx, outcome)
+        if prio is Priority.HIGH and outcome.values.get("multi_node_documented"):
+            # multi-node only in the docs (nanoGPT's README: a 2-node torchrun example): advice for those runs, not the
+            # repository's own launches, so not a first must-do
+            return Priority.MEDIUM
+        return prio
+
 
 def _documented_multi_node(f: Facts) -> list[Any]:
     """Multi-node launches documented only in prose (``docs/multi-node.qmd``: ``num_machines: 2``); tests' docs aside."""

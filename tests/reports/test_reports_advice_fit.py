@@ -189,3 +189,14 @@ def test_expert_parallel_for_one_recipes_moe_model_is_low_priority():
     assert r.priority in (None, Priority.LOW)
     only = audit({**files, **{f"recipes/r{i}.yaml": "model_name_or_path: mistral-community/Mixtral-8x22B-v0.1\n" for i in range(4)}})
     assert "moe_minority" not in only.project.notes and only.result("A7").priority != Priority.LOW
+
+
+def test_rdma_advice_for_multi_node_documented_only_is_medium():
+    """nanoGPT: a 2-node torchrun example in the README made E1 a High must-do; the repository's launches are single-node."""
+    all_checks()
+    files = dict(RAW_LOOP)
+    files["README.md"] = ("# tiny\n\nTrain on two nodes:\n\n```sh\ntorchrun --nproc_per_node=8 --nnodes=2 --node_rank=0 "
+                          "--master_addr=123.456.123.456 --master_port=1234 train.py\n```\n")
+    a = audit(files)
+    r = a.result("E1")
+    assert r.status == N and r.values.get("multi_node_documented") and r.priority == M
