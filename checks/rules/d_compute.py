@@ -936,6 +936,12 @@ class D5Liger(Check):
             "base_model: meta-llama/Llama-3.1-8B\nplugins:\n  - axolotl.integrations.liger.LigerPlugin\nliger_rope: true\n"
             "liger_rms_norm: true\nliger_glu_activation: true\nliger_fused_linear_cross_entropy: true\n")}, U, "axolotl plugin"),
         Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-3.1-8B\nuse_liger_kernel: false\n"}, N, "disabled"),
+        Example({"openrlhf/cli/train_sft.py": (
+            "import argparse\nfrom transformers import AutoModelForCausalLM\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--use_liger_kernel', action='store_true', default=False, help='Enable Liger Kernel')\n"
+            "args = parser.parse_args()\nmodel = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-3.1-8B')\n"),
+                 "examples/scripts/train_sft_llama.sh": "deepspeed --module openrlhf.cli.train_sft --pretrain meta-llama/Llama-3.1-8B --bf16\n"},
+                N, "an option left at its default False"),
         Example({"train.py": (
             "from transformers import AutoModelForCausalLM, Trainer\n"
             "model = AutoModelForCausalLM.from_pretrained('mistralai/Mistral-7B-v0.1')\n# from liger_kernel.transformers import apply_liger_kernel_to_mistral\n")}, N, "hf mistral without liger"),
@@ -953,7 +959,15 @@ class D5Liger(Check):
         fams = set(ctx.project.model_families)
         if fams and fams <= _LIGER_UNSUPPORTED:
             return Outcome(N, evs(off_), f"no Liger Kernel; Liger has no patch for {', '.join(sorted(fams))}", {"liger_kernel": False})
-        return Outcome(N, evs(off_), "Liger Kernel is disabled" if off_ else "no Liger Kernel found", {"liger_kernel": False})
+        if off_:
+            return Outcome(N, evs(off_), "Liger Kernel is disabled", {"liger_kernel": False})
+        # an option the project has but leaves at its default False (OpenRLHF ``--ds.use_liger_kernel``): say so, cite it
+        avail = [s for s in f.effective(*_LIGER_KEYS) if truthy(s.value) is False and s.rank == 0]
+        if avail:
+            a = avail[0]
+            return Outcome(N, evs(avail), f"Liger Kernel is available but off by default ({a.name}=False at {a.path}:{a.line}); "
+                           "no recipe or launch turns it on", {"liger_kernel": False, "liger_available": True})
+        return Outcome(N, [], "no Liger Kernel found", {"liger_kernel": False})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         if outcome.status not in (Status.UNUSED, Status.PARTIAL):

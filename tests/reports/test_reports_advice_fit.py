@@ -200,3 +200,14 @@ def test_rdma_advice_for_multi_node_documented_only_is_medium():
     a = audit(files)
     r = a.result("E1")
     assert r.status == N and r.values.get("multi_node_documented") and r.priority == M
+
+
+def test_liger_available_but_off_says_so_and_cites_the_option():
+    """OpenRLHF: '--ds.use_liger_kernel' (default False) exists; 'no Liger Kernel found' was not true."""
+    files = {"cli/train_sft.py": ("import argparse\nfrom transformers import AutoModelForCausalLM\n\nparser = argparse.ArgumentParser()\n"
+                                  "parser.add_argument('--use_liger_kernel', action='store_true', default=False)\n"
+                                  "args = parser.parse_args()\nmodel = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-3.1-8B')\n"
+                                  "loss.backward()\n")}
+    r = audit(files).result("D5")
+    assert r.status == N and "available but off by default (use_liger_kernel=False at cli/train_sft.py:5)" in r.detail
+    assert [e.line for e in r.evidence] == [5]
