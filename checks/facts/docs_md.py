@@ -28,6 +28,8 @@ _MULTI_NODE = (
     re.compile(rf"#SBATCH\s+(?:--nodes[= ]|-N\s*){_NODES}"),
     re.compile(rf"\bsrun\b.*\s(?:-N\s*|--nodes[= ]){_NODES}"),
     re.compile(r"\s--hostfile[= ]+\S+"),
+    # a hostfile named in a config (GPT-NeoX's README: 'pass in the path to the hostfile with "hostfile": "/path/to/hostfile"')
+    re.compile(r"[\"']hostfile[\"']\s*:\s*[\"'][^\"']+[\"']"),
     # a node count passed to a launcher wrapper through the environment (LLaMA-Factory's ``FORCE_TORCHRUN=1 NNODES=2
     # NODE_RANK=0 ... llamafactory-cli train x.yaml``; an elastic ``MAX_NNODES=3``)
     re.compile(rf"(?<![\w$])(?:MAX_)?(?:NNODES|NUM_NODES|N_NODES)={_NODES}"),

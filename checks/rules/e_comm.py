@@ -187,6 +187,10 @@ class E1GPUDirectRDMA(Check):
         Example({"run.sh": "# export NCCL_IB_HCA=mlx5_0\ntorchrun --nnodes 2 --nproc_per_node 8 train.py\n"}, N, "commented out"),
         Example({"run.sh": "export NCCL_IB_HCA=mlx5_0\nexport NCCL_NET_GDR_LEVEL=LOC\ntorchrun --nnodes 2 --nproc_per_node 8 train.py\n"}, P, "ib without gdr"),
         Example({"run.sh": "torchrun --nproc_per_node 8 train.py --bf16\n", "train.py": "import torch\n"}, Status.NA, "single node"),
+        Example({"README.md": ("## Multi-Node Launching\n\nThere needs to be a hostfile listing each node and its GPU slots. "
+                               "In your config you must pass in the path to the hostfile with `\"hostfile\": \"/path/to/hostfile\"`.\n"),
+                 "deepy.py": "import deepspeed.launcher.runner\n\ndeepspeed.launcher.runner.main(args)\n",
+                 "train.py": "import torch\nloss.backward()\n"}, N, "multi-node documented as a config's hostfile"),
         # Megatron's 175B recipe keeps NUM_NODES=1, but TP 8 x PP 16 = 128 GPUs cannot fit on the 8 GPUs of one node
         Example({"examples/gpt3/train_gpt3_175b_distributed.sh": (
             "GPUS_PER_NODE=8\nNUM_NODES=1\nDISTRIBUTED_ARGS=(\n    --nproc_per_node $GPUS_PER_NODE\n    --nnodes $NUM_NODES\n)\n"
