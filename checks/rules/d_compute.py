@@ -46,9 +46,12 @@ _HF_MODEL_CLASS = re.compile(r"(ForCausalLM|ForConditionalGeneration|LMHeadModel
 
 
 def _hf_model_loads(f: Facts) -> list[Call]:
-    """``from_pretrained`` calls of transformers model classes (not tokenizers, processors or configs)."""
+    """``from_pretrained`` calls of transformers model classes (not tokenizers, processors or configs) that load a model to
+    train: not in a checkpoint converter, exporter or evaluation script (GPT-NeoX ``tools/ckpts/convert_hf_to_sequential.py``)."""
     out = []
     for c in f.calls("from_pretrained"):
+        if _NOT_TRAINING_SITE.search(c.path) or (c.func and _NOT_TRAINING_FUNC.match(c.func.rsplit(".", 1)[-1])):
+            continue
         owner = c.name.rsplit(".", 1)[0]
         cls = owner.rsplit(".", 1)[-1]
         if not (owner.startswith(("transformers.", "trl.")) or cls.startswith("Auto") or _HF_MODEL_CLASS.search(cls)):
@@ -125,7 +128,8 @@ def _registry_compile(f: Facts) -> tuple[list, list, int, list] | None:
 
 # --- D1 Flash Attention ---------------------------------------------------------
 
-_ATTN_KEYS = ("attn_implementation", "_attn_implementation", "attention_implementation", "attn_impl")
+# GPT-NeoX's per-layer ``"attention_config": [[["flash"], 24]]`` (its default ``global`` is the unfused softmax attention)
+_ATTN_KEYS = ("attn_implementation", "_attn_implementation", "attention_implementation", "attn_impl", "attention_config")
 _ATTN_BOOL_KEYS = (
     "use_flash_attention_2", "use_flash_attn", "use_flash_attention", "flash_attention", "flash_attn", "sdp_attention",
     "xformers_attention", "flex_attention", "use_sdpa", "use_xformers", "enable_flash_attention", "flash_attn_2", "use_flash_attn_2",
@@ -152,7 +156,7 @@ def _attn_kind(v: object) -> str | None:
     if not isinstance(v, str):
         return None
     low = v.strip().lower()
-    if low in {"eager", "disabled", "math", "unfused", "local", "vanilla"}:
+    if low in {"eager", "disabled", "math", "unfused", "local", "vanilla", "global"}:
         return "eager"
     if "flash" in low or low.startswith("kernels-community/"):
         return "flash_attention_3" if "3" in low else "flash_attention_2"
@@ -306,6 +310,14 @@ class D1FlashAttention(Check):
         "shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --use-flash-attn\n",
     }
     examples = (
+        Example({"configs/pythia/160M.yml": ('{\n  "num_layers": 12,\n  "hidden_size": 768,\n  "num_attention_heads": 12,\n'
+                                             '  "attention_config": [[["flash"], 12]],\n  "seq_length": 2048,\n}\n'),
+                 "train.py": "from megatron.training import pretrain\npretrain(neox_args)\n"}, U, "gpt-neox attention_config flash"),
+        Example({"configs/125M.yml": ('{\n  "num_layers": 12,\n  "hidden_size": 768,\n  "attention_config": [[["global"], 12]],\n}\n'),
+                 "train.py": "from megatron.training import pretrain\npretrain(neox_args)\n"}, N, "gpt-neox global (unfused) attention"),
+        Example({"tools/ckpts/convert_hf_to_sequential.py": (
+            "from transformers import GPTNeoXForCausalLM\n\n\ndef load(path):\n    return GPTNeoXForCausalLM.from_pretrained(path)\n"),
+                 "train.py": "import torch\nloss = model(x)\nloss.backward()\n"}, N, "an HF load in a checkpoint converter is not the trained model"),
         Example({"train.py": (
             "import torch\nfrom transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(\n"
             "    'meta-llama/Llama-3.1-8B', torch_dtype=torch.bfloat16, attn_implementation='flash_attention_2')\n")}, U, "hf flash_attention_2"),
