@@ -421,7 +421,7 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         ))
     if p.moe and multi_gpu:
         minority = p.notes.get("moe_minority")
-        some = f" (named in only {minority[0]} of {minority[1]} model settings)" if minority else ""
+        some = f" (in only {minority[0]} of {minority[1]} model settings or configs)" if minority else ""
         some_zh = f"（{minority[1]} 处模型设置中仅 {minority[0]} 处）" if minority else ""
         out.append(Signal(
             Bottleneck.COMMUNICATION, 1,

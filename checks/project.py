@@ -88,6 +88,7 @@ _SERVING_IMAGES = ("vllm/vllm-openai", "lmsysorg/sglang", "text-generation-infer
 # trainers that generate rollouts every step (their throughput is inference throughput)
 _ONLINE_RL = ("GRPOTrainer", "PPOTrainer", "RLOOTrainer", "OnlineDPOTrainer", "NashMDTrainer", "XPOTrainer")
 _MOE_NAME = re.compile(r"moe|a3b|a22b|mixtral", re.I)
+_MODEL_DIM_KEYS = ("num_layers", "num_hidden_layers", "n_layer", "n_layers", "hidden_size", "d_model", "n_embd")
 _TRAINING_KNOBS = ("learning_rate", "num_train_epochs", "per_device_train_batch_size", "gradient_accumulation_steps", "max_steps")
 _TRAIN_RECIPE_KEYS = {"do_train", "stage", "learning_rate", "num_train_epochs", "finetuning_type", "do_predict"}
 _RL_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_ppo|openrlhf\.cli\.train_grpo)")
@@ -385,10 +386,15 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     _estimate_size(facts, p, named, train_paths)
 
     moe_names = [n for n in names if _MOE_NAME.search(n)]
-    built = bool(any((as_number(s.value) or 0) > 1 for s in facts.settings(*_MOE_KEYS))
-                 or facts.uses("MixtralForCausalLM", "MoE", "MixtureOfExperts", "deepspeed.moe.layer.MoE", "SparseMoeBlock"))
-    p.moe = bool(built or any(f in ("mixtral",) for f in p.model_families) or moe_names)
-    if p.moe and not built and len(moe_names) * 2 < len(names):
+    moe_settings = [s for s in facts.settings(*_MOE_KEYS) if (as_number(s.value) or 0) > 1]
+    in_code = bool(facts.uses("MixtralForCausalLM", "MoE", "MixtureOfExperts", "deepspeed.moe.layer.MoE", "SparseMoeBlock"))
+    p.moe = bool(in_code or moe_settings or any(f in ("mixtral",) for f in p.model_families) or moe_names)
+    recipe_files = {s.path for s in facts.settings(*_MODEL_DIM_KEYS) if s.path.endswith((".yml", ".yaml", ".json"))}
+    moe_recipes = {s.path for s in moe_settings}
+    if p.moe and not in_code and moe_settings and moe_recipes <= recipe_files and len(moe_recipes) * 2 < len(recipe_files):
+        # one recipe of many sets experts (GPT-NeoX: moe_num_experts in configs/125M-dmoe.yml, 1 of 59 model configs)
+        p.notes["moe_minority"] = (len(moe_recipes), len(recipe_files), sorted(moe_recipes)[:3])
+    elif p.moe and not in_code and not moe_settings and len(moe_names) * 2 < len(names):
         # only some recipes name a mixture-of-experts model (alignment-handbook: Mixtral-8x22B in 1 of 22): an option
         p.notes["moe_minority"] = (len(moe_names), len(names), sorted(set(moe_names))[:3])
     p.does_inference = _does_inference(facts, p)

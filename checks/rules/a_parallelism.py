@@ -1224,7 +1224,7 @@ class A7ExpertParallel(Check):
         minority = ctx.project.notes.get("moe_minority")
         if minority and out.status != Status.USED:
             k, n, which = minority
-            out.detail = (f"{out.detail}; a mixture-of-experts model is named in only {k} of {n} model settings "
+            out.detail = (f"{out.detail}; a mixture-of-experts model is in only {k} of {n} model settings or configs "
                           f"({', '.join(which)}): expert parallelism matters for those runs")
         return out
 

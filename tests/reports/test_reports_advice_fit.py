@@ -185,7 +185,7 @@ def test_expert_parallel_for_one_recipes_moe_model_is_low_priority():
     a = audit(files)
     assert a.project.moe and a.project.notes["moe_minority"][:2] == (1, 5)
     r = a.result("A7")
-    assert "only 1 of 5 model settings" in (r.detail or "")
+    assert "only 1 of 5 model settings or configs" in (r.detail or "")
     assert r.priority in (None, Priority.LOW)
     only = audit({**files, **{f"recipes/r{i}.yaml": "model_name_or_path: mistral-community/Mixtral-8x22B-v0.1\n" for i in range(4)}})
     assert "moe_minority" not in only.project.notes and only.result("A7").priority != Priority.LOW
@@ -211,3 +211,14 @@ def test_liger_available_but_off_says_so_and_cites_the_option():
     r = audit(files).result("D5")
     assert r.status == N and "available but off by default (use_liger_kernel=False at cli/train_sft.py:5)" in r.detail
     assert [e.line for e in r.evidence] == [5]
+
+
+def test_experts_set_by_one_recipe_config_of_many_are_an_option():
+    """GPT-NeoX: moe_num_experts in configs/125M-dmoe.yml, 1 of ~57 model configs: A7 was its second High recommendation."""
+    all_checks()
+    files = {f"configs/{n}.yml": f'{{\n  "num_layers": {n},\n  "hidden_size": 768,\n}}\n' for n in (12, 24, 32)}
+    files["configs/125M-dmoe.yml"] = '{\n  "num_layers": 12,\n  "hidden_size": 768,\n  "moe_num_experts": 8,\n}\n'
+    files["train.py"] = "import torch\nloss = model(x)\nloss.backward()\n"
+    a = audit(files)
+    assert a.project.moe and a.project.notes["moe_minority"][:2] == (1, 4)
+    assert a.result("A7").priority in (None, Priority.LOW)
