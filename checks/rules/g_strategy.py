@@ -31,7 +31,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import _MULTIMODAL_FAMILIES
+from ..project import _ALIGN_TRAINERS, _ALIGN_WORDS, _MULTIMODAL_FAMILIES
 from ._helpers import HF_TRAINERS, callers_off, evs, guard_flags, guard_off, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -1532,7 +1532,22 @@ class G6FusedAlignmentLoss(Check):
         if patched:
             return Outcome(N, evs(patched), "Liger kernels patch the model's layers, but the alignment loss is not fused",
                            {"fused_alignment_loss": False})
-        return Outcome(N, evs(off), "the alignment loss materialises the full logits", {"fused_alignment_loss": False})
+        if off:
+            return Outcome(N, evs(off), "the alignment loss materialises the full logits (the fused loss is switched off)",
+                           {"fused_alignment_loss": False})
+        # where the alignment or distillation run is: its trainer, or the setting that selects it (``stage: dpo``)
+        sites: list[Any] = list(f.calls(*_ALIGN_TRAINERS))
+        sites += [s for s in f.settings("stage", "rl", "rlhf_type", "training_type", "train_type", "task")
+                  if isinstance(s.value, str) and _ALIGN_WORDS.match(s.value)]
+        sites += f.settings("dpo_beta", "beta_dpo", "teacher_model", "teacher_model_name_or_path", "kd_temperature", "adv_estimator")
+        # a trainer, then a recipe's setting, then anything else (a data script's ``"task": "dpo"``)
+        sites.sort(key=lambda x: 0 if isinstance(x, Call) else 1 if x.path.endswith((".yml", ".yaml", ".json", ".toml")) else 2)
+        if sites:
+            x = sites[0]
+            return Outcome(N, evs(sites[:5]), f"the alignment/distillation run selected at {x.path}:{x.line} computes its loss "
+                           "over the full logits: no fused or chunked loss was seen", {"fused_alignment_loss": False})
+        return Outcome(N, [], "the alignment loss materialises the full logits: no fused or chunked loss was seen",
+                       {"fused_alignment_loss": False})
 
 
 __all__ = ["freeze_sites", "global_batch"]

@@ -222,3 +222,13 @@ def test_experts_set_by_one_recipe_config_of_many_are_an_option():
     a = audit(files)
     assert a.project.moe and a.project.notes["moe_minority"][:2] == (1, 4)
     assert a.result("A7").priority in (None, Priority.LOW)
+
+
+def test_unfused_alignment_loss_cites_the_run_that_selects_it():
+    """G6 said 'the alignment loss materialises the full logits' with no site (Megatron-LM, GPT-NeoX)."""
+    files = {"post-training/configs/llama3-8b-dpo.yml": '{\n  "train_impl": "dpo",\n  "dpo_beta": 0.01,\n  "num_layers": 32,\n}\n',
+             "post-training/dpo_data.py": 'rows = [{"task": "dpo", "prompt": p} for p in prompts]\n',
+             "train.py": "from trl import DPOTrainer\ntrainer = DPOTrainer(model=model, ref_model=None, args=args)\ntrainer.train()\n"}
+    r = audit(files).result("G6")
+    assert r.status == N and r.evidence and r.evidence[0].path == "train.py"
+    assert "selected at train.py:2" in r.detail
