@@ -36,6 +36,12 @@ _MULTI_NODE = (
 )
 
 
+#: a documented command that runs a tool, not training (verl ``torchrun --nnodes 8 ... -m verl.model_merger merge``)
+_NON_TRAINING_CMD = re.compile(r"(-m\s+[\w.]*(merg|convert|export|eval|infer|serv)[\w.]*|[\w/.-]*(merg|convert|export|eval|infer|serv)\w*\.py\b)", re.I)
+#: a tool module whose usage text documents that tool's own launch (verl ``model_merger/__main__.py``)
+_TOOL_PATH = re.compile(r"(merg|convert|export|infer|serv|ckpt|checkpoint)", re.I)
+
+
 def _many(token: str | None) -> bool:
     if token is None:
         return True  # --hostfile: a list of hosts
@@ -52,7 +58,8 @@ def extract_doc_hints(path: str, text: str, out: FileFacts) -> None:
         for pat in _MULTI_NODE:
             m = pat.search(line)
             if m and _many(m.group(1) if m.groups() else None):
-                out.doc_hints.append(DocHint(path, i, "multi_node", m.group(0).strip(), line.strip()[:300]))
+                if not _NON_TRAINING_CMD.search(line):
+                    out.doc_hints.append(DocHint(path, i, "multi_node", m.group(0).strip(), line.strip()[:300]))
                 break
 
 
@@ -65,7 +72,7 @@ def extract_usage_hints(path: str, text: str, tree: ast.Module | None, out: File
     """Multi-node launches documented in a Python tool's usage text: the module docstring, or a module-level string
     assigned to a ``*_HELP*``/``USAGE``/``EPILOG`` name (xtuner entry_point.py:45 ``NPROC_PER_NODE=$NGPUS NNODES=$NNODES
     ... xtuner dist_train``). Prose, as a README is: a hint, never a launch."""
-    if tree is None or not _MULTI_NODE_WORD.search(text):
+    if tree is None or not _MULTI_NODE_WORD.search(text) or _TOOL_PATH.search("/".join(path.rsplit("/", 2)[-2:])):
         return
     lines = text.splitlines()
     spans: list[tuple[int, int]] = []
@@ -87,7 +94,8 @@ def extract_usage_hints(path: str, text: str, tree: ast.Module | None, out: File
             for pat in _MULTI_NODE:
                 m = pat.search(line)
                 if m and _many(m.group(1) if m.groups() else None):
-                    out.doc_hints.append(DocHint(path, i, "multi_node", m.group(0).strip(), line.strip()[:300]))
+                    if not _NON_TRAINING_CMD.search(line):
+                        out.doc_hints.append(DocHint(path, i, "multi_node", m.group(0).strip(), line.strip()[:300]))
                     break
 
 

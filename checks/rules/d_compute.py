@@ -72,6 +72,20 @@ def _join(detail: str, extra: str) -> str:
     return f"{detail}; {extra}" if extra else detail
 
 
+#: what a compiled function is named when it is a helper kernel, not the model (``entropy_from_logits``, ``loss_fn``)
+_HELPER_FN = re.compile(r"(loss|entropy|logits|_fn$|func$|attention|attn|norm$|rope|softmax|kernel|_op$|gelu|silu|swiglu|matmul|"
+                        r"gemm|sampler|sample|logprob|log_prob|kl_|_kl$|topk|zeropower|newton_schulz|update)", re.I)
+_MODEL_LIKE = re.compile(r"(model|module|net$|transformer|block|layer|encoder|decoder|backbone|policy|actor|critic|llm|unet|vit)", re.I)
+
+
+def _compiles_helper(c: Call) -> bool:
+    """``torch.compile(entropy_from_logits)``: a named function that is a helper kernel, not the model or a block of it."""
+    target = c.args[0] if c.args else None
+    text = getattr(target, "dotted", None) or getattr(target, "text", None) or ""
+    last = text.rsplit(".", 1)[-1]
+    return bool(last) and "(" not in text and not _MODEL_LIKE.search(last) and bool(_HELPER_FN.search(last))
+
+
 def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
     """``torch.compile`` call sites that run (not ``disable=True``, not behind an ``if`` flag that is off), and the ones that do not."""
     on_: list[Call] = []
@@ -511,6 +525,11 @@ class D2TorchCompile(Check):
         "accelerate-yaml": "dynamo_config:\n  dynamo_backend: INDUCTOR\n",
     }
     examples = (
+        Example({"verl/workers/engine/fsdp/transformer_impl.py": (
+            "import torch\nfrom verl.utils import torch_functional as verl_F\n\n\nclass FSDPEngine:\n    def __init__(self, config):\n"
+            "        self.compute_entropy_from_logits = (\n            torch.compile(verl_F.entropy_from_logits, dynamic=True)\n"
+            "            if config.use_torch_compile\n            else verl_F.entropy_from_logits\n        )\n"),
+                 "train.py": "import torch\nloss = model(x)\nloss.backward()\n"}, P, "only a helper function compiled with torch.compile(fn)"),
         Example({"train.py": "import torch\nmodel = build_model().cuda()\nmodel = torch.compile(model)\n"}, U, "compile call"),
         Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-3.2-1B\ntorch_compile: true\n"}, U, "hf yaml"),
         Example({"train.py": "import torch\ncompile = True\nif compile:\n    print('compiling the model...')\n    model = torch.compile(model)\n"}, U, "nanogpt flag on"),
@@ -641,6 +660,9 @@ class D2TorchCompile(Check):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         calls, off_ = active_compile_calls(f)
+        # ``torch.compile(entropy_from_logits)`` (verl) compiles a helper function, not the model
+        helpers = [c for c in calls if _compiles_helper(c)]
+        calls = [c for c in calls if c not in helpers]
         reg = _registry_compile(f)
         if reg is not None and calls:
             defaults, on, total, cited = reg
@@ -691,8 +713,10 @@ class D2TorchCompile(Check):
             if mode:
                 values["torch_compile_mode"] = mode
             return Outcome(U, [f.ev(x) for x in [*settings, *calls]], _join("the model is compiled with torch.compile", dist), values)
-        if decorated:
-            return Outcome(P, evs(decorated), _join("only helper functions are compiled (@torch.compile), not the model", dist),
+        if decorated or helpers:
+            how = "@torch.compile" if decorated and not helpers else "torch.compile(<function>)" if helpers and not decorated else \
+                "@torch.compile, torch.compile(<function>)"
+            return Outcome(P, evs([*decorated, *helpers]), _join(f"only helper functions are compiled ({how}), not the model", dist),
                            {"torch_compile": False})
         detail = "torch.compile is present but switched off" if off_ else "no torch.compile found"
         values = {"torch_compile": False}

@@ -191,6 +191,12 @@ class E1GPUDirectRDMA(Check):
                                "In your config you must pass in the path to the hostfile with `\"hostfile\": \"/path/to/hostfile\"`.\n"),
                  "deepy.py": "import deepspeed.launcher.runner\n\ndeepspeed.launcher.runner.main(args)\n",
                  "train.py": "import torch\nloss.backward()\n"}, N, "multi-node documented as a config's hostfile"),
+        Example({"verl/model_merger/__main__.py": (
+            '"""Merge FSDP/Megatron checkpoints into a HF model.\n\nor use distributed merge for large models:\n\n```sh\n'
+            'torchrun --nproc_per_node 1 --nnodes 8 --node_rank ${RANK} -m verl.model_merger merge \\\n'
+            '    --backend megatron --local_dir ./checkpoints/global_step_1/actor\n```\n"""\n\nimport argparse\n'),
+                 "README.md": "Merge a big checkpoint on 8 nodes: `torchrun --nnodes 8 -m verl.model_merger merge --backend megatron`\n",
+                 "verl/trainer/main_ppo.py": "import torch\nloss.backward()\n"}, Status.NA, "a multi-node checkpoint merge is not training"),
         # Megatron's 175B recipe keeps NUM_NODES=1, but TP 8 x PP 16 = 128 GPUs cannot fit on the 8 GPUs of one node
         Example({"examples/gpt3/train_gpt3_175b_distributed.sh": (
             "GPUS_PER_NODE=8\nNUM_NODES=1\nDISTRIBUTED_ARGS=(\n    --nproc_per_node $GPUS_PER_NODE\n    --nnodes $NUM_NODES\n)\n"
