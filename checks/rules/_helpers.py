@@ -259,7 +259,9 @@ def callers_off(f: Facts, c: Any) -> list:
 
 _CMP = {ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
         ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
-        ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+        ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+        # ``if self.config.peft_config is not None:`` with ``peft_config: Optional[Dict] = None`` (arctic-training)
+        ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}
 _ORDER = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
 _TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 _UNKNOWN = object()
@@ -294,6 +296,12 @@ def _holds(op: ast.cmpop, value: Any, right: Any) -> bool | None:
         return _CMP[type(op)](n, right)
     if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(right, tuple):
         return None
+    if isinstance(op, (ast.Is, ast.IsNot)):
+        if right is not None:
+            return None
+        if isinstance(value, str) and value.strip().lower() in ("none", "null", "~"):
+            value = None
+        return _CMP[type(op)](value, right)
     if isinstance(value, str) and not isinstance(right, str) and not isinstance(right, tuple):
         n = as_number(value)
         if n is None:
@@ -355,6 +363,7 @@ def _through_args(facts: Facts, settings: list[Setting]) -> list[Setting]:
     return out
 
 
+_COMPARISON = re.compile(r"(>=?|<=?|==|!=|\bis\b|\bin\b)")
 _CFG_GET = re.compile(r"""\.get\(\s*["'](\w+)["']\s*(?:,\s*(True|False|None|0|1)\s*)?\)""")
 
 
@@ -374,6 +383,10 @@ def _forwarded_flag_uncached(facts: Facts, name: str, path: str) -> tuple[bool |
     for a in facts.attr_assigns(name):
         if a.path != path or not isinstance(a.value, Expr):
             continue
+        # ``self._is_lora = self.model_config.lora_rank > 0`` (verl) with ``lora_rank: 0`` and nothing raising it
+        off = _comparison_off(facts, a.value.text, path) if _COMPARISON.search(a.value.text) else []
+        if off:
+            return False, off
         m = _CFG_GET.search(a.value.text)
         key = m.group(1) if m else a.value.ref
         if not key or key == name:

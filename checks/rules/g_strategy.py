@@ -751,12 +751,18 @@ def _stale_script(f: Facts, path: str) -> list[Any]:
             and i.module.split(".", 1)[0] in tops and i.module not in mods]
 
 
+_SERVING_PATH = re.compile(r"(^|/)(\w*rollout\w*|\w*serv(e|er|ing)\w*|infer\w*|generat\w*)(/|\.py$)", re.I)
+
+
 def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     """(LoRA evidence, full/freeze evidence, disabled-switch evidence)."""
     lora: list[Any] = []
     full: list[Any] = []
     # an enum member that names a method (``class PEFT_METHOD(Enum): LORA = "lora"``) is a label, not a switch
-    switches = [s for s in f.effective(*_LORA_SWITCHES) if not _enum_label(s)]
+    # ``"enable_lora": True`` in a rollout/serving engine's arguments (verl vllm_async_server.py) lets the inference engine
+    # load adapters; it does not train with LoRA
+    switches = [s for s in f.effective(*_LORA_SWITCHES) if not _enum_label(s)
+                and not (s.path.endswith(".py") and _SERVING_PATH.search(s.path))]
     on = [s for s in switches if truthy(s.value) is True or (not isinstance(s.value, bool) and (as_number(s.value) or 0) > 0)
           or (isinstance(s.value, str) and _LORA_VALUES.match(s.value.strip()))]
     off = [s for s in switches if s not in on and (truthy(s.value) is False or as_number(s.value) == 0)]
@@ -764,7 +770,9 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     # builder that runs when a run sets ``peft_config``) is support code, not a choice of LoRA
     # and a converter that spreads a config object the caller passes (fms-hf-tuning
     # ``HFPromptTuningConfig(task_type=task_type, **asdict(tuning_config))``), with no rank or target modules of its own
-    code = [c for c in _live(f, f.calls(*_PEFT_CALLS)) if not (c.star_kwargs and c.func and not c.args
+    # a PEFT wrapper in a helper every caller of which sits behind a switch that is off (verl ``_build_lora_module`` under
+    # ``if self._is_lora:``, ``_is_lora = lora_rank > 0``, ``lora_rank: 0``) is not run
+    code = [c for c in _live(f, f.calls(*_PEFT_CALLS)) if not callers_off(f, c) and not (c.star_kwargs and c.func and not c.args
                                                                and not set(c.kwargs) & _PEFT_CHOICES)
             and not _stale_script(f, c.path)]
     if code and (on or not off):
@@ -843,6 +851,23 @@ class G4LoRA(Check):
         ),
     }
     examples = (
+        Example({"verl/trainer/config/model/hf_model.yaml": "path: Qwen/Qwen2.5-7B\nlora_rank: 0\nlora_alpha: 16\n",
+                 "verl/workers/engine/fsdp/transformer_impl.py": (
+                     "from peft import LoraConfig, get_peft_model\n\n\nclass FSDPEngine:\n    def __init__(self, model_config):\n"
+                     "        self.model_config = model_config\n        self._is_lora = self.model_config.lora_rank > 0\n\n"
+                     "    def _build_lora_module(self, module):\n"
+                     "        return get_peft_model(module, LoraConfig(r=self.model_config.lora_rank, target_modules='all-linear'))\n\n"
+                     "    def _build_model(self, module):\n        if self._is_lora:\n            module = self._build_lora_module(module)\n"
+                     "        return module\n"),
+                 "verl/workers/rollout/vllm_rollout/vllm_async_server.py": "engine_kwargs = {\"enable_lora\": True, \"max_loras\": 1}\n"},
+                N, "LoRA behind a flag derived from lora_rank: 0; a rollout server's enable_lora"),
+        Example({"arctic_training/config/model.py": ("from typing import Dict, Optional\nfrom pydantic import BaseModel\n\n\n"
+                                                     "class ModelConfig(BaseModel):\n    name_or_path: str\n    peft_config: Optional[Dict] = None\n"),
+                 "arctic_training/model/hf_factory.py": ("from peft import get_peft_model\n\n\nclass HFModelFactory:\n"
+                                                         "    def post_create_model_callback(self, model):\n"
+                                                         "        if self.config.peft_config is not None:\n"
+                                                         "            model = get_peft_model(model, self.config.peft_config_obj)\n        return model\n")},
+                N, "PEFT only when peft_config is not None, default None"),
         Example({"train.py": "from peft import LoraConfig, get_peft_model\nfrom transformers import AutoModelForCausalLM\n"
                  "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
                  "model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules=['q_proj', 'v_proj']))\n"}, U, "peft"),
