@@ -46,7 +46,8 @@ _LIGHTNING = ("lightning", "pytorch_lightning", "lightning_fabric")
 # ``vllm_tensor_parallel_size``); ``actor_rollout_ref.actor`` is the training side
 _INFERENCE_KEY = re.compile(r"(^|[.(-])(vllm|sglang|rollout|inference|infer|serving|serve|generation|generate|lmdeploy|tgi)", re.I)
 _INFERENCE_CALL = re.compile(r"^(LLM|AsyncLLMEngine|LLMEngine|EngineArgs|AsyncEngineArgs|SamplingParams|init_inference|launch_server|ServerArgs|Engine)\(")
-_INFERENCE_PATH = re.compile(r"(^|/)(infer\w*|serv\w*|deploy\w*|generat\w*|chat\w*|demo\w*|eval\w*|bench\w*|api|app)(\.py|\.sh|\.ya?ml|\.json|/)", re.I)
+# a Hydra config group of the rollout engine (verl ``trainer/config/rollout/rollout.yaml``: its keys are the rollout's)
+_INFERENCE_PATH = re.compile(r"(^|/)(infer\w*|serv\w*|deploy\w*|generat\w*|chat\w*|demo\w*|eval\w*|bench\w*|api|app|rollout\w*)(\.py|\.sh|\.ya?ml|\.json|/)", re.I)
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
 
 
@@ -88,7 +89,9 @@ def _sizes(facts: Facts, names: Iterable[str], extra: Iterable[ConfigEntry] = ()
             continue  # a debug recipe of a Python config registry (``qwen35_debugmodel_moe``) is not the training setting
         n = as_number(s.value)
         if n is None and isinstance(s.value, Expr) and s.value.ref:
-            for r in facts.effective(s.value.ref):
+            for r in facts.effective(s.value.ref):  # the setting a keyword reads, under the same rules
+                if (not inference and inference_setting(r)) or _TEST_PATH.search(r.path):
+                    continue
                 if (m := as_number(r.value)) is not None:
                     out.append((m, r))
             continue
@@ -902,6 +905,12 @@ class A4TensorParallel(Check):
     references = ("https://arxiv.org/abs/1909.08053", "https://pytorch.org/docs/stable/distributed.tensor.parallel.html")
     snippets = {"shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 4 --sequence-parallel\n"}
     examples = (
+        Example({"verl/trainer/config/rollout/rollout.yaml": "name: vllm\nmode: async\ntensor_model_parallel_size: 2\ngpu_memory_utilization: 0.5\n",
+                 "verl/trainer/config/engine/megatron.yaml": "tensor_model_parallel_size: 1\npipeline_model_parallel_size: 1\nsequence_parallel: true\n",
+                 "verl/workers/megatron_workers.py": ("from megatron.core import parallel_state as mpu\n\n\ndef init(config):\n"
+                                                      "    mpu.initialize_model_parallel(tensor_model_parallel_size=config.tensor_model_parallel_size)\n"),
+                 "verl/trainer/main_ppo.py": "import torch\nloss.backward()\n"},
+                N, "rollout engine TP in its own config group; training TP 1"),
         Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 4 --num-layers 32\n"}, U, "megatron tp 4"),
         Example({"config.yaml": "parallelism:\n  dp: 2\n  tp: 4\n  pp: 1\n"}, U, "nanotron"),
         Example({"train.py": (
