@@ -310,6 +310,14 @@ def _note_distributions(facts: Facts, results: list[CheckResult]) -> None:
             r.values[f"recipes.{k}"] = ", ".join(f"{_fmt_value(v)}: {n}" for v, n in counts)
 
 
+def _agree_with_checks(project: Project, results: list[CheckResult]) -> None:
+    """The overview says what the checks found: adapter training is G4's verdict (a PEFT call behind a switch that is off,
+    verl ``lora_rank: 0``, made the overview read ``adapter_training: true`` beside G4 "full-parameter fine-tuning")."""
+    g4 = next((r for r in results if r.id == "G4"), None)
+    if g4 is not None and g4.status != Status.NA:
+        project.adapter_training = g4.status == Status.USED
+
+
 def _context_pass(context: Facts, project: Project, results: list[CheckResult], roles: Roles) -> None:
     """For a check not in use on the training path, the out-of-scope places that do use it ("also seen in tests").
 
@@ -347,6 +355,7 @@ def audit_files(
             gc.freeze()
         project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
         results, ignored = run_checks(facts, project, options)
+        _agree_with_checks(project, results)
         classify_bottleneck(facts, project, results, roles.by_path)
         _context_pass(context, project, results, roles)
     _note_distributions(facts, results)

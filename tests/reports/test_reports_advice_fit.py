@@ -232,3 +232,15 @@ def test_unfused_alignment_loss_cites_the_run_that_selects_it():
     r = audit(files).result("G6")
     assert r.status == N and r.evidence and r.evidence[0].path == "train.py"
     assert "selected at train.py:2" in r.detail
+
+
+def test_overview_adapter_training_agrees_with_g4():
+    """verl: get_peft_model behind _is_lora = lora_rank > 0 (lora_rank: 0): G4 full fine-tuning, so no adapter training."""
+    files = {"config/model.yaml": "path: Qwen/Qwen2.5-7B\nlora_rank: 0\n",
+             "engine.py": ("from peft import LoraConfig, get_peft_model\n\n\nclass Engine:\n    def __init__(self, model_config):\n"
+                           "        self.model_config = model_config\n        self._is_lora = self.model_config.lora_rank > 0\n\n"
+                           "    def _build_lora(self, module):\n        return get_peft_model(module, LoraConfig(r=8))\n\n"
+                           "    def build(self, module):\n        if self._is_lora:\n            module = self._build_lora(module)\n"
+                           "        loss = module(x)\n        loss.backward()\n        return module\n")}
+    a = audit(files)
+    assert a.result("G4").status == N and a.project.adapter_training is False
