@@ -515,6 +515,7 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
                 break
 
 
+_CONFIG_CALLEE = re.compile(r"(Config|Configs|Args|Arguments|Params|Settings|Options|Spec)$|^(dict|Namespace|OmegaConf\.create)$")
 _TRAIN_SEQ_KEYS = tuple(k for k in _SEQ_KEYS if k not in ("max_position_embeddings", "max_length", "max_source_length"))
 
 
@@ -529,6 +530,10 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
         # ``block_size: int = 128`` under "attention masking" (modded-nanogpt) is a kernel tile, not a context length:
         # a block size below 256 is ambiguous and left out
         if st.name.lower() == "block_size" and v is not None and v < 256:
+            continue
+        # a keyword of an arbitrary call (verl ``padding_utils.py:139 meta.update(seq_len=128)``) is not the run's context
+        # length; a config or arguments object's is (``SFTConfig(max_seq_length=2048)``)
+        if st.source == "call" and not _CONFIG_CALLEE.search(st.key.split("(", 1)[0]):
             continue
         if v and 16 <= v <= 10_000_000:
             per_file.setdefault(st.path, set()).add(int(v))

@@ -451,3 +451,13 @@ def test_model_names_of_training_recipes_before_judge_or_inference_ones():
     files["train.py"] = "from transformers import Trainer\ntrainer = Trainer(model=model)\ntrainer.train()\n"
     names = audit_files((p, t.encode()) for p, t in files.items()).project.model_names
     assert names[:2] == ["meta-llama/Llama-3.1-8B-Instruct", "gpt-4o"]
+
+
+def test_a_keyword_of_an_arbitrary_call_is_not_the_context_length():
+    """verl: padding_utils.py's meta.update(seq_len=128) read as max_seq_len 128; a config object's keyword still counts."""
+    from checks.engine import audit_files
+
+    files = {"trainer/padding_utils.py": "def pad(tag):\n    tag.update(is_padding=True, seq_len=128)\n",
+             "trainer/train.py": "from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(max_seq_length=4096)\n"
+                                 "trainer = SFTTrainer(model=model, args=args)\ntrainer.train()\n"}
+    assert audit_files((p, t.encode()) for p, t in files.items()).project.max_seq_len == 4096
