@@ -65,14 +65,15 @@ def extract_doc_hints(path: str, text: str, out: FileFacts) -> None:
 
 #: a module-level string that is a command-line tool's usage text (xtuner ``CLI_HELP_MSG``, ``USAGE``, ``EPILOG``, ``__doc__``)
 _USAGE_NAME = re.compile(r"(^|_)(HELP|USAGE|EPILOG|DOC)(_|$)|^__doc__$", re.I)
-_MULTI_NODE_WORD = re.compile(r"nnodes|NNODES|NUM_NODES|num[-_]nodes|num[-_]machines|SBATCH|hostfile|srun")
+_MULTI_NODE_WORDS = ("nnodes", "NNODES", "NUM_NODES", "num_nodes", "num-nodes", "num_machines", "num-machines", "SBATCH", "hostfile", "srun")
 
 
 def extract_usage_hints(path: str, text: str, tree: ast.Module | None, out: FileFacts) -> None:
     """Multi-node launches documented in a Python tool's usage text: the module docstring, or a module-level string
     assigned to a ``*_HELP*``/``USAGE``/``EPILOG`` name (xtuner entry_point.py:45 ``NPROC_PER_NODE=$NGPUS NNODES=$NNODES
     ... xtuner dist_train``). Prose, as a README is: a hint, never a launch."""
-    if tree is None or not _MULTI_NODE_WORD.search(text) or _TOOL_PATH.search("/".join(path.rsplit("/", 2)[-2:])):
+    # substring tests first: a regex alternation over every Python file's text cost 0.1 s on Megatron-LM
+    if tree is None or not any(w in text for w in _MULTI_NODE_WORDS) or _TOOL_PATH.search("/".join(path.rsplit("/", 2)[-2:])):
         return
     lines = text.splitlines()
     spans: list[tuple[int, int]] = []
