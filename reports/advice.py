@@ -92,7 +92,11 @@ def _order_key(rec: Recommendation, seed_pos: Mapping[str, int], inference_only:
     f = fourth.index(rec.check) if rec.check in fourth else len(fourth)
     s = scenario.index(rec.check) if rec.check in scenario else len(scenario)
     lists = (s, f) if inference_only else (f, s)
-    return (rec.priority.rank, 0 if rec.matches_bottleneck else 1, *lists, seed_pos.get(rec.check, 999))
+    # a project that trains gets its training advice first: inference advice (J) follows training advice of the same
+    # priority (nanochat's chat engine put three J items above every training recommendation); an inference-only
+    # project is ordered by scenario B
+    inference_later = 1 if not inference_only and rec.category == "J" else 0
+    return (rec.priority.rank, inference_later, 0 if rec.matches_bottleneck else 1, *lists, seed_pos.get(rec.check, 999))
 
 
 def _seed_order(checks: Mapping[str, Check]) -> dict[str, int]:
@@ -128,6 +132,9 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
         if r.id == "G4" and not p.adapter_training and p.finetunes:
             # seed: LoRA is an option to weigh for a full fine-tune (quality vs memory), not an acceleration must-do
             priority = Priority.LOW
+        if r.category == "J" and p.does_training and priority is Priority.HIGH:
+            # in a repository that trains, serving throughput is secondary to the training step: at most Medium
+            priority = Priority.MEDIUM
         plan.recommendations.append(
             Recommendation(
                 check=r.id,

@@ -151,10 +151,18 @@ def _custom_generate(f: Facts, gens: list[Call]) -> tuple[list[Call], bool]:
     body = [c for c in f.records("calls") if c.func == "generate"]
     if not body:
         return [], False
-    custom = [c for c in gens if not c.star_kwargs and not (set(c.kwargs) & _HF_GEN_KW) and not c.name.startswith("transformers.")]
+    hf_files = _hf_files(f)
+    # a call with ``**kwargs`` is the repository's own when its file does not use Hugging Face at all (nanochat engine.py)
+    custom = [c for c in gens if not c.name.startswith("transformers.") and not (set(c.kwargs) & _HF_GEN_KW)
+              and (not c.star_kwargs or c.path not in hf_files)]
     cached = any(k in ("past_key_values", "kv_cache", "use_cache", "cache", "past", "layer_past", "start_pos", "input_pos")
                  for c in body for k in c.kwargs) or any("cache" in c.text.lower() or "start_pos" in c.text for c in body)
     return custom, cached
+
+
+def _hf_files(f: Facts) -> set[str]:
+    """Files that import a Hugging Face library (their ``generate``/``generate_batch`` may be HF's)."""
+    return {i.path for i in f.imports("transformers", "peft", "trl", "optimum")}
 
 
 def _training_file(f: Facts, path: str) -> bool:
@@ -308,7 +316,10 @@ class J1KVCache(_InferenceOnly):
         # LLaMA-Factory ``infer_backend: huggingface`` serves through HF ``generate`` (dynamic cache)
         partial += [s for s in f.effective("infer_backend") if isinstance(s.value, str) and s.value.strip().lower() in ("huggingface", "hf")]
         if partial:
-            return Outcome(P, evs(partial), "contiguous (HF dynamic) KV cache, no paging", {"kv_cache": "dynamic"})
+            own = cached and custom and all(x in custom for x in partial)
+            detail = ("the repository's own decode loop keeps a KV cache (contiguous per request), no paging" if own
+                      else "contiguous (HF dynamic) KV cache, no paging")
+            return Outcome(P, evs(partial), detail, {"kv_cache": "custom" if own else "dynamic"})
         return Outcome(N, evs(no_cache, key="generate(use_cache=)"), "no KV cache reuse during generation" if no_cache else
                        "no KV cache management found", {"kv_cache": "none"})
 
@@ -387,8 +398,12 @@ class J2ContinuousBatching(_InferenceOnly):
         eng = engines(f)
         used: list[Any] = [x for name in _CB for x in eng.get(name, [])]
         used += _trt_inflight(f, eng)
-        used += _live(f, f.calls("generate_batch", "init_continuous_batching", "ContinuousBatchingManager",
-                                 "ExLlamaV2DynamicGenerator"))
+        # HF's continuous batching (``model.generate_batch``): in a file that uses transformers, not a repository's own
+        # ``Engine.generate_batch`` (nanochat)
+        hf_files = _hf_files(f)
+        used += [c for c in _live(f, f.calls("generate_batch", "init_continuous_batching", "ContinuousBatchingManager"))
+                 if c.path in hf_files or c.name.startswith("transformers.")]
+        used += _live(f, f.calls("ExLlamaV2DynamicGenerator"))
         if used:
             single = [s for s in f.effective("max_num_seqs", "max_running_requests", "max_batch_size", "max_concurrent_requests")
                       if as_number(s.value) == 1]

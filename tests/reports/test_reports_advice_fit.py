@@ -244,3 +244,34 @@ def test_overview_adapter_training_agrees_with_g4():
                            "        loss = module(x)\n        loss.backward()\n        return module\n")}
     a = audit(files)
     assert a.result("G4").status == N and a.project.adapter_training is False
+
+
+NANOCHAT_LIKE = {
+    "nanochat/engine.py": ("import torch\n\n\nclass KVCache:\n    def __init__(self, batch_size, num_heads, seq_len, head_dim, num_layers):\n"
+                           "        self.kv_cache = torch.zeros(num_layers, 2, batch_size, num_heads, seq_len, head_dim)\n\n\n"
+                           "class Engine:\n    def generate(self, tokens, num_samples=1, max_tokens=None, temperature=1.0):\n"
+                           "        kv_cache = KVCache(num_samples, 8, 2048, 64, 12)\n        logits = self.model.forward(tokens, kv_cache=kv_cache)\n"
+                           "        yield logits\n\n    def generate_batch(self, tokens, num_samples=1, **kwargs):\n"
+                           "        for token_column in self.generate(tokens, num_samples, **kwargs):\n            yield token_column\n"),
+    "scripts/chat_web.py": "from nanochat.engine import Engine\nengine = Engine(model, tokenizer)\nresults = engine.generate_batch(tokens, num_samples=4)\n",
+    "scripts/base_train.py": ("import torch\nmodel = torch.compile(model)\nfor step in range(num_iterations):\n"
+                              "    loss = model(x, y)\n    loss.backward()\n    optimizer.step()\n"),
+}
+
+
+def test_a_repositorys_own_engine_is_neither_hf_generate_nor_continuous_batching():
+    """nanochat: Engine.generate_batch is its own (not HF's continuous batching); its KV cache is its own, not HF's."""
+    a = audit(NANOCHAT_LIKE)
+    assert a.result("J2").status != U
+    j1 = a.result("J1")
+    assert "HF dynamic" not in (j1.detail or "")
+
+
+def test_inference_advice_in_a_training_repository_follows_training_advice():
+    plan = build_plan(audit(NANOCHAT_LIKE))
+    cats = [r.category for r in plan.recommendations]
+    assert all(r.priority != Priority.HIGH for r in plan.recommendations if r.category == "J")
+    for prio in {r.priority for r in plan.recommendations}:
+        same = [r.category for r in plan.recommendations if r.priority == prio]
+        if "J" in same:
+            assert same[same.index("J"):] == ["J"] * (len(same) - same.index("J")), cats
