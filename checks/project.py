@@ -309,7 +309,7 @@ def transformers_weights_only(facts: Facts) -> list[str]:
 
 
 #: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model
-_PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|auto|none|null)$", re.I)
+_PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty)$|^(cl100k|o200k|p50k|r50k)_base$", re.I)
 
 
 def detect_project(facts: Facts, hardware: str | None = None, training: Iterable[str] = ()) -> Project:
@@ -340,7 +340,8 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     named = _named_models(facts)
     names = _strings(facts, _MODEL_KEYS)
     # the models the recipes name most often first (the overview shows three); documentation placeholders, relative
-    # paths (``./tests/assets/tokenizer``) and generic words (``model``) name no model
+    # paths (``./tests/assets/tokenizer``), generic words (``model``, ``EMPTY``) and tiktoken encodings (``cl100k_base``)
+    # name no model
     counts: dict[str, int] = {}
     for n in names:
         if not _PLACEHOLDER_NAME.search(n):
