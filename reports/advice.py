@@ -129,8 +129,9 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
             continue
         text, text_zh = hardware_text(r.id, hw) or (r.recommendation or decl.fix, decl.fix_zh)
         priority = r.priority
-        if r.id == "G4" and not p.adapter_training and p.finetunes:
-            # seed: LoRA is an option to weigh for a full fine-tune (quality vs memory), not an acceleration must-do
+        if r.id == "G4" and not p.adapter_training and (p.finetunes or p.alignment):
+            # seed: LoRA is an option to weigh for a full fine-tune or RL/preference run (quality vs memory), not an
+            # acceleration must-do
             priority = Priority.LOW
         if r.category == "J" and p.does_training and priority is Priority.HIGH:
             # in a repository that trains, serving throughput is secondary to the training step: at most Medium

@@ -96,6 +96,8 @@ def test_lora_is_an_option_for_a_full_fine_tune_not_a_must_do():
     results = [result("G4", N, H)]
     full = Project(finetunes=True, params_billions=7.0)
     assert build_plan(make_audit(results, full), checks).get("G4").priority == L
+    rl = Project(alignment=True, params_billions=7.0)  # OpenRLHF's full-parameter PPO/DPO: LoRA is an option too
+    assert build_plan(make_audit(results, rl), checks).get("G4").priority == L
 
 
 def test_single_gpu_gets_no_multi_gpu_advice():
