@@ -600,6 +600,10 @@ class Facts:
             return None
         return out[0]
 
+    def sibling_recipes(self, setters: set[str]) -> list[str]:
+        """YAML/JSON recipes of the same family as ``setters`` that do not set the name (see :meth:`_sibling_recipes`)."""
+        return self._sibling_recipes(setters)
+
     def _sibling_recipes(self, setters: set[str]) -> list[str]:
         """YAML/JSON recipe files of the same family as ``setters`` (the recipes that set a name) that do not set it: files
         outside tests whose top-level keys include at least three of the keys most setters share (``model_name_or_path``,

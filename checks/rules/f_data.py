@@ -484,9 +484,14 @@ def _token_bins(f: Facts) -> list[Call]:
             out.append(c)
         elif c.short == "tobytes" and ".write(" in c.text and _TOKENISH.search(where):
             out.append(c)
-        elif c.short == "save" and _TOKENISH.search(where):
+        elif c.short == "save" and _TOKENISH.search(where) and not _INDEX_SAVE.search(" ".join(_text(a) for a in c.args)):
             out.append(c)
     return out
+
+
+#: ``np.save`` of an index or a length table next to the data (xtuner ``np.save(save_path, num_tokens)`` into
+#: ``num_tokens.npy``, ``np.save(open(f"{filename}.bin.meta", "wb"), train_meta)``): sample lengths and offsets, not token ids
+_INDEX_SAVE = re.compile(r"\.meta\b|_meta\b|\bmeta\b|num_tokens|lengths?\b|offsets?\b|\bindex\b", re.I)
 
 
 def _bin_key(c: Call) -> str:
@@ -1668,6 +1673,27 @@ class F7SequencePacking(_DataCheck):
                for m in ("bagel", "qwen3_5", "qwen2_5_vl", "qwen3_vl")},
             "examples/aero/example_config.yaml": "dataset_config:\n  packing: false\ntrainer_args:\n  use_rmpad: true\n",
         }, U, "packing on in most recipes"),
+        Example({  # oumi: packing turned on by 1 of 4 SFT recipes (the others leave it at the default, off); the pretraining
+            # datasets' own token buffer serves only the recipes that train on them
+            **{f"configs/recipes/{m}/sft/train.yaml": (
+                "model:\n  model_name: meta-llama/Llama-3.1-8B-Instruct\n  torch_dtype_str: bfloat16\n"
+                "data:\n  train:\n    datasets:\n      - dataset_name: yahma/alpaca-cleaned\n"
+                "training:\n  trainer_type: TRL_SFT\n  logging_steps: 100\n" + ("  trainer_kwargs:\n    packing: True\n" if m == "aya" else ""))
+               for m in ("aya", "llama3_1", "qwen3", "phi3")},
+            "src/oumi/core/datasets/base_pretraining_dataset.py": (
+                "import torch\nfrom torch.utils.data import IterableDataset\n\nclass BasePretrainingDataset(IterableDataset):\n"
+                "    def __iter__(self):\n        buffer = []\n        for document in self.data:\n"
+                "            document_tokens = self.tokenizer.encode(document['text'])\n            buffer.extend(document_tokens)\n"
+                "            while len(buffer) >= self.seq_len:\n                yield torch.tensor(buffer[: self.seq_len])\n"
+                "                buffer = buffer[self.seq_len :]\n"),
+        }, N, "packing in one recipe of four, unset in the others; a pretraining token buffer"),
+        Example({  # the same recipes, three of four packing
+            **{f"configs/recipes/{m}/sft/train.yaml": (
+                "model:\n  model_name: meta-llama/Llama-3.1-8B-Instruct\n  torch_dtype_str: bfloat16\n"
+                "data:\n  train:\n    datasets:\n      - dataset_name: yahma/alpaca-cleaned\n"
+                "training:\n  trainer_type: TRL_SFT\n  logging_steps: 100\n" + ("" if m == "phi3" else "  trainer_kwargs:\n    packing: True\n"))
+               for m in ("aya", "llama3_1", "qwen3", "phi3")},
+        }, U, "packing in three recipes of four"),
         Example({"torchtune/modules/tokenizers/_utils.py": (  # torchtune: messages tokenized until max_seq_len, then truncated
             "def tokenize_messages_no_special_tokens(tokenizer, messages, *, eos_id=None, max_seq_len=None):\n"
             "    tokenized_messages = []\n    for message in messages:\n        tokens = tokenizer.encode(message.text)\n"
@@ -1682,7 +1708,7 @@ class F7SequencePacking(_DataCheck):
         used: list[Evidence] = []
         off: list[Evidence] = []
         pack_settings = f.effective(*_PACK_KEYS)
-        minority = _minority_recipes(pack_settings)
+        minority = _minority_recipes(pack_settings, f)
         for s in pack_settings:
             t = truthy(s.value)
             if t is True or (s.name == "concat_tokens" and (as_number(s.value) or 0) > 0):
@@ -1694,7 +1720,8 @@ class F7SequencePacking(_DataCheck):
         if minority:
             on_n, set_n = minority[next(iter(minority))]
             shown = ", ".join(sorted(minority)[:3]) + (f" (+{len(minority) - 3})" if len(minority) > 3 else "")
-            minority_note = f"; packing is on in {on_n} of the {set_n} recipes that set it ({shown}), not the majority"
+            minority_note = (f"; packing is on in {on_n} of the {set_n} recipes of that family ({shown}), not the majority "
+                             "(a recipe that leaves it unset runs without packing)")
         for e in f.config("dataset.packed"):
             (used if truthy(e.value) else off).append(_ev(e, key=e.dotted, value=e.value))
         # a packing dataset behind a switch every config leaves off (torchtune: ``if packed: return PackedDataset(...)``
@@ -1736,7 +1763,15 @@ class F7SequencePacking(_DataCheck):
             if (c.name.rsplit(".", 1)[0].endswith("position_ids") and c.loop and c.args and not _in_tests(c.path)
                     and re.match(r"(list\()?(range|torch\.arange)\(", _text(c.args[0]))):
                 used.append(_ev(c, key="position_ids", value=_text(c.args[0])))
-        used += _token_buffers(f)
+        buffers = _token_buffers(f)
+        if minority and buffers:
+            # the recipes vote packing off; a hand-written token buffer no switch turns on (oumi's pretraining datasets
+            # concatenate documents into seq_len windows) serves the few recipes that use those datasets: context, not the runs
+            b = buffers[0]
+            minority_note += (f"; a token-buffer packer exists at {b.path}:{b.line}"
+                              f"{f' (+{len(buffers) - 1})' if len(buffers) > 1 else ''} for the datasets that use it")
+        else:
+            used += buffers
         for c in f.calls("map"):
             if "." in c.name and c.args and re.search(r"group_texts|pack|concat", _text(c.args[0]), re.I):
                 used.append(_ev(c, key=".map()", value=_text(c.args[0])))
@@ -1768,7 +1803,7 @@ class F7SequencePacking(_DataCheck):
 _UNPAD_KEYS = ("use_rmpad", "rmpad", "remove_padding", "use_remove_padding")
 
 
-def _minority_recipes(settings: list[Any]) -> dict[str, tuple[int, int]]:
+def _minority_recipes(settings: list[Any], f: Facts | None = None) -> dict[str, tuple[int, int]]:
     """Recipe files (YAML/JSON) that turn a packing switch on when most recipes that set it turn it off (lmms-engine: ``packing:
     true`` in 7 of 21 example configs): path -> (recipes on, recipes that set it). Such a switch is an option a few recipes
     demonstrate, not how the project's runs go; at least three recipes must turn it off. Empty otherwise."""
@@ -1783,6 +1818,10 @@ def _minority_recipes(settings: list[Any]) -> dict[str, tuple[int, int]]:
         elif t is False:
             off.add(s.path)
     off -= on
+    if on and f is not None:
+        # recipes of the same family that leave the switch unset run with it off: packing is off by default in every trainer
+        # (TRL ``packing``, axolotl ``sample_packing``, LLaMA-Factory ``packing``; oumi: ``packing: True`` in 1 of 159 recipes)
+        off |= set(f.sibling_recipes(on | off)) - on
     if not on or len(off) < 3 or len(on) * 2 > len(on) + len(off):
         return {}
     return {p: (len(on), len(on) + len(off)) for p in on}
@@ -1981,6 +2020,17 @@ class F10PreTokenizedBinary(_DataCheck):
             "import numpy as np\nfrom transformers import AutoTokenizer\ntokenizer = AutoTokenizer.from_pretrained('gpt2')\n"
             "lengths = np.array([len(tokenizer(t).input_ids) for t in texts])\nnp.save('tokenizer_length_stats.npy', lengths)\n")}, N,
             "tokenizer statistics saved, training data still raw"),
+        Example({"xtuner/_lite/datasets/jsonl.py": (  # xtuner: a cache of each sample's token count beside JSONL text
+            "import os\nimport numpy as np\nfrom torch.utils.data import Dataset\n\nclass JsonlDataset(Dataset):\n"
+            "    def count_tokens(self, cache_dir=None):\n        num_tokens = np.array([len(self.tokenize_fn(d)['input_ids']) for d in self.dataset])\n"
+            "        if cache_dir:\n            save_path = os.path.join(cache_dir, 'num_tokens.npy')\n            np.save(save_path, num_tokens)\n"
+            "        return num_tokens\n    def __getitem__(self, i):\n        return self.tokenize_fn(self.dataset[i])\n")}, N,
+            "a saved table of sample token counts, text tokenized per sample"),
+        Example({"tools/tokenize_corpus.py": (  # token ids written as a flat uint32 array, with its offsets saved beside it
+            "import numpy as np\n\ndef main(docs, tokenizer, out):\n    tokens = np.concatenate([tokenizer.encode(d) for d in docs]).astype(np.uint32)\n"
+            "    offsets = np.cumsum([0] + [len(tokenizer.encode(d)) for d in docs])\n"
+            "    np.save(f'{out}_tokens.npy', tokens)\n    np.save(f'{out}_offsets.npy', offsets)\n")}, U,
+            "token ids saved with their offsets"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
