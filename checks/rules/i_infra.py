@@ -72,6 +72,9 @@ _NOT_DATA_FILE = re.compile(r"(^|/)(config|tokenizer|tokenizer_config|vocab|spec
                             r"merges|added_tokens|requirements|README|LICENSE)\.\w+$|^\w+$", re.I)
 
 FAST = {"ramdisk", "local-ssd", "parallel-fs"}
+#: storage a path names as the compute cluster's own (node RAM/SSD, the cluster's parallel or mounted network file system),
+#: or a Hub dataset downloaded into the node's cache before training (a storage service read by URI is caught before)
+_ON_CLUSTER = FAST | {"hf-hub", "nfs", "cfs", "mdfs", "hdfs"}  # a network file system mounted on the node (``/mnt/cfs``) is in its VPC
 SLOW = {"object-store", "hdfs", "cfs", "mdfs", "nfs", "http", "remote-other", "hub-stream"}
 REMOTE_URI = {"object-store", "hdfs", "cfs", "mdfs", "http", "remote-other", "hub-stream"}
 
@@ -149,11 +152,17 @@ def data_locations(f: Facts) -> list[DataLoc]:
         v = value.strip().strip("\"'")
         if len(v) < 2 or _PLACEHOLDER.search(v) or _TEST_PATH.search(getattr(fact, "path", "")):
             return
+        m = re.match(r"^(REMOTE|HF|MS|hf|ms)[:@](?!//)(.+)$", v)
+        if m and _HUB_ID.match(m.group(2)):
+            # a hub repository named with a loader's prefix (LLaMA-Factory ``dataset_dir: REMOTE:llamafactory/demo_data``):
+            # downloaded into the cache before training, not a path on the node
+            out.append(DataLoc(m.group(2), "hf-hub", fact, key))
+            return
         if hub_ok and _HUB_ID.match(v) and not re.search(r"\.(json|jsonl|csv|parquet|txt|arrow|bin|tar)$", v):
             out.append(DataLoc(v, "hub-stream" if stream else "hf-hub", fact, key))
             return
-        if hub_ok and "/" not in v and "." not in v:
-            return  # a registered dataset name (LLaMA-Factory ``dataset: alpaca_en``), not a location
+        if "/" not in v and "." not in v and (hub_ok or not re.search(r"data|corpus|shard", v, re.I)):
+            return  # a registered dataset name (LLaMA-Factory ``dataset: alpaca_en``) or a bare word (``auto``), not a location
         kind = storage_of(v)
         if kind == "http":
             return  # an HTTP(S) source is downloaded once into a local cache (datasets, wget), not read per step
@@ -257,17 +266,24 @@ class I1StorageColocated(Check):
     references = ("https://docs.aws.amazon.com/AmazonS3/latest/userguide/optimizing-performance.html",)
     snippets = {"shell": "aws s3 sync s3://my-bucket/train-data /local_nvme/train-data\ntorchrun --nproc_per_node 8 train.py --data_path /local_nvme/train-data\n"}
     examples = (
-        Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\ndata_path: data/alpaca_data.json\n"}, U, "relative local path"),
+        Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\ndata_path: data/alpaca_data.json\n"}, Status.NA,
+                "a relative path names no storage: not judged"),
+        Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\ndata_path: /mnt/cfs/datasets/alpaca_data.json\n"}, U,
+                "a network file system mounted on the node"),
+        Example({"examples/train_lora/qwen3_lora_sft_ray.yaml": (  # LLaMA-Factory: a hub repository named with its REMOTE: prefix
+            "model_name_or_path: Qwen/Qwen3-4B-Instruct-2507\nstage: sft\ndataset: alpaca_zh_demo\n"
+            "dataset_dir: REMOTE:llamafactory/demo_data\n")}, U, "a hub dataset directory downloaded before training"),
         Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --data-path /mnt/nvme/corpus/gpt_text_document\n"}, U, "megatron local prefix"),
         Example({"train.py": "from datasets import load_dataset\nds = load_dataset('tatsu-lab/alpaca', split='train')\n"}, U, "hub download to cache"),
         Example({"train.yaml": "train_data: s3://my-bucket/pretrain/shards/\nbf16: true\n"}, N, "s3 bucket"),
         Example({"train.py": "from datasets import load_dataset\nds = load_dataset('HuggingFaceFW/fineweb', split='train', streaming=True)\n"}, N, "hub streaming"),
         Example({"train.py": "import torch\nloss.backward()\n"}, N, "no data location visible"),
         Example({"train.py": "from torch.utils.data import DataLoader\ndataset = LineDataset('data/train.jsonl', 256)\n"
-                             "loader = DataLoader(dataset, batch_size=8)\n"}, U, "relative file in a dataset call"),
+                             "loader = DataLoader(dataset, batch_size=8)\n"}, Status.NA, "relative file in a dataset call: not judged"),
         Example({"eval.py": "import json\nwith open('results.json', 'w') as fh:\n    json.dump(r, fh)\n"}, N, "an output file is not data"),
         Example({"train.py": "import os\nimport numpy as np\ndata_dir = os.path.join('data', dataset)\n"
-                             "x = np.memmap(os.path.join(data_dir, 'train.bin'), dtype=np.uint16, mode='r')\n"}, U, "nanoGPT data dir joined in code"),
+                             "x = np.memmap(os.path.join(data_dir, 'train.bin'), dtype=np.uint16, mode='r')\n"}, Status.NA,
+                "nanoGPT data dir joined in code: not judged"),
         Example({"train.py": "import os\nout_dir = os.path.join('data', 'runs')\nos.makedirs(out_dir, exist_ok=True)\n"}, N, "an output folder under data/ is not data"),
         Example({"train.yaml": "# data_path: s3://bucket/x\ndata_path: ${DATA}\n"}, N, "commented out and placeholder"),
     )
@@ -280,12 +296,27 @@ class I1StorageColocated(Check):
             first = remote[0]
             return Outcome(N, ev, f"training data read straight from {first.kind} ({first.value}); its location relative to the GPUs is not pinned",
                            _loc_values(locs), findings=ev)
-        if locs:
-            kinds = sorted({d.kind for d in locs})
-            hub = all(d.kind == "hf-hub" for d in locs)
+        # a path names where it lives only through its medium (``/dev/shm``, ``/mnt/nvme``, ``/lustre``) or a Hub download
+        # (copied into the node's cache before training); a relative or unnamed path (``data/alpaca.json``) resolves on
+        # whatever file system the job runs from, which may be a network mount in another region: it proves nothing
+        named = [d for d in locs if d.kind in _ON_CLUSTER]
+        unnamed = [d for d in locs if d.kind not in _ON_CLUSTER]
+        if named and len(named) > len(unnamed):
+            kinds = sorted({d.kind for d in named})
+            hub = all(d.kind == "hf-hub" for d in named)
             detail = ("data downloaded from the HF Hub into the local cache before training" if hub
-                      else f"training data on node-attached paths ({', '.join(kinds)})")
-            return Outcome(U, [_loc_ev(d) for d in locs], detail, _loc_values(locs))
+                      else f"training data on storage of the compute nodes ({', '.join(kinds)})")
+            if unnamed:
+                detail += (f"; {len(unnamed)} other data path{'s do' if len(unnamed) != 1 else ' does'} not name its storage "
+                           f"({unnamed[0].value} at {unnamed[0].fact.path}:{unnamed[0].fact.line})")
+            return Outcome(U, [_loc_ev(d) for d in named], detail, _loc_values(locs))
+        if locs:
+            shown = ", ".join(dict.fromkeys(d.value for d in unnamed[:3]))
+            where = f"{unnamed[0].fact.path}:{unnamed[0].fact.line}"
+            return Outcome(Status.NA, [], NOT_JUDGED + f"the training-data paths ({shown}; {where}) do not say where the data live: a "
+                           "relative or unnamed path resolves on whatever file system the job runs from, possibly a network mount "
+                           "in another region; check on a training node that the directory is on the GPUs' cluster (`df -h <dir>`, "
+                           "the mount's region) or stage the data to local NVMe before training", _loc_values(locs))
         return Outcome(N, [], "no training-data location is visible in the repository: co-location cannot be checked statically", {})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
