@@ -662,12 +662,11 @@ def _minority_note(f: Facts, minor: list[Call], what: str) -> str:
     """``; samples are read one file at a time only in loaders 58 of the 587 Python config files use (llava.py:111, ...)``."""
     if not minor:
         return ""
-    share = _recipe_share(f) or {}
+    share, total, noun = _recipe_share(f) or ({}, 0, "recipes")
     roots = sorted({r for c in minor for r in _loader_roots(f, c.path, c.func, _ONLINE_FUNCS if "token" in what else _GETITEM)})
     shown = ", ".join(f"{c.path}:{c.line}" for c in minor[:3]) + (f" (+{len(minor) - 3})" if len(minor) > 3 else "")
     uses = ", ".join(f"{r.rsplit('/', 1)[-1]} in {share.get(r, 0)}" for r in roots[:4])
-    return (f"; {what} only in loaders that a minority of the {len(f.config_modules())} Python config files use ({uses}): "
-            f"{shown}")
+    return f"; {what} only in loaders that a minority of the {total} {noun} use ({uses}): {shown}"
 
 
 def _recipe_arrow_loads(f: Facts) -> list[Evidence]:
@@ -703,30 +702,75 @@ def _loader_roots(f: Facts, path: str, func: str | None, start: re.Pattern[str],
     return out
 
 
-def _recipe_share(f: Facts) -> dict[str, int] | None:
-    """Project file -> how many Python config files (:meth:`Facts.config_modules`, mmengine recipes) import from it: the
-    dataset classes and builders a recipe names (``train_dataset = dict(type=LLaVADataset, ...)``). None with fewer than
-    three config files."""
+_REGISTER = re.compile(r"""@[\w.]*register\w*\(\s*["']([^"']+)["']""")
+
+
+def _recipe_units(f: Facts) -> tuple[list[set[str]], str] | None:
+    """The recipes and the project files each one starts from, to attribute loaders to recipes: each Python config file
+    (:meth:`Facts.config_modules`, mmengine) starts from itself; each YAML/JSON recipe that names registered datasets
+    (oumi ``dataset_name: yahma/alpaca-cleaned`` -> ``@register_dataset("yahma/alpaca-cleaned")`` on a class in
+    ``datasets/sft/alpaca.py``) starts from the files of those classes. None with fewer than three such recipes."""
+    memo = f._memo
+    if ("recipe-units",) in memo:
+        return memo[("recipe-units",)]  # type: ignore[return-value]
+    out: tuple[list[set[str]], str] | None = None
     configs = f.config_modules()
-    if len(configs) < 3:
-        return None
-    graph = _import_graph(f)
-    share: dict[str, int] = {}
-    for p in configs:
-        for t in graph.get(p, ()):
-            share[t] = share.get(t, 0) + 1
-    return share
+    if len(configs) >= 3:
+        out = ([{p} for p in sorted(configs)], "Python config files")
+    else:
+        registered: dict[str, str] = {}
+        for d in f.records("decorators"):
+            m = _REGISTER.match(d.text.strip())
+            if m and "dataset" in (d.name + d.path).lower() and not _in_tests(d.path):
+                registered[m.group(1)] = d.path
+        by_recipe: dict[str, set[str]] = {}
+        for st in f.settings("dataset_name", "dataset") if registered else []:
+            if st.source == "config" and st.path.endswith((".yaml", ".yml", ".json")) and isinstance(st.value, str) and st.value in registered:
+                by_recipe.setdefault(st.path, set()).add(registered[st.value])
+        if len(by_recipe) >= 3:
+            out = (list(by_recipe.values()), "recipes that name a registered dataset")
+    memo[("recipe-units",)] = out  # type: ignore[assignment]
+    return out
+
+
+def _recipe_share(f: Facts) -> tuple[dict[str, int], int, str] | None:
+    """(project file -> how many recipes reach it through their imports (:func:`_recipe_units`: the dataset classes and
+    builders a recipe names, ``train_dataset = dict(type=LLaVADataset, ...)``, and what those import, up to three
+    hops), the number of recipes, what they are). None without three recipes to attribute."""
+    memo = f._memo
+    if ("recipe-share",) in memo:
+        return memo[("recipe-share",)]  # type: ignore[return-value]
+    units = _recipe_units(f)
+    out = None
+    if units is not None:
+        graph = _import_graph(f)
+        share: dict[str, int] = {}
+        closures: dict[frozenset[str], set[str]] = {}
+        for entry in units[0]:
+            key = frozenset(entry)
+            if key not in closures:
+                seen, frontier = set(entry), set(entry)
+                for _ in range(3):
+                    frontier = {n for x in frontier for n in graph.get(x, ()) if n not in seen}
+                    seen |= frontier
+                closures[key] = seen
+            for t in closures[key]:
+                share[t] = share.get(t, 0) + 1
+        out = (share, len(units[0]), units[1])
+    memo[("recipe-share",)] = out  # type: ignore[assignment]
+    return out
 
 
 def _minority_sites(f: Facts, sites: list[Call], start: re.Pattern[str]) -> tuple[list[Call], list[Call]]:
-    """(sites on the recipes' majority path, sites only in loaders that a minority of the Python config files use): a site is
-    the minority's when every loader file it runs in (its own file for a loader function, else the loaders that reach it) is
-    imported by fewer than half of the config files (xtuner: LLaVA/InternVL datasets in 58 of 593 configs, the ``_lite``
-    library in none). Without config files every site is the majority's."""
-    share = _recipe_share(f)
-    if share is None:
+    """(sites on the recipes' majority path, sites only in loaders that a minority of the recipes use): a site is the
+    minority's when every loader file it runs in (its own file for a loader function, else the loaders that reach it) is
+    reached by fewer than half of the recipes (:func:`_recipe_share`; xtuner: LLaVA/InternVL datasets in 54 of 587 config
+    files, the ``_lite`` library in none; oumi: the pretraining datasets' ``__iter__`` in the few recipes that name them).
+    Without recipes to attribute, every site is the majority's."""
+    got = _recipe_share(f)
+    if got is None:
         return sites, []
-    total = len(f.config_modules())
+    share, total, _ = got
     major: list[Call] = []
     minor: list[Call] = []
     for c in sites:
@@ -1407,6 +1451,28 @@ def _oumi_map_dataset(generator: str) -> dict[str, str]:
     }
 
 
+def _oumi_registry(recipes: dict[str, str]) -> dict[str, str]:
+    """oumi's registered datasets: SFT map datasets written into Arrow before training, a pretraining iterable dataset that
+    tokenizes each document in ``__iter__``; recipes name them by ``dataset_name``."""
+    return {
+        **_oumi_map_dataset("datasets.Dataset.from_generator"),
+        "src/oumi/core/datasets/base_pretraining_dataset.py": (
+            "from torch.utils.data import IterableDataset\n\nclass BasePretrainingDataset(IterableDataset):\n"
+            "    def __iter__(self):\n        for document in self._data:\n            yield self.tokenize(document['text'])\n"
+            "    def tokenize(self, text):\n        return self._tokenizer.encode(text, add_special_tokens=False)\n"),
+        "src/oumi/datasets/sft/alpaca.py": (
+            "from oumi.core.datasets.base_sft_dataset import BaseSftDataset\nfrom oumi.core.registry import register_dataset\n\n"
+            "@register_dataset('yahma/alpaca-cleaned')\nclass AlpacaDataset(BaseSftDataset):\n    default_dataset = 'yahma/alpaca-cleaned'\n"),
+        "src/oumi/datasets/pretraining/fineweb_edu.py": (
+            "from oumi.core.datasets.base_pretraining_dataset import BasePretrainingDataset\nfrom oumi.core.registry import register_dataset\n\n"
+            "@register_dataset('HuggingFaceFW/fineweb-edu')\nclass FineWebEduDataset(BasePretrainingDataset):\n"
+            "    default_dataset = 'HuggingFaceFW/fineweb-edu'\n"),
+        **{f"configs/recipes/{name}/train.yaml": (
+            f"data:\n  train:\n    datasets:\n      - dataset_name: {ds}\ntraining:\n  trainer_type: TRL_SFT\n  logging_steps: 100\n")
+           for name, ds in recipes.items()},
+    }
+
+
 def _mm_data_config(dataset: str) -> str:
     """An mmengine Python config whose training dataset is either an HF dataset tokenized by ``datasets.map``
     (``process_hf_dataset``) or a LLaVA-style dataset that reads and tokenizes each sample in ``__getitem__``."""
@@ -1740,6 +1806,12 @@ class F6OfflinePreprocessing(_DataCheck):
         Example({**_MM_DATASETS, **{f"xtuner/configs/{m}.py": _mm_data_config("hf" if m == "llama2_7b_qlora_alpaca" else "llava")
                                     for m in ("llama2_7b_qlora_alpaca", "llava_7b", "llava_13b", "llava_34b")}},
                 P, "mmengine configs: 3 of 4 tokenize per sample"),
+        Example(_oumi_registry({"llama3_1/sft/8b_full": "yahma/alpaca-cleaned", "qwen3/sft/8b_full": "yahma/alpaca-cleaned",
+                                "phi3/sft/lora": "yahma/alpaca-cleaned", "fineweb/pretrain": "HuggingFaceFW/fineweb-edu"}), U,
+                "registered datasets: 3 of 4 recipes train on a dataset written into Arrow ahead"),
+        Example(_oumi_registry({"llama3_1/pretrain": "HuggingFaceFW/fineweb-edu", "qwen3/pretrain": "HuggingFaceFW/fineweb-edu",
+                                "phi3/pretrain": "HuggingFaceFW/fineweb-edu", "llama3_1/sft/8b_full": "yahma/alpaca-cleaned"}), P,
+                "registered datasets: 3 of 4 recipes tokenize per document while training"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
