@@ -895,6 +895,92 @@ class _DataCheck(Check):
 # ---------------------------------------------------------------------------------------
 
 
+def _oumi_map_dataset(generator: str) -> dict[str, str]:
+    """oumi's map-style datasets: ``to_hf()`` writes every ``self[idx]`` (transform and tokenization included) into Arrow
+    with ``datasets.Dataset.from_generator`` before training (``IterableDataset.from_generator`` would stream it)."""
+    return {
+        "src/oumi/core/datasets/base_map_dataset.py": (
+            "import datasets\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\nclass BaseMapDataset(Dataset):\n"
+            "    def __getitem__(self, idx):\n        sample = self._data.iloc[idx]\n        return self.transform(sample)\n"
+            "    def __len__(self):\n        return len(self._data)\n"
+            "    def as_generator(self):\n        for idx in range(len(self)):\n            yield self[idx]\n"
+            "    def to_hf(self, num_proc=8):\n"
+            f"        return {generator}(self.as_generator, keep_in_memory=False, num_proc=num_proc)\n"),
+        "src/oumi/core/datasets/base_sft_dataset.py": (
+            "from oumi.core.datasets.base_map_dataset import BaseMapDataset\n\nclass BaseSftDataset(BaseMapDataset):\n"
+            "    def transform(self, sample):\n        conversation = self.transform_conversation(sample)\n"
+            "        return self.tokenize(conversation)\n"
+            "    def tokenize(self, conversation):\n"
+            "        return self._tokenizer.apply_chat_template(conversation.messages, tokenize=True, return_dict=True)\n"
+            "    def transform_conversation(self, sample):\n        image = Image.open(sample['image_path']).convert('RGB')\n"
+            "        return self.to_conversation(sample, image)\n"),
+        "src/oumi/builders/data.py": (
+            "def build_dataset(dataset_class, params, tokenizer):\n"
+            "    dataset = dataset_class(dataset_name=params.dataset_name, tokenizer=tokenizer)\n    return dataset.to_hf()\n"),
+    }
+
+
+def _oumi_registry(recipes: dict[str, str]) -> dict[str, str]:
+    """oumi's registered datasets: SFT map datasets written into Arrow before training, a pretraining iterable dataset that
+    tokenizes each document in ``__iter__``; recipes name them by ``dataset_name``."""
+    return {
+        **_oumi_map_dataset("datasets.Dataset.from_generator"),
+        "src/oumi/core/datasets/base_pretraining_dataset.py": (
+            "from torch.utils.data import IterableDataset\n\nclass BasePretrainingDataset(IterableDataset):\n"
+            "    def __iter__(self):\n        for document in self._data:\n            yield self.tokenize(document['text'])\n"
+            "    def tokenize(self, text):\n        return self._tokenizer.encode(text, add_special_tokens=False)\n"),
+        "src/oumi/datasets/sft/alpaca.py": (
+            "from oumi.core.datasets.base_sft_dataset import BaseSftDataset\nfrom oumi.core.registry import register_dataset\n\n"
+            "@register_dataset('yahma/alpaca-cleaned')\nclass AlpacaDataset(BaseSftDataset):\n    default_dataset = 'yahma/alpaca-cleaned'\n"),
+        "src/oumi/datasets/pretraining/fineweb_edu.py": (
+            "from oumi.core.datasets.base_pretraining_dataset import BasePretrainingDataset\nfrom oumi.core.registry import register_dataset\n\n"
+            "@register_dataset('HuggingFaceFW/fineweb-edu')\nclass FineWebEduDataset(BasePretrainingDataset):\n"
+            "    default_dataset = 'HuggingFaceFW/fineweb-edu'\n"),
+        **{f"configs/recipes/{name}/train.yaml": (
+            f"data:\n  train:\n    datasets:\n      - dataset_name: {ds}\ntraining:\n  trainer_type: TRL_SFT\n  logging_steps: 100\n")
+           for name, ds in recipes.items()},
+    }
+
+
+def _mm_data_config(dataset: str, workers: int = 0) -> str:
+    """An mmengine Python config whose training dataset is either an HF dataset tokenized by ``datasets.map``
+    (``process_hf_dataset``) or a LLaVA-style dataset that reads and tokenizes each sample in ``__getitem__``."""
+    if dataset == "hf":
+        data = ("from datasets import load_dataset\nfrom xtuner.dataset import process_hf_dataset\n"
+                "train_dataset = dict(type=process_hf_dataset, dataset=dict(type=load_dataset, path=data_path),\n"
+                "                     tokenizer=tokenizer, max_length=max_length)\n")
+    else:
+        data = ("from xtuner.dataset import LLaVADataset\n"
+                "train_dataset = dict(type=LLaVADataset, data_path=data_path, image_folder='./data/llava_images',\n"
+                "                     tokenizer=tokenizer, max_length=max_length)\n")
+    return (f"data_path = 'tatsu-lab/alpaca'\nmax_length = 2048\nbatch_size = 1\ndataloader_num_workers = {workers}\n"
+            "tokenizer = dict(type='AutoTokenizer')\n" + data +
+            "train_dataloader = dict(batch_size=batch_size, num_workers=dataloader_num_workers, dataset=train_dataset)\n")
+
+
+#: xtuner's dataset package: an HF dataset tokenized once by ``datasets.map``, and a LLaVA dataset that opens an image
+#: file and tokenizes per sample
+_MM_DATASETS = {
+    "xtuner/tools/train.py": ("from mmengine.config import Config\nfrom mmengine.runner import Runner\n\n"
+                              "def main(args):\n    cfg = Config.fromfile(args.config)\n    Runner.from_cfg(cfg).train()\n"),
+    "xtuner/dataset/__init__.py": "from .huggingface import process_hf_dataset\nfrom .llava import LLaVADataset\n",
+    "xtuner/dataset/huggingface.py": (
+        "from functools import partial\nfrom .utils import encode_fn\n\n"
+        "def process_hf_dataset(dataset, tokenizer, max_length, map_num_proc=32):\n"
+        "    return dataset.map(partial(encode_fn, tokenizer=tokenizer, max_length=max_length), num_proc=map_num_proc)\n"),
+    "xtuner/dataset/utils.py": (
+        "def encode_fn(example, tokenizer, max_length):\n"
+        "    input_ids = tokenizer.encode(example['input'], add_special_tokens=False)[:max_length]\n    return {'input_ids': input_ids}\n"),
+    "xtuner/dataset/llava.py": (
+        "import os\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\nclass LLaVADataset(Dataset):\n"
+        "    def __len__(self):\n        return len(self.data)\n"
+        "    def __getitem__(self, i):\n        item = self.data[i]\n"
+        "        image = Image.open(os.path.join(self.image_folder, item['image'])).convert('RGB')\n"
+        "        input_ids = self.tokenizer.encode(item['conversation'], add_special_tokens=False)\n"
+        "        return {'pixel_values': self.image_processor(image), 'input_ids': input_ids}\n"),
+}
+
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -925,6 +1011,12 @@ class F1NumWorkers(_DataCheck):
         "lightning": "def train_dataloader(self):\n    return DataLoader(self.train_ds, batch_size=8, num_workers=8, persistent_workers=True)\n",
     }
     examples = (
+        Example({**_MM_DATASETS, **{f"xtuner/configs/{m}.py": _mm_data_config("hf", 0 if m == "llama2_7b" else 4)
+                                    for m in ("llama2_7b", "qwen_7b", "internlm2_7b", "mistral_7b")}},
+                U, "mmengine configs: 3 of 4 train_dataloaders with 4 workers"),
+        Example({**_MM_DATASETS, **{f"xtuner/configs/{m}.py": _mm_data_config("hf", 4 if m == "llama2_7b" else 0)
+                                    for m in ("llama2_7b", "qwen_7b", "internlm2_7b", "mistral_7b")}},
+                N, "mmengine configs: 3 of 4 train_dataloaders in the main process"),
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, shuffle=True, num_workers=8)\n"}, U, "constant"),
         Example({"train.py": "import argparse\nfrom torch.utils.data import DataLoader\np = argparse.ArgumentParser()\np.add_argument('--num_workers', type=int, default=0)\n"
                  "args = p.parse_args()\nloader = DataLoader(ds, batch_size=4, num_workers=args.num_workers)\n",
@@ -1030,6 +1122,12 @@ class F1NumWorkers(_DataCheck):
         vals = [(v, ld) for ld in loaders for v in ld.props.get("num_workers", [])]
         known = [(n, v) for v, _ in vals if (n := _workers(v.value)) is not None]
         known += [(n, _Value(n, e, True)) for n, e in _tf_parallel(ctx.facts)]
+        # mmengine recipes: each Python config file builds its loader from ``train_dataloader = dict(num_workers=...)``
+        # (the runner calls DataLoader inside the framework); their values, voted as recipes by the store, are the loaders'
+        configs = ctx.facts.config_modules()
+        if len(configs) >= 3:
+            cfg_loaders = [(w, s) for s in ctx.facts.effective("num_workers") if s.path in configs and (w := _workers(s.value)) is not None]
+            known = [(w, _Value(s.value, ctx.facts.ev(s), True)) for w, s in cfg_loaders] + known
         if not vals and not known:
             return Outcome(N, [], "no multi-process data loader found", {})
         cfg_note = ""
@@ -1424,92 +1522,6 @@ def _shard_evidence(f: Facts) -> list[Evidence]:
         if isinstance(s.value, str) and _SHARD_FILES.search(s.value):
             out.append(f.ev(s))
     return _unique_ev(out)
-
-
-def _oumi_map_dataset(generator: str) -> dict[str, str]:
-    """oumi's map-style datasets: ``to_hf()`` writes every ``self[idx]`` (transform and tokenization included) into Arrow
-    with ``datasets.Dataset.from_generator`` before training (``IterableDataset.from_generator`` would stream it)."""
-    return {
-        "src/oumi/core/datasets/base_map_dataset.py": (
-            "import datasets\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\nclass BaseMapDataset(Dataset):\n"
-            "    def __getitem__(self, idx):\n        sample = self._data.iloc[idx]\n        return self.transform(sample)\n"
-            "    def __len__(self):\n        return len(self._data)\n"
-            "    def as_generator(self):\n        for idx in range(len(self)):\n            yield self[idx]\n"
-            "    def to_hf(self, num_proc=8):\n"
-            f"        return {generator}(self.as_generator, keep_in_memory=False, num_proc=num_proc)\n"),
-        "src/oumi/core/datasets/base_sft_dataset.py": (
-            "from oumi.core.datasets.base_map_dataset import BaseMapDataset\n\nclass BaseSftDataset(BaseMapDataset):\n"
-            "    def transform(self, sample):\n        conversation = self.transform_conversation(sample)\n"
-            "        return self.tokenize(conversation)\n"
-            "    def tokenize(self, conversation):\n"
-            "        return self._tokenizer.apply_chat_template(conversation.messages, tokenize=True, return_dict=True)\n"
-            "    def transform_conversation(self, sample):\n        image = Image.open(sample['image_path']).convert('RGB')\n"
-            "        return self.to_conversation(sample, image)\n"),
-        "src/oumi/builders/data.py": (
-            "def build_dataset(dataset_class, params, tokenizer):\n"
-            "    dataset = dataset_class(dataset_name=params.dataset_name, tokenizer=tokenizer)\n    return dataset.to_hf()\n"),
-    }
-
-
-def _oumi_registry(recipes: dict[str, str]) -> dict[str, str]:
-    """oumi's registered datasets: SFT map datasets written into Arrow before training, a pretraining iterable dataset that
-    tokenizes each document in ``__iter__``; recipes name them by ``dataset_name``."""
-    return {
-        **_oumi_map_dataset("datasets.Dataset.from_generator"),
-        "src/oumi/core/datasets/base_pretraining_dataset.py": (
-            "from torch.utils.data import IterableDataset\n\nclass BasePretrainingDataset(IterableDataset):\n"
-            "    def __iter__(self):\n        for document in self._data:\n            yield self.tokenize(document['text'])\n"
-            "    def tokenize(self, text):\n        return self._tokenizer.encode(text, add_special_tokens=False)\n"),
-        "src/oumi/datasets/sft/alpaca.py": (
-            "from oumi.core.datasets.base_sft_dataset import BaseSftDataset\nfrom oumi.core.registry import register_dataset\n\n"
-            "@register_dataset('yahma/alpaca-cleaned')\nclass AlpacaDataset(BaseSftDataset):\n    default_dataset = 'yahma/alpaca-cleaned'\n"),
-        "src/oumi/datasets/pretraining/fineweb_edu.py": (
-            "from oumi.core.datasets.base_pretraining_dataset import BasePretrainingDataset\nfrom oumi.core.registry import register_dataset\n\n"
-            "@register_dataset('HuggingFaceFW/fineweb-edu')\nclass FineWebEduDataset(BasePretrainingDataset):\n"
-            "    default_dataset = 'HuggingFaceFW/fineweb-edu'\n"),
-        **{f"configs/recipes/{name}/train.yaml": (
-            f"data:\n  train:\n    datasets:\n      - dataset_name: {ds}\ntraining:\n  trainer_type: TRL_SFT\n  logging_steps: 100\n")
-           for name, ds in recipes.items()},
-    }
-
-
-def _mm_data_config(dataset: str) -> str:
-    """An mmengine Python config whose training dataset is either an HF dataset tokenized by ``datasets.map``
-    (``process_hf_dataset``) or a LLaVA-style dataset that reads and tokenizes each sample in ``__getitem__``."""
-    if dataset == "hf":
-        data = ("from datasets import load_dataset\nfrom xtuner.dataset import process_hf_dataset\n"
-                "train_dataset = dict(type=process_hf_dataset, dataset=dict(type=load_dataset, path=data_path),\n"
-                "                     tokenizer=tokenizer, max_length=max_length)\n")
-    else:
-        data = ("from xtuner.dataset import LLaVADataset\n"
-                "train_dataset = dict(type=LLaVADataset, data_path=data_path, image_folder='./data/llava_images',\n"
-                "                     tokenizer=tokenizer, max_length=max_length)\n")
-    return ("data_path = 'tatsu-lab/alpaca'\nmax_length = 2048\nbatch_size = 1\ndataloader_num_workers = 0\n"
-            "tokenizer = dict(type='AutoTokenizer')\n" + data +
-            "train_dataloader = dict(batch_size=batch_size, num_workers=dataloader_num_workers, dataset=train_dataset)\n")
-
-
-#: xtuner's dataset package: an HF dataset tokenized once by ``datasets.map``, and a LLaVA dataset that opens an image
-#: file and tokenizes per sample
-_MM_DATASETS = {
-    "xtuner/tools/train.py": ("from mmengine.config import Config\nfrom mmengine.runner import Runner\n\n"
-                              "def main(args):\n    cfg = Config.fromfile(args.config)\n    Runner.from_cfg(cfg).train()\n"),
-    "xtuner/dataset/__init__.py": "from .huggingface import process_hf_dataset\nfrom .llava import LLaVADataset\n",
-    "xtuner/dataset/huggingface.py": (
-        "from functools import partial\nfrom .utils import encode_fn\n\n"
-        "def process_hf_dataset(dataset, tokenizer, max_length, map_num_proc=32):\n"
-        "    return dataset.map(partial(encode_fn, tokenizer=tokenizer, max_length=max_length), num_proc=map_num_proc)\n"),
-    "xtuner/dataset/utils.py": (
-        "def encode_fn(example, tokenizer, max_length):\n"
-        "    input_ids = tokenizer.encode(example['input'], add_special_tokens=False)[:max_length]\n    return {'input_ids': input_ids}\n"),
-    "xtuner/dataset/llava.py": (
-        "import os\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\nclass LLaVADataset(Dataset):\n"
-        "    def __len__(self):\n        return len(self.data)\n"
-        "    def __getitem__(self, i):\n        item = self.data[i]\n"
-        "        image = Image.open(os.path.join(self.image_folder, item['image'])).convert('RGB')\n"
-        "        input_ids = self.tokenizer.encode(item['conversation'], add_special_tokens=False)\n"
-        "        return {'pixel_values': self.image_processor(image), 'input_ids': input_ids}\n"),
-}
 
 
 @register
