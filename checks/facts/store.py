@@ -456,13 +456,14 @@ class Facts:
         holders: dict[str, list[Setting]] = defaultdict(list)  # value (repr) -> settings that give it to a recipe
         inherited: dict[str, tuple[int, str]] = {}  # value -> (recipes that run with a default, where it is set)
         modules = self.recipe_modules()
+        configs = self.config_modules()
         launched: set[str] = set()
         serving: list[Setting] = []
         for c in group:
             if not _tuning(c.value):
                 continue
             v = repr(c.value)
-            if c.source == "config" and (c.path.endswith((".yaml", ".yml", ".json")) or c.path in modules):
+            if c.source == "config" and (c.path.endswith((".yaml", ".yml", ".json")) or c.path in modules or c.path in configs):
                 units[c.path].add(v)
                 holders[v].append(c)
             elif c.source == "launcher" and c.script and _NOT_TRAINING.search(_script_key(c.script)):
@@ -599,6 +600,10 @@ class Facts:
             return None
         return out[0]
 
+    def sibling_recipes(self, setters: set[str]) -> list[str]:
+        """YAML/JSON recipes of the same family as ``setters`` that do not set the name (see :meth:`_sibling_recipes`)."""
+        return self._sibling_recipes(setters)
+
     def _sibling_recipes(self, setters: set[str]) -> list[str]:
         """YAML/JSON recipe files of the same family as ``setters`` (the recipes that set a name) that do not set it: files
         outside tests whose top-level keys include at least three of the keys most setters share (``model_name_or_path``,
@@ -681,6 +686,32 @@ class Facts:
         self._s["recipe_modules"] = memo
         return memo
 
+    def config_modules(self) -> frozenset[str]:
+        """Python config files that a config loader reads: each one is a training recipe, as a YAML file is.
+
+        mmengine/mmcv projects (xtuner, the OpenMMLab toolkits) run ``train.py <config>.py``, and the entry point loads the
+        file with ``Config.fromfile(args.config)``: its module-level assignments (``dataloader_num_workers = 0``,
+        ``default_hooks = dict(logger=dict(type=LoggerHook, interval=10))``, ``visualizer = None``) are the run's settings.
+        A config file is a ``.py`` file under a ``config``/``configs`` folder (at any depth, not a test, not ``__init__.py``)
+        made of module-level statements only (no function, class, argparse option or dataclass field), with at least
+        three module-level assignments, in a repository that calls such a loader (``Config.fromfile``,
+        ``Config.from_file``, ``LazyConfig.load``). Empty without a loader: a folder of Python modules named ``configs``
+        is code, not recipes."""
+        memo = self._s.get("config_modules")
+        if memo is not None:
+            return memo
+        out: set[str] = set()
+        if any(c.name.endswith(_CONFIG_LOADERS) for c in self.calls_where(lambda s: s in {"fromfile", "from_file", "load"})):
+            for p, ff in self.files.items():
+                if ff.kind != "python" or not _CONFIG_DIR.search(p) or p.endswith("__init__.py") or _TEST_PATH.search(p):
+                    continue
+                if ff.arg_options or ff.fields or ff.decorators or any(c.func is not None for c in ff.calls):
+                    continue
+                if sum(1 for a in ff.assigns if _module_level(a)) >= 3:
+                    out.add(p)
+        memo = self._s["config_modules"] = frozenset(out)
+        return memo
+
     def distributions(self) -> dict[str, dict[str, int]]:
         """Setting name -> {value (repr) -> number of recipes}, for names whose recipes disagree (see ``_majority``)."""
         return dict(self._s.get("distributions", {}))
@@ -717,9 +748,10 @@ class Facts:
             if self._ok(f.path, f.line):
                 out.append(Setting(name, f.default, f.path, f.line, "field-default", f.text, f"{f.owner}.{f.name}", 0))
         modules = self.recipe_modules()
+        configs = self.config_modules()
         for a in self._s["assigns_by_key"].get(name, []):
             if self._ok(a.path, a.line):
-                if a.path in modules:  # a recipe module overrides its entry point's defaults: a config file
+                if a.path in modules or a.path in configs:  # a recipe module / a Python config file: a config file
                     out.append(Setting(name, a.value, a.path, a.line, "config", a.text, a.name, 2))
                 else:
                     out.append(Setting(name, a.value, a.path, a.line, "assign", a.text, a.name, 1))
@@ -743,7 +775,8 @@ class Facts:
                             resolved_refs.add(ref)
                             out.extend(resolved)
                             continue
-                    out.append(Setting(name, v, c.path, line, "call", c.text, f"{c.short}({k}=)", 2))
+                    # a keyword of a Python config file (``train_dataloader = dict(num_workers=4)``) is that recipe's setting
+                    out.append(Setting(name, v, c.path, line, "config" if c.path in configs else "call", c.text, f"{c.short}({k}=)", 2))
         return out
 
     # -- evidence helpers --------------------------------------------------
@@ -781,6 +814,9 @@ def flag_snippet(command: str, key: str, value: Any = None) -> str:
 
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
 _RECIPE_DIR = re.compile(r"(^|/)(configs?|recipes?)/[^/]+\.py$")
+_CONFIG_DIR = re.compile(r"(^|/)configs?/(.+/)?[^/]+\.py$")
+#: loaders that read a Python file as a config (mmengine/mmcv ``Config.fromfile``, detectron2 ``LazyConfig.load``)
+_CONFIG_LOADERS = ("Config.fromfile", "Config.from_file", "LazyConfig.load")
 _EVAL_RECIPE = re.compile(r"^(eval|evaluate|sample|bench|test)", re.I)
 
 

@@ -144,6 +144,8 @@ class RecipeVote:
     total: int  # recipes counted (debug/test recipes are not)
     default: Any | None
     judged: str  # "majority" or "default"
+    noun: str = "config-registry recipes"  # what the recipes are ("Python config files")
+    aside: str = " (debug/test recipes aside)"
 
     def text(self, name: str) -> str:
         """``log_freq: 10 in 85 recipes, 1 in 2 recipes of the config registry (judged by the majority: ...)``."""
@@ -152,7 +154,7 @@ class RecipeVote:
                else f"no majority: judged by the default at {self.default.path}:{self.default.line}")
         unset = (f"; {self.unset} recipe{'s leave' if self.unset != 1 else ' leaves'} it unset and run{'' if self.unset != 1 else 's'} with "
                  f"the default {_value(self.default)} at {self.default.path}:{self.default.line}") if self.unset and self.default is not None else ""
-        return f"{name} in the {self.total} config-registry recipes (debug/test recipes aside): {counts} ({how}{unset})"
+        return f"{name} in the {self.total} {self.noun}{self.aside}: {counts} ({how}{unset})"
 
 
 def _value(x: Any) -> Any:
@@ -220,3 +222,25 @@ def recipe_vote(f: Facts, sets: list[tuple[Any, float]], default: tuple[Any, flo
         if all(x is not k for k in kept):
             kept.append(x)
     return RecipeVote(kept, counts, unset, top, len(items), len(counted), default[0] if default else None, judged)
+
+
+def config_file_vote(f: Facts, sets: dict[str, tuple[Any, float]], band: Callable[[float], str]) -> RecipeVote | None:
+    """Python config files (:meth:`Facts.config_modules`, mmengine ``Config.fromfile`` recipes) that disagree on a tuning
+    value, each file voting with the one value it runs (``sets``: file -> (setting, value)), by the verdict band of the
+    value: xtuner's ``LoggerHook`` interval 10 in 550 files and 1 in 34 is a majority of "10 or more". Files that leave it
+    unset are not counted (the loader's default is not in the repository). None with fewer than three files, or when no
+    band has a majority (then every value is judged)."""
+    configs = f.config_modules()
+    own = {p: xv for p, xv in sets.items() if p in configs}
+    if len(own) < 3:
+        return None
+    counts: dict[str, int] = {}
+    by_band: dict[str, list[tuple[Any, float]]] = {}
+    for x, v in own.values():
+        shown = str(int(v)) if float(v).is_integer() else str(v)
+        counts[shown] = counts.get(shown, 0) + 1
+        by_band.setdefault(band(v), []).append((x, v))
+    top, items = max(by_band.items(), key=lambda kv: len(kv[1]))
+    if len(items) * 2 <= len(own):
+        return None
+    return RecipeVote([x for x, _ in items], counts, 0, top, len(items), len(own), None, "majority", "Python config files", "")

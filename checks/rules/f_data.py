@@ -389,18 +389,22 @@ _OPENERS = {"open", "io.open", "PIL.Image.open", "Image.open", "av.open"}
 _GETITEM = re.compile(r"^(__getitem__|__getitems__|_?get_item)$")
 
 
-def _reached_from(f: Facts, func: str | None, start: re.Pattern[str], memo: dict[str, bool], depth: int = 0) -> bool:
-    """Whether ``func`` runs inside a function named like ``start`` (through the calls between functions, by name)."""
+def _reached_from(f: Facts, func: str | None, start: re.Pattern[str], memo: dict[Any, bool], depth: int = 0, path: str | None = None) -> bool:
+    """Whether ``func`` runs inside a function named like ``start`` (through the calls between functions, by name). With
+    ``path`` (the file ``func`` is in), callers are those that may call it (:func:`_may_call`), and a ``__getitem__`` of a
+    class that materialises itself into Arrow before training (:func:`_materialised_files`) is not a loader's start."""
     if func is None:
         return False
     if start.match(func):
-        return True
+        return path is None or path not in _materialised_files(f)
     if depth > 5:
         return False
-    if func not in memo:
-        memo[func] = False  # breaks recursion
-        memo[func] = any(_reached_from(f, c.func, start, memo, depth + 1) for c in f.calls(func) if c.func != func)
-    return memo[func]
+    key = (path, func) if path is not None else func
+    if key not in memo:
+        memo[key] = False  # breaks recursion
+        memo[key] = any(_reached_from(f, c.func, start, memo, depth + 1, c.path if path is not None else None) for c in f.calls(func)
+                        if c.func != func and (path is None or _may_call(f, c, path, func)))
+    return memo[key]
 
 
 def _byte_range_funcs(f: Facts) -> set[tuple[str, str | None]]:
@@ -421,7 +425,8 @@ def _per_sample_reads(f: Facts) -> list[Call]:
             continue
         if _in_tests(c.path) or not c.func:
             continue
-        if not (_PER_SAMPLE_FUNCS.match(c.func) or _reached_from(f, c.func, _GETITEM, memo)):
+        if (c.func == "__getitem__" and c.path in _materialised_files(f)) or not (
+                _PER_SAMPLE_FUNCS.match(c.func) or _reached_from(f, c.func, _GETITEM, memo, path=c.path)):
             continue
         if c.short == "open" and (c.name not in _OPENERS or not c.args):
             continue
@@ -484,9 +489,14 @@ def _token_bins(f: Facts) -> list[Call]:
             out.append(c)
         elif c.short == "tobytes" and ".write(" in c.text and _TOKENISH.search(where):
             out.append(c)
-        elif c.short == "save" and _TOKENISH.search(where):
+        elif c.short == "save" and _TOKENISH.search(where) and not _INDEX_SAVE.search(" ".join(_text(a) for a in c.args)):
             out.append(c)
     return out
+
+
+#: ``np.save`` of an index or a length table next to the data (xtuner ``np.save(save_path, num_tokens)`` into
+#: ``num_tokens.npy``, ``np.save(open(f"{filename}.bin.meta", "wb"), train_meta)``): sample lengths and offsets, not token ids
+_INDEX_SAVE = re.compile(r"\.meta\b|_meta\b|\bmeta\b|num_tokens|lengths?\b|offsets?\b|\bindex\b", re.I)
 
 
 def _bin_key(c: Call) -> str:
@@ -566,6 +576,227 @@ def _dataset_files(f: Facts) -> set[str]:
     return {p for p, ff in f.files.items() if any(c.func in {"__getitem__", "__len__", "__iter__"} for c in ff.calls)}
 
 
+def _materialised_files(f: Facts) -> set[str]:
+    """Files of a map-style Dataset class that writes itself into an Arrow dataset before training: ``datasets.Dataset.
+    from_generator(self.as_generator, ...)`` over its own samples (oumi ``BaseMapDataset.to_hf()``: every ``self[idx]``,
+    tokenization included, runs once, with ``num_proc`` workers, into Arrow files the loader then reads). Its
+    ``__getitem__`` is up-front work, not per-sample work in the loader. ``IterableDataset.from_generator`` streams: online."""
+    if ("materialised",) in f._memo:
+        return f._memo[("materialised",)]  # type: ignore[return-value]
+    out: set[str] = set()
+    for c in f.calls("Dataset.from_generator"):
+        if "IterableDataset" in c.name or _in_tests(c.path) or not c.args:
+            continue
+        if re.fullmatch(r"self\.\w+", _text(c.args[0]).strip()) and any(x.func == "__getitem__" for x in f.files[c.path].calls):
+            out.add(c.path)
+    f._memo[("materialised",)] = out  # type: ignore[assignment]
+    return out
+
+
+def _materialising_calls(f: Facts) -> list[Call]:
+    """The ``Dataset.from_generator(self.<generator>)`` calls of :func:`_materialised_files`."""
+    files = _materialised_files(f)
+    return [c for c in f.calls("Dataset.from_generator") if c.path in files and "IterableDataset" not in c.name
+            and c.args and re.fullmatch(r"self\.\w+", _text(c.args[0]).strip())]
+
+
+#: a call into a tokenizer or processor object (``self.tokenizer.encode(...)``), not into a project function of that name
+_TOKENIZER_RECV = re.compile(r"(tok|processor|enc\b|encoder|sp_model|spm|bpe)", re.I)
+
+
+def _import_graph(f: Facts) -> dict[str, set[str]]:
+    """Project file -> the project files it imports from (``from oumi.core.datasets.base_map_dataset import BaseMapDataset``,
+    ``from .huggingface import process_hf_dataset``). Memoised per scan."""
+    memo = f._memo
+    if ("import-graph",) in memo:
+        return memo[("import-graph",)]  # type: ignore[return-value]
+    by_module: dict[str, str] = {}
+    for p, ff in f.files.items():
+        if ff.kind == "python" and p.endswith(".py"):
+            mod = p[:-3].replace("/", ".")
+            mod = mod[: -len(".__init__")] if mod.endswith(".__init__") else mod
+            parts = mod.split(".")
+            for i in range(len(parts)):
+                by_module.setdefault(".".join(parts[i:]), p)
+    def resolve(p: str, mod: str) -> str | None:
+        if mod.startswith("."):
+            pkg = p.rsplit("/", 1)[0].replace("/", ".") if "/" in p else ""
+            up = len(mod) - len(mod.lstrip("."))
+            base = pkg.split(".")[: len(pkg.split(".")) - (up - 1)] if pkg else []
+            mod = ".".join([*base, mod.lstrip(".")]) if mod.lstrip(".") else ".".join(base)
+        return by_module.get(mod)
+
+    graph: dict[str, set[str]] = {}
+    for p, ff in f.files.items():
+        for imp in ff.imports:
+            target = resolve(p, imp.module)
+            if target and target.endswith("__init__.py"):
+                # ``from oumi.core.datasets import BaseSftDataset``: the module the package re-exports the name from; a package
+                # itself is not followed (its re-exports would link every file to every other)
+                init = f.files.get(target)
+                again = [resolve(target, i.module) for i in (init.imports if init else ()) if imp.name and i.name == imp.name]
+                target = next((t for t in again if t), None)
+            if target and target != p and not target.endswith("__init__.py"):
+                graph.setdefault(p, set()).add(target)
+    memo[("import-graph",)] = graph  # type: ignore[assignment]
+    return graph
+
+
+def _linked(f: Facts, a: str, b: str, hops: int = 3) -> bool:
+    """Whether one of two files imports the other, directly or through up to ``hops`` project files."""
+    graph = _import_graph(f)
+
+    def reaches(src: str, dst: str) -> bool:
+        seen, frontier = {src}, {src}
+        for _ in range(hops):
+            frontier = {n for x in frontier for n in graph.get(x, ()) if n not in seen}
+            if dst in frontier:
+                return True
+            seen |= frontier
+        return False
+
+    return reaches(a, b) or reaches(b, a)
+
+
+def _minority_note(f: Facts, minor: list[Call], what: str) -> str:
+    """``; samples are read one file at a time only in loaders 58 of the 587 Python config files use (llava.py:111, ...)``."""
+    if not minor:
+        return ""
+    share, total, noun = _recipe_share(f) or ({}, 0, "recipes")
+    roots = sorted({r for c in minor for r in _loader_roots(f, c.path, c.func, _ONLINE_FUNCS if "token" in what else _GETITEM)})
+    shown = ", ".join(f"{c.path}:{c.line}" for c in minor[:3]) + (f" (+{len(minor) - 3})" if len(minor) > 3 else "")
+    uses = ", ".join(f"{r.rsplit('/', 1)[-1]} in {share.get(r, 0)}" for r in roots[:4])
+    return f"; {what} only in loaders that a minority of the {total} {noun} use ({uses}): {shown}"
+
+
+def _recipe_arrow_loads(f: Facts) -> list[Evidence]:
+    """Python config files (mmengine recipes) whose dataset is built by ``datasets.load_dataset``/``load_from_disk``
+    (``dataset=dict(type=load_dataset, path=data_path)``): an Arrow table, when more than half of the config files do so."""
+    configs = f.config_modules()
+    if len(configs) < 3:
+        return []
+    hits = [c for c in f.calls_with_kw("type") if c.path in configs and isinstance(c.kwargs["type"], Expr)
+            and re.search(r"(^|\.)(load_dataset|load_from_disk)$", c.kwargs["type"].dotted or c.kwargs["type"].text)]
+    files = {c.path for c in hits}
+    if len(files) * 2 <= len(configs):
+        return []
+    first = hits[0]
+    return [_ev(first, key=f"type=load_dataset in {len(files)} of {len(configs)} Python config files", value=_text(first.kwargs["type"]))]
+
+
+def _loader_roots(f: Facts, path: str, func: str | None, start: re.Pattern[str], depth: int = 0, seen: set[tuple[str, str]] | None = None) -> set[str]:
+    """Files of the loader functions (``__getitem__``, ``__iter__``, a collate function: ``start``) that reach ``func`` of
+    ``path`` through calls that may call it (:func:`_may_call`)."""
+    if func is None or depth > 5:
+        return set()
+    if start.match(func):
+        return {path}
+    seen = seen if seen is not None else set()
+    if (path, func) in seen:
+        return set()
+    seen.add((path, func))
+    out: set[str] = set()
+    for c in f.calls(func):
+        if c.func != func and _may_call(f, c, path, func):
+            out |= _loader_roots(f, c.path, c.func, start, depth + 1, seen)
+    return out
+
+
+_REGISTER = re.compile(r"""@[\w.]*register\w*\(\s*["']([^"']+)["']""")
+
+
+def _recipe_units(f: Facts) -> tuple[list[set[str]], str] | None:
+    """The recipes and the project files each one starts from, to attribute loaders to recipes: each Python config file
+    (:meth:`Facts.config_modules`, mmengine) starts from itself; each YAML/JSON recipe that names registered datasets
+    (oumi ``dataset_name: yahma/alpaca-cleaned`` -> ``@register_dataset("yahma/alpaca-cleaned")`` on a class in
+    ``datasets/sft/alpaca.py``) starts from the files of those classes. None with fewer than three such recipes."""
+    memo = f._memo
+    if ("recipe-units",) in memo:
+        return memo[("recipe-units",)]  # type: ignore[return-value]
+    out: tuple[list[set[str]], str] | None = None
+    configs = f.config_modules()
+    if len(configs) >= 3:
+        out = ([{p} for p in sorted(configs)], "Python config files")
+    else:
+        registered: dict[str, str] = {}
+        for d in f.records("decorators"):
+            m = _REGISTER.match(d.text.strip())
+            if m and "dataset" in (d.name + d.path).lower() and not _in_tests(d.path):
+                registered[m.group(1)] = d.path
+        by_recipe: dict[str, set[str]] = {}
+        for st in f.settings("dataset_name", "dataset") if registered else []:
+            if st.source == "config" and st.path.endswith((".yaml", ".yml", ".json")) and isinstance(st.value, str) and st.value in registered:
+                by_recipe.setdefault(st.path, set()).add(registered[st.value])
+        if len(by_recipe) >= 3:
+            out = (list(by_recipe.values()), "recipes that name a registered dataset")
+    memo[("recipe-units",)] = out  # type: ignore[assignment]
+    return out
+
+
+def _recipe_share(f: Facts) -> tuple[dict[str, int], int, str] | None:
+    """(project file -> how many recipes reach it through their imports (:func:`_recipe_units`: the dataset classes and
+    builders a recipe names, ``train_dataset = dict(type=LLaVADataset, ...)``, and what those import, up to three
+    hops), the number of recipes, what they are). None without three recipes to attribute."""
+    memo = f._memo
+    if ("recipe-share",) in memo:
+        return memo[("recipe-share",)]  # type: ignore[return-value]
+    units = _recipe_units(f)
+    out = None
+    if units is not None:
+        graph = _import_graph(f)
+        share: dict[str, int] = {}
+        closures: dict[frozenset[str], set[str]] = {}
+        for entry in units[0]:
+            key = frozenset(entry)
+            if key not in closures:
+                seen, frontier = set(entry), set(entry)
+                for _ in range(3):
+                    frontier = {n for x in frontier for n in graph.get(x, ()) if n not in seen}
+                    seen |= frontier
+                closures[key] = seen
+            for t in closures[key]:
+                share[t] = share.get(t, 0) + 1
+        out = (share, len(units[0]), units[1])
+    memo[("recipe-share",)] = out  # type: ignore[assignment]
+    return out
+
+
+def _minority_sites(f: Facts, sites: list[Call], start: re.Pattern[str]) -> tuple[list[Call], list[Call]]:
+    """(sites on the recipes' majority path, sites only in loaders that a minority of the recipes use): a site is the
+    minority's when every loader file it runs in (its own file for a loader function, else the loaders that reach it) is
+    reached by fewer than half of the recipes (:func:`_recipe_share`; xtuner: LLaVA/InternVL datasets in 54 of 587 config
+    files, the ``_lite`` library in none; oumi: the pretraining datasets' ``__iter__`` in the few recipes that name them).
+    Without recipes to attribute, every site is the majority's."""
+    got = _recipe_share(f)
+    if got is None:
+        return sites, []
+    share, total, _ = got
+    major: list[Call] = []
+    minor: list[Call] = []
+    for c in sites:
+        roots = _loader_roots(f, c.path, c.func, start)
+        if not roots and not start.match(c.func or "") and any(x.func != c.func and _may_call(f, x, c.path, c.func or "") for x in f.calls(c.func or "")):
+            continue  # a helper named like a loader (``load_image``) whose callers are no loader (an evaluation hook's set-up)
+        (minor if roots and all(share.get(r, 0) * 2 < total for r in roots) else major).append(c)
+    return major, minor
+
+
+def _may_call(f: Facts, c: Call, path: str, func: str) -> bool:
+    """Whether ``c`` may call the function ``func`` defined in ``path`` (callers are found by name): not a tokenizer's own
+    method (``self.tokenizer.encode()`` does not call xtuner's ``RewardModelClient.encode``), and not a bare ``process(...)``
+    in another file that defines its own ``process`` (a sampler's nested helper is not the dataset builder's)."""
+    if "." in c.name:
+        recv = c.name.rsplit(".", 1)[0]
+        if recv == "self" and c.path != path and c.path in f.files and path in f.files:
+            # a method called on ``self`` in another file runs there only in a subclass or a base class: files linked by an
+            # import (oumi ``BaseSftDataset(BaseMapDataset)``), not a sibling class with a method of the same name
+            return _linked(f, c.path, path)
+        return not (c.short in _TOKENIZE_SHORT and recv not in {"self", "cls", "super()"} and _TOKENIZER_RECV.search(recv.rsplit(".", 1)[-1]))
+    if c.path != path and c.path in f.files and any(x.func == func for x in f.files[c.path].calls):
+        return False
+    return True
+
+
 def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     """Tokenization sites of the training data pipeline by where they run.
 
@@ -576,12 +807,15 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     """
     cached_cb, uncached_cb, online_cb = _mapped_funcs(f)
     datasets = _dataset_files(f)
+    materialised = _materialised_files(f)
     memo: dict[tuple[str, str | None], str] = {}
     rank = {"online": 3, "mapped": 2, "startup": 1, "other": 0}
 
     def where(path: str, func: str | None, depth: int) -> str:
         if func is None or func in {"main", "__main__"}:
             return "other" if _not_training_file(path) else "startup"
+        if func in {"__getitem__", "__getitems__"} and path in materialised:
+            return "mapped"  # the class turns itself into an Arrow dataset before training (Dataset.from_generator)
         if _ONLINE_FUNCS.match(func) or func in online_cb:
             return "online"
         if func in cached_cb:
@@ -596,7 +830,7 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
         if key in memo:
             return memo[key]
         memo[key] = "other"  # breaks recursion
-        found = {where(c.path, c.func, depth + 1) for c in f.calls(func) if c.func != func}
+        found = {where(c.path, c.func, depth + 1) for c in f.calls(func) if c.func != func and _may_call(f, c, path, func)}
         result = max(found, key=rank.__getitem__) if found else "other"
         memo[key] = result
         return result
@@ -661,6 +895,92 @@ class _DataCheck(Check):
 # ---------------------------------------------------------------------------------------
 
 
+def _oumi_map_dataset(generator: str) -> dict[str, str]:
+    """oumi's map-style datasets: ``to_hf()`` writes every ``self[idx]`` (transform and tokenization included) into Arrow
+    with ``datasets.Dataset.from_generator`` before training (``IterableDataset.from_generator`` would stream it)."""
+    return {
+        "src/oumi/core/datasets/base_map_dataset.py": (
+            "import datasets\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\nclass BaseMapDataset(Dataset):\n"
+            "    def __getitem__(self, idx):\n        sample = self._data.iloc[idx]\n        return self.transform(sample)\n"
+            "    def __len__(self):\n        return len(self._data)\n"
+            "    def as_generator(self):\n        for idx in range(len(self)):\n            yield self[idx]\n"
+            "    def to_hf(self, num_proc=8):\n"
+            f"        return {generator}(self.as_generator, keep_in_memory=False, num_proc=num_proc)\n"),
+        "src/oumi/core/datasets/base_sft_dataset.py": (
+            "from oumi.core.datasets.base_map_dataset import BaseMapDataset\n\nclass BaseSftDataset(BaseMapDataset):\n"
+            "    def transform(self, sample):\n        conversation = self.transform_conversation(sample)\n"
+            "        return self.tokenize(conversation)\n"
+            "    def tokenize(self, conversation):\n"
+            "        return self._tokenizer.apply_chat_template(conversation.messages, tokenize=True, return_dict=True)\n"
+            "    def transform_conversation(self, sample):\n        image = Image.open(sample['image_path']).convert('RGB')\n"
+            "        return self.to_conversation(sample, image)\n"),
+        "src/oumi/builders/data.py": (
+            "def build_dataset(dataset_class, params, tokenizer):\n"
+            "    dataset = dataset_class(dataset_name=params.dataset_name, tokenizer=tokenizer)\n    return dataset.to_hf()\n"),
+    }
+
+
+def _oumi_registry(recipes: dict[str, str]) -> dict[str, str]:
+    """oumi's registered datasets: SFT map datasets written into Arrow before training, a pretraining iterable dataset that
+    tokenizes each document in ``__iter__``; recipes name them by ``dataset_name``."""
+    return {
+        **_oumi_map_dataset("datasets.Dataset.from_generator"),
+        "src/oumi/core/datasets/base_pretraining_dataset.py": (
+            "from torch.utils.data import IterableDataset\n\nclass BasePretrainingDataset(IterableDataset):\n"
+            "    def __iter__(self):\n        for document in self._data:\n            yield self.tokenize(document['text'])\n"
+            "    def tokenize(self, text):\n        return self._tokenizer.encode(text, add_special_tokens=False)\n"),
+        "src/oumi/datasets/sft/alpaca.py": (
+            "from oumi.core.datasets.base_sft_dataset import BaseSftDataset\nfrom oumi.core.registry import register_dataset\n\n"
+            "@register_dataset('yahma/alpaca-cleaned')\nclass AlpacaDataset(BaseSftDataset):\n    default_dataset = 'yahma/alpaca-cleaned'\n"),
+        "src/oumi/datasets/pretraining/fineweb_edu.py": (
+            "from oumi.core.datasets.base_pretraining_dataset import BasePretrainingDataset\nfrom oumi.core.registry import register_dataset\n\n"
+            "@register_dataset('HuggingFaceFW/fineweb-edu')\nclass FineWebEduDataset(BasePretrainingDataset):\n"
+            "    default_dataset = 'HuggingFaceFW/fineweb-edu'\n"),
+        **{f"configs/recipes/{name}/train.yaml": (
+            f"data:\n  train:\n    datasets:\n      - dataset_name: {ds}\ntraining:\n  trainer_type: TRL_SFT\n  logging_steps: 100\n")
+           for name, ds in recipes.items()},
+    }
+
+
+def _mm_data_config(dataset: str, workers: int = 0) -> str:
+    """An mmengine Python config whose training dataset is either an HF dataset tokenized by ``datasets.map``
+    (``process_hf_dataset``) or a LLaVA-style dataset that reads and tokenizes each sample in ``__getitem__``."""
+    if dataset == "hf":
+        data = ("from datasets import load_dataset\nfrom xtuner.dataset import process_hf_dataset\n"
+                "train_dataset = dict(type=process_hf_dataset, dataset=dict(type=load_dataset, path=data_path),\n"
+                "                     tokenizer=tokenizer, max_length=max_length)\n")
+    else:
+        data = ("from xtuner.dataset import LLaVADataset\n"
+                "train_dataset = dict(type=LLaVADataset, data_path=data_path, image_folder='./data/llava_images',\n"
+                "                     tokenizer=tokenizer, max_length=max_length)\n")
+    return (f"data_path = 'tatsu-lab/alpaca'\nmax_length = 2048\nbatch_size = 1\ndataloader_num_workers = {workers}\n"
+            "tokenizer = dict(type='AutoTokenizer')\n" + data +
+            "train_dataloader = dict(batch_size=batch_size, num_workers=dataloader_num_workers, dataset=train_dataset)\n")
+
+
+#: xtuner's dataset package: an HF dataset tokenized once by ``datasets.map``, and a LLaVA dataset that opens an image
+#: file and tokenizes per sample
+_MM_DATASETS = {
+    "xtuner/tools/train.py": ("from mmengine.config import Config\nfrom mmengine.runner import Runner\n\n"
+                              "def main(args):\n    cfg = Config.fromfile(args.config)\n    Runner.from_cfg(cfg).train()\n"),
+    "xtuner/dataset/__init__.py": "from .huggingface import process_hf_dataset\nfrom .llava import LLaVADataset\n",
+    "xtuner/dataset/huggingface.py": (
+        "from functools import partial\nfrom .utils import encode_fn\n\n"
+        "def process_hf_dataset(dataset, tokenizer, max_length, map_num_proc=32):\n"
+        "    return dataset.map(partial(encode_fn, tokenizer=tokenizer, max_length=max_length), num_proc=map_num_proc)\n"),
+    "xtuner/dataset/utils.py": (
+        "def encode_fn(example, tokenizer, max_length):\n"
+        "    input_ids = tokenizer.encode(example['input'], add_special_tokens=False)[:max_length]\n    return {'input_ids': input_ids}\n"),
+    "xtuner/dataset/llava.py": (
+        "import os\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\nclass LLaVADataset(Dataset):\n"
+        "    def __len__(self):\n        return len(self.data)\n"
+        "    def __getitem__(self, i):\n        item = self.data[i]\n"
+        "        image = Image.open(os.path.join(self.image_folder, item['image'])).convert('RGB')\n"
+        "        input_ids = self.tokenizer.encode(item['conversation'], add_special_tokens=False)\n"
+        "        return {'pixel_values': self.image_processor(image), 'input_ids': input_ids}\n"),
+}
+
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -691,6 +1011,12 @@ class F1NumWorkers(_DataCheck):
         "lightning": "def train_dataloader(self):\n    return DataLoader(self.train_ds, batch_size=8, num_workers=8, persistent_workers=True)\n",
     }
     examples = (
+        Example({**_MM_DATASETS, **{f"xtuner/configs/{m}.py": _mm_data_config("hf", 0 if m == "llama2_7b" else 4)
+                                    for m in ("llama2_7b", "qwen_7b", "internlm2_7b", "mistral_7b")}},
+                U, "mmengine configs: 3 of 4 train_dataloaders with 4 workers"),
+        Example({**_MM_DATASETS, **{f"xtuner/configs/{m}.py": _mm_data_config("hf", 4 if m == "llama2_7b" else 0)
+                                    for m in ("llama2_7b", "qwen_7b", "internlm2_7b", "mistral_7b")}},
+                N, "mmengine configs: 3 of 4 train_dataloaders in the main process"),
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, shuffle=True, num_workers=8)\n"}, U, "constant"),
         Example({"train.py": "import argparse\nfrom torch.utils.data import DataLoader\np = argparse.ArgumentParser()\np.add_argument('--num_workers', type=int, default=0)\n"
                  "args = p.parse_args()\nloader = DataLoader(ds, batch_size=4, num_workers=args.num_workers)\n",
@@ -796,6 +1122,12 @@ class F1NumWorkers(_DataCheck):
         vals = [(v, ld) for ld in loaders for v in ld.props.get("num_workers", [])]
         known = [(n, v) for v, _ in vals if (n := _workers(v.value)) is not None]
         known += [(n, _Value(n, e, True)) for n, e in _tf_parallel(ctx.facts)]
+        # mmengine recipes: each Python config file builds its loader from ``train_dataloader = dict(num_workers=...)``
+        # (the runner calls DataLoader inside the framework); their values, voted as recipes by the store, are the loaders'
+        configs = ctx.facts.config_modules()
+        if len(configs) >= 3:
+            cfg_loaders = [(w, s) for s in ctx.facts.effective("num_workers") if s.path in configs and (w := _workers(s.value)) is not None]
+            known = [(w, _Value(s.value, ctx.facts.ev(s), True)) for w, s in cfg_loaders] + known
         if not vals and not known:
             return Outcome(N, [], "no multi-process data loader found", {})
         cfg_note = ""
@@ -1261,6 +1593,13 @@ class F4SmallFileMerging(_DataCheck):
             "class MultiModalDataset(Dataset):\n    def __init__(self, path):\n        self.data_list = load_from_disk(path)\n"
             "    def __getitem__(self, i):\n        image = Image.open(io.BytesIO(self.data_list[i]['image_bytes']))\n"
             "        return self.processor(images=[image], text=self.data_list[i]['text'])\n")}, U, "images stored inside the Arrow table"),
+        Example(_oumi_map_dataset("datasets.Dataset.from_generator"), U, "a map dataset written into Arrow before training"),
+        Example({**_MM_DATASETS, **{f"xtuner/configs/{m}.py": _mm_data_config("llava" if m == "llava_7b" else "hf")
+                                    for m in ("llama2_7b_qlora_alpaca", "qwen_7b_qlora_alpaca", "internlm2_7b_qlora_alpaca", "llava_7b")}},
+                U, "mmengine configs: 3 of 4 build an HF Arrow dataset; per-image files only in the LLaVA one"),
+        Example({**_MM_DATASETS, **{f"xtuner/configs/{m}.py": _mm_data_config("hf" if m == "llama2_7b_qlora_alpaca" else "llava")
+                                    for m in ("llama2_7b_qlora_alpaca", "llava_7b", "llava_13b", "llava_34b")}},
+                N, "mmengine configs: 3 of 4 read one image file per sample"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -1270,8 +1609,10 @@ class F4SmallFileMerging(_DataCheck):
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        merged = _shard_evidence(f)
-        reads = _per_sample_reads(f)
+        merged = _recipe_arrow_loads(f) + _shard_evidence(f)
+        merged += [_ev(c, key="Dataset.from_generator (the whole dataset into Arrow before training)") for c in _materialising_calls(f)]
+        reads, minor = _minority_sites(f, _per_sample_reads(f), _GETITEM)
+        note = _minority_note(f, minor, "samples are read one file at a time")
         small = [_ev(c, key=f"{'.'.join(c.name.split('.')[-2:])}() in {c.func}") for c in reads]
         media = [c for c in reads if _is_media(c)]
         if merged and media and all(e.key in _TABLE_KEYS for e in merged):
@@ -1284,9 +1625,9 @@ class F4SmallFileMerging(_DataCheck):
                            f"{f' (+{len(media) - 1})' if len(media) > 1 else ''}); the Arrow/Parquet tables ({m.key} at {m.path}:{m.line}) "
                            "hold only the records that name those files", {"sharded": False})
         if merged and small:
-            return Outcome(P, merged + small, "sharded data, but some samples are still read one file at a time", {"sharded": True})
+            return Outcome(P, merged + small, "sharded data, but some samples are still read one file at a time" + note, {"sharded": True})
         if merged:
-            return Outcome(U, merged, "training data stored in merged shards / indexed files", {"sharded": True})
+            return Outcome(U, merged, "training data stored in merged shards / indexed files" + note, {"sharded": True})
         if small:
             return Outcome(N, small, "samples are read one file at a time in __getitem__", {"sharded": False})
         return Outcome(N, [], "no sharded or indexed data format found", {"sharded": False})
@@ -1469,14 +1810,32 @@ class F6OfflinePreprocessing(_DataCheck):
                 "    ds = ds.map(lambda x: tok(x['text']), batched=True, num_proc=16)\n    ds.save_to_disk(args.out)\n"),
             "train.py": "from datasets import load_from_disk\nds = load_from_disk('data/tokenized')\n",
         }, U, "tokenized dataset saved by a preparation script, loaded by training"),
+        Example(_oumi_map_dataset("datasets.Dataset.from_generator"), U, "a map dataset tokenized into Arrow before training"),
+        Example(_oumi_map_dataset("datasets.IterableDataset.from_generator"), N, "a map dataset streamed: tokenized per sample"),
+        Example({**_MM_DATASETS, **{f"xtuner/configs/{m}.py": _mm_data_config("llava" if m == "llava_7b" else "hf")
+                                    for m in ("llama2_7b_qlora_alpaca", "qwen_7b_qlora_alpaca", "internlm2_7b_qlora_alpaca", "llava_7b")}},
+                U, "mmengine configs: 3 of 4 tokenize with datasets.map; per-sample only in the LLaVA one"),
+        Example({**_MM_DATASETS, **{f"xtuner/configs/{m}.py": _mm_data_config("hf" if m == "llama2_7b_qlora_alpaca" else "llava")
+                                    for m in ("llama2_7b_qlora_alpaca", "llava_7b", "llava_13b", "llava_34b")}},
+                P, "mmengine configs: 3 of 4 tokenize per sample"),
+        Example(_oumi_registry({"llama3_1/sft/8b_full": "yahma/alpaca-cleaned", "qwen3/sft/8b_full": "yahma/alpaca-cleaned",
+                                "phi3/sft/lora": "yahma/alpaca-cleaned", "fineweb/pretrain": "HuggingFaceFW/fineweb-edu"}), U,
+                "registered datasets: 3 of 4 recipes train on a dataset written into Arrow ahead"),
+        Example(_oumi_registry({"llama3_1/pretrain": "HuggingFaceFW/fineweb-edu", "qwen3/pretrain": "HuggingFaceFW/fineweb-edu",
+                                "phi3/pretrain": "HuggingFaceFW/fineweb-edu", "llama3_1/sft/8b_full": "yahma/alpaca-cleaned"}), P,
+                "registered datasets: 3 of 4 recipes tokenize per document while training"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         sites = _classify_tokenization(f)
         offline = _offline_outputs(f) + [_ev(c, key=c.short) for c in sites["offline"]]
-        offline += [_ev(c, key=f"{c.short}() in datasets.map") for c in sites["mapped"]]
-        online = [_ev(c, key=f"{c.short}() in {c.func}") for c in sites["online"]]
+        offline += [_ev(c, key="Dataset.from_generator (the whole dataset into Arrow before training)") for c in _materialising_calls(f)]
+        offline += [_ev(c, key=f"{c.short}() in datasets.map" if c.path not in _materialised_files(f) else
+                        f"{c.short}() in {c.func}, run by Dataset.from_generator before training") for c in sites["mapped"]]
+        on_sites, minor = _minority_sites(f, sites["online"], _ONLINE_FUNCS)
+        note = _minority_note(f, minor, "tokenization runs per sample")
+        online = [_ev(c, key=f"{c.short}() in {c.func}") for c in on_sites]
         startup = [_ev(c, key=f"{c.short}() at start-up") for c in sites["startup"]]
         loads = [e for e in offline if e.key == "load_from_disk"]
         if online and loads and len(loads) == len(offline):
@@ -1487,11 +1846,12 @@ class F6OfflinePreprocessing(_DataCheck):
                            f"it loads (load_from_disk at {loads[0].path}:{loads[0].line}) are the raw records: nothing in the "
                            "project saves a tokenized dataset", {"preprocessing": "online"})
         if online and offline:
-            return Outcome(P, _unique_ev(offline + online), "data is preprocessed ahead, but some tokenization still runs per sample", {"preprocessing": "mixed"})
+            return Outcome(P, _unique_ev(offline + online), "data is preprocessed ahead, but some tokenization still runs per sample" + note,
+                           {"preprocessing": "mixed"})
         if online:
-            return Outcome(N, _unique_ev(online), "tokenization runs per sample in the data loader", {"preprocessing": "online"})
+            return Outcome(N, _unique_ev(online), "tokenization runs per sample in the data loader" + note, {"preprocessing": "online"})
         if offline:
-            return Outcome(U, _unique_ev(offline), "data tokenized ahead of training and saved/cached for reuse", {"preprocessing": "offline"})
+            return Outcome(U, _unique_ev(offline), "data tokenized ahead of training and saved/cached for reuse" + note, {"preprocessing": "offline"})
         if startup:
             return Outcome(N, _unique_ev(startup), "the whole dataset is tokenized in-process at start-up on every run; nothing is saved", {"preprocessing": "startup"})
         framework = self._framework_upfront(ctx, False)
@@ -1668,6 +2028,27 @@ class F7SequencePacking(_DataCheck):
                for m in ("bagel", "qwen3_5", "qwen2_5_vl", "qwen3_vl")},
             "examples/aero/example_config.yaml": "dataset_config:\n  packing: false\ntrainer_args:\n  use_rmpad: true\n",
         }, U, "packing on in most recipes"),
+        Example({  # oumi: packing turned on by 1 of 4 SFT recipes (the others leave it at the default, off); the pretraining
+            # datasets' own token buffer serves only the recipes that train on them
+            **{f"configs/recipes/{m}/sft/train.yaml": (
+                "model:\n  model_name: meta-llama/Llama-3.1-8B-Instruct\n  torch_dtype_str: bfloat16\n"
+                "data:\n  train:\n    datasets:\n      - dataset_name: yahma/alpaca-cleaned\n"
+                "training:\n  trainer_type: TRL_SFT\n  logging_steps: 100\n" + ("  trainer_kwargs:\n    packing: True\n" if m == "aya" else ""))
+               for m in ("aya", "llama3_1", "qwen3", "phi3")},
+            "src/oumi/core/datasets/base_pretraining_dataset.py": (
+                "import torch\nfrom torch.utils.data import IterableDataset\n\nclass BasePretrainingDataset(IterableDataset):\n"
+                "    def __iter__(self):\n        buffer = []\n        for document in self.data:\n"
+                "            document_tokens = self.tokenizer.encode(document['text'])\n            buffer.extend(document_tokens)\n"
+                "            while len(buffer) >= self.seq_len:\n                yield torch.tensor(buffer[: self.seq_len])\n"
+                "                buffer = buffer[self.seq_len :]\n"),
+        }, N, "packing in one recipe of four, unset in the others; a pretraining token buffer"),
+        Example({  # the same recipes, three of four packing
+            **{f"configs/recipes/{m}/sft/train.yaml": (
+                "model:\n  model_name: meta-llama/Llama-3.1-8B-Instruct\n  torch_dtype_str: bfloat16\n"
+                "data:\n  train:\n    datasets:\n      - dataset_name: yahma/alpaca-cleaned\n"
+                "training:\n  trainer_type: TRL_SFT\n  logging_steps: 100\n" + ("" if m == "phi3" else "  trainer_kwargs:\n    packing: True\n"))
+               for m in ("aya", "llama3_1", "qwen3", "phi3")},
+        }, U, "packing in three recipes of four"),
         Example({"torchtune/modules/tokenizers/_utils.py": (  # torchtune: messages tokenized until max_seq_len, then truncated
             "def tokenize_messages_no_special_tokens(tokenizer, messages, *, eos_id=None, max_seq_len=None):\n"
             "    tokenized_messages = []\n    for message in messages:\n        tokens = tokenizer.encode(message.text)\n"
@@ -1682,7 +2063,7 @@ class F7SequencePacking(_DataCheck):
         used: list[Evidence] = []
         off: list[Evidence] = []
         pack_settings = f.effective(*_PACK_KEYS)
-        minority = _minority_recipes(pack_settings)
+        minority = _minority_recipes(pack_settings, f)
         for s in pack_settings:
             t = truthy(s.value)
             if t is True or (s.name == "concat_tokens" and (as_number(s.value) or 0) > 0):
@@ -1694,7 +2075,8 @@ class F7SequencePacking(_DataCheck):
         if minority:
             on_n, set_n = minority[next(iter(minority))]
             shown = ", ".join(sorted(minority)[:3]) + (f" (+{len(minority) - 3})" if len(minority) > 3 else "")
-            minority_note = f"; packing is on in {on_n} of the {set_n} recipes that set it ({shown}), not the majority"
+            minority_note = (f"; packing is on in {on_n} of the {set_n} recipes of that family ({shown}), not the majority "
+                             "(a recipe that leaves it unset runs without packing)")
         for e in f.config("dataset.packed"):
             (used if truthy(e.value) else off).append(_ev(e, key=e.dotted, value=e.value))
         # a packing dataset behind a switch every config leaves off (torchtune: ``if packed: return PackedDataset(...)``
@@ -1736,7 +2118,15 @@ class F7SequencePacking(_DataCheck):
             if (c.name.rsplit(".", 1)[0].endswith("position_ids") and c.loop and c.args and not _in_tests(c.path)
                     and re.match(r"(list\()?(range|torch\.arange)\(", _text(c.args[0]))):
                 used.append(_ev(c, key="position_ids", value=_text(c.args[0])))
-        used += _token_buffers(f)
+        buffers = _token_buffers(f)
+        if minority and buffers:
+            # the recipes vote packing off; a hand-written token buffer no switch turns on (oumi's pretraining datasets
+            # concatenate documents into seq_len windows) serves the few recipes that use those datasets: context, not the runs
+            b = buffers[0]
+            minority_note += (f"; a token-buffer packer exists at {b.path}:{b.line}"
+                              f"{f' (+{len(buffers) - 1})' if len(buffers) > 1 else ''} for the datasets that use it")
+        else:
+            used += buffers
         for c in f.calls("map"):
             if "." in c.name and c.args and re.search(r"group_texts|pack|concat", _text(c.args[0]), re.I):
                 used.append(_ev(c, key=".map()", value=_text(c.args[0])))
@@ -1768,7 +2158,7 @@ class F7SequencePacking(_DataCheck):
 _UNPAD_KEYS = ("use_rmpad", "rmpad", "remove_padding", "use_remove_padding")
 
 
-def _minority_recipes(settings: list[Any]) -> dict[str, tuple[int, int]]:
+def _minority_recipes(settings: list[Any], f: Facts | None = None) -> dict[str, tuple[int, int]]:
     """Recipe files (YAML/JSON) that turn a packing switch on when most recipes that set it turn it off (lmms-engine: ``packing:
     true`` in 7 of 21 example configs): path -> (recipes on, recipes that set it). Such a switch is an option a few recipes
     demonstrate, not how the project's runs go; at least three recipes must turn it off. Empty otherwise."""
@@ -1783,6 +2173,10 @@ def _minority_recipes(settings: list[Any]) -> dict[str, tuple[int, int]]:
         elif t is False:
             off.add(s.path)
     off -= on
+    if on and f is not None:
+        # recipes of the same family that leave the switch unset run with it off: packing is off by default in every trainer
+        # (TRL ``packing``, axolotl ``sample_packing``, LLaMA-Factory ``packing``; oumi: ``packing: True`` in 1 of 159 recipes)
+        off |= set(f.sibling_recipes(on | off)) - on
     if not on or len(off) < 3 or len(on) * 2 > len(on) + len(off):
         return {}
     return {p: (len(on), len(on) + len(off)) for p in on}
@@ -1981,6 +2375,17 @@ class F10PreTokenizedBinary(_DataCheck):
             "import numpy as np\nfrom transformers import AutoTokenizer\ntokenizer = AutoTokenizer.from_pretrained('gpt2')\n"
             "lengths = np.array([len(tokenizer(t).input_ids) for t in texts])\nnp.save('tokenizer_length_stats.npy', lengths)\n")}, N,
             "tokenizer statistics saved, training data still raw"),
+        Example({"xtuner/_lite/datasets/jsonl.py": (  # xtuner: a cache of each sample's token count beside JSONL text
+            "import os\nimport numpy as np\nfrom torch.utils.data import Dataset\n\nclass JsonlDataset(Dataset):\n"
+            "    def count_tokens(self, cache_dir=None):\n        num_tokens = np.array([len(self.tokenize_fn(d)['input_ids']) for d in self.dataset])\n"
+            "        if cache_dir:\n            save_path = os.path.join(cache_dir, 'num_tokens.npy')\n            np.save(save_path, num_tokens)\n"
+            "        return num_tokens\n    def __getitem__(self, i):\n        return self.tokenize_fn(self.dataset[i])\n")}, N,
+            "a saved table of sample token counts, text tokenized per sample"),
+        Example({"tools/tokenize_corpus.py": (  # token ids written as a flat uint32 array, with its offsets saved beside it
+            "import numpy as np\n\ndef main(docs, tokenizer, out):\n    tokens = np.concatenate([tokenizer.encode(d) for d in docs]).astype(np.uint32)\n"
+            "    offsets = np.cumsum([0] + [len(tokenizer.encode(d)) for d in docs])\n"
+            "    np.save(f'{out}_tokens.npy', tokens)\n    np.save(f'{out}_offsets.npy', offsets)\n")}, U,
+            "token ids saved with their offsets"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

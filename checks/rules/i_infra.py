@@ -72,6 +72,9 @@ _NOT_DATA_FILE = re.compile(r"(^|/)(config|tokenizer|tokenizer_config|vocab|spec
                             r"merges|added_tokens|requirements|README|LICENSE)\.\w+$|^\w+$", re.I)
 
 FAST = {"ramdisk", "local-ssd", "parallel-fs"}
+#: storage a path names as the compute cluster's own (node RAM/SSD, the cluster's parallel or mounted network file system),
+#: or a Hub dataset downloaded into the node's cache before training (a storage service read by URI is caught before)
+_ON_CLUSTER = FAST | {"hf-hub", "nfs", "cfs", "mdfs", "hdfs"}  # a network file system mounted on the node (``/mnt/cfs``) is in its VPC
 SLOW = {"object-store", "hdfs", "cfs", "mdfs", "nfs", "http", "remote-other", "hub-stream"}
 REMOTE_URI = {"object-store", "hdfs", "cfs", "mdfs", "http", "remote-other", "hub-stream"}
 
@@ -149,11 +152,17 @@ def data_locations(f: Facts) -> list[DataLoc]:
         v = value.strip().strip("\"'")
         if len(v) < 2 or _PLACEHOLDER.search(v) or _TEST_PATH.search(getattr(fact, "path", "")):
             return
+        m = re.match(r"^(REMOTE|HF|MS|hf|ms)[:@](?!//)(.+)$", v)
+        if m and _HUB_ID.match(m.group(2)):
+            # a hub repository named with a loader's prefix (LLaMA-Factory ``dataset_dir: REMOTE:llamafactory/demo_data``):
+            # downloaded into the cache before training, not a path on the node
+            out.append(DataLoc(m.group(2), "hf-hub", fact, key))
+            return
         if hub_ok and _HUB_ID.match(v) and not re.search(r"\.(json|jsonl|csv|parquet|txt|arrow|bin|tar)$", v):
             out.append(DataLoc(v, "hub-stream" if stream else "hf-hub", fact, key))
             return
-        if hub_ok and "/" not in v and "." not in v:
-            return  # a registered dataset name (LLaMA-Factory ``dataset: alpaca_en``), not a location
+        if "/" not in v and "." not in v and (hub_ok or not re.search(r"data|corpus|shard", v, re.I)):
+            return  # a registered dataset name (LLaMA-Factory ``dataset: alpaca_en``) or a bare word (``auto``), not a location
         kind = storage_of(v)
         if kind == "http":
             return  # an HTTP(S) source is downloaded once into a local cache (datasets, wget), not read per step
@@ -257,17 +266,24 @@ class I1StorageColocated(Check):
     references = ("https://docs.aws.amazon.com/AmazonS3/latest/userguide/optimizing-performance.html",)
     snippets = {"shell": "aws s3 sync s3://my-bucket/train-data /local_nvme/train-data\ntorchrun --nproc_per_node 8 train.py --data_path /local_nvme/train-data\n"}
     examples = (
-        Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\ndata_path: data/alpaca_data.json\n"}, U, "relative local path"),
+        Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\ndata_path: data/alpaca_data.json\n"}, Status.NA,
+                "a relative path names no storage: not judged"),
+        Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\ndata_path: /mnt/cfs/datasets/alpaca_data.json\n"}, U,
+                "a network file system mounted on the node"),
+        Example({"examples/train_lora/qwen3_lora_sft_ray.yaml": (  # LLaMA-Factory: a hub repository named with its REMOTE: prefix
+            "model_name_or_path: Qwen/Qwen3-4B-Instruct-2507\nstage: sft\ndataset: alpaca_zh_demo\n"
+            "dataset_dir: REMOTE:llamafactory/demo_data\n")}, U, "a hub dataset directory downloaded before training"),
         Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --data-path /mnt/nvme/corpus/gpt_text_document\n"}, U, "megatron local prefix"),
         Example({"train.py": "from datasets import load_dataset\nds = load_dataset('tatsu-lab/alpaca', split='train')\n"}, U, "hub download to cache"),
         Example({"train.yaml": "train_data: s3://my-bucket/pretrain/shards/\nbf16: true\n"}, N, "s3 bucket"),
         Example({"train.py": "from datasets import load_dataset\nds = load_dataset('HuggingFaceFW/fineweb', split='train', streaming=True)\n"}, N, "hub streaming"),
         Example({"train.py": "import torch\nloss.backward()\n"}, N, "no data location visible"),
         Example({"train.py": "from torch.utils.data import DataLoader\ndataset = LineDataset('data/train.jsonl', 256)\n"
-                             "loader = DataLoader(dataset, batch_size=8)\n"}, U, "relative file in a dataset call"),
+                             "loader = DataLoader(dataset, batch_size=8)\n"}, Status.NA, "relative file in a dataset call: not judged"),
         Example({"eval.py": "import json\nwith open('results.json', 'w') as fh:\n    json.dump(r, fh)\n"}, N, "an output file is not data"),
         Example({"train.py": "import os\nimport numpy as np\ndata_dir = os.path.join('data', dataset)\n"
-                             "x = np.memmap(os.path.join(data_dir, 'train.bin'), dtype=np.uint16, mode='r')\n"}, U, "nanoGPT data dir joined in code"),
+                             "x = np.memmap(os.path.join(data_dir, 'train.bin'), dtype=np.uint16, mode='r')\n"}, Status.NA,
+                "nanoGPT data dir joined in code: not judged"),
         Example({"train.py": "import os\nout_dir = os.path.join('data', 'runs')\nos.makedirs(out_dir, exist_ok=True)\n"}, N, "an output folder under data/ is not data"),
         Example({"train.yaml": "# data_path: s3://bucket/x\ndata_path: ${DATA}\n"}, N, "commented out and placeholder"),
     )
@@ -280,12 +296,27 @@ class I1StorageColocated(Check):
             first = remote[0]
             return Outcome(N, ev, f"training data read straight from {first.kind} ({first.value}); its location relative to the GPUs is not pinned",
                            _loc_values(locs), findings=ev)
-        if locs:
-            kinds = sorted({d.kind for d in locs})
-            hub = all(d.kind == "hf-hub" for d in locs)
+        # a path names where it lives only through its medium (``/dev/shm``, ``/mnt/nvme``, ``/lustre``) or a Hub download
+        # (copied into the node's cache before training); a relative or unnamed path (``data/alpaca.json``) resolves on
+        # whatever file system the job runs from, which may be a network mount in another region: it proves nothing
+        named = [d for d in locs if d.kind in _ON_CLUSTER]
+        unnamed = [d for d in locs if d.kind not in _ON_CLUSTER]
+        if named and len(named) > len(unnamed):
+            kinds = sorted({d.kind for d in named})
+            hub = all(d.kind == "hf-hub" for d in named)
             detail = ("data downloaded from the HF Hub into the local cache before training" if hub
-                      else f"training data on node-attached paths ({', '.join(kinds)})")
-            return Outcome(U, [_loc_ev(d) for d in locs], detail, _loc_values(locs))
+                      else f"training data on storage of the compute nodes ({', '.join(kinds)})")
+            if unnamed:
+                detail += (f"; {len(unnamed)} other data path{'s do' if len(unnamed) != 1 else ' does'} not name its storage "
+                           f"({unnamed[0].value} at {unnamed[0].fact.path}:{unnamed[0].fact.line})")
+            return Outcome(U, [_loc_ev(d) for d in named], detail, _loc_values(locs))
+        if locs:
+            shown = ", ".join(dict.fromkeys(d.value for d in unnamed[:3]))
+            where = f"{unnamed[0].fact.path}:{unnamed[0].fact.line}"
+            return Outcome(Status.NA, [], NOT_JUDGED + f"the training-data paths ({shown}; {where}) do not say where the data live: a "
+                           "relative or unnamed path resolves on whatever file system the job runs from, possibly a network mount "
+                           "in another region; check on a training node that the directory is on the GPUs' cluster (`df -h <dir>`, "
+                           "the mount's region) or stage the data to local NVMe before training", _loc_values(locs))
         return Outcome(N, [], "no training-data location is visible in the repository: co-location cannot be checked statically", {})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -464,6 +495,150 @@ def _with_notes(out: Outcome, notes: str) -> Outcome:
     return out
 
 
+# -- Python config files (mmengine ``Config.fromfile`` recipes) --------------------------------------
+
+#: mmengine/mmcv logger hooks: ``LoggerHook`` (mmengine), ``TextLoggerHook`` (mmcv), also as strings (``type='LoggerHook'``)
+_LOGGER_HOOK = re.compile(r"LoggerHook$")
+
+
+def _type_name(c: Call) -> str:
+    """The class a config dict builds (``dict(type=LoggerHook, ...)``, ``dict(type='mmengine.LoggerHook')``), else the callee."""
+    t = c.kwargs.get("type")
+    if isinstance(t, Expr):
+        return (t.dotted or t.text).rsplit(".", 1)[-1]
+    if isinstance(t, str):
+        return t.rsplit(".", 1)[-1]
+    return c.short
+
+
+def hook_intervals(f: Facts, hook: re.Pattern[str]) -> list[Setting]:
+    """``interval=`` of hooks configured as mmengine/mmcv config dicts: ``default_hooks = dict(logger=dict(type=LoggerHook,
+    interval=10))``, ``LoggerHook(interval=50)``, mmcv ``log_config = dict(interval=50, hooks=[dict(type='TextLoggerHook')])``.
+    A name given as the interval (``interval=log_interval``) is the file's own value of it where the parser bound one;
+    otherwise the hook is skipped (its interval is not known)."""
+    configs = f.config_modules()
+    out: list[Setting] = []
+    for c in f.calls_with_kw("interval"):
+        if _TEST_PATH.search(c.path) or as_number(c.kwargs["interval"]) is None:
+            continue
+        name = _type_name(c)
+        if not hook.search(name):
+            hooks = c.kwargs.get("hooks")
+            if not (c.short == "dict" and "type" not in c.kwargs and hooks is not None and re.search(r"\w+LoggerHook\b", _text_of(hooks))):
+                continue
+            name = "log_config"
+        v = c.kwargs["interval"]
+        out.append(Setting("interval", v, c.path, c.kw_line("interval"), "config" if c.path in configs else "call", c.text,
+                           f"{name}(interval=)", 2))
+    return out
+
+
+def config_file_intervals(f: Facts, items: list[Interval], hooks: list[Setting], what: str, band: Any) -> list[Interval]:
+    """Intervals of Python config files (:meth:`Facts.config_modules`) voted as recipes: each file runs with its hook's
+    interval (``dict(type=LoggerHook, interval=10)``), else with the interval setting it makes (``logging_steps=1`` of an
+    HF-Trainer variant, ``log_interval = 1``); the values of the minority band are left out when one band holds more than
+    half of the files, and the distribution goes to the detail. Without such a majority every value is judged."""
+    from ._registry import config_file_vote
+
+    configs = f.config_modules()
+    hook_items = [Interval(s, s.key, "interval", *interval(s.value)) for s in hooks]
+    per_file: dict[str, tuple[Any, float]] = {}
+    for i in items:
+        if i.fact.path in configs and i.steps is not None and i.fact.path not in per_file:
+            per_file[i.fact.path] = (i.fact, i.steps)
+    for i in hook_items:
+        if i.fact.path in configs and i.steps is not None:
+            per_file[i.fact.path] = (i.fact, i.steps)  # the hook is what the runner paces by
+    vote = config_file_vote(f, per_file, band)
+    if vote is None:
+        return items + hook_items
+    kept = {id(x) for x in vote.kept}
+    out = [i for i in items + hook_items if i.fact.path not in configs or id(i.fact) in kept]
+    note = vote.text(what)
+    for i in out:
+        notes = f._memo.setdefault(("registry-vote-note", i.name), [])
+        if note not in notes:
+            notes.append(note)  # type: ignore[arg-type]
+    return out
+
+
+def _mm_config(model: str, interval: int, visualizer: str = "None") -> str:
+    """An mmengine-style Python config (xtuner ``configs/<model>/<model>_qlora_alpaca_e3.py``): module-level settings only."""
+    return (
+        "from datasets import load_dataset\nfrom mmengine.hooks import CheckpointHook, IterTimerHook, LoggerHook\n"
+        "from mmengine.visualization import Visualizer, WandbVisBackend\nfrom transformers import AutoTokenizer\n\n"
+        f"pretrained_model_name_or_path = '{model}'\ndata_path = 'tatsu-lab/alpaca'\nmax_length = 2048\n"
+        "batch_size = 1\naccumulative_counts = 16\ndataloader_num_workers = 0\nsave_steps = 500\n\n"
+        "train_dataloader = dict(batch_size=batch_size, num_workers=dataloader_num_workers,\n"
+        "                        dataset=dict(type=load_dataset, path=data_path))\n"
+        "default_hooks = dict(\n    timer=dict(type=IterTimerHook),\n"
+        f"    logger=dict(type=LoggerHook, log_metric_by_epoch=False, interval={interval}),\n"
+        "    checkpoint=dict(type=CheckpointHook, by_epoch=False, interval=save_steps),\n)\n"
+        f"visualizer = {visualizer}\nlog_level = 'INFO'\n")
+
+
+#: the entry point of an mmengine project: ``xtuner train <config>.py`` loads the config with ``Config.fromfile``
+_MM_TRAIN = ("from mmengine.config import Config\nfrom mmengine.runner import Runner\n\n"
+             "def main(args):\n    cfg = Config.fromfile(args.config)\n    runner = Runner.from_cfg(cfg)\n    runner.train()\n")
+
+
+#: oumi ``TrainingParams``: the HF arguments built through a variable, ``report_to`` from the ``enable_*`` flags
+_OUMI_PARAMS = (
+    "from dataclasses import dataclass\nimport transformers\nimport trl\n\n@dataclass\nclass TrainingParams:\n"
+    "    enable_wandb: bool = False\n    enable_tensorboard: bool = False\n    logging_steps: int = 50\n\n"
+    "    def to_hf(self):\n        config_class = trl.SFTConfig if self.trainer_type == 'TRL_SFT' else transformers.TrainingArguments\n"
+    "        return config_class(\n            logging_steps=self.logging_steps,\n            report_to=self._get_hf_report_to(),\n        )\n\n"
+    "    def _get_hf_report_to(self):\n        report_to = []\n        if self.enable_wandb:\n            report_to.append('wandb')\n"
+    "        if self.enable_tensorboard:\n            report_to.append('tensorboard')\n        if len(report_to) == 0:\n"
+    "            report_to.append('none')\n        return report_to\n")
+
+
+#: mmengine visualizer backends that report to an external tracker (``LocalVisBackend`` writes the work dir's own files)
+_VIS_BACKEND = re.compile(r"\b(Wandb|Tensorboard|MLflow|ClearML|Neptune|DVCLive|Aim)VisBackend\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class VisualizerVote:
+    """How the Python config files of an mmengine project set their ``visualizer``: the trackers the majority reports to
+    (empty: none), the settings of that majority and the distribution text."""
+
+    trackers: tuple[str, ...]
+    kept: list[Setting]
+    n: int
+    total: int
+    note: str
+
+
+def visualizer_vote(f: Facts) -> VisualizerVote | None:
+    """``visualizer`` of mmengine Python config files (:meth:`Facts.config_modules`), voted per file: ``visualizer = None``
+    (metrics stay in the runner's log; no external tracker) or ``dict(type=Visualizer, vis_backends=[dict(type=
+    WandbVisBackend)])`` (the LoggerHook hands its metrics to those backends at its interval). None with fewer than three
+    files setting it or without a majority."""
+    configs = f.config_modules()
+    per_file: dict[str, tuple[Setting, tuple[str, ...]]] = {}
+    for st in f.settings("visualizer"):
+        if st.path not in configs or st.source != "config":
+            continue
+        names = () if st.value is None else tuple(sorted({m.lower() for m in _VIS_BACKEND.findall(_text_of(st.value))}))
+        per_file[st.path] = (st, names)
+    for c in f.calls_with_kw("vis_backends"):  # ``visualizer = dict(type=Visualizer, vis_backends=[dict(type=TensorboardVisBackend)])``
+        if c.path in configs:
+            backends = c.kwargs["vis_backends"]
+            names = tuple(sorted({m.lower() for m in _VIS_BACKEND.findall(_text_of(backends))}))
+            per_file[c.path] = (Setting("visualizer", backends, c.path, c.kw_line("vis_backends"), "config", c.text, "vis_backends", 2), names)
+    if len(per_file) < 3:
+        return None
+    by: dict[tuple[str, ...], list[Setting]] = {}
+    for st, names in per_file.values():
+        by.setdefault(names, []).append(st)
+    top, kept = max(by.items(), key=lambda kv: len(kv[1]))
+    if len(kept) * 2 <= len(per_file):
+        return None
+    counts = ", ".join(f"{'no external tracker' if not k else ' + '.join(k)} in {len(v)}" for k, v in sorted(by.items(), key=lambda kv: -len(kv[1])))
+    note = f"visualizer in the {len(per_file)} Python config files: {counts} (judged by the majority)"
+    return VisualizerVote(top, kept, len(kept), len(per_file), note)
+
+
 # -- training-step loops -----------------------------------------------------------------------
 
 _STEP_FUNCS = {"training_step", "train_step", "on_step_end", "on_train_batch_end", "on_batch_end", "on_after_backward",
@@ -639,7 +814,7 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
         sites = [] if in_step or c.func is None or c.loop is not None else helpers.get((c.path, c.func), [])
         if not in_step and not sites:
             continue
-        if sites and _flag_off_at_sites(f, c, sites):
+        if (sites and _flag_off_at_sites(f, c, sites)) or _once_only(f, c):
             continue
         if in_step:
             guarded, n = every(c.guard, c.path)
@@ -661,6 +836,30 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
         elif spaced is not None:
             spaced.append((c, n))
     return out
+
+
+def _once_only(f: Facts, c: Call) -> bool:
+    """A branch that runs once: its guard tests a flag (``if not self._first_step_finished:``, ``if self._t0 is None:``) that
+    the same function then sets (``self._first_step_finished = True``), so the call runs on the first step only (oumi's MFU
+    callback logs "First step time" in ``on_step_end`` this way): not per-step logging."""
+    if not c.guard or c.func is None:
+        return False
+    node = parse_expr(c.guard)
+    terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node] if node is not None else []
+    for t in terms:
+        flag, want = None, None
+        if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and isinstance(t.operand, (ast.Name, ast.Attribute)):
+            flag, want = ast.unparse(t.operand), "true"
+        elif (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Is) and isinstance(t.comparators[0], ast.Constant)
+              and t.comparators[0].value is None and isinstance(t.left, (ast.Name, ast.Attribute))):
+            flag, want = ast.unparse(t.left), "set"
+        if flag is None:
+            continue
+        for a in f.files[c.path].attr_assigns if c.path in f.files else ():
+            if a.func == c.func and a.target.rsplit(".", 1)[-1] == flag.rsplit(".", 1)[-1] and a.target.endswith(flag.split(".", 1)[-1]):
+                if (want == "true" and truthy(a.value) is True) or (want == "set" and a.value is not None):
+                    return True
+    return False
 
 
 def _flag_off_at_sites(f: Facts, c: Call, sites: list[Call]) -> bool:
@@ -1181,6 +1380,40 @@ class I4LoggingFrequency(Check):
             "for step, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n"
             "    if step % 100 != 0:\n        continue\n    logger.info('step %d loss %.4f', step, loss.item())\n")}, U,
             "early continue guards logger.info"),
+        Example({  # xtuner: mmengine Python configs are the recipes; 3 of 4 log every 10 iterations through their LoggerHook
+            "xtuner/tools/train.py": _MM_TRAIN,
+            "xtuner/configs/llama/llama2_7b_qlora_alpaca_e3.py": _mm_config("meta-llama/Llama-2-7b-hf", 10),
+            "xtuner/configs/qwen/qwen1_5_7b_qlora_alpaca_e3.py": _mm_config("Qwen/Qwen1.5-7B", 10),
+            "xtuner/configs/internlm/internlm2_7b_qlora_alpaca_e3.py": _mm_config("internlm/internlm2-7b", 10),
+            "xtuner/configs/llama_speed_benchmark/llama2_70b_full_alpaca_8k.py": _mm_config("meta-llama/Llama-2-70b-hf", 1),
+        }, U, "mmengine configs: the majority's LoggerHook logs every 10 iterations"),
+        Example({  # the same configs where most log every iteration
+            "xtuner/tools/train.py": _MM_TRAIN,
+            "xtuner/configs/llama/llama2_7b_qlora_alpaca_e3.py": _mm_config("meta-llama/Llama-2-7b-hf", 1),
+            "xtuner/configs/qwen/qwen1_5_7b_qlora_alpaca_e3.py": _mm_config("Qwen/Qwen1.5-7B", 1),
+            "xtuner/configs/internlm/internlm2_7b_qlora_alpaca_e3.py": _mm_config("internlm/internlm2-7b", 10),
+        }, N, "mmengine configs: the majority's LoggerHook logs every iteration"),
+        Example({  # oumi: an HF callback that logs the first step's time once, then only accumulates it
+            "src/oumi/core/callbacks/mfu_callback.py": (
+                "import time\nimport transformers\nfrom oumi.utils.logging import logger\n\n"
+                "class MfuTrainerCallback(transformers.TrainerCallback):\n    def __init__(self):\n"
+                "        self._first_step_finished = False\n        self._time_for_train_steps = 0.0\n"
+                "    def on_step_begin(self, args, state=None, control=None, **kwargs):\n        self._step_start_time = time.time()\n"
+                "    def on_step_end(self, args, state=None, control=None, **kwargs):\n"
+                "        delta_time_seconds = time.time() - self._step_start_time\n        if not self._first_step_finished:\n"
+                "            self._first_step_finished = True\n            logger.info(f'First step time: {delta_time_seconds:.2f}s')\n"
+                "            return\n        self._time_for_train_steps += delta_time_seconds\n"),
+            "configs/recipes/llama3_1/sft/8b_full/train.yaml": "training:\n  trainer_type: TRL_SFT\n  logging_steps: 100\n  save_steps: 800\n",
+        }, U, "a callback's first-step-only log"),
+        Example({  # the same callback logging on every step unless a verbosity flag (never set there) is off
+            "src/mylib/callbacks/timing_callback.py": (
+                "import time\nimport logging\nimport transformers\nlogger = logging.getLogger(__name__)\n\n"
+                "class TimingCallback(transformers.TrainerCallback):\n    def __init__(self, quiet=False):\n        self._quiet = quiet\n"
+                "    def on_step_begin(self, args, state=None, control=None, **kwargs):\n        self._t0 = time.time()\n"
+                "    def on_step_end(self, args, state=None, control=None, **kwargs):\n        if not self._quiet:\n"
+                "            logger.info(f'step time: {time.time() - self._t0:.2f}s')\n"),
+            "configs/train.yaml": "training:\n  logging_steps: 100\n",
+        }, N, "a callback's log on every step"),
         Example({  # nanoGPT: recipe modules exec'ed over train.py's module-level defaults; 2 of 3 recipes log every 10 iterations
             "train.py": (
                 "import time\nimport torch\n# default config values designed to train a gpt2 (124M) on OpenWebText\n"
@@ -1235,7 +1468,8 @@ class I4LoggingFrequency(Check):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         threshold = 10
-        items = interval_settings(f, _LOG_KEYS, strategy="logging_strategy")
+        items = config_file_intervals(f, interval_settings(f, _LOG_KEYS, strategy="logging_strategy"), hook_intervals(f, _LOGGER_HOOK),
+                                      "the logging interval (LoggerHook interval, else logging_steps/log_interval)", _interval_band(threshold))
         bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
         spaced: list[tuple[Call, float | None]] = []
         loop = per_step_calls(f, log_calls(f) + _console_trackers(f), threshold, spaced)
@@ -1314,13 +1548,43 @@ def _norm(name: str) -> str:
     return name.strip().lower().replace("-", "_")
 
 
+def _report_to_builder(f: Facts, s: Setting) -> tuple[str, ...] | None:
+    """The trackers a helper of the same file builds ``report_to`` from (oumi ``report_to=self._get_hf_report_to()``, whose body
+    is ``if self.enable_wandb: report_to.append("wandb")`` per tracker): each tracker whose flag a recipe turns on, or whose
+    flag is on by default (``enable_tensorboard: bool = True``). None when ``report_to`` is not such a call."""
+    m = re.fullmatch(r"\s*(?:self\.)?(\w+)\(\s*\)\s*", s.value.text)
+    ff = f.files.get(s.path)
+    if m is None or ff is None:
+        return None
+    adds = [c for c in ff.calls if c.func == m.group(1) and c.short in {"append", "add", "extend"} and c.args and isinstance(c.args[0], str)]
+    if not adds:
+        return None
+    out: list[str] = []
+    for c in adds:
+        name = c.args[0].lower()
+        if name in {"none", "null"}:
+            continue
+        flags = [t.rsplit(".", 1)[-1] for t in re.findall(r"(?<![\w.])(?:self\.)?[A-Za-z_]\w*", c.guard or "")]
+        if not flags:
+            out.append(name)
+            continue
+        sets = [x for x in f.settings(*flags) if not _TEST_PATH.search(x.path)]
+        if any(truthy(x.value) is True and x.source in {"config", "launcher", "field-default", "argparse-default"} for x in sets):
+            out.append(name)
+    return tuple(out) or ("none",)
+
+
 def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
     """Trackers the HF Trainer reports to (``report_to``; before transformers v5 the default was every installed one)."""
     rt = [s for s in f.effective("report_to") if not _TEST_PATH.search(s.path)]
     named: list[str] = []
+    builders = {s.path for s in rt if isinstance(s.value, Expr) and _report_to_builder(f, s) is not None}
+    rt = [s for s in rt if not (s.source == "assign" and s.path in builders)]  # the builder's own ``report_to = []`` accumulator
     for s in rt:
         vals = s.value if isinstance(s.value, tuple) else (s.value,)
-        if isinstance(s.value, Expr):  # ``"all" if get("train.report_to") else "none"``: any tracker it may name
+        if isinstance(s.value, Expr) and (built := _report_to_builder(f, s)) is not None:
+            vals = built  # ``report_to=self._get_hf_report_to()``: the trackers its flags turn on
+        elif isinstance(s.value, Expr):  # ``"all" if get("train.report_to") else "none"``: any tracker it may name
             vals = tuple(re.findall(r"""["']([\w,\s-]+)["']""", s.value.text)) or ("all",)
         for v in vals:
             if isinstance(v, str):
@@ -1368,6 +1632,30 @@ class I5ReportFrequency(Check):
     examples = (
         Example({"train.yaml": "report_to: wandb\nlogging_steps: 10\n"}, U, "wandb every 10"),
         Example({"train.yaml": "report_to: none\nlogging_steps: 1\n"}, U, "no tracker"),
+        Example({  # xtuner: mmengine Python configs with no visualizer: metrics stay in the runner's log
+            "xtuner/tools/train.py": _MM_TRAIN,
+            "xtuner/configs/llama/llama2_7b_qlora_alpaca_e3.py": _mm_config("meta-llama/Llama-2-7b-hf", 1),
+            "xtuner/configs/qwen/qwen1_5_7b_qlora_alpaca_e3.py": _mm_config("Qwen/Qwen1.5-7B", 10),
+            "xtuner/configs/internlm/internlm2_7b_qlora_alpaca_e3.py": _mm_config("internlm/internlm2-7b", 10),
+        }, U, "mmengine configs without a visualizer"),
+        Example({  # the same configs reporting to W&B through the visualizer, their LoggerHook every iteration
+            "xtuner/tools/train.py": _MM_TRAIN,
+            "xtuner/configs/llama/llama2_7b_qlora_alpaca_e3.py": _mm_config(
+                "meta-llama/Llama-2-7b-hf", 1, "dict(type=Visualizer, vis_backends=[dict(type=WandbVisBackend)])"),
+            "xtuner/configs/qwen/qwen1_5_7b_qlora_alpaca_e3.py": _mm_config(
+                "Qwen/Qwen1.5-7B", 1, "dict(type=Visualizer, vis_backends=[dict(type=WandbVisBackend)])"),
+            "xtuner/configs/internlm/internlm2_7b_qlora_alpaca_e3.py": _mm_config(
+                "internlm/internlm2-7b", 1, "dict(type=Visualizer, vis_backends=[dict(type=WandbVisBackend)])"),
+        }, N, "mmengine configs reporting to W&B every iteration"),
+        Example({  # oumi: report_to built from enable_* flags of the training params; recipes turn W&B on, log every 100 steps
+            "src/oumi/core/configs/params/training_params.py": _OUMI_PARAMS,
+            "configs/recipes/llama3_1/sft/8b_full/train.yaml": "training:\n  enable_wandb: True\n  logging_steps: 100\n",
+            "configs/recipes/qwen3/sft/8b_full/train.yaml": "training:\n  enable_wandb: True\n  logging_steps: 50\n",
+        }, U, "report_to built from enable_wandb, every 100 steps"),
+        Example({
+            "src/oumi/core/configs/params/training_params.py": _OUMI_PARAMS,
+            "configs/recipes/llama3_1/sft/8b_full/train.yaml": "training:\n  enable_wandb: True\n  logging_steps: 1\n",
+        }, N, "report_to built from enable_wandb, every step"),
         Example({"train.py": (
             "import wandb\nfor step, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n"
             "    if step % 100 == 0:\n        wandb.log({'loss': loss.item()})\n")}, U, "guarded wandb.log"),
@@ -1529,9 +1817,22 @@ class I5ReportFrequency(Check):
         lt_default: Any = None
         tb_default: Any = None
         hf_recipes = bool({"llamafactory", "axolotl"} & set(ctx.project.frameworks))  # YAML recipes run by the HF Trainer
-        trackers, rt = hf_trackers(f) if uses_hf_trainer(f) or f.config("report_to") or hf_recipes else ([], [])
+        # an HF arguments object built through a variable (oumi ``config_class(report_to=self._get_hf_report_to(), ...)``)
+        built_args = any(s.source == "call" and not _TEST_PATH.search(s.path) for s in f.settings("report_to"))
+        trackers, rt = hf_trackers(f) if uses_hf_trainer(f) or f.config("report_to") or hf_recipes or built_args else ([], [])
         if not trackers and not rt and hf_recipes and interval_settings(f, ("logging_steps",), strategy="logging_strategy"):
             trackers = ["all"]  # report_to unset: HF's default "all" (every installed tracker), at logging_steps
+        vis = visualizer_vote(f) if not trackers and not rt else None
+        if vis is not None and vis.trackers:
+            # mmengine: the LoggerHook hands its metrics to the visualizer's backends every ``interval`` iterations
+            values["visualizer"] = list(vis.trackers)
+            logs = config_file_intervals(f, [], hook_intervals(f, _LOGGER_HOOK), "the LoggerHook interval", _interval_band(threshold))
+            for i in logs:
+                if i.kind == "steps" and i.steps is not None and i.steps < threshold:
+                    bad.append((i.fact, i.key, i.steps))
+                else:
+                    ok.append(i)
+            values.update(_values(logs))
         if trackers:
             values["report_to"] = trackers
             logs = [i for i in interval_settings(f, ("logging_steps",), strategy="logging_strategy")]
@@ -1599,6 +1900,12 @@ class I5ReportFrequency(Check):
         if bad:
             out = _outcome(bad, ok, "progress reported to trackers", threshold, values, "")
             return _with_notes(out, "; ".join(x for x in (paced_note, registry_notes(f, paced)) if x))
+        if vis is not None and not vis.trackers and not trackers and not loop and not spaced and not ok:
+            first = vis.kept[0]
+            how = "visualizer is None" if first.value is None else "the visualizer has only local backends (LocalVisBackend)"
+            return Outcome(U, [Facts.ev(x) for x in vis.kept[:5]], f"no external tracker is reported to: {how} in {vis.n} of "
+                           f"{vis.total} Python config files ({first.path}:{first.line}); metrics stay in the runner's log; {vis.note}",
+                           {"visualizer": None})
         if not trackers and not rt and not ok and not spaced and not defaults:
             return Outcome(Status.NA, [], NOT_JUDGED + "no tracker interval setting and no tracker call in a training-step loop were found "
                            "on the training path; check how often your launch reports to W&B/TensorBoard/MLflow, if it does", values)
@@ -1616,9 +1923,12 @@ class I5ReportFrequency(Check):
         elif defaults and not ok:
             sane = "reporting through " + "; ".join(default_notes)
         elif ok:
-            sane = "tracker intervals at or above the threshold: " + ", ".join(
+            via = vis is not None and bool(vis.trackers)
+            sane = (f"reporting to {', '.join(vis.trackers)} through the mmengine visualizer at the LoggerHook interval: " if via  # type: ignore[union-attr]
+                    else "tracker intervals at or above the threshold: ") + ", ".join(
                 f"{i.key}={int(i.steps) if i.steps is not None and float(i.steps).is_integer() else i.steps or i.kind}" for i in ok[:3])
-            sane += "".join(f"; {x}" for x in (paced_note, registry_notes(f, paced)) if x)
+            notes = (paced_note, registry_notes(f, paced)) + ((vis.note, registry_notes(f, ok)) if via else ())  # type: ignore[union-attr]
+            sane += "".join(f"; {x}" for x in notes if x)
         else:  # report_to: none / [] and no other tracker: nothing is reported
             r0 = rt[0]
             shown = "[" + ", ".join(map(str, r0.value)) + "]" if isinstance(r0.value, tuple) else repr(r0.value)
