@@ -786,6 +786,13 @@ class C4Offload(Check):
         ),
     }
     examples = (
+        Example({"megatron/training/arguments.py": (
+            "import argparse\n\n\ndef _add_optimizer_args(parser):\n    group = parser.add_argument_group(title='optimizer')\n"
+            "    group.add_argument('--optimizer-cpu-offload', action='store_true', help='Offload optimizer state to CPU')\n"
+            "    return parser\n"),
+                 "megatron/core/extensions/transformer_engine.py": "def linear(config):\n    cpu_offload = None\n    return cpu_offload\n",
+                 "train.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --bf16 --micro-batch-size 1\n"},
+                N, "an offload option left at its default; a library's local None"),
         Example({"ds_z3_offload.json": (
             '{\n  "zero_optimization": {\n    "stage": 3,\n    "offload_optimizer": {\n      "device": "cpu",\n      "pin_memory": true\n    },\n'
             '    "offload_param": {\n      "device": "cpu"\n    }\n  }\n}\n'),
@@ -842,7 +849,8 @@ class C4Offload(Check):
             if t:
                 used.append(s)
                 values.setdefault("offload", True)
-            elif t is False and s.rank > 0:
+            elif t is False and s.rank > 0 and s.source != "assign":
+                # a run's setting turns it off; a library's local ``cpu_offload = None`` (Megatron's TE wrapper) does not
                 disabled.append(s)
         for c in f.calls("CPUOffload"):
             v = c.kwargs.get("offload_params", c.args[0] if c.args else False)
@@ -857,8 +865,16 @@ class C4Offload(Check):
             if (as_number(s.value) or 0) > 0:
                 used.append(s)
         if not used:
-            detail = "offload is explicitly disabled" if disabled else "no CPU/NVMe offload found"
-            return Outcome(N, evs(disabled), detail, {"offload_optimizer": "none"})
+            if disabled:
+                return Outcome(N, evs(disabled), "offload is explicitly disabled", {"offload_optimizer": "none"})
+            # an option the project has, left at its default (Megatron ``--optimizer-cpu-offload``): say so and cite it
+            avail = [s for s in f.effective(*flags) if truthy(s.value) is False and s.rank == 0
+                     and s.source in ("argparse-default", "field-default")]
+            if avail:
+                a = avail[0]
+                return Outcome(N, evs(avail[:5]), f"CPU offload is available but off by default ({a.name}=False at {a.path}:{a.line})",
+                               {"offload_optimizer": "none", "offload_available": True})
+            return Outcome(N, [], "no CPU/NVMe offload found", {"offload_optimizer": "none"})
         refs = _referenced_configs(f)
         config_files = [x for x in used if getattr(x, "source", getattr(x, "fmt", "")) in {"config", "json", "yaml"}
                         and PurePosixPath(x.path).suffix in {".json", ".yaml", ".yml"}]

@@ -1219,6 +1219,10 @@ def _checkpoint_config_defaults(f: Facts, dims: list) -> set[tuple[str, int]]:
     return out
 
 
+#: checkpoint converters (Megatron ``examples/multimodal/model_converter/siglip_converter.py``, GPT-NeoX ``tools/ckpts/``)
+_CONVERTER_PATH = re.compile(r"(^|/)(\w*convert\w*|ckpts?|checkpoint_conversion)(/|\.py$)|(^|/)\w*(convert|converter|export)\w*\.py$", re.I)
+
+
 def _dims(f: Facts) -> list:
     """Model-dimension settings (configs, model-config calls, dataclass/argparse defaults), tests excluded, and defaults of
     a config class that only describes checkpoints loaded with ``from_pretrained`` (:func:`_checkpoint_config_defaults`)."""
@@ -1227,6 +1231,8 @@ def _dims(f: Facts) -> list:
         v = as_number(s.value)
         if v is None or v < 64 or v != int(v) or _TEST_PATH.search(s.path):
             continue
+        if _CONVERTER_PATH.search(s.path):
+            continue  # a checkpoint converter's dimensions describe the model it converts, not one it trains
         if s.source == "call" and not _CONFIG_CALL.search(s.key.split("(", 1)[0]):
             continue  # a keyword of some other call (a layer, a tensor op), not the model's configuration
         out.append(s)
@@ -1381,6 +1387,11 @@ class D7TensorCoreAlignment(Check):
         "shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --make-vocab-size-divisible-by 128\n",
     }
     examples = (
+        Example({"examples/multimodal/model_converter/siglip_converter.py": (
+            "import torch\n\n\ndef convert(args):\n    hidden_dim = 1152\n    num_heads = 16\n    head_dim = 72\n"
+            "    state_dict = torch.load(args.input)\n"),
+                 "train.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --hidden-size 4096 --num-attention-heads 32 --make-vocab-size-divisible-by 128\n"},
+                U, "a checkpoint converter's head_dim is not the trained model's"),
         Example({"model.py": (
             "from dataclasses import dataclass\n@dataclass\nclass GPTConfig:\n    block_size: int = 1024\n"
             "    vocab_size: int = 50304\n    n_layer: int = 12\n    n_head: int = 12\n    n_embd: int = 768\n")}, U, "nanogpt padded"),
