@@ -10,7 +10,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Expr, Facts, as_number, truthy
 from ..hardware import lacks_bf16_fa2
-from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
 from ._helpers import HF_DEFAULTS, evs, flag_state, guard_flags, guard_off, off, on, parse_expr, uses_hf_trainer, value_on
 from ._registry import recipes_calling, split_text, total_recipes
@@ -1026,6 +1026,11 @@ class C5GradientAccumulation(Check):
         "lightning": "trainer = L.Trainer(accumulate_grad_batches=8)\n",
     }
     examples = (
+        Example({"examples/llama/train_llama3_8b.sh": (
+            "#!/bin/bash\nGPUS_PER_NODE=8\nNUM_NODES=1\n\ntorchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \\\n"
+            "    --tensor-model-parallel-size 2 \\\n    --pipeline-model-parallel-size 1 \\\n"
+            "    --micro-batch-size 1 \\\n    --global-batch-size 128 \\\n    --bf16\n")},
+                U, "megatron: global 128 / (micro 1 x DP 4) = 32 micro-batches per step"),
         Example({"configs/sft.yaml": "per_device_train_batch_size: 2\ngradient_accumulation_steps: 16\nlearning_rate: 2.0e-5\n"}, U, "hf yaml"),
         Example({"train.py": "import lightning as L\ntrainer = L.Trainer(accumulate_grad_batches=4, precision='bf16-mixed')\n"}, U, "lightning"),
         Example({"train.py": (
@@ -1115,6 +1120,20 @@ class C5GradientAccumulation(Check):
             return Outcome(U, evs(inner), f"gradients accumulate over the minibatches of each batch: backward per minibatch "
                            f"({b.path}:{b.line}, in {b.func}), one optimizer step after {caller.short}() ({inner[2].path}:{inner[2].line}); "
                            f"the number of minibatches is decided at run time{note}", {})
+        per_launch = self._from_launches(ctx)
+        if per_launch:
+            found, total = per_launch
+            acc = [(n, x) for n, x in found if n > 1]
+            if acc and len(acc) * 2 >= len(found):
+                n0, x0 = acc[0]
+                # cite the line that holds --global-batch-size (a command continued over many lines)
+                cited = [Evidence(x.path, x.arg_line(k), f"--global-batch-size {x.script_args[k]}", "global_batch_size", x.script_args[k])
+                         for _, x in acc[:10] for k in x.script_args if k.lstrip("-").replace("-", "_").lower() == "global_batch_size"]
+                line0 = cited[0].line if cited else x0.line
+                return Outcome(U, cited or evs([x for _, x in acc[:10]]),
+                               f"global batch / (micro-batch x data-parallel size) = {n0} micro-batches per step at {x0.path}:{line0}; "
+                               f"accumulation in {len(acc)} of {len(found)} launches whose layout fits their GPUs ({total} set both batch sizes)",
+                               {"gradient_accumulation_steps": n0})
         derived = self._from_batch_sizes(ctx)
         if derived:
             steps, ev = derived
@@ -1131,6 +1150,33 @@ class C5GradientAccumulation(Check):
             return Outcome(N, [], f"HF Trainer default gradient_accumulation_steps={HF_DEFAULTS['gradient_accumulation_steps']}",
                            {"gradient_accumulation_steps": 1})
         return Outcome(N, [], "no gradient accumulation found")
+
+    @staticmethod
+    def _from_launches(ctx: Context) -> tuple[list[tuple[int, Any]], int] | None:
+        """Per launch command that sets a global and a micro batch (Megatron ``--global-batch-size 256 --micro-batch-size 2``
+        with ``torchrun --nproc_per_node 8 --nnodes 2`` and TP x PP x CP): the accumulation each one implies, and how many
+        such launches there are. Launches whose model-parallel layout does not divide their GPUs are left out."""
+        out: list[tuple[int, Any]] = []
+        total = 0
+        for launch in ctx.facts.launches():
+            a = {k.lstrip("-").replace("-", "_").lower(): v for k, v in launch.script_args.items()}
+            g, m = as_number(a.get("global_batch_size")), as_number(a.get("micro_batch_size"))
+            if not g or not m:
+                continue
+            total += 1
+            nproc, nodes = as_number(launch.launcher_args.get("nproc_per_node")), as_number(launch.launcher_args.get("nnodes", 1))
+            if not nproc or not nodes:
+                continue
+            world = nproc * nodes
+            split = 1.0
+            for key in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"):
+                split *= as_number(a.get(key)) or 1.0
+            if world % split:
+                continue
+            steps = g / (m * (world / split))
+            if steps >= 1 and steps == int(steps):
+                out.append((int(steps), launch))
+        return (out, total) if out else None
 
     @staticmethod
     def _from_batch_sizes(ctx: Context) -> tuple[int, list] | None:
