@@ -214,6 +214,14 @@ def _script_paths(script: str | None, paths: set[str], index: _ModuleIndex) -> l
     return []
 
 
+_STEP_CALLS = frozenset({"backward", "fit", "train", "pretrain", "train_model", "run_training", "finetune"})
+
+
+def _trains_itself(ff: FileFacts) -> bool:
+    """A script that runs a training step or a trainer itself (``loss.backward()``, ``trainer.train()``, ``Trainer(``)."""
+    return any(c.short in _STEP_CALLS or c.short.endswith("Trainer") for c in ff.calls)
+
+
 def _trains(launcher: str, script: str | None) -> bool:
     """A launch that starts training: a distributed/training launcher, or ``python`` running a train*.py."""
     if launcher == "python":
@@ -402,7 +410,12 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             continue
         ff = files[p]
         for launch in ff.launches:
-            entries += _script_paths(launch.script, pathset, index)
+            targets = _script_paths(launch.script, pathset, index)
+            if launch.launcher == "python" and not launch.wrappers:
+                # ``python run_streaming.py`` (an inference experiment's script) starts training only when the script
+                # is named for it or trains itself; a distributed launcher (torchrun, deepspeed, srun) keeps its script
+                targets = [t for t in targets if _ENTRY_NAME.match(t.rsplit("/", 1)[-1]) or _trains_itself(files[t])]
+            entries += targets
         for e in ff.configs:  # [project.scripts] name = "pkg.cli:main"; setup(entry_points={"console_scripts": [...]})
             if e.keys and e.keys[0] in ("project", "tool") and "scripts" in e.keys and isinstance(e.value, str) and ":" in e.value:
                 entries += index.by_name.get(e.value.split(":", 1)[0].strip(), [])[:3]

@@ -461,3 +461,20 @@ def test_a_keyword_of_an_arbitrary_call_is_not_the_context_length():
              "trainer/train.py": "from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(max_seq_length=4096)\n"
                                  "trainer = SFTTrainer(model=model, args=args)\ntrainer.train()\n"}
     assert audit_files((p, t.encode()) for p, t in files.items()).project.max_seq_len == 4096
+
+
+def test_a_plain_python_launch_of_a_script_that_does_not_train_is_no_entry_point():
+    """llama-cookbook: H2O's 'python -u run_streaming.py' (long-context inference) made it and its utils 'training'."""
+    from checks.engine import audit_files
+
+    files = {
+        "use-cases/H2O/src/streaming.sh": "python -u run_streaming.py --model-name meta-llama/Llama-2-7b-hf --enable_h2o_generation\n",
+        "use-cases/H2O/run_streaming.py": ("from transformers import AutoModelForCausalLM\nfrom utils.cache import Cache\n"
+                                           "model = AutoModelForCausalLM.from_pretrained(name)\nout = model.generate(**inputs)\n"),
+        "use-cases/H2O/utils/cache.py": "class Cache:\n    pass\n",
+        "scripts/run_sft.sh": "python -u main.py --lr 2e-5\n",
+        "main.py": "from transformers import Trainer\ntrainer = Trainer(model=model, args=args)\ntrainer.train()\n",
+    }
+    roles = audit_files((p, t.encode()) for p, t in files.items()).roles
+    assert roles.by_path["use-cases/H2O/run_streaming.py"] != "training"
+    assert roles.by_path["main.py"] == "training"  # a script that trains itself keeps its launch
