@@ -180,7 +180,7 @@ def _attn_kind(v: object) -> str | None:
 
 
 _NOT_TRAINING_SITE = re.compile(r"(^|/)(tests?|testing|eval\w*|evaluation|inference|serve|serving|scripts/convert\w*)/|"
-                                r"(^|/)(test_\w+|\w+_test|eval\w*|infer\w*|generate\w*|chat\w*|convert\w*|export\w*)\.py$", re.I)
+                                r"(^|/)(test_\w+|\w+_test|eval\w*|infer\w*|generate\w*|chat\w*|convert\w*|export\w*|merge\w*|\w*_merge\w*)\.py$", re.I)
 
 
 # a function that builds a model only to export, convert, save or generate with it (xtuner ``to_huggingface_llava``): an
@@ -471,7 +471,10 @@ class D1FlashAttention(Check):
                            {"attn_implementation": best})
         if off_:
             return Outcome(N, evs(off_), "attention is explicitly set to eager / flash attention disabled", {"attn_implementation": "eager"})
-        loads = _hf_model_loads(f) or uses_hf_trainer(f)  # TRL trainers load a model given by name themselves
+        loads = _hf_model_loads(f)
+        on_path = [c for c in loads if c.path in ctx.project.training_files]
+        # with a training path, a load in other project code (a RAG labelling script, an inference experiment) is not it
+        loads = (on_path if ctx.project.training_files else loads) or uses_hf_trainer(f)  # TRL trainers load a model themselves
         if not loads and {"axolotl", "llamafactory"} & set(ctx.project.frameworks):
             loads = f.config("base_model", "model_name_or_path")
         if loads:
