@@ -11,7 +11,7 @@ from reports.snippets import fit, repo_style
 
 from .helpers import fake_check, make_audit, result
 
-U, N = Status.USED, Status.UNUSED
+U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 M, L = Priority.MEDIUM, Priority.LOW
 
 
@@ -280,9 +280,9 @@ def test_inference_advice_in_a_training_repository_follows_training_advice():
 def test_hf_attention_is_judged_by_the_training_paths_loads():
     """llama-cookbook: D1 cited a RAG labelling script and an H2O inference experiment, not finetuning.py."""
     files = {"src/finetuning.py": ("from transformers import LlamaForCausalLM, Trainer\n"
-                                   "model = LlamaForCausalLM.from_pretrained(name, attn_implementation='flash_attention_2')\n"
+                                   "model = LlamaForCausalLM.from_pretrained(name)\n"
                                    "trainer = Trainer(model=model)\ntrainer.train()\n"),
              "use-cases/rag/label_script.py": "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained(n)\n",
              "tools/merge_lora_weights.py": "from transformers import LlamaForCausalLM\nm = LlamaForCausalLM.from_pretrained(n)\n"}
     r = audit(files).result("D1")
-    assert r.status == U and all(e.path == "src/finetuning.py" for e in r.evidence)
+    assert r.status == P and [e.path for e in r.evidence] == ["src/finetuning.py"]
