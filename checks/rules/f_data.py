@@ -1967,6 +1967,22 @@ class F7SequencePacking(_DataCheck):
                 "    return {\"input_ids\": torch.tensor([input_ids]), \"labels\": torch.tensor([labels]),\n"
                 "            \"position_ids\": torch.tensor([position_ids])}\n"),
         }, U, "padding-free collator"),
+        Example({  # arctic-training: the SFT factory packs only when its pydantic config turns pack_samples on
+            "arctic_training/data/sft_factory.py": (
+                "from pydantic import BaseModel\n\nclass SFTDataConfig(BaseModel):\n    max_length: int = 8192\n"
+                "    pack_samples: bool = False\n\n"
+                "def pack_dataset(self, dataset):\n    if not self.config.pack_samples:\n        return dataset\n"
+                "    dataset = dataset.shuffle(seed=self.config.seed)\n"
+                "    dataset = dataset.map(lambda x: pack_sft_batch(x, max_length=self.config.max_length), batched=True)\n"
+                "    return dataset\n"),
+        }, N, "packing map after an early return on a switch that is off"),
+        Example({
+            "data/sft_factory.py": (
+                "from pydantic import BaseModel\n\nclass SFTDataConfig(BaseModel):\n    max_length: int = 8192\n"
+                "    pack_samples: bool = True\n\n"
+                "def pack_dataset(self, dataset):\n    if not self.config.pack_samples:\n        return dataset\n"
+                "    return dataset.map(lambda x: pack_sft_batch(x, max_length=self.config.max_length), batched=True)\n"),
+        }, U, "packing map after an early return on a switch that is on"),
         Example({  # LLaMA-Factory v1: a padding-free batcher is a plugin; the batching strategy defaults to normal
             "src/llamafactory/v1/config/training_args.py": (
                 "from dataclasses import dataclass, field\nfrom enum import Enum\n\n"
@@ -2127,9 +2143,29 @@ class F7SequencePacking(_DataCheck):
                               f"{f' (+{len(buffers) - 1})' if len(buffers) > 1 else ''} for the datasets that use it")
         else:
             used += buffers
-        for c in f.calls("map"):
-            if "." in c.name and c.args and re.search(r"group_texts|pack|concat", _text(c.args[0]), re.I):
-                used.append(_ev(c, key=".map()", value=_text(c.args[0])))
+        # a packing ``.map`` after an early return on a switch that is off (``if not self.config.pack_samples: return
+        # dataset`` with ``pack_samples: bool = False``) is an option, not the run's packing
+        maps = [c for c in f.calls("map") if "." in c.name and c.args
+                and re.search(r"group_texts|pack|concat", _text(c.args[0]), re.I) and not _in_tests(c.path)]
+        maps_off = [c for c in maps if guard_off(f, c)]
+        train_files = ctx.project.training_files
+        off_path: list[Any] = []
+        for c in maps:
+            if c in maps_off:
+                continue
+            # when the training path's own packing is switched off, a packing ``.map`` in a module no entry point reaches
+            # (arctic-training's ``causal_factory.py`` for ``type: causal`` while the trainer defaults to SFT) is another
+            # mode's data path, not this run's
+            if train_files and c.path not in train_files and any(x.path in train_files for x in maps_off):
+                off_path.append(c)
+                continue
+            used.append(_ev(c, key=".map()", value=_text(c.args[0])))
+        map_note = ""
+        if maps_off:
+            c = maps_off[0]
+            map_note = f"; packing at {c.path}:{c.line} is behind a switch that is off"
+            if off_path:
+                map_note += f", and {off_path[0].path}:{off_path[0].line} packs in a module the training path does not reach"
         if "llamafactory" in ctx.project.frameworks and not f.effective("packing"):
             used += [_ev(e, key=e.dotted, value=e.value) for e in f.config("stage") if e.value == "pt"]
         used += _data_path_ev(f)
@@ -2138,6 +2174,7 @@ class F7SequencePacking(_DataCheck):
         used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f) if c.short in ("memmap", "from_file", "readinto")]
         if used:
             return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences" + minority_note, {"packing": True})
+        minority_note += map_note
         # padding removed without packing (lmms-engine / verl ``use_rmpad: true``: each batch unpadded into one varlen sequence
         # for flash attention): no FLOPs on padding, but samples are not concatenated up to the sequence length, so the tokens
         # per step vary with the samples drawn
