@@ -1066,6 +1066,13 @@ class I3CheckpointFrequency(Check):
         Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o', save_strategy='epoch', save_steps=1)\n"}, U, "epoch strategy"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, U, "HF defaults"),
         Example({"train.yaml": "save_steps: 0.1\n"}, U, "ratio"),
+        Example({"arctic_training/config/checkpoint.py": (  # arctic-training: periodic saves off unless a recipe sets them
+            "from pydantic import BaseModel, Field\n\nclass CheckpointConfig(BaseModel):\n    enabled: bool = True\n"
+            "    save_every_n_steps: int = Field(default=0, ge=0)\n    save_end_of_training: bool = False\n")}, U,
+            "periodic saving off by a pydantic Field default"),
+        Example({"config/checkpoint.py": (
+            "from pydantic import BaseModel, Field\n\nclass CheckpointConfig(BaseModel):\n"
+            "    save_every_n_steps: int = Field(default=5, ge=0)\n")}, N, "pydantic Field default of 5 steps"),
         Example({"train.py": (
             "from transformers import TrainingArguments\nargs = TrainingArguments(\n    output_dir='o',\n"
             "    save_strategy='epoch',\n    save_steps=5,\n)\n")}, U, "multi-line call with epoch strategy"),
@@ -1193,6 +1200,13 @@ class I3CheckpointFrequency(Check):
         elif spaced:
             sane = _spaced_detail("checkpoints saved", spaced)
             values.update(_spaced_values(spaced))
+        elif items and all(i.kind == "off" for i in items):
+            # periodic saving switched off (arctic-training ``save_every_n_steps: HumanInt = Field(default=0, ge=0)``): no
+            # checkpoint stall during the run; saves, if any, come at the end or per epoch
+            i = items[0]
+            sane = (f"no periodic checkpoint: {i.name} is {i.fact.value!r} ({i.fact.path}:{i.fact.line}"
+                    f"{f' (+{len(items) - 1})' if len(items) > 1 else ''}), so no save stalls the training steps")
+            values[i.name] = "off"
         else:
             sane = NOT_JUDGED + ("no checkpoint interval setting and no save call in a training-step loop were found on the training "
                                  "path; check how often your launch saves (its save interval or save callback)")
@@ -1201,7 +1215,8 @@ class I3CheckpointFrequency(Check):
 
 
 _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq", "log_every", "log_freq", "logging_interval", "log_steps",
-             "steps_per_print", "iteration_step_info_interval", "print_every", "log_every_n_iters", "console_log_interval", "display_interval")
+             "steps_per_print", "iteration_step_info_interval", "print_every", "log_every_n_iters", "console_log_interval", "display_interval",
+             "loss_log_interval")  # arctic-training ``loss_log_interval: HumanInt = Field(default=1, ge=0)``
 # recipes that disagree on a logging/report interval vote by I4/I5's verdict (under 10 steps or not): Megatron-LM's launches at
 # --log-interval 1, 2 and 5 are one majority against the default 100
 register_vote_bands("^(" + "|".join((*_LOG_KEYS, "tensorboard_log_interval")) + ")$", _interval_band(10))
@@ -1274,6 +1289,19 @@ class I4LoggingFrequency(Check):
         "python": "if step % log_every == 0:\n    print(f\"step {step} loss {loss.item():.4f}\")\n",
     }
     examples = (
+        Example({  # arctic-training: the loss is logged by a post-loss callback at an interval whose pydantic default is 1
+            "arctic_training/config/trainer.py": (
+                "from pydantic import BaseModel, Field\n\nclass TrainerConfig(BaseModel):\n"
+                "    loss_log_interval: int = Field(default=1, ge=0)\n"),
+            "arctic_training/callback/logging.py": (
+                "from arctic_training.logging import logger\n\ndef _log_loss_value(self, loss):\n"
+                "    if self.config.loss_log_interval != 0 and self.global_step % self.config.loss_log_interval == 0:\n"
+                "        logger.info(f'Global Step: {self.global_step}, Loss: {loss}')\n    return loss\n\n"
+                "post_loss_log_cb = ('post-loss', _log_loss_value)\n"),
+        }, N, "loss logged every step by a Field(default=1) interval"),
+        Example({"config/trainer.py": (
+            "from pydantic import BaseModel, Field\n\nclass TrainerConfig(BaseModel):\n"
+            "    loss_log_interval: int = Field(default=50, ge=0)\n")}, U, "loss logged every 50 steps"),
         Example({  # torchtitan 0.3.0: recipes as functions of a config registry; only the debug model logs every step
             "torchtitan/components/metrics.py": (
                 "from dataclasses import dataclass\n"
