@@ -30,7 +30,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import HF_DEFAULTS, guard_off, parse_expr, uses_hf_trainer
+from ._helpers import HF_DEFAULTS, callers_off, guard_off, parse_expr, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 #: I3-I5 found no interval setting and no call in a training-step loop: the frequency cannot be judged, so the status is
@@ -1546,6 +1546,28 @@ def tracker_calls(f: Facts) -> list[Call]:
     return out
 
 
+_TRACKER_INITS = ("wandb.init", "swanlab.init", "mlflow.start_run", "SummaryWriter", "aim.Run", "comet_ml.Experiment",
+                  "neptune.init_run", "clearml.Task.init")
+
+
+def _trackers_switched_off(f: Facts) -> tuple[Call, list[Any]] | None:
+    """Every tracker the project creates (``wandb.init``, ``SummaryWriter``...) is created behind a switch that is off
+    (arctic-training: ``if self.global_rank == 0 and self.config.wandb.enable: self.wandb_experiment = wandb.init(...)``
+    with ``enable: bool = False``): the first such creation and the settings that switch it off. None when a tracker is
+    created unconditionally, under a switch that is on or unknown, or not at all."""
+    inits = [c for c in f.calls(*_TRACKER_INITS) if not _TEST_PATH.search(c.path) and c.name.rsplit(".", 1)[-1] in
+             {n.rsplit(".", 1)[-1] for n in _TRACKER_INITS}]
+    if not inits:
+        return None
+    first: tuple[Call, list[Any]] | None = None
+    for c in inits:
+        off = guard_off(f, c) or callers_off(f, c)
+        if not off:
+            return None
+        first = first or (c, off)
+    return first
+
+
 def _text_of(v: Any) -> str:
     return v.text if isinstance(v, Expr) else repr(v)
 
@@ -1658,6 +1680,25 @@ class I5ReportFrequency(Check):
         "python": "if step % log_every == 0:\n    wandb.log({\"loss\": loss.item()}, step=step)\n",
     }
     examples = (
+        Example({  # arctic-training: W&B is created only when the pydantic switch wandb.enable (default False) is on
+            "arctic_training/config/wandb.py": (
+                "from pydantic import BaseModel\n\nclass WandBConfig(BaseModel):\n    enable: bool = False\n"
+                "    project: str = 'arctic-training'\n"),
+            "arctic_training/trainer/trainer.py": (
+                "import wandb\n\nclass Trainer:\n    def __init__(self, config):\n        self.config = config\n"
+                "        self.wandb_experiment = None\n"
+                "        if self.global_rank == 0 and self.config.wandb.enable:\n"
+                "            self.wandb_experiment = wandb.init(project=self.config.wandb.project)\n\n"
+                "    def epoch(self):\n        for batch in self.train_batches:\n            self.step(batch)\n"
+                "            if self.wandb_experiment is not None:\n"
+                "                self.wandb_experiment.log({'loss': self.loss}, step=self.global_step)\n"),
+        }, U, "tracker created only behind a switch that is off"),
+        Example({
+            "train.py": (
+                "import wandb\n\nuse_wandb = True\nif use_wandb:\n    wandb.init(project='gpt')\n"
+                "for step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
+                "    optimizer.step()\n    wandb.log({'loss': loss.item()})\n"),
+        }, N, "tracker switched on, reported every step"),
         Example({"train.yaml": "report_to: wandb\nlogging_steps: 10\n"}, U, "wandb every 10"),
         Example({"train.yaml": "report_to: none\nlogging_steps: 1\n"}, U, "no tracker"),
         Example({  # xtuner: mmengine Python configs with no visualizer: metrics stay in the runner's log
@@ -1935,6 +1976,13 @@ class I5ReportFrequency(Check):
                            f"{vis.total} Python config files ({first.path}:{first.line}); metrics stay in the runner's log; {vis.note}",
                            {"visualizer": None})
         if not trackers and not rt and not ok and not spaced and not defaults:
+            off = _trackers_switched_off(f)
+            if off:
+                init, sites = off
+                s0 = sites[0]
+                return Outcome(U, [Facts.ev(init), Facts.ev(s0)],
+                               f"no external tracker by default: {init.name}() ({init.path}:{init.line}) runs only when {s0.key} "
+                               f"is on, and it is {s0.value!r} ({s0.path}:{s0.line})", values)
             return Outcome(Status.NA, [], NOT_JUDGED + "no tracker interval setting and no tracker call in a training-step loop were found "
                            "on the training path; check how often your launch reports to W&B/TensorBoard/MLflow, if it does", values)
         hf = _hf_default_site(f, "logging_steps") if trackers and "logging_steps" in values and not any(
