@@ -1070,6 +1070,14 @@ class I3CheckpointFrequency(Check):
             "from pydantic import BaseModel, Field\n\nclass CheckpointConfig(BaseModel):\n    enabled: bool = True\n"
             "    save_every_n_steps: int = Field(default=0, ge=0)\n    save_end_of_training: bool = False\n")}, U,
             "periodic saving off by a pydantic Field default"),
+        Example({  # verl: the PPO trainer saves only when trainer.save_freq > 0
+            "verl/trainer/config/ppo_trainer.yaml": "trainer:\n  total_epochs: 30\n  save_freq: -1\n  test_freq: -1\n",
+            "verl/trainer/ppo/ray_trainer.py": (
+                "class RayPPOTrainer:\n    def fit(self):\n        for batch_dict in self.train_dataloader:\n"
+                "            metrics = self.step(batch_dict)\n"
+                "            if self.config.trainer.save_freq > 0 and self.global_steps % self.config.trainer.save_freq == 0:\n"
+                "                self._save_checkpoint()\n"),
+        }, U, "save_freq -1: no periodic checkpoint"),
         Example({"config/checkpoint.py": (
             "from pydantic import BaseModel, Field\n\nclass CheckpointConfig(BaseModel):\n"
             "    save_every_n_steps: int = Field(default=5, ge=0)\n")}, N, "pydantic Field default of 5 steps"),
@@ -1161,6 +1169,9 @@ class I3CheckpointFrequency(Check):
         small = _adapter_only(f, ctx) or (ctx.project.params_billions is not None and ctx.project.params_billions < 1)
         threshold = 10 if small else 50
         items = interval_settings(f, _SAVE_KEYS, strategy="save_strategy") + _checkpointer_intervals(f)
+        # ``save_freq`` counts steps in some trainers (verl ``trainer.save_freq``) and epochs in others (TRL DDPO): only its
+        # "off" value (verl ``save_freq: -1``, saves only when ``save_freq > 0``) is read
+        items += [i for i in interval_settings(f, ("save_freq",)) if i.kind == "off"]
         # axolotl ``saves_per_epoch: 1``: a few checkpoints per epoch (it sets the save interval from the epoch length)
         per_epoch_saves = [s for s in interval_settings(f, ("saves_per_epoch",)) if s.steps is not None and s.steps >= 1]
         items += [Interval(i.fact, i.key, i.name, None, "epoch") for i in per_epoch_saves]
