@@ -806,11 +806,21 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
     # a ``while step < max_steps:`` loop has no ``for`` iterable: a call beside the optimizer step of the same function, outside
     # any ``for``, under an interval guard (``if step % args.log_every == 0``) is taken as in that loop, at that interval
     while_steps = {(x.path, x.func) for x in f.calls("step") if x.loop is None and _is_step_call(x)}
+    # a trainer's ``fit`` whose ``while`` loop calls its own step method (verl ``batch = self.step(metrics, ...)``) and then
+    # reports with the step counter (``self.logger.log(data=metrics, step=self.global_steps)``): a call after the step call that
+    # passes ``step=`` runs once per step (one before it, such as a validation before training, does not)
+    own_steps: dict[tuple[str, str | None], int] = {}
+    for x in f.calls("step", "train_step", "training_step"):
+        if x.loop is None and x.name in ("self.step", "self.train_step", "self.training_step") and x.func not in _STEP_FUNCS:
+            key = (x.path, x.func)
+            own_steps[key] = min(own_steps.get(key, x.line), x.line)
     for c in calls:
         if _TEST_PATH.search(c.path) or c.path in side or _FINAL_SAVE.search(c.func or ""):
             continue  # a helper that ends the run (``_save_and_exit``) runs once, not every step
         in_step = (c.loop is not None and (c.path, c.func, c.loop) in loops) or (c.loop is None and c.func in _STEP_FUNCS) or (
-            c.loop is None and (c.path, c.func) in while_steps and bool(c.guard) and "%" in (c.guard or ""))
+            c.loop is None and (c.path, c.func) in while_steps and bool(c.guard) and "%" in (c.guard or "")) or (
+            c.loop is None and c.line > own_steps.get((c.path, c.func), c.line) and "step" in c.kwargs
+            and re.search(r"step", _text_of(c.kwargs["step"])) is not None)
         sites = [] if in_step or c.func is None or c.loop is not None else helpers.get((c.path, c.func), [])
         if not in_step and not sites:
             continue
@@ -1538,6 +1548,7 @@ _TRACKER_DEPS = ("wandb", "tensorboard", "tensorboardx", "mlflow", "comet-ml", "
 _TRACKER_CALL = re.compile(
     r"^(wandb\.log|swanlab\.log|mlflow\.log_metrics?|.*\.add_scalars?|.*accelerator\.log|.*fabric\.log(_dict)?|.*(wandb|swanlab|tracker|tracking)\w*\.log"
     r"|.*experiment\.log_metrics?|.*\.report_scalar|.*(aim_)?run\.track|.*wandb_run\.log|comet_ml\..*log_metrics?)$")
+_TRACKER_OBJECT = re.compile(r"^([\w.]*\.)?\w*Track(ing|er)\w*\(")
 _LIGHTNING_LOGGERS = ("WandbLogger", "TensorBoardLogger", "MLFlowLogger", "CometLogger", "NeptuneLogger", "SwanLabLogger")
 
 
@@ -1548,6 +1559,13 @@ _TRACKER_MODULES = ("wandb", "mlflow", "torch.utils.tensorboard", "tensorboardX"
 def tracker_calls(f: Facts) -> list[Call]:
     pool = f.calls("log", "add_scalar", "add_scalars", "log_metric", "log_metrics", "report_scalar", "track", "log_dict")
     out = [c for c in pool if _TRACKER_CALL.match(c.name) and not c.name.startswith("self.log")]
+    # a multi-backend tracking object bound to any name (verl ``self.logger = Tracking(..., default_backend=["console",
+    # "wandb"])`` then ``self.logger.log(data=metrics, step=self.global_steps)``): its ``log`` reports to the trackers
+    bound: dict[str, set[str]] = {}
+    for a in f.records("attr_assigns"):
+        if isinstance(a.value, Expr) and _TRACKER_OBJECT.match(a.value.text):
+            bound.setdefault(a.path, set()).add(a.target)
+    out += [c for c in pool if c.short == "log" and c not in out and c.name.rsplit(".", 1)[0] in bound.get(c.path, ())]
     # a metrics logger whose handlers are the trackers (instructlab-training: ``metric_logger.info({"step": ..., "lr": ...})``
     # on ``logging.getLogger("instructlab.training.metrics")``, configured with W&B/TensorBoard/MLflow handlers): a tracker
     # report when it is given a dict of metrics and the project imports a tracker
@@ -1704,6 +1722,26 @@ class I5ReportFrequency(Check):
                 "            if self.wandb_experiment is not None:\n"
                 "                self.wandb_experiment.log({'loss': self.loss}, step=self.global_step)\n"),
         }, U, "tracker created only behind a switch that is off"),
+        Example({  # verl: a Tracking object bound to self.logger, fed after every step of the trainer's while loop
+            "verl/trainer/ppo/trainer_base.py": (
+                "from verl.utils.tracking import Tracking\n\nclass PPOTrainer:\n    def fit(self):\n"
+                "        self.logger = Tracking(project_name='verl', default_backend=self.config.trainer.logger)\n"
+                "        if self.config.trainer.get('val_before_train', True):\n"
+                "            self.logger.log(data=self._validate(), step=self.global_steps)\n"
+                "        while self.global_steps <= self.total_training_steps:\n            metrics = {}\n"
+                "            batch = self.step(metrics)\n            self.logger.log(data=metrics, step=self.global_steps)\n"
+                "            self.global_steps += 1\n"),
+        }, N, "Tracking object bound to self.logger, fed every step"),
+        Example({
+            "trainer/base.py": (
+                "from utils.tracking import Tracking\n\nclass Trainer:\n    def fit(self):\n"
+                "        self.logger = Tracking(project_name='demo', default_backend=['wandb'])\n"
+                "        while self.global_steps <= self.total_training_steps:\n            metrics = {}\n"
+                "            batch = self.step(metrics)\n            if self.global_steps % self.config.log_every == 0:\n"
+                "                self.logger.log(data=metrics, step=self.global_steps)\n"
+                "            self.global_steps += 1\n"),
+            "config.yaml": "log_every: 50\n",
+        }, U, "Tracking object fed every 50 steps"),
         Example({
             "train.py": (
                 "import wandb\n\nuse_wandb = True\nif use_wandb:\n    wandb.init(project='gpt')\n"
