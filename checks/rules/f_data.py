@@ -375,6 +375,17 @@ _MEDIA_OPENS = {"imread", "read_image", "decode_image", "VideoReader", "load_ima
 _MEDIA_NAMES = ("Image.open", "av.open", "torchaudio.load", "librosa.load", "soundfile.read")
 
 
+#: decoders that take whatever a sample holds (image object, bytes, base64, URL or path): qwen-vl-utils
+_ANY_FORM_DECODERS = {"fetch_image", "fetch_video", "process_vision_info"}
+
+
+def _embedded_media(f: Facts) -> list[Call]:
+    """Image/audio decoded from bytes held in memory (``Image.open(BytesIO(image["bytes"]))``) outside tests: media stored
+    inside the dataset's rows."""
+    return [c for c in f.calls("PIL.Image.open", "Image.open", "soundfile.read", "torchaudio.load") if c.args
+            and re.search(r"BytesIO", _text(c.args[0])) and not _in_tests(c.path)]
+
+
 def _is_media(c: Call) -> bool:
     return c.short in _MEDIA_OPENS or c.name.endswith(_MEDIA_NAMES)
 #: merged-store evidence that is a table of records (HF datasets Arrow, Parquet), which may hold only annotations
@@ -1560,6 +1571,25 @@ class F4SmallFileMerging(_DataCheck):
         ),
     }
     examples = (
+        Example({  # verl: prompts in parquet tables; image bytes stored in the rows, decoded per sample
+            "verl/utils/dataset/rl_dataset.py": (
+                "import datasets\nfrom io import BytesIO\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\n"
+                "class RLHFDataset(Dataset):\n    def __init__(self, parquet_files):\n"
+                "        self.dataframe = datasets.load_dataset('parquet', data_files=parquet_files)['train']\n\n"
+                "    def __getitem__(self, item):\n        row = self.dataframe[item]\n"
+                "        images = [Image.open(BytesIO(x['bytes'])) for x in row.get('images', [])]\n"
+                "        return row, images\n\n"
+                "    def process_vision_info(self, messages):\n        from qwen_vl_utils import process_vision_info\n"
+                "        return process_vision_info(messages)\n"),
+        }, U, "parquet tables holding the image bytes"),
+        Example({
+            "data/vl_dataset.py": (
+                "import datasets\nfrom torch.utils.data import Dataset\nfrom qwen_vl_utils import fetch_image\n\n"
+                "class VLDataset(Dataset):\n    def __init__(self, path):\n"
+                "        self.rows = datasets.load_dataset('json', data_files=path)['train']\n\n"
+                "    def __getitem__(self, i):\n        row = self.rows[i]\n"
+                "        return fetch_image({'image': row['image_path']})\n"),
+        }, N, "records name image files decoded one at a time"),
         Example({"data.py": "import webdataset as wds\nds = wds.WebDataset('s3://bucket/train-{000000..000999}.tar').shuffle(1000).decode('pil')\n"}, U, "webdataset"),
         Example({"pretrain.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 4 --data-path /data/pile_text_document\n"}, U, "megatron indexed"),
         Example({"prep.py": "from datasets import load_dataset\nds = load_dataset('json', data_files='raw.jsonl')\nds.save_to_disk('/data/arrow/train')\n",
@@ -1613,6 +1643,17 @@ class F4SmallFileMerging(_DataCheck):
         merged += [_ev(c, key="Dataset.from_generator (the whole dataset into Arrow before training)") for c in _materialising_calls(f)]
         reads, minor = _minority_sites(f, _per_sample_reads(f), _GETITEM)
         note = _minority_note(f, minor, "samples are read one file at a time")
+        embedded = _embedded_media(f)
+        if merged and embedded and any(e.key in _TABLE_KEYS for e in merged):
+            # the tables carry the media themselves: the project decodes image bytes stored in the rows (verl
+            # ``Image.open(BytesIO(image["bytes"]))``), and qwen-vl-utils' decoders take whatever a row holds (an image
+            # object, bytes, base64, a URL or a path): they do not show one file per sample
+            any_form = [c for c in reads if c.short in _ANY_FORM_DECODERS]
+            if any_form:
+                reads = [c for c in reads if c not in any_form]
+                e0 = embedded[0]
+                note += (f"; media decoded from the rows (image bytes at {e0.path}:{e0.line}); {any_form[0].short}() "
+                         f"({any_form[0].path}:{any_form[0].line}) decodes whatever a row holds, a file only when a dataset names one")
         small = [_ev(c, key=f"{'.'.join(c.name.split('.')[-2:])}() in {c.func}") for c in reads]
         media = [c for c in reads if _is_media(c)]
         if merged and media and all(e.key in _TABLE_KEYS for e in merged):
