@@ -1246,21 +1246,40 @@ _LOG_FUNCS = re.compile(r"^(print|print0|printr|log0|rank0_print|print_rank_0|pr
 _LOGGER_RECV = re.compile(r"(^|\.)(logger|logging|log|\w*_logger|LOGGER)\.(info|debug|warning|warn)$")  # base_logger.info too
 
 
+_WARN_TEXT = re.compile(r"""^f?['"]\s*\W*\s*(WARN(ING)?|Warning|ERROR|Error)\b""")
+
+
 def _console_trackers(f: Facts) -> list[Call]:
     """Tracker calls of a multi-backend tracking object that also prints to the console (lmms-engine / verl ``Tracking`` with
     ``self.default_backend.append("console")`` in the trainer that calls ``self.tracking.log(train_metrics, ...)``): each
     such report is also a console log line."""
     out: list[Call] = []
     console: dict[str, bool] = {}
+    bound = _tracker_objects(f)
     for c in tracker_calls(f):
-        if not re.search(r"(?i)track(ing|er)\w*\.log$", c.name):
+        if not (re.search(r"(?i)track(ing|er)\w*\.log$", c.name) or c.name.rsplit(".", 1)[0] in bound.get(c.path, ())):
             continue
         if c.path not in console:
             ff = f.files.get(c.path)
-            console[c.path] = ff is not None and any("console" in (*x.args, *x.kwargs.values()) for x in ff.calls)
+            console[c.path] = ff is not None and any("console" in (*x.args, *x.kwargs.values()) or _backend_console(f, x)
+                                                     for x in ff.calls if _TRACKER_OBJECT.match(f"{x.name}("))
+            console[c.path] = console[c.path] or (ff is not None and any("console" in (*x.args, *x.kwargs.values()) for x in ff.calls))
         if console[c.path]:
             out.append(c)
     return out
+
+
+def _backend_console(f: Facts, c: Call) -> bool:
+    """A tracking object whose backends come from the run config (verl ``Tracking(default_backend=self.config.trainer.logger)``
+    with ``trainer.logger: ['console', 'wandb']``) and every effective value of that setting includes the console."""
+    v = c.kwargs.get("default_backend")
+    ref = v.text.rsplit(".", 1)[-1] if isinstance(v, Expr) and re.fullmatch(r"[\w.]+", v.text) else None
+    if not ref:
+        return False
+    parts = v.text.split(".")  # type: ignore[union-attr]
+    tail = ".".join(parts[-2:]) if len(parts) > 2 else ref  # ``trainer.logger``: the section the run config names
+    vals = [s.value for s in f.effective(ref) if not _TEST_PATH.search(s.path) and (s.key == tail or s.key.endswith("." + tail))]
+    return bool(vals) and all(isinstance(x, (tuple, list)) and "console" in x or x == "console" for x in vals)
 
 
 def log_calls(f: Facts) -> list[Call]:
@@ -1271,7 +1290,10 @@ def log_calls(f: Facts) -> list[Call]:
     for c in f.calls("print", "info", "debug", "warning", "warn", "write", "rank0_print", "print_rank_0", "print_rank0", "master_print",
                      "log_rank_0", "log_dist", "print_log", "log_info", "print0", "printr", "log0", "print_master", "log_rank", "log_rank0"):
         if c.name == "print" or c.name.endswith(("accelerator.print", "fabric.print")) or c.name in {"tqdm.write", "tqdm.tqdm.write"}:
-            out.append(c)
+            # a warning printed under a condition (verl ``if not torch.isfinite(grad_norm): print(f"WARN: ...")``) is the
+            # ``print`` spelling of a guarded ``logger.warning``: not the step's metrics
+            if not (c.guard and c.args and _WARN_TEXT.match(_text_of(c.args[0]))):
+                out.append(c)
         elif c.short != "print" and _LOG_FUNCS.match(c.short):
             out.append(c)
         elif _LOGGER_RECV.search(c.name) and not (c.short in ("warning", "warn") and c.guard):
@@ -1310,6 +1332,23 @@ class I4LoggingFrequency(Check):
         "python": "if step % log_every == 0:\n    print(f\"step {step} loss {loss.item():.4f}\")\n",
     }
     examples = (
+        Example({  # verl: the Tracking object's backends come from trainer.logger, console included; fed every step
+            "verl/trainer/config/ppo_trainer.yaml": "trainer:\n  project_name: verl_examples\n  logger: ['console', 'wandb']\n",
+            "verl/trainer/ppo/trainer_base.py": (
+                "from verl.utils.tracking import Tracking\n\nclass PPOTrainer:\n    def fit(self):\n"
+                "        self.logger = Tracking(project_name=self.config.trainer.project_name,\n"
+                "                               default_backend=self.config.trainer.logger)\n"
+                "        while self.global_steps <= self.total_training_steps:\n            metrics = {}\n"
+                "            batch = self.step(metrics)\n            self.logger.log(data=metrics, step=self.global_steps)\n"
+                "            self.global_steps += 1\n"),
+        }, N, "console-backed Tracking from the run config, every step"),
+        Example({"engine.py": (  # a warning printed under a condition is not the step's metrics
+            "import torch\n\ndef optimizer_step(model, optimizer, loader, log_every=100):\n"
+            "    for step, batch in enumerate(loader):\n        loss = model(batch).loss\n        loss.backward()\n"
+            "        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+            "        if not torch.isfinite(grad_norm):\n            print(f'WARN: grad_norm is not finite: {grad_norm}')\n"
+            "        optimizer.step()\n        if step % log_every == 0:\n            print(f'step {step} loss {loss.item()}')\n")},
+            U, "guarded warning print, metrics every 100 steps"),
         Example({  # arctic-training: the loss is logged by a post-loss callback at an interval whose pydantic default is 1
             "arctic_training/config/trainer.py": (
                 "from pydantic import BaseModel, Field\n\nclass TrainerConfig(BaseModel):\n"
@@ -1561,10 +1600,7 @@ def tracker_calls(f: Facts) -> list[Call]:
     out = [c for c in pool if _TRACKER_CALL.match(c.name) and not c.name.startswith("self.log")]
     # a multi-backend tracking object bound to any name (verl ``self.logger = Tracking(..., default_backend=["console",
     # "wandb"])`` then ``self.logger.log(data=metrics, step=self.global_steps)``): its ``log`` reports to the trackers
-    bound: dict[str, set[str]] = {}
-    for a in f.records("attr_assigns"):
-        if isinstance(a.value, Expr) and _TRACKER_OBJECT.match(a.value.text):
-            bound.setdefault(a.path, set()).add(a.target)
+    bound = _tracker_objects(f)
     out += [c for c in pool if c.short == "log" and c not in out and c.name.rsplit(".", 1)[0] in bound.get(c.path, ())]
     # a metrics logger whose handlers are the trackers (instructlab-training: ``metric_logger.info({"step": ..., "lr": ...})``
     # on ``logging.getLogger("instructlab.training.metrics")``, configured with W&B/TensorBoard/MLflow handlers): a tracker
@@ -1595,6 +1631,15 @@ def _trackers_switched_off(f: Facts) -> tuple[Call, list[Any]] | None:
             return None
         first = first or (c, off)
     return first
+
+
+def _tracker_objects(f: Facts) -> dict[str, set[str]]:
+    """path -> names bound to a tracking object in that file (``self.logger = Tracking(...)``)."""
+    bound: dict[str, set[str]] = {}
+    for a in f.records("attr_assigns"):
+        if isinstance(a.value, Expr) and _TRACKER_OBJECT.match(a.value.text):
+            bound.setdefault(a.path, set()).add(a.target)
+    return bound
 
 
 def _text_of(v: Any) -> str:
