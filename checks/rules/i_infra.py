@@ -1279,7 +1279,7 @@ def _backend_console(f: Facts, c: Call) -> bool:
     parts = v.text.split(".")  # type: ignore[union-attr]
     tail = ".".join(parts[-2:]) if len(parts) > 2 else ref  # ``trainer.logger``: the section the run config names
     vals = [s.value for s in f.effective(ref) if not _TEST_PATH.search(s.path) and (s.key == tail or s.key.endswith("." + tail))]
-    return bool(vals) and all(isinstance(x, (tuple, list)) and "console" in x or x == "console" for x in vals)
+    return bool(vals) and all((isinstance(x, (tuple, list)) and "console" in x) or x == "console" for x in vals)
 
 
 def log_calls(f: Facts) -> list[Call]:
