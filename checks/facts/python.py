@@ -399,10 +399,16 @@ class _Extractor(ast.NodeVisitor):
 
     def _field(self, owner: str, name: str, value_node: ast.AST, line: int) -> None:
         default: Any
-        if isinstance(value_node, ast.Call) and (self.dotted(value_node.func) or "").endswith("field"):
+        # dataclasses ``field(default=...)`` and pydantic ``Field(default=...)`` / ``Field(0, ge=0)`` (arctic-training's
+        # ``save_every_n_steps: HumanInt = Field(default=0, ge=0)``)
+        func = self.dotted(value_node.func) or "" if isinstance(value_node, ast.Call) else ""
+        if isinstance(value_node, ast.Call) and (func.endswith("field") or func == "Field" or func.endswith(".Field")):
             kw = {k.arg: k.value for k in value_node.keywords if k.arg}
+            first = value_node.args[0] if value_node.args and func.endswith("Field") else None
             if "default" in kw:
                 default = self.value(kw["default"])
+            elif first is not None and not (isinstance(first, ast.Constant) and first.value is Ellipsis):
+                default = self.value(first)
             elif "default_factory" in kw:
                 default = Expr(self.src(kw["default_factory"]))
             else:

@@ -50,9 +50,26 @@ HF_DEFAULTS: dict[str, Any] = {
 }
 
 
+#: modules whose import makes a bare trainer/arguments name an HF one (the name itself is imported under another binding)
+_HF_MODULES = ("transformers", "trl", "unsloth", "peft", "llamafactory", "axolotl", "swift", "openrlhf", "lmflow")
+
+
+def _framework_class(facts: Facts, c: Any) -> bool:
+    """An HF trainer/arguments call, not a class of the same name the project defines itself: verl's own ``class
+    SFTTrainer:`` called as ``SFTTrainer(config=config)`` in a file that imports neither transformers nor TRL. A name
+    imported from TRL resolves to ``trl.SFTTrainer``; a bare name counts only when its file star-imports, or imports an
+    HF framework (the name reaches it some other way)."""
+    if "." in c.name:
+        return True
+    ff = facts.files.get(c.path)
+    if ff is None:
+        return True
+    return any(i.name == "*" or i.module.split(".", 1)[0] in _HF_MODULES for i in ff.imports)
+
+
 def uses_hf_trainer(facts: Facts) -> list[Any]:
     """Sites that configure an HF-style trainer (args class calls, trainer calls, HfArgumentParser)."""
-    sites: list[Any] = [*facts.calls(*HF_ARGS), *facts.calls(*HF_TRAINERS)]
+    sites: list[Any] = [c for c in (*facts.calls(*HF_ARGS), *facts.calls(*HF_TRAINERS)) if _framework_class(facts, c)]
     for c in facts.calls("HfArgumentParser"):
         if any(isinstance(a, tuple) or getattr(a, "text", "") for a in c.args):
             sites.append(c)

@@ -375,6 +375,17 @@ _MEDIA_OPENS = {"imread", "read_image", "decode_image", "VideoReader", "load_ima
 _MEDIA_NAMES = ("Image.open", "av.open", "torchaudio.load", "librosa.load", "soundfile.read")
 
 
+#: decoders that take whatever a sample holds (image object, bytes, base64, URL or path): qwen-vl-utils
+_ANY_FORM_DECODERS = {"fetch_image", "fetch_video", "process_vision_info"}
+
+
+def _embedded_media(f: Facts) -> list[Call]:
+    """Image/audio decoded from bytes held in memory (``Image.open(BytesIO(image["bytes"]))``) outside tests: media stored
+    inside the dataset's rows."""
+    return [c for c in f.calls("PIL.Image.open", "Image.open", "soundfile.read", "torchaudio.load") if c.args
+            and re.search(r"BytesIO", _text(c.args[0])) and not _in_tests(c.path)]
+
+
 def _is_media(c: Call) -> bool:
     return c.short in _MEDIA_OPENS or c.name.endswith(_MEDIA_NAMES)
 #: merged-store evidence that is a table of records (HF datasets Arrow, Parquet), which may hold only annotations
@@ -1560,6 +1571,25 @@ class F4SmallFileMerging(_DataCheck):
         ),
     }
     examples = (
+        Example({  # verl: prompts in parquet tables; image bytes stored in the rows, decoded per sample
+            "verl/utils/dataset/rl_dataset.py": (
+                "import datasets\nfrom io import BytesIO\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\n"
+                "class RLHFDataset(Dataset):\n    def __init__(self, parquet_files):\n"
+                "        self.dataframe = datasets.load_dataset('parquet', data_files=parquet_files)['train']\n\n"
+                "    def __getitem__(self, item):\n        row = self.dataframe[item]\n"
+                "        images = [Image.open(BytesIO(x['bytes'])) for x in row.get('images', [])]\n"
+                "        return row, images\n\n"
+                "    def process_vision_info(self, messages):\n        from qwen_vl_utils import process_vision_info\n"
+                "        return process_vision_info(messages)\n"),
+        }, U, "parquet tables holding the image bytes"),
+        Example({
+            "data/vl_dataset.py": (
+                "import datasets\nfrom torch.utils.data import Dataset\nfrom qwen_vl_utils import fetch_image\n\n"
+                "class VLDataset(Dataset):\n    def __init__(self, path):\n"
+                "        self.rows = datasets.load_dataset('json', data_files=path)['train']\n\n"
+                "    def __getitem__(self, i):\n        row = self.rows[i]\n"
+                "        return fetch_image({'image': row['image_path']})\n"),
+        }, N, "records name image files decoded one at a time"),
         Example({"data.py": "import webdataset as wds\nds = wds.WebDataset('s3://bucket/train-{000000..000999}.tar').shuffle(1000).decode('pil')\n"}, U, "webdataset"),
         Example({"pretrain.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 4 --data-path /data/pile_text_document\n"}, U, "megatron indexed"),
         Example({"prep.py": "from datasets import load_dataset\nds = load_dataset('json', data_files='raw.jsonl')\nds.save_to_disk('/data/arrow/train')\n",
@@ -1613,6 +1643,17 @@ class F4SmallFileMerging(_DataCheck):
         merged += [_ev(c, key="Dataset.from_generator (the whole dataset into Arrow before training)") for c in _materialising_calls(f)]
         reads, minor = _minority_sites(f, _per_sample_reads(f), _GETITEM)
         note = _minority_note(f, minor, "samples are read one file at a time")
+        embedded = _embedded_media(f)
+        if merged and embedded and any(e.key in _TABLE_KEYS for e in merged):
+            # the tables carry the media themselves: the project decodes image bytes stored in the rows (verl
+            # ``Image.open(BytesIO(image["bytes"]))``), and qwen-vl-utils' decoders take whatever a row holds (an image
+            # object, bytes, base64, a URL or a path): they do not show one file per sample
+            any_form = [c for c in reads if c.short in _ANY_FORM_DECODERS]
+            if any_form:
+                reads = [c for c in reads if c not in any_form]
+                e0 = embedded[0]
+                note += (f"; media decoded from the rows (image bytes at {e0.path}:{e0.line}); {any_form[0].short}() "
+                         f"({any_form[0].path}:{any_form[0].line}) decodes whatever a row holds, a file only when a dataset names one")
         small = [_ev(c, key=f"{'.'.join(c.name.split('.')[-2:])}() in {c.func}") for c in reads]
         media = [c for c in reads if _is_media(c)]
         if merged and media and all(e.key in _TABLE_KEYS for e in merged):
@@ -1967,6 +2008,22 @@ class F7SequencePacking(_DataCheck):
                 "    return {\"input_ids\": torch.tensor([input_ids]), \"labels\": torch.tensor([labels]),\n"
                 "            \"position_ids\": torch.tensor([position_ids])}\n"),
         }, U, "padding-free collator"),
+        Example({  # arctic-training: the SFT factory packs only when its pydantic config turns pack_samples on
+            "arctic_training/data/sft_factory.py": (
+                "from pydantic import BaseModel\n\nclass SFTDataConfig(BaseModel):\n    max_length: int = 8192\n"
+                "    pack_samples: bool = False\n\n"
+                "def pack_dataset(self, dataset):\n    if not self.config.pack_samples:\n        return dataset\n"
+                "    dataset = dataset.shuffle(seed=self.config.seed)\n"
+                "    dataset = dataset.map(lambda x: pack_sft_batch(x, max_length=self.config.max_length), batched=True)\n"
+                "    return dataset\n"),
+        }, N, "packing map after an early return on a switch that is off"),
+        Example({
+            "data/sft_factory.py": (
+                "from pydantic import BaseModel\n\nclass SFTDataConfig(BaseModel):\n    max_length: int = 8192\n"
+                "    pack_samples: bool = True\n\n"
+                "def pack_dataset(self, dataset):\n    if not self.config.pack_samples:\n        return dataset\n"
+                "    return dataset.map(lambda x: pack_sft_batch(x, max_length=self.config.max_length), batched=True)\n"),
+        }, U, "packing map after an early return on a switch that is on"),
         Example({  # LLaMA-Factory v1: a padding-free batcher is a plugin; the batching strategy defaults to normal
             "src/llamafactory/v1/config/training_args.py": (
                 "from dataclasses import dataclass, field\nfrom enum import Enum\n\n"
@@ -2127,9 +2184,29 @@ class F7SequencePacking(_DataCheck):
                               f"{f' (+{len(buffers) - 1})' if len(buffers) > 1 else ''} for the datasets that use it")
         else:
             used += buffers
-        for c in f.calls("map"):
-            if "." in c.name and c.args and re.search(r"group_texts|pack|concat", _text(c.args[0]), re.I):
-                used.append(_ev(c, key=".map()", value=_text(c.args[0])))
+        # a packing ``.map`` after an early return on a switch that is off (``if not self.config.pack_samples: return
+        # dataset`` with ``pack_samples: bool = False``) is an option, not the run's packing
+        maps = [c for c in f.calls("map") if "." in c.name and c.args
+                and re.search(r"group_texts|pack|concat", _text(c.args[0]), re.I) and not _in_tests(c.path)]
+        maps_off = [c for c in maps if guard_off(f, c)]
+        train_files = ctx.project.training_files
+        off_path: list[Any] = []
+        for c in maps:
+            if c in maps_off:
+                continue
+            # when the training path's own packing is switched off, a packing ``.map`` in a module no entry point reaches
+            # (arctic-training's ``causal_factory.py`` for ``type: causal`` while the trainer defaults to SFT) is another
+            # mode's data path, not this run's
+            if train_files and c.path not in train_files and any(x.path in train_files for x in maps_off):
+                off_path.append(c)
+                continue
+            used.append(_ev(c, key=".map()", value=_text(c.args[0])))
+        map_note = ""
+        if maps_off:
+            c = maps_off[0]
+            map_note = f"; packing at {c.path}:{c.line} is behind a switch that is off"
+            if off_path:
+                map_note += f", and {off_path[0].path}:{off_path[0].line} packs in a module the training path does not reach"
         if "llamafactory" in ctx.project.frameworks and not f.effective("packing"):
             used += [_ev(e, key=e.dotted, value=e.value) for e in f.config("stage") if e.value == "pt"]
         used += _data_path_ev(f)
@@ -2138,6 +2215,7 @@ class F7SequencePacking(_DataCheck):
         used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f) if c.short in ("memmap", "from_file", "readinto")]
         if used:
             return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences" + minority_note, {"packing": True})
+        minority_note += map_note
         # padding removed without packing (lmms-engine / verl ``use_rmpad: true``: each batch unpadded into one varlen sequence
         # for flash attention): no FLOPs on padding, but samples are not concatenated up to the sequence length, so the tokens
         # per step vary with the samples drawn

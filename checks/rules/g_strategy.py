@@ -1136,6 +1136,13 @@ def _put_in_eval(f: Facts, x: Any, recv: str) -> bool:
     return bool(r) and any(c.path == x.path and c.func == getattr(x, "func", None) for c in f.calls(f"{r}.eval") if c.name == f"{r}.eval")
 
 
+#: a MoE router / gate (``layer.mlp.router.weight``, ``shared_experts.gate_weight``): frozen for routing stability (verl's Megatron
+#: ``freeze_moe_router``), a few thousand parameters whose backward costs nothing: not freezing layers to save compute
+_ROUTER = re.compile(r"(^|\.)(router|moe_gate|gate_weight|gate_bias|expert_bias)(\.|$)")
+#: a freeze key inside an adapter section (verl ``model.lora.freeze_language_model: True``) applies only to adapter training
+_ADAPTER_SECTION = re.compile(r"(?i)(^|\.)(lora|peft|adapter|qlora)\.")
+
+
 def _not_layer_freezing(x: Any, recv: str) -> bool:
     """A freeze that is not a fine-tuning choice about the trained model's layers: LoRA/PEFT code freezing the base (G4), a
     module put in eval mode and frozen whole (``hf_module.eval().requires_grad_(False)``: a fixed text encoder/VAE feature
@@ -1147,6 +1154,8 @@ def _not_layer_freezing(x: Any, recv: str) -> bool:
     if _ADAPTER_CODE.search(stem) or _ADAPTER_CODE.search(func):
         return True
     if re.search(r"\.eval\(\)$", recv.strip()):
+        return True
+    if _ROUTER.search(recv) or _ROUTER.search(getattr(x, "target", "") or ""):
         return True
     if _AUX_MODEL.search(stem):
         return True
@@ -1255,6 +1264,31 @@ class G5LayerFreezing(Check):
         ),
     }
     examples = (
+        Example({  # verl: Megatron's MoE router frozen for routing stability; LoRA's own freeze keys with LoRA off
+            "verl/models/mcore/bridge.py": (
+                "def freeze_moe_router(model):\n    for model_chunk in model:\n"
+                "        for layer in model_chunk.decoder.layers:\n            if hasattr(layer.mlp, 'router'):\n"
+                "                layer.mlp.router.weight.requires_grad = False\n"
+                "            if hasattr(layer.mlp, 'shared_experts'):\n"
+                "                layer.mlp.shared_experts.gate_weight.requires_grad = False\n    return model\n"),
+            "verl/trainer/config/model/hf_model.yaml": (
+                "path: ~/models/deepseek-llm-7b-chat\nlora_rank: 0\nlora_alpha: 16\n"
+                "lora:\n  freeze_vision_model: True\n  freeze_language_model: True\n"),
+            "verl/workers/engine/fsdp/transformer_impl.py": (
+                "import torch\nfrom transformers import AutoModelForCausalLM\n\n"
+                "def train(config, loader):\n    model = AutoModelForCausalLM.from_pretrained(config.path)\n"
+                "    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-6)\n    for batch in loader:\n"
+                "        loss = model(**batch).loss\n        loss.backward()\n        optimizer.step()\n"),
+        }, N, "MoE router freeze and LoRA-section freeze keys with LoRA off"),
+        Example({
+            "train.py": (
+                "def freeze_lower_layers(model, n):\n    for layer in model.model.layers[:n]:\n"
+                "        for p in layer.parameters():\n            p.requires_grad = False\n\n"
+                "import torch\nfrom transformers import AutoModelForCausalLM\n"
+                "model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2-7B')\nfreeze_lower_layers(model, 8)\n"
+                "optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)\n"
+                "for batch in loader:\n    model(**batch).loss.backward()\n    optimizer.step()\n"),
+        }, U, "lower decoder layers frozen"),
         Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('gpt2')\n"
                  "for layer in model.transformer.h[:6]:\n    for p in layer.parameters():\n        p.requires_grad = False\n"},
                 U, "bottom layers frozen"),
@@ -1366,6 +1400,7 @@ class G5LayerFreezing(Check):
             else:
                 used.append(x)
         mm_model = bool(set(ctx.project.model_families) & _MULTIMODAL_FAMILIES)
+        adapters_on = bool(_lora_scan(f)[0])  # G4's reading (the overview's adapter_training follows the checks)
         for s in all_settings:
             if s.name in minority and _recipe_file(s):
                 if s in minority[s.name][0] and s not in off:
@@ -1373,6 +1408,8 @@ class G5LayerFreezing(Check):
                 continue
             if _FREEZE_EXCLUDE.match(s.name):
                 continue
+            if _ADAPTER_SECTION.search(s.key) and not adapters_on:
+                continue  # LoRA's own freeze options with LoRA off (lora_rank: 0) freeze nothing
             if _MM_KEY.search(s.name) and (not ctx.project.multimodal or (s.rank == 0 and not mm_model)):
                 continue  # LLaMA-Factory's freeze_vision_tower default in a text-only run freezes nothing
             is_tune = bool(_TUNE_KEY.match(s.name))

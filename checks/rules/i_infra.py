@@ -30,7 +30,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import HF_DEFAULTS, guard_off, parse_expr, uses_hf_trainer
+from ._helpers import HF_DEFAULTS, callers_off, guard_off, parse_expr, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 #: I3-I5 found no interval setting and no call in a training-step loop: the frequency cannot be judged, so the status is
@@ -806,11 +806,21 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
     # a ``while step < max_steps:`` loop has no ``for`` iterable: a call beside the optimizer step of the same function, outside
     # any ``for``, under an interval guard (``if step % args.log_every == 0``) is taken as in that loop, at that interval
     while_steps = {(x.path, x.func) for x in f.calls("step") if x.loop is None and _is_step_call(x)}
+    # a trainer's ``fit`` whose ``while`` loop calls its own step method (verl ``batch = self.step(metrics, ...)``) and then
+    # reports with the step counter (``self.logger.log(data=metrics, step=self.global_steps)``): a call after the step call that
+    # passes ``step=`` runs once per step (one before it, such as a validation before training, does not)
+    own_steps: dict[tuple[str, str | None], int] = {}
+    for x in f.calls("step", "train_step", "training_step"):
+        if x.loop is None and x.name in ("self.step", "self.train_step", "self.training_step") and x.func not in _STEP_FUNCS:
+            key = (x.path, x.func)
+            own_steps[key] = min(own_steps.get(key, x.line), x.line)
     for c in calls:
         if _TEST_PATH.search(c.path) or c.path in side or _FINAL_SAVE.search(c.func or ""):
             continue  # a helper that ends the run (``_save_and_exit``) runs once, not every step
         in_step = (c.loop is not None and (c.path, c.func, c.loop) in loops) or (c.loop is None and c.func in _STEP_FUNCS) or (
-            c.loop is None and (c.path, c.func) in while_steps and bool(c.guard) and "%" in (c.guard or ""))
+            c.loop is None and (c.path, c.func) in while_steps and bool(c.guard) and "%" in (c.guard or "")) or (
+            c.loop is None and c.line > own_steps.get((c.path, c.func), c.line) and "step" in c.kwargs
+            and re.search(r"step", _text_of(c.kwargs["step"])) is not None)
         sites = [] if in_step or c.func is None or c.loop is not None else helpers.get((c.path, c.func), [])
         if not in_step and not sites:
             continue
@@ -1066,6 +1076,21 @@ class I3CheckpointFrequency(Check):
         Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o', save_strategy='epoch', save_steps=1)\n"}, U, "epoch strategy"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, U, "HF defaults"),
         Example({"train.yaml": "save_steps: 0.1\n"}, U, "ratio"),
+        Example({"arctic_training/config/checkpoint.py": (  # arctic-training: periodic saves off unless a recipe sets them
+            "from pydantic import BaseModel, Field\n\nclass CheckpointConfig(BaseModel):\n    enabled: bool = True\n"
+            "    save_every_n_steps: int = Field(default=0, ge=0)\n    save_end_of_training: bool = False\n")}, U,
+            "periodic saving off by a pydantic Field default"),
+        Example({  # verl: the PPO trainer saves only when trainer.save_freq > 0
+            "verl/trainer/config/ppo_trainer.yaml": "trainer:\n  total_epochs: 30\n  save_freq: -1\n  test_freq: -1\n",
+            "verl/trainer/ppo/ray_trainer.py": (
+                "class RayPPOTrainer:\n    def fit(self):\n        for batch_dict in self.train_dataloader:\n"
+                "            metrics = self.step(batch_dict)\n"
+                "            if self.config.trainer.save_freq > 0 and self.global_steps % self.config.trainer.save_freq == 0:\n"
+                "                self._save_checkpoint()\n"),
+        }, U, "save_freq -1: no periodic checkpoint"),
+        Example({"config/checkpoint.py": (
+            "from pydantic import BaseModel, Field\n\nclass CheckpointConfig(BaseModel):\n"
+            "    save_every_n_steps: int = Field(default=5, ge=0)\n")}, N, "pydantic Field default of 5 steps"),
         Example({"train.py": (
             "from transformers import TrainingArguments\nargs = TrainingArguments(\n    output_dir='o',\n"
             "    save_strategy='epoch',\n    save_steps=5,\n)\n")}, U, "multi-line call with epoch strategy"),
@@ -1154,6 +1179,9 @@ class I3CheckpointFrequency(Check):
         small = _adapter_only(f, ctx) or (ctx.project.params_billions is not None and ctx.project.params_billions < 1)
         threshold = 10 if small else 50
         items = interval_settings(f, _SAVE_KEYS, strategy="save_strategy") + _checkpointer_intervals(f)
+        # ``save_freq`` counts steps in some trainers (verl ``trainer.save_freq``) and epochs in others (TRL DDPO): only its
+        # "off" value (verl ``save_freq: -1``, saves only when ``save_freq > 0``) is read
+        items += [i for i in interval_settings(f, ("save_freq",)) if i.kind == "off"]
         # axolotl ``saves_per_epoch: 1``: a few checkpoints per epoch (it sets the save interval from the epoch length)
         per_epoch_saves = [s for s in interval_settings(f, ("saves_per_epoch",)) if s.steps is not None and s.steps >= 1]
         items += [Interval(i.fact, i.key, i.name, None, "epoch") for i in per_epoch_saves]
@@ -1193,6 +1221,13 @@ class I3CheckpointFrequency(Check):
         elif spaced:
             sane = _spaced_detail("checkpoints saved", spaced)
             values.update(_spaced_values(spaced))
+        elif items and all(i.kind == "off" for i in items):
+            # periodic saving switched off (arctic-training ``save_every_n_steps: HumanInt = Field(default=0, ge=0)``): no
+            # checkpoint stall during the run; saves, if any, come at the end or per epoch
+            i = items[0]
+            sane = (f"no periodic checkpoint: {i.name} is {i.fact.value!r} ({i.fact.path}:{i.fact.line}"
+                    f"{f' (+{len(items) - 1})' if len(items) > 1 else ''}), so no save stalls the training steps")
+            values[i.name] = "off"
         else:
             sane = NOT_JUDGED + ("no checkpoint interval setting and no save call in a training-step loop were found on the training "
                                  "path; check how often your launch saves (its save interval or save callback)")
@@ -1201,7 +1236,8 @@ class I3CheckpointFrequency(Check):
 
 
 _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq", "log_every", "log_freq", "logging_interval", "log_steps",
-             "steps_per_print", "iteration_step_info_interval", "print_every", "log_every_n_iters", "console_log_interval", "display_interval")
+             "steps_per_print", "iteration_step_info_interval", "print_every", "log_every_n_iters", "console_log_interval", "display_interval",
+             "loss_log_interval")  # arctic-training ``loss_log_interval: HumanInt = Field(default=1, ge=0)``
 # recipes that disagree on a logging/report interval vote by I4/I5's verdict (under 10 steps or not): Megatron-LM's launches at
 # --log-interval 1, 2 and 5 are one majority against the default 100
 register_vote_bands("^(" + "|".join((*_LOG_KEYS, "tensorboard_log_interval")) + ")$", _interval_band(10))
@@ -1210,21 +1246,40 @@ _LOG_FUNCS = re.compile(r"^(print|print0|printr|log0|rank0_print|print_rank_0|pr
 _LOGGER_RECV = re.compile(r"(^|\.)(logger|logging|log|\w*_logger|LOGGER)\.(info|debug|warning|warn)$")  # base_logger.info too
 
 
+_WARN_TEXT = re.compile(r"""^f?['"]\s*\W*\s*(WARN(ING)?|Warning|ERROR|Error)\b""")
+
+
 def _console_trackers(f: Facts) -> list[Call]:
     """Tracker calls of a multi-backend tracking object that also prints to the console (lmms-engine / verl ``Tracking`` with
     ``self.default_backend.append("console")`` in the trainer that calls ``self.tracking.log(train_metrics, ...)``): each
     such report is also a console log line."""
     out: list[Call] = []
     console: dict[str, bool] = {}
+    bound = _tracker_objects(f)
     for c in tracker_calls(f):
-        if not re.search(r"(?i)track(ing|er)\w*\.log$", c.name):
+        if not (re.search(r"(?i)track(ing|er)\w*\.log$", c.name) or c.name.rsplit(".", 1)[0] in bound.get(c.path, ())):
             continue
         if c.path not in console:
             ff = f.files.get(c.path)
-            console[c.path] = ff is not None and any("console" in (*x.args, *x.kwargs.values()) for x in ff.calls)
+            console[c.path] = ff is not None and any("console" in (*x.args, *x.kwargs.values()) or _backend_console(f, x)
+                                                     for x in ff.calls if _TRACKER_OBJECT.match(f"{x.name}("))
+            console[c.path] = console[c.path] or (ff is not None and any("console" in (*x.args, *x.kwargs.values()) for x in ff.calls))
         if console[c.path]:
             out.append(c)
     return out
+
+
+def _backend_console(f: Facts, c: Call) -> bool:
+    """A tracking object whose backends come from the run config (verl ``Tracking(default_backend=self.config.trainer.logger)``
+    with ``trainer.logger: ['console', 'wandb']``) and every effective value of that setting includes the console."""
+    v = c.kwargs.get("default_backend")
+    ref = v.text.rsplit(".", 1)[-1] if isinstance(v, Expr) and re.fullmatch(r"[\w.]+", v.text) else None
+    if not ref:
+        return False
+    parts = v.text.split(".")  # type: ignore[union-attr]
+    tail = ".".join(parts[-2:]) if len(parts) > 2 else ref  # ``trainer.logger``: the section the run config names
+    vals = [s.value for s in f.effective(ref) if not _TEST_PATH.search(s.path) and (s.key == tail or s.key.endswith("." + tail))]
+    return bool(vals) and all((isinstance(x, (tuple, list)) and "console" in x) or x == "console" for x in vals)
 
 
 def log_calls(f: Facts) -> list[Call]:
@@ -1235,7 +1290,10 @@ def log_calls(f: Facts) -> list[Call]:
     for c in f.calls("print", "info", "debug", "warning", "warn", "write", "rank0_print", "print_rank_0", "print_rank0", "master_print",
                      "log_rank_0", "log_dist", "print_log", "log_info", "print0", "printr", "log0", "print_master", "log_rank", "log_rank0"):
         if c.name == "print" or c.name.endswith(("accelerator.print", "fabric.print")) or c.name in {"tqdm.write", "tqdm.tqdm.write"}:
-            out.append(c)
+            # a warning printed under a condition (verl ``if not torch.isfinite(grad_norm): print(f"WARN: ...")``) is the
+            # ``print`` spelling of a guarded ``logger.warning``: not the step's metrics
+            if not (c.guard and c.args and _WARN_TEXT.match(_text_of(c.args[0]))):
+                out.append(c)
         elif c.short != "print" and _LOG_FUNCS.match(c.short):
             out.append(c)
         elif _LOGGER_RECV.search(c.name) and not (c.short in ("warning", "warn") and c.guard):
@@ -1274,6 +1332,36 @@ class I4LoggingFrequency(Check):
         "python": "if step % log_every == 0:\n    print(f\"step {step} loss {loss.item():.4f}\")\n",
     }
     examples = (
+        Example({  # verl: the Tracking object's backends come from trainer.logger, console included; fed every step
+            "verl/trainer/config/ppo_trainer.yaml": "trainer:\n  project_name: verl_examples\n  logger: ['console', 'wandb']\n",
+            "verl/trainer/ppo/trainer_base.py": (
+                "from verl.utils.tracking import Tracking\n\nclass PPOTrainer:\n    def fit(self):\n"
+                "        self.logger = Tracking(project_name=self.config.trainer.project_name,\n"
+                "                               default_backend=self.config.trainer.logger)\n"
+                "        while self.global_steps <= self.total_training_steps:\n            metrics = {}\n"
+                "            batch = self.step(metrics)\n            self.logger.log(data=metrics, step=self.global_steps)\n"
+                "            self.global_steps += 1\n"),
+        }, N, "console-backed Tracking from the run config, every step"),
+        Example({"engine.py": (  # a warning printed under a condition is not the step's metrics
+            "import torch\n\ndef optimizer_step(model, optimizer, loader, log_every=100):\n"
+            "    for step, batch in enumerate(loader):\n        loss = model(batch).loss\n        loss.backward()\n"
+            "        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+            "        if not torch.isfinite(grad_norm):\n            print(f'WARN: grad_norm is not finite: {grad_norm}')\n"
+            "        optimizer.step()\n        if step % log_every == 0:\n            print(f'step {step} loss {loss.item()}')\n")},
+            U, "guarded warning print, metrics every 100 steps"),
+        Example({  # arctic-training: the loss is logged by a post-loss callback at an interval whose pydantic default is 1
+            "arctic_training/config/trainer.py": (
+                "from pydantic import BaseModel, Field\n\nclass TrainerConfig(BaseModel):\n"
+                "    loss_log_interval: int = Field(default=1, ge=0)\n"),
+            "arctic_training/callback/logging.py": (
+                "from arctic_training.logging import logger\n\ndef _log_loss_value(self, loss):\n"
+                "    if self.config.loss_log_interval != 0 and self.global_step % self.config.loss_log_interval == 0:\n"
+                "        logger.info(f'Global Step: {self.global_step}, Loss: {loss}')\n    return loss\n\n"
+                "post_loss_log_cb = ('post-loss', _log_loss_value)\n"),
+        }, N, "loss logged every step by a Field(default=1) interval"),
+        Example({"config/trainer.py": (
+            "from pydantic import BaseModel, Field\n\nclass TrainerConfig(BaseModel):\n"
+            "    loss_log_interval: int = Field(default=50, ge=0)\n")}, U, "loss logged every 50 steps"),
         Example({  # torchtitan 0.3.0: recipes as functions of a config registry; only the debug model logs every step
             "torchtitan/components/metrics.py": (
                 "from dataclasses import dataclass\n"
@@ -1499,6 +1587,7 @@ _TRACKER_DEPS = ("wandb", "tensorboard", "tensorboardx", "mlflow", "comet-ml", "
 _TRACKER_CALL = re.compile(
     r"^(wandb\.log|swanlab\.log|mlflow\.log_metrics?|.*\.add_scalars?|.*accelerator\.log|.*fabric\.log(_dict)?|.*(wandb|swanlab|tracker|tracking)\w*\.log"
     r"|.*experiment\.log_metrics?|.*\.report_scalar|.*(aim_)?run\.track|.*wandb_run\.log|comet_ml\..*log_metrics?)$")
+_TRACKER_OBJECT = re.compile(r"^([\w.]*\.)?\w*Track(ing|er)\w*\(")
 _LIGHTNING_LOGGERS = ("WandbLogger", "TensorBoardLogger", "MLFlowLogger", "CometLogger", "NeptuneLogger", "SwanLabLogger")
 
 
@@ -1509,6 +1598,10 @@ _TRACKER_MODULES = ("wandb", "mlflow", "torch.utils.tensorboard", "tensorboardX"
 def tracker_calls(f: Facts) -> list[Call]:
     pool = f.calls("log", "add_scalar", "add_scalars", "log_metric", "log_metrics", "report_scalar", "track", "log_dict")
     out = [c for c in pool if _TRACKER_CALL.match(c.name) and not c.name.startswith("self.log")]
+    # a multi-backend tracking object bound to any name (verl ``self.logger = Tracking(..., default_backend=["console",
+    # "wandb"])`` then ``self.logger.log(data=metrics, step=self.global_steps)``): its ``log`` reports to the trackers
+    bound = _tracker_objects(f)
+    out += [c for c in pool if c.short == "log" and c not in out and c.name.rsplit(".", 1)[0] in bound.get(c.path, ())]
     # a metrics logger whose handlers are the trackers (instructlab-training: ``metric_logger.info({"step": ..., "lr": ...})``
     # on ``logging.getLogger("instructlab.training.metrics")``, configured with W&B/TensorBoard/MLflow handlers): a tracker
     # report when it is given a dict of metrics and the project imports a tracker
@@ -1516,6 +1609,37 @@ def tracker_calls(f: Facts) -> list[Call]:
         out += [c for c in f.calls("info", "log") if _METRIC_LOGGER.search(c.name) and c.args
                 and _text_of(c.args[0]).lstrip().startswith("{") and c not in out]
     return out
+
+
+_TRACKER_INITS = ("wandb.init", "swanlab.init", "mlflow.start_run", "SummaryWriter", "aim.Run", "comet_ml.Experiment",
+                  "neptune.init_run", "clearml.Task.init")
+
+
+def _trackers_switched_off(f: Facts) -> tuple[Call, list[Any]] | None:
+    """Every tracker the project creates (``wandb.init``, ``SummaryWriter``...) is created behind a switch that is off
+    (arctic-training: ``if self.global_rank == 0 and self.config.wandb.enable: self.wandb_experiment = wandb.init(...)``
+    with ``enable: bool = False``): the first such creation and the settings that switch it off. None when a tracker is
+    created unconditionally, under a switch that is on or unknown, or not at all."""
+    inits = [c for c in f.calls(*_TRACKER_INITS) if not _TEST_PATH.search(c.path) and c.name.rsplit(".", 1)[-1] in
+             {n.rsplit(".", 1)[-1] for n in _TRACKER_INITS}]
+    if not inits:
+        return None
+    first: tuple[Call, list[Any]] | None = None
+    for c in inits:
+        off = guard_off(f, c) or callers_off(f, c)
+        if not off:
+            return None
+        first = first or (c, off)
+    return first
+
+
+def _tracker_objects(f: Facts) -> dict[str, set[str]]:
+    """path -> names bound to a tracking object in that file (``self.logger = Tracking(...)``)."""
+    bound: dict[str, set[str]] = {}
+    for a in f.records("attr_assigns"):
+        if isinstance(a.value, Expr) and _TRACKER_OBJECT.match(a.value.text):
+            bound.setdefault(a.path, set()).add(a.target)
+    return bound
 
 
 def _text_of(v: Any) -> str:
@@ -1630,6 +1754,45 @@ class I5ReportFrequency(Check):
         "python": "if step % log_every == 0:\n    wandb.log({\"loss\": loss.item()}, step=step)\n",
     }
     examples = (
+        Example({  # arctic-training: W&B is created only when the pydantic switch wandb.enable (default False) is on
+            "arctic_training/config/wandb.py": (
+                "from pydantic import BaseModel\n\nclass WandBConfig(BaseModel):\n    enable: bool = False\n"
+                "    project: str = 'arctic-training'\n"),
+            "arctic_training/trainer/trainer.py": (
+                "import wandb\n\nclass Trainer:\n    def __init__(self, config):\n        self.config = config\n"
+                "        self.wandb_experiment = None\n"
+                "        if self.global_rank == 0 and self.config.wandb.enable:\n"
+                "            self.wandb_experiment = wandb.init(project=self.config.wandb.project)\n\n"
+                "    def epoch(self):\n        for batch in self.train_batches:\n            self.step(batch)\n"
+                "            if self.wandb_experiment is not None:\n"
+                "                self.wandb_experiment.log({'loss': self.loss}, step=self.global_step)\n"),
+        }, U, "tracker created only behind a switch that is off"),
+        Example({  # verl: a Tracking object bound to self.logger, fed after every step of the trainer's while loop
+            "verl/trainer/ppo/trainer_base.py": (
+                "from verl.utils.tracking import Tracking\n\nclass PPOTrainer:\n    def fit(self):\n"
+                "        self.logger = Tracking(project_name='verl', default_backend=self.config.trainer.logger)\n"
+                "        if self.config.trainer.get('val_before_train', True):\n"
+                "            self.logger.log(data=self._validate(), step=self.global_steps)\n"
+                "        while self.global_steps <= self.total_training_steps:\n            metrics = {}\n"
+                "            batch = self.step(metrics)\n            self.logger.log(data=metrics, step=self.global_steps)\n"
+                "            self.global_steps += 1\n"),
+        }, N, "Tracking object bound to self.logger, fed every step"),
+        Example({
+            "trainer/base.py": (
+                "from utils.tracking import Tracking\n\nclass Trainer:\n    def fit(self):\n"
+                "        self.logger = Tracking(project_name='demo', default_backend=['wandb'])\n"
+                "        while self.global_steps <= self.total_training_steps:\n            metrics = {}\n"
+                "            batch = self.step(metrics)\n            if self.global_steps % self.config.log_every == 0:\n"
+                "                self.logger.log(data=metrics, step=self.global_steps)\n"
+                "            self.global_steps += 1\n"),
+            "config.yaml": "log_every: 50\n",
+        }, U, "Tracking object fed every 50 steps"),
+        Example({
+            "train.py": (
+                "import wandb\n\nuse_wandb = True\nif use_wandb:\n    wandb.init(project='gpt')\n"
+                "for step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
+                "    optimizer.step()\n    wandb.log({'loss': loss.item()})\n"),
+        }, N, "tracker switched on, reported every step"),
         Example({"train.yaml": "report_to: wandb\nlogging_steps: 10\n"}, U, "wandb every 10"),
         Example({"train.yaml": "report_to: none\nlogging_steps: 1\n"}, U, "no tracker"),
         Example({  # xtuner: mmengine Python configs with no visualizer: metrics stay in the runner's log
@@ -1907,6 +2070,13 @@ class I5ReportFrequency(Check):
                            f"{vis.total} Python config files ({first.path}:{first.line}); metrics stay in the runner's log; {vis.note}",
                            {"visualizer": None})
         if not trackers and not rt and not ok and not spaced and not defaults:
+            off = _trackers_switched_off(f)
+            if off:
+                init, sites = off
+                s0 = sites[0]
+                return Outcome(U, [Facts.ev(init), Facts.ev(s0)],
+                               f"no external tracker by default: {init.name}() ({init.path}:{init.line}) runs only when {s0.key} "
+                               f"is on, and it is {s0.value!r} ({s0.path}:{s0.line})", values)
             return Outcome(Status.NA, [], NOT_JUDGED + "no tracker interval setting and no tracker call in a training-step loop were found "
                            "on the training path; check how often your launch reports to W&B/TensorBoard/MLflow, if it does", values)
         hf = _hf_default_site(f, "logging_steps") if trackers and "logging_steps" in values and not any(
