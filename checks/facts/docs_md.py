@@ -55,12 +55,17 @@ def extract_doc_hints(path: str, text: str, out: FileFacts) -> None:
     if not any(k in text for k in ("nnodes", "nodes", "NODES", "machines", "SBATCH", "hostfile", "srun")):
         return
     for i, line in enumerate(text.splitlines(), 1):
-        for pat in _MULTI_NODE:
-            m = pat.search(line)
-            if m and _many(m.group(1) if m.groups() else None):
-                if not _NON_TRAINING_CMD.search(line):
-                    out.doc_hints.append(DocHint(path, i, "multi_node", m.group(0).strip(), line.strip()[:300]))
-                break
+        _multi_node_hint(path, i, line, out)
+
+
+def _multi_node_hint(path: str, i: int, line: str, out: FileFacts) -> None:
+    """The first multi-node form on a line, as a hint; none for a line that runs a tool rather than training."""
+    for pat in _MULTI_NODE:
+        m = pat.search(line)
+        if m and _many(m.group(1) if m.groups() else None):
+            if not _NON_TRAINING_CMD.search(line):
+                out.doc_hints.append(DocHint(path, i, "multi_node", m.group(0).strip(), line.strip()[:300]))
+            return
 
 
 #: a module-level string that is a command-line tool's usage text (xtuner ``CLI_HELP_MSG``, ``USAGE``, ``EPILOG``, ``__doc__``)
@@ -91,13 +96,7 @@ def extract_usage_hints(path: str, text: str, tree: ast.Module | None, out: File
             spans.append((value.lineno, getattr(value, "end_lineno", None) or value.lineno))
     for start, end in spans:
         for i in range(start, min(end, len(lines)) + 1):
-            line = lines[i - 1]
-            for pat in _MULTI_NODE:
-                m = pat.search(line)
-                if m and _many(m.group(1) if m.groups() else None):
-                    if not _NON_TRAINING_CMD.search(line):
-                        out.doc_hints.append(DocHint(path, i, "multi_node", m.group(0).strip(), line.strip()[:300]))
-                    break
+            _multi_node_hint(path, i, lines[i - 1], out)
 
 
 # a fenced block (``` or ~~~, any indent) and its language; rst ``.. code-block:: bash`` / ``.. code:: console``
