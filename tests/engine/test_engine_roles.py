@@ -458,7 +458,7 @@ def test_a_keyword_of_an_arbitrary_call_is_not_the_context_length():
     from checks.engine import audit_files
 
     files = {"trainer/padding_utils.py": "def pad(tag):\n    tag.update(is_padding=True, seq_len=128)\n",
-             "trainer/train.py": "from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(max_seq_length=4096)\n"
+             "trainer/train.py": "from trainer.padding_utils import pad\nfrom trl import SFTConfig, SFTTrainer\nargs = SFTConfig(max_seq_length=4096)\n"
                                  "trainer = SFTTrainer(model=model, args=args)\ntrainer.train()\n"}
     assert audit_files((p, t.encode()) for p, t in files.items()).project.max_seq_len == 4096
 
