@@ -516,7 +516,10 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
                 break
 
 
-_CONFIG_CALLEE = re.compile(r"(Config|Configs|Args|Arguments|Params|Settings|Options|Spec)$|^(dict|Namespace|OmegaConf\.create)$")
+#: the name of a call that builds a configuration or arguments object (``LlamaConfig(...)``, ``SFTConfig(...)``): its keywords
+#: are settings, unlike those of an arbitrary call (a layer, a tensor op, ``tag.update(seq_len=128)``)
+CONFIG_CALLEE = re.compile(r"(Config|Configs|Args|Arguments|Params|Hparams|HParams|Settings|Options|Spec)$")
+_CONFIG_CALLEE = re.compile(rf"{CONFIG_CALLEE.pattern}|^(dict|Namespace|OmegaConf\.create)$")
 _TRAIN_SEQ_KEYS = tuple(k for k in _SEQ_KEYS if k not in ("max_position_embeddings", "max_length", "max_source_length"))
 
 
@@ -526,12 +529,15 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
     ``max_position_embeddings`` (what the model could take) and generation lengths are not it.
     """
     per_file: dict[str, set[int]] = {}
+    triton_files = {i.path for i in facts.imports("triton")}
     for st in facts.effective(*_TRAIN_SEQ_KEYS):
+        if st.name not in _TRAIN_SEQ_KEYS:
+            continue  # a value read through another name (``max_length = max_position_embeddings``): not a training length
         v = as_number(st.value)
         # ``block_size: int = 128`` under "attention masking" (modded-nanogpt) is a kernel tile, not a context length:
         # a block size below 256 is ambiguous and left out
-        if st.name.lower() == "block_size" and v is not None and v < 256:
-            continue
+        if st.name.lower() == "block_size" and ((v is not None and v < 256) or "BLOCK_SIZE" in st.key or st.path in triton_files):
+            continue  # ``BLOCK_SIZE = 1024`` / ``block_size = 1024`` beside a Triton kernel (Megatron-LM) is a tile size as well
         # a keyword of an arbitrary call (verl ``padding_utils.py:139 meta.update(seq_len=128)``) is not the run's context
         # length; a config or arguments object's is (``SFTConfig(max_seq_length=2048)``)
         if st.source == "call" and not _CONFIG_CALLEE.search(st.key.split("(", 1)[0]):

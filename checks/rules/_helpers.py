@@ -51,7 +51,7 @@ HF_DEFAULTS: dict[str, Any] = {
 
 
 #: modules whose import makes a bare trainer/arguments name an HF one (the name itself is imported under another binding)
-_HF_MODULES = ("transformers", "trl", "unsloth", "peft", "llamafactory", "axolotl", "swift", "openrlhf", "lmflow")
+_HF_MODULES = ("transformers", "trl", "unsloth", "peft", "llamafactory", "axolotl", "swift", "openrlhf", "lmflow", "optimum")
 
 
 def _framework_class(facts: Facts, c: Any) -> bool:
@@ -59,9 +59,12 @@ def _framework_class(facts: Facts, c: Any) -> bool:
     SFTTrainer:`` called as ``SFTTrainer(config=config)`` in a file that imports neither transformers nor TRL. A name
     imported from TRL resolves to ``trl.SFTTrainer``; a bare name counts only when its file star-imports, or imports an
     HF framework (the name reaches it some other way)."""
-    if "." in c.name:
-        return True
-    ff = facts.files.get(c.path)
+    return "." in c.name or imports_hf(facts, c.path)
+
+
+def imports_hf(facts: Facts, path: str) -> bool:
+    """Whether a file can reach a Hugging Face framework's names: it imports one, or star-imports (an unknown file: yes)."""
+    ff = facts.files.get(path)
     if ff is None:
         return True
     return any(i.name == "*" or i.module.split(".", 1)[0] in _HF_MODULES for i in ff.imports)

@@ -11,6 +11,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
+from ..project import CONFIG_CALLEE
 from ._helpers import callers_off, evs, guard_off, parse_expr, recipe_majority, uses_hf_trainer, value_on
 from ._registry import recipes_on, split_text, total_recipes
 from .c_memory import fp8_sites
@@ -1184,7 +1185,6 @@ _PAD_KEYS = ("make_vocab_size_divisible_by", "pad_vocab_size_to", "pad_to_multip
 #: litgpt ``padding_multiple`` (``padded_vocab_size = find_multiple(vocab_size, padding_multiple)``)
 _VOCAB_PAD_KEYS = {"make_vocab_size_divisible_by", "pad_vocab_size_to", "pad_vocab_size_to_multiple_of", "vocab_size_multiple",
                    "padded_vocab_multiple", "vocab_multiple_of", "pad_vocab_size_multiple", "padding_multiple"}
-_CONFIG_CALL = re.compile(r"(Config|Args|Arguments|Params|Hparams|HParams)$")
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|unittests?)(/|$)|(^|/)test_[^/]*$|_test\.py$")
 
 
@@ -1236,7 +1236,7 @@ def _dims(f: Facts) -> list:
             continue
         if _CONVERTER_PATH.search(s.path):
             continue  # a checkpoint converter's dimensions describe the model it converts, not one it trains
-        if s.source == "call" and not _CONFIG_CALL.search(s.key.split("(", 1)[0]):
+        if s.source == "call" and not CONFIG_CALLEE.search(s.key.split("(", 1)[0]):
             continue  # a keyword of some other call (a layer, a tensor op), not the model's configuration
         out.append(s)
     skip = _checkpoint_config_defaults(f, out)

@@ -28,7 +28,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import evs, guard_off
+from ._helpers import evs, guard_off, imports_hf
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -151,18 +151,12 @@ def _custom_generate(f: Facts, gens: list[Call]) -> tuple[list[Call], bool]:
     body = [c for c in f.records("calls") if c.func == "generate"]
     if not body:
         return [], False
-    hf_files = _hf_files(f)
     # a call with ``**kwargs`` is the repository's own when its file does not use Hugging Face at all (nanochat engine.py)
     custom = [c for c in gens if not c.name.startswith("transformers.") and not (set(c.kwargs) & _HF_GEN_KW)
-              and (not c.star_kwargs or c.path not in hf_files)]
+              and (not c.star_kwargs or not imports_hf(f, c.path))]
     cached = any(k in ("past_key_values", "kv_cache", "use_cache", "cache", "past", "layer_past", "start_pos", "input_pos")
                  for c in body for k in c.kwargs) or any("cache" in c.text.lower() or "start_pos" in c.text for c in body)
     return custom, cached
-
-
-def _hf_files(f: Facts) -> set[str]:
-    """Files that import a Hugging Face library (their ``generate``/``generate_batch`` may be HF's)."""
-    return {i.path for i in f.imports("transformers", "peft", "trl", "optimum")}
 
 
 def _training_file(f: Facts, path: str) -> bool:
@@ -400,9 +394,8 @@ class J2ContinuousBatching(_InferenceOnly):
         used += _trt_inflight(f, eng)
         # HF's continuous batching (``model.generate_batch``): in a file that uses transformers, not a repository's own
         # ``Engine.generate_batch`` (nanochat)
-        hf_files = _hf_files(f)
         used += [c for c in _live(f, f.calls("generate_batch", "init_continuous_batching", "ContinuousBatchingManager"))
-                 if c.path in hf_files or c.name.startswith("transformers.")]
+                 if c.name.startswith("transformers.") or imports_hf(f, c.path)]
         used += _live(f, f.calls("ExLlamaV2DynamicGenerator"))
         if used:
             single = [s for s in f.effective("max_num_seqs", "max_running_requests", "max_batch_size", "max_concurrent_requests")

@@ -478,3 +478,14 @@ def test_a_plain_python_launch_of_a_script_that_does_not_train_is_no_entry_point
     roles = audit_files((p, t.encode()) for p, t in files.items()).roles
     assert roles.by_path["use-cases/H2O/run_streaming.py"] != "training"
     assert roles.by_path["main.py"] == "training"  # a script that trains itself keeps its launch
+
+
+def test_triton_tile_sizes_are_not_the_context_length():
+    """megatron-core: BLOCK_SIZE = 1024 beside a Triton kernel read as max_seq_len 1024; nanoGPT's block_size stays."""
+    from checks.engine import audit_files
+
+    files = {"core/kernels.py": "import triton\nBLOCK_SIZE = 1024\nblock_size = 1024\n",
+             "train.py": "from core.kernels import BLOCK_SIZE\nimport torch\nloss = model(x)\nloss.backward()\n"}
+    assert audit_files((p, t.encode()) for p, t in files.items()).project.max_seq_len is None
+    nano = {"train.py": "import torch\nblock_size = 1024\nloss = model(x)\nloss.backward()\n"}  # nanoGPT's context length
+    assert audit_files((p, t.encode()) for p, t in nano.items()).project.max_seq_len == 1024
