@@ -1026,6 +1026,11 @@ class C5GradientAccumulation(Check):
         "lightning": "trainer = L.Trainer(accumulate_grad_batches=8)\n",
     }
     examples = (
+        Example({"examples/gptoss/02_train.sh": (
+            "#!/bin/bash\nGPUS_PER_NODE=8\nNUM_NODES=1\n\ntorchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \\\n"
+            "    --tensor-model-parallel-size 1 \\\n    --pipeline-model-parallel-size ${WORLD_SIZE} \\\n"
+            "    --micro-batch-size 1 \\\n    --global-batch-size 128 \\\n    --bf16\n")},
+                N, "megatron: pipeline size left to a variable, so the accumulation is not derived"),
         Example({"examples/llama/train_llama3_8b.sh": (
             "#!/bin/bash\nGPUS_PER_NODE=8\nNUM_NODES=1\n\ntorchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \\\n"
             "    --tensor-model-parallel-size 2 \\\n    --pipeline-model-parallel-size 1 \\\n"
@@ -1168,9 +1173,12 @@ class C5GradientAccumulation(Check):
             if not nproc or not nodes:
                 continue
             world = nproc * nodes
+            sizes = [a.get(key) for key in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")]
+            if any(v is not None and not as_number(v) for v in sizes):
+                continue  # a size left to a variable (gptoss ``PP_SIZE=${WORLD_SIZE}``): the data-parallel size is unknown
             split = 1.0
-            for key in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"):
-                split *= as_number(a.get(key)) or 1.0
+            for v in sizes:
+                split *= as_number(v) or 1.0
             if world % split:
                 continue
             steps = g / (m * (world / split))
@@ -1193,7 +1201,10 @@ class C5GradientAccumulation(Check):
                 continue
             split = 1.0
             for key in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"):
-                vals = [v for s in f.effective(key) if (v := as_number(s.value))]
+                found = f.effective(key)
+                if any(s.source == "launcher" and not as_number(s.value) for s in found):
+                    return None  # a size a launch leaves to a variable: the data-parallel size is unknown
+                vals = [v for s in found if (v := as_number(s.value))]
                 split *= max(vals) if vals else 1.0
             dp = max(world / split, 1.0)
             steps = g[0][0] / (m[0][0] * dp)
