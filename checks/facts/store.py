@@ -600,14 +600,16 @@ class Facts:
             return None
         return out[0]
 
-    def sibling_recipes(self, setters: set[str]) -> list[str]:
+    def sibling_recipes(self, setters: set[str], share: float = 0.5) -> list[str]:
         """YAML/JSON recipes of the same family as ``setters`` that do not set the name (see :meth:`_sibling_recipes`)."""
-        return self._sibling_recipes(setters)
+        return self._sibling_recipes(setters, share)
 
-    def _sibling_recipes(self, setters: set[str]) -> list[str]:
+    def _sibling_recipes(self, setters: set[str], share: float = 0.5) -> list[str]:
         """YAML/JSON recipe files of the same family as ``setters`` (the recipes that set a name) that do not set it: files
         outside tests whose top-level keys include at least three of the keys most setters share (``model_name_or_path``,
-        ``learning_rate``, ...), so a DeepSpeed JSON or a CI workflow is not taken for a training recipe."""
+        ``learning_rate``, ...) and at least ``share`` of them, so a DeepSpeed JSON or a CI workflow is not taken for a
+        training recipe. A lower share admits recipes of another kind of the same project (torchtune's PPO recipe has
+        40 top-level keys, its SFT recipes share 17 of them)."""
         tops = self._s.get("config_top_keys")
         if tops is None:
             tops = defaultdict(set)
@@ -622,7 +624,7 @@ class Facts:
         common = {k for k, n in count.items() if n * 2 > len(setters)}
         if len(common) < 3:
             return []
-        return sorted(p for p, ks in tops.items() if p not in setters and len(ks & common) >= 3 and len(ks & common) * 2 >= len(common)
+        return sorted(p for p, ks in tops.items() if p not in setters and len(ks & common) >= 3 and len(ks & common) >= share * len(common)
                       and not _TEST_PATH.search(p) and not p.startswith(".github/") and self._ok(p, 1))
 
     def documented_recipes(self) -> dict[str, str]:

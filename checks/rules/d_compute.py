@@ -1531,6 +1531,20 @@ class D7TensorCoreAlignment(Check):
 
         bad = [s for s in dims if int(as_number(s.value) or 0) % mult
                and not (s.name == "vocab_size" and (vocab_padded or padded_elsewhere(int(as_number(s.value) or 0))))]
+        few = _minority_recipes(f, bad)
+        if few:
+            # a dimension only a few recipes of a family set (torchtune: a PPO recipe's reward model ``vocab_size: 32001``
+            # among 100+ recipes whose models come from builders): that recipe's finding, not the project's verdict
+            bad = [s for s in bad if s.path not in few[0]]
+            dims = [s for s in dims if s.path not in few[0]]
+            if not bad:
+                note = _minority_note(few, mult)
+                good = [s for s in dims if int(as_number(s.value) or 0) % mult == 0]
+                if good or pads or rounded:
+                    return Outcome(U, [f.ev(s) for s in [*pads, *good]] + evs(rounded),
+                                   f"visible GEMM dimensions are multiples of {mult}; {note}", {"aligned": True, "minority": True})
+                return Outcome(N, [f.ev(s) for s in few[2]], f"the dimensions most recipes train with are not visible (their models "
+                               f"come from code or checkpoints); {note}", {"dims_visible": False, "minority": True})
         values: dict[str, object] = {s.name: int(as_number(s.value) or 0) for s in (bad or dims)}
         if bad:
             listed = ", ".join(f"{s.name}={int(as_number(s.value) or 0)}" for s in bad[:4])
@@ -1552,9 +1566,33 @@ class D7TensorCoreAlignment(Check):
         return Outcome(U, [f.ev(s) for s in [*pads, *good]] + evs(rounded), f"visible GEMM dimensions are multiples of {mult}", values)
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
-        if outcome.status != Status.UNUSED or outcome.values.get("dims_visible") is False:
+        if outcome.status != Status.UNUSED:
+            return None
+        if outcome.values.get("minority"):
+            return Priority.LOW  # one recipe's model, named with its line
+        if outcome.values.get("dims_visible") is False:
             return None
         return self.priority
+
+
+def _minority_recipes(f: Facts, bad: list) -> tuple[set[str], int, list] | None:
+    """When every misaligned dimension is set in YAML/JSON recipes that are a minority of their family (the recipes of that
+    family that leave the name unset take their model from a builder or a checkpoint): (those recipes, the family's size,
+    the settings). None otherwise."""
+    if not bad or any(s.source != "config" or not s.path.endswith((".yaml", ".yml", ".json")) for s in bad):
+        return None
+    setters = {s.path for s in bad}
+    family = len(setters) + len(f.sibling_recipes(setters, share=1 / 3))
+    if family < 3 or len(setters) * 2 >= family:
+        return None
+    return setters, family, bad
+
+
+def _minority_note(few: tuple[set[str], int, list], mult: int) -> str:
+    setters, family, bad = few
+    listed = ", ".join(f"{s.key}={int(as_number(s.value) or 0)} ({s.path}:{s.line})" for s in bad[:3])
+    return (f"not a multiple of {mult} only in {len(setters)} of {family} recipes of that family: {listed}; "
+            "pad it there (a recipe's finding, not the project's)")
 
 
 # --- D8 persistent kernels ------------------------------------------------------

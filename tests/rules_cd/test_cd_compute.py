@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from checks.base import REGISTRY, all_checks
-from checks.engine import AuditOptions, build_facts, run_checks
+from checks.engine import AuditOptions, audit_files, build_facts, run_checks
 from checks.model import CheckResult, Priority, Status
 from checks.project import detect_project
 from checks.rules.d_compute import dep_version
@@ -134,3 +134,33 @@ def test_flash_attention_3_counts_as_persistent():
     r = run("D8", {"t.py": code})
     assert r.status == Status.USED and "FlashAttention-3" in r.detail
     assert run("D8", {"t.py": code.replace("_3", "_2")}).status == Status.UNUSED
+
+
+def _tune_recipe(name: str, extra: str = "") -> str:
+    return (f"output_dir: /tmp/{name}\ntokenizer:\n  _component_: torchtune.models.llama3.llama3_tokenizer\n"
+            "  path: /tmp/Meta-Llama-3-8B-Instruct/original/tokenizer.model\n"
+            "model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\n"
+            "dataset:\n  _component_: torchtune.datasets.alpaca_dataset\nseed: null\nshuffle: True\nbatch_size: 2\n"
+            "optimizer:\n  _component_: torch.optim.AdamW\n  lr: 2e-5\ngradient_accumulation_steps: 1\ncompile: False\n"
+            "dtype: bf16\nenable_activation_checkpointing: True\nlog_every_n_steps: 1\n" + extra)
+
+
+def test_a_misaligned_dimension_in_a_minority_recipe_is_that_recipes_low_finding():
+    """torchtune: one PPO recipe's reward model sets ``vocab_size: 32001``; the other recipes take their model from a
+    builder. The project is not judged misaligned by that recipe, and step zero does not cite it."""
+    files = {f"recipes/configs/llama3_1/{n}.yaml": _tune_recipe(n) for n in ("8B_full", "8B_lora", "8B_qlora", "70B_lora")}
+    ppo = _tune_recipe("ppo", "reward_and_value_model:\n  _component_: torchtune.models.mistral.mistral_reward_7b\n"
+                              "  num_classes: 1\n  vocab_size: 32001\n")
+    files["recipes/configs/mistral/7B_full_ppo_low_memory.yaml"] = ppo
+    files["recipes/full_finetune_distributed.py"] = "import torch\n\ndef train(cfg):\n    loss.backward()\n"
+    r = run("D7", files)
+    assert r.status == Status.UNUSED and r.values.get("minority") is True
+    assert "1 of 5 recipes" in (r.detail or "") and "7B_full_ppo_low_memory.yaml:" in (r.detail or "")
+    assert r.priority == Priority.LOW
+    audit = audit_files((p, t.encode()) for p, t in files.items())
+    assert not any("7B_full_ppo_low_memory" in x for x in audit.project.bottleneck_reasons)
+    files_alone = {**files, **{p: _tune_recipe(p.rsplit("/", 1)[-1], "model_extra:\n  vocab_size: 32001\n") for p in files if "llama3_1" in p}}
+    assert any("not multiples of 8" in x for x in audit_files((p, t.encode()) for p, t in files_alone.items()).project.bottleneck_reasons)
+    # the same recipe alone is the project's verdict, at the check's priority
+    alone = run("D7", {"recipes/configs/mistral/7B_full_ppo_low_memory.yaml": ppo})
+    assert alone.status == Status.UNUSED and not alone.values.get("minority") and alone.priority == Priority.MEDIUM
