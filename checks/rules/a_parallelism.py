@@ -478,6 +478,26 @@ def zero_sites(facts: Facts) -> list[Site]:
     return sites
 
 
+#: frameworks that shard model states themselves: their collectives are the framework's, switched by its own options
+_SHARDING_FRAMEWORKS = {"megatron", "deepspeed", "fsdp", "torchtitan", "nanotron", "colossalai", "lightning", "accelerate",
+                        "torchtune", "transformers", "verl", "openrlhf"}
+
+
+def hand_sharded_optimizer(facts: Facts, project: Any) -> list[Call]:
+    """A sharded optimizer written by hand in a raw-PyTorch project (nanochat's ``MuonAdamW``, modded-nanogpt's
+    ``NorMuonAndAdam``): gradients are reduce-scattered so each rank updates, and keeps optimizer state for, only its
+    slice, and the updated slices are all-gathered back: ZeRO-2 without DeepSpeed. The gradient ``reduce_scatter`` calls
+    on the training path are the evidence, when the same file all-gathers; not in a project that uses a framework which
+    shards by itself (Megatron's distributed optimizer does the same under its own switch)."""
+    if _SHARDING_FRAMEWORKS & set(project.frameworks):
+        return []
+    train = project.training_files
+    gathers = {c.path for c in facts.calls("torch.distributed.all_gather_into_tensor", "torch.distributed.all_gather")}
+    return [c for c in facts.calls("torch.distributed.reduce_scatter_tensor", "torch.distributed.reduce_scatter")
+            if c.path in gathers and (not train or c.path in train) and not _TEST_PATH.search(c.path)
+            and "grad" in " ".join([c.text, *(str(getattr(a, "text", a)) for a in c.args)])]
+
+
 # --------------------------------------------------------------------------------------------
 # checks
 # --------------------------------------------------------------------------------------------
@@ -739,7 +759,8 @@ class A2FSDP(Check):
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         if outcome.status not in (Status.UNUSED, Status.PARTIAL):
             return None
-        return _sharding_rec(ctx, any(s.sharded for s in zero_sites(ctx.facts)) or bool(_tp_pp_used(ctx.facts)))
+        return _sharding_rec(ctx, any(s.sharded for s in zero_sites(ctx.facts)) or bool(_tp_pp_used(ctx.facts))
+                             or bool(hand_sharded_optimizer(ctx.facts, ctx.project)))
 
 
 @register
@@ -786,6 +807,24 @@ class A3ZeRO(Check):
         Example({"train.py": "import deepspeed\n# model, opt, _, _ = deepspeed.initialize(model=model, config='ds.json')\n"}, N, "commented out"),
         Example({"train.py": "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\n"}, N, "ddp only"),
         Example({"run.sh": "deepspeed train.py --deepspeed configs/my_ds.json\n"}, P, "config outside the repo"),
+        Example({"nanochat/optim.py": (  # a raw-PyTorch optimizer that shards its states (nanochat's MuonAdamW)
+            "import torch\nimport torch.distributed as dist\n\n\nclass DistAdamW(torch.optim.Optimizer):\n"
+            "    def _reduce(self, group, world_size):\n        infos = {}\n        for p in group['params']:\n"
+            "            grad = p.grad\n            rank_size = grad.shape[0] // world_size\n"
+            "            grad_slice = torch.empty_like(grad[:rank_size])\n"
+            "            future = dist.reduce_scatter_tensor(grad_slice, grad, op=dist.ReduceOp.AVG, async_op=True).get_future()\n"
+            "            infos[p] = (future, grad_slice)\n        return infos\n\n"
+            "    def _gather(self, p, p_slice):\n        return dist.all_gather_into_tensor(p, p_slice, async_op=True).get_future()\n"),
+            "scripts/base_train.py": "from nanochat.optim import DistAdamW\n\noptimizer = DistAdamW(param_groups)\nloss.backward()\noptimizer.step()\n",
+            "runs/speedrun.sh": "torchrun --standalone --nproc_per_node=8 -m scripts.base_train -- --depth=20\n"}, U,
+            "hand-written ZeRO-2 optimizer"),
+        Example({"megatron/core/distributed/param_and_grad_buffer.py": (  # a framework's own sharding, behind its own switch
+            "import torch\nfrom megatron.core import parallel_state\n\n\nclass _ParamAndGradBucketGroup:\n"
+            "    def start_grad_sync(self):\n        if self.ddp_config.use_distributed_optimizer:\n"
+            "            torch.distributed.reduce_scatter_tensor(local_data_view, bucket.grad_data, group=self.dp_group, async_op=True)\n\n"
+            "    def start_param_sync(self):\n        torch.distributed.all_gather_into_tensor(bucket.param_data, local_data_view, group=self.dp_group)\n"),
+            "pretrain_gpt.py": "from megatron.training import pretrain\n\npretrain(train_valid_test_datasets_provider, model_provider)\n"}, N,
+            "framework's distributed optimizer code, switch not set"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -800,6 +839,12 @@ class A3ZeRO(Check):
             if len({s.stage for s in on}) > 1:
                 values["zero_stages"] = sorted({s.stage for s in on if s.stage is not None})
             return Outcome(U, [_ev(s.fact, key=s.how, value=s.stage) for s in on], f"ZeRO stage {top.stage} via {top.how}", values)
+        hand = hand_sharded_optimizer(ctx.facts, ctx.project)
+        if hand:
+            c = hand[0]
+            return Outcome(U, [_ev(x, key="reduce_scatter of gradients") for x in hand],
+                           f"ZeRO-2 style sharding written by hand: gradients reduce-scattered in the optimizer ({c.path}:{c.line}), "
+                           "each rank updates and keeps optimizer state for its slice, updated slices all-gathered", {"zero_stage": 2, "hand_written": True})
         unknown = [s for s in sites if s.sharded is None]
         if unknown:
             return Outcome(P, [_ev(s.fact, key=s.how) for s in unknown],

@@ -525,6 +525,13 @@ def _streaming_files(f: Facts) -> set[str]:
 _TOKENIZE_SHORT = {"encode_plus", "batch_encode_plus", "apply_chat_template", "tokenizer_image_token", "encode_ordinary",
                    "encode_ordinary_batch", "encode_batch", "processor", "encode"}
 _ONLINE_FUNCS = re.compile(r"^(__getitem__|__getitems__|__iter__|__next__|_?get_item|.*collate.*)$", re.I)
+#: a hand-written streaming loader (nanochat's ``tokenizing_distributed_data_loader``, a generator that reads parquet row
+#: groups and tokenizes them batch by batch while training consumes it): its tokenization runs in the input pipeline, not
+#: once at start-up; a function that builds or returns a loader (``build_dataloader``, ``get_data_loader``) is set-up code
+#: (Lightning's ``train_dataloader()`` hook returns a loader too: set-up)
+_STREAM_LOADER = re.compile(r"^(?!_*(build|get|create|make|prepare|setup|init|load|save|log|eval|train|val|test)_)"
+                            r"(?!.*(^|_)(from|for|of|to|with|in|on)_(data_?loader|data_?generator|batch_?generator))"
+                            r".*(data_?loader|data_?generator|batch_?generator)", re.I)
 _OFFLINE_PATH = re.compile(r"(^|/)[^/]*(preprocess|prepare|pre_?tokeniz|tokenize_(data|dataset|corpus)|build_(data|dataset)|make_dataset|process_data|data_prep)[^/]*\.py$", re.I)
 _HF_MAP_KW = {"batched", "num_proc", "remove_columns", "fn_kwargs", "desc", "load_from_cache_file", "batch_size", "cache_file_name"}
 
@@ -827,7 +834,7 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
             return "other" if _not_training_file(path) else "startup"
         if func in {"__getitem__", "__getitems__"} and path in materialised:
             return "mapped"  # the class turns itself into an Arrow dataset before training (Dataset.from_generator)
-        if _ONLINE_FUNCS.match(func) or func in online_cb:
+        if _ONLINE_FUNCS.match(func) or func in online_cb or _STREAM_LOADER.search(func):
             return "online"
         if func in cached_cb:
             return "mapped"
@@ -1455,6 +1462,18 @@ class F3PinMemory(_DataCheck):
             "base_model: NousResearch/Llama-3.2-1B\nadapter: lora\nsequence_len: 2048\nmicro_batch_size: 2\n"
             "dataloader_pin_memory: false\n")}, N, "axolotl recipe, pinning off"),
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, pin_memory=False)\n"}, N, "false"),
+        Example({"nanochat/dataloader.py": (  # a pinned staging buffer whose pinning follows the device (nanochat)
+            "import torch\n\ndef tokenizing_distributed_data_loader(tokenizer, B, T, split, device=\"cuda\"):\n"
+            "    use_cuda = device == \"cuda\"\n    row_buffer = torch.empty((B, T + 1), dtype=torch.long)\n"
+            "    cpu_buffer = torch.empty(2 * B * T, dtype=torch.long, pin_memory=use_cuda)\n"
+            "    gpu_buffer = torch.empty(2 * B * T, dtype=torch.long, device=device)\n    while True:\n"
+            "        cpu_buffer[:B * T].copy_(row_buffer[:, :-1].flatten())\n"
+            "        gpu_buffer.copy_(cpu_buffer, non_blocking=use_cuda)\n        yield gpu_buffer\n")}, U, "pinned staging buffer, pinning by device"),
+        Example({"nanochat/dataloader.py": (
+            "import torch\n\ndef tokenizing_distributed_data_loader(tokenizer, B, T, split, device=\"cuda\"):\n"
+            "    cpu_buffer = torch.empty(2 * B * T, dtype=torch.long, pin_memory=False)\n"
+            "    gpu_buffer = torch.empty(2 * B * T, dtype=torch.long, device=device)\n    while True:\n"
+            "        gpu_buffer.copy_(cpu_buffer)\n        yield gpu_buffer\n")}, N, "staging buffer not pinned"),
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4)\n"}, N, "torch default false"),
         Example({"cfg.yaml": "dataloader_pin_memory: false\n", "train.py": "from transformers import Trainer\nt = Trainer(model=m, args=a)\n"}, N, "hf disabled"),
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_dl = DataLoader(train_ds, batch_size=8, pin_memory=True)\n",
@@ -1493,7 +1512,7 @@ class F3PinMemory(_DataCheck):
         # a pinned host buffer the data is read into (modded-nanogpt: ``torch.empty(n, dtype=torch.uint16, pin_memory=True)``
         # then ``f.readinto(tokens.numpy())`` and ``tokens.cuda(non_blocking=True)``)
         buffers = [c for c in f.calls("torch.empty", "torch.zeros", "torch.ones", "torch.empty_strided")
-                   if truthy(c.kwargs.get("pin_memory")) is True and not _in_tests(c.path)
+                   if _pinned_kw(c.kwargs.get("pin_memory")) and not _in_tests(c.path)
                    and (_PIN_FUNCS.search(c.func or "") or _TOKENISH.search(f"{c.text} {c.func or ''}") or "data" in c.path.lower())]
         pinned += [_ev(c, key=f"{c.name}(pin_memory=)", value=True) for c in buffers]
         if pinned and not unpinned:
@@ -1503,6 +1522,13 @@ class F3PinMemory(_DataCheck):
         if unpinned:
             return Outcome(N, _unique_ev(unpinned), "training loader without pin_memory", {"pin_memory": False})
         return Outcome(N, [], "no data loader found to pin", {})
+
+
+def _pinned_kw(v: Any) -> bool:
+    """``pin_memory=True``, or an expression such as ``pin_memory=use_cuda`` (nanochat: pinned whenever the device is
+    CUDA), read as the loaders' ``pin_memory=`` expressions are; a literal false or a missing keyword is not."""
+    t = truthy(v)
+    return t is True or (t is None and isinstance(v, Expr))
 
 
 # ---------------------------------------------------------------------------------------
@@ -1918,9 +1944,9 @@ class F6OfflinePreprocessing(_DataCheck):
 # F7
 # ---------------------------------------------------------------------------------------
 
-_PACK_KEYS = ("packing", "sample_packing", "neat_packing", "padding_free", "pack_sequences", "packed_sequence", "concat_tokens",
+_PACK_KEYS = ("packing", "sample_packing", "neat_packing", "pack_sequences", "packed_sequence", "concat_tokens",
               "eval_sample_packing", "group_texts", "pretraining_sample_concatenation")
-_PACK_CALLS = ("ConstantLengthDataset", "DataCollatorWithFlattening", "pack_dataset", "PackedDataset", "GPTDataset",
+_PACK_CALLS = ("ConstantLengthDataset", "pack_dataset", "PackedDataset", "GPTDataset",
                "BlendedMegatronDatasetBuilder", "ConcatTokensDataset", "PackingDataset")
 
 _PACK_CLASS = re.compile(r"(?i)(^|\.)\w*(concat|pack)\w*dataset$")
@@ -1945,8 +1971,11 @@ class F7SequencePacking(_DataCheck):
     what = (
         "Whether short samples are packed into full-length sequences: TRL `packing=True`, LLaMA-Factory `packing`/"
         "`neat_packing` (on by default for `stage: pt`), axolotl `sample_packing`, torchtune `dataset.packed`, "
-        "`group_texts`, `ConstantLengthDataset`, `DataCollatorWithFlattening`/`padding_free`, Megatron GPT datasets and "
-        "nanoGPT-style token streams. `group_by_length` only trims padding and `packing: false` is off: neither is packing."
+        "`group_texts`, `ConstantLengthDataset`, Megatron GPT datasets and nanoGPT-style token streams. Padding removal "
+        "without packing (`DataCollatorWithFlattening`, TRL `padding_free=True` without `packing`, verl/lmms-engine "
+        "`use_remove_padding`/`use_rmpad`) is partial: no FLOPs on padding, but each batch holds a fixed number of samples "
+        "rather than being filled up to the sequence length. `group_by_length` only trims padding and `packing: false` "
+        "is off: neither is packing."
     )
     why = (
         "SFT datasets are dominated by short samples: with per-batch padding to a 2-4k context, 50 % or more of the tokens "
@@ -1955,12 +1984,14 @@ class F7SequencePacking(_DataCheck):
         "Llama/Mistral SFT), and axolotl/LLaMA-Factory document similar gains for multipack."
     )
     fix = (
-        "Enable packing: TRL `SFTConfig(packing=True)` (or `padding_free=True` with flash-attention), LLaMA-Factory "
+        "Enable packing: TRL `SFTConfig(packing=True)` (with `padding_free=True` and flash-attention, packed rows need no "
+        "padding either; `padding_free` alone only removes padding), LLaMA-Factory "
         "`packing: true` / `neat_packing: true`, axolotl `sample_packing: true`; keep cross-sample attention masked "
         "(neat packing / flash-attn varlen) for SFT."
     )
     fix_zh = (
-        "开启序列打包：TRL `SFTConfig(packing=True)`（或配合 flash-attention 使用 `padding_free=True`），LLaMA-Factory "
+        "开启序列打包：TRL `SFTConfig(packing=True)`（配合 flash-attention 与 `padding_free=True` 时打包后的序列也无需 padding；"
+        "单独的 `padding_free` 只去除 padding），LLaMA-Factory "
         "`packing: true` / `neat_packing: true`，axolotl `sample_packing: true`；SFT 场景注意屏蔽跨样本注意力（neat packing / flash-attn varlen）。"
     )
     fix_safety = FixSafety.UNSAFE
@@ -2113,6 +2144,42 @@ class F7SequencePacking(_DataCheck):
             "        if max_seq_len is not None and len(tokenized_messages) >= max_seq_len:\n            break\n"
             "    if max_seq_len is not None:\n        tokenized_messages = truncate(tokenized_messages, max_seq_len, eos_id)\n"
             "    return tokenized_messages\n")}, N, "messages truncated at max_seq_len"),
+        Example({"nanochat/dataloader.py": (  # nanochat: documents packed into B rows of T + 1 tokens by best fit, no padding
+            "import torch\n\ndef tokenizing_distributed_data_loader_bos_bestfit(tokenizer, B, T, split, device=\"cuda\"):\n"
+            "    row_capacity = T + 1\n    doc_buffer = []\n    row_buffer = torch.empty((B, row_capacity), dtype=torch.long)\n"
+            "    while True:\n        for row_idx in range(B):\n            pos = 0\n            while pos < row_capacity:\n"
+            "                remaining = row_capacity - pos\n                best_idx = _largest_fitting(doc_buffer, remaining)\n"
+            "                if best_idx >= 0:\n                    doc = doc_buffer.pop(best_idx)\n                    doc_len = len(doc)\n"
+            "                    row_buffer[row_idx, pos:pos + doc_len] = torch.tensor(doc, dtype=torch.long)\n"
+            "                    pos += doc_len\n                else:\n                    doc = doc_buffer.pop(0)\n"
+            "                    row_buffer[row_idx, pos:pos + remaining] = torch.tensor(doc[:remaining], dtype=torch.long)\n"
+            "                    pos += remaining\n        yield row_buffer[:, :-1], row_buffer[:, 1:]\n")}, U, "rows filled with documents by hand"),
+        Example({"src/llamafactory/data/mm_plugin.py": (  # one sample per row at a padding offset (left padding): no packing
+            "import torch\n\ndef _pad_ids(input_ids, padding_side):\n    max_text_len = max(len(t) for t in input_ids)\n"
+            "    out = torch.full((len(input_ids), max_text_len), -1, dtype=torch.long)\n"
+            "    for batch_index, token_ids in enumerate(input_ids):\n        seq_len = len(token_ids)\n"
+            "        pos = max_text_len - seq_len if padding_side == \"left\" else 0\n"
+            "        out[batch_index, pos : pos + seq_len] = torch.tensor(token_ids, dtype=torch.long)\n    return out\n")}, N,
+            "one sample per row at a padding offset"),
+        Example({"data/collate.py": (  # one sample per row, right-padded: no packing
+            "import torch\n\ndef collate(batch, pad_id, max_len):\n    out = torch.full((len(batch), max_len), pad_id, dtype=torch.long)\n"
+            "    for i, ids in enumerate(batch):\n        out[i, :len(ids)] = torch.tensor(ids, dtype=torch.long)\n    return out\n")}, N,
+            "one sample per padded row"),
+        Example({"sft.py": (  # HF's padding-free collator: each batch flattened into one row, not filled up to the length
+            "from transformers import AutoModelForCausalLM, DataCollatorWithFlattening, Trainer, TrainingArguments\n\n"
+            "model = AutoModelForCausalLM.from_pretrained(args.model, attn_implementation=\"flash_attention_2\")\n"
+            "collator = DataCollatorWithFlattening()\n"
+            "trainer = Trainer(model=model, args=TrainingArguments(output_dir=\"out\", per_device_train_batch_size=8),\n"
+            "                  train_dataset=train_ds, data_collator=collator)\ntrainer.train()\n")}, P,
+            "DataCollatorWithFlattening: padding removed, samples not packed"),
+        Example({"sft.py": (
+            "from trl import SFTConfig, SFTTrainer\n\n"
+            "config = SFTConfig(output_dir=\"out\", padding_free=True, per_device_train_batch_size=8, max_length=4096)\n"
+            "SFTTrainer(model=\"Qwen/Qwen2.5-7B\", args=config, train_dataset=ds).train()\n")}, P, "TRL padding_free without packing"),
+        Example({"sft.py": (
+            "from trl import SFTConfig, SFTTrainer\n\n"
+            "config = SFTConfig(output_dir=\"out\", packing=True, padding_free=True, max_length=4096)\n"
+            "SFTTrainer(model=\"Qwen/Qwen2.5-7B\", args=config, train_dataset=ds).train()\n")}, U, "TRL packing with padding_free"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2175,7 +2242,7 @@ class F7SequencePacking(_DataCheck):
             if (c.name.rsplit(".", 1)[0].endswith("position_ids") and c.loop and c.args and not _in_tests(c.path)
                     and re.match(r"(list\()?(range|torch\.arange)\(", _text(c.args[0]))):
                 used.append(_ev(c, key="position_ids", value=_text(c.args[0])))
-        buffers = _token_buffers(f)
+        buffers = _token_buffers(f) + _row_fillers(f)
         if minority and buffers:
             # the recipes vote packing off; a hand-written token buffer no switch turns on (oumi's pretraining datasets
             # concatenate documents into seq_len windows) serves the few recipes that use those datasets: context, not the runs
@@ -2221,10 +2288,26 @@ class F7SequencePacking(_DataCheck):
         # per step vary with the samples drawn
         unpad = [s for s in f.effective(*_UNPAD_KEYS) if s.rank > 0 and not _in_tests(s.path)]
         unpad_on = [s for s in unpad if truthy(s.value) is True]
+        unpad_few = _minority_recipes(unpad, f)
+        if unpad_few:
+            # padding removal in a few recipes of a family whose other recipes leave it unset (alignment-handbook:
+            # ``padding_free: true`` in one DPO recipe of 22): an option those recipes take, not the project's runs
+            on_n, set_n = unpad_few[next(iter(unpad_few))]
+            minority_note += f"; padding removal ({unpad_on[0].key}) is on in {on_n} of the {set_n} recipes of that family, not the majority"
+            unpad_on = []
         if unpad_on and len(unpad_on) * 2 > len(unpad):
             return Outcome(P, [f.ev(s) for s in unpad_on] + off,
                            f"padding removed ({unpad_on[0].key}: true in {len({s.path for s in unpad_on})} of {len({s.path for s in unpad})} "
                            f"settings: unpadded varlen batches) but samples are not packed up to the sequence length" + minority_note,
+                           {"packing": False, "remove_padding": True})
+        # ``DataCollatorWithFlattening`` concatenates each batch into one row for flash-attention varlen kernels: the same
+        # padding removal, with as many samples per batch as the batch size says
+        flatten = [c for c in f.calls(*_UNPAD_CALLS) if not _in_tests(c.path) and not guard_off(f, c)]
+        if flatten:
+            c = flatten[0]
+            return Outcome(P, [_ev(x, key=x.short) for x in flatten] + off,
+                           f"padding removed ({c.short} at {c.path}:{c.line} flattens each batch into one varlen row) but "
+                           "samples are not packed up to the sequence length" + minority_note,
                            {"packing": False, "remove_padding": True})
         grouped = [f.ev(s) for s in f.effective("group_by_length", "group_by_modality_length") if truthy(s.value) and s.rank > 0]
         if grouped:
@@ -2233,7 +2316,9 @@ class F7SequencePacking(_DataCheck):
                        {"packing": False})
 
 
-_UNPAD_KEYS = ("use_rmpad", "rmpad", "remove_padding", "use_remove_padding")
+_UNPAD_KEYS = ("use_rmpad", "rmpad", "remove_padding", "use_remove_padding", "padding_free")
+#: collators that flatten each batch into one varlen row (no padding) without filling it up to the sequence length
+_UNPAD_CALLS = ("DataCollatorWithFlattening",)
 
 
 def _minority_recipes(settings: list[Any], f: Facts | None = None) -> dict[str, tuple[int, int]]:
@@ -2283,6 +2368,27 @@ def _token_buffers(f: Facts) -> list[Evidence]:
 
 
 _SEQ_LEN_NAME = re.compile(_SEQ_LEN)
+
+#: ``row[i, pos:pos + n] = torch.tensor(doc)``: a document's tokens written into a row at a running offset
+_ROW_FILL = re.compile(r"\[[^\]=]*?\b((?:pos|position|offset|cursor|cur|ptr|fill)\w*)\s*:\s*\1\s*\+\s*\w+\s*\]\s*=(?!=)[^#]*"
+                       r"\b(doc|tokens?|ids|sample)", re.I)
+
+
+def _row_fillers(f: Facts) -> list[Evidence]:
+    """Packing written by hand as rows filled document after document (nanochat's BOS-aligned best-fit loader:
+    ``row_buffer[row_idx, pos:pos + doc_len] = torch.tensor(doc)`` then ``pos += doc_len`` until the row holds ``T + 1``
+    tokens): documents share a fixed-length row with no padding. The write at a running offset, in a streaming loader
+    or a data module, is the evidence."""
+    out: list[Evidence] = []
+    for c in f.calls("torch.tensor", "torch.as_tensor", "torch.from_numpy", "numpy.array", "numpy.asarray"):
+        if _in_tests(c.path) or not _ROW_FILL.search(c.text):
+            continue
+        # the documents are drawn one after another from a buffer or a stream (``doc_buffer.pop(i)``, ``next(docs)``) in the
+        # same function, not one sample per row written at a padding offset (LLaMA-Factory's left padding: ``start:start + n``)
+        draws = any(x.func == c.func and (x.short == "pop" or x.name == "next") for x in f.files[c.path].calls)
+        if draws and (_STREAM_LOADER.search(c.func or "") or _ONLINE_FUNCS.match(c.func or "") or "data" in c.path.lower()):
+            out.append(_ev(c, key="documents written into fixed-length rows"))
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -2571,16 +2677,28 @@ class F11AsyncH2D(_DataCheck):
             values["non_blocking"] = True
             return Outcome(P, _unique_ev(partial), "asynchronous copies on the compute stream; no side-stream prefetch", values)
         off = [_ev(c, key=f"{c.short}(non_blocking=)", value=False) for c in f.calls_with_kw("non_blocking") if truthy(c.kwargs["non_blocking"]) is False]
-        return Outcome(N, off, "host-to-device copies are blocking", values)
+        if off:
+            return Outcome(N, off, "host-to-device copies are blocking (non_blocking=False)", values)
+        return Outcome(N, off, "no non_blocking host-to-device copy was seen: batches are copied synchronously unless a "
+                       "framework does it (check the loop's `.to(device)` calls)", values)
 
     @staticmethod
     def _data_copy(c: Call) -> bool:
         """A copy of input data, not of a model, optimizer state or offloaded parameters (library internals)."""
         receiver = c.name.rsplit(".", 1)[0] if "." in c.name else ""
-        return not (_in_tests(c.path) or _NOT_DATA.search(receiver) or _NOT_DATA.search(c.func or ""))
+        if _in_tests(c.path):
+            return False
+        # inside a data loader a ``gpu_buffer`` is a staging buffer of batches (nanochat's
+        # ``tokenizing_distributed_data_loader_with_state``), not a model's buffer or state
+        if _STREAM_LOADER.search(c.func or "") or _ONLINE_FUNCS.match(c.func or ""):
+            return True
+        return not (_NOT_DATA.search(receiver) or _NOT_DATA.search(c.func or ""))
 
     @staticmethod
     def _on(f: Facts, v: Any) -> bool:
         if isinstance(v, Expr) and v.ref:
-            return any(truthy(s.value) is True for s in f.effective(v.ref))
+            # a switch set somewhere is judged by its value; a local condition (nanochat ``non_blocking=use_cuda`` with
+            # ``use_cuda = device == "cuda"``) is asynchronous whenever it holds, as ``pin_memory=`` expressions are read
+            settings = f.effective(v.ref)
+            return any(truthy(s.value) is True for s in settings) if settings else True
         return truthy(v) is True

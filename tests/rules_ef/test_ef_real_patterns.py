@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from checks.model import Status
+
 from ._audit import audit
 
 MODDED = (
@@ -58,3 +60,47 @@ def test_a_callers_config_value_reaches_the_loader_one_hop():
     }
     r, _ = audit(files, "F1")
     assert r["F1"].status.value == "partial" and r["F1"].values["num_workers"] == 1
+
+
+_NANOCHAT_OPTIM = (
+    "import torch\nimport torch.distributed as dist\n\n\nclass MuonAdamW(torch.optim.Optimizer):\n"
+    "    def _reduce_adamw(self, group, world_size):\n        infos = {}\n        for p in group['params']:\n"
+    "            grad = p.grad\n            if world_size == 1:\n                infos[p] = (None, grad)\n"
+    "            else:\n                rank_size = grad.shape[0] // world_size\n"
+    "                grad_slice = torch.empty_like(grad[:rank_size])\n"
+    "                future = dist.reduce_scatter_tensor(grad_slice, grad, op=dist.ReduceOp.AVG, async_op=True).get_future()\n"
+    "                infos[p] = (future, grad_slice)\n        return infos\n\n"
+    "    def _compute_adamw(self, p, p_slice):\n        return dist.all_gather_into_tensor(p, p_slice, async_op=True).get_future()\n"
+)
+_NANOCHAT_TRAIN = {
+    "nanochat/optim.py": _NANOCHAT_OPTIM,
+    "scripts/base_train.py": ("import torch\nfrom nanochat.optim import MuonAdamW\nfrom nanochat.dataloader import loader\n\n"
+                              "optimizer = MuonAdamW(param_groups)\nfor step in range(num_iterations):\n"
+                              "    x, y = next(train_loader)\n    loss = model(x, y)\n    loss.backward()\n    optimizer.step()\n"),
+    "runs/speedrun.sh": "torchrun --standalone --nproc_per_node=8 -m scripts.base_train -- --depth=26\n",
+}
+
+
+def test_a_hand_written_sharded_optimizer_is_zero2_and_fsdp_is_not_advised():
+    """nanochat: no DDP, no DeepSpeed; its optimizer reduce-scatters gradients and all-gathers updated slices (ZeRO-2)."""
+    results, _ = audit(_NANOCHAT_TRAIN, "A2", "A3")
+    assert results["A3"].status == Status.USED and results["A3"].values["zero_stage"] == 2
+    assert [(e.path, e.line) for e in results["A3"].evidence] == [("nanochat/optim.py", 15)]
+    assert results["A2"].priority is None  # sharding is in use: no FSDP advice
+    without = audit({**_NANOCHAT_TRAIN, "nanochat/optim.py": _NANOCHAT_OPTIM.replace(
+        "dist.all_gather_into_tensor(p, p_slice, async_op=True).get_future()", "None")}, "A2", "A3")[0]
+    assert without["A3"].status == Status.UNUSED and without["A2"].priority is not None  # reduce-scatter alone is not ZeRO
+
+
+def test_a_copy_whose_non_blocking_follows_a_local_condition_is_asynchronous():
+    loader = ("import torch\n\ndef tokenizing_distributed_data_loader_with_state(B, T, device='cuda'):\n    use_cuda = device == 'cuda'\n"
+              "    cpu_buffer = torch.empty(2 * B * T, dtype=torch.long, pin_memory=use_cuda)\n"
+              "    gpu_buffer = torch.empty(2 * B * T, dtype=torch.long, device=device)\n    while True:\n"
+              "        gpu_buffer.copy_(cpu_buffer, non_blocking=use_cuda)\n        batch = gpu_buffer.view(2, B, T)\n"
+              "        yield batch[0], batch[1]\n")
+    results, _ = audit({"nanochat/dataloader.py": loader}, "F11")
+    assert results["F11"].status == Status.PARTIAL
+    off = audit({"nanochat/dataloader.py": loader.replace("non_blocking=use_cuda", "non_blocking=False")}, "F11")[0]["F11"]
+    assert off.status == Status.UNUSED and "non_blocking=False" in (off.detail or "")
+    unseen = audit({"nanochat/dataloader.py": loader.replace(", non_blocking=use_cuda", "")}, "F11")[0]["F11"]
+    assert unseen.status == Status.UNUSED and "no non_blocking" in (unseen.detail or "") and not unseen.evidence
