@@ -72,15 +72,19 @@ class Verdict:
 
 
 class _Status:
-    def __init__(self, results: Iterable[CheckResult], roles: Mapping[str, str] | None = None) -> None:
+    def __init__(self, results: Iterable[CheckResult], roles: Mapping[str, str] | None = None,
+                 recipes: frozenset[str] = frozenset()) -> None:
         self.results = {r.id: r for r in results}
         self._by_id = {cid: r.status for cid, r in self.results.items()}
         self.roles = roles or {}
         # with a recognised training path, evidence in other project code (a stats script, a converter) is not cited
         self.strict = any(r == "training" for r in self.roles.values())
+        # Python recipe files (mmengine configs read by ``Config.fromfile``, nanoGPT-style config modules) are the training
+        # path's configs, as YAML recipes are, whatever role their folder got (xtuner: 555 of 594 configs are plain code)
+        self.recipes = recipes
 
     def on_path(self, path: str) -> bool:
-        return not self.strict or self.roles.get(path, "training") != "code"
+        return not self.strict or path in self.recipes or self.roles.get(path, "training") != "code"
 
     def evidence(self, check_id: str) -> list:
         r = self.results.get(check_id)
@@ -189,6 +193,21 @@ def _holds_loader_setting(x: object) -> bool:
     return bool(_LOADER_TEXT.search(text) or ("add_argument" in text and "num_workers" in key))
 
 
+#: settings only an image-text recipe has
+_IMAGE_KEYS = ("image_folder", "image_processor", "visual_encoder", "vision_tower", "image_dir", "image_root", "image_path",
+               "vision_encoder", "image_aspect_ratio", "max_pixels", "image_folders", "freeze_visual_encoder", "freeze_vision_tower")
+
+
+def _image_recipe_share(facts: Facts) -> tuple[int, int] | None:
+    """(recipes that train on images, recipes) when image-text recipes are a minority of three or more Python config
+    recipes (xtuner: 58 LLaVA/InternVL configs among 594): the per-image work then serves those recipes only."""
+    recipes = facts.config_modules() | frozenset(facts.recipe_modules())
+    if len(recipes) < 3:
+        return None
+    mm = {s.path for s in facts.settings(*_IMAGE_KEYS) if s.path in recipes}
+    return (len(mm), len(recipes)) if mm and len(mm) * 2 < len(recipes) else None
+
+
 def _training_loader_sites(facts: Facts, st: _Status, sites: list) -> list:
     """The sites that set the training DataLoader's workers: on the training path, holding a loader setting on the
     cited line, and not an evaluation, reference-model pre-pass or in-memory rollout loader."""
@@ -275,11 +294,17 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             ))
         images = _image_work(facts, st) if p.multimodal else []
         if images:
+            share = _image_recipe_share(facts)
+            few_en = few_zh = ""
+            if share is not None:
+                mm, total = share
+                few_en = f" (weak: only {mm} of the {total} recipes train on images; the others are text-only)"
+                few_zh = f"（较弱：{total} 个配方中仅 {mm} 个使用图像，其余为纯文本）"
             out.append(Signal(
                 Bottleneck.DATA_IO, 1,
                 f"images are decoded or processed per batch in the training input pipeline ({_loc(images)}), in that same process: "
-                "for image-text data the CPU does this work while the GPU waits",
-                f"图像在训练输入管线中逐 batch 解码或处理（{_loc(images)}），且在同一进程内：图文数据时 CPU 处理期间 GPU 空等",
+                "for image-text data the CPU does this work while the GPU waits" + few_en,
+                f"图像在训练输入管线中逐 batch 解码或处理（{_loc(images)}），且在同一进程内：图文数据时 CPU 处理期间 GPU 空等" + few_zh,
             ))
     elif st("F1") == Status.PARTIAL and st.evidence("F1"):
         f1p = st.evidence("F1")
@@ -720,7 +745,7 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
 
 def signals(facts: Facts, project: Project, results: Iterable[CheckResult], roles: Mapping[str, str] | None = None) -> list[Signal]:
     """Every code feature that points at a bottleneck type, strongest first (``roles``: path -> role, see checks.roles)."""
-    st = _Status(results, roles)
+    st = _Status(results, roles, facts.config_modules() | frozenset(facts.recipe_modules()))
     p = project
     out: list[Signal] = []
     if p.does_inference and not p.does_training:

@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from .facts.store import python_config_modules
 from .facts.types import FileFacts
 
 # roles that decide statuses and step zero
@@ -423,6 +424,10 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             entries.append(p)
     registered = _registered_recipes(files, paths, roles.by_path)
     entries += list(registered)
+    # Python config recipes a config loader reads (mmengine ``Config.fromfile``: xtuner's 587 configs) are the training
+    # path's recipes, as YAML recipes are; the dataset and model modules they import are its input pipeline and model
+    recipes = [p for p in python_config_modules(files) if p not in roles.by_path]
+    entries += recipes
     documented: dict[str, str] = {}  # file -> "README.md:71", the command that runs it
     for p in paths:
         ff = files[p]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from itertools import chain
 from operator import attrgetter
@@ -702,16 +702,7 @@ class Facts:
         memo = self._s.get("config_modules")
         if memo is not None:
             return memo
-        out: set[str] = set()
-        if any(c.name.endswith(_CONFIG_LOADERS) for c in self.calls_where(lambda s: s in {"fromfile", "from_file", "load"})):
-            for p, ff in self.files.items():
-                if ff.kind != "python" or not _CONFIG_DIR.search(p) or p.endswith("__init__.py") or _TEST_PATH.search(p):
-                    continue
-                if ff.arg_options or ff.fields or ff.decorators or any(c.func is not None for c in ff.calls):
-                    continue
-                if sum(1 for a in ff.assigns if _module_level(a)) >= 3:
-                    out.add(p)
-        memo = self._s["config_modules"] = frozenset(out)
+        memo = self._s["config_modules"] = python_config_modules(self.files)
         return memo
 
     def distributions(self) -> dict[str, dict[str, int]]:
@@ -869,6 +860,22 @@ _DATA_PREP = re.compile(r"preprocess|prepare|tokeni[sz]|convert|(^|/)tools/data"
 def _tuning(v: Any) -> bool:
     """A number a recipe tunes (workers, intervals, sizes), not an on/off switch."""
     return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def python_config_modules(files: Mapping[str, FileFacts]) -> frozenset[str]:
+    """The Python config files a config loader reads (see :meth:`Facts.config_modules`); shared with the file roles,
+    which put them on the training path as YAML recipes are."""
+    out: set[str] = set()
+    if any(c.name.endswith(_CONFIG_LOADERS) for ff in files.values() for c in ff.calls
+           if c.short in ("fromfile", "from_file", "load")):
+        for p, ff in files.items():
+            if ff.kind != "python" or not _CONFIG_DIR.search(p) or p.endswith("__init__.py") or _TEST_PATH.search(p):
+                continue
+            if ff.arg_options or ff.fields or ff.decorators or any(c.func is not None for c in ff.calls):
+                continue
+            if sum(1 for a in ff.assigns if _module_level(a)) >= 3:
+                out.add(p)
+    return frozenset(out)
 
 
 def _module_level(a: Any) -> bool:
