@@ -232,6 +232,25 @@ def data_locations(f: Facts) -> list[DataLoc]:
     return uniq
 
 
+#: a script that prepares data (``prepare_data.py``, ``preprocess.py``): it reads its source once, not during training
+_PREP_SCRIPT = re.compile(r"(^|/)[^/]*(preprocess|prepare|pre_?tokeniz|tokenize_(data|dataset|corpus)|build_(data|dataset)|make_dataset|"
+                          r"process_data|data_prep|download)[^/]*\.py$", re.I)
+
+
+def training_data_locations(ctx: Context) -> list[DataLoc]:
+    """The data locations the training reads: in configs, launches and the training path's code. A Python file off the
+    training path (llama-cookbook's ``multilingual/prepare_data.py`` streams 10,000 documents from the Hub to build a
+    tokenizer corpus) and data-preparation scripts read their source once, not per step: not judged."""
+    train = ctx.project.training_files
+    out = []
+    for d in data_locations(ctx.facts):
+        path = getattr(d.fact, "path", "")
+        if _PREP_SCRIPT.search(path) or (train and path.endswith(".py") and path not in train):
+            continue
+        out.append(d)
+    return out
+
+
 def _loc_ev(d: DataLoc) -> Evidence:
     return Facts.ev(d.fact, key=d.key, value=d.value)
 
@@ -284,12 +303,25 @@ class I1StorageColocated(Check):
         Example({"train.py": "import os\nimport numpy as np\ndata_dir = os.path.join('data', dataset)\n"
                              "x = np.memmap(os.path.join(data_dir, 'train.bin'), dtype=np.uint16, mode='r')\n"}, Status.NA,
                 "nanoGPT data dir joined in code: not judged"),
+        Example({  # llama-cookbook: a tokenizer-corpus script off the training path streams from the Hub; training reads local JSON
+            "src/llama_cookbook/finetuning.py": (
+                "from datasets import load_dataset\n\ndef main(train_config):\n"
+                "    ds = load_dataset('json', data_files='src/llama_cookbook/datasets/alpaca_data.json', split='train')\n"
+                "    trainer.train(ds)\n"),
+            "getting-started/finetuning/finetuning.py": "from llama_cookbook.finetuning import main\nmain()\n",
+            "end-to-end-use-cases/multilingual/prepare_data.py": (
+                "import os\nfrom datasets import load_dataset\n\nDATASET = 'rahular/varta'\n\n"
+                "def main(split='validation', lang='hi', save_path='data'):\n"
+                "    dataset = load_dataset(DATASET, split=split, streaming=True)\n"
+                "    with open(os.path.join(save_path, f'{lang}.txt'), 'w') as f:\n"
+                "        for d in dataset:\n            f.write(d['text'] + '\\n')\n"),
+        }, Status.NA, "a data-preparation script's Hub stream is not the training's data"),
         Example({"train.py": "import os\nout_dir = os.path.join('data', 'runs')\nos.makedirs(out_dir, exist_ok=True)\n"}, N, "an output folder under data/ is not data"),
         Example({"train.yaml": "# data_path: s3://bucket/x\ndata_path: ${DATA}\n"}, N, "commented out and placeholder"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
-        locs = data_locations(ctx.facts)
+        locs = training_data_locations(ctx)
         remote = [d for d in locs if d.remote]
         if remote:
             ev = [_loc_ev(d) for d in remote]
@@ -357,7 +389,7 @@ class I2FastStorage(Check):
     )
 
     def detect(self, ctx: Context) -> Outcome:
-        locs = data_locations(ctx.facts)
+        locs = training_data_locations(ctx)
         slow = [d for d in locs if d.kind in SLOW]
         fast = [d for d in locs if d.kind in FAST]
         if slow:
