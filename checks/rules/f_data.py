@@ -362,6 +362,20 @@ _SHARD_CALLS = (
     "pyarrow.parquet.ParquetFile", "pyarrow.parquet.ParquetDataset", "pandas.read_parquet", "fn.readers.tfrecord",
     "fn.readers.webdataset",
 )
+_ARROW_CLASSES = {"datasets", "Dataset", "DatasetDict", "IterableDataset", "IterableDatasetDict"}
+
+
+def _other_disk_io(f: Facts) -> set[tuple[str, int, str]]:
+    """``save_to_disk``/``load_from_disk`` calls that are not Hugging Face datasets' Arrow I/O: a class method of the project's
+    own (verl ``DataProto.load_from_disk`` of a rollout dump in ``utils/skip/rollout_skip.py``), and the ``save_to_disk``
+    calls of a file whose every ``load_from_disk`` is such a method (the same dump written back)."""
+    loads = f.calls("load_from_disk")
+    own = [c for c in loads if (owner := c.name.rsplit(".", 2)[-2] if "." in c.name else "")[:1].isupper()
+           and owner not in _ARROW_CLASSES and not c.name.startswith("datasets.")]
+    files = {c.path for c in own} - {c.path for c in loads if not any(c is o for o in own)}
+    return {(c.path, c.line, c.name) for c in [*own, *(c for c in f.calls("save_to_disk") if c.path in files)]}
+
+
 _SHARD_FILES = re.compile(r"\{\d+\.\.\d+\}\.tar|\.tar$|\.tfrecords?$|\.parquet$|\.arrow$|\.mds$|\.beton$|\.lmdb$|\.h5$|\.hdf5$", re.I)
 _PER_SAMPLE = (
     "PIL.Image.open", "Image.open", "cv2.imread", "torchvision.io.read_image", "torchvision.io.decode_image",
@@ -884,7 +898,9 @@ def _prepares_weights(f: Facts, path: str) -> bool:
 def _offline_outputs(f: Facts) -> list[Evidence]:
     """Saved results of an offline preprocessing step, or the step's launch."""
     out: list[Evidence] = []
-    out += [_ev(c, key=c.short) for c in f.calls("save_to_disk", "load_from_disk") if not _in_tests(c.path)]
+    other = _other_disk_io(f)
+    out += [_ev(c, key=c.short) for c in f.calls("save_to_disk", "load_from_disk")
+            if not _in_tests(c.path) and (c.path, c.line, c.name) not in other]
     out += [_ev(c, key=c.short) for c in f.calls("streaming.MDSWriter", "webdataset.ShardWriter", "litdata.optimize", "tf.io.TFRecordWriter",
                                                   "IndexedDatasetBuilder", "MMapIndexedDatasetBuilder", "indexed_dataset.make_builder")]
     for s in f.effective("tokenized_path", "dataset_prepared_path"):
@@ -1538,8 +1554,9 @@ def _pinned_kw(v: Any) -> bool:
 
 def _shard_evidence(f: Facts) -> list[Evidence]:
     out: list[Evidence] = []
+    other = _other_disk_io(f)
     for c in f.calls(*_SHARD_CALLS):
-        if _in_tests(c.path):
+        if _in_tests(c.path) or (c.path, c.line, c.name) in other:
             continue
         out.append(_ev(c, key=c.short))
     for c in f.calls("load_dataset"):
@@ -2407,7 +2424,8 @@ class F8MemoryMappedData(_DataCheck):
     what = (
         "Whether large data files are memory-mapped: `np.memmap`, `np.load(mmap_mode=)`, `mmap.mmap`, "
         "`torch.load(mmap=True)`, Megatron `MMapIndexedDataset` / indexed `--data-path`, `load_from_disk`/Arrow memory "
-        "maps, safetensors read in `__getitem__`. Loading a whole file into memory (`np.load` without `mmap_mode`, "
+        "maps (also `datasets.load_dataset` on the training path, whose Arrow cache is memory-mapped, unless streamed or "
+        "copied out with `.to_pandas()`), safetensors read in `__getitem__`. Loading a whole file into memory (`np.load` without `mmap_mode`, "
         "`json.load`) is not use."
     )
     why = (
@@ -2424,6 +2442,21 @@ class F8MemoryMappedData(_DataCheck):
         Example({"train.py": "import numpy as np\ndata = np.memmap('data/train.bin', dtype=np.uint16, mode='r')\n"}, U, "np.memmap"),
         Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy', mmap_mode='r')\n"}, U, "mmap_mode"),
         Example({"train.py": "from datasets import load_from_disk\nds = load_from_disk('/data/tokenized')\n"}, U, "arrow load_from_disk"),
+        Example({"verl/utils/dataset/rl_dataset.py": (  # HF datasets memory-map their Arrow cache
+            "import datasets\n\ndef _read_files(data_files):\n    frames = []\n    for parquet_file in data_files:\n"
+            "        frames.append(datasets.load_dataset(\"parquet\", data_files=parquet_file)[\"train\"])\n"
+            "    return datasets.concatenate_datasets(frames)\n")}, U, "load_dataset: Arrow cache"),
+        Example({"data.py": (
+            "from datasets import load_dataset\n\nrows = load_dataset('json', data_files='train.jsonl', split='train').to_pandas()\n"
+            "stream = load_dataset('HuggingFaceFW/fineweb', split='train', streaming=True)\n")}, N, "copied to pandas; streamed"),
+        Example({"data/fineweb.py": (  # modded-nanogpt: a download-and-tokenize script off the training path writes .bin shards
+            "import numpy as np\nfrom datasets import load_dataset\n\nfw = load_dataset('HuggingFaceFW/fineweb', name='sample-10BT', split='train')\n"
+            "np.array(tokens, dtype=np.uint16).tofile('fineweb_train_000001.bin')\n"),
+            "train_gpt.py": (
+            "import torch\n\ndef _load_data_shard(file):\n    header = torch.from_file(str(file), False, 256, dtype=torch.int32)\n"
+            "    with file.open('rb', buffering=0) as f:\n        tokens = torch.empty(int(header[2]), dtype=torch.uint16, pin_memory=True)\n"
+            "        f.seek(256 * 4)\n        f.readinto(tokens.numpy())\n    return tokens\n\nloss.backward()\n")}, N,
+            "a preparation script's load_dataset is not the training's read"),
         Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy')\n"}, N, "np.load into memory"),
         Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy', mmap_mode=None)\n# np.memmap('x.bin')\n"}, N, "mmap_mode None, commented"),
 
@@ -2438,10 +2471,21 @@ class F8MemoryMappedData(_DataCheck):
         for c in f.calls("torch.load"):
             if truthy(c.kwargs.get("mmap")):
                 used.append(_ev(c, key="torch.load(mmap=)", value=True))
+        other = _other_disk_io(f)
         used += [_ev(c, key=c.short) for c in f.calls("mmap.mmap", "MMapIndexedDataset", "IndexedDataset", "load_from_disk",
-                                                          "pyarrow.memory_map", "datasets.Dataset.from_file") if not _in_tests(c.path)]
+                                                          "pyarrow.memory_map", "datasets.Dataset.from_file")
+                 if not _in_tests(c.path) and (c.path, c.line, c.name) not in other]
         used += [_ev(c, key=c.short) for c in f.calls("safetensors.safe_open", "safetensors.torch.load_file") if c.func in {"__getitem__", "__init__"}]
         used += _data_path_ev(f)
+        # ``datasets.load_dataset`` (not streaming) writes an Arrow cache and memory-maps it (verl's parquet prompts,
+        # rl_dataset.py:174); not when the rows are copied out at once (``.to_pandas()``, ``.to_list()``)
+        # on the training path only: a download-and-tokenize script (modded-nanogpt ``data/fineweb.py``) writes ``.bin``
+        # shards that training then reads its own way
+        train = ctx.project.training_files
+        arrow = [c for c in f.calls("datasets.load_dataset") if not _in_tests(c.path) and truthy(c.kwargs.get("streaming")) is not True
+                 and not re.search(r"\.(to_pandas|to_list|to_dict)\(", c.text) and (not train or c.path in train)
+                 and not _OFFLINE_PATH.search(c.path)]
+        used += [_ev(c, key="load_dataset (Arrow cache, memory-mapped)") for c in arrow]
         if used:
             return Outcome(U, _unique_ev(used), "data read through memory maps", {"mmap": True})
         return Outcome(N, [], "no explicit memory-mapped data access found", {"mmap": False})
