@@ -362,6 +362,7 @@ _SHARD_CALLS = (
     "pyarrow.parquet.ParquetFile", "pyarrow.parquet.ParquetDataset", "pandas.read_parquet", "fn.readers.tfrecord",
     "fn.readers.webdataset",
 )
+_HUB_DATASET = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$(?<!\.json)(?<!\.jsonl)(?<!\.csv)(?<!\.txt)(?<!\.parquet)")
 _ARROW_CLASSES = {"datasets", "Dataset", "DatasetDict", "IterableDataset", "IterableDatasetDict"}
 
 
@@ -1614,6 +1615,15 @@ class F4SmallFileMerging(_DataCheck):
         ),
     }
     examples = (
+        Example({"torchtitan/hf_datasets/text_datasets.py": (  # a Hub corpus streamed as its Parquet shards
+            "from datasets import load_dataset\nfrom torch.utils.data import IterableDataset\n\n"
+            "def _load_c4_dataset(dataset_path: str, split: str):\n"
+            "    return load_dataset(dataset_path, name=\"en\", split=split, streaming=True)\n\n"
+            "class HuggingFaceTextDataset(IterableDataset):\n    def __init__(self, dataset_path, tokenizer, seq_len=2048):\n"
+            "        self._data = _load_c4_dataset(dataset_path, 'train')\n"
+            "    def __iter__(self):\n        for sample in self._data:\n            yield self._tokenizer.encode(sample['text'])\n"),
+            "torchtitan/train.py": ("from torchtitan.hf_datasets.text_datasets import HuggingFaceTextDataset\n\n"
+                                    "ds = HuggingFaceTextDataset('allenai/c4', tokenizer)\nloss.backward()\n")}, U, "hub corpus streamed as shards"),
         Example({  # verl: prompts in parquet tables; image bytes stored in the rows, decoded per sample
             "verl/utils/dataset/rl_dataset.py": (
                 "import datasets\nfrom io import BytesIO\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\n"
@@ -1684,7 +1694,19 @@ class F4SmallFileMerging(_DataCheck):
         f = ctx.facts
         merged = _recipe_arrow_loads(f) + _shard_evidence(f)
         merged += [_ev(c, key="Dataset.from_generator (the whole dataset into Arrow before training)") for c in _materialising_calls(f)]
-        reads, minor = _minority_sites(f, _per_sample_reads(f), _GETITEM)
+        train = ctx.project.training_files
+        if train:  # the training path's code decides, as for the per-sample reads below (configs and launches always count)
+            merged = [e for e in merged if not e.path.endswith(".py") or e.path in train]
+        # a Hub dataset, streamed or downloaded, arrives as the dataset's Parquet/Arrow shards (torchtitan
+        # ``load_dataset(dataset_path, name="en", split=split, streaming=True)`` for C4): large files, not one per sample
+        seen = {(e.path, e.line) for e in merged}
+        merged += [_ev(c, key="load_dataset", value="streaming" if truthy(c.kwargs.get("streaming")) is True else c.args[0])
+                   for c in f.calls("datasets.load_dataset") if (c.path, c.line) not in seen and not _in_tests(c.path)
+                   and (not train or c.path in train) and (truthy(c.kwargs.get("streaming")) is True
+                                                           or (c.args and isinstance(c.args[0], str) and _HUB_DATASET.match(c.args[0])))]
+        # per-sample reads on the training path: an inference helper (LLaVA's Cog ``predict.py`` and ``serve/cli.py``
+        # ``load_image``) opens one image per request, not per training sample
+        reads, minor = _minority_sites(f, [c for c in _per_sample_reads(f) if not train or c.path in train], _GETITEM)
         note = _minority_note(f, minor, "samples are read one file at a time")
         embedded = _embedded_media(f)
         if merged and embedded and any(e.key in _TABLE_KEYS for e in merged):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from checks.engine import audit_files
 from checks.model import Status
 
 from ._audit import audit
@@ -104,3 +105,25 @@ def test_a_copy_whose_non_blocking_follows_a_local_condition_is_asynchronous():
     assert off.status == Status.UNUSED and "non_blocking=False" in (off.detail or "")
     unseen = audit({"nanochat/dataloader.py": loader.replace(", non_blocking=use_cuda", "")}, "F11")[0]["F11"]
     assert unseen.status == Status.UNUSED and "no non_blocking" in (unseen.detail or "") and not unseen.evidence
+
+
+def test_per_sample_reads_are_the_training_paths_not_an_inference_helpers():
+    """LLaVA: the training dataset opens one image per sample (train.py); the Cog predictor and the CLI open one per
+    request. Only the training read is cited."""
+    files = {
+        "llava/train/train.py": (
+            "import os\nfrom PIL import Image\nfrom torch.utils.data import Dataset\nimport transformers\n\n"
+            "class LazySupervisedDataset(Dataset):\n    def __getitem__(self, i):\n        sources = self.list_data_dict[i]\n"
+            "        image = Image.open(os.path.join(self.data_args.image_folder, sources['image'])).convert('RGB')\n"
+            "        return dict(image=self.processor(image))\n\n"
+            "def train():\n    trainer = transformers.Trainer(model=model, train_dataset=LazySupervisedDataset())\n    trainer.train()\n"),
+        "llava/train/train_mem.py": "from llava.train.train import train\n\nif __name__ == '__main__':\n    train()\n",
+        "scripts/v1_5/finetune.sh": "deepspeed llava/train/train_mem.py --image_folder ./playground/data --bf16 True\n",
+        "predict.py": (
+            "from PIL import Image\n\nclass Predictor:\n    def predict(self, image, prompt):\n"
+            "        image_data = load_image(str(image))\n        return self.model.generate(image_data)\n\n"
+            "def load_image(image_file):\n    return Image.open(image_file).convert('RGB')\n"),
+    }
+    f4 = audit_files((p, t.encode()) for p, t in files.items()).result("F4")
+    assert f4.status == Status.UNUSED
+    assert [(e.path, e.line) for e in f4.evidence] == [("llava/train/train.py", 9)]
