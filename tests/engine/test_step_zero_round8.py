@@ -49,3 +49,14 @@ def test_a_training_scripts_main_block_still_names_its_model():
     p = _project({"train.py": SCRIPT})
     assert p.model_names == ["meta-llama/Llama-2-7b-hf"]
     assert p.estimated_params == "7B"
+
+
+def test_prose_pointing_at_a_multi_node_batch_file_is_a_documented_multi_node_launch():
+    from checks.facts.docs_md import extract_doc_hints
+    from checks.facts.types import FileFacts
+
+    out = FileFacts(path="README.md", kind="markdown")
+    extract_doc_hints("README.md", (
+        "| Fully Sharded Data Parallel (FSDP) | supported | multi-node training at scale |\n"  # a feature claim: no launch
+        "For a multinode training with slurm, see the example sbatch-file container/slurm_singularity.sbatch.\n"), out)
+    assert [(h.line, h.kind) for h in out.doc_hints] == [(2, "multi_node")]
