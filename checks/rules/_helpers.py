@@ -508,7 +508,10 @@ def registry_off(f: Facts, c: Any, _depth: int = 0) -> list[Any]:
     key = (c.path, getattr(c, "func", None))
     if key not in memo:
         memo[key] = []  # a cycle through this function proves nothing
-        memo[key] = _registry_off(f, c.path, key[1], _depth)
+        found = _registry_off(f, c.path, key[1], _depth)
+        # only a chain that ends in a registry entry: callers behind a flag that is off alone are ``callers_off``'s
+        entries = {(e.path, e.line) for es in _registry_tables(f).values() for e in es}
+        memo[key] = found if any((getattr(x, "path", None), getattr(x, "line", None)) in entries for x in found) else []
     return memo[key]
 
 

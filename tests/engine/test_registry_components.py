@@ -87,3 +87,17 @@ def test_the_component_kind_alone_selects_nothing():
     got = _statuses(files)
     assert got["D2"][0] == Status.UNUSED
     assert got["C3"][0] == Status.UNUSED
+
+
+def test_a_helper_behind_a_flag_that_is_off_is_not_called_a_registered_component():
+    # torchtune: compile_loss() runs only under ``if cfg.compile:`` with ``compile: False``: switched off, no registry involved
+    files = {
+        "recipes/full_finetune.py": (
+            "from torchtune import training\n\n\nclass Recipe:\n    def setup(self, cfg):\n"
+            "        if cfg.compile:\n            training.compile_loss(self._loss_fn)\n"),
+        "torchtune/training/_compile.py": "import torch\n\n\ndef compile_loss(loss):\n    return torch.compile(loss)\n",
+        "recipes/configs/llama3/8B_full.yaml": "compile: False\nbatch_size: 2\n",
+    }
+    status, detail = _statuses(files)["D2"]
+    assert status == Status.UNUSED
+    assert "registered component" not in detail
