@@ -476,7 +476,7 @@ def _registrations(f: Facts, func: str) -> tuple[list[Any], bool]:
     tables = _registry_tables(f)
     regs: list[Any] = []
     selected = False
-    names = _selected_names(f, {k.split("::", 1)[0] for k in tables})
+    names: set[str] | None = None  # built only when something is registered
     for entries in tables.values():
         for c in entries:
             if not any(isinstance(a, Expr) and ref.search(a.text) for a in c.args):
@@ -485,6 +485,8 @@ def _registrations(f: Facts, func: str) -> tuple[list[Any], bool]:
             # the entry's name: the string column with the most distinct values (``"compiled"``, not the kind ``"model"``)
             cols = [i for i, a in enumerate(c.args) if isinstance(a, str)]
             col = max(cols, key=lambda i: len({o.args[i] for o in entries if len(o.args) > i and isinstance(o.args[i], str)}))
+            if names is None:
+                names = _selected_names(f, {k.split("::", 1)[0] for k in tables})
             if c.args[col] in names:
                 selected = True
     return regs, selected
