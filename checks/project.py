@@ -96,9 +96,38 @@ _ALIGN_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_(ppo
 _FINETUNE_HINT = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
 
 
+_MAIN_GUARD = re.compile(r"__name__\s*==\s*[\"']__main__[\"']")
+
+
+def _library_demo_lines(facts: Facts) -> frozenset[tuple[str, int]]:
+    """Lines of the calls in the ``if __name__ == "__main__":`` block of a module that other modules of the project import:
+    a library module's self-demo (modalities ``huggingface_model.py`` building its adapter for ``epfl-llm/meditron-7b`` to
+    print it), not a run. A script's main block (a module nothing imports) stays."""
+    cached = facts._s.get("_library_demo_lines")
+    if cached is not None:
+        return cached
+    imported: dict[str, set[str]] = {}
+    for i in facts.records("imports"):
+        for name in (i.module, i.full):
+            imported.setdefault(name, set()).add(i.path)
+    out: set[tuple[str, int]] = set()
+    for c in facts.records("calls"):
+        if not (c.guard and _MAIN_GUARD.search(c.guard)) or not c.path.endswith(".py"):
+            continue
+        parts = c.path[:-3].split("/")
+        if any(imported.get(".".join(parts[k:]), set()) - {c.path} for k in range(len(parts) - 1)):
+            out.add((c.path, c.line))
+            out.update((c.path, ln) for ln in c.kw_lines.values())
+    facts._s["_library_demo_lines"] = frozenset(out)
+    return facts._s["_library_demo_lines"]
+
+
 def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
-    out = [s.value for s in facts.settings(*keys) if isinstance(s.value, str)]
+    demo = _library_demo_lines(facts)
+    out = [s.value for s in facts.settings(*keys) if isinstance(s.value, str) and (s.path, s.line) not in demo]
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
+        if (c.path, c.line) in demo:
+            continue
         out += [a for a in c.args[:1] if isinstance(a, str)]
         for k in ("pretrained_model_name_or_path", "model", "model_name_or_path"):
             v = c.kwargs.get(k)
@@ -440,10 +469,13 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
 def _named_models(facts: Facts) -> list[tuple[str, str]]:
     """(path, model name) from recipes, launchers and ``from_pretrained`` calls; not from registries of names."""
     out: list[tuple[str, str]] = []
+    demo = _library_demo_lines(facts)
     for st in facts.settings(*_MODEL_KEYS):
-        if isinstance(st.value, str) and 2 < len(st.value) < 200:
+        if isinstance(st.value, str) and 2 < len(st.value) < 200 and (st.path, st.line) not in demo:
             out.append((st.path, st.value))
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
+        if (c.path, c.line) in demo:
+            continue
         vals = [a for a in c.args[:1] if isinstance(a, str)]
         vals += [v for k in ("pretrained_model_name_or_path", "model", "model_name_or_path") if isinstance(v := c.kwargs.get(k), str)]
         out += [(c.path, v) for v in vals if 2 < len(v) < 200]

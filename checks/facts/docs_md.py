@@ -33,6 +33,9 @@ _MULTI_NODE = (
     # a node count passed to a launcher wrapper through the environment (LLaMA-Factory's ``FORCE_TORCHRUN=1 NNODES=2
     # NODE_RANK=0 ... llamafactory-cli train x.yaml``; an elastic ``MAX_NNODES=3``)
     re.compile(rf"(?<![\w$])(?:MAX_)?(?:NNODES|NUM_NODES|N_NODES)={_NODES}"),
+    # prose that points at a multi-node batch script (modalities' README: "For a multinode training with slurm, see the
+    # example sbatch-file container/slurm_singularity.sbatch"): the launch is documented, only not inlined
+    re.compile(r"\bmulti[- ]?node\b[^.]*?\s[\w./-]+\.(?:sbatch|slurm)\b", re.I),
 )
 
 
@@ -52,7 +55,7 @@ def _many(token: str | None) -> bool:
 
 def extract_doc_hints(path: str, text: str, out: FileFacts) -> None:
     """Documented multi-node launches, one hint per line (the first matching form)."""
-    if not any(k in text for k in ("nnodes", "nodes", "NODES", "machines", "SBATCH", "hostfile", "srun")):
+    if not any(k in text for k in ("nnodes", "nodes", "NODES", "machines", "SBATCH", "hostfile", "srun", ".sbatch", ".slurm")):
         return
     for i, line in enumerate(text.splitlines(), 1):
         _multi_node_hint(path, i, line, out)

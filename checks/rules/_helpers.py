@@ -428,3 +428,121 @@ def value_on(facts: Facts, v: Any) -> bool | None:
     if getattr(v, "text", None) is not None:
         return None
     return truthy(v)
+
+
+# --- components a config-driven registry builds only when a config names them -----------------------------------
+
+#: a registry table: the same callee called this many times in one file, each with string keys and a callable
+_REGISTRY_MIN = 3
+
+
+def _registry_tables(f: Facts) -> dict[str, list[Any]]:
+    """Registry entries by callee: ``ComponentEntity("model", "compiled", maybe_model_list(ModelFactory.get_compiled_model),
+    CompiledModelConfig)``, the same callee called at least three times in one file, each with string keys and a callable
+    passed by reference (not called). Cached on the facts."""
+    cache = f._s.setdefault("_registry_tables", {})
+    if "tables" in cache:
+        return cache["tables"]
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for c in f.records("calls"):
+        if len(c.args) >= 2 and any(isinstance(a, str) for a in c.args) and any(isinstance(a, Expr) for a in c.args):
+            groups.setdefault((c.path, c.name), []).append(c)
+    tables = {f"{p}::{n}": cs for (p, n), cs in groups.items() if len(cs) >= _REGISTRY_MIN}
+    cache["tables"] = tables
+    return tables
+
+
+def _selected_names(f: Facts, registry_files: set[str]) -> set[str]:
+    """Strings a run could select a registry entry by: config values (YAML/JSON/TOML), settings, and string arguments of
+    calls outside the registry's own files (``build_component("compiled")``)."""
+    cache = f._s.setdefault("_registry_tables", {})
+    if "selected" in cache:
+        return cache["selected"]
+    out: set[str] = set()
+    for e in f.records("configs"):
+        vals = e.value if isinstance(e.value, tuple) else (e.value,)
+        out.update(v for v in vals if isinstance(v, str))
+    for c in f.records("calls"):
+        if c.path not in registry_files:
+            out.update(a for a in c.args if isinstance(a, str))
+            out.update(v for v in c.kwargs.values() if isinstance(v, str))
+    cache["selected"] = out
+    return out
+
+
+def _registrations(f: Facts, func: str) -> tuple[list[Any], bool]:
+    """The registry entries that pass ``func`` by reference, and whether a config or call selects any of them by its name."""
+    ref = re.compile(rf"(^|[.(\s,]){re.escape(func)}\b(?!\s*\()")
+    tables = _registry_tables(f)
+    regs: list[Any] = []
+    selected = False
+    names: set[str] | None = None  # built only when something is registered
+    for entries in tables.values():
+        for c in entries:
+            if not any(isinstance(a, Expr) and ref.search(a.text) for a in c.args):
+                continue
+            regs.append(c)
+            # the entry's name: the string column with the most distinct values (``"compiled"``, not the kind ``"model"``)
+            cols = [i for i, a in enumerate(c.args) if isinstance(a, str)]
+            col = max(cols, key=lambda i: len({o.args[i] for o in entries if len(o.args) > i and isinstance(o.args[i], str)}))
+            if names is None:
+                names = _selected_names(f, {k.split("::", 1)[0] for k in tables})
+            if c.args[col] in names:
+                selected = True
+    return regs, selected
+
+
+def _module_names(path: str) -> list[str]:
+    """The dotted module names a file may be imported as (``src/pkg/a/b.py`` -> ``src.pkg.a.b``, ``pkg.a.b``, ``a.b``)."""
+    parts = path[:-3].split("/") if path.endswith(".py") else []
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return [".".join(parts[i:]) for i in range(len(parts) - 1)]
+
+
+def registry_off(f: Facts, c: Any, _depth: int = 0) -> list[Any]:
+    """Code that runs only when a config-driven component registry builds a component that no config names: the registry
+    entries (``ComponentEntity("model", "compiled", maybe_model_list(ModelFactory.get_compiled_model), ...)`` with no
+    ``variant_key: compiled`` anywhere). Followed through callers (every caller must be such code or behind a flag that
+    is off) and, for a function nothing calls by name, through the module: every call into it from other files must be
+    such code. Empty when the code runs unconditionally, is called from module level, or nothing registers it."""
+    memo = f._s.setdefault("_registry_off", {})
+    key = (c.path, getattr(c, "func", None))
+    if key not in memo:
+        memo[key] = []  # a cycle through this function proves nothing
+        found = _registry_off(f, c.path, key[1], _depth)
+        # only a chain that ends in a registry entry: callers behind a flag that is off alone are ``callers_off``'s
+        entries = {(e.path, e.line) for es in _registry_tables(f).values() for e in es}
+        memo[key] = found if any((getattr(x, "path", None), getattr(x, "line", None)) in entries for x in found) else []
+    return memo[key]
+
+
+def _registry_off(f: Facts, path: str, func: str | None, depth: int) -> list[Any]:
+    if func is None or depth > 6:
+        return []
+    callers = [x for x in f.calls(func) if x.func != func]
+    if callers:
+        out: list[Any] = []
+        for x in callers:
+            gated = guard_off(f, x) or registry_off(f, x, depth + 1)
+            if not gated:
+                return []
+            out += gated
+        return out
+    regs, selected = _registrations(f, func)
+    if regs:
+        return [] if selected else regs
+    # not called by name and not registered (a static method picked as ``fn = Cls._apply_full_ac``): the module decides
+    mods = tuple(m + "." for m in _module_names(path) if "." in m)
+    if not mods:
+        return []
+    into = [x for x in f.records("calls") if x.path != path and x.name.startswith(mods)]
+    if not into:
+        return []
+    out = []
+    for x in into:
+        gated = guard_off(f, x) or registry_off(f, x, depth + 1)
+        if not gated:
+            return []
+        out += gated
+    return out

@@ -12,7 +12,7 @@ from ..facts import Call, ConfigEntry, Expr, Facts, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
-from ._helpers import HF_DEFAULTS, evs, flag_state, guard_flags, guard_off, off, on, parse_expr, uses_hf_trainer, value_on
+from ._helpers import HF_DEFAULTS, evs, flag_state, guard_flags, guard_off, off, on, parse_expr, registry_off, uses_hf_trainer, value_on
 from ._registry import recipes_calling, split_text, total_recipes
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -519,7 +519,7 @@ def _gc_call_active(f: Facts, c: Call) -> bool:
     """A checkpoint call counts unless it is model-library support code: behind a checkpointing flag or setting that nothing
     turns on (``if self.gradient_checkpointing and self.training:``, Megatron's ``if config.recompute_method == "uniform":``),
     or inside a helper named for checkpointing (``_checkpointed_forward``) that only such a setting calls."""
-    if guard_off(f, c):
+    if guard_off(f, c) or registry_off(f, c):
         return False
     for name, neg in guard_flags(c.guard):
         if not neg and _GC_FLAG.search(name):
@@ -648,6 +648,62 @@ class C3ActivationCheckpointing(Check):
             "parser = argparse.ArgumentParser()\n"
             "parser.add_argument('--model.gradient_checkpointing_enable', action='store_true', default=False)\n")}, N,
             "dotted argparse switch left off"),
+        # a config-driven component registry (modalities): the wrapper runs only when a YAML names its variant
+        Example({"pkg/training/activation_checkpointing.py": (
+            "import torch.nn as nn\n"
+            "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper as ptd_checkpoint_wrapper\n\n\n"
+            "class ActivationCheckpointing:\n    @staticmethod\n"
+            "    def apply_activation_checkpointing_(model: nn.Module, layers_fqn: str, ac_variant: str) -> None:\n"
+            "        apply_ac_fun = ActivationCheckpointing._apply_full_ac\n"
+            "        layers = model.get_submodule(layers_fqn)\n"
+            "        for layer_id, transformer_block in layers.named_children():\n"
+            "            layers.register_module(layer_id, apply_ac_fun(transformer_block))\n\n"
+            "    @staticmethod\n    def _apply_full_ac(module: nn.Module) -> nn.Module:\n"
+            "        module_aced = ptd_checkpoint_wrapper(module, preserve_rng_state=False)\n        return module_aced\n"),
+        "pkg/models/model_factory.py": (
+            "from pkg.training.activation_checkpointing import ActivationCheckpointing\n\n\nclass ModelFactory:\n"
+            "    @staticmethod\n    def get_activation_checkpointed_model_(ac_variant, layers_fqn, model):\n"
+            "        ActivationCheckpointing.apply_activation_checkpointing_(model=model, layers_fqn=layers_fqn, ac_variant=ac_variant)\n"
+            "        return model\n"),
+        "pkg/registry/components.py": (
+            "from pkg.models.model_factory import ModelFactory\n\n"
+            "COMPONENTS = [\n"
+            "    ComponentEntity(\"model\", \"gpt2\", GPT2ModelFactory.get_gpt2_model, GPT2LLMConfig),\n"
+            "    ComponentEntity(\"model\", \"fsdp2_wrapped\", ModelFactory.get_fsdp2_wrapped_model, FSDP2WrappedModelConfig),\n"
+            "    ComponentEntity(\n        \"model\",\n        \"activation_checkpointed\",\n"
+            "        maybe_model_list(ModelFactory.get_activation_checkpointed_model_),\n        ActivationCheckpointedModelConfig,\n    ),\n"
+            "    ComponentEntity(\"optimizer\", \"adam_w\", OptimizerFactory.get_adam_w, AdamWOptimizerConfig),\n"
+            "]\n"),
+        }, N, "registered checkpointing component that no config selects"),
+        Example({"pkg/training/activation_checkpointing.py": (
+            "import torch.nn as nn\n"
+            "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper as ptd_checkpoint_wrapper\n\n\n"
+            "class ActivationCheckpointing:\n    @staticmethod\n"
+            "    def apply_activation_checkpointing_(model: nn.Module, layers_fqn: str, ac_variant: str) -> None:\n"
+            "        apply_ac_fun = ActivationCheckpointing._apply_full_ac\n"
+            "        layers = model.get_submodule(layers_fqn)\n"
+            "        for layer_id, transformer_block in layers.named_children():\n"
+            "            layers.register_module(layer_id, apply_ac_fun(transformer_block))\n\n"
+            "    @staticmethod\n    def _apply_full_ac(module: nn.Module) -> nn.Module:\n"
+            "        module_aced = ptd_checkpoint_wrapper(module, preserve_rng_state=False)\n        return module_aced\n"),
+        "pkg/models/model_factory.py": (
+            "from pkg.training.activation_checkpointing import ActivationCheckpointing\n\n\nclass ModelFactory:\n"
+            "    @staticmethod\n    def get_activation_checkpointed_model_(ac_variant, layers_fqn, model):\n"
+            "        ActivationCheckpointing.apply_activation_checkpointing_(model=model, layers_fqn=layers_fqn, ac_variant=ac_variant)\n"
+            "        return model\n"),
+        "pkg/registry/components.py": (
+            "from pkg.models.model_factory import ModelFactory\n\n"
+            "COMPONENTS = [\n"
+            "    ComponentEntity(\"model\", \"gpt2\", GPT2ModelFactory.get_gpt2_model, GPT2LLMConfig),\n"
+            "    ComponentEntity(\"model\", \"fsdp2_wrapped\", ModelFactory.get_fsdp2_wrapped_model, FSDP2WrappedModelConfig),\n"
+            "    ComponentEntity(\n        \"model\",\n        \"activation_checkpointed\",\n"
+            "        maybe_model_list(ModelFactory.get_activation_checkpointed_model_),\n        ActivationCheckpointedModelConfig,\n    ),\n"
+            "    ComponentEntity(\"optimizer\", \"adam_w\", OptimizerFactory.get_adam_w, AdamWOptimizerConfig),\n"
+            "]\n"),
+            "configs/pretrain_gpt2_7b.yaml": (
+                "activation_checkpointed_model:\n  component_key: model\n  variant_key: activation_checkpointed\n  config:\n"
+                "    ac_variant: full_activation_checkpointing\n    layers_fqn: transformer.h\n"),
+        }, U, "registered checkpointing component selected by a config"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -695,6 +751,10 @@ class C3ActivationCheckpointing(Check):
         support = [c for c in f.calls(*_GC_CALLS) if not _gc_call_active(f, c)]
         if disabled:
             detail = "activation checkpointing is explicitly disabled"
+        elif support and (regs := [r for c in support for r in registry_off(f, c)]):
+            # ``ComponentEntity("model", "activation_checkpointed", ...)`` with no config naming ``activation_checkpointed``
+            detail = "activation checkpointing exists only as a registered component that no config selects"
+            disabled = list({(r.path, r.line): r for r in regs}.values())
         elif support:
             detail = "checkpointing code exists behind a flag that no config or launch turns on"
         else:

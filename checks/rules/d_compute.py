@@ -12,7 +12,7 @@ from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import CONFIG_CALLEE
-from ._helpers import callers_off, evs, guard_off, parse_expr, recipe_majority, uses_hf_trainer, value_on
+from ._helpers import callers_off, evs, guard_off, parse_expr, recipe_majority, registry_off, uses_hf_trainer, value_on
 from ._registry import recipes_on, split_text, total_recipes
 from .c_memory import fp8_sites
 
@@ -104,7 +104,7 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
         target_text = getattr(target, "dotted", None) or getattr(target, "text", "") or ""
         if _NOT_TRAINING_COMPILE.search(target_text.rsplit(".", 1)[-1]):
             continue  # FlexAttention's own kernel (D1) or a decoding step (inference): not the training step compiled
-        gated = guard_off(f, c) or callers_off(f, c)
+        gated = guard_off(f, c) or callers_off(f, c) or registry_off(f, c)
         if gated:
             off_ += gated
             continue
@@ -659,6 +659,44 @@ class D2TorchCompile(Check):
         Example({"torchtune/modules/attention_utils.py": (
             "import torch\nfrom torch.nn.attention.flex_attention import flex_attention\n"
             "flex_attention_compiled = torch.compile(flex_attention, dynamic=False)\n")}, N, "FlexAttention's kernel is not the model compiled"),
+        # a config-driven component registry (modalities): the compile factory runs only when a YAML names its variant
+        Example({"pkg/models/model_factory.py": (
+            "import torch\nimport torch.nn as nn\n\n\nclass ModelFactory:\n    @staticmethod\n"
+            "    def get_fsdp2_wrapped_model(model, device_mesh):\n        fully_shard(model, mesh=device_mesh)\n        return model\n\n"
+            "    @staticmethod\n    def get_compiled_model(model: nn.Module, block_names: list[str], fullgraph: bool) -> nn.Module:\n"
+            "        for _, module in model.named_modules():\n"
+            "            if type(module).__name__ in block_names:\n"
+            "                compiled = torch.compile(module, fullgraph=fullgraph)\n"
+            "        return model\n"),
+        "pkg/registry/components.py": (
+            "from pkg.models.model_factory import ModelFactory\n\n"
+            "COMPONENTS = [\n"
+            "    ComponentEntity(\"model\", \"gpt2\", GPT2ModelFactory.get_gpt2_model, GPT2LLMConfig),\n"
+            "    ComponentEntity(\"model\", \"fsdp2_wrapped\", ModelFactory.get_fsdp2_wrapped_model, FSDP2WrappedModelConfig),\n"
+            "    ComponentEntity(\"model\", \"compiled\", maybe_model_list(ModelFactory.get_compiled_model), CompiledModelConfig),\n"
+            "    ComponentEntity(\"optimizer\", \"adam_w\", OptimizerFactory.get_adam_w, AdamWOptimizerConfig),\n"
+            "]\n"),
+        }, N, "registered compile component that no config selects"),
+        Example({"pkg/models/model_factory.py": (
+            "import torch\nimport torch.nn as nn\n\n\nclass ModelFactory:\n    @staticmethod\n"
+            "    def get_fsdp2_wrapped_model(model, device_mesh):\n        fully_shard(model, mesh=device_mesh)\n        return model\n\n"
+            "    @staticmethod\n    def get_compiled_model(model: nn.Module, block_names: list[str], fullgraph: bool) -> nn.Module:\n"
+            "        for _, module in model.named_modules():\n"
+            "            if type(module).__name__ in block_names:\n"
+            "                compiled = torch.compile(module, fullgraph=fullgraph)\n"
+            "        return model\n"),
+        "pkg/registry/components.py": (
+            "from pkg.models.model_factory import ModelFactory\n\n"
+            "COMPONENTS = [\n"
+            "    ComponentEntity(\"model\", \"gpt2\", GPT2ModelFactory.get_gpt2_model, GPT2LLMConfig),\n"
+            "    ComponentEntity(\"model\", \"fsdp2_wrapped\", ModelFactory.get_fsdp2_wrapped_model, FSDP2WrappedModelConfig),\n"
+            "    ComponentEntity(\"model\", \"compiled\", maybe_model_list(ModelFactory.get_compiled_model), CompiledModelConfig),\n"
+            "    ComponentEntity(\"optimizer\", \"adam_w\", OptimizerFactory.get_adam_w, AdamWOptimizerConfig),\n"
+            "]\n"),
+            "configs/pretrain_gpt2.yaml": (
+                "compiled_model:\n  component_key: model\n  variant_key: compiled\n  config:\n"
+                "    model:\n      instance_key: model_raw\n      pass_type: BY_REFERENCE\n    block_names: [GPT2Block]\n    fullgraph: true\n"),
+        }, U, "registered compile component selected by a config"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -722,7 +760,9 @@ class D2TorchCompile(Check):
                 "@torch.compile, torch.compile(<function>)"
             return Outcome(P, evs([*decorated, *helpers]), _join(f"only helper functions are compiled ({how}), not the model", dist),
                            {"torch_compile": False})
-        detail = "torch.compile is present but switched off" if off_ else "no torch.compile found"
+        registered = {id(r) for c in f.calls("torch.compile") for r in registry_off(f, c)}
+        detail = ("torch.compile is present only in a registered component that no config selects" if off_ and all(id(x) in registered for x in off_)
+                  else "torch.compile is present but switched off" if off_ else "no torch.compile found")
         values = {"torch_compile": False}
         if majorities:
             values["recipes." + majorities[0].name] = ", ".join(f"{v}: {n}" for v, n in majorities[0].counts)

@@ -213,6 +213,12 @@ class E1GPUDirectRDMA(Check):
         }, N, "multi-node documented only in Markdown"),
         Example({"README.md": "# Train\n\n```bash\ntorchrun --nnodes 1 --nproc_per_node 8 train.py\n```\n",
                  "train.py": "import torch\n"}, Status.NA, "README documents a one-node launch"),
+        Example({  # modalities: the inline launch is one node; the README points at a multi-node Slurm batch file for more
+            "README.md": ("### Model Training\n\n```sh\ntorchrun --rdzv-endpoint localhost:29515 --nnodes 1 --nproc_per_node 4 \\\n"
+                          "    $(which modalities) run --config_file_path config_files/training/config_lorem_ipsum_long_fsdp2.yaml\n```\n\n"
+                          "For a multinode training with slurm, see the example sbatch-file container/slurm_singularity.sbatch.\n"),
+            "src/modalities/trainer.py": "import torch\nloss.backward()\n",
+        }, N, "multi-node training pointed at as a Slurm batch file"),
         Example({  # xtuner 0.2.0 entry_point.py:45: the console script's usage text documents the multi-node launch
             "xtuner/entry_point.py": (
                 "import sys\n\nMODES = ('list-cfg', 'train', 'dist_train')\n\n"

@@ -495,7 +495,8 @@ _TOKENISH = re.compile(r"\.bin\b|uint16|uint32|int32|\btoks?\b|toks_|_toks|token
 def _token_bins(f: Facts) -> list[Call]:
     """Hand-written pre-tokenized binary token streams and their writers.
 
-    Readers: ``np.memmap('train.bin', dtype=np.uint16)`` (nanoGPT, also with ``offset=`` past a header),
+    Readers: ``np.memmap('train.bin', dtype=np.uint16)`` (nanoGPT, also with ``offset=`` past a header), ``np.frombuffer``
+    of token ids at an offset into a memmapped byte buffer,
     ``torch.from_file(shard, ...)`` (modded-nanogpt's header read), ``f.readinto(tokens.numpy())`` into a
     preallocated tensor, LitData's ``TokensLoader``. Writers: ``arr.tofile('train.bin')``, a header and tokens written
     with ``f.write(x.tobytes())`` (llm.c ``write_datafile``), ``np.save(shard_path, tokens)``.
@@ -507,6 +508,11 @@ def _token_bins(f: Facts) -> list[Call]:
             out.append(c)
     for c in f.calls("tofile"):
         if re.search(r"\.bin\b|bin_path|filename", " ".join(_text(a) for a in c.args) + c.text):
+            out.append(c)
+    for c in f.calls("numpy.frombuffer", "np.frombuffer"):
+        # a typed window read out of a byte buffer at an offset (``tokens = np.frombuffer(buffer=self.data, dtype=uint16,
+        # count=n, offset=start)`` over the memmap of a packed token file, modalities' ``.pbin``): token ids read directly
+        if not _in_tests(c.path) and ("offset" in c.kwargs or len(c.args) >= 4) and _TOKENISH.search(f"{c.text} {c.func or ''}"):
             out.append(c)
     scope = [c for c in f.calls("torch.from_file", "readinto", "tobytes", "numpy.save", "np.save", "TokensLoader") if not _in_tests(c.path)]
     for c in scope:
@@ -1999,6 +2005,37 @@ def _packs(strategy: str) -> bool:
 _STRATEGY_KEYS = ("batching_strategy", "batch_strategy", "collate_strategy", "collation_strategy", "padding_strategy")
 
 
+#: a packed token file read out of a memmapped byte buffer (modalities' ``.pbin``): documents are one token stream, the
+#: base class returns one document per index, the windowed subclass fixed ``block_size`` windows across documents
+_PBIN_DATASET = (
+    "import numpy as np\nfrom torch.utils.data import Dataset\n\n\n"
+    "class PackedMemMapDatasetBase(Dataset):\n"
+    "    np_dtype_of_tokens_on_disk_from_bytes = {2: np.dtype(np.uint16).newbyteorder('<'), 4: np.dtype(np.uint32).newbyteorder('<')}\n\n"
+    "    def __init__(self, raw_data_path, sample_key):\n"
+    "        self._data = np.memmap(raw_data_path, mode='r', offset=16)\n"
+    "        self._token_dtype_on_disk = self.np_dtype_of_tokens_on_disk_from_bytes[2]\n"
+    "        self._index = self._generate_packing_index()\n\n"
+    "    def __getitem__(self, idx):\n"
+    "        offset_in_bytes, length_in_bytes = self._index[idx]\n"
+    "        tokens = np.frombuffer(\n            buffer=self._data,\n            dtype=self._token_dtype_on_disk,\n"
+    "            count=length_in_bytes // 2,\n            offset=offset_in_bytes,\n        )\n"
+    "        return {self.sample_key: tokens.astype(np.int32)}\n\n\n"
+    "class PackedMemMapDatasetContinuous(PackedMemMapDatasetBase):\n"
+    "    def __init__(self, raw_data_path, sample_key, block_size):\n"
+    "        self.block_size = block_size\n        super().__init__(raw_data_path, sample_key)\n"
+)
+_PBIN_FACTORY_WINDOWS = (
+    "from pkg.dataloader.dataset import PackedMemMapDatasetContinuous\n\n\n"
+    "def get_packed_mem_map_dataset_continuous(raw_data_path, sequence_length, sample_key):\n"
+    "    return PackedMemMapDatasetContinuous(raw_data_path=raw_data_path, block_size=sequence_length + 1, sample_key=sample_key)\n"
+)
+_PBIN_FACTORY_DOCS = (
+    "from pkg.dataloader.dataset import PackedMemMapDatasetBase\n\n\n"
+    "def get_packed_mem_map_dataset(raw_data_path, sample_key):\n"
+    "    return PackedMemMapDatasetBase(raw_data_path=raw_data_path, sample_key=sample_key)\n"
+)
+
+
 @register
 class F7SequencePacking(_DataCheck):
     id = "F7"
@@ -2046,6 +2083,10 @@ class F7SequencePacking(_DataCheck):
         Example({"run_clm.py": "def group_texts(examples):\n    concatenated = {k: sum(examples[k], []) for k in examples}\n    return concatenated\n"
                  "lm_datasets = tokenized.map(group_texts, batched=True, num_proc=8)\n"}, U, "group_texts"),
         Example({"sft.yaml": "stage: sft\npacking: false\ncutoff_len: 4096\n"}, N, "packing false"),
+        Example({"pkg/dataloader/dataset.py": _PBIN_DATASET, "pkg/dataloader/dataset_factory.py": _PBIN_FACTORY_WINDOWS}, U,
+                "fixed windows cut from a packed token file"),
+        Example({"pkg/dataloader/dataset.py": _PBIN_DATASET, "pkg/dataloader/dataset_factory.py": _PBIN_FACTORY_DOCS}, N,
+                "one document per index from a packed token file"),
         Example({"train.py": "from trl import SFTTrainer\ntrainer = SFTTrainer(model=m, train_dataset=ds)\n# packing=True\n"}, N, "default off, commented"),
         Example({"train.sh": "deepspeed train.py --group_by_modality_length True --bf16 True\n"}, N, "length grouping is not packing"),
         Example({  # torchtune: the builder packs only when a config sets packed: True; its recipes leave it off
@@ -2319,6 +2360,7 @@ class F7SequencePacking(_DataCheck):
         # a pre-tokenized token stream read as one contiguous sequence (nanoGPT's memmap, modded-nanogpt's
         # ``torch.from_file`` header + ``readinto`` of a shard) is packed by construction: windows cut across documents
         used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f) if c.short in ("memmap", "from_file", "readinto")]
+        used += _token_windows(f)
         if used:
             return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences" + minority_note, {"packing": True})
         minority_note += map_note
@@ -2358,6 +2400,23 @@ class F7SequencePacking(_DataCheck):
 _UNPAD_KEYS = ("use_rmpad", "rmpad", "remove_padding", "use_remove_padding", "padding_free")
 #: collators that flatten each batch into one varlen row (no padding) without filling it up to the sequence length
 _UNPAD_CALLS = ("DataCollatorWithFlattening",)
+_WINDOW_KWARGS = ("block_size", "seq_len", "seq_length", "sequence_length", "max_seq_len")
+
+
+def _token_windows(f: Facts) -> list[Evidence]:
+    """A dataset class of a module that reads token ids out of a byte buffer (``np.frombuffer`` at an offset), built with a
+    window length (modalities ``PackedMemMapDatasetContinuous(raw_data_path=..., block_size=sequence_length + 1)``): fixed
+    windows cut from the token stream across documents, packed by construction. A reader of whole documents by index
+    (built without a window length) is not."""
+    mods: tuple[str, ...] = ()
+    for c in _token_bins(f):
+        if c.short == "frombuffer":
+            parts = c.path[:-3].split("/") if c.path.endswith(".py") else []
+            mods += tuple(".".join(parts[i:]) + "." for i in range(len(parts) - 1))
+    if not mods:
+        return []
+    return [_ev(c, key=f"{c.short}({k}=)", value=_text(c.kwargs[k])) for c in f.records("calls")
+            if c.name.startswith(mods) and not _in_tests(c.path) for k in _WINDOW_KWARGS if k in c.kwargs][:5]
 
 
 def _minority_recipes(settings: list[Any], f: Facts | None = None) -> dict[str, tuple[int, int]]:
@@ -2636,6 +2695,11 @@ class F10PreTokenizedBinary(_DataCheck):
             "    offsets = np.cumsum([0] + [len(tokenizer.encode(d)) for d in docs])\n"
             "    np.save(f'{out}_tokens.npy', tokens)\n    np.save(f'{out}_offsets.npy', offsets)\n")}, U,
             "token ids saved with their offsets"),
+        Example({"pkg/dataloader/dataset.py": _PBIN_DATASET}, U, "token ids read with np.frombuffer from a memmapped token file"),
+        Example({"data/images.py": (  # raw image bytes decoded from a buffer: no token ids
+            "import numpy as np\nimport cv2\n\ndef decode(raw: bytes):\n"
+            "    arr = np.frombuffer(raw, dtype=np.uint8)\n    return cv2.imdecode(arr, cv2.IMREAD_COLOR)\n")}, N,
+            "image bytes decoded with np.frombuffer"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
