@@ -1301,6 +1301,21 @@ def log_calls(f: Facts) -> list[Call]:
     return out
 
 
+def _computed_logging(cap: int) -> str:
+    """A trainer that derives ``logging_steps`` from the data size, floors it at 1 and caps it (an example's source)."""
+    return ("from transformers import Trainer, TrainingArguments\n\n"
+            "def configure_logging_steps(config, train_data):\n"
+            "    if config.logging_steps == -1:\n"
+            "        logging_steps = int(0.2 * len(train_data) / config.batch_size)\n"
+            "        if logging_steps == 0:\n            logging_steps = 1\n"
+            f"        if logging_steps > {cap}:\n            logging_steps = {cap}\n"
+            "    else:\n        logging_steps = config.logging_steps\n"
+            "    return logging_steps\n\n"
+            "def train(config, model, train_data):\n"
+            "    args = TrainingArguments(output_dir='out', logging_steps=configure_logging_steps(config, train_data))\n"
+            "    Trainer(model=model, args=args, train_dataset=train_data).train()\n")
+
+
 @register
 class I4LoggingFrequency(Check):
     id = "I4"
@@ -1349,6 +1364,19 @@ class I4LoggingFrequency(Check):
             "        if not torch.isfinite(grad_norm):\n            print(f'WARN: grad_norm is not finite: {grad_norm}')\n"
             "        optimizer.step()\n        if step % log_every == 0:\n            print(f'step {step} loss {loss.item()}')\n")},
             U, "guarded warning print, metrics every 100 steps"),
+        Example({  # an interval computed from the data size: the floor for tiny data (== 0 -> 1) is not the setting, the cap is
+            "llm/params.py": (
+                "from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                "    logging_steps: int = Field(-1, title='Number of steps between logging events')\n"
+                "    batch_size: int = Field(2, title='Batch size')\n"),
+            "llm/train.py": _computed_logging(25),
+        }, U, "computed interval, floored at 1 and capped at 25"),
+        Example({
+            "llm/params.py": (
+                "from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                "    logging_steps: int = Field(-1, title='Number of steps between logging events')\n"),
+            "llm/train.py": _computed_logging(5),
+        }, N, "computed interval capped at 5"),
         Example({  # arctic-training: the loss is logged by a post-loss callback at an interval whose pydantic default is 1
             "arctic_training/config/trainer.py": (
                 "from pydantic import BaseModel, Field\n\nclass TrainerConfig(BaseModel):\n"
@@ -1698,6 +1726,9 @@ def _report_to_builder(f: Facts, s: Setting) -> tuple[str, ...] | None:
     return tuple(out) or ("none",)
 
 
+_KEY_STRING = re.compile(r"""\[\s*["'][^"']*["']\s*\]|\.get\(\s*["'][^"']*["']""")
+
+
 def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
     """Trackers the HF Trainer reports to (``report_to``; before transformers v5 the default was every installed one)."""
     rt = [s for s in f.effective("report_to") if not _TEST_PATH.search(s.path)]
@@ -1709,7 +1740,9 @@ def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
         if isinstance(s.value, Expr) and (built := _report_to_builder(f, s)) is not None:
             vals = built  # ``report_to=self._get_hf_report_to()``: the trackers its flags turn on
         elif isinstance(s.value, Expr):  # ``"all" if get("train.report_to") else "none"``: any tracker it may name
-            vals = tuple(re.findall(r"""["']([\w,\s-]+)["']""", s.value.text)) or ("all",)
+            # a string that only names a key (``self.config["log"]``, ``cfg.get("log")``) is not a tracker
+            text = _KEY_STRING.sub("", s.value.text)
+            vals = tuple(re.findall(r"""["']([\w,\s-]+)["']""", text)) or (() if text != s.value.text else ("all",))
         for v in vals:
             if isinstance(v, str):
                 named += [p for p in re.split(r"[,\s\[\]\"']+", v.lower()) if p and p not in {"none", "null"}]

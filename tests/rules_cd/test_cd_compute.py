@@ -134,3 +134,19 @@ def test_flash_attention_3_counts_as_persistent():
     r = run("D8", {"t.py": code})
     assert r.status == Status.USED and "FlashAttention-3" in r.detail
     assert run("D8", {"t.py": code.replace("_3", "_2")}).status == Status.UNUSED
+
+
+def test_padding_in_an_adapter_merge_is_not_the_runs_vocabulary():
+    # ``merge_adapter`` pads to 8 only when loading the adapter fails, after training; the run resizes unpadded
+    files = {"llm/utils.py": (
+        "from peft import PeftModel\nfrom transformers import AutoModelForCausalLM\n\n"
+        "def merge_adapter(base, tokenizer, adapter):\n"
+        "    model = AutoModelForCausalLM.from_pretrained(base)\n"
+        "    try:\n        model.resize_token_embeddings(len(tokenizer))\n"
+        "    except RuntimeError:\n        model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=8)\n"
+        "    return PeftModel.from_pretrained(model, adapter).merge_and_unload()\n\n"
+        "def get_model(name, tokenizer):\n    model = AutoModelForCausalLM.from_pretrained(name)\n"
+        "    model.resize_token_embeddings(len(tokenizer))\n    return model\n")}
+    r = run("D7", files)
+    assert r.status == Status.UNUSED, r.detail
+    assert all(e.line != 9 for e in r.evidence)
