@@ -953,6 +953,39 @@ def _hf_default_site(f: Facts, name: str) -> Evidence | None:
     return Facts.ev(sites[0], key=name, value=HF_DEFAULTS[name]) if sites else None
 
 
+def _strategy_values(f: Facts, node: ast.expr | None) -> set[str] | None:
+    """The values an HF ``*_strategy`` expression can take: a string, each branch of a conditional expression
+    (``config.eval_strategy if config.valid_split is not None else "no"``), or an option read through an object
+    (``config.eval_strategy``: the concrete values its settings give it). None when any of them is unknown."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value.lower()}
+    if isinstance(node, ast.IfExp):
+        a, b = _strategy_values(f, node.body), _strategy_values(f, node.orelse)
+        return None if a is None or b is None else a | b
+    if isinstance(node, ast.Attribute) and re.search(r"\.(EPOCH|NO)$", ast.unparse(node)):
+        return {node.attr.lower()}  # IntervalStrategy.EPOCH / SaveStrategy.NO
+    if isinstance(node, (ast.Attribute, ast.Name)):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id
+        vals = [x.value for x in f.settings(name) if not isinstance(x.value, Expr) and not _TEST_PATH.search(x.path)]
+        if vals and all(isinstance(v, str) for v in vals):
+            return {v.lower() for v in vals}
+    return None
+
+
+def _no_step_saves(f: Facts) -> Setting | None:
+    """An HF ``save_strategy`` that every setting makes ``"no"`` or ``"epoch"``: no checkpoint on a step interval, so the
+    HF default ``save_steps`` (500) never applies. The first such setting, or None when any may save by steps."""
+    sites = [s for s in f.effective("save_strategy") if not _TEST_PATH.search(s.path)]
+    if not sites:
+        return None
+    for s in sites:
+        node = parse_expr(s.value.text) if isinstance(s.value, Expr) else ast.Constant(s.value)
+        vals = _strategy_values(f, node)
+        if not vals or not vals <= {"no", "epoch"}:
+            return None
+    return sites[0]
+
+
 def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     vals: dict[str, Any] = {}
     for i in items:
@@ -1075,6 +1108,14 @@ class I3CheckpointFrequency(Check):
         Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nsave_steps: 500\nsave_total_limit: 3\n"}, U, "save every 500"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o', save_strategy='epoch', save_steps=1)\n"}, U, "epoch strategy"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, U, "HF defaults"),
+        Example({  # checkpoints only per epoch with a validation split, none otherwise: the HF save_steps default never applies
+            "llm/params.py": ("from typing import Optional\nfrom pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                              "    valid_split: Optional[str] = Field(None)\n    eval_strategy: str = Field('epoch')\n"),
+            "llm/train.py": ("from transformers import Trainer, TrainingArguments\n\ndef train(config, model, data):\n"
+                             "    args = TrainingArguments(\n        output_dir='out',\n"
+                             "        save_strategy=config.eval_strategy if config.valid_split is not None else 'no',\n    )\n"
+                             "    Trainer(model=model, args=args, train_dataset=data).train()\n"),
+        }, U, "save strategy epoch or no"),
         Example({"train.yaml": "save_steps: 0.1\n"}, U, "ratio"),
         Example({"arctic_training/config/checkpoint.py": (  # arctic-training: periodic saves off unless a recipe sets them
             "from pydantic import BaseModel, Field\n\nclass CheckpointConfig(BaseModel):\n    enabled: bool = True\n"
@@ -1091,6 +1132,13 @@ class I3CheckpointFrequency(Check):
         Example({"config/checkpoint.py": (
             "from pydantic import BaseModel, Field\n\nclass CheckpointConfig(BaseModel):\n"
             "    save_every_n_steps: int = Field(default=5, ge=0)\n")}, N, "pydantic Field default of 5 steps"),
+        Example({"llm/train.py": (  # the same conditional, but the strategy it reads saves by steps, every 5
+            "from transformers import Trainer, TrainingArguments\n\ndef train(config, model, data):\n"
+            "    args = TrainingArguments(output_dir='out', save_steps=5,\n"
+            "                             save_strategy=config.eval_strategy if config.valid_split is not None else 'no')\n"
+            "    Trainer(model=model, args=args, train_dataset=data).train()\n"),
+            "llm/params.py": "from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n    eval_strategy: str = Field('steps')\n"},
+            N, "conditional strategy that saves every 5 steps"),
         Example({"train.py": (
             "from transformers import TrainingArguments\nargs = TrainingArguments(\n    output_dir='o',\n"
             "    save_strategy='epoch',\n    save_steps=5,\n)\n")}, U, "multi-line call with epoch strategy"),
@@ -1199,7 +1247,9 @@ class I3CheckpointFrequency(Check):
         extra: dict[str, Any] = {}
         if loop:
             extra["save_in_step_loop"] = int(min(n for _, n in loop))
-        if not items and uses_hf_trainer(f):
+        # ``save_strategy`` "no"/"epoch" on every setting: the HF save_steps default never applies
+        no_steps = _no_step_saves(f) if not items and uses_hf_trainer(f) else None
+        if not items and uses_hf_trainer(f) and no_steps is None:
             extra["save_steps"] = HF_DEFAULTS["save_steps"]
         values = _values(items, extra)
         if per_epoch_saves:
@@ -1213,6 +1263,10 @@ class I3CheckpointFrequency(Check):
                          f"{f' (+{len(per_epoch) - 1})' if len(per_epoch) > 1 else ''})")
         if values and items:
             sane = "checkpoints at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
+        elif no_steps is not None:
+            sane = (f"no step-interval checkpoint: save_strategy is 'no' or 'epoch' ({no_steps.path}:{no_steps.line}: "
+                    f"{no_steps.value.text if isinstance(no_steps.value, Expr) else repr(no_steps.value)}), so no save stalls the training steps")
+            values["save_strategy"] = "no/epoch"
         elif hf is not None:
             sane = f"HF Trainer default: a checkpoint every 500 steps (save_steps is not set; the trainer at {hf.path}:{hf.line})"
         elif per_epoch:
@@ -1231,7 +1285,7 @@ class I3CheckpointFrequency(Check):
         else:
             sane = NOT_JUDGED + ("no checkpoint interval setting and no save call in a training-step loop were found on the training "
                                  "path; check how often your launch saves (its save interval or save callback)")
-        cited = (hf,) if hf is not None else tuple(Facts.ev(c, key=c.short) for c in per_epoch[:3])
+        cited = (hf,) if hf is not None else (f.ev(no_steps),) if no_steps is not None else tuple(Facts.ev(c, key=c.short) for c in per_epoch[:3])
         return _with_notes(_outcome(bad, items, "checkpoints saved", threshold, values, sane, spaced, cited), registry_notes(f, items))
 
 

@@ -78,3 +78,22 @@ def test_a_config_key_string_is_not_a_tracker_name():
     }
     r = _run(files, "I5")["I5"]
     assert "log," not in r.detail and "reporting to log" not in r.detail, r.detail
+
+
+def test_a_save_strategy_of_no_or_epoch_is_not_the_hf_500_step_default():
+    # ``save_strategy=config.eval_strategy if config.valid_split is not None else "no"`` with eval_strategy "epoch": the run
+    # saves per epoch or only at the end; "a checkpoint every 500 steps (HF default)" was a false reason
+    files = {
+        "llm/params.py": "from typing import Optional\nfrom pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                         "    valid_split: Optional[str] = Field(None)\n    eval_strategy: str = Field('epoch')\n",
+        "llm/train.py": ("from transformers import Trainer, TrainingArguments\n\ndef train(config, model, data):\n"
+                         "    args = TrainingArguments(output_dir='out', eval_strategy=config.eval_strategy,\n"
+                         "        save_strategy=config.eval_strategy if config.valid_split is not None else 'no')\n"
+                         "    Trainer(model=model, args=args, train_dataset=data).train()\n"),
+    }
+    r = _run(files, "I3")["I3"]
+    assert r.status.value == "used" and "500" not in r.detail and "save_strategy is 'no' or 'epoch'" in r.detail, r.detail
+    assert any((e.path, e.line) == ("llm/train.py", 5) for e in r.evidence)
+    # a strategy that may save by steps keeps the HF default reason
+    files["llm/params.py"] = files["llm/params.py"].replace("Field('epoch')", "Field('steps')")
+    assert "500" in _run(files, "I3")["I3"].detail
