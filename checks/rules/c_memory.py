@@ -515,6 +515,17 @@ def _gc_on(v: object) -> bool | None:
     return None
 
 
+_NEGATED = re.compile(r"^\s*not\s+(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*)\s*$")
+
+
+def _negated_switch(f: Facts, text: str) -> bool | None:
+    """``gradient_checkpointing=not config.disable_gradient_checkpointing``: the opposite of that switch's state (on when
+    every setting of ``disable_gradient_checkpointing`` is False, e.g. its ``Field(False)`` default); None when unknown."""
+    m = _NEGATED.match(text)
+    st = flag_state(f, m.group(1)) if m else None
+    return None if st is None else not st
+
+
 def _gc_call_active(f: Facts, c: Call) -> bool:
     """A checkpoint call counts unless it is model-library support code: behind a checkpointing flag or setting that nothing
     turns on (``if self.gradient_checkpointing and self.training:``, Megatron's ``if config.recompute_method == "uniform":``),
@@ -648,6 +659,18 @@ class C3ActivationCheckpointing(Check):
             "parser = argparse.ArgumentParser()\n"
             "parser.add_argument('--model.gradient_checkpointing_enable', action='store_true', default=False)\n")}, N,
             "dotted argparse switch left off"),
+        Example({  # checkpointing on unless a run sets the disable switch, whose pydantic default is False
+            "llm/params.py": ("from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                              "    disable_gradient_checkpointing: bool = Field(False, title='Disable gradient checkpointing')\n"),
+            "llm/utils.py": ("from transformers import TrainingArguments\n\ndef configure_training_args(config):\n"
+                             "    return TrainingArguments(output_dir='out', gradient_checkpointing=not config.disable_gradient_checkpointing)\n"),
+        }, U, "negated disable switch, off by default"),
+        Example({
+            "llm/params.py": ("from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                              "    disable_gradient_checkpointing: bool = Field(True, title='Disable gradient checkpointing')\n"),
+            "llm/utils.py": ("from transformers import TrainingArguments\n\ndef configure_training_args(config):\n"
+                             "    return TrainingArguments(output_dir='out', gradient_checkpointing=not config.disable_gradient_checkpointing)\n"),
+        }, N, "negated disable switch, on by default"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -656,6 +679,8 @@ class C3ActivationCheckpointing(Check):
         disabled: list = []
         for s in f.effective(*_GC_BOOL_KEYS):
             state = _gc_on(s.value)
+            if state is None and isinstance(s.value, Expr):
+                state = _negated_switch(f, s.value.text)
             if state:
                 used.append(s)
             elif state is False and (s.rank > 0 or s.source == "field-default"):

@@ -134,3 +134,15 @@ def test_megatron_fp8_flags_appended_to_a_bash_array():
     )
     r = run("C2", {"train_llama3_8b_h100_fp8.sh": script})
     assert r.status == Status.USED and r.evidence[0].key == "--fp8_format"
+
+
+def test_checkpointing_read_through_a_negated_disable_switch():
+    # ``gradient_checkpointing=not config.disable_gradient_checkpointing`` with ``Field(False)``: on, cited at that keyword
+    # (it was cited only from peft-only helpers, or not found at all)
+    params = ("from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+              "    disable_gradient_checkpointing: bool = Field({}, title='Disable gradient checkpointing')\n")
+    utils = ("from transformers import TrainingArguments\n\ndef configure_training_args(config):\n"
+             "    return TrainingArguments(output_dir='out', gradient_checkpointing=not config.disable_gradient_checkpointing)\n")
+    r = run("C3", {"llm/params.py": params.format("False"), "llm/utils.py": utils})
+    assert r.status == Status.USED and (r.evidence[0].path, r.evidence[0].line) == ("llm/utils.py", 4), r.detail
+    assert run("C3", {"llm/params.py": params.format("True"), "llm/utils.py": utils}).status == Status.UNUSED
