@@ -569,7 +569,8 @@ class _Extractor(ast.NodeVisitor):
                 if owner and isinstance(key, str):
                     v = self.value(value_node)
                     self.out.configs.append(
-                        ConfigEntry(self.path, line, (owner, key), _scalar(v), "python", self.text(line))
+                        ConfigEntry(self.path, line, (owner, key), _scalar(v), "python", self.text(line),
+                                    self._guard_text() if self.guard_stack else None)
                     )
         elif isinstance(t, (ast.Tuple, ast.List)):
             for e in t.elts:
