@@ -341,6 +341,11 @@ def transformers_weights_only(facts: Facts) -> list[str]:
 _PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty)$|^(cl100k|o200k|p50k|r50k)_base$", re.I)
 
 
+#: ``model: str = Field("xgboost")`` of a tabular trainer: a classical estimator or its library, not a model checkpoint
+_ESTIMATOR_NAME = re.compile(r"^(xgboost|lightgbm|catboost|sklearn|scikit[-_]learn|random[_-]?forest|extra[_-]?trees|"
+                             r"decision[_-]?tree|logistic[_-]?regression|linear[_-]?regression|ridge|lasso|svm|svc|svr|knn)$", re.I)
+
+
 def detect_project(facts: Facts, hardware: str | None = None, training: Iterable[str] = ()) -> Project:
     """The overview, from the facts in scope. ``training``: the files on the training path (their own settings
     are the project's defaults when recipes disagree)."""
@@ -373,7 +378,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     # name no model
     counts: dict[str, int] = {}
     for n in names:
-        if not _PLACEHOLDER_NAME.search(n):
+        if not _PLACEHOLDER_NAME.search(n) and not _ESTIMATOR_NAME.match(n):
             counts[n] = counts.get(n, 0) + 1
     # a model named in a training recipe (beside a learning rate or epoch count) before one named only by an evaluation,
     # judge or inference config (oumi's judges name gpt-4o more often than any model it trains)

@@ -81,6 +81,17 @@ def _const(node: ast.AST) -> Any:
     return _NO_VALUE
 
 
+_FLOOR = re.compile(r"^\s*(\w+)\s*(?:==|<=?)\s*-?\d+(?:\.\d+)?\s*$|^\s*-?\d+(?:\.\d+)?\s*>=?\s*(\w+)\s*$")
+
+
+def _floors_itself(guard: str, name: str) -> bool:
+    """Whether an ``if`` test asks whether ``name`` itself fell to or below a number (``logging_steps == 0``,
+    ``n < 1``): an assignment to ``name`` in that branch is a floor under the value computed before it, not its
+    setting. A cap (``if n > 25: n = 25``) stays: it is the value the code settles on for all but tiny inputs."""
+    m = _FLOOR.match(guard)
+    return bool(m) and name in (m.group(1), m.group(2))
+
+
 class _Enough(Exception):
     """Raised by :class:`_CappedUnparser` once the text it must return is written."""
 
@@ -527,7 +538,9 @@ class _Extractor(ast.NodeVisitor):
                 params, depth = self.param_stack[-1] if self.param_stack else (set(), 0)
                 # a parameter overridden in one branch (nanotron: ``if not takes_input: dataloader_num_workers = 0``)
                 # is a special case of the caller's value, not a setting of the repository
-                if not (t.id in params and len(self.guard_stack) > depth):
+                # a floor under a computed value (``if logging_steps == 0: logging_steps = 1``) is not a setting
+                floor = bool(self.guard_stack) and _floors_itself(self.guard_stack[-1], t.id)
+                if not (t.id in params and len(self.guard_stack) > depth) and not floor:
                     self.out.assigns.append(Assign(self.path, line, t.id, v, self.text(line)))
             else:
                 self._bind(self.scopes[-1], t.id, _NO_VALUE)  # a non-constant rebinding hides an outer constant of that name
@@ -556,7 +569,8 @@ class _Extractor(ast.NodeVisitor):
                 if owner and isinstance(key, str):
                     v = self.value(value_node)
                     self.out.configs.append(
-                        ConfigEntry(self.path, line, (owner, key), _scalar(v), "python", self.text(line))
+                        ConfigEntry(self.path, line, (owner, key), _scalar(v), "python", self.text(line),
+                                    self._guard_text() if self.guard_stack else None)
                     )
         elif isinstance(t, (ast.Tuple, ast.List)):
             for e in t.elts:

@@ -174,6 +174,7 @@ class ConfigEntry:
     value: Any  # scalar, tuple of scalars, or Container
     fmt: str  # "yaml" | "json" | "toml" | "python"
     text: str
+    guard: str | None = None  # Python ``d["k"] = v``: conditions of the enclosing ``if`` branches, joined with ``and``
 
     @property
     def key(self) -> str:

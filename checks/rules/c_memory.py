@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Call, ConfigEntry, Expr, Facts, as_number, truthy
+from ..facts import Call, ConfigEntry, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
@@ -19,6 +19,14 @@ U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
 _LOW_DTYPES = ("bfloat16", "float16", "half", "bf16", "fp16")
 _LIGHTNING_MIXED = {"bf16", "bf16-mixed", "bf16-true", "16", "16-mixed", "16-true", "fp16", "half", "transformer-engine", "transformer-engine-float16"}
+
+
+def _branch_off(f: Facts, s: object) -> bool:
+    """A Python ``args["bf16"] = True`` in an ``if`` branch that no setting takes (``if config.mixed_precision == "bf16":``
+    with ``mixed_precision`` None by default and "fp16" where a preset sets it)."""
+    if not isinstance(s, Setting) or s.source != "config" or not s.path.endswith(".py"):
+        return False
+    return any(e.guard and e.path == s.path and e.line == s.line and guard_off(f, e) for e in f.config(s.name))
 
 
 def _is_low_dtype(v: object) -> str | None:
@@ -149,6 +157,22 @@ class C1MixedPrecision(Check):
                 "    def __post_init__(self):\n        if self.dtype is None:\n            self.dtype = torch.float32\n"),
             "trainer.py": "def init_model(config):\n    return build_model(dtype=config.model.dtype)\n",
         }, N, "config dataclass default dtype fp32"),
+        Example({  # training arguments built as a dict; each precision only in its branch, and the default asks for bf16
+            "llm/params.py": ("from typing import Optional\nfrom pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                              "    mixed_precision: Optional[str] = Field('bf16', title='fp16, bf16 or None')\n"),
+            "llm/utils.py": ("def configure_training_args(config):\n    training_args = dict(output_dir='out', learning_rate=3e-5)\n"
+                             "    if config.mixed_precision == 'fp16':\n        training_args['fp16'] = True\n"
+                             "    if config.mixed_precision == 'bf16':\n        training_args['bf16'] = True\n    return training_args\n"),
+        }, U, "precision branch the default takes"),
+        Example({  # the same branches with no mixed precision by default: FP32 unless a run sets it
+            "llm/params.py": ("from typing import Optional\nfrom pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                              "    mixed_precision: Optional[str] = Field(None, title='fp16, bf16 or None')\n"),
+            "llm/utils.py": ("import torch\n\ndef configure_training_args(config):\n    training_args = dict(output_dir='out', learning_rate=3e-5)\n"
+                             "    if config.mixed_precision == 'fp16':\n        training_args['fp16'] = True\n"
+                             "    if config.mixed_precision == 'bf16':\n        training_args['bf16'] = True\n    return training_args\n\n"
+                             "def cast(config, model):\n    for name, module in model.named_modules():\n"
+                             "        if config.mixed_precision == 'bf16':\n            module = module.to(torch.bfloat16)\n"),
+        }, N, "precision branches no setting takes"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -159,7 +183,7 @@ class C1MixedPrecision(Check):
         # LLaMA-Factory ``pure_bf16: true``: the model is loaded and trained in BF16 (no fp32 master weights)
         for name in ("bf16", "fp16", "bf16_full_eval", "half", "amp", "use_amp", "mixed_precision_training", "pure_bf16"):
             eff = f.effective(name)
-            hits = on(eff)
+            hits = [h for h in on(eff) if not _branch_off(f, h)]
             if hits:
                 used += hits
                 kinds.add("fp16" if name in ("fp16", "half") else "bf16" if "bf16" in name else "amp")
@@ -197,8 +221,10 @@ class C1MixedPrecision(Check):
                     if truthy(c.kwargs.get("enabled", True)) is not False]
         scaler = f.calls("GradScaler", "ShardedGradScaler")
         mp_policy = f.calls("MixedPrecision", "MixedPrecisionPolicy")
-        halves = [c for c in f.calls("half", "bfloat16") if c.name.startswith("?") or "." in c.name]
-        to_low = [c for c in f.calls("to") if any(_is_low_dtype(a) for a in c.args if isinstance(a, Expr)) or _is_low_dtype(c.kwargs.get("dtype", ""))]
+        halves = [c for c in f.calls("half", "bfloat16") if (c.name.startswith("?") or "." in c.name) and not guard_off(f, c)]
+        # ``module.to(torch.bfloat16)`` under ``if config.mixed_precision == "bf16":`` runs only when a setting takes that branch
+        to_low = [c for c in f.calls("to") if (any(_is_low_dtype(a) for a in c.args if isinstance(a, Expr)) or _is_low_dtype(c.kwargs.get("dtype", "")))
+                  and not guard_off(f, c)]
         for c in autocast:
             kind = _is_low_dtype(c.kwargs.get("dtype", "")) or "bf16"
             kinds.add(kind)
@@ -515,6 +541,17 @@ def _gc_on(v: object) -> bool | None:
     return None
 
 
+_NEGATED = re.compile(r"^\s*not\s+(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*)\s*$")
+
+
+def _negated_switch(f: Facts, text: str) -> bool | None:
+    """``gradient_checkpointing=not config.disable_gradient_checkpointing``: the opposite of that switch's state (on when
+    every setting of ``disable_gradient_checkpointing`` is False, e.g. its ``Field(False)`` default); None when unknown."""
+    m = _NEGATED.match(text)
+    st = flag_state(f, m.group(1)) if m else None
+    return None if st is None else not st
+
+
 def _gc_call_active(f: Facts, c: Call) -> bool:
     """A checkpoint call counts unless it is model-library support code: behind a checkpointing flag or setting that nothing
     turns on (``if self.gradient_checkpointing and self.training:``, Megatron's ``if config.recompute_method == "uniform":``),
@@ -704,6 +741,18 @@ class C3ActivationCheckpointing(Check):
                 "activation_checkpointed_model:\n  component_key: model\n  variant_key: activation_checkpointed\n  config:\n"
                 "    ac_variant: full_activation_checkpointing\n    layers_fqn: transformer.h\n"),
         }, U, "registered checkpointing component selected by a config"),
+        Example({  # checkpointing on unless a run sets the disable switch, whose pydantic default is False
+            "llm/params.py": ("from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                              "    disable_gradient_checkpointing: bool = Field(False, title='Disable gradient checkpointing')\n"),
+            "llm/utils.py": ("from transformers import TrainingArguments\n\ndef configure_training_args(config):\n"
+                             "    return TrainingArguments(output_dir='out', gradient_checkpointing=not config.disable_gradient_checkpointing)\n"),
+        }, U, "negated disable switch, off by default"),
+        Example({
+            "llm/params.py": ("from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                              "    disable_gradient_checkpointing: bool = Field(True, title='Disable gradient checkpointing')\n"),
+            "llm/utils.py": ("from transformers import TrainingArguments\n\ndef configure_training_args(config):\n"
+                             "    return TrainingArguments(output_dir='out', gradient_checkpointing=not config.disable_gradient_checkpointing)\n"),
+        }, N, "negated disable switch, on by default"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -712,6 +761,8 @@ class C3ActivationCheckpointing(Check):
         disabled: list = []
         for s in f.effective(*_GC_BOOL_KEYS):
             state = _gc_on(s.value)
+            if state is None and isinstance(s.value, Expr):
+                state = _negated_switch(f, s.value.text)
             if state:
                 used.append(s)
             elif state is False and (s.rank > 0 or s.source == "field-default"):

@@ -1284,10 +1284,12 @@ def _dims(f: Facts) -> list:
 
 
 def _paddings(f: Facts, mult: int) -> list:
+    """Padding settings of the training run: a ``pad_to_multiple_of`` inside a function named for merging, converting or
+    exporting (``merge_adapter``'s ``resize_token_embeddings(..., pad_to_multiple_of=8)`` after training) is not one."""
     out = []
     for s in f.effective(*_PAD_KEYS):
         v = as_number(s.value)
-        if v and v >= mult and v % mult == 0 and not _TEST_PATH.search(s.path):
+        if v and v >= mult and v % mult == 0 and not _TEST_PATH.search(s.path) and not _in_non_training_func(f, s):
             out.append(s)
     return out
 
@@ -1393,7 +1395,7 @@ def _padded_resizes(f: Facts, mult: int) -> list[Call]:
     out = []
     for c in f.calls("resize_token_embeddings"):
         m = resize_multiple(f, c)[0]
-        if m and m % mult == 0 and not _TEST_PATH.search(c.path):
+        if m and m % mult == 0 and not _TEST_PATH.search(c.path) and not _NOT_TRAINING_FUNC.match((c.func or "").rsplit(".", 1)[-1]):
             out.append(c)
     return out
 
@@ -1443,6 +1445,18 @@ class D7TensorCoreAlignment(Check):
             "tokenizer.add_special_tokens({'pad_token': '[PAD]'})\n"
             "model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=64)\n")}, U, "resize with padding"),
         Example({"configs/gpt2_small.yaml": "n_layer: 12\nn_embd: 768\nvocab_size: 50257\n"}, N, "gpt2 vocab"),
+        Example({"train.py": (  # the only padding is the post-training adapter merge's fallback: the run resizes unpadded
+            "from peft import PeftModel\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n\n"
+            "def merge_adapter(base_model_path, adapter_path):\n"
+            "    model = AutoModelForCausalLM.from_pretrained(base_model_path)\n"
+            "    tokenizer = AutoTokenizer.from_pretrained(adapter_path)\n"
+            "    try:\n        model.resize_token_embeddings(len(tokenizer))\n"
+            "    except RuntimeError:\n        model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=8)\n"
+            "    return PeftModel.from_pretrained(model, adapter_path).merge_and_unload()\n\n"
+            "def get_model(model_name, tokenizer):\n"
+            "    tokenizer.add_special_tokens({'pad_token': '<pad>'})\n"
+            "    model = AutoModelForCausalLM.from_pretrained(model_name)\n"
+            "    model.resize_token_embeddings(len(tokenizer))\n    return model\n")}, N, "padding only in the adapter merge"),
         Example({"litgpt/config.py": (  # litgpt: the vocabulary is padded by find_multiple(vocab_size, padding_multiple)
             "from dataclasses import dataclass\nfrom typing import Optional\n"
             "@dataclass\nclass Config:\n    block_size: int = 4096\n    vocab_size: int = 50254\n    padding_multiple: int = 512\n"

@@ -985,6 +985,39 @@ def _hf_default_site(f: Facts, name: str) -> Evidence | None:
     return Facts.ev(sites[0], key=name, value=HF_DEFAULTS[name]) if sites else None
 
 
+def _strategy_values(f: Facts, node: ast.expr | None) -> set[str] | None:
+    """The values an HF ``*_strategy`` expression can take: a string, each branch of a conditional expression
+    (``config.eval_strategy if config.valid_split is not None else "no"``), or an option read through an object
+    (``config.eval_strategy``: the concrete values its settings give it). None when any of them is unknown."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value.lower()}
+    if isinstance(node, ast.IfExp):
+        a, b = _strategy_values(f, node.body), _strategy_values(f, node.orelse)
+        return None if a is None or b is None else a | b
+    if isinstance(node, ast.Attribute) and re.search(r"\.(EPOCH|NO)$", ast.unparse(node)):
+        return {node.attr.lower()}  # IntervalStrategy.EPOCH / SaveStrategy.NO
+    if isinstance(node, (ast.Attribute, ast.Name)):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id
+        vals = [x.value for x in f.settings(name) if not isinstance(x.value, Expr) and not _TEST_PATH.search(x.path)]
+        if vals and all(isinstance(v, str) for v in vals):
+            return {v.lower() for v in vals}
+    return None
+
+
+def _no_step_saves(f: Facts) -> Setting | None:
+    """An HF ``save_strategy`` that every setting makes ``"no"`` or ``"epoch"``: no checkpoint on a step interval, so the
+    HF default ``save_steps`` (500) never applies. The first such setting, or None when any may save by steps."""
+    sites = [s for s in f.effective("save_strategy") if not _TEST_PATH.search(s.path)]
+    if not sites:
+        return None
+    for s in sites:
+        node = parse_expr(s.value.text) if isinstance(s.value, Expr) else ast.Constant(s.value)
+        vals = _strategy_values(f, node)
+        if not vals or not vals <= {"no", "epoch"}:
+            return None
+    return sites[0]
+
+
 def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     vals: dict[str, Any] = {}
     for i in items:
@@ -1107,6 +1140,14 @@ class I3CheckpointFrequency(Check):
         Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nsave_steps: 500\nsave_total_limit: 3\n"}, U, "save every 500"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o', save_strategy='epoch', save_steps=1)\n"}, U, "epoch strategy"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, U, "HF defaults"),
+        Example({  # checkpoints only per epoch with a validation split, none otherwise: the HF save_steps default never applies
+            "llm/params.py": ("from typing import Optional\nfrom pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                              "    valid_split: Optional[str] = Field(None)\n    eval_strategy: str = Field('epoch')\n"),
+            "llm/train.py": ("from transformers import Trainer, TrainingArguments\n\ndef train(config, model, data):\n"
+                             "    args = TrainingArguments(\n        output_dir='out',\n"
+                             "        save_strategy=config.eval_strategy if config.valid_split is not None else 'no',\n    )\n"
+                             "    Trainer(model=model, args=args, train_dataset=data).train()\n"),
+        }, U, "save strategy epoch or no"),
         Example({"train.yaml": "save_steps: 0.1\n"}, U, "ratio"),
         Example({"arctic_training/config/checkpoint.py": (  # arctic-training: periodic saves off unless a recipe sets them
             "from pydantic import BaseModel, Field\n\nclass CheckpointConfig(BaseModel):\n    enabled: bool = True\n"
@@ -1123,6 +1164,13 @@ class I3CheckpointFrequency(Check):
         Example({"config/checkpoint.py": (
             "from pydantic import BaseModel, Field\n\nclass CheckpointConfig(BaseModel):\n"
             "    save_every_n_steps: int = Field(default=5, ge=0)\n")}, N, "pydantic Field default of 5 steps"),
+        Example({"llm/train.py": (  # the same conditional, but the strategy it reads saves by steps, every 5
+            "from transformers import Trainer, TrainingArguments\n\ndef train(config, model, data):\n"
+            "    args = TrainingArguments(output_dir='out', save_steps=5,\n"
+            "                             save_strategy=config.eval_strategy if config.valid_split is not None else 'no')\n"
+            "    Trainer(model=model, args=args, train_dataset=data).train()\n"),
+            "llm/params.py": "from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n    eval_strategy: str = Field('steps')\n"},
+            N, "conditional strategy that saves every 5 steps"),
         Example({"train.py": (
             "from transformers import TrainingArguments\nargs = TrainingArguments(\n    output_dir='o',\n"
             "    save_strategy='epoch',\n    save_steps=5,\n)\n")}, U, "multi-line call with epoch strategy"),
@@ -1231,7 +1279,9 @@ class I3CheckpointFrequency(Check):
         extra: dict[str, Any] = {}
         if loop:
             extra["save_in_step_loop"] = int(min(n for _, n in loop))
-        if not items and uses_hf_trainer(f):
+        # ``save_strategy`` "no"/"epoch" on every setting: the HF save_steps default never applies
+        no_steps = _no_step_saves(f) if not items and uses_hf_trainer(f) else None
+        if not items and uses_hf_trainer(f) and no_steps is None:
             extra["save_steps"] = HF_DEFAULTS["save_steps"]
         values = _values(items, extra)
         if per_epoch_saves:
@@ -1245,6 +1295,10 @@ class I3CheckpointFrequency(Check):
                          f"{f' (+{len(per_epoch) - 1})' if len(per_epoch) > 1 else ''})")
         if values and items:
             sane = "checkpoints at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
+        elif no_steps is not None:
+            sane = (f"no step-interval checkpoint: save_strategy is 'no' or 'epoch' ({no_steps.path}:{no_steps.line}: "
+                    f"{no_steps.value.text if isinstance(no_steps.value, Expr) else repr(no_steps.value)}), so no save stalls the training steps")
+            values["save_strategy"] = "no/epoch"
         elif hf is not None:
             sane = f"HF Trainer default: a checkpoint every 500 steps (save_steps is not set; the trainer at {hf.path}:{hf.line})"
         elif per_epoch:
@@ -1263,7 +1317,7 @@ class I3CheckpointFrequency(Check):
         else:
             sane = NOT_JUDGED + ("no checkpoint interval setting and no save call in a training-step loop were found on the training "
                                  "path; check how often your launch saves (its save interval or save callback)")
-        cited = (hf,) if hf is not None else tuple(Facts.ev(c, key=c.short) for c in per_epoch[:3])
+        cited = (hf,) if hf is not None else (f.ev(no_steps),) if no_steps is not None else tuple(Facts.ev(c, key=c.short) for c in per_epoch[:3])
         return _with_notes(_outcome(bad, items, "checkpoints saved", threshold, values, sane, spaced, cited), registry_notes(f, items))
 
 
@@ -1333,6 +1387,21 @@ def log_calls(f: Facts) -> list[Call]:
     return out
 
 
+def _computed_logging(cap: int) -> str:
+    """A trainer that derives ``logging_steps`` from the data size, floors it at 1 and caps it (an example's source)."""
+    return ("from transformers import Trainer, TrainingArguments\n\n"
+            "def configure_logging_steps(config, train_data):\n"
+            "    if config.logging_steps == -1:\n"
+            "        logging_steps = int(0.2 * len(train_data) / config.batch_size)\n"
+            "        if logging_steps == 0:\n            logging_steps = 1\n"
+            f"        if logging_steps > {cap}:\n            logging_steps = {cap}\n"
+            "    else:\n        logging_steps = config.logging_steps\n"
+            "    return logging_steps\n\n"
+            "def train(config, model, train_data):\n"
+            "    args = TrainingArguments(output_dir='out', logging_steps=configure_logging_steps(config, train_data))\n"
+            "    Trainer(model=model, args=args, train_dataset=train_data).train()\n")
+
+
 @register
 class I4LoggingFrequency(Check):
     id = "I4"
@@ -1381,6 +1450,19 @@ class I4LoggingFrequency(Check):
             "        if not torch.isfinite(grad_norm):\n            print(f'WARN: grad_norm is not finite: {grad_norm}')\n"
             "        optimizer.step()\n        if step % log_every == 0:\n            print(f'step {step} loss {loss.item()}')\n")},
             U, "guarded warning print, metrics every 100 steps"),
+        Example({  # an interval computed from the data size: the floor for tiny data (== 0 -> 1) is not the setting, the cap is
+            "llm/params.py": (
+                "from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                "    logging_steps: int = Field(-1, title='Number of steps between logging events')\n"
+                "    batch_size: int = Field(2, title='Batch size')\n"),
+            "llm/train.py": _computed_logging(25),
+        }, U, "computed interval, floored at 1 and capped at 25"),
+        Example({
+            "llm/params.py": (
+                "from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                "    logging_steps: int = Field(-1, title='Number of steps between logging events')\n"),
+            "llm/train.py": _computed_logging(5),
+        }, N, "computed interval capped at 5"),
         Example({  # arctic-training: the loss is logged by a post-loss callback at an interval whose pydantic default is 1
             "arctic_training/config/trainer.py": (
                 "from pydantic import BaseModel, Field\n\nclass TrainerConfig(BaseModel):\n"
@@ -1730,6 +1812,9 @@ def _report_to_builder(f: Facts, s: Setting) -> tuple[str, ...] | None:
     return tuple(out) or ("none",)
 
 
+_KEY_STRING = re.compile(r"""\[\s*["'][^"']*["']\s*\]|\.get\(\s*["'][^"']*["']""")
+
+
 def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
     """Trackers the HF Trainer reports to (``report_to``; before transformers v5 the default was every installed one)."""
     rt = [s for s in f.effective("report_to") if not _TEST_PATH.search(s.path)]
@@ -1741,7 +1826,9 @@ def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
         if isinstance(s.value, Expr) and (built := _report_to_builder(f, s)) is not None:
             vals = built  # ``report_to=self._get_hf_report_to()``: the trackers its flags turn on
         elif isinstance(s.value, Expr):  # ``"all" if get("train.report_to") else "none"``: any tracker it may name
-            vals = tuple(re.findall(r"""["']([\w,\s-]+)["']""", s.value.text)) or ("all",)
+            # a string that only names a key (``self.config["log"]``, ``cfg.get("log")``) is not a tracker
+            text = _KEY_STRING.sub("", s.value.text)
+            vals = tuple(re.findall(r"""["']([\w,\s-]+)["']""", text)) or (() if text != s.value.text else ("all",))
         for v in vals:
             if isinstance(v, str):
                 named += [p for p in re.split(r"[,\s\[\]\"']+", v.lower()) if p and p not in {"none", "null"}]

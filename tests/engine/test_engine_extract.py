@@ -630,3 +630,16 @@ def test_facts_loaded_from_the_cache_share_texts_and_lines(tmp_path) -> None:
     a, b = (warm.files[p].calls[0] for p in ("a.py", "b.py"))
     assert a.text == "x = torch.ones(3)" and a.text is b.text
     assert a.line == 302 and a.line is b.line
+
+
+def test_python_a_floor_under_a_computed_value_is_not_a_setting() -> None:
+    # ``if logging_steps == 0: logging_steps = 1`` guards tiny data; the cap ``if logging_steps > 25`` is what runs
+    ff = x("trainer/utils.py", (
+        "def configure_logging_steps(config, train_data):\n"
+        "    logging_steps = int(0.2 * len(train_data) / config.batch_size)\n"
+        "    if logging_steps == 0:\n        logging_steps = 1\n"
+        "    if 1 > logging_steps:\n        logging_steps = 1\n"
+        "    if logging_steps > 25:\n        logging_steps = 25\n"
+        "    if fast:\n        logging_steps = 5\n"
+        "    return logging_steps\n"))
+    assert sorted((a.line, a.value) for a in ff.assigns if a.name == "logging_steps") == [(8, 25), (10, 5)]

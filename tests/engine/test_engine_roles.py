@@ -489,3 +489,18 @@ def test_triton_tile_sizes_are_not_the_context_length():
     assert audit_files((p, t.encode()) for p, t in files.items()).project.max_seq_len is None
     nano = {"train.py": "import torch\nblock_size = 1024\nloss = model(x)\nloss.backward()\n"}  # nanoGPT's context length
     assert audit_files((p, t.encode()) for p, t in nano.items()).project.max_seq_len == 1024
+
+
+def test_a_classical_estimator_is_not_a_model_name():
+    """A tabular trainer's ``model: str = Field("xgboost")`` names a library, not a checkpoint the overview should list."""
+    from checks.engine import audit_files
+
+    files = {
+        "trainers/tabular/params.py": "from pydantic import BaseModel, Field\n\nclass TabularParams(BaseModel):\n"
+                                      "    model: str = Field('xgboost', title='Model name')\n",
+        "trainers/clm/params.py": "from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                                  "    model: str = Field('gpt2', title='Model name')\n    lr: float = Field(3e-5)\n",
+        "trainers/clm/train.py": "from transformers import Trainer\ntrainer = Trainer(model=model)\ntrainer.train()\n",
+    }
+    names = audit_files((p, t.encode()) for p, t in files.items()).project.model_names
+    assert "xgboost" not in names and "gpt2" in names, names

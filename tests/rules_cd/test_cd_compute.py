@@ -164,3 +164,19 @@ def test_a_misaligned_dimension_in_a_minority_recipe_is_that_recipes_low_finding
     # the same recipe alone is the project's verdict, at the check's priority
     alone = run("D7", {"recipes/configs/mistral/7B_full_ppo_low_memory.yaml": ppo})
     assert alone.status == Status.UNUSED and not alone.values.get("minority") and alone.priority == Priority.MEDIUM
+
+
+def test_padding_in_an_adapter_merge_is_not_the_runs_vocabulary():
+    # ``merge_adapter`` pads to 8 only when loading the adapter fails, after training; the run resizes unpadded
+    files = {"llm/utils.py": (
+        "from peft import PeftModel\nfrom transformers import AutoModelForCausalLM\n\n"
+        "def merge_adapter(base, tokenizer, adapter):\n"
+        "    model = AutoModelForCausalLM.from_pretrained(base)\n"
+        "    try:\n        model.resize_token_embeddings(len(tokenizer))\n"
+        "    except RuntimeError:\n        model.resize_token_embeddings(len(tokenizer), pad_to_multiple_of=8)\n"
+        "    return PeftModel.from_pretrained(model, adapter).merge_and_unload()\n\n"
+        "def get_model(name, tokenizer):\n    model = AutoModelForCausalLM.from_pretrained(name)\n"
+        "    model.resize_token_embeddings(len(tokenizer))\n    return model\n")}
+    r = run("D7", files)
+    assert r.status == Status.UNUSED, r.detail
+    assert all(e.line != 9 for e in r.evidence)

@@ -134,3 +134,35 @@ def test_megatron_fp8_flags_appended_to_a_bash_array():
     )
     r = run("C2", {"train_llama3_8b_h100_fp8.sh": script})
     assert r.status == Status.USED and r.evidence[0].key == "--fp8_format"
+
+
+def test_checkpointing_read_through_a_negated_disable_switch():
+    # ``gradient_checkpointing=not config.disable_gradient_checkpointing`` with ``Field(False)``: on, cited at that keyword
+    # (it was cited only from peft-only helpers, or not found at all)
+    params = ("from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+              "    disable_gradient_checkpointing: bool = Field({}, title='Disable gradient checkpointing')\n")
+    utils = ("from transformers import TrainingArguments\n\ndef configure_training_args(config):\n"
+             "    return TrainingArguments(output_dir='out', gradient_checkpointing=not config.disable_gradient_checkpointing)\n")
+    r = run("C3", {"llm/params.py": params.format("False"), "llm/utils.py": utils})
+    assert r.status == Status.USED and (r.evidence[0].path, r.evidence[0].line) == ("llm/utils.py", 4), r.detail
+    assert run("C3", {"llm/params.py": params.format("True"), "llm/utils.py": utils}).status == Status.UNUSED
+
+
+def test_a_precision_in_a_branch_no_setting_takes_is_not_used():
+    # ``if config.mixed_precision == "bf16": training_args["bf16"] = True`` with ``Field(None)`` and a preset of "fp16":
+    # BF16 was claimed from that line; the branch the preset takes is FP16
+    files = {
+        "llm/params.py": ("from typing import Optional\nfrom pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                          "    mixed_precision: Optional[str] = Field(None, title='fp16, bf16 or None')\n"),
+        "llm/utils.py": ("import torch\n\ndef configure_training_args(config):\n    training_args = dict(output_dir='out')\n"
+                         "    if config.mixed_precision == 'fp16':\n        training_args['fp16'] = True\n"
+                         "    if config.mixed_precision == 'bf16':\n        training_args['bf16'] = True\n    return training_args\n\n"
+                         "def cast(config, model):\n    for name, module in model.named_modules():\n"
+                         "        if config.mixed_precision == 'bf16':\n            module = module.to(torch.bfloat16)\n"),
+    }
+    r = run("C1", files)
+    assert r.status == Status.UNUSED, r.detail
+    files["app/presets.py"] = "from llm.params import LLMParams\nPRESET = LLMParams(mixed_precision='fp16')\n"
+    r = run("C1", files)
+    assert r.status == Status.USED and r.values["precision"] == "fp16", (r.detail, r.values)
+    assert ("llm/utils.py", 8) not in [(e.path, e.line) for e in r.evidence]

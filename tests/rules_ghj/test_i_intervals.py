@@ -35,3 +35,65 @@ def test_nothing_seen_is_said_so_not_called_sane():
     for cid in ("I3", "I4", "I5"):  # not judged: n/a (out of the score), never a "used" that claims a sane frequency
         assert r[cid].status.value == "n/a" and r[cid].detail.startswith("not judged"), r[cid].detail
         assert "sane" not in r[cid].detail and not r[cid].recommendation
+
+
+def test_a_floor_for_tiny_data_is_not_the_logging_interval():
+    # the interval is computed from the data size, floored at 1 (``if logging_steps == 0``) and capped at 25: the floor
+    # made I4 "every step" and I5 "every step" before; the cap is the interval for any real data set
+    files = {
+        "llm/params.py": "from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                         "    logging_steps: int = Field(-1, title='steps between logging events')\n"
+                         "    log: str = Field('none', title='tracker')\n",
+        "llm/train.py": (
+            "from transformers import Trainer, TrainingArguments\n\n"
+            "def configure_logging_steps(config, train_data):\n"
+            "    if config.logging_steps == -1:\n"
+            "        logging_steps = int(0.2 * len(train_data) / config.batch_size)\n"
+            "        if logging_steps == 0:\n            logging_steps = 1\n"
+            "        if logging_steps > 25:\n            logging_steps = 25\n"
+            "    else:\n        logging_steps = config.logging_steps\n"
+            "    return logging_steps\n\n"
+            "def train(config, model, data):\n"
+            "    args = TrainingArguments(output_dir='out', logging_steps=configure_logging_steps(config, data),\n"
+            "                             report_to=config.log)\n"
+            "    Trainer(model=model, args=args, train_dataset=data).train()\n"),
+    }
+    r = _run(files, "I4")["I4"]
+    assert r.status.value == "used" and "logging_steps=25" in r.detail, r.detail
+    assert (r.evidence[0].path, r.evidence[0].line) == ("llm/train.py", 9)
+
+
+def test_a_config_key_string_is_not_a_tracker_name():
+    # ``params["log"] = self.config["log"]``: "log" is the key read, not a tracker; the tracker is the preset's value
+    files = {
+        "app/parser.py": "class Parser:\n    def parse(self):\n        params = {}\n"
+                         "        params['log'] = self.config['log']\n        return params\n",
+        "app/presets.py": "from llm.params import LLMParams\nPRESET = LLMParams(log='tensorboard', logging_steps=50)\n",
+        "llm/params.py": "from pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                         "    logging_steps: int = Field(50)\n    log: str = Field('none')\n",
+        "llm/train.py": ("from transformers import Trainer, TrainingArguments\n\n"
+                         "def train(config, model, data):\n"
+                         "    args = TrainingArguments(output_dir='out', logging_steps=config.logging_steps, report_to=config.log)\n"
+                         "    Trainer(model=model, args=args, train_dataset=data).train()\n"),
+    }
+    r = _run(files, "I5")["I5"]
+    assert "log," not in r.detail and "reporting to log" not in r.detail, r.detail
+
+
+def test_a_save_strategy_of_no_or_epoch_is_not_the_hf_500_step_default():
+    # ``save_strategy=config.eval_strategy if config.valid_split is not None else "no"`` with eval_strategy "epoch": the run
+    # saves per epoch or only at the end; "a checkpoint every 500 steps (HF default)" was a false reason
+    files = {
+        "llm/params.py": "from typing import Optional\nfrom pydantic import BaseModel, Field\n\nclass LLMParams(BaseModel):\n"
+                         "    valid_split: Optional[str] = Field(None)\n    eval_strategy: str = Field('epoch')\n",
+        "llm/train.py": ("from transformers import Trainer, TrainingArguments\n\ndef train(config, model, data):\n"
+                         "    args = TrainingArguments(output_dir='out', eval_strategy=config.eval_strategy,\n"
+                         "        save_strategy=config.eval_strategy if config.valid_split is not None else 'no')\n"
+                         "    Trainer(model=model, args=args, train_dataset=data).train()\n"),
+    }
+    r = _run(files, "I3")["I3"]
+    assert r.status.value == "used" and "500" not in r.detail and "save_strategy is 'no' or 'epoch'" in r.detail, r.detail
+    assert any((e.path, e.line) == ("llm/train.py", 5) for e in r.evidence)
+    # a strategy that may save by steps keeps the HF default reason
+    files["llm/params.py"] = files["llm/params.py"].replace("Field('epoch')", "Field('steps')")
+    assert "500" in _run(files, "I3")["I3"].detail
