@@ -258,10 +258,12 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
     return []
 
 
-def callers_off(f: Facts, c: Any) -> list:
+def callers_off(f: Facts, c: Any, hops: int = 1) -> list:
     """Code inside a helper function (``compile_loss(loss)``, ``freeze_transformer_layers(model, n)``) whose every caller
     sits behind a flag that is off: those callers' switches. Empty when the helper is called unconditionally, not at all,
-    or from an unknown place."""
+    or from an unknown place. ``hops`` > 1 also follows an unguarded caller up to its own callers (``convert_to_float8_training``
+    in ``Float8Config.apply_float8_linear``, called by ``Transformer.apply_fp8``, called only under ``if float8_config is not
+    None:``)."""
     func = getattr(c, "func", None)
     if not func or func.startswith("__"):
         return []
@@ -270,10 +272,10 @@ def callers_off(f: Facts, c: Any) -> list:
         return []
     out: list = []
     for x in callers:
-        gated = guard_off(f, x)
+        gated = guard_off(f, x) or (callers_off(f, x, hops - 1) if hops > 1 else [])
         if not gated:
             return []
-        out += gated
+        out += [g for g in gated if g not in out]
     return out
 
 

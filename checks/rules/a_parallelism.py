@@ -32,7 +32,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import uses_hf_trainer
+from ._helpers import callers_off, guard_off, uses_hf_trainer
 from ._registry import debug_recipe, recipe_of
 
 U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
@@ -312,6 +312,42 @@ def _hf_fsdp_options(v: Any) -> list[str] | None:
     return opts
 
 
+def _parallel_lib(builder_kwargs: str = "") -> dict[str, str]:
+    """A PyTorch-native pre-training library (OLMo-core's shape): FSDP/TP applied in model methods, which ``parallelize_model``
+    calls only when the train-module config's ``dp_config``/``tp_config`` (``None`` by default) is given; the shipped
+    builder passes ``builder_kwargs``."""
+    return {
+        "mylib/nn/transformer/model.py": (
+            "import torch.nn as nn\nfrom torch.distributed.fsdp import fully_shard\n"
+            "from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module\n\n"
+            "class Transformer(nn.Module):\n"
+            "    def apply_tp(self, tp_mesh):\n"
+            "        for block in self.blocks.values():\n"
+            "            parallelize_module(block, tp_mesh, {'w1': ColwiseParallel(), 'w2': RowwiseParallel()})\n\n"
+            "    def apply_fsdp(self, dp_mesh=None, param_dtype=None):\n"
+            "        for block in self.blocks.values():\n            fully_shard(block, mesh=dp_mesh)\n"
+            "        fully_shard(self, mesh=dp_mesh)\n"),
+        "mylib/train/train_module/transformer/common.py": (
+            "def parallelize_model(model, *, world_mesh, dp_config=None, tp_config=None):\n"
+            "    if tp_config is not None:\n        model.apply_tp(world_mesh['tp'])\n"
+            "    if dp_config is not None:\n        model.apply_fsdp(dp_mesh=world_mesh['dp'])\n"
+            "    return model\n"),
+        "mylib/train/train_module/transformer/config.py": (
+            "from dataclasses import dataclass\nfrom typing import Optional\n"
+            "from .common import parallelize_model\n\n"
+            "@dataclass\nclass DataParallelConfig:\n    name: str = 'fsdp'\n\n"
+            "@dataclass\nclass TransformerTrainModuleConfig:\n    rank_microbatch_size: int\n"
+            "    dp_config: Optional[DataParallelConfig] = None\n    tp_config: Optional[DataParallelConfig] = None\n\n"
+            "    def build(self, model, world_mesh):\n"
+            "        return parallelize_model(model, world_mesh=world_mesh, dp_config=self.dp_config, tp_config=self.tp_config)\n"),
+        "mylib/internal/experiment.py": (
+            "from mylib.train.train_module.transformer.config import DataParallelConfig, TransformerTrainModuleConfig\n\n"
+            "def build_train_module_config():\n"
+            f"    return TransformerTrainModuleConfig(rank_microbatch_size=8192{builder_kwargs})\n\n"
+            "def train(config, model, mesh):\n    module = config.build(model, mesh)\n    loss = module(batch)\n    loss.backward()\n"),
+    }
+
+
 def fsdp_sites(facts: Facts) -> list[Site]:
     """Every route that wraps the model with FSDP (PyTorch FSDP1/2, HF, accelerate, Lightning, torchtune, torchtitan...)."""
     sites: list[Site] = []
@@ -334,6 +370,8 @@ def fsdp_sites(facts: Facts) -> list[Site]:
     for s in facts.effective("fsdp"):
         if _TEST_PATH.search(s.path) or (s.source in {"argparse-default", "field-default"} and not s.value):
             continue
+        if s.source in ("assign", "field-default") and isinstance(s.value, str) and s.value.strip().lower() == s.name.lower():
+            continue  # an enum member naming the option (``class DataParallelType(StrEnum): fsdp = "fsdp"``), not a setting
         opts = _hf_fsdp_options(s.value)
         if opts is None:
             continue
@@ -713,6 +751,8 @@ class A2FSDP(Check):
         Example({"run.sh": "tune run --nproc_per_node 8 full_finetune_distributed --config llama3_1/8B_full\n"}, U, "torchtune distributed recipe"),
         Example({"train.yaml": "fsdp: ''\nbf16: true\n"}, N, "fsdp empty"),
         Example({"train.py": "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nif isinstance(model, FSDP):\n    pass\n"}, N, "import and isinstance only"),
+        Example(_parallel_lib(), N, "FSDP code only under a dp_config that defaults to None"),
+        Example(_parallel_lib(", dp_config=DataParallelConfig(name='fsdp')"), U, "the builder passes a dp_config"),
         Example({"train.py": "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\n"}, N, "plain DDP"),
         Example({"train.py": (
             "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy\n"
@@ -722,6 +762,9 @@ class A2FSDP(Check):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         sites = fsdp_sites(f)
+        live, offs = _gated(f, [s.fact for s in sites])
+        gated = bool(offs) and not live
+        sites = [s for s in sites if any(s.fact is x for x in live)]
         sharded = [s for s in sites if s.sharded]
         if sharded:
             strat = next((s.strategy for s in sharded if s.strategy), "FULL_SHARD")
@@ -733,6 +776,9 @@ class A2FSDP(Check):
         off = fsdp_sites_off(f)
         if off:
             return Outcome(N, [_ev(s) for s in off], "FSDP is configured off", {"fsdp": False})
+        if gated:
+            return Outcome(N, [_ev(x) for x in offs], "FSDP wrapping code exists behind a switch that is off: " + _switch_text(offs),
+                           {"fsdp": False})
         detail = "FSDP is imported but no model is wrapped" if f.imports("torch.distributed.fsdp") else "no FSDP wrapping found"
         return Outcome(N, [], detail, {"fsdp": False})
 
@@ -863,6 +909,27 @@ def _size_outcome(sizes: list[tuple[float, Any]], label: str, value_key: str, co
     return Outcome(N, [], f"no {label} configuration found", {value_key: 1})
 
 
+def _gated(f: Facts, sites: Iterable[Any]) -> tuple[list[Any], list[Any]]:
+    """(code sites that can run, the settings that switch the others off): a call under an ``if`` whose switch is off, or in a
+    helper whose every caller is (``m.apply_tp(tp_mesh)`` only under ``if tp_config is not None:`` with ``tp_config = None``
+    by default and nothing setting it)."""
+    on_: list[Any] = []
+    offs: list[Any] = []
+    for c in sites:
+        gate = (guard_off(f, c) or callers_off(f, c, hops=3)) if isinstance(c, Call) else []
+        if gate:
+            offs += [g for g in gate if g not in offs]
+        else:
+            on_.append(c)
+    return on_, offs
+
+
+def _switch_text(offs: list[Any]) -> str:
+    x = offs[0]
+    key = getattr(x, "key", None) or getattr(x, "name", "")
+    return f"{key} = {getattr(x, 'value', None)} at {x.path}:{x.line}"
+
+
 _ADAPTERS = {"lora", "qlora", "dora", "ia3", "adalora", "loha", "lokr"}
 
 
@@ -925,6 +992,8 @@ class A4TensorParallel(Check):
             "from torch.distributed.tensor.parallel import parallelize_module, ColwiseParallel\n"
             "parallelize_module(block, tp_mesh, {'wq': ColwiseParallel()})\n"),
             "llama3_8b.toml": "[parallelism]\ntensor_parallel_degree = 1\n"}, N, "TP code gated by degree 1"),
+        Example(_parallel_lib(", dp_config=DataParallelConfig(name='fsdp')"), N, "TP code only under a tp_config that defaults to None"),
+        Example(_parallel_lib(", tp_config=DataParallelConfig(name='tp')"), U, "the builder passes a tp_config"),
         Example({"ppo.yaml": "actor_rollout_ref:\n  actor:\n    strategy: fsdp\n  rollout:\n    name: vllm\n    tensor_model_parallel_size: 2\n",
                  "actor.py": "def update_policy(self, batch):\n    loss = self.compute_loss(batch)\n    loss.backward()\n    self.actor_optimizer.step()\n"},
                 N, "rollout TP is inference"),
@@ -937,7 +1006,11 @@ class A4TensorParallel(Check):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         sizes = tp_sizes(f, not ctx.project.does_training)
-        out = _size_outcome(sizes, "tensor parallel", "tp_size", _torch_tp_calls(f), "PyTorch parallelize_module")
+        code, offs = _gated(f, _torch_tp_calls(f))
+        out = _size_outcome(sizes, "tensor parallel", "tp_size", code, "PyTorch parallelize_module")
+        if not sizes and not code and offs:
+            return Outcome(N, [_ev(x) for x in offs], "tensor parallel code (parallelize_module) exists behind a switch that is off: "
+                           + _switch_text(offs), {"tp_size": 1})
         if out.status == Status.USED and ctx.project.does_training:
             wide = [(n, x, per) for n, x in sizes if n > 1 and (per := _node_gpus(f, x)) is not None and n > per]
             if wide:

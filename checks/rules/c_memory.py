@@ -12,7 +12,7 @@ from ..facts import Call, ConfigEntry, Expr, Facts, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
-from ._helpers import HF_DEFAULTS, evs, flag_state, guard_flags, guard_off, off, on, parse_expr, uses_hf_trainer, value_on
+from ._helpers import HF_DEFAULTS, callers_off, evs, flag_state, guard_flags, guard_off, off, on, parse_expr, uses_hf_trainer, value_on
 from ._registry import recipes_calling, split_text, total_recipes
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -313,6 +313,35 @@ _TE_AUTOCAST = ("fp8_autocast", "autocast")
 _FP8_RECIPE = re.compile(r"(?i)(float8|fp8)\w*\.?\w*$")
 
 
+def _float8_lib(builder_kwargs: str) -> dict[str, str]:
+    """OLMo-core's shape: ``convert_to_float8_training`` two calls below ``parallelize_model``, which runs it only when the
+    train-module config's ``float8_config`` (``None`` by default) is given; the shipped builder passes ``builder_kwargs``."""
+    return {
+        "mylib/float8/__init__.py": (
+            "from dataclasses import dataclass\nfrom torchao.float8 import convert_to_float8_training\n\n"
+            "@dataclass\nclass Float8Config:\n    enabled: bool = True\n\n"
+            "    def apply_float8_linear(self, model):\n        convert_to_float8_training(model)\n"),
+        "mylib/nn/transformer/model.py": (
+            "import torch.nn as nn\n\nclass Transformer(nn.Module):\n"
+            "    def apply_fp8(self, float8_config):\n        float8_config.apply_float8_linear(self)\n"),
+        "mylib/train/train_module/transformer/common.py": (
+            "def parallelize_model(model, *, float8_config=None):\n"
+            "    if float8_config is not None and float8_config.enabled:\n        model.apply_fp8(float8_config)\n"
+            "    return model\n"),
+        "mylib/train/train_module/transformer/config.py": (
+            "from dataclasses import dataclass\nfrom typing import Optional\nfrom mylib.float8 import Float8Config\n"
+            "from .common import parallelize_model\n\n"
+            "@dataclass\nclass TransformerTrainModuleConfig:\n    rank_microbatch_size: int\n"
+            "    float8_config: Optional[Float8Config] = None\n\n"
+            "    def build(self, model):\n        return parallelize_model(model, float8_config=self.float8_config)\n"),
+        "mylib/internal/experiment.py": (
+            "from mylib.float8 import Float8Config\n"
+            "from mylib.train.train_module.transformer.config import TransformerTrainModuleConfig\n\n"
+            "def build_train_module_config():\n"
+            f"    return TransformerTrainModuleConfig(rank_microbatch_size=8192{builder_kwargs})\n"),
+    }
+
+
 def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:
     """(sites that turn FP8 training on, sites that turn it off, backends)."""
     used: list = []
@@ -350,7 +379,11 @@ def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:
             used.append(s)
             kinds.add("torchao")
     for c in f.calls("convert_to_float8_training", "torchao.float8.*", "msamp.initialize", "torch._scaled_mm"):
-        if c.short in {"Float8LinearConfig", "ScalingType", "CastConfig"} or guard_off(f, c):
+        # a call under a switch that is off, or in a helper only called under one (``m.apply_fp8(...)`` only when
+        # ``float8_config is not None``, ``float8_config = None`` by default), is not FP8 training
+        # the scale precompute after an optimizer step presupposes Float8 modules; it does not convert any
+        if (c.short in {"Float8LinearConfig", "ScalingType", "CastConfig"} or c.short.startswith("precompute_float8")
+                or guard_off(f, c) or callers_off(f, c, hops=3)):
             continue
         used.append(c)
         kinds.add("msamp" if c.name.startswith("msamp") else "torchao" if "float8" in c.name else "scaled_mm")
@@ -447,6 +480,8 @@ class C2FP8(Check):
                 "                          converters=[Float8LinearConverter.Config(recipe_name='rowwise')])\n\n"
                 "def llama3_debugmodel():\n    return Trainer.Config(training=TrainingConfig(seq_len=512))\n"),
         }, U, "FP8 converter listed by most registry recipes"),
+        Example(_float8_lib(""), N, "float8 conversion only under a float8_config that defaults to None"),
+        Example(_float8_lib(", float8_config=Float8Config(enabled=True)"), U, "the builder passes a float8_config"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
