@@ -796,13 +796,13 @@ class E4NCCLTuning(Check):
         Example({"run.sh": "export NCCL_SOCKET_IFNAME=eth0\nexport NCCL_IB_HCA=mlx5_0,mlx5_1\ntorchrun --nproc_per_node 8 train.py\n"}, U, "shell exports"),
         Example({"k8s/job.yaml": "spec:\n  containers:\n  - name: trainer\n    env:\n    - name: NCCL_ALGO\n      value: Ring\n    - name: NCCL_DEBUG\n      value: WARN\n"}, U, "k8s env list"),
         Example({"train.py": "import os\nos.environ['NCCL_P2P_LEVEL'] = 'NVL'\n"}, U, "os.environ"),
-        Example({"mylib/distributed/utils.py": _INIT_DISTRIBUTED.format(extra='        set_env_var("NCCL_IB_HCA", "^=mlx5_bond_0")\n')},
-                U, "a project helper set_env_var(name, value)"),
-        Example({"mylib/distributed/utils.py": _INIT_DISTRIBUTED.format(extra="")}, N, "the helper sets only TORCH_NCCL_* error handling"),
         Example({"run.sh": "export NCCL_DEBUG=INFO\nexport TORCH_NCCL_ASYNC_ERROR_HANDLING=1\ntorchrun --nproc_per_node 8 train.py\n"}, N, "debug only"),
         Example({"run.sh": "# export NCCL_IB_HCA=mlx5_0\ntorchrun --nproc_per_node 8 train.py\n"}, N, "commented out"),
         Example({"Dockerfile": "FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\nENV NCCL_VERSION=2.18.1\n"}, N, "nccl version in image"),
         Example({"finetune.sh": "export NCCL_P2P_DISABLE=1\nexport NCCL_IB_DISABLE=1\naccelerate launch --num_processes 4 train.py\n"}, P, "transports switched off only"),
+        Example({"mylib/distributed/utils.py": _INIT_DISTRIBUTED.format(extra='        set_env_var("NCCL_IB_HCA", "^=mlx5_bond_0")\n')},
+                U, "a project helper set_env_var(name, value)"),
+        Example({"mylib/distributed/utils.py": _INIT_DISTRIBUTED.format(extra="")}, N, "the helper sets only TORCH_NCCL_* error handling"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
