@@ -353,6 +353,15 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
         if not name:
             continue
         settings = _through_args(facts, [x for x in facts.effective(name, near=path) if not _TEST_FILE.search(x.path)])
+        # a value that only converts the setting itself on its way through (``kwargs["autocast_precision"] =
+        # cast(DType, autocast_precision).as_pt()`` under ``is not None``) forwards it: the other settings decide
+        own = re.compile(rf"\b{re.escape(name)}\b")
+        forwards = [x for x in settings if isinstance(x.value, Expr) and own.search(x.value.text or "")]
+        if forwards:
+            rest = [x for x in settings if x not in forwards]
+            # only forwards took effect: they shadowed the code defaults they carry (``autocast_precision: Optional[DType] = None``)
+            settings = rest or [x for x in facts.settings(name) if x.source in ("field-default", "argparse-default")
+                                and not isinstance(x.value, Expr) and not _TEST_FILE.search(x.path)]
         if not settings or any(isinstance(x.value, (Expr, list, tuple, dict)) for x in settings):
             continue
         held = [_holds(op, x.value, right) for x in settings]

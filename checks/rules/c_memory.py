@@ -45,6 +45,42 @@ _TENSOR_FACTORIES = {
 }
 
 
+
+def _autocast_lib(builder_kwargs: str) -> dict[str, str]:
+    """OLMo-core's shape: the train module enters ``torch.autocast`` only when ``autocast_precision`` is set (``None`` by
+    default, converted on its way through ``build()``); a grouped-GEMM kernel casts its operands to BF16 inline."""
+    return {
+        "mylib/train/train_module/transformer/config.py": (
+            "from dataclasses import dataclass\nfrom typing import Optional, cast\nfrom mylib.config import DType\n"
+            "from .train_module import TransformerTrainModule\n\n"
+            "@dataclass\nclass TransformerTrainModuleConfig:\n    rank_microbatch_size: int\n"
+            "    autocast_precision: Optional[DType] = None\n\n"
+            "    def build(self, model):\n        kwargs = dict(rank_microbatch_size=self.rank_microbatch_size)\n"
+            "        if (autocast_precision := self.autocast_precision) is not None:\n"
+            "            kwargs['autocast_precision'] = cast(DType, autocast_precision).as_pt()\n"
+            "        return TransformerTrainModule(model=model, **kwargs)\n"),
+        "mylib/train/train_module/transformer/train_module.py": (
+            "import contextlib\nimport torch\n\nclass TransformerTrainModule:\n"
+            "    def __init__(self, model, rank_microbatch_size, autocast_precision=None):\n"
+            "        self.model = model\n        self.autocast_precision = autocast_precision\n\n"
+            "    @contextlib.contextmanager\n    def _model_forward_context(self):\n"
+            "        with contextlib.ExitStack() as stack:\n"
+            "            if self.autocast_precision is not None:\n"
+            "                stack.enter_context(torch.autocast('cuda', dtype=self.autocast_precision))\n"
+            "            yield\n\n"
+            "    def train_batch(self, batch):\n        with self._model_forward_context():\n            loss = self.model(batch)\n"
+            "        loss.backward()\n"),
+        "mylib/nn/moe/mlp.py": (
+            "import torch\n\nclass DroplessMoEMLP(torch.nn.Module):\n"
+            "    def gmm(self, x, w, batch_sizes, trans_b=False):\n"
+            "        return self._gmm(x.to(torch.bfloat16), w.to(torch.bfloat16), batch_sizes, trans_b=trans_b)\n"),
+        "mylib/internal/experiment.py": (
+            "from mylib.config import DType\n"
+            "from mylib.train.train_module.transformer.config import TransformerTrainModuleConfig\n\n"
+            "def build_train_module_config():\n"
+            f"    return TransformerTrainModuleConfig(rank_microbatch_size=8192{builder_kwargs})\n"),
+    }
+
 @register
 class C1MixedPrecision(Check):
     id = "C1"
@@ -149,6 +185,8 @@ class C1MixedPrecision(Check):
                 "    def __post_init__(self):\n        if self.dtype is None:\n            self.dtype = torch.float32\n"),
             "trainer.py": "def init_model(config):\n    return build_model(dtype=config.model.dtype)\n",
         }, N, "config dataclass default dtype fp32"),
+        Example(_autocast_lib(""), N, "autocast only when autocast_precision (None by default) is given"),
+        Example(_autocast_lib(", autocast_precision=DType.bfloat16"), U, "the builder passes autocast_precision"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -193,12 +231,23 @@ class C1MixedPrecision(Check):
             if v is not None and (str(v).lower() in _LIGHTNING_MIXED or _is_low_dtype(v)):
                 used.append(c)
                 kinds.add(_is_low_dtype(v) or "fp16")
+        # autocast / FSDP mixed-precision policies under a switch that is off (``if self.autocast_precision is not None:``
+        # with ``autocast_precision = None``; ``MixedPrecisionPolicy`` inside an ``apply_fsdp`` only called when
+        # ``dp_config is not None``) are not in effect
+        gated: list = []
+
+        def live(c: Any) -> bool:
+            gate = guard_off(f, c) or callers_off(f, c, hops=3)
+            gated.extend(g for g in gate if g not in gated)
+            return not gate
+
         autocast = [c for c in f.calls("torch.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast")
-                    if truthy(c.kwargs.get("enabled", True)) is not False]
+                    if truthy(c.kwargs.get("enabled", True)) is not False and live(c)]
         scaler = f.calls("GradScaler", "ShardedGradScaler")
-        mp_policy = f.calls("MixedPrecision", "MixedPrecisionPolicy")
+        mp_policy = [c for c in f.calls("MixedPrecision", "MixedPrecisionPolicy") if live(c)]
         halves = [c for c in f.calls("half", "bfloat16") if c.name.startswith("?") or "." in c.name]
-        to_low = [c for c in f.calls("to") if any(_is_low_dtype(a) for a in c.args if isinstance(a, Expr)) or _is_low_dtype(c.kwargs.get("dtype", ""))]
+        to_low = [c for c in f.calls("to") if (any(_is_low_dtype(a) for a in c.args if isinstance(a, Expr)) or _is_low_dtype(c.kwargs.get("dtype", "")))
+                  and not _operand_cast(c)]
         for c in autocast:
             kind = _is_low_dtype(c.kwargs.get("dtype", "")) or "bf16"
             kinds.add(kind)
@@ -209,6 +258,11 @@ class C1MixedPrecision(Check):
             kinds.add("fp16")
         if not used:
             detail = "mixed precision is explicitly disabled" if disabled else "no BF16/FP16 training setting found"
+            if not disabled and gated:
+                x = gated[0]
+                detail = (f"mixed-precision code (autocast / FSDP MixedPrecisionPolicy) runs only under a switch that is off: "
+                          f"{getattr(x, 'key', '')} = {getattr(x, 'value', None)} at {x.path}:{x.line}")
+                return Outcome(N, evs(gated), detail, {"precision": "fp32"})
             return Outcome(N, evs(disabled), detail, {"precision": "fp32"})
         only_manual_fp16 = autocast and not scaler and all(_is_low_dtype(c.kwargs.get("dtype", "")) == "fp16" for c in autocast) and not (
             on(f.effective("fp16", "bf16")) or f.config("fp16.enabled", "bf16.enabled") or mp_policy
@@ -340,6 +394,18 @@ def _float8_lib(builder_kwargs: str) -> dict[str, str]:
             "def build_train_module_config():\n"
             f"    return TransformerTrainModuleConfig(rank_microbatch_size=8192{builder_kwargs})\n"),
     }
+
+
+_MODEL_NAME = re.compile(r"(^|\.)(model|models|module|net|network|policy|actor|critic|transformer|llm|lm|backbone|encoder|decoder|unet|self)$", re.I)
+
+
+def _operand_cast(c: Any) -> bool:
+    """``self._gmm(x.to(torch.bfloat16), w.to(torch.bfloat16), ...)``: a tensor cast inline as another call's argument feeds one
+    kernel its operand dtype; it is not the training precision (``model = model.to(torch.bfloat16)`` is)."""
+    recv = c.name[:-3].lstrip("?") if c.name.endswith(".to") else ""
+    if not recv or _MODEL_NAME.search(recv):
+        return False
+    return re.search(rf"[(,]\s*{re.escape(recv)}\.to\(", c.text or "") is not None
 
 
 def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:

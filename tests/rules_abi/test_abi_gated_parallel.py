@@ -36,3 +36,14 @@ def test_fp8_conversion_two_calls_below_a_none_default_switch_is_not_used() -> N
     # convert_to_float8_training -> Float8Config.apply_float8_linear <- Transformer.apply_fp8 <- `if float8_config is not None`
     assert _run(_float8_lib(""), "C2")["C2"].status == Status.UNUSED
     assert _run(_float8_lib(", float8_config=Float8Config(enabled=True)"), "C2")["C2"].status == Status.USED
+
+
+def test_autocast_under_a_none_default_precision_and_kernel_operand_casts_are_not_mixed_precision() -> None:
+    from checks.rules.c_memory import _autocast_lib
+
+    r = _run(_autocast_lib(""), "C1")["C1"]
+    assert r.status == Status.UNUSED, r.detail  # was used: the gated autocast and the gmm operand casts
+    assert "autocast_precision = None" in r.detail
+    assert not any(e.path == "mylib/nn/moe/mlp.py" for e in r.evidence)
+    r = _run(_autocast_lib(", autocast_precision=DType.bfloat16"), "C1")["C1"]
+    assert r.status == Status.USED and [e.path for e in r.evidence] == ["mylib/train/train_module/transformer/train_module.py"]
