@@ -253,9 +253,38 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
         sites: list[Any] = facts.effective(name)
         if state is None and not sites:
             state, sites = _forwarded_flag(facts, name, call.path)
+        if state is None and not sites:
+            state, sites = _set_only_when_off(facts, name, call.path)
         if state is not None and state is neg:
             return sites
     return []
+
+
+def _set_only_when_off(facts: Facts, name: str, path: str, none: bool = False) -> tuple[bool | None, list[Any]]:
+    """A state flag the class starts off (``self._cp_enabled = False`` in ``__init__``, read through a ``cp_enabled``
+    property) and turns on only in a method whose every caller is switched off (``apply_cp``, called only under
+    ``if cp_config is not None:`` with ``cp_config = None``): off, with those switches. Same file only; memoised per scan."""
+    memo = facts._memo
+    key = ("set-only-when-off", name, path, none)
+    if key not in memo:
+        memo[key] = (None, [])  # type: ignore[assignment]
+        assigns = [a for n in (name, "_" + name) for a in facts.attr_assigns(n) if a.path == path and a.target.startswith("self.")]
+        if none:  # ``self._cp_load_balancer = None`` in ``__init__``, a value only in ``apply_cp``: ``is not None`` is off
+            on_ = [a for a in assigns if a.value is not None]
+            starts_off = any(a.value is None and a.func == "__init__" for a in assigns)
+        else:
+            on_ = [a for a in assigns if truthy(a.value) is True]
+            starts_off = any(truthy(a.value) is False and a.func == "__init__" for a in assigns)
+        out: list[Any] = []
+        if on_ and starts_off and all(a.func and a.func != "__init__" for a in on_):
+            for a in on_:
+                gate = callers_off(facts, a, hops=3)
+                if not gate:
+                    out = []
+                    break
+                out += [g for g in gate if g not in out]
+        memo[key] = (False, out) if out else (None, [])  # type: ignore[assignment]
+    return memo[key]  # type: ignore[return-value]
 
 
 def callers_off(f: Facts, c: Any, hops: int = 1) -> list:
@@ -346,12 +375,18 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
         if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and type(t.ops[0]) in _CMP):
             continue
         left, op = t.left, t.ops[0]
+        if isinstance(left, ast.NamedExpr):  # ``(lb := self._cp_load_balancer) is not None``
+            left = left.value
         right = _operand(facts, t.comparators[0])
         if right is _UNKNOWN or (isinstance(op, _ORDER) and not isinstance(right, (int, float))):
             continue
         name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else None
         if not name:
             continue
+        if isinstance(op, ast.IsNot) and right is None and isinstance(left, ast.Attribute) and not facts.effective(name):
+            state, gates = _set_only_when_off(facts, name, path, none=True)
+            if state is False and gates:
+                return gates
         settings = _through_args(facts, [x for x in facts.effective(name, near=path) if not _TEST_FILE.search(x.path)])
         # a value that only converts the setting itself on its way through (``kwargs["autocast_precision"] =
         # cast(DType, autocast_precision).as_pt()`` under ``is not None``) forwards it: the other settings decide

@@ -348,6 +348,42 @@ def _parallel_lib(builder_kwargs: str = "") -> dict[str, str]:
     }
 
 
+def _ring_lib(builder_kwargs: str) -> dict[str, str]:
+    """OLMo-core's shape: attention dispatches to ring-flash-attn only when ``self.cp_enabled``, a flag ``__init__`` sets off and
+    ``apply_cp`` on; ``parallelize_model`` calls ``apply_cp`` only when ``cp_config`` (``None`` by default) is given."""
+    return {
+        "mylib/nn/attention/flash_attn_api.py": (
+            "import ring_flash_attn\n\n"
+            "def dispatch_ring_flash_attn(q, k, v, *, group, causal=True):\n"
+            "    return ring_flash_attn.zigzag_ring_flash_attn_func(q, k, v, causal=causal, group=group)\n"),
+        "mylib/nn/attention/__init__.py": (
+            "import torch.nn as nn\nimport torch.nn.functional as F\nfrom .flash_attn_api import dispatch_ring_flash_attn\n\n"
+            "class Attention(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self._cp_pg = None\n        self._cp_enabled = False\n\n"
+            "    @property\n    def cp_enabled(self) -> bool:\n        return self._cp_enabled\n\n"
+            "    def sdpa(self, q, k, v):\n"
+            "        if self.cp_enabled:\n            att = dispatch_ring_flash_attn(q, k, v, group=self._cp_pg)\n"
+            "        else:\n            att = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n        return att\n\n"
+            "    def apply_cp(self, cp_mesh):\n        self._cp_pg = cp_mesh.get_group()\n        self._cp_enabled = True\n"),
+        "mylib/train/train_module/transformer/common.py": (
+            "def parallelize_model(model, *, world_mesh, cp_config=None):\n"
+            "    if cp_config is not None:\n        for block in model.blocks.values():\n"
+            "            block.attention.apply_cp(world_mesh['cp'])\n    return model\n"),
+        "mylib/train/train_module/transformer/config.py": (
+            "from dataclasses import dataclass\nfrom typing import Optional\nfrom .common import parallelize_model\n\n"
+            "@dataclass\nclass ContextParallelConfig:\n    degree: int = 1\n\n"
+            "@dataclass\nclass TransformerTrainModuleConfig:\n    rank_microbatch_size: int\n"
+            "    cp_config: Optional[ContextParallelConfig] = None\n\n"
+            "    def build(self, model, world_mesh):\n"
+            "        return parallelize_model(model, world_mesh=world_mesh, cp_config=self.cp_config)\n"),
+        "mylib/internal/experiment.py": (
+            "from mylib.train.train_module.transformer.config import ContextParallelConfig, TransformerTrainModuleConfig\n\n"
+            "def build_train_module_config():\n"
+            f"    return TransformerTrainModuleConfig(rank_microbatch_size=8192{builder_kwargs})\n\n"
+            "def train(config, model, mesh):\n    module = config.build(model, mesh)\n    loss = module(batch)\n    loss.backward()\n"),
+    }
+
+
 def fsdp_sites(facts: Facts) -> list[Site]:
     """Every route that wraps the model with FSDP (PyTorch FSDP1/2, HF, accelerate, Lightning, torchtune, torchtitan...)."""
     sites: list[Site] = []
@@ -1213,6 +1249,8 @@ class A6SequenceParallel(Check):
                 "                          parallelism=ParallelismConfig(tensor_parallel_degree=8, enable_sequence_parallel=False))\n\n"
                 "def llama3_405b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192))\n"),
         }, N, "SP default switched off where TP is on"),
+        Example(_ring_lib(""), N, "ring attention only after apply_cp, called when cp_config (None by default) is given"),
+        Example(_ring_lib(", cp_config=ContextParallelConfig(degree=2)"), U, "the builder passes a cp_config"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1245,6 +1283,7 @@ class A6SequenceParallel(Check):
             values["cp_size"] = int(max(n for n, _ in big))
         if flags:
             values["sequence_parallel"] = True
+        code, code_offs = _gated(f, code)
         if big or flags or code:
             ev = [_ev(x, value=int(n)) for n, x in big] + [_ev(s) for s in flags] + [_ev(c) for c in code]
             what = "context/Ulysses/ring" if big or code else "Megatron-style"
@@ -1255,6 +1294,9 @@ class A6SequenceParallel(Check):
         if disabled_by_tp:
             return Outcome(N, [_ev(s) for s in disabled_by_tp], "--sequence-parallel with tensor parallel size 1: Megatron turns it off", {"sequence_parallel": False})
         off = [s for s in f.effective("sequence_parallel") if truthy(s.value) is False and s.rank > 0] + [x for n, x in cp if n == 1]
+        if not off and code_offs:
+            return Outcome(N, [_ev(x) for x in code_offs], "context-parallel (ring attention) code exists behind a switch that is off: "
+                           + _switch_text(code_offs), {"sequence_parallel": False})
         return Outcome(N, [_ev(x) for x in off], "sequence parallelism is off" if off else "no sequence/context parallelism found", {"sequence_parallel": False})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

@@ -47,3 +47,14 @@ def test_autocast_under_a_none_default_precision_and_kernel_operand_casts_are_no
     assert not any(e.path == "mylib/nn/moe/mlp.py" for e in r.evidence)
     r = _run(_autocast_lib(", autocast_precision=DType.bfloat16"), "C1")["C1"]
     assert r.status == Status.USED and [e.path for e in r.evidence] == ["mylib/train/train_module/transformer/train_module.py"]
+
+
+def test_ring_attention_behind_a_state_flag_only_a_switched_off_method_sets_is_not_used() -> None:
+    # dispatch_ring_flash_attn under `if self.cp_enabled:`; `_cp_enabled = False` in __init__, True only in apply_cp,
+    # which parallelize_model calls only when cp_config (None by default) is given
+    from checks.rules.a_parallelism import _ring_lib
+
+    r = _run(_ring_lib(""), "A6")["A6"]
+    assert r.status == Status.UNUSED, r.detail  # was used: the ring-flash-attn call counted as context parallelism
+    assert "TransformerTrainModuleConfig.cp_config = None" in r.detail
+    assert _run(_ring_lib(", cp_config=ContextParallelConfig(degree=2)"), "A6")["A6"].status == Status.USED
