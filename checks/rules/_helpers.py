@@ -294,9 +294,12 @@ def callers_off(f: Facts, c: Any, hops: int = 1) -> list:
     in ``Float8Config.apply_float8_linear``, called by ``Transformer.apply_fp8``, called only under ``if float8_config is not
     None:``)."""
     func = getattr(c, "func", None)
-    if not func or func.startswith("__"):
+    if func == "__init__" and hops > 1:
+        callers = _constructions(f, c.path)
+    elif not func or func.startswith("__"):
         return []
-    callers = [x for x in f.calls(func) if x.func != func]
+    else:
+        callers = [x for x in f.calls(func) if x.func != func]
     if not callers:
         return []
     out: list = []
@@ -305,6 +308,21 @@ def callers_off(f: Facts, c: Any, hops: int = 1) -> list:
         if not gated:
             return []
         out += [g for g in gated if g not in out]
+    return out
+
+
+def _constructions(f: Facts, path: str) -> list:
+    """Where the classes of ``path`` are constructed: calls of a CamelCase name imported from that module
+    (``.pipeline_train_module.TransformerPipelineTrainModule(...)`` for ``.../pipeline_train_module.py``), then every call of
+    those class names wherever imported from (re-exports). Empty when none is found: an ``__init__`` runs when its class is
+    built, and without its constructions nothing is known."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".py")
+    if stem == "__init__":
+        return []
+    classes = {x.short for x in f.calls(stem + ".*") if x.name.rsplit(".", 2)[-2:-1] == [stem] and x.short[:1].isupper()}
+    out: list = []
+    for cls in sorted(classes):
+        out += [x for x in f.calls(cls) if x.short == cls and not _TEST_FILE.search(x.path)]
     return out
 
 

@@ -384,6 +384,43 @@ def _ring_lib(builder_kwargs: str) -> dict[str, str]:
     }
 
 
+def _pipeline_lib(builder_kwargs: str) -> dict[str, str]:
+    """OLMo-core's shape: ``PipelineStage`` is built in a helper nested in ``split_model``, which only the pipeline train
+    module's ``__init__`` calls; that module is constructed only when ``pp_config`` (``None`` by default) is given."""
+    return {
+        "mylib/train/train_module/transformer/config.py": (
+            "import copy\nfrom dataclasses import dataclass\nfrom typing import List, Optional\n"
+            "from torch.distributed.pipelining import PipelineStage\n\n"
+            "@dataclass\nclass TransformerPipelineParallelConfig:\n    degree: int\n\n"
+            "    def split_model(self, model, *, pp_mesh, device):\n"
+            "        def build_stage(stage_idx, num_stages):\n"
+            "            model_chunk = copy.deepcopy(model)\n"
+            "            stage = PipelineStage(model_chunk, stage_idx, num_stages, device, group=pp_mesh.get_group('pp'))\n"
+            "            return stage, model_chunk\n\n"
+            "        return [build_stage(i, self.degree) for i in range(self.degree)]\n\n"
+            "@dataclass\nclass TransformerTrainModuleConfig:\n    rank_microbatch_size: int\n"
+            "    pp_config: Optional[TransformerPipelineParallelConfig] = None\n\n"
+            "    def build(self, model, device=None):\n"
+            "        from .pipeline_train_module import TransformerPipelineTrainModule\n"
+            "        from .train_module import TransformerTrainModule\n\n"
+            "        if self.pp_config is not None:\n"
+            "            return TransformerPipelineTrainModule(model=model, pp_config=self.pp_config, device=device)\n"
+            "        return TransformerTrainModule(model=model, device=device)\n"),
+        "mylib/train/train_module/transformer/pipeline_train_module.py": (
+            "class TransformerPipelineTrainModule:\n"
+            "    def __init__(self, model, pp_config, device=None):\n"
+            "        self.pp_config = pp_config\n"
+            "        self.stages = self.pp_config.split_model(model, pp_mesh=self.world_mesh['pp'], device=device)\n"),
+        "mylib/train/train_module/transformer/train_module.py": (
+            "class TransformerTrainModule:\n    def __init__(self, model, device=None):\n        self.model = model\n\n"
+            "    def train_batch(self, batch):\n        loss = self.model(batch)\n        loss.backward()\n"),
+        "mylib/internal/experiment.py": (
+            "from mylib.train.train_module.transformer.config import TransformerPipelineParallelConfig, TransformerTrainModuleConfig\n\n"
+            "def build_train_module_config():\n"
+            f"    return TransformerTrainModuleConfig(rank_microbatch_size=8192{builder_kwargs})\n"),
+    }
+
+
 def fsdp_sites(facts: Facts) -> list[Site]:
     """Every route that wraps the model with FSDP (PyTorch FSDP1/2, HF, accelerate, Lightning, torchtune, torchtitan...)."""
     sites: list[Site] = []
@@ -952,7 +989,7 @@ def _gated(f: Facts, sites: Iterable[Any]) -> tuple[list[Any], list[Any]]:
     on_: list[Any] = []
     offs: list[Any] = []
     for c in sites:
-        gate = (guard_off(f, c) or callers_off(f, c, hops=3)) if isinstance(c, Call) else []
+        gate = (guard_off(f, c) or callers_off(f, c, hops=4)) if isinstance(c, Call) else []
         if gate:
             offs += [g for g in gate if g not in offs]
         else:
@@ -1129,6 +1166,8 @@ class A5PipelineParallel(Check):
                 "from torch.distributed.pipelining import PipelineStage\ndef build(model, pp_mesh):\n"
                 "    stage = PipelineStage(model, 0, 2, 'cuda')\n    return stage\n"),
         }, N, "PP only in a debug recipe"),
+        Example(_pipeline_lib(""), N, "pipeline stages built only by a train module constructed when pp_config (None by default) is given"),
+        Example(_pipeline_lib(", pp_config=TransformerPipelineParallelConfig(degree=2)"), U, "the builder passes a pp_config"),
         Example({
             "torchtitan/config/configs.py": (
                 "from dataclasses import dataclass\n\n@dataclass(kw_only=True, slots=True)\nclass ParallelismConfig:\n"
@@ -1155,7 +1194,11 @@ class A5PipelineParallel(Check):
         code += [c for c in [*calls_under(f, "torch.distributed.pipelining"), *f.calls("torchgpipe.GPipe", "fairscale.nn.Pipe")]
                  if c.short in {"pipeline", "PipelineStage", "ScheduleGPipe", "Schedule1F1B", "ScheduleInterleaved1F1B",
                                 "ScheduleLoopedBFS", "ScheduleInterleavedZeroBubble", "GPipe", "Pipe", "build_stage"}]
+        code, offs = _gated(f, code)
         out = _size_outcome(sizes, "pipeline parallel", "pp_size", code, "pipeline stages in code")
+        if not sizes and not code and offs:
+            out = Outcome(N, [_ev(x) for x in offs], "pipeline-parallel code (PipelineStage) exists behind a switch that is off: "
+                          + _switch_text(offs), {"pp_size": 1})
         debug = [s for s in f.effective(*PP_NAMES) if s.source == "call" and (as_number(s.value) or 0) > 1 and debug_recipe(f, s)]
         if out.status == N and debug:
             where = ", ".join(sorted({f"{s.path}:{s.line}" for s in debug}))

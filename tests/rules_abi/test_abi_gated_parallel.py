@@ -58,3 +58,14 @@ def test_ring_attention_behind_a_state_flag_only_a_switched_off_method_sets_is_n
     assert r.status == Status.UNUSED, r.detail  # was used: the ring-flash-attn call counted as context parallelism
     assert "TransformerTrainModuleConfig.cp_config = None" in r.detail
     assert _run(_ring_lib(", cp_config=ContextParallelConfig(degree=2)"), "A6")["A6"].status == Status.USED
+
+
+def test_pipeline_stages_built_only_by_a_module_constructed_under_a_none_default_switch_are_not_used() -> None:
+    # PipelineStage <- build_stage <- split_model <- TransformerPipelineTrainModule.__init__ <- its construction under
+    # `if self.pp_config is not None:`; the chain used to stop at __init__ (its callers are the class's constructions)
+    from checks.rules.a_parallelism import _pipeline_lib
+
+    r = _run(_pipeline_lib(""), "A5")["A5"]
+    assert r.status == Status.UNUSED, r.detail
+    assert "TransformerTrainModuleConfig.pp_config = None" in r.detail
+    assert _run(_pipeline_lib(", pp_config=TransformerPipelineParallelConfig(degree=2)"), "A5")["A5"].status == Status.USED
