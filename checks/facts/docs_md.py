@@ -21,7 +21,7 @@ from .types import DocHint, FileFacts
 _NODES = r"(\d+|\$\{?\w+\}?|<[\w -]+>)"
 _MULTI_NODE = (
     re.compile(rf"--nnodes[= ]+{_NODES}"),
-    re.compile(rf"--num[-_]nodes[= ]+{_NODES}"),
+    re.compile(rf"--(?:[\w-]+\.)*num[-_]nodes[= ]+{_NODES}"),  # also a dotted config override: --launch.num_nodes=2
     re.compile(rf"--num[-_]machines[= ]+{_NODES}"),
     re.compile(rf"\bnum_machines:\s*{_NODES}"),
     re.compile(rf"\bnnodes\s*[=:]\s*{_NODES}"),  # TorchrunArgs(nnodes = 2, ...) in a Python example, nnodes: 2 in YAML
@@ -77,8 +77,8 @@ _MULTI_NODE_WORDS = ("nnodes", "NNODES", "NUM_NODES", "num_nodes", "num-nodes", 
 
 
 def extract_usage_hints(path: str, text: str, tree: ast.Module | None, out: FileFacts) -> None:
-    """Multi-node launches documented in a Python tool's usage text: the module docstring, or a module-level string
-    assigned to a ``*_HELP*``/``USAGE``/``EPILOG`` name (xtuner entry_point.py:45 ``NPROC_PER_NODE=$NGPUS NNODES=$NNODES
+    """Multi-node launches documented in a Python tool's usage text: the module docstring, or a string assigned to a
+    ``*_HELP*``/``USAGE``/``EPILOG`` name at module level or inside a module-level function (xtuner entry_point.py:45 ``NPROC_PER_NODE=$NGPUS NNODES=$NNODES
     ... xtuner dist_train``). Prose, as a README is: a hint, never a launch."""
     # substring tests first: a regex alternation over every Python file's text cost 0.1 s on Megatron-LM
     if tree is None or not any(w in text for w in _MULTI_NODE_WORDS) or _TOOL_PATH.search("/".join(path.rsplit("/", 2)[-2:])):
@@ -97,6 +97,20 @@ def extract_usage_hints(path: str, text: str, tree: ast.Module | None, out: File
             continue
         if any(_USAGE_NAME.search(n) for n in names):
             spans.append((value.lineno, getattr(value, "end_lineno", None) or value.lineno))
+    # a usage text a module-level function builds before printing it (OLMo-core internal/experiment.py ``main()``:
+    # ``usage = f"""... $ python {sys.argv[0]} launch run01 ai2/pluto-cirrascale --launch.num_nodes=2"""``)
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for sub in ast.walk(node):
+            if not (isinstance(sub, ast.Assign) and any(isinstance(t, ast.Name) and _USAGE_NAME.search(t.id) for t in sub.targets)):
+                continue
+            value = sub.value
+            if isinstance(value, ast.Call):  # ``f"""...""".strip()``, ``textwrap.dedent("""...""")``
+                fn = value.func
+                value = fn.value if isinstance(fn, ast.Attribute) and not value.args else (value.args[0] if value.args else value)
+            if isinstance(value, ast.JoinedStr) or (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+                spans.append((value.lineno, getattr(value, "end_lineno", None) or value.lineno))
     for start, end in spans:
         for i in range(start, min(end, len(lines)) + 1):
             _multi_node_hint(path, i, lines[i - 1], out)

@@ -28,6 +28,9 @@ from .types import (
     shared_line as _ln,
 )
 
+#: a project helper that sets one environment variable: ``set_env_var(name, value)``, ``setenv``, ``set_environ_var``
+_SET_ENV_HELPER = re.compile(r"^_?(set_?env(iron(ment)?)?(_?var(iable)?)?|export_env(_var)?)$", re.I)
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{2,}$")
 # Names that conventionally hold parsed arguments / configs: ``args.bf16`` refers to setting "bf16".
 _CONFIG_HOLDERS = re.compile(
     r"^(self\.)?(args|opt|opts|cfg|conf|config|hparams|training_args|train_args|"
@@ -628,6 +631,9 @@ class _Extractor(ast.NodeVisitor):
         elif short in {"setdefault", "putenv"} and (name.startswith("os.environ") or name == "os.putenv"):
             if len(args) >= 2 and isinstance(args[0], str):
                 self.out.envs.append(EnvVar(self.path, line, args[0], "" if isinstance(args[1], Expr) else str(args[1]), "python", call.text))
+        elif _SET_ENV_HELPER.match(short) and len(args) >= 2 and isinstance(args[0], str) and _ENV_NAME.match(args[0]):
+            # a project's own helper (OLMo-core ``set_env_var("NCCL_IB_HCA", "^=mlx5_bond_0")`` in init_distributed)
+            self.out.envs.append(EnvVar(self.path, line, args[0], "" if isinstance(args[1], Expr) else str(args[1]), "python", call.text))
         dispatch = self._dispatch
         if name[0] == "?" and isinstance(node.func, ast.Attribute):
             dispatch[node.func.value.__class__](self, node.func.value)

@@ -253,27 +253,76 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
         sites: list[Any] = facts.effective(name)
         if state is None and not sites:
             state, sites = _forwarded_flag(facts, name, call.path)
+        if state is None and not sites:
+            state, sites = _set_only_when_off(facts, name, call.path)
         if state is not None and state is neg:
             return sites
     return []
 
 
-def callers_off(f: Facts, c: Any) -> list:
+def _set_only_when_off(facts: Facts, name: str, path: str, none: bool = False) -> tuple[bool | None, list[Any]]:
+    """A state flag the class starts off (``self._cp_enabled = False`` in ``__init__``, read through a ``cp_enabled``
+    property) and turns on only in a method whose every caller is switched off (``apply_cp``, called only under
+    ``if cp_config is not None:`` with ``cp_config = None``): off, with those switches. Same file only; memoised per scan."""
+    memo = facts._memo
+    key = ("set-only-when-off", name, path, none)
+    if key not in memo:
+        memo[key] = (None, [])  # type: ignore[assignment]
+        assigns = [a for n in (name, "_" + name) for a in facts.attr_assigns(n) if a.path == path and a.target.startswith("self.")]
+        if none:  # ``self._cp_load_balancer = None`` in ``__init__``, a value only in ``apply_cp``: ``is not None`` is off
+            on_ = [a for a in assigns if a.value is not None]
+            starts_off = any(a.value is None and a.func == "__init__" for a in assigns)
+        else:
+            on_ = [a for a in assigns if truthy(a.value) is True]
+            starts_off = any(truthy(a.value) is False and a.func == "__init__" for a in assigns)
+        out: list[Any] = []
+        if on_ and starts_off and all(a.func and a.func != "__init__" for a in on_):
+            for a in on_:
+                gate = callers_off(facts, a, hops=3)
+                if not gate:
+                    out = []
+                    break
+                out += [g for g in gate if g not in out]
+        memo[key] = (False, out) if out else (None, [])  # type: ignore[assignment]
+    return memo[key]  # type: ignore[return-value]
+
+
+def callers_off(f: Facts, c: Any, hops: int = 1) -> list:
     """Code inside a helper function (``compile_loss(loss)``, ``freeze_transformer_layers(model, n)``) whose every caller
     sits behind a flag that is off: those callers' switches. Empty when the helper is called unconditionally, not at all,
-    or from an unknown place."""
+    or from an unknown place. ``hops`` > 1 also follows an unguarded caller up to its own callers (``convert_to_float8_training``
+    in ``Float8Config.apply_float8_linear``, called by ``Transformer.apply_fp8``, called only under ``if float8_config is not
+    None:``)."""
     func = getattr(c, "func", None)
-    if not func or func.startswith("__"):
+    if func == "__init__" and hops > 1:
+        callers = _constructions(f, c.path)
+    elif not func or func.startswith("__"):
         return []
-    callers = [x for x in f.calls(func) if x.func != func]
+    else:
+        callers = [x for x in f.calls(func) if x.func != func]
     if not callers:
         return []
     out: list = []
     for x in callers:
-        gated = guard_off(f, x)
+        gated = guard_off(f, x) or (callers_off(f, x, hops - 1) if hops > 1 else [])
         if not gated:
             return []
-        out += gated
+        out += [g for g in gated if g not in out]
+    return out
+
+
+def _constructions(f: Facts, path: str) -> list:
+    """Where the classes of ``path`` are constructed: calls of a CamelCase name imported from that module
+    (``.pipeline_train_module.TransformerPipelineTrainModule(...)`` for ``.../pipeline_train_module.py``), then every call of
+    those class names wherever imported from (re-exports). Empty when none is found: an ``__init__`` runs when its class is
+    built, and without its constructions nothing is known."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".py")
+    if stem == "__init__":
+        return []
+    classes = {x.short for x in f.calls(stem + ".*") if x.name.rsplit(".", 2)[-2:-1] == [stem] and x.short[:1].isupper()}
+    out: list = []
+    for cls in sorted(classes):
+        out += [x for x in f.calls(cls) if x.short == cls and not _TEST_FILE.search(x.path)]
     return out
 
 
@@ -344,13 +393,28 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
         if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and type(t.ops[0]) in _CMP):
             continue
         left, op = t.left, t.ops[0]
+        if isinstance(left, ast.NamedExpr):  # ``(lb := self._cp_load_balancer) is not None``
+            left = left.value
         right = _operand(facts, t.comparators[0])
         if right is _UNKNOWN or (isinstance(op, _ORDER) and not isinstance(right, (int, float))):
             continue
         name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else None
         if not name:
             continue
+        if isinstance(op, ast.IsNot) and right is None and isinstance(left, ast.Attribute) and not facts.effective(name):
+            state, gates = _set_only_when_off(facts, name, path, none=True)
+            if state is False and gates:
+                return gates
         settings = _through_args(facts, [x for x in facts.effective(name, near=path) if not _TEST_FILE.search(x.path)])
+        # a value that only converts the setting itself on its way through (``kwargs["autocast_precision"] =
+        # cast(DType, autocast_precision).as_pt()`` under ``is not None``) forwards it: the other settings decide
+        own = re.compile(rf"\b{re.escape(name)}\b")
+        forwards = [x for x in settings if isinstance(x.value, Expr) and own.search(x.value.text or "")]
+        if forwards:
+            rest = [x for x in settings if x not in forwards]
+            # only forwards took effect: they shadowed the code defaults they carry (``autocast_precision: Optional[DType] = None``)
+            settings = rest or [x for x in facts.settings(name) if x.source in ("field-default", "argparse-default")
+                                and not isinstance(x.value, Expr) and not _TEST_FILE.search(x.path)]
         if not settings or any(isinstance(x.value, (Expr, list, tuple, dict)) for x in settings):
             continue
         held = [_holds(op, x.value, right) for x in settings]

@@ -32,7 +32,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import uses_hf_trainer
+from ._helpers import callers_off, guard_off, uses_hf_trainer
 from ._registry import debug_recipe, recipe_of
 
 U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
@@ -312,6 +312,115 @@ def _hf_fsdp_options(v: Any) -> list[str] | None:
     return opts
 
 
+def _parallel_lib(builder_kwargs: str = "") -> dict[str, str]:
+    """A PyTorch-native pre-training library (OLMo-core's shape): FSDP/TP applied in model methods, which ``parallelize_model``
+    calls only when the train-module config's ``dp_config``/``tp_config`` (``None`` by default) is given; the shipped
+    builder passes ``builder_kwargs``."""
+    return {
+        "mylib/nn/transformer/model.py": (
+            "import torch.nn as nn\nfrom torch.distributed.fsdp import fully_shard\n"
+            "from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module\n\n"
+            "class Transformer(nn.Module):\n"
+            "    def apply_tp(self, tp_mesh):\n"
+            "        for block in self.blocks.values():\n"
+            "            parallelize_module(block, tp_mesh, {'w1': ColwiseParallel(), 'w2': RowwiseParallel()})\n\n"
+            "    def apply_fsdp(self, dp_mesh=None, param_dtype=None):\n"
+            "        for block in self.blocks.values():\n            fully_shard(block, mesh=dp_mesh)\n"
+            "        fully_shard(self, mesh=dp_mesh)\n"),
+        "mylib/train/train_module/transformer/common.py": (
+            "def parallelize_model(model, *, world_mesh, dp_config=None, tp_config=None):\n"
+            "    if tp_config is not None:\n        model.apply_tp(world_mesh['tp'])\n"
+            "    if dp_config is not None:\n        model.apply_fsdp(dp_mesh=world_mesh['dp'])\n"
+            "    return model\n"),
+        "mylib/train/train_module/transformer/config.py": (
+            "from dataclasses import dataclass\nfrom typing import Optional\n"
+            "from .common import parallelize_model\n\n"
+            "@dataclass\nclass DataParallelConfig:\n    name: str = 'fsdp'\n\n"
+            "@dataclass\nclass TransformerTrainModuleConfig:\n    rank_microbatch_size: int\n"
+            "    dp_config: Optional[DataParallelConfig] = None\n    tp_config: Optional[DataParallelConfig] = None\n\n"
+            "    def build(self, model, world_mesh):\n"
+            "        return parallelize_model(model, world_mesh=world_mesh, dp_config=self.dp_config, tp_config=self.tp_config)\n"),
+        "mylib/internal/experiment.py": (
+            "from mylib.train.train_module.transformer.config import DataParallelConfig, TransformerTrainModuleConfig\n\n"
+            "def build_train_module_config():\n"
+            f"    return TransformerTrainModuleConfig(rank_microbatch_size=8192{builder_kwargs})\n\n"
+            "def train(config, model, mesh):\n    module = config.build(model, mesh)\n    loss = module(batch)\n    loss.backward()\n"),
+    }
+
+
+def _ring_lib(builder_kwargs: str) -> dict[str, str]:
+    """OLMo-core's shape: attention dispatches to ring-flash-attn only when ``self.cp_enabled``, a flag ``__init__`` sets off and
+    ``apply_cp`` on; ``parallelize_model`` calls ``apply_cp`` only when ``cp_config`` (``None`` by default) is given."""
+    return {
+        "mylib/nn/attention/flash_attn_api.py": (
+            "import ring_flash_attn\n\n"
+            "def dispatch_ring_flash_attn(q, k, v, *, group, causal=True):\n"
+            "    return ring_flash_attn.zigzag_ring_flash_attn_func(q, k, v, causal=causal, group=group)\n"),
+        "mylib/nn/attention/__init__.py": (
+            "import torch.nn as nn\nimport torch.nn.functional as F\nfrom .flash_attn_api import dispatch_ring_flash_attn\n\n"
+            "class Attention(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self._cp_pg = None\n        self._cp_enabled = False\n\n"
+            "    @property\n    def cp_enabled(self) -> bool:\n        return self._cp_enabled\n\n"
+            "    def sdpa(self, q, k, v):\n"
+            "        if self.cp_enabled:\n            att = dispatch_ring_flash_attn(q, k, v, group=self._cp_pg)\n"
+            "        else:\n            att = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n        return att\n\n"
+            "    def apply_cp(self, cp_mesh):\n        self._cp_pg = cp_mesh.get_group()\n        self._cp_enabled = True\n"),
+        "mylib/train/train_module/transformer/common.py": (
+            "def parallelize_model(model, *, world_mesh, cp_config=None):\n"
+            "    if cp_config is not None:\n        for block in model.blocks.values():\n"
+            "            block.attention.apply_cp(world_mesh['cp'])\n    return model\n"),
+        "mylib/train/train_module/transformer/config.py": (
+            "from dataclasses import dataclass\nfrom typing import Optional\nfrom .common import parallelize_model\n\n"
+            "@dataclass\nclass ContextParallelConfig:\n    degree: int = 1\n\n"
+            "@dataclass\nclass TransformerTrainModuleConfig:\n    rank_microbatch_size: int\n"
+            "    cp_config: Optional[ContextParallelConfig] = None\n\n"
+            "    def build(self, model, world_mesh):\n"
+            "        return parallelize_model(model, world_mesh=world_mesh, cp_config=self.cp_config)\n"),
+        "mylib/internal/experiment.py": (
+            "from mylib.train.train_module.transformer.config import ContextParallelConfig, TransformerTrainModuleConfig\n\n"
+            "def build_train_module_config():\n"
+            f"    return TransformerTrainModuleConfig(rank_microbatch_size=8192{builder_kwargs})\n\n"
+            "def train(config, model, mesh):\n    module = config.build(model, mesh)\n    loss = module(batch)\n    loss.backward()\n"),
+    }
+
+
+def _pipeline_lib(builder_kwargs: str) -> dict[str, str]:
+    """OLMo-core's shape: ``PipelineStage`` is built in a helper nested in ``split_model``, which only the pipeline train
+    module's ``__init__`` calls; that module is constructed only when ``pp_config`` (``None`` by default) is given."""
+    return {
+        "mylib/train/train_module/transformer/config.py": (
+            "import copy\nfrom dataclasses import dataclass\nfrom typing import List, Optional\n"
+            "from torch.distributed.pipelining import PipelineStage\n\n"
+            "@dataclass\nclass TransformerPipelineParallelConfig:\n    degree: int\n\n"
+            "    def split_model(self, model, *, pp_mesh, device):\n"
+            "        def build_stage(stage_idx, num_stages):\n"
+            "            model_chunk = copy.deepcopy(model)\n"
+            "            stage = PipelineStage(model_chunk, stage_idx, num_stages, device, group=pp_mesh.get_group('pp'))\n"
+            "            return stage, model_chunk\n\n"
+            "        return [build_stage(i, self.degree) for i in range(self.degree)]\n\n"
+            "@dataclass\nclass TransformerTrainModuleConfig:\n    rank_microbatch_size: int\n"
+            "    pp_config: Optional[TransformerPipelineParallelConfig] = None\n\n"
+            "    def build(self, model, device=None):\n"
+            "        from .pipeline_train_module import TransformerPipelineTrainModule\n"
+            "        from .train_module import TransformerTrainModule\n\n"
+            "        if self.pp_config is not None:\n"
+            "            return TransformerPipelineTrainModule(model=model, pp_config=self.pp_config, device=device)\n"
+            "        return TransformerTrainModule(model=model, device=device)\n"),
+        "mylib/train/train_module/transformer/pipeline_train_module.py": (
+            "class TransformerPipelineTrainModule:\n"
+            "    def __init__(self, model, pp_config, device=None):\n"
+            "        self.pp_config = pp_config\n"
+            "        self.stages = self.pp_config.split_model(model, pp_mesh=self.world_mesh['pp'], device=device)\n"),
+        "mylib/train/train_module/transformer/train_module.py": (
+            "class TransformerTrainModule:\n    def __init__(self, model, device=None):\n        self.model = model\n\n"
+            "    def train_batch(self, batch):\n        loss = self.model(batch)\n        loss.backward()\n"),
+        "mylib/internal/experiment.py": (
+            "from mylib.train.train_module.transformer.config import TransformerPipelineParallelConfig, TransformerTrainModuleConfig\n\n"
+            "def build_train_module_config():\n"
+            f"    return TransformerTrainModuleConfig(rank_microbatch_size=8192{builder_kwargs})\n"),
+    }
+
+
 def fsdp_sites(facts: Facts) -> list[Site]:
     """Every route that wraps the model with FSDP (PyTorch FSDP1/2, HF, accelerate, Lightning, torchtune, torchtitan...)."""
     sites: list[Site] = []
@@ -334,6 +443,8 @@ def fsdp_sites(facts: Facts) -> list[Site]:
     for s in facts.effective("fsdp"):
         if _TEST_PATH.search(s.path) or (s.source in {"argparse-default", "field-default"} and not s.value):
             continue
+        if s.source in ("assign", "field-default") and isinstance(s.value, str) and s.value.strip().lower() == s.name.lower():
+            continue  # an enum member naming the option (``class DataParallelType(StrEnum): fsdp = "fsdp"``), not a setting
         opts = _hf_fsdp_options(s.value)
         if opts is None:
             continue
@@ -733,6 +844,8 @@ class A2FSDP(Check):
         Example({"run.sh": "tune run --nproc_per_node 8 full_finetune_distributed --config llama3_1/8B_full\n"}, U, "torchtune distributed recipe"),
         Example({"train.yaml": "fsdp: ''\nbf16: true\n"}, N, "fsdp empty"),
         Example({"train.py": "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nif isinstance(model, FSDP):\n    pass\n"}, N, "import and isinstance only"),
+        Example(_parallel_lib(), N, "FSDP code only under a dp_config that defaults to None"),
+        Example(_parallel_lib(", dp_config=DataParallelConfig(name='fsdp')"), U, "the builder passes a dp_config"),
         Example({"train.py": "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\n"}, N, "plain DDP"),
         Example({"train.py": (
             "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy\n"
@@ -742,6 +855,9 @@ class A2FSDP(Check):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         sites = fsdp_sites(f)
+        live, offs = _gated(f, [s.fact for s in sites])
+        gated = bool(offs) and not live
+        sites = [s for s in sites if any(s.fact is x for x in live)]
         sharded = [s for s in sites if s.sharded]
         if sharded:
             strat = next((s.strategy for s in sharded if s.strategy), "FULL_SHARD")
@@ -753,6 +869,9 @@ class A2FSDP(Check):
         off = fsdp_sites_off(f)
         if off:
             return Outcome(N, [_ev(s) for s in off], "FSDP is configured off", {"fsdp": False})
+        if gated:
+            return Outcome(N, [_ev(x) for x in offs], "FSDP wrapping code exists behind a switch that is off: " + _switch_text(offs),
+                           {"fsdp": False})
         detail = "FSDP is imported but no model is wrapped" if f.imports("torch.distributed.fsdp") else "no FSDP wrapping found"
         return Outcome(N, [], detail, {"fsdp": False})
 
@@ -908,6 +1027,27 @@ def _size_outcome(sizes: list[tuple[float, Any]], label: str, value_key: str, co
     return Outcome(N, [], f"no {label} configuration found", {value_key: 1})
 
 
+def _gated(f: Facts, sites: Iterable[Any]) -> tuple[list[Any], list[Any]]:
+    """(code sites that can run, the settings that switch the others off): a call under an ``if`` whose switch is off, or in a
+    helper whose every caller is (``m.apply_tp(tp_mesh)`` only under ``if tp_config is not None:`` with ``tp_config = None``
+    by default and nothing setting it)."""
+    on_: list[Any] = []
+    offs: list[Any] = []
+    for c in sites:
+        gate = (guard_off(f, c) or callers_off(f, c, hops=4)) if isinstance(c, Call) else []
+        if gate:
+            offs += [g for g in gate if g not in offs]
+        else:
+            on_.append(c)
+    return on_, offs
+
+
+def _switch_text(offs: list[Any]) -> str:
+    x = offs[0]
+    key = getattr(x, "key", None) or getattr(x, "name", "")
+    return f"{key} = {getattr(x, 'value', None)} at {x.path}:{x.line}"
+
+
 _ADAPTERS = {"lora", "qlora", "dora", "ia3", "adalora", "loha", "lokr"}
 
 
@@ -970,6 +1110,8 @@ class A4TensorParallel(Check):
             "from torch.distributed.tensor.parallel import parallelize_module, ColwiseParallel\n"
             "parallelize_module(block, tp_mesh, {'wq': ColwiseParallel()})\n"),
             "llama3_8b.toml": "[parallelism]\ntensor_parallel_degree = 1\n"}, N, "TP code gated by degree 1"),
+        Example(_parallel_lib(", dp_config=DataParallelConfig(name='fsdp')"), N, "TP code only under a tp_config that defaults to None"),
+        Example(_parallel_lib(", tp_config=DataParallelConfig(name='tp')"), U, "the builder passes a tp_config"),
         Example({"ppo.yaml": "actor_rollout_ref:\n  actor:\n    strategy: fsdp\n  rollout:\n    name: vllm\n    tensor_model_parallel_size: 2\n",
                  "actor.py": "def update_policy(self, batch):\n    loss = self.compute_loss(batch)\n    loss.backward()\n    self.actor_optimizer.step()\n"},
                 N, "rollout TP is inference"),
@@ -982,7 +1124,11 @@ class A4TensorParallel(Check):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         sizes = tp_sizes(f, not ctx.project.does_training)
-        out = _size_outcome(sizes, "tensor parallel", "tp_size", _torch_tp_calls(f), "PyTorch parallelize_module")
+        code, offs = _gated(f, _torch_tp_calls(f))
+        out = _size_outcome(sizes, "tensor parallel", "tp_size", code, "PyTorch parallelize_module")
+        if not sizes and not code and offs:
+            return Outcome(N, [_ev(x) for x in offs], "tensor parallel code (parallelize_module) exists behind a switch that is off: "
+                           + _switch_text(offs), {"tp_size": 1})
         if out.status == Status.USED and ctx.project.does_training:
             wide = [(n, x, per) for n, x in sizes if n > 1 and (per := _node_gpus(f, x)) is not None and n > per]
             if wide:
@@ -1065,6 +1211,8 @@ class A5PipelineParallel(Check):
                 "from torch.distributed.pipelining import PipelineStage\ndef build(model, pp_mesh):\n"
                 "    stage = PipelineStage(model, 0, 2, 'cuda')\n    return stage\n"),
         }, N, "PP only in a debug recipe"),
+        Example(_pipeline_lib(""), N, "pipeline stages built only by a train module constructed when pp_config (None by default) is given"),
+        Example(_pipeline_lib(", pp_config=TransformerPipelineParallelConfig(degree=2)"), U, "the builder passes a pp_config"),
         Example({
             "torchtitan/config/configs.py": (
                 "from dataclasses import dataclass\n\n@dataclass(kw_only=True, slots=True)\nclass ParallelismConfig:\n"
@@ -1091,7 +1239,11 @@ class A5PipelineParallel(Check):
         code += [c for c in [*calls_under(f, "torch.distributed.pipelining"), *f.calls("torchgpipe.GPipe", "fairscale.nn.Pipe")]
                  if c.short in {"pipeline", "PipelineStage", "ScheduleGPipe", "Schedule1F1B", "ScheduleInterleaved1F1B",
                                 "ScheduleLoopedBFS", "ScheduleInterleavedZeroBubble", "GPipe", "Pipe", "build_stage"}]
+        code, offs = _gated(f, code)
         out = _size_outcome(sizes, "pipeline parallel", "pp_size", code, "pipeline stages in code")
+        if not sizes and not code and offs:
+            out = Outcome(N, [_ev(x) for x in offs], "pipeline-parallel code (PipelineStage) exists behind a switch that is off: "
+                          + _switch_text(offs), {"pp_size": 1})
         debug = [s for s in f.effective(*PP_NAMES) if s.source == "call" and (as_number(s.value) or 0) > 1 and debug_recipe(f, s)]
         if out.status == N and debug:
             where = ", ".join(sorted({f"{s.path}:{s.line}" for s in debug}))
@@ -1185,6 +1337,8 @@ class A6SequenceParallel(Check):
                 "                          parallelism=ParallelismConfig(tensor_parallel_degree=8, enable_sequence_parallel=False))\n\n"
                 "def llama3_405b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192))\n"),
         }, N, "SP default switched off where TP is on"),
+        Example(_ring_lib(""), N, "ring attention only after apply_cp, called when cp_config (None by default) is given"),
+        Example(_ring_lib(", cp_config=ContextParallelConfig(degree=2)"), U, "the builder passes a cp_config"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1217,6 +1371,7 @@ class A6SequenceParallel(Check):
             values["cp_size"] = int(max(n for n, _ in big))
         if flags:
             values["sequence_parallel"] = True
+        code, code_offs = _gated(f, code)
         if big or flags or code:
             ev = [_ev(x, value=int(n)) for n, x in big] + [_ev(s) for s in flags] + [_ev(c) for c in code]
             what = "context/Ulysses/ring" if big or code else "Megatron-style"
@@ -1227,6 +1382,9 @@ class A6SequenceParallel(Check):
         if disabled_by_tp:
             return Outcome(N, [_ev(s) for s in disabled_by_tp], "--sequence-parallel with tensor parallel size 1: Megatron turns it off", {"sequence_parallel": False})
         off = [s for s in f.effective("sequence_parallel") if truthy(s.value) is False and s.rank > 0] + [x for n, x in cp if n == 1]
+        if not off and code_offs:
+            return Outcome(N, [_ev(x) for x in code_offs], "context-parallel (ring attention) code exists behind a switch that is off: "
+                           + _switch_text(code_offs), {"sequence_parallel": False})
         return Outcome(N, [_ev(x) for x in off], "sequence parallelism is off" if off else "no sequence/context parallelism found", {"sequence_parallel": False})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

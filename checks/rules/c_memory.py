@@ -12,7 +12,20 @@ from ..facts import Call, ConfigEntry, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
-from ._helpers import HF_DEFAULTS, evs, flag_state, guard_flags, guard_off, off, on, parse_expr, registry_off, uses_hf_trainer, value_on
+from ._helpers import (
+    HF_DEFAULTS,
+    callers_off,
+    evs,
+    flag_state,
+    guard_flags,
+    guard_off,
+    off,
+    on,
+    parse_expr,
+    registry_off,
+    uses_hf_trainer,
+    value_on,
+)
 from ._registry import recipes_calling, split_text, total_recipes
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -52,6 +65,42 @@ _TENSOR_FACTORIES = {
     "from_numpy", "astype", "normal", "finfo", "iinfo", "get_autocast_dtype",
 }
 
+
+
+def _autocast_lib(builder_kwargs: str) -> dict[str, str]:
+    """OLMo-core's shape: the train module enters ``torch.autocast`` only when ``autocast_precision`` is set (``None`` by
+    default, converted on its way through ``build()``); a grouped-GEMM kernel casts its operands to BF16 inline."""
+    return {
+        "mylib/train/train_module/transformer/config.py": (
+            "from dataclasses import dataclass\nfrom typing import Optional, cast\nfrom mylib.config import DType\n"
+            "from .train_module import TransformerTrainModule\n\n"
+            "@dataclass\nclass TransformerTrainModuleConfig:\n    rank_microbatch_size: int\n"
+            "    autocast_precision: Optional[DType] = None\n\n"
+            "    def build(self, model):\n        kwargs = dict(rank_microbatch_size=self.rank_microbatch_size)\n"
+            "        if (autocast_precision := self.autocast_precision) is not None:\n"
+            "            kwargs['autocast_precision'] = cast(DType, autocast_precision).as_pt()\n"
+            "        return TransformerTrainModule(model=model, **kwargs)\n"),
+        "mylib/train/train_module/transformer/train_module.py": (
+            "import contextlib\nimport torch\n\nclass TransformerTrainModule:\n"
+            "    def __init__(self, model, rank_microbatch_size, autocast_precision=None):\n"
+            "        self.model = model\n        self.autocast_precision = autocast_precision\n\n"
+            "    @contextlib.contextmanager\n    def _model_forward_context(self):\n"
+            "        with contextlib.ExitStack() as stack:\n"
+            "            if self.autocast_precision is not None:\n"
+            "                stack.enter_context(torch.autocast('cuda', dtype=self.autocast_precision))\n"
+            "            yield\n\n"
+            "    def train_batch(self, batch):\n        with self._model_forward_context():\n            loss = self.model(batch)\n"
+            "        loss.backward()\n"),
+        "mylib/nn/moe/mlp.py": (
+            "import torch\n\nclass DroplessMoEMLP(torch.nn.Module):\n"
+            "    def gmm(self, x, w, batch_sizes, trans_b=False):\n"
+            "        return self._gmm(x.to(torch.bfloat16), w.to(torch.bfloat16), batch_sizes, trans_b=trans_b)\n"),
+        "mylib/internal/experiment.py": (
+            "from mylib.config import DType\n"
+            "from mylib.train.train_module.transformer.config import TransformerTrainModuleConfig\n\n"
+            "def build_train_module_config():\n"
+            f"    return TransformerTrainModuleConfig(rank_microbatch_size=8192{builder_kwargs})\n"),
+    }
 
 @register
 class C1MixedPrecision(Check):
@@ -173,6 +222,8 @@ class C1MixedPrecision(Check):
                              "def cast(config, model):\n    for name, module in model.named_modules():\n"
                              "        if config.mixed_precision == 'bf16':\n            module = module.to(torch.bfloat16)\n"),
         }, N, "precision branches no setting takes"),
+        Example(_autocast_lib(""), N, "autocast only when autocast_precision (None by default) is given"),
+        Example(_autocast_lib(", autocast_precision=DType.bfloat16"), U, "the builder passes autocast_precision"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -217,14 +268,24 @@ class C1MixedPrecision(Check):
             if v is not None and (str(v).lower() in _LIGHTNING_MIXED or _is_low_dtype(v)):
                 used.append(c)
                 kinds.add(_is_low_dtype(v) or "fp16")
+        # autocast / FSDP mixed-precision policies under a switch that is off (``if self.autocast_precision is not None:``
+        # with ``autocast_precision = None``; ``MixedPrecisionPolicy`` inside an ``apply_fsdp`` only called when
+        # ``dp_config is not None``) are not in effect
+        gated: list = []
+
+        def live(c: Any) -> bool:
+            gate = guard_off(f, c) or callers_off(f, c, hops=3)
+            gated.extend(g for g in gate if g not in gated)
+            return not gate
+
         autocast = [c for c in f.calls("torch.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast")
-                    if truthy(c.kwargs.get("enabled", True)) is not False]
+                    if truthy(c.kwargs.get("enabled", True)) is not False and live(c)]
         scaler = f.calls("GradScaler", "ShardedGradScaler")
-        mp_policy = f.calls("MixedPrecision", "MixedPrecisionPolicy")
+        mp_policy = [c for c in f.calls("MixedPrecision", "MixedPrecisionPolicy") if live(c)]
         halves = [c for c in f.calls("half", "bfloat16") if (c.name.startswith("?") or "." in c.name) and not guard_off(f, c)]
         # ``module.to(torch.bfloat16)`` under ``if config.mixed_precision == "bf16":`` runs only when a setting takes that branch
         to_low = [c for c in f.calls("to") if (any(_is_low_dtype(a) for a in c.args if isinstance(a, Expr)) or _is_low_dtype(c.kwargs.get("dtype", "")))
-                  and not guard_off(f, c)]
+                  and not guard_off(f, c) and not _operand_cast(c)]
         for c in autocast:
             kind = _is_low_dtype(c.kwargs.get("dtype", "")) or "bf16"
             kinds.add(kind)
@@ -235,6 +296,11 @@ class C1MixedPrecision(Check):
             kinds.add("fp16")
         if not used:
             detail = "mixed precision is explicitly disabled" if disabled else "no BF16/FP16 training setting found"
+            if not disabled and gated:
+                x = gated[0]
+                detail = (f"mixed-precision code (autocast / FSDP MixedPrecisionPolicy) runs only under a switch that is off: "
+                          f"{getattr(x, 'key', '')} = {getattr(x, 'value', None)} at {x.path}:{x.line}")
+                return Outcome(N, evs(gated), detail, {"precision": "fp32"})
             return Outcome(N, evs(disabled), detail, {"precision": "fp32"})
         only_manual_fp16 = autocast and not scaler and all(_is_low_dtype(c.kwargs.get("dtype", "")) == "fp16" for c in autocast) and not (
             on(f.effective("fp16", "bf16")) or f.config("fp16.enabled", "bf16.enabled") or mp_policy
@@ -339,6 +405,47 @@ _TE_AUTOCAST = ("fp8_autocast", "autocast")
 _FP8_RECIPE = re.compile(r"(?i)(float8|fp8)\w*\.?\w*$")
 
 
+def _float8_lib(builder_kwargs: str) -> dict[str, str]:
+    """OLMo-core's shape: ``convert_to_float8_training`` two calls below ``parallelize_model``, which runs it only when the
+    train-module config's ``float8_config`` (``None`` by default) is given; the shipped builder passes ``builder_kwargs``."""
+    return {
+        "mylib/float8/__init__.py": (
+            "from dataclasses import dataclass\nfrom torchao.float8 import convert_to_float8_training\n\n"
+            "@dataclass\nclass Float8Config:\n    enabled: bool = True\n\n"
+            "    def apply_float8_linear(self, model):\n        convert_to_float8_training(model)\n"),
+        "mylib/nn/transformer/model.py": (
+            "import torch.nn as nn\n\nclass Transformer(nn.Module):\n"
+            "    def apply_fp8(self, float8_config):\n        float8_config.apply_float8_linear(self)\n"),
+        "mylib/train/train_module/transformer/common.py": (
+            "def parallelize_model(model, *, float8_config=None):\n"
+            "    if float8_config is not None and float8_config.enabled:\n        model.apply_fp8(float8_config)\n"
+            "    return model\n"),
+        "mylib/train/train_module/transformer/config.py": (
+            "from dataclasses import dataclass\nfrom typing import Optional\nfrom mylib.float8 import Float8Config\n"
+            "from .common import parallelize_model\n\n"
+            "@dataclass\nclass TransformerTrainModuleConfig:\n    rank_microbatch_size: int\n"
+            "    float8_config: Optional[Float8Config] = None\n\n"
+            "    def build(self, model):\n        return parallelize_model(model, float8_config=self.float8_config)\n"),
+        "mylib/internal/experiment.py": (
+            "from mylib.float8 import Float8Config\n"
+            "from mylib.train.train_module.transformer.config import TransformerTrainModuleConfig\n\n"
+            "def build_train_module_config():\n"
+            f"    return TransformerTrainModuleConfig(rank_microbatch_size=8192{builder_kwargs})\n"),
+    }
+
+
+_MODEL_NAME = re.compile(r"(^|\.)(model|models|module|net|network|policy|actor|critic|transformer|llm|lm|backbone|encoder|decoder|unet|self)$", re.I)
+
+
+def _operand_cast(c: Any) -> bool:
+    """``self._gmm(x.to(torch.bfloat16), w.to(torch.bfloat16), ...)``: a tensor cast inline as another call's argument feeds one
+    kernel its operand dtype; it is not the training precision (``model = model.to(torch.bfloat16)`` is)."""
+    recv = c.name[:-3].lstrip("?") if c.name.endswith(".to") else ""
+    if not recv or _MODEL_NAME.search(recv):
+        return False
+    return re.search(rf"[(,]\s*{re.escape(recv)}\.to\(", c.text or "") is not None
+
+
 def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:
     """(sites that turn FP8 training on, sites that turn it off, backends)."""
     used: list = []
@@ -376,7 +483,11 @@ def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:
             used.append(s)
             kinds.add("torchao")
     for c in f.calls("convert_to_float8_training", "torchao.float8.*", "msamp.initialize", "torch._scaled_mm"):
-        if c.short in {"Float8LinearConfig", "ScalingType", "CastConfig"} or guard_off(f, c):
+        # a call under a switch that is off, or in a helper only called under one (``m.apply_fp8(...)`` only when
+        # ``float8_config is not None``, ``float8_config = None`` by default), is not FP8 training
+        # the scale precompute after an optimizer step presupposes Float8 modules; it does not convert any
+        if (c.short in {"Float8LinearConfig", "ScalingType", "CastConfig"} or c.short.startswith("precompute_float8")
+                or guard_off(f, c) or callers_off(f, c, hops=3)):
             continue
         used.append(c)
         kinds.add("msamp" if c.name.startswith("msamp") else "torchao" if "float8" in c.name else "scaled_mm")
@@ -473,6 +584,8 @@ class C2FP8(Check):
                 "                          converters=[Float8LinearConverter.Config(recipe_name='rowwise')])\n\n"
                 "def llama3_debugmodel():\n    return Trainer.Config(training=TrainingConfig(seq_len=512))\n"),
         }, U, "FP8 converter listed by most registry recipes"),
+        Example(_float8_lib(""), N, "float8 conversion only under a float8_config that defaults to None"),
+        Example(_float8_lib(", float8_config=Float8Config(enabled=True)"), U, "the builder passes a float8_config"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:

@@ -134,6 +134,35 @@ def _rdma_evidence(f: Facts) -> tuple[list[Any], list[Any]]:
     return pos, neg
 
 
+
+#: OLMo-core's shape: init_distributed sets NCCL variables through the project's own helper
+_INIT_DISTRIBUTED = (
+    "import os\nimport torch.distributed as dist\n\n"
+    "def set_env_var(name: str, value: str, override: bool = False):\n"
+    "    if name not in os.environ or override:\n        os.environ[name] = value\n\n"
+    "def init_distributed(backend: str = 'nccl'):\n"
+    "    set_env_var('TORCH_NCCL_AVOID_RECORD_STREAMS', '1')\n"
+    "    if os.environ.get('BEAKER_JOB_ID'):\n"
+    "{extra}"
+    "        pass\n"
+    "    dist.init_process_group(backend)\n"
+)
+
+
+def _experiment_main(set_ib: bool) -> dict[str, str]:
+    """OLMo-core internal/experiment.py: ``main()`` builds its usage text, with a multi-node launch example, in a local."""
+    extra = '        set_env_var("NCCL_IB_HCA", "^=mlx5_bond_0")\n' if set_ib else ""
+    return {
+        "mylib/internal/experiment.py": (
+            "import sys\n\ndef main(*, global_batch_size: int):\n"
+            "    usage = f\"\"\"\n[b]Usage:[/] python {sys.argv[0]} launch|train|dry_run RUN_NAME CLUSTER [OVERRIDES...]\n\n"
+            "[b]Examples[/]\n$ python {sys.argv[0]} launch run01 ai2/pluto-cirrascale --launch.num_nodes=2\n    \"\"\".strip()\n"
+            "    if len(sys.argv) < 4:\n        print(usage)\n        sys.exit(1)\n"),
+        "mylib/distributed/utils.py": _INIT_DISTRIBUTED.format(extra=extra),
+        "mylib/train/trainer.py": "def fit(self):\n    for batch in self.data_loader:\n        loss = self.model(batch)\n        loss.backward()\n",
+    }
+
+
 @register
 class E1GPUDirectRDMA(Check):
     id = "E1"
@@ -229,6 +258,8 @@ class E1GPUDirectRDMA(Check):
                 "\"\"\"\n\n\ndef cli():\n    print(CLI_HELP_MSG)\n"),
             "xtuner/tools/train.py": "from mmengine.runner import Runner\nrunner = Runner.from_cfg(cfg)\nrunner.train()\n",
         }, N, "multi-node documented in a CLI's usage text"),
+        Example(_experiment_main(set_ib=True), U, "usage text built in main() documents a multi-node launch; a helper sets NCCL_IB_HCA"),
+        Example(_experiment_main(set_ib=False), N, "usage text built in main() documents a multi-node launch; no RDMA setting"),
         Example({  # a usage text that documents one-node launches only; a log message naming NNODES is not usage text
             "mytool/cli.py": (
                 "\"\"\"Usage:\n    NPROC_PER_NODE=8 NNODES=1 mytool train CONFIG\n\"\"\"\nimport os\n\n"
@@ -775,6 +806,9 @@ class E4NCCLTuning(Check):
         Example({"run.sh": "# export NCCL_IB_HCA=mlx5_0\ntorchrun --nproc_per_node 8 train.py\n"}, N, "commented out"),
         Example({"Dockerfile": "FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\nENV NCCL_VERSION=2.18.1\n"}, N, "nccl version in image"),
         Example({"finetune.sh": "export NCCL_P2P_DISABLE=1\nexport NCCL_IB_DISABLE=1\naccelerate launch --num_processes 4 train.py\n"}, P, "transports switched off only"),
+        Example({"mylib/distributed/utils.py": _INIT_DISTRIBUTED.format(extra='        set_env_var("NCCL_IB_HCA", "^=mlx5_bond_0")\n')},
+                U, "a project helper set_env_var(name, value)"),
+        Example({"mylib/distributed/utils.py": _INIT_DISTRIBUTED.format(extra="")}, N, "the helper sets only TORCH_NCCL_* error handling"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

@@ -24,7 +24,7 @@ from .e_comm import megatron_launches
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
 _TESTS = re.compile(r"(^|/)(tests?|testing|unittests?)/|(^|/)test_[^/]*\.py$|_tests?\.py$")
-_EVAL = re.compile(r"(?:^|[^a-z])(val|valid|validation|eval|evaluate|evaluation|test|testing|dev|predict|prediction|infer|inference|calib|calibration|benchmark)(?:[^a-z]|$)", re.I)
+_EVAL = re.compile(r"(?:^|[^a-z])(val|valid|validation|eval|evaluate|evaluation|evaluators?|test|testing|dev|predict|prediction|infer|inference|calib|calibration|benchmark)(?:[^a-z]|$)", re.I)
 _TRAIN = re.compile(r"train", re.I)
 
 
@@ -170,6 +170,8 @@ def _loader_calls(f: Facts) -> list[Call]:
     return main or calls
 
 
+_CONFIG_CLASS = re.compile(r"(Config|Configs|Args|Arguments|Params)$")
+
 #: calls whose ``num_workers=`` sizes a preprocessing pool (LitData ``optimize``, ``datasets.map``), not a loader
 _PREP_CALLS = {"optimize", "map", "filter", "DataProcessor", "Pool", "ProcessPoolExecutor", "ThreadPoolExecutor", "process_map",
                "load_dataset", "thread_map", "Parallel"}
@@ -178,6 +180,19 @@ _PREP_CALLS = {"optimize", "map", "filter", "DataProcessor", "Pool", "ProcessPoo
 #: a key of the same name that sets another subsystem (DeepSpeed's ``zero_optimization.offload_optimizer.pin_memory``
 #: pins offloaded optimizer states, not loader batches)
 _OTHER_KNOB = re.compile(r"(^|\.)(zero_optimization|offload_optimizer|offload_param|offload_\w+|fsdp_config|ray_init_kwargs)\.")
+
+
+def _overridden_default(f: Facts, s: Any) -> bool:
+    """A config class's field default (``NumpyDataLoaderConfig.num_workers: int = 0``) that no run gets: every construction of
+    the class outside tests passes the field (``NumpyDataLoaderConfig(..., num_workers=4)`` in each shipped builder), and no
+    other field builds the class by default (``field(default_factory=NumpyDataLoaderConfig)``)."""
+    if s.source != "field-default" or "." not in s.key:
+        return False
+    owner, name = s.key.rsplit(".", 1)
+    built = [c for c in f.calls(owner) if c.short == owner and not _in_tests(c.path)]
+    if not built or not all(name in c.kwargs and not c.star_kwargs for c in built):
+        return False
+    return not any(owner in str(getattr(x.default, "text", x.default)) for x in f.records("fields"))
 
 
 def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]]) -> list[_Value]:
@@ -190,7 +205,7 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
             s for s in f.effective(value.ref, near=c.path)
             if not (s.source == "call" and (s.path, s.line) in skip) and s.value is not None and not _in_tests(s.path)
             and not (s.source == "call" and s.key.split("(", 1)[0].rsplit(".", 1)[-1] in _PREP_CALLS)
-            and not _OTHER_KNOB.search(s.key)
+            and not _OTHER_KNOB.search(s.key) and not _overridden_default(f, s)
         ]  # a test that builds the data module with num_workers=0, or a preprocessing pool's size, is not the loader's setting
         # a caller's keyword forwarding a config value (nanotron: ``dataloader_num_workers=config.data.num_loading_workers``)
         # is followed one hop to that value; another loader's keyword forwarding its own config is not a value
@@ -272,7 +287,10 @@ def training_loaders(ctx: Context) -> list[_Loader]:
     f = ctx.facts
     out: list[_Loader] = []
     calls = _loader_calls(f)
-    skip = {(c.path, c.line) for c in calls}
+    # another loader's own keyword is not a value of this one (on the keyword's line: a call may span lines); a config
+    # class built with the loader settings (``NumpyDataLoaderConfig(..., num_workers=4)``) is what the loader reads
+    skip = {(c.path, ln) for c in calls if not _CONFIG_CLASS.search(c.short)
+            for ln in (c.line, *(c.kw_line(k) for k in ("num_workers", "pin_memory", "prefetch_factor") if k in c.kwargs))}
     real_ids = {id(c) for c in f.calls(*_REAL_LOADERS)}
     overrides_hf = any(c.func == "get_train_dataloader" for c in calls)
     for c in calls:
@@ -1059,6 +1077,29 @@ class F1NumWorkers(_DataCheck):
                                     for m in ("llama2_7b", "qwen_7b", "internlm2_7b", "mistral_7b")}},
                 N, "mmengine configs: 3 of 4 train_dataloaders in the main process"),
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, shuffle=True, num_workers=8)\n"}, U, "constant"),
+        Example({  # a config class defaults to 0 workers; every builder that constructs it passes 4
+            "mylib/data/data_loader.py": (
+                "from dataclasses import dataclass\nfrom typing import Optional\nimport torch\n\n"
+                "class TokenDataLoader:\n"
+                "    def __init__(self, dataset, num_workers: int = 0, prefetch_factor: Optional[int] = None):\n"
+                "        self.dataset = dataset\n        self.num_workers = num_workers\n        self.prefetch_factor = prefetch_factor\n\n"
+                "    def _iter_batches(self):\n"
+                "        return iter(torch.utils.data.DataLoader(self.dataset, batch_size=None, num_workers=self.num_workers,\n"
+                "                                                pin_memory=self.num_workers > 0, prefetch_factor=self.prefetch_factor))\n\n"
+                "@dataclass\nclass TokenDataLoaderConfig:\n    global_batch_size: int\n    seed: int\n"
+                "    num_workers: int = 0\n    prefetch_factor: Optional[int] = None\n\n"
+                "    def build(self, dataset):\n"
+                "        return TokenDataLoader(dataset, num_workers=self.num_workers, prefetch_factor=self.prefetch_factor)\n"),
+            "mylib/internal/experiment.py": (
+                "from mylib.data.data_loader import TokenDataLoaderConfig\n\n"
+                "def build_common_components(global_batch_size: int):\n"
+                "    return TokenDataLoaderConfig(global_batch_size=global_batch_size, seed=34521, num_workers=4)\n"),
+            "mylib/train/callbacks/evaluator_callback.py": (  # a downstream-eval loader, not the training loader
+                "from torch.utils.data import DataLoader\n\nclass DownstreamEvaluator:\n"
+                "    def __init__(self, task, batch_size):\n"
+                "        data_loader = DataLoader(task, batch_size=batch_size, collate_fn=task.collate_fn, drop_last=False,\n"
+                "                                 shuffle=False, num_workers=0)\n"),
+        }, U, "config default overridden by every construction; evaluator loader ignored"),
         Example({"train.py": "import argparse\nfrom torch.utils.data import DataLoader\np = argparse.ArgumentParser()\np.add_argument('--num_workers', type=int, default=0)\n"
                  "args = p.parse_args()\nloader = DataLoader(ds, batch_size=4, num_workers=args.num_workers)\n",
                  "run.sh": "python train.py --num_workers 16\n"}, U, "launcher flag over argparse default"),
@@ -1066,6 +1107,23 @@ class F1NumWorkers(_DataCheck):
                  "run.sh": "llamafactory-cli train sft.yaml\n"}, U, "llamafactory yaml"),
         Example({"train.py": "import os\nfrom torch.utils.data import DataLoader\ndl = DataLoader(ds, batch_size=8, num_workers=os.cpu_count() // 2)\n"}, U, "cpu_count"),
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, num_workers=0)\n"}, N, "zero workers"),
+        Example({  # the builder that constructs the config leaves num_workers at its default 0
+            "mylib/data/data_loader.py": (
+                "from dataclasses import dataclass\nimport torch\n\n"
+                "class TokenDataLoader:\n"
+                "    def __init__(self, dataset, num_workers: int = 0):\n"
+                "        self.dataset = dataset\n        self.num_workers = num_workers\n\n"
+                "    def _iter_batches(self):\n"
+                "        return iter(torch.utils.data.DataLoader(self.dataset, batch_size=None, num_workers=self.num_workers))\n\n"
+                "@dataclass\nclass TokenDataLoaderConfig:\n    global_batch_size: int\n    num_workers: int = 0\n\n"
+                "    def build(self, dataset):\n        return TokenDataLoader(dataset, num_workers=self.num_workers)\n"),
+            "mylib/internal/experiment.py": (
+                "from mylib.data.data_loader import TokenDataLoaderConfig\n\n"
+                "def build_common_components(global_batch_size: int):\n"
+                "    return TokenDataLoaderConfig(global_batch_size=global_batch_size)\n\n"
+                "def build_ladder_loader(global_batch_size: int):\n"
+                "    return TokenDataLoaderConfig(global_batch_size=global_batch_size, num_workers=4)\n"),
+        }, N, "config default kept by one construction"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='out', bf16=True)\n"
                  "trainer = Trainer(model=model, args=args, train_dataset=ds)\n"}, N, "hf default 0"),
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=16, shuffle=True)\n"

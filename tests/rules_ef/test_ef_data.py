@@ -129,3 +129,65 @@ def test_project_that_does_not_train_gets_no_data_advice() -> None:
     res, project = audit({"serve.py": "from vllm import LLM\nllm = LLM(model='m')\nprint(llm.generate(['hi']))\n"}, "F1", "F6")
     assert not project.does_training
     assert res["F1"].priority is None and res["F6"].priority is None
+
+
+_CFG_LOADER = (  # a library's loader config (OLMo-core's NumpyDataLoaderConfig shape): 0 workers unless the builder says
+    "from dataclasses import dataclass\nfrom typing import Optional\nimport torch\n\n"
+    "class TokenDataLoader:\n"
+    "    def __init__(self, dataset, num_workers: int = 0, prefetch_factor: Optional[int] = None):\n"
+    "        self.dataset = dataset\n        self.num_workers = num_workers\n        self.prefetch_factor = prefetch_factor\n\n"
+    "    def _iter_batches(self):\n"
+    "        return iter(torch.utils.data.DataLoader(self.dataset, batch_size=None, num_workers=self.num_workers,\n"
+    "                                                pin_memory=self.num_workers > 0, prefetch_factor=self.prefetch_factor))\n\n"
+    "@dataclass\nclass TokenDataLoaderConfig:\n    global_batch_size: int\n    seed: int\n"
+    "    num_workers: int = 0\n    prefetch_factor: Optional[int] = None\n\n"
+    "    def build(self, dataset):\n"
+    "        return TokenDataLoader(dataset, num_workers=self.num_workers, prefetch_factor=self.prefetch_factor)\n"
+)
+_EVAL_CALLBACK = (
+    "from torch.utils.data import DataLoader\n\nclass DownstreamEvaluator:\n"
+    "    def __init__(self, task, batch_size):\n"
+    "        data_loader = DataLoader(\n            task,\n            batch_size=batch_size,\n"
+    "            shuffle=False,\n            num_workers=0,\n        )\n"
+)
+
+
+def test_config_default_that_every_builder_overrides_is_not_the_loader_setting() -> None:
+    # the field default 0 is what no run gets: both builders pass num_workers=4 (it used to be judged 0 workers)
+    files = {
+        "mylib/data/data_loader.py": _CFG_LOADER,
+        "mylib/internal/experiment.py": (
+            "from mylib.data.data_loader import TokenDataLoaderConfig\n\n"
+            "def build_common_components(global_batch_size: int):\n"
+            "    return TokenDataLoaderConfig(global_batch_size=global_batch_size, seed=34521, num_workers=4)\n"),
+        "mylib/model_ladder.py": (
+            "from mylib.data.data_loader import TokenDataLoaderConfig\n\n"
+            "def get_data_loader_config(bz: int):\n"
+            "    return TokenDataLoaderConfig(global_batch_size=bz, seed=1, num_workers=4)\n"),
+    }
+    res, _ = audit(files, "F1", "F2")
+    assert res["F1"].status == Status.USED, res["F1"].detail
+    assert not any(e.path == "mylib/data/data_loader.py" and e.line == 16 for e in res["F1"].evidence)
+    assert res["F2"].status == Status.USED, res["F2"].detail
+    # one builder leaving the default: that run has 0 workers
+    files["mylib/model_ladder.py"] = files["mylib/model_ladder.py"].replace(", num_workers=4", "")
+    res, _ = audit(files, "F1")
+    assert res["F1"].status == Status.UNUSED
+
+
+def test_an_evaluator_callbacks_loader_is_not_a_training_loader() -> None:
+    # a downstream-eval loader in evaluator_callback.py (multi-line call) neither lowers F1/F2/F3 nor leaks its
+    # num_workers=0 into the training loader's resolved value
+    files = {
+        "mylib/data/data_loader.py": _CFG_LOADER,
+        "mylib/internal/experiment.py": (
+            "from mylib.data.data_loader import TokenDataLoaderConfig\n\n"
+            "def build_common_components(global_batch_size: int):\n"
+            "    return TokenDataLoaderConfig(global_batch_size=global_batch_size, seed=34521, num_workers=4)\n"),
+        "mylib/train/callbacks/evaluator_callback.py": _EVAL_CALLBACK,
+    }
+    res, _ = audit(files, "F1", "F2", "F3")
+    assert res["F1"].status == Status.USED, res["F1"].detail
+    assert res["F2"].status == Status.USED, res["F2"].detail
+    assert res["F3"].status == Status.USED, res["F3"].detail
+    assert all("evaluator_callback" not in e.path for r in res.values() for e in r.evidence)

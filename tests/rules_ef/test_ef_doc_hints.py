@@ -32,3 +32,22 @@ def test_e1_applies_when_multi_node_is_documented_and_cites_the_line():
                   "train.py": "import torch\n"}, "E1", "C1")
     assert r["E1"].status.value == "unused" and "docs/multi-node.md:3" in r["E1"].detail
     assert r["C1"].status.value == "unused"  # nothing in the README turns anything on
+
+
+def test_usage_text_built_inside_main_documents_a_multi_node_launch():
+    # OLMo-core internal/experiment.py: ``usage = f"""...""".strip()`` inside ``main()``, a dotted config override
+    src = ('import sys\n\ndef main():\n    usage = f"""\nUsage: python {sys.argv[0]} launch|train RUN_NAME CLUSTER\n'
+           '$ python {sys.argv[0]} launch run01 ai2/pluto-cirrascale --launch.num_nodes=2\n    """.strip()\n    print(usage)\n\n'
+           'def log_status():\n    status = f"--launch.num_nodes=4"\n    print(status)\n')
+    ff = extract_file("mylib/internal/experiment.py", src.encode())
+    assert [(h.line, h.value) for h in ff.doc_hints if h.kind == "multi_node"] == [(6, "--launch.num_nodes=2")]
+
+
+def test_a_project_helper_that_sets_nccl_variables_is_an_env_setting():
+    src = ("import os\n\ndef set_env_var(name, value):\n    os.environ.setdefault(name, value)\n\n"
+           "def init_distributed():\n    set_env_var('NCCL_IB_HCA', '^=mlx5_bond_0')\n    set_env_var('NCCL_NET_GDR_LEVEL', 'PIX')\n"
+           "    set_env_var(name_of_var, 'x')\n    set_option('NCCL_ALGO', 'Ring')\n")
+    ff = extract_file("mylib/distributed/utils.py", src.encode())
+    assert [(e.line, e.name, e.value) for e in ff.envs] == [(7, "NCCL_IB_HCA", "^=mlx5_bond_0"), (8, "NCCL_NET_GDR_LEVEL", "PIX")]
+    res, _ = audit({"mylib/distributed/utils.py": src, "run.sh": "torchrun --nnodes 2 --nproc_per_node 8 train.py\n"}, "E1", "E4")
+    assert res["E1"].status.value == "used" and res["E4"].status.value == "used"
