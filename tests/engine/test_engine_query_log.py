@@ -137,13 +137,18 @@ def _new_import(s: Scanner) -> None:  # a framework import: the overview and the
     _edit(s.repo / "model.py", lambda t: t.replace("import math\n", "import math\nimport deepspeed\n", 1))
 
 
+def _queried_name(s: Scanner) -> None:  # only the assignments filed under "num_workers" see it: an index read
+    _edit(s.repo / "model.py", lambda t: t + "\nnum_workers = 8\n")
+
+
 def _repo_config(s: Scanner) -> None:
     gh = s.repo / ".github"
     gh.mkdir(exist_ok=True)
     (gh / "accel-audit.yml").write_text("ignore:\n  - F1\n")
 
 
-@pytest.mark.parametrize("edit", [_num_workers, _shift_lines, _add_file, _remove_file, _rename_file, _new_import, _repo_config])
+@pytest.mark.parametrize("edit", [_num_workers, _shift_lines, _add_file, _remove_file, _rename_file, _new_import, _queried_name,
+                                  _repo_config])
 def test_an_edit_a_read_saw_audits_in_full(ml: Scanner, edit: Callable[[Scanner], None]) -> None:
     cold_before = ml.cold()
     edit(ml)
@@ -193,3 +198,41 @@ def test_other_options_audit_in_full(ml: Scanner) -> None:
     before = ml.full
     ml.scan("--cache", str(ml.cache), "--hardware", "a100")
     assert ml.full == before + 1
+
+
+def test_the_recorder_records_lookups_whole_reads_and_file_attributes() -> None:
+    from checks.facts import Facts, extract_file
+    from checks.query_log import Recorder
+
+    ff = extract_file("train.py", b"import torch\nloader = torch.utils.data.DataLoader(ds, num_workers=2)\nLR = 3e-4\n")
+    rec = Recorder()
+    facts = rec.watch(Facts([ff]))
+    assert facts.for_check("F1").calls("DataLoader")
+    assert ("calls_by_short", "DataLoader") in rec.deps and ("*", "calls") not in rec.deps
+    facts.all_calls()
+    assert ("*", "calls") in rec.deps
+    assert facts.files["train.py"].assigns
+    assert ("f", "train.py", "assigns") in rec.deps
+    assert rec.unsound is None
+    facts._s.get("not-a-key-of-the-facts")  # absent: nothing read
+    assert rec.unsound is None
+    facts._s["calls"] = []  # a write to what was read: the recording is not trusted
+    assert rec.unsound is not None
+
+
+def test_an_unsound_recording_stores_no_log(ml: Scanner, monkeypatch: pytest.MonkeyPatch) -> None:
+    import checks.query_log as query_log
+
+    real = query_log.Recorder.watch
+
+    def spoil(self: query_log.Recorder, facts: engine.Facts) -> engine.Facts:
+        self.unsound = "test"
+        return real(self, facts)
+
+    for log in (ml.cache / "trees").glob("*.qlog"):
+        log.unlink()
+    monkeypatch.setattr(query_log.Recorder, "watch", spoil)
+    ml.warm()
+    assert not list((ml.cache / "trees").glob("*.qlog"))
+    report, reused = ml.warm()
+    assert not reused and report == ml.cold()
