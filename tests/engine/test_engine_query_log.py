@@ -107,10 +107,23 @@ def test_an_edit_no_read_saw_reuses_the_results(ml: Scanner, change: Callable[[s
     assert reused and again == report
 
 
-def test_a_comment_in_a_file_whose_every_record_is_read_reuses(hf: Scanner) -> None:
-    _edit(hf.repo / "utils.py", lambda t: t + "\n# a comment at the end\n")
+@pytest.mark.parametrize(("name", "change"), [
+    pytest.param("utils.py", lambda t: t + "\n# a comment at the end\n", id="comment-where-every-record-is-read"),
+    pytest.param("README.md", lambda t: t + "\nA paragraph of prose about the project.\n", id="readme-prose"),
+    pytest.param("requirements.txt", lambda t: t + "\n# pinned for reproducibility\n", id="requirements-comment"),
+])
+def test_prose_and_comments_reuse(hf: Scanner, name: str, change: Callable[[str], str]) -> None:
+    _edit(hf.repo / name, change)
     report, reused = hf.warm()
     assert reused and report == hf.cold()
+
+
+def test_a_readme_command_audits_in_full(hf: Scanner) -> None:
+    cold_before = hf.cold()
+    _edit(hf.repo / "README.md", lambda t: t + "\n```bash\ntorchrun --nnodes 4 --nproc_per_node 8 train.py\n```\n")
+    report, reused = hf.warm()
+    assert not reused and report == hf.cold()
+    assert report != cold_before
 
 
 def _num_workers(s: Scanner) -> None:
