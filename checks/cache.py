@@ -56,6 +56,8 @@ __all__ = ["MAGIC", "TREE_MAGIC", "CacheDirError", "DirFactsCache", "dumps_facts
 MAGIC = b"AAF\x01"
 #: the start of a directory's index and of its pack of facts (see :meth:`DirFactsCache.open_tree`)
 TREE_MAGIC = b"AAT\x01"
+#: the start of a directory's query log (see :mod:`checks.query_log`)
+LOG_MAGIC = b"AAQ\x01"
 _MAC = hashlib.sha256
 _MAC_LEN = 32
 KEY_FILE = "key"
@@ -199,6 +201,51 @@ class DirFactsCache:
     def _tree_files(self, real: str) -> tuple[Path, Path]:
         rid = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:40]
         return self.dir / "trees" / f"{rid}.idx", self.dir / "trees" / f"{rid}.pack"
+
+    def _log_file(self, real: str) -> Path:
+        return self._tree_files(real)[0].with_suffix(".qlog")
+
+    def open_log(self, root: str, key: str) -> dict[str, Any] | None:
+        """The query log the last full audit of directory ``root`` stored (:mod:`checks.query_log`), when it was made
+        with ``key`` (the options and the code); None when there is none, or it fails its HMAC, or is another's."""
+        try:
+            blob = self._log_file(root).read_bytes()
+        except OSError:
+            return None
+        data = _open(blob, self.key, LOG_MAGIC)
+        if not (isinstance(data, dict) and data.get("root") == root and data.get("key") == key
+                and isinstance(data.get("paths"), list) and isinstance(data.get("keys"), dict)
+                and isinstance(data.get("hashes"), dict) and isinstance(data.get("by_key"), dict) and isinstance(data.get("audit"), tuple) and len(data["audit"]) == 5):
+            return None
+        return data
+
+    def pack_present(self, root: str) -> bool:
+        """Whether directory ``root``'s pack of facts is still there (a lost one is written again by a full audit)."""
+        return self._tree_files(root)[1].is_file()
+
+    def save_log(self, root: str, log: dict[str, Any]) -> None:
+        """Store ``log`` (see :meth:`open_log`) for directory ``root``; one that cannot be pickled is not stored (and
+        the last one is removed: it no longer describes the directory's last full audit)."""
+        target = self._log_file(root)
+        try:
+            blob = _seal({**log, "root": root}, self.key, LOG_MAGIC)
+        except Exception:  # an optimisation: results that do not pickle are audited in full next time
+            with suppress(OSError):
+                target.unlink(missing_ok=True)
+            return
+        self._write(target, lambda: blob)
+
+    def save_index(self, index: TreeIndex, fresh: dict[str, FileFacts]) -> None:
+        """Record ``index`` for the next scan of its directory when its pack stays as it is: ``fresh`` (facts parsed
+        now, by key) are stored one file each beside the pack (a re-scan that reused a query log's audit)."""
+        for k, ff in fresh.items():
+            self.put(k, ff)
+        if not index.changed:
+            return
+        pack = self._packs.get(index.root)
+        packed = pack.held() if pack is not None else frozenset()
+        payload = {"root": index.root, "version": index.version, "entries": index.new, "packed": packed}
+        self._write(self._tree_files(index.root)[0], lambda: _seal(payload, self.key, TREE_MAGIC))
 
     def open_tree(self, root: str | os.PathLike[str], version: str) -> TreeIndex:
         """The index of what the last scan of directory ``root`` found (empty when there is none, or it is not ours,

@@ -7,17 +7,19 @@ import gc
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from .base import REGISTRY, Check, Context, all_checks
 from .cache import CacheDirError, DirFactsCache
 from .facts import Facts, FileFacts, extract_file
 from .model import CheckResult, Evidence, Outcome, Project, Status
 from .project import detect_project
+from .query_log import Recorder, attributes, code_version, file_digests, share_hashes, unchanged
 from .roles import DOCS, IN_SCOPE, Roles, classify_roles
 from .sniff import VERSION as SNIFF_VERSION
 from .source import Limits, ReadStats, SourceError, Unread, iter_directory, iter_tarball, looks_like_archive
@@ -62,6 +64,9 @@ class Audit:
     ignored: list[str] = field(default_factory=list)
     roles: Roles = field(default_factory=Roles)
     context: Facts | None = None  # tests, CI, docs, benchmarks, archives, vendored code: shown, never judged
+    #: what the report derives from the facts, kept when the audit was recorded for reuse (see :mod:`checks.query_log`):
+    #: ``parse_errors``, ``style`` (:func:`reports.snippets.repo_style`)
+    derived: dict[str, object] = field(default_factory=dict)
 
     @property
     def training_code_found(self) -> bool:
@@ -76,6 +81,9 @@ class Audit:
 
     @property
     def parse_errors(self) -> list[tuple[str, str]]:
+        kept = self.derived.get("parse_errors")
+        if kept is not None:
+            return list(kept)  # type: ignore[call-overload]
         errs = self.facts.errors() + (self.context.errors() if self.context is not None else [])
         return sorted(errs)
 
@@ -205,10 +213,12 @@ def parse_files(
         return parsed
 
 
-def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = ()) -> tuple[Facts, Facts, Roles]:
-    """The facts in scope, the facts of context files, and every file's role (see :mod:`checks.roles`)."""
+def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorder: Recorder | None = None) -> tuple[Facts, Facts, Roles]:
+    """The facts in scope, the facts of context files, and every file's role (see :mod:`checks.roles`).
+
+    ``recorder``: record what the roles read, and every later read of the two Facts (see :mod:`checks.query_log`)."""
     by_path = {ff.path: ff for ff in parsed}  # a repeated path: the last wins, as in Facts
-    roles = classify_roles(by_path, training)
+    roles = classify_roles(recorder.files(by_path) if recorder is not None else by_path, training)
     inside = [ff for ff in by_path.values() if roles.by_path[ff.path] in IN_SCOPE]
     outside = [ff for ff in by_path.values() if roles.by_path[ff.path] not in IN_SCOPE]
     facts = Facts(inside)
@@ -217,7 +227,11 @@ def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = ()) -> tupl
     documented = [h for ff in outside if roles.by_path[ff.path] == DOCS for h in ff.doc_hints]
     if documented:
         facts._s["doc_hints"] = facts._s["doc_hints"] + documented
-    return facts, Facts(outside), roles
+    context = Facts(outside)
+    if recorder is not None:  # the documented hints came from files whose share of ``doc_hints`` is compared whole
+        recorder.watch(facts)
+        recorder.watch(context)
+    return facts, context, roles
 
 
 def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: list[Check] | None = None) -> tuple[list[CheckResult], list[str]]:
@@ -336,21 +350,26 @@ def _context_pass(context: Facts, project: Project, results: list[CheckResult], 
 
 def audit_files(
     files: Iterable[tuple[str, bytes | Unread]], root: str = ".", options: AuditOptions | None = None, stats: ReadStats | None = None,
-    index: TreeIndex | None = None,
+    index: TreeIndex | None = None, prior: dict[str, Any] | None = None,
 ) -> Audit:
     """Audit an in-memory or streamed set of ``(path, bytes)``.
 
     Every file gets a role first (:mod:`checks.roles`); the checks, the overview and step zero read only
     the files in scope, and the rest is searched afterwards for context only. ``index``: see :func:`parse_files`.
+    With an index and a cache that keeps query logs, what the audit read of the facts is recorded and stored with
+    its results (see :mod:`checks.query_log`), for :func:`audit_path` to reuse after an edit nobody read; ``prior``: the
+    previous log of that directory (its files' digests are reused).
     """
     options = options or AuditOptions()
     stats = stats if stats is not None else ReadStats()
     from .bottleneck import classify_bottleneck  # step zero: needs the check results
 
+    save_log = getattr(options.cache, "save_log", None) if index is not None else None
+    recorder = Recorder() if save_log is not None else None
     with _gc_ignores_existing():  # handed back to the collector at the end, whatever happens
         with _gc_paused():  # the facts and their indexes: a million objects without cycles (see _gc_paused)
             parsed = parse_files(files, options.cache, options.exclude, options.jobs, index, options.limits)
-            facts, context, roles = split_facts(parsed, options.training)
+            facts, context, roles = split_facts(parsed, options.training, recorder)
             # parked before the collector is back on: its first collection would otherwise walk every new object (0.1 s)
             gc.freeze()
         project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
@@ -362,18 +381,148 @@ def audit_files(
     for r in results:
         r.evidence = _by_role(_with_role(r.evidence, roles))
         r.findings = _with_role(r.findings, roles)
-    return Audit(root, project, results, stats, facts, ignored, roles, context)
+    audit = Audit(root, project, results, stats, facts, ignored, roles, context)
+    if recorder is not None and save_log is not None and index is not None:
+        _record(audit, recorder, parsed, index, options, save_log, prior)
+    return audit
+
+
+#: bump when what a query log holds changes
+LOG_VERSION = 1
+#: at most this many files changed since the log was written, for its results to be reused
+REUSE_MAX = 32
+
+
+def _log_key(options: AuditOptions) -> str:
+    """What a query log's results were made with: the facts' version, the options that change a report, and the code."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = code_version([here, os.path.join(os.path.dirname(here), "reports")])
+    return repr((TREE_VERSION, LOG_VERSION, options.ignore, options.exclude, options.training, options.hardware, options.limits, code))
+
+
+def _record(audit: Audit, recorder: Recorder, parsed: list[FileFacts], index: TreeIndex, options: AuditOptions,
+            save_log: Callable[[str, dict[str, object]], None], prior: dict[str, Any] | None) -> None:
+    """Store what ``audit`` read of the facts with its results (nothing when the recording cannot be trusted).
+    ``prior``: the directory's previous log made with the same options and code, whose files' digests are reused."""
+    from reports.snippets import repo_style  # the report's facts-derived advice, recorded with the rest
+
+    audit.derived["parse_errors"] = audit.parse_errors
+    audit.derived["style"] = repo_style(audit.facts, audit.project, audit.roles.by_path)
+    if recorder.unsound is not None:
+        return
+    keys = index.keys()
+    paths = [ff.path for ff in parsed]
+    if len(set(paths)) != len(paths) or any(p not in keys for p in paths):
+        return
+    wholes, attrs = attributes(recorder.deps)
+    known: dict[str, dict[str, bytes]] = prior["by_key"] if prior is not None else {}
+    by_key: dict[str, dict[str, bytes]] = {}
+    for ff in parsed:
+        k = keys[ff.path]
+        names = wholes | attrs.get(ff.path, frozenset())
+        have = known.get(k, {})
+        missing = [n for n in names if n not in have]
+        by_key[k] = {n: have[n] for n in names if n in have} | (file_digests(ff, missing) if missing else {})
+    facts = [f for f in (audit.facts, audit.context) if f is not None]
+    kept = (audit.project, audit.results, audit.ignored, audit.roles, audit.derived)
+    save_log(index.root, {"key": _log_key(options), "paths": paths, "keys": {p: keys[p] for p in paths}, "wholes": wholes,
+                          "attrs": attrs, "by_key": by_key, "hashes": share_hashes(recorder.deps, facts), "audit": kept})
+
+
+class _LoadedLater(Facts):
+    """Facts built only when something reads them (a report that needs more than a reused audit kept)."""
+
+    def __init__(self, load: Callable[[], Facts]) -> None:
+        self._load = load
+        self.check_id = None
+        self._memo = {}
+
+    @property  # type: ignore[override]
+    def _s(self) -> dict[str, object]:
+        return self._load()._s
+
+
+def _reuse(
+    files: Iterable[tuple[str, bytes | Unread]], root: str, options: AuditOptions, stats: ReadStats, index: TreeIndex,
+) -> tuple[Audit | None, Iterable[tuple[str, bytes | Unread]], dict[str, Any] | None]:
+    """The audit stored with the directory's query log when no file changed since then in a way any of its reads saw;
+    else None and the files to audit in full (what was walked already, then the rest)."""
+    cache = options.cache
+    open_log = getattr(cache, "open_log", None)
+    present = getattr(cache, "pack_present", None)
+    log = open_log(index.root, _log_key(options)) if open_log is not None and index.old else None
+    if log is not None and present is not None and not present(index.root):
+        return None, files, log  # the facts are gone: audit in full, which writes them again
+    if log is None:
+        return None, files, None
+    taken: list[tuple[str, bytes | Unread]] = []
+    it = iter(files)
+    read = 0
+    for path, data in it:
+        taken.append((path, data))
+        if not isinstance(data, Unread) and not (options.exclude and _excluded(path, options.exclude)):
+            read += 1
+            if read > REUSE_MAX:
+                return None, chain(taken, it), log
+    old_keys: dict[str, str] = log["keys"]
+    paths: list[str] = []
+    changed: dict[str, FileFacts] = {}
+    fresh: dict[str, FileFacts] = {}
+    for path, data in taken:
+        if options.exclude and _excluded(path, options.exclude):
+            continue
+        paths.append(path)
+        if isinstance(data, Unread):
+            key = data.key
+        else:
+            key = cache_key(path, data)
+            index.keyed(path, key)
+        if old_keys.get(path) == key:
+            continue
+        if path not in old_keys:
+            return None, taken, log  # an added file: the structure changed
+        ff = cache.get(key) if isinstance(data, Unread) else None
+        if ff is None:
+            ff = extract_file(path, data.read(options.limits) if isinstance(data, Unread) else data)
+            fresh[key] = ff
+        changed[path] = ff
+    if paths != log["paths"] or unchanged(log, changed) is not None:
+        return None, taken, log
+    save = getattr(cache, "save_index", None)
+    if save is not None:
+        save(index, fresh)
+    project, results, ignored, roles, derived = log["audit"]
+    loaded: list[tuple[Facts, Facts]] = []
+
+    def load() -> tuple[Facts, Facts]:
+        if not loaded:
+            parsed = parse_files(taken, cache, options.exclude, 1, None, options.limits)
+            facts, context, _roles = split_facts(parsed, options.training)
+            loaded.append((facts, context))
+        return loaded[0]
+
+    return Audit(root, project, results, stats, _LoadedLater(lambda: load()[0]), ignored, roles,
+                 _LoadedLater(lambda: load()[1]), derived), taken, log
 
 
 def audit_path(path: str | os.PathLike[str], options: AuditOptions | None = None) -> Audit:
-    """Audit a local directory or a ``.tar.gz`` archive file."""
+    """Audit a local directory or a ``.tar.gz`` archive file.
+
+    With a cache that keeps each directory's index and query log, a re-scan after an edit that no read of the last
+    audit saw returns that audit's results without loading the facts (:func:`_reuse`); anything else audits in full."""
     options = options or AuditOptions()
     p = Path(path)
     stats = ReadStats()
     if p.is_dir():
         open_tree = getattr(options.cache, "open_tree", None)  # a cache that keeps each directory's index and pack
         index = open_tree(p, TREE_VERSION) if open_tree is not None else None
-        return audit_files(iter_directory(p, options.limits, stats, index), str(path), options, stats, index)
+        files: Iterable[tuple[str, bytes | Unread]] = iter_directory(p, options.limits, stats, index)
+        if index is not None:
+            reused, files, prior = _reuse(files, str(path), options, stats, index)
+            if reused is not None:
+                return reused
+            return audit_files(files, str(path), options, stats, index, prior)
+        return audit_files(files, str(path), options, stats, index)
     if p.is_file():
         with open(p, "rb") as fh:
             if not looks_like_archive(fh.read(512)):

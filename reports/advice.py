@@ -117,7 +117,7 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
         return Plan()
     hw: GPU | None = gpu(p.hardware)
     by_id: dict[str, CheckResult] = {r.id: r for r in audit.results}
-    style = repo_style(audit.facts, p, audit.roles.by_path)
+    style = audit.derived.get("style") or repo_style(audit.facts, p, audit.roles.by_path)  # kept by a recorded audit
     plan = Plan()
     for r in audit.results:
         decl = checks.get(r.id)
