@@ -234,11 +234,14 @@ def _queried_edit(tree: Path, fallback: Path) -> tuple[Path, Callable[[bytes, in
     return fallback, lambda data, r: f"# edit {r}: every call below moves down a line\n".encode() + data
 
 
-def warm(tree: Path, tmp: Path, rounds: int, which: str = "both") -> None:
+def warm(tree: Path, tmp: Path, rounds: int, which: str = "both", victim_rel: str | None = None) -> None:
     """Cold scan, then re-scans with the facts cache after one Python file changed: in a way no check reads (the audit's
     results are reused) and in a way a check reads (a full warm audit), each checked against a cold ``-j1`` scan."""
     cache = tmp / "cache"
-    victim = next(p for p in sorted(tree.rglob("*.py")) if p.stat().st_size > 2000 and "test" not in p.name)
+    # a project file the audit reads (not CI, dot-folders, tests or docs, which are out of scope and never judged)
+    victim = tree / victim_rel if victim_rel else next(
+        p for p in sorted(tree.rglob("*.py")) if p.stat().st_size > 2000 and "test" not in p.name
+        and not any(part.startswith(".") or part in ("tests", "test", "docs") for part in p.relative_to(tree).parts[:-1]))
     queried, q_edit = _queried_edit(tree, victim)
     edits: list[tuple[str, Path, Callable[[bytes, int], bytes]]] = []
     if which in ("both", "unqueried"):
@@ -312,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--semgrep", help="the semgrep executable (installed in a venv of its own)")
     ap.add_argument("--warm", action="store_true", help="also measure the re-scan after a one-file change with --cache")
+    ap.add_argument("--warm-file", help="with --warm: the Python file (relative to the tree) the unqueried edit appends a "
+                    "constant to (default: the first project file over 2 KB)")
     ap.add_argument("--warm-edit", choices=WARM_EDITS, default="both",
                     help="with --warm: an edit no check reads, one a check reads (a num_workers value), or both (default)")
     ap.add_argument("--copies", help="also scan N copies of the corpus, e.g. 1,2,4")
@@ -323,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_main:
             report(tree, run_side_by_side(tree, args.rounds, args.semgrep, tmp), tmp)
         if args.warm:
-            warm(tree, tmp, args.rounds, args.warm_edit)
+            warm(tree, tmp, args.rounds, args.warm_edit, args.warm_file)
         if args.copies:
             ns = [int(x) for x in args.copies.split(",")]
             trees = {n: tree if n == 1 else _copies(tree, n, args.work / f"{tree.name}-x{n}") for n in ns}
