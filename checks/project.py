@@ -337,6 +337,23 @@ def transformers_weights_only(facts: Facts) -> list[str]:
     return [f"{c.path}:{c.line}" for c in calls[:3]]
 
 
+#: accelerate's big-model loading helpers: they build or place a model's weights, they do not run training
+_ACCELERATE_LOADING = frozenset({"init_empty_weights", "init_on_device", "infer_auto_device_map", "load_checkpoint_and_dispatch",
+                                 "load_checkpoint_in_model", "dispatch_model", "get_balanced_memory"})
+
+
+def accelerate_loading_only(facts: Facts) -> list[str]:
+    """Where accelerate is imported, when every import is one of its model-loading helpers (olmo-core's HF checkpoint
+    converter: ``from accelerate import init_empty_weights``); empty when anything else of it is used (``Accelerator``,
+    a plugin, a launch)."""
+    imps = facts.imports("accelerate")
+    if not imps or any(i.name not in _ACCELERATE_LOADING for i in imps):
+        return []
+    if any(c.name.rsplit(".", 1)[-1] not in _ACCELERATE_LOADING for c in facts.calls("accelerate.*") if c.name.startswith("accelerate.")):
+        return []
+    return [f"{i.path}:{i.line}" for i in imps[:3]]
+
+
 #: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model
 _PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty)$|^(cl100k|o200k|p50k|r50k)_base$", re.I)
 
@@ -360,6 +377,10 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     if weights_only and not {"trl", "peft", "llamafactory", "axolotl"} & set(p.frameworks):
         p.frameworks.remove("transformers")
         p.notes["transformers_weights_only"] = weights_only
+    accel_loading = accelerate_loading_only(facts) if "accelerate" in p.frameworks and "accelerate" not in launchers else []
+    if accel_loading:
+        p.frameworks.remove("accelerate")
+        p.notes["accelerate_loading_only"] = accel_loading
     if "fsdp" not in p.frameworks and (facts.config("fsdp_config", "fsdp_sharding_strategy") or facts.refs("FullyShardedDataParallel")):
         p.frameworks.append("fsdp")
     if "deepspeed" not in p.frameworks and facts.config("zero_optimization"):
