@@ -586,13 +586,7 @@ def _registry_off(f: Facts, path: str, func: str | None, depth: int) -> list[Any
         return []
     callers = [x for x in f.calls(func) if x.func != func]
     if callers:
-        out: list[Any] = []
-        for x in callers:
-            gated = guard_off(f, x) or registry_off(f, x, depth + 1)
-            if not gated:
-                return []
-            out += gated
-        return out
+        return _every_call_off(f, callers, depth)
     regs, selected = _registrations(f, func)
     if regs:
         return [] if selected else regs
@@ -601,10 +595,13 @@ def _registry_off(f: Facts, path: str, func: str | None, depth: int) -> list[Any
     if not mods:
         return []
     into = [x for x in f.records("calls") if x.path != path and x.name.startswith(mods)]
-    if not into:
-        return []
-    out = []
-    for x in into:
+    return _every_call_off(f, into, depth) if into else []
+
+
+def _every_call_off(f: Facts, calls: list[Any], depth: int) -> list[Any]:
+    """The switches or unselected registry entries that keep every one of ``calls`` from running; empty when one runs."""
+    out: list[Any] = []
+    for x in calls:
         gated = guard_off(f, x) or registry_off(f, x, depth + 1)
         if not gated:
             return []

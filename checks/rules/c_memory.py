@@ -705,6 +705,36 @@ def _llamafactory_entry(f: Facts, frameworks: list[str]) -> list[ConfigEntry]:
     return [e for e in f.config("finetuning_type") if e.fmt in {"yaml", "json"} and len(e.keys) == 1]
 
 
+#: a config-driven component registry (modalities 0.5.0): components a YAML selects by ``variant_key``
+_AC_REGISTRY = {
+    "pkg/training/activation_checkpointing.py": (
+        "import torch.nn as nn\n"
+        "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper as ptd_checkpoint_wrapper\n\n\n"
+        "class ActivationCheckpointing:\n    @staticmethod\n"
+        "    def apply_activation_checkpointing_(model: nn.Module, layers_fqn: str, ac_variant: str) -> None:\n"
+        "        apply_ac_fun = ActivationCheckpointing._apply_full_ac\n"
+        "        layers = model.get_submodule(layers_fqn)\n"
+        "        for layer_id, transformer_block in layers.named_children():\n"
+        "            layers.register_module(layer_id, apply_ac_fun(transformer_block))\n\n"
+        "    @staticmethod\n    def _apply_full_ac(module: nn.Module) -> nn.Module:\n"
+        "        module_aced = ptd_checkpoint_wrapper(module, preserve_rng_state=False)\n        return module_aced\n"),
+    "pkg/models/model_factory.py": (
+        "from pkg.training.activation_checkpointing import ActivationCheckpointing\n\n\nclass ModelFactory:\n"
+        "    @staticmethod\n    def get_activation_checkpointed_model_(ac_variant, layers_fqn, model):\n"
+        "        ActivationCheckpointing.apply_activation_checkpointing_(model=model, layers_fqn=layers_fqn, ac_variant=ac_variant)\n"
+        "        return model\n"),
+    "pkg/registry/components.py": (
+        "from pkg.models.model_factory import ModelFactory\n\n"
+        "COMPONENTS = [\n"
+        "    ComponentEntity(\"model\", \"gpt2\", GPT2ModelFactory.get_gpt2_model, GPT2LLMConfig),\n"
+        "    ComponentEntity(\"model\", \"fsdp2_wrapped\", ModelFactory.get_fsdp2_wrapped_model, FSDP2WrappedModelConfig),\n"
+        "    ComponentEntity(\n        \"model\",\n        \"activation_checkpointed\",\n"
+        "        maybe_model_list(ModelFactory.get_activation_checkpointed_model_),\n        ActivationCheckpointedModelConfig,\n    ),\n"
+        "    ComponentEntity(\"optimizer\", \"adam_w\", OptimizerFactory.get_adam_w, AdamWOptimizerConfig),\n"
+        "]\n"),
+}
+
+
 @register
 class C3ActivationCheckpointing(Check):
     id = "C3"
@@ -799,57 +829,8 @@ class C3ActivationCheckpointing(Check):
             "parser.add_argument('--model.gradient_checkpointing_enable', action='store_true', default=False)\n")}, N,
             "dotted argparse switch left off"),
         # a config-driven component registry (modalities): the wrapper runs only when a YAML names its variant
-        Example({"pkg/training/activation_checkpointing.py": (
-            "import torch.nn as nn\n"
-            "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper as ptd_checkpoint_wrapper\n\n\n"
-            "class ActivationCheckpointing:\n    @staticmethod\n"
-            "    def apply_activation_checkpointing_(model: nn.Module, layers_fqn: str, ac_variant: str) -> None:\n"
-            "        apply_ac_fun = ActivationCheckpointing._apply_full_ac\n"
-            "        layers = model.get_submodule(layers_fqn)\n"
-            "        for layer_id, transformer_block in layers.named_children():\n"
-            "            layers.register_module(layer_id, apply_ac_fun(transformer_block))\n\n"
-            "    @staticmethod\n    def _apply_full_ac(module: nn.Module) -> nn.Module:\n"
-            "        module_aced = ptd_checkpoint_wrapper(module, preserve_rng_state=False)\n        return module_aced\n"),
-        "pkg/models/model_factory.py": (
-            "from pkg.training.activation_checkpointing import ActivationCheckpointing\n\n\nclass ModelFactory:\n"
-            "    @staticmethod\n    def get_activation_checkpointed_model_(ac_variant, layers_fqn, model):\n"
-            "        ActivationCheckpointing.apply_activation_checkpointing_(model=model, layers_fqn=layers_fqn, ac_variant=ac_variant)\n"
-            "        return model\n"),
-        "pkg/registry/components.py": (
-            "from pkg.models.model_factory import ModelFactory\n\n"
-            "COMPONENTS = [\n"
-            "    ComponentEntity(\"model\", \"gpt2\", GPT2ModelFactory.get_gpt2_model, GPT2LLMConfig),\n"
-            "    ComponentEntity(\"model\", \"fsdp2_wrapped\", ModelFactory.get_fsdp2_wrapped_model, FSDP2WrappedModelConfig),\n"
-            "    ComponentEntity(\n        \"model\",\n        \"activation_checkpointed\",\n"
-            "        maybe_model_list(ModelFactory.get_activation_checkpointed_model_),\n        ActivationCheckpointedModelConfig,\n    ),\n"
-            "    ComponentEntity(\"optimizer\", \"adam_w\", OptimizerFactory.get_adam_w, AdamWOptimizerConfig),\n"
-            "]\n"),
-        }, N, "registered checkpointing component that no config selects"),
-        Example({"pkg/training/activation_checkpointing.py": (
-            "import torch.nn as nn\n"
-            "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper as ptd_checkpoint_wrapper\n\n\n"
-            "class ActivationCheckpointing:\n    @staticmethod\n"
-            "    def apply_activation_checkpointing_(model: nn.Module, layers_fqn: str, ac_variant: str) -> None:\n"
-            "        apply_ac_fun = ActivationCheckpointing._apply_full_ac\n"
-            "        layers = model.get_submodule(layers_fqn)\n"
-            "        for layer_id, transformer_block in layers.named_children():\n"
-            "            layers.register_module(layer_id, apply_ac_fun(transformer_block))\n\n"
-            "    @staticmethod\n    def _apply_full_ac(module: nn.Module) -> nn.Module:\n"
-            "        module_aced = ptd_checkpoint_wrapper(module, preserve_rng_state=False)\n        return module_aced\n"),
-        "pkg/models/model_factory.py": (
-            "from pkg.training.activation_checkpointing import ActivationCheckpointing\n\n\nclass ModelFactory:\n"
-            "    @staticmethod\n    def get_activation_checkpointed_model_(ac_variant, layers_fqn, model):\n"
-            "        ActivationCheckpointing.apply_activation_checkpointing_(model=model, layers_fqn=layers_fqn, ac_variant=ac_variant)\n"
-            "        return model\n"),
-        "pkg/registry/components.py": (
-            "from pkg.models.model_factory import ModelFactory\n\n"
-            "COMPONENTS = [\n"
-            "    ComponentEntity(\"model\", \"gpt2\", GPT2ModelFactory.get_gpt2_model, GPT2LLMConfig),\n"
-            "    ComponentEntity(\"model\", \"fsdp2_wrapped\", ModelFactory.get_fsdp2_wrapped_model, FSDP2WrappedModelConfig),\n"
-            "    ComponentEntity(\n        \"model\",\n        \"activation_checkpointed\",\n"
-            "        maybe_model_list(ModelFactory.get_activation_checkpointed_model_),\n        ActivationCheckpointedModelConfig,\n    ),\n"
-            "    ComponentEntity(\"optimizer\", \"adam_w\", OptimizerFactory.get_adam_w, AdamWOptimizerConfig),\n"
-            "]\n"),
+        Example(_AC_REGISTRY, N, "registered checkpointing component that no config selects"),
+        Example({**_AC_REGISTRY,
             "configs/pretrain_gpt2_7b.yaml": (
                 "activation_checkpointed_model:\n  component_key: model\n  variant_key: activation_checkpointed\n  config:\n"
                 "    ac_variant: full_activation_checkpointing\n    layers_fqn: transformer.h\n"),

@@ -500,6 +500,27 @@ class D1FlashAttention(Check):
 # --- D2 torch.compile -----------------------------------------------------------
 
 
+#: a config-driven component registry (modalities 0.5.0): components a YAML selects by ``variant_key``
+_COMPILE_REGISTRY = {
+    "pkg/models/model_factory.py": (
+        "import torch\nimport torch.nn as nn\n\n\nclass ModelFactory:\n    @staticmethod\n"
+        "    def get_fsdp2_wrapped_model(model, device_mesh):\n        fully_shard(model, mesh=device_mesh)\n        return model\n\n"
+        "    @staticmethod\n    def get_compiled_model(model: nn.Module, block_names: list[str], fullgraph: bool) -> nn.Module:\n"
+        "        for _, module in model.named_modules():\n"
+        "            if type(module).__name__ in block_names:\n"
+        "                compiled = torch.compile(module, fullgraph=fullgraph)\n"
+        "        return model\n"),
+    "pkg/registry/components.py": (
+        "from pkg.models.model_factory import ModelFactory\n\n"
+        "COMPONENTS = [\n"
+        "    ComponentEntity(\"model\", \"gpt2\", GPT2ModelFactory.get_gpt2_model, GPT2LLMConfig),\n"
+        "    ComponentEntity(\"model\", \"fsdp2_wrapped\", ModelFactory.get_fsdp2_wrapped_model, FSDP2WrappedModelConfig),\n"
+        "    ComponentEntity(\"model\", \"compiled\", maybe_model_list(ModelFactory.get_compiled_model), CompiledModelConfig),\n"
+        "    ComponentEntity(\"optimizer\", \"adam_w\", OptimizerFactory.get_adam_w, AdamWOptimizerConfig),\n"
+        "]\n"),
+}
+
+
 @register
 class D2TorchCompile(Check):
     id = "D2"
@@ -660,39 +681,8 @@ class D2TorchCompile(Check):
             "import torch\nfrom torch.nn.attention.flex_attention import flex_attention\n"
             "flex_attention_compiled = torch.compile(flex_attention, dynamic=False)\n")}, N, "FlexAttention's kernel is not the model compiled"),
         # a config-driven component registry (modalities): the compile factory runs only when a YAML names its variant
-        Example({"pkg/models/model_factory.py": (
-            "import torch\nimport torch.nn as nn\n\n\nclass ModelFactory:\n    @staticmethod\n"
-            "    def get_fsdp2_wrapped_model(model, device_mesh):\n        fully_shard(model, mesh=device_mesh)\n        return model\n\n"
-            "    @staticmethod\n    def get_compiled_model(model: nn.Module, block_names: list[str], fullgraph: bool) -> nn.Module:\n"
-            "        for _, module in model.named_modules():\n"
-            "            if type(module).__name__ in block_names:\n"
-            "                compiled = torch.compile(module, fullgraph=fullgraph)\n"
-            "        return model\n"),
-        "pkg/registry/components.py": (
-            "from pkg.models.model_factory import ModelFactory\n\n"
-            "COMPONENTS = [\n"
-            "    ComponentEntity(\"model\", \"gpt2\", GPT2ModelFactory.get_gpt2_model, GPT2LLMConfig),\n"
-            "    ComponentEntity(\"model\", \"fsdp2_wrapped\", ModelFactory.get_fsdp2_wrapped_model, FSDP2WrappedModelConfig),\n"
-            "    ComponentEntity(\"model\", \"compiled\", maybe_model_list(ModelFactory.get_compiled_model), CompiledModelConfig),\n"
-            "    ComponentEntity(\"optimizer\", \"adam_w\", OptimizerFactory.get_adam_w, AdamWOptimizerConfig),\n"
-            "]\n"),
-        }, N, "registered compile component that no config selects"),
-        Example({"pkg/models/model_factory.py": (
-            "import torch\nimport torch.nn as nn\n\n\nclass ModelFactory:\n    @staticmethod\n"
-            "    def get_fsdp2_wrapped_model(model, device_mesh):\n        fully_shard(model, mesh=device_mesh)\n        return model\n\n"
-            "    @staticmethod\n    def get_compiled_model(model: nn.Module, block_names: list[str], fullgraph: bool) -> nn.Module:\n"
-            "        for _, module in model.named_modules():\n"
-            "            if type(module).__name__ in block_names:\n"
-            "                compiled = torch.compile(module, fullgraph=fullgraph)\n"
-            "        return model\n"),
-        "pkg/registry/components.py": (
-            "from pkg.models.model_factory import ModelFactory\n\n"
-            "COMPONENTS = [\n"
-            "    ComponentEntity(\"model\", \"gpt2\", GPT2ModelFactory.get_gpt2_model, GPT2LLMConfig),\n"
-            "    ComponentEntity(\"model\", \"fsdp2_wrapped\", ModelFactory.get_fsdp2_wrapped_model, FSDP2WrappedModelConfig),\n"
-            "    ComponentEntity(\"model\", \"compiled\", maybe_model_list(ModelFactory.get_compiled_model), CompiledModelConfig),\n"
-            "    ComponentEntity(\"optimizer\", \"adam_w\", OptimizerFactory.get_adam_w, AdamWOptimizerConfig),\n"
-            "]\n"),
+        Example(_COMPILE_REGISTRY, N, "registered compile component that no config selects"),
+        Example({**_COMPILE_REGISTRY,
             "configs/pretrain_gpt2.yaml": (
                 "compiled_model:\n  component_key: model\n  variant_key: compiled\n  config:\n"
                 "    model:\n      instance_key: model_raw\n      pass_type: BY_REFERENCE\n    block_names: [GPT2Block]\n    fullgraph: true\n"),
