@@ -387,12 +387,16 @@ class E2CommComputeOverlap(Check):
     fix = (
         "DeepSpeed ZeRO-2: set `\"overlap_comm\": true` in `zero_optimization`; FSDP: `backward_prefetch=BACKWARD_PRE` "
         "(HF: `fsdp_config: {backward_prefetch: backward_pre}`) or FSDP2; Megatron: add `--overlap-grad-reduce "
-        "--overlap-param-gather`; DDP: tune `bucket_cap_mb` and set `gradient_as_bucket_view=True`."
+        "--overlap-param-gather`; DDP: tune `bucket_cap_mb` and set `gradient_as_bucket_view=True`; collectives written by "
+        "hand (a sharded optimizer that reduces gradients in `step()`): launch each gradient's `async_op=True` reduce from "
+        "`param.register_post_accumulate_grad_hook` so it runs during the backward pass, and wait for it in `step()`."
     )
     fix_zh = (
         "DeepSpeed ZeRO-2：在 `zero_optimization` 中设置 `\"overlap_comm\": true`；FSDP：设置 `backward_prefetch=BACKWARD_PRE`"
         "（HF：`fsdp_config: {backward_prefetch: backward_pre}`）或改用 FSDP2；Megatron：添加 `--overlap-grad-reduce "
-        "--overlap-param-gather`；DDP：调整 `bucket_cap_mb` 并设置 `gradient_as_bucket_view=True`。"
+        "--overlap-param-gather`；DDP：调整 `bucket_cap_mb` 并设置 `gradient_as_bucket_view=True`；手写集合通信（在优化器 "
+        "`step()` 中规约梯度的分片优化器）：在 `param.register_post_accumulate_grad_hook` 中为每个梯度发起 `async_op=True` 的规约，"
+        "使其与反向传播并行，并在 `step()` 中等待完成。"
     )
     fix_safety = FixSafety.UNSAFE  # overlap_comm / prefetching raise peak memory
     references = (
