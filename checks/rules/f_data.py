@@ -522,7 +522,9 @@ def _token_bins(f: Facts) -> list[Call]:
     out = []
     for c in _memmap_calls(f):
         text = " ".join(_text(a) for a in c.args) + " " + " ".join(_text(v) for v in c.kwargs.values()) + " " + c.text
-        if re.search(r"\.bin\b|uint16|uint32|int32|token", text):
+        # not an index beside the data (OLMo-core's ``np.memmap(self._global_indices_file, dtype=np.uint32)``: a shuffled
+        # order of instances, or document boundaries and lengths): those hold positions, not token ids
+        if re.search(r"\.bin\b|uint16|uint32|int32|token", text) and not _INDEX_FILE.search(text):
             out.append(c)
     for c in f.calls("tofile"):
         if re.search(r"\.bin\b|bin_path|filename", " ".join(_text(a) for a in c.args) + c.text):
@@ -531,6 +533,12 @@ def _token_bins(f: Facts) -> list[Call]:
         # a typed window read out of a byte buffer at an offset (``tokens = np.frombuffer(buffer=self.data, dtype=uint16,
         # count=n, offset=start)`` over the memmap of a packed token file, modalities' ``.pbin``): token ids read directly
         if not _in_tests(c.path) and ("offset" in c.kwargs or len(c.args) >= 4) and _TOKENISH.search(f"{c.text} {c.func or ''}"):
+            out.append(c)
+        # a typed slice of a flat array read as a byte range (OLMo ``_read_chunk_from_memmap``: ``buffer =
+        # get_bytes_range(path, bytes_start, num_bytes)`` then ``np.frombuffer(buffer, dtype=dtype)``): the
+        # arrays hold token ids written ahead, read in place by offset
+        elif not _in_tests(c.path) and c.func and any(
+                x.func == c.func and (x.short in _BYTE_RANGE_READS or x.name == "os.pread") for x in f.files[c.path].calls):
             out.append(c)
     scope = [c for c in f.calls("torch.from_file", "readinto", "tobytes", "numpy.save", "np.save", "TokensLoader") if not _in_tests(c.path)]
     for c in scope:
@@ -544,6 +552,10 @@ def _token_bins(f: Facts) -> list[Call]:
     return out
 
 
+_CHUNK_FUNC = re.compile(r"chunk|window|block", re.I)
+#: reads of a byte range of a file (local or remote): ``get_bytes_range(path, start, n)``, ``f.seek(o)`` + ``f.read(n)``
+_BYTE_RANGE_READS = frozenset({"get_bytes_range", "pread", "read_range", "get_range", "readinto"})
+_INDEX_FILE = re.compile(r"indices|_index\b|\bindex_|offsets?_|lengths?_|_meta\b", re.I)
 #: ``np.save`` of an index or a length table next to the data (xtuner ``np.save(save_path, num_tokens)`` into
 #: ``num_tokens.npy``, ``np.save(open(f"{filename}.bin.meta", "wb"), train_meta)``): sample lengths and offsets, not token ids
 _INDEX_SAVE = re.compile(r"\.meta\b|_meta\b|\bmeta\b|num_tokens|lengths?\b|offsets?\b|\bindex\b", re.I)
@@ -2094,6 +2106,17 @@ _PBIN_FACTORY_DOCS = (
 )
 
 
+#: OLMo's MemMapDataset: fixed-size chunks of the concatenated token arrays, each read as a byte range
+_OLMO_CHUNK_READER = {"olmo/data/memmap_dataset.py": (  # fixed-size chunks of a flat token array read as byte ranges
+    "import numpy as np\nimport torch\nfrom torch.utils.data import Dataset\nfrom ..util import get_bytes_range\n\n"
+    "class MemMapDataset(Dataset):\n    def _read_chunk_from_memmap(self, path, index, dtype=None):\n"
+    "        dtype = dtype or self.dtype\n        item_size = dtype(0).itemsize\n"
+    "        bytes_start = index * item_size * self._chunk_size\n        num_bytes = item_size * self._chunk_size\n"
+    "        buffer = get_bytes_range(path, bytes_start, num_bytes)\n        array = np.frombuffer(buffer, dtype=dtype)\n"
+    "        return torch.tensor(array.astype(np.int_), dtype=torch.long)\n\n"
+    "    def __getitem__(self, index):\n        return {\"input_ids\": self._read_chunk_from_memmap(self._paths[0], index)}\n")}
+
+
 @register
 class F7SequencePacking(_DataCheck):
     id = "F7"
@@ -2282,6 +2305,7 @@ class F7SequencePacking(_DataCheck):
             "        if max_seq_len is not None and len(tokenized_messages) >= max_seq_len:\n            break\n"
             "    if max_seq_len is not None:\n        tokenized_messages = truncate(tokenized_messages, max_seq_len, eos_id)\n"
             "    return tokenized_messages\n")}, N, "messages truncated at max_seq_len"),
+        Example(_OLMO_CHUNK_READER, U, "fixed-size chunks of the concatenated token arrays"),
         Example({"nanochat/dataloader.py": (  # nanochat: documents packed into B rows of T + 1 tokens by best fit, no padding
             "import torch\n\ndef tokenizing_distributed_data_loader_bos_bestfit(tokenizer, B, T, split, device=\"cuda\"):\n"
             "    row_capacity = T + 1\n    doc_buffer = []\n    row_buffer = torch.empty((B, row_capacity), dtype=torch.long)\n"
@@ -2417,7 +2441,9 @@ class F7SequencePacking(_DataCheck):
         used += _data_path_ev(f)
         # a pre-tokenized token stream read as one contiguous sequence (nanoGPT's memmap, modded-nanogpt's
         # ``torch.from_file`` header + ``readinto`` of a shard) is packed by construction: windows cut across documents
-        used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f) if c.short in ("memmap", "from_file", "readinto")]
+        # (also fixed-size chunks read by byte range out of the concatenated arrays: OLMo ``_read_chunk_from_memmap``)
+        used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f) if c.short in ("memmap", "from_file", "readinto")
+                 or (c.short == "frombuffer" and _CHUNK_FUNC.search(c.func or ""))]
         used += _token_windows(f)
         if used:
             return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences" + minority_note, {"packing": True})
@@ -2698,6 +2724,7 @@ class F9StreamingDatasets(_DataCheck):
 # ---------------------------------------------------------------------------------------
 
 
+
 @register
 class F10PreTokenizedBinary(_DataCheck):
     id = "F10"
@@ -2727,6 +2754,7 @@ class F10PreTokenizedBinary(_DataCheck):
         ),
     }
     examples = (
+        Example(_OLMO_CHUNK_READER, U, "byte-range reads of a flat token array"),
         Example({"pretrain.sh": "DATA_PATH=/data/redpajama_text_document\ntorchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 2 --data-path $DATA_PATH\n"}, U, "megatron prefix"),
         Example({"prep.sh": "python tools/preprocess_data.py --input data.jsonl --output-prefix /data/my --workers 16\n"}, U, "preprocess_data"),
         Example({"train.py": "import numpy as np\ntrain_data = np.memmap('data/train.bin', dtype=np.uint16, mode='r')\n"}, U, "nanogpt bin"),
@@ -2758,6 +2786,12 @@ class F10PreTokenizedBinary(_DataCheck):
             "import numpy as np\nimport cv2\n\ndef decode(raw: bytes):\n"
             "    arr = np.frombuffer(raw, dtype=np.uint8)\n    return cv2.imdecode(arr, cv2.IMREAD_COLOR)\n")}, N,
             "image bytes decoded with np.frombuffer"),
+        Example({"mylib/data/data_loader.py": (  # a shuffled order of instances memory-mapped: positions, not token ids
+            "import numpy as np\n\nclass NumpyDataLoader:\n    def get_global_indices(self):\n"
+            "        return np.memmap(self._global_indices_file, mode=\"r\", dtype=np.uint32)\n\n"
+            "    def build_and_save_global_indices(self):\n"
+            "        indices = np.arange(self.total_size, dtype=np.uint32)\n        np.random.default_rng(self.seed).shuffle(indices)\n"
+            "        indices.tofile(self._global_indices_file)\n")}, N, "an index file memory-mapped is not token data"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
