@@ -1169,6 +1169,22 @@ _MEGATRON_NO_FUSION = ("no_masked_softmax_fusion", "no_bias_gelu_fusion", "no_bi
                        "no_bias_swiglu_fusion")
 
 
+def _aliased_calls(f: Facts, *patterns: str) -> list:
+    """A fused op bound to a plain name and called through it: ``xformers_attention = xformers.memory_efficient_attention``
+    (``import xformers.ops.fmha as xformers``), then ``A = xformers_attention(Q, K, V, attn_bias=causal_mask)``: the alias
+    line and up to three of its calls; nothing when the alias is never called."""
+    out: list = []
+    for r in f.refs(*patterns):
+        m = re.match(r"^(\w+)\s*=\s*[\w.]+$", r.text.strip())
+        if not m:
+            continue
+        alias = m.group(1)
+        calls = [c for c in f.calls(alias) if c.short == alias and not guard_off(f, c)]
+        if calls:
+            out += [r, *calls[:3]]
+    return out
+
+
 def _ds_fused_optimizer(f: Facts) -> list:
     """DeepSpeed ``optimizer.type`` Adam/AdamW/Lamb build FusedAdam/FusedLamb unless ``torch_adam`` or a CPU optimizer."""
     out = []
@@ -1232,6 +1248,19 @@ class D6OperatorFusion(Check):
         Example({"ds_config.json": (
             '{\n  "train_batch_size": 64,\n  "optimizer": {"type": "AdamW", "params": {"torch_adam": true}},\n'
             '  "zero_optimization": {"stage": 2}\n}\n')}, N, "deepspeed torch_adam"),
+        Example({  # xformers' fused attention bound to a name at import and called through it (unsloth 2025.9 _utils.py/llama.py)
+            "mylib/models/_utils.py": (
+                "try:\n    import xformers.ops.fmha as xformers\n    xformers_attention = xformers.memory_efficient_attention\n"
+                "except ImportError:\n    xformers = None\n    xformers_attention = None\n"),
+            "mylib/models/llama.py": (
+                "from ._utils import *\n\ndef attention_forward(self, Q, K, V, causal_mask):\n"
+                "    A = xformers_attention(Q, K, V, attn_bias=causal_mask)\n    return A\n"),
+        }, U, "xformers op called through an alias"),
+        Example({  # the alias bound but never called
+            "mylib/models/_utils.py": (
+                "try:\n    import xformers.ops.fmha as xformers\n    xformers_attention = xformers.memory_efficient_attention\n"
+                "except ImportError:\n    xformers_attention = None\n"),
+        }, N, "xformers alias never called"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1270,6 +1299,7 @@ class D6OperatorFusion(Check):
         used += apex_like
         optim_fused = optim_fused or any("Adam" in u.name or "Lamb" in u.name or "LAMB" in u.name or "SGD" in u.name for u in apex_like)
         used += [c for c in f.calls(*_FUSED_MODULES, *_TE_FUSED) if not guard_off(f, c)]
+        used += _aliased_calls(f, *_FUSED_MODULES)
         for s in f.effective(*_MEGATRON_FUSION_FLAGS):
             t = truthy(s.value)
             if t is True and s.rank > 0:

@@ -49,3 +49,19 @@ def test_a_compile_patch_nothing_installs_is_off() -> None:
 def test_a_compile_patch_installed_at_import_compiles_the_model() -> None:
     files = {"mylib/_utils.py": _MODULE_LIST, "mylib/__init__.py": "from ._utils import patch_regional_compilation\npatch_regional_compilation()\n"}
     assert audit(files, "D2")[0].status.value == "used"
+
+
+_ALIAS = ("try:\n    import xformers.ops.fmha as xformers\n    xformers_attention = xformers.memory_efficient_attention\n"
+          "except ImportError:\n    xformers_attention = None\n")
+
+
+def test_a_fused_op_called_through_an_alias_is_fusion() -> None:
+    files = {"mylib/_utils.py": _ALIAS,
+             "mylib/llama.py": "from ._utils import *\n\ndef attn(self, Q, K, V, mask):\n    return xformers_attention(Q, K, V, attn_bias=mask)\n"}
+    result, _ = audit(files, "D6")
+    assert result.status.value == "used"
+    assert {(e.path, e.line) for e in result.evidence} >= {("mylib/_utils.py", 3), ("mylib/llama.py", 4)}
+
+
+def test_an_alias_never_called_is_not_fusion() -> None:
+    assert audit({"mylib/_utils.py": _ALIAS}, "D6")[0].status.value == "unused"
