@@ -1535,6 +1535,8 @@ class F3PinMemory(_DataCheck):
     examples = (
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, pin_memory=True)\n"}, U, "explicit"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o')\ntrainer = Trainer(model=m, args=args)\n"}, U, "hf default true"),
+        Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n"}, U, "library subclass of TRL's trainer, hf default true"),
+        Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n"}, N, "own trainer class, no loader"),
         # a YAML-only axolotl project: the HF Trainer underneath pins unless dataloader_pin_memory turns it off
         Example({"examples/llama-3/lora-1b.yml": (
             "base_model: NousResearch/Llama-3.2-1B\ndatasets:\n  - path: teknium/GPT4-LLM-Cleaned\n    type: alpaca\n"
@@ -1942,6 +1944,9 @@ class F6OfflinePreprocessing(_DataCheck):
                  "        rows = json.load(open(path))\n        self.input_ids = [tokenizer(r['text']).input_ids for r in rows]\n"
                  "    def __len__(self):\n        return len(self.input_ids)\n"}, N, "whole dataset tokenized in __init__"),
         Example({"train.py": "from trl import SFTTrainer, SFTConfig\ntrainer = SFTTrainer(model=model, args=SFTConfig(output_dir='o'), train_dataset=ds)\n"}, P, "trl default"),
+        # a library shipping a subclass of TRL's trainer for its users' scripts (unsloth 2025.9 trainer.py): TRL tokenizes
+        Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n"}, P, "library subclass of TRL's SFTTrainer"),
+        Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n"}, N, "a project's own class named SFTTrainer"),
         Example({"dev/data/data_common.py": _LLMC_WRITER,
                  "dev/data/fineweb.py": (
                      "import tiktoken\nenc = tiktoken.get_encoding('gpt2')\n"
@@ -2035,10 +2040,14 @@ class F6OfflinePreprocessing(_DataCheck):
         if has_offline:
             return []
         out: list[Evidence] = []
-        for c in f.calls("SFTTrainer", "DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "RewardTrainer"):
+        trl_trainers = ("SFTTrainer", "DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "RewardTrainer")
+        for c in f.calls(*trl_trainers):
             kw = c.kwargs.get("dataset_kwargs")
             if not (isinstance(kw, dict) and truthy(kw.get("skip_prepare_dataset"))):
                 out.append(_ev(c, key=c.short))
+        if not out:  # a library shipping a subclass of TRL's trainer (``class UnslothTrainer(SFTTrainer):``) for its users to build
+            out += [_ev(r, key=r.name.rsplit(".", 1)[-1]) for r in f.refs(*trl_trainers)
+                    if r.name.startswith("trl.") and re.match(r"class\s+\w+\s*\(", r.text.strip()) and not _in_tests(r.path)]
         out += [_ev(x, key=x.script or x.launcher) if isinstance(x, Launch) else _ev(x, key=x.dotted) for x in _framework_launches(f)]
         return out
 
