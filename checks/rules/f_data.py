@@ -1535,8 +1535,6 @@ class F3PinMemory(_DataCheck):
     examples = (
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, pin_memory=True)\n"}, U, "explicit"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o')\ntrainer = Trainer(model=m, args=args)\n"}, U, "hf default true"),
-        Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n"}, U, "library subclass of TRL's trainer, hf default true"),
-        Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n"}, N, "own trainer class, no loader"),
         # a YAML-only axolotl project: the HF Trainer underneath pins unless dataloader_pin_memory turns it off
         Example({"examples/llama-3/lora-1b.yml": (
             "base_model: NousResearch/Llama-3.2-1B\ndatasets:\n  - path: teknium/GPT4-LLM-Cleaned\n    type: alpaca\n"
@@ -1576,6 +1574,9 @@ class F3PinMemory(_DataCheck):
         Example({"train.py": (
             "import torch\nscratch = torch.empty(1 << 20, dtype=torch.float32)\n"
             "for step in range(steps):\n    x = torch.from_numpy(next_batch()).cuda()\n")}, N, "unpinned scratch tensor"),
+        # a library shipping a subclass of TRL's trainer for its users' scripts (unsloth 2025.9 trainer.py): the HF loader pins
+        Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n"}, U, "library subclass of TRL's trainer, hf default true"),
+        Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n"}, N, "own trainer class, no loader"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

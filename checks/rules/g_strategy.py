@@ -377,10 +377,6 @@ class G1LRSchedule(Check):
         "shell": "--lr-decay-style cosine --lr-warmup-fraction 0.01 --min-lr 1e-5\n",
     }
     examples = (
-        # a library that subclasses TRL's trainer and rewrites its config defaults (unsloth 2025.9 trainer.py, rl.py:497): the
-        # warmup it sets is followed by the HF Trainer's default linear decay
-        Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n", "mylib/rl.py": "def patch_config_defaults():\n    replacements = {\n        \"warmup_ratio\": 0.1,\n        \"logging_steps\": 1,\n    }\n    return replacements\n"}, U, "library subclass of TRL's trainer with a warmup default"),
-        Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n", "mylib/rl.py": "def patch_config_defaults():\n    replacements = {\n        \"warmup_ratio\": 0.1,\n        \"logging_steps\": 1,\n    }\n    return replacements\n"}, P, "own trainer class: warmup, no decay seen"),
         Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\ntemplate: llama2\n"
                  "lr_scheduler_type: cosine\nwarmup_ratio: 0.03\nlearning_rate: 2.0e-5\n"}, U, "hf yaml cosine + warmup"),
         Example({"ds_config.json": '{\n  "train_batch_size": 256,\n  "scheduler": {\n    "type": "WarmupDecayLR",\n'
@@ -409,6 +405,10 @@ class G1LRSchedule(Check):
         Example({"train.yaml": "# lr_scheduler_type: cosine\n# warmup_ratio: 0.03\nlearning_rate: 1.0e-5\n"}, N, "commented out"),
         Example({"bench.py": "import torch\nprof = torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=3))\n"},
                 N, "profiler warmup is not an LR warmup"),
+        # a library that subclasses TRL's trainer and rewrites its config defaults (unsloth 2025.9 trainer.py, rl.py:497): the
+        # warmup it sets is followed by the HF Trainer's default linear decay
+        Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n", "mylib/rl.py": "def patch_config_defaults():\n    replacements = {\n        \"warmup_ratio\": 0.1,\n        \"logging_steps\": 1,\n    }\n    return replacements\n"}, U, "library subclass of TRL's trainer with a warmup default"),
+        Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n", "mylib/rl.py": "def patch_config_defaults():\n    replacements = {\n        \"warmup_ratio\": 0.1,\n        \"logging_steps\": 1,\n    }\n    return replacements\n"}, P, "own trainer class: warmup, no decay seen"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
