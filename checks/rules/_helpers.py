@@ -76,6 +76,11 @@ def uses_hf_trainer(facts: Facts) -> list[Any]:
     for c in facts.calls("HfArgumentParser"):
         if any(isinstance(a, tuple) or getattr(a, "text", "") for a in c.args):
             sites.append(c)
+    if not sites:
+        # a library that ships a subclass of an HF/TRL trainer for its users' scripts to build (``class
+        # UnslothTrainer(SFTTrainer):``): the HF Trainer's loop, loader and defaults are what training runs on
+        sites += [r for r in facts.refs(*HF_TRAINERS) if r.name.split(".", 1)[0] in ("transformers", "trl")
+                  and re.match(r"class\s+\w+\s*\(", r.text.strip()) and not _TEST_FILE.search(r.path)]
     return sites
 
 

@@ -79,12 +79,36 @@ _HELPER_FN = re.compile(r"(loss|entropy|logits|_fn$|func$|attention|attn|norm$|r
 _MODEL_LIKE = re.compile(r"(model|module|net$|transformer|block|layer|encoder|decoder|backbone|policy|actor|critic|llm|unet|vit)", re.I)
 
 
+def _helper_switch(s: Setting) -> bool:
+    """A ``torch_compile=`` keyword of a call to a loss/kernel function (``unsloth_fused_ce_loss(..., torch_compile=True)``,
+    ``patch_loss_functions(torch_compile=False)``): that helper's own compile switch, not HF's ``torch_compile`` training argument."""
+    if s.source != "call":
+        return False
+    callee = s.key.split("(", 1)[0].rsplit(".", 1)[-1]
+    return (bool(_HELPER_FN.search(callee)) and not _MODEL_LIKE.search(callee)
+            and not re.search(r"(Arguments|Args|Config|Trainer|Plugin)$", callee))
+
+
 def _compiles_helper(c: Call) -> bool:
     """``torch.compile(entropy_from_logits)``: a named function that is a helper kernel, not the model or a block of it."""
     target = c.args[0] if c.args else None
     text = getattr(target, "dotted", None) or getattr(target, "text", None) or ""
     last = text.rsplit(".", 1)[-1]
     return bool(last) and "(" not in text and not _MODEL_LIKE.search(last) and bool(_HELPER_FN.search(last))
+
+
+def _uninstalled_patch(f: Facts, c: Call) -> list:
+    """``torch.compile`` inside a replacement that is installed only by a patch function nothing calls: ``def
+    patch_regional_compilation(): def UnslothModuleList(...): ... torch.compile(x) ...; torch.nn.ModuleList = UnslothModuleList``
+    with no call of ``patch_regional_compilation`` in the project. The install sites (``X.y = F``) when every one is such a
+    function; empty when the replacement is called, installed at module level or by a function that is called."""
+    func = c.func
+    if not func or func.startswith("__") or any(x.func != func for x in f.calls(func) if x.short == func.rsplit(".", 1)[-1]):
+        return []
+    installs = [a for a in f.records("attr_assigns") if isinstance(a.value, Expr) and a.value.ref == func and a.path == c.path]
+    if not installs or any(not a.func or a.func == func or f.calls(a.func) for a in installs):
+        return []
+    return installs
 
 
 def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
@@ -104,7 +128,7 @@ def active_compile_calls(f: Facts) -> tuple[list[Call], list]:
         target_text = getattr(target, "dotted", None) or getattr(target, "text", "") or ""
         if _NOT_TRAINING_COMPILE.search(target_text.rsplit(".", 1)[-1]):
             continue  # FlexAttention's own kernel (D1) or a decoding step (inference): not the training step compiled
-        gated = guard_off(f, c) or callers_off(f, c) or registry_off(f, c)
+        gated = guard_off(f, c) or callers_off(f, c) or registry_off(f, c) or _uninstalled_patch(f, c)
         if gated:
             off_ += gated
             continue
@@ -223,6 +247,17 @@ def _eager_training_sites(f: Facts, off_: list, used: list) -> list:
         if s.source == "config" and s.path.endswith(".py") and (s.path, s.key) in fused:
             continue
         out.append(s)
+    return out
+
+
+def _patched_attention(f: Facts) -> list:
+    """``LlamaAttention.forward = LlamaAttention_fast_forward``: the project replaces an attention class's ``forward`` with a
+    function of its own (which calls the kernels D1 sees), so the model's ``attn_implementation`` no longer picks the path."""
+    out = []
+    for a in f.attr_assigns("forward"):
+        parts = a.target.rsplit(".", 2)
+        if len(parts) == 3 and re.search(r"Attention\w*$", parts[1]) and isinstance(a.value, Expr) and a.value.ref:
+            out.append(a)
     return out
 
 
@@ -422,6 +457,26 @@ class D1FlashAttention(Check):
                 "model = AutoModelForCausalLM.from_pretrained('google/gemma-2-9b', **model_kwargs)\n"
                 "trainer = Trainer(model=model)\ntrainer.train()\n"),
         }, N, "eager set by dict key"),
+        Example({  # a patch library: the attention classes' forward replaced by its own (xformers/FA2/SDPA), then the HF model
+            # loaded with attn_implementation="eager", which now selects nothing (unsloth 2025.9 llama.py)
+            "mylib/models/llama.py": (
+                "import torch\nfrom torch.nn.functional import scaled_dot_product_attention\n"
+                "from transformers import AutoModelForCausalLM\nfrom transformers.models.llama.modeling_llama import LlamaAttention\n\n"
+                "def LlamaAttention_fast_forward(self, hidden_states, attention_mask=None):\n"
+                "    Q, K, V = self.apply_qkv(self, hidden_states)\n"
+                "    A = scaled_dot_product_attention(Q, K, V, attn_mask=attention_mask, is_causal=attention_mask is None)\n"
+                "    return self.apply_o(self, A)\n\n"
+                "def pre_patch():\n    LlamaAttention.forward = LlamaAttention_fast_forward\n\n"
+                "def from_pretrained(model_name):\n    pre_patch()\n"
+                "    return AutoModelForCausalLM.from_pretrained(model_name, attn_implementation=\"eager\")\n"),
+        }, U, "eager load after the attention forward is replaced"),
+        Example({  # the same load without the patch: HF's eager attention runs
+            "mylib/models/llama.py": (
+                "import torch\nfrom torch.nn.functional import scaled_dot_product_attention\nfrom transformers import AutoModelForCausalLM\n\n"
+                "def vision_pool(q, k, v):\n    return scaled_dot_product_attention(q, k, v)\n\n"
+                "def from_pretrained(model_name):\n"
+                "    return AutoModelForCausalLM.from_pretrained(model_name, attn_implementation=\"eager\")\n"),
+        }, P, "eager load, attention forward not replaced"),
         Example({  # LLaMA-Factory: one NPU recipe disables FlashAttention, most recipes ask for it
             "examples/train_lora/llama3_lora_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\nflash_attn: fa2\n",
             "examples/train_full/qwen2_full_sft.yaml": "model_name_or_path: Qwen/Qwen2-7B\nstage: sft\nflash_attn: fa2\n",
@@ -452,6 +507,12 @@ class D1FlashAttention(Check):
                                {"attn_implementation": best, "hardware_supports_fa2": False}, findings=findings)
             eager = _eager_training_sites(f, off_, used)
             recipe_note = ""
+            patched = _patched_attention(f) if eager else []
+            if patched:  # HF's attn_implementation picks among forwards the project has replaced with its own kernels
+                p0 = next((a for a in patched if a.path == eager[0].path), patched[0])
+                recipe_note = (f"; attn_implementation=\"eager\" at {eager[0].path}:{eager[0].line} is bypassed: the attention "
+                               f"forward is replaced ({' '.join(p0.text.split())}, {p0.path}:{p0.line})")
+                eager = []
             if eager and all(_is_recipe_file(x) for x in eager):  # recipes that differ: judged by their majority
                 on_recipes = {x.path for x in used if _is_recipe_file(x)}
                 eager_recipes = {x.path for x in eager} - on_recipes
@@ -687,6 +748,28 @@ class D2TorchCompile(Check):
                 "compiled_model:\n  component_key: model\n  variant_key: compiled\n  config:\n"
                 "    model:\n      instance_key: model_raw\n      pass_type: BY_REFERENCE\n    block_names: [GPT2Block]\n    fullgraph: true\n"),
         }, U, "registered compile component selected by a config"),
+        Example({  # a patch library: a loss function's own compile switch, a compiled layernorm helper, and a ModuleList
+            # replacement that compiles every block but is installed only by a patch function nothing calls (unsloth 2025.9)
+            "mylib/models/_utils.py": (
+                "import torch\n\ndef patch_regional_compilation():\n    old_module_list = torch.nn.ModuleList\n"
+                "    def FastModuleList(*args, **kwargs):\n        if len(args) == 1 and type(args[0]) is list:\n"
+                "            args = [old_module_list([torch.compile(x, dynamic=True) for x in args[0]])]\n"
+                "        return old_module_list(*args, **kwargs)\n    torch.nn.ModuleList = FastModuleList\n"),
+            "mylib/models/llama.py": (
+                "import torch\nfrom mylib_zoo.loss_utils import fused_ce_loss\n\n"
+                "@torch.compile(fullgraph=False, dynamic=True)\ndef fast_layernorm_compiled(layernorm, X):\n    return layernorm(X)\n\n"
+                "def causal_lm_forward(self, hidden_states, labels):\n"
+                "    return fused_ce_loss(hidden_states=hidden_states, lm_head_weight=self.lm_head.weight, labels=labels,\n"
+                "                         torch_compile=True)\n"),
+        }, P, "helper switch, compiled helper, uninstalled patch"),
+        Example({  # the same ModuleList patch installed at import: every block list built afterwards is compiled
+            "mylib/models/_utils.py": (
+                "import torch\n\ndef patch_regional_compilation():\n    old_module_list = torch.nn.ModuleList\n"
+                "    def FastModuleList(*args, **kwargs):\n        if len(args) == 1 and type(args[0]) is list:\n"
+                "            args = [old_module_list([torch.compile(x, dynamic=True) for x in args[0]])]\n"
+                "        return old_module_list(*args, **kwargs)\n    torch.nn.ModuleList = FastModuleList\n"),
+            "mylib/models/__init__.py": "from ._utils import patch_regional_compilation\npatch_regional_compilation()\n",
+        }, U, "ModuleList patch installed at import"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -707,8 +790,13 @@ class D2TorchCompile(Check):
         decorated = [d for d in f.decorators("torch.compile") if not any(c.path == d.path and c.line == d.line for c in calls)
                      and not _NOT_TRAINING_COMPILE.search(d.target)]
         settings: list = []
+        helper_settings: list = []
         for s in f.effective("torch_compile"):
             t = truthy(s.value)
+            if _helper_switch(s):
+                if t is True:  # ``unsloth_fused_ce_loss(..., torch_compile=True)``: a loss function compiling its own chunks
+                    helper_settings.append(s)
+                continue
             if t is True:
                 settings.append(s)
             elif t is False:
@@ -745,7 +833,8 @@ class D2TorchCompile(Check):
             if mode:
                 values["torch_compile_mode"] = mode
             return Outcome(U, [f.ev(x) for x in [*settings, *calls]], _join("the model is compiled with torch.compile", dist), values)
-        if decorated or helpers:
+        if decorated or helpers or helper_settings:
+            helpers += helper_settings
             how = "@torch.compile" if decorated and not helpers else "torch.compile(<function>)" if helpers and not decorated else \
                 "@torch.compile, torch.compile(<function>)"
             return Outcome(P, evs([*decorated, *helpers]), _join(f"only helper functions are compiled ({how}), not the model", dist),
@@ -1070,6 +1159,22 @@ _MEGATRON_NO_FUSION = ("no_masked_softmax_fusion", "no_bias_gelu_fusion", "no_bi
                        "no_bias_swiglu_fusion")
 
 
+def _aliased_calls(f: Facts, *patterns: str) -> list:
+    """A fused op bound to a plain name and called through it: ``xformers_attention = xformers.memory_efficient_attention``
+    (``import xformers.ops.fmha as xformers``), then ``A = xformers_attention(Q, K, V, attn_bias=causal_mask)``: the alias
+    line and up to three of its calls; nothing when the alias is never called."""
+    out: list = []
+    for r in f.refs(*patterns):
+        m = re.match(r"^(\w+)\s*=\s*[\w.]+$", r.text.strip())
+        if not m:
+            continue
+        alias = m.group(1)
+        calls = [c for c in f.calls(alias) if c.short == alias and not guard_off(f, c)]
+        if calls:
+            out += [r, *calls[:3]]
+    return out
+
+
 def _ds_fused_optimizer(f: Facts) -> list:
     """DeepSpeed ``optimizer.type`` Adam/AdamW/Lamb build FusedAdam/FusedLamb unless ``torch_adam`` or a CPU optimizer."""
     out = []
@@ -1133,6 +1238,19 @@ class D6OperatorFusion(Check):
         Example({"ds_config.json": (
             '{\n  "train_batch_size": 64,\n  "optimizer": {"type": "AdamW", "params": {"torch_adam": true}},\n'
             '  "zero_optimization": {"stage": 2}\n}\n')}, N, "deepspeed torch_adam"),
+        Example({  # xformers' fused attention bound to a name at import and called through it (unsloth 2025.9 _utils.py/llama.py)
+            "mylib/models/_utils.py": (
+                "try:\n    import xformers.ops.fmha as xformers\n    xformers_attention = xformers.memory_efficient_attention\n"
+                "except ImportError:\n    xformers = None\n    xformers_attention = None\n"),
+            "mylib/models/llama.py": (
+                "from ._utils import *\n\ndef attention_forward(self, Q, K, V, causal_mask):\n"
+                "    A = xformers_attention(Q, K, V, attn_bias=causal_mask)\n    return A\n"),
+        }, U, "xformers op called through an alias"),
+        Example({  # the alias bound but never called
+            "mylib/models/_utils.py": (
+                "try:\n    import xformers.ops.fmha as xformers\n    xformers_attention = xformers.memory_efficient_attention\n"
+                "except ImportError:\n    xformers_attention = None\n"),
+        }, N, "xformers alias never called"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1171,6 +1289,7 @@ class D6OperatorFusion(Check):
         used += apex_like
         optim_fused = optim_fused or any("Adam" in u.name or "Lamb" in u.name or "LAMB" in u.name or "SGD" in u.name for u in apex_like)
         used += [c for c in f.calls(*_FUSED_MODULES, *_TE_FUSED) if not guard_off(f, c)]
+        used += _aliased_calls(f, *_FUSED_MODULES)
         for s in f.effective(*_MEGATRON_FUSION_FLAGS):
             t = truthy(s.value)
             if t is True and s.rank > 0:

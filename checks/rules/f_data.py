@@ -1586,6 +1586,9 @@ class F3PinMemory(_DataCheck):
         Example({"train.py": (
             "import torch\nscratch = torch.empty(1 << 20, dtype=torch.float32)\n"
             "for step in range(steps):\n    x = torch.from_numpy(next_batch()).cuda()\n")}, N, "unpinned scratch tensor"),
+        # a library shipping a subclass of TRL's trainer for its users' scripts (unsloth 2025.9 trainer.py): the HF loader pins
+        Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n"}, U, "library subclass of TRL's trainer, hf default true"),
+        Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n"}, N, "own trainer class, no loader"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1954,6 +1957,9 @@ class F6OfflinePreprocessing(_DataCheck):
                  "        rows = json.load(open(path))\n        self.input_ids = [tokenizer(r['text']).input_ids for r in rows]\n"
                  "    def __len__(self):\n        return len(self.input_ids)\n"}, N, "whole dataset tokenized in __init__"),
         Example({"train.py": "from trl import SFTTrainer, SFTConfig\ntrainer = SFTTrainer(model=model, args=SFTConfig(output_dir='o'), train_dataset=ds)\n"}, P, "trl default"),
+        # a library shipping a subclass of TRL's trainer for its users' scripts (unsloth 2025.9 trainer.py): TRL tokenizes
+        Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n"}, P, "library subclass of TRL's SFTTrainer"),
+        Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n"}, N, "a project's own class named SFTTrainer"),
         Example({"dev/data/data_common.py": _LLMC_WRITER,
                  "dev/data/fineweb.py": (
                      "import tiktoken\nenc = tiktoken.get_encoding('gpt2')\n"
@@ -2047,10 +2053,14 @@ class F6OfflinePreprocessing(_DataCheck):
         if has_offline:
             return []
         out: list[Evidence] = []
-        for c in f.calls("SFTTrainer", "DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "RewardTrainer"):
+        trl_trainers = ("SFTTrainer", "DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "RewardTrainer")
+        for c in f.calls(*trl_trainers):
             kw = c.kwargs.get("dataset_kwargs")
             if not (isinstance(kw, dict) and truthy(kw.get("skip_prepare_dataset"))):
                 out.append(_ev(c, key=c.short))
+        if not out:  # a library shipping a subclass of TRL's trainer (``class UnslothTrainer(SFTTrainer):``) for its users to build
+            out += [_ev(r, key=r.name.rsplit(".", 1)[-1]) for r in f.refs(*trl_trainers)
+                    if r.name.startswith("trl.") and re.match(r"class\s+\w+\s*\(", r.text.strip()) and not _in_tests(r.path)]
         out += [_ev(x, key=x.script or x.launcher) if isinstance(x, Launch) else _ev(x, key=x.dotted) for x in _framework_launches(f)]
         return out
 

@@ -405,6 +405,10 @@ class G1LRSchedule(Check):
         Example({"train.yaml": "# lr_scheduler_type: cosine\n# warmup_ratio: 0.03\nlearning_rate: 1.0e-5\n"}, N, "commented out"),
         Example({"bench.py": "import torch\nprof = torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=3))\n"},
                 N, "profiler warmup is not an LR warmup"),
+        # a library that subclasses TRL's trainer and rewrites its config defaults (unsloth 2025.9 trainer.py, rl.py:497): the
+        # warmup it sets is followed by the HF Trainer's default linear decay
+        Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n", "mylib/rl.py": "def patch_config_defaults():\n    replacements = {\n        \"warmup_ratio\": 0.1,\n        \"logging_steps\": 1,\n    }\n    return replacements\n"}, U, "library subclass of TRL's trainer with a warmup default"),
+        Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n", "mylib/rl.py": "def patch_config_defaults():\n    replacements = {\n        \"warmup_ratio\": 0.1,\n        \"logging_steps\": 1,\n    }\n    return replacements\n"}, P, "own trainer class: warmup, no decay seen"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1125,7 +1129,10 @@ def _grad_arg(c: Call) -> Any:
 
 
 #: LoRA/PEFT machinery freezing the base weights (G4, not layer freezing)
-_ADAPTER_CODE = re.compile(r"(?i)(lora|peft|prefix_tuning|prompt_tuning)")
+_ADAPTER_CODE = re.compile(r"(?i)(lora|peft|prefix_tuning|prompt_tuning|kbit)")  # ``prepare_model_for_kbit_training``: QLoRA's
+#: an ``if`` that tests a parameter name for an adapter's (``if ".lora_A." in name or ".lora_B." in name:``): the branch that
+#: freezes the rest is LoRA's base freeze (G4); ``if not use_lora:`` (full fine-tuning freezing layers) is not this
+_ADAPTER_NAME_TEST = re.compile(r"""(?i)["'][^"']*(lora|adapter|peft)[^"']*["']\s+(not\s+)?in\b""")
 #: a model-definition file (``models/flux/model/hf_embedder.py``, ``modeling_rae_siglip.py``)
 _MODEL_DEF = re.compile(r"(^|/)(models?/|modeling_)")
 
@@ -1152,6 +1159,8 @@ def _not_layer_freezing(x: Any, recv: str) -> bool:
     stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     func = getattr(x, "func", None) or ""
     if _ADAPTER_CODE.search(stem) or _ADAPTER_CODE.search(func):
+        return True
+    if _ADAPTER_NAME_TEST.search(getattr(x, "guard", None) or ""):
         return True
     if re.search(r"\.eval\(\)$", recv.strip()):
         return True
@@ -1185,6 +1194,8 @@ def freeze_sites(f: Facts) -> list[Any]:
         recv = _receiver(c)
         if _AUX_MODEL.search(recv.split("(")[0]) or _not_layer_freezing(c, recv) or _put_in_eval(f, c, recv):
             continue
+        if recv and any(_receiver(u) == recv and u.line > c.line for u in unf.get((c.path, c.func), []) if isinstance(u, Call)):
+            continue  # ``inputs_embeds.requires_grad_(False)`` ... ``.requires_grad_(True)`` again: a toggle around an in-place op
         if _is_whole(recv):
             if unf.get((c.path, c.func)):
                 out.append(c)
@@ -1377,6 +1388,32 @@ class G5LayerFreezing(Check):
             "examples/qwen3_vl/example_config.yaml": "trainer_args:\n  freeze_modules: [\"visual\"]\n  bf16: true\n",
             "examples/llava_video/llava_video.yaml": "trainer_args:\n  freeze_modules: null\n",
         }, U, "freeze key set by most recipes"),
+        Example({  # a LoRA library: the base frozen by a name test on LoRA's weights, a k-bit preparation helper, and an
+            # activation's requires_grad toggled off around an in-place multiply and back on (unsloth 2025.9 gemma.py/llama.py)
+            "mylib/models/gemma.py": (
+                "from peft import get_peft_model\nfrom mylib_zoo.training_utils import prepare_model_for_training\n\n"
+                "def prepare_model_for_kbit_training(model, use_gradient_checkpointing=True):\n"
+                "    return prepare_model_for_training(model, use_gradient_checkpointing=use_gradient_checkpointing,\n"
+                "                                      train_embedding=False, train_lm_head=False)\n\n"
+                "def post_patch(model, lora_config):\n    model = get_peft_model(prepare_model_for_kbit_training(model), lora_config)\n"
+                "    for name, param in model.named_parameters():\n"
+                "        if \".lora_A.\" in name or \".lora_B.\" in name:\n            param.requires_grad_(True)\n"
+                "        else:\n            param.requires_grad_(False)\n    return model\n\n"
+                "def model_forward(self, inputs_embeds):\n    inputs_requires_grad = inputs_embeds.requires_grad\n"
+                "    if inputs_requires_grad:\n        inputs_embeds.requires_grad_(False)\n    inputs_embeds *= self.normalizer\n"
+                "    if inputs_requires_grad:\n        inputs_embeds.requires_grad_(True)\n    return inputs_embeds\n"),
+            "train.py": ("from transformers import AutoModelForCausalLM\nfrom peft import LoraConfig\nfrom mylib.models.gemma import post_patch\n"
+                         "model = post_patch(AutoModelForCausalLM.from_pretrained('google/gemma-2b'), LoraConfig(r=16))\n"),
+        }, N, "LoRA base freeze by a name test, k-bit preparation, a toggled activation"),
+        Example({  # the same shapes freezing real layers: a name test on the embeddings, a module frozen and never re-enabled
+            "mylib/models/gemma.py": (
+                "def post_patch(model):\n"
+                "    for name, param in model.named_parameters():\n"
+                "        if \"embed_tokens\" in name or \"layers.0.\" in name:\n            param.requires_grad_(False)\n"
+                "    model.lm_head.requires_grad_(False)\n    model.model.norm.requires_grad_(True)\n    return model\n"),
+            "train.py": ("from transformers import AutoModelForCausalLM\nfrom mylib.models.gemma import post_patch\n"
+                         "model = post_patch(AutoModelForCausalLM.from_pretrained('google/gemma-2b'))\n"),
+        }, U, "embeddings and first block frozen by a name test"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -1410,6 +1447,8 @@ class G5LayerFreezing(Check):
                 continue
             if _ADAPTER_SECTION.search(s.key) and not adapters_on:
                 continue  # LoRA's own freeze options with LoRA off (lora_rank: 0) freeze nothing
+            if _ADAPTER_CODE.search(_setting_func(f, s)):
+                continue  # ``prepare_model_for_training(train_embedding=False)`` inside ``prepare_model_for_kbit_training``: QLoRA's base freeze (G4)
             if _MM_KEY.search(s.name) and (not ctx.project.multimodal or (s.rank == 0 and not mm_model)):
                 continue  # LLaMA-Factory's freeze_vision_tower default in a text-only run freezes nothing
             is_tune = bool(_TUNE_KEY.match(s.name))
@@ -1453,6 +1492,17 @@ class G5LayerFreezing(Check):
         if outcome.status == U or outcome.values.get("layer_freezing") == "lora":
             return None
         return self.priority
+
+
+def _setting_func(f: Facts, s: Setting) -> str:
+    """The function that holds a call-keyword setting (``""`` for other settings or module level)."""
+    if s.source != "call":
+        return ""
+    ff = f.files.get(s.path)
+    for c in (ff.calls if ff else ()):
+        if c.func and s.name in c.kwargs and (c.line == s.line or c.kw_line(s.name) == s.line):
+            return c.func
+    return ""
 
 
 def _all_freeze_settings(f: Facts) -> list[Setting]:
