@@ -507,7 +507,12 @@ class D1FlashAttention(Check):
                                {"attn_implementation": best, "hardware_supports_fa2": False}, findings=findings)
             eager = _eager_training_sites(f, off_, used)
             recipe_note = ""
-            patched = _patched_attention(f) if eager else []
+            # only where the code that asks for eager also replaces the forward it would pick (unsloth's ``llama.py`` patches
+            # ``LlamaAttention.forward`` and loads with ``attn_implementation="eager"``); a patch elsewhere is another model
+            # family's or an opt-in hijack (LLaMA-Factory's LongLoRA ``shift_attn``, axolotl's ``xformers_attention``), and a
+            # recipe's eager stays eager
+            eager_files = {x.path for x in eager}
+            patched = [a for a in _patched_attention(f) if a.path in eager_files] if eager else []
             if patched:  # HF's attn_implementation picks among forwards the project has replaced with its own kernels
                 p0 = next((a for a in patched if a.path == eager[0].path), patched[0])
                 recipe_note = (f"; attn_implementation=\"eager\" at {eager[0].path}:{eager[0].line} is bypassed: the attention "
