@@ -180,3 +180,22 @@ def test_padding_in_an_adapter_merge_is_not_the_runs_vocabulary():
     r = run("D7", files)
     assert r.status == Status.UNUSED, r.detail
     assert all(e.line != 9 for e in r.evidence)
+
+
+def test_an_opt_in_attention_hijack_elsewhere_does_not_bypass_a_recipes_eager():
+    """axolotl: ``hijack_llama_attention()`` (behind ``xformers_attention``) replaces LlamaAttention.forward; a DeepSeek
+    recipe's ``attn_implementation: eager`` is still eager, judged among the recipes, not 'bypassed'."""
+    files = {
+        "src/proj/monkeypatch/llama_attn_hijack_xformers.py": (
+            "import transformers\n\ndef hijack_llama_attention():\n"
+            "    transformers.models.llama.modeling_llama.LlamaAttention.forward = xformers_forward\n\n"
+            "def xformers_forward(self, hidden_states, **kwargs):\n    return self.o_proj(hidden_states)\n"),
+        "src/proj/train.py": ("from transformers import AutoModelForCausalLM\n\ndef load(cfg):\n"
+                              "    return AutoModelForCausalLM.from_pretrained(cfg.base_model, attn_implementation=cfg.attn_implementation)\n"),
+        "examples/llama-3/lora-8b.yml": "base_model: meta-llama/Meta-Llama-3-8B\nattn_implementation: flash_attention_2\n",
+        "examples/qwen2/lora-7b.yml": "base_model: Qwen/Qwen2-7B\nattn_implementation: flash_attention_2\n",
+        "examples/deepseek-v4/lora.yaml": "base_model: deepseek-ai/DeepSeek-V4-Flash\nattn_implementation: eager\n",
+    }
+    r = run("D1", files)
+    assert r.status == Status.USED
+    assert "bypassed" not in (r.detail or "") and "eager attention in 1 of 3 recipes" in (r.detail or "")
