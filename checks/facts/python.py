@@ -424,7 +424,10 @@ class _Extractor(ast.NodeVisitor):
             elif first is not None and not (isinstance(first, ast.Constant) and first.value is Ellipsis):
                 default = self.value(first)
             elif "default_factory" in kw:
-                default = Expr(self.src(kw["default_factory"]))
+                # ``field(default_factory=lambda: ['tensorboard'])`` builds that literal (ms-swift's ``report_to``)
+                fac = kw["default_factory"]
+                lit = _const(fac.body) if isinstance(fac, ast.Lambda) and not fac.args.args else _NO_VALUE
+                default = lit if lit is not _NO_VALUE else Expr(self.src(fac))
             else:
                 return
         else:
