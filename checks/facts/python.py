@@ -559,6 +559,7 @@ class _Extractor(ast.NodeVisitor):
                     self.path, line, target, self.value(value_node), self.text(line),
                     loop=self.loop_stack[-1] if self.loop_stack else None,
                     func=self.func_stack[-1] if self.func_stack else None,
+                    guard=self._guard_text() if self.guard_stack else None,
                 )
             )
         elif isinstance(t, ast.Subscript):

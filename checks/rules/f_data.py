@@ -1040,6 +1040,18 @@ _MM_DATASETS = {
 }
 
 
+#: ms-swift ``TrainArgumentsMixin``: the loader-worker count is left None and filled in ``__post_init__`` per host OS
+_FILLED_WORKERS = (
+    "import platform\nfrom dataclasses import dataclass\nfrom typing import Optional\n\n\n@dataclass\nclass TrainArgumentsMixin:\n"
+    "    dataloader_num_workers: Optional[int] = None\n\n    def __post_init__(self):\n"
+    "        if self.dataloader_num_workers is None:\n            if platform.system() == 'Windows':\n"
+    "                self.dataloader_num_workers = 0\n            else:\n                self.dataloader_num_workers = {n}\n")
+_ARGS_LOADER = (
+    "from torch.utils.data import DataLoader\n\n\nclass Trainer:\n    def get_train_dataloader(self):\n        args = self.args\n"
+    "        params = {'num_workers': args.dataloader_num_workers, 'pin_memory': True}\n"
+    "        return DataLoader(self.train_dataset, batch_size=8, **params)\n")
+
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -1070,6 +1082,10 @@ class F1NumWorkers(_DataCheck):
         "lightning": "def train_dataloader(self):\n    return DataLoader(self.train_ds, batch_size=8, num_workers=8, persistent_workers=True)\n",
     }
     examples = (
+        Example({"mylib/arguments.py": _FILLED_WORKERS.format(n=1), "mylib/trainer.py": _ARGS_LOADER}, P,
+                "num_workers left None and filled in __post_init__: 1 on Linux (0 only on Windows)"),
+        Example({"mylib/arguments.py": _FILLED_WORKERS.format(n=8), "mylib/trainer.py": _ARGS_LOADER}, U,
+                "num_workers left None and filled in __post_init__: 8 on Linux"),
         Example({**_MM_DATASETS, **{f"xtuner/configs/{m}.py": _mm_data_config("hf", 0 if m == "llama2_7b" else 4)
                                     for m in ("llama2_7b", "qwen_7b", "internlm2_7b", "mistral_7b")}},
                 U, "mmengine configs: 3 of 4 train_dataloaders with 4 workers"),

@@ -25,3 +25,23 @@ def test_tracker_from_default_factory_every_5_steps_is_too_frequent():
     r = _audit({"mylib/arguments.py": _SWIFT_ARGS.format(steps=5), "mylib/train.py": _SWIFT_TRAIN})["I5"]
     assert r.status == Status.UNUSED
     assert "every 5 steps" in r.detail and "Expr(" not in r.detail
+
+
+def test_post_init_fill_of_a_none_field_is_the_default_a_run_gets():
+    from checks.rules.f_data import _ARGS_LOADER, _FILLED_WORKERS
+
+    r = _audit({"mylib/arguments.py": _FILLED_WORKERS.format(n=1), "mylib/trainer.py": _ARGS_LOADER})["F1"]
+    assert r.status == Status.PARTIAL  # 1 worker on Linux; the Windows branch's 0 is not the training host's
+    assert any(e.path == "mylib/arguments.py" and e.line == 15 for e in r.evidence)
+
+
+def test_post_init_fills_that_disagree_leave_the_none_default():
+    src = ("from dataclasses import dataclass\nfrom typing import Optional\n\n@dataclass\nclass A:\n"
+           "    dataloader_num_workers: Optional[int] = None\n\n    def __post_init__(self):\n"
+           "        if self.dataloader_num_workers is None:\n            if self.fast:\n"
+           "                self.dataloader_num_workers = 8\n            else:\n                self.dataloader_num_workers = 0\n")
+    from checks.facts.store import Facts
+
+    facts = Facts([extract_file("a.py", src.encode())])
+    (s,) = [s for s in facts.effective("dataloader_num_workers") if s.path == "a.py"]
+    assert s.value is None and s.line == 6
