@@ -941,14 +941,27 @@ _AXOLOTL_LIGER = ("liger_rope", "liger_rms_norm", "liger_glu_activation", "liger
                   "liger_fused_linear_cross_entropy", "liger_swiglu")
 
 
+_LIGER_ARGS = ("from dataclasses import dataclass\n\n\n@dataclass\nclass TrainArgumentsMixin:\n    use_liger_kernel: bool = {on}\n"
+               "    gradient_checkpointing: bool = True\n")
+_LIGER_TUNER = (
+    "import inspect\n\nfrom transformers import TrainingArguments\n\n\ndef apply_liger(model_type):\n"
+    "    from liger_kernel.transformers import apply_liger_kernel_to_llama, apply_liger_kernel_to_qwen2\n"
+    "    if model_type == 'llama':\n        apply_liger_kernel_to_llama()\n    elif model_type == 'qwen2':\n"
+    "        apply_liger_kernel_to_qwen2()\n\n\ndef prepare_model(args, model):\n"
+    "    if args.use_liger_kernel and 'use_liger_kernel' not in inspect.signature(TrainingArguments).parameters:\n"
+    "        apply_liger(args.model_type)\n    return model\n")
+
+
 def liger_sites(f: Facts) -> tuple[list, list, list]:
     """(Liger in effect, Liger half-configured, Liger switched off)."""
     used: list = []
     half: list = []
     off_: list = []
     for c in f.calls("liger_kernel.*"):
-        if ".chunked_loss" in c.name or re.search(r"Liger\w*(DPO|ORPO|SimPO|CPO|KTO|JSD|KLDiv)", c.short) or guard_off(f, c):
+        if ".chunked_loss" in c.name or re.search(r"Liger\w*(DPO|ORPO|SimPO|CPO|KTO|JSD|KLDiv)", c.short):
             continue  # the fused alignment/distillation losses are G6
+        if guard_off(f, c) or callers_off(f, c):  # a patch helper (``apply_liger(model_type)``) called only when a flag is on
+            continue
         used.append(c)
     for s in f.effective(*_LIGER_KEYS):
         t = truthy(s.value)
@@ -1016,6 +1029,9 @@ class D5Liger(Check):
             "base_model: meta-llama/Llama-3.1-8B\nplugins:\n  - axolotl.integrations.liger.LigerPlugin\nliger_rope: true\n"
             "liger_rms_norm: true\nliger_glu_activation: true\nliger_fused_linear_cross_entropy: true\n")}, U, "axolotl plugin"),
         Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-3.1-8B\nuse_liger_kernel: false\n"}, N, "disabled"),
+        Example({  # ms-swift: the patch helper runs only under the argument class's use_liger_kernel, default False
+            "mylib/arguments.py": _LIGER_ARGS.format(on=False), "mylib/tuner.py": _LIGER_TUNER}, N, "patch helper behind a flag that is off"),
+        Example({"mylib/arguments.py": _LIGER_ARGS.format(on=True), "mylib/tuner.py": _LIGER_TUNER}, U, "patch helper behind a flag that is on"),
         Example({"openrlhf/cli/train_sft.py": (
             "import argparse\nfrom transformers import AutoModelForCausalLM\n\nparser = argparse.ArgumentParser()\n"
             "parser.add_argument('--use_liger_kernel', action='store_true', default=False, help='Enable Liger Kernel')\n"

@@ -45,3 +45,11 @@ def test_post_init_fills_that_disagree_leave_the_none_default():
     facts = Facts([extract_file("a.py", src.encode())])
     (s,) = [s for s in facts.effective("dataloader_num_workers") if s.path == "a.py"]
     assert s.value is None and s.line == 6
+
+
+def test_liger_patch_helper_called_only_under_a_flag_that_is_off_is_not_liger():
+    from checks.rules.d_compute import _LIGER_ARGS, _LIGER_TUNER
+
+    r = _audit({"mylib/arguments.py": _LIGER_ARGS.format(on=False), "mylib/tuner.py": _LIGER_TUNER})["D5"]
+    assert r.status == Status.UNUSED and "Liger kernels patch the model" not in r.detail
+    assert _audit({"mylib/arguments.py": _LIGER_ARGS.format(on=True), "mylib/tuner.py": _LIGER_TUNER})["D5"].status == Status.USED
