@@ -53,3 +53,14 @@ def test_liger_patch_helper_called_only_under_a_flag_that_is_off_is_not_liger():
     r = _audit({"mylib/arguments.py": _LIGER_ARGS.format(on=False), "mylib/tuner.py": _LIGER_TUNER})["D5"]
     assert r.status == Status.UNUSED and "Liger kernels patch the model" not in r.detail
     assert _audit({"mylib/arguments.py": _LIGER_ARGS.format(on=True), "mylib/tuner.py": _LIGER_TUNER})["D5"].status == Status.USED
+
+
+def test_warmup_passed_through_from_the_hf_arguments_default_is_no_warmup():
+    from checks.rules.g_strategy import _SWIFT_GALORE, _SWIFT_SCHED_ARGS, _SWIFT_SCHED_TRAIN
+
+    files = {"mylib/arguments.py": _SWIFT_SCHED_ARGS, "mylib/train.py": _SWIFT_SCHED_TRAIN}
+    r = _audit({**files, "mylib/galore.py": _SWIFT_GALORE.format(warm="args.warmup_steps * 2")})["G1"]
+    assert (r.status, r.detail) == (Status.PARTIAL, "cosine schedule without warmup")
+    # a warmup the code computes from something else is still counted
+    r = _audit({**files, "mylib/galore.py": _SWIFT_GALORE.format(warm="int(0.03 * max_steps)")})["G1"]
+    assert r.status == Status.USED
