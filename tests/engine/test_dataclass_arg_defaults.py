@@ -64,3 +64,16 @@ def test_warmup_passed_through_from_the_hf_arguments_default_is_no_warmup():
     # a warmup the code computes from something else is still counted
     r = _audit({**files, "mylib/galore.py": _SWIFT_GALORE.format(warm="int(0.03 * max_steps)")})["G1"]
     assert r.status == Status.USED
+
+
+def test_accumulation_computed_in_post_init_is_not_the_hf_default():
+    from checks.rules.c_memory import _GA_FILLED, _GA_TRAIN
+
+    r = _audit({"mylib/arguments.py": _GA_FILLED.format(bs=1), "mylib/train.py": _GA_TRAIN})["C5"]
+    assert r.status == Status.USED and "16 micro-batches" in r.detail and "HF Trainer default" not in r.detail
+    r = _audit({"mylib/arguments.py": _GA_FILLED.format(bs=4), "mylib/train.py": _GA_TRAIN})["C5"]
+    assert r.status == Status.USED and "4 micro-batches" in r.detail
+    # a formula reading something the class does not define is not guessed
+    src = _GA_FILLED.format(bs=1).replace("16 / self.per_device_train_batch_size", "self.global_batch / self.per_device_train_batch_size")
+    r = _audit({"mylib/arguments.py": src, "mylib/train.py": _GA_TRAIN})["C5"]
+    assert r.status == Status.NA and r.detail.startswith("not judged:") and "HF Trainer default" not in r.detail
