@@ -428,7 +428,9 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             ))
     multi_gpu = p.multi_node or (p.num_gpus or 0) > 1
     offload = [e for e in facts.config("offload_optimizer.device", "offload_param.device") if isinstance(e.value, str) and e.value.lower() in ("cpu", "nvme")]
-    if offload and not st.missing("C4"):  # C4 (offload) unused in the same report would contradict the reason
+    # C4 unused in the same report would contradict the reason; C4 partial is "an offload config is shipped, but no launch
+    # script or config uses it" (ms-swift's zero2_offload.json preset, picked only by ``--deepspeed zero2_offload``): not every step
+    if offload and not st.missing("C4") and st("C4") != Status.PARTIAL:
         ds_files = {e.path for e in facts.config("zero_optimization")} | {e.path for e in facts.config("zero_optimization.stage")}
         # recipes that shard with FSDP instead are choices too (oumi: 3 offloading DeepSpeed recipes beside 67 FSDP ones)
         fsdp_files = {s.path for s in facts.effective("sharding_strategy", "fsdp", "fsdp_sharding_strategy") if isinstance(s.value, str)}

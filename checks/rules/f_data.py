@@ -1082,10 +1082,6 @@ class F1NumWorkers(_DataCheck):
         "lightning": "def train_dataloader(self):\n    return DataLoader(self.train_ds, batch_size=8, num_workers=8, persistent_workers=True)\n",
     }
     examples = (
-        Example({"mylib/arguments.py": _FILLED_WORKERS.format(n=1), "mylib/trainer.py": _ARGS_LOADER}, P,
-                "num_workers left None and filled in __post_init__: 1 on Linux (0 only on Windows)"),
-        Example({"mylib/arguments.py": _FILLED_WORKERS.format(n=8), "mylib/trainer.py": _ARGS_LOADER}, U,
-                "num_workers left None and filled in __post_init__: 8 on Linux"),
         Example({**_MM_DATASETS, **{f"xtuner/configs/{m}.py": _mm_data_config("hf", 0 if m == "llama2_7b" else 4)
                                     for m in ("llama2_7b", "qwen_7b", "internlm2_7b", "mistral_7b")}},
                 U, "mmengine configs: 3 of 4 train_dataloaders with 4 workers"),
@@ -1230,6 +1226,10 @@ class F1NumWorkers(_DataCheck):
             "trainers/dpo.py": "from torch.utils.data import DataLoader\ndef build(ds):\n    return DataLoader(ds, batch_size=8, num_workers=6)\n",
             "trainers/rm.py": "from torch.utils.data import DataLoader\ndef build(ds):\n    return DataLoader(ds, batch_size=8, num_workers=2)\n",
         }, U, "most training loaders have 4 or more workers: judged by that majority"),
+        Example({"mylib/arguments.py": _FILLED_WORKERS.format(n=1), "mylib/trainer.py": _ARGS_LOADER}, P,
+                "num_workers left None and filled in __post_init__: 1 on Linux (0 only on Windows)"),
+        Example({"mylib/arguments.py": _FILLED_WORKERS.format(n=8), "mylib/trainer.py": _ARGS_LOADER}, U,
+                "num_workers left None and filled in __post_init__: 8 on Linux"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

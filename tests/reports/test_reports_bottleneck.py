@@ -245,3 +245,13 @@ def test_offload_is_counted_against_every_sharding_recipe_not_only_deepspeed_one
     v = verdict(files, {"C4": U})
     off = next(r for r in v.reasons if "offloaded" in r)
     assert "in 1 of 5 DeepSpeed/FSDP configs" in off
+
+
+def test_offload_configs_no_launch_uses_are_not_a_per_step_cost():
+    """ms-swift / lmms-engine: offload presets shipped beside the other DeepSpeed configs, picked by no launch (C4 partial):
+    nothing moves over PCIe every step of a run the project describes."""
+    files = {"ds/zero2.json": '{"zero_optimization": {"stage": 2}}\n',
+             "ds/zero2_offload.json": '{"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}\n',
+             "train.py": "loss.backward()\n"}
+    assert not [r for r in verdict(files, {"C4": P}).reasons if "offloaded" in r]
+    assert [r for r in verdict(files, {"C4": U}).reasons if "offloaded" in r]
