@@ -154,7 +154,10 @@ _ATTN_BOOL_KEYS = (
 _ATTN_STR_ON = {"fa2", "fa3", "sdpa", "auto", "flash", "flash_attention_2", "flash_attention_3", "flex_attention", "flex", "xformers",
                 "fused", "triton"}
 _FA_FUNCS = re.compile(r"^flash_attn_(varlen_)?(qkvpacked_|kvpacked_)?func$|^flash_attn_with_kvcache$|^Flash(Self|Cross)Attention$|^FlashMHA$")
-_FA_PATCH = re.compile(r"^(replace|patch|apply|enable|use|set)_\w*(flash_attn|flash_attention|xformers|sdpa)\w*$|_with_(flash_attn|flash_attention|xformers|sdpa)\w*$", re.I)
+#: a patch that swaps attention for a fused kernel (``replace_llama_attn_with_flash_attn``); a loader named for the kernel it
+#: may pick (ms-swift ``get_model_tokenizer_with_flash_attn``, which sets the attention only from its ``attn_impl`` argument) is not
+_FA_PATCH = re.compile(r"^(replace|patch|apply|enable|use|set)_\w*(flash_attn|flash_attention|xformers|sdpa)\w*$|"
+                       r"^(?!(get|load|build|create|make|init)_)\w*_with_(flash_attn|flash_attention|xformers|sdpa)\w*$", re.I)
 _SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
 _OTHER_ATTN = ("xformers.ops.memory_efficient_attention", "xformers.ops.fmha.memory_efficient_attention",
                "torch.nn.attention.flex_attention.flex_attention", "transformer_engine.pytorch.DotProductAttention",
@@ -279,6 +282,15 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
             used.append(c)
             kinds.add("xformers" if "xformers" in c.name else "flex_attention" if "flex" in c.name else "transformer-engine")
     return used, off_, kinds
+
+
+#: ms-swift: a model loader named for the kernel it can pick, called without an attention choice
+_LOADER_NAMED_FA = (
+    "from transformers import AutoConfig, AutoModelForCausalLM\n\n\n"
+    "def get_model_tokenizer_with_flash_attn(model_dir, attn_impl=None):\n    config = AutoConfig.from_pretrained(model_dir)\n"
+    "    if attn_impl is not None:\n        config._attn_implementation = attn_impl\n"
+    "    return AutoModelForCausalLM.from_pretrained(model_dir, config=config)\n\n\n"
+    "model = get_model_tokenizer_with_flash_attn('Qwen/Qwen2.5-7B-Instruct')\n")
 
 
 @register
@@ -428,6 +440,7 @@ class D1FlashAttention(Check):
             "examples/extras/fsdp_qlora/llama3_lora_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-70B\nstage: sft\nflash_attn: fa2\n",
             "examples/ascend/qwen3vlmoe_lora_sft_fsdp.yaml": "model_name_or_path: Qwen/Qwen3-VL-30B-A3B-Instruct\nstage: sft\nflash_attn: disabled\n",
         }, U, "eager in a minority of recipes"),
+        Example({"mylib/model.py": _LOADER_NAMED_FA}, P, "a loader named with_flash_attn that passes no attention choice"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -77,3 +77,12 @@ def test_accumulation_computed_in_post_init_is_not_the_hf_default():
     src = _GA_FILLED.format(bs=1).replace("16 / self.per_device_train_batch_size", "self.global_batch / self.per_device_train_batch_size")
     r = _audit({"mylib/arguments.py": src, "mylib/train.py": _GA_TRAIN})["C5"]
     assert r.status == Status.NA and r.detail.startswith("not judged:") and "HF Trainer default" not in r.detail
+
+
+def test_a_loader_named_with_flash_attn_is_not_a_flash_attention_patch():
+    from checks.rules.d_compute import _LOADER_NAMED_FA
+
+    r = _audit({"mylib/model.py": _LOADER_NAMED_FA})["D1"]
+    assert r.status == Status.PARTIAL and "flash_attention_2" not in r.detail
+    patched = "from mylib.patch import replace_llama_attn_with_flash_attn\nreplace_llama_attn_with_flash_attn()\n"
+    assert _audit({"mylib/model.py": _LOADER_NAMED_FA, "train.py": patched})["D1"].status == Status.USED
