@@ -710,8 +710,11 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         if (v := as_number(s.value)) is not None:
             per_file.setdefault(s.path, set()).add(v)
     fused_ce = any(truthy(s.value) for s in facts.effective("cross_entropy_loss_fusion", "use_liger_kernel", "liger_kernel"))
+    # ``partial(get_model_tokenizer_mplug_owl2, vocab_size=151851, ...)`` in a ``register_model(...)`` entry (ms-swift) pre-binds
+    # one registered loader's argument: a preset among many, not the trained model's
     vocab_sites = [s for s in facts.settings("vocab_size", "padded_vocab_size")
-                   if (as_number(s.value) or 0) >= 100_000 and st.on_path(s.path) and len(per_file.get(s.path, ())) == 1] if not fused_ce else []
+                   if (as_number(s.value) or 0) >= 100_000 and st.on_path(s.path) and len(per_file.get(s.path, ())) == 1
+                   and not (s.source == "call" and s.key.startswith(("partial(", "functools.partial(")))] if not fused_ce else []
     if vocab_sites and st.missing("D5"):
         vocab = max(as_number(s.value) or 0 for s in vocab_sites)
         out.append(Signal(
