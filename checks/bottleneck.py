@@ -428,7 +428,9 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             ))
     multi_gpu = p.multi_node or (p.num_gpus or 0) > 1
     offload = [e for e in facts.config("offload_optimizer.device", "offload_param.device") if isinstance(e.value, str) and e.value.lower() in ("cpu", "nvme")]
-    if offload and not st.missing("C4"):  # C4 (offload) unused in the same report would contradict the reason
+    # C4 unused in the same report would contradict the reason; C4 partial is "an offload config is shipped, but no launch
+    # script or config uses it" (ms-swift's zero2_offload.json preset, picked only by ``--deepspeed zero2_offload``): not every step
+    if offload and not st.missing("C4") and st("C4") != Status.PARTIAL:
         ds_files = {e.path for e in facts.config("zero_optimization")} | {e.path for e in facts.config("zero_optimization.stage")}
         # recipes that shard with FSDP instead are choices too (oumi: 3 offloading DeepSpeed recipes beside 67 FSDP ones)
         fsdp_files = {s.path for s in facts.effective("sharding_strategy", "fsdp", "fsdp_sharding_strategy") if isinstance(s.value, str)}
@@ -708,8 +710,11 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         if (v := as_number(s.value)) is not None:
             per_file.setdefault(s.path, set()).add(v)
     fused_ce = any(truthy(s.value) for s in facts.effective("cross_entropy_loss_fusion", "use_liger_kernel", "liger_kernel"))
+    # ``partial(get_model_tokenizer_mplug_owl2, vocab_size=151851, ...)`` in a ``register_model(...)`` entry (ms-swift) pre-binds
+    # one registered loader's argument: a preset among many, not the trained model's
     vocab_sites = [s for s in facts.settings("vocab_size", "padded_vocab_size")
-                   if (as_number(s.value) or 0) >= 100_000 and st.on_path(s.path) and len(per_file.get(s.path, ())) == 1] if not fused_ce else []
+                   if (as_number(s.value) or 0) >= 100_000 and st.on_path(s.path) and len(per_file.get(s.path, ())) == 1
+                   and not (s.source == "call" and s.key.startswith(("partial(", "functools.partial(")))] if not fused_ce else []
     if vocab_sites and st.missing("D5"):
         vocab = max(as_number(s.value) or 0 for s in vocab_sites)
         out.append(Signal(

@@ -424,7 +424,10 @@ class _Extractor(ast.NodeVisitor):
             elif first is not None and not (isinstance(first, ast.Constant) and first.value is Ellipsis):
                 default = self.value(first)
             elif "default_factory" in kw:
-                default = Expr(self.src(kw["default_factory"]))
+                # ``field(default_factory=lambda: ['tensorboard'])`` builds that literal (ms-swift's ``report_to``)
+                fac = kw["default_factory"]
+                lit = _const(fac.body) if isinstance(fac, ast.Lambda) and not fac.args.args else _NO_VALUE
+                default = lit if lit is not _NO_VALUE else Expr(self.src(fac))
             else:
                 return
         else:
@@ -556,6 +559,7 @@ class _Extractor(ast.NodeVisitor):
                     self.path, line, target, self.value(value_node), self.text(line),
                     loop=self.loop_stack[-1] if self.loop_stack else None,
                     func=self.func_stack[-1] if self.func_stack else None,
+                    guard=self._guard_text() if self.guard_stack else None,
                 )
             )
         elif isinstance(t, ast.Subscript):

@@ -739,6 +739,10 @@ class Facts:
                 out.append(Setting(name, a.default, a.path, a.line, "argparse-default", a.text, long_flags[0] if long_flags else f"--{a.dest}", 0))
         for f in self._s["fields_by_key"].get(name, []):
             if self._ok(f.path, f.line):
+                fill = self._post_init_fill(f) if f.default is None else None
+                if fill is not None:
+                    out.append(Setting(name, fill.value, fill.path, fill.line, "field-default", fill.text, f"{f.owner}.{f.name}", 0))
+                    continue
                 out.append(Setting(name, f.default, f.path, f.line, "field-default", f.text, f"{f.owner}.{f.name}", 0))
         modules = self.recipe_modules()
         configs = self.config_modules()
@@ -771,6 +775,19 @@ class Facts:
                     # a keyword of a Python config file (``train_dataloader = dict(num_workers=4)``) is that recipe's setting
                     out.append(Setting(name, v, c.path, line, "config" if c.path in configs else "call", c.text, f"{c.short}({k}=)", 2))
         return out
+
+    def _post_init_fill(self, f: Field) -> AttrAssign | None:
+        """The constant a dataclass's ``__post_init__`` gives a field left ``None`` (ms-swift ``dataloader_num_workers:
+        Optional[int] = None`` then ``if self.dataloader_num_workers is None: ... self.dataloader_num_workers = 1``): that is
+        the default a run gets. A branch for a non-Linux host (``if platform.system() == 'Windows': ... = 0``) is not the
+        training host's; fills that still disagree, or that are not constants, leave the declared ``None``."""
+        target = f"self.{f.name}"
+        fills = [a for a in self.attr_assigns(target) if a.path == f.path and a.func == "__post_init__" and a.target == target
+                 and a.guard is not None and f"{target} is None" in a.guard and not _NON_LINUX_HOST.search(a.guard)]
+        values = {repr(a.value) for a in fills}
+        if len(values) != 1 or isinstance(fills[0].value, Expr) or fills[0].value is None:
+            return None
+        return fills[0]
 
     # -- evidence helpers --------------------------------------------------
     @staticmethod
@@ -806,6 +823,8 @@ def flag_snippet(command: str, key: str, value: Any = None) -> str:
 
 
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
+#: a positive test for a non-Linux host in an ``if`` guard (not one negated as ``not (...)``): Windows/macOS branches
+_NON_LINUX_HOST = re.compile(r"(?<!not \()(platform\.system\(\)\s*==\s*['\"](Windows|Darwin)['\"]|sys\.platform\s*==\s*['\"](win32|darwin)['\"]|os\.name\s*==\s*['\"]nt['\"])")
 _RECIPE_DIR = re.compile(r"(^|/)(configs?|recipes?)/[^/]+\.py$")
 _CONFIG_DIR = re.compile(r"(^|/)configs?/(.+/)?[^/]+\.py$")
 #: loaders that read a Python file as a config (mmengine/mmcv ``Config.fromfile``, detectron2 ``LazyConfig.load``)

@@ -113,6 +113,7 @@ class AttrAssign:
     text: str
     loop: str | None = None  # text of the iterable of the enclosing ``for`` loop, if any
     func: str | None = None
+    guard: str | None = None  # conditions of the enclosing ``if`` branches, joined with ``and``
 
     @property
     def attr(self) -> str:

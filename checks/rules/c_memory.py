@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 import re
 from pathlib import PurePosixPath
 from typing import Any
@@ -1188,6 +1189,76 @@ def _minibatch_accumulation(f: Facts) -> list[Call]:
     return out
 
 
+#: ms-swift ``TrainArgumentsMixin``: accumulation left None, computed in ``__post_init__`` to reach a global batch of 16
+_GA_FILLED = (
+    "import math\nfrom dataclasses import dataclass\nfrom typing import Optional\n\nfrom mylib.utils import get_dist_setting\n\n\n"
+    "@dataclass\nclass TrainArgumentsMixin:\n    per_device_train_batch_size: int = {bs}\n"
+    "    gradient_accumulation_steps: Optional[int] = None\n\n    def __post_init__(self):\n"
+    "        if self.gradient_accumulation_steps is None:\n            world_size = get_dist_setting()[2]\n"
+    "            self.gradient_accumulation_steps = max(1, math.ceil(16 / self.per_device_train_batch_size / world_size))\n")
+_GA_TRAIN = ("from transformers import Trainer\n\n\ndef train(model, args, dataset):\n"
+             "    Trainer(model=model, args=args, train_dataset=dataset).train()\n")
+#: names of the data-parallel size in an accumulation formula: 1 on one GPU
+_DP_SIZE_NAME = re.compile(r"(?i)^(world_size|n_gpus?|num_gpus|ngpus|dp_size|data_parallel_size|num_processes|nproc(_per_node)?)$")
+_FORMULA_FUNCS = {"max": max, "min": min, "int": int, "round": round, "ceil": None, "floor": None}
+
+
+def _post_init_accumulation(f: Facts) -> tuple[Any, int | None] | None:
+    """An accumulation count an arguments dataclass leaves ``None`` and computes in ``__post_init__`` from its other
+    defaults and the data-parallel size (ms-swift ``gradient_accumulation_steps = max(1, math.ceil(16 /
+    self.per_device_train_batch_size / world_size))``, i.e. a target global batch of 16): the assignment and its value on
+    one GPU (None when the formula reads anything else); None when no such fill exists."""
+    for name in _GA_KEYS:
+        for a in f.attr_assigns(f"self.{name}"):
+            if (a.func != "__post_init__" or a.target != f"self.{name}" or not isinstance(a.value, Expr) or a.guard is None
+                    or f"self.{name} is None" not in a.guard or _TEST_FILE.search(a.path)):
+                continue
+            if not any(x.path == a.path and x.default is None for x in f.fields(name)):
+                continue
+            node = parse_expr(a.value.text)
+            n = _eval_formula(f, node, a.path) if node is not None else None
+            return a, (int(n) if n is not None and n >= 1 else None)
+    return None
+
+
+def _eval_formula(f: Facts, node: ast.expr, path: str, depth: int = 0) -> float | None:
+    """The number a small formula gives with the class's own field defaults (``self.per_device_train_batch_size``) and a
+    data-parallel size of 1; None for anything else."""
+    if depth > 8:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.Name) and _DP_SIZE_NAME.match(node.id):
+        return 1
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        vals = {x.default for x in f.fields(node.attr) if x.path == path}
+        v = vals.pop() if len(vals) == 1 else None
+        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv)):
+        a, b = _eval_formula(f, node.left, path, depth + 1), _eval_formula(f, node.right, path, depth + 1)
+        if a is None or b is None or (isinstance(node.op, (ast.Div, ast.FloorDiv)) and b == 0):
+            return None
+        ops = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}
+        if isinstance(node.op, ast.Div):
+            return a / b
+        if isinstance(node.op, ast.FloorDiv):
+            return a // b
+        return ops[type(node.op)]
+    if isinstance(node, ast.Call) and not node.keywords:
+        fn = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id if isinstance(node.func, ast.Name) else ""
+        if fn not in _FORMULA_FUNCS or not node.args:
+            return None
+        args = [_eval_formula(f, x, path, depth + 1) for x in node.args]
+        if any(x is None for x in args):
+            return None
+        if fn == "ceil":
+            return math.ceil(args[0]) if len(args) == 1 else None  # type: ignore[arg-type]
+        if fn == "floor":
+            return math.floor(args[0]) if len(args) == 1 else None  # type: ignore[arg-type]
+        return _FORMULA_FUNCS[fn](*args)  # type: ignore[misc]
+    return None
+
+
 @register
 class C5GradientAccumulation(Check):
     id = "C5"
@@ -1277,6 +1348,10 @@ class C5GradientAccumulation(Check):
                 "def train(model, optimizer, loader):\n    for batch in loader:\n        train_step(model, batch)\n"
                 "        optimizer.step()\n        optimizer.zero_grad()\n"),
         }, N, "one backward per step in a helper"),
+        Example({"mylib/arguments.py": _GA_FILLED.format(bs=1), "mylib/train.py": _GA_TRAIN}, U,
+                "accumulation filled in __post_init__ from a target global batch of 16"),
+        Example({"mylib/arguments.py": _GA_FILLED.format(bs=16), "mylib/train.py": _GA_TRAIN}, N,
+                "the same formula with a per-device batch of 16: 1 step"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1356,6 +1431,18 @@ class C5GradientAccumulation(Check):
                            {"gradient_accumulation_steps": 1})
         if ones:
             return Outcome(N, evs(ones), "gradient_accumulation_steps is 1", {"gradient_accumulation_steps": 1})
+        filled = _post_init_accumulation(f)
+        if filled is not None:
+            a, steps = filled
+            if steps is None:
+                return Outcome(Status.NA, [f.ev(a)], "not judged: gradient_accumulation_steps is left None and computed in "
+                               f"__post_init__ ({a.path}:{a.line}) from values not known statically", {})
+            if steps > 1:
+                return Outcome(U, [f.ev(a)], f"gradient_accumulation_steps is left None and filled in __post_init__ "
+                               f"({a.path}:{a.line}): {steps} micro-batches per optimizer step on one GPU (fewer as the "
+                               "data-parallel size grows)", {"gradient_accumulation_steps": steps})
+            return Outcome(N, [f.ev(a)], f"gradient_accumulation_steps is filled in __post_init__ ({a.path}:{a.line}) with 1 "
+                           "on one GPU", {"gradient_accumulation_steps": 1})
         if uses_hf_trainer(f):
             return Outcome(N, [], f"HF Trainer default gradient_accumulation_steps={HF_DEFAULTS['gradient_accumulation_steps']}",
                            {"gradient_accumulation_steps": 1})

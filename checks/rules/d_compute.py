@@ -178,7 +178,10 @@ _ATTN_BOOL_KEYS = (
 _ATTN_STR_ON = {"fa2", "fa3", "sdpa", "auto", "flash", "flash_attention_2", "flash_attention_3", "flex_attention", "flex", "xformers",
                 "fused", "triton"}
 _FA_FUNCS = re.compile(r"^flash_attn_(varlen_)?(qkvpacked_|kvpacked_)?func$|^flash_attn_with_kvcache$|^Flash(Self|Cross)Attention$|^FlashMHA$")
-_FA_PATCH = re.compile(r"^(replace|patch|apply|enable|use|set)_\w*(flash_attn|flash_attention|xformers|sdpa)\w*$|_with_(flash_attn|flash_attention|xformers|sdpa)\w*$", re.I)
+#: a patch that swaps attention for a fused kernel (``replace_llama_attn_with_flash_attn``); a loader named for the kernel it
+#: may pick (ms-swift ``get_model_tokenizer_with_flash_attn``, which sets the attention only from its ``attn_impl`` argument) is not
+_FA_PATCH = re.compile(r"^(replace|patch|apply|enable|use|set)_\w*(flash_attn|flash_attention|xformers|sdpa)\w*$|"
+                       r"^(?!(get|load|build|create|make|init)_)\w*_with_(flash_attn|flash_attention|xformers|sdpa)\w*$", re.I)
 _SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
 _OTHER_ATTN = ("xformers.ops.memory_efficient_attention", "xformers.ops.fmha.memory_efficient_attention",
                "torch.nn.attention.flex_attention.flex_attention", "transformer_engine.pytorch.DotProductAttention",
@@ -314,6 +317,15 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
             used.append(c)
             kinds.add("xformers" if "xformers" in c.name else "flex_attention" if "flex" in c.name else "transformer-engine")
     return used, off_, kinds
+
+
+#: ms-swift: a model loader named for the kernel it can pick, called without an attention choice
+_LOADER_NAMED_FA = (
+    "from transformers import AutoConfig, AutoModelForCausalLM\n\n\n"
+    "def get_model_tokenizer_with_flash_attn(model_dir, attn_impl=None):\n    config = AutoConfig.from_pretrained(model_dir)\n"
+    "    if attn_impl is not None:\n        config._attn_implementation = attn_impl\n"
+    "    return AutoModelForCausalLM.from_pretrained(model_dir, config=config)\n\n\n"
+    "model = get_model_tokenizer_with_flash_attn('Qwen/Qwen2.5-7B-Instruct')\n")
 
 
 @register
@@ -483,6 +495,7 @@ class D1FlashAttention(Check):
             "examples/extras/fsdp_qlora/llama3_lora_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-70B\nstage: sft\nflash_attn: fa2\n",
             "examples/ascend/qwen3vlmoe_lora_sft_fsdp.yaml": "model_name_or_path: Qwen/Qwen3-VL-30B-A3B-Instruct\nstage: sft\nflash_attn: disabled\n",
         }, U, "eager in a minority of recipes"),
+        Example({"mylib/model.py": _LOADER_NAMED_FA}, P, "a loader named with_flash_attn that passes no attention choice"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1025,14 +1038,27 @@ _AXOLOTL_LIGER = ("liger_rope", "liger_rms_norm", "liger_glu_activation", "liger
                   "liger_fused_linear_cross_entropy", "liger_swiglu")
 
 
+_LIGER_ARGS = ("from dataclasses import dataclass\n\n\n@dataclass\nclass TrainArgumentsMixin:\n    use_liger_kernel: bool = {on}\n"
+               "    gradient_checkpointing: bool = True\n")
+_LIGER_TUNER = (
+    "import inspect\n\nfrom transformers import TrainingArguments\n\n\ndef apply_liger(model_type):\n"
+    "    from liger_kernel.transformers import apply_liger_kernel_to_llama, apply_liger_kernel_to_qwen2\n"
+    "    if model_type == 'llama':\n        apply_liger_kernel_to_llama()\n    elif model_type == 'qwen2':\n"
+    "        apply_liger_kernel_to_qwen2()\n\n\ndef prepare_model(args, model):\n"
+    "    if args.use_liger_kernel and 'use_liger_kernel' not in inspect.signature(TrainingArguments).parameters:\n"
+    "        apply_liger(args.model_type)\n    return model\n")
+
+
 def liger_sites(f: Facts) -> tuple[list, list, list]:
     """(Liger in effect, Liger half-configured, Liger switched off)."""
     used: list = []
     half: list = []
     off_: list = []
     for c in f.calls("liger_kernel.*"):
-        if ".chunked_loss" in c.name or re.search(r"Liger\w*(DPO|ORPO|SimPO|CPO|KTO|JSD|KLDiv)", c.short) or guard_off(f, c):
+        if ".chunked_loss" in c.name or re.search(r"Liger\w*(DPO|ORPO|SimPO|CPO|KTO|JSD|KLDiv)", c.short):
             continue  # the fused alignment/distillation losses are G6
+        if guard_off(f, c) or callers_off(f, c):  # a patch helper (``apply_liger(model_type)``) called only when a flag is on
+            continue
         used.append(c)
     for s in f.effective(*_LIGER_KEYS):
         t = truthy(s.value)
@@ -1100,6 +1126,9 @@ class D5Liger(Check):
             "base_model: meta-llama/Llama-3.1-8B\nplugins:\n  - axolotl.integrations.liger.LigerPlugin\nliger_rope: true\n"
             "liger_rms_norm: true\nliger_glu_activation: true\nliger_fused_linear_cross_entropy: true\n")}, U, "axolotl plugin"),
         Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-3.1-8B\nuse_liger_kernel: false\n"}, N, "disabled"),
+        Example({  # ms-swift: the patch helper runs only under the argument class's use_liger_kernel, default False
+            "mylib/arguments.py": _LIGER_ARGS.format(on=False), "mylib/tuner.py": _LIGER_TUNER}, N, "patch helper behind a flag that is off"),
+        Example({"mylib/arguments.py": _LIGER_ARGS.format(on=True), "mylib/tuner.py": _LIGER_TUNER}, U, "patch helper behind a flag that is on"),
         Example({"openrlhf/cli/train_sft.py": (
             "import argparse\nfrom transformers import AutoModelForCausalLM\n\nparser = argparse.ArgumentParser()\n"
             "parser.add_argument('--use_liger_kernel', action='store_true', default=False, help='Enable Liger Kernel')\n"

@@ -1052,6 +1052,18 @@ _MM_DATASETS = {
 }
 
 
+#: ms-swift ``TrainArgumentsMixin``: the loader-worker count is left None and filled in ``__post_init__`` per host OS
+_FILLED_WORKERS = (
+    "import platform\nfrom dataclasses import dataclass\nfrom typing import Optional\n\n\n@dataclass\nclass TrainArgumentsMixin:\n"
+    "    dataloader_num_workers: Optional[int] = None\n\n    def __post_init__(self):\n"
+    "        if self.dataloader_num_workers is None:\n            if platform.system() == 'Windows':\n"
+    "                self.dataloader_num_workers = 0\n            else:\n                self.dataloader_num_workers = {n}\n")
+_ARGS_LOADER = (
+    "from torch.utils.data import DataLoader\n\n\nclass Trainer:\n    def get_train_dataloader(self):\n        args = self.args\n"
+    "        params = {'num_workers': args.dataloader_num_workers, 'pin_memory': True}\n"
+    "        return DataLoader(self.train_dataset, batch_size=8, **params)\n")
+
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -1226,6 +1238,10 @@ class F1NumWorkers(_DataCheck):
             "trainers/dpo.py": "from torch.utils.data import DataLoader\ndef build(ds):\n    return DataLoader(ds, batch_size=8, num_workers=6)\n",
             "trainers/rm.py": "from torch.utils.data import DataLoader\ndef build(ds):\n    return DataLoader(ds, batch_size=8, num_workers=2)\n",
         }, U, "most training loaders have 4 or more workers: judged by that majority"),
+        Example({"mylib/arguments.py": _FILLED_WORKERS.format(n=1), "mylib/trainer.py": _ARGS_LOADER}, P,
+                "num_workers left None and filled in __post_init__: 1 on Linux (0 only on Windows)"),
+        Example({"mylib/arguments.py": _FILLED_WORKERS.format(n=8), "mylib/trainer.py": _ARGS_LOADER}, U,
+                "num_workers left None and filled in __post_init__: 8 on Linux"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -227,6 +227,8 @@ def _g1_scan(f: Facts) -> _Sched:
             n = _num(s.value)
             if n is not None:
                 (r.warm if n > 0 else r.no_warm).append(s)
+            elif isinstance(s.value, Expr) and strict and short and _hf_default_warmup(f, s.value):
+                r.no_warm.append(s)  # ``num_warmup_steps=args.warmup_steps``: the HF arguments' warmup, left at its 0
             elif isinstance(s.value, Expr) and strict and short:
                 r.warm.append(s)  # computed warmup passed to a scheduler/arguments call
     # nanoGPT / Megatron style decay switches
@@ -308,6 +310,20 @@ def _g1_scan(f: Facts) -> _Sched:
     return r
 
 
+_HF_WARMUP_REF = re.compile(r"\b\w+\.(warmup_steps|warmup_ratio)\b")
+
+
+def _hf_default_warmup(f: Facts, v: Expr) -> bool:
+    """A warmup amount that only scales the HF Trainer arguments' own warmup (``num_warmup_steps=args.warmup_steps``,
+    ``args.warmup_steps * 2`` in a custom optimizer's ``get_scheduler``) while nothing in the project sets
+    ``warmup_steps``/``warmup_ratio``: HF's default, 0. Not when the project defines or sets those names itself."""
+    if not _HF_WARMUP_REF.search(v.text) or re.sub(r"[\s\d.*+/()-]", "", _HF_WARMUP_REF.sub("", v.text)):
+        return False
+    if not uses_hf_trainer(f):
+        return False
+    return not [s for s in f.effective("warmup_steps", "warmup_ratio") if not (s.source == "call" and isinstance(s.value, Expr))]
+
+
 def _hf_sched_call(f: Facts, c: Call, r: _Sched) -> None:
     if c.short == "get_scheduler":
         raw = c.kwargs.get("name", c.args[0] if c.args else None)
@@ -333,10 +349,21 @@ def _hf_sched_call(f: Facts, c: Call, r: _Sched) -> None:
     if raw_w is None:
         return
     vals = [n for v in _resolve(f, raw_w) if (n := _num(v)) is not None]
+    if not vals and isinstance(raw_w, Expr) and _hf_default_warmup(f, raw_w):
+        vals = [0]
     if vals and all(v == 0 for v in vals):
         r.no_warm.append(c)
     else:
         r.warm.append(c)
+
+
+_SWIFT_SCHED_ARGS = ("from dataclasses import dataclass\n\nfrom transformers import Seq2SeqTrainingArguments\n\n\n"
+                     "@dataclass\nclass TrainArguments(Seq2SeqTrainingArguments):\n    lr_scheduler_type: str = 'cosine'\n")
+_SWIFT_GALORE = ("from transformers import get_scheduler\n\n\ndef create_optimizer_and_scheduler(model, args, optimizer, max_steps):\n"
+                 "    scheduler = get_scheduler(optimizer=optimizer, name=args.lr_scheduler_type, num_training_steps=max_steps,\n"
+                 "                              num_warmup_steps={warm})\n    return optimizer, scheduler\n")
+_SWIFT_SCHED_TRAIN = ("from transformers import Seq2SeqTrainer\n\n\ndef train(model, args, dataset):\n"
+                      "    Seq2SeqTrainer(model=model, args=args, train_dataset=dataset).train()\n")
 
 
 @register
@@ -398,6 +425,12 @@ class G1LRSchedule(Check):
                  "args = TrainingArguments(output_dir='out', learning_rate=2e-5, bf16=True)\n"
                  "trainer = Trainer(model=model, args=args)\n"}, P, "hf default: linear decay, no warmup"),
         Example({"train.yaml": "lr_scheduler_type: cosine\nwarmup_ratio: 0.0\nlearning_rate: 1.0e-4\n"}, P, "cosine without warmup"),
+        Example({  # ms-swift: cosine over the HF arguments, warmup left at HF's 0; an optional optimizer passes it on
+            "mylib/arguments.py": _SWIFT_SCHED_ARGS, "mylib/galore.py": _SWIFT_GALORE.format(warm="args.warmup_steps"),
+            "mylib/train.py": _SWIFT_SCHED_TRAIN}, P, "cosine default, warmup passed through from HF's default 0"),
+        Example({"mylib/arguments.py": _SWIFT_SCHED_ARGS + "    warmup_ratio: float = 0.05\n",
+                 "mylib/galore.py": _SWIFT_GALORE.format(warm="args.warmup_steps"), "mylib/train.py": _SWIFT_SCHED_TRAIN},
+                U, "cosine default with the arguments' own warmup_ratio 0.05"),
         Example({"ds.json": '{\n  "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": 1000}}\n}\n'}, P, "warmup only"),
         Example({"train.yaml": "lr_scheduler_type: constant\nwarmup_steps: 0\nlearning_rate: 1.0e-5\n"}, N, "constant lr"),
         Example({"train.py": "import torch\nopt = torch.optim.AdamW(model.parameters(), lr=1e-4)\nfor batch in loader:\n"

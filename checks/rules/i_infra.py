@@ -1815,6 +1815,15 @@ def _report_to_builder(f: Facts, s: Setting) -> tuple[str, ...] | None:
 _KEY_STRING = re.compile(r"""\[\s*["'][^"']*["']\s*\]|\.get\(\s*["'][^"']*["']""")
 
 
+#: ms-swift ``TrainArgumentsMixin``: HF ``Seq2SeqTrainingArguments`` defaults overridden in a dataclass mixin
+_SWIFT_ARGS = ("from dataclasses import dataclass, field\nfrom typing import List\n\nfrom transformers import Seq2SeqTrainingArguments\n\n\n"
+               "@dataclass\nclass TrainArgumentsMixin:\n    logging_steps: int = {steps}\n"
+               "    report_to: List[str] = field(default_factory=lambda: ['tensorboard'])\n\n\n"
+               "@dataclass\nclass TrainArguments(TrainArgumentsMixin, Seq2SeqTrainingArguments):\n    pass\n")
+_SWIFT_TRAIN = ("from transformers import Seq2SeqTrainer\n\n\ndef train(model, args, dataset):\n"
+                "    trainer = Seq2SeqTrainer(model=model, args=args, train_dataset=dataset)\n    trainer.train()\n")
+
+
 def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
     """Trackers the HF Trainer reports to (``report_to``; before transformers v5 the default was every installed one)."""
     rt = [s for s in f.effective("report_to") if not _TEST_PATH.search(s.path)]
@@ -1913,6 +1922,12 @@ class I5ReportFrequency(Check):
                 "    optimizer.step()\n    wandb.log({'loss': loss.item()})\n"),
         }, N, "tracker switched on, reported every step"),
         Example({"train.yaml": "report_to: wandb\nlogging_steps: 10\n"}, U, "wandb every 10"),
+        Example({  # ms-swift: the HF arguments subclass overrides report_to with a default_factory lambda
+            "mylib/arguments.py": _SWIFT_ARGS.format(steps=5),
+            "mylib/train.py": _SWIFT_TRAIN,
+        }, N, "report_to from a default_factory lambda, every 5 steps"),
+        Example({"mylib/arguments.py": _SWIFT_ARGS.format(steps=50), "mylib/train.py": _SWIFT_TRAIN}, U,
+                "report_to from a default_factory lambda, every 50 steps"),
         Example({"train.yaml": "report_to: none\nlogging_steps: 1\n"}, U, "no tracker"),
         Example({  # xtuner: mmengine Python configs with no visualizer: metrics stay in the runner's log
             "xtuner/tools/train.py": _MM_TRAIN,

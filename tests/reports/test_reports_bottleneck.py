@@ -245,3 +245,25 @@ def test_offload_is_counted_against_every_sharding_recipe_not_only_deepspeed_one
     v = verdict(files, {"C4": U})
     off = next(r for r in v.reasons if "offloaded" in r)
     assert "in 1 of 5 DeepSpeed/FSDP configs" in off
+
+
+def test_offload_configs_no_launch_uses_are_not_a_per_step_cost():
+    """ms-swift / lmms-engine: offload presets shipped beside the other DeepSpeed configs, picked by no launch (C4 partial):
+    nothing moves over PCIe every step of a run the project describes."""
+    files = {"ds/zero2.json": '{"zero_optimization": {"stage": 2}}\n',
+             "ds/zero2_offload.json": '{"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}\n',
+             "train.py": "loss.backward()\n"}
+    assert not [r for r in verdict(files, {"C4": P}).reasons if "offloaded" in r]
+    assert [r for r in verdict(files, {"C4": U}).reasons if "offloaded" in r]
+
+
+def test_a_vocabulary_bound_into_one_registered_loader_is_not_the_trained_models():
+    """ms-swift: ``partial(get_model_tokenizer_mplug_owl2, vocab_size=151851, ...)`` inside one ``register_model`` entry
+    among hundreds pre-binds that loader's argument; the trained model is whatever ``--model`` names."""
+    reg = ("from functools import partial\n\nregister_model(ModelMeta('mplug_owl2_1', [Model('iic/mPLUG-Owl2.1')],\n"
+           "    partial(get_model_tokenizer_mplug_owl2, vocab_size=151851, get_model_tokenizer_function=get_qwen)))\n")
+    statuses = {"D5": N, "D2": N, "D6": N}
+    assert not [r for r in verdict({"mylib/model/mplug.py": reg, "train.py": "loss.backward()\n"}, statuses).reasons
+                if "vocabulary" in r]
+    cfg = "from mylib import GPTConfig\n\nconfig = GPTConfig(n_layer=24, vocab_size=151851)\nloss.backward()\n"
+    assert [r for r in verdict({"train.py": cfg}, statuses).reasons if "vocabulary" in r]
