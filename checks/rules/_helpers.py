@@ -167,7 +167,8 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
             if st is None and s.source == "call":  # ``compile_model=self._model_compile``: the attribute the caller's file copied
                 st = _forwarded_flag(facts, ref, s.path)[0]
             vals.append(st)
-        elif ref == name:
+        elif ref == name or (isinstance(s.value, Expr) and _forwards_conjunct(s.value.text or "", name)):
+            # (``streaming=data_args.streaming and dataset_attr.load_from != "file"``: on only when the flag itself is on)
             concrete = [x for x in facts.settings(name) if not isinstance(x.value, Expr)]
             top = max((x.rank for x in concrete), default=None)
             vals += [truthy(x.value) for x in concrete if x.rank == top] or [None]
@@ -239,6 +240,12 @@ def _dead_branch(guard: str) -> bool:
         if isinstance(t, ast.Constant) and bool(t.value) is neg:
             return True
     return False
+
+
+def _forwards_conjunct(text: str, name: str) -> bool:
+    """``x.name and <anything>``: a value that is the flag itself and-ed with more conditions, true only when the flag is."""
+    head = text.split(" and ", 1)[0].strip() if " and " in text and " or " not in text else ""
+    return bool(head) and re.fullmatch(r"(\w+\.)*" + re.escape(name), head) is not None
 
 
 def guard_off(facts: Facts, call: Any) -> list[Any]:

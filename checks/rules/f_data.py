@@ -2719,15 +2719,41 @@ class F9StreamingDatasets(_DataCheck):
         Example({"pt.yaml": "stage: pt\nstreaming: true\nmax_steps: 1000\n"}, U, "llamafactory streaming"),
         Example({"pt.yaml": "stage: pt\nstreaming: false\n"}, N, "streaming false"),
         Example({"data.py": "from torch.utils.data import IterableDataset\ndef check(ds):\n    return isinstance(ds, IterableDataset)\n"}, N, "isinstance only"),
+        Example({  # LLaMA-Factory: streaming only when a run sets ``streaming: true``; the switch defaults off
+            "src/llamafactory/hparams/data_args.py": (
+                "from dataclasses import dataclass, field\n\n@dataclass\nclass DataArguments:\n"
+                "    streaming: bool = field(default=False, metadata={\"help\": \"Enable dataset streaming.\"})\n"),
+            "src/llamafactory/data/loader.py": (
+                "from datasets import load_dataset\n\ndef _load_single_dataset(dataset_attr, model_args, data_args, training_args):\n"
+                "    dataset = load_dataset(path=dataset_attr.dataset_name, split=dataset_attr.split,\n"
+                "                           streaming=data_args.streaming and dataset_attr.load_from != \"file\")\n"
+                "    if data_args.streaming and dataset_attr.load_from == \"file\":\n"
+                "        dataset = dataset.to_iterable_dataset(num_shards=training_args.dataloader_num_workers)\n"
+                "    return dataset\n"),
+        }, N, "streaming behind a switch that defaults off"),
+        Example({"src/llama_cookbook/datasets/toxicchat_dataset.py": (  # rows iterated once to write JSONL: not streaming training
+            "import datasets\n\ndef get_toxicchat_dataset(dataset_config, tokenizer, split, return_jsonl=False):\n"
+            "    dataset = datasets.load_dataset(\"lmsys/toxic-chat\", \"toxicchat0124\", split=split)\n"
+            "    jsonl_data = []\n    for x in dataset.to_iterable_dataset():\n"
+            "        jsonl_data.append({\"prompt\": x[\"user_input\"]})\n    return jsonl_data\n")}, N, "iterated to convert rows"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         used: list[Evidence] = []
+        # the training path's code decides (not a tokenizer-corpus script, a distillation tool or an embedding side tool), and
+        # a streaming call behind a switch that is off by default is an option (LLaMA-Factory ``if data_args.streaming:``
+        # ``dataset.to_iterable_dataset(...)`` with ``streaming: bool = False``)
+        train = ctx.project.training_files
+
+        def live(x: Any) -> bool:
+            return not _in_tests(x.path) and (not train or x.path in train) and not (isinstance(x, Call) and guard_off(f, x))
+
         for r in f.refs("IterableDataset"):
-            if r.text.lstrip().startswith("class ") and not _in_tests(r.path):
+            if r.text.lstrip().startswith("class ") and live(r):
                 used.append(_ev(r, key="IterableDataset subclass"))
-        used += [_ev(c, key="load_dataset(streaming=)", value=True) for c in f.calls("load_dataset") if truthy(c.kwargs.get("streaming"))]
+        used += [_ev(c, key="load_dataset(streaming=)", value=True) for c in f.calls("load_dataset")
+                 if truthy(c.kwargs.get("streaming")) and live(c)]
         off: list[Evidence] = []
         for s in f.effective("streaming"):
             if _not_training_file(s.path):
@@ -2739,7 +2765,8 @@ class F9StreamingDatasets(_DataCheck):
                 off.append(f.ev(s))
         used += [_ev(c, key=c.short) for c in f.calls("webdataset.WebDataset", "streaming.StreamingDataset", "litdata.StreamingDataset",
                                                           "tf.data.TFRecordDataset", "tensorflow.data.TFRecordDataset", "to_iterable_dataset",
-                                                          "IterableDataset.from_generator") if not _in_tests(c.path)]
+                                                          "IterableDataset.from_generator") if live(c)
+                 and not (c.short == "to_iterable_dataset" and c.text.lstrip().startswith("for "))]  # iterated to convert rows
         if used:
             return Outcome(U, _unique_ev(used), "data streamed during training", {"streaming": True})
         return Outcome(N, off, "streaming explicitly disabled" if off else "no streaming dataset found", {"streaming": False})
