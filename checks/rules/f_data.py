@@ -553,6 +553,7 @@ def _token_bins(f: Facts) -> list[Call]:
 
 
 _CHUNK_FUNC = re.compile(r"chunk|window|block", re.I)
+_WEIGHT_FUNC = re.compile(r"weight|param|ckpt|checkpoint|state_dict|offload", re.I)
 #: reads of a byte range of a file (local or remote): ``get_bytes_range(path, start, n)``, ``f.seek(o)`` + ``f.read(n)``
 _BYTE_RANGE_READS = frozenset({"get_bytes_range", "pread", "read_range", "get_range", "readinto"})
 _INDEX_FILE = re.compile(r"indices|_index\b|\bindex_|offsets?_|lengths?_|_meta\b", re.I)
@@ -2651,11 +2652,25 @@ class F8MemoryMappedData(_DataCheck):
         Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy')\n"}, N, "np.load into memory"),
         Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy', mmap_mode=None)\n# np.memmap('x.bin')\n"}, N, "mmap_mode None, commented"),
 
+        Example({"swift/tuners/utils.py": (  # a weight spilled to disk through a memmap opened to write
+            "import numpy as np\n\ndef offload_weight(weight, weight_name, offload_folder, index=None):\n"
+            "    array = weight.cpu().numpy()\n    tensor_file = os.path.join(offload_folder, f\"{weight_name}.dat\")\n"
+            "    file_array = np.memmap(tensor_file, dtype=array.dtype, mode='w+', shape=array.shape)\n"
+            "    file_array[:] = array[:]\n    file_array.flush()\n    return index\n")}, N, "a memmap opened to write is not a read"),
+        Example({"swift/tuners/utils.py": (  # offloaded model weights read back through a memmap: not training data
+            "import numpy as np\nimport torch\n\ndef load_offloaded_weight(weight_file, weight_info):\n"
+            "    shape = tuple(weight_info['shape'])\n"
+            "    weight = np.memmap(weight_file, dtype=weight_info['dtype'], shape=shape, mode='r')\n    return torch.tensor(weight)\n")},
+                N, "memory-mapped model weights are not data"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        used: list[Evidence] = [_ev(c, key="np.memmap") for c in _memmap_calls(f)]
+        # a memmap opened to write (``mode='w+'``: ms-swift's ``offload_weight`` spilling a weight to disk, a prepare script
+        # writing train.bin) is not a read of data, and one that holds model weights (``load_offloaded_weight``) is not data
+        used: list[Evidence] = [_ev(c, key="np.memmap") for c in _memmap_calls(f)
+                                if _text(c.kwargs.get("mode", c.args[2] if len(c.args) > 2 else "r")).strip("'\"") not in ("w+", "w")
+                                and not _WEIGHT_FUNC.search(c.func or "")]
         for c in f.calls("numpy.load"):
             if c.kwargs.get("mmap_mode") not in (None, "None") and not _in_tests(c.path):
                 used.append(_ev(c, key="np.load(mmap_mode=)", value=_text(c.kwargs["mmap_mode"])))
