@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .facts import ConfigEntry, Facts, as_number, truthy
+from .facts import ConfigEntry, Facts, Setting, as_number, truthy
 from .model import Project
 
 # framework -> (import prefixes, dependency names, launchers)
@@ -126,8 +126,8 @@ def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
     demo = _library_demo_lines(facts)
     out = [s.value for s in facts.settings(*keys) if isinstance(s.value, str) and (s.path, s.line) not in demo]
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
-        if (c.path, c.line) in demo:
-            continue
+        if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):
+            continue  # (a speech or vision encoder a loader builds beside the LLM: ``whisper.load_model('large-v3')``)
         out += [a for a in c.args[:1] if isinstance(a, str)]
         for k in ("pretrained_model_name_or_path", "model", "model_name_or_path"):
             v = c.kwargs.get(k)
@@ -398,8 +398,9 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     # paths (``./tests/assets/tokenizer``), generic words (``model``, ``EMPTY``) and tiktoken encodings (``cl100k_base``)
     # name no model
     counts: dict[str, int] = {}
+    rejected = _not_model_values(facts)
     for n in names:
-        if not _PLACEHOLDER_NAME.search(n) and not _ESTIMATOR_NAME.match(n):
+        if not _PLACEHOLDER_NAME.search(n) and not _ESTIMATOR_NAME.match(n) and n not in rejected:
             counts[n] = counts.get(n, 0) + 1
     # a model named in a training recipe (beside a learning rate or epoch count) before one named only by an evaluation,
     # judge or inference config (oumi's judges name gpt-4o more often than any model it trains)
@@ -496,15 +497,16 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
     """(path, model name) from recipes, launchers and ``from_pretrained`` calls; not from registries of names."""
     out: list[tuple[str, str]] = []
     demo = _library_demo_lines(facts)
+    rejected = _not_model_values(facts)
     for st in facts.settings(*_MODEL_KEYS):
-        if isinstance(st.value, str) and 2 < len(st.value) < 200 and (st.path, st.line) not in demo:
+        if isinstance(st.value, str) and 2 < len(st.value) < 200 and (st.path, st.line) not in demo and not _not_a_model(facts, st):
             out.append((st.path, st.value))
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
-        if (c.path, c.line) in demo:
-            continue
+        if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):
+            continue  # (a speech or vision encoder a loader builds beside the LLM: ``whisper.load_model('large-v3')``)
         vals = [a for a in c.args[:1] if isinstance(a, str)]
         vals += [v for k in ("pretrained_model_name_or_path", "model", "model_name_or_path") if isinstance(v := c.kwargs.get(k), str)]
-        out += [(c.path, v) for v in vals if 2 < len(v) < 200]
+        out += [(c.path, v) for v in vals if 2 < len(v) < 200 and v not in rejected]
     out += [(x.path, x.script) for x in facts.launches("vllm") if x.script and "/" in x.script]  # ``vllm serve org/model``
     # a torchtune recipe config builds its model from a component (``model: {_component_: torchtune.models...}``) and
     # names the size in its file name (``recipes/configs/qwen2_5/1_5B_lora.yaml``; the builder ``qwen2_5_1_5b`` is
@@ -514,6 +516,42 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
                 and e.value.startswith("torchtune.models.") and (m := _TUNE_SIZE.match(e.path.rsplit("/", 1)[-1])):
             out.append((e.path, m.group(1).replace("_", ".") + "B"))
     return out
+
+
+#: libraries of speech/vision encoders: their checkpoints are parts of a multimodal model, not the LLM being trained
+_ENCODER_LIBS = ("whisper.", "open_clip.", "timm.", "torchvision.", "clip.")
+_CLASS_PATH = re.compile(r"^[a-z_]\w*(\.[a-z_]\w*)+\.[A-Z]\w*$")
+_API_CALL = re.compile(r"\.(chat\.)?completions\.create\(|\.messages\.create\(|\.responses\.create\(")
+
+
+def _not_a_model(facts: Facts, st: Setting) -> bool:
+    """A model-named setting whose value is no trained model: a Python class path (ms-swift's trainer registry
+    ``'rm': 'swift.trainers.RewardConfig'``), a hosted API's model (``client.chat.completions.create(model='qwen-max')``),
+    or a name only a tokenizer is loaded from (``model_name = 'Qwen/Qwen2.5-3B-Instruct'`` then
+    ``AutoTokenizer.from_pretrained(model_name)`` to count tokens)."""
+    return bool(isinstance(st.value, str) and _CLASS_PATH.match(st.value)) or (st.source == "call" and bool(_API_CALL.search(st.text or ""))) \
+        or _tokenizer_only(facts, st)
+
+
+def _not_model_values(facts: Facts) -> set[str]:
+    """The values of model-named settings that are no model (:func:`_not_a_model`), unless another setting names it as one."""
+    no: set[str] = set()
+    yes: set[str] = set()
+    for st in facts.settings(*_MODEL_KEYS):
+        if isinstance(st.value, str):
+            (no if _not_a_model(facts, st) else yes).add(st.value)
+    return no - yes
+
+
+def _tokenizer_only(facts: Facts, st: Setting) -> bool:
+    """A name bound in a file whose every ``from_pretrained`` of it loads a tokenizer, processor or config."""
+    if st.source != "assign":
+        return False
+    # (the extractor carries a local constant into the call: ``from_pretrained(model_name)`` reads as the string)
+    uses = [c for c in facts.files[st.path].calls if c.short == "from_pretrained"
+            and any(getattr(a, "ref", None) == st.name or a == st.value for a in (*c.args[:1], *c.kwargs.values()))] \
+        if st.path in facts.files else []
+    return bool(uses) and all(re.search(r"Tokenizer|Processor|Config", c.name) for c in uses)
 
 
 _TUNE_SIZE = re.compile(r"^(\d+(?:_\d+)?)B_", re.I)

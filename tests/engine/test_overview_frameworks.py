@@ -25,3 +25,31 @@ def test_accelerate_that_drives_training_is_a_framework():
     assert "accelerate" in _frameworks({"src/pkg/train.py": TRAIN, "src/pkg/nn/hf/checkpoint.py": CONVERTER, "src/pkg/launch.py": driver})
     assert "accelerate" in _frameworks({"src/pkg/train.py": TRAIN, "run.sh": "accelerate launch src/pkg/train.py\n",
                                         "src/pkg/nn/hf/checkpoint.py": CONVERTER})
+
+
+def _overview(files: dict[str, str]):
+    return audit_files((p, t.encode()) for p, t in files.items()).project
+
+
+def test_model_names_are_models_the_project_trains():
+    """ms-swift: a token counter loads a tokenizer by name, a reward plugin calls a hosted API, a trainer registry maps
+    names to classes, a speech encoder loads whisper weights: none of them is the model, nor its size."""
+    trainer = ("from transformers import AutoModelForCausalLM, Trainer\n\ndef train(args):\n"
+               "    model = AutoModelForCausalLM.from_pretrained(args.model)\n    Trainer(model=model, args=args).train()\n")
+    files = {
+        "swift/llm/train/sft.py": trainer,
+        "swift/plugin/env.py": ("def count_qwen_tokens(messages):\n    from modelscope import AutoTokenizer\n"
+                                "    model_name = 'Qwen/Qwen2.5-3B-Instruct'\n    tokenizer = AutoTokenizer.from_pretrained(model_name)\n"
+                                "    return len(tokenizer.apply_chat_template(messages))\n"),
+        "swift/plugin/prm.py": ("def score(client, messages):\n"
+                                "    completion = client.chat.completions.create(\n        model='qwen-max', messages=messages)\n"
+                                "    return completion.choices[0].message.content\n"),
+        "swift/trainers/trainer_factory.py": "TRAINING_ARGS_MAPPING = {\n    'rm': 'swift.trainers.RewardConfig',\n}\n",
+        "swift/llm/model/model/llama.py": ("import whisper\n\ndef get_model_tokenizer_omni(model_dir):\n"
+                                           "    return whisper.load_model('large-v3', download_root=model_dir)\n"),
+    }
+    p = _overview(files)
+    assert p.model_names == [] and p.params_billions is None
+    # a model the training script names is still one
+    named = _overview({**files, "swift/llm/train/sft.py": trainer.replace("args.model", "'Qwen/Qwen2.5-7B-Instruct'")})
+    assert named.model_names == ["Qwen/Qwen2.5-7B-Instruct"]
