@@ -139,6 +139,8 @@ def test_a_context_file_edit_after_a_reuse_is_still_seen(s: Scanner) -> None:
                                                  "model = GPT(config).to(device)\nmodel = torch.compile(model)\n"),
                  "a check's status changed (D2 is used on the training path now)", id="status"),
     pytest.param("model.py", lambda t: t.replace("256", "512"), "the overview changed (max_seq_len)", id="overview"),
+    pytest.param("train.py", lambda t: t.replace("num_workers=0", "num_workers=4, pin_memory=True"),
+                 "step zero's verdict changed (data-io-bound drops out of the tie), and F1-F3's statuses", id="step-zero"),
 ])
 def test_an_edit_of_an_input_reruns_the_context_pass(s: Scanner, rel: str, change: Callable[[str], str], why: str) -> None:
     before = s.cold()
