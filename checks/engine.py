@@ -376,23 +376,55 @@ def audit_files(
             facts, context, roles = split_facts(parsed, options.training, recorder, ctx_recorder)
             # parked before the collector is back on: its first collection would otherwise walk every new object (0.1 s)
             gc.freeze()
-        project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
-        results, ignored = run_checks(facts, project, options)
-        _agree_with_checks(project, results)
-        classify_bottleneck(facts, project, results, roles.by_path)
+        main_log = _main_inputs(parsed, roles, index) if recorder is not None else None
+        kept = _main_reused(main_log, prior)
+        if kept is None:
+            project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
+            results, ignored = run_checks(facts, project, options)
+            _agree_with_checks(project, results)
+            classify_bottleneck(facts, project, results, roles.by_path)
+        else:
+            project, results, ignored = kept
         ctx_log = _context_inputs(parsed, roles, project, results, index) if ctx_recorder is not None else None
         if not _context_reused(ctx_log, prior, results):
             _context_pass(context, project, results, roles)
         if ctx_log is not None:
             ctx_log["out"] = {r.id: r.context for r in results if r.context}
-    _note_distributions(facts, results)
-    for r in results:
-        r.evidence = _by_role(_with_role(r.evidence, roles))
-        r.findings = _with_role(r.findings, roles)
+    if kept is None:  # a reused audit's results have their notes and their evidence in order already
+        _note_distributions(facts, results)
+        for r in results:
+            r.evidence = _by_role(_with_role(r.evidence, roles))
+            r.findings = _with_role(r.findings, roles)
     audit = Audit(root, project, results, stats, facts, ignored, roles, context)
     if recorder is not None and ctx_recorder is not None and save_log is not None and index is not None:
-        _record(audit, recorder, ctx_recorder, ctx_log, parsed, index, options, save_log, prior)
+        _record(audit, recorder, ctx_recorder, ctx_log, main_log, parsed, index, options, save_log, prior)
     return audit
+
+
+def _main_inputs(parsed: list[FileFacts], roles: Roles, index: TreeIndex | None) -> dict[str, Any] | None:
+    """Everything the overview, the checks, step zero and the notes are a function of (the options and the code aside,
+    which a log is keyed by): the files in scope and the docs whose documented hints join them (path and content key,
+    in the order of their facts), and every file's role (None: a file has no content key)."""
+    keys = index.keys() if index is not None else {}
+    seen: dict[str, FileFacts] = {ff.path: ff for ff in parsed}
+    files = [(p, keys.get(p)) for p in seen if roles.by_path[p] in IN_SCOPE or roles.by_path[p] == DOCS]
+    if any(k is None for _p, k in files):
+        return None
+    return {"files": files, "roles": deepcopy(roles)}
+
+
+def _main_reused(now: dict[str, Any] | None, prior: dict[str, Any] | None) -> tuple[Project, list[CheckResult], list[str]] | None:
+    """The last recorded audit's overview (as step zero left it), results (with their notes, without context evidence)
+    and ignored checks, when the facts in scope and the roles are the same as then (an edit of tests, CI or other
+    context files only): the overview, the checks, step zero and the notes would give the same again."""
+    was = prior.get("main") if prior is not None else None
+    if now is None or was is None or now["files"] != was["files"] or now["roles"] != was["roles"]:
+        return None
+    project, results, ignored, _roles, _derived = prior["audit"]
+    for r in results:
+        r.context = []  # the context pass runs (or is reused) on these results as on fresh ones
+    now["deps"] = was["deps"]  # what they read then: the log stays a cover of every read the results depend on
+    return project, results, ignored
 
 
 def _context_inputs(parsed: list[FileFacts], roles: Roles, project: Project, results: list[CheckResult],
@@ -437,9 +469,9 @@ def _log_key(options: AuditOptions) -> str:
     return repr((TREE_VERSION, LOG_VERSION, options.ignore, options.exclude, options.training, options.hardware, options.limits, code))
 
 
-def _record(audit: Audit, recorder: Recorder, ctx_recorder: Recorder, ctx_log: dict[str, Any] | None, parsed: list[FileFacts],
-            index: TreeIndex, options: AuditOptions, save_log: Callable[[str, dict[str, object]], None],
-            prior: dict[str, Any] | None) -> None:
+def _record(audit: Audit, recorder: Recorder, ctx_recorder: Recorder, ctx_log: dict[str, Any] | None,
+            main_log: dict[str, Any] | None, parsed: list[FileFacts], index: TreeIndex, options: AuditOptions,
+            save_log: Callable[[str, dict[str, object]], None], prior: dict[str, Any] | None) -> None:
     """Store what ``audit`` read of the facts with its results (nothing when the recording cannot be trusted).
     ``ctx_recorder``: the reads of the context's facts; ``ctx_log``: the context pass's inputs and output (kept for the
     next full audit, :func:`_context_reused`). ``prior``: the directory's previous log made with the same options and
@@ -455,9 +487,12 @@ def _record(audit: Audit, recorder: Recorder, ctx_recorder: Recorder, ctx_log: d
     if len(set(paths)) != len(paths) or any(p not in keys for p in paths):
         return
     ctx_deps = ctx_recorder.deps | (ctx_log.get("deps", set()) if ctx_log is not None else set())
-    deps = recorder.deps | ctx_deps
+    main_deps = recorder.deps | (main_log.get("deps", set()) if main_log is not None else set())
+    deps = main_deps | ctx_deps
     if ctx_log is not None:
         ctx_log["deps"] = ctx_deps
+    if main_log is not None:
+        main_log["deps"] = main_deps
     wholes, attrs = attributes(deps)
     known: dict[str, dict[str, bytes]] = prior["by_key"] if prior is not None else {}
     by_key: dict[str, dict[str, bytes]] = {}
@@ -470,7 +505,8 @@ def _record(audit: Audit, recorder: Recorder, ctx_recorder: Recorder, ctx_log: d
     facts = [f for f in (audit.facts, audit.context) if f is not None]
     kept = (audit.project, audit.results, audit.ignored, audit.roles, audit.derived)
     save_log(index.root, {"key": _log_key(options), "paths": paths, "keys": {p: keys[p] for p in paths}, "wholes": wholes,
-                          "attrs": attrs, "by_key": by_key, "hashes": share_hashes(deps, facts), "audit": kept, "context": ctx_log})
+                          "attrs": attrs, "by_key": by_key, "hashes": share_hashes(deps, facts), "audit": kept, "context": ctx_log,
+                          "main": main_log})
 
 
 class _LoadedLater(Facts):

@@ -45,8 +45,12 @@ class Scanner:
         shutil.copytree(ROOT / "fixtures" / "repos" / "minimal_loop", self.repo)
         (self.repo / "tests").mkdir()
         (self.repo / "tests" / "test_speed.py").write_text(TEST_FILE)
-        self.audits = self.passes = 0
-        audit_files, context_pass = engine.audit_files, engine._context_pass
+        self.audits = self.passes = self.checks = 0
+        audit_files, context_pass, run_checks = engine.audit_files, engine._context_pass, engine.run_checks
+
+        def counting_checks(*a: object, **k: object) -> object:
+            self.checks += 1
+            return run_checks(*a, **k)  # type: ignore[arg-type]
 
         def counting_audits(*a: object, **k: object) -> engine.Audit:
             self.audits += 1
@@ -58,6 +62,7 @@ class Scanner:
 
         monkeypatch.setattr(engine, "audit_files", counting_audits)
         monkeypatch.setattr(engine, "_context_pass", counting_passes)
+        monkeypatch.setattr(engine, "run_checks", counting_checks)
 
     def scan(self, *extra: str) -> str:
         out = self.repo.parent / "report.json"
@@ -161,3 +166,34 @@ def test_a_file_changing_role_reruns_the_context_pass(s: Scanner) -> None:
                                            "from model import GPT, GPTConfig\nfrom tests.helpers import fast\n"))
     report, full, ran = s.warm()
     assert full and ran and report == s.cold()
+
+
+def test_a_context_file_edit_reuses_the_checks(s: Scanner) -> None:
+    """Only a test changed (its calls moved: read by the checks' whole-list reads, so audited in full): the facts in
+    scope and the roles are the same, so the overview, the checks, step zero and the notes are the last audit's, and
+    the context pass runs on them."""
+    checks, ran_deps = s.checks, s.log()["main"]["deps"]
+    s.edit("tests/test_speed.py", lambda t: "# a line above every call\n" + t)
+    report, full, ran = s.warm()
+    assert full and ran and s.checks == checks  # audited in full without running a check
+    assert s.log()["main"]["deps"] >= ran_deps  # what the reused results read, kept
+    assert report == s.cold()
+    assert _context(report) == {"C1": [("tests/test_speed.py", 8)], "D2": [("tests/test_speed.py", 7)]}
+    s.edit("train.py", _batch)  # then an in-scope edit, from a log whose results were reused: the checks run
+    checks = s.checks
+    report, full, ran = s.warm()
+    assert full and s.checks == checks + 1 and report == s.cold()
+
+
+def test_an_in_scope_guide_edit_reruns_the_checks(s: Scanner) -> None:
+    (s.repo / "docs").mkdir()
+    (s.repo / "docs" / "multi-gpu.qmd").write_text("```bash\ntorchrun --nnodes 1 --nproc_per_node 8 train.py\n```\n")
+    report, full, _ran = s.warm()
+    assert full and report == s.cold()
+    checks = s.checks
+    s.edit("docs/multi-gpu.qmd", lambda t: t.replace("--nnodes 1", "--nnodes 2"))  # a multi-node launch: E1 applies
+    report, full, _ran = s.warm()
+    assert full and s.checks == checks + 1
+    cold = s.cold()
+    assert report == cold and '"id": "E1"' in cold
+    assert next(c for c in json.loads(cold)["checks"] if c["id"] == "E1")["status"] != "n/a"
