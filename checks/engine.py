@@ -15,7 +15,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
-from .base import REGISTRY, Check, Context, all_checks
+from .base import Check, Context, all_checks
 from .cache import CacheDirError, DirFactsCache
 from .facts import Facts, FileFacts, extract_file
 from .model import CheckResult, Evidence, Outcome, Project, Status
@@ -342,10 +342,11 @@ def _context_pass(context: Facts, project: Project, results: list[CheckResult], 
     """
     if not context.files:
         return
+    registry = {c.id: c for c in all_checks()}  # imports the checks: an audit that reused the last results ran none
     for r in results:
-        if r.status not in (Status.UNUSED, Status.PARTIAL) or r.id not in REGISTRY:
+        if r.status not in (Status.UNUSED, Status.PARTIAL) or r.id not in registry:
             continue
-        check = REGISTRY[r.id]
+        check = registry[r.id]
         out = check.detect(Context(context.for_check(r.id), project))
         if out.status.points > r.status.points and out.evidence:
             r.context = _with_role(_sorted_evidence(out)[:5], roles)
@@ -385,6 +386,7 @@ def audit_files(
             classify_bottleneck(facts, project, results, roles.by_path)
         else:
             project, results, ignored = kept
+            all_checks()  # every check module imported (and what it registers), as after running them
         ctx_log = _context_inputs(parsed, roles, project, results, index) if ctx_recorder is not None else None
         if not _context_reused(ctx_log, prior, results):
             _context_pass(context, project, results, roles)

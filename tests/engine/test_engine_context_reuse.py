@@ -11,7 +11,11 @@ query log, so a later edit of a context file is still seen.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -197,3 +201,24 @@ def test_an_in_scope_guide_edit_reruns_the_checks(s: Scanner) -> None:
     cold = s.cold()
     assert report == cold and '"id": "E1"' in cold
     assert next(c for c in json.loads(cold)["checks"] if c["id"] == "E1")["status"] != "n/a"
+
+
+def test_a_fresh_process_reusing_the_checks_still_runs_the_context_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each scan in a process of its own, as the console script runs: an audit that reuses the last results imports
+    no check module on the way, and the context pass must still find them (in one test process, an earlier scan has
+    imported them already)."""
+    s = Scanner(tmp_path, monkeypatch)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def scan(*extra: str) -> str:
+        out = tmp_path / "report.json"
+        subprocess.run([sys.executable, "-m", "accel_audit", "scan", str(s.repo), "--format", "json", "-o", str(out),
+                        "--jobs", "1", *extra], cwd=ROOT, env=env, check=False, capture_output=True, timeout=300)
+        return out.read_text()
+
+    scan("--cache", str(s.cache))
+    s.edit("tests/test_speed.py", lambda t: "# a line above every call\n" + t)
+    time.sleep(2.1)  # out of the racy window of a process that does not share the test's setting
+    warm = scan("--cache", str(s.cache))
+    assert warm == scan()
+    assert _context(warm) == {"C1": [("tests/test_speed.py", 8)], "D2": [("tests/test_speed.py", 7)]}
