@@ -9,12 +9,13 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from copy import deepcopy
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
-from .base import REGISTRY, Check, Context, all_checks
+from .base import Check, Context, all_checks
 from .cache import CacheDirError, DirFactsCache
 from .facts import Facts, FileFacts, extract_file
 from .model import CheckResult, Evidence, Outcome, Project, Status
@@ -213,10 +214,12 @@ def parse_files(
         return parsed
 
 
-def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorder: Recorder | None = None) -> tuple[Facts, Facts, Roles]:
+def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorder: Recorder | None = None,
+                context_recorder: Recorder | None = None) -> tuple[Facts, Facts, Roles]:
     """The facts in scope, the facts of context files, and every file's role (see :mod:`checks.roles`).
 
-    ``recorder``: record what the roles read, and every later read of the two Facts (see :mod:`checks.query_log`)."""
+    ``recorder``: record what the roles read, and every later read of the two Facts (see :mod:`checks.query_log`);
+    ``context_recorder``: record the reads of the context's facts apart (the context pass's, see :func:`_context_pass`)."""
     by_path = {ff.path: ff for ff in parsed}  # a repeated path: the last wins, as in Facts
     roles = classify_roles(recorder.files(by_path) if recorder is not None else by_path, training)
     inside = [ff for ff in by_path.values() if roles.by_path[ff.path] in IN_SCOPE]
@@ -230,7 +233,7 @@ def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorde
     context = Facts(outside)
     if recorder is not None:  # the documented hints came from files whose share of ``doc_hints`` is compared whole
         recorder.watch(facts)
-        recorder.watch(context)
+        (context_recorder or recorder).watch(context)
     return facts, context, roles
 
 
@@ -339,10 +342,11 @@ def _context_pass(context: Facts, project: Project, results: list[CheckResult], 
     """
     if not context.files:
         return
+    registry = {c.id: c for c in all_checks()}  # imports the checks: an audit that reused the last results ran none
     for r in results:
-        if r.status not in (Status.UNUSED, Status.PARTIAL) or r.id not in REGISTRY:
+        if r.status not in (Status.UNUSED, Status.PARTIAL) or r.id not in registry:
             continue
-        check = REGISTRY[r.id]
+        check = registry[r.id]
         out = check.detect(Context(context.for_check(r.id), project))
         if out.status.points > r.status.points and out.evidence:
             r.context = _with_role(_sorted_evidence(out)[:5], roles)
@@ -366,29 +370,96 @@ def audit_files(
 
     save_log = getattr(options.cache, "save_log", None) if index is not None else None
     recorder = Recorder() if save_log is not None else None
+    ctx_recorder = Recorder() if save_log is not None else None
     with _gc_ignores_existing():  # handed back to the collector at the end, whatever happens
         with _gc_paused():  # the facts and their indexes: a million objects without cycles (see _gc_paused)
             parsed = parse_files(files, options.cache, options.exclude, options.jobs, index, options.limits)
-            facts, context, roles = split_facts(parsed, options.training, recorder)
+            facts, context, roles = split_facts(parsed, options.training, recorder, ctx_recorder)
             # parked before the collector is back on: its first collection would otherwise walk every new object (0.1 s)
             gc.freeze()
-        project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
-        results, ignored = run_checks(facts, project, options)
-        _agree_with_checks(project, results)
-        classify_bottleneck(facts, project, results, roles.by_path)
-        _context_pass(context, project, results, roles)
-    _note_distributions(facts, results)
-    for r in results:
-        r.evidence = _by_role(_with_role(r.evidence, roles))
-        r.findings = _with_role(r.findings, roles)
+        main_log = _main_inputs(parsed, roles, index) if recorder is not None else None
+        kept = _main_reused(main_log, prior)
+        if kept is None:
+            project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
+            results, ignored = run_checks(facts, project, options)
+            _agree_with_checks(project, results)
+            classify_bottleneck(facts, project, results, roles.by_path)
+        else:
+            project, results, ignored = kept
+            all_checks()  # every check module imported (and what it registers), as after running them
+        ctx_log = _context_inputs(parsed, roles, project, results, index) if ctx_recorder is not None else None
+        if not _context_reused(ctx_log, prior, results):
+            _context_pass(context, project, results, roles)
+        if ctx_log is not None:
+            ctx_log["out"] = {r.id: r.context for r in results if r.context}
+    if kept is None:  # a reused audit's results have their notes and their evidence in order already
+        _note_distributions(facts, results)
+        for r in results:
+            r.evidence = _by_role(_with_role(r.evidence, roles))
+            r.findings = _with_role(r.findings, roles)
     audit = Audit(root, project, results, stats, facts, ignored, roles, context)
-    if recorder is not None and save_log is not None and index is not None:
-        _record(audit, recorder, parsed, index, options, save_log, prior)
+    if recorder is not None and ctx_recorder is not None and save_log is not None and index is not None:
+        _record(audit, recorder, ctx_recorder, ctx_log, main_log, parsed, index, options, save_log, prior)
     return audit
 
 
+def _main_inputs(parsed: list[FileFacts], roles: Roles, index: TreeIndex | None) -> dict[str, Any] | None:
+    """Everything the overview, the checks, step zero and the notes are a function of (the options and the code aside,
+    which a log is keyed by): the files in scope and the docs whose documented hints join them (path and content key,
+    in the order of their facts), and every file's role (None: a file has no content key)."""
+    keys = index.keys() if index is not None else {}
+    seen: dict[str, FileFacts] = {ff.path: ff for ff in parsed}
+    files = [(p, keys.get(p)) for p in seen if roles.by_path[p] in IN_SCOPE or roles.by_path[p] == DOCS]
+    if any(k is None for _p, k in files):
+        return None
+    return {"files": files, "roles": deepcopy(roles)}
+
+
+def _main_reused(now: dict[str, Any] | None, prior: dict[str, Any] | None) -> tuple[Project, list[CheckResult], list[str]] | None:
+    """The last recorded audit's overview (as step zero left it), results (with their notes, without context evidence)
+    and ignored checks, when the facts in scope and the roles are the same as then (an edit of tests, CI or other
+    context files only): the overview, the checks, step zero and the notes would give the same again."""
+    was = prior.get("main") if prior is not None else None
+    if now is None or was is None or now["files"] != was["files"] or now["roles"] != was["roles"]:
+        return None
+    project, results, ignored, _roles, _derived = prior["audit"]
+    for r in results:
+        r.context = []  # the context pass runs (or is reused) on these results as on fresh ones
+    now["deps"] = was["deps"]  # what they read then: the log stays a cover of every read the results depend on
+    return project, results, ignored
+
+
+def _context_inputs(parsed: list[FileFacts], roles: Roles, project: Project, results: list[CheckResult],
+                    index: TreeIndex | None) -> dict[str, Any] | None:
+    """Everything the context pass's output is a function of: the context files (path and content key, in the order of
+    their facts), every file's role, the overview as step zero left it, and each check's status (None: a file has no
+    content key, nothing to compare by)."""
+    keys = index.keys() if index is not None else {}
+    seen: dict[str, FileFacts] = {ff.path: ff for ff in parsed}  # the order and the last-wins rule of split_facts
+    files = [(p, keys.get(p)) for p in seen if roles.by_path[p] not in IN_SCOPE]
+    if any(k is None for _p, k in files):
+        return None
+    return {"files": files, "roles": deepcopy(roles), "project": deepcopy(project), "status": [(r.id, r.status) for r in results]}
+
+
+def _context_reused(now: dict[str, Any] | None, prior: dict[str, Any] | None, results: list[CheckResult]) -> bool:
+    """Give ``results`` the context evidence the last recorded audit found, when the context pass's every input is the
+    same as then (its files' content, the roles, the overview, the statuses): it would find the same again."""
+    was = prior.get("context") if prior is not None else None
+    if now is None or was is None:
+        return False
+    if now["files"] != was["files"] or now["status"] != was["status"] or now["roles"] != was["roles"] \
+            or now["project"] != was["project"]:
+        return False
+    out: dict[str, list[Evidence]] = was["out"]
+    for r in results:
+        r.context = list(out.get(r.id, ()))
+    now["deps"] = was["deps"]  # what it read then: the log stays a cover of every read the results depend on
+    return True
+
+
 #: bump when what a query log holds changes
-LOG_VERSION = 1
+LOG_VERSION = 2
 #: at most this many files changed since the log was written, for its results to be reused
 REUSE_MAX = 32
 
@@ -400,21 +471,31 @@ def _log_key(options: AuditOptions) -> str:
     return repr((TREE_VERSION, LOG_VERSION, options.ignore, options.exclude, options.training, options.hardware, options.limits, code))
 
 
-def _record(audit: Audit, recorder: Recorder, parsed: list[FileFacts], index: TreeIndex, options: AuditOptions,
+def _record(audit: Audit, recorder: Recorder, ctx_recorder: Recorder, ctx_log: dict[str, Any] | None,
+            main_log: dict[str, Any] | None, parsed: list[FileFacts], index: TreeIndex, options: AuditOptions,
             save_log: Callable[[str, dict[str, object]], None], prior: dict[str, Any] | None) -> None:
     """Store what ``audit`` read of the facts with its results (nothing when the recording cannot be trusted).
-    ``prior``: the directory's previous log made with the same options and code, whose files' digests are reused."""
+    ``ctx_recorder``: the reads of the context's facts; ``ctx_log``: the context pass's inputs and output (kept for the
+    next full audit, :func:`_context_reused`). ``prior``: the directory's previous log made with the same options and
+    code, whose files' digests are reused."""
     from reports.snippets import repo_style  # the report's facts-derived advice, recorded with the rest
 
     audit.derived["parse_errors"] = audit.parse_errors
     audit.derived["style"] = repo_style(audit.facts, audit.project, audit.roles.by_path)
-    if recorder.unsound is not None:
+    if recorder.unsound is not None or ctx_recorder.unsound is not None:
         return
     keys = index.keys()
     paths = [ff.path for ff in parsed]
     if len(set(paths)) != len(paths) or any(p not in keys for p in paths):
         return
-    wholes, attrs = attributes(recorder.deps)
+    ctx_deps = ctx_recorder.deps | (ctx_log.get("deps", set()) if ctx_log is not None else set())
+    main_deps = recorder.deps | (main_log.get("deps", set()) if main_log is not None else set())
+    deps = main_deps | ctx_deps
+    if ctx_log is not None:
+        ctx_log["deps"] = ctx_deps
+    if main_log is not None:
+        main_log["deps"] = main_deps
+    wholes, attrs = attributes(deps)
     known: dict[str, dict[str, bytes]] = prior["by_key"] if prior is not None else {}
     by_key: dict[str, dict[str, bytes]] = {}
     for ff in parsed:
@@ -426,7 +507,8 @@ def _record(audit: Audit, recorder: Recorder, parsed: list[FileFacts], index: Tr
     facts = [f for f in (audit.facts, audit.context) if f is not None]
     kept = (audit.project, audit.results, audit.ignored, audit.roles, audit.derived)
     save_log(index.root, {"key": _log_key(options), "paths": paths, "keys": {p: keys[p] for p in paths}, "wholes": wholes,
-                          "attrs": attrs, "by_key": by_key, "hashes": share_hashes(recorder.deps, facts), "audit": kept})
+                          "attrs": attrs, "by_key": by_key, "hashes": share_hashes(deps, facts), "audit": kept, "context": ctx_log,
+                          "main": main_log})
 
 
 class _LoadedLater(Facts):
