@@ -2111,6 +2111,16 @@ class I5ReportFrequency(Check):
         bad: list[tuple[Any, str, float]] = []
         ok: list[Interval] = []
         values: dict[str, Any] = {}
+
+        def judge(intervals: list[Interval]) -> None:
+            """Each interval shorter than the threshold is a finding, the others make it sane; their values are shown."""
+            for i in intervals:
+                if i.kind == "steps" and i.steps is not None and i.steps < threshold:
+                    bad.append((i.fact, i.key, i.steps))
+                else:
+                    ok.append(i)
+            values.update(_values(intervals))
+
         lt_default: Any = None
         tb_default: Any = None
         hf_recipes = bool({"llamafactory", "axolotl"} & set(ctx.project.frameworks))  # YAML recipes run by the HF Trainer
@@ -2124,21 +2134,11 @@ class I5ReportFrequency(Check):
             # mmengine: the LoggerHook hands its metrics to the visualizer's backends every ``interval`` iterations
             values["visualizer"] = list(vis.trackers)
             logs = config_file_intervals(f, [], hook_intervals(f, _LOGGER_HOOK), "the LoggerHook interval", _interval_band(threshold))
-            for i in logs:
-                if i.kind == "steps" and i.steps is not None and i.steps < threshold:
-                    bad.append((i.fact, i.key, i.steps))
-                else:
-                    ok.append(i)
-            values.update(_values(logs))
+            judge(logs)
         if trackers:
             values["report_to"] = trackers
             logs = [i for i in interval_settings(f, ("logging_steps",), strategy="logging_strategy")]
-            for i in logs:
-                if i.kind == "steps" and i.steps is not None and i.steps < threshold:
-                    bad.append((i.fact, i.key, i.steps))
-                else:
-                    ok.append(i)
-            values.update(_values(logs))
+            judge(logs)
             if not logs:
                 values["logging_steps"] = HF_DEFAULTS["logging_steps"]
         lt_loggers: list[Any] = [c for c in f.calls(*_LIGHTNING_LOGGERS) if c.name.startswith(("lightning", "pytorch_lightning"))]
@@ -2147,24 +2147,14 @@ class I5ReportFrequency(Check):
                        and e.value.rsplit(".", 1)[-1] in _LIGHTNING_LOGGERS and not _TEST_PATH.search(e.path)]
         if lt_loggers:
             lt = interval_settings(f, ("log_every_n_steps",))
-            for i in lt:
-                if i.kind == "steps" and i.steps is not None and i.steps < threshold:
-                    bad.append((i.fact, i.key, i.steps))
-                else:
-                    ok.append(i)
-            values.update(_values(lt))
+            judge(lt)
             if not lt:  # Lightning's default log_every_n_steps is 50
                 values["log_every_n_steps"] = 50
                 lt_default = lt_loggers[0]
         tb = [s for s in f.effective("tensorboard_dir", "wandb_project") if s.rank > 0 and isinstance(s.value, str) and s.value]
         if tb:
             mg = interval_settings(f, ("tensorboard_log_interval",), explicit_only=("tensorboard_log_interval",))
-            for i in mg:
-                if i.kind == "steps" and i.steps is not None and i.steps < threshold:
-                    bad.append((i.fact, i.key, i.steps))
-                else:
-                    ok.append(i)
-            values.update(_values(mg))
+            judge(mg)
             # Megatron-LM's default ``--tensorboard-log-interval`` is 1, but its scalars go to a local event file
             # (W&B logs asynchronously) at iterations of seconds: only an explicit short interval is judged.
             megatron_tb = [s for s in tb if s.name == "tensorboard_dir" and s.source == "launcher"]  # Megatron's --tensorboard-dir
@@ -2178,12 +2168,7 @@ class I5ReportFrequency(Check):
         paced: list[Interval] = []
         if not loop and not spaced and not trackers and not ok:
             paced, paced_note = _module_paced_trackers(f)
-            for i in paced:
-                if i.kind == "steps" and i.steps is not None and i.steps < threshold:
-                    bad.append((i.fact, i.key, i.steps))
-                else:
-                    ok.append(i)
-            values.update(_values(paced))
+            judge(paced)
         defaults: list[Evidence] = []
         default_notes: list[str] = []
         if lt_default is not None:
