@@ -36,6 +36,9 @@ class _Word(str):
     line: int
 
 
+_JINJA = re.compile(r"\{\{(.*?)\}\}")
+
+
 def _word(text: str, line: int) -> _Word:
     w = _Word(text)
     w.line = line
@@ -428,6 +431,10 @@ def _is_command_word(t: str) -> bool:
 
 def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1, variables: dict[str, str] | None = None) -> None:
     """Parse shell-like text; launches and exported env vars go to ``out``."""
+    if "{{" in text:
+        # a Jinja-templated job script (picotron's ``template/base_job.slurm``: ``torchrun --nproc_per_node={{ n_proc_per_node }}``):
+        # a placeholder is a value filled in later, read as an unset shell variable, never as a word of its own
+        text = _JINJA.sub(lambda m: "${" + (re.sub(r"\W+", "_", m.group(1).strip()).strip("_") or "TEMPLATE") + "}", text)
     variables = dict(variables or {})
     var_words: dict[str, list[_Word]] = {}  # arrays and multi-line flag strings: their words, each with its line
     array: tuple[str, list[str]] | None = None  # an ``ARGS=(`` block still open

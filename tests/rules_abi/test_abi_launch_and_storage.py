@@ -157,3 +157,16 @@ def test_tp_larger_than_a_node_is_a_finding_at_the_flag():
     facts = build_facts((p, t.encode()) for p, t in files.items())
     [r], _ = run_checks(facts, detect_project(facts), AuditOptions(), [REGISTRY["A4"]])
     assert r.status.value == "used" and not r.findings and "tp_exceeds_node" not in r.values
+
+
+def test_a_jinja_templated_job_script_keeps_its_launch():
+    """picotron's ``template/base_job.slurm``: ``{{ n_proc_per_node }}`` is filled in by create_config.py, not a word."""
+    slurm = ("#!/bin/bash\n#SBATCH --nodes={{ nodes }}\n#SBATCH --gres=gpu:{{ n_proc_per_node }}\n"
+             'CMD="$GIT_REPO/train.py --config {{ config }}"\n'
+             'LAUNCHER="torchrun --nproc_per_node={{ n_proc_per_node }} --nnode={{ nodes }} --node_rank=$SLURM_NODEID"\n'
+             "srun -u $LAUNCHER $CMD\n")
+    facts = _facts({"template/base_job.slurm": slurm})
+    [launch] = facts.launches()
+    assert launch.launcher == "torchrun" and launch.script.endswith("train.py") and launch.line == 6
+    assert launch.launcher_args["nproc_per_node"] == "${n_proc_per_node}"
+    assert launch_size(facts, launch).multi is not False  # a placeholder count is not one process
