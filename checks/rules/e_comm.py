@@ -358,6 +358,19 @@ _GRAD_COLLECTIVES = ("torch.distributed.all_reduce", "torch.distributed.reduce_s
 _GRAD_HOOKS = ("register_post_accumulate_grad_hook", "register_hook", "register_full_backward_hook", "register_comm_hook")
 
 
+def _imports_module(f: Facts, importer: str, path: str) -> bool:
+    """Whether ``importer`` imports the module defined by the file ``path`` (``from pkg.data_parallel.bucket import ...``)."""
+    if not path.endswith(".py") or importer not in f.files:
+        return False
+    parts = path[:-3].split("/")
+    names = {".".join(parts[i:]) for i in range(len(parts))}
+    for imp in f.files[importer].imports:
+        full = f"{imp.module}.{imp.name}" if imp.name else imp.module
+        if imp.module in names or full in names:
+            return True
+    return False
+
+
 def _call_text(c: Any) -> str:
     return " ".join([c.text, *(str(getattr(a, "text", a)) for a in (*c.args, *c.kwargs.values()))])
 
@@ -433,6 +446,20 @@ class E2CommComputeOverlap(Check):
             "            futures.append(dist.reduce_scatter_tensor(chunk, p.grad, op=dist.ReduceOp.AVG, async_op=True).get_future())\n"
             "        for fut in futures:\n            fut.wait()\n\n\nloss.backward()\nopt.step()\n")},
                 P, "async reduce-scatter launched in the optimizer step, after backward"),
+        Example({  # picotron: the DP wrapper registers gradient hooks; its bucket manager (another module) launches the all-reduce
+            "picotron/data_parallel/bucket.py": (
+                "import torch.distributed as dist\n\n\nclass Bucket:\n    def sync_gradient(self):\n"
+                "        self.handle = dist.all_reduce(self.grad_data, group=self.process_group, async_op=True)\n\n"
+                "    def mark_param_as_ready(self, param):\n        self.params_with_grad_ready.add(param)\n"
+                "        if len(self.params_with_grad_ready) == len(self.params):\n            self.sync_gradient()\n"),
+            "picotron/data_parallel/data_parallel.py": (
+                "from torch import nn\nfrom picotron.data_parallel.bucket import BucketManager\n\n\nclass DataParallelBucket(nn.Module):\n"
+                "    def register_backward_hook(self):\n        for param in self.module.parameters():\n"
+                "            if param.requires_grad:\n                param_tmp = param.expand_as(param)\n"
+                "                grad_acc_fn = param_tmp.grad_fn.next_functions[0][0]\n"
+                "                grad_acc_fn.register_hook(self._make_param_hook(param, self.bucket_manager))\n"),
+            "train.py": "from picotron.data_parallel.data_parallel import DataParallelBucket\nmodel = DataParallelBucket(model)\nloss.backward()\n",
+        }, U, "bucketed all-reduce launched from gradient hooks registered in another module"),
         Example({"train_gpt.py": (
             "import torch.distributed as dist\n\n\ndef _reduce(p):\n"
             "    p._fut = dist.all_reduce(p.grad, op=dist.ReduceOp.AVG, async_op=True).get_future()\n\n\n"
@@ -517,8 +544,12 @@ class E2CommComputeOverlap(Check):
         grads = [c for c in f.calls(*_GRAD_COLLECTIVES) if truthy(c.kwargs.get("async_op")) is True and "grad" in _call_text(c)]
         if grads:
             hooked = {c.path for c in f.calls(*_GRAD_HOOKS)}
-            during = [c for c in grads if c.path in hooked]
-            after = [c for c in grads if c.path not in hooked]
+            # also from a module the hook-registering file imports (picotron: data_parallel.py registers the hooks, its
+            # BucketManager in bucket.py launches the all-reduce), and inside an autograd Function's ``backward`` (a tensor-
+            # parallel layer's all-reduce of its input gradient runs in the backward pass by construction)
+            hooked |= {c.path for c in grads if c.path not in hooked and any(_imports_module(f, h, c.path) for h in hooked)}
+            during = [c for c in grads if c.path in hooked or c.func == "backward"]
+            after = [c for c in grads if c not in during]
             if during and not after:
                 used += [f.ev(c, key=f"{c.short}(async_op=True)", value=True) for c in during]
                 why.append("asynchronous gradient collectives launched from backward hooks")
