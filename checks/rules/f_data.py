@@ -612,6 +612,19 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
     return out
 
 
+def _map_callback(f: Facts, c: Call) -> str:
+    """The text of a ``.map`` call's callback, through a local name bound to ``functools.partial`` in the same function
+    (picotron: ``tokenizer_func = partial(self.tokenizer_group_text, ...)`` then ``dataset.map(tokenizer_func, ...)``)."""
+    text = _text(c.args[0]) if c.args else ""
+    if not re.fullmatch(r"[A-Za-z_]\w*", text) or c.path not in f.files:
+        return text
+    bind = re.compile(r"^\s*" + re.escape(text) + r"\s*=\s*(functools\.)?partial\(")
+    for x in f.files[c.path].calls:
+        if x.func == c.func and x.short == "partial" and x.args and bind.match(x.text):
+            return f"{text} {_text(x.args[0])}"
+    return text
+
+
 def _mapped_funcs(f: Facts) -> tuple[set[str], set[str], set[str]]:
     """Function names handed to ``datasets.map`` (cached), to an uncached map, and to ``set_transform``/``collate_fn`` (online)."""
     cached: set[str] = set()
@@ -623,7 +636,7 @@ def _mapped_funcs(f: Facts) -> tuple[set[str], set[str], set[str]]:
             continue
         if not (_HF_MAP_KW & set(c.kwargs) or re.search(r"(data|ds|set)", c.name.rsplit(".", 1)[0], re.I)):
             continue
-        names = set(re.findall(r"[A-Za-z_]\w*", _text(c.args[0])))
+        names = set(re.findall(r"[A-Za-z_]\w*", _map_callback(f, c)))
         no_cache = truthy(c.kwargs.get("load_from_cache_file", True)) is False or truthy(c.kwargs.get("keep_in_memory", False)) is True
         (online if c.path in streaming else uncached if no_cache else cached).update(names)
     for c in f.calls("set_transform", "with_transform"):
@@ -2133,6 +2146,24 @@ _PBIN_FACTORY_DOCS = (
 )
 
 
+#: picotron's data module: documents tokenized and cut into fixed chunks by a ``datasets.map`` whose callback is a partial
+_PICOTRON_DATA = {"picotron/data.py": (
+    "from functools import partial\nimport numpy as np\nfrom datasets import load_dataset\nfrom torch.utils.data import DataLoader\n\n"
+    "class MicroBatchDataLoader(DataLoader):\n    def __init__(self, seq_length, dataset_name, tokenizer, num_proc):\n"
+    "        self.dataset = load_dataset(dataset_name, split='train')\n"
+    "        self.tokenized_dataset = self.tokenize_dataset(self.dataset, 'text', seq_length, num_proc)\n"
+    "        super().__init__(self.tokenized_dataset, batch_size=1, num_workers=1)\n\n"
+    "    @staticmethod\n    def tokenizer_group_text(examples, tokenizer, sequence_length):\n"
+    "        tokenized = tokenizer.batch_encode_plus(examples, return_attention_mask=False, return_tensors='np')\n"
+    "        tokens = np.concatenate(tokenized['input_ids'])\n"
+    "        return {'input_ids': [tokens[i:i + sequence_length + 1] for i in range(0, len(tokens) - sequence_length, sequence_length)]}\n\n"
+    "    def tokenize_dataset(self, dataset, text_column_name, sequence_length, num_proc):\n"
+    "        tokenizer_func = partial(self.tokenizer_group_text, tokenizer=self.tokenizer, sequence_length=sequence_length)\n"
+    "        return dataset.map(tokenizer_func, input_columns=text_column_name, remove_columns=dataset.column_names,\n"
+    "                           batched=True, num_proc=num_proc, load_from_cache_file=True)\n"),
+    "train.py": "from picotron.data import MicroBatchDataLoader\nloader = MicroBatchDataLoader(1024, 'roneneldan/TinyStories', tok, 8)\nloss.backward()\n",
+}
+
 #: OLMo's MemMapDataset: fixed-size chunks of the concatenated token arrays, each read as a byte range
 _OLMO_CHUNK_READER = {"olmo/data/memmap_dataset.py": (  # fixed-size chunks of a flat token array read as byte ranges
     "import numpy as np\nimport torch\nfrom torch.utils.data import Dataset\nfrom ..util import get_bytes_range\n\n"
@@ -2333,6 +2364,7 @@ class F7SequencePacking(_DataCheck):
             "    if max_seq_len is not None:\n        tokenized_messages = truncate(tokenized_messages, max_seq_len, eos_id)\n"
             "    return tokenized_messages\n")}, N, "messages truncated at max_seq_len"),
         Example(_OLMO_CHUNK_READER, U, "fixed-size chunks of the concatenated token arrays"),
+        Example(_PICOTRON_DATA, U, "group_texts through a functools.partial map callback"),
         Example({"nanochat/dataloader.py": (  # nanochat: documents packed into B rows of T + 1 tokens by best fit, no padding
             "import torch\n\ndef tokenizing_distributed_data_loader_bos_bestfit(tokenizer, B, T, split, device=\"cuda\"):\n"
             "    row_capacity = T + 1\n    doc_buffer = []\n    row_buffer = torch.empty((B, row_capacity), dtype=torch.long)\n"
@@ -2443,7 +2475,7 @@ class F7SequencePacking(_DataCheck):
         # a packing ``.map`` after an early return on a switch that is off (``if not self.config.pack_samples: return
         # dataset`` with ``pack_samples: bool = False``) is an option, not the run's packing
         maps = [c for c in f.calls("map") if "." in c.name and c.args
-                and re.search(r"group_texts|pack|concat", _text(c.args[0]), re.I) and not _in_tests(c.path)]
+                and re.search(r"group_texts?|pack|concat", _map_callback(f, c), re.I) and not _in_tests(c.path)]
         maps_off = [c for c in maps if guard_off(f, c)]
         train_files = ctx.project.training_files
         off_path: list[Any] = []
