@@ -9,7 +9,7 @@ that run only, and a recipe named for debugging or tests is not the project's tr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -204,12 +204,7 @@ def recipe_vote(f: Facts, sets: list[tuple[Any, float]], default: tuple[Any, flo
     counted = {r: xv for r, xv in value.items() if xv is not None and not _DEBUG.search(r[1])}
     if len(counted) < 3:
         return None
-    counts: dict[str, int] = {}
-    by_band: dict[str, list[tuple[Any, float]]] = {}
-    for x, v in counted.values():
-        shown = str(int(v)) if float(v).is_integer() else str(v)
-        counts[shown] = counts.get(shown, 0) + 1
-        by_band.setdefault(band(v), []).append((x, v))
+    counts, by_band = _by_band(counted.values(), band)
     unset = sum(1 for xv in counted.values() if default is not None and xv[0] is default[0])
     top, items = max(by_band.items(), key=lambda kv: len(kv[1]))
     judged = "majority"
@@ -224,6 +219,17 @@ def recipe_vote(f: Facts, sets: list[tuple[Any, float]], default: tuple[Any, flo
     return RecipeVote(kept, counts, unset, top, len(items), len(counted), default[0] if default else None, judged)
 
 
+def _by_band(votes: Iterable[tuple[Any, float]], band: Callable[[float], str]) -> tuple[dict[str, int], dict[str, list[tuple[Any, float]]]]:
+    """How many recipes set each value (as shown), and the (setting, value) votes grouped by verdict band."""
+    counts: dict[str, int] = {}
+    by_band: dict[str, list[tuple[Any, float]]] = {}
+    for x, v in votes:
+        shown = str(int(v)) if float(v).is_integer() else str(v)
+        counts[shown] = counts.get(shown, 0) + 1
+        by_band.setdefault(band(v), []).append((x, v))
+    return counts, by_band
+
+
 def config_file_vote(f: Facts, sets: dict[str, tuple[Any, float]], band: Callable[[float], str]) -> RecipeVote | None:
     """Python config files (:meth:`Facts.config_modules`, mmengine ``Config.fromfile`` recipes) that disagree on a tuning
     value, each file voting with the one value it runs (``sets``: file -> (setting, value)), by the verdict band of the
@@ -234,12 +240,7 @@ def config_file_vote(f: Facts, sets: dict[str, tuple[Any, float]], band: Callabl
     own = {p: xv for p, xv in sets.items() if p in configs}
     if len(own) < 3:
         return None
-    counts: dict[str, int] = {}
-    by_band: dict[str, list[tuple[Any, float]]] = {}
-    for x, v in own.values():
-        shown = str(int(v)) if float(v).is_integer() else str(v)
-        counts[shown] = counts.get(shown, 0) + 1
-        by_band.setdefault(band(v), []).append((x, v))
+    counts, by_band = _by_band(own.values(), band)
     top, items = max(by_band.items(), key=lambda kv: len(kv[1]))
     if len(items) * 2 <= len(own):
         return None

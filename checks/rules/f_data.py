@@ -1078,6 +1078,28 @@ _ARGS_LOADER = (
     "        return DataLoader(self.train_dataset, batch_size=8, **params)\n")
 
 
+#: a library's loader config (OLMo-core's ``NumpyDataLoaderConfig`` shape): 0 workers unless the builder passes more
+_CFG_LOADER = (
+    "from dataclasses import dataclass\nfrom typing import Optional\nimport torch\n\n"
+    "class TokenDataLoader:\n"
+    "    def __init__(self, dataset, num_workers: int = 0, prefetch_factor: Optional[int] = None):\n"
+    "        self.dataset = dataset\n        self.num_workers = num_workers\n        self.prefetch_factor = prefetch_factor\n\n"
+    "    def _iter_batches(self):\n"
+    "        return iter(torch.utils.data.DataLoader(self.dataset, batch_size=None, num_workers=self.num_workers,\n"
+    "                                                pin_memory=self.num_workers > 0, prefetch_factor=self.prefetch_factor))\n\n"
+    "@dataclass\nclass TokenDataLoaderConfig:\n    global_batch_size: int\n    seed: int\n"
+    "    num_workers: int = 0\n    prefetch_factor: Optional[int] = None\n\n"
+    "    def build(self, dataset):\n"
+    "        return TokenDataLoader(dataset, num_workers=self.num_workers, prefetch_factor=self.prefetch_factor)\n"
+)
+#: the builder that constructs it with 4 workers (OLMo-core ``internal/experiment.py``)
+_CFG_BUILDER = (
+    "from mylib.data.data_loader import TokenDataLoaderConfig\n\n"
+    "def build_common_components(global_batch_size: int):\n"
+    "    return TokenDataLoaderConfig(global_batch_size=global_batch_size, seed=34521, num_workers=4)\n"
+)
+
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -1116,22 +1138,8 @@ class F1NumWorkers(_DataCheck):
                 N, "mmengine configs: 3 of 4 train_dataloaders in the main process"),
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, shuffle=True, num_workers=8)\n"}, U, "constant"),
         Example({  # a config class defaults to 0 workers; every builder that constructs it passes 4
-            "mylib/data/data_loader.py": (
-                "from dataclasses import dataclass\nfrom typing import Optional\nimport torch\n\n"
-                "class TokenDataLoader:\n"
-                "    def __init__(self, dataset, num_workers: int = 0, prefetch_factor: Optional[int] = None):\n"
-                "        self.dataset = dataset\n        self.num_workers = num_workers\n        self.prefetch_factor = prefetch_factor\n\n"
-                "    def _iter_batches(self):\n"
-                "        return iter(torch.utils.data.DataLoader(self.dataset, batch_size=None, num_workers=self.num_workers,\n"
-                "                                                pin_memory=self.num_workers > 0, prefetch_factor=self.prefetch_factor))\n\n"
-                "@dataclass\nclass TokenDataLoaderConfig:\n    global_batch_size: int\n    seed: int\n"
-                "    num_workers: int = 0\n    prefetch_factor: Optional[int] = None\n\n"
-                "    def build(self, dataset):\n"
-                "        return TokenDataLoader(dataset, num_workers=self.num_workers, prefetch_factor=self.prefetch_factor)\n"),
-            "mylib/internal/experiment.py": (
-                "from mylib.data.data_loader import TokenDataLoaderConfig\n\n"
-                "def build_common_components(global_batch_size: int):\n"
-                "    return TokenDataLoaderConfig(global_batch_size=global_batch_size, seed=34521, num_workers=4)\n"),
+            "mylib/data/data_loader.py": _CFG_LOADER,
+            "mylib/internal/experiment.py": _CFG_BUILDER,
             "mylib/train/callbacks/evaluator_callback.py": (  # a downstream-eval loader, not the training loader
                 "from torch.utils.data import DataLoader\n\nclass DownstreamEvaluator:\n"
                 "    def __init__(self, task, batch_size):\n"

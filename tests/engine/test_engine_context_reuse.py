@@ -27,6 +27,8 @@ import checks.tree_index as tree_index
 from accel_audit.cli import main
 from checks.cache import LOG_MAGIC, DirFactsCache, _open
 
+from .test_engine_query_log import _edit
+
 ROOT = Path(__file__).resolve().parents[2]
 
 TEST_FILE = '''import torch
@@ -90,12 +92,7 @@ class Scanner:
         return self.scan()
 
     def edit(self, rel: str, change: Callable[[str], str]) -> None:
-        path = self.repo / rel
-        text = path.read_text()
-        new = change(text)
-        assert new != text
-        path.unlink()  # a new inode, as an editor that saves by rename does
-        path.write_text(new)
+        _edit(self.repo / rel, change)  # a new inode, as an editor that saves by rename does
 
 
 @pytest.fixture

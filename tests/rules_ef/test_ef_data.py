@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from checks.model import Status
+from checks.rules.f_data import _CFG_BUILDER, _CFG_LOADER
 
 from ._audit import audit
 
@@ -131,19 +132,6 @@ def test_project_that_does_not_train_gets_no_data_advice() -> None:
     assert res["F1"].priority is None and res["F6"].priority is None
 
 
-_CFG_LOADER = (  # a library's loader config (OLMo-core's NumpyDataLoaderConfig shape): 0 workers unless the builder says
-    "from dataclasses import dataclass\nfrom typing import Optional\nimport torch\n\n"
-    "class TokenDataLoader:\n"
-    "    def __init__(self, dataset, num_workers: int = 0, prefetch_factor: Optional[int] = None):\n"
-    "        self.dataset = dataset\n        self.num_workers = num_workers\n        self.prefetch_factor = prefetch_factor\n\n"
-    "    def _iter_batches(self):\n"
-    "        return iter(torch.utils.data.DataLoader(self.dataset, batch_size=None, num_workers=self.num_workers,\n"
-    "                                                pin_memory=self.num_workers > 0, prefetch_factor=self.prefetch_factor))\n\n"
-    "@dataclass\nclass TokenDataLoaderConfig:\n    global_batch_size: int\n    seed: int\n"
-    "    num_workers: int = 0\n    prefetch_factor: Optional[int] = None\n\n"
-    "    def build(self, dataset):\n"
-    "        return TokenDataLoader(dataset, num_workers=self.num_workers, prefetch_factor=self.prefetch_factor)\n"
-)
 _EVAL_CALLBACK = (
     "from torch.utils.data import DataLoader\n\nclass DownstreamEvaluator:\n"
     "    def __init__(self, task, batch_size):\n"
@@ -156,10 +144,7 @@ def test_config_default_that_every_builder_overrides_is_not_the_loader_setting()
     # the field default 0 is what no run gets: both builders pass num_workers=4 (it used to be judged 0 workers)
     files = {
         "mylib/data/data_loader.py": _CFG_LOADER,
-        "mylib/internal/experiment.py": (
-            "from mylib.data.data_loader import TokenDataLoaderConfig\n\n"
-            "def build_common_components(global_batch_size: int):\n"
-            "    return TokenDataLoaderConfig(global_batch_size=global_batch_size, seed=34521, num_workers=4)\n"),
+        "mylib/internal/experiment.py": _CFG_BUILDER,
         "mylib/model_ladder.py": (
             "from mylib.data.data_loader import TokenDataLoaderConfig\n\n"
             "def get_data_loader_config(bz: int):\n"
@@ -180,10 +165,7 @@ def test_an_evaluator_callbacks_loader_is_not_a_training_loader() -> None:
     # num_workers=0 into the training loader's resolved value
     files = {
         "mylib/data/data_loader.py": _CFG_LOADER,
-        "mylib/internal/experiment.py": (
-            "from mylib.data.data_loader import TokenDataLoaderConfig\n\n"
-            "def build_common_components(global_batch_size: int):\n"
-            "    return TokenDataLoaderConfig(global_batch_size=global_batch_size, seed=34521, num_workers=4)\n"),
+        "mylib/internal/experiment.py": _CFG_BUILDER,
         "mylib/train/callbacks/evaluator_callback.py": _EVAL_CALLBACK,
     }
     res, _ = audit(files, "F1", "F2", "F3")
