@@ -848,6 +848,15 @@ class C3ActivationCheckpointing(Check):
             "llm/utils.py": ("from transformers import TrainingArguments\n\ndef configure_training_args(config):\n"
                              "    return TrainingArguments(output_dir='out', gradient_checkpointing=not config.disable_gradient_checkpointing)\n"),
         }, N, "negated disable switch, on by default"),
+        Example({  # AReaL: Megatron's recompute granularity defaults to "full" but applies only when gradient_checkpointing is on
+            "pkg/api/cli_args.py": ("from dataclasses import dataclass, field\n\n@dataclass\nclass MegatronEngineConfig:\n"
+                                    "    # Gradient checkpointing options, only effective when gradient_checkpointing=True\n"
+                                    "    recompute_granularity: str | None = 'full'\n    recompute_method: str | None = 'uniform'\n\n"
+                                    "@dataclass\nclass TrainEngineConfig:\n"
+                                    "    gradient_checkpointing: bool = field(default=False, metadata={'help': 'Enable gradient checkpointing'})\n"),
+            "pkg/engine.py": ("class Engine:\n    def build(self, model):\n        if self.config.gradient_checkpointing:\n"
+                              "            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={'use_reentrant': False})\n"),
+        }, N, "a recompute granularity default beside a checkpointing switch that is off"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -862,7 +871,12 @@ class C3ActivationCheckpointing(Check):
                 used.append(s)
             elif state is False and (s.rank > 0 or s.source == "field-default"):
                 disabled.append(s)
+        switch_off = [s for s in disabled if s.source == "field-default"]
         for s in f.effective(*_GC_MODE_KEYS):
+            if s.source == "field-default" and switch_off and not any(isinstance(u, Setting) for u in used):
+                # a granularity default beside a switch that defaults off (AReaL ``recompute_granularity: str | None = "full"``,
+                # "only effective when gradient_checkpointing=True", with ``gradient_checkpointing: bool = False``) is a mode
+                continue
             if isinstance(s.value, str) and s.value.strip().lower() not in _NONE_STR:
                 used.append(s)
         for e in f.config("activation_checkpoint.mode"):

@@ -874,6 +874,10 @@ def _may_call(f: Facts, c: Call, path: str, func: str) -> bool:
             # a method called on ``self`` in another file runs there only in a subclass or a base class: files linked by an
             # import (oumi ``BaseSftDataset(BaseMapDataset)``), not a sibling class with a method of the same name
             return _linked(f, c.path, path)
+        if c.path != path and c.path in f.files and any(x.func == func for x in f.files[c.path].calls):
+            # ``self._prefetch_buffer.get(idx)`` in a file whose own class defines ``get`` (AReaL ``RDataset.__getitem__``
+            # -> ``_PrefetchBuffer.get``) calls that method, not another file's ``get`` (a name-resolve store opening a file)
+            return False
         return not (c.short in _TOKENIZE_SHORT and recv not in {"self", "cls", "super()"} and _TOKENIZER_RECV.search(recv.rsplit(".", 1)[-1]))
     if c.path != path and c.path in f.files and any(x.func == func for x in f.files[c.path].calls):
         return False
@@ -1264,6 +1268,16 @@ class F1NumWorkers(_DataCheck):
                 "num_workers left None and filled in __post_init__: 1 on Linux (0 only on Windows)"),
         Example({"mylib/arguments.py": _FILLED_WORKERS.format(n=8), "mylib/trainer.py": _ARGS_LOADER}, U,
                 "num_workers left None and filled in __post_init__: 8 on Linux"),
+        Example({  # AReaL: the loader reads num_workers from its _DatasetConfig argument, default 0; a data service has its own 4
+            "pkg/api/cli_args.py": ("from dataclasses import dataclass, field\n\n@dataclass\nclass _DatasetConfig:\n"
+                                    "    batch_size: int = 1\n    num_workers: int = field(default=0, metadata={'help': 'loader workers'})\n"),
+            "pkg/service/config.py": "from dataclasses import dataclass\n\n@dataclass\nclass DataWorkerConfig:\n    dataloader_num_workers: int = 4\n",
+            "pkg/utils/dataloader.py": ("from torchdata.stateful_dataloader import StatefulDataLoader\nfrom pkg.api.cli_args import _DatasetConfig\n\n"
+                                        "def create_dataloader(dataset, dataset_config: _DatasetConfig):\n"
+                                        "    return StatefulDataLoader(dataset, batch_size=dataset_config.batch_size,\n"
+                                        "                              num_workers=dataset_config.num_workers)\n"),
+            "train.py": "from pkg.utils.dataloader import create_dataloader\nloader = create_dataloader(ds, cfg.train_dataset)\n",
+        }, N, "num_workers read from a config argument named after its class, default 0"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1280,6 +1294,13 @@ class F1NumWorkers(_DataCheck):
         if not vals and not known:
             return Outcome(N, [], "no multi-process data loader found", {})
         cfg_note = ""
+        if not known:
+            typed = [r for v, _ in vals if (r := _receiver_class_default(ctx.facts, v.value)) is not None]
+            if typed and len(typed) == len(vals):
+                known = [(n, _Value(n, Facts.ev(x, key=f"{x.owner}.{x.name}", value=x.default), True)) for n, x in typed]
+                x0 = typed[0][1]
+                cfg_note = (f" (the loader reads {x0.name} from its {x0.owner} argument, whose default is {x0.default} at "
+                            f"{x0.path}:{x0.line})")
         if not known:
             cfg = _config_worker_defaults(ctx.facts)
             if not cfg:
@@ -1340,6 +1361,25 @@ register_vote_bands(r"(^|_)workers$", lambda n: _GRADE_BAND[_grade(n)])
 
 
 _LOADER_WORKERS_FIELD = re.compile(r"^(num_)?(data_?)?(loading_|loader_|dataloader_)?(num_)?workers$|^num_(data_)?(loading|loader)_workers$", re.I)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name.lstrip("_")).lower()
+
+
+def _receiver_class_default(f: Facts, value: Any) -> tuple[float, Any] | None:
+    """``num_workers=dataset_config.num_workers``: the receiver named as the snake case of a config class that declares the
+    field (AReaL ``dataset_config: _DatasetConfig`` with ``num_workers: int = field(default=0)``) takes that field's default,
+    when exactly one such class exists and nothing outside tests declares it otherwise."""
+    if not isinstance(value, Expr):
+        return None
+    m = re.fullmatch(r"(?:\w+\.)*(\w+)\.(\w+)", value.text)
+    if m is None:
+        return None
+    recv, name = m.groups()
+    hits = [(n, x) for x in f.records("fields") if x.name == name and _snake(x.owner) == recv and not _in_tests(x.path)
+            and (n := _workers(x.default)) is not None]
+    return hits[0] if len(hits) == 1 else None
 
 
 def _config_worker_defaults(f: Facts) -> list[tuple[float, Any]]:
@@ -1464,6 +1504,9 @@ class F2Prefetch(_DataCheck):
         cfg_workers: list[tuple[float, Any]] | None = None
         for ld in loaders:
             workers = [_workers(v.value) for v in ld.props.get("num_workers", [])]
+            typed = [r for v in ld.props.get("num_workers", []) if (r := _receiver_class_default(f, v.value)) is not None]
+            if workers and all(w is None for w in workers) and typed and len(typed) == len(workers):
+                workers = [n for n, _ in typed]  # as F1: ``dataset_config.num_workers`` of ``_DatasetConfig`` (default 0)
             if workers and all(w is None for w in workers):
                 # num_workers passed in from the run config (torchtitan: ``num_workers=config.num_workers``): as F1 does, the
                 # config's loader-worker default decides when every such field agrees (0 there: nothing is prefetched)
@@ -1554,6 +1597,9 @@ def _fetched_ahead(f: Facts) -> list[Evidence]:
 # ---------------------------------------------------------------------------------------
 
 _PIN_FUNCS = re.compile(r"(collate|__iter__|__next__|preload|prefetch|get_batch|load_batch|to_device|_pin)", re.I)
+#: pinning of optimizer/parameter state for offloaded optimizer steps (AReaL ``PerLayerOptimWrapper._pin_states``:
+#: ``state[key] = tensor.pin_memory()`` in fsdp_utils/optimizer.py), or of checkpoint copies: not the training batches
+_STATE_PIN = re.compile(r"(?i)(optim|_states?\b|param|offload|checkpoint|ckpt)")
 
 
 @register
@@ -1627,6 +1673,13 @@ class F3PinMemory(_DataCheck):
         # a library shipping a subclass of TRL's trainer for its users' scripts (unsloth 2025.9 trainer.py): the HF loader pins
         Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n"}, U, "library subclass of TRL's trainer, hf default true"),
         Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n"}, N, "own trainer class, no loader"),
+        Example({  # AReaL: optimizer states pinned for a per-layer offloaded optimizer step; the batches are not pinned
+            "pkg/engine/optimizer.py": ("class PerLayerOptimWrapper:\n    def _pin_states(self):\n        for p in self.params:\n"
+                                        "            state = self.optimizer.state[p]\n            for key in ('exp_avg', 'exp_avg_sq'):\n"
+                                        "                state[key] = state[key].pin_memory()\n"),
+            "train.py": ("from torch.utils.data import DataLoader\nfrom pkg.engine.optimizer import PerLayerOptimWrapper\n"
+                         "loader = DataLoader(dataset, batch_size=8, num_workers=4, pin_memory=False)\n"),
+        }, N, "pinned optimizer states are not pinned batches"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1641,7 +1694,7 @@ class F3PinMemory(_DataCheck):
                 elif t is False:
                     unpinned.append(v.ev)
         manual = [c for c in f.calls("pin_memory") if "." in c.name and not c.kwargs and not _in_tests(c.path)
-                  and (_PIN_FUNCS.search(c.func or "") or "data" in c.path.lower())]
+                  and (_PIN_FUNCS.search(c.func or "") or "data" in c.path.lower()) and not _STATE_PIN.search(f"{c.func or ''} {c.path.rsplit('/', 1)[-1]}")]
         pinned += [_ev(c, key=".pin_memory()") for c in manual]
         # a pinned host buffer the data is read into (modded-nanogpt: ``torch.empty(n, dtype=torch.uint16, pin_memory=True)``
         # then ``f.readinto(tokens.numpy())`` and ``tokens.cuda(non_blocking=True)``)
@@ -1764,6 +1817,16 @@ class F4SmallFileMerging(_DataCheck):
         Example({"pretrain.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 4 --data-path /data/pile_text_document\n"}, U, "megatron indexed"),
         Example({"prep.py": "from datasets import load_dataset\nds = load_dataset('json', data_files='raw.jsonl')\nds.save_to_disk('/data/arrow/train')\n",
                  "train.py": "from datasets import load_from_disk\nds = load_from_disk('/data/arrow/train')\n"}, U, "arrow shards"),
+        Example({  # AReaL: the dataset pops prefetched rows from its own buffer's get(); a name-resolve store's get() opens a file
+            "pkg/name_resolve.py": ("import os\n\nclass NfsNameRecordRepository:\n    def get(self, name):\n"
+                                    "        with open(os.path.join(self.root, name)) as f:\n            return f.read().strip()\n"),
+            "pkg/rdataset.py": ("from torch.utils.data import Dataset\n\nclass _PrefetchBuffer:\n    def get(self, idx):\n"
+                                "        return self._cache.pop(idx)\n\nclass RDataset(Dataset):\n    def __init__(self):\n"
+                                "        self._prefetch_buffer = _PrefetchBuffer()\n    def __getitem__(self, idx):\n"
+                                "        return self._prefetch_buffer.get(idx)\n"),
+            "train.py": ("from datasets import load_from_disk\nfrom pkg.name_resolve import NfsNameRecordRepository\n"
+                         "from pkg.rdataset import RDataset\nds = load_from_disk('/data/arrow/train')\n"),
+        }, U, "a dataset's own buffer get() is not another module's file-opening get()"),
         Example({"llava/dataset.py": "import os\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\nclass LazySupervisedDataset(Dataset):\n"
                  "    def __getitem__(self, i):\n        image_file = self.list_data_dict[i]['image']\n"
                  "        image = Image.open(os.path.join(self.image_folder, image_file)).convert('RGB')\n        return image\n"}, N, "per-sample image files"),

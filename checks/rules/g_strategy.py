@@ -791,6 +791,17 @@ def _stale_script(f: Facts, path: str) -> list[Any]:
 _SERVING_PATH = re.compile(r"(^|/)(\w*rollout\w*|\w*serv(e|er|ing)\w*|infer\w*|generat\w*)(/|\.py$)", re.I)
 
 
+def _owner(s: Setting) -> str:
+    return s.key.rsplit(".", 1)[0] if s.source == "field-default" and "." in s.key else s.path
+
+
+def _kind_beside_off_switch(f: Facts, s: Setting) -> bool:
+    """A code default naming the adapter kind (``peft_type``) in the same config class (or file) as a LoRA switch whose
+    default is off: it says which adapter a run gets when it turns the switch on, not that one is trained."""
+    return s.rank == 0 and any(x.rank == 0 and truthy(x.value) is False and _owner(x) == _owner(s)
+                               for x in f.settings(*_LORA_SWITCHES))
+
+
 def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     """(LoRA evidence, full/freeze evidence, disabled-switch evidence)."""
     lora: list[Any] = []
@@ -823,6 +834,8 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
             continue
         v = s.value.strip()
         if _LORA_VALUES.match(v) and not (s.name == "adapter" and s.source == "call"):
+            if not on and _kind_beside_off_switch(f, s):
+                continue  # AReaL ``peft_type: str = "lora"`` beside ``use_lora: bool = False``: the kind the switch would turn on
             lora.append(s)
         elif v.lower() in _FULL_VALUES:
             full.append(s)
@@ -1074,6 +1087,14 @@ class G4LoRA(Check):
                 "model = Qwen2_5_VLForConditionalGeneration.from_pretrained('base')\n"
                 "lora = LoraConfig(r=64, lora_alpha=128, target_modules=['q_proj', 'v_proj'])\nmodel = get_peft_model(model, lora)\n"),
         }, U, "LoRA in code whose own imports resolve"),
+        Example({  # AReaL: the engine config names the adapter kind next to a LoRA switch that is off by default
+            "pkg/api/cli_args.py": ("from dataclasses import dataclass, field\n\n@dataclass\nclass TrainEngineConfig:\n"
+                                    "    use_lora: bool = field(default=False, metadata={'help': 'Whether to use LoRA.'})\n"
+                                    "    lora_rank: int = 32\n"
+                                    "    peft_type: str = field(default='lora', metadata={'help': 'peft method type.'})\n"),
+            "pkg/engine.py": ("from peft import LoraConfig, get_peft_model\n\nclass Engine:\n    def initialize(self):\n"
+                              "        if self.config.use_lora:\n            self.model = get_peft_model(self.model, LoraConfig(r=self.config.lora_rank))\n"),
+        }, N, "peft_type names the adapter a switched-off use_lora would build"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:

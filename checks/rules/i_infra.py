@@ -1089,6 +1089,17 @@ def _checkpointer_intervals(f: Facts) -> list[Interval]:
     return out
 
 
+#: config classes whose ``save_interval`` flushes traces, profiles or logs (AReaL ``PerfTracerConfig.save_interval: int = 1``,
+#: "Flush trace events to disk every N calls"): not a checkpoint interval
+_NOT_CKPT_OWNER = re.compile(r"(?i)(trac(e|er|ing)|profil|telemetry|monitor)\w*$")
+
+
+def _not_a_checkpoint(fact: Any) -> bool:
+    """A dataclass field default of a tracer/profiler config class (its key is ``Owner.name``)."""
+    return (isinstance(fact, Setting) and fact.source == "field-default" and "." in fact.key
+            and bool(_NOT_CKPT_OWNER.search(fact.key.rsplit(".", 1)[0])))
+
+
 _FINAL_SAVE = re.compile(r"(?i)(exit|preempt|on_demand|emergency|interrupt|on_signal|sigterm|on_train_end)")
 
 
@@ -1249,6 +1260,11 @@ class I3CheckpointFrequency(Check):
                 "def llama3_70b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=5))\n"
                 "def llama3_405b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=10))\n"),
         }, N, "checkpointer Config interval 5-10 in most registry recipes"),
+        Example({"areal/api/cli_args.py": (  # AReaL: a perf tracer flushes its trace file every step; checkpoints every 1000
+            "from dataclasses import dataclass, field\n\n@dataclass\nclass PerfTracerConfig:\n    enabled: bool = False\n"
+            "    save_interval: int = field(default=1, metadata={'help': 'Flush trace events to disk every N calls to save(step=...).'})\n\n"
+            "@dataclass\nclass CheckpointConfig:\n    save_interval: int = 1000\n")}, U,
+            "a tracer's flush interval is not a checkpoint interval"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -1258,7 +1274,8 @@ class I3CheckpointFrequency(Check):
         f = ctx.facts
         small = _adapter_only(f, ctx) or (ctx.project.params_billions is not None and ctx.project.params_billions < 1)
         threshold = 10 if small else 50
-        items = interval_settings(f, _SAVE_KEYS, strategy="save_strategy") + _checkpointer_intervals(f)
+        items = [i for i in interval_settings(f, _SAVE_KEYS, strategy="save_strategy") if not _not_a_checkpoint(i.fact)]
+        items += _checkpointer_intervals(f)
         # ``save_freq`` counts steps in some trainers (verl ``trainer.save_freq``) and epochs in others (TRL DDPO): only its
         # "off" value (verl ``save_freq: -1``, saves only when ``save_freq > 0``) is read
         items += [i for i in interval_settings(f, ("save_freq",)) if i.kind == "off"]
