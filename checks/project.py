@@ -355,7 +355,7 @@ def accelerate_loading_only(facts: Facts) -> list[str]:
 
 
 #: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model
-_PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty)$|^(cl100k|o200k|p50k|r50k)_base$", re.I)
+_PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default)$|^(cl100k|o200k|p50k|r50k)_base$", re.I)
 
 
 #: ``model: str = Field("xgboost")`` of a tabular trainer: a classical estimator or its library, not a model checkpoint

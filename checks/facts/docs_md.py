@@ -25,6 +25,9 @@ _MULTI_NODE = (
     re.compile(rf"--num[-_]machines[= ]+{_NODES}"),
     re.compile(rf"\bnum_machines:\s*{_NODES}"),
     re.compile(rf"\bnnodes\s*[=:]\s*{_NODES}"),  # TorchrunArgs(nnodes = 2, ...) in a Python example, nnodes: 2 in YAML
+    # a Hydra/OmegaConf override of a config's node count (AReaL's README: ``python3 examples/math/gsm8k_rl.py --config x.yaml
+    # cluster.n_nodes=2 cluster.n_gpus_per_node=8 scheduler.type=ray``)
+    re.compile(rf"(?<![\w.-])(?:[\w-]+\.)+(?:n_nodes|num_nodes|nnodes)={_NODES}"),
     re.compile(rf"#SBATCH\s+(?:--nodes[= ]|-N\s*){_NODES}"),
     re.compile(rf"\bsrun\b.*\s(?:-N\s*|--nodes[= ]){_NODES}"),
     re.compile(r"\s--hostfile[= ]+\S+"),

@@ -1033,6 +1033,14 @@ class C4Offload(Check):
         Example({"scripts/zero3.json": '{\n  "zero_optimization": {"stage": 3}\n}\n',
                  "scripts/zero3_offload.json": '{\n  "zero_optimization": {\n    "stage": 3,\n    "offload_optimizer": {"device": "cpu"}\n  }\n}\n',
                  "scripts/finetune.sh": "deepspeed llava/train/train_mem.py --deepspeed ./scripts/zero3.json --bf16 True\n"}, P, "offload config shipped but unused"),
+        Example({  # AReaL: a checkpoint's sharded state dict is gathered to CPU for the writer; training keeps states on the GPU
+            "pkg/checkpoint.py": ("from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict\n\n"
+                                  "def state_for_save(model):\n    # cpu_offload=True ensures tensors are on CPU for the filesystem writer\n"
+                                  "    options = StateDictOptions(full_state_dict=False, cpu_offload=True)\n"
+                                  "    return get_model_state_dict(model, options=options)\n"),
+            "train.py": ("from torch.distributed.fsdp import fully_shard\nfrom pkg.checkpoint import state_for_save\n"
+                         "for block in model.layers:\n    fully_shard(block)\nfully_shard(model)\n"),
+        }, N, "a state dict gathered to CPU for a checkpoint is not offload"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1065,6 +1073,8 @@ class C4Offload(Check):
         for s in f.effective(*flags, "offload"):
             if s.name == "offload" and s.source not in {"launcher", "config"}:
                 continue  # DeepSpeed-Chat's `--offload` flag counts where a launch passes it, not as a bare argparse option
+            if s.source == "call" and _STATE_DICT_CALL.search(s.key):
+                continue  # ``StateDictOptions(cpu_offload=True)``: a checkpoint's state dict gathered to CPU, not training offload
             t = truthy(s.value)
             if t:
                 used.append(s)
@@ -1075,7 +1085,10 @@ class C4Offload(Check):
         for c in f.calls("CPUOffload"):
             v = c.kwargs.get("offload_params", c.args[0] if c.args else False)
             (used if value_on(f, v) else disabled).append(c)
-        used += [c for c in f.calls("CPUOffloadPolicy", "OffloadPolicy") if c.short == "CPUOffloadPolicy"]
+        for c in f.calls("CPUOffloadPolicy", "OffloadPolicy"):
+            if c.short == "CPUOffloadPolicy":
+                # built only under a switch that is off (``if cpu_offload:`` in a helper whose callers pass an off default)
+                (disabled if guard_off(f, c) or callers_off(f, c) else used).append(c)
         for s in f.effective("strategy", "fsdp", "placement_policy"):
             v = str(s.value).lower() if isinstance(s.value, str) else ""
             if _OFFLOAD_STRATEGIES.search(v) or (s.name == "fsdp" and "offload" in v.split()) or (s.name == "placement_policy" and v in {"cpu", "auto"}):
@@ -1110,6 +1123,11 @@ class C4Offload(Check):
             return None
         # offload slows a run that fits: advise it only where a model is big enough to be memory-starved
         return Priority.LOW if (ctx.project.params_billions or 0) >= 13 else None
+
+
+#: state-dict gathering for a checkpoint (``StateDictOptions(full_state_dict=False, cpu_offload=True)``,
+#: ``FullStateDictConfig(offload_to_cpu=True)``): tensors copied to CPU to be written, not offloaded training state
+_STATE_DICT_CALL = re.compile(r"StateDict(Options|Config)?\(|state_dict\(", re.I)
 
 
 # --- C5 gradient accumulation ---------------------------------------------------

@@ -248,6 +248,13 @@ class E1GPUDirectRDMA(Check):
                           "For a multinode training with slurm, see the example sbatch-file container/slurm_singularity.sbatch.\n"),
             "src/modalities/trainer.py": "import torch\nloss.backward()\n",
         }, N, "multi-node training pointed at as a Slurm batch file"),
+        Example({  # AReaL: the README runs the training script on a Ray cluster with a Hydra override of the node count
+            "README.md": ("## Getting Started\n\nTo run on a single node:\n\n```bash\n"
+                          "python3 examples/math/gsm8k_rl.py --config examples/math/gsm8k_grpo.yaml scheduler.type=local\n```\n\n"
+                          "On a Ray cluster:\n\n```bash\npython3 examples/math/gsm8k_rl.py --config examples/math/gsm8k_grpo.yaml \\\n"
+                          "  cluster.n_nodes=2 cluster.n_gpus_per_node=8 \\\n  scheduler.type=ray\n```\n"),
+            "pkg/trainer.py": "import torch\nloss.backward()\n",
+        }, N, "multi-node run documented as a Hydra override of the node count"),
         Example({  # xtuner 0.2.0 entry_point.py:45: the console script's usage text documents the multi-node launch
             "xtuner/entry_point.py": (
                 "import sys\n\nMODES = ('list-cfg', 'train', 'dist_train')\n\n"

@@ -2468,6 +2468,16 @@ class F7SequencePacking(_DataCheck):
             "from trl import SFTConfig, SFTTrainer\n\n"
             "config = SFTConfig(output_dir=\"out\", padding_free=True, per_device_train_batch_size=8, max_length=4096)\n"
             "SFTTrainer(model=\"Qwen/Qwen2.5-7B\", args=config, train_dataset=ds).train()\n")}, P, "TRL padding_free without packing"),
+        Example({  # AReaL: each padded micro-batch is packed into one varlen sequence by the project's own helper
+            "pkg/utils/data.py": ("import torch\n\ndef pack_tensor_dict(data):\n    attention_mask = data['attention_mask']\n"
+                                  "    lens = attention_mask.sum(dim=-1, dtype=torch.int32)\n"
+                                  "    cu_seqlens = torch.cumsum(lens, dim=0, dtype=torch.int32)\n"
+                                  "    input_ids = data['input_ids'][attention_mask.bool()]\n"
+                                  "    return {'input_ids': input_ids, 'cu_seqlens': torch.nn.functional.pad(cu_seqlens, (1, 0))}\n"),
+            "pkg/engine.py": ("from pkg.utils.data import pack_tensor_dict\n\nclass Engine:\n    def train_batch(self, mb_list):\n"
+                              "        for mb in mb_list:\n            loss = self.model(**pack_tensor_dict(mb)).loss\n"
+                              "            loss.backward()\n        self.optimizer.step()\n"),
+        }, P, "the project's own helper unpads each batch into one varlen sequence"),
         Example({"sft.py": (
             "from trl import SFTConfig, SFTTrainer\n\n"
             "config = SFTConfig(output_dir=\"out\", packing=True, padding_free=True, max_length=4096)\n"
@@ -2604,6 +2614,13 @@ class F7SequencePacking(_DataCheck):
                            f"padding removed ({c.short} at {c.path}:{c.line} flattens each batch into one varlen row) but "
                            "samples are not packed up to the sequence length" + minority_note,
                            {"packing": False, "remove_padding": True})
+        varlen = _own_unpadding(f)
+        if varlen:
+            c = varlen[0]
+            return Outcome(P, [_ev(x, key=f"{x.func}() -> cu_seqlens") for x in varlen] + off,
+                           f"padding removed ({c.func}() at {c.path}:{c.line} packs each padded batch into one varlen sequence with "
+                           "cu_seqlens) but samples are not packed up to the sequence length" + minority_note,
+                           {"packing": False, "remove_padding": True})
         grouped = [f.ev(s) for s in f.effective("group_by_length", "group_by_modality_length") if truthy(s.value) and s.rank > 0]
         if grouped:
             return Outcome(N, off + grouped, "batches are grouped by length, which trims padding but does not pack samples", {"packing": False})
@@ -2612,6 +2629,20 @@ class F7SequencePacking(_DataCheck):
 
 
 _UNPAD_KEYS = ("use_rmpad", "rmpad", "remove_padding", "use_remove_padding", "padding_free")
+#: a project's own helper that turns a padded batch into one varlen sequence (AReaL ``pack_tensor_dict``:
+#: ``cu_seqlens = torch.cumsum(lens, dim=0, dtype=torch.int32)`` from the attention mask's row sums)
+_UNPAD_FUNC = re.compile(r"(?i)(^|_)(un)?pack(ed)?(_|$)|unpad|flatten|rmpad|remove_pad|varlen")
+
+
+def _own_unpadding(f: Facts) -> list[Call]:
+    """``cu_seqlens = ...cumsum(...)`` inside a project function named for packing/unpadding that code outside tests calls:
+    padding removal by the project itself (the same partial as ``use_rmpad``), cited at the cumsum."""
+    out = []
+    for c in f.calls("torch.cumsum", "cumsum"):
+        if (c.func and _UNPAD_FUNC.search(c.func) and re.match(r"\s*cu_seqlens\w*\s*=", c.text) and not _in_tests(c.path)
+                and any(x.func != c.func and not _in_tests(x.path) for x in f.calls(c.func))):
+            out.append(c)
+    return out
 #: collators that flatten each batch into one varlen row (no padding) without filling it up to the sequence length
 _UNPAD_CALLS = ("DataCollatorWithFlattening",)
 _WINDOW_KWARGS = ("block_size", "seq_len", "seq_length", "sequence_length", "max_seq_len")

@@ -307,7 +307,48 @@ def _g1_scan(f: Facts) -> _Sched:
             r.decay.append(site)
             r.names.append("linear (HF default)")
             r.defaults[id(site)] = ("lr_scheduler_type", "linear (HF default, warmup 0)")
+    _drop_unchosen(f, r)
     return r
+
+
+_NAME_TEST = re.compile(r"""^\(?(?:[\w.]+\.)?(\w+)\s*==\s*['"]([\w.+-]+)['"]\)?$""")
+
+
+def _unchosen_guard(guard: str | None, chosen: set[str]) -> bool:
+    """A branch taken only when a schedule-name setting equals a value no setting chooses (``elif cfg.lr_scheduler_type ==
+    "cosine":`` while ``lr_scheduler_type`` is "constant"); negated conjuncts (``not (x == "linear")``) are the skipped branches."""
+    for part in (guard or "").split(" and "):
+        m = _NAME_TEST.match(part.strip())
+        if m and m.group(1) in _SCHEDULE_NAME_KEYS and m.group(2).lower() not in chosen:
+            return True
+    return False
+
+
+def _drop_unchosen(f: Facts, r: _Sched) -> None:
+    """Scheduler calls in a branch of a schedule-name comparison that the effective name does not select, or inside a helper
+    every call of which sits in such a branch (AReaL's own ``get_cosine_schedule_with_warmup``, called only under
+    ``lr_scheduler_type == "cosine"`` with the default ``"constant"``), are alternatives, not the run's schedule."""
+    chosen = {s.value.strip().lower() for s in f.effective(*_SCHEDULE_NAME_KEYS) if isinstance(s.value, str)}
+    if not chosen:
+        return
+
+    def unchosen(x: Any, depth: int = 0) -> bool:
+        if not isinstance(x, Call):
+            return False
+        if _unchosen_guard(x.guard, chosen):
+            return True
+        if not x.func or depth > 1:
+            return False
+        callers = [c for c in f.calls(x.func) if c.func != x.func]
+        if not callers and x.path in f.files:
+            # a nested ``lr_lambda`` is not called but passed by name (``LambdaLR(optimizer, lr_lambda)``): judged where it is passed
+            callers = [c for c in f.files[x.path].calls if c.func and c.func != x.func
+                       and any(isinstance(a, Expr) and a.text == x.func for a in (*c.args, *c.kwargs.values()))]
+            return bool(callers) and all(unchosen(c, depth + 1) for c in callers)
+        return bool(callers) and all(_unchosen_guard(c.guard, chosen) for c in callers)
+
+    for part in (r.warm, r.decay, r.custom):
+        part[:] = [x for x in part if not unchosen(x)]
 
 
 _HF_WARMUP_REF = re.compile(r"\b\w+\.(warmup_steps|warmup_ratio)\b")
@@ -442,6 +483,28 @@ class G1LRSchedule(Check):
         # warmup it sets is followed by the HF Trainer's default linear decay
         Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n", "mylib/rl.py": "def patch_config_defaults():\n    replacements = {\n        \"warmup_ratio\": 0.1,\n        \"logging_steps\": 1,\n    }\n    return replacements\n"}, U, "library subclass of TRL's trainer with a warmup default"),
         Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n", "mylib/rl.py": "def patch_config_defaults():\n    replacements = {\n        \"warmup_ratio\": 0.1,\n        \"logging_steps\": 1,\n    }\n    return replacements\n"}, P, "own trainer class: warmup, no decay seen"),
+        Example({  # AReaL: the schedule is picked by lr_scheduler_type, default "constant" (with warmup); cosine is another branch
+            "pkg/api/cli_args.py": ("from dataclasses import dataclass, field\n\n@dataclass\nclass OptimizerConfig:\n"
+                                    "    lr_scheduler_type: str = field(default='constant', metadata={'choices': ['linear', 'cosine', 'constant']})\n"
+                                    "    warmup_steps_proportion: float = field(default=0.001)\n"),
+            "pkg/engine/utils.py": ("import math\nfrom torch.optim.lr_scheduler import LambdaLR\n\n"
+                                    "def get_cosine_schedule_with_warmup(optimizer, num_warmup_steps, num_training_steps):\n"
+                                    "    def lr_lambda(current_step):\n        if current_step < num_warmup_steps:\n"
+                                    "            return current_step / max(1, num_warmup_steps)\n"
+                                    "        progress = (current_step - num_warmup_steps) / max(1, num_training_steps - num_warmup_steps)\n"
+                                    "        return 0.5 * (1.0 + math.cos(math.pi * progress))\n"
+                                    "    return LambdaLR(optimizer, lr_lambda)\n"),
+            "pkg/engine/engine.py": ("from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup\n"
+                                     "from pkg.engine.utils import get_cosine_schedule_with_warmup\n\nclass Engine:\n"
+                                     "    def create_optimizer(self, total):\n        cfg = self.optimizer_config\n"
+                                     "        warmup = int(cfg.warmup_steps_proportion * total)\n"
+                                     "        if cfg.lr_scheduler_type == 'cosine':\n"
+                                     "            self.lr_scheduler = get_cosine_schedule_with_warmup(self.optimizer, warmup, total)\n"
+                                     "        elif cfg.lr_scheduler_type == 'linear':\n"
+                                     "            self.lr_scheduler = get_linear_schedule_with_warmup(self.optimizer, warmup, total)\n"
+                                     "        elif cfg.lr_scheduler_type == 'constant':\n"
+                                     "            self.lr_scheduler = get_constant_schedule_with_warmup(self.optimizer, warmup)\n"),
+        }, P, "the cosine and linear branches are not the default constant-with-warmup schedule"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -76,3 +76,56 @@ def test_num_workers_of_a_config_argument_named_after_its_class() -> None:
     assert result.status.value == "unused"
     assert ("pkg/cli_args.py", 5) in {(e.path, e.line) for e in result.evidence}
     assert audit({"pkg/cli_args.py": cfg, "pkg/dataloader.py": dl}, "F2")[0].status.value == "unused"
+
+
+_SCHED_CFG = ("from dataclasses import dataclass\n\n@dataclass\nclass OptimizerConfig:\n    lr_scheduler_type: str = 'constant'\n"
+              "    warmup_steps_proportion: float = 0.001\n")
+_SCHED_UTILS = ("import math\nfrom torch.optim.lr_scheduler import LambdaLR\n\n"
+                "def get_cosine_schedule_with_warmup(optimizer, warmup, total):\n    def lr_lambda(step):\n"
+                "        return 0.5 * (1.0 + math.cos(math.pi * step / total))\n    return LambdaLR(optimizer, lr_lambda)\n")
+_SCHED_ENGINE = ("from transformers import get_constant_schedule_with_warmup\nfrom pkg.utils import get_cosine_schedule_with_warmup\n\n"
+                 "class Engine:\n    def build(self, cfg, total):\n        warmup = int(cfg.warmup_steps_proportion * total)\n"
+                 "        if cfg.lr_scheduler_type == 'cosine':\n"
+                 "            self.sched = get_cosine_schedule_with_warmup(self.optimizer, warmup, total)\n"
+                 "        elif cfg.lr_scheduler_type == 'constant':\n"
+                 "            self.sched = get_constant_schedule_with_warmup(self.optimizer, warmup)\n")
+
+
+def test_a_schedule_in_a_branch_the_default_name_does_not_select_is_an_alternative() -> None:
+    files = {"pkg/cli_args.py": _SCHED_CFG, "pkg/utils.py": _SCHED_UTILS, "pkg/engine.py": _SCHED_ENGINE}
+    result, _ = audit(files, "G1")
+    assert result.status.value == "partial" and "without a decay" in result.detail
+    cosine = {**files, "pkg/cli_args.py": _SCHED_CFG.replace("'constant'", "'cosine'")}
+    assert audit(cosine, "G1")[0].status.value == "used"
+
+
+def test_a_state_dict_gathered_to_cpu_is_not_offload() -> None:
+    ckpt = ("from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict\n\n"
+            "def state_for_save(model):\n    return get_model_state_dict(model, options=StateDictOptions(cpu_offload=True))\n")
+    assert audit({"pkg/checkpoint.py": ckpt}, "C4")[0].status.value == "unused"
+    fsdp = "from torch.distributed.fsdp import CPUOffload, FullyShardedDataParallel as FSDP\nmodel = FSDP(model, cpu_offload=CPUOffload(offload_params=True))\n"
+    assert audit({"pkg/checkpoint.py": ckpt, "train.py": fsdp}, "C4")[0].status.value == "used"
+
+
+def test_a_hydra_override_of_the_node_count_documents_multi_node() -> None:
+    readme = ("```bash\npython3 examples/math/gsm8k_rl.py --config examples/math/gsm8k_grpo.yaml \\\n"
+              "  cluster.n_nodes=2 cluster.n_gpus_per_node=8 scheduler.type=ray\n```\n")
+    result, _ = audit({"README.md": readme, "pkg/trainer.py": "import torch\nloss.backward()\n"}, "E1")
+    assert result.status.value == "unused" and "README.md:3" in result.detail
+    one = readme.replace("cluster.n_nodes=2", "cluster.n_nodes=1")
+    assert audit({"README.md": one, "pkg/trainer.py": "import torch\nloss.backward()\n"}, "E1")[0].status.value == "n/a"
+
+
+def test_the_projects_own_unpadding_helper_is_padding_removal() -> None:
+    data = ("import torch\n\ndef pack_tensor_dict(data):\n    lens = data['attention_mask'].sum(-1)\n"
+            "    cu_seqlens = torch.cumsum(lens, dim=0, dtype=torch.int32)\n    return cu_seqlens\n")
+    engine = "from pkg.data import pack_tensor_dict\n\ndef step(model, mb):\n    return model(**pack_tensor_dict(mb))\n"
+    result, _ = audit({"pkg/data.py": data, "pkg/engine.py": engine}, "F7")
+    assert result.status.value == "partial" and ("pkg/data.py", 5) in {(e.path, e.line) for e in result.evidence}
+    assert audit({"pkg/data.py": data}, "F7")[0].status.value == "unused"  # never called: not in effect
+
+
+def test_default_is_not_a_model_name() -> None:
+    cfg = "from dataclasses import dataclass\n\n@dataclass\nclass Cfg:\n    model_name: str = 'default'\n    lr: float = 1e-5\n"
+    _, project = audit({"pkg/cfg.py": cfg, "train.py": "import torch\nloss.backward()\n"}, "G1")
+    assert "default" not in project.model_names
