@@ -588,6 +588,11 @@ _OFFLINE_PATH = re.compile(r"(^|/)[^/]*(preprocess|prepare|pre_?tokeniz|tokenize
 _HF_MAP_KW = {"batched", "num_proc", "remove_columns", "fn_kwargs", "desc", "load_from_cache_file", "batch_size", "cache_file_name"}
 
 
+#: operations on a tokenizer object (serialising it for an RPC, type checks, wrapping), not tokenization of text
+_TOKENIZER_OBJECT_OP = re.compile(r"^_*(is|archive|unarchive|serialize|deserialize|from|to|pickle|unpickle|copy|wrap|check|validate|"
+                                  r"patch|set|create|make|configure|update|resize|register)_(\w+_)?tokenizers?$")
+
+
 def _tokenizer_calls(f: Facts) -> list[Call]:
     shorts = {c.short for c in f.calls_where(lambda s: "tokeniz" in s.lower() or s in _TOKENIZE_SHORT)}
     out = []
@@ -606,6 +611,8 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
             continue
         if low.startswith(("get_tokenizer", "load_tokenizer", "build_tokenizer", "init_tokenizer", "train_tokenizer", "save_tokenizer")):
             continue
+        if _TOKENIZER_OBJECT_OP.match(low):
+            continue  # handles the tokenizer object (AReaL's RPC ``cls._archive_tokenizer(tokenizer)``, ``_is_tokenizer(value)``)
         if c.name.endswith(("from_pretrained", "Tokenizer")) or "AutoTokenizer" in c.name:
             continue
         out.append(c)

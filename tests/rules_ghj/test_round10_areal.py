@@ -129,3 +129,16 @@ def test_default_is_not_a_model_name() -> None:
     cfg = "from dataclasses import dataclass\n\n@dataclass\nclass Cfg:\n    model_name: str = 'default'\n    lr: float = 1e-5\n"
     _, project = audit({"pkg/cfg.py": cfg, "train.py": "import torch\nloss.backward()\n"}, "G1")
     assert "default" not in project.model_names
+
+
+def test_operations_on_a_tokenizer_object_are_not_tokenization() -> None:
+    from checks.engine import build_facts
+    from checks.rules.f_data import _tokenizer_calls
+
+    ser = ("class SerializedTokenizer:\n    @classmethod\n    def from_tokenizer(cls, tokenizer):\n"
+           "        blob = cls._archive_tokenizer(tokenizer)\n        return blob\n\n"
+           "def serialize_value(value):\n    if SerializedTokenizer._is_tokenizer(value):\n"
+           "        return SerializedTokenizer.from_tokenizer(value)\n    return value\n\n"
+           "def process(sample, tokenizer):\n    return tokenizer.tokenize(sample['text'])\n")
+    facts = build_facts([("pkg/rpc/serialization.py", ser.encode())])
+    assert [c.short for c in _tokenizer_calls(facts)] == ["tokenize"]
