@@ -691,6 +691,10 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     # a loop that calls the trainer's own step method (``outputs = self.training_step(dataloader)``, nanotron)
     loops |= {(c.path, c.func, c.loop) for c in f.calls("training_step", "train_step")
               if c.loop is not None and "epoch" not in c.loop.lower() and c.func not in _STEP_FUNCS}
+    # an RL trainer's loop that runs one policy update per iteration through its engine (AReaL ``for global_step in
+    # range(start_step, max_steps): ... self.actor.ppo_update(adv_batch)``)
+    loops |= {(c.path, c.func, c.loop) for c in f.calls("ppo_update") if c.loop is not None and "epoch" not in c.loop.lower()
+              and c.name.count(".") >= 1 and c.func not in _STEP_FUNCS and c.func != "ppo_update"}
     return loops
 
 
@@ -798,7 +802,58 @@ def step_helpers(f: Facts) -> dict[tuple[str, str], list[Call]]:
         direct = (c.name.count(".") == 1 and c.name.startswith("self.")) or "." not in c.name  # self.helper(...) / helper(...)
         if direct and c.short != c.func:
             out.setdefault((c.path, c.short), []).append(c)
+    # one more level, into another file: a helper that reports through an object its class built from an imported class
+    # (AReaL: ``self._export_and_commit_stats(...)`` in the loop -> ``self.stats_logger.commit(...)`` with
+    # ``self.stats_logger = StatsLogger(config, ft_spec)`` -> ``logger.info`` in utils/stats_logger.py): that method runs at
+    # the loop's call sites of the helper, when the helper calls it unconditionally
+    for (path, name), sites in list(out.items()):
+        ff = f.files.get(path)
+        if ff is None:
+            continue
+        built = {a.target: m.group(1) for a in ff.attr_assigns
+                 if isinstance(a.value, Expr) and (m := re.match(r"([A-Z]\w*)\(", a.value.text))}
+        for c in ff.calls:
+            if c.func != name or c.guard or c.name.count(".") != 2 or not c.name.startswith("self."):
+                continue
+            recv, meth = c.name.rsplit(".", 1)
+            target = _class_file(f, path, built.get(recv))
+            if target is not None and target != path and any(x.func == meth for x in f.files[target].calls):
+                out.setdefault((target, meth), []).extend(sites)
     return out
+
+
+def _not_a_checkpoint_save(f: Facts, c: Call) -> bool:
+    """A ``save`` in the step loop that is not a checkpoint every step: a tracer's flush (AReaL ``perf_tracer.save(step=step)``),
+    or the save method of a project saver object that checks its own frequency first (``self.saver.save(...)`` where
+    ``Saver.save`` begins ``if not self.freq_ctl.check(...): return``): its interval is the saver's config, not the loop's."""
+    if "." not in c.name:
+        return False
+    recv = c.name.rsplit(".", 1)[0]
+    if _NOT_CKPT_OWNER.search(recv.rsplit(".", 1)[-1]):
+        return True
+    ff = f.files.get(c.path)
+    if ff is None or recv.count(".") != 1 or not recv.startswith("self."):
+        return False
+    built = {a.target: m.group(1) for a in ff.attr_assigns if isinstance(a.value, Expr) and (m := re.match(r"([A-Z]\w*)\(", a.value.text))}
+    target = _class_file(f, c.path, built.get(recv))
+    return target is not None and any(x.func == c.short and _SELF_PACED.search(x.text) for x in f.files[target].calls)
+
+
+#: a saver's own pacing inside its save method (``self.freq_ctl.check(...)``, ``self.interval``, ``should_save``)
+_SELF_PACED = re.compile(r"(?i)freq|interval|every_n|should_save")
+
+
+def _class_file(f: Facts, path: str, cls: str | None) -> str | None:
+    """The project file that defines ``cls``, by the ``from <module> import <cls>`` of ``path``."""
+    if cls is None:
+        return None
+    for i in f.files[path].imports:
+        if i.name == cls:
+            base = i.module.replace(".", "/")
+            for cand in (f"{base}.py", f"{base}/__init__.py", f"src/{base}.py", f"src/{base}/__init__.py"):
+                if cand in f.files:
+                    return cand
+    return None
 
 
 _DIFFUSION = re.compile(r"diffusion|unet\d*|ddpm|ddim|vae", re.I)
@@ -1117,6 +1172,22 @@ def save_sites(f: Facts) -> list[Call]:
     return direct + via
 
 
+#: an RL trainer whose step loop calls its engine's policy update and reports through helper objects (AReaL-like)
+_RL_SAVER = ("class Saver:\n    def __init__(self, config):\n        self.freq_ctl = FrequencyControl(config.freq_steps)\n\n"
+             "    def save(self, engine, step):\n        if not self.freq_ctl.check(steps=1):\n            return\n"
+             "        engine.save(self.path(step))\n")
+_RL_STATS = ("import logging\n\nlogger = logging.getLogger('stats')\n\nclass StatsLogger:\n    def commit(self, step, stats):\n"
+             "        logger.info(f'Train step {step + 1} done.')\n        logger.info(str(stats))\n")
+_RL_TRAINER = ("from pkg.utils.saver import Saver\nfrom pkg.utils.stats_logger import StatsLogger\n\nclass PPOTrainer:\n"
+               "    def __init__(self, config):\n        self.saver = Saver(config.saver)\n        self.stats_logger = StatsLogger()\n\n"
+               "    def train(self, max_steps):\n        for global_step in range(0, max_steps):\n"
+               "            batch = self.actor.prepare_batch(self.dataloader)\n            self.actor.ppo_update(batch)\n"
+               "            self.saver.save(self.actor, global_step)\n            self._export_and_commit_stats(global_step)\n\n"
+               "    def _export_and_commit_stats(self, global_step):\n        stats = self.actor.export_stats()\n"
+               "        self.stats_logger.commit(global_step, stats)\n")
+_RL_FILES = {"pkg/utils/saver.py": _RL_SAVER, "pkg/utils/stats_logger.py": _RL_STATS, "pkg/trainer/rl_trainer.py": _RL_TRAINER}
+
+
 @register
 class I3CheckpointFrequency(Check):
     id = "I3"
@@ -1265,6 +1336,12 @@ class I3CheckpointFrequency(Check):
             "    save_interval: int = field(default=1, metadata={'help': 'Flush trace events to disk every N calls to save(step=...).'})\n\n"
             "@dataclass\nclass CheckpointConfig:\n    save_interval: int = 1000\n")}, U,
             "a tracer's flush interval is not a checkpoint interval"),
+        # a saver object called every step that checks its own frequency first: its interval is the saver's config
+        Example({**_RL_FILES, "pkg/engine.py": ("import torch\n\nclass Engine:\n    def save(self, path):\n"
+                                                "        torch.save(self.model.state_dict(), path)\n"),
+                 "pkg/trainer/rl_trainer.py": _RL_TRAINER.replace(
+            "            self.actor.ppo_update(batch)\n", "            loss = self.model(batch).loss\n            loss.backward()\n"
+            "            self.optimizer.step()\n")}, Status.NA, "a self-paced saver called every step is not judged from the loop"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -1290,7 +1367,8 @@ class I3CheckpointFrequency(Check):
         bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
         spaced: list[tuple[Call, float | None]] = []
         # a save that ends the run (``_save_and_exit``, on-demand/preemption/emergency saves) happens once, not every step
-        save_calls = [c for c in save_sites(f) if not guard_off(f, c) and not _FINAL_SAVE.search(f"{c.short} {c.func or ''}")]
+        save_calls = [c for c in save_sites(f) if not guard_off(f, c) and not _FINAL_SAVE.search(f"{c.short} {c.func or ''}")
+                      and not _not_a_checkpoint_save(f, c)]
         loop = per_step_calls(f, save_calls, threshold, spaced)
         bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]
         extra: dict[str, Any] = {}
@@ -1679,6 +1757,8 @@ class I4LoggingFrequency(Check):
         Example({"train.py": (  # no log call and no logging interval on the training path: not judged (n/a)
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
+        # an RL step loop (one policy update per iteration) logs through a helper that calls a stats object of another file
+        Example(_RL_FILES, N, "per-step log two calls below an RL update loop, in the stats logger's module"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:

@@ -142,3 +142,34 @@ def test_operations_on_a_tokenizer_object_are_not_tokenization() -> None:
            "def process(sample, tokenizer):\n    return tokenizer.tokenize(sample['text'])\n")
     facts = build_facts([("pkg/rpc/serialization.py", ser.encode())])
     assert [c.short for c in _tokenizer_calls(facts)] == ["tokenize"]
+
+
+def _rl_files() -> dict[str, str]:
+    from checks.rules.i_infra import _RL_FILES
+
+    return dict(_RL_FILES)
+
+
+def test_an_rl_update_loop_logs_every_step_through_a_stats_object_in_another_file() -> None:
+    result, _ = audit(_rl_files(), "I4")
+    assert result.status.value == "unused"
+    assert ("pkg/utils/stats_logger.py", 7) in {(e.path, e.line) for e in result.evidence}
+
+
+def test_a_guarded_commit_is_not_every_step() -> None:
+    files = _rl_files()
+    files["pkg/trainer/rl_trainer.py"] = files["pkg/trainer/rl_trainer.py"].replace(
+        "            self._export_and_commit_stats(global_step)\n",
+        "            if global_step % 100 == 0:\n                self._export_and_commit_stats(global_step)\n")
+    assert audit(files, "I4")[0].status.value != "unused"
+
+
+def test_a_self_paced_saver_and_a_tracer_flush_are_not_per_step_checkpoints() -> None:
+    files = _rl_files()
+    files["pkg/engine.py"] = "import torch\n\nclass Engine:\n    def save(self, path):\n        torch.save(self.model.state_dict(), path)\n"
+    files["pkg/trainer/rl_trainer.py"] = files["pkg/trainer/rl_trainer.py"].replace(
+        "            self.actor.ppo_update(batch)\n",
+        "            loss = self.model(batch).loss\n            loss.backward()\n            self.optimizer.step()\n"
+        "            perf_tracer.save(step=global_step)\n")
+    result, _ = audit(files, "I3")
+    assert result.status.value == "n/a" and "every step" not in (result.detail or "")
