@@ -134,6 +134,11 @@ class _CappedUnparser(ast._Unparser):  # type: ignore[name-defined,misc]
                 raise _Enough
 
 
+def _is_super(node: ast.AST) -> bool:
+    """``super()`` (or ``super(Cls, self)``)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
 def _unparse(node: ast.AST, cap: int) -> str:
     return _CappedUnparser(cap).visit(node)
 
@@ -161,7 +166,7 @@ class _Extractor(ast.NodeVisitor):
         self.scopes: list[dict[str, Any]] = [{}]  # constant bindings per function scope
         self._log: list[tuple[dict[str, Any], str, Any]] = []  # (scope, name, previous value) of each binding (see visit_If)
         self.func_stack: list[str] = []
-        self.class_stack: list[tuple[str, bool]] = []  # (name, is_dataclass_like)
+        self.class_stack: list[tuple[str, str | None]] = []  # (name, the imported data loader it subclasses, if any)
         self.loop_stack: list[str] = []
         self.guard_stack: list[str] = []  # conditions of the enclosing if-branches
         self.param_stack: list[tuple[set[str], int]] = []  # each enclosing function's parameters and the guard depth at its entry
@@ -368,7 +373,8 @@ class _Extractor(ast.NodeVisitor):
         self.param_stack.append((set(params), len(self.guard_stack)))
         for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             self.visit(d)
-        if node.name == "__init__" and self.class_stack and len(self.func_stack) == 1 and _CONFIG_CLASS.search(self.class_stack[-1][0]):
+        if node.name == "__init__" and self.class_stack and len(self.func_stack) == 1 and (
+                _CONFIG_CLASS.search(self.class_stack[-1][0]) or self.class_stack[-1][1]):
             self._init_defaults(self.class_stack[-1][0], a)
         self._visit_block(node.body, (ast.Return,))
         self.param_stack.pop()
@@ -396,7 +402,11 @@ class _Extractor(ast.NodeVisitor):
             self.visit(b)
         for k in node.keywords:
             self.visit(k)
-        self.class_stack.append((node.name, True))
+        # a subclass of an imported data loader (picotron ``class MicroBatchDataLoader(DataLoader)``): its ``__init__``
+        # defaults are the loader's settings and its ``super().__init__(...)`` builds that loader
+        bases = [self.dotted(b) or "" for b in node.bases]
+        loader = next((b for b in bases if "." in b and b.endswith("DataLoader")), None)
+        self.class_stack.append((node.name, loader))
         self.scopes.append({})
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
@@ -604,6 +614,9 @@ class _Extractor(ast.NodeVisitor):
         name = self.dotted(node.func)
         if name is None:
             name = f"?.{node.func.attr}" if isinstance(node.func, ast.Attribute) else "?"
+            if name == "?.__init__" and len(self.func_stack) == 1 and self.func_stack[0] == "__init__" and self.class_stack \
+                    and self.class_stack[-1][1] and _is_super(node.func.value):
+                name = self.class_stack[-1][1]  # ``super().__init__(ds, pin_memory=...)`` in a loader subclass builds the loader
         kwargs: dict[str, Any] = {}
         kw_lines: dict[str, int] = {}
         star = False

@@ -165,6 +165,12 @@ def _loader_calls(f: Facts) -> list[Call]:
         c for c in f.calls_with_kw("num_workers")
         if id(c) not in seen and "loader" in c.short.lower() and not _in_tests(c.path)
     ]
+    # a project's loader subclass (picotron ``class MicroBatchDataLoader(DataLoader)``) is the loader its
+    # ``super().__init__(...)`` builds, recorded as a real loader call in ``__init__``: its constructions are not another
+    inits = {c.path for c in real if c.func == "__init__"}
+    if inits and wrappers:
+        subclasses = {x.owner for x in f.records("fields") if x.path in inits}
+        wrappers = [c for c in wrappers if c.short not in subclasses]
     calls = real + wrappers
     main = [c for c in calls if not _side_loader(c)]
     return main or calls
@@ -1553,6 +1559,22 @@ def _fetched_ahead(f: Facts) -> list[Evidence]:
 # F3
 # ---------------------------------------------------------------------------------------
 
+#: a project's DataLoader subclass (picotron ``picotron/data.py``): its ``__init__`` defaults are the loader's settings
+_LOADER_SUBCLASS = (
+    "from torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+    "class MicroBatchDataLoader(DataLoader):\n"
+    "    def __init__(self, micro_batch_size, seq_length, dataset_name, num_workers, split=\"train\", pin_memory=True):\n"
+    "        self.dataset = load_dataset(dataset_name, split=split)\n"
+    "        self.sampler = DistributedSampler(self.dataset, shuffle=False)\n"
+    "        super().__init__(\n            self.dataset,\n            batch_size=micro_batch_size,\n"
+    "            pin_memory=pin_memory,\n            num_workers=num_workers,\n            sampler=self.sampler,\n        )\n"
+)
+_LOADER_SUBCLASS_CALL = (
+    "from picotron.data import MicroBatchDataLoader\n\n"
+    "data_loader = MicroBatchDataLoader(\n    micro_batch_size=4,\n    seq_length=1024,\n"
+    "    dataset_name=\"roneneldan/TinyStories\",\n    num_workers=4,\n)\n"
+)
+
 _PIN_FUNCS = re.compile(r"(collate|__iter__|__next__|preload|prefetch|get_batch|load_batch|to_device|_pin)", re.I)
 
 
@@ -1621,6 +1643,10 @@ class F3PinMemory(_DataCheck):
                 '{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "none", "pin_memory": false}}}\n'),
         }, U, "a DeepSpeed offload pin_memory is not the loader's"),
         Example({"train_gpt.py": _MODDED_READER}, U, "tokens read into a pinned buffer"),
+        # a project's DataLoader subclass whose __init__ defaults to pinning (picotron's MicroBatchDataLoader), built without it
+        Example({"picotron/data.py": _LOADER_SUBCLASS, "train.py": _LOADER_SUBCLASS_CALL}, U, "loader subclass, pin_memory default true"),
+        Example({"picotron/data.py": _LOADER_SUBCLASS.replace("pin_memory=True):", "pin_memory=False):"),
+                 "train.py": _LOADER_SUBCLASS_CALL}, N, "loader subclass, pin_memory default false"),
         Example({"train.py": (
             "import torch\nscratch = torch.empty(1 << 20, dtype=torch.float32)\n"
             "for step in range(steps):\n    x = torch.from_numpy(next_batch()).cuda()\n")}, N, "unpinned scratch tensor"),

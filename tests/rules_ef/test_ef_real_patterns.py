@@ -127,3 +127,20 @@ def test_per_sample_reads_are_the_training_paths_not_an_inference_helpers():
     f4 = audit_files((p, t.encode()) for p, t in files.items()).result("F4")
     assert f4.status == Status.UNUSED
     assert [(e.path, e.line) for e in f4.evidence] == [("llava/train/train.py", 9)]
+
+
+def test_a_loader_subclass_is_the_loader_its_super_init_builds():
+    """picotron: ``class MicroBatchDataLoader(DataLoader)`` with ``pin_memory=True`` in its ``__init__`` and
+    ``super().__init__(..., pin_memory=pin_memory, num_workers=num_workers)``; train.py builds it without pin_memory.
+    The loader pins (the previous rule said 'no data loader found to pin') and its construction is not a second loader."""
+    from checks.rules.f_data import _LOADER_SUBCLASS, _LOADER_SUBCLASS_CALL
+
+    r, _ = audit({"picotron/data.py": _LOADER_SUBCLASS, "train.py": _LOADER_SUBCLASS_CALL}, "F1", "F2", "F3")
+    assert r["F3"].status is Status.USED
+    assert [(e.path, e.line) for e in r["F3"].evidence] == [("picotron/data.py", 5)]
+    assert r["F1"].status is Status.USED and r["F1"].values["num_workers"] == 4
+    assert [(e.path, e.line) for e in r["F1"].evidence] == [("train.py", 7)]  # the value the caller passes
+    assert r["F2"].status is Status.USED
+    off, _ = audit({"picotron/data.py": _LOADER_SUBCLASS.replace("pin_memory=True):", "pin_memory=False):"),
+                    "train.py": _LOADER_SUBCLASS_CALL}, "F3")
+    assert off["F3"].status is Status.UNUSED
