@@ -178,6 +178,8 @@ _ATTN_BOOL_KEYS = (
 _ATTN_STR_ON = {"fa2", "fa3", "sdpa", "auto", "flash", "flash_attention_2", "flash_attention_3", "flex_attention", "flex", "xformers",
                 "fused", "triton"}
 _FA_FUNCS = re.compile(r"^flash_attn_(varlen_)?(qkvpacked_|kvpacked_)?func$|^flash_attn_with_kvcache$|^Flash(Self|Cross)Attention$|^FlashMHA$")
+#: a line that names a kernel function without running it: an import, a test of whether it imported, ``__all__``
+_FA_NOT_USE = re.compile(r"^\s*(from|import)\b|\bis\s+(not\s+)?None\b|[!=]=\s*None\b|__all__|\bhasattr\(|\bcallable\(")
 #: a patch that swaps attention for a fused kernel (``replace_llama_attn_with_flash_attn``); a loader named for the kernel it
 #: may pick (ms-swift ``get_model_tokenizer_with_flash_attn``, which sets the attention only from its ``attn_impl`` argument) is not
 _FA_PATCH = re.compile(r"^(replace|patch|apply|enable|use|set)_\w*(flash_attn|flash_attention|xformers|sdpa)\w*$|"
@@ -299,6 +301,13 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
             continue
         used.append(c)
         kinds.add("flash_attention_3" if "interface" in c.name.split(".")[0] or c.name.startswith("flash_attn_3") else "flash_attention_2")
+    # a kernel function handed to a dispatcher as a value (InternEvo ``_flash_float32_compatibility_wrapper((0),
+    # _flash_varlen_qkvpacked_func, qkv, ...)`` with ``flash_attn_varlen_qkvpacked_func as _flash_varlen_qkvpacked_func``)
+    # runs as surely as a direct call; an availability test (``if flash_attn_func is None``) or a re-export is not a use
+    for r in f.refs("flash_attn.*", "flash_attn_interface.*", "flash_attn_3.*"):
+        if _FA_FUNCS.match(r.name.rsplit(".", 1)[-1]) and not _FA_NOT_USE.search(r.text):
+            used.append(r)
+            kinds.add("flash_attention_3" if r.name.startswith(("flash_attn_interface", "flash_attn_3")) else "flash_attention_2")
     for c in f.calls("MHA"):
         if c.name.startswith("flash_attn") and value_on(f, c.kwargs.get("use_flash_attn")):
             used.append(c)
@@ -326,6 +335,24 @@ _LOADER_NAMED_FA = (
     "    if attn_impl is not None:\n        config._attn_implementation = attn_impl\n"
     "    return AutoModelForCausalLM.from_pretrained(model_dir, config=config)\n\n\n"
     "model = get_model_tokenizer_with_flash_attn('Qwen/Qwen2.5-7B-Instruct')\n")
+
+
+#: InternEvo ``internlm/model/ops/attention.py``: the kernels are imported under aliases and passed to a wrapper that calls them
+_FA_DISPATCH = (
+    "import torch\n\ntry:\n    from flash_attn.flash_attn_interface import (\n"
+    "        flash_attn_varlen_qkvpacked_func as _flash_varlen_qkvpacked_func,\n    )\n\n"
+    "    gpu_flash_attn_impl = True\nexcept (ModuleNotFoundError, ImportError):\n    gpu_flash_attn_impl = False\n\n\n"
+    "def _flash_float32_compatibility_wrapper(input_idxs, flash_func, *args, **kwargs):\n"
+    "    return flash_func(*args, **kwargs)\n\n\n"
+    "def _flash_varlen_qkvpacked_attn(qkv, cu_seqlens, max_seqlen, dropout_p, softmax_scale=None, causal=False):\n"
+    "    qkv = qkv.squeeze(dim=0)\n    output = _flash_float32_compatibility_wrapper(\n"
+    "        (0), _flash_varlen_qkvpacked_func, qkv, cu_seqlens, max_seqlen, dropout_p, softmax_scale, causal\n    )\n"
+    "    return output.unsqueeze(dim=0)\n")
+#: the same import whose kernel is only tested for availability; attention is computed by hand
+_FA_PROBED = (
+    "import torch\n\ntry:\n    from flash_attn.flash_attn_interface import flash_attn_varlen_qkvpacked_func\n"
+    "except ImportError:\n    flash_attn_varlen_qkvpacked_func = None\n\nHAS_FLASH = flash_attn_varlen_qkvpacked_func is not None\n\n\n"
+    "def attention(q, k, v, scale):\n    return ((q @ k.transpose(-2, -1)) * scale).softmax(-1) @ v\n")
 
 
 @register
@@ -405,6 +432,8 @@ class D1FlashAttention(Check):
             "model = AutoModelForCausalLM.from_pretrained('mistralai/Mistral-7B-v0.1')\n"),
                  "requirements.txt": "transformers>=4.40.0\n"}, P, "hf default sdpa"),
         Example({"Dockerfile": "FROM vllm/vllm-openai:latest\nENV VLLM_ATTENTION_BACKEND=FLASHINFER\n"}, U, "vllm backend env"),
+        Example({"internlm/model/ops/attention.py": _FA_DISPATCH}, U, "kernel function handed to a dispatcher"),
+        Example({"internlm/model/ops/attention.py": _FA_PROBED}, N, "kernel only imported and probed"),
         Example({"train.py": (
             "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('huggyllama/llama-7b')\n"),
                  "requirements.txt": "transformers==4.31.0\n"}, N, "old transformers default eager"),
