@@ -609,6 +609,33 @@ def hand_sharded_optimizer(facts: Facts, project: Any) -> list[Call]:
             and "grad" in " ".join([c.text, *(str(getattr(a, "text", a)) for a in c.args)])]
 
 
+#: a ZeRO optimizer class by its name (InternEvo ``HybridZeroOptimizer``, ColossalAI ``LowLevelZeroOptimizer``); PyTorch's
+#: ``ZeroRedundancyOptimizer`` is read with the framework sites
+_ZERO_CLASS = re.compile(r"^\w*Zero\w*Optimi[sz]er$")
+
+
+def zero_optimizer_class(facts: Facts, project: Any) -> list[Call]:
+    """A ZeRO optimizer wrapper built directly (InternEvo ``optimizer = HybridZeroOptimizer(naive_optimizer,
+    zero_cfg=zero_cfg, ...)`` in ``internlm/train/pipeline.py``): it shards at least the optimizer states across the
+    data-parallel ranks. Not in tests, not in a branch that is switched off; on the training path when one is known
+    there (a framework whose package ships no entry point builds it in library code)."""
+    built = [c for c in facts.calls_where(lambda s: "Zero" in s and bool(_ZERO_CLASS.match(s)))
+             if c.short != "ZeroRedundancyOptimizer" and not _TEST_PATH.search(c.path) and not guard_off(facts, c)]
+    return [c for c in built if c.path in project.training_files] or built
+
+
+#: InternEvo ``internlm/train/pipeline.py``: the optimizer is wrapped in the project's own ZeRO-1 optimizer
+_ZERO_WRAPPER = (
+    "import torch\n\nfrom internlm.solver.optimizer import FSDPadaptOptimizer, HybridZeroOptimizer\n\n\n"
+    "def initialize_optimizer(model, zero_cfg, grad_scal_cfg, use_fsdp=False):\n"
+    "    naive_optimizer = torch.optim.AdamW(params=model.parameters(), lr=1e-4, betas=(0.9, 0.95), eps=1e-8)\n"
+    "    if not use_fsdp:\n"
+    "        optimizer = HybridZeroOptimizer(\n            naive_optimizer,\n            grad_scal_cfg=grad_scal_cfg,\n"
+    "            zero_cfg=zero_cfg,\n        )\n"
+    "    else:\n        optimizer = FSDPadaptOptimizer(naive_optimizer, grad_scal_cfg=grad_scal_cfg, zero_cfg=zero_cfg)\n"
+    "    return optimizer\n")
+
+
 # --------------------------------------------------------------------------------------------
 # checks
 # --------------------------------------------------------------------------------------------
@@ -719,6 +746,7 @@ class A1DataParallel(Check):
                  "example_chat_completion.py": "from llama import Llama\ngenerator = Llama.build(ckpt_dir=ckpt_dir)\n"
                                                "results = generator.chat_completion(dialogs, max_gen_len=512)\n"}, N, "multi-GPU inference launch"),
         Example({"train.py": "import torch\nmodel = torch.nn.DataParallel(model).cuda()\nloss.backward()\n"}, P, "nn.DataParallel"),
+        Example({"internlm/train/pipeline.py": _ZERO_WRAPPER}, U, "ZeRO optimizer wrapper: sharded data parallel (InternEvo)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -753,9 +781,11 @@ class A1DataParallel(Check):
         if lt_multi:
             used += lt_multi
             kinds.append("lightning")
-        sharded = [s for s in fsdp_sites(f) if s.sharded] + [s for s in zero_sites(f) if s.sharded and s.stage]
+        sharded = [s.fact for s in fsdp_sites(f) if s.sharded] + [s.fact for s in zero_sites(f) if s.sharded and s.stage]
+        if not sharded and not used:  # a ZeRO optimizer built directly (InternEvo ``HybridZeroOptimizer``) shards over the DP ranks
+            sharded = zero_optimizer_class(f, ctx.project)
         if sharded and not used:
-            used += [s.fact for s in sharded]
+            used += sharded
             kinds.append("sharded data parallel (FSDP/ZeRO)")
         procs = [ls.procs for ls in multi if ls.procs]
         nodes = [ls.nodes for ls in sizes if ls.nodes]
@@ -926,6 +956,9 @@ class A3ZeRO(Check):
         Example({"train.py": "import deepspeed\n# model, opt, _, _ = deepspeed.initialize(model=model, config='ds.json')\n"}, N, "commented out"),
         Example({"train.py": "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\n"}, N, "ddp only"),
         Example({"run.sh": "deepspeed train.py --deepspeed configs/my_ds.json\n"}, P, "config outside the repo"),
+        Example({"internlm/train/pipeline.py": _ZERO_WRAPPER}, U, "ZeRO optimizer wrapper built directly (InternEvo)"),
+        Example({"internlm/train/pipeline.py": _ZERO_WRAPPER.replace("if not use_fsdp:", "if use_zero:"),
+                 "configs/7B_sft.py": "use_zero = False\nuse_fsdp = False\n"}, N, "ZeRO wrapper behind a switch that is off"),
         Example({"nanochat/optim.py": (  # a raw-PyTorch optimizer that shards its states (nanochat's MuonAdamW)
             "import torch\nimport torch.distributed as dist\n\n\nclass DistAdamW(torch.optim.Optimizer):\n"
             "    def _reduce(self, group, world_size):\n        infos = {}\n        for p in group['params']:\n"
@@ -964,6 +997,12 @@ class A3ZeRO(Check):
             return Outcome(U, [_ev(x, key="reduce_scatter of gradients") for x in hand],
                            f"ZeRO-2 style sharding written by hand: gradients reduce-scattered in the optimizer ({c.path}:{c.line}), "
                            "each rank updates and keeps optimizer state for its slice, updated slices all-gathered", {"zero_stage": 2, "hand_written": True})
+        wrapped = zero_optimizer_class(ctx.facts, ctx.project)
+        if wrapped:
+            c = wrapped[0]
+            return Outcome(U, [_ev(x, key=x.short) for x in wrapped],
+                           f"ZeRO through {c.short} ({c.path}:{c.line}): it shards at least the optimizer states across the "
+                           "data-parallel ranks; its stage and group size come from the optimizer's own config", {"zero_stage": 1})
         unknown = [s for s in sites if s.sharded is None]
         if unknown:
             return Outcome(P, [_ev(s.fact, key=s.how) for s in unknown],
