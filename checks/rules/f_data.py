@@ -2138,9 +2138,11 @@ _PACK_KEYS = ("packing", "sample_packing", "neat_packing", "pack_sequences", "pa
 _PACK_CALLS = ("ConstantLengthDataset", "pack_dataset", "PackedDataset", "GPTDataset",
                "BlendedMegatronDatasetBuilder", "ConcatTokensDataset", "PackingDataset")
 
-_PACK_CLASS = re.compile(r"(?i)(^|\.)\w*(concat|pack)\w*dataset$")
+#: a packing dataset class or builder, with a variant suffix (InternEvo ``PackedDatasetWithCut``,
+#: ``get_packed_dataset_without_short_length``)
+_PACK_CLASS = re.compile(r"(?i)(^|\.)\w*(concat|pack)\w*dataset(_?with\w*)?$")
 _CHUNK_KWARGS = {"chunk_size", "max_seq_len", "max_seq_length", "seq_len", "seq_length", "block_size", "max_length",
-                 "context_length", "max_tokens"}
+                 "context_length", "max_tokens", "packed_length", "pack_length"}
 _PACK_STRATEGIES = ("packing", "packed", "pack", "padding_free", "sequence_packing")
 
 
@@ -2326,6 +2328,22 @@ class F7SequencePacking(_DataCheck):
                 "train_ds = ConcatDataset([alpaca_ds, dolly_ds])\n"
                 "loader = DataLoader(train_ds, batch_size=8, collate_fn=DataCollatorForSeq2Seq(tokenizer, padding=True))\n"),
         }, N, "torch ConcatDataset of two datasets"),
+        Example({  # InternEvo internlm/data/build_dataloader.py: the tokenized folder is read into packed_length rows
+            "internlm/data/build_dataloader.py": (
+                "from internlm.data.tokenized.dataset import get_packed_dataset_without_short_length\n\n\n"
+                "def get_tokenized_train_loader_items(data_cfg):\n"
+                "    train_ds = get_packed_dataset_without_short_length(\n        folder=data_cfg.train_folder,\n"
+                "        packed_length=data_cfg.packed_length,\n        max_length_per_sample=data_cfg.seq_len,\n"
+                "        min_length=data_cfg.get(\"min_length\", 0),\n    )\n    return train_ds\n"),
+        }, U, "packing dataset builder with a packed_length"),
+        Example({  # a dataset builder named for packing, switched off by the only config
+            "data/build.py": (
+                "from data.packed import PackedDatasetWithCut\n\n\n"
+                "def build_train_dataset(ds, cfg):\n    if cfg.pack_samples:\n"
+                "        return PackedDatasetWithCut(ds, max_length_per_sample=cfg.seq_len, packed_length=cfg.packed_length)\n"
+                "    return ds\n"),
+            "configs/sft.yaml": "seq_len: 4096\npack_samples: false\n",
+        }, N, "packing dataset behind a switch that is off"),
         Example({
             "configs/training.py": (
                 "from dataclasses import dataclass\n\n@dataclass\nclass train_config:\n    batching_strategy: str = \"packing\"\n"),
