@@ -594,6 +594,12 @@ _OFFLINE_PATH = re.compile(r"(^|/)[^/]*(preprocess|prepare|pre_?tokeniz|tokenize
 _HF_MAP_KW = {"batched", "num_proc", "remove_columns", "fn_kwargs", "desc", "load_from_cache_file", "batch_size", "cache_file_name"}
 
 
+#: a function that handles the tokenizer itself, not text (``load_tokenizer``, fairseq2's ``load_custom_tokenizer``,
+#: ``_download_tokenizer``, ``_register_tokenizer_families``, ``_log_tokenizer``)
+_TOKENIZER_ADMIN = re.compile(r"^((maybe|try)_)?(get|load|build|init|train|save|download|register|log|create|make|setup|set|resolve|add|check|"
+                              r"validate|is|has)_(\w+_)?tokenizers?(_\w+)?$")
+
+
 def _tokenizer_calls(f: Facts) -> list[Call]:
     shorts = {c.short for c in f.calls_where(lambda s: "tokeniz" in s.lower() or s in _TOKENIZE_SHORT)}
     out = []
@@ -601,7 +607,8 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
         if _in_tests(c.path):
             continue
         receiver = c.name.rsplit(".", 1)[0].lower() if "." in c.name else ""
-        low = c.short.lower()
+        bare = c.short.lstrip("_")  # a private helper (``_load_tokenizer``) is named like its public form
+        low = bare.lower()
         if low == "encode" and not re.search(r"tok|enc|sp_model|spm|bpe", receiver):
             continue
         if low == "processor" and "text" not in c.kwargs and not c.args:
@@ -610,9 +617,14 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
             continue
         if "tokeniz" in low and low.endswith(("tokenizer", "tokenizers")) and not (c.args or c.kwargs):
             continue
-        if low.startswith(("get_tokenizer", "load_tokenizer", "build_tokenizer", "init_tokenizer", "train_tokenizer", "save_tokenizer")):
+        if _TOKENIZER_ADMIN.match(low):
             continue
         if c.name.endswith(("from_pretrained", "Tokenizer")) or "AutoTokenizer" in c.name:
+            continue
+        # a class named for the tool builds a tokenizer, its config or an accessor (fairseq2 ``get_llama_tokenizer_hub =
+        # TokenizerHubAccessor(LLAMA_FAMILY, kls=LlamaTokenizer, ...)`` at module level), it tokenizes no text; a class
+        # named for its output (``TokenizedDataset(ds, tokenizer)``) may
+        if bare[:1].isupper() and "Tokenizer" in bare:
             continue
         out.append(c)
     return out

@@ -144,3 +144,21 @@ def test_a_loader_subclass_is_the_loader_its_super_init_builds():
     off, _ = audit({"picotron/data.py": _LOADER_SUBCLASS.replace("pin_memory=True):", "pin_memory=False):"),
                     "train.py": _LOADER_SUBCLASS_CALL}, "F3")
     assert off["F3"].status is Status.UNUSED
+
+
+def test_handling_a_tokenizer_is_not_tokenizing_the_dataset():
+    """fairseq2 0.8.1: ``get_llama_tokenizer_hub = TokenizerHubAccessor(...)`` at module level and recipe helpers
+    ``_load_tokenizer``/``_download_tokenizer``/``_maybe_get_tokenizer_family`` load, log and register tokenizers. The previous
+    rule read each as 'the whole dataset is tokenized in-process at start-up' (and step zero as online tokenization)."""
+    files = {
+        "fairseq2/models/llama/hub.py": (
+            "from fairseq2.data.tokenizers import TokenizerHubAccessor\nfrom fairseq2.models import ModelHubAccessor\n\n"
+            "get_llama_model_hub = ModelHubAccessor(LLAMA_FAMILY, kls=TransformerLM, config_kls=LLaMAConfig)\n\n"
+            "get_llama_tokenizer_hub = TokenizerHubAccessor(LLAMA_FAMILY, kls=LLaMATokenizer, config_kls=LLaMATokenizerConfig)\n"),
+        "fairseq2/recipe/internal/tokenizer.py": (
+            "def _load_tokenizer(context, section_name):\n    family = _maybe_get_tokenizer_family(context, section_name)\n"
+            "    tokenizer = _download_tokenizer(family, section_name)\n    _log_tokenizer(tokenizer)\n    return tokenizer\n\n\n"
+            "tokenizer = _load_tokenizer(context, 'tokenizer')\n"),
+    }
+    r, _ = audit(files, "F6")
+    assert r["F6"].evidence == [] and "start-up" not in r["F6"].detail
