@@ -547,6 +547,13 @@ class _Extractor(ast.NodeVisitor):
         self.visit(node.target)
 
     def _assign_target(self, t: ast.AST, value_node: ast.AST, line: int) -> None:
+        if isinstance(t, ast.Name) and not self.func_stack and not self.class_stack and isinstance(value_node, (ast.Name, ast.Attribute)) \
+                and self.is_imported_root(value_node):
+            # a module-level alias of an imported name (fairseq2 ``DDPModule: TypeAlias = DDP`` after ``from
+            # torch.nn.parallel import DistributedDataParallel as DDP``): calls through it resolve like the import
+            dotted = self.dotted(value_node)
+            if dotted:
+                self.aliases[t.id] = dotted
         if isinstance(t, ast.Name):
             v = self.constant(value_node)
             if v is not _NO_VALUE and not isinstance(v, dict):

@@ -619,3 +619,16 @@ def _every_call_off(f: Facts, calls: list[Any], depth: int) -> list[Any]:
             return []
         out += gated
     return out
+
+
+#: an option that picks the data-parallel wrapper by name (fairseq2 ``data_parallelism: Literal["ddp", "fsdp"] = "ddp"``)
+_DP_SELECTORS = ("data_parallelism", "data_parallel_type", "data_parallel_mode", "dp_type", "dp_mode")
+
+
+def dp_selector_ddp(facts: Facts) -> list[Setting]:
+    """The settings of a data-parallel selector when every one of them picks DDP (its default, and no recipe or launch
+    choosing ``fsdp``): FSDP wrapping code in the library (fairseq2 ``to_fsdp2`` calling ``fully_shard``) is an option then."""
+    found = [s for s in facts.effective(*_DP_SELECTORS) if not _TEST_FILE.search(s.path) and isinstance(s.value, str)]
+    if not found or any(s.value.strip().lower() != "ddp" for s in found):
+        return []
+    return sorted(found, key=lambda s: s.source not in ("field-default", "argparse-default"))  # the declared default first

@@ -32,7 +32,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import callers_off, guard_off, uses_hf_trainer
+from ._helpers import callers_off, dp_selector_ddp, guard_off, uses_hf_trainer
 from ._registry import debug_recipe, recipe_of
 
 U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
@@ -483,7 +483,10 @@ def fsdp_sites(facts: Facts) -> list[Site]:
     for launch in facts.launches("torchtune"):
         if re.search(r"\b\w+_distributed\b", launch.text):
             sites.append(Site(launch, "torchtune distributed recipe", True, "FULL_SHARD (FSDP2)"))
-    return [s for s in sites if not _TEST_PATH.search(getattr(s.fact, "path", ""))]
+    sites = [s for s in sites if not _TEST_PATH.search(getattr(s.fact, "path", ""))]
+    if dp_selector_ddp(facts):  # wrapping code that a data-parallel selector left at DDP does not run
+        sites = [s for s in sites if not isinstance(s.fact, Call)]
+    return sites
 
 
 def fsdp_sites_off(facts: Facts) -> list[Any]:
@@ -636,6 +639,21 @@ _ZERO_WRAPPER = (
     "    return optimizer\n")
 
 
+#: fairseq2 0.8.1: the trainer section picks the data-parallel wrapper by name; the library holds both wrappers
+FAIRSEQ2_DP = {
+    "fairseq2/recipe/config.py": (
+        "from dataclasses import dataclass\nfrom typing import Literal\n\n\n@dataclass(kw_only=True)\nclass TrainerSection:\n"
+        "    data_parallelism: Literal[\"ddp\", \"fsdp\"] = \"ddp\"\n    \"\"\"The data parallelism API to use.\"\"\"\n"),
+    "fairseq2/nn/fsdp/fsdp2.py": (
+        "from torch.distributed.fsdp import fully_shard\n\n\ndef to_fsdp2(module, dp_gang, *, reshard_after_forward=True):\n"
+        "    for layer in module.layers:\n        fully_shard(layer, mesh=dp_gang.device_mesh, reshard_after_forward=reshard_after_forward)\n"
+        "    fully_shard(module, mesh=dp_gang.device_mesh)\n    return module\n"),
+    "fairseq2/nn/ddp.py": (
+        "from typing import TypeAlias\n\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\nDDPModule: TypeAlias = DDP\n\n\n"
+        "def to_ddp(module, dp_gang):\n    return DDPModule(module, broadcast_buffers=False, process_group=dp_gang.as_process_group())\n"),
+}
+
+
 # --------------------------------------------------------------------------------------------
 # checks
 # --------------------------------------------------------------------------------------------
@@ -746,6 +764,7 @@ class A1DataParallel(Check):
                  "example_chat_completion.py": "from llama import Llama\ngenerator = Llama.build(ckpt_dir=ckpt_dir)\n"
                                                "results = generator.chat_completion(dialogs, max_gen_len=512)\n"}, N, "multi-GPU inference launch"),
         Example({"train.py": "import torch\nmodel = torch.nn.DataParallel(model).cuda()\nloss.backward()\n"}, P, "nn.DataParallel"),
+        Example(FAIRSEQ2_DP, U, "DDP through a module-level alias of the class (DDPModule: TypeAlias = DDP)"),
         Example({"internlm/train/pipeline.py": _ZERO_WRAPPER}, U, "ZeRO optimizer wrapper: sharded data parallel (InternEvo)"),
     )
 
@@ -880,6 +899,9 @@ class A2FSDP(Check):
         Example({"train.py": (
             "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy\n"
             "model = FSDP(model, sharding_strategy=ShardingStrategy.NO_SHARD)\n")}, P, "NO_SHARD"),
+        Example(FAIRSEQ2_DP, N, "library FSDP wrapper, the data-parallel selector defaults to DDP"),
+        Example({**FAIRSEQ2_DP, "recipes/llama3_8b_sft.yaml": "trainer:\n  data_parallelism: fsdp\n  mixed_precision:\n    dtype: bfloat16\n"},
+                U, "a recipe picks FSDP"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -902,6 +924,11 @@ class A2FSDP(Check):
         if gated:
             return Outcome(N, [_ev(x) for x in offs], "FSDP wrapping code exists behind a switch that is off: " + _switch_text(offs),
                            {"fsdp": False})
+        ddp = dp_selector_ddp(f)
+        if ddp:
+            d0 = ddp[0]
+            return Outcome(N, [_ev(x) for x in ddp], f"FSDP is an option of `{d0.name}` that no run picks: the default is "
+                           f"'{d0.value}' ({d0.path}:{d0.line}), so the model is wrapped in DDP", {"fsdp": False})
         detail = "FSDP is imported but no model is wrapped" if f.imports("torch.distributed.fsdp") else "no FSDP wrapping found"
         return Outcome(N, [], detail, {"fsdp": False})
 

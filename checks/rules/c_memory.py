@@ -16,6 +16,7 @@ from ..project import recipe_files
 from ._helpers import (
     HF_DEFAULTS,
     callers_off,
+    dp_selector_ddp,
     evs,
     flag_state,
     guard_flags,
@@ -1058,10 +1059,13 @@ class C4Offload(Check):
             elif t is False and s.rank > 0 and s.source != "assign":
                 # a run's setting turns it off; a library's local ``cpu_offload = None`` (Megatron's TE wrapper) does not
                 disabled.append(s)
-        for c in f.calls("CPUOffload"):
+        # FSDP's offload policies, unless a data-parallel selector leaves FSDP itself unpicked (fairseq2: ``data_parallelism``
+        # defaults to "ddp"; its ``to_fsdp2`` builds ``CPUOffloadPolicy()`` only for runs that choose FSDP and offload)
+        fsdp_off = bool(dp_selector_ddp(f))
+        for c in f.calls("CPUOffload") if not fsdp_off else ():
             v = c.kwargs.get("offload_params", c.args[0] if c.args else False)
             (used if value_on(f, v) else disabled).append(c)
-        used += [c for c in f.calls("CPUOffloadPolicy", "OffloadPolicy") if c.short == "CPUOffloadPolicy"]
+        used += [c for c in f.calls("CPUOffloadPolicy", "OffloadPolicy") if c.short == "CPUOffloadPolicy" and not fsdp_off]
         for s in f.effective("strategy", "fsdp", "placement_policy"):
             v = str(s.value).lower() if isinstance(s.value, str) else ""
             if _OFFLOAD_STRATEGIES.search(v) or (s.name == "fsdp" and "offload" in v.split()) or (s.name == "placement_policy" and v in {"cpu", "auto"}):

@@ -13,7 +13,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import uses_hf_trainer
+from ._helpers import dp_selector_ddp, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -508,8 +508,9 @@ class E2CommComputeOverlap(Check):
             if "overlap_communication" not in c.kwargs and not c.star_kwargs:
                 used.append(f.ev(c, key=f"{c.short}(overlap_communication=)", value=True))
                 why.append(f"{c.short} overlaps communication by default")
-        # FSDP
-        for c in f.calls("FullyShardedDataParallel"):
+        # FSDP (not its library wrappers when a data-parallel selector leaves it at DDP: fairseq2 ``data_parallelism``)
+        fsdp_off = bool(dp_selector_ddp(f))
+        for c in f.calls("FullyShardedDataParallel") if not fsdp_off else ():
             bp = c.kwargs.get("backward_prefetch", "default")
             fp = truthy(c.kwargs.get("forward_prefetch", False))
             if fp or bp == "default" or _PREFETCH_ON.search(_text(bp)):
@@ -518,7 +519,7 @@ class E2CommComputeOverlap(Check):
             else:
                 partial.append(f.ev(c, key="FullyShardedDataParallel(backward_prefetch=)", value=_text(bp)))
                 why.append("FSDP without backward prefetch")
-        for c in f.calls("fully_shard"):
+        for c in f.calls("fully_shard") if not fsdp_off else ():
             used.append(f.ev(c, key="fully_shard"))
             why.append("FSDP2 (implicit prefetching)")
         for c in f.calls("FSDPStrategy"):
