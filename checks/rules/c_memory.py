@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Call, ConfigEntry, Expr, Facts, Setting, as_number, truthy
+from ..facts import Call, ConfigEntry, Expr, Facts, Field, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
@@ -635,6 +635,20 @@ _GC_BOOL_KEYS = (
     "fsdp_activation_checkpointing", "use_checkpointing", "grad_checkpointing",
 )
 _GC_MODE_KEYS = ("recompute_granularity", "activations_checkpoint_granularity", "activations_checkpoint_method", "activation_checkpoint_mode")
+#: open_clip 3.3.0: the text tower's setter enables HF checkpointing; the training script calls it only under a flag
+_GC_SETTER = {
+    "src/open_clip/hf_model.py": (
+        "import torch\nfrom torch import nn\n\n\nclass HFTextEncoder(nn.Module):\n    @torch.jit.ignore\n"
+        "    def set_grad_checkpointing(self, enable=True):\n        self.transformer.gradient_checkpointing_enable()\n"),
+    "src/open_clip_train/params.py": (
+        "import argparse\n\n\ndef parse_args(args):\n    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument(\n        \"--grad-checkpointing\",\n        default=False,\n        action='store_true',\n"
+        "        help=\"Enable gradient checkpointing.\",\n    )\n    return parser.parse_args(args)\n"),
+    "src/open_clip_train/main.py": (
+        "from open_clip_train.params import parse_args\n\n\ndef main(args):\n    args = parse_args(args)\n"
+        "    model = create_model(args.model)\n    if args.grad_checkpointing:\n        model.set_grad_checkpointing()\n"
+        "    loss = model(batch)\n    loss.backward()\n"),
+}
 _GC_CALLS = (
     "torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential", "deepspeed.checkpointing.checkpoint",
     "deepspeed.runtime.activation_checkpointing.checkpointing.checkpoint", "tensor_parallel.checkpoint", "tensor_parallel.random.checkpoint",
@@ -849,6 +863,10 @@ class C3ActivationCheckpointing(Check):
             "llm/utils.py": ("from transformers import TrainingArguments\n\ndef configure_training_args(config):\n"
                              "    return TrainingArguments(output_dir='out', gradient_checkpointing=not config.disable_gradient_checkpointing)\n"),
         }, N, "negated disable switch, on by default"),
+        Example(_GC_SETTER, N, "a model's checkpointing setter called only under a flag that is off"),
+        Example({**_GC_SETTER, "scripts/train_vit_b32.sh": (
+            "torchrun --nproc_per_node 8 -m open_clip_train.main \\\n    --model ViT-B-32 \\\n    --grad-checkpointing \\\n"
+            "    --precision amp\n")}, U, "the launch turns the flag on"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -872,7 +890,17 @@ class C3ActivationCheckpointing(Check):
         for c in f.calls("gradient_checkpointing_enable"):
             if c.func == "gradient_checkpointing_enable":
                 continue  # an override delegating to the parent class
-            (disabled if guard_off(f, c) else used).append(c)
+            gate = guard_off(f, c)
+            if not gate and c.func and _GC_FLAG.search(c.func):
+                # a model's checkpointing setter (open_clip ``def set_grad_checkpointing(self, enable=True):
+                # self.transformer.gradient_checkpointing_enable()``): on only when a run calls it, and its callers decide
+                gate = callers_off(f, c)
+                if not gate and not any(x.func != c.func for x in f.calls(c.func)):
+                    continue  # a setter nothing calls is support code for the users of a library
+                if gate:
+                    disabled += [g for g in gate if g not in disabled]  # the switch its callers wait for
+                    continue
+            (disabled if gate else used).append(c)
         used += [c for c in f.calls(*_GC_CALLS) if _gc_call_active(f, c)]
         used += _gc_helpers(f)
         for c in f.calls("prepare_model_for_kbit_training"):
@@ -1110,7 +1138,26 @@ _GA_KEYS = (
 )
 _BATCH_PAIRS = (("global_batch_size", "micro_batch_size"), ("train_batch_size", "train_micro_batch_size_per_gpu"),
                 ("global_train_batch_size", "device_train_microbatch_size"))
+#: fairseq2 0.8.1: the trainer accumulates under no_sync as many batches as its accumulation section says (1 by default)
+_GA_SECTION = {
+    "fairseq2/recipe/config.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass(kw_only=True)\nclass GradAccumulationConfig:\n"
+        "    num_batches: int = 1\n    \"\"\"The number of batches to accumulate gradients before an optimizer update.\"\"\"\n\n"
+        "    no_sync: bool = False\n"),
+    "fairseq2/trainer.py": (
+        "from contextlib import nullcontext\n\n\nclass Trainer:\n    def _run_step(self, batches):\n"
+        "        for batch_nr, batch in enumerate(batches):\n"
+        "            with self._maybe_no_sync(batch_nr, len(batches)):\n                loss = self._unit(batch)\n"
+        "                loss.backward()\n        self._optimizer.step()\n\n"
+        "    def _maybe_no_sync(self, batch_nr, num_batches):\n"
+        "        if batch_nr < num_batches - 1 and self._data_parallel_module is not None:\n"
+        "            return self._data_parallel_module.no_sync()\n        return nullcontext()\n"),
+}
 _ACCUM_NAME = re.compile(r"accum|micro|grad_acc|update_freq", re.I)
+#: the count fields of a gradient-accumulation section (``GradAccumulationConfig.num_batches``)
+_GA_COUNTS = ("num_batches", "num_steps", "steps", "num_micro_batches")
+_GA_OWNER = re.compile(r"grad(ient)?_?accum", re.I)
+_GA_SECTIONS = ("grad_accumulation", "gradient_accumulation", "grad_accum")
 
 
 def _step_call(c: Call) -> bool:
@@ -1356,6 +1403,9 @@ class C5GradientAccumulation(Check):
                 "accumulation filled in __post_init__ from a target global batch of 16"),
         Example({"mylib/arguments.py": _GA_FILLED.format(bs=16), "mylib/train.py": _GA_TRAIN}, N,
                 "the same formula with a per-device batch of 16: 1 step"),
+        Example(_GA_SECTION, N, "accumulation section left at 1 batch; the loop only supports it"),
+        Example({**_GA_SECTION, "recipes/llama3_8b_sft.yaml": "trainer:\n  grad_accumulation:\n    num_batches: 4\n"}, U,
+                "a recipe accumulates 4 batches"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1375,6 +1425,18 @@ class C5GradientAccumulation(Check):
                 any_one = True
                 if s.rank > 0 or s.source == "field-default":
                     ones.append(s)
+        # a count inside an accumulation section (fairseq2 ``class GradAccumulationConfig: num_batches: int = 1``, a recipe's
+        # ``grad_accumulation: {num_batches: 4}``)
+        sections = [*(x for x in f.fields(*_GA_COUNTS) if _GA_OWNER.search(x.owner)),
+                    *f.config(*(f"{sec}.{k}" for sec in _GA_SECTIONS for k in _GA_COUNTS))]
+        for x in sections:
+            v = as_number(x.default if isinstance(x, Field) else x.value)
+            if v is not None and v > 1:
+                used.append(x)
+                n = max(n or 0, v)
+            elif v == 1:
+                any_one = True
+                ones.append(x)
         code: list = []
         code_n: list[float | None] = []
         numbers: dict[str, float | None] = {}  # one lookup per distinct operand: a repository repeats the same guard
