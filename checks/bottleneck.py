@@ -715,6 +715,11 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     vocab_sites = [s for s in facts.settings("vocab_size", "padded_vocab_size")
                    if (as_number(s.value) or 0) >= 100_000 and st.on_path(s.path) and len(per_file.get(s.path, ())) == 1
                    and not (s.source == "call" and s.key.startswith(("partial(", "functools.partial(")))] if not fused_ce else []
+    # a large vocabulary in a minority of the model configs (open_clip: 24 of 144, the multilingual SigLIP presets) is one
+    # preset among many, not the trained model's
+    with_vocab = {path for path in per_file if st.on_path(path)}
+    if vocab_sites and len({s.path for s in vocab_sites}) * 2 < len(with_vocab):
+        vocab_sites = []
     if vocab_sites and st.missing("D5"):
         vocab = max(as_number(s.value) or 0 for s in vocab_sites)
         out.append(Signal(
