@@ -60,6 +60,15 @@ def _is_low_dtype(v: object) -> str | None:
     return None
 
 
+def _call_gated(f: Facts, s: Setting) -> bool:
+    """Whether the call a keyword setting comes from sits in a branch that is off (a comparison with the run's
+    ``--precision`` default, a flag that is off)."""
+    short = s.key.split("(", 1)[0]
+    kw = s.key.split("(", 1)[1].rstrip("=)") if "(" in s.key else ""
+    site = next((c for c in f.calls(short) if c.path == s.path and s.line in (c.line, c.kw_line(kw))), None)
+    return site is not None and bool(guard_off(f, site))
+
+
 #: calls whose ``dtype=`` makes a tensor, not the training precision (``torch.zeros(..., dtype=torch.bfloat16)``)
 _TENSOR_FACTORIES = {
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "tensor", "as_tensor", "arange", "linspace", "eye",
@@ -256,6 +265,8 @@ class C1MixedPrecision(Check):
             if s.source == "call" and s.key.split("(", 1)[0] in _TENSOR_FACTORIES:
                 continue
             low = _is_low_dtype(s.value)
+            if low and s.source == "call" and _call_gated(f, s):
+                continue  # open_clip ``convert_weights_to_lp(model, dtype=torch.bfloat16)`` under ``if precision == 'bf16':``
             if low:
                 used.append(s)
                 kinds.add(low)

@@ -166,3 +166,26 @@ def test_a_precision_in_a_branch_no_setting_takes_is_not_used():
     r = run("C1", files)
     assert r.status == Status.USED and r.values["precision"] == "fp16", (r.detail, r.values)
     assert ("llm/utils.py", 8) not in [(e.path, e.line) for e in r.evidence]
+
+
+def test_a_dtype_keyword_in_a_branch_the_run_does_not_take_is_not_its_precision():
+    """open_clip 3.3.0: ``convert_weights_to_lp(model, dtype=torch.bfloat16)`` runs only ``if precision == 'bf16':`` while the
+    training flag ``--precision`` defaults to "amp" (FP16 autocast with a GradScaler). The previous rule said BF16."""
+    files = {
+        "src/open_clip/openai.py": (
+            "import torch\n\n\ndef load_openai_model(name, precision=None, device=None):\n    model = build_model_from_openai_state_dict(sd)\n"
+            "    if precision != 'fp16':\n        model.float()\n        if precision == 'bf16':\n"
+            "            convert_weights_to_lp(model, dtype=torch.bfloat16)\n    return model\n"),
+        "src/open_clip_train/params.py": (
+            "import argparse\n\n\ndef parse_args(args):\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\n"
+            "        \"--precision\",\n        choices=[\"amp\", \"amp_bf16\", \"bf16\", \"fp16\", \"fp32\"],\n        default=\"amp\",\n    )\n"
+            "    return parser.parse_args(args)\n"),
+        "src/open_clip_train/main.py": (
+            "import torch\n\n\ndef main(args):\n    scaler = None\n    if args.precision == \"amp\":\n"
+            "        scaler = torch.amp.GradScaler(device=device)\n    for batch in loader:\n"
+            "        with torch.amp.autocast(device_type='cuda', dtype=torch.float16):\n            loss = model(batch)\n"
+            "        scaler.scale(loss).backward()\n        scaler.step(optimizer)\n        scaler.update()\n"),
+    }
+    r = run("C1", files)
+    assert r.status is Status.USED and r.values["precision"] == "fp16", (r.detail, r.values)
+    assert all(e.path != "src/open_clip/openai.py" for e in r.evidence)
