@@ -886,13 +886,14 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     ``online``: reached (through the calls between functions) from ``__getitem__``/``__iter__``/a collate function
     or a ``set_transform`` callback. ``mapped``: a ``datasets.map`` callback (its Arrow cache is reused across runs).
     ``startup``: a Dataset's ``__init__`` or the top level of a training script (redone every run, nothing saved).
+    ``step``: a model's ``forward`` (BLIP-2 tokenizes the batch's captions there on every step).
     ``offline``: a preprocessing script. Tokenization elsewhere (generation, chat, evaluation) is not judged.
     """
     cached_cb, uncached_cb, online_cb = _mapped_funcs(f)
     datasets = _dataset_files(f)
     materialised = _materialised_files(f)
     memo: dict[tuple[str, str | None], str] = {}
-    rank = {"online": 3, "mapped": 2, "startup": 1, "other": 0}
+    rank = {"online": 4, "step": 3, "mapped": 2, "startup": 1, "other": 0}
 
     def where(path: str, func: str | None, depth: int) -> str:
         if func is None or func in {"main", "__main__"}:
@@ -907,6 +908,8 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
             return "startup"
         if func == "__init__":
             return "startup" if path in datasets else "other"
+        if func == "forward" and path not in datasets:
+            return "step"  # a model's forward: the batch is tokenized again on every training step
         if depth > 5:
             return "other"
         key = (path, func)
@@ -918,7 +921,7 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
         memo[key] = result
         return result
 
-    out: dict[str, list[Call]] = {"offline": [], "mapped": [], "startup": [], "online": []}
+    out: dict[str, list[Call]] = {"offline": [], "mapped": [], "startup": [], "online": [], "step": []}
     weight_tools: dict[str, bool] = {}
     for c in _tokenizer_calls(f):
         kind = "offline" if _OFFLINE_PATH.search(c.path) else where(c.path, c.func, 0)
@@ -927,9 +930,15 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
                 weight_tools[c.path] = _prepares_weights(f, c.path)
             if weight_tools[c.path]:
                 continue  # a script preparing a model's initial weights runs the processor on a test input: not data preprocessing
+        if kind == "step" and not set(c.kwargs) & _TEXT_TOKENIZER_KW:
+            continue  # a model's own tokenizer module (a visual tokenizer over pixel values) is a layer, not text tokenization
         if kind in out:
             out[kind].append(c)
     return out
+
+
+#: keywords of a text tokenizer's call (``tok(text, return_tensors='pt', padding='longest', truncation=True, max_length=32)``)
+_TEXT_TOKENIZER_KW = frozenset({"return_tensors", "padding", "truncation", "max_length", "add_special_tokens"})
 
 
 _DATA_WRITES = {"save_to_disk", "to_parquet", "to_json", "to_csv", "write_table", "tofile", "save", "dump", "write", "optimize",
@@ -1938,6 +1947,25 @@ class F5Minibatch(_DataCheck):
 # ---------------------------------------------------------------------------------------
 
 
+#: BLIP-2 (LAVIS ``blip2_opt.py``): the dataset returns raw captions and the model's ``forward`` tokenizes them every step
+_MODEL_FORWARD_TOKENIZES = {
+    "lavis/models/blip2_opt.py": (
+        "import torch\nfrom torch import nn\nfrom transformers import AutoTokenizer\n\n\nclass Blip2OPT(nn.Module):\n"
+        "    def __init__(self, opt_model='facebook/opt-2.7b'):\n        super().__init__()\n"
+        "        self.opt_tokenizer = AutoTokenizer.from_pretrained(opt_model, use_fast=False)\n\n"
+        "    def forward(self, samples):\n        image = samples['image']\n"
+        "        text = [t + '\\n' for t in samples['text_input']]\n"
+        "        opt_tokens = self.opt_tokenizer(text, return_tensors='pt', padding='longest', truncation=True,\n"
+        "                                        max_length=self.max_txt_len).to(image.device)\n"
+        "        return {'loss': self.opt_model(input_ids=opt_tokens.input_ids, labels=opt_tokens.input_ids).loss}\n"),
+    "lavis/datasets/caption_datasets.py": (
+        "import os\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\n\nclass CaptionDataset(Dataset):\n"
+        "    def __getitem__(self, index):\n        ann = self.annotation[index]\n"
+        "        image = Image.open(os.path.join(self.vis_root, ann['image'])).convert('RGB')\n"
+        "        return {'image': self.vis_processor(image), 'text_input': self.text_processor(ann['caption'])}\n"),
+}
+
+
 @register
 class F6OfflinePreprocessing(_DataCheck):
     id = "F6"
@@ -2050,6 +2078,7 @@ class F6OfflinePreprocessing(_DataCheck):
         Example(_oumi_registry({"llama3_1/pretrain": "HuggingFaceFW/fineweb-edu", "qwen3/pretrain": "HuggingFaceFW/fineweb-edu",
                                 "phi3/pretrain": "HuggingFaceFW/fineweb-edu", "llama3_1/sft/8b_full": "yahma/alpaca-cleaned"}), P,
                 "registered datasets: 3 of 4 recipes tokenize per document while training"),
+        Example(_MODEL_FORWARD_TOKENIZES, N, "captions tokenized in the model's forward on every step (BLIP-2)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2063,6 +2092,7 @@ class F6OfflinePreprocessing(_DataCheck):
         note = _minority_note(f, minor, "tokenization runs per sample")
         online = [_ev(c, key=f"{c.short}() in {c.func}") for c in on_sites]
         startup = [_ev(c, key=f"{c.short}() at start-up") for c in sites["startup"]]
+        in_step = [_ev(c, key=f"{c.short}() in {c.func}") for c in sites["step"]]
         loads = [e for e in offline if e.key == "load_from_disk"]
         if online and loads and len(loads) == len(offline):
             # an Arrow dataset the project only loads (nothing saves one, no prepared/tokenized path) while every sample is
@@ -2076,6 +2106,12 @@ class F6OfflinePreprocessing(_DataCheck):
                            {"preprocessing": "mixed"})
         if online:
             return Outcome(N, _unique_ev(online), "tokenization runs per sample in the data loader" + note, {"preprocessing": "online"})
+        if in_step and offline:
+            return Outcome(P, _unique_ev(offline + in_step), "data is preprocessed ahead, but the model's forward still tokenizes "
+                           "text on every training step", {"preprocessing": "mixed"})
+        if in_step:
+            return Outcome(N, _unique_ev(in_step), "text is tokenized inside the model's forward on every training step (per batch, "
+                           "in the training process); nothing is tokenized ahead", {"preprocessing": "step"})
         if offline:
             return Outcome(U, _unique_ev(offline), "data tokenized ahead of training and saved/cached for reuse" + note, {"preprocessing": "offline"})
         if startup:

@@ -1,0 +1,21 @@
+"""Round 10 of issue #9 (salesforce-lavis): rules fixed after the held-out first contact, each with the code shape it
+was wrong on; every test here fails on the rule before the fix."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+from checks.rules.f_data import _MODEL_FORWARD_TOKENIZES
+
+
+def _results(files: dict[str, str]):
+    audit = audit_files((p, t.encode()) for p, t in files.items())
+    return {r.id: r for r in audit.results}, audit.project
+
+
+def test_tokenization_in_a_models_forward_is_per_step_not_at_start_up():
+    res, _ = _results(_MODEL_FORWARD_TOKENIZES)
+    f6 = res["F6"]
+    assert f6.status.value == "unused"
+    assert "inside the model's forward on every training step" in (f6.detail or "")
+    assert "start-up" not in (f6.detail or "")
+    assert [(e.path, e.line) for e in f6.evidence] == [("lavis/models/blip2_opt.py", 14)]
