@@ -17,7 +17,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import recipe_files
+from ..project import _library_demo_lines, recipe_files
 from ._helpers import HF_DEFAULTS, guard_flags, guard_off, uses_hf_trainer
 from .e_comm import megatron_launches
 
@@ -165,7 +165,10 @@ def _loader_calls(f: Facts) -> list[Call]:
         c for c in f.calls_with_kw("num_workers")
         if id(c) not in seen and "loader" in c.short.lower() and not _in_tests(c.path)
     ]
-    calls = real + wrappers
+    # a library module's ``if __name__ == "__main__":`` self-demo (LAVIS ``laion_dataset.py`` printing one batch of
+    # ``DataLoader(dataset.inner_dataset, batch_size=2)``) builds no loader a run trains with
+    demo = _library_demo_lines(f)
+    calls = [c for c in real + wrappers if (c.path, c.line) not in demo]
     main = [c for c in calls if not _side_loader(c)]
     return main or calls
 
@@ -1565,6 +1568,34 @@ def _fetched_ahead(f: Facts) -> list[Evidence]:
 _PIN_FUNCS = re.compile(r"(collate|__iter__|__next__|preload|prefetch|get_batch|load_batch|to_device|_pin)", re.I)
 
 
+#: LAVIS: the runner's loaders pin memory; ``laion_dataset.py``'s ``__main__`` self-demo builds an unpinned one to print a batch
+_LDL_RUNNER = (
+    "from torch.utils.data import DataLoader\n\n\n"
+    "class RunnerBase:\n"
+    "    def create_loaders(self, dataset, num_workers, bsz):\n"
+    "        return DataLoader(dataset, batch_size=bsz, num_workers=num_workers, pin_memory=True, shuffle=True, drop_last=True)\n\n"
+    "    def train(self):\n"
+    "        loader = self.create_loaders(self.dataset, self.config.run_cfg.num_workers, 16)\n"
+    "        for samples in loader:\n"
+    "            self.model(samples)['loss'].backward()\n"
+)
+_LDL_LAION = (
+    "import webdataset as wds\nfrom lavis.datasets.base_dataset import BaseDataset\n\n\n"
+    "class LaionDataset(BaseDataset):\n"
+    "    def __init__(self, vis_processor, text_processor, location):\n"
+    "        self.inner_dataset = wds.DataPipeline(wds.ResampledShards(location), wds.tarfile_to_samples())\n\n\n"
+    'if __name__ == "__main__":\n'
+    "    import torch\n\n"
+    '    dataset = LaionDataset(vis_processor=None, text_processor=lambda x: x, location="/export/laion/{00000..01743}.tar")\n'
+    "    loader = torch.utils.data.DataLoader(dataset.inner_dataset, batch_size=2)\n"
+    '    print(next(iter(loader))["text_input"])\n'
+)
+_LDL_BUILDERS = "from lavis.datasets.laion_dataset import LaionDataset\n\n_LDL_BUILDERS = {'laion2B_multi': LaionDataset}\n"
+_LDL_RECIPE = "run:\n  num_workers: 4\n  batch_size_train: 16\n"
+_LIB_DEMO_LOADER = {"lavis/runners/runner_base.py": _LDL_RUNNER, "lavis/datasets/laion_dataset.py": _LDL_LAION,
+                    "lavis/datasets/builders.py": _LDL_BUILDERS, "lavis/projects/blip2/train/pretrain_stage2.yaml": _LDL_RECIPE}
+
+
 @register
 class F3PinMemory(_DataCheck):
     id = "F3"
@@ -1636,6 +1667,7 @@ class F3PinMemory(_DataCheck):
         # a library shipping a subclass of TRL's trainer for its users' scripts (unsloth 2025.9 trainer.py): the HF loader pins
         Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n"}, U, "library subclass of TRL's trainer, hf default true"),
         Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n"}, N, "own trainer class, no loader"),
+        Example(_LIB_DEMO_LOADER, U, "the runner pins; a library module's __main__ demo loader does not count"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

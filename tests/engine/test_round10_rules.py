@@ -4,7 +4,7 @@ was wrong on; every test here fails on the rule before the fix."""
 from __future__ import annotations
 
 from checks.engine import audit_files
-from checks.rules.f_data import _MODEL_FORWARD_TOKENIZES
+from checks.rules.f_data import _LIB_DEMO_LOADER, _MODEL_FORWARD_TOKENIZES
 
 
 def _results(files: dict[str, str]):
@@ -19,3 +19,10 @@ def test_tokenization_in_a_models_forward_is_per_step_not_at_start_up():
     assert "inside the model's forward on every training step" in (f6.detail or "")
     assert "start-up" not in (f6.detail or "")
     assert [(e.path, e.line) for e in f6.evidence] == [("lavis/models/blip2_opt.py", 14)]
+
+
+def test_a_library_modules_main_demo_loader_is_not_a_training_loader():
+    res, _ = _results(_LIB_DEMO_LOADER)
+    assert res["F3"].status.value == "used", res["F3"].detail
+    assert "laion_dataset.py" not in (res["F1"].detail or "")
+    assert all(e.path != "lavis/datasets/laion_dataset.py" for e in res["F3"].evidence)
