@@ -26,3 +26,11 @@ def test_a_library_modules_main_demo_loader_is_not_a_training_loader():
     assert res["F3"].status.value == "used", res["F3"].detail
     assert "laion_dataset.py" not in (res["F1"].detail or "")
     assert all(e.path != "lavis/datasets/laion_dataset.py" for e in res["F3"].evidence)
+
+
+def test_an_fp16_amp_loop_with_a_grad_scaler_is_fp16_whatever_one_model_casts_to():
+    from checks.rules.c_memory import _AMP_LOOP_BF16_MODEL
+
+    res, _ = _results(_AMP_LOOP_BF16_MODEL)
+    assert res["C1"].status.value == "used"
+    assert res["C1"].detail == "FP16 mixed precision"
