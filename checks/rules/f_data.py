@@ -2994,6 +2994,22 @@ class F10PreTokenizedBinary(_DataCheck):
 # ---------------------------------------------------------------------------------------
 
 
+#: a helper that moves a batch to the GPU (``move_to_cuda(sample)``, ``to_device(batch, device)``, ``to_cuda``)
+_MOVE_TO_DEVICE = re.compile(r"^(move_|copy_)?(batch_|sample_|data_)?to_(cuda|device|gpu)$", re.I)
+#: LAVIS ``PrefetchLoader``: the next batch is moved by a helper inside ``with torch.cuda.stream(self.stream):`` and the
+#: compute stream waits for it
+_STREAM_PREFETCH_HELPER = {"lavis/datasets/dataloader_utils.py": (
+    "import torch\nfrom lavis.datasets.data_utils import move_to_cuda\n\n\nclass PrefetchLoader(object):\n"
+    "    def __init__(self, loader):\n        self.loader = loader\n        self.stream = torch.cuda.Stream()\n\n"
+    "    def preload(self, it):\n        try:\n            self.batch = next(it)\n        except StopIteration:\n"
+    "            self.batch = None\n            return\n        with torch.cuda.stream(self.stream):\n"
+    "            self.batch = move_to_cuda(self.batch)\n\n"
+    "    def next(self, it):\n        torch.cuda.current_stream().wait_stream(self.stream)\n        batch = self.batch\n"
+    "        self.preload(it)\n        return batch\n"),
+    "lavis/datasets/data_utils.py": (
+        "def move_to_cuda(sample):\n    def _move_to_cuda(tensor):\n        return tensor.cuda()\n\n"
+        "    return apply_to_sample(_move_to_cuda, sample)\n"),
+}
 _DATA_FUNC = re.compile(r"(prefetch|preload|load|next|iter|batch|data|fetch|input|sample)", re.I)
 _DATA_FILE = re.compile(r"(data|loader|prefetch|input)", re.I)
 _NOT_DATA = re.compile(r"(model|module|param|optim|weight|grad|state|buffer|kv|cache|lora|offload|swap|checkpoint|ckpt|embed|layer)", re.I)
@@ -3053,6 +3069,7 @@ class F11AsyncH2D(_DataCheck):
         Example({"train.py": "for x, y in loader:\n    x = x.to(device, non_blocking=True)\n    y = y.to(device, non_blocking=True)\n"}, P, "non_blocking only"),
         Example({"train.py": "import torch\ns = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    for _ in range(3):\n        model(static_x)\n"
                  "x = x.cuda(non_blocking=True)\n"}, P, "graph warm-up stream is not a prefetcher"),
+        Example(_STREAM_PREFETCH_HELPER, U, "side-stream prefetcher copying through a move_to_cuda helper (LAVIS PrefetchLoader)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3064,6 +3081,13 @@ class F11AsyncH2D(_DataCheck):
             if s.path not in streams or s.func is None or not (_DATA_FUNC.search(s.func) or _DATA_FILE.search(s.path)):
                 continue
             same = [c for c in nb if c.path == s.path and c.func == s.func and c.line >= s.line]
+            if not same and s.path in f.files:
+                # a prefetcher whose copy is a helper (``self.batch = move_to_cuda(self.batch)`` -> ``tensor.cuda()``) or a
+                # plain ``.cuda()``: the copy runs on the side stream and the compute stream waits for it (``wait_stream``)
+                here = f.files[s.path].calls
+                if any(c.short == "wait_stream" for c in here):
+                    same = [c for c in here if c.func == s.func and c.line > s.line and self._data_copy(c)
+                            and (c.short == "cuda" or _MOVE_TO_DEVICE.search(c.short))]
             if same:
                 side += [s, *same]
         values = {"non_blocking": bool(nb), "copy_stream": bool(side)}

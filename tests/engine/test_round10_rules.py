@@ -34,3 +34,11 @@ def test_an_fp16_amp_loop_with_a_grad_scaler_is_fp16_whatever_one_model_casts_to
     res, _ = _results(_AMP_LOOP_BF16_MODEL)
     assert res["C1"].status.value == "used"
     assert res["C1"].detail == "FP16 mixed precision"
+
+
+def test_a_side_stream_prefetcher_that_copies_through_a_helper_is_async_h2d():
+    from checks.rules.f_data import _STREAM_PREFETCH_HELPER
+
+    res, _ = _results(_STREAM_PREFETCH_HELPER)
+    assert res["F11"].status.value == "used", res["F11"].detail
+    assert ("lavis/datasets/dataloader_utils.py", 17) in [(e.path, e.line) for e in res["F11"].evidence]
