@@ -42,3 +42,11 @@ def test_a_side_stream_prefetcher_that_copies_through_a_helper_is_async_h2d():
     res, _ = _results(_STREAM_PREFETCH_HELPER)
     assert res["F11"].status.value == "used", res["F11"].detail
     assert ("lavis/datasets/dataloader_utils.py", 17) in [(e.path, e.line) for e in res["F11"].evidence]
+
+
+def test_a_save_once_per_epoch_after_train_epoch_is_a_sane_checkpoint_interval():
+    from checks.rules.i_infra import _EPOCH_RUNNER
+
+    res, _ = _results(_EPOCH_RUNNER)
+    assert res["I3"].status.value == "used", res["I3"].detail
+    assert [(e.path, e.line) for e in res["I3"].evidence] == [("lavis/runners/runner_base.py", 9)]
