@@ -50,3 +50,23 @@ def test_a_save_once_per_epoch_after_train_epoch_is_a_sane_checkpoint_interval()
     res, _ = _results(_EPOCH_RUNNER)
     assert res["I3"].status.value == "used", res["I3"].detail
     assert [(e.path, e.line) for e in res["I3"].evidence] == [("lavis/runners/runner_base.py", 9)]
+
+
+def test_a_fused_layer_behind_an_optional_import_of_an_undeclared_package_is_not_in_use():
+    from checks.rules.d_compute import _OPTIONAL_APEX_NORM
+
+    res, _ = _results(_OPTIONAL_APEX_NORM)
+    assert res["D6"].status.value == "unused", res["D6"].detail
+    assert "optional package apex" in (res["D6"].detail or "")
+    # declared as a dependency, the same import is the project's fused norm
+    res, _ = _results({**_OPTIONAL_APEX_NORM, "requirements.txt": "torch>=1.10.0\napex\n"})
+    assert res["D6"].status.value == "used"
+
+
+def test_imports_in_a_try_body_that_catches_import_error_are_optional():
+    from checks.facts.extract import extract_file
+
+    src = ("import torch\ntry:\n    from apex.normalization import FusedRMSNorm\nexcept (ImportError, RuntimeError):\n    pass\n"
+           "try:\n    import wandb\nexcept Exception:\n    wandb = None\n")
+    ff = extract_file("m.py", src.encode())
+    assert {(i.module, i.optional) for i in ff.imports} == {("torch", False), ("apex.normalization", True), ("wandb", False)}
