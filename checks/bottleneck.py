@@ -326,7 +326,14 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"训练数据从网络文件系统读取（{_loc(slow)}：`{slow[0].value[:80]}`）",
         ))
     f6 = st.evidence("F6")
-    if st.missing("F6") and f6:
+    f6_res = st.results.get("F6")
+    if st.missing("F6") and f6 and f6_res is not None and f6_res.values.get("preprocessing") == "step":
+        out.append(Signal(
+            Bottleneck.DATA_IO, 1,
+            f"text is tokenized inside the model's forward on every training step, in the training process ({_loc(f6)})",
+            f"文本在模型 forward 中于每个训练步在线分词，占用训练进程（{_loc(f6)}）",
+        ))
+    elif st.missing("F6") and f6:
         out.append(Signal(
             Bottleneck.DATA_IO, 1,
             f"tokenization or feature extraction runs online, inside the training input pipeline ({_loc(f6)})",

@@ -143,6 +143,13 @@ def _unparse(node: ast.AST, cap: int) -> str:
     return _CappedUnparser(cap).visit(node)
 
 
+def _catches_import_error(t: ast.expr | None) -> bool:
+    """A handler that catches a missing package: ``except ImportError``, ``ModuleNotFoundError``, a tuple with one of them."""
+    if isinstance(t, ast.Tuple):
+        return any(_catches_import_error(e) for e in t.elts)
+    return isinstance(t, ast.Name) and t.id in ("ImportError", "ModuleNotFoundError")
+
+
 class _Dispatch(dict):  # type: ignore[type-arg]
     """Node class -> the extractor's handler (``visit_<Class>`` or ``generic_visit``), filled on first sight."""
 
@@ -170,6 +177,7 @@ class _Extractor(ast.NodeVisitor):
         self.loop_stack: list[str] = []
         self.guard_stack: list[str] = []  # conditions of the enclosing if-branches
         self.param_stack: list[tuple[set[str], int]] = []  # each enclosing function's parameters and the guard depth at its entry
+        self.optional_imports = 0  # depth of enclosing ``try:`` bodies whose handler catches ImportError
 
     # -- dispatch (same traversal as ast.NodeVisitor, without a string build and getattr per node) --
     _dispatch: _Dispatch
@@ -351,16 +359,26 @@ class _Extractor(ast.NodeVisitor):
             else:
                 top = a.name.split(".")[0]
                 self.aliases[top] = top
-            self.out.imports.append(Import(self.path, _ln(node.lineno), a.name, None, self.text(node.lineno)))
+            self.out.imports.append(Import(self.path, _ln(node.lineno), a.name, None, self.text(node.lineno), self.optional_imports > 0))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         mod = ("." * node.level) + (node.module or "")
         for a in node.names:
             if a.name == "*":
-                self.out.imports.append(Import(self.path, _ln(node.lineno), mod, "*", self.text(node.lineno)))
+                self.out.imports.append(Import(self.path, _ln(node.lineno), mod, "*", self.text(node.lineno), self.optional_imports > 0))
                 continue
             self.aliases[a.asname or a.name] = f"{mod}.{a.name}" if mod else a.name
-            self.out.imports.append(Import(self.path, _ln(node.lineno), mod, a.name, self.text(node.lineno)))
+            self.out.imports.append(Import(self.path, _ln(node.lineno), mod, a.name, self.text(node.lineno), self.optional_imports > 0))
+
+    def visit_Try(self, node: ast.Try) -> None:
+        """``try: from apex.normalization import FusedRMSNorm`` / ``except ImportError: pass``: the imports of the body are optional."""
+        optional = any(_catches_import_error(h.type) for h in node.handlers)
+        self.optional_imports += optional
+        for stmt in node.body:
+            self.visit(stmt)
+        self.optional_imports -= optional
+        for part in (*node.handlers, *node.orelse, *node.finalbody):
+            self.visit(part)
 
     # -- scopes ----------------------------------------------------------
     def _visit_func(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:

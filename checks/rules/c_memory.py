@@ -78,6 +78,28 @@ _TENSOR_FACTORIES = {
 
 
 
+#: LAVIS: the task loop's ``amp`` switch (``amp: True`` in the recipe) runs FP16 autocast with a GradScaler; the FlanT5 model
+#: casts its frozen LLM to BF16 and autocasts to BF16 in its own forward
+_AMP_LOOP_BF16_MODEL = {
+    "lavis/projects/blip2/train/pretrain_stage2.yaml": "model:\n  arch: blip2_opt\nrun:\n  amp: True\n  num_workers: 4\n",
+    "lavis/runners/runner_base.py": (
+        "import torch\n\n\nclass RunnerBase:\n    @property\n    def scaler(self):\n"
+        "        if self.config.run_cfg.get('amp', False):\n            if self._scaler is None:\n"
+        "                self._scaler = torch.cuda.amp.GradScaler()\n        return self._scaler\n"),
+    "lavis/tasks/base_task.py": (
+        "import torch\n\n\ndef train_inner_loop(model, data_loader, optimizer, scaler=None):\n    use_amp = scaler is not None\n"
+        "    for samples in data_loader:\n        with torch.cuda.amp.autocast(enabled=use_amp):\n            loss = model(samples)['loss']\n"
+        "        scaler.scale(loss).backward()\n        scaler.step(optimizer)\n        scaler.update()\n"),
+    "lavis/models/blip2_t5.py": (
+        "import contextlib\nimport torch\nfrom torch import nn\n\n\nclass Blip2T5(nn.Module):\n"
+        "    def maybe_autocast(self, dtype=torch.float16):\n        return torch.cuda.amp.autocast(dtype=dtype)\n\n"
+        "    def __init__(self, t5_model):\n        super().__init__()\n        for name, param in t5_model.named_parameters():\n"
+        "            param.requires_grad = False\n            param.data = param.data.bfloat16()\n\n"
+        "    def forward(self, samples):\n        with self.maybe_autocast(dtype=torch.bfloat16):\n"
+        "            return {'loss': self.t5_model(inputs_embeds=samples['embeds']).loss}\n"),
+}
+
+
 def _autocast_lib(builder_kwargs: str) -> dict[str, str]:
     """OLMo-core's shape: the train module enters ``torch.autocast`` only when ``autocast_precision`` is set (``None`` by
     default, converted on its way through ``build()``); a grouped-GEMM kernel casts its operands to BF16 inline."""
@@ -235,6 +257,7 @@ class C1MixedPrecision(Check):
         }, N, "precision branches no setting takes"),
         Example(_autocast_lib(""), N, "autocast only when autocast_precision (None by default) is given"),
         Example(_autocast_lib(", autocast_precision=DType.bfloat16"), U, "the builder passes autocast_precision"),
+        Example(_AMP_LOOP_BF16_MODEL, U, "FP16 amp loop with a GradScaler; one model autocasts to BF16 in its forward"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -261,6 +284,7 @@ class C1MixedPrecision(Check):
                 kinds.add(e.keys[-2] if isinstance(e.keys[-2], str) else "amp")
             elif t is False:
                 disabled.append(e)
+        call_kinds: set[str] = set()
         for s in f.effective("mixed_precision", "precision", "dtype", "torch_dtype", "compute_dtype", "param_dtype", "mixed_precision_dtype"):
             if s.source == "call" and s.key.split("(", 1)[0] in _TENSOR_FACTORIES:
                 continue
@@ -269,7 +293,9 @@ class C1MixedPrecision(Check):
                 continue  # open_clip ``convert_weights_to_lp(model, dtype=torch.bfloat16)`` under ``if precision == 'bf16':``
             if low:
                 used.append(s)
-                kinds.add(low)
+                # a dtype passed to a call (``self.maybe_autocast(dtype=torch.bfloat16)`` in one model's forward) is that
+                # call's choice; it names the run's precision only when the loop's own autocast does not
+                (call_kinds if s.source == "call" else kinds).add(low)
             elif isinstance(s.value, str) and s.value.lower() in {"no", "fp32", "32", "32-true", "float32"}:
                 disabled.append(s)
         defaults = _default_precision(f)
@@ -300,13 +326,26 @@ class C1MixedPrecision(Check):
         to_low = [c for c in f.calls("to") if (any(_is_low_dtype(a) for a in c.args if isinstance(a, Expr)) or _is_low_dtype(c.kwargs.get("dtype", "")))
                   and not guard_off(f, c) and not _operand_cast(c)]
         for c in autocast:
-            kind = _is_low_dtype(c.kwargs.get("dtype", "")) or "bf16"
-            kinds.add(kind)
+            if "dtype" in c.kwargs:  # a dtype from a variable (``autocast(dtype=dtype)``) says nothing by itself
+                kind = _is_low_dtype(c.kwargs.get("dtype", "")) or ("" if isinstance(c.kwargs.get("dtype"), Expr) else "bf16")
+            else:  # no dtype: float16 on CUDA (``torch.cuda.amp.autocast(enabled=use_amp)``), bfloat16 on CPU
+                device = c.kwargs.get("device_type", c.args[0] if c.args else "cuda")
+                kind = "bf16" if c.name.startswith("torch.cpu.") or device == "cpu" else "fp16"
+            if kind:
+                kinds.add(kind)
         used += autocast + scaler + mp_policy + halves + to_low
-        if mp_policy or halves or to_low:
+        if mp_policy:
             kinds.add("bf16")
+        # casts of weights or tensors (``param.data = param.data.bfloat16()`` for one frozen model, ``.to(torch.float16)``
+        # after an fp32 softmax) are those modules' choices, like a call's dtype: ``.half()`` is FP16, ``.bfloat16()`` BF16
+        call_kinds |= {"bf16" if c.short == "bfloat16" else "fp16" for c in halves}
+        for c in to_low:
+            call_kinds.add(next((k for a in c.args if isinstance(a, Expr) and (k := _is_low_dtype(a))), None)
+                           or _is_low_dtype(c.kwargs.get("dtype", "")) or "bf16")
         if scaler:
             kinds.add("fp16")
+        if not (scaler and "fp16" in kinds and "bf16" not in kinds):
+            kinds |= call_kinds  # a GradScaler with an FP16 autocast is an FP16 loop, whatever dtype one model's code casts to
         if not used:
             detail = "mixed precision is explicitly disabled" if disabled else "no BF16/FP16 training setting found"
             if not disabled and gated:

@@ -43,6 +43,33 @@ def dep_version(facts: Facts, name: str) -> tuple[tuple[int, ...] | None, tuple[
     return lo, hi, found
 
 
+#: a vendored HF T5 copy (LAVIS ``modeling_t5.py``) that swaps in apex's fused RMSNorm if apex is importable; the project
+#: requires no apex and trains with torch's AdamW
+_OPTIONAL_APEX_NORM = {
+    "lavis/models/blip2_models/modeling_t5.py": (
+        "import torch\nfrom torch import nn\n\n\nclass T5LayerNorm(nn.Module):\n    def forward(self, hidden_states):\n"
+        "        variance = hidden_states.to(torch.float32).pow(2).mean(-1, keepdim=True)\n"
+        "        return self.weight * hidden_states * torch.rsqrt(variance + self.variance_epsilon)\n\n\n"
+        "try:\n    from apex.normalization import FusedRMSNorm\n\n    T5LayerNorm = FusedRMSNorm  # noqa\n"
+        "except ImportError:\n    pass\n"),
+    "lavis/runners/runner_base.py": (
+        "import torch\n\n\ndef build_optimizer(params, cfg):\n"
+        "    return torch.optim.AdamW(params, lr=float(cfg.init_lr), weight_decay=float(cfg.weight_decay), betas=(0.9, 0.999))\n"),
+    "requirements.txt": "torch>=1.10.0\ntransformers>=4.25.0,<4.27\ntimm==0.4.12\n",
+}
+
+
+def _optional_package(f: Facts, use: Any) -> bool:
+    """A use whose package every import in its file takes in ``try: ... except ImportError:`` and that no dependency
+    declaration of the project names: it runs only where someone installed the package by hand."""
+    root = use.name.split(".")[0]
+    ff = f.files.get(use.path)
+    if ff is None or root in ("torch", "?"):
+        return False
+    mine = [i for i in ff.imports if i.module.split(".")[0] == root]
+    return bool(mine) and all(i.optional for i in mine) and not f.deps(root)
+
+
 _HF_MODEL_CLASS = re.compile(r"(ForCausalLM|ForConditionalGeneration|LMHeadModel|ForVision2Seq|ForImageTextToText|ForSeq2SeqLM)$")
 
 
@@ -1314,6 +1341,7 @@ class D6OperatorFusion(Check):
                 "try:\n    import xformers.ops.fmha as xformers\n    xformers_attention = xformers.memory_efficient_attention\n"
                 "except ImportError:\n    xformers_attention = None\n"),
         }, N, "xformers alias never called"),
+        Example(_OPTIONAL_APEX_NORM, N, "apex's fused norm only if apex happens to be installed; plain AdamW"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1349,6 +1377,10 @@ class D6OperatorFusion(Check):
         used += ds
         optim_fused = optim_fused or bool(ds)
         apex_like = [u for u in f.uses(*_FUSED_USES) if not guard_off(f, u)]
+        # a fused layer imported in ``try: ... except ImportError:`` from a package the project does not depend on (the
+        # vendored HF T5 copy's ``T5LayerNorm = FusedRMSNorm`` when apex happens to be installed) is not in effect by default
+        optional = [u for u in apex_like if _optional_package(f, u)]
+        apex_like = [u for u in apex_like if u not in optional]
         used += apex_like
         optim_fused = optim_fused or any("Adam" in u.name or "Lamb" in u.name or "LAMB" in u.name or "SGD" in u.name for u in apex_like)
         used += [c for c in f.calls(*_FUSED_MODULES, *_TE_FUSED) if not guard_off(f, c)]
@@ -1368,6 +1400,11 @@ class D6OperatorFusion(Check):
         if hf:
             return Outcome(U, evs(hf), "HF Trainer's default optim is adamw_torch_fused with transformers >= 4.54 and torch >= 2.8",
                            {"fused_optimizer": True, "fused_kernels": True})
+        if optional and not off_:
+            o = optional[0]
+            return Outcome(N, evs(optional), f"no fused kernels by default: {o.name.rsplit('.', 1)[-1]} is used only when the optional "
+                           f"package {o.name.split('.')[0]} happens to be installed (try/except ImportError at {o.path}:{o.line}), "
+                           "and the project does not depend on it", {"fused_optimizer": False, "fused_kernels": False})
         return Outcome(N, evs(off_), "unfused optimizer explicitly chosen" if off_ else "no fused optimizer or fused layers found",
                        {"fused_optimizer": False, "fused_kernels": False})
 

@@ -17,7 +17,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import recipe_files
+from ..project import _library_demo_lines, recipe_files
 from ._helpers import HF_DEFAULTS, guard_flags, guard_off, uses_hf_trainer
 from .e_comm import megatron_launches
 
@@ -171,7 +171,10 @@ def _loader_calls(f: Facts) -> list[Call]:
     if inits and wrappers:
         subclasses = {x.owner for x in f.records("fields") if x.path in inits}
         wrappers = [c for c in wrappers if c.short not in subclasses]
-    calls = real + wrappers
+    # a library module's ``if __name__ == "__main__":`` self-demo (LAVIS ``laion_dataset.py`` printing one batch of
+    # ``DataLoader(dataset.inner_dataset, batch_size=2)``) builds no loader a run trains with
+    demo = _library_demo_lines(f)
+    calls = [c for c in real + wrappers if (c.path, c.line) not in demo]
     main = [c for c in calls if not _side_loader(c)]
     return main or calls
 
@@ -904,13 +907,14 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     ``online``: reached (through the calls between functions) from ``__getitem__``/``__iter__``/a collate function
     or a ``set_transform`` callback. ``mapped``: a ``datasets.map`` callback (its Arrow cache is reused across runs).
     ``startup``: a Dataset's ``__init__`` or the top level of a training script (redone every run, nothing saved).
+    ``step``: a model's ``forward`` (BLIP-2 tokenizes the batch's captions there on every step).
     ``offline``: a preprocessing script. Tokenization elsewhere (generation, chat, evaluation) is not judged.
     """
     cached_cb, uncached_cb, online_cb = _mapped_funcs(f)
     datasets = _dataset_files(f)
     materialised = _materialised_files(f)
     memo: dict[tuple[str, str | None], str] = {}
-    rank = {"online": 3, "mapped": 2, "startup": 1, "other": 0}
+    rank = {"online": 4, "step": 3, "mapped": 2, "startup": 1, "other": 0}
 
     def where(path: str, func: str | None, depth: int) -> str:
         if func is None or func in {"main", "__main__"}:
@@ -925,6 +929,8 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
             return "startup"
         if func == "__init__":
             return "startup" if path in datasets else "other"
+        if func == "forward" and path not in datasets:
+            return "step"  # a model's forward: the batch is tokenized again on every training step
         if depth > 5:
             return "other"
         key = (path, func)
@@ -936,7 +942,7 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
         memo[key] = result
         return result
 
-    out: dict[str, list[Call]] = {"offline": [], "mapped": [], "startup": [], "online": []}
+    out: dict[str, list[Call]] = {"offline": [], "mapped": [], "startup": [], "online": [], "step": []}
     weight_tools: dict[str, bool] = {}
     for c in _tokenizer_calls(f):
         kind = "offline" if _OFFLINE_PATH.search(c.path) else where(c.path, c.func, 0)
@@ -945,9 +951,15 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
                 weight_tools[c.path] = _prepares_weights(f, c.path)
             if weight_tools[c.path]:
                 continue  # a script preparing a model's initial weights runs the processor on a test input: not data preprocessing
+        if kind == "step" and not set(c.kwargs) & _TEXT_TOKENIZER_KW:
+            continue  # a model's own tokenizer module (a visual tokenizer over pixel values) is a layer, not text tokenization
         if kind in out:
             out[kind].append(c)
     return out
+
+
+#: keywords of a text tokenizer's call (``tok(text, return_tensors='pt', padding='longest', truncation=True, max_length=32)``)
+_TEXT_TOKENIZER_KW = frozenset({"return_tensors", "padding", "truncation", "max_length", "add_special_tokens"})
 
 
 _DATA_WRITES = {"save_to_disk", "to_parquet", "to_json", "to_csv", "write_table", "tofile", "save", "dump", "write", "optimize",
@@ -1590,6 +1602,34 @@ _LOADER_SUBCLASS_CALL = (
 _PIN_FUNCS = re.compile(r"(collate|__iter__|__next__|preload|prefetch|get_batch|load_batch|to_device|_pin)", re.I)
 
 
+#: LAVIS: the runner's loaders pin memory; ``laion_dataset.py``'s ``__main__`` self-demo builds an unpinned one to print a batch
+_LDL_RUNNER = (
+    "from torch.utils.data import DataLoader\n\n\n"
+    "class RunnerBase:\n"
+    "    def create_loaders(self, dataset, num_workers, bsz):\n"
+    "        return DataLoader(dataset, batch_size=bsz, num_workers=num_workers, pin_memory=True, shuffle=True, drop_last=True)\n\n"
+    "    def train(self):\n"
+    "        loader = self.create_loaders(self.dataset, self.config.run_cfg.num_workers, 16)\n"
+    "        for samples in loader:\n"
+    "            self.model(samples)['loss'].backward()\n"
+)
+_LDL_LAION = (
+    "import webdataset as wds\nfrom lavis.datasets.base_dataset import BaseDataset\n\n\n"
+    "class LaionDataset(BaseDataset):\n"
+    "    def __init__(self, vis_processor, text_processor, location):\n"
+    "        self.inner_dataset = wds.DataPipeline(wds.ResampledShards(location), wds.tarfile_to_samples())\n\n\n"
+    'if __name__ == "__main__":\n'
+    "    import torch\n\n"
+    '    dataset = LaionDataset(vis_processor=None, text_processor=lambda x: x, location="/export/laion/{00000..01743}.tar")\n'
+    "    loader = torch.utils.data.DataLoader(dataset.inner_dataset, batch_size=2)\n"
+    '    print(next(iter(loader))["text_input"])\n'
+)
+_LDL_BUILDERS = "from lavis.datasets.laion_dataset import LaionDataset\n\n_LDL_BUILDERS = {'laion2B_multi': LaionDataset}\n"
+_LDL_RECIPE = "run:\n  num_workers: 4\n  batch_size_train: 16\n"
+_LIB_DEMO_LOADER = {"lavis/runners/runner_base.py": _LDL_RUNNER, "lavis/datasets/laion_dataset.py": _LDL_LAION,
+                    "lavis/datasets/builders.py": _LDL_BUILDERS, "lavis/projects/blip2/train/pretrain_stage2.yaml": _LDL_RECIPE}
+
+
 @register
 class F3PinMemory(_DataCheck):
     id = "F3"
@@ -1665,6 +1705,7 @@ class F3PinMemory(_DataCheck):
         # a library shipping a subclass of TRL's trainer for its users' scripts (unsloth 2025.9 trainer.py): the HF loader pins
         Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n"}, U, "library subclass of TRL's trainer, hf default true"),
         Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n"}, N, "own trainer class, no loader"),
+        Example(_LIB_DEMO_LOADER, U, "the runner pins; a library module's __main__ demo loader does not count"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1976,6 +2017,25 @@ class F5Minibatch(_DataCheck):
 # ---------------------------------------------------------------------------------------
 
 
+#: BLIP-2 (LAVIS ``blip2_opt.py``): the dataset returns raw captions and the model's ``forward`` tokenizes them every step
+_MODEL_FORWARD_TOKENIZES = {
+    "lavis/models/blip2_opt.py": (
+        "import torch\nfrom torch import nn\nfrom transformers import AutoTokenizer\n\n\nclass Blip2OPT(nn.Module):\n"
+        "    def __init__(self, opt_model='facebook/opt-2.7b'):\n        super().__init__()\n"
+        "        self.opt_tokenizer = AutoTokenizer.from_pretrained(opt_model, use_fast=False)\n\n"
+        "    def forward(self, samples):\n        image = samples['image']\n"
+        "        text = [t + '\\n' for t in samples['text_input']]\n"
+        "        opt_tokens = self.opt_tokenizer(text, return_tensors='pt', padding='longest', truncation=True,\n"
+        "                                        max_length=self.max_txt_len).to(image.device)\n"
+        "        return {'loss': self.opt_model(input_ids=opt_tokens.input_ids, labels=opt_tokens.input_ids).loss}\n"),
+    "lavis/datasets/caption_datasets.py": (
+        "import os\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\n\nclass CaptionDataset(Dataset):\n"
+        "    def __getitem__(self, index):\n        ann = self.annotation[index]\n"
+        "        image = Image.open(os.path.join(self.vis_root, ann['image'])).convert('RGB')\n"
+        "        return {'image': self.vis_processor(image), 'text_input': self.text_processor(ann['caption'])}\n"),
+}
+
+
 @register
 class F6OfflinePreprocessing(_DataCheck):
     id = "F6"
@@ -2088,6 +2148,7 @@ class F6OfflinePreprocessing(_DataCheck):
         Example(_oumi_registry({"llama3_1/pretrain": "HuggingFaceFW/fineweb-edu", "qwen3/pretrain": "HuggingFaceFW/fineweb-edu",
                                 "phi3/pretrain": "HuggingFaceFW/fineweb-edu", "llama3_1/sft/8b_full": "yahma/alpaca-cleaned"}), P,
                 "registered datasets: 3 of 4 recipes tokenize per document while training"),
+        Example(_MODEL_FORWARD_TOKENIZES, N, "captions tokenized in the model's forward on every step (BLIP-2)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2101,6 +2162,7 @@ class F6OfflinePreprocessing(_DataCheck):
         note = _minority_note(f, minor, "tokenization runs per sample")
         online = [_ev(c, key=f"{c.short}() in {c.func}") for c in on_sites]
         startup = [_ev(c, key=f"{c.short}() at start-up") for c in sites["startup"]]
+        in_step = [_ev(c, key=f"{c.short}() in {c.func}") for c in sites["step"]]
         loads = [e for e in offline if e.key == "load_from_disk"]
         if online and loads and len(loads) == len(offline):
             # an Arrow dataset the project only loads (nothing saves one, no prepared/tokenized path) while every sample is
@@ -2114,6 +2176,12 @@ class F6OfflinePreprocessing(_DataCheck):
                            {"preprocessing": "mixed"})
         if online:
             return Outcome(N, _unique_ev(online), "tokenization runs per sample in the data loader" + note, {"preprocessing": "online"})
+        if in_step and offline:
+            return Outcome(P, _unique_ev(offline + in_step), "data is preprocessed ahead, but the model's forward still tokenizes "
+                           "text on every training step", {"preprocessing": "mixed"})
+        if in_step:
+            return Outcome(N, _unique_ev(in_step), "text is tokenized inside the model's forward on every training step (per batch, "
+                           "in the training process); nothing is tokenized ahead", {"preprocessing": "step"})
         if offline:
             return Outcome(U, _unique_ev(offline), "data tokenized ahead of training and saved/cached for reuse" + note, {"preprocessing": "offline"})
         if startup:
@@ -2982,6 +3050,22 @@ class F10PreTokenizedBinary(_DataCheck):
 # ---------------------------------------------------------------------------------------
 
 
+#: a helper that moves a batch to the GPU (``move_to_cuda(sample)``, ``to_device(batch, device)``, ``to_cuda``)
+_MOVE_TO_DEVICE = re.compile(r"^(move_|copy_)?(batch_|sample_|data_)?to_(cuda|device|gpu)$", re.I)
+#: LAVIS ``PrefetchLoader``: the next batch is moved by a helper inside ``with torch.cuda.stream(self.stream):`` and the
+#: compute stream waits for it
+_STREAM_PREFETCH_HELPER = {"lavis/datasets/dataloader_utils.py": (
+    "import torch\nfrom lavis.datasets.data_utils import move_to_cuda\n\n\nclass PrefetchLoader(object):\n"
+    "    def __init__(self, loader):\n        self.loader = loader\n        self.stream = torch.cuda.Stream()\n\n"
+    "    def preload(self, it):\n        try:\n            self.batch = next(it)\n        except StopIteration:\n"
+    "            self.batch = None\n            return\n        with torch.cuda.stream(self.stream):\n"
+    "            self.batch = move_to_cuda(self.batch)\n\n"
+    "    def next(self, it):\n        torch.cuda.current_stream().wait_stream(self.stream)\n        batch = self.batch\n"
+    "        self.preload(it)\n        return batch\n"),
+    "lavis/datasets/data_utils.py": (
+        "def move_to_cuda(sample):\n    def _move_to_cuda(tensor):\n        return tensor.cuda()\n\n"
+        "    return apply_to_sample(_move_to_cuda, sample)\n"),
+}
 _DATA_FUNC = re.compile(r"(prefetch|preload|load|next|iter|batch|data|fetch|input|sample)", re.I)
 _DATA_FILE = re.compile(r"(data|loader|prefetch|input)", re.I)
 _NOT_DATA = re.compile(r"(model|module|param|optim|weight|grad|state|buffer|kv|cache|lora|offload|swap|checkpoint|ckpt|embed|layer)", re.I)
@@ -3041,6 +3125,7 @@ class F11AsyncH2D(_DataCheck):
         Example({"train.py": "for x, y in loader:\n    x = x.to(device, non_blocking=True)\n    y = y.to(device, non_blocking=True)\n"}, P, "non_blocking only"),
         Example({"train.py": "import torch\ns = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    for _ in range(3):\n        model(static_x)\n"
                  "x = x.cuda(non_blocking=True)\n"}, P, "graph warm-up stream is not a prefetcher"),
+        Example(_STREAM_PREFETCH_HELPER, U, "side-stream prefetcher copying through a move_to_cuda helper (LAVIS PrefetchLoader)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3052,6 +3137,13 @@ class F11AsyncH2D(_DataCheck):
             if s.path not in streams or s.func is None or not (_DATA_FUNC.search(s.func) or _DATA_FILE.search(s.path)):
                 continue
             same = [c for c in nb if c.path == s.path and c.func == s.func and c.line >= s.line]
+            if not same and s.path in f.files:
+                # a prefetcher whose copy is a helper (``self.batch = move_to_cuda(self.batch)`` -> ``tensor.cuda()``) or a
+                # plain ``.cuda()``: the copy runs on the side stream and the compute stream waits for it (``wait_stream``)
+                here = f.files[s.path].calls
+                if any(c.short == "wait_stream" for c in here):
+                    same = [c for c in here if c.func == s.func and c.line > s.line and self._data_copy(c)
+                            and (c.short == "cuda" or _MOVE_TO_DEVICE.search(c.short))]
             if same:
                 side += [s, *same]
         values = {"non_blocking": bool(nb), "copy_stream": bool(side)}

@@ -970,13 +970,40 @@ def _outcome(bad: list[tuple[Any, str, float]], ok: list[Interval], what: str, t
     return Outcome(U, ev + list(extra_ev), sane_detail, values)
 
 
+#: LAVIS ``RunnerBase``: the epoch loop hands each epoch to the task's step loop and saves once per epoch after it
+_EPOCH_RUNNER = {
+    "lavis/runners/runner_base.py": (
+        "import os\nimport torch\n\n\nclass RunnerBase:\n    def train(self):\n"
+        "        for cur_epoch in range(self.start_epoch, self.max_epoch):\n"
+        "            train_stats = self.train_epoch(cur_epoch)\n            self._save_checkpoint(cur_epoch, is_best=False)\n\n"
+        "    def train_epoch(self, epoch):\n        return self.task.train_epoch(epoch=epoch, model=self.model, data_loader=self.train_loader)\n\n"
+        "    def _save_checkpoint(self, cur_epoch, is_best=False):\n        save_obj = {'model': self.model.state_dict(), 'epoch': cur_epoch}\n"
+        "        torch.save(save_obj, os.path.join(self.output_dir, f'checkpoint_{cur_epoch}.pth'))\n"),
+    "lavis/tasks/base_task.py": (
+        "class BaseTask:\n    def train_epoch(self, epoch, model, data_loader, optimizer):\n"
+        "        for i in range(len(data_loader)):\n            loss = model(next(data_loader))['loss']\n"
+        "            loss.backward()\n            optimizer.step()\n            optimizer.zero_grad()\n"),
+}
+
+
 def _epoch_saves(f: Facts, calls: list[Call]) -> list[Call]:
     """Save calls in an epoch loop of a training function, outside its step loop (torchtune: ``self.save_checkpoint(
     epoch=curr_epoch)`` at the end of ``for curr_epoch in range(self.epochs_run, self.total_epochs):``): once per epoch."""
     step_funcs = {(p, fn) for p, fn, _ in step_loops(f)}
     side = side_trainers(f)
-    return [c for c in calls if c.loop is not None and "epoch" in c.loop.lower() and (c.path, c.func) in step_funcs
+
+    def runs_epochs(c: Call) -> bool:
+        # or an epoch loop that hands each epoch to a training function (LAVIS ``RunnerBase.train``: ``train_stats =
+        # self.train_epoch(cur_epoch)`` then ``self._save_checkpoint(cur_epoch)`` in ``for cur_epoch in range(...)``)
+        return (c.path, c.func) in step_funcs or (c.path in f.files and any(
+            x.func == c.func and x.loop == c.loop and _EPOCH_TRAIN_CALL.search(x.short) for x in f.files[c.path].calls))
+
+    return [c for c in calls if c.loop is not None and "epoch" in c.loop.lower() and runs_epochs(c)
             and not _TEST_PATH.search(c.path) and c.path not in side]
+
+
+#: a call that trains one epoch (``train_epoch``, ``train_one_epoch``, ``_train_epoch``, ``run_epoch``)
+_EPOCH_TRAIN_CALL = re.compile(r"^_?(train_(one_)?epoch|run_(train_)?epoch|train_single_epoch)$")
 
 
 def _hf_default_site(f: Facts, name: str) -> Evidence | None:
@@ -1174,6 +1201,7 @@ class I3CheckpointFrequency(Check):
         Example({"train.py": (
             "from transformers import TrainingArguments\nargs = TrainingArguments(\n    output_dir='o',\n"
             "    save_strategy='epoch',\n    save_steps=5,\n)\n")}, U, "multi-line call with epoch strategy"),
+        Example(_EPOCH_RUNNER, U, "a runner's epoch loop saves after each train_epoch() (LAVIS)"),
         Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-13b-hf\nsave_steps: 1\n"}, N, "save every step"),
         Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --save-interval 10 --num-layers 32\n"}, N, "megatron every 10"),
         Example({"train.py": (
