@@ -60,6 +60,17 @@ def _is_low_dtype(v: object) -> str | None:
     return None
 
 
+_FP16_TEST = re.compile(r"==\s*['\"]?(torch\.)?(float16|fp16|half)\b|\b(float16|fp16)['\"]?\s*==")
+
+
+def _fp16_branch(c: Call) -> bool:
+    """A GradScaler enabled, or built, only when the dtype is FP16 (``enabled=(dtype == 'float16')``, ``... if COMPUTE_DTYPE ==
+    torch.float16 else None``)."""
+    enabled = c.kwargs.get("enabled")
+    text = f"{enabled.text if isinstance(enabled, Expr) else ''} {c.guard or ''}"
+    return bool(_FP16_TEST.search(text))
+
+
 def _call_gated(f: Facts, s: Setting) -> bool:
     """Whether the call a keyword setting comes from sits in a branch that is off (a comparison with the run's
     ``--precision`` default, a flag that is off)."""
@@ -342,9 +353,15 @@ class C1MixedPrecision(Check):
         for c in to_low:
             call_kinds.add(next((k for a in c.args if isinstance(a, Expr) and (k := _is_low_dtype(a))), None)
                            or _is_low_dtype(c.kwargs.get("dtype", "")) or "bf16")
-        if scaler:
+        # a scaler built only for the FP16 branch (nanoGPT ``GradScaler(enabled=(dtype == 'float16'))`` beside ``dtype =
+        # 'bfloat16' if torch.cuda.is_bf16_supported() else 'float16'``; nanochat ``GradScaler() if COMPUTE_DTYPE ==
+        # torch.float16 else None``) is the fallback for GPUs without BF16: the loop's precision is BF16 where it can be
+        firm = [c for c in scaler if not _fp16_branch(c)]
+        if firm:
             kinds.add("fp16")
-        if not (scaler and "fp16" in kinds and "bf16" not in kinds):
+        elif scaler and not kinds & {"bf16", "fp16"} and not call_kinds - {"bf16"}:
+            kinds.add("bf16")
+        if not (firm and "fp16" in kinds and "bf16" not in kinds):
             kinds |= call_kinds  # a GradScaler with an FP16 autocast is an FP16 loop, whatever dtype one model's code casts to
         if not used:
             detail = "mixed precision is explicitly disabled" if disabled else "no BF16/FP16 training setting found"

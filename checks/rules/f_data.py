@@ -930,7 +930,9 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
         if func == "__init__":
             return "startup" if path in datasets else "other"
         if func == "forward" and path not in datasets:
-            return "step"  # a model's forward: the batch is tokenized again on every training step
+            # a model's forward that tokenizes itself: the batch is tokenized again on every training step; a helper reached
+            # from some forward through a generic name (axolotl's strategy ``load`` functions) is not known to run there
+            return "step" if depth == 0 else "other"
         if depth > 5:
             return "other"
         key = (path, func)

@@ -162,3 +162,23 @@ def test_handling_a_tokenizer_is_not_tokenizing_the_dataset():
     }
     r, _ = audit(files, "F6")
     assert r["F6"].evidence == [] and "start-up" not in r["F6"].detail
+
+
+def test_a_tokenizing_helper_reached_from_some_forward_by_a_generic_name_is_not_per_step():
+    """axolotl: prompt strategies' ``load(tokenizer, cfg)`` build ``PretrainTokenizationStrategy(..., max_length=...)``; some
+    model's ``forward`` elsewhere calls an unrelated ``load``. Only a tokenizer called in a ``forward`` itself (BLIP-2) runs
+    every step; the merged rule read axolotl's prepared-dataset pipeline as partial 'the model's forward still tokenizes'."""
+    files = {
+        "src/axolotl/prompt_strategies/pretrain.py": (
+            "def load(tokenizer, cfg):\n    return PretrainTokenizationStrategy(\n        tokenizer,\n"
+            "        text_column='text',\n        max_length=cfg.sequence_len * 64,\n    )\n"),
+        "src/axolotl/monkeypatch/loader.py": (
+            "import torch\n\n\nclass Patched(torch.nn.Module):\n    def forward(self, x):\n        w = load(self.tokenizer, self.cfg)\n"
+            "        return x\n"),
+        "src/axolotl/utils/data/shared.py": (
+            "from datasets import load_from_disk\n\n\ndef save_preprocessed_dataset(cfg, dataset, prepared_path):\n"
+            "    dataset.save_to_disk(str(prepared_path))\n\n\ndef load_preprocessed_dataset(cfg, prepared_path):\n"
+            "    return load_from_disk(str(prepared_path))\n"),
+    }
+    r, _ = audit(files, "F6")
+    assert "forward" not in r["F6"].detail, r["F6"].detail
