@@ -1,0 +1,74 @@
+"""An RL post-training trainer read as its default run does it (round 10 of issue #9, skyrl-train): the loop over the prompt
+loader is the training-step loop, and a LoRA path whose rank comes from the Hydra config by its full key path is off."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+from checks.model import Status
+from checks.rules.i_infra import _RL_CONFIG, _RL_REPORT, _RL_REPORT_SPACED, _RL_TRAINER
+
+
+def _audit(files: dict[str, str]):
+    audit = audit_files((p, t.encode()) for p, t in files.items())
+    return {r.id: r for r in audit.results}
+
+
+def _rl(ckpt: int, report: str) -> dict[str, str]:
+    return {"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=ckpt), "myrl/trainer.py": _RL_TRAINER.format(report=report)}
+
+
+def test_tracker_fed_after_every_update_of_the_prompt_loop_is_too_frequent():
+    r = _audit(_rl(100, _RL_REPORT))["I5"]
+    assert r.status == Status.UNUSED and "every step" in r.detail
+    assert any(e.path == "myrl/trainer.py" and e.line == 19 for e in r.evidence)
+
+
+def test_tracker_fed_every_20_updates_is_sane():
+    assert _audit(_rl(100, _RL_REPORT_SPACED))["I5"].status == Status.USED
+
+
+def test_checkpoint_every_ckpt_interval_steps_of_the_prompt_loop():
+    r = _audit(_rl(10, ""))["I3"]
+    assert r.status == Status.UNUSED and "every 10 steps" in r.detail
+    assert any(e.path == "myrl/config/ppo_base_config.yaml" and e.line == 2 for e in r.evidence)
+    assert _audit(_rl(100, ""))["I3"].status == Status.USED
+
+
+def test_a_loop_over_a_loader_that_is_not_the_training_loader_is_no_step_loop():
+    src = _RL_TRAINER.format(report=_RL_REPORT).replace("self.train_dataloader)", "self.eval_dataloader)")
+    assert _audit({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=100), "myrl/trainer.py": src})["I5"].status == Status.NA
+
+
+def test_lora_rank_read_by_its_config_key_path_is_off_at_0():
+    from checks.rules.g_strategy import _RL_LORA
+
+    r = _audit({p: t.format(rank=0) for p, t in _RL_LORA.items()})["G4"]
+    assert r.status == Status.UNUSED and "QLoRA" not in r.detail
+    assert "trainer.policy.model.lora.rank is 0 at myrl/config/ppo_base_config.yaml:7" in r.detail
+    assert _audit({p: t.format(rank=8) for p, t in _RL_LORA.items()})["G4"].status == Status.USED
+
+
+def test_a_switch_set_only_under_an_off_rank_test_is_not_on():
+    from checks.facts.extract import extract_file
+    from checks.facts.store import Facts
+    from checks.rules.g_strategy import _RL_LORA, _set_under_off_branch
+
+    facts = Facts([extract_file(p, t.format(rank=0).encode()) for p, t in _RL_LORA.items()])
+    (s,) = [s for s in facts.effective("enable_lora") if s.path == "myrl/entrypoints/main_base.py"]
+    assert _set_under_off_branch(facts, s)
+    facts8 = Facts([extract_file(p, t.format(rank=8).encode()) for p, t in _RL_LORA.items()])
+    (s8,) = [s for s in facts8.effective("enable_lora") if s.path == "myrl/entrypoints/main_base.py"]
+    assert not _set_under_off_branch(facts8, s8)
+
+
+def test_a_peft_path_that_is_off_does_not_lower_the_checkpoint_threshold_to_adapter_size():
+    from checks.rules.g_strategy import _RL_LORA
+
+    def files(rank: int) -> dict[str, str]:
+        out = {p: t.format(rank=rank) for p, t in _RL_LORA.items()}
+        out.update({"myrl/config/trainer.yaml": _RL_CONFIG.format(ckpt=20), "myrl/trainer.py": _RL_TRAINER.format(report="")})
+        return out
+
+    r = _audit(files(0))["I3"]
+    assert r.status == Status.UNUSED and "threshold: every 50 steps" in r.detail  # full-parameter: 20 steps is too often
+    assert _audit(files(8))["I3"].status == Status.USED  # adapter-only checkpoints: 20 steps is sane
