@@ -18,7 +18,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
-from ._helpers import HF_DEFAULTS, guard_flags, guard_off, uses_hf_trainer
+from ._helpers import HF_DEFAULTS, callers_off, flag_state, guard_flags, guard_off, uses_hf_trainer
 from .e_comm import megatron_launches
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -2183,6 +2183,25 @@ _OLMO_CHUNK_READER = {"olmo/data/memmap_dataset.py": (  # fixed-size chunks of a
     "    def __getitem__(self, index):\n        return {\"input_ids\": self._read_chunk_from_memmap(self._paths[0], index)}\n")}
 
 
+#: an RL framework's model wrapper (skyrl-train ``HFModelWrapper.forward``): with ``use_sample_packing`` each micro-batch
+#: of token ids is unpadded into one varlen row for flash-attention; ``{on}`` is the config value
+_UNPAD_WRAPPER = {
+    "myrl/config/ppo_base_config.yaml": "trainer:\n  micro_train_batch_size_per_gpu: 1\n  use_sample_packing: {on}\n  flash_attn: true\n",
+    "myrl/model_wrapper.py": (
+        "import torch.nn as nn\nfrom flash_attn.bert_padding import pad_input, unpad_input\n\n\n"
+        "class HFModelWrapper(nn.Module):\n    def __init__(self, model, use_sample_packing: bool = False):\n        super().__init__()\n"
+        "        self.model = model\n        self.use_sample_packing = use_sample_packing\n\n"
+        "    def forward(self, sequences, attention_mask):\n        position_ids = attention_mask.long().cumsum(-1) - 1\n"
+        "        if self.use_sample_packing:\n"
+        "            sequences_fwd, nnz_indices, _, _, _ = unpad_input(sequences.unsqueeze(-1), attention_mask=attention_mask)\n"
+        "            position_ids_fwd, _, _, _, _ = unpad_input(position_ids.unsqueeze(-1), attention_mask)\n"
+        "            return self.model(sequences_fwd.transpose(0, 1), attention_mask=None, position_ids=position_ids_fwd.transpose(0, 1))\n"
+        "        return self.model(sequences, attention_mask=attention_mask, position_ids=position_ids)\n"),
+    "myrl/workers/fsdp_worker.py": (
+        "from myrl.model_wrapper import HFModelWrapper\n\n\nclass PolicyWorker:\n    def init_model(self, model):\n"
+        "        self.model = HFModelWrapper(model, use_sample_packing=self.cfg.trainer.use_sample_packing)\n"),
+}
+
 @register
 class F7SequencePacking(_DataCheck):
     id = "F7"
@@ -2401,6 +2420,15 @@ class F7SequencePacking(_DataCheck):
             "trainer = Trainer(model=model, args=TrainingArguments(output_dir=\"out\", per_device_train_batch_size=8),\n"
             "                  train_dataset=train_ds, data_collator=collator)\ntrainer.train()\n")}, P,
             "DataCollatorWithFlattening: padding removed, samples not packed"),
+        Example({p: t.format(on="true") for p, t in _UNPAD_WRAPPER.items()}, P,
+                "flash-attn unpad_input on the token ids of each micro-batch: padding removed, not packed"),
+        Example({p: t.format(on="false") for p, t in _UNPAD_WRAPPER.items()}, N, "unpad_input behind a switch that is off"),
+        Example({"model/attention.py": (  # inside attention only: the MLPs still run on the padding
+            "from flash_attn import flash_attn_varlen_func\nfrom flash_attn.bert_padding import pad_input, unpad_input\n\n\n"
+            "def attention(q, k, v, attention_mask):\n    q_unpad, indices_q, cu_q, max_q = unpad_input(q, attention_mask)\n"
+            "    k_unpad, _, cu_k, max_k = unpad_input(k, attention_mask)\n    v_unpad, _, _, _ = unpad_input(v, attention_mask)\n"
+            "    return flash_attn_varlen_func(q_unpad, k_unpad, v_unpad, cu_q, cu_k, max_q, max_k)\n")}, N,
+            "unpad_input on q/k/v inside attention is not padding removal of the batch"),
         Example({"sft.py": (
             "from trl import SFTConfig, SFTTrainer\n\n"
             "config = SFTConfig(output_dir=\"out\", padding_free=True, per_device_train_batch_size=8, max_length=4096)\n"
@@ -2535,6 +2563,14 @@ class F7SequencePacking(_DataCheck):
         # ``DataCollatorWithFlattening`` concatenates each batch into one row for flash-attention varlen kernels: the same
         # padding removal, with as many samples per batch as the batch size says
         flatten = [c for c in f.calls(*_UNPAD_CALLS) if not _in_tests(c.path) and not guard_off(f, c)]
+        # flash-attn's ``unpad_input`` applied to the token ids before the model runs (``sequences_fwd, ... =
+        # unpad_input(sequences.unsqueeze(-1), attention_mask=attention_mask)`` then ``self.model(sequences_fwd,
+        # position_ids=...)``): the whole forward skips padding; on q/k/v inside an attention layer it does not
+        # ...when the model's forward does it unconditionally or under switches that are on (a helper behind a flag whose
+        # value cannot be read, such as an argparse default reached through ``strategy.args.ds.packing_samples``, is not
+        # claimed)
+        flatten += [c for c in f.calls("unpad_input") if c.args and _TOKEN_IDS_ARG.match(_text(c.args[0])) and not _in_tests(c.path)
+                    and not callers_off(f, c) and _switched_on(f, c)]
         if flatten:
             c = flatten[0]
             return Outcome(P, [_ev(x, key=x.short) for x in flatten] + off,
@@ -2551,6 +2587,17 @@ class F7SequencePacking(_DataCheck):
 _UNPAD_KEYS = ("use_rmpad", "rmpad", "remove_padding", "use_remove_padding", "padding_free")
 #: collators that flatten each batch into one varlen row (no padding) without filling it up to the sequence length
 _UNPAD_CALLS = ("DataCollatorWithFlattening",)
+def _switched_on(f: Facts, c: Call) -> bool:
+    """The call runs: under ``if`` flags that are all known to be on (``if self.use_sample_packing:`` with
+    ``use_sample_packing: true``), or unguarded in a model's ``forward``."""
+    flags = guard_flags(c.guard)
+    if not c.guard:
+        return c.func == "forward"
+    return bool(flags) and all(flag_state(f, name) is (not neg) for name, neg in flags)
+
+
+#: the first argument of ``unpad_input`` when it unpads the token ids of a batch (not q/k/v inside attention)
+_TOKEN_IDS_ARG = re.compile(r"^(input_ids|sequences|tokens|token_ids)\b")
 _WINDOW_KWARGS = ("block_size", "seq_len", "seq_length", "sequence_length", "max_seq_len")
 
 

@@ -72,3 +72,30 @@ def test_a_peft_path_that_is_off_does_not_lower_the_checkpoint_threshold_to_adap
     r = _audit(files(0))["I3"]
     assert r.status == Status.UNUSED and "threshold: every 50 steps" in r.detail  # full-parameter: 20 steps is too often
     assert _audit(files(8))["I3"].status == Status.USED  # adapter-only checkpoints: 20 steps is sane
+
+
+def test_workers_own_optim_step_under_a_modulus_guard_is_accumulation():
+    from checks.rules.c_memory import _RL_DS_CONFIG, _RL_WORKER
+
+    guarded = _RL_WORKER.format(guard="            if (local_step + 1) % accumulation_steps == 0:\n    ")
+    r = _audit({"myrl/workers/worker.py": guarded, "myrl/distributed/deepspeed_strategy.py": _RL_DS_CONFIG})["C5"]
+    assert r.status == Status.USED and "gradient_accumulation_steps is 1" not in r.detail
+    assert any(e.path == "myrl/workers/worker.py" and e.line == 9 for e in r.evidence)
+    plain = _audit({"myrl/workers/worker.py": _RL_WORKER.format(guard=""), "myrl/distributed/deepspeed_strategy.py": _RL_DS_CONFIG})
+    assert plain["C5"].status == Status.UNUSED
+
+
+def test_unpadding_the_token_ids_of_each_micro_batch_is_padding_removal_not_packing():
+    from checks.rules.f_data import _UNPAD_WRAPPER
+
+    r = _audit({p: t.format(on="true") for p, t in _UNPAD_WRAPPER.items()})["F7"]
+    assert r.status == Status.PARTIAL and "unpad_input at myrl/model_wrapper.py:14" in r.detail
+    off = _audit({p: t.format(on="false") for p, t in _UNPAD_WRAPPER.items()})["F7"]
+    assert off.status == Status.UNUSED
+
+
+def test_unpad_input_behind_a_switch_of_unknown_value_is_not_claimed():
+    from checks.rules.f_data import _UNPAD_WRAPPER
+
+    files = {p: t.format(on="true") for p, t in _UNPAD_WRAPPER.items() if not p.endswith(".yaml")}
+    assert _audit(files)["F7"].status == Status.UNUSED
