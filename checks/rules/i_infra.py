@@ -1191,10 +1191,6 @@ class I3CheckpointFrequency(Check):
                 "            if self.config.trainer.save_freq > 0 and self.global_steps % self.config.trainer.save_freq == 0:\n"
                 "                self._save_checkpoint()\n"),
         }, U, "save_freq -1: no periodic checkpoint"),
-        Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=10),
-                 "myrl/trainer.py": _RL_TRAINER.format(report="")}, N, "RL trainer: full checkpoint every 10 steps"),
-        Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=100),
-                 "myrl/trainer.py": _RL_TRAINER.format(report="")}, U, "RL trainer: checkpoint every 100 steps"),
         Example({"config/checkpoint.py": (
             "from pydantic import BaseModel, Field\n\nclass CheckpointConfig(BaseModel):\n"
             "    save_every_n_steps: int = Field(default=5, ge=0)\n")}, N, "pydantic Field default of 5 steps"),
@@ -1283,6 +1279,10 @@ class I3CheckpointFrequency(Check):
                 "def llama3_70b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=5))\n"
                 "def llama3_405b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=10))\n"),
         }, N, "checkpointer Config interval 5-10 in most registry recipes"),
+        Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=10),
+                 "myrl/trainer.py": _RL_TRAINER.format(report="")}, N, "RL trainer: full checkpoint every 10 steps"),
+        Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=100),
+                 "myrl/trainer.py": _RL_TRAINER.format(report="")}, U, "RL trainer: checkpoint every 100 steps"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
