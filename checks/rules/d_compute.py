@@ -74,7 +74,7 @@ def _join(detail: str, extra: str) -> str:
 
 
 #: what a compiled function is named when it is a helper kernel, not the model (``entropy_from_logits``, ``loss_fn``)
-_HELPER_FN = re.compile(r"(loss|entropy|logits|_fn$|func$|attention|attn|norm$|rope|softmax|kernel|_op$|gelu|silu|swiglu|matmul|"
+_HELPER_FN = re.compile(r"(loss|entropy|logits|_fn$|func$|attention|attn|norm$|rope|rotary|pos_emb|softmax|kernel|_op$|gelu|silu|swiglu|matmul|"
                         r"gemm|sampler|sample|logprob|log_prob|kl_|_kl$|topk|zeropower|newton_schulz|update)", re.I)
 _MODEL_LIKE = re.compile(r"(model|module|net$|transformer|block|layer|encoder|decoder|backbone|policy|actor|critic|llm|unet|vit)", re.I)
 
@@ -645,6 +645,12 @@ class D2TorchCompile(Check):
         Example({"configs/sft.yaml": "torch_compile: false\n", "train.py": "s = 'torch.compile(model)'\n"}, N, "disabled and string"),
         Example({"accelerate_config.yaml": "dynamo_config:\n  dynamo_backend: 'NO'\n"}, N, "dynamo no"),
         Example({"optim/muon.py": "import torch\n@torch.compile\ndef zeropower_via_newtonschulz5(G, steps=5):\n    return G\n"}, P, "helper only"),
+        Example({"patches/gptoss/patch_transformers.py": (  # a model patch that compiles the rotary-embedding helper
+            "import torch\n\n\ndef patch_GptOssAttention():\n"
+            "    from transformers.models.gpt_oss.modeling_gpt_oss import apply_rotary_pos_emb\n"
+            "    apply_rotary_pos_emb = torch.compile(apply_rotary_pos_emb)\n    return apply_rotary_pos_emb\n"),
+            "train.py": "from patches.gptoss.patch_transformers import patch_GptOssAttention\npatch_GptOssAttention()\n"
+                        "loss = model(x)\nloss.backward()\n"}, P, "only the rotary-embedding helper compiled"),
         Example({"optim/muon.py": (  # a decorator with arguments is still a decorated helper, not the model compiled
             "import torch\n@torch.compile(fullgraph=True, dynamic=False)\ndef zeropower_via_newtonschulz5(G, steps=5):\n    return G\n")},
             P, "helper only, decorator with arguments"),
