@@ -272,6 +272,14 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
     return []
 
 
+def set_under_off_branch(facts: Facts, s: Setting) -> bool:
+    """A Python dict item set inside ``if`` branches whose condition is off (``engine_kwargs["enable_lora"] = True`` under
+    ``if cfg.trainer.policy.model.lora.rank > 0:`` with ``rank: 0``): not a value any run gets."""
+    if s.source != "config" or not s.path.endswith(".py"):
+        return False
+    return any(e.path == s.path and e.line == s.line and e.guard and guard_off(facts, e) for e in facts.config(s.key))
+
+
 def _set_only_when_off(facts: Facts, name: str, path: str, none: bool = False) -> tuple[bool | None, list[Any]]:
     """A state flag the class starts off (``self._cp_enabled = False`` in ``__init__``, read through a ``cp_enabled``
     property) and turns on only in a method whose every caller is switched off (``apply_cp``, called only under

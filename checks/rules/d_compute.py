@@ -12,7 +12,17 @@ from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import CONFIG_CALLEE
-from ._helpers import callers_off, evs, guard_off, parse_expr, recipe_majority, registry_off, uses_hf_trainer, value_on
+from ._helpers import (
+    callers_off,
+    evs,
+    guard_off,
+    parse_expr,
+    recipe_majority,
+    registry_off,
+    set_under_off_branch,
+    uses_hf_trainer,
+    value_on,
+)
 from ._registry import recipes_on, split_text, total_recipes
 from .c_memory import fp8_sites
 
@@ -1000,6 +1010,13 @@ class D4CudaGraph(Check):
             "def main():\n    llm = LLM(model='facebook/opt-125m')\n    outputs = llm.generate(prompts, sampling_params)\n")}, U, "vllm default"),
         Example({"serve.sh": "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --disable-cuda-graph\n"}, N, "sglang graphs off"),
         Example({"configs/run.yaml": "enable_cuda_graph: false\n"}, N, "disabled"),
+        Example({  # an RL framework's rollout engine: eager by default; graphs only for a LoRA rollout, and the rank is 0
+            "myrl/config/ppo_base_config.yaml": "trainer:\n  policy:\n    model:\n      lora:\n        rank: 0\ngenerator:\n  enforce_eager: true\n",
+            "myrl/entrypoints/main_base.py": (
+                "def create_inference_engines(cfg):\n    engine_kwargs = {\"enforce_eager\": cfg.generator.enforce_eager}\n"
+                "    if cfg.trainer.policy.model.lora.rank > 0:\n        engine_kwargs[\"enforce_eager\"] = False\n"
+                "    return engine_kwargs\n"),
+        }, N, "graphs only under a LoRA rank test that is off"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1017,6 +1034,8 @@ class D4CudaGraph(Check):
         used += [a for a in f.attr_assigns("torch._inductor.config.triton.cudagraphs") if truthy(a.value) is True]
         for s in f.effective("enforce_eager", "disable_cuda_graph"):
             t = truthy(s.value)
+            if set_under_off_branch(f, s):
+                continue  # ``engine_kwargs["enforce_eager"] = False`` only for a LoRA rollout, and the rank is 0
             if t is False and s.rank > 0:
                 used.append(s)  # the engine captures decode CUDA graphs
             elif t is True and s.rank > 0:

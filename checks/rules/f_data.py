@@ -2703,8 +2703,8 @@ class F8MemoryMappedData(_DataCheck):
     what = (
         "Whether large data files are memory-mapped: `np.memmap`, `np.load(mmap_mode=)`, `mmap.mmap`, "
         "`torch.load(mmap=True)`, Megatron `MMapIndexedDataset` / indexed `--data-path`, `load_from_disk`/Arrow memory "
-        "maps (also `datasets.load_dataset` on the training path, whose Arrow cache is memory-mapped, unless streamed or "
-        "copied out with `.to_pandas()`), safetensors read in `__getitem__`. Loading a whole file into memory (`np.load` without `mmap_mode`, "
+        "maps (also `datasets.load_dataset` on the training path, whose Arrow cache is memory-mapped, unless streamed, "
+        "loaded with `keep_in_memory=True` or copied out with `.to_pandas()`), safetensors read in `__getitem__`. Loading a whole file into memory (`np.load` without `mmap_mode`, "
         "`json.load`) is not use."
     )
     why = (
@@ -2737,6 +2737,10 @@ class F8MemoryMappedData(_DataCheck):
             "        f.seek(256 * 4)\n        f.readinto(tokens.numpy())\n    return tokens\n\nloss.backward()\n")}, N,
             "a preparation script's load_dataset is not the training's read"),
         Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy')\n"}, N, "np.load into memory"),
+        Example({"myrl/dataset/dataset.py": (  # skyrl-train's prompt dataset: the parquet table is copied into RAM
+            "import datasets\n\nclass PromptDataset:\n    def __init__(self, source):\n"
+            "        self.dataframe = datasets.load_dataset(\"parquet\", data_files=source, keep_in_memory=True)[\"train\"]\n")},
+            N, "load_dataset(keep_in_memory=True): held in RAM, not memory-mapped"),
         Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy', mmap_mode=None)\n# np.memmap('x.bin')\n"}, N, "mmap_mode None, commented"),
 
         Example({"swift/tuners/utils.py": (  # a weight spilled to disk through a memmap opened to write
@@ -2775,7 +2779,9 @@ class F8MemoryMappedData(_DataCheck):
         # on the training path only: a download-and-tokenize script (modded-nanogpt ``data/fineweb.py``) writes ``.bin``
         # shards that training then reads its own way
         train = ctx.project.training_files
+        # ``keep_in_memory=True`` copies the table into RAM instead of memory-mapping its cache
         arrow = [c for c in f.calls("datasets.load_dataset") if not _in_tests(c.path) and truthy(c.kwargs.get("streaming")) is not True
+                 and truthy(c.kwargs.get("keep_in_memory")) is not True
                  and not re.search(r"\.(to_pandas|to_list|to_dict)\(", c.text) and (not train or c.path in train)
                  and not _OFFLINE_PATH.search(c.path)]
         used += [_ev(c, key="load_dataset (Arrow cache, memory-mapped)") for c in arrow]

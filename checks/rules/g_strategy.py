@@ -32,7 +32,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _ALIGN_TRAINERS, _ALIGN_WORDS, _MULTIMODAL_FAMILIES
-from ._helpers import HF_TRAINERS, callers_off, evs, guard_flags, guard_off, uses_hf_trainer
+from ._helpers import HF_TRAINERS, callers_off, evs, guard_flags, guard_off, set_under_off_branch, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -804,7 +804,7 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
           or (isinstance(s.value, str) and _LORA_VALUES.match(s.value.strip()))]
     # a switch set only inside an ``if`` branch that is off (``engine_kwargs["enable_lora"] = True`` for the rollout engine,
     # under ``if cfg.trainer.policy.model.lora.rank > 0:`` with ``rank: 0``) is not turned on
-    on = [s for s in on if not _set_under_off_branch(f, s)]
+    on = [s for s in on if not set_under_off_branch(f, s)]
     off = [s for s in switches if s not in on and (truthy(s.value) is False or as_number(s.value) == 0)]
     # a PEFT config built only from a dict the caller passes (llm-foundry: ``return LoraConfig(**peft_config_dict)`` in a
     # builder that runs when a run sets ``peft_config``) is support code, not a choice of LoRA
@@ -851,14 +851,6 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
                     seen.add((g.path, g.line))
                     off.append(g)
     return lora, full, off
-
-
-def _set_under_off_branch(f: Facts, s: Setting) -> bool:
-    """A Python dict item set inside ``if`` branches whose condition is off (``d["enable_lora"] = True`` under ``if
-    cfg.trainer.policy.model.lora.rank > 0:``)."""
-    if s.source != "config" or not s.path.endswith(".py"):
-        return False
-    return any(e.path == s.path and e.line == s.line and e.guard and guard_off(f, e) for e in f.config(s.key))
 
 
 def _is_qlora(f: Facts, lora: list[Any]) -> list[Any]:

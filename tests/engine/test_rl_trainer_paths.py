@@ -51,7 +51,8 @@ def test_lora_rank_read_by_its_config_key_path_is_off_at_0():
 def test_a_switch_set_only_under_an_off_rank_test_is_not_on():
     from checks.facts.extract import extract_file
     from checks.facts.store import Facts
-    from checks.rules.g_strategy import _RL_LORA, _set_under_off_branch
+    from checks.rules._helpers import set_under_off_branch as _set_under_off_branch
+    from checks.rules.g_strategy import _RL_LORA
 
     facts = Facts([extract_file(p, t.format(rank=0).encode()) for p, t in _RL_LORA.items()])
     (s,) = [s for s in facts.effective("enable_lora") if s.path == "myrl/entrypoints/main_base.py"]
@@ -99,3 +100,40 @@ def test_unpad_input_behind_a_switch_of_unknown_value_is_not_claimed():
 
     files = {p: t.format(on="true") for p, t in _UNPAD_WRAPPER.items() if not p.endswith(".yaml")}
     assert _audit(files)["F7"].status == Status.UNUSED
+
+
+def test_hydra_trainer_strategy_of_a_project_without_lightning_is_not_lightning():
+    files = {
+        "myrl/config/ppo_base_config.yaml": "trainer:\n  strategy: fsdp2\n",
+        "myrl/distributed/fsdp_utils.py": ("from torch.distributed.fsdp import fully_shard\n\n\ndef apply_fsdp2(model, mesh):\n"
+                                           "    for layer in model.model.layers:\n        fully_shard(layer, mesh=mesh)\n"
+                                           "    fully_shard(model, mesh=mesh)\n"),
+        "myrl/distributed/fsdp_strategy.py": "class FSDPStrategy:\n    def __init__(self, fsdp_config):\n        self.fsdp_config = fsdp_config\n",
+        "myrl/workers/fsdp_worker.py": ("from myrl.distributed.fsdp_strategy import FSDPStrategy\n\n\ndef init_model(cfg):\n"
+                                    "    return FSDPStrategy(fsdp_config=cfg.trainer.policy.fsdp_config)\n"),
+    }
+    got = _audit(files)
+    assert got["A1"].status == Status.USED and "lightning" not in got["A1"].detail.lower()
+    assert got["E2"].status == Status.USED and "Lightning" not in got["E2"].detail
+    lt = dict(files, **{"cli.py": "from lightning.pytorch.cli import LightningCLI\n\nLightningCLI()\n"})
+    assert "lightning" in _audit(lt)["A1"].detail.lower()  # with Lightning imported, trainer.strategy is its Trainer's
+
+
+def test_keep_in_memory_load_dataset_is_not_memory_mapped():
+    src = ("import datasets\n\nclass PromptDataset:\n    def __init__(self, source):\n"
+           "        self.dataframe = datasets.load_dataset(\"parquet\", data_files=source, keep_in_memory={})[\"train\"]\n"
+           "        loss.backward()\n")
+    assert _audit({"myrl/dataset/dataset.py": src.format("True")})["F8"].status == Status.UNUSED
+    assert _audit({"myrl/dataset/dataset.py": src.format("False")})["F8"].status == Status.USED
+
+
+def test_rollout_cuda_graphs_set_only_under_an_off_lora_test_are_not_claimed():
+    files = {
+        "myrl/config/ppo_base_config.yaml": "trainer:\n  policy:\n    model:\n      lora:\n        rank: {rank}\ngenerator:\n  enforce_eager: true\n",
+        "myrl/entrypoints/main_base.py": (
+            "def create_inference_engines(cfg):\n    engine_kwargs = {\"enforce_eager\": cfg.generator.enforce_eager}\n"
+            "    if cfg.trainer.policy.model.lora.rank > 0:\n        engine_kwargs[\"enforce_eager\"] = False\n    return engine_kwargs\n"),
+    }
+    r = _audit({p: t.replace("{rank}", "0") for p, t in files.items()})["D4"]
+    assert r.status == Status.UNUSED and r.detail == "CUDA graphs are disabled"
+    assert _audit({p: t.replace("{rank}", "16") for p, t in files.items()})["D4"].status == Status.USED
