@@ -1556,6 +1556,16 @@ def _fetched_ahead(f: Facts) -> list[Evidence]:
 _PIN_FUNCS = re.compile(r"(collate|__iter__|__next__|preload|prefetch|get_batch|load_batch|to_device|_pin)", re.I)
 
 
+#: a batch class with the ``pin_memory()`` hook a pinning DataLoader calls (skyrl-train ``Experience``), and a loader
+#: whose ``pin_memory`` keyword is ``{pin}``
+_PIN_HOOK = ("import torch\nfrom dataclasses import dataclass\n\n\ndef pin_memory(tensor):\n    if isinstance(tensor, list):\n"
+             "        return [pin_memory(t) for t in tensor]\n    return tensor.pin_memory()\n\n\n@dataclass\nclass Experience:\n"
+             "    sequences: torch.Tensor\n    attention_mask: torch.Tensor\n\n    def pin_memory(self):\n"
+             "        self.sequences = pin_memory(self.sequences)\n        self.attention_mask = self.attention_mask.pin_memory()\n"
+             "        return self\n")
+_PIN_HOOK_LOADER = ("from torchdata.stateful_dataloader import StatefulDataLoader\n\n\ndef build_dataloader(cfg, dataset):\n"
+                    "    return StatefulDataLoader(dataset, batch_size=cfg.trainer.train_batch_size, shuffle=True, num_workers=8{pin})\n")
+
 @register
 class F3PinMemory(_DataCheck):
     id = "F3"
@@ -1627,6 +1637,10 @@ class F3PinMemory(_DataCheck):
         # a library shipping a subclass of TRL's trainer for its users' scripts (unsloth 2025.9 trainer.py): the HF loader pins
         Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n"}, U, "library subclass of TRL's trainer, hf default true"),
         Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n"}, N, "own trainer class, no loader"),
+        Example({"myrl/dataset/replay_buffer.py": _PIN_HOOK, "myrl/trainer_utils.py": _PIN_HOOK_LOADER.format(pin="")}, N,
+                "a batch class's pin_memory() hook with no loader that pins"),
+        Example({"myrl/dataset/replay_buffer.py": _PIN_HOOK, "myrl/trainer_utils.py": _PIN_HOOK_LOADER.format(pin=", pin_memory=True")},
+                U, "a batch class's pin_memory() hook called by a pinning loader"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1642,6 +1656,11 @@ class F3PinMemory(_DataCheck):
                     unpinned.append(v.ev)
         manual = [c for c in f.calls("pin_memory") if "." in c.name and not c.kwargs and not _in_tests(c.path)
                   and (_PIN_FUNCS.search(c.func or "") or "data" in c.path.lower())]
+        # a batch class's own ``def pin_memory(self)`` (and the helper it recurses into) is the hook a DataLoader built with
+        # ``pin_memory=True`` calls on each batch: it pins only when such a loader exists (skyrl-train ``Experience.pin_memory``,
+        # replay_buffer.py:95, with no pinned loader and no caller)
+        if not pinned:
+            manual = [c for c in manual if c.func != "pin_memory"]
         pinned += [_ev(c, key=".pin_memory()") for c in manual]
         # a pinned host buffer the data is read into (modded-nanogpt: ``torch.empty(n, dtype=torch.uint16, pin_memory=True)``
         # then ``f.readinto(tokens.numpy())`` and ``tokens.cuda(non_blocking=True)``)
@@ -3038,6 +3057,20 @@ class F11AsyncH2D(_DataCheck):
         Example({"train.py": "for x, y in loader:\n    x = x.to(device, non_blocking=True)\n    y = y.to(device, non_blocking=True)\n"}, P, "non_blocking only"),
         Example({"train.py": "import torch\ns = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    for _ in range(3):\n        model(static_x)\n"
                  "x = x.cuda(non_blocking=True)\n"}, P, "graph warm-up stream is not a prefetcher"),
+        Example({  # an RL framework: batches move with blocking copies; the async copies move parameters or a backward index
+            "myrl/training_batch.py": (
+                "import torch\n\n\nclass TensorBatch(dict):\n    def to(self, device=None, dtype=None, *, non_blocking: bool = False):\n"
+                "        for key, value in self.items():\n            self[key] = value.to(device, dtype, non_blocking=non_blocking)\n"
+                "        return self\n"),
+            "myrl/workers/worker.py": (
+                "import torch\n\n\ndef forward_micro_batch(model, micro_batch):\n    micro_batch.to(torch.cuda.current_device())\n"
+                "    return model(micro_batch[\"sequences\"])\n"),
+            "myrl/distributed/megatron_utils.py": (
+                "import torch\n\n\ndef load_tensor_to_gpu(tensor, device_id):\n    tensor.data = tensor.data.to(device_id, non_blocking=True)\n\n\n"
+                "class _AllGatherCP(torch.autograd.Function):\n    @staticmethod\n    def backward(ctx, grad_output):\n"
+                "        index = torch.tensor([ctx.cp_rank], device=\"cpu\", pin_memory=True).cuda(non_blocking=True)\n"
+                "        return grad_output.index_select(1, index)\n"),
+        }, N, "blocking batch copies; async copies only of parameters and a backward index"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3075,6 +3108,10 @@ class F11AsyncH2D(_DataCheck):
         # ``tokenizing_distributed_data_loader_with_state``), not a model's buffer or state
         if _STREAM_LOADER.search(c.func or "") or _ONLINE_FUNCS.match(c.func or ""):
             return True
+        # inside an autograd Function's backward (a context-parallel index tensor) no batch is copied; rebinding a tensor's
+        # storage (``tensor.data = tensor.data.to(device_id, non_blocking=True)``) moves a parameter or state, not data
+        if c.func == "backward" or (receiver.endswith(".data") and re.match(rf"\s*{re.escape(receiver)}\s*=", c.text)):
+            return False
         return not (_NOT_DATA.search(receiver) or _NOT_DATA.search(c.func or ""))
 
     @staticmethod
@@ -3083,5 +3120,9 @@ class F11AsyncH2D(_DataCheck):
             # a switch set somewhere is judged by its value; a local condition (nanochat ``non_blocking=use_cuda`` with
             # ``use_cuda = device == "cuda"``) is asynchronous whenever it holds, as ``pin_memory=`` expressions are read
             settings = f.effective(v.ref)
+            if v.text == "non_blocking" and all(s.source == "call" for s in settings):
+                # a method forwarding its own ``non_blocking`` parameter (``TensorBatch.to(..., non_blocking=False)`` ->
+                # ``value.to(device, dtype, non_blocking=non_blocking)``): other calls' keywords are not its callers' values
+                return False
             return any(truthy(s.value) is True for s in settings) if settings else True
         return truthy(v) is True

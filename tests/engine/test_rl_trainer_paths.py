@@ -137,3 +137,25 @@ def test_rollout_cuda_graphs_set_only_under_an_off_lora_test_are_not_claimed():
     r = _audit({p: t.replace("{rank}", "0") for p, t in files.items()})["D4"]
     assert r.status == Status.UNUSED and r.detail == "CUDA graphs are disabled"
     assert _audit({p: t.replace("{rank}", "16") for p, t in files.items()})["D4"].status == Status.USED
+
+
+def test_a_batch_classs_pin_memory_hook_pins_only_behind_a_pinning_loader():
+    from checks.rules.f_data import _PIN_HOOK, _PIN_HOOK_LOADER
+
+    r = _audit({"myrl/dataset/replay_buffer.py": _PIN_HOOK, "myrl/trainer_utils.py": _PIN_HOOK_LOADER.format(pin="")})["F3"]
+    assert r.status == Status.UNUSED and not any(e.path == "myrl/dataset/replay_buffer.py" for e in r.evidence)
+    on = {"myrl/dataset/replay_buffer.py": _PIN_HOOK, "myrl/trainer_utils.py": _PIN_HOOK_LOADER.format(pin=", pin_memory=True")}
+    assert _audit(on)["F3"].status == Status.USED
+
+
+def test_async_copies_of_parameters_and_a_backward_index_are_not_batch_copies():
+    files = {
+        "myrl/training_batch.py": ("class TensorBatch(dict):\n    def to(self, device=None, *, non_blocking: bool = False):\n"
+                                   "        for key, value in self.items():\n            self[key] = value.to(device, non_blocking=non_blocking)\n"
+                                   "        return self\n"),
+        "myrl/distributed/megatron_utils.py": "def load_tensor_to_gpu(tensor, device_id):\n    tensor.data = tensor.data.to(device_id, non_blocking=True)\n",
+        "myrl/train.py": "for batch in loader:\n    batch = batch.to('cuda')\n    loss = model(batch).loss\n    loss.backward()\n",
+    }
+    assert _audit(files)["F11"].status == Status.UNUSED
+    files["myrl/train.py"] = "for batch in loader:\n    batch = batch.to('cuda', non_blocking=True)\n    loss = model(batch).loss\n    loss.backward()\n"
+    assert _audit(files)["F11"].status == Status.PARTIAL
