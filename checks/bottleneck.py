@@ -326,7 +326,11 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"训练数据从网络文件系统读取（{_loc(slow)}：`{slow[0].value[:80]}`）",
         ))
     f6 = st.evidence("F6")
-    if st.missing("F6") and f6:
+    f6r = st.results.get("F6")
+    # a Dataset ``__init__`` that tokenizes every sample once per launch (skyrl-train's prompt-length filter, dataset.py:60-65)
+    # delays the first step; it is no work inside the input pipeline of each step, so it points at no step bottleneck
+    startup = f6r is not None and f6r.values.get("preprocessing") == "startup"
+    if st.missing("F6") and f6 and not startup:
         out.append(Signal(
             Bottleneck.DATA_IO, 1,
             f"tokenization or feature extraction runs online, inside the training input pipeline ({_loc(f6)})",

@@ -159,3 +159,23 @@ def test_async_copies_of_parameters_and_a_backward_index_are_not_batch_copies():
     assert _audit(files)["F11"].status == Status.UNUSED
     files["myrl/train.py"] = "for batch in loader:\n    batch = batch.to('cuda', non_blocking=True)\n    loss = model(batch).loss\n    loss.backward()\n"
     assert _audit(files)["F11"].status == Status.PARTIAL
+
+
+def test_start_up_tokenization_is_no_per_step_data_io_reason():
+    dataset = (
+        "import datasets\n\n\nclass PromptDataset:\n    def __init__(self, source, tokenizer, max_prompt_length):\n"
+        "        self.tokenizer = tokenizer\n        self.max_prompt_length = max_prompt_length\n        self.source = source\n"
+        "        self._read_files_and_tokenize()\n\n    def _read_files_and_tokenize(self):\n"
+        "        ds = datasets.load_dataset(\"parquet\", data_files=self.source, keep_in_memory=True)[\"train\"]\n"
+        "        tokenizer = self.tokenizer\n"
+        "        self.dataframe = ds.filter(\n"
+        "            lambda doc: len(tokenizer.apply_chat_template(doc[\"prompt\"], add_generation_prompt=True)) <= self.max_prompt_length,\n"
+        "            num_proc=8)\n\n    def __getitem__(self, item):\n        return self.dataframe[item][\"prompt\"]\n\n"
+        "    def __len__(self):\n        return len(self.dataframe)\n")
+    train = ("from torch.utils.data import DataLoader\nfrom myrl.dataset.dataset import PromptDataset\n\n"
+             "loader = DataLoader(PromptDataset('train.parquet', tok, 512), batch_size=1024, num_workers=8)\n"
+             "for batch in loader:\n    loss = model(batch).loss\n    loss.backward()\n    optimizer.step()\n")
+    audit = audit_files([("myrl/dataset/dataset.py", dataset.encode()), ("myrl/train.py", train.encode())])
+    f6 = next(r for r in audit.results if r.id == "F6")
+    assert f6.status == Status.UNUSED and f6.values.get("preprocessing") == "startup"
+    assert not any("inside the training input pipeline" in r for r in audit.project.bottleneck_reasons)
