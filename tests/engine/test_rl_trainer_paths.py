@@ -179,3 +179,14 @@ def test_start_up_tokenization_is_no_per_step_data_io_reason():
     f6 = next(r for r in audit.results if r.id == "F6")
     assert f6.status == Status.UNUSED and f6.values.get("preprocessing") == "startup"
     assert not any("inside the training input pipeline" in r for r in audit.project.bottleneck_reasons)
+
+
+def test_a_judge_or_api_sections_model_is_not_a_trained_model():
+    files = {
+        "myrl/config/sft.yaml": "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\nlearning_rate: 1.0e-6\n",
+        "myrl/config/env/default.yaml": ("llm_as_a_judge:\n  model: gpt-4o-mini\n  base_url: null\n"
+                                         "reward_api:\n  model: claude-sonnet\n  api_key: null\n"),
+        "myrl/train.py": "loss = model(batch).loss\nloss.backward()\noptimizer.step()\n",
+    }
+    names = audit_files((p, t.encode()) for p, t in files.items()).project.model_names
+    assert "Qwen/Qwen2.5-1.5B-Instruct" in names and "gpt-4o-mini" not in names and "claude-sonnet" not in names
