@@ -327,13 +327,16 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         ))
     f6 = st.evidence("F6")
     f6_res = st.results.get("F6")
+    # a Dataset ``__init__`` that tokenizes every sample once per launch (skyrl-train's prompt-length filter, dataset.py:60-65)
+    # delays the first step; it is no work inside the input pipeline of each step, so it points at no step bottleneck
+    startup = f6_res is not None and f6_res.values.get("preprocessing") == "startup"
     if st.missing("F6") and f6 and f6_res is not None and f6_res.values.get("preprocessing") == "step":
         out.append(Signal(
             Bottleneck.DATA_IO, 1,
             f"text is tokenized inside the model's forward on every training step, in the training process ({_loc(f6)})",
             f"文本在模型 forward 中于每个训练步在线分词，占用训练进程（{_loc(f6)}）",
         ))
-    elif st.missing("F6") and f6:
+    elif st.missing("F6") and f6 and not startup:
         out.append(Signal(
             Bottleneck.DATA_IO, 1,
             f"tokenization or feature extraction runs online, inside the training input pipeline ({_loc(f6)})",

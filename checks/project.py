@@ -563,7 +563,18 @@ def _not_a_model(facts: Facts, st: Setting) -> bool:
     or a name only a tokenizer is loaded from (``model_name = 'Qwen/Qwen2.5-3B-Instruct'`` then
     ``AutoTokenizer.from_pretrained(model_name)`` to count tokens)."""
     return bool(isinstance(st.value, str) and _CLASS_PATH.match(st.value)) or (st.source == "call" and bool(_API_CALL.search(st.text or ""))) \
-        or _tokenizer_only(facts, st)
+        or _tokenizer_only(facts, st) or _api_section(facts, st)
+
+
+def _api_section(facts: Facts, st: Setting) -> bool:
+    """A model named in a config section for a judge or a hosted API (``llm_as_a_judge: {model: "gpt-4o-mini", base_url: null}``
+    in an RL environment's config): the model the rewards are asked of, not the one trained."""
+    if st.source != "config" or "." not in st.key:
+        return False
+    parent = st.key.rsplit(".", 1)[0]
+    if re.search(r"(^|[._])(llm_)?(as_a_)?judge", parent, re.I):
+        return True
+    return any(e.path == st.path for e in facts.config(f"{parent}.base_url", f"{parent}.api_base", f"{parent}.api_key"))
 
 
 def _not_model_values(facts: Facts) -> set[str]:

@@ -64,6 +64,12 @@ def is_lightning(c: Call) -> bool:
     return c.name.startswith(_LIGHTNING)
 
 
+def lightning_imported(facts: Facts) -> bool:
+    """The project imports Lightning: only then is a config's ``trainer.strategy``/``trainer.devices`` a LightningCLI
+    Trainer setting (a Hydra ``trainer.strategy: fsdp2`` picks a project's own backend)."""
+    return any(i.module.split(".", 1)[0] in _LIGHTNING for i in facts.imports(*_LIGHTNING))
+
+
 def inference_setting(s: Setting) -> bool:
     """A setting of an inference engine (vLLM/SGLang rollout, ``LLM(...)``), not of training parallelism."""
     if _INFERENCE_KEY.search(s.key) or _INFERENCE_KEY.search(s.name):
@@ -684,7 +690,9 @@ def _lightning_layout(facts: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     for c in facts.calls("DDPStrategy"):
         if is_lightning(c) or c.name == "DDPStrategy":
             multi.append(c)
-    for e in facts.config("trainer.strategy"):
+    # LightningCLI YAML ``trainer.strategy: fsdp``; a Hydra config of a project that does not use Lightning
+    # (``trainer.strategy: fsdp2`` picking the project's own backend) is not a Lightning Trainer
+    for e in facts.config("trainer.strategy") if lightning_imported(facts) else ():
         if isinstance(e.value, str) and e.value.lower().startswith(("ddp", "fsdp", "deepspeed")):
             multi.append(e)
     for e in facts.config("trainer.devices", "trainer.gpus"):

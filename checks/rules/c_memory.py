@@ -1377,6 +1377,20 @@ def _eval_formula(f: Facts, node: ast.expr, path: str, depth: int = 0) -> float 
     return None
 
 
+#: an RL policy worker (skyrl-train ``PolicyWorkerBase.ppo_train``): backward per micro-batch, the worker's own
+#: ``self.optim_step()`` once per mini-batch (``{guard}`` guards it); the DeepSpeed helper pins DeepSpeed's own count to 1
+_RL_WORKER = (
+    "class PolicyWorker:\n    def ppo_train(self, train_data):\n"
+    "        dataloader = BatchIterator(train_data, sample_batch_size=self.cfg.trainer.micro_train_batch_size_per_gpu)\n"
+    "        accumulation_steps = self.policy_mini_batch_size_per_gpu // self.cfg.trainer.micro_train_batch_size_per_gpu\n"
+    "        for local_step, experience in enumerate(dataloader):\n"
+    "            loss = self.model(experience.sequences).loss / accumulation_steps\n            loss.backward()\n"
+    "{guard}            grad_norm = self.optim_step()\n\n"
+    "    def optim_step(self):\n        return self.strategy.optimizer_step(self.optimizer, self.model, self.scheduler)\n")
+_RL_DS_CONFIG = ("def get_ds_train_config(ds_config, micro_batch):\n"
+                 "    ds_config[\"train_micro_batch_size_per_gpu\"] = micro_batch\n"
+                 "    ds_config[\"gradient_accumulation_steps\"] = 1\n    return ds_config\n")
+
 @register
 class C5GradientAccumulation(Check):
     id = "C5"
@@ -1431,6 +1445,10 @@ class C5GradientAccumulation(Check):
             "    --micro-batch-size 1 \\\n    --global-batch-size 128 \\\n    --bf16\n")},
                 U, "megatron: global 128 / (micro 1 x DP 4) = 32 micro-batches per step"),
         Example({"configs/sft.yaml": "per_device_train_batch_size: 2\ngradient_accumulation_steps: 16\nlearning_rate: 2.0e-5\n"}, U, "hf yaml"),
+        Example({"myrl/workers/worker.py": _RL_WORKER.format(guard="            if (local_step + 1) % accumulation_steps == 0:\n    "),
+                 "myrl/distributed/deepspeed_strategy.py": _RL_DS_CONFIG}, U, "RL worker: its own optim_step once per mini-batch"),
+        Example({"myrl/workers/worker.py": _RL_WORKER.format(guard=""),
+                 "myrl/distributed/deepspeed_strategy.py": _RL_DS_CONFIG}, N, "RL worker: optim_step after every micro-batch"),
         Example({"train.py": "import lightning as L\ntrainer = L.Trainer(accumulate_grad_batches=4, precision='bf16-mixed')\n"}, U, "lightning"),
         Example({"train.py": (
             "import argparse\np = argparse.ArgumentParser()\np.add_argument('--grad_accum', type=int, default=1)\nargs = p.parse_args()\n"
@@ -1507,8 +1525,10 @@ class C5GradientAccumulation(Check):
         code: list = []
         code_n: list[float | None] = []
         numbers: dict[str, float | None] = {}  # one lookup per distinct operand: a repository repeats the same guard
-        for c in f.calls("step", "zero_grad"):
-            operand = _modulus_operand(c.guard) if _step_call(c) else None
+        # the trainer's own step method under the same guard (``if (local_step + 1) % accumulation_steps == 0:
+        # grad_norm = self.optim_step()``) steps the optimizer as well
+        for c in f.calls("step", "zero_grad", *sorted(_OPT_STEPS)):
+            operand = _modulus_operand(c.guard) if _step_call(c) or c.short in _OPT_STEPS else None
             if operand is not None:
                 code.append(c)
                 key = ast.dump(operand)

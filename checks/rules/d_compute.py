@@ -12,7 +12,17 @@ from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import CONFIG_CALLEE
-from ._helpers import callers_off, evs, guard_off, parse_expr, recipe_majority, registry_off, uses_hf_trainer, value_on
+from ._helpers import (
+    callers_off,
+    evs,
+    guard_off,
+    parse_expr,
+    recipe_majority,
+    registry_off,
+    set_under_off_branch,
+    uses_hf_trainer,
+    value_on,
+)
 from ._registry import recipes_on, split_text, total_recipes
 from .c_memory import fp8_sites
 
@@ -101,7 +111,7 @@ def _join(detail: str, extra: str) -> str:
 
 
 #: what a compiled function is named when it is a helper kernel, not the model (``entropy_from_logits``, ``loss_fn``)
-_HELPER_FN = re.compile(r"(loss|entropy|logits|_fn$|func$|attention|attn|norm$|rope|softmax|kernel|_op$|gelu|silu|swiglu|matmul|"
+_HELPER_FN = re.compile(r"(loss|entropy|logits|_fn$|func$|attention|attn|norm$|rope|rotary|pos_emb|softmax|kernel|_op$|gelu|silu|swiglu|matmul|"
                         r"gemm|sampler|sample|logprob|log_prob|kl_|_kl$|topk|zeropower|newton_schulz|update)", re.I)
 _MODEL_LIKE = re.compile(r"(model|module|net$|transformer|block|layer|encoder|decoder|backbone|policy|actor|critic|llm|unet|vit)", re.I)
 
@@ -701,6 +711,12 @@ class D2TorchCompile(Check):
         Example({"configs/sft.yaml": "torch_compile: false\n", "train.py": "s = 'torch.compile(model)'\n"}, N, "disabled and string"),
         Example({"accelerate_config.yaml": "dynamo_config:\n  dynamo_backend: 'NO'\n"}, N, "dynamo no"),
         Example({"optim/muon.py": "import torch\n@torch.compile\ndef zeropower_via_newtonschulz5(G, steps=5):\n    return G\n"}, P, "helper only"),
+        Example({"patches/gptoss/patch_transformers.py": (  # a model patch that compiles the rotary-embedding helper
+            "import torch\n\n\ndef patch_GptOssAttention():\n"
+            "    from transformers.models.gpt_oss.modeling_gpt_oss import apply_rotary_pos_emb\n"
+            "    apply_rotary_pos_emb = torch.compile(apply_rotary_pos_emb)\n    return apply_rotary_pos_emb\n"),
+            "train.py": "from patches.gptoss.patch_transformers import patch_GptOssAttention\npatch_GptOssAttention()\n"
+                        "loss = model(x)\nloss.backward()\n"}, P, "only the rotary-embedding helper compiled"),
         Example({"optim/muon.py": (  # a decorator with arguments is still a decorated helper, not the model compiled
             "import torch\n@torch.compile(fullgraph=True, dynamic=False)\ndef zeropower_via_newtonschulz5(G, steps=5):\n    return G\n")},
             P, "helper only, decorator with arguments"),
@@ -1050,6 +1066,13 @@ class D4CudaGraph(Check):
             "def main():\n    llm = LLM(model='facebook/opt-125m')\n    outputs = llm.generate(prompts, sampling_params)\n")}, U, "vllm default"),
         Example({"serve.sh": "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --disable-cuda-graph\n"}, N, "sglang graphs off"),
         Example({"configs/run.yaml": "enable_cuda_graph: false\n"}, N, "disabled"),
+        Example({  # an RL framework's rollout engine: eager by default; graphs only for a LoRA rollout, and the rank is 0
+            "myrl/config/ppo_base_config.yaml": "trainer:\n  policy:\n    model:\n      lora:\n        rank: 0\ngenerator:\n  enforce_eager: true\n",
+            "myrl/entrypoints/main_base.py": (
+                "def create_inference_engines(cfg):\n    engine_kwargs = {\"enforce_eager\": cfg.generator.enforce_eager}\n"
+                "    if cfg.trainer.policy.model.lora.rank > 0:\n        engine_kwargs[\"enforce_eager\"] = False\n"
+                "    return engine_kwargs\n"),
+        }, N, "graphs only under a LoRA rank test that is off"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1067,6 +1090,8 @@ class D4CudaGraph(Check):
         used += [a for a in f.attr_assigns("torch._inductor.config.triton.cudagraphs") if truthy(a.value) is True]
         for s in f.effective("enforce_eager", "disable_cuda_graph"):
             t = truthy(s.value)
+            if set_under_off_branch(f, s):
+                continue  # ``engine_kwargs["enforce_eager"] = False`` only for a LoRA rollout, and the rank is 0
             if t is False and s.rank > 0:
                 used.append(s)  # the engine captures decode CUDA graphs
             elif t is True and s.rank > 0:

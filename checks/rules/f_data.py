@@ -18,7 +18,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _library_demo_lines, recipe_files
-from ._helpers import HF_DEFAULTS, guard_flags, guard_off, uses_hf_trainer
+from ._helpers import HF_DEFAULTS, callers_off, flag_state, guard_flags, guard_off, uses_hf_trainer
 from .e_comm import megatron_launches
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -1631,6 +1631,16 @@ _LDL_RECIPE = "run:\n  num_workers: 4\n  batch_size_train: 16\n"
 _LIB_DEMO_LOADER = {"lavis/runners/runner_base.py": _LDL_RUNNER, "lavis/datasets/laion_dataset.py": _LDL_LAION,
                     "lavis/datasets/builders.py": _LDL_BUILDERS, "lavis/projects/blip2/train/pretrain_stage2.yaml": _LDL_RECIPE}
 
+#: a batch class with the ``pin_memory()`` hook a pinning DataLoader calls (skyrl-train ``Experience``), and a loader
+#: whose ``pin_memory`` keyword is ``{pin}``
+_PIN_HOOK = ("import torch\nfrom dataclasses import dataclass\n\n\ndef pin_memory(tensor):\n    if isinstance(tensor, list):\n"
+             "        return [pin_memory(t) for t in tensor]\n    return tensor.pin_memory()\n\n\n@dataclass\nclass Experience:\n"
+             "    sequences: torch.Tensor\n    attention_mask: torch.Tensor\n\n    def pin_memory(self):\n"
+             "        self.sequences = pin_memory(self.sequences)\n        self.attention_mask = self.attention_mask.pin_memory()\n"
+             "        return self\n")
+_PIN_HOOK_LOADER = ("from torchdata.stateful_dataloader import StatefulDataLoader\n\n\ndef build_dataloader(cfg, dataset):\n"
+                    "    return StatefulDataLoader(dataset, batch_size=cfg.trainer.train_batch_size, shuffle=True, num_workers=8{pin})\n")
+
 
 @register
 class F3PinMemory(_DataCheck):
@@ -1708,6 +1718,10 @@ class F3PinMemory(_DataCheck):
         Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n"}, U, "library subclass of TRL's trainer, hf default true"),
         Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n"}, N, "own trainer class, no loader"),
         Example(_LIB_DEMO_LOADER, U, "the runner pins; a library module's __main__ demo loader does not count"),
+        Example({"myrl/dataset/replay_buffer.py": _PIN_HOOK, "myrl/trainer_utils.py": _PIN_HOOK_LOADER.format(pin="")}, N,
+                "a batch class's pin_memory() hook with no loader that pins"),
+        Example({"myrl/dataset/replay_buffer.py": _PIN_HOOK, "myrl/trainer_utils.py": _PIN_HOOK_LOADER.format(pin=", pin_memory=True")},
+                U, "a batch class's pin_memory() hook called by a pinning loader"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1723,6 +1737,11 @@ class F3PinMemory(_DataCheck):
                     unpinned.append(v.ev)
         manual = [c for c in f.calls("pin_memory") if "." in c.name and not c.kwargs and not _in_tests(c.path)
                   and (_PIN_FUNCS.search(c.func or "") or "data" in c.path.lower())]
+        # a batch class's own ``def pin_memory(self)`` (and the helper it recurses into) is the hook a DataLoader built with
+        # ``pin_memory=True`` calls on each batch: it pins only when such a loader exists (skyrl-train ``Experience.pin_memory``,
+        # replay_buffer.py:95, with no pinned loader and no caller)
+        if not pinned:
+            manual = [c for c in manual if c.func != "pin_memory"]
         pinned += [_ev(c, key=".pin_memory()") for c in manual]
         # a pinned host buffer the data is read into (modded-nanogpt: ``torch.empty(n, dtype=torch.uint16, pin_memory=True)``
         # then ``f.readinto(tokens.numpy())`` and ``tokens.cuda(non_blocking=True)``)
@@ -2293,6 +2312,25 @@ _OLMO_CHUNK_READER = {"olmo/data/memmap_dataset.py": (  # fixed-size chunks of a
     "    def __getitem__(self, index):\n        return {\"input_ids\": self._read_chunk_from_memmap(self._paths[0], index)}\n")}
 
 
+#: an RL framework's model wrapper (skyrl-train ``HFModelWrapper.forward``): with ``use_sample_packing`` each micro-batch
+#: of token ids is unpadded into one varlen row for flash-attention; ``{on}`` is the config value
+_UNPAD_WRAPPER = {
+    "myrl/config/ppo_base_config.yaml": "trainer:\n  micro_train_batch_size_per_gpu: 1\n  use_sample_packing: {on}\n  flash_attn: true\n",
+    "myrl/model_wrapper.py": (
+        "import torch.nn as nn\nfrom flash_attn.bert_padding import pad_input, unpad_input\n\n\n"
+        "class HFModelWrapper(nn.Module):\n    def __init__(self, model, use_sample_packing: bool = False):\n        super().__init__()\n"
+        "        self.model = model\n        self.use_sample_packing = use_sample_packing\n\n"
+        "    def forward(self, sequences, attention_mask):\n        position_ids = attention_mask.long().cumsum(-1) - 1\n"
+        "        if self.use_sample_packing:\n"
+        "            sequences_fwd, nnz_indices, _, _, _ = unpad_input(sequences.unsqueeze(-1), attention_mask=attention_mask)\n"
+        "            position_ids_fwd, _, _, _, _ = unpad_input(position_ids.unsqueeze(-1), attention_mask)\n"
+        "            return self.model(sequences_fwd.transpose(0, 1), attention_mask=None, position_ids=position_ids_fwd.transpose(0, 1))\n"
+        "        return self.model(sequences, attention_mask=attention_mask, position_ids=position_ids)\n"),
+    "myrl/workers/fsdp_worker.py": (
+        "from myrl.model_wrapper import HFModelWrapper\n\n\nclass PolicyWorker:\n    def init_model(self, model):\n"
+        "        self.model = HFModelWrapper(model, use_sample_packing=self.cfg.trainer.use_sample_packing)\n"),
+}
+
 @register
 class F7SequencePacking(_DataCheck):
     id = "F7"
@@ -2527,6 +2565,15 @@ class F7SequencePacking(_DataCheck):
             "trainer = Trainer(model=model, args=TrainingArguments(output_dir=\"out\", per_device_train_batch_size=8),\n"
             "                  train_dataset=train_ds, data_collator=collator)\ntrainer.train()\n")}, P,
             "DataCollatorWithFlattening: padding removed, samples not packed"),
+        Example({p: t.format(on="true") for p, t in _UNPAD_WRAPPER.items()}, P,
+                "flash-attn unpad_input on the token ids of each micro-batch: padding removed, not packed"),
+        Example({p: t.format(on="false") for p, t in _UNPAD_WRAPPER.items()}, N, "unpad_input behind a switch that is off"),
+        Example({"model/attention.py": (  # inside attention only: the MLPs still run on the padding
+            "from flash_attn import flash_attn_varlen_func\nfrom flash_attn.bert_padding import pad_input, unpad_input\n\n\n"
+            "def attention(q, k, v, attention_mask):\n    q_unpad, indices_q, cu_q, max_q = unpad_input(q, attention_mask)\n"
+            "    k_unpad, _, cu_k, max_k = unpad_input(k, attention_mask)\n    v_unpad, _, _, _ = unpad_input(v, attention_mask)\n"
+            "    return flash_attn_varlen_func(q_unpad, k_unpad, v_unpad, cu_q, cu_k, max_q, max_k)\n")}, N,
+            "unpad_input on q/k/v inside attention is not padding removal of the batch"),
         Example({"sft.py": (
             "from trl import SFTConfig, SFTTrainer\n\n"
             "config = SFTConfig(output_dir=\"out\", padding_free=True, per_device_train_batch_size=8, max_length=4096)\n"
@@ -2661,6 +2708,14 @@ class F7SequencePacking(_DataCheck):
         # ``DataCollatorWithFlattening`` concatenates each batch into one row for flash-attention varlen kernels: the same
         # padding removal, with as many samples per batch as the batch size says
         flatten = [c for c in f.calls(*_UNPAD_CALLS) if not _in_tests(c.path) and not guard_off(f, c)]
+        # flash-attn's ``unpad_input`` applied to the token ids before the model runs (``sequences_fwd, ... =
+        # unpad_input(sequences.unsqueeze(-1), attention_mask=attention_mask)`` then ``self.model(sequences_fwd,
+        # position_ids=...)``): the whole forward skips padding; on q/k/v inside an attention layer it does not
+        # ...when the model's forward does it unconditionally or under switches that are on (a helper behind a flag whose
+        # value cannot be read, such as an argparse default reached through ``strategy.args.ds.packing_samples``, is not
+        # claimed)
+        flatten += [c for c in f.calls("unpad_input") if c.args and _TOKEN_IDS_ARG.match(_text(c.args[0])) and not _in_tests(c.path)
+                    and not callers_off(f, c) and _switched_on(f, c)]
         if flatten:
             c = flatten[0]
             return Outcome(P, [_ev(x, key=x.short) for x in flatten] + off,
@@ -2677,6 +2732,17 @@ class F7SequencePacking(_DataCheck):
 _UNPAD_KEYS = ("use_rmpad", "rmpad", "remove_padding", "use_remove_padding", "padding_free")
 #: collators that flatten each batch into one varlen row (no padding) without filling it up to the sequence length
 _UNPAD_CALLS = ("DataCollatorWithFlattening",)
+def _switched_on(f: Facts, c: Call) -> bool:
+    """The call runs: under ``if`` flags that are all known to be on (``if self.use_sample_packing:`` with
+    ``use_sample_packing: true``), or unguarded in a model's ``forward``."""
+    flags = guard_flags(c.guard)
+    if not c.guard:
+        return c.func == "forward"
+    return bool(flags) and all(flag_state(f, name) is (not neg) for name, neg in flags)
+
+
+#: the first argument of ``unpad_input`` when it unpads the token ids of a batch (not q/k/v inside attention)
+_TOKEN_IDS_ARG = re.compile(r"^(input_ids|sequences|tokens|token_ids)\b")
 _WINDOW_KWARGS = ("block_size", "seq_len", "seq_length", "sequence_length", "max_seq_len")
 
 
@@ -2782,8 +2848,8 @@ class F8MemoryMappedData(_DataCheck):
     what = (
         "Whether large data files are memory-mapped: `np.memmap`, `np.load(mmap_mode=)`, `mmap.mmap`, "
         "`torch.load(mmap=True)`, Megatron `MMapIndexedDataset` / indexed `--data-path`, `load_from_disk`/Arrow memory "
-        "maps (also `datasets.load_dataset` on the training path, whose Arrow cache is memory-mapped, unless streamed or "
-        "copied out with `.to_pandas()`), safetensors read in `__getitem__`. Loading a whole file into memory (`np.load` without `mmap_mode`, "
+        "maps (also `datasets.load_dataset` on the training path, whose Arrow cache is memory-mapped, unless streamed, "
+        "loaded with `keep_in_memory=True` or copied out with `.to_pandas()`), safetensors read in `__getitem__`. Loading a whole file into memory (`np.load` without `mmap_mode`, "
         "`json.load`) is not use."
     )
     why = (
@@ -2816,6 +2882,10 @@ class F8MemoryMappedData(_DataCheck):
             "        f.seek(256 * 4)\n        f.readinto(tokens.numpy())\n    return tokens\n\nloss.backward()\n")}, N,
             "a preparation script's load_dataset is not the training's read"),
         Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy')\n"}, N, "np.load into memory"),
+        Example({"myrl/dataset/dataset.py": (  # skyrl-train's prompt dataset: the parquet table is copied into RAM
+            "import datasets\n\nclass PromptDataset:\n    def __init__(self, source):\n"
+            "        self.dataframe = datasets.load_dataset(\"parquet\", data_files=source, keep_in_memory=True)[\"train\"]\n")},
+            N, "load_dataset(keep_in_memory=True): held in RAM, not memory-mapped"),
         Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy', mmap_mode=None)\n# np.memmap('x.bin')\n"}, N, "mmap_mode None, commented"),
 
         Example({"swift/tuners/utils.py": (  # a weight spilled to disk through a memmap opened to write
@@ -2854,7 +2924,9 @@ class F8MemoryMappedData(_DataCheck):
         # on the training path only: a download-and-tokenize script (modded-nanogpt ``data/fineweb.py``) writes ``.bin``
         # shards that training then reads its own way
         train = ctx.project.training_files
+        # ``keep_in_memory=True`` copies the table into RAM instead of memory-mapping its cache
         arrow = [c for c in f.calls("datasets.load_dataset") if not _in_tests(c.path) and truthy(c.kwargs.get("streaming")) is not True
+                 and truthy(c.kwargs.get("keep_in_memory")) is not True
                  and not re.search(r"\.(to_pandas|to_list|to_dict)\(", c.text) and (not train or c.path in train)
                  and not _OFFLINE_PATH.search(c.path)]
         used += [_ev(c, key="load_dataset (Arrow cache, memory-mapped)") for c in arrow]
@@ -3128,6 +3200,20 @@ class F11AsyncH2D(_DataCheck):
         Example({"train.py": "import torch\ns = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    for _ in range(3):\n        model(static_x)\n"
                  "x = x.cuda(non_blocking=True)\n"}, P, "graph warm-up stream is not a prefetcher"),
         Example(_STREAM_PREFETCH_HELPER, U, "side-stream prefetcher copying through a move_to_cuda helper (LAVIS PrefetchLoader)"),
+        Example({  # an RL framework: batches move with blocking copies; the async copies move parameters or a backward index
+            "myrl/training_batch.py": (
+                "import torch\n\n\nclass TensorBatch(dict):\n    def to(self, device=None, dtype=None, *, non_blocking: bool = False):\n"
+                "        for key, value in self.items():\n            self[key] = value.to(device, dtype, non_blocking=non_blocking)\n"
+                "        return self\n"),
+            "myrl/workers/worker.py": (
+                "import torch\n\n\ndef forward_micro_batch(model, micro_batch):\n    micro_batch.to(torch.cuda.current_device())\n"
+                "    return model(micro_batch[\"sequences\"])\n"),
+            "myrl/distributed/megatron_utils.py": (
+                "import torch\n\n\ndef load_tensor_to_gpu(tensor, device_id):\n    tensor.data = tensor.data.to(device_id, non_blocking=True)\n\n\n"
+                "class _AllGatherCP(torch.autograd.Function):\n    @staticmethod\n    def backward(ctx, grad_output):\n"
+                "        index = torch.tensor([ctx.cp_rank], device=\"cpu\", pin_memory=True).cuda(non_blocking=True)\n"
+                "        return grad_output.index_select(1, index)\n"),
+        }, N, "blocking batch copies; async copies only of parameters and a backward index"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3172,6 +3258,10 @@ class F11AsyncH2D(_DataCheck):
         # ``tokenizing_distributed_data_loader_with_state``), not a model's buffer or state
         if _STREAM_LOADER.search(c.func or "") or _ONLINE_FUNCS.match(c.func or ""):
             return True
+        # inside an autograd Function's backward (a context-parallel index tensor) no batch is copied; rebinding a tensor's
+        # storage (``tensor.data = tensor.data.to(device_id, non_blocking=True)``) moves a parameter or state, not data
+        if c.func == "backward" or (receiver.endswith(".data") and re.match(rf"\s*{re.escape(receiver)}\s*=", c.text)):
+            return False
         return not (_NOT_DATA.search(receiver) or _NOT_DATA.search(c.func or ""))
 
     @staticmethod
@@ -3180,5 +3270,9 @@ class F11AsyncH2D(_DataCheck):
             # a switch set somewhere is judged by its value; a local condition (nanochat ``non_blocking=use_cuda`` with
             # ``use_cuda = device == "cuda"``) is asynchronous whenever it holds, as ``pin_memory=`` expressions are read
             settings = f.effective(v.ref)
+            if v.text == "non_blocking" and all(s.source == "call" for s in settings):
+                # a method forwarding its own ``non_blocking`` parameter (``TensorBatch.to(..., non_blocking=False)`` ->
+                # ``value.to(device, dtype, non_blocking=non_blocking)``): other calls' keywords are not its callers' values
+                return False
             return any(truthy(s.value) is True for s in settings) if settings else True
         return truthy(v) is True

@@ -691,8 +691,37 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     # a loop that calls the trainer's own step method (``outputs = self.training_step(dataloader)``, nanotron)
     loops |= {(c.path, c.func, c.loop) for c in f.calls("training_step", "train_step")
               if c.loop is not None and "epoch" not in c.loop.lower() and c.func not in _STEP_FUNCS}
+    # an RL trainer's loop over its training data loader that calls the trainer's own update method once per batch
+    # (``for iter, rand_prompts in enumerate(self.train_dataloader): ... status = self.train_critic_and_policy(batch)``):
+    # generation, scoring and the policy update of one training step sit behind that one call
+    loops |= {(c.path, c.func, c.loop) for c in f.calls_where(lambda s: s.startswith("train_") and "loader" not in s)
+              if c.loop is not None and c.name.count(".") == 1 and c.name.startswith("self.") and _TRAIN_LOADER.search(c.loop)
+              and "epoch" not in c.loop.lower() and c.func not in _STEP_FUNCS}
     return loops
 
+
+#: the iterable of a loop over the training data loader (``self.train_dataloader``, ``enumerate(train_loader)``)
+_TRAIN_LOADER = re.compile(r"(?i)\btrain(ing)?_?(data)?_?loader\b")
+
+
+#: an RL trainer (skyrl-train ``RayPPOTrainer.train``): a loop over the prompt loader, one rollout and policy update per
+#: iteration behind the trainer's own ``self.train_critic_and_policy``; checkpoints every ``ckpt_interval`` steps and a
+#: W&B/console report per step (``{report}`` is the report line(s) of the loop body)
+_RL_TRAINER = (
+    "import torch\nfrom myrl.utils.tracking import Tracking\n\n\nclass RayPPOTrainer:\n"
+    "    def __init__(self, cfg, tracker: Tracking, train_dataloader):\n        self.cfg = cfg\n        self.tracker = tracker\n"
+    "        self.train_dataloader = train_dataloader\n        self.global_step = 1\n\n"
+    "    def train(self):\n        for iter, rand_prompts in enumerate(self.train_dataloader):\n"
+    "            generator_output = self.generate(rand_prompts)\n"
+    "            training_input = self.convert_to_training_input(generator_output)\n"
+    "            status = self.train_critic_and_policy(training_input)\n"
+    "            if self.cfg.trainer.ckpt_interval > 0 and self.global_step % self.cfg.trainer.ckpt_interval == 0:\n"
+    "                self.save_checkpoints()\n{report}            self.global_step += 1\n\n"
+    "    def save_checkpoints(self):\n        torch.save({{'global_step': self.global_step}}, 'trainer_state.pt')\n")
+_RL_REPORT = "            self.tracker.log(status, step=self.global_step, commit=True)\n"
+_RL_REPORT_SPACED = ("            if self.global_step % self.cfg.trainer.report_interval == 0:\n"
+                     "                self.tracker.log(status, step=self.global_step, commit=True)\n")
+_RL_CONFIG = "trainer:\n  ckpt_interval: {ckpt}\n  report_interval: 20\n  logger: wandb\n"
 
 def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, float | None]:
     """(guarded by an interval condition, the interval when it can be resolved).
@@ -947,7 +976,8 @@ def _adapter_only(f: Facts, ctx: Context) -> bool:
             return True
     if any(truthy(s.value) for s in f.effective("use_peft", "use_lora", "lora_enable", "use_qlora")):
         return True
-    return bool(f.calls("get_peft_model", "LoraConfig", "prepare_model_for_kbit_training"))
+    # a PEFT wrapper behind a rank or switch that is off (``if lora_rank > 0:`` with ``lora.rank: 0``) trains no adapter
+    return any(not guard_off(f, c) and not callers_off(f, c) for c in f.calls("get_peft_model", "LoraConfig", "prepare_model_for_kbit_training"))
 
 
 def _finding(fact: Any, key: str, value: Any) -> Evidence:
@@ -1059,7 +1089,7 @@ def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[
 
 _SAVE_KEYS = ("save_steps", "save_interval", "checkpoint_interval", "save_every_n_steps", "every_n_train_steps", "save_interval_steps",
               "save_every", "ckpt_every", "checkpoint_every", "save_every_steps",
-              "checkpointing_steps", "checkpoint_factor", "save_iters", "checkpoint_every_n_steps", "save_freq_steps")
+              "checkpointing_steps", "checkpoint_factor", "save_iters", "checkpoint_every_n_steps", "save_freq_steps", "ckpt_interval")
 _SAVE_CALLS = ("torch.save", "save_checkpoint", "save_state", "save_pretrained", "save_model", "torch.distributed.checkpoint.save",
                "save_state_dict")
 
@@ -1277,6 +1307,10 @@ class I3CheckpointFrequency(Check):
                 "def llama3_70b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=5))\n"
                 "def llama3_405b() -> Trainer.Config:\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval=10))\n"),
         }, N, "checkpointer Config interval 5-10 in most registry recipes"),
+        Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=10),
+                 "myrl/trainer.py": _RL_TRAINER.format(report="")}, N, "RL trainer: full checkpoint every 10 steps"),
+        Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=100),
+                 "myrl/trainer.py": _RL_TRAINER.format(report="")}, U, "RL trainer: checkpoint every 100 steps"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -1943,6 +1977,10 @@ class I5ReportFrequency(Check):
                 "            self.global_steps += 1\n"),
             "config.yaml": "log_every: 50\n",
         }, U, "Tracking object fed every 50 steps"),
+        Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=100),
+                 "myrl/trainer.py": _RL_TRAINER.format(report=_RL_REPORT)}, N, "RL trainer: tracker fed after every update"),
+        Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=100),
+                 "myrl/trainer.py": _RL_TRAINER.format(report=_RL_REPORT_SPACED)}, U, "RL trainer: tracker fed every 20 steps"),
         Example({
             "train.py": (
                 "import wandb\n\nuse_wandb = True\nif use_wandb:\n    wandb.init(project='gpt')\n"
