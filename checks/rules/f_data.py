@@ -56,7 +56,7 @@ def _unique_ev(items: Iterable[Evidence]) -> list[Evidence]:
 # Training data loaders (F1-F3)
 # ---------------------------------------------------------------------------------------
 
-_REAL_LOADERS = ("torch.utils.data.DataLoader", "DataLoader", "StatefulDataLoader")
+_REAL_LOADERS = ("torch.utils.data.DataLoader", "DataLoader", "StatefulDataLoader", "WebLoader")
 #: torch DataLoader positional parameters
 _POS = {"num_workers": 5, "pin_memory": 7}
 _DEFAULTS = {"num_workers": 0, "pin_memory": False, "prefetch_factor": None}
@@ -1718,6 +1718,13 @@ class F3PinMemory(_DataCheck):
         Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n"}, U, "library subclass of TRL's trainer, hf default true"),
         Example({"mylib/trainer.py": "class SFTTrainer:\n    def train(self):\n        pass\n\nclass FastTrainer(SFTTrainer):\n    pass\n"}, N, "own trainer class, no loader"),
         Example(_LIB_DEMO_LOADER, U, "the runner pins; a library module's __main__ demo loader does not count"),
+        Example({"src/open_clip_train/data.py": (  # open_clip 3.3.0: the CSV loader pins, the webdataset loader (a DataLoader) does not
+            "import webdataset as wds\nfrom torch.utils.data import DataLoader\n\n\ndef get_csv_dataset(args, dataset):\n"
+            "    return DataLoader(dataset, batch_size=args.batch_size, shuffle=True, num_workers=args.workers, pin_memory=True,\n"
+            "                      drop_last=True)\n\n\ndef get_wds_dataset(args, pipeline):\n"
+            "    dataset = wds.DataPipeline(*pipeline)\n"
+            "    return wds.WebLoader(dataset, batch_size=None, shuffle=False, num_workers=args.workers,\n"
+            "                         persistent_workers=args.workers > 0)\n")}, P, "webdataset's WebLoader keeps DataLoader's unpinned default"),
         Example({"myrl/dataset/replay_buffer.py": _PIN_HOOK, "myrl/trainer_utils.py": _PIN_HOOK_LOADER.format(pin="")}, N,
                 "a batch class's pin_memory() hook with no loader that pins"),
         Example({"myrl/dataset/replay_buffer.py": _PIN_HOOK, "myrl/trainer_utils.py": _PIN_HOOK_LOADER.format(pin=", pin_memory=True")},
