@@ -326,7 +326,17 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"训练数据从网络文件系统读取（{_loc(slow)}：`{slow[0].value[:80]}`）",
         ))
     f6 = st.evidence("F6")
-    if st.missing("F6") and f6:
+    f6_res = st.results.get("F6")
+    # a Dataset ``__init__`` that tokenizes every sample once per launch (skyrl-train's prompt-length filter, dataset.py:60-65)
+    # delays the first step; it is no work inside the input pipeline of each step, so it points at no step bottleneck
+    startup = f6_res is not None and f6_res.values.get("preprocessing") == "startup"
+    if st.missing("F6") and f6 and f6_res is not None and f6_res.values.get("preprocessing") == "step":
+        out.append(Signal(
+            Bottleneck.DATA_IO, 1,
+            f"text is tokenized inside the model's forward on every training step, in the training process ({_loc(f6)})",
+            f"文本在模型 forward 中于每个训练步在线分词，占用训练进程（{_loc(f6)}）",
+        ))
+    elif st.missing("F6") and f6 and not startup:
         out.append(Signal(
             Bottleneck.DATA_IO, 1,
             f"tokenization or feature extraction runs online, inside the training input pipeline ({_loc(f6)})",
@@ -715,6 +725,11 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     vocab_sites = [s for s in facts.settings("vocab_size", "padded_vocab_size")
                    if (as_number(s.value) or 0) >= 100_000 and st.on_path(s.path) and len(per_file.get(s.path, ())) == 1
                    and not (s.source == "call" and s.key.startswith(("partial(", "functools.partial(")))] if not fused_ce else []
+    # a large vocabulary in a minority of the model configs (open_clip: 24 of 144, the multilingual SigLIP presets) is one
+    # preset among many, not the trained model's
+    with_vocab = {path for path in per_file if st.on_path(path)}
+    if vocab_sites and len({s.path for s in vocab_sites}) * 2 < len(with_vocab):
+        vocab_sites = []
     if vocab_sites and st.missing("D5"):
         vocab = max(as_number(s.value) or 0 for s in vocab_sites)
         out.append(Signal(

@@ -189,6 +189,14 @@ _F_KEYS = ("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim")
 _E_KEYS = ("num_experts", "num_local_experts", "moe_num_experts", "n_routed_experts", "num_moe_experts")
 _K_KEYS = ("num_experts_per_tok", "moe_router_topk", "moe_top_k", "top_k_experts", "moe_k")
 _EF_KEYS = ("moe_intermediate_size", "moe_ffn_hidden_size", "expert_intermediate_size")
+#: an encoder-decoder (T5) config: its FFN width, per-head width, head count and decoder depth
+_ED_SLOTS = ((("d_ff",), "df"), (("d_kv",), "dkv"), (("num_heads",), "nh"), (("num_decoder_layers",), "dl"))
+#: a config that declares an encoder-only text model or a vision tower (BERT as a text encoder or a Q-Former, CLIP/ViT):
+#: a part of a multimodal model or a side model, never the LLM whose size decides the step
+_ENCODER_ONLY_TYPE = frozenset({"bert", "roberta", "xlm-roberta", "deberta", "deberta-v2", "electra", "distilbert", "albert",
+                                "camembert", "mpnet", "clip", "clip_vision_model", "siglip", "siglip_vision_model", "vit", "dinov2"})
+_ENCODER_ONLY_ARCH = re.compile(r"^(Bert|Roberta|XLMRoberta|Deberta(V2)?|Electra|DistilBert|Albert|Camembert|MPNet|CLIPVision|"
+                                r"SiglipVision|ViT|Dinov2)(Model|For\w+)?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +250,8 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
     groups: dict[tuple[str, str], dict[str, float]] = {}
     seen: dict[tuple[str, str], dict[str, set[float]]] = {}
     where: dict[tuple[str, str], str] = {}
-    for keys, slot in ((_H_KEYS, "h"), (_L_KEYS, "l"), (_V_KEYS, "v"), (_F_KEYS, "f"), (_E_KEYS, "e"), (_K_KEYS, "k"), (_EF_KEYS, "ef")):
+    for keys, slot in ((_H_KEYS, "h"), (_L_KEYS, "l"), (_V_KEYS, "v"), (_F_KEYS, "f"), (_E_KEYS, "e"), (_K_KEYS, "k"), (_EF_KEYS, "ef"),
+                       *_ED_SLOTS):
         for st in _dimension_settings(facts, keys, training):
             v = as_number(st.value)
             if not v or v < 1 or (slot == "h" and v < 64):
@@ -261,6 +270,11 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
         groups = {g: d for g, d in groups.items()
                   if g[0] in training or (not g[0].endswith((".py", ".ipynb")) and not _WEIGHTS_ONLY_PATH.search(g[0]))}
     groups = {g: d for g, d in groups.items() if not _MOCK_PATH.search(g[0])}  # a mock/tiny test model is not the model
+    encoders = _encoder_only_files(facts)
+    groups = {g: d for g, d in groups.items() if g[0] not in encoders}
+    enc_dec = {s.path for s in facts.settings("is_encoder_decoder") if truthy(s.value) is True}
+    gated = {s.path for s in facts.settings("feed_forward_proj", "is_gated_act")
+             if truthy(s.value) is True or (isinstance(s.value, str) and s.value.startswith("gated"))}
     out: list[_Size] = []
     repo_vocab = {as_number(st.value) for st in facts.settings(*_V_KEYS) if as_number(st.value)}
     # the training path's own vocabulary (nanoGPT: 50,257 for GPT-2 weights, 50,304 padded): the largest it sets
@@ -277,6 +291,15 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
         attn = 4 * h * h
         experts, k = d.get("e"), d.get("k")
         emb = (1 if tied else 2) * vocab * h  # input embeddings and output head, one matrix when tied
+        if d.get("dl") or g[0] in enc_dec:
+            # encoder-decoder (T5): attention is heads x d_kv wide; the decoder adds cross-attention; a non-gated FFN is
+            # two matrices; one shared embedding unless the head is untied
+            inner = (d.get("dkv") or 0) * (d.get("nh") or 0) or h
+            attn = 4 * h * inner
+            mlp = (3 if g[0] in gated else 2) * h * (d.get("df") or ffn)
+            total = layers * (attn + mlp) + (d.get("dl") or layers) * (2 * attn + mlp) + vocab * h
+            out.append(_Size(total / 1e9, None, where.get(g, g[0]), g[0] in training, assumed))
+            continue
         if experts and experts > 1:
             ef = d.get("ef") or ffn
             mlp = 3 * h * ef
@@ -287,6 +310,16 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
             active = None
         out.append(_Size(total / 1e9, active / 1e9 if active else None, where.get(g, g[0]), g[0] in training, assumed))
     return out
+
+
+def _encoder_only_files(facts: Facts) -> set[str]:
+    """Config files that declare an encoder-only model (``"architectures": ["BertModel"]``, ``"model_type": "bert"``)."""
+    out = {s.path for s in facts.settings("model_type") if isinstance(s.value, str) and s.value.lower() in _ENCODER_ONLY_TYPE}
+    for s in facts.settings("architectures"):
+        names = s.value if isinstance(s.value, (list, tuple)) else (s.value,)
+        if names and all(isinstance(n, str) and _ENCODER_ONLY_ARCH.match(n) for n in names):
+            out.add(s.path)
+    return {p for p in out if not p.endswith((".py", ".ipynb"))}
 
 
 _EMB_NAMES = re.compile(r"(wte|embed\w*|tok_embeddings|word_embeddings)\.weight$")
@@ -530,7 +563,18 @@ def _not_a_model(facts: Facts, st: Setting) -> bool:
     or a name only a tokenizer is loaded from (``model_name = 'Qwen/Qwen2.5-3B-Instruct'`` then
     ``AutoTokenizer.from_pretrained(model_name)`` to count tokens)."""
     return bool(isinstance(st.value, str) and _CLASS_PATH.match(st.value)) or (st.source == "call" and bool(_API_CALL.search(st.text or ""))) \
-        or _tokenizer_only(facts, st)
+        or _tokenizer_only(facts, st) or _api_section(facts, st)
+
+
+def _api_section(facts: Facts, st: Setting) -> bool:
+    """A model named in a config section for a judge or a hosted API (``llm_as_a_judge: {model: "gpt-4o-mini", base_url: null}``
+    in an RL environment's config): the model the rewards are asked of, not the one trained."""
+    if st.source != "config" or "." not in st.key:
+        return False
+    parent = st.key.rsplit(".", 1)[0]
+    if re.search(r"(^|[._])(llm_)?(as_a_)?judge", parent, re.I):
+        return True
+    return any(e.path == st.path for e in facts.config(f"{parent}.base_url", f"{parent}.api_base", f"{parent}.api_key"))
 
 
 def _not_model_values(facts: Facts) -> set[str]:

@@ -134,8 +134,20 @@ class _CappedUnparser(ast._Unparser):  # type: ignore[name-defined,misc]
                 raise _Enough
 
 
+def _is_super(node: ast.AST) -> bool:
+    """``super()`` (or ``super(Cls, self)``)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
 def _unparse(node: ast.AST, cap: int) -> str:
     return _CappedUnparser(cap).visit(node)
+
+
+def _catches_import_error(t: ast.expr | None) -> bool:
+    """A handler that catches a missing package: ``except ImportError``, ``ModuleNotFoundError``, a tuple with one of them."""
+    if isinstance(t, ast.Tuple):
+        return any(_catches_import_error(e) for e in t.elts)
+    return isinstance(t, ast.Name) and t.id in ("ImportError", "ModuleNotFoundError")
 
 
 class _Dispatch(dict):  # type: ignore[type-arg]
@@ -161,10 +173,11 @@ class _Extractor(ast.NodeVisitor):
         self.scopes: list[dict[str, Any]] = [{}]  # constant bindings per function scope
         self._log: list[tuple[dict[str, Any], str, Any]] = []  # (scope, name, previous value) of each binding (see visit_If)
         self.func_stack: list[str] = []
-        self.class_stack: list[tuple[str, bool]] = []  # (name, is_dataclass_like)
+        self.class_stack: list[tuple[str, str | None]] = []  # (name, the imported data loader it subclasses, if any)
         self.loop_stack: list[str] = []
         self.guard_stack: list[str] = []  # conditions of the enclosing if-branches
         self.param_stack: list[tuple[set[str], int]] = []  # each enclosing function's parameters and the guard depth at its entry
+        self.optional_imports = 0  # depth of enclosing ``try:`` bodies whose handler catches ImportError
 
     # -- dispatch (same traversal as ast.NodeVisitor, without a string build and getattr per node) --
     _dispatch: _Dispatch
@@ -346,16 +359,26 @@ class _Extractor(ast.NodeVisitor):
             else:
                 top = a.name.split(".")[0]
                 self.aliases[top] = top
-            self.out.imports.append(Import(self.path, _ln(node.lineno), a.name, None, self.text(node.lineno)))
+            self.out.imports.append(Import(self.path, _ln(node.lineno), a.name, None, self.text(node.lineno), self.optional_imports > 0))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         mod = ("." * node.level) + (node.module or "")
         for a in node.names:
             if a.name == "*":
-                self.out.imports.append(Import(self.path, _ln(node.lineno), mod, "*", self.text(node.lineno)))
+                self.out.imports.append(Import(self.path, _ln(node.lineno), mod, "*", self.text(node.lineno), self.optional_imports > 0))
                 continue
             self.aliases[a.asname or a.name] = f"{mod}.{a.name}" if mod else a.name
-            self.out.imports.append(Import(self.path, _ln(node.lineno), mod, a.name, self.text(node.lineno)))
+            self.out.imports.append(Import(self.path, _ln(node.lineno), mod, a.name, self.text(node.lineno), self.optional_imports > 0))
+
+    def visit_Try(self, node: ast.Try) -> None:
+        """``try: from apex.normalization import FusedRMSNorm`` / ``except ImportError: pass``: the imports of the body are optional."""
+        optional = any(_catches_import_error(h.type) for h in node.handlers)
+        self.optional_imports += optional
+        for stmt in node.body:
+            self.visit(stmt)
+        self.optional_imports -= optional
+        for part in (*node.handlers, *node.orelse, *node.finalbody):
+            self.visit(part)
 
     # -- scopes ----------------------------------------------------------
     def _visit_func(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -368,7 +391,8 @@ class _Extractor(ast.NodeVisitor):
         self.param_stack.append((set(params), len(self.guard_stack)))
         for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             self.visit(d)
-        if node.name == "__init__" and self.class_stack and len(self.func_stack) == 1 and _CONFIG_CLASS.search(self.class_stack[-1][0]):
+        if node.name == "__init__" and self.class_stack and len(self.func_stack) == 1 and (
+                _CONFIG_CLASS.search(self.class_stack[-1][0]) or self.class_stack[-1][1]):
             self._init_defaults(self.class_stack[-1][0], a)
         self._visit_block(node.body, (ast.Return,))
         self.param_stack.pop()
@@ -396,7 +420,11 @@ class _Extractor(ast.NodeVisitor):
             self.visit(b)
         for k in node.keywords:
             self.visit(k)
-        self.class_stack.append((node.name, True))
+        # a subclass of an imported data loader (picotron ``class MicroBatchDataLoader(DataLoader)``): its ``__init__``
+        # defaults are the loader's settings and its ``super().__init__(...)`` builds that loader
+        bases = [self.dotted(b) or "" for b in node.bases]
+        loader = next((b for b in bases if "." in b and b.endswith("DataLoader")), None)
+        self.class_stack.append((node.name, loader))
         self.scopes.append({})
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
@@ -537,6 +565,13 @@ class _Extractor(ast.NodeVisitor):
         self.visit(node.target)
 
     def _assign_target(self, t: ast.AST, value_node: ast.AST, line: int) -> None:
+        if isinstance(t, ast.Name) and not self.func_stack and not self.class_stack and isinstance(value_node, (ast.Name, ast.Attribute)) \
+                and self.is_imported_root(value_node):
+            # a module-level alias of an imported name (fairseq2 ``DDPModule: TypeAlias = DDP`` after ``from
+            # torch.nn.parallel import DistributedDataParallel as DDP``): calls through it resolve like the import
+            dotted = self.dotted(value_node)
+            if dotted:
+                self.aliases[t.id] = dotted
         if isinstance(t, ast.Name):
             v = self.constant(value_node)
             if v is not _NO_VALUE and not isinstance(v, dict):
@@ -604,6 +639,9 @@ class _Extractor(ast.NodeVisitor):
         name = self.dotted(node.func)
         if name is None:
             name = f"?.{node.func.attr}" if isinstance(node.func, ast.Attribute) else "?"
+            if name == "?.__init__" and len(self.func_stack) == 1 and self.func_stack[0] == "__init__" and self.class_stack \
+                    and self.class_stack[-1][1] and _is_super(node.func.value):
+                name = self.class_stack[-1][1]  # ``super().__init__(ds, pin_memory=...)`` in a loader subclass builds the loader
         kwargs: dict[str, Any] = {}
         kw_lines: dict[str, int] = {}
         star = False

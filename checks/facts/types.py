@@ -86,6 +86,7 @@ class Import:
     module: str  # "torch.distributed.fsdp"
     name: str | None  # "FullyShardedDataParallel" for from-imports
     text: str
+    optional: bool = False  # in the body of a ``try:`` whose handler catches ImportError: used only if installed
 
     @property
     def full(self) -> str:

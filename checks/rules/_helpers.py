@@ -272,6 +272,14 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
     return []
 
 
+def set_under_off_branch(facts: Facts, s: Setting) -> bool:
+    """A Python dict item set inside ``if`` branches whose condition is off (``engine_kwargs["enable_lora"] = True`` under
+    ``if cfg.trainer.policy.model.lora.rank > 0:`` with ``rank: 0``): not a value any run gets."""
+    if s.source != "config" or not s.path.endswith(".py"):
+        return False
+    return any(e.path == s.path and e.line == s.line and e.guard and guard_off(facts, e) for e in facts.config(s.key))
+
+
 def _set_only_when_off(facts: Facts, name: str, path: str, none: bool = False) -> tuple[bool | None, list[Any]]:
     """A state flag the class starts off (``self._cp_enabled = False`` in ``__init__``, read through a ``cp_enabled``
     property) and turns on only in a method whose every caller is switched off (``apply_cp``, called only under
@@ -417,7 +425,12 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
             state, gates = _set_only_when_off(facts, name, path, none=True)
             if state is False and gates:
                 return gates
-        settings = _through_args(facts, [x for x in facts.effective(name, near=path) if not _TEST_FILE.search(x.path)])
+        settings = _config_paths(facts, name, _through_args(facts, [x for x in facts.effective(name, near=path) if not _TEST_FILE.search(x.path)]))
+        # a comparison that reads the config by its full path (``cfg.trainer.policy.model.lora.rank > 0``): that key decides
+        chain = _ARGS_CHAIN.search(ast.unparse(left)) if isinstance(left, ast.Attribute) else None
+        if chain is not None and "." in chain.group(1):
+            exact = [x for x in settings if x.source == "config" and x.key.lower() == chain.group(1).lower()]
+            settings = exact or settings
         # a value that only converts the setting itself on its way through (``kwargs["autocast_precision"] =
         # cast(DType, autocast_precision).as_pt()`` under ``is not None``) forwards it: the other settings decide
         own = re.compile(rf"\b{re.escape(name)}\b")
@@ -457,6 +470,26 @@ def _through_args(facts: Facts, settings: list[Setting]) -> list[Setting]:
                 continue
         out.append(s)
     return out
+
+
+def _config_paths(facts: Facts, name: str, settings: list[Setting]) -> list[Setting]:
+    """Settings of ``name`` narrowed to the config keys its call keywords read by their full path: ``lora_rank=self.cfg.
+    trainer.policy.model.lora.rank`` reads the Hydra YAML's ``trainer: policy: model: lora: rank: 0``, not a ``{"rank": rank}``
+    dict of a checkpoint helper that only shares the last segment. Unchanged unless every keyword passing ``name`` reads a
+    config path that a config file holds."""
+    tails: set[str] = set()
+    for c in facts.calls_with_kw(name):
+        if _TEST_FILE.search(c.path):
+            continue
+        for k, v in c.kwargs.items():
+            if k.lower().replace("-", "_") != name.lower():
+                continue
+            m = _ARGS_CHAIN.search(v.text) if isinstance(v, Expr) else None
+            if m is None or "." not in m.group(1):
+                return settings
+            tails.add(m.group(1).lower())
+    keep = [s for s in settings if s.source == "config" and s.key.lower() in tails]
+    return keep if keep and {s.key.lower() for s in keep} == tails else settings
 
 
 _COMPARISON = re.compile(r"(>=?|<=?|==|!=|\bis\b|\bin\b)")
@@ -619,3 +652,16 @@ def _every_call_off(f: Facts, calls: list[Any], depth: int) -> list[Any]:
             return []
         out += gated
     return out
+
+
+#: an option that picks the data-parallel wrapper by name (fairseq2 ``data_parallelism: Literal["ddp", "fsdp"] = "ddp"``)
+_DP_SELECTORS = ("data_parallelism", "data_parallel_type", "data_parallel_mode", "dp_type", "dp_mode")
+
+
+def dp_selector_ddp(facts: Facts) -> list[Setting]:
+    """The settings of a data-parallel selector when every one of them picks DDP (its default, and no recipe or launch
+    choosing ``fsdp``): FSDP wrapping code in the library (fairseq2 ``to_fsdp2`` calling ``fully_shard``) is an option then."""
+    found = [s for s in facts.effective(*_DP_SELECTORS) if not _TEST_FILE.search(s.path) and isinstance(s.value, str)]
+    if not found or any(s.value.strip().lower() != "ddp" for s in found):
+        return []
+    return sorted(found, key=lambda s: s.source not in ("field-default", "argparse-default"))  # the declared default first

@@ -32,7 +32,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import callers_off, guard_off, uses_hf_trainer
+from ._helpers import callers_off, dp_selector_ddp, guard_off, uses_hf_trainer
 from ._registry import debug_recipe, recipe_of
 
 U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
@@ -62,6 +62,12 @@ def calls_under(facts: Facts, *modules: str) -> list[Call]:
 
 def is_lightning(c: Call) -> bool:
     return c.name.startswith(_LIGHTNING)
+
+
+def lightning_imported(facts: Facts) -> bool:
+    """The project imports Lightning: only then is a config's ``trainer.strategy``/``trainer.devices`` a LightningCLI
+    Trainer setting (a Hydra ``trainer.strategy: fsdp2`` picks a project's own backend)."""
+    return any(i.module.split(".", 1)[0] in _LIGHTNING for i in facts.imports(*_LIGHTNING))
 
 
 def inference_setting(s: Setting) -> bool:
@@ -483,7 +489,10 @@ def fsdp_sites(facts: Facts) -> list[Site]:
     for launch in facts.launches("torchtune"):
         if re.search(r"\b\w+_distributed\b", launch.text):
             sites.append(Site(launch, "torchtune distributed recipe", True, "FULL_SHARD (FSDP2)"))
-    return [s for s in sites if not _TEST_PATH.search(getattr(s.fact, "path", ""))]
+    sites = [s for s in sites if not _TEST_PATH.search(getattr(s.fact, "path", ""))]
+    if dp_selector_ddp(facts):  # wrapping code that a data-parallel selector left at DDP does not run
+        sites = [s for s in sites if not isinstance(s.fact, Call)]
+    return sites
 
 
 def fsdp_sites_off(facts: Facts) -> list[Any]:
@@ -609,6 +618,48 @@ def hand_sharded_optimizer(facts: Facts, project: Any) -> list[Call]:
             and "grad" in " ".join([c.text, *(str(getattr(a, "text", a)) for a in c.args)])]
 
 
+#: a ZeRO optimizer class by its name (InternEvo ``HybridZeroOptimizer``, ColossalAI ``LowLevelZeroOptimizer``); PyTorch's
+#: ``ZeroRedundancyOptimizer`` is read with the framework sites
+_ZERO_CLASS = re.compile(r"^\w*Zero\w*Optimi[sz]er$")
+
+
+def zero_optimizer_class(facts: Facts, project: Any) -> list[Call]:
+    """A ZeRO optimizer wrapper built directly (InternEvo ``optimizer = HybridZeroOptimizer(naive_optimizer,
+    zero_cfg=zero_cfg, ...)`` in ``internlm/train/pipeline.py``): it shards at least the optimizer states across the
+    data-parallel ranks. Not in tests, not in a branch that is switched off; on the training path when one is known
+    there (a framework whose package ships no entry point builds it in library code)."""
+    built = [c for c in facts.calls_where(lambda s: "Zero" in s and bool(_ZERO_CLASS.match(s)))
+             if c.short != "ZeroRedundancyOptimizer" and not _TEST_PATH.search(c.path) and not guard_off(facts, c)]
+    return [c for c in built if c.path in project.training_files] or built
+
+
+#: InternEvo ``internlm/train/pipeline.py``: the optimizer is wrapped in the project's own ZeRO-1 optimizer
+_ZERO_WRAPPER = (
+    "import torch\n\nfrom internlm.solver.optimizer import FSDPadaptOptimizer, HybridZeroOptimizer\n\n\n"
+    "def initialize_optimizer(model, zero_cfg, grad_scal_cfg, use_fsdp=False):\n"
+    "    naive_optimizer = torch.optim.AdamW(params=model.parameters(), lr=1e-4, betas=(0.9, 0.95), eps=1e-8)\n"
+    "    if not use_fsdp:\n"
+    "        optimizer = HybridZeroOptimizer(\n            naive_optimizer,\n            grad_scal_cfg=grad_scal_cfg,\n"
+    "            zero_cfg=zero_cfg,\n        )\n"
+    "    else:\n        optimizer = FSDPadaptOptimizer(naive_optimizer, grad_scal_cfg=grad_scal_cfg, zero_cfg=zero_cfg)\n"
+    "    return optimizer\n")
+
+
+#: fairseq2 0.8.1: the trainer section picks the data-parallel wrapper by name; the library holds both wrappers
+FAIRSEQ2_DP = {
+    "fairseq2/recipe/config.py": (
+        "from dataclasses import dataclass\nfrom typing import Literal\n\n\n@dataclass(kw_only=True)\nclass TrainerSection:\n"
+        "    data_parallelism: Literal[\"ddp\", \"fsdp\"] = \"ddp\"\n    \"\"\"The data parallelism API to use.\"\"\"\n"),
+    "fairseq2/nn/fsdp/fsdp2.py": (
+        "from torch.distributed.fsdp import fully_shard\n\n\ndef to_fsdp2(module, dp_gang, *, reshard_after_forward=True):\n"
+        "    for layer in module.layers:\n        fully_shard(layer, mesh=dp_gang.device_mesh, reshard_after_forward=reshard_after_forward)\n"
+        "    fully_shard(module, mesh=dp_gang.device_mesh)\n    return module\n"),
+    "fairseq2/nn/ddp.py": (
+        "from typing import TypeAlias\n\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\nDDPModule: TypeAlias = DDP\n\n\n"
+        "def to_ddp(module, dp_gang):\n    return DDPModule(module, broadcast_buffers=False, process_group=dp_gang.as_process_group())\n"),
+}
+
+
 # --------------------------------------------------------------------------------------------
 # checks
 # --------------------------------------------------------------------------------------------
@@ -639,7 +690,9 @@ def _lightning_layout(facts: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     for c in facts.calls("DDPStrategy"):
         if is_lightning(c) or c.name == "DDPStrategy":
             multi.append(c)
-    for e in facts.config("trainer.strategy"):
+    # LightningCLI YAML ``trainer.strategy: fsdp``; a Hydra config of a project that does not use Lightning
+    # (``trainer.strategy: fsdp2`` picking the project's own backend) is not a Lightning Trainer
+    for e in facts.config("trainer.strategy") if lightning_imported(facts) else ():
         if isinstance(e.value, str) and e.value.lower().startswith(("ddp", "fsdp", "deepspeed")):
             multi.append(e)
     for e in facts.config("trainer.devices", "trainer.gpus"):
@@ -719,6 +772,8 @@ class A1DataParallel(Check):
                  "example_chat_completion.py": "from llama import Llama\ngenerator = Llama.build(ckpt_dir=ckpt_dir)\n"
                                                "results = generator.chat_completion(dialogs, max_gen_len=512)\n"}, N, "multi-GPU inference launch"),
         Example({"train.py": "import torch\nmodel = torch.nn.DataParallel(model).cuda()\nloss.backward()\n"}, P, "nn.DataParallel"),
+        Example(FAIRSEQ2_DP, U, "DDP through a module-level alias of the class (DDPModule: TypeAlias = DDP)"),
+        Example({"internlm/train/pipeline.py": _ZERO_WRAPPER}, U, "ZeRO optimizer wrapper: sharded data parallel (InternEvo)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -753,9 +808,11 @@ class A1DataParallel(Check):
         if lt_multi:
             used += lt_multi
             kinds.append("lightning")
-        sharded = [s for s in fsdp_sites(f) if s.sharded] + [s for s in zero_sites(f) if s.sharded and s.stage]
+        sharded = [s.fact for s in fsdp_sites(f) if s.sharded] + [s.fact for s in zero_sites(f) if s.sharded and s.stage]
+        if not sharded and not used:  # a ZeRO optimizer built directly (InternEvo ``HybridZeroOptimizer``) shards over the DP ranks
+            sharded = zero_optimizer_class(f, ctx.project)
         if sharded and not used:
-            used += [s.fact for s in sharded]
+            used += sharded
             kinds.append("sharded data parallel (FSDP/ZeRO)")
         procs = [ls.procs for ls in multi if ls.procs]
         nodes = [ls.nodes for ls in sizes if ls.nodes]
@@ -850,6 +907,9 @@ class A2FSDP(Check):
         Example({"train.py": (
             "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy\n"
             "model = FSDP(model, sharding_strategy=ShardingStrategy.NO_SHARD)\n")}, P, "NO_SHARD"),
+        Example(FAIRSEQ2_DP, N, "library FSDP wrapper, the data-parallel selector defaults to DDP"),
+        Example({**FAIRSEQ2_DP, "recipes/llama3_8b_sft.yaml": "trainer:\n  data_parallelism: fsdp\n  mixed_precision:\n    dtype: bfloat16\n"},
+                U, "a recipe picks FSDP"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -872,6 +932,11 @@ class A2FSDP(Check):
         if gated:
             return Outcome(N, [_ev(x) for x in offs], "FSDP wrapping code exists behind a switch that is off: " + _switch_text(offs),
                            {"fsdp": False})
+        ddp = dp_selector_ddp(f)
+        if ddp:
+            d0 = ddp[0]
+            return Outcome(N, [_ev(x) for x in ddp], f"FSDP is an option of `{d0.name}` that no run picks: the default is "
+                           f"'{d0.value}' ({d0.path}:{d0.line}), so the model is wrapped in DDP", {"fsdp": False})
         detail = "FSDP is imported but no model is wrapped" if f.imports("torch.distributed.fsdp") else "no FSDP wrapping found"
         return Outcome(N, [], detail, {"fsdp": False})
 
@@ -926,6 +991,9 @@ class A3ZeRO(Check):
         Example({"train.py": "import deepspeed\n# model, opt, _, _ = deepspeed.initialize(model=model, config='ds.json')\n"}, N, "commented out"),
         Example({"train.py": "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\n"}, N, "ddp only"),
         Example({"run.sh": "deepspeed train.py --deepspeed configs/my_ds.json\n"}, P, "config outside the repo"),
+        Example({"internlm/train/pipeline.py": _ZERO_WRAPPER}, U, "ZeRO optimizer wrapper built directly (InternEvo)"),
+        Example({"internlm/train/pipeline.py": _ZERO_WRAPPER.replace("if not use_fsdp:", "if use_zero:"),
+                 "configs/7B_sft.py": "use_zero = False\nuse_fsdp = False\n"}, N, "ZeRO wrapper behind a switch that is off"),
         Example({"nanochat/optim.py": (  # a raw-PyTorch optimizer that shards its states (nanochat's MuonAdamW)
             "import torch\nimport torch.distributed as dist\n\n\nclass DistAdamW(torch.optim.Optimizer):\n"
             "    def _reduce(self, group, world_size):\n        infos = {}\n        for p in group['params']:\n"
@@ -964,6 +1032,12 @@ class A3ZeRO(Check):
             return Outcome(U, [_ev(x, key="reduce_scatter of gradients") for x in hand],
                            f"ZeRO-2 style sharding written by hand: gradients reduce-scattered in the optimizer ({c.path}:{c.line}), "
                            "each rank updates and keeps optimizer state for its slice, updated slices all-gathered", {"zero_stage": 2, "hand_written": True})
+        wrapped = zero_optimizer_class(ctx.facts, ctx.project)
+        if wrapped:
+            c = wrapped[0]
+            return Outcome(U, [_ev(x, key=x.short) for x in wrapped],
+                           f"ZeRO through {c.short} ({c.path}:{c.line}): it shards at least the optimizer states across the "
+                           "data-parallel ranks; its stage and group size come from the optimizer's own config", {"zero_stage": 1})
         unknown = [s for s in sites if s.sharded is None]
         if unknown:
             return Outcome(P, [_ev(s.fact, key=s.how) for s in unknown],

@@ -21,8 +21,8 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Facts, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import uses_hf_trainer
-from .a_parallelism import DS_REF_NAMES, calls_under, ds_config_refs, fsdp_sites, is_lightning, resolve_file
+from ._helpers import dp_selector_ddp, uses_hf_trainer
+from .a_parallelism import DS_REF_NAMES, FAIRSEQ2_DP, calls_under, ds_config_refs, fsdp_sites, is_lightning, resolve_file
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -381,6 +381,7 @@ class B5PyTorchFSDP(Check):
         Example({"train.py": "from fairscale.nn import FullyShardedDataParallel as FSDP\nmodel = FSDP(model)\n"}, N, "fairscale FSDP is not PyTorch's"),
         Example({"train.py": "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nif isinstance(model, FSDP):\n    pass\n"}, N, "import only"),
         Example({"train.yaml": "fsdp: ''\n"}, N, "fsdp empty"),
+        Example(FAIRSEQ2_DP, N, "library FSDP wrapper, the data-parallel selector defaults to DDP"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -388,6 +389,11 @@ class B5PyTorchFSDP(Check):
         sites = [s for s in fsdp_sites(f) if s.native]
         if sites:
             return Outcome(U, [_ev(s.fact, key=s.how) for s in sites], f"PyTorch FSDP drives training ({sites[0].how})", {"fsdp": True})
+        ddp = dp_selector_ddp(f)
+        if ddp:
+            d0 = ddp[0]
+            return Outcome(N, [_ev(x) for x in ddp], f"FSDP is an option of `{d0.name}` that no run picks: the default is "
+                           f"'{d0.value}' ({d0.path}:{d0.line})", {"fsdp": False})
         imported = _imports_only(f, "torch.distributed.fsdp", "torch.distributed._composable.fsdp")
         detail = "FSDP is imported but no model is wrapped" if imported else "no PyTorch FSDP found"
         return Outcome(N, [], detail, {"fsdp": False})

@@ -9,13 +9,14 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Call, ConfigEntry, Expr, Facts, Setting, as_number, truthy
+from ..facts import Call, ConfigEntry, Expr, Facts, Field, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import recipe_files
 from ._helpers import (
     HF_DEFAULTS,
     callers_off,
+    dp_selector_ddp,
     evs,
     flag_state,
     guard_flags,
@@ -59,6 +60,26 @@ def _is_low_dtype(v: object) -> str | None:
     return None
 
 
+_FP16_TEST = re.compile(r"==\s*['\"]?(torch\.)?(float16|fp16|half)\b|\b(float16|fp16)['\"]?\s*==")
+
+
+def _fp16_branch(c: Call) -> bool:
+    """A GradScaler enabled, or built, only when the dtype is FP16 (``enabled=(dtype == 'float16')``, ``... if COMPUTE_DTYPE ==
+    torch.float16 else None``)."""
+    enabled = c.kwargs.get("enabled")
+    text = f"{enabled.text if isinstance(enabled, Expr) else ''} {c.guard or ''}"
+    return bool(_FP16_TEST.search(text))
+
+
+def _call_gated(f: Facts, s: Setting) -> bool:
+    """Whether the call a keyword setting comes from sits in a branch that is off (a comparison with the run's
+    ``--precision`` default, a flag that is off)."""
+    short = s.key.split("(", 1)[0]
+    kw = s.key.split("(", 1)[1].rstrip("=)") if "(" in s.key else ""
+    site = next((c for c in f.calls(short) if c.path == s.path and s.line in (c.line, c.kw_line(kw))), None)
+    return site is not None and bool(guard_off(f, site))
+
+
 #: calls whose ``dtype=`` makes a tensor, not the training precision (``torch.zeros(..., dtype=torch.bfloat16)``)
 _TENSOR_FACTORIES = {
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "tensor", "as_tensor", "arange", "linspace", "eye",
@@ -66,6 +87,28 @@ _TENSOR_FACTORIES = {
     "from_numpy", "astype", "normal", "finfo", "iinfo", "get_autocast_dtype",
 }
 
+
+
+#: LAVIS: the task loop's ``amp`` switch (``amp: True`` in the recipe) runs FP16 autocast with a GradScaler; the FlanT5 model
+#: casts its frozen LLM to BF16 and autocasts to BF16 in its own forward
+_AMP_LOOP_BF16_MODEL = {
+    "lavis/projects/blip2/train/pretrain_stage2.yaml": "model:\n  arch: blip2_opt\nrun:\n  amp: True\n  num_workers: 4\n",
+    "lavis/runners/runner_base.py": (
+        "import torch\n\n\nclass RunnerBase:\n    @property\n    def scaler(self):\n"
+        "        if self.config.run_cfg.get('amp', False):\n            if self._scaler is None:\n"
+        "                self._scaler = torch.cuda.amp.GradScaler()\n        return self._scaler\n"),
+    "lavis/tasks/base_task.py": (
+        "import torch\n\n\ndef train_inner_loop(model, data_loader, optimizer, scaler=None):\n    use_amp = scaler is not None\n"
+        "    for samples in data_loader:\n        with torch.cuda.amp.autocast(enabled=use_amp):\n            loss = model(samples)['loss']\n"
+        "        scaler.scale(loss).backward()\n        scaler.step(optimizer)\n        scaler.update()\n"),
+    "lavis/models/blip2_t5.py": (
+        "import contextlib\nimport torch\nfrom torch import nn\n\n\nclass Blip2T5(nn.Module):\n"
+        "    def maybe_autocast(self, dtype=torch.float16):\n        return torch.cuda.amp.autocast(dtype=dtype)\n\n"
+        "    def __init__(self, t5_model):\n        super().__init__()\n        for name, param in t5_model.named_parameters():\n"
+        "            param.requires_grad = False\n            param.data = param.data.bfloat16()\n\n"
+        "    def forward(self, samples):\n        with self.maybe_autocast(dtype=torch.bfloat16):\n"
+        "            return {'loss': self.t5_model(inputs_embeds=samples['embeds']).loss}\n"),
+}
 
 
 def _autocast_lib(builder_kwargs: str) -> dict[str, str]:
@@ -225,6 +268,7 @@ class C1MixedPrecision(Check):
         }, N, "precision branches no setting takes"),
         Example(_autocast_lib(""), N, "autocast only when autocast_precision (None by default) is given"),
         Example(_autocast_lib(", autocast_precision=DType.bfloat16"), U, "the builder passes autocast_precision"),
+        Example(_AMP_LOOP_BF16_MODEL, U, "FP16 amp loop with a GradScaler; one model autocasts to BF16 in its forward"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -251,13 +295,18 @@ class C1MixedPrecision(Check):
                 kinds.add(e.keys[-2] if isinstance(e.keys[-2], str) else "amp")
             elif t is False:
                 disabled.append(e)
+        call_kinds: set[str] = set()
         for s in f.effective("mixed_precision", "precision", "dtype", "torch_dtype", "compute_dtype", "param_dtype", "mixed_precision_dtype"):
             if s.source == "call" and s.key.split("(", 1)[0] in _TENSOR_FACTORIES:
                 continue
             low = _is_low_dtype(s.value)
+            if low and s.source == "call" and _call_gated(f, s):
+                continue  # open_clip ``convert_weights_to_lp(model, dtype=torch.bfloat16)`` under ``if precision == 'bf16':``
             if low:
                 used.append(s)
-                kinds.add(low)
+                # a dtype passed to a call (``self.maybe_autocast(dtype=torch.bfloat16)`` in one model's forward) is that
+                # call's choice; it names the run's precision only when the loop's own autocast does not
+                (call_kinds if s.source == "call" else kinds).add(low)
             elif isinstance(s.value, str) and s.value.lower() in {"no", "fp32", "32", "32-true", "float32"}:
                 disabled.append(s)
         defaults = _default_precision(f)
@@ -288,13 +337,32 @@ class C1MixedPrecision(Check):
         to_low = [c for c in f.calls("to") if (any(_is_low_dtype(a) for a in c.args if isinstance(a, Expr)) or _is_low_dtype(c.kwargs.get("dtype", "")))
                   and not guard_off(f, c) and not _operand_cast(c)]
         for c in autocast:
-            kind = _is_low_dtype(c.kwargs.get("dtype", "")) or "bf16"
-            kinds.add(kind)
+            if "dtype" in c.kwargs:  # a dtype from a variable (``autocast(dtype=dtype)``) says nothing by itself
+                kind = _is_low_dtype(c.kwargs.get("dtype", "")) or ("" if isinstance(c.kwargs.get("dtype"), Expr) else "bf16")
+            else:  # no dtype: float16 on CUDA (``torch.cuda.amp.autocast(enabled=use_amp)``), bfloat16 on CPU
+                device = c.kwargs.get("device_type", c.args[0] if c.args else "cuda")
+                kind = "bf16" if c.name.startswith("torch.cpu.") or device == "cpu" else "fp16"
+            if kind:
+                kinds.add(kind)
         used += autocast + scaler + mp_policy + halves + to_low
-        if mp_policy or halves or to_low:
+        if mp_policy:
             kinds.add("bf16")
-        if scaler:
+        # casts of weights or tensors (``param.data = param.data.bfloat16()`` for one frozen model, ``.to(torch.float16)``
+        # after an fp32 softmax) are those modules' choices, like a call's dtype: ``.half()`` is FP16, ``.bfloat16()`` BF16
+        call_kinds |= {"bf16" if c.short == "bfloat16" else "fp16" for c in halves}
+        for c in to_low:
+            call_kinds.add(next((k for a in c.args if isinstance(a, Expr) and (k := _is_low_dtype(a))), None)
+                           or _is_low_dtype(c.kwargs.get("dtype", "")) or "bf16")
+        # a scaler built only for the FP16 branch (nanoGPT ``GradScaler(enabled=(dtype == 'float16'))`` beside ``dtype =
+        # 'bfloat16' if torch.cuda.is_bf16_supported() else 'float16'``; nanochat ``GradScaler() if COMPUTE_DTYPE ==
+        # torch.float16 else None``) is the fallback for GPUs without BF16: the loop's precision is BF16 where it can be
+        firm = [c for c in scaler if not _fp16_branch(c)]
+        if firm:
             kinds.add("fp16")
+        elif scaler and not kinds & {"bf16", "fp16"} and not call_kinds - {"bf16"}:
+            kinds.add("bf16")
+        if not (firm and "fp16" in kinds and "bf16" not in kinds):
+            kinds |= call_kinds  # a GradScaler with an FP16 autocast is an FP16 loop, whatever dtype one model's code casts to
         if not used:
             detail = "mixed precision is explicitly disabled" if disabled else "no BF16/FP16 training setting found"
             if not disabled and gated:
@@ -634,6 +702,20 @@ _GC_BOOL_KEYS = (
     "fsdp_activation_checkpointing", "use_checkpointing", "grad_checkpointing",
 )
 _GC_MODE_KEYS = ("recompute_granularity", "activations_checkpoint_granularity", "activations_checkpoint_method", "activation_checkpoint_mode")
+#: open_clip 3.3.0: the text tower's setter enables HF checkpointing; the training script calls it only under a flag
+_GC_SETTER = {
+    "src/open_clip/hf_model.py": (
+        "import torch\nfrom torch import nn\n\n\nclass HFTextEncoder(nn.Module):\n    @torch.jit.ignore\n"
+        "    def set_grad_checkpointing(self, enable=True):\n        self.transformer.gradient_checkpointing_enable()\n"),
+    "src/open_clip_train/params.py": (
+        "import argparse\n\n\ndef parse_args(args):\n    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument(\n        \"--grad-checkpointing\",\n        default=False,\n        action='store_true',\n"
+        "        help=\"Enable gradient checkpointing.\",\n    )\n    return parser.parse_args(args)\n"),
+    "src/open_clip_train/main.py": (
+        "from open_clip_train.params import parse_args\n\n\ndef main(args):\n    args = parse_args(args)\n"
+        "    model = create_model(args.model)\n    if args.grad_checkpointing:\n        model.set_grad_checkpointing()\n"
+        "    loss = model(batch)\n    loss.backward()\n"),
+}
 _GC_CALLS = (
     "torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential", "deepspeed.checkpointing.checkpoint",
     "deepspeed.runtime.activation_checkpointing.checkpointing.checkpoint", "tensor_parallel.checkpoint", "tensor_parallel.random.checkpoint",
@@ -857,6 +939,10 @@ class C3ActivationCheckpointing(Check):
             "pkg/engine.py": ("class Engine:\n    def build(self, model):\n        if self.config.gradient_checkpointing:\n"
                               "            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={'use_reentrant': False})\n"),
         }, N, "a recompute granularity default beside a checkpointing switch that is off"),
+        Example(_GC_SETTER, N, "a model's checkpointing setter called only under a flag that is off"),
+        Example({**_GC_SETTER, "scripts/train_vit_b32.sh": (
+            "torchrun --nproc_per_node 8 -m open_clip_train.main \\\n    --model ViT-B-32 \\\n    --grad-checkpointing \\\n"
+            "    --precision amp\n")}, U, "the launch turns the flag on"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -885,7 +971,17 @@ class C3ActivationCheckpointing(Check):
         for c in f.calls("gradient_checkpointing_enable"):
             if c.func == "gradient_checkpointing_enable":
                 continue  # an override delegating to the parent class
-            (disabled if guard_off(f, c) else used).append(c)
+            gate = guard_off(f, c)
+            if not gate and c.func and _GC_FLAG.search(c.func):
+                # a model's checkpointing setter (open_clip ``def set_grad_checkpointing(self, enable=True):
+                # self.transformer.gradient_checkpointing_enable()``): on only when a run calls it, and its callers decide
+                gate = callers_off(f, c)
+                if not gate and not any(x.func != c.func for x in f.calls(c.func)):
+                    continue  # a setter nothing calls is support code for the users of a library
+                if gate:
+                    disabled += [g for g in gate if g not in disabled]  # the switch its callers wait for
+                    continue
+            (disabled if gate else used).append(c)
         used += [c for c in f.calls(*_GC_CALLS) if _gc_call_active(f, c)]
         used += _gc_helpers(f)
         for c in f.calls("prepare_model_for_kbit_training"):
@@ -1082,11 +1178,14 @@ class C4Offload(Check):
             elif t is False and s.rank > 0 and s.source != "assign":
                 # a run's setting turns it off; a library's local ``cpu_offload = None`` (Megatron's TE wrapper) does not
                 disabled.append(s)
-        for c in f.calls("CPUOffload"):
+        # FSDP's offload policies, unless a data-parallel selector leaves FSDP itself unpicked (fairseq2: ``data_parallelism``
+        # defaults to "ddp"; its ``to_fsdp2`` builds ``CPUOffloadPolicy()`` only for runs that choose FSDP and offload)
+        fsdp_off = bool(dp_selector_ddp(f))
+        for c in f.calls("CPUOffload") if not fsdp_off else ():
             v = c.kwargs.get("offload_params", c.args[0] if c.args else False)
             (used if value_on(f, v) else disabled).append(c)
         for c in f.calls("CPUOffloadPolicy", "OffloadPolicy"):
-            if c.short == "CPUOffloadPolicy":
+            if c.short == "CPUOffloadPolicy" and not fsdp_off:
                 # built only under a switch that is off (``if cpu_offload:`` in a helper whose callers pass an off default)
                 (disabled if guard_off(f, c) or callers_off(f, c) else used).append(c)
         for s in f.effective("strategy", "fsdp", "placement_policy"):
@@ -1138,7 +1237,26 @@ _GA_KEYS = (
 )
 _BATCH_PAIRS = (("global_batch_size", "micro_batch_size"), ("train_batch_size", "train_micro_batch_size_per_gpu"),
                 ("global_train_batch_size", "device_train_microbatch_size"))
+#: fairseq2 0.8.1: the trainer accumulates under no_sync as many batches as its accumulation section says (1 by default)
+_GA_SECTION = {
+    "fairseq2/recipe/config.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass(kw_only=True)\nclass GradAccumulationConfig:\n"
+        "    num_batches: int = 1\n    \"\"\"The number of batches to accumulate gradients before an optimizer update.\"\"\"\n\n"
+        "    no_sync: bool = False\n"),
+    "fairseq2/trainer.py": (
+        "from contextlib import nullcontext\n\n\nclass Trainer:\n    def _run_step(self, batches):\n"
+        "        for batch_nr, batch in enumerate(batches):\n"
+        "            with self._maybe_no_sync(batch_nr, len(batches)):\n                loss = self._unit(batch)\n"
+        "                loss.backward()\n        self._optimizer.step()\n\n"
+        "    def _maybe_no_sync(self, batch_nr, num_batches):\n"
+        "        if batch_nr < num_batches - 1 and self._data_parallel_module is not None:\n"
+        "            return self._data_parallel_module.no_sync()\n        return nullcontext()\n"),
+}
 _ACCUM_NAME = re.compile(r"accum|micro|grad_acc|update_freq", re.I)
+#: the count fields of a gradient-accumulation section (``GradAccumulationConfig.num_batches``)
+_GA_COUNTS = ("num_batches", "num_steps", "steps", "num_micro_batches")
+_GA_OWNER = re.compile(r"grad(ient)?_?accum", re.I)
+_GA_SECTIONS = ("grad_accumulation", "gradient_accumulation", "grad_accum")
 
 
 def _step_call(c: Call) -> bool:
@@ -1291,6 +1409,20 @@ def _eval_formula(f: Facts, node: ast.expr, path: str, depth: int = 0) -> float 
     return None
 
 
+#: an RL policy worker (skyrl-train ``PolicyWorkerBase.ppo_train``): backward per micro-batch, the worker's own
+#: ``self.optim_step()`` once per mini-batch (``{guard}`` guards it); the DeepSpeed helper pins DeepSpeed's own count to 1
+_RL_WORKER = (
+    "class PolicyWorker:\n    def ppo_train(self, train_data):\n"
+    "        dataloader = BatchIterator(train_data, sample_batch_size=self.cfg.trainer.micro_train_batch_size_per_gpu)\n"
+    "        accumulation_steps = self.policy_mini_batch_size_per_gpu // self.cfg.trainer.micro_train_batch_size_per_gpu\n"
+    "        for local_step, experience in enumerate(dataloader):\n"
+    "            loss = self.model(experience.sequences).loss / accumulation_steps\n            loss.backward()\n"
+    "{guard}            grad_norm = self.optim_step()\n\n"
+    "    def optim_step(self):\n        return self.strategy.optimizer_step(self.optimizer, self.model, self.scheduler)\n")
+_RL_DS_CONFIG = ("def get_ds_train_config(ds_config, micro_batch):\n"
+                 "    ds_config[\"train_micro_batch_size_per_gpu\"] = micro_batch\n"
+                 "    ds_config[\"gradient_accumulation_steps\"] = 1\n    return ds_config\n")
+
 @register
 class C5GradientAccumulation(Check):
     id = "C5"
@@ -1345,6 +1477,10 @@ class C5GradientAccumulation(Check):
             "    --micro-batch-size 1 \\\n    --global-batch-size 128 \\\n    --bf16\n")},
                 U, "megatron: global 128 / (micro 1 x DP 4) = 32 micro-batches per step"),
         Example({"configs/sft.yaml": "per_device_train_batch_size: 2\ngradient_accumulation_steps: 16\nlearning_rate: 2.0e-5\n"}, U, "hf yaml"),
+        Example({"myrl/workers/worker.py": _RL_WORKER.format(guard="            if (local_step + 1) % accumulation_steps == 0:\n    "),
+                 "myrl/distributed/deepspeed_strategy.py": _RL_DS_CONFIG}, U, "RL worker: its own optim_step once per mini-batch"),
+        Example({"myrl/workers/worker.py": _RL_WORKER.format(guard=""),
+                 "myrl/distributed/deepspeed_strategy.py": _RL_DS_CONFIG}, N, "RL worker: optim_step after every micro-batch"),
         Example({"train.py": "import lightning as L\ntrainer = L.Trainer(accumulate_grad_batches=4, precision='bf16-mixed')\n"}, U, "lightning"),
         Example({"train.py": (
             "import argparse\np = argparse.ArgumentParser()\np.add_argument('--grad_accum', type=int, default=1)\nargs = p.parse_args()\n"
@@ -1384,6 +1520,9 @@ class C5GradientAccumulation(Check):
                 "accumulation filled in __post_init__ from a target global batch of 16"),
         Example({"mylib/arguments.py": _GA_FILLED.format(bs=16), "mylib/train.py": _GA_TRAIN}, N,
                 "the same formula with a per-device batch of 16: 1 step"),
+        Example(_GA_SECTION, N, "accumulation section left at 1 batch; the loop only supports it"),
+        Example({**_GA_SECTION, "recipes/llama3_8b_sft.yaml": "trainer:\n  grad_accumulation:\n    num_batches: 4\n"}, U,
+                "a recipe accumulates 4 batches"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1403,11 +1542,25 @@ class C5GradientAccumulation(Check):
                 any_one = True
                 if s.rank > 0 or s.source == "field-default":
                     ones.append(s)
+        # a count inside an accumulation section (fairseq2 ``class GradAccumulationConfig: num_batches: int = 1``, a recipe's
+        # ``grad_accumulation: {num_batches: 4}``)
+        sections = [*(x for x in f.fields(*_GA_COUNTS) if _GA_OWNER.search(x.owner)),
+                    *f.config(*(f"{sec}.{k}" for sec in _GA_SECTIONS for k in _GA_COUNTS))]
+        for x in sections:
+            v = as_number(x.default if isinstance(x, Field) else x.value)
+            if v is not None and v > 1:
+                used.append(x)
+                n = max(n or 0, v)
+            elif v == 1:
+                any_one = True
+                ones.append(x)
         code: list = []
         code_n: list[float | None] = []
         numbers: dict[str, float | None] = {}  # one lookup per distinct operand: a repository repeats the same guard
-        for c in f.calls("step", "zero_grad"):
-            operand = _modulus_operand(c.guard) if _step_call(c) else None
+        # the trainer's own step method under the same guard (``if (local_step + 1) % accumulation_steps == 0:
+        # grad_norm = self.optim_step()``) steps the optimizer as well
+        for c in f.calls("step", "zero_grad", *sorted(_OPT_STEPS)):
+            operand = _modulus_operand(c.guard) if _step_call(c) or c.short in _OPT_STEPS else None
             if operand is not None:
                 code.append(c)
                 key = ast.dump(operand)

@@ -12,7 +12,17 @@ from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import CONFIG_CALLEE
-from ._helpers import callers_off, evs, guard_off, parse_expr, recipe_majority, registry_off, uses_hf_trainer, value_on
+from ._helpers import (
+    callers_off,
+    evs,
+    guard_off,
+    parse_expr,
+    recipe_majority,
+    registry_off,
+    set_under_off_branch,
+    uses_hf_trainer,
+    value_on,
+)
 from ._registry import recipes_on, split_text, total_recipes
 from .c_memory import fp8_sites
 
@@ -41,6 +51,33 @@ def dep_version(facts: Facts, name: str) -> tuple[tuple[int, ...] | None, tuple[
             if op in {"==", "<=", "<"}:
                 hi = min(hi, v) if hi else v
     return lo, hi, found
+
+
+#: a vendored HF T5 copy (LAVIS ``modeling_t5.py``) that swaps in apex's fused RMSNorm if apex is importable; the project
+#: requires no apex and trains with torch's AdamW
+_OPTIONAL_APEX_NORM = {
+    "lavis/models/blip2_models/modeling_t5.py": (
+        "import torch\nfrom torch import nn\n\n\nclass T5LayerNorm(nn.Module):\n    def forward(self, hidden_states):\n"
+        "        variance = hidden_states.to(torch.float32).pow(2).mean(-1, keepdim=True)\n"
+        "        return self.weight * hidden_states * torch.rsqrt(variance + self.variance_epsilon)\n\n\n"
+        "try:\n    from apex.normalization import FusedRMSNorm\n\n    T5LayerNorm = FusedRMSNorm  # noqa\n"
+        "except ImportError:\n    pass\n"),
+    "lavis/runners/runner_base.py": (
+        "import torch\n\n\ndef build_optimizer(params, cfg):\n"
+        "    return torch.optim.AdamW(params, lr=float(cfg.init_lr), weight_decay=float(cfg.weight_decay), betas=(0.9, 0.999))\n"),
+    "requirements.txt": "torch>=1.10.0\ntransformers>=4.25.0,<4.27\ntimm==0.4.12\n",
+}
+
+
+def _optional_package(f: Facts, use: Any) -> bool:
+    """A use whose package every import in its file takes in ``try: ... except ImportError:`` and that no dependency
+    declaration of the project names: it runs only where someone installed the package by hand."""
+    root = use.name.split(".")[0]
+    ff = f.files.get(use.path)
+    if ff is None or root in ("torch", "?"):
+        return False
+    mine = [i for i in ff.imports if i.module.split(".")[0] == root]
+    return bool(mine) and all(i.optional for i in mine) and not f.deps(root)
 
 
 _HF_MODEL_CLASS = re.compile(r"(ForCausalLM|ForConditionalGeneration|LMHeadModel|ForVision2Seq|ForImageTextToText|ForSeq2SeqLM)$")
@@ -74,7 +111,7 @@ def _join(detail: str, extra: str) -> str:
 
 
 #: what a compiled function is named when it is a helper kernel, not the model (``entropy_from_logits``, ``loss_fn``)
-_HELPER_FN = re.compile(r"(loss|entropy|logits|_fn$|func$|attention|attn|norm$|rope|softmax|kernel|_op$|gelu|silu|swiglu|matmul|"
+_HELPER_FN = re.compile(r"(loss|entropy|logits|_fn$|func$|attention|attn|norm$|rope|rotary|pos_emb|softmax|kernel|_op$|gelu|silu|swiglu|matmul|"
                         r"gemm|sampler|sample|logprob|log_prob|kl_|_kl$|topk|zeropower|newton_schulz|update)", re.I)
 _MODEL_LIKE = re.compile(r"(model|module|net$|transformer|block|layer|encoder|decoder|backbone|policy|actor|critic|llm|unet|vit)", re.I)
 
@@ -178,6 +215,8 @@ _ATTN_BOOL_KEYS = (
 _ATTN_STR_ON = {"fa2", "fa3", "sdpa", "auto", "flash", "flash_attention_2", "flash_attention_3", "flex_attention", "flex", "xformers",
                 "fused", "triton"}
 _FA_FUNCS = re.compile(r"^flash_attn_(varlen_)?(qkvpacked_|kvpacked_)?func$|^flash_attn_with_kvcache$|^Flash(Self|Cross)Attention$|^FlashMHA$")
+#: a line that names a kernel function without running it: an import, a test of whether it imported, ``__all__``
+_FA_NOT_USE = re.compile(r"^\s*(from|import)\b|\bis\s+(not\s+)?None\b|[!=]=\s*None\b|__all__|\bhasattr\(|\bcallable\(")
 #: a patch that swaps attention for a fused kernel (``replace_llama_attn_with_flash_attn``); a loader named for the kernel it
 #: may pick (ms-swift ``get_model_tokenizer_with_flash_attn``, which sets the attention only from its ``attn_impl`` argument) is not
 _FA_PATCH = re.compile(r"^(replace|patch|apply|enable|use|set)_\w*(flash_attn|flash_attention|xformers|sdpa)\w*$|"
@@ -299,6 +338,13 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
             continue
         used.append(c)
         kinds.add("flash_attention_3" if "interface" in c.name.split(".")[0] or c.name.startswith("flash_attn_3") else "flash_attention_2")
+    # a kernel function handed to a dispatcher as a value (InternEvo ``_flash_float32_compatibility_wrapper((0),
+    # _flash_varlen_qkvpacked_func, qkv, ...)`` with ``flash_attn_varlen_qkvpacked_func as _flash_varlen_qkvpacked_func``)
+    # runs as surely as a direct call; an availability test (``if flash_attn_func is None``) or a re-export is not a use
+    for r in f.refs("flash_attn.*", "flash_attn_interface.*", "flash_attn_3.*"):
+        if _FA_FUNCS.match(r.name.rsplit(".", 1)[-1]) and not _FA_NOT_USE.search(r.text):
+            used.append(r)
+            kinds.add("flash_attention_3" if r.name.startswith(("flash_attn_interface", "flash_attn_3")) else "flash_attention_2")
     for c in f.calls("MHA"):
         if c.name.startswith("flash_attn") and value_on(f, c.kwargs.get("use_flash_attn")):
             used.append(c)
@@ -326,6 +372,24 @@ _LOADER_NAMED_FA = (
     "    if attn_impl is not None:\n        config._attn_implementation = attn_impl\n"
     "    return AutoModelForCausalLM.from_pretrained(model_dir, config=config)\n\n\n"
     "model = get_model_tokenizer_with_flash_attn('Qwen/Qwen2.5-7B-Instruct')\n")
+
+
+#: InternEvo ``internlm/model/ops/attention.py``: the kernels are imported under aliases and passed to a wrapper that calls them
+_FA_DISPATCH = (
+    "import torch\n\ntry:\n    from flash_attn.flash_attn_interface import (\n"
+    "        flash_attn_varlen_qkvpacked_func as _flash_varlen_qkvpacked_func,\n    )\n\n"
+    "    gpu_flash_attn_impl = True\nexcept (ModuleNotFoundError, ImportError):\n    gpu_flash_attn_impl = False\n\n\n"
+    "def _flash_float32_compatibility_wrapper(input_idxs, flash_func, *args, **kwargs):\n"
+    "    return flash_func(*args, **kwargs)\n\n\n"
+    "def _flash_varlen_qkvpacked_attn(qkv, cu_seqlens, max_seqlen, dropout_p, softmax_scale=None, causal=False):\n"
+    "    qkv = qkv.squeeze(dim=0)\n    output = _flash_float32_compatibility_wrapper(\n"
+    "        (0), _flash_varlen_qkvpacked_func, qkv, cu_seqlens, max_seqlen, dropout_p, softmax_scale, causal\n    )\n"
+    "    return output.unsqueeze(dim=0)\n")
+#: the same import whose kernel is only tested for availability; attention is computed by hand
+_FA_PROBED = (
+    "import torch\n\ntry:\n    from flash_attn.flash_attn_interface import flash_attn_varlen_qkvpacked_func\n"
+    "except ImportError:\n    flash_attn_varlen_qkvpacked_func = None\n\nHAS_FLASH = flash_attn_varlen_qkvpacked_func is not None\n\n\n"
+    "def attention(q, k, v, scale):\n    return ((q @ k.transpose(-2, -1)) * scale).softmax(-1) @ v\n")
 
 
 @register
@@ -405,6 +469,8 @@ class D1FlashAttention(Check):
             "model = AutoModelForCausalLM.from_pretrained('mistralai/Mistral-7B-v0.1')\n"),
                  "requirements.txt": "transformers>=4.40.0\n"}, P, "hf default sdpa"),
         Example({"Dockerfile": "FROM vllm/vllm-openai:latest\nENV VLLM_ATTENTION_BACKEND=FLASHINFER\n"}, U, "vllm backend env"),
+        Example({"internlm/model/ops/attention.py": _FA_DISPATCH}, U, "kernel function handed to a dispatcher"),
+        Example({"internlm/model/ops/attention.py": _FA_PROBED}, N, "kernel only imported and probed"),
         Example({"train.py": (
             "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('huggyllama/llama-7b')\n"),
                  "requirements.txt": "transformers==4.31.0\n"}, N, "old transformers default eager"),
@@ -645,6 +711,12 @@ class D2TorchCompile(Check):
         Example({"configs/sft.yaml": "torch_compile: false\n", "train.py": "s = 'torch.compile(model)'\n"}, N, "disabled and string"),
         Example({"accelerate_config.yaml": "dynamo_config:\n  dynamo_backend: 'NO'\n"}, N, "dynamo no"),
         Example({"optim/muon.py": "import torch\n@torch.compile\ndef zeropower_via_newtonschulz5(G, steps=5):\n    return G\n"}, P, "helper only"),
+        Example({"patches/gptoss/patch_transformers.py": (  # a model patch that compiles the rotary-embedding helper
+            "import torch\n\n\ndef patch_GptOssAttention():\n"
+            "    from transformers.models.gpt_oss.modeling_gpt_oss import apply_rotary_pos_emb\n"
+            "    apply_rotary_pos_emb = torch.compile(apply_rotary_pos_emb)\n    return apply_rotary_pos_emb\n"),
+            "train.py": "from patches.gptoss.patch_transformers import patch_GptOssAttention\npatch_GptOssAttention()\n"
+                        "loss = model(x)\nloss.backward()\n"}, P, "only the rotary-embedding helper compiled"),
         Example({"optim/muon.py": (  # a decorator with arguments is still a decorated helper, not the model compiled
             "import torch\n@torch.compile(fullgraph=True, dynamic=False)\ndef zeropower_via_newtonschulz5(G, steps=5):\n    return G\n")},
             P, "helper only, decorator with arguments"),
@@ -994,6 +1066,13 @@ class D4CudaGraph(Check):
             "def main():\n    llm = LLM(model='facebook/opt-125m')\n    outputs = llm.generate(prompts, sampling_params)\n")}, U, "vllm default"),
         Example({"serve.sh": "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --disable-cuda-graph\n"}, N, "sglang graphs off"),
         Example({"configs/run.yaml": "enable_cuda_graph: false\n"}, N, "disabled"),
+        Example({  # an RL framework's rollout engine: eager by default; graphs only for a LoRA rollout, and the rank is 0
+            "myrl/config/ppo_base_config.yaml": "trainer:\n  policy:\n    model:\n      lora:\n        rank: 0\ngenerator:\n  enforce_eager: true\n",
+            "myrl/entrypoints/main_base.py": (
+                "def create_inference_engines(cfg):\n    engine_kwargs = {\"enforce_eager\": cfg.generator.enforce_eager}\n"
+                "    if cfg.trainer.policy.model.lora.rank > 0:\n        engine_kwargs[\"enforce_eager\"] = False\n"
+                "    return engine_kwargs\n"),
+        }, N, "graphs only under a LoRA rank test that is off"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1011,6 +1090,8 @@ class D4CudaGraph(Check):
         used += [a for a in f.attr_assigns("torch._inductor.config.triton.cudagraphs") if truthy(a.value) is True]
         for s in f.effective("enforce_eager", "disable_cuda_graph"):
             t = truthy(s.value)
+            if set_under_off_branch(f, s):
+                continue  # ``engine_kwargs["enforce_eager"] = False`` only for a LoRA rollout, and the rank is 0
             if t is False and s.rank > 0:
                 used.append(s)  # the engine captures decode CUDA graphs
             elif t is True and s.rank > 0:
@@ -1285,6 +1366,7 @@ class D6OperatorFusion(Check):
                 "try:\n    import xformers.ops.fmha as xformers\n    xformers_attention = xformers.memory_efficient_attention\n"
                 "except ImportError:\n    xformers_attention = None\n"),
         }, N, "xformers alias never called"),
+        Example(_OPTIONAL_APEX_NORM, N, "apex's fused norm only if apex happens to be installed; plain AdamW"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1320,6 +1402,10 @@ class D6OperatorFusion(Check):
         used += ds
         optim_fused = optim_fused or bool(ds)
         apex_like = [u for u in f.uses(*_FUSED_USES) if not guard_off(f, u)]
+        # a fused layer imported in ``try: ... except ImportError:`` from a package the project does not depend on (the
+        # vendored HF T5 copy's ``T5LayerNorm = FusedRMSNorm`` when apex happens to be installed) is not in effect by default
+        optional = [u for u in apex_like if _optional_package(f, u)]
+        apex_like = [u for u in apex_like if u not in optional]
         used += apex_like
         optim_fused = optim_fused or any("Adam" in u.name or "Lamb" in u.name or "LAMB" in u.name or "SGD" in u.name for u in apex_like)
         used += [c for c in f.calls(*_FUSED_MODULES, *_TE_FUSED) if not guard_off(f, c)]
@@ -1339,6 +1425,11 @@ class D6OperatorFusion(Check):
         if hf:
             return Outcome(U, evs(hf), "HF Trainer's default optim is adamw_torch_fused with transformers >= 4.54 and torch >= 2.8",
                            {"fused_optimizer": True, "fused_kernels": True})
+        if optional and not off_:
+            o = optional[0]
+            return Outcome(N, evs(optional), f"no fused kernels by default: {o.name.rsplit('.', 1)[-1]} is used only when the optional "
+                           f"package {o.name.split('.')[0]} happens to be installed (try/except ImportError at {o.path}:{o.line}), "
+                           "and the project does not depend on it", {"fused_optimizer": False, "fused_kernels": False})
         return Outcome(N, evs(off_), "unfused optimizer explicitly chosen" if off_ else "no fused optimizer or fused layers found",
                        {"fused_optimizer": False, "fused_kernels": False})
 

@@ -13,7 +13,8 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import uses_hf_trainer
+from ._helpers import dp_selector_ddp, uses_hf_trainer
+from .a_parallelism import is_lightning, lightning_imported
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -475,6 +476,12 @@ class E2CommComputeOverlap(Check):
                 U, "async all-reduce launched from a post-accumulate-grad hook, during backward"),
         Example({"train.yaml": "fsdp: full_shard auto_wrap\nfsdp_config:\n  backward_prefetch: no_prefetch\n",
                  "train.py": "from transformers import Trainer\n"}, P, "hf fsdp without prefetch"),
+        Example({  # a project's own strategy class named like Lightning's, picked by a Hydra ``trainer.strategy``: no Lightning
+            "myrl/config/ppo_base_config.yaml": "trainer:\n  strategy: fsdp2\n",
+            "myrl/distributed/fsdp_strategy.py": "class FSDPStrategy:\n    def __init__(self, fsdp_config, seed=42):\n        self.fsdp_config = fsdp_config\n",
+            "myrl/workers/fsdp_worker.py": ("from myrl.distributed.fsdp_strategy import FSDPStrategy\n\n\ndef init_model(cfg):\n"
+                                        "    return FSDPStrategy(fsdp_config=cfg.trainer.policy.fsdp_config, seed=cfg.trainer.seed)\n"),
+        }, N, "a project's own FSDPStrategy class is not Lightning's FSDP"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -515,8 +522,9 @@ class E2CommComputeOverlap(Check):
             if "overlap_communication" not in c.kwargs and not c.star_kwargs:
                 used.append(f.ev(c, key=f"{c.short}(overlap_communication=)", value=True))
                 why.append(f"{c.short} overlaps communication by default")
-        # FSDP
-        for c in f.calls("FullyShardedDataParallel"):
+        # FSDP (not its library wrappers when a data-parallel selector leaves it at DDP: fairseq2 ``data_parallelism``)
+        fsdp_off = bool(dp_selector_ddp(f))
+        for c in f.calls("FullyShardedDataParallel") if not fsdp_off else ():
             bp = c.kwargs.get("backward_prefetch", "default")
             fp = truthy(c.kwargs.get("forward_prefetch", False))
             if fp or bp == "default" or _PREFETCH_ON.search(_text(bp)):
@@ -525,10 +533,11 @@ class E2CommComputeOverlap(Check):
             else:
                 partial.append(f.ev(c, key="FullyShardedDataParallel(backward_prefetch=)", value=_text(bp)))
                 why.append("FSDP without backward prefetch")
-        for c in f.calls("fully_shard"):
+        for c in f.calls("fully_shard") if not fsdp_off else ():
             used.append(f.ev(c, key="fully_shard"))
             why.append("FSDP2 (implicit prefetching)")
-        for c in f.calls("FSDPStrategy"):
+        # Lightning's FSDPStrategy (not a project's own class of that name: skyrl-train ``skyrl_train.distributed.fsdp_strategy.FSDPStrategy``)
+        for c in (c for c in f.calls("FSDPStrategy") if c.name == "FSDPStrategy" or is_lightning(c)):
             bp = c.kwargs.get("backward_prefetch", "default")
             (used if bp == "default" or _PREFETCH_ON.search(_text(bp)) else partial).append(f.ev(c, key="FSDPStrategy(backward_prefetch=)"))
             why.append("Lightning FSDP")
@@ -621,9 +630,9 @@ class E2CommComputeOverlap(Check):
             strategy = str(c.kwargs.get("strategy", "")).lower()
             if strategy.startswith(("ddp", "fsdp")) or ("strategy" not in c.kwargs and (as_number(c.kwargs.get("devices")) or 0) > 1):
                 out.append((c, f"{c.short}(strategy=)"))
-        strategies = [e for e in f.config("trainer.strategy") if isinstance(e.value, str)]
+        strategies = [e for e in f.config("trainer.strategy") if isinstance(e.value, str)] if lightning_imported(f) else []
         out += [(e, e.dotted) for e in strategies if e.value.lower().startswith(("ddp", "fsdp"))]
-        if not strategies:
+        if not strategies and lightning_imported(f):
             out += [(e, e.dotted) for e in f.config("trainer.devices") if (as_number(e.value) or 0) > 1]
         return out
 

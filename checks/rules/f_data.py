@@ -17,8 +17,8 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import recipe_files
-from ._helpers import HF_DEFAULTS, guard_flags, guard_off, uses_hf_trainer
+from ..project import _library_demo_lines, recipe_files
+from ._helpers import HF_DEFAULTS, callers_off, flag_state, guard_flags, guard_off, uses_hf_trainer
 from .e_comm import megatron_launches
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -56,7 +56,7 @@ def _unique_ev(items: Iterable[Evidence]) -> list[Evidence]:
 # Training data loaders (F1-F3)
 # ---------------------------------------------------------------------------------------
 
-_REAL_LOADERS = ("torch.utils.data.DataLoader", "DataLoader", "StatefulDataLoader")
+_REAL_LOADERS = ("torch.utils.data.DataLoader", "DataLoader", "StatefulDataLoader", "WebLoader")
 #: torch DataLoader positional parameters
 _POS = {"num_workers": 5, "pin_memory": 7}
 _DEFAULTS = {"num_workers": 0, "pin_memory": False, "prefetch_factor": None}
@@ -165,7 +165,16 @@ def _loader_calls(f: Facts) -> list[Call]:
         c for c in f.calls_with_kw("num_workers")
         if id(c) not in seen and "loader" in c.short.lower() and not _in_tests(c.path)
     ]
-    calls = real + wrappers
+    # a project's loader subclass (picotron ``class MicroBatchDataLoader(DataLoader)``) is the loader its
+    # ``super().__init__(...)`` builds, recorded as a real loader call in ``__init__``: its constructions are not another
+    inits = {c.path for c in real if c.func == "__init__"}
+    if inits and wrappers:
+        subclasses = {x.owner for x in f.records("fields") if x.path in inits}
+        wrappers = [c for c in wrappers if c.short not in subclasses]
+    # a library module's ``if __name__ == "__main__":`` self-demo (LAVIS ``laion_dataset.py`` printing one batch of
+    # ``DataLoader(dataset.inner_dataset, batch_size=2)``) builds no loader a run trains with
+    demo = _library_demo_lines(f)
+    calls = [c for c in real + wrappers if (c.path, c.line) not in demo]
     main = [c for c in calls if not _side_loader(c)]
     return main or calls
 
@@ -591,6 +600,10 @@ _HF_MAP_KW = {"batched", "num_proc", "remove_columns", "fn_kwargs", "desc", "loa
 #: operations on a tokenizer object (serialising it for an RPC, type checks, wrapping), not tokenization of text
 _TOKENIZER_OBJECT_OP = re.compile(r"^_*(is|archive|unarchive|serialize|deserialize|from|to|pickle|unpickle|copy|wrap|check|validate|"
                                   r"patch|set|create|make|configure|update|resize|register)_(\w+_)?tokenizers?$")
+#: a function that handles the tokenizer itself, not text (``load_tokenizer``, fairseq2's ``load_custom_tokenizer``,
+#: ``_download_tokenizer``, ``_register_tokenizer_families``, ``_log_tokenizer``)
+_TOKENIZER_ADMIN = re.compile(r"^((maybe|try)_)?(get|load|build|init|train|save|download|register|log|create|make|setup|set|resolve|add|check|"
+                              r"validate|is|has)_(\w+_)?tokenizers?(_\w+)?$")
 
 
 def _tokenizer_calls(f: Facts) -> list[Call]:
@@ -600,7 +613,8 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
         if _in_tests(c.path):
             continue
         receiver = c.name.rsplit(".", 1)[0].lower() if "." in c.name else ""
-        low = c.short.lower()
+        bare = c.short.lstrip("_")  # a private helper (``_load_tokenizer``) is named like its public form
+        low = bare.lower()
         if low == "encode" and not re.search(r"tok|enc|sp_model|spm|bpe", receiver):
             continue
         if low == "processor" and "text" not in c.kwargs and not c.args:
@@ -609,11 +623,16 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
             continue
         if "tokeniz" in low and low.endswith(("tokenizer", "tokenizers")) and not (c.args or c.kwargs):
             continue
-        if low.startswith(("get_tokenizer", "load_tokenizer", "build_tokenizer", "init_tokenizer", "train_tokenizer", "save_tokenizer")):
+        if _TOKENIZER_ADMIN.match(low):
             continue
         if _TOKENIZER_OBJECT_OP.match(low):
             continue  # handles the tokenizer object (AReaL's RPC ``cls._archive_tokenizer(tokenizer)``, ``_is_tokenizer(value)``)
         if c.name.endswith(("from_pretrained", "Tokenizer")) or "AutoTokenizer" in c.name:
+            continue
+        # a class named for the tool builds a tokenizer, its config or an accessor (fairseq2 ``get_llama_tokenizer_hub =
+        # TokenizerHubAccessor(LLAMA_FAMILY, kls=LlamaTokenizer, ...)`` at module level), it tokenizes no text; a class
+        # named for its output (``TokenizedDataset(ds, tokenizer)``) may
+        if bare[:1].isupper() and "Tokenizer" in bare:
             continue
         out.append(c)
     return out
@@ -897,13 +916,14 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     ``online``: reached (through the calls between functions) from ``__getitem__``/``__iter__``/a collate function
     or a ``set_transform`` callback. ``mapped``: a ``datasets.map`` callback (its Arrow cache is reused across runs).
     ``startup``: a Dataset's ``__init__`` or the top level of a training script (redone every run, nothing saved).
+    ``step``: a model's ``forward`` (BLIP-2 tokenizes the batch's captions there on every step).
     ``offline``: a preprocessing script. Tokenization elsewhere (generation, chat, evaluation) is not judged.
     """
     cached_cb, uncached_cb, online_cb = _mapped_funcs(f)
     datasets = _dataset_files(f)
     materialised = _materialised_files(f)
     memo: dict[tuple[str, str | None], str] = {}
-    rank = {"online": 3, "mapped": 2, "startup": 1, "other": 0}
+    rank = {"online": 4, "step": 3, "mapped": 2, "startup": 1, "other": 0}
 
     def where(path: str, func: str | None, depth: int) -> str:
         if func is None or func in {"main", "__main__"}:
@@ -918,6 +938,10 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
             return "startup"
         if func == "__init__":
             return "startup" if path in datasets else "other"
+        if func == "forward" and path not in datasets:
+            # a model's forward that tokenizes itself: the batch is tokenized again on every training step; a helper reached
+            # from some forward through a generic name (axolotl's strategy ``load`` functions) is not known to run there
+            return "step" if depth == 0 else "other"
         if depth > 5:
             return "other"
         key = (path, func)
@@ -929,7 +953,7 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
         memo[key] = result
         return result
 
-    out: dict[str, list[Call]] = {"offline": [], "mapped": [], "startup": [], "online": []}
+    out: dict[str, list[Call]] = {"offline": [], "mapped": [], "startup": [], "online": [], "step": []}
     weight_tools: dict[str, bool] = {}
     for c in _tokenizer_calls(f):
         kind = "offline" if _OFFLINE_PATH.search(c.path) else where(c.path, c.func, 0)
@@ -938,9 +962,15 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
                 weight_tools[c.path] = _prepares_weights(f, c.path)
             if weight_tools[c.path]:
                 continue  # a script preparing a model's initial weights runs the processor on a test input: not data preprocessing
+        if kind == "step" and not set(c.kwargs) & _TEXT_TOKENIZER_KW:
+            continue  # a model's own tokenizer module (a visual tokenizer over pixel values) is a layer, not text tokenization
         if kind in out:
             out[kind].append(c)
     return out
+
+
+#: keywords of a text tokenizer's call (``tok(text, return_tensors='pt', padding='longest', truncation=True, max_length=32)``)
+_TEXT_TOKENIZER_KW = frozenset({"return_tensors", "padding", "truncation", "max_length", "add_special_tokens"})
 
 
 _DATA_WRITES = {"save_to_disk", "to_parquet", "to_json", "to_csv", "write_table", "tofile", "save", "dump", "write", "optimize",
@@ -1603,10 +1633,64 @@ def _fetched_ahead(f: Facts) -> list[Evidence]:
 # F3
 # ---------------------------------------------------------------------------------------
 
+#: a project's DataLoader subclass (picotron ``picotron/data.py``): its ``__init__`` defaults are the loader's settings
+_LOADER_SUBCLASS = (
+    "from torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+    "class MicroBatchDataLoader(DataLoader):\n"
+    "    def __init__(self, micro_batch_size, seq_length, dataset_name, num_workers, split=\"train\", pin_memory=True):\n"
+    "        self.dataset = load_dataset(dataset_name, split=split)\n"
+    "        self.sampler = DistributedSampler(self.dataset, shuffle=False)\n"
+    "        super().__init__(\n            self.dataset,\n            batch_size=micro_batch_size,\n"
+    "            pin_memory=pin_memory,\n            num_workers=num_workers,\n            sampler=self.sampler,\n        )\n"
+)
+_LOADER_SUBCLASS_CALL = (
+    "from picotron.data import MicroBatchDataLoader\n\n"
+    "data_loader = MicroBatchDataLoader(\n    micro_batch_size=4,\n    seq_length=1024,\n"
+    "    dataset_name=\"roneneldan/TinyStories\",\n    num_workers=4,\n)\n"
+)
+
 _PIN_FUNCS = re.compile(r"(collate|__iter__|__next__|preload|prefetch|get_batch|load_batch|to_device|_pin)", re.I)
 #: pinning of optimizer/parameter state for offloaded optimizer steps (AReaL ``PerLayerOptimWrapper._pin_states``:
 #: ``state[key] = tensor.pin_memory()`` in fsdp_utils/optimizer.py), or of checkpoint copies: not the training batches
 _STATE_PIN = re.compile(r"(?i)(optim|_states?\b|param|offload|checkpoint|ckpt)")
+
+
+#: LAVIS: the runner's loaders pin memory; ``laion_dataset.py``'s ``__main__`` self-demo builds an unpinned one to print a batch
+_LDL_RUNNER = (
+    "from torch.utils.data import DataLoader\n\n\n"
+    "class RunnerBase:\n"
+    "    def create_loaders(self, dataset, num_workers, bsz):\n"
+    "        return DataLoader(dataset, batch_size=bsz, num_workers=num_workers, pin_memory=True, shuffle=True, drop_last=True)\n\n"
+    "    def train(self):\n"
+    "        loader = self.create_loaders(self.dataset, self.config.run_cfg.num_workers, 16)\n"
+    "        for samples in loader:\n"
+    "            self.model(samples)['loss'].backward()\n"
+)
+_LDL_LAION = (
+    "import webdataset as wds\nfrom lavis.datasets.base_dataset import BaseDataset\n\n\n"
+    "class LaionDataset(BaseDataset):\n"
+    "    def __init__(self, vis_processor, text_processor, location):\n"
+    "        self.inner_dataset = wds.DataPipeline(wds.ResampledShards(location), wds.tarfile_to_samples())\n\n\n"
+    'if __name__ == "__main__":\n'
+    "    import torch\n\n"
+    '    dataset = LaionDataset(vis_processor=None, text_processor=lambda x: x, location="/export/laion/{00000..01743}.tar")\n'
+    "    loader = torch.utils.data.DataLoader(dataset.inner_dataset, batch_size=2)\n"
+    '    print(next(iter(loader))["text_input"])\n'
+)
+_LDL_BUILDERS = "from lavis.datasets.laion_dataset import LaionDataset\n\n_LDL_BUILDERS = {'laion2B_multi': LaionDataset}\n"
+_LDL_RECIPE = "run:\n  num_workers: 4\n  batch_size_train: 16\n"
+_LIB_DEMO_LOADER = {"lavis/runners/runner_base.py": _LDL_RUNNER, "lavis/datasets/laion_dataset.py": _LDL_LAION,
+                    "lavis/datasets/builders.py": _LDL_BUILDERS, "lavis/projects/blip2/train/pretrain_stage2.yaml": _LDL_RECIPE}
+
+#: a batch class with the ``pin_memory()`` hook a pinning DataLoader calls (skyrl-train ``Experience``), and a loader
+#: whose ``pin_memory`` keyword is ``{pin}``
+_PIN_HOOK = ("import torch\nfrom dataclasses import dataclass\n\n\ndef pin_memory(tensor):\n    if isinstance(tensor, list):\n"
+             "        return [pin_memory(t) for t in tensor]\n    return tensor.pin_memory()\n\n\n@dataclass\nclass Experience:\n"
+             "    sequences: torch.Tensor\n    attention_mask: torch.Tensor\n\n    def pin_memory(self):\n"
+             "        self.sequences = pin_memory(self.sequences)\n        self.attention_mask = self.attention_mask.pin_memory()\n"
+             "        return self\n")
+_PIN_HOOK_LOADER = ("from torchdata.stateful_dataloader import StatefulDataLoader\n\n\ndef build_dataloader(cfg, dataset):\n"
+                    "    return StatefulDataLoader(dataset, batch_size=cfg.trainer.train_batch_size, shuffle=True, num_workers=8{pin})\n")
 
 
 @register
@@ -1674,6 +1758,10 @@ class F3PinMemory(_DataCheck):
                 '{"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "none", "pin_memory": false}}}\n'),
         }, U, "a DeepSpeed offload pin_memory is not the loader's"),
         Example({"train_gpt.py": _MODDED_READER}, U, "tokens read into a pinned buffer"),
+        # a project's DataLoader subclass whose __init__ defaults to pinning (picotron's MicroBatchDataLoader), built without it
+        Example({"picotron/data.py": _LOADER_SUBCLASS, "train.py": _LOADER_SUBCLASS_CALL}, U, "loader subclass, pin_memory default true"),
+        Example({"picotron/data.py": _LOADER_SUBCLASS.replace("pin_memory=True):", "pin_memory=False):"),
+                 "train.py": _LOADER_SUBCLASS_CALL}, N, "loader subclass, pin_memory default false"),
         Example({"train.py": (
             "import torch\nscratch = torch.empty(1 << 20, dtype=torch.float32)\n"
             "for step in range(steps):\n    x = torch.from_numpy(next_batch()).cuda()\n")}, N, "unpinned scratch tensor"),
@@ -1687,6 +1775,18 @@ class F3PinMemory(_DataCheck):
             "train.py": ("from torch.utils.data import DataLoader\nfrom pkg.engine.optimizer import PerLayerOptimWrapper\n"
                          "loader = DataLoader(dataset, batch_size=8, num_workers=4, pin_memory=False)\n"),
         }, N, "pinned optimizer states are not pinned batches"),
+        Example(_LIB_DEMO_LOADER, U, "the runner pins; a library module's __main__ demo loader does not count"),
+        Example({"src/open_clip_train/data.py": (  # open_clip 3.3.0: the CSV loader pins, the webdataset loader (a DataLoader) does not
+            "import webdataset as wds\nfrom torch.utils.data import DataLoader\n\n\ndef get_csv_dataset(args, dataset):\n"
+            "    return DataLoader(dataset, batch_size=args.batch_size, shuffle=True, num_workers=args.workers, pin_memory=True,\n"
+            "                      drop_last=True)\n\n\ndef get_wds_dataset(args, pipeline):\n"
+            "    dataset = wds.DataPipeline(*pipeline)\n"
+            "    return wds.WebLoader(dataset, batch_size=None, shuffle=False, num_workers=args.workers,\n"
+            "                         persistent_workers=args.workers > 0)\n")}, P, "webdataset's WebLoader keeps DataLoader's unpinned default"),
+        Example({"myrl/dataset/replay_buffer.py": _PIN_HOOK, "myrl/trainer_utils.py": _PIN_HOOK_LOADER.format(pin="")}, N,
+                "a batch class's pin_memory() hook with no loader that pins"),
+        Example({"myrl/dataset/replay_buffer.py": _PIN_HOOK, "myrl/trainer_utils.py": _PIN_HOOK_LOADER.format(pin=", pin_memory=True")},
+                U, "a batch class's pin_memory() hook called by a pinning loader"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1702,6 +1802,11 @@ class F3PinMemory(_DataCheck):
                     unpinned.append(v.ev)
         manual = [c for c in f.calls("pin_memory") if "." in c.name and not c.kwargs and not _in_tests(c.path)
                   and (_PIN_FUNCS.search(c.func or "") or "data" in c.path.lower()) and not _STATE_PIN.search(f"{c.func or ''} {c.path.rsplit('/', 1)[-1]}")]
+        # a batch class's own ``def pin_memory(self)`` (and the helper it recurses into) is the hook a DataLoader built with
+        # ``pin_memory=True`` calls on each batch: it pins only when such a loader exists (skyrl-train ``Experience.pin_memory``,
+        # replay_buffer.py:95, with no pinned loader and no caller)
+        if not pinned:
+            manual = [c for c in manual if c.func != "pin_memory"]
         pinned += [_ev(c, key=".pin_memory()") for c in manual]
         # a pinned host buffer the data is read into (modded-nanogpt: ``torch.empty(n, dtype=torch.uint16, pin_memory=True)``
         # then ``f.readinto(tokens.numpy())`` and ``tokens.cuda(non_blocking=True)``)
@@ -2008,6 +2113,25 @@ class F5Minibatch(_DataCheck):
 # ---------------------------------------------------------------------------------------
 
 
+#: BLIP-2 (LAVIS ``blip2_opt.py``): the dataset returns raw captions and the model's ``forward`` tokenizes them every step
+_MODEL_FORWARD_TOKENIZES = {
+    "lavis/models/blip2_opt.py": (
+        "import torch\nfrom torch import nn\nfrom transformers import AutoTokenizer\n\n\nclass Blip2OPT(nn.Module):\n"
+        "    def __init__(self, opt_model='facebook/opt-2.7b'):\n        super().__init__()\n"
+        "        self.opt_tokenizer = AutoTokenizer.from_pretrained(opt_model, use_fast=False)\n\n"
+        "    def forward(self, samples):\n        image = samples['image']\n"
+        "        text = [t + '\\n' for t in samples['text_input']]\n"
+        "        opt_tokens = self.opt_tokenizer(text, return_tensors='pt', padding='longest', truncation=True,\n"
+        "                                        max_length=self.max_txt_len).to(image.device)\n"
+        "        return {'loss': self.opt_model(input_ids=opt_tokens.input_ids, labels=opt_tokens.input_ids).loss}\n"),
+    "lavis/datasets/caption_datasets.py": (
+        "import os\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\n\nclass CaptionDataset(Dataset):\n"
+        "    def __getitem__(self, index):\n        ann = self.annotation[index]\n"
+        "        image = Image.open(os.path.join(self.vis_root, ann['image'])).convert('RGB')\n"
+        "        return {'image': self.vis_processor(image), 'text_input': self.text_processor(ann['caption'])}\n"),
+}
+
+
 @register
 class F6OfflinePreprocessing(_DataCheck):
     id = "F6"
@@ -2120,6 +2244,7 @@ class F6OfflinePreprocessing(_DataCheck):
         Example(_oumi_registry({"llama3_1/pretrain": "HuggingFaceFW/fineweb-edu", "qwen3/pretrain": "HuggingFaceFW/fineweb-edu",
                                 "phi3/pretrain": "HuggingFaceFW/fineweb-edu", "llama3_1/sft/8b_full": "yahma/alpaca-cleaned"}), P,
                 "registered datasets: 3 of 4 recipes tokenize per document while training"),
+        Example(_MODEL_FORWARD_TOKENIZES, N, "captions tokenized in the model's forward on every step (BLIP-2)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2133,6 +2258,7 @@ class F6OfflinePreprocessing(_DataCheck):
         note = _minority_note(f, minor, "tokenization runs per sample")
         online = [_ev(c, key=f"{c.short}() in {c.func}") for c in on_sites]
         startup = [_ev(c, key=f"{c.short}() at start-up") for c in sites["startup"]]
+        in_step = [_ev(c, key=f"{c.short}() in {c.func}") for c in sites["step"]]
         loads = [e for e in offline if e.key == "load_from_disk"]
         if online and loads and len(loads) == len(offline):
             # an Arrow dataset the project only loads (nothing saves one, no prepared/tokenized path) while every sample is
@@ -2146,6 +2272,12 @@ class F6OfflinePreprocessing(_DataCheck):
                            {"preprocessing": "mixed"})
         if online:
             return Outcome(N, _unique_ev(online), "tokenization runs per sample in the data loader" + note, {"preprocessing": "online"})
+        if in_step and offline:
+            return Outcome(P, _unique_ev(offline + in_step), "data is preprocessed ahead, but the model's forward still tokenizes "
+                           "text on every training step", {"preprocessing": "mixed"})
+        if in_step:
+            return Outcome(N, _unique_ev(in_step), "text is tokenized inside the model's forward on every training step (per batch, "
+                           "in the training process); nothing is tokenized ahead", {"preprocessing": "step"})
         if offline:
             return Outcome(U, _unique_ev(offline), "data tokenized ahead of training and saved/cached for reuse" + note, {"preprocessing": "offline"})
         if startup:
@@ -2182,9 +2314,11 @@ _PACK_KEYS = ("packing", "sample_packing", "neat_packing", "pack_sequences", "pa
 _PACK_CALLS = ("ConstantLengthDataset", "pack_dataset", "PackedDataset", "GPTDataset",
                "BlendedMegatronDatasetBuilder", "ConcatTokensDataset", "PackingDataset")
 
-_PACK_CLASS = re.compile(r"(?i)(^|\.)\w*(concat|pack)\w*dataset$")
+#: a packing dataset class or builder, with a variant suffix (InternEvo ``PackedDatasetWithCut``,
+#: ``get_packed_dataset_without_short_length``)
+_PACK_CLASS = re.compile(r"(?i)(^|\.)\w*(concat|pack)\w*dataset(_?with\w*)?$")
 _CHUNK_KWARGS = {"chunk_size", "max_seq_len", "max_seq_length", "seq_len", "seq_length", "block_size", "max_length",
-                 "context_length", "max_tokens"}
+                 "context_length", "max_tokens", "packed_length", "pack_length"}
 _PACK_STRATEGIES = ("packing", "packed", "pack", "padding_free", "sequence_packing")
 
 
@@ -2252,6 +2386,25 @@ _OLMO_CHUNK_READER = {"olmo/data/memmap_dataset.py": (  # fixed-size chunks of a
     "        return torch.tensor(array.astype(np.int_), dtype=torch.long)\n\n"
     "    def __getitem__(self, index):\n        return {\"input_ids\": self._read_chunk_from_memmap(self._paths[0], index)}\n")}
 
+
+#: an RL framework's model wrapper (skyrl-train ``HFModelWrapper.forward``): with ``use_sample_packing`` each micro-batch
+#: of token ids is unpadded into one varlen row for flash-attention; ``{on}`` is the config value
+_UNPAD_WRAPPER = {
+    "myrl/config/ppo_base_config.yaml": "trainer:\n  micro_train_batch_size_per_gpu: 1\n  use_sample_packing: {on}\n  flash_attn: true\n",
+    "myrl/model_wrapper.py": (
+        "import torch.nn as nn\nfrom flash_attn.bert_padding import pad_input, unpad_input\n\n\n"
+        "class HFModelWrapper(nn.Module):\n    def __init__(self, model, use_sample_packing: bool = False):\n        super().__init__()\n"
+        "        self.model = model\n        self.use_sample_packing = use_sample_packing\n\n"
+        "    def forward(self, sequences, attention_mask):\n        position_ids = attention_mask.long().cumsum(-1) - 1\n"
+        "        if self.use_sample_packing:\n"
+        "            sequences_fwd, nnz_indices, _, _, _ = unpad_input(sequences.unsqueeze(-1), attention_mask=attention_mask)\n"
+        "            position_ids_fwd, _, _, _, _ = unpad_input(position_ids.unsqueeze(-1), attention_mask)\n"
+        "            return self.model(sequences_fwd.transpose(0, 1), attention_mask=None, position_ids=position_ids_fwd.transpose(0, 1))\n"
+        "        return self.model(sequences, attention_mask=attention_mask, position_ids=position_ids)\n"),
+    "myrl/workers/fsdp_worker.py": (
+        "from myrl.model_wrapper import HFModelWrapper\n\n\nclass PolicyWorker:\n    def init_model(self, model):\n"
+        "        self.model = HFModelWrapper(model, use_sample_packing=self.cfg.trainer.use_sample_packing)\n"),
+}
 
 @register
 class F7SequencePacking(_DataCheck):
@@ -2370,6 +2523,22 @@ class F7SequencePacking(_DataCheck):
                 "train_ds = ConcatDataset([alpaca_ds, dolly_ds])\n"
                 "loader = DataLoader(train_ds, batch_size=8, collate_fn=DataCollatorForSeq2Seq(tokenizer, padding=True))\n"),
         }, N, "torch ConcatDataset of two datasets"),
+        Example({  # InternEvo internlm/data/build_dataloader.py: the tokenized folder is read into packed_length rows
+            "internlm/data/build_dataloader.py": (
+                "from internlm.data.tokenized.dataset import get_packed_dataset_without_short_length\n\n\n"
+                "def get_tokenized_train_loader_items(data_cfg):\n"
+                "    train_ds = get_packed_dataset_without_short_length(\n        folder=data_cfg.train_folder,\n"
+                "        packed_length=data_cfg.packed_length,\n        max_length_per_sample=data_cfg.seq_len,\n"
+                "        min_length=data_cfg.get(\"min_length\", 0),\n    )\n    return train_ds\n"),
+        }, U, "packing dataset builder with a packed_length"),
+        Example({  # a dataset builder named for packing, switched off by the only config
+            "data/build.py": (
+                "from data.packed import PackedDatasetWithCut\n\n\n"
+                "def build_train_dataset(ds, cfg):\n    if cfg.pack_samples:\n"
+                "        return PackedDatasetWithCut(ds, max_length_per_sample=cfg.seq_len, packed_length=cfg.packed_length)\n"
+                "    return ds\n"),
+            "configs/sft.yaml": "seq_len: 4096\npack_samples: false\n",
+        }, N, "packing dataset behind a switch that is off"),
         Example({
             "configs/training.py": (
                 "from dataclasses import dataclass\n\n@dataclass\nclass train_config:\n    batching_strategy: str = \"packing\"\n"),
@@ -2471,6 +2640,15 @@ class F7SequencePacking(_DataCheck):
             "trainer = Trainer(model=model, args=TrainingArguments(output_dir=\"out\", per_device_train_batch_size=8),\n"
             "                  train_dataset=train_ds, data_collator=collator)\ntrainer.train()\n")}, P,
             "DataCollatorWithFlattening: padding removed, samples not packed"),
+        Example({p: t.format(on="true") for p, t in _UNPAD_WRAPPER.items()}, P,
+                "flash-attn unpad_input on the token ids of each micro-batch: padding removed, not packed"),
+        Example({p: t.format(on="false") for p, t in _UNPAD_WRAPPER.items()}, N, "unpad_input behind a switch that is off"),
+        Example({"model/attention.py": (  # inside attention only: the MLPs still run on the padding
+            "from flash_attn import flash_attn_varlen_func\nfrom flash_attn.bert_padding import pad_input, unpad_input\n\n\n"
+            "def attention(q, k, v, attention_mask):\n    q_unpad, indices_q, cu_q, max_q = unpad_input(q, attention_mask)\n"
+            "    k_unpad, _, cu_k, max_k = unpad_input(k, attention_mask)\n    v_unpad, _, _, _ = unpad_input(v, attention_mask)\n"
+            "    return flash_attn_varlen_func(q_unpad, k_unpad, v_unpad, cu_q, cu_k, max_q, max_k)\n")}, N,
+            "unpad_input on q/k/v inside attention is not padding removal of the batch"),
         Example({"sft.py": (
             "from trl import SFTConfig, SFTTrainer\n\n"
             "config = SFTConfig(output_dir=\"out\", padding_free=True, per_device_train_batch_size=8, max_length=4096)\n"
@@ -2615,6 +2793,14 @@ class F7SequencePacking(_DataCheck):
         # ``DataCollatorWithFlattening`` concatenates each batch into one row for flash-attention varlen kernels: the same
         # padding removal, with as many samples per batch as the batch size says
         flatten = [c for c in f.calls(*_UNPAD_CALLS) if not _in_tests(c.path) and not guard_off(f, c)]
+        # flash-attn's ``unpad_input`` applied to the token ids before the model runs (``sequences_fwd, ... =
+        # unpad_input(sequences.unsqueeze(-1), attention_mask=attention_mask)`` then ``self.model(sequences_fwd,
+        # position_ids=...)``): the whole forward skips padding; on q/k/v inside an attention layer it does not
+        # ...when the model's forward does it unconditionally or under switches that are on (a helper behind a flag whose
+        # value cannot be read, such as an argparse default reached through ``strategy.args.ds.packing_samples``, is not
+        # claimed)
+        flatten += [c for c in f.calls("unpad_input") if c.args and _TOKEN_IDS_ARG.match(_text(c.args[0])) and not _in_tests(c.path)
+                    and not callers_off(f, c) and _switched_on(f, c)]
         if flatten:
             c = flatten[0]
             return Outcome(P, [_ev(x, key=x.short) for x in flatten] + off,
@@ -2652,6 +2838,17 @@ def _own_unpadding(f: Facts) -> list[Call]:
     return out
 #: collators that flatten each batch into one varlen row (no padding) without filling it up to the sequence length
 _UNPAD_CALLS = ("DataCollatorWithFlattening",)
+def _switched_on(f: Facts, c: Call) -> bool:
+    """The call runs: under ``if`` flags that are all known to be on (``if self.use_sample_packing:`` with
+    ``use_sample_packing: true``), or unguarded in a model's ``forward``."""
+    flags = guard_flags(c.guard)
+    if not c.guard:
+        return c.func == "forward"
+    return bool(flags) and all(flag_state(f, name) is (not neg) for name, neg in flags)
+
+
+#: the first argument of ``unpad_input`` when it unpads the token ids of a batch (not q/k/v inside attention)
+_TOKEN_IDS_ARG = re.compile(r"^(input_ids|sequences|tokens|token_ids)\b")
 _WINDOW_KWARGS = ("block_size", "seq_len", "seq_length", "sequence_length", "max_seq_len")
 
 
@@ -2757,8 +2954,8 @@ class F8MemoryMappedData(_DataCheck):
     what = (
         "Whether large data files are memory-mapped: `np.memmap`, `np.load(mmap_mode=)`, `mmap.mmap`, "
         "`torch.load(mmap=True)`, Megatron `MMapIndexedDataset` / indexed `--data-path`, `load_from_disk`/Arrow memory "
-        "maps (also `datasets.load_dataset` on the training path, whose Arrow cache is memory-mapped, unless streamed or "
-        "copied out with `.to_pandas()`), safetensors read in `__getitem__`. Loading a whole file into memory (`np.load` without `mmap_mode`, "
+        "maps (also `datasets.load_dataset` on the training path, whose Arrow cache is memory-mapped, unless streamed, "
+        "loaded with `keep_in_memory=True` or copied out with `.to_pandas()`), safetensors read in `__getitem__`. Loading a whole file into memory (`np.load` without `mmap_mode`, "
         "`json.load`) is not use."
     )
     why = (
@@ -2791,6 +2988,10 @@ class F8MemoryMappedData(_DataCheck):
             "        f.seek(256 * 4)\n        f.readinto(tokens.numpy())\n    return tokens\n\nloss.backward()\n")}, N,
             "a preparation script's load_dataset is not the training's read"),
         Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy')\n"}, N, "np.load into memory"),
+        Example({"myrl/dataset/dataset.py": (  # skyrl-train's prompt dataset: the parquet table is copied into RAM
+            "import datasets\n\nclass PromptDataset:\n    def __init__(self, source):\n"
+            "        self.dataframe = datasets.load_dataset(\"parquet\", data_files=source, keep_in_memory=True)[\"train\"]\n")},
+            N, "load_dataset(keep_in_memory=True): held in RAM, not memory-mapped"),
         Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy', mmap_mode=None)\n# np.memmap('x.bin')\n"}, N, "mmap_mode None, commented"),
 
         Example({"swift/tuners/utils.py": (  # a weight spilled to disk through a memmap opened to write
@@ -2829,7 +3030,9 @@ class F8MemoryMappedData(_DataCheck):
         # on the training path only: a download-and-tokenize script (modded-nanogpt ``data/fineweb.py``) writes ``.bin``
         # shards that training then reads its own way
         train = ctx.project.training_files
+        # ``keep_in_memory=True`` copies the table into RAM instead of memory-mapping its cache
         arrow = [c for c in f.calls("datasets.load_dataset") if not _in_tests(c.path) and truthy(c.kwargs.get("streaming")) is not True
+                 and truthy(c.kwargs.get("keep_in_memory")) is not True
                  and not re.search(r"\.(to_pandas|to_list|to_dict)\(", c.text) and (not train or c.path in train)
                  and not _OFFLINE_PATH.search(c.path)]
         used += [_ev(c, key="load_dataset (Arrow cache, memory-mapped)") for c in arrow]
@@ -3027,6 +3230,22 @@ class F10PreTokenizedBinary(_DataCheck):
 # ---------------------------------------------------------------------------------------
 
 
+#: a helper that moves a batch to the GPU (``move_to_cuda(sample)``, ``to_device(batch, device)``, ``to_cuda``)
+_MOVE_TO_DEVICE = re.compile(r"^(move_|copy_)?(batch_|sample_|data_)?to_(cuda|device|gpu)$", re.I)
+#: LAVIS ``PrefetchLoader``: the next batch is moved by a helper inside ``with torch.cuda.stream(self.stream):`` and the
+#: compute stream waits for it
+_STREAM_PREFETCH_HELPER = {"lavis/datasets/dataloader_utils.py": (
+    "import torch\nfrom lavis.datasets.data_utils import move_to_cuda\n\n\nclass PrefetchLoader(object):\n"
+    "    def __init__(self, loader):\n        self.loader = loader\n        self.stream = torch.cuda.Stream()\n\n"
+    "    def preload(self, it):\n        try:\n            self.batch = next(it)\n        except StopIteration:\n"
+    "            self.batch = None\n            return\n        with torch.cuda.stream(self.stream):\n"
+    "            self.batch = move_to_cuda(self.batch)\n\n"
+    "    def next(self, it):\n        torch.cuda.current_stream().wait_stream(self.stream)\n        batch = self.batch\n"
+    "        self.preload(it)\n        return batch\n"),
+    "lavis/datasets/data_utils.py": (
+        "def move_to_cuda(sample):\n    def _move_to_cuda(tensor):\n        return tensor.cuda()\n\n"
+        "    return apply_to_sample(_move_to_cuda, sample)\n"),
+}
 _DATA_FUNC = re.compile(r"(prefetch|preload|load|next|iter|batch|data|fetch|input|sample)", re.I)
 _DATA_FILE = re.compile(r"(data|loader|prefetch|input)", re.I)
 _NOT_DATA = re.compile(r"(model|module|param|optim|weight|grad|state|buffer|kv|cache|lora|offload|swap|checkpoint|ckpt|embed|layer)", re.I)
@@ -3086,6 +3305,21 @@ class F11AsyncH2D(_DataCheck):
         Example({"train.py": "for x, y in loader:\n    x = x.to(device, non_blocking=True)\n    y = y.to(device, non_blocking=True)\n"}, P, "non_blocking only"),
         Example({"train.py": "import torch\ns = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    for _ in range(3):\n        model(static_x)\n"
                  "x = x.cuda(non_blocking=True)\n"}, P, "graph warm-up stream is not a prefetcher"),
+        Example(_STREAM_PREFETCH_HELPER, U, "side-stream prefetcher copying through a move_to_cuda helper (LAVIS PrefetchLoader)"),
+        Example({  # an RL framework: batches move with blocking copies; the async copies move parameters or a backward index
+            "myrl/training_batch.py": (
+                "import torch\n\n\nclass TensorBatch(dict):\n    def to(self, device=None, dtype=None, *, non_blocking: bool = False):\n"
+                "        for key, value in self.items():\n            self[key] = value.to(device, dtype, non_blocking=non_blocking)\n"
+                "        return self\n"),
+            "myrl/workers/worker.py": (
+                "import torch\n\n\ndef forward_micro_batch(model, micro_batch):\n    micro_batch.to(torch.cuda.current_device())\n"
+                "    return model(micro_batch[\"sequences\"])\n"),
+            "myrl/distributed/megatron_utils.py": (
+                "import torch\n\n\ndef load_tensor_to_gpu(tensor, device_id):\n    tensor.data = tensor.data.to(device_id, non_blocking=True)\n\n\n"
+                "class _AllGatherCP(torch.autograd.Function):\n    @staticmethod\n    def backward(ctx, grad_output):\n"
+                "        index = torch.tensor([ctx.cp_rank], device=\"cpu\", pin_memory=True).cuda(non_blocking=True)\n"
+                "        return grad_output.index_select(1, index)\n"),
+        }, N, "blocking batch copies; async copies only of parameters and a backward index"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3097,6 +3331,13 @@ class F11AsyncH2D(_DataCheck):
             if s.path not in streams or s.func is None or not (_DATA_FUNC.search(s.func) or _DATA_FILE.search(s.path)):
                 continue
             same = [c for c in nb if c.path == s.path and c.func == s.func and c.line >= s.line]
+            if not same and s.path in f.files:
+                # a prefetcher whose copy is a helper (``self.batch = move_to_cuda(self.batch)`` -> ``tensor.cuda()``) or a
+                # plain ``.cuda()``: the copy runs on the side stream and the compute stream waits for it (``wait_stream``)
+                here = f.files[s.path].calls
+                if any(c.short == "wait_stream" for c in here):
+                    same = [c for c in here if c.func == s.func and c.line > s.line and self._data_copy(c)
+                            and (c.short == "cuda" or _MOVE_TO_DEVICE.search(c.short))]
             if same:
                 side += [s, *same]
         values = {"non_blocking": bool(nb), "copy_stream": bool(side)}
@@ -3123,6 +3364,10 @@ class F11AsyncH2D(_DataCheck):
         # ``tokenizing_distributed_data_loader_with_state``), not a model's buffer or state
         if _STREAM_LOADER.search(c.func or "") or _ONLINE_FUNCS.match(c.func or ""):
             return True
+        # inside an autograd Function's backward (a context-parallel index tensor) no batch is copied; rebinding a tensor's
+        # storage (``tensor.data = tensor.data.to(device_id, non_blocking=True)``) moves a parameter or state, not data
+        if c.func == "backward" or (receiver.endswith(".data") and re.match(rf"\s*{re.escape(receiver)}\s*=", c.text)):
+            return False
         return not (_NOT_DATA.search(receiver) or _NOT_DATA.search(c.func or ""))
 
     @staticmethod
@@ -3131,5 +3376,9 @@ class F11AsyncH2D(_DataCheck):
             # a switch set somewhere is judged by its value; a local condition (nanochat ``non_blocking=use_cuda`` with
             # ``use_cuda = device == "cuda"``) is asynchronous whenever it holds, as ``pin_memory=`` expressions are read
             settings = f.effective(v.ref)
+            if v.text == "non_blocking" and all(s.source == "call" for s in settings):
+                # a method forwarding its own ``non_blocking`` parameter (``TensorBatch.to(..., non_blocking=False)`` ->
+                # ``value.to(device, dtype, non_blocking=non_blocking)``): other calls' keywords are not its callers' values
+                return False
             return any(truthy(s.value) is True for s in settings) if settings else True
         return truthy(v) is True

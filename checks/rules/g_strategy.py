@@ -32,7 +32,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _ALIGN_TRAINERS, _ALIGN_WORDS, _MULTIMODAL_FAMILIES
-from ._helpers import HF_TRAINERS, callers_off, evs, guard_flags, guard_off, uses_hf_trainer
+from ._helpers import HF_TRAINERS, callers_off, evs, guard_flags, guard_off, set_under_off_branch, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -876,6 +876,9 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
                 and not (s.path.endswith(".py") and _SERVING_PATH.search(s.path))]
     on = [s for s in switches if truthy(s.value) is True or (not isinstance(s.value, bool) and (as_number(s.value) or 0) > 0)
           or (isinstance(s.value, str) and _LORA_VALUES.match(s.value.strip()))]
+    # a switch set only inside an ``if`` branch that is off (``engine_kwargs["enable_lora"] = True`` for the rollout engine,
+    # under ``if cfg.trainer.policy.model.lora.rank > 0:`` with ``rank: 0``) is not turned on
+    on = [s for s in on if not set_under_off_branch(f, s)]
     off = [s for s in switches if s not in on and (truthy(s.value) is False or as_number(s.value) == 0)]
     # a PEFT config built only from a dict the caller passes (llm-foundry: ``return LoraConfig(**peft_config_dict)`` in a
     # builder that runs when a run sets ``peft_config``) is support code, not a choice of LoRA
@@ -931,6 +934,31 @@ def _is_qlora(f: Facts, lora: list[Any]) -> list[Any]:
     q = [x for x in lora if re.search(r"(?i)\bq_?lora", str(getattr(x, "value", "")) + " " + str(getattr(x, "text", "")))]
     return q + _bnb_4bit(f)
 
+
+#: an RL framework (skyrl-train): the LoRA rank comes from the Hydra YAML by its full key path; a checkpoint helper's
+#: ``{"rank": rank}`` dict shares only the last segment; the rollout engine gets ``enable_lora`` under the same rank test
+_RL_LORA = {
+    "myrl/config/ppo_base_config.yaml": ("trainer:\n  strategy: fsdp2\n  policy:\n    model:\n      path: Qwen/Qwen2.5-1.5B-Instruct\n"
+                                         "      lora:\n        rank: {rank}\n        alpha: 16\n"),
+    "myrl/model_wrapper.py": (
+        "import torch.nn as nn\nfrom peft import LoraConfig, TaskType, get_peft_model\nfrom transformers import AutoModelForCausalLM\n\n\n"
+        "class HFModelWrapper(nn.Module):\n    def __init__(self, pretrain, lora_rank=0, lora_alpha=16):\n        super().__init__()\n"
+        "        self.model = AutoModelForCausalLM.from_pretrained(pretrain)\n        if lora_rank > 0:\n"
+        "            lora_config = LoraConfig(task_type=TaskType.CAUSAL_LM, r=lora_rank, lora_alpha=lora_alpha)\n"
+        "            self.model = get_peft_model(self.model, lora_config)\n"),
+    "myrl/workers/fsdp_worker.py": (
+        "from myrl.model_wrapper import HFModelWrapper\n\n\nclass PolicyWorker:\n    def init_model(self, model_path):\n"
+        "        self.model = HFModelWrapper(model_path, lora_rank=self.cfg.trainer.policy.model.lora.rank,\n"
+        "                                    lora_alpha=self.cfg.trainer.policy.model.lora.alpha)\n"
+        "        loss = self.model(self.batch).loss\n        loss.backward()\n        self.optimizer.step()\n"),
+    "myrl/distributed/fsdp_strategy.py": (
+        "import torch\n\n\ndef save_checkpoint(model, rank, world_size, path):\n"
+        "    extra_state_dict = {{\"rank\": rank, \"world_size\": world_size}}\n    torch.save(extra_state_dict, path)\n"),
+    "myrl/entrypoints/main_base.py": (
+        "def create_inference_engines(cfg):\n    engine_kwargs = {{\"tensor_parallel_size\": 4}}\n"
+        "    if cfg.trainer.policy.model.lora.rank > 0:\n        engine_kwargs[\"enable_lora\"] = True\n"
+        "    return engine_kwargs\n"),
+}
 
 @register
 class G4LoRA(Check):
@@ -1123,6 +1151,8 @@ class G4LoRA(Check):
             "training/step1_supervised_finetuning/training_scripts/opt/single_node/run_1.3b.sh": (
                 "deepspeed main.py --model_name_or_path facebook/opt-1.3b --zero_stage 2 --output_dir ./output\n"),
         }, N, "LoRA behind a rank comparison left at 0"),
+        Example({p: t.format(rank=0) for p, t in _RL_LORA.items()}, N, "LoRA rank 0 in the Hydra config, read by its key path"),
+        Example({p: t.format(rank=8) for p, t in _RL_LORA.items()}, U, "LoRA rank 8 in the Hydra config, read by its key path"),
         Example({
             "training/step1_supervised_finetuning/main.py": (
                 "import argparse\nfrom peft import LoraConfig\n"

@@ -695,8 +695,37 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     # range(start_step, max_steps): ... self.actor.ppo_update(adv_batch)``)
     loops |= {(c.path, c.func, c.loop) for c in f.calls("ppo_update") if c.loop is not None and "epoch" not in c.loop.lower()
               and c.name.count(".") >= 1 and c.func not in _STEP_FUNCS and c.func != "ppo_update"}
+    # an RL trainer's loop over its training data loader that calls the trainer's own update method once per batch
+    # (``for iter, rand_prompts in enumerate(self.train_dataloader): ... status = self.train_critic_and_policy(batch)``):
+    # generation, scoring and the policy update of one training step sit behind that one call
+    loops |= {(c.path, c.func, c.loop) for c in f.calls_where(lambda s: s.startswith("train_") and "loader" not in s)
+              if c.loop is not None and c.name.count(".") == 1 and c.name.startswith("self.") and _TRAIN_LOADER.search(c.loop)
+              and "epoch" not in c.loop.lower() and c.func not in _STEP_FUNCS}
     return loops
 
+
+#: the iterable of a loop over the training data loader (``self.train_dataloader``, ``enumerate(train_loader)``)
+_TRAIN_LOADER = re.compile(r"(?i)\btrain(ing)?_?(data)?_?loader\b")
+
+
+#: an RL trainer (skyrl-train ``RayPPOTrainer.train``): a loop over the prompt loader, one rollout and policy update per
+#: iteration behind the trainer's own ``self.train_critic_and_policy``; checkpoints every ``ckpt_interval`` steps and a
+#: W&B/console report per step (``{report}`` is the report line(s) of the loop body)
+_RL_TRAINER = (
+    "import torch\nfrom myrl.utils.tracking import Tracking\n\n\nclass RayPPOTrainer:\n"
+    "    def __init__(self, cfg, tracker: Tracking, train_dataloader):\n        self.cfg = cfg\n        self.tracker = tracker\n"
+    "        self.train_dataloader = train_dataloader\n        self.global_step = 1\n\n"
+    "    def train(self):\n        for iter, rand_prompts in enumerate(self.train_dataloader):\n"
+    "            generator_output = self.generate(rand_prompts)\n"
+    "            training_input = self.convert_to_training_input(generator_output)\n"
+    "            status = self.train_critic_and_policy(training_input)\n"
+    "            if self.cfg.trainer.ckpt_interval > 0 and self.global_step % self.cfg.trainer.ckpt_interval == 0:\n"
+    "                self.save_checkpoints()\n{report}            self.global_step += 1\n\n"
+    "    def save_checkpoints(self):\n        torch.save({{'global_step': self.global_step}}, 'trainer_state.pt')\n")
+_RL_REPORT = "            self.tracker.log(status, step=self.global_step, commit=True)\n"
+_RL_REPORT_SPACED = ("            if self.global_step % self.cfg.trainer.report_interval == 0:\n"
+                     "                self.tracker.log(status, step=self.global_step, commit=True)\n")
+_RL_CONFIG = "trainer:\n  ckpt_interval: {ckpt}\n  report_interval: 20\n  logger: wandb\n"
 
 def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, float | None]:
     """(guarded by an interval condition, the interval when it can be resolved).
@@ -1002,7 +1031,8 @@ def _adapter_only(f: Facts, ctx: Context) -> bool:
             return True
     if any(truthy(s.value) for s in f.effective("use_peft", "use_lora", "lora_enable", "use_qlora")):
         return True
-    return bool(f.calls("get_peft_model", "LoraConfig", "prepare_model_for_kbit_training"))
+    # a PEFT wrapper behind a rank or switch that is off (``if lora_rank > 0:`` with ``lora.rank: 0``) trains no adapter
+    return any(not guard_off(f, c) and not callers_off(f, c) for c in f.calls("get_peft_model", "LoraConfig", "prepare_model_for_kbit_training"))
 
 
 def _finding(fact: Any, key: str, value: Any) -> Evidence:
@@ -1025,13 +1055,40 @@ def _outcome(bad: list[tuple[Any, str, float]], ok: list[Interval], what: str, t
     return Outcome(U, ev + list(extra_ev), sane_detail, values)
 
 
+#: LAVIS ``RunnerBase``: the epoch loop hands each epoch to the task's step loop and saves once per epoch after it
+_EPOCH_RUNNER = {
+    "lavis/runners/runner_base.py": (
+        "import os\nimport torch\n\n\nclass RunnerBase:\n    def train(self):\n"
+        "        for cur_epoch in range(self.start_epoch, self.max_epoch):\n"
+        "            train_stats = self.train_epoch(cur_epoch)\n            self._save_checkpoint(cur_epoch, is_best=False)\n\n"
+        "    def train_epoch(self, epoch):\n        return self.task.train_epoch(epoch=epoch, model=self.model, data_loader=self.train_loader)\n\n"
+        "    def _save_checkpoint(self, cur_epoch, is_best=False):\n        save_obj = {'model': self.model.state_dict(), 'epoch': cur_epoch}\n"
+        "        torch.save(save_obj, os.path.join(self.output_dir, f'checkpoint_{cur_epoch}.pth'))\n"),
+    "lavis/tasks/base_task.py": (
+        "class BaseTask:\n    def train_epoch(self, epoch, model, data_loader, optimizer):\n"
+        "        for i in range(len(data_loader)):\n            loss = model(next(data_loader))['loss']\n"
+        "            loss.backward()\n            optimizer.step()\n            optimizer.zero_grad()\n"),
+}
+
+
 def _epoch_saves(f: Facts, calls: list[Call]) -> list[Call]:
     """Save calls in an epoch loop of a training function, outside its step loop (torchtune: ``self.save_checkpoint(
     epoch=curr_epoch)`` at the end of ``for curr_epoch in range(self.epochs_run, self.total_epochs):``): once per epoch."""
     step_funcs = {(p, fn) for p, fn, _ in step_loops(f)}
     side = side_trainers(f)
-    return [c for c in calls if c.loop is not None and "epoch" in c.loop.lower() and (c.path, c.func) in step_funcs
+
+    def runs_epochs(c: Call) -> bool:
+        # or an epoch loop that hands each epoch to a training function (LAVIS ``RunnerBase.train``: ``train_stats =
+        # self.train_epoch(cur_epoch)`` then ``self._save_checkpoint(cur_epoch)`` in ``for cur_epoch in range(...)``)
+        return (c.path, c.func) in step_funcs or (c.path in f.files and any(
+            x.func == c.func and x.loop == c.loop and _EPOCH_TRAIN_CALL.search(x.short) for x in f.files[c.path].calls))
+
+    return [c for c in calls if c.loop is not None and "epoch" in c.loop.lower() and runs_epochs(c)
             and not _TEST_PATH.search(c.path) and c.path not in side]
+
+
+#: a call that trains one epoch (``train_epoch``, ``train_one_epoch``, ``_train_epoch``, ``run_epoch``)
+_EPOCH_TRAIN_CALL = re.compile(r"^_?(train_(one_)?epoch|run_(train_)?epoch|train_single_epoch)$")
 
 
 def _hf_default_site(f: Facts, name: str) -> Evidence | None:
@@ -1087,7 +1144,7 @@ def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[
 
 _SAVE_KEYS = ("save_steps", "save_interval", "checkpoint_interval", "save_every_n_steps", "every_n_train_steps", "save_interval_steps",
               "save_every", "ckpt_every", "checkpoint_every", "save_every_steps",
-              "checkpointing_steps", "checkpoint_factor", "save_iters", "checkpoint_every_n_steps", "save_freq_steps")
+              "checkpointing_steps", "checkpoint_factor", "save_iters", "checkpoint_every_n_steps", "save_freq_steps", "ckpt_interval")
 _SAVE_CALLS = ("torch.save", "save_checkpoint", "save_state", "save_pretrained", "save_model", "torch.distributed.checkpoint.save",
                "save_state_dict")
 
@@ -1173,19 +1230,19 @@ def save_sites(f: Facts) -> list[Call]:
 
 
 #: an RL trainer whose step loop calls its engine's policy update and reports through helper objects (AReaL-like)
-_RL_SAVER = ("class Saver:\n    def __init__(self, config):\n        self.freq_ctl = FrequencyControl(config.freq_steps)\n\n"
+_PPO_SAVER = ("class Saver:\n    def __init__(self, config):\n        self.freq_ctl = FrequencyControl(config.freq_steps)\n\n"
              "    def save(self, engine, step):\n        if not self.freq_ctl.check(steps=1):\n            return\n"
              "        engine.save(self.path(step))\n")
-_RL_STATS = ("import logging\n\nlogger = logging.getLogger('stats')\n\nclass StatsLogger:\n    def commit(self, step, stats):\n"
+_PPO_STATS = ("import logging\n\nlogger = logging.getLogger('stats')\n\nclass StatsLogger:\n    def commit(self, step, stats):\n"
              "        logger.info(f'Train step {step + 1} done.')\n        logger.info(str(stats))\n")
-_RL_TRAINER = ("from pkg.utils.saver import Saver\nfrom pkg.utils.stats_logger import StatsLogger\n\nclass PPOTrainer:\n"
+_PPO_TRAINER = ("from pkg.utils.saver import Saver\nfrom pkg.utils.stats_logger import StatsLogger\n\nclass PPOTrainer:\n"
                "    def __init__(self, config):\n        self.saver = Saver(config.saver)\n        self.stats_logger = StatsLogger()\n\n"
                "    def train(self, max_steps):\n        for global_step in range(0, max_steps):\n"
                "            batch = self.actor.prepare_batch(self.dataloader)\n            self.actor.ppo_update(batch)\n"
                "            self.saver.save(self.actor, global_step)\n            self._export_and_commit_stats(global_step)\n\n"
                "    def _export_and_commit_stats(self, global_step):\n        stats = self.actor.export_stats()\n"
                "        self.stats_logger.commit(global_step, stats)\n")
-_RL_FILES = {"pkg/utils/saver.py": _RL_SAVER, "pkg/utils/stats_logger.py": _RL_STATS, "pkg/trainer/rl_trainer.py": _RL_TRAINER}
+_PPO_FILES = {"pkg/utils/saver.py": _PPO_SAVER, "pkg/utils/stats_logger.py": _PPO_STATS, "pkg/trainer/rl_trainer.py": _PPO_TRAINER}
 
 
 @register
@@ -1256,6 +1313,7 @@ class I3CheckpointFrequency(Check):
         Example({"train.py": (
             "from transformers import TrainingArguments\nargs = TrainingArguments(\n    output_dir='o',\n"
             "    save_strategy='epoch',\n    save_steps=5,\n)\n")}, U, "multi-line call with epoch strategy"),
+        Example(_EPOCH_RUNNER, U, "a runner's epoch loop saves after each train_epoch() (LAVIS)"),
         Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-13b-hf\nsave_steps: 1\n"}, N, "save every step"),
         Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --save-interval 10 --num-layers 32\n"}, N, "megatron every 10"),
         Example({"train.py": (
@@ -1337,11 +1395,15 @@ class I3CheckpointFrequency(Check):
             "@dataclass\nclass CheckpointConfig:\n    save_interval: int = 1000\n")}, U,
             "a tracer's flush interval is not a checkpoint interval"),
         # a saver object called every step that checks its own frequency first: its interval is the saver's config
-        Example({**_RL_FILES, "pkg/engine.py": ("import torch\n\nclass Engine:\n    def save(self, path):\n"
+        Example({**_PPO_FILES, "pkg/engine.py": ("import torch\n\nclass Engine:\n    def save(self, path):\n"
                                                 "        torch.save(self.model.state_dict(), path)\n"),
-                 "pkg/trainer/rl_trainer.py": _RL_TRAINER.replace(
+                 "pkg/trainer/rl_trainer.py": _PPO_TRAINER.replace(
             "            self.actor.ppo_update(batch)\n", "            loss = self.model(batch).loss\n            loss.backward()\n"
             "            self.optimizer.step()\n")}, Status.NA, "a self-paced saver called every step is not judged from the loop"),
+        Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=10),
+                 "myrl/trainer.py": _RL_TRAINER.format(report="")}, N, "RL trainer: full checkpoint every 10 steps"),
+        Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=100),
+                 "myrl/trainer.py": _RL_TRAINER.format(report="")}, U, "RL trainer: checkpoint every 100 steps"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -1758,7 +1820,7 @@ class I4LoggingFrequency(Check):
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
         # an RL step loop (one policy update per iteration) logs through a helper that calls a stats object of another file
-        Example(_RL_FILES, N, "per-step log two calls below an RL update loop, in the stats logger's module"),
+        Example(_PPO_FILES, N, "per-step log two calls below an RL update loop, in the stats logger's module"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -2012,6 +2074,10 @@ class I5ReportFrequency(Check):
                 "            self.global_steps += 1\n"),
             "config.yaml": "log_every: 50\n",
         }, U, "Tracking object fed every 50 steps"),
+        Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=100),
+                 "myrl/trainer.py": _RL_TRAINER.format(report=_RL_REPORT)}, N, "RL trainer: tracker fed after every update"),
+        Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=100),
+                 "myrl/trainer.py": _RL_TRAINER.format(report=_RL_REPORT_SPACED)}, U, "RL trainer: tracker fed every 20 steps"),
         Example({
             "train.py": (
                 "import wandb\n\nuse_wandb = True\nif use_wandb:\n    wandb.init(project='gpt')\n"

@@ -346,6 +346,19 @@ def test_the_largest_vocabulary_of_a_preset_table_is_not_the_trained_one():
     assert not any("256,000-token" in r for r in audit(files).project.bottleneck_reasons)
 
 
+# open_clip's shape: one JSON per model preset; the multilingual ones (a 250k-token vocabulary) are a few of many.
+def test_a_large_vocabulary_in_a_minority_of_model_configs_is_a_preset():
+    def cfg(vocab: int) -> str:
+        return '{\n  "embed_dim": 768,\n  "text_cfg": {\n    "vocab_size": ' + str(vocab) + ',\n    "width": 768\n  }\n}\n'
+
+    train = {"src/open_clip_train/main.py": "def main(args):\n    for batch in loader:\n        loss = model(batch)\n        loss.backward()\n"}
+    minority = {**train, **{f"src/open_clip/model_configs/ViT-B-{i}.json": cfg(49408) for i in range(5)},
+                "src/open_clip/model_configs/ViT-B-16-SigLIP-i18n-256.json": cfg(250000)}
+    assert not any("250,000-token" in r for r in audit(minority).project.bottleneck_reasons)
+    majority = {**train, **{f"src/open_clip/model_configs/ViT-B-{i}.json": cfg(250000) for i in range(5)}}
+    assert any("250,000-token" in r for r in audit(majority).project.bottleneck_reasons)
+
+
 # A sync after the training loop (summing token counts once) or in another loop is not paid every step.
 def test_a_sync_outside_the_step_loop_is_not_counted():
     files = {"finetune.py": '''def fit(model, loader):

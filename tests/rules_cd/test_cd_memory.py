@@ -166,3 +166,51 @@ def test_a_precision_in_a_branch_no_setting_takes_is_not_used():
     r = run("C1", files)
     assert r.status == Status.USED and r.values["precision"] == "fp16", (r.detail, r.values)
     assert ("llm/utils.py", 8) not in [(e.path, e.line) for e in r.evidence]
+
+
+def test_a_dtype_keyword_in_a_branch_the_run_does_not_take_is_not_its_precision():
+    """open_clip 3.3.0: ``convert_weights_to_lp(model, dtype=torch.bfloat16)`` runs only ``if precision == 'bf16':`` while the
+    training flag ``--precision`` defaults to "amp" (FP16 autocast with a GradScaler). The previous rule said BF16."""
+    files = {
+        "src/open_clip/openai.py": (
+            "import torch\n\n\ndef load_openai_model(name, precision=None, device=None):\n    model = build_model_from_openai_state_dict(sd)\n"
+            "    if precision != 'fp16':\n        model.float()\n        if precision == 'bf16':\n"
+            "            convert_weights_to_lp(model, dtype=torch.bfloat16)\n    return model\n"),
+        "src/open_clip_train/params.py": (
+            "import argparse\n\n\ndef parse_args(args):\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\n"
+            "        \"--precision\",\n        choices=[\"amp\", \"amp_bf16\", \"bf16\", \"fp16\", \"fp32\"],\n        default=\"amp\",\n    )\n"
+            "    return parser.parse_args(args)\n"),
+        "src/open_clip_train/main.py": (
+            "import torch\n\n\ndef main(args):\n    scaler = None\n    if args.precision == \"amp\":\n"
+            "        scaler = torch.amp.GradScaler(device=device)\n    for batch in loader:\n"
+            "        with torch.amp.autocast(device_type='cuda', dtype=torch.float16):\n            loss = model(batch)\n"
+            "        scaler.scale(loss).backward()\n        scaler.step(optimizer)\n        scaler.update()\n"),
+    }
+    r = run("C1", files)
+    assert r.status is Status.USED and r.values["precision"] == "fp16", (r.detail, r.values)
+    assert all(e.path != "src/open_clip/openai.py" for e in r.evidence)
+
+
+def test_a_scaler_built_only_for_the_fp16_branch_is_the_fallback_not_the_precision():
+    """nanoGPT: ``dtype = 'bfloat16' if torch.cuda.is_bf16_supported() else 'float16'`` and ``GradScaler(enabled=(dtype ==
+    'float16'))``; nanochat builds its scaler only ``if COMPUTE_DTYPE == torch.float16``. Both train in BF16 where the GPU has
+    it; an unconditional scaler with an autocast that names no dtype is FP16 (LAVIS)."""
+    nanogpt = {"train.py": (
+        "import torch\nfrom contextlib import nullcontext\n\n"
+        "dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'\n"
+        "ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}[dtype]\n"
+        "ctx = nullcontext() if device_type == 'cpu' else torch.amp.autocast(device_type=device_type, dtype=ptdtype)\n"
+        "scaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))\n"
+        "while True:\n    with ctx:\n        logits, loss = model(X, Y)\n    scaler.scale(loss).backward()\n"
+        "    scaler.step(optimizer)\n    scaler.update()\n")}
+    r = run("C1", nanogpt)
+    assert r.status is Status.USED and r.values["precision"] == "bf16", (r.detail, r.values)
+    nanochat = {"scripts/base_train.py": (
+        "import torch\nfrom nanochat.common import COMPUTE_DTYPE\n\n"
+        "scaler = torch.amp.GradScaler() if COMPUTE_DTYPE == torch.float16 else None\n"
+        "for step in range(num_iterations):\n    loss = model(x, y)\n    loss.backward()\n    optimizer.step()\n"),
+        "nanochat/optim.py": (
+            "import torch\nfrom nanochat.common import COMPUTE_DTYPE\n\n\ndef muon_step(g):\n"
+            "    X = g.bfloat16() if COMPUTE_DTYPE == torch.bfloat16 else g\n    return X\n")}
+    r = run("C1", nanochat)
+    assert r.values.get("precision") == "bf16", (r.detail, r.values)

@@ -127,3 +127,58 @@ def test_per_sample_reads_are_the_training_paths_not_an_inference_helpers():
     f4 = audit_files((p, t.encode()) for p, t in files.items()).result("F4")
     assert f4.status == Status.UNUSED
     assert [(e.path, e.line) for e in f4.evidence] == [("llava/train/train.py", 9)]
+
+
+def test_a_loader_subclass_is_the_loader_its_super_init_builds():
+    """picotron: ``class MicroBatchDataLoader(DataLoader)`` with ``pin_memory=True`` in its ``__init__`` and
+    ``super().__init__(..., pin_memory=pin_memory, num_workers=num_workers)``; train.py builds it without pin_memory.
+    The loader pins (the previous rule said 'no data loader found to pin') and its construction is not a second loader."""
+    from checks.rules.f_data import _LOADER_SUBCLASS, _LOADER_SUBCLASS_CALL
+
+    r, _ = audit({"picotron/data.py": _LOADER_SUBCLASS, "train.py": _LOADER_SUBCLASS_CALL}, "F1", "F2", "F3")
+    assert r["F3"].status is Status.USED
+    assert [(e.path, e.line) for e in r["F3"].evidence] == [("picotron/data.py", 5)]
+    assert r["F1"].status is Status.USED and r["F1"].values["num_workers"] == 4
+    assert [(e.path, e.line) for e in r["F1"].evidence] == [("train.py", 7)]  # the value the caller passes
+    assert r["F2"].status is Status.USED
+    off, _ = audit({"picotron/data.py": _LOADER_SUBCLASS.replace("pin_memory=True):", "pin_memory=False):"),
+                    "train.py": _LOADER_SUBCLASS_CALL}, "F3")
+    assert off["F3"].status is Status.UNUSED
+
+
+def test_handling_a_tokenizer_is_not_tokenizing_the_dataset():
+    """fairseq2 0.8.1: ``get_llama_tokenizer_hub = TokenizerHubAccessor(...)`` at module level and recipe helpers
+    ``_load_tokenizer``/``_download_tokenizer``/``_maybe_get_tokenizer_family`` load, log and register tokenizers. The previous
+    rule read each as 'the whole dataset is tokenized in-process at start-up' (and step zero as online tokenization)."""
+    files = {
+        "fairseq2/models/llama/hub.py": (
+            "from fairseq2.data.tokenizers import TokenizerHubAccessor\nfrom fairseq2.models import ModelHubAccessor\n\n"
+            "get_llama_model_hub = ModelHubAccessor(LLAMA_FAMILY, kls=TransformerLM, config_kls=LLaMAConfig)\n\n"
+            "get_llama_tokenizer_hub = TokenizerHubAccessor(LLAMA_FAMILY, kls=LLaMATokenizer, config_kls=LLaMATokenizerConfig)\n"),
+        "fairseq2/recipe/internal/tokenizer.py": (
+            "def _load_tokenizer(context, section_name):\n    family = _maybe_get_tokenizer_family(context, section_name)\n"
+            "    tokenizer = _download_tokenizer(family, section_name)\n    _log_tokenizer(tokenizer)\n    return tokenizer\n\n\n"
+            "tokenizer = _load_tokenizer(context, 'tokenizer')\n"),
+    }
+    r, _ = audit(files, "F6")
+    assert r["F6"].evidence == [] and "start-up" not in r["F6"].detail
+
+
+def test_a_tokenizing_helper_reached_from_some_forward_by_a_generic_name_is_not_per_step():
+    """axolotl: prompt strategies' ``load(tokenizer, cfg)`` build ``PretrainTokenizationStrategy(..., max_length=...)``; some
+    model's ``forward`` elsewhere calls an unrelated ``load``. Only a tokenizer called in a ``forward`` itself (BLIP-2) runs
+    every step; the merged rule read axolotl's prepared-dataset pipeline as partial 'the model's forward still tokenizes'."""
+    files = {
+        "src/axolotl/prompt_strategies/pretrain.py": (
+            "def load(tokenizer, cfg):\n    return PretrainTokenizationStrategy(\n        tokenizer,\n"
+            "        text_column='text',\n        max_length=cfg.sequence_len * 64,\n    )\n"),
+        "src/axolotl/monkeypatch/loader.py": (
+            "import torch\n\n\nclass Patched(torch.nn.Module):\n    def forward(self, x):\n        w = load(self.tokenizer, self.cfg)\n"
+            "        return x\n"),
+        "src/axolotl/utils/data/shared.py": (
+            "from datasets import load_from_disk\n\n\ndef save_preprocessed_dataset(cfg, dataset, prepared_path):\n"
+            "    dataset.save_to_disk(str(prepared_path))\n\n\ndef load_preprocessed_dataset(cfg, prepared_path):\n"
+            "    return load_from_disk(str(prepared_path))\n"),
+    }
+    r, _ = audit(files, "F6")
+    assert "forward" not in r["F6"].detail, r["F6"].detail

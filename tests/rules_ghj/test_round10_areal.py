@@ -145,9 +145,9 @@ def test_operations_on_a_tokenizer_object_are_not_tokenization() -> None:
 
 
 def _rl_files() -> dict[str, str]:
-    from checks.rules.i_infra import _RL_FILES
+    from checks.rules.i_infra import _PPO_FILES
 
-    return dict(_RL_FILES)
+    return dict(_PPO_FILES)
 
 
 def test_an_rl_update_loop_logs_every_step_through_a_stats_object_in_another_file() -> None:
