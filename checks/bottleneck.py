@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from .facts import Facts, as_number, truthy
 from .model import Bottleneck, CheckResult, Project, Status
 from .roles import GUIDE, IN_SCOPE
+from .rules._helpers import deepspeed_alternative_files
 
 MIN_SCORE = 3
 MIN_MARGIN = 2
@@ -369,7 +370,8 @@ def _nodes(launch: object) -> float:
 def _full_sharding(facts: Facts) -> tuple[list, str, str] | None:
     """Full parameter sharding (ZeRO-3 / FSDP FULL_SHARD): its sites, and "in k of n ..." when it is one choice among
     the repository's DeepSpeed configs or FSDP settings (LLaMA-Factory ships ZeRO-0/2/3 configs side by side)."""
-    stages = [e for e in facts.config("zero_optimization.stage") if as_number(e.value) is not None]
+    alt_ds = deepspeed_alternative_files(facts)
+    stages = [e for e in facts.config("zero_optimization.stage") if as_number(e.value) is not None and e.path not in alt_ds]
     stage3 = [e for e in stages if as_number(e.value) == 3]
     strategies = [s for s in facts.effective("sharding_strategy", "fsdp", "fsdp_sharding_strategy") if isinstance(s.value, str)]
     full = [s for s in strategies if "full_shard" in s.value.lower().replace("-", "_")]
@@ -437,7 +439,9 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
                 positive=False,
             ))
     multi_gpu = p.multi_node or (p.num_gpus or 0) > 1
-    offload = [e for e in facts.config("offload_optimizer.device", "offload_param.device") if isinstance(e.value, str) and e.value.lower() in ("cpu", "nvme")]
+    alt_ds = deepspeed_alternative_files(facts)  # DeepSpeed configs of a backend the run does not pick (skyrl-train: fsdp2)
+    offload = [e for e in facts.config("offload_optimizer.device", "offload_param.device")
+               if isinstance(e.value, str) and e.value.lower() in ("cpu", "nvme") and e.path not in alt_ds]
     # C4 unused in the same report would contradict the reason; C4 partial is "an offload config is shipped, but no launch
     # script or config uses it" (ms-swift's zero2_offload.json preset, picked only by ``--deepspeed zero2_offload``): not every step
     if offload and not st.missing("C4") and st("C4") != Status.PARTIAL:
@@ -559,7 +563,9 @@ def _addressed(facts: Facts, p: Project, st: _Status) -> Signal | None:
             return None
         best = [e for e in ev if _MODEL_WIDE.search(e.snippet or "")] or ev  # the model's own setting, not a helper's
         cited.append((cid, en, zh, _loc(best[:1])))  # type: ignore[arg-type]
-    offload = [e for e in facts.config("offload_optimizer.device", "offload_param.device") if isinstance(e.value, str) and e.value.lower() in ("cpu", "nvme")]
+    alt_ds = deepspeed_alternative_files(facts)  # DeepSpeed configs of a backend the run does not pick (skyrl-train: fsdp2)
+    offload = [e for e in facts.config("offload_optimizer.device", "offload_param.device")
+               if isinstance(e.value, str) and e.value.lower() in ("cpu", "nvme") and e.path not in alt_ds]
     if offload or any(_REMOTE_URL.match(x.value.strip()) or any(t in x.value.lower() for t in _SLOW_FS) for x in _data_locations(facts)):
         return None
     listed = ", ".join(f"{en} ({cid} at {where})" for cid, en, zh, where in cited)  # type: ignore[misc]

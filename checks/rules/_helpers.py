@@ -665,3 +665,39 @@ def dp_selector_ddp(facts: Facts) -> list[Setting]:
     if not found or any(s.value.strip().lower() != "ddp" for s in found):
         return []
     return sorted(found, key=lambda s: s.source not in ("field-default", "argparse-default"))  # the declared default first
+
+
+#: an option naming the training backend by value (skyrl-train ``trainer.strategy: fsdp2``, verl ``actor.strategy: fsdp``)
+_BACKEND_KEYS = ("strategy", "training_backend", "train_backend", "distributed_backend", "parallel_backend")
+
+
+def _backend_family(v: Any) -> str | None:
+    if not isinstance(v, str):
+        return None
+    low = v.strip().lower()
+    if low.startswith("deepspeed"):
+        return "deepspeed"
+    if low in ("fsdp", "fsdp1", "fsdp2"):
+        return "fsdp"
+    return low if low in ("ddp", "megatron") else None
+
+
+def backend_unselected(facts: Facts, family: str) -> list[Setting]:
+    """The backend choices when none picks ``family`` ("deepspeed", "megatron"): skyrl-train composes DeepSpeed ZeRO-3
+    configs into every run and ships Megatron workers, but ``trainer.strategy: fsdp2`` runs neither (the workers are imported
+    only when the strategy names them). Empty when no backend option exists or one of its values picks ``family``."""
+    key = ("backend-unselected", family)
+    memo = facts._memo
+    if key not in memo:
+        sel = [s for s in facts.effective(*_BACKEND_KEYS) if s.source != "call" and _backend_family(s.value)
+               and not _TEST_FILE.search(s.path)]
+        off = [] if not sel or any(_backend_family(s.value) == family for s in sel) else sel
+        memo[key] = sorted(off, key=lambda s: (s.rank == 0, s.path, s.line))  # type: ignore[assignment]
+    return list(memo[key])
+
+
+def deepspeed_alternative_files(facts: Facts) -> set[str]:
+    """DeepSpeed config files (a ``zero_optimization`` section) of a project whose backend option picks another backend."""
+    if not backend_unselected(facts, "deepspeed"):
+        return set()
+    return {e.path for e in facts.config_under("zero_optimization")}

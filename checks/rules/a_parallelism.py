@@ -32,7 +32,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import callers_off, dp_selector_ddp, guard_off, uses_hf_trainer
+from ._helpers import backend_unselected, callers_off, dp_selector_ddp, guard_off, uses_hf_trainer
 from ._registry import debug_recipe, recipe_of
 
 U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
@@ -539,7 +539,7 @@ def ds_config_refs(facts: Facts) -> list[Setting]:
     return out
 
 
-def zero_sites(facts: Facts) -> list[Site]:
+def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:
     """Every place that sets a ZeRO stage, with the stage (0 = off) and optimizer offload."""
     sites: list[Site] = []
     for e in facts.config("zero_optimization.stage"):
@@ -595,7 +595,20 @@ def zero_sites(facts: Facts) -> list[Site]:
             sites.append(Site(s, f"DeepSpeed config {s.value}", st > 0, stage=st))
         else:
             sites.append(Site(s, f"DeepSpeed config {s.value} (not in the repository)", None, stage=None))
-    return sites
+    return sites if keep_alternatives else [s for s in sites if not _alternative_backend(facts, s)]
+
+
+_DS_ROUTES = ("zero_optimization", "zero_stage", "DeepSpeed")
+
+
+def _alternative_backend(facts: Facts, s: Site) -> bool:
+    """A ZeRO route of a backend that the project's backend option does not pick (skyrl-train: DeepSpeed ZeRO-3 configs and
+    Megatron's distributed optimizer beside ``trainer.strategy: fsdp2``)."""
+    if s.how.startswith(_DS_ROUTES):
+        return bool(backend_unselected(facts, "deepspeed"))
+    if s.how.startswith("Megatron"):
+        return bool(backend_unselected(facts, "megatron"))
+    return False
 
 
 #: frameworks that shard model states themselves: their collectives are the framework's, switched by its own options
@@ -657,6 +670,30 @@ FAIRSEQ2_DP = {
     "fairseq2/nn/ddp.py": (
         "from typing import TypeAlias\n\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\nDDPModule: TypeAlias = DDP\n\n\n"
         "def to_ddp(module, dp_gang):\n    return DDPModule(module, broadcast_buffers=False, process_group=dp_gang.as_process_group())\n"),
+}
+
+
+#: skyrl-train 0.3.1: Hydra composes the DeepSpeed configs into every run; the strategy picks the workers that read them
+SKYRL_BACKENDS = {
+    "skyrl_train/config/ppo_base_config.yaml": (
+        "defaults:\n  - _self_\n  - deepspeed_config@deepspeed_config.train: train\n\ntrainer:\n  strategy: fsdp2\n"
+        "  policy:\n    deepspeed_config: ${deepspeed_config.train}\n    model:\n      path: Qwen/Qwen2.5-1.5B-Instruct\n"),
+    "skyrl_train/config/deepspeed_config/train.yaml": (
+        "zero_optimization:\n  stage: 3\n  overlap_comm: true\n  offload_optimizer:\n    device: none\n"),
+    "skyrl_train/entrypoints/main_base.py": (
+        "def get_worker_classes(cfg):\n    if cfg.trainer.strategy == \"deepspeed\":\n"
+        "        from skyrl_train.workers.deepspeed.deepspeed_worker import PolicyWorker\n"
+        "    elif cfg.trainer.strategy in (\"fsdp\", \"fsdp2\"):\n        from skyrl_train.workers.fsdp.fsdp_worker import PolicyWorker\n"
+        "    return PolicyWorker\n"),
+    "skyrl_train/distributed/deepspeed_strategy.py": (
+        "import deepspeed\n\n\nclass DeepspeedStrategy:\n    def prepare(self, model, optim, ds_config):\n"
+        "        engine, optim, _, _ = deepspeed.initialize(model=model, optimizer=optim, config=ds_config)\n        return engine\n"),
+    "skyrl_train/distributed/megatron/megatron_strategy.py": (
+        "from megatron.core import mpu\n\n\nclass MegatronStrategy:\n    def setup_distributed(self, tp, pp):\n"
+        "        mpu.initialize_model_parallel(tensor_model_parallel_size=tp, pipeline_model_parallel_size=pp)\n"),
+    "skyrl_train/distributed/fsdp_utils.py": (
+        "from torch.distributed.fsdp import fully_shard\n\n\ndef apply_fsdp2(model, mesh):\n"
+        "    for layer in model.model.layers:\n        fully_shard(layer, mesh=mesh)\n    fully_shard(model, mesh=mesh)\n    return model\n"),
 }
 
 
@@ -992,6 +1029,9 @@ class A3ZeRO(Check):
         Example({"train.py": "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\n"}, N, "ddp only"),
         Example({"run.sh": "deepspeed train.py --deepspeed configs/my_ds.json\n"}, P, "config outside the repo"),
         Example({"internlm/train/pipeline.py": _ZERO_WRAPPER}, U, "ZeRO optimizer wrapper built directly (InternEvo)"),
+        Example(SKYRL_BACKENDS, N, "ZeRO-3 configs of a DeepSpeed backend the strategy does not pick"),
+        Example({**SKYRL_BACKENDS, "examples/gsm8k/deepspeed_grpo.yaml": "trainer:\n  strategy: deepspeed\n  epochs: 20\n"}, U,
+                "a recipe picks the DeepSpeed strategy"),
         Example({"internlm/train/pipeline.py": _ZERO_WRAPPER.replace("if not use_fsdp:", "if use_zero:"),
                  "configs/7B_sft.py": "use_zero = False\nuse_fsdp = False\n"}, N, "ZeRO wrapper behind a switch that is off"),
         Example({"nanochat/optim.py": (  # a raw-PyTorch optimizer that shards its states (nanochat's MuonAdamW)
@@ -1045,6 +1085,13 @@ class A3ZeRO(Check):
         off = [s for s in sites if s.stage == 0]
         if off:
             return Outcome(N, [_ev(s.fact, key=s.how, value=0) for s in off], "ZeRO stage 0 (partitioning off)", {"zero_stage": 0})
+        alt = [s for s in zero_sites(ctx.facts, keep_alternatives=True) if s.sharded and _alternative_backend(ctx.facts, s)]
+        if alt:
+            family = "deepspeed" if alt[0].how.startswith(_DS_ROUTES) else "megatron"
+            sel = backend_unselected(ctx.facts, family)[0]
+            return Outcome(N, [_ev(sel), *(_ev(s.fact, key=s.how, value=s.stage) for s in alt)],
+                           f"ZeRO is configured only for the {family} backend ({alt[0].how} at {alt[0].fact.path}:{alt[0].fact.line}), "
+                           f"which no run picks: `{sel.name}` is {sel.value!r} ({sel.path}:{sel.line})", {"zero_stage": 0})
         return Outcome(N, [], "no ZeRO configuration found", {"zero_stage": 0})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

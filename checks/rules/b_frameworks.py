@@ -21,8 +21,8 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Facts, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import dp_selector_ddp, uses_hf_trainer
-from .a_parallelism import DS_REF_NAMES, FAIRSEQ2_DP, calls_under, ds_config_refs, fsdp_sites, is_lightning, resolve_file
+from ._helpers import backend_unselected, dp_selector_ddp, uses_hf_trainer
+from .a_parallelism import DS_REF_NAMES, FAIRSEQ2_DP, SKYRL_BACKENDS, calls_under, ds_config_refs, fsdp_sites, is_lightning, resolve_file
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -52,6 +52,22 @@ def _framework_outcome(name: str, used: list[Any], how: str, imported: list[Any]
     if deps:
         return Outcome(N, [_ev(x) for x in deps], f"{name} is only a dependency; it does not drive training", {values_key: False})
     return Outcome(N, [], f"no use of {name} found", {values_key: False})
+
+
+def _alternative(f: Facts, family: str, name: str, sites: list[Any]) -> Outcome | None:
+    """A framework whose code and configs serve a backend the project's backend option does not pick (skyrl-train ships
+    DeepSpeed and Megatron workers beside ``trainer.strategy: fsdp2``): an alternative, not what training runs on."""
+    sel = backend_unselected(f, family)
+    if not sel or not sites:
+        return None
+    s0 = sel[0]
+    return Outcome(N, [_ev(s0), *(_ev(x) for x in sites[:5])],
+                   f"{name} is an alternative backend that no run picks: `{s0.name}` is {s0.value!r} ({s0.path}:{s0.line}); "
+                   f"its code ({_where(sites[0])}) runs only when a run selects it", {family: False})
+
+
+def _where(x: Any) -> str:
+    return f"{x.path}:{x.line}"
 
 
 def deepspeed_sites(f: Facts) -> tuple[list[Any], list[Any]]:
@@ -124,11 +140,15 @@ class B1DeepSpeed(Check):
         Example({"train.yaml": "deepspeed: null\nbf16: true\n"}, N, "deepspeed null"),
         Example({"requirements.txt": "transformers\ndeepspeed\n",
                  "train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, P, "dependency + HF trainer"),
+        Example(SKYRL_BACKENDS, N, "DeepSpeed workers and configs of a backend the strategy does not pick"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         used, shipped = deepspeed_sites(f)
+        alt = _alternative(f, "deepspeed", "DeepSpeed", used + shipped)
+        if alt is not None:
+            return alt
         hf = uses_hf_trainer(f)
         # A config shipped for the HF trainer's --deepspeed that no launch script, config or code passes is partial,
         # as C4 (offload JSON) and B3 (accelerate config) judge an unwired config: a README command is not use.
@@ -210,12 +230,17 @@ class B2Megatron(Check):
         Example({"train.py": "from transformers import MegatronBertModel\nm = MegatronBertModel.from_pretrained('nvidia/megatron-bert-cased-345m')\n"}, N, "hf megatron-bert model"),
         Example({"train.py": "# from megatron.training import pretrain\nimport torch\n"}, N, "commented out"),
         Example({"utils.py": "from megatron.core import parallel_state\n"}, P, "import only"),
+        Example(SKYRL_BACKENDS, N, "Megatron workers of a backend the strategy does not pick"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
+        sites = megatron_sites(f)
+        alt = _alternative(f, "megatron", "Megatron-LM", sites)
+        if alt is not None:
+            return alt
         imported = _imports_only(f, "megatron")
-        return _framework_outcome("Megatron-LM", megatron_sites(f), "Megatron API or launcher", imported,
+        return _framework_outcome("Megatron-LM", sites, "Megatron API or launcher", imported,
                                   _real(f.deps("megatron-core", "megatron-lm")), "megatron")
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

@@ -269,6 +269,10 @@ class C1MixedPrecision(Check):
         Example(_autocast_lib(""), N, "autocast only when autocast_precision (None by default) is given"),
         Example(_autocast_lib(", autocast_precision=DType.bfloat16"), U, "the builder passes autocast_precision"),
         Example(_AMP_LOOP_BF16_MODEL, U, "FP16 amp loop with a GradScaler; one model autocasts to BF16 in its forward"),
+        Example({  # trinity-rft 0.6.0 utils/stream_saver.py: bytes per element of each safetensors dtype
+            "myrl/utils/stream_saver.py": 'DTYPE_ELEMENT_SIZE: dict[str, int] = {\n    "F16": 2,\n    "BF16": 2,\n    "F32": 4,\n}\n',
+            "myrl/train.py": "for batch in loader:\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n",
+        }, N, "a table of dtype sizes keyed BF16 is no precision switch"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -278,7 +282,9 @@ class C1MixedPrecision(Check):
         disabled: list = []
         # LLaMA-Factory ``pure_bf16: true``: the model is loaded and trained in BF16 (no fp32 master weights)
         for name in ("bf16", "fp16", "bf16_full_eval", "half", "amp", "use_amp", "mixed_precision_training", "pure_bf16"):
-            eff = f.effective(name)
+            # a count under that name is no switch (trinity-rft ``DTYPE_ELEMENT_SIZE = {"F16": 2, "BF16": 2, "F32": 4}``: bytes)
+            eff = [s for s in f.effective(name) if not (isinstance(s.value, (int, float)) and not isinstance(s.value, bool)
+                                                      and s.value not in (0, 1))]
             hits = [h for h in on(eff) if not _branch_off(f, h)]
             if hits:
                 used += hits

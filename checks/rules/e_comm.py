@@ -13,7 +13,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import dp_selector_ddp, uses_hf_trainer
+from ._helpers import deepspeed_alternative_files, dp_selector_ddp, uses_hf_trainer
 from .a_parallelism import is_lightning, lightning_imported
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -495,8 +495,11 @@ class E2CommComputeOverlap(Check):
         why: list[str] = []
         # DeepSpeed ZeRO
         overlap_files: set[str] = set()
+        alt_ds = deepspeed_alternative_files(f)  # configs of a DeepSpeed backend the run does not pick
         for e in f.config("zero_optimization.overlap_comm", "overlap_comm"):
             overlap_files.add(e.path)
+            if e.path in alt_ds:
+                continue
             t = truthy(e.value)
             stage = _zero_stage_of(f, e.path)
             if t and stage == 1:
@@ -508,7 +511,7 @@ class E2CommComputeOverlap(Check):
             elif t is False:
                 off.append(f.ev(e, key=e.dotted, value=e.value))
         for e in f.config("zero_optimization.stage", "zero_stage"):
-            if e.path not in overlap_files and as_number(e.value) == 3:
+            if e.path not in overlap_files and as_number(e.value) == 3 and e.path not in alt_ds:
                 used.append(f.ev(e, key=e.dotted, value=e.value))
                 why.append("ZeRO-3 (overlap_comm defaults to true)")
         # Megatron / NeMo / ColossalAI / generic switches
