@@ -275,27 +275,102 @@ class FileFacts:
     error: str | None = None  # parse error (the file is still listed)
     lines: int = 0
 
-    def share(self, strings: dict[str, str]) -> None:
-        """Point every record's ``text`` and ``line`` at the scan's one copy of that value.
+    def share(self, strings: dict[Any, Any]) -> None:
+        """Point every record's ``line`` and its values (texts, names, expressions, argument and key tuples) at
+        the scan's one copy of each (see :func:`share_value`).
 
-        Extraction shares them as it goes; facts loaded from a cache arrive with copies of their
-        own (a pickle shares only within one file, and never ints). Done once, on load, before any
+        Extraction shares them as it goes; facts loaded from a cache or a worker arrive with copies of their
+        own (a pickle shares only within one file or batch, and never ints). Done once, on load, before any
         check reads them: the records are immutable to their readers, so this bypasses ``frozen``
         on purpose.
         """
         set_ = object.__setattr__
+        setdefault = strings.setdefault
         for attr in RECORD_LISTS:
+            fields = _SHARED_FIELDS[attr]
             for r in getattr(self, attr):
-                t = r.text
-                shared = strings.setdefault(t, t)
-                if shared is not t:
-                    set_(r, "text", shared)
+                for f in fields:
+                    v = getattr(r, f)
+                    c = v.__class__
+                    if c is str or c is Expr:
+                        shared = setdefault(v, v)
+                    elif c is tuple:
+                        shared = share_tuple(v, strings)
+                    elif c is dict:
+                        if v:
+                            _share_dict(v, strings)
+                        continue
+                    else:
+                        continue
+                    if shared is not v:
+                        set_(r, f, shared)
                 if r.line > 256:  # smaller ints are shared by CPython already
                     set_(r, "line", shared_line(r.line))
 
 
+def share_value(v: Any, strings: dict[Any, Any]) -> Any:
+    """The scan's one copy of an immutable value equal to ``v`` (a string, an :class:`Expr`, a tuple of those, of ints
+    and of None), ``v`` itself for anything else. Equal values of different types (``1``, ``True``, ``1.0``) are never
+    merged: only exact types that compare equal to nothing of another type are shared."""
+    c = v.__class__
+    if c is str or c is Expr:
+        return strings.setdefault(v, v)
+    if c is tuple:
+        return share_tuple(v, strings)
+    return v
+
+
+def share_tuple(t: tuple[Any, ...], strings: dict[Any, Any]) -> tuple[Any, ...]:
+    """``t`` with its strings and expressions shared and, when it holds only strings, expressions, ints (not bools)
+    and None, the scan's one copy of it (see :func:`share_value`)."""
+    if not t:
+        return t
+    setdefault = strings.setdefault
+    whole = True
+    items: list[Any] | None = None
+    for i, x in enumerate(t):
+        c = x.__class__
+        if c is str or c is Expr:
+            s = setdefault(x, x)
+            if s is not x:
+                if items is None:
+                    items = list(t)
+                items[i] = s
+        elif c is not int and x is not None:
+            whole = False
+    if items is not None:
+        t = tuple(items)
+    return setdefault(t, t) if whole else t
+
+
+def _share_dict(d: dict[str, Any], strings: dict[Any, Any]) -> None:
+    """Share a keyword mapping's values in place (its keys are identifiers, which the parser interns)."""
+    for k, v in d.items():
+        s = share_value(v, strings)
+        if s is not v:
+            d[k] = s
+
+
 RECORD_LISTS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths",
                 "doc_hints")
+
+#: the fields of each kind of record whose values :meth:`FileFacts.share` shares (``path`` is one object per file already)
+_SHARED_FIELDS: dict[str, tuple[str, ...]] = {
+    "calls": ("text", "name", "args", "kwargs", "func", "loop", "guard"),
+    "imports": ("text", "module", "name"),
+    "refs": ("text", "name"),
+    "attr_assigns": ("text", "target", "value", "loop", "func", "guard"),
+    "decorators": ("text", "name", "target"),
+    "arg_options": ("text", "dest", "flags", "default", "action"),
+    "fields": ("text", "owner", "name", "default"),
+    "assigns": ("text", "name", "value"),
+    "configs": ("text", "keys", "value", "fmt", "guard"),
+    "launches": ("text",),
+    "envs": ("text", "name", "value", "source"),
+    "deps": ("text", "name", "spec"),
+    "paths": ("text", "value"),
+    "doc_hints": ("text", "kind", "value"),
+}
 
 
 @dataclass(frozen=True, slots=True)
