@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, Protocol
 from .base import Check, Context, all_checks
 from .cache import CacheDirError, DirFactsCache
 from .facts import Facts, FileFacts, extract_file
+from .facts.types import drop_tables
 from .model import CheckResult, Evidence, Outcome, Project, Status
 from .project import detect_project
 from .query_log import Recorder, attributes, code_version, file_digests, share_hashes, unchanged
@@ -208,6 +209,7 @@ def parse_files(
             elif fresh and cache is not None and key is not None:
                 cache.put(key, ff)
             parsed.append(ff)
+        drop_tables(strings)  # the keys it kept to share keyword mappings: every mapping is made
         save = getattr(cache, "save_tree", None)
         if index is not None and save is not None:
             save(index, by_key, fresh_keys)

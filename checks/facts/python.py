@@ -23,6 +23,7 @@ from .types import (
     Import,
     PathLiteral,
     Ref,
+    share_kwargs,
     share_tuple,
     share_value,
 )
@@ -629,6 +630,8 @@ class _Extractor(ast.NodeVisitor):
         args = share_tuple(tuple([self.value(a) for a in node.args]), self._strings) if node.args else ()
         if not kwargs:  # most calls have no keyword: share one empty mapping (facts are never mutated)
             kwargs = _NO_KWARGS
+        else:
+            kwargs = share_kwargs(kwargs, self._strings)
         if not kw_lines:
             kw_lines = _NO_KW_LINES
         line = _ln(node.lineno)

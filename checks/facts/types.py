@@ -297,9 +297,9 @@ class FileFacts:
                     elif c is tuple:
                         shared = share_tuple(v, strings)
                     elif c is dict:
-                        if v:
-                            _share_dict(v, strings)
-                        continue
+                        if not v:
+                            continue
+                        shared = _share_dict(v, strings)
                     else:
                         continue
                     if shared is not v:
@@ -343,12 +343,41 @@ def share_tuple(t: tuple[Any, ...], strings: dict[Any, Any]) -> tuple[Any, ...]:
     return setdefault(t, t) if whole else t
 
 
-def _share_dict(d: dict[str, Any], strings: dict[Any, Any]) -> None:
-    """Share a keyword mapping's values in place (its keys are identifiers, which the parser interns)."""
+def _share_dict(d: dict[str, Any], strings: dict[Any, Any]) -> dict[str, Any]:
+    """A call's keyword mapping with its values shared, and the scan's one copy of it (see :func:`share_kwargs`)."""
     for k, v in d.items():
         s = share_value(v, strings)
         if s is not v:
             d[k] = s
+    return share_kwargs(d, strings)
+
+
+#: the key, in a scan's table, of its table of keyword mappings (dropped when the scan's facts are built: see drop_tables)
+_KWARGS = object()
+
+
+def share_kwargs(d: dict[str, Any], strings: dict[Any, Any]) -> dict[str, Any]:
+    """The scan's one copy of a call's keyword mapping equal to ``d`` (``dim=-1``, ``non_blocking=True``: half of a
+    large repository's mappings are repeats), ``d`` itself when a value is not a string, expression, int, bool or None
+    (a float, a tuple, a nested mapping). Values are compared with their types (``True`` is not ``1``). The mappings are
+    read, never written, once extracted."""
+    if not d:
+        return d
+    key = []
+    for k, v in d.items():
+        c = v.__class__
+        if c is not str and c is not Expr and c is not int and c is not bool and v is not None:
+            return d
+        key.append((k, c, v))
+    table = strings.get(_KWARGS)
+    if table is None:
+        table = strings[_KWARGS] = {}
+    return table.setdefault(tuple(key), d)
+
+
+def drop_tables(strings: dict[Any, Any]) -> None:
+    """Free what a scan's table keeps only while facts are made (the keys of its keyword mappings)."""
+    strings.pop(_KWARGS, None)
 
 
 RECORD_LISTS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths",
