@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from typing import Any
 
 from .docs_md import extract_usage_hints
@@ -255,10 +254,12 @@ class _Extractor(ast.NodeVisitor):
         """Import-resolved dotted name of a Name/Attribute chain, else None."""
         cls = node.__class__
         if cls is _Name:  # the usual cases first: ``f`` and ``x.f``
-            return sys.intern(self.aliases.get(node.id, node.id))  # type: ignore[attr-defined]
+            n = self.aliases.get(node.id, node.id)  # type: ignore[attr-defined]
+            return self._strings.setdefault(n, n)  # the same dotted names recur in every file: the scan's one copy
         if cls is _Attribute and node.value.__class__ is _Name:  # type: ignore[attr-defined]
             base = node.value  # type: ignore[attr-defined]
-            return sys.intern(f"{self.aliases.get(base.id, base.id)}.{node.attr}")  # type: ignore[attr-defined]
+            n = f"{self.aliases.get(base.id, base.id)}.{node.attr}"  # type: ignore[attr-defined]
+            return self._strings.setdefault(n, n)
         parts: list[str] = []
         cur = node
         while cur.__class__ is _Attribute:
@@ -267,7 +268,8 @@ class _Extractor(ast.NodeVisitor):
         if cur.__class__ is _Name:
             root = self.aliases.get(cur.id, cur.id)  # type: ignore[attr-defined]
             parts.append(root)
-            return sys.intern(".".join(reversed(parts)))  # the same dotted names recur in every file
+            n = ".".join(reversed(parts))
+            return self._strings.setdefault(n, n)
         return None
 
     def is_imported_root(self, node: ast.AST) -> bool:

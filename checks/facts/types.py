@@ -279,8 +279,9 @@ class FileFacts:
         """Point every record's ``line`` and its values (texts, names, expressions, argument and key tuples) at
         the scan's one copy of each (see :func:`share_value`).
 
-        Extraction shares them as it goes; facts loaded from a cache or a worker arrive with copies of their
-        own (a pickle shares only within one file or batch, and never ints). Done once, on load, before any
+        Extraction shares them as it goes; facts loaded from a cache arrive with copies of their own (a pickle
+        shares only within one file, and never ints; a worker's strings are shared as they load, see
+        :func:`checks.cache.loads_batch`). Done once, on load, before any
         check reads them: the records are immutable to their readers, so this bypasses ``frozen``
         on purpose.
         """
@@ -306,6 +307,16 @@ class FileFacts:
                         set_(r, f, shared)
                 if r.line > 256:  # smaller ints are shared by CPython already
                     set_(r, "line", shared_line(r.line))
+
+
+def share_line_numbers(ff: FileFacts) -> None:
+    """Point every record's ``line`` at the one shared int of its value (see :func:`shared_line`): for facts whose other
+    values are shared already (a worker's, see :func:`checks.cache.loads_batch`)."""
+    set_ = object.__setattr__
+    for attr in RECORD_LISTS:
+        for r in getattr(ff, attr):
+            if r.line > 256:  # smaller ints are shared by CPython already
+                set_(r, "line", shared_line(r.line))
 
 
 def share_value(v: Any, strings: dict[Any, Any]) -> Any:
