@@ -276,35 +276,22 @@ class FileFacts:
     lines: int = 0
 
     def share(self, strings: dict[Any, Any]) -> None:
-        """Point every record's ``line`` and its values (texts, names, expressions, argument and key tuples) at
-        the scan's one copy of each (see :func:`share_value`).
+        """Point every record's ``text`` and ``line`` at the scan's one copy of that value.
 
-        Extraction shares them as it goes; facts loaded from a cache arrive with copies of their own (a pickle
-        shares only within one file, and never ints; a worker's strings are shared as they load, see
-        :func:`checks.cache.loads_batch`). Done once, on load, before any
-        check reads them: the records are immutable to their readers, so this bypasses ``frozen``
-        on purpose.
+        Extraction shares these and the other values as it goes; facts loaded from a cache arrive with copies
+        of their own (a pickle shares only within one file or pack, and never ints; a worker's strings are shared
+        as they load, see :func:`checks.cache.loads_batch`). Done once, on load, before any check reads them: the
+        records are immutable to their readers, so this bypasses ``frozen`` on purpose. Only the texts and lines: a
+        pass over every field costs more CPU than it saves memory on the few files a warm scan loads one by one,
+        and an in-memory cache (``accel-audit pr``, the App's PR audit) hands back facts already shared.
         """
         set_ = object.__setattr__
-        setdefault = strings.setdefault
         for attr in RECORD_LISTS:
-            fields = _SHARED_FIELDS[attr]
             for r in getattr(self, attr):
-                for f in fields:
-                    v = getattr(r, f)
-                    c = v.__class__
-                    if c is str or c is Expr:
-                        shared = setdefault(v, v)
-                    elif c is tuple:
-                        shared = share_tuple(v, strings)
-                    elif c is dict:
-                        if not v:
-                            continue
-                        shared = _share_dict(v, strings)
-                    else:
-                        continue
-                    if shared is not v:
-                        set_(r, f, shared)
+                t = r.text
+                shared = strings.setdefault(t, t)
+                if shared is not t:
+                    set_(r, "text", shared)
                 if r.line > 256:  # smaller ints are shared by CPython already
                     set_(r, "line", shared_line(r.line))
 
@@ -354,15 +341,6 @@ def share_tuple(t: tuple[Any, ...], strings: dict[Any, Any]) -> tuple[Any, ...]:
     return setdefault(t, t) if whole else t
 
 
-def _share_dict(d: dict[str, Any], strings: dict[Any, Any]) -> dict[str, Any]:
-    """A call's keyword mapping with its values shared, and the scan's one copy of it (see :func:`share_kwargs`)."""
-    for k, v in d.items():
-        s = share_value(v, strings)
-        if s is not v:
-            d[k] = s
-    return share_kwargs(d, strings)
-
-
 #: the key, in a scan's table, of its table of keyword mappings (dropped when the scan's facts are built: see drop_tables)
 _KWARGS = object()
 
@@ -393,24 +371,6 @@ def drop_tables(strings: dict[Any, Any]) -> None:
 
 RECORD_LISTS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths",
                 "doc_hints")
-
-#: the fields of each kind of record whose values :meth:`FileFacts.share` shares (``path`` is one object per file already)
-_SHARED_FIELDS: dict[str, tuple[str, ...]] = {
-    "calls": ("text", "name", "args", "kwargs", "func", "loop", "guard"),
-    "imports": ("text", "module", "name"),
-    "refs": ("text", "name"),
-    "attr_assigns": ("text", "target", "value", "loop", "func", "guard"),
-    "decorators": ("text", "name", "target"),
-    "arg_options": ("text", "dest", "flags", "default", "action"),
-    "fields": ("text", "owner", "name", "default"),
-    "assigns": ("text", "name", "value"),
-    "configs": ("text", "keys", "value", "fmt", "guard"),
-    "launches": ("text",),
-    "envs": ("text", "name", "value", "source"),
-    "deps": ("text", "name", "spec"),
-    "paths": ("text", "value"),
-    "doc_hints": ("text", "kind", "value"),
-}
 
 
 @dataclass(frozen=True, slots=True)
