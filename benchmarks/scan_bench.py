@@ -291,11 +291,27 @@ def warm(tree: Path, tmp: Path, rounds: int, which: str = "both", victim_rel: st
     print(f"  warm reports == cold -j1 report of the edited tree (and filling == cold): {all(same)}")
 
 
-def copies(tree_for: dict[int, Path], tmp: Path) -> None:
+def copies(tree_for: dict[int, Path], tmp: Path, rounds: int = 1, baseline: Path | None = None) -> None:
+    """Scan 1x, 2x, 4x... copies with the default options, ``rounds`` times each; with ``baseline`` (another checkout of
+    accel-audit), its scan of each tree runs right before this one's, alternated, and the reports are compared."""
     print("memory as the tree grows (scan with default options):")
+    floor = {n: float(str(measure([sys.executable, "-c", FLOOR, str(tree), str(ROOT)])["out"]).split()[0]) for n, tree in tree_for.items()}
     for n, tree in tree_for.items():
-        r = measure(scan_cmd(tree, tmp / f"copies{n}.json"), cwd=ROOT)
-        print(_row(f"{n}x tree", [r]))
+        runs: dict[str, list[dict[str, float | str]]] = {"baseline": [], "this": []}
+        same = True
+        for _ in range(rounds):
+            if baseline is not None:
+                runs["baseline"].append(measure(scan_cmd(tree, tmp / f"copies{n}-base.json"), cwd=baseline))
+            runs["this"].append(measure(scan_cmd(tree, tmp / f"copies{n}.json"), cwd=ROOT))
+            if baseline is not None:
+                same = same and (tmp / f"copies{n}-base.json").read_bytes() == (tmp / f"copies{n}.json").read_bytes()
+        for who, rs in runs.items():
+            if rs:
+                label = f"{n}x tree" + (f" ({who})" if baseline is not None else "")
+                ratio = [float(r["wall"]) / floor[n] for r in rs]
+                print(_row(label, rs) + f"   wall / floor {_rng(ratio)} (floor {floor[n]:.2f} s)")
+        if baseline is not None:
+            print(f"  {n}x: reports of baseline and this byte-identical: {same}")
 
 
 def _copies(tree: Path, n: int, out: Path) -> Path:
@@ -321,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --warm: an edit no check reads, one a check reads (a num_workers value), or both (default)")
     ap.add_argument("--copies", help="also scan N copies of the corpus, e.g. 1,2,4")
     ap.add_argument("--skip-main", action="store_true", help="only the --warm / --copies parts")
+    ap.add_argument("--copies-rounds", type=int, default=1, help="with --copies: scans of each tree")
+    ap.add_argument("--baseline", type=Path, help="with --copies: another checkout of accel-audit (run with this Python), "
+                    "whose scan of each tree runs alternated with this one's")
     args = ap.parse_args(argv)
     tree = args.tree or build(args.work / "corpus", args.dest)
     with tempfile.TemporaryDirectory() as t:
@@ -332,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.copies:
             ns = [int(x) for x in args.copies.split(",")]
             trees = {n: tree if n == 1 else _copies(tree, n, args.work / f"{tree.name}-x{n}") for n in ns}
-            copies(trees, tmp)
+            copies(trees, tmp, args.copies_rounds, args.baseline)
     return 0
 
 

@@ -50,7 +50,7 @@ from .facts.types import (
 )
 from .tree_index import TreeIndex
 
-__all__ = ["MAGIC", "TREE_MAGIC", "CacheDirError", "DirFactsCache", "dumps_facts", "open_entry", "seal_entry"]
+__all__ = ["MAGIC", "TREE_MAGIC", "CacheDirError", "DirFactsCache", "dumps_batch", "dumps_facts", "loads_batch", "open_entry", "seal_entry"]
 
 #: the start of every entry (bump it when the layout changes: older entries are then misses)
 MAGIC = b"AAF\x01"
@@ -87,6 +87,52 @@ def dumps_facts(value: Any) -> bytes:
     pickler.dispatch_table = _DISPATCH
     pickler.dump(value)
     return buf.getvalue()
+
+
+def dumps_batch(facts: list[FileFacts], strings: list[str]) -> bytes:
+    """A worker's answer: ``strings`` (the distinct strings its facts hold, from its table), then its facts, pickled by
+    one pickler, so that the facts refer to those strings through the pickle's memo (read by :func:`loads_batch`)."""
+    buf = io.BytesIO()
+    pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = _DISPATCH
+    pickler.dump(strings)  # first, each memoized once and in order: memo index i + 1 is strings[i]
+    pickler.dump(facts)
+    return buf.getvalue()
+
+
+def loads_batch(blob: bytes, strings: dict[Any, Any] | None) -> list[FileFacts]:
+    """The facts of :func:`dumps_batch`, built with the scan's one copy of each of the worker's strings (``strings``,
+    the scan's table): the strings are shared once each, at C speed, and the unpickler's memo then hands the shared
+    ones to every record that refers to them, with no pass over the records. (Expressions, tuples and keyword mappings
+    are shared within the worker's batch only; line numbers by :func:`checks.facts.types.share_line_numbers`.)"""
+    u = pickle.Unpickler(io.BytesIO(blob))
+    strs: list[str] = u.load()
+    n = len(strs)
+    if strings is None or not n:
+        return u.load()  # type: ignore[no-any-return]
+    memo = u.memo.copy()
+    if memo.get(1) is not strs[0] or memo.get(n) is not strs[-1]:  # not the layout dumps_batch writes: no sharing
+        return u.load()  # type: ignore[no-any-return]
+    u.memo = _memo_of([memo.get(0), *map(strings.setdefault, strs, strs), *map(memo.get, range(n + 1, max(memo) + 1))])
+    return u.load()  # type: ignore[no-any-return]
+
+
+_MEMO_ENTRY = 8  # BININT i, BINPERSID, MEMOIZE, POP
+_memo_stream = bytearray()
+
+
+def _memo_of(objs: list[Any]) -> Any:
+    """An unpickler memo holding ``objs[i]`` at index ``i``, to assign to another unpickler's ``memo``: made by loading a
+    stream that memoizes each in turn (``BINPERSID i``, ``MEMOIZE``, ``POP``). Assigning a dict to ``Unpickler.memo``
+    loses its entries in CPython (3.11: they go to the memo it then replaces); another unpickler's memo is copied whole."""
+    n = len(objs)
+    have = len(_memo_stream) // _MEMO_ENTRY
+    if have < n:  # the stream's entries are the same for every batch: made once, grown as needed
+        _memo_stream.extend(b"".join(b"J" + i.to_bytes(4, "little") + b"Q\x940" for i in range(have, max(n, 2 * have))))
+    m = pickle.Unpickler(io.BytesIO(b"\x80\x04" + bytes(memoryview(_memo_stream)[: n * _MEMO_ENTRY]) + b"N."))
+    m.persistent_load = objs.__getitem__  # type: ignore[assignment]
+    m.load()
+    return m.memo
 
 
 def _seal(value: Any, key: bytes, magic: bytes) -> bytes:

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, Protocol
 from .base import Check, Context, all_checks
 from .cache import CacheDirError, DirFactsCache
 from .facts import Facts, FileFacts, extract_file
+from .facts.types import drop_tables, share_line_numbers
 from .model import CheckResult, Evidence, Outcome, Project, Status
 from .project import detect_project
 from .query_log import Recorder, attributes, code_version, file_digests, share_hashes, unchanged
@@ -29,7 +30,7 @@ from .tree_index import TreeIndex
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
 #: Bump when an extractor changes what it records: cached facts of older versions are ignored.
-FACTS_VERSION = 26
+FACTS_VERSION = 27
 
 
 class FactsCache(Protocol):
@@ -195,12 +196,15 @@ def parse_files(
         if jobs > 1:
             from .parallel import extract_parallel
 
-            results = extract_parallel(slots(), jobs, local)
+            results = extract_parallel(slots(), jobs, local, strings=strings)
         else:
             results = ((p, d, ff, False, k) if ff is not None else (p, d, local(p, d), True, k) for p, d, ff, k in slots())
         for _path, _data, ff, fresh, key in results:
-            if (jobs > 1 or not fresh) and not (packed is not None and key is not None and packed(key)):
-                ff.share(strings)  # cached facts and a worker's facts arrive with copies of their own (a pack's share theirs)
+            if fresh:
+                if jobs > 1:
+                    share_line_numbers(ff)  # a worker's strings arrive shared (checks.cache.loads_batch), its line numbers not
+            elif not (packed is not None and key is not None and packed(key)):
+                ff.share(strings)  # cached facts arrive with copies of their own (a pack's share theirs)
             if index is not None and key is not None:
                 by_key[key] = ff
                 if fresh:
@@ -208,6 +212,7 @@ def parse_files(
             elif fresh and cache is not None and key is not None:
                 cache.put(key, ff)
             parsed.append(ff)
+        drop_tables(strings)  # the keys it kept to share keyword mappings: every mapping is made
         save = getattr(cache, "save_tree", None)
         if index is not None and save is not None:
             save(index, by_key, fresh_keys)

@@ -15,7 +15,6 @@ scan: its batch, and any later one, is extracted in this process instead.
 from __future__ import annotations
 
 import multiprocessing
-import pickle
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -23,7 +22,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from .cache import dumps_facts
+from .cache import dumps_batch, loads_batch
 from .facts import FileFacts, extract_file
 
 __all__ = ["BATCH_BYTES", "extract_parallel"]
@@ -48,7 +47,8 @@ def _extract_batch(items: list[tuple[str, bytes]]) -> bytes:
     """Worker side: one string table per batch, so that the pickled answer holds each repeated text once; pickled
     by :func:`checks.cache.dumps_facts` (records rebuilt by their constructors: half the load time in this process)."""
     strings: dict[str, str] = {}
-    return dumps_facts([extract_file(path, data, strings=strings) for path, data in items])
+    facts = [extract_file(path, data, strings=strings) for path, data in items]
+    return dumps_batch(facts, [s for s in strings.values() if s.__class__ is str])
 
 
 #: a slot of the output, in input order: path, bytes, the facts when already known (a cache hit) or None to
@@ -58,12 +58,14 @@ Slot = tuple[str, bytes, FileFacts | None, Any]
 
 def extract_parallel(
     slots: Iterable[Slot], jobs: int, local: Callable[[str, bytes], FileFacts], executor: Executor | None = None,
+    strings: dict[Any, Any] | None = None,
 ) -> Iterator[tuple[str, bytes, FileFacts, bool, Any]]:
     """``(path, data, facts, fresh, tag)`` for every slot, in input order; ``fresh`` when extracted now.
 
     ``local(path, data)`` extracts in this process: the first :data:`LOCAL_FIRST_BYTES` of source (the
     pool starts only when the repository is larger), and the batches of a pool that broke.
     ``executor``: the pool to use (default: ``jobs`` spawned processes); it is shut down at the end.
+    ``strings``: the scan's table; a worker's facts arrive with their strings shared in it (see :func:`checks.cache.loads_batch`).
     """
     pool: Executor | None = None
     window: deque[tuple[list[Slot], Future[bytes] | None]] = deque()
@@ -88,7 +90,7 @@ def extract_parallel(
         done: list[FileFacts] | None = None
         if fut is not None:
             try:
-                done = pickle.loads(fut.result())  # our own worker's answer
+                done = loads_batch(fut.result(), strings)  # our own worker's answer
             except (BrokenProcessPool, OSError):
                 broken = True
         fresh = iter(done) if done is not None else None

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from .shell import extract_shell_text
-from .types import ConfigEntry, Container, EnvVar, FileFacts, shared_line
+from .types import ConfigEntry, Container, EnvVar, FileFacts, share_tuple, share_value, shared_line
 
 try:  # libyaml is the fast path; the pure-Python loader still works without it
     _Loader: type = yaml.CSafeLoader
@@ -98,13 +98,13 @@ def _walk_yaml(
                 continue
             key = lines.strings.setdefault(k_node.value, k_node.value)
             line = shared_line(k_node.start_mark.line + 1)
-            sub = (*keys, key)
+            sub = share_tuple((*keys, key), lines.strings)  # key paths and values recur across a repository's configs
             if isinstance(v_node, yaml.ScalarNode):
-                val = _yaml_scalar(loader, v_node)
+                val = share_value(_yaml_scalar(loader, v_node), lines.strings)
                 out.configs.append(ConfigEntry(path, line, sub, val, "yaml", lines.snippet(line)))
                 _string_value(path, line, key, val, out)
             elif isinstance(v_node, yaml.SequenceNode) and all(isinstance(i, yaml.ScalarNode) for i in v_node.value):
-                vals = tuple(_yaml_scalar(loader, i) for i in v_node.value)
+                vals = share_tuple(tuple(_yaml_scalar(loader, i) for i in v_node.value), lines.strings)
                 out.configs.append(ConfigEntry(path, line, sub, vals, "yaml", lines.snippet(line)))
                 if key in _ARGV_KEYS and all(isinstance(v, str) and v.strip() and not any(c.isspace() for c in v) for v in vals):
                     continue  # an argv list: read as one command line with its mapping's args (below)
@@ -123,9 +123,9 @@ def _walk_yaml(
             if isinstance(item, (yaml.MappingNode, yaml.SequenceNode)):
                 _walk_yaml(loader, item, (*keys, i), path, lines, out, budget)
             elif isinstance(item, yaml.ScalarNode):
-                v = _yaml_scalar(loader, item)
+                v = share_value(_yaml_scalar(loader, item), lines.strings)
                 ln = shared_line(item.start_mark.line + 1)
-                out.configs.append(ConfigEntry(path, ln, (*keys, i), v, "yaml", lines.snippet(ln)))
+                out.configs.append(ConfigEntry(path, ln, share_tuple((*keys, i), lines.strings), v, "yaml", lines.snippet(ln)))
                 if isinstance(v, str):
                     _string_value(path, item.start_mark.line + 1, str(keys[-1]) if keys else "", v, out)
 
@@ -250,11 +250,12 @@ def _walk_json(data: Any, key_lines: dict[tuple[str | int, ...], int], path: str
         line = key_lines.get(sub, key_lines.get(keys, 1))
         if isinstance(v, dict) or (isinstance(v, list) and any(isinstance(i, (dict, list)) for i in v)):
             if isinstance(k, str):
-                out.configs.append(ConfigEntry(path, line, sub, Container("map" if isinstance(v, dict) else "seq"), "json", lines.snippet(line)))
+                out.configs.append(ConfigEntry(path, line, share_tuple(sub, lines.strings), Container("map" if isinstance(v, dict) else "seq"),
+                                               "json", lines.snippet(line)))
             _walk_json(v, key_lines, path, lines, out, sub)
         elif isinstance(k, str):
-            val = tuple(v) if isinstance(v, list) else v
-            out.configs.append(ConfigEntry(path, line, sub, val, "json", lines.snippet(line)))
+            val = share_value(tuple(v) if isinstance(v, list) else v, lines.strings)
+            out.configs.append(ConfigEntry(path, line, share_tuple(sub, lines.strings), val, "json", lines.snippet(line)))
             _string_value(path, line, k, v, out)
 
 

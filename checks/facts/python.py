@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from typing import Any
 
 from .docs_md import extract_usage_hints
@@ -23,6 +22,9 @@ from .types import (
     Import,
     PathLiteral,
     Ref,
+    share_kwargs,
+    share_tuple,
+    share_value,
 )
 from .types import (
     shared_line as _ln,
@@ -223,15 +225,18 @@ class _Extractor(ast.NodeVisitor):
         """An :class:`Expr`, shared by every equal one of the file (it is an immutable value)."""
         key = (text, dotted, ref)
         e = self._exprs.get(key)
-        if e is None:
-            e = self._exprs[key] = Expr(text, dotted, ref)
+        if e is None:  # the scan's one copy: ``args.lr``, ``torch.bfloat16``, ``self.model`` recur across files
+            strings = self._strings
+            e = Expr(strings.setdefault(text, text), dotted, ref)
+            e = self._exprs[key] = strings.setdefault(e, e)
         return e
 
     def _guard_text(self) -> str:
         key = tuple(self.guard_stack)
         t = self._guards.get(key)
         if t is None:
-            t = self._guards[key] = " and ".join(key)
+            t = " and ".join(key)
+            t = self._guards[key] = self._strings.setdefault(t, t)
         return t
 
     def text(self, line: int) -> str:
@@ -262,10 +267,12 @@ class _Extractor(ast.NodeVisitor):
         """Import-resolved dotted name of a Name/Attribute chain, else None."""
         cls = node.__class__
         if cls is _Name:  # the usual cases first: ``f`` and ``x.f``
-            return sys.intern(self.aliases.get(node.id, node.id))  # type: ignore[attr-defined]
+            n = self.aliases.get(node.id, node.id)  # type: ignore[attr-defined]
+            return self._strings.setdefault(n, n)  # the same dotted names recur in every file: the scan's one copy
         if cls is _Attribute and node.value.__class__ is _Name:  # type: ignore[attr-defined]
             base = node.value  # type: ignore[attr-defined]
-            return sys.intern(f"{self.aliases.get(base.id, base.id)}.{node.attr}")  # type: ignore[attr-defined]
+            n = f"{self.aliases.get(base.id, base.id)}.{node.attr}"  # type: ignore[attr-defined]
+            return self._strings.setdefault(n, n)
         parts: list[str] = []
         cur = node
         while cur.__class__ is _Attribute:
@@ -274,7 +281,8 @@ class _Extractor(ast.NodeVisitor):
         if cur.__class__ is _Name:
             root = self.aliases.get(cur.id, cur.id)  # type: ignore[attr-defined]
             parts.append(root)
-            return sys.intern(".".join(reversed(parts)))  # the same dotted names recur in every file
+            n = ".".join(reversed(parts))
+            return self._strings.setdefault(n, n)
         return None
 
     def is_imported_root(self, node: ast.AST) -> bool:
@@ -292,7 +300,8 @@ class _Extractor(ast.NodeVisitor):
     def value(self, node: ast.AST) -> Any:
         cls = node.__class__
         if cls is _Constant:
-            return node.value  # type: ignore[attr-defined]
+            v = node.value  # type: ignore[attr-defined]
+            return self._strings.setdefault(v, v) if v.__class__ is str else v
         if cls is _Name:  # names are never constants: the binding in scope, an import, or a reference
             name = node.id  # type: ignore[attr-defined]
             for scope in reversed(self.scopes):  # lookup(), inlined
@@ -306,7 +315,7 @@ class _Extractor(ast.NodeVisitor):
             return self.expr(name, None, name)
         v = _NO_VALUE if cls is _Attribute else _const(node)
         if v is not _NO_VALUE:
-            return v
+            return share_value(v, self._strings)
         if cls is _Attribute:
             text = self.src(node)
             if self.is_imported_root(node):
@@ -363,11 +372,13 @@ class _Extractor(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         mod = ("." * node.level) + (node.module or "")
+        mod = self._strings.setdefault(mod, mod)
         for a in node.names:
             if a.name == "*":
                 self.out.imports.append(Import(self.path, _ln(node.lineno), mod, "*", self.text(node.lineno), self.optional_imports > 0))
                 continue
-            self.aliases[a.asname or a.name] = f"{mod}.{a.name}" if mod else a.name
+            full = f"{mod}.{a.name}" if mod else a.name
+            self.aliases[a.asname or a.name] = self._strings.setdefault(full, full)  # a Ref's name: one copy for the scan
             self.out.imports.append(Import(self.path, _ln(node.lineno), mod, a.name, self.text(node.lineno), self.optional_imports > 0))
 
     def visit_Try(self, node: ast.Try) -> None:
@@ -409,7 +420,7 @@ class _Extractor(ast.NodeVisitor):
             v = self.constant(d)
             if v is not _NO_VALUE and not isinstance(v, dict):
                 line = _ln(d.lineno)
-                self.out.fields.append(Field(self.path, line, owner, arg.arg, v, self.text(line)))
+                self.out.fields.append(Field(self.path, line, owner, arg.arg, share_value(v, self._strings), self.text(line)))
 
     visit_FunctionDef = _visit_func
     visit_AsyncFunctionDef = _visit_func
@@ -529,7 +540,8 @@ class _Extractor(ast.NodeVisitor):
     def visit_For(self, node: ast.For) -> None:
         self.visit(node.iter)
         self.visit(node.target)
-        self.loop_stack.append(self.src(node.iter))
+        loop = self.src(node.iter)
+        self.loop_stack.append(self._strings.setdefault(loop, loop))
         self._visit_block(node.body, (ast.Continue, ast.Return))
         for stmt in node.orelse:
             self.visit(stmt)
@@ -575,6 +587,7 @@ class _Extractor(ast.NodeVisitor):
         if isinstance(t, ast.Name):
             v = self.constant(value_node)
             if v is not _NO_VALUE and not isinstance(v, dict):
+                v = share_value(v, self._strings)
                 self._bind(self.scopes[-1], t.id, v)
                 params, depth = self.param_stack[-1] if self.param_stack else (set(), 0)
                 # a parameter overridden in one branch (nanotron: ``if not takes_input: dataloader_num_workers = 0``)
@@ -588,7 +601,7 @@ class _Extractor(ast.NodeVisitor):
             if isinstance(value_node, ast.Dict):
                 self._dict_literal(value_node, (t.id,))
         elif isinstance(t, ast.Attribute):
-            target = self.dotted(t) or f"?.{t.attr}"
+            target = self.dotted(t) or self._strings.setdefault(f"?.{t.attr}", f"?.{t.attr}")
             self.out.attr_assigns.append(
                 AttrAssign(
                     self.path, line, target, self.value(value_node), self.text(line),
@@ -611,7 +624,7 @@ class _Extractor(ast.NodeVisitor):
                 if owner and isinstance(key, str):
                     v = self.value(value_node)
                     self.out.configs.append(
-                        ConfigEntry(self.path, line, (owner, key), _scalar(v), "python", self.text(line),
+                        ConfigEntry(self.path, line, share_tuple((owner, key), self._strings), _scalar(v), "python", self.text(line),
                                     self._guard_text() if self.guard_stack else None)
                     )
         elif isinstance(t, (ast.Tuple, ast.List)):
@@ -624,8 +637,7 @@ class _Extractor(ast.NodeVisitor):
             key = _const(k) if k is not None else _NO_VALUE
             if not isinstance(key, str):
                 continue
-            key = self._strings.setdefault(key, key)
-            keys = (*prefix, key)
+            keys = share_tuple((*prefix, key), self._strings)
             if isinstance(v, ast.Dict):
                 self.out.configs.append(ConfigEntry(self.path, _ln(k.lineno), keys, Container("map"), "python", self.text(k.lineno)))
                 self._dict_literal(v, keys)
@@ -642,6 +654,7 @@ class _Extractor(ast.NodeVisitor):
             if name == "?.__init__" and len(self.func_stack) == 1 and self.func_stack[0] == "__init__" and self.class_stack \
                     and self.class_stack[-1][1] and _is_super(node.func.value):
                 name = self.class_stack[-1][1]  # ``super().__init__(ds, pin_memory=...)`` in a loader subclass builds the loader
+            name = self._strings.setdefault(name, name)
         kwargs: dict[str, Any] = {}
         kw_lines: dict[str, int] = {}
         star = False
@@ -654,9 +667,11 @@ class _Extractor(ast.NodeVisitor):
                 kw_lines[k.arg] = _ln(k.value.lineno)
             if k.value.__class__ is ast.Dict:
                 self._dict_literal(k.value, (name.rsplit(".", 1)[-1], k.arg))
-        args = tuple([self.value(a) for a in node.args]) if node.args else ()
+        args = share_tuple(tuple([self.value(a) for a in node.args]), self._strings) if node.args else ()
         if not kwargs:  # most calls have no keyword: share one empty mapping (facts are never mutated)
             kwargs = _NO_KWARGS
+        else:
+            kwargs = share_kwargs(kwargs, self._strings)
         if not kw_lines:
             kw_lines = _NO_KW_LINES
         line = _ln(node.lineno)
@@ -703,7 +718,7 @@ class _Extractor(ast.NodeVisitor):
                 dispatch[c](self, a)
 
     def _argparse(self, call: Call) -> None:
-        flags = tuple(a for a in call.args if isinstance(a, str) and a.startswith("-"))
+        flags = share_tuple(tuple(a for a in call.args if isinstance(a, str) and a.startswith("-")), self._strings)
         if not flags:
             return
         dest = call.kwargs.get("dest")
@@ -713,6 +728,7 @@ class _Extractor(ast.NodeVisitor):
             # OpenRLHF's dotted options (``--model.gradient_checkpointing_enable``, read as ``args.model.<name>``):
             # the setting is the last segment; the flag itself stays in ``flags``
             dest = dest.rsplit(".", 1)[-1]
+            dest = self._strings.setdefault(dest, dest)
         action = call.kwargs.get("action")
         action = action if isinstance(action, str) else None
         if "default" in call.kwargs:

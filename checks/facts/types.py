@@ -276,13 +276,15 @@ class FileFacts:
     error: str | None = None  # parse error (the file is still listed)
     lines: int = 0
 
-    def share(self, strings: dict[str, str]) -> None:
+    def share(self, strings: dict[Any, Any]) -> None:
         """Point every record's ``text`` and ``line`` at the scan's one copy of that value.
 
-        Extraction shares them as it goes; facts loaded from a cache arrive with copies of their
-        own (a pickle shares only within one file, and never ints). Done once, on load, before any
-        check reads them: the records are immutable to their readers, so this bypasses ``frozen``
-        on purpose.
+        Extraction shares these and the other values as it goes; facts loaded from a cache arrive with copies
+        of their own (a pickle shares only within one file or pack, and never ints; a worker's strings are shared
+        as they load, see :func:`checks.cache.loads_batch`). Done once, on load, before any check reads them: the
+        records are immutable to their readers, so this bypasses ``frozen`` on purpose. Only the texts and lines: a
+        pass over every field costs more CPU than it saves memory on the few files a warm scan loads one by one,
+        and an in-memory cache (``accel-audit pr``, the App's PR audit) hands back facts already shared.
         """
         set_ = object.__setattr__
         for attr in RECORD_LISTS:
@@ -293,6 +295,79 @@ class FileFacts:
                     set_(r, "text", shared)
                 if r.line > 256:  # smaller ints are shared by CPython already
                     set_(r, "line", shared_line(r.line))
+
+
+def share_line_numbers(ff: FileFacts) -> None:
+    """Point every record's ``line`` at the one shared int of its value (see :func:`shared_line`): for facts whose other
+    values are shared already (a worker's, see :func:`checks.cache.loads_batch`)."""
+    set_ = object.__setattr__
+    for attr in RECORD_LISTS:
+        for r in getattr(ff, attr):
+            if r.line > 256:  # smaller ints are shared by CPython already
+                set_(r, "line", shared_line(r.line))
+
+
+def share_value(v: Any, strings: dict[Any, Any]) -> Any:
+    """The scan's one copy of an immutable value equal to ``v`` (a string, an :class:`Expr`, a tuple of those, of ints
+    and of None), ``v`` itself for anything else. Equal values of different types (``1``, ``True``, ``1.0``) are never
+    merged: only exact types that compare equal to nothing of another type are shared."""
+    c = v.__class__
+    if c is str or c is Expr:
+        return strings.setdefault(v, v)
+    if c is tuple:
+        return share_tuple(v, strings)
+    return v
+
+
+def share_tuple(t: tuple[Any, ...], strings: dict[Any, Any]) -> tuple[Any, ...]:
+    """``t`` with its strings and expressions shared and, when it holds only strings, expressions, ints (not bools)
+    and None, the scan's one copy of it (see :func:`share_value`)."""
+    if not t:
+        return t
+    setdefault = strings.setdefault
+    whole = True
+    items: list[Any] | None = None
+    for i, x in enumerate(t):
+        c = x.__class__
+        if c is str or c is Expr:
+            s = setdefault(x, x)
+            if s is not x:
+                if items is None:
+                    items = list(t)
+                items[i] = s
+        elif c is not int and x is not None:
+            whole = False
+    if items is not None:
+        t = tuple(items)
+    return setdefault(t, t) if whole else t
+
+
+#: the key, in a scan's table, of its table of keyword mappings (dropped when the scan's facts are built: see drop_tables)
+_KWARGS = object()
+
+
+def share_kwargs(d: dict[str, Any], strings: dict[Any, Any]) -> dict[str, Any]:
+    """The scan's one copy of a call's keyword mapping equal to ``d`` (``dim=-1``, ``non_blocking=True``: half of a
+    large repository's mappings are repeats), ``d`` itself when a value is not a string, expression, int, bool or None
+    (a float, a tuple, a nested mapping). Values are compared with their types (``True`` is not ``1``). The mappings are
+    read, never written, once extracted."""
+    if not d:
+        return d
+    key = []
+    for k, v in d.items():
+        c = v.__class__
+        if c is not str and c is not Expr and c is not int and c is not bool and v is not None:
+            return d
+        key.append((k, c, v))
+    table = strings.get(_KWARGS)
+    if table is None:
+        table = strings[_KWARGS] = {}
+    return table.setdefault(tuple(key), d)
+
+
+def drop_tables(strings: dict[Any, Any]) -> None:
+    """Free what a scan's table keeps only while facts are made (the keys of its keyword mappings)."""
+    strings.pop(_KWARGS, None)
 
 
 RECORD_LISTS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths",

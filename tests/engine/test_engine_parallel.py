@@ -111,3 +111,18 @@ def test_a_platform_without_worker_processes_scans_in_this_process(monkeypatch: 
     monkeypatch.setattr(checks.parallel, "LOCAL_FIRST_BYTES", 0)
     files = _files("hf_deepspeed")
     assert _records(build_facts(files, jobs=2)) == _records(build_facts(files))
+
+
+def test_a_workers_strings_load_as_the_scans_one_copy() -> None:
+    """Two batches with the same source lines and names (two copies of a file) load with one object per equal string,
+    and the same facts as an extraction in this process."""
+    from checks.cache import loads_batch
+
+    src = b"import torch\nloader = torch.utils.data.DataLoader(ds, num_workers=4, pin_memory=True)\nx = 'cuda:0'\n"
+    strings: dict[Any, Any] = {}
+    one, = loads_batch(checks.parallel._extract_batch([("a/train.py", src)]), strings)
+    two, = loads_batch(checks.parallel._extract_batch([("b/train.py", src)]), strings)
+    assert one.calls[0].text is two.calls[0].text and one.calls[0].name is two.calls[0].name
+    assert one.calls[0].text == "loader = torch.utils.data.DataLoader(ds, num_workers=4, pin_memory=True)"
+    here = extract_file("b/train.py", src)
+    assert repr(two) == repr(here)
