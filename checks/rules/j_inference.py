@@ -59,7 +59,8 @@ _BACKEND_KEYS = ("infer_backend", "inference_backend", "backend", "engine", "inf
 _BACKEND_VALUES = {"vllm": "vllm", "sglang": "sglang", "lmdeploy": "lmdeploy", "tensorrt_llm": "tensorrt-llm", "trtllm": "tensorrt-llm",
                    "tensorrt-llm": "tensorrt-llm", "tgi": "tgi"}
 _PAGED = {"vllm", "sglang", "tgi", "tensorrt-llm", "lmdeploy", "deepspeed-mii", "megatron-core"}
-_CB = {"vllm", "sglang", "tgi", "lmdeploy", "deepspeed-mii", "megatron-core"}
+#: engines that batch continuously, in a fixed order (a set would order the evidence by the hash seed)
+_CB = ("vllm", "sglang", "tgi", "lmdeploy", "deepspeed-mii", "megatron-core")
 _ONLINE_RL = ("GRPOTrainer", "PPOTrainer", "RLOOTrainer", "OnlineDPOTrainer", "NashMDTrainer", "XPOTrainer")
 _TRAIN_CALLS = {"backward", "get_peft_model", "prepare_model_for_kbit_training", "LoraConfig", "TrainingArguments", "SFTConfig",
                 "DPOConfig", "GRPOConfig", "Trainer", "SFTTrainer", "DPOTrainer", "GRPOTrainer", "Seq2SeqTrainer", "fit",
