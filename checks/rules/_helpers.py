@@ -654,21 +654,10 @@ def _every_call_off(f: Facts, calls: list[Any], depth: int) -> list[Any]:
     return out
 
 
-#: an option that picks the data-parallel wrapper by name (fairseq2 ``data_parallelism: Literal["ddp", "fsdp"] = "ddp"``)
-_DP_SELECTORS = ("data_parallelism", "data_parallel_type", "data_parallel_mode", "dp_type", "dp_mode")
-
-
-def dp_selector_ddp(facts: Facts) -> list[Setting]:
-    """The settings of a data-parallel selector when every one of them picks DDP (its default, and no recipe or launch
-    choosing ``fsdp``): FSDP wrapping code in the library (fairseq2 ``to_fsdp2`` calling ``fully_shard``) is an option then."""
-    found = [s for s in facts.effective(*_DP_SELECTORS) if not _TEST_FILE.search(s.path) and isinstance(s.value, str)]
-    if not found or any(s.value.strip().lower() != "ddp" for s in found):
-        return []
-    return sorted(found, key=lambda s: s.source not in ("field-default", "argparse-default"))  # the declared default first
-
-
-#: an option naming the training backend by value (skyrl-train ``trainer.strategy: fsdp2``, verl ``actor.strategy: fsdp``)
-_BACKEND_KEYS = ("strategy", "training_backend", "train_backend", "distributed_backend", "parallel_backend")
+#: an option naming the training backend or data-parallel wrapper by value (skyrl-train ``trainer.strategy: fsdp2``, verl
+#: ``actor.strategy: fsdp``, fairseq2 ``data_parallelism: Literal["ddp", "fsdp"] = "ddp"``)
+_BACKEND_KEYS = ("strategy", "training_backend", "train_backend", "distributed_backend", "parallel_backend",
+                 "data_parallelism", "data_parallel_type", "data_parallel_mode", "dp_type", "dp_mode")
 
 
 def _backend_family(v: Any) -> str | None:
@@ -683,16 +672,19 @@ def _backend_family(v: Any) -> str | None:
 
 
 def backend_unselected(facts: Facts, family: str) -> list[Setting]:
-    """The backend choices when none picks ``family`` ("deepspeed", "megatron"): skyrl-train composes DeepSpeed ZeRO-3
-    configs into every run and ships Megatron workers, but ``trainer.strategy: fsdp2`` runs neither (the workers are imported
-    only when the strategy names them). Empty when no backend option exists or one of its values picks ``family``."""
+    """The backend choices when none picks ``family`` ("deepspeed", "megatron", "fsdp"): skyrl-train composes DeepSpeed
+    ZeRO-3 configs into every run and ships Megatron workers, but ``trainer.strategy: fsdp2`` runs neither (the workers are
+    imported only when the strategy names them); fairseq2's ``to_fsdp2`` runs only when ``data_parallelism`` is "fsdp", and it
+    defaults to "ddp". Empty when no backend option exists or one of its values picks ``family``. A run's own choice (config,
+    launch) is cited first, then a declared default."""
     key = ("backend-unselected", family)
     memo = facts._memo
     if key not in memo:
         sel = [s for s in facts.effective(*_BACKEND_KEYS) if s.source != "call" and _backend_family(s.value)
                and not _TEST_FILE.search(s.path)]
         off = [] if not sel or any(_backend_family(s.value) == family for s in sel) else sel
-        memo[key] = sorted(off, key=lambda s: (s.rank == 0, s.path, s.line))  # type: ignore[assignment]
+        memo[key] = sorted(off, key=lambda s: (s.source not in ("config", "launcher"),  # type: ignore[assignment]
+                                               s.source not in ("field-default", "argparse-default"), s.path, s.line))
     return list(memo[key])
 
 

@@ -32,7 +32,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import backend_unselected, callers_off, dp_selector_ddp, guard_off, uses_hf_trainer
+from ._helpers import backend_unselected, callers_off, guard_off, uses_hf_trainer
 from ._registry import debug_recipe, recipe_of
 
 U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
@@ -490,7 +490,7 @@ def fsdp_sites(facts: Facts) -> list[Site]:
         if re.search(r"\b\w+_distributed\b", launch.text):
             sites.append(Site(launch, "torchtune distributed recipe", True, "FULL_SHARD (FSDP2)"))
     sites = [s for s in sites if not _TEST_PATH.search(getattr(s.fact, "path", ""))]
-    if dp_selector_ddp(facts):  # wrapping code that a data-parallel selector left at DDP does not run
+    if backend_unselected(facts, "fsdp"):  # wrapping code that a data-parallel selector left at DDP does not run
         sites = [s for s in sites if not isinstance(s.fact, Call)]
     return sites
 
@@ -969,11 +969,11 @@ class A2FSDP(Check):
         if gated:
             return Outcome(N, [_ev(x) for x in offs], "FSDP wrapping code exists behind a switch that is off: " + _switch_text(offs),
                            {"fsdp": False})
-        ddp = dp_selector_ddp(f)
-        if ddp:
-            d0 = ddp[0]
-            return Outcome(N, [_ev(x) for x in ddp], f"FSDP is an option of `{d0.name}` that no run picks: the default is "
-                           f"'{d0.value}' ({d0.path}:{d0.line}), so the model is wrapped in DDP", {"fsdp": False})
+        chosen = backend_unselected(f, "fsdp")
+        if chosen:
+            d0 = chosen[0]
+            return Outcome(N, [_ev(x) for x in chosen], f"FSDP is an option of `{d0.name}` that no run picks: runs use "
+                           f"'{d0.value}' ({d0.path}:{d0.line})", {"fsdp": False})
         detail = "FSDP is imported but no model is wrapped" if f.imports("torch.distributed.fsdp") else "no FSDP wrapping found"
         return Outcome(N, [], detail, {"fsdp": False})
 

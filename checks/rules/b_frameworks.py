@@ -21,7 +21,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Facts, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import backend_unselected, dp_selector_ddp, uses_hf_trainer
+from ._helpers import backend_unselected, uses_hf_trainer
 from .a_parallelism import DS_REF_NAMES, FAIRSEQ2_DP, SKYRL_BACKENDS, calls_under, ds_config_refs, fsdp_sites, is_lightning, resolve_file
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -414,10 +414,10 @@ class B5PyTorchFSDP(Check):
         sites = [s for s in fsdp_sites(f) if s.native]
         if sites:
             return Outcome(U, [_ev(s.fact, key=s.how) for s in sites], f"PyTorch FSDP drives training ({sites[0].how})", {"fsdp": True})
-        ddp = dp_selector_ddp(f)
-        if ddp:
-            d0 = ddp[0]
-            return Outcome(N, [_ev(x) for x in ddp], f"FSDP is an option of `{d0.name}` that no run picks: the default is "
+        chosen = backend_unselected(f, "fsdp")
+        if chosen:
+            d0 = chosen[0]
+            return Outcome(N, [_ev(x) for x in chosen], f"FSDP is an option of `{d0.name}` that no run picks: runs use "
                            f"'{d0.value}' ({d0.path}:{d0.line})", {"fsdp": False})
         imported = _imports_only(f, "torch.distributed.fsdp", "torch.distributed._composable.fsdp")
         detail = "FSDP is imported but no model is wrapped" if imported else "no PyTorch FSDP found"

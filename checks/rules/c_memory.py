@@ -15,8 +15,8 @@ from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority,
 from ..project import recipe_files
 from ._helpers import (
     HF_DEFAULTS,
+    backend_unselected,
     callers_off,
-    dp_selector_ddp,
     evs,
     flag_state,
     guard_flags,
@@ -1186,7 +1186,7 @@ class C4Offload(Check):
                 disabled.append(s)
         # FSDP's offload policies, unless a data-parallel selector leaves FSDP itself unpicked (fairseq2: ``data_parallelism``
         # defaults to "ddp"; its ``to_fsdp2`` builds ``CPUOffloadPolicy()`` only for runs that choose FSDP and offload)
-        fsdp_off = bool(dp_selector_ddp(f))
+        fsdp_off = bool(backend_unselected(f, "fsdp"))
         for c in f.calls("CPUOffload") if not fsdp_off else ():
             v = c.kwargs.get("offload_params", c.args[0] if c.args else False)
             (used if value_on(f, v) else disabled).append(c)

@@ -13,7 +13,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import deepspeed_alternative_files, dp_selector_ddp, uses_hf_trainer
+from ._helpers import backend_unselected, deepspeed_alternative_files, uses_hf_trainer
 from .a_parallelism import is_lightning, lightning_imported
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -526,7 +526,7 @@ class E2CommComputeOverlap(Check):
                 used.append(f.ev(c, key=f"{c.short}(overlap_communication=)", value=True))
                 why.append(f"{c.short} overlaps communication by default")
         # FSDP (not its library wrappers when a data-parallel selector leaves it at DDP: fairseq2 ``data_parallelism``)
-        fsdp_off = bool(dp_selector_ddp(f))
+        fsdp_off = bool(backend_unselected(f, "fsdp"))
         for c in f.calls("FullyShardedDataParallel") if not fsdp_off else ():
             bp = c.kwargs.get("backward_prefetch", "default")
             fp = truthy(c.kwargs.get("forward_prefetch", False))
