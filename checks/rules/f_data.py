@@ -1835,6 +1835,16 @@ def _pinned_kw(v: Any) -> bool:
 # ---------------------------------------------------------------------------------------
 
 
+def _unpassed_param(f: Facts, c: Call, kw: str) -> bool:
+    """``np.load(f, mmap_mode=mmap_mode)`` in a helper whose parameter no caller passes (LAVIS ``load_file(filename,
+    mmap_mode=None, ...)``, called nowhere with ``mmap_mode``): the keyword forwards a default, not a choice."""
+    v = c.kwargs.get(kw)
+    if not (isinstance(v, Expr) and v.text.isidentifier() and c.func):
+        return False
+    callers = [x for x in f.calls(c.func) if x.func != c.func]
+    return not any(v.text in x.kwargs or x.star_kwargs or len(x.args) > 1 for x in callers)
+
+
 def _shard_evidence(f: Facts) -> list[Evidence]:
     out: list[Evidence] = []
     other = _other_disk_io(f)
@@ -2993,6 +3003,13 @@ class F8MemoryMappedData(_DataCheck):
             "        self.dataframe = datasets.load_dataset(\"parquet\", data_files=source, keep_in_memory=True)[\"train\"]\n")},
             N, "load_dataset(keep_in_memory=True): held in RAM, not memory-mapped"),
         Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy', mmap_mode=None)\n# np.memmap('x.bin')\n"}, N, "mmap_mode None, commented"),
+        Example({"lavis/common/utils.py": (  # LAVIS 1.0.2: a generic loader whose mmap_mode no caller passes
+            "import numpy as np\n\n\ndef load_file(filename, mmap_mode=None, verbose=True, allow_pickle=False):\n"
+            "    if filename.endswith('.npy'):\n        if mmap_mode:\n"
+            "            return np.load(filename, allow_pickle=allow_pickle, encoding='latin1', mmap_mode=mmap_mode)\n"
+            "        return np.load(filename, allow_pickle=allow_pickle, encoding='latin1')\n"),
+                 "lavis/datasets/builder.py": "from lavis.common.utils import load_file\n\nann = load_file('annotations/train.npy')\n"},
+                N, "mmap_mode forwarded by a helper no caller asks to map"),
 
         Example({"swift/tuners/utils.py": (  # a weight spilled to disk through a memmap opened to write
             "import numpy as np\n\ndef offload_weight(weight, weight_name, offload_folder, index=None):\n"
@@ -3014,7 +3031,7 @@ class F8MemoryMappedData(_DataCheck):
                                 if _text(c.kwargs.get("mode", c.args[2] if len(c.args) > 2 else "r")).strip("'\"") not in ("w+", "w")
                                 and not _WEIGHT_FUNC.search(c.func or "")]
         for c in f.calls("numpy.load"):
-            if c.kwargs.get("mmap_mode") not in (None, "None") and not _in_tests(c.path):
+            if c.kwargs.get("mmap_mode") not in (None, "None") and not _in_tests(c.path) and not _unpassed_param(f, c, "mmap_mode"):
                 used.append(_ev(c, key="np.load(mmap_mode=)", value=_text(c.kwargs["mmap_mode"])))
         for c in f.calls("torch.load"):
             if truthy(c.kwargs.get("mmap")):
