@@ -851,6 +851,7 @@ def _stale_script(f: Facts, path: str) -> list[Any]:
             and i.module.split(".", 1)[0] in tops and i.module not in mods]
 
 
+_ENGINE_PACKAGES = ("tensorrt_llm.", "vllm.", "sglang.", "lmdeploy.")
 _SERVING_PATH = re.compile(r"(^|/)(\w*rollout\w*|\w*serv(e|er|ing)\w*|infer\w*|generat\w*)(/|\.py$)", re.I)
 
 
@@ -886,7 +887,10 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     # ``HFPromptTuningConfig(task_type=task_type, **asdict(tuning_config))``), with no rank or target modules of its own
     # a PEFT wrapper in a helper every caller of which sits behind a switch that is off (verl ``_build_lora_module`` under
     # ``if self._is_lora:``, ``_is_lora = lora_rank > 0``, ``lora_rank: 0``) is not run
-    code = [c for c in _live(f, f.calls(*_PEFT_CALLS)) if not callers_off(f, c) and not (c.star_kwargs and c.func and not c.args
+    # an inference engine's adapter config (megatron-core's TensorRT-LLM export: ``from tensorrt_llm.lora_manager import
+    # LoraConfig``) serves LoRA checkpoints; it trains nothing
+    code = [c for c in _live(f, f.calls(*_PEFT_CALLS)) if not c.name.startswith(_ENGINE_PACKAGES)
+            and not callers_off(f, c) and not (c.star_kwargs and c.func and not c.args
                                                                and not set(c.kwargs) & _PEFT_CHOICES)
             and not _stale_script(f, c.path)]
     if code and (on or not off):
@@ -1188,6 +1192,15 @@ class G4LoRA(Check):
             "pkg/engine.py": ("from peft import LoraConfig, get_peft_model\n\nclass Engine:\n    def initialize(self):\n"
                               "        if self.config.use_lora:\n            self.model = get_peft_model(self.model, LoraConfig(r=self.config.lora_rank))\n"),
         }, N, "peft_type names the adapter a switched-off use_lora would build"),
+        Example({  # megatron-core 0.19.2 export/trtllm: LoRA checkpoints served by a TensorRT-LLM engine
+            "megatron/core/export/trtllm/engine_builder/trtllm_engine_builder.py": (
+                "class TRTLLMEngineBuilder:\n    @staticmethod\n    def build_and_save_engine(engine_dir, use_lora_plugin=None,\n"
+                "                              max_lora_rank=64, lora_target_modules=None, lora_ckpt_list=None):\n"
+                "        from tensorrt_llm.lora_manager import LoraConfig\n\n        if use_lora_plugin is not None:\n"
+                "            lora_config = LoraConfig(\n                lora_dir=lora_ckpt_list,\n                max_lora_rank=max_lora_rank,\n"
+                "                lora_target_modules=lora_target_modules,\n            )\n"),
+            "megatron/training/training.py": "def train_step(model, optimizer, data_iterator):\n    loss = model(next(data_iterator))\n    loss.backward()\n",
+        }, Status.NA, "an inference engine's LoRA config serves adapters, it trains none: no fine-tuning path"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
