@@ -1328,7 +1328,13 @@ def _not_layer_freezing(x: Any, recv: str) -> bool:
         return True
     if _AUX_MODEL.search(stem):
         return True
+    if _OPTIMIZER_CODE.search(path):
+        return True  # an optimizer's own copies (Megatron's HybridDeviceOptimizer: fp32/CPU copies of params without a grad)
     return func == "__init__" and bool(_MODEL_DEF.search(path))
+
+
+#: a file or folder of optimizer code (``megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py``, ``optim.py``)
+_OPTIMIZER_CODE = re.compile(r"(^|/)(optim|optimizers?)(/|\.py$)|(^|/)\w*_optimizer\.py$")
 
 
 def freeze_sites(f: Facts) -> list[Any]:
@@ -1574,6 +1580,16 @@ class G5LayerFreezing(Check):
             "train.py": ("from transformers import AutoModelForCausalLM\nfrom mylib.models.gemma import post_patch\n"
                          "model = post_patch(AutoModelForCausalLM.from_pretrained('google/gemma-2b'))\n"),
         }, U, "embeddings and first block frozen by a name test"),
+        Example({  # Megatron-LM megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py: CPU copies without a gradient
+            "megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py": (
+                "import torch\n\n\nclass HybridDeviceOptimizer(torch.optim.Optimizer):\n    def _sync_gpu_grads_to_cpu(self):\n"
+                "        for optimizer in self.cpu_optimizers:\n            for param in _param_generator(optimizer):\n"
+                "                gpu_param = self.cpu_copys_map_gpu_param[param]\n                if gpu_param.grad is None:\n"
+                "                    param.requires_grad = False\n                    continue\n"
+                "                param.requires_grad = False\n"),
+            "megatron/training/training.py": "def train_step(model, optimizer, data_iterator):\n    loss = model(next(data_iterator))\n    loss.backward()\n    optimizer.step()\n",
+            "examples/sft/finetune.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --finetune --load ckpt/ --bf16\n",
+        }, N, "an optimizer's CPU copies without a gradient are not frozen layers"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
