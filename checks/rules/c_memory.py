@@ -1529,6 +1529,13 @@ class C5GradientAccumulation(Check):
         Example(_GA_SECTION, N, "accumulation section left at 1 batch; the loop only supports it"),
         Example({**_GA_SECTION, "recipes/llama3_8b_sft.yaml": "trainer:\n  grad_accumulation:\n    num_batches: 4\n"}, U,
                 "a recipe accumulates 4 batches"),
+        Example({  # megatron-core 0.19.2 MimoModel: a wrapper's no_sync forwards to its inner DDP modules
+            "megatron/core/models/mimo/model/base.py": (
+                "from contextlib import ExitStack, contextmanager\n\n\nclass MimoModel:\n    @contextmanager\n    def no_sync(self):\n"
+                "        with ExitStack() as stack:\n            for module in self._active_ddp_modules():\n"
+                "                stack.enter_context(module.no_sync())\n            yield\n"),
+            "train.py": "for batch in loader:\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n",
+        }, N, "a wrapper's own no_sync delegating to inner modules is not an accumulation loop"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1579,7 +1586,9 @@ class C5GradientAccumulation(Check):
                 code.append(c)
                 code_n.append(_number_of(f, arg)[0])
         # DDP no_sync / Fabric no_backward_sync / accelerate accumulate exist only to accumulate
-        hooks = [c for c in f.calls("no_sync", "no_backward_sync", "accumulate") if c.short != "accumulate" or "accelerator" in c.name.lower()]
+        # (not a wrapper's own ``no_sync`` delegating to its inner modules: megatron-core's MimoModel.no_sync)
+        hooks = [c for c in f.calls("no_sync", "no_backward_sync", "accumulate") if (c.short != "accumulate" or "accelerator" in c.name.lower())
+                 and c.func != c.short]
         if used:
             return Outcome(U, [f.ev(x) for x in used + code + hooks], f"gradient accumulation over {int(n or 0)} micro-batches",
                            {"gradient_accumulation_steps": int(n or 0)})
