@@ -179,6 +179,8 @@ class _Extractor(ast.NodeVisitor):
         self.loop_stack: list[str] = []
         self.guard_stack: list[str] = []  # conditions of the enclosing if-branches
         self.param_stack: list[tuple[set[str], int]] = []  # each enclosing function's parameters and the guard depth at its entry
+        # per enclosing function: locals first bound to None (their Assign records) and the ones later bound to a computed value
+        self.none_locals: list[tuple[dict[str, Assign], set[str]]] = []
         self.optional_imports = 0  # depth of enclosing ``try:`` bodies whose handler catches ImportError
 
     # -- dispatch (same traversal as ast.NodeVisitor, without a string build and getattr per node) --
@@ -405,7 +407,14 @@ class _Extractor(ast.NodeVisitor):
         if node.name == "__init__" and self.class_stack and len(self.func_stack) == 1 and (
                 _CONFIG_CLASS.search(self.class_stack[-1][0]) or self.class_stack[-1][1]):
             self._init_defaults(self.class_stack[-1][0], a)
+        self.none_locals.append(({}, set()))
         self._visit_block(node.body, (ast.Return,))
+        placeholders, computed = self.none_locals.pop()
+        # ``max_doc_len: Optional[int] = None`` then ``max_doc_len = max(max_doc_lens)`` in a branch (olmo-core's forward): a
+        # placeholder for a computed value, not a setting that is None
+        dropped = {id(placeholders[n]) for n in computed if n in placeholders}
+        if dropped:
+            self.out.assigns[:] = [x for x in self.out.assigns if id(x) not in dropped]
         self.param_stack.pop()
         self.scopes.pop()
         self.func_stack.pop()
@@ -595,9 +604,14 @@ class _Extractor(ast.NodeVisitor):
                 # a floor under a computed value (``if logging_steps == 0: logging_steps = 1``) is not a setting
                 floor = bool(self.guard_stack) and _floors_itself(self.guard_stack[-1], t.id)
                 if not (t.id in params and len(self.guard_stack) > depth) and not floor:
-                    self.out.assigns.append(Assign(self.path, line, t.id, v, self.text(line)))
+                    rec = Assign(self.path, line, t.id, v, self.text(line))
+                    self.out.assigns.append(rec)
+                    if v is None and self.none_locals and t.id not in self.none_locals[-1][0]:
+                        self.none_locals[-1][0][t.id] = rec
             else:
                 self._bind(self.scopes[-1], t.id, _NO_VALUE)  # a non-constant rebinding hides an outer constant of that name
+                if self.none_locals:
+                    self.none_locals[-1][1].add(t.id)
             if isinstance(value_node, ast.Dict):
                 self._dict_literal(value_node, (t.id,))
         elif isinstance(t, ast.Attribute):

@@ -728,6 +728,8 @@ class Facts:
         for e in self._s["configs_by_key"].get(name, []):
             if isinstance(e.value, Container) or not self._ok(e.path, e.line):
                 continue
+            if isinstance(e.value, Expr) and e.value.ref is not None and _norm_key(e.value.ref) == name:
+                continue  # ``{"make_vocab_size_divisible_by": args.make_vocab_size_divisible_by}`` passes the setting on: no value
             out.append(Setting(name, e.value, e.path, e.line, "config", e.text, e.dotted, 2))
         for launch, k, v in self._s["launch_args_by_key"].get(name, []):
             line = launch.arg_line(k)

@@ -1789,6 +1789,18 @@ class D7TensorCoreAlignment(Check):
                 "from mymodel.configuration_mymodel import MyConfig\nfrom mymodel.modeling_mymodel import MyForCausalLM\n"
                 "model = MyForCausalLM(MyConfig())\nother = MyForCausalLM.from_pretrained('org/my-model')\n"),
         }, N, "config class instantiated from its defaults"),
+        Example({  # megatron-core 0.19.2: the argparse default pads the vocabulary; a dict passes the argument on unchanged
+            "megatron/training/arguments.py": (
+                "def _add_network_size_args(parser):\n    group = parser.add_argument_group(title='network size')\n"
+                "    group.add_argument('--make-vocab-size-divisible-by', type=int, default=128,\n"
+                "                       help='Pad the vocab size to be divisible by this value.')\n    return parser\n"),
+            "megatron/training/argument_utils.py": (
+                "def gpt_model_kwargs(args):\n    kwargs = {}\n    kwargs[\"rotary_base\"] = args.rotary_base\n"
+                "    kwargs[\"make_vocab_size_divisible_by\"] = args.make_vocab_size_divisible_by\n    return kwargs\n"),
+            "megatron/core/models/audio/gpt_config.py": (
+                "from dataclasses import dataclass\n\n\n@dataclass\nclass GPTConfig:\n    vocab_size: int = 50257\n"
+                "    emb_dim: int = 768\n    n_heads: int = 12\n"),
+        }, U, "kwargs[k] = args.<same name> passes the setting on; the argparse default pads"),
     )
 
     def _mult(self, f: Facts) -> int:

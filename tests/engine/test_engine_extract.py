@@ -643,3 +643,22 @@ def test_python_a_floor_under_a_computed_value_is_not_a_setting() -> None:
         "    if fast:\n        logging_steps = 5\n"
         "    return logging_steps\n"))
     assert sorted((a.line, a.value) for a in ff.assigns if a.name == "logging_steps") == [(8, 25), (10, 5)]
+
+
+def test_a_local_initialised_to_none_and_computed_later_is_no_setting() -> None:
+    """olmo-core's forward: ``max_doc_len: Optional[int] = None`` then ``max_doc_len = max(max_doc_lens)`` in a branch. The
+    None is a placeholder for a computed value; read as a setting it became the 'switch that is off' a check cited. A None
+    that stays None, and a module-level None, are still recorded."""
+    ff = x("src/olmo_core/nn/transformer/model.py", (
+        "from typing import Optional\n\n\n"
+        "def forward(self, input_ids, **kwargs):\n"
+        "    max_doc_len: Optional[int] = None\n"
+        "    cp_group = None\n"
+        "    if (max_doc_lens := kwargs.pop('max_doc_lens', None)) is not None:\n"
+        "        max_doc_len = max(max_doc_lens)\n"
+        "    return self.blocks(input_ids, max_doc_len=max_doc_len, cp_group=cp_group)\n\n\n"
+        "ATTN_BACKEND = None\n"
+    ))
+    names = {a.name for a in ff.assigns}
+    assert "max_doc_len" not in names
+    assert {"cp_group", "ATTN_BACKEND"} <= names
