@@ -215,3 +215,46 @@ def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
                 if token not in seen and not _NOT_TRAINING.search(stem):  # ``python train.py config/eval_gpt2.py``: an eval run
                     seen.add(token)
                     out.doc_hints.append(DocHint(path, launch.line, "command_file", token, shown))
+
+
+_PY_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*\{?\.?(python|py|python3)\b", re.I)
+#: the training entry a documented quickstart hands its config to (``pretrain(cfg, forward_step)``, ``finetune(cfg)``)
+_TRAIN_ENTRY = re.compile(r"(?i)^(pre)?train(ing)?$|^finetune$|^fine_tune$|^run_training$")
+
+
+def extract_doc_run_recipes(path: str, text: str, out: FileFacts) -> None:
+    """``run_recipe`` hints: a Python quickstart that imports a config-building function (``from pkg.recipes.llama import
+    llama32_1b_config``), calls it (``cfg = llama32_1b_config()``) and hands the result to a training entry
+    (``pretrain(cfg, forward_step)``) names the recipe its run is built from: value ``module:function``."""
+    if "```" not in text and "~~~" not in text:
+        return
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = _PY_FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].strip().startswith(m.group(1)):
+            j += 1
+        body, first = "\n".join(lines[i + 1 : j]), i + 2
+        i = j + 1
+        try:
+            tree = ast.parse(body)
+        except (SyntaxError, ValueError):
+            continue
+        imported = {a.asname or a.name: f"{n.module}:{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                    and n.module and n.level == 0 for a in n.names}
+        built: dict[str, tuple[str, int]] = {}  # variable -> (module:function, line)
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Call) \
+                    and isinstance(n.value.func, ast.Name) and n.value.func.id in imported:
+                built[n.targets[0].id] = (imported[n.value.func.id], first + n.lineno - 1)
+        for n in ast.walk(tree):
+            if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and _TRAIN_ENTRY.search(n.func.id)):
+                continue
+            for a in [*n.args, *(k.value for k in n.keywords)]:
+                if isinstance(a, ast.Name) and a.id in built:
+                    recipe, line = built[a.id]
+                    out.doc_hints.append(DocHint(path, line, "run_recipe", recipe, lines[line - 1].strip()[:300]))

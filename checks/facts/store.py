@@ -98,6 +98,10 @@ def _pattern_key(p: str) -> str | None:
     return None if p.endswith(".*") else p.rsplit(".", 1)[-1]
 
 
+#: a training entry a recipe hands its config to; the run recipe's bases are not followed into it
+_TRAIN_ENTRY = re.compile(r"(?i)^(pre)?train(ing)?$|^finetune$|^fine_tune$|^run_training$")
+
+
 @lru_cache(maxsize=1 << 16)  # a repository has a few thousand distinct keys, asked for millions of times
 def _norm_key(k: str) -> str:
     return k.strip().lower().replace("-", "_")
@@ -409,10 +413,76 @@ class Facts:
                 out = _unique_settings(out)
                 out.sort(key=lambda s: -s.rank)
                 out = self._majority(out, names)
+                out = self._run_recipe_first(out, names)
             else:
                 out = _near(self.effective(*names), near)
             self._memo[key] = out
         return list(self._memo[key])
+
+    def run_recipe(self) -> tuple[tuple[tuple[str, str], ...], str] | None:
+        """((function, file), ...) and the README place of the recipe function a README's Python quickstart builds its run
+        from (``cfg = llama32_1b_pretrain_config(); pretrain(cfg, forward_step)``, a ``run_recipe`` doc hint): the function,
+        then the project functions it starts from (``cfg = _pretrain_common()``), nearest first, each defined in one file.
+        None without such a quickstart, or when the function is not found in exactly one file of the module it comes from."""
+        key = ("run-recipe",)
+        if key not in self._memo:
+            found: tuple[tuple[tuple[str, str], ...], str] | None = None
+            for h in self.records("doc_hints"):
+                if h.kind != "run_recipe" or ("/" in h.path and not h.path.startswith("docs/")):
+                    continue  # the project's own README and docs/, as documented_recipes
+                module, _, name = h.value.partition(":")
+                stem = module.replace(".", "/")
+                homes = {p for p in self._defining(name) if p.endswith(f"{stem}.py") or f"{stem}/" in p}
+                if len(homes) != 1:
+                    continue
+                funcs: list[tuple[str, str]] = [(name, homes.pop())]
+                for fn, path in funcs[:3]:  # the recipe and up to two levels of the functions it builds on
+                    for c in self.files[path].calls:
+                        short = c.name.rsplit(".", 1)[-1]
+                        where = self._defining(short)
+                        if c.func == fn and len(where) == 1 and not _TRAIN_ENTRY.search(short) and short not in {f for f, _ in funcs}:
+                            funcs.append((short, next(iter(where))))
+                found = (tuple(funcs), f"{h.path}:{h.line}")
+                break
+            self._memo[key] = found  # type: ignore[assignment]
+        return self._memo[key]  # type: ignore[return-value]
+
+    def _defining(self, name: str) -> set[str]:
+        """The files that define a function ``name`` (one whose body makes a call), memoised per scan."""
+        memo = self._s.get("defining_funcs")
+        if memo is None:
+            memo = defaultdict(set)
+            for c in self.records("calls"):
+                if c.func:
+                    memo[c.func].add(c.path)
+            self._s["defining_funcs"] = memo
+        return memo.get(name, set())
+
+    def _run_recipe_first(self, cands: list[Setting], names: tuple[str, ...]) -> list[Setting]:
+        """The README's run recipe decides a name it sets: its attribute assignments on the config it builds
+        (``cfg.dataset.num_workers = 8``) and its call keywords (``LoggerConfig(log_interval=10)`` in the base it starts from),
+        nearest function first, replace every other recipe's value of the names asked for."""
+        run = self.run_recipe()
+        if run is None:
+            return cands
+        funcs = {fp: i for i, fp in enumerate(run[0])}
+        own: list[tuple[int, Setting]] = []
+        for n in names:
+            name = _norm_key(n)
+            for a in self.attr_assigns(n):
+                i = funcs.get((a.func or "", a.path))
+                if i is not None and _norm_key(a.attr) == name and not isinstance(a.value, Expr) and a.guard is None:
+                    own.append((i, Setting(n, a.value, a.path, a.line, "config", a.text, a.target, 3)))
+            for c in self.calls_with_kw(n):
+                i = funcs.get((c.func or "", c.path))
+                if i is not None and not isinstance(c.kwargs[n], Expr) and c.guard is None:
+                    own.append((i, Setting(n, c.kwargs[n], c.path, c.kw_line(n), "config", c.text, f"{c.short}({n}=)", 3)))
+        if not own:
+            return cands
+        first = min(i for i, _ in own)  # the nearest function that sets a name decides it: the recipe over its base
+        # the names of one query are one setting's spellings (``tensor_model_parallel_size``, ``tensor_parallel_size``): the
+        # run recipe's value of one of them replaces the other recipes' values of all of them
+        return [s for i, s in own if i == first]
 
     def _majority(self, cands: list[Setting], names: tuple[str, ...] = ()) -> list[Setting]:
         """Recipes that disagree (``num_workers: 4`` in 47 example YAMLs, ``0`` in 2) count by their majority.

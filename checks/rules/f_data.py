@@ -1141,6 +1141,31 @@ _CFG_BUILDER = (
 )
 
 
+#: a recipe library (one function per model and task) whose README quickstart runs one pretraining recipe: that recipe's
+#: ``cfg.dataset.num_workers = 8`` decides, not the SFT helpers' 1 worker that most recipes in the library use
+_QUICKSTART = (
+    "## Quickstart\n\n```python\nfrom mylib.recipes.llama.h100 import llama_1b_pretrain_config\n"
+    "from mylib.training.pretrain import pretrain\nfrom mylib.training.gpt_step import forward_step\n\n"
+    "cfg = llama_1b_pretrain_config()\ncfg.train.train_iters = 10\npretrain(cfg, forward_step)\n```\n"
+)
+_RECIPE_LIBRARY = {
+    "mylib/recipes/common.py": (
+        "from mylib.training.config import ConfigContainer, DatasetConfig, SFTDatasetConfig\n\n"
+        "def _pretrain_common():\n    return ConfigContainer(dataset=DatasetConfig(seq_length=4096, num_workers=2))\n\n"
+        "def _sft_common():\n    return ConfigContainer(dataset=SFTDatasetConfig(seq_length=2048, num_workers=1))\n"),
+    "mylib/recipes/llama/h100/llama3.py": (
+        "from mylib.recipes.common import _pretrain_common, _sft_common\n\n"
+        "def llama_1b_pretrain_config():\n    cfg = _pretrain_common()\n    cfg.dataset.num_workers = 8\n"
+        "    cfg.dataset.seq_length = 8192\n    return cfg\n\n"
+        + "".join(f"def llama_{m}_sft_config():\n    cfg = _sft_common()\n    cfg.dataset = SFTDatasetConfig(seq_length=2048, num_workers=1)\n"
+                  "    return cfg\n\n" for m in ("1b", "3b", "8b", "70b"))),
+    "mylib/data/loaders.py": (
+        "from torch.utils.data import DataLoader\n\n"
+        "def build_train_loader(cfg, train_ds):\n"
+        "    return DataLoader(train_ds, batch_size=cfg.train.micro_batch_size, num_workers=cfg.dataset.num_workers, pin_memory=True)\n"),
+}
+
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -1178,6 +1203,8 @@ class F1NumWorkers(_DataCheck):
                                     for m in ("llama2_7b", "qwen_7b", "internlm2_7b", "mistral_7b")}},
                 N, "mmengine configs: 3 of 4 train_dataloaders in the main process"),
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, shuffle=True, num_workers=8)\n"}, U, "constant"),
+        Example({**_RECIPE_LIBRARY, "README.md": _QUICKSTART}, U, "the recipe the README's quickstart runs sets 8 workers"),
+        Example(_RECIPE_LIBRARY, P, "a recipe library without a documented run: most recipes use 1 worker"),
         Example({  # a config class defaults to 0 workers; every builder that constructs it passes 4
             "mylib/data/data_loader.py": _CFG_LOADER,
             "mylib/internal/experiment.py": _CFG_BUILDER,

@@ -1559,6 +1559,24 @@ def _computed_logging(cap: int) -> str:
             "    Trainer(model=model, args=args, train_dataset=train_data).train()\n")
 
 
+#: a recipe library whose README quickstart runs the pretraining recipe: it starts from ``_pretrain_common()`` (log every 10
+#: iterations); the SFT base logs every iteration, but no documented run uses it
+_RUN_README = (
+    "## Training quickstart\n\n```python\nfrom mylib.recipes.llama import llama_1b_pretrain_config\n"
+    "from mylib.training.pretrain import pretrain\n\ncfg = llama_1b_pretrain_config()\npretrain(cfg, forward_step)\n```\n"
+)
+_RUN_LIBRARY = {
+    "mylib/recipes/common.py": (
+        "from mylib.training.config import ConfigContainer, LoggerConfig\n\n"
+        "def _pretrain_common():\n    return ConfigContainer(logger=LoggerConfig(log_interval=10, tensorboard_dir='tb'))\n\n"
+        "def _sft_common():\n    return ConfigContainer(logger=LoggerConfig(log_interval=1, tensorboard_dir='tb'))\n"),
+    "mylib/recipes/llama.py": (
+        "from mylib.recipes.common import _pretrain_common, _sft_common\n\n"
+        "def llama_1b_pretrain_config():\n    cfg = _pretrain_common()\n    cfg.train.global_batch_size = 512\n    return cfg\n\n"
+        "def llama_1b_sft_config():\n    cfg = _sft_common()\n    return cfg\n"),
+}
+
+
 @register
 class I4LoggingFrequency(Check):
     id = "I4"
@@ -1711,6 +1729,8 @@ class I4LoggingFrequency(Check):
         Example({"train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, U, "HF defaults"),
         Example({"train.py": "import lightning as L\ntrainer = L.Trainer(log_every_n_steps=50)\n"}, U, "lightning 50"),
         Example({"train.yaml": "logging_steps: 1\n"}, N, "logging every step"),
+        Example({**_RUN_LIBRARY, "README.md": _RUN_README}, U, "the README's run recipe starts from a base that logs every 10 iterations"),
+        Example(_RUN_LIBRARY, N, "a recipe library without a documented run: its SFT base logs every iteration"),
         Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --log-interval 1 --num-layers 24\n"}, N, "megatron log-interval 1"),
         Example({"ds_config.json": '{\n  "steps_per_print": 1,\n  "zero_optimization": {"stage": 2}\n}\n'}, N, "deepspeed steps_per_print 1"),
         Example({"train.py": (
