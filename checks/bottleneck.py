@@ -737,7 +737,9 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     if vocab_sites and len({s.path for s in vocab_sites}) * 2 < len(with_vocab):
         vocab_sites = []
     if vocab_sites and st.missing("D5"):
-        vocab = max(as_number(s.value) or 0 for s in vocab_sites)
+        # the figure is the largest site's: cite that site first, or the line shown says another number
+        vocab_sites.sort(key=lambda s: -(as_number(s.value) or 0))
+        vocab = as_number(vocab_sites[0].value) or 0
         out.append(Signal(
             Bottleneck.MEMORY, 1,
             f"a {int(vocab):,}-token vocabulary ({_loc(vocab_sites)}): the logits tensor and its softmax dominate activation traffic without a fused linear cross-entropy",
