@@ -475,6 +475,9 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
 
 _PERIODIC = re.compile(r"(%|\blast_step\b|\bval\w*|\beval\w*|\blog\w*_(every|interval|steps)|\bshould_log)", re.I)
 _EVAL_FUNC = re.compile(r"(eval|estimate|valid|test|sample|generat|predict|infer|benchmark|profile)", re.I)
+#: a kernel warm-up run once before training (``_prewarm_mamba_ssd_end_to_end``: a few forward/backward passes over the
+#: shapes to come, with ``torch.cuda.synchronize``): its syncs are paid once, not every step
+_WARMUP_FUNC = re.compile(r"prewarm|^_*warm_?up$", re.I)
 
 
 _EVAL_PATH = re.compile(r"(^|/)(eval\w*|evaluat\w*|test\w*|bench\w*|infer\w*|generat\w*|sample\w*)(\.py$|/)", re.I)
@@ -737,7 +740,9 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     if vocab_sites and len({s.path for s in vocab_sites}) * 2 < len(with_vocab):
         vocab_sites = []
     if vocab_sites and st.missing("D5"):
-        vocab = max(as_number(s.value) or 0 for s in vocab_sites)
+        # the figure is the largest site's: cite that site first, or the line shown says another number
+        vocab_sites.sort(key=lambda s: -(as_number(s.value) or 0))
+        vocab = as_number(vocab_sites[0].value) or 0
         out.append(Signal(
             Bottleneck.MEMORY, 1,
             f"a {int(vocab):,}-token vocabulary ({_loc(vocab_sites)}): the logits tensor and its softmax dominate activation traffic without a fused linear cross-entropy",
@@ -759,6 +764,7 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     step_loops = {(c.path, c.func, c.loop) for c in facts.calls("backward") if st.on_path(c.path) and c.loop}
     syncs = [c for c in facts.calls("item", "torch.cuda.synchronize", "cpu", "tolist")
              if (c.path, c.func, c.loop) in step_loops and not _EVAL_FUNC.search(c.func or "") and not _PERIODIC.search(c.guard or "")
+             and not _WARMUP_FUNC.search(c.func or "")
              and not _off_by_default(facts, c.guard)]
     if syncs:
         out.append(Signal(

@@ -167,8 +167,11 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
             if st is None and s.source == "call":  # ``compile_model=self._model_compile``: the attribute the caller's file copied
                 st = _forwarded_flag(facts, ref, s.path)[0]
             vals.append(st)
-        elif ref == name or (isinstance(s.value, Expr) and _forwards_conjunct(s.value.text or "", name)):
-            # (``streaming=data_args.streaming and dataset_attr.load_from != "file"``: on only when the flag itself is on)
+        elif ref == name or (isinstance(s.value, Expr) and (_forwards_conjunct(s.value.text or "", name)
+                                                              or _reads_same_name(s.value.text or "", name))):
+            # (``streaming=data_args.streaming and dataset_attr.load_from != "file"``: on only when the flag itself is on;
+            # ``activation_checkpointing=mesh_context.activation_checkpointing``, ``parsed["activation_checkpointing"]``,
+            # ``getattr(config, "activation_checkpointing", False)``: the same name handed on from any holder)
             concrete = [x for x in facts.settings(name) if not isinstance(x.value, Expr)]
             top = max((x.rank for x in concrete), default=None)
             vals += [truthy(x.value) for x in concrete if x.rank == top] or [None]
@@ -242,6 +245,14 @@ def _dead_branch(guard: str) -> bool:
     return False
 
 
+def _reads_same_name(text: str, name: str) -> bool:
+    """``holder.name``, ``holder["name"]`` or ``getattr(holder, "name"[, default])``: a value that only hands on the flag of
+    the same name from an object that is not a recognised config holder (``setup.activation_checkpointing``)."""
+    n = re.escape(name)
+    return re.fullmatch(rf"""\w+(?:\.\w+)*\.{n}|\w+(?:\.\w+)*\[["']{n}["']\]|getattr\(\s*\w+(?:\.\w+)*\s*,\s*["']{n}["']\s*(?:,[^()]*)?\)""",
+                        text.strip()) is not None
+
+
 def _forwards_conjunct(text: str, name: str) -> bool:
     """``x.name and <anything>``: a value that is the flag itself and-ed with more conditions, true only when the flag is."""
     head = text.split(" and ", 1)[0].strip() if " and " in text and " or " not in text else ""
@@ -255,7 +266,7 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
     Empty when the branch is unconditional, or its flags are unknown or on.
     """
     guard = getattr(call, "guard", None)
-    if guard and _dead_branch(guard):
+    if guard and (_dead_branch(guard) or _unset_get_off(facts, guard, call.path)):
         return [call]
     cmp_off = _comparison_off(facts, guard, call.path) if guard else []
     if cmp_off:
@@ -270,6 +281,55 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
         if state is not None and state is neg:
             return sites
     return []
+
+
+def _plain_chain(node: ast.AST) -> bool:
+    """A name or attribute chain of names (``strategy_kwargs``, ``self.cfg.distributed``), not a call's result."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _sets_key_on(x: Setting, key: str, path: str) -> bool:
+    """A setting of ``key`` that may put it in a run's mapping: a truthy constant, or an expression that is neither the
+    same name handed on (``root_kwargs["offload_policy"] = offload_policy``) nor built in the guarded file itself
+    (``strategy_kwargs["offload_policy"] = CPUOffloadPolicy(**op_raw)`` inside that very branch)."""
+    v = x.value
+    if isinstance(v, Expr):
+        return not (v.ref == key or _reads_same_name(v.text or "", key) or x.path == path)
+    return v is not None and truthy(v) is not False  # a mapping in a YAML recipe (``offload_policy: {pin_memory: true}``) too
+
+
+def _unset_get_off(facts: Facts, guard: str, path: str = "") -> bool:
+    """An ``and``-term ``cfg.get("key", False)`` (default falsy or absent) whose key nothing in the repository sets
+    (no config, launch, argparse option or code default): the branch never runs (``if recipe_cfg.get(
+    "draft_gradient_checkpointing", False):`` with no config naming ``draft_gradient_checkpointing``); likewise
+    ``"key" in mapping`` (a name or attribute chain) when the key is a config field whose code default leaves it off
+    and nothing else in the repository sets it on."""
+    node = parse_expr(guard)
+    if node is None:
+        return False
+    terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    for t in terms:
+        if (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.In)
+                and isinstance(t.left, ast.Constant) and isinstance(t.left.value, str)
+                and _plain_chain(t.comparators[0])):
+            # ``if "offload_policy" in strategy_kwargs:``: the branch runs only for a run that names the key; with no
+            # setting of it but code defaults that leave it off (``offload_policy: CPUOffloadPolicy | None = None``), none does
+            sets = facts.settings(t.left.value)
+            if (any(x.source in ("field-default", "argparse-default") for x in sets)
+                    and not any(_sets_key_on(x, t.left.value, path) for x in sets)
+                    and not facts.config_under(t.left.value)):  # a YAML recipe's ``offload_policy:`` section names it
+                return True
+            continue
+        if not (isinstance(t, ast.Call) and isinstance(t.func, ast.Attribute) and t.func.attr == "get"
+                and 1 <= len(t.args) <= 2 and not t.keywords and isinstance(t.args[0], ast.Constant)
+                and isinstance(t.args[0].value, str)):
+            continue
+        default = t.args[1] if len(t.args) == 2 else ast.Constant(None)
+        if isinstance(default, ast.Constant) and not default.value and not facts.settings(t.args[0].value):
+            return True
+    return False
 
 
 def set_under_off_branch(facts: Facts, s: Setting) -> bool:

@@ -824,6 +824,27 @@ _AC_REGISTRY = {
 }
 
 
+# NeMo AutoModel: the YAML's ``activation_checkpointing`` reaches the parallelizer through two objects; the dataclass
+# default is False and no shipped config sets it
+_AC_HANDED_ON = {
+    "pkg/distributed/config.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass DistributedSetup:\n    activation_checkpointing: bool = False\n"),
+    "pkg/distributed/mesh.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass MeshContext:\n    activation_checkpointing: bool = False\n\n\n"
+        "def build_mesh_context(setup):\n    return MeshContext(activation_checkpointing=setup.activation_checkpointing)\n"),
+    "pkg/distributed/parallelizer.py": (
+        "def parallelize_model(model, mesh_context):\n    if mesh_context.activation_checkpointing:\n"
+        "        model.gradient_checkpointing_enable()\n    return model\n"),
+}
+# NeMo AutoModel's EAGLE-3 drafter recipe: ``recipe_cfg.get("draft_gradient_checkpointing", False)``
+_DRAFT_GC = {
+    "pkg/recipes/train_eagle3.py": (
+        "class Eagle3Recipe:\n    def setup(self, recipe_cfg):\n        self.draft_model = build_draft(recipe_cfg)\n"
+        "        if recipe_cfg.get(\"draft_gradient_checkpointing\", False):\n"
+        "            self.draft_model.gradient_checkpointing_enable()\n"),
+}
+
+
 @register
 class C3ActivationCheckpointing(Check):
     id = "C3"
@@ -949,6 +970,12 @@ class C3ActivationCheckpointing(Check):
         Example({**_GC_SETTER, "scripts/train_vit_b32.sh": (
             "torchrun --nproc_per_node 8 -m open_clip_train.main \\\n    --model ViT-B-32 \\\n    --grad-checkpointing \\\n"
             "    --precision amp\n")}, U, "the launch turns the flag on"),
+        Example(_AC_HANDED_ON, N, "a strategy-config switch that defaults off, handed on from object to object"),
+        Example({**_AC_HANDED_ON, "examples/llama_8b.yaml": "distributed:\n  strategy: fsdp2\n  activation_checkpointing: true\n"},
+                U, "a shipped recipe turns the handed-on switch on"),
+        Example(_DRAFT_GC, N, "a recipe key read with .get(key, False) that nothing sets"),
+        Example({**_DRAFT_GC, "examples/eagle3_llama.yaml": "recipe_args:\n  draft_gradient_checkpointing: true\n"}, U,
+                "a shipped recipe sets the .get key"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1067,6 +1094,19 @@ def _referenced_configs(f: Facts) -> set[str]:
     return names
 
 
+# NeMo AutoModel: the YAML's ``distributed:`` block becomes ``strategy_kwargs``; FSDP2Config's offload policy defaults to None
+_OFFLOAD_KEY = {
+    "pkg/distributed/config.py": (
+        "from dataclasses import dataclass\nfrom torch.distributed.fsdp import CPUOffloadPolicy\n\n\n@dataclass\n"
+        "class FSDP2Config:\n    offload_policy: CPUOffloadPolicy | None = None\n    activation_checkpointing: bool = False\n"),
+    "pkg/recipes/dist_utils.py": (
+        "from torch.distributed.fsdp import CPUOffloadPolicy\n\n\ndef parse_distributed_section(cfg):\n"
+        "    strategy_kwargs = dict(cfg)\n    if \"offload_policy\" in strategy_kwargs:\n"
+        "        op_raw = strategy_kwargs[\"offload_policy\"]\n        if isinstance(op_raw, dict):\n"
+        "            strategy_kwargs[\"offload_policy\"] = CPUOffloadPolicy(**op_raw)\n    return strategy_kwargs\n"),
+}
+
+
 @register
 class C4Offload(Check):
     id = "C4"
@@ -1143,6 +1183,10 @@ class C4Offload(Check):
             "train.py": ("from torch.distributed.fsdp import fully_shard\nfrom pkg.checkpoint import state_for_save\n"
                          "for block in model.layers:\n    fully_shard(block)\nfully_shard(model)\n"),
         }, N, "a state dict gathered to CPU for a checkpoint is not offload"),
+        Example(_OFFLOAD_KEY, N, "an offload policy built only when the run's mapping names a key that defaults to None"),
+        Example({**_OFFLOAD_KEY, "examples/llama_8b_offload.yaml": (
+            "distributed:\n  strategy: fsdp2\n  offload_policy:\n    pin_memory: true\n")}, U,
+                "a shipped recipe names the key"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -866,6 +866,22 @@ def _kind_beside_off_switch(f: Facts, s: Setting) -> bool:
                                for x in f.settings(*_LORA_SWITCHES))
 
 
+_ADAPTER_NUMBERS = ("r", "lora_r", "lora_rank", "rank", "lora_alpha", "alpha")
+_OBJECT_FIELD = re.compile(r"[A-Za-z_]\w*\.[A-Za-z_]\w*")
+
+
+def _serialised_adapter(f: Facts, s: Setting) -> bool:
+    """A ``"peft_type": "LORA"`` item of a Python dict whose rank/alpha items are read from an object handed in
+    (``{"peft_type": "LORA", "r": peft_config.dim, "lora_alpha": peft_config.alpha}``, the adapter_config.json written
+    when an adapter is saved): it describes an adapter a run already has, it does not choose one."""
+    if s.source != "config" or not s.path.endswith(".py") or "." not in s.key or s.path not in f.files:
+        return False
+    parent = tuple(s.key.split(".")[:-1])
+    nums = [e for e in f.files[s.path].configs if tuple(e.keys[:-1]) == parent and e.keys[-1] in _ADAPTER_NUMBERS]
+    return bool(nums) and all(isinstance(e.value, Expr) and e.value.ref is None and e.value.dotted is None
+                              and _OBJECT_FIELD.fullmatch(e.value.text or "") for e in nums)
+
+
 def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     """(LoRA evidence, full/freeze evidence, disabled-switch evidence)."""
     lora: list[Any] = []
@@ -906,6 +922,8 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
         if _LORA_VALUES.match(v) and not (s.name == "adapter" and s.source == "call"):
             if not on and _kind_beside_off_switch(f, s):
                 continue  # AReaL ``peft_type: str = "lora"`` beside ``use_lora: bool = False``: the kind the switch would turn on
+            if _serialised_adapter(f, s):
+                continue  # an existing adapter's config written out at save time
             lora.append(s)
         elif v.lower() in _FULL_VALUES:
             full.append(s)
@@ -963,6 +981,19 @@ _RL_LORA = {
         "    if cfg.trainer.policy.model.lora.rank > 0:\n        engine_kwargs[\"enable_lora\"] = True\n"
         "    return engine_kwargs\n"),
 }
+
+
+# NeMo AutoModel: the checkpointer writes HF's adapter_config.json from the adapter a run already has; the SFT recipe
+# trains full parameters unless its YAML has a ``peft:`` section
+_ADAPTER_EXPORT = {
+    "pkg/checkpoint/addons.py": (
+        "def _get_hf_peft_config(peft_config, model_state):\n    target_modules = model_state.lora_module_names()\n"
+        "    config = {\n        \"task_type\": \"CAUSAL_LM\",\n        \"peft_type\": \"LORA\",\n        \"r\": peft_config.dim,\n"
+        "        \"lora_alpha\": peft_config.alpha,\n        \"target_modules\": target_modules,\n    }\n    return config\n"),
+    "train.py": ("from transformers import AutoModelForCausalLM\n\nmodel = AutoModelForCausalLM.from_pretrained('Qwen/Qwen3-0.6B')\n"
+                 "for batch in loader:\n    loss = model(**batch).loss\n    loss.backward()\n    optimizer.step()\n"),
+}
+
 
 @register
 class G4LoRA(Check):
@@ -1201,6 +1232,10 @@ class G4LoRA(Check):
                 "                lora_target_modules=lora_target_modules,\n            )\n"),
             "megatron/training/training.py": "def train_step(model, optimizer, data_iterator):\n    loss = model(next(data_iterator))\n    loss.backward()\n",
         }, Status.NA, "an inference engine's LoRA config serves adapters, it trains none: no fine-tuning path"),
+        Example(_ADAPTER_EXPORT, N, "an existing adapter's config written out at save time"),
+        Example({**_ADAPTER_EXPORT, "pkg/checkpoint/addons.py": _ADAPTER_EXPORT["pkg/checkpoint/addons.py"].replace(
+            "peft_config.dim", "args.lora_rank").replace("peft_config.alpha", "args.lora_alpha")}, U,
+                "the same dict filled from the run's arguments"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
