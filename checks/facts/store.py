@@ -646,7 +646,8 @@ class Facts:
         if judged == "none":
             return set(), []
         tops = {v for v in holders if band(v) == top_key} | {top}
-        kept = [c for v in tops for c in holders[v]]
+        # in the order the holders were found (a set's order changes with the hash seed, and the evidence with it)
+        kept = [c for v in [*(v for v in holders if v in tops), *sorted(tops - set(holders))] for c in holders[v]]
         keep = {id(c) for c in kept}
         drop = {id(c) for v, cs in holders.items() if v not in tops for c in cs if id(c) not in keep} | {id(c) for c in serving}
         # an entry point's value that every recipe module overrides, or that only minority recipes inherit, is not run

@@ -198,7 +198,7 @@ def recipe_vote(f: Facts, sets: list[tuple[Any, float]], default: tuple[Any, flo
         return out
 
     for path, funcs in recipes(f).items():
-        for fn in funcs:
+        for fn in sorted(funcs):  # a set's order changes with the hash seed, and the cited recipes with it
             if not _DEBUG.search(fn):
                 resolve((path, fn), frozenset())
     counted = {r: xv for r, xv in value.items() if xv is not None and not _DEBUG.search(r[1])}

@@ -29,6 +29,12 @@ for batch in loader:
 """
 
 
+#: torchtitan's shape: recipe functions of a config registry, most checkpointing every 500 steps (the vote cites them)
+REGISTRY = "from torchtitan.trainer import Trainer\nfrom torchtitan.components.checkpoint import CheckpointManager\n\n" + "".join(
+    f"def llama3_{name}():\n    return Trainer.Config(checkpoint=CheckpointManager.Config(interval={n}))\n\n"
+    for name, n in (("8b", 500), ("70b", 500), ("405b", 500), ("1b", 500), ("3b", 500), ("13b", 10), ("30b", 10)))
+
+
 def _scan(root: Path, seed: str) -> str:
     env = {**os.environ, "PYTHONHASHSEED": seed}
     out = subprocess.run([sys.executable, "-m", "accel_audit", "scan", str(root), "--format", "json", "-j1"],
@@ -40,5 +46,7 @@ def _scan(root: Path, seed: str) -> str:
 def test_two_hash_seeds_give_one_report(tmp_path: Path) -> None:
     (tmp_path / "rollout.py").write_text(SERVE)
     (tmp_path / "train.py").write_text(TRAIN)
-    reports = {_scan(tmp_path, seed) for seed in ("1", "2", "3")}
+    (tmp_path / "torchtitan" / "models" / "llama3").mkdir(parents=True)
+    (tmp_path / "torchtitan" / "models" / "llama3" / "config_registry.py").write_text(REGISTRY)
+    reports = {_scan(tmp_path, seed) for seed in ("1", "2", "3", "4")}
     assert len(reports) == 1
