@@ -245,3 +245,15 @@ def config_file_vote(f: Facts, sets: dict[str, tuple[Any, float]], band: Callabl
     if len(items) * 2 <= len(own):
         return None
     return RecipeVote([x for x, _ in items], counts, 0, top, len(items), len(own), None, "majority", "Python config files", "")
+
+
+def component_registry(entry: str) -> str:
+    """The text of a config-driven component registry (modalities 0.5.0 ``registry/components.py``) with one more model
+    component, ``entry`` (its ``ComponentEntity(...)`` lines): the shared fixture of the checks' registry examples."""
+    return ("from pkg.models.model_factory import ModelFactory\n\n"
+            "COMPONENTS = [\n"
+            "    ComponentEntity(\"model\", \"gpt2\", GPT2ModelFactory.get_gpt2_model, GPT2LLMConfig),\n"
+            "    ComponentEntity(\"model\", \"fsdp2_wrapped\", ModelFactory.get_fsdp2_wrapped_model, FSDP2WrappedModelConfig),\n"
+            + entry +
+            "    ComponentEntity(\"optimizer\", \"adam_w\", OptimizerFactory.get_adam_w, AdamWOptimizerConfig),\n"
+            "]\n")

@@ -28,7 +28,7 @@ from ._helpers import (
     uses_hf_trainer,
     value_on,
 )
-from ._registry import recipes_calling, split_text, total_recipes
+from ._registry import component_registry, recipes_calling, split_text, total_recipes
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -812,15 +812,9 @@ _AC_REGISTRY = {
         "    @staticmethod\n    def get_activation_checkpointed_model_(ac_variant, layers_fqn, model):\n"
         "        ActivationCheckpointing.apply_activation_checkpointing_(model=model, layers_fqn=layers_fqn, ac_variant=ac_variant)\n"
         "        return model\n"),
-    "pkg/registry/components.py": (
-        "from pkg.models.model_factory import ModelFactory\n\n"
-        "COMPONENTS = [\n"
-        "    ComponentEntity(\"model\", \"gpt2\", GPT2ModelFactory.get_gpt2_model, GPT2LLMConfig),\n"
-        "    ComponentEntity(\"model\", \"fsdp2_wrapped\", ModelFactory.get_fsdp2_wrapped_model, FSDP2WrappedModelConfig),\n"
+    "pkg/registry/components.py": component_registry(
         "    ComponentEntity(\n        \"model\",\n        \"activation_checkpointed\",\n"
-        "        maybe_model_list(ModelFactory.get_activation_checkpointed_model_),\n        ActivationCheckpointedModelConfig,\n    ),\n"
-        "    ComponentEntity(\"optimizer\", \"adam_w\", OptimizerFactory.get_adam_w, AdamWOptimizerConfig),\n"
-        "]\n"),
+        "        maybe_model_list(ModelFactory.get_activation_checkpointed_model_),\n        ActivationCheckpointedModelConfig,\n    ),\n"),
 }
 
 

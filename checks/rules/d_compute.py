@@ -23,7 +23,7 @@ from ._helpers import (
     uses_hf_trainer,
     value_on,
 )
-from ._registry import recipes_on, split_text, total_recipes
+from ._registry import component_registry, recipes_on, split_text, total_recipes
 from .c_memory import fp8_sites
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -655,14 +655,8 @@ _COMPILE_REGISTRY = {
         "            if type(module).__name__ in block_names:\n"
         "                compiled = torch.compile(module, fullgraph=fullgraph)\n"
         "        return model\n"),
-    "pkg/registry/components.py": (
-        "from pkg.models.model_factory import ModelFactory\n\n"
-        "COMPONENTS = [\n"
-        "    ComponentEntity(\"model\", \"gpt2\", GPT2ModelFactory.get_gpt2_model, GPT2LLMConfig),\n"
-        "    ComponentEntity(\"model\", \"fsdp2_wrapped\", ModelFactory.get_fsdp2_wrapped_model, FSDP2WrappedModelConfig),\n"
-        "    ComponentEntity(\"model\", \"compiled\", maybe_model_list(ModelFactory.get_compiled_model), CompiledModelConfig),\n"
-        "    ComponentEntity(\"optimizer\", \"adam_w\", OptimizerFactory.get_adam_w, AdamWOptimizerConfig),\n"
-        "]\n"),
+    "pkg/registry/components.py": component_registry(
+        "    ComponentEntity(\"model\", \"compiled\", maybe_model_list(ModelFactory.get_compiled_model), CompiledModelConfig),\n"),
 }
 
 
