@@ -280,7 +280,72 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
             state, sites = _set_only_when_off(facts, name, call.path)
         if state is not None and state is neg:
             return sites
+    return section_flag_off(facts, call)
+
+
+def section_flag_off(facts: Facts, call: Any) -> list[Any]:
+    """The settings that switch off a call's ``if`` branch through a typed config section alone
+    (``if args.train.wandb.enable:`` with ``WandbConfig.enable`` defaulting to False; see :func:`typed_field_state`)."""
+    for holder, name, neg in _typed_chain_flags(getattr(call, "guard", None)):
+        state, sites = typed_field_state(facts, holder, name)
+        if state is not None and state is neg:
+            return sites
     return []
+
+
+def _typed_chain_flags(guard: str | None) -> list[tuple[str, str, bool]]:
+    """The ``and``-terms of a guard that read a flag through a named section (``args.train.wandb.enable`` ->
+    ``("wandb", "enable", False)``; ``not cfg.fsdp.offload`` -> ``("fsdp", "offload", True)``)."""
+    node = parse_expr(guard) if guard else None
+    if node is None:
+        return []
+    terms = [(t, False) for t in (node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node])]
+    out: list[tuple[str, str, bool]] = []
+    while terms:
+        t, neg = terms.pop(0)
+        while isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+            neg, t = not neg, t.operand
+        if neg and isinstance(t, ast.BoolOp) and isinstance(t.op, ast.Or):
+            # ``not (not metrics or not args.wandb.enable)``: every disjunct is false, i.e. an ``and`` of their negations
+            terms += [(v, True) for v in t.values]
+        elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Attribute) and _plain_chain(t):
+            out.append((t.value.attr, t.attr, neg))
+    return out
+
+
+def typed_field_state(facts: Facts, holder: str, name: str) -> tuple[bool | None, list[Any]]:
+    """A flag read through a config section whose type is a class of the project: ``args.train.wandb.enable`` where
+    ``wandb: WandbConfig = field(default_factory=WandbConfig)`` and ``class WandbConfig`` has ``enable: bool =
+    field(default=False)``. Generic flag names (``enable``) have many settings across sections; the section's class
+    decides which one is read. The state is that field's default, when every class the section may hold agrees and
+    nothing sets ``<section>.<flag>`` otherwise (a config key, or an assignment to the attribute chain); None when
+    the section is not a typed field, or it is set."""
+    classes: set[str] = set()
+    for fl in facts.fields(holder):
+        d = fl.default
+        if isinstance(d, Expr) and d.text and _CLASS_NAME.fullmatch(d.text):
+            classes.add(d.text)
+        m = re.match(rf"\s*{re.escape(holder)}\s*:\s*(?:Optional\[)?([A-Z]\w*)", fl.text or "")
+        if m:
+            classes.add(m.group(1))
+    if not classes:
+        return None, []
+    flags = [fl for fl in facts.fields(name) if fl.owner in classes]
+    if not flags or {fl.owner for fl in flags} != classes:
+        return None, []
+    states = {truthy(fl.default) if isinstance(fl.default, bool) else None for fl in flags}
+    if len(states) != 1 or None in states:
+        return None, []
+    state = states.pop()
+    sets: list[Any] = [e for e in facts.config(f"{holder}.{name}") if truthy(e.value) is not state]
+    sets += [a for a in facts.attr_assigns(f"{holder}.{name}") if not (isinstance(a.value, bool) and a.value is state)]
+    if sets:
+        return None, []
+    at = {(fl.path, fl.line) for fl in flags}
+    return state, [x for x in facts.settings(name) if (x.path, x.line) in at] or list(flags)
+
+
+_CLASS_NAME = re.compile(r"[A-Z][A-Za-z0-9_]*")
 
 
 def _plain_chain(node: ast.AST) -> bool:

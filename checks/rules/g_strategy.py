@@ -873,13 +873,16 @@ _OBJECT_FIELD = re.compile(r"[A-Za-z_]\w*\.[A-Za-z_]\w*")
 def _serialised_adapter(f: Facts, s: Setting) -> bool:
     """A ``"peft_type": "LORA"`` item of a Python dict whose rank/alpha items are read from an object handed in
     (``{"peft_type": "LORA", "r": peft_config.dim, "lora_alpha": peft_config.alpha}``, the adapter_config.json written
-    when an adapter is saved): it describes an adapter a run already has, it does not choose one."""
+    when an adapter is saved), or from the same-named fields of the object itself (``{"peft_type": "LORA", "r": self.r,
+    "lora_alpha": self.lora_alpha}`` in a LoRA config's ``to_peft_dict``): it describes an adapter a run already has, it
+    does not choose one."""
     if s.source != "config" or not s.path.endswith(".py") or "." not in s.key or s.path not in f.files:
         return False
     parent = tuple(s.key.split(".")[:-1])
     nums = [e for e in f.files[s.path].configs if tuple(e.keys[:-1]) == parent and e.keys[-1] in _ADAPTER_NUMBERS]
-    return bool(nums) and all(isinstance(e.value, Expr) and e.value.ref is None and e.value.dotted is None
-                              and _OBJECT_FIELD.fullmatch(e.value.text or "") for e in nums)
+    return bool(nums) and all(isinstance(e.value, Expr) and e.value.dotted is None and (
+        (e.value.ref is None and _OBJECT_FIELD.fullmatch(e.value.text or ""))
+        or e.value.text == f"self.{e.keys[-1]}") for e in nums)
 
 
 def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
@@ -994,6 +997,16 @@ _ADAPTER_EXPORT = {
                  "for batch in loader:\n    loss = model(**batch).loss\n    loss.backward()\n    optimizer.step()\n"),
 }
 
+
+# VeOmni: a LoRA config class serialises its own fields into a PEFT adapter_config.json (``to_peft_dict``); the text
+# trainer builds no adapter unless ``lora_config`` is given
+_SELF_EXPORT = {
+    "pkg/lora/config.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass LoraConfig:\n    r: int = 8\n    lora_alpha: int = 16\n\n"
+        "    def to_peft_dict(self) -> dict:\n        d = {\n            \"peft_type\": \"LORA\",\n            \"r\": self.r,\n"
+        "            \"lora_alpha\": self.lora_alpha,\n        }\n        return d\n"),
+    "train.py": _ADAPTER_EXPORT["train.py"],
+}
 
 @register
 class G4LoRA(Check):
@@ -1236,6 +1249,10 @@ class G4LoRA(Check):
         Example({**_ADAPTER_EXPORT, "pkg/checkpoint/addons.py": _ADAPTER_EXPORT["pkg/checkpoint/addons.py"].replace(
             "peft_config.dim", "args.lora_rank").replace("peft_config.alpha", "args.lora_alpha")}, U,
                 "the same dict filled from the run's arguments"),
+        Example(_SELF_EXPORT, N, "a LoRA config writing its own fields out as adapter_config.json"),
+        Example({**_SELF_EXPORT, "pkg/lora/config.py": _SELF_EXPORT["pkg/lora/config.py"].replace(
+            "self.r,", "self.args.lora_rank,").replace("self.lora_alpha,", "self.args.lora_alpha,")}, U,
+                "the same dict filled from the trainer's run arguments"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:

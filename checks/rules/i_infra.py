@@ -30,7 +30,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import HF_DEFAULTS, callers_off, guard_off, parse_expr, uses_hf_trainer
+from ._helpers import HF_DEFAULTS, callers_off, guard_off, parse_expr, section_flag_off, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 #: I3-I5 found no interval setting and no call in a training-step loop: the frequency cannot be judged, so the status is
@@ -2030,6 +2030,28 @@ def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
     return installed, []
 
 
+# VeOmni: the W&B callback reports every step, behind ``train.wandb.enable``, a field of the section's own class whose
+# default is False; the sibling sections (gradient checkpointing, mixed precision) have an ``enable`` of their own
+_SECTION_TRACKER = {
+    "pkg/arguments.py": (
+        "from dataclasses import dataclass, field\n\n\n@dataclass\nclass WandbConfig:\n"
+        "    enable: bool = field(default=False)\n    project: str = field(default=\"demo\")\n\n\n"
+        "@dataclass\nclass GradientCheckpointingConfig:\n    enable: bool = field(default=True)\n\n\n"
+        "@dataclass\nclass TrainingArguments:\n    wandb: WandbConfig = field(default_factory=WandbConfig)\n"
+        "    gradient_checkpointing: GradientCheckpointingConfig = field(default_factory=GradientCheckpointingConfig)\n"),
+    "pkg/callbacks.py": (
+        "import wandb\n\n\nclass WandbTraceCallback:\n    def __init__(self, trainer):\n        self.trainer = trainer\n\n"
+        "    def on_train_begin(self, state):\n        args = self.trainer.args\n"
+        "        if args.train.global_rank == 0 and args.train.wandb.enable:\n"
+        "            wandb.init(project=args.train.wandb.project)\n\n"
+        "    def on_step_end(self, state):\n        args = self.trainer.args\n"
+        "        if args.train.global_rank == 0 and args.train.wandb.enable:\n"
+        "            wandb.log(self.trainer.step_env_metrics, step=state.global_step)\n"),
+    "pkg/trainer.py": (
+        "class Trainer:\n    def train_step(self, batch):\n        loss = self.model(**batch).loss\n        loss.backward()\n"
+        "        self.optimizer.step()\n        for callback in self.callbacks:\n            callback.on_step_end(self.state)\n"),
+}
+
 @register
 class I5ReportFrequency(Check):
     id = "I5"
@@ -2283,6 +2305,10 @@ class I5ReportFrequency(Check):
                 "        optimizer.step()\n        if step % args.log_every == 0:\n            tracking.log({'loss': loss.item()}, step=step)\n"),
             "train.yaml": "log_every: 50\n",
         }, U, "a Tracking object fed every 50 steps"),
+        Example(_SECTION_TRACKER, U, "a per-step W&B callback behind its config section's switch, off by default"),
+        Example({**_SECTION_TRACKER, "pkg/arguments.py": _SECTION_TRACKER["pkg/arguments.py"].replace(
+            "enable: bool = field(default=False)", "enable: bool = field(default=True)")}, N,
+                "the same callback with the section's switch on by default"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -2343,7 +2369,9 @@ class I5ReportFrequency(Check):
             megatron_tb = [s for s in tb if s.name == "tensorboard_dir" and s.source == "launcher"]  # Megatron's --tensorboard-dir
             tb_default = megatron_tb[0] if megatron_tb and not mg else None
         spaced: list[tuple[Call, float | None]] = []
-        loop = per_step_calls(f, tracker_calls(f), threshold, spaced)
+        # a report under a section's switch that is off (``if args.train.wandb.enable: wandb.log(...)`` with ``enable``
+        # defaulting to False in the section's class) does not run: the tracker's own creation decides below
+        loop = per_step_calls(f, [c for c in tracker_calls(f) if not section_flag_off(f, c)], threshold, spaced)
         bad += [(c, f"{c.name}() in the training loop", n) for c, n in loop]
         if loop:
             values["report_in_step_loop"] = int(min(n for _, n in loop))
