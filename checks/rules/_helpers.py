@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ..facts import Expr, Facts, Setting, as_number, truthy
+from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..model import Evidence
 
 #: HF ``TrainingArguments``-like classes (transformers, TRL, and the arg dataclasses built on them)
@@ -278,9 +278,46 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
             state, sites = _forwarded_flag(facts, name, call.path)
         if state is None and not sites:
             state, sites = _set_only_when_off(facts, name, call.path)
+        if state is None and not sites and isinstance(call, Call):
+            state, sites = _popped_flag(facts, name, call)
         if state is not None and state is neg:
             return sites
     return section_flag_off(facts, call)
+
+
+def _popped_flag(facts: Facts, name: str, call: Call) -> tuple[bool | None, list[Any]]:
+    """A local flag the guarded function takes out of its keyword arguments: ``enable_fsdp_cpu_offload =
+    kwargs.pop("enable_fsdp_offload", False)``. Its state is that keyword's as the project's callers pass it, each value
+    read through its config section when it is one (``enable_fsdp_offload=args.train.accelerator.fsdp_config.offload``
+    -> ``FSDPConfig.offload``, see :func:`typed_field_state`), or the ``pop``/``get`` default when no caller passes it.
+    Unknown when a caller passes anything else, or the callers disagree."""
+    pat = re.compile(rf"""\s*{re.escape(name)}\s*=\s*[\w.]+\.(?:pop|get)\(\s*["'](\w+)["']\s*(?:,\s*(False|None|0)\s*)?\)\s*$""")
+    for c in facts.calls("pop", "get"):
+        if c.path != call.path or c.func != call.func:
+            continue
+        m = pat.match(c.text)
+        if not m:
+            continue
+        key = m.group(1)
+        states: set[bool | None] = set()
+        sites: list[Any] = []
+        for caller in facts.calls_with_kw(key):
+            v = caller.kwargs.get(key)
+            node = parse_expr(v.text) if isinstance(v, Expr) and v.text else None
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and _plain_chain(node):
+                st, at = typed_field_state(facts, node.value.attr, node.attr)
+            elif isinstance(v, bool):
+                st, at = v, [caller]
+            else:
+                st, at = None, []
+            states.add(st)
+            sites += at
+        if not states:
+            return truthy(m.group(2)) if m.group(2) else False, [c]
+        if len(states) == 1 and None not in states:
+            return states.pop(), sites
+        return None, []
+    return None, []
 
 
 def section_flag_off(facts: Facts, call: Any) -> list[Any]:

@@ -1101,6 +1101,26 @@ _OFFLOAD_KEY = {
 }
 
 
+# VeOmni: the FSDP2 helper takes its offload switch out of **kwargs (``kwargs.pop("enable_fsdp_offload", False)``); the
+# only caller hands it the ``offload`` field of the run's typed ``fsdp_config`` section, which defaults to False
+_POPPED_OFFLOAD = {
+    "pkg/arguments.py": (
+        "from dataclasses import dataclass, field\n\n\n@dataclass\nclass FSDPConfig:\n"
+        "    offload: bool = field(default=False)\n    reshard_after_forward: bool = field(default=True)\n\n\n"
+        "@dataclass\nclass AcceleratorConfig:\n    fsdp_config: FSDPConfig = field(default_factory=FSDPConfig)\n"),
+    "pkg/parallelize.py": (
+        "from torch.distributed.fsdp import CPUOffloadPolicy, fully_shard\n\n\n"
+        "def parallelize_model_fsdp2(model, **kwargs):\n    fsdp_kwargs = {}\n"
+        "    enable_fsdp_cpu_offload = kwargs.pop(\"enable_fsdp_offload\", False)\n    if enable_fsdp_cpu_offload:\n"
+        "        fsdp_kwargs[\"offload_policy\"] = CPUOffloadPolicy(pin_memory=True)\n"
+        "    for layer in model.layers:\n        fully_shard(layer, **fsdp_kwargs)\n    fully_shard(model, **fsdp_kwargs)\n"
+        "    return model\n"),
+    "pkg/trainer.py": (
+        "from pkg.parallelize import parallelize_model_fsdp2\n\n\nclass Trainer:\n    def build(self, args):\n"
+        "        self.model = parallelize_model_fsdp2(\n            self.model,\n"
+        "            enable_fsdp_offload=args.train.accelerator.fsdp_config.offload,\n        )\n"),
+}
+
 @register
 class C4Offload(Check):
     id = "C4"
@@ -1178,6 +1198,10 @@ class C4Offload(Check):
                          "for block in model.layers:\n    fully_shard(block)\nfully_shard(model)\n"),
         }, N, "a state dict gathered to CPU for a checkpoint is not offload"),
         Example(_OFFLOAD_KEY, N, "an offload policy built only when the run's mapping names a key that defaults to None"),
+        Example(_POPPED_OFFLOAD, N, "an offload policy behind a keyword the caller fills from a section field defaulting to False"),
+        Example({**_POPPED_OFFLOAD, "pkg/arguments.py": _POPPED_OFFLOAD["pkg/arguments.py"].replace(
+            "offload: bool = field(default=False)", "offload: bool = field(default=True)")}, U,
+                "the same keyword with the section's offload on by default"),
         Example({**_OFFLOAD_KEY, "examples/llama_8b_offload.yaml": (
             "distributed:\n  strategy: fsdp2\n  offload_policy:\n    pin_memory: true\n")}, U,
                 "a shipped recipe names the key"),
