@@ -190,6 +190,12 @@ _PREP_CALLS = {"optimize", "map", "filter", "DataProcessor", "Pool", "ProcessPoo
 #: pins offloaded optimizer states, not loader batches)
 _OTHER_KNOB = re.compile(r"(^|\.)(zero_optimization|offload_optimizer|offload_param|offload_\w+|fsdp_config|ray_init_kwargs)\.")
 
+#: a keyword of a tensor allocation or of an offload hook/policy (VeOmni ``torch.empty_strided(..., pin_memory=...)`` for
+#: its activation-offload buffers, ``custom_save_on_cpu(pin_memory=False)``, ``CPUOffloadPolicy(pin_memory=...)``): it
+#: pins (or not) that buffer, not the batches a loader's ``pin_memory=pin_memory`` hands on
+_BUFFER_KNOB = re.compile(r"(^|\.)(empty|empty_strided|empty_like|zeros|zeros_like|ones|ones_like|full|full_like|tensor|as_tensor"
+                          r"|\w*save_on_cpu\w*|\w*[Oo]ffload\w*)\(")
+
 
 def _overridden_default(f: Facts, s: Any) -> bool:
     """A config class's field default (``NumpyDataLoaderConfig.num_workers: int = 0``) that no run gets: every construction of
@@ -215,6 +221,7 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
             if not (s.source == "call" and (s.path, s.line) in skip) and s.value is not None and not _in_tests(s.path)
             and not (s.source == "call" and s.key.split("(", 1)[0].rsplit(".", 1)[-1] in _PREP_CALLS)
             and not _OTHER_KNOB.search(s.key) and not _overridden_default(f, s)
+            and not (s.source == "call" and _BUFFER_KNOB.match(s.key))
         ]  # a test that builds the data module with num_workers=0, or a preprocessing pool's size, is not the loader's setting
         # a caller's keyword forwarding a config value (nanotron: ``dataloader_num_workers=config.data.num_loading_workers``)
         # is followed one hop to that value; another loader's keyword forwarding its own config is not a value
@@ -1720,6 +1727,23 @@ _PIN_HOOK_LOADER = ("from torchdata.stateful_dataloader import StatefulDataLoade
                     "    return StatefulDataLoader(dataset, batch_size=cfg.trainer.train_batch_size, shuffle=True, num_workers=8{pin})\n")
 
 
+# VeOmni: the loader hands on ``pin_memory=pin_memory`` from its config (True); the activation-offload hooks and host
+# buffers have ``pin_memory=False`` keywords of their own, which are not the loader's
+_OFFLOAD_PIN = {
+    "pkg/arguments.py": (
+        "from dataclasses import dataclass, field\n\n\n@dataclass\nclass DataloaderConfig:\n"
+        "    num_workers: int = field(default=8)\n    pin_memory: bool = field(default=True)\n"),
+    "pkg/data_loader.py": (
+        "from torch.utils.data import DataLoader\n\n\ndef build_dataloader(dataset, num_workers, pin_memory):\n"
+        "    return DataLoader(dataset, batch_size=1, num_workers=num_workers, pin_memory=pin_memory)\n"),
+    "pkg/offloading.py": (
+        "import torch\nfrom torch.autograd.graph import saved_tensors_hooks\n\n\nclass custom_save_on_cpu(saved_tensors_hooks):\n"
+        "    def __init__(self, gpu_limit_in_gb=0.0, pin_memory=False):\n        self.pin_memory = pin_memory\n\n\n"
+        "def build_activation_offloading_context(enable, limit):\n    if enable:\n"
+        "        return custom_save_on_cpu(gpu_limit_in_gb=limit, pin_memory=False)\n\n\n"
+        "def host_buffer(size, stride, dtype):\n    return torch.empty_strided(size, stride, dtype=dtype, device=\"cpu\", pin_memory=False)\n"),
+}
+
 @register
 class F3PinMemory(_DataCheck):
     id = "F3"
@@ -1814,6 +1838,10 @@ class F3PinMemory(_DataCheck):
                 "a batch class's pin_memory() hook with no loader that pins"),
         Example({"myrl/dataset/replay_buffer.py": _PIN_HOOK, "myrl/trainer_utils.py": _PIN_HOOK_LOADER.format(pin=", pin_memory=True")},
                 U, "a batch class's pin_memory() hook called by a pinning loader"),
+        Example(_OFFLOAD_PIN, U, "a loader's pin_memory handed on from its config; offload buffers' pin_memory=False is not the loader's"),
+        Example({**_OFFLOAD_PIN, "pkg/arguments.py": _OFFLOAD_PIN["pkg/arguments.py"].replace(
+            "pin_memory: bool = field(default=True)", "pin_memory: bool = field(default=False)")}, N,
+                "the same loader with its config's pin_memory off"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
