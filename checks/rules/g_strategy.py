@@ -25,6 +25,7 @@ Judgement notes (what "used" means here, beyond keywords):
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -32,7 +33,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _ALIGN_TRAINERS, _ALIGN_WORDS, _MULTIMODAL_FAMILIES
-from ._helpers import HF_TRAINERS, callers_off, evs, guard_flags, guard_off, set_under_off_branch, uses_hf_trainer
+from ._helpers import HF_TRAINERS, callers_off, evs, guard_flags, guard_off, parse_expr, set_under_off_branch, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -141,6 +142,22 @@ def _call_short_of(setting: Setting) -> str | None:
     return setting.key.split("(", 1)[0]
 
 
+def _setting_call(f: Facts, s: Setting) -> Call | None:
+    """The call a call-keyword setting (``get_linear_schedule_with_warmup(num_warmup_steps=)``) belongs to."""
+    short = _call_short_of(s)
+    if not short or s.path not in f.files:
+        return None
+    for c in f.files[s.path].calls:
+        if c.short == short.rsplit(".", 1)[-1] and (c.line == s.line or s.line in c.kw_lines.values()):
+            return c
+    return None
+
+
+def _call_func(f: Facts, s: Setting) -> str | None:
+    c = _setting_call(f, s)
+    return c.func if c is not None else None
+
+
 def _resolve(f: Facts, v: Any) -> list[Any]:
     """Values of an argument: the constant, or the effective values of ``args.x``."""
     if isinstance(v, Expr):
@@ -229,6 +246,8 @@ def _g1_scan(f: Facts) -> _Sched:
                 (r.warm if n > 0 else r.no_warm).append(s)
             elif isinstance(s.value, Expr) and strict and short and _hf_default_warmup(f, s.value):
                 r.no_warm.append(s)  # ``num_warmup_steps=args.warmup_steps``: the HF arguments' warmup, left at its 0
+            elif isinstance(s.value, Expr) and strict and short and _zero_warmup_product(f, s.path, _call_func(f, s), s.value):
+                r.no_warm.append(s)  # ``num_warmup_steps=lr_warmup_steps`` computed from a warmup ratio that is 0
             elif isinstance(s.value, Expr) and strict and short:
                 r.warm.append(s)  # computed warmup passed to a scheduler/arguments call
     # nanoGPT / Megatron style decay switches
@@ -270,6 +289,10 @@ def _g1_scan(f: Facts) -> _Sched:
         if kind[1]:
             r.decay.append(c)
     for c in f.calls("LambdaLR", "MultiplicativeLR"):
+        if c.func in _HF_SCHED_FUNCS and not c.func.startswith("get_scheduler"):
+            # the body of a project's own copy of an HF builder (VeOmni/verl ``def get_constant_schedule_with_warmup(...):
+            # ... return LambdaLR(optimizer, _lr_lambda)``): the builder's call sites are judged by name and warmup above
+            continue
         fn = c.kwargs.get("lr_lambda", c.args[1] if len(c.args) > 1 else None)
         text = (fn.text if isinstance(fn, Expr) else str(fn or "")).lower()
         body = [x for x in f.calls("math.cos", "numpy.cos", "torch.cos", "np.cos") if x.func and x.func.lower() in text]
@@ -333,6 +356,8 @@ def _drop_unchosen(f: Facts, r: _Sched) -> None:
         return
 
     def unchosen(x: Any, depth: int = 0) -> bool:
+        if isinstance(x, Setting) and x.source == "call":
+            x = _setting_call(f, x)  # a scheduler call's keyword (``num_warmup_steps=``) goes with its call
         if not isinstance(x, Call):
             return False
         if _unchosen_guard(x.guard, chosen):
@@ -365,6 +390,39 @@ def _hf_default_warmup(f: Facts, v: Expr) -> bool:
     return not [s for s in f.effective("warmup_steps", "warmup_ratio") if not (s.source == "call" and isinstance(s.value, Expr))]
 
 
+def _zero_warmup_product(f: Facts, path: str, func: str | None, v: Any) -> bool:
+    """A warmup amount computed in the same function as a product with a warmup ratio that is 0 wherever it is set
+    (VeOmni ``lr_warmup_steps = int(train_steps * lr_warmup_ratio)`` with ``lr_warmup_ratio`` defaulting to 0, then
+    ``num_warmup_steps=lr_warmup_steps``): no warmup."""
+    if not isinstance(v, Expr) or not v.text or not v.text.isidentifier() or path not in f.files:
+        return False
+    pat = re.compile(rf"\s*{re.escape(v.text)}\s*=\s*(.+?)\s*$")
+    for c in f.files[path].calls:
+        # not a fallback that tests the name's earlier value (verl ``num_warmup_steps = cfg.lr_warmup_steps`` then
+        # ``if num_warmup_steps <= 0: num_warmup_steps = int(ratio * total)``)
+        m = pat.match(c.text) if c.func == func and not re.search(rf"\b{re.escape(v.text)}\b", c.guard or "") else None
+        node = parse_expr(m.group(1)) if m else None
+        while isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            node = node.args[0]  # int(...), math.ceil(...), round(...)
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+            continue
+        factors: list[ast.AST] = []
+        stack: list[ast.AST] = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
+                stack += [n.left, n.right]
+            else:
+                factors.append(n)
+        for x in factors:
+            name = x.id if isinstance(x, ast.Name) else x.attr if isinstance(x, ast.Attribute) else None
+            if name in _WARMUP_STRICT:
+                vals = [_num(s.value) for s in f.effective(name) if not isinstance(s.value, Expr)]
+                if vals and all(n == 0 for n in vals):
+                    return True
+    return False
+
+
 def _hf_sched_call(f: Facts, c: Call, r: _Sched) -> None:
     if c.short == "get_scheduler":
         raw = c.kwargs.get("name", c.args[0] if c.args else None)
@@ -390,7 +448,7 @@ def _hf_sched_call(f: Facts, c: Call, r: _Sched) -> None:
     if raw_w is None:
         return
     vals = [n for v in _resolve(f, raw_w) if (n := _num(v)) is not None]
-    if not vals and isinstance(raw_w, Expr) and _hf_default_warmup(f, raw_w):
+    if not vals and isinstance(raw_w, Expr) and (_hf_default_warmup(f, raw_w) or _zero_warmup_product(f, c.path, c.func, raw_w)):
         vals = [0]
     if vals and all(v == 0 for v in vals):
         r.no_warm.append(c)
@@ -406,6 +464,35 @@ _SWIFT_GALORE = ("from transformers import get_scheduler\n\n\ndef create_optimiz
 _SWIFT_SCHED_TRAIN = ("from transformers import Seq2SeqTrainer\n\n\ndef train(model, args, dataset):\n"
                       "    Seq2SeqTrainer(model=model, args=args, train_dataset=dataset).train()\n")
 
+
+# VeOmni: the project's own copies of HF's schedule builders, chosen by ``lr_decay_style`` (default "constant"), with
+# the warmup computed as ``int(train_steps * lr_warmup_ratio)`` and ``lr_warmup_ratio`` defaulting to 0
+_OWN_BUILDERS = {
+    "pkg/arguments.py": (
+        "from dataclasses import dataclass, field\n\n\n@dataclass\nclass OptimizerConfig:\n"
+        "    lr: float = field(default=5e-5)\n    lr_warmup_ratio: float = field(default=0)\n"
+        "    lr_decay_style: str = field(default=\"constant\")\n"),
+    "pkg/lr_scheduler.py": (
+        "import math\n\nfrom torch.optim.lr_scheduler import LambdaLR\n\n\n"
+        "def build_lr_scheduler(optimizer, train_steps, lr_warmup_ratio=0.0, lr_decay_style=\"constant\"):\n"
+        "    lr_warmup_steps = int(train_steps * lr_warmup_ratio)\n    if lr_decay_style == \"constant\":\n"
+        "        return get_constant_schedule_with_warmup(optimizer=optimizer, num_warmup_steps=lr_warmup_steps)\n"
+        "    if lr_decay_style == \"cosine\":\n"
+        "        return get_cosine_schedule_with_warmup(optimizer=optimizer, num_warmup_steps=lr_warmup_steps,\n"
+        "                                               num_training_steps=train_steps)\n"
+        "    raise ValueError(lr_decay_style)\n\n\n"
+        "def get_constant_schedule_with_warmup(optimizer, num_warmup_steps):\n    def _lr_lambda(current_step):\n"
+        "        if current_step < num_warmup_steps:\n            return current_step / max(1, num_warmup_steps)\n"
+        "        return 1.0\n\n    return LambdaLR(optimizer, _lr_lambda)\n\n\n"
+        "def get_cosine_schedule_with_warmup(optimizer, num_warmup_steps, num_training_steps):\n    def lr_lambda(current_step):\n"
+        "        if current_step < num_warmup_steps:\n            return current_step / max(1, num_warmup_steps)\n"
+        "        progress = (current_step - num_warmup_steps) / max(1, num_training_steps - num_warmup_steps)\n"
+        "        return 0.5 * (1.0 + math.cos(math.pi * progress))\n\n    return LambdaLR(optimizer, lr_lambda)\n"),
+    "pkg/trainer.py": (
+        "from pkg.lr_scheduler import build_lr_scheduler\n\n\nclass Trainer:\n    def build(self, args):\n"
+        "        self.lr_scheduler = build_lr_scheduler(self.optimizer, train_steps=args.train_steps,\n"
+        "            lr_warmup_ratio=args.train.optimizer.lr_warmup_ratio, lr_decay_style=args.train.optimizer.lr_decay_style)\n"),
+}
 
 @register
 class G1LRSchedule(Check):
@@ -505,6 +592,10 @@ class G1LRSchedule(Check):
                                      "        elif cfg.lr_scheduler_type == 'constant':\n"
                                      "            self.lr_scheduler = get_constant_schedule_with_warmup(self.optimizer, warmup)\n"),
         }, P, "the cosine and linear branches are not the default constant-with-warmup schedule"),
+        Example(_OWN_BUILDERS, N, "the project's own constant builder with a warmup computed from a zero ratio"),
+        Example({**_OWN_BUILDERS, "pkg/arguments.py": _OWN_BUILDERS["pkg/arguments.py"].replace(
+            "lr_warmup_ratio: float = field(default=0)", "lr_warmup_ratio: float = field(default=0.03)")}, P,
+                "the same builder with a 3% warmup ratio"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
