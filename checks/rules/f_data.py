@@ -2471,6 +2471,26 @@ _UNPAD_WRAPPER = {
         "        self.model = HFModelWrapper(model, use_sample_packing=self.cfg.trainer.use_sample_packing)\n"),
 }
 
+# VeOmni: ``dyn_bsz`` (default True) fills each micro-batch with samples up to ``micro_batch_size * max_seq_len`` tokens;
+# the collator concatenates them and takes cu_seqlens from the per-sample position ids
+_DYN_PACKING = {
+    "pkg/arguments.py": (
+        "from dataclasses import dataclass, field\n\n\n@dataclass\nclass TrainingArguments:\n"
+        "    dyn_bsz: bool = field(default=True)\n    micro_batch_size: int = field(default=1)\n"),
+    "pkg/data_collator.py": (
+        "import torch\nfrom transformers.modeling_flash_attention_utils import prepare_fa_kwargs_from_position_ids\n\n\n"
+        "class PackingCollator:\n    def __call__(self, features):\n"
+        "        batch = {k: torch.cat([f[k] for f in features], dim=-1).unsqueeze(0) for k in features[0]}\n"
+        "        (cu_q, cu_k), (max_q, max_k) = prepare_fa_kwargs_from_position_ids(batch[\"position_ids\"])\n"
+        "        batch[\"cu_seq_lens_q\"], batch[\"cu_seq_lens_k\"] = cu_q, cu_k\n        return batch\n"),
+    "pkg/data_loader.py": (
+        "from pkg.dynamic_batching import DynamicBatchSizeDataLoader, TextBatchingStrategy\n\n\n"
+        "def build_dataloader(loader, micro_batch_size, max_seq_len, collate_fn, dyn_bsz=True):\n    if dyn_bsz:\n"
+        "        strategy = TextBatchingStrategy(token_micro_bsz=micro_batch_size * max_seq_len)\n"
+        "        return DynamicBatchSizeDataLoader(loader, batching_strategy=strategy, collate_fn=collate_fn)\n"
+        "    return loader\n"),
+}
+
 @register
 class F7SequencePacking(_DataCheck):
     id = "F7"
@@ -2732,6 +2752,10 @@ class F7SequencePacking(_DataCheck):
             "from trl import SFTConfig, SFTTrainer\n\n"
             "config = SFTConfig(output_dir=\"out\", packing=True, padding_free=True, max_length=4096)\n"
             "SFTTrainer(model=\"Qwen/Qwen2.5-7B\", args=config, train_dataset=ds).train()\n")}, U, "TRL packing with padding_free"),
+        Example(_DYN_PACKING, U, "token-budget micro-batches concatenated into one varlen row"),
+        Example({**_DYN_PACKING, "pkg/arguments.py": _DYN_PACKING["pkg/arguments.py"].replace(
+            "dyn_bsz: bool = field(default=True)", "dyn_bsz: bool = field(default=False)")}, N,
+                "the same collator with dynamic batching off"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2835,6 +2859,8 @@ class F7SequencePacking(_DataCheck):
         used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f) if c.short in ("memmap", "from_file", "readinto")
                  or (c.short == "frombuffer" and _CHUNK_FUNC.search(c.func or ""))]
         used += _token_windows(f)
+        if not used:
+            used += _dynamic_packing(f)
         if used:
             return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences" + minority_note, {"packing": True})
         minority_note += map_note
@@ -2903,6 +2929,26 @@ def _own_unpadding(f: Facts) -> list[Call]:
     return out
 #: collators that flatten each batch into one varlen row (no padding) without filling it up to the sequence length
 _UNPAD_CALLS = ("DataCollatorWithFlattening",)
+#: token-budget batching switches: each micro-batch is filled with samples up to ``micro_batch_size * max_seq_len`` tokens
+_DYN_BSZ_KEYS = ("dyn_bsz", "use_dynamic_bsz", "dynamic_batching", "use_dynamic_batching")
+#: padding-free concatenation of a batch into one varlen row, with cu_seqlens taken from the per-sample position ids
+_FLAT_FA_CALLS = ("prepare_fa_kwargs_from_position_ids", "DataCollatorWithFlattening")
+
+
+def _dynamic_packing(f: Facts) -> list[Evidence]:
+    """Dynamic (token-budget) batching that is on, together with a padding-free collation that concatenates each
+    micro-batch into one varlen row (VeOmni ``dyn_bsz: bool = field(default=True)``: micro-batches filled up to
+    ``micro_batch_size * max_seq_len`` tokens, then ``PackingCollator`` concatenates them and computes ``cu_seq_lens``
+    with transformers' ``prepare_fa_kwargs_from_position_ids``): samples packed up to a token budget, without padding.
+    Either half alone is not packing: token-budget batches padded to the longest sample, or varlen rows of a fixed
+    number of samples (the partial padding removal below)."""
+    dyn = [s for s in f.effective(*_DYN_BSZ_KEYS) if not _in_tests(s.path)]
+    if not dyn or not all(truthy(s.value) is True for s in dyn):
+        return []
+    flat = [c for c in f.calls(*_FLAT_FA_CALLS) if not _in_tests(c.path) and not guard_off(f, c) and not callers_off(f, c)]
+    if not flat:
+        return []
+    return [f.ev(dyn[0]), _ev(flat[0], key=flat[0].short)]
 def _switched_on(f: Facts, c: Call) -> bool:
     """The call runs: under ``if`` flags that are all known to be on (``if self.use_sample_packing:`` with
     ``use_sample_packing: true``), or unguarded in a model's ``forward``."""
