@@ -332,7 +332,8 @@ def section_flag_off(facts: Facts, call: Any) -> list[Any]:
 
 def _typed_chain_flags(guard: str | None) -> list[tuple[str, str, bool]]:
     """The ``and``-terms of a guard that read a flag through a named section (``args.train.wandb.enable`` ->
-    ``("wandb", "enable", False)``; ``not cfg.fsdp.offload`` -> ``("fsdp", "offload", True)``)."""
+    ``("wandb", "enable", False)``; ``not cfg.fsdp.offload`` -> ``("fsdp", "offload", True)``; ``compile_config.enable``
+    -> ``("compile_config", "enable", False)``)."""
     node = parse_expr(guard) if guard else None
     if node is None:
         return []
@@ -347,6 +348,8 @@ def _typed_chain_flags(guard: str | None) -> list[tuple[str, str, bool]]:
             terms += [(v, True) for v in t.values]
         elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Attribute) and _plain_chain(t):
             out.append((t.value.attr, t.attr, neg))
+        elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id not in ("self", "cls"):
+            out.append((t.value.id, t.attr, neg))  # ``compile_config.enable``: a local holder, see typed_field_state
     return out
 
 
@@ -365,6 +368,12 @@ def typed_field_state(facts: Facts, holder: str, name: str) -> tuple[bool | None
         m = re.match(rf"\s*{re.escape(holder)}\s*:\s*(?:Optional\[)?([A-Z]\w*)", fl.text or "")
         if m:
             classes.add(m.group(1))
+    by_name = False
+    if not classes:
+        # a local holder named after its class (``compile_config: Optional[CompileConfig] = None`` -> ``CompileConfig``)
+        camel = "".join(p[:1].upper() + p[1:] for p in holder.split("_") if p)
+        if any(fl.owner == camel for fl in facts.fields(name)):
+            classes, by_name = {camel}, True
     if not classes:
         return None, []
     flags = [fl for fl in facts.fields(name) if fl.owner in classes]
@@ -374,12 +383,47 @@ def typed_field_state(facts: Facts, holder: str, name: str) -> tuple[bool | None
     if len(states) != 1 or None in states:
         return None, []
     state = states.pop()
+    if by_name and (not _constructions_keep(facts, next(iter(classes)), name, state)
+                    or any(truthy(e.value) is not state for e in facts.config(name))):
+        # a holder known only by its name may be filled from a config section of any name (oumi's ``model:`` YAML
+        # section builds ``model_params: ModelParams``): a config key of the flag's name that differs leaves it unknown
+        return None, []
     sets: list[Any] = [e for e in facts.config(f"{holder}.{name}") if truthy(e.value) is not state]
     sets += [a for a in facts.attr_assigns(f"{holder}.{name}") if not (isinstance(a.value, bool) and a.value is state)]
     if sets:
         return None, []
     at = {(fl.path, fl.line) for fl in flags}
     return state, [x for x in facts.settings(name) if (x.path, x.line) in at] or list(flags)
+
+
+def _constructions_keep(facts: Facts, cls: str, name: str, state: bool) -> bool:
+    """Every construction of ``cls`` in the project leaves ``name`` at ``state``: it does not pass it, passes that
+    constant, passes a typed section's field of that state, or copies the fields of a typed section whose ``name`` has
+    that state (VeOmni ``CompileConfig(**{field.name: getattr(args.train.torch_compile, field.name) for field in
+    fields(CompileConfig)})`` with ``TorchCompileConfig.enable`` defaulting to False)."""
+    for c in facts.calls(cls):
+        if c.short != cls:
+            continue
+        if name in c.kwargs:
+            v = c.kwargs[name]
+            node = parse_expr(v.text) if isinstance(v, Expr) and v.text else None
+            if isinstance(v, bool):
+                ok = v is state
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and _plain_chain(node):
+                ok = typed_field_state(facts, node.value.attr, node.attr)[0] is state
+            else:
+                ok = False
+            if not ok:
+                return False
+        elif c.star_kwargs:
+            copies = [x for x in (facts.files[c.path].calls if c.path in facts.files else [])
+                      if c.line <= x.line <= c.line + 3 and x.short == "getattr" and x.text.lstrip().startswith("**")
+                      and x.args and isinstance(x.args[0], Expr)]
+            node = parse_expr(copies[0].args[0].text) if copies else None
+            if not (isinstance(node, ast.Attribute) and _plain_chain(node)
+                    and typed_field_state(facts, node.attr, name)[0] is state and facts.fields(node.attr)):
+                return False
+    return True
 
 
 _CLASS_NAME = re.compile(r"[A-Z][A-Za-z0-9_]*")

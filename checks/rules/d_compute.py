@@ -660,6 +660,32 @@ _COMPILE_REGISTRY = {
 }
 
 
+# VeOmni: decoder blocks are compiled only under ``if compile_config.enable:``; the runtime ``CompileConfig`` (enable
+# False) is built by copying every field of the run's typed ``torch_compile`` section, whose ``enable`` defaults to False
+# (other sections' ``enable`` default to True: the generic name alone decides nothing)
+_COPIED_COMPILE = {
+    "pkg/arguments.py": (
+        "from dataclasses import dataclass, field\n\n\n@dataclass\nclass TorchCompileConfig:\n"
+        "    enable: bool = field(default=False)\n    backend: str = field(default=\"inductor\")\n\n\n"
+        "@dataclass\nclass GradientCheckpointingConfig:\n    enable: bool = field(default=True)\n\n\n"
+        "@dataclass\nclass TrainingArguments:\n    torch_compile: TorchCompileConfig = field(default_factory=TorchCompileConfig)\n"
+        "    gradient_checkpointing: GradientCheckpointingConfig = field(default_factory=GradientCheckpointingConfig)\n"),
+    "pkg/torch_compile.py": (
+        "from dataclasses import dataclass\n\nimport torch\n\n\n@dataclass\nclass CompileConfig:\n    enable: bool = False\n"
+        "    backend: str = \"inductor\"\n\n\ndef compile_decoder_blocks(model, compile_config):\n"
+        "    for block in model.layers:\n        block.forward = torch.compile(block.forward, backend=compile_config.backend)\n"),
+    "pkg/parallelize.py": (
+        "from pkg.torch_compile import CompileConfig, compile_decoder_blocks\n\n\n"
+        "def parallelize_model(model, compile_config=None):\n    compile_config = compile_config or CompileConfig()\n"
+        "    if compile_config.enable:\n        compile_decoder_blocks(model, compile_config)\n    return model\n"),
+    "pkg/trainer.py": (
+        "from dataclasses import fields\n\nfrom pkg.parallelize import parallelize_model\nfrom pkg.torch_compile import CompileConfig\n\n\n"
+        "class Trainer:\n    def build(self, args):\n        self.model = parallelize_model(\n            self.model,\n"
+        "            compile_config=CompileConfig(\n"
+        "                **{field.name: getattr(args.train.torch_compile, field.name) for field in fields(CompileConfig)}\n"
+        "            ),\n        )\n"),
+}
+
 @register
 class D2TorchCompile(Check):
     id = "D2"
@@ -854,6 +880,10 @@ class D2TorchCompile(Check):
                 "        return old_module_list(*args, **kwargs)\n    torch.nn.ModuleList = FastModuleList\n"),
             "mylib/models/__init__.py": "from ._utils import patch_regional_compilation\npatch_regional_compilation()\n",
         }, U, "ModuleList patch installed at import"),
+        Example(_COPIED_COMPILE, N, "per-block compile behind a runtime config copied from a section that is off"),
+        Example({**_COPIED_COMPILE, "pkg/arguments.py": _COPIED_COMPILE["pkg/arguments.py"].replace(
+            "enable: bool = field(default=False)\n    backend", "enable: bool = field(default=True)\n    backend")}, U,
+                "the same copy from a section that is on"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
