@@ -387,8 +387,10 @@ def accelerate_loading_only(facts: Facts) -> list[str]:
     return [f"{i.path}:{i.line}" for i in imps[:3]]
 
 
-#: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model
-_PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default)$|^(cl100k|o200k|p50k|r50k)_base$", re.I)
+#: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model; the
+#: role an RL/distillation system gives a model (``MFCDef(model_name="actor")``, ``ModelName("critic", 0)``) names no checkpoint
+_PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default)$|^(cl100k|o200k|p50k|r50k)_base$"
+                               r"|^(actor|critic|ref|reference|reward|rew|policy|value|teacher|student)$", re.I)
 
 
 #: ``model: str = Field("xgboost")`` of a tabular trainer: a classical estimator or its library, not a model checkpoint
