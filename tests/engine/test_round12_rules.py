@@ -1,0 +1,40 @@
+"""Rules of round 12 of issue #9 (realhf): each test fails on the rule before it."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+
+
+def _audit(files: dict[str, str]):
+    return audit_files((k, v.encode()) for k, v in files.items())
+
+
+def test_a_keyword_that_reads_a_field_does_not_resolve_to_locals_of_another_files_function():
+    # ``pipeline_parallel_size=self.n_nodes`` reads the config's field ``n_nodes: int = 1``; ``n_nodes = 8`` inside a cost
+    # model's ``example()`` in another file is a local of that function (it was taken as "pipeline parallel size 8")
+    files = {
+        "pkg/experiments/common.py": (
+            "import dataclasses\n\nfrom pkg.model import ParallelismConfig\n\n\n@dataclasses.dataclass\nclass ExperimentConfig:\n"
+            "    n_nodes: int = 1\n\n    def allocation(self):\n"
+            "        return ParallelismConfig(data_parallel_size=2, pipeline_parallel_size=self.n_nodes)\n"),
+        "pkg/model.py": "import dataclasses\n\n\n@dataclasses.dataclass\nclass ParallelismConfig:\n    pipeline_parallel_size: int = 1\n",
+        "pkg/estimate.py": "def example(size):\n    if size == 70:\n        n_nodes = 8\n    else:\n        n_nodes = 1\n    return n_nodes\n",
+        "pkg/train.py": "def step(model, batch, optim):\n    model(batch).loss.backward()\n    optim.step()\n",
+    }
+    a = _audit(files)
+    values = {(s.path, s.value) for s in a.facts.effective("pipeline_parallel_size")}
+    assert ("pkg/estimate.py", 8) not in values
+    assert a.result("A5").status.value == "unused"
+
+
+def test_a_local_of_the_reading_files_own_function_still_resolves():
+    files = {
+        "pkg/launch.py": (
+            "from pkg.model import ParallelismConfig\n\n\ndef layout():\n    pp = 4\n"
+            "    return ParallelismConfig(pipeline_parallel_size=pp)\n"),
+        "pkg/model.py": "import dataclasses\n\n\n@dataclasses.dataclass\nclass ParallelismConfig:\n    pipeline_parallel_size: int = 1\n",
+        "pkg/train.py": "def step(model, batch, optim):\n    model(batch).loss.backward()\n    optim.step()\n",
+    }
+    a = _audit(files)
+    assert ("pkg/launch.py", 4) in {(s.path, s.value) for s in a.facts.effective("pipeline_parallel_size")}
+    assert a.result("A5").status.value == "used"
