@@ -38,3 +38,24 @@ def test_a_local_of_the_reading_files_own_function_still_resolves():
     a = _audit(files)
     assert ("pkg/launch.py", 4) in {(s.path, s.value) for s in a.facts.effective("pipeline_parallel_size")}
     assert a.result("A5").status.value == "used"
+
+
+def _graph_files(default: str) -> dict[str, str]:
+    return {
+        "pkg/api.py": ("import dataclasses\n\n\n@dataclasses.dataclass\nclass GenerationHyperparameters:\n"
+                       f"    use_cuda_graph: bool = {default}\n"),
+        "pkg/cuda_graph.py": "import torch\n\n\ndef capture_func(func, buf):\n    graph = torch.cuda.CUDAGraph()\n    return graph\n",
+        "pkg/generate.py": ("from pkg import cuda_graph\n\n\ndef maybe_capture(model, x):\n    return cuda_graph.capture_func(model, x)\n\n\n"
+                            "def generate(model, gconfig, x):\n    if gconfig.use_cuda_graph:\n        maybe_capture(model, x)\n"),
+        "pkg/train.py": "def step(model, batch, optim):\n    model(batch).loss.backward()\n    optim.step()\n",
+    }
+
+
+def test_a_graph_capture_helper_reached_only_behind_an_off_switch_is_not_use():
+    r = _audit(_graph_files("False")).result("D4")
+    assert r.status.value == "unused"
+    assert "use_cuda_graph = False at pkg/api.py:6" in (r.detail or "")
+
+
+def test_the_same_helper_with_the_switch_on_by_default_is_use():
+    assert _audit(_graph_files("True")).result("D4").status.value == "used"
