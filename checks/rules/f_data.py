@@ -240,7 +240,17 @@ def _call_prop(f: Facts, c: Call, name: str, real: bool, skip: set[tuple[str, in
         found = _params_dict_value(f, c, name)
         if found:
             return found
+        if not _spelled(f, name):
+            # ``DataLoader(ds, ..., **kwargs)`` in a loader factory, and no code, config or launch of the project names the
+            # setting at all: nothing the project passes through ``**kwargs`` can carry it, so PyTorch's default applies
+            default = _DEFAULTS[name]
+            return [_Value(default, _ev(c, key=f"{c.short}({name}=)", value=default), False)]
     return [_Value(_UNKNOWN, _ev(c, key=f"{c.short}({name}=)"), False)]
+
+
+def _spelled(f: Facts, name: str) -> bool:
+    """Does any code, config or launch in scope name ``name`` (a keyword, a dict or YAML key, a field, an option, a variable)?"""
+    return bool(f.effective(name) or f.calls_with_kw(name) or f.config(name))
 
 
 def _params_dict_value(f: Facts, c: Call, name: str) -> list[_Value]:
@@ -1166,6 +1176,27 @@ _RECIPE_LIBRARY = {
 }
 
 
+
+def _kwargs_factory(args: str) -> dict[str, str]:
+    """realhf 0.3.0-shaped: a registry of loader factories, ``PackedDataLoader(dataset, *args, **kwargs)`` returning
+    ``torch.utils.data.DataLoader(dataset, *args, batch_size=512, shuffle=True, **kwargs)``, built by ``make_dataloader``
+    from a ``DataLoaderAbstraction`` whose ``args`` are ``args``."""
+    return {
+        "pkg/api/config.py": ("import dataclasses\nfrom typing import Any, Dict\n\n\n@dataclasses.dataclass\nclass DataLoaderAbstraction:\n"
+                              "    type_: str\n    args: Dict[str, Any] = dataclasses.field(default_factory=dict)\n"),
+        "pkg/api/data_api.py": (
+            "import torch\n\nALL_DATALOADER_CLASSES = {}\n\n\ndef make_dataloader(cfg, dataset):\n"
+            "    return ALL_DATALOADER_CLASSES[cfg.type_](dataset, **cfg.args)\n\n\n"
+            "def PackedDataLoader(dataset, *args, **kwargs):\n"
+            "    return torch.utils.data.DataLoader(dataset, *args, batch_size=512, shuffle=True, **kwargs)\n\n\n"
+            "ALL_DATALOADER_CLASSES['packed'] = PackedDataLoader\n"),
+        "pkg/system/model_worker.py": (
+            "from pkg.api import data_api\nfrom pkg.api.config import DataLoaderAbstraction\n\n\n"
+            "def setup(dataset, model, optimizer):\n"
+            f"    loader = data_api.make_dataloader(DataLoaderAbstraction('packed', args=dict({args})), dataset)\n"
+            "    for batch in loader:\n        model(batch).loss.backward()\n        optimizer.step()\n"),
+    }
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -1342,6 +1373,8 @@ class F1NumWorkers(_DataCheck):
                                         "                              num_workers=dataset_config.num_workers)\n"),
             "train.py": "from pkg.utils.dataloader import create_dataloader\nloader = create_dataloader(ds, cfg.train_dataset)\n",
         }, N, "num_workers read from a config argument named after its class, default 0"),
+        Example(_kwargs_factory(""), N, "a loader factory forwards **kwargs, and nothing in the project names num_workers"),
+        Example(_kwargs_factory("num_workers=8"), U, "the factory's args name num_workers (not a static value here)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -59,3 +59,23 @@ def test_a_graph_capture_helper_reached_only_behind_an_off_switch_is_not_use():
 
 def test_the_same_helper_with_the_switch_on_by_default_is_use():
     assert _audit(_graph_files("True")).result("D4").status.value == "used"
+
+
+FACTORY = (
+    "import torch\n\n\ndef PackedDataLoader(dataset, *args, **kwargs):\n"
+    "    return torch.utils.data.DataLoader(dataset, *args, batch_size=512, shuffle=True, **kwargs)\n\n\n"
+    "def make_dataloader(cfg, dataset):\n    return PackedDataLoader(dataset, **cfg.args)\n"
+)
+STEP = "def step(model, loader, optim):\n    for batch in loader:\n        model(batch).loss.backward()\n        optim.step()\n"
+
+
+def test_a_kwargs_loader_factory_gets_pytorchs_default_when_nothing_names_num_workers():
+    a = _audit({"pkg/data_api.py": FACTORY, "pkg/train.py": STEP})
+    assert a.result("F1").status.value == "unused"
+    assert a.result("F2").status.value == "unused"
+
+
+def test_a_config_that_names_num_workers_keeps_the_factory_unknown():
+    cfg = "loader:\n  type: packed\n  args:\n    num_workers: 8\n"
+    a = _audit({"pkg/data_api.py": FACTORY, "pkg/train.py": STEP, "configs/run.yaml": cfg})
+    assert a.result("F1").status.value != "unused"
