@@ -3325,6 +3325,8 @@ _STREAM_PREFETCH_HELPER = {"lavis/datasets/dataloader_utils.py": (
 }
 _DATA_FUNC = re.compile(r"(prefetch|preload|load|next|iter|batch|data|fetch|input|sample)", re.I)
 _DATA_FILE = re.compile(r"(data|loader|prefetch|input)", re.I)
+#: a model's forward pass (``forward``, ``_forward``, ``__overlapped_load_forward``): copies on a side stream there move weights
+_MODEL_FORWARD = re.compile(r"(^|_)forward$")
 _NOT_DATA = re.compile(r"(model|module|param|optim|weight|grad|state|buffer|kv|cache|lora|offload|swap|checkpoint|ckpt|embed|layer)", re.I)
 
 
@@ -3397,6 +3399,20 @@ class F11AsyncH2D(_DataCheck):
                 "        index = torch.tensor([ctx.cp_rank], device=\"cpu\", pin_memory=True).cuda(non_blocking=True)\n"
                 "        return grad_output.index_select(1, index)\n"),
         }, N, "blocking batch copies; async copies only of parameters and a backward index"),
+        Example({  # realhf 0.3.0: an offloaded frozen model streams its weights back on a side stream inside its forward, and
+            # decoding copies the next tokens into a CUDA graph's static input buffers; batches arrive with a blocking .cuda()
+            "pkg/nn/real_llm_api.py": (
+                "import torch\n\n\nclass ReaLModel(torch.nn.Module):\n    def __overlapped_load_forward(self, x):\n"
+                "        stream = torch.cuda.Stream()\n        with torch.cuda.stream(stream):\n"
+                "            for layer in self.layers:\n                for k, v in layer.named_parameters():\n"
+                "                    v.data.copy_(self._offload_buffer[self.spec[k]], non_blocking=True)\n"
+                "        return self.layers(x)\n"),
+            "pkg/nn/generate.py": (
+                "def generate(model, input_buffers, graph, next_tokens, bs):\n"
+                "    input_buffers['input_ids'][:bs].copy_(next_tokens, non_blocking=True)\n    graph.replay()\n"),
+            "pkg/data_api.py": "def cuda(sample):\n    return {k: v.cuda() for k, v in sample.items()}\n",
+            "pkg/train.py": "def step(model, batch, optim):\n    model(batch).loss.backward()\n    optim.step()\n",
+        }, N, "side-stream weight streaming in a forward and CUDA-graph input buffers are not batch copies"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3407,6 +3423,8 @@ class F11AsyncH2D(_DataCheck):
         for s in f.calls("torch.cuda.stream"):
             if s.path not in streams or s.func is None or not (_DATA_FUNC.search(s.func) or _DATA_FILE.search(s.path)):
                 continue
+            if _MODEL_FORWARD.search(s.func):
+                continue  # a side stream inside a model's forward streams weights in (realhf ``__overlapped_load_forward``), not batches
             same = [c for c in nb if c.path == s.path and c.func == s.func and c.line >= s.line]
             if not same and s.path in f.files:
                 # a prefetcher whose copy is a helper (``self.batch = move_to_cuda(self.batch)`` -> ``tensor.cuda()``) or a
@@ -3445,6 +3463,13 @@ class F11AsyncH2D(_DataCheck):
         # storage (``tensor.data = tensor.data.to(device_id, non_blocking=True)``) moves a parameter or state, not data
         if c.func == "backward" or (receiver.endswith(".data") and re.match(rf"\s*{re.escape(receiver)}\s*=", c.text)):
             return False
+        if c.short == "copy_":
+            # an in-place copy writes into its receiver: a tensor's ``.data`` storage (a parameter streamed back in,
+            # ``v.data.copy_(offload_buffer[...], non_blocking=True)``) or a preallocated buffer named as such (a CUDA graph's
+            # ``input_buffers["input_ids"][:bs].copy_(next_tokens, ...)``, spelled before ``.copy_(`` when not a plain name)
+            dest = receiver if receiver and receiver != "?" else c.text.split(".copy_(", 1)[0]
+            if dest.endswith(".data") or _NOT_DATA.search(dest):
+                return False
         return not (_NOT_DATA.search(receiver) or _NOT_DATA.search(c.func or ""))
 
     @staticmethod

@@ -79,3 +79,19 @@ def test_a_config_that_names_num_workers_keeps_the_factory_unknown():
     cfg = "loader:\n  type: packed\n  args:\n    num_workers: 8\n"
     a = _audit({"pkg/data_api.py": FACTORY, "pkg/train.py": STEP, "configs/run.yaml": cfg})
     assert a.result("F1").status.value != "unused"
+
+
+def test_weights_streamed_on_a_side_stream_in_a_forward_are_no_batch_prefetch():
+    model = ("import torch\n\n\nclass M(torch.nn.Module):\n    def __overlapped_load_forward(self, x):\n"
+             "        stream = torch.cuda.Stream()\n        with torch.cuda.stream(stream):\n"
+             "            for k, v in self.layer.named_parameters():\n"
+             "                v.data.copy_(self._offload_buffer[k], non_blocking=True)\n        return self.layer(x)\n")
+    r = _audit({"pkg/model_api.py": model, "pkg/train.py": STEP}).result("F11")
+    assert r.status.value == "unused"
+
+
+def test_a_side_stream_batch_prefetcher_is_still_use():
+    pre = ("import torch\n\n\nclass DataPrefetcher:\n    def __init__(self, loader):\n        self.loader = iter(loader)\n"
+           "        self.stream = torch.cuda.Stream()\n\n    def preload(self):\n        batch = next(self.loader)\n"
+           "        with torch.cuda.stream(self.stream):\n            self.batch = batch.cuda(non_blocking=True)\n")
+    assert _audit({"pkg/data/prefetch.py": pre, "pkg/train.py": STEP}).result("F11").status.value == "used"
