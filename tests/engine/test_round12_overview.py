@@ -59,3 +59,16 @@ def test_rl_model_roles_are_not_model_names():
     p = audit_files((k, v.encode()) for k, v in files.items()).project
     assert not {"actor", "critic", "reward", "ref"} & set(p.model_names)
     assert "meta-llama/Llama-2-7b-hf" in p.model_names
+
+
+PPO_EXP = ("import dataclasses\n\n\n@dataclasses.dataclass\nclass PPOConfig:\n    ppo_n_minibatches: int = 4\n    kl_ctl: float = 0.1\n")
+
+
+def test_the_projects_own_ppo_experiment_config_is_alignment_training():
+    p = audit_files((k, v.encode()) for k, v in {"pkg/train.py": TRAIN, "pkg/experiments/ppo_exp.py": PPO_EXP}.items()).project
+    assert p.alignment
+
+
+def test_a_ppo_config_only_in_tests_is_not():
+    p = audit_files((k, v.encode()) for k, v in {"pkg/train.py": TRAIN, "tests/test_ppo.py": PPO_EXP}.items()).project
+    assert not p.alignment
