@@ -1245,6 +1245,23 @@ _PPO_TRAINER = ("from pkg.utils.saver import Saver\nfrom pkg.utils.stats_logger 
 _PPO_FILES = {"pkg/utils/saver.py": _PPO_SAVER, "pkg/utils/stats_logger.py": _PPO_STATS, "pkg/trainer/rl_trainer.py": _PPO_TRAINER}
 
 
+def _save_ctl(steps: str) -> dict[str, str]:
+    """realhf 0.3.0-shaped: the master worker builds its save control from ``exp_ctrl.save_freq_*`` fields, ``save_freq_steps``
+    defaulting to ``steps``, the others None; ``FrequencyControl.check`` returns False when its frequency is None."""
+    return {
+        "pkg/api/system_api.py": (
+            "import dataclasses\nfrom typing import Optional\n\n\n@dataclasses.dataclass\nclass ExperimentSaveEvalControl:\n"
+            "    total_train_epochs: int = 1\n    save_freq_epochs: Optional[int] = None\n"
+            f"    save_freq_steps: Optional[int] = {steps}\n    save_freq_secs: Optional[int] = None\n"),
+        "pkg/system/master_worker.py": (
+            "from pkg.base import timeutil\n\n\nclass MasterWorker:\n    def _configure(self, config):\n"
+            "        self.__save_ctl = timeutil.EpochStepTimeFreqCtl(\n            freq_epoch=config.exp_ctrl.save_freq_epochs,\n"
+            "            freq_step=config.exp_ctrl.save_freq_steps,\n            freq_sec=config.exp_ctrl.save_freq_secs,\n        )\n\n"
+            "    def _poll(self, model, batch, optimizer):\n        model(batch).loss.backward()\n        optimizer.step()\n"
+            "        if self.__save_ctl.check(epochs=0, steps=1):\n            model.save('ckpt')\n"),
+    }
+
+
 @register
 class I3CheckpointFrequency(Check):
     id = "I3"
@@ -1404,6 +1421,8 @@ class I3CheckpointFrequency(Check):
                  "myrl/trainer.py": _RL_TRAINER.format(report="")}, N, "RL trainer: full checkpoint every 10 steps"),
         Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=100),
                  "myrl/trainer.py": _RL_TRAINER.format(report="")}, U, "RL trainer: checkpoint every 100 steps"),
+        Example(_save_ctl("None"), U, "every save frequency of the save control defaults to None: no periodic checkpoint"),
+        Example(_save_ctl("1"), N, "the same control with save_freq_steps 1: a checkpoint every step"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -1418,6 +1437,8 @@ class I3CheckpointFrequency(Check):
         # ``save_freq`` counts steps in some trainers (verl ``trainer.save_freq``) and epochs in others (TRL DDPO): only its
         # "off" value (verl ``save_freq: -1``, saves only when ``save_freq > 0``) is read
         items += [i for i in interval_settings(f, ("save_freq",)) if i.kind == "off"]
+        if not items:
+            items += _save_control_off(f)
         # axolotl ``saves_per_epoch: 1``: a few checkpoints per epoch (it sets the save interval from the epoch length)
         per_epoch_saves = [s for s in interval_settings(f, ("saves_per_epoch",)) if s.steps is not None and s.steps >= 1]
         items += [Interval(i.fact, i.key, i.name, None, "epoch") for i in per_epoch_saves]
@@ -1476,6 +1497,36 @@ class I3CheckpointFrequency(Check):
                                  "path; check how often your launch saves (its save interval or save callback)")
         cited = (hf,) if hf is not None else (f.ev(no_steps),) if no_steps is not None else tuple(Facts.ev(c, key=c.short) for c in per_epoch[:3])
         return _with_notes(_outcome(bad, items, "checkpoints saved", threshold, values, sane, spaced, cited), registry_notes(f, items))
+
+
+#: keywords of a frequency control (``EpochStepTimeFreqCtl(freq_epoch=..., freq_step=..., freq_sec=...)``, ``FrequencyControl(
+#: frequency_steps=...)``)
+_FREQ_KW = re.compile(r"^(freq|frequency)_?(step|steps|epoch|epochs|sec|secs|seconds|iter|iters)$")
+_SAVE_CONTEXT = re.compile(r"(?i)sav(e|er|ing)|ckpt|checkpoint")
+
+
+def _save_control_off(f: Facts) -> list[Interval]:
+    """A save-frequency control whose every frequency reads a config field that defaults to None and that nothing sets:
+    no periodic checkpoint (realhf ``EpochStepTimeFreqCtl(freq_epoch=config.exp_ctrl.save_freq_epochs, freq_step=...,
+    freq_sec=...)`` with ``save_freq_epochs/steps/secs: Optional[int] = None``; AReaL's ``Saver`` over ``_Timer.freq_steps:
+    int | None = None``, "None disables step-based saving"), as long as the control is built for saving (its file, function or
+    line says save/saver/checkpoint). The fields' None defaults, as ``off`` intervals; empty otherwise."""
+    out: list[Interval] = []
+    for c in f.all_calls():
+        kws = [k for k in c.kwargs if _FREQ_KW.match(k)]
+        if not kws or _TEST_PATH.search(c.path) or not _SAVE_CONTEXT.search(f"{c.path} {c.func or ''} {c.text}"):
+            continue
+        fields: list[Setting] = []
+        for k in kws:
+            v = c.kwargs[k]
+            ref = v.ref if isinstance(v, Expr) and re.fullmatch(r"[\w.]+", v.text) else None
+            settings = f.effective(ref) if ref else []
+            if not settings or any(s.source != "field-default" or s.value is not None for s in settings):
+                break
+            fields.append(settings[0])
+        else:
+            out += [Interval(s, s.key, s.name, None, "off") for s in fields if all(s is not x.fact for x in out)]
+    return out
 
 
 _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq", "log_every", "log_freq", "logging_interval", "log_steps",

@@ -95,3 +95,21 @@ def test_a_side_stream_batch_prefetcher_is_still_use():
            "        self.stream = torch.cuda.Stream()\n\n    def preload(self):\n        batch = next(self.loader)\n"
            "        with torch.cuda.stream(self.stream):\n            self.batch = batch.cuda(non_blocking=True)\n")
     assert _audit({"pkg/data/prefetch.py": pre, "pkg/train.py": STEP}).result("F11").status.value == "used"
+
+
+CTL_FIELDS = ("import dataclasses\nfrom typing import Optional\n\n\n@dataclasses.dataclass\nclass Control:\n"
+              "    {p}_freq_epochs: Optional[int] = None\n    {p}_freq_steps: Optional[int] = None\n")
+CTL = ("from pkg import timeutil\n\n\nclass Master:\n    def setup(self, cfg):\n"
+       "        self.__{p}_ctl = timeutil.EpochStepTimeFreqCtl(freq_epoch=cfg.ctl.{p}_freq_epochs, freq_step=cfg.ctl.{p}_freq_steps)\n")
+
+
+def test_a_save_control_whose_frequencies_all_default_to_none_saves_no_periodic_checkpoint():
+    a = _audit({"pkg/api.py": CTL_FIELDS.format(p="save"), "pkg/master.py": CTL.format(p="save"), "pkg/train.py": STEP})
+    r = a.result("I3")
+    assert r.status.value == "used"
+    assert "no periodic checkpoint: save_freq_epochs is None" in (r.detail or "")
+
+
+def test_an_eval_control_says_nothing_about_checkpoints():
+    a = _audit({"pkg/api.py": CTL_FIELDS.format(p="eval"), "pkg/master.py": CTL.format(p="eval"), "pkg/train.py": STEP})
+    assert a.result("I3").status.value == "n/a"
