@@ -1959,6 +1959,30 @@ _TRACKER_INITS = ("wandb.init", "swanlab.init", "mlflow.start_run", "SummaryWrit
                   "neptune.init_run", "clearml.Task.init")
 
 
+_TRACKER_FIELD = re.compile(r"(?i)wandb|tensorboard|mlflow|swanlab|comet|neptune|clearml|tracker|report_to")
+
+
+def _tracker_disabled(f: Facts) -> list[Any]:
+    """Config fields that switch a tracker off by default (realhf ``wandb_mode: str = "disabled"``, ``use_wandb: bool =
+    False``, ``report_to: str = "none"``), outside tests: the project's own statement that nothing is reported."""
+    out = []
+    for x in f.records("fields"):
+        if not _TRACKER_FIELD.search(x.name) or _TEST_PATH.search(x.path):
+            continue
+        v = x.default
+        if v is False or (isinstance(v, str) and v.strip().lower() in ("disabled", "none")):
+            out.append(x)
+    return out
+
+
+def _any_tracker(f: Facts, lt_loggers: list[Any]) -> bool:
+    """Could anything in scope report to an experiment tracker: a tracker module imported or a tracker created or called,
+    a tracking object, the HF Trainer (its default ``report_to``) or a Lightning logger?"""
+    return bool(any(not _TEST_PATH.search(i.path) for i in f.imports(*_TRACKER_MODULES, "neptune", "clearml", "dvclive", "comet_ml"))
+                or any(not _TEST_PATH.search(c.path) for c in f.calls(*_TRACKER_INITS)) or tracker_calls(f)
+                or uses_hf_trainer(f) or lt_loggers or f.config("report_to") or f.settings("report_to"))
+
+
 def _trackers_switched_off(f: Facts) -> tuple[Call, list[Any]] | None:
     """Every tracker the project creates (``wandb.init``, ``SummaryWriter``...) is created behind a switch that is off
     (arctic-training: ``if self.global_rank == 0 and self.config.wandb.enable: self.wandb_experiment = wandb.init(...)``
@@ -2334,6 +2358,14 @@ class I5ReportFrequency(Check):
                 "        optimizer.step()\n        if step % args.log_every == 0:\n            tracking.log({'loss': loss.item()}, step=step)\n"),
             "train.yaml": "log_every: 50\n",
         }, U, "a Tracking object fed every 50 steps"),
+        Example({  # realhf 0.3.0: W&B disabled by the config, stats go to the log every step, no tracker library anywhere
+            "pkg/experiments/common.py": ("import dataclasses\n\n\n@dataclasses.dataclass\nclass CommonExperimentConfig:\n"
+                                          "    wandb_mode: str = 'disabled'\n    seed: int = 1\n"),
+            "pkg/system/master_worker.py": (
+                "import logging\n\nlogger = logging.getLogger('master')\n\n\ndef run(model, loader, optimizer):\n"
+                "    for step, batch in enumerate(loader):\n        loss = model(batch).loss\n        loss.backward()\n"
+                "        optimizer.step()\n        logger.info(f'step {step} loss {loss.item():.4f}')\n"),
+        }, U, "W&B disabled and no tracker imported or created anywhere: nothing is reported"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -2430,6 +2462,13 @@ class I5ReportFrequency(Check):
                 return Outcome(U, [Facts.ev(init), Facts.ev(s0)],
                                f"no external tracker by default: {init.name}() ({init.path}:{init.line}) runs only when {s0.key} "
                                f"is on, and it is {s0.value!r} ({s0.path}:{s0.line})", values)
+            disabled = _tracker_disabled(f)
+            if disabled and not _any_tracker(f, lt_loggers):
+                d0 = disabled[0]
+                return Outcome(U, [Facts.ev(d0, key=f"{d0.owner}.{d0.name}", value=d0.default)],
+                               f"no external tracker: {d0.owner}.{d0.name} is {d0.default!r} ({d0.path}:{d0.line}) and nothing in the "
+                               "project imports or creates a tracker (W&B, TensorBoard, MLflow, SwanLab, Aim, Comet...); metrics stay "
+                               "in the log", {**values, "tracker": None})
             return Outcome(Status.NA, [], NOT_JUDGED + "no tracker interval setting and no tracker call in a training-step loop were found "
                            "on the training path; check how often your launch reports to W&B/TensorBoard/MLflow, if it does", values)
         hf = _hf_default_site(f, "logging_steps") if trackers and "logging_steps" in values and not any(

@@ -113,3 +113,22 @@ def test_a_save_control_whose_frequencies_all_default_to_none_saves_no_periodic_
 def test_an_eval_control_says_nothing_about_checkpoints():
     a = _audit({"pkg/api.py": CTL_FIELDS.format(p="eval"), "pkg/master.py": CTL.format(p="eval"), "pkg/train.py": STEP})
     assert a.result("I3").status.value == "n/a"
+
+
+WANDB_OFF = "import dataclasses\n\n\n@dataclasses.dataclass\nclass Config:\n    wandb_mode: str = 'disabled'\n"
+
+
+def test_a_disabled_tracker_and_no_tracker_code_reports_nothing():
+    r = _audit({"pkg/train.py": STEP, "pkg/config.py": WANDB_OFF}).result("I5")
+    assert r.status.value == "used"
+    assert "Config.wandb_mode is 'disabled' (pkg/config.py:6)" in (r.detail or "")
+
+
+def test_no_tracker_and_no_setting_stays_not_judged():
+    assert _audit({"pkg/train.py": STEP}).result("I5").status.value == "n/a"
+
+
+def test_an_imported_tracker_is_not_read_as_none():
+    helper = "import wandb\n\n\ndef report(metrics):\n    wandb.log(metrics)\n"
+    r = _audit({"pkg/train.py": STEP, "pkg/config.py": WANDB_OFF, "pkg/track.py": helper}).result("I5")
+    assert "nothing in the project imports or creates a tracker" not in (r.detail or "")
