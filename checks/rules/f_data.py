@@ -2733,6 +2733,14 @@ class F7SequencePacking(_DataCheck):
                               "        for mb in mb_list:\n            loss = self.model(**pack_tensor_dict(mb)).loss\n"
                               "            loss.backward()\n        self.optimizer.step()\n"),
         }, P, "the project's own helper unpads each batch into one varlen sequence"),
+        Example({  # realhf 0.3.0: the training step builds cu_seqlens from the packed sequences' lengths
+            "pkg/backend/megatron.py": (
+                "import torch\n\n\nclass Engine:\n    def train_batch(self, input_, loss_fn):\n"
+                "        input_lens = torch.tensor(input_.seqlens, dtype=torch.int32, device='cuda')\n"
+                "        cu_seqlens = torch.nn.functional.pad(input_lens.cumsum(0), (1, 0)).int()\n"
+                "        logits = self.ddp(packed_input_ids=input_.input_ids, cu_seqlens=cu_seqlens, max_seqlen=int(max(input_lens))).logits\n"
+                "        loss_fn(logits, input_).backward()\n        self.optim.step()\n"),
+        }, P, "the training step feeds the model one varlen batch with cu_seqlens"),
         Example({"sft.py": (
             "from trl import SFTConfig, SFTTrainer\n\n"
             "config = SFTConfig(output_dir=\"out\", packing=True, padding_free=True, max_length=4096)\n"
@@ -2905,7 +2913,14 @@ def _own_unpadding(f: Facts) -> list[Call]:
         if (c.func and _UNPAD_FUNC.search(c.func) and re.match(r"\s*cu_seqlens\w*\s*=", c.text) and not _in_tests(c.path)
                 and any(x.func != c.func and not _in_tests(x.path) for x in f.calls(c.func))):
             out.append(c)
-    return out
+    if out:
+        return out
+    # the training step itself builds ``cu_seqlens`` from the sequence lengths and hands the model one varlen batch (realhf
+    # ``train_batch``: ``cu_seqlens = pad(input_lens.cumsum(0), (1, 0))`` then ``self.engine.ddp(packed_input_ids=...,
+    # cu_seqlens=cu_seqlens, max_seqlen=max_seqlen)`` before ``loss.backward()``), cited at the model call
+    steps = {(c.path, c.func) for c in f.calls("backward") if c.func and not _in_tests(c.path)}
+    sums = {(c.path, c.func) for c in f.calls("torch.cumsum", "cumsum") if (c.path, c.func) in steps}
+    return [c for c in f.calls_with_kw("cu_seqlens") if (c.path, c.func) in sums]
 #: collators that flatten each batch into one varlen row (no padding) without filling it up to the sequence length
 _UNPAD_CALLS = ("DataCollatorWithFlattening",)
 def _switched_on(f: Facts, c: Call) -> bool:
