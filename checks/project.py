@@ -69,6 +69,8 @@ _MM_KEYS = ("vision_tower", "mm_vision_tower", "mm_projector_type", "image_folde
 _ALIGN_TRAINERS = ("DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "PPOTrainer", "GRPOTrainer", "RewardTrainer",
                    "OnlineDPOTrainer", "RLOOTrainer", "GKDTrainer", "SimPOTrainer", "PRMTrainer", "NashMDTrainer", "XPOTrainer",
                    "DPOConfig", "ORPOConfig", "KTOConfig", "CPOConfig", "GRPOConfig", "PPOConfig", "GKDConfig")
+_ALIGN_CONFIGS = frozenset(t for t in _ALIGN_TRAINERS if t.endswith("Config"))
+_TEST_PATH_RE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 _ALIGN_WORDS = re.compile(r"^(dpo|orpo|kto|simpo|cpo|ppo|grpo|rm|reward|ipo|rlhf|gkd|distill\w*)$", re.I)
 _MOE_KEYS = ("num_experts", "num_local_experts", "moe_num_experts", "n_routed_experts", "num_moe_experts", "moe_layer_freq",
              "expert_model_parallel_size", "moe_expert_parallel_size", "ep_size", "num_experts_per_tok", "moe_k")
@@ -387,8 +389,10 @@ def accelerate_loading_only(facts: Facts) -> list[str]:
     return [f"{i.path}:{i.line}" for i in imps[:3]]
 
 
-#: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model
-_PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default)$|^(cl100k|o200k|p50k|r50k)_base$", re.I)
+#: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model; the
+#: role an RL/distillation system gives a model (``MFCDef(model_name="actor")``, ``ModelName("critic", 0)``) names no checkpoint
+_PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default)$|^(cl100k|o200k|p50k|r50k)_base$"
+                               r"|^(actor|critic|ref|reference|reward|rew|policy|value|teacher|student)$", re.I)
 
 
 #: ``model: str = Field("xgboost")`` of a tabular trainer: a classical estimator or its library, not a model checkpoint
@@ -495,6 +499,9 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         or facts.uses("liger_kernel.chunked_loss.*", "LigerFusedLinearJSD", "LigerKLDIVLoss", "LigerJSD")
         or facts.settings("adv_estimator")
         or any(_ALIGN_SCRIPTS.search(f"{launch.script or ''} {launch.text}") for launch in facts.launches())
+        # the project's own experiment config class for PPO/DPO/GRPO... (realhf ``class PPOConfig(CommonExperimentConfig)``
+        # with its fields, registered as a quickstart command): the project runs that alignment training
+        or any(x.owner in _ALIGN_CONFIGS and not _TEST_PATH_RE.search(x.path) for x in facts.records("fields"))
     )
     p.finetunes = bool(
         p.alignment  # preference/RL/distillation training starts from a pretrained model

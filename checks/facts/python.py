@@ -604,7 +604,7 @@ class _Extractor(ast.NodeVisitor):
                 # a floor under a computed value (``if logging_steps == 0: logging_steps = 1``) is not a setting
                 floor = bool(self.guard_stack) and _floors_itself(self.guard_stack[-1], t.id)
                 if not (t.id in params and len(self.guard_stack) > depth) and not floor:
-                    rec = Assign(self.path, line, t.id, v, self.text(line))
+                    rec = Assign(self.path, line, t.id, v, self.text(line), self.func_stack[-1] if self.func_stack else None)
                     self.out.assigns.append(rec)
                     if v is None and self.none_locals and t.id not in self.none_locals[-1][0]:
                         self.none_locals[-1][0][t.id] = rec

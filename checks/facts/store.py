@@ -794,7 +794,10 @@ class Facts:
         """Setting name -> {value (repr) -> (recipes that leave it unset and run with a default, ``path:line`` of it)}."""
         return dict(self._s.get("distribution_defaults", {}))
 
-    def _settings(self, name: str, include_calls: bool, depth: int) -> list[Setting]:
+    def _settings(self, name: str, include_calls: bool, depth: int, reader: str | None = None) -> list[Setting]:
+        """``reader``: the file whose expression reads ``name`` (a keyword ``x=n_nodes`` resolved to the settings of
+        ``n_nodes``): a local variable of a function in another file is not what it reads (``n_nodes = 8`` in a cost
+        model's ``example()`` is not ``ParallelismConfig(pipeline_parallel_size=self.n_nodes)`` of an experiment config)."""
         out: list[Setting] = []
         for e in self._s["configs_by_key"].get(name, []):
             if isinstance(e.value, Container) or not self._ok(e.path, e.line):
@@ -820,6 +823,8 @@ class Facts:
         modules = self.recipe_modules()
         configs = self.config_modules()
         for a in self._s["assigns_by_key"].get(name, []):
+            if reader is not None and a.func is not None and a.path != reader:
+                continue
             if self._ok(a.path, a.line):
                 if a.path in modules or a.path in configs:  # a recipe module / a Python config file: a config file
                     out.append(Setting(name, a.value, a.path, a.line, "config", a.text, a.name, 2))
@@ -840,7 +845,7 @@ class Facts:
                         ref = _norm_key(v.ref)
                         if ref in resolved_refs:
                             continue
-                        resolved = _shadow(self._settings(ref, include_calls=False, depth=depth + 1))
+                        resolved = _shadow(self._settings(ref, include_calls=False, depth=depth + 1, reader=c.path))
                         if resolved:
                             resolved_refs.add(ref)
                             out.extend(resolved)

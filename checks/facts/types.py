@@ -164,6 +164,7 @@ class Assign:
     name: str
     value: Any
     text: str
+    func: str | None = None  # enclosing function (None at module or class level)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1287,6 +1287,26 @@ def _node_gpus(f: Facts, x: Any) -> float | None:
     return _NODE_GPUS_DEFAULT
 
 
+def _cost_model_lib(field: str) -> dict[str, str]:
+    """realhf 0.3.0-shaped: an experiment config whose multi-node layout sets ``pipeline_parallel_size=self.n_nodes`` (the
+    class field ``n_nodes: int = 1``) and a search engine's cost model whose ``example()`` sizes a profile run with local
+    ``n_nodes = 8`` per model size. ``field`` replaces the default of ``n_nodes``."""
+    return {
+        "pkg/experiments/common.py": (
+            "import dataclasses\n\nfrom pkg.quickstart.model import ParallelismConfig\n\n\n@dataclasses.dataclass\nclass ExperimentConfig:\n"
+            + (field or "    n_nodes: int = 1\n") + "    n_gpus_per_node: int = 8\n\n"
+            "    def allocation(self):\n"
+            "        return ParallelismConfig(data_parallel_size=2, pipeline_parallel_size=self.n_nodes, model_parallel_size=4)\n"),
+        "pkg/quickstart/model.py": (
+            "import dataclasses\n\n\n@dataclasses.dataclass\nclass ParallelismConfig:\n    model_parallel_size: int = 1\n"
+            "    pipeline_parallel_size: int = 1\n    data_parallel_size: int = 1\n"),
+        "pkg/search_engine/estimate.py": (
+            "def example(model_size):\n    if model_size == 7:\n        n_nodes = 1\n    elif model_size == 70:\n        n_nodes = 8\n"
+            "    return f'profile-s{model_size}p{n_nodes}m1d8'\n"),
+        "pkg/backend/train.py": "def train_batch(model, batch, optim):\n    loss = model(batch).loss\n    loss.backward()\n    optim.step()\n",
+    }
+
+
 @register
 class A5PipelineParallel(Check):
     id = "A5"
@@ -1345,6 +1365,8 @@ class A5PipelineParallel(Check):
                 "def llama3_405b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192),\n"
                 "                          parallelism=ParallelismConfig(pipeline_parallel_degree=8))\n"),
         }, U, "PP in a full-size recipe"),
+        Example(_cost_model_lib(""), N, "n_nodes = 8 is a local of another file's cost-model function, not the config's field"),
+        Example(_cost_model_lib("    n_nodes: int = 2\n"), U, "the config's own n_nodes field is 2"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -1048,6 +1048,26 @@ _GRAPH_KEYS = ("enable_cuda_graph", "use_cuda_graph", "cuda_graph", "cuda_graphs
                "external_cuda_graph", "cudagraphs", "use_cudagraphs", "enable_cudagraph")
 
 
+
+def _graph_helper(default: str) -> dict[str, str]:
+    """realhf 0.3.0-shaped: a CUDA-graph capture utility (``capture_func``) reached through ``maybe_capture_cudagraph`` only
+    under ``if gconfig.use_cuda_graph:`` in the decode loop, with ``GenerationHyperparameters.use_cuda_graph`` defaulting to
+    ``default``."""
+    return {
+        "pkg/api/model_api.py": ("import dataclasses\n\n\n@dataclasses.dataclass\nclass GenerationHyperparameters:\n"
+                                 f"    max_new_tokens: int = 256\n    use_cuda_graph: bool = {default}\n"),
+        "pkg/utils/cuda_graph.py": (
+            "import torch\n\n\ndef capture_func(name, func, input_buffer):\n    graph = torch.cuda.CUDAGraph()\n"
+            "    with torch.cuda.graph(graph):\n        output = func(**input_buffer)\n    return graph, input_buffer, output\n"),
+        "pkg/nn/generate.py": (
+            "from pkg.utils import cuda_graph\n\n\ndef maybe_capture_cudagraph(model, x):\n"
+            "    return cuda_graph.capture_func('decoding', model.decode, dict(x=x))\n\n\n"
+            "def generate(model, gconfig, x):\n    graph = None\n    if gconfig.use_cuda_graph:\n"
+            "        graph, _, _ = maybe_capture_cudagraph(model, x)\n    while True:\n"
+            "        x = graph.replay() if graph is not None else model.decode(x)\n"),
+        "pkg/backend/train.py": "def train_batch(model, batch, optim):\n    loss = model(batch).loss\n    loss.backward()\n    optim.step()\n",
+    }
+
 @register
 class D4CudaGraph(Check):
     id = "D4"
@@ -1097,11 +1117,19 @@ class D4CudaGraph(Check):
                 "    if cfg.trainer.policy.model.lora.rank > 0:\n        engine_kwargs[\"enforce_eager\"] = False\n"
                 "    return engine_kwargs\n"),
         }, N, "graphs only under a LoRA rank test that is off"),
+        Example(_graph_helper("False"), N, "a capture helper whose only caller is behind use_cuda_graph (default False)"),
+        Example(_graph_helper("True"), U, "the same helper with use_cuda_graph on by default"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        used: list = [c for c in f.calls(*_GRAPH_CALLS) if not guard_off(f, c)]
+        used: list = []
+        gated: list = []  # the switches that keep a capture helper from running (its every caller is behind them)
+        for c in f.calls(*_GRAPH_CALLS):
+            gate = guard_off(f, c) or callers_off(f, c, hops=3)
+            if not gate:
+                used.append(c)
+            gated += [g for g in gate if g not in gated]
         calls, _ = active_compile_calls(f)
         used += [c for c in calls if c.kwargs.get("mode") in _GRAPH_MODES]
         off_: list = []
@@ -1126,6 +1154,11 @@ class D4CudaGraph(Check):
             used += [x for x in f.launches("python") if (x.script or "").startswith(("vllm.", "sglang."))]
         if used:
             return Outcome(U, [f.ev(x) for x in used], "CUDA graphs capture the step", {"cuda_graph": True})
+        if gated and not off_:
+            g = gated[0]
+            return Outcome(N, evs(gated), "CUDA graph capture exists only behind a switch that is off: "
+                           f"{getattr(g, 'key', None) or getattr(g, 'name', '')} = {getattr(g, 'value', None)!r} at {g.path}:{g.line}",
+                           {"cuda_graph": False})
         return Outcome(N, evs(off_), "CUDA graphs are disabled" if off_ else "no CUDA graph capture found", {"cuda_graph": False})
 
 

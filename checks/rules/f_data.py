@@ -247,7 +247,17 @@ def _call_prop(f: Facts, c: Call, name: str, real: bool, skip: set[tuple[str, in
         found = _params_dict_value(f, c, name)
         if found:
             return found
+        if not _spelled(f, name):
+            # ``DataLoader(ds, ..., **kwargs)`` in a loader factory, and no code, config or launch of the project names the
+            # setting at all: nothing the project passes through ``**kwargs`` can carry it, so PyTorch's default applies
+            default = _DEFAULTS[name]
+            return [_Value(default, _ev(c, key=f"{c.short}({name}=)", value=default), False)]
     return [_Value(_UNKNOWN, _ev(c, key=f"{c.short}({name}=)"), False)]
+
+
+def _spelled(f: Facts, name: str) -> bool:
+    """Does any code, config or launch in scope name ``name`` (a keyword, a dict or YAML key, a field, an option, a variable)?"""
+    return bool(f.effective(name) or f.calls_with_kw(name) or f.config(name))
 
 
 def _params_dict_value(f: Facts, c: Call, name: str) -> list[_Value]:
@@ -1173,6 +1183,27 @@ _RECIPE_LIBRARY = {
 }
 
 
+
+def _kwargs_factory(args: str) -> dict[str, str]:
+    """realhf 0.3.0-shaped: a registry of loader factories, ``PackedDataLoader(dataset, *args, **kwargs)`` returning
+    ``torch.utils.data.DataLoader(dataset, *args, batch_size=512, shuffle=True, **kwargs)``, built by ``make_dataloader``
+    from a ``DataLoaderAbstraction`` whose ``args`` are ``args``."""
+    return {
+        "pkg/api/config.py": ("import dataclasses\nfrom typing import Any, Dict\n\n\n@dataclasses.dataclass\nclass DataLoaderAbstraction:\n"
+                              "    type_: str\n    args: Dict[str, Any] = dataclasses.field(default_factory=dict)\n"),
+        "pkg/api/data_api.py": (
+            "import torch\n\nALL_DATALOADER_CLASSES = {}\n\n\ndef make_dataloader(cfg, dataset):\n"
+            "    return ALL_DATALOADER_CLASSES[cfg.type_](dataset, **cfg.args)\n\n\n"
+            "def PackedDataLoader(dataset, *args, **kwargs):\n"
+            "    return torch.utils.data.DataLoader(dataset, *args, batch_size=512, shuffle=True, **kwargs)\n\n\n"
+            "ALL_DATALOADER_CLASSES['packed'] = PackedDataLoader\n"),
+        "pkg/system/model_worker.py": (
+            "from pkg.api import data_api\nfrom pkg.api.config import DataLoaderAbstraction\n\n\n"
+            "def setup(dataset, model, optimizer):\n"
+            f"    loader = data_api.make_dataloader(DataLoaderAbstraction('packed', args=dict({args})), dataset)\n"
+            "    for batch in loader:\n        model(batch).loss.backward()\n        optimizer.step()\n"),
+    }
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -1349,6 +1380,8 @@ class F1NumWorkers(_DataCheck):
                                         "                              num_workers=dataset_config.num_workers)\n"),
             "train.py": "from pkg.utils.dataloader import create_dataloader\nloader = create_dataloader(ds, cfg.train_dataset)\n",
         }, N, "num_workers read from a config argument named after its class, default 0"),
+        Example(_kwargs_factory(""), N, "a loader factory forwards **kwargs, and nothing in the project names num_workers"),
+        Example(_kwargs_factory("num_workers=8"), U, "the factory's args name num_workers (not a static value here)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2748,6 +2781,14 @@ class F7SequencePacking(_DataCheck):
                               "        for mb in mb_list:\n            loss = self.model(**pack_tensor_dict(mb)).loss\n"
                               "            loss.backward()\n        self.optimizer.step()\n"),
         }, P, "the project's own helper unpads each batch into one varlen sequence"),
+        Example({  # realhf 0.3.0: the training step builds cu_seqlens from the packed sequences' lengths
+            "pkg/backend/megatron.py": (
+                "import torch\n\n\nclass Engine:\n    def train_batch(self, input_, loss_fn):\n"
+                "        input_lens = torch.tensor(input_.seqlens, dtype=torch.int32, device='cuda')\n"
+                "        cu_seqlens = torch.nn.functional.pad(input_lens.cumsum(0), (1, 0)).int()\n"
+                "        logits = self.ddp(packed_input_ids=input_.input_ids, cu_seqlens=cu_seqlens, max_seqlen=int(max(input_lens))).logits\n"
+                "        loss_fn(logits, input_).backward()\n        self.optim.step()\n"),
+        }, P, "the training step feeds the model one varlen batch with cu_seqlens"),
         Example({"sft.py": (
             "from trl import SFTConfig, SFTTrainer\n\n"
             "config = SFTConfig(output_dir=\"out\", packing=True, padding_free=True, max_length=4096)\n"
@@ -2926,7 +2967,14 @@ def _own_unpadding(f: Facts) -> list[Call]:
         if (c.func and _UNPAD_FUNC.search(c.func) and re.match(r"\s*cu_seqlens\w*\s*=", c.text) and not _in_tests(c.path)
                 and any(x.func != c.func and not _in_tests(x.path) for x in f.calls(c.func))):
             out.append(c)
-    return out
+    if out:
+        return out
+    # the training step itself builds ``cu_seqlens`` from the sequence lengths and hands the model one varlen batch (realhf
+    # ``train_batch``: ``cu_seqlens = pad(input_lens.cumsum(0), (1, 0))`` then ``self.engine.ddp(packed_input_ids=...,
+    # cu_seqlens=cu_seqlens, max_seqlen=max_seqlen)`` before ``loss.backward()``), cited at the model call
+    steps = {(c.path, c.func) for c in f.calls("backward") if c.func and not _in_tests(c.path)}
+    sums = {(c.path, c.func) for c in f.calls("torch.cumsum", "cumsum") if (c.path, c.func) in steps}
+    return [c for c in f.calls_with_kw("cu_seqlens") if (c.path, c.func) in sums]
 #: collators that flatten each batch into one varlen row (no padding) without filling it up to the sequence length
 _UNPAD_CALLS = ("DataCollatorWithFlattening",)
 #: token-budget batching switches: each micro-batch is filled with samples up to ``micro_batch_size * max_seq_len`` tokens
@@ -3366,6 +3414,8 @@ _STREAM_PREFETCH_HELPER = {"lavis/datasets/dataloader_utils.py": (
 }
 _DATA_FUNC = re.compile(r"(prefetch|preload|load|next|iter|batch|data|fetch|input|sample)", re.I)
 _DATA_FILE = re.compile(r"(data|loader|prefetch|input)", re.I)
+#: a model's forward pass (``forward``, ``_forward``, ``__overlapped_load_forward``): copies on a side stream there move weights
+_MODEL_FORWARD = re.compile(r"(^|_)forward$")
 _NOT_DATA = re.compile(r"(model|module|param|optim|weight|grad|state|buffer|kv|cache|lora|offload|swap|checkpoint|ckpt|embed|layer)", re.I)
 
 
@@ -3438,6 +3488,20 @@ class F11AsyncH2D(_DataCheck):
                 "        index = torch.tensor([ctx.cp_rank], device=\"cpu\", pin_memory=True).cuda(non_blocking=True)\n"
                 "        return grad_output.index_select(1, index)\n"),
         }, N, "blocking batch copies; async copies only of parameters and a backward index"),
+        Example({  # realhf 0.3.0: an offloaded frozen model streams its weights back on a side stream inside its forward, and
+            # decoding copies the next tokens into a CUDA graph's static input buffers; batches arrive with a blocking .cuda()
+            "pkg/nn/real_llm_api.py": (
+                "import torch\n\n\nclass ReaLModel(torch.nn.Module):\n    def __overlapped_load_forward(self, x):\n"
+                "        stream = torch.cuda.Stream()\n        with torch.cuda.stream(stream):\n"
+                "            for layer in self.layers:\n                for k, v in layer.named_parameters():\n"
+                "                    v.data.copy_(self._offload_buffer[self.spec[k]], non_blocking=True)\n"
+                "        return self.layers(x)\n"),
+            "pkg/nn/generate.py": (
+                "def generate(model, input_buffers, graph, next_tokens, bs):\n"
+                "    input_buffers['input_ids'][:bs].copy_(next_tokens, non_blocking=True)\n    graph.replay()\n"),
+            "pkg/data_api.py": "def cuda(sample):\n    return {k: v.cuda() for k, v in sample.items()}\n",
+            "pkg/train.py": "def step(model, batch, optim):\n    model(batch).loss.backward()\n    optim.step()\n",
+        }, N, "side-stream weight streaming in a forward and CUDA-graph input buffers are not batch copies"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3448,6 +3512,8 @@ class F11AsyncH2D(_DataCheck):
         for s in f.calls("torch.cuda.stream"):
             if s.path not in streams or s.func is None or not (_DATA_FUNC.search(s.func) or _DATA_FILE.search(s.path)):
                 continue
+            if _MODEL_FORWARD.search(s.func):
+                continue  # a side stream inside a model's forward streams weights in (realhf ``__overlapped_load_forward``), not batches
             same = [c for c in nb if c.path == s.path and c.func == s.func and c.line >= s.line]
             if not same and s.path in f.files:
                 # a prefetcher whose copy is a helper (``self.batch = move_to_cuda(self.batch)`` -> ``tensor.cuda()``) or a
@@ -3486,6 +3552,13 @@ class F11AsyncH2D(_DataCheck):
         # storage (``tensor.data = tensor.data.to(device_id, non_blocking=True)``) moves a parameter or state, not data
         if c.func == "backward" or (receiver.endswith(".data") and re.match(rf"\s*{re.escape(receiver)}\s*=", c.text)):
             return False
+        if c.short == "copy_":
+            # an in-place copy writes into its receiver: a tensor's ``.data`` storage (a parameter streamed back in,
+            # ``v.data.copy_(offload_buffer[...], non_blocking=True)``) or a preallocated buffer named as such (a CUDA graph's
+            # ``input_buffers["input_ids"][:bs].copy_(next_tokens, ...)``, spelled before ``.copy_(`` when not a plain name)
+            dest = receiver if receiver and receiver != "?" else c.text.split(".copy_(", 1)[0]
+            if dest.endswith(".data") or _NOT_DATA.search(dest):
+                return False
         return not (_NOT_DATA.search(receiver) or _NOT_DATA.search(c.func or ""))
 
     @staticmethod

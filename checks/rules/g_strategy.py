@@ -1930,6 +1930,18 @@ class G6FusedAlignmentLoss(Check):
         Example({"dpo.py": "from trl import DPOConfig, DPOTrainer\nargs = DPOConfig(output_dir='out', use_liger_loss=False)\n"
                  "trainer = DPOTrainer(model=model, args=args)\n"}, N, "explicitly off"),
         Example({"train.py": "from transformers import Trainer\ntrainer = Trainer(model=model)\n"}, Status.NA, "no alignment"),
+        Example({  # realhf 0.3.0: the project's own PPO experiment config (a quickstart command) and a PPO loss over full logits
+            "pkg/experiments/ppo_exp.py": (
+                "import dataclasses\n\nfrom pkg.api.entrypoint import register_quickstart_exp\n\n\n@dataclasses.dataclass\n"
+                "class PPOConfig:\n    ppo_n_minibatches: int = 4\n    kl_ctl: float = 0.1\n    eps_clip: float = 0.2\n\n\n"
+                "register_quickstart_exp('ppo', PPOConfig)\n"),
+            "pkg/interface/ppo_interface.py": (
+                "from pkg.utils.functional import gather_packed_shifted_log_probs\n\n\n"
+                "def actor_loss(logits, input_, old_logp, advantages, eps_clip):\n"
+                "    logprobs = gather_packed_shifted_log_probs(logits, input_['cu_seqlens'], input_['input_ids'])\n"
+                "    ratio = (logprobs - old_logp).exp()\n    return -(ratio.clamp(1 - eps_clip, 1 + eps_clip) * advantages).mean()\n"),
+            "pkg/backend/train.py": "def train_batch(model, batch, loss_fn, optim):\n    loss_fn(model(batch).logits, batch).backward()\n    optim.step()\n",
+        }, N, "the project's own PPO experiment config: alignment training over full logits"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:

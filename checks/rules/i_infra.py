@@ -1245,6 +1245,23 @@ _PPO_TRAINER = ("from pkg.utils.saver import Saver\nfrom pkg.utils.stats_logger 
 _PPO_FILES = {"pkg/utils/saver.py": _PPO_SAVER, "pkg/utils/stats_logger.py": _PPO_STATS, "pkg/trainer/rl_trainer.py": _PPO_TRAINER}
 
 
+def _save_ctl(steps: str) -> dict[str, str]:
+    """realhf 0.3.0-shaped: the master worker builds its save control from ``exp_ctrl.save_freq_*`` fields, ``save_freq_steps``
+    defaulting to ``steps``, the others None; ``FrequencyControl.check`` returns False when its frequency is None."""
+    return {
+        "pkg/api/system_api.py": (
+            "import dataclasses\nfrom typing import Optional\n\n\n@dataclasses.dataclass\nclass ExperimentSaveEvalControl:\n"
+            "    total_train_epochs: int = 1\n    save_freq_epochs: Optional[int] = None\n"
+            f"    save_freq_steps: Optional[int] = {steps}\n    save_freq_secs: Optional[int] = None\n"),
+        "pkg/system/master_worker.py": (
+            "from pkg.base import timeutil\n\n\nclass MasterWorker:\n    def _configure(self, config):\n"
+            "        self.__save_ctl = timeutil.EpochStepTimeFreqCtl(\n            freq_epoch=config.exp_ctrl.save_freq_epochs,\n"
+            "            freq_step=config.exp_ctrl.save_freq_steps,\n            freq_sec=config.exp_ctrl.save_freq_secs,\n        )\n\n"
+            "    def _poll(self, model, batch, optimizer):\n        model(batch).loss.backward()\n        optimizer.step()\n"
+            "        if self.__save_ctl.check(epochs=0, steps=1):\n            model.save('ckpt')\n"),
+    }
+
+
 @register
 class I3CheckpointFrequency(Check):
     id = "I3"
@@ -1404,6 +1421,8 @@ class I3CheckpointFrequency(Check):
                  "myrl/trainer.py": _RL_TRAINER.format(report="")}, N, "RL trainer: full checkpoint every 10 steps"),
         Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=100),
                  "myrl/trainer.py": _RL_TRAINER.format(report="")}, U, "RL trainer: checkpoint every 100 steps"),
+        Example(_save_ctl("None"), U, "every save frequency of the save control defaults to None: no periodic checkpoint"),
+        Example(_save_ctl("1"), N, "the same control with save_freq_steps 1: a checkpoint every step"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -1418,6 +1437,8 @@ class I3CheckpointFrequency(Check):
         # ``save_freq`` counts steps in some trainers (verl ``trainer.save_freq``) and epochs in others (TRL DDPO): only its
         # "off" value (verl ``save_freq: -1``, saves only when ``save_freq > 0``) is read
         items += [i for i in interval_settings(f, ("save_freq",)) if i.kind == "off"]
+        if not items:
+            items += _save_control_off(f)
         # axolotl ``saves_per_epoch: 1``: a few checkpoints per epoch (it sets the save interval from the epoch length)
         per_epoch_saves = [s for s in interval_settings(f, ("saves_per_epoch",)) if s.steps is not None and s.steps >= 1]
         items += [Interval(i.fact, i.key, i.name, None, "epoch") for i in per_epoch_saves]
@@ -1476,6 +1497,36 @@ class I3CheckpointFrequency(Check):
                                  "path; check how often your launch saves (its save interval or save callback)")
         cited = (hf,) if hf is not None else (f.ev(no_steps),) if no_steps is not None else tuple(Facts.ev(c, key=c.short) for c in per_epoch[:3])
         return _with_notes(_outcome(bad, items, "checkpoints saved", threshold, values, sane, spaced, cited), registry_notes(f, items))
+
+
+#: keywords of a frequency control (``EpochStepTimeFreqCtl(freq_epoch=..., freq_step=..., freq_sec=...)``, ``FrequencyControl(
+#: frequency_steps=...)``)
+_FREQ_KW = re.compile(r"^(freq|frequency)_?(step|steps|epoch|epochs|sec|secs|seconds|iter|iters)$")
+_SAVE_CONTEXT = re.compile(r"(?i)sav(e|er|ing)|ckpt|checkpoint")
+
+
+def _save_control_off(f: Facts) -> list[Interval]:
+    """A save-frequency control whose every frequency reads a config field that defaults to None and that nothing sets:
+    no periodic checkpoint (realhf ``EpochStepTimeFreqCtl(freq_epoch=config.exp_ctrl.save_freq_epochs, freq_step=...,
+    freq_sec=...)`` with ``save_freq_epochs/steps/secs: Optional[int] = None``; AReaL's ``Saver`` over ``_Timer.freq_steps:
+    int | None = None``, "None disables step-based saving"), as long as the control is built for saving (its file, function or
+    line says save/saver/checkpoint). The fields' None defaults, as ``off`` intervals; empty otherwise."""
+    out: list[Interval] = []
+    for c in f.all_calls():
+        kws = [k for k in c.kwargs if _FREQ_KW.match(k)]
+        if not kws or _TEST_PATH.search(c.path) or not _SAVE_CONTEXT.search(f"{c.path} {c.func or ''} {c.text}"):
+            continue
+        fields: list[Setting] = []
+        for k in kws:
+            v = c.kwargs[k]
+            ref = v.ref if isinstance(v, Expr) and re.fullmatch(r"[\w.]+", v.text) else None
+            settings = f.effective(ref) if ref else []
+            if not settings or any(s.source != "field-default" or s.value is not None for s in settings):
+                break
+            fields.append(settings[0])
+        else:
+            out += [Interval(s, s.key, s.name, None, "off") for s in fields if all(s is not x.fact for x in out)]
+    return out
 
 
 _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq", "log_every", "log_freq", "logging_interval", "log_steps",
@@ -1908,6 +1959,30 @@ _TRACKER_INITS = ("wandb.init", "swanlab.init", "mlflow.start_run", "SummaryWrit
                   "neptune.init_run", "clearml.Task.init")
 
 
+_TRACKER_FIELD = re.compile(r"(?i)wandb|tensorboard|mlflow|swanlab|comet|neptune|clearml|tracker|report_to")
+
+
+def _tracker_disabled(f: Facts) -> list[Any]:
+    """Config fields that switch a tracker off by default (realhf ``wandb_mode: str = "disabled"``, ``use_wandb: bool =
+    False``, ``report_to: str = "none"``), outside tests: the project's own statement that nothing is reported."""
+    out = []
+    for x in f.records("fields"):
+        if not _TRACKER_FIELD.search(x.name) or _TEST_PATH.search(x.path):
+            continue
+        v = x.default
+        if v is False or (isinstance(v, str) and v.strip().lower() in ("disabled", "none")):
+            out.append(x)
+    return out
+
+
+def _any_tracker(f: Facts, lt_loggers: list[Any]) -> bool:
+    """Could anything in scope report to an experiment tracker: a tracker module imported or a tracker created or called,
+    a tracking object, the HF Trainer (its default ``report_to``) or a Lightning logger?"""
+    return bool(any(not _TEST_PATH.search(i.path) for i in f.imports(*_TRACKER_MODULES, "neptune", "clearml", "dvclive", "comet_ml"))
+                or any(not _TEST_PATH.search(c.path) for c in f.calls(*_TRACKER_INITS)) or tracker_calls(f)
+                or uses_hf_trainer(f) or lt_loggers or f.config("report_to") or f.settings("report_to"))
+
+
 def _trackers_switched_off(f: Facts) -> tuple[Call, list[Any]] | None:
     """Every tracker the project creates (``wandb.init``, ``SummaryWriter``...) is created behind a switch that is off
     (arctic-training: ``if self.global_rank == 0 and self.config.wandb.enable: self.wandb_experiment = wandb.init(...)``
@@ -2309,6 +2384,14 @@ class I5ReportFrequency(Check):
         Example({**_SECTION_TRACKER, "pkg/arguments.py": _SECTION_TRACKER["pkg/arguments.py"].replace(
             "enable: bool = field(default=False)", "enable: bool = field(default=True)")}, N,
                 "the same callback with the section's switch on by default"),
+        Example({  # realhf 0.3.0: W&B disabled by the config, stats go to the log every step, no tracker library anywhere
+            "pkg/experiments/common.py": ("import dataclasses\n\n\n@dataclasses.dataclass\nclass CommonExperimentConfig:\n"
+                                          "    wandb_mode: str = 'disabled'\n    seed: int = 1\n"),
+            "pkg/system/master_worker.py": (
+                "import logging\n\nlogger = logging.getLogger('master')\n\n\ndef run(model, loader, optimizer):\n"
+                "    for step, batch in enumerate(loader):\n        loss = model(batch).loss\n        loss.backward()\n"
+                "        optimizer.step()\n        logger.info(f'step {step} loss {loss.item():.4f}')\n"),
+        }, U, "W&B disabled and no tracker imported or created anywhere: nothing is reported"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -2407,6 +2490,13 @@ class I5ReportFrequency(Check):
                 return Outcome(U, [Facts.ev(init), Facts.ev(s0)],
                                f"no external tracker by default: {init.name}() ({init.path}:{init.line}) runs only when {s0.key} "
                                f"is on, and it is {s0.value!r} ({s0.path}:{s0.line})", values)
+            disabled = _tracker_disabled(f)
+            if disabled and not _any_tracker(f, lt_loggers):
+                d0 = disabled[0]
+                return Outcome(U, [Facts.ev(d0, key=f"{d0.owner}.{d0.name}", value=d0.default)],
+                               f"no external tracker: {d0.owner}.{d0.name} is {d0.default!r} ({d0.path}:{d0.line}) and nothing in the "
+                               "project imports or creates a tracker (W&B, TensorBoard, MLflow, SwanLab, Aim, Comet...); metrics stay "
+                               "in the log", {**values, "tracker": None})
             return Outcome(Status.NA, [], NOT_JUDGED + "no tracker interval setting and no tracker call in a training-step loop were found "
                            "on the training path; check how often your launch reports to W&B/TensorBoard/MLflow, if it does", values)
         hf = _hf_default_site(f, "logging_steps") if trackers and "logging_steps" in values and not any(
