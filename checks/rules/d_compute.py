@@ -367,7 +367,9 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
     # A recipe, config or launch that sets it, not an arguments class's default (ms-swift's Megatron alternative path)
     te_impl = [s for s in f.effective("transformer_impl") if s.source not in ("field-default", "argparse-default")]
     te_impl += [a for a in f.attr_assigns("transformer_impl") if a.guard is None]  # ``cfg.model.transformer_impl = ...``
-    for s in te_impl:
+    for s in te_impl:  # not in a conversion, merge or inference script (LLaMA-Factory ``scripts/megatron_merge.py``)
+        if _NOT_TRAINING_SITE.search(s.path) or _in_non_training_func(f, s):
+            continue
         if isinstance(s.value, str) and s.value.strip().lower() == "transformer_engine":
             used.append(s)
             kinds.add("transformer-engine")

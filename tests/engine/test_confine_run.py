@@ -75,3 +75,26 @@ def test_other_models_practices_are_context_not_status() -> None:
     ctx = {(e.path, e.role) for e in by_run["C2"].context}
     assert ("mylib/models/flux/flux_model.py", OTHER) in ctx
     assert all(e.path != "mylib/models/flux/flux_model.py" for e in by_run["C2"].evidence)
+
+
+def test_te_layer_spec_counts_only_where_training_sets_it() -> None:
+    recipe = {
+        "mylib/recipes/llama3.py": (
+            "from mylib.training.config import ConfigContainer\n\n\ndef llama32_1b_pretrain_config():\n"
+            "    cfg = ConfigContainer()\n    cfg.model.transformer_impl = \"transformer_engine\"\n    return cfg\n"),
+        "mylib/training/pretrain.py": "def pretrain(config, step):\n    for b in config.loader():\n        step(b).backward()\n",
+    }
+    d1 = {r.id: r for r in _audit(recipe).results}["D1"]
+    assert d1.status is Status.USED and "transformer-engine" in (d1.detail or "")
+    # LLaMA-Factory's scripts/megatron_merge.py hard-codes TE to convert a checkpoint: not the training attention
+    merge = {
+        "scripts/megatron_merge.py": (
+            "from mcore_adapter.models import AutoConfig\n\n\ndef convert(path):\n"
+            "    return AutoConfig.from_pretrained(path, transformer_impl=\"transformer_engine\")\n"),
+        "src/train.py": (
+            "from transformers import AutoModelForCausalLM, Trainer\n\n"
+            "model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-7B')\nTrainer(model=model).train()\n"),
+        "requirements.txt": "transformers>=4.45\n",
+    }
+    d1 = {r.id: r for r in _audit(merge).results}["D1"]
+    assert d1.status is Status.PARTIAL and "transformer-engine" not in (d1.detail or "")
