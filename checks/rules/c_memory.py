@@ -547,6 +547,8 @@ def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:
             kinds.add("transformer-engine")
     for s in f.effective("fp8", "fp8_format", "fp8_e4m3", "fp8_hybrid", "use_fp8", "enable_fp8", "fp8_training", "use_fp8_training"):
         v = s.value
+        if s.source in ("assign", "field-default") and isinstance(v, str) and v.lower() == s.name.lower():
+            continue  # ``FP8 = "fp8"``: an enum member or constant naming the value, not a choice of it
         if (isinstance(v, str) and v.lower() in _FP8_FORMATS) or truthy(v) is True:
             used.append(s)
             kinds.add("megatron" if s.source == "launcher" else "config")
@@ -717,6 +719,22 @@ class C2FP8(Check):
         Example(_float8_lib(", float8_config=Float8Config(enabled=True)"), U, "the builder passes a float8_config"),
         Example(model_zoo_library(readme=False), U, "a model library's FP8 context, no documented run"),
         Example(model_zoo_library(), N, "another model's FP8 context, the documented run builds the Llama recipe"),
+        Example({  # oumi: a serving API's precision enum names FP8; training runs in BF16
+            "src/mylib/deploy/fireworks_api.py": (
+                "from enum import Enum\n\n\nclass DeploymentPrecision(str, Enum):\n"
+                "    PRECISION_UNSPECIFIED = \"PRECISION_UNSPECIFIED\"\n    FP16 = \"FP16\"\n    FP8 = \"FP8\"\n    FP8_KV = \"FP8_KV\"\n"),
+            "src/mylib/train.py": (
+                "from transformers import Trainer, TrainingArguments\n\n"
+                "args = TrainingArguments(output_dir=\"out\", bf16=True)\nTrainer(model=model, args=args).train()\n"),
+        }, N, "an enum member naming FP8 is not a choice of it"),
+        Example({  # the same name given a format in a training config is one
+            "mylib/config.py": (
+                "from dataclasses import dataclass\n\n\n@dataclass\nclass TrainingConfig:\n    bf16: bool = True\n"
+                "    fp8: str = \"hybrid\"\n    fp8_amax_history_len: int = 1024\n"),
+            "train.py": (
+                "from mylib.config import TrainingConfig\n\ncfg = TrainingConfig()\nfor batch in loader:\n"
+                "    loss = model(batch)\n    loss.backward()\n"),
+        }, U, "an FP8 format chosen in a training config"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
