@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -43,7 +43,10 @@ IN_SCOPE = frozenset({TRAINING, CODE, CONFIG, LAUNCH, BUILD, GUIDE})
 # context only
 TEST, CI, DEV, DOCS, BENCHMARK, EVAL, ARCHIVE, VENDORED = "test", "ci", "dev", "docs", "benchmark", "eval", "archive", "vendored"
 SIDE = "side"  # a side project that is not LLM/MLLM training (demo app, diffusion trainer, gym environment)
-OUT_OF_SCOPE = frozenset({TEST, CI, DEV, DOCS, BENCHMARK, EVAL, ARCHIVE, VENDORED, SIDE})
+# another model's or recipe's code in a library of many (``models/<family>/``, ``recipes/<family>/``) whose documented run
+# builds on one family: options the library offers, not the run's settings (see :func:`other_run_files`)
+OTHER = "other"
+OUT_OF_SCOPE = frozenset({TEST, CI, DEV, DOCS, BENCHMARK, EVAL, ARCHIVE, VENDORED, SIDE, OTHER})
 
 ROLE_LABELS: dict[str, tuple[str, str]] = {
     TEST: ("tests", "测试代码"),
@@ -55,6 +58,7 @@ ROLE_LABELS: dict[str, tuple[str, str]] = {
     ARCHIVE: ("archived copies", "归档副本"),
     VENDORED: ("vendored packages", "第三方内置包"),
     SIDE: ("side projects (not LLM training)", "非 LLM 训练的旁支项目"),
+    OTHER: ("other models' and recipes' code (not the documented run)", "其他模型/配方的代码（非文档所述的运行）"),
 }
 
 _DIR_ROLES: dict[str, str] = {
@@ -332,6 +336,136 @@ def _registered_recipes(files: Mapping[str, FileFacts], paths: list[str], decide
     return out
 
 
+# a folder of one sub-folder per model family or recipe family: ``models/``, ``recipes/``, ``perf_recipes/``, ``model_zoo/``
+_ZOO = re.compile(r"^(\w+_)?(models|recipes|model_zoo|zoo)$", re.I)
+_ZOO_MIN = 4  # sub-folders holding Python code: fewer is a package's own layout, not a library of families
+
+
+def _run_recipe_files(files: Mapping[str, FileFacts], paths: list[str]) -> dict[str, str]:
+    """The file of each recipe function a README (or docs/) Python quickstart builds its run from (the ``run_recipe`` doc
+    hints, resolved as :meth:`checks.facts.store.Facts.run_recipe` does: the one file of the hint's module that defines the
+    function) -> the README place."""
+    out: dict[str, str] = {}
+    for p in paths:
+        ff = files[p]
+        if ff.kind != "docs" or ("/" in p and not p.startswith("docs/")):
+            continue
+        for h in ff.doc_hints:
+            if h.kind != "run_recipe":
+                continue
+            module, _, name = h.value.partition(":")
+            stem = module.replace(".", "/")
+            homes = [q for q in paths if files[q].kind == "python" and (q.endswith(f"{stem}.py") or f"{stem}/" in q)
+                     and any(c.func == name for c in files[q].calls)]
+            if len(homes) == 1 and homes[0] not in out:
+                out[homes[0]] = f"{p}:{h.line}"
+    return out
+
+
+def _imported_files(files: Mapping[str, FileFacts], index: _ModuleIndex, module: str, name: str | None, importer: str,
+                    depth: int = 0) -> list[str]:
+    """The files an import statement uses: the module itself, or, through a package ``__init__`` that re-exports it, the
+    module that defines the imported name (followed up to four re-exports)."""
+    targets: list[str] = []
+    if name:
+        full = f"{module}.{name}" if not module.endswith(".") else module + name
+        targets = index.resolve(full, importer)
+    if not targets:
+        targets = index.resolve(module, importer)
+    out: list[str] = []
+    for t in targets:
+        if not t.endswith("__init__.py") or not name:
+            out.append(t)
+        elif depth < 4:
+            for imp in files[t].imports:
+                if imp.name == name or imp.text.rstrip(",) ").endswith(f" as {name}"):
+                    out += _imported_files(files, index, imp.module, imp.name, t, depth + 1)
+    return out
+
+
+def other_run_files(files: Mapping[str, FileFacts], paths: list[str], scoped: Mapping[str, str], index: _ModuleIndex,
+                    keep: Iterable[str] = ()) -> dict[str, str]:
+    """Files of other model or recipe families than the documented run's -> why.
+
+    A library of many recipes (one Python recipe function per model and GPU) and many model implementations keeps one
+    sub-folder per family under a ``models/`` or ``recipes/`` folder (a *zoo*: at least four sub-folders with Python code).
+    When the README's Python quickstart builds its run from one recipe function (:func:`_run_recipe_files`) and that file
+    sits in a zoo's sub-folder (``recipes/llama/h100/llama3.py``: family ``llama``), the run's model family is known. Then
+    the code and configs in every other family's sub-folder of every zoo (``models/qwen_omni/``, ``recipes/moonlight/``, and
+    all of ``diffusion/models/``, which holds no ``llama``) are other runs the library offers: another model's FP8 context,
+    another recipe's expert-parallel size. Only files in scope so far are moved, and a file that code outside those folders
+    imports (not through a package ``__init__``, which re-exports every family) stays: the run may use it (shared helpers
+    in ``models/common/``, a converter the trainer calls). Without a quickstart recipe in a zoo nothing moves: when the
+    run cannot be told apart, every family is read, as before.
+    """
+    runs = _run_recipe_files(files, paths)
+    if not runs:
+        return {}
+    children: dict[str, set[str]] = defaultdict(set)  # zoo folder -> its sub-folders with Python code
+    for p in paths:
+        if files[p].kind != "python":
+            continue
+        parts = p.split("/")
+        for i in range(len(parts) - 2):
+            if _ZOO.match(parts[i]):
+                children["/".join(parts[: i + 1])].add(parts[i + 1])
+    zoos = {d: ch for d, ch in children.items() if len(ch) >= _ZOO_MIN}
+    # a folder whose sub-folders are mostly those families again (``diffusion/conversion/{flux,wan,...}`` beside
+    # ``diffusion/models/{flux,wan,...}``) holds per-family code too
+    known = set().union(*zoos.values()) if zoos else set()
+    every: dict[str, set[str]] = defaultdict(set)
+    for p in paths:
+        if files[p].kind == "python":
+            parts = p.split("/")
+            for i in range(len(parts) - 2):
+                every["/".join(parts[: i + 1])].add(parts[i + 1])
+    for d, ch in every.items():
+        shared = ch & known
+        if d not in zoos and len(shared) >= 3 and 2 * len(shared) > len(ch):
+            zoos[d] = ch
+    families: dict[str, str] = {}  # family -> the run recipe file in it
+    for run in runs:
+        for d, ch in zoos.items():
+            if run.startswith(d + "/"):
+                fam = run[len(d) + 1 :].split("/", 1)[0]
+                if fam in ch:
+                    families.setdefault(fam, run)
+    if not families:
+        return {}
+    kept = set(keep)
+    cand: dict[str, tuple[str, str]] = {}  # file -> (zoo, family folder)
+    for p in paths:
+        if p in kept or scoped.get(p, CODE) not in IN_SCOPE:
+            continue
+        for d, ch in zoos.items():
+            if p.startswith(d + "/"):
+                fam = p[len(d) + 1 :].split("/", 1)[0]
+                if fam in ch and fam not in families and "/" in p[len(d) + 1 :]:
+                    cand[p] = (d, fam)
+                    break
+    if not cand:
+        return {}
+    # keep what the rest of the code imports; a package ``__init__`` re-exports every family, so an import through one
+    # counts only for the name it binds (``from pkg import AutoBridge`` -> ``pkg/__init__.py`` -> ``conversion/auto_bridge.py``)
+    used: set[str] = set()
+    stack = [p for p in paths if p not in cand and files[p].kind in ("python", "notebook") and not p.endswith("__init__.py")
+             and scoped.get(p, CODE) in IN_SCOPE]
+    seen: set[str] = set()
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        for imp in files[p].imports:
+            for t in _imported_files(files, index, imp.module, imp.name, p):
+                if t in cand and t not in used:
+                    used.add(t)
+                    stack.append(t)
+    run_of = ", ".join(f"{f} ({r}, run by {runs[r]})" for f, r in sorted(families.items()))
+    return {p: f"another family's code ({d}/{fam}/): the documented run builds on {run_of}"
+            for p, (d, fam) in cand.items() if p not in used}
+
+
 def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ()) -> Roles:
     """Give every file a role (see the module docstring). ``training``: globs forced onto the training path."""
     training = tuple(training)
@@ -494,10 +628,14 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     for p in paths:
         if p not in roles.by_path:
             roles.by_path[p] = _kind_role(files[p].kind, p.rsplit("/", 1)[-1])
+
+    # 6. a library of many model and recipe families whose documented run builds on one: the other families are context
+    for p, why in other_run_files(files, paths, roles.by_path, index, forced).items():
+        roles.by_path[p], roles.why[p] = OTHER, why
     for p in forced:
         roles.why[p] = "paths.training"
     return roles
 
 
-__all__ = ["ARCHIVE", "BENCHMARK", "BUILD", "CI", "CODE", "CONFIG", "DEV", "DOCS", "EVAL", "GUIDE", "IN_SCOPE", "LAUNCH", "OUT_OF_SCOPE",
-           "ROLE_LABELS", "SIDE", "TEST", "TRAINING", "VENDORED", "Roles", "classify_roles", "path_role", "side_signal"]
+__all__ = ["ARCHIVE", "BENCHMARK", "BUILD", "CI", "CODE", "CONFIG", "DEV", "DOCS", "EVAL", "GUIDE", "IN_SCOPE", "LAUNCH", "OTHER", "OUT_OF_SCOPE",
+           "ROLE_LABELS", "SIDE", "TEST", "TRAINING", "VENDORED", "Roles", "classify_roles", "other_run_files", "path_role", "side_signal"]

@@ -547,6 +547,8 @@ def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:
             kinds.add("transformer-engine")
     for s in f.effective("fp8", "fp8_format", "fp8_e4m3", "fp8_hybrid", "use_fp8", "enable_fp8", "fp8_training", "use_fp8_training"):
         v = s.value
+        if s.source in ("assign", "field-default") and isinstance(v, str) and v.lower() == s.name.lower():
+            continue  # ``FP8 = "fp8"``: an enum member or constant naming the value, not a choice of it
         if (isinstance(v, str) and v.lower() in _FP8_FORMATS) or truthy(v) is True:
             used.append(s)
             kinds.add("megatron" if s.source == "launcher" else "config")
@@ -567,6 +569,60 @@ def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:
         used.append(c)
         kinds.add("msamp" if c.name.startswith("msamp") else "torchao" if "float8" in c.name else "scaled_mm")
     return used, off_, kinds
+
+
+#: a library of model and recipe families (one folder per family under ``models/`` and ``recipes/``) whose README quickstart
+#: builds its run from the Llama recipe: FLUX's FP8 context and Qwen-Omni's checkpointing call are other models' options
+_ZOO_README = (
+    "## Training quickstart\n\n```python\nfrom mylib.recipes.llama.llama3 import llama32_1b_pretrain_config\n"
+    "from mylib.training.pretrain import pretrain\nfrom mylib.training.gpt_step import forward_step\n\n"
+    "cfg = llama32_1b_pretrain_config()\npretrain(cfg, forward_step)\n```\n"
+)
+_MODEL_ZOO = {
+    "mylib/training/pretrain.py": (
+        "from mylib.training.config import ConfigContainer\n\n\ndef pretrain(config: ConfigContainer, forward_step):\n"
+        "    model = config.model.provide()\n    for batch in config.dataset.loader():\n"
+        "        loss = forward_step(batch, model)\n        loss.backward()\n"),
+    "mylib/training/config.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass ConfigContainer:\n    model: object = None\n"
+        "    dataset: object = None\n    mixed_precision: str = 'bf16_mixed'\n"),
+    "mylib/models/gpt_provider.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass GPTModelProvider:\n    num_layers: int = 16\n"
+        "    hidden_size: int = 2048\n    recompute_granularity: str | None = None\n"),
+    "mylib/models/llama/llama_provider.py": (
+        "from dataclasses import dataclass\nfrom mylib.models.gpt_provider import GPTModelProvider\n\n\n"
+        "@dataclass\nclass Llama32ModelProvider1B(GPTModelProvider):\n    num_layers: int = 16\n    hidden_size: int = 2048\n"),
+    "mylib/models/gemma/gemma_provider.py": (
+        "from dataclasses import dataclass\nfrom mylib.models.gpt_provider import GPTModelProvider\n\n\n"
+        "@dataclass\nclass Gemma2ModelProvider(GPTModelProvider):\n    num_layers: int = 26\n    hidden_size: int = 2304\n"),
+    "mylib/models/qwen_omni/thinker_model.py": (
+        "import torch\n\n\nclass Qwen3OmniThinkerModel(torch.nn.Module):\n"
+        "    def __init__(self, language_model):\n        super().__init__()\n        self.language_model = language_model\n"
+        "        self.language_model.gradient_checkpointing_enable()\n"),
+    "mylib/models/flux/flux_model.py": (
+        "import torch\nimport transformer_engine.pytorch as te\nfrom transformer_engine.common.recipe import DelayedScaling\n\n\n"
+        "class Flux(torch.nn.Module):\n    def get_fp8_context(self):\n"
+        "        return te.fp8_autocast(enabled=True, fp8_recipe=DelayedScaling())\n\n"
+        "    def forward(self, img, txt):\n        with self.get_fp8_context():\n            return self.blocks(img, txt)\n"),
+    "mylib/recipes/llama/llama3.py": (
+        "from mylib.models.llama.llama_provider import Llama32ModelProvider1B\nfrom mylib.training.config import ConfigContainer\n\n\n"
+        "def llama32_1b_pretrain_config():\n    cfg = ConfigContainer(model=Llama32ModelProvider1B())\n"
+        "    cfg.mixed_precision = 'bf16_mixed'\n    cfg.model.recompute_granularity = None\n    return cfg\n"),
+    "mylib/recipes/gemma/gemma2.py": (
+        "from mylib.models.gemma.gemma_provider import Gemma2ModelProvider\nfrom mylib.training.config import ConfigContainer\n\n\n"
+        "def gemma2_2b_pretrain_config():\n    return ConfigContainer(model=Gemma2ModelProvider())\n"),
+    "mylib/recipes/qwen_omni/qwen3_omni.py": (
+        "from mylib.models.qwen_omni.thinker_model import Qwen3OmniThinkerModel\nfrom mylib.training.config import ConfigContainer\n\n\n"
+        "def qwen3_omni_sft_config(language_model):\n    return ConfigContainer(model=Qwen3OmniThinkerModel(language_model))\n"),
+    "mylib/recipes/flux/flux.py": (
+        "from mylib.models.flux.flux_model import Flux\nfrom mylib.training.config import ConfigContainer\n\n\n"
+        "def flux_12b_pretrain_config():\n    return ConfigContainer(model=Flux(), mixed_precision='bf16_mixed')\n"),
+}
+
+
+def model_zoo_library(readme: bool = True) -> dict[str, str]:
+    """The model-zoo library above, with the README quickstart that picks the Llama recipe (or without: no run is named)."""
+    return {**_MODEL_ZOO, **({"README.md": _ZOO_README} if readme else {})}
 
 
 @register
@@ -661,6 +717,24 @@ class C2FP8(Check):
         }, U, "FP8 converter listed by most registry recipes"),
         Example(_float8_lib(""), N, "float8 conversion only under a float8_config that defaults to None"),
         Example(_float8_lib(", float8_config=Float8Config(enabled=True)"), U, "the builder passes a float8_config"),
+        Example(model_zoo_library(readme=False), U, "a model library's FP8 context, no documented run"),
+        Example(model_zoo_library(), N, "another model's FP8 context, the documented run builds the Llama recipe"),
+        Example({  # oumi: a serving API's precision enum names FP8; training runs in BF16
+            "src/mylib/deploy/fireworks_api.py": (
+                "from enum import Enum\n\n\nclass DeploymentPrecision(str, Enum):\n"
+                "    PRECISION_UNSPECIFIED = \"PRECISION_UNSPECIFIED\"\n    FP16 = \"FP16\"\n    FP8 = \"FP8\"\n    FP8_KV = \"FP8_KV\"\n"),
+            "src/mylib/train.py": (
+                "from transformers import Trainer, TrainingArguments\n\n"
+                "args = TrainingArguments(output_dir=\"out\", bf16=True)\nTrainer(model=model, args=args).train()\n"),
+        }, N, "an enum member naming FP8 is not a choice of it"),
+        Example({  # the same name given a format in a training config is one
+            "mylib/config.py": (
+                "from dataclasses import dataclass\n\n\n@dataclass\nclass TrainingConfig:\n    bf16: bool = True\n"
+                "    fp8: str = \"hybrid\"\n    fp8_amax_history_len: int = 1024\n"),
+            "train.py": (
+                "from mylib.config import TrainingConfig\n\ncfg = TrainingConfig()\nfor batch in loader:\n"
+                "    loss = model(batch)\n    loss.backward()\n"),
+        }, U, "an FP8 format chosen in a training config"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -970,6 +1044,8 @@ class C3ActivationCheckpointing(Check):
         Example(_DRAFT_GC, N, "a recipe key read with .get(key, False) that nothing sets"),
         Example({**_DRAFT_GC, "examples/eagle3_llama.yaml": "recipe_args:\n  draft_gradient_checkpointing: true\n"}, U,
                 "a shipped recipe sets the .get key"),
+        Example(model_zoo_library(readme=False), U, "a model library's checkpointing call, no documented run"),
+        Example(model_zoo_library(), N, "another model's checkpointing call, the documented run's recipe sets none"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

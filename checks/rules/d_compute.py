@@ -362,6 +362,17 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
         if not guard_off(f, c):
             used.append(c)
             kinds.add("xformers" if "xformers" in c.name else "flex_attention" if "flex" in c.name else "transformer-engine")
+    # Megatron-Core's Transformer Engine layer spec (``cfg.model.transformer_impl = "transformer_engine"``, which selects
+    # ``get_gpt_layer_with_transformer_engine_spec``): attention runs in TE's DotProductAttention (flash / cuDNN fused kernels).
+    # A recipe, config or launch that sets it, not an arguments class's default (ms-swift's Megatron alternative path)
+    te_impl = [s for s in f.effective("transformer_impl") if s.source not in ("field-default", "argparse-default")]
+    te_impl += [a for a in f.attr_assigns("transformer_impl") if a.guard is None]  # ``cfg.model.transformer_impl = ...``
+    for s in te_impl:  # not in a conversion, merge or inference script (LLaMA-Factory ``scripts/megatron_merge.py``)
+        if _NOT_TRAINING_SITE.search(s.path) or _in_non_training_func(f, s):
+            continue
+        if isinstance(s.value, str) and s.value.strip().lower() == "transformer_engine":
+            used.append(s)
+            kinds.add("transformer-engine")
     return used, off_, kinds
 
 
@@ -562,6 +573,24 @@ class D1FlashAttention(Check):
             "examples/ascend/qwen3vlmoe_lora_sft_fsdp.yaml": "model_name_or_path: Qwen/Qwen3-VL-30B-A3B-Instruct\nstage: sft\nflash_attn: disabled\n",
         }, U, "eager in a minority of recipes"),
         Example({"mylib/model.py": _LOADER_NAMED_FA}, P, "a loader named with_flash_attn that passes no attention choice"),
+        Example({  # megatron-bridge: the recipe picks Megatron-Core's Transformer Engine layer spec (TE DotProductAttention)
+            "mylib/recipes/llama/llama3.py": (
+                "from mylib.models.gpt_provider import GPTModelProvider\nfrom mylib.training.config import ConfigContainer\n\n\n"
+                "def llama32_1b_pretrain_config():\n    cfg = ConfigContainer(model=GPTModelProvider())\n"
+                "    cfg.model.transformer_impl = \"transformer_engine\"\n    cfg.model.attention_backend = None\n    return cfg\n"),
+            "mylib/training/pretrain.py": (
+                "def pretrain(config, forward_step):\n    model = config.model.provide()\n"
+                "    for batch in config.dataset.loader():\n        forward_step(batch, model).backward()\n"),
+        }, U, "Megatron-Core TE layer spec set by the recipe"),
+        Example({  # ms-swift: the Megatron alternative's arguments class defaults to TE; the default run loads an HF model
+            "swift/megatron/argument/megatron_args.py": (
+                "from dataclasses import dataclass\n\n\n@dataclass\nclass MegatronArguments:\n"
+                "    transformer_impl: str = \"transformer_engine\"\n    tensor_model_parallel_size: int = 1\n"),
+            "swift/llm/train/sft.py": (
+                "from transformers import AutoModelForCausalLM, Trainer\n\n\ndef main(args):\n"
+                "    model = AutoModelForCausalLM.from_pretrained(args.model)\n    Trainer(model=model, args=args.training_args).train()\n"),
+            "requirements.txt": "transformers>=4.40\n",
+        }, P, "TE only as an alternative path's arguments default"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
