@@ -760,7 +760,15 @@ class C2FP8(Check):
         if used:
             backend = sorted(kinds)[0] if len(kinds) == 1 else "+".join(sorted(kinds))
             return Outcome(U, [f.ev(x) for x in used], f"FP8 training via {backend}", {"fp8": True, "fp8_backend": backend})
-        detail = "FP8 is explicitly disabled" if off_ else "no FP8 training setting found"
+        # a layer's local ``te.fp8_autocast(enabled=False)`` or a builder's ``fp8=False`` keyword turns FP8 off in that
+        # code only: "explicitly disabled" needs a setting of the run (config, launch flag, assignment, argument default)
+        setting_off = [x for x in off_ if not isinstance(x, Call) and getattr(x, "source", "") != "call"]
+        if setting_off:
+            detail = "FP8 is explicitly disabled"
+        elif off_:
+            detail = "no FP8 training setting found (FP8 is turned off locally in the calls cited)"
+        else:
+            detail = "no FP8 training setting found"
         return Outcome(N, evs(off_), detail, {"fp8": False})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
