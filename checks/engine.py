@@ -598,8 +598,11 @@ def _record(audit: Audit, recorder: Recorder, ctx_recorder: Recorder, ctx_log: d
         by_key[k] = {n: have[n] for n in names if n in have} | (file_digests(ff, missing) if missing else {})
     facts = [f for f in (audit.facts, audit.context) if f is not None]
     kept = (audit.project, audit.results, audit.ignored, audit.roles, audit.derived)
+    # the last log's shares of the files whose facts are the same are kept; those of added and changed files are hashed
+    fresh = {ff.path: ff for ff in parsed if prior is None or prior["keys"].get(ff.path) != keys[ff.path]}
+    hashes = share_hashes(deps, facts, prior["hashes"] if prior is not None else None, fresh if prior is not None else None)
     save_log(index.root, {"key": _log_key(options), "paths": paths, "keys": {p: keys[p] for p in paths}, "wholes": wholes,
-                          "attrs": attrs, "by_key": by_key, "hashes": share_hashes(deps, facts), "audit": kept, "context": ctx_log,
+                          "attrs": attrs, "by_key": by_key, "hashes": hashes, "audit": kept, "context": ctx_log,
                           "main": main_log})
 
 

@@ -376,12 +376,33 @@ def _path_of(x: Any) -> str:
     return x[0].path if isinstance(x, tuple) else x.path  # launch_args_by_key files (launch, key, value)
 
 
-def share_hashes(deps: set[Dep], facts: list[Facts]) -> dict[Dep, dict[str, bytes]]:
+def share_hashes(deps: set[Dep], facts: list[Facts], known: Mapping[Dep, Mapping[str, bytes]] | None = None,
+                 fresh: Mapping[str, FileFacts] | None = None) -> dict[Dep, dict[str, bytes]]:
     """For each read of an index (``(index, key)``), the hash of every file's non-empty share of its answer (``facts``:
-    the Facts the reads went to). Reads of whole kinds and of files' attributes are hashed by :func:`file_digests`."""
+    the Facts the reads went to). Reads of whole kinds and of files' attributes are hashed by :func:`file_digests`.
+
+    ``known``: the hashes of the last log, whose shares of the files not in ``fresh`` (path -> facts: every file that was
+    added or changed since; the others have the facts they had then) are kept, so a later audit hashes only what changed.
+    ``fresh`` None: every share is hashed."""
     out: dict[Dep, dict[str, bytes]] = {}
-    for d in deps:  # every index read, even of a kind some consumer reads whole: each consumer's reads are compared apart
+    paths: set[str] | None = None
+    one: dict[str, Facts] = {}
+    for d in deps:
         if d[0] in ("*", "f", "#"):
+            continue
+        was = known.get(d) if known is not None and fresh is not None else None
+        if was is not None and fresh is not None:
+            if paths is None:
+                paths = {p for f in facts for p in dict.__getitem__(f._s, "files")}
+            h = {p: v for p, v in was.items() if p not in fresh and p in paths}
+            for p, ff in fresh.items():
+                f1 = one.get(p)
+                if f1 is None:
+                    f1 = one[p] = Facts([ff])
+                xs = dict.__getitem__(f1._s, d[0]).get(d[1], ())
+                if xs:
+                    h[p] = _digest(list(xs))
+            out[d] = h
             continue
         by_path: dict[str, list[Any]] = {}
         for f in facts:
