@@ -30,7 +30,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .facts.store import Facts
+from .facts.store import Facts, _norm_key
 from .facts.types import RECORD_LISTS, FileFacts
 
 __all__ = ["Recorder", "attributes", "code_version", "dirty_reads", "file_digests", "share_hashes", "unchanged"]
@@ -45,7 +45,7 @@ INDEX_KIND = {
 WHOLE = frozenset(RECORD_LISTS) | {"suppressed"}
 #: indexes whose set of keys (in order of first appearance) is read apart from their records: iterating their keys is
 #: recorded as ``("#", index)``, whose share of a file is the file's own keys in that order (see :func:`keyset`)
-KEYSETS = {"calls_by_short": "calls", "call_short_of": "calls"}
+KEYSETS = {"calls_by_short": "calls", "call_short_of": "calls", "calls_by_kw": "calls"}
 #: memos the facts keep (keys made after the facts were built) that accumulate what several consumers write, in order
 #: (``_majority``'s distributions): each consumer's writes are recorded, and replayed when its result is reused
 ACCUMULATORS = ("distribution",)
@@ -363,6 +363,8 @@ def keyset(ff: FileFacts, index: str) -> list[str]:
         return list(dict.fromkeys(c.name.rsplit(".", 1)[-1] for c in ff.calls))
     if index == "call_short_of":
         return list(dict.fromkeys(c.name for c in ff.calls))
+    if index == "calls_by_kw":
+        return list(dict.fromkeys(_norm_key(k) for c in ff.calls if c.kwargs for k in c.kwargs))
     raise KeyError(index)
 
 

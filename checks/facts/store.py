@@ -257,6 +257,17 @@ class Facts:
     def calls_with_kw(self, kw: str) -> list[Call]:
         return self._keep(self._s["calls_by_kw"].get(_norm_key(kw), []))
 
+    def call_keywords(self) -> list[str]:
+        """Every keyword any call passes, normalised as :meth:`calls_with_kw` takes it, in order of first appearance (a
+        walk over these reads which keywords exist, not every call)."""
+        return list(self._s["calls_by_kw"].keys())
+
+    def calls_in(self, paths: Iterable[str]) -> list[Call]:
+        """Every call of the files ``paths``, in scan order (as :meth:`all_calls` lists them, without the other files')."""
+        want = set(paths)
+        files = self.files
+        return self._keep(c for p in files if p in want for c in files[p].calls)
+
     def all_calls(self) -> list[Call]:
         """Every call, for checks that judge arguments rather than names (``LineDataset("data/train.jsonl")``)."""
         return self._keep(self._s["calls"])
