@@ -132,15 +132,17 @@ def test_a_reused_checks_reads_are_kept_for_the_next_edit(s: Scanner) -> None:
 
 
 def test_a_memo_another_consumer_built_carries_its_reads(s: Scanner) -> None:
-    """A check that finds a memo the overview built (``config_modules``: Python config files a config loader reads) is
-    given the memo's reads: a loader call added to train.py changes the memo, so every check that used it runs.
-    Catches: a memo's hit recording nothing (those checks would be reused with the old config modules)."""
-    (s.repo / "configs" / "small.py").write_text("batch_size = 4\nnum_workers = 2\nmax_steps = 10\nlearning_rate = 1e-3\n")
+    """D5 (Liger kernels) finds ``liger_kernel.*`` calls through the memo of call names by segment that an earlier
+    consumer built; a ``liger_kernel.transformers.LigerRMSNorm()`` call added to model.py changes that memo's reads (the
+    set of call names) and none of D5's own lookups, so D5 runs only because the memo's reads were given to it.
+    Catches: a memo's hit recording nothing (D5 would be reused, still unused)."""
+    before = s.cold()
+    s.edit("model.py", lambda t: t.replace("        self.drop = nn.Dropout(config.dropout)\n",
+                                           "        self.drop = nn.Dropout(config.dropout)\n        liger_kernel.transformers.LigerRMSNorm()\n"))
     report, reused = s.warm()
-    assert report == s.cold()
-    s.edit("train.py", lambda t: t.replace("config = GPTConfig()\n", "config = GPTConfig()\ncfg = Config.fromfile('configs/small.py')\n"))
-    report, reused = s.warm()
-    assert report == s.cold()
+    assert reused is not None and "D5" not in reused and "C5" in reused
+    cold = s.cold()
+    assert report == cold and cold != before
 
 
 def test_a_role_change_reruns_every_check(s: Scanner) -> None:
