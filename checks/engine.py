@@ -21,7 +21,7 @@ from .facts import Facts, FileFacts, extract_file
 from .facts.types import drop_tables, share_line_numbers
 from .model import CheckResult, Evidence, Outcome, Project, Status
 from .project import detect_project
-from .query_log import Recorder, attributes, code_version, file_digests, share_hashes, unchanged
+from .query_log import Recorder, attributes, code_version, dirty_reads, file_digests, share_hashes, unchanged
 from .roles import DOCS, IN_SCOPE, Roles, classify_roles
 from .sniff import VERSION as SNIFF_VERSION
 from .source import Limits, ReadStats, SourceError, Unread, iter_directory, iter_tarball, looks_like_archive
@@ -226,6 +226,8 @@ def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorde
     ``recorder``: record what the roles read, and every later read of the two Facts (see :mod:`checks.query_log`);
     ``context_recorder``: record the reads of the context's facts apart (the context pass's, see :func:`_context_pass`)."""
     by_path = {ff.path: ff for ff in parsed}  # a repeated path: the last wins, as in Facts
+    if recorder is not None:
+        recorder.begin("roles")
     roles = classify_roles(recorder.files(by_path) if recorder is not None else by_path, training)
     inside = [ff for ff in by_path.values() if roles.by_path[ff.path] in IN_SCOPE]
     outside = [ff for ff in by_path.values() if roles.by_path[ff.path] not in IN_SCOPE]
@@ -242,10 +244,31 @@ def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorde
     return facts, context, roles
 
 
-def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: list[Check] | None = None) -> tuple[list[CheckResult], list[str]]:
+def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: list[Check] | None = None,
+               recorder: Recorder | None = None, reuse: dict[str, Any] | None = None,
+               kept: dict[str, Any] | None = None) -> tuple[list[CheckResult], list[str]]:
+    """Every check's result, in order. ``recorder``: record each check's reads as its own; ``reuse``: check ID -> what
+    the last recorded audit kept of that check (its reads, the shared memos it touched, its writes to the accumulators,
+    its result before the notes), for the checks none of whose reads changed (:func:`_checks_reused`): that result is
+    used and the check is not run; ``kept``: filled with the same for every check, for the next audit."""
     results: list[CheckResult] = []
     ignored: list[str] = []
     for check in checks if checks is not None else all_checks():
+        if recorder is not None:
+            recorder.begin(check.id)
+        was = reuse.get(check.id) if reuse else None
+        if was is not None and recorder is not None:
+            deps, shared, writes, snap = was
+            recorder.per[check.id] |= deps
+            if shared:
+                recorder.shared.setdefault(check.id, set()).update(shared)
+            recorder.replay(facts, writes)  # what it wrote to the accumulators, in its turn: later checks may read it
+            results.append(_copy_result(snap))
+            if _ignored(check.id, options.ignore):
+                ignored.append(check.id)
+            if kept is not None:
+                kept[check.id] = was
+            continue
         ctx = Context(facts.for_check(check.id), project)
         if _ignored(check.id, options.ignore):
             ignored.append(check.id)
@@ -268,7 +291,16 @@ def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: li
                 recommendation=check.fix if prio is not None else None,
             )
         )
+        if kept is not None and recorder is not None:
+            kept[check.id] = (set(recorder.per[check.id]), set(recorder.shared.get(check.id, ())),
+                              list(recorder.writes.get(check.id, ())), _copy_result(results[-1]))
     return results, ignored
+
+
+def _copy_result(r: CheckResult) -> CheckResult:
+    """A copy of a check's result that the notes, the roles' order and the context pass (which replace or fill its lists,
+    its detail and its values) leave as it is."""
+    return replace(r, evidence=list(r.evidence), findings=list(r.findings), values=dict(r.values), context=[])
 
 
 def _sorted_evidence(outcome: Outcome) -> list:
@@ -385,10 +417,22 @@ def audit_files(
         main_log = _main_inputs(parsed, roles, index) if recorder is not None else None
         kept = _main_reused(main_log, prior)
         if kept is None:
+            if recorder is not None:
+                recorder.begin("overview")
             project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
-            results, ignored = run_checks(facts, project, options)
+            per: dict[str, Any] | None = None
+            reuse: dict[str, Any] = {}
+            if main_log is not None and recorder is not None:
+                main_log["project0"] = deepcopy(project)  # the overview as the checks see it
+                per = main_log["per"] = {}
+                reuse = _checks_reused(main_log, prior, parsed)
+            results, ignored = run_checks(facts, project, options, recorder=recorder, reuse=reuse, kept=per)
+            if recorder is not None:
+                recorder.begin("step zero")
             _agree_with_checks(project, results)
             classify_bottleneck(facts, project, results, roles.by_path)
+            if recorder is not None:
+                recorder.begin("")
         else:
             project, results, ignored = kept
             all_checks()  # every check module imported (and what it registers), as after running them
@@ -431,7 +475,47 @@ def _main_reused(now: dict[str, Any] | None, prior: dict[str, Any] | None) -> tu
     for r in results:
         r.context = []  # the context pass runs (or is reused) on these results as on fresh ones
     now["deps"] = was["deps"]  # what they read then: the log stays a cover of every read the results depend on
+    for k in ("per", "shared", "project0"):  # and what each check read, for a later audit that reuses some of them
+        if k in was:
+            now[k] = was[k]
     return project, results, ignored
+
+
+def _checks_reused(now: dict[str, Any], prior: dict[str, Any] | None, parsed: list[FileFacts]) -> dict[str, Any]:
+    """Check ID -> what the last recorded audit kept of it (see :func:`run_checks`), for each check whose result would be
+    the same: the files in scope (and the docs whose hints join them) are the same paths in the same order with the same
+    roles, at most :data:`REUSE_MAX` of them changed, the overview is the same as the checks saw it then, none of the
+    check's own reads (with those of the memos it used) has a different answer on the changed files, and the same holds
+    for every consumer that touched a memo the check shares with it by ``setdefault`` (roles, the overview and step zero,
+    which always run, never let such a memo's checks be reused)."""
+    was = prior.get("main") if prior is not None else None
+    if was is None or "per" not in was or "project0" not in was or now["roles"] != was["roles"]:
+        return {}
+    if [p for p, _k in now["files"]] != [p for p, _k in was["files"]] or now["project0"] != was["project0"]:
+        return {}
+    by_path = {ff.path: ff for ff in parsed}
+    changed = {p: by_path[p] for (p, k), (_p, old) in zip(now["files"], was["files"]) if k != old}
+    if len(changed) > REUSE_MAX:
+        return {}
+    per: dict[str, Any] = was["per"]
+    dirty = dirty_reads(prior, changed, set().union(*(v[0] for v in per.values()))) if changed else set()
+    clean = {cid for cid, v in per.items() if not (v[0] & dirty)}
+    # consumers that share a memo by setdefault are reused together or not at all
+    holders: dict[str, set[str]] = {}
+    for consumer, keys in was.get("shared", {}).items():
+        for k in keys:
+            holders.setdefault(k, set()).add(consumer)
+    for cid in list(clean):
+        todo, seen = [cid], {cid}
+        while todo:
+            c = todo.pop()
+            for k in was.get("shared", {}).get(c, ()):
+                for other in holders[k] - seen:
+                    seen.add(other)
+                    todo.append(other)
+        if any(o not in clean for o in seen):
+            clean.discard(cid)
+    return {cid: per[cid] for cid in clean}
 
 
 def _context_inputs(parsed: list[FileFacts], roles: Roles, project: Project, results: list[CheckResult],
@@ -464,7 +548,7 @@ def _context_reused(now: dict[str, Any] | None, prior: dict[str, Any] | None, re
 
 
 #: bump when what a query log holds changes
-LOG_VERSION = 2
+LOG_VERSION = 3
 #: at most this many files changed since the log was written, for its results to be reused
 REUSE_MAX = 32
 
@@ -485,6 +569,7 @@ def _record(audit: Audit, recorder: Recorder, ctx_recorder: Recorder, ctx_log: d
     code, whose files' digests are reused."""
     from reports.snippets import repo_style  # the report's facts-derived advice, recorded with the rest
 
+    recorder.begin("report")
     audit.derived["parse_errors"] = audit.parse_errors
     audit.derived["style"] = repo_style(audit.facts, audit.project, audit.roles.by_path)
     if recorder.unsound is not None or ctx_recorder.unsound is not None:
@@ -500,6 +585,8 @@ def _record(audit: Audit, recorder: Recorder, ctx_recorder: Recorder, ctx_log: d
         ctx_log["deps"] = ctx_deps
     if main_log is not None:
         main_log["deps"] = main_deps
+        if "per" in main_log and "shared" not in main_log:
+            main_log["shared"] = {c: set(ks) for c, ks in recorder.shared.items()}
     wholes, attrs = attributes(deps)
     known: dict[str, dict[str, bytes]] = prior["by_key"] if prior is not None else {}
     by_key: dict[str, dict[str, bytes]] = {}
@@ -511,8 +598,11 @@ def _record(audit: Audit, recorder: Recorder, ctx_recorder: Recorder, ctx_log: d
         by_key[k] = {n: have[n] for n in names if n in have} | (file_digests(ff, missing) if missing else {})
     facts = [f for f in (audit.facts, audit.context) if f is not None]
     kept = (audit.project, audit.results, audit.ignored, audit.roles, audit.derived)
+    # the last log's shares of the files whose facts are the same are kept; those of added and changed files are hashed
+    fresh = {ff.path: ff for ff in parsed if prior is None or prior["keys"].get(ff.path) != keys[ff.path]}
+    hashes = share_hashes(deps, facts, prior["hashes"] if prior is not None else None, fresh if prior is not None else None)
     save_log(index.root, {"key": _log_key(options), "paths": paths, "keys": {p: keys[p] for p in paths}, "wholes": wholes,
-                          "attrs": attrs, "by_key": by_key, "hashes": share_hashes(deps, facts), "audit": kept, "context": ctx_log,
+                          "attrs": attrs, "by_key": by_key, "hashes": hashes, "audit": kept, "context": ctx_log,
                           "main": main_log})
 
 

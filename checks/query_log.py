@@ -30,10 +30,10 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .facts.store import Facts
+from .facts.store import Facts, _norm_key
 from .facts.types import RECORD_LISTS, FileFacts
 
-__all__ = ["Recorder", "attributes", "code_version", "file_digests", "share_hashes", "unchanged"]
+__all__ = ["Recorder", "attributes", "code_version", "dirty_reads", "file_digests", "share_hashes", "unchanged"]
 
 #: an index of the shared facts -> the record list it files
 INDEX_KIND = {
@@ -43,27 +43,95 @@ INDEX_KIND = {
 }
 #: record lists read whole: their share of a file is that list of the file (``suppressed``: its line -> check IDs)
 WHOLE = frozenset(RECORD_LISTS) | {"suppressed"}
+#: indexes whose set of keys (in order of first appearance) is read apart from their records: iterating their keys is
+#: recorded as ``("#", index)``, whose share of a file is the file's own keys in that order (see :func:`keyset`)
+KEYSETS = {"calls_by_short": "calls", "call_short_of": "calls", "calls_by_kw": "calls"}
+#: memos the facts keep (keys made after the facts were built) that accumulate what several consumers write, in order
+#: (``_majority``'s distributions): each consumer's writes are recorded, and replayed when its result is reused
+ACCUMULATORS = ("distribution",)
 
 Dep = tuple[str, ...]
 
 
 class Recorder:
-    """The reads made through the views it hands out; ``unsound``: why the recording cannot be trusted (None: it can)."""
+    """The reads made through the views it hands out, per consumer (:meth:`begin`); ``unsound``: why the recording cannot
+    be trusted (None: it can).
 
-    __slots__ = ("_deps", "_indexes", "unsound")
+    Memos the consumers leave in the facts' shared dict (keys made after the facts were built) are followed: a memo made
+    by the ``get`` miss / set pattern (``recipe_modules``, ``call_names_by_segment``, ...) records the reads made while it
+    was built as its own (:attr:`memo_deps`), and every consumer that finds it later is given them; a memo reached by
+    ``setdefault`` is state the consumers share in an order (a cycle guard, tables filled key by key): the consumers that
+    touch one are reused only together (:attr:`shared`); an accumulator (:data:`ACCUMULATORS`) records each consumer's
+    writes (:attr:`writes`), replayed in order when that consumer's result is reused (:meth:`replay`)."""
+
+    __slots__ = ("_indexes", "_stack", "_target", "_touched", "consumer", "memo_deps", "per", "shared", "unsound", "writes")
 
     def __init__(self) -> None:
-        self._deps: set[Dep] = set()
+        self.per: dict[str, set[Dep]] = {"": set()}
+        self.consumer = ""
+        self._target: set[Dep] = self.per[""]
+        self._stack: list[tuple[str, set[Dep]]] = []  # memos being built (key, their reads), innermost last
         self._indexes: list[_Index] = []
+        self._touched: list[_File] = []  # file views holding attribute values read by the current consumer
+        self.memo_deps: dict[str, set[Dep]] = {}
+        self.shared: dict[str, set[str]] = {}  # consumer -> the setdefault memos it touched
+        self.writes: dict[str, list[tuple[str, Any, Any]]] = {}  # consumer -> (accumulator, key, value) in order
         self.unsound: str | None = None
 
     @property
     def deps(self) -> set[Dep]:
-        """Every read recorded so far."""
-        out = set(self._deps)
-        for ix in self._indexes:
-            out.update((ix.name, k) for k in ix.keys_read)
+        """Every read recorded so far (by every consumer)."""
+        out: set[Dep] = set()
+        for d in self.per.values():
+            out |= d
         return out
+
+    def begin(self, consumer: str) -> None:
+        """Record the following reads as ``consumer``'s (a memo left half-built counts as read by its builder)."""
+        self._end()
+        self.consumer = consumer
+        self._target = self.per.setdefault(consumer, set())
+        for fv in self._touched:
+            d = object.__getattribute__(fv, "__dict__")
+            d.clear()
+        self._touched.clear()
+
+    def _end(self) -> None:
+        while self._stack:
+            _key, deps = self._stack.pop()
+            self._target = self._stack[-1][1] if self._stack else self.per[self.consumer]
+            self._target |= deps
+
+    def _open(self, key: str) -> None:
+        self._stack.append((key, set()))
+        self._target = self._stack[-1][1]
+        for fv in self._touched:  # attribute values kept for the consumer are read again, so that the memo records them
+            object.__getattribute__(fv, "__dict__").clear()
+        self._touched.clear()
+
+    def _close(self, key: str) -> None:
+        if not any(k == key for k, _d in self._stack):  # set with no miss before it: whatever was read so far may be in it
+            self.memo_deps[key] = set(self._target) | set(self.per[self.consumer])
+            return
+        while self._stack:
+            k, deps = self._stack.pop()
+            self._target = self._stack[-1][1] if self._stack else self.per[self.consumer]
+            self._target |= deps
+            if k == key:
+                self.memo_deps[key] = deps
+                return
+
+    def _hit(self, key: str) -> None:
+        deps = self.memo_deps.get(key)
+        if deps is None:
+            self.unsound = f"a memo {key!r} whose reads were not recorded"
+        else:
+            self._target |= deps
+
+    def replay(self, facts: Facts, writes: list[tuple[str, Any, Any]]) -> None:
+        """Write again what a consumer whose result is reused wrote to the accumulators (recorded as its writes)."""
+        for acc, k, v in writes:
+            facts._s.setdefault(acc, {})[k] = v
 
     def watch(self, facts: Facts) -> Facts:
         """Record every later read of ``facts`` and of its check views (they share its dict)."""
@@ -74,6 +142,18 @@ class Recorder:
         """A view of ``path -> facts`` that records which attributes of which files are read (which paths exist is
         the structure, never recorded: any change to it ends the reuse)."""
         return {p: _File(ff, self) for p, ff in files.items()}
+
+
+class _Acc(dict):  # type: ignore[type-arg]
+    """An accumulator memo: each write is recorded as the current consumer's."""
+
+    def __init__(self, name: str, rec: Recorder) -> None:
+        super().__init__()
+        self._name, self._rec = name, rec
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._rec.writes.setdefault(self._rec.consumer, []).append((self._name, key, value))
+        dict.__setitem__(self, key, value)
 
 
 class _Shared(dict):  # type: ignore[type-arg]
@@ -87,15 +167,19 @@ class _Shared(dict):  # type: ignore[type-arg]
 
     def _view(self, key: str, value: Any) -> Any:
         if key not in self._known:
+            if not key.startswith(ACCUMULATORS):
+                self._rec._hit(key)
             return value
         if key == "files":
             view: Any = self._rec.files(value)
         elif key in INDEX_KIND:
             view = _Index(key, value, self._rec)
             self._rec._indexes.append(view)
+        elif key in KEYSETS:
+            view = _Keys(key, value, self._rec)
         elif key in WHOLE:
-            self._rec._deps.add(("*", key))
-            view = value
+            self._rec._target.add(("*", key))  # every read: each consumer's reads are its own
+            return value
         else:
             self._rec.unsound = f"unrecorded read of the facts' {key!r}"
             return value
@@ -112,12 +196,41 @@ class _Shared(dict):  # type: ignore[type-arg]
             return view
         if dict.__contains__(self, key):
             return self._view(key, dict.__getitem__(self, key))
+        if key not in self._known and not key.startswith(ACCUMULATORS):
+            self._rec._open(key)  # a memo's miss: what is read until it is set is what it is made of
         return default
+
+    def __contains__(self, key: object) -> bool:
+        self._rec.unsound = "a membership test on the facts' dict"
+        return dict.__contains__(self, key)
 
     def __setitem__(self, key: str, value: Any) -> None:
         if key in self._known:
             self._rec.unsound = f"write to the facts' {key!r}"
+        elif not key.startswith(ACCUMULATORS):
+            self._rec._close(key)
         dict.__setitem__(self, key, value)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key in self._known:
+            self._rec.unsound = f"setdefault on the facts' {key!r}"
+            return dict.setdefault(self, key, default)
+        if key.startswith(ACCUMULATORS):
+            acc = dict.get(self, key)
+            if acc is None:
+                acc = _Acc(key, self._rec)
+                dict.__setitem__(self, key, acc)
+            return acc
+        self._rec.shared.setdefault(self._rec.consumer, set()).add(key)
+        return dict.setdefault(self, key, default)
+
+    def pop(self, *args: Any) -> Any:
+        self._rec.unsound = "a pop from the facts' dict"
+        return dict.pop(self, *args)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._rec.unsound = "an update of the facts' dict"
+        dict.update(self, *args, **kwargs)
 
     def values(self) -> Any:
         self._rec.unsound = "iteration over the facts' dict"
@@ -128,28 +241,57 @@ class _Shared(dict):  # type: ignore[type-arg]
         return dict.items(self)
 
 
-class _Index:
-    """A name/key index of records: a lookup records its key, anything that walks it records the whole kind."""
+class _Keys:
+    """A map whose keys are read and nothing else of it (``call_short_of``: a call name -> its last segment): any use
+    records the kind's key set (the answer of a lookup is a function of the key)."""
 
-    __slots__ = ("_d", "_rec", "keys_read", "name")
+    __slots__ = ("_d", "_dep", "_rec")
+
+    def __init__(self, name: str, d: dict[str, Any], rec: Recorder) -> None:
+        self._d, self._dep, self._rec = d, ("#", name), rec
+
+    def __iter__(self) -> Iterator[str]:
+        self._rec._target.add(self._dep)
+        return iter(self._d)
+
+    def keys(self) -> Any:
+        self._rec._target.add(self._dep)
+        return self._d.keys()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._rec._target.add(self._dep)
+        return self._d.get(key, default)
+
+    def __len__(self) -> int:
+        self._rec._target.add(self._dep)
+        return len(self._d)
+
+
+class _Index:
+    """A name/key index of records: a lookup records its key, a walk over its keys records its key set (when kept, see
+    :data:`KEYSETS`), anything that walks its records records the whole kind."""
+
+    __slots__ = ("_d", "_rec", "name")
 
     def __init__(self, name: str, d: dict[str, list[Any]], rec: Recorder) -> None:
         self.name, self._d, self._rec = name, d, rec
-        self.keys_read: set[str] = set()
 
     def _all(self) -> None:
-        self._rec._deps.add(("*", INDEX_KIND[self.name]))
+        self._rec._target.add(("*", INDEX_KIND[self.name]))
+
+    def _keys(self) -> None:
+        self._rec._target.add(("#", self.name) if self.name in KEYSETS else ("*", INDEX_KIND[self.name]))
 
     def get(self, key: str, default: Any = None) -> Any:
-        self.keys_read.add(key)
+        self._rec._target.add((self.name, key))
         return self._d.get(key, default)
 
     def __getitem__(self, key: str) -> Any:
-        self.keys_read.add(key)
+        self._rec._target.add((self.name, key))
         return self._d[key]
 
     def __contains__(self, key: object) -> bool:
-        self.keys_read.add(str(key))
+        self._rec._target.add((self.name, str(key)))
         return key in self._d
 
     def items(self) -> Any:
@@ -161,21 +303,23 @@ class _Index:
         return self._d.values()
 
     def keys(self) -> Any:
-        self._all()
+        self._keys()
         return self._d.keys()
 
     def __iter__(self) -> Iterator[str]:
-        self._all()
+        self._keys()
         return iter(self._d)
 
     def __len__(self) -> int:
-        self._all()
+        self._keys()
         return len(self._d)
 
 
 class _File:
-    """One file's facts, recording each attribute read (the first read of a name keeps its value here: later reads of
-    it are plain attribute reads)."""
+    """One file's facts, recording each attribute read (the first read of a name by a consumer keeps its value here:
+    later reads of it are plain attribute reads until the next consumer begins, see :meth:`Recorder.begin`)."""
+
+    __slots__ = ("__dict__", "_ff", "_rec")
 
     def __init__(self, ff: FileFacts, rec: Recorder) -> None:
         object.__setattr__(self, "_ff", ff)
@@ -188,8 +332,13 @@ class _File:
         if callable(value) or name.startswith("__"):
             rec.unsound = f"use of a file's facts {name!r}"  # not a recordable read
             return value
-        rec._deps.add(("f", ff.path, name))
-        object.__setattr__(self, name, value)
+        rec._target.add(("f", ff.path, name))
+        if rec._stack:  # a memo being built: every read of it is recorded as the memo's
+            return value
+        d = object.__getattribute__(self, "__dict__")
+        if not d:
+            rec._touched.append(self)
+        d[name] = value
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -208,7 +357,20 @@ def _whole(ff: FileFacts, kind: str) -> Any:
     return getattr(ff, kind)
 
 
+def keyset(ff: FileFacts, index: str) -> list[str]:
+    """A file's share of an index's key set (:data:`KEYSETS`): its own keys, in the order they first appear in it."""
+    if index == "calls_by_short":
+        return list(dict.fromkeys(c.name.rsplit(".", 1)[-1] for c in ff.calls))
+    if index == "call_short_of":
+        return list(dict.fromkeys(c.name for c in ff.calls))
+    if index == "calls_by_kw":
+        return list(dict.fromkeys(_norm_key(k) for c in ff.calls if c.kwargs for k in c.kwargs))
+    raise KeyError(index)
+
+
 def _attr(ff: FileFacts, name: str) -> Any:
+    if name.startswith("#"):
+        return keyset(ff, name[1:])
     return _whole(ff, name) if name == "suppressed" else getattr(ff, name)
 
 
@@ -216,13 +378,33 @@ def _path_of(x: Any) -> str:
     return x[0].path if isinstance(x, tuple) else x.path  # launch_args_by_key files (launch, key, value)
 
 
-def share_hashes(deps: set[Dep], facts: list[Facts]) -> dict[Dep, dict[str, bytes]]:
+def share_hashes(deps: set[Dep], facts: list[Facts], known: Mapping[Dep, Mapping[str, bytes]] | None = None,
+                 fresh: Mapping[str, FileFacts] | None = None) -> dict[Dep, dict[str, bytes]]:
     """For each read of an index (``(index, key)``), the hash of every file's non-empty share of its answer (``facts``:
-    the Facts the reads went to). Reads of whole kinds and of files' attributes are hashed by :func:`file_digests`."""
+    the Facts the reads went to). Reads of whole kinds and of files' attributes are hashed by :func:`file_digests`.
+
+    ``known``: the hashes of the last log, whose shares of the files not in ``fresh`` (path -> facts: every file that was
+    added or changed since; the others have the facts they had then) are kept, so a later audit hashes only what changed.
+    ``fresh`` None: every share is hashed."""
     out: dict[Dep, dict[str, bytes]] = {}
-    wholes = {d[1] for d in deps if d[0] == "*"}
+    paths: set[str] | None = None
+    one: dict[str, Facts] = {}
     for d in deps:
-        if d[0] in ("*", "f") or INDEX_KIND[d[0]] in wholes:  # a file's whole list of that kind is compared already
+        if d[0] in ("*", "f", "#"):
+            continue
+        was = known.get(d) if known is not None and fresh is not None else None
+        if was is not None and fresh is not None:
+            if paths is None:
+                paths = {p for f in facts for p in dict.__getitem__(f._s, "files")}
+            h = {p: v for p, v in was.items() if p not in fresh and p in paths}
+            for p, ff in fresh.items():
+                f1 = one.get(p)
+                if f1 is None:
+                    f1 = one[p] = Facts([ff])
+                xs = dict.__getitem__(f1._s, d[0]).get(d[1], ())
+                if xs:
+                    h[p] = _digest(list(xs))
+            out[d] = h
             continue
         by_path: dict[str, list[Any]] = {}
         for f in facts:
@@ -233,8 +415,8 @@ def share_hashes(deps: set[Dep], facts: list[Facts]) -> dict[Dep, dict[str, byte
 
 
 def attributes(deps: set[Dep]) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
-    """The kinds read whole, and per file the other attributes read of it."""
-    wholes = frozenset(d[1] for d in deps if d[0] == "*")
+    """The kinds read whole (and key sets read, as ``#index``), and per file the other attributes read of it."""
+    wholes = frozenset(d[1] if d[0] == "*" else "#" + d[1] for d in deps if d[0] in ("*", "#"))
     attrs: dict[str, set[str]] = {}
     for d in deps:
         if d[0] == "f" and d[2] not in wholes:
@@ -270,6 +452,47 @@ def unchanged(log: Mapping[str, Any], changed: Mapping[str, FileFacts]) -> str |
             if new != by_path.get(p):
                 return f"{p}: {d[0]} {d[1]!r}"
     return None
+
+
+def dirty_reads(log: Mapping[str, Any], changed: Mapping[str, FileFacts], deps: Iterable[Dep]) -> set[Dep]:
+    """Those of ``deps`` (reads recorded in ``log``) whose answer differs with ``changed`` (path -> its new facts) in place
+    of those files' old facts. A read whose old share is unknown counts as differing."""
+    by_key: Mapping[str, Mapping[str, bytes]] = log["by_key"]
+    old = {p: by_key.get(log["keys"].get(p, ""), {}) for p in changed}
+    new: dict[tuple[str, str], bytes] = {}
+
+    def differs(p: str, n: str) -> bool:
+        d = new.get((p, n))
+        if d is None:
+            d = new[p, n] = _digest(_attr(changed[p], n))
+        was = old[p].get(n)
+        return was is None or was != d
+
+    one: dict[str, Facts] = {}
+    hashes: Mapping[Dep, Mapping[str, bytes]] = log["hashes"]
+    out: set[Dep] = set()
+    for d in deps:
+        if d[0] == "*" or d[0] == "#":
+            n = d[1] if d[0] == "*" else "#" + d[1]
+            if any(differs(p, n) for p in changed):
+                out.add(d)
+        elif d[0] == "f":
+            if d[1] in changed and differs(d[1], d[2]):
+                out.add(d)
+        else:
+            by_path = hashes.get(d)
+            if by_path is None:
+                out.add(d)
+                continue
+            for p, ff in changed.items():
+                f = one.get(p)
+                if f is None:
+                    f = one[p] = Facts([ff])
+                xs = dict.__getitem__(f._s, d[0]).get(d[1], ())
+                if (_digest(list(xs)) if xs else None) != by_path.get(p):
+                    out.add(d)
+                    break
+    return out
 
 
 def code_version(modules: list[str]) -> str:

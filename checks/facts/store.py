@@ -134,6 +134,7 @@ class Facts:
                         kw_index[_norm_key(k)].append(c)
             s["calls_by_short"] = calls_by_short
             s["calls_by_kw"] = kw_index
+            s["call_short_of"] = short_of  # every distinct call name (in order of first appearance) -> its last segment
             cfg_by_key: dict[str, list[ConfigEntry]] = defaultdict(list)
             for e in s["configs"]:
                 cfg_by_key[_norm_key(e.key)].append(e)
@@ -195,10 +196,11 @@ class Facts:
     def paths_named(self, basename: str) -> list[str]:
         """Paths whose last segment is ``basename``, in scan order."""
         idx = self._s.get("paths_by_basename")
-        if idx is None:
-            idx = self._s["paths_by_basename"] = defaultdict(list)
+        if idx is None:  # filled, then kept (a memo is kept once made: see checks.query_log)
+            idx = defaultdict(list)
             for p in self.files:
                 idx[p.rsplit("/", 1)[-1]].append(p)
+            self._s["paths_by_basename"] = idx
         return idx.get(basename, [])
 
     def files_of_kind(self, *kinds: str) -> list[str]:
@@ -227,9 +229,9 @@ class Facts:
         hundreds of thousands of calls, and the calls of a name are found through its last segment.
         """
         idx = self._s.get("call_names_by_segment")
-        if idx is None:  # built on the first prefix-pattern query
+        if idx is None:  # built on the first prefix-pattern query, from the distinct names alone
             idx = defaultdict(list)
-            for name in {c.name for c in self._s["calls"]}:
+            for name in self._s["call_short_of"]:
                 for part in set(name.split(".")):
                     idx[part].append(name)
             self._s["call_names_by_segment"] = idx
@@ -246,13 +248,25 @@ class Facts:
         The test runs once per distinct segment, not once per call: for checks that match names by
         a pattern rather than by the names themselves.
         """
-        pools = [pool for s, pool in self._s["calls_by_short"].items() if short(s)]
+        by_short = self._s["calls_by_short"]
+        pools = [by_short[s] for s in by_short.keys() if short(s)]
         if not pools:
             return []
         return self._keep(pools[0] if len(pools) == 1 else self._in_order("calls", pools))
 
     def calls_with_kw(self, kw: str) -> list[Call]:
         return self._keep(self._s["calls_by_kw"].get(_norm_key(kw), []))
+
+    def call_keywords(self) -> list[str]:
+        """Every keyword any call passes, normalised as :meth:`calls_with_kw` takes it, in order of first appearance (a
+        walk over these reads which keywords exist, not every call)."""
+        return list(self._s["calls_by_kw"].keys())
+
+    def calls_in(self, paths: Iterable[str]) -> list[Call]:
+        """Every call of the files ``paths``, in scan order (as :meth:`all_calls` lists them, without the other files')."""
+        want = set(paths)
+        files = self.files
+        return self._keep(c for p in files if p in want for c in files[p].calls)
 
     def all_calls(self) -> list[Call]:
         """Every call, for checks that judge arguments rather than names (``LineDataset("data/train.jsonl")``)."""
@@ -345,10 +359,11 @@ class Facts:
         want = [[_norm_key(p) for p in pre.split(".")] for pre in prefixes]
         idx = self._s.get("configs_by_any_key")
         if idx is None:  # every entry filed under each key of its path, so a section's query costs its entries
-            idx = self._s["configs_by_any_key"] = defaultdict(list)
+            idx = defaultdict(list)
             for e in self._s["configs"]:
                 for k in {_norm_key(str(x)) for x in e.keys[:-1]}:
                     idx[k].append(e)
+            self._s["configs_by_any_key"] = idx
         pools = [idx[w[0]] for w in want if w and w[0] in idx]
         out: list[ConfigEntry] = []
         for e in pools[0] if len(pools) == 1 else self._in_order("configs", pools) if pools else ():
@@ -736,8 +751,10 @@ class Facts:
         memo = {}
         files = self.files
         entries: dict[str, set[str]] = {}
-        for p, ff in files.items():
-            if ff.kind == "python" and any(c.short == "exec" and c.func is None for c in ff.calls):
+        # files that call exec at module level, in scan order (the calls are in it), found through the index
+        for p in dict.fromkeys(c.path for c in self._s["calls_by_short"].get("exec", ()) if c.func is None):
+            ff = files[p]
+            if ff.kind == "python":
                 names = {a.name for a in ff.assigns if _module_level(a)}
                 if names:
                     entries[p] = names
@@ -773,7 +790,9 @@ class Facts:
         memo = self._s.get("config_modules")
         if memo is not None:
             return memo
-        memo = self._s["config_modules"] = python_config_modules(self.files)
+        by_short = self._s["calls_by_short"]
+        loaders = [c for k in ("fromfile", "from_file", "load") for c in by_short.get(k, ())]
+        memo = self._s["config_modules"] = python_config_modules(self.files, loaders)
         return memo
 
     def distributions(self) -> dict[str, dict[str, int]]:
@@ -959,12 +978,14 @@ def _tuning(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def python_config_modules(files: Mapping[str, FileFacts]) -> frozenset[str]:
+def python_config_modules(files: Mapping[str, FileFacts], loaders: Iterable[Call] | None = None) -> frozenset[str]:
     """The Python config files a config loader reads (see :meth:`Facts.config_modules`); shared with the file roles,
-    which put them on the training path as YAML recipes are."""
+    which put them on the training path as YAML recipes are. ``loaders``: the calls named ``fromfile``, ``from_file`` or
+    ``load`` (from an index; by default every file's calls are searched)."""
     out: set[str] = set()
-    if any(c.name.endswith(_CONFIG_LOADERS) for ff in files.values() for c in ff.calls
-           if c.short in ("fromfile", "from_file", "load")):
+    if loaders is None:
+        loaders = (c for ff in files.values() for c in ff.calls if c.short in ("fromfile", "from_file", "load"))
+    if any(c.name.endswith(_CONFIG_LOADERS) for c in loaders):
         for p, ff in files.items():
             if ff.kind != "python" or not _CONFIG_DIR.search(p) or p.endswith("__init__.py") or _TEST_PATH.search(p):
                 continue

@@ -1840,8 +1840,11 @@ def _all_freeze_settings(f: Facts) -> list[Setting]:
             k = getattr(x, "dest", None) or getattr(x, "name", "")
             if _FREEZE_KEY.match(k) or _TUNE_KEY.match(k):
                 names.add(k)
-    for c in f.records("calls"):
-        names.update(k for k in c.kwargs if _FREEZE_KEY.match(k) or _TUNE_KEY.match(k))
+    for kw in f.call_keywords():  # a keyword matches only if its normalised (lower-case) form does, or is not ASCII
+        if kw.isascii() and not (_FREEZE_KEY.match(kw) or _TUNE_KEY.match(kw)):
+            continue
+        for c in f.calls_with_kw(kw):
+            names.update(k for k in c.kwargs if k.strip().lower().replace("-", "_") == kw and (_FREEZE_KEY.match(k) or _TUNE_KEY.match(k)))
     names = {n for n in names if not _FREEZE_EXCLUDE.match(n) and n.lower() not in {"fix", "freeze", "frozen"}}
     return f.effective(*sorted(names)) if names else []
 

@@ -825,7 +825,7 @@ def step_helpers(f: Facts) -> dict[tuple[str, str], list[Call]]:
         return {}
     loop_keys = {(p, fn) for p, fn, _ in loops}
     out: dict[tuple[str, str], list[Call]] = {}
-    for c in f.all_calls():
+    for c in f.calls_in(p for p, _fn in loop_keys):
         if c.loop is None or (c.path, c.func) not in loop_keys or (c.path, c.func, c.loop) not in loops:
             continue
         direct = (c.name.count(".") == 1 and c.name.startswith("self.")) or "." not in c.name  # self.helper(...) / helper(...)

@@ -252,10 +252,10 @@ def test_an_unsound_recording_stores_no_log(ml: Scanner, monkeypatch: pytest.Mon
 
 
 def test_every_key_the_facts_are_built_with_is_known_to_the_recorder() -> None:
-    """A new index of the facts must be taught to the recorder (``checks.query_log.INDEX_KIND`` or ``WHOLE``): a read of
+    """A new index of the facts must be taught to the recorder (``checks.query_log.INDEX_KIND``, ``KEYSETS`` or ``WHOLE``): a read of
     an unknown one makes the recording unusable, and every re-scan would then audit in full."""
     from checks.facts import Facts, extract_file
-    from checks.query_log import INDEX_KIND, WHOLE
+    from checks.query_log import INDEX_KIND, KEYSETS, WHOLE
 
     ff = extract_file("train.py", b"import torch\nloader = torch.utils.data.DataLoader(ds, num_workers=2)\n")
-    assert set(Facts([ff])._s) <= {"files"} | set(INDEX_KIND) | WHOLE
+    assert set(Facts([ff])._s) <= {"files"} | set(INDEX_KIND) | set(KEYSETS) | WHOLE
