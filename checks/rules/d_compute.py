@@ -660,6 +660,21 @@ _COMPILE_REGISTRY = {
 }
 
 
+def _schema_compile(default: str) -> dict[str, str]:
+    """A declarative framework's trainer schema (Ludwig ``ECDTrainerConfig``): the field is a schema helper call whose
+    ``default=`` keyword is what a run gets when its YAML leaves the key out; the trainer compiles under that field."""
+    return {
+        "mylib/schema/trainer.py": (
+            "from mylib.schema import utils as schema_utils\n\n\nclass ECDTrainerConfig(schema_utils.BaseConfig):\n"
+            f"    compile: bool = schema_utils.Boolean(\n        default={default},\n"
+            "        description=\"Whether to compile the model before training.\",\n    )\n"),
+        "mylib/trainers/trainer.py": (
+            "import torch\n\n\nclass Trainer:\n    def __init__(self, config, model):\n        self.model = model\n"
+            "        self.compiled_model = self.model\n        if config.compile:\n"
+            "            self.compiled_model = torch.compile(self.model)\n"),
+    }
+
+
 @register
 class D2TorchCompile(Check):
     id = "D2"
@@ -854,6 +869,8 @@ class D2TorchCompile(Check):
                 "        return old_module_list(*args, **kwargs)\n    torch.nn.ModuleList = FastModuleList\n"),
             "mylib/models/__init__.py": "from ._utils import patch_regional_compilation\npatch_regional_compilation()\n",
         }, U, "ModuleList patch installed at import"),
+        Example(_schema_compile("False"), N, "compile under a schema helper field whose default= is False"),
+        Example(_schema_compile("True"), U, "the same schema field defaulting to True"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
