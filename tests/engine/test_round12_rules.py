@@ -62,3 +62,13 @@ def test_dimensions_without_a_vocabulary_are_no_small_language_model_for_step_ze
     assert not [r for r in audit.project.bottleneck_reasons if "a small model" in r], audit.project.bottleneck_reasons
     audit = audit_files((p, t.encode()) for p, t in _combiner("  vocab_size: 32000\n").items())
     assert [r for r in audit.project.bottleneck_reasons if "a small model" in r], audit.project.bottleneck_reasons
+
+
+def test_a_summary_method_called_with_the_step_counter_after_the_own_step_runs_every_step():
+    from checks.rules.i_infra import _own_step_summary
+
+    res, _ = _results(_own_step_summary(None))
+    assert res["I5"].status.value == "unused", res["I5"].detail
+    assert ("mylib/trainers/trainer.py", 10) in [(e.path, e.line) for e in res["I5"].evidence]
+    res, _ = _results(_own_step_summary(50))
+    assert res["I5"].status.value == "used", res["I5"].detail
