@@ -2102,8 +2102,6 @@ class I5ReportFrequency(Check):
         "python": "if step % log_every == 0:\n    wandb.log({\"loss\": loss.item()}, step=step)\n",
     }
     examples = (
-        Example(_own_step_summary(None), N, "TensorBoard scalars every step from a summary method the step loop calls with step="),
-        Example(_own_step_summary(50), U, "the same summary call every 50 steps"),
         Example({  # arctic-training: W&B is created only when the pydantic switch wandb.enable (default False) is on
             "arctic_training/config/wandb.py": (
                 "from pydantic import BaseModel\n\nclass WandBConfig(BaseModel):\n    enable: bool = False\n"
@@ -2326,6 +2324,8 @@ class I5ReportFrequency(Check):
                 "        optimizer.step()\n        if step % args.log_every == 0:\n            tracking.log({'loss': loss.item()}, step=step)\n"),
             "train.yaml": "log_every: 50\n",
         }, U, "a Tracking object fed every 50 steps"),
+        Example(_own_step_summary(None), N, "TensorBoard scalars every step from a summary method the step loop calls with step="),
+        Example(_own_step_summary(50), U, "the same summary call every 50 steps"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
