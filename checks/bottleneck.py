@@ -753,7 +753,10 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         b = rng[1]
         size_where = f" at most, {p.notes.get('params_range')} across `{'`, `'.join(p.notes.get('params_range_sources') or [])}`"
         size_where_zh = f" 以内，{p.notes.get('params_range')}，见 `{'`、`'.join(p.notes.get('params_range_sources') or [])}`"
-    if b is not None and b < 0.5 and not (st.used("D2") or st.used("D4")):
+    # dimensions with no vocabulary beside them (a tabular model's ``combiner: {hidden_size: 64, num_layers: 3}``) are not a
+    # language model's config: the size rests on an assumed 32,000-token vocabulary and names no model the run trains
+    vocab_assumed = bool(p.notes.get("params_note")) and src not in (None, "model name") and not rng
+    if b is not None and b < 0.5 and not (st.used("D2") or st.used("D4")) and not vocab_assumed:
         out.append(Signal(
             Bottleneck.LAUNCH, 3 if b < 0.2 else 2,
             f"a small model (~{_fmt_b(b)}{size_where}): each kernel is short, so launch overhead and Python dispatch take a large share of the step",

@@ -478,6 +478,14 @@ class _Extractor(ast.NodeVisitor):
                 default = lit if lit is not _NO_VALUE else Expr(self.src(fac))
             else:
                 return
+        elif isinstance(value_node, ast.Call) and any(
+                k.arg == "default" and isinstance(k.value, ast.Constant) and (k.value.value is None or isinstance(k.value.value, bool))
+                for k in value_node.keywords):
+            # any other field-descriptor call whose ``default=`` is a switch's value (a schema helper:
+            # ``use_mixed_precision: bool = schema_utils.Boolean(default=False, description=...)``): the field's default.
+            # Only True/False/None: a schema library declares a numeric default per component (every text encoder's
+            # ``vocab_size = schema_utils.PositiveInteger(default=30522)``), which says nothing about the trained model's size
+            default = self.value(next(k.value for k in value_node.keywords if k.arg == "default"))
         else:
             default = self.value(value_node)
         self.out.fields.append(Field(self.path, line, owner, name, default, self.text(line)))

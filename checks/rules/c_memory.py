@@ -913,6 +913,28 @@ _AC_HANDED_ON = {
         "        model.gradient_checkpointing_enable()\n    return model\n"),
 }
 # NeMo AutoModel's EAGLE-3 drafter recipe: ``recipe_cfg.get("draft_gradient_checkpointing", False)``
+#: a declarative framework's trainer schema (Ludwig ``ECDTrainerConfig``): every field is a schema helper call whose
+#: ``default=`` keyword is the value a run gets when its YAML leaves the key out; the trainer reads the field
+_SCHEMA_GC = {
+    "mylib/schema/trainer.py": (
+        "from mylib.schema import utils as schema_utils\n\n\nclass ECDTrainerConfig(schema_utils.BaseConfig):\n"
+        "    compile: bool = schema_utils.Boolean(\n        default=False,\n"
+        "        description=\"Whether to compile the model before training.\",\n    )\n\n"
+        "    enable_gradient_checkpointing: bool = schema_utils.Boolean(\n        default={gc},\n"
+        "        description=\"Whether to enable gradient checkpointing, which trades compute for memory.\",\n    )\n"),
+    "mylib/trainers/trainer.py": (
+        "import torch\n\n\nclass Trainer:\n    def __init__(self, config, model):\n        self.config = config\n"
+        "        self.model = model\n        if config.compile:\n            self.model = torch.compile(self.model)\n\n"
+        "    def prepare(self):\n        if self.config.enable_gradient_checkpointing:\n"
+        "            self.model.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={{\"use_reentrant\": True}})\n"
+        "            self.model.model.config.use_cache = False\n"),
+}
+
+
+def _schema_gc(gc: str) -> dict[str, str]:
+    return {k: v.format(gc=gc) for k, v in _SCHEMA_GC.items()}
+
+
 _DRAFT_GC = {
     "pkg/recipes/train_eagle3.py": (
         "class Eagle3Recipe:\n    def setup(self, recipe_cfg):\n        self.draft_model = build_draft(recipe_cfg)\n"
@@ -1054,6 +1076,8 @@ class C3ActivationCheckpointing(Check):
                 "a shipped recipe sets the .get key"),
         Example(model_zoo_library(readme=False), U, "a model library's checkpointing call, no documented run"),
         Example(model_zoo_library(), N, "another model's checkpointing call, the documented run's recipe sets none"),
+        Example(_schema_gc("False"), N, "a schema helper field whose default= is False, read by the trainer"),
+        Example(_schema_gc("True"), U, "the same schema field defaulting to True"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -714,6 +714,20 @@ _COPIED_COMPILE = {
         "                **{field.name: getattr(args.train.torch_compile, field.name) for field in fields(CompileConfig)}\n"
         "            ),\n        )\n"),
 }
+def _schema_compile(default: str) -> dict[str, str]:
+    """A declarative framework's trainer schema (Ludwig ``ECDTrainerConfig``): the field is a schema helper call whose
+    ``default=`` keyword is what a run gets when its YAML leaves the key out; the trainer compiles under that field."""
+    return {
+        "mylib/schema/trainer.py": (
+            "from mylib.schema import utils as schema_utils\n\n\nclass ECDTrainerConfig(schema_utils.BaseConfig):\n"
+            f"    compile: bool = schema_utils.Boolean(\n        default={default},\n"
+            "        description=\"Whether to compile the model before training.\",\n    )\n"),
+        "mylib/trainers/trainer.py": (
+            "import torch\n\n\nclass Trainer:\n    def __init__(self, config, model):\n        self.model = model\n"
+            "        self.compiled_model = self.model\n        if config.compile:\n"
+            "            self.compiled_model = torch.compile(self.model)\n"),
+    }
+
 
 @register
 class D2TorchCompile(Check):
@@ -913,6 +927,8 @@ class D2TorchCompile(Check):
         Example({**_COPIED_COMPILE, "pkg/arguments.py": _COPIED_COMPILE["pkg/arguments.py"].replace(
             "enable: bool = field(default=False)\n    backend", "enable: bool = field(default=True)\n    backend")}, U,
                 "the same copy from a section that is on"),
+        Example(_schema_compile("False"), N, "compile under a schema helper field whose default= is False"),
+        Example(_schema_compile("True"), U, "the same schema field defaulting to True"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -343,10 +343,23 @@ def training_loaders(ctx: Context) -> list[_Loader]:
         out.append(_Loader(launch, "megatron", True, props))
     if not out:
         for e in f.config("num_workers", "dataloader_num_workers"):
-            if e.value is not None and not _in_tests(e.path):
+            if e.value is not None and not _in_tests(e.path) and not _worker_scaling(f, e):
                 out.append(_Loader(e, "config", True, {"num_workers": [_Value(e.value, _ev(e, key=e.dotted, value=e.value), True)]}))
     train = [x for x in out if x.train]
     return _on_training_path(train or out, ctx.project.training_files)
+
+
+#: keys that sit beside ``num_workers`` only in a distributed trainer's scaling config (Ray Train ``ScalingConfig(
+#: num_workers=, use_gpu=, resources_per_worker=)``): there it counts training processes (one per GPU), not loader workers
+_SCALING_KEYS = ("use_gpu", "resources_per_worker")
+
+
+def _worker_scaling(f: Facts, e: Any) -> bool:
+    """A ``num_workers`` item of a mapping that also holds ``use_gpu``/``resources_per_worker`` (``{"num_workers":
+    num_gpus, "use_gpu": use_gpu, "resources_per_worker": {...}}``): the training-worker count of a scaling config."""
+    parent = e.keys[:-1]
+    return any(s.path == e.path and s.keys[:-1] == parent and abs(s.line - e.line) <= 10
+               for s in f.config(*_SCALING_KEYS))
 
 
 def _on_training_path(loaders: list[_Loader], training: frozenset[str]) -> list[_Loader]:
@@ -1204,6 +1217,25 @@ def _kwargs_factory(args: str) -> dict[str, str]:
             "    for batch in loader:\n        model(batch).loss.backward()\n        optimizer.step()\n"),
     }
 
+def _ray_scaling(extra: str) -> dict[str, str]:
+    """Ludwig-like: the local trainer slices batches from in-memory arrays (no DataLoader); the Ray backend's defaults hold
+    ``num_workers`` = one training worker per GPU beside ``use_gpu`` and ``resources_per_worker`` (a ScalingConfig)."""
+    return {
+        "mylib/backend/ray.py": (
+            "import ray\n\n\ndef get_trainer_kwargs(**kwargs):\n"
+            "    use_gpu = kwargs.get(\"use_gpu\", int(ray.cluster_resources().get(\"GPU\", 0)) > 0)\n"
+            "    num_workers = int(ray.cluster_resources().get(\"GPU\", 0)) if use_gpu else 1\n"
+            "    defaults = {\n        \"num_workers\": num_workers,\n        " + extra + "    }\n"
+            "    return {**defaults, **kwargs}\n"),
+        "mylib/trainers/trainer.py": (
+            "import numpy as np\nimport torch\n\n\nclass Trainer:\n    def _train_loop(self, batcher):\n"
+            "        while not batcher.last_batch():\n            batch = batcher.next_batch()\n"
+            "            inputs = torch.from_numpy(np.array(batch['x'], copy=True)).to(self.device)\n"
+            "            loss = self.model(inputs).mean()\n            loss.backward()\n"
+            "            self.optimizer.step()\n            self.optimizer.zero_grad()\n"),
+    }
+
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -1259,6 +1291,9 @@ class F1NumWorkers(_DataCheck):
                  "run.sh": "llamafactory-cli train sft.yaml\n"}, U, "llamafactory yaml"),
         Example({"train.py": "import os\nfrom torch.utils.data import DataLoader\ndl = DataLoader(ds, batch_size=8, num_workers=os.cpu_count() // 2)\n"}, U, "cpu_count"),
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, num_workers=0)\n"}, N, "zero workers"),
+        Example(_ray_scaling('"use_gpu": use_gpu,\n        "resources_per_worker": {"CPU": 0 if use_gpu else 1, "GPU": 1 if use_gpu else 0},\n'), N,
+                "num_workers of a Ray Train scaling config counts training processes; batches are sliced in-process"),
+        Example(_ray_scaling('"batch_size": 32,\n'), U, "the same mapping without the scaling keys: loader workers"),
         Example({  # the builder that constructs the config leaves num_workers at its default 0
             "mylib/data/data_loader.py": (
                 "from dataclasses import dataclass\nimport torch\n\n"

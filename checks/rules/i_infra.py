@@ -930,6 +930,15 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
         if x.loop is None and x.name in ("self.step", "self.train_step", "self.training_step") and x.func not in _STEP_FUNCS:
             key = (x.path, x.func)
             own_steps[key] = min(own_steps.get(key, x.line), x.line)
+    # ... and one hop further: a method of the same file that such a loop calls after its step call with the step counter
+    # (Ludwig ``self.write_step_summary(train_summary_writer=..., step=progress_tracker.steps, ...)`` right after
+    # ``self.train_step(...)`` in its ``while`` loop) runs once per step, at the guard around that call
+    own_helpers: dict[tuple[str, str], list[Call]] = {}
+    for (path, func), first in own_steps.items():
+        for x in f.files[path].calls if path in f.files else ():
+            if (x.func == func and x.loop is None and x.line > first and x.name.count(".") == 1 and x.name.startswith("self.")
+                    and "step" in x.kwargs and re.search(r"step", _text_of(x.kwargs["step"])) is not None):
+                own_helpers.setdefault((path, x.short), []).append(x)
     for c in calls:
         if _TEST_PATH.search(c.path) or c.path in side or _FINAL_SAVE.search(c.func or ""):
             continue  # a helper that ends the run (``_save_and_exit``) runs once, not every step
@@ -937,7 +946,8 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
             c.loop is None and (c.path, c.func) in while_steps and bool(c.guard) and "%" in (c.guard or "")) or (
             c.loop is None and c.line > own_steps.get((c.path, c.func), c.line) and "step" in c.kwargs
             and re.search(r"step", _text_of(c.kwargs["step"])) is not None)
-        sites = [] if in_step or c.func is None or c.loop is not None else helpers.get((c.path, c.func), [])
+        sites = [] if in_step or c.func is None or c.loop is not None else (
+            helpers.get((c.path, c.func)) or own_helpers.get((c.path, c.func), []))
         if not in_step and not sites:
             continue
         if (sites and _flag_off_at_sites(f, c, sites)) or _once_only(f, c):
@@ -2127,6 +2137,37 @@ _SECTION_TRACKER = {
         "        self.optimizer.step()\n        for callback in self.callbacks:\n            callback.on_step_end(self.state)\n"),
 }
 
+#: Ludwig's trainer: a ``while`` loop over the batcher calls the trainer's own ``train_step`` and then a summary method with
+#: the step counter, which writes TensorBoard scalars (``{guard}`` wraps that call: empty for every step)
+_OWN_STEP_SUMMARY = {
+    "mylib/trainers/trainer.py": (
+        "import torch\nfrom torch.utils.tensorboard import SummaryWriter\n\n\nclass Trainer:\n"
+        "    @classmethod\n    def write_step_summary(cls, train_summary_writer, combined_loss, step, learning_rate=None):\n"
+        "        if not train_summary_writer:\n            return\n"
+        "        train_summary_writer.add_scalar(\"combined/step_training_loss\", combined_loss, global_step=step)\n"
+        "        if learning_rate:\n"
+        "            train_summary_writer.add_scalar(\"combined/step_learning_rate\", learning_rate, global_step=step)\n\n"
+        "    def train_step(self, inputs, targets):\n        loss = self.model(inputs, targets)\n        loss.backward()\n"
+        "        self.optimizer.step()\n        self.optimizer.zero_grad()\n        return loss\n\n"
+        "    def _train_loop(self, batcher, progress_tracker, train_summary_writer):\n"
+        "        while not batcher.last_batch() and progress_tracker.steps < self.total_steps:\n"
+        "            inputs, targets = batcher.next_batch()\n            loss = self.train_step(inputs, targets)\n"
+        "{guard}"
+        "            self.write_step_summary(train_summary_writer=train_summary_writer, combined_loss=loss.detach().float(),\n"
+        "                                    step=progress_tracker.steps, learning_rate=progress_tracker.learning_rate)\n"
+        "            progress_tracker.steps += 1\n"),
+}
+
+
+def _own_step_summary(every: int | None) -> dict[str, str]:
+    guard = "" if every is None else f"            if progress_tracker.steps % {every} == 0:\n"
+    text = _OWN_STEP_SUMMARY["mylib/trainers/trainer.py"].format(guard=guard)
+    if every is not None:  # the summary call moves under the guard
+        text = text.replace("            self.write_step_summary(", "                self.write_step_summary(").replace(
+            "\n                                    step=", "\n                                        step=")
+    return {"mylib/trainers/trainer.py": text}
+
+
 @register
 class I5ReportFrequency(Check):
     id = "I5"
@@ -2392,6 +2433,8 @@ class I5ReportFrequency(Check):
                 "    for step, batch in enumerate(loader):\n        loss = model(batch).loss\n        loss.backward()\n"
                 "        optimizer.step()\n        logger.info(f'step {step} loss {loss.item():.4f}')\n"),
         }, U, "W&B disabled and no tracker imported or created anywhere: nothing is reported"),
+        Example(_own_step_summary(None), N, "TensorBoard scalars every step from a summary method the step loop calls with step="),
+        Example(_own_step_summary(50), U, "the same summary call every 50 steps"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
