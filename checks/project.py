@@ -395,6 +395,14 @@ _PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])
                                r"|^(actor|critic|ref|reference|reward|rew|policy|value|teacher|student)$", re.I)
 
 
+#: closed-weight models served only by their vendors' APIs (a config generator's ``--model claude-sonnet-4-20250514``, a
+#: data-synthesis step's ``gemini-flash-lite-latest``): nothing can train them, so they never name the trained model
+_HOSTED_NAME = re.compile(r"^(anthropic/|openai/|google/)?(claude-|gpt-(3\.5|4)|o[134](-|$)|gemini-|text-(davinci|embedding)-|chatgpt-)", re.I)
+#: a value that spells a setting's own name (``MODEL_TYPE = "model_type"``) or a run label (``--model_name`` default
+#: ``"run"``, "name for the model"): it names a key or an experiment, not a checkpoint
+_KEY_OR_RUN_NAME = re.compile(r"^(model_type|model_name|model_path|model_id|model_name_or_path|run|experiment|exp|my[_-]?model)$", re.I)
+
+
 #: ``model: str = Field("xgboost")`` of a tabular trainer: a classical estimator or its library, not a model checkpoint
 _ESTIMATOR_NAME = re.compile(r"^(xgboost|lightgbm|catboost|sklearn|scikit[-_]learn|random[_-]?forest|extra[_-]?trees|"
                              r"decision[_-]?tree|logistic[_-]?regression|linear[_-]?regression|ridge|lasso|svm|svc|svr|knn)$", re.I)
@@ -437,7 +445,8 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     counts: dict[str, int] = {}
     rejected = _not_model_values(facts)
     for n in names:
-        if not _PLACEHOLDER_NAME.search(n) and not _ESTIMATOR_NAME.match(n) and n not in rejected:
+        if not _PLACEHOLDER_NAME.search(n) and not _ESTIMATOR_NAME.match(n) and n not in rejected \
+                and not _HOSTED_NAME.match(n) and not _KEY_OR_RUN_NAME.match(n):
             counts[n] = counts.get(n, 0) + 1
     # a model named in a training recipe (beside a learning rate or epoch count) before one named only by an evaluation,
     # judge or inference config (oumi's judges name gpt-4o more often than any model it trains)
