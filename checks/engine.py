@@ -335,6 +335,14 @@ def _fmt_value(v: str) -> str:
     return v.strip("'\"") if v not in ("True", "False", "None") else v.lower().replace("none", "null")
 
 
+def _tie_order(text: str) -> tuple[int, float, str]:
+    """Values held by as many recipes: numbers in ascending order, then the rest by their text."""
+    try:
+        return 0, float(text), text
+    except ValueError:
+        return 1, 0.0, text
+
+
 def _note_distributions(facts: Facts, results: list[CheckResult]) -> None:
     """Where recipes disagree on a setting a check cites, say so in its detail: ``num_workers: 4 in 47 recipes, 0 in 2``."""
     dist = facts.distributions()
@@ -350,7 +358,8 @@ def _note_distributions(facts: Facts, results: list[CheckResult]) -> None:
             if k in dist and k not in names:
                 names.append(k)
         for k in names:
-            counts = sorted(dist[k].items(), key=lambda kv: -kv[1])
+            # ties in the order of their values' text: the order recipes were met in may differ between runs
+            counts = sorted(dist[k].items(), key=lambda kv: (-kv[1], *_tie_order(_fmt_value(kv[0]))))
             text = f"{k}: " + ", ".join(f"{_fmt_value(v)} in {n} recipe{'s' if n != 1 else ''}" for v, n in counts)
             how = judged_by.get(k, "none")
             judged = (f"judged by the {how}" if how.startswith("majority") else
