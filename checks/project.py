@@ -8,7 +8,7 @@ G6 needs alignment or distillation.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .facts import ConfigEntry, Facts, Setting, as_number, truthy
@@ -191,6 +191,12 @@ _F_KEYS = ("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim")
 _E_KEYS = ("num_experts", "num_local_experts", "moe_num_experts", "n_routed_experts", "num_moe_experts")
 _K_KEYS = ("num_experts_per_tok", "moe_router_topk", "moe_top_k", "top_k_experts", "moe_k")
 _EF_KEYS = ("moe_intermediate_size", "moe_ffn_hidden_size", "expert_intermediate_size")
+#: what only a language model's config sets beside its dimensions: its attention heads under a transformer LM's names
+#: (``num_heads`` alone is any attention block's: a tabular transformer combiner's, a vision encoder's) and its context
+#: length. Dimensions with none of these and no vocabulary (``combiner: {hidden_size: 64, num_layers: 3, num_heads: 8}``
+#: of a tabular model's AutoML default) are not a language model's, so they size no model the run trains
+_LM_SIG_KEYS = ("num_attention_heads", "n_head", "n_heads", "num_key_value_heads", "num_kv_heads", "n_kv_heads", "num_query_groups",
+                "max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", *_SEQ_KEYS)
 #: an encoder-decoder (T5) config: its FFN width, per-head width, head count and decoder depth
 _ED_SLOTS = ((("d_ff",), "df"), (("d_kv",), "dkv"), (("num_heads",), "nh"), (("num_decoder_layers",), "dl"))
 #: a config that declares an encoder-only text model or a vision tower (BERT as a text encoder or a Q-Former, CLIP/ViT):
@@ -253,7 +259,7 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
     seen: dict[tuple[str, str], dict[str, set[float]]] = {}
     where: dict[tuple[str, str], str] = {}
     for keys, slot in ((_H_KEYS, "h"), (_L_KEYS, "l"), (_V_KEYS, "v"), (_F_KEYS, "f"), (_E_KEYS, "e"), (_K_KEYS, "k"), (_EF_KEYS, "ef"),
-                       *_ED_SLOTS):
+                       *_ED_SLOTS, (_LM_SIG_KEYS, "lm")):
         for st in _dimension_settings(facts, keys, training):
             v = as_number(st.value)
             if not v or v < 1 or (slot == "h" and v < 64):
@@ -286,6 +292,8 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
         h, layers = d.get("h"), d.get("l")
         if not h or not layers or h < 64 or layers > 1000:
             continue
+        if not d.get("v") and not d.get("lm") and not d.get("dl"):
+            continue  # no vocabulary, LM attention heads or context length beside the dimensions: not a language model's config
         vocab = d.get("v") or (next(iter(repo_vocab)) if len(repo_vocab) == 1 else (max(train_vocab) if train_vocab else None))
         assumed = vocab is None
         vocab = vocab or 32000
@@ -445,8 +453,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     counts: dict[str, int] = {}
     rejected = _not_model_values(facts)
     for n in names:
-        if not _PLACEHOLDER_NAME.search(n) and not _ESTIMATOR_NAME.match(n) and n not in rejected \
-                and not _HOSTED_NAME.match(n) and not _KEY_OR_RUN_NAME.match(n):
+        if _model_like(n, rejected):
             counts[n] = counts.get(n, 0) + 1
     # a model named in a training recipe (beside a learning rate or epoch count) before one named only by an evaluation,
     # judge or inference config (oumi's judges name gpt-4o more often than any model it trains)
@@ -456,6 +463,13 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         if x.path in recipes and isinstance(x.value, str) and x.value in counts:
             trained[x.value] = trained.get(x.value, 0) + 1
     p.model_names = sorted(counts, key=lambda n: (-trained.get(n, 0), -counts[n], n))[:10]
+    # no config or code of the training path names its model, but the README's documented run does (``base_model:`` in its
+    # YAML config, ``--model_name_or_path`` of its training command): that is the model the run trains, named first
+    documented = [] if _path_names_model(named, train_paths | recipes, counts) else \
+        [(n, w) for n, w in _documented_models(facts) if n in counts or _model_like(n, rejected)]
+    if documented:
+        first = list(dict.fromkeys(n for n, _ in documented))
+        p.model_names = (first + [n for n in p.model_names if n not in first])[:10]
     fams: list[str] = []
     for n in names:
         low = n.lower()
@@ -486,7 +500,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     )
     p.model_type = "MLLM" if p.multimodal else ("LLM" if (names or _looks_llm(facts, p)) else "unknown")
 
-    _estimate_size(facts, p, named, train_paths)
+    _estimate_size(facts, p, named, train_paths, documented)
 
     moe_names = [n for n in names if _MOE_NAME.search(n)]
     moe_settings = [s for s in facts.settings(*_MOE_KEYS) if (as_number(s.value) or 0) > 1]
@@ -540,6 +554,25 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     _topology(facts, p, train_paths)
     _seq_len(facts, p, train_paths)
     return p
+
+
+def _model_like(name: str, rejected: set[str]) -> bool:
+    """A value that can name a trained checkpoint: no placeholder, estimator, hosted API model, key name or run label."""
+    return not _PLACEHOLDER_NAME.search(name) and not _ESTIMATOR_NAME.match(name) and name not in rejected \
+        and not _HOSTED_NAME.match(name) and not _KEY_OR_RUN_NAME.match(name)
+
+
+def _path_names_model(named: list[tuple[str, str]], paths: frozenset[str] | set[str], counts: dict[str, int]) -> bool:
+    """A file of the training path or a training recipe names a model (a setting, a ``from_pretrained`` argument)."""
+    return any(path in paths and name in counts for path, name in named)
+
+
+def _documented_models(facts: Facts) -> list[tuple[str, str]]:
+    """(model name, path:line) of the checkpoints the project's own README and docs/ document a training run starting from
+    (``model`` doc hints: ``base_model:`` of a README's YAML config, ``--model_name_or_path`` of a README's training command);
+    an example folder's README documents that example, not the project's run."""
+    return [(h.value, f"{h.path}:{h.line}") for h in facts.records("doc_hints")
+            if h.kind == "model" and 2 < len(h.value) < 200 and ("/" not in h.path or h.path.startswith("docs/"))]
 
 
 def _named_models(facts: Facts) -> list[tuple[str, str]]:
@@ -617,8 +650,11 @@ def _tokenizer_only(facts: Facts, st: Setting) -> bool:
 _TUNE_SIZE = re.compile(r"^(\d+(?:_\d+)?)B_", re.I)
 
 
-def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], training: frozenset[str]) -> None:
-    """Parameters from the model config the training path uses; from model names only when no config says.
+def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], training: frozenset[str],
+                   documented: Sequence[tuple[str, str]] = ()) -> None:
+    """Parameters from the model config the training path uses; from model names only when no config says: first the
+    model the README's documented run starts from (``documented``: (name, path:line), given only when no file of the
+    training path names a model), then the names the recipes agree on.
 
     Recipes that disagree: the entry point's own default wins, else the majority; no majority is unknown
     (with the distribution in ``notes``). A mixture of experts reports total and active parameters.
@@ -657,6 +693,16 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
         p.notes["params_range_billions"] = (lo.total, hi.total)
         p.notes["params_range_sources"] = [lo.where, hi.where]
         return
+    if documented:
+        b, dist = _params_from_names([(where.rsplit(":", 1)[0], name) for name, where in documented])
+        if b is not None:
+            p.params_billions = b
+            p.estimated_params = _fmt_params(b)
+            p.notes["params_source"] = "model name"
+            p.notes["params_named"] = next((name, where) for name, where in documented if size_in_name(name) == b)
+            if len(dist) > 1:
+                p.notes["params_distribution"] = dist
+            return
     b, dist = _params_from_names(named)
     if len(dist) > 1:
         p.notes["params_distribution"] = dist

@@ -1,21 +1,28 @@
 """Facts documented in prose (README, docs/*.md/.qmd/.rst): only what a check needs to know that the code cannot show.
 
-Two kinds. ``multi_node``: a documented multi-node launch (E1: GPUDirect RDMA matters only for multi-node training,
+Three kinds. ``multi_node``: a documented multi-node launch (E1: GPUDirect RDMA matters only for multi-node training,
 and many projects document their multi-node launch only in Markdown). ``command`` / ``command_file``: the script and
 the files (recipes, configs) a documented training command runs, from the shell code blocks of a README
 (``torchrun --nproc_per_node 8 src/train.py --config configs/a.yaml``, ``llamafactory-cli train examples/x.yaml``):
 :mod:`checks.roles` takes them as entry points of the training path. Nothing here is evidence that a practice is
 used (the fixture rules: a README is not use): no launch record is made from prose, so no flag in a README turns
-a check ``used``.
+a check ``used``. ``model``: the base checkpoint a documented training run starts from (``base_model:`` in a README's
+YAML config block, ``--model_name_or_path`` of a README's training command): the overview names it, and sizes the model
+by that name, when no config of the training path names one.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from typing import Any
+
+import yaml
 
 from .shell import extract_shell_text
 from .types import DocHint, FileFacts
+
+_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # a count of nodes > 1, or a variable that holds it
 _NODES = r"(\d+|\$\{?\w+\}?|<[\w -]+>)"
@@ -189,7 +196,8 @@ def _trains(launcher: str, script: str | None) -> bool:
 
 
 def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
-    """The script and files of each documented training command (``command`` / ``command_file`` hints).
+    """The script and files of each documented training command (``command`` / ``command_file`` hints), and the model it
+    starts from (a ``model`` hint per ``--model_name_or_path`` / ``--base_model`` flag).
 
     The code blocks are parsed as shell into a scratch record: their launches never reach ``out.launches``.
     """
@@ -208,6 +216,9 @@ def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
             script = str(launch.script or "").strip("'\"")
             if script and (launch.launcher in _SCRIPT_LAUNCHERS or "/" in script or "." in script):
                 out.doc_hints.append(DocHint(path, launch.line, "command", script, shown))
+            for key, value in launch.script_args.items():
+                if str(key).replace("-", "_") in DOC_MODEL_KEYS and isinstance(value, str) and value.strip("'\""):
+                    out.doc_hints.append(DocHint(path, launch.arg_line(key), "model", value.strip("'\""), shown))
             seen = {str(launch.script)}
             for m in _PATH_TOKEN.finditer(launch.text):
                 token = m.group(1)
@@ -258,3 +269,57 @@ def extract_doc_run_recipes(path: str, text: str, out: FileFacts) -> None:
                 if isinstance(a, ast.Name) and a.id in built:
                     recipe, line = built[a.id]
                     out.doc_hints.append(DocHint(path, line, "run_recipe", recipe, lines[line - 1].strip()[:300]))
+
+
+#: the keys a documented run names its base checkpoint with (a README's YAML config or training command)
+DOC_MODEL_KEYS = frozenset({"base_model", "model_name_or_path", "pretrained_model_name_or_path", "base_model_name_or_path"})
+#: keys only a training config holds: a YAML block with one of them (at any depth) is the config of a documented run, not a
+#: serving or evaluation config that also names a model
+_RUN_KEYS = frozenset({"trainer", "training", "learning_rate", "lr", "epochs", "num_epochs", "num_train_epochs", "max_steps",
+                       "micro_batch_size", "per_device_train_batch_size", "gradient_accumulation_steps", "finetuning_type",
+                       "do_train", "train_batch_size", "global_batch_size"})
+_YAML_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*\{?\.?(yaml|yml)\s*\}?\s*$", re.I)
+
+
+def _keys(node: Any, depth: int = 0) -> set[str]:
+    """Every mapping key of a parsed YAML document, to a few levels."""
+    if depth > 4:
+        return set()
+    if isinstance(node, dict):
+        return {str(k) for k in node} | {k for v in node.values() for k in _keys(v, depth + 1)}
+    if isinstance(node, list):
+        return {k for v in node[:50] for k in _keys(v, depth + 1)}
+    return set()
+
+
+def extract_doc_run_models(path: str, text: str, out: FileFacts) -> None:
+    """``model`` hints from a documented run's YAML config: a fenced ``yaml`` block that holds a training key (``trainer:``,
+    ``learning_rate:``, ``epochs:``) and names its base checkpoint at the top level (``base_model: meta-llama/Llama-3.1-8B``)."""
+    if not any(k in text for k in DOC_MODEL_KEYS) or ("```" not in text and "~~~" not in text):
+        return
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = _YAML_FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].strip().startswith(m.group(1)):
+            j += 1
+        body, first = lines[i + 1 : j], i + 2
+        i = j + 1
+        if len(body) > _MAX_BLOCK_LINES:
+            continue
+        try:
+            doc = yaml.load("\n".join(body), Loader=_Loader)
+        except yaml.YAMLError:
+            continue
+        if not isinstance(doc, dict) or not _keys(doc) & _RUN_KEYS:
+            continue
+        for key in sorted(DOC_MODEL_KEYS & {str(k) for k in doc}):
+            value = doc[key]
+            if not isinstance(value, str) or not value.strip():
+                continue
+            at = next((n for n, line in enumerate(body) if re.match(rf"{key}\s*:", line)), 0)
+            out.doc_hints.append(DocHint(path, first + at, "model", value.strip(), body[at].strip()[:300]))
