@@ -889,9 +889,107 @@ def backend_unselected(facts: Facts, family: str) -> list[Setting]:
         sel = [s for s in facts.effective(*_BACKEND_KEYS) if s.source != "call" and _backend_family(s.value)
                and not _TEST_FILE.search(s.path)]
         off = [] if not sel or any(_backend_family(s.value) == family for s in sel) else sel
+        if not sel:
+            off = _registry_unselected(facts, family)
         memo[key] = sorted(off, key=lambda s: (s.source not in ("config", "launcher"),  # type: ignore[assignment]
                                                s.source not in ("field-default", "argparse-default"), s.path, s.line))
     return list(memo[key])
+
+
+@dataclass(frozen=True, slots=True)
+class _NameRegistry:
+    """A name -> backend registry: a dict literal whose values are callables by reference (``STRATEGIES = {"local":
+    load_local, "fsdp": load_accelerate}``), or a registering decorator with a name (``@register_strategy("fsdp")`` on a
+    class). ``entries``: name -> what it registers (the callable's text, or the decorated class)."""
+
+    name: str
+    files: frozenset[str]  # files of the registry itself: a call in them is plumbing, not a run's choice
+    modules: tuple[str, ...]  # what other files import the registry as
+    entries: dict[str, str]
+    decorator: str | None = None
+
+
+def _file_modules(path: str) -> tuple[str, ...]:
+    """:func:`_module_names`, and a top-level file's own stem (``strategies.py`` -> ``strategies``)."""
+    names = _module_names(path)
+    if not names and path.endswith(".py") and "/" not in path:
+        names = [path[:-3]]
+    return tuple(names)
+
+
+def _name_registries(f: Facts) -> list[_NameRegistry]:
+    """The name registries whose names include a training backend (``"ddp"``, ``"fsdp"``, ``"deepspeed"``, ``"megatron"``),
+    outside tests. Memoised per scan."""
+    memo = f._memo
+    key = ("name-registries",)
+    if key not in memo:
+        out: list[_NameRegistry] = []
+        groups: dict[tuple[str, str], dict[str, str]] = {}
+        for e in f.records("configs"):
+            if (e.fmt == "python" and len(e.keys) == 2 and isinstance(e.keys[1], str) and isinstance(e.value, Expr)
+                    and re.fullmatch(r"[A-Za-z_][\w.]*", e.value.text) and not _TEST_FILE.search(e.path)):
+                groups.setdefault((e.path, str(e.keys[0])), {})[e.keys[1]] = e.value.text
+        for (path, name), entries in groups.items():
+            if len(entries) >= 2 and any(_backend_family(k) for k in entries):
+                out.append(_NameRegistry(name, frozenset({path}), _file_modules(path), entries))
+        by_deco: dict[str, tuple[set[str], dict[str, str]]] = {}
+        for d in f.records("decorators"):
+            if _TEST_FILE.search(d.path):
+                continue
+            for c in f.files[d.path].calls:
+                if c.line == d.line and c.name == d.name and c.args and isinstance(c.args[0], str):
+                    files, entries = by_deco.setdefault(d.name, (set(), {}))
+                    files.add(d.path)
+                    entries[c.args[0]] = d.target
+                    break
+        for deco, (files, entries) in by_deco.items():
+            if len(entries) >= 2 and any(_backend_family(k) for k in entries):
+                mods = (deco.rsplit(".", 1)[0],) if "." in deco else tuple(m for p in sorted(files) for m in _file_modules(p))
+                out.append(_NameRegistry(deco.rsplit(".", 1)[-1], frozenset(files), mods, entries, deco))
+        memo[key] = out  # type: ignore[assignment]
+    return memo[key]  # type: ignore[return-value]
+
+
+def _registry_lookups(f: Facts, reg: _NameRegistry) -> list[tuple[Call, str]] | None:
+    """(call, name) for every call into the registry's module from another file (``init_dist_strategy("local")``) that
+    passes a registered name as a constant. None when such a call passes anything that is not a constant (a config or CLI
+    value: the choice is the run's), or when no call names an entry."""
+    found: list[tuple[Call, str]] = []
+    for c in f.records("calls"):
+        if c.path in reg.files or c.name == reg.decorator or _TEST_FILE.search(c.path) or c.name.rsplit(".", 1)[0] not in reg.modules:
+            continue
+        values = [*c.args, *c.kwargs.values()]
+        if c.star_kwargs or any(isinstance(v, Expr) for v in values):
+            return None
+        found += [(c, v) for v in values if isinstance(v, str) and v in reg.entries]
+    return found or None
+
+
+def _named_elsewhere(f: Facts, names: set[str]) -> bool:
+    """Whether a config file, a CLI default or a config-class default outside tests holds one of ``names`` as its value."""
+    for e in f.records("configs"):
+        if e.fmt != "python" and isinstance(e.value, str) and e.value in names and not _TEST_FILE.search(e.path):
+            return True
+    return any(isinstance(x.default, str) and x.default in names and not _TEST_FILE.search(x.path)
+               for kind in ("arg_options", "fields") for x in f.records(kind))
+
+
+def _registry_unselected(f: Facts, family: str) -> list[Setting]:
+    """The lookups of a name -> backend registry that offers ``family`` (``"fsdp": load_accelerate``) when every lookup in
+    the project passes a constant naming another entry (``init_dist_strategy("local")`` everywhere, ``"local"`` ->
+    ``load_local``): the backend's class is an alternative, not the run. Empty when a lookup takes its name from a config or
+    CLI value, or a config/CLI default names an entry that reaches the backend."""
+    out: list[Setting] = []
+    for reg in _name_registries(f):
+        reach = {v for k, v in reg.entries.items() if _backend_family(k) == family}
+        if not reach:
+            continue
+        lookups = _registry_lookups(f, reg)
+        names = {k for k, v in reg.entries.items() if v in reach}
+        if lookups is None or _named_elsewhere(f, names) or any(reg.entries[k] in reach for _, k in lookups):
+            return []
+        out += [Setting(reg.name, k, c.path, c.line, "call", c.text, f"{c.short}()", 2) for c, k in lookups]
+    return out
 
 
 def deepspeed_alternative_files(facts: Facts) -> set[str]:

@@ -499,7 +499,8 @@ def fsdp_sites_off(facts: Facts) -> list[Any]:
     """Places that set FSDP explicitly off (``fsdp: ""``/false, ``distributed_type: NO``)."""
     out: list[Any] = []
     for s in facts.effective("fsdp"):
-        if s.rank > 0 and _hf_fsdp_options(s.value) is None:
+        # a reference is no setting (a name registry's ``"fsdp": load_accelerate`` entry, ``fsdp=args.fsdp``): unknown, not off
+        if s.rank > 0 and not isinstance(s.value, Expr) and _hf_fsdp_options(s.value) is None:
             out.append(s)
     return out
 
@@ -673,6 +674,34 @@ FAIRSEQ2_DP = {
 }
 
 
+def strategy_registry(lookup: str = '"local"', extra: dict[str, str] | None = None) -> dict[str, str]:
+    """A library whose distributed strategy is chosen by name through a dict registry (a declarative framework's shape):
+    ``"fsdp"``/``"deepspeed"``/``"ddp"`` all load an accelerate strategy whose FSDP/DeepSpeed plugins are built only when
+    its constructor is given their configs; the backend initialises the strategy with ``lookup``."""
+    return {
+        "mylib/distributed/__init__.py": (
+            "from mylib.distributed.base import LocalStrategy\n\n\ndef load_local():\n    return LocalStrategy\n\n\n"
+            "def load_accelerate():\n    from mylib.distributed.accelerate import AccelerateStrategy\n\n    return AccelerateStrategy\n\n\n"
+            "STRATEGIES = {\n    \"accelerate\": load_accelerate,\n    \"local\": load_local,\n    \"ddp\": load_accelerate,\n"
+            "    \"fsdp\": load_accelerate,\n    \"deepspeed\": load_accelerate,\n}\n\n\n"
+            "def init_dist_strategy(strategy, **kwargs):\n    return STRATEGIES[strategy]()(**kwargs)\n"),
+        "mylib/distributed/base.py": (
+            "class LocalStrategy:\n    def prepare(self, model, optimizer):\n        return model, optimizer\n"),
+        "mylib/distributed/accelerate.py": (
+            "from accelerate import Accelerator\n\n\nclass AccelerateStrategy:\n"
+            "    def __init__(self, mixed_precision=None, fsdp_config=None, deepspeed_config=None):\n        kwargs = {}\n"
+            "        if fsdp_config:\n            from accelerate import FullyShardedDataParallelPlugin\n\n"
+            "            kwargs[\"fsdp_plugin\"] = FullyShardedDataParallelPlugin(**fsdp_config)\n"
+            "        if deepspeed_config:\n            from accelerate import DeepSpeedPlugin\n\n"
+            "            kwargs[\"deepspeed_plugin\"] = DeepSpeedPlugin(hf_ds_config=deepspeed_config)\n"
+            "        self.accelerator = Accelerator(**kwargs)\n"),
+        "mylib/backend/base.py": (
+            "from mylib.distributed import init_dist_strategy\n\n\nclass LocalBackend:\n    def initialize(self, config):\n"
+            f"        init_dist_strategy({lookup})\n"),
+        **(extra or {}),
+    }
+
+
 #: skyrl-train 0.3.1: Hydra composes the DeepSpeed configs into every run; the strategy picks the workers that read them
 SKYRL_BACKENDS = {
     "skyrl_train/config/ppo_base_config.yaml": (
@@ -811,6 +840,8 @@ class A1DataParallel(Check):
         Example({"train.py": "import torch\nmodel = torch.nn.DataParallel(model).cuda()\nloss.backward()\n"}, P, "nn.DataParallel"),
         Example(FAIRSEQ2_DP, U, "DDP through a module-level alias of the class (DDPModule: TypeAlias = DDP)"),
         Example({"internlm/train/pipeline.py": _ZERO_WRAPPER}, U, "ZeRO optimizer wrapper: sharded data parallel (InternEvo)"),
+        Example(strategy_registry(), N, "FSDP/DeepSpeed plugins of a strategy class the name registry never returns"),
+        Example(strategy_registry('"deepspeed"'), U, "a backend picks the deepspeed strategy by name"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -947,6 +978,10 @@ class A2FSDP(Check):
         Example(FAIRSEQ2_DP, N, "library FSDP wrapper, the data-parallel selector defaults to DDP"),
         Example({**FAIRSEQ2_DP, "recipes/llama3_8b_sft.yaml": "trainer:\n  data_parallelism: fsdp\n  mixed_precision:\n    dtype: bfloat16\n"},
                 U, "a recipe picks FSDP"),
+        Example(strategy_registry(), N, "FSDP plugin of a strategy class the name registry never returns: every lookup passes 'local'"),
+        Example(strategy_registry('"fsdp"'), U, "the backend looks the registry up with 'fsdp'"),
+        Example(strategy_registry("config.strategy", {"configs/train.yaml": "trainer:\n  strategy: fsdp\n"}), U,
+                "the registry name comes from a config that a recipe sets to fsdp"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1030,6 +1065,8 @@ class A3ZeRO(Check):
         Example({"run.sh": "deepspeed train.py --deepspeed configs/my_ds.json\n"}, P, "config outside the repo"),
         Example({"internlm/train/pipeline.py": _ZERO_WRAPPER}, U, "ZeRO optimizer wrapper built directly (InternEvo)"),
         Example(SKYRL_BACKENDS, N, "ZeRO-3 configs of a DeepSpeed backend the strategy does not pick"),
+        Example(strategy_registry(), N, "DeepSpeed plugin of a strategy class the name registry never returns: every lookup passes 'local'"),
+        Example(strategy_registry('"deepspeed"'), U, "the backend looks the registry up with 'deepspeed'"),
         Example({**SKYRL_BACKENDS, "examples/gsm8k/deepspeed_grpo.yaml": "trainer:\n  strategy: deepspeed\n  epochs: 20\n"}, U,
                 "a recipe picks the DeepSpeed strategy"),
         Example({"internlm/train/pipeline.py": _ZERO_WRAPPER.replace("if not use_fsdp:", "if use_zero:"),

@@ -22,7 +22,17 @@ from ..base import Check, Context, register
 from ..facts import Facts, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import backend_unselected, uses_hf_trainer
-from .a_parallelism import DS_REF_NAMES, FAIRSEQ2_DP, SKYRL_BACKENDS, calls_under, ds_config_refs, fsdp_sites, is_lightning, resolve_file
+from .a_parallelism import (
+    DS_REF_NAMES,
+    FAIRSEQ2_DP,
+    SKYRL_BACKENDS,
+    calls_under,
+    ds_config_refs,
+    fsdp_sites,
+    is_lightning,
+    resolve_file,
+    strategy_registry,
+)
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -141,6 +151,8 @@ class B1DeepSpeed(Check):
         Example({"requirements.txt": "transformers\ndeepspeed\n",
                  "train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, P, "dependency + HF trainer"),
         Example(SKYRL_BACKENDS, N, "DeepSpeed workers and configs of a backend the strategy does not pick"),
+        Example(strategy_registry(), N, "DeepSpeed plugin of a strategy class the name registry never returns"),
+        Example(strategy_registry(lookup="config.backend.strategy"), U, "the registry name comes from the run's config"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -407,6 +419,8 @@ class B5PyTorchFSDP(Check):
         Example({"train.py": "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nif isinstance(model, FSDP):\n    pass\n"}, N, "import only"),
         Example({"train.yaml": "fsdp: ''\n"}, N, "fsdp empty"),
         Example(FAIRSEQ2_DP, N, "library FSDP wrapper, the data-parallel selector defaults to DDP"),
+        Example(strategy_registry(), N, "FSDP plugin of a strategy class the name registry never returns"),
+        Example(strategy_registry('"fsdp"'), U, "a backend picks the fsdp strategy by name"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
