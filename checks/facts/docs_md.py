@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -233,6 +234,22 @@ _PY_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*\{?\.?(python|py|python3)\b", re.I)
 _TRAIN_ENTRY = re.compile(r"(?i)^(pre)?train(ing)?$|^finetune$|^fine_tune$|^run_training$")
 
 
+def _fenced(lines: list[str], opening: re.Pattern[str]) -> Iterator[tuple[list[str], int]]:
+    """(body lines, line number of the first body line) of each fenced block whose opening line ``opening`` matches
+    (its group 1 is the fence, which closes the block)."""
+    i = 0
+    while i < len(lines):
+        m = opening.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].strip().startswith(m.group(1)):
+            j += 1
+        yield lines[i + 1 : j], i + 2
+        i = j + 1
+
+
 def extract_doc_run_recipes(path: str, text: str, out: FileFacts) -> None:
     """``run_recipe`` hints: a Python quickstart that imports a config-building function (``from pkg.recipes.llama import
     llama32_1b_config``), calls it (``cfg = llama32_1b_config()``) and hands the result to a training entry
@@ -240,17 +257,8 @@ def extract_doc_run_recipes(path: str, text: str, out: FileFacts) -> None:
     if "```" not in text and "~~~" not in text:
         return
     lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        m = _PY_FENCE.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        j = i + 1
-        while j < len(lines) and not lines[j].strip().startswith(m.group(1)):
-            j += 1
-        body, first = "\n".join(lines[i + 1 : j]), i + 2
-        i = j + 1
+    for block, first in _fenced(lines, _PY_FENCE):
+        body = "\n".join(block)
         try:
             tree = ast.parse(body)
         except (SyntaxError, ValueError):
@@ -298,17 +306,7 @@ def extract_doc_run_models(path: str, text: str, out: FileFacts) -> None:
     if not any(k in text for k in DOC_MODEL_KEYS) or ("```" not in text and "~~~" not in text):
         return
     lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        m = _YAML_FENCE.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        j = i + 1
-        while j < len(lines) and not lines[j].strip().startswith(m.group(1)):
-            j += 1
-        body, first = lines[i + 1 : j], i + 2
-        i = j + 1
+    for body, first in _fenced(lines, _YAML_FENCE):
         if len(body) > _MAX_BLOCK_LINES:
             continue
         try:
