@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .facts import ConfigEntry, Facts, Setting, as_number, truthy
+from .guard_value import excludes
 from .model import Project
 
 # framework -> (import prefixes, dependency names, launchers)
@@ -127,16 +129,47 @@ def _library_demo_lines(facts: Facts) -> frozenset[tuple[str, int]]:
 def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
     demo = _library_demo_lines(facts)
     out = [s.value for s in facts.settings(*keys) if isinstance(s.value, str) and (s.path, s.line) not in demo]
+    tokenizer_only: dict[str, bool] = {}
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
         if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):
             continue  # (a speech or vision encoder a loader builds beside the LLM: ``whisper.load_model('large-v3')``)
-        out += [a for a in c.args[:1] if isinstance(a, str)]
+        found: list[str] = []
+        # ``pipeline("sentiment-analysis", model=...)``: the first argument is the task; a project's own
+        # ``load_model("sft", device)`` takes a phase or source name unless the value spells a hub ID or a model family
+        if c.short != "pipeline":
+            found += [a for a in c.args[:1] if isinstance(a, str) and not _carried_past_guard(c, None, a)
+                      and (c.short != "load_model" or "/" in a or _family_word(a))]
         for k in ("pretrained_model_name_or_path", "model", "model_name_or_path"):
             v = c.kwargs.get(k)
-            if isinstance(v, str):
-                out.append(v)
+            if isinstance(v, str) and not _carried_past_guard(c, k, v):
+                found.append(v)
+        # a tokenizer's own loader (``RustBPETokenizer.from_pretrained("gpt2")``) names a vocabulary, not the trained model
+        tok = bool(_TOKENIZER_CLASS.search(c.name.rsplit(".", 1)[0])) if c.short == "from_pretrained" else False
+        for v in found:
+            tokenizer_only[v] = tokenizer_only.get(v, True) and tok
+        out += found
     out += [x.script for x in facts.launches("vllm") if x.script and "/" in x.script]  # ``vllm serve org/model``
-    return [s for s in out if 2 < len(s) < 200]
+    vocab_only = {v for v, only in tokenizer_only.items() if only} - {s.value for s in facts.settings(*keys)}
+    return [s for s in out if 2 < len(s) < 200 and s not in vocab_only]
+
+
+_TOKENIZER_CLASS = re.compile(r"(Tokenizer|Processor|FeatureExtractor)\w*$")
+
+
+def _family_word(name: str) -> bool:
+    low = name.lower()
+    return any(k in low for k, _ in _FAMILIES)
+
+
+def _carried_past_guard(call: Any, keyword: str | None, value: str) -> bool:
+    """A constant the extractor carried into the call from a local name (``init_from = 'scratch'`` read into
+    ``GPT.from_pretrained(init_from)``) whose branch condition tests that name against it (``elif
+    init_from.startswith('gpt2'):``): the call never receives that value."""
+    if not call.guard:
+        return False
+    pat = rf"\b{re.escape(keyword)}\s*=\s*([A-Za-z_]\w*)\s*[,)]" if keyword else rf"\b{re.escape(call.short)}\(\s*([A-Za-z_]\w*)\s*[,)]"
+    m = re.search(pat, call.text)
+    return bool(m) and excludes(call.guard, m.group(1), value)
 
 
 _TOKEN_COUNT = re.compile(r"(tokens?|tok|step|steps|iter|ckpt)[-_]?$", re.I)
@@ -398,9 +431,10 @@ def accelerate_loading_only(facts: Facts) -> list[str]:
 
 
 #: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model; the
-#: role an RL/distillation system gives a model (``MFCDef(model_name="actor")``, ``ModelName("critic", 0)``) names no checkpoint
+#: role an RL/distillation system gives a model (``MFCDef(model_name="actor")``, ``ModelName("critic", 0)``) or a chat
+#: template gives a speaker (``{"human": "user", "model": "assistant"}``) names no checkpoint
 _PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default)$|^(cl100k|o200k|p50k|r50k)_base$"
-                               r"|^(actor|critic|ref|reference|reward|rew|policy|value|teacher|student)$", re.I)
+                               r"|^(actor|critic|ref|reference|reward|rew|policy|value|teacher|student|assistant|user|system|human)$", re.I)
 
 
 #: closed-weight models served only by their vendors' APIs (a config generator's ``--model claude-sonnet-4-20250514``, a
