@@ -309,7 +309,11 @@ class E1GPUDirectRDMA(Check):
             d = docs[0]
             return Outcome(N, [], f"multi-node training is documented ({d.path}:{d.line}: `{d.value}`), but nothing configures "
                            "RDMA / GPUDirect RDMA for NCCL", {**values, "multi_node_documented": True})
-        return Outcome(N, [], "multi-node training without any RDMA / GPUDirect setting for NCCL", values)
+        p = ctx.project
+        sites = p.notes.get("multi_node_sites") or []
+        where = p.notes.get("nodes_source")
+        at = f" ({p.num_nodes} nodes at {where}{f' (+{len(sites) - 1})' if len(sites) > 1 else ''})" if where and p.num_nodes else ""
+        return Outcome(N, [], f"multi-node training{at} without any RDMA / GPUDirect setting for NCCL", values)
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         prio = super().recommendation_priority(ctx, outcome)
