@@ -1582,7 +1582,8 @@ def _checkpoint_config_defaults(f: Facts, dims: list) -> set[tuple[str, int]]:
     """``__init__`` defaults of a model-config class that only describes checkpoints: a copied hub configuration
     (``configuration_deepseek.py``: ``DeepseekV2Config(moe_intermediate_size=1407)``) whose model the project loads with
     ``from_pretrained`` and whose config class it never instantiates. The checkpoint's ``config.json`` gives the trained
-    dimensions, not these defaults (llm-foundry's ``MPTConfig(**kwargs)`` is instantiated: its defaults stay)."""
+    dimensions, not these defaults (llm-foundry's ``MPTConfig(**kwargs)`` is instantiated: its defaults stay). Also a
+    default that every instantiation of the class overrides by its keyword."""
     cands = [s for s in dims if s.source == "field-default" and "." in s.key]
     if not cands:
         return set()
@@ -1591,7 +1592,15 @@ def _checkpoint_config_defaults(f: Facts, dims: list) -> set[tuple[str, int]]:
     for s in cands:
         owner = s.key.split(".", 1)[0]
         folder = s.path.rsplit("/", 1)[0].replace("/", ".") if "/" in s.path else ""
-        if not folder or f.calls(owner):
+        if not folder:
+            continue
+        made = f.calls(owner)
+        if made and all(s.name in c.kwargs for c in made):
+            # every instantiation passes the dimension itself (axolotl's ``MambaLMHeadModel.__init__``:
+            # ``MambaConfig(vocab_size=vocab_size, ...)``): the default is never the model's
+            out.add((s.path, s.line))
+            continue
+        if made:
             continue
         if any(folder == m or folder.endswith("." + m) for m in loaded):
             out.add((s.path, s.line))
@@ -1903,6 +1912,20 @@ class D7TensorCoreAlignment(Check):
                 "from dataclasses import dataclass\n\n\n@dataclass\nclass GPTConfig:\n    vocab_size: int = 50257\n"
                 "    emb_dim: int = 768\n    n_heads: int = 12\n"),
         }, U, "kwargs[k] = args.<same name> passes the setting on; the argparse default pads"),
+        Example({  # axolotl: the Mamba config's default vocabulary is never used, its model class passes its own
+            "src/axolotl/models/mamba/configuration_mamba.py": (
+                "from transformers import PretrainedConfig\n\n\nclass MambaConfig(PretrainedConfig):\n    model_type = \"mamba\"\n\n"
+                "    def __init__(self, vocab_size=50280, d_model=2560, n_layer=64, pad_vocab_size_multiple=8, **kwargs):\n"
+                "        self.vocab_size = vocab_size\n        self.d_model = d_model\n        super().__init__(**kwargs)\n"),
+            "src/axolotl/models/mamba/modeling_mamba.py": (
+                "from torch import nn\nfrom axolotl.models.mamba.configuration_mamba import MambaConfig\n\n\n"
+                "class MambaLMHeadModel(nn.Module):\n    def __init__(self, d_model: int, n_layer: int, vocab_size: int):\n"
+                "        super().__init__()\n        self.config = MambaConfig(vocab_size=vocab_size, d_model=d_model, n_layer=n_layer)\n"),
+            "examples/llama-3/3b-fp8-fsdp2.yaml": "base_model: meta-llama/Llama-3.2-3B\nsequence_len: 2048\nfp8: true\n",
+            "src/axolotl/core/builders/causal.py": (
+                "from transformers import DataCollatorForSeq2Seq\n\n\ndef build_collator(tokenizer):\n"
+                "    return DataCollatorForSeq2Seq(tokenizer, pad_to_multiple_of=64, return_tensors=\"pt\", padding=True)\n"),
+        }, U, "a config default every instantiation overrides"),
     )
 
     def _mult(self, f: Facts) -> int:
