@@ -1,0 +1,32 @@
+"""Rules of round 13 of issue #9 (composer): each test fails on the rule before it."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+
+
+def _audit(files: dict[str, str]):
+    return audit_files((k, v.encode()) for k, v in files.items())
+
+
+_LAUNCHER = (
+    "import argparse\n\n\ndef _get_parser():\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('-n', '--nproc', type=int)\n    parser.add_argument('--node_rank', type=int)\n"
+    "    parser.add_argument('--master_addr', type=str)\n    return parser\n"
+)
+_STEP = "import torch\n\n\ndef fit(model, loader):\n    for b in loader:\n        model(b).loss.backward()\n"
+
+
+def test_a_launcher_with_a_node_rank_and_a_rendezvous_address_documents_multi_node_training():
+    r = _audit({"lib/cli/launcher.py": _LAUNCHER, "lib/trainer.py": _STEP}).result("E1")
+    assert r.status.value == "unused"
+    assert "lib/cli/launcher.py:7" in (r.detail or "")
+
+
+def test_a_node_rank_without_a_rendezvous_address_is_not_enough():
+    src = _LAUNCHER.replace("    parser.add_argument('--master_addr', type=str)\n", "")
+    assert _audit({"lib/cli/launcher.py": src, "lib/trainer.py": _STEP}).result("E1").status.value == "n/a"
+
+
+def test_a_test_helper_parser_does_not_document_multi_node():
+    assert _audit({"tests/launcher_util.py": _LAUNCHER, "lib/trainer.py": _STEP}).result("E1").status.value == "n/a"
