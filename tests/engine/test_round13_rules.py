@@ -30,3 +30,18 @@ def test_a_node_rank_without_a_rendezvous_address_is_not_enough():
 
 def test_a_test_helper_parser_does_not_document_multi_node():
     assert _audit({"tests/launcher_util.py": _LAUNCHER, "lib/trainer.py": _STEP}).result("E1").status.value == "n/a"
+
+
+_CATALOGUE = ('{\n "seq_length_warmup": {\n  "name": "Sequence Length Warmup",\n  "class_name": "SeqLengthWarmup",\n'
+              '  "tldr": "Progressively increase sequence length.",\n  "domains": ["nlp"]\n }\n}\n')
+
+
+def test_an_algorithm_catalogue_entry_is_not_a_sequence_length_curriculum():
+    r = _audit({"lib/algorithms/seq_length_warmup/metadata.json": _CATALOGUE, "lib/trainer.py": _STEP}).result("G3")
+    assert r.status.value == "unused"
+
+
+def test_a_seq_length_warmup_section_with_a_duration_still_is():
+    cfg = "algorithms:\n  seq_length_warmup:\n    duration: 0.3\n    min_seq_length: 8\n    max_seq_length: 2048\n"
+    r = _audit({"yamls/mpt-125m.yaml": cfg, "lib/trainer.py": _STEP}).result("G3")
+    assert r.status.value == "used"
