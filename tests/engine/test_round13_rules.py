@@ -45,3 +45,39 @@ def test_a_seq_length_warmup_section_with_a_duration_still_is():
     cfg = "algorithms:\n  seq_length_warmup:\n    duration: 0.3\n    min_seq_length: 8\n    max_seq_length: 2048\n"
     r = _audit({"yamls/mpt-125m.yaml": cfg, "lib/trainer.py": _STEP}).result("G3")
     assert r.status.value == "used"
+
+
+_GENERATE_CALLBACK = (
+    "import torch\n\n\nclass Generate:\n    def __init__(self, prompts, interval):\n        self.prompts = prompts\n\n"
+    "    def run_event(self, event, state, logger):\n        if event == 'batch_checkpoint':\n            self.generate(state, logger)\n\n"
+    "    def generate(self, state, logger):\n        tokenizer = state.model.tokenizer\n"
+    "        tokenized_input = tokenizer(self.prompts, return_tensors='pt', padding=True)\n"
+    "        return state.model.generate(input_ids=tokenized_input['input_ids'])\n"
+)
+_DATASET = (
+    "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\nclass TextDataset(Dataset):\n"
+    "    def __init__(self, rows, tokenizer):\n        self.rows, self.tokenizer = rows, tokenizer\n\n"
+    "    def __getitem__(self, i):\n        return self.tokenizer(self.rows[i], truncation=True, max_length=2048)\n\n"
+    "    def __len__(self):\n        return len(self.rows)\n"
+)
+
+
+#: the trainer's batch iterator fires the event every callback's ``run_event`` receives (Composer ``_iter_dataloader``)
+_ITER_TRAINER = (
+    "import torch\n\n\nclass Trainer:\n    def _iter_dataloader(self):\n"
+    "        self.engine.run_event('before_dataloader', self.state, self.logger)\n"
+    "        yield from self.state.dataloader\n\n"
+    "    def fit(self):\n        for batch in self._iter_dataloader():\n            self.state.model(batch).loss.backward()\n"
+)
+
+
+def test_a_generation_callback_tokenizing_its_prompts_is_not_the_training_input_pipeline():
+    # fails on the rule before round 13: ``generate`` <- ``run_event`` <- the trainer's ``_iter_dataloader`` read as online
+    a = _audit({"lib/callbacks/generate.py": _GENERATE_CALLBACK, "lib/trainer.py": _ITER_TRAINER})
+    assert not any(e.path == "lib/callbacks/generate.py" for e in a.result("F6").evidence)
+    assert not any("tokeniz" in r for r in a.project.bottleneck_reasons)
+
+
+def test_a_dataset_tokenizing_per_sample_is_still_online():
+    a = _audit({"lib/callbacks/generate.py": _GENERATE_CALLBACK, "lib/data.py": _DATASET, "lib/trainer.py": _ITER_TRAINER})
+    assert any(e.path == "lib/data.py" for e in a.result("F6").evidence)
