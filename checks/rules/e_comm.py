@@ -358,7 +358,7 @@ def _multi_node_launcher(f: Facts) -> list[Any]:
     for o in f.records("arg_options"):
         if not re.search(r"(^|/)tests?/", o.path):
             by_path.setdefault(o.path, []).append(o)
-    for path, opts in by_path.items():
+    for opts in by_path.values():
         ranks = [o for o in opts if any(_NODE_RANK.match(fl) for fl in o.flags)]
         if ranks and any(_RENDEZVOUS.match(fl) for o in opts for fl in o.flags):
             o = ranks[0]
