@@ -81,3 +81,28 @@ def test_a_generation_callback_tokenizing_its_prompts_is_not_the_training_input_
 def test_a_dataset_tokenizing_per_sample_is_still_online():
     a = _audit({"lib/callbacks/generate.py": _GENERATE_CALLBACK, "lib/data.py": _DATASET, "lib/trainer.py": _ITER_TRAINER})
     assert any(e.path == "lib/data.py" for e in a.result("F6").evidence)
+
+
+_SAM = (
+    "import torch\n\n\nclass SAMOptimizer(torch.optim.Optimizer):\n    def __init__(self, base_optimizer, interval=1):\n"
+    "        self.base_optimizer, self.interval, self.global_step = base_optimizer, interval, 0\n\n"
+    "    def step(self, closure=None):\n        if (self.global_step + 1) % self.interval == 0:\n            loss = closure()\n"
+    "            self.sharpness_aware_step(closure)\n        else:\n            loss = closure()\n            if loss:\n"
+    "                self.base_optimizer.step()\n        self.global_step += 1\n        return loss\n"
+)
+
+
+def test_a_step_in_the_else_of_a_modulus_guard_is_not_gradient_accumulation():
+    # fails on the rule before round 13: ``not ((step + 1) % interval == 0) and loss`` was read as "every N micro-batches"
+    r = _audit({"lib/algorithms/sam.py": _SAM, "lib/trainer.py": _STEP}).result("C5")
+    assert r.status.value == "unused"
+
+
+def test_a_step_under_a_not_equal_zero_modulus_is_not_either_but_equal_zero_is():
+    ne = _SAM.replace("        if (self.global_step + 1) % self.interval == 0:\n",
+                      "        if (self.global_step + 1) % self.interval != 0:\n            self.base_optimizer.step()\n"
+                      "        if False:\n")
+    assert _audit({"lib/algorithms/sam.py": ne, "lib/trainer.py": _STEP}).result("C5").status.value == "unused"
+    loop = ("def fit(model, loader, optimizer, accum_steps):\n    for i, b in enumerate(loader):\n"
+            "        model(b).loss.backward()\n        if (i + 1) % accum_steps == 0:\n            optimizer.step()\n")
+    assert _audit({"lib/trainer.py": loop}).result("C5").status.value == "used"
