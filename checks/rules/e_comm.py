@@ -12,8 +12,8 @@ from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
-from ..facts.types import DocHint
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
+from ..project import multi_node_launcher
 from ._helpers import backend_unselected, deepspeed_alternative_files, uses_hf_trainer
 from .a_parallelism import is_lightning, lightning_imported
 
@@ -343,27 +343,7 @@ def _documented_multi_node(f: Facts) -> list[Any]:
     (Composer's ``composer`` launcher: ``--world_size``, ``--node_rank``, ``--master_addr``), which exist only to join
     processes across nodes."""
     docs = [h for h in f.records("doc_hints") if h.kind == "multi_node" and not re.search(r"(^|/)tests?/", h.path)]
-    return docs + _multi_node_launcher(f)
-
-
-_NODE_RANK = re.compile(r"^--?(node|machine)[_-]rank$")
-_RENDEZVOUS = re.compile(r"^--?(master|main_process|rdzv)[_-](addr|address|ip|endpoint)$")
-
-
-def _multi_node_launcher(f: Facts) -> list[Any]:
-    """The node-rank options of a launcher parser that also takes a rendezvous address (see :func:`_documented_multi_node`),
-    as documented multi-node launches: the option is documented, no launch of it is configured."""
-    out: list[Any] = []
-    by_path: dict[str, list[Any]] = {}
-    for o in f.records("arg_options"):
-        if not re.search(r"(^|/)tests?/", o.path):
-            by_path.setdefault(o.path, []).append(o)
-    for opts in by_path.values():
-        ranks = [o for o in opts if any(_NODE_RANK.match(fl) for fl in o.flags)]
-        if ranks and any(_RENDEZVOUS.match(fl) for o in opts for fl in o.flags):
-            o = ranks[0]
-            out.append(DocHint(o.path, o.line, "multi_node", f"launcher options {o.flags[0]} and a rendezvous address", o.text))
-    return out
+    return docs + multi_node_launcher(f)
 
 
 def _env_ev(x: Any) -> Evidence:

@@ -23,6 +23,12 @@ def test_a_launcher_with_a_node_rank_and_a_rendezvous_address_documents_multi_no
     assert "lib/cli/launcher.py:7" in (r.detail or "")
 
 
+def test_the_overview_says_where_the_launcher_documents_multi_node_training():
+    a = _audit({"lib/cli/launcher.py": _LAUNCHER, "lib/trainer.py": _STEP})
+    assert not a.project.multi_node  # documented, not configured by a launch
+    assert a.project.notes["multi_node_documented"].startswith("lib/cli/launcher.py:7:")
+
+
 def test_a_node_rank_without_a_rendezvous_address_is_not_enough():
     src = _LAUNCHER.replace("    parser.add_argument('--master_addr', type=str)\n", "")
     assert _audit({"lib/cli/launcher.py": src, "lib/trainer.py": _STEP}).result("E1").status.value == "n/a"
