@@ -45,6 +45,7 @@ from .facts.types import (
     Field,
     Import,
     Launch,
+    ParamDefault,
     PathLiteral,
     Ref,
 )
@@ -77,6 +78,7 @@ def _by_constructor(cls: type) -> Callable[[Any], tuple[type, tuple[Any, ...]]]:
 _DISPATCH = copyreg.dispatch_table.copy()
 _DISPATCH.update({cls: _by_constructor(cls) for cls in (
     Call, Import, Ref, AttrAssign, Decorator, ArgOption, Field, Assign, ConfigEntry, Launch, EnvVar, Dependency, PathLiteral, Expr,
+    ParamDefault,
 )})
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .facts import ConfigEntry, Facts, Setting, as_number, truthy
+from .facts.types import DocHint
 from .guard_value import excludes
 from .model import Project
 
@@ -932,6 +933,28 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
     # documented, not configured, so ``multi_node`` stays false and the overview says where the docs describe it
     if not p.multi_node:
         docs = [h for h in facts.records("doc_hints") if h.kind == "multi_node" and not re.search(r"(^|/)tests?/", h.path)]
+        docs += multi_node_launcher(facts)
         if docs:
             p.notes["multi_node_documented"] = f"{docs[0].path}:{docs[0].line}: `{docs[0].value}`" + (f" (+{len(docs) - 1})" if len(docs) > 1 else "")
 
+
+_NODE_RANK = re.compile(r"^--?(node|machine)[_-]rank$")
+_RENDEZVOUS = re.compile(r"^--?(master|main_process|rdzv)[_-](addr|address|ip|endpoint)$")
+
+
+def multi_node_launcher(f: Facts) -> list[DocHint]:
+    """Multi-node launches offered by the project's own launcher: an argparse parser (tests aside) with a node-rank option
+    and a rendezvous address (Composer's ``composer`` launcher: ``--world_size``, ``--node_rank``, ``--master_addr``), which
+    exist only to join processes across nodes. Its node-rank options, as documented multi-node launches (E1 applies, the
+    overview says where): documented, not configured by a launch."""
+    out: list[DocHint] = []
+    by_path: dict[str, list[Any]] = {}
+    for o in f.records("arg_options"):
+        if not re.search(r"(^|/)tests?/", o.path):
+            by_path.setdefault(o.path, []).append(o)
+    for opts in by_path.values():
+        ranks = [o for o in opts if any(_NODE_RANK.match(fl) for fl in o.flags)]
+        if ranks and any(_RENDEZVOUS.match(fl) for o in opts for fl in o.flags):
+            o = ranks[0]
+            out.append(DocHint(o.path, o.line, "multi_node", f"launcher options {o.flags[0]} and a rendezvous address", o.text))
+    return out

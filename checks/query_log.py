@@ -40,6 +40,7 @@ INDEX_KIND = {
     "calls_by_short": "calls", "calls_by_kw": "calls", "configs_by_key": "configs", "launch_args_by_key": "launches",
     "arg_options_by_key": "arg_options", "fields_by_key": "fields", "assigns_by_key": "assigns", "refs_by_name": "refs",
     "decorators_by_name": "decorators", "attr_assigns_by_name": "attr_assigns", "imports_by_name": "imports",
+    "params_by_key": "params",
 }
 #: record lists read whole: their share of a file is that list of the file (``suppressed``: its line -> check IDs)
 WHOLE = frozenset(RECORD_LISTS) | {"suppressed"}

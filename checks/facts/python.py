@@ -20,6 +20,7 @@ from .types import (
     Field,
     FileFacts,
     Import,
+    ParamDefault,
     PathLiteral,
     Ref,
     share_kwargs,
@@ -407,6 +408,7 @@ class _Extractor(ast.NodeVisitor):
         if node.name == "__init__" and self.class_stack and len(self.func_stack) == 1 and (
                 _CONFIG_CLASS.search(self.class_stack[-1][0]) or self.class_stack[-1][1]):
             self._init_defaults(self.class_stack[-1][0], a)
+        self._param_defaults(node)
         self.none_locals.append(({}, set()))
         self._visit_block(node.body, (ast.Return,))
         placeholders, computed = self.none_locals.pop()
@@ -418,6 +420,44 @@ class _Extractor(ast.NodeVisitor):
         self.param_stack.pop()
         self.scopes.pop()
         self.func_stack.pop()
+
+    def _param_defaults(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """Parameters defaulting to ``None``/``False`` (``compile_config: Optional[dict] = None``): a guard on one inside the
+        function is off unless a caller passes it (see :class:`ParamDefault`)."""
+        a = node.args
+        pos = [*a.posonlyargs, *a.args]
+        pairs = [(p, d, i) for i, (p, d) in enumerate(zip(pos[len(pos) - len(a.defaults):], a.defaults), len(pos) - len(a.defaults))]
+        pairs += [(p, d, -1) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+        pairs = [(p, d, i) for p, d, i in pairs if isinstance(d, ast.Constant) and (d.value is None or d.value is False)]
+        if not pairs:
+            return
+        method = bool(self.class_stack) and len(self.func_stack) == 1 and bool(pos) and pos[0].arg in ("self", "cls")
+        names = {p.arg for p, _, _ in pairs}
+        rebound: set[str] = set()
+        for n in ast.walk(node):
+            targets: list[ast.AST] = []
+            if isinstance(n, ast.Assign):
+                targets = list(n.targets)
+            elif isinstance(n, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+                targets = [n.target]
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+                targets = [n.target]
+            elif isinstance(n, (ast.With, ast.AsyncWith)):
+                targets = [i.optional_vars for i in n.items if i.optional_vars is not None]
+            while targets:  # names bound, through tuple unpacking; not ``peft_config.peft_type = ...`` (an attribute of it)
+                t = targets.pop()
+                if isinstance(t, ast.Name) and t.id in names:
+                    rebound.add(t.id)
+                elif isinstance(t, (ast.Tuple, ast.List)):
+                    targets.extend(t.elts)
+                elif isinstance(t, ast.Starred):
+                    targets.append(t.value)
+        owner = self.class_stack[-1][0] if method and node.name == "__init__" else None
+        start, end = _ln(node.lineno), _ln(getattr(node, "end_lineno", None) or node.lineno)
+        for p, d, i in pairs:
+            line = _ln(d.lineno)
+            self.out.params.append(ParamDefault(self.path, line, node.name, p.arg, d.value, self.text(line), start, end, owner,
+                                                i - 1 if method and i >= 0 else i, p.arg in rebound))
 
     def _init_defaults(self, owner: str, a: ast.arguments) -> None:
         """``class MPTConfig(PretrainedConfig): def __init__(self, d_model: int = 2048, vocab_size: int = 50368, ...)``: the

@@ -33,6 +33,7 @@ from .types import (
     FileFacts,
     Import,
     Launch,
+    ParamDefault,
     PathLiteral,
     Ref,
     Setting,
@@ -146,7 +147,7 @@ class Facts:
                     for k, v in src.items():
                         launch_args[_norm_key(k)].append((launch, k, v))
             s["launch_args_by_key"] = launch_args
-            for attr, field_name in (("arg_options", "dest"), ("fields", "name"), ("assigns", "name")):
+            for attr, field_name in (("arg_options", "dest"), ("fields", "name"), ("assigns", "name"), ("params", "name")):
                 idx: dict[str, list[Any]] = defaultdict(list)
                 for x in s[attr]:
                     idx[_norm_key(getattr(x, field_name))].append(x)
@@ -331,6 +332,15 @@ class Facts:
 
     def assigns(self, *names: str) -> list[Assign]:
         return self._keep(self._candidates("assigns", {_norm_key(d) for d in names}))
+
+    def param_default(self, path: str, line: int, name: str) -> ParamDefault | None:
+        """The ``None``/``False`` default of parameter ``name`` of the innermost function of ``path`` that spans ``line``
+        (a guard ``if compile_config is not None:`` inside it); None when that function has no such parameter."""
+        best: ParamDefault | None = None
+        for p in self._candidates("params", {_norm_key(name)}):
+            if p.path == path and p.name == name and p.start <= line <= p.end and (best is None or p.start > best.start):
+                best = p
+        return best
 
     def uses(self, *patterns: str) -> list[Call | Ref | Decorator]:
         """Calls, references and decorators of any of the dotted names (imports alone are not use)."""

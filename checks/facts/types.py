@@ -168,6 +168,27 @@ class Assign:
 
 
 @dataclass(frozen=True, slots=True)
+class ParamDefault:
+    """A function parameter whose default is ``None`` or ``False`` (``compile_config: Optional[dict] = None``).
+
+    ``start``/``end`` are the lines the function spans (a guard inside it reads the parameter); ``owner`` the class of
+    an ``__init__`` (its callers are the class's constructions); ``index`` the parameter's position among the positional
+    parameters after ``self``/``cls`` (-1 for keyword-only); ``rebound`` when the body assigns the name again."""
+
+    path: str
+    line: int
+    func: str
+    name: str
+    value: Any  # None | False
+    text: str
+    start: int
+    end: int
+    owner: str | None = None
+    index: int = -1
+    rebound: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ConfigEntry:
     """A key of a YAML/JSON/TOML config or of a Python dict literal with string keys."""
 
@@ -270,6 +291,7 @@ class FileFacts:
     fields: list[Field] = field(default_factory=list)
     assigns: list[Assign] = field(default_factory=list)
     configs: list[ConfigEntry] = field(default_factory=list)
+    params: list[ParamDefault] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
     envs: list[EnvVar] = field(default_factory=list)
     deps: list[Dependency] = field(default_factory=list)
@@ -374,7 +396,7 @@ def drop_tables(strings: dict[Any, Any]) -> None:
 
 
 RECORD_LISTS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths",
-                "doc_hints")
+                "doc_hints", "params")
 
 
 @dataclass(frozen=True, slots=True)

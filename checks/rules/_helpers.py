@@ -282,7 +282,64 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
             state, sites = _popped_flag(facts, name, call)
         if state is not None and state is neg:
             return sites
-    return section_flag_off(facts, call)
+    return section_flag_off(facts, call) or param_default_off(facts, call)
+
+
+def param_default_off(facts: Facts, call: Any) -> list[Any]:
+    """A branch switched off by a parameter of the enclosing function left at its default: ``if compile_config is not
+    None:`` in ``Trainer.__init__(..., compile_config: Optional[dict] = None)``, ``if use_lora:`` with ``use_lora=False``,
+    when the body never rebinds it, nothing in the project sets a value of that name (a config key, flag or call keyword),
+    and no caller passes it: no construction of the class (for an ``__init__``) or, for a function, at least one call
+    and none passing it by keyword, by position or through ``**kwargs``. A library's constructor that only its users call
+    is judged at its defaults, as a default a run must change is judged as the default. That parameter's default."""
+    guard = getattr(call, "guard", None)
+    node = parse_expr(guard) if guard else None
+    if node is None:
+        return []
+    for t in node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]:
+        neg = False
+        while isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+            neg, t = not neg, t.operand
+        if isinstance(t, ast.Name):
+            name, test = t.id, bool
+        elif (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], (ast.Is, ast.IsNot))
+              and isinstance(t.left, ast.Name) and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None):
+            name = t.left.id
+            test = (lambda v: v is not None) if isinstance(t.ops[0], ast.IsNot) else (lambda v: v is None)
+        else:
+            continue
+        p = facts.param_default(call.path, call.line, name)
+        if p is None or p.rebound or test(p.value) is not neg or _param_passed(facts, p):
+            continue
+        return [p]
+    return []
+
+
+_CLASS_TEST = re.compile(r"\b(isinstance|issubclass)\(")
+
+
+def _param_passed(facts: Facts, p: Any) -> bool:
+    """Whether anything may give parameter ``p`` another value than its default (see :func:`param_default_off`).
+
+    Callers of a class are its constructions by name (re-exports included); callers of a function are the calls that
+    resolve to it (its module's dotted name, or its own file's ``func(...)``/``self.func(...)``), and a function with none
+    is an entry point (a CLI command, a hook) whose arguments come from elsewhere. Any call of the same name passing the
+    parameter, and any reference that hands the class or function on as a value, keeps it unknown."""
+    if facts.settings(p.name):
+        return True
+    short = p.owner or p.func
+    loose = [c for c in facts.calls(short) if c.short == short and not _TEST_FILE.search(c.path)]
+    if any(c.star_kwargs or p.name in c.kwargs or (p.index >= 0 and len(c.args) > p.index) for c in loose):
+        return True
+    if any(r.name.rsplit(".", 1)[-1] == short and not _CLASS_TEST.search(r.text) and not _TEST_FILE.search(r.path)
+           for r in facts.refs(short)):
+        return True  # handed on by reference (``return AccelerateStrategy`` from a registry loader, ``{"chat": chat_fn}``)
+    if p.owner:
+        return False
+    module = p.path.removesuffix(".py").replace("/", ".")
+    strict = [c for c in loose if (c.path == p.path and c.name in (short, f"self.{short}", f"cls.{short}"))
+              or ("." in c.name and module.endswith(c.name.rsplit(".", 1)[0]) and not c.name.startswith(("self.", "?")))]
+    return not strict
 
 
 def _popped_flag(facts: Facts, name: str, call: Call) -> tuple[bool | None, list[Any]]:

@@ -1441,15 +1441,30 @@ def _step_call(c: Call) -> bool:
 
 
 def _modulus_operand(guard: str | None) -> ast.AST | None:
-    """The right side of ``x % N`` in an ``if`` guard (``(step + 1) % args.accum == 0`` -> ``args.accum``)."""
+    """The right side of ``x % N`` in an ``if`` guard (``(step + 1) % args.accum == 0`` -> ``args.accum``).
+
+    None when the guard holds only on the other steps: the ``else`` of ``if (step + 1) % interval == 0:``, recorded as
+    ``not ((step + 1) % interval == 0)``, or ``x % N != 0`` (Composer's SAM optimizer steps its base optimizer plainly on
+    the steps between its sharpness-aware ones): a step taken there is not one after N accumulated micro-batches."""
     if not guard or "%" not in guard:
         return None
     tree = parse_expr(guard)
     if tree is None:
         return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-            return node.right
+    terms = tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else [tree]
+    for t in terms:
+        neg = False
+        while isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+            neg, t = not neg, t.operand
+        if (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], (ast.Eq, ast.NotEq))
+                and isinstance(t.left, ast.BinOp) and isinstance(t.left.op, ast.Mod)
+                and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value == 0):
+            if neg is isinstance(t.ops[0], ast.Eq):
+                continue  # the step runs when the count is not a multiple of N
+            return t.left.right
+        for node in ast.walk(t):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+                return node.right
     return None
 
 
@@ -1599,6 +1614,20 @@ _RL_DS_CONFIG = ("def get_ds_train_config(ds_config, micro_batch):\n"
                  "    ds_config[\"train_micro_batch_size_per_gpu\"] = micro_batch\n"
                  "    ds_config[\"gradient_accumulation_steps\"] = 1\n    return ds_config\n")
 
+def _sam_optimizer(body: str) -> dict[str, str]:
+    """Composer 0.32 ``algorithms/sam/sam.py``: an optimizer wrapper whose ``step`` runs the closure and steps the base
+    optimizer; ``body`` is the step's branch structure."""
+    return {
+        "mylib/algorithms/sam.py": (
+            "import torch\n\n\nclass SAMOptimizer(torch.optim.Optimizer):\n"
+            "    def __init__(self, base_optimizer, interval=1):\n        self.base_optimizer = base_optimizer\n"
+            "        self.interval = interval\n        self.global_step = 0\n\n"
+            "    @torch.no_grad()\n    def step(self, closure=None):\n        " + body +
+            "        self.global_step += 1\n        return loss\n"),
+        "mylib/trainer.py": "def fit(model, loader, optimizer):\n    for b in loader:\n        optimizer.step(lambda: model(b).loss)\n",
+    }
+
+
 @register
 class C5GradientAccumulation(Check):
     id = "C5"
@@ -1706,6 +1735,12 @@ class C5GradientAccumulation(Check):
                 "                stack.enter_context(module.no_sync())\n            yield\n"),
             "train.py": "for batch in loader:\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n",
         }, N, "a wrapper's own no_sync delegating to inner modules is not an accumulation loop"),
+        Example(_sam_optimizer("if (self.global_step + 1) % self.interval == 0:\n            loss = closure()\n"
+                               "            self.sharpness_aware_step(closure)\n        else:\n            loss = closure()\n"
+                               "            if loss:\n                self.base_optimizer.step()\n"),
+                N, "an optimizer wrapper stepping plainly on the steps between its periodic ones"),
+        Example(_sam_optimizer("loss = closure()\n        if (self.global_step + 1) % self.accumulation == 0:\n"
+                               "            self.base_optimizer.step()\n"), U, "the same wrapper stepping once every N micro-batches"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

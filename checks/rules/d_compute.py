@@ -729,6 +729,21 @@ def _schema_compile(default: str) -> dict[str, str]:
     }
 
 
+#: Composer 0.32 ``Trainer.__init__``: torch.compile only when the keyword-only ``compile_config`` (default None) is given
+_LIBRARY_TRAINER = {
+    "mylib/trainer.py": (
+        "from typing import Any, Optional\n\nimport torch\n\n\nclass Trainer:\n"
+        "    def __init__(self, *, model, train_dataloader=None, max_duration=None,\n"
+        "                 compile_config: Optional[dict[str, Any]] = None):\n"
+        "        is_model_compiled = isinstance(model, torch._dynamo.OptimizedModule)\n"
+        "        if not is_model_compiled and compile_config is not None:\n"
+        "            compiled_model = torch.compile(model, **compile_config)\n"
+        "            model.forward = compiled_model.dynamo_ctx(model.forward)\n"
+        "        self.model = model\n\n"
+        "    def fit(self):\n        for batch in self.train_dataloader:\n            self.model(batch).loss.backward()\n"),
+}
+
+
 @register
 class D2TorchCompile(Check):
     id = "D2"
@@ -929,6 +944,10 @@ class D2TorchCompile(Check):
                 "the same copy from a section that is on"),
         Example(_schema_compile("False"), N, "compile under a schema helper field whose default= is False"),
         Example(_schema_compile("True"), U, "the same schema field defaulting to True"),
+        Example(_LIBRARY_TRAINER, N, "a library trainer's compile behind a constructor parameter defaulting to None, never passed"),
+        Example({**_LIBRARY_TRAINER, "examples/train_gpt2.py": (
+            "from mylib.trainer import Trainer\n\ntrainer = Trainer(model=model, train_dataloader=loader, compile_config={})\n"
+            "trainer.fit()\n")}, U, "the same trainer built with compile_config={}"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

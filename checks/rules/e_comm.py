@@ -13,6 +13,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
+from ..project import multi_node_launcher
 from ._helpers import backend_unselected, deepspeed_alternative_files, uses_hf_trainer
 from .a_parallelism import is_lightning, lightning_imported
 
@@ -164,6 +165,19 @@ def _experiment_main(set_ib: bool) -> dict[str, str]:
     }
 
 
+#: Composer 0.32 ``composer`` console script: spawns one process per local GPU and joins other nodes' processes
+_LAUNCHER = {
+    "mylib/cli/launcher.py": (
+        "import argparse\nimport os\n\n\ndef _get_parser():\n    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('-n', '--nproc', type=int, help='processes on this node')\n"
+        "    parser.add_argument('--world_size', type=int, help='greater than nproc: a multi-node run')\n"
+        "    parser.add_argument('--node_rank', type=int, help='the rank of this node')\n"
+        "    parser.add_argument('--master_addr', type=str, help='the FQDN of the node hosting rank 0')\n"
+        "    parser.add_argument('--master_port', type=int)\n    return parser\n"),
+    "mylib/trainer.py": "import torch\n\n\ndef fit(model, loader):\n    for b in loader:\n        model(b).loss.backward()\n",
+}
+
+
 @register
 class E1GPUDirectRDMA(Check):
     id = "E1"
@@ -282,6 +296,9 @@ class E1GPUDirectRDMA(Check):
         }, N, "a collective feature switched off is not RDMA"),
         Example({"run.slurm": "#!/bin/bash\n#SBATCH --nodes=2\nexport NCCL_COLLNET_ENABLE=1\nexport NCCL_IB_HCA=mlx5_0\nexport NCCL_NET_GDR_LEVEL=PHB\n"
                  "srun torchrun --nnodes 2 --nproc_per_node 8 train.py\n"}, U, "SHARP on over IB with GDR"),
+        Example(_LAUNCHER, N, "the project's own launcher takes a node rank and a rendezvous address; no RDMA setting"),
+        Example({"mylib/cli/launcher.py": _LAUNCHER["mylib/cli/launcher.py"].split("    parser.add_argument('--node_rank'")[0]
+                 + "    return parser\n"}, Status.NA, "a launcher for the GPUs of one node only"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -325,8 +342,12 @@ class E1GPUDirectRDMA(Check):
 
 
 def _documented_multi_node(f: Facts) -> list[Any]:
-    """Multi-node launches documented only in prose (``docs/multi-node.qmd``: ``num_machines: 2``); tests' docs aside."""
-    return [h for h in f.records("doc_hints") if h.kind == "multi_node" and not re.search(r"(^|/)tests?/", h.path)]
+    """Multi-node launches documented only in prose (``docs/multi-node.qmd``: ``num_machines: 2``), tests' docs aside; or
+    offered by the project's own launcher: one argparse parser with a node-rank option and a rendezvous address
+    (Composer's ``composer`` launcher: ``--world_size``, ``--node_rank``, ``--master_addr``), which exist only to join
+    processes across nodes."""
+    docs = [h for h in f.records("doc_hints") if h.kind == "multi_node" and not re.search(r"(^|/)tests?/", h.path)]
+    return docs + multi_node_launcher(f)
 
 
 def _env_ev(x: Any) -> Evidence:

@@ -706,6 +706,11 @@ def _mapped_funcs(f: Facts) -> tuple[set[str], set[str], set[str]]:
 _NOT_TRAINING = re.compile(r"(infer|serve|server|generat|chat|demo|predict|deploy|api|app|eval|bench|export|convert_|quantiz)", re.I)
 
 
+#: methods that run the model for generation or evaluation (Composer's ``Generate.generate`` callback tokenizes its fixed
+#: prompts there): exact names, so that a data helper such as ``generate_and_tokenize_prompt`` is still followed
+_SIDE_FUNC = re.compile(r"^_?(generate|infer|inference|predict|chat|evaluate|eval|eval_forward|eval_step|generate_step)$")
+
+
 def _not_training_file(path: str) -> bool:
     """Generation, serving, evaluation or conversion scripts and configs (judged by the file name)."""
     return bool(_NOT_TRAINING.search(path.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
@@ -968,6 +973,8 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
             return "startup"
         if func == "__init__":
             return "startup" if path in datasets else "other"
+        if _SIDE_FUNC.match(func):
+            return "other"  # a model's or callback's generate/evaluate method tokenizes prompts to sample from it: not the input pipeline
         if func == "forward" and path not in datasets:
             # a model's forward that tokenizes itself: the batch is tokenized again on every training step; a helper reached
             # from some forward through a generic name (axolotl's strategy ``load`` functions) is not known to run there

@@ -30,7 +30,7 @@ import re
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Call, Expr, Facts, Setting, as_number, truthy
+from ..facts import Call, Container, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _ALIGN_TRAINERS, _ALIGN_WORDS, _MULTIMODAL_FAMILIES
 from ._helpers import HF_TRAINERS, callers_off, evs, guard_flags, guard_off, parse_expr, set_under_off_branch, uses_hf_trainer
@@ -729,6 +729,17 @@ def _section(f: Facts, path: str, prefix: tuple[Any, ...]) -> list[Any]:
     return [e for e in ff.configs if tuple(e.keys[: len(prefix)]) == prefix and len(e.keys) > len(prefix)]
 
 
+def _catalogue_entry(f: Facts, e: Any) -> bool:
+    """A section that only describes an algorithm (Composer's ``algorithms/seq_length_warmup/metadata.json``: ``"name":
+    "Sequence Length Warmup"``, ``"tldr"``, ``"link"``, ``"domains": ["nlp"]``): every value under it is text, so it sets no
+    duration or length and switches nothing on. An empty section (the algorithm at its defaults) is still a setting."""
+    if not isinstance(e.value, Container):
+        return False
+    leaves = [x for x in _section(f, e.path, tuple(e.keys)) if not isinstance(x.value, Container)]
+    return bool(leaves) and all(isinstance(x.value, str) or (isinstance(x.value, tuple) and all(isinstance(v, str) for v in x.value))
+                                for x in leaves)
+
+
 @register
 class G3SeqLenCurriculum(Check):
     id = "G3"
@@ -777,6 +788,10 @@ class G3SeqLenCurriculum(Check):
                  '          "vocabularyrarity": {"min_difficulty": 1, "max_difficulty": 100}\n        }\n      }\n    }\n  }\n}\n'},
                 N, "curriculum on vocabulary rarity only"),
         Example({"train.py": "# TODO: try curriculum learning with seqlen warmup\nmax_seq_len = 2048\n"}, N, "comment only"),
+        Example({"mylib/algorithms/seq_length_warmup/metadata.json": (  # Composer 0.32: the algorithm's catalogue entry
+            '{\n "seq_length_warmup": {\n  "name": "Sequence Length Warmup",\n  "class_name": "SeqLengthWarmup",\n'
+            '  "tldr": "Progressively increase sequence length.",\n  "link": "https://arxiv.org/abs/2108.06084",\n'
+            '  "domains": [\n   "nlp"\n  ]\n }\n}\n')}, N, "an algorithm catalogue entry that describes the warmup"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -801,7 +816,7 @@ class G3SeqLenCurriculum(Check):
             if isinstance(s.value, (bool, int, float, str)) and (truthy(s.value) or (as_number(s.value) or 0) > 0):
                 used.append(s)
         for e in f.config("seq_length_warmup"):
-            if e.value is not None and truthy(e.value) is not False:
+            if e.value is not None and truthy(e.value) is not False and not _catalogue_entry(f, e):
                 used.append(e)
         used += _live(f, f.calls("SeqLengthWarmup"))
         if used:
