@@ -97,6 +97,23 @@ def _is_train(c: Call) -> bool:
     return True
 
 
+#: a trainer fed by another process through files both map with ``torch.from_file(..., shared=True)``: the backend packs a
+#: step's rows, maps the files writable and copies the rows in; the trainer process maps the same files to read them
+_SHARED_HANDOFF = {"mylib/preprocessing/pack.py": (
+    "import torch\n\n\ndef packed_tensors_from_dir(dir: str, num_sequences: int, sequence_length: int) -> dict:\n"
+    "    return {\n        key: torch.from_file(f\"{dir}/{key}.pt\", shared=True, size=num_sequences * sequence_length,\n"
+    "                             dtype=dtype).view(num_sequences, sequence_length)\n"
+    "        for key, dtype in {\"tokens\": torch.long, \"advantages\": torch.float32, \"weights\": torch.float32}.items()\n    }\n\n\n"
+    "def packed_tensors_to_dir(tensors: dict, dir: str) -> dict:\n"
+    "    disk = {\"dir\": dir, \"num_sequences\": tensors[\"tokens\"].shape[0], \"sequence_length\": tensors[\"tokens\"].shape[1]}\n"
+    "    for key, tensor in packed_tensors_from_dir(**disk).items():\n        tensor.copy_(tensors[key])\n    return disk\n"),
+    "mylib/train.py": (
+    "import torch\nfrom mylib.preprocessing.pack import packed_tensors_from_dir\n\n\n"
+    "def train_step(model, optimizer, disk):\n    packed = packed_tensors_from_dir(**disk)\n"
+    "    for offset in range(packed[\"tokens\"].shape[0]):\n        tokens = packed[\"tokens\"][offset:offset + 1].to(\"cuda\")\n"
+    "        loss = model(tokens).loss\n        loss.backward()\n        optimizer.step()\n        optimizer.zero_grad()\n")}
+
+
 #: modded-nanogpt's shard reader (a header read with torch.from_file, tokens read into a pinned buffer)
 _MODDED_READER = (
     "from pathlib import Path\nimport torch\n"
@@ -582,13 +599,23 @@ def _token_bins(f: Facts) -> list[Call]:
     scope = [c for c in f.calls("torch.from_file", "readinto", "tobytes", "numpy.save", "np.save", "TokensLoader") if not _in_tests(c.path)]
     for c in scope:
         where = f"{c.text} {c.func or ''}"
-        if c.short == "TokensLoader" or (c.name == "torch.from_file") or (c.short == "readinto" and _TOKENISH.search(where)):
+        if c.short == "TokensLoader" or (c.name == "torch.from_file" and not _shared_mapping(c)) or (c.short == "readinto" and _TOKENISH.search(where)):
             out.append(c)
         elif c.short == "tobytes" and ".write(" in c.text and _TOKENISH.search(where):
             out.append(c)
         elif c.short == "save" and _TOKENISH.search(where) and not _INDEX_SAVE.search(" ".join(_text(a) for a in c.args)):
             out.append(c)
     return out
+
+
+def _shared_mapping(c: Call) -> bool:
+    """``torch.from_file(path, shared=True, ...)`` (or ``shared`` as the second positional argument): a writable mapping whose
+    writes go to the file, the form a process uses to hand tensors it fills to another process (openpipe-art's packed
+    rows: ``packed_tensors_to_dir`` maps the files and ``copy_``s the step's tensors in, the trainer process maps them
+    again). Such a file is written by the run itself, step by step, not token data prepared ahead; a reader of a token
+    shard maps it read-only (modded-nanogpt's ``torch.from_file(str(file), False, 256, dtype=torch.int32)``)."""
+    shared = c.kwargs.get("shared", c.args[1] if len(c.args) > 1 else None)
+    return truthy(shared) is True
 
 
 _CHUNK_FUNC = re.compile(r"chunk|window|block", re.I)
@@ -2608,6 +2635,7 @@ class F7SequencePacking(_DataCheck):
         Example({"sft.yaml": "stage: sft\npacking: false\ncutoff_len: 4096\n"}, N, "packing false"),
         Example({"pkg/dataloader/dataset.py": _PBIN_DATASET, "pkg/dataloader/dataset_factory.py": _PBIN_FACTORY_WINDOWS}, U,
                 "fixed windows cut from a packed token file"),
+        Example(_SHARED_HANDOFF, N, "rows handed to the trainer through shared torch.from_file mappings are not a token stream"),
         Example({"pkg/dataloader/dataset.py": _PBIN_DATASET, "pkg/dataloader/dataset_factory.py": _PBIN_FACTORY_DOCS}, N,
                 "one document per index from a packed token file"),
         Example({"train.py": "from trl import SFTTrainer\ntrainer = SFTTrainer(model=m, train_dataset=ds)\n# packing=True\n"}, N, "default off, commented"),
@@ -3371,6 +3399,8 @@ class F10PreTokenizedBinary(_DataCheck):
         Example({"pretrain.sh": "DATA_PATH=/data/redpajama_text_document\ntorchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 2 --data-path $DATA_PATH\n"}, U, "megatron prefix"),
         Example({"prep.sh": "python tools/preprocess_data.py --input data.jsonl --output-prefix /data/my --workers 16\n"}, U, "preprocess_data"),
         Example({"train.py": "import numpy as np\ntrain_data = np.memmap('data/train.bin', dtype=np.uint16, mode='r')\n"}, U, "nanogpt bin"),
+        Example({"train_gpt.py": _MODDED_READER}, U, "a token shard mapped read-only with torch.from_file"),
+        Example(_SHARED_HANDOFF, N, "files written each step through shared torch.from_file mappings are not pre-tokenized data"),
         Example({"train.py": "import json\nrows = [json.loads(l) for l in open('train.jsonl')]\n"}, N, "raw jsonl"),
         Example({"sft.yaml": "stage: sft\ntokenized_path: null\n", "train.py": "import json\n# np.memmap('train.bin')\n"}, N, "tokenized_path null, commented"),
         Example({"train_gpt.py": _MODDED_READER}, U, "modded-nanogpt shard reader"),
