@@ -3567,6 +3567,25 @@ class F11AsyncH2D(_DataCheck):
             "pkg/data_api.py": "def cuda(sample):\n    return {k: v.cuda() for k, v in sample.items()}\n",
             "pkg/train.py": "def step(model, batch, optim):\n    model(batch).loss.backward()\n    optim.step()\n",
         }, N, "side-stream weight streaming in a forward and CUDA-graph input buffers are not batch copies"),
+        Example({  # layer weights streamed in on a copy stream by an offload module; each batch moves with a plain .to()
+            "mylib/training/streaming_weight_offload.py": (
+                "import torch\n\n\nclass StreamingWeightOffload:\n    def __init__(self):\n        self.h2d_stream = torch.cuda.Stream()\n\n"
+                "    def _run_load(self, layer_state, slot):\n        with torch.cuda.stream(self.h2d_stream):\n"
+                "            for group in layer_state.groups:\n                gpu_tensor = slot.gpu[group.dtype][: group.numel]\n"
+                "                gpu_tensor.copy_(slot.pinned[group.dtype][: group.numel], non_blocking=True)\n"),
+            "mylib/train.py": ("def train_step(model, optimizer, rows, device):\n    for row in rows:\n"
+                               "        loss = model(row.to(device)).loss\n        loss.backward()\n        optimizer.step()\n"),
+        }, N, "weights streamed in by an offload module are not batches"),
+        Example({"mylib/train.py": (  # weights and optimizer state moved back after the GPU was lent to an inference engine
+            "import torch\n\n\nclass TrainContext:\n    def reload_to_gpu(self, device=\"cuda:0\"):\n"
+            "        for _, param in self.model.named_parameters():\n"
+            "            gpu_tensor = torch.empty(param.shape, dtype=param.dtype, device=device)\n"
+            "            gpu_tensor.copy_(param.data, non_blocking=True)\n            param.data = gpu_tensor\n"
+            "        for state in self.optimizer.state.values():\n            for key, value in state.items():\n"
+            "                gpu_tensor = torch.empty(value.shape, dtype=value.dtype, device=device)\n"
+            "                gpu_tensor.copy_(value, non_blocking=True)\n                state[key] = gpu_tensor\n\n"
+            "    def step(self, row):\n        loss = self.model(row.to(\"cuda:0\")).loss\n        loss.backward()\n        self.optimizer.step()\n")},
+                N, "parameters and optimizer state copied back to the GPU are not batches"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3617,12 +3636,22 @@ class F11AsyncH2D(_DataCheck):
         # storage (``tensor.data = tensor.data.to(device_id, non_blocking=True)``) moves a parameter or state, not data
         if c.func == "backward" or (receiver.endswith(".data") and re.match(rf"\s*{re.escape(receiver)}\s*=", c.text)):
             return False
+        # a module named for weights or their offload (``streaming_weight_offload.py``: each layer's weights streamed in on a
+        # copy stream while the previous layer computes) moves parameters, not batches
+        if _WEIGHT_FUNC.search(c.path.rsplit("/", 1)[-1]):
+            return False
         if c.short == "copy_":
             # an in-place copy writes into its receiver: a tensor's ``.data`` storage (a parameter streamed back in,
             # ``v.data.copy_(offload_buffer[...], non_blocking=True)``) or a preallocated buffer named as such (a CUDA graph's
             # ``input_buffers["input_ids"][:bs].copy_(next_tokens, ...)``, spelled before ``.copy_(`` when not a plain name)
             dest = receiver if receiver and receiver != "?" else c.text.split(".copy_(", 1)[0]
             if dest.endswith(".data") or _NOT_DATA.search(dest):
+                return False
+            # ... or reads a parameter or a state: ``gpu_tensor.copy_(param.data, non_blocking=True)`` over
+            # ``model.named_parameters()``, ``copy_(value, ...)`` over an optimizer's ``state.items()`` (weights and optimizer
+            # state moved back to the GPU after an offload), not a batch
+            src = _text(c.args[0]) if c.args else ""
+            if src.endswith(".data") or _NOT_DATA.search(src) or (c.loop and _NOT_DATA.search(c.loop)):
                 return False
         return not (_NOT_DATA.search(receiver) or _NOT_DATA.search(c.func or ""))
 

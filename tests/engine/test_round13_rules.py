@@ -26,3 +26,26 @@ def test_a_token_shard_mapped_read_only_is_still_pre_tokenized_data():
     a = _audit(files)
     assert a.result("F10").status.value == "used"
 
+
+
+_WEIGHT_STREAM = (
+    "import torch\n\n\nclass StreamingWeightOffload:\n    def __init__(self):\n        self.h2d_stream = torch.cuda.Stream()\n\n"
+    "    def _run_load(self, layer_state, slot):\n        with torch.cuda.stream(self.h2d_stream):\n"
+    "            for group in layer_state.groups:\n                gpu_tensor = slot.gpu[group.dtype][: group.numel]\n"
+    "                gpu_tensor.copy_(slot.pinned[group.dtype][: group.numel], non_blocking=True)\n")
+_TRAIN = "def train_step(model, optimizer, rows, device):\n    for row in rows:\n        model(row.to(device)).loss.backward()\n        optimizer.step()\n"
+
+
+def test_weights_streamed_on_a_side_stream_are_not_a_batch_prefetch():
+    # it was "next batch copied on a side CUDA stream" (F11 used) for a Megatron layer-weight streamer
+    a = _audit({"pkg/training/streaming_weight_offload.py": _WEIGHT_STREAM, "pkg/train.py": _TRAIN})
+    assert a.result("F11").status.value == "unused"
+
+
+def test_a_prefetcher_that_copies_batches_on_a_side_stream_is_still_used():
+    prefetch = (
+        "import torch\n\n\nclass DataPrefetcher:\n    def __init__(self, loader):\n        self.loader = iter(loader)\n"
+        "        self.stream = torch.cuda.Stream()\n\n    def preload(self):\n        batch = next(self.loader)\n"
+        "        with torch.cuda.stream(self.stream):\n            self.batch = batch.cuda(non_blocking=True)\n")
+    a = _audit({"pkg/data/prefetcher.py": prefetch, "pkg/train.py": _TRAIN})
+    assert a.result("F11").status.value == "used"
