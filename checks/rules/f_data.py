@@ -18,7 +18,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _library_demo_lines, recipe_files
-from ._helpers import HF_DEFAULTS, callers_off, flag_state, guard_flags, guard_off, uses_hf_trainer
+from ._helpers import HF_DEFAULTS, callers_off, flag_state, guard_flags, guard_off, inputs_replaced, uses_hf_trainer
 from .e_comm import megatron_launches
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -112,6 +112,22 @@ _SHARED_HANDOFF = {"mylib/preprocessing/pack.py": (
     "def train_step(model, optimizer, disk):\n    packed = packed_tensors_from_dir(**disk)\n"
     "    for offset in range(packed[\"tokens\"].shape[0]):\n        tokens = packed[\"tokens\"][offset:offset + 1].to(\"cuda\")\n"
     "        loss = model(tokens).loss\n        loss.backward()\n        optimizer.step()\n        optimizer.zero_grad()\n")}
+
+
+#: a TRL trainer over a placeholder dataset whose input hook is replaced on the instance: each step's rows come from a queue
+#: the backend fills, copied to the GPU with a plain ``.to()``
+_QUEUE_FED_TRAINER = {"mylib/train.py": (
+    "import asyncio\n\nimport torch\nfrom datasets import Dataset\nfrom trl import GRPOConfig, GRPOTrainer\n\n\n"
+    "def create_train_context(model, tokenizer, trainer_args: dict):\n"
+    "    trainer = GRPOTrainer(\n        model=model,\n        reward_funcs=[],\n        args=GRPOConfig(**trainer_args),\n"
+    "        train_dataset=Dataset.from_list([{\"prompt\": \"\"} for _ in range(10_000_000)]),\n"
+    "        processing_class=tokenizer,\n    )\n    inputs_queue: asyncio.Queue = asyncio.Queue()\n\n"
+    "    def _async_prepare_inputs(*_, **__):\n        async def get_inputs():\n            return await inputs_queue.get()\n\n"
+    "        return asyncio.run(get_inputs())\n\n    trainer._prepare_inputs = _async_prepare_inputs\n"
+    "    return trainer, inputs_queue\n\n\n"
+    "def compute_loss(trainer, model, inputs):\n"
+    "    inputs = {key: tensor.to(trainer.accelerator.device) for key, tensor in inputs.items()}\n"
+    "    return model(input_ids=inputs[\"tokens\"]).loss\n")}
 
 
 #: modded-nanogpt's shard reader (a header read with torch.from_file, tokens read into a pinned buffer)
@@ -340,7 +356,7 @@ def training_loaders(ctx: Context) -> list[_Loader]:
         real = id(c) in real_ids
         props = {n: _call_prop(f, c, n, real, skip) for n in ("num_workers", "pin_memory", "prefetch_factor")}
         out.append(_Loader(c, "torch" if real else "wrapper", _is_train(c), props))
-    hf = _hf_sites(f)
+    hf = [h for h in _hf_sites(f) if not inputs_replaced(f, h)]
     if hf and not overrides_hf:
         site = next((h for h in hf if h.path in ctx.project.training_files), hf[0])  # not an inference script's Trainer
         props = {
@@ -1868,6 +1884,7 @@ class F3PinMemory(_DataCheck):
     examples = (
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, pin_memory=True)\n"}, U, "explicit"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o')\ntrainer = Trainer(model=m, args=args)\n"}, U, "hf default true"),
+        Example(_QUEUE_FED_TRAINER, N, "a Trainer whose _prepare_inputs is replaced pins no training batch"),
         # a YAML-only axolotl project: the HF Trainer underneath pins unless dataloader_pin_memory turns it off
         Example({"examples/llama-3/lora-1b.yml": (
             "base_model: NousResearch/Llama-3.2-1B\ndatasets:\n  - path: teknium/GPT4-LLM-Cleaned\n    type: alpaca\n"

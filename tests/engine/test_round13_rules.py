@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from checks.engine import audit_files
-from checks.rules.f_data import _SHARED_HANDOFF
+from checks.rules.f_data import _QUEUE_FED_TRAINER, _SHARED_HANDOFF
 
 
 def _audit(files: dict[str, str]):
@@ -49,3 +49,20 @@ def test_a_prefetcher_that_copies_batches_on_a_side_stream_is_still_used():
         "        with torch.cuda.stream(self.stream):\n            self.batch = batch.cuda(non_blocking=True)\n")
     a = _audit({"pkg/data/prefetcher.py": prefetch, "pkg/train.py": _TRAIN})
     assert a.result("F11").status.value == "used"
+
+
+def test_a_trainer_whose_input_hook_is_replaced_has_no_loader_of_its_own():
+    # ``trainer._prepare_inputs = _async_prepare_inputs`` (rows from a queue): the GRPOTrainer's DataLoader iterates a
+    # placeholder dataset. It was read as the training loader: F3 "training batches are pinned" (HF default), F1 "runs in
+    # the main process (num_workers=0)" citing the GRPOConfig, and J5 "generation runs in PyTorch eager (HF generate)"
+    a = _audit(_QUEUE_FED_TRAINER)
+    assert a.result("F3").status.value == "unused"
+    assert a.result("F1").detail == "no multi-process data loader found"
+    assert not any(e.path == "mylib/train.py" for e in a.result("J5").evidence)
+
+
+def test_the_same_trainer_without_the_replaced_hook_keeps_the_hf_loader_defaults():
+    files = {"mylib/train.py": _QUEUE_FED_TRAINER["mylib/train.py"].replace(
+        "    trainer._prepare_inputs = _async_prepare_inputs\n", "")}
+    a = _audit(files)
+    assert a.result("F3").status.value == "used"
