@@ -1884,7 +1884,6 @@ class F3PinMemory(_DataCheck):
     examples = (
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, pin_memory=True)\n"}, U, "explicit"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o')\ntrainer = Trainer(model=m, args=args)\n"}, U, "hf default true"),
-        Example(_QUEUE_FED_TRAINER, N, "a Trainer whose _prepare_inputs is replaced pins no training batch"),
         # a YAML-only axolotl project: the HF Trainer underneath pins unless dataloader_pin_memory turns it off
         Example({"examples/llama-3/lora-1b.yml": (
             "base_model: NousResearch/Llama-3.2-1B\ndatasets:\n  - path: teknium/GPT4-LLM-Cleaned\n    type: alpaca\n"
@@ -1954,6 +1953,7 @@ class F3PinMemory(_DataCheck):
         Example({**_OFFLOAD_PIN, "pkg/arguments.py": _OFFLOAD_PIN["pkg/arguments.py"].replace(
             "pin_memory: bool = field(default=True)", "pin_memory: bool = field(default=False)")}, N,
                 "the same loader with its config's pin_memory off"),
+        Example(_QUEUE_FED_TRAINER, N, "a Trainer whose _prepare_inputs is replaced pins no training batch"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3416,8 +3416,6 @@ class F10PreTokenizedBinary(_DataCheck):
         Example({"pretrain.sh": "DATA_PATH=/data/redpajama_text_document\ntorchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 2 --data-path $DATA_PATH\n"}, U, "megatron prefix"),
         Example({"prep.sh": "python tools/preprocess_data.py --input data.jsonl --output-prefix /data/my --workers 16\n"}, U, "preprocess_data"),
         Example({"train.py": "import numpy as np\ntrain_data = np.memmap('data/train.bin', dtype=np.uint16, mode='r')\n"}, U, "nanogpt bin"),
-        Example({"train_gpt.py": _MODDED_READER}, U, "a token shard mapped read-only with torch.from_file"),
-        Example(_SHARED_HANDOFF, N, "files written each step through shared torch.from_file mappings are not pre-tokenized data"),
         Example({"train.py": "import json\nrows = [json.loads(l) for l in open('train.jsonl')]\n"}, N, "raw jsonl"),
         Example({"sft.yaml": "stage: sft\ntokenized_path: null\n", "train.py": "import json\n# np.memmap('train.bin')\n"}, N, "tokenized_path null, commented"),
         Example({"train_gpt.py": _MODDED_READER}, U, "modded-nanogpt shard reader"),
@@ -3452,6 +3450,8 @@ class F10PreTokenizedBinary(_DataCheck):
             "    def build_and_save_global_indices(self):\n"
             "        indices = np.arange(self.total_size, dtype=np.uint32)\n        np.random.default_rng(self.seed).shuffle(indices)\n"
             "        indices.tofile(self._global_indices_file)\n")}, N, "an index file memory-mapped is not token data"),
+        Example({"train_gpt.py": _MODDED_READER}, U, "a token shard mapped read-only with torch.from_file"),
+        Example(_SHARED_HANDOFF, N, "files written each step through shared torch.from_file mappings are not pre-tokenized data"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
