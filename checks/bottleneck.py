@@ -231,6 +231,20 @@ def _image_work(facts: Facts, st: _Status) -> list:
 
 
 _SIZE_LABEL = re.compile(r"^(\d+(?:\.\d+)?)([MB])$")
+#: a model name that states its active parameters after its total (``Qwen3-30B-A3B``, ``Qwen3-235B-A22B``): a mixture of experts
+_ACTIVE_IN_NAME = re.compile(r"\d(?:\.\d+)?[Bb]-A(\d+(?:\.\d+)?)[Bb](?![A-Za-z0-9])")
+
+
+def _active_billions(p: Project) -> float | None:
+    """The active parameters per token of a mixture-of-experts model, in billions: from its config (``active_params``) or
+    from a model name that states them (``Qwen/Qwen3-30B-A3B-Instruct-2507`` -> 3.0); None for a dense or unknown model."""
+    label = p.notes.get("active_params")
+    if isinstance(label, str) and (m := _SIZE_LABEL.match(label)):
+        return float(m.group(1)) * (0.001 if m.group(2) == "M" else 1)
+    if p.notes.get("params_source") == "model name" and p.notes.get("params_named"):
+        if m := _ACTIVE_IN_NAME.search(str(p.notes["params_named"][0]).rsplit("/", 1)[-1]):
+            return float(m.group(1))
+    return None
 
 
 def _smallest_model(p: Project) -> tuple[float, str, str] | None:
@@ -704,11 +718,21 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"some matmul dimensions are not multiples of 8 ({_loc(d7_ev)}), so Tensor Core tiles are padded or skipped",
             f"部分矩阵维度不是 8 的倍数（{_loc(d7_ev)}），Tensor Core 需要填充或无法命中",
         ))
-    if b is not None and b >= 6 and st.used("C1") and st.used("D1"):
+    active = _active_billions(p)
+    if b is not None and b >= 6 and st.used("C1") and st.used("D1") and active is None:
         out.append(Signal(
             Bottleneck.COMPUTE, 2,
             f"large dense model (~{_fmt_b(b)}{size_where}) in mixed precision with fused attention: step time is dominated by GEMMs",
             f"大规模稠密模型（约 {_fmt_b(b)}{size_where_zh}），已用混合精度与融合 Attention：单步耗时以 GEMM 为主",
+        ))
+    elif b is not None and active is not None and active >= 6 and st.used("C1") and st.used("D1"):
+        # a mixture of experts: each token runs through its active parameters only, so those size the GEMMs
+        out.append(Signal(
+            Bottleneck.COMPUTE, 2,
+            f"large mixture-of-experts model (~{_fmt_b(b)} total, ~{_fmt_b(active)} active per token{size_where}) in mixed "
+            "precision with fused attention: step time is dominated by GEMMs",
+            f"大规模混合专家模型（总计约 {_fmt_b(b)}，每个 token 激活约 {_fmt_b(active)}{size_where_zh}），已用混合精度与融合 "
+            "Attention：单步耗时以 GEMM 为主",
         ))
     if st.missing("D1") and seq and seq >= 2048:
         out.append(Signal(

@@ -739,6 +739,12 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
                 p.notes["params_distribution"] = dist
             return
     b, dist = _params_from_names(named)
+    if b is not None and training and all(path.endswith(".py") and path not in training
+                                          for path, n in named if size_in_name(n) == b):
+        # every name of that size is set in a Python module the training path never reaches (a package's runnable demo
+        # whose ``BASE_MODEL = "Qwen/Qwen3-30B-A3B-Instruct-2507"`` drives a pipeline on a hosted backend): that module's
+        # model, not the one the run trains; a recipe, config or launch script naming it would still size it
+        b = None
     if len(dist) > 1:
         p.notes["params_distribution"] = dist
     if b is not None:

@@ -84,6 +84,22 @@ def uses_hf_trainer(facts: Facts) -> list[Any]:
     return sites
 
 
+#: the hooks an HF Trainer draws each step's inputs through
+_INPUT_HOOKS = frozenset({"_prepare_inputs", "get_train_dataloader", "get_batch_samples"})
+
+
+def inputs_replaced(f: Facts, site: Any) -> bool:
+    """A Trainer built in a function that then replaces its input hook on the instance (``trainer._prepare_inputs =
+    _async_prepare_inputs``, which reads each step's rows from a queue another process fills): the Trainer's own DataLoader
+    iterates a placeholder dataset and its workers, pinning and prefetch touch no training batch, and an online-RL trainer
+    (``GRPOTrainer``) generates no rollouts of its own."""
+    ff = f.files.get(getattr(site, "path", ""))
+    if ff is None:
+        return False
+    func = getattr(site, "func", None)
+    return any(a.func == func and "." in a.target and a.target.rsplit(".", 1)[-1] in _INPUT_HOOKS for a in ff.attr_assigns)
+
+
 def on(settings: Iterable[Setting]) -> list[Setting]:
     """Settings whose value clearly turns the feature on."""
     return [s for s in settings if truthy(s.value) is True]

@@ -18,7 +18,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _library_demo_lines, recipe_files
-from ._helpers import HF_DEFAULTS, callers_off, flag_state, guard_flags, guard_off, uses_hf_trainer
+from ._helpers import HF_DEFAULTS, callers_off, flag_state, guard_flags, guard_off, inputs_replaced, uses_hf_trainer
 from .e_comm import megatron_launches
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -95,6 +95,39 @@ def _is_train(c: Call) -> bool:
         if any(_TRAIN.search(h) for h in hints):
             return True
     return True
+
+
+#: a trainer fed by another process through files both map with ``torch.from_file(..., shared=True)``: the backend packs a
+#: step's rows, maps the files writable and copies the rows in; the trainer process maps the same files to read them
+_SHARED_HANDOFF = {"mylib/preprocessing/pack.py": (
+    "import torch\n\n\ndef packed_tensors_from_dir(dir: str, num_sequences: int, sequence_length: int) -> dict:\n"
+    "    return {\n        key: torch.from_file(f\"{dir}/{key}.pt\", shared=True, size=num_sequences * sequence_length,\n"
+    "                             dtype=dtype).view(num_sequences, sequence_length)\n"
+    "        for key, dtype in {\"tokens\": torch.long, \"advantages\": torch.float32, \"weights\": torch.float32}.items()\n    }\n\n\n"
+    "def packed_tensors_to_dir(tensors: dict, dir: str) -> dict:\n"
+    "    disk = {\"dir\": dir, \"num_sequences\": tensors[\"tokens\"].shape[0], \"sequence_length\": tensors[\"tokens\"].shape[1]}\n"
+    "    for key, tensor in packed_tensors_from_dir(**disk).items():\n        tensor.copy_(tensors[key])\n    return disk\n"),
+    "mylib/train.py": (
+    "import torch\nfrom mylib.preprocessing.pack import packed_tensors_from_dir\n\n\n"
+    "def train_step(model, optimizer, disk):\n    packed = packed_tensors_from_dir(**disk)\n"
+    "    for offset in range(packed[\"tokens\"].shape[0]):\n        tokens = packed[\"tokens\"][offset:offset + 1].to(\"cuda\")\n"
+    "        loss = model(tokens).loss\n        loss.backward()\n        optimizer.step()\n        optimizer.zero_grad()\n")}
+
+
+#: a TRL trainer over a placeholder dataset whose input hook is replaced on the instance: each step's rows come from a queue
+#: the backend fills, copied to the GPU with a plain ``.to()``
+_QUEUE_FED_TRAINER = {"mylib/train.py": (
+    "import asyncio\n\nimport torch\nfrom datasets import Dataset\nfrom trl import GRPOConfig, GRPOTrainer\n\n\n"
+    "def create_train_context(model, tokenizer, trainer_args: dict):\n"
+    "    trainer = GRPOTrainer(\n        model=model,\n        reward_funcs=[],\n        args=GRPOConfig(**trainer_args),\n"
+    "        train_dataset=Dataset.from_list([{\"prompt\": \"\"} for _ in range(10_000_000)]),\n"
+    "        processing_class=tokenizer,\n    )\n    inputs_queue: asyncio.Queue = asyncio.Queue()\n\n"
+    "    def _async_prepare_inputs(*_, **__):\n        async def get_inputs():\n            return await inputs_queue.get()\n\n"
+    "        return asyncio.run(get_inputs())\n\n    trainer._prepare_inputs = _async_prepare_inputs\n"
+    "    return trainer, inputs_queue\n\n\n"
+    "def compute_loss(trainer, model, inputs):\n"
+    "    inputs = {key: tensor.to(trainer.accelerator.device) for key, tensor in inputs.items()}\n"
+    "    return model(input_ids=inputs[\"tokens\"]).loss\n")}
 
 
 #: modded-nanogpt's shard reader (a header read with torch.from_file, tokens read into a pinned buffer)
@@ -323,7 +356,7 @@ def training_loaders(ctx: Context) -> list[_Loader]:
         real = id(c) in real_ids
         props = {n: _call_prop(f, c, n, real, skip) for n in ("num_workers", "pin_memory", "prefetch_factor")}
         out.append(_Loader(c, "torch" if real else "wrapper", _is_train(c), props))
-    hf = _hf_sites(f)
+    hf = [h for h in _hf_sites(f) if not inputs_replaced(f, h)]
     if hf and not overrides_hf:
         site = next((h for h in hf if h.path in ctx.project.training_files), hf[0])  # not an inference script's Trainer
         props = {
@@ -582,13 +615,23 @@ def _token_bins(f: Facts) -> list[Call]:
     scope = [c for c in f.calls("torch.from_file", "readinto", "tobytes", "numpy.save", "np.save", "TokensLoader") if not _in_tests(c.path)]
     for c in scope:
         where = f"{c.text} {c.func or ''}"
-        if c.short == "TokensLoader" or (c.name == "torch.from_file") or (c.short == "readinto" and _TOKENISH.search(where)):
+        if c.short == "TokensLoader" or (c.name == "torch.from_file" and not _shared_mapping(c)) or (c.short == "readinto" and _TOKENISH.search(where)):
             out.append(c)
         elif c.short == "tobytes" and ".write(" in c.text and _TOKENISH.search(where):
             out.append(c)
         elif c.short == "save" and _TOKENISH.search(where) and not _INDEX_SAVE.search(" ".join(_text(a) for a in c.args)):
             out.append(c)
     return out
+
+
+def _shared_mapping(c: Call) -> bool:
+    """``torch.from_file(path, shared=True, ...)`` (or ``shared`` as the second positional argument): a writable mapping whose
+    writes go to the file, the form a process uses to hand tensors it fills to another process (openpipe-art's packed
+    rows: ``packed_tensors_to_dir`` maps the files and ``copy_``s the step's tensors in, the trainer process maps them
+    again). Such a file is written by the run itself, step by step, not token data prepared ahead; a reader of a token
+    shard maps it read-only (modded-nanogpt's ``torch.from_file(str(file), False, 256, dtype=torch.int32)``)."""
+    shared = c.kwargs.get("shared", c.args[1] if len(c.args) > 1 else None)
+    return truthy(shared) is True
 
 
 _CHUNK_FUNC = re.compile(r"chunk|window|block", re.I)
@@ -1917,6 +1960,7 @@ class F3PinMemory(_DataCheck):
         Example({**_OFFLOAD_PIN, "pkg/arguments.py": _OFFLOAD_PIN["pkg/arguments.py"].replace(
             "pin_memory: bool = field(default=True)", "pin_memory: bool = field(default=False)")}, N,
                 "the same loader with its config's pin_memory off"),
+        Example(_QUEUE_FED_TRAINER, N, "a Trainer whose _prepare_inputs is replaced pins no training batch"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2615,6 +2659,7 @@ class F7SequencePacking(_DataCheck):
         Example({"sft.yaml": "stage: sft\npacking: false\ncutoff_len: 4096\n"}, N, "packing false"),
         Example({"pkg/dataloader/dataset.py": _PBIN_DATASET, "pkg/dataloader/dataset_factory.py": _PBIN_FACTORY_WINDOWS}, U,
                 "fixed windows cut from a packed token file"),
+        Example(_SHARED_HANDOFF, N, "rows handed to the trainer through shared torch.from_file mappings are not a token stream"),
         Example({"pkg/dataloader/dataset.py": _PBIN_DATASET, "pkg/dataloader/dataset_factory.py": _PBIN_FACTORY_DOCS}, N,
                 "one document per index from a packed token file"),
         Example({"train.py": "from trl import SFTTrainer\ntrainer = SFTTrainer(model=m, train_dataset=ds)\n# packing=True\n"}, N, "default off, commented"),
@@ -3412,6 +3457,8 @@ class F10PreTokenizedBinary(_DataCheck):
             "    def build_and_save_global_indices(self):\n"
             "        indices = np.arange(self.total_size, dtype=np.uint32)\n        np.random.default_rng(self.seed).shuffle(indices)\n"
             "        indices.tofile(self._global_indices_file)\n")}, N, "an index file memory-mapped is not token data"),
+        Example({"train_gpt.py": _MODDED_READER}, U, "a token shard mapped read-only with torch.from_file"),
+        Example(_SHARED_HANDOFF, N, "files written each step through shared torch.from_file mappings are not pre-tokenized data"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3544,6 +3591,25 @@ class F11AsyncH2D(_DataCheck):
             "pkg/data_api.py": "def cuda(sample):\n    return {k: v.cuda() for k, v in sample.items()}\n",
             "pkg/train.py": "def step(model, batch, optim):\n    model(batch).loss.backward()\n    optim.step()\n",
         }, N, "side-stream weight streaming in a forward and CUDA-graph input buffers are not batch copies"),
+        Example({  # layer weights streamed in on a copy stream by an offload module; each batch moves with a plain .to()
+            "mylib/training/streaming_weight_offload.py": (
+                "import torch\n\n\nclass StreamingWeightOffload:\n    def __init__(self):\n        self.h2d_stream = torch.cuda.Stream()\n\n"
+                "    def _run_load(self, layer_state, slot):\n        with torch.cuda.stream(self.h2d_stream):\n"
+                "            for group in layer_state.groups:\n                gpu_tensor = slot.gpu[group.dtype][: group.numel]\n"
+                "                gpu_tensor.copy_(slot.pinned[group.dtype][: group.numel], non_blocking=True)\n"),
+            "mylib/train.py": ("def train_step(model, optimizer, rows, device):\n    for row in rows:\n"
+                               "        loss = model(row.to(device)).loss\n        loss.backward()\n        optimizer.step()\n"),
+        }, N, "weights streamed in by an offload module are not batches"),
+        Example({"mylib/train.py": (  # weights and optimizer state moved back after the GPU was lent to an inference engine
+            "import torch\n\n\nclass TrainContext:\n    def reload_to_gpu(self, device=\"cuda:0\"):\n"
+            "        for _, param in self.model.named_parameters():\n"
+            "            gpu_tensor = torch.empty(param.shape, dtype=param.dtype, device=device)\n"
+            "            gpu_tensor.copy_(param.data, non_blocking=True)\n            param.data = gpu_tensor\n"
+            "        for state in self.optimizer.state.values():\n            for key, value in state.items():\n"
+            "                gpu_tensor = torch.empty(value.shape, dtype=value.dtype, device=device)\n"
+            "                gpu_tensor.copy_(value, non_blocking=True)\n                state[key] = gpu_tensor\n\n"
+            "    def step(self, row):\n        loss = self.model(row.to(\"cuda:0\")).loss\n        loss.backward()\n        self.optimizer.step()\n")},
+                N, "parameters and optimizer state copied back to the GPU are not batches"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3594,12 +3660,22 @@ class F11AsyncH2D(_DataCheck):
         # storage (``tensor.data = tensor.data.to(device_id, non_blocking=True)``) moves a parameter or state, not data
         if c.func == "backward" or (receiver.endswith(".data") and re.match(rf"\s*{re.escape(receiver)}\s*=", c.text)):
             return False
+        # a module named for weights or their offload (``streaming_weight_offload.py``: each layer's weights streamed in on a
+        # copy stream while the previous layer computes) moves parameters, not batches
+        if _WEIGHT_FUNC.search(c.path.rsplit("/", 1)[-1]):
+            return False
         if c.short == "copy_":
             # an in-place copy writes into its receiver: a tensor's ``.data`` storage (a parameter streamed back in,
             # ``v.data.copy_(offload_buffer[...], non_blocking=True)``) or a preallocated buffer named as such (a CUDA graph's
             # ``input_buffers["input_ids"][:bs].copy_(next_tokens, ...)``, spelled before ``.copy_(`` when not a plain name)
             dest = receiver if receiver and receiver != "?" else c.text.split(".copy_(", 1)[0]
             if dest.endswith(".data") or _NOT_DATA.search(dest):
+                return False
+            # ... or reads a parameter or a state: ``gpu_tensor.copy_(param.data, non_blocking=True)`` over
+            # ``model.named_parameters()``, ``copy_(value, ...)`` over an optimizer's ``state.items()`` (weights and optimizer
+            # state moved back to the GPU after an offload), not a batch
+            src = _text(c.args[0]) if c.args else ""
+            if src.endswith(".data") or _NOT_DATA.search(src) or (c.loop and _NOT_DATA.search(c.loop)):
                 return False
         return not (_NOT_DATA.search(receiver) or _NOT_DATA.search(c.func or ""))
 

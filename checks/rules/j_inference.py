@@ -28,7 +28,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import evs, guard_off, imports_hf
+from ._helpers import evs, guard_off, imports_hf, inputs_replaced
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -168,7 +168,9 @@ def _training_file(f: Facts, path: str) -> bool:
 def _online_rl_without_engine(f: Facts, eng: dict[str, list[Any]]) -> list[Call]:
     if eng:
         return []
-    return f.calls(*_ONLINE_RL)
+    # a trainer whose input hook is replaced (``trainer._prepare_inputs = read_rows_from_queue``) trains on rollouts made
+    # elsewhere (an external inference server): it generates nothing itself
+    return [c for c in f.calls(*_ONLINE_RL) if not inputs_replaced(f, c)]
 
 
 def _per_site(f: Facts, eng: dict[str, list[Any]], engine: str, keys: tuple[str, ...]) -> tuple[list[Any], list[Any]]:
