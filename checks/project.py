@@ -650,6 +650,19 @@ def _tokenizer_only(facts: Facts, st: Setting) -> bool:
 _TUNE_SIZE = re.compile(r"^(\d+(?:_\d+)?)B_", re.I)
 
 
+def _trained_names(named: list[tuple[str, str]], training: frozenset[str]) -> list[tuple[str, str]]:
+    """The (path, model name) pairs that can name a model the project trains: not those of a serving or generation file off
+    the training path (the ``--model`` default ``llama2-7b`` of an inference engine's HTTP API server,
+    ``inference/server/api_server.py``): that is the model served, and its size says nothing about a training step."""
+    return [(path, n) for path, n in named if path in training or not _SERVE_PATH.search(path)]
+
+
+#: a file or folder of a serving or generation workload (``inference/server/api_server.py``, ``infer.yaml``,
+#: ``11B_generation_v2.yaml``); narrower than :data:`_INFER_PATH`, whose ``chat``/``demo``/``app`` also name the folders of
+#: chat models' training recipes (``examples/yi-34B-chat/qlora.yml``)
+_SERVE_PATH = re.compile(r"(?:^|[/_\-.])(infer\w*|serve|serving|server|generate|generation)(?=[/_\-.]|$)", re.I)
+
+
 def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], training: frozenset[str],
                    documented: Sequence[tuple[str, str]] = ()) -> None:
     """Parameters from the model config the training path uses; from model names only when no config says: first the
@@ -703,6 +716,7 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
             if len(dist) > 1:
                 p.notes["params_distribution"] = dist
             return
+    named = _trained_names(named, training)
     b, dist = _params_from_names(named)
     if len(dist) > 1:
         p.notes["params_distribution"] = dist
