@@ -650,10 +650,15 @@ def _tokenizer_only(facts: Facts, st: Setting) -> bool:
 _TUNE_SIZE = re.compile(r"^(\d+(?:_\d+)?)B_", re.I)
 
 
-def _trained_names(named: list[tuple[str, str]], training: frozenset[str]) -> list[tuple[str, str]]:
-    """The (path, model name) pairs that can name a model the project trains: not those of a serving or generation file off
-    the training path (the ``--model`` default ``llama2-7b`` of an inference engine's HTTP API server,
-    ``inference/server/api_server.py``): that is the model served, and its size says nothing about a training step."""
+def _trained_names(facts: Facts, named: list[tuple[str, str]], training: frozenset[str]) -> list[tuple[str, str]]:
+    """The (path, model name) pairs that can name a model a training project trains: not those of a serving or generation
+    file off the training path (the ``--model`` default ``llama2-7b`` of an inference engine's HTTP API server,
+    ``inference/server/api_server.py``): that is the model served, and its size says nothing about a training step. A
+    project that only serves (``vllm serve Qwen/Qwen2.5-1.5B-Instruct`` in ``serve.sh``) is sized by what it serves."""
+    trains = facts.calls("backward", "Trainer", "SFTTrainer", "fit", "train", "optimizer.step", "step", "pretrain") \
+        or facts.launches("torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune")
+    if not trains:
+        return named
     return [(path, n) for path, n in named if path in training or not _SERVE_PATH.search(path)]
 
 
@@ -716,7 +721,7 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
             if len(dist) > 1:
                 p.notes["params_distribution"] = dist
             return
-    named = _trained_names(named, training)
+    named = _trained_names(facts, named, training)
     b, dist = _params_from_names(named)
     if len(dist) > 1:
         p.notes["params_distribution"] = dist

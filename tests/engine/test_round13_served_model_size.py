@@ -59,3 +59,8 @@ def test_the_same_name_in_a_training_script_still_sizes_the_model():
     p = _overview({"pkg/booster/booster.py": BOOSTER, "pkg/inference/server/api_server.py": API_SERVER, "train.py": TRAIN})
     assert p.estimated_params == "7B"
     assert p.notes["params_named"] == ("llama2-7b", "train.py:7")
+
+
+def test_a_project_that_only_serves_is_sized_by_what_it_serves():
+    p = _overview({"pkg/inference/server/api_server.py": API_SERVER})
+    assert p.estimated_params == "7B"  # nothing trains here: the served model is the project's model
