@@ -627,13 +627,22 @@ def _api_section(facts: Facts, st: Setting) -> bool:
 
 
 def _not_model_values(facts: Facts) -> set[str]:
-    """The values of model-named settings that are no model (:func:`_not_a_model`), unless another setting names it as one."""
+    """The values of model-named settings that are no model (:func:`_not_a_model`), unless another setting names it as one;
+    and, whatever names them, values that are the name of a class the project imports (a registry of initializer classes
+    by parallel mode, ``{"data": "Initializer_Data", "model": "Initializer_Model"}``, names code, not a checkpoint)."""
     no: set[str] = set()
     yes: set[str] = set()
     for st in facts.settings(*_MODEL_KEYS):
         if isinstance(st.value, str):
             (no if _not_a_model(facts, st) else yes).add(st.value)
-    return no - yes
+    classes = {v for v in no | yes if _CLASS_NAME.match(v)}
+    if classes:
+        classes &= {i.name for i in facts.records("imports") if i.name}
+    return (no - yes) | classes
+
+
+#: a Python class name (``Initializer_Model``, ``LlamaForCausalLM``): capitalised, letters, digits and underscores only
+_CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9_]*$")
 
 
 def _tokenizer_only(facts: Facts, st: Setting) -> bool:

@@ -64,3 +64,20 @@ def test_the_same_name_in_a_training_script_still_sizes_the_model():
 def test_a_project_that_only_serves_is_sized_by_what_it_serves():
     p = _overview({"pkg/inference/server/api_server.py": API_SERVER})
     assert p.estimated_params == "7B"  # nothing trains here: the served model is the project's model
+
+
+def test_a_class_name_in_a_model_keyed_registry_is_no_model_name():
+    # colossalai/legacy/constants.py:18 maps parallel modes to initializer classes; the overview listed "Initializer_Model"
+    files = {
+        "pkg/constants.py": 'INITIALIZER_MAPPING = {"data": "Initializer_Data", "model": "Initializer_Model"}\n',
+        "pkg/initializers/__init__.py": "from .initializer_data import Initializer_Data\nfrom .initializer_model import Initializer_Model\n",
+        "pkg/initializers/initializer_model.py": "class Initializer_Model:\n    pass\n",
+        "pkg/initializers/initializer_data.py": "class Initializer_Data:\n    pass\n",
+        "pkg/booster/booster.py": BOOSTER,
+    }
+    assert "Initializer_Model" not in _overview(files).model_names
+
+
+def test_a_model_name_no_code_imports_stays():
+    files = {"pkg/booster/booster.py": BOOSTER, "configs/run.yaml": "model: Qwen/Qwen2.5-7B\nlearning_rate: 1.0e-5\n"}
+    assert _overview(files).model_names == ["Qwen/Qwen2.5-7B"]
