@@ -662,13 +662,22 @@ def _api_section(facts: Facts, st: Setting) -> bool:
 
 
 def _not_model_values(facts: Facts) -> set[str]:
-    """The values of model-named settings that are no model (:func:`_not_a_model`), unless another setting names it as one."""
+    """The values of model-named settings that are no model (:func:`_not_a_model`), unless another setting names it as one;
+    and, whatever names them, values that are the name of a class the project imports (a registry of initializer classes
+    by parallel mode, ``{"data": "Initializer_Data", "model": "Initializer_Model"}``, names code, not a checkpoint)."""
     no: set[str] = set()
     yes: set[str] = set()
     for st in facts.settings(*_MODEL_KEYS):
         if isinstance(st.value, str):
             (no if _not_a_model(facts, st) else yes).add(st.value)
-    return no - yes
+    classes = {v for v in no | yes if _CLASS_NAME.match(v)}
+    if classes:
+        classes &= {i.name for i in facts.records("imports") if i.name}
+    return (no - yes) | classes
+
+
+#: a Python class name (``Initializer_Model``, ``LlamaForCausalLM``): capitalised, letters, digits and underscores only
+_CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9_]*$")
 
 
 def _tokenizer_only(facts: Facts, st: Setting) -> bool:
@@ -683,6 +692,24 @@ def _tokenizer_only(facts: Facts, st: Setting) -> bool:
 
 
 _TUNE_SIZE = re.compile(r"^(\d+(?:_\d+)?)B_", re.I)
+
+
+def _trained_names(facts: Facts, named: list[tuple[str, str]], training: frozenset[str]) -> list[tuple[str, str]]:
+    """The (path, model name) pairs that can name a model a training project trains: not those of a serving or generation
+    file off the training path (the ``--model`` default ``llama2-7b`` of an inference engine's HTTP API server,
+    ``inference/server/api_server.py``): that is the model served, and its size says nothing about a training step. A
+    project that only serves (``vllm serve Qwen/Qwen2.5-1.5B-Instruct`` in ``serve.sh``) is sized by what it serves."""
+    trains = facts.calls("backward", "Trainer", "SFTTrainer", "fit", "train", "optimizer.step", "step", "pretrain") \
+        or facts.launches("torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune")
+    if not trains:
+        return named
+    return [(path, n) for path, n in named if path in training or not _SERVE_PATH.search(path)]
+
+
+#: a file or folder of a serving or generation workload (``inference/server/api_server.py``, ``infer.yaml``,
+#: ``11B_generation_v2.yaml``); narrower than :data:`_INFER_PATH`, whose ``chat``/``demo``/``app`` also name the folders of
+#: chat models' training recipes (``examples/yi-34B-chat/qlora.yml``)
+_SERVE_PATH = re.compile(r"(?:^|[/_\-.])(infer\w*|serve|serving|server|generate|generation)(?=[/_\-.]|$)", re.I)
 
 
 def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], training: frozenset[str],
@@ -738,6 +765,7 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
             if len(dist) > 1:
                 p.notes["params_distribution"] = dist
             return
+    named = _trained_names(facts, named, training)
     b, dist = _params_from_names(named)
     if b is not None and training and all(path.endswith(".py") and path not in training
                                           for path, n in named if size_in_name(n) == b):

@@ -180,6 +180,9 @@ class _Extractor(ast.NodeVisitor):
         self.loop_stack: list[str] = []
         self.guard_stack: list[str] = []  # conditions of the enclosing if-branches
         self.param_stack: list[tuple[set[str], int]] = []  # each enclosing function's parameters and the guard depth at its entry
+        # each enclosing function's parameters as callers pass them: name -> (position or None, has a default, constant default),
+        # and the names rebound in its body so far (a rebound parameter no longer hands on the caller's value)
+        self.signature_stack: list[tuple[dict[str, tuple[int | None, bool, Any, int, str]], set[str]]] = []
         # per enclosing function: locals first bound to None (their Assign records) and the ones later bound to a computed value
         self.none_locals: list[tuple[dict[str, Assign], set[str]]] = []
         self.optional_imports = 0  # depth of enclosing ``try:`` bodies whose handler catches ImportError
@@ -403,6 +406,7 @@ class _Extractor(ast.NodeVisitor):
         params = {p.arg: _NO_VALUE for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, [a.vararg, a.kwarg])]}
         self.scopes.append(params)
         self.param_stack.append((set(params), len(self.guard_stack)))
+        self.signature_stack.append((self._signature(a), set()))
         for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             self.visit(d)
         if node.name == "__init__" and self.class_stack and len(self.func_stack) == 1 and (
@@ -418,6 +422,7 @@ class _Extractor(ast.NodeVisitor):
         if dropped:
             self.out.assigns[:] = [x for x in self.out.assigns if id(x) not in dropped]
         self.param_stack.pop()
+        self.signature_stack.pop()
         self.scopes.pop()
         self.func_stack.pop()
 
@@ -458,6 +463,29 @@ class _Extractor(ast.NodeVisitor):
             line = _ln(d.lineno)
             self.out.params.append(ParamDefault(self.path, line, node.name, p.arg, d.value, self.text(line), start, end, owner,
                                                 i - 1 if method and i >= 0 else i, p.arg in rebound))
+    def _signature(self, a: ast.arguments) -> dict[str, tuple[int | None, bool, Any, int, str]]:
+        """Each parameter's position as a caller passes it (a method's ``self``/``cls`` is not passed), whether it has a
+        default, that default when it is a constant (``num_workers=0``), and the line and text of the default; ``*args`` and
+        ``**kwargs`` are left out."""
+        pos = [*a.posonlyargs, *a.args]
+        skip = 1 if pos and pos[0].arg in ("self", "cls") and self.class_stack else 0
+        first_default = len(pos) - len(a.defaults)
+        out: dict[str, tuple[int | None, bool, Any, int, str]] = {}
+        for i, p in enumerate(pos):
+            if i < skip:
+                continue
+            if i >= first_default:
+                d = a.defaults[i - first_default]
+                v = self.constant(d)
+                line = _ln(d.lineno)
+                out[p.arg] = (i - skip, True, None if v is _NO_VALUE or isinstance(v, dict) else v, line, self.text(line))
+            else:
+                out[p.arg] = (i - skip, False, None, 0, "")
+        for p, d in zip(a.kwonlyargs, a.kw_defaults):
+            v = _NO_VALUE if d is None else self.constant(d)
+            line = _ln(d.lineno) if d is not None else 0
+            out[p.arg] = (None, d is not None, None if v is _NO_VALUE or isinstance(v, dict) else v, line, self.text(line) if line else "")
+        return out
 
     def _init_defaults(self, owner: str, a: ast.arguments) -> None:
         """``class MPTConfig(PretrainedConfig): def __init__(self, d_model: int = 2048, vocab_size: int = 50368, ...)``: the
@@ -630,6 +658,8 @@ class _Extractor(ast.NodeVisitor):
                 self._assign_target(node.target, node.value, _ln(node.lineno))
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if node.target.__class__ is _Name and self.signature_stack and node.target.id in self.signature_stack[-1][0]:
+            self.signature_stack[-1][1].add(node.target.id)
         self.visit(node.value)
         self.visit(node.target)
 
@@ -642,6 +672,8 @@ class _Extractor(ast.NodeVisitor):
             if dotted:
                 self.aliases[t.id] = dotted
         if isinstance(t, ast.Name):
+            if self.signature_stack and t.id in self.signature_stack[-1][0]:
+                self.signature_stack[-1][1].add(t.id)
             v = self.constant(value_node)
             if v is not _NO_VALUE and not isinstance(v, dict):
                 v = share_value(v, self._strings)
@@ -737,11 +769,21 @@ class _Extractor(ast.NodeVisitor):
         if not kw_lines:
             kw_lines = _NO_KW_LINES
         line = _ln(node.lineno)
+        forwarded = None
+        if kwargs and self.signature_stack:
+            sig, rebound = self.signature_stack[-1]
+            for k in node.keywords:
+                a = k.value
+                if k.arg is not None and a.__class__ is _Name and a.id in sig and a.id not in rebound:
+                    if forwarded is None:
+                        forwarded = {}
+                    forwarded[k.arg] = sig[a.id]
         call = Call(
             self.path, line, name, args, kwargs, self.text(line), star,
             self.func_stack[-1] if self.func_stack else None, kw_lines,
             self.loop_stack[-1] if self.loop_stack else None,
             self._guard_text() if self.guard_stack else None,
+            forwarded,
         )
         self.out.calls.append(call)
         short = name[name.rfind(".") + 1:]  # Call.short

@@ -69,6 +69,11 @@ class Call:
     kw_lines: dict[str, int] = field(default_factory=dict)  # line of each keyword not on the call's own line: read with .get(k, line)
     loop: str | None = None  # text of the iterable of the innermost enclosing ``for`` loop, if any
     guard: str | None = None  # conditions of the enclosing ``if``/ternary branches, joined with ``and``
+    # keywords that hand on a parameter of the enclosing function unchanged (``DataLoader(num_workers=num_workers)`` in
+    # ``def prepare_dataloader(self, dataset, num_workers=0)``): keyword -> (the parameter's position as a caller passes it,
+    # None for keyword-only; whether it has a default; the default when it is a constant, else None; the line and text of the
+    # default). None when there is none
+    forwarded: dict[str, tuple[int | None, bool, Any, int, str]] | None = None
 
     @property
     def short(self) -> str:

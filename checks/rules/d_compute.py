@@ -11,7 +11,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import CONFIG_CALLEE
+from ..project import _SERVE_PATH, CONFIG_CALLEE
 from ._helpers import (
     callers_off,
     evs,
@@ -1032,8 +1032,40 @@ _TRITON_DECOS = ("triton.jit", "triton.autotune", "triton.heuristics")
 _TRITON_LIBS = ("liger_kernel.*", "flag_gems.*", "unsloth.*")
 
 
+#: a package whose Triton kernels only its inference engine imports (Colossal-AI ``colossalai/kernel/triton/``, imported by
+#: ``colossalai/inference/modeling/backends/attention_backend.py``); its training API imports none of them
+_SERVED_KERNELS = {
+    "mylib/kernel/triton/__init__.py": "from .flash_decoding import flash_decoding_attention\n",
+    "mylib/kernel/triton/flash_decoding.py": (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def _flash_decoding_fwd_kernel(Q, K, V, O, N, BLOCK: tl.constexpr):\n"
+        "    q = tl.load(Q + tl.arange(0, BLOCK))\n    tl.store(O + tl.arange(0, BLOCK), q)\n\n\n"
+        "def flash_decoding_attention(q):\n    return q\n"),
+    "mylib/inference/modeling/backends/attention_backend.py": (
+        "from mylib.kernel.triton import flash_decoding_attention\n\n\n"
+        "class AttentionBackend:\n    def decode(self, q):\n        return flash_decoding_attention(q)\n"),
+    "mylib/booster/booster.py": "class Booster:\n    def backward(self, loss, optimizer):\n        loss.backward()\n        optimizer.step()\n",
+}
+
+
 def triton_kernels(f: Facts) -> list:
     return f.decorators(*_TRITON_DECOS)
+
+
+def _served_only(f: Facts, path: str) -> list[Any]:
+    """The imports of the module at ``path`` (or of its package, which re-exports it) when every one of them outside its own
+    package sits in serving/generation code (Colossal-AI's ``colossalai/kernel/triton/*.py``, imported only by
+    ``colossalai/inference/...``): kernels of an inference engine, not of training. Empty when anything else imports it,
+    or when nothing does (a kernel library whose use cannot be told)."""
+    dotted = path[:-3].replace("/", ".") if path.endswith(".py") else ""
+    dotted = dotted[4:] if dotted.startswith("src.") else dotted
+    if "." not in dotted:
+        return []
+    package = dotted.rsplit(".", 1)[0]
+    home = path.rsplit("/", 1)[0] + "/"
+    users = [i for i in f.imports(package) if not i.path.startswith(home)
+             and (i.module in (dotted, package) or i.module.startswith(dotted + ".") or f"{i.module}.{i.name}" in (dotted, package))]
+    return users if users and all(_SERVE_PATH.search(i.path) for i in users) else []
 
 
 @register
@@ -1082,14 +1114,28 @@ class D3Triton(Check):
         Example({"train.py": "import triton\nprint(triton.__version__)\n"}, N, "import only"),
         Example({"train.py": "# @triton.jit\n# def kernel(x): tl.load(x)\nimport torch\n"}, N, "commented out"),
         Example({"train.py": "from liger_kernel.transformers import apply_liger_kernel_to_llama\napply_liger_kernel_to_llama()\n"}, N, "library kernels only"),
+        # Colossal-AI: the package's Triton kernels (paged attention, flash decoding) are imported only by its inference engine
+        Example(_SERVED_KERNELS, N, "kernels only the inference engine imports"),
+        Example({**_SERVED_KERNELS, "mylib/shardformer/layer/norm.py": (
+            "from mylib.kernel.triton import flash_decoding_attention\n\n\n"
+            "class FusedNorm:\n    def forward(self, x):\n        return flash_decoding_attention(x)\n")}, U, "a training layer imports them too"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         kernels = triton_kernels(f)
+        served = {d.path: users for d in kernels if (users := _served_only(f, d.path))}
+        training = [d for d in kernels if d.path not in served]
+        if training:
+            names = sorted({d.target for d in training})
+            return Outcome(U, evs(training), f"{len(names)} Triton kernel(s): {', '.join(names[:5])}", {"triton_kernels": len(names)})
         if kernels:
+            users = sorted({(i.path, i.line): i for found in served.values() for i in found}.items())
+            where = ", ".join(f"{p}:{ln}" for (p, ln), _ in users[:3])
             names = sorted({d.target for d in kernels})
-            return Outcome(U, evs(kernels), f"{len(names)} Triton kernel(s): {', '.join(names[:5])}", {"triton_kernels": len(names)})
+            return Outcome(N, evs(kernels)[:5] + evs([i for _, i in users[:3]]),
+                           f"the project's {len(names)} Triton kernel(s) serve only its inference code (imported by {where}): none runs in training",
+                           {"triton_kernels": 0, "inference_kernels": len(names)})
         lib = [c for c in f.calls(*_TRITON_LIBS) if not guard_off(f, c)]
         lib += [s for s in f.effective("use_liger_kernel", "enable_liger_kernel") if truthy(s.value) is True]
         if lib:

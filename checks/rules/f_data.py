@@ -248,6 +248,9 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
     key = f"{c.short}({name}=)"
     line = c.kw_line(name)
     here = Evidence(c.path, line, c.text, key, value if not isinstance(value, Expr) else value.text)
+    default = _unpassed_default(f, c, name)
+    if default is not None:
+        return [default]
     if isinstance(value, Expr) and value.ref:
         found = [
             s for s in f.effective(value.ref, near=c.path)
@@ -265,6 +268,49 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
         if found:
             return [_Value(s.value, f.ev(s), True) for s in found]
     return [_Value(value, here, True)]
+
+
+def _unpassed_default(f: Facts, c: Call, name: str) -> _Value | None:
+    """``DataLoader(num_workers=num_workers)`` in ``def prepare_dataloader(self, dataset, batch_size, num_workers=0)``
+    whose every call in the project (outside tests) leaves ``num_workers`` out, or that nothing in the project calls, registers
+    or can feed from a run setting of that name (a library's public helper): the loader gets the parameter's default, not the same-named keyword of some other call
+    in the package (Colossal-AI's ``Chunk(..., pin_memory=...)``). None when a caller passes the parameter (by keyword,
+    by position or through ``**kwargs``), when it has no constant default, or when the keyword is not a parameter."""
+    fw = (c.forwarded or {}).get(name)
+    if fw is None or not fw[1] or fw[2] is None or not c.func or c.func.startswith("__"):
+        return None  # (a constructor's callers build its class: the loader-subclass reading of ``__init__`` stays)
+    pos, _, default, def_line, def_text = fw
+    param = c.kwargs[name].text if isinstance(c.kwargs.get(name), Expr) else name
+    callers = [x for x in f.calls(c.func) if x.short == c.func and x.func != c.func and not _in_tests(x.path)]
+    for x in callers:
+        if param in x.kwargs or x.star_kwargs or (pos is not None and len(x.args) > pos) or any(isinstance(a, Expr) and a.text.startswith("*") for a in x.args):
+            return None
+    if not callers and (_reached_by_reference(f, c.func) or any(s.source != "call" for s in f.settings(param, name))):
+        # nothing calls it by name, but it is registered (VeOmni's ``@DATALOADER_REGISTRY.register("native") def
+        # build_native_dataloader(..., num_workers=8)``, built through ``build_dataloader(**kwargs)``) or the project has a run
+        # setting of that name (a config key, an option, a dataclass field) that such plumbing can carry: not the default
+        return None
+    return _Value(default, Evidence(c.path, def_line, def_text, f"{c.func}({param}=)", default), False)
+
+
+#: a decorator that files the function away to be called by name (``@DATALOADER_REGISTRY.register("native")``,
+#: ``@register_loader``), unlike ``@abstractmethod``/``@staticmethod``/``@torch.no_grad()`` on a method called directly
+_REGISTERING = re.compile(r"regist|\(\s*['\"]", re.I)
+
+
+def _reached_by_reference(f: Facts, func: str) -> bool:
+    """Is ``func`` reached other than by a call of its name: registered by a decorator (:data:`_REGISTERING`), imported by name (to be registered or
+    handed on elsewhere), put in a dict or registry (``{"native": build_native_dataloader}``) or passed as an argument
+    (``register(build_dit_dataloader)``, ``partial(build_dit_dataloader, ...)``)? Then its callers pass what they pass."""
+    key = ("reached_by_reference", func)
+    memo = f._s.setdefault("_f_data_memo", {})
+    if key not in memo:
+        def names(v: Any) -> bool:
+            return isinstance(v, Expr) and (v.text == func or v.text.endswith("." + func))
+        memo[key] = (any(d.target == func and _REGISTERING.search(f"{d.name} {d.text}") for d in f.records("decorators"))
+                     or any(names(e.value) for e in f.records("configs"))
+                     or any(any(map(names, x.args)) or any(map(names, x.kwargs.values())) for x in f.records("calls")))
+    return memo[key]
 
 
 def _call_prop(f: Facts, c: Call, name: str, real: bool, skip: set[tuple[str, int]]) -> list[_Value]:
@@ -1286,6 +1332,52 @@ def _ray_scaling(extra: str) -> dict[str, str]:
     }
 
 
+#: Colossal-AI's plugin loader helper: ``num_workers``/``pin_memory`` are parameters defaulting to 0/False that no call in the
+#: package passes (the docstring's ``plugin.prepare_dataloader(train_dataset, batch_size=8)``), beside a ZeRO chunk that pins
+#: its CPU copy of a parameter shard (``self.cpu_shard = torch.empty(self.shard_size, ..., pin_memory=self.pin_memory)``) and a
+#: plugin forcing its chunks' ``pin_memory = True``, and a checkpoint helper pinning state copies: none is the loader's setting
+_PLUGIN_LOADER = {
+    "mylib/booster/plugin/dp_plugin.py": (
+        "from torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+        "class DPPlugin:\n"
+        "    def __init__(self, enable_async_reduce: bool = True, pin_memory: bool = False):\n"
+        "        if enable_async_reduce and not pin_memory:\n"
+        "            pin_memory = True\n"
+        "        self.chunk_config = dict(pin_memory=pin_memory)\n\n"
+        "    def prepare_dataloader(self, dataset, batch_size, shuffle=False, drop_last=False, pin_memory=False, num_workers=0, **kwargs):\n"
+        "        sampler = DistributedSampler(dataset, shuffle=shuffle)\n"
+        "        return DataLoader(dataset, batch_size=batch_size, sampler=sampler, drop_last=drop_last,\n"
+        "                          pin_memory=pin_memory, num_workers=num_workers, **kwargs)\n"),
+    "mylib/zero/chunk.py": (
+        "import torch\n\n\n"
+        "class Chunk:\n"
+        "    def __init__(self, chunk_size, dtype, pin_memory=False):\n"
+        "        self.shard_size = chunk_size\n        self.dtype = dtype\n        self.pin_memory = pin_memory\n\n"
+        "    def shard_move(self, device):\n"
+        "        if self.pin_memory:\n"
+        "            self.cpu_shard = torch.empty(self.shard_size, dtype=self.dtype, pin_memory=self.pin_memory)\n"
+        "            self.cpu_shard.copy_(self.cuda_shard)\n\n\n"
+        "def init_grad_chunk(chunk):\n"
+        "    return Chunk(chunk.shard_size, chunk.dtype, pin_memory=True)\n"),
+    "mylib/checkpoint_io/utils.py": (
+        "import torch\n\n\n"
+        "def _pin_tensor(tensor, empty=True):\n"
+        "    if empty:\n        return torch.empty_like(tensor, pin_memory=True, device='cpu')\n"
+        "    return tensor.pin_memory()\n"),
+    "mylib/booster/booster.py": (
+        "class Booster:\n"
+        "    def __init__(self, plugin=None):\n        self.plugin = plugin\n\n"
+        "    def backward(self, loss, optimizer):\n        loss.backward()\n"),
+}
+#: a user script of the same library that passes the loader settings
+_PLUGIN_LOADER_CALL = (
+    "from mylib.booster.booster import Booster\nfrom mylib.booster.plugin.dp_plugin import DPPlugin\n\n"
+    "plugin = DPPlugin()\nbooster = Booster(plugin=plugin)\n"
+    "loader = plugin.prepare_dataloader(train_ds, batch_size=8, num_workers=8, pin_memory=True)\n"
+    "for batch in loader:\n    booster.backward(model(**batch).loss, optimizer)\n"
+)
+
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -1323,6 +1415,8 @@ class F1NumWorkers(_DataCheck):
                                     for m in ("llama2_7b", "qwen_7b", "internlm2_7b", "mistral_7b")}},
                 N, "mmengine configs: 3 of 4 train_dataloaders in the main process"),
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, shuffle=True, num_workers=8)\n"}, U, "constant"),
+        Example(_PLUGIN_LOADER, N, "a library helper's num_workers parameter defaults to 0 and no caller passes it"),
+        Example({**_PLUGIN_LOADER, "train.py": _PLUGIN_LOADER_CALL}, U, "the helper's caller passes num_workers=8"),
         Example({**_RECIPE_LIBRARY, "README.md": _QUICKSTART}, U, "the recipe the README's quickstart runs sets 8 workers"),
         Example(_RECIPE_LIBRARY, P, "a recipe library without a documented run: most recipes use 1 worker"),
         Example({  # a config class defaults to 0 workers; every builder that constructs it passes 4
@@ -1803,7 +1897,8 @@ _LOADER_SUBCLASS_CALL = (
 
 _PIN_FUNCS = re.compile(r"(collate|__iter__|__next__|preload|prefetch|get_batch|load_batch|to_device|_pin)", re.I)
 #: pinning of optimizer/parameter state for offloaded optimizer steps (AReaL ``PerLayerOptimWrapper._pin_states``:
-#: ``state[key] = tensor.pin_memory()`` in fsdp_utils/optimizer.py), or of checkpoint copies: not the training batches
+#: ``state[key] = tensor.pin_memory()`` in fsdp_utils/optimizer.py), or of checkpoint copies (Colossal-AI ``_pin_tensor``
+#: in checkpoint_io/utils.py: the file's folder counts too): not the training batches
 _STATE_PIN = re.compile(r"(?i)(optim|_states?\b|param|offload|checkpoint|ckpt)")
 
 
@@ -1957,6 +2052,8 @@ class F3PinMemory(_DataCheck):
         Example({"myrl/dataset/replay_buffer.py": _PIN_HOOK, "myrl/trainer_utils.py": _PIN_HOOK_LOADER.format(pin=", pin_memory=True")},
                 U, "a batch class's pin_memory() hook called by a pinning loader"),
         Example(_OFFLOAD_PIN, U, "a loader's pin_memory handed on from its config; offload buffers' pin_memory=False is not the loader's"),
+        Example(_PLUGIN_LOADER, N, "a library helper's pin_memory parameter defaults to False and no caller passes it; pinned parameter chunks are not batches"),
+        Example({**_PLUGIN_LOADER, "train.py": _PLUGIN_LOADER_CALL}, U, "the helper's caller passes pin_memory=True"),
         Example({**_OFFLOAD_PIN, "pkg/arguments.py": _OFFLOAD_PIN["pkg/arguments.py"].replace(
             "pin_memory: bool = field(default=True)", "pin_memory: bool = field(default=False)")}, N,
                 "the same loader with its config's pin_memory off"),
@@ -1975,7 +2072,7 @@ class F3PinMemory(_DataCheck):
                 elif t is False:
                     unpinned.append(v.ev)
         manual = [c for c in f.calls("pin_memory") if "." in c.name and not c.kwargs and not _in_tests(c.path)
-                  and (_PIN_FUNCS.search(c.func or "") or "data" in c.path.lower()) and not _STATE_PIN.search(f"{c.func or ''} {c.path.rsplit('/', 1)[-1]}")]
+                  and (_PIN_FUNCS.search(c.func or "") or "data" in c.path.lower()) and not _STATE_PIN.search(f"{c.func or ''} {'/'.join(c.path.rsplit('/', 2)[-2:])}")]
         # a batch class's own ``def pin_memory(self)`` (and the helper it recurses into) is the hook a DataLoader built with
         # ``pin_memory=True`` calls on each batch: it pins only when such a loader exists (skyrl-train ``Experience.pin_memory``,
         # replay_buffer.py:95, with no pinned loader and no caller)
@@ -1984,9 +2081,13 @@ class F3PinMemory(_DataCheck):
         pinned += [_ev(c, key=".pin_memory()") for c in manual]
         # a pinned host buffer the data is read into (modded-nanogpt: ``torch.empty(n, dtype=torch.uint16, pin_memory=True)``
         # then ``f.readinto(tokens.numpy())`` and ``tokens.cuda(non_blocking=True)``)
+        # (a token-ish name alone is not enough: a parameter chunk's ``self.cpu_shard = torch.empty(self.shard_size, ...,
+        # pin_memory=self.pin_memory)`` in ZeRO code is a shard of weights; the data buffer is read from a file where it is made)
+        readers = _file_read_funcs(f)
         buffers = [c for c in f.calls("torch.empty", "torch.zeros", "torch.ones", "torch.empty_strided")
                    if _pinned_kw(c.kwargs.get("pin_memory")) and not _in_tests(c.path)
-                   and (_PIN_FUNCS.search(c.func or "") or _TOKENISH.search(f"{c.text} {c.func or ''}") or "data" in c.path.lower())]
+                   and (_PIN_FUNCS.search(c.func or "") or "data" in c.path.lower()
+                        or (_TOKENISH.search(f"{c.text} {c.func or ''}") and (c.path, c.func) in readers))]
         pinned += [_ev(c, key=f"{c.name}(pin_memory=)", value=True) for c in buffers]
         if pinned and not unpinned:
             return Outcome(U, _unique_ev(pinned), "training batches are pinned", {"pin_memory": True})
@@ -1995,6 +2096,13 @@ class F3PinMemory(_DataCheck):
         if unpinned:
             return Outcome(N, _unique_ev(unpinned), "training loader without pin_memory", {"pin_memory": False})
         return Outcome(N, [], "no data loader found to pin", {})
+
+
+def _file_read_funcs(f: Facts) -> set[tuple[str, str | None]]:
+    """Functions that read file bytes into memory (``f.readinto(tokens.numpy())``, ``np.fromfile``, ``torch.from_file``,
+    ``np.memmap``, ``os.pread``): where a token buffer is filled, unlike a parameter shard copied between devices."""
+    return {(c.path, c.func) for c in f.calls("readinto", "pread", "os.pread", "fromfile", "numpy.fromfile", "np.fromfile",
+                                              "torch.from_file", "numpy.memmap", "np.memmap", "frombuffer")}
 
 
 def _pinned_kw(v: Any) -> bool:
