@@ -84,6 +84,11 @@ def _is_train(c: Call) -> bool:
     The most specific hint decides: the assigned name or the dataset argument (``val_loader = ...``,
     ``DataLoader(eval_ds)``), then the enclosing function (``val_dataloader``), then the file name (``eval.py``).
     """
+    return _role_hint(c) is not False
+
+
+def _role_hint(c: Call) -> bool | None:
+    """True/False when a name around the call says training/evaluation (:func:`_is_train`), None when nothing does."""
     idx = c.text.find(c.short)
     prefix = c.text[:idx] if idx >= 0 else ""
     target = prefix.split("=")[0] if "=" in prefix else ""
@@ -94,7 +99,17 @@ def _is_train(c: Call) -> bool:
             return False
         if any(_TRAIN.search(h) for h in hints):
             return True
-    return True
+    return None
+
+
+def _serves_evaluation_only(f: Facts, c: Call) -> bool:
+    """A loader built in a helper with no role of its own (InternEvo's ``get_dpsampler_dataloader(..., pin_memory=False)``)
+    whose every call outside tests builds an evaluation loader (``val_dls[name] = get_dpsampler_dataloader(...)`` in
+    ``build_valid_loader_with_data_type``): its settings are not the training loader's."""
+    if not c.func or c.func.startswith("__") or _role_hint(c) is not None:
+        return False
+    callers = [x for x in f.calls(c.func) if x.short == c.func and x.func != c.func and not _in_tests(x.path)]
+    return bool(callers) and all(_role_hint(x) is False for x in callers)
 
 
 #: a trainer fed by another process through files both map with ``torch.from_file(..., shared=True)``: the backend packs a
@@ -401,7 +416,7 @@ def training_loaders(ctx: Context) -> list[_Loader]:
     for c in calls:
         real = id(c) in real_ids
         props = {n: _call_prop(f, c, n, real, skip) for n in ("num_workers", "pin_memory", "prefetch_factor")}
-        out.append(_Loader(c, "torch" if real else "wrapper", _is_train(c), props))
+        out.append(_Loader(c, "torch" if real else "wrapper", _is_train(c) and not _serves_evaluation_only(f, c), props))
     hf = [h for h in _hf_sites(f) if not inputs_replaced(f, h)]
     if hf and not overrides_hf:
         site = next((h for h in hf if h.path in ctx.project.training_files), hf[0])  # not an inference script's Trainer
@@ -2054,6 +2069,24 @@ class F3PinMemory(_DataCheck):
         Example(_OFFLOAD_PIN, U, "a loader's pin_memory handed on from its config; offload buffers' pin_memory=False is not the loader's"),
         Example(_PLUGIN_LOADER, N, "a library helper's pin_memory parameter defaults to False and no caller passes it; pinned parameter chunks are not batches"),
         Example({**_PLUGIN_LOADER, "train.py": _PLUGIN_LOADER_CALL}, U, "the helper's caller passes pin_memory=True"),
+        Example({  # InternEvo: the generic loader helper that pins nothing serves only the validation loaders
+            "internlm/data/tokenized/batch_sampler.py": (
+                "from torch.utils.data import DataLoader\n\n\n"
+                "def get_dpsampler_dataloader(dataset, shuffle=False, seed=1024, drop_last=False, pin_memory=False, num_workers=0, **kwargs):\n"
+                "    return DataLoader(dataset, shuffle=shuffle, drop_last=drop_last, pin_memory=pin_memory,\n"
+                "                      num_workers=num_workers, **kwargs)\n"),
+            "internlm/data/build_dataloader.py": (
+                "from torch.utils.data import DataLoader\n\nfrom internlm.data.tokenized.batch_sampler import get_dpsampler_dataloader\n\n\n"
+                "def build_train_loader_with_data_type(data_cfg, train_ds, train_sampler, train_collate_fn):\n"
+                "    train_dl = DataLoader(\n        dataset=train_ds,\n        batch_sampler=train_sampler,\n"
+                "        num_workers=data_cfg.get(\"num_worker\", 4),\n        pin_memory=True,\n        collate_fn=train_collate_fn,\n    )\n"
+                "    return train_dl\n\n\n"
+                "def build_valid_loader_with_data_type(data_cfg, val_datasets, valid_collate_fn):\n    val_dls = {}\n"
+                "    for val_name, ds in val_datasets.items():\n"
+                "        val_dls[val_name] = get_dpsampler_dataloader(\n            ds,\n            shuffle=False,\n"
+                "            num_workers=data_cfg.get(\"num_worker\", 0),\n            collate_fn=valid_collate_fn,\n        )\n"
+                "    return val_dls\n"),
+        }, U, "a helper whose every caller builds a validation loader is not a training loader"),
         Example({**_OFFLOAD_PIN, "pkg/arguments.py": _OFFLOAD_PIN["pkg/arguments.py"].replace(
             "pin_memory: bool = field(default=True)", "pin_memory: bool = field(default=False)")}, N,
                 "the same loader with its config's pin_memory off"),
