@@ -203,7 +203,9 @@ def _side_loader(c: Call) -> bool:
         return True  # a loader of a preprocessing/conversion script (llm-foundry data_prep/convert_dataset_hf.py) feeds a writer
     first = c.args[0] if c.args else c.kwargs.get("dataset")
     target = c.text.split("=", 1)[0] if "=" in c.text.split("(", 1)[0] else ""
-    return bool(_MOCK.search(_text(first) if first is not None else "") or _MOCK.search(target))
+    # (or built by a mock-data helper: Megatron-LM's ``get_mock_vlm_dataloader(..., num_workers=0)`` in ``data/mock.py``)
+    return bool(_MOCK.search(_text(first) if first is not None else "") or _MOCK.search(target) or _MOCK.search(c.func or "")
+                or _MOCK.search(c.path.rsplit("/", 1)[-1][:-3] if c.path.endswith(".py") else ""))
 
 
 def _loader_calls(f: Facts) -> list[Call]:
@@ -1498,6 +1500,19 @@ class F1NumWorkers(_DataCheck):
             "if args.debug:\n    train_loader = DataLoader(train_ds, batch_size=2, num_workers=0)\n"
             "else:\n    train_loader = DataLoader(train_ds, batch_size=32, num_workers=8, pin_memory=True)\n"
             "mock_loader = DataLoader(MockDataset(1024), batch_size=32, num_workers=0)\n")}, U, "debug branch and mock loader ignored"),
+        Example({  # Megatron-LM's MIMO example: a mock-data helper whose num_workers parameter defaults to 0
+            "examples/mimo/data/mock.py": (
+                "from torch.utils.data import DataLoader\n\n\n"
+                "def get_mock_vlm_dataloader(batch_size: int = 8, dataset_size: int = 100, num_workers: int = 0) -> DataLoader:\n"
+                "    dataset = MockVLMDataset(size=dataset_size)\n"
+                "    dataloader = DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=num_workers)\n"
+                "    return dataloader\n"),
+            "examples/mimo/train.py": (
+                "from torch.utils.data import DataLoader\n\nfrom examples.mimo.data.mock import get_mock_vlm_dataloader\n\n\n"
+                "def build_train_loader(train_ds, args):\n"
+                "    return DataLoader(train_ds, batch_size=args.micro_batch_size, num_workers=8, pin_memory=True)\n\n\n"
+                "def build_mock_loader(args):\n    return get_mock_vlm_dataloader(batch_size=args.micro_batch_size)\n"),
+        }, U, "a mock-data helper's loader is not the training setting"),
         Example({"src/nanotron/dataloader.py": (  # a parameter set to 0 only on ranks that take no input is not the setting
             "from torch.utils.data import DataLoader\n"
             "def get_train_dataloader(train_dataset, input_pp_rank, dataloader_num_workers: int, dataloader_pin_memory: bool = True):\n"
