@@ -325,9 +325,35 @@ def section_flag_off(facts: Facts, call: Any) -> list[Any]:
     (``if args.train.wandb.enable:`` with ``WandbConfig.enable`` defaulting to False; see :func:`typed_field_state`)."""
     for holder, name, neg in _typed_chain_flags(getattr(call, "guard", None)):
         state, sites = typed_field_state(facts, holder, name)
+        if state is None:
+            state, sites = defaulted_section_state(facts, holder, name)
         if state is not None and state is neg:
             return sites
     return []
+
+
+def defaulted_section_state(facts: Facts, holder: str, name: str) -> tuple[bool | None, list[Any]]:
+    """A flag of a config section that the project's config validation fills in with a default:
+    ``cfg.fsdp_config.cpu_offload = cfg.fsdp_config.get("cpu_offload", False)`` (an OmegaConf/dict section completed
+    in code, so a YAML names only what it changes). The state is that default when every assignment to
+    ``<section>.<flag>`` is such a read of the same key with the same default, outside any ``if``, and no config file
+    sets ``<section>.<flag>`` to another value; None otherwise."""
+    assigns = facts.attr_assigns(f"{holder}.{name}")
+    if not assigns:
+        return None, []
+    read = re.compile(rf"""\s*[\w.]*\b{re.escape(holder)}\.get\(\s*["']{re.escape(name)}["']\s*,\s*(False|None|0|True)\s*\)\s*$""")
+    states: set[bool | None] = set()
+    for a in assigns:
+        m = read.match(a.value.text or "") if isinstance(a.value, Expr) else None
+        if m is None or a.guard:
+            return None, []
+        states.add(truthy(m.group(1)))
+    if len(states) != 1:
+        return None, []
+    state = states.pop()
+    if state is None or any(truthy(e.value) is not state for e in facts.config(f"{holder}.{name}")):
+        return None, []
+    return state, list(assigns)
 
 
 def _typed_chain_flags(guard: str | None) -> list[tuple[str, str, bool]]:
