@@ -591,10 +591,15 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     return p
 
 
+#: a stand-in that says it is one: a scratch path (``model_path="/tmp/dummy_gr00t_checkpoint"`` to build a policy for its
+#: config only), a dummy/fake/mock checkpoint, or the ``"test-model"`` label of an OpenAI-compatible response
+_STAND_IN_NAME = re.compile(r"^/(var/)?tmp/|(^|[/_-])(dummy|fake|mock)([/_-]|$)|^test[-_]?model$", re.I)
+
+
 def _model_like(name: str, rejected: set[str]) -> bool:
-    """A value that can name a trained checkpoint: no placeholder, estimator, hosted API model, key name or run label."""
+    """A value that can name a trained checkpoint: no placeholder, stand-in, estimator, hosted API model, key name or run label."""
     return not _PLACEHOLDER_NAME.search(name) and not _ESTIMATOR_NAME.match(name) and name not in rejected \
-        and not _HOSTED_NAME.match(name) and not _KEY_OR_RUN_NAME.match(name)
+        and not _HOSTED_NAME.match(name) and not _KEY_OR_RUN_NAME.match(name) and not _STAND_IN_NAME.search(name)
 
 
 def _path_names_model(named: list[tuple[str, str]], paths: frozenset[str] | set[str], counts: dict[str, int]) -> bool:

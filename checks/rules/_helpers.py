@@ -398,9 +398,35 @@ def section_flag_off(facts: Facts, call: Any) -> list[Any]:
     (``if args.train.wandb.enable:`` with ``WandbConfig.enable`` defaulting to False; see :func:`typed_field_state`)."""
     for holder, name, neg in _typed_chain_flags(getattr(call, "guard", None)):
         state, sites = typed_field_state(facts, holder, name)
+        if state is None:
+            state, sites = defaulted_section_state(facts, holder, name)
         if state is not None and state is neg:
             return sites
     return []
+
+
+def defaulted_section_state(facts: Facts, holder: str, name: str) -> tuple[bool | None, list[Any]]:
+    """A flag of a config section that the project's config validation fills in with a default:
+    ``cfg.fsdp_config.cpu_offload = cfg.fsdp_config.get("cpu_offload", False)`` (an OmegaConf/dict section completed
+    in code, so a YAML names only what it changes). The state is that default when every assignment to
+    ``<section>.<flag>`` is such a read of the same key with the same default, outside any ``if``, and no config file
+    sets ``<section>.<flag>`` to another value; None otherwise."""
+    assigns = facts.attr_assigns(f"{holder}.{name}")
+    if not assigns:
+        return None, []
+    read = re.compile(rf"""\s*[\w.]*\b{re.escape(holder)}\.get\(\s*["']{re.escape(name)}["']\s*,\s*(False|None|0|True)\s*\)\s*$""")
+    states: set[bool | None] = set()
+    for a in assigns:
+        m = read.match(a.value.text or "") if isinstance(a.value, Expr) else None
+        if m is None or a.guard:
+            return None, []
+        states.add(truthy(m.group(1)))
+    if len(states) != 1:
+        return None, []
+    state = states.pop()
+    if state is None or any(truthy(e.value) is not state for e in facts.config(f"{holder}.{name}")):
+        return None, []
+    return state, list(assigns)
 
 
 def _typed_chain_flags(guard: str | None) -> list[tuple[str, str, bool]]:
@@ -719,12 +745,45 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
             # only forwards took effect: they shadowed the code defaults they carry (``autocast_precision: Optional[DType] = None``)
             settings = rest or [x for x in facts.settings(name) if x.source in ("field-default", "argparse-default")
                                 and not isinstance(x.value, Expr) and not _TEST_FILE.search(x.path)]
+        settings = _defaulted_attrs(facts, settings)
         if not settings or any(isinstance(x.value, (Expr, list, tuple, dict)) for x in settings):
             continue
         held = [_holds(op, x.value, right) for x in settings]
         if all(h is False for h in held):
             return settings
     return []
+
+
+#: ``cfg.algorithm.get("entropy_op_type", "flash_attn")``: a config read with a constant default
+_DEFAULTED_GET = re.compile(r"""\s*[\w.]+\.get\(\s*["'](\w+)["']\s*,\s*(?:"([^"]*)"|'([^']*)'|(-?\d+(?:\.\d+)?))\s*\)\s*$""")
+
+
+def _defaulted_attrs(facts: Facts, settings: list[Setting]) -> list[Setting]:
+    """Replace a call keyword that hands on an attribute of its own object (``op_type=self.entropy_op_type``) by that
+    attribute's assignments in the same file, when every one reads a config key with a constant default outside any ``if``
+    (``self.entropy_op_type = cfg.algorithm.get("entropy_op_type", "flash_attn")``) and nothing in the repository sets the
+    key (no config, launch, option or code default): each stands for its default. Kept as is otherwise."""
+    out: list[Setting] = []
+    for x in settings:
+        v = x.value
+        m = re.fullmatch(r"self\.(\w+)", v.text or "") if isinstance(v, Expr) and x.source == "call" else None
+        if m is None:
+            out.append(x)
+            continue
+        attr = m.group(1)
+        assigns = [a for a in facts.attr_assigns(attr) if a.path == x.path and a.target == f"self.{attr}"]
+        values: list[Setting] = []
+        for a in assigns:
+            g = _DEFAULTED_GET.match(a.value.text or "") if isinstance(a.value, Expr) and not a.guard else None
+            if g is None or facts.settings(g.group(1)) or facts.config(g.group(1)):
+                values = []
+                break
+            num = g.group(4)
+            const: Any = (float(num) if "." in num else int(num)) if num is not None else (
+                g.group(2) if g.group(2) is not None else g.group(3))
+            values.append(Setting(attr, const, a.path, a.line, "assign", a.text, f"{attr}", 2))
+        out += values or [x]
+    return out
 
 
 _ARGS_CHAIN = re.compile(r"(?:^|\.)(?:args|cfg|config|opt|opts|hparams)\.([A-Za-z_][\w.]*)$")

@@ -1229,6 +1229,27 @@ _POPPED_OFFLOAD = {
         "            enable_fsdp_offload=args.train.accelerator.fsdp_config.offload,\n        )\n"),
 }
 
+# RLinf: the config validation fills each unset key of the run's OmegaConf section with its default
+# (``cfg.fsdp_config.cpu_offload = cfg.fsdp_config.get("cpu_offload", False)``); the FSDP2 wrapper builds its offload policy
+# in a conditional expression on that key
+_DEFAULTED_OFFLOAD = {
+    "pkg/config.py": (
+        "from omegaconf import DictConfig, open_dict\n\n\ndef validate_fsdp_cfg(cfg: DictConfig) -> DictConfig:\n"
+        "    with open_dict(cfg):\n"
+        "        cfg.fsdp_config.strategy = cfg.fsdp_config.get(\"strategy\", \"fsdp2\")\n"
+        "        cfg.fsdp_config.cpu_offload = cfg.fsdp_config.get(\"cpu_offload\", False)\n"
+        "        cfg.fsdp_config.offload_pin_memory = cfg.fsdp_config.get(\"offload_pin_memory\", False)\n"
+        "    return cfg\n"),
+    "pkg/fsdp2.py": (
+        "from torch.distributed.fsdp import CPUOffloadPolicy, OffloadPolicy, fully_shard\n\n\nclass FSDP2Strategy:\n"
+        "    def wrap_model(self, model, device_mesh):\n        offload_policy = (\n"
+        "            CPUOffloadPolicy(pin_memory=self.cfg.fsdp_config.offload_pin_memory)\n"
+        "            if self.cfg.fsdp_config.cpu_offload\n            else OffloadPolicy()\n        )\n"
+        "        for layer in model.model.layers:\n"
+        "            fully_shard(layer, mesh=device_mesh, offload_policy=offload_policy)\n"
+        "        return fully_shard(model, mesh=device_mesh, offload_policy=offload_policy)\n"),
+}
+
 @register
 class C4Offload(Check):
     id = "C4"
@@ -1310,6 +1331,10 @@ class C4Offload(Check):
         Example({**_POPPED_OFFLOAD, "pkg/arguments.py": _POPPED_OFFLOAD["pkg/arguments.py"].replace(
             "offload: bool = field(default=False)", "offload: bool = field(default=True)")}, U,
                 "the same keyword with the section's offload on by default"),
+        Example(_DEFAULTED_OFFLOAD, N, "an offload policy chosen on a section key the config validation defaults to False"),
+        Example({**_DEFAULTED_OFFLOAD, "examples/grpo_fsdp.yaml": (
+            "actor:\n  fsdp_config:\n    strategy: fsdp2\n    cpu_offload: true\n")}, U,
+                "a shipped recipe turns the section key on"),
         Example({**_OFFLOAD_KEY, "examples/llama_8b_offload.yaml": (
             "distributed:\n  strategy: fsdp2\n  offload_policy:\n    pin_memory: true\n")}, U,
                 "a shipped recipe names the key"),

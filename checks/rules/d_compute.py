@@ -1325,6 +1325,23 @@ def liger_sites(f: Facts) -> tuple[list, list, list]:
     return used, half, off_
 
 
+# RLinf: the log-prob helper dispatches on an op-type string; the actor hands it an attribute read from the run's config
+# with a default ("flash_attn"), so the Liger branch runs only for a run that names "liger_kernel"
+_LIGER_OP_UTILS = (
+    "import torch.nn.functional as F\n\n\n"
+    "def logprobs_from_logits_liger_kernel(logits, labels):\n"
+    "    from liger_kernel.transformers.cross_entropy import LigerCrossEntropyLoss\n\n"
+    "    loss_func = LigerCrossEntropyLoss(reduction=\"none\")\n    return -loss_func(logits, labels)\n\n\n"
+    "def compute_logprobs_from_logits(logits, target, op_type=\"torch\"):\n"
+    "    if op_type == \"liger_kernel\":\n        return logprobs_from_logits_liger_kernel(logits, target)\n"
+    "    return -F.cross_entropy(logits, target, reduction=\"none\")\n")
+_LIGER_OP_ACTOR = (
+    "from pkg.utils import compute_logprobs_from_logits\n\n\nclass Actor:\n    def __init__(self, cfg):\n"
+    "        self.cfg = cfg\n        self.entropy_op_type = cfg.algorithm.get(\"entropy_op_type\", \"flash_attn\")\n\n"
+    "    def compute_logprobs(self, logits, target):\n"
+    "        return compute_logprobs_from_logits(logits, target, op_type=self.entropy_op_type)\n")
+
+
 @register
 class D5Liger(Check):
     id = "D5"
@@ -1374,6 +1391,10 @@ class D5Liger(Check):
             "base_model: meta-llama/Llama-3.1-8B\nplugins:\n  - axolotl.integrations.liger.LigerPlugin\nliger_rope: true\n"
             "liger_rms_norm: true\nliger_glu_activation: true\nliger_fused_linear_cross_entropy: true\n")}, U, "axolotl plugin"),
         Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-3.1-8B\nuse_liger_kernel: false\n"}, N, "disabled"),
+        Example({"pkg/utils.py": _LIGER_OP_UTILS, "pkg/actor.py": _LIGER_OP_ACTOR}, N,
+                "a Liger loss behind an op-type string the actor reads from the config with another default"),
+        Example({"pkg/utils.py": _LIGER_OP_UTILS, "pkg/actor.py": _LIGER_OP_ACTOR,
+                 "examples/grpo.yaml": "algorithm:\n  entropy_op_type: liger_kernel\n"}, U, "a recipe picks the Liger op type"),
         Example({  # ms-swift: the patch helper runs only under the argument class's use_liger_kernel, default False
             "mylib/arguments.py": _LIGER_ARGS.format(on=False), "mylib/tuner.py": _LIGER_TUNER}, N, "patch helper behind a flag that is off"),
         Example({"mylib/arguments.py": _LIGER_ARGS.format(on=True), "mylib/tuner.py": _LIGER_TUNER}, U, "patch helper behind a flag that is on"),
