@@ -9,7 +9,9 @@ recording views (:class:`Recorder`):
 - a read of a whole record list (``calls``, ``suppressed``, ...) or an iteration over an index is
   recorded as ``("*", kind)``;
 - a read of a file's own facts (``facts.files[p].assigns``, iteration over the files) is recorded as
-  ``("f", path, attribute)``.
+  ``("f", path, attribute)``;
+- the order of the records filed under some keys of an index (``Facts._in_order`` merging two index answers in
+  repository order) is recorded as ``("<", index, *keys)``: a file's share is its records under those keys, in its order.
 
 The *structure* (which files have facts, in scan order) is never recorded: any added, removed or
 renamed file, or one that turns from parsed to skipped, ends the reuse.
@@ -211,6 +213,14 @@ class _Shared(dict):  # type: ignore[type-arg]
             self._rec._close(key)
         dict.__setitem__(self, key, value)
 
+    def note_order(self, index: str, keys: Iterable[str]) -> None:
+        """``Facts._in_order`` read the order of the records filed under ``keys`` in ``index`` (and nothing else of the
+        files it touched)."""
+        if index not in INDEX_KIND:
+            self._rec.unsound = f"an order read of the facts' {index!r}"
+            return
+        self._rec._target.add(("<", index, *sorted(set(keys))))
+
     def setdefault(self, key: str, default: Any = None) -> Any:
         if key in self._known:
             self._rec.unsound = f"setdefault on the facts' {key!r}"
@@ -374,13 +384,23 @@ def _attr(ff: FileFacts, name: str) -> Any:
     return _whole(ff, name) if name == "suppressed" else getattr(ff, name)
 
 
+def _answer(s: dict[str, Any], d: Dep) -> Any:
+    """The answer of the index read ``d`` in the facts' dict ``s`` (of one file's facts, or of a scan's): the records
+    under a key, or (``("<", index, *keys)``) the records under those keys in repository order."""
+    if d[0] != "<":
+        return dict.__getitem__(s, d[0]).get(d[1], ())
+    idx = dict.__getitem__(s, d[1])
+    members = {id(x) for k in d[2:] for x in idx.get(k, ())}
+    return [x for x in dict.__getitem__(s, INDEX_KIND[d[1]]) if id(x) in members] if members else ()
+
+
 def _path_of(x: Any) -> str:
     return x[0].path if isinstance(x, tuple) else x.path  # launch_args_by_key files (launch, key, value)
 
 
 def share_hashes(deps: set[Dep], facts: list[Facts], known: Mapping[Dep, Mapping[str, bytes]] | None = None,
                  fresh: Mapping[str, FileFacts] | None = None) -> dict[Dep, dict[str, bytes]]:
-    """For each read of an index (``(index, key)``), the hash of every file's non-empty share of its answer (``facts``:
+    """For each read of an index (``(index, key)``, ``("<", index, *keys)``), the hash of every file's non-empty share of its answer (``facts``:
     the Facts the reads went to). Reads of whole kinds and of files' attributes are hashed by :func:`file_digests`.
 
     ``known``: the hashes of the last log, whose shares of the files not in ``fresh`` (path -> facts: every file that was
@@ -401,14 +421,14 @@ def share_hashes(deps: set[Dep], facts: list[Facts], known: Mapping[Dep, Mapping
                 f1 = one.get(p)
                 if f1 is None:
                     f1 = one[p] = Facts([ff])
-                xs = dict.__getitem__(f1._s, d[0]).get(d[1], ())
+                xs = _answer(f1._s, d)
                 if xs:
                     h[p] = _digest(list(xs))
             out[d] = h
             continue
         by_path: dict[str, list[Any]] = {}
         for f in facts:
-            for x in dict.__getitem__(f._s, d[0]).get(d[1], ()):
+            for x in _answer(f._s, d):
                 by_path.setdefault(_path_of(x), []).append(x)
         out[d] = {p: _digest(xs) for p, xs in by_path.items()}
     return out
@@ -447,7 +467,7 @@ def unchanged(log: Mapping[str, Any], changed: Mapping[str, FileFacts]) -> str |
     one = {p: Facts([ff]) for p, ff in changed.items()}
     for d, by_path in log["hashes"].items():
         for p in changed:
-            xs = dict.__getitem__(one[p]._s, d[0]).get(d[1], ())
+            xs = _answer(one[p]._s, d)
             new = _digest(list(xs)) if xs else None
             if new != by_path.get(p):
                 return f"{p}: {d[0]} {d[1]!r}"
@@ -488,7 +508,7 @@ def dirty_reads(log: Mapping[str, Any], changed: Mapping[str, FileFacts], deps: 
                 f = one.get(p)
                 if f is None:
                     f = one[p] = Facts([ff])
-                xs = dict.__getitem__(f._s, d[0]).get(d[1], ())
+                xs = _answer(f._s, d)
                 if (_digest(list(xs)) if xs else None) != by_path.get(p):
                     out.add(d)
                     break
