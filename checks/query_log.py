@@ -11,7 +11,9 @@ recording views (:class:`Recorder`):
 - a read of a file's own facts (``facts.files[p].assigns``, iteration over the files) is recorded as
   ``("f", path, attribute)``;
 - the order of the records filed under some keys of an index (``Facts._in_order`` merging two index answers in
-  repository order) is recorded as ``("<", index, *keys)``: a file's share is its records under those keys, in its order.
+  repository order) is recorded as ``("<", index, *keys)``: a file's share is its records under those keys, in its order;
+- a named selection of the calls (``Facts.calls_selected``) is recorded as ``("#", selection)``: a file's share is its
+  calls that pass, in its order.
 
 The *structure* (which files have facts, in scan order) is never recorded: any added, removed or
 renamed file, or one that turns from parsed to skipped, ends the reuse.
@@ -32,7 +34,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .facts.store import Facts, _norm_key
+from .facts.store import CALL_SELECTIONS, Facts, _norm_key
 from .facts.types import RECORD_LISTS, FileFacts
 
 __all__ = ["Recorder", "attributes", "code_version", "dirty_reads", "file_digests", "share_hashes", "unchanged"]
@@ -213,6 +215,10 @@ class _Shared(dict):  # type: ignore[type-arg]
             self._rec._close(key)
         dict.__setitem__(self, key, value)
 
+    def note_selection(self, selection: str) -> None:
+        """``Facts.calls_selected`` read that selection of every file's calls (and nothing else of them)."""
+        self._rec._target.add(("#", selection))
+
     def note_order(self, index: str, keys: Iterable[str]) -> None:
         """``Facts._in_order`` read the order of the records filed under ``keys`` in ``index`` (and nothing else of the
         files it touched)."""
@@ -367,14 +373,18 @@ def _whole(ff: FileFacts, kind: str) -> Any:
     return getattr(ff, kind)
 
 
-def keyset(ff: FileFacts, index: str) -> list[str]:
-    """A file's share of an index's key set (:data:`KEYSETS`): its own keys, in the order they first appear in it."""
+def keyset(ff: FileFacts, index: str) -> list[Any]:
+    """A file's share of an index's key set (:data:`KEYSETS`): its own keys, in the order they first appear in it; or
+    of a selection of the calls (:data:`checks.facts.store.CALL_SELECTIONS`): its calls that pass, in its order."""
     if index == "calls_by_short":
         return list(dict.fromkeys(c.name.rsplit(".", 1)[-1] for c in ff.calls))
     if index == "call_short_of":
         return list(dict.fromkeys(c.name for c in ff.calls))
     if index == "calls_by_kw":
         return list(dict.fromkeys(_norm_key(k) for c in ff.calls if c.kwargs for k in c.kwargs))
+    if index in CALL_SELECTIONS:
+        test = CALL_SELECTIONS[index]
+        return [c for c in ff.calls if test(c)]
     raise KeyError(index)
 
 

@@ -102,6 +102,20 @@ def _pattern_key(p: str) -> str | None:
 _TRAIN_ENTRY = re.compile(r"(?i)^(pre)?train(ing)?$|^finetune$|^fine_tune$|^run_training$")
 
 
+def _registry_shape(c: Call) -> bool:
+    """A call that may be a registry entry: two or more positional arguments, a string among them and a reference
+    (``ComponentEntity("model", "compiled", maybe_model_list(ModelFactory.get_compiled_model), ...)``)."""
+    return len(c.args) >= 2 and any(isinstance(a, str) for a in c.args) and any(isinstance(a, Expr) for a in c.args)
+
+
+#: named selections of the calls by their own fields (:meth:`Facts.calls_selected`): a file's share of one is its calls
+#: that pass, in its order (see :mod:`checks.query_log`), so an edit of any other call leaves the selection's readers clean
+CALL_SELECTIONS: dict[str, Callable[[Call], bool]] = {
+    "registry_shape": _registry_shape,
+    "string_args": lambda c: any(isinstance(a, str) for a in c.args) or any(isinstance(v, str) for v in c.kwargs.values()),
+}
+
+
 @lru_cache(maxsize=1 << 16)  # a repository has a few thousand distinct keys, asked for millions of times
 def _norm_key(k: str) -> str:
     return k.strip().lower().replace("-", "_")
@@ -258,6 +272,29 @@ class Facts:
 
     def calls_with_kw(self, kw: str) -> list[Call]:
         return self._keep(self._s["calls_by_kw"].get(_norm_key(kw), []))
+
+    def calls_selected(self, selection: str) -> list[Call]:
+        """Every call that passes :data:`CALL_SELECTIONS` ``[selection]``, in repository order (``records("calls")``
+        filtered; a recording of the reads sees this selection of each file's calls read, not every call)."""
+        test = CALL_SELECTIONS[selection]
+        note = getattr(self._s, "note_selection", None)
+        if note is not None:
+            note(selection)
+            calls = dict.__getitem__(self._s, "calls")
+        else:
+            calls = self._s["calls"]
+        return self._keep(c for c in calls if test(c))
+
+    def calls_prefixed(self, prefixes: tuple[str, ...]) -> list[Call]:
+        """Every call whose name starts with one of ``prefixes``, in repository order (``records("calls")`` filtered by
+        name), found through the distinct call names and the calls filed under their last segments."""
+        names = {n for n in self._s["call_short_of"] if n.startswith(prefixes)}
+        if not names:
+            return []
+        by_short = self._s["calls_by_short"]
+        shorts = {n.rsplit(".", 1)[-1] for n in names}
+        pools = [[c for c in by_short[short] if c.name in names] for short in shorts]
+        return self._keep(pools[0] if len(pools) == 1 else self._in_order("calls", pools, "calls_by_short", shorts))
 
     def call_keywords(self) -> list[str]:
         """Every keyword any call passes, normalised as :meth:`calls_with_kw` takes it, in order of first appearance (a
