@@ -220,15 +220,21 @@ def parse_files(
 
 
 def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorder: Recorder | None = None,
-                context_recorder: Recorder | None = None) -> tuple[Facts, Facts, Roles]:
+                context_recorder: Recorder | None = None, reused: tuple[Roles, set[Any]] | None = None) -> tuple[Facts, Facts, Roles]:
     """The facts in scope, the facts of context files, and every file's role (see :mod:`checks.roles`).
 
     ``recorder``: record what the roles read, and every later read of the two Facts (see :mod:`checks.query_log`);
-    ``context_recorder``: record the reads of the context's facts apart (the context pass's, see :func:`_context_pass`)."""
+    ``context_recorder``: record the reads of the context's facts apart (the context pass's, see :func:`_context_pass`);
+    ``reused``: the roles of the last recorded audit with what they read then (:func:`_roles_reused`), used as they are."""
     by_path = {ff.path: ff for ff in parsed}  # a repeated path: the last wins, as in Facts
     if recorder is not None:
         recorder.begin("roles")
-    roles = classify_roles(recorder.files(by_path) if recorder is not None else by_path, training)
+    if reused is not None:
+        roles, deps = reused
+        if recorder is not None:
+            recorder.per["roles"] |= deps  # what they read then: a later edit of it is still seen
+    else:
+        roles = classify_roles(recorder.files(by_path, {"calls": "calls@roles"}) if recorder is not None else by_path, training)
     inside = [ff for ff in by_path.values() if roles.by_path[ff.path] in IN_SCOPE]
     outside = [ff for ff in by_path.values() if roles.by_path[ff.path] not in IN_SCOPE]
     facts = Facts(inside)
@@ -420,10 +426,13 @@ def audit_files(
     with _gc_ignores_existing():  # handed back to the collector at the end, whatever happens
         with _gc_paused():  # the facts and their indexes: a million objects without cycles (see _gc_paused)
             parsed = parse_files(files, options.cache, options.exclude, options.jobs, index, options.limits)
-            facts, context, roles = split_facts(parsed, options.training, recorder, ctx_recorder)
+            facts, context, roles = split_facts(parsed, options.training, recorder, ctx_recorder,
+                                                _roles_reused(parsed, index, prior) if recorder is not None else None)
             # parked before the collector is back on: its first collection would otherwise walk every new object (0.1 s)
             gc.freeze()
         main_log = _main_inputs(parsed, roles, index) if recorder is not None else None
+        if main_log is not None and recorder is not None:
+            main_log["roles_deps"] = set(recorder.per["roles"])
         kept = _main_reused(main_log, prior)
         if kept is None:
             if recorder is not None:
@@ -471,6 +480,25 @@ def _main_inputs(parsed: list[FileFacts], roles: Roles, index: TreeIndex | None)
     if any(k is None for _p, k in files):
         return None
     return {"files": files, "roles": deepcopy(roles)}
+
+
+def _roles_reused(parsed: list[FileFacts], index: TreeIndex | None, prior: dict[str, Any] | None) -> tuple[Roles, set[Any]] | None:
+    """The last recorded audit's roles and what :func:`checks.roles.classify_roles` read to make them, when it would make
+    the same again: every file is where it was (the same paths in the same order; the options and the code are the log's
+    key), at most :data:`REUSE_MAX` files changed, and none of its reads has another answer on the changed files."""
+    was = prior.get("main") if prior is not None else None
+    if index is None or prior is None or was is None or "roles_deps" not in was:
+        return None
+    if [ff.path for ff in parsed] != prior["paths"]:
+        return None
+    keys, old = index.keys(), prior["keys"]
+    changed = {ff.path: ff for ff in parsed if keys.get(ff.path) is None or keys[ff.path] != old.get(ff.path)}
+    if len(changed) > REUSE_MAX:
+        return None
+    deps: set[Any] = was["roles_deps"]
+    if changed and dirty_reads(prior, changed, deps):
+        return None
+    return deepcopy(was["roles"]), set(deps)
 
 
 def _main_reused(now: dict[str, Any] | None, prior: dict[str, Any] | None) -> tuple[Project, list[CheckResult], list[str]] | None:

@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from .facts.store import CALL_SELECTIONS, Facts, _norm_key
 from .facts.types import RECORD_LISTS, FileFacts
+from .roles import role_calls
 
 __all__ = ["Recorder", "attributes", "code_version", "dirty_reads", "file_digests", "share_hashes", "unchanged"]
 
@@ -50,6 +51,9 @@ WHOLE = frozenset(RECORD_LISTS) | {"suppressed"}
 #: indexes whose set of keys (in order of first appearance) is read apart from their records: iterating their keys is
 #: recorded as ``("#", index)``, whose share of a file is the file's own keys in that order (see :func:`keyset`)
 KEYSETS = {"calls_by_short": "calls", "call_short_of": "calls", "calls_by_kw": "calls"}
+#: what a consumer reads of a file's attribute, recorded as a read of its own (``("f", path, name)``, hashed as that
+#: view): the file roles read ``calls`` as :func:`checks.roles.role_calls`
+VIEWS: dict[str, Callable[[FileFacts], Any]] = {"calls@roles": role_calls}
 #: memos the facts keep (keys made after the facts were built) that accumulate what several consumers write, in order
 #: (``_majority``'s distributions): each consumer's writes are recorded, and replayed when its result is reused
 ACCUMULATORS = ("distribution",)
@@ -142,10 +146,11 @@ class Recorder:
         facts._s = _Shared(facts._s, self)
         return facts
 
-    def files(self, files: Mapping[str, FileFacts]) -> dict[str, Any]:
+    def files(self, files: Mapping[str, FileFacts], views: Mapping[str, str] | None = None) -> dict[str, Any]:
         """A view of ``path -> facts`` that records which attributes of which files are read (which paths exist is
-        the structure, never recorded: any change to it ends the reuse)."""
-        return {p: _File(ff, self) for p, ff in files.items()}
+        the structure, never recorded: any change to it ends the reuse). ``views``: attribute -> a name of
+        :data:`VIEWS`, read in its place (the roles read ``calls`` as ``calls@roles``)."""
+        return {p: _File(ff, self, views) for p, ff in files.items()}
 
 
 class _Acc(dict):  # type: ignore[type-arg]
@@ -335,20 +340,27 @@ class _File:
     """One file's facts, recording each attribute read (the first read of a name by a consumer keeps its value here:
     later reads of it are plain attribute reads until the next consumer begins, see :meth:`Recorder.begin`)."""
 
-    __slots__ = ("__dict__", "_ff", "_rec")
+    __slots__ = ("__dict__", "_ff", "_rec", "_views")
 
-    def __init__(self, ff: FileFacts, rec: Recorder) -> None:
+    def __init__(self, ff: FileFacts, rec: Recorder, views: Mapping[str, str] | None = None) -> None:
         object.__setattr__(self, "_ff", ff)
         object.__setattr__(self, "_rec", rec)
+        object.__setattr__(self, "_views", views)
 
     def __getattr__(self, name: str) -> Any:
         ff = object.__getattribute__(self, "_ff")
         rec: Recorder = object.__getattribute__(self, "_rec")
-        value = getattr(ff, name)
+        views = object.__getattribute__(self, "_views")
+        read = name
+        if views is not None and name in views:  # read in its place: what the consumer reads of that attribute
+            read = views[name]
+            value = VIEWS[read](ff)
+        else:
+            value = getattr(ff, name)
         if callable(value) or name.startswith("__"):
             rec.unsound = f"use of a file's facts {name!r}"  # not a recordable read
             return value
-        rec._target.add(("f", ff.path, name))
+        rec._target.add(("f", ff.path, read))
         if rec._stack:  # a memo being built: every read of it is recorded as the memo's
             return value
         d = object.__getattribute__(self, "__dict__")
@@ -389,6 +401,9 @@ def keyset(ff: FileFacts, index: str) -> list[Any]:
 
 
 def _attr(ff: FileFacts, name: str) -> Any:
+    view = VIEWS.get(name)
+    if view is not None:
+        return view(ff)
     if name.startswith("#"):
         return keyset(ff, name[1:])
     return _whole(ff, name) if name == "suppressed" else getattr(ff, name)
