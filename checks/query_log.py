@@ -424,15 +424,14 @@ def _path_of(x: Any) -> str:
 
 
 def share_hashes(deps: set[Dep], facts: list[Facts], known: Mapping[Dep, Mapping[str, bytes]] | None = None,
-                 fresh: Mapping[str, FileFacts] | None = None) -> dict[Dep, dict[str, bytes]]:
+                 fresh: Mapping[str, FileFacts] | None = None, paths: set[str] | None = None) -> dict[Dep, dict[str, bytes]]:
     """For each read of an index (``(index, key)``, ``("<", index, *keys)``), the hash of every file's non-empty share of its answer (``facts``:
     the Facts the reads went to). Reads of whole kinds and of files' attributes are hashed by :func:`file_digests`.
 
     ``known``: the hashes of the last log, whose shares of the files not in ``fresh`` (path -> facts: every file that was
     added or changed since; the others have the facts they had then) are kept, so a later audit hashes only what changed.
-    ``fresh`` None: every share is hashed."""
+    ``fresh`` None: every share is hashed. ``paths``: every file of ``facts`` (by default read from them)."""
     out: dict[Dep, dict[str, bytes]] = {}
-    paths: set[str] | None = None
     one: dict[str, Facts] = {}
     for d in deps:
         if d[0] in ("*", "f", "#"):
