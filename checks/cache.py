@@ -24,7 +24,7 @@ import os
 import pickle
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import fields
 from operator import attrgetter
@@ -212,17 +212,18 @@ class DirFactsCache:
                     "its pickled facts could run code when loaded (chmod 700 it, or choose another directory)"
                 )
         self.key = key if key is not None else _dir_key(self.dir, private)
-        self._packs: dict[str, _Pack] = {}  # by the scanned directory's real path
+        self._packs: dict[str, list[_Pack]] = {}  # by the scanned directory's real path: its parts (see save_tree)
 
     def _file(self, key: str) -> Path:
         return self.dir / key[:2] / key
 
     def get(self, key: str) -> FileFacts | None:
-        for pack in self._packs.values():
-            if key in pack.keys:
-                ff = pack.get(key, self.key)
-                if ff is not None:
-                    return ff
+        for packs in self._packs.values():
+            for pack in packs:
+                if key in pack.keys:
+                    ff = pack.get(key, self.key)
+                    if ff is not None:
+                        return ff
         try:
             with open(self._file(key), "rb") as fh:
                 blob = fh.read()
@@ -290,9 +291,8 @@ class DirFactsCache:
             self.put(k, ff)
         if not index.changed:
             return
-        pack = self._packs.get(index.root)
-        packed = pack.held() if pack is not None else frozenset()
-        payload = {"root": index.root, "version": index.version, "entries": index.new, "packed": packed}
+        parts = tuple(p.held() for p in self._packs.get(index.root, ()))
+        payload = {"root": index.root, "version": index.version, "entries": index.new, "parts": parts}
         self._write(self._tree_files(index.root)[0], lambda: _seal(payload, self.key, TREE_MAGIC))
 
     def open_tree(self, root: str | os.PathLike[str], version: str) -> TreeIndex:
@@ -306,42 +306,65 @@ class DirFactsCache:
         except OSError:
             blob = None
         data = _open(blob, self.key, TREE_MAGIC)
+        parts = data.get("parts") if isinstance(data, dict) else None
         if (isinstance(data, dict) and data.get("root") == real and data.get("version") == version
-                and isinstance(data.get("entries"), dict) and isinstance(data.get("packed"), frozenset)):
+                and isinstance(data.get("entries"), dict) and isinstance(parts, tuple) and len(parts) <= len(PARTS)
+                and all(isinstance(k, frozenset) for k in parts)):
             index.old = data["entries"]
-            self._packs[real] = _Pack(pack_file, real, data["packed"])
+            self._packs[real] = [_Pack(_part_file(pack_file, i), real, keys) for i, keys in enumerate(parts)]
         return index
 
     def packed(self, key: str) -> bool:
         """Whether ``key``'s facts come from a directory's pack (whose texts are shared already: one pickle)."""
-        return any(key in p.keys for p in self._packs.values())
+        return any(key in p.keys for packs in self._packs.values() for p in packs)
 
     def _available(self, key: str) -> bool:
-        return any(key in p.keys for p in self._packs.values()) or self._file(key).is_file()
+        return self.packed(key) or self._file(key).is_file()
 
-    def save_tree(self, index: TreeIndex, facts: dict[str, FileFacts], fresh: set[str]) -> None:
+    def save_tree(self, index: TreeIndex, facts: Mapping[str, FileFacts], fresh: set[str],
+                  part: Callable[[FileFacts], int] | None = None) -> None:
         """Record ``index`` for the next scan of its directory, with ``facts`` (every facts key of this scan, ``fresh``:
         those parsed now). The facts go into the directory's pack, rewritten when it misses or holds too many stale
-        entries; otherwise the few new ones are stored one file each, beside it."""
+        entries; otherwise the few new ones are stored one file each, beside it. ``part``: which of the pack's
+        :data:`PARTS` a file's facts go to (each part is one file, loaded on the first :meth:`get` of one of its keys:
+        an audit that needs only the files in scope never unpickles the tests')."""
         wanted = set(index.keys().values())
-        pack = self._packs.get(index.root)
-        packed = pack.held() if pack is not None else frozenset()
+        packs = self._packs.get(index.root, [])
+        packed = frozenset().union(*(p.held() for p in packs))
         missing = wanted - packed
         stale = packed - wanted
         idx_file, pack_file = self._tree_files(index.root)
-        if not packed or len(missing) > max(32, len(wanted) // 10) or len(stale) > max(32, len(packed) // 4):
-            content = {k: facts[k] for k in wanted if k in facts}
-            packed = frozenset(content)
-            self._write(pack_file, lambda: _seal({"root": index.root, "facts": content}, self.key, TREE_MAGIC))
-            self._packs[index.root] = _Pack(pack_file, index.root, packed, content)
+        lost = any(p.keys and not p.held() for p in packs)  # a part that failed to load: written again
+        if not packed or lost or len(missing) > max(32, len(wanted) // 10) or len(stale) > max(32, len(packed) // 4):
+            contents: list[dict[str, FileFacts]] = [{} for _ in PARTS]
+            for k in wanted:
+                if k in facts:
+                    ff = facts[k]
+                    contents[part(ff) if part is not None else 0][k] = ff
+            packs = []
+            for i, content in enumerate(contents):
+                target = _part_file(pack_file, i)
+                self._write(target, lambda c=content: _seal({"root": index.root, "facts": c}, self.key, TREE_MAGIC))
+                packs.append(_Pack(target, index.root, frozenset(content), content))
+            self._packs[index.root] = packs
         else:
             for k in missing & fresh:
                 if k in facts:
                     self.put(k, facts[k])
             if not index.changed:
                 return
-        payload = {"root": index.root, "version": index.version, "entries": index.new, "packed": packed}
+        parts = tuple(p.held() for p in packs)
+        payload = {"root": index.root, "version": index.version, "entries": index.new, "parts": parts}
         self._write(idx_file, lambda: _seal(payload, self.key, TREE_MAGIC))
+
+
+#: the parts of a directory's pack: the files in scope (and anything else), the files whose path alone puts them out of
+#: scope (tests, docs, CI, benchmarks: :func:`checks.roles.path_role`)
+PARTS = ("main", "context")
+
+
+def _part_file(pack_file: Path, i: int) -> Path:
+    return pack_file if i == 0 else pack_file.with_suffix(f".pack{i}")
 
 
 class _Pack:

@@ -22,7 +22,7 @@ from .facts.types import drop_tables, share_line_numbers
 from .model import CheckResult, Evidence, Outcome, Project, Status
 from .project import detect_project
 from .query_log import Recorder, attributes, code_version, dirty_reads, file_digests, share_hashes, unchanged
-from .roles import DOCS, IN_SCOPE, Roles, classify_roles
+from .roles import DOCS, IN_SCOPE, Roles, classify_roles, path_role
 from .sniff import VERSION as SNIFF_VERSION
 from .source import Limits, ReadStats, SourceError, Unread, iter_directory, iter_tarball, looks_like_archive
 from .tree_index import TreeIndex
@@ -30,7 +30,7 @@ from .tree_index import TreeIndex
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
 #: Bump when an extractor changes what it records: cached facts of older versions are ignored.
-FACTS_VERSION = 43
+FACTS_VERSION = 44
 
 
 class FactsCache(Protocol):
@@ -147,18 +147,20 @@ def build_facts(
 
 
 #: what a directory index of the facts cache is valid for (see :mod:`checks.tree_index`)
-TREE_VERSION = f"facts {FACTS_VERSION}, sniff {SNIFF_VERSION}, index 1"
+TREE_VERSION = f"facts {FACTS_VERSION}, sniff {SNIFF_VERSION}, index 2"
 
 
 def parse_files(
     files: Iterable[tuple[str, bytes | Unread]], cache: FactsCache | None = None, exclude: tuple[str, ...] = (), jobs: int = 1,
-    index: TreeIndex | None = None, limits: Limits | None = None,
+    index: TreeIndex | None = None, limits: Limits | None = None, later: _StandIns | None = None,
 ) -> list[FileFacts]:
     """Each file's facts, in scan order (see :func:`build_facts`).
 
     ``index``: the cache's record of the scanned directory (:func:`audit_path` with a cache that keeps one); files
     it vouches for arrive as :class:`~checks.source.Unread` and are read only when their facts are gone. The index
-    is saved with the facts of this scan at the end.
+    is saved with the facts of this scan at the end. ``later``: stand-ins for vouched files whose facts are in the
+    directory's pack, loaded when read (:class:`_Later`); the index is then saved by ``later.save()``, once the caller
+    has loaded those it reads (a part of the pack that fails to load is written again).
     """
     parsed: list[FileFacts] = []
     # equal source lines and keys across files share one string for the scan; a cache that carries its own table
@@ -174,6 +176,11 @@ def parse_files(
             if exclude and _excluded(path, exclude):
                 continue
             if isinstance(data, Unread):  # vouched for by the index: its facts, or its bytes after all
+                if later is not None and packed is not None and packed(data.key):
+                    stand_in = later.stand_in(path, data)
+                    if stand_in is not None:
+                        yield path, b"", stand_in, data.key
+                        continue
                 ff = cache.get(data.key) if cache is not None else None
                 if ff is not None:
                     yield path, b"", ff, data.key
@@ -215,20 +222,107 @@ def parse_files(
         drop_tables(strings)  # the keys it kept to share keyword mappings: every mapping is made
         save = getattr(cache, "save_tree", None)
         if index is not None and save is not None:
-            save(index, by_key, fresh_keys)
+            if later is not None:
+                later.save = lambda: save(index, _Loaded(by_key), fresh_keys, part=_pack_part)
+            else:
+                save(index, _Loaded(by_key), fresh_keys, part=_pack_part)
         return parsed
 
 
+def _pack_part(ff: FileFacts) -> int:
+    """The part of a directory's pack a file's facts go to (:data:`checks.cache.PARTS`): 1 for a file whose path alone
+    puts it out of scope (tests/, docs/, CI, benchmarks: :func:`checks.roles.path_role`), else 0."""
+    role = path_role(ff.path, ff.kind)[0]
+    return 1 if role is not None and role not in IN_SCOPE and role != DOCS else 0
+
+
+class _Later:
+    """A context file's facts, unchanged since the last recorded audit, loaded from the directory's pack on the first read
+    of anything but its path and its parse error (the last audit's: a function of the same content)."""
+
+    __slots__ = ("_cache", "_ff", "_index", "_limits", "_unread", "error", "path")
+
+    def __init__(self, path: str, unread: Unread, error: str | None, cache: FactsCache, index: TreeIndex, limits: Limits) -> None:
+        self.path, self.error, self._unread, self._cache, self._index, self._limits = path, error, unread, cache, index, limits
+        self._ff: FileFacts | None = None
+
+    def load(self) -> FileFacts:
+        if self._ff is None:
+            ff = self._cache.get(self._unread.key)
+            if ff is None:  # the pack was lost or spoilt since: its bytes after all, as parse_files does
+                data = self._unread.read(self._limits)
+                key = cache_key(self.path, data)
+                if key != self._unread.key:
+                    self._index.new[self.path] = (None, "k:" + key)
+                ff = extract_file(self.path, data)
+            self._ff = ff
+        return self._ff
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.load(), name)
+
+
+class _StandIns:
+    """For a full warm audit: a stand-in (:class:`_Later`) for each vouched file whose content is the one the last
+    recorded audit saw, with that audit's parse error for it; the audit loads the facts of those it reads, then saves
+    the directory's index (:attr:`save`, set by :func:`parse_files`)."""
+
+    def __init__(self, keys: dict[str, str], errors: dict[str, str], cache: FactsCache, index: TreeIndex, limits: Limits) -> None:
+        self.keys, self.errors, self.cache, self.index, self.limits = keys, errors, cache, index, limits
+        self.save: Callable[[], None] | None = None
+
+    def stand_in(self, path: str, unread: Unread) -> FileFacts | None:
+        if self.keys.get(path) != unread.key:
+            return None
+        return _Later(path, unread, self.errors.get(path), self.cache, self.index, self.limits)  # type: ignore[return-value]
+
+
+def _stand_ins(prior: dict[str, Any] | None, cache: FactsCache | None, index: TreeIndex | None, limits: Limits) -> _StandIns | None:
+    if prior is None or cache is None or index is None:
+        return None
+    derived = prior["audit"][4]
+    if not isinstance(derived, dict) or "parse_errors" not in derived:
+        return None
+    return _StandIns(prior["keys"], dict(derived["parse_errors"]), cache, index, limits)
+
+
+def _in_full(parsed: list[FileFacts], reused: tuple[Roles, set[Any]] | None) -> list[FileFacts]:
+    """``parsed`` with every stand-in loaded but those of context files when the roles are known (reused): the files in
+    scope and the docs are read by the overview and the checks; the context's by the context pass, if it runs."""
+    if reused is None:
+        return [_real(ff) for ff in parsed]
+    by_path = reused[0].by_path
+    return [ff if isinstance(ff, _Later) and by_path.get(ff.path) not in IN_SCOPE and by_path.get(ff.path) != DOCS
+            else _real(ff) for ff in parsed]
+
+
+def _real(ff: Any) -> FileFacts:
+    return ff.load() if isinstance(ff, _Later) else ff  # type: ignore[no-any-return]
+
+
+class _Loaded(dict):  # type: ignore[type-arg]
+    """Facts by key for the cache's pack: a stand-in is loaded when the pack is written again."""
+
+    def __getitem__(self, key: str) -> FileFacts:
+        return _real(dict.__getitem__(self, key))
+
+
 def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorder: Recorder | None = None,
-                context_recorder: Recorder | None = None) -> tuple[Facts, Facts, Roles]:
+                context_recorder: Recorder | None = None, reused: tuple[Roles, set[Any]] | None = None) -> tuple[Facts, Facts, Roles]:
     """The facts in scope, the facts of context files, and every file's role (see :mod:`checks.roles`).
 
     ``recorder``: record what the roles read, and every later read of the two Facts (see :mod:`checks.query_log`);
-    ``context_recorder``: record the reads of the context's facts apart (the context pass's, see :func:`_context_pass`)."""
+    ``context_recorder``: record the reads of the context's facts apart (the context pass's, see :func:`_context_pass`);
+    ``reused``: the roles of the last recorded audit with what they read then (:func:`_roles_reused`), used as they are."""
     by_path = {ff.path: ff for ff in parsed}  # a repeated path: the last wins, as in Facts
     if recorder is not None:
         recorder.begin("roles")
-    roles = classify_roles(recorder.files(by_path) if recorder is not None else by_path, training)
+    if reused is not None:
+        roles, deps = reused
+        if recorder is not None:
+            recorder.per["roles"] |= deps  # what they read then: a later edit of it is still seen
+    else:
+        roles = classify_roles(recorder.files(by_path, {"calls": "calls@roles"}) if recorder is not None else by_path, training)
     inside = [ff for ff in by_path.values() if roles.by_path[ff.path] in IN_SCOPE]
     outside = [ff for ff in by_path.values() if roles.by_path[ff.path] not in IN_SCOPE]
     facts = Facts(inside)
@@ -237,11 +331,42 @@ def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorde
     documented = [h for ff in outside if roles.by_path[ff.path] == DOCS for h in ff.doc_hints]
     if documented:
         facts._s["doc_hints"] = facts._s["doc_hints"] + documented
-    context = Facts(outside)
+    context = _Deferred(outside, (context_recorder or recorder) if recorder is not None else None)
     if recorder is not None:  # the documented hints came from files whose share of ``doc_hints`` is compared whole
         recorder.watch(facts)
-        (context_recorder or recorder).watch(context)
     return facts, context, roles
+
+
+class _Deferred(Facts):
+    """The context's facts, whose indexes are built on first use (0.05 s on Megatron-LM): a full warm audit that reuses
+    the last context pass reads no more of them than their files (the report's parse errors). ``recorder``: records
+    every read of them, as :meth:`checks.query_log.Recorder.watch` does."""
+
+    def __init__(self, files: list[FileFacts], recorder: Recorder | None) -> None:
+        self._files = files
+        self._rec = recorder
+        self._built: dict[str, Any] | None = None
+        self._by_path: Any = None
+        self.check_id = None
+        self._memo = {}
+
+    @property  # type: ignore[override]
+    def _s(self) -> dict[str, Any]:
+        if self._built is None:
+            f = Facts([_real(ff) for ff in self._files])
+            if self._rec is not None:
+                self._rec.watch(f)
+            self._built = f._s
+        return self._built
+
+    @property
+    def files(self) -> dict[str, FileFacts]:
+        if self._built is not None:
+            return self._built["files"]
+        if self._by_path is None:  # the same paths, in the same order, and the same recording as the built facts' files
+            by_path = {f.path: f for f in self._files}
+            self._by_path = self._rec.files(by_path) if self._rec is not None else by_path
+        return self._by_path  # type: ignore[no-any-return]
 
 
 def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: list[Check] | None = None,
@@ -419,11 +544,18 @@ def audit_files(
     ctx_recorder = Recorder() if save_log is not None else None
     with _gc_ignores_existing():  # handed back to the collector at the end, whatever happens
         with _gc_paused():  # the facts and their indexes: a million objects without cycles (see _gc_paused)
-            parsed = parse_files(files, options.cache, options.exclude, options.jobs, index, options.limits)
-            facts, context, roles = split_facts(parsed, options.training, recorder, ctx_recorder)
+            later = _stand_ins(prior, options.cache, index, options.limits) if recorder is not None else None
+            parsed = parse_files(files, options.cache, options.exclude, options.jobs, index, options.limits, later)
+            roles_kept = _roles_reused(parsed, index, prior) if recorder is not None else None
+            parsed = _in_full(parsed, roles_kept)
+            if later is not None and later.save is not None:
+                later.save()
+            facts, context, roles = split_facts(parsed, options.training, recorder, ctx_recorder, roles_kept)
             # parked before the collector is back on: its first collection would otherwise walk every new object (0.1 s)
             gc.freeze()
         main_log = _main_inputs(parsed, roles, index) if recorder is not None else None
+        if main_log is not None and recorder is not None:
+            main_log["roles_deps"] = set(recorder.per["roles"])
         kept = _main_reused(main_log, prior)
         if kept is None:
             if recorder is not None:
@@ -471,6 +603,25 @@ def _main_inputs(parsed: list[FileFacts], roles: Roles, index: TreeIndex | None)
     if any(k is None for _p, k in files):
         return None
     return {"files": files, "roles": deepcopy(roles)}
+
+
+def _roles_reused(parsed: list[FileFacts], index: TreeIndex | None, prior: dict[str, Any] | None) -> tuple[Roles, set[Any]] | None:
+    """The last recorded audit's roles and what :func:`checks.roles.classify_roles` read to make them, when it would make
+    the same again: every file is where it was (the same paths in the same order; the options and the code are the log's
+    key), at most :data:`REUSE_MAX` files changed, and none of its reads has another answer on the changed files."""
+    was = prior.get("main") if prior is not None else None
+    if index is None or prior is None or was is None or "roles_deps" not in was:
+        return None
+    if [ff.path for ff in parsed] != prior["paths"]:
+        return None
+    keys, old = index.keys(), prior["keys"]
+    changed = {ff.path: ff for ff in parsed if keys.get(ff.path) is None or keys[ff.path] != old.get(ff.path)}
+    if len(changed) > REUSE_MAX:
+        return None
+    deps: set[Any] = was["roles_deps"]
+    if changed and dirty_reads(prior, changed, deps):
+        return None
+    return deepcopy(was["roles"]), set(deps)
 
 
 def _main_reused(now: dict[str, Any] | None, prior: dict[str, Any] | None) -> tuple[Project, list[CheckResult], list[str]] | None:
@@ -609,7 +760,8 @@ def _record(audit: Audit, recorder: Recorder, ctx_recorder: Recorder, ctx_log: d
     kept = (audit.project, audit.results, audit.ignored, audit.roles, audit.derived)
     # the last log's shares of the files whose facts are the same are kept; those of added and changed files are hashed
     fresh = {ff.path: ff for ff in parsed if prior is None or prior["keys"].get(ff.path) != keys[ff.path]}
-    hashes = share_hashes(deps, facts, prior["hashes"] if prior is not None else None, fresh if prior is not None else None)
+    hashes = share_hashes(deps, facts, prior["hashes"] if prior is not None else None, fresh if prior is not None else None,
+                          set(paths))
     save_log(index.root, {"key": _log_key(options), "paths": paths, "keys": {p: keys[p] for p in paths}, "wholes": wholes,
                           "attrs": attrs, "by_key": by_key, "hashes": hashes, "audit": kept, "context": ctx_log,
                           "main": main_log})

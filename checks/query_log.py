@@ -9,7 +9,11 @@ recording views (:class:`Recorder`):
 - a read of a whole record list (``calls``, ``suppressed``, ...) or an iteration over an index is
   recorded as ``("*", kind)``;
 - a read of a file's own facts (``facts.files[p].assigns``, iteration over the files) is recorded as
-  ``("f", path, attribute)``.
+  ``("f", path, attribute)``;
+- the order of the records filed under some keys of an index (``Facts._in_order`` merging two index answers in
+  repository order) is recorded as ``("<", index, *keys)``: a file's share is its records under those keys, in its order;
+- a named selection of the calls (``Facts.calls_selected``) is recorded as ``("#", selection)``: a file's share is its
+  calls that pass, in its order.
 
 The *structure* (which files have facts, in scan order) is never recorded: any added, removed or
 renamed file, or one that turns from parsed to skipped, ends the reuse.
@@ -27,11 +31,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from .facts.store import Facts, _norm_key
+from .facts.store import CALL_SELECTIONS, Facts, _norm_key
 from .facts.types import RECORD_LISTS, FileFacts
+from .roles import role_calls
 
 __all__ = ["Recorder", "attributes", "code_version", "dirty_reads", "file_digests", "share_hashes", "unchanged"]
 
@@ -47,6 +52,9 @@ WHOLE = frozenset(RECORD_LISTS) | {"suppressed"}
 #: indexes whose set of keys (in order of first appearance) is read apart from their records: iterating their keys is
 #: recorded as ``("#", index)``, whose share of a file is the file's own keys in that order (see :func:`keyset`)
 KEYSETS = {"calls_by_short": "calls", "call_short_of": "calls", "calls_by_kw": "calls"}
+#: what a consumer reads of a file's attribute, recorded as a read of its own (``("f", path, name)``, hashed as that
+#: view): the file roles read ``calls`` as :func:`checks.roles.role_calls`
+VIEWS: dict[str, Callable[[FileFacts], Any]] = {"calls@roles": role_calls}
 #: memos the facts keep (keys made after the facts were built) that accumulate what several consumers write, in order
 #: (``_majority``'s distributions): each consumer's writes are recorded, and replayed when its result is reused
 ACCUMULATORS = ("distribution",)
@@ -139,10 +147,11 @@ class Recorder:
         facts._s = _Shared(facts._s, self)
         return facts
 
-    def files(self, files: Mapping[str, FileFacts]) -> dict[str, Any]:
+    def files(self, files: Mapping[str, FileFacts], views: Mapping[str, str] | None = None) -> dict[str, Any]:
         """A view of ``path -> facts`` that records which attributes of which files are read (which paths exist is
-        the structure, never recorded: any change to it ends the reuse)."""
-        return {p: _File(ff, self) for p, ff in files.items()}
+        the structure, never recorded: any change to it ends the reuse). ``views``: attribute -> a name of
+        :data:`VIEWS`, read in its place (the roles read ``calls`` as ``calls@roles``)."""
+        return {p: _File(ff, self, views) for p, ff in files.items()}
 
 
 class _Acc(dict):  # type: ignore[type-arg]
@@ -211,6 +220,18 @@ class _Shared(dict):  # type: ignore[type-arg]
         elif not key.startswith(ACCUMULATORS):
             self._rec._close(key)
         dict.__setitem__(self, key, value)
+
+    def note_selection(self, selection: str) -> None:
+        """``Facts.calls_selected`` read that selection of every file's calls (and nothing else of them)."""
+        self._rec._target.add(("#", selection))
+
+    def note_order(self, index: str, keys: Iterable[str]) -> None:
+        """``Facts._in_order`` read the order of the records filed under ``keys`` in ``index`` (and nothing else of the
+        files it touched)."""
+        if index not in INDEX_KIND:
+            self._rec.unsound = f"an order read of the facts' {index!r}"
+            return
+        self._rec._target.add(("<", index, *sorted(set(keys))))
 
     def setdefault(self, key: str, default: Any = None) -> Any:
         if key in self._known:
@@ -320,20 +341,27 @@ class _File:
     """One file's facts, recording each attribute read (the first read of a name by a consumer keeps its value here:
     later reads of it are plain attribute reads until the next consumer begins, see :meth:`Recorder.begin`)."""
 
-    __slots__ = ("__dict__", "_ff", "_rec")
+    __slots__ = ("__dict__", "_ff", "_rec", "_views")
 
-    def __init__(self, ff: FileFacts, rec: Recorder) -> None:
+    def __init__(self, ff: FileFacts, rec: Recorder, views: Mapping[str, str] | None = None) -> None:
         object.__setattr__(self, "_ff", ff)
         object.__setattr__(self, "_rec", rec)
+        object.__setattr__(self, "_views", views)
 
     def __getattr__(self, name: str) -> Any:
         ff = object.__getattribute__(self, "_ff")
         rec: Recorder = object.__getattribute__(self, "_rec")
-        value = getattr(ff, name)
+        views = object.__getattribute__(self, "_views")
+        read = name
+        if views is not None and name in views:  # read in its place: what the consumer reads of that attribute
+            read = views[name]
+            value = VIEWS[read](ff)
+        else:
+            value = getattr(ff, name)
         if callable(value) or name.startswith("__"):
             rec.unsound = f"use of a file's facts {name!r}"  # not a recordable read
             return value
-        rec._target.add(("f", ff.path, name))
+        rec._target.add(("f", ff.path, read))
         if rec._stack:  # a memo being built: every read of it is recorded as the memo's
             return value
         d = object.__getattribute__(self, "__dict__")
@@ -358,21 +386,38 @@ def _whole(ff: FileFacts, kind: str) -> Any:
     return getattr(ff, kind)
 
 
-def keyset(ff: FileFacts, index: str) -> list[str]:
-    """A file's share of an index's key set (:data:`KEYSETS`): its own keys, in the order they first appear in it."""
+def keyset(ff: FileFacts, index: str) -> list[Any]:
+    """A file's share of an index's key set (:data:`KEYSETS`): its own keys, in the order they first appear in it; or
+    of a selection of the calls (:data:`checks.facts.store.CALL_SELECTIONS`): its calls that pass, in its order."""
     if index == "calls_by_short":
         return list(dict.fromkeys(c.name.rsplit(".", 1)[-1] for c in ff.calls))
     if index == "call_short_of":
         return list(dict.fromkeys(c.name for c in ff.calls))
     if index == "calls_by_kw":
         return list(dict.fromkeys(_norm_key(k) for c in ff.calls if c.kwargs for k in c.kwargs))
+    if index in CALL_SELECTIONS:
+        test = CALL_SELECTIONS[index]
+        return [c for c in ff.calls if test(c)]
     raise KeyError(index)
 
 
 def _attr(ff: FileFacts, name: str) -> Any:
+    view = VIEWS.get(name)
+    if view is not None:
+        return view(ff)
     if name.startswith("#"):
         return keyset(ff, name[1:])
     return _whole(ff, name) if name == "suppressed" else getattr(ff, name)
+
+
+def _answer(s: dict[str, Any], d: Dep) -> Any:
+    """The answer of the index read ``d`` in the facts' dict ``s`` (of one file's facts, or of a scan's): the records
+    under a key, or (``("<", index, *keys)``) the records under those keys in repository order."""
+    if d[0] != "<":
+        return dict.__getitem__(s, d[0]).get(d[1], ())
+    idx = dict.__getitem__(s, d[1])
+    members = {id(x) for k in d[2:] for x in idx.get(k, ())}
+    return [x for x in dict.__getitem__(s, INDEX_KIND[d[1]]) if id(x) in members] if members else ()
 
 
 def _path_of(x: Any) -> str:
@@ -380,15 +425,14 @@ def _path_of(x: Any) -> str:
 
 
 def share_hashes(deps: set[Dep], facts: list[Facts], known: Mapping[Dep, Mapping[str, bytes]] | None = None,
-                 fresh: Mapping[str, FileFacts] | None = None) -> dict[Dep, dict[str, bytes]]:
-    """For each read of an index (``(index, key)``), the hash of every file's non-empty share of its answer (``facts``:
+                 fresh: Mapping[str, FileFacts] | None = None, paths: set[str] | None = None) -> dict[Dep, dict[str, bytes]]:
+    """For each read of an index (``(index, key)``, ``("<", index, *keys)``), the hash of every file's non-empty share of its answer (``facts``:
     the Facts the reads went to). Reads of whole kinds and of files' attributes are hashed by :func:`file_digests`.
 
     ``known``: the hashes of the last log, whose shares of the files not in ``fresh`` (path -> facts: every file that was
     added or changed since; the others have the facts they had then) are kept, so a later audit hashes only what changed.
-    ``fresh`` None: every share is hashed."""
+    ``fresh`` None: every share is hashed. ``paths``: every file of ``facts`` (by default read from them)."""
     out: dict[Dep, dict[str, bytes]] = {}
-    paths: set[str] | None = None
     one: dict[str, Facts] = {}
     for d in deps:
         if d[0] in ("*", "f", "#"):
@@ -402,14 +446,14 @@ def share_hashes(deps: set[Dep], facts: list[Facts], known: Mapping[Dep, Mapping
                 f1 = one.get(p)
                 if f1 is None:
                     f1 = one[p] = Facts([ff])
-                xs = dict.__getitem__(f1._s, d[0]).get(d[1], ())
+                xs = _answer(f1._s, d)
                 if xs:
                     h[p] = _digest(list(xs))
             out[d] = h
             continue
         by_path: dict[str, list[Any]] = {}
         for f in facts:
-            for x in dict.__getitem__(f._s, d[0]).get(d[1], ()):
+            for x in _answer(f._s, d):
                 by_path.setdefault(_path_of(x), []).append(x)
         out[d] = {p: _digest(xs) for p, xs in by_path.items()}
     return out
@@ -448,7 +492,7 @@ def unchanged(log: Mapping[str, Any], changed: Mapping[str, FileFacts]) -> str |
     one = {p: Facts([ff]) for p, ff in changed.items()}
     for d, by_path in log["hashes"].items():
         for p in changed:
-            xs = dict.__getitem__(one[p]._s, d[0]).get(d[1], ())
+            xs = _answer(one[p]._s, d)
             new = _digest(list(xs)) if xs else None
             if new != by_path.get(p):
                 return f"{p}: {d[0]} {d[1]!r}"
@@ -489,7 +533,7 @@ def dirty_reads(log: Mapping[str, Any], changed: Mapping[str, FileFacts], deps: 
                 f = one.get(p)
                 if f is None:
                     f = one[p] = Facts([ff])
-                xs = dict.__getitem__(f._s, d[0]).get(d[1], ())
+                xs = _answer(f._s, d)
                 if (_digest(list(xs)) if xs else None) != by_path.get(p):
                     out.add(d)
                     break

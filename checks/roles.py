@@ -26,6 +26,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .facts.store import python_config_modules
 from .facts.types import FileFacts
@@ -635,6 +636,70 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     for p in forced:
         roles.why[p] = "paths.training"
     return roles
+
+
+class RoleCall:
+    """What :func:`classify_roles` reads of a call (see :func:`role_calls`): its last name segment, its enclosing function,
+    its keywords whose value is a string (``name="lora_finetune"``, ``file_path="recipe.py"``), a ``setup(...)`` call's
+    ``entry_points``, a config loader's full name, and the lines of a named recipe registration. Reading anything else
+    raises (so that a new read of the roles cannot go unrecorded)."""
+
+    __slots__ = ("_kw_lines", "_line", "_name", "func", "kwargs", "short")
+
+    def __init__(self, c: Any, short: str) -> None:
+        self.short = short
+        self.func: str | None = c.func
+        kwargs = c.kwargs
+        self._name: str | None = None
+        self._line: int | None = None
+        self._kw_lines: dict[str, int] = _NO_LINES
+        if not kwargs:
+            self.kwargs: dict[str, Any] = kwargs
+            if short in _LOADERS:
+                self._name = c.name
+            return
+        kw = {k: v for k, v in kwargs.items() if v.__class__ is str or isinstance(v, str)}
+        if short == "setup" and "entry_points" in kwargs:
+            kw["entry_points"] = kwargs["entry_points"]
+        self.kwargs = kw
+        if short in _LOADERS:
+            self._name = c.name
+        if isinstance(kwargs.get("name"), str):
+            self._line = c.line
+            self._kw_lines = dict(c.kw_lines)
+
+    @property
+    def name(self) -> str:
+        if self._name is None:
+            raise AttributeError("the roles read the full name of config loaders only")
+        return self._name
+
+    def kw_line(self, keyword: str) -> int:
+        if self._line is None:
+            raise AttributeError("the roles read the lines of named registrations only")
+        return self._kw_lines.get(keyword, self._line)
+
+    def __repr__(self) -> str:
+        return repr((self.short, self.func, self.kwargs, self._name, self._line, self._kw_lines))
+
+
+_LOADERS = frozenset({"fromfile", "from_file", "load"})
+_NO_LINES: dict[str, int] = {}
+
+
+def role_calls(ff: FileFacts) -> list[RoleCall]:
+    """A file's calls as :func:`classify_roles` reads them (one :class:`RoleCall` per call, in order): a recording of the
+    roles' reads (:mod:`checks.query_log`) hands these out for ``calls``, so an edit of what the roles never read (a
+    number passed to a call, an argument, a moved line) leaves them as they were."""
+    shorts: dict[str, str] = {}
+    out = []
+    for c in ff.calls:
+        n = c.name
+        s = shorts.get(n)
+        if s is None:
+            s = shorts[n] = n.rsplit(".", 1)[-1]
+        out.append(RoleCall(c, s))
+    return out
 
 
 __all__ = ["ARCHIVE", "BENCHMARK", "BUILD", "CI", "CODE", "CONFIG", "DEV", "DOCS", "EVAL", "GUIDE", "IN_SCOPE", "LAUNCH", "OTHER", "OUT_OF_SCOPE",

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
 
 
 @cache
@@ -18,6 +19,8 @@ def data(name: str) -> Any:
 
 @cache
 def templates() -> jinja2.Environment:
+    import jinja2  # here: the JSON and SARIF reports (a warm re-scan's) never load it (10-15 ms)
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("reports", "templates"),
         autoescape=False,  # Markdown, not HTML: values are escaped for Markdown by the view model

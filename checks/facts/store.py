@@ -103,6 +103,20 @@ def _pattern_key(p: str) -> str | None:
 _TRAIN_ENTRY = re.compile(r"(?i)^(pre)?train(ing)?$|^finetune$|^fine_tune$|^run_training$")
 
 
+def _registry_shape(c: Call) -> bool:
+    """A call that may be a registry entry: two or more positional arguments, a string among them and a reference
+    (``ComponentEntity("model", "compiled", maybe_model_list(ModelFactory.get_compiled_model), ...)``)."""
+    return len(c.args) >= 2 and any(isinstance(a, str) for a in c.args) and any(isinstance(a, Expr) for a in c.args)
+
+
+#: named selections of the calls by their own fields (:meth:`Facts.calls_selected`): a file's share of one is its calls
+#: that pass, in its order (see :mod:`checks.query_log`), so an edit of any other call leaves the selection's readers clean
+CALL_SELECTIONS: dict[str, Callable[[Call], bool]] = {
+    "registry_shape": _registry_shape,
+    "string_args": lambda c: any(isinstance(a, str) for a in c.args) or any(isinstance(v, str) for v in c.kwargs.values()),
+}
+
+
 @lru_cache(maxsize=1 << 16)  # a repository has a few thousand distinct keys, asked for millions of times
 def _norm_key(k: str) -> str:
     return k.strip().lower().replace("-", "_")
@@ -240,8 +254,9 @@ class Facts:
         if not names:
             return []
         by_short = self._s["calls_by_short"]
-        pools = [[c for c in by_short[short] if c.name in names] for short in {n.rsplit(".", 1)[-1] for n in names}]
-        return pools[0] if len(pools) == 1 else self._in_order("calls", pools)
+        shorts = {n.rsplit(".", 1)[-1] for n in names}
+        pools = [[c for c in by_short[short] if c.name in names] for short in shorts]
+        return pools[0] if len(pools) == 1 else self._in_order("calls", pools, "calls_by_short", shorts)
 
     def calls_where(self, short: Callable[[str], bool]) -> list[Call]:
         """Calls whose last name segment passes ``short`` (``lambda s: "flash" in s``), in repository order.
@@ -250,13 +265,37 @@ class Facts:
         a pattern rather than by the names themselves.
         """
         by_short = self._s["calls_by_short"]
-        pools = [by_short[s] for s in by_short.keys() if short(s)]
+        keys = [s for s in by_short.keys() if short(s)]
+        pools = [by_short[s] for s in keys]
         if not pools:
             return []
-        return self._keep(pools[0] if len(pools) == 1 else self._in_order("calls", pools))
+        return self._keep(pools[0] if len(pools) == 1 else self._in_order("calls", pools, "calls_by_short", keys))
 
     def calls_with_kw(self, kw: str) -> list[Call]:
         return self._keep(self._s["calls_by_kw"].get(_norm_key(kw), []))
+
+    def calls_selected(self, selection: str) -> list[Call]:
+        """Every call that passes :data:`CALL_SELECTIONS` ``[selection]``, in repository order (``records("calls")``
+        filtered; a recording of the reads sees this selection of each file's calls read, not every call)."""
+        test = CALL_SELECTIONS[selection]
+        note = getattr(self._s, "note_selection", None)
+        if note is not None:
+            note(selection)
+            calls = dict.__getitem__(self._s, "calls")
+        else:
+            calls = self._s["calls"]
+        return self._keep(c for c in calls if test(c))
+
+    def calls_prefixed(self, prefixes: tuple[str, ...]) -> list[Call]:
+        """Every call whose name starts with one of ``prefixes``, in repository order (``records("calls")`` filtered by
+        name), found through the distinct call names and the calls filed under their last segments."""
+        names = {n for n in self._s["call_short_of"] if n.startswith(prefixes)}
+        if not names:
+            return []
+        by_short = self._s["calls_by_short"]
+        shorts = {n.rsplit(".", 1)[-1] for n in names}
+        pools = [[c for c in by_short[short] if c.name in names] for short in shorts]
+        return self._keep(pools[0] if len(pools) == 1 else self._in_order("calls", pools, "calls_by_short", shorts))
 
     def call_keywords(self) -> list[str]:
         """Every keyword any call passes, normalised as :meth:`calls_with_kw` takes it, in order of first appearance (a
@@ -276,29 +315,41 @@ class Facts:
     def _candidates(self, kind: str, keys: Iterable[str | None]) -> list[Any]:
         """Records of ``kind`` filed under any of ``keys`` in ``<kind>_by_name``; ``None`` means every record.
         In the repository's order, as a full scan would return them."""
-        index = self._s[f"{kind}_by_name"] if kind in _NAME_INDEXED else self._s[f"{kind}_by_key"]
+        name = f"{kind}_by_name" if kind in _NAME_INDEXED else f"{kind}_by_key"
+        index = self._s[name]
         pools: list[list[Any]] = []
+        found: list[str] = []
         for k in keys:
             if k is None:
                 return self._s[kind]
             if k in index:
                 pools.append(index[k])
+                found.append(k)
         if len(pools) == 1:
             return pools[0]
-        return self._in_order(kind, pools)
+        return self._in_order(kind, pools, name, found)
 
-    def _in_order(self, kind: str, pools: list[list[Any]]) -> list[Any]:
+    def _in_order(self, kind: str, pools: list[list[Any]], index: str | None = None, keys: Iterable[str] = ()) -> list[Any]:
         """The union of ``pools`` (sub-lists of ``kind``'s records) in repository order.
 
         The repository's list of a kind is the files' own lists one after the other, so the
         order is: files in scan order, then each file's list filtered to the members. The cost is
         the records of the files the pools touch, with no position table kept for every record.
+
+        ``index``, ``keys``: every pool is a sub-list of ``index[k]`` for one of ``keys``. Then what this reads of a file
+        is no more than its records filed under those keys, in its order; a recording of the reads (see
+        :mod:`checks.query_log`) is told so (``note_order``) instead of seeing each touched file's whole list read.
         """
         members = {id(x) for pool in pools for x in pool}
         order = self._s.get("file_order")
         if order is None:
             order = self._s["file_order"] = {p: i for i, p in enumerate(self._s["files"])}
-        files = self._s["files"]
+        note = getattr(self._s, "note_order", None) if index is not None else None
+        if note is not None:
+            note(index, keys)
+            files = dict.__getitem__(self._s, "files")  # the facts themselves: the read is recorded as the keys' order
+        else:
+            files = self._s["files"]
         out: list[Any] = []
         for path in sorted({x.path for pool in pools for x in pool}, key=order.__getitem__):
             out.extend(x for x in getattr(files[path], kind) if id(x) in members)

@@ -891,9 +891,8 @@ def _registry_tables(f: Facts) -> dict[str, list[Any]]:
     if "tables" in cache:
         return cache["tables"]
     groups: dict[tuple[str, str], list[Any]] = {}
-    for c in f.records("calls"):
-        if len(c.args) >= 2 and any(isinstance(a, str) for a in c.args) and any(isinstance(a, Expr) for a in c.args):
-            groups.setdefault((c.path, c.name), []).append(c)
+    for c in f.calls_selected("registry_shape"):  # two or more arguments, a string and a reference among them
+        groups.setdefault((c.path, c.name), []).append(c)
     tables = {f"{p}::{n}": cs for (p, n), cs in groups.items() if len(cs) >= _REGISTRY_MIN}
     cache["tables"] = tables
     return tables
@@ -909,7 +908,7 @@ def _selected_names(f: Facts, registry_files: set[str]) -> set[str]:
     for e in f.records("configs"):
         vals = e.value if isinstance(e.value, tuple) else (e.value,)
         out.update(v for v in vals if isinstance(v, str))
-    for c in f.records("calls"):
+    for c in f.calls_selected("string_args"):  # the calls that pass a string: the others add nothing
         if c.path not in registry_files:
             out.update(a for a in c.args if isinstance(a, str))
             out.update(v for v in c.kwargs.values() if isinstance(v, str))
@@ -977,7 +976,7 @@ def _registry_off(f: Facts, path: str, func: str | None, depth: int) -> list[Any
     mods = tuple(m + "." for m in _module_names(path) if "." in m)
     if not mods:
         return []
-    into = [x for x in f.records("calls") if x.path != path and x.name.startswith(mods)]
+    into = [x for x in f.calls_prefixed(mods) if x.path != path]
     return _every_call_off(f, into, depth) if into else []
 
 
