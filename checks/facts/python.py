@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .docs_md import extract_usage_hints
@@ -160,6 +161,23 @@ class _Dispatch(dict):  # type: ignore[type-arg]
         fn = getattr(_Extractor, "visit_" + cls.__name__, None) or _Extractor.generic_visit
         self[cls] = fn
         return fn
+
+
+_STMT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+#: a ``for`` whose target may continue on the next line (``for (a,`` / ``for [`` / ``for`` at a line's end)
+_TARGET_SPANS_LINES = re.compile(r"\bfor\s*(?:[(\[]|$)", re.M)
+
+
+def _statements(node: ast.AST) -> Iterator[ast.AST]:
+    """Every statement under ``node`` (nested functions and classes included), not the expressions inside them."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        for field in _STMT_FIELDS:
+            sub = getattr(n, field, None)
+            if sub:
+                todo.extend(sub)
 
 
 class _Extractor(ast.NodeVisitor):
@@ -438,8 +456,28 @@ class _Extractor(ast.NodeVisitor):
             return
         method = bool(self.class_stack) and len(self.func_stack) == 1 and bool(pos) and pos[0].arg in ("self", "cls")
         names = {p.arg for p, _, _ in pairs}
+        rebound = self._rebound(node, names)
+        owner = self.class_stack[-1][0] if method and node.name == "__init__" else None
+        start, end = _ln(node.lineno), _ln(getattr(node, "end_lineno", None) or node.lineno)
+        for p, d, i in pairs:
+            line = _ln(d.lineno)
+            self.out.params.append(ParamDefault(self.path, line, node.name, p.arg, d.value, self.text(line), start, end, owner,
+                                                i - 1 if method and i >= 0 else i, p.arg in rebound))
+
+    def _rebound(self, node: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:
+        """Which of ``names`` the function (nested code included) binds again: assignment, ``for`` and ``with`` targets,
+        comprehension and ``:=`` targets. Statements are walked alone unless the function's text has a ``:=`` or a
+        ``for`` naming one of them (then every node is walked): the same answer as walking every node, on 5,457 files of
+        Megatron-LM and five corpus packages, without walking the expressions of most functions."""
+        first, last = _ln(node.lineno), _ln(getattr(node, "end_lineno", None) or node.lineno)
+        body = "\n".join(self.lines[first - 1:last])
+        if ":=" in body or "\\\n" in body or _TARGET_SPANS_LINES.search(body) or \
+                re.search(r"\bfor\b[^\n]*\b(?:" + "|".join(map(re.escape, names)) + r")\b", body):
+            nodes: Iterable[ast.AST] = ast.walk(node)
+        else:
+            nodes = _statements(node)
         rebound: set[str] = set()
-        for n in ast.walk(node):
+        for n in nodes:
             targets: list[ast.AST] = []
             if isinstance(n, ast.Assign):
                 targets = list(n.targets)
@@ -457,12 +495,8 @@ class _Extractor(ast.NodeVisitor):
                     targets.extend(t.elts)
                 elif isinstance(t, ast.Starred):
                     targets.append(t.value)
-        owner = self.class_stack[-1][0] if method and node.name == "__init__" else None
-        start, end = _ln(node.lineno), _ln(getattr(node, "end_lineno", None) or node.lineno)
-        for p, d, i in pairs:
-            line = _ln(d.lineno)
-            self.out.params.append(ParamDefault(self.path, line, node.name, p.arg, d.value, self.text(line), start, end, owner,
-                                                i - 1 if method and i >= 0 else i, p.arg in rebound))
+        return rebound
+
     def _signature(self, a: ast.arguments) -> dict[str, tuple[int | None, bool, Any, int, str]]:
         """Each parameter's position as a caller passes it (a method's ``self``/``cls`` is not passed), whether it has a
         default, that default when it is a constant (``num_workers=0``), and the line and text of the default; ``*args`` and

@@ -1052,7 +1052,7 @@ def triton_kernels(f: Facts) -> list:
     return f.decorators(*_TRITON_DECOS)
 
 
-def _served_only(f: Facts, path: str) -> list[Any]:
+def _served_only(f: Facts, path: str, by_package: dict[str, list[Any]] | None = None) -> list[Any]:
     """The imports of the module at ``path`` (or of its package, which re-exports it) when every one of them outside its own
     package sits in serving/generation code (Colossal-AI's ``colossalai/kernel/triton/*.py``, imported only by
     ``colossalai/inference/...``): kernels of an inference engine, not of training. Empty when anything else imports it,
@@ -1063,7 +1063,11 @@ def _served_only(f: Facts, path: str) -> list[Any]:
         return []
     package = dotted.rsplit(".", 1)[0]
     home = path.rsplit("/", 1)[0] + "/"
-    users = [i for i in f.imports(package) if not i.path.startswith(home)
+    if by_package is None:
+        by_package = {}
+    if package not in by_package:  # (kernels share packages: one import lookup each, not one per kernel)
+        by_package[package] = f.imports(package)
+    users = [i for i in by_package[package] if not i.path.startswith(home)
              and (i.module in (dotted, package) or i.module.startswith(dotted + ".") or f"{i.module}.{i.name}" in (dotted, package))]
     return users if users and all(_SERVE_PATH.search(i.path) for i in users) else []
 
@@ -1124,7 +1128,9 @@ class D3Triton(Check):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         kernels = triton_kernels(f)
-        served = {d.path: users for d in kernels if (users := _served_only(f, d.path))}
+        by_package: dict[str, list[Any]] = {}
+        by_path = {p: _served_only(f, p, by_package) for p in sorted({d.path for d in kernels})}
+        served = {d.path: by_path[d.path] for d in kernels if by_path[d.path]}
         training = [d for d in kernels if d.path not in served]
         if training:
             names = sorted({d.target for d in training})
