@@ -1064,15 +1064,21 @@ def _name_registries(f: Facts) -> list[_NameRegistry]:
             if len(entries) >= 2 and any(_backend_family(k) for k in entries):
                 out.append(_NameRegistry(name, frozenset({path}), _file_modules(path), entries))
         by_deco: dict[str, tuple[set[str], dict[str, str]]] = {}
+        at: dict[str, dict[tuple[int, str], Any]] = {}  # a file's first call with a string argument on each (line, name)
         for d in f.records("decorators"):
             if _TEST_FILE.search(d.path):
                 continue
-            for c in f.files[d.path].calls:
-                if c.line == d.line and c.name == d.name and c.args and isinstance(c.args[0], str):
-                    files, entries = by_deco.setdefault(d.name, (set(), {}))
-                    files.add(d.path)
-                    entries[c.args[0]] = d.target
-                    break
+            if d.path not in at:
+                found: dict[tuple[int, str], Any] = {}
+                for c in f.files[d.path].calls:
+                    if c.args and isinstance(c.args[0], str):
+                        found.setdefault((c.line, c.name), c)
+                at[d.path] = found
+            c = at[d.path].get((d.line, d.name))
+            if c is not None:
+                files, entries = by_deco.setdefault(d.name, (set(), {}))
+                files.add(d.path)
+                entries[c.args[0]] = d.target
         for deco, (files, entries) in by_deco.items():
             if len(entries) >= 2 and any(_backend_family(k) for k in entries):
                 mods = (deco.rsplit(".", 1)[0],) if "." in deco else tuple(m for p in sorted(files) for m in _file_modules(p))
