@@ -367,6 +367,7 @@ class C1MixedPrecision(Check):
             kinds.add("fp16")
         elif scaler and not kinds & {"bf16", "fp16"} and not call_kinds - {"bf16"}:
             kinds.add("bf16")
+        loop_kinds = set(kinds)
         if not (firm and "fp16" in kinds and "bf16" not in kinds):
             kinds |= call_kinds  # a GradScaler with an FP16 autocast is an FP16 loop, whatever dtype one model's code casts to
         if not used:
@@ -403,6 +404,11 @@ class C1MixedPrecision(Check):
                    f"the config dataclass fills an unset dtype with BF16 (`{d.text}`)")
             return Outcome(U, [f.ev(x) for x in used], f"BF16 mixed precision by default: {how} ({d.path}:{d.line})",
                            {"precision": "bf16", "precision_default": True})
+        if firm and {"bf16", "fp16"} <= loop_kinds:
+            # an FP16 loop with its GradScaler beside BF16 autocast (Composer's ``get_precision_context``: ``amp_fp16`` ->
+            # ``autocast('cuda')``, ``amp_bf16`` -> ``autocast(dtype=torch.bfloat16)``): which one runs is the run's choice
+            return Outcome(U, [f.ev(x) for x in used], "mixed precision: an FP16 path with a GradScaler and a BF16 path are both "
+                           "in the code; the run's precision setting picks one", {"precision": precision})
         return Outcome(U, [f.ev(x) for x in used], f"{precision.upper()} mixed precision", {"precision": precision})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
