@@ -150,7 +150,7 @@ def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
             tokenizer_only[v] = tokenizer_only.get(v, True) and tok
         out += found
     out += [x.script for x in facts.launches("vllm") if x.script and "/" in x.script]  # ``vllm serve org/model``
-    vocab_only = {v for v, only in tokenizer_only.items() if only} - {s.value for s in facts.settings(*keys)}
+    vocab_only = {v for v, only in tokenizer_only.items() if only} - {s.value for s in facts.settings(*keys) if isinstance(s.value, str)}
     return [s for s in out if 2 < len(s) < 200 and s not in vocab_only]
 
 
