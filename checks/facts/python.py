@@ -818,6 +818,7 @@ class _Extractor(ast.NodeVisitor):
             self.loop_stack[-1] if self.loop_stack else None,
             self._guard_text() if self.guard_stack else None,
             forwarded,
+            self.func_stack[-2] if len(self.func_stack) > 1 else None,
         )
         self.out.calls.append(call)
         short = name[name.rfind(".") + 1:]  # Call.short

@@ -74,6 +74,9 @@ class Call:
     # None for keyword-only; whether it has a default; the default when it is a constant, else None; the line and text of the
     # default). None when there is none
     forwarded: dict[str, tuple[int | None, bool, Any, int, str]] | None = None
+    # the function that defines ``func`` when ``func`` is nested in it (a closure such as ``def make_norm(...)`` inside
+    # ``def load_kernels():``): its body can run only once that function has run. None at the top level of a function
+    outer: str | None = None
 
     @property
     def short(self) -> str:

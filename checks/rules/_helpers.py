@@ -625,15 +625,28 @@ def callers_off(f: Facts, c: Any, hops: int = 1) -> list:
         return []
     else:
         callers = [x for x in f.calls(func) if x.func != func]
-    if not callers:
-        return []
     out: list = []
     for x in callers:
         gated = guard_off(f, x) or (callers_off(f, x, hops - 1) if hops > 1 else [])
         if not gated:
-            return []
+            out = []
+            break
         out += [g for g in gated if g not in out]
+    outer = getattr(c, "outer", None)
+    if not out and outer and outer != func:
+        # a closure (``def make_norm(...)`` inside ``def load_kernels():``) exists only once the function that defines it has
+        # run: its callers (``kernels.make_norm(...)`` anywhere) do not matter when every caller of that function is off
+        out = callers_off(f, _Site(c.path, c.line, outer), hops)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """A place in a function, to ask :func:`callers_off` about the function that defines a closure."""
+    path: str
+    line: int
+    func: str
+    guard: None = None
 
 
 def _constructions(f: Facts, path: str) -> list:

@@ -1348,6 +1348,31 @@ _LIGER_OP_ACTOR = (
     "        return compute_logprobs_from_logits(logits, target, op_type=self.entropy_op_type)\n")
 
 
+# SpecForge: the Liger modules are built in closures of a loader; the blocks call the closures through a kernels object
+# (unguarded), but the loader itself runs only after ``if not config.model.use_liger_kernel: return None`` (default False)
+_LIGER_CLOSURE_KERNELS = (
+    "from dataclasses import dataclass\nfrom typing import Callable\n\n\n@dataclass(frozen=True)\nclass Kernels:\n"
+    "    make_rms_norm: Callable\n    make_mlp: Callable\n\n\n"
+    "def load_liger_kernels() -> Kernels:\n    from liger_kernel.transformers import LigerRMSNorm, LigerSwiGLUMLP\n\n"
+    "    def make_rms_norm(hidden_size, eps):\n        return LigerRMSNorm(hidden_size, eps=eps)\n\n"
+    "    def make_mlp(config):\n        return LigerSwiGLUMLP(config)\n\n"
+    "    return Kernels(make_rms_norm=make_rms_norm, make_mlp=make_mlp)\n")
+
+
+def _liger_closure_lib(guarded: bool) -> dict[str, str]:
+    resolve = ("def resolve_kernels(config):\n    if not config.model.use_liger_kernel:\n        return None\n"
+               "    return load_liger_kernels()\n" if guarded else "def resolve_kernels(config):\n    return load_liger_kernels()\n")
+    return {
+        "mylib/config.py": "from pydantic import BaseModel\n\n\nclass ModelConfig(BaseModel):\n    use_liger_kernel: bool = False\n",
+        "mylib/kernels.py": _LIGER_CLOSURE_KERNELS,
+        "mylib/providers.py": "from mylib.kernels import load_liger_kernels\n\n\n" + resolve,
+        "mylib/draft.py": (
+            "import torch.nn as nn\n\n\nclass DecoderLayer(nn.Module):\n    def __init__(self, config, kernels):\n"
+            "        super().__init__()\n        self.norm = kernels.make_rms_norm(config.hidden_size, eps=config.rms_norm_eps)\n"
+            "        self.mlp = kernels.make_mlp(config)\n"),
+    }
+
+
 @register
 class D5Liger(Check):
     id = "D5"
@@ -1415,6 +1440,8 @@ class D5Liger(Check):
             "model = AutoModelForCausalLM.from_pretrained('mistralai/Mistral-7B-v0.1')\n# from liger_kernel.transformers import apply_liger_kernel_to_mistral\n")}, N, "hf mistral without liger"),
         Example({"axolotl.yml": "base_model: meta-llama/Llama-3.1-8B\nplugins:\n  - axolotl.integrations.liger.LigerPlugin\n"}, P, "plugin without kernels"),
         Example({"train.py": "from transformers import GPT2LMHeadModel\nmodel = GPT2LMHeadModel.from_pretrained('gpt2-medium')\n"}, N, "gpt2 unsupported"),
+        Example(_liger_closure_lib(True), N, "Liger modules built in closures of a loader that runs only when use_liger_kernel (default False)"),
+        Example(_liger_closure_lib(False), U, "the same closures, their loader called unconditionally"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
