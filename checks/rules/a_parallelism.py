@@ -301,6 +301,7 @@ class Site:
     native: bool = True  # PyTorch's own FSDP (not fairscale)
     stage: int | None = None
     offload: str | None = None
+    where: str | None = None  # where a strategy handed on through ``**kwargs`` is set (shown in the detail)
 
 
 def _hf_fsdp_options(v: Any) -> list[str] | None:
@@ -390,6 +391,32 @@ def _ring_lib(builder_kwargs: str) -> dict[str, str]:
     }
 
 
+def _usp_lib(recipe: str = "") -> dict[str, str]:
+    """SpecForge's shape: a USP attention (yunchang Ulysses all-to-all + ring flash attention) picked by ``attention_backend ==
+    "usp"``, sized by ``sp_ulysses_size``/``sp_ring_size`` that the run config leaves at 1 (a recipe may raise them)."""
+    files = {
+        "mylib/config.py": (
+            "from typing import Literal\nfrom pydantic import BaseModel, Field\n\n\nclass TrainingConfig(BaseModel):\n"
+            "    attention_backend: Literal['sdpa', 'flex_attention', 'usp'] = 'flex_attention'\n"
+            "    sp_ulysses_size: int = Field(default=1, gt=0)\n    sp_ring_size: int = Field(default=1, gt=0)\n"),
+        "mylib/draft.py": (
+            "import torch.nn as nn\nfrom yunchang.comm.all_to_all import SeqAllToAll4D\n"
+            "from ring_flash_attn import ring_flash_attn_func\n\n\nclass USPAttention(nn.Module):\n"
+            "    def forward(self, q, k, v, group, ring_group):\n        q = SeqAllToAll4D.apply(group, q, 2, 1)\n"
+            "        return ring_flash_attn_func(q, k, v, causal=True, group=ring_group)\n\n\n"
+            "def build_attention(attention_backend):\n    if attention_backend == 'usp':\n        return USPAttention()\n"
+            "    return nn.MultiheadAttention(1024, 8)\n"),
+        "mylib/train.py": (
+            "import torch.distributed as dist\nfrom mylib.draft import build_attention\n\n\n"
+            "def train(cfg, model, loader, optimizer):\n"
+            "    dist.init_process_group('nccl')\n    model.attn = build_attention(cfg.training.attention_backend)\n"
+            "    for batch in loader:\n        loss = model(**batch)\n        loss.backward()\n        optimizer.step()\n"),
+    }
+    if recipe:
+        files["examples/long_context.yaml"] = recipe
+    return files
+
+
 def _pipeline_lib(builder_kwargs: str) -> dict[str, str]:
     """OLMo-core's shape: ``PipelineStage`` is built in a helper nested in ``split_model``, which only the pipeline train
     module's ``__init__`` calls; that module is constructed only when ``pp_config`` (``None`` by default) is given."""
@@ -427,6 +454,37 @@ def _pipeline_lib(builder_kwargs: str) -> dict[str, str]:
     }
 
 
+#: SpecForge's backend: the sharding strategy reaches FSDP through ``**fsdp_kwargs``, named by a parallel config's default
+def _fsdp_kwargs(strategy: str) -> dict[str, str]:
+    return {"mylib/backend.py": (
+        "from dataclasses import dataclass\n\nimport torch.distributed as dist\n\n\n@dataclass\nclass ParallelConfig:\n"
+        "    sharding_strategy: str = 'SHARD_GRAD_OP'\n\n\n"
+        "def wrap(model, pc: ParallelConfig):\n"
+        "    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+        "    from torch.distributed.fsdp import ShardingStrategy\n\n"
+        "    sharding = getattr(ShardingStrategy, pc.sharding_strategy)\n"
+        f"    fsdp_kwargs = dict(use_orig_params=True, sharding_strategy={strategy}, process_group=dist.group.WORLD)\n"
+        "    return FSDP(model, **fsdp_kwargs)\n")}
+
+_STRATEGY_KEYS = ("sharding_strategy", "fsdp_sharding_strategy", "fsdp_sharding")
+
+
+def _configured_strategy(facts: Facts, path: str) -> tuple[str, str] | None:
+    """The sharding strategy handed to ``FSDP(model, **kwargs)`` in ``path``: a keyword of a ``dict(...)`` built there that
+    names one (``dict(sharding_strategy=ShardingStrategy.NO_SHARD)``), else the one strategy every non-call setting of the
+    project's strategy options names (``sharding_strategy: str = "SHARD_GRAD_OP"`` of a parallel config, ``fsdp_sharding:
+    Literal[...] = "SHARD_GRAD_OP"`` of the run config), with where it is set; None when there is none, or they disagree or do
+    not resolve. (strategy, how the detail names it)."""
+    settings = facts.effective(*_STRATEGY_KEYS)
+    local = [s for s in settings if s.source == "call" and s.path == path and s.key.startswith("dict(") and _strategy(s.value)]
+    found = {(_strategy(s.value), f"{s.path}:{s.line}") for s in (local or [s for s in settings if s.source != "call"])}
+    names = {n for n, _ in found}
+    if len(names) != 1 or None in names:
+        return None
+    where = ", ".join(sorted(w for _, w in found))
+    return names.pop(), (f"set at {where}" if local else f"the default at {where}")
+
+
 def fsdp_sites(facts: Facts) -> list[Site]:
     """Every route that wraps the model with FSDP (PyTorch FSDP1/2, HF, accelerate, Lightning, torchtune, torchtitan...)."""
     sites: list[Site] = []
@@ -435,7 +493,12 @@ def fsdp_sites(facts: Facts) -> list[Site]:
         native = not c.name.startswith("fairscale")
         if not native and c.kwargs.get("reshard_after_forward") is False:
             strat = "SHARD_GRAD_OP"
-        sites.append(Site(c, "FullyShardedDataParallel()", strat != "NO_SHARD", strat or "FULL_SHARD", native))
+        where = None
+        if strat is None and "sharding_strategy" not in c.kwargs and c.star_kwargs and native:
+            # ``FSDP(model, **fsdp_kwargs)``: FSDP's own default (FULL_SHARD) holds only when the keyword is absent
+            strat, where = _configured_strategy(facts, c.path) or (None, "not resolved: passed through **kwargs")
+        sites.append(Site(c, "FullyShardedDataParallel()", strat != "NO_SHARD", strat or ("" if where else "FULL_SHARD"), native,
+                          where=where))
     for c in facts.calls("fully_shard"):
         sites.append(Site(c, "fully_shard()", True, "FULL_SHARD (FSDP2)"))
     for c in facts.calls("FullyShardedDataParallelPlugin"):
@@ -978,6 +1041,8 @@ class A2FSDP(Check):
         Example(FAIRSEQ2_DP, N, "library FSDP wrapper, the data-parallel selector defaults to DDP"),
         Example({**FAIRSEQ2_DP, "recipes/llama3_8b_sft.yaml": "trainer:\n  data_parallelism: fsdp\n  mixed_precision:\n    dtype: bfloat16\n"},
                 U, "a recipe picks FSDP"),
+        Example(_fsdp_kwargs("ShardingStrategy.NO_SHARD"), P, "NO_SHARD handed through **fsdp_kwargs"),
+        Example(_fsdp_kwargs("sharding"), U, "a strategy the parallel config defaults to SHARD_GRAD_OP, through **fsdp_kwargs"),
         Example(strategy_registry(), N, "FSDP plugin of a strategy class the name registry never returns: every lookup passes 'local'"),
         Example(strategy_registry('"fsdp"'), U, "the backend looks the registry up with 'fsdp'"),
         Example(strategy_registry("config.strategy", {"configs/train.yaml": "trainer:\n  strategy: fsdp\n"}), U,
@@ -992,9 +1057,11 @@ class A2FSDP(Check):
         sites = [s for s in sites if any(s.fact is x for x in live)]
         sharded = [s for s in sites if s.sharded]
         if sharded:
-            strat = next((s.strategy for s in sharded if s.strategy), "FULL_SHARD")
-            return Outcome(U, [_ev(s.fact, key=s.how) for s in sharded], f"FSDP sharding ({strat}) via {sharded[0].how}",
-                           {"fsdp": True, "sharding_strategy": strat})
+            first = next((s for s in sharded if s.strategy or s.where), None)
+            strat = first.strategy if first is not None else "FULL_SHARD"
+            shown = ", ".join(x for x in (strat, first.where if first is not None else None) if x)
+            return Outcome(U, [_ev(s.fact, key=s.how) for s in sharded], f"FSDP sharding ({shown}) via {sharded[0].how}",
+                           {"fsdp": True, "sharding_strategy": strat or None})
         if sites:
             return Outcome(P, [_ev(s.fact, key=s.how) for s in sites], "FSDP with NO_SHARD: wired but shards nothing (behaves like DDP)",
                            {"fsdp": True, "sharding_strategy": "NO_SHARD"})
@@ -1145,7 +1212,9 @@ PP_NAMES = ("pipeline_model_parallel_size", "pipeline_parallel_size", "pp_size",
             "pipe_parallel_size")
 CP_NAMES = ("context_parallel_size", "context_parallel_degree", "cp_size", "cp_degree", "sequence_parallel_size", "sp_size",
             "sp_degree", "ulysses_sequence_parallel_size", "ulysses_degree", "ulysses_size", "ring_attn_size", "ring_degree",
-            "sequence_parallel_degree")
+            "sequence_parallel_degree",
+            # USP (yunchang ``set_seq_parallel_pg(sp_ulysses_degree, sp_ring_degree, ...)``): the Ulysses x ring split
+            "sp_ulysses_degree", "sp_ring_degree", "sp_ulysses_size", "sp_ring_size")
 EP_NAMES = ("expert_model_parallel_size", "expert_parallel_size", "ep_size", "moe_expert_parallel_size", "expert_parallel_degree",
             "ep_degree", "moe_ep_size")
 
@@ -1519,6 +1588,9 @@ class A6SequenceParallel(Check):
         }, N, "SP default switched off where TP is on"),
         Example(_ring_lib(""), N, "ring attention only after apply_cp, called when cp_config (None by default) is given"),
         Example(_ring_lib(", cp_config=ContextParallelConfig(degree=2)"), U, "the builder passes a cp_config"),
+        Example(_usp_lib(), N, "USP (Ulysses x ring) attention implemented, sp_ulysses_size/sp_ring_size left at 1"),
+        Example(_usp_lib("training:\n  attention_backend: usp\n  sp_ulysses_size: 4\n  sp_ring_size: 2\n"), U,
+                "a recipe raises the Ulysses and ring sizes"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
