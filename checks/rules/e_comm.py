@@ -694,6 +694,21 @@ _ONEBIT = re.compile(r"^(onebit(adam|lamb)|zerooneadam)$", re.I)
 _LOW = re.compile(r"^(fp16|bf16|float16|bfloat16|half|fp8)$", re.I)
 
 
+#: SpecForge's backend: FSDP1 ``MixedPrecision(param_dtype=pc.param_dtype, buffer_dtype=torch.float32)``, no ``reduce_dtype``,
+#: ``param_dtype`` a field of the parallel config that defaults to bf16
+_FSDP_CONFIGURED_DTYPE = {
+    "mylib/backend.py": (
+        "from dataclasses import dataclass\n\nimport torch\nimport torch.distributed as dist\n\n\n@dataclass\nclass ParallelConfig:\n"
+        "    world_size: int = 1\n    param_dtype: torch.dtype = torch.bfloat16\n\n\n"
+        "def wrap(model, pc: ParallelConfig):\n"
+        "    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+        "    from torch.distributed.fsdp import MixedPrecision, ShardingStrategy\n\n"
+        "    return FSDP(model, use_orig_params=True, sharding_strategy=ShardingStrategy.SHARD_GRAD_OP,\n"
+        "                mixed_precision=MixedPrecision(param_dtype=pc.param_dtype, buffer_dtype=torch.float32),\n"
+        "                process_group=dist.group.WORLD)\n"),
+}
+
+
 @register
 class E3GradientCompression(Check):
     id = "E3"
@@ -756,6 +771,15 @@ class E3GradientCompression(Check):
                  "# model.register_comm_hook(None, fp16_compress_hook)\n"}, N, "commented hook"),
         Example({"train.py": "import torch\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP, MixedPrecision\n"
                  "mp = MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16)\nmodel = FSDP(model, mixed_precision=mp)\n"}, P, "fsdp bf16 reduce"),
+        Example({"train.py": "import torch\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP, MixedPrecision\n"
+                 "mp = MixedPrecision(param_dtype=torch.bfloat16)\nmodel = FSDP(model, mixed_precision=mp)\n"}, P,
+                "no reduce_dtype: FSDP reduces in param_dtype (bf16)"),
+        Example({"train.py": "import torch\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP, MixedPrecision\n"
+                 "mp = MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)\nmodel = FSDP(model, mixed_precision=mp)\n"},
+                N, "fp32 reduce"),
+        Example(_FSDP_CONFIGURED_DTYPE, P, "param_dtype read from a parallel config whose default is bf16, no reduce_dtype"),
+        Example({**_FSDP_CONFIGURED_DTYPE, "mylib/backend.py": _FSDP_CONFIGURED_DTYPE["mylib/backend.py"].replace(
+            "torch.bfloat16", "torch.float32")}, N, "the config's param_dtype is fp32: nothing reduced in low precision"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -812,6 +836,12 @@ class E3GradientCompression(Check):
             v = c.kwargs.get("reduce_dtype")
             if v is not None and re.search(r"(float16|bfloat16|half)$", _text(v)):
                 partial.append(f.ev(c, key=f"{c.short}(reduce_dtype=)", value=_text(v)))
+            elif v is None and len(c.args) < 2 and not c.star_kwargs and c.name.startswith("torch.distributed"):
+                # PyTorch: "If this is None but param_dtype is not None, then this takes on the param_dtype value, still
+                # running gradient reduction in low precision" (FSDP1 MixedPrecision; FSDP2's MixedPrecisionPolicy alike)
+                low = _low_param_dtype(f, c.kwargs.get("param_dtype", c.args[0] if c.args else None))
+                if low:
+                    partial.append(f.ev(c, key=f"{c.short}(param_dtype=)", value=f"{low} (no reduce_dtype: gradients reduced in it)"))
         if used:
             kinds = sorted({k for _, k in used})
             return Outcome(U, [e for e, _ in used], f"gradient communication compressed ({', '.join(kinds)})", {"grad_compression": kinds})
@@ -821,6 +851,30 @@ class E3GradientCompression(Check):
         if not off and not distributed_sites(ctx):
             detail = "no distributed training found: no gradient communication to compress"
         return Outcome(N, off, detail, {"grad_compression": []})
+
+
+def _low_param_dtype(f: Facts, v: Any) -> str | None:
+    """The 16-bit dtype a ``param_dtype`` argument names: a literal (``torch.bfloat16``), or an attribute or name whose every
+    non-call setting in the project is one (``param_dtype=pc.param_dtype`` with ``param_dtype: torch.dtype = torch.bfloat16``
+    as a config class's only default). None when it is unset, full precision or unknown."""
+    if v is None:
+        return None
+    text = _text(v).strip()
+    m = re.search(r"(bfloat16|float16|half)$", text)
+    if m:
+        return "bfloat16" if m.group(1) == "bfloat16" else "float16"
+    name = re.fullmatch(r"(?:\w+\.)*(\w+)", text)
+    if name is None:
+        return None
+    found: set[str] = set()
+    for s in f.effective(name.group(1)):
+        if s.source == "call":
+            continue
+        m = re.search(r"(bfloat16|float16|half)$", _text(s.value).strip())
+        if m is None:
+            return None
+        found.add("bfloat16" if m.group(1) == "bfloat16" else "float16")
+    return found.pop() if len(found) == 1 else None
 
 
 # -- E4 ---------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import _library_demo_lines, recipe_files
+from ..project import _INFERENCE_ENGINES, _library_demo_lines, recipe_files
 from ._helpers import HF_DEFAULTS, callers_off, flag_state, guard_flags, guard_off, inputs_replaced, uses_hf_trainer
 from .e_comm import megatron_launches
 
@@ -3664,6 +3664,43 @@ _MODEL_FORWARD = re.compile(r"(^|_)forward$")
 _NOT_DATA = re.compile(r"(model|module|param|optim|weight|grad|state|buffer|kv|cache|lora|offload|swap|checkpoint|ckpt|embed|layer)", re.I)
 
 
+#: SpecForge: the offline capture drives SGLang's model runner (a request batch moved non_blocking before ``forward``); the
+#: trainer's strategy moves each training batch with a plain ``.to(device)``
+_ENGINE_CAPTURE = {
+    "pkg/capture.py": (
+        "from sglang.srt.managers.schedule_batch import ScheduleBatch\n"
+        "from sglang.srt.model_executor.forward_batch_info import CaptureHiddenMode, ForwardBatch\n\n\n"
+        "class CaptureBackend:\n    def __init__(self, model_runner):\n        self.model_runner = model_runner\n\n"
+        "    def _forward_extend(self, reqs):\n        batch = ScheduleBatch.init_new(reqs=reqs, model_config=self.model_runner.model_config)\n"
+        "        batch.prepare_for_extend()\n        if getattr(batch, 'prefill_input_ids_cpu', None) is not None:\n"
+        "            batch.input_ids = batch.prefill_input_ids_cpu.to(batch.device, non_blocking=True)\n"
+        "        forward_batch = ForwardBatch.init_new(batch, self.model_runner)\n"
+        "        forward_batch.capture_hidden_mode = CaptureHiddenMode.FULL\n"
+        "        return self.model_runner.forward(forward_batch)\n"),
+    "pkg/strategy.py": (
+        "class Strategy:\n    def __init__(self, model):\n        self.model = model\n\n"
+        "    def forward_loss(self, batch, device):\n        input_ids = batch['input_ids'].to(device)\n"
+        "        hidden = batch['hidden_state'].to(device)\n        return self.model(input_ids=input_ids, hidden_states=hidden)\n"),
+    "pkg/trainer.py": (
+        "def fit(strategy, loader, optimizer, device):\n    for batch in loader:\n"
+        "        loss = strategy.forward_loss(batch, device)\n        loss.backward()\n        optimizer.step()\n"),
+}
+
+#: what a training step calls: a file with one of these trains (or drives a trainer), it does not only serve a model
+_TRAIN_STEP = frozenset({"backward", "step", "fit", "train", "train_step", "training_step", "zero_grad", "clip_grad_norm_"})
+
+
+def _engine_only_files(f: Facts, paths: set[str]) -> set[str]:
+    """Of ``paths``, the files that drive an inference engine (import vLLM, SGLang, TensorRT-LLM...) and run no training step:
+    a copy there moves an engine's request batch (``batch.input_ids = batch.prefill_input_ids_cpu.to(batch.device,
+    non_blocking=True)`` before ``model_runner.forward``, in a hidden-state capture), not the training input pipeline."""
+    out: set[str] = set()
+    for i in f.imports(*_INFERENCE_ENGINES):
+        if i.path in paths and i.path in f.files and not any(c.short in _TRAIN_STEP for c in f.files[i.path].calls):
+            out.add(i.path)
+    return out
+
+
 @register
 class F11AsyncH2D(_DataCheck):
     id = "F11"
@@ -3733,6 +3770,9 @@ class F11AsyncH2D(_DataCheck):
                 "        index = torch.tensor([ctx.cp_rank], device=\"cpu\", pin_memory=True).cuda(non_blocking=True)\n"
                 "        return grad_output.index_select(1, index)\n"),
         }, N, "blocking batch copies; async copies only of parameters and a backward index"),
+        Example(_ENGINE_CAPTURE, N, "an SGLang request batch copied non_blocking in a hidden-state capture; the trainer's copy blocks"),
+        Example({**_ENGINE_CAPTURE, "pkg/strategy.py": _ENGINE_CAPTURE["pkg/strategy.py"].replace(
+            ".to(device)", ".to(device, non_blocking=True)")}, P, "the trainer's own batch copy is non_blocking"),
         Example({  # realhf 0.3.0: an offloaded frozen model streams its weights back on a side stream inside its forward, and
             # decoding copies the next tokens into a CUDA graph's static input buffers; batches arrive with a blocking .cuda()
             "pkg/nn/real_llm_api.py": (
@@ -3771,6 +3811,8 @@ class F11AsyncH2D(_DataCheck):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         nb = [c for c in f.calls_with_kw("non_blocking") if self._on(f, c.kwargs["non_blocking"]) and self._data_copy(c)]
+        engine = _engine_only_files(f, {c.path for c in nb})
+        nb = [c for c in nb if c.path not in engine]
         streams = {c.path for c in f.calls("torch.cuda.Stream")}
         side: list[Call] = []
         for s in f.calls("torch.cuda.stream"):
