@@ -110,3 +110,26 @@ def test_step_zero_gives_no_loader_reason_for_hook_built_batches(monkeypatch):
     monkeypatch.setattr(f_data, "hook_fed_loaders", lambda f: [])
     before = audit_files((k, v.encode()) for k, v in files.items()).project.bottleneck_reasons
     assert any("DataLoader worker" in r or "num_workers = 0" in r for r in before), before  # the previous rule's reason
+
+
+# -- A1/A3: a launch the README shows but the package does not ship -----------------------------------------------------
+
+_README = (
+    "# mylib\n\n## Training\n\n```bash\n# inference (shell 0)\nCUDA_VISIBLE_DEVICES=0,1 vf-vllm --model org/model-1.7B\n\n"
+    "# training (shell 1)\nCUDA_VISIBLE_DEVICES=2,3 accelerate launch --num-processes 2 \\\n"
+    "    --config-file configs/zero3.yaml examples/train.py --size 1.7B\n```\n"
+)
+
+
+def test_a1_a3_name_the_documented_launch_without_taking_it_as_use():
+    files = {**_LIB, "README.md": _README}
+    a1, a3 = _run("A1", files), _run("A3", files)
+    assert a1.status is Status.UNUSED and a3.status is Status.UNUSED  # a README is not use
+    assert "accelerate launch --num-processes 2" in a1.detail and "README.md:" in a1.detail, a1.detail
+    assert "configs/zero3.yaml" in a3.detail and "ZeRO stage 3" in a3.detail, a3.detail
+
+
+def test_a1_a3_keep_the_plain_detail_without_a_documented_launch():
+    files = {**_LIB, "README.md": _README.replace("--num-processes 2", "--num-processes 1").replace("zero3", "ddp")}
+    assert _run("A1", files).detail == "no multi-GPU launch or DDP wrapper found"
+    assert _run("A3", files).detail == "no ZeRO configuration found"
