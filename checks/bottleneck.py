@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from .facts import Facts, as_number, truthy
 from .model import Bottleneck, CheckResult, Project, Status
 from .roles import GUIDE, IN_SCOPE
-from .rules._helpers import deepspeed_alternative_files
+from .rules._helpers import deepspeed_alternative_files, hook_fed_loaders
 
 MIN_SCORE = 3
 MIN_MARGIN = 2
@@ -300,7 +300,8 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
                 f"数据在训练主进程中加载（num_workers = 0，{_loc(cited)}）：CPU 读取与拼 batch 时 GPU 空等"
                 + (f"（较弱：{weak_zh}）" if cheap else ""),
             ))
-        elif not cheap:
+        elif not cheap and not hook_fed_loaders(facts):
+            # (a Trainer whose input hook builds each batch from rollouts on the device: its loader hands over prompts only)
             out.append(Signal(
                 Bottleneck.DATA_IO, 1,
                 "no DataLoader worker setting was seen on the training path (F1): if batches are built in the training process, the GPU waits for them",

@@ -672,13 +672,30 @@ def _not_model_values(facts: Facts) -> set[str]:
     by parallel mode, ``{"data": "Initializer_Data", "model": "Initializer_Model"}``, names code, not a checkpoint)."""
     no: set[str] = set()
     yes: set[str] = set()
-    for st in facts.settings(*_MODEL_KEYS):
-        if isinstance(st.value, str):
-            (no if _not_a_model(facts, st) else yes).add(st.value)
+    settings = [st for st in facts.settings(*_MODEL_KEYS) if isinstance(st.value, str)]
+    # (file, value) of hosted-API requests: ``client.chat.completions.create(model=MODEL_NAME)``
+    api = {(st.path, st.value) for st in settings if st.source == "call" and _API_CALL.search(st.text or "")}
+    for st in settings:
+        (no if _not_a_model(facts, st) or _api_constant(facts, st, api) else yes).add(st.value)
     classes = {v for v in no | yes if _CLASS_NAME.match(v)}
     if classes:
         classes &= {i.name for i in facts.records("imports") if i.name}
     return (no - yes) | classes
+
+
+_LOADS = frozenset({"from_pretrained", "LLM", "pipeline", "load_model"})
+
+
+def _api_constant(facts: Facts, st: Setting, api: set[tuple[str, str]]) -> bool:
+    """A name bound to a model string that its file sends to a hosted API (``MODEL_NAME = "Qwen/Qwen2.5-7B-Instruct"``
+    then ``client.chat.completions.create(model=MODEL_NAME, ...)`` against a provider's base_url, in a tool an agent
+    calls) and loads nowhere (no ``from_pretrained``/``LLM(...)`` of it in that file): the model a request is sent to,
+    not one the project trains."""
+    if st.source != "assign" or (st.path, st.value) not in api or st.path not in facts.files:
+        return False
+    return not any(c.short in _LOADS and any(getattr(a, "ref", None) == st.name or a == st.value
+                                             for a in (*c.args[:1], *c.kwargs.values()))
+                   for c in facts.files[st.path].calls)
 
 
 #: a Python class name (``Initializer_Model``, ``LlamaForCausalLM``): capitalised, letters, digits and underscores only

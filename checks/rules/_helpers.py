@@ -100,6 +100,36 @@ def inputs_replaced(f: Facts, site: Any) -> bool:
     return any(a.func == func and "." in a.target and a.target.rsplit(".", 1)[-1] in _INPUT_HOOKS for a in ff.attr_assigns)
 
 
+#: tensor constructors that build a batch from host data (Python lists) straight on the device
+_ON_DEVICE_BUILDERS = ("torch.tensor", "torch.as_tensor")
+#: calls through which an input hook would move (or hand on) the loader's own batch: ``.to(device)``, ``.cuda()``, HF's
+#: ``self._prepare_input(...)`` / ``super()._prepare_inputs(inputs)``
+_BATCH_MOVES = frozenset({"to", "cuda", "_prepare_input", "_prepare_inputs"})
+
+
+def hook_built_batches(f: Facts, path: str) -> list[Any]:
+    """The calls with which a Trainer subclass's own input hook (``def _prepare_inputs(self, inputs)`` in ``path``) builds
+    the training tensors from host lists on the device (``torch.tensor(prompt_ids + completion_ids, device=
+    self.accelerator.device)``, an online-RL trainer assembling each step's batch from rollouts), when the hook never moves
+    the loader's batch (no ``.to``/``.cuda``/``_prepare_input(s)`` call in it): its DataLoader only hands raw rows (prompts)
+    to the hook, so that loader's workers, prefetch and pinning touch no training batch. Empty otherwise."""
+    ff = f.files.get(path)
+    if ff is None:
+        return []
+    hook = [c for c in ff.calls if c.func == "_prepare_inputs"]
+    if any(c.name.rsplit(".", 1)[-1] in _BATCH_MOVES for c in hook):
+        return []
+    return [c for c in hook if c.name in _ON_DEVICE_BUILDERS and "device" in c.kwargs]
+
+
+def hook_fed_loaders(f: Facts) -> list[Any]:
+    """The on-device batch builders (:func:`hook_built_batches`) of every Trainer subclass whose overridden
+    ``get_train_dataloader`` builds a ``DataLoader`` (outside tests): the loaders there feed only raw rows to the hook."""
+    paths = {c.path for c in f.calls("torch.utils.data.DataLoader", "DataLoader", "StatefulDataLoader")
+             if c.func == "get_train_dataloader" and not _TEST_FILE.search(c.path)}
+    return [b for p in sorted(paths) for b in hook_built_batches(f, p)]
+
+
 def on(settings: Iterable[Setting]) -> list[Setting]:
     """Settings whose value clearly turns the feature on."""
     return [s for s in settings if truthy(s.value) is True]

@@ -270,6 +270,26 @@ def launch_sizes(facts: Facts) -> list[LaunchSize]:
     return out
 
 
+#: a multi-process launcher flag in a documented command (``accelerate launch --num-processes 2``, ``torchrun
+#: --nproc_per_node 8``, ``deepspeed --num_gpus 4``); ``--multi_gpu`` alone
+_DOC_PROCS = re.compile(r"--(?:num[-_]processes|nproc[-_]per[-_]node|num[-_]gpus)[= ]+(\d+)|--multi[-_]gpu\b")
+#: a DeepSpeed/accelerate config file named for its ZeRO stage (``configs/zero3.yaml``, ``ds_zero2.json``, ``ds_z3_config.json``)
+_ZERO_FILE = re.compile(r"(?:^|[/_-])(?:zero|z)[_-]?([123])(?:[_.-]|$)", re.I)
+
+
+def documented_launches(f: Facts, pattern: re.Pattern[str]) -> list[Any]:
+    """Training commands of the README/docs (``command`` doc hints) matching ``pattern``: a launch the docs show but the
+    repository does not ship. Never evidence of use (a README is not use); a check names it so that "not found" is not read
+    as "not done" when the documented run does it."""
+    return [h for h in f.records("doc_hints") if h.kind in ("command", "command_file") and pattern.search(h.text or "")]
+
+
+def _doc_note(hints: list[Any], what: str) -> str:
+    h = hints[0]
+    return (f"; the docs show {what} (`{' '.join((h.text or '').split())[:120]}`, {h.path}:{h.line}), a launch documented only "
+            "in prose, which the audit does not take as use: check the run's own launch")
+
+
 # -- FSDP -------------------------------------------------------------------------------------
 
 _STRATEGY_NAMES = {
@@ -967,6 +987,11 @@ class A1DataParallel(Check):
         detail = "single-process launches only" if single else "no multi-GPU launch or DDP wrapper found"
         if single and uses_hf_trainer(f):
             detail += " (with several visible GPUs the HF Trainer would fall back to nn.DataParallel)"
+        if not single:
+            docs = [h for h in documented_launches(f, _DOC_PROCS) if h.kind == "command"
+                    and any(m.group(1) is None or int(m.group(1)) > 1 for m in _DOC_PROCS.finditer(h.text or ""))]
+            if docs:
+                detail += _doc_note(docs, "a multi-process launch")
         return Outcome(N, [], detail, values)
 
 
@@ -1196,6 +1221,12 @@ class A3ZeRO(Check):
             return Outcome(N, [_ev(sel), *(_ev(s.fact, key=s.how, value=s.stage) for s in alt)],
                            f"ZeRO is configured only for the {family} backend ({alt[0].how} at {alt[0].fact.path}:{alt[0].fact.line}), "
                            f"which no run picks: `{sel.name}` is {sel.value!r} ({sel.path}:{sel.line})", {"zero_stage": 0})
+        docs = [h for h in documented_launches(ctx.facts, _ZERO_FILE) if h.kind == "command_file"
+                and _ZERO_FILE.search(h.value.rsplit("/", 1)[-1]) and resolve_file(ctx.facts, h.value) is None]
+        if docs:
+            return Outcome(N, [], "no ZeRO configuration in the repository" + _doc_note(
+                docs, f"a launch with `{docs[0].value}` (not in the repository), a config named for ZeRO stage {_ZERO_FILE.search(docs[0].value.rsplit('/', 1)[-1]).group(1)}"),
+                {"zero_stage": 0})
         return Outcome(N, [], "no ZeRO configuration found", {"zero_stage": 0})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

@@ -18,7 +18,17 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _INFERENCE_ENGINES, _library_demo_lines, recipe_files
-from ._helpers import HF_DEFAULTS, callers_off, flag_state, guard_flags, guard_off, inputs_replaced, uses_hf_trainer
+from ._helpers import (
+    HF_DEFAULTS,
+    callers_off,
+    flag_state,
+    guard_flags,
+    guard_off,
+    hook_built_batches,
+    hook_fed_loaders,
+    inputs_replaced,
+    uses_hf_trainer,
+)
 from .e_comm import megatron_launches
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -143,6 +153,32 @@ _QUEUE_FED_TRAINER = {"mylib/train.py": (
     "def compute_loss(trainer, model, inputs):\n"
     "    inputs = {key: tensor.to(trainer.accelerator.device) for key, tensor in inputs.items()}\n"
     "    return model(input_ids=inputs[\"tokens\"]).loss\n")}
+
+
+#: an online-RL Trainer subclass (verifiers' async GRPOTrainer): its overridden get_train_dataloader hands prompt rows through
+#: an identity collator, and its own ``_prepare_inputs`` builds each step's tensors on the device from the rollouts' token lists
+_HOOK_FED_TRAINER = {"mylib/trainers/grpo_trainer.py": (
+    "import torch\nfrom torch.utils.data import DataLoader\nfrom transformers import Trainer\nfrom trl.trainer.utils import pad\n\n\n"
+    "class GRPOTrainer(Trainer):\n    def __init__(self, model, env, args, processing_class):\n        self.env = env\n\n"
+    "        def data_collator(features):\n            return features\n\n"
+    "        super().__init__(model=model, args=args, data_collator=data_collator, train_dataset=env.get_dataset(),\n"
+    "                         processing_class=processing_class)\n\n"
+    "    def get_train_dataloader(self):\n        dataloader_params = {\n"
+    "            \"batch_size\": self._train_batch_size * self.args.gradient_accumulation_steps,\n"
+    "            \"collate_fn\": self.data_collator,\n            \"num_workers\": self.args.dataloader_num_workers,\n"
+    "            \"pin_memory\": self.args.dataloader_pin_memory,\n        }\n"
+    "        dataloader = DataLoader(self.train_dataset, **dataloader_params)\n"
+    "        return self.accelerator.prepare(dataloader)\n\n"
+    "    def _prepare_inputs(self, inputs):\n        results = self.env.generate([x[\"prompt\"] for x in inputs])\n"
+    "        device = self.accelerator.device\n"
+    "        ids = [torch.tensor(p + c, device=device) for p, c in zip(results.prompt_ids, results.completion_ids)]\n"
+    "        mask = [torch.tensor(p + c, device=device) for p, c in zip(results.prompt_mask, results.completion_mask)]\n"
+    "        return {\"input_ids\": pad(ids, padding_value=0), \"attention_mask\": pad(mask, padding_value=0),\n"
+    "                \"advantages\": torch.tensor(results.rewards, device=device)}\n")}
+#: the same Trainer when its hook hands the loader's own batch to HF's ``_prepare_inputs`` (moved to the device from it)
+_LOADER_FED_TRAINER = {"mylib/trainers/grpo_trainer.py": _HOOK_FED_TRAINER["mylib/trainers/grpo_trainer.py"].replace(
+    "    def _prepare_inputs(self, inputs):\n",
+    "    def _prepare_inputs(self, inputs):\n        inputs = super()._prepare_inputs(inputs)\n")}
 
 
 #: modded-nanogpt's shard reader (a header read with torch.from_file, tokens read into a pinned buffer)
@@ -404,6 +440,11 @@ def _hf_prop(f: Facts, site: Any, name: str) -> list[_Value]:
     return [_Value(default, _ev(site, key=name, value=default), False)]
 
 
+#: F1/F3 detail when the Trainer's own input hook builds each batch (see ``hook_built_batches``)
+_HOOK_FED = ("no data loader feeds the training batches: the Trainer's input hook (`_prepare_inputs`) builds each batch on the "
+             "device from host lists (e.g. rollout token ids); its DataLoader only hands it raw rows (prompts)")
+
+
 def training_loaders(ctx: Context) -> list[_Loader]:
     """The data loaders that feed training (or every loader when none is clearly a training one)."""
     f = ctx.facts
@@ -415,7 +456,11 @@ def training_loaders(ctx: Context) -> list[_Loader]:
             for ln in (c.line, *(c.kw_line(k) for k in ("num_workers", "pin_memory", "prefetch_factor") if k in c.kwargs))}
     real_ids = {id(c) for c in f.calls(*_REAL_LOADERS)}
     overrides_hf = any(c.func == "get_train_dataloader" for c in calls)
+    fed: list[Call] = []  # loaders that only hand raw rows to a Trainer hook building the batches on the device
     for c in calls:
+        if c.func == "get_train_dataloader" and hook_built_batches(f, c.path):
+            fed.append(c)  # the Trainer's input hook builds each batch on the device: this loader hands it raw rows (prompts)
+            continue
         real = id(c) in real_ids
         props = {n: _call_prop(f, c, n, real, skip) for n in ("num_workers", "pin_memory", "prefetch_factor")}
         out.append(_Loader(c, "torch" if real else "wrapper", _is_train(c) and not _serves_evaluation_only(f, c), props))
@@ -439,6 +484,8 @@ def training_loaders(ctx: Context) -> list[_Loader]:
         out.append(_Loader(launch, "megatron", True, props))
     if not out:
         for e in f.config("num_workers", "dataloader_num_workers"):
+            if any(e.path == c.path and 0 <= c.line - e.line <= 40 for c in fed):
+                continue  # the settings dict of a loader that feeds only raw rows to the input hook (above)
             if e.value is not None and not _in_tests(e.path) and not _worker_scaling(f, e):
                 out.append(_Loader(e, "config", True, {"num_workers": [_Value(e.value, _ev(e, key=e.dotted, value=e.value), True)]}))
     train = [x for x in out if x.train]
@@ -1605,6 +1652,9 @@ class F1NumWorkers(_DataCheck):
             cfg_loaders = [(w, s) for s in ctx.facts.effective("num_workers") if s.path in configs and (w := _workers(s.value)) is not None]
             known = [(w, _Value(s.value, ctx.facts.ev(s), True)) for w, s in cfg_loaders] + known
         if not vals and not known:
+            built = hook_fed_loaders(ctx.facts)
+            if built:
+                return Outcome(N, [_ev(c, key=f"{c.name}(device=)") for c in built[:3]], _HOOK_FED, {})
             return Outcome(N, [], "no multi-process data loader found", {})
         cfg_note = ""
         if not known:
@@ -2106,6 +2156,8 @@ class F3PinMemory(_DataCheck):
             "pin_memory: bool = field(default=True)", "pin_memory: bool = field(default=False)")}, N,
                 "the same loader with its config's pin_memory off"),
         Example(_QUEUE_FED_TRAINER, N, "a Trainer whose _prepare_inputs is replaced pins no training batch"),
+        Example(_HOOK_FED_TRAINER, N, "a Trainer whose own _prepare_inputs builds each batch on the device from rollouts"),
+        Example(_LOADER_FED_TRAINER, U, "the same Trainer when its hook moves the loader's batch (HF's pin default applies)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2143,6 +2195,9 @@ class F3PinMemory(_DataCheck):
             return Outcome(P, _unique_ev(pinned + unpinned), "only some training loaders pin memory", {"pin_memory": False})
         if unpinned:
             return Outcome(N, _unique_ev(unpinned), "training loader without pin_memory", {"pin_memory": False})
+        built = hook_fed_loaders(f)
+        if built:
+            return Outcome(N, [_ev(c, key=f"{c.name}(device=)") for c in built[:3]], _HOOK_FED + ": nothing is pinned", {})
         return Outcome(N, [], "no data loader found to pin", {})
 
 

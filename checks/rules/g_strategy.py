@@ -991,6 +991,25 @@ def _serialised_adapter(f: Facts, s: Setting) -> bool:
         or e.value.text == f"self.{e.keys[-1]}") for e in nums)
 
 
+#: calls that put adapters on a model: a PEFT config alone trains nothing until one of these (or a trainer) takes it
+_PEFT_WRAPPERS = ("get_peft_model", "prepare_model_for_kbit_training", "FastLanguageModel.get_peft_model",
+                  "FastVisionModel.get_peft_model", "FastModel.get_peft_model", "inject_adapter_in_model", "peft.LoraModel")
+
+
+def _uncalled_config_helper(f: Facts, c: Call) -> bool:
+    """A PEFT config built in a helper no code of the project calls or references (an exported ``def lora_defaults(r=8,
+    alpha=16): return LoraConfig(...)`` for the user's own script), in a project whose every adapter wrapper is off
+    (``get_peft_model(model, peft_config)`` under ``if peft_config is not None:``, the parameter defaulting to None and no
+    caller passing it): an opt-in helper, not an adapter the run trains. A helper some code calls, or a project with a
+    wrapper that runs, keeps the config as LoRA evidence."""
+    if not c.func or c.short in {w.rsplit(".", 1)[-1] for w in _PEFT_WRAPPERS} or _TESTS_PATH.search(c.path):
+        return False
+    if any(x.func != c.func for x in f.calls(c.func)) or f.refs(c.func):
+        return False
+    wrappers = [w for w in f.calls(*_PEFT_WRAPPERS) if not _TESTS_PATH.search(w.path)]
+    return bool(wrappers) and all(guard_off(f, w) or callers_off(f, w) for w in wrappers)
+
+
 def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     """(LoRA evidence, full/freeze evidence, disabled-switch evidence)."""
     lora: list[Any] = []
@@ -1017,7 +1036,7 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     code = [c for c in _live(f, f.calls(*_PEFT_CALLS)) if not c.name.startswith(_ENGINE_PACKAGES)
             and not callers_off(f, c) and not (c.star_kwargs and c.func and not c.args
                                                                and not set(c.kwargs) & _PEFT_CHOICES)
-            and not _stale_script(f, c.path)]
+            and not _stale_script(f, c.path) and not _uncalled_config_helper(f, c)]
     if code and (on or not off):
         lora += code
     lora += on
@@ -1113,6 +1132,24 @@ _SELF_EXPORT = {
         "            \"lora_alpha\": self.lora_alpha,\n        }\n        return d\n"),
     "train.py": _ADAPTER_EXPORT["train.py"],
 }
+
+# an RL library's exported adapter helper (verifiers ``lora_defaults``): the package never calls it, and its trainer
+# wraps the model with PEFT only when the caller passes a peft_config
+_ADAPTER_HELPER = {
+    "mylib/trainers/__init__.py": (
+        "from peft import LoraConfig\n\nfrom .grpo_trainer import GRPOTrainer\n\n\n"
+        "def lora_defaults(r=8, alpha=16) -> LoraConfig:\n    return LoraConfig(\n        r=r,\n        lora_alpha=alpha,\n"
+        "        target_modules=['q_proj', 'v_proj', 'k_proj', 'o_proj'],\n        task_type='CAUSAL_LM',\n    )\n"),
+    "mylib/trainers/grpo_trainer.py": (
+        "from peft import PeftConfig, get_peft_model\nfrom transformers import Trainer\n\n\nclass GRPOTrainer(Trainer):\n"
+        "    def __init__(self, model, args, peft_config: PeftConfig | None = None, **kwargs):\n"
+        "        if peft_config is not None:\n            model = get_peft_model(model, peft_config)\n"
+        "        super().__init__(model=model, args=args, **kwargs)\n"),
+    "mylib/utils/model_utils.py": (
+        "import torch\nfrom transformers import AutoModelForCausalLM\n\n\ndef get_model(model_name):\n"
+        "    return AutoModelForCausalLM.from_pretrained(model_name, torch_dtype=torch.bfloat16)\n"),
+}
+
 
 @register
 class G4LoRA(Check):
@@ -1359,6 +1396,12 @@ class G4LoRA(Check):
         Example({**_SELF_EXPORT, "pkg/lora/config.py": _SELF_EXPORT["pkg/lora/config.py"].replace(
             "self.r,", "self.args.lora_rank,").replace("self.lora_alpha,", "self.args.lora_alpha,")}, U,
                 "the same dict filled from the trainer's run arguments"),
+        Example(_ADAPTER_HELPER, N, "an exported LoraConfig helper no code calls; the trainer wraps only when peft_config is passed"),
+        Example({**_ADAPTER_HELPER, "examples/train_gsm8k.py": (
+            "from transformers import AutoModelForCausalLM\nfrom mylib.trainers import GRPOTrainer, lora_defaults\n\n"
+            "model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-1.5B-Instruct')\n"
+            "trainer = GRPOTrainer(model=model, args=None, peft_config=lora_defaults())\ntrainer.train()\n")},
+                U, "the LoraConfig helper passed to the trainer by a shipped script"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
