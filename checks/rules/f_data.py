@@ -1395,6 +1395,26 @@ _PLUGIN_LOADER_CALL = (
 )
 
 
+# a package that keeps a copied HF-Trainer script in a sub-package its pyproject.toml leaves out (round 14: OpenChat's
+# ``ochat/experimental/train_alpaca.py``), beside the run the README launches
+_UNSHIPPED_COPY = {
+    "pyproject.toml": '[project]\nname = "chatpkg"\n\n[tool.setuptools.packages.find]\nexclude = ["assets*", "chatpkg/experimental*"]\n',
+    "README.md": "## Training\n\n```bash\ndeepspeed --num_gpus=8 --module chatpkg.training.train --deepspeed\n```\n",
+    "chatpkg/training/train.py": (
+        "import deepspeed\nfrom torch.utils.data import DataLoader\n\n"
+        "def train(args, model, dataset):\n"
+        "    loader = DataLoader(dataset, batch_size=None, num_workers=1, prefetch_factor=8, pin_memory=True)\n"
+        "    engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())\n"
+        "    for batch in loader:\n        engine.backward(engine(**batch).loss)\n        engine.step()\n"),
+    "chatpkg/experimental/train_alpaca.py": (
+        "import transformers\nimport utils\nfrom transformers import Trainer\n\n"
+        "def train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+        "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+        "    model = transformers.AutoModelForCausalLM.from_pretrained('facebook/opt-125m')\n"
+        "    Trainer(model=model, args=training_args, train_dataset=utils.load()).train()\n"),
+}
+
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -1436,6 +1456,9 @@ class F1NumWorkers(_DataCheck):
         Example({**_PLUGIN_LOADER, "train.py": _PLUGIN_LOADER_CALL}, U, "the helper's caller passes num_workers=8"),
         Example({**_RECIPE_LIBRARY, "README.md": _QUICKSTART}, U, "the recipe the README's quickstart runs sets 8 workers"),
         Example(_RECIPE_LIBRARY, P, "a recipe library without a documented run: most recipes use 1 worker"),
+        Example(_UNSHIPPED_COPY, P, "the run's 1 worker; a copied HF-Trainer script in a sub-package the packaging excludes is not the run"),
+        Example({**_UNSHIPPED_COPY, "pyproject.toml": '[project]\nname = "chatpkg"\n'}, N,
+                "the same copy, shipped with the package: its Trainer's default 0 workers counts"),
         Example({  # a config class defaults to 0 workers; every builder that constructs it passes 4
             "mylib/data/data_loader.py": _CFG_LOADER,
             "mylib/internal/experiment.py": _CFG_BUILDER,
