@@ -738,6 +738,9 @@ _TOKENIZER_OBJECT_OP = re.compile(r"^_*(is|archive|unarchive|serialize|deseriali
                                   r"patch|set|create|make|configure|update|resize|register)_(\w+_)?tokenizers?$")
 #: a function that handles the tokenizer itself, not text (``load_tokenizer``, fairseq2's ``load_custom_tokenizer``,
 #: ``_download_tokenizer``, ``_register_tokenizer_families``, ``_log_tokenizer``)
+#: a factory named noun-first that builds a tokenizer object (``model_config.model_tokenizer_create(path)``, a
+#: ``partial(AutoTokenizer.from_pretrained, use_fast=True)`` kept in a model registry; ``tokenizer_builder(cfg)``)
+_TOKENIZER_FACTORY = re.compile(r"^_*(\w+_)?tokenizers?_(create|build|load|init|make|factory|builder|loader|getter|cls|class|fn|ctor)$")
 _TOKENIZER_ADMIN = re.compile(r"^((maybe|try)_)?(get|load|build|init|train|save|download|register|log|create|make|setup|set|resolve|add|check|"
                               r"validate|is|has)_(\w+_)?tokenizers?(_\w+)?$")
 
@@ -759,7 +762,7 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
             continue
         if "tokeniz" in low and low.endswith(("tokenizer", "tokenizers")) and not (c.args or c.kwargs):
             continue
-        if _TOKENIZER_ADMIN.match(low):
+        if _TOKENIZER_ADMIN.match(low) or _TOKENIZER_FACTORY.match(low):
             continue
         if _TOKENIZER_OBJECT_OP.match(low):
             continue  # handles the tokenizer object (AReaL's RPC ``cls._archive_tokenizer(tokenizer)``, ``_is_tokenizer(value)``)
@@ -1051,6 +1054,43 @@ def _may_call(f: Facts, c: Call, path: str, func: str) -> bool:
     return True
 
 
+#: writers of a columnar or flat token file: pyarrow ``parquet.write_table``/``feather.write_feather``, pandas
+#: ``to_parquet``, numpy ``tofile``, MDS/WebDataset/TFRecord shard writers
+_TABLE_WRITES = frozenset({"write_table", "write_feather", "to_parquet", "tofile", "MDSWriter", "ShardWriter", "TFRecordWriter"})
+
+
+def _table_writers(f: Facts) -> dict[tuple[str, str], Call]:
+    """Functions that write a data file, outside any Dataset class: (path, function) -> the first write."""
+    if ("table_writers",) in f._memo:
+        return f._memo[("table_writers",)]  # type: ignore[return-value]
+    datasets = _dataset_files(f)
+    out: dict[tuple[str, str], Call] = {}
+    for c in f.calls(*sorted(_TABLE_WRITES)):
+        if c.func is None or c.path in datasets or _in_tests(c.path):
+            continue
+        out.setdefault((c.path, c.func), c)
+    f._memo[("table_writers",)] = out  # type: ignore[assignment]
+    return out
+
+
+def _written_by(f: Facts, c: Call) -> Call | None:
+    """The write of a data file that stores what ``c`` tokenizes: in the same function, or in a function of the same file
+    that calls ``c``'s function (directly or as a Ray task, ``convert_conversation_batch.remote(...)``): a preprocessing
+    script (OpenChat's ``ochat/data/generate_dataset.py``: Ray tasks tokenize the conversations, then
+    ``parquet.write_table(...)`` writes the epoch's token ids that the trainer reads), whatever the file is called."""
+    writers = _table_writers(f)
+    if c.func is None or not writers:
+        return None
+    w = writers.get((c.path, c.func))
+    if w is not None:
+        return w
+    for x in f.files[c.path].calls:
+        if x.func is not None and (c.path, x.func) in writers and x.func != c.func and (
+                x.short == c.func or x.name.endswith(f"{c.func}.remote")):
+            return writers[(c.path, x.func)]
+    return None
+
+
 def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     """Tokenization sites of the training data pipeline by where they run.
 
@@ -1099,7 +1139,7 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     out: dict[str, list[Call]] = {"offline": [], "mapped": [], "startup": [], "online": [], "step": []}
     weight_tools: dict[str, bool] = {}
     for c in _tokenizer_calls(f):
-        kind = "offline" if _OFFLINE_PATH.search(c.path) else where(c.path, c.func, 0)
+        kind = "offline" if _OFFLINE_PATH.search(c.path) or _written_by(f, c) is not None else where(c.path, c.func, 0)
         if kind == "offline":
             if c.path not in weight_tools:
                 weight_tools[c.path] = _prepares_weights(f, c.path)
@@ -2495,6 +2535,33 @@ _MODEL_FORWARD_TOKENIZES = {
 }
 
 
+# OpenChat's pre-tokenization (round 14): Ray tasks chat-template and tokenize conversations, the epoch's token ids go to
+# parquet; the trainer reads them; the tokenizer built by a registry factory at save time tokenizes nothing
+_PRETOKENIZE_SCRIPT = {
+    "chatpkg/data/generate_dataset.py": (
+        "import orjson\nimport pyarrow as pa\nimport ray\nfrom pyarrow import parquet\n\n"
+        "@ray.remote\ndef convert_conversation_batch(model_type, model_path, batch, schema):\n"
+        "    from chatpkg.config import MODEL_CONFIG_MAP\n"
+        "    tokenizer = MODEL_CONFIG_MAP[model_type].model_tokenizer_create(model_path)\n"
+        "    conv_template = MODEL_CONFIG_MAP[model_type].conversation_template(tokenizer=tokenizer)\n"
+        "    tokens_list, weights_list = conv_template.tokenize_conversations([orjson.loads(x) for x in batch], inference=False)\n"
+        "    return pa.Table.from_pydict({'nz_input_ids': tokens_list, 'weights': weights_list}, schema=schema)\n\n"
+        "def generate_epoch(model_type, model_path, in_filename, out_filename, schema):\n"
+        "    with open(in_filename, 'rb') as f:\n        batches = f.readlines()\n"
+        "    handles = [convert_conversation_batch.remote(model_type, model_path, b, schema) for b in batches]\n"
+        "    parquet.write_table(pa.concat_tables(ray.get(handles)), out_filename)\n"),
+    "chatpkg/training/train.py": (
+        "import pyarrow.parquet as pq\nfrom chatpkg.config import MODEL_CONFIG_MAP\n\n"
+        "def save_tokenizer(args, save_path):\n"
+        "    tokenizer = MODEL_CONFIG_MAP[args.model_type].model_tokenizer_create(args.model_path)\n"
+        "    tokenizer.save_pretrained(save_path)\n\n"
+        "def train(args, engine):\n    table = pq.read_table(f'{args.data_prefix}.0.parquet', memory_map=True)\n"
+        "    for batch in batches(table):\n        engine.backward(engine(**batch).loss)\n        engine.step()\n"
+        "    save_tokenizer(args, args.save_path)\n\n"
+        "if __name__ == '__main__':\n    train(parse_args(), build())\n"),
+}
+
+
 @register
 class F6OfflinePreprocessing(_DataCheck):
     id = "F6"
@@ -2608,12 +2675,22 @@ class F6OfflinePreprocessing(_DataCheck):
                                 "phi3/pretrain": "HuggingFaceFW/fineweb-edu", "llama3_1/sft/8b_full": "yahma/alpaca-cleaned"}), P,
                 "registered datasets: 3 of 4 recipes tokenize per document while training"),
         Example(_MODEL_FORWARD_TOKENIZES, N, "captions tokenized in the model's forward on every step (BLIP-2)"),
+        Example(_PRETOKENIZE_SCRIPT, U, "a script (named generate_dataset.py) tokenizes with Ray tasks and writes parquet that training reads"),
+        Example({**_PRETOKENIZE_SCRIPT, "chatpkg/data/generate_dataset.py": _PRETOKENIZE_SCRIPT["chatpkg/data/generate_dataset.py"].replace(
+            "    parquet.write_table(pa.concat_tables(ray.get(handles)), out_filename)\n", "    return ray.get(handles)\n"),
+                 "chatpkg/training/dataset.py": (
+                     "import pyarrow.parquet as pq\nfrom torch.utils.data import Dataset\n\nclass ChatDataset(Dataset):\n"
+                     "    def __init__(self, path, template):\n        self.rows = pq.read_table(path).to_pylist()\n        self.template = template\n"
+                     "    def __getitem__(self, i):\n        return self.template.tokenize_conversations([self.rows[i]])\n")},
+                N, "the same tokenization returned, not written: the Dataset tokenizes per sample"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         sites = _classify_tokenization(f)
         offline = _offline_outputs(f) + [_ev(c, key=c.short) for c in sites["offline"]]
+        writes = [w for w in (_written_by(f, c) for c in sites["offline"]) if w is not None]
+        offline += [_ev(w, key=w.short) for i, w in enumerate(writes) if w not in writes[:i]]
         offline += [_ev(c, key="Dataset.from_generator (the whole dataset into Arrow before training)") for c in _materialising_calls(f)]
         offline += [_ev(c, key=f"{c.short}() in datasets.map" if c.path not in _materialised_files(f) else
                         f"{c.short}() in {c.func}, run by Dataset.from_generator before training") for c in sites["mapped"]]
