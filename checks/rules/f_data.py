@@ -2866,6 +2866,29 @@ _DYN_PACKING = {
         "    return loader\n"),
 }
 
+# OpenChat's multipack (round 14): a sampler bin-packs whole samples into batches of up to ``batch_max_length`` tokens,
+# each batch is concatenated into one row with ``cu_seqlens`` and the model's attention is flash-attn varlen
+_BUDGET_PACKING = {
+    "pkg/dataset.py": (
+        "import numpy as np\nimport torch\nfrom torch.utils.data import IterableDataset\n"
+        "from pkg.multipack_sampler import MultipackDistributedSampler\n\n\n"
+        "class PackedDataset(IterableDataset):\n"
+        "    def __init__(self, data, batch_max_length, rank, num_replicas):\n        self.data = data\n"
+        "        self.sampler = MultipackDistributedSampler(lengths=data['total_length'], numseqs=data['num_seqs'],\n"
+        "                                                   batch_max_length=batch_max_length, rank=rank, num_replicas=num_replicas, seed=0)\n\n"
+        "    def __iter__(self):\n        for indices in self.sampler.iter(0):\n"
+        "            ids = np.concatenate(self.data['input_ids'][indices])\n"
+        "            seqlens = torch.tensor(self.data['total_length'][indices], dtype=torch.int32)\n"
+        "            yield {'input_ids': torch.from_numpy(ids), 'cu_seqlens': torch.nn.functional.pad(seqlens.cumsum(-1, dtype=torch.int32), (1, 0)),\n"
+        "                   'max_seqlen': int(seqlens.max())}\n"),
+    "pkg/model.py": (
+        "from flash_attn.flash_attn_interface import flash_attn_varlen_func\n\n\n"
+        "def attention(q, k, v, cu_seqlens, max_seqlen):\n"
+        "    return flash_attn_varlen_func(q=q, k=k, v=v, cu_seqlens_q=cu_seqlens, cu_seqlens_k=cu_seqlens,\n"
+        "                                  max_seqlen_q=max_seqlen, max_seqlen_k=max_seqlen, causal=True)\n"),
+}
+
+
 @register
 class F7SequencePacking(_DataCheck):
     id = "F7"
@@ -3140,6 +3163,11 @@ class F7SequencePacking(_DataCheck):
         Example({**_DYN_PACKING, "pkg/arguments.py": _DYN_PACKING["pkg/arguments.py"].replace(
             "dyn_bsz: bool = field(default=True)", "dyn_bsz: bool = field(default=False)")}, N,
                 "the same collator with dynamic batching off"),
+        Example(_BUDGET_PACKING, U, "samples bin-packed into token-budget batches, one varlen row for flash-attn"),
+        Example({**_BUDGET_PACKING, "pkg/model.py": (
+            "import torch.nn.functional as F\n\n\ndef attention(q, k, v, mask):\n"
+            "    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n")}, N,
+                "the same token-budget sampler feeding padded batches: no varlen attention"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3245,6 +3273,8 @@ class F7SequencePacking(_DataCheck):
         used += _token_windows(f)
         if not used:
             used += _dynamic_packing(f)
+        if not used:
+            used += _budget_packing(f)
         if used:
             return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences" + minority_note, {"packing": True})
         minority_note += map_note
@@ -3340,6 +3370,34 @@ def _dynamic_packing(f: Facts) -> list[Evidence]:
     if not flat:
         return []
     return [f.ev(dyn[0]), _ev(flat[0], key=flat[0].short)]
+#: a batch sampler built from the samples' lengths and a tokens-per-batch budget (OpenChat/axolotl multipack:
+#: ``MultipackDistributedSampler(lengths=..., batch_max_length=...)`` bin-packs whole samples first-fit-decreasing)
+_LENGTHS_KW = frozenset({"lengths", "seq_lens", "seqlens", "sample_lengths", "seq_lengths"})
+_TOKEN_BUDGET_KW = frozenset({"batch_max_length", "batch_max_len", "max_batch_tokens", "batch_max_tokens", "max_tokens_per_batch",
+                              "tokens_per_batch", "token_budget", "batch_token_budget"})
+#: varlen attention kernels that take the packed row's sample boundaries
+_VARLEN_ATTN = ("flash_attn_varlen_func", "flash_attn_varlen_qkvpacked_func", "flash_attn_varlen_kvpacked_func")
+
+
+def _budget_packing(f: Facts) -> list[Evidence]:
+    """Samples bin-packed into token-budget batches by a sampler built from their lengths, with varlen attention over the
+    concatenated batch (OpenChat: ``MultipackDistributedSampler(lengths=self.dataset["total_length"], ...,
+    batch_max_length=batch_max_length)``, the batch concatenated into one row with ``cu_seqlens`` for
+    ``flash_attn_varlen_func``): packed up to a token budget, without padding. Either half alone is not packing: a
+    length-bucketing sampler pads its batches; varlen attention over a fixed number of samples is padding removal."""
+    samplers = [c for k in sorted(_TOKEN_BUDGET_KW) for c in f.calls_with_kw(k) if set(c.kwargs) & _LENGTHS_KW
+                and not _in_tests(c.path) and not guard_off(f, c) and not callers_off(f, c)]
+    if not samplers:
+        return []
+    varlen = [c for c in f.calls(*_VARLEN_ATTN) if not _in_tests(c.path) and not guard_off(f, c)
+              and any(k.startswith("cu_seqlens") for k in c.kwargs)]
+    if not varlen:
+        return []
+    c = samplers[0]
+    budget = next(k for k in c.kwargs if k in _TOKEN_BUDGET_KW)
+    return [_ev(c, key=f"{c.short}({budget}=)", value=_text(c.kwargs[budget]))] + [_ev(v, key=v.short) for v in varlen[:3]]
+
+
 def _switched_on(f: Facts, c: Call) -> bool:
     """The call runs: under ``if`` flags that are all known to be on (``if self.use_sample_packing:`` with
     ``use_sample_packing: true``), or unguarded in a model's ``forward``."""
