@@ -3613,6 +3613,19 @@ class F8MemoryMappedData(_DataCheck):
 # ---------------------------------------------------------------------------------------
 
 
+# OpenChat's dataset (round 14): an IterableDataset that reads the epoch's whole parquet table in ``__init__`` and iterates
+# a sampler over the in-memory arrays
+_EPOCH_TABLE_DATASET = (
+    "import glob\n\nimport pyarrow.parquet as pq\nfrom torch.utils.data import IterableDataset\n\n\n"
+    "class EpochDataset(IterableDataset):\n    def __init__(self, dataset_filename, sampler):\n        super().__init__()\n"
+    "        table = pq.read_table(dataset_filename, memory_map=True)\n"
+    "        self.dataset = {k: v.to_numpy() for k, v in zip(table.column_names, table.columns)}\n"
+    "        self.sampler = sampler\n        self._epoch = 0\n\n"
+    "    def __iter__(self):\n"
+    "        for indices in self.sampler.iter(self._epoch):\n            yield {k: v[indices] for k, v in self.dataset.items()}\n"
+)
+
+
 @register
 class F9StreamingDatasets(_DataCheck):
     id = "F9"
@@ -3662,6 +3675,14 @@ class F9StreamingDatasets(_DataCheck):
             "    dataset = datasets.load_dataset(\"lmsys/toxic-chat\", \"toxicchat0124\", split=split)\n"
             "    jsonl_data = []\n    for x in dataset.to_iterable_dataset():\n"
             "        jsonl_data.append({\"prompt\": x[\"user_input\"]})\n    return jsonl_data\n")}, N, "iterated to convert rows"),
+        Example({"pkg/dataset.py": _EPOCH_TABLE_DATASET}, N, "an IterableDataset over a whole parquet table read in __init__"),
+        Example({"pkg/dataset.py": _EPOCH_TABLE_DATASET.replace(
+            "        table = pq.read_table(dataset_filename, memory_map=True)\n"
+            "        self.dataset = {k: v.to_numpy() for k, v in zip(table.column_names, table.columns)}\n",
+            "        self.files = sorted(glob.glob(dataset_filename))\n").replace(
+            "        for indices in self.sampler.iter(self._epoch):\n            yield {k: v[indices] for k, v in self.dataset.items()}\n",
+            "        for path in self.files:\n            for batch in pq.ParquetFile(path).iter_batches(batch_size=1024):\n"
+            "                yield batch.to_pydict()\n")}, U, "the same class reading row groups of its shards as it iterates"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3675,8 +3696,13 @@ class F9StreamingDatasets(_DataCheck):
         def live(x: Any) -> bool:
             return not _in_tests(x.path) and (not train or x.path in train) and not (isinstance(x, Call) and guard_off(f, x))
 
+        materialised: list[Call] = []
         for r in f.refs("IterableDataset"):
             if r.text.lstrip().startswith("class ") and live(r):
+                load = _whole_file_init(f, r)
+                if load is not None:
+                    materialised.append(load)
+                    continue
                 used.append(_ev(r, key="IterableDataset subclass"))
         used += [_ev(c, key="load_dataset(streaming=)", value=True) for c in f.calls("load_dataset")
                  if truthy(c.kwargs.get("streaming")) and live(c)]
@@ -3695,7 +3721,39 @@ class F9StreamingDatasets(_DataCheck):
                  and not (c.short == "to_iterable_dataset" and c.text.lstrip().startswith("for "))]  # iterated to convert rows
         if used:
             return Outcome(U, _unique_ev(used), "data streamed during training", {"streaming": True})
+        if materialised and not off:
+            c = materialised[0]
+            return Outcome(N, [_ev(x, key=x.short) for x in materialised], f"the IterableDataset reads its whole data file into "
+                           f"memory when it is built ({c.short} at {c.path}:{c.line}) and iterates over it: not streamed",
+                           {"streaming": False})
         return Outcome(N, off, "streaming explicitly disabled" if off else "no streaming dataset found", {"streaming": False})
+
+
+#: reads of a whole data file into memory (a parquet/feather table, a DataFrame, a JSON document, a pickled or ``.npy`` array)
+_WHOLE_FILE_READS = ("read_table", "read_parquet", "read_feather", "read_json", "read_csv", "json.load", "pickle.load", "torch.load",
+                     "numpy.load")
+
+
+def _whole_file_init(f: Facts, r: Any) -> Call | None:
+    """The whole-file read in the ``__init__`` of the IterableDataset subclass defined at ``r`` (OpenChat's
+    ``OpenchatDataset.__init__``: ``pq.read_table(dataset_filename, memory_map=True)`` then every column ``.to_numpy()``,
+    iterated by a sampler): the data is materialised when the dataset is built, not streamed. The ``__init__`` is the first
+    one after the class line (before the next class of the file); ``np.load(..., mmap_mode=...)`` maps, it does not read."""
+    ff = f.files.get(r.path)
+    if ff is None:
+        return None
+    inits = [c for c in ff.calls if c.func == "__init__" and c.line > r.line]
+    if not inits:
+        return None
+    classes = [x.line for x in ff.refs if x.line > r.line and x.text.lstrip().startswith("class ")]
+    end = min(classes) if classes else None
+    for c in inits:
+        if end is not None and c.line >= end:
+            break
+        if (c.short in _WHOLE_FILE_READS or c.name in _WHOLE_FILE_READS or any(c.name.endswith("." + n) for n in _WHOLE_FILE_READS)) \
+                and "mmap_mode" not in c.kwargs:
+            return c
+    return None
 
 
 # ---------------------------------------------------------------------------------------

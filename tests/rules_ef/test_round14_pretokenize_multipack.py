@@ -70,3 +70,22 @@ def test_a_budget_sampler_behind_an_off_switch_is_not_packing():
         "        if use_multipack:\n            self._build(data, batch_max_length, rank, num_replicas)\n\n"
         "    def _build(self, data, batch_max_length, rank, num_replicas):\n")}
     assert audit(files, "F7")[0].status.value != "used"
+
+
+def test_an_iterable_dataset_over_a_table_read_whole_in_init_is_not_streaming():
+    from checks.rules.f_data import _EPOCH_TABLE_DATASET
+
+    result, _ = audit({"pkg/dataset.py": _EPOCH_TABLE_DATASET}, "F9")
+    assert result.status.value == "unused"
+    assert "read_table at pkg/dataset.py:10" in result.detail
+
+
+def test_a_memory_mapped_array_or_a_later_class_does_not_count_as_a_whole_read():
+    mapped = ("import numpy as np\nfrom torch.utils.data import IterableDataset\n\n\nclass TokenStream(IterableDataset):\n"
+              "    def __init__(self, path):\n        self.tokens = np.load(path, mmap_mode='r')\n\n"
+              "    def __iter__(self):\n        yield from self.tokens\n")
+    assert audit({"pkg/stream.py": mapped}, "F9")[0].status.value == "used"
+    later = ("import json\nfrom torch.utils.data import Dataset, IterableDataset\n\n\nclass ShardStream(IterableDataset):\n"
+             "    def __iter__(self):\n        yield from self.read()\n\n\nclass Eval(Dataset):\n"
+             "    def __init__(self, path):\n        self.rows = json.load(open(path))\n")
+    assert audit({"pkg/stream.py": later}, "F9")[0].status.value == "used"
