@@ -47,7 +47,10 @@ SIDE = "side"  # a side project that is not LLM/MLLM training (demo app, diffusi
 # another model's or recipe's code in a library of many (``models/<family>/``, ``recipes/<family>/``) whose documented run
 # builds on one family: options the library offers, not the run's settings (see :func:`other_run_files`)
 OTHER = "other"
-OUT_OF_SCOPE = frozenset({TEST, CI, DEV, DOCS, BENCHMARK, EVAL, ARCHIVE, VENDORED, SIDE, OTHER})
+# a sub-package the project's own packaging leaves out of its distribution (``[tool.setuptools.packages.find] exclude =
+# ["pkg/experimental*"]``): code kept beside the package, not shipped with it (see :func:`unshipped_files`)
+UNSHIPPED = "unshipped"
+OUT_OF_SCOPE = frozenset({TEST, CI, DEV, DOCS, BENCHMARK, EVAL, ARCHIVE, VENDORED, SIDE, OTHER, UNSHIPPED})
 
 ROLE_LABELS: dict[str, tuple[str, str]] = {
     TEST: ("tests", "测试代码"),
@@ -60,6 +63,7 @@ ROLE_LABELS: dict[str, tuple[str, str]] = {
     VENDORED: ("vendored packages", "第三方内置包"),
     SIDE: ("side projects (not LLM training)", "非 LLM 训练的旁支项目"),
     OTHER: ("other models' and recipes' code (not the documented run)", "其他模型/配方的代码（非文档所述的运行）"),
+    UNSHIPPED: ("sub-packages the project's packaging leaves out", "项目打包时排除的子包"),
 }
 
 _DIR_ROLES: dict[str, str] = {
@@ -467,6 +471,58 @@ def other_run_files(files: Mapping[str, FileFacts], paths: list[str], scoped: Ma
             for p, (d, fam) in cand.items() if p not in used}
 
 
+_FIND_KEYS = ("tool", "setuptools", "packages", "find")
+_LITERAL_PART = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def unshipped_files(files: Mapping[str, FileFacts], paths: list[str], decided: Mapping[str, str]) -> dict[str, str]:
+    """Files under a sub-package that the root ``pyproject.toml`` leaves out of the distribution -> why.
+
+    ``[tool.setuptools.packages.find] exclude = ["ochat/experimental*"]`` (or ``"pkg.experimental*"``) carves a folder
+    out of a package the project ships: code kept beside the package (an experiment, a copied script), not what its
+    users install and run. Only a pattern naming a sub-package of a named package counts (two or more parts, the first
+    one literal); a top-level ``"examples*"``/``"scripts*"``/``"tests*"`` says nothing about the run (recipes live
+    there), and ``"*.tests"`` is already a test folder by name. Files another role already claims keep it.
+    """
+    cfg = files.get("pyproject.toml")
+    if cfg is None:
+        return {}
+    where = ""
+    pats: list[tuple[str, str]] = []  # (path pattern, the pattern as written)
+    line = 0
+    for e in cfg.configs:
+        if tuple(e.keys[:4]) != _FIND_KEYS or len(e.keys) != 5:
+            continue
+        values = e.value if isinstance(e.value, (tuple, list)) else (e.value,)
+        if e.keys[4] == "where" and values and isinstance(values[0], str):
+            where = values[0].strip().strip("/").removeprefix("./")
+        elif e.keys[4] == "exclude":
+            line = e.line
+            for v in values:
+                if not isinstance(v, str):
+                    continue
+                pat = v.strip().strip("/")
+                path_pat = pat if "/" in pat else pat.replace(".", "/")
+                parts = path_pat.split("/")
+                if len(parts) >= 2 and _LITERAL_PART.match(parts[0]):
+                    pats.append((path_pat, pat))
+    if not pats:
+        return {}
+    prefix = where + "/" if where and where != "." else ""
+    out: dict[str, str] = {}
+    for p in paths:
+        if p in decided or not p.startswith(prefix):
+            continue
+        folders = p[len(prefix):].split("/")[:-1]
+        for i in range(2, len(folders) + 1):
+            d = "/".join(folders[:i])
+            hit = next((w for pp, w in pats if fnmatch.fnmatchcase(d, pp)), None)
+            if hit is not None:
+                out[p] = f"left out of the package by pyproject.toml:{line} (exclude \"{hit}\")"
+                break
+    return out
+
+
 def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ()) -> Roles:
     """Give every file a role (see the module docstring). ``training``: globs forced onto the training path."""
     training = tuple(training)
@@ -540,6 +596,10 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         else:
             side = {}
 
+    # 3c. sub-packages the packaging leaves out: context, unless a launch, a documented command or an import reaches them
+    for p, why in unshipped_files(files, [p for p in paths if p not in forced_set], roles.by_path).items():
+        roles.by_path[p], roles.why[p] = UNSHIPPED, why
+
     # 4. the training path: entry points of in-scope launches, console scripts, train*.py, documented commands,
     # forced globs; then imports
     entries: list[str] = list(forced)
@@ -573,7 +633,8 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         for h in ff.doc_hints:
             if h.kind in ("command", "command_file"):
                 for t in _doc_targets(p, h.value, pathset, index):
-                    if t not in roles.by_path and t not in documented:  # a test, archive or side file stays context
+                    # a test, archive or side file stays context; an unshipped one that a command runs is the run's
+                    if roles.by_path.get(t, UNSHIPPED) == UNSHIPPED and t not in documented:
                         documented[t] = f"{p}:{h.line}"
     entries += list(documented)
     for c in (c for p in paths if p not in roles.by_path and p.endswith("setup.py") for c in files[p].calls if c.short == "setup"):
@@ -599,7 +660,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             continue  # a demo app or diffusion trainer that a launch runs is still not LLM training
         if roles.by_path.get(p) is not None and p not in forced:
             why = roles.why.get(p, "")
-            if roles.by_path[p] != VENDORED and p not in entries:
+            if roles.by_path[p] not in (VENDORED, UNSHIPPED) and p not in entries:
                 # an eval harness, benchmark, archive or test helper that a training script imports runs beside
                 # training, not as its input pipeline: it stays context unless a launch names it
                 continue
@@ -703,4 +764,5 @@ def role_calls(ff: FileFacts) -> list[RoleCall]:
 
 
 __all__ = ["ARCHIVE", "BENCHMARK", "BUILD", "CI", "CODE", "CONFIG", "DEV", "DOCS", "EVAL", "GUIDE", "IN_SCOPE", "LAUNCH", "OTHER", "OUT_OF_SCOPE",
-           "ROLE_LABELS", "SIDE", "TEST", "TRAINING", "VENDORED", "Roles", "classify_roles", "other_run_files", "path_role", "side_signal"]
+           "ROLE_LABELS", "SIDE", "TEST", "TRAINING", "UNSHIPPED", "VENDORED", "Roles", "classify_roles", "other_run_files", "path_role",
+           "side_signal", "unshipped_files"]

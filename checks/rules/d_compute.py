@@ -1758,6 +1758,29 @@ def _paddings(f: Facts, mult: int) -> list:
     return out
 
 
+#: a constant the batch's token count is padded up to (OpenChat ``self.PAD_MULTIPLE = 64`` "for faster GEMM", then
+#: ``_find_multiple(total_seqlen, self.PAD_MULTIPLE)``): the GEMMs' token dimension on Tensor Core tiles
+_TOKEN_PAD_NAMES = ("PAD_MULTIPLE", "pad_multiple", "PAD_MULTIPLE_OF", "pad_multiple_of", "PAD_TO_MULTIPLE", "pad_to_multiple",
+                    "SEQ_PAD_MULTIPLE", "seq_pad_multiple", "PADDING_MULTIPLE")
+
+
+def _token_pads(f: Facts, mult: int) -> list[Any]:
+    """Assignments of a padding multiple (``PAD_MULTIPLE = 64``, ``self.PAD_MULTIPLE = 64``) to a multiple of ``mult`` that a
+    call of the same file reads (the padding really is applied), outside tests."""
+    out: list[Any] = []
+    for a in [*f.attr_assigns(*_TOKEN_PAD_NAMES), *f.assigns(*_TOKEN_PAD_NAMES)]:
+        name = getattr(a, "target", None) or a.name
+        if name.rsplit(".", 1)[-1] not in _TOKEN_PAD_NAMES or _TEST_PATH.search(a.path):
+            continue
+        v = as_number(a.value)
+        if not v or v < mult or v % mult or isinstance(v, bool):
+            continue
+        reads = re.compile(r"(?<![\w.])" + re.escape(name) + r"(?!\w)")
+        if any(c.line != a.line and reads.search(c.text) for c in f.files[a.path].calls):
+            out.append(a)
+    return out
+
+
 def _resize_without_pad(f: Facts) -> list[Call]:
     """``resize_token_embeddings(len(tokenizer))`` after adding tokens, without ``pad_to_multiple_of``.
 
@@ -1862,6 +1885,24 @@ def _padded_resizes(f: Facts, mult: int) -> list[Call]:
         if m and m % mult == 0 and not _TEST_PATH.search(c.path) and not _NOT_TRAINING_FUNC.match((c.func or "").rsplit(".", 1)[-1]):
             out.append(c)
     return out
+
+
+# OpenChat's packed batches (round 14): the concatenated samples are padded with one dummy sequence up to a multiple of
+# ``PAD_MULTIPLE`` tokens "for faster GEMM"; the model comes from a checkpoint
+_PACKED_BATCH_PAD = {
+    "pkg/dataset.py": (
+        "import numpy as np\nfrom torch.utils.data import IterableDataset\n\n\n"
+        "def _find_multiple(a, b):\n    return (-(a // -b)) * b\n\n\n"
+        "class PackedDataset(IterableDataset):\n    def __init__(self, data):\n        self.data = data\n"
+        "        self.PAD_ID = 0\n        self.PAD_MULTIPLE = 64\n\n"
+        "    def _load_batch(self, indices):\n        ids = np.concatenate(self.data['input_ids'][indices])\n"
+        "        # Pad an unused item to reach multiple of PAD_MULTIPLE, for faster GEMM\n"
+        "        pad_len = _find_multiple(ids.size, self.PAD_MULTIPLE) - ids.size\n"
+        "        return np.concatenate((ids, np.full(pad_len, self.PAD_ID, dtype=ids.dtype)))\n"),
+    "pkg/train.py": (
+        "from transformers import AutoModelForCausalLM\n\n"
+        "model = AutoModelForCausalLM.from_pretrained(args.model_path)\nfor batch in loader:\n    model(**batch).loss.backward()\n"),
+}
 
 
 @register
@@ -2045,6 +2086,9 @@ class D7TensorCoreAlignment(Check):
                 "from transformers import DataCollatorForSeq2Seq\n\n\ndef build_collator(tokenizer):\n"
                 "    return DataCollatorForSeq2Seq(tokenizer, pad_to_multiple_of=64, return_tensors=\"pt\", padding=True)\n"),
         }, U, "a config default every instantiation overrides"),
+        Example(_PACKED_BATCH_PAD, U, "every packed batch padded to a multiple of 64 tokens; the model from a checkpoint"),
+        Example({**_PACKED_BATCH_PAD, "pkg/dataset.py": _PACKED_BATCH_PAD["pkg/dataset.py"].replace(
+            "self.PAD_MULTIPLE = 64", "self.PAD_MULTIPLE = 1")}, N, "the same padding to a multiple of 1: nothing aligned"),
     )
 
     def _mult(self, f: Facts) -> int:
@@ -2057,6 +2101,13 @@ class D7TensorCoreAlignment(Check):
         pads = _paddings(f, mult)
         rounded = _padded_resizes(f, mult)
         if not dims and not pads and not rounded and not _resize_without_pad(f):
+            token_pads = _token_pads(f, mult)
+            if token_pads:
+                a = token_pads[0]
+                return Outcome(U, [Facts.ev(x, key=(getattr(x, "target", None) or x.name).rsplit(".", 1)[-1], value=int(as_number(x.value) or 0))
+                                   for x in token_pads],
+                               f"each batch's token count is padded to a multiple of {int(as_number(a.value) or 0)} ({a.path}:{a.line}); "
+                               "the model's dimensions come from a checkpoint", {"aligned": True, "dims_visible": False})
             return Outcome(N, [], "no model dimension or padding setting is visible (the architecture comes from a checkpoint)",
                            {"dims_visible": False})
         vocab_padded = any(s.name in _VOCAB_PAD_KEYS for s in pads) or any(

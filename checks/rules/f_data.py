@@ -785,6 +785,9 @@ _TOKENIZER_OBJECT_OP = re.compile(r"^_*(is|archive|unarchive|serialize|deseriali
                                   r"patch|set|create|make|configure|update|resize|register)_(\w+_)?tokenizers?$")
 #: a function that handles the tokenizer itself, not text (``load_tokenizer``, fairseq2's ``load_custom_tokenizer``,
 #: ``_download_tokenizer``, ``_register_tokenizer_families``, ``_log_tokenizer``)
+#: a factory named noun-first that builds a tokenizer object (``model_config.model_tokenizer_create(path)``, a
+#: ``partial(AutoTokenizer.from_pretrained, use_fast=True)`` kept in a model registry; ``tokenizer_builder(cfg)``)
+_TOKENIZER_FACTORY = re.compile(r"^_*(\w+_)?tokenizers?_(create|build|load|init|make|factory|builder|loader|getter|cls|class|fn|ctor)$")
 _TOKENIZER_ADMIN = re.compile(r"^((maybe|try)_)?(get|load|build|init|train|save|download|register|log|create|make|setup|set|resolve|add|check|"
                               r"validate|is|has)_(\w+_)?tokenizers?(_\w+)?$")
 
@@ -806,7 +809,7 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
             continue
         if "tokeniz" in low and low.endswith(("tokenizer", "tokenizers")) and not (c.args or c.kwargs):
             continue
-        if _TOKENIZER_ADMIN.match(low):
+        if _TOKENIZER_ADMIN.match(low) or _TOKENIZER_FACTORY.match(low):
             continue
         if _TOKENIZER_OBJECT_OP.match(low):
             continue  # handles the tokenizer object (AReaL's RPC ``cls._archive_tokenizer(tokenizer)``, ``_is_tokenizer(value)``)
@@ -1098,6 +1101,43 @@ def _may_call(f: Facts, c: Call, path: str, func: str) -> bool:
     return True
 
 
+#: writers of a columnar or flat token file: pyarrow ``parquet.write_table``/``feather.write_feather``, pandas
+#: ``to_parquet``, numpy ``tofile``, MDS/WebDataset/TFRecord shard writers
+_TABLE_WRITES = frozenset({"write_table", "write_feather", "to_parquet", "tofile", "MDSWriter", "ShardWriter", "TFRecordWriter"})
+
+
+def _table_writers(f: Facts) -> dict[tuple[str, str], Call]:
+    """Functions that write a data file, outside any Dataset class: (path, function) -> the first write."""
+    if ("table_writers",) in f._memo:
+        return f._memo[("table_writers",)]  # type: ignore[return-value]
+    datasets = _dataset_files(f)
+    out: dict[tuple[str, str], Call] = {}
+    for c in f.calls(*sorted(_TABLE_WRITES)):
+        if c.func is None or c.path in datasets or _in_tests(c.path):
+            continue
+        out.setdefault((c.path, c.func), c)
+    f._memo[("table_writers",)] = out  # type: ignore[assignment]
+    return out
+
+
+def _written_by(f: Facts, c: Call) -> Call | None:
+    """The write of a data file that stores what ``c`` tokenizes: in the same function, or in a function of the same file
+    that calls ``c``'s function (directly or as a Ray task, ``convert_conversation_batch.remote(...)``): a preprocessing
+    script (OpenChat's ``ochat/data/generate_dataset.py``: Ray tasks tokenize the conversations, then
+    ``parquet.write_table(...)`` writes the epoch's token ids that the trainer reads), whatever the file is called."""
+    writers = _table_writers(f)
+    if c.func is None or not writers:
+        return None
+    w = writers.get((c.path, c.func))
+    if w is not None:
+        return w
+    for x in f.files[c.path].calls:
+        if x.func is not None and (c.path, x.func) in writers and x.func != c.func and (
+                x.short == c.func or x.name.endswith(f"{c.func}.remote")):
+            return writers[(c.path, x.func)]
+    return None
+
+
 def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     """Tokenization sites of the training data pipeline by where they run.
 
@@ -1146,7 +1186,7 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     out: dict[str, list[Call]] = {"offline": [], "mapped": [], "startup": [], "online": [], "step": []}
     weight_tools: dict[str, bool] = {}
     for c in _tokenizer_calls(f):
-        kind = "offline" if _OFFLINE_PATH.search(c.path) else where(c.path, c.func, 0)
+        kind = "offline" if _OFFLINE_PATH.search(c.path) or _written_by(f, c) is not None else where(c.path, c.func, 0)
         if kind == "offline":
             if c.path not in weight_tools:
                 weight_tools[c.path] = _prepares_weights(f, c.path)
@@ -1442,6 +1482,26 @@ _PLUGIN_LOADER_CALL = (
 )
 
 
+# a package that keeps a copied HF-Trainer script in a sub-package its pyproject.toml leaves out (round 14: OpenChat's
+# ``ochat/experimental/train_alpaca.py``), beside the run the README launches
+_UNSHIPPED_COPY = {
+    "pyproject.toml": '[project]\nname = "chatpkg"\n\n[tool.setuptools.packages.find]\nexclude = ["assets*", "chatpkg/experimental*"]\n',
+    "README.md": "## Training\n\n```bash\ndeepspeed --num_gpus=8 --module chatpkg.training.train --deepspeed\n```\n",
+    "chatpkg/training/train.py": (
+        "import deepspeed\nfrom torch.utils.data import DataLoader\n\n"
+        "def train(args, model, dataset):\n"
+        "    loader = DataLoader(dataset, batch_size=None, num_workers=1, prefetch_factor=8, pin_memory=True)\n"
+        "    engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())\n"
+        "    for batch in loader:\n        engine.backward(engine(**batch).loss)\n        engine.step()\n"),
+    "chatpkg/experimental/train_alpaca.py": (
+        "import transformers\nimport utils\nfrom transformers import Trainer\n\n"
+        "def train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+        "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+        "    model = transformers.AutoModelForCausalLM.from_pretrained('facebook/opt-125m')\n"
+        "    Trainer(model=model, args=training_args, train_dataset=utils.load()).train()\n"),
+}
+
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -1483,6 +1543,9 @@ class F1NumWorkers(_DataCheck):
         Example({**_PLUGIN_LOADER, "train.py": _PLUGIN_LOADER_CALL}, U, "the helper's caller passes num_workers=8"),
         Example({**_RECIPE_LIBRARY, "README.md": _QUICKSTART}, U, "the recipe the README's quickstart runs sets 8 workers"),
         Example(_RECIPE_LIBRARY, P, "a recipe library without a documented run: most recipes use 1 worker"),
+        Example(_UNSHIPPED_COPY, P, "the run's 1 worker; a copied HF-Trainer script in a sub-package the packaging excludes is not the run"),
+        Example({**_UNSHIPPED_COPY, "pyproject.toml": '[project]\nname = "chatpkg"\n'}, N,
+                "the same copy, shipped with the package: its Trainer's default 0 workers counts"),
         Example({  # a config class defaults to 0 workers; every builder that constructs it passes 4
             "mylib/data/data_loader.py": _CFG_LOADER,
             "mylib/internal/experiment.py": _CFG_BUILDER,
@@ -2527,6 +2590,33 @@ _MODEL_FORWARD_TOKENIZES = {
 }
 
 
+# OpenChat's pre-tokenization (round 14): Ray tasks chat-template and tokenize conversations, the epoch's token ids go to
+# parquet; the trainer reads them; the tokenizer built by a registry factory at save time tokenizes nothing
+_PRETOKENIZE_SCRIPT = {
+    "chatpkg/data/generate_dataset.py": (
+        "import orjson\nimport pyarrow as pa\nimport ray\nfrom pyarrow import parquet\n\n"
+        "@ray.remote\ndef convert_conversation_batch(model_type, model_path, batch, schema):\n"
+        "    from chatpkg.config import MODEL_CONFIG_MAP\n"
+        "    tokenizer = MODEL_CONFIG_MAP[model_type].model_tokenizer_create(model_path)\n"
+        "    conv_template = MODEL_CONFIG_MAP[model_type].conversation_template(tokenizer=tokenizer)\n"
+        "    tokens_list, weights_list = conv_template.tokenize_conversations([orjson.loads(x) for x in batch], inference=False)\n"
+        "    return pa.Table.from_pydict({'nz_input_ids': tokens_list, 'weights': weights_list}, schema=schema)\n\n"
+        "def generate_epoch(model_type, model_path, in_filename, out_filename, schema):\n"
+        "    with open(in_filename, 'rb') as f:\n        batches = f.readlines()\n"
+        "    handles = [convert_conversation_batch.remote(model_type, model_path, b, schema) for b in batches]\n"
+        "    parquet.write_table(pa.concat_tables(ray.get(handles)), out_filename)\n"),
+    "chatpkg/training/train.py": (
+        "import pyarrow.parquet as pq\nfrom chatpkg.config import MODEL_CONFIG_MAP\n\n"
+        "def save_tokenizer(args, save_path):\n"
+        "    tokenizer = MODEL_CONFIG_MAP[args.model_type].model_tokenizer_create(args.model_path)\n"
+        "    tokenizer.save_pretrained(save_path)\n\n"
+        "def train(args, engine):\n    table = pq.read_table(f'{args.data_prefix}.0.parquet', memory_map=True)\n"
+        "    for batch in batches(table):\n        engine.backward(engine(**batch).loss)\n        engine.step()\n"
+        "    save_tokenizer(args, args.save_path)\n\n"
+        "if __name__ == '__main__':\n    train(parse_args(), build())\n"),
+}
+
+
 @register
 class F6OfflinePreprocessing(_DataCheck):
     id = "F6"
@@ -2640,12 +2730,22 @@ class F6OfflinePreprocessing(_DataCheck):
                                 "phi3/pretrain": "HuggingFaceFW/fineweb-edu", "llama3_1/sft/8b_full": "yahma/alpaca-cleaned"}), P,
                 "registered datasets: 3 of 4 recipes tokenize per document while training"),
         Example(_MODEL_FORWARD_TOKENIZES, N, "captions tokenized in the model's forward on every step (BLIP-2)"),
+        Example(_PRETOKENIZE_SCRIPT, U, "a script (named generate_dataset.py) tokenizes with Ray tasks and writes parquet that training reads"),
+        Example({**_PRETOKENIZE_SCRIPT, "chatpkg/data/generate_dataset.py": _PRETOKENIZE_SCRIPT["chatpkg/data/generate_dataset.py"].replace(
+            "    parquet.write_table(pa.concat_tables(ray.get(handles)), out_filename)\n", "    return ray.get(handles)\n"),
+                 "chatpkg/training/dataset.py": (
+                     "import pyarrow.parquet as pq\nfrom torch.utils.data import Dataset\n\nclass ChatDataset(Dataset):\n"
+                     "    def __init__(self, path, template):\n        self.rows = pq.read_table(path).to_pylist()\n        self.template = template\n"
+                     "    def __getitem__(self, i):\n        return self.template.tokenize_conversations([self.rows[i]])\n")},
+                N, "the same tokenization returned, not written: the Dataset tokenizes per sample"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         sites = _classify_tokenization(f)
         offline = _offline_outputs(f) + [_ev(c, key=c.short) for c in sites["offline"]]
+        writes = [w for w in (_written_by(f, c) for c in sites["offline"]) if w is not None]
+        offline += [_ev(w, key=w.short) for i, w in enumerate(writes) if w not in writes[:i]]
         offline += [_ev(c, key="Dataset.from_generator (the whole dataset into Arrow before training)") for c in _materialising_calls(f)]
         offline += [_ev(c, key=f"{c.short}() in datasets.map" if c.path not in _materialised_files(f) else
                         f"{c.short}() in {c.func}, run by Dataset.from_generator before training") for c in sites["mapped"]]
@@ -2820,6 +2920,29 @@ _DYN_PACKING = {
         "        return DynamicBatchSizeDataLoader(loader, batching_strategy=strategy, collate_fn=collate_fn)\n"
         "    return loader\n"),
 }
+
+# OpenChat's multipack (round 14): a sampler bin-packs whole samples into batches of up to ``batch_max_length`` tokens,
+# each batch is concatenated into one row with ``cu_seqlens`` and the model's attention is flash-attn varlen
+_BUDGET_PACKING = {
+    "pkg/dataset.py": (
+        "import numpy as np\nimport torch\nfrom torch.utils.data import IterableDataset\n"
+        "from pkg.multipack_sampler import MultipackDistributedSampler\n\n\n"
+        "class PackedDataset(IterableDataset):\n"
+        "    def __init__(self, data, batch_max_length, rank, num_replicas):\n        self.data = data\n"
+        "        self.sampler = MultipackDistributedSampler(lengths=data['total_length'], numseqs=data['num_seqs'],\n"
+        "                                                   batch_max_length=batch_max_length, rank=rank, num_replicas=num_replicas, seed=0)\n\n"
+        "    def __iter__(self):\n        for indices in self.sampler.iter(0):\n"
+        "            ids = np.concatenate(self.data['input_ids'][indices])\n"
+        "            seqlens = torch.tensor(self.data['total_length'][indices], dtype=torch.int32)\n"
+        "            yield {'input_ids': torch.from_numpy(ids), 'cu_seqlens': torch.nn.functional.pad(seqlens.cumsum(-1, dtype=torch.int32), (1, 0)),\n"
+        "                   'max_seqlen': int(seqlens.max())}\n"),
+    "pkg/model.py": (
+        "from flash_attn.flash_attn_interface import flash_attn_varlen_func\n\n\n"
+        "def attention(q, k, v, cu_seqlens, max_seqlen):\n"
+        "    return flash_attn_varlen_func(q=q, k=k, v=v, cu_seqlens_q=cu_seqlens, cu_seqlens_k=cu_seqlens,\n"
+        "                                  max_seqlen_q=max_seqlen, max_seqlen_k=max_seqlen, causal=True)\n"),
+}
+
 
 @register
 class F7SequencePacking(_DataCheck):
@@ -3095,6 +3218,11 @@ class F7SequencePacking(_DataCheck):
         Example({**_DYN_PACKING, "pkg/arguments.py": _DYN_PACKING["pkg/arguments.py"].replace(
             "dyn_bsz: bool = field(default=True)", "dyn_bsz: bool = field(default=False)")}, N,
                 "the same collator with dynamic batching off"),
+        Example(_BUDGET_PACKING, U, "samples bin-packed into token-budget batches, one varlen row for flash-attn"),
+        Example({**_BUDGET_PACKING, "pkg/model.py": (
+            "import torch.nn.functional as F\n\n\ndef attention(q, k, v, mask):\n"
+            "    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n")}, N,
+                "the same token-budget sampler feeding padded batches: no varlen attention"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3200,6 +3328,8 @@ class F7SequencePacking(_DataCheck):
         used += _token_windows(f)
         if not used:
             used += _dynamic_packing(f)
+        if not used:
+            used += _budget_packing(f)
         if used:
             return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences" + minority_note, {"packing": True})
         minority_note += map_note
@@ -3295,6 +3425,34 @@ def _dynamic_packing(f: Facts) -> list[Evidence]:
     if not flat:
         return []
     return [f.ev(dyn[0]), _ev(flat[0], key=flat[0].short)]
+#: a batch sampler built from the samples' lengths and a tokens-per-batch budget (OpenChat/axolotl multipack:
+#: ``MultipackDistributedSampler(lengths=..., batch_max_length=...)`` bin-packs whole samples first-fit-decreasing)
+_LENGTHS_KW = frozenset({"lengths", "seq_lens", "seqlens", "sample_lengths", "seq_lengths"})
+_TOKEN_BUDGET_KW = frozenset({"batch_max_length", "batch_max_len", "max_batch_tokens", "batch_max_tokens", "max_tokens_per_batch",
+                              "tokens_per_batch", "token_budget", "batch_token_budget"})
+#: varlen attention kernels that take the packed row's sample boundaries
+_VARLEN_ATTN = ("flash_attn_varlen_func", "flash_attn_varlen_qkvpacked_func", "flash_attn_varlen_kvpacked_func")
+
+
+def _budget_packing(f: Facts) -> list[Evidence]:
+    """Samples bin-packed into token-budget batches by a sampler built from their lengths, with varlen attention over the
+    concatenated batch (OpenChat: ``MultipackDistributedSampler(lengths=self.dataset["total_length"], ...,
+    batch_max_length=batch_max_length)``, the batch concatenated into one row with ``cu_seqlens`` for
+    ``flash_attn_varlen_func``): packed up to a token budget, without padding. Either half alone is not packing: a
+    length-bucketing sampler pads its batches; varlen attention over a fixed number of samples is padding removal."""
+    samplers = [c for k in sorted(_TOKEN_BUDGET_KW) for c in f.calls_with_kw(k) if set(c.kwargs) & _LENGTHS_KW
+                and not _in_tests(c.path) and not guard_off(f, c) and not callers_off(f, c)]
+    if not samplers:
+        return []
+    varlen = [c for c in f.calls(*_VARLEN_ATTN) if not _in_tests(c.path) and not guard_off(f, c)
+              and any(k.startswith("cu_seqlens") for k in c.kwargs)]
+    if not varlen:
+        return []
+    c = samplers[0]
+    budget = next(k for k in c.kwargs if k in _TOKEN_BUDGET_KW)
+    return [_ev(c, key=f"{c.short}({budget}=)", value=_text(c.kwargs[budget]))] + [_ev(v, key=v.short) for v in varlen[:3]]
+
+
 def _switched_on(f: Facts, c: Call) -> bool:
     """The call runs: under ``if`` flags that are all known to be on (``if self.use_sample_packing:`` with
     ``use_sample_packing: true``), or unguarded in a model's ``forward``."""
@@ -3510,6 +3668,19 @@ class F8MemoryMappedData(_DataCheck):
 # ---------------------------------------------------------------------------------------
 
 
+# OpenChat's dataset (round 14): an IterableDataset that reads the epoch's whole parquet table in ``__init__`` and iterates
+# a sampler over the in-memory arrays
+_EPOCH_TABLE_DATASET = (
+    "import glob\n\nimport pyarrow.parquet as pq\nfrom torch.utils.data import IterableDataset\n\n\n"
+    "class EpochDataset(IterableDataset):\n    def __init__(self, dataset_filename, sampler):\n        super().__init__()\n"
+    "        table = pq.read_table(dataset_filename, memory_map=True)\n"
+    "        self.dataset = {k: v.to_numpy() for k, v in zip(table.column_names, table.columns)}\n"
+    "        self.sampler = sampler\n        self._epoch = 0\n\n"
+    "    def __iter__(self):\n"
+    "        for indices in self.sampler.iter(self._epoch):\n            yield {k: v[indices] for k, v in self.dataset.items()}\n"
+)
+
+
 @register
 class F9StreamingDatasets(_DataCheck):
     id = "F9"
@@ -3559,6 +3730,14 @@ class F9StreamingDatasets(_DataCheck):
             "    dataset = datasets.load_dataset(\"lmsys/toxic-chat\", \"toxicchat0124\", split=split)\n"
             "    jsonl_data = []\n    for x in dataset.to_iterable_dataset():\n"
             "        jsonl_data.append({\"prompt\": x[\"user_input\"]})\n    return jsonl_data\n")}, N, "iterated to convert rows"),
+        Example({"pkg/dataset.py": _EPOCH_TABLE_DATASET}, N, "an IterableDataset over a whole parquet table read in __init__"),
+        Example({"pkg/dataset.py": _EPOCH_TABLE_DATASET.replace(
+            "        table = pq.read_table(dataset_filename, memory_map=True)\n"
+            "        self.dataset = {k: v.to_numpy() for k, v in zip(table.column_names, table.columns)}\n",
+            "        self.files = sorted(glob.glob(dataset_filename))\n").replace(
+            "        for indices in self.sampler.iter(self._epoch):\n            yield {k: v[indices] for k, v in self.dataset.items()}\n",
+            "        for path in self.files:\n            for batch in pq.ParquetFile(path).iter_batches(batch_size=1024):\n"
+            "                yield batch.to_pydict()\n")}, U, "the same class reading row groups of its shards as it iterates"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3572,8 +3751,13 @@ class F9StreamingDatasets(_DataCheck):
         def live(x: Any) -> bool:
             return not _in_tests(x.path) and (not train or x.path in train) and not (isinstance(x, Call) and guard_off(f, x))
 
+        materialised: list[Call] = []
         for r in f.refs("IterableDataset"):
             if r.text.lstrip().startswith("class ") and live(r):
+                load = _whole_file_init(f, r)
+                if load is not None:
+                    materialised.append(load)
+                    continue
                 used.append(_ev(r, key="IterableDataset subclass"))
         used += [_ev(c, key="load_dataset(streaming=)", value=True) for c in f.calls("load_dataset")
                  if truthy(c.kwargs.get("streaming")) and live(c)]
@@ -3592,7 +3776,39 @@ class F9StreamingDatasets(_DataCheck):
                  and not (c.short == "to_iterable_dataset" and c.text.lstrip().startswith("for "))]  # iterated to convert rows
         if used:
             return Outcome(U, _unique_ev(used), "data streamed during training", {"streaming": True})
+        if materialised and not off:
+            c = materialised[0]
+            return Outcome(N, [_ev(x, key=x.short) for x in materialised], f"the IterableDataset reads its whole data file into "
+                           f"memory when it is built ({c.short} at {c.path}:{c.line}) and iterates over it: not streamed",
+                           {"streaming": False})
         return Outcome(N, off, "streaming explicitly disabled" if off else "no streaming dataset found", {"streaming": False})
+
+
+#: reads of a whole data file into memory (a parquet/feather table, a DataFrame, a JSON document, a pickled or ``.npy`` array)
+_WHOLE_FILE_READS = ("read_table", "read_parquet", "read_feather", "read_json", "read_csv", "json.load", "pickle.load", "torch.load",
+                     "numpy.load")
+
+
+def _whole_file_init(f: Facts, r: Any) -> Call | None:
+    """The whole-file read in the ``__init__`` of the IterableDataset subclass defined at ``r`` (OpenChat's
+    ``OpenchatDataset.__init__``: ``pq.read_table(dataset_filename, memory_map=True)`` then every column ``.to_numpy()``,
+    iterated by a sampler): the data is materialised when the dataset is built, not streamed. The ``__init__`` is the first
+    one after the class line (before the next class of the file); ``np.load(..., mmap_mode=...)`` maps, it does not read."""
+    ff = f.files.get(r.path)
+    if ff is None:
+        return None
+    inits = [c for c in ff.calls if c.func == "__init__" and c.line > r.line]
+    if not inits:
+        return None
+    classes = [x.line for x in ff.refs if x.line > r.line and x.text.lstrip().startswith("class ")]
+    end = min(classes) if classes else None
+    for c in inits:
+        if end is not None and c.line >= end:
+            break
+        if (c.short in _WHOLE_FILE_READS or c.name in _WHOLE_FILE_READS or any(c.name.endswith("." + n) for n in _WHOLE_FILE_READS)) \
+                and "mmap_mode" not in c.kwargs:
+            return c
+    return None
 
 
 # ---------------------------------------------------------------------------------------
