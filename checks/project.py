@@ -852,6 +852,16 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
             continue
         if v and 16 <= v <= 10_000_000:
             per_file.setdefault(st.path, set()).add(int(v))
+    # a training length's option default on the training path (FastChat ``model_max_length: int = field(default=512)``) that
+    # ``effective`` dropped for an alias set elsewhere with a higher rank (a serving module's generation
+    # ``gen_kwargs["max_length"] = ...``): that is another name's value, and the default is still the run's length
+    named_eff = {st.name for st in facts.effective(*_TRAIN_SEQ_KEYS)}
+    for st in facts.settings(*_TRAIN_SEQ_KEYS):
+        if st.name in _TRAIN_SEQ_KEYS and st.name not in named_eff and st.path in training \
+                and st.source in ("field-default", "argparse-default"):
+            v = as_number(st.value)
+            if v and 16 <= v <= 10_000_000:
+                per_file.setdefault(st.path, set()).add(int(v))
     per_file = {k: v for k, v in per_file.items() if len(v) <= 3}  # a table of presets is not a setting
     if not per_file:
         return

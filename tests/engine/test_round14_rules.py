@@ -166,3 +166,42 @@ def test_a_model_the_training_code_loads_itself_still_wins():
     src = _ALPACA.replace("from_pretrained(model_args.model_name_or_path)", "from_pretrained('facebook/opt-125m')")
     a = _audit({"README.md": _README, "pkg/train.py": src})
     assert a.project.estimated_params == "125M"
+
+
+# -- a training length's option default shadowed by a serving module's generation ``max_length`` -------------------------
+
+_SFT_ARGS = (
+    "from dataclasses import dataclass, field\n\nimport transformers\n\n\n@dataclass\n"
+    "class TrainingArguments(transformers.TrainingArguments):\n    model_max_length: int = field(default=512)\n\n\n"
+    "def preprocess(texts, tokenizer):\n"
+    "    return tokenizer(texts, padding='max_length', max_length=tokenizer.model_max_length, truncation=True).input_ids\n\n\n"
+    "def train():\n    (args,) = transformers.HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+    "    transformers.Trainer(model=model, args=args).train()\n"
+)
+_SERVE = (
+    "def generate_stream(model, tokenizer, params):\n    gen_kwargs = {}\n"
+    "    gen_kwargs['max_length'] = params['max_new_tokens'] + params['prompt_len']\n    return model.generate(**gen_kwargs)\n"
+)
+
+
+# a data tool that sizes its tokenizer from its own ``--max-length`` (``model_max_length=args.max_length``): the engine reads
+# ``model_max_length`` through that keyword as ``max_length``, whose highest-ranked settings are the generation kwargs
+_SPLIT = (
+    "import argparse\n\nimport transformers\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--model-name-or-path', type=str, required=True)\n    parser.add_argument('--max-length', type=int, default=2048)\n"
+    "    args = parser.parse_args()\n    tokenizer = transformers.AutoTokenizer.from_pretrained(\n"
+    "        args.model_name_or_path,\n        model_max_length=args.max_length,\n        padding_side='right',\n    )\n"
+    "    return tokenizer\n"
+)
+
+
+def test_a_training_length_default_is_not_shadowed_by_a_generation_max_length():
+    a = _audit({"pkg/train.py": _SFT_ARGS, "pkg/serve/inference.py": _SERVE, "pkg/data/split_long_conversation.py": _SPLIT})
+    assert a.project.max_seq_len == 512
+
+
+def test_a_recipe_that_sets_the_length_still_decides():
+    a = _audit({"pkg/train.py": _SFT_ARGS, "pkg/serve/inference.py": _SERVE, "pkg/data/split_long_conversation.py": _SPLIT,
+                "run.sh": "torchrun --nproc_per_node 8 pkg/train.py --model_max_length 2048 --output_dir out\n"})
+    assert a.project.max_seq_len == 2048
