@@ -102,6 +102,8 @@ _FINETUNE_HINT = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapt
 
 
 _MAIN_GUARD = re.compile(r"__name__\s*==\s*[\"']__main__[\"']")
+#: a module's own self-test or demo function (``def test():``, ``def _demo():``, ``def sanity_check():``)
+_SELF_TEST_FUNC = re.compile(r"^_?(test|tests|demo|selftest|self_test|sanity_check|smoke_test)(_\w+)?$")
 
 
 def _library_demo_lines(facts: Facts) -> frozenset[tuple[str, int]]:
@@ -116,11 +118,28 @@ def _library_demo_lines(facts: Facts) -> frozenset[tuple[str, int]]:
         for name in (i.module, i.full):
             imported.setdefault(name, set()).add(i.path)
     out: set[tuple[str, int]] = set()
+    main_calls: list[Any] = []
     for c in facts.records("calls"):
         if not (c.guard and _MAIN_GUARD.search(c.guard)) or not c.path.endswith(".py"):
             continue
         parts = c.path[:-3].split("/")
         if any(imported.get(".".join(parts[k:]), set()) - {c.path} for k in range(len(parts) - 1)):
+            out.add((c.path, c.line))
+            out.update((c.path, ln) for ln in c.kw_lines.values())
+            main_calls.append(c)
+    # the module's own self-test that only its main block runs (FastChat's flash-attention patch: ``def test():`` builds a
+    # one-layer ``LlamaConfig(hidden_size=1024, ...)`` to compare kernels, run by ``if __name__ == "__main__": test()``): its
+    # calls are the self-test's, not the training run's. Only a function named for a test or demo: a builder the main block
+    # also runs (llm-foundry ``build_text_dataloader``) is registered or handed on by reference elsewhere. One called or
+    # imported anywhere else in the project stays
+    imported_names = {i.name for i in facts.records("imports") if i.name}
+    for m in main_calls:
+        if not _SELF_TEST_FUNC.match(m.name) or m.name in imported_names:
+            continue
+        body = [c for c in facts.files[m.path].calls if c.func == m.name]
+        if not body or any(c.path != m.path or (c.line != m.line and c.func != m.name) for c in facts.calls(m.name) if c.short == m.name):
+            continue
+        for c in body:
             out.add((c.path, c.line))
             out.update((c.path, ln) for ln in c.kw_lines.values())
     facts._s["_library_demo_lines"] = frozenset(out)
@@ -271,11 +290,14 @@ def _dimension_settings(facts: Facts, keys: tuple[str, ...], training: frozenset
     a dataclass field default (the default of a config class, ``d_model: int = 768``, is not the model a run
     trains), and ``dim=`` as a call keyword (``torch.cat(x, dim=1)`` names an axis)."""
     names = {k.lower() for k in keys}
+    demo = _library_demo_lines(facts)
     out = []
     for st in facts.settings(*keys):
         name = st.name.lower().replace("-", "_")
         if name not in names:
             continue
+        if st.source == "call" and (st.path, st.line) in demo:
+            continue  # a library module's self-test or demo builds that model, not the run (:func:`_library_demo_lines`)
         if st.source in _CODE_DEFAULT_SOURCES and not _built_on_training_path(facts, st.key.split(".")[0], training):
             continue
         if st.source == "call" and name == "dim":
@@ -500,8 +522,18 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     p.model_names = sorted(counts, key=lambda n: (-trained.get(n, 0), -counts[n], n))[:10]
     # no config or code of the training path names its model, but the README's documented run does (``base_model:`` in its
     # YAML config, ``--model_name_or_path`` of its training command): that is the model the run trains, named first
-    documented = [] if _path_names_model(named, train_paths | recipes, counts) else \
-        [(n, w) for n, w in _documented_models(facts) if n in counts or _model_like(n, rejected)]
+    # A name the training path holds only as an option's default (FastChat ``model_name_or_path: Optional[str] =
+    # field(default="facebook/opt-125m")``, Stanford Alpaca's placeholder; a serving CLI's ``--model-path`` default) or as a
+    # tokenizer it loads is what the documented command replaces with its ``--model_name_or_path meta-llama/Llama-2-7b-hf``:
+    # then the documented run's model is the one named
+    doc_models = [(n, w) for n, w in _documented_models(facts) if n in counts or _model_like(n, rejected)]
+    replaced: set[tuple[str, Any]] = set()
+    if doc_models:
+        replaced = {(s.path, s.value) for s in facts.settings(*_MODEL_KEYS) if s.source in ("field-default", "argparse-default")}
+        loads = [(c, a) for c in facts.calls("from_pretrained") for a in c.args[:1] if isinstance(a, str)]
+        replaced |= {(c.path, a) for c, a in loads if "Tokenizer" in c.name}
+        replaced -= {(c.path, a) for c, a in loads if "Tokenizer" not in c.name}  # the code loads that model itself
+    documented = [] if _path_names_model([x for x in named if x not in replaced], train_paths | recipes, counts) else doc_models
     if documented:
         first = list(dict.fromkeys(n for n, _ in documented))
         p.model_names = (first + [n for n in p.model_names if n not in first])[:10]
@@ -837,6 +869,16 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
             continue
         if v and 16 <= v <= 10_000_000:
             per_file.setdefault(st.path, set()).add(int(v))
+    # a training length's option default on the training path (FastChat ``model_max_length: int = field(default=512)``) that
+    # ``effective`` dropped for an alias set elsewhere with a higher rank (a serving module's generation
+    # ``gen_kwargs["max_length"] = ...``): that is another name's value, and the default is still the run's length
+    named_eff = {st.name for st in facts.effective(*_TRAIN_SEQ_KEYS)}
+    for st in facts.settings(*_TRAIN_SEQ_KEYS):
+        if st.name in _TRAIN_SEQ_KEYS and st.name not in named_eff and st.path in training \
+                and st.source in ("field-default", "argparse-default"):
+            v = as_number(st.value)
+            if v and 16 <= v <= 10_000_000:
+                per_file.setdefault(st.path, set()).add(int(v))
     per_file = {k: v for k, v in per_file.items() if len(v) <= 3}  # a table of presets is not a setting
     if not per_file:
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from .docs_md import extract_usage_hints
@@ -204,6 +205,10 @@ class _Extractor(ast.NodeVisitor):
         # per enclosing function: locals first bound to None (their Assign records) and the ones later bound to a computed value
         self.none_locals: list[tuple[dict[str, Assign], set[str]]] = []
         self.optional_imports = 0  # depth of enclosing ``try:`` bodies whose handler catches ImportError
+        # a local bound to one of two of the module's own classes or functions by a conditional expression (FastChat
+        # ``dataset_cls = LazySupervisedDataset if data_args.lazy_preprocess else SupervisedDataset``): (function path, name)
+        # -> each arm with the condition it is chosen under; a call of the local is recorded as a call of each arm under it
+        self.choices: dict[tuple[tuple[str, ...], str], tuple[tuple[ast.expr, str], ...]] = {}
 
     # -- dispatch (same traversal as ast.NodeVisitor, without a string build and getattr per node) --
     _dispatch: _Dispatch
@@ -647,6 +652,19 @@ class _Extractor(ast.NodeVisitor):
             elif k not in scope:
                 self._bind(scope, k, a)
 
+    def _chosen_calls(self, local: str, call: Call) -> None:
+        """``dataset_cls(train_json, tokenizer=tokenizer)`` after ``dataset_cls = A if flag else B``: also a call of ``A``
+        under ``flag`` and of ``B`` under ``not (flag)`` (with the call's own guard before them)."""
+        arms = self.choices.get((tuple(self.func_stack), local))
+        if not arms:
+            return
+        for arm, cond in arms:
+            name = self.dotted(arm)
+            if not name:
+                continue
+            guard = f"{call.guard} and {cond}" if call.guard else cond
+            self.out.calls.append(replace(call, name=self._strings.setdefault(name, name), guard=self._strings.setdefault(guard, guard)))
+
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self.visit(node.test)
         test = self.src(node.test)
@@ -708,6 +726,17 @@ class _Extractor(ast.NodeVisitor):
         if isinstance(t, ast.Name):
             if self.signature_stack and t.id in self.signature_stack[-1][0]:
                 self.signature_stack[-1][1].add(t.id)
+            if self.func_stack:
+                key = (tuple(self.func_stack), t.id)
+                # only the module's own names (a class or function it defines): an imported arm (ms-swift ``PackingDataset``
+                # under ``args.packing``) would hand other rules a construction under a switch they may not resolve
+                if isinstance(value_node, ast.IfExp) and all(isinstance(x, ast.Name) and x.id not in self.aliases
+                                                              and "." not in (self.dotted(x) or ".")
+                                                              for x in (value_node.body, value_node.orelse)):
+                    test = self.src(value_node.test)
+                    self.choices[key] = ((value_node.body, test), (value_node.orelse, f"not ({test})"))
+                elif self.choices:
+                    self.choices.pop(key, None)
             v = self.constant(value_node)
             if v is not _NO_VALUE and not isinstance(v, dict):
                 v = share_value(v, self._strings)
@@ -821,6 +850,8 @@ class _Extractor(ast.NodeVisitor):
             self.func_stack[-2] if len(self.func_stack) > 1 else None,
         )
         self.out.calls.append(call)
+        if self.choices and node.func.__class__ is _Name and self.func_stack:
+            self._chosen_calls(node.func.id, call)
         short = name[name.rfind(".") + 1:]  # Call.short
         if short == "add_argument":
             self._argparse(call)

@@ -11,7 +11,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import _SERVE_PATH, CONFIG_CALLEE
+from ..project import _SERVE_PATH, CONFIG_CALLEE, _library_demo_lines
 from ._helpers import (
     callers_off,
     evs,
@@ -1742,6 +1742,8 @@ def _dims(f: Facts) -> list:
             continue  # a checkpoint converter's dimensions describe the model it converts, not one it trains
         if s.source == "call" and not CONFIG_CALLEE.search(s.key.split("(", 1)[0]):
             continue  # a keyword of some other call (a layer, a tensor op), not the model's configuration
+        if s.source == "call" and (s.path, s.line) in _library_demo_lines(f):
+            continue  # a library module's self-test builds that config (``if __name__ == "__main__": test()``), not the run
         out.append(s)
     skip = _checkpoint_config_defaults(f, out)
     return [s for s in out if (s.path, s.line) not in skip] if skip else out
@@ -1903,6 +1905,26 @@ _PACKED_BATCH_PAD = {
         "from transformers import AutoModelForCausalLM\n\n"
         "model = AutoModelForCausalLM.from_pretrained(args.model_path)\nfor batch in loader:\n    model(**batch).loss.backward()\n"),
 }
+def _self_test_patch(train_extra: str) -> dict[str, str]:
+    """A monkey-patch module with its own self-test (FastChat ``llama2_flash_attn_monkey_patch.py``: ``def test():`` builds a
+    one-layer ``LlamaConfig`` to compare kernels, run by ``if __name__ == "__main__": test()``), imported by the training
+    entry point; ``train_extra``: a model config the training script builds itself."""
+    return {
+        "pkg/train/flash_attn_patch.py": (
+            "import torch\nfrom transformers.models.llama.configuration_llama import LlamaConfig\n"
+            "from transformers.models.llama.modeling_llama import LlamaAttention, LlamaModel\n\n\n"
+            "def forward(self, hidden_states, attention_mask=None, position_ids=None):\n    return self.o_proj(hidden_states), None, None\n\n\n"
+            "def replace_llama_attn_with_flash_attn():\n    LlamaAttention.forward = forward\n\n\n"
+            "def test():\n    config = LlamaConfig(\n        hidden_size=1024,\n        intermediate_size=128,\n"
+            "        num_hidden_layers=1,\n        num_attention_heads=8,\n        max_position_embeddings=16,\n    )\n"
+            "    model = LlamaModel(config)\n    attn = LlamaAttention(config).to('cuda').half()\n    print(attn)\n\n\n"
+            "if __name__ == \"__main__\":\n    test()\n"),
+        "pkg/train/train_mem.py": (
+            "from pkg.train.flash_attn_patch import replace_llama_attn_with_flash_attn\n\nreplace_llama_attn_with_flash_attn()\n\n"
+            "import transformers\nfrom transformers import LlamaConfig, Trainer\n" + train_extra +
+            "model = transformers.AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+            "trainer = Trainer(model=model, args=transformers.TrainingArguments(output_dir='out'))\ntrainer.train()\n"),
+    }
 
 
 @register
@@ -2089,6 +2111,10 @@ class D7TensorCoreAlignment(Check):
         Example(_PACKED_BATCH_PAD, U, "every packed batch padded to a multiple of 64 tokens; the model from a checkpoint"),
         Example({**_PACKED_BATCH_PAD, "pkg/dataset.py": _PACKED_BATCH_PAD["pkg/dataset.py"].replace(
             "self.PAD_MULTIPLE = 64", "self.PAD_MULTIPLE = 1")}, N, "the same padding to a multiple of 1: nothing aligned"),
+        Example(_self_test_patch(""), N, "the only config is a patch module's self-test run by its main block"),
+        Example(_self_test_patch("config = LlamaConfig(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, "
+                                 "num_attention_heads=32, vocab_size=32000)\n"), U,
+                "the training script's own config beside a patch module's self-test"),
     )
 
     def _mult(self, f: Facts) -> int:

@@ -654,6 +654,8 @@ def _per_sample_reads(f: Facts) -> list[Call]:
         if (c.func == "__getitem__" and c.path in _materialised_files(f)) or not (
                 _PER_SAMPLE_FUNCS.match(c.func) or _reached_from(f, c.func, _GETITEM, memo, path=c.path)):
             continue
+        if not _GETITEM.match(c.func) and not _reached_from(f, c.func, _GETITEM, memo, path=c.path) and not _helper_called(f, c):
+            continue  # a ``load_image`` helper by its name alone, which nothing in the project calls (a serving utility)
         if c.short == "open" and (c.name not in _OPENERS or not c.args):
             continue
         args = " ".join(_text(a) for a in c.args) + " " + " ".join(_text(v) for v in c.kwargs.values())
@@ -663,6 +665,22 @@ def _per_sample_reads(f: Facts) -> list[Call]:
             continue
         out.append(c)
     return out
+
+
+def _helper_called(f: Facts, c: Call) -> bool:
+    """Whether the function ``c`` sits in (a reader named like ``load_image``) is called from outside itself: by its bare name,
+    or by a dotted name that ends in its own module (``fastchat.utils.load_image``), not a library's function of the same
+    name (``sglang.srt.utils.load_image``). Tests do not count."""
+    func = c.func or ""
+    parts = c.path[:-3].split("/") if c.path.endswith(".py") else []
+    mods = {".".join(parts[k:]) for k in range(len(parts))}
+    for x in f.calls(func):
+        if x.short != func or x.func == func or _in_tests(x.path):
+            continue
+        owner = x.name.rsplit(".", 1)[0] if "." in x.name else ""
+        if not owner or owner.startswith("?") or owner in mods or "." not in owner or owner.split(".", 1)[0] in ("self", "cls"):
+            return True
+    return False
 
 
 def _data_path_ev(f: Facts) -> list[Evidence]:
@@ -1136,6 +1154,35 @@ def _written_by(f: Facts, c: Call) -> Call | None:
                 x.short == c.func or x.name.endswith(f"{c.func}.remote")):
             return writers[(c.path, x.func)]
     return None
+def _owner_class(f: Facts, path: str, line: int) -> str | None:
+    """The class a method's line sits in: the last ``class X(Base):`` statement above it in its file (the facts keep a class
+    statement through the reference to its base; a method is always inside some class)."""
+    ff = f.files.get(path)
+    best: tuple[int, str] | None = None
+    for r in ff.refs if ff else ():
+        if r.line <= line and r.text.startswith("class ") and (best is None or r.line > best[0]):
+            m = re.match(r"class\s+(\w+)", r.text)
+            if m:
+                best = (r.line, m.group(1))
+    return best[1] if best else None
+
+
+def _unbuilt_dataset_method(f: Facts, c: Call) -> bool:
+    """A call in a dataset's ``__getitem__``/``__iter__`` whose class the project builds only under a switch that is off:
+    ``dataset_cls = LazySupervisedDataset if data_args.lazy_preprocess else SupervisedDataset`` with ``lazy_preprocess: bool =
+    False`` (FastChat ``train.py``; the facts record ``dataset_cls(...)`` as a call of each class under its condition). Its
+    per-sample work does not run; a class built unconditionally anywhere, or never seen built, keeps it."""
+    if not c.func or not _ONLINE_FUNCS.match(c.func) or "collate" in c.func.lower():
+        return False
+    memo = f._memo
+    key = ("f-unbuilt", c.path, c.line)
+    if key not in memo:
+        cls = _owner_class(f, c.path, c.line)
+        built = [x for x in f.calls(cls) if x.short == cls and not _in_tests(x.path)] if cls else []
+        # every construction is the choice of a conditional expression (recorded under the local's name: the line does not
+        # spell the class), and each choice's switch is off; a class built directly is judged as before
+        memo[key] = bool(built) and all(f"{cls}(" not in x.text and guard_off(f, x) for x in built)  # type: ignore[assignment]
+    return bool(memo[key])
 
 
 def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
@@ -1178,7 +1225,8 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
         if key in memo:
             return memo[key]
         memo[key] = "other"  # breaks recursion
-        found = {where(c.path, c.func, depth + 1) for c in f.calls(func) if c.func != func and _may_call(f, c, path, func)}
+        found = {where(c.path, c.func, depth + 1) for c in f.calls(func) if c.func != func and _may_call(f, c, path, func)
+                 and not _unbuilt_dataset_method(f, c)}
         result = max(found, key=rank.__getitem__) if found else "other"
         memo[key] = result
         return result
@@ -1186,6 +1234,8 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     out: dict[str, list[Call]] = {"offline": [], "mapped": [], "startup": [], "online": [], "step": []}
     weight_tools: dict[str, bool] = {}
     for c in _tokenizer_calls(f):
+        if _unbuilt_dataset_method(f, c):
+            continue
         kind = "offline" if _OFFLINE_PATH.search(c.path) or _written_by(f, c) is not None else where(c.path, c.func, 0)
         if kind == "offline":
             if c.path not in weight_tools:
@@ -2319,6 +2369,23 @@ def _shard_evidence(f: Facts) -> list[Evidence]:
     return _unique_ev(out)
 
 
+def _unused_image_helper(called: bool) -> dict[str, str]:
+    """A utils module the trainer imports for one helper (FastChat ``fastchat/utils.py``, reached through the model adapter's
+    ``get_gpu_memory``) that also holds the serving API's ``load_image``; ``called``: the training collate function uses it."""
+    collate = ("def collate(batch):\n    return [load_image(x['image']) for x in batch]\n\n" if called else "")
+    return {
+        "pkg/utils.py": ("import torch\nfrom PIL import Image\n\n\ndef get_gpu_memory(num_gpus):\n"
+                         "    return [torch.cuda.get_device_properties(i).total_memory for i in range(num_gpus)]\n\n\n"
+                         "def load_image(image_file):\n    image = Image.open(image_file)\n    return image\n"),
+        "scripts/prepare_data.py": ("from datasets import load_dataset\nds = load_dataset('json', data_files='raw.jsonl')\n"
+                                    "ds.save_to_disk('/data/arrow/train')\n"),
+        "pkg/train.py": ("from datasets import load_from_disk\nfrom torch.utils.data import DataLoader\n"
+                         "from pkg.utils import get_gpu_memory, load_image\n\n" + collate +
+                         "ds = load_from_disk('/data/arrow/train')\nloader = DataLoader(ds, batch_size=8)\n"
+                         "for batch in loader:\n    loss = model(**batch).loss\n    loss.backward()\n"),
+    }
+
+
 @register
 class F4SmallFileMerging(_DataCheck):
     id = "F4"
@@ -2401,6 +2468,8 @@ class F4SmallFileMerging(_DataCheck):
                  "    def __getitem__(self, i):\n        image_file = self.list_data_dict[i]['image']\n"
                  "        image = Image.open(os.path.join(self.image_folder, image_file)).convert('RGB')\n        return image\n"}, N, "per-sample image files"),
         Example({"train.py": "from datasets import load_dataset\nds = load_dataset('json', data_files='train.jsonl')\n# wds.WebDataset('x-{0..9}.tar')\n"}, N, "single json, commented"),
+        Example(_unused_image_helper(called=False), U, "Arrow shards; a serving image helper in a shared utils module nothing calls"),
+        Example(_unused_image_helper(called=True), N, "Arrow records; the collate function opens an image file per sample"),
         Example({"ds.py": "import webdataset as wds\nfrom PIL import Image\nshards = wds.WebDataset('cc3m-{00000..00331}.tar')\n"
                  "class Extra:\n    def __getitem__(self, i):\n        return Image.open(self.paths[i])\n"}, P, "shards plus per-sample files"),
         Example({"train_gpt.py": _MODDED_READER}, U, "fixed-size .bin token shards"),
@@ -2615,6 +2684,33 @@ _PRETOKENIZE_SCRIPT = {
         "    save_tokenizer(args, args.save_path)\n\n"
         "if __name__ == '__main__':\n    train(parse_args(), build())\n"),
 }
+def _lazy_dataset_switch(lazy: str) -> dict[str, str]:
+    """FastChat's shape (``train.py``): ``dataset_cls = LazySupervisedDataset if data_args.lazy_preprocess else
+    SupervisedDataset`` with ``lazy_preprocess: bool = <lazy>``; here the eager class reads a dataset a preparation script
+    tokenized and saved, the lazy one tokenizes raw conversations in ``__getitem__``."""
+    return {
+        "scripts/prepare_data.py": (
+            "from datasets import load_dataset\nfrom transformers import AutoTokenizer\n\n\ndef main(model, data, out):\n"
+            "    tok = AutoTokenizer.from_pretrained(model)\n    ds = load_dataset('json', data_files=data)['train']\n"
+            "    ds = ds.map(lambda x: tok(x['text']), batched=True, num_proc=16)\n    ds.save_to_disk(out)\n"),
+        "pkg/train.py": (
+            "import json\nfrom dataclasses import dataclass\n\nimport transformers\nfrom datasets import load_from_disk\n"
+            "from torch.utils.data import Dataset\n\n\n@dataclass\nclass DataArguments:\n    data_path: str = 'data/tokenized'\n"
+            f"    lazy_preprocess: bool = {lazy}\n\n\n"
+            "class SupervisedDataset(Dataset):\n    def __init__(self, path, tokenizer):\n        self.rows = load_from_disk(path)\n\n"
+            "    def __getitem__(self, i):\n        return self.rows[i]\n\n\n"
+            "class LazySupervisedDataset(Dataset):\n    def __init__(self, path, tokenizer):\n        self.tokenizer = tokenizer\n"
+            "        self.raw = json.load(open(path))\n\n"
+            "    def __getitem__(self, i):\n        return self.tokenizer(self.raw[i]['text'], truncation=True, max_length=2048)\n\n\n"
+            "def make_data_module(tokenizer, data_args):\n"
+            "    dataset_cls = LazySupervisedDataset if data_args.lazy_preprocess else SupervisedDataset\n"
+            "    return dict(train_dataset=dataset_cls(data_args.data_path, tokenizer))\n\n\n"
+            "def train():\n    (data_args,) = transformers.HfArgumentParser((DataArguments,)).parse_args_into_dataclasses()\n"
+            "    tokenizer = transformers.AutoTokenizer.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+            "    model = transformers.AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+            "    trainer = transformers.Trainer(model=model, args=transformers.TrainingArguments(output_dir='out'),\n"
+            "                                   **make_data_module(tokenizer, data_args))\n    trainer.train()\n"),
+    }
 
 
 @register
@@ -2738,6 +2834,8 @@ class F6OfflinePreprocessing(_DataCheck):
                      "    def __init__(self, path, template):\n        self.rows = pq.read_table(path).to_pylist()\n        self.template = template\n"
                      "    def __getitem__(self, i):\n        return self.template.tokenize_conversations([self.rows[i]])\n")},
                 N, "the same tokenization returned, not written: the Dataset tokenizes per sample"),
+        Example(_lazy_dataset_switch("False"), U, "the per-sample tokenizing dataset is chosen only by a switch that is off"),
+        Example(_lazy_dataset_switch("True"), P, "the per-sample tokenizing dataset is chosen by a switch that is on"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

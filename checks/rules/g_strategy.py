@@ -904,7 +904,10 @@ _TRAIN_SIDE_CALLS = {"backward", "Trainer", "SFTTrainer", "DPOTrainer", "Trainin
 
 def _bnb_4bit(f: Facts) -> list[Any]:
     out: list[Any] = [c for c in _live(f, f.calls("BitsAndBytesConfig")) if truthy(c.kwargs.get("load_in_4bit")) is True]
-    out += [s for s in f.effective("load_in_4bit", "load_4bit") if truthy(s.value) is True]
+    # a call keyword (``BitsAndBytesConfig(load_in_4bit=True, ...) if lora_args.q_lora else None``) counts only when the
+    # call's own branch is live, as the call above does
+    out += [s for s in f.effective("load_in_4bit", "load_4bit") if truthy(s.value) is True
+            and not (s.source == "call" and (c := _setting_call(f, s)) is not None and guard_off(f, c))]
     out += [s for s in f.effective("quantization_bit", "quant_bits") if as_number(s.value) == 4]
 
     def training_side(path: str) -> bool:
