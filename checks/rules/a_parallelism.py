@@ -925,6 +925,13 @@ class A1DataParallel(Check):
         Example({"internlm/train/pipeline.py": _ZERO_WRAPPER}, U, "ZeRO optimizer wrapper: sharded data parallel (InternEvo)"),
         Example(strategy_registry(), N, "FSDP/DeepSpeed plugins of a strategy class the name registry never returns"),
         Example(strategy_registry('"deepspeed"'), U, "a backend picks the deepspeed strategy by name"),
+        Example({"README.md": ("## Training\n\n```bash\nCUDA_VISIBLE_DEVICES=0,1 accelerate launch --num-processes 2 \\\n"
+                               "    --config-file configs/zero3.yaml examples/train_grpo.py\n```\n"),
+                 "rllib/trainer.py": "from transformers import Trainer\n\n\nclass GRPOTrainer(Trainer):\n    pass\n"}, U,
+                "a library that ships no launch; its README's training command runs two processes"),
+        Example({"README.md": "## Training\n\n```bash\naccelerate launch --num-processes 1 examples/train_grpo.py\n```\n",
+                 "rllib/trainer.py": "from transformers import Trainer\n\n\nclass GRPOTrainer(Trainer):\n    pass\n"}, N,
+                "the README's training command runs one process"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -991,7 +998,15 @@ class A1DataParallel(Check):
             docs = [h for h in documented_launches(f, _DOC_PROCS) if h.kind == "command"
                     and any(m.group(1) is None or int(m.group(1)) > 1 for m in _DOC_PROCS.finditer(h.text or ""))]
             if docs:
-                detail += _doc_note(docs, "a multi-process launch")
+                # the repository ships no launch and the README's training command is the run (the training path
+                # includes what a README command reaches): one process per GPU is data parallel, whatever wraps the model
+                h = docs[0]
+                n = max((int(m.group(1)) for m in _DOC_PROCS.finditer(h.text or "") if m.group(1)), default=None)
+                values["data_parallel"] = True
+                if n:
+                    values["nproc_per_node"] = n
+                return Outcome(U, [_ev(h)], f"data-parallel training via the multi-process launch the docs show "
+                               f"(`{' '.join((h.text or '').split())[:120]}`, {h.path}:{h.line}); the repository ships no launch of its own", values)
         return Outcome(N, [], detail, values)
 
 
@@ -1105,8 +1120,8 @@ class A2FSDP(Check):
         return Outcome(N, [], detail, {"fsdp": False})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
-        if outcome.status not in (Status.UNUSED, Status.PARTIAL):
-            return None
+        if outcome.status not in (Status.UNUSED, Status.PARTIAL) or outcome.values.get("documented_zero_stage"):
+            return None  # the documented run's config, named for a ZeRO stage, is not shipped: no advice to add one
         return _sharding_rec(ctx, any(s.sharded for s in zero_sites(ctx.facts)) or bool(_tp_pp_used(ctx.facts))
                              or bool(hand_sharded_optimizer(ctx.facts, ctx.project)))
 
@@ -1224,14 +1239,15 @@ class A3ZeRO(Check):
         docs = [h for h in documented_launches(ctx.facts, _ZERO_FILE) if h.kind == "command_file"
                 and _ZERO_FILE.search(h.value.rsplit("/", 1)[-1]) and resolve_file(ctx.facts, h.value) is None]
         if docs:
+            stage = _ZERO_FILE.search(docs[0].value.rsplit('/', 1)[-1]).group(1)
             return Outcome(N, [], "no ZeRO configuration in the repository" + _doc_note(
-                docs, f"a launch with `{docs[0].value}` (not in the repository), a config named for ZeRO stage {_ZERO_FILE.search(docs[0].value.rsplit('/', 1)[-1]).group(1)}"),
-                {"zero_stage": 0})
+                docs, f"a launch with `{docs[0].value}` (not in the repository), a config named for ZeRO stage {stage}"),
+                {"zero_stage": 0, "documented_zero_stage": int(stage)})
         return Outcome(N, [], "no ZeRO configuration found", {"zero_stage": 0})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
-        if outcome.status not in (Status.UNUSED, Status.PARTIAL):
-            return None
+        if outcome.status not in (Status.UNUSED, Status.PARTIAL) or outcome.values.get("documented_zero_stage"):
+            return None  # the documented run's config, named for a ZeRO stage, is not shipped: no advice to add one
         return _sharding_rec(ctx, any(s.sharded for s in fsdp_sites(ctx.facts)) or bool(_tp_pp_used(ctx.facts)))
 
 

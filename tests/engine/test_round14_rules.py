@@ -121,12 +121,20 @@ _README = (
 )
 
 
-def test_a1_a3_name_the_documented_launch_without_taking_it_as_use():
+def test_a1_takes_the_documented_multi_process_launch_a3_names_its_zero_config_without_advice():
+    from checks.engine import audit_files
+
     files = {**_LIB, "README.md": _README}
     a1, a3 = _run("A1", files), _run("A3", files)
-    assert a1.status is Status.UNUSED and a3.status is Status.UNUSED  # a README is not use
+    # the package ships no launch: the README's training command is the run, and two processes are data parallel
+    assert a1.status is Status.USED, a1.detail
     assert "accelerate launch --num-processes 2" in a1.detail and "README.md:" in a1.detail, a1.detail
-    assert "configs/zero3.yaml" in a3.detail and "ZeRO stage 3" in a3.detail, a3.detail
+    assert [(e.path, e.line) for e in a1.evidence] == [("README.md", 10)]  # the command's line
+    assert a1.values["nproc_per_node"] == 2
+    # the ZeRO config the command names is not shipped: still not seen, named, and no advice to add a ZeRO config
+    assert a3.status is Status.UNUSED and "configs/zero3.yaml" in a3.detail and "ZeRO stage 3" in a3.detail, a3.detail
+    recs = {r.id for r in audit_files((k, v.encode()) for k, v in files.items()).results if r.priority}
+    assert "A3" not in recs and "A1" not in recs
 
 
 def test_a1_a3_keep_the_plain_detail_without_a_documented_launch():
