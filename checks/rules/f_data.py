@@ -1041,14 +1041,25 @@ def _may_call(f: Facts, c: Call, path: str, func: str) -> bool:
             # a method called on ``self`` in another file runs there only in a subclass or a base class: files linked by an
             # import (oumi ``BaseSftDataset(BaseMapDataset)``), not a sibling class with a method of the same name
             return _linked(f, c.path, path)
-        if c.path != path and c.path in f.files and any(x.func == func for x in f.files[c.path].calls):
+        if c.path != path and c.path in f.files and func in _calling_funcs(f, c.path):
             # ``self._prefetch_buffer.get(idx)`` in a file whose own class defines ``get`` (AReaL ``RDataset.__getitem__``
             # -> ``_PrefetchBuffer.get``) calls that method, not another file's ``get`` (a name-resolve store opening a file)
             return False
         return not (c.short in _TOKENIZE_SHORT and recv not in {"self", "cls", "super()"} and _TOKENIZER_RECV.search(recv.rsplit(".", 1)[-1]))
-    if c.path != path and c.path in f.files and any(x.func == func for x in f.files[c.path].calls):
+    if c.path != path and c.path in f.files and func in _calling_funcs(f, c.path):
         return False
     return True
+
+
+def _calling_funcs(f: Facts, path: str) -> set[str | None]:
+    """The functions of ``path`` that make a call (each call's ``func``), kept in the check's view: :func:`_may_call` asks
+    this of the same files for thousands of callers (it scanned the file's calls each time: 1.4 million steps on
+    Megatron-LM)."""
+    memo = f._memo.setdefault(("calling-funcs",), {})  # type: ignore[arg-type]
+    found: set[str | None] | None = memo.get(path)  # type: ignore[attr-defined]
+    if found is None:
+        found = memo[path] = {x.func for x in f.files[path].calls}  # type: ignore[index]
+    return found
 
 
 def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
