@@ -198,6 +198,22 @@ def _statements(node: ast.AST) -> Iterator[ast.AST]:
                 todo.extend(sub)
 
 
+def _every_node(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node`` (itself included), as ``ast.walk`` yields them but in another order and without a generator
+    per node: for questions whose answer is a set."""
+    todo = [node]
+    AST = ast.AST
+    while todo:
+        n = todo.pop()
+        yield n
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if v.__class__ is list:
+                todo.extend(x for x in v if isinstance(x, AST))
+            elif isinstance(v, AST):
+                todo.append(v)
+
+
 class _Extractor(ast.NodeVisitor):
     def __init__(self, path: str, source: str, out: FileFacts, strings: dict[str, str] | None = None) -> None:
         self.path = path
@@ -490,7 +506,7 @@ class _Extractor(ast.NodeVisitor):
         first, last = _ln(node.lineno), _ln(getattr(node, "end_lineno", None) or node.lineno)
         body = "\n".join(self.lines[first - 1:last])
         if ":=" in body or "\\\n" in body or _TARGET_SPANS_LINES.search(body) or _for_names(body, names):
-            nodes: Iterable[ast.AST] = ast.walk(node)
+            nodes: Iterable[ast.AST] = _every_node(node)
         else:
             nodes = _statements(node)
         rebound: set[str] = set()
@@ -813,7 +829,7 @@ class _Extractor(ast.NodeVisitor):
                 kw_lines[k.arg] = _ln(k.value.lineno)
             if k.value.__class__ is ast.Dict:
                 self._dict_literal(k.value, (name.rsplit(".", 1)[-1], k.arg))
-        args = share_tuple(tuple([self.value(a) for a in node.args]), self._strings) if node.args else ()
+        args = _share_args(tuple([self.value(a) for a in node.args]), self._strings) if node.args else ()
         if not kwargs:  # most calls have no keyword: share one empty mapping (facts are never mutated)
             kwargs = _NO_KWARGS
         else:
@@ -922,6 +938,17 @@ class _Extractor(ast.NodeVisitor):
 
 
 _Extractor._dispatch = _Dispatch()
+
+
+def _share_args(t: tuple[Any, ...], strings: dict[Any, Any]) -> tuple[Any, ...]:
+    """:func:`share_tuple` of a tuple of :meth:`_Extractor.value` results, which are the scan's copies already (strings,
+    expressions and tuples come shared from the table, or are of a type never shared): the same tuple, without asking the
+    table for each item again."""
+    for x in t:
+        c = x.__class__
+        if c is not str and c is not Expr and c is not int and x is not None:
+            return t
+    return strings.setdefault(t, t)  # type: ignore[no-any-return]
 
 
 def _scalar(v: Any) -> Any:
