@@ -357,10 +357,18 @@ class Facts:
 
     def imports(self, *modules: str) -> list[Import]:
         pool = self._candidates("imports", {m.split(".", 1)[0] for m in modules})
-        out = [
-            i for i in pool
-            if any(i.module == m or i.module.startswith(m + ".") or i.full == m or i.full.startswith(m + ".") for m in modules)
-        ]
+        # ``i.module == m or i.module.startswith(m + ".")`` (or the same of ``i.full``) for some ``m``: the name or one of its
+        # prefixes ending before a dot is among ``modules``; answered once per distinct (module, name)
+        wanted = set(modules)
+        verdict: dict[tuple[str, str | None], bool] = {}
+        out = []
+        for i in pool:
+            key = (i.module, i.name)
+            ok = verdict.get(key)
+            if ok is None:
+                ok = verdict[key] = _under(i.module, wanted) or (i.name is not None and _under(i.full, wanted))
+            if ok:
+                out.append(i)
         return self._keep(out)
 
     def refs(self, *patterns: str) -> list[Ref]:
@@ -1092,6 +1100,18 @@ def _shadow(cands: list[Setting]) -> list[Setting]:
     if any(c.rank >= 2 and c.source in {"config", "launcher"} for c in cands):
         return [c for c in cands if c.rank > 0]
     return cands
+
+
+def _under(name: str, wanted: set[str]) -> bool:
+    """Whether ``name`` is one of ``wanted`` or lies under one (``torch.distributed.fsdp`` under ``torch.distributed``)."""
+    if name in wanted:
+        return True
+    k = name.find(".")
+    while k != -1:
+        if name[:k] in wanted:
+            return True
+        k = name.find(".", k + 1)
+    return False
 
 
 def _name_of(x: Any) -> str:
