@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import gc
 import importlib
 import os
 import sys
@@ -67,7 +68,17 @@ def run(argv: list[str] | None) -> tuple[int, argparse.Namespace | None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run(argv)[0]
+    code, args = run(argv)
+    _restore_gc(args)  # the process goes on: the collector the command paused runs again
+    return code
+
+
+def _restore_gc(args: argparse.Namespace | None) -> None:
+    """Switch the cyclic collector back on where a ``fast_exit`` command left it off for a process that ends next
+    (``scan``: its first pass would walk every object of the audit only to find nothing to free)."""
+    if args is not None and getattr(args, "restore_gc", False):
+        args.restore_gc = False
+        gc.enable()
 
 
 def leave(code: int) -> NoReturn:
@@ -90,6 +101,7 @@ def entry() -> NoReturn:
     code, args = run(None)
     if getattr(args, "fast_exit", False):
         leave(code)
+    _restore_gc(args)
     sys.exit(code)
 
 

@@ -112,3 +112,21 @@ def test_one_command_parser_parses_as_the_full_parser(name: str, capsys: pytest.
     if name == "scan":
         a, b = full.parse_args(["scan", "d", "-j", "1", "--format", "sarif"]), alone.parse_args(["scan", "d", "-j", "1", "--format", "sarif"])
         assert vars(a) == vars(b) and a.fast_exit is True
+
+
+def test_the_collector_stays_off_to_the_fast_exit_and_comes_back_for_in_process_callers(capsys: pytest.CaptureFixture[str]) -> None:
+    import gc
+
+    from accel_audit.cli import _restore_gc, run
+
+    assert gc.isenabled()
+    code, args = run(["scan", str(FIXTURE), "--format", "json"])
+    try:
+        # the console script ends the process next (leave): switched on here, the collector's first pass would walk every
+        # object the audit made while it was off
+        assert code == 0 and args.fast_exit is True and args.restore_gc is True and not gc.isenabled()
+    finally:
+        _restore_gc(args)
+    assert gc.isenabled() and args.restore_gc is False
+    assert main(["scan", str(FIXTURE), "--format", "json"]) == 0 and gc.isenabled()  # main() is in-process: back on
+    capsys.readouterr()
