@@ -438,13 +438,16 @@ def transformers_weights_only(facts: Facts) -> list[str]:
 
 #: accelerate's big-model loading helpers: they build or place a model's weights, they do not run training
 _ACCELERATE_LOADING = frozenset({"init_empty_weights", "init_on_device", "infer_auto_device_map", "load_checkpoint_and_dispatch",
-                                 "load_checkpoint_in_model", "dispatch_model", "get_balanced_memory"})
+                                 "load_checkpoint_in_model", "dispatch_model", "get_balanced_memory",
+                                 # seeding every RNG (SpecForge ``from accelerate.utils import set_seed``): a utility, not the
+                                 # framework that runs the training
+                                 "set_seed"})
 
 
 def accelerate_loading_only(facts: Facts) -> list[str]:
     """Where accelerate is imported, when every import is one of its model-loading helpers (olmo-core's HF checkpoint
-    converter: ``from accelerate import init_empty_weights``); empty when anything else of it is used (``Accelerator``,
-    a plugin, a launch)."""
+    converter: ``from accelerate import init_empty_weights``) or its ``set_seed``; empty when anything else of it is used
+    (``Accelerator``, a plugin, a launch)."""
     imps = facts.imports("accelerate")
     if not imps or any(i.name not in _ACCELERATE_LOADING for i in imps):
         return []

@@ -20,6 +20,15 @@ def test_accelerate_imported_only_to_build_empty_weights_is_not_a_framework():
     assert "accelerate" not in _frameworks({"src/pkg/train.py": TRAIN, "src/pkg/nn/hf/checkpoint.py": CONVERTER})
 
 
+def test_accelerate_imported_only_for_set_seed_is_not_a_framework():
+    # SpecForge ``train.py``: ``from accelerate.utils import set_seed`` seeds the RNGs; FSDP runs the training
+    seeding = "from accelerate.utils import set_seed\n\n\ndef main(args):\n    set_seed(args.seed)\n"
+    assert "accelerate" not in _frameworks({"src/pkg/train.py": TRAIN, "src/pkg/cli.py": seeding})
+    # with its Accelerator beside it, it is
+    driver = seeding + "from accelerate import Accelerator\n\naccelerator = Accelerator()\n"
+    assert "accelerate" in _frameworks({"src/pkg/train.py": TRAIN, "src/pkg/cli.py": driver})
+
+
 def test_accelerate_that_drives_training_is_a_framework():
     driver = "from accelerate import Accelerator\n\naccelerator = Accelerator(mixed_precision='bf16')\nmodel, opt = accelerator.prepare(model, opt)\n"
     assert "accelerate" in _frameworks({"src/pkg/train.py": TRAIN, "src/pkg/nn/hf/checkpoint.py": CONVERTER, "src/pkg/launch.py": driver})
