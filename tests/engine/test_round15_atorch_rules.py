@@ -45,37 +45,3 @@ def test_a_dict_of_identifier_values_not_named_as_a_table_still_sets_options():
                               "    \"report_to\": \"tensorboard\",\n    \"hub_strategy\": \"every_save\",\n}\n"}
     assert [s.value for s in _facts(files).effective("optim")] == ["adamw_torch_fused"]
 
-
-_LAUNCH_DOC = '''r"""
-Multi-Node multi-process distributed training: (e.g. two nodes)
-
-Node 1: *(IP: 192.168.1.1, and has a free port: 1234)*
-
-::
-
-    >>> python -m torch.distributed.launch --nproc_per_node=NUM_GPUS_YOU_HAVE
-               --nnodes=2 --node_rank=0 --master_addr="192.168.1.1"
-               --master_port=1234 {script} (--arg1 --arg2 --arg3
-               and all other arguments of your training script)
-"""
-import sys
-
-
-def main():
-    print(sys.argv)
-'''
-
-
-def test_a_copied_launchers_usage_text_documents_no_multi_node_run_of_the_project():
-    # ATorch ships a copy of ``torch.distributed.launch`` whose module docstring explains ``--nnodes=2`` for
-    # ``YOUR_TRAINING_SCRIPT.py``: how the launcher works for any script, not a multi-node run this project documents
-    ff = extract_file("pkg/distributed/launch.py", _LAUNCH_DOC.format(script="YOUR_TRAINING_SCRIPT.py").encode())
-    assert not [h for h in ff.doc_hints if h.kind == "multi_node"]
-    a = _audit({"pkg/distributed/launch.py": _LAUNCH_DOC.format(script="YOUR_TRAINING_SCRIPT.py"),
-                "pkg/train.py": "import torch\nfor batch in loader:\n    loss = model(batch)\n    loss.backward()\n    opt.step()\n"})
-    assert "multi_node_documented" not in a.project.notes
-
-
-def test_a_usage_text_that_runs_the_projects_own_script_still_documents_multi_node():
-    ff = extract_file("pkg/distributed/launch.py", _LAUNCH_DOC.format(script="pkg/train.py").encode())
-    assert [h.line for h in ff.doc_hints if h.kind == "multi_node"] == [9]
