@@ -151,8 +151,10 @@ class Facts:
             s["calls_by_kw"] = kw_index
             s["call_short_of"] = short_of  # every distinct call name (in order of first appearance) -> its last segment
             cfg_by_key: dict[str, list[ConfigEntry]] = defaultdict(list)
+            tables = _name_tables(s["configs"])
             for e in s["configs"]:
-                cfg_by_key[_norm_key(e.key)].append(e)
+                if not (tables and e.fmt == "python" and (e.path, e.keys[:-1]) in tables):
+                    cfg_by_key[_norm_key(e.key)].append(e)
             s["configs_by_key"] = cfg_by_key
             # setting-name indexes, so that effective()/settings() cost the matches, not a scan per name
             launch_args: dict[str, list[tuple[Launch, str, Any]]] = defaultdict(list)
@@ -1063,6 +1065,27 @@ def python_config_modules(files: Mapping[str, FileFacts], loaders: Iterable[Call
             if sum(1 for a in ff.assigns if _module_level(a)) >= 3:
                 out.add(p)
     return frozenset(out)
+
+
+#: a dict named as a table of names (``COMMON_TO_MEGATRON_ARG_MAP``, ``KEY_MAPPING``, ``ARG_ALIASES``, ``hf_to_mcore``)
+_NAME_TABLE = re.compile(r"(?i)(map|mapping|alias(es)?|renames?)$|_to_")
+_OPTION_NAME = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def _name_tables(configs: Iterable[ConfigEntry]) -> set[tuple[str, tuple[str | int, ...]]]:
+    """(path, dict keys) of Python dict literals that translate option names into other option names
+    (``COMMON_TO_MEGATRON_ARG_MAP = {"save_steps": "save_interval", "logging_steps": "log_interval", ...}``): each value names
+    another program's option, none is a value of the key, so they are no settings (``logging_steps`` is not "log_interval").
+    A table is a dict whose name says it maps names, whose values are all identifiers (``"save"``, ``"bf16"``) and three or
+    more of them multi-word option names (``"save_interval"``)."""
+    groups: dict[tuple[str, tuple[str | int, ...]], list[Any]] = defaultdict(list)
+    for e in configs:
+        if e.fmt == "python" and len(e.keys) >= 2 and isinstance(e.keys[-2], str) and _NAME_TABLE.search(e.keys[-2]):
+            groups[(e.path, e.keys[:-1])].append(e.value)
+    return {k for k, vals in groups.items()
+            if all(isinstance(v, str) and _IDENTIFIER.fullmatch(v) for v in vals)
+            and sum(1 for v in vals if _OPTION_NAME.fullmatch(v)) >= 3}
 
 
 def _module_level(a: Any) -> bool:

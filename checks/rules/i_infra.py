@@ -1638,6 +1638,26 @@ _RUN_LIBRARY = {
 }
 
 
+def _name_table_args(logging_steps: int) -> dict[str, str]:
+    """An arguments module with a table of option names for another trainer and a loop logging at ``logging_steps``."""
+    return {
+        "pkg/args.py": (
+            "from dataclasses import dataclass, field\n\n"
+            "# option names of this trainer -> the Megatron option each one is forwarded as\n"
+            "COMMON_TO_MEGATRON_ARG_MAP = {\n    \"bf16\": \"bf16\",\n    \"output_dir\": \"save\",\n"
+            "    \"save_steps\": \"save_interval\",\n    \"logging_steps\": \"log_interval\",\n    \"eval_steps\": \"eval_interval\",\n}\n\n\n"
+            "@dataclass\nclass TrainingArgs:\n    output_dir: str = field(default=None)\n"
+            f"    logging_steps: int = field(default={logging_steps}, metadata={{\"help\": \"Log every X updates steps.\"}})\n"
+            "    save_steps: int = field(default=500)\n"),
+        "pkg/train.py": (
+            "import torch\nfrom pkg.args import TrainingArgs\n\n\n"
+            "def train(model, loader, args: TrainingArgs):\n    opt = torch.optim.AdamW(model.parameters())\n"
+            "    for step, batch in enumerate(loader):\n        loss = model(**batch).loss\n        loss.backward()\n"
+            "        opt.step()\n        opt.zero_grad()\n"
+            "        if step % args.logging_steps == 0:\n            print(f\"step {step} loss {loss.item()}\")\n"),
+    }
+
+
 @register
 class I4LoggingFrequency(Check):
     id = "I4"
@@ -1902,6 +1922,10 @@ class I4LoggingFrequency(Check):
             "    optimizer.step()\n")}, Status.NA, "nothing seen: not judged"),
         # an RL step loop (one policy update per iteration) logs through a helper that calls a stats object of another file
         Example(_PPO_FILES, N, "per-step log two calls below an RL update loop, in the stats logger's module"),
+        # a table translating option names for another trainer (``"logging_steps": "log_interval"``) sets nothing: the
+        # arguments class's own default decides (ATorch ``COMMON_TO_MEGATRON_ARG_MAP`` beside ``AtorchTrainingArgs``)
+        Example(_name_table_args(1), N, "field default 1 beside a table mapping the option's name to another trainer's"),
+        Example(_name_table_args(500), U, "field default 500 beside the same name table"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
