@@ -14,8 +14,8 @@ from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import multi_node_launcher
-from ._helpers import backend_unselected, deepspeed_alternative_files, uses_hf_trainer
-from .a_parallelism import is_lightning, lightning_imported
+from ._helpers import backend_unselected, deepspeed_alternative_files, guard_off, uses_hf_trainer
+from .a_parallelism import _env_trainer, is_lightning, lightning_imported
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -461,6 +461,8 @@ class E2CommComputeOverlap(Check):
         "shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather\n",
     }
     examples = (
+        Example(_env_trainer(), N, "DDP only in the 'pytorchDDP' branch of a trainer whose env type defaults to 'pytorch'"),
+        Example(_env_trainer("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), U, "the same trainer run as 'pytorchDDP'"),
         Example({"ds_zero2.json": '{\n  "zero_optimization": {\n    "stage": 2,\n    "overlap_comm": true,\n    "contiguous_gradients": true\n  }\n}\n'}, U, "deepspeed overlap_comm"),
         Example({"ds_zero3.json": '{\n  "bf16": {"enabled": true},\n  "zero_optimization": {\n    "stage": 3,\n    "stage3_prefetch_bucket_size": "auto"\n  }\n}\n'}, U, "zero-3 default"),
         Example({"pretrain.sh": "GPT_ARGS=\"--num-layers 24 --micro-batch-size 4 --use-distributed-optimizer --overlap-grad-reduce\"\n"
@@ -653,7 +655,9 @@ class E2CommComputeOverlap(Check):
     def _ddp_sites(ctx: Context) -> list[tuple[Any, str]]:
         """DDP wrappers and strategies: ``DDP(model)``, Lightning ``strategy="ddp"``/``devices>1`` (code or LightningCLI YAML)."""
         f = ctx.facts
-        out: list[tuple[Any, str]] = [(c, f"{c.short}") for c in f.calls("DistributedDataParallel", "DDPStrategy")]
+        # a wrapper in a backend branch the run leaves off (``if self.env_type == 'pytorchDDP':``, see A1) is not the run's
+        out: list[tuple[Any, str]] = [(c, f"{c.short}") for c in f.calls("DistributedDataParallel", "DDPStrategy")
+                                      if not (c.short == "DistributedDataParallel" and guard_off(f, c))]
         for c in f.calls("Trainer", "Fabric"):
             strategy = str(c.kwargs.get("strategy", "")).lower()
             if strategy.startswith(("ddp", "fsdp")) or ("strategy" not in c.kwargs and (as_number(c.kwargs.get("devices")) or 0) > 1):
