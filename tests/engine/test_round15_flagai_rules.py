@@ -84,3 +84,33 @@ def test_a_nan_skip_notice_is_not_per_step_logging():
 def test_a_loss_logged_every_iteration_beside_it_still_is():
     src = _NAN_SKIP + "            log_dist(f'loss {total.item()}', [0])\n"
     assert _audit({"mylib/trainer.py": src}).result("I4").status.value == "unused"
+
+
+# -- F1-F3: the else of a backend comparison, and the loaders in a branch the run leaves off ---------------------------
+
+
+def test_the_else_of_a_comparison_is_off_when_every_value_makes_the_comparison_true():
+    from checks.engine import build_facts
+    from checks.facts import Call
+    from checks.rules._helpers import guard_off
+    from checks.rules.f_data import _env_loaders
+
+    facts = build_facts((k, v.encode()) for k, v in _env_loaders().items())
+    loaders = [c for c in facts.calls("torch.utils.data.DataLoader") if isinstance(c, Call)]
+    by_line = {c.line: bool(guard_off(facts, c)) for c in loaders}
+    assert by_line == {10: False, 14: True}  # the 'pytorch' branch runs, its else does not
+
+
+def test_the_default_backends_pinned_loader_is_the_runs():
+    from checks.rules.f_data import _env_loaders
+
+    r = _audit(_env_loaders()).result("F3")
+    assert r.status.value == "used"
+    assert all(e.line != 14 for e in r.evidence)
+
+
+def test_a_run_script_picking_the_other_backend_keeps_both_loaders():
+    from checks.rules.f_data import _env_loaders
+
+    r = _audit(_env_loaders("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n")).result("F3")
+    assert r.status.value == "partial"
