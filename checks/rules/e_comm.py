@@ -461,8 +461,6 @@ class E2CommComputeOverlap(Check):
         "shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather\n",
     }
     examples = (
-        Example(_env_trainer(), N, "DDP only in the 'pytorchDDP' branch of a trainer whose env type defaults to 'pytorch'"),
-        Example(_env_trainer("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), U, "the same trainer run as 'pytorchDDP'"),
         Example({"ds_zero2.json": '{\n  "zero_optimization": {\n    "stage": 2,\n    "overlap_comm": true,\n    "contiguous_gradients": true\n  }\n}\n'}, U, "deepspeed overlap_comm"),
         Example({"ds_zero3.json": '{\n  "bf16": {"enabled": true},\n  "zero_optimization": {\n    "stage": 3,\n    "stage3_prefetch_bucket_size": "auto"\n  }\n}\n'}, U, "zero-3 default"),
         Example({"pretrain.sh": "GPT_ARGS=\"--num-layers 24 --micro-batch-size 4 --use-distributed-optimizer --overlap-grad-reduce\"\n"
@@ -509,6 +507,8 @@ class E2CommComputeOverlap(Check):
             "myrl/workers/fsdp_worker.py": ("from myrl.distributed.fsdp_strategy import FSDPStrategy\n\n\ndef init_model(cfg):\n"
                                         "    return FSDPStrategy(fsdp_config=cfg.trainer.policy.fsdp_config, seed=cfg.trainer.seed)\n"),
         }, N, "a project's own FSDPStrategy class is not Lightning's FSDP"),
+        Example(_env_trainer(), N, "DDP only in the 'pytorchDDP' branch of a trainer whose env type defaults to 'pytorch'"),
+        Example(_env_trainer("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), U, "the same trainer run as 'pytorchDDP'"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

@@ -2223,9 +2223,6 @@ class F3PinMemory(_DataCheck):
         "hf-yaml": "dataloader_pin_memory: true\n",
     }
     examples = (
-        Example(_env_loaders(), U, "the pinned loader of the default 'pytorch' backend; the other backends' loader is off"),
-        Example(_env_loaders("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), P,
-                "the same trainer when a run script also picks the distributed backend"),
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, pin_memory=True)\n"}, U, "explicit"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o')\ntrainer = Trainer(model=m, args=args)\n"}, U, "hf default true"),
         # a YAML-only axolotl project: the HF Trainer underneath pins unless dataloader_pin_memory turns it off
@@ -2320,6 +2317,9 @@ class F3PinMemory(_DataCheck):
         Example(_QUEUE_FED_TRAINER, N, "a Trainer whose _prepare_inputs is replaced pins no training batch"),
         Example(_HOOK_FED_TRAINER, N, "a Trainer whose own _prepare_inputs builds each batch on the device from rollouts"),
         Example(_LOADER_FED_TRAINER, U, "the same Trainer when its hook moves the loader's batch (HF's pin default applies)"),
+        Example(_env_loaders(), U, "the pinned loader of the default 'pytorch' backend; the other backends' loader is off"),
+        Example(_env_loaders("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), P,
+                "the same trainer when a run script also picks the distributed backend"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

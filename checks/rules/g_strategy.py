@@ -607,10 +607,6 @@ class G1LRSchedule(Check):
         "shell": "--lr-decay-style cosine --lr-warmup-fraction 0.01 --min-lr 1e-5\n",
     }
     examples = (
-        Example(_annealing_trainer("lr_scheduler is None and self.warm_up > 0 and self.epochs > 0"), U,
-                "a trainer's default scheduler, built only with a positive warmup fraction, then cosine"),
-        Example(_annealing_trainer("lr_scheduler is None and self.epochs > 0"), P,
-                "the same scheduler with a warmup fraction nothing shows to be positive"),
         Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\ntemplate: llama2\n"
                  "lr_scheduler_type: cosine\nwarmup_ratio: 0.03\nlearning_rate: 2.0e-5\n"}, U, "hf yaml cosine + warmup"),
         Example({"ds_config.json": '{\n  "train_batch_size": 256,\n  "scheduler": {\n    "type": "WarmupDecayLR",\n'
@@ -675,6 +671,10 @@ class G1LRSchedule(Check):
         Example({**_OWN_BUILDERS, "pkg/arguments.py": _OWN_BUILDERS["pkg/arguments.py"].replace(
             "lr_warmup_ratio: float = field(default=0)", "lr_warmup_ratio: float = field(default=0.03)")}, P,
                 "the same builder with a 3% warmup ratio"),
+        Example(_annealing_trainer("lr_scheduler is None and self.warm_up > 0 and self.epochs > 0"), U,
+                "a trainer's default scheduler, built only with a positive warmup fraction, then cosine"),
+        Example(_annealing_trainer("lr_scheduler is None and self.epochs > 0"), P,
+                "the same scheduler with a warmup fraction nothing shows to be positive"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
