@@ -700,6 +700,9 @@ _CMP = {ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.Lt: lambda
         # ``if self.config.peft_config is not None:`` with ``peft_config: Optional[Dict] = None`` (arctic-training)
         ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}
 _ORDER = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
+#: the ``else`` of an equality/membership test with constants (a backend chosen by a string) reads as the negated test;
+#: not ``is None`` (``if _patch is None: return`` after an ``except ImportError: _patch = None`` fallback) nor orderings
+_NEGATED: dict[type, type] = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In}
 _TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 _UNKNOWN = object()
 
@@ -758,6 +761,11 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
         return []
     terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
     for t in terms:
+        # the ``else`` of ``if self.env_type == 'pytorch':`` is recorded as ``not (self.env_type == 'pytorch')``: the
+        # comparison with the negated operator
+        if (isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and isinstance(t.operand, ast.Compare)
+                and len(t.operand.ops) == 1 and type(t.operand.ops[0]) in _NEGATED):
+            t = ast.Compare(left=t.operand.left, ops=[_NEGATED[type(t.operand.ops[0])]()], comparators=t.operand.comparators)
         if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and type(t.ops[0]) in _CMP):
             continue
         left, op = t.left, t.ops[0]

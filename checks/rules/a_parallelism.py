@@ -865,6 +865,30 @@ def _devices(v: Any) -> int | None:
     return int(n) if n is not None else None
 
 
+def _env_trainer(run: str = "") -> dict[str, str]:
+    """A multi-backend trainer (FlagAI's EnvTrainer): the env type is an argument whose default is the single-process
+    'pytorch' backend; DDP wraps the model only in the 'pytorchDDP' branch."""
+    files = {
+        "mylib/env_args.py": (
+            "import argparse\n\nclass EnvArgs:\n    def __init__(self, env_type='pytorch', batch_size=1, num_gpus=1):\n"
+            "        self.parser = argparse.ArgumentParser()\n"
+            "        self.parser.add_argument('--env_type', default=env_type)\n"
+            "        self.parser.add_argument('--batch_size', default=batch_size, type=int)\n"),
+        "mylib/env_trainer.py": (
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\nclass EnvTrainer:\n"
+            "    def __init__(self, env_args):\n        self.env_type = env_args.env_type\n        self.local_rank = 0\n\n"
+            "    def train(self, model, loader, optimizer):\n"
+            "        if self.env_type == 'pytorchDDP':\n            model.to(torch.device('cuda', self.local_rank))\n"
+            "            model = DDP(model, device_ids=[self.local_rank])\n"
+            "        elif self.env_type == 'pytorch':\n            model.to('cuda')\n"
+            "        for batch in loader:\n            loss = model(**batch)['loss']\n            loss.backward()\n"
+            "            optimizer.step()\n"),
+    }
+    if run:
+        files["examples/train.py"] = "from mylib.env_args import EnvArgs\n" + run
+    return files
+
+
 @register
 class A1DataParallel(Check):
     id = "A1"
@@ -923,6 +947,9 @@ class A1DataParallel(Check):
         Example({"train.py": "import torch\nmodel = torch.nn.DataParallel(model).cuda()\nloss.backward()\n"}, P, "nn.DataParallel"),
         Example(FAIRSEQ2_DP, U, "DDP through a module-level alias of the class (DDPModule: TypeAlias = DDP)"),
         Example({"internlm/train/pipeline.py": _ZERO_WRAPPER}, U, "ZeRO optimizer wrapper: sharded data parallel (InternEvo)"),
+        Example(_env_trainer(), N, "DDP only in the 'pytorchDDP' branch of a trainer whose env type defaults to 'pytorch'"),
+        Example(_env_trainer("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), U,
+                "the same trainer, a run script choosing 'pytorchDDP'"),
         Example(strategy_registry(), N, "FSDP/DeepSpeed plugins of a strategy class the name registry never returns"),
         Example(strategy_registry('"deepspeed"'), U, "a backend picks the deepspeed strategy by name"),
         Example({"README.md": ("## Training\n\n```bash\nCUDA_VISIBLE_DEVICES=0,1 accelerate launch --num-processes 2 \\\n"
@@ -939,6 +966,11 @@ class A1DataParallel(Check):
         used: list[Any] = []
         kinds: list[str] = []
         ddp = [c for c in f.calls("DistributedDataParallel") if not _TEST_PATH.search(c.path)]
+        # a wrapper in a branch of a backend switch the run leaves off (``if self.env_type == 'pytorchDDP':`` with the
+        # env type defaulting to 'pytorch', a multi-backend trainer): not the run's data parallelism
+        ddp_off = {id(c): guard_off(f, c) for c in ddp}
+        ddp_off = {k: v for k, v in ddp_off.items() if v}
+        ddp = [c for c in ddp if id(c) not in ddp_off]
         if ddp:
             used += ddp
             kinds.append("ddp")
@@ -992,6 +1024,11 @@ class A1DataParallel(Check):
         if off:
             return Outcome(N, [_ev(x) for x in off], "every launch starts a single training process", values)
         detail = "single-process launches only" if single else "no multi-GPU launch or DDP wrapper found"
+        if ddp_off:
+            offs = [x for v in ddp_off.values() for x in v]
+            x = offs[0]
+            detail += (f"; DistributedDataParallel is wrapped only in a branch that is off by default "
+                       f"(`{getattr(x, 'text', '').strip()[:80]}`, {x.path}:{x.line})")
         if single and uses_hf_trainer(f):
             detail += " (with several visible GPUs the HF Trainer would fall back to nn.DataParallel)"
         if not single:

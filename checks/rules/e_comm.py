@@ -14,8 +14,8 @@ from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import multi_node_launcher
-from ._helpers import backend_unselected, deepspeed_alternative_files, uses_hf_trainer
-from .a_parallelism import is_lightning, lightning_imported
+from ._helpers import backend_unselected, deepspeed_alternative_files, guard_off, uses_hf_trainer
+from .a_parallelism import _env_trainer, is_lightning, lightning_imported
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -507,6 +507,8 @@ class E2CommComputeOverlap(Check):
             "myrl/workers/fsdp_worker.py": ("from myrl.distributed.fsdp_strategy import FSDPStrategy\n\n\ndef init_model(cfg):\n"
                                         "    return FSDPStrategy(fsdp_config=cfg.trainer.policy.fsdp_config, seed=cfg.trainer.seed)\n"),
         }, N, "a project's own FSDPStrategy class is not Lightning's FSDP"),
+        Example(_env_trainer(), N, "DDP only in the 'pytorchDDP' branch of a trainer whose env type defaults to 'pytorch'"),
+        Example(_env_trainer("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), U, "the same trainer run as 'pytorchDDP'"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -653,7 +655,9 @@ class E2CommComputeOverlap(Check):
     def _ddp_sites(ctx: Context) -> list[tuple[Any, str]]:
         """DDP wrappers and strategies: ``DDP(model)``, Lightning ``strategy="ddp"``/``devices>1`` (code or LightningCLI YAML)."""
         f = ctx.facts
-        out: list[tuple[Any, str]] = [(c, f"{c.short}") for c in f.calls("DistributedDataParallel", "DDPStrategy")]
+        # a wrapper in a backend branch the run leaves off (``if self.env_type == 'pytorchDDP':``, see A1) is not the run's
+        out: list[tuple[Any, str]] = [(c, f"{c.short}") for c in f.calls("DistributedDataParallel", "DDPStrategy")
+                                      if not (c.short == "DistributedDataParallel" and guard_off(f, c))]
         for c in f.calls("Trainer", "Fabric"):
             strategy = str(c.kwargs.get("strategy", "")).lower()
             if strategy.startswith(("ddp", "fsdp")) or ("strategy" not in c.kwargs and (as_number(c.kwargs.get("devices")) or 0) > 1):

@@ -489,6 +489,10 @@ def training_loaders(ctx: Context) -> list[_Loader]:
             if e.value is not None and not _in_tests(e.path) and not _worker_scaling(f, e):
                 out.append(_Loader(e, "config", True, {"num_workers": [_Value(e.value, _ev(e, key=e.dotted, value=e.value), True)]}))
     train = [x for x in out if x.train]
+    # a loader in a branch the run leaves off (``else:`` of ``if self.env_type == 'pytorch':`` in a multi-backend trainer's
+    # ``get_dataloader``, with the env type defaulting to 'pytorch') is not the run's, when a loader of the run remains
+    live = [x for x in train if not (isinstance(x.site, Call) and guard_off(f, x.site))]
+    train = live or train
     return _on_training_path(train or out, ctx.project.training_files)
 
 
@@ -2163,6 +2167,35 @@ _OFFLOAD_PIN = {
         "def host_buffer(size, stride, dtype):\n    return torch.empty_strided(size, stride, dtype=dtype, device=\"cpu\", pin_memory=False)\n"),
 }
 
+def _env_loaders(run: str = "") -> dict[str, str]:
+    """A multi-backend trainer's loader factory (FlagAI ``get_dataloader``): the single-process 'pytorch' backend, the
+    default, pins its batches; the distributed backends' loader (``else``) does not."""
+    files = {
+        "mylib/env_args.py": (
+            "import argparse\n\nclass EnvArgs:\n    def __init__(self, env_type='pytorch', batch_size=1, num_gpus=1):\n"
+            "        self.parser = argparse.ArgumentParser()\n"
+            "        self.parser.add_argument('--env_type', default=env_type)\n"),
+        "mylib/env_trainer.py": (
+            "import torch\n\nclass EnvTrainer:\n    def __init__(self, env_args):\n"
+            "        self.env_type = env_args.env_type\n        self.batch_size = env_args.batch_size\n\n"
+            "    def get_dataloader(self, dataset, collate_fn, shuffle=False):\n"
+            "        if self.env_type == 'pytorch':\n"
+            "            return torch.utils.data.DataLoader(dataset, batch_size=self.batch_size, collate_fn=collate_fn,\n"
+            "                                               num_workers=4, prefetch_factor=4, pin_memory=True, shuffle=shuffle)\n"
+            "        else:\n"
+            "            sampler = torch.utils.data.distributed.DistributedSampler(dataset, shuffle=shuffle)\n"
+            "            return torch.utils.data.DataLoader(dataset, batch_size=self.batch_size, sampler=sampler,\n"
+            "                                               num_workers=4, pin_memory=False, prefetch_factor=4, collate_fn=collate_fn)\n\n"
+            "    def train(self, model, optimizer, train_dataset, collate_fn=None):\n"
+            "        train_dataloader = self.get_dataloader(train_dataset, collate_fn, True)\n"
+            "        for batch in train_dataloader:\n            loss = model(**batch)['loss']\n            loss.backward()\n"
+            "            optimizer.step()\n"),
+    }
+    if run:
+        files["examples/train.py"] = "from mylib.env_args import EnvArgs\n" + run
+    return files
+
+
 @register
 class F3PinMemory(_DataCheck):
     id = "F3"
@@ -2284,6 +2317,9 @@ class F3PinMemory(_DataCheck):
         Example(_QUEUE_FED_TRAINER, N, "a Trainer whose _prepare_inputs is replaced pins no training batch"),
         Example(_HOOK_FED_TRAINER, N, "a Trainer whose own _prepare_inputs builds each batch on the device from rollouts"),
         Example(_LOADER_FED_TRAINER, U, "the same Trainer when its hook moves the loader's batch (HF's pin default applies)"),
+        Example(_env_loaders(), U, "the pinned loader of the default 'pytorch' backend; the other backends' loader is off"),
+        Example(_env_loaders("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), P,
+                "the same trainer when a run script also picks the distributed backend"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

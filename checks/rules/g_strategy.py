@@ -239,6 +239,9 @@ def _g1_scan(f: Facts) -> _Sched:
             short = _call_short_of(s)
             if short and (not _LR_CALL.search(short) or short == "schedule"):
                 continue  # e.g. torch.profiler.schedule(warmup=1)
+            if not strict and not decay_off and isinstance(s.value, Expr) and short and _positive_guarded_warmup(f, s):
+                r.warm.append(s)  # ``AnnealingLR(warmup_iter=int(self.warm_up * iters))`` built only when ``self.warm_up > 0``
+                continue
             if not strict and (s.path not in lr_files or decay_off):
                 continue
             n = _num(s.value)
@@ -390,6 +393,51 @@ def _hf_default_warmup(f: Facts, v: Expr) -> bool:
     return not [s for s in f.effective("warmup_steps", "warmup_ratio") if not (s.source == "call" and isinstance(s.value, Expr))]
 
 
+def _factor_names(text: str) -> set[str]:
+    """The names of the factors of a product, through ``int(...)``/``round(...)``: ``int(self.warm_up * self.epochs *
+    len(loader))`` -> ``{"warm_up", "epochs"}``; empty when the expression is not a product."""
+    node = parse_expr(text)
+    while isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return set()
+    out: set[str] = set()
+    stack: list[ast.AST] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
+            stack += [n.left, n.right]
+        elif isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+    return out
+
+
+def _positive_guarded_warmup(f: Facts, s: Setting) -> bool:
+    """A warmup amount passed to an LR-scheduler call as a product with a warmup factor that the call's own ``if`` requires
+    to be positive: ``AnnealingLR(optimizer, warmup_iter=int(self.warm_up * self.epochs * len(loader)), ...)`` under ``if
+    lr_scheduler is None and self.warm_up > 0:`` (a trainer that builds its default scheduler only with a warmup). Whenever
+    the scheduler exists, it warms up."""
+    short = _call_short_of(s)
+    if not short or not _LR_CALL.search(short.rsplit(".", 1)[-1]):
+        return False
+    c = _setting_call(f, s)
+    node = parse_expr(c.guard) if c is not None and c.guard else None
+    names = _factor_names(s.value.text) if isinstance(s.value, Expr) and s.value.text else set()
+    if node is None or not names:
+        return False
+    for t in node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]:
+        if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], (ast.Gt, ast.GtE))
+                and isinstance(t.comparators[0], ast.Constant) and isinstance(t.comparators[0].value, (int, float))):
+            continue
+        bound, left = t.comparators[0].value, t.left
+        name = left.attr if isinstance(left, ast.Attribute) else left.id if isinstance(left, ast.Name) else None
+        if name in names and "warm" in name.lower() and (bound > 0 or (isinstance(t.ops[0], ast.Gt) and bound >= 0)):
+            return True
+    return False
+
+
 def _zero_warmup_product(f: Facts, path: str, func: str | None, v: Any) -> bool:
     """A warmup amount computed in the same function as a product with a warmup ratio that is 0 wherever it is set
     (VeOmni ``lr_warmup_steps = int(train_steps * lr_warmup_ratio)`` with ``lr_warmup_ratio`` defaulting to 0, then
@@ -494,6 +542,33 @@ _OWN_BUILDERS = {
         "            lr_warmup_ratio=args.train.optimizer.lr_warmup_ratio, lr_decay_style=args.train.optimizer.lr_decay_style)\n"),
 }
 
+def _annealing_trainer(guard: str) -> dict[str, str]:
+    """A trainer that builds its own annealing scheduler (FlagAI ``Trainer.train``): warmup iterations computed from a
+    warmup fraction, cosine decay after them."""
+    return {
+        "mylib/schedulers.py": (
+            "import math\nfrom torch.optim.lr_scheduler import _LRScheduler\n\nclass AnnealingLR(_LRScheduler):\n"
+            "    def __init__(self, optimizer, start_lr, warmup_iter, num_iters, decay_style=None):\n"
+            "        self.start_lr, self.warmup_iter, self.num_iters = start_lr, warmup_iter, num_iters\n"
+            "        self.decay_style = decay_style\n        super().__init__(optimizer)\n\n"
+            "    def get_lr(self):\n        if self.warmup_iter > 0 and self.last_epoch <= self.warmup_iter:\n"
+            "            return float(self.start_lr) * self.last_epoch / self.warmup_iter\n"
+            "        ratio = (self.last_epoch - self.warmup_iter) / self.num_iters\n"
+            "        return self.start_lr * (math.cos(math.pi * ratio) + 1) / 2\n"),
+        "mylib/trainer.py": (
+            "from mylib.schedulers import AnnealingLR\n\nclass Trainer:\n"
+            "    def __init__(self, lr=1e-3, warm_up=0.1, epochs=0):\n"
+            "        self.lr, self.warm_up, self.epochs = lr, warm_up, epochs\n\n"
+            "    def train(self, model, optimizer, train_dataloader, lr_scheduler=None):\n"
+            f"        if {guard}:\n"
+            "            lr_scheduler = AnnealingLR(optimizer, start_lr=self.lr,\n"
+            "                                       warmup_iter=int(self.warm_up * self.epochs * len(train_dataloader)),\n"
+            "                                       decay_style='cosine', num_iters=self.epochs * len(train_dataloader))\n"
+            "        for batch in train_dataloader:\n            model(**batch)['loss'].backward()\n"
+            "            optimizer.step()\n            lr_scheduler.step()\n"),
+    }
+
+
 @register
 class G1LRSchedule(Check):
     id = "G1"
@@ -596,6 +671,10 @@ class G1LRSchedule(Check):
         Example({**_OWN_BUILDERS, "pkg/arguments.py": _OWN_BUILDERS["pkg/arguments.py"].replace(
             "lr_warmup_ratio: float = field(default=0)", "lr_warmup_ratio: float = field(default=0.03)")}, P,
                 "the same builder with a 3% warmup ratio"),
+        Example(_annealing_trainer("lr_scheduler is None and self.warm_up > 0 and self.epochs > 0"), U,
+                "a trainer's default scheduler, built only with a positive warmup fraction, then cosine"),
+        Example(_annealing_trainer("lr_scheduler is None and self.epochs > 0"), P,
+                "the same scheduler with a warmup fraction nothing shows to be positive"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

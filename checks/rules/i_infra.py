@@ -1586,13 +1586,42 @@ def _backend_console(f: Facts, c: Call) -> bool:
     return bool(vals) and all((isinstance(x, (tuple, list)) and "console" in x) or x == "console" for x in vals)
 
 
+#: a test for a non-finite value: ``torch.isnan(loss)``, ``math.isinf(x)``, ``DynamicLossScaler._has_inf_or_nan(loss)``,
+#: ``scaler.has_overflow(params)`` (true on the exception); ``torch.isfinite(x)`` is its negation
+_NONFINITE_TEST = re.compile(r"(?:^|_)(?:isnan|isinf|inf_or_nan|nan_or_inf|has_nan|has_inf|overflow)$")
+
+
+def _nonfinite_branch(guard: str | None) -> bool:
+    """Whether an ``if`` branch runs only on a non-finite value: one of its and-ed terms is such a test, read through
+    ``not`` (``if torch.isnan(loss).any():``, ``if not torch.isfinite(grad_norm):``, and the ``else`` of ``if not
+    _has_inf_or_nan(loss):``, recorded as ``not (not _has_inf_or_nan(loss))``)."""
+    node = parse_expr(guard) if guard else None
+    if node is None:
+        return False
+    for t in node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]:
+        neg = False
+        while isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+            neg, t = not neg, t.operand
+        while isinstance(t, ast.Call) and isinstance(t.func, ast.Attribute) and t.func.attr in ("any", "all", "item") and not t.args:
+            t = t.func.value  # ``torch.isnan(loss).any()``
+        if not isinstance(t, ast.Call):
+            continue
+        fn = t.func.attr if isinstance(t.func, ast.Attribute) else t.func.id if isinstance(t.func, ast.Name) else ""
+        if (_NONFINITE_TEST.search(fn) and not neg) or (fn == "isfinite" and neg):
+            return True
+    return False
+
+
 def log_calls(f: Facts) -> list[Call]:
     """Console/file logging calls: ``print``, ``logger.info``, ``accelerator.print``, ``print_rank_0``, ``tqdm.write``.
     A warning under a condition (``if not torch.isfinite(grad_norm): logger.warning(...)``) reports an exception to the
-    step, not its metrics: left out."""
+    step, not its metrics: left out, as is any log in a branch that runs only on a non-finite value (``else:
+    log_dist("Found NaN loss, skip backward")`` of ``if not _has_inf_or_nan(loss):``)."""
     out = []
     for c in f.calls("print", "info", "debug", "warning", "warn", "write", "rank0_print", "print_rank_0", "print_rank0", "master_print",
                      "log_rank_0", "log_dist", "print_log", "log_info", "print0", "printr", "log0", "print_master", "log_rank", "log_rank0"):
+        if _nonfinite_branch(c.guard):
+            continue
         if c.name == "print" or c.name.endswith(("accelerator.print", "fabric.print")) or c.name in {"tqdm.write", "tqdm.tqdm.write"}:
             # a warning printed under a condition (verl ``if not torch.isfinite(grad_norm): print(f"WARN: ...")``) is the
             # ``print`` spelling of a guarded ``logger.warning``: not the step's metrics
@@ -1800,6 +1829,29 @@ class I4LoggingFrequency(Check):
             "    optimizer.step()\n"
             "    if step % 50 == 0:\n        logger.info('step %d loss %.4f', step, loss.item())\n")}, U,
             "a conditional warning is not per-step logging"),
+        Example({"mylib/trainer.py": (  # the else of a NaN test is the skip notice of a bad step, not the step's metrics
+            "from mylib.logger import log_dist\nfrom mylib.fp16 import DynamicLossScaler\n\nclass Trainer:\n"
+            "    def train_step(self, data, model, optimizer):\n        lm_loss = model(**data)['loss']\n"
+            "        reduced_loss = lm_loss.detach().clone().view(1)\n"
+            "        if not DynamicLossScaler._has_inf_or_nan(reduced_loss):\n            lm_loss.backward()\n"
+            "            optimizer.step()\n        else:\n            log_dist('Found NaN loss, skip backward', [0])\n"
+            "        return reduced_loss\n\n"
+            "    def train(self, model, optimizer, loader, log_interval=100):\n        total = 0.0\n"
+            "        for iteration, batch in enumerate(loader):\n            total += self.train_step(batch, model, optimizer)\n"
+            "            if (iteration + 1) % log_interval == 0:\n"
+            "                log_dist(f'iteration {iteration + 1} loss {total.item() / log_interval}', [0])\n"
+            "                total = 0.0\n")}, U, "a NaN-skip notice in the else of a finite-loss test, metrics every 100 iterations"),
+        Example({"mylib/trainer.py": (  # the same NaN-skip notice, and the loss logged every iteration
+            "from mylib.logger import log_dist\nfrom mylib.fp16 import DynamicLossScaler\n\nclass Trainer:\n"
+            "    def train_step(self, data, model, optimizer):\n        lm_loss = model(**data)['loss']\n"
+            "        reduced_loss = lm_loss.detach().clone().view(1)\n"
+            "        if not DynamicLossScaler._has_inf_or_nan(reduced_loss):\n            lm_loss.backward()\n"
+            "            optimizer.step()\n        else:\n            log_dist('Found NaN loss, skip backward', [0])\n"
+            "        return reduced_loss\n\n"
+            "    def train(self, model, optimizer, loader):\n"
+            "        for iteration, batch in enumerate(loader):\n            loss = self.train_step(batch, model, optimizer)\n"
+            "            log_dist(f'iteration {iteration + 1} loss {loss.item()}', [0])\n")}, N,
+            "a NaN-skip notice beside a loss logged every iteration"),
         Example({"trainer.py": (  # the same helper whose flag the step loop passes
             "import logging\nlogger = logging.getLogger(__name__)\n\nclass Trainer:\n"
             "    def _report(self, rank, verbose=False):\n        if verbose:\n            logger.info('rank %d done', rank)\n"
