@@ -28,7 +28,7 @@ from ._helpers import (
     uses_hf_trainer,
     value_on,
 )
-from ._registry import component_registry, recipes_calling, split_text, total_recipes
+from ._registry import component_registry, copied_trainer, recipes_calling, split_text, total_recipes
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -993,6 +993,8 @@ class C3ActivationCheckpointing(Check):
         "shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --recompute-granularity selective\n",
     }
     examples = (
+        Example(copied_trainer("        if self.args.gradient_checkpointing:\n            self.model.gradient_checkpointing_enable()\n"), N,
+                "gradient checkpointing only in a renamed copy of the HF Trainer (behind TrainingArguments.gradient_checkpointing)"),
         Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-3.1-8B\ngradient_checkpointing: true\nbf16: true\n"}, U, "hf yaml"),
         Example({"train.py": (
             "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-7B')\n"

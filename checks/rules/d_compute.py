@@ -23,7 +23,7 @@ from ._helpers import (
     uses_hf_trainer,
     value_on,
 )
-from ._registry import component_registry, recipes_on, split_text, total_recipes
+from ._registry import component_registry, copied_trainer, recipes_on, split_text, total_recipes
 from .c_memory import fp8_sites
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -773,6 +773,8 @@ class D2TorchCompile(Check):
         "accelerate-yaml": "dynamo_config:\n  dynamo_backend: INDUCTOR\n",
     }
     examples = (
+        Example(copied_trainer("        if self.args.torch_compile:\n            model = torch.compile(model)\n"), N,
+                "torch.compile only in a renamed copy of the HF Trainer (behind TrainingArguments.torch_compile)"),
         Example({"verl/workers/engine/fsdp/transformer_impl.py": (
             "import torch\nfrom verl.utils import torch_functional as verl_F\n\n\nclass FSDPEngine:\n    def __init__(self, config):\n"
             "        self.compute_entropy_from_logits = (\n            torch.compile(verl_F.entropy_from_logits, dynamic=True)\n"
