@@ -101,3 +101,32 @@ def test_a1_documented_deepspeed_launch_on_one_device_is_not_data_parallel():
     assert _run("A1", {"README.md": one, **_LIB}).status is Status.UNUSED
     counted = _README.replace("deepspeed ${deepspeed_args}", "deepspeed --num_gpus 1")
     assert _run("A1", {"README.md": counted, **_LIB}).status is Status.UNUSED
+
+
+# -- C1: bf16 only in an evaluator's arguments and in a flash-attn patch installed under an off flag -------------------
+
+
+def test_c1_serving_args_and_off_patch_are_not_training_precision():
+    from checks.rules.c_memory import _SERVING_ARGS_FILES
+
+    r = _run("C1", _SERVING_ARGS_FILES)
+    assert r.status is Status.UNUSED, r.detail
+
+
+def test_c1_serving_args_fail_on_the_previous_rule(monkeypatch):
+    from checks.rules import c_memory
+
+    files = dict(c_memory._SERVING_ARGS_FILES)
+    monkeypatch.setattr(c_memory, "_serving_field", lambda s: False)
+    assert _run("C1", files).status is Status.USED  # the evaluator's field default read as the run's precision
+    monkeypatch.undo()
+    monkeypatch.setattr(c_memory, "patch_installed_off", lambda f, c: [])
+    assert _run("C1", files).status is Status.USED  # the off patch's bf16 casts read as the run's precision
+
+
+def test_c1_patch_installed_unconditionally_still_counts():
+    from checks.rules.c_memory import _SERVING_ARGS_FILES
+
+    files = {**_SERVING_ARGS_FILES, "mylib/models/hf_decoder_model.py": _SERVING_ARGS_FILES["mylib/models/hf_decoder_model.py"].replace(
+        "    if model_args.use_flash_attention:\n        from", "    if True:\n        from")}
+    assert _run("C1", files).status is Status.USED
