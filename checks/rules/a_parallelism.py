@@ -1009,7 +1009,8 @@ class A1DataParallel(Check):
         if not single:
             docs = [h for h in documented_launches(f, _DOC_PROCS) if h.kind == "command"
                     and any(m.group(1) is None or int(m.group(1)) > 1 for m in _DOC_PROCS.finditer(h.text or ""))]
-            docs = docs or [h for h in documented_launches(f, _DOC_ALL_GPUS) if h.kind == "command"]
+            # (only for a script the repository does not ship either: then the README command is all there is of the run)
+            docs = docs or [h for h in documented_launches(f, _DOC_ALL_GPUS) if h.kind == "command" and resolve_file(f, h.value) is None]
             if docs:
                 # the repository ships no launch and the README's training command is the run (the training path
                 # includes what a README command reaches): one process per GPU is data parallel, whatever wraps the model

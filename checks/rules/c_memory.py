@@ -215,9 +215,6 @@ class C1MixedPrecision(Check):
         "lightning": "trainer = L.Trainer(precision=\"bf16-mixed\")\n",
     }
     examples = (
-        Example(_SERVING_ARGS_FILES, N, "bf16 only in the evaluator's arguments and a flash-attn patch installed under an off flag"),
-        Example({**_SERVING_ARGS_FILES, "mylib/args.py": _SERVING_ARGS_FILES["mylib/args.py"].replace("EvaluatorArguments", "TrainingConfig")}, U,
-                "the same bf16 field default in the training config"),
         Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nbf16: true\n"}, U, "hf yaml"),
         Example({"ds.json": '{\n  "train_batch_size": 64,\n  "bf16": {\n    "enabled": true\n  }\n}\n'}, U, "deepspeed json"),
         Example({"run.sh": "torchrun --nproc_per_node 8 train.py --bf16 True --output_dir out\n",
@@ -309,6 +306,9 @@ class C1MixedPrecision(Check):
             "myrl/utils/stream_saver.py": 'DTYPE_ELEMENT_SIZE: dict[str, int] = {\n    "F16": 2,\n    "BF16": 2,\n    "F32": 4,\n}\n',
             "myrl/train.py": "for batch in loader:\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n",
         }, N, "a table of dtype sizes keyed BF16 is no precision switch"),
+        Example(_SERVING_ARGS_FILES, N, "bf16 only in the evaluator's arguments and a flash-attn patch installed under an off flag"),
+        Example({**_SERVING_ARGS_FILES, "mylib/args.py": _SERVING_ARGS_FILES["mylib/args.py"].replace("EvaluatorArguments", "TrainingConfig")}, U,
+                "the same bf16 field default in the training config"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1031,8 +1031,6 @@ class C3ActivationCheckpointing(Check):
         "shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --recompute-granularity selective\n",
     }
     examples = (
-        Example(copied_trainer("        if self.args.gradient_checkpointing:\n            self.model.gradient_checkpointing_enable()\n"), N,
-                "gradient checkpointing only in a renamed copy of the HF Trainer (behind TrainingArguments.gradient_checkpointing)"),
         Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-3.1-8B\ngradient_checkpointing: true\nbf16: true\n"}, U, "hf yaml"),
         Example({"train.py": (
             "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-7B')\n"
@@ -1124,6 +1122,8 @@ class C3ActivationCheckpointing(Check):
         Example(model_zoo_library(), N, "another model's checkpointing call, the documented run's recipe sets none"),
         Example(_schema_gc("False"), N, "a schema helper field whose default= is False, read by the trainer"),
         Example(_schema_gc("True"), U, "the same schema field defaulting to True"),
+        Example(copied_trainer("        if self.args.gradient_checkpointing:\n            self.model.gradient_checkpointing_enable()\n"), N,
+                "gradient checkpointing only in a renamed copy of the HF Trainer (behind TrainingArguments.gradient_checkpointing)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

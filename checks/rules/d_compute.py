@@ -773,8 +773,6 @@ class D2TorchCompile(Check):
         "accelerate-yaml": "dynamo_config:\n  dynamo_backend: INDUCTOR\n",
     }
     examples = (
-        Example(copied_trainer("        if self.args.torch_compile:\n            model = torch.compile(model)\n"), N,
-                "torch.compile only in a renamed copy of the HF Trainer (behind TrainingArguments.torch_compile)"),
         Example({"verl/workers/engine/fsdp/transformer_impl.py": (
             "import torch\nfrom verl.utils import torch_functional as verl_F\n\n\nclass FSDPEngine:\n    def __init__(self, config):\n"
             "        self.compute_entropy_from_logits = (\n            torch.compile(verl_F.entropy_from_logits, dynamic=True)\n"
@@ -950,6 +948,8 @@ class D2TorchCompile(Check):
         Example({**_LIBRARY_TRAINER, "examples/train_gpt2.py": (
             "from mylib.trainer import Trainer\n\ntrainer = Trainer(model=model, train_dataloader=loader, compile_config={})\n"
             "trainer.fit()\n")}, U, "the same trainer built with compile_config={}"),
+        Example(copied_trainer("        if self.args.torch_compile:\n            model = torch.compile(model)\n"), N,
+                "torch.compile only in a renamed copy of the HF Trainer (behind TrainingArguments.torch_compile)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
