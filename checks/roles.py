@@ -271,6 +271,41 @@ def _nested_packages(paths: Iterable[str]) -> list[str]:
     return outer
 
 
+#: methods only ``transformers.Trainer`` itself defines (its loop, wrapping, checkpoint and search plumbing); a subclass
+#: overrides a few of them, a copy of the class defines most
+_HF_TRAINER_METHODS = frozenset({
+    "_inner_training_loop", "_wrap_model", "_maybe_log_save_evaluate", "_save_checkpoint", "_load_from_checkpoint",
+    "_load_optimizer_and_scheduler", "_load_rng_state", "_rotate_checkpoints", "_sorted_checkpoints", "_get_train_sampler",
+    "_get_eval_sampler", "_remove_unused_columns", "_set_signature_columns_if_needed", "create_optimizer_and_scheduler",
+    "get_optimizer_cls_and_kwargs", "evaluation_loop", "prediction_step", "prediction_loop", "_hp_search_setup",
+    "_tune_save_checkpoint", "hyperparameter_search", "floating_point_ops", "store_flos", "_nested_gather",
+    "_pad_across_processes", "_push_from_checkpoint", "init_git_repo", "_load_best_model", "_move_model_to_device",
+})
+#: at least this many of them in one file that subclasses no trainer: a copy of the class, not an extension of it
+_TRAINER_COPY_MIN = 15
+_SUBCLASS = re.compile(r"class\s+\w+\s*\(")
+
+
+def framework_copy(ff: FileFacts) -> str | None:
+    """Why a Python file is a copy of ``transformers.Trainer`` kept in the project (None: it is not one).
+
+    A project that needs a changed training loop sometimes copies the whole HF Trainer module and renames the class
+    (``class RaftTrainer:`` with the Trainer's ``_inner_training_loop``, ``_wrap_model``, ``create_optimizer`` ...):
+    every FSDP/DDP wrap, ``torch.compile``, fused-optimizer or CPU-offload branch in it is the framework's option
+    plumbing behind a ``TrainingArguments`` field, not a setting of the project's run. Such a file defines (has code in)
+    at least :data:`_TRAINER_COPY_MIN` of the Trainer's own methods, imports transformers, and subclasses no trainer
+    (a ``class X(Trainer):`` that overrides methods extends the framework and stays the project's code). A copy that
+    the training path imports is put back on it (:func:`classify_roles`, step 4)."""
+    if ff.kind != "python" or not any(i.module.split(".", 1)[0] == "transformers" for i in ff.imports):
+        return None
+    if any(_SUBCLASS.match(r.text.strip()) and r.name.rsplit(".", 1)[-1].endswith("Trainer") for r in ff.refs):
+        return None
+    defined = sorted({c.func for c in ff.calls if c.func in _HF_TRAINER_METHODS})
+    if len(defined) < _TRAINER_COPY_MIN:
+        return None
+    return f"a copy of transformers.Trainer (defines {len(defined)} of its methods, {', '.join(defined[:3])}..., without subclassing it)"
+
+
 def side_signal(ff: FileFacts) -> str | None:
     """Why a Python file or notebook is a side project that is not LLM/MLLM training (None: no such sign).
 
@@ -547,6 +582,13 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             for p in paths:
                 if p.startswith(d + "/") and p not in roles.by_path:
                     roles.by_path[p], roles.why[p] = VENDORED, f"separately packaged ({d}/ has its own setup.py/pyproject.toml)"
+
+    # 2b. a copy of a framework's trainer class kept in the package: the framework's code, not the project's settings
+    for p in paths:
+        if p not in roles.by_path:
+            why = framework_copy(files[p])
+            if why:
+                roles.by_path[p], roles.why[p] = VENDORED, why
 
     # 3. a dev Makefile: one without a training launch
     for p in paths:

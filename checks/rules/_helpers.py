@@ -1185,3 +1185,32 @@ def deepspeed_alternative_files(facts: Facts) -> set[str]:
     if not backend_unselected(facts, "deepspeed"):
         return set()
     return {e.path for e in facts.config_under("zero_optimization")}
+
+
+def patch_installed_off(f: Facts, c: Any) -> list[Any]:
+    """Code inside a replacement function that a monkey patch installs (``GPTNeoSelfAttention._attn = _attn`` in ``def
+    replace_gpt_neo_attn_with_flash_attn():``) when every installer is called only behind a switch that is off (``if
+    model_args.use_flash_attention:`` with the field's default False) or not at all: the switches' settings (or the install
+    sites). Empty when the replacement is called directly, installed at module level, or installed by an unguarded call."""
+    func = getattr(c, "func", None)
+    if not func or func.startswith("__"):
+        return []
+    patched = {a.value.ref for a in f.records("attr_assigns") if isinstance(a.value, Expr) and a.value.ref and a.path == c.path}
+    # a call from another replacement the same file installs (the patched ``forward`` calling ``self._attn``) is the patch itself
+    if any(x.func != func and not (x.path == c.path and x.func in patched) for x in f.calls(func) if x.short == func.rsplit(".", 1)[-1]):
+        return []
+    installs = [a for a in f.records("attr_assigns") if isinstance(a.value, Expr) and a.value.ref == func and a.path == c.path]
+    if not installs or any(not a.func or a.func == func for a in installs):
+        return []
+    out: list[Any] = []
+    for a in installs:
+        callers = [x for x in f.calls(a.func) if x.func != a.func]
+        if not callers:
+            out += [a] if a not in out else []
+            continue
+        for x in callers:
+            gated = guard_off(f, x)
+            if not gated:
+                return []
+            out += [g for g in gated if g not in out]
+    return out

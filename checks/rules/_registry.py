@@ -257,3 +257,34 @@ def component_registry(entry: str) -> str:
             + entry +
             "    ComponentEntity(\"optimizer\", \"adam_w\", OptimizerFactory.get_adam_w, AdamWOptimizerConfig),\n"
             "]\n")
+
+
+def copied_trainer(body: str) -> dict[str, str]:
+    """A library that keeps a renamed copy of ``transformers.Trainer`` for one alternative pipeline (LMFlow 0.0.3's
+    ``RaftTrainer``: the whole HF Trainer module with ``class RaftTrainer:``), beside a fine-tuning pipeline on the real
+    ``transformers.Trainer``; ``body``: more lines of the copy's ``_wrap_model`` (the shared fixture of the checks' examples
+    about such copies, see :func:`checks.roles.framework_copy`)."""
+    plumbing = "".join(f"    def {m}(self, *args, **kwargs):\n        return self.callback_handler.call_event('{m}', args)\n\n"
+                       for m in ("_get_train_sampler", "_get_eval_sampler", "_remove_unused_columns", "_set_signature_columns_if_needed",
+                                 "create_optimizer_and_scheduler", "get_optimizer_cls_and_kwargs", "_load_from_checkpoint",
+                                 "_load_best_model", "_load_rng_state", "_save_checkpoint", "_load_optimizer_and_scheduler",
+                                 "_maybe_log_save_evaluate", "_rotate_checkpoints", "_sorted_checkpoints", "evaluation_loop",
+                                 "prediction_step", "floating_point_ops", "store_flos"))
+    return {
+        "mylib/pipeline/utils/raft_trainer.py": (
+            "import torch\nfrom torch import nn\nfrom transformers.training_args import TrainingArguments\n\n\n"
+            "class RaftTrainer:\n    def __init__(self, model=None, args=None):\n        if args is None:\n"
+            "            args = TrainingArguments(output_dir='tmp_trainer')\n        self.args = args\n        self.model = model\n\n"
+            "    def _wrap_model(self, model, training=True):\n" + body + "        return model\n\n"
+            "    def _inner_training_loop(self, batch_size=None, args=None):\n        model = self._wrap_model(self.model)\n"
+            "        for step, inputs in enumerate(self.get_train_dataloader()):\n            loss = model(**inputs).loss\n"
+            "            loss.backward()\n\n" + plumbing),
+        "mylib/pipeline/raft_aligner.py": (
+            "from mylib.pipeline.utils.raft_trainer import RaftTrainer\n\n\nclass RaftAligner:\n"
+            "    def align(self, model, args):\n        return RaftTrainer(model=model, args=args)._inner_training_loop()\n"),
+        "mylib/pipeline/finetuner.py": (
+            "from transformers import Trainer, default_data_collator\n\n\nclass Finetuner:\n"
+            "    def tune(self, model, dataset, args):\n"
+            "        trainer = Trainer(model=model, args=args, train_dataset=dataset, data_collator=default_data_collator)\n"
+            "        return trainer.train()\n"),
+    }

@@ -273,6 +273,10 @@ def launch_sizes(facts: Facts) -> list[LaunchSize]:
 #: a multi-process launcher flag in a documented command (``accelerate launch --num-processes 2``, ``torchrun
 #: --nproc_per_node 8``, ``deepspeed --num_gpus 4``); ``--multi_gpu`` alone
 _DOC_PROCS = re.compile(r"--(?:num[-_]processes|nproc[-_]per[-_]node|num[-_]gpus)[= ]+(\d+)|--multi[-_]gpu\b")
+#: a documented command on the DeepSpeed launcher with no device count (``deepspeed ${deepspeed_args} examples/finetune.py``):
+#: the launcher starts one process per visible GPU, as :func:`launch_size` reads a shipped ``deepspeed train.py``; a
+#: single visible device (``CUDA_VISIBLE_DEVICES=0 deepspeed ...``) or an explicit count/host list is read elsewhere
+_DOC_ALL_GPUS = re.compile(r"^(?:(?!CUDA_VISIBLE_DEVICES=\d+\s)[A-Za-z_]\w*=\S*\s+)*deepspeed\s(?!.*--(?:num[-_]gpus|include|exclude|num[-_]nodes|hostfile)\b)")
 #: a DeepSpeed/accelerate config file named for its ZeRO stage (``configs/zero3.yaml``, ``ds_zero2.json``, ``ds_z3_config.json``)
 _ZERO_FILE = re.compile(r"(?:^|[/_-])(?:zero|z)[_-]?([123])(?:[_.-]|$)", re.I)
 
@@ -959,6 +963,14 @@ class A1DataParallel(Check):
         Example({"README.md": "## Training\n\n```bash\naccelerate launch --num-processes 1 examples/train_grpo.py\n```\n",
                  "rllib/trainer.py": "from transformers import Trainer\n\n\nclass GRPOTrainer(Trainer):\n    pass\n"}, N,
                 "the README's training command runs one process"),
+        Example({"README.md": ("## Finetuning\n\n```sh\ndeepspeed ${deepspeed_args} \\\n  examples/finetune.py \\\n"
+                               "    --deepspeed configs/ds_config_zero3.json \\\n    --bf16 \\\n    --do_train\n```\n"),
+                 "mylib/pipeline/finetuner.py": "from transformers import Trainer\n\n\nclass Finetuner:\n    trainer_cls = Trainer\n"}, U,
+                "a library that ships no launch; its README runs the DeepSpeed launcher on every visible GPU"),
+        Example({"README.md": ("## Finetuning\n\n```sh\nCUDA_VISIBLE_DEVICES=0 deepspeed examples/finetune.py \\\n"
+                               "    --deepspeed configs/ds_config_zero3.json --do_train\n```\n"),
+                 "mylib/pipeline/finetuner.py": "from transformers import Trainer\n\n\nclass Finetuner:\n    trainer_cls = Trainer\n"}, N,
+                "the README's DeepSpeed launch sees one GPU"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1034,6 +1046,8 @@ class A1DataParallel(Check):
         if not single:
             docs = [h for h in documented_launches(f, _DOC_PROCS) if h.kind == "command"
                     and any(m.group(1) is None or int(m.group(1)) > 1 for m in _DOC_PROCS.finditer(h.text or ""))]
+            # (only for a script the repository does not ship either: then the README command is all there is of the run)
+            docs = docs or [h for h in documented_launches(f, _DOC_ALL_GPUS) if h.kind == "command" and resolve_file(f, h.value) is None]
             if docs:
                 # the repository ships no launch and the README's training command is the run (the training path
                 # includes what a README command reaches): one process per GPU is data parallel, whatever wraps the model
@@ -1042,7 +1056,8 @@ class A1DataParallel(Check):
                 values["data_parallel"] = True
                 if n:
                     values["nproc_per_node"] = n
-                return Outcome(U, [_ev(h)], f"data-parallel training via the multi-process launch the docs show "
+                how = "the multi-process launch" if _DOC_PROCS.search(h.text or "") else "the DeepSpeed launcher (one process per visible GPU)"
+                return Outcome(U, [_ev(h)], f"data-parallel training via {how} the docs show "
                                f"(`{' '.join((h.text or '').split())[:120]}`, {h.path}:{h.line}); the repository ships no launch of its own", values)
         return Outcome(N, [], detail, values)
 

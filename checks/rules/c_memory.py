@@ -24,11 +24,12 @@ from ._helpers import (
     off,
     on,
     parse_expr,
+    patch_installed_off,
     registry_off,
     uses_hf_trainer,
     value_on,
 )
-from ._registry import component_registry, recipes_calling, split_text, total_recipes
+from ._registry import component_registry, copied_trainer, recipes_calling, split_text, total_recipes
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -145,6 +146,38 @@ def _autocast_lib(builder_kwargs: str) -> dict[str, str]:
             "def build_train_module_config():\n"
             f"    return TransformerTrainModuleConfig(rank_microbatch_size=8192{builder_kwargs})\n"),
     }
+
+#: LMFlow 0.0.3: the fine-tuning run keeps HF's fp32 default; bf16 is only the evaluator's field default and a cast inside a
+#: flash-attn patch installed only under ``use_flash_attention`` (default False)
+_SERVING_ARGS_FILES = {
+    "mylib/args.py": (
+        "from dataclasses import dataclass, field\nfrom typing import Optional\n\n\n@dataclass\nclass ModelArguments:\n"
+        "    use_flash_attention: bool = field(default=False)\n\n\n@dataclass\nclass EvaluatorArguments:\n"
+        "    mixed_precision: Optional[str] = field(default=\"bf16\", metadata={\"choices\": [\"bf16\", \"fp16\"]})\n"),
+    "mylib/pipeline/finetuner.py": (
+        "from transformers import Trainer\n\n\ndef tune(model, dataset, training_args):\n"
+        "    return Trainer(model=model, args=training_args, train_dataset=dataset).train()\n"),
+    "mylib/utils/flash_attention/gpt_neo_flash_attention.py": (
+        "import torch\nimport transformers\n\n\ndef _attn(self, query, key, value, attention_mask=None):\n"
+        "    query = query.to(torch.bfloat16)\n    key = key.to(torch.bfloat16)\n    return query @ key.transpose(-1, -2)\n\n\n"
+        "def forward(self, hidden_states, attention_mask=None):\n    return self._attn(hidden_states, hidden_states, hidden_states)\n\n\n"
+        "def replace_gpt_neo_attn_with_flash_attn():\n"
+        "    transformers.models.gpt_neo.modeling_gpt_neo.GPTNeoSelfAttention._attn = _attn\n"
+        "    transformers.models.gpt_neo.modeling_gpt_neo.GPTNeoSelfAttention.forward = forward\n"),
+    "mylib/models/hf_decoder_model.py": (
+        "from transformers import AutoModelForCausalLM\n\n\ndef load(model_args):\n    if model_args.use_flash_attention:\n"
+        "        from mylib.utils.flash_attention.gpt_neo_flash_attention import replace_gpt_neo_attn_with_flash_attn\n"
+        "        replace_gpt_neo_attn_with_flash_attn()\n    return AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)\n"),
+}
+
+#: argument/config classes of an evaluation, inference or serving pipeline (LMFlow ``EvaluatorArguments``/``InferencerArguments``)
+_SERVING_ARGS = re.compile(r"(?:Eval|Evaluat|Infer|Inferenc|Generat|Serv|Serving|Chat|Deploy|Predict)\w*(?:Arguments|Args|Config)$")
+
+
+def _serving_field(s: Setting) -> bool:
+    """A dataclass field default of an evaluation/inference pipeline's arguments class: not the training run's setting."""
+    return s.source == "field-default" and bool(_SERVING_ARGS.match(s.key.split(".", 1)[0]))
+
 
 @register
 class C1MixedPrecision(Check):
@@ -273,6 +306,9 @@ class C1MixedPrecision(Check):
             "myrl/utils/stream_saver.py": 'DTYPE_ELEMENT_SIZE: dict[str, int] = {\n    "F16": 2,\n    "BF16": 2,\n    "F32": 4,\n}\n',
             "myrl/train.py": "for batch in loader:\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n",
         }, N, "a table of dtype sizes keyed BF16 is no precision switch"),
+        Example(_SERVING_ARGS_FILES, N, "bf16 only in the evaluator's arguments and a flash-attn patch installed under an off flag"),
+        Example({**_SERVING_ARGS_FILES, "mylib/args.py": _SERVING_ARGS_FILES["mylib/args.py"].replace("EvaluatorArguments", "TrainingConfig")}, U,
+                "the same bf16 field default in the training config"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -305,6 +341,8 @@ class C1MixedPrecision(Check):
         for s in f.effective("mixed_precision", "precision", "dtype", "torch_dtype", "compute_dtype", "param_dtype", "mixed_precision_dtype"):
             if s.source == "call" and s.key.split("(", 1)[0] in _TENSOR_FACTORIES:
                 continue
+            if _serving_field(s):
+                continue  # ``EvaluatorArguments.mixed_precision = "bf16"``: the evaluation/inference pipeline's precision (J4's)
             low = _is_low_dtype(s.value)
             if low and s.source == "call" and _call_gated(f, s):
                 continue  # open_clip ``convert_weights_to_lp(model, dtype=torch.bfloat16)`` under ``if precision == 'bf16':``
@@ -341,7 +379,7 @@ class C1MixedPrecision(Check):
         halves = [c for c in f.calls("half", "bfloat16") if (c.name.startswith("?") or "." in c.name) and not guard_off(f, c)]
         # ``module.to(torch.bfloat16)`` under ``if config.mixed_precision == "bf16":`` runs only when a setting takes that branch
         to_low = [c for c in f.calls("to") if (any(_is_low_dtype(a) for a in c.args if isinstance(a, Expr)) or _is_low_dtype(c.kwargs.get("dtype", "")))
-                  and not guard_off(f, c) and not _operand_cast(c)]
+                  and not guard_off(f, c) and not _operand_cast(c) and not patch_installed_off(f, c)]
         for c in autocast:
             if "dtype" in c.kwargs:  # a dtype from a variable (``autocast(dtype=dtype)``) says nothing by itself
                 kind = _is_low_dtype(c.kwargs.get("dtype", "")) or ("" if isinstance(c.kwargs.get("dtype"), Expr) else "bf16")
@@ -1084,6 +1122,8 @@ class C3ActivationCheckpointing(Check):
         Example(model_zoo_library(), N, "another model's checkpointing call, the documented run's recipe sets none"),
         Example(_schema_gc("False"), N, "a schema helper field whose default= is False, read by the trainer"),
         Example(_schema_gc("True"), U, "the same schema field defaulting to True"),
+        Example(copied_trainer("        if self.args.gradient_checkpointing:\n            self.model.gradient_checkpointing_enable()\n"), N,
+                "gradient checkpointing only in a renamed copy of the HF Trainer (behind TrainingArguments.gradient_checkpointing)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -23,7 +23,7 @@ from ._helpers import (
     uses_hf_trainer,
     value_on,
 )
-from ._registry import component_registry, recipes_on, split_text, total_recipes
+from ._registry import component_registry, copied_trainer, recipes_on, split_text, total_recipes
 from .c_memory import fp8_sites
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -948,6 +948,8 @@ class D2TorchCompile(Check):
         Example({**_LIBRARY_TRAINER, "examples/train_gpt2.py": (
             "from mylib.trainer import Trainer\n\ntrainer = Trainer(model=model, train_dataloader=loader, compile_config={})\n"
             "trainer.fit()\n")}, U, "the same trainer built with compile_config={}"),
+        Example(copied_trainer("        if self.args.torch_compile:\n            model = torch.compile(model)\n"), N,
+                "torch.compile only in a renamed copy of the HF Trainer (behind TrainingArguments.torch_compile)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
