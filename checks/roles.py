@@ -306,6 +306,18 @@ def framework_copy(ff: FileFacts) -> str | None:
     return f"a copy of transformers.Trainer (defines {len(defined)} of its methods, {', '.join(defined[:3])}..., without subclassing it)"
 
 
+def _package_exports(files: Mapping[str, FileFacts], path: str) -> bool:
+    """Does the ``__init__.py`` of ``path``'s package import from it (``from .atorch_trainer import AtorchTrainer``, or the
+    module's dotted path)?"""
+    folder, _, name = path.rpartition("/")
+    init = files.get(f"{folder}/__init__.py" if folder else "__init__.py")
+    if init is None or not name.endswith(".py"):
+        return False
+    mod = name[:-3]
+    dotted = (folder.replace("/", ".") + "." + mod) if folder else mod
+    return any(i.module == "." + mod or i.module == dotted or i.module.endswith("." + dotted) for i in init.imports)
+
+
 def side_signal(ff: FileFacts) -> str | None:
     """Why a Python file or notebook is a side project that is not LLM/MLLM training (None: no such sign).
 
@@ -583,11 +595,13 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 if p.startswith(d + "/") and p not in roles.by_path:
                     roles.by_path[p], roles.why[p] = VENDORED, f"separately packaged ({d}/ has its own setup.py/pyproject.toml)"
 
-    # 2b. a copy of a framework's trainer class kept in the package: the framework's code, not the project's settings
+    # 2b. a copy of a framework's trainer class kept in the package: the framework's code, not the project's settings;
+    # unless its package re-exports it (ATorch ``atorch/trainer/__init__.py``: ``from .atorch_trainer import AtorchTrainer``):
+    # a forked trainer a library offers as its own API is the library's trainer, the one a user runs
     for p in paths:
         if p not in roles.by_path:
             why = framework_copy(files[p])
-            if why:
+            if why and not _package_exports(files, p):
                 roles.by_path[p], roles.why[p] = VENDORED, why
 
     # 3. a dev Makefile: one without a training launch

@@ -130,3 +130,19 @@ def test_c1_patch_installed_unconditionally_still_counts():
     files = {**_SERVING_ARGS_FILES, "mylib/models/hf_decoder_model.py": _SERVING_ARGS_FILES["mylib/models/hf_decoder_model.py"].replace(
         "    if model_args.use_flash_attention:\n        from", "    if True:\n        from")}
     assert _run("C1", files).status is Status.USED
+
+
+def test_copied_trainer_its_package_exports_is_the_librarys_trainer():
+    """ATorch ``atorch/trainer/__init__.py``: ``from .atorch_trainer import AtorchTrainer``: a forked Trainer a library offers
+    as its own API is the trainer a user runs, not a vendored copy; the same copy kept for one pipeline stays vendored."""
+    files = copied_trainer(_COMPILE)
+    path = "mylib/pipeline/utils/raft_trainer.py"
+    exported = {**files, "mylib/pipeline/utils/__init__.py": "from .raft_trainer import RaftTrainer\n"}
+    _, _, role = split_facts(parse_files((p, t.encode()) for p, t in exported.items()))
+    assert role.by_path[path] == roles.CODE  # the library's code, judged as any of it (no entry point in this library)
+    dotted = {**files, "mylib/pipeline/utils/__init__.py": "from mylib.pipeline.utils.raft_trainer import RaftTrainer\n"}
+    _, _, role = split_facts(parse_files((p, t.encode()) for p, t in dotted.items()))
+    assert role.by_path[path] == roles.CODE
+    other = {**files, "mylib/pipeline/utils/__init__.py": "from .helpers import pad\n"}
+    _, _, role = split_facts(parse_files((p, t.encode()) for p, t in other.items()))
+    assert role.by_path[path] == roles.VENDORED
