@@ -30,7 +30,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import HF_DEFAULTS, callers_off, guard_off, parse_expr, section_flag_off, uses_hf_trainer
+from ._helpers import HF_DEFAULTS, HF_TRAINERS, callers_off, guard_off, parse_expr, section_flag_off, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 #: I3-I5 found no interval setting and no call in a training-step loop: the frequency cannot be judged, so the status is
@@ -1605,6 +1605,98 @@ def log_calls(f: Facts) -> list[Call]:
     return out
 
 
+#: the HF Trainer methods it runs on every micro-batch: a subclass overriding them runs its own code there
+_HF_STEP_HOOKS = frozenset({"compute_loss", "training_step"})
+_CLASS_STMT = re.compile(r"class\s+(\w+)\s*\(")
+
+
+def _hf_trainer_subclasses(f: Facts) -> set[str]:
+    """Names of the project's classes derived from an HF/TRL trainer: a ``class X(...)`` statement whose bases name
+    ``transformers.Trainer``/``trl.SFTTrainer``... (the facts keep a class statement through the reference to its imported
+    base), and the project's classes derived from those (``class B(A)`` with ``A`` imported from the project)."""
+    memo = f._memo
+    key = ("i-hf-subclasses",)
+    if key not in memo:
+        names: set[str] = set()
+        stmts: list[tuple[str, str]] = []  # (class, a base's short name)
+        for r in f.refs(*HF_TRAINERS):
+            m = _CLASS_STMT.match(r.text.strip())
+            if m and r.name.split(".", 1)[0] in ("transformers", "trl") and not _TEST_PATH.search(r.path):
+                names.add(m.group(1))
+        if names:
+            for path in f.files:
+                for r in f.files[path].refs:
+                    m = _CLASS_STMT.match(r.text.strip())
+                    if m and not _TEST_PATH.search(path):
+                        stmts.append((m.group(1), r.name.rsplit(".", 1)[-1]))
+            grew = True
+            while grew:
+                grew = False
+                for cls, base in stmts:
+                    if base in names and cls not in names:
+                        names.add(cls)
+                        grew = True
+        memo[key] = names  # type: ignore[assignment]
+    return memo[key]  # type: ignore[return-value]
+
+
+def _class_at(f: Facts, path: str, line: int) -> str | None:
+    """The class a method's line sits in: the last ``class X(Base):`` statement above it in its file."""
+    ff = f.files.get(path)
+    best: tuple[int, str] | None = None
+    for r in ff.refs if ff else ():
+        m = _CLASS_STMT.match(r.text.strip()) if r.line <= line else None
+        if m and (best is None or r.line > best[0]):
+            best = (r.line, m.group(1))
+    return best[1] if best else None
+
+
+def hf_hook_logs(f: Facts, threshold: float) -> list[tuple[Call, float]]:
+    """``self.log(...)`` in an HF Trainer subclass's own ``compute_loss``/``training_step`` (Medusa 0.1's
+    ``CustomizedTrainer(Trainer).compute_loss`` ends with ``self.log(log)`` of each head's loss and top-k accuracies, after
+    their ``.item()`` syncs), with how often it runs: the Trainer calls these hooks on every micro-batch, and ``Trainer.log``
+    hands each dict to every callback at once (the console progress callback prints it, the ``report_to`` trackers send
+    it), whatever ``logging_steps`` says. Only classes derived from an HF/TRL trainer: Lightning's ``self.log`` in a
+    LightningModule's ``training_step`` is paced by ``log_every_n_steps``. A call under an interval guard of ``threshold``
+    steps or more, or under a switch that is off, is left out."""
+    subclasses = _hf_trainer_subclasses(f)
+    out: list[tuple[Call, float]] = []
+    if not subclasses:
+        return out
+    for c in f.calls("log"):
+        if c.name != "self.log" or c.func not in _HF_STEP_HOOKS or _TEST_PATH.search(c.path) or guard_off(f, c):
+            continue
+        if _class_at(f, c.path, c.line) not in subclasses:
+            continue
+        guarded, n = _guard(f, c.guard, c.path)
+        if not guarded:
+            out.append((c, 1.0))
+        elif n is not None and n < threshold:
+            out.append((c, n))
+    return out
+
+
+#: Medusa 0.1 ``train.py``: an HF Trainer subclass whose ``compute_loss`` logs each head's loss and top-k accuracies with
+#: ``self.log`` on every micro-batch; ``logging_steps`` is left at the HF default (500)
+_HOOK_LOGGING_TRAINER = (
+    "import transformers\nfrom transformers import Trainer\nfrom torch.nn import CrossEntropyLoss\n\n\n"
+    "class CustomizedTrainer(Trainer):\n    def compute_loss(self, model, inputs, return_outputs=False):\n"
+    "        logits = model(input_ids=inputs['input_ids'], attention_mask=inputs['attention_mask'])\n"
+    "        loss = 0\n        log = {}\n        for i in range(model.medusa):\n"
+    "            loss_i = CrossEntropyLoss()(logits[i].view(-1, logits.shape[-1]), inputs['labels'].view(-1))\n"
+    "            loss += loss_i\n            log[f'medusa{i}_loss'] = loss_i.item()\n"
+    "{log}        return (loss, logits) if return_outputs else loss\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+    "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+    "    trainer = CustomizedTrainer(model=model, args=training_args, train_dataset=ds)\n    trainer.train()\n")
+#: a LightningModule's ``self.log`` in ``training_step``: Lightning hands it to the logger every ``log_every_n_steps``
+_LIGHTNING_SELF_LOG = (
+    "import lightning as L\nfrom lightning.pytorch.loggers import WandbLogger\n\n\nclass LitModel(L.LightningModule):\n"
+    "    def training_step(self, batch, batch_idx):\n        loss = self.model(batch).loss\n"
+    "        self.log('train_loss', loss)\n        return loss\n\n\n"
+    "trainer = L.Trainer(logger=WandbLogger(project='p'), log_every_n_steps=50)\ntrainer.fit(LitModel(), loader)\n")
+
+
 def _computed_logging(cap: int) -> str:
     """A trainer that derives ``logging_steps`` from the data size, floors it at 1 and caps it (an example's source)."""
     return ("from transformers import Trainer, TrainingArguments\n\n"
@@ -1789,6 +1881,10 @@ class I4LoggingFrequency(Check):
             "a helper's flag branch turned on by the step loop"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, U, "HF defaults"),
         Example({"train.py": "import lightning as L\ntrainer = L.Trainer(log_every_n_steps=50)\n"}, U, "lightning 50"),
+        Example({"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", "        self.log(log)\n")}, N,
+                "self.log in an HF Trainer subclass's compute_loss: every micro-batch, past logging_steps"),
+        Example({"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", "")}, U, "the same trainer without its own log: HF default 500"),
+        Example({"train.py": _LIGHTNING_SELF_LOG}, U, "a LightningModule's self.log in training_step, at log_every_n_steps 50"),
         Example({"train.yaml": "logging_steps: 1\n"}, N, "logging every step"),
         Example({**_RUN_LIBRARY, "README.md": _RUN_README}, U, "the README's run recipe starts from a base that logs every 10 iterations"),
         Example(_RUN_LIBRARY, N, "a recipe library without a documented run: its SFT base logs every iteration"),
@@ -1916,6 +2012,10 @@ class I4LoggingFrequency(Check):
         spaced: list[tuple[Call, float | None]] = []
         loop = per_step_calls(f, log_calls(f) + _console_trackers(f), threshold, spaced)
         bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]
+        # the Trainer subclass's own hook logs on every micro-batch, past logging_steps (printed by the progress callback)
+        hooks = hf_hook_logs(f, threshold)
+        bad += [(c, f"self.log() in the HF Trainer subclass's {c.func} (every micro-batch, whatever logging_steps)", n) for c, n in hooks]
+        loop += hooks
         extra: dict[str, Any] = {}
         if loop:
             extra["log_in_step_loop"] = int(min(n for _, n in loop))
@@ -2199,6 +2299,13 @@ class I5ReportFrequency(Check):
         "python": "if step % log_every == 0:\n    wandb.log({\"loss\": loss.item()}, step=step)\n",
     }
     examples = (
+        Example({"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", "        self.log(log)\n"),
+                 "pyproject.toml": "[project]\nname = 'medusa-llm'\n\n[project.optional-dependencies]\ntrain = ['bitsandbytes', 'wandb']\n"}, N,
+                "self.log in an HF Trainer subclass's compute_loss: every installed tracker, every micro-batch"),
+        Example({"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", ""),
+                 "pyproject.toml": "[project]\nname = 'medusa-llm'\n\n[project.optional-dependencies]\ntrain = ['bitsandbytes', 'wandb']\n"}, U,
+                "the same trainer without its own log: W&B at the HF default of 500 steps"),
+        Example({"train.py": _LIGHTNING_SELF_LOG}, U, "a LightningModule's self.log in training_step, at log_every_n_steps 50"),
         Example({  # arctic-training: W&B is created only when the pydantic switch wandb.enable (default False) is on
             "arctic_training/config/wandb.py": (
                 "from pydantic import BaseModel\n\nclass WandBConfig(BaseModel):\n    enable: bool = False\n"
@@ -2499,6 +2606,11 @@ class I5ReportFrequency(Check):
         # defaulting to False in the section's class) does not run: the tracker's own creation decides below
         loop = per_step_calls(f, [c for c in tracker_calls(f) if not section_flag_off(f, c)], threshold, spaced)
         bad += [(c, f"{c.name}() in the training loop", n) for c, n in loop]
+        # the Trainer subclass's own hook hands its dict to the report_to trackers on every micro-batch, past logging_steps
+        hooks = hf_hook_logs(f, threshold) if trackers else []
+        bad += [(c, f"self.log() in the HF Trainer subclass's {c.func}: reported to {', '.join(trackers)} every micro-batch, "
+                 "whatever logging_steps", n) for c, n in hooks]
+        loop += hooks
         if loop:
             values["report_in_step_loop"] = int(min(n for _, n in loop))
         paced_note = ""

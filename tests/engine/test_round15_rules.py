@@ -27,3 +27,37 @@ def test_control_step_builders_named_generate_something_are_not_the_loop():
                                         "c = generate_candidates(logits, topk)\nb = utils.generate_medusa_buffers(choices)\n"}
     assert status(files, "J1") == "n/a"
 
+
+def _hook_trainer(log: str) -> dict[str, str]:
+    from checks.rules.i_infra import _HOOK_LOGGING_TRAINER
+
+    return {"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", log),
+            "pyproject.toml": "[project]\nname = 'medusa-llm'\n\n[project.optional-dependencies]\ntrain = ['wandb']\n"}
+
+
+def test_self_log_in_an_hf_trainer_subclass_compute_loss_logs_and_reports_every_step():
+    files = _hook_trainer("        self.log(log)\n")
+    i4, _ = audit(files, "I4")
+    assert i4.status.value == "unused"
+    assert [(e.path, e.line) for e in i4.evidence] == [("medusa/train/train.py", 15)]
+    assert status(files, "I5") == "unused"
+
+
+def test_self_log_in_a_subclass_of_the_projects_own_trainer_subclass():
+    files = _hook_trainer("")
+    files["medusa/train/distill.py"] = (
+        "from medusa.train.train import CustomizedTrainer\n\n\nclass DistillTrainer(CustomizedTrainer):\n"
+        "    def compute_loss(self, model, inputs, return_outputs=False):\n        loss = model(**inputs).loss\n"
+        "        self.log({'distill_loss': loss.item()})\n        return loss\n")
+    assert status(files, "I4") == "unused"
+
+
+def test_control_an_interval_guard_and_lightning_self_log_stay_sane():
+    guarded = _hook_trainer("        if self.state.global_step % 100 == 0:\n            self.log(log)\n")
+    assert status(guarded, "I4") == "used"
+    assert status(guarded, "I5") == "used"
+    from checks.rules.i_infra import _LIGHTNING_SELF_LOG
+
+    assert status({"train.py": _LIGHTNING_SELF_LOG}, "I4") == "used"
+    assert status({"train.py": _LIGHTNING_SELF_LOG}, "I5") == "used"
+
