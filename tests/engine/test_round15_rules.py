@@ -61,3 +61,39 @@ def test_control_an_interval_guard_and_lightning_self_log_stay_sane():
     assert status({"train.py": _LIGHTNING_SELF_LOG}, "I4") == "used"
     assert status({"train.py": _LIGHTNING_SELF_LOG}, "I5") == "used"
 
+
+def test_readme_torchrun_of_a_package_without_launch_is_ddp_for_e2_and_e3():
+    from checks.rules.e_comm import _DOC_TORCHRUN_FILES
+
+    e2, _ = audit(_DOC_TORCHRUN_FILES, "E2")
+    assert e2.status.value == "used"
+    assert [(e.path, e.line) for e in e2.evidence] == [("README.md", 4)]
+    e3, _ = audit(_DOC_TORCHRUN_FILES, "E3")
+    assert e3.status.value == "unused" and "no distributed training found" not in e3.detail
+
+
+def test_control_a_readme_command_handing_fsdp_past_its_shown_text_is_not_ddp():
+    from checks.rules.e_comm import _DOC_TORCHRUN_FILES
+
+    flags = "".join(f"    --option_{i} value_{i} \\\n" for i in range(30))  # the shown command text stops at 300 characters
+    readme = _DOC_TORCHRUN_FILES["README.md"].replace("    --logging_steps 1\n", flags + '    --fsdp "full_shard auto_wrap"\n')
+    e2, _ = audit({**_DOC_TORCHRUN_FILES, "README.md": readme}, "E2")
+    assert e2.status.value == "unused"
+    assert not e2.evidence
+
+
+def test_control_a_shipped_single_process_launch_keeps_the_readme_out():
+    from checks.rules.e_comm import _DOC_TORCHRUN_FILES
+
+    files = {**_DOC_TORCHRUN_FILES, "scripts/train.sh": "python medusa/train/train.py --output_dir out\n"}
+    assert status(files, "E2") == "unused"
+
+
+def test_control_a_readme_command_whose_script_is_not_shipped_is_not_judged():
+    from checks.rules.e_comm import _DOC_TORCHRUN_FILES
+
+    # OLMo's README runs scripts/train.py, which its sdist leaves out: how it wraps the model is not visible
+    files = {"README.md": _DOC_TORCHRUN_FILES["README.md"].replace("medusa/train/train.py", "scripts/train.py"),
+             "olmo/config.py": "from dataclasses import dataclass\n\n\n@dataclass\nclass TrainConfig:\n    seed: int = 6198\n"}
+    e2, _ = audit(files, "E2")
+    assert e2.status.value == "unused" and "no distributed training found" in e2.detail
