@@ -97,3 +97,20 @@ def test_control_a_readme_command_whose_script_is_not_shipped_is_not_judged():
              "olmo/config.py": "from dataclasses import dataclass\n\n\n@dataclass\nclass TrainConfig:\n    seed: int = 6198\n"}
     e2, _ = audit(files, "E2")
     assert e2.status.value == "unused" and "no distributed training found" in e2.detail
+
+def test_kv_cache_moves_at_decoding_are_not_async_batch_copies():
+    from checks.rules.f_data import _KV_CACHE_COPIES
+
+    f11, _ = audit(_KV_CACHE_COPIES, "F11")
+    assert f11.status.value == "unused"
+    assert not f11.evidence
+
+
+def test_control_a_loader_helper_copying_batches_non_blocking_still_counts():
+    from checks.rules.f_data import _KV_CACHE_COPIES
+
+    files = {**_KV_CACHE_COPIES, "medusa/train/loader.py": (
+        "def to_device(batch, device):\n    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}\n")}
+    f11, _ = audit(files, "F11")
+    assert f11.status.value == "partial"
+    assert [e.path for e in f11.evidence] == ["medusa/train/loader.py"]
