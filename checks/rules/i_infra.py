@@ -30,7 +30,17 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import HF_DEFAULTS, HF_TRAINERS, callers_off, guard_off, parse_expr, section_flag_off, uses_hf_trainer
+from ._helpers import (
+    HF_DEFAULTS,
+    HF_STEP_HOOKS,
+    callers_off,
+    class_at,
+    guard_off,
+    hf_trainer_subclasses,
+    parse_expr,
+    section_flag_off,
+    uses_hf_trainer,
+)
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 #: I3-I5 found no interval setting and no call in a training-step loop: the frequency cannot be judged, so the status is
@@ -1605,52 +1615,6 @@ def log_calls(f: Facts) -> list[Call]:
     return out
 
 
-#: the HF Trainer methods it runs on every micro-batch: a subclass overriding them runs its own code there
-_HF_STEP_HOOKS = frozenset({"compute_loss", "training_step"})
-_CLASS_STMT = re.compile(r"class\s+(\w+)\s*\(")
-
-
-def _hf_trainer_subclasses(f: Facts) -> set[str]:
-    """Names of the project's classes derived from an HF/TRL trainer: a ``class X(...)`` statement whose bases name
-    ``transformers.Trainer``/``trl.SFTTrainer``... (the facts keep a class statement through the reference to its imported
-    base), and the project's classes derived from those (``class B(A)`` with ``A`` imported from the project)."""
-    memo = f._memo
-    key = ("i-hf-subclasses",)
-    if key not in memo:
-        names: set[str] = set()
-        stmts: list[tuple[str, str]] = []  # (class, a base's short name)
-        for r in f.refs(*HF_TRAINERS):
-            m = _CLASS_STMT.match(r.text.strip())
-            if m and r.name.split(".", 1)[0] in ("transformers", "trl") and not _TEST_PATH.search(r.path):
-                names.add(m.group(1))
-        if names:
-            for path in f.files:
-                for r in f.files[path].refs:
-                    m = _CLASS_STMT.match(r.text.strip())
-                    if m and not _TEST_PATH.search(path):
-                        stmts.append((m.group(1), r.name.rsplit(".", 1)[-1]))
-            grew = True
-            while grew:
-                grew = False
-                for cls, base in stmts:
-                    if base in names and cls not in names:
-                        names.add(cls)
-                        grew = True
-        memo[key] = names  # type: ignore[assignment]
-    return memo[key]  # type: ignore[return-value]
-
-
-def _class_at(f: Facts, path: str, line: int) -> str | None:
-    """The class a method's line sits in: the last ``class X(Base):`` statement above it in its file."""
-    ff = f.files.get(path)
-    best: tuple[int, str] | None = None
-    for r in ff.refs if ff else ():
-        m = _CLASS_STMT.match(r.text.strip()) if r.line <= line else None
-        if m and (best is None or r.line > best[0]):
-            best = (r.line, m.group(1))
-    return best[1] if best else None
-
-
 def hf_hook_logs(f: Facts, threshold: float) -> list[tuple[Call, float]]:
     """``self.log(...)`` in an HF Trainer subclass's own ``compute_loss``/``training_step`` (Medusa 0.1's
     ``CustomizedTrainer(Trainer).compute_loss`` ends with ``self.log(log)`` of each head's loss and top-k accuracies, after
@@ -1659,14 +1623,14 @@ def hf_hook_logs(f: Facts, threshold: float) -> list[tuple[Call, float]]:
     it), whatever ``logging_steps`` says. Only classes derived from an HF/TRL trainer: Lightning's ``self.log`` in a
     LightningModule's ``training_step`` is paced by ``log_every_n_steps``. A call under an interval guard of ``threshold``
     steps or more, or under a switch that is off, is left out."""
-    subclasses = _hf_trainer_subclasses(f)
+    subclasses = hf_trainer_subclasses(f)
     out: list[tuple[Call, float]] = []
     if not subclasses:
         return out
     for c in f.calls("log"):
-        if c.name != "self.log" or c.func not in _HF_STEP_HOOKS or _TEST_PATH.search(c.path) or guard_off(f, c):
+        if c.name != "self.log" or c.func not in HF_STEP_HOOKS or _TEST_PATH.search(c.path) or guard_off(f, c):
             continue
-        if _class_at(f, c.path, c.line) not in subclasses:
+        if class_at(f, c.path, c.line) not in subclasses:
             continue
         guarded, n = _guard(f, c.guard, c.path)
         if not guarded:

@@ -114,3 +114,33 @@ def test_control_a_loader_helper_copying_batches_non_blocking_still_counts():
     f11, _ = audit(files, "F11")
     assert f11.status.value == "partial"
     assert [e.path for e in f11.evidence] == ["medusa/train/loader.py"]
+
+
+def _sync_reasons(files: dict[str, str]) -> list[str]:
+    from checks.engine import audit_files
+
+    audit = audit_files([(k, v.encode()) for k, v in files.items()])
+    return [r for r in audit.project.bottleneck_reasons if "synchronisation point" in r]
+
+
+def test_step_zero_counts_item_syncs_in_an_hf_trainer_subclass_compute_loss():
+    files = _hook_trainer("        self.log(log)\n")
+    reasons = _sync_reasons(files)
+    assert len(reasons) == 1 and "medusa/train/train.py:14" in reasons[0]
+
+
+def test_control_item_in_a_plain_classs_compute_loss_is_not_a_step_sync():
+    files = _hook_trainer("        self.log(log)\n")
+    files["medusa/train/train.py"] = files["medusa/train/train.py"].replace("class CustomizedTrainer(Trainer):",
+                                                                            "class LossHelper:")
+    assert _sync_reasons(files) == []
+
+
+def test_control_a_library_of_several_trainer_subclasses_is_not_one_run():
+    files = _hook_trainer("        self.log(log)\n")
+    files["medusa/train/dpo.py"] = (
+        "from transformers import Trainer\n\n\nclass DPOTrainer(Trainer):\n"
+        "    def training_step(self, model, inputs):\n        loss = model(**inputs).loss\n"
+        "        self.stats.append(loss.item())\n        return loss\n")
+    assert _sync_reasons(files) == []
+
