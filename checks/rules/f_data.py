@@ -2623,6 +2623,8 @@ class F5Minibatch(_DataCheck):
         batch: list[Evidence] = []
         batch += [_ev(c, key=f"{c.short}(batch_size=)", value=c.kwargs.get("batch_size")) for c in f.calls(*_REAL_LOADERS) if not _in_tests(c.path)]
         for s in f.effective(*_BATCH_KEYS):
+            if _KV_MODULE.search(s.path.rsplit("/", 1)[-1]):
+                continue  # a KV cache's batch (Medusa ``batch_size = 1`` in kv_cache.py) is the decoding batch, not the data's
             if (as_number(s.value) or 0) >= 1 or (isinstance(s.value, str) and s.value == "auto"):
                 batch.append(f.ev(s))
         if _hf_sites(f) and not batch:

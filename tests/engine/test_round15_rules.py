@@ -144,3 +144,13 @@ def test_control_a_library_of_several_trainer_subclasses_is_not_one_run():
         "        self.stats.append(loss.item())\n        return loss\n")
     assert _sync_reasons(files) == []
 
+
+def test_f5_does_not_cite_a_kv_caches_batch_size():
+    from checks.rules.f_data import _KV_CACHE_COPIES
+
+    files = {**_KV_CACHE_COPIES, "medusa/model/kv_cache.py": _KV_CACHE_COPIES["medusa/model/kv_cache.py"] + (
+        "\n\ndef initialize_past_key_values(model):\n    config = model.config\n    batch_size = 1\n"
+        "    return torch.zeros(config.num_hidden_layers * 2, batch_size, config.num_attention_heads)\n")}
+    f5, _ = audit(files, "F5")
+    assert f5.status.value == "used"
+    assert [(e.path, e.key) for e in f5.evidence] == [("medusa/train/train.py", "per_device_train_batch_size")]
