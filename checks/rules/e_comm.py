@@ -501,10 +501,6 @@ class E2CommComputeOverlap(Check):
                  "torchrun --nproc_per_node 8 pretrain_gpt.py $GPT_ARGS\n"}, U, "megatron flag"),
         Example({"train.py": "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, BackwardPrefetch\n"
                  "model = FSDP(model, auto_wrap_policy=policy, backward_prefetch=BackwardPrefetch.BACKWARD_PRE)\n"}, U, "fsdp prefetch"),
-        Example(_DOC_TORCHRUN_FILES, U, "a package that ships no launch: its README's torchrun runs the HF Trainer in DDP"),
-        Example({"README.md": _DOC_TORCHRUN_FILES["README.md"].replace("--bf16 True", '--bf16 True --fsdp "full_shard auto_wrap"'),
-                 "medusa/train/train.py": _DOC_TORCHRUN_FILES["medusa/train/train.py"]}, N,
-                "the same README command handing the trainer FSDP: not read as DDP, and not judged from prose"),
         Example({"ds_zero2.json": '{\n  "zero_optimization": {\n    "stage": 2,\n    "overlap_comm": false\n  }\n}\n'}, N, "overlap_comm false"),
         Example({"train.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 4\n"}, N, "megatron without overlap"),
         Example({"ds.json": '{\n  "zero_optimization": {\n    "stage": 2\n  }\n}\n', "cfg.yaml": "# overlap_comm: true\n"}, N, "zero-2 default, commented"),
@@ -545,6 +541,10 @@ class E2CommComputeOverlap(Check):
             "myrl/workers/fsdp_worker.py": ("from myrl.distributed.fsdp_strategy import FSDPStrategy\n\n\ndef init_model(cfg):\n"
                                         "    return FSDPStrategy(fsdp_config=cfg.trainer.policy.fsdp_config, seed=cfg.trainer.seed)\n"),
         }, N, "a project's own FSDPStrategy class is not Lightning's FSDP"),
+        Example(_DOC_TORCHRUN_FILES, U, "a package that ships no launch: its README's torchrun runs the HF Trainer in DDP"),
+        Example({"README.md": _DOC_TORCHRUN_FILES["README.md"].replace("--bf16 True", '--bf16 True --fsdp "full_shard auto_wrap"'),
+                 "medusa/train/train.py": _DOC_TORCHRUN_FILES["medusa/train/train.py"]}, N,
+                "the same README command handing the trainer FSDP: not read as DDP, and not judged from prose"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

@@ -2263,13 +2263,6 @@ class I5ReportFrequency(Check):
         "python": "if step % log_every == 0:\n    wandb.log({\"loss\": loss.item()}, step=step)\n",
     }
     examples = (
-        Example({"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", "        self.log(log)\n"),
-                 "pyproject.toml": "[project]\nname = 'medusa-llm'\n\n[project.optional-dependencies]\ntrain = ['bitsandbytes', 'wandb']\n"}, N,
-                "self.log in an HF Trainer subclass's compute_loss: every installed tracker, every micro-batch"),
-        Example({"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", ""),
-                 "pyproject.toml": "[project]\nname = 'medusa-llm'\n\n[project.optional-dependencies]\ntrain = ['bitsandbytes', 'wandb']\n"}, U,
-                "the same trainer without its own log: W&B at the HF default of 500 steps"),
-        Example({"train.py": _LIGHTNING_SELF_LOG}, U, "a LightningModule's self.log in training_step, at log_every_n_steps 50"),
         Example({  # arctic-training: W&B is created only when the pydantic switch wandb.enable (default False) is on
             "arctic_training/config/wandb.py": (
                 "from pydantic import BaseModel\n\nclass WandBConfig(BaseModel):\n    enable: bool = False\n"
@@ -2506,6 +2499,13 @@ class I5ReportFrequency(Check):
         }, U, "W&B disabled and no tracker imported or created anywhere: nothing is reported"),
         Example(_own_step_summary(None), N, "TensorBoard scalars every step from a summary method the step loop calls with step="),
         Example(_own_step_summary(50), U, "the same summary call every 50 steps"),
+        Example({"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", "        self.log(log)\n"),
+                 "pyproject.toml": "[project]\nname = 'medusa-llm'\n\n[project.optional-dependencies]\ntrain = ['bitsandbytes', 'wandb']\n"}, N,
+                "self.log in an HF Trainer subclass's compute_loss: every installed tracker, every micro-batch"),
+        Example({"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", ""),
+                 "pyproject.toml": "[project]\nname = 'medusa-llm'\n\n[project.optional-dependencies]\ntrain = ['bitsandbytes', 'wandb']\n"}, U,
+                "the same trainer without its own log: W&B at the HF default of 500 steps"),
+        Example({"train.py": _LIGHTNING_SELF_LOG}, U, "a LightningModule's self.log in training_step, at log_every_n_steps 50"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
