@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from .facts import Facts, as_number, truthy
 from .model import Bottleneck, CheckResult, Project, Status
 from .roles import GUIDE, IN_SCOPE
-from .rules._helpers import deepspeed_alternative_files, hook_fed_loaders
+from .rules._helpers import HF_STEP_HOOKS, class_at, deepspeed_alternative_files, hf_trainer_subclasses, hook_fed_loaders
 
 MIN_SCORE = 3
 MIN_MARGIN = 2
@@ -794,6 +794,14 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
              if (c.path, c.func, c.loop) in step_loops and not _EVAL_FUNC.search(c.func or "") and not _PERIODIC.search(c.guard or "")
              and not _WARMUP_FUNC.search(c.func or "")
              and not _off_by_default(facts, c.guard)]
+    # ... and the hooks an HF Trainer runs on every micro-batch, overridden by the project's one Trainer subclass (Medusa's
+    # ``compute_loss`` takes ``.item()`` of each head's loss and top-k accuracies to log them). A library of several trainer
+    # classes (TRL's OnlineDPOTrainer beside SFT/DPO/...; lmms-engine's HF and dLLM trainers beside its FSDP2 loop) runs one
+    # of them: another's hook is not the run's step
+    subclasses = hf_trainer_subclasses(facts)
+    syncs += [c for c in facts.calls("item", "torch.cuda.synchronize", "cpu", "tolist")
+              if len(subclasses) == 1 and c.func in HF_STEP_HOOKS and st.on_path(c.path) and not _PERIODIC.search(c.guard or "")
+              and not _off_by_default(facts, c.guard) and c not in syncs and class_at(facts, c.path, c.line) in subclasses]
     if syncs:
         out.append(Signal(
             Bottleneck.LATENCY, 1 if len(syncs) < 3 else 2,

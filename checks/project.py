@@ -88,6 +88,8 @@ _INFER_PATH = re.compile(
     r"(?=[/_\-.]|$)",
     re.I,
 )
+#: a model's own generation method (``medusa_generate``, ``ea_generate``, ``stream_generate``): a name ending in ``_generate``
+_GENERATE_METHOD = re.compile(r"[a-z]\w*_generate")
 _SERVING_LAUNCHERS = ("vllm", "sglang", "lmdeploy", "text-generation-launcher", "trtllm-serve", "trtllm-build", "tritonserver")
 _SERVING_IMAGES = ("vllm/vllm-openai", "lmsysorg/sglang", "text-generation-inference", "tritonserver", "openmmlab/lmdeploy")
 # trainers that generate rollouts every step (their throughput is inference throughput)
@@ -956,6 +958,12 @@ def _does_inference(facts: Facts, p: Project) -> bool:
            for e in facts.config("infer_backend") if len(e.keys) == 1 and e.path in facts.files):
         return True
     if any(_INFER_PATH.search(c.path) and "Trainer" not in c.text for c in facts.calls("generate", "pipeline")):
+        return True
+    # a model's own decoding loop named for its method (Medusa ``model.medusa_generate(input_ids, ...)`` streamed by
+    # ``medusa/inference/cli.py``; EAGLE ``ea_generate``): a method call ending in ``_generate`` in an inference-named file
+    # (``generate_candidates``, ``generate_medusa_buffers`` build parts of a step and are not the loop)
+    if any(_INFER_PATH.search(c.path) and c.name.count(".") >= 1 and "Trainer" not in c.text
+           for c in facts.calls_where(_GENERATE_METHOD.fullmatch)):
         return True
     # Megatron Core's own inference engines (``megatron.core.inference.engines``), built by its inference scripts
     if any(c.name.startswith("megatron.core.inference.") for c in facts.calls("DynamicInferenceEngine", "StaticInferenceEngine")):

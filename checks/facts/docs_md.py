@@ -196,6 +196,11 @@ def _trains(launcher: str, script: str | None) -> bool:
     return launcher == "python" and bool(script) and bool(_TRAIN_SCRIPT.search(str(script).rsplit("/", 1)[-1].removesuffix(".py")))
 
 
+#: flags of a documented training command that hand the trainer a sharded/ZeRO setup (a ``command_flag`` doc hint each)
+_SHARDING_FLAGS = frozenset({"fsdp", "fsdp_config", "deepspeed", "deepspeed_config", "zero_stage"})
+_OFF_VALUES = frozenset({"", "false", "0", "no", "none"})
+
+
 def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
     """The script and files of each documented training command (``command`` / ``command_file`` hints), and the model it
     starts from (a ``model`` hint per ``--model_name_or_path`` / ``--base_model`` flag).
@@ -220,6 +225,10 @@ def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
             for key, value in launch.script_args.items():
                 if str(key).replace("-", "_") in DOC_MODEL_KEYS and isinstance(value, str) and value.strip("'\""):
                     out.doc_hints.append(DocHint(path, launch.arg_line(key), "model", value.strip("'\""), shown))
+                # a sharding flag the command hands the trainer (FastChat ``--fsdp "full_shard auto_wrap"``, ``--deepspeed
+                # ds.json``), at the command's own line: the command's text is cut at 300 characters, its flags are not
+                if str(key).replace("-", "_") in _SHARDING_FLAGS and str(value).strip("'\"").lower() not in _OFF_VALUES:
+                    out.doc_hints.append(DocHint(path, launch.line, "command_flag", str(key).replace("-", "_"), shown))
             seen = {str(launch.script)}
             for m in _PATH_TOKEN.finditer(launch.text):
                 token = m.group(1)

@@ -274,7 +274,8 @@ class PathLiteral:
 class DocHint:
     """A fact documented in prose (README, docs/*.md): ``kind`` "multi_node" for a documented multi-node launch
     (``torchrun --nnodes 2``, ``num_machines: 2``, ``#SBATCH --nodes=4``); "command"/"command_file"/"run_recipe" for what a
-    documented training command runs; "model" for the checkpoint a documented run starts from. Never evidence of a
+    documented training command runs; "command_flag" for a sharding flag it passes (``--fsdp``, ``--deepspeed``), at the
+    command's line; "model" for the checkpoint a documented run starts from. Never evidence of a
     practice in use."""
 
     path: str

@@ -84,6 +84,52 @@ def uses_hf_trainer(facts: Facts) -> list[Any]:
     return sites
 
 
+#: the HF Trainer methods it runs on every micro-batch: a subclass overriding them runs its own code there
+HF_STEP_HOOKS = frozenset({"compute_loss", "training_step"})
+_CLASS_STMT = re.compile(r"class\s+(\w+)\s*\(")
+
+
+def hf_trainer_subclasses(f: Facts) -> set[str]:
+    """Names of the project's classes derived from an HF/TRL trainer: a ``class X(...)`` statement whose bases name
+    ``transformers.Trainer``/``trl.SFTTrainer``... (the facts keep a class statement through the reference to its imported
+    base), and the project's classes derived from those (``class B(A)`` with ``A`` imported from the project)."""
+    memo = f._memo
+    key = ("i-hf-subclasses",)
+    if key not in memo:
+        names: set[str] = set()
+        stmts: list[tuple[str, str]] = []  # (class, a base's short name)
+        for r in f.refs(*HF_TRAINERS):
+            m = _CLASS_STMT.match(r.text.strip())
+            if m and r.name.split(".", 1)[0] in ("transformers", "trl") and not _TEST_FILE.search(r.path):
+                names.add(m.group(1))
+        if names:
+            for path in f.files:
+                for r in f.files[path].refs:
+                    m = _CLASS_STMT.match(r.text.strip())
+                    if m and not _TEST_FILE.search(path):
+                        stmts.append((m.group(1), r.name.rsplit(".", 1)[-1]))
+            grew = True
+            while grew:
+                grew = False
+                for cls, base in stmts:
+                    if base in names and cls not in names:
+                        names.add(cls)
+                        grew = True
+        memo[key] = names  # type: ignore[assignment]
+    return memo[key]  # type: ignore[return-value]
+
+
+def class_at(f: Facts, path: str, line: int) -> str | None:
+    """The class a method's line sits in: the last ``class X(Base):`` statement above it in its file."""
+    ff = f.files.get(path)
+    best: tuple[int, str] | None = None
+    for r in ff.refs if ff else ():
+        m = _CLASS_STMT.match(r.text.strip()) if r.line <= line else None
+        if m and (best is None or r.line > best[0]):
+            best = (r.line, m.group(1))
+    return best[1] if best else None
+
+
 #: the hooks an HF Trainer draws each step's inputs through
 _INPUT_HOOKS = frozenset({"_prepare_inputs", "get_train_dataloader", "get_batch_samples"})
 

@@ -288,6 +288,16 @@ def documented_launches(f: Facts, pattern: re.Pattern[str]) -> list[Any]:
     return [h for h in f.records("doc_hints") if h.kind in ("command", "command_file") and pattern.search(h.text or "")]
 
 
+def documented_multi_process(f: Facts) -> list[Any]:
+    """The README/docs training commands that start several processes (``torchrun --nproc_per_node=4 train.py ...``) of a
+    repository that ships no launch of its own: that documented command is the run (A1 reads it so since round 14), and
+    its processes exchange gradients."""
+    if f.launches():
+        return []
+    return [h for h in documented_launches(f, _DOC_PROCS) if h.kind == "command"
+            and any(m.group(1) is None or int(m.group(1)) > 1 for m in _DOC_PROCS.finditer(h.text or ""))]
+
+
 def _doc_note(hints: list[Any], what: str) -> str:
     h = hints[0]
     return (f"; the docs show {what} (`{' '.join((h.text or '').split())[:120]}`, {h.path}:{h.line}), a launch documented only "

@@ -15,7 +15,7 @@ from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import multi_node_launcher
 from ._helpers import backend_unselected, deepspeed_alternative_files, guard_off, uses_hf_trainer
-from .a_parallelism import _env_trainer, is_lightning, lightning_imported
+from .a_parallelism import _env_trainer, documented_multi_process, is_lightning, lightning_imported
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -79,7 +79,25 @@ def distributed_sites(ctx: Context) -> list[Any]:
     sites += megatron_launches(f)
     if not sites and (p.multi_node or (p.num_gpus or 0) > 1):
         sites += f.launches()
+    if not sites:
+        sites += documented_ddp(f)  # no launch ships: the README's multi-process training command is the run
     return sites
+
+
+#: a documented command that hands the HF Trainer FSDP or DeepSpeed (FastChat's ``--fsdp "full_shard auto_wrap"``)
+_DOC_SHARDED = re.compile(r"--(fsdp|deepspeed)\b|\bzero[_-]?[123]\b", re.I)
+
+
+def documented_ddp(f: Facts) -> list[Any]:
+    """The README's multi-process training commands of a repository that ships no launch (Medusa ``torchrun
+    --nproc_per_node=4 medusa/train/train.py ...``) whose script the package ships (OLMo's README runs ``scripts/train.py``,
+    left out of its sdist: how that script wraps the model is not visible) and that hand the trainer neither FSDP nor
+    DeepSpeed: plain data parallel.
+    A command with ``--fsdp``/``--deepspeed`` (a ``command_flag`` doc hint at its line, or in its text) is left out: its
+    overlap depends on a sharding setup the rules do not read from prose."""
+    sharded = {(h.path, h.line) for h in f.records("doc_hints") if h.kind == "command_flag"}
+    return [h for h in documented_multi_process(f) if h.value in f.files and (h.path, h.line) not in sharded
+            and not _DOC_SHARDED.search(h.text or "")]
 
 
 def _no_comm_priority(check: Check, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -408,6 +426,22 @@ def _call_text(c: Any) -> str:
     return " ".join([c.text, *(str(getattr(a, "text", a)) for a in (*c.args, *c.kwargs.values()))])
 
 
+#: Medusa 0.1: a package that ships no launch; its README's training command starts 4 processes of an HF Trainer script
+_DOC_TORCHRUN_FILES = {
+    "README.md": (
+        "## Training\n\n```bash\ntorchrun --nproc_per_node=4 medusa/train/train.py --model_name_or_path lmsys/vicuna-7b-v1.3 \\\n"
+        "    --data_path ShareGPT_V4.3_unfiltered_cleaned_split.json \\\n    --bf16 True \\\n    --output_dir test \\\n"
+        "    --per_device_train_batch_size 8 \\\n    --gradient_accumulation_steps 4 \\\n    --logging_steps 1\n```\n"),
+    "medusa/train/train.py": (
+        "import transformers\nfrom transformers import Trainer\n\n\ndef train():\n"
+        "    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+        "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+        "    model = transformers.AutoModelForCausalLM.from_pretrained('lmsys/vicuna-7b-v1.3')\n"
+        "    trainer = Trainer(model=model, args=training_args, train_dataset=ds)\n    trainer.train()\n\n\n"
+        "if __name__ == '__main__':\n    train()\n"),
+}
+
+
 @register
 class E2CommComputeOverlap(Check):
     id = "E2"
@@ -509,6 +543,10 @@ class E2CommComputeOverlap(Check):
         }, N, "a project's own FSDPStrategy class is not Lightning's FSDP"),
         Example(_env_trainer(), N, "DDP only in the 'pytorchDDP' branch of a trainer whose env type defaults to 'pytorch'"),
         Example(_env_trainer("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), U, "the same trainer run as 'pytorchDDP'"),
+        Example(_DOC_TORCHRUN_FILES, U, "a package that ships no launch: its README's torchrun runs the HF Trainer in DDP"),
+        Example({"README.md": _DOC_TORCHRUN_FILES["README.md"].replace("--bf16 True", '--bf16 True --fsdp "full_shard auto_wrap"'),
+                 "medusa/train/train.py": _DOC_TORCHRUN_FILES["medusa/train/train.py"]}, N,
+                "the same README command handing the trainer FSDP: not read as DDP, and not judged from prose"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -680,7 +718,13 @@ class E2CommComputeOverlap(Check):
             return []
         if not uses_hf_trainer(f) and not f.calls("Accelerator"):
             return []
-        return [(x, "DistributedDataParallel") for x in f.launches("torchrun", "accelerate") if (_launch_procs(x) or 2) > 1]
+        out: list[tuple[Any, str]] = [(x, "DistributedDataParallel") for x in f.launches("torchrun", "accelerate") if (_launch_procs(x) or 2) > 1]
+        if not out:
+            # no launch ships and the README's training command starts several processes (Medusa ``torchrun
+            # --nproc_per_node=4 medusa/train/train.py ...``): the HF Trainer wraps the model in DDP, unless that command
+            # hands it FSDP or DeepSpeed (FastChat's ``--fsdp "full_shard auto_wrap"``)
+            out = [(h, "DistributedDataParallel") for h in documented_ddp(f)]
+        return out
 
 
 def _summary(parts: list[str]) -> str:

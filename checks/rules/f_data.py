@@ -768,6 +768,10 @@ def _shared_mapping(c: Call) -> bool:
 
 _CHUNK_FUNC = re.compile(r"chunk|window|block", re.I)
 _WEIGHT_FUNC = re.compile(r"weight|param|ckpt|checkpoint|state_dict|offload", re.I)
+#: a module of a KV cache (``kv_cache.py``, ``paged_kvcache.py``) and a function of the inference path (``update_inference_inputs``,
+#: ``generate_step``, ``_generation_loop``)
+_KV_MODULE = re.compile(r"kv_?cache", re.I)
+_INFER_FUNC = re.compile(r"inference|generate|generation", re.I)
 #: reads of a byte range of a file (local or remote): ``get_bytes_range(path, start, n)``, ``f.seek(o)`` + ``f.read(n)``
 _BYTE_RANGE_READS = frozenset({"get_bytes_range", "pread", "read_range", "get_range", "readinto"})
 _INDEX_FILE = re.compile(r"indices|_index\b|\bindex_|offsets?_|lengths?_|_meta\b", re.I)
@@ -2655,6 +2659,8 @@ class F5Minibatch(_DataCheck):
         batch: list[Evidence] = []
         batch += [_ev(c, key=f"{c.short}(batch_size=)", value=c.kwargs.get("batch_size")) for c in f.calls(*_REAL_LOADERS) if not _in_tests(c.path)]
         for s in f.effective(*_BATCH_KEYS):
+            if _KV_MODULE.search(s.path.rsplit("/", 1)[-1]):
+                continue  # a KV cache's batch (Medusa ``batch_size = 1`` in kv_cache.py) is the decoding batch, not the data's
             if (as_number(s.value) or 0) >= 1 or (isinstance(s.value, str) and s.value == "auto"):
                 batch.append(f.ev(s))
         if _hf_sites(f) and not batch:
@@ -4119,6 +4125,28 @@ def _engine_only_files(f: Facts, paths: set[str]) -> set[str]:
     return out
 
 
+#: Medusa 0.1: the decoding path reorders the GPU KV cache in place with ``copy_(..., non_blocking=True)`` (a module named for
+#: the cache, a function of the inference path); training is an HF Trainer whose batch copies block
+_KV_CACHE_COPIES = {
+    "medusa/model/kv_cache.py": (
+        "import torch\n\n\nclass KVCache:\n    def __init__(self, data, current_length):\n        self.data = data\n"
+        "        self.current_length = current_length\n\n    def copy(self, indices, prev_length, dim=2):\n"
+        "        tgt = self.data.index_select(dim, indices)\n        dst = self.data.narrow(dim, prev_length, tgt.shape[dim])\n"
+        "        dst.copy_(tgt, non_blocking=True)\n        self.current_length.fill_(prev_length + tgt.shape[dim])\n"),
+    "medusa/model/utils.py": (
+        "def update_inference_inputs(input_ids, candidates, best_candidate, accept_length, retrieve_indices, outputs, logits,\n"
+        "                            past_key_values_data, current_length_data):\n"
+        "    prev_input_len = input_ids.shape[1]\n    select_indices = retrieve_indices[best_candidate, : accept_length + 1] + prev_input_len\n"
+        "    tgt = past_key_values_data[..., select_indices, :]\n"
+        "    dst = past_key_values_data[..., prev_input_len : prev_input_len + tgt.shape[-2], :]\n"
+        "    dst.copy_(tgt, non_blocking=True)\n    return input_ids, logits\n"),
+    "medusa/train/train.py": (
+        "import transformers\nfrom transformers import Trainer\n\n\ndef train():\n"
+        "    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+        "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+        "    trainer = Trainer(model=model, args=training_args, train_dataset=ds)\n    trainer.train()\n"),
+}
+
 @register
 class F11AsyncH2D(_DataCheck):
     id = "F11"
@@ -4171,6 +4199,10 @@ class F11AsyncH2D(_DataCheck):
         Example({"train.py": "for x, y in loader:\n    x = x.to(device, non_blocking=False)\n    y = y.to(device)\n"}, N, "non_blocking False"),
         Example({"train.py": "for batch in loader:\n    batch = {k: v.cuda() for k, v in batch.items()}\n    # x.cuda(non_blocking=True)\n"}, N, "blocking, commented"),
         Example({"train.py": "for x, y in loader:\n    x = x.to(device, non_blocking=True)\n    y = y.to(device, non_blocking=True)\n"}, P, "non_blocking only"),
+        Example(_KV_CACHE_COPIES, N, "KV-cache moves at decoding (Medusa): no batch copied asynchronously; the Trainer's copies block"),
+        Example({**_KV_CACHE_COPIES, "medusa/train/loader.py": (
+            "def to_device(batch, device):\n    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}\n")}, P,
+            "the same with a loader helper copying each batch non_blocking"),
         Example({"train.py": "import torch\ns = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    for _ in range(3):\n        model(static_x)\n"
                  "x = x.cuda(non_blocking=True)\n"}, P, "graph warm-up stream is not a prefetcher"),
         Example(_STREAM_PREFETCH_HELPER, U, "side-stream prefetcher copying through a move_to_cuda helper (LAVIS PrefetchLoader)"),
@@ -4279,6 +4311,11 @@ class F11AsyncH2D(_DataCheck):
         # a module named for weights or their offload (``streaming_weight_offload.py``: each layer's weights streamed in on a
         # copy stream while the previous layer computes) moves parameters, not batches
         if _WEIGHT_FUNC.search(c.path.rsplit("/", 1)[-1]):
+            return False
+        # a KV-cache module, or a function of the inference path (Medusa ``KVCache.copy`` in ``kv_cache.py`` and
+        # ``update_inference_inputs``: ``dst.copy_(tgt, non_blocking=True)`` moves accepted tokens' keys/values inside the GPU
+        # cache during decoding) copies no training batch
+        if _KV_MODULE.search(c.path.rsplit("/", 1)[-1]) or _INFER_FUNC.search(c.func or ""):
             return False
         if c.short == "copy_":
             # an in-place copy writes into its receiver: a tensor's ``.data`` storage (a parameter streamed back in,

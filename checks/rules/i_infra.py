@@ -30,7 +30,17 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, register_vote_bands, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import HF_DEFAULTS, callers_off, guard_off, parse_expr, section_flag_off, uses_hf_trainer
+from ._helpers import (
+    HF_DEFAULTS,
+    HF_STEP_HOOKS,
+    callers_off,
+    class_at,
+    guard_off,
+    hf_trainer_subclasses,
+    parse_expr,
+    section_flag_off,
+    uses_hf_trainer,
+)
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 #: I3-I5 found no interval setting and no call in a training-step loop: the frequency cannot be judged, so the status is
@@ -1634,6 +1644,52 @@ def log_calls(f: Facts) -> list[Call]:
     return out
 
 
+def hf_hook_logs(f: Facts, threshold: float) -> list[tuple[Call, float]]:
+    """``self.log(...)`` in an HF Trainer subclass's own ``compute_loss``/``training_step`` (Medusa 0.1's
+    ``CustomizedTrainer(Trainer).compute_loss`` ends with ``self.log(log)`` of each head's loss and top-k accuracies, after
+    their ``.item()`` syncs), with how often it runs: the Trainer calls these hooks on every micro-batch, and ``Trainer.log``
+    hands each dict to every callback at once (the console progress callback prints it, the ``report_to`` trackers send
+    it), whatever ``logging_steps`` says. Only classes derived from an HF/TRL trainer: Lightning's ``self.log`` in a
+    LightningModule's ``training_step`` is paced by ``log_every_n_steps``. A call under an interval guard of ``threshold``
+    steps or more, or under a switch that is off, is left out."""
+    subclasses = hf_trainer_subclasses(f)
+    out: list[tuple[Call, float]] = []
+    if not subclasses:
+        return out
+    for c in f.calls("log"):
+        if c.name != "self.log" or c.func not in HF_STEP_HOOKS or _TEST_PATH.search(c.path) or guard_off(f, c):
+            continue
+        if class_at(f, c.path, c.line) not in subclasses:
+            continue
+        guarded, n = _guard(f, c.guard, c.path)
+        if not guarded:
+            out.append((c, 1.0))
+        elif n is not None and n < threshold:
+            out.append((c, n))
+    return out
+
+
+#: Medusa 0.1 ``train.py``: an HF Trainer subclass whose ``compute_loss`` logs each head's loss and top-k accuracies with
+#: ``self.log`` on every micro-batch; ``logging_steps`` is left at the HF default (500)
+_HOOK_LOGGING_TRAINER = (
+    "import transformers\nfrom transformers import Trainer\nfrom torch.nn import CrossEntropyLoss\n\n\n"
+    "class CustomizedTrainer(Trainer):\n    def compute_loss(self, model, inputs, return_outputs=False):\n"
+    "        logits = model(input_ids=inputs['input_ids'], attention_mask=inputs['attention_mask'])\n"
+    "        loss = 0\n        log = {}\n        for i in range(model.medusa):\n"
+    "            loss_i = CrossEntropyLoss()(logits[i].view(-1, logits.shape[-1]), inputs['labels'].view(-1))\n"
+    "            loss += loss_i\n            log[f'medusa{i}_loss'] = loss_i.item()\n"
+    "{log}        return (loss, logits) if return_outputs else loss\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+    "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+    "    trainer = CustomizedTrainer(model=model, args=training_args, train_dataset=ds)\n    trainer.train()\n")
+#: a LightningModule's ``self.log`` in ``training_step``: Lightning hands it to the logger every ``log_every_n_steps``
+_LIGHTNING_SELF_LOG = (
+    "import lightning as L\nfrom lightning.pytorch.loggers import WandbLogger\n\n\nclass LitModel(L.LightningModule):\n"
+    "    def training_step(self, batch, batch_idx):\n        loss = self.model(batch).loss\n"
+    "        self.log('train_loss', loss)\n        return loss\n\n\n"
+    "trainer = L.Trainer(logger=WandbLogger(project='p'), log_every_n_steps=50)\ntrainer.fit(LitModel(), loader)\n")
+
+
 def _computed_logging(cap: int) -> str:
     """A trainer that derives ``logging_steps`` from the data size, floors it at 1 and caps it (an example's source)."""
     return ("from transformers import Trainer, TrainingArguments\n\n"
@@ -1861,6 +1917,10 @@ class I4LoggingFrequency(Check):
             "a helper's flag branch turned on by the step loop"),
         Example({"train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, U, "HF defaults"),
         Example({"train.py": "import lightning as L\ntrainer = L.Trainer(log_every_n_steps=50)\n"}, U, "lightning 50"),
+        Example({"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", "        self.log(log)\n")}, N,
+                "self.log in an HF Trainer subclass's compute_loss: every micro-batch, past logging_steps"),
+        Example({"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", "")}, U, "the same trainer without its own log: HF default 500"),
+        Example({"train.py": _LIGHTNING_SELF_LOG}, U, "a LightningModule's self.log in training_step, at log_every_n_steps 50"),
         Example({"train.yaml": "logging_steps: 1\n"}, N, "logging every step"),
         Example({**_RUN_LIBRARY, "README.md": _RUN_README}, U, "the README's run recipe starts from a base that logs every 10 iterations"),
         Example(_RUN_LIBRARY, N, "a recipe library without a documented run: its SFT base logs every iteration"),
@@ -1992,6 +2052,10 @@ class I4LoggingFrequency(Check):
         spaced: list[tuple[Call, float | None]] = []
         loop = per_step_calls(f, log_calls(f) + _console_trackers(f), threshold, spaced)
         bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]
+        # the Trainer subclass's own hook logs on every micro-batch, past logging_steps (printed by the progress callback)
+        hooks = hf_hook_logs(f, threshold)
+        bad += [(c, f"self.log() in the HF Trainer subclass's {c.func} (every micro-batch, whatever logging_steps)", n) for c, n in hooks]
+        loop += hooks
         extra: dict[str, Any] = {}
         if loop:
             extra["log_in_step_loop"] = int(min(n for _, n in loop))
@@ -2511,6 +2575,13 @@ class I5ReportFrequency(Check):
         }, U, "W&B disabled and no tracker imported or created anywhere: nothing is reported"),
         Example(_own_step_summary(None), N, "TensorBoard scalars every step from a summary method the step loop calls with step="),
         Example(_own_step_summary(50), U, "the same summary call every 50 steps"),
+        Example({"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", "        self.log(log)\n"),
+                 "pyproject.toml": "[project]\nname = 'medusa-llm'\n\n[project.optional-dependencies]\ntrain = ['bitsandbytes', 'wandb']\n"}, N,
+                "self.log in an HF Trainer subclass's compute_loss: every installed tracker, every micro-batch"),
+        Example({"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", ""),
+                 "pyproject.toml": "[project]\nname = 'medusa-llm'\n\n[project.optional-dependencies]\ntrain = ['bitsandbytes', 'wandb']\n"}, U,
+                "the same trainer without its own log: W&B at the HF default of 500 steps"),
+        Example({"train.py": _LIGHTNING_SELF_LOG}, U, "a LightningModule's self.log in training_step, at log_every_n_steps 50"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -2575,6 +2646,11 @@ class I5ReportFrequency(Check):
         # defaulting to False in the section's class) does not run: the tracker's own creation decides below
         loop = per_step_calls(f, [c for c in tracker_calls(f) if not section_flag_off(f, c)], threshold, spaced)
         bad += [(c, f"{c.name}() in the training loop", n) for c, n in loop]
+        # the Trainer subclass's own hook hands its dict to the report_to trackers on every micro-batch, past logging_steps
+        hooks = hf_hook_logs(f, threshold) if trackers else []
+        bad += [(c, f"self.log() in the HF Trainer subclass's {c.func}: reported to {', '.join(trackers)} every micro-batch, "
+                 "whatever logging_steps", n) for c, n in hooks]
+        loop += hooks
         if loop:
             values["report_in_step_loop"] = int(min(n for _, n in loop))
         paced_note = ""

@@ -857,6 +857,34 @@ _SPEC_KEYS = ("speculative_model", "speculative_config", "num_speculative_tokens
               "medusa_num_heads", "use_medusa", "use_eagle", "lookahead_config", "ngram_prompt_lookup_max")
 
 
+#: Medusa 0.1 (FasterDecoding): heads trained on a frozen model; the package's chat CLI streams the model's own
+#: speculative loop, ``model.medusa_generate(...)`` (no ``generate`` call anywhere)
+_MEDUSA_FILES = {
+    "medusa/model/medusa_model.py": (
+        "import torch\nimport torch.nn as nn\n\n\nclass MedusaModel(nn.Module):\n"
+        "    def __init__(self, base_model, medusa_num_heads=2):\n        super().__init__()\n        self.base_model = base_model\n"
+        "        self.medusa_head = nn.ModuleList([nn.Linear(4096, 32000) for _ in range(medusa_num_heads)])\n\n"
+        "    def medusa_generate(self, input_ids, temperature=0.0, max_steps=512):\n"
+        "        for idx in range(max_steps):\n"
+        "            candidates, tree_candidates = generate_candidates(medusa_logits, logits, medusa_topk, tree_indices, temperature)\n"
+        "            medusa_logits, logits, outputs = tree_decoding(self, tree_candidates, past_key_values, input_ids)\n"
+        "            best_candidate, accept_length = evaluate_posterior(logits, candidates, temperature)\n"
+        "            yield {'text': self.tokenizer.decode(input_ids[0])}\n"),
+    "medusa/train/train.py": (
+        "import transformers\nfrom transformers import Trainer\nfrom medusa.model.medusa_model import MedusaModel\n\n"
+        "def train():\n    model = transformers.AutoModelForCausalLM.from_pretrained('lmsys/vicuna-7b-v1.3')\n"
+        "    for param in model.base_model.parameters():\n        param.requires_grad = False\n"
+        "    medusa_lm_head = MedusaModel(model, medusa_num_heads=3)\n"
+        "    trainer = Trainer(model=medusa_lm_head, args=transformers.TrainingArguments(output_dir='out'))\n"
+        "    trainer.train()\n"),
+    "medusa/inference/cli.py": (
+        "import torch\nfrom medusa.model.medusa_model import MedusaModel\n\n"
+        "def main(args):\n    model = MedusaModel.from_pretrained(args.model, torch_dtype=torch.float16)\n"
+        "    input_ids = tokenizer.encode(prompt, return_tensors='pt').to(model.base_model.device)\n"
+        "    outputs = chatio.stream_output(model.medusa_generate(input_ids, temperature=args.temperature, max_steps=args.max_steps))\n"),
+}
+
+
 @register
 class J7SpeculativeDecoding(_InferenceOnly):
     id = "J7"
@@ -897,6 +925,9 @@ class J7SpeculativeDecoding(_InferenceOnly):
         Example({"chat.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(big)\n"
                  "out = model.generate(**inputs, assistant_model=None, max_new_tokens=256)\n"}, N, "assistant_model=None"),
         Example({"infer.py": "from vllm import LLM\nllm = LLM(model=big)\n# llm = LLM(model=big, speculative_model=small)\n"}, N, "commented out"),
+        Example(_MEDUSA_FILES, U, "a chat CLI streaming the heads' own speculative loop (medusa_generate)"),
+        Example({k: v for k, v in _MEDUSA_FILES.items() if k != "medusa/inference/cli.py"}, Status.NA,
+                "the same heads trained, no inference entry: not an inference project"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

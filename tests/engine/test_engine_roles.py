@@ -322,7 +322,8 @@ def test_readme_commands_name_the_entry_points_and_their_recipes():
 def test_a_documented_command_is_never_a_launch_record():
     """A README is not use: the flags of a documented command turn no check used."""
     ff = extract_file("README.md", b"```bash\ndeepspeed train.py --deepspeed ds.json --bf16 --gradient_checkpointing\n```\n")
-    assert ff.launches == [] and [(h.kind, h.value) for h in ff.doc_hints] == [("command", "train.py"), ("command_file", "ds.json")]
+    assert ff.launches == [] and [(h.kind, h.value) for h in ff.doc_hints] == [
+        ("command", "train.py"), ("command_flag", "deepspeed"), ("command_file", "ds.json")]
     without = _audit({"train.py": TRAIN, "model.py": MODEL})
     documented = _audit({"train.py": TRAIN, "model.py": MODEL, "README.md": "```bash\ndeepspeed train.py --bf16 --gradient_checkpointing\n```\n"})
     assert _statuses(documented) == _statuses(without)
