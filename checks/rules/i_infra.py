@@ -1743,6 +1743,18 @@ def _name_table_args(logging_steps: int) -> dict[str, str]:
     }
 
 
+
+#: FlagAI's ``Trainer.train_step`` shape: a NaN/inf loss skips backward with a notice in the else branch (shared by the
+#: I4 examples and tests/engine/test_round15_flagai_rules.py)
+NAN_SKIP_STEP = (
+    "from mylib.logger import log_dist\nfrom mylib.fp16 import DynamicLossScaler\n\nclass Trainer:\n"
+    "    def train_step(self, data, model, optimizer):\n        lm_loss = model(**data)['loss']\n"
+    "        reduced_loss = lm_loss.detach().clone().view(1)\n"
+    "        if not DynamicLossScaler._has_inf_or_nan(reduced_loss):\n            lm_loss.backward()\n"
+    "            optimizer.step()\n        else:\n            log_dist('Found NaN loss, skip backward', [0])\n"
+    "        return reduced_loss\n\n"
+)
+
 @register
 class I4LoggingFrequency(Check):
     id = "I4"
@@ -1886,24 +1898,14 @@ class I4LoggingFrequency(Check):
             "    if step % 50 == 0:\n        logger.info('step %d loss %.4f', step, loss.item())\n")}, U,
             "a conditional warning is not per-step logging"),
         Example({"mylib/trainer.py": (  # the else of a NaN test is the skip notice of a bad step, not the step's metrics
-            "from mylib.logger import log_dist\nfrom mylib.fp16 import DynamicLossScaler\n\nclass Trainer:\n"
-            "    def train_step(self, data, model, optimizer):\n        lm_loss = model(**data)['loss']\n"
-            "        reduced_loss = lm_loss.detach().clone().view(1)\n"
-            "        if not DynamicLossScaler._has_inf_or_nan(reduced_loss):\n            lm_loss.backward()\n"
-            "            optimizer.step()\n        else:\n            log_dist('Found NaN loss, skip backward', [0])\n"
-            "        return reduced_loss\n\n"
+            NAN_SKIP_STEP +
             "    def train(self, model, optimizer, loader, log_interval=100):\n        total = 0.0\n"
             "        for iteration, batch in enumerate(loader):\n            total += self.train_step(batch, model, optimizer)\n"
             "            if (iteration + 1) % log_interval == 0:\n"
             "                log_dist(f'iteration {iteration + 1} loss {total.item() / log_interval}', [0])\n"
             "                total = 0.0\n")}, U, "a NaN-skip notice in the else of a finite-loss test, metrics every 100 iterations"),
         Example({"mylib/trainer.py": (  # the same NaN-skip notice, and the loss logged every iteration
-            "from mylib.logger import log_dist\nfrom mylib.fp16 import DynamicLossScaler\n\nclass Trainer:\n"
-            "    def train_step(self, data, model, optimizer):\n        lm_loss = model(**data)['loss']\n"
-            "        reduced_loss = lm_loss.detach().clone().view(1)\n"
-            "        if not DynamicLossScaler._has_inf_or_nan(reduced_loss):\n            lm_loss.backward()\n"
-            "            optimizer.step()\n        else:\n            log_dist('Found NaN loss, skip backward', [0])\n"
-            "        return reduced_loss\n\n"
+            NAN_SKIP_STEP +
             "    def train(self, model, optimizer, loader):\n"
             "        for iteration, batch in enumerate(loader):\n            loss = self.train_step(batch, model, optimizer)\n"
             "            log_dist(f'iteration {iteration + 1} loss {loss.item()}', [0])\n")}, N,

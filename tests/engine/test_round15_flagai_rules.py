@@ -5,7 +5,7 @@ from __future__ import annotations
 from checks.engine import audit_files
 from checks.rules.a_parallelism import _env_trainer
 from checks.rules.g_strategy import _annealing_trainer
-from checks.rules.i_infra import _nonfinite_branch
+from checks.rules.i_infra import NAN_SKIP_STEP, _nonfinite_branch
 
 
 def _audit(files: dict[str, str]):
@@ -64,12 +64,7 @@ def test_the_else_of_a_finite_loss_test_is_a_non_finite_branch():
 
 
 _NAN_SKIP = (
-    "from mylib.logger import log_dist\nfrom mylib.fp16 import DynamicLossScaler\n\nclass Trainer:\n"
-    "    def train_step(self, data, model, optimizer):\n        lm_loss = model(**data)['loss']\n"
-    "        reduced_loss = lm_loss.detach().clone().view(1)\n"
-    "        if not DynamicLossScaler._has_inf_or_nan(reduced_loss):\n            lm_loss.backward()\n"
-    "            optimizer.step()\n        else:\n            log_dist('Found NaN loss, skip backward', [0])\n"
-    "        return reduced_loss\n\n"
+    NAN_SKIP_STEP +
     "    def train(self, model, optimizer, loader, log_interval=100):\n        total = 0.0\n"
     "        for iteration, batch in enumerate(loader):\n            total += self.train_step(batch, model, optimizer)\n"
 )
