@@ -1,7 +1,8 @@
 """Download pinned releases (sdist or wheel) from the package index and unpack them safely into a cache folder.
 
 Nothing here imports or runs the downloaded code. Wheels come through ``pip download --no-deps
---only-binary :all:`` (a wheel is never built). Sdists come from the index's simple API (PEP 691 JSON)
+--only-binary :all: --ignore-requires-python`` (a wheel is never built; the code is only read, so the
+interpreter a release asks for does not matter). Sdists come from the index's simple API (PEP 691 JSON)
 and are checked against its sha256, because ``pip download`` of an sdist runs the package's setup.py to
 read its metadata. Archives are unpacked with path checks (no absolute paths, no ``..``, no links,
 regular files only).
@@ -80,7 +81,7 @@ def fetch(spec: str, dest: Path = DEFAULT_DEST, kind: str = "sdist") -> Path:
         (folder / ".complete").write_text(spec)
         return folder
     before = set(downloads.iterdir())
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:", "-d", str(downloads), spec]
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:", "--ignore-requires-python", "-d", str(downloads), spec]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         raise FetchError(f"pip download {spec} ({kind}) failed: {res.stderr.strip()[-500:]}")
