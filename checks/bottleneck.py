@@ -361,12 +361,19 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     return out
 
 
-def storage_note() -> tuple[str, str]:
-    """What to check when no data location is named (an unnamed medium is unknown, never "slow")."""
+def storage_note(paths: list[str] | None = None, where: str = "") -> tuple[str, str]:
+    """What to check when no data location names its storage (an unnamed medium is unknown, never "slow"). ``paths``: the
+    data paths I2 read that name no medium (``./alpaca_data.json``), ``where`` the first one's place: then the note says
+    so instead of "no data location"."""
+    check = "check where the data path points (local NVMe, a network file system or object storage) and its read throughput"
+    check_zh = "请确认数据路径指向本地 NVMe、网络文件系统还是对象存储，以及其读取吞吐"
+    if paths:
+        shown = ", ".join(paths[:3]) + (f"; {where}" if where else "")
+        return (f"storage of the training data: unknown (the data paths ({shown}) do not name their storage medium); {check}",
+                f"训练数据所在存储：未知（数据路径（{shown}）未表明存储介质）；{check_zh}")
     return (
-        "storage of the training data: unknown (no data location in a config or launch on the training path); "
-        "check where the data path points (local NVMe, a network file system or object storage) and its read throughput",
-        "训练数据所在存储：未知（训练路径的配置与启动命令中未出现数据位置）；请确认数据路径指向本地 NVMe、网络文件系统还是对象存储，以及其读取吞吐",
+        f"storage of the training data: unknown (no data location in a config or launch on the training path); {check}",
+        f"训练数据所在存储：未知（训练路径的配置与启动命令中未出现数据位置）；{check_zh}",
     )
 
 
@@ -827,6 +834,7 @@ def signals(facts: Facts, project: Project, results: Iterable[CheckResult], role
 
 
 def classify(facts: Facts, project: Project, results: Iterable[CheckResult], roles: Mapping[str, str] | None = None) -> Verdict:
+    results = list(results)
     sigs = signals(facts, project, results, roles)
     scores: dict[str, int] = {}
     for s in sigs:
@@ -835,7 +843,10 @@ def classify(facts: Facts, project: Project, results: Iterable[CheckResult], rol
     storage: tuple[str, str] | None = None
     if project.does_training and not any(s.kind == Bottleneck.DATA_IO and s.positive and ("storage" in s.en or "file system" in s.en) for s in sigs) \
             and not _data_locations(facts):
-        storage = storage_note()
+        # the paths I2 read (a launch's ``--data_path ./alpaca_data.json``) that name no medium: the note must not deny them
+        i2 = next((r for r in results if r.id == "I2" and r.values.get("data_paths")), None)
+        storage = storage_note(list(i2.values["data_paths"]), f"{i2.evidence[0].path}:{i2.evidence[0].line}" if i2.evidence else "") \
+            if i2 is not None else storage_note()
     if not ranked:
         if not (project.does_training or project.does_inference):
             return Verdict(Bottleneck.UNKNOWN, ["no training or inference code was recognised"], ["未识别到训练或推理代码"], scores)

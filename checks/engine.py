@@ -30,7 +30,7 @@ from .tree_index import TreeIndex
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
 #: Bump when an extractor changes what it records: cached facts of older versions are ignored.
-FACTS_VERSION = 49
+FACTS_VERSION = 55
 
 
 class FactsCache(Protocol):
@@ -331,6 +331,10 @@ def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorde
     documented = [h for ff in outside if roles.by_path[ff.path] == DOCS for h in ff.doc_hints]
     if documented:
         facts._s["doc_hints"] = facts._s["doc_hints"] + documented
+    # and the training commands they document are the run's when the repository ships no launch (Facts.documented_runs)
+    commands = [x for ff in outside if roles.by_path[ff.path] == DOCS for x in ff.doc_launches]
+    if commands:
+        facts._s["doc_launches"] = facts._s["doc_launches"] + commands
     context = _Deferred(outside, (context_recorder or recorder) if recorder is not None else None)
     if recorder is not None:  # the documented hints came from files whose share of ``doc_hints`` is compared whole
         recorder.watch(facts)

@@ -148,9 +148,18 @@ def _library_demo_lines(facts: Facts) -> frozenset[tuple[str, int]]:
     return facts._s["_library_demo_lines"]
 
 
+_DOC_EXT = (".md", ".qmd", ".rst", ".mdx")
+
+
+def _in_docs(s: Any) -> bool:
+    """A setting of a README's training command (:meth:`Facts.documented_runs`): the model it names is a documented
+    model (:func:`_documented_models`), which the training path's own names and loads take precedence over."""
+    return s.source == "launcher" and s.path.endswith(_DOC_EXT)
+
+
 def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
     demo = _library_demo_lines(facts)
-    out = [s.value for s in facts.settings(*keys) if isinstance(s.value, str) and (s.path, s.line) not in demo]
+    out = [s.value for s in facts.settings(*keys) if isinstance(s.value, str) and (s.path, s.line) not in demo and not _in_docs(s)]
     tokenizer_only: dict[str, bool] = {}
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
         if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):
@@ -658,7 +667,8 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
     demo = _library_demo_lines(facts)
     rejected = _not_model_values(facts)
     for st in facts.settings(*_MODEL_KEYS):
-        if isinstance(st.value, str) and 2 < len(st.value) < 200 and (st.path, st.line) not in demo and not _not_a_model(facts, st):
+        if isinstance(st.value, str) and 2 < len(st.value) < 200 and (st.path, st.line) not in demo and not _not_a_model(facts, st) \
+                and not _in_docs(st):
             out.append((st.path, st.value))
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
         if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):
@@ -887,7 +897,10 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
     per_file = {k: v for k, v in per_file.items() if len(v) <= 3}  # a table of presets is not a setting
     if not per_file:
         return
-    own = [max(v) for k, v in per_file.items() if k in training]
+    # the README command that is the run (a repository that ships no launch, :meth:`Facts.documented_runs`) sets the run's
+    # own value, before the training path's code defaults (FastChat's ``--model_max_length 2048`` over a 4096 default)
+    runs = {x.path for x in facts.documented_runs()}
+    own = [max(v) for k, v in per_file.items() if k in runs] or [max(v) for k, v in per_file.items() if k in training]
     votes: dict[int, int] = {}
     for v in per_file.values():
         for x in v:
@@ -976,13 +989,33 @@ def _does_inference(facts: Facts, p: Project) -> bool:
     return any(_RL_SCRIPTS.search(launch.script or "") for launch in facts.launches())
 
 
+#: a batch or launch script named for serving, generation or evaluation (open-r1 ``slurm/serve_r1_vllm.slurm``,
+#: ``generate.slurm``, ``evaluate.slurm``): the nodes it asks for serve a model, they are not the training run's
+_NOT_TRAINING_SCRIPT = re.compile(r"infer|generat|serv(e|er|ing)|eval|bench|export|convert|router|pass_rate", re.I)
+
+
+def _not_training_script(facts: Facts, path: str) -> bool:
+    """A shell/batch script that runs no training: named for another job, or launching only inference engines."""
+    ff = facts.files.get(path)
+    if ff is None or ff.kind != "shell":
+        return False
+    if _NOT_TRAINING_SCRIPT.search(path.rsplit("/", 1)[-1].rsplit(".", 1)[0]):
+        return True
+    return bool(ff.launches) and all(x.launcher in _SERVING_LAUNCHERS for x in ff.launches)
+
+
 def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset()) -> None:
     nodes: list[tuple[float, str]] = []
     gpus: list[float] = []
     for launch in facts.launches():
+        if _not_training_script(facts, launch.path):
+            continue
+        # a README command that is the run (:meth:`Facts.documented_runs`) says how many GPUs; a node count in one of them
+        # is a documented multi-node variant (nanoGPT's "across 2 nodes like"), read below as documented, not configured
+        documented = launch.path.endswith(_DOC_EXT)
         for k, v in {**launch.launcher_args}.items():
             n = as_number(v) if not isinstance(v, str) or ":" not in v else as_number(v.split(":")[-1])
-            if k in {"nnodes", "num_nodes", "num_machines"} and n:
+            if k in {"nnodes", "num_nodes", "num_machines"} and n and not documented:
                 nodes.append((n, f"{launch.path}:{launch.line}"))
             if k in {"nproc_per_node", "num_gpus", "gpus", "num_processes", "nproc-per-node"} and n:
                 gpus.append(n)
@@ -990,6 +1023,8 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
         # ``--nnodes 1 --master_addr localhost`` is not
         nn = launch.launcher_args.get("nnodes")
         unresolved = nn is not None and as_number(str(nn).split(":")[-1]) is None
+        if documented:
+            continue
         if "hostfile" in launch.launcher_args or (unresolved and ("master_addr" in launch.launcher_args or "node_rank" in launch.launcher_args)):
             nodes.append((2, f"{launch.path}:{launch.line}"))
         # a model-parallel group larger than one node's GPUs (Megatron ``--tensor-model-parallel-size 8
@@ -1002,11 +1037,11 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
             nodes.append((-(-group // per_node), f"{launch.path}:{launch.line}"))
     for s in facts.effective("num_machines", "nnodes", "num_nodes", "nodes", "NNODES", "trainer.num_nodes"):
         n = as_number(s.value)
-        if n:
+        if n and not _not_training_script(facts, s.path) and not _in_docs(s):
             nodes.append((n, f"{s.path}:{s.line}"))
     for e in facts.envs("NNODES", "NUM_NODES", "WORLD_SIZE_NODES", "SLURM_NNODES"):
         n = as_number(e.value)
-        if n:
+        if n and not _not_training_script(facts, e.path):
             nodes.append((n, f"{e.path}:{e.line}"))
     auto: list[str] = []
     # a Fabric/Trainer of the training path: ``Fabric(devices=1)`` in a chat, generation or LoRA-merge script is not how

@@ -94,6 +94,9 @@ class RepoStyle:
     dialect: str | None = None  # "axolotl" | "llamafactory" | "megatron"
     hf_args_class: str = "TrainingArguments"
     hf: bool = True  # the project trains with Hugging Face libraries (a Python snippet may use them)
+    # argument names the project's own parsers take (dataclass fields, argparse options) or its launches already pass:
+    # a model keyword (``attn_implementation``) is a training flag only where one of them defines it
+    own_args: frozenset[str] = frozenset()
 
 
 def _top_level(facts: Facts, fmt: str) -> dict[str, set[str]]:
@@ -140,6 +143,8 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
     """``roles``: path -> role (checks.roles); files of the training path are preferred as the place to edit."""
     s = RepoStyle()
     roles = roles or {}
+    s.own_args = frozenset({x.name for x in facts.records("fields")} | {x.dest for x in facts.records("arg_options")}
+                           | {k.replace("-", "_") for x in facts.launches() for k in x.script_args})
     yaml_keys = _top_level(facts, "yaml")
     json_keys = _top_level(facts, "json")
     fw = set(project.frameworks)
@@ -273,13 +278,23 @@ def _translate_yaml(code: str, dialect: str | None) -> str:
     return yaml.safe_dump(out, sort_keys=False, default_flow_style=False, allow_unicode=True) if changed else code
 
 
+#: keys of the HF YAML snippets that are not ``TrainingArguments`` fields: a model's keyword or config value, which a
+#: recipe framework (TRL's ``ModelConfig``, axolotl, LLaMA-Factory) reads from its YAML but a plain ``HfArgumentParser``
+#: script rejects as an unknown flag (Stanford Alpaca's ``train.py`` parses Model/Data/TrainingArguments only)
+_NOT_TRAINING_ARGS = frozenset({"attn_implementation", "vocab_size"})
+
+
 def _hf_yaml_to(target: str, code: str, style: RepoStyle) -> str | None:
-    """The HF YAML keys as ``TrainingArguments`` keywords or as launcher flags."""
+    """The HF YAML keys as ``TrainingArguments`` keywords or as launcher flags; None when a key is not one the target
+    takes (a model keyword is never a ``TrainingArguments`` keyword, and a flag only where the project's parser has it)."""
     try:
         doc = yaml.safe_load(code)
     except yaml.YAMLError:
         return None
     if not isinstance(doc, dict) or not all(isinstance(v, (bool, int, float, str)) for v in doc.values()):
+        return None
+    foreign = _NOT_TRAINING_ARGS & set(doc)
+    if foreign and (target == "hf-args" or not foreign <= style.own_args):
         return None
     where = style.where.get(target, "")
     if target == "hf-args":

@@ -4,9 +4,11 @@ Three kinds. ``multi_node``: a documented multi-node launch (E1: GPUDirect RDMA 
 and many projects document their multi-node launch only in Markdown). ``command`` / ``command_file``: the script and
 the files (recipes, configs) a documented training command runs, from the shell code blocks of a README
 (``torchrun --nproc_per_node 8 src/train.py --config configs/a.yaml``, ``llamafactory-cli train examples/x.yaml``):
-:mod:`checks.roles` takes them as entry points of the training path. Nothing here is evidence that a practice is
-used (the fixture rules: a README is not use): no launch record is made from prose, so no flag in a README turns
-a check ``used``. ``model``: the base checkpoint a documented training run starts from (``base_model:`` in a README's
+:mod:`checks.roles` takes them as entry points of the training path. The same commands are kept as launches of their
+own (``doc_launches``), apart from the shipped ones: they are the run's settings only when the repository ships no
+launch at all (Stanford Alpaca's ``torchrun ... train.py --bf16 True --fsdp "full_shard auto_wrap"`` in its README is
+the only place its run is configured, see :meth:`checks.facts.store.Facts.documented_runs`); a repository that ships a
+launch keeps the rule that a README is not use. ``model``: the base checkpoint a documented training run starts from (``base_model:`` in a README's
 YAML config block, ``--model_name_or_path`` of a README's training command): the overview names it, and sizes the model
 by that name, when no config of the training path names one.
 """
@@ -38,6 +40,8 @@ _MULTI_NODE = (
     re.compile(rf"(?<![\w.-])(?:[\w-]+\.)+(?:n_nodes|num_nodes|nnodes)={_NODES}"),
     re.compile(rf"#SBATCH\s+(?:--nodes[= ]|-N\s*){_NODES}"),
     re.compile(rf"\bsrun\b.*\s(?:-N\s*|--nodes[= ]){_NODES}"),
+    # a batch job submitted on several nodes (open-r1's README: ``sbatch --nodes=2 slurm/train.slurm --model ...``)
+    re.compile(rf"\bsbatch\b.*\s(?:-N\s*|--nodes[= ]){_NODES}"),
     re.compile(r"\s--hostfile[= ]+\S+"),
     # a hostfile named in a config (GPT-NeoX's README: 'pass in the path to the hostfile with "hostfile": "/path/to/hostfile"')
     re.compile(r"[\"']hostfile[\"']\s*:\s*[\"'][^\"']+[\"']"),
@@ -205,7 +209,8 @@ def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
     """The script and files of each documented training command (``command`` / ``command_file`` hints), and the model it
     starts from (a ``model`` hint per ``--model_name_or_path`` / ``--base_model`` flag).
 
-    The code blocks are parsed as shell into a scratch record: their launches never reach ``out.launches``.
+    The code blocks are parsed as shell into a scratch record: their launches never reach ``out.launches``; a training
+    command's launch is kept in ``out.doc_launches``.
     """
     if "```" not in text and "~~~" not in text and ".. code" not in text:
         return
@@ -222,6 +227,7 @@ def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
             script = str(launch.script or "").strip("'\"")
             if script and (launch.launcher in _SCRIPT_LAUNCHERS or "/" in script or "." in script):
                 out.doc_hints.append(DocHint(path, launch.line, "command", script, shown))
+                out.doc_launches.append(launch)
             for key, value in launch.script_args.items():
                 if str(key).replace("-", "_") in DOC_MODEL_KEYS and isinstance(value, str) and value.strip("'\""):
                     out.doc_hints.append(DocHint(path, launch.arg_line(key), "model", value.strip("'\""), shown))

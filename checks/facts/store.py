@@ -448,10 +448,44 @@ class Facts:
 
     # -- launchers, env, deps, paths --------------------------------------
     def launches(self, *launchers: str) -> list[Launch]:
-        items = self._s["launches"]
+        """The launches of the shipped scripts, configs and Makefiles; a repository that ships none: its documented
+        training commands (:meth:`documented_runs`)."""
+        items = self._s["launches"] or self.documented_runs()
         if launchers:
             items = [x for x in items if x.launcher in launchers]
         return self._keep(items)
+
+    def documented_runs(self) -> list[Launch]:
+        """The README/docs training commands (``torchrun --nproc_per_node=4 train.py --bf16 True ...`` in a code block) of a
+        repository that ships no launch of its own, whose script it ships: then the documented command is all there is of
+        the run, and its flags are the run's settings (a launcher flag each, cited at the README's line). Empty when any
+        launch is shipped: a README is not use where the repository runs its own launch."""
+        memo = self._s.get("documented_runs")
+        if memo is None:
+            memo = []
+            if not self._s["launches"]:
+                # the project's own README and docs/ (an example's README documents that example, as for run recipes)
+                # a command run on the CPU (nanoGPT's "on a MacBook ... --device=cpu --compile=False") is a demo, not the run
+                memo = [x for x in self._s["doc_launches"] if ("/" not in x.path or x.path.startswith("docs/")) and self._ships(x.script)
+                        and str(x.script_args.get("device", "")).strip("'\"").lower() != "cpu"]
+            self._s["documented_runs"] = memo
+        return memo
+
+    def _ships(self, script: str | None) -> bool:
+        """A documented command's script (``train.py``, ``./src/train.py``, ``pkg.train`` after ``-m``) is a scanned file."""
+        r = str(script or "").strip("\"'")
+        while r.startswith("./"):
+            r = r[2:]
+        if not r or "$" in r or "{" in r:
+            return False
+        if not r.endswith(".py"):
+            if "/" in r or not re.fullmatch(r"[\w.]+", r):
+                return False
+            stem = r.replace(".", "/")
+            return any(p.endswith((f"{stem}.py", f"{stem}/__main__.py")) for p in [*self.paths_named(stem.rsplit("/", 1)[-1] + ".py"),
+                                                                                   *self.paths_named("__main__.py")])
+        # relative to the repository's root, as the README runs it; a bare ``train.py`` is not ``examples/x/train.py``
+        return any(p == r or ("/" in r and p.endswith("/" + r)) for p in self.paths_named(r.rsplit("/", 1)[-1]))
 
     def envs(self, *prefixes: str) -> list[EnvVar]:
         return self._keep(e for e in self._s["envs"] if not prefixes or any(e.name.startswith(p) for p in prefixes))
@@ -899,6 +933,11 @@ class Facts:
             line = launch.arg_line(k)
             if self._ok(launch.path, launch.line) and self._ok(launch.path, line):
                 out.append(Setting(name, v, launch.path, line, "launcher", launch.text, f"--{k}", 3, launch.script))
+        for launch in self.documented_runs():  # a few commands of a README, when the repository ships no launch
+            for src in (launch.script_args, launch.launcher_args):
+                for k, v in src.items():
+                    if _norm_key(k) == name:
+                        out.append(Setting(name, v, launch.path, launch.arg_line(k), "launcher", launch.text, f"--{k}", 3, launch.script))
         for a in self._s["arg_options_by_key"].get(name, []):
             if self._ok(a.path, a.line):
                 long_flags = [x for x in a.flags if x.startswith("--")]  # the flag as written (--model.x), not only its dest

@@ -306,6 +306,9 @@ class FileFacts:
     deps: list[Dependency] = field(default_factory=list)
     paths: list[PathLiteral] = field(default_factory=list)
     doc_hints: list[DocHint] = field(default_factory=list)
+    # the training commands of a README/docs code block, parsed as a launch script's would be: the run's settings only
+    # when the repository ships no launch of its own (:meth:`checks.facts.store.Facts.documented_runs`)
+    doc_launches: list[Launch] = field(default_factory=list)
     suppressed: dict[int, frozenset[str]] = field(default_factory=dict)  # line -> check IDs
     error: str | None = None  # parse error (the file is still listed)
     lines: int = 0
@@ -405,7 +408,7 @@ def drop_tables(strings: dict[Any, Any]) -> None:
 
 
 RECORD_LISTS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths",
-                "doc_hints", "params")
+                "doc_hints", "params", "doc_launches")
 
 
 @dataclass(frozen=True, slots=True)

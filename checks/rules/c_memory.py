@@ -12,7 +12,7 @@ from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Expr, Facts, Field, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import recipe_files
+from ..project import CONFIG_CALLEE, recipe_files
 from ._helpers import (
     HF_DEFAULTS,
     backend_unselected,
@@ -179,6 +179,39 @@ def _serving_field(s: Setting) -> bool:
     return s.source == "field-default" and bool(_SERVING_ARGS.match(s.key.split(".", 1)[0]))
 
 
+#: Stanford Alpaca's shape: an HfArgumentParser script, configured only by the README's training command
+ALPACA_TRAIN = """\
+import transformers
+from transformers import Trainer
+
+
+def train():
+    parser = transformers.HfArgumentParser((ModelArguments, DataArguments, transformers.TrainingArguments))
+    model_args, data_args, training_args = parser.parse_args_into_dataclasses()
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)
+    trainer = Trainer(model=model, args=training_args, **make_supervised_data_module(data_args))
+    trainer.train()
+
+
+if __name__ == "__main__":
+    train()
+"""
+ALPACA_README = """\
+## Fine-tuning
+
+```bash
+torchrun --nproc_per_node=4 --master_port=<your_random_port> train.py \\
+    --model_name_or_path <your_path_to_hf_converted_llama_ckpt_and_tokenizer> \\
+    --data_path ./alpaca_data.json \\
+    --bf16 True \\
+    --output_dir <your_output_dir> \\
+    --gradient_accumulation_steps 8 \\
+    --logging_steps 1 \\
+    --fsdp "full_shard auto_wrap"
+```
+"""
+
+
 @register
 class C1MixedPrecision(Check):
     id = "C1"
@@ -219,6 +252,10 @@ class C1MixedPrecision(Check):
         Example({"ds.json": '{\n  "train_batch_size": 64,\n  "bf16": {\n    "enabled": true\n  }\n}\n'}, U, "deepspeed json"),
         Example({"run.sh": "torchrun --nproc_per_node 8 train.py --bf16 True --output_dir out\n",
                  "train.py": "from transformers import HfArgumentParser, TrainingArguments\n"}, U, "launcher flag"),
+        Example({"train.py": ALPACA_TRAIN, "README.md": ALPACA_README}, U,
+                "a repository that ships no launch: its README's training command is the run, and passes --bf16 True"),
+        Example({"train.py": ALPACA_TRAIN, "README.md": ALPACA_README, "scripts/train.sh": "torchrun --nproc_per_node=8 train.py --output_dir out\n"}, N,
+                "the repository ships its own launch, without --bf16: a README command is not use"),
         Example({"train.py": "import lightning as L\ntrainer = L.Trainer(precision='bf16-mixed', devices=8)\n"}, U, "lightning"),
         Example({"train.py": "import torch\nscaler = torch.cuda.amp.GradScaler()\nwith torch.autocast('cuda', dtype=torch.float16):\n    loss = model(x)\n"}, U, "amp loop"),
         Example({"train.yaml": "bf16: false\nfp16: false\n"}, N, "disabled values"),
@@ -1810,6 +1847,13 @@ class C5GradientAccumulation(Check):
                                "            self.sharpness_aware_step(closure)\n        else:\n            loss = closure()\n"
                                "            if loss:\n                self.base_optimizer.step()\n"),
                 N, "an optimizer wrapper stepping plainly on the steps between its periodic ones"),
+        Example({"finetune.py": ("import transformers\n\n\ndef train(batch_size: int = 128, micro_batch_size: int = 4):\n"
+                                 "    gradient_accumulation_steps = batch_size // micro_batch_size\n"
+                                 "    trainer = transformers.Trainer(model=model, args=transformers.TrainingArguments(\n"
+                                 "        per_device_train_batch_size=micro_batch_size,\n"
+                                 "        gradient_accumulation_steps=gradient_accumulation_steps,\n        output_dir='out'))\n"
+                                 "    trainer.train()\n")}, Status.NA,
+                "Alpaca-LoRA: the trainer is handed a count computed at run time, not HF's default of 1"),
         Example(_sam_optimizer("loss = closure()\n        if (self.global_step + 1) % self.accumulation == 0:\n"
                                "            self.base_optimizer.step()\n"), U, "the same wrapper stepping once every N micro-batches"),
     )
@@ -1919,6 +1963,17 @@ class C5GradientAccumulation(Check):
                                "data-parallel size grows)", {"gradient_accumulation_steps": steps})
             return Outcome(N, [f.ev(a)], f"gradient_accumulation_steps is filled in __post_init__ ({a.path}:{a.line}) with 1 "
                            "on one GPU", {"gradient_accumulation_steps": 1})
+        # the trainer is handed a value computed at run time (Alpaca-LoRA ``gradient_accumulation_steps=
+        # gradient_accumulation_steps``, a local ``batch_size // micro_batch_size``): not the default, and not known here
+        # (a local or an expression of locals; ``training_args.gradient_accumulation_steps`` passes the setting on, whose
+        # value effective() already looked for)
+        # (the keyword of a trainer's arguments or config, not of any call: a web UI's ``dict(gradient_accumulation_steps=slider)``)
+        passed = [s for s in f.effective(*_GA_KEYS) if s.source == "call" and isinstance(s.value, Expr) and "." not in s.value.text
+                  and CONFIG_CALLEE.search(s.key.split("(", 1)[0])]
+        if passed and uses_hf_trainer(f):
+            s = passed[0]
+            return Outcome(Status.NA, [f.ev(s)], f"not judged: gradient_accumulation_steps is passed `{s.value.text[:60]}`, a value "
+                           f"computed at run time ({s.path}:{s.line}); check what it evaluates to for the run", {})
         if uses_hf_trainer(f):
             return Outcome(N, [], f"HF Trainer default gradient_accumulation_steps={HF_DEFAULTS['gradient_accumulation_steps']}",
                            {"gradient_accumulation_steps": 1})

@@ -545,8 +545,8 @@ class E2CommComputeOverlap(Check):
         Example(_env_trainer("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), U, "the same trainer run as 'pytorchDDP'"),
         Example(_DOC_TORCHRUN_FILES, U, "a package that ships no launch: its README's torchrun runs the HF Trainer in DDP"),
         Example({"README.md": _DOC_TORCHRUN_FILES["README.md"].replace("--bf16 True", '--bf16 True --fsdp "full_shard auto_wrap"'),
-                 "medusa/train/train.py": _DOC_TORCHRUN_FILES["medusa/train/train.py"]}, N,
-                "the same README command handing the trainer FSDP: not read as DDP, and not judged from prose"),
+                 "medusa/train/train.py": _DOC_TORCHRUN_FILES["medusa/train/train.py"]}, P,
+                "the same README command handing the trainer FSDP: not read as DDP; HF's FSDP default is NO_PREFETCH"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

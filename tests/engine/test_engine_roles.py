@@ -319,14 +319,64 @@ def test_readme_commands_name_the_entry_points_and_their_recipes():
     assert roles.role("tools/convert.py") == "code"  # not named by any command
 
 
-def test_a_documented_command_is_never_a_launch_record():
-    """A README is not use: the flags of a documented command turn no check used."""
+def test_a_documented_command_is_not_use_where_the_repository_ships_a_launch():
+    """A README is not use where the repository runs its own launch: the flags of a documented command turn no check used."""
     ff = extract_file("README.md", b"```bash\ndeepspeed train.py --deepspeed ds.json --bf16 --gradient_checkpointing\n```\n")
     assert ff.launches == [] and [(h.kind, h.value) for h in ff.doc_hints] == [
         ("command", "train.py"), ("command_flag", "deepspeed"), ("command_file", "ds.json")]
-    without = _audit({"train.py": TRAIN, "model.py": MODEL})
-    documented = _audit({"train.py": TRAIN, "model.py": MODEL, "README.md": "```bash\ndeepspeed train.py --bf16 --gradient_checkpointing\n```\n"})
+    assert [(x.launcher, x.script) for x in ff.doc_launches] == [("deepspeed", "train.py")]
+    without = _audit(BASE)
+    documented = _audit({**BASE, "README.md": "```bash\ndeepspeed train.py --bf16 --gradient_checkpointing\n```\n"})
     assert _statuses(documented) == _statuses(without)
+
+
+ALPACA_README = """\
+# Stanford Alpaca
+
+### Fine-tuning
+
+```bash
+torchrun --nproc_per_node=4 --master_port=<your_random_port> train.py \\
+    --model_name_or_path <your_path_to_hf_converted_llama_ckpt_and_tokenizer> \\
+    --data_path ./alpaca_data.json \\
+    --bf16 True \\
+    --gradient_accumulation_steps 8 \\
+    --logging_steps 1 \\
+    --fsdp "full_shard auto_wrap"
+```
+"""
+HF_TRAIN = (
+    "import transformers\nfrom transformers import Trainer\n\n\ndef train():\n"
+    "    parser = transformers.HfArgumentParser((ModelArguments, DataArguments, transformers.TrainingArguments))\n"
+    "    model_args, data_args, training_args = parser.parse_args_into_dataclasses()\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)\n"
+    "    trainer = Trainer(model=model, args=training_args, **make_supervised_data_module(data_args))\n"
+    "    trainer.train()\n\n\nif __name__ == '__main__':\n    train()\n"
+)
+
+
+def _result(audit, check_id: str):
+    return next(r for r in audit.results if r.id == check_id)
+
+
+def test_the_documented_command_is_the_run_of_a_repository_that_ships_no_launch():
+    """Stanford Alpaca configures its run only in the README's torchrun command: its flags are the run's settings, each
+    cited at the line that holds it; the same README next to a shipped launch, or naming a script the repository does not
+    ship, changes nothing."""
+    alone = _audit({"train.py": HF_TRAIN})
+    run = _audit({"train.py": HF_TRAIN, "README.md": ALPACA_README})
+    assert _statuses(alone)["C1"] == Status.UNUSED and _statuses(run)["C1"] == Status.USED
+    assert [(e.path, e.line) for e in _result(run, "C1").evidence] == [("README.md", 9)]
+    assert _statuses(run)["C5"] == Status.USED and "8 micro-batches" in (_result(run, "C5").detail or "")
+    assert _statuses(run)["A2"] == Status.USED and ("README.md", 12) in [(e.path, e.line) for e in _result(run, "A2").evidence]
+    assert _statuses(run)["I4"] == Status.UNUSED and "every step" in (_result(run, "I4").detail or "")  # --logging_steps 1
+    assert _statuses(alone)["I4"] != Status.UNUSED
+    # step zero names the README's data path instead of denying that any was seen
+    assert any("./alpaca_data.json" in r for r in run.project.bottleneck_reasons if r.startswith("storage"))
+    shipped = _audit({"train.py": HF_TRAIN, "README.md": ALPACA_README, "run.sh": "torchrun --nproc_per_node=4 train.py --output_dir o\n"})
+    assert _statuses(shipped)["C1"] == Status.UNUSED
+    elsewhere = _audit({"src/finetune.py": HF_TRAIN, "README.md": ALPACA_README})  # README names train.py, which is not shipped
+    assert _statuses(elsewhere)["C1"] == Status.UNUSED
 
 
 def test_commands_in_rst_and_in_a_docs_guide_relative_to_the_guide():

@@ -78,8 +78,9 @@ def test_control_a_readme_command_handing_fsdp_past_its_shown_text_is_not_ddp():
     flags = "".join(f"    --option_{i} value_{i} \\\n" for i in range(30))  # the shown command text stops at 300 characters
     readme = _DOC_TORCHRUN_FILES["README.md"].replace("    --logging_steps 1\n", flags + '    --fsdp "full_shard auto_wrap"\n')
     e2, _ = audit({**_DOC_TORCHRUN_FILES, "README.md": readme}, "E2")
-    assert e2.status.value == "unused"
-    assert not e2.evidence
+    # not DDP's bucketed overlap: the documented run shards with FSDP (HF's default NO_PREFETCH), cited at the --fsdp line
+    assert e2.status.value == "partial" and "DDP" not in (e2.detail or "")
+    assert [(e.path, e.line) for e in e2.evidence] == [("README.md", 40)]
 
 
 def test_control_a_shipped_single_process_launch_keeps_the_readme_out():
