@@ -30,7 +30,7 @@ from .tree_index import TreeIndex
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
 #: Bump when an extractor changes what it records: cached facts of older versions are ignored.
-FACTS_VERSION = 55
+FACTS_VERSION = 56
 
 
 class FactsCache(Protocol):
@@ -373,6 +373,12 @@ class _Deferred(Facts):
         return self._by_path  # type: ignore[no-any-return]
 
 
+#: every check's detail when the scanned code trains and serves nothing (no report is due: ``Audit.training_code_found``)
+NO_RUN = ("not judged: no training or inference code was recognised (no backward pass, optimizer step, trainer or fit call, "
+          "training launch or fine-tuning/pre-training setup): the practices of a run are set by the training script that uses "
+          "this code")
+
+
 def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: list[Check] | None = None,
                recorder: Recorder | None = None, reuse: dict[str, Any] | None = None,
                kept: dict[str, Any] | None = None) -> tuple[list[CheckResult], list[str]]:
@@ -424,6 +430,16 @@ def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: li
             kept[check.id] = (set(recorder.per[check.id]), set(recorder.shared.get(check.id, ())),
                               list(recorder.writes.get(check.id, ())), _copy_result(results[-1]))
     return results, ignored
+
+
+def _not_judged(r: CheckResult, sites: list[str]) -> CheckResult:
+    """A check's result when the scanned code trains and serves nothing and what looked like training is infrastructure
+    around a user's run (``Project.notes["infrastructure_only"]``: an optimizer wrapper's own ``step`` handing the call on,
+    a job builder's ``.train(entrypoint)``, a checkpoint plug-in's optional Megatron import): n/a, with nothing claimed or
+    recommended (the report says no training code was found and gives no score)."""
+    detail = NO_RUN + ("; what looked like training is infrastructure around it: " + "; ".join(sites) if sites else "")
+    return CheckResult(id=r.id, category=r.category, title=r.title, status=Status.NA, evidence=[], detail=detail,
+                       values={}, findings=[], priority=None, recommendation=None)
 
 
 def _copy_result(r: CheckResult) -> CheckResult:
@@ -572,6 +588,8 @@ def audit_files(
                 per = main_log["per"] = {}
                 reuse = _checks_reused(main_log, prior, parsed)
             results, ignored = run_checks(facts, project, options, recorder=recorder, reuse=reuse, kept=per)
+            if "infrastructure_only" in project.notes and not (project.does_training or project.does_inference):
+                results = [_not_judged(r, project.notes["infrastructure_only"]) for r in results]
             if recorder is not None:
                 recorder.begin("step zero")
             _agree_with_checks(project, results)

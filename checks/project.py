@@ -624,10 +624,20 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         facts.calls("from_config", "_from_config") or "megatron" in p.frameworks or "nanotron" in p.frameworks
         or any("pretrain" in path.lower() for path in facts.files)
     )
+    steps = facts.calls("backward", "Trainer", "SFTTrainer", "fit", "train", "optimizer.step", "step", "pretrain")
+    handed_on = [c for c in steps if _not_a_training_call(c)]
+    optional_megatron = p.pretrains and _pretrains_only_by_optional_megatron(facts, p)
     p.does_training = bool(
-        facts.calls("backward", "Trainer", "SFTTrainer", "fit", "train", "optimizer.step", "step", "pretrain")
-        or p.finetunes or p.pretrains or facts.launches("torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune")
+        len(handed_on) < len(steps) or p.finetunes or (p.pretrains and not optional_megatron)
+        or facts.launches("torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune")
     )
+    if not p.does_training and (handed_on or optional_megatron):
+        # what looked like training and is infrastructure around a user's run: cited when the checks are not judged
+        sites = [f"`{c.text}` ({c.path}:{c.line})" for c in handed_on[:3]]
+        if optional_megatron:
+            i = facts.imports("megatron")[0]
+            sites.append(f"Megatron imported only if installed (`{i.text.strip()}`, {i.path}:{i.line})")
+        p.notes["infrastructure_only"] = sites
     p.adapter_training = bool(
         any(isinstance(s.value, str) and s.value.lower() in ("lora", "qlora") for s in facts.settings("finetuning_type", "adapter", "train_type", "peft_type"))
         or facts.calls("LoraConfig", "get_peft_model", "prepare_model_for_kbit_training")
@@ -635,6 +645,27 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     _topology(facts, p, train_paths)
     _seq_len(facts, p, train_paths)
     return p
+
+
+def _not_a_training_call(c: Any) -> bool:
+    """A ``step``/``train`` call that runs no training: a wrapper's own ``step`` method handing the call on to what it wraps
+    (``def step(self, closure=None): self.optimizer.step(closure)`` in an optimizer or scheduler wrapper a library offers),
+    or ``train(...)`` with arguments on the result of another call (a job builder's chain ``self.role(ACTOR).train(entrypoint)``
+    that declares which user code a role runs; ``Trainer(...).train()`` takes none)."""
+    if c.short == "step" and c.func == "step":
+        return True
+    return c.short == "train" and c.name.startswith("?.") and bool(c.args)
+
+
+def _pretrains_only_by_optional_megatron(facts: Facts, p: Project) -> bool:
+    """Pre-training is inferred only from Megatron among the frameworks, and every Megatron import sits in a ``try:`` that
+    catches ImportError (a checkpoint plug-in for users' Megatron runs, used only if installed): nothing else says the
+    project pre-trains (no ``from_config`` build, no nanotron, no pretrain file)."""
+    if "megatron" not in p.frameworks or "nanotron" in p.frameworks or facts.calls("from_config", "_from_config") \
+            or any("pretrain" in path.lower() for path in facts.files):
+        return False
+    megatron = facts.imports("megatron")
+    return bool(megatron) and all(i.optional for i in megatron)
 
 
 #: a stand-in that says it is one: a scratch path (``model_path="/tmp/dummy_gr00t_checkpoint"`` to build a policy for its

@@ -445,13 +445,20 @@ class _Extractor(ast.NodeVisitor):
             self.out.imports.append(Import(self.path, _ln(node.lineno), mod, a.name, self.text(node.lineno), self.optional_imports > 0))
 
     def visit_Try(self, node: ast.Try) -> None:
-        """``try: from apex.normalization import FusedRMSNorm`` / ``except ImportError: pass``: the imports of the body are optional."""
+        """``try: from apex.normalization import FusedRMSNorm`` / ``except ImportError: pass``: the imports of the body are optional,
+        and so are those of a handler that catches ImportError (``except ImportError: from megatron import mpu``, the older
+        spelling of the same package: it too runs only where the package is installed)."""
         optional = any(_catches_import_error(h.type) for h in node.handlers)
         self.optional_imports += optional
         for stmt in node.body:
             self.visit(stmt)
         self.optional_imports -= optional
-        for part in (*node.handlers, *node.orelse, *node.finalbody):
+        for h in node.handlers:
+            fallback = _catches_import_error(h.type)
+            self.optional_imports += fallback
+            self.visit(h)
+            self.optional_imports -= fallback
+        for part in (*node.orelse, *node.finalbody):
             self.visit(part)
 
     # -- scopes ----------------------------------------------------------
