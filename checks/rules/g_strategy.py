@@ -1531,7 +1531,7 @@ _WHOLE_MODEL = {"model", "net", "network", "module", "base_model", "llm", "lm", 
                 "self.module", "self.net", "self.llm", "actor", "pretrained_model", "hf_model", "peft_model", "model_engine"}
 _FREEZE_KEY = re.compile(r"^(freeze|frozen)(_\w+)?$|^fix_(layers?|embed\w*|backbone|encoder|vit|llm|lm|base|vision\w*)$", re.I)
 # keys that configure a freeze mode or freeze something that is not a model layer
-_FREEZE_EXCLUDE = re.compile(r"(?i)^(freeze_support|freeze_bn\w*|freeze_batchnorm|freeze_norm_stats|freeze_seed|freeze_time\w*|"
+_FREEZE_EXCLUDE = re.compile(r"(?i)^(freeze_support|freeze_bn\w*|freeze_batch_?norms?|freeze_norm_stats|freeze_seed|freeze_time\w*|"
                              r"freeze_graph|freeze_dict|freeze_trainable_\w+|freeze_extra_modules|freeze_random\w*)$")
 _PARTS = {"vision": re.compile(r"(?i)(visual|vision|vit\b|vit_)"), "projector": re.compile(r"(?i)(merger|projector|mlp)"),
           "llm": re.compile(r"(?i)(language_model|llm|lm_head|(^|_)lm$)")}
@@ -1620,6 +1620,29 @@ def _not_layer_freezing(x: Any, recv: str) -> bool:
 _OPTIMIZER_CODE = re.compile(r"(^|/)(optim|optimizers?)(/|\.py$)|(^|/)\w*_optimizer\.py$")
 
 
+def _frozen_copy(f: Facts, x: Any) -> bool:
+    """A freeze in a loop over the parameters of a deep copy the same function made of a model (``self.module =
+    deepcopy(model)`` then ``for p in self.module.parameters(): p.requires_grad_(False)``: an EMA or reference copy kept
+    beside the trained model): the copy is frozen whole, no layer of the trained model is."""
+    loop = getattr(x, "loop", None) or ""
+    m = re.match(r"^([\w.]+)\.(parameters|named_parameters)\(\)$", loop.strip())
+    if not m or not getattr(x, "func", None):
+        return False
+    made = re.compile(rf"^\s*{re.escape(m.group(1))}\s*=\s*(copy\.)?deepcopy\(")
+    return any(c.path == x.path and c.func == x.func and made.match(c.text) for c in f.calls("deepcopy"))
+
+
+#: pytorch-accelerated's ModelEma (after timm): a deep copy of the model kept for its moving average, frozen whole
+_EMA_COPY = ("from copy import deepcopy\n\nfrom torch import nn\n\n\nclass ModelEma(nn.Module):\n"
+             "    def __init__(self, model, decay=0.9999):\n        super().__init__()\n        self.module = deepcopy(model)\n"
+             "        for p in self.module.parameters():\n            p.requires_grad_(False)\n        self.module.eval()\n"
+             "        self.decay = decay\n")
+_EMA_TRAIN = ("from transformers import AutoModelForSequenceClassification\nfrom mylib.utils import ModelEma\n\n"
+              "model = AutoModelForSequenceClassification.from_pretrained('bert-base-cased')\n"
+              "ema = ModelEma(model)\nfor step, (x, y) in enumerate(loader):\n    loss = loss_fn(model(x), y)\n    loss.backward()\n"
+              "    optimizer.step()\n    ema.update(model)\n")
+
+
 def freeze_sites(f: Facts) -> list[Any]:
     """Code that freezes a subset of a trained model's parameters."""
     unf = _unfreezes(f)
@@ -1628,7 +1651,7 @@ def freeze_sites(f: Facts) -> list[Any]:
         if truthy(a.value) is not False:
             continue
         scope = a.loop or a.target.rsplit(".requires_grad", 1)[0]
-        if _AUX_MODEL.search(scope.split("(")[0]) or _not_layer_freezing(a, scope):
+        if _AUX_MODEL.search(scope.split("(")[0]) or _not_layer_freezing(a, scope) or _frozen_copy(f, a):
             continue
         if a.loop and "named_parameters" in a.loop:
             out.append(a)
@@ -1641,7 +1664,7 @@ def freeze_sites(f: Facts) -> list[Any]:
         if truthy(_grad_arg(c)) is not False or isinstance(_grad_arg(c), Expr):
             continue  # ``requires_grad_(tensor.requires_grad)`` copies a flag: it freezes nothing by itself
         recv = _receiver(c)
-        if _AUX_MODEL.search(recv.split("(")[0]) or _not_layer_freezing(c, recv) or _put_in_eval(f, c, recv):
+        if _AUX_MODEL.search(recv.split("(")[0]) or _not_layer_freezing(c, recv) or _put_in_eval(f, c, recv) or _frozen_copy(f, c):
             continue
         if recv and any(_receiver(u) == recv and u.line > c.line for u in unf.get((c.path, c.func), []) if isinstance(u, Call)):
             continue  # ``inputs_embeds.requires_grad_(False)`` ... ``.requires_grad_(True)`` again: a toggle around an in-place op
@@ -1873,6 +1896,9 @@ class G5LayerFreezing(Check):
             "megatron/training/training.py": "def train_step(model, optimizer, data_iterator):\n    loss = model(next(data_iterator))\n    loss.backward()\n    optimizer.step()\n",
             "examples/sft/finetune.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --finetune --load ckpt/ --bf16\n",
         }, N, "an optimizer's CPU copies without a gradient are not frozen layers"),
+        Example({"mylib/utils.py": _EMA_COPY, "train.py": _EMA_TRAIN}, N, "an EMA deep copy frozen whole is not layer freezing"),
+        Example({"mylib/utils.py": _EMA_COPY.replace("for p in self.module.parameters():", "for p in model.bert.embeddings.parameters():"),
+                 "train.py": _EMA_TRAIN}, U, "the same loop over the trained model's backbone freezes layers"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
