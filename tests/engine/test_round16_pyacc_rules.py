@@ -123,3 +123,13 @@ def test_step_zero_on_an_llm_keeps_the_llm_wording():
     a = _audit({"train.py": _BERT_EXAMPLE.replace("bert-base-cased", "gpt2").replace("AutoModelForSequenceClassification", "AutoModelForCausalLM")})
     mem = [r for r in a.project.bottleneck_reasons if "kernel fusion" in r]
     assert mem and "RoPE" in mem[0]
+
+
+def test_liger_is_not_recommended_when_every_named_model_is_an_encoder():
+    # the seed's Liger advice is for HF decoder LLMs of supported families; a BERT classifier has no Liger patch
+    a = _audit({"examples/nlp/train_bert.py": _BERT_EXAMPLE})
+    d5 = a.result("D5")
+    assert d5.status.value == "unused" and d5.priority is None
+    llm = _audit({"train.py": _BERT_EXAMPLE.replace("bert-base-cased", "meta-llama/Llama-3.2-1B")
+                  .replace("AutoModelForSequenceClassification", "AutoModelForCausalLM")}).result("D5")
+    assert llm.priority is not None
