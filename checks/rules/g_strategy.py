@@ -1632,6 +1632,19 @@ def _frozen_copy(f: Facts, x: Any) -> bool:
     return any(c.path == x.path and c.func == x.func and made.match(c.text) for c in f.calls("deepcopy"))
 
 
+#: pytorch-accelerated's ModelFreezer: ``freeze()`` sets ``requires_grad`` of the layer groups through a helper's parameter
+_FREEZER = ("class ModelFreezer:\n    def __init__(self, model):\n        self.model = model\n"
+            "        _set_requires_grad(model.parameters(), value=True)\n\n"
+            "    def freeze(self, from_index=0, to_index=-2):\n        return self._freeze_unfreeze(from_index, to_index, freeze=True)\n\n"
+            "    def _freeze_unfreeze(self, from_index, to_index, freeze=True):\n"
+            "        for group in list(self.model.children())[from_index:to_index]:\n"
+            "            _set_requires_grad(group.parameters(), value=not freeze)\n\n\n"
+            "def _set_requires_grad(parameters, value=True):\n    for param in parameters:\n        param.requires_grad = value\n")
+_FREEZER_RUN = ("from transformers import AutoModelForSequenceClassification\nfrom mylib.finetuning import ModelFreezer\n\n"
+                "model = AutoModelForSequenceClassification.from_pretrained('bert-base-cased')\nfreezer = ModelFreezer(model)\n{call}"
+                "for x, y in loader:\n    loss = model(x, labels=y).loss\n    loss.backward()\n    optimizer.step()\n")
+
+
 #: pytorch-accelerated's ModelEma (after timm): a deep copy of the model kept for its moving average, frozen whole
 _EMA_COPY = ("from copy import deepcopy\n\nfrom torch import nn\n\n\nclass ModelEma(nn.Module):\n"
              "    def __init__(self, model, decay=0.9999):\n        super().__init__()\n        self.module = deepcopy(model)\n"
@@ -1673,7 +1686,21 @@ def freeze_sites(f: Facts) -> list[Any]:
                 out.append(c)
         elif recv:
             out.append(c)
-    return out
+    return out + _freezer_calls(f)
+
+
+def _freezer_calls(f: Facts) -> list[Call]:
+    """``freezer.freeze()`` on an object of the project's own freezing tool: a class whose ``freeze`` method (defined in
+    the project, in a file that sets ``requires_grad``) freezes layer groups (pytorch-accelerated's ``ModelFreezer``:
+    ``freeze(from_index=0, to_index=-2)`` sets ``param.requires_grad = value`` through a helper, a value no literal shows).
+    An unconditional call outside that file is a run freezing layers; LoRA/adapter code is G4's."""
+    files = {x.path for x in f.attr_assigns("requires_grad")} | {x.path for x in f.calls("requires_grad_")}
+    defined = {c.path for c in f.all_calls() if c.func == "freeze" and c.path in files and not _ADAPTER_CODE.search(c.path)}
+    if not defined:
+        return []
+    # (an unconditional call: ``if self.freeze_language_model or ...: model.freeze(...)`` follows those switches, read as keys)
+    return [c for c in f.calls("freeze") if c.short == "freeze" and "." in c.name and c.path not in defined and c.func != "freeze"
+            and not c.guard and not _ADAPTER_CODE.search(c.path) and not _AUX_MODEL.search(_receiver(c).split("(")[0])]
 
 
 def _recipe_file(s: Setting) -> bool:
@@ -1897,6 +1924,10 @@ class G5LayerFreezing(Check):
             "examples/sft/finetune.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --finetune --load ckpt/ --bf16\n",
         }, N, "an optimizer's CPU copies without a gradient are not frozen layers"),
         Example({"mylib/utils.py": _EMA_COPY, "train.py": _EMA_TRAIN}, N, "an EMA deep copy frozen whole is not layer freezing"),
+        Example({"mylib/finetuning.py": _FREEZER, "train.py": _FREEZER_RUN.format(call="freezer.freeze()\n")}, U,
+                "the project's ModelFreezer freezes the backbone before the first epochs"),
+        Example({"mylib/finetuning.py": _FREEZER, "train.py": _FREEZER_RUN.format(call="")}, N,
+                "the same freezing tool built but never asked to freeze"),
         Example({"mylib/utils.py": _EMA_COPY.replace("for p in self.module.parameters():", "for p in model.bert.embeddings.parameters():"),
                  "train.py": _EMA_TRAIN}, U, "the same loop over the trained model's backbone freezes layers"),
     )

@@ -133,3 +133,22 @@ def test_liger_is_not_recommended_when_every_named_model_is_an_encoder():
     llm = _audit({"train.py": _BERT_EXAMPLE.replace("bert-base-cased", "meta-llama/Llama-3.2-1B")
                   .replace("AutoModelForSequenceClassification", "AutoModelForCausalLM")}).result("D5")
     assert llm.priority is not None
+
+
+def test_a_call_of_the_projects_own_freezer_freezes_layers():
+    # ``freezer.freeze()`` on the project's ModelFreezer, whose ``freeze`` sets ``param.requires_grad = value`` through a
+    # helper (previous rule: unused "all parameters are trained")
+    from checks.rules.g_strategy import _FREEZER, _FREEZER_RUN
+
+    r = _audit({"mylib/finetuning.py": _FREEZER, "train.py": _FREEZER_RUN.format(call="freezer.freeze()\n")}).result("G5")
+    assert r.status.value == "used" and [(e.path, e.line) for e in r.evidence] == [("train.py", 6)]
+    assert _audit({"mylib/finetuning.py": _FREEZER, "train.py": _FREEZER_RUN.format(call="")}).result("G5").status.value == "unused"
+
+
+def test_a_freeze_call_behind_a_switch_is_not_taken_as_freezing():
+    # control: ``if args.freeze_backbone: freezer.freeze()``: the switch decides (read as a freeze key), not the call
+    from checks.rules.g_strategy import _FREEZER, _FREEZER_RUN
+
+    run = _FREEZER_RUN.format(call="if args.freeze_backbone:\n    freezer.freeze()\n")
+    r = _audit({"mylib/finetuning.py": _FREEZER, "train.py": run}).result("G5")
+    assert all(e.line != 7 for e in r.evidence)
