@@ -748,7 +748,17 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"sequences of {seq} tokens without fused attention (D1 not seen): the S×S score matrix is written to and read from HBM in every layer",
             f"序列长度 {seq} 且未见融合 Attention（D1）：每层的 S×S 注意力矩阵都要写入并读出显存",
         ))
-    if st.missing("D2") and st.missing("D5") and st.missing("D6"):
+    if st.missing("D2") and st.missing("D5") and st.missing("D6") and p.model_type == "unknown":
+        # no language model is known to be trained (a general trainer whose examples are CNNs, an MLP, a BERT classifier):
+        # Liger's LLM kernels and rotary embeddings are not the point, the unfused element-wise ops are
+        out.append(Signal(
+            Bottleneck.MEMORY, 1,
+            "no kernel fusion was seen (D2 torch.compile, D6 fused optimizers): norms, activations, the loss and the optimizer "
+            "update would each make a round trip through HBM",
+            "未见算子融合（D2 torch.compile、D6 融合优化器）：Norm、激活、loss 与优化器更新将各自往返显存",
+            positive=False,
+        ))
+    elif st.missing("D2") and st.missing("D5") and st.missing("D6"):
         out.append(Signal(
             Bottleneck.MEMORY, 1,
             "no kernel fusion was seen (D2 torch.compile, D5 Liger, D6 fused optimizers): norms, activations, RoPE and the loss would each make a round trip through HBM",

@@ -580,6 +580,11 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         or any(set(launch.script_args) & set(_MM_KEYS) for launch in facts.launches())
     )
     p.model_type = "MLLM" if p.multimodal else ("LLM" if (names or _looks_llm(facts, p)) else "unknown")
+    if p.model_type == "LLM" and _encoder_models_only(facts, p):
+        # every model the project names is an encoder-only checkpoint (a BERT fine-tuned for classification in a general
+        # trainer's example) and nothing loads a generative language model: no LLM is known to be trained
+        p.model_type = "unknown"
+        p.notes["encoder_models_only"] = list(p.model_names)
 
     _estimate_size(facts, p, named, train_paths, documented)
 
@@ -971,6 +976,21 @@ def recipe_files(facts: Facts) -> dict[str, list[ConfigEntry]]:
 
 def _recipe_frameworks(facts: Facts) -> set[str]:
     return set(recipe_files(facts))
+
+
+#: a checkpoint of an encoder-only model (``bert-base-cased``, ``FacebookAI/roberta-large``, ``microsoft/deberta-v3-base``)
+_ENCODER_CKPT = re.compile(r"^([\w.-]+/)?(bert|roberta|xlm-roberta|distilbert|distilroberta|albert|electra|deberta(-v[23])?|camembert|"
+                           r"mpnet|all-mpnet|minilm|all-minilm)([-_]|$)", re.I)
+#: a load of a generative language model's class (``AutoModelForCausalLM``, ``T5ForConditionalGeneration``, ``GPT2LMHeadModel``)
+_GENERATIVE_CLASS = re.compile(r"(CausalLM|Seq2SeqLM|ConditionalGeneration|LMHeadModel)\b")
+
+
+def _encoder_models_only(facts: Facts, p: Project) -> bool:
+    """Every model name the overview found is an encoder-only checkpoint (:data:`_ENCODER_CKPT`) and no call loads or
+    builds a generative language model's class."""
+    if not p.model_names or not all(_ENCODER_CKPT.match(n) for n in p.model_names):
+        return False
+    return not any(_GENERATIVE_CLASS.search(c.name) for c in facts.calls("from_pretrained", "from_config"))
 
 
 def _looks_llm(facts: Facts, p: Project) -> bool:

@@ -188,6 +188,7 @@ _NA_ZH: tuple[tuple[str, str], ...] = (
     ("ignored by the repository", "已被仓库配置忽略"),
     ("no inference", "项目不做推理（仅训练；评测中的生成不计入）"),
     ("only runs inference", "项目仅做推理"),
+    ("no multimodal llm", "无多模态大模型：项目中的视觉模型（torchvision/timm）不是为语言模型提供输入的视觉编码器"),
     ("text-only", "纯文本项目（无视觉编码器）"),
     ("single-node", "单机项目：GPUDirect RDMA 只影响节点间通信"),
     ("no alignment", "无对齐（DPO/ORPO/KTO/PPO/GRPO 等）或蒸馏训练"),

@@ -10,6 +10,7 @@ from typing import Any
 
 from .docs_md import extract_usage_hints
 from .types import (
+    RETURNED_DICT,
     ArgOption,
     Assign,
     AttrAssign,
@@ -744,6 +745,15 @@ class _Extractor(ast.NodeVisitor):
             if not isinstance(t, ast.Name):
                 self.visit(t)
 
+    def visit_Return(self, node: ast.Return) -> None:
+        self.generic_visit(node)
+        # ``def get_default_train_dl_kwargs(self, batch_size): return {"pin_memory": True, "num_workers": 8}``: a helper whose
+        # dict of keyword arguments a caller unpacks into a DataLoader (``DataLoader(ds, **self.get_default_train_dl_kwargs(8))``),
+        # filed under the helper's name (keys ``get_default_train_dl_kwargs.pin_memory``)
+        # kept out of the settings: only a loader reading the helper's dict asks for them (``RETURNED_DICT``)
+        if node.value.__class__ is ast.Dict and self.func_stack:
+            self._dict_literal(node.value, (self.func_stack[-1],), RETURNED_DICT)  # type: ignore[arg-type]
+
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
             self.visit(node.value)
@@ -830,18 +840,18 @@ class _Extractor(ast.NodeVisitor):
                 if isinstance(e, ast.Name):
                     self._bind(self.scopes[-1], e.id, _NO_VALUE)
 
-    def _dict_literal(self, node: ast.Dict, prefix: tuple[str | int, ...]) -> None:
+    def _dict_literal(self, node: ast.Dict, prefix: tuple[str | int, ...], fmt: str = "python") -> None:
         for k, v in zip(node.keys, node.values, strict=True):
             key = _const(k) if k is not None else _NO_VALUE
             if not isinstance(key, str):
                 continue
             keys = share_tuple((*prefix, key), self._strings)
             if isinstance(v, ast.Dict):
-                self.out.configs.append(ConfigEntry(self.path, _ln(k.lineno), keys, Container("map"), "python", self.text(k.lineno)))
-                self._dict_literal(v, keys)
+                self.out.configs.append(ConfigEntry(self.path, _ln(k.lineno), keys, Container("map"), fmt, self.text(k.lineno)))
+                self._dict_literal(v, keys, fmt)
             else:
                 self.out.configs.append(
-                    ConfigEntry(self.path, _ln(k.lineno), keys, _scalar(self.value(v)), "python", self.text(k.lineno))
+                    ConfigEntry(self.path, _ln(k.lineno), keys, _scalar(self.value(v)), fmt, self.text(k.lineno))
                 )
 
     # -- expressions -----------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from ..model import Evidence
 from .types import (
     RECORD_LISTS,
+    RETURNED_DICT,
     ArgOption,
     Assign,
     AttrAssign,
@@ -134,6 +135,8 @@ class Facts:
             s: dict[str, Any] = {"files": by_path}
             for attr in RECORD_LISTS:
                 s[attr] = list(chain.from_iterable(map(attrgetter(attr), fl)))
+            # a dict a function returns is no setting of the repository (see RETURNED_DICT): only its file's list keeps it
+            s["configs"] = [e for e in s["configs"] if e.fmt != RETURNED_DICT]
             # one pass over the calls for both of their indexes; a name's last segment is split once per distinct name
             calls_by_short: dict[str, list[Call]] = defaultdict(list)
             kw_index: dict[str, list[Call]] = defaultdict(list)

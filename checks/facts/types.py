@@ -196,6 +196,12 @@ class ParamDefault:
     rebound: bool = False
 
 
+#: ``fmt`` of an entry of a dict literal a function returns (``return {"pin_memory": True}``, keys under the function's name):
+#: kept in its file's ``configs`` but out of :class:`~checks.facts.store.Facts`' settings (a reply payload, a layout report
+#: or an HTTP response is no setting); read only where a caller unpacks the helper's dict into a call
+RETURNED_DICT = "python-return"
+
+
 @dataclass(frozen=True, slots=True)
 class ConfigEntry:
     """A key of a YAML/JSON/TOML config or of a Python dict literal with string keys."""
@@ -204,7 +210,7 @@ class ConfigEntry:
     line: int
     keys: tuple[str | int, ...]
     value: Any  # scalar, tuple of scalars, or Container
-    fmt: str  # "yaml" | "json" | "toml" | "python"
+    fmt: str  # "yaml" | "json" | "toml" | "python" | RETURNED_DICT
     text: str
     guard: str | None = None  # Python ``d["k"] = v``: conditions of the enclosing ``if`` branches, joined with ``and``
 

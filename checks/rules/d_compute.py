@@ -1472,6 +1472,8 @@ class D5Liger(Check):
         fams = set(ctx.project.model_families)
         if fams and not fams & _LIGER_SUPPORTED:
             return None  # Liger has no patch for these models
+        if ctx.project.notes.get("encoder_models_only"):
+            return None  # every named model is an encoder-only checkpoint (a BERT classifier): Liger patches decoder LLMs
         f = ctx.facts
         hf = bool(
             {"transformers", "trl", "peft", "axolotl", "llamafactory"} & set(ctx.project.frameworks)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
+from ..facts.types import RETURNED_DICT
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _INFERENCE_ENGINES, _library_demo_lines, recipe_files
 from ._helpers import (
@@ -399,6 +400,8 @@ def _params_dict_value(f: Facts, c: Call, name: str) -> list[_Value]:
     entries = [e for e in f.config(name) if e.path == c.path and e.fmt == "python" and 0 <= c.line - e.line <= 40
                and (len(e.keys) == 1 or (len(e.keys) == 2 and f"**{e.keys[0]}" in c.text))]
     if not entries:
+        entries = _helper_dict_entries(f, c, name)
+    if not entries:
         return []
     e = max(entries, key=lambda x: x.line)
     v = e.value
@@ -411,6 +414,20 @@ def _params_dict_value(f: Facts, c: Call, name: str) -> list[_Value]:
             return [_Value(HF_DEFAULTS[ref], _ev(e, key=e.dotted, value=HF_DEFAULTS[ref]), False)]
         return [_Value(v, _ev(e, key=e.dotted, value=v.text), True)]
     return [_Value(v, _ev(e, key=e.dotted, value=v), True)]
+
+
+def _helper_dict_entries(f: Facts, c: Call, name: str) -> list[Any]:
+    """``DataLoader(ds, **self._train_dl_kwargs)`` in ``create_train_dataloader`` after ``kwargs =
+    self.get_default_train_dl_kwargs(batch_size)`` (pytorch-accelerated's Trainer): the ``name`` entry of the dict literal
+    that helper returns (``return {"pin_memory": True, ...}``, filed under the helper's name), when the loader's own function
+    calls the helper of this file before building the loader. Entries a caller's dict adds on top (``kwargs.update(...)``)
+    are the caller's: a run that passes none gets the helper's."""
+    ff = f.files.get(c.path)
+    if not c.func or ff is None:
+        return []
+    return [e for e in ff.configs if e.fmt == RETURNED_DICT and len(e.keys) == 2 and e.keys[1] == name
+            and isinstance(e.keys[0], str) and e.keys[0] != c.func
+            and any(x.short == e.keys[0] and x.path == c.path and x.func == c.func and x.line <= c.line for x in f.calls(e.keys[0]))]
 
 
 def _framework_launches(f: Facts) -> list[Any]:
@@ -438,6 +455,21 @@ def _hf_prop(f: Facts, site: Any, name: str) -> list[_Value]:
         return [_Value(s.value, f.ev(s), True) for s in found]
     default = HF_DEFAULTS.get(name)
     return [_Value(default, _ev(site, key=name, value=default), False)]
+
+
+_CPU_PER_GPU = "max(os.cpu_count() // torch.cuda.device_count(), 1)"
+#: pytorch-accelerated's Trainer: the training DataLoader unpacks the dict its default-kwargs helper returns, below it in the file
+_HELPER_DL_KWARGS = (
+    "import os\n\nimport torch\nfrom torch.utils.data import DataLoader\n\n\nclass Trainer:\n"
+    "    def create_train_dataloader(self, batch_size, train_dl_kwargs=None):\n"
+    "        default_train_dl_kwargs = self.get_default_train_dl_kwargs(batch_size)\n"
+    "        if train_dl_kwargs is not None:\n            default_train_dl_kwargs.update(train_dl_kwargs)\n"
+    "        self._train_dl_kwargs = default_train_dl_kwargs\n"
+    "        return DataLoader(dataset=self.train_dataset, collate_fn=self.collate_fn, **self._train_dl_kwargs)\n\n"
+    "    def get_default_train_dl_kwargs(self, batch_size):\n"
+    "        return {{\n            \"shuffle\": True,\n            \"pin_memory\": {pin},\n"
+    "            \"batch_size\": batch_size,\n            \"num_workers\": {workers},\n        }}\n"
+)
 
 
 #: F1/F3 detail when the Trainer's own input hook builds each batch (see ``hook_built_batches``)
@@ -1772,6 +1804,10 @@ class F1NumWorkers(_DataCheck):
         }, N, "num_workers read from a config argument named after its class, default 0"),
         Example(_kwargs_factory(""), N, "a loader factory forwards **kwargs, and nothing in the project names num_workers"),
         Example(_kwargs_factory("num_workers=8"), U, "the factory's args name num_workers (not a static value here)"),
+        Example({"mylib/trainer.py": _HELPER_DL_KWARGS.format(pin="True", workers=_CPU_PER_GPU)}, U,
+                "loader kwargs from the trainer's default-kwargs helper: the CPU cores of each GPU"),
+        Example({"mylib/trainer.py": _HELPER_DL_KWARGS.format(pin="True", workers="0")}, N,
+                "the same helper loading in the main process"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2322,6 +2358,9 @@ class F3PinMemory(_DataCheck):
         Example(_HOOK_FED_TRAINER, N, "a Trainer whose own _prepare_inputs builds each batch on the device from rollouts"),
         Example(_LOADER_FED_TRAINER, U, "the same Trainer when its hook moves the loader's batch (HF's pin default applies)"),
         Example(_env_loaders(), U, "the pinned loader of the default 'pytorch' backend; the other backends' loader is off"),
+        Example({"mylib/trainer.py": _HELPER_DL_KWARGS.format(pin="True if torch.cuda.is_available() else False", workers=_CPU_PER_GPU)}, U,
+                "loader kwargs from the trainer's default-kwargs helper: pinned on CUDA"),
+        Example({"mylib/trainer.py": _HELPER_DL_KWARGS.format(pin="False", workers=_CPU_PER_GPU)}, N, "the same helper with pin_memory False"),
         Example(_env_loaders("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), P,
                 "the same trainer when a run script also picks the distributed backend"),
     )

@@ -1531,7 +1531,7 @@ _WHOLE_MODEL = {"model", "net", "network", "module", "base_model", "llm", "lm", 
                 "self.module", "self.net", "self.llm", "actor", "pretrained_model", "hf_model", "peft_model", "model_engine"}
 _FREEZE_KEY = re.compile(r"^(freeze|frozen)(_\w+)?$|^fix_(layers?|embed\w*|backbone|encoder|vit|llm|lm|base|vision\w*)$", re.I)
 # keys that configure a freeze mode or freeze something that is not a model layer
-_FREEZE_EXCLUDE = re.compile(r"(?i)^(freeze_support|freeze_bn\w*|freeze_batchnorm|freeze_norm_stats|freeze_seed|freeze_time\w*|"
+_FREEZE_EXCLUDE = re.compile(r"(?i)^(freeze_support|freeze_bn\w*|freeze_batch_?norms?|freeze_norm_stats|freeze_seed|freeze_time\w*|"
                              r"freeze_graph|freeze_dict|freeze_trainable_\w+|freeze_extra_modules|freeze_random\w*)$")
 _PARTS = {"vision": re.compile(r"(?i)(visual|vision|vit\b|vit_)"), "projector": re.compile(r"(?i)(merger|projector|mlp)"),
           "llm": re.compile(r"(?i)(language_model|llm|lm_head|(^|_)lm$)")}
@@ -1620,6 +1620,42 @@ def _not_layer_freezing(x: Any, recv: str) -> bool:
 _OPTIMIZER_CODE = re.compile(r"(^|/)(optim|optimizers?)(/|\.py$)|(^|/)\w*_optimizer\.py$")
 
 
+def _frozen_copy(f: Facts, x: Any) -> bool:
+    """A freeze in a loop over the parameters of a deep copy the same function made of a model (``self.module =
+    deepcopy(model)`` then ``for p in self.module.parameters(): p.requires_grad_(False)``: an EMA or reference copy kept
+    beside the trained model): the copy is frozen whole, no layer of the trained model is."""
+    loop = getattr(x, "loop", None) or ""
+    m = re.match(r"^([\w.]+)\.(parameters|named_parameters)\(\)$", loop.strip())
+    if not m or not getattr(x, "func", None):
+        return False
+    made = re.compile(rf"^\s*{re.escape(m.group(1))}\s*=\s*(copy\.)?deepcopy\(")
+    return any(c.path == x.path and c.func == x.func and made.match(c.text) for c in f.calls("deepcopy"))
+
+
+#: pytorch-accelerated's ModelFreezer: ``freeze()`` sets ``requires_grad`` of the layer groups through a helper's parameter
+_FREEZER = ("class ModelFreezer:\n    def __init__(self, model):\n        self.model = model\n"
+            "        _set_requires_grad(model.parameters(), value=True)\n\n"
+            "    def freeze(self, from_index=0, to_index=-2):\n        return self._freeze_unfreeze(from_index, to_index, freeze=True)\n\n"
+            "    def _freeze_unfreeze(self, from_index, to_index, freeze=True):\n"
+            "        for group in list(self.model.children())[from_index:to_index]:\n"
+            "            _set_requires_grad(group.parameters(), value=not freeze)\n\n\n"
+            "def _set_requires_grad(parameters, value=True):\n    for param in parameters:\n        param.requires_grad = value\n")
+_FREEZER_RUN = ("from transformers import AutoModelForSequenceClassification\nfrom mylib.finetuning import ModelFreezer\n\n"
+                "model = AutoModelForSequenceClassification.from_pretrained('bert-base-cased')\nfreezer = ModelFreezer(model)\n{call}"
+                "for x, y in loader:\n    loss = model(x, labels=y).loss\n    loss.backward()\n    optimizer.step()\n")
+
+
+#: pytorch-accelerated's ModelEma (after timm): a deep copy of the model kept for its moving average, frozen whole
+_EMA_COPY = ("from copy import deepcopy\n\nfrom torch import nn\n\n\nclass ModelEma(nn.Module):\n"
+             "    def __init__(self, model, decay=0.9999):\n        super().__init__()\n        self.module = deepcopy(model)\n"
+             "        for p in self.module.parameters():\n            p.requires_grad_(False)\n        self.module.eval()\n"
+             "        self.decay = decay\n")
+_EMA_TRAIN = ("from transformers import AutoModelForSequenceClassification\nfrom mylib.utils import ModelEma\n\n"
+              "model = AutoModelForSequenceClassification.from_pretrained('bert-base-cased')\n"
+              "ema = ModelEma(model)\nfor step, (x, y) in enumerate(loader):\n    loss = loss_fn(model(x), y)\n    loss.backward()\n"
+              "    optimizer.step()\n    ema.update(model)\n")
+
+
 def freeze_sites(f: Facts) -> list[Any]:
     """Code that freezes a subset of a trained model's parameters."""
     unf = _unfreezes(f)
@@ -1628,7 +1664,7 @@ def freeze_sites(f: Facts) -> list[Any]:
         if truthy(a.value) is not False:
             continue
         scope = a.loop or a.target.rsplit(".requires_grad", 1)[0]
-        if _AUX_MODEL.search(scope.split("(")[0]) or _not_layer_freezing(a, scope):
+        if _AUX_MODEL.search(scope.split("(")[0]) or _not_layer_freezing(a, scope) or _frozen_copy(f, a):
             continue
         if a.loop and "named_parameters" in a.loop:
             out.append(a)
@@ -1641,7 +1677,7 @@ def freeze_sites(f: Facts) -> list[Any]:
         if truthy(_grad_arg(c)) is not False or isinstance(_grad_arg(c), Expr):
             continue  # ``requires_grad_(tensor.requires_grad)`` copies a flag: it freezes nothing by itself
         recv = _receiver(c)
-        if _AUX_MODEL.search(recv.split("(")[0]) or _not_layer_freezing(c, recv) or _put_in_eval(f, c, recv):
+        if _AUX_MODEL.search(recv.split("(")[0]) or _not_layer_freezing(c, recv) or _put_in_eval(f, c, recv) or _frozen_copy(f, c):
             continue
         if recv and any(_receiver(u) == recv and u.line > c.line for u in unf.get((c.path, c.func), []) if isinstance(u, Call)):
             continue  # ``inputs_embeds.requires_grad_(False)`` ... ``.requires_grad_(True)`` again: a toggle around an in-place op
@@ -1650,7 +1686,21 @@ def freeze_sites(f: Facts) -> list[Any]:
                 out.append(c)
         elif recv:
             out.append(c)
-    return out
+    return out + _freezer_calls(f)
+
+
+def _freezer_calls(f: Facts) -> list[Call]:
+    """``freezer.freeze()`` on an object of the project's own freezing tool: a class whose ``freeze`` method (defined in
+    the project, in a file that sets ``requires_grad``) freezes layer groups (pytorch-accelerated's ``ModelFreezer``:
+    ``freeze(from_index=0, to_index=-2)`` sets ``param.requires_grad = value`` through a helper, a value no literal shows).
+    An unconditional call outside that file is a run freezing layers; LoRA/adapter code is G4's."""
+    files = {x.path for x in f.attr_assigns("requires_grad")} | {x.path for x in f.calls("requires_grad_")}
+    defined = {c.path for c in f.all_calls() if c.func == "freeze" and c.path in files and not _ADAPTER_CODE.search(c.path)}
+    if not defined:
+        return []
+    # (an unconditional call: ``if self.freeze_language_model or ...: model.freeze(...)`` follows those switches, read as keys)
+    return [c for c in f.calls("freeze") if c.short == "freeze" and "." in c.name and c.path not in defined and c.func != "freeze"
+            and not c.guard and not _ADAPTER_CODE.search(c.path) and not _AUX_MODEL.search(_receiver(c).split("(")[0])]
 
 
 def _recipe_file(s: Setting) -> bool:
@@ -1873,6 +1923,13 @@ class G5LayerFreezing(Check):
             "megatron/training/training.py": "def train_step(model, optimizer, data_iterator):\n    loss = model(next(data_iterator))\n    loss.backward()\n    optimizer.step()\n",
             "examples/sft/finetune.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --finetune --load ckpt/ --bf16\n",
         }, N, "an optimizer's CPU copies without a gradient are not frozen layers"),
+        Example({"mylib/utils.py": _EMA_COPY, "train.py": _EMA_TRAIN}, N, "an EMA deep copy frozen whole is not layer freezing"),
+        Example({"mylib/finetuning.py": _FREEZER, "train.py": _FREEZER_RUN.format(call="freezer.freeze()\n")}, U,
+                "the project's ModelFreezer freezes the backbone before the first epochs"),
+        Example({"mylib/finetuning.py": _FREEZER, "train.py": _FREEZER_RUN.format(call="")}, N,
+                "the same freezing tool built but never asked to freeze"),
+        Example({"mylib/utils.py": _EMA_COPY.replace("for p in self.module.parameters():", "for p in model.bert.embeddings.parameters():"),
+                 "train.py": _EMA_TRAIN}, U, "the same loop over the trained model's backbone freezes layers"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:

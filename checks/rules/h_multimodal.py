@@ -46,6 +46,10 @@ _MLLM_NAME = re.compile(r"(?i)(vl\b|[-_]vl|llava|internvl|minicpm[-_]?v|mllama|p
 class _MultimodalOnly(Check):
     def not_applicable(self, ctx: Context) -> str | None:
         if not ctx.project.multimodal:
+            if ctx.facts.calls("timm.create_model", "torchvision.models.*"):
+                # image models trained on their own (a ResNet classifier, a Faster-RCNN detector): not text-only, yet no
+                # vision encoder feeds a language model
+                return "no multimodal LLM: the vision models here (torchvision/timm) are not a vision encoder feeding a language model"
             return "text-only project (no vision encoder)"
         return None
 
