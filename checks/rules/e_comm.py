@@ -15,7 +15,7 @@ from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import multi_node_launcher
 from ._helpers import backend_unselected, deepspeed_alternative_files, guard_off, uses_hf_trainer
-from .a_parallelism import _env_trainer, documented_multi_process, is_lightning, lightning_imported
+from .a_parallelism import _env_trainer, documented_multi_process, fsdp_sites, is_lightning, lightning_imported, torchx_runner
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -544,6 +544,8 @@ class E2CommComputeOverlap(Check):
         Example(_env_trainer(), N, "DDP only in the 'pytorchDDP' branch of a trainer whose env type defaults to 'pytorch'"),
         Example(_env_trainer("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), U, "the same trainer run as 'pytorchDDP'"),
         Example(_DOC_TORCHRUN_FILES, U, "a package that ships no launch: its README's torchrun runs the HF Trainer in DDP"),
+        Example(torchx_runner(), U, "torchtitan launched with data_parallel_shard_degree=8: FSDP2 prefetches implicitly"),
+        Example(torchx_runner(nodes=1, nproc=1), N, "the same runner on one GPU: shard degree 1, nothing to overlap"),
         Example({"README.md": _DOC_TORCHRUN_FILES["README.md"].replace("--bf16 True", '--bf16 True --fsdp "full_shard auto_wrap"'),
                  "medusa/train/train.py": _DOC_TORCHRUN_FILES["medusa/train/train.py"]}, N,
                 "the same README command handing the trainer FSDP: not read as DDP, and not judged from prose"),
@@ -604,6 +606,12 @@ class E2CommComputeOverlap(Check):
         for c in f.calls("fully_shard") if not fsdp_off else ():
             used.append(f.ev(c, key="fully_shard"))
             why.append("FSDP2 (implicit prefetching)")
+        if not fsdp_off and not f.calls("fully_shard"):
+            # torchtitan's ``data_parallel_shard_degree`` when the project has no ``fully_shard`` call of its own (a runner
+            # that launches torchtitan's train.py): torchtitan shards with FSDP2, which prefetches implicitly
+            shard = [x for x in fsdp_sites(f) if x.how == "data_parallel_shard_degree"]
+            used += [f.ev(x.fact) for x in shard]
+            why += ["FSDP2 (implicit prefetching)"] if shard else []
         # Lightning's FSDPStrategy (not a project's own class of that name: skyrl-train ``skyrl_train.distributed.fsdp_strategy.FSDPStrategy``)
         for c in (c for c in f.calls("FSDPStrategy") if c.name == "FSDPStrategy" or is_lightning(c)):
             bp = c.kwargs.get("backward_prefetch", "default")
