@@ -5,22 +5,25 @@ torchx's DDP component, ``ddp(*args, script="./torchtitan/train.py", j=f"{nodes}
 ``args`` (a list literal of the function, ``args += [...]`` included) are the launched script's, each at its own line.
 An f-string piece that reads an argparse option of the same file (``{cli_args.nodes * cli_args.nproc_per_node}``) takes
 that option's default (a default a run must change is judged as the default); anything else stays an unresolved
-``${...}`` word, as an unset shell variable does.
+``${...}`` word, as an unset shell variable does. ``env=env``, a dict the function fills key by key, is the launched job's
+environment: its variables are recorded at their own lines.
 """
 
 from __future__ import annotations
 
 import ast
 import operator
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from .shell import _parse_command, _word
-from .types import FileFacts, Launch
+from .types import EnvVar, FileFacts, Launch
 
 #: launch APIs whose call is a torchrun command line
 TORCHX_DDP = frozenset({"torchx.components.dist.ddp"})
 
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv}
 
 
@@ -33,6 +36,7 @@ class Pending:
     words: list[tuple[list[str | ast.expr], int]]
     script: tuple[list[str | ast.expr], int] | None
     j: tuple[list[str | ast.expr], int] | None
+    env: list[tuple[str, str, int, str]]  # ``env=`` entries set key by key in the function: (name, value, line, text)
 
 
 def word_pieces(node: ast.expr) -> tuple[list[str | ast.expr], int] | None:
@@ -114,3 +118,7 @@ def finish(path: str, pending: list[Pending], out: FileFacts) -> None:
         launch.arg_lines = {k: ln for k, ln in sa_lines.items() if ln != p.line and k in script_args}
         launch.launcher_arg_lines = {k: ln for k, ln in la_lines.items() if ln != p.line and k in opts}
         out.launches.append(launch)
+        for name, value, line, text in p.env:
+            if _ENV_NAME.match(name):  # the launched job's environment (``env["NCCL_PROTO"] = "Simple"``), at its line
+                launch.env[name] = value
+                out.envs.append(EnvVar(path, line, name, value, "python", text))

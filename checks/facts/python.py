@@ -247,6 +247,9 @@ class _Extractor(ast.NodeVisitor):
         # a function's locals bound to a list literal (``args = ["--metrics.log_freq=1", ...]``, ``args += [...]``): the
         # words a launch call's ``*args`` hands on (see checks.facts.py_launch)
         self.lists: dict[tuple[tuple[str, ...], str], list[ast.expr]] = {}
+        # a function's locals filled key by key (``env["NCCL_PROTO"] = "Simple"``): the environment a launch call's ``env=``
+        # hands to the launched job, as (key, value node, line)
+        self.env_dicts: dict[tuple[tuple[str, ...], str], list[tuple[str, ast.expr, int]]] = {}
         self.pending_launches: list[Pending] = []
 
     # -- dispatch (same traversal as ast.NodeVisitor, without a string build and getattr per node) --
@@ -828,6 +831,8 @@ class _Extractor(ast.NodeVisitor):
                 # kwargs["attn_implementation"] = "sdpa"; self.base_model_args["attn_implementation"] = ... (instructlab)
                 owner = t.value.id if isinstance(t.value, ast.Name) else self.dotted(t.value)
                 key = _const(t.slice)
+                if isinstance(t.value, ast.Name) and isinstance(key, str) and self.func_stack:
+                    self.env_dicts.setdefault((tuple(self.func_stack), t.value.id), []).append((key, value_node, line))
                 if owner and isinstance(key, str):
                     v = self.value(value_node)
                     self.out.configs.append(
@@ -953,7 +958,12 @@ class _Extractor(ast.NodeVisitor):
         kw = {k.arg: k.value for k in node.keywords if k.arg is not None}
         script = word_pieces(kw["script"]) if "script" in kw else None
         j = word_pieces(kw["j"]) if "j" in kw else None
-        self.pending_launches.append(Pending(call.line, call.text, words, script, j))
+        env: list[tuple[str, str, int, str]] = []
+        if isinstance(kw.get("env"), ast.Name) and self.func_stack:
+            for key, value_node, line in self.env_dicts.get((tuple(self.func_stack), kw["env"].id), ()):
+                v = self.value(value_node)
+                env.append((key, "" if isinstance(v, Expr) else str(v), line, self.text(line)))
+        self.pending_launches.append(Pending(call.line, call.text, words, script, j, env))
 
     def _argparse(self, call: Call) -> None:
         flags = share_tuple(tuple(a for a in call.args if isinstance(a, str) and a.startswith("-")), self._strings)

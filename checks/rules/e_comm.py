@@ -953,6 +953,21 @@ def _switches_off(e: Any) -> bool:
     return e.name in {"NCCL_P2P_LEVEL", "NCCL_NET_GDR_LEVEL", "NCCL_SHM_USE_CUDA_MEMCPY"} and v.upper() in {"LOC", "0"}
 
 
+#: a runner that launches its trainer with torchx's DDP component and hands it an environment built key by key
+_TORCHX_ENV = ("from torchx.components.dist import ddp\n\n\ndef make_app(nodes, nproc):\n    env = {{}}\n"
+               "    env[\"{var}\"] = \"{value}\"\n    env[\"LOGLEVEL\"] = \"INFO\"\n"
+               "    return ddp(\"--training.steps=1000\", script=\"train.py\", j=f\"{{nodes}}x{{nproc}}\", env=env)\n")
+
+
+def _simple_protocol_only(e: Any) -> bool:
+    """``NCCL_PROTO=Simple``: NCCL restricted to its slowest protocol (no LL/LL128). NCCL's documentation discourages setting
+    the variable except to rule a protocol out when a bug is suspected: a debugging workaround, not a tuning."""
+    if e.name != "NCCL_PROTO":
+        return False
+    protos = {x.strip().lower() for x in e.value.strip().strip("'\"").split(",") if x.strip()}
+    return protos == {"simple"}
+
+
 @register
 class E4NCCLTuning(Check):
     id = "E4"
@@ -998,6 +1013,13 @@ class E4NCCLTuning(Check):
         Example({"mylib/distributed/utils.py": _INIT_DISTRIBUTED.format(extra='        set_env_var("NCCL_IB_HCA", "^=mlx5_bond_0")\n')},
                 U, "a project helper set_env_var(name, value)"),
         Example({"mylib/distributed/utils.py": _INIT_DISTRIBUTED.format(extra="")}, N, "the helper sets only TORCH_NCCL_* error handling"),
+        Example({"run.sh": "export NCCL_DEBUG=INFO\nexport NCCL_PROTO=Simple\ntorchrun --nproc_per_node 8 train.py\n"}, N,
+                "NCCL_PROTO=Simple beside NCCL_DEBUG: the slowest protocol forced while debugging"),
+        Example({"run.sh": "export NCCL_PROTO=Simple,LL128\nexport NCCL_ALGO=Ring,Tree\ntorchrun --nproc_per_node 8 train.py\n"}, U,
+                "protocols and algorithms chosen for the cluster"),
+        Example({"launch/runner.py": _TORCHX_ENV.format(var="NCCL_SOCKET_IFNAME", value="ib0")}, U,
+                "the environment a Python runner hands to torchx's ddp component"),
+        Example({"launch/runner.py": _TORCHX_ENV.format(var="NCCL_DEBUG", value="INFO")}, N, "the same runner setting only NCCL_DEBUG"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -1005,7 +1027,8 @@ class E4NCCLTuning(Check):
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        tuning = [e for e in f.envs("NCCL_") if e.name not in _NOT_TUNING and (e.value.strip() or e.source == "python")]
+        tuning = [e for e in f.envs("NCCL_") if e.name not in _NOT_TUNING and (e.value.strip() or e.source == "python")
+                  and not _simple_protocol_only(e)]
         diag = [e for e in f.envs("NCCL_", "TORCH_NCCL_") if e not in tuning and e.name not in {"NCCL_VERSION", "NCCL_HOME", "NCCL_ROOT"}]
         names = sorted({e.name for e in tuning})
         findings: list[Evidence] = []
@@ -1024,5 +1047,9 @@ class E4NCCLTuning(Check):
                 detail += "; note: P2P/IB transports switched off"
             return Outcome(U, ev, detail, {"nccl_vars": names}, findings)
         if diag:
-            return Outcome(N, [Facts.ev(e, key=e.name, value=e.value) for e in diag], "only NCCL diagnostics/error handling set (no tuning)", {"nccl_vars": []})
+            simple = [e for e in diag if _simple_protocol_only(e)]
+            note = (f"; NCCL_PROTO={simple[0].value} ({simple[0].path}:{simple[0].line}) restricts NCCL to its Simple protocol, a "
+                    "workaround for a suspected protocol bug, not a tuning") if simple else ""
+            return Outcome(N, [Facts.ev(e, key=e.name, value=e.value) for e in diag], "only NCCL diagnostics/error handling set (no tuning)" + note,
+                           {"nccl_vars": []})
         return Outcome(N, [], "no NCCL environment variables set", {"nccl_vars": []})

@@ -102,3 +102,29 @@ def test_a_private_test_package_and_a_bench_module_are_not_the_training_path():
     # controls: a private package of another name and a module that merely contains "bench" stay in scope
     assert path_role("pkg/_internal/trainer.py", "python")[0] is None
     assert path_role("pkg/benchmarking_utils.py", "python")[0] is None
+
+
+# -- E4: the launched job's environment, and NCCL_PROTO=Simple ----------------------------------------------------------
+
+
+def test_the_env_dict_handed_to_the_launch_is_the_jobs_environment_at_its_lines():
+    text = (
+        "import os\n\nfrom torchx.components.dist import ddp\n\n\n"
+        "def make_app(nproc):\n"
+        "    env = {}\n"
+        "    env[\"TORCH_CUDA_SANITIZER=1\"] = \"1\"\n"  # not a variable name: dropped
+        "    env[\"NCCL_DEBUG\"] = \"INFO\"\n"
+        "    env[\"NCCL_PROTO\"] = \"Simple\"\n"
+        "    env[\"GLOO_SOCKET_IFNAME\"] = os.environ.get(\"GLOO_SOCKET_IFNAME\")\n"
+        "    return ddp(\"--training.steps=10\", script=\"train.py\", j=f\"1x{nproc}\", env=env)\n"
+    )
+    ff = _facts("runner.py", text)
+    assert [(e.name, e.value, e.line) for e in ff.envs] == [("NCCL_DEBUG", "INFO", 9), ("NCCL_PROTO", "Simple", 10),
+                                                            ("GLOO_SOCKET_IFNAME", "", 11)]
+    r = _audit({"runner.py": text}).result("E4")
+    assert r.status.value == "unused" and "NCCL_PROTO=Simple (runner.py:10)" in (r.detail or "")
+
+
+def test_a_dict_never_handed_to_a_launch_is_no_environment():
+    text = "def table():\n    env = {}\n    env[\"NCCL_PROTO\"] = \"LL128\"\n    return env\n"
+    assert _facts("table.py", text).envs == []
