@@ -88,7 +88,7 @@ _DEV_FILES = {"noxfile.py", "tasks.py", "fabfile.py", ".pylintrc.toml", "ruff.to
 _TEST_DIR = re.compile(r"^(tests?|testing|unit_?tests?|integration_?tests?|functional_?tests?)[_\-]?v?\d+$", re.I)  # tests_v1, test2
 # a benchmark script, or a profiling script named for what it profiles (``profile_layers.py``, ``profile_fsdp.py``: it times
 # layers or engines for a cost model or a report; a bare ``profile.py``/``profiler.py`` is a utility the trainer may import)
-_BENCH_FILE = re.compile(r"^((bench|benchmark)(_\w+)?|profile_\w+)\.py$")
+_BENCH_FILE = re.compile(r"^((bench|benchmark)(_\w+)?|profile_\w+|\w+_(bench|benchmark))\.py$")  # + ``pg_transport_bench.py``
 _TEST_FILE = re.compile(r"^(test_\w+|\w+_test|conftest|tests)\.py$")
 # a dated copy of a run: ``2024-10-14_ModernArch/``, ``20240501/``, ``train_gpt2_2024_10_14.py``
 _DATED = re.compile(r"(?:^|[_\-.])(?:19|20)\d{2}[-_.]?(?:0[1-9]|1[0-2])[-_.]?(?:0[1-9]|[12]\d|3[01])(?:[_\-.]|$)")
@@ -147,7 +147,7 @@ def path_role(path: str, kind: str) -> tuple[str | None, str]:
     name = parts[-1]
     low = name.lower()
     for d in parts[:-1]:
-        r = _DIR_ROLES.get(d.lower()) or (TEST if _TEST_DIR.match(d) else None)
+        r = _DIR_ROLES.get(d.lower()) or (TEST if _TEST_DIR.match(d) or _DIR_ROLES.get(d.lower().lstrip("_")) == TEST else None)
         if r is not None:
             return r, f"under {d}/"
         if _DATED.search(d):

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from .docs_md import extract_usage_hints
+from .py_launch import TORCHX_DDP, Pending, finish, word_pieces
 from .types import (
     RETURNED_DICT,
     ArgOption,
@@ -244,6 +245,13 @@ class _Extractor(ast.NodeVisitor):
         # ``dataset_cls = LazySupervisedDataset if data_args.lazy_preprocess else SupervisedDataset``): (function path, name)
         # -> each arm with the condition it is chosen under; a call of the local is recorded as a call of each arm under it
         self.choices: dict[tuple[tuple[str, ...], str], tuple[tuple[ast.expr, str], ...]] = {}
+        # a function's locals bound to a list literal (``args = ["--metrics.log_freq=1", ...]``, ``args += [...]``): the
+        # words a launch call's ``*args`` hands on (see checks.facts.py_launch)
+        self.lists: dict[tuple[tuple[str, ...], str], list[ast.expr]] = {}
+        # a function's locals filled key by key (``env["NCCL_PROTO"] = "Simple"``): the environment a launch call's ``env=``
+        # hands to the launched job, as (key, value node, line)
+        self.env_dicts: dict[tuple[tuple[str, ...], str], list[tuple[str, ast.expr, int]]] = {}
+        self.pending_launches: list[Pending] = []
 
     # -- dispatch (same traversal as ast.NodeVisitor, without a string build and getattr per node) --
     _dispatch: _Dispatch
@@ -763,6 +771,13 @@ class _Extractor(ast.NodeVisitor):
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if node.target.__class__ is _Name and self.signature_stack and node.target.id in self.signature_stack[-1][0]:
             self.signature_stack[-1][1].add(node.target.id)
+        if node.target.__class__ is _Name and self.lists and self.func_stack:
+            key = (tuple(self.func_stack), node.target.id)
+            if key in self.lists:
+                if isinstance(node.op, ast.Add) and isinstance(node.value, ast.List):
+                    self.lists[key] = [*self.lists[key], *node.value.elts]
+                else:
+                    del self.lists[key]
         self.visit(node.value)
         self.visit(node.target)
 
@@ -779,6 +794,10 @@ class _Extractor(ast.NodeVisitor):
                 self.signature_stack[-1][1].add(t.id)
             if self.func_stack:
                 key = (tuple(self.func_stack), t.id)
+                if isinstance(value_node, ast.List):
+                    self.lists[key] = list(value_node.elts)
+                elif self.lists:
+                    self.lists.pop(key, None)
                 # only the module's own names (a class or function it defines): an imported arm (ms-swift ``PackingDataset``
                 # under ``args.packing``) would hand other rules a construction under a switch they may not resolve
                 if isinstance(value_node, ast.IfExp) and all(isinstance(x, ast.Name) and x.id not in self.aliases
@@ -829,6 +848,8 @@ class _Extractor(ast.NodeVisitor):
                 # kwargs["attn_implementation"] = "sdpa"; self.base_model_args["attn_implementation"] = ... (instructlab)
                 owner = t.value.id if isinstance(t.value, ast.Name) else self.dotted(t.value)
                 key = _const(t.slice)
+                if isinstance(t.value, ast.Name) and isinstance(key, str) and self.func_stack:
+                    self.env_dicts.setdefault((tuple(self.func_stack), t.value.id), []).append((key, value_node, line))
                 if owner and isinstance(key, str):
                     v = self.value(value_node)
                     self.out.configs.append(
@@ -903,6 +924,8 @@ class _Extractor(ast.NodeVisitor):
         self.out.calls.append(call)
         if self.choices and node.func.__class__ is _Name and self.func_stack:
             self._chosen_calls(node.func.id, call)
+        if name in TORCHX_DDP:
+            self._launch_call(node, call)
         short = name[name.rfind(".") + 1:]  # Call.short
         if short == "add_argument":
             self._argparse(call)
@@ -937,6 +960,27 @@ class _Extractor(ast.NodeVisitor):
                     self.visit_Constant(a)
             else:
                 dispatch[c](self, a)
+
+    def _launch_call(self, node: ast.Call, call: Call) -> None:
+        """A launch API call (torchx ``ddp(*args, script=..., j=...)``): its words, resolved once the file is read."""
+        words: list[tuple[list[str | ast.expr], int]] = []
+        for a in node.args:
+            if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name):
+                elts = self.lists.get((tuple(self.func_stack), a.value.id)) if self.func_stack else None
+                items = [w for w in (word_pieces(e) for e in elts or ()) if w is not None]
+            else:
+                w = word_pieces(a)
+                items = [w] if w is not None else []
+            words.extend(items)
+        kw = {k.arg: k.value for k in node.keywords if k.arg is not None}
+        script = word_pieces(kw["script"]) if "script" in kw else None
+        j = word_pieces(kw["j"]) if "j" in kw else None
+        env: list[tuple[str, str, int, str]] = []
+        if isinstance(kw.get("env"), ast.Name) and self.func_stack:
+            for key, value_node, line in self.env_dicts.get((tuple(self.func_stack), kw["env"].id), ()):
+                v = self.value(value_node)
+                env.append((key, "" if isinstance(v, Expr) else str(v), line, self.text(line)))
+        self.pending_launches.append(Pending(call.line, call.text, words, script, j, env))
 
     def _argparse(self, call: Call) -> None:
         flags = share_tuple(tuple(a for a in call.args if isinstance(a, str) and a.startswith("-")), self._strings)
@@ -1019,8 +1063,10 @@ def extract_python(path: str, text: str, out: FileFacts, strings: dict[str, str]
         line = getattr(exc, "lineno", None)
         out.error = f"Python syntax error{f' at line {line}' if line else ''}: {getattr(exc, 'msg', str(exc))}"
         return
+    ex = _Extractor(path, text, out, strings)
     try:
-        _Extractor(path, text, out, strings).visit(tree)
+        ex.visit(tree)
     except RecursionError:
         out.error = "Python file nested too deeply to analyse"
+    finish(path, ex.pending_launches, out)  # launch calls, once the file's argparse defaults are known
     extract_usage_hints(path, text, tree, out)  # a CLI's usage text documenting a multi-node launch (E1)

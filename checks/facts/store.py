@@ -165,6 +165,9 @@ class Facts:
                 for src in (launch.script_args, launch.launcher_args):
                     for k, v in src.items():
                         launch_args[_norm_key(k)].append((launch, k, v))
+                        if "." in k:  # a dotted flag (torchtitan ``--metrics.log_freq=1``) sets its last segment, as a
+                            # dotted argparse option does (``--model.gradient_checkpointing_enable``, see ArgOption.dest)
+                            launch_args[_norm_key(k.rsplit(".", 1)[-1])].append((launch, k, v))
             s["launch_args_by_key"] = launch_args
             for attr, field_name in (("arg_options", "dest"), ("fields", "name"), ("assigns", "name"), ("params", "name")):
                 idx: dict[str, list[Any]] = defaultdict(list)

@@ -519,6 +519,34 @@ def _configured_strategy(facts: Facts, path: str) -> tuple[str, str] | None:
     return names.pop(), (f"set at {where}" if local else f"the default at {where}")
 
 
+def torchx_runner(nodes: int = 1, nproc: int = 8, log_freq: int = 50, ckpt: int = 500, wandb: bool = True,
+                  launch: bool = True) -> dict[str, str]:
+    """torchft 0.2.0-shaped (``examples/slurm/runner.py``): a Python runner that builds torchtitan's command line as a list of
+    flag strings (``args += [...]`` for replica 0 included) and launches it with torchx's DDP component,
+    ``ddp(*args, script="./torchtitan/train.py", j=f"{nodes}x{nproc}")``; the layout comes from argparse defaults.
+    ``launch=False``: the same list only printed, never launched."""
+    call = ("    return ddp(*args, name=f\"ft_{replica_id}\", script=\"./torchtitan/train.py\", gpu=cli_args.nproc_per_node,\n"
+            "               j=f\"{cli_args.nodes}x{cli_args.nproc_per_node}\")\n") if launch else "    print(\" \".join(args))\n"
+    extra = "\"--metrics.enable-wandb\", " if wandb else ""
+    return {"examples/slurm/runner.py": (
+        "import argparse\n\nfrom torchx.components.dist import ddp\nfrom torchx.runner import get_runner\n\n\n"
+        "def make_app(replica_id, cli_args):\n"
+        "    args = [\n"
+        "        \"--job.config_file=./torchtitan/models/llama3/train_configs/llama3_8b.toml\",\n"
+        f"        \"--metrics.log_freq={log_freq}\",\n"
+        "        f\"--parallelism.data_parallel_shard_degree={cli_args.nodes * cli_args.nproc_per_node}\",\n"
+        "        \"--fault_tolerance.enable\",\n"
+        "    ]\n"
+        "    if replica_id == 0:\n"
+        f"        args += [{extra}\"--checkpoint.interval={ckpt}\"]\n"
+        + call +
+        "\n\ndef main():\n    parser = argparse.ArgumentParser()\n"
+        f"    parser.add_argument(\"--nodes\", type=int, default={nodes})\n"
+        f"    parser.add_argument(\"--nproc-per-node\", type=int, default={nproc})\n"
+        "    cli_args = parser.parse_args()\n"
+        "    with get_runner() as runner:\n        runner.run(make_app(0, cli_args), scheduler=\"slurm\")\n")}
+
+
 def fsdp_sites(facts: Facts) -> list[Site]:
     """Every route that wraps the model with FSDP (PyTorch FSDP1/2, HF, accelerate, Lightning, torchtune, torchtitan...)."""
     sites: list[Site] = []
@@ -965,6 +993,8 @@ class A1DataParallel(Check):
         Example(_env_trainer("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), U,
                 "the same trainer, a run script choosing 'pytorchDDP'"),
         Example(strategy_registry(), N, "FSDP/DeepSpeed plugins of a strategy class the name registry never returns"),
+        Example(torchx_runner(), U, "a Python runner launches torchtitan with torchx's ddp component, j=1x8"),
+        Example(torchx_runner(nodes=1, nproc=1), N, "the same runner, j=1x1: one process"),
         Example(strategy_registry('"deepspeed"'), U, "a backend picks the deepspeed strategy by name"),
         Example({"README.md": ("## Training\n\n```bash\nCUDA_VISIBLE_DEVICES=0,1 accelerate launch --num-processes 2 \\\n"
                                "    --config-file configs/zero3.yaml examples/train_grpo.py\n```\n"),
@@ -1149,6 +1179,8 @@ class A2FSDP(Check):
         Example(strategy_registry('"fsdp"'), U, "the backend looks the registry up with 'fsdp'"),
         Example(strategy_registry("config.strategy", {"configs/train.yaml": "trainer:\n  strategy: fsdp\n"}), U,
                 "the registry name comes from a config that a recipe sets to fsdp"),
+        Example(torchx_runner(), U, "torchtitan launched from a Python runner with --parallelism.data_parallel_shard_degree=nodes*nproc"),
+        Example(torchx_runner(launch=False), N, "the same flag list only printed: no launch runs it"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

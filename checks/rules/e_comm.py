@@ -15,7 +15,7 @@ from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import multi_node_launcher
 from ._helpers import backend_unselected, deepspeed_alternative_files, guard_off, uses_hf_trainer
-from .a_parallelism import _env_trainer, documented_multi_process, is_lightning, lightning_imported
+from .a_parallelism import _env_trainer, documented_multi_process, fsdp_sites, is_lightning, lightning_imported, torchx_runner
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -544,6 +544,8 @@ class E2CommComputeOverlap(Check):
         Example(_env_trainer(), N, "DDP only in the 'pytorchDDP' branch of a trainer whose env type defaults to 'pytorch'"),
         Example(_env_trainer("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), U, "the same trainer run as 'pytorchDDP'"),
         Example(_DOC_TORCHRUN_FILES, U, "a package that ships no launch: its README's torchrun runs the HF Trainer in DDP"),
+        Example(torchx_runner(), U, "torchtitan launched with data_parallel_shard_degree=8: FSDP2 prefetches implicitly"),
+        Example(torchx_runner(nodes=1, nproc=1), N, "the same runner on one GPU: shard degree 1, nothing to overlap"),
         Example({"README.md": _DOC_TORCHRUN_FILES["README.md"].replace("--bf16 True", '--bf16 True --fsdp "full_shard auto_wrap"'),
                  "medusa/train/train.py": _DOC_TORCHRUN_FILES["medusa/train/train.py"]}, P,
                 "the same README command handing the trainer FSDP: not read as DDP; HF's FSDP default is NO_PREFETCH"),
@@ -604,6 +606,12 @@ class E2CommComputeOverlap(Check):
         for c in f.calls("fully_shard") if not fsdp_off else ():
             used.append(f.ev(c, key="fully_shard"))
             why.append("FSDP2 (implicit prefetching)")
+        if not fsdp_off and not f.calls("fully_shard"):
+            # torchtitan's ``data_parallel_shard_degree`` when the project has no ``fully_shard`` call of its own (a runner
+            # that launches torchtitan's train.py): torchtitan shards with FSDP2, which prefetches implicitly
+            shard = [x for x in fsdp_sites(f) if x.how == "data_parallel_shard_degree"]
+            used += [f.ev(x.fact) for x in shard]
+            why += ["FSDP2 (implicit prefetching)"] if shard else []
         # Lightning's FSDPStrategy (not a project's own class of that name: skyrl-train ``skyrl_train.distributed.fsdp_strategy.FSDPStrategy``)
         for c in (c for c in f.calls("FSDPStrategy") if c.name == "FSDPStrategy" or is_lightning(c)):
             bp = c.kwargs.get("backward_prefetch", "default")
@@ -945,6 +953,21 @@ def _switches_off(e: Any) -> bool:
     return e.name in {"NCCL_P2P_LEVEL", "NCCL_NET_GDR_LEVEL", "NCCL_SHM_USE_CUDA_MEMCPY"} and v.upper() in {"LOC", "0"}
 
 
+#: a runner that launches its trainer with torchx's DDP component and hands it an environment built key by key
+_TORCHX_ENV = ("from torchx.components.dist import ddp\n\n\ndef make_app(nodes, nproc):\n    env = {{}}\n"
+               "    env[\"{var}\"] = \"{value}\"\n    env[\"LOGLEVEL\"] = \"INFO\"\n"
+               "    return ddp(\"--training.steps=1000\", script=\"train.py\", j=f\"{{nodes}}x{{nproc}}\", env=env)\n")
+
+
+def _simple_protocol_only(e: Any) -> bool:
+    """``NCCL_PROTO=Simple``: NCCL restricted to its slowest protocol (no LL/LL128). NCCL's documentation discourages setting
+    the variable except to rule a protocol out when a bug is suspected: a debugging workaround, not a tuning."""
+    if e.name != "NCCL_PROTO":
+        return False
+    protos = {x.strip().lower() for x in e.value.strip().strip("'\"").split(",") if x.strip()}
+    return protos == {"simple"}
+
+
 @register
 class E4NCCLTuning(Check):
     id = "E4"
@@ -990,6 +1013,13 @@ class E4NCCLTuning(Check):
         Example({"mylib/distributed/utils.py": _INIT_DISTRIBUTED.format(extra='        set_env_var("NCCL_IB_HCA", "^=mlx5_bond_0")\n')},
                 U, "a project helper set_env_var(name, value)"),
         Example({"mylib/distributed/utils.py": _INIT_DISTRIBUTED.format(extra="")}, N, "the helper sets only TORCH_NCCL_* error handling"),
+        Example({"run.sh": "export NCCL_DEBUG=INFO\nexport NCCL_PROTO=Simple\ntorchrun --nproc_per_node 8 train.py\n"}, N,
+                "NCCL_PROTO=Simple beside NCCL_DEBUG: the slowest protocol forced while debugging"),
+        Example({"run.sh": "export NCCL_PROTO=Simple,LL128\nexport NCCL_ALGO=Ring,Tree\ntorchrun --nproc_per_node 8 train.py\n"}, U,
+                "protocols and algorithms chosen for the cluster"),
+        Example({"launch/runner.py": _TORCHX_ENV.format(var="NCCL_SOCKET_IFNAME", value="ib0")}, U,
+                "the environment a Python runner hands to torchx's ddp component"),
+        Example({"launch/runner.py": _TORCHX_ENV.format(var="NCCL_DEBUG", value="INFO")}, N, "the same runner setting only NCCL_DEBUG"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -997,7 +1027,8 @@ class E4NCCLTuning(Check):
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        tuning = [e for e in f.envs("NCCL_") if e.name not in _NOT_TUNING and (e.value.strip() or e.source == "python")]
+        tuning = [e for e in f.envs("NCCL_") if e.name not in _NOT_TUNING and (e.value.strip() or e.source == "python")
+                  and not _simple_protocol_only(e)]
         diag = [e for e in f.envs("NCCL_", "TORCH_NCCL_") if e not in tuning and e.name not in {"NCCL_VERSION", "NCCL_HOME", "NCCL_ROOT"}]
         names = sorted({e.name for e in tuning})
         findings: list[Evidence] = []
@@ -1016,5 +1047,9 @@ class E4NCCLTuning(Check):
                 detail += "; note: P2P/IB transports switched off"
             return Outcome(U, ev, detail, {"nccl_vars": names}, findings)
         if diag:
-            return Outcome(N, [Facts.ev(e, key=e.name, value=e.value) for e in diag], "only NCCL diagnostics/error handling set (no tuning)", {"nccl_vars": []})
+            simple = [e for e in diag if _simple_protocol_only(e)]
+            note = (f"; NCCL_PROTO={simple[0].value} ({simple[0].path}:{simple[0].line}) restricts NCCL to its Simple protocol, a "
+                    "workaround for a suspected protocol bug, not a tuning") if simple else ""
+            return Outcome(N, [Facts.ev(e, key=e.name, value=e.value) for e in diag], "only NCCL diagnostics/error handling set (no tuning)" + note,
+                           {"nccl_vars": []})
         return Outcome(N, [], "no NCCL environment variables set", {"nccl_vars": []})

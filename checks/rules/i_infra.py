@@ -41,6 +41,7 @@ from ._helpers import (
     section_flag_off,
     uses_hf_trainer,
 )
+from .a_parallelism import torchx_runner
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 #: I3-I5 found no interval setting and no call in a training-step loop: the frequency cannot be judged, so the status is
@@ -1443,6 +1444,8 @@ class I3CheckpointFrequency(Check):
                  "myrl/trainer.py": _RL_TRAINER.format(report="")}, U, "RL trainer: checkpoint every 100 steps"),
         Example(_save_ctl("None"), U, "every save frequency of the save control defaults to None: no periodic checkpoint"),
         Example(_save_ctl("1"), N, "the same control with save_freq_steps 1: a checkpoint every step"),
+        Example(torchx_runner(ckpt=100), U, "torchtitan launched from a Python runner with --checkpoint.interval=100"),
+        Example(torchx_runner(ckpt=5), N, "the same launch checkpointing every 5 steps"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -1467,6 +1470,11 @@ class I3CheckpointFrequency(Check):
             if all(truthy(x.value) is not False for x in enabled) and not _TEST_PATH.search(e.path):
                 steps, kind = interval(e.value)
                 items.append(Interval(e, e.dotted, "checkpoint_interval", steps, kind))
+        # the same torchtitan key as a launch flag (``--checkpoint.interval=100`` in the launched command line)
+        for s in f.settings("interval"):
+            if s.source == "launcher" and s.key.lower().endswith("checkpoint.interval") and not _TEST_PATH.search(s.path):
+                steps, kind = interval(s.value)
+                items.append(Interval(s, s.key, "checkpoint_interval", steps, kind))
         bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
         spaced: list[tuple[Call, float | None]] = []
         # a save that ends the run (``_save_and_exit``, on-demand/preemption/emergency saves) happens once, not every step
@@ -2040,6 +2048,8 @@ class I4LoggingFrequency(Check):
         # arguments class's own default decides (ATorch ``COMMON_TO_MEGATRON_ARG_MAP`` beside ``AtorchTrainingArgs``)
         Example(_name_table_args(1), N, "field default 1 beside a table mapping the option's name to another trainer's"),
         Example(_name_table_args(500), U, "field default 500 beside the same name table"),
+        Example(torchx_runner(log_freq=1), N, "torchtitan launched from a Python runner with --metrics.log_freq=1"),
+        Example(torchx_runner(log_freq=50), U, "the same launch with --metrics.log_freq=50"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -2190,6 +2200,29 @@ def _module_paced_trackers(f: Facts) -> tuple[list[Interval], str]:
 
 def _norm(name: str) -> str:
     return name.strip().lower().replace("-", "_")
+
+
+#: a launch flag that turns an external tracker on (torchtitan ``--metrics.enable_wandb``, ``--use_wandb``)
+_LAUNCH_TRACKER = re.compile(r"(?i)(^|[._])(enable|use)_(wandb|tensorboard|mlflow|swanlab|comet|neptune|aim|clearml)$")
+
+
+def _launch_tracker_intervals(f: Facts) -> list[Interval]:
+    """The logging interval flags of a launch that turns a tracker on by flag (torchtitan ``--metrics.enable_wandb`` beside
+    ``--metrics.log_freq=1``: the trainer reports to W&B at that interval), each at its own line. Only what the launch itself
+    states: a launch that turns a tracker on without an interval flag leaves the launched trainer's default, not judged here."""
+    out: list[Interval] = []
+    for launch in f.launches():
+        if _TEST_PATH.search(launch.path):
+            continue
+        args = launch.script_args
+        if not any(_LAUNCH_TRACKER.search(_norm(k)) and truthy(v) is True for k, v in args.items()):
+            continue
+        for k, v in args.items():
+            if _norm(k.rsplit(".", 1)[-1]) in _LOG_KEYS:
+                steps, kind = interval(v)
+                s = Setting(_norm(k), v, launch.path, launch.arg_line(k), "launcher", launch.text, f"--{k}", 3, launch.script)
+                out.append(Interval(s, s.key, _norm(k.rsplit(".", 1)[-1]), steps, kind))
+    return out
 
 
 def _report_to_builder(f: Facts, s: Setting) -> tuple[str, ...] | None:
@@ -2584,6 +2617,8 @@ class I5ReportFrequency(Check):
                  "pyproject.toml": "[project]\nname = 'medusa-llm'\n\n[project.optional-dependencies]\ntrain = ['bitsandbytes', 'wandb']\n"}, U,
                 "the same trainer without its own log: W&B at the HF default of 500 steps"),
         Example({"train.py": _LIGHTNING_SELF_LOG}, U, "a LightningModule's self.log in training_step, at log_every_n_steps 50"),
+        Example(torchx_runner(log_freq=1), N, "torchtitan launched with --metrics.enable-wandb and --metrics.log_freq=1: W&B every step"),
+        Example(torchx_runner(log_freq=20), U, "the same launch logging every 20 steps"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -2643,6 +2678,7 @@ class I5ReportFrequency(Check):
             # (W&B logs asynchronously) at iterations of seconds: only an explicit short interval is judged.
             megatron_tb = [s for s in tb if s.name == "tensorboard_dir" and s.source == "launcher"]  # Megatron's --tensorboard-dir
             tb_default = megatron_tb[0] if megatron_tb and not mg else None
+        judge(_launch_tracker_intervals(f))
         spaced: list[tuple[Call, float | None]] = []
         # a report under a section's switch that is off (``if args.train.wandb.enable: wandb.log(...)`` with ``enable``
         # defaulting to False in the section's class) does not run: the tracker's own creation decides below
