@@ -23,3 +23,27 @@ def test_control_a_zero3_builder_with_overlap_comm_off_keeps_deepspeeds_stage3_d
     files = {"myrl/utils/deepspeed.py": _DS_CONFIG_BUILDER.replace("{extra}", "").replace("stage=2", "stage=3")}
     files["myrl/config.yaml"] = "zero_stage: 3\n"
     assert status(files, "E2") == "used"
+
+
+def test_deepspeed_global_batch_over_a_micro_batch_set_from_a_field_accumulates_on_one_node():
+    from checks.rules.c_memory import _ds_batch_strategy
+
+    result, _ = audit(_ds_batch_strategy(128), "C5")
+    assert result.status.value == "used"
+    assert result.values["gradient_accumulation_steps"] == 16
+    assert {(e.path, e.line) for e in result.evidence} == {("myrl/args.py", 6), ("myrl/strategy.py", 12), ("myrl/args.py", 7)}
+
+
+def test_control_a_global_batch_one_node_could_spread_one_per_gpu_is_not_judged_accumulation():
+    from checks.rules.c_memory import _ds_batch_strategy
+
+    assert status(_ds_batch_strategy(8), "C5") == "unused"
+
+
+def test_control_a_known_gpu_count_still_decides_the_exact_count():
+    from checks.rules.c_memory import _ds_batch_strategy
+
+    files = {**_ds_batch_strategy(128), "run.sh": "deepspeed --num_gpus 8 myrl/train.py\n", "myrl/train.py": "import deepspeed\n"}
+    result, _ = audit(files, "C5")
+    assert result.status.value == "used"
+
