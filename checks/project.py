@@ -75,6 +75,8 @@ _ALIGN_TRAINERS = ("DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "PPO
 _ALIGN_CONFIGS = frozenset(t for t in _ALIGN_TRAINERS if t.endswith("Config"))
 _TEST_PATH_RE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 _ALIGN_WORDS = re.compile(r"^(dpo|orpo|kto|simpo|cpo|ppo|grpo|rm|reward|ipo|rlhf|gkd|distill\w*)$", re.I)
+#: settings that select the training kind by one of those words (``stage: dpo``; oat-llm ``algo: Literal["DPO", ..., "PPO"] = "DPO"``)
+_ALIGN_SELECTORS = ("stage", "rl", "rlhf_type", "training_type", "train_type", "task", "algo", "algorithm")
 _MOE_KEYS = ("num_experts", "num_local_experts", "moe_num_experts", "n_routed_experts", "num_moe_experts", "moe_layer_freq",
              "expert_model_parallel_size", "moe_expert_parallel_size", "ep_size", "num_experts_per_tok", "moe_k")
 _PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z0-9])")
@@ -589,7 +591,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     p.does_inference = _does_inference(facts, p)
     p.alignment = bool(
         facts.calls(*_ALIGN_TRAINERS) or facts.imports(*(f"trl.{t}" for t in _ALIGN_TRAINERS))
-        or any(isinstance(s.value, str) and _ALIGN_WORDS.match(s.value) for s in facts.settings("stage", "rl", "rlhf_type", "training_type", "train_type", "task"))
+        or any(isinstance(s.value, str) and _ALIGN_WORDS.match(s.value) for s in facts.settings(*_ALIGN_SELECTORS))
         or facts.settings("teacher_model", "teacher_model_name_or_path", "distill_alpha", "kd_temperature", "beta_dpo", "dpo_beta")
         or facts.uses("liger_kernel.chunked_loss.*", "LigerFusedLinearJSD", "LigerKLDIVLoss", "LigerJSD")
         or facts.settings("adv_estimator")

@@ -47,3 +47,40 @@ def test_control_a_known_gpu_count_still_decides_the_exact_count():
     result, _ = audit(files, "C5")
     assert result.status.value == "used"
 
+
+def _chunked(default: str) -> dict[str, str]:
+    from checks.rules.g_strategy import _CHUNKED_HEAD
+
+    return {k: v.replace("{default}", default) for k, v in _CHUNKED_HEAD.items()}
+
+
+def test_an_algo_setting_naming_ppo_or_dpo_is_alignment_training():
+    _, project = audit({"myrl/args.py": _chunked("True")["myrl/args.py"]}, "G6")
+    assert project.alignment
+
+
+def test_a_projects_own_chunked_lm_head_logprob_is_a_fused_alignment_loss():
+    result, _ = audit(_chunked("True"), "G6")
+    assert result.status.value == "used"
+    assert {(e.path, e.line) for e in result.evidence} == {("myrl/ppo.py", 8), ("myrl/utils/lm_head.py", 17)}
+
+
+def test_control_the_chunked_head_behind_a_switch_that_is_off():
+    assert status(_chunked("False"), "G6") == "unused"
+
+
+def test_control_a_loop_over_rows_of_computed_logits_is_not_fused():
+    files = {"myrl/args.py": "algo = 'grpo'\n", "myrl/ops.py": (
+        "def selective_log_softmax(logits, index):\n    out = []\n"
+        "    for chunk_logits, chunk_index in zip(logits.chunk(4), index.chunk(4)):\n"
+        "        out.append(row_logps(chunk_logits, chunk_index))\n    return out\n\n\n"
+        "def row_logps(logits, index):\n    return logits.log_softmax(-1).gather(-1, index.unsqueeze(-1))\n")}
+    assert status(files, "G6") == "unused"
+
+
+
+def test_control_an_explicit_fused_kernel_switch_that_is_off_wins_over_the_chunked_head():
+    # verl: ``use_fused_kernels: false`` leaves its FusedLinearForPPO patches uninstalled
+    files = {**_chunked("True"), "myrl/config/actor.yaml": "model:\n  use_fused_kernels: false\n"}
+    assert status(files, "G6") == "unused"
+
