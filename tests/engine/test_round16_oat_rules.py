@@ -84,3 +84,21 @@ def test_control_an_explicit_fused_kernel_switch_that_is_off_wins_over_the_chunk
     files = {**_chunked("True"), "myrl/config/actor.yaml": "model:\n  use_fused_kernels: false\n"}
     assert status(files, "G6") == "unused"
 
+
+_VLLM_ACTOR = ("import vllm\n\nllm = vllm.LLM(model=path, gpu_memory_utilization=0.25{extra})\n"
+               "outputs = llm.generate(prompts, sampling_params=sp)\n")
+_MOSEC_SERVER = ("from mosec import Runtime, Server\n\nserver = Server()\n"
+                 "runtime = Runtime(worker=RewardModel, num=8, max_batch_size=1, timeout=10)\nserver.run()\n")
+
+
+def test_another_servers_batch_limit_does_not_limit_the_rollout_engine():
+    files = {"myrl/actors/actor.py": _VLLM_ACTOR.replace("{extra}", ""), "myrl/oracles/remote/server.py": _MOSEC_SERVER}
+    result, _ = audit(files, "J2")
+    assert result.status.value == "used"
+    assert all(e.path == "myrl/actors/actor.py" for e in result.evidence)
+
+
+def test_control_the_engines_own_limit_of_one_sequence_is_still_partial():
+    files = {"myrl/actors/actor.py": _VLLM_ACTOR.replace("{extra}", ", max_num_seqs=1"), "myrl/oracles/remote/server.py": _MOSEC_SERVER}
+    assert status(files, "J2") == "partial"
+
