@@ -50,6 +50,7 @@ FRAMEWORKS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] 
 _MODEL_KEYS = (
     "model_name_or_path", "pretrained_model_name_or_path", "base_model", "model_name", "model_id",
     "model_path", "base_model_name_or_path", "tokenizer_name_or_path", "model", "pretrained_model", "hf_model",
+    "pretrain",  # OpenRLHF-style `--pretrain` (oat-llm `pretrain: str = "trl-lib/pythia-1b-deduped-tldr-sft"`): the model trained
 )
 _FAMILIES = (
     ("qwen3-vl", "qwen3_vl"), ("llava", "llava"), ("internvl", "internvl"), ("qwen2-vl", "qwen2_vl"), ("qwen2.5-vl", "qwen2_5_vl"), ("qwen-vl", "qwen_vl"),
@@ -150,9 +151,18 @@ def _library_demo_lines(facts: Facts) -> frozenset[tuple[str, int]]:
     return facts._s["_library_demo_lines"]
 
 
+#: ``pretrain`` also names a pre-training config (salesforce-lavis ``pretrain: configs/models/blip2/blip2_pretrain.yaml``)
+_CONFIG_FILE = re.compile(r"\.(ya?ml|json|toml|py|cfg|ini)$", re.I)
+
+
+def _config_file_value(s: Setting) -> bool:
+    return s.name == "pretrain" and isinstance(s.value, str) and _CONFIG_FILE.search(s.value) is not None
+
+
 def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
     demo = _library_demo_lines(facts)
-    out = [s.value for s in facts.settings(*keys) if isinstance(s.value, str) and (s.path, s.line) not in demo]
+    out = [s.value for s in facts.settings(*keys) if isinstance(s.value, str) and (s.path, s.line) not in demo
+           and not _config_file_value(s)]
     tokenizer_only: dict[str, bool] = {}
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
         if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):
@@ -660,7 +670,8 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
     demo = _library_demo_lines(facts)
     rejected = _not_model_values(facts)
     for st in facts.settings(*_MODEL_KEYS):
-        if isinstance(st.value, str) and 2 < len(st.value) < 200 and (st.path, st.line) not in demo and not _not_a_model(facts, st):
+        if (isinstance(st.value, str) and 2 < len(st.value) < 200 and (st.path, st.line) not in demo and not _not_a_model(facts, st)
+                and not _config_file_value(st)):
             out.append((st.path, st.value))
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
         if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):

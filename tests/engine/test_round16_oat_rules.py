@@ -102,3 +102,24 @@ def test_control_the_engines_own_limit_of_one_sequence_is_still_partial():
     files = {"myrl/actors/actor.py": _VLLM_ACTOR.replace("{extra}", ", max_num_seqs=1"), "myrl/oracles/remote/server.py": _MOSEC_SERVER}
     assert status(files, "J2") == "partial"
 
+
+def test_an_openrlhf_style_pretrain_field_names_the_trained_model():
+    files = {"myrl/args.py": ("from dataclasses import dataclass\n\n\n@dataclass\nclass Args:\n"
+                              "    pretrain: str = \"trl-lib/pythia-1b-deduped-tldr-sft\"\n    bf16: bool = True\n"),
+             "myrl/learner.py": ("from transformers import AutoModelForCausalLM\n\n\ndef build(args):\n"
+                                 "    return AutoModelForCausalLM.from_pretrained(args.pretrain)\n")}
+    _, project = audit(files, "C1")
+    assert project.model_names == ["trl-lib/pythia-1b-deduped-tldr-sft"]
+    assert project.estimated_params == "1B"
+
+
+def test_control_a_pretrain_switch_is_no_model_name():
+    files = {"myrl/args.py": "from dataclasses import dataclass\n\n\n@dataclass\nclass Args:\n    pretrain: bool = False\n"}
+    _, project = audit(files, "C1")
+    assert project.model_names == []
+
+
+def test_control_a_pretrain_key_naming_a_config_file_is_no_model_name():
+    files = {"configs/pretrain.yaml": "model:\n  arch: blip2\n  pretrain: configs/models/blip2/blip2_pretrain.yaml\n"}
+    _, project = audit(files, "C1")
+    assert project.model_names == []
