@@ -50,6 +50,7 @@ FRAMEWORKS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] 
 _MODEL_KEYS = (
     "model_name_or_path", "pretrained_model_name_or_path", "base_model", "model_name", "model_id",
     "model_path", "base_model_name_or_path", "tokenizer_name_or_path", "model", "pretrained_model", "hf_model",
+    "pretrain",  # OpenRLHF-style `--pretrain` (oat-llm `pretrain: str = "trl-lib/pythia-1b-deduped-tldr-sft"`): the model trained
 )
 _FAMILIES = (
     ("qwen3-vl", "qwen3_vl"), ("llava", "llava"), ("internvl", "internvl"), ("qwen2-vl", "qwen2_vl"), ("qwen2.5-vl", "qwen2_5_vl"), ("qwen-vl", "qwen_vl"),
@@ -75,6 +76,8 @@ _ALIGN_TRAINERS = ("DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "PPO
 _ALIGN_CONFIGS = frozenset(t for t in _ALIGN_TRAINERS if t.endswith("Config"))
 _TEST_PATH_RE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 _ALIGN_WORDS = re.compile(r"^(dpo|orpo|kto|simpo|cpo|ppo|grpo|rm|reward|ipo|rlhf|gkd|distill\w*)$", re.I)
+#: settings that select the training kind by one of those words (``stage: dpo``; oat-llm ``algo: Literal["DPO", ..., "PPO"] = "DPO"``)
+_ALIGN_SELECTORS = ("stage", "rl", "rlhf_type", "training_type", "train_type", "task", "algo", "algorithm")
 _MOE_KEYS = ("num_experts", "num_local_experts", "moe_num_experts", "n_routed_experts", "num_moe_experts", "moe_layer_freq",
              "expert_model_parallel_size", "moe_expert_parallel_size", "ep_size", "num_experts_per_tok", "moe_k")
 _PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z0-9])")
@@ -157,9 +160,18 @@ def _in_docs(s: Any) -> bool:
     return s.source == "launcher" and s.path.endswith(_DOC_EXT)
 
 
+#: ``pretrain`` also names a pre-training config (salesforce-lavis ``pretrain: configs/models/blip2/blip2_pretrain.yaml``)
+_CONFIG_FILE = re.compile(r"\.(ya?ml|json|toml|py|cfg|ini)$", re.I)
+
+
+def _config_file_value(s: Setting) -> bool:
+    return s.name == "pretrain" and isinstance(s.value, str) and _CONFIG_FILE.search(s.value) is not None
+
+
 def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
     demo = _library_demo_lines(facts)
-    out = [s.value for s in facts.settings(*keys) if isinstance(s.value, str) and (s.path, s.line) not in demo and not _in_docs(s)]
+    out = [s.value for s in facts.settings(*keys) if isinstance(s.value, str) and (s.path, s.line) not in demo
+           and not _config_file_value(s) and not _in_docs(s)]
     tokenizer_only: dict[str, bool] = {}
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
         if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):
@@ -603,7 +615,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     p.does_inference = _does_inference(facts, p)
     p.alignment = bool(
         facts.calls(*_ALIGN_TRAINERS) or facts.imports(*(f"trl.{t}" for t in _ALIGN_TRAINERS))
-        or any(isinstance(s.value, str) and _ALIGN_WORDS.match(s.value) for s in facts.settings("stage", "rl", "rlhf_type", "training_type", "train_type", "task"))
+        or any(isinstance(s.value, str) and _ALIGN_WORDS.match(s.value) for s in facts.settings(*_ALIGN_SELECTORS))
         or facts.settings("teacher_model", "teacher_model_name_or_path", "distill_alpha", "kd_temperature", "beta_dpo", "dpo_beta")
         or facts.uses("liger_kernel.chunked_loss.*", "LigerFusedLinearJSD", "LigerKLDIVLoss", "LigerJSD")
         or facts.settings("adv_estimator")
@@ -703,8 +715,8 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
     demo = _library_demo_lines(facts)
     rejected = _not_model_values(facts)
     for st in facts.settings(*_MODEL_KEYS):
-        if isinstance(st.value, str) and 2 < len(st.value) < 200 and (st.path, st.line) not in demo and not _not_a_model(facts, st) \
-                and not _in_docs(st):
+        if (isinstance(st.value, str) and 2 < len(st.value) < 200 and (st.path, st.line) not in demo and not _not_a_model(facts, st)
+                and not _config_file_value(st) and not _in_docs(st)):
             out.append((st.path, st.value))
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
         if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):

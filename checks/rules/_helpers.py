@@ -416,8 +416,10 @@ def _param_passed(facts: Facts, p: Any) -> bool:
     Callers of a class are its constructions by name (re-exports included); callers of a function are the calls that
     resolve to it (its module's dotted name, or its own file's ``func(...)``/``self.func(...)``), and a function with none
     is an entry point (a CLI command, a hook) whose arguments come from elsewhere. Any call of the same name passing the
-    parameter, and any reference that hands the class or function on as a value, keeps it unknown."""
-    if facts.settings(p.name):
+    parameter, and any reference that hands the class or function on as a value, keeps it unknown. A setting of the same
+    name inside the function's own body (``zero_opt_dict["overlap_comm"] = True`` under ``if overlap_comm:``) is what the
+    parameter switches, not a value given to it (the body never rebinds it)."""
+    if any(not (s.path == p.path and p.start <= s.line <= p.end) for s in facts.settings(p.name)):
         return True
     short = p.owner or p.func
     loose = [c for c in facts.calls(short) if c.short == short and not _TEST_FILE.search(c.path)]

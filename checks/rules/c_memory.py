@@ -1543,6 +1543,26 @@ _GA_OWNER = re.compile(r"grad(ient)?_?accum", re.I)
 _GA_SECTIONS = ("grad_accumulation", "gradient_accumulation", "grad_accum")
 
 
+#: GPUs on one node, the most a single-node run can spread a global batch over when no launch says how many it uses
+_NODE_GPUS = 8
+
+
+def _batch_numbers(f: Facts, key: str) -> list[tuple[float, list[Any]]]:
+    """The numbers ``key`` is set to, each with the settings that give it: a plain number, or the number of the one name
+    it is set from (``ds_config["train_micro_batch_size_per_gpu"] = self.train_batch_size_per_device`` -> the field
+    default ``train_batch_size_per_device: int = 1``: that assignment and the default)."""
+    plain = [(v, [s]) for s in f.effective(key) if (v := as_number(s.value))]
+    if plain:
+        return plain
+    for s in f.effective(key):
+        ref = s.value.ref if isinstance(s.value, Expr) else None
+        if ref and ref != key and re.fullmatch(r"(self\.)?\w+", s.value.text or ""):
+            nums = [(v, t) for t in f.effective(ref) if (v := as_number(t.value))]
+            if len({v for v, _ in nums}) == 1:
+                return [(nums[0][0], [s, nums[0][1]])]
+    return []
+
+
 def _step_call(c: Call) -> bool:
     recv = c.name.rsplit(".", 1)[0].lower() if "." in c.name else ""
     return c.short in {"step", "zero_grad"} and ("optim" in recv or recv.endswith("opt") or "scaler" in recv)
@@ -1722,6 +1742,26 @@ _RL_DS_CONFIG = ("def get_ds_train_config(ds_config, micro_batch):\n"
                  "    ds_config[\"train_micro_batch_size_per_gpu\"] = micro_batch\n"
                  "    ds_config[\"gradient_accumulation_steps\"] = 1\n    return ds_config\n")
 
+#: oat-llm 0.2.4: a DeepSpeed config built in Python from an arguments dataclass, its micro-batch set from another field
+def _ds_batch_strategy(global_batch: int) -> dict[str, str]:
+    return {
+        "myrl/args.py": (
+            "from dataclasses import dataclass\n\n\n@dataclass\nclass TrainArgs:\n"
+            f"    train_batch_size: int = {global_batch}\n    train_batch_size_per_device: int = 1\n    zero_stage: int = 2\n"),
+        "myrl/strategy.py": (
+            "import deepspeed\n\n\nclass DeepspeedStrategy:\n    def __init__(self, args):\n        self.args = args\n"
+            "        self.train_batch_size = args.train_batch_size\n"
+            "        self.train_batch_size_per_device = args.train_batch_size_per_device\n\n"
+            "    def get_ds_train_config(self):\n"
+            "        ds_config = {\"zero_optimization\": {\"stage\": self.args.zero_stage}, \"bf16\": {\"enabled\": True}}\n"
+            "        ds_config[\"train_micro_batch_size_per_gpu\"] = self.train_batch_size_per_device\n"
+            "        ds_config[\"train_batch_size\"] = self.train_batch_size\n        return ds_config\n\n"
+            "    def prepare(self, model, optim):\n"
+            "        engine, optim, _, _ = deepspeed.initialize(model=model, optimizer=optim, config=self.get_ds_train_config())\n"
+            "        return engine\n"),
+    }
+
+
 def _sam_optimizer(body: str) -> dict[str, str]:
     """Composer 0.32 ``algorithms/sam/sam.py``: an optimizer wrapper whose ``step`` runs the closure and steps the base
     optimizer; ``body`` is the step's branch structure."""
@@ -1856,6 +1896,9 @@ class C5GradientAccumulation(Check):
                 "Alpaca-LoRA: the trainer is handed a count computed at run time, not HF's default of 1"),
         Example(_sam_optimizer("loss = closure()\n        if (self.global_step + 1) % self.accumulation == 0:\n"
                                "            self.base_optimizer.step()\n"), U, "the same wrapper stepping once every N micro-batches"),
+        Example(_ds_batch_strategy(128), U,
+                "DeepSpeed global batch of 128 over a micro-batch of 1 set from another field, GPU count not visible: >= 16 on one node"),
+        Example(_ds_batch_strategy(8), N, "a global batch of 8 micro-batches may be one per GPU on an 8-GPU node"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1940,8 +1983,8 @@ class C5GradientAccumulation(Check):
                                f"accumulation in {len(acc)} of {len(found)} launches whose layout fits their GPUs ({total} set both batch sizes)",
                                {"gradient_accumulation_steps": n0})
         derived = self._from_batch_sizes(ctx)
-        if derived:
-            steps, ev = derived
+        if derived and not derived[2]:
+            steps, ev, _ = derived
             return Outcome(U, evs(ev), f"global batch / (micro-batch x data-parallel size) = {steps} micro-batches per step",
                            {"gradient_accumulation_steps": steps})
         if hooks and not any_one:
@@ -1963,11 +2006,15 @@ class C5GradientAccumulation(Check):
                                "data-parallel size grows)", {"gradient_accumulation_steps": steps})
             return Outcome(N, [f.ev(a)], f"gradient_accumulation_steps is filled in __post_init__ ({a.path}:{a.line}) with 1 "
                            "on one GPU", {"gradient_accumulation_steps": 1})
-        # the trainer is handed a value computed at run time (Alpaca-LoRA ``gradient_accumulation_steps=
-        # gradient_accumulation_steps``, a local ``batch_size // micro_batch_size``): not the default, and not known here
-        # (a local or an expression of locals; ``training_args.gradient_accumulation_steps`` passes the setting on, whose
-        # value effective() already looked for)
-        # (the keyword of a trainer's arguments or config, not of any call: a web UI's ``dict(gradient_accumulation_steps=slider)``)
+        if derived:  # a DeepSpeed global batch of many micro-batches, the GPU count unknown: a lower bound on one node
+            steps, ev, _ = derived
+            return Outcome(U, evs(ev), f"the DeepSpeed global batch is {steps * _NODE_GPUS} micro-batches: at least {steps} "
+                           f"micro-batches per optimizer step on one node of up to {_NODE_GPUS} GPUs (no launch gives the GPU count)",
+                           {"gradient_accumulation_steps": steps})
+        # the trainer's arguments are handed a value computed at run time (Alpaca-LoRA ``gradient_accumulation_steps=
+        # gradient_accumulation_steps``, a local ``batch_size // micro_batch_size``): not the default, and not known here.
+        # Not ``training_args.gradient_accumulation_steps`` (the setting passed on: effective() already looked for its value),
+        # nor a keyword of any other call (a web UI's ``dict(gradient_accumulation_steps=slider)``)
         passed = [s for s in f.effective(*_GA_KEYS) if s.source == "call" and isinstance(s.value, Expr) and "." not in s.value.text
                   and CONFIG_CALLEE.search(s.key.split("(", 1)[0])]
         if passed and uses_hf_trainer(f):
@@ -2010,17 +2057,30 @@ class C5GradientAccumulation(Check):
         return (out, total) if out else None
 
     @staticmethod
-    def _from_batch_sizes(ctx: Context) -> tuple[int, list] | None:
-        """Megatron/DeepSpeed/Composer: accumulation implied by global batch > micro-batch x data-parallel ranks."""
+    def _from_batch_sizes(ctx: Context) -> tuple[int, list, bool] | None:
+        """Megatron/DeepSpeed/Composer: accumulation implied by global batch > micro-batch x data-parallel ranks, with
+        whether the count is only a lower bound (see below).
+
+        A size set from another name (``ds_config["train_micro_batch_size_per_gpu"] = self.train_batch_size_per_device``)
+        takes that name's number. When no launch gives the GPU count of a single-node project, one node has at most
+        ``_NODE_GPUS`` GPUs: a DeepSpeed ``train_batch_size`` of more than ``_NODE_GPUS`` micro-batches (oat-llm
+        ``train_batch_size: 128`` over a micro-batch of 1) accumulates at least ``global / (micro x _NODE_GPUS)``
+        micro-batches whatever the count (DeepSpeed derives its accumulation from exactly these; Megatron/OLMo pairs are
+        left to a launch that gives the GPUs)."""
         f = ctx.facts
         p = ctx.project
         for g_key, m_key in _BATCH_PAIRS:
-            g = [(v, s) for s in f.effective(g_key) if (v := as_number(s.value))]
-            m = [(v, s) for s in f.effective(m_key) if (v := as_number(s.value))]
+            g = _batch_numbers(f, g_key)
+            m = _batch_numbers(f, m_key)
             if not g or not m:
                 continue
             world = (p.num_gpus or 0) * (p.num_nodes or 1)
             if not world:
+                if g_key != "train_batch_size" or p.multi_node or p.num_nodes:
+                    continue
+                low = g[0][0] / (m[0][0] * _NODE_GPUS)
+                if low >= 2 and abs(low - round(low)) < 1e-6:
+                    return round(low), [*g[0][1], *m[0][1]], True
                 continue
             split = 1.0
             for key in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"):
@@ -2032,7 +2092,7 @@ class C5GradientAccumulation(Check):
             dp = max(world / split, 1.0)
             steps = g[0][0] / (m[0][0] * dp)
             if steps > 1 and abs(steps - round(steps)) < 1e-6:
-                return round(steps), [g[0][1], m[0][1]]
+                return round(steps), [*g[0][1], *m[0][1]], False
         return None
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

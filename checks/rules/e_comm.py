@@ -377,6 +377,31 @@ def _env_ev(x: Any) -> Evidence:
 
 # -- E2 ---------------------------------------------------------------------------------
 
+# A DeepSpeed config built in Python by a helper whose ``overlap_comm`` parameter defaults to False and that no caller
+# passes (oat-llm's ``get_train_ds_config``, adapted from OpenRLHF): the ``if overlap_comm:`` keys are never set.
+_DS_CONFIG_BUILDER = (
+    "import deepspeed\n\n\n"
+    "def get_train_ds_config(offload, stage=2, bf16=True, max_norm=1.0, overlap_comm=False):\n"
+    "    zero_opt_dict = {\n"
+    "        \"stage\": stage,\n"
+    "        \"offload_param\": {\"device\": \"cpu\" if offload else \"none\"},\n"
+    "        \"reduce_bucket_size\": \"auto\",\n"
+    "    }\n"
+    "    if overlap_comm:\n"
+    "        zero_opt_dict[\"overlap_comm\"] = True\n"
+    "        zero_opt_dict[\"contiguous_gradients\"] = True\n"
+    "    return {\"zero_optimization\": zero_opt_dict, \"bf16\": {\"enabled\": bf16}, \"gradient_clipping\": max_norm}\n\n\n"
+    "class DeepspeedStrategy:\n"
+    "    def get_ds_train_config(self):\n"
+    "        ds_config = get_train_ds_config(offload=self.args.model_offload, stage=self.stage, bf16=self.bf16{extra})\n"
+    "        ds_config[\"train_micro_batch_size_per_gpu\"] = self.micro_batch_size\n"
+    "        return ds_config\n\n"
+    "    def prepare(self, model, optim):\n"
+    "        engine, optim, _, _ = deepspeed.initialize(model=model, optimizer=optim, config=self.get_ds_train_config())\n"
+    "        return engine, optim\n"
+)
+
+
 _OVERLAP_KEYS = (
     "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "overlap_grad_sync",
     "overlap_param_sync", "overlap_communication", "communication_overlap", "overlap_moe_expert_parallel_comm",
@@ -502,6 +527,10 @@ class E2CommComputeOverlap(Check):
         Example({"train.py": "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, BackwardPrefetch\n"
                  "model = FSDP(model, auto_wrap_policy=policy, backward_prefetch=BackwardPrefetch.BACKWARD_PRE)\n"}, U, "fsdp prefetch"),
         Example({"ds_zero2.json": '{\n  "zero_optimization": {\n    "stage": 2,\n    "overlap_comm": false\n  }\n}\n'}, N, "overlap_comm false"),
+        Example({"myrl/utils/deepspeed.py": _DS_CONFIG_BUILDER.replace("{extra}", "")}, N,
+                "overlap_comm set only under a builder parameter that defaults to False and no caller passes"),
+        Example({"myrl/utils/deepspeed.py": _DS_CONFIG_BUILDER.replace("{extra}", ", overlap_comm=True")}, U,
+                "the same builder called with overlap_comm=True"),
         Example({"train.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 4\n"}, N, "megatron without overlap"),
         Example({"ds.json": '{\n  "zero_optimization": {\n    "stage": 2\n  }\n}\n', "cfg.yaml": "# overlap_comm: true\n"}, N, "zero-2 default, commented"),
         Example({"train.py": "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
@@ -564,6 +593,8 @@ class E2CommComputeOverlap(Check):
         overlap_files: set[str] = set()
         alt_ds = deepspeed_alternative_files(f)  # configs of a DeepSpeed backend the run does not pick
         for e in f.config("zero_optimization.overlap_comm", "overlap_comm"):
+            if e.guard and guard_off(f, e):  # set under ``if overlap_comm:`` in a config builder whose parameter stays False
+                continue
             overlap_files.add(e.path)
             if e.path in alt_ds:
                 continue

@@ -2067,6 +2067,38 @@ _ALIGN_CONFIGS = ("DPOConfig", "ORPOConfig", "KTOConfig", "CPOConfig", "GRPOConf
                   "OnlineDPOConfig")
 
 
+_LOGPROB_CALLS = ("log_softmax", "logsumexp", "cross_entropy")
+
+
+def _chunked_head_logprobs(f: Facts) -> tuple[list[Call], list[Call]]:
+    """A project's own fused LM-head log-prob (verl's ``FusedLinearForPPO``, oat-llm's ``FusedLinear``): a function that
+    computes ``log_softmax``/``logsumexp``/``cross_entropy``, called inside a loop over chunks with the hidden states and
+    the head weight as its operands, so each chunk's logits exist only inside the loop. Returns the chunk-loop calls and
+    the calls from other modules that use that module (``FusedLinear(compute_entropy=True)(hidden, lm_head.weight, ids)``).
+    A loop over rows of logits already computed (TRL ``selective_log_softmax``) takes no weight: not this."""
+    sites: list[Call] = []
+    for path, func in sorted({(c.path, c.func) for c in f.calls(*_LOGPROB_CALLS) if c.func}):
+        for c in f.calls(func):
+            if c.path != path or not c.loop or "chunk" not in c.loop.lower():
+                continue
+            operands = " ".join([*c.kwargs, *(a.text for a in c.args if isinstance(a, Expr))]).lower()
+            if "hidden" in operands and "weight" in operands:
+                sites.append(c)
+    sites.sort(key=lambda c: (c.path, c.line))
+    users: list[Call] = []
+    for path in sorted({c.path for c in sites}):
+        module = path.removesuffix(".py").replace("/", ".")
+        users += [c for c in f.calls(f"{module}.*") if c.path != path and c.name.startswith(module + ".")]
+        # an object built and applied in one expression (``FusedLinear(compute_entropy=True)(hidden, weight, ids)``) is
+        # recorded as the outer call only, with no name: its text starts the imported class's construction
+        for imp in f.imports(module):
+            if imp.name and imp.path != path:
+                built = re.compile(rf"(?<![\w.]){re.escape(imp.name)}\(.*\)\s*\(")
+                ff = f.files.get(imp.path)
+                users += [c for c in (ff.calls if ff else ()) if c.name == "?" and built.search(c.text)]
+    return sites, users
+
+
 def _alignment_run(f: Facts, s: Setting) -> bool:
     """Whether a ``use_liger_kernel`` setting belongs to a preference/RL/distillation run (TRL fuses that loss),
     not to an SFT recipe of the same repository (where it only patches the model)."""
@@ -2079,6 +2111,35 @@ def _alignment_run(f: Facts, s: Setting) -> bool:
     ff = f.files.get(s.path)
     keys = {str(e.keys[0]) for e in ff.configs if e.keys} if ff else set()
     return bool(keys & {"beta", "num_generations", "rpo_alpha", "loss_type", "max_prompt_length", "reward_funcs", "lmbda"})
+
+
+#: oat-llm 0.2.4 ``utils/lm_head.py`` (adapted from verl): log-probs of the LM head computed 512 tokens at a time in an
+#: autograd Function, applied by the RL learner under ``use_fused_lm_head`` (``{default}``)
+_CHUNKED_HEAD = {
+    "myrl/utils/lm_head.py": (
+        "import torch\n\n\ndef _fused_linear_fwd(hidden_states, vocab_weights, input_ids, temperature=1.0):\n"
+        "    logits = (hidden_states @ vocab_weights.t()) / temperature\n"
+        "    log_probs = logits.float().log_softmax(dim=-1)\n"
+        "    return log_probs.gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)\n\n\n"
+        "class FusedLinearFunction(torch.autograd.Function):\n    @staticmethod\n"
+        "    def forward(ctx, hidden_states, vocab_weights, input_ids, temperature=1.0, chunk_size=512):\n"
+        "        T = hidden_states.shape[0]\n        log_probs = hidden_states.new_zeros(T)\n"
+        "        for chunk_start in range(0, T, chunk_size):\n            chunk_end = min(chunk_start + chunk_size, T)\n"
+        "            log_probs[chunk_start:chunk_end] = _fused_linear_fwd(\n"
+        "                hidden_states=hidden_states[chunk_start:chunk_end], vocab_weights=vocab_weights,\n"
+        "                input_ids=input_ids[chunk_start:chunk_end], temperature=temperature)\n"
+        "        ctx.save_for_backward(hidden_states, vocab_weights, input_ids)\n        return log_probs\n\n\n"
+        "class FusedLinear(torch.nn.Module):\n    def forward(self, hidden_states, vocab_weights, input_ids, temperature=1.0):\n"
+        "        return FusedLinearFunction.apply(hidden_states, vocab_weights, input_ids, temperature)\n"),
+    "myrl/args.py": "from dataclasses import dataclass\n\n\n@dataclass\nclass Args:\n    algo: str = 'PPO'\n    use_fused_lm_head: bool = {default}\n",
+    "myrl/ppo.py": (
+        "from myrl.utils.lm_head import FusedLinear\n\n\nclass PPOLearner:\n"
+        "    def get_batch_logps(self, model, input_ids, att_mask):\n        if self.args.use_fused_lm_head:\n"
+        "            hidden = model.model(input_ids, attention_mask=att_mask).last_hidden_state[:, :-1]\n"
+        "            return FusedLinear()(hidden, model.lm_head.weight, input_ids[:, 1:])\n"
+        "        logits = model(input_ids, attention_mask=att_mask).logits[:, :-1].float()\n"
+        "        return logits.log_softmax(-1).gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)\n"),
+}
 
 
 @register
@@ -2142,6 +2203,10 @@ class G6FusedAlignmentLoss(Check):
                 "    ratio = (logprobs - old_logp).exp()\n    return -(ratio.clamp(1 - eps_clip, 1 + eps_clip) * advantages).mean()\n"),
             "pkg/backend/train.py": "def train_batch(model, batch, loss_fn, optim):\n    loss_fn(model(batch).logits, batch).backward()\n    optim.step()\n",
         }, N, "the project's own PPO experiment config: alignment training over full logits"),
+        Example({k: v.replace("{default}", "True") for k, v in _CHUNKED_HEAD.items()}, U,
+                "RL log-probs from the project's own chunked LM-head function (algo: PPO), switched on"),
+        Example({k: v.replace("{default}", "False") for k, v in _CHUNKED_HEAD.items()}, N,
+                "the same chunked LM head behind a switch that is off: full logits"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -2167,6 +2232,14 @@ class G6FusedAlignmentLoss(Check):
                 off.append(s)
         for s in f.effective("use_fused_kernels", "use_fused_loss"):
             (used if truthy(s.value) else off).append(s)
+        # a project's own chunked LM-head log-prob, unless a fused-loss switch is off (verl ``use_fused_kernels: false``
+        # leaves its ``FusedLinearForPPO`` patches uninstalled)
+        chunked, users = _chunked_head_logprobs(f) if not used and not off else ([], [])
+        live_users = _live(f, users)
+        if live_users:
+            used += [*live_users, *chunked[:1]]
+        elif users:
+            off += users
         if used:
             return Outcome(U, evs(used), "a fused (chunked) alignment/distillation loss is used", {"fused_alignment_loss": True})
         patched: list[Any] = [s for s in f.effective("enable_liger_kernel", "use_liger_kernel", "use_liger",

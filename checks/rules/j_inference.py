@@ -383,6 +383,12 @@ class J2ContinuousBatching(_InferenceOnly):
             "    return DynamicInferenceEngine(controller, context)\n")}, U, "megatron core dynamic engine (in-flight batching)"),
         Example({"inference.py": "from vllm import LLM\nllm = LLM(model=path, max_num_seqs=1)\nouts = llm.generate(prompts, sp)\n"},
                 P, "vllm limited to one sequence"),
+        Example({"myrl/actors/actor.py": "import vllm\n\nllm = vllm.LLM(model=path, gpu_memory_utilization=0.25)\n"
+                                         "outputs = llm.generate(prompts, sampling_params=sp)\n",
+                 "myrl/oracles/remote/server.py": "from mosec import Runtime, Server\n\nserver = Server()\n"
+                                                  "runtime = Runtime(worker=RewardModel, num=8, max_batch_size=1, timeout=10)\n"
+                                                  "server.register_runtime({'/get_feedback': [runtime]})\nserver.run()\n"}, U,
+                "vllm rollouts; max_batch_size=1 of a reward-model server's mosec Runtime does not limit vllm"),
         Example({"inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
                  "for prompt in prompts:\n    ids = tok(prompt, return_tensors='pt').input_ids\n"
                  "    out = model.generate(ids, max_new_tokens=256)\n"}, N, "generate loop"),
@@ -401,8 +407,11 @@ class J2ContinuousBatching(_InferenceOnly):
                  if c.name.startswith("transformers.") or imports_hf(f, c.path)]
         used += _live(f, f.calls("ExLlamaV2DynamicGenerator"))
         if used:
+            # a limit passed to another constructor (a reward-model server's ``Runtime(max_batch_size=1)``, mosec) does not
+            # bound the engine that batches continuously; a config/launch key or the engine's own keyword does
+            ctors = {x.short for x in used if isinstance(x, Call)}
             single = [s for s in f.effective("max_num_seqs", "max_running_requests", "max_batch_size", "max_concurrent_requests")
-                      if as_number(s.value) == 1]
+                      if as_number(s.value) == 1 and (s.source != "call" or s.key.split("(", 1)[0].rsplit(".", 1)[-1] in ctors)]
             cited = {id(x) for x in used}
             name = next((n for n in ("vllm", "sglang", "tgi", "lmdeploy", "deepspeed-mii", "tensorrt-llm", "megatron-core")
                          if any(id(x) in cited for x in eng.get(n, ()))), "hf")
