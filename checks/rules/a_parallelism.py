@@ -76,7 +76,10 @@ def inference_setting(s: Setting) -> bool:
         return True
     if s.source == "call" and _INFERENCE_CALL.match(s.key):
         return True
-    if s.source == "launcher" and re.search(r"\b(vllm|sglang|lmdeploy|trtllm[-\w]*|text-generation-launcher|tritonserver)\b|api_server|launch_server", s.text):
+    # what the command runs (``python -m vllm.entrypoints.openai.api_server``, ``vllm serve``), not any of its flags: an RL
+    # trainer's command also passes its rollout engine's ``--vllm.num_engines`` (OpenRLHF), and its ``--ds.zero_stage`` trains
+    if s.source == "launcher" and re.search(r"\b(vllm|sglang|lmdeploy|trtllm[-\w]*|text-generation-launcher|tritonserver)\b|api_server|launch_server",
+                                            f"{s.text.split(' --', 1)[0]} {s.script or ''}"):
         return True
     return bool(_INFERENCE_PATH.search(s.path))
 

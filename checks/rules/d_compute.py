@@ -31,6 +31,8 @@ U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
 # --- shared -------------------------------------------------------------------
 
+#: a serving or generation script (``examples/scripts/serve_remote_rm.sh``, ``inference/chat.py``): not a training site
+_SERVING_PATH = re.compile(r"(^|/)(serv\w*|infer\w*|generat\w*|chat\w*|deploy\w*|api|app)(\.py|\.sh|\.ya?ml|\.json|/)", re.I)
 _VERSION = re.compile(r"(==|>=|~=|>|<=|<|!=)\s*v?(\d+(?:\.\d+)*)")
 
 
@@ -636,11 +638,15 @@ class D1FlashAttention(Check):
             if eager:
                 findings = [Evidence(x.path, x.line, f'{x.name}="{x.value}"', x.key, x.value) if x.source == "call" else f.ev(x)
                             for x in eager]  # a keyword below the call's first line: the line that holds it
-                e0, u0 = eager[0], used[0]
+                # the efficient site cited is a training one: a reward-model server's flag (OpenRLHF ``serve_remote_rm.sh``) is not
+                e0 = eager[0]
+                u0 = next((x for x in used if not _SERVING_PATH.search(x.path)), None)
+                other = f"other training sites use {', '.join(sorted(kinds))} ({u0.path}:{u0.line})" if u0 is not None else \
+                    f"only serving sites use {', '.join(sorted(kinds))} ({used[0].path}:{used[0].line})"
                 more = f" (+{len(eager) - 1})" if len(eager) > 1 else ""
                 return Outcome(P, findings + [f.ev(x) for x in used],
                                f"attention is set to eager at {e0.path}:{e0.line}{more}: that training path materialises the full "
-                               f"score matrix, although other training sites use {', '.join(sorted(kinds))} ({u0.path}:{u0.line})",
+                               f"score matrix, although {other}",
                                {"attn_implementation": "eager", "attn_implementation_elsewhere": best}, findings=findings)
             return Outcome(U, [f.ev(x) for x in used], f"efficient attention via {', '.join(sorted(kinds))}{recipe_note}",
                            {"attn_implementation": best})
