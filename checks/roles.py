@@ -659,6 +659,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     # 4. the training path: entry points of in-scope launches, console scripts, train*.py, documented commands,
     # forced globs; then imports
     entries: list[str] = list(forced)
+    named: list[str] = []  # train*.py found by their name alone
     for p in paths:
         if p in roles.by_path:
             continue
@@ -674,7 +675,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             if e.keys and e.keys[0] in ("project", "tool") and "scripts" in e.keys and isinstance(e.value, str) and ":" in e.value:
                 entries += index.by_name.get(e.value.split(":", 1)[0].strip(), [])[:3]
         if ff.kind == "python" and _ENTRY_NAME.match(p.rsplit("/", 1)[-1]):
-            entries.append(p)
+            named.append(p)
     registered = _registered_recipes(files, paths, roles.by_path)
     entries += list(registered)
     # Python config recipes a config loader reads (mmengine ``Config.fromfile``: xtuner's 587 configs) are the training
@@ -682,6 +683,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     recipes = [p for p in python_config_modules(files) if p not in roles.by_path]
     entries += recipes
     documented: dict[str, str] = {}  # file -> "README.md:71", the command that runs it
+    commanded: set[str] = set()  # the scripts documented commands run (not the recipes they hand them)
     for p in paths:
         ff = files[p]
         if ff.kind != "docs" or not ff.doc_hints or path_role(p, ff.kind)[0] not in _DOC_ROLES:
@@ -692,7 +694,18 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                     # a test, archive or side file stays context; an unshipped one that a command runs is the run's
                     if roles.by_path.get(t, UNSHIPPED) == UNSHIPPED and t not in documented:
                         documented[t] = f"{p}:{h.line}"
+                    if h.kind == "command":
+                        commanded.add(t)
     entries += list(documented)
+    # in a repository that ships no launch of its own, a train*.py beside the entry point its README's command runs
+    # (FastChat: the README runs ``fastchat/train/train_mem.py``; ``train_lora.py``, ``train_xformers.py``,
+    # ``train_baichuan.py`` sit beside it) is an alternative entry point, not the run: it joins the training path only if
+    # the run imports it. (Where launches are shipped, one the engine cannot resolve, ``deepspeed --module $cmds``, would
+    # leave its script looking unlaunched: there every train*.py stays an entry point.)
+    shipped = any(files[p].launches for p in paths if p not in roles.by_path)
+    run_dirs = set() if shipped else {e.rsplit("/", 1)[0] if "/" in e else "" for e in commanded if e in pathset}
+    siblings = [p for p in named if p not in entries and p not in documented and (p.rsplit("/", 1)[0] if "/" in p else "") in run_dirs]
+    entries += [p for p in named if p not in siblings]
     for c in (c for p in paths if p not in roles.by_path and p.endswith("setup.py") for c in files[p].calls if c.short == "setup"):
         eps = c.kwargs.get("entry_points")
         text = repr(eps) if eps is not None else ""
@@ -729,6 +742,12 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 targets = index.resolve(full, p) or targets
             stack.extend(t for t in targets if t not in seen)
     roles.entry_points = sorted({e for e in entries if e in pathset and roles.by_path.get(e) == TRAINING})
+    for p in siblings:
+        if p not in roles.by_path:
+            run = sorted(e for e in roles.entry_points if (e.rsplit("/", 1)[0] if "/" in e else "") == (p.rsplit("/", 1)[0] if "/" in p else ""))
+            roles.by_path[p] = OTHER
+            roles.why[p] = f"an alternative entry point beside {run[0] if run else 'the run'}, which a launch or documented command runs"
+    _alternatives_imports(files, paths, roles, index, [p for p in siblings if roles.by_path.get(p) == OTHER])
     for p, where in documented.items():
         if roles.by_path.get(p) in IN_SCOPE and not roles.why.get(p):
             roles.why[p] = f"run by the documented command at {where}"
@@ -753,6 +772,43 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     for p in forced:
         roles.why[p] = "paths.training"
     return roles
+
+
+def _targets(imp: Any, p: str, index: Any) -> list[str]:
+    targets = index.resolve(imp.module, p)
+    if imp.name:
+        full = f"{imp.module}.{imp.name}" if not imp.module.endswith(".") else imp.module + imp.name
+        targets = index.resolve(full, p) or targets
+    return targets
+
+
+def _alternatives_imports(files: Mapping[str, FileFacts], paths: list[str], roles: Roles, index: Any, alternatives: list[str]) -> None:
+    """Modules that only alternative entry points import (FastChat's ``llama_xformers_attn_monkey_patch.py``, imported by
+    ``train_xformers.py`` alone) are the alternatives' code: role ``other`` too. Only modules no role has claimed yet."""
+    if not alternatives:
+        return
+    alt = set(alternatives)
+    cand: dict[str, str] = {}
+    for p in alternatives:
+        for imp in files[p].imports:
+            for t in _targets(imp, p, index):
+                if t not in roles.by_path and t not in alt and files[t].kind == "python":
+                    cand.setdefault(t, p)
+    if not cand:
+        return
+    stems = {t.rsplit("/", 1)[-1].removesuffix(".py") for t in cand}
+    for q in paths:
+        if q in alt or not cand:
+            continue
+        for imp in files[q].imports:
+            # a cheap test on the names first: only an import naming one of the candidates' modules is resolved
+            if stems.isdisjoint(f"{imp.module}.{imp.name or ''}".replace("..", ".").split(".")):
+                continue
+            for t in _targets(imp, q, index):
+                if t != q and cand.pop(t, None) is not None:
+                    stems = {c.rsplit("/", 1)[-1].removesuffix(".py") for c in cand}
+    for t, p in cand.items():
+        roles.by_path[t], roles.why[t] = OTHER, f"imported only by the alternative entry point {p}"
 
 
 class RoleCall:

@@ -60,3 +60,28 @@ def test_a_documented_sbatch_on_several_nodes_is_a_documented_multi_node_run():
     a = _audit({"src/pkg/grpo.py": GRPO, "slurm/train.slurm": TRAIN_SLURM, "README.md": readme})
     assert a.project.notes["multi_node_documented"].startswith("README.md:4: `sbatch --nodes=2`")
     assert a.result("E1").status != Status.NA
+
+
+TRAIN_MEM = "from pkg.train.train import train\n\nif __name__ == '__main__':\n    train()\n"
+TRAIN_LORA = (
+    "from peft import LoraConfig, get_peft_model\nfrom pkg.train.xformers_patch import replace_attn\nimport transformers\n\n\n"
+    "def train():\n    replace_attn()\n    model = transformers.AutoModelForCausalLM.from_pretrained('m')\n"
+    "    model = get_peft_model(model, LoraConfig(r=8))\n    transformers.Trainer(model=model).train()\n"
+)
+XFORMERS = "import xformers.ops\n\n\ndef replace_attn():\n    return xformers.ops.memory_efficient_attention\n"
+DOC = "## Train\n\n```bash\ntorchrun --nproc_per_node=4 pkg/train/train_mem.py \\\n    --bf16 True \\\n    --output_dir out\n```\n"
+
+
+def test_siblings_of_the_documented_entry_point_are_alternatives_of_a_repository_without_launches():
+    """FastChat: the README runs train_mem.py (which imports train.py); train_lora.py beside it, and the xformers patch
+    only it imports, are an alternative run: not LoRA, not xformers fusion for the documented run."""
+    files = {"README.md": DOC, "pkg/train/train_mem.py": TRAIN_MEM, "pkg/train/train.py": ALPACA_TRAIN,
+             "pkg/train/train_lora.py": TRAIN_LORA, "pkg/train/xformers_patch.py": XFORMERS}
+    a = _audit(files)
+    assert a.roles.role("pkg/train/train_lora.py") == "other" and a.roles.role("pkg/train/xformers_patch.py") == "other"
+    assert a.roles.why["pkg/train/xformers_patch.py"] == "imported only by the alternative entry point pkg/train/train_lora.py"
+    assert a.roles.role("pkg/train/train.py") == "training"
+    assert a.result("G4").status == Status.UNUSED and a.result("D6").status == Status.UNUSED
+    # with a shipped launch (which may run any of them through a variable), every train*.py stays an entry point
+    shipped = _audit({**files, "scripts/lora.sh": "torchrun --nproc_per_node=4 $SCRIPT --bf16 True\n"})
+    assert shipped.roles.role("pkg/train/train_lora.py") == "training" and shipped.result("G4").status == Status.USED
