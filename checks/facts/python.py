@@ -460,15 +460,15 @@ class _Extractor(ast.NodeVisitor):
         optional = any(_catches_import_error(h.type) for h in node.handlers)
         self.optional_imports += optional
         for stmt in node.body:
-            self.visit(stmt)
+            _DISPATCH[stmt.__class__](self, stmt)
         self.optional_imports -= optional
         for h in node.handlers:
             fallback = _catches_import_error(h.type)
             self.optional_imports += fallback
-            self.visit(h)
+            _DISPATCH[h.__class__](self, h)
             self.optional_imports -= fallback
         for part in (*node.orelse, *node.finalbody):
-            self.visit(part)
+            _DISPATCH[part.__class__](self, part)
 
     # -- scopes ----------------------------------------------------------
     def _visit_func(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -481,7 +481,7 @@ class _Extractor(ast.NodeVisitor):
         self.param_stack.append((set(params), len(self.guard_stack)))
         self.signature_stack.append((self._signature(a), set()))
         for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
-            self.visit(d)
+            _DISPATCH[d.__class__](self, d)
         if node.name == "__init__" and self.class_stack and len(self.func_stack) == 1 and (
                 _CONFIG_CLASS.search(self.class_stack[-1][0]) or self.class_stack[-1][1]):
             self._init_defaults(self.class_stack[-1][0], a)
@@ -594,9 +594,9 @@ class _Extractor(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._decorators(node)
         for b in node.bases:
-            self.visit(b)
+            _DISPATCH[b.__class__](self, b)
         for k in node.keywords:
-            self.visit(k)
+            _DISPATCH[k.__class__](self, k)
         # a subclass of an imported data loader (picotron ``class MicroBatchDataLoader(DataLoader)``): its ``__init__``
         # defaults are the loader's settings and its ``super().__init__(...)`` builds that loader
         bases = [self.dotted(b) or "" for b in node.bases]
@@ -612,7 +612,7 @@ class _Extractor(ast.NodeVisitor):
                 and isinstance(stmt.targets[0], ast.Name)
             ):
                 self._field(node.name, stmt.targets[0].id, stmt.value, _ln(stmt.lineno))
-            self.visit(stmt)
+            _DISPATCH[stmt.__class__](self, stmt)
         self.scopes.pop()
         self.class_stack.pop()
 
@@ -653,7 +653,7 @@ class _Extractor(ast.NodeVisitor):
             name = self.dotted(target)
             if name:
                 self.out.decorators.append(Decorator(self.path, _ln(d.lineno), name, node.name, self.text(d.lineno)))
-            self.visit(d)
+            _DISPATCH[d.__class__](self, d)
 
     # -- statements ------------------------------------------------------
     def _bind(self, scope: dict[str, Any], name: str, value: Any) -> None:
@@ -664,14 +664,14 @@ class _Extractor(ast.NodeVisitor):
     def visit_If(self, node: ast.If) -> None:
         """Both branches start from the scope before the ``if``; after it, a name the branches bind to different values
         is unknown. Only the names a branch binds are compared (an undo log of the bindings, not copies of the scope)."""
-        self.visit(node.test)
+        _DISPATCH[node.test.__class__](self, node.test)
         test = self.src(node.test)
         scope = self.scopes[-1]
         log = self._log
         mark = len(log)
         self.guard_stack.append(test)
         for stmt in node.body:
-            self.visit(stmt)
+            _DISPATCH[stmt.__class__](self, stmt)
         before: dict[str, Any] = {}  # each name a branch binds -> its value before the if (_MISSING: unbound)
         for s, k, old in log[mark:]:
             if s is scope and k not in before:
@@ -686,7 +686,7 @@ class _Extractor(ast.NodeVisitor):
         del log[mark:]
         self.guard_stack[-1] = f"not ({test})"
         for stmt in node.orelse:
-            self.visit(stmt)
+            _DISPATCH[stmt.__class__](self, stmt)
         self.guard_stack.pop()
         if node.body and isinstance(node.body[-1], (ast.Return, ast.Continue, ast.Break, ast.Raise)):
             return  # the body exits: after the if, only the else state holds
@@ -716,22 +716,22 @@ class _Extractor(ast.NodeVisitor):
             self.out.calls.append(replace(call, name=self._strings.setdefault(name, name), guard=self._strings.setdefault(guard, guard)))
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
-        self.visit(node.test)
+        _DISPATCH[node.test.__class__](self, node.test)
         test = self.src(node.test)
         self.guard_stack.append(test)
-        self.visit(node.body)
+        _DISPATCH[node.body.__class__](self, node.body)
         self.guard_stack[-1] = f"not ({test})"
-        self.visit(node.orelse)
+        _DISPATCH[node.orelse.__class__](self, node.orelse)
         self.guard_stack.pop()
 
     def visit_For(self, node: ast.For) -> None:
-        self.visit(node.iter)
-        self.visit(node.target)
+        _DISPATCH[node.iter.__class__](self, node.iter)
+        _DISPATCH[node.target.__class__](self, node.target)
         loop = self.src(node.iter)
         self.loop_stack.append(self._strings.setdefault(loop, loop))
         self._visit_block(node.body, (ast.Continue, ast.Return))
         for stmt in node.orelse:
-            self.visit(stmt)
+            _DISPATCH[stmt.__class__](self, stmt)
         self.loop_stack.pop()
 
     def _visit_block(self, stmts: list[ast.stmt], exits: tuple[type, ...]) -> None:
@@ -739,7 +739,7 @@ class _Extractor(ast.NodeVisitor):
         the statements after it with ``not (test)``, as an ``else`` branch would."""
         pushed = 0
         for stmt in stmts:
-            self.visit(stmt)
+            _DISPATCH[stmt.__class__](self, stmt)
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], exits):
                 self.guard_stack.append(f"not ({self.src(stmt.test)})")
                 pushed += 1
@@ -747,11 +747,11 @@ class _Extractor(ast.NodeVisitor):
             del self.guard_stack[-pushed:]
 
     def visit_Assign(self, node: ast.Assign) -> None:
-        self.visit(node.value)
+        _DISPATCH[node.value.__class__](self, node.value)
         for t in node.targets:
             self._assign_target(t, node.value, _ln(node.lineno))
             if not isinstance(t, ast.Name):
-                self.visit(t)
+                _DISPATCH[t.__class__](self, t)
 
     def visit_Return(self, node: ast.Return) -> None:
         self.generic_visit(node)
@@ -764,7 +764,7 @@ class _Extractor(ast.NodeVisitor):
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
-            self.visit(node.value)
+            _DISPATCH[node.value.__class__](self, node.value)
             if not self.class_stack or self.func_stack:
                 self._assign_target(node.target, node.value, _ln(node.lineno))
 
@@ -778,8 +778,8 @@ class _Extractor(ast.NodeVisitor):
                     self.lists[key] = [*self.lists[key], *node.value.elts]
                 else:
                     del self.lists[key]
-        self.visit(node.value)
-        self.visit(node.target)
+        _DISPATCH[node.value.__class__](self, node.value)
+        _DISPATCH[node.target.__class__](self, node.target)
 
     def _assign_target(self, t: ast.AST, value_node: ast.AST, line: int) -> None:
         if isinstance(t, ast.Name) and not self.func_stack and not self.class_stack and isinstance(value_node, (ast.Name, ast.Attribute)) \
@@ -884,35 +884,38 @@ class _Extractor(ast.NodeVisitor):
                     and self.class_stack[-1][1] and _is_super(node.func.value):
                 name = self.class_stack[-1][1]  # ``super().__init__(ds, pin_memory=...)`` in a loader subclass builds the loader
             name = self._strings.setdefault(name, name)
-        kwargs: dict[str, Any] = {}
-        kw_lines: dict[str, int] = {}
         star = False
-        for k in node.keywords:
-            if k.arg is None:
-                star = True
-                continue
-            kwargs[k.arg] = self.value(k.value)
-            if k.value.lineno != node.lineno:  # readers use ``kw_lines.get(k, call.line)``: same-line keywords are not stored
-                kw_lines[k.arg] = _ln(k.value.lineno)
-            if k.value.__class__ is ast.Dict:
-                self._dict_literal(k.value, (name.rsplit(".", 1)[-1], k.arg))
-        args = _share_args(tuple([self.value(a) for a in node.args]), self._strings) if node.args else ()
-        if not kwargs:  # most calls have no keyword: share one empty mapping (facts are never mutated)
-            kwargs = _NO_KWARGS
-        else:
-            kwargs = share_kwargs(kwargs, self._strings)
-        if not kw_lines:
-            kw_lines = _NO_KW_LINES
-        line = _ln(node.lineno)
         forwarded = None
-        if kwargs and self.signature_stack:
-            sig, rebound = self.signature_stack[-1]
-            for k in node.keywords:
+        keywords = node.keywords
+        if keywords:
+            kwargs: dict[str, Any] = {}
+            kw_lines: dict[str, int] = {}
+            lineno = node.lineno
+            sig, rebound = self.signature_stack[-1] if self.signature_stack else (None, None)
+            for k in keywords:
+                arg = k.arg
+                if arg is None:
+                    star = True
+                    continue
                 a = k.value
-                if k.arg is not None and a.__class__ is _Name and a.id in sig and a.id not in rebound:
+                kwargs[arg] = self.value(a)
+                if a.lineno != lineno:  # readers use ``kw_lines.get(k, call.line)``: same-line keywords are not stored
+                    kw_lines[arg] = _ln(a.lineno)
+                c = a.__class__
+                if c is ast.Dict:
+                    self._dict_literal(a, (name.rsplit(".", 1)[-1], arg))
+                elif c is _Name and sig is not None and a.id in sig and a.id not in rebound:
+                    # a parameter of the enclosing function handed on as it came (see Call.forwarded)
                     if forwarded is None:
                         forwarded = {}
-                    forwarded[k.arg] = sig[a.id]
+                    forwarded[arg] = sig[a.id]
+            kwargs = share_kwargs(kwargs, self._strings) if kwargs else _NO_KWARGS  # most calls: one shared empty mapping
+            if not kw_lines:
+                kw_lines = _NO_KW_LINES
+        else:
+            kwargs, kw_lines = _NO_KWARGS, _NO_KW_LINES
+        args = _share_args(tuple([self.value(a) for a in node.args]), self._strings) if node.args else ()
+        line = _ln(node.lineno)
         call = Call(
             self.path, line, name, args, kwargs, self.text(line), star,
             self.func_stack[-1] if self.func_stack else None, kw_lines,
@@ -932,7 +935,7 @@ class _Extractor(ast.NodeVisitor):
         elif short in {"setdefault", "putenv"} and (name.startswith("os.environ") or name == "os.putenv"):
             if len(args) >= 2 and isinstance(args[0], str):
                 self.out.envs.append(EnvVar(self.path, line, args[0], "" if isinstance(args[1], Expr) else str(args[1]), "python", call.text))
-        elif _SET_ENV_HELPER.match(short) and len(args) >= 2 and isinstance(args[0], str) and _ENV_NAME.match(args[0]):
+        elif len(args) >= 2 and isinstance(args[0], str) and _SET_ENV_HELPER.match(short) and _ENV_NAME.match(args[0]):
             # a project's own helper (OLMo-core ``set_env_var("NCCL_IB_HCA", "^=mlx5_bond_0")`` in init_distributed)
             self.out.envs.append(EnvVar(self.path, line, args[0], "" if isinstance(args[1], Expr) else str(args[1]), "python", call.text))
         dispatch = self._dispatch
@@ -1030,7 +1033,8 @@ class _Extractor(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-_Extractor._dispatch = _Dispatch()
+#: node class -> handler; the handlers call it directly for their children (one Python call per node, not two)
+_DISPATCH = _Extractor._dispatch = _Dispatch()
 
 
 def _share_args(t: tuple[Any, ...], strings: dict[Any, Any]) -> tuple[Any, ...]:
