@@ -12,7 +12,7 @@ from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Expr, Facts, Field, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import CONFIG_CALLEE, recipe_files
+from ..project import _SERVE_PATH, CONFIG_CALLEE, recipe_files
 from ._helpers import (
     HF_DEFAULTS,
     backend_unselected,
@@ -177,6 +177,52 @@ _SERVING_ARGS = re.compile(r"(?:Eval|Evaluat|Infer|Inferenc|Generat|Serv|Serving
 def _serving_field(s: Setting) -> bool:
     """A dataclass field default of an evaluation/inference pipeline's arguments class: not the training run's setting."""
     return s.source == "field-default" and bool(_SERVING_ARGS.match(s.key.split(".", 1)[0]))
+
+
+#: calls that make a file a training file: its model loads are the run's, whatever folder it sits in
+_TRAIN_STEP_CALLS = re.compile(r"^(backward|train|fit|step|training_step|\w*Trainer)$")
+
+
+def _inference_file(f: Facts, path: str) -> bool:
+    """A serving/inference module that trains nothing (a reranker class in ``inference/reranker/base.py`` loading
+    ``AutoModelForCausalLM.from_pretrained(..., torch_dtype=torch.bfloat16 if use_bf16 else torch.float32)``, then
+    ``if self.use_fp16: self.model.half()``, and scoring under ``@torch.no_grad()``): the dtypes and casts there are the
+    precision the model is served in (J4's), not the training run's."""
+    if not _SERVE_PATH.search(path):
+        return False
+    ff = f.files.get(path)
+    return ff is not None and not any(_TRAIN_STEP_CALLS.match(c.short) for c in ff.calls)
+
+
+def _inference_load(f: Facts, s: Setting) -> bool:
+    """A dtype passed to a call of an inference module (see :func:`_inference_file`)."""
+    return s.source == "call" and _inference_file(f, s.path)
+
+
+#: FlagEmbedding 1.4.2's shape: the package's inference reranker loads its model in BF16 on an option and casts it to FP16 on
+#: another, scoring under ``no_grad``; the fine-tuning loader next to it leaves the dtype at FP32 and nothing sets bf16/fp16
+_INFERENCE_RERANKER = {
+    "mylib/inference/reranker/decoder_only/base.py": (
+        "import torch\nfrom transformers import AutoModelForCausalLM\n\n\nclass BaseLLMReranker:\n"
+        "    def __init__(self, model_name_or_path, use_fp16=False, use_bf16=False, **kwargs):\n"
+        "        self.use_fp16 = use_fp16\n"
+        "        self.model = AutoModelForCausalLM.from_pretrained(\n            model_name_or_path,\n"
+        "            torch_dtype=torch.bfloat16 if use_bf16 else torch.float32\n        )\n\n"
+        "    @torch.no_grad()\n    def compute_score(self, inputs, device='cuda'):\n"
+        "        if self.use_fp16: self.model.half()\n        self.model.to(device)\n"
+        "        return self.model(**inputs, return_dict=True).logits[:, -1]\n"),
+    "mylib/finetune/reranker/load_model.py": (
+        "from transformers import AutoModelForCausalLM\n\n\ndef get_model(model_args):\n"
+        "    return AutoModelForCausalLM.from_pretrained(\n        model_args.model_name_or_path,\n"
+        "        {dtype}\n        use_cache=False,\n    )\n"),
+    "mylib/finetune/reranker/runner.py": (
+        "from transformers import Trainer\nfrom .load_model import get_model\n\n\ndef run(model_args, training_args, dataset):\n"
+        "    trainer = Trainer(model=get_model(model_args), args=training_args, train_dataset=dataset)\n    trainer.train()\n"),
+}
+
+
+def _inference_reranker(dtype: str) -> dict[str, str]:
+    return {k: v.replace("{dtype}", dtype) for k, v in _INFERENCE_RERANKER.items()}
 
 
 #: Stanford Alpaca's shape: an HfArgumentParser script, configured only by the README's training command
@@ -346,6 +392,9 @@ class C1MixedPrecision(Check):
         Example(_SERVING_ARGS_FILES, N, "bf16 only in the evaluator's arguments and a flash-attn patch installed under an off flag"),
         Example({**_SERVING_ARGS_FILES, "mylib/args.py": _SERVING_ARGS_FILES["mylib/args.py"].replace("EvaluatorArguments", "TrainingConfig")}, U,
                 "the same bf16 field default in the training config"),
+        Example(_inference_reranker("# torch_dtype=torch.bfloat16,"), N,
+                "bf16/fp16 only in the inference package's reranker (a model served under no_grad), the fine-tuning loader stays FP32"),
+        Example(_inference_reranker("torch_dtype=torch.bfloat16,"), U, "the fine-tuning loader itself loads the model in BF16"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -378,7 +427,7 @@ class C1MixedPrecision(Check):
         for s in f.effective("mixed_precision", "precision", "dtype", "torch_dtype", "compute_dtype", "param_dtype", "mixed_precision_dtype"):
             if s.source == "call" and s.key.split("(", 1)[0] in _TENSOR_FACTORIES:
                 continue
-            if _serving_field(s):
+            if _serving_field(s) or _inference_load(f, s):
                 continue  # ``EvaluatorArguments.mixed_precision = "bf16"``: the evaluation/inference pipeline's precision (J4's)
             low = _is_low_dtype(s.value)
             if low and s.source == "call" and _call_gated(f, s):
@@ -413,10 +462,11 @@ class C1MixedPrecision(Check):
                     if truthy(c.kwargs.get("enabled", True)) is not False and live(c)]
         scaler = f.calls("GradScaler", "ShardedGradScaler")
         mp_policy = [c for c in f.calls("MixedPrecision", "MixedPrecisionPolicy") if live(c)]
-        halves = [c for c in f.calls("half", "bfloat16") if (c.name.startswith("?") or "." in c.name) and not guard_off(f, c)]
+        halves = [c for c in f.calls("half", "bfloat16") if (c.name.startswith("?") or "." in c.name) and not guard_off(f, c)
+                  and not _inference_file(f, c.path)]
         # ``module.to(torch.bfloat16)`` under ``if config.mixed_precision == "bf16":`` runs only when a setting takes that branch
         to_low = [c for c in f.calls("to") if (any(_is_low_dtype(a) for a in c.args if isinstance(a, Expr)) or _is_low_dtype(c.kwargs.get("dtype", "")))
-                  and not guard_off(f, c) and not _operand_cast(c) and not patch_installed_off(f, c)]
+                  and not guard_off(f, c) and not _operand_cast(c) and not patch_installed_off(f, c) and not _inference_file(f, c.path)]
         for c in autocast:
             if "dtype" in c.kwargs:  # a dtype from a variable (``autocast(dtype=dtype)``) says nothing by itself
                 kind = _is_low_dtype(c.kwargs.get("dtype", "")) or ("" if isinstance(c.kwargs.get("dtype"), Expr) else "bf16")

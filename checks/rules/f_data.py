@@ -3136,6 +3136,34 @@ _BUDGET_PACKING = {
 }
 
 
+#: a decoder model file vendored into the project (FlagEmbedding 1.4.2's ``modeling_minicpm_reranker.py``): transformers'
+#: ``_get_unpad_data`` helper, called by the flash-attention class's ``_upad_input`` on q/k/v; ``{caller}`` may move the call
+_VENDORED_FA2 = {
+    "mylib/finetune/modeling_minicpm.py": (
+        "import torch\nimport torch.nn.functional as F\nfrom torch import nn\nfrom flash_attn import flash_attn_varlen_func\n"
+        "from flash_attn.bert_padding import index_first_axis, pad_input\n\n\n"
+        "def _get_unpad_data(attention_mask):\n    seqlens_in_batch = attention_mask.sum(dim=-1, dtype=torch.int32)\n"
+        "    indices = torch.nonzero(attention_mask.flatten(), as_tuple=False).flatten()\n"
+        "    max_seqlen_in_batch = seqlens_in_batch.max().item()\n"
+        "    cu_seqlens = F.pad(torch.cumsum(seqlens_in_batch, dim=0, dtype=torch.int32), (1, 0))\n"
+        "    return indices, cu_seqlens, max_seqlen_in_batch\n\n\n"
+        "class MiniCPMFlashAttention2(nn.Module):\n"
+        "    def _upad_input(self, query_layer, key_layer, value_layer, attention_mask, query_length):\n"
+        "        indices_k, cu_seqlens_k, max_seqlen_in_batch_k = _get_unpad_data(attention_mask)\n"
+        "        key_layer = index_first_axis(key_layer, indices_k)\n        return key_layer, cu_seqlens_k, max_seqlen_in_batch_k\n\n"
+        "    def forward(self, q, k, v, attention_mask):\n        k, cu, mx = self._upad_input(q, k, v, attention_mask, q.shape[1])\n"
+        "        return flash_attn_varlen_func(q, k, v, cu, cu, mx, mx)\n"
+        "{caller}"),
+    "mylib/finetune/runner.py": (
+        "from transformers import Trainer\n\n\ndef run(model, args, dataset, collator):\n"
+        "    Trainer(model=model, args=args, train_dataset=dataset, data_collator=collator).train()\n"),
+}
+
+
+def _vendored_fa2(caller: str = "") -> dict[str, str]:
+    return {k: v.replace("{caller}", caller) for k, v in _VENDORED_FA2.items()}
+
+
 @register
 class F7SequencePacking(_DataCheck):
     id = "F7"
@@ -3380,6 +3408,11 @@ class F7SequencePacking(_DataCheck):
             "    k_unpad, _, cu_k, max_k = unpad_input(k, attention_mask)\n    v_unpad, _, _, _ = unpad_input(v, attention_mask)\n"
             "    return flash_attn_varlen_func(q_unpad, k_unpad, v_unpad, cu_q, cu_k, max_q, max_k)\n")}, N,
             "unpad_input on q/k/v inside attention is not padding removal of the batch"),
+        Example(_vendored_fa2(), N, "transformers' _get_unpad_data in a vendored model, called only inside its flash-attention class"),
+        Example(_vendored_fa2(
+            "\n\ndef unpad_batch(batch):\n    indices, cu_seqlens, max_len = _get_unpad_data(batch['attention_mask'])\n"
+            "    return {'input_ids': batch['input_ids'].flatten()[indices], 'cu_seqlens': cu_seqlens, 'max_seqlen': max_len}\n"),
+            P, "the same helper also unpads each batch before the model"),
         Example({"sft.py": (
             "from trl import SFTConfig, SFTTrainer\n\n"
             "config = SFTConfig(output_dir=\"out\", padding_free=True, per_device_train_batch_size=8, max_length=4096)\n"
@@ -3579,13 +3612,30 @@ _UNPAD_KEYS = ("use_rmpad", "rmpad", "remove_padding", "use_remove_padding", "pa
 _UNPAD_FUNC = re.compile(r"(?i)(^|_)(un)?pack(ed)?(_|$)|unpad|flatten|rmpad|remove_pad|varlen")
 
 
+#: a function of an attention layer: named for attention, transformers' ``_upad_input`` (q/k/v unpadding of its
+#: flash-attention classes), or one that calls the varlen kernel or gathers q/k/v rows itself
+_ATTENTION_SCOPE = re.compile(r"(?i)attention|attn|^_upad_input$")
+_ATTENTION_CALLS = ("flash_attn_varlen_func", "flash_attn_varlen_qkvpacked_func", "flash_attn_varlen_kvpacked_func", "index_first_axis")
+
+
+def _in_attention(f: Facts, c: Call) -> bool:
+    """A call made inside an attention layer (see :data:`_ATTENTION_SCOPE`)."""
+    if _ATTENTION_SCOPE.search(c.func or ""):
+        return True
+    return bool(c.func) and any(x.path == c.path and x.func == c.func for x in f.calls(*_ATTENTION_CALLS))
+
+
 def _own_unpadding(f: Facts) -> list[Call]:
     """``cu_seqlens = ...cumsum(...)`` inside a project function named for packing/unpadding that code outside tests calls:
     padding removal by the project itself (the same partial as ``use_rmpad``), cited at the cumsum."""
     out = []
     for c in f.calls("torch.cumsum", "cumsum"):
-        if (c.func and _UNPAD_FUNC.search(c.func) and re.match(r"\s*cu_seqlens\w*\s*=", c.text) and not _in_tests(c.path)
-                and any(x.func != c.func and not _in_tests(x.path) for x in f.calls(c.func))):
+        if not (c.func and _UNPAD_FUNC.search(c.func) and re.match(r"\s*cu_seqlens\w*\s*=", c.text) and not _in_tests(c.path)):
+            continue
+        callers = [x for x in f.calls(c.func) if x.func != c.func and not _in_tests(x.path)]
+        # transformers' ``_get_unpad_data(attention_mask)`` copied into a model file, called only by its flash-attention
+        # class's ``_upad_input`` on q/k/v: unpadding inside attention, the other layers still run on padded tokens
+        if callers and not all(_in_attention(f, x) for x in callers):
             out.append(c)
     if out:
         return out

@@ -1656,6 +1656,21 @@ _EMA_TRAIN = ("from transformers import AutoModelForSequenceClassification\nfrom
               "    optimizer.step()\n    ema.update(model)\n")
 
 
+#: FlagEmbedding 1.4.2's shape: the runner freezes the position embeddings only under a TrainingArguments field that
+#: defaults to False (``fix_position_embedding``), which no launch of the package sets
+_FIX_POS_ARGS = ("from dataclasses import dataclass, field\n\nfrom transformers import TrainingArguments\n\n\n@dataclass\n"
+                 "class EmbedderTrainingArguments(TrainingArguments):\n    temperature: float = field(default=0.02)\n"
+                 "    fix_position_embedding: bool = field(default={default}, metadata={{'help': 'Freeze the position embeddings'}})\n")
+_FIX_POS_RUNNER = ("from transformers import AutoModel, Trainer\n\n\nclass EmbedderRunner:\n"
+                   "    def __init__(self, model_args, training_args):\n        self.model_args = model_args\n"
+                   "        self.training_args = training_args\n\n    def load_model(self):\n"
+                   "        model = AutoModel.from_pretrained(self.model_args.model_name_or_path)\n"
+                   "        if self.training_args.fix_position_embedding:\n            for k, v in model.named_parameters():\n"
+                   "                if 'position_embeddings' in k:\n                    v.requires_grad = False\n        return model\n\n"
+                   "    def run(self, dataset):\n        trainer = Trainer(model=self.load_model(), args=self.training_args, train_dataset=dataset)\n"
+                   "        trainer.train()\n")
+
+
 def freeze_sites(f: Facts) -> list[Any]:
     """Code that freezes a subset of a trained model's parameters."""
     unf = _unfreezes(f)
@@ -1930,6 +1945,10 @@ class G5LayerFreezing(Check):
                 "the same freezing tool built but never asked to freeze"),
         Example({"mylib/utils.py": _EMA_COPY.replace("for p in self.module.parameters():", "for p in model.bert.embeddings.parameters():"),
                  "train.py": _EMA_TRAIN}, U, "the same loop over the trained model's backbone freezes layers"),
+        Example({"mylib/arguments.py": _FIX_POS_ARGS.format(default="False"), "mylib/runner.py": _FIX_POS_RUNNER}, N,
+                "position embeddings frozen only under a TrainingArguments field that defaults to False"),
+        Example({"mylib/arguments.py": _FIX_POS_ARGS.format(default="True"), "mylib/runner.py": _FIX_POS_RUNNER}, U,
+                "the same freeze with the field on by default"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -1946,6 +1965,11 @@ class G5LayerFreezing(Check):
             # a freezing helper whose every call is switched off (llama-recipes ``freeze_transformer_layers`` only under
             # ``if not use_peft and freeze_layers``, ``freeze_layers=False``) freezes nothing
             gated = callers_off(f, x)
+            if not gated and not isinstance(x, Call):
+                # ``for k, v in model.named_parameters(): ... v.requires_grad = False`` under ``if
+                # self.training_args.fix_position_embedding:``, a TrainingArguments field defaulting to False: the
+                # assignment's own branch is off (``requires_grad_(False)`` calls are already read through ``_live``)
+                gated = guard_off(f, x)
             if not gated:  # the branch of a freeze key that only a minority of recipes sets (lmms-engine runner.py:195)
                 gated = [m for name, neg in guard_flags(_site_guard(f, x)) if not neg and name in minority for m in minority[name][0]]
             if gated:

@@ -2616,6 +2616,13 @@ class I5ReportFrequency(Check):
         Example({"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", ""),
                  "pyproject.toml": "[project]\nname = 'medusa-llm'\n\n[project.optional-dependencies]\ntrain = ['bitsandbytes', 'wandb']\n"}, U,
                 "the same trainer without its own log: W&B at the HF default of 500 steps"),
+        Example({"mylib/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", ""),
+                 "setup.py": "from setuptools import setup\n\nsetup(name='mylib', install_requires=['torch', 'transformers', 'peft'])\n"}, U,
+                "report_to unset and no tracker among the dependencies: the HF default reports whatever is installed every 500 steps"),
+        Example({"mylib/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", ""),
+                 "setup.py": "from setuptools import setup\n\nsetup(name='mylib', install_requires=['torch', 'transformers', 'peft'])\n",
+                 "scripts/train.sh": "torchrun --nproc_per_node 8 mylib/train.py --output_dir out --logging_steps 1\n"}, N,
+                "the same trainer launched with --logging_steps 1: every installed tracker every step"),
         Example({"train.py": _LIGHTNING_SELF_LOG}, U, "a LightningModule's self.log in training_step, at log_every_n_steps 50"),
         Example(torchx_runner(log_freq=1), N, "torchtitan launched with --metrics.enable-wandb and --metrics.log_freq=1: W&B every step"),
         Example(torchx_runner(log_freq=20), U, "the same launch logging every 20 steps"),
@@ -2648,6 +2655,11 @@ class I5ReportFrequency(Check):
         trackers, rt = hf_trackers(f) if uses_hf_trainer(f) or f.config("report_to") or hf_recipes or built_args else ([], [])
         if not trackers and not rt and hf_recipes and interval_settings(f, ("logging_steps",), strategy="logging_strategy"):
             trackers = ["all"]  # report_to unset: HF's default "all" (every installed tracker), at logging_steps
+        hf_unset = not trackers and not rt and uses_hf_trainer(f) and not f.settings("report_to")
+        if hf_unset:
+            # the project's HF Trainer with report_to unset and no tracker among its dependencies: the default "all"
+            # (transformers 4.x; "none" from 5.0) reports to whatever the run's environment has installed, at logging_steps
+            trackers = ["all"]
         vis = visualizer_vote(f) if not trackers and not rt else None
         if vis is not None and vis.trackers:
             # mmengine: the LoggerHook hands its metrics to the visualizer's backends every ``interval`` iterations
@@ -2707,7 +2719,9 @@ class I5ReportFrequency(Check):
                                  "--tensorboard-log-interval: written by rank 0 to a local event file (W&B asynchronously), "
                                  "not judged too frequent; set --tensorboard-log-interval to judge it")
         if bad:
-            out = _outcome(bad, ok, "progress reported to trackers", threshold, values, "")
+            what = ("progress reported to every installed tracker (report_to is not set: the HF Trainer's default is all "
+                    "under transformers 4.x)" if hf_unset else "progress reported to trackers")
+            out = _outcome(bad, ok, what, threshold, values, "")
             return _with_notes(out, "; ".join(x for x in (paced_note, registry_notes(f, paced)) if x))
         if vis is not None and not vis.trackers and not trackers and not loop and not spaced and not ok:
             first = vis.kept[0]
