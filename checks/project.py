@@ -602,7 +602,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
 
     moe_names = [n for n in names if _MOE_NAME.search(n)]
     moe_settings = [s for s in facts.settings(*_MOE_KEYS) if (as_number(s.value) or 0) > 1]
-    in_code = bool(facts.uses("MixtralForCausalLM", "MoE", "MixtureOfExperts", "deepspeed.moe.layer.MoE", "SparseMoeBlock"))
+    in_code = bool(_moe_in_code(facts))
     p.moe = bool(in_code or moe_settings or any(f in ("mixtral",) for f in p.model_families) or moe_names)
     recipe_files = {s.path for s in facts.settings(*_MODEL_DIM_KEYS) if s.path.endswith((".yml", ".yaml", ".json"))}
     moe_recipes = {s.path for s in moe_settings}
@@ -995,6 +995,19 @@ _ENCODER_CKPT = re.compile(r"^([\w.-]+/)?(bert|roberta|xlm-roberta|distilbert|di
                            r"mpnet|all-mpnet|minilm|all-minilm)([-_]|$)", re.I)
 #: a load of a generative language model's class (``AutoModelForCausalLM``, ``T5ForConditionalGeneration``, ``GPT2LMHeadModel``)
 _GENERATIVE_CLASS = re.compile(r"(CausalLM|Seq2SeqLM|ConditionalGeneration|LMHeadModel)\b")
+
+
+def _moe_in_code(facts: Facts) -> list:
+    """Uses of a mixture-of-experts model or layer, except a class only patched in place: a kernel library's
+    ``modeling_mixtral.MixtralForCausalLM.forward = lce_forward`` (one of its per-family patch functions) changes that class
+    for whoever trains it and says nothing of the model this project trains."""
+    found = facts.uses("MixtralForCausalLM", "MoE", "MixtureOfExperts", "deepspeed.moe.layer.MoE", "SparseMoeBlock")
+    if not found:
+        return found
+    sites = {(u.path, u.line) for u in found}
+    patched = [a for a in facts.records("attr_assigns") if (a.path, a.line) in sites]
+    return [u for u in found if not any(a.path == u.path and a.line == u.line and a.target.startswith(u.name + ".")
+                                        for a in patched)]
 
 
 def _encoder_models_only(facts: Facts, p: Project) -> bool:

@@ -1821,6 +1821,20 @@ class A7ExpertParallel(Check):
         Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --num-experts 8 --expert-model-parallel-size 1\n"}, N, "ep size 1"),
         Example({"train.yaml": "model_name_or_path: mistralai/Mixtral-8x7B-v0.1\nbf16: true\n"}, N, "moe without ep"),
         Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nbf16: true\n"}, NA, "dense model"),
+        Example({  # a kernel library patches Mixtral's forward for its users; its own example trains a dense Llama
+            "mylib/monkey_patch.py": (
+                "from transformers.models.mixtral import modeling_mixtral\n\nfrom mylib.model.mixtral import lce_forward\n\n\n"
+                "def apply_kernels_to_mixtral(fused_linear_cross_entropy=True):\n    if fused_linear_cross_entropy:\n"
+                "        modeling_mixtral.MixtralForCausalLM.forward = lce_forward\n"),
+            "examples/train.py": (
+                "import transformers\n\nmodel = transformers.AutoModelForCausalLM.from_pretrained('meta-llama/Meta-Llama-3-8B')\n"
+                "trainer = transformers.Trainer(model=model, args=args, train_dataset=ds)\ntrainer.train()\n"),
+        }, NA, "an MoE class only patched in place by a kernel library: dense model trained"),
+        Example({  # control: the project builds the MoE model itself
+            "train.py": (
+                "from transformers import MixtralConfig, MixtralForCausalLM\n\nmodel = MixtralForCausalLM(MixtralConfig())\n"
+                "trainer = Trainer(model=model, args=args, train_dataset=ds)\ntrainer.train()\n"),
+        }, N, "an MoE model built by the run, no expert parallelism"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:

@@ -136,6 +136,20 @@ def _compiles_helper(c: Call) -> bool:
     return bool(last) and "(" not in text and not _MODEL_LIKE.search(last) and bool(_HELPER_FN.search(last))
 
 
+_STEP_FN = re.compile(r"step|train", re.I)
+
+
+def _compiles_closure(f: Facts, c: Call) -> bool:
+    """``fused_fwd_bwd = torch.compile(fused_fwd_bwd)`` where ``fused_fwd_bwd`` is a function defined inside the calling
+    function (a chunked loss's per-chunk forward/backward): a closure of that function is a helper, not the model; a
+    closure named like the training step (``train_step``) is the step compiled."""
+    target = c.args[0] if c.args else None
+    name = getattr(target, "text", None) or ""
+    if not c.func or not name.isidentifier() or _MODEL_LIKE.search(name) or _STEP_FN.search(name):
+        return False
+    return any(x.func == name and x.outer == c.func for x in f.calls_in([c.path]))
+
+
 def _uninstalled_patch(f: Facts, c: Call) -> list:
     """``torch.compile`` inside a replacement that is installed only by a patch function nothing calls: ``def
     patch_regional_compilation(): def UnslothModuleList(...): ... torch.compile(x) ...; torch.nn.ModuleList = UnslothModuleList``
@@ -750,6 +764,18 @@ _LIBRARY_TRAINER = {
 }
 
 
+#: Liger Kernel 0.8.5 ``LigerFusedLinearPreferenceBase.forward``: the per-chunk forward/backward closure is compiled
+_CHUNK_CLOSURE = (
+    "import torch\n\n\nclass FusedLinearPreferenceBase(torch.autograd.Function):\n    @staticmethod\n"
+    "    def forward(ctx, _input, weight, target, compiled=True, chunk_size=1):\n"
+    "        def {name}(input_chunk, target_chunk):\n"
+    "            return torch.func.grad_and_value(compute_loss, argnums=(0, 1), has_aux=True)(input_chunk, weight, target_chunk)\n\n"
+    "        if compiled:\n            {name} = torch.compile({name})\n"
+    "        for input_chunk, target_chunk in zip(torch.chunk(_input, chunk_size), torch.chunk(target, chunk_size)):\n"
+    "            {name}(input_chunk, target_chunk)\n"
+)
+
+
 @register
 class D2TorchCompile(Check):
     id = "D2"
@@ -956,13 +982,16 @@ class D2TorchCompile(Check):
             "trainer.fit()\n")}, U, "the same trainer built with compile_config={}"),
         Example(copied_trainer("        if self.args.torch_compile:\n            model = torch.compile(model)\n"), N,
                 "torch.compile only in a renamed copy of the HF Trainer (behind TrainingArguments.torch_compile)"),
+        Example({"mylib/chunked_loss/fused_linear_preference.py": _CHUNK_CLOSURE.format(name="fused_fwd_bwd")}, P,
+                "a chunked loss compiles its own per-chunk closure, not the model"),
+        Example({"mylib/train.py": _CHUNK_CLOSURE.format(name="train_step")}, U, "a closure that is the training step compiled"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         calls, off_ = active_compile_calls(f)
         # ``torch.compile(entropy_from_logits)`` (verl) compiles a helper function, not the model
-        helpers = [c for c in calls if _compiles_helper(c)]
+        helpers = [c for c in calls if _compiles_helper(c) or _compiles_closure(f, c)]
         calls = [c for c in calls if c not in helpers]
         reg = _registry_compile(f)
         if reg is not None and calls:

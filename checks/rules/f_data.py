@@ -228,6 +228,18 @@ _PREP_PATH = re.compile(r"(^|/)(data_prep|preprocess\w*|prepare\w*)/|(^|/)(conve
 _COUNTING_FUNC = re.compile(r"(calc|calculate|estimate|count|compute|get)_?\w*(num_steps|total_steps|steps|len|length)$|^num_\w*steps$", re.I)
 
 
+_MOCK_CLASS = re.compile(r"^(Mock|Dummy|Fake|Synthetic|Random)[A-Z0-9_]")
+
+
+def _mock_dataset_arg(c: Call) -> bool:
+    """The call's first argument is a synthetic-data class or helper (``MockGPTDataset``, ``mock_dataset``)."""
+    first = c.args[0] if c.args else None
+    if first is None:
+        return False
+    last = _text(first).rsplit(".", 1)[-1]
+    return bool(_MOCK_CLASS.match(last) or _MOCK.search(last))
+
+
 def _side_loader(c: Call) -> bool:
     """A loader that is not the training setting: in a debug/test/CPU branch (``if args.debug:``), over a mock
     dataset (``DataLoader(MockDataset(...), num_workers=0)``), or built only to count batches
@@ -2998,6 +3010,15 @@ class F6OfflinePreprocessing(_DataCheck):
 
 _PACK_KEYS = ("packing", "sample_packing", "neat_packing", "pack_sequences", "packed_sequence", "concat_tokens",
               "eval_sample_packing", "group_texts", "pretraining_sample_concatenation")
+_MEGATRON_DEMO = (
+    "from megatron.core.datasets.blended_megatron_dataset_builder import BlendedMegatronDatasetBuilder\n"
+    "from megatron.core.datasets.gpt_dataset import GPTDatasetConfig, {cls}\n\n\n"
+    "def build_data_iterator(cfg):\n"
+    "    datasets = BlendedMegatronDatasetBuilder({cls}, [1000, None, None], lambda: True, cfg).build()\n"
+    "    return iter(DataLoader(datasets[0], batch_size=8, shuffle=True))\n"
+)
+
+
 _PACK_CALLS = ("ConstantLengthDataset", "pack_dataset", "PackedDataset", "GPTDataset",
                "BlendedMegatronDatasetBuilder", "ConcatTokensDataset", "PackingDataset")
 
@@ -3448,6 +3469,11 @@ class F7SequencePacking(_DataCheck):
             "import torch.nn.functional as F\n\n\ndef attention(q, k, v, mask):\n"
             "    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n")}, N,
                 "the same token-budget sampler feeding padded batches: no varlen attention"),
+        # a Megatron-Core demo on synthetic data: nothing real is packed
+        Example({"examples/megatron/run_demo.py": _MEGATRON_DEMO.format(cls="MockGPTDataset")}, N,
+                "Megatron dataset builder over MockGPTDataset"),
+        Example({"examples/megatron/run_demo.py": _MEGATRON_DEMO.format(cls="GPTDataset")}, U,
+                "the same builder over GPTDataset: documents concatenated into seq_length samples"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3473,7 +3499,9 @@ class F7SequencePacking(_DataCheck):
             (used if truthy(e.value) else off).append(_ev(e, key=e.dotted, value=e.value))
         # a packing dataset behind a switch every config leaves off (torchtune: ``if packed: return PackedDataset(...)``
         # with ``packed: False`` in its recipes) is library support, not packing
-        packers = [c for c in f.calls(*_PACK_CALLS) if not _in_tests(c.path)]
+        # (a builder over a synthetic dataset, Megatron's ``BlendedMegatronDatasetBuilder(MockGPTDataset, ...)`` in a
+        # demo script, packs no real samples)
+        packers = [c for c in f.calls(*_PACK_CALLS) if not _in_tests(c.path) and not _mock_dataset_arg(c)]
         # a project's own packing dataset: ``ConcatDataset(dataset, chunk_size=context_length)`` (llama-recipes) cuts the
         # concatenated samples into fixed-length chunks; torch's ``ConcatDataset([a, b])`` joins datasets and has no length
         packers += [c for c in f.calls_where(lambda n: bool(_PACK_CLASS.search(n))) if set(c.kwargs) & _CHUNK_KWARGS
