@@ -77,3 +77,37 @@ def test_control_a_tokenizer_call_on_the_sample_in_iter_is_still_online() -> Non
     c = _audit(files).result("F6")
     assert c.status.value == "partial", (c.status, c.detail)
 
+
+#: levanter's trainer shape: Haliax ``named_jit`` over ``train_step`` (micro-batch loop and optimizer update inside)
+_JAX_TRAINER = '''import equinox as eqx
+from haliax.partitioning import named_jit
+
+
+class Trainer:
+    def _train_step_fn(self):
+        @named_jit(axis_resources=self.parameter_axis_mapping, donate_args=(True, True))
+        def train_step(model, opt_state, batch):
+            loss, grads = eqx.filter_value_and_grad(self.loss_fn)(model, batch)
+            updates, opt_state = self.optimizer.update(grads, opt_state, params=model)
+            return loss, eqx.apply_updates(model, updates), opt_state
+
+        return train_step
+
+    def train(self, state, loader):
+        step = self._train_step_fn()
+        for batch in loader:
+            loss, state.model, state.opt_state = step(state.model, state.opt_state, batch)
+'''
+
+
+def test_a_jax_training_step_under_jit_is_compiled() -> None:
+    c = _audit({"mylm/trainer.py": _JAX_TRAINER}).result("D2")
+    assert c.status.value == "used", (c.status, c.detail)
+    assert "XLA" in c.detail and [e for e in c.evidence if e.line == 7]
+
+
+def test_control_a_jitted_helper_in_tests_does_not_compile_the_step() -> None:
+    files = {"mylm/trainer.py": _JAX_TRAINER.replace("        @named_jit(axis_resources=self.parameter_axis_mapping, donate_args=(True, True))\n", ""),
+             "tests/test_step.py": "import jax\n\n\n@jax.jit\ndef train_step(x):\n    return x\n"}
+    c = _audit(files).result("D2")
+    assert c.status.value == "unused", (c.status, c.detail)
