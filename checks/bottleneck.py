@@ -120,6 +120,9 @@ class _Place:
 
 
 _NOT_DATA = ("output", "save", "checkpoint", "ckpt", "log", "cache", "model", "tokenizer", "deepspeed", "config")
+#: a section a config key sits under that holds where a run writes, not what it reads (``trainer.checkpointer.base_path:
+#: gs://.../checkpoints/`` is the checkpoint store, not training data)
+_WRITE_SECTION = ("output", "save", "checkpoint", "ckpt")
 
 
 def _data_locations(facts: Facts) -> list[_Place]:
@@ -131,7 +134,8 @@ def _data_locations(facts: Facts) -> list[_Place]:
     for ff in facts.files.values():
         for e in ff.configs:
             key = e.key.lower()
-            if isinstance(e.value, str) and ("data" in key or "train_file" in key or "path" in key) and not any(w in key for w in _NOT_DATA):
+            if isinstance(e.value, str) and ("data" in key or "train_file" in key or "path" in key) and not any(w in key for w in _NOT_DATA) \
+                    and not any(isinstance(k, str) and any(w in k.lower() for w in _WRITE_SECTION) for k in e.keys[:-1]):
                 out.append(_Place(e.path, e.line, e.value))
     return out
 

@@ -811,6 +811,17 @@ class D2TorchCompile(Check):
             "            if config.use_torch_compile\n            else verl_F.entropy_from_logits\n        )\n"),
                  "train.py": "import torch\nloss = model(x)\nloss.backward()\n"}, P, "only a helper function compiled with torch.compile(fn)"),
         Example({"train.py": "import torch\nmodel = build_model().cuda()\nmodel = torch.compile(model)\n"}, U, "compile call"),
+        Example({"mylm/trainer.py": (  # levanter's shape: the whole step, micro-batch loop and optimizer update, under Haliax's jit
+            "import equinox as eqx\nfrom haliax.partitioning import named_jit\n\n\nclass Trainer:\n    def _train_step_fn(self):\n"
+            "        @named_jit(axis_resources=self.parameter_axis_mapping, donate_args=(True, True))\n"
+            "        def train_step(model, opt_state, batch):\n            loss, grads = eqx.filter_value_and_grad(self.loss_fn)(model, batch)\n"
+            "            updates, opt_state = self.optimizer.update(grads, opt_state, params=model)\n"
+            "            return loss, eqx.apply_updates(model, updates), opt_state\n\n        return train_step\n")},
+                U, "JAX: the training step compiled by XLA (named_jit)"),
+        Example({"mylm/trainer.py": (
+            "import jax\n\n\n@jax.jit\ndef generate_step(params, tokens):\n    return model.apply(params, tokens)\n\n\n"
+            "def train_step(params, opt_state, batch):\n    grads = jax.grad(loss_fn)(params, batch)\n    return update(params, grads)\n")},
+                N, "JAX: only a generation step is jitted, the training step runs op by op"),
         Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-3.2-1B\ntorch_compile: true\n"}, U, "hf yaml"),
         Example({"train.py": "import torch\ncompile = True\nif compile:\n    print('compiling the model...')\n    model = torch.compile(model)\n"}, U, "nanogpt flag on"),
         Example({"accelerate_config.yaml": "distributed_type: MULTI_GPU\ndynamo_config:\n  dynamo_backend: INDUCTOR\n"}, U, "accelerate dynamo"),
@@ -1054,6 +1065,12 @@ class D2TorchCompile(Check):
                 "@torch.compile, torch.compile(<function>)"
             return Outcome(P, evs([*decorated, *helpers]), _join(f"only helper functions are compiled ({how}), not the model", dist),
                            {"torch_compile": False})
+        jitted = [] if off_ else _jax_jitted_steps(f)
+        if jitted:
+            # a JAX project compiles its training step whole with XLA (``@jax.jit``/``eqx.filter_jit``/Haliax ``named_jit`` on
+            # ``train_step``): the analogue of compiling the model; torch.compile cannot apply to it
+            return Outcome(U, evs(jitted[:5]), f"the training step is compiled by XLA ({jitted[0].name} on {jitted[0].target}): "
+                           "JAX's analogue of torch.compile", {"torch_compile": False, "xla_jit": True})
         registered = {id(r) for c in f.calls("torch.compile") for r in registry_off(f, c)}
         detail = ("torch.compile is present only in a registered component that no config selects" if off_ and all(id(x) in registered for x in off_)
                   else "torch.compile is present but switched off" if off_ else "no torch.compile found")
@@ -1061,6 +1078,19 @@ class D2TorchCompile(Check):
         if majorities:
             values["recipes." + majorities[0].name] = ", ".join(f"{v}: {n}" for v, n in majorities[0].counts)
         return Outcome(N, evs(off_[:20]), _join(detail, dist), values)
+
+
+#: JAX's compilers: a function under one of these runs as one XLA program
+_JAX_JITS = ("jax.jit", "jax.pjit", "jax.experimental.pjit.pjit", "jax.pmap", "equinox.filter_jit", "equinox.filter_pmap",
+             "haliax.named_jit", "haliax.partitioning.named_jit", "flax.nnx.jit")
+#: the function a JAX compiler wraps is the training step (``train_step``, ``update_fn``, ``_train_step``, ``p_train_step``)
+_TRAIN_STEP_NAME = re.compile(r"^_*(p_)?(train_?step|train_?update|update_?step|train_?fn|step_?fn|train_?batch)(_\w+)?$|^_*(train|update)$", re.I)
+_NOT_TRAIN_PATH = re.compile(r"(^|/)(tests?|testing|benchmarks?|examples?)/|(^|/)test_[^/]*\.py$|_test\.py$")
+
+
+def _jax_jitted_steps(f: Facts) -> list:
+    """Training-step functions compiled by a JAX jit, as decorators (``@named_jit(...)`` over ``def train_step``)."""
+    return [d for d in f.decorators(*_JAX_JITS) if _TRAIN_STEP_NAME.match(d.target or "") and not _NOT_TRAIN_PATH.search(d.path)]
 
 
 # --- D3 Triton kernels ----------------------------------------------------------

@@ -858,7 +858,7 @@ _TOKENIZER_OBJECT_OP = re.compile(r"^_*(is|archive|unarchive|serialize|deseriali
 #: a factory named noun-first that builds a tokenizer object (``model_config.model_tokenizer_create(path)``, a
 #: ``partial(AutoTokenizer.from_pretrained, use_fast=True)`` kept in a model registry; ``tokenizer_builder(cfg)``)
 _TOKENIZER_FACTORY = re.compile(r"^_*(\w+_)?tokenizers?_(create|build|load|init|make|factory|builder|loader|getter|cls|class|fn|ctor)$")
-_TOKENIZER_ADMIN = re.compile(r"^((maybe|try)_)?(get|load|build|init|train|save|download|register|log|create|make|setup|set|resolve|add|check|"
+_TOKENIZER_ADMIN = re.compile(r"^((maybe|try)_)?(get|load|build|init|train|save|download|register|log|create|make|setup|set|resolve|infer|add|check|"
                               r"validate|is|has)_(\w+_)?tokenizers?(_\w+)?$")
 
 
@@ -890,8 +890,24 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
         # named for its output (``TokenizedDataset(ds, tokenizer)``) may
         if bare[:1].isupper() and "Tokenizer" in bare:
             continue
+        if bare[:1].isupper() and "Tokenized" in bare and not any(_TOKENIZER_RECV.search(_arg_text(a)) for a in (*c.args, *c.kwargs.values())):
+            continue  # a class named for tokenized data built from a cache it wraps (``TokenizedDocumentCache(cache, flatten_docs=...)``)
+        if c.args and all(isinstance(a, str) for a in c.args) and not c.kwargs.keys() - {"add_special_tokens", "return_tensors"}:
+            continue  # a probe of the tokenizer on a literal (``tokenizer("hi there")["input_ids"]`` to see if it appends eos)
+        if low not in {"tokenizer", "tokenizers"} and low.endswith(("_tokenizer", "_tokenizers", "_tokenizer_parallelism")) and c.args \
+                and _TOKENIZER_OBJECT_ARG.match(_arg_text(c.args[0])) and not c.kwargs.keys() & _TEXT_TOKENIZER_KW:
+            continue  # a helper handed the tokenizer object (``num_cpus_used_by_tokenizer(tokenizer)``), not text to tokenize
         out.append(c)
     return out
+
+
+#: an argument that is the tokenizer object itself (``tokenizer``, ``self.tokenizer``, ``args.tok``)
+_TOKENIZER_OBJECT_ARG = re.compile(r"^(\w+\.)*\w*(tok|processor)\w*$", re.I)
+
+
+def _arg_text(a: object) -> str:
+    """The source text of a recorded call argument (an expression or a constant)."""
+    return str(getattr(a, "text", a) or "")
 
 
 def _map_callback(f: Facts, c: Call) -> str:
@@ -2790,6 +2806,27 @@ _PRETOKENIZE_SCRIPT = {
         "    save_tokenizer(args, args.save_path)\n\n"
         "if __name__ == '__main__':\n    train(parse_args(), build())\n"),
 }
+#: levanter's shape (``data/text.py``): the dataset is tokenized once by a batched ``datasets.map`` into a cache; the training
+#: iterator reads it back through ``TokenizedDocumentCache(cache, flatten_docs=...)`` (a class named for its tokenized
+#: contents, built from the cache: no tokenizer) and a processor probes the tokenizer on a literal at construction
+_TOKENIZED_CACHE_READER = {
+    "prep_data.py": (
+        "from datasets import load_dataset\nfrom transformers import AutoTokenizer\n\ndef main(args):\n"
+        "    tok = AutoTokenizer.from_pretrained(args.tokenizer)\n    ds = load_dataset('json', data_files=args.data)['train']\n"
+        "    ds = ds.map(lambda x: tok(x['text']), batched=True, num_proc=16)\n    ds.save_to_disk(args.out)\n"),
+    "mylm/data/text.py": (
+        "from datasets import load_from_disk\nfrom torch.utils.data import IterableDataset\n\n"
+        "class TokenizedDocumentCache:\n    def __init__(self, cache, flatten_docs=True):\n        self.cache = cache\n"
+        "        self.flatten_docs = flatten_docs\n\n    @staticmethod\n    def load(cache_dir, flatten_docs=True):\n"
+        "        cache = load_from_disk(cache_dir)\n        return TokenizedDocumentCache(cache, flatten_docs=flatten_docs)\n\n"
+        "class EosChecker:\n    def __init__(self, tokenizer):\n        ids = tokenizer('hi there')['input_ids']\n"
+        "        self.append_eos = ids[-1] != tokenizer.eos_token_id\n\n"
+        "class TokenSeqDataset(IterableDataset):\n    def __init__(self, cache_dir, seq_len):\n        self.cache_dir = cache_dir\n"
+        "        self.seq_len = seq_len\n\n    def __iter__(self):\n"
+        "        for doc in TokenizedDocumentCache.load(self.cache_dir).cache:\n            yield doc['input_ids'][: self.seq_len]\n"),
+}
+
+
 def _lazy_dataset_switch(lazy: str) -> dict[str, str]:
     """FastChat's shape (``train.py``): ``dataset_cls = LazySupervisedDataset if data_args.lazy_preprocess else
     SupervisedDataset`` with ``lazy_preprocess: bool = <lazy>``; here the eager class reads a dataset a preparation script
@@ -2941,6 +2978,7 @@ class F6OfflinePreprocessing(_DataCheck):
                      "    def __getitem__(self, i):\n        return self.template.tokenize_conversations([self.rows[i]])\n")},
                 N, "the same tokenization returned, not written: the Dataset tokenizes per sample"),
         Example(_lazy_dataset_switch("False"), U, "the per-sample tokenizing dataset is chosen only by a switch that is off"),
+        Example(_TOKENIZED_CACHE_READER, U, "a loader reading back a tokenized cache (a class named for tokenized data, a tokenizer probe)"),
         Example(_lazy_dataset_switch("True"), P, "the per-sample tokenizing dataset is chosen by a switch that is on"),
     )
 
