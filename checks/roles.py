@@ -97,6 +97,7 @@ _ENTRY_NAME = re.compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^(fi
 # the run's only when the training path imports them or a launch runs them (``experiments/`` is left out: oat's and
 # realhf's runs live there)
 _SIDELINE_DIR = re.compile(r"(^|/)(experimental|contrib|sandbox|playground|prototypes?)/")
+_LIBRARY_MODULE = re.compile(r"_(trainer|config|configs|utils|loss|losses)\.py$")
 _TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune",
                               "composer", "lightning", "litgpt", "nanotron", "python", "mpirun", "srun"})
 _PACKAGING = ("setup.py", "pyproject.toml")
@@ -679,7 +680,9 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             if e.keys and e.keys[0] in ("project", "tool") and "scripts" in e.keys and isinstance(e.value, str) and ":" in e.value:
                 entries += index.by_name.get(e.value.split(":", 1)[0].strip(), [])[:3]
         if ff.kind == "python" and _ENTRY_NAME.match(p.rsplit("/", 1)[-1]):
-            (named_sideline if _SIDELINE_DIR.search(p) else entries).append(p)
+            # a trainer or config module of a sideline sub-package (``experimental/cpo/cpo_trainer.py``) is a library class
+            # named like a recipe; a script there (``experimental/train_alpaca.py``) stays an entry point
+            (named_sideline if _SIDELINE_DIR.search(p) and _LIBRARY_MODULE.search(p) else entries).append(p)
     registered = _registered_recipes(files, paths, roles.by_path)
     entries += list(registered)
     # Python config recipes a config loader reads (mmengine ``Config.fromfile``: xtuner's 587 configs) are the training
