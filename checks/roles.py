@@ -93,6 +93,11 @@ _TEST_FILE = re.compile(r"^(test_\w+|\w+_test|conftest|tests)\.py$")
 # a dated copy of a run: ``2024-10-14_ModernArch/``, ``20240501/``, ``train_gpt2_2024_10_14.py``
 _DATED = re.compile(r"(?:^|[_\-.])(?:19|20)\d{2}[-_.]?(?:0[1-9]|1[0-2])[-_.]?(?:0[1-9]|[12]\d|3[01])(?:[_\-.]|$)")
 _ENTRY_NAME = re.compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^(fine_?tune|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)\w*\.py$", re.I)
+# a sub-package of extras kept beside a package's run (``trl/experimental/``, ``contrib/``, ``sandbox/``): its modules are
+# the run's only when the training path imports them or a launch runs them (``experiments/`` is left out: oat's and
+# realhf's runs live there)
+_SIDELINE_DIR = re.compile(r"(^|/)(experimental|contrib|sandbox|playground|prototypes?)/")
+_LIBRARY_MODULE = re.compile(r"_(trainer|config|configs|utils|loss|losses)\.py$")
 _TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune",
                               "composer", "lightning", "litgpt", "nanotron", "python", "mpirun", "srun"})
 _PACKAGING = ("setup.py", "pyproject.toml")
@@ -660,6 +665,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     # forced globs; then imports
     entries: list[str] = list(forced)
     named: list[str] = []  # train*.py found by their name alone
+    named_sideline: list[str] = []  # ``pkg/experimental/cpo/cpo_trainer.py``: an entry by its name only
     for p in paths:
         if p in roles.by_path:
             continue
@@ -675,7 +681,9 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             if e.keys and e.keys[0] in ("project", "tool") and "scripts" in e.keys and isinstance(e.value, str) and ":" in e.value:
                 entries += index.by_name.get(e.value.split(":", 1)[0].strip(), [])[:3]
         if ff.kind == "python" and _ENTRY_NAME.match(p.rsplit("/", 1)[-1]):
-            named.append(p)
+            # a trainer or config module of a sideline sub-package (``experimental/cpo/cpo_trainer.py``) is a library class
+            # named like a recipe; a script there (``experimental/train_alpaca.py``) stays an entry point
+            (named_sideline if _SIDELINE_DIR.search(p) and _LIBRARY_MODULE.search(p) else named).append(p)
     registered = _registered_recipes(files, paths, roles.by_path)
     entries += list(registered)
     # Python config recipes a config loader reads (mmengine ``Config.fromfile``: xtuner's 587 configs) are the training
@@ -706,6 +714,11 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     run_dirs = set() if shipped else {e.rsplit("/", 1)[0] if "/" in e else "" for e in commanded if e in pathset}
     siblings = [p for p in named if p not in entries and p not in documented and (p.rsplit("/", 1)[0] if "/" in p else "") in run_dirs]
     entries += [p for p in named if p not in siblings]
+    # a sideline sub-package (``trl/experimental/``) beside a run that a launch, console script or command starts outside it:
+    # its modules named like trainers are recipes offered beside the run, not entry points of it (see :data:`_SIDELINE_DIR`)
+    sideline_aside = any(e in pathset and not _SIDELINE_DIR.search(e) for e in entries)
+    if not sideline_aside:
+        entries += named_sideline
     for c in (c for p in paths if p not in roles.by_path and p.endswith("setup.py") for c in files[p].calls if c.short == "setup"):
         eps = c.kwargs.get("entry_points")
         text = repr(eps) if eps is not None else ""
@@ -765,6 +778,15 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     for p in paths:
         if p not in roles.by_path:
             roles.by_path[p] = _kind_role(files[p].kind, p.rsplit("/", 1)[-1])
+
+    # 5b. the code of a sideline sub-package that nothing on the training path imports: recipes kept beside the run
+    if sideline_aside:
+        for p in paths:
+            m = _SIDELINE_DIR.search(p)
+            if m and roles.by_path.get(p) == CODE and files[p].kind == "python":
+                roles.by_path[p] = OTHER
+                roles.why[p] = (f"under the sideline sub-package {p[:m.end()]} beside the run: no launch, console script, "
+                                "documented command or import of the training path reaches it")
 
     # 6. a library of many model and recipe families whose documented run builds on one: the other families are context
     for p, why in other_run_files(files, paths, roles.by_path, index, forced).items():

@@ -550,10 +550,80 @@ def torchx_runner(nodes: int = 1, nproc: int = 8, log_freq: int = 50, ckpt: int 
         "    with get_runner() as runner:\n        runner.run(make_app(0, cli_args), scheduler=\"slurm\")\n")}
 
 
+def accelerate_menu(facts: Facts) -> dict[str, str]:
+    """Accelerate config files shipped as a menu -> the folder that holds them: two or more sibling configs whose
+    ``distributed_type`` differ (``multi_gpu.yaml``, ``zero3.yaml``, ``fsdp2.yaml`` ...), none of them named by a shipped
+    launch or a documented command (TRL's ``trl/accelerate_configs/``, picked by name with ``--accelerate_config zero3``).
+    Each is an option a run may pick; none is the run's setting."""
+    by_dir: dict[str, dict[str, str]] = {}
+    for e in facts.config("distributed_type"):
+        if not _TEST_PATH.search(e.path):
+            by_dir.setdefault(e.path.rsplit("/", 1)[0] if "/" in e.path else "", {})[e.path] = str(e.value).strip("'\"").upper()
+    named = " ".join(x.text for x in [*facts.records("launches"), *facts.records("doc_launches")])
+    out: dict[str, str] = {}
+    for folder, kinds in by_dir.items():
+        if len(kinds) < 2 or len(set(kinds.values())) < 2:
+            continue
+        if any(re.search(rf"(?<![\w.-]){re.escape(q.rsplit('/', 1)[-1])}\b", named) for q in kinds):
+            continue
+        out.update(dict.fromkeys(kinds, folder))
+    return out
+
+
+#: the HF Trainer / Accelerate flag that the launch's accelerate config chose FSDP (``elif self.is_fsdp_enabled:``)
+_LAUNCH_FSDP = re.compile(r"(?<!not )(?<![\w.])(?:\w+\.)*is_fsdp_enabled\b")
+
+
+def follows_launch_fsdp(facts: Facts, c: Call) -> bool:
+    """An FSDP wrap that runs only once the launch's accelerate config picked FSDP: under ``if self.is_fsdp_enabled`` itself,
+    or in a helper (``prepare_fsdp(ref_model, accelerator)``) whose every caller is. Not a choice of FSDP by itself."""
+    if c.guard and _LAUNCH_FSDP.search(c.guard):
+        return True
+    if not c.func or c.func.startswith("__"):
+        return False
+    callers = [x for x in facts.calls(c.func) if x.func != c.func and not _TEST_PATH.search(x.path)]
+    return bool(callers) and all(x.guard and _LAUNCH_FSDP.search(x.guard) for x in callers)
+
+
+def fsdp_offered(facts: Facts) -> list[Any]:
+    """FSDP that a run may pick but the shipped setting does not: menu configs and wraps that follow the launch's choice."""
+    menu = accelerate_menu(facts)
+    out: list[Any] = [e for e in facts.config("distributed_type") if e.path in menu and str(e.value).strip("'\"").upper() == "FSDP"]
+    return out + [c for c in facts.calls("FullyShardedDataParallel", "fully_shard") if follows_launch_fsdp(facts, c)]
+
+
+def accelerate_menu_lib(launch: str = "") -> dict[str, str]:
+    """TRL 1.16-shaped: a package shipping a folder of accelerate configs a run picks by name (``--accelerate_config zero3``),
+    a reference-model helper that wraps with FSDP only when the launch's config chose it, and (``launch``) a run script."""
+    files = {
+        "mylib/accelerate_configs/multi_gpu.yaml": "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nmixed_precision: 'bf16'\nnum_processes: 8\n",
+        "mylib/accelerate_configs/zero3.yaml": ("compute_environment: LOCAL_MACHINE\ndeepspeed_config:\n  offload_optimizer_device: none\n"
+                                                "  zero_stage: 3\ndistributed_type: DEEPSPEED\nnum_processes: 8\n"),
+        "mylib/accelerate_configs/fsdp2.yaml": ("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n"
+                                                "  fsdp_version: 2\nnum_processes: 8\n"),
+        "mylib/models/utils.py": (
+            "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n\n\n"
+            "def prepare_fsdp(model, accelerator):\n    fsdp_plugin = accelerator.state.fsdp_plugin\n"
+            "    kwargs = {'sharding_strategy': fsdp_plugin.sharding_strategy, 'device_id': accelerator.device}\n"
+            "    model = FSDP(model, **kwargs)\n    model.eval()\n    return model\n"),
+        "mylib/trainer/dpo_trainer.py": (
+            "from transformers import Trainer\nfrom ..models.utils import prepare_fsdp\n\n\nclass DPOTrainer(Trainer):\n"
+            "    def __init__(self, model, ref_model, args):\n        super().__init__(model=model, args=args)\n"
+            "        if self.is_deepspeed_enabled:\n            self.ref_model = prepare_deepspeed(ref_model, self.accelerator)\n"
+            "        elif self.is_fsdp_enabled:\n            self.ref_model = prepare_fsdp(ref_model, self.accelerator)\n"),
+    }
+    if launch:
+        files["run.sh"] = launch
+    return files
+
+
 def fsdp_sites(facts: Facts) -> list[Site]:
     """Every route that wraps the model with FSDP (PyTorch FSDP1/2, HF, accelerate, Lightning, torchtune, torchtitan...)."""
     sites: list[Site] = []
+    menu = accelerate_menu(facts)
     for c in facts.calls("FullyShardedDataParallel"):
+        if follows_launch_fsdp(facts, c):
+            continue
         strat = _strategy(c.kwargs.get("sharding_strategy"))
         native = not c.name.startswith("fairscale")
         if not native and c.kwargs.get("reshard_after_forward") is False:
@@ -565,7 +635,8 @@ def fsdp_sites(facts: Facts) -> list[Site]:
         sites.append(Site(c, "FullyShardedDataParallel()", strat != "NO_SHARD", strat or ("" if where else "FULL_SHARD"), native,
                           where=where))
     for c in facts.calls("fully_shard"):
-        sites.append(Site(c, "fully_shard()", True, "FULL_SHARD (FSDP2)"))
+        if not follows_launch_fsdp(facts, c):
+            sites.append(Site(c, "fully_shard()", True, "FULL_SHARD (FSDP2)"))
     for c in facts.calls("FullyShardedDataParallelPlugin"):
         strat = _strategy(c.kwargs.get("sharding_strategy"))
         sites.append(Site(c, "FullyShardedDataParallelPlugin()", strat != "NO_SHARD", strat or "FULL_SHARD"))
@@ -586,7 +657,7 @@ def fsdp_sites(facts: Facts) -> list[Site]:
         sites.append(Site(s, "fsdp", strat != "NO_SHARD", strat or "FULL_SHARD"))
     # accelerate: config ``distributed_type: FSDP`` (+ fsdp_config.fsdp_sharding_strategy) or ``--use_fsdp``
     for e in facts.config("distributed_type"):
-        if str(e.value).upper() == "FSDP":
+        if str(e.value).upper() == "FSDP" and e.path not in menu:
             strat = None
             for se in facts.config("fsdp_sharding_strategy"):
                 if se.path == e.path:
@@ -679,8 +750,9 @@ def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:
     for e in facts.config("zero_optimization"):
         if isinstance(e.value, Container) and e.path not in staged and not _TEST_PATH.search(e.path):
             sites.append(Site(e, "zero_optimization (no stage: DeepSpeed default 0)", False, stage=0))
+    menu = accelerate_menu(facts)
     for s in facts.effective("zero_stage"):
-        if _TEST_PATH.search(s.path) or inference_setting(s):
+        if _TEST_PATH.search(s.path) or inference_setting(s) or (s.source == "config" and s.path in menu):
             continue
         st = _stage(s.value, facts)
         if st is not None:
@@ -1183,6 +1255,9 @@ class A2FSDP(Check):
         Example(strategy_registry("config.strategy", {"configs/train.yaml": "trainer:\n  strategy: fsdp\n"}), U,
                 "the registry name comes from a config that a recipe sets to fsdp"),
         Example(torchx_runner(), U, "torchtitan launched from a Python runner with --parallelism.data_parallel_shard_degree=nodes*nproc"),
+        Example(accelerate_menu_lib(), N, "FSDP only in accelerate configs offered by name and in a wrap that follows the launch's config"),
+        Example(accelerate_menu_lib("accelerate launch --config_file mylib/accelerate_configs/fsdp2.yaml train.py\n"), U,
+                "a launch picks the FSDP config of the menu"),
         Example(torchx_runner(launch=False), N, "the same flag list only printed: no launch runs it"),
     )
 
@@ -1213,6 +1288,14 @@ class A2FSDP(Check):
             d0 = chosen[0]
             return Outcome(N, [_ev(x) for x in chosen], f"FSDP is an option of `{d0.name}` that no run picks: runs use "
                            f"'{d0.value}' ({d0.path}:{d0.line})", {"fsdp": False})
+        offered = fsdp_offered(f)
+        if offered:
+            cfgs = [x for x in offered if not isinstance(x, Call)]
+            wraps = [x for x in offered if isinstance(x, Call)]
+            parts = ([f"accelerate configs shipped as options that no launch names ({', '.join(f'{x.path}:{x.line}' for x in cfgs[:3])})"]
+                     if cfgs else []) + ([f"wrapping that runs only when the launch's accelerate config picks FSDP ({wraps[0].path}:{wraps[0].line})"]
+                                         if wraps else [])
+            return Outcome(N, [_ev(x) for x in offered], "FSDP only if a run picks it: " + "; ".join(parts), {"fsdp": False})
         detail = "FSDP is imported but no model is wrapped" if f.imports("torch.distributed.fsdp") else "no FSDP wrapping found"
         return Outcome(N, [], detail, {"fsdp": False})
 
@@ -1269,6 +1352,9 @@ class A3ZeRO(Check):
         Example({"run.sh": "deepspeed train.py --deepspeed configs/my_ds.json\n"}, P, "config outside the repo"),
         Example({"internlm/train/pipeline.py": _ZERO_WRAPPER}, U, "ZeRO optimizer wrapper built directly (InternEvo)"),
         Example(SKYRL_BACKENDS, N, "ZeRO-3 configs of a DeepSpeed backend the strategy does not pick"),
+        Example(accelerate_menu_lib(), N, "ZeRO only in a menu of accelerate configs that no launch names"),
+        Example(accelerate_menu_lib("accelerate launch --config_file mylib/accelerate_configs/zero3.yaml train.py\n"), U,
+                "a launch picks the ZeRO-3 config of the menu"),
         Example(strategy_registry(), N, "DeepSpeed plugin of a strategy class the name registry never returns: every lookup passes 'local'"),
         Example(strategy_registry('"deepspeed"'), U, "the backend looks the registry up with 'deepspeed'"),
         Example({**SKYRL_BACKENDS, "examples/gsm8k/deepspeed_grpo.yaml": "trainer:\n  strategy: deepspeed\n  epochs: 20\n"}, U,
@@ -1340,6 +1426,12 @@ class A3ZeRO(Check):
             return Outcome(N, [], "no ZeRO configuration in the repository" + _doc_note(
                 docs, f"a launch with `{docs[0].value}` (not in the repository), a config named for ZeRO stage {stage}"),
                 {"zero_stage": 0, "documented_zero_stage": int(stage)})
+        menu = accelerate_menu(ctx.facts)
+        offered = [x for x in ctx.facts.effective("zero_stage") if x.source == "config" and x.path in menu]
+        if offered:
+            return Outcome(N, [_ev(x, key="zero_stage", value=x.value) for x in offered],
+                           "ZeRO only if a run picks it: accelerate configs shipped as options that no launch names ("
+                           + ", ".join(f"{x.path}:{x.line}" for x in offered[:3]) + ")", {"zero_stage": 0})
         return Outcome(N, [], "no ZeRO configuration found", {"zero_stage": 0})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

@@ -306,6 +306,16 @@ class B3Accelerate(Check):
         Example({"requirements.txt": "accelerate>=0.30\n"}, N, "dependency only"),
         Example({"train.py": "# from accelerate import Accelerator\n# accelerator = Accelerator()\nimport torch\n"}, N, "commented out"),
         Example({"train.py": "from accelerate import Accelerator\naccelerator = Accelerator()\nif accelerator.is_main_process:\n    print('hi')\n"}, P, "accelerator without prepare"),
+        Example({"mylib/cli/launcher.py": (  # TRL 1.16's CLI: the training script is re-launched through accelerate's own launcher
+            "from accelerate.commands.launch import launch_command, launch_command_parser\n\n\n"
+            "def launch_training_script(script, launch_args, script_args, launch_command_fn=launch_command,\n"
+            "                           launch_parser_fn=launch_command_parser):\n"
+            "    launch_command_fn(launch_parser_fn().parse_args(launch_args + [script] + script_args))\n"),
+            "mylib/accelerate_configs/multi_gpu.yaml": "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 8\n"},
+            U, "a CLI that launches its scripts through accelerate's launch_command"),
+        Example({"mylib/accelerate_configs/multi_gpu.yaml": "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 8\n",
+                 "mylib/cli/launcher.py": "from accelerate.commands.launch import launch_command_parser\n\nparser = launch_command_parser()\n"},
+                P, "an accelerate config and accelerate's launch parser only: nothing launches"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -317,6 +327,11 @@ class B3Accelerate(Check):
             used += accs + drive[:3]
         used += _real(f.launches("accelerate"))
         used += _real(f.calls("notebook_launcher"))
+        # a launch built in Python: accelerate's own ``launch_command`` called, or handed to the runner that calls it
+        # (TRL's CLI: ``launch_command_fn=launch_command`` -> ``launch_command_fn(launch_command_parser().parse_args(...))``)
+        used += [x for x in _real([*f.calls("accelerate.commands.launch.launch_command"),
+                                   *f.refs("accelerate.commands.launch.launch_command")])
+                 if x.name == "accelerate.commands.launch.launch_command"]
         partial: list[Any] = []
         if accs and not drive:
             partial = accs

@@ -3223,6 +3223,26 @@ def _vendored_fa2(caller: str = "") -> dict[str, str]:
     return {k: v.replace("{caller}", caller) for k, v in _VENDORED_FA2.items()}
 
 
+#: TRL 1.16-shaped: ``pack_dataset`` (a library function mapping a packer over the dataset) called by the trainer only under
+#: ``if packing:``, with ``packing`` handed down from a config field that defaults to False
+_PACK_HELPER = {
+    "mylib/data_utils.py": (
+        "def _pack_bfd(examples, seq_length):\n    return examples\n\n\n"
+        "def pack_dataset(dataset, seq_length, map_kwargs):\n"
+        "    return dataset.map(_pack_bfd, batched=True, fn_kwargs={'seq_length': seq_length}, **map_kwargs)\n"),
+    "mylib/sft_config.py": (
+        "from dataclasses import dataclass, field\nfrom transformers import TrainingArguments\n\n\n@dataclass\n"
+        "class SFTConfig(TrainingArguments):\n    max_length: int = field(default=1024)\n    packing: bool = field(default=False)\n"),
+    "mylib/sft_trainer.py": (
+        "from transformers import Trainer\nfrom .data_utils import pack_dataset\n\n\nclass SFTTrainer(Trainer):\n"
+        "    def __init__(self, model, args, train_dataset):\n"
+        "        train_dataset = self._prepare_dataset(train_dataset, args, args.packing)\n"
+        "        super().__init__(model=model, args=args, train_dataset=train_dataset)\n\n"
+        "    def _prepare_dataset(self, dataset, args, packing):\n"
+        "        if packing:\n            dataset = pack_dataset(dataset, args.max_length, {})\n        return dataset\n"),
+}
+
+
 @register
 class F7SequencePacking(_DataCheck):
     id = "F7"
@@ -3512,6 +3532,9 @@ class F7SequencePacking(_DataCheck):
                 "Megatron dataset builder over MockGPTDataset"),
         Example({"examples/megatron/run_demo.py": _MEGATRON_DEMO.format(cls="GPTDataset")}, U,
                 "the same builder over GPTDataset: documents concatenated into seq_length samples"),
+        Example(_PACK_HELPER, N, "a library packing helper whose only caller packs under a config switch that defaults to False"),
+        Example({**_PACK_HELPER, "mylib/sft_config.py": _PACK_HELPER["mylib/sft_config.py"].replace("default=False", "default=True")}, U,
+                "the same helper with packing on by default"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3589,7 +3612,7 @@ class F7SequencePacking(_DataCheck):
         # dataset`` with ``pack_samples: bool = False``) is an option, not the run's packing
         maps = [c for c in f.calls("map") if "." in c.name and c.args
                 and re.search(r"group_texts?|pack|concat", _map_callback(f, c), re.I) and not _in_tests(c.path)]
-        maps_off = [c for c in maps if guard_off(f, c)]
+        maps_off = [c for c in maps if guard_off(f, c) or callers_off(f, c, hops=2)]
         train_files = ctx.project.training_files
         off_path: list[Any] = []
         for c in maps:
