@@ -15,6 +15,7 @@ from checks.engine import AuditOptions, audit_files
 from checks.facts import extract_file
 from checks.model import Status
 from checks.roles import classify_roles
+from checks.rules.c_memory import ALPACA_README, ALPACA_TRAIN
 
 TRAIN = """\
 import torch
@@ -330,31 +331,6 @@ def test_a_documented_command_is_not_use_where_the_repository_ships_a_launch():
     assert _statuses(documented) == _statuses(without)
 
 
-ALPACA_README = """\
-# Stanford Alpaca
-
-### Fine-tuning
-
-```bash
-torchrun --nproc_per_node=4 --master_port=<your_random_port> train.py \\
-    --model_name_or_path <your_path_to_hf_converted_llama_ckpt_and_tokenizer> \\
-    --data_path ./alpaca_data.json \\
-    --bf16 True \\
-    --gradient_accumulation_steps 8 \\
-    --logging_steps 1 \\
-    --fsdp "full_shard auto_wrap"
-```
-"""
-HF_TRAIN = (
-    "import transformers\nfrom transformers import Trainer\n\n\ndef train():\n"
-    "    parser = transformers.HfArgumentParser((ModelArguments, DataArguments, transformers.TrainingArguments))\n"
-    "    model_args, data_args, training_args = parser.parse_args_into_dataclasses()\n"
-    "    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)\n"
-    "    trainer = Trainer(model=model, args=training_args, **make_supervised_data_module(data_args))\n"
-    "    trainer.train()\n\n\nif __name__ == '__main__':\n    train()\n"
-)
-
-
 def _result(audit, check_id: str):
     return next(r for r in audit.results if r.id == check_id)
 
@@ -363,19 +339,19 @@ def test_the_documented_command_is_the_run_of_a_repository_that_ships_no_launch(
     """Stanford Alpaca configures its run only in the README's torchrun command: its flags are the run's settings, each
     cited at the line that holds it; the same README next to a shipped launch, or naming a script the repository does not
     ship, changes nothing."""
-    alone = _audit({"train.py": HF_TRAIN})
-    run = _audit({"train.py": HF_TRAIN, "README.md": ALPACA_README})
+    alone = _audit({"train.py": ALPACA_TRAIN})
+    run = _audit({"train.py": ALPACA_TRAIN, "README.md": ALPACA_README})
     assert _statuses(alone)["C1"] == Status.UNUSED and _statuses(run)["C1"] == Status.USED
-    assert [(e.path, e.line) for e in _result(run, "C1").evidence] == [("README.md", 9)]
+    assert [(e.path, e.line) for e in _result(run, "C1").evidence] == [("README.md", 7)]
     assert _statuses(run)["C5"] == Status.USED and "8 micro-batches" in (_result(run, "C5").detail or "")
-    assert _statuses(run)["A2"] == Status.USED and ("README.md", 12) in [(e.path, e.line) for e in _result(run, "A2").evidence]
+    assert _statuses(run)["A2"] == Status.USED and ("README.md", 11) in [(e.path, e.line) for e in _result(run, "A2").evidence]
     assert _statuses(run)["I4"] == Status.UNUSED and "every step" in (_result(run, "I4").detail or "")  # --logging_steps 1
     assert _statuses(alone)["I4"] != Status.UNUSED
     # step zero names the README's data path instead of denying that any was seen
     assert any("./alpaca_data.json" in r for r in run.project.bottleneck_reasons if r.startswith("storage"))
-    shipped = _audit({"train.py": HF_TRAIN, "README.md": ALPACA_README, "run.sh": "torchrun --nproc_per_node=4 train.py --output_dir o\n"})
+    shipped = _audit({"train.py": ALPACA_TRAIN, "README.md": ALPACA_README, "run.sh": "torchrun --nproc_per_node=4 train.py --output_dir o\n"})
     assert _statuses(shipped)["C1"] == Status.UNUSED
-    elsewhere = _audit({"src/finetune.py": HF_TRAIN, "README.md": ALPACA_README})  # README names train.py, which is not shipped
+    elsewhere = _audit({"src/finetune.py": ALPACA_TRAIN, "README.md": ALPACA_README})  # README names train.py, which is not shipped
     assert _statuses(elsewhere)["C1"] == Status.UNUSED
 
 
