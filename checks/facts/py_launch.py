@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .shell import _parse_command, _word
-from .types import EnvVar, FileFacts, Launch
+from .shell import _word, launch_of
+from .types import EnvVar, FileFacts
 
 #: launch APIs whose call is a torchrun command line
 TORCHX_DDP = frozenset({"torchx.components.dist.ddp"})
@@ -108,15 +108,9 @@ def finish(path: str, pending: list[Pending], out: FileFacts) -> None:
             launcher.append(_word("--nproc_per_node=${j}", p.line))
         script = _word(_text(p.script[0], defaults), p.script[1])
         tokens = [*launcher, script, *(_word(_text(w, defaults), ln) for w, ln in p.words)]
-        la_lines: dict[str, int] = {}
-        sa_lines: dict[str, int] = {}
-        parsed = _parse_command(tokens, (la_lines, sa_lines))
-        if parsed is None:
+        launch = launch_of(tokens, path, p.line, p.text)
+        if launch is None:
             continue
-        name, opts, script_name, script_args, wrappers = parsed
-        launch = Launch(path, p.line, name, opts, script_name, script_args, p.text, wrappers)
-        launch.arg_lines = {k: ln for k, ln in sa_lines.items() if ln != p.line and k in script_args}
-        launch.launcher_arg_lines = {k: ln for k, ln in la_lines.items() if ln != p.line and k in opts}
         out.launches.append(launch)
         for name, value, line, text in p.env:
             if _ENV_NAME.match(name):  # the launched job's environment (``env["NCCL_PROTO"] = "Simple"``), at its line

@@ -551,17 +551,24 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                 body = body[j:]
             for name, value in env.items():
                 out.envs.append(EnvVar(path, line_no, name, value, "shell", snippet))
-            la_lines: dict[str, int] = {}
-            sa_lines: dict[str, int] = {}
-            parsed = _parse_command(body, (la_lines, sa_lines))
-            if parsed is None:
-                continue
-            launcher, opts, script, script_args, wrappers = parsed
-            launch = Launch(path, line_no, launcher, opts, script, script_args, snippet, wrappers, env)
-            # each flag's own physical line, kept only where it differs from the command's first line
-            launch.arg_lines = {k: ln for k, ln in sa_lines.items() if ln != line_no and k in script_args}
-            launch.launcher_arg_lines = {k: ln for k, ln in la_lines.items() if ln != line_no and k in opts}
-            out.launches.append(launch)
+            launch = launch_of(body, path, line_no, snippet, env)
+            if launch is not None:
+                out.launches.append(launch)
+
+
+def launch_of(tokens: list[Any], path: str, line_no: int, text: str, env: dict[str, str] | None = None) -> Launch | None:
+    """The launch record of a command's words (a shell line's, or a flag list a Python runner builds), or None when they
+    start no known launcher; each flag's own physical line is kept where it differs from the command's first line."""
+    la_lines: dict[str, int] = {}
+    sa_lines: dict[str, int] = {}
+    parsed = _parse_command(tokens, (la_lines, sa_lines))
+    if parsed is None:
+        return None
+    launcher, opts, script, script_args, wrappers = parsed
+    launch = Launch(path, line_no, launcher, opts, script, script_args, text, wrappers, env if env is not None else {})
+    launch.arg_lines = {k: ln for k, ln in sa_lines.items() if ln != line_no and k in script_args}
+    launch.launcher_arg_lines = {k: ln for k, ln in la_lines.items() if ln != line_no and k in opts}
+    return launch
 
 
 # ``cat <<EOT > $config_json`` / ``<<-'EOF'`` (not the ``<<<`` here-string)
