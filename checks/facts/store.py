@@ -670,6 +670,7 @@ class Facts:
                 if c.script:
                     launched.add(_script_key(c.script))
         # a recipe module that leaves the name unset runs with its entry point's module-level value
+        top_level = {(a.path, a.line) for a in self._s["assigns_by_key"].get(name, ()) if _module_level(a)}
         for mod, entry in modules.items():
             if any(c.path == mod for c in group if c.source == "config"):
                 continue
@@ -752,7 +753,7 @@ class Facts:
         else:
             # no majority: the documented default decides, the value a run gets when its recipe leaves the name unset (the
             # entry point's own module-level value, or the launched framework's code default); without one nothing is left out
-            entry_vals = {repr(c.value): c for c in group if c.source == "assign" and c.path in set(modules.values()) and _module_level(c)
+            entry_vals = {repr(c.value): c for c in group if c.source == "assign" and c.path in set(modules.values()) and (c.path, c.line) in top_level
                           and _tuning(c.value)}
             base = next(iter(entry_vals.values())) if len(entry_vals) == 1 else default
             if base is None:
@@ -778,7 +779,7 @@ class Facts:
         drop = {id(c) for v, cs in holders.items() if v not in tops for c in cs if id(c) not in keep} | {id(c) for c in serving}
         # an entry point's value that every recipe module overrides, or that only minority recipes inherit, is not run
         for c in group:
-            if c.source == "assign" and c.path in set(modules.values()) and _module_level(c) and repr(c.value) not in tops:
+            if c.source == "assign" and c.path in set(modules.values()) and (c.path, c.line) in top_level and repr(c.value) not in tops:
                 drop.add(id(c))
         ids = {id(c) for c in group}
         add = _unique([c for c in kept if id(c) not in ids])
@@ -1134,8 +1135,9 @@ def _name_tables(configs: Iterable[ConfigEntry]) -> set[tuple[str, tuple[str | i
 
 
 def _module_level(a: Any) -> bool:
-    """An assignment at a module's top level (its source line is not indented)."""
-    return bool(a.text) and not a.text[:1].isspace()
+    """An assignment outside every function (a module's top level, or a class body): its record names no enclosing
+    function. (Record texts are stripped lines, so indentation cannot tell.)"""
+    return a.func is None
 
 
 def _script_key(script: str) -> str:

@@ -74,6 +74,21 @@ def test_no_majority_among_recipe_modules_is_judged_by_the_entry_default():
     assert f.distribution_judged()["eval_interval"] == "default train.py:6"
 
 
+def test_a_function_local_of_the_same_name_is_not_the_entry_points_module_level_default():
+    # a sampling helper's own ``batch_size = 1`` in the entry point is a local of that function: recipes that leave
+    # ``batch_size`` unset still run with the module-level 12, and 12 is the majority
+    train = NANO_TRAIN + "def sample_once(model):\n    batch_size = 1\n    return model.generate(batch_size)\n"
+    files = {"train.py": train, "configurator.py": CONFIGURATOR,
+             "config/a.py": "batch_size = 8\neval_interval = 250\n",
+             "config/b.py": "eval_interval = 250\nlog_interval = 10\n",
+             "config/c.py": "eval_interval = 5\nwandb_log = True\n"}
+    f = _facts(files)
+    assert len(f.recipe_modules()) == 3
+    kept = [(s.path, s.line, s.value) for s in f.effective("batch_size")]
+    assert ("train.py", 11, 12) in kept and ("config/a.py", 1, 8) not in kept
+    assert f.distributions()["batch_size"] == {"12": 2, "8": 1}
+
+
 def test_eval_recipes_and_modules_without_an_exec_entry_are_not_recipes():
     files = _nano(
         eval_gpt2="batch_size = 8\neval_iters = 500\neval_only = True\nwandb_log = False\ninit_from = 'gpt2'\n",
