@@ -307,10 +307,10 @@ class I1StorageColocated(Check):
         Example({"train.py": "from datasets import load_dataset\nds = load_dataset('tatsu-lab/alpaca', split='train')\n"}, U, "hub download to cache"),
         Example({"train.yaml": "train_data: s3://my-bucket/pretrain/shards/\nbf16: true\n"}, N, "s3 bucket"),
         Example({"train.py": "from datasets import load_dataset\nds = load_dataset('HuggingFaceFW/fineweb', split='train', streaming=True)\n"}, N, "hub streaming"),
-        Example({"train.py": "import torch\nloss.backward()\n"}, N, "no data location visible"),
+        Example({"train.py": "import torch\nloss.backward()\n"}, Status.NA, "no data location visible: not judged"),
         Example({"train.py": "from torch.utils.data import DataLoader\ndataset = LineDataset('data/train.jsonl', 256)\n"
                              "loader = DataLoader(dataset, batch_size=8)\n"}, Status.NA, "relative file in a dataset call: not judged"),
-        Example({"eval.py": "import json\nwith open('results.json', 'w') as fh:\n    json.dump(r, fh)\n"}, N, "an output file is not data"),
+        Example({"eval.py": "import json\nwith open('results.json', 'w') as fh:\n    json.dump(r, fh)\n"}, Status.NA, "an output file is not data: no location, not judged"),
         Example({"train.py": "import os\nimport numpy as np\ndata_dir = os.path.join('data', dataset)\n"
                              "x = np.memmap(os.path.join(data_dir, 'train.bin'), dtype=np.uint16, mode='r')\n"}, Status.NA,
                 "nanoGPT data dir joined in code: not judged"),
@@ -327,8 +327,9 @@ class I1StorageColocated(Check):
                 "    with open(os.path.join(save_path, f'{lang}.txt'), 'w') as f:\n"
                 "        for d in dataset:\n            f.write(d['text'] + '\\n')\n"),
         }, Status.NA, "a data-preparation script's Hub stream is not the training's data"),
-        Example({"train.py": "import os\nout_dir = os.path.join('data', 'runs')\nos.makedirs(out_dir, exist_ok=True)\n"}, N, "an output folder under data/ is not data"),
-        Example({"train.yaml": "# data_path: s3://bucket/x\ndata_path: ${DATA}\n"}, N, "commented out and placeholder"),
+        Example({"train.py": "import os\nout_dir = os.path.join('data', 'runs')\nos.makedirs(out_dir, exist_ok=True)\n"}, Status.NA,
+                "an output folder under data/ is not data: no location, not judged"),
+        Example({"train.yaml": "# data_path: s3://bucket/x\ndata_path: ${DATA}\n"}, Status.NA, "commented out and placeholder: not judged"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -360,7 +361,9 @@ class I1StorageColocated(Check):
                            "relative or unnamed path resolves on whatever file system the job runs from, possibly a network mount "
                            "in another region; check on a training node that the directory is on the GPUs' cluster (`df -h <dir>`, "
                            "the mount's region) or stage the data to local NVMe before training", _loc_values(locs))
-        return Outcome(N, [], "no training-data location is visible in the repository: co-location cannot be checked statically", {})
+        return Outcome(Status.NA, [], NOT_JUDGED + "no training-data location is visible in the repository: check where the run's "
+                       "data-path flag or config points and that the directory is on the GPUs' cluster (`df -h <dir>`, the "
+                       "mount's region)", {})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         return self.priority if outcome.status == Status.UNUSED and outcome.findings else None
@@ -395,8 +398,8 @@ class I2FastStorage(Check):
         Example({"train.yaml": "train_data_path: /lustre/fsw/datasets/pile\n"}, U, "lustre"),
         Example({"run.sh": "DATA_PATH=hdfs://namenode:8020/user/me/data\npython train.py --data_path $DATA_PATH\n"}, N, "hdfs"),
         Example({"train.yaml": "data_path: /nfs/shared/datasets/alpaca.json\n"}, N, "nfs"),
-        Example({"train.yaml": "data_path: data/alpaca.json\n"}, N, "medium not named"),
-        Example({"train.yaml": "# data_path: /mnt/nvme/data\nlr: 1e-5\n"}, N, "commented out"),
+        Example({"train.yaml": "data_path: data/alpaca.json\n"}, Status.NA, "medium not named: not judged"),
+        Example({"train.yaml": "# data_path: /mnt/nvme/data\nlr: 1e-5\n"}, Status.NA, "commented out: no location, not judged"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -410,10 +413,13 @@ class I2FastStorage(Check):
         if fast:
             kinds = sorted({d.kind for d in fast})
             return Outcome(U, [_loc_ev(d) for d in fast], f"training data on fast storage ({', '.join(kinds)})", _loc_values(locs))
+        # a path that names no medium (``data/alpaca.json``) may be on NVMe or on NFS: unknown, not a finding
         if locs:
-            return Outcome(N, [_loc_ev(d) for d in locs[:5]],
-                           f"the data paths ({locs[0].value}) do not name their storage medium: SSD/NVMe cannot be confirmed statically", _loc_values(locs))
-        return Outcome(N, [], "no training-data location is visible in the repository: the storage medium cannot be checked statically", {})
+            return Outcome(Status.NA, [_loc_ev(d) for d in locs[:5]],
+                           NOT_JUDGED + f"the data paths ({locs[0].value}) do not name their storage medium: check on a training "
+                           "node which file system holds them (`df -hT <dir>`: local NVMe/SSD, or NFS/FUSE/object store)", _loc_values(locs))
+        return Outcome(Status.NA, [], NOT_JUDGED + "no training-data location is visible in the repository: check on a training "
+                       "node which file system holds the run's data (`df -hT <dir>`: local NVMe/SSD, or NFS/FUSE/object store)", {})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         return self.priority if outcome.status == Status.UNUSED and outcome.findings else None

@@ -50,11 +50,12 @@ def test_nothing_seen_is_not_judged_and_leaves_the_score():
 
     audit = audit_files([("train.py", LOOP.encode())])
     got = {r.id: r for r in audit.results}
-    for cid in ("I3", "I4", "I5"):
+    # no data location either: where the data live (I1) and on which medium (I2) are unknown, not findings
+    for cid in ("I1", "I2", "I3", "I4", "I5"):
         assert got[cid].status == Status.NA and got[cid].detail.startswith("not judged"), got[cid].detail
         assert got[cid].recommendation is None
     cats = {c.id: c for c in category_scores(audit.results)}
-    assert cats["I"].max == 2  # I1 and I2 only: the frequencies that were not seen are out of the score
+    assert cats["I"].max == 0  # nothing of I was seen: out of the score, not scored as missing
 
 
 def test_eager_attention_in_the_sft_script_is_partial_beside_a_flash_launcher():
