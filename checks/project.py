@@ -120,7 +120,8 @@ def _library_demo_lines(facts: Facts) -> frozenset[tuple[str, int]]:
         return cached
     imported: dict[str, set[str]] = {}
     for i in facts.records("imports"):
-        for name in (i.module, i.full):
+        module = _absolute_module(i.module, i.path)
+        for name in (module, f"{module}.{i.name}" if i.name else module):
             imported.setdefault(name, set()).add(i.path)
     out: set[tuple[str, int]] = set()
     main_calls: list[Any] = []
@@ -149,6 +150,19 @@ def _library_demo_lines(facts: Facts) -> frozenset[tuple[str, int]]:
             out.update((c.path, ln) for ln in c.kw_lines.values())
     facts._s["_library_demo_lines"] = frozenset(out)
     return facts._s["_library_demo_lines"]
+
+
+def _absolute_module(module: str, importer: str) -> str:
+    """A relative import's module as its dotted path from the repository root (``.vllm_client`` imported by
+    ``trl/generation/vllm_generation.py`` is ``trl.generation.vllm_client``; ``..utils`` one package up); an absolute one
+    as it is."""
+    if not module.startswith("."):
+        return module
+    rest = module.lstrip(".")
+    level = len(module) - len(rest)
+    pkg = importer.split("/")[:-1]
+    pkg = pkg[: len(pkg) - (level - 1)] if level - 1 <= len(pkg) else []
+    return ".".join(pkg + ([rest] if rest else []))
 
 
 _DOC_EXT = (".md", ".qmd", ".rst", ".mdx")

@@ -45,6 +45,33 @@ def test_a_library_modules_main_demo_names_no_trained_model():
     assert not any("meditron" in r for r in p.bottleneck_reasons)
 
 
+CLIENT = (  # trl's ``generation/vllm_client.py``: a client class, and an "Example usage" main block loading a 7B model
+    "import requests\n\n\nclass VLLMClient:\n"
+    "    def update_model_params(self, model):\n        for name, param in model.named_parameters():\n"
+    "            requests.post(self.url, json={'name': name})\n\n\n"
+    "# Example usage\n"
+    'if __name__ == "__main__":\n'
+    "    client = VLLMClient()\n"
+    "    from transformers import AutoModelForCausalLM\n\n"
+    '    model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-7B").to("cuda")\n'
+    "    client.update_model_params(model)\n"
+)
+
+
+def test_a_library_modules_main_demo_imported_by_a_relative_import_names_no_trained_model():
+    # the sibling module imports it as ``from .vllm_client import VLLMClient``: still a library module, not a script
+    p = _project({
+        "trl/generation/vllm_client.py": CLIENT,
+        "trl/generation/vllm_generation.py": "from .vllm_client import VLLMClient\n\n\ndef generate(prompts):\n"
+                                             "    return VLLMClient().generate(prompts)\n",
+        "trl/trainer/grpo_trainer.py": "from ..generation import vllm_generation\nfrom transformers import Trainer\n\n\n"
+                                       "class GRPOTrainer(Trainer):\n    pass\n",
+    })
+    assert p.model_names == []
+    assert p.estimated_params is None
+    assert not any("Qwen2.5-7B" in r for r in p.bottleneck_reasons)
+
+
 def test_a_training_scripts_main_block_still_names_its_model():
     p = _project({"train.py": SCRIPT})
     assert p.model_names == ["meta-llama/Llama-2-7b-hf"]
