@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import gc
 import hashlib
+import logging
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -379,6 +380,26 @@ NO_RUN = ("not judged: no training or inference code was recognised (no backward
           "this code")
 
 
+_log = logging.getLogger(__name__)
+
+#: set (``1``) to let a check's exception propagate: the test suite sets it, so a rule's bug fails a test instead of becoming
+#: a "not judged" line
+STRICT_ENV = "ACCEL_AUDIT_STRICT"
+
+
+def detect_safely(check: Check, ctx: Context) -> Outcome:
+    """``check.detect(ctx)``; a check that raises on a repository is "not judged" with the error's type (logged with its
+    traceback), and the audit goes on: one rule's bug must not take down the report and the pull request's check run."""
+    try:
+        return check.detect(ctx)
+    except Exception as e:
+        if os.environ.get(STRICT_ENV):
+            raise
+        _log.warning("check %s raised %s on this repository; reported as not judged", check.id, type(e).__name__, exc_info=True)
+        return Outcome(Status.NA, [], f"not judged: the check failed on this repository ({type(e).__name__} in accel-audit's "
+                       "rule, a bug of ours; please report it)")
+
+
 def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: list[Check] | None = None,
                recorder: Recorder | None = None, reuse: dict[str, Any] | None = None,
                kept: dict[str, Any] | None = None) -> tuple[list[CheckResult], list[str]]:
@@ -410,7 +431,7 @@ def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: li
             outcome = Outcome(Status.NA, detail="ignored by the repository's accel-audit configuration")
         else:
             reason = check.not_applicable(ctx)
-            outcome = Outcome(Status.NA, detail=reason) if reason else check.detect(ctx)
+            outcome = Outcome(Status.NA, detail=reason) if reason else detect_safely(check, ctx)
         prio = check.recommendation_priority(ctx, outcome) if outcome.status != Status.NA else None
         results.append(
             CheckResult(
@@ -538,7 +559,7 @@ def _context_pass(context: Facts, project: Project, results: list[CheckResult], 
         if r.status not in (Status.UNUSED, Status.PARTIAL) or r.id not in registry:
             continue
         check = registry[r.id]
-        out = check.detect(Context(context.for_check(r.id), project))
+        out = detect_safely(check, Context(context.for_check(r.id), project))
         if out.status.points > r.status.points and out.evidence:
             r.context = _with_role(_sorted_evidence(out)[:5], roles)
 

@@ -1162,7 +1162,10 @@ def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[
     for i in items:
         if i.steps is not None:
             v = int(i.steps) if float(i.steps).is_integer() else i.steps
-            vals[i.name] = min(vals.get(i.name, v), v)
+            old = vals.get(i.name)
+            # a number of steps outranks a kind that another place gives the same name (``checkpointing_steps: epoch`` in
+            # one recipe, ``500`` in another): the smallest number, whichever came first
+            vals[i.name] = min(old, v) if isinstance(old, (int, float)) else v
         elif i.kind in {"epoch", "time"} and i.name not in vals:
             vals[i.name] = i.kind
     vals.update(extra or {})

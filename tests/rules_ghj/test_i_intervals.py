@@ -97,3 +97,32 @@ def test_a_save_strategy_of_no_or_epoch_is_not_the_hf_500_step_default():
     # a strategy that may save by steps keeps the HF default reason
     files["llm/params.py"] = files["llm/params.py"].replace("Field('epoch')", "Field('steps')")
     assert "500" in _run(files, "I3")["I3"].detail
+
+
+def test_an_epoch_interval_and_a_step_interval_of_one_name_are_reported_without_a_crash():
+    # open-instruct: one launch saves ``--checkpointing_steps epoch``, the training script's own default is 500 steps; the
+    # report's values took min("epoch", 500) and the scan died with a TypeError
+    files = {
+        "open_instruct/finetune.py": (
+            "from dataclasses import dataclass\n\n\n@dataclass\nclass FlatArguments:\n"
+            "    checkpointing_steps: str = '500'\n\n\n"
+            "def main(args, accelerator, model, optimizer, train_dataloader):\n"
+            "    checkpointing_steps = args.checkpointing_steps\n"
+            "    if checkpointing_steps is not None and checkpointing_steps.isdigit():\n"
+            "        checkpointing_steps = int(checkpointing_steps)\n"
+            "    completed_steps = 0\n"
+            "    for step, batch in enumerate(train_dataloader):\n"
+            "        loss = model(**batch).loss\n        accelerator.backward(loss)\n        optimizer.step()\n"
+            "        completed_steps += 1\n"
+            "        if isinstance(checkpointing_steps, int) and completed_steps % checkpointing_steps == 0:\n"
+            "            accelerator.save_state(f'step_{completed_steps}')\n"),
+        "scripts/finetune_lora_with_accelerate.sh": (
+            "accelerate launch --num_processes 8 open_instruct/finetune.py \\\n    --use_lora \\\n"
+            "    --checkpointing_steps epoch \\\n    --with_tracking\n"),
+        "scripts/finetune_with_accelerate.sh": (
+            "accelerate launch --num_processes 8 open_instruct/finetune.py \\\n    --checkpointing_steps 500 \\\n"
+            "    --with_tracking\n"),
+    }
+    r = _run(files, "I3")["I3"]
+    assert r.status.value == "used", r.detail
+    assert r.values["checkpointing_steps"] == 500
