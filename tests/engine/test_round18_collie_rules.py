@@ -7,6 +7,7 @@ from checks.engine import audit_files
 from checks.rules.a_parallelism import _DS_LIBRARY
 from checks.rules.g_strategy import _BARE_PEFT
 from checks.rules.i_infra import _POSTFIX_EVERY, _ds_monitor, _static_train_fn
+from checks.rules.j_inference import _OWN_GENERATE_BATCH
 
 
 def _audit(files: dict[str, str]):
@@ -96,3 +97,16 @@ def test_deepspeeds_monitor_behind_a_key_of_an_empty_default_config_reports_noth
 
 def test_control_a_default_config_naming_the_key_is_not_read_as_off():
     assert _audit(_ds_monitor("{'monitor_config': {'wandb': {'enabled': True}}}")).result("I5").status.value == "n/a"
+
+
+def test_the_projects_own_generate_batch_method_is_not_continuous_batching():
+    # HF ``generate`` over a model whose forward calls ``self.engine_container[-1].generate_batch(inputs)``, a method of the
+    # project's own pipeline engine (previous rule: J2 "continuous batching (hf)" citing that call)
+    j2 = _audit(_OWN_GENERATE_BATCH).result("J2")
+    assert j2.status.value == "unused"
+    assert ("mylib/module.py", 14) not in [(e.path, e.line) for e in j2.evidence]
+
+
+def test_control_without_the_projects_own_method_the_call_is_transformers_continuous_batching():
+    files = {k: v for k, v in _OWN_GENERATE_BATCH.items() if "pipeline_engine" not in k}
+    assert _audit(files).result("J2").status.value == "used"
