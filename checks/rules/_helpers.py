@@ -478,6 +478,9 @@ def section_flag_off(facts: Facts, call: Any) -> list[Any]:
         state, sites = typed_field_state(facts, holder, name)
         if state is None:
             state, sites = defaulted_section_state(facts, holder, name)
+        if state is None:  # a library config built with no arguments (``BitsAndBytesConfig()``: ``load_in_4bit`` False)
+            value, sites = bare_section_default(facts, holder, name)
+            state = value if sites and isinstance(value, bool) else None
         if state is not None and state is neg:
             return sites
     return []
@@ -634,6 +637,8 @@ def _unset_get_off(facts: Facts, guard: str, path: str = "") -> bool:
         return False
     terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
     for t in terms:
+        if _key_in_empty_section(facts, t):
+            return True  # ``"monitor_config" in config.ds_config.keys()`` with ``ds_config`` defaulting to ``{}``
         if (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.In)
                 and isinstance(t.left, ast.Constant) and isinstance(t.left.value, str)
                 and _plain_chain(t.comparators[0])):
@@ -653,6 +658,43 @@ def _unset_get_off(facts: Facts, guard: str, path: str = "") -> bool:
         if isinstance(default, ast.Constant) and not default.value and not facts.settings(t.args[0].value):
             return True
     return False
+
+
+_EMPTY_MAPPING = re.compile(r"\s*(?:lambda\s*:\s*)?(?:\{\s*\}|dict\(\s*\)|dict)\s*")
+
+
+def empty_section_gate(facts: Facts, guard: str | None) -> list[Any]:
+    """The empty-mapping fields behind a guard's ``"key" in <section>`` term (see :func:`_key_in_empty_section`)."""
+    node = parse_expr(guard) if guard else None
+    if node is None:
+        return []
+    for t in node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]:
+        fields = _key_in_empty_section(facts, t)
+        if fields:
+            return fields
+    return []
+
+
+def _key_in_empty_section(facts: Facts, t: ast.expr) -> list[Any]:
+    """``"monitor_config" in config.ds_config.keys()`` (or ``in config.ds_config``) where ``ds_config`` is a dataclass field
+    whose default is an empty mapping (``field(default_factory=lambda: {})``) and nothing in the repository names the key
+    (no setting, config key or config section of that name): a run of what ships never has the key."""
+    if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.In)
+            and isinstance(t.left, ast.Constant) and isinstance(t.left.value, str)):
+        return []
+    m = t.comparators[0]
+    if isinstance(m, ast.Call) and isinstance(m.func, ast.Attribute) and m.func.attr == "keys" and not m.args:
+        m = m.func.value
+    if not (isinstance(m, ast.Attribute) and _plain_chain(m)):
+        return []
+    fields = [fl for fl in facts.fields(m.attr) if fl.name == m.attr and not _TEST_FILE.search(fl.path)]
+    if not fields or not all((isinstance(fl.default, Expr) and fl.default.text and _EMPTY_MAPPING.fullmatch(fl.default.text))
+                             or fl.default == {} for fl in fields):
+        return []
+    key = t.left.value
+    if facts.settings(key) or facts.config(key) or facts.config_under(key) or facts.attr_assigns(key):
+        return []
+    return fields
 
 
 def set_under_off_branch(facts: Facts, s: Setting) -> bool:
@@ -845,12 +887,57 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
             settings = rest or [x for x in facts.settings(name) if x.source in ("field-default", "argparse-default")
                                 and not isinstance(x.value, Expr) and not _TEST_FILE.search(x.path)]
         settings = _defaulted_attrs(facts, settings)
+        if not settings and isinstance(left, ast.Attribute) and isinstance(left.value, (ast.Attribute, ast.Name)):
+            # ``config.peft_config.peft_type is not None`` with ``peft_config: PeftConfig = field(default_factory=lambda:
+            # PeftConfig())``: a library config built with no arguments holds that library's default
+            holder = left.value.attr if isinstance(left.value, ast.Attribute) else left.value.id
+            value, sites = bare_section_default(facts, holder, name)
+            if sites and _holds(op, value, right) is False:
+                return sites
+            continue
         if not settings or any(isinstance(x.value, (Expr, list, tuple, dict)) for x in settings):
             continue
         held = [_holds(op, x.value, right) for x in settings]
         if all(h is False for h in held):
             return settings
     return []
+
+
+#: defaults of library config classes a project keeps as a section built with no arguments (``peft_config: PeftConfig =
+#: field(default_factory=lambda: PeftConfig())``): PEFT's base ``PeftConfig`` names no adapter type, transformers'
+#: ``BitsAndBytesConfig`` quantizes nothing
+_LIBRARY_CONFIG_DEFAULTS: dict[tuple[str, str], Any] = {
+    ("PeftConfig", "peft_type"): None,
+    ("BitsAndBytesConfig", "load_in_4bit"): False,
+    ("BitsAndBytesConfig", "load_in_8bit"): False,
+}
+_BARE_CONSTRUCTION = re.compile(r"\s*(?:lambda\s*:\s*)?(?:[A-Za-z_]\w*\.)*([A-Z]\w*)(?:\(\s*\))?\s*")
+
+
+def bare_section_default(facts: Facts, holder: str, name: str) -> tuple[Any, list[Any]]:
+    """``(value, [the section's field])`` when ``holder`` is a dataclass field whose default is a library config class
+    built with no arguments (``PeftConfig()``, ``default_factory=BitsAndBytesConfig``) and that class leaves ``name`` at a
+    known default (``_LIBRARY_CONFIG_DEFAULTS``), and nothing in the repository sets ``name`` (a config key, an argument,
+    an assignment to ``<holder>.<name>``); ``(None, [])`` otherwise."""
+    found: list[Any] = []
+    values: set[Any] = set()
+    for fl in facts.fields(holder):
+        if fl.name != holder or _TEST_FILE.search(fl.path):
+            continue
+        d = fl.default
+        m = _BARE_CONSTRUCTION.fullmatch(d.text) if isinstance(d, Expr) and d.text else None
+        if m is None or (m.group(1), name) not in _LIBRARY_CONFIG_DEFAULTS:
+            return None, []
+        values.add(_LIBRARY_CONFIG_DEFAULTS[(m.group(1), name)])
+        found.append(fl)
+    if len(values) != 1 or facts.attr_assigns(f"{holder}.{name}"):
+        return None, []
+    # a run that sets the value, or hands the section another config (``Config(peft_config=LoraConfig(r=8))``)
+    if any(not _TEST_FILE.search(x.path) for x in facts.settings(name)):
+        return None, []
+    if any(x.source != "field-default" and not _TEST_FILE.search(x.path) for x in facts.settings(holder)):
+        return None, []
+    return values.pop(), found
 
 
 #: ``cfg.algorithm.get("entropy_op_type", "flash_attn")``: a config read with a constant default

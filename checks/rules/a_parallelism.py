@@ -982,6 +982,23 @@ def _devices(v: Any) -> int | None:
     return int(n) if n is not None else None
 
 
+#: CoLLiE 1.0.7's shape: the library joins the process group of the user's torchrun/slurm launch itself and its trainer always
+#: trains through a DeepSpeed engine; no launch ships
+_DS_LIBRARY = {
+    "mylib/utils/dist_utils.py": (
+        "import os\n\nimport deepspeed\nfrom deepspeed.runtime.engine import DeepSpeedEngine\n\n\n"
+        "def setup_distribution(config):\n    deepspeed.init_distributed(dist_backend='nccl', world_size=int(os.environ['WORLD_SIZE']),\n"
+        "                               rank=int(os.environ['RANK']))\n\n\n"
+        "def setup_ds_engine(model, optimizer, ds_config):\n"
+        "    return DeepSpeedEngine(args=None, model=model, optimizer=optimizer, config=ds_config)\n"),
+    "mylib/trainer.py": (
+        "from mylib.utils.dist_utils import setup_ds_engine\n\n\nclass Trainer:\n    def __init__(self, model, optimizer, ds_config):\n"
+        "        self.engine = setup_ds_engine(model, optimizer, ds_config)\n\n    def train(self, loader):\n"
+        "        for batch in loader:\n            loss = self.engine(**batch)['loss']\n            self.engine.backward(loss)\n"
+        "            self.engine.step()\n"),
+}
+
+
 def _env_trainer(run: str = "") -> dict[str, str]:
     """A multi-backend trainer (FlagAI's EnvTrainer): the env type is an argument whose default is the single-process
     'pytorch' backend; DDP wraps the model only in the 'pytorchDDP' branch."""
@@ -1086,6 +1103,10 @@ class A1DataParallel(Check):
                                "    --deepspeed configs/ds_config_zero3.json --do_train\n```\n"),
                  "mylib/pipeline/finetuner.py": "from transformers import Trainer\n\n\nclass Finetuner:\n    trainer_cls = Trainer\n"}, N,
                 "the README's DeepSpeed launch sees one GPU"),
+        Example(_DS_LIBRARY, U, "a library that ships no launch: its trainer builds a DeepSpeed engine in a process group it joins"),
+        Example({**_DS_LIBRARY, "scripts/train.sh": "torchrun --nproc_per_node=1 examples/train.py\n",
+                 "examples/train.py": "from mylib.trainer import Trainer\n\nTrainer(model, optimizer, {}).train(loader)\n"}, N,
+                "the same library shipping a one-process launch"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1174,7 +1195,41 @@ class A1DataParallel(Check):
                 how = "the multi-process launch" if _DOC_PROCS.search(h.text or "") else "the DeepSpeed launcher (one process per visible GPU)"
                 return Outcome(U, [_ev(h)], f"data-parallel training via {how} the docs show "
                                f"(`{' '.join((h.text or '').split())[:120]}`, {h.path}:{h.line}); the repository ships no launch of its own", values)
+        if not sizes and not ddp_off:
+            engine = deepspeed_engine_run(f)
+            if engine is not None:
+                # a library whose trainer always builds a DeepSpeed engine in a process group it joins itself (CoLLiE's
+                # ``Trainer`` -> ``DeepSpeedEngine(...)`` after ``deepspeed.init_distributed(world_size=...)``): the engine
+                # all-reduces gradients over every process the user's launch starts; the package ships no launch
+                built, joined = engine
+                values["data_parallel"] = True
+                return Outcome(U, [_ev(built), _ev(joined)],
+                               f"data-parallel training via a DeepSpeed engine ({built.short}() at {built.path}:{built.line}) in the "
+                               f"process group the package joins ({joined.name}() at {joined.path}:{joined.line}): gradients are "
+                               "all-reduced over every launched process; no launch was found in the package, so the process "
+                               "count is the launch's (torchrun, slurm or the DeepSpeed launcher)", values)
         return Outcome(N, [], detail, values)
+
+
+_DS_ENGINES = ("deepspeed.initialize", "DeepSpeedEngine", "PipelineEngine")
+_PROCESS_GROUP = ("deepspeed.init_distributed", "deepspeed.comm.init_distributed", "torch.distributed.init_process_group")
+
+
+def deepspeed_engine_run(f: Facts) -> tuple[Call, Call] | None:
+    """(the DeepSpeed engine the training code builds, the process-group join it makes) when code outside tests builds a
+    DeepSpeed engine (``deepspeed.initialize``, ``DeepSpeedEngine(...)``) that no switch turns off and joins the process
+    group itself (``deepspeed.init_distributed``, ``torch.distributed.init_process_group``), unswitched too; None otherwise."""
+    def live(c: Call) -> bool:
+        return not _TEST_PATH.search(c.path) and not guard_off(f, c) and not callers_off(f, c)
+
+    built = [c for c in f.calls(*_DS_ENGINES) if c.name.startswith("deepspeed") and live(c)]
+    # the trained model's engine first, not a frozen reference/teacher copy's (``self.ref_model, *_ = deepspeed.initialize(...)``)
+    built.sort(key=lambda c: bool(_AUX_ENGINE.match(c.text)))
+    joined = [c for c in f.calls(*_PROCESS_GROUP) if c.name in _PROCESS_GROUP and live(c)]
+    return (built[0], joined[0]) if built and joined else None
+
+
+_AUX_ENGINE = re.compile(r"(?i)\s*[\w.]*\b(ref|reference|teacher|reward|critic|ema)(_?model)?\w*\s*[,=]")
 
 
 def _sharding_rec(ctx: Context, other_used: bool) -> Priority | None:

@@ -34,6 +34,10 @@ from ._registry import component_registry, copied_trainer, recipes_calling, spli
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
 _LOW_DTYPES = ("bfloat16", "float16", "half", "bf16", "fp16")
+#: a rotary-embedding table cast to the activations' half dtype (ChatGLM ``inv_freq = inv_freq.half()``, ``cos_cached =
+#: cos_cached.bfloat16()`` under ``if self.precision == torch.bfloat16:``, ``cache = cache.bfloat16() if dtype ==
+#: torch.bfloat16 else cache.half()``): a buffer following the model's dtype, not a choice of training precision
+_ROPE_TABLE = re.compile(r"(?i)\s*(self\.)?(inv_freq|freqs(_cis)?|(cos|sin)(_cached)?|cache|\w*(rope|rotary)\w*)\s*=")
 _LIGHTNING_MIXED = {"bf16", "bf16-mixed", "bf16-true", "16", "16-mixed", "16-true", "fp16", "half", "transformer-engine", "transformer-engine-float16"}
 
 
@@ -463,7 +467,7 @@ class C1MixedPrecision(Check):
         scaler = f.calls("GradScaler", "ShardedGradScaler")
         mp_policy = [c for c in f.calls("MixedPrecision", "MixedPrecisionPolicy") if live(c)]
         halves = [c for c in f.calls("half", "bfloat16") if (c.name.startswith("?") or "." in c.name) and not guard_off(f, c)
-                  and not _inference_file(f, c.path)]
+                  and not _inference_file(f, c.path) and not _ROPE_TABLE.match(c.text)]
         # ``module.to(torch.bfloat16)`` under ``if config.mixed_precision == "bf16":`` runs only when a setting takes that branch
         to_low = [c for c in f.calls("to") if (any(_is_low_dtype(a) for a in c.args if isinstance(a, Expr)) or _is_low_dtype(c.kwargs.get("dtype", "")))
                   and not guard_off(f, c) and not _operand_cast(c) and not patch_installed_off(f, c) and not _inference_file(f, c.path)]

@@ -15,7 +15,15 @@ from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import multi_node_launcher
 from ._helpers import backend_unselected, deepspeed_alternative_files, guard_off, uses_hf_trainer
-from .a_parallelism import _env_trainer, documented_multi_process, fsdp_sites, is_lightning, lightning_imported, torchx_runner
+from .a_parallelism import (
+    _env_trainer,
+    deepspeed_engine_run,
+    documented_multi_process,
+    fsdp_sites,
+    is_lightning,
+    lightning_imported,
+    torchx_runner,
+)
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -81,6 +89,9 @@ def distributed_sites(ctx: Context) -> list[Any]:
         sites += f.launches()
     if not sites:
         sites += documented_ddp(f)  # no launch ships: the README's multi-process training command is the run
+    if not sites and not f.launches():
+        # no launch ships and the trainer builds a DeepSpeed engine in a process group it joins itself (A1's reading)
+        sites += list(deepspeed_engine_run(f) or ())
     return sites
 
 

@@ -1233,6 +1233,20 @@ _ADAPTER_HELPER = {
 }
 
 
+#: CoLLiE 1.0.7's shape: the config dataclass keeps PEFT's base config built with no arguments (its ``peft_type`` is None),
+#: and the model loader wraps the model only when that config names an adapter type
+_BARE_PEFT = {
+    "mylib/config.py": ("from dataclasses import dataclass, field\n\nfrom peft import PeftConfig\n\n\n@dataclass\nclass LMConfig:\n"
+                        "    checkpointing: bool = True\n"
+                        "    peft_config: PeftConfig = field(default_factory=lambda: PeftConfig(), metadata={'help': 'PEFT configuration.'})\n"),
+    "mylib/model.py": ("from peft import get_peft_model\nfrom transformers import AutoModelForCausalLM\n\n\n"
+                       "def load_model(path, config):\n    model = AutoModelForCausalLM.from_pretrained(path)\n"
+                       "    if config.peft_config.peft_type is not None:\n        model = get_peft_model(model, config.peft_config)\n"
+                       "    return model\n\n\ndef train(path, config, loader, optimizer):\n    model = load_model(path, config)\n"
+                       "    for batch in loader:\n        loss = model(**batch).loss\n        loss.backward()\n        optimizer.step()\n"),
+}
+
+
 @register
 class G4LoRA(Check):
     id = "G4"
@@ -1484,6 +1498,11 @@ class G4LoRA(Check):
             "model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-1.5B-Instruct')\n"
             "trainer = GRPOTrainer(model=model, args=None, peft_config=lora_defaults())\ntrainer.train()\n")},
                 U, "the LoraConfig helper passed to the trainer by a shipped script"),
+        Example(_BARE_PEFT, N, "the config keeps PEFT's base PeftConfig() (no adapter type); the loader wraps only when it names one"),
+        Example({**_BARE_PEFT, "examples/lora.py": (
+            "from peft import LoraConfig\nfrom mylib.config import LMConfig\nfrom mylib.model import train\n\n"
+            "config = LMConfig(peft_config=LoraConfig(r=8, lora_alpha=16))\ntrain('meta-llama/Llama-2-7b-hf', config, loader, optimizer)\n")},
+                U, "the same library, a shipped script handing the config a LoraConfig"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:

@@ -35,6 +35,7 @@ from ._helpers import (
     HF_STEP_HOOKS,
     callers_off,
     class_at,
+    empty_section_gate,
     guard_off,
     hf_trainer_subclasses,
     parse_expr,
@@ -718,6 +719,16 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     loops |= {(c.path, c.func, c.loop) for c in f.calls_where(lambda s: s.startswith("train_") and "loader" not in s)
               if c.loop is not None and c.name.count(".") == 1 and c.name.startswith("self.") and _TRAIN_LOADER.search(c.loop)
               and "epoch" not in c.loop.lower() and c.func not in _STEP_FUNCS}
+    # a loop that calls a method of its own file whose body runs the backward and the optimizer step outside any loop (CoLLiE
+    # ``loss = self.train_fn(self, batch, self.global_batch_idx)``, a static method ending in ``trainer.engine.backward(loss)``
+    # and ``trainer.engine.step()``): one step per iteration
+    backward = {(c.path, c.func) for c in f.calls("backward", "manual_backward") if c.func and c.loop is None}
+    stepping = {(c.path, c.func) for c in f.calls("step") if c.func and c.loop is None and _is_step_call(c)} & backward
+    for path, func in stepping:
+        for c in f.files[path].calls if path in f.files else ():
+            if (c.loop is not None and c.name == f"self.{func}" and c.func != func and "epoch" not in c.loop.lower()
+                    and c.func not in _STEP_FUNCS):
+                loops.add((c.path, c.func, c.loop))
     return loops
 
 
@@ -1639,6 +1650,9 @@ def _nonfinite_branch(guard: str | None) -> bool:
     return False
 
 
+_LOSS_TEXT = re.compile(r"(?i)\bloss")
+
+
 def log_calls(f: Facts) -> list[Call]:
     """Console/file logging calls: ``print``, ``logger.info``, ``accelerator.print``, ``print_rank_0``, ``tqdm.write``.
     A warning under a condition (``if not torch.isfinite(grad_norm): logger.warning(...)``) reports an exception to the
@@ -1646,8 +1660,15 @@ def log_calls(f: Facts) -> list[Call]:
     log_dist("Found NaN loss, skip backward")`` of ``if not _has_inf_or_nan(loss):``)."""
     out = []
     for c in f.calls("print", "info", "debug", "warning", "warn", "write", "rank0_print", "print_rank_0", "print_rank0", "master_print",
-                     "log_rank_0", "log_dist", "print_log", "log_info", "print0", "printr", "log0", "print_master", "log_rank", "log_rank0"):
+                     "log_rank_0", "log_dist", "print_log", "log_info", "print0", "printr", "log0", "print_master", "log_rank", "log_rank0",
+                     "set_postfix", "set_postfix_str"):
         if _nonfinite_branch(c.guard):
+            continue
+        if c.short in ("set_postfix", "set_postfix_str"):
+            # a progress bar showing the loss (``pbar.set_postfix(loss=loss.item())``): the loss is read on the host and
+            # printed with it; a bar showing anything else (a learning rate, a sample count) is not a metrics log
+            if _LOSS_TEXT.search(c.text):
+                out.append(c)
             continue
         if c.name == "print" or c.name.endswith(("accelerator.print", "fabric.print")) or c.name in {"tqdm.write", "tqdm.tqdm.write"}:
             # a warning printed under a condition (verl ``if not torch.isfinite(grad_norm): print(f"WARN: ...")``) is the
@@ -1771,6 +1792,45 @@ NAN_SKIP_STEP = (
     "            optimizer.step()\n        else:\n            log_dist('Found NaN loss, skip backward', [0])\n"
     "        return reduced_loss\n\n"
 )
+
+#: CoLLiE 1.0.7's Trainer: the batch loop calls the trainer's own static ``train_fn``, which runs the engine's backward and step and
+#: returns the all-reduced loss as a float; the loop then shows it in the progress bar (``{log}``)
+_STATIC_TRAIN_FN = (
+    "import torch.distributed as dist\nfrom tqdm import tqdm\n\n\nclass Trainer:\n"
+    "    def __init__(self, engine, loader, epochs=3):\n        self.engine = engine\n        self.loader = loader\n"
+    "        self.epochs = epochs\n\n    def train(self):\n        bar = tqdm(self.loader)\n"
+    "        for epoch in range(self.epochs):\n            for self.batch_idx, batch in enumerate(bar):\n"
+    "                loss = self.train_fn(self, batch)\n{log}\n"
+    "    @staticmethod\n    def train_fn(trainer, batch):\n        outputs = trainer.engine(**batch)\n        loss = outputs['loss']\n"
+    "        trainer.engine.backward(loss)\n        trainer.engine.step()\n        dist.all_reduce(loss)\n"
+    "        return loss.detach().cpu().item()\n")
+_POSTFIX_EVERY = "                bar.set_postfix(Loss=round(loss, 4))\n"
+_POSTFIX_SPACED = "                if (self.batch_idx + 1) % 50 == 0:\n                    bar.set_postfix(Loss=round(loss, 4))\n"
+
+
+def _static_train_fn(log: str) -> dict[str, str]:
+    return {"mylib/controller/trainer.py": _STATIC_TRAIN_FN.format(log=log)}
+
+
+def _ds_monitor(default: str) -> dict[str, str]:
+    """CoLLiE 1.0.7's monitors: DeepSpeed's ``MonitorMaster`` (TensorBoard/W&B/CSV) is built only when the run's ``ds_config``
+    has a ``monitor_config`` key; ``default`` is the config field's default mapping."""
+    return {
+        "mylib/config.py": ("from dataclasses import dataclass, field\n\n\n@dataclass\nclass LMConfig:\n    train_epochs: int = 3\n"
+                            f"    ds_config: dict = field(default_factory=lambda: {default})\n"),
+        "mylib/monitor.py": ("from deepspeed.monitor.monitor import MonitorMaster\n\n\ndef get_monitor(config):\n"
+                             "    if \"monitor_config\" in config.ds_config.keys():\n"
+                             "        return MonitorMaster(config.ds_config[\"monitor_config\"])\n    return None\n\n\n"
+                             "class StepMonitor:\n    def __init__(self, config):\n        self.monitor = get_monitor(config)\n\n"
+                             "    def __call__(self, step, loss):\n        if self.monitor is not None:\n"
+                             "            self.monitor.write_events([(\"train/loss\", loss, step)])\n"),
+        "mylib/trainer.py": ("class Trainer:\n    def __init__(self, engine, loader, monitors=()):\n        self.engine = engine\n"
+                             "        self.loader = loader\n        self.monitors = list(monitors)\n\n    def train(self):\n"
+                             "        for step, batch in enumerate(self.loader):\n            loss = self.engine(**batch)['loss']\n"
+                             "            self.engine.backward(loss)\n            self.engine.step()\n"
+                             "            for monitor in self.monitors:\n                monitor(step, loss)\n"),
+    }
+
 
 @register
 class I4LoggingFrequency(Check):
@@ -2059,6 +2119,8 @@ class I4LoggingFrequency(Check):
         Example(_name_table_args(500), U, "field default 500 beside the same name table"),
         Example(torchx_runner(log_freq=1), N, "torchtitan launched from a Python runner with --metrics.log_freq=1"),
         Example(torchx_runner(log_freq=50), U, "the same launch with --metrics.log_freq=50"),
+        Example(_static_train_fn(_POSTFIX_EVERY), N, "the loss in the progress bar after every call of the trainer's own train_fn"),
+        Example(_static_train_fn(_POSTFIX_SPACED), U, "the same progress bar updated every 50 batches"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -2127,7 +2189,7 @@ def tracker_calls(f: Facts) -> list[Call]:
 
 
 _TRACKER_INITS = ("wandb.init", "swanlab.init", "mlflow.start_run", "SummaryWriter", "aim.Run", "comet_ml.Experiment",
-                  "neptune.init_run", "clearml.Task.init")
+                  "neptune.init_run", "clearml.Task.init", "MonitorMaster")  # DeepSpeed's monitor: TensorBoard/W&B/CSV backends
 
 
 _TRACKER_FIELD = re.compile(r"(?i)wandb|tensorboard|mlflow|swanlab|comet|neptune|clearml|tracker|report_to")
@@ -2635,6 +2697,9 @@ class I5ReportFrequency(Check):
         Example({"train.py": _LIGHTNING_SELF_LOG}, U, "a LightningModule's self.log in training_step, at log_every_n_steps 50"),
         Example(torchx_runner(log_freq=1), N, "torchtitan launched with --metrics.enable-wandb and --metrics.log_freq=1: W&B every step"),
         Example(torchx_runner(log_freq=20), U, "the same launch logging every 20 steps"),
+        Example(_ds_monitor("{}"), U, "DeepSpeed's MonitorMaster only for a monitor_config key of a ds_config that defaults to {}"),
+        Example(_ds_monitor("{'monitor_config': {'wandb': {'enabled': True}}}"), Status.NA,
+                "the same monitor with a ds_config default that names the key: the interval is DeepSpeed's, not judged"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -2743,6 +2808,13 @@ class I5ReportFrequency(Check):
             if off:
                 init, sites = off
                 s0 = sites[0]
+                gate = empty_section_gate(f, init.guard) if s0 is init else []
+                if gate:  # ``if "monitor_config" in config.ds_config.keys():`` with ``ds_config`` defaulting to ``{}``
+                    g0 = gate[0]
+                    return Outcome(U, [Facts.ev(init), Facts.ev(g0, key=f"{g0.owner}.{g0.name}", value=g0.default)],
+                                   f"no external tracker by default: {init.short}() ({init.path}:{init.line}) runs only when "
+                                   f"`{init.guard}`, and {g0.owner}.{g0.name} defaults to an empty mapping ({g0.path}:{g0.line}) "
+                                   "that nothing in the package fills with that key", {**values, "tracker": None})
                 return Outcome(U, [Facts.ev(init), Facts.ev(s0)],
                                f"no external tracker by default: {init.name}() ({init.path}:{init.line}) runs only when {s0.key} "
                                f"is on, and it is {s0.value!r} ({s0.path}:{s0.line})", values)

@@ -30,6 +30,8 @@ from ..facts import Call, Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import evs, guard_off, imports_hf, inputs_replaced
 
+_OWN_TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
+
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
 # engine -> dotted prefixes of its Python API
@@ -339,6 +341,25 @@ def _trt_inflight(f: Facts, eng: dict[str, list[Any]]) -> list[Any]:
     return out
 
 
+#: CoLLiE 1.0.7: transformers' ``generate`` runs the model's forward, which hands each step to the project's own DeepSpeed
+#: pipeline engine method ``generate_batch`` (a static batch), in a module that imports transformers
+_OWN_GENERATE_BATCH = {
+    "mylib/utils/pipeline_engine.py": (
+        "from deepspeed.runtime.pipe.engine import PipelineEngine\n\n\nclass LMPipelineEngine(PipelineEngine):\n"
+        "    def generate_batch(self, batch):\n        self.module.eval()\n        logits = self.eval_batch(batch)\n        return logits\n"),
+    "mylib/module.py": (
+        "import torch\nfrom transformers.generation.utils import GenerationMixin\n\n\nclass PipelineGenerationMixin(GenerationMixin):\n"
+        "    def set_engine(self, engine):\n        self.engine_container = [engine]\n\n"
+        "    def generate(self, *args, **kwargs):\n        return super().generate(*args, **kwargs)\n\n"
+        "    def forward(self, input_ids, attention_mask=None, **kwargs):\n        inputs = {'input_ids': input_ids}\n"
+        "        outputs = self.engine_container[-1].generate_batch(inputs)\n        return outputs\n"),
+    "mylib/server.py": (
+        "class Server:\n    def __init__(self, model, tokenizer):\n        self.model = model\n        self.tokenizer = tokenizer\n\n"
+        "    def chat(self, prompt):\n        ids = self.tokenizer(prompt, return_tensors='pt').input_ids\n"
+        "        out = self.model.generate(ids, max_new_tokens=128)\n        return self.tokenizer.decode(out[0])\n"),
+}
+
+
 @register
 class J2ContinuousBatching(_InferenceOnly):
     id = "J2"
@@ -394,6 +415,9 @@ class J2ContinuousBatching(_InferenceOnly):
                  "    out = model.generate(ids, max_new_tokens=256)\n"}, N, "generate loop"),
         Example({"chat.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
                  "# from vllm import LLM\nout = model.generate(**batch, max_new_tokens=128)\n"}, N, "static batch, vllm commented out"),
+        Example(_OWN_GENERATE_BATCH, N, "HF generate over the project's own pipeline engine method named generate_batch"),
+        Example({k: v for k, v in _OWN_GENERATE_BATCH.items() if "pipeline_engine" not in k}, U,
+                "the same call with no generate_batch of the repository's own: transformers' continuous batching"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -403,8 +427,11 @@ class J2ContinuousBatching(_InferenceOnly):
         used += _trt_inflight(f, eng)
         # HF's continuous batching (``model.generate_batch``): in a file that uses transformers, not a repository's own
         # ``Engine.generate_batch`` (nanochat)
+        # ... nor a method of that name the repository defines itself (CoLLiE's pipeline engine ``generate_batch(batch)``,
+        # called as ``self.engine_container[-1].generate_batch(inputs)`` in a module that imports transformers)
+        own = {p for p in f._defining("generate_batch") if not _OWN_TEST.search(p)}
         used += [c for c in _live(f, f.calls("generate_batch", "init_continuous_batching", "ContinuousBatchingManager"))
-                 if c.name.startswith("transformers.") or imports_hf(f, c.path)]
+                 if c.name.startswith("transformers.") or (imports_hf(f, c.path) and not (c.short == "generate_batch" and own))]
         used += _live(f, f.calls("ExLlamaV2DynamicGenerator"))
         if used:
             # a limit passed to another constructor (a reward-model server's ``Runtime(max_batch_size=1)``, mosec) does not
