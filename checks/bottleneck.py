@@ -480,12 +480,16 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         share = f" in {len(off_files)} of {len(configs)} {kind}" if len(configs) > len(off_files) else ""
         share_zh = f"（{len(configs)} 个 {kind.replace(' configs', '')} 配置中的 {len(off_files)} 个）" if share else ""
         ds_files = configs
-        out.append(Signal(
-            Bottleneck.COMMUNICATION, 1,
-            f"optimizer or parameter states are offloaded{share} ({_loc(offload)}): every step moves them over PCIe",
-            f"优化器或参数状态被卸载{share_zh}（{_loc(offload)}）：每步都要经 PCIe 搬运",
-            positive=not share or len(off_files) * 2 > len(ds_files),
-        ))
+        # LoRA/QLoRA with only the optimizer offloaded: the optimizer holds only the adapters, a small share of the model, so
+        # only their states and gradients cross PCIe each step (the frozen base weights stay on the GPU): no reason
+        adapter_only = p.adapter_training and all(tuple(map(str, e.keys))[-2:] == ("offload_optimizer", "device") for e in offload)
+        if not adapter_only:
+            out.append(Signal(
+                Bottleneck.COMMUNICATION, 1,
+                f"optimizer or parameter states are offloaded{share} ({_loc(offload)}): every step moves them over PCIe",
+                f"优化器或参数状态被卸载{share_zh}（{_loc(offload)}）：每步都要经 PCIe 搬运",
+                positive=not share or len(off_files) * 2 > len(ds_files),
+            ))
     if p.moe and multi_gpu:
         minority = p.notes.get("moe_minority")
         some = f" (in only {minority[0]} of {minority[1]} model settings or configs)" if minority else ""

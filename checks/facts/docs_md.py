@@ -294,6 +294,41 @@ def extract_doc_run_recipes(path: str, text: str, out: FileFacts) -> None:
                     out.doc_hints.append(DocHint(path, line, "run_recipe", recipe, lines[line - 1].strip()[:300]))
 
 
+#: a line that names the file the next code block is (the name in backticks, ``**train.py**``, ``#### train.py``, ``train.py:``)
+_BLOCK_NAME = re.compile(r"^\s*(?:#+\s*)?[`*_]*((?:\./)?[\w./-]*[\w-]\.py)[`*_]*\s*:?\s*$")
+#: a block's own first line naming it (``# train.py``, ``# file: train.py``)
+_BLOCK_COMMENT_NAME = re.compile(r"^\s*#\s*(?:file(?:name)?\s*:\s*)?((?:\./)?[\w./-]*[\w-]\.py)\s*$", re.I)
+
+
+def extract_doc_scripts(path: str, text: str, out: FileFacts) -> None:
+    """``script_block`` hints: a fenced Python block that the document names as a file (the line before it is only the
+    file name, in backticks or bold or as a heading, or its first line is ``# train.py``) and that is a script (an ``if __name__ ==
+    "__main__":`` block): the document gives the whole script a command of its own runs (xllm's README: the four-line
+    ``train.py`` that calls the package's ``cli_run_train``, then ``deepspeed --num_gpus=8 train.py --deepspeed_stage 2``).
+    Value: the file name as written."""
+    if "```" not in text and "~~~" not in text:
+        return
+    lines = text.splitlines()
+    for block, first in _fenced(lines, _PY_FENCE):
+        if "__main__" not in "\n".join(block):
+            continue
+        try:
+            tree = ast.parse("\n".join(block))
+        except (SyntaxError, ValueError):
+            continue
+        if not any(isinstance(n, ast.If) and "__main__" in ast.unparse(n.test) for n in tree.body):
+            continue
+        k = first - 1 + next((n for n, x in enumerate(block) if x.strip()), 0)  # the block's first line (0-based)
+        m = _BLOCK_COMMENT_NAME.match(lines[k]) if k < len(lines) else None
+        if m is None:
+            k = first - 3  # the line before the fence (0-based)
+            while k >= 0 and not lines[k].strip():
+                k -= 1
+            m = _BLOCK_NAME.match(lines[k]) if k >= 0 else None
+        if m:
+            out.doc_hints.append(DocHint(path, k + 1, "script_block", m.group(1).removeprefix("./"), lines[k].strip()[:300]))
+
+
 #: the keys a documented run names its base checkpoint with (a README's YAML config or training command)
 DOC_MODEL_KEYS = frozenset({"base_model", "model_name_or_path", "pretrained_model_name_or_path", "base_model_name_or_path"})
 #: keys only a training config holds: a YAML block with one of them (at any depth) is the config of a documented run, not a

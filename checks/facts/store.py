@@ -123,6 +123,25 @@ def _norm_key(k: str) -> str:
     return k.strip().lower().replace("-", "_")
 
 
+#: one and-ed term of an ``if`` guard that tests a flag by name: ``config.use_flash_attention_2``, ``not args.x``, ``x``
+_GUARD_FLAG_TERM = re.compile(r"\s*(not\s+)?(?:\w+\.)*(\w+)\s*")
+
+
+def _forwards_own_guard(e: ConfigEntry) -> bool:
+    """``kwargs["use_flash_attention_2"] = True`` under ``if config.use_flash_attention_2:`` (or ``d["x"] = False`` under
+    ``if not args.x:``): a dict entry that hands on the flag its own branch tests, as the constant the test implies. It
+    says "on when the flag is on", not that anything turns the flag on: the flag's state is that of its other settings
+    (a config field's default, a launch flag)."""
+    if not e.guard or not isinstance(e.value, bool) or " or " in e.guard:
+        return False
+    name = _norm_key(e.key)
+    for term in e.guard.split(" and "):
+        m = _GUARD_FLAG_TERM.fullmatch(term)
+        if m and _norm_key(m.group(2)) == name and e.value is not bool(m.group(1)):
+            return True
+    return False
+
+
 class Facts:
     """All facts of one scan. Use :meth:`for_check` to get the view a check sees."""
 
@@ -429,7 +448,7 @@ class Facts:
                     if tail != parts:
                         continue
                 out.append(e)
-        return self._keep(_unique(out))
+        return self._keep(self._selected(_unique(out)))
 
     def config_under(self, *prefixes: str) -> list[ConfigEntry]:
         """All entries below a section (``"zero_optimization"``), at any depth."""
@@ -450,7 +469,63 @@ class Facts:
                     if ks[i : i + len(w)] == w and len(ks) > i + len(w):
                         out.append(e)
                         break
-        return self._keep(_unique(out))
+        return self._keep(self._selected(_unique(out)))
+
+    def _selected(self, entries: list[ConfigEntry]) -> list[ConfigEntry]:
+        """``entries`` without the dicts of a config menu that the run does not pick (:meth:`menu_unselected`)."""
+        if not entries:
+            return entries
+        off = self.menu_unselected()
+        return [e for e in entries if (e.path, e.keys[0] if e.keys else None) not in off] if off else entries
+
+    def menu_unselected(self) -> dict[tuple[str, Any], Any]:
+        """The config dicts of a module that are a menu the run picks one entry of by a setting, and that it does not
+        pick: ``DS_CONFIG_MAPPER = {"1": STAGE_1, "2": STAGE_2, "3": STAGE_3}`` looked up as
+        ``DS_CONFIG_MAPPER.get(self.deepspeed_stage)``. With the setting's value known (a launch flag, a config, or a
+        code default, every site agreeing) the dict under that key is the run's and the others are options; a value
+        that is no key (``deepspeed_stage: None`` by default) picks none of them. Unknown values leave every dict in.
+        ``{(path, dict name): the lookup call}``."""
+        if self._memo.get("menu-building"):
+            return {}  # the settings read while it is worked out see every dict
+        memo = self._s.get("menu_unselected")
+        if memo is not None:
+            return memo
+        self._memo["menu-building"] = True
+        try:
+            out = self._menu_unselected()
+        finally:
+            self._memo["menu-building"] = False
+        self._s["menu_unselected"] = out
+        return out
+
+    def _menu_unselected(self) -> dict[tuple[str, Any], Any]:
+        out: dict[tuple[str, Any], Any] = {}
+        for c in self._s["calls_by_short"].get("get", []):
+            arg = c.args[0] if c.args else None
+            parts = c.name.rsplit(".", 2)
+            if not (isinstance(arg, Expr) and arg.ref and len(parts) >= 2 and parts[-2].isidentifier()):
+                continue
+            menu = parts[-2]
+            by_path: dict[str, dict[str, str]] = defaultdict(dict)
+            for e in self.config_under(menu):
+                if (e.fmt == "python" and len(e.keys) == 2 and e.keys[0] == menu and isinstance(e.value, Expr) and e.value.ref
+                        and any(x.path == e.path for x in self.config_under(e.value.ref))):
+                    by_path[e.path][str(e.keys[1])] = e.value.ref  # a key of the menu -> the module-level dict it names
+            entries = next((m for m in by_path.values() if len(set(m.values())) >= 2), None) if len(by_path) == 1 else None
+            if entries is None:
+                continue
+            path = next(iter(by_path))
+            values = {s.value for s in self.effective(arg.ref)}
+            if len(values) != 1:
+                continue
+            value = values.pop()
+            picked = entries.get(str(value)) if isinstance(value, (int, float, str)) else None
+            if value is not None and picked is None and (not isinstance(value, (int, float, str))
+                                                         or (isinstance(value, str) and re.search(r"[$<{%]", value))):
+                continue  # not a plain value (an expression, ``$STAGE`` of a launch): unknown
+            for ref in set(entries.values()) - {picked}:
+                out.setdefault((path, ref), c)
+        return out
 
     # -- launchers, env, deps, paths --------------------------------------
     def launches(self, *launchers: str) -> list[Launch]:
@@ -472,10 +547,20 @@ class Facts:
             if not self._s["launches"]:
                 # the project's own README and docs/ (an example's README documents that example, as for run recipes)
                 # a command run on the CPU (nanoGPT's "on a MacBook ... --device=cpu --compile=False") is a demo, not the run
-                memo = [x for x in self._s["doc_launches"] if ("/" not in x.path or x.path.startswith("docs/")) and self._ships(x.script)
+                memo = [x for x in self._s["doc_launches"] if ("/" not in x.path or x.path.startswith("docs/"))
+                        and (self._ships(x.script) or self._doc_defines(x.path, x.script))
                         and str(x.script_args.get("device", "")).strip("'\"").lower() != "cpu"]
             self._s["documented_runs"] = memo
         return memo
+
+    def _doc_defines(self, doc: str, script: str | None) -> bool:
+        """The document that documents a command also gives the script it runs, whole: a Python block it names as that
+        file (``script_block`` hint, :func:`checks.facts.docs_md.extract_doc_scripts`). The script is the document's, so
+        the command is as much the run as one whose script the repository ships (the script calls the package's entry)."""
+        r = str(script or "").strip("\"'")
+        while r.startswith("./"):
+            r = r[2:]
+        return bool(r) and any(h.kind == "script_block" and h.path == doc and h.value == r for h in self.records("doc_hints"))
 
     def _ships(self, script: str | None) -> bool:
         """A documented command's script (``train.py``, ``./src/train.py``, ``pkg.train`` after ``-m``) is a scanned file."""
@@ -930,11 +1015,17 @@ class Facts:
         ``n_nodes``): a local variable of a function in another file is not what it reads (``n_nodes = 8`` in a cost
         model's ``example()`` is not ``ParallelismConfig(pipeline_parallel_size=self.n_nodes)`` of an experiment config)."""
         out: list[Setting] = []
-        for e in self._s["configs_by_key"].get(name, []):
+        entries = self._s["configs_by_key"].get(name, [])
+        off = self.menu_unselected() if entries else {}
+        for e in entries:
             if isinstance(e.value, Container) or not self._ok(e.path, e.line):
                 continue
+            if off and (e.path, e.keys[0] if e.keys else None) in off:
+                continue  # a dict of a config menu the run does not pick
             if isinstance(e.value, Expr) and e.value.ref is not None and _norm_key(e.value.ref) == name:
                 continue  # ``{"make_vocab_size_divisible_by": args.make_vocab_size_divisible_by}`` passes the setting on: no value
+            if _forwards_own_guard(e):
+                continue  # ``kwargs["x"] = True`` under ``if config.x:`` passes the flag on as well: no value of its own
             out.append(Setting(name, e.value, e.path, e.line, "config", e.text, e.dotted, 2))
         for launch, k, v in self._s["launch_args_by_key"].get(name, []):
             line = launch.arg_line(k)

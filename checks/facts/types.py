@@ -281,7 +281,8 @@ class DocHint:
     """A fact documented in prose (README, docs/*.md): ``kind`` "multi_node" for a documented multi-node launch
     (``torchrun --nnodes 2``, ``num_machines: 2``, ``#SBATCH --nodes=4``); "command"/"command_file"/"run_recipe" for what a
     documented training command runs; "command_flag" for a sharding flag it passes (``--fsdp``, ``--deepspeed``), at the
-    command's line; "model" for the checkpoint a documented run starts from. Never evidence of a
+    command's line; "model" for the checkpoint a documented run starts from; "script_block" for a Python script the document
+    gives whole under its file name (a command of the same document that runs it is a documented run). Never evidence of a
     practice in use."""
 
     path: str

@@ -1361,6 +1361,29 @@ class A2FSDP(Check):
                              or bool(hand_sharded_optimizer(ctx.facts, ctx.project)))
 
 
+#: xllm ``core/deepspeed_configs.py`` + ``Config.deepspeed``: ZeRO configs as Python dicts in a mapping, one picked by a
+#: config field (None by default: no DeepSpeed unless a run passes ``--zero_preset``)
+_DS_MENU = {
+    "mylib/presets.py": (
+        "ZERO_1 = {\n    'bf16': {'enabled': 'auto'},\n    'zero_optimization': {'stage': 1, 'overlap_comm': True},\n}\n"
+        "ZERO_2 = {\n    'bf16': {'enabled': 'auto'},\n    'zero_optimization': {\n        'stage': 2,\n        'overlap_comm': True,\n"
+        "        'offload_optimizer': {'device': 'cpu'},\n    },\n}\n"
+        "ZERO_3 = {\n    'bf16': {'enabled': 'auto'},\n    'zero_optimization': {'stage': 3, 'offload_param': {'device': 'cpu'}},\n}\n\n"
+        "ZERO_PRESETS = {'1': ZERO_1, '2': ZERO_2, '3': ZERO_3}\n"),
+    "mylib/config.py": (
+        "from dataclasses import dataclass\nfrom typing import Optional\n\nfrom .presets import ZERO_PRESETS\n\n\n@dataclass\n"
+        "class RunConfig:\n    model_name: str = 'mistralai/Mistral-7B-v0.1'\n    zero_preset: Optional[str] = None\n\n"
+        "    @property\n    def deepspeed(self):\n        if self.zero_preset is None:\n            return None\n"
+        "        return ZERO_PRESETS.get(self.zero_preset, None)\n"),
+    "mylib/train.py": (
+        "from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments\n\nfrom mylib.config import RunConfig\n\n\n"
+        "def main():\n    cfg = HfArgumentParser(RunConfig).parse_args_into_dataclasses()[0]\n"
+        "    args = TrainingArguments(output_dir='out', bf16=True, deepspeed=cfg.deepspeed)\n"
+        "    Trainer(model=AutoModelForCausalLM.from_pretrained(cfg.model_name), args=args).train()\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"),
+}
+
+
 @register
 class A3ZeRO(Check):
     id = "A3"
@@ -1405,6 +1428,9 @@ class A3ZeRO(Check):
         Example({"train.py": "import deepspeed\n# model, opt, _, _ = deepspeed.initialize(model=model, config='ds.json')\n"}, N, "commented out"),
         Example({"train.py": "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\n"}, N, "ddp only"),
         Example({"run.sh": "deepspeed train.py --deepspeed configs/my_ds.json\n"}, P, "config outside the repo"),
+        Example({**_DS_MENU, "run.sh": "deepspeed --num_gpus 8 mylib/train.py --zero_preset 2\n"}, U,
+                "a menu of DeepSpeed dicts, the launch picks stage 2"),
+        Example(_DS_MENU, N, "a menu of DeepSpeed dicts looked up by a config field that defaults to None"),
         Example({"internlm/train/pipeline.py": _ZERO_WRAPPER}, U, "ZeRO optimizer wrapper built directly (InternEvo)"),
         Example(SKYRL_BACKENDS, N, "ZeRO-3 configs of a DeepSpeed backend the strategy does not pick"),
         Example(accelerate_menu_lib(), N, "ZeRO only in a menu of accelerate configs that no launch names"),
@@ -1487,6 +1513,17 @@ class A3ZeRO(Check):
             return Outcome(N, [_ev(x, key="zero_stage", value=x.value) for x in offered],
                            "ZeRO only if a run picks it: accelerate configs shipped as options that no launch names ("
                            + ", ".join(f"{x.path}:{x.line}" for x in offered[:3]) + ")", {"zero_stage": 0})
+        # DeepSpeed dicts of a Python menu the run picks none of (``DS_CONFIG_MAPPER.get(self.deepspeed_stage)`` with
+        # ``deepspeed_stage: Optional[str] = None`` and no launch setting it: see Facts.menu_unselected)
+        unpicked = ctx.facts.menu_unselected()
+        stages = [e for e in ctx.facts.records("configs") if (e.path, e.keys[0] if e.keys else None) in unpicked
+                  and [str(k) for k in e.keys[1:]] == ["zero_optimization", "stage"]]
+        if stages:
+            look = unpicked[(stages[0].path, stages[0].keys[0])]
+            key = look.args[0].text if look.args and isinstance(look.args[0], Expr) else "its key"
+            return Outcome(N, [], "ZeRO only if a run picks it: DeepSpeed configs shipped as a menu ("
+                           + ", ".join(f"stage {e.value} at {e.path}:{e.line}" for e in stages[:3])
+                           + f") looked up by `{key}` ({look.path}:{look.line}), which no run sets to one of its keys", {"zero_stage": 0})
         return Outcome(N, [], "no ZeRO configuration found", {"zero_stage": 0})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

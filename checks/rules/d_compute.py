@@ -319,6 +319,17 @@ def _patched_attention(f: Facts) -> list:
     return out
 
 
+def _branch_off(f: Facts, s: Any) -> bool:
+    """A Python dict entry set in an ``if`` branch that is switched off: ``kwargs["use_flash_attention_2"] = True`` under
+    ``if cfg.flash_attn:`` with ``flash_attn: bool = False`` and nothing turning it on (see :func:`guard_off`)."""
+    if not isinstance(s, Setting) or s.source != "config" or not s.path.endswith(".py"):
+        return False
+    for e in f.config(s.name):
+        if e.path == s.path and e.line == s.line and e.guard:
+            return bool(guard_off(f, e))
+    return False
+
+
 def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
     """(sites that select an efficient attention kernel, sites that select eager attention, kernels seen)."""
     used: list = []
@@ -344,6 +355,8 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
     for s in f.effective(*_ATTN_BOOL_KEYS):
         t = truthy(s.value)
         k = _attn_kind(s.value)
+        if (t is True or (k and k != "eager")) and _branch_off(f, s):
+            continue
         if t is True or (k and k != "eager"):
             used.append(s)
             kinds.add(k if k and k != "auto" else "sdpa" if "sdp" in s.name else "xformers" if "xformers" in s.name else "flash_attention_2")
@@ -399,6 +412,17 @@ _LOADER_NAMED_FA = (
     "    if attn_impl is not None:\n        config._attn_implementation = attn_impl\n"
     "    return AutoModelForCausalLM.from_pretrained(model_dir, config=config)\n\n\n"
     "model = get_model_tokenizer_with_flash_attn('Qwen/Qwen2.5-7B-Instruct')\n")
+
+
+#: xllm ``core/dependencies.py``: the loader adds the FA2 keyword only when a field of the config dataclass is on
+_FA_FLAG_CONFIG = (
+    "from dataclasses import dataclass, field\n\n\n@dataclass\nclass Config:\n    model_name_or_path: str = 'mistralai/Mistral-7B-v0.1'\n"
+    "    {name}: bool = field(default={default}, metadata={{'help': 'use flash attention 2'}})\n")
+_FA_FLAG_LOADER = (
+    "from transformers import AutoModelForCausalLM, Trainer\n\n\ndef build_model(cfg):\n    kwargs = dict()\n"
+    "    if cfg.{name}:\n        kwargs['use_flash_attention_2'] = True\n"
+    "    return AutoModelForCausalLM.from_pretrained(cfg.model_name_or_path, **kwargs)\n\n\n"
+    "def train(cfg, args, dataset):\n    Trainer(model=build_model(cfg), args=args, train_dataset=dataset).train()\n")
 
 
 #: InternEvo ``internlm/model/ops/attention.py``: the kernels are imported under aliases and passed to a wrapper that calls them
@@ -607,6 +631,13 @@ class D1FlashAttention(Check):
                 "    model = AutoModelForCausalLM.from_pretrained(args.model)\n    Trainer(model=model, args=args.training_args).train()\n"),
             "requirements.txt": "transformers>=4.40\n",
         }, P, "TE only as an alternative path's arguments default"),
+        Example({"pkg/config.py": _FA_FLAG_CONFIG.format(name="flash_attn", default="False"), "requirements.txt": "transformers>=4.40\n",
+                 "pkg/models.py": _FA_FLAG_LOADER.format(name="flash_attn")}, P, "FA2 keyword set only under a config flag that defaults to False"),
+        Example({"pkg/config.py": _FA_FLAG_CONFIG.format(name="use_flash_attention_2", default="False"), "requirements.txt": "transformers>=4.40\n",
+                 "pkg/models.py": _FA_FLAG_LOADER.format(name="use_flash_attention_2")},
+                P, "a dict entry that forwards its own flag (kwargs['use_flash_attention_2'] = True under if cfg.use_flash_attention_2)"),
+        Example({"pkg/config.py": _FA_FLAG_CONFIG.format(name="flash_attn", default="True"), "requirements.txt": "transformers>=4.40\n",
+                 "pkg/models.py": _FA_FLAG_LOADER.format(name="flash_attn")}, U, "FA2 keyword under a config flag that defaults to True"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -433,11 +433,29 @@ def _on_or_positive(v: Any) -> bool:
     return n > 0 if n is not None else truthy(v) is True
 
 
-def _zero_stage_of(f: Facts, path: str) -> float | None:
+def _zero_stage_of(f: Facts, entry: Any) -> float | None:
+    """The ZeRO stage of the DeepSpeed config that holds ``entry`` (its ``overlap_comm``): the stage key of the same file
+    under the same enclosing keys, so that a module holding several config dicts (``STAGE_1 = {...}``, ``STAGE_2 = {...}``)
+    gives each ``overlap_comm`` its own dict's stage, not the first one's; else the file's first stage."""
+    prefix = _config_prefix(entry)
+    first = None
     for e in f.config("zero_optimization.stage", "zero_stage"):
-        if e.path == path:
+        if e.path != entry.path:
+            continue
+        if _config_prefix(e) == prefix:
             return as_number(e.value)
-    return None
+        if first is None:
+            first = e
+    return as_number(first.value) if first is not None else None
+
+
+def _config_prefix(e: Any) -> tuple:
+    """The keys above a DeepSpeed config's own (``("STAGE_2",)`` for ``STAGE_2["zero_optimization"]["overlap_comm"]``)."""
+    keys = tuple(getattr(e, "keys", ()) or ())
+    for i, k in enumerate(keys):
+        if k in ("zero_optimization", "zero_stage", "overlap_comm"):
+            return keys[:i]
+    return keys[:-1]
 
 
 _GRAD_COLLECTIVES = ("torch.distributed.all_reduce", "torch.distributed.reduce_scatter_tensor", "torch.distributed.reduce_scatter",
@@ -476,6 +494,12 @@ _DOC_TORCHRUN_FILES = {
         "    trainer = Trainer(model=model, args=training_args, train_dataset=ds)\n    trainer.train()\n\n\n"
         "if __name__ == '__main__':\n    train()\n"),
 }
+
+
+#: xllm ``core/deepspeed_configs.py``: several DeepSpeed configs as dicts of one module, each with its own stage
+_DS_DICTS = (
+    "ZERO_1 = {\n    'zero_optimization': {\n        'stage': 1,\n        'overlap_comm': True,\n    },\n}\n\n"
+    "ZERO_2 = {\n    'zero_optimization': {\n        'stage': 2,\n        'overlap_comm': True,\n        'reduce_scatter': True,\n    },\n}\n")
 
 
 @register
@@ -538,6 +562,16 @@ class E2CommComputeOverlap(Check):
         Example({"train.py": "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, BackwardPrefetch\n"
                  "model = FSDP(model, auto_wrap_policy=policy, backward_prefetch=BackwardPrefetch.BACKWARD_PRE)\n"}, U, "fsdp prefetch"),
         Example({"ds_zero2.json": '{\n  "zero_optimization": {\n    "stage": 2,\n    "overlap_comm": false\n  }\n}\n'}, N, "overlap_comm false"),
+        Example({"mylib/ds_configs.py": _DS_DICTS, "mylib/train.py": (
+            "from transformers import Trainer, TrainingArguments\n\nfrom mylib.ds_configs import ZERO_2\n\n\n"
+            "def train(model, data):\n    args = TrainingArguments(output_dir='out', bf16=True, deepspeed=ZERO_2)\n"
+            "    Trainer(model=model, args=args, train_dataset=data).train()\n")},
+                U, "two DeepSpeed dicts in one module: each overlap_comm has its own dict's stage"),
+        Example({"mylib/ds_configs.py": _DS_DICTS.split("ZERO_2 =")[0], "mylib/train.py": (
+            "from transformers import Trainer, TrainingArguments\n\nfrom mylib.ds_configs import ZERO_1\n\n\n"
+            "def train(model, data):\n    args = TrainingArguments(output_dir='out', bf16=True, deepspeed=ZERO_1)\n"
+            "    Trainer(model=model, args=args, train_dataset=data).train()\n")},
+                P, "a ZeRO-1 dict: overlap_comm is ignored"),
         Example({"myrl/utils/deepspeed.py": _DS_CONFIG_BUILDER.replace("{extra}", "")}, N,
                 "overlap_comm set only under a builder parameter that defaults to False and no caller passes"),
         Example({"myrl/utils/deepspeed.py": _DS_CONFIG_BUILDER.replace("{extra}", ", overlap_comm=True")}, U,
@@ -610,7 +644,7 @@ class E2CommComputeOverlap(Check):
             if e.path in alt_ds:
                 continue
             t = truthy(e.value)
-            stage = _zero_stage_of(f, e.path)
+            stage = _zero_stage_of(f, e)
             if t and stage == 1:
                 partial.append(f.ev(e, key=e.dotted, value=e.value))
                 why.append("overlap_comm is set but DeepSpeed ignores it under ZeRO-1")

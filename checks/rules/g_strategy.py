@@ -1246,6 +1246,23 @@ _BARE_PEFT = {
                        "    for batch in loader:\n        loss = model(**batch).loss\n        loss.backward()\n        optimizer.step()\n"),
 }
 
+#: xllm: a library whose README gives the user's four-line ``train.py`` (it calls the package's CLI entry) and then runs it
+_README_SCRIPT_LIB = {
+    "mylib/config.py": ("from dataclasses import dataclass, field\n\n\n@dataclass\nclass Config:\n"
+                        "    model_name_or_path: str = 'mistralai/Mistral-7B-v0.1'\n    use_lora: bool = field(default=False)\n"),
+    "mylib/cli.py": (
+        "from peft import LoraConfig, get_peft_model\n"
+        "from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments\n\n"
+        "from mylib.config import Config\n\n\ndef cli_run_train(train_dataset=None):\n"
+        "    config = HfArgumentParser(Config).parse_args_into_dataclasses()[0]\n"
+        "    model = AutoModelForCausalLM.from_pretrained(config.model_name_or_path)\n"
+        "    if config.use_lora:\n        model = get_peft_model(model, LoraConfig(r=8, lora_alpha=32, task_type='CAUSAL_LM'))\n"
+        "    Trainer(model=model, args=TrainingArguments(output_dir='out'), train_dataset=train_dataset).train()\n"),
+}
+_README_SCRIPT = (
+    "# mylib\n\nTraining on several GPUs starts from the command line.\n\n`train.py`\n\n```python\nfrom mylib.cli import cli_run_train\n\n"
+    "if __name__ == '__main__':\n    cli_run_train()\n```\n\nRun it:\n\n```sh\ndeepspeed --num_gpus=8 {script} --use_lora True\n```\n")
+
 
 @register
 class G4LoRA(Check):
@@ -1503,6 +1520,10 @@ class G4LoRA(Check):
             "from peft import LoraConfig\nfrom mylib.config import LMConfig\nfrom mylib.model import train\n\n"
             "config = LMConfig(peft_config=LoraConfig(r=8, lora_alpha=16))\ntrain('meta-llama/Llama-2-7b-hf', config, loader, optimizer)\n")},
                 U, "the same library, a shipped script handing the config a LoraConfig"),
+        Example({**_README_SCRIPT_LIB, "README.md": _README_SCRIPT.format(script="train.py")}, U,
+                "a README that gives its train.py whole and runs it with --use_lora True (the package ships no launch)"),
+        Example({**_README_SCRIPT_LIB, "README.md": _README_SCRIPT.format(script="my_train.py")}, N,
+                "a README command whose script is neither shipped nor given: the switch's default"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:

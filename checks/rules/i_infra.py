@@ -2322,7 +2322,9 @@ def _report_to_builder(f: Facts, s: Setting) -> tuple[str, ...] | None:
     return tuple(out) or ("none",)
 
 
-_KEY_STRING = re.compile(r"""\[\s*["'][^"']*["']\s*\]|\.get\(\s*["'][^"']*["']""")
+#: a key string read from a holder (``self.config["log"]``, ``cfg.get("log")``); a list literal (``["wandb"] if x else None``)
+#: is not a subscript: its ``[`` follows no name, call or subscript
+_KEY_STRING = re.compile(r"""(?<=[\w)\]])\s*\[\s*["'][^"']*["']\s*\]|\.get\(\s*["'][^"']*["']""")
 
 
 #: ms-swift ``TrainArgumentsMixin``: HF ``Seq2SeqTrainingArguments`` defaults overridden in a dataclass mixin
@@ -2849,7 +2851,8 @@ class I5ReportFrequency(Check):
             sane += "".join(f"; {x}" for x in notes if x)
         else:  # report_to: none / [] and no other tracker: nothing is reported
             r0 = rt[0]
-            shown = "[" + ", ".join(map(str, r0.value)) + "]" if isinstance(r0.value, tuple) else repr(r0.value)
+            shown = ("[" + ", ".join(map(str, r0.value)) + "]" if isinstance(r0.value, tuple)
+                     else f"`{r0.value.text}`" if isinstance(r0.value, Expr) else repr(r0.value))
             sane = f"no external tracker is reported to: {r0.key} is {shown} ({r0.path}:{r0.line})"
         ev = [Facts.ev(s) for s in rt] + [Facts.ev(i.fact, key=i.key) for i in ok] + [Facts.ev(c) for c, _ in spaced[:3]]
         ev += [hf] if hf is not None else []
