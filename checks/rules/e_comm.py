@@ -23,6 +23,7 @@ from .a_parallelism import (
     is_lightning,
     lightning_imported,
     torchx_runner,
+    zero_sites,
 )
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -574,6 +575,13 @@ class E2CommComputeOverlap(Check):
                 P, "a ZeRO-1 dict: overlap_comm is ignored"),
         Example({"myrl/utils/deepspeed.py": _DS_CONFIG_BUILDER.replace("{extra}", "")}, N,
                 "overlap_comm set only under a builder parameter that defaults to False and no caller passes"),
+        Example({"myrl/utils/deepspeed.py": _DS_CONFIG_BUILDER.replace("{extra}", ""),
+                 "myrl/cli/train_sft.py": ("import argparse\n\nparser = argparse.ArgumentParser()\n"
+                                           "parser.add_argument('--ds.zero_stage', type=int, default=2)\n"
+                                           "parser.add_argument('--ds.overlap_comm', action='store_true', default=False)\n"),
+                 "examples/scripts/train_sft_llama.sh": ("deepspeed --module myrl.cli.train_sft \\\n   --ds.zero_stage 3 \\\n"
+                                                         "   --param_dtype bf16\n")}, U,
+                "the same builder, launched at ZeRO-3: DeepSpeed turns overlap_comm on by default for stage 3"),
         Example({"myrl/utils/deepspeed.py": _DS_CONFIG_BUILDER.replace("{extra}", ", overlap_comm=True")}, U,
                 "the same builder called with overlap_comm=True"),
         Example({"train.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 4\n"}, N, "megatron without overlap"),
@@ -657,6 +665,13 @@ class E2CommComputeOverlap(Check):
             if e.path not in overlap_files and as_number(e.value) == 3 and e.path not in alt_ds:
                 used.append(f.ev(e, key=e.dotted, value=e.value))
                 why.append("ZeRO-3 (overlap_comm defaults to true)")
+        if not overlap_files and not alt_ds:
+            # the run's ZeRO stage given as a launch flag (``--ds.zero_stage 3``, read as A3 reads it) to code whose DeepSpeed
+            # config leaves ``overlap_comm`` unset (or sets it only under a switch that stays off): stage 3 overlaps by default
+            for site in zero_sites(f):
+                if site.how == "zero_stage" and site.stage == 3 and getattr(site.fact, "source", None) == "launcher":
+                    used.append(f.ev(site.fact))
+                    why.append("ZeRO-3 (overlap_comm defaults to true)")
         # Megatron / NeMo / ColossalAI / generic switches
         for s in f.effective(*_OVERLAP_KEYS):
             if _switched_on(s):
