@@ -659,7 +659,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     handed_on = [c for c in steps if _not_a_training_call(c)]
     optional_megatron = p.pretrains and _pretrains_only_by_optional_megatron(facts, p)
     p.does_training = bool(
-        len(handed_on) < len(steps) or p.finetunes or (p.pretrains and not optional_megatron)
+        len(handed_on) < len(steps) or p.finetunes or (p.pretrains and not optional_megatron) or _lightning_steps(facts)
         or facts.launches("torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune")
     )
     if not p.does_training and (handed_on or optional_megatron):
@@ -686,6 +686,14 @@ def _not_a_training_call(c: Any) -> bool:
     if c.short == "step" and c.func == "step":
         return True
     return c.short == "train" and c.name.startswith("?.") and bool(c.args)
+
+
+def _lightning_steps(facts: Facts) -> list[Any]:
+    """The calls in ``training_step`` of the project's LightningModule subclasses (``class MinGPT(LightningModule):`` ...
+    ``def training_step(self, batch, batch_idx): loss = self(x, y)``): Lightning's Trainer runs that method, so the module is
+    training code even when the ``Trainer(...).fit`` that runs it is the user's script, not in the repository."""
+    modules = {r.path for r in facts.refs("LightningModule") if r.text.startswith("class ")}
+    return [c for c in facts.calls_in(sorted(modules)) if c.func == "training_step"] if modules else []
 
 
 def _pretrains_only_by_optional_megatron(facts: Facts, p: Project) -> bool:

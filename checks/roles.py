@@ -267,13 +267,23 @@ def _nested_packages(paths: Iterable[str]) -> list[str]:
         parts = p.split("/")
         if len(parts) > 1 and parts[-1] in _PACKAGING:
             out.append("/".join(parts[:-1]))
-    # the outermost only; a ``src`` layout's own folder is the package itself
-    out = sorted(set(out))
+    return _outermost(out)
+
+
+def _outermost(folders: Iterable[str]) -> list[str]:
+    """The outermost of ``folders`` (a ``src`` layout's own folder is the package itself)."""
     outer: list[str] = []
-    for d in out:
+    for d in sorted(set(folders)):
         if not any(d.startswith(o + "/") for o in outer):
             outer.append(d)
     return outer
+
+
+def _submodules(files: Mapping[str, FileFacts], paths: Iterable[str]) -> list[str]:
+    """Folders that are git submodules: their ``.git`` is a file pointing at the superproject's ``.git/modules/``, i.e.
+    another repository's checkout kept inside this one (an sdist or a local clone ships it; a GitHub tarball leaves the
+    folder empty). The scanned root's own ``.git`` (a worktree's link) is never a file the scan reads."""
+    return sorted(p.rsplit("/", 1)[0] for p in paths if "/" in p and files[p].kind == "gitlink")
 
 
 #: methods only ``transformers.Trainer`` itself defines (its loop, wrapping, checkpoint and search plumbing); a subclass
@@ -589,16 +599,20 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         if r is not None and not (r == DOCS and files[p].kind == "docs"):
             roles.by_path[p], roles.why[p] = r, why
 
-    # 2. vendored: a nested package with its own packaging, when the repository has its own code outside it
+    # 2. vendored: a nested package with its own packaging, or a git submodule (another repository checked out in a
+    # folder: its ``.git`` file links to ``../.git/modules/<name>``), when the repository has its own code outside it
     nested = _nested_packages(p for p in paths if p not in roles.by_path)
+    submodules = _submodules(files, [p for p in paths if p not in roles.by_path])
     code = [p for p in paths if files[p].kind in ("python", "notebook") and p not in roles.by_path]
-    for d in nested:
+    for d in _outermost([*nested, *submodules]):
         inside = [p for p in code if p.startswith(d + "/")]
         outside = [p for p in code if not p.startswith(d + "/")]
         if inside and outside:
+            why = (f"a git submodule ({d}/.git links to another repository)" if d in submodules
+                   else f"separately packaged ({d}/ has its own setup.py/pyproject.toml)")
             for p in paths:
                 if p.startswith(d + "/") and p not in roles.by_path:
-                    roles.by_path[p], roles.why[p] = VENDORED, f"separately packaged ({d}/ has its own setup.py/pyproject.toml)"
+                    roles.by_path[p], roles.why[p] = VENDORED, why
 
     # 2b. a copy of a framework's trainer class kept in the package: the framework's code, not the project's settings;
     # unless its package re-exports it (ATorch ``atorch/trainer/__init__.py``: ``from .atorch_trainer import AtorchTrainer``):

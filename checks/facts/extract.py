@@ -31,6 +31,8 @@ def classify(path: str) -> str | None:
     suffix = p.suffix.lower()
     if suffix in {".py", ".pyi"}:
         return "python"
+    if name == ".git" and len(p.parts) > 1:
+        return "gitlink"  # a submodule's ``.git`` file (``gitdir: ../.git/modules/x``): another repository checked out here
     if suffix == ".ipynb":
         return "notebook"
     if suffix in {".yaml", ".yml"}:
@@ -88,6 +90,10 @@ def extract_file(path: str, data: bytes, kind: str | None = None, strings: dict[
 def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str] | None) -> FileFacts:
     out = FileFacts(path=path, kind=kind, lines=lines)
     out.suppressed = _suppressions(text)
+    if kind == "gitlink":
+        if not text.startswith("gitdir:"):
+            out.kind = "other"  # a file named .git that links nowhere says nothing
+        return out
     if kind == "python":
         extract_python(path, text, out, strings)
         if PurePosixPath(path).name == "setup.py":

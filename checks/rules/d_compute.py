@@ -807,6 +807,25 @@ _CHUNK_CLOSURE = (
 )
 
 
+#: a Lightning wrapper library (lightning-gpt's shape): its own package holds a LightningModule over the model of an upstream
+#: repository kept as a git submodule (``upstream/.git`` links to the superproject's ``.git/modules/``); the README's
+#: ``python train.py`` is a root script the release does not ship, and the only ``train.py`` is upstream's own (compiled)
+_SUBMODULE_REPO = {
+    "README.md": "# gptlib\n\n```shell\npython train.py\n```\n",
+    "gptlib/models.py": (
+        "import lightning as L\nimport upstream.model\n\n\nclass GPT(L.LightningModule):\n    def __init__(self, config):\n"
+        "        super().__init__()\n        self.gpt = upstream.model.GPT(config)\n\n"
+        "    def training_step(self, batch, batch_idx):\n        x, y = batch\n        _, loss = self.gpt(x, y)\n"
+        "        self.log('train_loss', loss)\n        return loss\n"),
+    "upstream/.git": "gitdir: ../.git/modules/upstream\n",
+    "upstream/model.py": "import torch.nn as nn\n\n\nclass GPT(nn.Module):\n    def forward(self, idx, targets=None):\n        return idx, None\n",
+    "upstream/train.py": (
+        "import torch\nfrom model import GPT\n\ncompile = True\nmodel = GPT(config).cuda()\nif compile:\n"
+        "    model = torch.compile(model)\nfor it in range(max_iters):\n    _, loss = model(x, y)\n    loss.backward()\n"
+        "    optimizer.step()\n"),
+}
+
+
 @register
 class D2TorchCompile(Check):
     id = "D2"
@@ -842,6 +861,9 @@ class D2TorchCompile(Check):
             "            if config.use_torch_compile\n            else verl_F.entropy_from_logits\n        )\n"),
                  "train.py": "import torch\nloss = model(x)\nloss.backward()\n"}, P, "only a helper function compiled with torch.compile(fn)"),
         Example({"train.py": "import torch\nmodel = build_model().cuda()\nmodel = torch.compile(model)\n"}, U, "compile call"),
+        Example(_SUBMODULE_REPO, N, "only the training script of a git submodule (an upstream repository vendored in) compiles"),
+        Example({p: t for p, t in _SUBMODULE_REPO.items() if not p.endswith("/.git")}, U,
+                "the same folder without its submodule link: its README-run train.py is the project's"),
         Example({"mylm/trainer.py": (  # levanter's shape: the whole step, micro-batch loop and optimizer update, under Haliax's jit
             "import equinox as eqx\nfrom haliax.partitioning import named_jit\n\n\nclass Trainer:\n    def _train_step_fn(self):\n"
             "        @named_jit(axis_resources=self.parameter_axis_mapping, donate_args=(True, True))\n"
@@ -2234,8 +2256,11 @@ class D7TensorCoreAlignment(Check):
                                    for x in token_pads],
                                f"each batch's token count is padded to a multiple of {int(as_number(a.value) or 0)} ({a.path}:{a.line}); "
                                "the model's dimensions come from a checkpoint", {"aligned": True, "dims_visible": False})
-            return Outcome(N, [], "no model dimension or padding setting is visible (the architecture comes from a checkpoint)",
-                           {"dims_visible": False})
+            # "from a checkpoint" only when one is loaded: a model built from presets in code the audit does not evaluate
+            # (a dict of ``dict(n_layer=12, n_embd=768)`` picked by name) or from the user's arguments is not one
+            where = ("the architecture comes from a checkpoint" if ctx.project.finetunes
+                     else "the model is built from sizes the audit cannot read: check them against multiples of 64")
+            return Outcome(N, [], f"no model dimension or padding setting is visible ({where})", {"dims_visible": False})
         vocab_padded = any(s.name in _VOCAB_PAD_KEYS for s in pads) or any(
             s.name == "pad_to_multiple_of" and s.key.startswith("resize_token_embeddings") for s in pads) or bool(rounded)
         vocabs = [int(as_number(s.value) or 0) for s in dims if s.name in {"vocab_size", "padded_vocab_size"}]

@@ -1720,6 +1720,22 @@ _HOOK_LOGGING_TRAINER = (
     "def train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
     "    (training_args,) = parser.parse_args_into_dataclasses()\n"
     "    trainer = CustomizedTrainer(model=model, args=training_args, train_dataset=ds)\n    trainer.train()\n")
+#: Lightning's ``Trainer(log_every_n_steps=...)`` default: how often ``self.log`` values logged in ``training_step`` reach the logger
+LIGHTNING_LOG_EVERY = 50
+_LIGHTNING_CLASS = re.compile(r"class\s+(\w+)\s*\(")
+
+
+def lightning_step_logs(f: Facts) -> list[Call]:
+    """``self.log(...)`` in the ``training_step`` of the project's LightningModule subclasses (``class MinGPT(LightningModule):``
+    ... ``self.log("train_loss", loss)``), outside tests and not under a switch that is off: Lightning's Trainer hands these
+    values to its logger every ``log_every_n_steps`` steps, not on every step."""
+    classes = {m.group(1) for r in f.refs("LightningModule") if (m := _LIGHTNING_CLASS.match(r.text.strip())) and not _TEST_PATH.search(r.path)}
+    if not classes:
+        return []
+    return [c for c in f.calls("log") if c.name == "self.log" and c.func == "training_step" and not _TEST_PATH.search(c.path)
+            and class_at(f, c.path, c.line) in classes and not guard_off(f, c)]
+
+
 #: a LightningModule's ``self.log`` in ``training_step``: Lightning hands it to the logger every ``log_every_n_steps``
 _LIGHTNING_SELF_LOG = (
     "import lightning as L\nfrom lightning.pytorch.loggers import WandbLogger\n\n\nclass LitModel(L.LightningModule):\n"
@@ -2000,6 +2016,10 @@ class I4LoggingFrequency(Check):
                 "self.log in an HF Trainer subclass's compute_loss: every micro-batch, past logging_steps"),
         Example({"medusa/train/train.py": _HOOK_LOGGING_TRAINER.replace("{log}", "")}, U, "the same trainer without its own log: HF default 500"),
         Example({"train.py": _LIGHTNING_SELF_LOG}, U, "a LightningModule's self.log in training_step, at log_every_n_steps 50"),
+        Example({"gptlib/models.py": _LIGHTNING_SELF_LOG.split("\n\n\ntrainer = ")[0] + "\n"}, U,
+                "a LightningModule's self.log in training_step, log_every_n_steps set nowhere: Lightning's default 50"),
+        Example({"train.py": _LIGHTNING_SELF_LOG.replace("log_every_n_steps=50", "log_every_n_steps=1")}, N,
+                "the same module under a Trainer that logs every step"),
         Example({"train.yaml": "logging_steps: 1\n"}, N, "logging every step"),
         Example({**_RUN_LIBRARY, "README.md": _RUN_README}, U, "the README's run recipe starts from a base that logs every 10 iterations"),
         Example(_RUN_LIBRARY, N, "a recipe library without a documented run: its SFT base logs every iteration"),
@@ -2144,19 +2164,29 @@ class I4LoggingFrequency(Check):
             extra["log_in_step_loop"] = int(min(n for _, n in loop))
         if not any(i.name == "logging_steps" for i in items) and uses_hf_trainer(f):
             extra["logging_steps"] = HF_DEFAULTS["logging_steps"]
+        # a LightningModule's self.log in training_step and nothing else that paces logging (no interval setting, no log call
+        # in a step loop, no HF Trainer): Lightning's default log_every_n_steps of 50 applies. Only then: where the run has
+        # its own interval (FlagAI's log_interval), a LightningModule of another model family in the library is not the run
+        lit = [] if items or loop or "logging_steps" in extra else lightning_step_logs(f)
+        if lit:
+            extra["log_every_n_steps"] = LIGHTNING_LOG_EVERY
         values = _values(items, extra)
         hf = _hf_default_site(f, "logging_steps") if "logging_steps" in extra else None
+        lt = Facts.ev(lit[0], key="log_every_n_steps", value=LIGHTNING_LOG_EVERY) if lit else None
         if values:
             sane = "logging at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
             if hf is not None:
                 sane += f"; logging_steps is not set: the HF Trainer default of 500 applies (the trainer at {hf.path}:{hf.line})"
+            if lt is not None:
+                sane += (f"; log_every_n_steps is not set: Lightning's default of {LIGHTNING_LOG_EVERY} applies to the "
+                         f"LightningModule's self.log in training_step ({lt.path}:{lt.line})")
         elif spaced:
             sane = _spaced_detail("metrics logged", spaced)
             values.update(_spaced_values(spaced))
         else:
             sane = NOT_JUDGED + ("no logging interval setting and no log call in a training-step loop were found on the training path; "
                                  "check how often your launch logs")
-        out = _outcome(bad, items, "metrics logged", threshold, values, sane, spaced, (hf,) if hf is not None else ())
+        out = _outcome(bad, items, "metrics logged", threshold, values, sane, spaced, tuple(e for e in (hf, lt) if e is not None))
         return _with_notes(out, registry_notes(f, items))
 
 
