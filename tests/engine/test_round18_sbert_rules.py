@@ -7,6 +7,7 @@ from __future__ import annotations
 from checks.engine import audit_files
 from checks.rules.c_memory import _CALLED, _LEGACY_FIT, _gradcache_loss
 from checks.rules.f_data import _far_params_trainer, _flash_gated_flatten
+from checks.rules.g_strategy import _SCHED_MENU
 
 
 def _audit(files: dict[str, str]):
@@ -137,3 +138,21 @@ def test_control_a_framework_called_method_keeps_its_switch_unknown():
         "        return self.layers(x)\n"),
         "mylib/train.py": "def step(model, batch, optimizer):\n    model(batch).sum().backward()\n    optimizer.step()\n"}
     assert _audit(files).result("C1").status.value == "used"
+
+
+def test_a_scheduler_menu_on_a_string_nothing_passes_is_not_the_runs_schedule():
+    # ``if scheduler == "constantlr": ... elif scheduler == "warmupcosine": get_cosine_schedule_with_warmup(...)`` in a helper
+    # nothing calls, beside a Trainer subclass at transformers' defaults (previous rule: the menu's builders and warmups read
+    # as the run's: "warmup + ..." citing the menu's branches)
+    g1 = _audit(_SCHED_MENU).result("G1")
+    assert g1.status.value == "partial"
+    assert g1.detail == "linear (HF default) schedule without warmup"
+    assert _sites(g1) == [("mylib/trainer.py", 4)]
+
+
+def test_control_the_menu_called_with_a_warmup_is_a_warmup_schedule():
+    files = {**_SCHED_MENU, "mylib/train.py": (
+        "from mylib.schedulers import _get_scheduler\n\n\n"
+        "def build(optimizer, total):\n"
+        "    return _get_scheduler(optimizer, 'warmupcosine', warmup_steps=500, t_total=total)\n")}
+    assert _audit(files).result("G1").status.value == "used"
