@@ -433,7 +433,25 @@ def _param_passed(facts: Facts, p: Any) -> bool:
     module = p.path.removesuffix(".py").replace("/", ".")
     strict = [c for c in loose if (c.path == p.path and c.name in (short, f"self.{short}", f"cls.{short}"))
               or ("." in c.name and module.endswith(c.name.rsplit(".", 1)[0]) and not c.name.startswith(("self.", "?")))]
-    return not strict
+    return not strict and not _public_api_method(facts, p, loose)
+
+
+#: method names a framework calls with arguments of its own (a module's ``forward``, Lightning's ``training_step``,
+#: HF Trainer's ``compute_loss``, callbacks' ``on_*``): their parameters are passed even when the project shows no call
+_FRAMEWORK_CALLED = re.compile(r"^(forward|__\w+__|\w*_step|on_\w+|compute_\w+|configure_\w+|setup|teardown|prepare_\w+|"
+                               r"collate\w*|call|run|main|train|fit_\w+|hook\w*|\w+_hook)$")
+
+
+def _public_api_method(facts: Facts, p: Any, loose: list[Any]) -> bool:
+    """A public method of a library class that nothing in the project calls (``SentenceTransformer.old_fit(...,
+    use_amp: bool = False)``: the pre-v3 training loop kept for old scripts): only users call it, so, like a library
+    constructor, it is judged at its defaults. A method: its body calls ``self.<something>``; public: no leading ``_``, not a
+    name a framework calls with its own arguments, and not called anywhere in the project under any receiver."""
+    name = p.func
+    if name.startswith("_") or _FRAMEWORK_CALLED.match(name) or loose:
+        return False
+    ff = facts.files.get(p.path)
+    return ff is not None and any(c.name.startswith("self.") and p.start <= c.line <= p.end for c in ff.calls)
 
 
 def _popped_flag(facts: Facts, name: str, call: Call) -> tuple[bool | None, list[Any]]:

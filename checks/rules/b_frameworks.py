@@ -21,7 +21,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Facts, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import backend_unselected, uses_hf_trainer
+from ._helpers import backend_unselected, class_at, hf_trainer_subclasses, uses_hf_trainer
 from .a_parallelism import (
     DS_REF_NAMES,
     FAIRSEQ2_DP,
@@ -302,6 +302,24 @@ class B3Accelerate(Check):
         Example({"train.py": "from accelerate import Accelerator\naccelerator = Accelerator(mixed_precision='bf16')\n"
                  "model, opt, dl = accelerator.prepare(model, opt, dl)\naccelerator.backward(loss)\n"}, U, "accelerator loop"),
         Example({"run.sh": "accelerate launch --num_processes 8 train.py --config cfg.yaml\n"}, U, "accelerate launch"),
+        Example({"mylib/trainer.py": (  # sentence-transformers 6.3: the Trainer subclass prepares its own train loader
+            "from torch.utils.data import DataLoader\nfrom transformers import Trainer\n\n\n"
+            "class EmbeddingTrainer(Trainer):\n"
+            "    def get_train_dataloader(self):\n"
+            "        self.accelerator.even_batches = False\n"
+            "        loader = DataLoader(self.train_dataset, batch_size=self.args.train_batch_size, collate_fn=self.data_collator)\n"
+            "        self._train_dataloader = self.accelerator.prepare(loader)\n"
+            "        return self._train_dataloader\n"),
+            "pyproject.toml": "[project]\nname = 'mylib'\ndependencies = ['transformers>=5']\n\n"
+                              "[project.optional-dependencies]\ntrain = ['datasets', 'accelerate>=1.3.0']\n"},
+            U, "a transformers Trainer subclass preparing its loader with the Trainer's Accelerator"),
+        Example({"mylib/loops.py": (
+            "class EvalLoop:\n"
+            "    def run(self, loader):\n"
+            "        loader = self.accelerator.prepare(loader)\n"
+            "        return [self.model(**batch) for batch in loader]\n"),
+            "pyproject.toml": "[project]\nname = 'mylib'\ndependencies = ['accelerate>=1.3.0']\n"},
+            N, "self.accelerator.prepare in a class that is no Trainer and builds no Accelerator: not shown to drive training"),
         Example({"train.py": "from accelerate import init_empty_weights\nwith init_empty_weights():\n    model = build()\n"}, N, "helper only"),
         Example({"requirements.txt": "accelerate>=0.30\n"}, N, "dependency only"),
         Example({"train.py": "# from accelerate import Accelerator\n# accelerator = Accelerator()\nimport torch\n"}, N, "commented out"),
@@ -332,6 +350,13 @@ class B3Accelerate(Check):
         used += [x for x in _real([*f.calls("accelerate.commands.launch.launch_command"),
                                    *f.refs("accelerate.commands.launch.launch_command")])
                  if x.name == "accelerate.commands.launch.launch_command"]
+        # a subclass of transformers' Trainer handing its own loop's pieces to the Trainer's Accelerator
+        # (``self._train_dataloader = self.accelerator.prepare(self._build_dataloader(...))``): the HF Trainer runs on
+        # Accelerate, and this subclass drives it itself
+        subclasses = hf_trainer_subclasses(f) if drive and not used else set()
+        # (not ``prepare_model(ref_model, evaluation_mode=True)``: a frozen reference/reward/teacher model for inference)
+        used += [c for c in drive if c.name.startswith("self.accelerator.") and c.short in ("prepare", "backward", "accumulate")
+                 and "evaluation_mode" not in c.kwargs and class_at(f, c.path, c.line) in subclasses][:3]
         partial: list[Any] = []
         if accs and not drive:
             partial = accs

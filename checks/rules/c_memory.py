@@ -10,6 +10,7 @@ from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Expr, Facts, Field, Setting, as_number, truthy
+from ..facts.types import ParamDefault
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _SERVE_PATH, CONFIG_CALLEE, recipe_files
@@ -262,6 +263,38 @@ torchrun --nproc_per_node=4 --master_port=<your_random_port> train.py \\
 """
 
 
+#: sentence-transformers 6.3-shaped: a public model class keeps its pre-v3 training loop as ``old_fit(..., use_amp=False)``, which
+#: nothing in the package calls; the documented path is the HF Trainer subclass with the default (fp32) TrainingArguments
+_LEGACY_FIT = {
+    "mylib/fit_mixin.py": (
+        "import torch\nfrom torch import nn\n\n\n"
+        "class FitMixin:\n"
+        "    def old_fit(self, train_objectives, epochs: int = 1, optimizer_class=torch.optim.AdamW, use_amp: bool = False):\n"
+        "        if use_amp:\n"
+        "            scaler = torch.amp.GradScaler('cuda')\n"
+        "        self.to(self.device)\n"
+        "        optimizers = [optimizer_class(loss.parameters(), lr=2e-5) for _, loss in train_objectives]\n"
+        "        for epoch in range(epochs):\n"
+        "            for (loader, loss_model), optimizer in zip(train_objectives, optimizers):\n"
+        "                for features, labels in loader:\n"
+        "                    if use_amp:\n"
+        "                        with torch.autocast(device_type=self.device.type):\n"
+        "                            loss_value = loss_model(features, labels)\n"
+        "                        scaler.scale(loss_value).backward()\n"
+        "                        scaler.step(optimizer)\n"
+        "                        scaler.update()\n"
+        "                    else:\n"
+        "                        loss_model(features, labels).backward()\n"
+        "                        optimizer.step()\n"
+        "                    optimizer.zero_grad()\n"),
+    "mylib/trainer.py": (
+        "from transformers import Trainer\n\n\n"
+        "class EmbeddingTrainer(Trainer):\n"
+        "    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):\n"
+        "        return self.loss(*self.collect_features(inputs))\n"),
+}
+
+
 @register
 class C1MixedPrecision(Check):
     id = "C1"
@@ -389,6 +422,11 @@ class C1MixedPrecision(Check):
         Example(_autocast_lib(""), N, "autocast only when autocast_precision (None by default) is given"),
         Example(_autocast_lib(", autocast_precision=DType.bfloat16"), U, "the builder passes autocast_precision"),
         Example(_AMP_LOOP_BF16_MODEL, U, "FP16 amp loop with a GradScaler; one model autocasts to BF16 in its forward"),
+        Example(_LEGACY_FIT, N, "autocast and GradScaler only under use_amp=False of a public legacy fit method nothing calls"),
+        Example({**_LEGACY_FIT, "scripts/train_nli.py": (
+            "from mylib.model import EmbeddingModel\n\nmodel = EmbeddingModel('bert-base-uncased')\n"
+            "model.old_fit(train_objectives=[(loader, loss)], epochs=1, use_amp=True)\n")},
+                U, "the same legacy loop called by a shipped script with use_amp=True"),
         Example({  # trinity-rft 0.6.0 utils/stream_saver.py: bytes per element of each safetensors dtype
             "myrl/utils/stream_saver.py": 'DTYPE_ELEMENT_SIZE: dict[str, int] = {\n    "F16": 2,\n    "BF16": 2,\n    "F32": 4,\n}\n',
             "myrl/train.py": "for batch in loader:\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n",
@@ -464,7 +502,12 @@ class C1MixedPrecision(Check):
 
         autocast = [c for c in f.calls("torch.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast")
                     if truthy(c.kwargs.get("enabled", True)) is not False and live(c)]
+        # a GradScaler under an off switch (``if use_amp: scaler = torch.amp.GradScaler()`` with ``use_amp: bool = False``) is not
+        # in effect either when no autocast is left in effect; beside a live autocast it belongs to that FP16 loop (LAVIS
+        # ``if amp:`` read off by the recipe vote while ``autocast(enabled=use_amp)`` runs)
         scaler = f.calls("GradScaler", "ShardedGradScaler")
+        if not autocast:
+            scaler = [c for c in scaler if live(c)]
         mp_policy = [c for c in f.calls("MixedPrecision", "MixedPrecisionPolicy") if live(c)]
         halves = [c for c in f.calls("half", "bfloat16") if (c.name.startswith("?") or "." in c.name) and not guard_off(f, c)
                   and not _inference_file(f, c.path) and not _ROPE_TABLE.match(c.text)]
@@ -504,7 +547,8 @@ class C1MixedPrecision(Check):
             if not disabled and gated:
                 x = gated[0]
                 detail = (f"mixed-precision code (autocast / FSDP MixedPrecisionPolicy) runs only under a switch that is off: "
-                          f"{getattr(x, 'key', '')} = {getattr(x, 'value', None)} at {x.path}:{x.line}")
+                          f"{getattr(x, 'key', None) or getattr(x, 'name', '')} = {getattr(x, 'value', None)} at {x.path}:{x.line}"
+                          + (f" (a parameter of {x.func}() that nothing in the project passes)" if isinstance(x, ParamDefault) else ""))
                 return Outcome(N, evs(gated), detail, {"precision": "fp32"})
             return Outcome(N, evs(disabled), detail, {"precision": "fp32"})
         only_manual_fp16 = autocast and not scaler and all(_is_low_dtype(c.kwargs.get("dtype", "")) == "fp16" for c in autocast) and not (
@@ -1575,6 +1619,63 @@ _GA_KEYS = (
 )
 _BATCH_PAIRS = (("global_batch_size", "micro_batch_size"), ("train_batch_size", "train_micro_batch_size_per_gpu"),
                 ("global_train_batch_size", "device_train_microbatch_size"))
+#: hooks registered on a tensor's or module's gradient: they run inside a ``backward()`` the loop already made
+_GRAD_HOOK_CALLS = ("register_hook", "register_full_backward_hook")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def _in_grad_hook(f: Facts, c: Call) -> bool:
+    """A ``no_sync`` inside a gradient hook (``loss.register_hook(partial(_backward_hook, ...))``), or in a helper only such a
+    hook calls: GradCache-style losses (sentence-transformers' ``Cached*`` losses) replay one batch's mini-batches inside the
+    loss's own backward and defer DDP's all-reduce until the replay ends; that is part of one loss's backward pass, not the
+    training loop accumulating micro-batches before an optimizer step."""
+    hooked = {w for h in f.calls(*_GRAD_HOOK_CALLS) for a in h.args for w in _IDENT.findall(str(getattr(a, "text", a)))}
+    if not hooked or not c.func:
+        return False
+    if c.func in hooked:
+        return True
+    callers = [x for x in f.calls(c.func) if x.func != c.func and x.short == c.func]
+    return bool(callers) and all(x.func in hooked for x in callers)
+
+
+#: sentence-transformers 6.3-shaped GradCache loss: the loss caches the embeddings' gradients, then a hook on the loss replays the
+#: mini-batches inside its backward, each under DDP ``no_sync``; ``{hook}`` is how the replay is reached
+_GRADCACHE_LOSS = {
+    "mylib/losses/cached_mnrl.py": (
+        "from contextlib import nullcontext\nfrom functools import partial\n\nimport torch\nfrom torch import nn\n"
+        "from torch.nn.parallel import DistributedDataParallel\n\n\n"
+        "def _backward_hook(grad_output, sentence_features, loss_obj):\n"
+        "    model = loss_obj.model\n"
+        "    for feature, grads in zip(sentence_features, loss_obj.cache):\n"
+        "        no_sync = model.no_sync if isinstance(model, DistributedDataParallel) else nullcontext\n"
+        "        for begin, grad in zip(range(0, len(feature['input_ids']), loss_obj.mini_batch_size), grads):\n"
+        "            with no_sync():\n"
+        "                reps = loss_obj.embed_minibatch(feature, begin)\n"
+        "                torch.dot(reps.flatten(), grad.flatten()).mul(grad_output).backward()\n\n\n"
+        "class CachedMultipleNegativesRankingLoss(nn.Module):\n"
+        "    def __init__(self, model, mini_batch_size=32):\n"
+        "        super().__init__()\n        self.model = model\n        self.mini_batch_size = mini_batch_size\n"
+        "        self.cache = None\n\n"
+        "    def forward(self, sentence_features, labels):\n"
+        "        reps = [self.embed_all(feature) for feature in sentence_features]\n"
+        "        loss = self.calculate_loss_and_cache_gradients(reps)\n"
+        "{hook}"
+        "        return loss\n"),
+    "mylib/trainer.py": (
+        "from transformers import Trainer\n\n\n"
+        "class EmbeddingTrainer(Trainer):\n"
+        "    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):\n"
+        "        features, labels = self.collect_features(inputs)\n"
+        "        return self.loss(features, labels)\n"),
+}
+_HOOKED = "        loss.register_hook(partial(_backward_hook, sentence_features=sentence_features, loss_obj=self))\n"
+_CALLED = "        loss.backward()\n        _backward_hook(torch.ones_like(loss), sentence_features, self)\n"
+
+
+def _gradcache_loss(hook: str = _HOOKED) -> dict[str, str]:
+    return {k: v.replace("{hook}", hook) for k, v in _GRADCACHE_LOSS.items()}
+
+
 #: fairseq2 0.8.1: the trainer accumulates under no_sync as many batches as its accumulation section says (1 by default)
 _GA_SECTION = {
     "fairseq2/recipe/config.py": (
@@ -1930,6 +2031,9 @@ class C5GradientAccumulation(Check):
         Example(_GA_SECTION, N, "accumulation section left at 1 batch; the loop only supports it"),
         Example({**_GA_SECTION, "recipes/llama3_8b_sft.yaml": "trainer:\n  grad_accumulation:\n    num_batches: 4\n"}, U,
                 "a recipe accumulates 4 batches"),
+        Example(_gradcache_loss(), N, "DDP no_sync inside a GradCache loss's backward hook (mini-batch replay within one loss), "
+                "with the HF Trainer's gradient_accumulation_steps left at 1"),
+        Example(_gradcache_loss(_CALLED), U, "the same no_sync replay called from the loss's forward: read as accumulation"),
         Example({  # megatron-core 0.19.2 MimoModel: a wrapper's no_sync forwards to its inner DDP modules
             "megatron/core/models/mimo/model/base.py": (
                 "from contextlib import ExitStack, contextmanager\n\n\nclass MimoModel:\n    @contextmanager\n    def no_sync(self):\n"
@@ -2005,7 +2109,7 @@ class C5GradientAccumulation(Check):
         # DDP no_sync / Fabric no_backward_sync / accelerate accumulate exist only to accumulate
         # (not a wrapper's own ``no_sync`` delegating to its inner modules: megatron-core's MimoModel.no_sync)
         hooks = [c for c in f.calls("no_sync", "no_backward_sync", "accumulate") if (c.short != "accumulate" or "accelerator" in c.name.lower())
-                 and c.func != c.short]
+                 and c.func != c.short and not _in_grad_hook(f, c)]
         if used:
             return Outcome(U, [f.ev(x) for x in used + code + hooks], f"gradient accumulation over {int(n or 0)} micro-batches",
                            {"gradient_accumulation_steps": int(n or 0)})

@@ -28,8 +28,10 @@ from ._helpers import (
     hook_built_batches,
     hook_fed_loaders,
     inputs_replaced,
+    parse_expr,
     uses_hf_trainer,
 )
+from .d_compute import attention_sites
 from .e_comm import megatron_launches
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -412,6 +414,9 @@ def _params_dict_value(f: Facts, c: Call, name: str) -> list[_Value]:
     entries = [e for e in f.config(name) if e.path == c.path and e.fmt == "python" and 0 <= c.line - e.line <= 40
                and (len(e.keys) == 1 or (len(e.keys) == 2 and f"**{e.keys[0]}" in c.text))]
     if not entries:
+        entries = [e for e in f.config(name) if e.path == c.path and e.fmt == "python" and len(e.keys) == 2
+                   and f"**{e.keys[0]}" in c.text and 40 < c.line - e.line <= _SAME_BODY_LINES and _same_body(f, c, e.line)]
+    if not entries:
         entries = _helper_dict_entries(f, c, name)
     if not entries:
         return []
@@ -426,6 +431,21 @@ def _params_dict_value(f: Facts, c: Call, name: str) -> list[_Value]:
             return [_Value(HF_DEFAULTS[ref], _ev(e, key=e.dotted, value=HF_DEFAULTS[ref]), False)]
         return [_Value(v, _ev(e, key=e.dotted, value=v.text), True)]
     return [_Value(v, _ev(e, key=e.dotted, value=v), True)]
+
+
+#: how far above ``DataLoader(ds, **params)`` the ``params = {...}`` dict of the same function body may sit (sentence-transformers
+#: 6.3 ``_build_dataloader``: the dict, then 60 lines of sampler branches that add ``batch_sampler``, then the loader)
+_SAME_BODY_LINES = 150
+
+
+def _same_body(f: Facts, c: Call, line: int) -> bool:
+    """Whether ``line`` lies in the body of the function that makes call ``c``: a call of that function sits at or above
+    ``line`` and every call between ``line`` and ``c`` is made by that same function (no other ``def`` in between)."""
+    if not c.func:
+        return False
+    inside = [x for x in f.calls_in([c.path]) if x.line <= c.line and x.line >= line - 5]
+    return (any(x.func == c.func and x.line <= line + 1 for x in inside)
+            and all(x.func == c.func for x in inside if x.line >= line))
 
 
 def _helper_dict_entries(f: Facts, c: Call, name: str) -> list[Any]:
@@ -489,6 +509,12 @@ _HOOK_FED = ("no data loader feeds the training batches: the Trainer's input hoo
              "device from host lists (e.g. rollout token ids); its DataLoader only hands it raw rows (prompts)")
 
 
+def _built_for_train_hook(f: Facts, c: Call) -> bool:
+    """Loader call ``c`` sits in a helper of its file that the file's ``get_train_dataloader`` calls (``self.helper(...)``)."""
+    return bool(c.func) and c.func != "get_train_dataloader" and any(
+        x.path == c.path and x.func == "get_train_dataloader" and x.name in (c.func, f"self.{c.func}") for x in f.calls(c.func))
+
+
 def training_loaders(ctx: Context) -> list[_Loader]:
     """The data loaders that feed training (or every loader when none is clearly a training one)."""
     f = ctx.facts
@@ -499,7 +525,9 @@ def training_loaders(ctx: Context) -> list[_Loader]:
     skip = {(c.path, ln) for c in calls if not _CONFIG_CLASS.search(c.short)
             for ln in (c.line, *(c.kw_line(k) for k in ("num_workers", "pin_memory", "prefetch_factor") if k in c.kwargs))}
     real_ids = {id(c) for c in f.calls(*_REAL_LOADERS)}
-    overrides_hf = any(c.func == "get_train_dataloader" for c in calls)
+    # the Trainer subclass builds its train loader itself: in ``get_train_dataloader`` or in the helper it calls
+    # (sentence-transformers ``get_train_dataloader`` -> ``self._build_dataloader(...)`` -> ``DataLoader(...)``)
+    overrides_hf = any(c.func == "get_train_dataloader" or _built_for_train_hook(f, c) for c in calls)
     fed: list[Call] = []  # loaders that only hand raw rows to a Trainer hook building the batches on the device
     for c in calls:
         if c.func == "get_train_dataloader" and hook_built_batches(f, c.path):
@@ -1977,6 +2005,78 @@ _NANOGPT_LOOP = (
 )
 
 
+#: sentence-transformers 6.3-shaped: a Trainer subclass builds its loaders from a ``dataloader_params`` dict that reads the HF
+#: ``TrainingArguments`` fields, then spends 60 lines choosing a batch sampler before ``DataLoader(dataset, **dataloader_params)``
+_FAR_PARAMS_TRAINER = (
+    "import torch\nfrom datasets import Dataset, DatasetDict, IterableDataset\n"
+    "from torch.utils.data import BatchSampler, ConcatDataset, DataLoader, RandomSampler, SequentialSampler\n"
+    "from transformers import Trainer\n\n\n"
+    "class EmbeddingTrainer(Trainer):\n"
+    "    def _build_dataloader(self, dataset, batch_size, dataset_kind):\n"
+    "        generator = torch.Generator()\n"
+    "        if self.args.seed is not None:\n"
+    "            generator.manual_seed(self.args.seed)\n\n"
+    "        dataloader_params = {\n"
+    "            'collate_fn': self.data_collator,\n"
+    "            'num_workers': {workers},\n"
+    "            'pin_memory': self.args.dataloader_pin_memory,\n"
+    "            'persistent_workers': self.args.dataloader_persistent_workers,\n"
+    "            'prefetch_factor': self.args.dataloader_prefetch_factor,\n"
+    "        }\n\n"
+    "        if isinstance(dataset, IterableDataset):\n"
+    "            dataloader_params.update(\n"
+    "                {\n"
+    "                    'batch_size': batch_size,\n"
+    "                    'drop_last': self.args.dataloader_drop_last,\n"
+    "                }\n"
+    "            )\n"
+    "        elif isinstance(dataset, DatasetDict):\n"
+    "            samplers = []\n"
+    "            for sub_dataset in dataset.values():\n"
+    "                sampler = RandomSampler(sub_dataset, generator=generator)\n"
+    "                samplers.append(\n"
+    "                    BatchSampler(\n"
+    "                        sampler,\n"
+    "                        batch_size=batch_size,\n"
+    "                        drop_last=self.args.dataloader_drop_last,\n"
+    "                    )\n"
+    "                )\n"
+    "            dataset = ConcatDataset(dataset.values())\n"
+    "            dataloader_params['batch_sampler'] = self.get_multi_dataset_batch_sampler(\n"
+    "                dataset=dataset,\n"
+    "                batch_samplers=samplers,\n"
+    "                generator=generator,\n"
+    "                seed=self.args.seed,\n"
+    "            )\n"
+    "        elif isinstance(dataset, Dataset):\n"
+    "            if dataset_kind == 'train':\n"
+    "                sampler = RandomSampler(dataset, generator=generator)\n"
+    "            else:\n"
+    "                sampler = SequentialSampler(dataset)\n"
+    "            dataloader_params['batch_sampler'] = BatchSampler(\n"
+    "                sampler,\n"
+    "                batch_size=batch_size,\n"
+    "                drop_last=self.args.dataloader_drop_last,\n"
+    "            )\n"
+    "        else:\n"
+    "            raise ValueError(\n"
+    "                f'Unsupported `{{dataset_kind}}_dataset` type. '\n"
+    "                'Use a Dataset, DatasetDict, or IterableDataset.'\n"
+    "            )\n\n"
+    "        return DataLoader(dataset, **dataloader_params)\n\n"
+    "    def get_train_dataloader(self):\n"
+    "        if self.train_dataset is None:\n"
+    "            raise ValueError('Training requires a train_dataset.')\n"
+    "        return self.accelerator.prepare(\n"
+    "            self._build_dataloader(self.train_dataset, self.args.train_batch_size, dataset_kind='train')\n"
+    "        )\n"
+)
+
+
+def _far_params_trainer(workers: str = "self.args.dataloader_num_workers") -> dict[str, str]:
+    return {"mylib/trainer.py": _FAR_PARAMS_TRAINER.replace("{workers}", workers)}
+
+
 @register
 class F2Prefetch(_DataCheck):
     id = "F2"
@@ -2043,6 +2143,9 @@ class F2Prefetch(_DataCheck):
                 "    dataloader_kwargs = {'num_workers': config.num_workers, 'prefetch_factor': config.prefetch_factor, 'batch_size': 8}\n"
                 "    return ParallelAwareDataloader(dataset, dp_rank=dp_rank, dp_world_size=dp_world_size, **dataloader_kwargs)\n"),
         }, U, "loader kwargs from a config whose num_workers default is 4: PyTorch's default prefetch"),
+        Example(_far_params_trainer(), N, "a Trainer subclass's loader dict, 60 lines above its DataLoader, reads the HF "
+                "dataloader_num_workers (default 0): nothing is prefetched"),
+        Example(_far_params_trainer("4"), U, "the same loader dict with four workers: PyTorch's default prefetch"),
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=8, prefetch_factor=4)\n"}, U, "explicit"),
         Example({"train.yaml": "dataloader_num_workers: 8\ndataloader_prefetch_factor: 2\n", "train.py": "from transformers import Trainer\ntrainer = Trainer(model=m, args=a)\n"}, U, "hf yaml"),
         Example({"input.py": "import tensorflow as tf\nds = tf.data.TFRecordDataset(files, num_parallel_reads=tf.data.AUTOTUNE)\nds = ds.batch(64).prefetch(tf.data.AUTOTUNE)\n"}, U, "tf.data"),
@@ -3243,6 +3346,41 @@ _PACK_HELPER = {
 }
 
 
+#: sentence-transformers 6.3-shaped: the input module flattens text batches with ``DataCollatorWithFlattening`` only after an early
+#: return unless FlashAttention-2 was requested; ``{attn}`` is the ``model_kwargs`` the trainer's model is loaded with
+_FLASH_GATED_FLATTEN = {
+    "mylib/modules/transformer.py": (
+        "from torch import nn\nfrom transformers import AutoModel, DataCollatorWithFlattening\n\n\n"
+        "class Transformer(nn.Module):\n"
+        "    def __init__(self, model_name_or_path, model_kwargs=None):\n"
+        "        super().__init__()\n"
+        "        self.auto_model = AutoModel.from_pretrained(model_name_or_path, **(model_kwargs or {}))\n"
+        "        self.config = self.auto_model.config\n"
+        "        self.data_collator = None\n"
+        "        self.can_flatten_inputs = self._can_flatten_inputs()\n\n"
+        "    def _is_flash_attention_requested(self):\n"
+        "        return getattr(self.config, '_attn_implementation', None) == 'flash_attention_2'\n\n"
+        "    def _can_flatten_inputs(self):\n"
+        "        if not self._is_flash_attention_requested():\n"
+        "            return False\n"
+        "        self.data_collator = DataCollatorWithFlattening(return_flash_attn_kwargs=True, return_position_ids=True)\n"
+        "        return True\n\n"
+        "    def tokenize(self, texts):\n"
+        "        if self.can_flatten_inputs:\n"
+        "            return self.data_collator([self.tokenizer(t) for t in texts])\n"
+        "        return self.tokenizer(texts, padding=True, truncation='longest_first', return_tensors='pt')\n"),
+    "mylib/train.py": (
+        "from transformers import Trainer\nfrom mylib.modules.transformer import Transformer\n\n\n"
+        "def train(args, dataset):\n"
+        "    model = Transformer('BAAI/bge-base-en-v1.5'{attn})\n"
+        "    Trainer(model=model, args=args, train_dataset=dataset).train()\n"),
+}
+
+
+def _flash_gated_flatten(attn: str = "") -> dict[str, str]:
+    return {k: v.replace("{attn}", attn) for k, v in _FLASH_GATED_FLATTEN.items()}
+
+
 @register
 class F7SequencePacking(_DataCheck):
     id = "F7"
@@ -3478,6 +3616,10 @@ class F7SequencePacking(_DataCheck):
             "trainer = Trainer(model=model, args=TrainingArguments(output_dir=\"out\", per_device_train_batch_size=8),\n"
             "                  train_dataset=train_ds, data_collator=collator)\ntrainer.train()\n")}, P,
             "DataCollatorWithFlattening: padding removed, samples not packed"),
+        Example(_flash_gated_flatten(), N, "the flattening collator is built only when FlashAttention-2 was requested, and no "
+                "model asks for it (SDPA): batches stay padded"),
+        Example(_flash_gated_flatten(", model_kwargs={'attn_implementation': 'flash_attention_2'}"), P,
+                "the same flattening collator with the model loaded for FlashAttention-2: padding removed"),
         Example({p: t.format(on="true") for p, t in _UNPAD_WRAPPER.items()}, P,
                 "flash-attn unpad_input on the token ids of each micro-batch: padding removed, not packed"),
         Example({p: t.format(on="false") for p, t in _UNPAD_WRAPPER.items()}, N, "unpad_input behind a switch that is off"),
@@ -3666,7 +3808,8 @@ class F7SequencePacking(_DataCheck):
                            {"packing": False, "remove_padding": True})
         # ``DataCollatorWithFlattening`` concatenates each batch into one row for flash-attention varlen kernels: the same
         # padding removal, with as many samples per batch as the batch size says
-        flatten = [c for c in f.calls(*_UNPAD_CALLS) if not _in_tests(c.path) and not guard_off(f, c)]
+        flatten = [c for c in f.calls(*_UNPAD_CALLS) if not _in_tests(c.path) and not guard_off(f, c)
+                   and not _needs_unchosen_flash(f, c)]
         # flash-attn's ``unpad_input`` applied to the token ids before the model runs (``sequences_fwd, ... =
         # unpad_input(sequences.unsqueeze(-1), attention_mask=attention_mask)`` then ``self.model(sequences_fwd,
         # position_ids=...)``): the whole forward skips padding; on q/k/v inside an attention layer it does not
@@ -3740,6 +3883,29 @@ _UNPAD_CALLS = ("DataCollatorWithFlattening",)
 _DYN_BSZ_KEYS = ("dyn_bsz", "use_dynamic_bsz", "dynamic_batching", "use_dynamic_batching")
 #: padding-free concatenation of a batch into one varlen row, with cu_seqlens taken from the per-sample position ids
 _FLAT_FA_CALLS = ("prepare_fa_kwargs_from_position_ids", "DataCollatorWithFlattening")
+
+
+#: a test of whether FlashAttention was asked for (``self._is_flash_attention_requested()``, ``is_flash_attn_enabled(config)``)
+_FLASH_TEST = re.compile(r"(?i)(^|[._])(is_|uses?_)?_?flash_?(attn|attention)\w*$")
+
+
+def _needs_unchosen_flash(f: Facts, c: Call) -> bool:
+    """Call ``c`` runs only when a FlashAttention test passes (its guard, early returns included, requires
+    ``self._is_flash_attention_requested()``: sentence-transformers 6.3 builds ``DataCollatorWithFlattening`` only then) and
+    nothing in the project chooses a FlashAttention kernel (D1's attention sites find no ``flash_attention_2/3``)."""
+    node = parse_expr(c.guard) if c.guard else None
+    if node is None:
+        return False
+    needs = False
+    for t in node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]:
+        neg = False
+        while isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+            neg, t = not neg, t.operand
+        if neg or not isinstance(t, ast.Call):
+            continue
+        fn = t.func.attr if isinstance(t.func, ast.Attribute) else t.func.id if isinstance(t.func, ast.Name) else ""
+        needs = needs or bool(_FLASH_TEST.search(fn))
+    return needs and not ({"flash_attention_2", "flash_attention_3"} & attention_sites(f)[2])
 
 
 def _dynamic_packing(f: Facts) -> list[Evidence]:

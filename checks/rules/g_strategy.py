@@ -43,6 +43,35 @@ def _live(f: Facts, calls: list[Call]) -> list[Call]:
     return [c for c in calls if not guard_off(f, c)]
 
 
+def _menu_choice(guard: str | None) -> tuple[str, str] | None:
+    """The ``name == "constant"`` an ``if``/``elif`` branch requires (``scheduler == "warmupcosine"``), if any."""
+    node = parse_expr(guard) if guard else None
+    if node is None:
+        return None
+    for t in node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]:
+        if (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq) and isinstance(t.left, ast.Name)
+                and isinstance(t.comparators[0], ast.Constant) and isinstance(t.comparators[0].value, str)):
+            return t.left.id, t.comparators[0].value
+    return None
+
+
+def _unresolved_menu(f: Facts, calls: list[Call]) -> list[Call]:
+    """Scheduler builders of a menu dispatched on a string whose value nothing resolves (sentence-transformers' legacy
+    ``_get_scheduler(optimizer, scheduler: str, ...)``: ``if scheduler == "constantlr": ... elif scheduler == "warmupcosine":
+    return get_cosine_schedule_with_warmup(...)``): three or more branches of one function on one variable, none of them
+    switched off by a known value. Any one of them is an option, not the run's schedule."""
+    groups: dict[tuple[str, str | None, str], list[tuple[Call, str]]] = {}
+    for c in calls:
+        choice = _menu_choice(c.guard)
+        if choice:
+            groups.setdefault((c.path, c.func, choice[0]), []).append((c, choice[1]))
+    out: list[Call] = []
+    for members in groups.values():
+        if len({v for _, v in members}) >= 3 and not any(guard_off(f, c) for c, _ in members):
+            out += [c for c, _ in members]
+    return out
+
+
 def _top_keys(f: Facts, path: str) -> set[str]:
     ff = f.files.get(path)
     if ff is None:
@@ -233,9 +262,16 @@ def _g1_scan(f: Facts) -> _Sched:
             r.decay.append(e)
         if not warm and not decay:
             r.constant.append(e)
+    # a menu of scheduler builders dispatched on a string nothing resolves: neither its schedules nor its warmups are the run's
+    hf_sched = f.calls(*_HF_SCHED_FUNCS)
+    menu_calls = _unresolved_menu(f, hf_sched)
+    menu = {id(c) for c in menu_calls}
+    menu_lines = {(c.path, ln) for c in menu_calls for ln in (c.line, *(c.kw_line(k) for k in c.kwargs))}
     # warmup amounts
     for names, strict in ((_WARMUP_STRICT, True), (_WARMUP_LOOSE, False)):
         for s in f.effective(*names):
+            if (s.path, s.line) in menu_lines:
+                continue
             short = _call_short_of(s)
             if short and (not _LR_CALL.search(short) or short == "schedule"):
                 continue  # e.g. torch.profiler.schedule(warmup=1)
@@ -265,7 +301,7 @@ def _g1_scan(f: Facts) -> _Sched:
             if n and n > 0:
                 r.decay.append(s)
     # scheduler calls
-    for c in _live(f, f.calls(*_HF_SCHED_FUNCS)):
+    for c in _live(f, [c for c in hf_sched if id(c) not in menu]):
         _hf_sched_call(f, c, r)
     for c in _live(f, f.calls("OneCycleLR")):
         r.warm.append(c)
@@ -569,6 +605,32 @@ def _annealing_trainer(guard: str) -> dict[str, str]:
     }
 
 
+#: sentence-transformers 6.3-shaped: the legacy fit API's scheduler menu, dispatched on a string that nothing in the package
+#: passes; the training path is a Trainer subclass left at transformers' defaults
+_SCHED_MENU = {
+    "mylib/schedulers.py": (
+        "import transformers\n\n\n"
+        "def _get_scheduler(optimizer, scheduler: str, warmup_steps: int, t_total: int):\n"
+        "    scheduler = scheduler.lower()\n"
+        "    if scheduler == 'constantlr':\n"
+        "        return transformers.get_constant_schedule(optimizer)\n"
+        "    elif scheduler == 'warmupconstant':\n"
+        "        return transformers.get_constant_schedule_with_warmup(optimizer, num_warmup_steps=warmup_steps)\n"
+        "    elif scheduler == 'warmuplinear':\n"
+        "        return transformers.get_linear_schedule_with_warmup(\n"
+        "            optimizer, num_warmup_steps=warmup_steps, num_training_steps=t_total\n        )\n"
+        "    elif scheduler == 'warmupcosine':\n"
+        "        return transformers.get_cosine_schedule_with_warmup(\n"
+        "            optimizer, num_warmup_steps=warmup_steps, num_training_steps=t_total\n        )\n"
+        "    raise ValueError(f'Unknown scheduler {scheduler}')\n"),
+    "mylib/trainer.py": (
+        "from transformers import Trainer\n\n\n"
+        "class EmbeddingTrainer(Trainer):\n"
+        "    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):\n"
+        "        return self.loss(*self.collect_features(inputs))\n"),
+}
+
+
 @register
 class G1LRSchedule(Check):
     id = "G1"
@@ -607,6 +669,15 @@ class G1LRSchedule(Check):
         "shell": "--lr-decay-style cosine --lr-warmup-fraction 0.01 --min-lr 1e-5\n",
     }
     examples = (
+        Example(_SCHED_MENU, P, "a scheduler menu dispatched on a string nothing passes is an option; the Trainer's default "
+                "linear decay without warmup is the run's"),
+        Example({**_SCHED_MENU, "mylib/train.py": (
+            "from mylib.schedulers import _get_scheduler\n\n\n"
+            "def build(optimizer, total):\n"
+            "    scheduler = 'warmupcosine'\n"
+            "    if scheduler == 'warmupcosine':\n"
+            "        return _get_scheduler(optimizer, scheduler, warmup_steps=500, t_total=total)\n")},
+                U, "the same menu called with a warmup of 500 steps"),
         Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\ntemplate: llama2\n"
                  "lr_scheduler_type: cosine\nwarmup_ratio: 0.03\nlearning_rate: 2.0e-5\n"}, U, "hf yaml cosine + warmup"),
         Example({"ds_config.json": '{\n  "train_batch_size": 256,\n  "scheduler": {\n    "type": "WarmupDecayLR",\n'
