@@ -24,9 +24,14 @@ SMALL_BYTES = 2048
 
 _JSON_KEY = re.compile(rb'"(?:[^"\\\n]|\\.){0,200}"\s*:')
 _JSON_INT_KEY = re.compile(rb'"\s*-?\d+\s*"\s*:')
-_YAML_KEY = re.compile(rb"^[ \t-]*(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[^\s:#'\"{}\[\],&*!|>%@`-][^:\n#]{0,200}?):(?:[ \t]|$)", re.M)
-_YAML_INT_KEY = re.compile(rb"^[ \t-]*(?:\"-?\d+\"|'-?\d+'|-?\d+)[ \t]*:(?:[ \t]|$)", re.M)
-_NUMBER = re.compile(rb"(?<![\w.\"'])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.\"'])")
+# The patterns start with a literal or a character set, so that the regex engine skips to the places where a match can start
+# instead of trying one at each of a head's 8,192 positions: a key pattern's line start is the line break before it (the
+# head is searched with a line break put before it; no match takes a line break, so none is taken from the next match),
+# and a number's "not after a word character" is tested behind its first character, a sign or a digit (the ``.`` is
+# that character: never a line break). The same counts as ``^...`` with ``re.M`` and ``(?<![\w.\"'])-?\d+``.
+_YAML_KEY = re.compile(rb"\n[ \t-]*(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[^\s:#'\"{}\[\],&*!|>%@`-][^:\n#]{0,200}?):(?:[ \t]|$)", re.M)
+_YAML_INT_KEY = re.compile(rb"\n[ \t-]*(?:\"-?\d+\"|'-?\d+'|-?\d+)[ \t]*:(?:[ \t]|$)", re.M)
+_NUMBER = re.compile(rb"[-\d](?<![\w.\"'].)(?:(?<=-)\d+|(?<=\d)\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.\"'])")
 
 
 def _shape(head: bytes, key: re.Pattern[bytes], int_key: re.Pattern[bytes]) -> str | None:
@@ -57,4 +62,4 @@ def data_reason(kind: str, size: int, head: bytes) -> str | None:
             if body in {b"{", b"[", b'"'} or body[:1].isdigit() or body == b"-":
                 return "data: a top-level JSON array of records or values (a dataset)"
         return _shape(head, _JSON_KEY, _JSON_INT_KEY)
-    return _shape(head, _YAML_KEY, _YAML_INT_KEY)
+    return _shape(b"\n" + head, _YAML_KEY, _YAML_INT_KEY)  # the line break before the first line (see _YAML_KEY)
