@@ -68,3 +68,21 @@ def test_yaml_scalars_from_the_scan_table_keep_their_types() -> None:
     assert by["f"] != by["f"]  # a NaN, made for this file
     drop_tables(strings)
     assert all(isinstance(k, (str, Expr, tuple)) for k in strings)
+
+
+def test_a_yaml_file_leaves_no_loader_behind_with_the_collector_paused() -> None:
+    import gc
+
+    import yaml
+
+    from checks.facts.configs import _Loader
+
+    gc.collect()
+    gc.disable()  # as during a scan's extraction: only reference counting frees
+    try:
+        for i in range(3):
+            extract_file(f"c{i}.yaml", b"model:\n  layers: 24\n  bf16: true\nlist: [1, 2]\n", strings={})
+        left = [o for o in gc.get_objects() if isinstance(o, (_Loader, yaml.Node))]
+    finally:
+        gc.enable()
+    assert left == []
