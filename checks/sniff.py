@@ -24,9 +24,14 @@ SMALL_BYTES = 2048
 
 _JSON_KEY = re.compile(rb'"(?:[^"\\\n]|\\.){0,200}"\s*:')
 _JSON_INT_KEY = re.compile(rb'"\s*-?\d+\s*"\s*:')
-_YAML_KEY = re.compile(rb"^[ \t-]*(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[^\s:#'\"{}\[\],&*!|>%@`-][^:\n#]{0,200}?):(?:[ \t]|$)", re.M)
-_YAML_INT_KEY = re.compile(rb"^[ \t-]*(?:\"-?\d+\"|'-?\d+'|-?\d+)[ \t]*:(?:[ \t]|$)", re.M)
-_NUMBER = re.compile(rb"(?<![\w.\"'])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.\"'])")
+# The patterns start with a literal or a character set, so that the regex engine skips to the places where a match can start
+# instead of trying one at each of a head's 8,192 positions: a key pattern's line start is the line break before it (the
+# head is searched with a line break put before it; no match takes a line break, so none is taken from the next match),
+# and a number's "not after a word character" is tested behind its first character, a sign or a digit (the ``.`` is
+# that character: never a line break). The same counts as ``^...`` with ``re.M`` and ``(?<![\w.\"'])-?\d+``.
+_YAML_KEY = re.compile(rb"\n[ \t-]*(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[^\s:#'\"{}\[\],&*!|>%@`-][^:\n#]{0,200}?):(?:[ \t]|$)", re.M)
+_YAML_INT_KEY = re.compile(rb"\n[ \t-]*(?:\"-?\d+\"|'-?\d+'|-?\d+)[ \t]*:(?:[ \t]|$)", re.M)
+_NUMBER = re.compile(rb"[-\d](?<![\w.\"'].)(?:(?<=-)\d+|(?<=\d)\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.\"'])")
 
 
 def _shape(head: bytes, key: re.Pattern[bytes], int_key: re.Pattern[bytes]) -> str | None:
@@ -36,6 +41,9 @@ def _shape(head: bytes, key: re.Pattern[bytes], int_key: re.Pattern[bytes]) -> s
         int_keys = len(int_key.findall(head))
         if int_keys * 2 >= keys:
             return f"data: {int_keys} of the first {keys} keys are step/row numbers (golden values or metrics)"
+    # each number holds a digit of its own: with fewer digits than the verdict needs numbers, they are not counted
+    if len(head) - len(head.translate(None, b"0123456789")) < max(256, 10 * max(keys, 1)):
+        return None
     numbers = len(_NUMBER.findall(head))
     if numbers >= 256 and numbers >= 10 * max(keys, 1):
         return f"data: {numbers} numbers against {keys} keys in the first {HEAD_BYTES} bytes (numeric arrays)"
@@ -57,4 +65,4 @@ def data_reason(kind: str, size: int, head: bytes) -> str | None:
             if body in {b"{", b"[", b'"'} or body[:1].isdigit() or body == b"-":
                 return "data: a top-level JSON array of records or values (a dataset)"
         return _shape(head, _JSON_KEY, _JSON_INT_KEY)
-    return _shape(head, _YAML_KEY, _YAML_INT_KEY)
+    return _shape(b"\n" + head, _YAML_KEY, _YAML_INT_KEY)  # the line break before the first line (see _YAML_KEY)

@@ -91,12 +91,20 @@ _USAGE_NAME = re.compile(r"(^|_)(HELP|USAGE|EPILOG|DOC)(_|$)|^__doc__$", re.I)
 _MULTI_NODE_WORDS = ("nnodes", "NNODES", "NUM_NODES", "num_nodes", "num-nodes", "num_machines", "num-machines", "SBATCH", "hostfile", "srun")
 
 
+def _may_name_nodes(text: str) -> bool:
+    """Whether ``text`` has a piece of every one of :data:`_MULTI_NODE_WORDS` (``nodes`` of ``num_nodes``, ``NODES``,
+    ``machines``...): six substring scans that let 97 % of a repository's Python files skip the ten of the words
+    (Megatron-LM: 0.09 -> 0.07 s)."""
+    return "nodes" in text or "NODES" in text or "machines" in text or "SBATCH" in text or "hostfile" in text or "srun" in text
+
+
 def extract_usage_hints(path: str, text: str, tree: ast.Module | None, out: FileFacts) -> None:
     """Multi-node launches documented in a Python tool's usage text: the module docstring, or a string assigned to a
     ``*_HELP*``/``USAGE``/``EPILOG`` name at module level or inside a module-level function (xtuner entry_point.py:45 ``NPROC_PER_NODE=$NGPUS NNODES=$NNODES
     ... xtuner dist_train``). Prose, as a README is: a hint, never a launch."""
     # substring tests first: a regex alternation over every Python file's text cost 0.1 s on Megatron-LM
-    if tree is None or not any(w in text for w in _MULTI_NODE_WORDS) or _TOOL_PATH.search("/".join(path.rsplit("/", 2)[-2:])):
+    if tree is None or not _may_name_nodes(text) or not any(w in text for w in _MULTI_NODE_WORDS) \
+            or _TOOL_PATH.search("/".join(path.rsplit("/", 2)[-2:])):
         return
     lines = text.splitlines()
     spans: list[tuple[int, int]] = []

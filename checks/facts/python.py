@@ -11,6 +11,7 @@ from typing import Any
 from .docs_md import extract_usage_hints
 from .py_launch import TORCHX_DDP, Pending, finish, word_pieces
 from .types import (
+    _LINE_INTS,
     RETURNED_DICT,
     ArgOption,
     Assign,
@@ -27,13 +28,16 @@ from .types import (
     ParamDefault,
     PathLiteral,
     Ref,
+    expr_table,
     share_kwargs,
     share_tuple,
     share_value,
+    shared_line,
 )
-from .types import (
-    shared_line as _ln,
-)
+
+#: a line number's shared int (:func:`shared_line`) as a C call: :func:`extract_python` extends the table past the file's
+#: last line before its walk, so every node's line is in it
+_ln = _LINE_INTS.__getitem__
 
 #: a project helper that sets one environment variable: ``set_env_var(name, value)``, ``setenv``, ``set_environ_var``
 _SET_ENV_HELPER = re.compile(r"^_?(set_?env(iron(ment)?)?(_?var(iable)?)?|export_env(_var)?)$", re.I)
@@ -57,13 +61,19 @@ _NO_KW_LINES: dict[str, int] = {}
 #: nodes (a third of all nodes), which have no handler; skipping them is the same traversal, faster
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "level", "kind", "type_comment", "conversion", "is_async", "simple", "asname"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}  # see _every_node
 _Name, _Constant, _Load, _Attribute = ast.Name, ast.Constant, ast.Load, ast.Attribute
+#: the node classes besides ``Constant`` that :func:`_const` may fold into a value
+_CONST_SHAPES = frozenset({ast.UnaryOp, ast.List, ast.Tuple, ast.Set, ast.BinOp})
 
 
 def _const(node: ast.AST) -> Any:
     """The constant value of a literal node, or ``_NO_VALUE``."""
-    if isinstance(node, ast.Constant):
-        return node.value
+    cls = node.__class__  # the parser makes no subclasses of its node classes: the class is the test isinstance makes
+    if cls is _Constant:
+        return node.value  # type: ignore[attr-defined]
+    if cls not in _CONST_SHAPES:  # a call, a name, a subscript...: most nodes asked, answered by one set lookup
+        return _NO_VALUE
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         v = _const(node.operand)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -167,6 +177,7 @@ class _Dispatch(dict):  # type: ignore[type-arg]
 
 
 _STMT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+_STMT_FIELDS_OF: dict[type, tuple[str, ...]] = {}  # node class -> those of _STMT_FIELDS it has, in that order
 #: a ``for`` whose target may continue on the next line (``for (a,`` / ``for [`` / ``for`` at a line's end)
 #: (both start with the literal ``for``, the word boundary before it checked behind: the regex engine then skips ahead to each
 #: ``for`` instead of trying a match at every position, 10x faster on a function's text)
@@ -195,21 +206,28 @@ def _statements(node: ast.AST) -> Iterator[ast.AST]:
     while todo:
         n = todo.pop()
         yield n
-        for field in _STMT_FIELDS:
-            sub = getattr(n, field, None)
+        fields = _STMT_FIELDS_OF.get(n.__class__)
+        if fields is None:
+            fields = _STMT_FIELDS_OF[n.__class__] = tuple(f for f in _STMT_FIELDS if f in n._fields)
+        for field in fields:  # most statements have none (an assignment, a call): no getattr at all
+            sub = getattr(n, field)
             if sub:
                 todo.extend(sub)
 
 
 def _every_node(node: ast.AST) -> Iterator[ast.AST]:
-    """Every node under ``node`` (itself included), as ``ast.walk`` yields them but in another order and without a generator
-    per node: for questions whose answer is a set."""
+    """Every node under ``node`` (itself included) but the contexts and operators (``Load``, ``Add``: leaves no question
+    asks about), as ``ast.walk`` yields them but in another order and without a generator per node: for questions whose
+    answer is a set."""
     todo = [node]
     AST = ast.AST
     while todo:
         n = todo.pop()
         yield n
-        for field in n._fields:
+        fields = _NODE_FIELDS.get(n.__class__)
+        if fields is None:  # the fields that may hold a node other than a context or operator (an except's ``type`` may)
+            fields = _NODE_FIELDS[n.__class__] = tuple(f for f in n._fields if f == "type" or f not in _LEAF_FIELDS)
+        for field in fields:
             v = getattr(n, field, None)
             if v.__class__ is list:
                 todo.extend(x for x in v if isinstance(x, AST))
@@ -223,7 +241,7 @@ class _Extractor(ast.NodeVisitor):
         self._texts: dict[int, str] = {}
         self._strings = strings if strings is not None else {}  # equal texts share one object (see extract_python)
         self._guards: dict[tuple[str, ...], str] = {}
-        self._exprs: dict[tuple[str, str | None, str | None], Expr] = {}
+        self._exprs = expr_table(self._strings)  # the scan's, not the file's: a hit needs no Expr hashed (see expr)
         # the tokenizer's line breaks only (splitlines also splits on \f, \x1c, \u2028...); without a \r, that is "\n"
         self.lines = source.split("\n") if "\r" not in source else _LINE_BREAK.split(source)
         self.out = out
@@ -782,14 +800,15 @@ class _Extractor(ast.NodeVisitor):
         _DISPATCH[node.target.__class__](self, node.target)
 
     def _assign_target(self, t: ast.AST, value_node: ast.AST, line: int) -> None:
-        if isinstance(t, ast.Name) and not self.func_stack and not self.class_stack and isinstance(value_node, (ast.Name, ast.Attribute)) \
+        tc = t.__class__  # exact classes (the parser makes no subclasses), as in _rebound
+        if tc is _Name and not self.func_stack and not self.class_stack and value_node.__class__ in (_Name, _Attribute) \
                 and self.is_imported_root(value_node):
             # a module-level alias of an imported name (fairseq2 ``DDPModule: TypeAlias = DDP`` after ``from
             # torch.nn.parallel import DistributedDataParallel as DDP``): calls through it resolve like the import
             dotted = self.dotted(value_node)
             if dotted:
                 self.aliases[t.id] = dotted
-        if isinstance(t, ast.Name):
+        if tc is _Name:
             if self.signature_stack and t.id in self.signature_stack[-1][0]:
                 self.signature_stack[-1][1].add(t.id)
             if self.func_stack:
@@ -827,7 +846,7 @@ class _Extractor(ast.NodeVisitor):
                     self.none_locals[-1][1].add(t.id)
             if isinstance(value_node, ast.Dict):
                 self._dict_literal(value_node, (t.id,))
-        elif isinstance(t, ast.Attribute):
+        elif tc is _Attribute:
             target = self.dotted(t) or self._strings.setdefault(f"?.{t.attr}", f"?.{t.attr}")
             self.out.attr_assigns.append(
                 AttrAssign(
@@ -837,7 +856,7 @@ class _Extractor(ast.NodeVisitor):
                     guard=self._guard_text() if self.guard_stack else None,
                 )
             )
-        elif isinstance(t, ast.Subscript):
+        elif tc is ast.Subscript:
             # os.environ["NCCL_IB_DISABLE"] = "0"
             if (self.dotted(t.value) or "").endswith("os.environ"):
                 key = _const(t.slice)
@@ -856,8 +875,8 @@ class _Extractor(ast.NodeVisitor):
                         ConfigEntry(self.path, line, share_tuple((owner, key), self._strings), _scalar(v), "python", self.text(line),
                                     self._guard_text() if self.guard_stack else None)
                     )
-        elif isinstance(t, (ast.Tuple, ast.List)):
-            for e in t.elts:
+        elif tc is ast.Tuple or tc is ast.List:
+            for e in t.elts:  # type: ignore[attr-defined]
                 if isinstance(e, ast.Name):
                     self._bind(self.scopes[-1], e.id, _NO_VALUE)
 
@@ -1068,6 +1087,7 @@ def extract_python(path: str, text: str, out: FileFacts, strings: dict[str, str]
         out.error = f"Python syntax error{f' at line {line}' if line else ''}: {getattr(exc, 'msg', str(exc))}"
         return
     ex = _Extractor(path, text, out, strings)
+    shared_line(len(ex.lines) + 1)  # every line of the file has its shared int: ``_ln`` is a plain lookup
     try:
         ex.visit(tree)
     except RecursionError:

@@ -409,9 +409,37 @@ def share_kwargs(d: dict[str, Any], strings: dict[Any, Any]) -> dict[str, Any]:
     return table.setdefault(tuple(key), d)
 
 
+#: the key, in a scan's table, of its expressions by ``(text, dotted, ref)`` (see :func:`expr_table`)
+_EXPRS = object()
+
+
+def expr_table(strings: dict[Any, Any]) -> dict[tuple[str, str | None, str | None], Expr]:
+    """The scan's expressions by their ``(text, dotted, ref)`` tuple: a tuple of strings is hashed in C, an :class:`Expr`
+    by its dataclass ``__hash__`` in Python, so an expression seen again in another file is found without hashing one."""
+    table = strings.get(_EXPRS)
+    if table is None:
+        table = strings[_EXPRS] = {}
+    return table  # type: ignore[no-any-return]
+
+
+#: the key, in a scan's table, of its YAML scalars' values by ``(tag, text)`` (see checks.facts.configs._yaml_scalar)
+_YAML_SCALARS = object()
+
+
+def yaml_scalar_table(strings: dict[Any, Any]) -> dict[tuple[str, str], Any]:
+    """The scan's constructed YAML scalars by their resolved tag and text."""
+    table = strings.get(_YAML_SCALARS)
+    if table is None:
+        table = strings[_YAML_SCALARS] = {}
+    return table  # type: ignore[no-any-return]
+
+
 def drop_tables(strings: dict[Any, Any]) -> None:
-    """Free what a scan's table keeps only while facts are made (the keys of its keyword mappings)."""
+    """Free what a scan's table keeps only while facts are made (the keys of its keyword mappings, expressions and YAML
+    scalars)."""
     strings.pop(_KWARGS, None)
+    strings.pop(_EXPRS, None)
+    strings.pop(_YAML_SCALARS, None)
 
 
 RECORD_LISTS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths",
