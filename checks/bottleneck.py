@@ -425,12 +425,19 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         multi = [x for x in launches if _nodes(x) > 1]
         if len(launches) > 1 and len(multi) < len(launches) and (multi or sites):
             k = max(len(multi), len(sites))
-            en = f"{k} launch setting(s) run on several nodes (up to {n} at `{src}`), next to single-node ones"
-            zh = f"有 {k} 处启动设置跨多个节点运行（最多 {n} 个，`{src}`），其余为单机"
+            up_to = f"up to {n} at `{src}`" if p.num_nodes else f"at `{src}`"
+            up_to_zh = f"最多 {n} 个，`{src}`" if p.num_nodes else f"`{src}`"
+            en = f"{k} launch setting(s) run on several nodes ({up_to}), next to single-node ones"
+            zh = f"有 {k} 处启动设置跨多个节点运行（{up_to_zh}），其余为单机"
             positive = k * 2 > len(launches)
         else:
             where = f" (`{src}`)" if src else ""
-            en, zh = f"training spans {n} nodes{where}", f"训练跨 {n} 个节点{where}"
+            if p.notes.get("nodes_unresolved"):  # the count is the job's (``--nnode={{ nodes }}``): several, not a number
+                value = str(p.notes["nodes_unresolved"])[:60]
+                en, zh = f"training spans several nodes{where}, the count set when the job starts ({value})", \
+                    f"训练跨多个节点{where}，节点数在作业启动时给出（{value}）"
+            else:
+                en, zh = f"training spans {n} nodes{where}", f"训练跨 {n} 个节点{where}"
             positive = bool(src)
         out.append(Signal(
             Bottleneck.COMMUNICATION, 2,

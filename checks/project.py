@@ -1102,8 +1102,13 @@ def _not_training_script(facts: Facts, path: str) -> bool:
     return bool(ff.launches) and all(x.launcher in _SERVING_LAUNCHERS for x in ff.launches)
 
 
+#: torchrun's node-count flag as launches spell it (argparse takes the prefix ``--nnode``: picotron's Slurm template)
+_NNODES_KEYS = ("nnodes", "nnode")
+
+
 def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset()) -> None:
     nodes: list[tuple[float, str]] = []
+    unresolved_at: dict[str, str] = {}  # where a multi-node launch leaves its node count to the environment -> that value
     gpus: list[float] = []
     for launch in facts.launches():
         if _not_training_script(facts, launch.path):
@@ -1113,18 +1118,22 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
         documented = launch.path.endswith(_DOC_EXT)
         for k, v in {**launch.launcher_args}.items():
             n = as_number(v) if not isinstance(v, str) or ":" not in v else as_number(v.split(":")[-1])
-            if k in {"nnodes", "num_nodes", "num_machines"} and n and not documented:
+            if k in {"nnodes", "nnode", "num_nodes", "num_machines"} and n and not documented:
                 nodes.append((n, f"{launch.path}:{launch.line}"))
             if k in {"nproc_per_node", "num_gpus", "gpus", "num_processes", "nproc-per-node"} and n:
                 gpus.append(n)
         # a rendezvous address or node rank with a node count left to the environment ($NNODES): multi-node;
         # ``--nnodes 1 --master_addr localhost`` is not
-        nn = launch.launcher_args.get("nnodes")
+        nn = next((launch.launcher_args[k] for k in _NNODES_KEYS if k in launch.launcher_args), None)
         unresolved = nn is not None and as_number(str(nn).split(":")[-1]) is None
         if documented:
             continue
-        if "hostfile" in launch.launcher_args or (unresolved and ("master_addr" in launch.launcher_args or "node_rank" in launch.launcher_args)):
+        if "hostfile" in launch.launcher_args or (unresolved and any(k in launch.launcher_args for k in ("master_addr", "node_rank", "rdzv_endpoint"))):
             nodes.append((2, f"{launch.path}:{launch.line}"))
+            counted = any(as_number(str(launch.launcher_args.get(k, "")).split(":")[-1])
+                          for k in ("nnodes", "nnode", "num_nodes", "num_machines"))
+            if not counted:  # ``deepspeed --num_nodes 2 --hostfile hostfile`` gives its count
+                unresolved_at[f"{launch.path}:{launch.line}"] = str(nn) if unresolved else "a hostfile"
         # a model-parallel group larger than one node's GPUs (Megatron ``--tensor-model-parallel-size 8
         # --pipeline-model-parallel-size 16`` with ``--nproc_per_node 8``) can only run across nodes
         per_node = as_number(launch.launcher_args.get("nproc_per_node"))
@@ -1171,6 +1180,11 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
         p.notes["multi_node_sites"] = sorted({w for n, w in nodes if n > 1})
     p.num_gpus = int(max(gpus)) if gpus else None
     p.multi_node = bool(p.num_nodes and p.num_nodes > 1)
+    if top and top[1] in unresolved_at and not any(n >= 2 and w not in unresolved_at for n, w in nodes):
+        # two is the least such a launch can mean, not its count: multi-node with no number (the overview says the count is
+        # set when the job starts; a global batch or a world size is not computed from it)
+        p.notes["nodes_unresolved"] = unresolved_at[top[1]]
+        p.num_nodes = None
     # multi-node launches documented in prose only (README ``torchrun --nnodes 2``, ``NNODES=2 llamafactory-cli``):
     # documented, not configured, so ``multi_node`` stays false and the overview says where the docs describe it
     if not p.multi_node:

@@ -126,6 +126,9 @@ def _overview(ctx: _Ctx, fold: Fold) -> dict[str, Any]:
 
 def _nodes(p: Any, t: Mapping[str, str]) -> str:
     """Multi-node training as configured (a launch or config), or as documented only (a README command)."""
+    if p.multi_node and p.notes.get("nodes_unresolved"):
+        return t["nodes_unresolved"].format(value=code(clip(str(p.notes["nodes_unresolved"]), 60), 80),
+                                            where=code(str(p.notes.get("nodes_source", "")), 120))
     if p.multi_node and p.num_nodes:
         return t["nodes_configured"].format(n=p.num_nodes, where=code(str(p.notes.get("nodes_source", "")), 120))
     documented = p.notes.get("multi_node_documented")
