@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .facts import ConfigEntry, Facts, Setting, as_number, truthy
+from .facts import Call, ConfigEntry, Facts, Setting, as_number, truthy
 from .facts.types import DocHint
 from .guard_value import excludes
 from .model import Project
@@ -641,6 +641,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     p.finetunes = bool(
         p.alignment  # preference/RL/distillation training starts from a pretrained model
         or (facts.calls("from_pretrained") and not _only_tokenizer_loads(facts))
+        or own_pretrained_loader(facts) is not None
         or "peft" in p.frameworks or "trl" in p.frameworks or "llamafactory" in p.frameworks or "axolotl" in p.frameworks
         # set by a config or launch, not an argparse/dataclass default (Megatron defines ``--finetune``, default off);
         # Megatron's ``--load`` resumes pre-training and says nothing about fine-tuning
@@ -1046,6 +1047,26 @@ def _looks_llm(facts: Facts, p: Project) -> bool:
         or {"transformers", "megatron", "vllm", "trl", "nanotron", "torchtune", "axolotl", "llamafactory"} & set(p.frameworks)
         or facts.settings("vocab_size", "n_layer", "num_hidden_layers")
     )
+
+
+#: calls that read a checkpoint's weights into a model (``bmt.load(model, path)``, ``model.load_state_dict(torch.load(path))``)
+_WEIGHT_LOADS = ("torch.load", "bmtrain.load", "safetensors.torch.load_file", "safetensors.torch.load_model", "load_state_dict",
+                 "load_checkpoint")
+#: generation, conversion, evaluation or tokenizer/config files: a weight load there is not the trained model's
+_NOT_MODEL_FILE = re.compile(r"generat|sampl|convert|conversion|export|eval|infer|chat|serve|server|demo|bench|"
+                             r"tokeni[sz]er|processor|config", re.I)
+
+
+def own_pretrained_loader(facts: Facts) -> Call | None:
+    """A weight load inside the project's own ``from_pretrained`` (a model library's ``BaseModel.from_pretrained`` that builds
+    the model from its config and reads the checkpoint into it, ModelCenter's ``bmt.load(model, .../pytorch_model.pt)``): the
+    project loads pretrained weights into the models it trains, even when every ``from_pretrained`` call it makes itself is a
+    tokenizer's or config's. Not in a test or a generation/conversion/evaluation/tokenizer/config file."""
+    for c in facts.calls(*_WEIGHT_LOADS):
+        if (c.func or "").rsplit(".", 1)[-1] == "from_pretrained" and not _TEST_PATH_RE.search(c.path) \
+                and not _NOT_MODEL_FILE.search(c.path.rsplit("/", 1)[-1]):
+            return c
+    return None
 
 
 def _only_tokenizer_loads(facts: Facts) -> bool:

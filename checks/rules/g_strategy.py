@@ -32,7 +32,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Container, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import _ALIGN_TRAINERS, _ALIGN_WORDS, _MULTIMODAL_FAMILIES
+from ..project import _ALIGN_TRAINERS, _ALIGN_WORDS, _MULTIMODAL_FAMILIES, own_pretrained_loader
 from ._helpers import HF_TRAINERS, callers_off, evs, guard_flags, guard_off, parse_expr, set_under_off_branch, uses_hf_trainer
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -1009,6 +1009,8 @@ def _weights_only_for_side_use(ctx: Context) -> list[Call] | None:
              and not _TOKENIZER_LOAD.search(f"{c.name} {c.path.rsplit('/', 1)[-1]}")]
     if not all(_SIDE_USE.search(c.path.rsplit("/", 1)[-1]) or _SIDE_USE.search(c.func or "") for c in loads):
         return None
+    if own_pretrained_loader(f):
+        return None
     if any(_FINETUNE_PATH.search(path) for path in f.files if not _TESTS_PATH.search(path)):
         return None
     ft = [s for s in f.settings("finetuning_type", "lora_r", "lora_rank", "adapter", "pretrained_checkpoint", "finetune")
@@ -1490,6 +1492,21 @@ class G4LoRA(Check):
                 "from transformers import AutoModelForCausalLM\n"
                 "def generate(prompt):\n    model = AutoModelForCausalLM.from_pretrained('gpt2')\n    return model.generate(prompt)\n"),
         }, Status.NA, "weights loaded only for conversion and sampling"),
+        Example({  # a model library whose own BaseModel.from_pretrained reads the checkpoint into the model it builds
+            "mylib/model/basemodel.py": (
+                "import os\nimport torch\nfrom .config import Config\n\n\nclass BaseModel(torch.nn.Module):\n"
+                "    @classmethod\n    def from_pretrained(cls, path):\n        config = Config.from_pretrained(path)\n"
+                "        model = cls(config)\n        model.load_state_dict(torch.load(os.path.join(path, 'pytorch_model.pt')))\n"
+                "        return model\n"),
+            "mylib/tokenizer/bert_tokenizer.py": (
+                "from transformers import BertTokenizer as HFBertTokenizer\n\n\nclass BertTokenizer:\n"
+                "    @classmethod\n    def from_pretrained(cls, name):\n        return HFBertTokenizer.from_pretrained(name)\n"),
+            "mylib/trainer.py": (
+                "import torch\n\n\ndef train(model, loader, lr=1e-5):\n"
+                "    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)\n"
+                "    for batch in loader:\n        loss = model(**batch).loss\n        loss.backward()\n"
+                "        optimizer.step()\n        optimizer.zero_grad()\n"),
+        }, N, "the library's own from_pretrained loads weights: full fine-tuning"),
         Example({
             "pretrain.py": (
                 "import torch\nfrom model import GPT, GPTConfig\nmodel = GPT(GPTConfig(n_layer=12, n_head=12, n_embd=768))\n"
