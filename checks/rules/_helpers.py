@@ -84,6 +84,15 @@ def uses_hf_trainer(facts: Facts) -> list[Any]:
     return sites
 
 
+def hf_sites_training_first(facts: Facts) -> list[Any]:
+    """:func:`uses_hf_trainer`'s sites with those of a script that runs a trainer's ``train()`` (``trainer.train()``) first:
+    of the ``HfArgumentParser`` calls of a package's drivers (encode, search, train), the training script's is the one
+    whose defaults the run takes; the others parse the same arguments to encode or retrieve."""
+    sites = uses_hf_trainer(facts)
+    runs = {c.path for c in facts.calls("train") if "." in c.name and "trainer" in c.name.rsplit(".", 1)[0].lower()}
+    return sorted(sites, key=lambda x: x.path not in runs)
+
+
 #: the HF Trainer methods it runs on every micro-batch: a subclass overriding them runs its own code there
 HF_STEP_HOOKS = frozenset({"compute_loss", "training_step"})
 _CLASS_STMT = re.compile(r"class\s+(\w+)\s*\(")

@@ -199,6 +199,61 @@ def _inference_file(f: Facts, path: str) -> bool:
     return ff is not None and not any(_TRAIN_STEP_CALLS.match(c.short) for c in ff.calls)
 
 
+#: transformers ``TrainingArguments`` switches of mixed precision (both default False)
+_HF_PRECISION_FLAGS = ("fp16", "bf16")
+
+
+def _hf_precision_flag_off(f: Facts, c: Any) -> list[Any]:
+    """An autocast/GradScaler under an HF ``TrainingArguments`` precision switch that nothing sets (``with
+    torch.cuda.amp.autocast() if training_args.fp16 else nullcontext():``, ``if self.args.bf16:``): transformers' default
+    False applies, when the project builds its arguments from ``TrainingArguments`` (an ``HfArgumentParser``, an HF args
+    class or trainer: :func:`uses_hf_trainer`) and no launch flag, config key, call keyword or field of its own gives the
+    name a value (a call forwarding the same attribute, ``GradCache(fp16=self.args.fp16)``, is no value). The guard must
+    read the attribute of an arguments object (``X.fp16``), as the whole condition or one and-term, not negated; a bare
+    local name is the project's own variable. The default as a setting at the call's line."""
+    node = parse_expr(c.guard) if getattr(c, "guard", None) else None
+    if node is None:
+        return []
+    terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    for t in terms:
+        if not (isinstance(t, ast.Attribute) and t.attr in _HF_PRECISION_FLAGS):
+            continue
+        name = t.attr
+        valued = [s for s in f.effective(name) if not (isinstance(s.value, Expr) and s.value.ref == name)]
+        if valued or f.config(name) or any(x.name == name for x in f.fields(name)) or not uses_hf_trainer(f):
+            continue
+        return [Setting(name, HF_DEFAULTS[name], c.path, c.line, "field-default", c.guard, f"TrainingArguments.{name}", 0)]
+    return []
+
+
+#: Tevatron 0.1.0's shape: a retrieval toolkit's drivers parse transformers' ``TrainingArguments`` (a subclass) with
+#: ``HfArgumentParser``; the training driver runs the HF Trainer, the encoding driver autocasts only under ``fp16``, which nothing
+#: in the package sets (a GradCache trainer forwards ``fp16=self.args.fp16``): FP32 training at transformers' defaults
+_HF_FP16_DRIVERS = {
+    "mylib/arguments.py": ("from dataclasses import dataclass, field\n\nfrom transformers import TrainingArguments\n\n\n"
+                           "@dataclass\nclass DenseTrainingArguments(TrainingArguments):\n"
+                           "    grad_cache: bool = field(default=False)\n"),
+    "mylib/driver/encode.py": ("from contextlib import nullcontext\n\nimport torch\nfrom transformers import HfArgumentParser\n\n"
+                               "from mylib.arguments import DenseTrainingArguments\n\n\n"
+                               "def main():\n    (training_args,) = HfArgumentParser((DenseTrainingArguments,)).parse_args_into_dataclasses()\n"
+                               "    for batch in loader:\n"
+                               "        with torch.cuda.amp.autocast() if training_args.fp16 else nullcontext():\n"
+                               "            with torch.no_grad():\n                reps.append(model(**batch).cpu())\n"),
+    "mylib/driver/train.py": ("from transformers import HfArgumentParser\n\nfrom mylib.arguments import DenseTrainingArguments\n"
+                              "from mylib.trainer import DenseTrainer, GCTrainer\n\n\n"
+                              "def main():\n    parser = HfArgumentParser((DenseTrainingArguments,))\n"
+                              "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+                              "    trainer_cls = GCTrainer if training_args.grad_cache else DenseTrainer\n"
+                              "    trainer = trainer_cls(model=build_model(), args=training_args, train_dataset=load_data())\n"
+                              "    trainer.train()\n"),
+    "mylib/trainer.py": ("from grad_cache import GradCache\nfrom transformers import Trainer\n\n\nclass DenseTrainer(Trainer):\n"
+                         "    def compute_loss(self, model, inputs):\n        return model(**inputs).loss\n\n\n"
+                         "class GCTrainer(DenseTrainer):\n"
+                         "    def __init__(self, *args, **kwargs):\n        super().__init__(*args, **kwargs)\n"
+                         "        self.gc = GradCache(models=[self.model], chunk_sizes=[4], fp16=self.args.fp16, scaler=self.scaler)\n"),
+}
+
+
 def _inference_load(f: Facts, s: Setting) -> bool:
     """A dtype passed to a call of an inference module (see :func:`_inference_file`)."""
     return s.source == "call" and _inference_file(f, s.path)
@@ -437,6 +492,9 @@ class C1MixedPrecision(Check):
         Example(_inference_reranker("# torch_dtype=torch.bfloat16,"), N,
                 "bf16/fp16 only in the inference package's reranker (a model served under no_grad), the fine-tuning loader stays FP32"),
         Example(_inference_reranker("torch_dtype=torch.bfloat16,"), U, "the fine-tuning loader itself loads the model in BF16"),
+        Example(_HF_FP16_DRIVERS, N, "autocast only under the HF fp16 switch, which keeps transformers' default False"),
+        Example({**_HF_FP16_DRIVERS, "scripts/train.sh": "torchrun --nproc_per_node 8 -m mylib.driver.train --fp16 --output_dir out\n"},
+                U, "the launch turns the HF fp16 switch on"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -496,7 +554,7 @@ class C1MixedPrecision(Check):
         gated: list = []
 
         def live(c: Any) -> bool:
-            gate = guard_off(f, c) or callers_off(f, c, hops=3)
+            gate = guard_off(f, c) or callers_off(f, c, hops=3) or _hf_precision_flag_off(f, c)
             gated.extend(g for g in gate if g not in gated)
             return not gate
 
@@ -548,9 +606,13 @@ class C1MixedPrecision(Check):
                 x = gated[0]
                 detail = (f"mixed-precision code (autocast / FSDP MixedPrecisionPolicy) runs only under a switch that is off: "
                           f"{getattr(x, 'key', None) or getattr(x, 'name', '')} = {getattr(x, 'value', None)} at {x.path}:{x.line}"
-                          + (f" (a parameter of {x.func}() that nothing in the project passes)" if isinstance(x, ParamDefault) else ""))
+                          + (f" (a parameter of {x.func}() that nothing in the project passes)" if isinstance(x, ParamDefault) else "")
+                          + (" (transformers' default; nothing in the project sets it)"
+                             if isinstance(x, Setting) and x.key.startswith("TrainingArguments.") and x.rank == 0 else ""))
                 return Outcome(N, evs(gated), detail, {"precision": "fp32"})
-            return Outcome(N, evs(disabled), detail, {"precision": "fp32"})
+            # a precision switch left at transformers' default beside an explicit fp32 setting: both are the evidence
+            hf_off = [x for x in gated if isinstance(x, Setting) and x.key.startswith("TrainingArguments.") and x.rank == 0]
+            return Outcome(N, evs(disabled + hf_off), detail, {"precision": "fp32"})
         only_manual_fp16 = autocast and not scaler and all(_is_low_dtype(c.kwargs.get("dtype", "")) == "fp16" for c in autocast) and not (
             on(f.effective("fp16", "bf16")) or f.config("fp16.enabled", "bf16.enabled") or mp_policy
         )

@@ -33,7 +33,17 @@ from ..base import Check, Context, register
 from ..facts import Call, Container, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _ALIGN_TRAINERS, _ALIGN_WORDS, _MULTIMODAL_FAMILIES, own_pretrained_loader
-from ._helpers import HF_TRAINERS, callers_off, evs, guard_flags, guard_off, parse_expr, set_under_off_branch, uses_hf_trainer
+from ._helpers import (
+    HF_TRAINERS,
+    callers_off,
+    evs,
+    guard_flags,
+    guard_off,
+    hf_sites_training_first,
+    parse_expr,
+    set_under_off_branch,
+    uses_hf_trainer,
+)
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -362,7 +372,7 @@ def _g1_scan(f: Facts) -> _Sched:
             if e is not None and not any(s.path == path for s in r.no_warm):
                 r.warm.append(e)
                 r.defaults.setdefault(id(e), ("warmup_steps", "3% of steps (axolotl default)"))
-        sites = uses_hf_trainer(f)
+        sites = hf_sites_training_first(f)
         lf = _lf_yamls(f)
         if (sites or lf) and not r.decay and not r.constant:
             site = sites[0] if sites else _first_entry(f, lf[0], "stage")

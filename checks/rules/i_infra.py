@@ -37,6 +37,7 @@ from ._helpers import (
     class_at,
     empty_section_gate,
     guard_off,
+    hf_sites_training_first,
     hf_trainer_subclasses,
     parse_expr,
     section_flag_off,
@@ -1130,8 +1131,9 @@ _EPOCH_TRAIN_CALL = re.compile(r"^_?(train_(one_)?epoch|run_(train_)?epoch|train
 
 
 def _hf_default_site(f: Facts, name: str) -> Evidence | None:
-    """The HF Trainer (or its arguments) whose default for ``name`` applies: the evidence a default-based "sane" cites."""
-    sites = [x for x in uses_hf_trainer(f) if not _TEST_PATH.search(x.path)]
+    """The HF Trainer (or its arguments) whose default for ``name`` applies: the evidence a default-based "sane" cites.
+    A site in a script that runs a trainer's ``train()`` comes first (:func:`hf_sites_training_first`)."""
+    sites = [x for x in hf_sites_training_first(f) if not _TEST_PATH.search(x.path)]
     return Facts.ev(sites[0], key=name, value=HF_DEFAULTS[name]) if sites else None
 
 
