@@ -63,3 +63,35 @@ def test_control_a_shipped_script_loading_a_hub_checkpoint_keeps_the_fine_tuning
     assert audit.project.finetunes
     assert "user_model_trainer" not in audit.project.notes
     assert audit.result("G4").status is Status.UNUSED
+
+
+_DATA_MODULE = {"reftlib/dataset.py": (
+    "import datasets\nfrom torch.utils.data import Dataset\n\n\n"
+    "class SupervisedDataset(Dataset):\n"
+    "    def __init__(self, tokenizer, inputs, outputs):\n"
+    "        self.result = []\n"
+    "        for prompt, answer in zip(inputs, outputs):\n"
+    "            input_ids = tokenizer(prompt + answer, max_length=tokenizer.model_max_length, truncation=True,\n"
+    "                                  return_tensors='pt')['input_ids'][0]\n"
+    "            self.result.append({'input_ids': input_ids})\n\n"
+    "    def __len__(self):\n        return len(self.result)\n\n"
+    "    def __getitem__(self, i):\n        return self.result[i]\n")}
+
+
+def test_a_dataset_tokenized_once_at_start_up_and_kept_in_memory_is_partial():
+    # every example tokenized in the Dataset's ``__init__`` and the ids kept for training, nothing saved (previous rule: F6
+    # unused, the same status as per-sample tokenization; the labels of autotrain, realhf, fschat and pyreft read it partial)
+    f6 = _audit(_DATA_MODULE).result("F6")
+    assert f6.status is Status.PARTIAL
+    assert [(e.path, e.line) for e in f6.evidence] == [("reftlib/dataset.py", 9)]
+    assert "kept in memory" in f6.detail
+
+
+def test_control_a_start_up_pass_that_only_measures_lengths_stays_unused():
+    files = {"reftlib/dataset.py": _DATA_MODULE["reftlib/dataset.py"].replace(
+        "            input_ids = tokenizer(prompt + answer,", "            if len(tokenizer(prompt + answer,").replace(
+        "                                  return_tensors='pt')['input_ids'][0]\n            self.result.append({'input_ids': input_ids})\n",
+        "                                  return_tensors='pt')['input_ids'][0]) < 4096:\n"
+        "                self.result.append({'text': prompt + answer})\n")}
+    assert "if len(tokenizer(" in files["reftlib/dataset.py"]
+    assert _audit(files).result("F6").status is Status.UNUSED
