@@ -663,6 +663,15 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         len(handed_on) < len(steps) or p.finetunes or (p.pretrains and not optional_megatron) or _lightning_steps(facts)
         or facts.launches("torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune")
     )
+    hooks = [] if p.does_training else _trainer_step_hooks(facts)
+    if hooks:
+        # a library of HF Trainer subclasses whose ``Trainer(...).train()`` is its users' script: training code, on a model
+        # the user passes in (the project neither loads nor builds one): cited where the fine-tuning checks are not judged
+        p.does_training = True
+        from .rules._helpers import class_at  # the rules import this module
+
+        c = hooks[0]
+        p.notes["user_model_trainer"] = [f"`{c.func}` of `{class_at(facts, c.path, c.line)}` ({c.path}:{c.line})"]
     if not p.does_training and (handed_on or optional_megatron):
         # what looked like training and is infrastructure around a user's run: cited when the checks are not judged
         sites = [f"`{c.text}` ({c.path}:{c.line})" for c in handed_on[:3]]
@@ -695,6 +704,22 @@ def _lightning_steps(facts: Facts) -> list[Any]:
     training code even when the ``Trainer(...).fit`` that runs it is the user's script, not in the repository."""
     modules = {r.path for r in facts.refs("LightningModule") if r.text.startswith("class ")}
     return [c for c in facts.calls_in(sorted(modules)) if c.func == "training_step"] if modules else []
+
+
+def _trainer_step_hooks(facts: Facts) -> list[Any]:
+    """The calls in ``compute_loss``/``training_step`` of the project's subclasses of an HF/TRL trainer (``class
+    ReftTrainer(Trainer):`` ... ``def compute_loss(self, model, inputs, return_outputs=False): ... = model(**inputs)``):
+    the HF Trainer's loop runs those methods on every micro-batch, so the subclass is training code even when the
+    ``Trainer(...).train()`` that runs it is the user's script, not in the repository (as a LightningModule's
+    ``training_step`` is, :func:`_lightning_steps`)."""
+    from .rules._helpers import HF_STEP_HOOKS, HF_TRAINERS, class_at, hf_trainer_subclasses  # the rules import this module
+
+    subclasses = hf_trainer_subclasses(facts)
+    if not subclasses:
+        return []
+    paths = sorted({r.path for r in facts.refs(*HF_TRAINERS, *subclasses) if r.text.strip().startswith("class ")
+                    and not _TEST_PATH_RE.search(r.path)})
+    return [c for c in facts.calls_in(paths) if c.func in HF_STEP_HOOKS and class_at(facts, c.path, c.line) in subclasses]
 
 
 def _pretrains_only_by_optional_megatron(facts: Facts, p: Project) -> bool:

@@ -1294,6 +1294,11 @@ def _calling_funcs(f: Facts, path: str) -> set[str | None]:
     return found
 
 
+#: a start-up tokenizer call whose ids are kept: the call is the value assigned (``ids = tokenizer(text, ...)["input_ids"]``,
+#: ``tokenized, last = self.tokenize(item)``), not a length measured and dropped (``len(tokenizer(...))``) or a bare call
+_KEPT_TOKENS = re.compile(r"^[\w.\[\]'\"]+(\s*,\s*[\w.\[\]'\"]+)*\s*(\+)?=\s*\[?\s*(?!len\()[\w.]+\(")
+
+
 def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     """Tokenization sites of the training data pipeline by where they run.
 
@@ -2971,8 +2976,9 @@ class F6OfflinePreprocessing(_DataCheck):
         "Where tokenization happens. Used: offline with saved results (`save_to_disk`/`load_from_disk`, LLaMA-Factory "
         "`tokenized_path`, axolotl `dataset_prepared_path`, Megatron `preprocess_data.py` -> `.bin/.idx`, nanoGPT "
         "`prepare.py` -> `train.bin`) or `datasets.map(tokenize, batched=True)` whose Arrow cache is reused across runs. "
-        "Partial: left to the framework (TRL `SFTTrainer`, LLaMA-Factory without `tokenized_path`). Unused: per sample in "
-        "`__getitem__`/a collate function, or the whole dataset tokenized in a Dataset `__init__` on every run (with that line)."
+        "Partial: left to the framework (TRL `SFTTrainer`, LLaMA-Factory without `tokenized_path`), or the whole dataset "
+        "tokenized once at start-up (a Dataset `__init__`) and kept in memory, redone on every run (with that line). Unused: "
+        "per sample in `__getitem__`/a collate function, or a start-up pass that keeps no token ids (a length filter)."
     )
     why = (
         "Tokenizing (and templating) inside `__getitem__`/collate repeats the same CPU work every epoch on every rank and "
@@ -3014,7 +3020,12 @@ class F6OfflinePreprocessing(_DataCheck):
                  "tokenized = raw.map(tokenize_function, batched=True, num_proc=8, remove_columns=['text'])\n"}, U, "cached datasets.map"),
         Example({"train.py": "import json\nfrom torch.utils.data import Dataset\n\nclass SupervisedDataset(Dataset):\n    def __init__(self, path, tokenizer):\n"
                  "        rows = json.load(open(path))\n        self.input_ids = [tokenizer(r['text']).input_ids for r in rows]\n"
-                 "    def __len__(self):\n        return len(self.input_ids)\n"}, N, "whole dataset tokenized in __init__"),
+                 "    def __len__(self):\n        return len(self.input_ids)\n"}, P, "whole dataset tokenized in __init__, kept in memory"),
+        Example({"train.py": "import json\nfrom torch.utils.data import Dataset\n\nclass PromptDataset(Dataset):\n"
+                 "    def __init__(self, path, tokenizer, max_len):\n        rows = json.load(open(path))\n"
+                 "        self.prompts = [r['prompt'] for r in rows\n"
+                 "                        if len(tokenizer.apply_chat_template(r['prompt'], add_generation_prompt=True)) <= max_len]\n"
+                 "    def __len__(self):\n        return len(self.prompts)\n"}, N, "prompts tokenized at start-up only to filter by length"),
         Example({"train.py": "from trl import SFTTrainer, SFTConfig\ntrainer = SFTTrainer(model=model, args=SFTConfig(output_dir='o'), train_dataset=ds)\n"}, P, "trl default"),
         # a library shipping a subclass of TRL's trainer for its users' scripts (unsloth 2025.9 trainer.py): TRL tokenizes
         Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n"}, P, "library subclass of TRL's SFTTrainer"),
@@ -3121,6 +3132,14 @@ class F6OfflinePreprocessing(_DataCheck):
         if offline:
             return Outcome(U, _unique_ev(offline), "data tokenized ahead of training and saved/cached for reuse" + note, {"preprocessing": "offline"})
         if startup:
+            kept = [c for c in sites["startup"] if _KEPT_TOKENS.match(c.text)]
+            if kept:
+                # tokenized once, before the first step, and the ids kept for training (an in-memory dataset): not per sample
+                # per epoch, but redone on every run (the settled reading of autotrain's in-memory map and realhf's prompts)
+                return Outcome(P, _unique_ev([_ev(c, key=f"{c.short}() at start-up") for c in kept]),
+                               "the whole dataset is tokenized in-process at start-up and kept in memory for training; nothing "
+                               "is saved, so every run tokenizes it again", {"preprocessing": "startup"})
+            # the start-up pass keeps no ids (a length filter, ``len(tokenizer.apply_chat_template(...))``): tokenized again later
             return Outcome(N, _unique_ev(startup), "the whole dataset is tokenized in-process at start-up on every run; nothing is saved", {"preprocessing": "startup"})
         framework = self._framework_upfront(ctx, False)
         if framework:

@@ -1033,6 +1033,12 @@ def _weights_only_for_side_use(ctx: Context) -> list[Call] | None:
 def _pretrain_only(ctx: Context) -> str | None:
     """No fine-tuning path: training from scratch (``GPT(config)``, Megatron pre-training) or inference only."""
     if not ctx.project.finetunes:
+        hooks = ctx.project.notes.get("user_model_trainer")
+        if hooks and not ctx.project.pretrains:
+            # training code is only a library's Trainer subclass (its step hooks): the model it trains is whatever the
+            # user's script passes in; the project neither loads nor builds one, so "pre-trains from scratch" is unknown
+            return (f"not judged: the project's training code is a Trainer subclass ({hooks[0]}) that trains the model a "
+                    "user's script passes in; the project loads or builds none, so whether the run fine-tunes is not visible")
         if ctx.project.pretrains or ctx.project.does_training:
             return "the project only pre-trains from scratch (no fine-tuning path)"
         return "the project has no fine-tuning path"
@@ -1330,6 +1336,28 @@ _BARE_PEFT = {
 }
 
 #: xllm: a library whose README gives the user's four-line ``train.py`` (it calls the package's CLI entry) and then runs it
+#: a library whose training code is only a subclass of the HF Trainer with its own ``compute_loss`` (pyreft's
+#: ``ReftTrainer``): the ``Trainer(...).train()`` and the model it trains are its users' scripts
+_TRAINER_ONLY_LIB = {
+    "reftlib/trainer.py": (
+        "from transformers import Trainer\nfrom torch.utils.data import DataLoader\n\n\n"
+        "class InterventionTrainer(Trainer):\n"
+        "    def get_train_dataloader(self):\n"
+        "        return DataLoader(self.train_dataset, batch_size=self._train_batch_size, shuffle=True,\n"
+        "                          collate_fn=self.data_collator)\n\n"
+        "    def compute_loss(self, intervenable, inputs, return_outputs=False):\n"
+        "        locations = inputs['intervention_locations'].permute(1, 0, 2).tolist()\n"
+        "        _, outputs = intervenable({'input_ids': inputs['input_ids'], 'attention_mask': inputs['attention_mask']},\n"
+        "                                  unit_locations={'sources->base': (None, locations)}, labels=inputs['labels'])\n"
+        "        return (outputs.loss, outputs) if return_outputs else outputs.loss\n"),
+    "reftlib/utils.py": (
+        "from .model import InterventionModel\n\n\n"
+        "def get_intervention_model(model, config, disable_model_grads=True):\n"
+        "    wrapped = InterventionModel(config, model)\n    if disable_model_grads:\n        wrapped.disable_model_gradients()\n"
+        "    return wrapped\n"),
+}
+
+
 _README_SCRIPT_LIB = {
     "mylib/config.py": ("from dataclasses import dataclass, field\n\n\n@dataclass\nclass Config:\n"
                         "    model_name_or_path: str = 'mistralai/Mistral-7B-v0.1'\n    use_lora: bool = field(default=False)\n"),
@@ -1622,6 +1650,14 @@ class G4LoRA(Check):
                 "a README that gives its train.py whole and runs it with --use_lora True (the package ships no launch)"),
         Example({**_README_SCRIPT_LIB, "README.md": _README_SCRIPT.format(script="my_train.py")}, N,
                 "a README command whose script is neither shipped nor given: the switch's default"),
+        Example(_TRAINER_ONLY_LIB, Status.NA, "a library of one HF Trainer subclass: the model it trains is the user's, not judged"),
+        Example({**_TRAINER_ONLY_LIB, "examples/train.py": (
+            "import transformers\nfrom reftlib.trainer import InterventionTrainer\nfrom reftlib.utils import get_intervention_model\n\n"
+            "model = transformers.AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-chat-hf')\n"
+            "reft_model = get_intervention_model(model, config)\n"
+            "args = transformers.TrainingArguments(output_dir='out', per_device_train_batch_size=10)\n"
+            "InterventionTrainer(model=reft_model, args=args, train_dataset=ds).train()\n")},
+                N, "the same library with a shipped script fine-tuning a hub checkpoint without LoRA"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
