@@ -123,6 +123,11 @@ class Example:
     name: str = ""
 
 
+def filled(files: dict[str, str], slot: str, text: str) -> dict[str, str]:
+    """An example repository's files with ``{slot}`` replaced by ``text`` in each: one template, several variants."""
+    return {path: body.replace("{" + slot + "}", text) for path, body in files.items()}
+
+
 @dataclass(slots=True)
 class CheckResult:
     id: str

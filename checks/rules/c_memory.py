@@ -12,7 +12,7 @@ from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Expr, Facts, Field, Setting, as_number, truthy
 from ..facts.types import ParamDefault
 from ..hardware import lacks_bf16_fa2
-from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
+from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
 from ..project import _SERVE_PATH, CONFIG_CALLEE, recipe_files
 from ._helpers import (
     HF_DEFAULTS,
@@ -282,7 +282,7 @@ _INFERENCE_RERANKER = {
 
 
 def _inference_reranker(dtype: str) -> dict[str, str]:
-    return {k: v.replace("{dtype}", dtype) for k, v in _INFERENCE_RERANKER.items()}
+    return filled(_INFERENCE_RERANKER, "dtype", dtype)
 
 
 #: Stanford Alpaca's shape: an HfArgumentParser script, configured only by the README's training command
@@ -1735,7 +1735,7 @@ _CALLED = "        loss.backward()\n        _backward_hook(torch.ones_like(loss)
 
 
 def _gradcache_loss(hook: str = _HOOKED) -> dict[str, str]:
-    return {k: v.replace("{hook}", hook) for k, v in _GRADCACHE_LOSS.items()}
+    return filled(_GRADCACHE_LOSS, "hook", hook)
 
 
 #: fairseq2 0.8.1: the trainer accumulates under no_sync as many batches as its accumulation section says (1 by default)

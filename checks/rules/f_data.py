@@ -17,7 +17,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
 from ..facts.types import RETURNED_DICT
-from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
+from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
 from ..project import _INFERENCE_ENGINES, _library_demo_lines, recipe_files
 from ._helpers import (
     HF_DEFAULTS,
@@ -3342,7 +3342,7 @@ _VENDORED_FA2 = {
 
 
 def _vendored_fa2(caller: str = "") -> dict[str, str]:
-    return {k: v.replace("{caller}", caller) for k, v in _VENDORED_FA2.items()}
+    return filled(_VENDORED_FA2, "caller", caller)
 
 
 #: TRL 1.16-shaped: ``pack_dataset`` (a library function mapping a packer over the dataset) called by the trainer only under
@@ -3397,7 +3397,7 @@ _FLASH_GATED_FLATTEN = {
 
 
 def _flash_gated_flatten(attn: str = "") -> dict[str, str]:
-    return {k: v.replace("{attn}", attn) for k, v in _FLASH_GATED_FLATTEN.items()}
+    return filled(_FLASH_GATED_FLATTEN, "attn", attn)
 
 
 @register
