@@ -21,7 +21,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Facts, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import backend_unselected, class_at, hf_trainer_subclasses, uses_hf_trainer
+from ._helpers import HF_TRAINERS, backend_unselected, class_at, hf_trainer_subclasses, uses_hf_trainer
 from .a_parallelism import (
     DS_REF_NAMES,
     FAIRSEQ2_DP,
@@ -33,6 +33,7 @@ from .a_parallelism import (
     resolve_file,
     strategy_registry,
 )
+from .d_compute import dep_version
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -273,7 +274,9 @@ class B3Accelerate(Check):
     what = (
         "Whether Accelerate drives training: an `Accelerator()` whose `prepare`/`backward` run the loop, `accelerate launch`, "
         "an accelerate config (`distributed_type:`) passed with `--config_file`, or `notebook_launcher`. Helpers alone "
-        "(`init_empty_weights`, `set_seed`) are not use; an `Accelerator()` used without `prepare`/`backward` is partial."
+        "(`init_empty_weights`, `set_seed`) are not use; an `Accelerator()` used without `prepare`/`backward` is partial. "
+        "Training through transformers' `Trainer` or a TRL trainer (or a subclass) is use: from transformers 4.30 the Trainer "
+        "runs on an Accelerator (unless the requirements keep transformers below 4.30)."
     )
     why = (
         "Accelerate wraps DDP/FSDP/DeepSpeed/mixed precision behind ~5 lines in a raw PyTorch loop (HF docs), so a custom "
@@ -320,6 +323,39 @@ class B3Accelerate(Check):
             "        return [self.model(**batch) for batch in loader]\n"),
             "pyproject.toml": "[project]\nname = 'mylib'\ndependencies = ['accelerate>=1.3.0']\n"},
             N, "self.accelerator.prepare in a class that is no Trainer and builds no Accelerator: not shown to drive training"),
+        Example({"train.py": (  # Stanford Alpaca / FastChat: a script around transformers' Trainer, launched by torchrun
+            "import transformers\nfrom transformers import Trainer\n\n\n"
+            "def train():\n"
+            "    parser = transformers.HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))\n"
+            "    model_args, data_args, training_args = parser.parse_args_into_dataclasses()\n"
+            "    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)\n"
+            "    trainer = Trainer(model=model, tokenizer=tokenizer, args=training_args, **data_module)\n"
+            "    trainer.train()\n"),
+            "requirements.txt": "transformers>=4.41\ntorch\n"},
+            U, "training through transformers' Trainer, which runs on Accelerate"),
+        Example({"mylib/sft.py": (  # fms-hf-tuning: the trainer class is picked into a variable, then built
+            "from trl import SFTConfig, SFTTrainer\n\n\n"
+            "def train(model, args, data, sum_loss=False):\n"
+            "    if sum_loss:\n"
+            "        TrainerClass = SumLossTrainer\n"
+            "    else:\n"
+            "        TrainerClass = SFTTrainer\n"
+            "    trainer = TrainerClass(model=model, args=args, train_dataset=data)\n"
+            "    trainer.train()\n")},
+            U, "a TRL trainer picked into a variable and built from it"),
+        Example({"train.py": (
+            "from transformers import Trainer\n\ntrainer = Trainer(model=model, args=args, train_dataset=ds)\ntrainer.train()\n"),
+            "requirements.txt": "transformers==4.28.1\naccelerate\n"},
+            N, "transformers pinned to 4.28, whose Trainer ran its own DDP code: Accelerate is only a dependency"),
+        Example({"mylib/cli/train_sft.py": (  # OpenRLHF: its own DeepSpeed trainer, named like TRL's
+            "from mylib.trainer import SFTTrainer\n\n\n"
+            "def train(args, model, strategy, loader):\n"
+            "    trainer = SFTTrainer(model=model, strategy=strategy, train_dataloader=loader)\n"
+            "    trainer.fit(args)\n"),
+            "mylib/trainer/__init__.py": "from .sft_trainer import SFTTrainer\n",
+            "mylib/trainer/sft_trainer.py": "class SFTTrainer:\n    def fit(self, args):\n        self.strategy.backward(self.loss, self.model, self.optimizer)\n",
+            "requirements.txt": "deepspeed\ntransformers\n"},
+            N, "the framework's own trainer named like TRL's: not the HF Trainer"),
         Example({"train.py": "from accelerate import init_empty_weights\nwith init_empty_weights():\n    model = build()\n"}, N, "helper only"),
         Example({"requirements.txt": "accelerate>=0.30\n"}, N, "dependency only"),
         Example({"train.py": "# from accelerate import Accelerator\n# accelerator = Accelerator()\nimport torch\n"}, N, "commented out"),
@@ -366,11 +402,61 @@ class B3Accelerate(Check):
                 partial = [e for e in cfgs if not _TEST_PATH.search(e.path)]
         why = ("Accelerator() is created but the loop does not run through prepare/backward" if accs
                else "an accelerate config is shipped but nothing visible launches with it")
+        if not used:
+            hf = _hf_trainer_on_accelerate(f)
+            if hf is not None:
+                return hf
         imported = [i for i in _imports_only(f, "accelerate") if i.name in (None, "Accelerator", "*")]
         return _framework_outcome("Accelerate", used, "Accelerator/launcher", imported, _real(f.deps("accelerate")), "accelerate", partial, why)
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         return None
+
+
+_HF_TRAINER_HOMES = ("transformers", "trl")
+_CLASS_OR_PICK = re.compile(r"class\s+\w+\s*\(|(?:self\.)?[A-Z]\w*\s*=\s*[\w.]+\s*$")
+
+#: the transformers release whose Trainer runs on an ``Accelerator`` (the migration of May 2023: it prepares the model
+#: and optimizer, runs backward and gradient accumulation; 4.29 needed Accelerate only for its ``PartialState``)
+_TRAINER_ON_ACCELERATE = (4, 30)
+
+
+def _hf_trainers(f: Facts) -> list[Any]:
+    """Where training runs through transformers'/TRL's trainer: a call of one (or of the project's subclass of one) in a
+    script that runs a trainer's ``train()``; else the project's class statements deriving from one and assignments that
+    pick one as a class (``TrainerClass = SFTTrainer``: the run builds it through a variable or a factory; a config module's
+    ``trainer = Trainer`` value is not that), then the other calls. A
+    framework's own trainer of the same name (OpenRLHF's ``SFTTrainer``, a DeepSpeed loop) is none of these."""
+    subs = hf_trainer_subclasses(f)
+    calls = [c for c in _real(f.calls(*HF_TRAINERS, *subs))
+             if c.name.split(".", 1)[0] in _HF_TRAINER_HOMES or c.short in subs]
+    runs = {c.path for c in f.calls("train") if "." in c.name and "trainer" in c.name.rsplit(".", 1)[0].lower()}
+    first = [c for c in calls if c.path in runs]
+    if first:
+        return first
+    refs = [r for r in _real(f.refs(*HF_TRAINERS)) if r.name.split(".", 1)[0] in _HF_TRAINER_HOMES]
+    picked = [r for r in refs if _CLASS_OR_PICK.match(r.text.strip())]
+    return picked + calls
+
+
+def _hf_trainer_on_accelerate(f: Facts) -> Outcome | None:
+    """``used`` when training runs through transformers' Trainer (or a TRL trainer or a subclass of either) on a
+    transformers release that runs it on Accelerate; ``None`` when no such trainer is seen or the requirements keep
+    transformers below that release (the old Trainer ran its own DDP/apex code)."""
+    sites = _hf_trainers(f)
+    if not sites:
+        return None
+    lo, hi, deps = dep_version(f, "transformers")
+    if hi is not None and hi < _TRAINER_ON_ACCELERATE:
+        return None
+    s0 = sites[0]
+    more = f" (+{len(sites) - 1})" if len(sites) > 1 else ""
+    older = (f"; the requirements also allow transformers {'.'.join(map(str, lo))}, whose Trainer ran its own DDP code"
+             if lo is not None and lo < _TRAINER_ON_ACCELERATE else "")
+    return Outcome(U, [_ev(x) for x in sites[:3]] + [_ev(x) for x in _real(deps)[:1]],
+                   f"training runs through the HF Trainer ({_where(s0)}{more}), which runs on Accelerate (transformers >= 4.30): "
+                   f"its Accelerator prepares the model and optimizer and runs backward and gradient accumulation{older}",
+                   {"accelerate": True, "accelerate_via": "hf-trainer"})
 
 
 def colossal_sites(f: Facts) -> list[Any]:
