@@ -18,7 +18,7 @@ HF_ARGS = (
     "GRPOConfig", "PPOConfig", "RewardConfig", "GKDConfig", "RLOOConfig", "OnlineDPOConfig",
 )
 HF_TRAINERS = (
-    "transformers.Trainer", "Seq2SeqTrainer", "SFTTrainer", "DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer",
+    "transformers.Trainer", "transformers.trainer.Trainer", "Seq2SeqTrainer", "SFTTrainer", "DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer",
     "GRPOTrainer", "PPOTrainer", "RewardTrainer", "GKDTrainer", "RLOOTrainer", "OnlineDPOTrainer",
 )
 

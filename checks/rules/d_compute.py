@@ -710,7 +710,8 @@ class D1FlashAttention(Check):
                     N, evs(deps[:1]), "HF models load without attn_implementation on transformers < 4.36, whose default is eager attention",
                     {"attn_implementation": "eager"},
                 )
-            pinned = f"; requirements allow transformers >= {'.'.join(map(str, lo))}" if lo else ""
+            pinned = ("" if not lo else f"; requirements pin transformers == {'.'.join(map(str, lo))}" if lo == hi
+                      else f"; requirements allow transformers >= {'.'.join(map(str, lo))}")
             return Outcome(
                 P, [*evs(loads[:5]), *evs(deps[:1])],
                 f"HF models load without attn_implementation: transformers >= 4.36 runs its default SDPA, but nothing chooses "
