@@ -871,6 +871,47 @@ def _trained_names(facts: Facts, named: list[tuple[str, str]], training: frozens
     return [(path, n) for path, n in named if path in training or not _SERVE_PATH.search(path)]
 
 
+#: a model class of one architecture (``LlamaForCausalLM``, the project's ``LlavaLlamaForCausalLM``): loading a checkpoint with it
+#: fixes the checkpoint's family, unlike ``AutoModelForCausalLM``
+_ARCH_CLASS = re.compile(r"^(?!Auto)\w+(ForCausalLM|ForConditionalGeneration|LMHeadModel)$")
+
+
+def _family(name: str) -> str | None:
+    low = name.lower()
+    return next((fam for needle, fam in _FAMILIES if needle in low), None)
+
+
+def _unloadable_defaults(facts: Facts, training: frozenset[str]) -> set[tuple[str, str]]:
+    """(path, model name) of a name the training path holds only as an option's default (``model_name_or_path:
+    Optional[str] = field(default="facebook/opt-125m")``, the Stanford Alpaca template's placeholder) when every model
+    the training path loads from that option is built by an architecture class of another family (LLaVA's train.py
+    loads it only with ``LlavaLlamaForCausalLM``, ``LlavaMptForCausalLM`` or ``transformers.LlamaForCausalLM``): an OPT
+    checkpoint cannot be the model that run trains, so the default's size says nothing about it."""
+    out: set[tuple[str, str]] = set()
+    for s in facts.settings(*_MODEL_KEYS):
+        if s.source not in ("field-default", "argparse-default") or s.path not in training or not isinstance(s.value, str):
+            continue
+        fam = _family(s.value)
+        if fam is None:
+            continue
+        classes = [c.name.rsplit(".", 2)[-2] for c in facts.calls("from_pretrained") if c.path in training
+                   and any(getattr(a, "ref", None) == s.name for a in c.args[:1])]
+        models = [k for k in classes if _ARCH_CLASS.match(k) or k.startswith("AutoModel")]
+        if models and all(_ARCH_CLASS.match(k) and not _loads_family(k, fam) for k in models):
+            out.add((s.path, s.value))
+    return out
+
+
+#: families whose checkpoints are published in the Llama architecture (Yi, DeepSeek LLM 7B/67B, InternLM2 converted)
+_LLAMA_SHAPED = frozenset({"yi", "deepseek", "internlm", "baichuan"})
+
+
+def _loads_family(cls: str, fam: str) -> bool:
+    """Whether the architecture class ``cls`` (``Qwen2_5_VLForConditionalGeneration``) can load a checkpoint of family ``fam``."""
+    low = cls.lower().replace("_", "")
+    return fam.replace("_", "") in low or (fam in _LLAMA_SHAPED and "llama" in low)
+
+
 #: a file or folder of a serving or generation workload (``inference/server/api_server.py``, ``infer.yaml``,
 #: ``11B_generation_v2.yaml``); narrower than :data:`_INFER_PATH`, whose ``chat``/``demo``/``app`` also name the folders of
 #: chat models' training recipes (``examples/yi-34B-chat/qlora.yml``)
@@ -930,7 +971,8 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
             if len(dist) > 1:
                 p.notes["params_distribution"] = dist
             return
-    named = _trained_names(facts, named, training)
+    placeholders = _unloadable_defaults(facts, training)
+    named = [x for x in _trained_names(facts, named, training) if x not in placeholders]
     b, dist = _params_from_names(named)
     if b is not None and training and all(path.endswith(".py") and path not in training
                                           for path, n in named if size_in_name(n) == b):
