@@ -428,8 +428,8 @@ def _hf_trainers(f: Facts) -> list[Any]:
     ``trainer = Trainer`` value is not that), then the other calls. A
     framework's own trainer of the same name (OpenRLHF's ``SFTTrainer``, a DeepSpeed loop) is none of these."""
     subs = hf_trainer_subclasses(f)
-    calls = [c for c in _real(f.calls(*HF_TRAINERS, *subs))
-             if c.name.split(".", 1)[0] in _HF_TRAINER_HOMES or c.short in subs]
+    calls = sorted((c for c in _real(f.calls(*HF_TRAINERS, *subs)) if c.name.split(".", 1)[0] in _HF_TRAINER_HOMES or c.short in subs),
+                   key=lambda c: (c.path, c.line))  # the order of the names asked (a set) must not pick the site cited
     runs = {c.path for c in f.calls("train") if "." in c.name and "trainer" in c.name.rsplit(".", 1)[0].lower()}
     first = [c for c in calls if c.path in runs]
     if first:
