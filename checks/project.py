@@ -67,9 +67,13 @@ _MM_NAMES = (
     "Qwen2_5_VLForConditionalGeneration", "AutoModelForVision2Seq", "AutoModelForImageTextToText", "CLIPVisionModel",
     "SiglipVisionModel", "CLIPImageProcessor", "InternVisionModel", "Blip2ForConditionalGeneration",
     "IdeficsForVisionText2Text", "MllamaForConditionalGeneration", "PaliGemmaForConditionalGeneration",
+    # OpenCLIP's constructors always build an image tower (OpenFlamingo takes ``.visual`` of
+    # ``open_clip.create_model_and_transforms(clip_vision_encoder_path, ...)`` as its vision encoder)
+    "open_clip.create_model_and_transforms", "open_clip.create_model", "open_clip.create_model_from_pretrained",
 )
 _MM_KEYS = ("vision_tower", "mm_vision_tower", "mm_projector_type", "image_folder", "image_aspect_ratio", "vision_encoder",
-            "freeze_vision_tower", "mm_use_im_start_end", "image_processor", "vision_model", "visual_encoder", "vit_model")
+            "freeze_vision_tower", "mm_use_im_start_end", "image_processor", "vision_model", "visual_encoder", "vit_model",
+            "vision_encoder_path")
 _ALIGN_TRAINERS = ("DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "PPOTrainer", "GRPOTrainer", "RewardTrainer",
                    "OnlineDPOTrainer", "RLOOTrainer", "GKDTrainer", "SimPOTrainer", "PRMTrainer", "NashMDTrainer", "XPOTrainer",
                    "DPOConfig", "ORPOConfig", "KTOConfig", "CPOConfig", "GRPOConfig", "PPOConfig", "GKDConfig")

@@ -252,6 +252,7 @@ class _Extractor(ast.NodeVisitor):
         self.class_stack: list[tuple[str, str | None]] = []  # (name, the imported data loader it subclasses, if any)
         self.loop_stack: list[str] = []
         self.guard_stack: list[str] = []  # conditions of the enclosing if-branches
+        self._loose_tests: set[str] = set()  # tests on that stack that bind looser than ``and`` (see _guard_text)
         self.param_stack: list[tuple[set[str], int]] = []  # each enclosing function's parameters and the guard depth at its entry
         # each enclosing function's parameters as callers pass them: name -> (position or None, has a default, constant default),
         # and the names rebound in its body so far (a rebound parameter no longer hands on the caller's value)
@@ -325,7 +326,9 @@ class _Extractor(ast.NodeVisitor):
         key = tuple(self.guard_stack)
         t = self._guards.get(key)
         if t is None:
-            t = " and ".join(key)
+            # an ``or`` test joined with ``and`` keeps its parentheses (``not (p == "amp") and (p == "a" or p == "b")`` for an
+            # ``elif p == "a" or p == "b":``), or the joined text would read ``(... and p == "a") or p == "b"``
+            t = " and ".join(f"({x})" if len(key) > 1 and x in self._loose_tests else x for x in key)
             t = self._guards[key] = self._strings.setdefault(t, t)
         return t
 
@@ -683,7 +686,7 @@ class _Extractor(ast.NodeVisitor):
         """Both branches start from the scope before the ``if``; after it, a name the branches bind to different values
         is unknown. Only the names a branch binds are compared (an undo log of the bindings, not copies of the scope)."""
         _DISPATCH[node.test.__class__](self, node.test)
-        test = self.src(node.test)
+        test = self._test_src(node.test)
         scope = self.scopes[-1]
         log = self._log
         mark = len(log)
@@ -733,9 +736,17 @@ class _Extractor(ast.NodeVisitor):
             guard = f"{call.guard} and {cond}" if call.guard else cond
             self.out.calls.append(replace(call, name=self._strings.setdefault(name, name), guard=self._strings.setdefault(guard, guard)))
 
+    def _test_src(self, test: ast.expr) -> str:
+        """The source of an ``if`` test; one that binds looser than ``and`` (an ``or``, a ternary, a walrus) is noted, so a
+        guard joining it with others parenthesizes it."""
+        text = self.src(test)
+        if isinstance(test, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
+            self._loose_tests.add(text)
+        return text
+
     def visit_IfExp(self, node: ast.IfExp) -> None:
         _DISPATCH[node.test.__class__](self, node.test)
-        test = self.src(node.test)
+        test = self._test_src(node.test)
         self.guard_stack.append(test)
         _DISPATCH[node.body.__class__](self, node.body)
         self.guard_stack[-1] = f"not ({test})"

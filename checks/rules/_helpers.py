@@ -878,6 +878,13 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
         return []
     terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
     for t in terms:
+        if isinstance(t, ast.BoolOp) and isinstance(t.op, ast.Or):
+            # ``elif precision == "amp_bfloat16" or precision == "amp_bf16":`` with ``--precision`` left at ``fp32``: off
+            # when every alternative is off
+            alternatives = [_comparison_off(facts, ast.unparse(v), path) for v in t.values]
+            if all(alternatives):
+                return list(dict.fromkeys(x for a in alternatives for x in a))
+            continue
         # the ``else`` of ``if self.env_type == 'pytorch':`` is recorded as ``not (self.env_type == 'pytorch')``: the
         # comparison with the negated operator
         if (isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and isinstance(t.operand, ast.Compare)

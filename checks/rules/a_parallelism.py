@@ -617,6 +617,28 @@ def accelerate_menu_lib(launch: str = "") -> dict[str, str]:
     return files
 
 
+def manual_fsdp_wrap(launch_flag: bool) -> dict[str, str]:
+    """OpenFlamingo 2.0.1's shape: the model wraps its own submodules with ``wrap()`` inside ``enable_wrap(wrapper_cls=FSDP,
+    **wrapper_kwargs)``; the training script calls it only under ``--fsdp`` (store_true), which the launch passes or not."""
+    return {
+        "mm/flamingo.py": (
+            "from torch import nn\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+            "from torch.distributed.fsdp.wrap import enable_wrap, wrap\n\n\nclass Flamingo(nn.Module):\n"
+            "    def wrap_fsdp(self, wrapper_kwargs, device_id):\n"
+            "        with enable_wrap(wrapper_cls=FSDP, **wrapper_kwargs):\n"
+            "            self.perceiver = wrap(wrap(self.perceiver))\n"
+            "            self.vision_encoder = wrap(wrap(self.vision_encoder))\n"),
+        "train/train.py": (
+            "import argparse\n\nfrom torch.distributed.fsdp import ShardingStrategy\n"
+            "from torch.nn.parallel import DistributedDataParallel as DDP\n\n\ndef main():\n"
+            "    parser = argparse.ArgumentParser()\n    parser.add_argument('--fsdp', default=False, action='store_true')\n"
+            "    args = parser.parse_args()\n    model = build_model()\n    if args.fsdp:\n"
+            "        model.wrap_fsdp(dict(sharding_strategy=ShardingStrategy.FULL_SHARD), device_id)\n"
+            "        ddp_model = model\n    else:\n        ddp_model = DDP(model.to(device_id), device_ids=[device_id])\n"),
+        "README.md": "```\ntorchrun --nnodes=1 --nproc_per_node=4 train/train.py" + (" --fsdp" if launch_flag else "") + " --workers=4\n```\n",
+    }
+
+
 def fsdp_sites(facts: Facts) -> list[Site]:
     """Every route that wraps the model with FSDP (PyTorch FSDP1/2, HF, accelerate, Lightning, torchtune, torchtitan...)."""
     sites: list[Site] = []
@@ -637,6 +659,15 @@ def fsdp_sites(facts: Facts) -> list[Site]:
     for c in facts.calls("fully_shard"):
         if not follows_launch_fsdp(facts, c):
             sites.append(Site(c, "fully_shard()", True, "FULL_SHARD (FSDP2)"))
+    # ``with enable_wrap(wrapper_cls=FSDP, **wrapper_kwargs): self.perceiver = wrap(wrap(self.perceiver))`` (OpenFlamingo's
+    # manual wrapping): every ``wrap()`` in the block builds an FSDP unit with those keywords
+    for c in facts.calls("torch.distributed.fsdp.wrap.enable_wrap", "torch.distributed.fsdp.enable_wrap"):
+        cls = str(getattr(c.kwargs.get("wrapper_cls"), "text", None) or c.kwargs.get("wrapper_cls") or "")
+        if re.search(r"\b(FSDP|FullyShardedDataParallel)\b", cls) and not follows_launch_fsdp(facts, c):
+            strat = _strategy(c.kwargs.get("sharding_strategy"))
+            where = None if strat or "sharding_strategy" in c.kwargs or not c.star_kwargs else "not resolved: passed through **kwargs"
+            sites.append(Site(c, "enable_wrap(wrapper_cls=FSDP) + wrap()", strat != "NO_SHARD", strat or ("" if where else "FULL_SHARD"),
+                              where=where))
     for c in facts.calls("FullyShardedDataParallelPlugin"):
         strat = _strategy(c.kwargs.get("sharding_strategy"))
         sites.append(Site(c, "FullyShardedDataParallelPlugin()", strat != "NO_SHARD", strat or "FULL_SHARD"))
@@ -1314,6 +1345,8 @@ class A2FSDP(Check):
         Example(accelerate_menu_lib("accelerate launch --config_file mylib/accelerate_configs/fsdp2.yaml train.py\n"), U,
                 "a launch picks the FSDP config of the menu"),
         Example(torchx_runner(launch=False), N, "the same flag list only printed: no launch runs it"),
+        Example(manual_fsdp_wrap(False), N, "wrap() under enable_wrap(wrapper_cls=FSDP) only under a --fsdp flag the launch does not pass"),
+        Example(manual_fsdp_wrap(True), U, "the launch passes --fsdp: the manual enable_wrap/wrap units shard"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -26,10 +26,13 @@ from .a_parallelism import (
     DS_REF_NAMES,
     FAIRSEQ2_DP,
     SKYRL_BACKENDS,
+    _gated,
+    _switch_text,
     calls_under,
     ds_config_refs,
     fsdp_sites,
     is_lightning,
+    manual_fsdp_wrap,
     resolve_file,
     strategy_registry,
 )
@@ -547,11 +550,20 @@ class B5PyTorchFSDP(Check):
         Example(FAIRSEQ2_DP, N, "library FSDP wrapper, the data-parallel selector defaults to DDP"),
         Example(strategy_registry(), N, "FSDP plugin of a strategy class the name registry never returns"),
         Example(strategy_registry('"fsdp"'), U, "a backend picks the fsdp strategy by name"),
+        Example(manual_fsdp_wrap(False), N, "enable_wrap(wrapper_cls=FSDP) only under a --fsdp flag the launch does not pass"),
+        Example(manual_fsdp_wrap(True), U, "the launch passes --fsdp"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         sites = [s for s in fsdp_sites(f) if s.native]
+        # wrapping code that runs only under a switch that is off (OpenFlamingo's ``model.wrap_fsdp(...)`` under ``if
+        # args.fsdp:``, a store_true flag) does not drive the run: A2's reading of the same sites
+        live, offs = _gated(f, [s.fact for s in sites])
+        if offs and not live:
+            return Outcome(N, [_ev(x) for x in offs], "FSDP wrapping code exists behind a switch that is off: " + _switch_text(offs),
+                           {"fsdp": False})
+        sites = [s for s in sites if any(s.fact is x for x in live)]
         if sites:
             return Outcome(U, [_ev(s.fact, key=s.how) for s in sites], f"PyTorch FSDP drives training ({sites[0].how})", {"fsdp": True})
         chosen = backend_unselected(f, "fsdp")

@@ -254,6 +254,29 @@ _HF_FP16_DRIVERS = {
 }
 
 
+#: OpenFlamingo 2.0.1's shape: a helper picks the autocast from a precision string, one dtype per ``elif`` whose test is an
+#: ``or`` of spellings; the training script's ``--precision`` defaults to ``fp32`` and the loop calls the helper with it
+_PRECISION_HELPER = {
+    "train/train_utils.py": ("from contextlib import suppress\n\nimport torch\n\n\n"
+                             "def get_autocast(precision, cache_enabled=True):\n    if precision == 'amp':\n"
+                             "        return torch.cuda.amp.autocast(cache_enabled=cache_enabled)\n"
+                             "    elif precision == 'amp_bfloat16' or precision == 'amp_bf16':\n"
+                             "        return lambda: torch.cuda.amp.autocast(dtype=torch.bfloat16, cache_enabled=cache_enabled)\n"
+                             "    else:\n        return suppress\n\n\n"
+                             "def train_one_epoch(args, model, loader, optimizer):\n    autocast = get_autocast(args.precision)\n"
+                             "    for batch in loader:\n        with autocast():\n            loss = model(batch)[0]\n"
+                             "        loss.backward()\n        optimizer.step()\n"),
+    "train/train.py": ("import argparse\n\nfrom train_utils import train_one_epoch\n\n\ndef main():\n"
+                       "    parser = argparse.ArgumentParser()\n"
+                       "    parser.add_argument('--precision', choices=['amp_bf16', 'amp_bfloat16', 'bf16', 'fp16', 'fp32'], default='{default}')\n"
+                       "    args = parser.parse_args()\n    train_one_epoch(args, model, loader, optimizer)\n"),
+}
+
+
+def _precision_helper(default: str) -> dict[str, str]:
+    return {**_PRECISION_HELPER, "train/train.py": _PRECISION_HELPER["train/train.py"].replace("{default}", default)}
+
+
 def _inference_load(f: Facts, s: Setting) -> bool:
     """A dtype passed to a call of an inference module (see :func:`_inference_file`)."""
     return s.source == "call" and _inference_file(f, s.path)
@@ -492,6 +515,8 @@ class C1MixedPrecision(Check):
         Example(_inference_reranker("# torch_dtype=torch.bfloat16,"), N,
                 "bf16/fp16 only in the inference package's reranker (a model served under no_grad), the fine-tuning loader stays FP32"),
         Example(_inference_reranker("torch_dtype=torch.bfloat16,"), U, "the fine-tuning loader itself loads the model in BF16"),
+        Example(_precision_helper("fp32"), N, "BF16 autocast only in an elif of an `or` of precision spellings; --precision defaults to fp32"),
+        Example(_precision_helper("amp_bf16"), U, "the same helper with --precision defaulting to amp_bf16"),
         Example(_HF_FP16_DRIVERS, N, "autocast only under the HF fp16 switch, which keeps transformers' default False"),
         Example({**_HF_FP16_DRIVERS, "scripts/train.sh": "torchrun --nproc_per_node 8 -m mylib.driver.train --fp16 --output_dir out\n"},
                 U, "the launch turns the HF fp16 switch on"),

@@ -941,7 +941,13 @@ def _arg_text(a: object) -> str:
 def _map_callback(f: Facts, c: Call) -> str:
     """The text of a ``.map`` call's callback, through a local name bound to ``functools.partial`` in the same function
     (picotron: ``tokenizer_func = partial(self.tokenizer_group_text, ...)`` then ``dataset.map(tokenizer_func, ...)``)."""
-    text = _text(c.args[0]) if c.args else ""
+    return _map_callback_text(f, c, c.args[0]) if c.args else ""
+
+
+def _map_callback_text(f: Facts, c: Call, arg: Any) -> str:
+    """The text of the callback ``arg`` handed to the call ``c``, through a ``functools.partial`` bound to that name in the
+    same function (see :func:`_map_callback`)."""
+    text = _text(arg)
     if not re.fullmatch(r"[A-Za-z_]\w*", text) or c.path not in f.files:
         return text
     bind = re.compile(r"^\s*" + re.escape(text) + r"\s*=\s*(functools\.)?partial\(")
@@ -957,8 +963,13 @@ def _mapped_funcs(f: Facts) -> tuple[set[str], set[str], set[str]]:
     uncached: set[str] = set()
     online: set[str] = set()
     streaming = _streaming_files(f)
+    # WebDataset pipeline stages (``wds.map(preprocess_fn)``, ``wds.map_tuple(image_fn, text_fn)`` in a ``wds.DataPipeline``)
+    # run per sample in the loader's workers on every pass: online, whatever the data files hold
+    for c in f.calls("webdataset.map", "webdataset.map_tuple", "webdataset.map_dict"):
+        for a in list(c.args) + [v for k, v in c.kwargs.items() if k != "handler"]:
+            online.update(re.findall(r"[A-Za-z_]\w*", _map_callback_text(f, c, a)))
     for c in f.calls("map"):
-        if "." not in c.name or not c.args:
+        if "." not in c.name or not c.args or c.name.startswith("webdataset."):
             continue
         if not (_HF_MAP_KW & set(c.kwargs) or re.search(r"(data|ds|set)", c.name.rsplit(".", 1)[0], re.I)):
             continue
@@ -2964,6 +2975,22 @@ def _lazy_dataset_switch(lazy: str) -> dict[str, str]:
     }
 
 
+#: OpenFlamingo 2.0.1's shape: raw image-text tar shards, decoded and tokenized by the stages of a ``wds.DataPipeline``
+_WDS_PIPELINE = {
+    "train/data.py": (
+        "import functools\n\nimport webdataset as wds\n\n\n"
+        "def preprocess_text(sample, tokenizer, max_tokens=256):\n"
+        "    text = tokenizer(sample, max_length=max_tokens, truncation=True, padding='max_length', return_tensors='pt')\n"
+        "    return text['input_ids'], text['attention_mask']\n\n\n"
+        "def get_dataset(args, image_processor, tokenizer):\n"
+        "    preprocess_fn = functools.partial(preprocess_text, tokenizer=tokenizer)\n"
+        "    pipeline = [wds.ResampledShards(args.shards), wds.tarfile_to_samples(), wds.shuffle(1000),\n"
+        "                wds.to_tuple('txt'), wds.map(preprocess_fn), wds.batched(args.batch_size)]\n"
+        "    dataset = wds.DataPipeline(*pipeline)\n"
+        "    return wds.WebLoader(dataset, batch_size=None, num_workers=args.workers)\n"),
+}
+
+
 @register
 class F6OfflinePreprocessing(_DataCheck):
     id = "F6"
@@ -3094,6 +3121,7 @@ class F6OfflinePreprocessing(_DataCheck):
         Example(_lazy_dataset_switch("False"), U, "the per-sample tokenizing dataset is chosen only by a switch that is off"),
         Example(_TOKENIZED_CACHE_READER, U, "a loader reading back a tokenized cache (a class named for tokenized data, a tokenizer probe)"),
         Example(_lazy_dataset_switch("True"), P, "the per-sample tokenizing dataset is chosen by a switch that is on"),
+        Example(_WDS_PIPELINE, N, "captions tokenized by a wds.map stage of a WebDataset pipeline, per sample in the loader workers"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

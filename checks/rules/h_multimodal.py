@@ -87,11 +87,37 @@ _TUNE_VISION_KEYS = ("tune_mm_vision", "tune_vision", "tune_vit", "train_vision"
                      "vision_tower_trainable", "tune_vision_tower", "tune_mm_vision_tower")
 
 
+def _receiver(c: Any) -> str:
+    """What ``requires_grad_`` is called on: ``model.perceiver`` for ``model.perceiver.requires_grad_(True)``."""
+    return c.name.rsplit(".requires_grad_", 1)[0] if not c.name.startswith("?") else c.text.split(".requires_grad_", 1)[0]
+
+
+def _frozen_whole(f: Facts, calls: list[Any]) -> list[Any]:
+    """A whole model frozen and then only parts of it that are no vision module unfrozen, in a function that builds the
+    vision encoder (OpenFlamingo ``model.requires_grad_(False)``, then ``model.perceiver.requires_grad_(True)`` and
+    ``model.lang_encoder.gated_cross_attn_layers.requires_grad_(True)``, beside ``vision_encoder, _, image_processor =
+    open_clip.create_model_and_transforms(...)``): the vision encoder stays frozen. Those whole-model freezes."""
+    out = []
+    for c in calls:
+        recv = _receiver(c)
+        if truthy(c.args[0] if c.args else c.kwargs.get("requires_grad", True)) is not False or _VISION.search(recv):
+            continue
+        parts = [_receiver(x) for x in calls if x.path == c.path and x.func == c.func and x.line > c.line
+                 and truthy(x.args[0] if x.args else x.kwargs.get("requires_grad", True)) is True]
+        parts = [r for r in parts if r.startswith(recv + ".")]
+        builds_vision = any(x.func == c.func and _VISION.search(x.text) for x in f.calls_in([c.path])) if parts else False
+        if parts and builds_vision and not any(_VISION.search(r[len(recv):]) for r in parts):
+            out.append(c)
+    return out
+
+
 def _vision_code(f: Facts) -> tuple[list[Any], list[Any]]:
     frozen: list[Any] = []
     unfrozen: list[Any] = []
-    for c in f.calls("requires_grad_"):
-        recv = c.name.rsplit(".requires_grad_", 1)[0] if not c.name.startswith("?") else c.text.split(".requires_grad_", 1)[0]
+    grads = f.calls("requires_grad_")
+    frozen += _frozen_whole(f, grads)
+    for c in grads:
+        recv = _receiver(c)
         if not _VISION.search(recv):
             continue
         flag = c.args[0] if c.args else c.kwargs.get("requires_grad", True)
@@ -113,6 +139,20 @@ def _vision_code(f: Facts) -> tuple[list[Any], list[Any]]:
                      "freeze_image_encoder"):
         frozen.append(c)
     return frozen, unfrozen
+
+
+#: OpenFlamingo's shape: an OpenCLIP image tower inside a model that is frozen whole, then partly unfrozen
+_FLAMINGO_FACTORY = (
+    "import open_clip\nfrom transformers import AutoModelForCausalLM\nfrom .flamingo import Flamingo\n\n"
+    "def create_model_and_transforms(clip_vision_encoder_path, clip_vision_encoder_pretrained, lang_encoder_path):\n"
+    "    vision_encoder, _, image_processor = open_clip.create_model_and_transforms(\n"
+    "        clip_vision_encoder_path, pretrained=clip_vision_encoder_pretrained\n    )\n"
+    "    lang_encoder = AutoModelForCausalLM.from_pretrained(lang_encoder_path)\n"
+    "    model = Flamingo(vision_encoder, lang_encoder)\n"
+    "    model.requires_grad_(False)\n"
+    "    {unfreeze}"
+    "    return model, image_processor\n"
+)
 
 
 @register
@@ -169,6 +209,11 @@ class H1VisionFreeze(_MultimodalOnly):
                  "# model.vision_tower.requires_grad_(False)\n"}, N, "commented out"),
         Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('gpt2')\n"
                  "model.transformer.wte.requires_grad_(False)\n"}, Status.NA, "text-only"),
+        Example({"open_flamingo/src/factory.py": _FLAMINGO_FACTORY.format(unfreeze="model.perceiver.requires_grad_(True)\n"
+                 "    model.lang_encoder.gated_cross_attn_layers.requires_grad_(True)\n")}, U,
+                "whole model frozen, only the resampler and cross-attention unfrozen (OpenCLIP encoder)"),
+        Example({"open_flamingo/src/factory.py": _FLAMINGO_FACTORY.format(unfreeze="model.perceiver.requires_grad_(True)\n"
+                 "    model.vision_encoder.requires_grad_(True)\n")}, N, "whole model frozen, then the vision encoder unfrozen"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

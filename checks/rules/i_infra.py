@@ -23,6 +23,7 @@ HF defaults (``save_steps``/``logging_steps`` 500), ``*_strategy: epoch`` and HF
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -703,23 +704,38 @@ def _is_step_call(c: Call) -> bool:
     return c.short == "step" and bool(_OPT_STEP.search(c.name) or _OPT_STEP.search(c.text)) and "sched" not in c.name.lower()
 
 
+@functools.lru_cache(maxsize=4096)
+def _epoch_loop(loop: str) -> bool:
+    """Whether a loop's iterable walks epochs (``range(args.num_epochs)``, ``self.epochs``), judged without the keywords of
+    the calls around the data (a progress bar's ``tqdm(enumerate(zip(laion_loader, mmc4_loader)), total=..., initial=epoch
+    * num_batches_per_epoch)`` walks batches: its ``epoch`` is only the bar's starting count)."""
+    try:
+        node = ast.parse(loop, mode="eval")
+    except SyntaxError:
+        return "epoch" in loop.lower()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            n.keywords = []
+    return "epoch" in ast.unparse(node).lower()
+
+
 def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     """(path, function, loop iterable) of loops that run one optimizer step per iteration."""
     loops = {(c.path, c.func, c.loop) for c in f.calls("backward", "manual_backward", "step", "take_optimizer_step")
-             if c.loop is not None and "epoch" not in c.loop.lower() and _is_step_call(c)}
+             if c.loop is not None and not _epoch_loop(c.loop) and _is_step_call(c)}
     # a loop that calls the trainer's own step method (``outputs = self.training_step(dataloader)``, nanotron)
     loops |= {(c.path, c.func, c.loop) for c in f.calls("training_step", "train_step")
-              if c.loop is not None and "epoch" not in c.loop.lower() and c.func not in _STEP_FUNCS}
+              if c.loop is not None and not _epoch_loop(c.loop) and c.func not in _STEP_FUNCS}
     # an RL trainer's loop that runs one policy update per iteration through its engine (AReaL ``for global_step in
     # range(start_step, max_steps): ... self.actor.ppo_update(adv_batch)``)
-    loops |= {(c.path, c.func, c.loop) for c in f.calls("ppo_update") if c.loop is not None and "epoch" not in c.loop.lower()
+    loops |= {(c.path, c.func, c.loop) for c in f.calls("ppo_update") if c.loop is not None and not _epoch_loop(c.loop)
               and c.name.count(".") >= 1 and c.func not in _STEP_FUNCS and c.func != "ppo_update"}
     # an RL trainer's loop over its training data loader that calls the trainer's own update method once per batch
     # (``for iter, rand_prompts in enumerate(self.train_dataloader): ... status = self.train_critic_and_policy(batch)``):
     # generation, scoring and the policy update of one training step sit behind that one call
     loops |= {(c.path, c.func, c.loop) for c in f.calls_where(lambda s: s.startswith("train_") and "loader" not in s)
               if c.loop is not None and c.name.count(".") == 1 and c.name.startswith("self.") and _TRAIN_LOADER.search(c.loop)
-              and "epoch" not in c.loop.lower() and c.func not in _STEP_FUNCS}
+              and not _epoch_loop(c.loop) and c.func not in _STEP_FUNCS}
     # a loop that calls a method of its own file whose body runs the backward and the optimizer step outside any loop (CoLLiE
     # ``loss = self.train_fn(self, batch, self.global_batch_idx)``, a static method ending in ``trainer.engine.backward(loss)``
     # and ``trainer.engine.step()``): one step per iteration
@@ -727,7 +743,7 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     stepping = {(c.path, c.func) for c in f.calls("step") if c.func and c.loop is None and _is_step_call(c)} & backward
     for path, func in stepping:
         for c in f.files[path].calls if path in f.files else ():
-            if (c.loop is not None and c.name == f"self.{func}" and c.func != func and "epoch" not in c.loop.lower()
+            if (c.loop is not None and c.name == f"self.{func}" and c.func != func and not _epoch_loop(c.loop)
                     and c.func not in _STEP_FUNCS):
                 loops.add((c.path, c.func, c.loop))
     return loops
@@ -831,6 +847,11 @@ _RANKISH = re.compile(r"rank|main_process|master|process_index|is_world_process_
 def _trivial_condition(part: str) -> bool:
     """A condition true on every step of the logging rank: a flag, a rank check, a None check."""
     p = part.strip()
+    # a part of a split ``wandb_run and (not cfg.enable_fsdp or rank == 0)`` keeps one parenthesis of the group
+    while p.startswith("(") and p.count("(") > p.count(")"):
+        p = p[1:].strip()
+    while p.endswith(")") and p.count(")") > p.count("("):
+        p = p[:-1].strip()
     while p.startswith("(") and p.endswith(")"):
         p = p[1:-1].strip()
     if p.startswith("not "):
@@ -2479,6 +2500,16 @@ class I5ReportFrequency(Check):
         "python": "if step % log_every == 0:\n    wandb.log({\"loss\": loss.item()}, step=step)\n",
     }
     examples = (
+        Example({  # OpenFlamingo 2.0.1: a progress bar over the zipped loaders whose starting count names the epoch
+            "train/train_utils.py": (
+                "import wandb\nfrom tqdm import tqdm\n\n\ndef train_one_epoch(args, model, epoch, laion_loader, mmc4_loader, optimizer, wandb):\n"
+                "    num_batches_per_epoch = mmc4_loader.num_batches\n"
+                "    for num_steps, (batch_laion, batch_mmc4) in tqdm(enumerate(zip(laion_loader, mmc4_loader)),\n"
+                "                                                     initial=(epoch * num_batches_per_epoch)):\n"
+                "        loss = model(batch_laion) + model(batch_mmc4)\n        loss.backward()\n        optimizer.step()\n"
+                "        if args.rank == 0 and args.report_to_wandb:\n"
+                "            wandb.log({'loss': loss.item(), 'global_step': num_steps}, commit=True)\n"),
+        }, N, "wandb.log after every optimizer step of a tqdm(enumerate(zip(...)), initial=epoch * n) loop"),
         Example({  # arctic-training: W&B is created only when the pydantic switch wandb.enable (default False) is on
             "arctic_training/config/wandb.py": (
                 "from pydantic import BaseModel\n\nclass WandBConfig(BaseModel):\n    enable: bool = False\n"
