@@ -931,6 +931,10 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
             continue
         if not settings or any(isinstance(x.value, (Expr, list, tuple, dict)) for x in settings):
             continue
+        if isinstance(op, _ORDER) and any(x.source == "assign" and x.path == path for x in settings):
+            # a script's own variable compared by order (nanoGPT ``if iter_num > 0:`` after ``iter_num = 0`` at the top,
+            # counted up by ``iter_num += 1`` in its ``while True:`` loop): a counter's start, not a setting
+            continue
         held = [_holds(op, x.value, right) for x in settings]
         if all(h is False for h in held):
             return settings

@@ -1368,6 +1368,20 @@ class I3CheckpointFrequency(Check):
                              "        save_strategy=config.eval_strategy if config.valid_split is not None else 'no',\n    )\n"
                              "    Trainer(model=model, args=args, train_dataset=data).train()\n"),
         }, U, "save strategy epoch or no"),
+        Example({"train.py": (  # nanoGPT: a while-True step loop whose saves sit under the eval interval and a counter's test
+            "import torch\n\neval_interval = 2000\nalways_save_checkpoint = False\nmax_iters = 600000\n"
+            "iter_num = 0\nbest_val_loss = 1e9\n\n"
+            "while True:\n"
+            "    if iter_num % eval_interval == 0 and master_process:\n"
+            "        losses = estimate_loss()\n"
+            "        if losses['val'] < best_val_loss or always_save_checkpoint:\n"
+            "            best_val_loss = losses['val']\n"
+            "            if iter_num > 0:\n"
+            "                torch.save(checkpoint, os.path.join(out_dir, 'ckpt.pt'))\n"
+            "    loss = model(X, Y)\n    loss.backward()\n    optimizer.step()\n"
+            "    iter_num += 1\n"
+            "    if iter_num > max_iters:\n        break\n")},
+            U, "saves every eval_interval steps under a counter's test (iter_num > 0 after iter_num = 0 is no switch)"),
         Example({"train.yaml": "save_steps: 0.1\n"}, U, "ratio"),
         Example({"arctic_training/config/checkpoint.py": (  # arctic-training: periodic saves off unless a recipe sets them
             "from pydantic import BaseModel, Field\n\nclass CheckpointConfig(BaseModel):\n    enabled: bool = True\n"
