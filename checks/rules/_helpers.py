@@ -89,8 +89,13 @@ def hf_sites_training_first(facts: Facts) -> list[Any]:
     of the ``HfArgumentParser`` calls of a package's drivers (encode, search, train), the training script's is the one
     whose defaults the run takes; the others parse the same arguments to encode or retrieve."""
     sites = uses_hf_trainer(facts)
-    runs = {c.path for c in facts.calls("train") if "." in c.name and "trainer" in c.name.rsplit(".", 1)[0].lower()}
+    runs = trainer_train_paths(facts)
     return sorted(sites, key=lambda x: x.path not in runs)
+
+
+def trainer_train_paths(facts: Facts) -> set[str]:
+    """The files that call a trainer's ``train()`` (``trainer.train()``, ``self.trainer.train(...)``)."""
+    return {c.path for c in facts.calls("train") if "." in c.name and "trainer" in c.name.rsplit(".", 1)[0].lower()}
 
 
 #: the HF Trainer methods it runs on every micro-batch: a subclass overriding them runs its own code there

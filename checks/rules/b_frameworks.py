@@ -21,7 +21,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Facts, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import HF_TRAINERS, backend_unselected, class_at, hf_trainer_subclasses, uses_hf_trainer
+from ._helpers import HF_TRAINERS, backend_unselected, class_at, hf_trainer_subclasses, trainer_train_paths, uses_hf_trainer
 from .a_parallelism import (
     DS_REF_NAMES,
     FAIRSEQ2_DP,
@@ -427,13 +427,13 @@ _TRAINER_ON_ACCELERATE = (4, 30)
 def _hf_trainers(f: Facts) -> list[Any]:
     """Where training runs through transformers'/TRL's trainer: a call of one (or of the project's subclass of one) in a
     script that runs a trainer's ``train()``; else the project's class statements deriving from one and assignments that
-    pick one as a class (``TrainerClass = SFTTrainer``: the run builds it through a variable or a factory; a config module's
-    ``trainer = Trainer`` value is not that), then the other calls. A
-    framework's own trainer of the same name (OpenRLHF's ``SFTTrainer``, a DeepSpeed loop) is none of these."""
+    pick one as a class (``TrainerClass = SFTTrainer``: the run builds it through a variable or a factory; a config
+    module's ``trainer = Trainer`` value is not that), then the other calls. A framework's own trainer of the same name
+    (OpenRLHF's ``SFTTrainer``, a DeepSpeed loop) is none of these."""
     subs = hf_trainer_subclasses(f)
     calls = sorted((c for c in _real(f.calls(*HF_TRAINERS, *subs)) if c.name.split(".", 1)[0] in _HF_TRAINER_HOMES or c.short in subs),
                    key=lambda c: (c.path, c.line))  # the order of the names asked (a set) must not pick the site cited
-    runs = {c.path for c in f.calls("train") if "." in c.name and "trainer" in c.name.rsplit(".", 1)[0].lower()}
+    runs = trainer_train_paths(f)
     first = [c for c in calls if c.path in runs]
     if first:
         return first
