@@ -274,7 +274,7 @@ _PRECISION_HELPER = {
 
 
 def _precision_helper(default: str) -> dict[str, str]:
-    return {**_PRECISION_HELPER, "train/train.py": _PRECISION_HELPER["train/train.py"].replace("{default}", default)}
+    return filled(_PRECISION_HELPER, "default", default)
 
 
 def _inference_load(f: Facts, s: Setting) -> bool:
