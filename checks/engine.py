@@ -54,7 +54,7 @@ class AuditOptions:
     training: tuple[str, ...] = ()  # path globs forced onto the training path (``paths.training``)
     hardware: str | None = None  # "h100", "a100", "v100", ...
     cache: FactsCache | None = None
-    jobs: int = 1  # worker processes that parse files (1: in this process)
+    jobs: int = 1  # processes that parse files, this one included (1: only this one)
 
 
 @dataclass(slots=True)
@@ -143,7 +143,7 @@ def _gc_ignores_existing() -> Iterator[None]:
 def build_facts(
     files: Iterable[tuple[str, bytes]], cache: FactsCache | None = None, exclude: tuple[str, ...] = (), jobs: int = 1,
 ) -> Facts:
-    """Parse every file once into facts (``jobs`` > 1: in that many worker processes, same facts)."""
+    """Parse every file once into facts (``jobs`` > 1: in this process and ``jobs - 1`` workers, same facts)."""
     return Facts(parse_files(files, cache, exclude, jobs))
 
 

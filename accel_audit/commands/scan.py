@@ -58,8 +58,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-repo-config", action="store_true", help="ignore the scanned directory's .github/accel-audit.yml")
     p.add_argument("--output", "-o", help="write the report here instead of standard output")
     p.add_argument("--jobs", "-j", type=_jobs, default=_jobs("0"), metavar="N",
-                   help="parse files in N worker processes (default 0: one per CPU), started once the repository "
-                        "passes 2 MB of source; the report is the same")
+                   help="parse files in N processes, this one and N-1 workers (default 0: one per CPU), the workers "
+                        "started once the repository passes 2 MB of source; the report is the same")
     p.add_argument("--cache", metavar="DIR", help="keep parsed facts here by content hash, and for each scanned directory an index of its files' stat signatures with one pack of their facts, so a re-scan reads and parses only changed files (a directory only you can write; entries carry an HMAC under the key file kept there, and one that fails is parsed again)")
     p.set_defaults(func=run, fast_exit=True)  # one audit, then the process ends (see accel_audit.cli.leave)
 

@@ -73,6 +73,51 @@ def test_a_broken_pool_falls_back_to_this_process(small_batches: None) -> None:
     assert pool.submitted <= 5 < len(files)
 
 
+class _LazyFuture(Future):  # type: ignore[type-arg]
+    """A worker's answer that is still running until someone waits for it, then computed on the spot."""
+
+    def __init__(self, fn: Any, args: tuple[Any, ...]) -> None:
+        super().__init__()
+        self._call = (fn, args)
+
+    def done(self) -> bool:
+        return self._call is None
+
+    def result(self, timeout: float | None = None) -> Any:
+        if self._call is not None:
+            fn, args = self._call
+            self._call = None
+            self.set_result(fn(*args))
+        return super().result(timeout)
+
+
+class _BusyPool(_BrokenPool):
+    """A pool whose workers are always busy: a batch is done only when the scan waits for it."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        self.submitted += 1
+        return _LazyFuture(fn, args)
+
+
+def test_this_process_extracts_a_batch_when_every_worker_is_busy(small_batches: None) -> None:
+    """``jobs=2``: one worker; a batch that finds it with one batch running and one queued is extracted here, and the
+    facts are the same, in the same order, as an extraction in this process."""
+    files = _files("hf_deepspeed") + _files("megatron_pretrain")
+    here: list[str] = []
+
+    def local(p: str, d: bytes) -> Any:
+        here.append(p)
+        return extract_file(p, d)
+
+    pool = _BusyPool()
+    slots = [(p, d, None, i) for i, (p, d) in enumerate(files)]
+    out = list(checks.parallel.extract_parallel(slots, 2, local, executor=pool))
+    assert [(p, repr(ff)) for p, _, ff, _, _ in out] == [(p, repr(extract_file(p, d))) for p, d in files]
+    assert [tag for *_, tag in out] == list(range(len(files)))
+    assert here and pool.submitted and len(here) + pool.submitted == len(files)  # one file per batch: each went one way
+    assert set(here).isdisjoint(p for p, _ in files[:2])  # the first two batches found the worker free
+
+
 def test_scan_jobs_option(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["scan", str(FIXTURES / "vllm_service"), "--format", "json"]) == 0
     one = json.loads(capsys.readouterr().out)
