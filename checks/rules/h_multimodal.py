@@ -383,6 +383,21 @@ _PRUNE_KEYS = ("token_pruning", "visual_token_pruning", "prune_visual_tokens", "
                "vision_token_pruning", "image_token_pruning", "use_token_pruning", "token_prune", "fastv_k", "fast_v_agg_layer")
 _PRUNE_CALLS = ("tome.patch.*", "tome.patch.timm", "tome.patch.mae", "tome.patch.swag", "bipartite_soft_matching", "visionzip",
                 "VisionZip", "FastVLlamaModel", "sparsevlm_init", "prumerge", "TokenPruner", "prune_visual_tokens")
+#: visual tokens resampled to a fixed, small set of latents by the architecture itself (Flamingo's Perceiver resampler,
+#: Qwen-VL's ``Resampler``, BLIP-2's Q-Former): the LLM never sees the patch tokens, so pruning them is moot
+_RESAMPLER = re.compile(r"^(?:\w*Perceiver\w*Resampler|Resampler|init_[QqTt]former|\w*Q[Ff]ormer\w*)$")
+#: patches merged by a fixed factor inside the architecture (Qwen2-VL's 2x2 ``PatchMerger``, InternVL's pixel shuffle)
+_MERGER = re.compile(r"^\w*PatchMerger$")
+
+
+def _architectural(f: Facts) -> tuple[list[Any], list[Any]]:
+    """(resampler sites, merger sites): visual-token compression built into the model code of the facts' files."""
+    resamplers = f.calls_where(lambda s: bool(_RESAMPLER.match(s)))
+    mergers = [*f.calls_where(lambda s: bool(_MERGER.match(s))),
+               *(c for c in f.calls("pixel_shuffle") if "scale_factor" in c.kwargs or len(c.args) >= 2)]
+    return resamplers, mergers
+
+
 _POOL_PROJECTORS = re.compile(r"(?i)(ldp|ldpnet|ldpv2|spatial_pool|pool|tokenpacker|c_abstractor|d_abstractor|honeybee|"
                               r"avgpool|downsample)")
 
@@ -431,6 +446,18 @@ class H3VisualTokenPruning(_MultimodalOnly):
                  "--mm_projector_type mlp2x_gelu --image_aspect_ratio pad\n"}, N, "plain mlp projector"),
         Example({"eval.py": "from transformers import LlavaForConditionalGeneration\n"
                  "model = LlavaForConditionalGeneration.from_pretrained(path)\nmodel.config.use_fast_v = False\n"}, N, "fastv off"),
+        Example({  # OpenFlamingo: a Perceiver resampler hands 64 latents per image to gated cross-attention layers
+            "open_flamingo/src/flamingo.py": (
+                "from torch import nn\nfrom .helpers import PerceiverResampler\n\n\nclass Flamingo(nn.Module):\n"
+                "    def __init__(self, vision_encoder, lang_encoder, vis_dim, cross_attn_every_n_layers=1):\n"
+                "        super().__init__()\n        self.vision_encoder = vision_encoder.visual\n        self.vis_dim = vis_dim\n"
+                "        self.perceiver = PerceiverResampler(dim=self.vis_dim)\n        self.lang_encoder = lang_encoder\n"),
+            "open_flamingo/train/train.py": (
+                "import open_clip\nfrom transformers import AutoModelForCausalLM\nfrom open_flamingo.src.flamingo import Flamingo\n"
+                "vision_encoder, _, image_processor = open_clip.create_model_and_transforms('ViT-L-14', pretrained='openai')\n"
+                "lang_encoder = AutoModelForCausalLM.from_pretrained('anas-awadalla/mpt-1b-redpajama-200b')\n"
+                "model = Flamingo(vision_encoder, lang_encoder, vis_dim=1024)\n"),
+        }, N, "a Perceiver resampler is the architecture, not pruning"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -465,4 +492,17 @@ class H3VisualTokenPruning(_MultimodalOnly):
         if pooled:
             return Outcome(P, evs(pooled), "a fixed pooling reduces visual tokens (no content-aware pruning)",
                            {"visual_token_pruning": "pooling"})
-        return Outcome(N, evs(off), "every visual token reaches the LLM", {"visual_token_pruning": False})
+        resamplers, mergers = _architectural(f)
+        if resamplers or mergers:
+            x = (resamplers or mergers)[0]
+            how = "resamples visual tokens to a fixed set of latents" if resamplers else "merges visual patches by a fixed factor"
+            return Outcome(N, evs([*off, x]), f"no visual-token pruning or merging found; the model code {how} as part of its "
+                           f"architecture (`{x.short}` at {x.path}:{x.line}), which this check does not count",
+                           {"visual_token_pruning": "resampler" if resamplers else False})
+        return Outcome(N, evs(off), "no visual-token pruning or merging found (FastV, ToMe, VisionZip, a pooled projector); "
+                       "compression built into a model's architecture is not counted", {"visual_token_pruning": False})
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.values.get("visual_token_pruning") == "resampler":
+            return None  # a Perceiver resampler or Q-Former hands the LLM a few dozen latents per image: nothing to prune
+        return super().recommendation_priority(ctx, outcome)
