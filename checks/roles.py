@@ -706,17 +706,23 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     entries += recipes
     documented: dict[str, str] = {}  # file -> "README.md:71", the command that runs it
     commanded: set[str] = set()  # the scripts documented commands run (not the recipes they hand them)
+    offered: set[str] = set()  # scripts the docs offer in place of the run's ("replace `train_mem.py` with `train_xformers.py`")
+    prose: dict[str, str] = {}  # the run's scripts that prose names (the one replaced), not a command
     for p in paths:
         ff = files[p]
         if ff.kind != "docs" or not ff.doc_hints or path_role(p, ff.kind)[0] not in _DOC_ROLES:
             continue
         for h in ff.doc_hints:
-            if h.kind in ("command", "command_file"):
+            if h.kind == "alternative":
+                offered.update(_doc_targets(p, h.value, pathset, index))
+            if h.kind in ("command", "command_file", "run_script"):
                 for t in _doc_targets(p, h.value, pathset, index):
                     # a test, archive or side file stays context; an unshipped one that a command runs is the run's
                     if roles.by_path.get(t, UNSHIPPED) == UNSHIPPED and t not in documented:
                         documented[t] = f"{p}:{h.line}"
-                    if h.kind == "command":
+                        if h.kind == "run_script":
+                            prose[t] = f"{p}:{h.line}"
+                    if h.kind in ("command", "run_script"):
                         commanded.add(t)
     entries += list(documented)
     # in a repository that ships no launch of its own, a train*.py beside the entry point its README's command runs
@@ -727,6 +733,8 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     shipped = any(files[p].launches for p in paths if p not in roles.by_path)
     run_dirs = set() if shipped else {e.rsplit("/", 1)[0] if "/" in e else "" for e in commanded if e in pathset}
     siblings = [p for p in named if p not in entries and p not in documented and (p.rsplit("/", 1)[0] if "/" in p else "") in run_dirs]
+    # a script the docs offer in place of the run's is an alternative wherever it lives, unless a command runs it too
+    siblings += [p for p in sorted(offered) if p not in siblings and p not in entries and p not in commanded and files[p].kind == "python"]
     entries += [p for p in named if p not in siblings]
     # a sideline sub-package (``trl/experimental/``) beside a run that a launch, console script or command starts outside it:
     # its modules named like trainers are recipes offered beside the run, not entry points of it (see :data:`_SIDELINE_DIR`)
@@ -777,7 +785,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     _alternatives_imports(files, paths, roles, index, [p for p in siblings if roles.by_path.get(p) == OTHER])
     for p, where in documented.items():
         if roles.by_path.get(p) in IN_SCOPE and not roles.why.get(p):
-            roles.why[p] = f"run by the documented command at {where}"
+            roles.why[p] = f"named as the run's script at {where}" if p in prose else f"run by the documented command at {where}"
     for p, where in registered.items():
         if roles.by_path.get(p) == TRAINING and not roles.why.get(p):
             roles.why[p] = f"a training recipe registered at {where} (a launcher runs it by its registered name)"

@@ -302,6 +302,27 @@ def extract_doc_run_recipes(path: str, text: str, out: FileFacts) -> None:
                     out.doc_hints.append(DocHint(path, line, "run_recipe", recipe, lines[line - 1].strip()[:300]))
 
 
+#: prose that swaps one documented script for another (LLaVA's and FastChat's READMEs: "replace `llava/train/train_mem.py`
+#: above with [llava/train/train_xformers.py](llava/train/train_xformers.py)"): the first is the documented run's script,
+#: the second an alternative entry point for other hardware
+_REPLACE = re.compile(r"(?i)\breplace\s+\[?`?((?:\./)?[\w./-]*[\w-]\.py)`?\]?(?:\([^)\s]*\))?\s+(?:above\s+|in\s+the\s+"
+                      r"command(?:s)?\s+above\s+)?with\s+\[?`?((?:\./)?[\w./-]*[\w-]\.py)`?\]?")
+
+
+def extract_doc_replacements(path: str, text: str, out: FileFacts) -> None:
+    """``run_script`` and ``alternative`` hints from prose that replaces one script of the documented run with another
+    ("replace `train_mem.py` above with `train_xformers.py`" for GPUs without FlashAttention): the replaced script is what
+    the documented run executes, the replacement an alternative entry point beside it (see :mod:`checks.roles`)."""
+    if "eplace" not in text:
+        return
+    for i, line in enumerate(text.splitlines(), 1):
+        for m in _REPLACE.finditer(line):
+            run, alt = m.group(1).removeprefix("./"), m.group(2).removeprefix("./")
+            if run != alt:
+                out.doc_hints.append(DocHint(path, i, "run_script", run, line.strip()[:300]))
+                out.doc_hints.append(DocHint(path, i, "alternative", alt, line.strip()[:300]))
+
+
 #: a line that names the file the next code block is (the name in backticks, ``**train.py**``, ``#### train.py``, ``train.py:``)
 _BLOCK_NAME = re.compile(r"^\s*(?:#+\s*)?[`*_]*((?:\./)?[\w./-]*[\w-]\.py)[`*_]*\s*:?\s*$")
 #: a block's own first line naming it (``# train.py``, ``# file: train.py``)

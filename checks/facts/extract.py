@@ -7,7 +7,14 @@ from pathlib import PurePosixPath
 
 from .configs import extract_json, extract_toml, extract_yaml
 from .deps import extract_requirements, from_conda_env, from_pyproject, from_setup_calls, pip_installs
-from .docs_md import extract_doc_commands, extract_doc_hints, extract_doc_run_models, extract_doc_run_recipes, extract_doc_scripts
+from .docs_md import (
+    extract_doc_commands,
+    extract_doc_hints,
+    extract_doc_replacements,
+    extract_doc_run_models,
+    extract_doc_run_recipes,
+    extract_doc_scripts,
+)
 from .notebook import extract_notebook
 from .python import extract_python
 from .shell import extract_dockerfile, extract_shell_text
@@ -125,4 +132,5 @@ def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str
         extract_doc_run_recipes(path, text, out)
         extract_doc_run_models(path, text, out)
         extract_doc_scripts(path, text, out)
+        extract_doc_replacements(path, text, out)
     return out

@@ -282,8 +282,9 @@ class DocHint:
     (``torchrun --nnodes 2``, ``num_machines: 2``, ``#SBATCH --nodes=4``); "command"/"command_file"/"run_recipe" for what a
     documented training command runs; "command_flag" for a sharding flag it passes (``--fsdp``, ``--deepspeed``), at the
     command's line; "model" for the checkpoint a documented run starts from; "script_block" for a Python script the document
-    gives whole under its file name (a command of the same document that runs it is a documented run). Never evidence of a
-    practice in use."""
+    gives whole under its file name (a command of the same document that runs it is a documented run); "run_script" and
+    "alternative" for the run's script and the one prose offers in its place ("replace `train_mem.py` above with
+    `train_xformers.py`"). Never evidence of a practice in use."""
 
     path: str
     line: int
