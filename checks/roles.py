@@ -702,7 +702,8 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     entries += list(registered)
     # Python config recipes a config loader reads (mmengine ``Config.fromfile``: xtuner's 587 configs) are the training
     # path's recipes, as YAML recipes are; the dataset and model modules they import are its input pipeline and model
-    recipes = [p for p in python_config_modules(files) if p not in roles.by_path]
+    config_modules = python_config_modules(files)  # a set: taken in the files' order, so the roles' order is the same every run
+    recipes = [p for p in paths if p in config_modules and p not in roles.by_path]
     entries += recipes
     documented: dict[str, str] = {}  # file -> "README.md:71", the command that runs it
     commanded: set[str] = set()  # the scripts documented commands run (not the recipes they hand them)
