@@ -338,6 +338,14 @@ class E1GPUDirectRDMA(Check):
     def not_applicable(self, ctx: Context) -> str | None:
         if ctx.project.multi_node or _rdma_evidence(ctx.facts)[0] or _documented_multi_node(ctx.facts):
             return None
+        ray = [r for r in ray_train_workers(ctx.facts) if r.multi and not isinstance(as_number(r.workers), float | int)]
+        if ray:
+            # Ray places the workers of a ``ScalingConfig`` on any node of its cluster with a free GPU; a worker count read
+            # from the run's config says nothing about how many nodes that is (lm-buddy ``num_workers=config.ray.num_workers``)
+            r = ray[0]
+            return (f"not judged: the training processes are Ray Train workers ({r.trainer.short}() at {r.trainer.path}:"
+                    f"{r.trainer.line}) whose count is the run's config and which the Ray cluster places on its nodes: if they "
+                    "span nodes, check that NCCL uses the IB/RoCE fabric with GPUDirect RDMA (NCCL_DEBUG=INFO shows NET/IB ... GDR)")
         return "single-node project: GPUDirect RDMA only matters for inter-node communication"
 
     def detect(self, ctx: Context) -> Outcome:
