@@ -107,3 +107,19 @@ def test_control_a_report_to_whose_else_branch_is_none_is_not_read_as_reporting_
     # xllm ``report_to=["wandb"] if config.report_to_wandb else None``: None is transformers 4.x's "all", not "none"
     r = _audit(_job(report_to="['wandb'] if config.report_to_wandb else None")).result("I5")
     assert "only when" not in r.detail
+
+
+def _snippets(files: dict[str, str]) -> dict[str, str]:
+    from reports.json_report import to_json
+    return {r["check"]: r.get("snippet") or "" for r in to_json(_audit(files))["recommendations"]}
+
+
+def test_recipe_framework_keys_are_not_written_into_training_arguments():
+    snips = _snippets(_job())
+    assert "neat_packing" not in snips["F7"] and "TrainingArguments(" not in snips["F7"]
+    assert "finetuning_type" not in snips.get("G4", "")
+
+
+def test_control_training_arguments_keys_still_go_into_the_call():
+    snips = _snippets(_job())
+    assert "training_args = TrainingArguments(" in snips["F1"] and "dataloader_num_workers=8" in snips["F1"]
