@@ -29,6 +29,7 @@ FRAMEWORKS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] 
     "lightning": (("lightning", "pytorch_lightning", "lightning_fabric"), ("lightning", "pytorch-lightning"), ("lightning",)),
     "peft": (("peft",), ("peft",), ()),
     "trl": (("trl",), ("trl",), ()),
+    "ray": (("ray",), (), ()),  # Ray Train / Ray actors drive the training processes (imports only: many list it as an extra)
     "vllm": (("vllm",), ("vllm",), ("vllm",)),
     "sglang": (("sglang",), ("sglang",), ()),
     "tensorrt-llm": (("tensorrt_llm",), ("tensorrt-llm",), ()),

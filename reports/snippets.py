@@ -281,7 +281,22 @@ def _translate_yaml(code: str, dialect: str | None) -> str:
 #: keys of the HF YAML snippets that are not ``TrainingArguments`` fields: a model's keyword or config value, which a
 #: recipe framework (TRL's ``ModelConfig``, axolotl, LLaMA-Factory) reads from its YAML but a plain ``HfArgumentParser``
 #: script rejects as an unknown flag (Stanford Alpaca's ``train.py`` parses Model/Data/TrainingArguments only)
-_NOT_TRAINING_ARGS = frozenset({"attn_implementation", "vocab_size"})
+_NOT_TRAINING_ARGS = frozenset({
+    "attn_implementation", "vocab_size",
+    # recipe-framework keys (LLaMA-Factory, LLaVA) that no HF or TRL arguments class has: written into ``TrainingArguments(...)``
+    # they raise (lm-buddy's ``TrainingArguments(**config.trainer.training_args())`` was offered ``neat_packing=True``)
+    "tokenized_path", "neat_packing", "streaming", "finetuning_type", "lora_rank", "lora_target", "freeze_trainable_layers",
+    "freeze_trainable_modules", "freeze_vision_tower", "freeze_multi_modal_projector", "image_aspect_ratio",
+    "image_grid_pinpoints", "mm_spatial_pool_stride", "mm_spatial_pool_mode",
+    # fields of one TRL config class only (below), not of ``TrainingArguments``
+    "packing", "loss_type", "use_vllm", "vllm_mode",
+})
+#: the TRL config classes that do take some of those keys
+_TRL_ARGS: dict[str, frozenset[str]] = {
+    "SFTConfig": frozenset({"packing"}),
+    "DPOConfig": frozenset({"loss_type"}),
+    "GRPOConfig": frozenset({"loss_type", "use_vllm", "vllm_mode"}),
+}
 
 
 def _hf_yaml_to(target: str, code: str, style: RepoStyle) -> str | None:
@@ -293,7 +308,7 @@ def _hf_yaml_to(target: str, code: str, style: RepoStyle) -> str | None:
         return None
     if not isinstance(doc, dict) or not all(isinstance(v, (bool, int, float, str)) for v in doc.values()):
         return None
-    foreign = _NOT_TRAINING_ARGS & set(doc)
+    foreign = (_NOT_TRAINING_ARGS - _TRL_ARGS.get(style.hf_args_class, frozenset())) & set(doc)
     if foreign and (target == "hf-args" or not foreign <= style.own_args):
         return None
     where = style.where.get(target, "")

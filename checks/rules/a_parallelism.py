@@ -32,7 +32,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import backend_unselected, callers_off, guard_off, uses_hf_trainer
+from ._helpers import HF_TRAINERS, backend_unselected, callers_off, guard_off, uses_hf_trainer
 from ._registry import debug_recipe, recipe_of
 
 U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
@@ -1054,6 +1054,27 @@ def _env_trainer(run: str = "") -> dict[str, str]:
     return files
 
 
+def _ray_job(workers: str = "config.ray.num_workers", loop: str = "training_function") -> dict[str, str]:
+    """A config-driven job library (lm-buddy-like): ``run_finetuning`` hands Ray Train's ``TorchTrainer`` a per-worker
+    function that builds and trains an HF/TRL trainer; the worker count comes from ``ScalingConfig``."""
+    return {
+        "jobs/finetuning.py": (
+            "from ray.train import RunConfig, ScalingConfig\nfrom ray.train.huggingface.transformers import prepare_trainer\n"
+            "from ray.train.torch import TorchTrainer\nfrom transformers import TrainingArguments\nfrom trl import SFTTrainer\n\n"
+            "from jobs.config import FinetuningJobConfig\n\n\n"
+            "def load_and_train(config):\n    model = load_model(config.model)\n"
+            "    args = TrainingArguments(output_dir='out', **config.trainer.training_args())\n"
+            "    trainer = SFTTrainer(model=model, args=args, train_dataset=load_dataset(config.dataset))\n"
+            "    trainer = prepare_trainer(trainer)\n    trainer.train()\n\n\n"
+            "def training_function(config_data):\n    config = FinetuningJobConfig(**config_data)\n    load_and_train(config)\n\n\n"
+            "def run_finetuning(config, train_loop=training_function):\n"
+            f"    scaling_config = ScalingConfig(use_gpu=config.ray.use_gpu, num_workers={workers})\n"
+            f"    trainer = TorchTrainer(train_loop_per_worker={loop}, train_loop_config=config.model_dump(),\n"
+            "                           scaling_config=scaling_config, run_config=RunConfig(name=config.name))\n"
+            "    return trainer.fit()\n"),
+    }
+
+
 @register
 class A1DataParallel(Check):
     id = "A1"
@@ -1135,6 +1156,10 @@ class A1DataParallel(Check):
                  "mylib/pipeline/finetuner.py": "from transformers import Trainer\n\n\nclass Finetuner:\n    trainer_cls = Trainer\n"}, N,
                 "the README's DeepSpeed launch sees one GPU"),
         Example(_DS_LIBRARY, U, "a library that ships no launch: its trainer builds a DeepSpeed engine in a process group it joins"),
+        Example(_ray_job(), U, "Ray Train workers run the package's HF training function; the worker count is the job config's"),
+        Example(_ray_job("8"), U, "the same Ray Train job with eight workers"),
+        Example(_ray_job("1"), N, "the same Ray Train job with one worker"),
+        Example(_ray_job(loop="train_loop"), N, "a Ray Train trainer handed a loop by its caller: which loop it runs is not visible"),
         Example({**_DS_LIBRARY, "scripts/train.sh": "torchrun --nproc_per_node=1 examples/train.py\n",
                  "examples/train.py": "from mylib.trainer import Trainer\n\nTrainer(model, optimizer, {}).train(loader)\n"}, N,
                 "the same library shipping a one-process launch"),
@@ -1183,6 +1208,23 @@ class A1DataParallel(Check):
         if sharded and not used:
             used += sharded
             kinds.append("sharded data parallel (FSDP/ZeRO)")
+        ray = ray_train_workers(f) if not used else []
+        if any(r.multi for r in ray):
+            # the package's training loop runs in Ray Train workers, one process per GPU in one process group: the HF
+            # Trainer (or ``ray.train.torch.prepare_model``) wraps the model in DDP and shards the batches over the workers
+            r = next(r for r in ray if r.multi)
+            count = getattr(r.workers, "text", None)
+            n = as_number(r.workers)
+            where = f"{r.scaling.path}:{r.scaling.kw_line('num_workers')}" if r.scaling is not None else ""
+            workers = f"{int(n)} workers" + (f" ({where})" if where else "") if n is not None else \
+                f"num_workers={count} workers" + (f" ({where}: a count the run's config sets)" if where else "")
+            vals: dict[str, Any] = {"data_parallel": True}
+            if n is not None:
+                vals["nproc_per_node"] = int(n)
+            evidence = [_ev(r.trainer)] + ([_ev(r.scaling, "num_workers", count if n is None else int(n))] if r.scaling is not None else [])
+            return Outcome(U, evidence, f"data-parallel training via Ray Train: {r.trainer.short}() at {r.trainer.path}:{r.trainer.line} "
+                           f"runs the package's training loop ({r.loop}) in {workers}, which Ray's Torch backend joins into "
+                           "one process group", vals)
         procs = [ls.procs for ls in multi if ls.procs]
         nodes = [ls.nodes for ls in sizes if ls.nodes]
         values: dict[str, Any] = {}
@@ -1200,6 +1242,12 @@ class A1DataParallel(Check):
             return Outcome(P, [_ev(x) for x in dp], "single-process nn.DataParallel instead of one DDP process per GPU", values)
         off = [ls.launch for ls in single if ls.launch.launcher != "python"] + acc_single + lt_single
         values["data_parallel"] = False
+        one_worker = [r for r in ray if r.multi is False and r.scaling is not None]
+        if one_worker and not off:
+            r = one_worker[0]
+            return Outcome(N, [_ev(r.scaling, "num_workers", as_number(r.workers))],
+                           f"Ray Train runs the training loop ({r.loop}) in one worker (ScalingConfig(num_workers="
+                           f"{r.workers}) at {r.scaling.path}:{r.scaling.kw_line('num_workers')}): a single training process", values)
         if off:
             return Outcome(N, [_ev(x) for x in off], "every launch starts a single training process", values)
         detail = "single-process launches only" if single else "no multi-GPU launch or DDP wrapper found"
@@ -1258,6 +1306,77 @@ def deepspeed_engine_run(f: Facts) -> tuple[Call, Call] | None:
     built.sort(key=lambda c: bool(_AUX_ENGINE.match(c.text)))
     joined = [c for c in f.calls(*_PROCESS_GROUP) if c.name in _PROCESS_GROUP and live(c)]
     return (built[0], joined[0]) if built and joined else None
+
+
+#: Ray Train's data-parallel trainers: each of ``ScalingConfig(num_workers=...)`` workers is a process (one GPU each with
+#: ``use_gpu``) that Ray's Torch backend joins into one torch.distributed process group before running the training loop
+_RAY_TRAINERS = (
+    "ray.train.torch.TorchTrainer", "ray.train.huggingface.TransformersTrainer", "ray.train.huggingface.transformers.TransformersTrainer",
+    "ray.train.lightning.LightningTrainer", "ray.train.data_parallel_trainer.DataParallelTrainer", "ray.train.DataParallelTrainer",
+)
+#: calls that are the training step itself inside a worker loop: a backward pass or an HF/TRL trainer
+_STEP_CALLS = ("backward", *HF_TRAINERS)
+
+
+@dataclass(frozen=True)
+class RayWorkers:
+    """A Ray Train trainer that runs the package's own training loop in its workers."""
+    trainer: Call  # ``TorchTrainer(train_loop_per_worker=..., scaling_config=...)``
+    loop: str  # the package's function handed to it as the per-worker loop
+    scaling: Call | None  # the ``ScalingConfig(...)`` it is given, when found in the same function
+    workers: Any  # ``num_workers``: a number, an Expr (read from a config at run time), or None when not given
+
+    @property
+    def multi(self) -> bool | None:
+        """True: several workers (or a count the config decides); False: one; None: no count visible."""
+        if self.workers is None:
+            return None
+        n = as_number(self.workers)
+        if n is None:
+            return True if isinstance(self.workers, Expr) else None
+        return n > 1
+
+
+def _loop_functions(f: Facts, path: str, name: str) -> set[str]:
+    """``name`` and the functions of the same file it calls, transitively (a function is known by the calls in its body)."""
+    calls = f.calls_in([path])
+    defined = {c.func for c in calls if c.func}
+    if name not in defined:
+        return set()
+    funcs = {name}
+    while True:
+        more = {c.short for c in calls if c.func in funcs and "." not in c.name and c.short in defined} - funcs
+        if not more:
+            return funcs
+        funcs |= more
+
+
+def ray_train_workers(f: Facts) -> list[RayWorkers]:
+    """The Ray Train trainers (``TorchTrainer`` and kin) outside tests whose per-worker loop is a function of the package
+    that runs the training step itself (lm-buddy: ``TorchTrainer(train_loop_per_worker=training_function, scaling_config=
+    ScalingConfig(num_workers=config.ray.num_workers))`` with ``training_function`` -> ``load_and_train`` building TRL's
+    ``SFTTrainer``). A trainer handed a loop from its caller (Ludwig's Ray backend ``run_train_remote(train_loop, ...)``,
+    one alternative of a backend the run picks at run time) is not counted: which loop it runs is not visible there."""
+    out: list[RayWorkers] = []
+    for c in f.calls(*_RAY_TRAINERS):
+        if not c.name.startswith("ray.") or _TEST_PATH.search(c.path) or guard_off(f, c) or callers_off(f, c):
+            continue
+        loop = c.kwargs.get("train_loop_per_worker", c.args[0] if c.args else None)
+        name = getattr(loop, "ref", None) or getattr(loop, "text", None)
+        if not isinstance(name, str) or not name.isidentifier():
+            continue
+        funcs = _loop_functions(f, c.path, name)
+        if not funcs or not any(s.func in funcs for s in f.calls(*_STEP_CALLS) if s.path == c.path):
+            continue
+        sc = c.kwargs.get("scaling_config")
+        text = getattr(sc, "text", "") or ""
+        scaling = [s for s in f.calls("ScalingConfig") if s.path == c.path and s.name.startswith("ray.")
+                   and ((text.startswith("ScalingConfig(") and s.line == c.kw_line("scaling_config"))
+                        or (s.func == c.func and s.line <= c.line))]
+        sc_call = scaling[-1] if scaling else None
+        workers = sc_call.kwargs.get("num_workers") if sc_call is not None else None
+        out.append(RayWorkers(c, name, sc_call, workers))
+    return out
 
 
 _AUX_ENGINE = re.compile(r"(?i)\s*[\w.]*\b(ref|reference|teacher|reward|critic|ema)(_?model)?\w*\s*[,=]")

@@ -1091,6 +1091,13 @@ def _gc_on(v: object) -> bool | None:
     return None
 
 
+def _unset_default(s: Setting) -> bool:
+    """An optional field that defaults to None (lm-buddy ``gradient_checkpointing: bool | None = None``, dropped by
+    ``model_dump(exclude_none=True)`` before it reaches ``TrainingArguments``; OLMo's ``activation_checkpointing:
+    Optional[...] = None``): off by default, but not an explicit off."""
+    return s.source == "field-default" and s.value is None
+
+
 _NEGATED = re.compile(r"^\s*not\s+(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*)\s*$")
 
 
@@ -1408,7 +1415,11 @@ class C3ActivationCheckpointing(Check):
                 {"gradient_checkpointing": False},
             )
         support = [c for c in f.calls(*_GC_CALLS) if not _gc_call_active(f, c)]
-        if disabled:
+        if disabled and all(isinstance(s, Setting) and _unset_default(s) for s in disabled):
+            s0 = disabled[0]
+            detail = (f"activation checkpointing is off by default: {s0.key} defaults to None ({s0.path}:{s0.line}) "
+                      "and nothing sets it")
+        elif disabled:
             detail = "activation checkpointing is explicitly disabled"
         elif support and (regs := [r for c in support for r in registry_off(f, c)]):
             # ``ComponentEntity("model", "activation_checkpointed", ...)`` with no config naming ``activation_checkpointed``

@@ -22,6 +22,7 @@ from .a_parallelism import (
     fsdp_sites,
     is_lightning,
     lightning_imported,
+    ray_train_workers,
     torchx_runner,
     zero_sites,
 )
@@ -93,6 +94,9 @@ def distributed_sites(ctx: Context) -> list[Any]:
     if not sites and not f.launches():
         # no launch ships and the trainer builds a DeepSpeed engine in a process group it joins itself (A1's reading)
         sites += list(deepspeed_engine_run(f) or ())
+    if not sites:
+        # the package's training loop runs in several Ray Train workers, one process group (A1's reading)
+        sites += [r.trainer for r in ray_train_workers(f) if r.multi]
     return sites
 
 
@@ -334,6 +338,14 @@ class E1GPUDirectRDMA(Check):
     def not_applicable(self, ctx: Context) -> str | None:
         if ctx.project.multi_node or _rdma_evidence(ctx.facts)[0] or _documented_multi_node(ctx.facts):
             return None
+        ray = [r for r in ray_train_workers(ctx.facts) if r.multi and not isinstance(as_number(r.workers), float | int)]
+        if ray:
+            # Ray places the workers of a ``ScalingConfig`` on any node of its cluster with a free GPU; a worker count read
+            # from the run's config says nothing about how many nodes that is (lm-buddy ``num_workers=config.ray.num_workers``)
+            r = ray[0]
+            return (f"not judged: the training processes are Ray Train workers ({r.trainer.short}() at {r.trainer.path}:"
+                    f"{r.trainer.line}) whose count is the run's config and which the Ray cluster places on its nodes: if they "
+                    "span nodes, check that NCCL uses the IB/RoCE fabric with GPUDirect RDMA (NCCL_DEBUG=INFO shows NET/IB ... GDR)")
         return "single-node project: GPUDirect RDMA only matters for inter-node communication"
 
     def detect(self, ctx: Context) -> Outcome:
@@ -823,6 +835,10 @@ class E2CommComputeOverlap(Check):
             # --nproc_per_node=4 medusa/train/train.py ...``): the HF Trainer wraps the model in DDP, unless that command
             # hands it FSDP or DeepSpeed (FastChat's ``--fsdp "full_shard auto_wrap"``)
             out = [(h, "DistributedDataParallel") for h in documented_ddp(f)]
+        if not out:
+            # the HF Trainer runs in several Ray Train workers that Ray's Torch backend joins into one process group (lm-buddy's
+            # ``TorchTrainer(train_loop_per_worker=...)`` around ``SFTTrainer``): the Trainer sees the distributed run and wraps DDP
+            out = [(r.trainer, "DistributedDataParallel") for r in ray_train_workers(f) if r.multi]
         return out
 
 

@@ -2403,6 +2403,24 @@ _SWIFT_TRAIN = ("from transformers import Seq2SeqTrainer\n\n\ndef train(model, a
                 "    trainer = Seq2SeqTrainer(model=model, args=args, train_dataset=dataset)\n    trainer.train()\n")
 
 
+_NONE_ELSE = re.compile(r"""^\s*(?P<then>["'][\w,\s-]+["']|\[[^\]]*\])\s+if\s+(?P<cond>.+?)\s+else\s+(?:["'](?:none|null)?["']|\[\s*\])\s*$""", re.I)
+
+
+def _report_to_condition(rt: list[Setting]) -> tuple[str, str] | None:
+    """(the condition, where) when every ``report_to`` the run takes is a ternary whose else branch reports nothing
+    (lm-buddy ``report_to="wandb" if is_tracking_enabled(config) else "none"``): the trackers are the condition's, not the
+    run's by default. None otherwise; an else branch of ``None`` is not nothing (transformers 4.x reads it as "all")."""
+    if not rt:
+        return None
+    conds = []
+    for s in rt:
+        m = _NONE_ELSE.match(s.value.text) if isinstance(s.value, Expr) else None
+        if m is None:
+            return None
+        conds.append((m.group("cond"), f"{s.path}:{s.line}"))
+    return conds[0]
+
+
 def hf_trackers(f: Facts) -> tuple[list[str], list[Setting]]:
     """Trackers the HF Trainer reports to (``report_to``; before transformers v5 the default was every installed one)."""
     rt = [s for s in f.effective("report_to") if not _TEST_PATH.search(s.path)]
@@ -2912,6 +2930,9 @@ class I5ReportFrequency(Check):
             names = ", ".join(trackers) if trackers != ["all"] else "every installed tracker (report_to: all)" if rt else \
                 "every installed tracker (report_to is not set: the HF Trainer's default is all)"
             sane = f"reporting to {names} every {values.get('logging_steps', '?')} steps"
+            cond = _report_to_condition(rt)
+            if cond is not None:
+                sane = f"reporting to {names} (only when `{cond[0]}`, else none: {cond[1]}) every {values.get('logging_steps', '?')} steps"
             if hf is not None:
                 sane += f" (logging_steps is not set: the HF Trainer default; the trainer at {hf.path}:{hf.line})"
         elif spaced:
