@@ -39,6 +39,10 @@ U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 _TESTS = re.compile(r"(^|/)(tests?|testing|unittests?)/|(^|/)test_[^/]*\.py$|_tests?\.py$")
 _EVAL = re.compile(r"(?:^|[^a-z])(val|valid|validation|eval|evaluate|evaluation|evaluators?|test|testing|dev|predict|prediction|infer|inference|calib|calibration|benchmark)(?:[^a-z]|$)", re.I)
 _TRAIN = re.compile(r"train", re.I)
+#: a loader built in a generation helper (``def generate(self, *, texts=None, dataset=None, batch_size=1)`` of a model
+#: wrapper: ``DataLoader(dataset, shuffle=False, collate_fn=...)`` fed to ``model.generate`` under ``torch.no_grad()``)
+#: feeds inference, unless the same name says training (``generate_train_loader``)
+_GENERATE = re.compile(r"(?:^|[^a-z])(generate|generation)(?:[^a-z]|$)", re.I)
 
 
 def _in_tests(path: str) -> bool:
@@ -108,7 +112,7 @@ def _role_hint(c: Call) -> bool | None:
     first = c.args[0] if c.args else c.kwargs.get("dataset")
     levels = [[target, _text(first) if first is not None else ""], [c.func or ""], [c.path.rsplit("/", 1)[-1]]]
     for hints in levels:
-        if any(_EVAL.search(h) for h in hints):
+        if any(_EVAL.search(h) or (_GENERATE.search(h) and not _TRAIN.search(h)) for h in hints):
             return False
         if any(_TRAIN.search(h) for h in hints):
             return True
@@ -866,6 +870,9 @@ def _streaming_files(f: Facts) -> set[str]:
 
 _TOKENIZE_SHORT = {"encode_plus", "batch_encode_plus", "apply_chat_template", "tokenizer_image_token", "encode_ordinary",
                    "encode_ordinary_batch", "encode_batch", "processor", "encode"}
+#: a module of collator classes (``instruction_collator.py``, ``data_collator.py``, ``collate.py``): their ``__call__`` is
+#: the DataLoader's ``collate_fn``, run per batch
+_COLLATOR_FILE = re.compile(r"collat", re.I)
 _ONLINE_FUNCS = re.compile(r"^(__getitem__|__getitems__|__iter__|__next__|_?get_item|.*collate.*)$", re.I)
 #: a hand-written streaming loader (nanochat's ``tokenizing_distributed_data_loader``, a generator that reads parquet row
 #: groups and tokenizes them batch by batch while training consumes it): its tokenization runs in the input pipeline, not
@@ -1323,7 +1330,7 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     datasets = _dataset_files(f)
     materialised = _materialised_files(f)
     memo: dict[tuple[str, str | None], str] = {}
-    rank = {"online": 4, "step": 3, "mapped": 2, "startup": 1, "other": 0}
+    rank = {"online": 5, "collator": 4, "step": 3, "mapped": 2, "startup": 1, "other": 0}
 
     def where(path: str, func: str | None, depth: int) -> str:
         if func is None or func in {"main", "__main__"}:
@@ -1332,6 +1339,8 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
             return "mapped"  # the class turns itself into an Arrow dataset before training (Dataset.from_generator)
         if _ONLINE_FUNCS.match(func) or func in online_cb or _STREAM_LOADER.search(func):
             return "online"
+        if func == "__call__" and _COLLATOR_FILE.search(path.rsplit("/", 1)[-1]):
+            return "collator"  # a collator class's ``__call__`` (xTuring ``preprocessors/instruction_collator.py``): per batch
         if func in cached_cb:
             return "mapped"
         if func in uncached_cb:
@@ -1356,7 +1365,7 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
         memo[key] = result
         return result
 
-    out: dict[str, list[Call]] = {"offline": [], "mapped": [], "startup": [], "online": [], "step": []}
+    out: dict[str, list[Call]] = {"offline": [], "mapped": [], "startup": [], "online": [], "step": [], "collator": []}
     weight_tools: dict[str, bool] = {}
     for c in _tokenizer_calls(f):
         if _unbuilt_dataset_method(f, c):
@@ -1371,6 +1380,11 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
             continue  # a model's own tokenizer module (a visual tokenizer over pixel values) is a layer, not text tokenization
         if kind in out:
             out[kind].append(c)
+    # a collator class's tokenization (``collator``) is the pipeline's only when nothing tokenizes the dataset ahead: beside
+    # a ``datasets.map``/offline pass it is a side collator (a vision-language collator running the processor on images and
+    # text of a multimodal path), not the text path's tokenization; F6 counts it on the training path only
+    if out["mapped"] or out["offline"]:
+        out["collator"] = []
     return out
 
 
@@ -1677,6 +1691,25 @@ _UNSHIPPED_COPY = {
 }
 
 
+#: xTuring 0.1.8's shape: a Lightning module's ``train_dataloader`` and a model wrapper whose ``generate`` batches a dataset
+#: through its own DataLoader (PyTorch's defaults) for ``model.generate`` under ``torch.no_grad()``
+def _wrapper_with_generate(gen_func: str = "generate") -> dict[str, str]:
+    return {
+        "mylib/trainers/lightning_trainer.py": (
+            "import pytorch_lightning as pl\nimport torch\n\n\nclass TuringLightningModule(pl.LightningModule):\n"
+            "    def train_dataloader(self):\n        return torch.utils.data.DataLoader(\n"
+            "            self.train_dataset, collate_fn=self.preprocessor, shuffle=True, num_workers=4, pin_memory=True,\n"
+            "            batch_size=self.batch_size,\n        )\n\n"
+            "    def training_step(self, batch, batch_idx):\n        return self.model_engine.training_step(batch)\n"),
+        "mylib/models/causal.py": (
+            "import torch\nfrom torch.utils.data import DataLoader\n\n\nclass CausalModel:\n"
+            f"    def {gen_func}(self, *, texts=None, dataset=None, batch_size=1):\n"
+            "        dataloader = DataLoader(dataset, batch_size=batch_size, shuffle=False, collate_fn=self.collate_fn)\n"
+            "        outputs = []\n        for batch in dataloader:\n            with torch.no_grad():\n"
+            "                outputs.append(self.engine.model.generate(input_ids=batch['input_ids']))\n        return outputs\n"),
+    }
+
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -1714,6 +1747,9 @@ class F1NumWorkers(_DataCheck):
                                     for m in ("llama2_7b", "qwen_7b", "internlm2_7b", "mistral_7b")}},
                 N, "mmengine configs: 3 of 4 train_dataloaders in the main process"),
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, shuffle=True, num_workers=8)\n"}, U, "constant"),
+        Example(_wrapper_with_generate(), U, "the Lightning train_dataloader's 4 workers; the loader of the wrapper's generate() feeds inference"),
+        Example(_wrapper_with_generate("generate_train_batches"), N,
+                "the same loader in a function whose name says it builds training batches: its 0 workers count"),
         Example(_PLUGIN_LOADER, N, "a library helper's num_workers parameter defaults to 0 and no caller passes it"),
         Example({**_PLUGIN_LOADER, "train.py": _PLUGIN_LOADER_CALL}, U, "the helper's caller passes num_workers=8"),
         Example({**_RECIPE_LIBRARY, "README.md": _QUICKSTART}, U, "the recipe the README's quickstart runs sets 8 workers"),
@@ -2991,6 +3027,31 @@ _WDS_PIPELINE = {
 }
 
 
+#: xTuring 0.1.8's shape: an instruction dataset of raw Arrow records (``load_from_disk``, and ``save`` writing them back out)
+#: whose collator class tokenizes each sample of a batch in ``__call__``
+_RAW_ARROW_COLLATOR = {
+    "mylib/datasets/instruction_dataset.py": (
+        "from datasets import load_from_disk\n\n\nclass InstructionDataset:\n    def __init__(self, path):\n"
+        "        self.data = load_from_disk(str(path))\n\n    def __getitem__(self, idx):\n        return self.data['train'][idx]\n\n"
+        "    def save(self, path):\n        return self.data['train'].save_to_disk(path)\n"),
+    "mylib/preprocessors/instruction_collator.py": (
+        "import torch\n\n\nclass InstructionDataCollator:\n    def __init__(self, tokenizer, max_length=None):\n"
+        "        self.tokenizer = tokenizer\n        self.max_length = max_length\n\n    def __call__(self, batches):\n"
+        "        samples = []\n        for sample in batches:\n            input_text = self.tokenizer(sample['text'])\n"
+        "            input_target = self.tokenizer(sample['target'])\n"
+        "            ids = (input_text['input_ids'] + input_target['input_ids'])[: self.max_length]\n"
+        "            samples.append({'input_ids': torch.tensor(ids)})\n"
+        "        return self.tokenizer.pad(samples, padding=True, return_tensors='pt')\n"),
+}
+_TOKENIZED_ARROW_COLLATOR = {
+    **_RAW_ARROW_COLLATOR,
+    "mylib/datasets/instruction_dataset.py": _RAW_ARROW_COLLATOR["mylib/datasets/instruction_dataset.py"].replace(
+        "    def save(self, path):\n        return self.data['train'].save_to_disk(path)\n",
+        "    def save(self, path, tokenizer):\n"
+        "        ds = self.data['train'].map(lambda x: tokenizer(x['text']), batched=True)\n        return ds.save_to_disk(path)\n"),
+}
+
+
 @register
 class F6OfflinePreprocessing(_DataCheck):
     id = "F6"
@@ -3122,6 +3183,8 @@ class F6OfflinePreprocessing(_DataCheck):
         Example(_TOKENIZED_CACHE_READER, U, "a loader reading back a tokenized cache (a class named for tokenized data, a tokenizer probe)"),
         Example(_lazy_dataset_switch("True"), P, "the per-sample tokenizing dataset is chosen by a switch that is on"),
         Example(_WDS_PIPELINE, N, "captions tokenized by a wds.map stage of a WebDataset pipeline, per sample in the loader workers"),
+        Example(_RAW_ARROW_COLLATOR, N, "raw Arrow records loaded and saved back; a collator class's __call__ tokenizes every batch"),
+        Example(_TOKENIZED_ARROW_COLLATOR, P, "the same collator, but the dataset is tokenized with datasets.map before it is saved"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3133,18 +3196,25 @@ class F6OfflinePreprocessing(_DataCheck):
         offline += [_ev(c, key="Dataset.from_generator (the whole dataset into Arrow before training)") for c in _materialising_calls(f)]
         offline += [_ev(c, key=f"{c.short}() in datasets.map" if c.path not in _materialised_files(f) else
                         f"{c.short}() in {c.func}, run by Dataset.from_generator before training") for c in sites["mapped"]]
-        on_sites, minor = _minority_sites(f, sites["online"], _ONLINE_FUNCS)
+        training = ctx.project.training_files
+        collated = [c for c in sites["collator"] if not training or c.path in training]
+        on_sites, minor = _minority_sites(f, sites["online"] + collated, _ONLINE_FUNCS)
         note = _minority_note(f, minor, "tokenization runs per sample")
         online = [_ev(c, key=f"{c.short}() in {c.func}") for c in on_sites]
         startup = [_ev(c, key=f"{c.short}() at start-up") for c in sites["startup"]]
         in_step = [_ev(c, key=f"{c.short}() in {c.func}") for c in sites["step"]]
-        loads = [e for e in offline if e.key == "load_from_disk"]
+        # the Arrow I/O of raw records: load_from_disk, and save_to_disk in a dataset module that neither tokenizes nor maps
+        # (xTuring's ``InstructionDataset.save`` writes its instruction/text/target columns back out), not a preparation script
+        tokenizing = {c.path for c in _tokenizer_calls(f)} | {c.path for c in f.calls("map")}
+        loads = [e for e in offline if e.key == "load_from_disk" or (
+            e.key == "save_to_disk" and e.path not in tokenizing and not _OFFLINE_PATH.search(e.path))]
         if online and loads and len(loads) == len(offline):
             # an Arrow dataset the project only loads (nothing saves one, no prepared/tokenized path) while every sample is
             # tokenized in the loader: one input format of the raw records (lmms-engine: json / jsonl / arrow / parquet
             # records of messages and image paths), not a preprocessed dataset
+            first = next((e for e in loads if e.key == "load_from_disk"), loads[0])
             return Outcome(N, _unique_ev(online + loads), "tokenization runs per sample in the data loader; the Arrow datasets "
-                           f"it loads (load_from_disk at {loads[0].path}:{loads[0].line}) are the raw records: nothing in the "
+                           f"it loads ({first.key} at {first.path}:{first.line}) are the raw records: nothing in the "
                            "project saves a tokenized dataset", {"preprocessing": "online"})
         if online and offline:
             return Outcome(P, _unique_ev(offline + online), "data is preprocessed ahead, but some tokenization still runs per sample" + note,

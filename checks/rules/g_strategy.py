@@ -1181,6 +1181,16 @@ def _uncalled_config_helper(f: Facts, c: Call) -> bool:
     return bool(wrappers) and all(guard_off(f, w) or callers_off(f, w) for w in wrappers)
 
 
+_LIST_ANNOTATION = re.compile(r":\s*(Optional\[)?\s*(typing\.)?(List|list|Sequence|Tuple|tuple)\[")
+
+
+def _list_option(s: Setting) -> bool:
+    """A switch-named field typed as a list and defaulting to None (xTuring's own ``LoraConfig.enable_lora:
+    Optional[List[bool]] = field(default=None)``, loralib's per-projection mask for ``MergedLinear``): an option of the
+    adapter a LoRA config builds, not an on/off switch of LoRA training."""
+    return s.source == "field-default" and s.value is None and bool(_LIST_ANNOTATION.search(s.text or ""))
+
+
 def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     """(LoRA evidence, full/freeze evidence, disabled-switch evidence)."""
     lora: list[Any] = []
@@ -1188,7 +1198,7 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     # an enum member that names a method (``class PEFT_METHOD(Enum): LORA = "lora"``) is a label, not a switch
     # ``"enable_lora": True`` in a rollout/serving engine's arguments (verl vllm_async_server.py) lets the inference engine
     # load adapters; it does not train with LoRA
-    switches = [s for s in f.effective(*_LORA_SWITCHES) if not _enum_label(s)
+    switches = [s for s in f.effective(*_LORA_SWITCHES) if not _enum_label(s) and not _list_option(s)
                 and not (s.path.endswith(".py") and _SERVING_PATH.search(s.path))]
     on = [s for s in switches if truthy(s.value) is True or (not isinstance(s.value, bool) and (as_number(s.value) or 0) > 0)
           or (isinstance(s.value, str) and _LORA_VALUES.match(s.value.strip()))]
@@ -1303,6 +1313,39 @@ _SELF_EXPORT = {
         "            \"lora_alpha\": self.lora_alpha,\n        }\n        return d\n"),
     "train.py": _ADAPTER_EXPORT["train.py"],
 }
+
+# xTuring 0.1.8: the library's own loralib-style LoRA; its config dataclass carries ``enable_lora``, the per-projection
+# mask of ``MergedLinear`` (a list, None by default), and the engine builds the config and wraps the model unconditionally
+_OWN_LORA = {
+    "mylib/lora/lora.py": (
+        "from dataclasses import dataclass, field\nfrom typing import List, Optional\n\nimport torch\n\n\n"
+        "@dataclass\nclass LoraConfig:\n    r: int = field(default=8, metadata={'help': 'Lora attention dimension'})\n"
+        "    lora_alpha: int = field(default=None, metadata={'help': 'Lora alpha'})\n"
+        "    enable_lora: Optional[List[bool]] = field(\n        default=None, metadata={'help': 'Used with `lora.MergedLinear`.'}\n    )\n\n\n"
+        "def mark_only_lora_as_trainable(model, bias='none'):\n    for n, p in model.named_parameters():\n"
+        "        if 'lora_' not in n:\n            p.requires_grad = False\n\n\n"
+        "class LoraModel(torch.nn.Module):\n    def __init__(self, config, model):\n        super().__init__()\n"
+        "        self.model = model\n        mark_only_lora_as_trainable(self.model)\n"),
+    "mylib/engines/causal.py": (
+        "from transformers import AutoModelForCausalLM\n\nfrom mylib.lora.lora import LoraConfig, LoraModel\n\n\n"
+        "class CausalLoraEngine:\n    def __init__(self, model_name):\n"
+        "        model = AutoModelForCausalLM.from_pretrained(model_name)\n"
+        "        lora_config = LoraConfig(r=8, lora_alpha=16, target_modules=['q_proj', 'v_proj'])\n"
+        "        self.model = LoraModel(lora_config, model)\n\n"
+        "    def training_step(self, batch):\n        return self.model(**batch).loss\n"),
+}
+_OWN_LORA_SWITCHED = {
+    # the LoRA layers are frozen by the engine under the same switch (a freeze inside ``LoraModel.__init__`` would be
+    # counted: class constructions are not followed back to their callers' switches)
+    "mylib/lora/lora.py": _OWN_LORA["mylib/lora/lora.py"].replace("        mark_only_lora_as_trainable(self.model)\n", ""),
+    "mylib/engines/causal.py": _OWN_LORA["mylib/engines/causal.py"].replace(
+        "    def __init__(self, model_name):\n", "    def __init__(self, model_name, use_lora: bool = False):\n").replace(
+        "        lora_config = LoraConfig(r=8, lora_alpha=16, target_modules=['q_proj', 'v_proj'])\n"
+        "        self.model = LoraModel(lora_config, model)\n",
+        "        self.model = model\n        if use_lora:\n"
+        "            self.model = LoraModel(LoraConfig(r=8, lora_alpha=16, target_modules=['q_proj', 'v_proj']), model)\n"),
+}
+
 
 # an RL library's exported adapter helper (verifiers ``lora_defaults``): the package never calls it, and its trainer
 # wraps the model with PEFT only when the caller passes a peft_config
@@ -1635,6 +1678,8 @@ class G4LoRA(Check):
         Example({**_SELF_EXPORT, "pkg/lora/config.py": _SELF_EXPORT["pkg/lora/config.py"].replace(
             "self.r,", "self.args.lora_rank,").replace("self.lora_alpha,", "self.args.lora_alpha,")}, U,
                 "the same dict filled from the trainer's run arguments"),
+        Example(_OWN_LORA, U, "the library's own LoraConfig and LoraModel built by the engine; enable_lora is a list mask, not a switch"),
+        Example(_OWN_LORA_SWITCHED, N, "the same library wrapping the model only under a use_lora parameter that defaults to False"),
         Example(_ADAPTER_HELPER, N, "an exported LoraConfig helper no code calls; the trainer wraps only when peft_config is passed"),
         Example({**_ADAPTER_HELPER, "examples/train_gsm8k.py": (
             "from transformers import AutoModelForCausalLM\nfrom mylib.trainers import GRPOTrainer, lora_defaults\n\n"

@@ -44,7 +44,7 @@ from ._helpers import (
     section_flag_off,
     uses_hf_trainer,
 )
-from .a_parallelism import torchx_runner
+from .a_parallelism import is_lightning, torchx_runner
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 #: I3-I5 found no interval setting and no call in a training-step loop: the frequency cannot be judged, so the status is
@@ -1762,6 +1762,19 @@ LIGHTNING_LOG_EVERY = 50
 _LIGHTNING_CLASS = re.compile(r"class\s+(\w+)\s*\(")
 
 
+def _lightning_default_logger(ctx: Context) -> list[Call]:
+    """Lightning Trainers on the training path whose ``logger`` is not ``False`` (unset, ``True``, or handed through from a
+    caller: xTuring's ``Trainer(..., log_every_n_steps=50, logger=logger)`` with ``logger=True`` by default), in a project
+    whose LightningModule logs in ``training_step``: Lightning builds its default logger (TensorBoardLogger when tensorboard
+    is installed, else CSVLogger) and writes the logged values every ``log_every_n_steps``."""
+    f = ctx.facts
+    if not lightning_step_logs(f):
+        return []
+    training = ctx.project.training_files
+    return [c for c in f.calls("Trainer") if is_lightning(c) and not _TEST_PATH.search(c.path)
+            and (not training or c.path in training) and truthy(c.kwargs.get("logger", True)) is not False and not guard_off(f, c)]
+
+
 def lightning_step_logs(f: Facts) -> list[Call]:
     """``self.log(...)`` in the ``training_step`` of the project's LightningModule subclasses (``class MinGPT(LightningModule):``
     ... ``self.log("train_loss", loss)``), outside tests and not under a switch that is off: Lightning's Trainer hands these
@@ -1779,6 +1792,19 @@ _LIGHTNING_SELF_LOG = (
     "    def training_step(self, batch, batch_idx):\n        loss = self.model(batch).loss\n"
     "        self.log('train_loss', loss)\n        return loss\n\n\n"
     "trainer = L.Trainer(logger=WandbLogger(project='p'), log_every_n_steps=50)\ntrainer.fit(LitModel(), loader)\n")
+
+
+def _lightning_passed_logger(every: int) -> dict[str, str]:
+    """xTuring 0.1.8's shape: a library's Lightning trainer hands the caller's ``logger`` (``True`` by default) to the
+    Trainer; the LightningModule logs the loss in ``training_step``."""
+    return {"mylib/trainers/lightning_trainer.py": (
+        "import pytorch_lightning as pl\nfrom pytorch_lightning.trainer.trainer import Trainer\n\n\n"
+        "class TuringLightningModule(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
+        "        loss = self.model_engine.training_step(batch)\n        self.log('loss', loss.item(), prog_bar=True)\n"
+        "        return loss\n\n\nclass LightningTrainer:\n    def __init__(self, module, max_epochs=3, logger=True):\n"
+        "        self.module = module\n"
+        f"        self.trainer = Trainer(num_nodes=1, accelerator='gpu', max_epochs=max_epochs, log_every_n_steps={every}, logger=logger)\n\n"
+        "    def fit(self):\n        self.trainer.fit(self.module)\n")}
 
 
 def _computed_logging(cap: int) -> str:
@@ -2792,6 +2818,8 @@ class I5ReportFrequency(Check):
                  "scripts/train.sh": "torchrun --nproc_per_node 8 mylib/train.py --output_dir out --logging_steps 1\n"}, N,
                 "the same trainer launched with --logging_steps 1: every installed tracker every step"),
         Example({"train.py": _LIGHTNING_SELF_LOG}, U, "a LightningModule's self.log in training_step, at log_every_n_steps 50"),
+        Example(_lightning_passed_logger(50), U, "a Lightning Trainer given the caller's logger (default True): Lightning's default logger every 50 steps"),
+        Example(_lightning_passed_logger(1), N, "the same Trainer with log_every_n_steps=1: the default logger every step"),
         Example(torchx_runner(log_freq=1), N, "torchtitan launched with --metrics.enable-wandb and --metrics.log_freq=1: W&B every step"),
         Example(torchx_runner(log_freq=20), U, "the same launch logging every 20 steps"),
         Example(_ds_monitor("{}"), U, "DeepSpeed's MonitorMaster only for a monitor_config key of a ds_config that defaults to {}"),
@@ -2847,12 +2875,15 @@ class I5ReportFrequency(Check):
         # LightningCLI YAML: ``trainer.logger.class_path: lightning.pytorch.loggers.WandbLogger``
         lt_loggers += [e for e in f.config("logger.class_path") if isinstance(e.value, str)
                        and e.value.rsplit(".", 1)[-1] in _LIGHTNING_LOGGERS and not _TEST_PATH.search(e.path)]
-        if lt_loggers:
+        implicit = [] if lt_loggers else _lightning_default_logger(ctx)
+        if lt_loggers or implicit:
             lt = interval_settings(f, ("log_every_n_steps",))
             judge(lt)
             if not lt:  # Lightning's default log_every_n_steps is 50
                 values["log_every_n_steps"] = 50
-                lt_default = lt_loggers[0]
+                lt_default = (lt_loggers or implicit)[0]
+        if implicit:
+            values["lightning_logger"] = "default"
         tb = [s for s in f.effective("tensorboard_dir", "wandb_project") if s.rank > 0 and isinstance(s.value, str) and s.value]
         if tb:
             mg = interval_settings(f, ("tensorboard_log_interval",), explicit_only=("tensorboard_log_interval",))
@@ -2865,7 +2896,11 @@ class I5ReportFrequency(Check):
         spaced: list[tuple[Call, float | None]] = []
         # a report under a section's switch that is off (``if args.train.wandb.enable: wandb.log(...)`` with ``enable``
         # defaulting to False in the section's class) does not run: the tracker's own creation decides below
-        loop = per_step_calls(f, [c for c in tracker_calls(f) if not section_flag_off(f, c)], threshold, spaced)
+        # with the run's tracker known to be Lightning's default logger, a tracker call in a script the training path never
+        # reaches (a research script shipped in the package with its own loop and wandb.log) is not the run's reporting
+        training = ctx.project.training_files
+        loop = per_step_calls(f, [c for c in tracker_calls(f) if not section_flag_off(f, c)
+                                  and not (implicit and training and c.path not in training)], threshold, spaced)
         bad += [(c, f"{c.name}() in the training loop", n) for c, n in loop]
         # the Trainer subclass's own hook hands its dict to the report_to trackers on every micro-batch, past logging_steps
         hooks = hf_hook_logs(f, threshold) if trackers else []
@@ -2884,6 +2919,9 @@ class I5ReportFrequency(Check):
         if lt_default is not None:
             defaults.append(Facts.ev(lt_default))
             default_notes.append(f"a Lightning logger ({lt_default.path}:{lt_default.line}) at Lightning's default log_every_n_steps (50)")
+        implicit_note = (f"; the Lightning Trainer ({implicit[0].path}:{implicit[0].line}) is given no logger of its own: Lightning's "
+                         "default logger (TensorBoard when installed, else CSV) receives the self.log values of training_step"
+                         if implicit else "")
         if tb_default is not None:
             defaults.append(Facts.ev(tb_default))
             default_notes.append(f"TensorBoard/W&B scalars ({tb_default.key} at {tb_default.path}:{tb_default.line}) at Megatron's default "
@@ -2946,7 +2984,7 @@ class I5ReportFrequency(Check):
                     else "tracker intervals at or above the threshold: ") + ", ".join(
                 f"{i.key}={int(i.steps) if i.steps is not None and float(i.steps).is_integer() else i.steps or i.kind}" for i in ok[:3])
             notes = (paced_note, registry_notes(f, paced)) + ((vis.note, registry_notes(f, ok)) if via else ())  # type: ignore[union-attr]
-            sane += "".join(f"; {x}" for x in notes if x)
+            sane += "".join(f"; {x}" for x in notes if x) + implicit_note
         else:  # report_to: none / [] and no other tracker: nothing is reported
             r0 = rt[0]
             shown = ("[" + ", ".join(map(str, r0.value)) + "]" if isinstance(r0.value, tuple)
