@@ -621,6 +621,11 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         # trainer's example) and nothing loads a generative language model: no LLM is known to be trained
         p.model_type = "unknown"
         p.notes["encoder_models_only"] = list(p.model_names)
+    if p.model_type == "MLLM" and (dual := _dual_encoders_only(facts, p)) is not None:
+        # a contrastive image-text dual encoder (OpenCLIP's CLIP/SigLIP/CoCa towers, HF ``CLIPModel``) and no generative
+        # language model anywhere: multimodal, but no LLM is trained (not an MLLM)
+        p.model_type = "unknown"
+        p.notes["dual_encoder_only"] = f"{dual.path}:{dual.line}"
 
     _estimate_size(facts, p, named, train_paths, documented)
 
@@ -1119,6 +1124,27 @@ def _encoder_models_only(facts: Facts, p: Project) -> bool:
     if not p.model_names or not all(_ENCODER_CKPT.match(n) for n in p.model_names):
         return False
     return not any(_GENERATIVE_CLASS.search(c.name) for c in facts.calls("from_pretrained", "from_config"))
+
+
+#: constructors of contrastive image-text dual encoders: an image tower and a text tower trained to match (CLIP, SigLIP)
+_DUAL_ENCODER_BUILDERS = ("open_clip.create_model_and_transforms", "open_clip.create_model", "open_clip.create_model_from_pretrained",
+                          "CLIPModel.from_pretrained", "SiglipModel.from_pretrained", "CLIPModel", "SiglipModel")
+
+
+def _dual_encoders_only(facts: Facts, p: Project) -> Call | None:
+    """The first call outside the tests that builds a contrastive image-text dual encoder (OpenCLIP
+    ``create_model_and_transforms(args.model, ...)``, ``CLIPModel.from_pretrained``), when the project names no language
+    model family and nothing loads, builds or constructs a generative language model's class (``AutoModelForCausalLM``,
+    ``T5ForConditionalGeneration``): the trained model is the dual encoder, not an LLM. None otherwise (OpenFlamingo takes
+    an OpenCLIP image tower into an ``AutoModelForCausalLM``: an MLLM)."""
+    builders = [c for c in facts.calls(*_DUAL_ENCODER_BUILDERS) if not _TEST_PATH_RE.search(c.path)]
+    if not builders or p.model_families:
+        return None
+    if any(_GENERATIVE_CLASS.search(c.name) for c in facts.calls("from_pretrained", "from_config")):
+        return None
+    if facts.calls_where(lambda short: bool(_GENERATIVE_CLASS.search(short))):
+        return None
+    return builders[0]
 
 
 def _looks_llm(facts: Facts, p: Project) -> bool:
