@@ -990,6 +990,8 @@ class G3SeqLenCurriculum(Check):
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         if outcome.status == U or not ctx.project.pretrains:
             return None  # the published gains are for pre-training; fine-tuning gets no advice
+        if ctx.project.notes.get("dual_encoder_only"):
+            return None  # a CLIP-style text tower reads 77-token captions: no long context to ramp up to
         return self.priority
 
 

@@ -133,3 +133,26 @@ def test_lock_image_passed_by_the_launch_freezes_the_vision_encoder():
     files = _files()
     files["run.sh"] = "torchrun --nproc_per_node 4 -m mytrain.main --model ViT-B-32 --lock-image\n"
     assert _audit(files).result("H1").status is Status.USED
+
+
+def _priorities(files: dict[str, str]) -> dict[str, str | None]:
+    from reports.json_report import to_json
+
+    return {c["id"]: c.get("priority") for c in to_json(_audit(files))["checks"]}
+
+
+_PRETRAIN_SCRIPT = {"scripts/pretrain_clip.sh": "torchrun --nproc_per_node 8 -m mytrain.main --model ViT-B-32\n"}
+
+
+def test_a_clip_dual_encoder_gets_no_packing_or_sequence_curriculum_advice():
+    pr = _priorities({**_files(), **_PRETRAIN_SCRIPT})
+    assert pr["F7"] is None
+    assert pr["G3"] is None
+
+
+def test_control_the_same_trainer_with_a_causal_lm_gets_both():
+    files = {**_files(), **_PRETRAIN_SCRIPT, "src/mytrain/lm.py": (
+        "from transformers import AutoModelForCausalLM\nlm = AutoModelForCausalLM.from_pretrained('EleutherAI/pythia-1b')\n")}
+    pr = _priorities(files)
+    assert pr["F7"] is not None
+    assert pr["G3"] is not None
