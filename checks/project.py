@@ -109,6 +109,12 @@ _TRAIN_RECIPE_KEYS = {"do_train", "stage", "learning_rate", "num_train_epochs", 
 _RL_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_ppo|openrlhf\.cli\.train_grpo)")
 _ALIGN_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_(ppo|grpo|dpo|kto|rm|prm|kd)|trl\s+(dpo|grpo|kto|orpo))")
 _FINETUNE_HINT = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
+#: a path that names pre-training (``pretrain_gpt.py``, ``pretraining/``), not pretrained weights: ``pretrained.py`` (OpenCLIP's
+#: registry of released checkpoints), ``load_pretrained.py`` are where weights to start from come from, the opposite
+_PRETRAIN_PATH = re.compile(r"pretrain(?!ed)", re.I)
+#: the run's option naming the weights its model starts from, read off the options object (``args.pretrained``,
+#: ``cfg.model.pretrained``): a tag or a checkpoint file
+_PRETRAINED_OPTION = re.compile(r"^[A-Za-z_]\w*(\.\w+)*\.pretrained$")
 
 
 _MAIN_GUARD = re.compile(r"__name__\s*==\s*[\"']__main__[\"']")
@@ -616,6 +622,11 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         # trainer's example) and nothing loads a generative language model: no LLM is known to be trained
         p.model_type = "unknown"
         p.notes["encoder_models_only"] = list(p.model_names)
+    if p.model_type == "MLLM" and (dual := _dual_encoders_only(facts, p)) is not None:
+        # a contrastive image-text dual encoder (OpenCLIP's CLIP/SigLIP/CoCa towers, HF ``CLIPModel``) and no generative
+        # language model anywhere: multimodal, but no LLM is trained (not an MLLM)
+        p.model_type = "unknown"
+        p.notes["dual_encoder_only"] = f"{dual.path}:{dual.line}"
 
     _estimate_size(facts, p, named, train_paths, documented)
 
@@ -653,13 +664,16 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         or any(truthy(s.value) is not False and s.source not in ("argparse-default", "field-default")
                for s in facts.settings("finetuning_type", "lora_r", "lora_rank", "adapter", "pretrained_checkpoint", "finetune"))
         or any(_FINETUNE_HINT.search(path) for path in facts.files)
+        # the model factory is handed the run's ``--pretrained`` option (OpenCLIP ``create_model_and_transforms(args.model,
+        # args.pretrained, ...)``): the run can start from released weights, a fine-tuning path even with the option unset
+        or pretrained_option_to_model(facts) is not None
         # a launch/config that starts from a hub checkpoint (``--model_name_or_path OpenGVLab/InternVL2-8B``)
         or any(isinstance(s.value, str) and "/" in s.value and s.source in ("launcher", "config")
                for s in facts.settings("model_name_or_path", "base_model", "pretrained_model_name_or_path"))
     )
     p.pretrains = bool(
         facts.calls("from_config", "_from_config") or "megatron" in p.frameworks or "nanotron" in p.frameworks
-        or any("pretrain" in path.lower() for path in facts.files)
+        or any(_PRETRAIN_PATH.search(path) for path in facts.files)
     )
     steps = facts.calls("backward", "Trainer", "SFTTrainer", "fit", "train", "optimizer.step", "step", "pretrain")
     handed_on = [c for c in steps if _not_a_training_call(c)]
@@ -1113,6 +1127,27 @@ def _encoder_models_only(facts: Facts, p: Project) -> bool:
     return not any(_GENERATIVE_CLASS.search(c.name) for c in facts.calls("from_pretrained", "from_config"))
 
 
+#: constructors of contrastive image-text dual encoders: an image tower and a text tower trained to match (CLIP, SigLIP)
+_DUAL_ENCODER_BUILDERS = ("open_clip.create_model_and_transforms", "open_clip.create_model", "open_clip.create_model_from_pretrained",
+                          "CLIPModel.from_pretrained", "SiglipModel.from_pretrained", "CLIPModel", "SiglipModel")
+
+
+def _dual_encoders_only(facts: Facts, p: Project) -> Call | None:
+    """The first call outside the tests that builds a contrastive image-text dual encoder (OpenCLIP
+    ``create_model_and_transforms(args.model, ...)``, ``CLIPModel.from_pretrained``), when the project names no language
+    model family and nothing loads, builds or constructs a generative language model's class (``AutoModelForCausalLM``,
+    ``T5ForConditionalGeneration``): the trained model is the dual encoder, not an LLM. None otherwise (OpenFlamingo takes
+    an OpenCLIP image tower into an ``AutoModelForCausalLM``: an MLLM)."""
+    builders = [c for c in facts.calls(*_DUAL_ENCODER_BUILDERS) if not _TEST_PATH_RE.search(c.path)]
+    if not builders or p.model_families:
+        return None
+    if any(_GENERATIVE_CLASS.search(c.name) for c in facts.calls("from_pretrained", "from_config")):
+        return None
+    if facts.calls_where(lambda short: bool(_GENERATIVE_CLASS.search(short))):
+        return None
+    return builders[0]
+
+
 def _looks_llm(facts: Facts, p: Project) -> bool:
     return bool(
         facts.calls("AutoModelForCausalLM.from_pretrained", "AutoModelForCausalLM.from_config")
@@ -1127,6 +1162,24 @@ _WEIGHT_LOADS = ("torch.load", "bmtrain.load", "safetensors.torch.load_file", "s
 #: generation, conversion, evaluation or tokenizer/config files: a weight load there is not the trained model's
 _NOT_MODEL_FILE = re.compile(r"generat|sampl|convert|conversion|export|eval|infer|chat|serve|server|demo|bench|"
                              r"tokeni[sz]er|processor|config", re.I)
+
+
+def pretrained_option_to_model(facts: Facts) -> Call | None:
+    """A call outside the tests that builds a model (its name says ``model``) and is handed the run's ``pretrained`` option
+    off the options object, positionally or as ``pretrained=`` (OpenCLIP ``create_model_and_transforms(args.model,
+    args.pretrained, ...)``, ``timm.create_model(cfg.model, pretrained=cfg.pretrained)``), where the project declares that
+    option (an argparse ``--pretrained`` or a config field): the first such call. A teacher's weights
+    (``args.distill_pretrained``) are not the trained model's."""
+    if not any(s.source in ("argparse-default", "field-default") and not _TEST_PATH_RE.search(s.path)
+               for s in facts.settings("pretrained")):
+        return None
+    for c in facts.calls_where(lambda short: "model" in short.lower()):
+        if _TEST_PATH_RE.search(c.path):
+            continue
+        values = [*c.args[:3], c.kwargs.get("pretrained")]
+        if any(_PRETRAINED_OPTION.match(getattr(v, "text", "") or "") for v in values if v is not None):
+            return c
+    return None
 
 
 def own_pretrained_loader(facts: Facts) -> Call | None:

@@ -792,6 +792,41 @@ def callers_off(f: Facts, c: Any, hops: int = 1) -> list:
     return out
 
 
+def callers_off_chain(f: Facts, c: Any, depth: int = 4) -> list:
+    """Like :func:`callers_off`, through a chain of methods that hand the call on unguarded: code in a helper reached only
+    through methods that every caller reaches behind a flag that is off (OpenCLIP: ``param.requires_grad = False`` in
+    ``TimmModel.lock``, called by ``CLIP.lock_image_tower`` and by ``TextTransformer.lock`` via ``lock_text_tower``, which
+    the training script calls only under ``if args.lock_image:`` / ``if args.lock_text:``, store_true flags). A function
+    already on the chain adds no caller (a cycle of methods with no live entry stays off); a module-level or ``__init__``
+    caller, a function nobody calls, a name called from more than eight places or a chain deeper than ``depth`` is a live
+    entry. Those switches, or empty."""
+    func = getattr(c, "func", None)
+    if not func or func.startswith("__"):
+        return []
+    out = _chain_gates(f, func, depth, frozenset())
+    return out or []
+
+
+def _chain_gates(f: Facts, func: str, depth: int, seen: frozenset[str]) -> list | None:
+    """The switches that close every way into ``func``; None when some caller reaches it with no switch off."""
+    if func in seen:
+        return []
+    callers = [x for x in f.calls(func) if x.func != func]
+    if depth <= 0 or not callers or len(callers) > 8:
+        return None
+    out: list = []
+    for x in callers:
+        gated = guard_off(f, x)
+        if not gated:
+            if not x.func or x.func.startswith("__"):
+                return None
+            gated = _chain_gates(f, x.func, depth - 1, seen | {func})
+            if gated is None:
+                return None
+        out += [g for g in gated if g not in out]
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class _Site:
     """A place in a function, to ask :func:`callers_off` about the function that defines a closure."""

@@ -1575,6 +1575,9 @@ class D5Liger(Check):
         fams = set(ctx.project.model_families)
         if fams and fams <= _LIGER_UNSUPPORTED:
             return Outcome(N, evs(off_), f"no Liger Kernel; Liger has no patch for {', '.join(sorted(fams))}", {"liger_kernel": False})
+        if dual := ctx.project.notes.get("dual_encoder_only"):
+            return Outcome(N, evs(off_), f"no Liger Kernel; Liger has no patch for the image-text dual encoder trained here ({dual})",
+                           {"liger_kernel": False})
         if off_:
             return Outcome(N, evs(off_), "Liger Kernel is disabled", {"liger_kernel": False})
         # an option the project has but leaves at its default False (OpenRLHF ``--ds.use_liger_kernel``): say so, cite it
@@ -1591,8 +1594,10 @@ class D5Liger(Check):
         fams = set(ctx.project.model_families)
         if fams and not fams & _LIGER_SUPPORTED:
             return None  # Liger has no patch for these models
-        if ctx.project.notes.get("encoder_models_only"):
-            return None  # every named model is an encoder-only checkpoint (a BERT classifier): Liger patches decoder LLMs
+        if ctx.project.notes.get("encoder_models_only") or ctx.project.notes.get("dual_encoder_only"):
+            # every named model is an encoder-only checkpoint (a BERT classifier), or the trained model is a CLIP-style
+            # image-text dual encoder: Liger patches decoder LLMs (RMSNorm, RoPE, SwiGLU, the LM head's cross-entropy)
+            return None
         f = ctx.facts
         hf = bool(
             {"transformers", "trl", "peft", "axolotl", "llamafactory"} & set(ctx.project.frameworks)

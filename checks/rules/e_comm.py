@@ -14,7 +14,7 @@ from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import multi_node_launcher
-from ._helpers import backend_unselected, deepspeed_alternative_files, guard_off, uses_hf_trainer
+from ._helpers import backend_unselected, deepspeed_alternative_files, guard_off, set_under_off_branch, uses_hf_trainer
 from .a_parallelism import (
     _env_trainer,
     deepspeed_engine_run,
@@ -724,7 +724,9 @@ class E2CommComputeOverlap(Check):
         # DDP: the reducer all-reduces gradient buckets while backward is still running (on by default)
         tuned_ddp = [
             s for s in f.effective("bucket_cap_mb", "ddp_bucket_cap_mb", "gradient_as_bucket_view", "static_graph")
-            if s.rank > 0 and _on_or_positive(s.value)
+            # not a kwargs dict item set only under a flag that is off (OpenCLIP ``ddp_args['static_graph'] = True`` under
+            # ``if args.ddp_static_graph:``, a store_true flag)
+            if s.rank > 0 and _on_or_positive(s.value) and not set_under_off_branch(f, s)
         ]
         for s in tuned_ddp:
             used.append(f.ev(s))

@@ -3796,6 +3796,13 @@ class F7SequencePacking(_DataCheck):
                 "the same helper with packing on by default"),
     )
 
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if ctx.project.notes.get("dual_encoder_only"):
+            # a contrastive image-text dual encoder embeds each caption on its own and matches it to its image: packing
+            # several captions into one sequence would merge the texts the loss tells apart
+            return None
+        return super().recommendation_priority(ctx, outcome)
+
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         used: list[Evidence] = []

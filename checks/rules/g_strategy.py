@@ -32,10 +32,11 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Container, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import _ALIGN_TRAINERS, _ALIGN_WORDS, _MULTIMODAL_FAMILIES, own_pretrained_loader
+from ..project import _ALIGN_TRAINERS, _ALIGN_WORDS, _MULTIMODAL_FAMILIES, own_pretrained_loader, pretrained_option_to_model
 from ._helpers import (
     HF_TRAINERS,
     callers_off,
+    callers_off_chain,
     evs,
     guard_flags,
     guard_off,
@@ -989,6 +990,8 @@ class G3SeqLenCurriculum(Check):
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         if outcome.status == U or not ctx.project.pretrains:
             return None  # the published gains are for pre-training; fine-tuning gets no advice
+        if ctx.project.notes.get("dual_encoder_only"):
+            return None  # a CLIP-style text tower reads 77-token captions: no long context to ramp up to
         return self.priority
 
 
@@ -1019,8 +1022,8 @@ def _weights_only_for_side_use(ctx: Context) -> list[Call] | None:
              and not _TOKENIZER_LOAD.search(f"{c.name} {c.path.rsplit('/', 1)[-1]}")]
     if not all(_SIDE_USE.search(c.path.rsplit("/", 1)[-1]) or _SIDE_USE.search(c.func or "") for c in loads):
         return None
-    if own_pretrained_loader(f):
-        return None
+    if own_pretrained_loader(f) or pretrained_option_to_model(f):
+        return None  # the project reads weights into the model it trains (its own loader, or its --pretrained option)
     if any(_FINETUNE_PATH.search(path) for path in f.files if not _TESTS_PATH.search(path)):
         return None
     ft = [s for s in f.settings("finetuning_type", "lora_r", "lora_rank", "adapter", "pretrained_checkpoint", "finetune")
@@ -1417,6 +1420,16 @@ _README_SCRIPT = (
     "# mylib\n\nTraining on several GPUs starts from the command line.\n\n`train.py`\n\n```python\nfrom mylib.cli import cli_run_train\n\n"
     "if __name__ == '__main__':\n    cli_run_train()\n```\n\nRun it:\n\n```sh\ndeepspeed --num_gpus=8 {script} --use_lora True\n```\n")
 
+#: OpenCLIP's trainer shape: its model factory takes the run's ``--pretrained`` (a tag or a checkpoint file)
+_CLIP_PRETRAINED = (
+    "import argparse\nimport torch\nfrom open_clip import create_model_and_transforms\n\n\ndef main(argv):\n"
+    "    parser = argparse.ArgumentParser()\n    parser.add_argument('--model', default='RN50')\n"
+    "    parser.add_argument('--pretrained', default='', type=str)\n    args = parser.parse_args(argv)\n"
+    "    model, preprocess_train, preprocess_val = create_model_and_transforms(args.model, {weights})\n"
+    "    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-4)\n"
+    "    for images, texts in loader:\n        loss = model(images, texts)\n        loss.backward()\n        optimizer.step()\n"
+)
+
 
 @register
 class G4LoRA(Check):
@@ -1703,6 +1716,10 @@ class G4LoRA(Check):
             "args = transformers.TrainingArguments(output_dir='out', per_device_train_batch_size=10)\n"
             "InterventionTrainer(model=reft_model, args=args, train_dataset=ds).train()\n")},
                 N, "the same library with a shipped script fine-tuning a hub checkpoint without LoRA"),
+        Example({"src/clip_train/main.py": _CLIP_PRETRAINED.format(weights="args.pretrained")}, N,
+                "a trainer whose --pretrained option feeds the model factory: a full fine-tuning path, not n/a"),
+        Example({"src/clip_train/main.py": _CLIP_PRETRAINED.format(weights="''")}, Status.NA,
+                "the same trainer never handed weights: pre-training only"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -2182,8 +2199,10 @@ class G5LayerFreezing(Check):
         dist = "; ".join(text for _, text in minority.values())
         for x in freeze_sites(f):
             # a freezing helper whose every call is switched off (llama-recipes ``freeze_transformer_layers`` only under
-            # ``if not use_peft and freeze_layers``, ``freeze_layers=False``) freezes nothing
-            gated = callers_off(f, x)
+            # ``if not use_peft and freeze_layers``, ``freeze_layers=False``) freezes nothing; so does one reached only
+            # through methods that hand it on (OpenCLIP ``TimmModel.lock`` <- ``CLIP.lock_image_tower`` <- ``if
+            # args.lock_image:`` in the training script, a store_true flag)
+            gated = callers_off(f, x) or callers_off_chain(f, x)
             if not gated and not isinstance(x, Call):
                 # ``for k, v in model.named_parameters(): ... v.requires_grad = False`` under ``if
                 # self.training_args.fix_position_embedding:``, a TrainingArguments field defaulting to False: the

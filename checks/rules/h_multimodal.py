@@ -80,7 +80,8 @@ def _file_has(f: Facts, path: str, *keys: str) -> bool:
 
 _FREEZE_VISION_KEYS = ("freeze_vision_tower", "freeze_vision_encoder", "freeze_vision", "freeze_vit", "freeze_visual_encoder",
                        "freeze_vision_model", "freeze_image_encoder", "freeze_visual", "freeze_vision_backbone", "freeze_clip",
-                       "freeze_encoder_vision", "freeze_img_encoder", "freeze_vision_tower_layers")
+                       "freeze_encoder_vision", "freeze_img_encoder", "freeze_vision_tower_layers",
+                       "lock_image")  # OpenCLIP's ``--lock-image`` (LiT: the image tower locked, the text tower trained)
 _TUNE_VISION_KEYS = ("tune_mm_vision", "tune_vision", "tune_vit", "train_vision", "train_vision_tower", "train_vit",
                      "unfreeze_mm_vision_tower", "unfreeze_vision_tower", "unfreeze_vit", "trainable_vision_tower",
                      "finetune_vision", "finetune_vit", "tune_vision_encoder", "train_vision_encoder", "tune_visual_encoder",
@@ -154,6 +155,15 @@ _FLAMINGO_FACTORY = (
     "    return model, image_processor\n"
 )
 
+#: OpenCLIP's trainer shape: LiT's ``--lock-image`` (store_true) gates the image-tower lock
+_CLIP_TRAINER = (
+    "import argparse\nfrom open_clip import create_model_and_transforms\n\n\ndef main(argv):\n"
+    "    parser = argparse.ArgumentParser()\n    parser.add_argument('--model', default='RN50')\n"
+    "    parser.add_argument('--lock-image', default=False, action='store_true')\n    args = parser.parse_args(argv)\n"
+    "    model, preprocess_train, preprocess_val = create_model_and_transforms(args.model, '')\n"
+    "    if args.lock_image:\n        model.lock_image_tower(unlocked_groups=0)\n    return model\n"
+)
+
 
 @register
 class H1VisionFreeze(_MultimodalOnly):
@@ -214,6 +224,10 @@ class H1VisionFreeze(_MultimodalOnly):
                 "whole model frozen, only the resampler and cross-attention unfrozen (OpenCLIP encoder)"),
         Example({"open_flamingo/src/factory.py": _FLAMINGO_FACTORY.format(unfreeze="model.perceiver.requires_grad_(True)\n"
                  "    model.vision_encoder.requires_grad_(True)\n")}, N, "whole model frozen, then the vision encoder unfrozen"),
+        Example({"src/clip_train/main.py": _CLIP_TRAINER}, N, "a CLIP trainer's --lock-image left off: the image tower trains"),
+        Example({"src/clip_train/main.py": _CLIP_TRAINER,
+                 "scripts/lit.sh": "torchrun --nproc_per_node 8 -m clip_train.main --model ViT-B-32 --lock-image\n"}, U,
+                "the same trainer launched with --lock-image (LiT)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -499,6 +513,8 @@ class H3VisualTokenPruning(_MultimodalOnly):
             return Outcome(N, evs([*off, x]), f"no visual-token pruning or merging found; the model code {how} as part of its "
                            f"architecture (`{x.short}` at {x.path}:{x.line}), which this check does not count",
                            {"visual_token_pruning": "resampler" if resamplers else False})
+        if ctx.project.notes.get("dual_encoder_only"):  # a CLIP-style dual encoder has no LLM for the tokens to reach
+            return Outcome(N, evs(off), "no visual token is pruned or merged in the image tower", {"visual_token_pruning": False})
         return Outcome(N, evs(off), "no visual-token pruning or merging found (FastV, ToMe, VisionZip, a pooled projector); "
                        "compression built into a model's architecture is not counted", {"visual_token_pruning": False})
 
