@@ -43,6 +43,18 @@ def extract_requirements(path: str, text: str, out: FileFacts) -> None:
             out.deps.append(Dependency(path, i, r[0], r[1], raw.strip()[:300]))
 
 
+def extract_wheel_metadata(path: str, text: str, out: FileFacts) -> None:
+    """A wheel's ``*.dist-info/METADATA``: each ``Requires-Dist:`` header (PEP 566), extras included as a pyproject's
+    optional dependencies are; the headers end at the first blank line (the long description follows)."""
+    for i, raw in enumerate(text.splitlines(), 1):
+        if not raw:  # an indented line continues a header (a licence text); an empty one ends the headers
+            return
+        if raw.startswith("Requires-Dist:"):
+            r = parse_requirement(raw[len("Requires-Dist:"):].split(";", 1)[0])
+            if r:
+                out.deps.append(Dependency(path, i, r[0], r[1], raw.strip()[:300]))
+
+
 def pip_installs(path: str, lines: list[tuple[int, str]], out: FileFacts) -> None:
     """``pip install a b==1`` inside RUN lines / shell scripts."""
     for line_no, body in lines:

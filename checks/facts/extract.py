@@ -6,7 +6,7 @@ import re
 from pathlib import PurePosixPath
 
 from .configs import extract_json, extract_toml, extract_yaml
-from .deps import extract_requirements, from_conda_env, from_pyproject, from_setup_calls, pip_installs
+from .deps import extract_requirements, extract_wheel_metadata, from_conda_env, from_pyproject, from_setup_calls, pip_installs
 from .docs_md import (
     extract_doc_commands,
     extract_doc_hints,
@@ -56,6 +56,8 @@ def classify(path: str) -> str | None:
         return "docker"
     if suffix in _DOC_EXT and (low.startswith("readme") or _DOC_TOPIC.search(path)):
         return "docs"
+    if name == "METADATA" and len(p.parts) > 1 and p.parts[-2].endswith(".dist-info"):
+        return "requirements"  # a wheel's metadata: its ``Requires-Dist`` lines are the only dependency declaration it ships
     if (low.startswith("requirements") and suffix in {".txt", ".in"}) or (
         suffix in {".txt", ".in"} and any(part.lower() == "requirements" for part in p.parts[:-1])
     ):
@@ -125,7 +127,10 @@ def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str
         runs = extract_dockerfile(path, text, out)
         pip_installs(path, runs, out)
     elif kind == "requirements":
-        extract_requirements(path, text, out)
+        if path.endswith(".dist-info/METADATA"):
+            extract_wheel_metadata(path, text, out)
+        else:
+            extract_requirements(path, text, out)
     elif kind == "docs":
         extract_doc_hints(path, text, out)
         extract_doc_commands(path, text, out)
