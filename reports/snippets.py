@@ -21,6 +21,7 @@ import yaml
 from checks.base import Check
 from checks.facts import Facts
 from checks.model import Project
+from checks.rules.d_compute import dep_version
 
 from .applicability import GPU
 from .resources import data
@@ -70,6 +71,9 @@ _HF_YAML_KEYS = {
 }
 _AXOLOTL_KEYS = {"micro_batch_size", "sequence_len", "sample_packing", "base_model", "datasets", "flash_attention", "adapter"}
 _LLAMAFACTORY_KEYS = {"cutoff_len", "finetuning_type", "template", "stage", "flash_attn", "lora_target"}
+#: TrainingArguments fields and the transformers release that added them: a requirements pin or bound below cannot take
+#: them (lm-buddy pins transformers==4.36.2 and was offered ``use_liger_kernel=True``, a field of 4.45.0 and later)
+_HF_KEY_SINCE: dict[str, tuple[int, ...]] = {"use_liger_kernel": (4, 45, 0)}
 _HF_ARGS_CALLS = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "ORPOConfig", "KTOConfig", "GRPOConfig")
 
 
@@ -97,6 +101,20 @@ class RepoStyle:
     # argument names the project's own parsers take (dataclass fields, argparse options) or its launches already pass:
     # a model keyword (``attn_implementation``) is a training flag only where one of them defines it
     own_args: frozenset[str] = frozenset()
+    # the highest transformers release the requirements allow (a pin or an upper bound; None: unbounded or unknown)
+    transformers_max: tuple[int, ...] | None = None
+    # the project's parser reads TrainingArguments from the command line (HfArgumentParser, TRL's TrlParser): every
+    # TrainingArguments field is a flag there, not only the ones its own dataclasses and options name
+    hf_parser: bool = False
+    argparse: bool = False  # the project defines command-line options of its own (``parser.add_argument``)
+
+
+def _yaml_keys(code: str) -> set[str]:
+    try:
+        doc = yaml.safe_load(code)
+    except yaml.YAMLError:
+        return set()
+    return set(doc) if isinstance(doc, dict) else set()
 
 
 def _top_level(facts: Facts, fmt: str) -> dict[str, set[str]]:
@@ -145,6 +163,9 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
     roles = roles or {}
     s.own_args = frozenset({x.name for x in facts.records("fields")} | {x.dest for x in facts.records("arg_options")}
                            | {k.replace("-", "_") for x in facts.launches() for k in x.script_args})
+    s.transformers_max = dep_version(facts, "transformers")[1]
+    s.hf_parser = bool(facts.calls("HfArgumentParser", "TrlParser"))
+    s.argparse = bool(facts.records("arg_options"))
     yaml_keys = _top_level(facts, "yaml")
     json_keys = _top_level(facts, "json")
     fw = set(project.frameworks)
@@ -299,6 +320,12 @@ _TRL_ARGS: dict[str, frozenset[str]] = {
 }
 
 
+def _too_new(keys: Any, style: RepoStyle) -> bool:
+    """Some of ``keys`` are TrainingArguments fields newer than the transformers release the requirements allow."""
+    hi = style.transformers_max
+    return hi is not None and any(k in _HF_KEY_SINCE and hi < _HF_KEY_SINCE[k] for k in keys)
+
+
 def _hf_yaml_to(target: str, code: str, style: RepoStyle) -> str | None:
     """The HF YAML keys as ``TrainingArguments`` keywords or as launcher flags; None when a key is not one the target
     takes (a model keyword is never a ``TrainingArguments`` keyword, and a flag only where the project's parser has it)."""
@@ -311,6 +338,10 @@ def _hf_yaml_to(target: str, code: str, style: RepoStyle) -> str | None:
     foreign = (_NOT_TRAINING_ARGS - _TRL_ARGS.get(style.hf_args_class, frozenset())) & set(doc)
     if foreign and (target == "hf-args" or not foreign <= style.own_args):
         return None
+    if _too_new(doc, style):
+        return None
+    if target == "hf-flags" and style.argparse and not style.hf_parser and not set(doc) <= style.own_args:
+        return None  # a script with its own argparse (OpenFlamingo's train.py) rejects a flag it does not define
     where = style.where.get(target, "")
     if target == "hf-args":
         lines = [f"# {where}", f"training_args = {style.hf_args_class}(", "    # ...your existing arguments...", *(f"    {k}={v!r}," for k, v in doc.items()), ")"]
@@ -358,6 +389,8 @@ def fit(check: Check, style: RepoStyle, hw: GPU | None = None) -> Snippet | None
             code = declared[target]
             src = target
             if target == "hf-yaml":
+                if style.dialect is None and _too_new(_yaml_keys(code), style):
+                    continue
                 code = _translate_yaml(code, style.dialect)
         if code is None:
             continue

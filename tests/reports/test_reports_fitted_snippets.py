@@ -118,3 +118,30 @@ def test_dev_makefile_and_ci_config_are_never_the_place_to_edit():
     for rec in build_plan(audit).recommendations:
         if rec.snippet and rec.snippet.where:
             assert rec.snippet.where.startswith("train.py"), (rec.check, rec.snippet.where)
+
+
+def test_a_script_with_its_own_argparse_gets_no_trainingarguments_flag_it_lacks():
+    """OpenFlamingo's train.py parses its own options (``--precision``, ``--lr_scheduler``): appending
+    ``--use_liger_kernel True`` to its README command would stop the run at argument parsing."""
+    train = ("import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument('--learning_rate', type=float, default=1e-4)\n"
+             "parser.add_argument('--lr_scheduler', default='constant')\nparser.add_argument('--precision', default='fp32')\n"
+             "args = parser.parse_args()\n")
+    run = "torchrun --nproc_per_node 8 train.py --learning_rate 1e-4 --lr_scheduler cosine\n"
+    snip = fit(LIGER, style({"run.sh": run, "train.py": train}))
+    assert snip.target == "python" and "--use_liger_kernel" not in snip.code
+    # control: the same command for a script that parses TrainingArguments takes every TrainingArguments field
+    hf = "from transformers import HfArgumentParser, TrainingArguments\n(args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+    snip = fit(LIGER, style({"run.sh": run, "train.py": train + hf}))
+    assert snip.target == "hf-flags" and "--use_liger_kernel True" in snip.code
+
+
+def test_a_trainingarguments_field_newer_than_the_pinned_transformers_is_not_offered():
+    """lm-buddy pins transformers==4.36.2; ``use_liger_kernel`` is a TrainingArguments field from 4.45.0 on."""
+    train = "from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', learning_rate=1e-4)\n"
+    old = fit(LIGER, style({"train.py": train, "requirements.txt": "transformers==4.36.2\n"}))
+    assert old.target == "python" and "use_liger_kernel" not in old.code
+    bounded = fit(LIGER, style({"train.py": train, "requirements.txt": "transformers>=4.30,<4.45\n"}))
+    assert bounded.target == "python"
+    for spec in ("transformers==4.46.1\n", "transformers>=4.30\n"):  # controls: a release that has it, or no upper bound
+        snip = fit(LIGER, style({"train.py": train, "requirements.txt": spec}))
+        assert snip.target == "hf-args" and "use_liger_kernel=True" in snip.code
