@@ -855,6 +855,8 @@ class _Extractor(ast.NodeVisitor):
                 self._bind(self.scopes[-1], t.id, _NO_VALUE)  # a non-constant rebinding hides an outer constant of that name
                 if self.none_locals:
                     self.none_locals[-1][1].add(t.id)
+                if value_node.__class__ is ast.IfExp:
+                    self._arms(t.id, value_node, line)
             if isinstance(value_node, ast.Dict):
                 self._dict_literal(value_node, (t.id,))
         elif tc is _Attribute:
@@ -890,6 +892,38 @@ class _Extractor(ast.NodeVisitor):
             for e in t.elts:  # type: ignore[attr-defined]
                 if isinstance(e, ast.Name):
                     self._bind(self.scopes[-1], e.id, _NO_VALUE)
+
+    def _arms(self, name: str, node: ast.IfExp, line: int) -> None:
+        """``strategy = "deepspeed_stage_2_offload" if optimizer_name == "cpu_adam" else "deepspeed_stage_2"``: a conditional
+        expression whose arms are all constants (nested ``A if c1 else B if c2 else C`` too) binds ``name`` to one of them,
+        chosen by its conditions: an :class:`Assign` per arm, at the arm's line, with the condition as its guard (``c1``,
+        ``not (c1) and c2``, ``not (c1) and not (c2)``). The settings decide which arm a run takes (see
+        :meth:`checks.facts.store.Facts.alternatives`); the name stays unknown to the calls below it, as any computed value.
+        Kept out as a constant assignment is: a parameter rebound inside a branch, a floor under a computed value."""
+        arms: list[tuple[ast.expr, list[str]]] = []
+        conds: list[str] = []
+        cur: ast.expr = node
+        while cur.__class__ is ast.IfExp:
+            test = cur.test  # type: ignore[attr-defined]
+            text = self.src(test)
+            if isinstance(test, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
+                text = f"({text})"
+            arms.append((cur.body, [*conds, text]))  # type: ignore[attr-defined]
+            conds.append(f"not ({self.src(test)})")
+            cur = cur.orelse  # type: ignore[attr-defined]
+        arms.append((cur, conds))
+        values = [_const(a) for a, _ in arms]
+        if any(v is _NO_VALUE for v in values) or len(arms) > 8:
+            return
+        params, depth = self.param_stack[-1] if self.param_stack else (set(), 0)
+        if (name in params and len(self.guard_stack) > depth) or (self.guard_stack and _floors_itself(self.guard_stack[-1], name)):
+            return
+        func = self.func_stack[-1] if self.func_stack else None
+        for (arm, cond), v in zip(arms, values, strict=True):
+            at = _ln(arm.lineno)
+            guard = " and ".join(cond)
+            self.out.assigns.append(Assign(self.path, at, name, share_value(v, self._strings), self.text(at), func,
+                                           self._strings.setdefault(guard, guard), line))
 
     def _dict_literal(self, node: ast.Dict, prefix: tuple[str | int, ...], fmt: str = "python") -> None:
         for k, v in zip(node.keys, node.values, strict=True):

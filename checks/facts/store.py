@@ -1052,11 +1052,13 @@ class Facts:
         for a in self._s["assigns_by_key"].get(name, []):
             if reader is not None and a.func is not None and a.path != reader:
                 continue
+            if a.guard is not None and self.arm_state(a) is not True:
+                continue  # an arm of a conditional expression counts once the settings choose it (see alternatives)
             if self._ok(a.path, a.line):
                 if a.path in modules or a.path in configs:  # a recipe module / a Python config file: a config file
-                    out.append(Setting(name, a.value, a.path, a.line, "config", a.text, a.name, 2))
+                    out.append(Setting(name, a.value, a.path, a.line, "config", a.text, a.name, 2, guard=a.guard))
                 else:
-                    out.append(Setting(name, a.value, a.path, a.line, "assign", a.text, a.name, 1))
+                    out.append(Setting(name, a.value, a.path, a.line, "assign", a.text, a.name, 1, guard=a.guard))
         if include_calls:
             # ``x=args.lr`` in many calls resolves to the same settings of ``lr``: add them once (callers de-duplicate
             # by place anyway; repeating them made a query cost calls x settings in time and memory)
@@ -1080,6 +1082,58 @@ class Facts:
                     # a keyword of a Python config file (``train_dataloader = dict(num_workers=4)``) is that recipe's setting
                     out.append(Setting(name, v, c.path, line, "config" if c.path in configs else "call", c.text, f"{c.short}({k}=)", 2))
         return out
+
+    # -- arms of conditional expressions ------------------------------------
+    def arm_state(self, a: Assign) -> bool | None:
+        """Whether the run takes arm ``a`` of a conditional expression of constants (``x = A if cond else B``, see
+        :class:`Assign`): False when the project's settings switch its condition off (the guard machinery a check module
+        registers, :func:`register_arm_judge`: a flag, a comparison or a parameter default that makes it false), True when
+        they switch off every other arm of the same expression, None when they decide neither (or no judge is
+        registered). Memoised per view; an arm asked again while its own condition is being read is undecided."""
+        memo = self._memo.setdefault(("arm-state",), {})  # type: ignore[arg-type]
+        key = (a.path, a.line, a.name, a.stmt, a.guard)
+        if key in memo:
+            return memo[key]  # type: ignore[return-value,index]
+        memo[key] = None  # type: ignore[index]
+        state: bool | None = None
+        if _ARM_JUDGES:
+            judge = _ARM_JUDGES[-1]
+            if judge(self, a):
+                state = False
+            else:
+                siblings = [x for x in self.arms_of(a) if x is not a]
+                if siblings and all(judge(self, x) for x in siblings):
+                    state = True
+        memo[key] = state  # type: ignore[index]
+        return state
+
+    def arms_of(self, a: Assign) -> list[Assign]:
+        """Every arm of the conditional expression ``a`` is an arm of (``a`` included), in source order."""
+        return [x for x in self._s["assigns_by_key"].get(_norm_key(a.name), []) if x.stmt == a.stmt and x.path == a.path
+                and x.name == a.name and x.func == a.func and x.guard is not None]
+
+    def alternatives(self, *names: str) -> list[tuple[Setting, ...]]:
+        """The conditional expressions of constants that bind one of ``names`` and whose arm the settings do not decide
+        (``strategy = "deepspeed_stage_2_offload" if optimizer_name == "cpu_adam" else "deepspeed_stage_2"`` with
+        ``optimizer_name`` set to both values by the project's per-model configs): one tuple of settings per expression,
+        an arm each, its condition as ``guard``. They are not in :meth:`effective` (picking an arm would be a guess); a
+        check may read what every arm of one expression has in common (all of them select DeepSpeed ZeRO-2: so does the
+        run), never what only one arm has. An arm the settings decide is a plain setting of :meth:`effective`."""
+        key = ("alternatives", names)
+        if key not in self._memo:
+            groups: dict[tuple[str, str | None, str, int], list[Setting]] = {}
+            for n in names:
+                for a in self._s["assigns_by_key"].get(_norm_key(n), []):
+                    if a.guard is None or not self._ok(a.path, a.line):
+                        continue
+                    arms = self.arms_of(a)
+                    if any(self.arm_state(x) is not None for x in arms):
+                        continue
+                    source, rank = ("config", 2) if a.path in self.recipe_modules() or a.path in self.config_modules() else ("assign", 1)
+                    groups.setdefault((a.path, a.func, a.name, a.stmt), []).append(
+                        Setting(n, a.value, a.path, a.line, source, a.text, a.name, rank, guard=a.guard))
+            self._memo[key] = [tuple(g) for g in groups.values() if len(g) >= 2]  # type: ignore[assignment]
+        return list(self._memo[key])  # type: ignore[arg-type]
 
     def _post_init_fill(self, f: Field) -> AttrAssign | None:
         """The constant a dataclass's ``__post_init__`` gives a field left ``None`` (ms-swift ``dataloader_num_workers:
@@ -1135,6 +1189,17 @@ _CONFIG_DIR = re.compile(r"(^|/)configs?/(.+/)?[^/]+\.py$")
 #: loaders that read a Python file as a config (mmengine/mmcv ``Config.fromfile``, detectron2 ``LazyConfig.load``)
 _CONFIG_LOADERS = ("Config.fromfile", "Config.from_file", "LazyConfig.load")
 _EVAL_RECIPE = re.compile(r"^(eval|evaluate|sample|bench|test)", re.I)
+
+
+#: decides whether a record's ``guard`` is switched off by the project's settings (:func:`register_arm_judge`)
+_ARM_JUDGES: list[Callable[[Any, Any], bool]] = []
+
+
+def register_arm_judge(judge: Callable[[Any, Any], bool]) -> None:
+    """Let the checks' guard machinery (a module of :mod:`checks.rules`) decide the arms of conditional expressions: ``judge(
+    facts, record)`` is True when the record's ``guard`` is off at the project's settings. The last one registered is used."""
+    if judge not in _ARM_JUDGES:
+        _ARM_JUDGES.append(judge)
 
 
 #: setting-name pattern -> the verdict band of a value (:func:`register_vote_bands`)

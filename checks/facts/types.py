@@ -165,7 +165,12 @@ class Field:
 
 @dataclass(frozen=True, slots=True)
 class Assign:
-    """A plain name bound to a constant (``NUM_WORKERS = 8``)."""
+    """A plain name bound to a constant (``NUM_WORKERS = 8``), or one arm of a conditional expression of constants.
+
+    ``strategy = "deepspeed_stage_2_offload" if optimizer_name == "cpu_adam" else "deepspeed_stage_2"`` is two records,
+    one per arm, each at the arm's line with the condition it is chosen under as ``guard`` (``optimizer_name ==
+    "cpu_adam"`` / ``not (optimizer_name == "cpu_adam")``) and ``stmt`` the line of the assignment (the arms of one
+    expression share it). A plain assignment has neither: its enclosing ``if`` is not recorded, as before."""
 
     path: str
     line: int
@@ -173,6 +178,8 @@ class Assign:
     value: Any
     text: str
     func: str | None = None  # enclosing function (None at module or class level)
+    guard: str | None = None  # an arm's condition (see above)
+    stmt: int = 0  # an arm's assignment line
 
 
 @dataclass(frozen=True, slots=True)
@@ -465,3 +472,4 @@ class Setting:
     key: str  # what an edit needs: "bf16", "zero_optimization.stage", "TrainingArguments(bf16=)", "--bf16"
     rank: int
     script: str | None = None  # for a launcher flag: the script it is passed to
+    guard: str | None = None  # an arm of a conditional expression that the project's settings choose (see Facts.alternatives)

@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
+from ..facts.store import register_arm_judge
 from ..model import Evidence
 
 #: HF ``TrainingArguments``-like classes (transformers, TRL, and the arg dataclasses built on them)
@@ -389,6 +390,40 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
         if state is not None and state is neg:
             return sites
     return section_flag_off(facts, call) or param_default_off(facts, call)
+
+
+def _arm_off(facts: Facts, arm: Any) -> bool:
+    """An arm of ``x = A if cond else B`` whose condition the settings switch off (see :meth:`Facts.arm_state`): the
+    same reading as a call's ``if`` branch."""
+    return bool(guard_off(facts, arm))
+
+
+register_arm_judge(_arm_off)
+
+
+def all_arms(groups: Iterable[tuple[Setting, ...]], holds: Any) -> list[Setting]:
+    """The arms of the undecided conditional expressions (:meth:`Facts.alternatives`) for which ``holds(value)`` is true
+    of every arm: what the run has whichever arm it takes (``"deepspeed_stage_2_offload" if optimizer_name == "cpu_adam"
+    else "deepspeed_stage_2"`` is DeepSpeed ZeRO-2 either way; CPU offload only in one arm, so not established)."""
+    return [s for g in groups if all(holds(x.value) for x in g) for s in g]
+
+
+def keyword_choices(facts: Facts, call: Any, key: str) -> list[tuple[tuple[Any, Any], ...]]:
+    """The values a call's keyword takes, as groups of alternatives of ``(value, fact)``: a constant is one group of one
+    (the call); a local name of the call's file (``Trainer(strategy=strategy)``) bound by a conditional expression of
+    constants is the arm the settings choose (a group of one) or, undecided, all its arms (one group, see
+    :meth:`Facts.alternatives`). A check takes a group as holding what every member holds. A plain constant assignment
+    of the local is not read here: its enclosing ``if`` is not recorded (``strategy = "ddp"`` under ``elif args.strategy
+    == "ddp":`` is an option, not the run's value)."""
+    v = call.kwargs.get(key) if hasattr(call, "kwargs") else None
+    if not isinstance(v, Expr):
+        return [((v, call),)] if key in getattr(call, "kwargs", {}) else []
+    if not (v.ref and v.text == v.ref and v.ref.isidentifier()):
+        return []
+    out: list[tuple[tuple[Any, Any], ...]] = [((s.value, s),) for s in facts.effective(v.ref)
+                                              if s.path == call.path and s.source == "assign" and s.guard is not None]
+    out += [tuple((s.value, s) for s in g) for g in facts.alternatives(v.ref) if g[0].path == call.path]
+    return out
 
 
 def param_default_off(facts: Facts, call: Any) -> list[Any]:

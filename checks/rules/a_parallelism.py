@@ -32,7 +32,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import HF_TRAINERS, backend_unselected, callers_off, guard_off, uses_hf_trainer
+from ._helpers import HF_TRAINERS, backend_unselected, callers_off, guard_off, keyword_choices, uses_hf_trainer
 from ._registry import debug_recipe, recipe_of
 
 U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
@@ -803,6 +803,15 @@ def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:
         if m and not _TEST_PATH.search(s.path):
             st = int(m.group(1) or 2)
             sites.append(Site(s, f"strategy: {s.value}", True, stage=st, offload="cpu" if m.group(2) else None))
+    # an undecided ``strategy = "deepspeed_stage_2_offload" if cond else "deepspeed_stage_2"``: ZeRO whichever arm runs;
+    # offload only when every arm offloads
+    for g in facts.alternatives("strategy"):
+        ms = [re.match(r"deepspeed(?:_stage_([123]))?(_offload)?", x.value.lower()) if isinstance(x.value, str) else None for x in g]
+        if all(ms) and not _TEST_PATH.search(g[0].path):
+            offload = "cpu" if all(m.group(2) for m in ms if m) else None
+            for x, m in zip(g, ms, strict=True):
+                if m and (offload or not m.group(2)):
+                    sites.append(Site(x, f"strategy: {x.value} (when {x.guard})", True, stage=int(m.group(1) or 2), offload=offload))
     for c in facts.calls("LowLevelZeroPlugin"):
         st = _stage(c.kwargs.get("stage", 1), facts)
         sites.append(Site(c, "LowLevelZeroPlugin()", bool(st), stage=st))
@@ -957,6 +966,29 @@ SKYRL_BACKENDS = {
 }
 
 
+def lightning_deepspeed(facts: Facts, key: str) -> list[Site]:
+    """The ZeRO sites (stage 2 or 3) of Lightning's DeepSpeedStrategy left at its own default of ``key`` (``overlap_comm``,
+    ``contiguous_gradients``): a registered strategy name (``Trainer(strategy="deepspeed_stage_2")``, built by Lightning's
+    strategy registry as ``DeepSpeedStrategy(stage=2)``, also when every arm of an undecided choice names one), or a
+    ``DeepSpeedStrategy(...)`` built without ``config=`` and without ``key=False``. Lightning's
+    ``DeepSpeedStrategy.__init__`` defaults ``contiguous_gradients=True`` and ``overlap_comm=True`` and writes them into
+    the ``zero_optimization`` section of the config it builds when no ``config`` is given (``_create_default_config``;
+    ``lightning/pytorch/strategies/deepspeed.py``, the same in ``pytorch_lightning/strategies/deepspeed.py``). Only in a
+    project that imports Lightning (a ``strategy`` setting of another framework is not Lightning's)."""
+    if not lightning_imported(facts):
+        return []
+    out: list[Site] = []
+    for site in zero_sites(facts):
+        if not site.stage or site.stage < 2:
+            continue
+        if site.how.startswith("strategy: deepspeed"):
+            out.append(site)
+        elif site.how == "DeepSpeedStrategy(stage=)" and isinstance(site.fact, Call) and (is_lightning(site.fact) or site.fact.name == "DeepSpeedStrategy") \
+                and "config" not in site.fact.kwargs and not site.fact.star_kwargs and truthy(site.fact.kwargs.get(key, True)) is not False:
+            out.append(site)
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # checks
 # --------------------------------------------------------------------------------------------
@@ -978,9 +1010,15 @@ def _lightning_layout(facts: Facts) -> tuple[list[Any], list[Any], list[Any]]:
         sv = strat.lower() if isinstance(strat, str) else ""
         dev = c.kwargs.get("devices", c.kwargs.get("gpus"))
         n = _devices(dev)
+        # ``strategy=strategy`` after ``strategy = "deepspeed_stage_2_offload" if ... else "deepspeed_stage_2"``: a local
+        # whose every value (or every arm of an undecided choice) is a multi-process strategy
+        local = [g for g in keyword_choices(facts, c, "strategy") if isinstance(strat, Expr)
+                 and all(isinstance(v, str) and v.lower().startswith(("ddp", "fsdp", "deepspeed")) for v, _ in g)]
         if sv == "dp":
             dp.append(c)
         elif sv.startswith(("ddp", "fsdp", "deepspeed")) or (n is not None and (n > 1 or n == -1)):
+            multi.append(c)
+        elif local and n is None:
             multi.append(c)
         elif n == 1 or sv in {"single_device"}:
             single.append(c)

@@ -21,7 +21,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Facts, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import HF_TRAINERS, backend_unselected, class_at, hf_trainer_subclasses, trainer_train_paths, uses_hf_trainer
+from ._helpers import HF_TRAINERS, all_arms, backend_unselected, class_at, hf_trainer_subclasses, trainer_train_paths, uses_hf_trainer
 from .a_parallelism import (
     DS_REF_NAMES,
     FAIRSEQ2_DP,
@@ -103,6 +103,9 @@ def deepspeed_sites(f: Facts) -> tuple[list[Any], list[Any]]:
     for s in f.effective("strategy"):
         if isinstance(s.value, str) and s.value.lower().startswith("deepspeed") and not _TEST_PATH.search(s.path):
             used.append(s)
+    # ``strategy = "deepspeed_stage_2_offload" if cond else "deepspeed_stage_2"``: DeepSpeed whichever arm the run takes
+    used += [s for s in all_arms(f.alternatives("strategy"), lambda v: isinstance(v, str) and v.lower().startswith("deepspeed"))
+             if not _TEST_PATH.search(s.path)]
     # DeepSpeed JSON configs in the repository
     shipped: list[Any] = []
     ref_paths = {resolve_file(f, s.value) for s in refs if isinstance(s.value, str)}

@@ -31,6 +31,7 @@ from ._helpers import (
     value_on,
 )
 from ._registry import component_registry, copied_trainer, recipes_calling, split_text, total_recipes
+from .a_parallelism import lightning_deepspeed
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -2447,6 +2448,8 @@ class C6MemoryPool(Check):
                 thin.append(c)
         # DeepSpeed's pre-allocated contiguous gradient buffer and ColossalAI Gemini's chunk manager exist against fragmentation
         framework = [e for e in f.config("contiguous_gradients") if truthy(e.value)] + f.calls("GeminiPlugin")
+        if not f.config("contiguous_gradients"):  # Lightning's DeepSpeedStrategy at its defaults: contiguous_gradients=True
+            framework += [site.fact for site in lightning_deepspeed(f, "contiguous_gradients")]
         if framework:
             values.setdefault("framework_buffers", True)
         used += framework

@@ -14,13 +14,14 @@ from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import multi_node_launcher
-from ._helpers import backend_unselected, deepspeed_alternative_files, guard_off, set_under_off_branch, uses_hf_trainer
+from ._helpers import backend_unselected, deepspeed_alternative_files, guard_off, keyword_choices, set_under_off_branch, uses_hf_trainer
 from .a_parallelism import (
     _env_trainer,
     deepspeed_engine_run,
     documented_multi_process,
     fsdp_sites,
     is_lightning,
+    lightning_deepspeed,
     lightning_imported,
     ray_train_workers,
     torchx_runner,
@@ -84,6 +85,9 @@ def distributed_sites(ctx: Context) -> list[Any]:
         devices = as_number(c.kwargs.get("devices"))
         if (isinstance(strategy, str) and _LIGHTNING_DIST.match(strategy)) or (devices or 0) > 1:
             sites.append(c)
+        elif isinstance(strategy, Expr) and "devices" not in c.kwargs and any(
+                all(isinstance(v, str) and _LIGHTNING_DIST.match(v) for v, _ in g) for g in keyword_choices(f, c, "strategy")):
+            sites.append(c)  # ``strategy=strategy``: a local whose every arm is a multi-process strategy
     sites += [e for e in f.config("trainer.strategy") if isinstance(e.value, str) and _LIGHTNING_DIST.match(e.value)]
     sites += [e for e in f.config("trainer.devices") if (as_number(e.value) or 0) > 1]
     sites += megatron_launches(f)
@@ -684,6 +688,10 @@ class E2CommComputeOverlap(Check):
                 if site.how == "zero_stage" and site.stage == 3 and getattr(site.fact, "source", None) == "launcher":
                     used.append(f.ev(site.fact))
                     why.append("ZeRO-3 (overlap_comm defaults to true)")
+        # Lightning's DeepSpeedStrategy at its defaults (``strategy="deepspeed_stage_2"``): overlap_comm=True
+        for site in lightning_deepspeed(f, "overlap_comm") if not overlap_files else ():
+            used.append(f.ev(site.fact))
+            why.append("Lightning DeepSpeedStrategy (overlap_comm defaults to true)")
         # Megatron / NeMo / ColossalAI / generic switches
         for s in f.effective(*_OVERLAP_KEYS):
             if _switched_on(s):
