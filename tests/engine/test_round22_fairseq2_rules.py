@@ -81,3 +81,22 @@ def test_b3_control_an_optional_import_whose_module_is_used_is_still_accelerate(
     audit = _audit(_example(B3Accelerate, "an optional import whose module is then used: the Accelerator is built"))
     assert audit.result("B3").status is Status.PARTIAL
     assert "accelerate" in audit.project.frameworks
+
+
+def test_i3_i4_every_n_steps_intervals_left_at_none_are_no_periodic_save_or_log():
+    from checks.rules.i_infra import _regime
+
+    audit = _audit(_regime("None", "None"))
+    r3, r4 = audit.result("I3"), audit.result("I4")
+    assert r3.status is Status.USED and "no periodic checkpoint: checkpoint_every_n_steps is None" in r3.detail
+    assert (r3.evidence[0].path, r3.evidence[0].line) == ("mylib/recipe/config.py", 7)
+    assert r4.status is Status.USED and "publish_metrics_every_n_steps is None" in r4.detail
+
+
+def test_i3_control_a_config_that_sets_the_interval_decides_it():
+    from checks.rules.i_infra import _regime
+
+    files = {**_regime("None", "None"), "configs/run.yaml": "regime:\n  checkpoint_every_n_steps: 10\n"}
+    r = _audit(files).result("I3")
+    assert r.status is Status.UNUSED  # every 10 steps, under the threshold of 50
+    assert "None" not in r.detail
