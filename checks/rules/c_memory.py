@@ -2427,6 +2427,13 @@ class C6MemoryPool(Check):
         Example({"ops.py": (
             "import torch\nbuf = torch.empty(4096, 4096, device='cuda')\ndef proj(x, w):\n"
             "    return torch.matmul(x, w, out=buf[: x.shape[0]])\n")}, U, "out= buffer"),
+        Example({"model.py": "import torch.nn as nn\nact = nn.ReLU(inplace=True)\ndrop = nn.Dropout(0.1, inplace=True)\n"}, P, "inplace only"),
+        Example({"ds_config.json": '{\n  "zero_optimization": {\n    "stage": 2,\n    "contiguous_gradients": true\n  }\n}\n'}, U, "deepspeed contiguous gradients"),
+        Example({"train.py": (
+            "import torch\nfor step, batch in enumerate(loader):\n    loss = model(**batch).loss\n    loss.backward()\n"
+            "    optimizer.step()\n    torch.cuda.empty_cache()\n")}, N, "empty_cache in loop"),
+        Example({"run.sh": "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False\npython train.py\n"}, N, "expandable segments off"),
+        Example({"train.py": "import torch.nn as nn\nact = nn.ReLU(inplace=False)\n# os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'expandable_segments:True'\n"}, N, "inplace false and comment"),
         Example({"mylib/nn/position_encoder.py": (  # fairseq2 0.8.1 ``nn/position_encoder.py``, ``sdpa/relative.py``
             "import math\n\nimport torch\nfrom torch import nn\n\n\nclass SinusoidalPositionEncoder(nn.Module):\n"
             "    def __init__(self, dim, max_seq_len):\n        super().__init__()\n        self.dim, self.max_seq_len = dim, max_seq_len\n"
@@ -2438,13 +2445,6 @@ class C6MemoryPool(Check):
             "        torch.outer(steps, freqs, out=l_half)\n        torch.sin(l_half, out=r_half)\n        torch.cos(l_half, out=l_half)\n\n"
             "    def forward(self, seqs):\n        return seqs + self.freqs[: seqs.size(-2)]\n")}, N,
                 "a position table filled in place once, when the module is built: no buffer reused in the step"),
-        Example({"model.py": "import torch.nn as nn\nact = nn.ReLU(inplace=True)\ndrop = nn.Dropout(0.1, inplace=True)\n"}, P, "inplace only"),
-        Example({"ds_config.json": '{\n  "zero_optimization": {\n    "stage": 2,\n    "contiguous_gradients": true\n  }\n}\n'}, U, "deepspeed contiguous gradients"),
-        Example({"train.py": (
-            "import torch\nfor step, batch in enumerate(loader):\n    loss = model(**batch).loss\n    loss.backward()\n"
-            "    optimizer.step()\n    torch.cuda.empty_cache()\n")}, N, "empty_cache in loop"),
-        Example({"run.sh": "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False\npython train.py\n"}, N, "expandable segments off"),
-        Example({"train.py": "import torch.nn as nn\nact = nn.ReLU(inplace=False)\n# os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'expandable_segments:True'\n"}, N, "inplace false and comment"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
