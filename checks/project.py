@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .facts import Call, ConfigEntry, Facts, Setting, as_number, truthy
-from .facts.types import DocHint
+from .facts.types import DocHint, Import
 from .guard_value import excludes
 from .model import Project
 
@@ -492,12 +492,24 @@ _ACCELERATE_LOADING = frozenset({"init_empty_weights", "init_on_device", "infer_
                                  "set_seed"})
 
 
+def availability_probe(f: Facts, imp: Import) -> bool:
+    """``try: import accelerate  # noqa: F401`` / ``except ImportError:``: a module imported only to learn whether it is
+    installed (fairseq2 0.8.1 checks for accelerate before passing ``device_map="auto"`` to an HF loader), whose name
+    nothing in the file then uses. It wires nothing."""
+    if not getattr(imp, "optional", False) or imp.name is not None or imp.path not in f.files:
+        return False
+    mod = str(imp.module or "")
+    ff = f.files[imp.path]
+    return bool(mod) and not any(c.name == mod or c.name.startswith(mod + ".") for c in ff.calls)
+
+
 def accelerate_loading_only(facts: Facts) -> list[str]:
     """Where accelerate is imported, when every import is one of its model-loading helpers (olmo-core's HF checkpoint
-    converter: ``from accelerate import init_empty_weights``) or its ``set_seed``; empty when anything else of it is used
+    converter: ``from accelerate import init_empty_weights``), its ``set_seed`` or a probe of whether it is installed
+    (:func:`availability_probe`); empty when anything else of it is used
     (``Accelerator``, a plugin, a launch)."""
     imps = facts.imports("accelerate")
-    if not imps or any(i.name not in _ACCELERATE_LOADING for i in imps):
+    if not imps or any(i.name not in _ACCELERATE_LOADING and not availability_probe(facts, i) for i in imps):
         return []
     if any(c.name.rsplit(".", 1)[-1] not in _ACCELERATE_LOADING for c in facts.calls("accelerate.*") if c.name.startswith("accelerate.")):
         return []

@@ -21,6 +21,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Facts, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from ..project import availability_probe
 from ._helpers import HF_TRAINERS, all_arms, backend_unselected, class_at, hf_trainer_subclasses, trainer_train_paths, uses_hf_trainer
 from .a_parallelism import (
     DS_REF_NAMES,
@@ -366,6 +367,17 @@ class B3Accelerate(Check):
         Example({"requirements.txt": "accelerate>=0.30\n"}, N, "dependency only"),
         Example({"train.py": "# from accelerate import Accelerator\n# accelerator = Accelerator()\nimport torch\n"}, N, "commented out"),
         Example({"train.py": "from accelerate import Accelerator\naccelerator = Accelerator()\nif accelerator.is_main_process:\n    print('hi')\n"}, P, "accelerator without prepare"),
+        Example({"mylib/models/hg/factory.py": (  # fairseq2 0.8.1: a probe before asking an HF loader for device_map="auto"
+            "import logging\n\nfrom transformers import AutoModelForCausalLM\n\nlog = logging.getLogger(__name__)\n\n\n"
+            "def load_hg_model(name, device):\n    kwargs = {}\n    if device == 'auto':\n        try:\n"
+            "            import accelerate  # noqa: F401\n\n            kwargs['device_map'] = 'auto'\n        except ImportError:\n"
+            "            log.warning('accelerate library not found. Cannot use device_map=auto.')\n"
+            "    return AutoModelForCausalLM.from_pretrained(name, **kwargs)\n")}, N,
+                "an import that only probes whether accelerate is installed"),
+        Example({"mylib/train.py": (
+            "try:\n    import accelerate\nexcept ImportError:\n    accelerate = None\n\n\n"
+            "def main():\n    accelerator = accelerate.Accelerator(mixed_precision='bf16')\n    if accelerator.is_main_process:\n"
+            "        print('ready')\n")}, P, "an optional import whose module is then used: the Accelerator is built"),
         Example({"mylib/cli/launcher.py": (  # TRL 1.16's CLI: the training script is re-launched through accelerate's own launcher
             "from accelerate.commands.launch import launch_command, launch_command_parser\n\n\n"
             "def launch_training_script(script, launch_args, script_args, launch_command_fn=launch_command,\n"
@@ -412,7 +424,7 @@ class B3Accelerate(Check):
             hf = _hf_trainer_on_accelerate(f)
             if hf is not None:
                 return hf
-        imported = [i for i in _imports_only(f, "accelerate") if i.name in (None, "Accelerator", "*")]
+        imported = [i for i in _imports_only(f, "accelerate") if i.name in (None, "Accelerator", "*") and not availability_probe(f, i)]
         return _framework_outcome("Accelerate", used, "Accelerator/launcher", imported, _real(f.deps("accelerate")), "accelerate", partial, why)
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

@@ -2367,8 +2367,26 @@ _INPLACE_OPS = re.compile(r"(relu6?|leaky_relu|elu|selu|celu|silu|hardswish|hard
 
 
 def _in_hot_loop(c: Call) -> bool:
-    """A call inside a ``for`` loop, or in a function that is a training/optimisation step."""
+    """A call inside a ``for`` loop, or in a function that is a training/optimisation step, unless a first-step guard
+    makes it run once (fairseq2 ``if self._first_iter: torch.cuda.empty_cache()`` after the first step, "to reduce
+    fragmentation")."""
+    if _once_guard(c.guard):
+        return False
     return bool(c.loop) or bool(c.func and re.search(r"(train|step|forward|backward|fit)", c.func, re.I))
+
+
+#: a guard conjunct true on the first step only (``self._first_iter``, ``is_first_step``, ``step == 0``, ``global_step == 1``)
+_ONCE_PART = re.compile(r"(?i)[\w.]*\b_*(is_)?first(_\w+)?|[\w.]*(step|iter|iteration)\w*\s*==\s*[01]")
+
+
+def _once_guard(guard: str | None) -> bool:
+    """Whether an ``and`` of guard conjuncts holds only on the first step (not ``not self._first_iter``)."""
+    return any(_ONCE_PART.fullmatch(part.strip().strip("()").strip()) for part in (guard or "").split(" and "))
+
+
+#: functions that build or reset state once (``__init__``, ``reset_parameters``, ``reset_non_persistent_buffers``,
+#: ``_fill_sin_freq_table``, ``init_weights``, ``precompute_freqs_cis``), not the training step
+_INIT_FUNC = re.compile(r"^(__init__|__post_init__|_*(init|initiali[sz]e|reset|fill|build|precompute|setup|make|create)(_\w*)?)$")
 
 
 @register
@@ -2417,6 +2435,17 @@ class C6MemoryPool(Check):
             "    optimizer.step()\n    torch.cuda.empty_cache()\n")}, N, "empty_cache in loop"),
         Example({"run.sh": "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False\npython train.py\n"}, N, "expandable segments off"),
         Example({"train.py": "import torch.nn as nn\nact = nn.ReLU(inplace=False)\n# os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'expandable_segments:True'\n"}, N, "inplace false and comment"),
+        Example({"mylib/nn/position_encoder.py": (  # fairseq2 0.8.1 ``nn/position_encoder.py``, ``sdpa/relative.py``
+            "import math\n\nimport torch\nfrom torch import nn\n\n\nclass SinusoidalPositionEncoder(nn.Module):\n"
+            "    def __init__(self, dim, max_seq_len):\n        super().__init__()\n        self.dim, self.max_seq_len = dim, max_seq_len\n"
+            "        self.register_buffer('freqs', torch.empty(max_seq_len, dim), persistent=False)\n        self.reset_parameters()\n\n"
+            "    def reset_parameters(self):\n        self.reset_non_persistent_buffers()\n\n"
+            "    def reset_non_persistent_buffers(self):\n        l_half = self.freqs[:, : self.dim // 2]\n"
+            "        r_half = self.freqs[:, self.dim // 2 :]\n        steps = torch.arange(self.max_seq_len, dtype=torch.float32)\n"
+            "        freqs = torch.exp(torch.arange(self.dim // 2) * -math.log(10000.0) / (self.dim // 2))\n"
+            "        torch.outer(steps, freqs, out=l_half)\n        torch.sin(l_half, out=r_half)\n        torch.cos(l_half, out=l_half)\n\n"
+            "    def forward(self, seqs):\n        return seqs + self.freqs[: seqs.size(-2)]\n")}, N,
+                "a position table filled in place once, when the module is built: no buffer reused in the step"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2440,6 +2469,10 @@ class C6MemoryPool(Check):
             values.setdefault("allocator", c.short)
         for c in f.calls_with_kw("out"):
             out = c.kwargs.get("out")
+            # a table filled in place once, when a module is built or reset (a sinusoidal position table's
+            # ``torch.sin(freqs, out=table[:, 0::2])`` in ``reset_non_persistent_buffers``), reuses no buffer step after step
+            if c.func and _INIT_FUNC.search(c.func.rsplit(".", 1)[-1]):
+                continue
             if c.name.startswith("torch.") and isinstance(out, Expr) and out.text != "None":
                 used.append(c)
                 values.setdefault("out_buffers", True)

@@ -279,9 +279,10 @@ def _g1_scan(f: Facts) -> _Sched:
     menu = {id(c) for c in menu_calls}
     menu_lines = {(c.path, ln) for c in menu_calls for ln in (c.line, *(c.kw_line(k) for k in c.kwargs))}
     # warmup amounts
+    unpicked = _unpicked_config_defaults(f)
     for names, strict in ((_WARMUP_STRICT, True), (_WARMUP_LOOSE, False)):
         for s in f.effective(*names):
-            if (s.path, s.line) in menu_lines:
+            if (s.path, s.line) in menu_lines or (s.source == "field-default" and (s.path, s.line) in unpicked):
                 continue
             short = _call_short_of(s)
             if short and (not _LR_CALL.search(short) or short == "schedule"):
@@ -382,6 +383,34 @@ def _g1_scan(f: Facts) -> _Sched:
             r.defaults[id(site)] = ("lr_scheduler_type", "linear (HF default, warmup 0)")
     _drop_unchosen(f, r)
     return r
+
+
+_PROFILER_CLASS = re.compile(r"(?i)profil")
+
+
+def _unpicked_config_defaults(f: Facts) -> set[tuple[str, int]]:
+    """Warmup field defaults that are not the run's LR warmup (their places):
+
+    * a profiler's config class (``TorchProfilerConfig.num_warmup_steps = 1``: the steps the profiler warms up before it
+      records), as ``torch.profiler.schedule(warmup=1)`` is skipped among calls;
+    * a menu of scheduler config classes in one file, each with its own warmup default, where some are instantiated as
+      the default of a field (``config: object = field(default_factory=lambda: CosineAnnealingLRConfig())``): the others
+      (``MyleLRConfig.num_warmup_steps = 1``, never instantiated) are alternatives a config may name, not the default run.
+    """
+    fields = [s for s in f.settings(*_WARMUP_STRICT, *_WARMUP_LOOSE) if s.source == "field-default" and "." in s.key]
+    out = {(s.path, s.line) for s in fields if _PROFILER_CLASS.search(s.key.rsplit(".", 1)[0])}
+    by_file: dict[str, dict[str, list[Setting]]] = {}
+    for s in fields:
+        if (s.path, s.line) not in out:
+            by_file.setdefault(s.path, {}).setdefault(s.key.rsplit(".", 1)[0], []).append(s)
+    for classes in by_file.values():
+        if len(classes) < 2:
+            continue
+        picked = {cls for cls in classes if any(c.short == cls for c in f.calls(cls))}
+        if not picked or len(picked) == len(classes):
+            continue
+        out |= {(s.path, s.line) for cls, ss in classes.items() if cls not in picked for s in ss}
+    return out
 
 
 _NAME_TEST = re.compile(r"""^\(?(?:[\w.]+\.)?(\w+)\s*==\s*['"]([\w.+-]+)['"]\)?$""")
@@ -589,6 +618,32 @@ _OWN_BUILDERS = {
         "            lr_warmup_ratio=args.train.optimizer.lr_warmup_ratio, lr_decay_style=args.train.optimizer.lr_decay_style)\n"),
 }
 
+def _config_menu(cosine_warmup: int) -> dict[str, str]:
+    """A recipe library's config dataclasses (fairseq2 0.8.1 ``recipe/config.py``): a scheduler section whose ``config``
+    field defaults to one scheduler's config class, sibling scheduler config classes with their own warmup defaults, and a
+    profiler config with its own ``num_warmup_steps``; the trainer builds the scheduler the section names."""
+    return {
+        "mylib/recipe/config.py": (
+            "from dataclasses import dataclass, field\n\n\n"
+            "@dataclass(kw_only=True)\nclass TorchProfilerConfig:\n    enabled: bool = False\n    skip_n_steps: int = 4\n"
+            "    num_warmup_steps: int = 1\n    num_active_steps: int = 4\n\n\n"
+            "@dataclass(kw_only=True)\nclass LRSchedulerSection:\n    name: str = 'cosine_annealing'\n"
+            "    config: object = field(default_factory=lambda: CosineAnnealingLRConfig())\n\n\n"
+            "@dataclass(kw_only=True)\nclass CosineAnnealingLRConfig:\n    cycle_len: int | None = None\n"
+            f"    num_warmup_steps: int = {cosine_warmup}\n    final_lr_scale: float = 0.2\n\n\n"
+            "@dataclass(kw_only=True)\nclass MyleLRConfig:\n    num_warmup_steps: int = 1\n    start_lr: float = 0.0\n\n\n"
+            "@dataclass(kw_only=True)\nclass NoamLRConfig:\n    num_warmup_steps: int = 0\n"),
+        "mylib/recipe/lr_schedulers.py": (
+            "from mylib.optim import CosineAnnealingLR, MyleLR\nfrom mylib.recipe.config import CosineAnnealingLRConfig, MyleLRConfig\n\n\n"
+            "def create_cosine(optimizer, config: CosineAnnealingLRConfig, num_steps):\n"
+            "    return CosineAnnealingLR(optimizer, num_steps - config.num_warmup_steps, config.num_warmup_steps)\n\n\n"
+            "def create_myle(optimizer, config: MyleLRConfig):\n    return MyleLR(optimizer, config.num_warmup_steps)\n"),
+        "mylib/trainer.py": (
+            "class Trainer:\n    def run(self):\n        for batch in self.data_reader:\n            loss = self.unit(batch)\n"
+            "            loss.backward()\n            self.optimizer.step()\n            self.lr_scheduler.step()\n"),
+    }
+
+
 def _annealing_trainer(guard: str) -> dict[str, str]:
     """A trainer that builds its own annealing scheduler (FlagAI ``Trainer.train``): warmup iterations computed from a
     warmup fraction, cosine decay after them."""
@@ -757,6 +812,9 @@ class G1LRSchedule(Check):
                 "a trainer's default scheduler, built only with a positive warmup fraction, then cosine"),
         Example(_annealing_trainer("lr_scheduler is None and self.epochs > 0"), P,
                 "the same scheduler with a warmup fraction nothing shows to be positive"),
+        Example(_config_menu(0), P,
+                "the default scheduler config has 0 warmup; a profiler's and an unpicked scheduler's warmups do not count"),
+        Example(_config_menu(2000), U, "the same library whose default scheduler config warms up for 2000 steps"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

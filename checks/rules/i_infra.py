@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -1326,6 +1327,39 @@ def _save_ctl(steps: str) -> dict[str, str]:
     }
 
 
+def _regime(ckpt: str, publish: str) -> dict[str, str]:
+    """A recipe library's regime section (fairseq2 0.8.1 ``recipe/config.py`` ``RegimeSection``) and the trainer that acts
+    on it: a step interval of None is never due."""
+    return {
+        "mylib/recipe/config.py": (
+            "from dataclasses import dataclass\n\n\n@dataclass(kw_only=True)\nclass RegimeSection:\n"
+            "    num_steps: int | None = None\n"
+            f"    checkpoint_every_n_steps: int | None = {ckpt}\n    \"\"\"The step interval at which to checkpoint.\"\"\"\n\n"
+            f"    publish_metrics_every_n_steps: int | None = {publish}\n    \"\"\"The step interval at which to publish training metrics.\"\"\"\n"),
+        "mylib/recipe/trainer.py": (
+            "from mylib.trainer import Trainer\n\n\ndef create_trainer(regime_section, unit, data_reader):\n"
+            "    return Trainer(unit=unit, data_reader=data_reader, max_num_steps=regime_section.num_steps,\n"
+            "                   checkpoint_every_n_steps=regime_section.checkpoint_every_n_steps,\n"
+            "                   publish_metrics_every_n_steps=regime_section.publish_metrics_every_n_steps)\n"),
+        "mylib/trainer.py": (
+            "import logging\n\nlog = logging.getLogger(__name__)\n\n\nclass Trainer:\n"
+            "    def __init__(self, unit, data_reader, max_num_steps=None, checkpoint_every_n_steps=None, publish_metrics_every_n_steps=None):\n"
+            "        self._unit, self._data_reader, self._max_num_steps = unit, data_reader, max_num_steps\n"
+            "        self._checkpoint_every_n_steps = checkpoint_every_n_steps\n        self._publish_every = publish_metrics_every_n_steps\n"
+            "        self._step_nr = 0\n\n"
+            "    def _should_do(self, every_n_steps):\n        if every_n_steps is not None:\n"
+            "            return self._step_nr % every_n_steps == 0\n        return self._step_nr == self._max_num_steps\n\n"
+            "    def run(self):\n        state = 'data_load'\n        while state != 'stopped':\n"
+            "            state = self._run_step() if state == 'data_load' else self._run_post_step()\n\n"
+            "    def _run_step(self):\n        batch = next(self._data_reader, None)\n        if batch is None:\n            return 'stopped'\n"
+            "        self._step_nr += 1\n        loss = self._unit(batch)\n        loss.backward()\n        return 'post_step'\n\n"
+            "    def _run_post_step(self):\n        if self._should_do(self._checkpoint_every_n_steps):\n"
+            "            self._checkpoint_manager.save_checkpoint(self._step_nr)\n"
+            "        if self._should_do(self._publish_every):\n            self._metric_recorder.record_metric_values('train', {}, self._step_nr)\n"
+            "        return 'data_load'\n"),
+    }
+
+
 @register
 class I3CheckpointFrequency(Check):
     id = "I3"
@@ -1500,6 +1534,8 @@ class I3CheckpointFrequency(Check):
         Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=100),
                  "myrl/trainer.py": _RL_TRAINER.format(report="")}, U, "RL trainer: checkpoint every 100 steps"),
         Example(_save_ctl("None"), U, "every save frequency of the save control defaults to None: no periodic checkpoint"),
+        Example(_regime("None", "None"), U, "a regime section's checkpoint_every_n_steps defaults to None and nothing sets it"),
+        Example(_regime("5", "None"), N, "the same section checkpointing every 5 steps"),
         Example(_save_ctl("1"), N, "the same control with save_freq_steps 1: a checkpoint every step"),
         Example(torchx_runner(ckpt=100), U, "torchtitan launched from a Python runner with --checkpoint.interval=100"),
         Example(torchx_runner(ckpt=5), N, "the same launch checkpointing every 5 steps"),
@@ -1519,6 +1555,8 @@ class I3CheckpointFrequency(Check):
         items += [i for i in interval_settings(f, ("save_freq",)) if i.kind == "off"]
         if not items:
             items += _save_control_off(f)
+        if not items:
+            items += _none_every_n(f, _SAVE_KEYS)
         # axolotl ``saves_per_epoch: 1``: a few checkpoints per epoch (it sets the save interval from the epoch length)
         per_epoch_saves = [s for s in interval_settings(f, ("saves_per_epoch",)) if s.steps is not None and s.steps >= 1]
         items += [Interval(i.fact, i.key, i.name, None, "epoch") for i in per_epoch_saves]
@@ -1588,6 +1626,32 @@ class I3CheckpointFrequency(Check):
 #: frequency_steps=...)``)
 _FREQ_KW = re.compile(r"^(freq|frequency)_?(step|steps|epoch|epochs|sec|secs|seconds|iter|iters)$")
 _SAVE_CONTEXT = re.compile(r"(?i)sav(e|er|ing)|ckpt|checkpoint")
+
+
+#: an "every N steps" interval named for logging or publishing metrics (``log_every_n_steps``, fairseq2
+#: ``publish_metrics_every_n_steps``)
+_LOG_EVERY_N = re.compile(r"^(\w+_)?(log|logging|metrics?)(_\w+)?_every_n_steps$")
+
+
+def _none_every_n(f: Facts, names: Iterable[str]) -> list[Interval]:
+    """An "every N steps" interval field whose default is None and that nothing sets (fairseq2 ``RegimeSection.
+    checkpoint_every_n_steps: int | None = None``, "the step interval at which to checkpoint", tested ``if every_n_steps is
+    not None:`` before the modulo): no periodic save or log. Not beside an HF Trainer, whose own default may fill the None.
+    The fields, as ``off`` intervals."""
+    if uses_hf_trainer(f):
+        return []
+    out: list[Interval] = []
+    for n in dict.fromkeys(names):
+        if "every_n" not in n:
+            continue
+        ss = [s for s in f.effective(n) if not _TEST_PATH.search(s.path)]
+        nones = [s for s in ss if s.source == "field-default" and s.value is None]
+        # a call that hands the field on under its own name (``Trainer(checkpoint_every_n_steps=regime.checkpoint_every_n_steps)``)
+        # sets nothing
+        passed = [s for s in ss if s.source == "call" and isinstance(s.value, Expr) and s.value.text.rsplit(".", 1)[-1] == n]
+        if nones and len(nones) + len(passed) == len(ss):
+            out.append(Interval(nones[0], nones[0].key, nones[0].name, None, "off"))
+    return out
 
 
 def _save_control_off(f: Facts) -> list[Interval]:
@@ -2025,6 +2089,7 @@ class I4LoggingFrequency(Check):
                 "def qwen3_32b() -> Trainer.Config:\n    return Trainer.Config(metrics=MetricsProcessor.Config(), steps=3000)\n"),
         }, N, "most registry recipes log every 1-2 steps"),
         Example({"train.yaml": "logging_steps: 10\nsave_steps: 500\n"}, U, "logging every 10"),
+        Example(_regime("None", "None"), U, "a regime section's publish_metrics_every_n_steps defaults to None and nothing sets it"),
         Example({"trainer.py": (  # lmms-engine: a helper's wait branch runs only when the final call passes the flag
             "import logging\nlogger = logging.getLogger(__name__)\n\nclass Trainer:\n"
             "    def _check_eval_results(self, rank, wait_until_complete=False):\n        if wait_until_complete:\n"
@@ -2236,7 +2301,15 @@ class I4LoggingFrequency(Check):
         values = _values(items, extra)
         hf = _hf_default_site(f, "logging_steps") if "logging_steps" in extra else None
         lt = Facts.ev(lit[0], key="log_every_n_steps", value=LIGHTNING_LOG_EVERY) if lit else None
-        if values:
+        off = [] if items or loop or spaced or extra else _none_every_n(
+            f, sorted({x.name for x in f.records("fields") if _LOG_EVERY_N.match(_norm(x.name)) and not _TEST_PATH.search(x.path)}))
+        if off:
+            items = off
+            i = off[0]
+            values[i.name] = "off"
+            sane = (f"no step logging interval: {i.name} is None ({i.fact.path}:{i.fact.line}) and nothing sets it, so metrics "
+                    "are not logged every few steps")
+        elif values:
             sane = "logging at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
             if hf is not None:
                 sane += f"; logging_steps is not set: the HF Trainer default of 500 applies (the trainer at {hf.path}:{hf.line})"
