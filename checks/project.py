@@ -108,6 +108,9 @@ _TRAINING_KNOBS = ("learning_rate", "num_train_epochs", "per_device_train_batch_
 _TRAIN_RECIPE_KEYS = {"do_train", "stage", "learning_rate", "num_train_epochs", "finetuning_type", "do_predict"}
 _RL_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_ppo|openrlhf\.cli\.train_grpo)")
 _ALIGN_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_(ppo|grpo|dpo|kto|rm|prm|kd)|trl\s+(dpo|grpo|kto|orpo))")
+#: a training module named for a preference/RL/distillation algorithm (NeMo-Aligner ``nemo_aligner/algorithms/dpo.py``,
+#: ``ppo.py``, ``kto.py``; ``grpo_trainer.py``): with an optimizer step of its own, the project's trainer for that algorithm
+_ALIGN_MODULE = re.compile(r"(^|/)(dpo|ppo|grpo|kto|orpo|simpo|cpo|ipo|rloo|rlhf|reinforce|gkd|spin)(_?trainer|_train(ing)?)?\.py$", re.I)
 _FINETUNE_HINT = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
 #: a path that names pre-training (``pretrain_gpt.py``, ``pretraining/``), not pretrained weights: ``pretrained.py`` (OpenCLIP's
 #: registry of released checkpoints), ``load_pretrained.py`` are where weights to start from come from, the opposite
@@ -196,7 +199,7 @@ def _config_file_value(s: Setting) -> bool:
 def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
     demo = _library_demo_lines(facts)
     out = [s.value for s in facts.settings(*keys) if isinstance(s.value, str) and (s.path, s.line) not in demo
-           and not _config_file_value(s) and not _in_docs(s)]
+           and not _config_file_value(s) and not _in_docs(s) and not _ENDPOINT_NAME.match(s.key)]
     tokenizer_only: dict[str, bool] = {}
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
         if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):
@@ -222,6 +225,9 @@ def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
 
 
 _TOKENIZER_CLASS = re.compile(r"(Tokenizer|Processor|FeatureExtractor)\w*$")
+#: the name an inference server binds a model function under, or a client calls it by (PyTriton ``triton.bind(model_name=
+#: "critic_infer", infer_func=...)``, ``FuturesModelClient(url, model_name=...)``): an endpoint, not a checkpoint
+_ENDPOINT_NAME = re.compile(r"^(bind|\w*ModelClient)\(model_name=\)$")
 
 
 def _family_word(name: str) -> bool:
@@ -665,6 +671,11 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         # the project's own experiment config class for PPO/DPO/GRPO... (realhf ``class PPOConfig(CommonExperimentConfig)``
         # with its fields, registered as a quickstart command): the project runs that alignment training
         or any(x.owner in _ALIGN_CONFIGS and not _TEST_PATH_RE.search(x.path) for x in facts.records("fields"))
+        # the project's own trainer module for one of those algorithms, which steps an optimizer (NeMo-Aligner's
+        # ``DPOTrainer.train_single_step``: ``self.optimizer.step(closure=None)`` in ``algorithms/dpo.py``); the example
+        # scripts that construct it are not shipped
+        or any(c.short == "step" and "optim" in c.name.lower() and _ALIGN_MODULE.search(c.path) and not _TEST_PATH_RE.search(c.path)
+               for c in facts.calls("step"))
     )
     p.finetunes = bool(
         p.alignment  # preference/RL/distillation training starts from a pretrained model

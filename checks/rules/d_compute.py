@@ -1619,6 +1619,10 @@ _TE_FUSED = ("transformer_engine.pytorch.LayerNormLinear", "transformer_engine.p
 _MEGATRON_FUSION_FLAGS = ("use_fused_rmsnorm", "use_fused_swiglu", "use_fused_rotary_pos_emb", "bias_gelu_fusion", "bias_swiglu_fusion",
                           "masked_softmax_fusion", "apply_rope_fusion", "gradient_accumulation_fusion", "cross_entropy_loss_fusion",
                           "use_fused_rotary_emb", "bias_dropout_fusion")
+#: NeMo's Megatron model classes (``megatron_gpt_model.MegatronGPTModel``, ``megatron_t5_model.MegatronT5Model``)
+_NEMO_MEGATRON_MODEL = re.compile(r"\.megatron_\w+_model\.Megatron\w*Model$")
+#: NeMo's switches of those default fusions (``model.bias_activation_fusion: false``)
+_NEMO_FUSION_FLAGS = ("bias_activation_fusion", "bias_dropout_add_fusion")
 _MEGATRON_NO_FUSION = ("no_masked_softmax_fusion", "no_bias_gelu_fusion", "no_bias_dropout_fusion", "no_gradient_accumulation_fusion",
                        "no_bias_swiglu_fusion")
 
@@ -1657,6 +1661,14 @@ def _ds_fused_optimizer(f: Facts) -> list:
         if e.path not in torch_adam and e.path not in cpu:
             out.append(e)
     return out
+
+
+#: NeMo-Aligner's DPO model: a subclass of NeMo's Megatron GPT model, trained by the package's own loop
+_NEMO_DPO_MODEL = (
+    "from nemo.collections.nlp.models.language_modeling.megatron_gpt_model import MegatronGPTModel\n\n\n"
+    "class MegatronGPTDPOModel(MegatronGPTModel):\n    def get_loss_and_metrics(self, batch, forward_only):\n"
+    "        return self.fwd_bwd_function(batch, forward_only=forward_only)\n"
+)
 
 
 @register
@@ -1698,6 +1710,10 @@ class D6OperatorFusion(Check):
         Example({"train.py": "from apex.optimizers import FusedAdam\noptimizer = FusedAdam(model.parameters(), lr=1e-4)\n"}, U, "apex"),
         Example({"model.py": "import torch\nextra_args = dict(fused=True)\noptimizer = torch.optim.AdamW(groups, lr=6e-4, **extra_args)\n"}, U, "nanogpt extra args"),
         Example({"train.py": "import torch\nopt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=False)\n"}, N, "fused false"),
+        Example({"pkg/models/megatron_gpt_dpo_model.py": _NEMO_DPO_MODEL}, U, "a subclass of NeMo's MegatronGPTModel (default fusions)"),
+        Example({"pkg/models/megatron_gpt_dpo_model.py": _NEMO_DPO_MODEL,
+                 "conf/gpt_dpo.yaml": "model:\n  bias_activation_fusion: false\n  bias_dropout_add_fusion: false\n"}, N,
+                "NeMo's default fusions switched off in the config"),
         Example({"configs/sft.yaml": "optim: adamw_torch\n", "notes.py": "# optim: adamw_torch_fused\n"}, N, "plain optim"),
         Example({"ds_config.json": (
             '{\n  "train_batch_size": 64,\n  "optimizer": {"type": "AdamW", "params": {"torch_adam": true}},\n'
@@ -1768,6 +1784,13 @@ class D6OperatorFusion(Check):
         megatron = [x for x in f.launches() if x.script and re.search(r"pretrain_\w+\.py$", x.script) and "megatron" in ctx.project.frameworks]
         if megatron and not used and not any(truthy(s.value) for s in f.effective(*_MEGATRON_NO_FUSION)):
             used += megatron[:1]  # Megatron fuses masked softmax, bias-GeLU and gradient accumulation by default
+        # the project trains its own subclasses of NeMo's Megatron models (NeMo-Aligner ``class MegatronGPTDPOModel(
+        # NLPAdapterModelMixin, MegatronGPTModel, ...)``): NeMo builds their Megatron transformer with bias-activation and
+        # bias-dropout-add fusion on unless the model config says otherwise (``cfg.get('bias_activation_fusion', True)``)
+        nemo = [r for r in f.refs("nemo.collections.nlp.models.language_modeling.*") if _NEMO_MEGATRON_MODEL.search(r.name)
+                and r.text.lstrip().startswith("class ") and not _TEST_PATH.search(r.path)]
+        if nemo and not used and not off_ and not any(truthy(s.value) is False for s in f.effective(*_NEMO_FUSION_FLAGS)):
+            used += nemo[:1]
         if used:
             return Outcome(U, [f.ev(x) for x in used], "fused kernels are in use", {"fused_optimizer": optim_fused, "fused_kernels": True})
         hf = self._hf_default_fused(ctx)

@@ -32,7 +32,15 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Container, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import _ALIGN_TRAINERS, _ALIGN_WORDS, _MULTIMODAL_FAMILIES, own_pretrained_loader, pretrained_option_to_model
+from ..project import (
+    _ALIGN_MODULE,
+    _ALIGN_TRAINERS,
+    _ALIGN_WORDS,
+    _MULTIMODAL_FAMILIES,
+    _TEST_PATH_RE,
+    own_pretrained_loader,
+    pretrained_option_to_model,
+)
 from ._helpers import (
     HF_TRAINERS,
     callers_off,
@@ -2576,6 +2584,9 @@ class G6FusedAlignmentLoss(Check):
         sites += [s for s in f.settings("stage", "rl", "rlhf_type", "training_type", "train_type", "task")
                   if isinstance(s.value, str) and _ALIGN_WORDS.match(s.value)]
         sites += f.settings("dpo_beta", "beta_dpo", "teacher_model", "teacher_model_name_or_path", "kd_temperature", "adv_estimator")
+        # the project's own trainer module for the algorithm (NeMo-Aligner ``algorithms/dpo.py``): its optimizer step
+        sites += [c for c in f.calls("step") if "optim" in c.name.lower() and _ALIGN_MODULE.search(c.path)
+                  and not _TEST_PATH_RE.search(c.path)]
         # a trainer, then a recipe's setting, then anything else (a data script's ``"task": "dpo"``)
         sites.sort(key=lambda x: 0 if isinstance(x, Call) else 1 if x.path.endswith((".yml", ".yaml", ".json", ".toml")) else 2)
         if sites:

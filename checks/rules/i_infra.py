@@ -740,8 +740,13 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     # a loop that calls a method of its own file whose body runs the backward and the optimizer step outside any loop (CoLLiE
     # ``loss = self.train_fn(self, batch, self.global_batch_idx)``, a static method ending in ``trainer.engine.backward(loss)``
     # and ``trainer.engine.step()``): one step per iteration
+    # The same for a method named for a training step whose body makes the optimizer step outside any loop with no backward
+    # of its own, because a pipeline schedule runs forward and backward inside another call (NeMo-Aligner
+    # ``train_single_step``: ``self.model.get_loss_and_metrics(batch, forward_only=False)`` -> Megatron-Core's
+    # ``forward_backward_func``, then ``self.optimizer.step(closure=None)``), called once per batch by ``fit``'s loop
     backward = {(c.path, c.func) for c in f.calls("backward", "manual_backward") if c.func and c.loop is None}
-    stepping = {(c.path, c.func) for c in f.calls("step") if c.func and c.loop is None and _is_step_call(c)} & backward
+    stepping = {(c.path, c.func) for c in f.calls("step") if c.func and c.loop is None and _is_step_call(c)
+                and ((c.path, c.func) in backward or _STEP_HELPER.search(c.func))}
     for path, func in stepping:
         for c in f.files[path].calls if path in f.files else ():
             if (c.loop is not None and c.name == f"self.{func}" and c.func != func and not _epoch_loop(c.loop)
@@ -749,6 +754,9 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
                 loops.add((c.path, c.func, c.loop))
     return loops
 
+
+#: a method named for one training step (``train_single_step``, ``train_step_fn``, ``training_step``, ``update_step``)
+_STEP_HELPER = re.compile(r"(?i)^_*(train\w*_step|step_train\w*|update_step|training_step)\w*$")
 
 #: the iterable of a loop over the training data loader (``self.train_dataloader``, ``enumerate(train_loader)``)
 _TRAIN_LOADER = re.compile(r"(?i)\btrain(ing)?_?(data)?_?loader\b")
@@ -800,8 +808,44 @@ def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, 
     if re.search(r"(interval|every|freq|should_|next_|last_|time\.time|perf_counter|elapsed|_steps\b|_iters\b|\b(do|time_to|need)_\w+|_now\b)",
                  guard, re.I):
         return True, None
+    # a flag the loop computed from a progress helper handed the interval (NeMo-Aligner ``run_val, save_model, is_train_end =
+    # check_progress(self.step, self.max_steps, self.val_check_interval, self.cfg.save_interval, ...)`` then ``if
+    # save_model:``): an interval guard, at the value of the interval setting named like the flag when one is known
+    if path is not None:
+        for part in re.split(r"\band\b", guard):
+            name = part.strip().strip("()").strip()
+            if re.fullmatch(r"[A-Za-z_]\w*", name) and (derived := _flag_interval(f, name, path)) is not None:
+                return True, derived[0]
     # a guard made only of rank checks and on/off flags still fires every step; any other condition does not
     return (not all(_trivial_condition(part) for part in re.split(r"\band\b|\bor\b", guard))), None
+
+
+_INTERVAL_ARG = re.compile(r"(?i)interval|every|freq")
+
+
+def _flag_interval(f: Facts, name: str, path: str) -> tuple[float | None] | None:
+    """``name`` assigned in ``path`` from a call given an interval setting (``run_val, save_model, is_train_end =
+    check_progress(step, max_steps, val_check_interval, cfg.save_interval, ...)``): (the interval,) where the argument
+    that shares the flag's first word (``save_interval`` for ``save_model``) resolves to a number, else (None,); None when
+    the flag is not such a result."""
+    pat = re.compile(rf"^\s*\(?\s*(?:[A-Za-z_]\w*\s*,\s*)*{re.escape(name)}\s*(?:,\s*[A-Za-z_]\w*\s*)*\)?\s*=\s*[\w.]+\(")
+    ff = f.files.get(path)
+    for c in ff.calls if ff is not None else ():
+        if not pat.match(c.text):
+            continue
+        leaves = [t.rsplit(".", 1)[-1] for t in (_text_of(a).strip() for a in [*c.args, *c.kwargs.values()])
+                  if re.fullmatch(r"[A-Za-z_][\w.]*", t)]
+        intervals = [x for x in leaves if _INTERVAL_ARG.search(x)]
+        if not intervals:
+            continue
+        word = name.lower().split("_", 1)[0]
+        for leaf in intervals:
+            if leaf.lower().split("_", 1)[0] == word:
+                vals = [n for s in f.effective(leaf, near=path) if not _TEST_PATH.search(s.path)
+                        and (n := as_number(s.value)) is not None and n > 0]
+                return (min(vals) if vals else None,)
+        return (None,)
+    return None
 
 
 def _without_skips(guard: str) -> str:
@@ -1003,6 +1047,7 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
             continue
         if (sites and _flag_off_at_sites(f, c, sites)) or _once_only(f, c):
             continue
+        cite = c  # the call a spaced (guarded) site is cited by: the helper's call site when that site carries the guard
         if in_step:
             guarded, n = every(c.guard, c.path)
         else:  # the helper's own guard and the guard around its call site both gate it: the sparser one wins
@@ -1014,6 +1059,7 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
                 if all(g for g, _ in per_site):
                     known = [x for _, x in per_site if x is not None]
                     guarded, n = True, (min(known) if len(known) == len(per_site) else None)
+                    cite = sites[0] if not c.guard else c
                 else:
                     guarded, n = False, None
         if not guarded:
@@ -1021,7 +1067,7 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
         elif n is not None and n < threshold:
             out.append((c, n))
         elif spaced is not None:
-            spaced.append((c, n))
+            spaced.append((cite, n))
     return out
 
 
@@ -1067,7 +1113,8 @@ def _spaced_detail(what: str, spaced: list[tuple[Call, float | None]]) -> str:
         name = _guard_setting(c.guard)
         parts.append(f"{c.short}() every {int(n) if float(n).is_integer() else n} steps" + (f" ({name})" if name else "")
                      if n is not None else f"{c.short}() under `{c.guard}`")
-    return f"{what} in the training-step loop only under a guard: " + ", ".join(parts)
+    # two helpers cited by the same guarded call site in the loop read the same (nanotron's save_checkpoint)
+    return f"{what} in the training-step loop only under a guard: " + ", ".join(dict.fromkeys(parts))
 
 
 def _guard_setting(guard: str | None) -> str | None:
@@ -1280,11 +1327,20 @@ def _not_a_checkpoint(fact: Any) -> bool:
 _FINAL_SAVE = re.compile(r"(?i)(exit|preempt|on_demand|emergency|interrupt|on_signal|sigterm|on_train_end)")
 
 
+#: the receiver of a checkpoint object's save (``self.ckpt_callback``, ``checkpoint_manager``, ``self.checkpointer``)
+_CKPT_RECEIVER = re.compile(r"(?i)^_*(ckpt|checkpoint)")
+
+
 def save_sites(f: Facts) -> list[Call]:
     """Checkpoint saves: the save calls themselves, and calls of the project's own helpers whose body saves
     (llama-recipes ``save_peft_checkpoint(model, output_dir)`` -> ``model.save_pretrained``; ``save_model_checkpoint`` ->
     ``torch.save``), so that a helper called once per epoch is read as a per-epoch save."""
     direct = [c for c in f.calls(*_SAVE_CALLS) if c.short != "save_pretrained" or "tokenizer" not in c.text.lower()]
+    # a save method of a checkpoint object (NeMo-Aligner ``self.ckpt_callback.custom_save(monitor_candidates=...)``, the
+    # Lightning checkpoint callback's save patched by the package): a checkpoint save, so the trainer's own ``save`` method
+    # that calls it is a save helper, and the ``self.save(...)`` of its step loop a checkpoint site
+    direct += [c for c in f.calls_where(lambda s: "save" in s.lower()) if c not in direct and "." in c.name
+               and _CKPT_RECEIVER.search(c.name.rsplit(".", 1)[0].rsplit(".", 1)[-1]) and not _TEST_PATH.search(c.path)]
     # a helper that saves only every N steps itself (OpenRLHF ``save_logs_and_checkpoints``: ``if global_step % save_steps == 0``)
     # is judged by that guard, where the step loop calls it (step_helpers)
     gated = {c.func for c in direct if c.func and "%" in (c.guard or "")}
@@ -2329,7 +2385,12 @@ class I4LoggingFrequency(Check):
 _TRACKER_DEPS = ("wandb", "tensorboard", "tensorboardx", "mlflow", "comet-ml", "swanlab", "clearml", "neptune", "dvclive", "aim")
 _TRACKER_CALL = re.compile(
     r"^(wandb\.log|swanlab\.log|mlflow\.log_metrics?|.*\.add_scalars?|.*accelerator\.log|.*fabric\.log(_dict)?|.*(wandb|swanlab|tracker|tracking)\w*\.log"
-    r"|.*experiment\.log_metrics?|.*\.report_scalar|.*(aim_)?run\.track|.*wandb_run\.log|comet_ml\..*log_metrics?)$")
+    r"|.*experiment\.log_metrics?|.*\.report_scalar|.*(aim_)?run\.track|.*wandb_run\.log|comet_ml\..*log_metrics?"
+    # the Lightning logger API (``Logger.log_metrics(metrics, step)``) called directly, on the trainer's or the module's logger
+    # or a wrapper over a list of them (NeMo-Aligner ``self.logger.log_metrics(metrics, step=self.step, prefix="train/")``):
+    # it writes to TensorBoard/W&B on every call, outside Lightning's ``log_every_n_steps``
+    r"|(.*\.)?\w*loggers?\.log_metrics)$")
+_LOGGER_METRICS = re.compile(r"^self\.loggers?\.log_metrics$")
 _TRACKER_OBJECT = re.compile(r"^([\w.]*\.)?\w*Track(ing|er)\w*\(")
 _LIGHTNING_LOGGERS = ("WandbLogger", "TensorBoardLogger", "MLFlowLogger", "CometLogger", "NeptuneLogger", "SwanLabLogger")
 
@@ -2340,7 +2401,7 @@ _TRACKER_MODULES = ("wandb", "mlflow", "torch.utils.tensorboard", "tensorboardX"
 
 def tracker_calls(f: Facts) -> list[Call]:
     pool = f.calls("log", "add_scalar", "add_scalars", "log_metric", "log_metrics", "report_scalar", "track", "log_dict")
-    out = [c for c in pool if _TRACKER_CALL.match(c.name) and not c.name.startswith("self.log")]
+    out = [c for c in pool if _TRACKER_CALL.match(c.name) and (not c.name.startswith("self.log") or _LOGGER_METRICS.match(c.name))]
     # a multi-backend tracking object bound to any name (verl ``self.logger = Tracking(..., default_backend=["console",
     # "wandb"])`` then ``self.logger.log(data=metrics, step=self.global_steps)``): its ``log`` reports to the trackers
     bound = _tracker_objects(f)
