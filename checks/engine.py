@@ -18,12 +18,13 @@ from typing import Any, BinaryIO, Protocol
 
 from .base import Check, Context, all_checks
 from .cache import CacheDirError, DirFactsCache
-from .facts import Facts, FileFacts, extract_file
+from .deferred import Deferred, Pending
+from .facts import Facts, FileFacts, classify, extract_file
 from .facts.types import drop_tables, share_line_numbers
 from .model import CheckResult, Evidence, Outcome, Project, Status
 from .project import detect_project
 from .query_log import Recorder, attributes, code_version, dirty_reads, file_digests, share_hashes, unchanged
-from .roles import DOCS, IN_SCOPE, Roles, classify_roles, path_role
+from .roles import DOCS, IN_SCOPE, VENDORED, Roles, classify_roles, glob_match, path_role
 from .sniff import VERSION as SNIFF_VERSION
 from .source import Limits, ReadStats, SourceError, Unread, iter_directory, iter_tarball, looks_like_archive
 from .tree_index import TreeIndex
@@ -154,6 +155,7 @@ TREE_VERSION = f"facts {FACTS_VERSION}, sniff {SNIFF_VERSION}, index 2"
 def parse_files(
     files: Iterable[tuple[str, bytes | Unread]], cache: FactsCache | None = None, exclude: tuple[str, ...] = (), jobs: int = 1,
     index: TreeIndex | None = None, limits: Limits | None = None, later: _StandIns | None = None,
+    deferred: Deferred | None = None,
 ) -> list[FileFacts]:
     """Each file's facts, in scan order (see :func:`build_facts`).
 
@@ -161,7 +163,9 @@ def parse_files(
     it vouches for arrive as :class:`~checks.source.Unread` and are read only when their facts are gone. The index
     is saved with the facts of this scan at the end. ``later``: stand-ins for vouched files whose facts are in the
     directory's pack, loaded when read (:class:`_Later`); the index is then saved by ``later.save()``, once the caller
-    has loaded those it reads (a part of the pack that fails to load is written again).
+    has loaded those it reads (a part of the pack that fails to load is written again). ``deferred``: with ``jobs`` > 1,
+    the files it accepts come as :class:`~checks.parallel.Pending` stand-ins, extracted while the audit goes on (see
+    :func:`defer_context`); without a cache only.
     """
     parsed: list[FileFacts] = []
     # equal source lines and keys across files share one string for the scan; a cache that carries its own table
@@ -199,18 +203,23 @@ def parse_files(
     def local(path: str, data: bytes) -> FileFacts:
         return extract_file(path, data, strings=strings)
 
+    if deferred is not None:
+        deferred.bind(local, strings, lambda: drop_tables(strings))
+
     with _gc_paused():
         results: Iterable[tuple[str, bytes, FileFacts, bool, str | None]]  # (path, data, facts, parsed now, cache key)
         if jobs > 1:
             from .parallel import extract_parallel
 
-            results = extract_parallel(slots(), jobs, local, strings=strings)
+            results = extract_parallel(slots(), jobs, local, strings=strings, deferred=deferred if cache is None else None)
         else:
             results = ((p, d, ff, False, k) if ff is not None else (p, d, local(p, d), True, k) for p, d, ff, k in slots())
         for _path, _data, ff, fresh, key in results:
             if fresh:
                 if jobs > 1:
                     share_line_numbers(ff)  # a worker's strings arrive shared (checks.cache.loads_batch), its line numbers not
+            elif isinstance(ff, Pending):
+                pass  # made later, shared then (checks.parallel.Deferred)
             elif not (packed is not None and key is not None and packed(key)):
                 ff.share(strings)  # cached facts arrive with copies of their own (a pack's share theirs)
             if index is not None and key is not None:
@@ -289,16 +298,35 @@ def _stand_ins(prior: dict[str, Any] | None, cache: FactsCache | None, index: Tr
 
 def _in_full(parsed: list[FileFacts], reused: tuple[Roles, set[Any]] | None) -> list[FileFacts]:
     """``parsed`` with every stand-in loaded but those of context files when the roles are known (reused): the files in
-    scope and the docs are read by the overview and the checks; the context's by the context pass, if it runs."""
+    scope and the docs are read by the overview and the checks; the context's by the context pass, if it runs. A deferred
+    file (out of scope by its path, still being extracted) stays a stand-in: the roles read its facts only if they need
+    them, and :func:`split_facts` loads it if they put it in scope."""
     if reused is None:
-        return [_real(ff) for ff in parsed]
+        return [ff if isinstance(ff, Pending) else _real(ff) for ff in parsed]
     by_path = reused[0].by_path
     return [ff if isinstance(ff, _Later) and by_path.get(ff.path) not in IN_SCOPE and by_path.get(ff.path) != DOCS
             else _real(ff) for ff in parsed]
 
 
 def _real(ff: Any) -> FileFacts:
-    return ff.load() if isinstance(ff, _Later) else ff  # type: ignore[no-any-return]
+    return ff.load() if isinstance(ff, (_Later, Pending)) else ff  # type: ignore[no-any-return]
+
+
+def defer_context(training: tuple[str, ...] = ()) -> Callable[[str], str | None]:
+    """Which files a cold parallel audit extracts last (:class:`~checks.parallel.Deferred`): Python files whose path alone
+    puts them out of scope (tests/, CI, benchmarks, archives, evaluation harnesses; not docs, whose hints join the
+    training path, nor vendored packages, which the training path may import), unless a ``paths.training`` glob takes
+    them in. A launch that runs one of them still puts it on the training path: it is then loaded before the checks."""
+
+    def kind(path: str) -> str | None:
+        if not path.endswith(".py") or classify(path) != "python":
+            return None
+        role = path_role(path, "python")[0]
+        if role is None or role in IN_SCOPE or role in (DOCS, VENDORED) or (training and glob_match(path, training)):
+            return None
+        return "python"
+
+    return kind
 
 
 class _Loaded(dict):  # type: ignore[type-arg]
@@ -324,7 +352,8 @@ def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorde
             recorder.per["roles"] |= deps  # what they read then: a later edit of it is still seen
     else:
         roles = classify_roles(recorder.files(by_path, {"calls": "calls@roles"}) if recorder is not None else by_path, training)
-    inside = [ff for ff in by_path.values() if roles.by_path[ff.path] in IN_SCOPE]
+    # a deferred file the roles put in scope (a launch runs it) is made now, alone (see checks.deferred)
+    inside = [ff.alone() if isinstance(ff, Pending) else ff for ff in by_path.values() if roles.by_path[ff.path] in IN_SCOPE]
     outside = [ff for ff in by_path.values() if roles.by_path[ff.path] not in IN_SCOPE]
     facts = Facts(inside)
     # what the project's own docs say it runs (a multi-node launch documented only in docs/*.qmd) decides whether a check
@@ -564,6 +593,15 @@ def _context_pass(context: Facts, project: Project, results: list[CheckResult], 
             r.context = _with_role(_sorted_evidence(out)[:5], roles)
 
 
+@contextmanager
+def _closing(deferred: Deferred | None) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if deferred is not None:
+            deferred.close()
+
+
 def audit_files(
     files: Iterable[tuple[str, bytes | Unread]], root: str = ".", options: AuditOptions | None = None, stats: ReadStats | None = None,
     index: TreeIndex | None = None, prior: dict[str, Any] | None = None,
@@ -583,10 +621,12 @@ def audit_files(
     save_log = getattr(options.cache, "save_log", None) if index is not None else None
     recorder = Recorder() if save_log is not None else None
     ctx_recorder = Recorder() if save_log is not None else None
-    with _gc_ignores_existing():  # handed back to the collector at the end, whatever happens
+    # a cold parallel audit's context files are extracted while the checks run (see checks.deferred)
+    deferred = Deferred(defer_context(options.training)) if options.jobs > 1 and options.cache is None and index is None else None
+    with _gc_ignores_existing(), _closing(deferred):  # handed back to the collector at the end, whatever happens
         with _gc_paused():  # the facts and their indexes: a million objects without cycles (see _gc_paused)
             later = _stand_ins(prior, options.cache, index, options.limits) if recorder is not None else None
-            parsed = parse_files(files, options.cache, options.exclude, options.jobs, index, options.limits, later)
+            parsed = parse_files(files, options.cache, options.exclude, options.jobs, index, options.limits, later, deferred)
             roles_kept = _roles_reused(parsed, index, prior) if recorder is not None else None
             parsed = _in_full(parsed, roles_kept)
             if later is not None and later.save is not None:
@@ -625,6 +665,8 @@ def audit_files(
             _context_pass(context, project, results, roles)
         if ctx_log is not None:
             ctx_log["out"] = {r.id: r.context for r in results if r.context}
+        if deferred is not None:
+            deferred.take_in()  # the report lists every file's parse error
     if kept is None:  # a reused audit's results have their notes and their evidence in order already
         _note_distributions(facts, results)
         for r in results:

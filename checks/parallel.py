@@ -30,13 +30,11 @@ from itertools import chain
 from typing import Any
 
 from .cache import dumps_batch, loads_batch
+from .deferred import BATCH_BYTES, BATCH_FILES, Deferred
 from .facts import FileFacts, extract_file
 
 __all__ = ["BATCH_BYTES", "extract_parallel"]
 
-#: source bytes per batch sent to a worker
-BATCH_BYTES = 1 << 20
-_BATCH_FILES = 256
 #: source bytes read ahead before any worker is started: a repository of at most this much is extracted in this
 #: process and never pays for spawning workers (each imports the extractors, ~0.3 s of CPU); a larger one uses every
 #: core from its first file
@@ -66,7 +64,7 @@ Slot = tuple[str, bytes, FileFacts | None, Any]
 
 def extract_parallel(
     slots: Iterable[Slot], jobs: int, local: Callable[[str, bytes], FileFacts], executor: Executor | None = None,
-    strings: dict[Any, Any] | None = None,
+    strings: dict[Any, Any] | None = None, deferred: Deferred | None = None,
 ) -> Iterator[tuple[str, bytes, FileFacts, bool, Any]]:
     """``(path, data, facts, fresh, tag)`` for every slot, in input order; ``fresh`` when extracted now.
 
@@ -76,6 +74,9 @@ def extract_parallel(
     worker busy, and the batches of a pool that broke.
     ``executor``: the pool to use (default: ``jobs`` spawned processes); it is shut down at the end.
     ``strings``: the scan's table; a worker's facts arrive with their strings shared in it (see :func:`checks.cache.loads_batch`).
+    ``deferred``: in a repository large enough for workers, the files it accepts are not extracted in order: each is
+    yielded at once as a :class:`~checks.deferred.Pending` stand-in (``fresh`` False) and queued for the workers behind the rest, and
+    ``deferred`` takes the pool over (see :class:`checks.deferred.Deferred`).
     """
     pool: Executor | None = None
     window: deque[tuple[list[Slot], Future[bytes] | None, list[FileFacts] | None]] = deque()
@@ -102,6 +103,8 @@ def extract_parallel(
     def drain_one() -> Iterator[tuple[str, bytes, FileFacts, bool, Any]]:
         nonlocal broken
         batch, fut, done = window.popleft()
+        while fut is not None and not fut.done() and deferred is not None and deferred.steal():
+            pass  # a deferred batch no worker has started, made here while this one is being made
         if fut is not None:
             try:
                 done = loads_batch(fut.result(), strings)  # our own worker's answer
@@ -130,15 +133,26 @@ def extract_parallel(
         batch: list[Slot] = []
         size = 0
         for slot in chain(held, stream):  # a large one: in batches from its first file, so the workers start at once
+            kind = deferred.defer(slot[0], len(slot[1])) if deferred is not None and slot[2] is None else None
+            if kind is not None:
+                slot = (slot[0], b"", deferred.add(slot[0], slot[1], kind), slot[3])  # type: ignore[union-attr]
             batch.append(slot)
             size += len(slot[1]) if slot[2] is None else 0
-            if size >= BATCH_BYTES or len(batch) >= _BATCH_FILES:
+            if size >= BATCH_BYTES or len(batch) >= BATCH_FILES:
                 submit(batch)
                 batch, size = [], 0
                 while window and (len(window) > 2 * jobs or window[0][1] is None or window[0][1].done()):
                     yield from drain_one()
         if batch:
             submit(batch)
+        if deferred is not None and len(deferred):
+            if pool is None and not broken:
+                try:
+                    pool = executor or ProcessPoolExecutor(max_workers=workers, mp_context=_context())
+                except (RuntimeError, OSError, ImportError, NotImplementedError):
+                    broken = True
+            deferred.start(None if broken else pool, _extract_batch)  # queued behind every batch in the window
+            pool, executor = None, None  # the deferred files' now: shut down when they are in (Deferred.close)
         while window:
             yield from drain_one()
     finally:

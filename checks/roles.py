@@ -134,7 +134,8 @@ class Roles:
         return [{"path": p, "role": r, "in_scope": r in IN_SCOPE} for p, r in self.by_path.items()]
 
 
-def _glob(path: str, globs: Iterable[str]) -> bool:
+def glob_match(path: str, globs: Iterable[str]) -> bool:
+    """Whether ``path`` matches one of ``globs`` (``paths.training`` / ``paths.exclude`` of the repository's config)."""
     for g in globs:
         g = g.strip().strip("/")
         if not g:
@@ -629,7 +630,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         if p not in roles.by_path and ff.kind == "make" and not any(_trains(x.launcher, x.script) for x in ff.launches):
             roles.by_path[p], roles.why[p] = DEV, "Makefile without a training launch"
 
-    forced = [p for p in paths if training and _glob(p, training)]
+    forced = [p for p in paths if training and glob_match(p, training)]
     forced_set = set(forced)
 
     # 3b. side projects that are not LLM/MLLM training: by what a file imports, then the modules only they import
