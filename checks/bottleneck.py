@@ -800,10 +800,17 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         # the figure is the largest site's: cite that site first, or the line shown says another number
         vocab_sites.sort(key=lambda s: -(as_number(s.value) or 0))
         vocab = as_number(vocab_sites[0].value) or 0
+        low = min(as_number(s.value) or 0 for s in vocab_sites)
+        # model configs of several sizes (torchtitan's llama3, qwen3, deepseek_v3, gpt_oss): the run trains one of them,
+        # so the claim is the range they span, not the largest as if it were the trained model's
+        what = (f"a {int(vocab):,}-token vocabulary" if low == vocab else
+                f"vocabularies of {int(low):,} to {int(vocab):,} tokens in {len({s.path for s in vocab_sites})} model configs (the run trains one)")
+        what_zh = (f"词表 {int(vocab):,}" if low == vocab else
+                   f"{len({s.path for s in vocab_sites})} 个模型配置的词表为 {int(low):,} 至 {int(vocab):,}（运行时训练其中之一）")
         out.append(Signal(
             Bottleneck.MEMORY, 1,
-            f"a {int(vocab):,}-token vocabulary ({_loc(vocab_sites)}): the logits tensor and its softmax dominate activation traffic without a fused linear cross-entropy",
-            f"词表 {int(vocab):,}（{_loc(vocab_sites)}）：未使用 fused linear cross-entropy 时，logits 及其 softmax 主导激活显存流量",
+            f"{what} ({_loc(vocab_sites)}): the logits tensor and its softmax dominate activation traffic without a fused linear cross-entropy",
+            f"{what_zh}（{_loc(vocab_sites)}）：未使用 fused linear cross-entropy 时，logits 及其 softmax 主导激活显存流量",
         ))
     rng = p.notes.get("params_range_billions")
     if b is None and rng and rng[1] < 0.5:  # entry points train different sizes, all of them small
