@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, is_dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -389,7 +389,7 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
             state, sites = _popped_flag(facts, name, call)
         if state is not None and state is neg:
             return sites
-    return section_flag_off(facts, call) or param_default_off(facts, call)
+    return section_flag_off(facts, call) or param_default_off(facts, call) or or_guard_off(facts, call)
 
 
 def _arm_off(facts: Facts, arm: Any) -> bool:
@@ -1462,3 +1462,26 @@ def patch_installed_off(f: Facts, c: Any) -> list[Any]:
                 return []
             out += [g for g in gated if g not in out]
     return out
+
+
+def or_guard_off(facts: Facts, call: Any) -> list[Any]:
+    """An ``or`` among a branch's and-ed conditions whose every alternative is off on its own, each judged as a guard by
+    :func:`guard_off`: ``if config.activation_checkpointing or config.activation_cpu_offload:`` with both fields of the
+    config dataclass defaulting to False and nothing setting them (Composer's ``apply_ac``). The switches of every
+    alternative; empty when one alternative is on or undecided."""
+    guard = getattr(call, "guard", None)
+    node = parse_expr(guard) if guard else None
+    if node is None or not is_dataclass(call):
+        return []
+    for t in node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]:
+        if not (isinstance(t, ast.BoolOp) and isinstance(t.op, ast.Or)):
+            continue
+        out: list[Any] = []
+        for v in t.values:
+            gated = guard_off(facts, replace(call, guard=ast.unparse(v)))  # type: ignore[type-var]
+            if not gated:
+                break
+            out += [g for g in gated if g not in out]
+        else:
+            return out
+    return []

@@ -1110,11 +1110,25 @@ def _negated_switch(f: Facts, text: str) -> bool | None:
     return None if st is None else not st
 
 
+#: peft's helpers that enable gradient checkpointing for a k-bit model (``use_gradient_checkpointing=True`` by default); a
+#: project that vendors peft (FlagAI ``flagai/model/tools/peft``, xTuring ``lora_engine/lora.py``) ships their bodies too
+_KBIT_PREP = ("prepare_model_for_kbit_training", "prepare_model_for_int8_training")
+
+
+def _key_rename(s: Setting) -> bool:
+    """A checkpointing key whose value is a checkpointing key's name: an entry of a table renaming config keys
+    (FlagAI ``trans_key = {..., "checkpoint_activations": "checkpoint_activations"}``, mapping an OPT config onto its own),
+    not a mode such as ``"full"``."""
+    return isinstance(s.value, str) and s.value.strip().lower() in _GC_BOOL_KEYS
+
+
 def _gc_call_active(f: Facts, c: Call) -> bool:
     """A checkpoint call counts unless it is model-library support code: behind a checkpointing flag or setting that nothing
     turns on (``if self.gradient_checkpointing and self.training:``, Megatron's ``if config.recompute_method == "uniform":``),
-    or inside a helper named for checkpointing (``_checkpointed_forward``) that only such a setting calls."""
-    if guard_off(f, c) or registry_off(f, c):
+    or inside a helper named for checkpointing (``_checkpointed_forward``) that only such a setting calls, or inside a helper
+    whose every caller sits behind a switch that is off (Composer's ``apply_ac``, called only under ``if
+    config.activation_checkpointing or config.activation_cpu_offload:``, both False by default)."""
+    if guard_off(f, c) or registry_off(f, c) or callers_off(f, c):
         return False
     for name, neg in guard_flags(c.guard):
         if not neg and _GC_FLAG.search(name):
@@ -1214,6 +1228,46 @@ _DRAFT_GC = {
         "class Eagle3Recipe:\n    def setup(self, recipe_cfg):\n        self.draft_model = build_draft(recipe_cfg)\n"
         "        if recipe_cfg.get(\"draft_gradient_checkpointing\", False):\n"
         "            self.draft_model.gradient_checkpointing_enable()\n"),
+}
+
+
+#: Composer 0.32: activation checkpointing is applied by a helper whose only caller waits for either of two config switches
+def _ac_either(default: str) -> dict[str, str]:
+    return {
+        "pkg/utils/parallelism.py": ("from dataclasses import dataclass\n\n\n@dataclass\nclass FSDP2Config:\n"
+                                     f"    activation_checkpointing: bool = {default}\n    activation_cpu_offload: bool = False\n"
+                                     "    reshard_after_forward: bool = True\n"),
+        "pkg/distributed/activation_checkpointing.py": (
+            "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import apply_activation_checkpointing, checkpoint_wrapper\n\n\n"
+            "def apply_ac(model, activation_checkpointing, activation_cpu_offload, check_fn=None):\n"
+            "    wrapper = checkpoint_wrapper if activation_checkpointing else (lambda m: m)\n"
+            "    apply_activation_checkpointing(model, checkpoint_wrapper_fn=wrapper, check_fn=check_fn)\n"),
+        "pkg/distributed/prepare_distributed.py": (
+            "from pkg.distributed.activation_checkpointing import apply_ac\n\n\n"
+            "def parallelize_model(model, config, check_fn=None):\n"
+            "    if config.activation_checkpointing or config.activation_cpu_offload:\n"
+            "        apply_ac(model, config.activation_checkpointing, config.activation_cpu_offload, check_fn)\n"
+            "    return model\n"),
+    }
+
+
+#: FlagAI 1.8.4: a table mapping an OPT config's keys onto the model's, and a vendored copy of peft's k-bit helper
+_RENAME_AND_VENDORED_PEFT = {
+    "pkg/model/opt_model.py": (
+        "def trans_opt_config(opt_config_json):\n    trans_key = {\n        'hidden_size': 'hidden_size',\n"
+        "        'checkpoint_activations': 'checkpoint_activations',\n        'num_hidden_layers': 'n_layer',\n    }\n"
+        "    return {trans_key[k]: v for k, v in opt_config_json.items() if k in trans_key}\n"),
+    "pkg/tools/peft/utils/other.py": (
+        "import warnings\n\n\ndef prepare_model_for_kbit_training(model, use_gradient_checkpointing=True):\n"
+        "    loaded_in_kbit = getattr(model, 'is_loaded_in_8bit', False) or getattr(model, 'is_loaded_in_4bit', False)\n"
+        "    if loaded_in_kbit and use_gradient_checkpointing:\n        model.gradient_checkpointing_enable()\n    return model\n\n\n"
+        "def prepare_model_for_int8_training(*args, **kwargs):\n"
+        "    warnings.warn('deprecated, use prepare_model_for_kbit_training', FutureWarning)\n"
+        "    return prepare_model_for_kbit_training(*args, **kwargs)\n"),
+    "pkg/trainer.py": (
+        "class Trainer:\n    def __init__(self, checkpoint_activations=False):\n"
+        "        self.checkpoint_activations = checkpoint_activations\n\n"
+        "    def train(self, model, loader):\n        for batch in loader:\n            model(**batch).loss.backward()\n"),
 }
 
 
@@ -1354,6 +1408,12 @@ class C3ActivationCheckpointing(Check):
         Example(_schema_gc("True"), U, "the same schema field defaulting to True"),
         Example(copied_trainer("        if self.args.gradient_checkpointing:\n            self.model.gradient_checkpointing_enable()\n"), N,
                 "gradient checkpointing only in a renamed copy of the HF Trainer (behind TrainingArguments.gradient_checkpointing)"),
+        Example(_ac_either("False"), N, "a checkpointing helper called only when either of two switches is on, both off by default"),
+        Example(_ac_either("True"), U, "the same helper with one of the switches on by default"),
+        Example(_RENAME_AND_VENDORED_PEFT, N, "a key-renaming table, and a vendored peft k-bit helper nothing calls"),
+        Example({**_RENAME_AND_VENDORED_PEFT, "pkg/finetune.py": (
+            "from pkg.tools.peft.utils.other import prepare_model_for_int8_training\n\n\ndef load(model):\n"
+            "    return prepare_model_for_int8_training(model)\n")}, U, "the vendored helper called through its deprecated alias"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1361,6 +1421,8 @@ class C3ActivationCheckpointing(Check):
         used: list = []
         disabled: list = []
         for s in f.effective(*_GC_BOOL_KEYS):
+            if _key_rename(s):
+                continue
             state = _gc_on(s.value)
             if state is None and isinstance(s.value, Expr):
                 state = _negated_switch(f, s.value.text)
@@ -1382,6 +1444,8 @@ class C3ActivationCheckpointing(Check):
         for c in f.calls("gradient_checkpointing_enable"):
             if c.func == "gradient_checkpointing_enable":
                 continue  # an override delegating to the parent class
+            if c.func in _KBIT_PREP:
+                continue  # a vendored copy of peft's helper: its callers decide (below)
             gate = guard_off(f, c)
             if not gate and c.func and _GC_FLAG.search(c.func):
                 # a model's checkpointing setter (open_clip ``def set_grad_checkpointing(self, enable=True):
@@ -1395,7 +1459,9 @@ class C3ActivationCheckpointing(Check):
             (disabled if gate else used).append(c)
         used += [c for c in f.calls(*_GC_CALLS) if _gc_call_active(f, c)]
         used += _gc_helpers(f)
-        for c in f.calls("prepare_model_for_kbit_training"):
+        for c in f.calls(*_KBIT_PREP):
+            if c.func in _KBIT_PREP:
+                continue  # peft's deprecated alias handing its arguments to the new name: the alias's callers count
             v = c.kwargs.get("use_gradient_checkpointing", True)  # peft's default is True
             if value_on(f, v) is not False and not guard_off(f, c):
                 used.append(c)
