@@ -1485,3 +1485,13 @@ def or_guard_off(facts: Facts, call: Any) -> list[Any]:
         else:
             return out
     return []
+
+
+def helper_callers_off(f: Facts, c: Any) -> list[Any]:
+    """:func:`callers_off` for code in a helper the project calls by name; nothing for a method a framework calls with
+    its own arguments (a module's ``forward``, reached through ``model(x)``, a Lightning ``training_step``): the calls
+    of that name in the project are not all of its callers."""
+    func = getattr(c, "func", None)
+    if not func or _FRAMEWORK_CALLED.match(func):
+        return []
+    return callers_off(f, c)

@@ -22,6 +22,7 @@ from ._helpers import (
     flag_state,
     guard_flags,
     guard_off,
+    helper_callers_off,
     off,
     on,
     parse_expr,
@@ -1128,7 +1129,7 @@ def _gc_call_active(f: Facts, c: Call) -> bool:
     or inside a helper named for checkpointing (``_checkpointed_forward``) that only such a setting calls, or inside a helper
     whose every caller sits behind a switch that is off (Composer's ``apply_ac``, called only under ``if
     config.activation_checkpointing or config.activation_cpu_offload:``, both False by default)."""
-    if guard_off(f, c) or registry_off(f, c) or callers_off(f, c):
+    if guard_off(f, c) or registry_off(f, c) or helper_callers_off(f, c):
         return False
     for name, neg in guard_flags(c.guard):
         if not neg and _GC_FLAG.search(name):
@@ -1410,6 +1411,14 @@ class C3ActivationCheckpointing(Check):
                 "gradient checkpointing only in a renamed copy of the HF Trainer (behind TrainingArguments.gradient_checkpointing)"),
         Example(_ac_either("False"), N, "a checkpointing helper called only when either of two switches is on, both off by default"),
         Example(_ac_either("True"), U, "the same helper with one of the switches on by default"),
+        Example({"pkg/model.py": (  # the only explicit ``.forward(`` call sits under a switch that is off; ``model(x)`` runs it
+            "import torch\nfrom torch.utils.checkpoint import checkpoint\n\n\nclass Net(torch.nn.Module):\n"
+            "    def forward(self, x):\n        for blk in self.blocks:\n            x = checkpoint(blk, x, use_reentrant=False)\n"
+            "        return x\n"),
+                 "pkg/train.py": ("import argparse\nfrom pkg.model import Net\n\np = argparse.ArgumentParser()\n"
+                                  "p.add_argument('--debug_forward', action='store_true')\nargs = p.parse_args()\nmodel = Net()\n"
+                                  "if args.debug_forward:\n    model.forward(x)\nloss = model(x).sum()\nloss.backward()\n")}, U,
+                "a checkpointing forward: its callers are the framework's, not the explicit calls of that name"),
         Example(_RENAME_AND_VENDORED_PEFT, N, "a key-renaming table, and a vendored peft k-bit helper nothing calls"),
         Example({**_RENAME_AND_VENDORED_PEFT, "pkg/finetune.py": (
             "from pkg.tools.peft.utils.other import prepare_model_for_int8_training\n\n\ndef load(model):\n"
