@@ -1011,7 +1011,7 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
             # counted up by ``iter_num += 1`` in its ``while True:`` loop): a counter's start, not a setting
             continue
         held = [_holds(op, x.value, right) for x in settings]
-        if all(h is False for h in held):
+        if all(h is False for h in held) and not _section_given(facts, op, right, name):
             return settings
     return []
 
@@ -1487,11 +1487,19 @@ def or_guard_off(facts: Facts, call: Any) -> list[Any]:
     return []
 
 
-def helper_callers_off(f: Facts, c: Any) -> list[Any]:
+def helper_callers_off(f: Facts, c: Any, hops: int = 1) -> list[Any]:
     """:func:`callers_off` for code in a helper the project calls by name; nothing for a method a framework calls with
     its own arguments (a module's ``forward``, reached through ``model(x)``, a Lightning ``training_step``): the calls
     of that name in the project are not all of its callers."""
     func = getattr(c, "func", None)
     if not func or _FRAMEWORK_CALLED.match(func):
         return []
-    return callers_off(f, c)
+    return callers_off(f, c, hops)
+
+
+def _section_given(facts: Facts, op: ast.cmpop, right: Any, name: str) -> bool:
+    """``x.te_fp8 is not None`` (or ``is None``) where a shipped config file has a section of that name (``te_fp8:`` with
+    keys under it): the section makes the value a mapping, whatever the dataclass field's ``None`` default says."""
+    if right is not None or not isinstance(op, (ast.Is, ast.IsNot)):
+        return False
+    return any(e.fmt in ("yaml", "json", "toml") and not _TEST_FILE.search(e.path) for e in facts.config_under(name))

@@ -748,6 +748,24 @@ _TE_AUTOCAST = ("fp8_autocast", "autocast")
 _FP8_RECIPE = re.compile(r"(?i)(float8|fp8)\w*\.?\w*$")
 
 
+def _te_helper(recipe: str = "") -> dict[str, str]:
+    """NeMo AutoModel 0.7: a TE FP8 context built in a config helper the recipe enters only when its ``te_fp8`` is set."""
+    files = {
+        "pkg/config.py": ("from dataclasses import dataclass\n\nimport transformer_engine.pytorch as te\n\n\n@dataclass\n"
+                          "class TEFp8Config:\n    recipe: str = 'tensorwise'\n\n    def maybe_te_autocast(self):\n"
+                          "        return te.fp8_autocast(enabled=True)\n\n\n@dataclass\nclass BackendConfig:\n"
+                          "    attn: str = 'sdpa'\n    te_fp8: TEFp8Config | None = None\n"),
+        "pkg/recipe.py": ("import contextlib\nfrom pkg.config import BackendConfig, TEFp8Config\n\n\nclass Recipe:\n"
+                          "    def __init__(self, backend: BackendConfig):\n        self.te_fp8 = backend.te_fp8\n\n"
+                          "    def _forward_backward_step(self, model, batch):\n"
+                          "        ctx = self.te_fp8.maybe_te_autocast() if self.te_fp8 is not None else contextlib.nullcontext()\n"
+                          "        with ctx:\n            loss = model(**batch).loss\n        loss.backward()\n"),
+    }
+    if recipe:
+        files["examples/llama_fp8.yaml"] = recipe
+    return files
+
+
 def _float8_lib(builder_kwargs: str) -> dict[str, str]:
     """OLMo-core's shape: ``convert_to_float8_training`` two calls below ``parallelize_model``, which runs it only when the
     train-module config's ``float8_config`` (``None`` by default) is given; the shipped builder passes ``builder_kwargs``."""
@@ -798,7 +816,9 @@ def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:
         if c.short not in _TE_AUTOCAST:
             continue
         state = value_on(f, c.kwargs["enabled"]) if "enabled" in c.kwargs else True  # TE >= 1.0 defaults to enabled
-        if state is False or guard_off(f, c):
+        # as for torchao below: a context built in a helper only called under a switch that is off (NeMo AutoModel's
+        # ``TEFp8Config.maybe_te_autocast()``, entered only ``if self.te_fp8 is not None:``, ``te_fp8`` None by default)
+        if state is False or guard_off(f, c) or helper_callers_off(f, c, hops=3):
             off_.append(c)
         else:
             used.append(c)
@@ -985,6 +1005,8 @@ class C2FP8(Check):
         }, U, "FP8 converter listed by most registry recipes"),
         Example(_float8_lib(""), N, "float8 conversion only under a float8_config that defaults to None"),
         Example(_float8_lib(", float8_config=Float8Config(enabled=True)"), U, "the builder passes a float8_config"),
+        Example(_te_helper(), N, "a TE FP8 context in a helper entered only when a section defaulting to None is set"),
+        Example(_te_helper("backend:\n  te_fp8:\n    recipe: tensorwise\n"), U, "a shipped recipe sets that section"),
         Example(model_zoo_library(readme=False), U, "a model library's FP8 context, no documented run"),
         Example(model_zoo_library(), N, "another model's FP8 context, the documented run builds the Llama recipe"),
         Example({  # oumi: a serving API's precision enum names FP8; training runs in BF16
