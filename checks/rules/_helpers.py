@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, is_dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -389,7 +389,7 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
             state, sites = _popped_flag(facts, name, call)
         if state is not None and state is neg:
             return sites
-    return section_flag_off(facts, call) or param_default_off(facts, call)
+    return section_flag_off(facts, call) or param_default_off(facts, call) or or_guard_off(facts, call)
 
 
 def _arm_off(facts: Facts, arm: Any) -> bool:
@@ -1011,7 +1011,7 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
             # counted up by ``iter_num += 1`` in its ``while True:`` loop): a counter's start, not a setting
             continue
         held = [_holds(op, x.value, right) for x in settings]
-        if all(h is False for h in held):
+        if all(h is False for h in held) and not _section_given(facts, op, right, name):
             return settings
     return []
 
@@ -1462,3 +1462,44 @@ def patch_installed_off(f: Facts, c: Any) -> list[Any]:
                 return []
             out += [g for g in gated if g not in out]
     return out
+
+
+def or_guard_off(facts: Facts, call: Any) -> list[Any]:
+    """An ``or`` among a branch's and-ed conditions whose every alternative is off on its own, each judged as a guard by
+    :func:`guard_off`: ``if config.activation_checkpointing or config.activation_cpu_offload:`` with both fields of the
+    config dataclass defaulting to False and nothing setting them (Composer's ``apply_ac``). The switches of every
+    alternative; empty when one alternative is on or undecided."""
+    guard = getattr(call, "guard", None)
+    node = parse_expr(guard) if guard else None
+    if node is None or not is_dataclass(call):
+        return []
+    for t in node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]:
+        if not (isinstance(t, ast.BoolOp) and isinstance(t.op, ast.Or)):
+            continue
+        out: list[Any] = []
+        for v in t.values:
+            gated = guard_off(facts, replace(call, guard=ast.unparse(v)))  # type: ignore[type-var]
+            if not gated:
+                break
+            out += [g for g in gated if g not in out]
+        else:
+            return out
+    return []
+
+
+def helper_callers_off(f: Facts, c: Any, hops: int = 1) -> list[Any]:
+    """:func:`callers_off` for code in a helper the project calls by name; nothing for a method a framework calls with
+    its own arguments (a module's ``forward``, reached through ``model(x)``, a Lightning ``training_step``): the calls
+    of that name in the project are not all of its callers."""
+    func = getattr(c, "func", None)
+    if not func or _FRAMEWORK_CALLED.match(func):
+        return []
+    return callers_off(f, c, hops)
+
+
+def _section_given(facts: Facts, op: ast.cmpop, right: Any, name: str) -> bool:
+    """``x.te_fp8 is not None`` (or ``is None``) where a shipped config file has a section of that name (``te_fp8:`` with
+    keys under it): the section makes the value a mapping, whatever the dataclass field's ``None`` default says."""
+    if right is not None or not isinstance(op, (ast.Is, ast.IsNot)):
+        return False
+    return any(e.fmt in ("yaml", "json", "toml") and not _TEST_FILE.search(e.path) for e in facts.config_under(name))

@@ -22,6 +22,7 @@ from ._helpers import (
     flag_state,
     guard_flags,
     guard_off,
+    helper_callers_off,
     off,
     on,
     parse_expr,
@@ -747,6 +748,24 @@ _TE_AUTOCAST = ("fp8_autocast", "autocast")
 _FP8_RECIPE = re.compile(r"(?i)(float8|fp8)\w*\.?\w*$")
 
 
+def _te_helper(recipe: str = "") -> dict[str, str]:
+    """NeMo AutoModel 0.7: a TE FP8 context built in a config helper the recipe enters only when its ``te_fp8`` is set."""
+    files = {
+        "pkg/config.py": ("from dataclasses import dataclass\n\nimport transformer_engine.pytorch as te\n\n\n@dataclass\n"
+                          "class TEFp8Config:\n    recipe: str = 'tensorwise'\n\n    def maybe_te_autocast(self):\n"
+                          "        return te.fp8_autocast(enabled=True)\n\n\n@dataclass\nclass BackendConfig:\n"
+                          "    attn: str = 'sdpa'\n    te_fp8: TEFp8Config | None = None\n"),
+        "pkg/recipe.py": ("import contextlib\nfrom pkg.config import BackendConfig, TEFp8Config\n\n\nclass Recipe:\n"
+                          "    def __init__(self, backend: BackendConfig):\n        self.te_fp8 = backend.te_fp8\n\n"
+                          "    def _forward_backward_step(self, model, batch):\n"
+                          "        ctx = self.te_fp8.maybe_te_autocast() if self.te_fp8 is not None else contextlib.nullcontext()\n"
+                          "        with ctx:\n            loss = model(**batch).loss\n        loss.backward()\n"),
+    }
+    if recipe:
+        files["examples/llama_fp8.yaml"] = recipe
+    return files
+
+
 def _float8_lib(builder_kwargs: str) -> dict[str, str]:
     """OLMo-core's shape: ``convert_to_float8_training`` two calls below ``parallelize_model``, which runs it only when the
     train-module config's ``float8_config`` (``None`` by default) is given; the shipped builder passes ``builder_kwargs``."""
@@ -797,7 +816,9 @@ def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:
         if c.short not in _TE_AUTOCAST:
             continue
         state = value_on(f, c.kwargs["enabled"]) if "enabled" in c.kwargs else True  # TE >= 1.0 defaults to enabled
-        if state is False or guard_off(f, c):
+        # as for torchao below: a context built in a helper only called under a switch that is off (NeMo AutoModel's
+        # ``TEFp8Config.maybe_te_autocast()``, entered only ``if self.te_fp8 is not None:``, ``te_fp8`` None by default)
+        if state is False or guard_off(f, c) or helper_callers_off(f, c, hops=3):
             off_.append(c)
         else:
             used.append(c)
@@ -984,6 +1005,8 @@ class C2FP8(Check):
         }, U, "FP8 converter listed by most registry recipes"),
         Example(_float8_lib(""), N, "float8 conversion only under a float8_config that defaults to None"),
         Example(_float8_lib(", float8_config=Float8Config(enabled=True)"), U, "the builder passes a float8_config"),
+        Example(_te_helper(), N, "a TE FP8 context in a helper entered only when a section defaulting to None is set"),
+        Example(_te_helper("backend:\n  te_fp8:\n    recipe: tensorwise\n"), U, "a shipped recipe sets that section"),
         Example(model_zoo_library(readme=False), U, "a model library's FP8 context, no documented run"),
         Example(model_zoo_library(), N, "another model's FP8 context, the documented run builds the Llama recipe"),
         Example({  # oumi: a serving API's precision enum names FP8; training runs in BF16
@@ -1110,11 +1133,25 @@ def _negated_switch(f: Facts, text: str) -> bool | None:
     return None if st is None else not st
 
 
+#: peft's helpers that enable gradient checkpointing for a k-bit model (``use_gradient_checkpointing=True`` by default); a
+#: project that vendors peft (FlagAI ``flagai/model/tools/peft``, xTuring ``lora_engine/lora.py``) ships their bodies too
+_KBIT_PREP = ("prepare_model_for_kbit_training", "prepare_model_for_int8_training")
+
+
+def _key_rename(s: Setting) -> bool:
+    """A checkpointing key whose value is a checkpointing key's name: an entry of a table renaming config keys
+    (FlagAI ``trans_key = {..., "checkpoint_activations": "checkpoint_activations"}``, mapping an OPT config onto its own),
+    not a mode such as ``"full"``."""
+    return isinstance(s.value, str) and s.value.strip().lower() in _GC_BOOL_KEYS
+
+
 def _gc_call_active(f: Facts, c: Call) -> bool:
     """A checkpoint call counts unless it is model-library support code: behind a checkpointing flag or setting that nothing
     turns on (``if self.gradient_checkpointing and self.training:``, Megatron's ``if config.recompute_method == "uniform":``),
-    or inside a helper named for checkpointing (``_checkpointed_forward``) that only such a setting calls."""
-    if guard_off(f, c) or registry_off(f, c):
+    or inside a helper named for checkpointing (``_checkpointed_forward``) that only such a setting calls, or inside a helper
+    whose every caller sits behind a switch that is off (Composer's ``apply_ac``, called only under ``if
+    config.activation_checkpointing or config.activation_cpu_offload:``, both False by default)."""
+    if guard_off(f, c) or registry_off(f, c) or helper_callers_off(f, c):
         return False
     for name, neg in guard_flags(c.guard):
         if not neg and _GC_FLAG.search(name):
@@ -1214,6 +1251,46 @@ _DRAFT_GC = {
         "class Eagle3Recipe:\n    def setup(self, recipe_cfg):\n        self.draft_model = build_draft(recipe_cfg)\n"
         "        if recipe_cfg.get(\"draft_gradient_checkpointing\", False):\n"
         "            self.draft_model.gradient_checkpointing_enable()\n"),
+}
+
+
+#: Composer 0.32: activation checkpointing is applied by a helper whose only caller waits for either of two config switches
+def _ac_either(default: str) -> dict[str, str]:
+    return {
+        "pkg/utils/parallelism.py": ("from dataclasses import dataclass\n\n\n@dataclass\nclass FSDP2Config:\n"
+                                     f"    activation_checkpointing: bool = {default}\n    activation_cpu_offload: bool = False\n"
+                                     "    reshard_after_forward: bool = True\n"),
+        "pkg/distributed/activation_checkpointing.py": (
+            "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import apply_activation_checkpointing, checkpoint_wrapper\n\n\n"
+            "def apply_ac(model, activation_checkpointing, activation_cpu_offload, check_fn=None):\n"
+            "    wrapper = checkpoint_wrapper if activation_checkpointing else (lambda m: m)\n"
+            "    apply_activation_checkpointing(model, checkpoint_wrapper_fn=wrapper, check_fn=check_fn)\n"),
+        "pkg/distributed/prepare_distributed.py": (
+            "from pkg.distributed.activation_checkpointing import apply_ac\n\n\n"
+            "def parallelize_model(model, config, check_fn=None):\n"
+            "    if config.activation_checkpointing or config.activation_cpu_offload:\n"
+            "        apply_ac(model, config.activation_checkpointing, config.activation_cpu_offload, check_fn)\n"
+            "    return model\n"),
+    }
+
+
+#: FlagAI 1.8.4: a table mapping an OPT config's keys onto the model's, and a vendored copy of peft's k-bit helper
+_RENAME_AND_VENDORED_PEFT = {
+    "pkg/model/opt_model.py": (
+        "def trans_opt_config(opt_config_json):\n    trans_key = {\n        'hidden_size': 'hidden_size',\n"
+        "        'checkpoint_activations': 'checkpoint_activations',\n        'num_hidden_layers': 'n_layer',\n    }\n"
+        "    return {trans_key[k]: v for k, v in opt_config_json.items() if k in trans_key}\n"),
+    "pkg/tools/peft/utils/other.py": (
+        "import warnings\n\n\ndef prepare_model_for_kbit_training(model, use_gradient_checkpointing=True):\n"
+        "    loaded_in_kbit = getattr(model, 'is_loaded_in_8bit', False) or getattr(model, 'is_loaded_in_4bit', False)\n"
+        "    if loaded_in_kbit and use_gradient_checkpointing:\n        model.gradient_checkpointing_enable()\n    return model\n\n\n"
+        "def prepare_model_for_int8_training(*args, **kwargs):\n"
+        "    warnings.warn('deprecated, use prepare_model_for_kbit_training', FutureWarning)\n"
+        "    return prepare_model_for_kbit_training(*args, **kwargs)\n"),
+    "pkg/trainer.py": (
+        "class Trainer:\n    def __init__(self, checkpoint_activations=False):\n"
+        "        self.checkpoint_activations = checkpoint_activations\n\n"
+        "    def train(self, model, loader):\n        for batch in loader:\n            model(**batch).loss.backward()\n"),
 }
 
 
@@ -1354,6 +1431,20 @@ class C3ActivationCheckpointing(Check):
         Example(_schema_gc("True"), U, "the same schema field defaulting to True"),
         Example(copied_trainer("        if self.args.gradient_checkpointing:\n            self.model.gradient_checkpointing_enable()\n"), N,
                 "gradient checkpointing only in a renamed copy of the HF Trainer (behind TrainingArguments.gradient_checkpointing)"),
+        Example(_ac_either("False"), N, "a checkpointing helper called only when either of two switches is on, both off by default"),
+        Example(_ac_either("True"), U, "the same helper with one of the switches on by default"),
+        Example({"pkg/model.py": (  # the only explicit ``.forward(`` call sits under a switch that is off; ``model(x)`` runs it
+            "import torch\nfrom torch.utils.checkpoint import checkpoint\n\n\nclass Net(torch.nn.Module):\n"
+            "    def forward(self, x):\n        for blk in self.blocks:\n            x = checkpoint(blk, x, use_reentrant=False)\n"
+            "        return x\n"),
+                 "pkg/train.py": ("import argparse\nfrom pkg.model import Net\n\np = argparse.ArgumentParser()\n"
+                                  "p.add_argument('--debug_forward', action='store_true')\nargs = p.parse_args()\nmodel = Net()\n"
+                                  "if args.debug_forward:\n    model.forward(x)\nloss = model(x).sum()\nloss.backward()\n")}, U,
+                "a checkpointing forward: its callers are the framework's, not the explicit calls of that name"),
+        Example(_RENAME_AND_VENDORED_PEFT, N, "a key-renaming table, and a vendored peft k-bit helper nothing calls"),
+        Example({**_RENAME_AND_VENDORED_PEFT, "pkg/finetune.py": (
+            "from pkg.tools.peft.utils.other import prepare_model_for_int8_training\n\n\ndef load(model):\n"
+            "    return prepare_model_for_int8_training(model)\n")}, U, "the vendored helper called through its deprecated alias"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1361,6 +1452,8 @@ class C3ActivationCheckpointing(Check):
         used: list = []
         disabled: list = []
         for s in f.effective(*_GC_BOOL_KEYS):
+            if _key_rename(s):
+                continue
             state = _gc_on(s.value)
             if state is None and isinstance(s.value, Expr):
                 state = _negated_switch(f, s.value.text)
@@ -1382,6 +1475,8 @@ class C3ActivationCheckpointing(Check):
         for c in f.calls("gradient_checkpointing_enable"):
             if c.func == "gradient_checkpointing_enable":
                 continue  # an override delegating to the parent class
+            if c.func in _KBIT_PREP:
+                continue  # a vendored copy of peft's helper: its callers decide (below)
             gate = guard_off(f, c)
             if not gate and c.func and _GC_FLAG.search(c.func):
                 # a model's checkpointing setter (open_clip ``def set_grad_checkpointing(self, enable=True):
@@ -1395,7 +1490,9 @@ class C3ActivationCheckpointing(Check):
             (disabled if gate else used).append(c)
         used += [c for c in f.calls(*_GC_CALLS) if _gc_call_active(f, c)]
         used += _gc_helpers(f)
-        for c in f.calls("prepare_model_for_kbit_training"):
+        for c in f.calls(*_KBIT_PREP):
+            if c.func in _KBIT_PREP:
+                continue  # peft's deprecated alias handing its arguments to the new name: the alias's callers count
             v = c.kwargs.get("use_gradient_checkpointing", True)  # peft's default is True
             if value_on(f, v) is not False and not guard_off(f, c):
                 used.append(c)
