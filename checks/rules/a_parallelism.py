@@ -32,6 +32,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from . import _bmtrain as bmtrain
 from ._helpers import HF_TRAINERS, backend_unselected, callers_off, guard_off, keyword_choices, uses_hf_trainer
 from ._registry import debug_recipe, recipe_of
 
@@ -823,6 +824,9 @@ def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:
             sites.append(Site(c, f"{c.short}(zero_stage=)", True, stage=st))
     for c in facts.calls("ZeroRedundancyOptimizer"):
         sites.append(Site(c, "ZeroRedundancyOptimizer (ZeRO-1)", True, stage=1))
+    # BMTrain's partitioned parameters and blocks (ModelCenter's ``bmt.DistributedParameter`` weights in ``bmt.CheckpointBlock``s)
+    for c, st in bmtrain.sharded_sites(facts):
+        sites.append(Site(c, f"BMTrain {bmtrain.what(c)} (ZeRO-{st} partitioning)", True, stage=st))
     for s in facts.effective("use_distributed_optimizer"):
         if truthy(s.value) and s.rank > 0 and not _TEST_PATH.search(s.path):
             sites.append(Site(s, "Megatron distributed optimizer (ZeRO-1)", True, stage=1))
@@ -1201,6 +1205,11 @@ class A1DataParallel(Check):
         Example({**_DS_LIBRARY, "scripts/train.sh": "torchrun --nproc_per_node=1 examples/train.py\n",
                  "examples/train.py": "from mylib.trainer import Trainer\n\nTrainer(model, optimizer, {}).train(loader)\n"}, N,
                 "the same library shipping a one-process launch"),
+        Example({k: v for k, v in bmtrain.model_files().items() if k != "scripts/finetune.sh"}, U,
+                "a BMTrain library that ships no launch: its partitioned parameters are sharded over the ranks of any launch"),
+        Example({k: v for k, v in bmtrain.model_files(layers="torch.nn.ModuleList([TransformerBlock(dim) for _ in range(num_layers)])",
+                                                      param="torch.nn.Parameter").items() if k != "scripts/finetune.sh"}, N,
+                "the same library with plain torch parameters and no launch: one process"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1650,6 +1659,11 @@ class A3ZeRO(Check):
             "    def start_param_sync(self):\n        torch.distributed.all_gather_into_tensor(bucket.param_data, local_data_view, group=self.dp_group)\n"),
             "pretrain_gpt.py": "from megatron.training import pretrain\n\npretrain(train_valid_test_datasets_provider, model_provider)\n"}, N,
             "framework's distributed optimizer code, switch not set"),
+        Example(bmtrain.model_files(), U, "BMTrain: DistributedParameter weights in CheckpointBlocks, partitioned over the ranks (ZeRO-3)"),
+        Example(bmtrain.model_files(layers="bmt.TransformerBlockList([bmt.CheckpointBlock(TransformerBlock(dim), zero_level=2) for _ in range(num_layers)])",
+                                    param="torch.nn.Parameter"), U, "BMTrain blocks at zero_level=2: ZeRO-2"),
+        Example(bmtrain.model_files(layers="torch.nn.ModuleList([TransformerBlock(dim) for _ in range(num_layers)])",
+                                    param="torch.nn.Parameter"), N, "bmtrain imported for its optimizer only: plain torch parameters, nothing partitioned"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -14,6 +14,7 @@ from ..facts.types import ParamDefault
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
 from ..project import _SERVE_PATH, CONFIG_CALLEE, recipe_files
+from . import _bmtrain as bmtrain
 from ._helpers import (
     HF_DEFAULTS,
     backend_unselected,
@@ -1445,6 +1446,9 @@ class C3ActivationCheckpointing(Check):
         Example({**_RENAME_AND_VENDORED_PEFT, "pkg/finetune.py": (
             "from pkg.tools.peft.utils.other import prepare_model_for_int8_training\n\n\ndef load(model):\n"
             "    return prepare_model_for_int8_training(model)\n")}, U, "the vendored helper called through its deprecated alias"),
+        Example(bmtrain.model_files(), U, "BMTrain CheckpointBlock (recomputes each block in backward by default)"),
+        Example(bmtrain.model_files(layers="bmt.TransformerBlockList([bmt.CheckpointBlock(TransformerBlock(dim), use_checkpoint=False) for _ in range(num_layers)])"),
+                N, "BMTrain blocks built with use_checkpoint=False"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1499,6 +1503,7 @@ class C3ActivationCheckpointing(Check):
         for c in f.calls("FSDPStrategy", "ModelParallelStrategy"):
             if any(c.kwargs.get(k) is not None for k in ("activation_checkpointing", "activation_checkpointing_policy")):
                 used.append(c)
+        used += bmtrain.checkpointed_blocks(f)  # BMTrain's ``bmt.CheckpointBlock(block)``: recomputed in backward by default
         lf_off = [s for s in f.effective("disable_gradient_checkpointing") if truthy(s.value) is True]
         if not used and not lf_off:
             used += _llamafactory_entry(f, ctx.project.frameworks)
@@ -1715,6 +1720,8 @@ class C4Offload(Check):
         Example({**_OFFLOAD_KEY, "examples/llama_8b_offload.yaml": (
             "distributed:\n  strategy: fsdp2\n  offload_policy:\n    pin_memory: true\n")}, U,
                 "a shipped recipe names the key"),
+        Example(bmtrain.model_files(), U, "BMTrain AdamOffloadOptimizer: Adam states and the step on the CPU"),
+        Example(bmtrain.model_files(optimizer="bmt.optim.AdamOptimizer"), N, "BMTrain's GPU AdamOptimizer"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1774,6 +1781,9 @@ class C4Offload(Check):
         for s in f.effective("offload_optim_frac", "offload_param_frac"):
             if (as_number(s.value) or 0) > 0:
                 used.append(s)
+        for c in bmtrain.offload_optimizers(f):  # BMTrain's ``bmt.optim.AdamOffloadOptimizer``: Adam states on the host
+            used.append(c)
+            values.setdefault("offload_optimizer", "cpu")
         if not used:
             if disabled:
                 return Outcome(N, evs(disabled), "offload is explicitly disabled", {"offload_optimizer": "none"})
