@@ -22,7 +22,7 @@ import re
 from typing import Any
 
 from ..facts import Call, Facts, as_number
-from ._helpers import guard_off, value_on
+from ._helpers import callers_off, guard_off, value_on
 
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
 
@@ -38,7 +38,20 @@ def _bmtrain(c: Call) -> bool:
 
 
 def _live(f: Facts, c: Call) -> bool:
-    return _bmtrain(c) and not _TEST_PATH.search(c.path) and not guard_off(f, c)
+    return _bmtrain(c) and not _TEST_PATH.search(c.path) and not guard_off(f, c) and runs_on_bmtrain(f)
+
+
+def runs_on_bmtrain(f: Facts) -> bool:
+    """Whether BMTrain is the framework the package trains on: a declared dependency (ModelCenter's ``install_requires``),
+    or a ``bmt.init_distributed(...)`` outside tests that no switch turns off. Not a multi-backend trainer whose BMTrain
+    branch is an option left off (FlagAI: ``bmt.init_distributed`` only under ``if self.env_type == 'bmtrain':``, env_type
+    'pytorch' by default, bmtrain not a dependency): its BMTrain layers serve that option only."""
+    key = ("bmtrain-run",)
+    if key not in f._memo:
+        f._memo[key] = bool([d for d in f.deps("bmtrain") if not _TEST_PATH.search(d.path)]) or any(
+            c.name.startswith("bmtrain.") and not _TEST_PATH.search(c.path) and not guard_off(f, c) and not callers_off(f, c)
+            for c in f.calls("bmtrain.init_distributed"))
+    return bool(f._memo[key])
 
 
 def sharded_sites(f: Facts) -> list[tuple[Call, int]]:
@@ -101,3 +114,21 @@ def model_files(layers: str = "bmt.TransformerBlockList([bmt.CheckpointBlock(Tra
             "    optim_manager.zero_grad()\n    optim_manager.backward(loss)\n    optim_manager.step()\n"),
         "scripts/finetune.sh": "torchrun --nnodes=1 --nproc_per_node=8 examples/finetune.py\n",
     }
+
+
+def multi_backend_files() -> dict[str, str]:
+    """The same BMTrain layers in a FlagAI-like multi-backend trainer: BMTrain joins the run only when ``env_type`` is
+    'bmtrain', and it defaults to 'pytorch'."""
+    files = {k: v for k, v in model_files().items() if k.startswith("mylib/layer/")}
+    files["mylib/env_args.py"] = (
+        "import argparse\n\n\nclass EnvArgs:\n    def __init__(self, env_type='pytorch', lr=1e-5):\n"
+        "        self.parser = argparse.ArgumentParser()\n        self.parser.add_argument('--env_type', default=env_type)\n"
+        "        self.parser.add_argument('--lr', default=lr, type=float)\n")
+    files["mylib/trainer.py"] = (
+        "import torch\n\n\nclass Trainer:\n    def __init__(self, env_args):\n        self.env_type = env_args.env_type\n"
+        "        if self.env_type == 'bmtrain':\n            import bmtrain as bmt\n            bmt.init_distributed(seed=0)\n\n"
+        "    def train(self, model, loader):\n        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)\n"
+        "        for batch in loader:\n            loss = model(**batch)['loss']\n            loss.backward()\n            optimizer.step()\n")
+    files["examples/train.py"] = ("from mylib.env_args import EnvArgs\nfrom mylib.trainer import Trainer\n\n"
+                                  "Trainer(EnvArgs(lr=1e-5)).train(model, loader)\n")
+    return files

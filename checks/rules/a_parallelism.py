@@ -1730,6 +1730,7 @@ class A3ZeRO(Check):
                                     param="torch.nn.Parameter"), U, "BMTrain blocks at zero_level=2: ZeRO-2"),
         Example(bmtrain.model_files(layers="torch.nn.ModuleList([TransformerBlock(dim) for _ in range(num_layers)])",
                                     param="torch.nn.Parameter"), N, "bmtrain imported for its optimizer only: plain torch parameters, nothing partitioned"),
+        Example(bmtrain.multi_backend_files(), N, "BMTrain layers of a trainer whose BMTrain backend is an option left off"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

@@ -1449,6 +1449,7 @@ class C3ActivationCheckpointing(Check):
         Example(bmtrain.model_files(), U, "BMTrain CheckpointBlock (recomputes each block in backward by default)"),
         Example(bmtrain.model_files(layers="bmt.TransformerBlockList([bmt.CheckpointBlock(TransformerBlock(dim), use_checkpoint=False) for _ in range(num_layers)])"),
                 N, "BMTrain blocks built with use_checkpoint=False"),
+        Example(bmtrain.multi_backend_files(), N, "BMTrain CheckpointBlocks of a backend option the run leaves off"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
