@@ -1233,6 +1233,18 @@ class A1DataParallel(Check):
         Example({**accelerate_library(), "accelerate_config.yaml": "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 4\n"},
                 U, "the same library shipping that config: four processes"),
         Example(accelerate_library("python train.py"), N, "the same library documented with a plain python launch"),
+        Example({"mylib/utils/train_script_utils.py": (
+            "from nemo.collections.nlp.parts.megatron_trainer_builder import MegatronTrainerBuilder\nfrom omegaconf import OmegaConf\n\n\n"
+            "def resolve_and_create_trainer(cfg):\n    OmegaConf.resolve(cfg)\n    return MegatronTrainerBuilder(cfg).create_trainer()\n"),
+            "mylib/algorithms/dpo.py": ("class DPOTrainer:\n    def train_single_step(self, batch):\n        self.optimizer.zero_grad()\n"
+                                        "        loss, metrics = self.model.get_loss_and_metrics(batch=batch, forward_only=False)\n"
+                                        "        self.optimizer.step()\n")}, NA,
+                "NeMo's Megatron trainer built from a trainer config the package does not ship"),
+        Example({"mylib/utils/train_script_utils.py": (
+            "from nemo.collections.nlp.parts.megatron_trainer_builder import MegatronTrainerBuilder\nfrom omegaconf import OmegaConf\n\n\n"
+            "def resolve_and_create_trainer(cfg):\n    OmegaConf.resolve(cfg)\n    return MegatronTrainerBuilder(cfg).create_trainer()\n"),
+            "conf/gpt_dpo.yaml": "trainer:\n  num_nodes: 1\n  devices: 1\n  precision: bf16\n"}, N,
+                "the same trainer with its config shipped: one device"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1361,6 +1373,12 @@ class A1DataParallel(Check):
             if acc is not None:
                 values["data_parallel"] = None
                 return Outcome(NA, [_ev(acc[1]), _ev(acc[2])], accelerate_config_note(acc), values)
+            nemo = nemo_megatron_trainer(f)
+            if nemo is not None:
+                values["data_parallel"] = None
+                return Outcome(NA, [_ev(nemo)], f"not judged: the package builds NeMo's Megatron trainer ({nemo.short}(...) at "
+                               f"{nemo.path}:{nemo.line}), whose NLPDDPStrategy trains data parallel over trainer.devices x "
+                               "trainer.num_nodes processes; that trainer config is not in the repository: check its devices", values)
         return Outcome(N, [], detail, values)
 
 
@@ -1409,6 +1427,18 @@ def accelerate_config_run(f: Facts) -> tuple[Any, Call, Call] | None:
     built = [c for c in f.calls("Accelerator") if c.name.startswith("accelerate") and live(c)]
     prepared = [c for c in f.calls("prepare") if "accelerator" in c.text.lower() and live(c)]
     return (docs[0], built[0], prepared[0]) if built and prepared else None
+
+
+def nemo_megatron_trainer(f: Facts) -> Call | None:
+    """NeMo's ``MegatronTrainerBuilder(cfg).create_trainer()`` (NeMo-Aligner's ``resolve_and_create_trainer``) in a package
+    that ships no launch and no trainer config: the Lightning Trainer it builds runs NeMo's NLPDDPStrategy (Megatron data
+    parallel, NLPFSDPStrategy when the config asks) over ``trainer.devices`` x ``trainer.num_nodes`` processes, a count the
+    unshipped config holds. Outside tests and switches that are off."""
+    if f.launches() or f.config("trainer.devices", "trainer.num_nodes"):
+        return None
+    built = [c for c in f.calls("MegatronTrainerBuilder") if c.name.startswith("nemo.") and not _TEST_PATH.search(c.path)
+             and not guard_off(f, c)]
+    return built[0] if built else None
 
 
 def accelerate_config_note(acc: tuple[Any, Call, Call]) -> str:
