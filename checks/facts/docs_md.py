@@ -400,3 +400,35 @@ def extract_doc_run_models(path: str, text: str, out: FileFacts) -> None:
                 continue
             at = next((n for n, line in enumerate(body) if re.match(rf"{key}\s*:", line)), 0)
             out.doc_hints.append(DocHint(path, first + at, "model", value.strip(), body[at].strip()[:300]))
+
+
+#: an inline code span of prose (single backticks, one line)
+_INLINE_SPAN = re.compile(r"(?<!`)`([^`\n]{8,300})`(?!`)")
+#: launchers whose inline command is kept: the ones that start several processes from a config or a flag
+_INLINE_LAUNCHERS = frozenset({"accelerate", "torchrun", "deepspeed"})
+
+
+def extract_doc_inline_commands(path: str, text: str, out: FileFacts) -> None:
+    """``inline_command`` hints: a training launch written in an inline code span of prose instead of a code block
+    (pytorch-accelerated's README: "`accelerate launch --config_file accelerate_config.yaml train.py [--training-args]`").
+    Value: the script it runs; text: the command. Kept apart from ``command`` hints: the roles and the rules that take a
+    documented command as the run do not read them; a check reads one only to say where the run's settings are (an
+    accelerate config the repository does not ship)."""
+    if "`" not in text or not any(w in text for w in _INLINE_LAUNCHERS):
+        return
+    for i, line in enumerate(text.splitlines(), 1):
+        if "`" not in line or line.lstrip().startswith(("```", "~~~")):
+            continue
+        for m in _INLINE_SPAN.finditer(line):
+            body = m.group(1).strip().removeprefix("$").strip()
+            if body.split(" ", 1)[0] not in _INLINE_LAUNCHERS:
+                continue
+            scratch = FileFacts(path=path, kind="shell", lines=0)
+            try:
+                extract_shell_text(path, body, scratch, first_line=i)
+            except Exception:  # not shell after all
+                continue
+            for launch in scratch.launches:
+                script = str(launch.script or "").strip("'\"")
+                if launch.launcher in _INLINE_LAUNCHERS and script and _trains(launch.launcher, script):
+                    out.doc_hints.append(DocHint(path, i, "inline_command", script, body[:300]))

@@ -32,6 +32,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from . import _bmtrain as bmtrain
 from ._helpers import HF_TRAINERS, backend_unselected, callers_off, guard_off, keyword_choices, uses_hf_trainer
 from ._registry import debug_recipe, recipe_of
 
@@ -823,6 +824,9 @@ def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:
             sites.append(Site(c, f"{c.short}(zero_stage=)", True, stage=st))
     for c in facts.calls("ZeroRedundancyOptimizer"):
         sites.append(Site(c, "ZeroRedundancyOptimizer (ZeRO-1)", True, stage=1))
+    # BMTrain's partitioned parameters and blocks (ModelCenter's ``bmt.DistributedParameter`` weights in ``bmt.CheckpointBlock``s)
+    for c, st in bmtrain.sharded_sites(facts):
+        sites.append(Site(c, f"BMTrain {bmtrain.what(c)} (ZeRO-{st} partitioning)", True, stage=st))
     for s in facts.effective("use_distributed_optimizer"):
         if truthy(s.value) and s.rank > 0 and not _TEST_PATH.search(s.path):
             sites.append(Site(s, "Megatron distributed optimizer (ZeRO-1)", True, stage=1))
@@ -1068,6 +1072,25 @@ _DS_LIBRARY = {
 }
 
 
+def accelerate_library(readme: str = "accelerate launch --config_file accelerate_config.yaml train.py") -> dict[str, str]:
+    """A pytorch-accelerated-like training-loop library: its Trainer prepares everything through a bare ``Accelerator()``;
+    no launch ships, the README shows the run's command inline."""
+    return {
+        "README.md": ("## Quickstart\n\nTo launch training, first run\n\n`accelerate config --config_file accelerate_config.yaml`\n\n"
+                      f"and answer the questions asked. Then run:\n\n`{readme}`\n"),
+        "mylib/trainer.py": (
+            "from accelerate import Accelerator\nfrom torch.utils.data import DataLoader\n\n\nclass Trainer:\n"
+            "    def __init__(self, model, loss_func, optimizer):\n        self.model, self.loss_func, self.optimizer = model, loss_func, optimizer\n"
+            "        self._accelerator = Accelerator()\n\n"
+            "    def train(self, train_dataset, num_epochs, per_device_batch_size=8):\n"
+            "        loader = DataLoader(train_dataset, batch_size=per_device_batch_size, shuffle=True)\n"
+            "        self.model, self.optimizer, loader = self._accelerator.prepare(self.model, self.optimizer, loader)\n"
+            "        for _ in range(num_epochs):\n            for xb, yb in loader:\n"
+            "                loss = self.loss_func(self.model(xb), yb)\n                self._accelerator.backward(loss)\n"
+            "                self.optimizer.step()\n                self.optimizer.zero_grad()\n"),
+    }
+
+
 def _env_trainer(run: str = "") -> dict[str, str]:
     """A multi-backend trainer (FlagAI's EnvTrainer): the env type is an argument whose default is the single-process
     'pytorch' backend; DDP wraps the model only in the 'pytorchDDP' branch."""
@@ -1201,6 +1224,27 @@ class A1DataParallel(Check):
         Example({**_DS_LIBRARY, "scripts/train.sh": "torchrun --nproc_per_node=1 examples/train.py\n",
                  "examples/train.py": "from mylib.trainer import Trainer\n\nTrainer(model, optimizer, {}).train(loader)\n"}, N,
                 "the same library shipping a one-process launch"),
+        Example({k: v for k, v in bmtrain.model_files().items() if k != "scripts/finetune.sh"}, U,
+                "a BMTrain library that ships no launch: its partitioned parameters are sharded over the ranks of any launch"),
+        Example({k: v for k, v in bmtrain.model_files(layers="torch.nn.ModuleList([TransformerBlock(dim) for _ in range(num_layers)])",
+                                                      param="torch.nn.Parameter").items() if k != "scripts/finetune.sh"}, N,
+                "the same library with plain torch parameters and no launch: one process"),
+        Example(accelerate_library(), NA, "an Accelerate trainer whose documented launch reads an accelerate config the repository does not ship"),
+        Example({**accelerate_library(), "accelerate_config.yaml": "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 4\n"},
+                U, "the same library shipping that config: four processes"),
+        Example(accelerate_library("python train.py"), N, "the same library documented with a plain python launch"),
+        Example({"mylib/utils/train_script_utils.py": (
+            "from nemo.collections.nlp.parts.megatron_trainer_builder import MegatronTrainerBuilder\nfrom omegaconf import OmegaConf\n\n\n"
+            "def resolve_and_create_trainer(cfg):\n    OmegaConf.resolve(cfg)\n    return MegatronTrainerBuilder(cfg).create_trainer()\n"),
+            "mylib/algorithms/dpo.py": ("class DPOTrainer:\n    def train_single_step(self, batch):\n        self.optimizer.zero_grad()\n"
+                                        "        loss, metrics = self.model.get_loss_and_metrics(batch=batch, forward_only=False)\n"
+                                        "        self.optimizer.step()\n")}, NA,
+                "NeMo's Megatron trainer built from a trainer config the package does not ship"),
+        Example({"mylib/utils/train_script_utils.py": (
+            "from nemo.collections.nlp.parts.megatron_trainer_builder import MegatronTrainerBuilder\nfrom omegaconf import OmegaConf\n\n\n"
+            "def resolve_and_create_trainer(cfg):\n    OmegaConf.resolve(cfg)\n    return MegatronTrainerBuilder(cfg).create_trainer()\n"),
+            "conf/gpt_dpo.yaml": "trainer:\n  num_nodes: 1\n  devices: 1\n  precision: bf16\n"}, N,
+                "the same trainer with its config shipped: one device"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1325,6 +1369,16 @@ class A1DataParallel(Check):
                                f"process group the package joins ({joined.name}() at {joined.path}:{joined.line}): gradients are "
                                "all-reduced over every launched process; no launch was found in the package, so the process "
                                "count is the launch's (torchrun, slurm or the DeepSpeed launcher)", values)
+            acc = accelerate_config_run(f)
+            if acc is not None:
+                values["data_parallel"] = None
+                return Outcome(NA, [_ev(acc[1]), _ev(acc[2])], accelerate_config_note(acc), values)
+            nemo = nemo_megatron_trainer(f)
+            if nemo is not None:
+                values["data_parallel"] = None
+                return Outcome(NA, [_ev(nemo)], f"not judged: the package builds NeMo's Megatron trainer ({nemo.short}(...) at "
+                               f"{nemo.path}:{nemo.line}), whose NLPDDPStrategy trains data parallel over trainer.devices x "
+                               "trainer.num_nodes processes; that trainer config is not in the repository: check its devices", values)
         return Outcome(N, [], detail, values)
 
 
@@ -1344,6 +1398,57 @@ def deepspeed_engine_run(f: Facts) -> tuple[Call, Call] | None:
     built.sort(key=lambda c: bool(_AUX_ENGINE.match(c.text)))
     joined = [c for c in f.calls(*_PROCESS_GROUP) if c.name in _PROCESS_GROUP and live(c)]
     return (built[0], joined[0]) if built and joined else None
+
+
+#: a documented ``accelerate launch`` that takes its settings from a config file (``--config_file accelerate_config.yaml``)
+_ACC_CONFIG_LAUNCH = re.compile(r"(?:^|\s)accelerate\s+launch\b.*?--config[-_]file[= ]+(\S+)")
+
+
+def accelerate_config_run(f: Facts) -> tuple[Any, Call, Call] | None:
+    """(the documented command, the ``Accelerator()``, its ``prepare``) when the package trains through Accelerate and its
+    documented run is ``accelerate launch --config_file X`` with X not in the repository and no process count of its own
+    (pytorch-accelerated: ``Accelerator()`` in its Trainer, ``self._accelerator.prepare(*components)``, and the README's
+    "`accelerate launch --config_file accelerate_config.yaml train.py`" after "`accelerate config --config_file
+    accelerate_config.yaml`"): Accelerate wraps the model in DistributedDataParallel when that config starts several
+    processes, and the config is the user's answers to ``accelerate config``, so the process count is not visible. None
+    when a launch ships, when a backend selector picks a non-distributed backend (Ludwig's strategies all looked up as
+    "local"), or when the Accelerator or its ``prepare`` sits behind a switch that is off."""
+    if f.launches() or backend_unselected(f, "ddp"):
+        return None
+    docs = [h for h in f.records("doc_hints") if h.kind in ("command", "inline_command")
+            and (m := _ACC_CONFIG_LAUNCH.search(h.text or "")) and resolve_file(f, m.group(1).strip("'\"")) is None
+            and not _DOC_PROCS.search(h.text or "")]
+    if not docs:
+        return None
+
+    def live(c: Call) -> bool:
+        return not _TEST_PATH.search(c.path) and not guard_off(f, c) and not callers_off(f, c)
+
+    built = [c for c in f.calls("Accelerator") if c.name.startswith("accelerate") and live(c)]
+    prepared = [c for c in f.calls("prepare") if "accelerator" in c.text.lower() and live(c)]
+    return (docs[0], built[0], prepared[0]) if built and prepared else None
+
+
+def nemo_megatron_trainer(f: Facts) -> Call | None:
+    """NeMo's ``MegatronTrainerBuilder(cfg).create_trainer()`` (NeMo-Aligner's ``resolve_and_create_trainer``) in a package
+    that ships no launch and no trainer config: the Lightning Trainer it builds runs NeMo's NLPDDPStrategy (Megatron data
+    parallel, NLPFSDPStrategy when the config asks) over ``trainer.devices`` x ``trainer.num_nodes`` processes, a count the
+    unshipped config holds. Outside tests and switches that are off."""
+    if f.launches() or f.config("trainer.devices", "trainer.num_nodes"):
+        return None
+    built = [c for c in f.calls("MegatronTrainerBuilder") if c.name.startswith("nemo.") and not _TEST_PATH.search(c.path)
+             and not guard_off(f, c)]
+    return built[0] if built else None
+
+
+def accelerate_config_note(acc: tuple[Any, Call, Call]) -> str:
+    h, built, prepared = acc
+    cfg = _ACC_CONFIG_LAUNCH.search(h.text or "")
+    return (f"not judged: training runs through Accelerate ({built.short}() at {built.path}:{built.line}, prepare at "
+            f"{prepared.path}:{prepared.line}), which wraps the model in DistributedDataParallel and shards the loaders when the "
+            f"launch starts several processes; the documented run (`{' '.join((h.text or '').split())[:120]}`, {h.path}:{h.line}) "
+            f"takes its process count from {cfg.group(1) if cfg else 'its config'}, an accelerate config the repository does not "
+            "ship (the user's `accelerate config` answers): check its num_processes / distributed_type")
 
 
 #: Ray Train's data-parallel trainers: each of ``ScalingConfig(num_workers=...)`` workers is a process (one GPU each with
@@ -1650,6 +1755,12 @@ class A3ZeRO(Check):
             "    def start_param_sync(self):\n        torch.distributed.all_gather_into_tensor(bucket.param_data, local_data_view, group=self.dp_group)\n"),
             "pretrain_gpt.py": "from megatron.training import pretrain\n\npretrain(train_valid_test_datasets_provider, model_provider)\n"}, N,
             "framework's distributed optimizer code, switch not set"),
+        Example(bmtrain.model_files(), U, "BMTrain: DistributedParameter weights in CheckpointBlocks, partitioned over the ranks (ZeRO-3)"),
+        Example(bmtrain.model_files(layers="bmt.TransformerBlockList([bmt.CheckpointBlock(TransformerBlock(dim), zero_level=2) for _ in range(num_layers)])",
+                                    param="torch.nn.Parameter"), U, "BMTrain blocks at zero_level=2: ZeRO-2"),
+        Example(bmtrain.model_files(layers="torch.nn.ModuleList([TransformerBlock(dim) for _ in range(num_layers)])",
+                                    param="torch.nn.Parameter"), N, "bmtrain imported for its optimizer only: plain torch parameters, nothing partitioned"),
+        Example(bmtrain.multi_backend_files(), N, "BMTrain layers of a trainer whose BMTrain backend is an option left off"),
     )
 
     def detect(self, ctx: Context) -> Outcome:

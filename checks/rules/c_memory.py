@@ -14,6 +14,7 @@ from ..facts.types import ParamDefault
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
 from ..project import _SERVE_PATH, CONFIG_CALLEE, recipe_files
+from . import _bmtrain as bmtrain
 from ._helpers import (
     HF_DEFAULTS,
     backend_unselected,
@@ -1445,6 +1446,10 @@ class C3ActivationCheckpointing(Check):
         Example({**_RENAME_AND_VENDORED_PEFT, "pkg/finetune.py": (
             "from pkg.tools.peft.utils.other import prepare_model_for_int8_training\n\n\ndef load(model):\n"
             "    return prepare_model_for_int8_training(model)\n")}, U, "the vendored helper called through its deprecated alias"),
+        Example(bmtrain.model_files(), U, "BMTrain CheckpointBlock (recomputes each block in backward by default)"),
+        Example(bmtrain.model_files(layers="bmt.TransformerBlockList([bmt.CheckpointBlock(TransformerBlock(dim), use_checkpoint=False) for _ in range(num_layers)])"),
+                N, "BMTrain blocks built with use_checkpoint=False"),
+        Example(bmtrain.multi_backend_files(), N, "BMTrain CheckpointBlocks of a backend option the run leaves off"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1499,6 +1504,7 @@ class C3ActivationCheckpointing(Check):
         for c in f.calls("FSDPStrategy", "ModelParallelStrategy"):
             if any(c.kwargs.get(k) is not None for k in ("activation_checkpointing", "activation_checkpointing_policy")):
                 used.append(c)
+        used += bmtrain.checkpointed_blocks(f)  # BMTrain's ``bmt.CheckpointBlock(block)``: recomputed in backward by default
         lf_off = [s for s in f.effective("disable_gradient_checkpointing") if truthy(s.value) is True]
         if not used and not lf_off:
             used += _llamafactory_entry(f, ctx.project.frameworks)
@@ -1715,6 +1721,8 @@ class C4Offload(Check):
         Example({**_OFFLOAD_KEY, "examples/llama_8b_offload.yaml": (
             "distributed:\n  strategy: fsdp2\n  offload_policy:\n    pin_memory: true\n")}, U,
                 "a shipped recipe names the key"),
+        Example(bmtrain.model_files(), U, "BMTrain AdamOffloadOptimizer: Adam states and the step on the CPU"),
+        Example(bmtrain.model_files(optimizer="bmt.optim.AdamOptimizer"), N, "BMTrain's GPU AdamOptimizer"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1774,6 +1782,9 @@ class C4Offload(Check):
         for s in f.effective("offload_optim_frac", "offload_param_frac"):
             if (as_number(s.value) or 0) > 0:
                 used.append(s)
+        for c in bmtrain.offload_optimizers(f):  # BMTrain's ``bmt.optim.AdamOffloadOptimizer``: Adam states on the host
+            used.append(c)
+            values.setdefault("offload_optimizer", "cpu")
         if not used:
             if disabled:
                 return Outcome(N, evs(disabled), "offload is explicitly disabled", {"offload_optimizer": "none"})
@@ -2253,6 +2264,20 @@ class C5GradientAccumulation(Check):
         Example(_ds_batch_strategy(128), U,
                 "DeepSpeed global batch of 128 over a micro-batch of 1 set from another field, GPU count not visible: >= 16 on one node"),
         Example(_ds_batch_strategy(8), N, "a global batch of 8 micro-batches may be one per GPU on an 8-GPU node"),
+        Example({"mylib/models/gpt_dpo_model.py": (
+            "from megatron.core.num_microbatches_calculator import get_num_microbatches\n"
+            "from megatron.core.pipeline_parallel.schedules import get_forward_backward_func\n\n\nclass GPTDPOModel:\n"
+            "    def get_loss_and_metrics(self, batch, forward_only):\n        data_iter = get_iterator_k_split(batch, get_num_microbatches())\n"
+            "        fwd_bwd_function = get_forward_backward_func()\n"
+            "        return fwd_bwd_function(forward_step_func=self.fwd_func, data_iterator=data_iter, model=self.model,\n"
+            "                                num_microbatches=get_num_microbatches(), forward_only=forward_only)\n")}, Status.NA,
+                "Megatron schedule over get_num_microbatches() with the batch sizes in an unshipped config"),
+        Example({"mylib/models/gpt_dpo_model.py": (
+            "from megatron.core.pipeline_parallel.schedules import get_forward_backward_func\n\n\nclass GPTDPOModel:\n"
+            "    def get_loss_and_metrics(self, batch, forward_only):\n        fwd_bwd_function = get_forward_backward_func()\n"
+            "        return fwd_bwd_function(forward_step_func=self.fwd_func, data_iterator=iter([batch]), model=self.model,\n"
+            "                                num_microbatches=1, forward_only=forward_only)\n")}, N,
+                "the same schedule over one micro-batch"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2378,6 +2403,13 @@ class C5GradientAccumulation(Check):
         if uses_hf_trainer(f):
             return Outcome(N, [], f"HF Trainer default gradient_accumulation_steps={HF_DEFAULTS['gradient_accumulation_steps']}",
                            {"gradient_accumulation_steps": 1})
+        sched = megatron_microbatch_schedule(f)
+        if sched:
+            fwd, count = sched
+            return Outcome(Status.NA, [f.ev(fwd), f.ev(count)], "not judged: the training step runs Megatron's forward/backward "
+                           f"schedule ({fwd.path}:{fwd.line}) over `get_num_microbatches()` micro-batches ({count.path}:{count.line}), "
+                           "global_batch_size / (micro_batch_size x data-parallel size) per optimizer step: sizes the run's config "
+                           "sets, not visible in the repository", {})
         return Outcome(N, [], "no gradient accumulation found")
 
     @staticmethod
@@ -2593,3 +2625,19 @@ class C6MemoryPool(Check):
         detail = ("torch.cuda.empty_cache() runs in the training loop: an anti-pattern that empties the caching allocator every step"
                   if findings else "no allocator tuning or buffer reuse found")
         return Outcome(N, [], detail, {}, fnd)
+
+
+def megatron_microbatch_schedule(f: Facts) -> tuple[Call, Call] | None:
+    """(the ``get_forward_backward_func()`` call, the ``get_num_microbatches()`` call) of a training step that runs Megatron's
+    pipeline schedule over the micro-batch calculator's count (NeMo-Aligner's DPO/SFT models: ``fwd_bwd_function =
+    get_forward_backward_func()`` then ``fwd_bwd_function(..., num_microbatches=get_num_microbatches(), ...)``): one optimizer
+    step per global batch of global_batch_size / (micro_batch_size x DP) micro-batches. Both in the same function, outside
+    tests and switches that are off."""
+    def live(c: Call) -> bool:
+        return not re.search(r"(^|/)tests?/|(^|/)test_[^/]*$", c.path) and not guard_off(f, c)
+
+    fwds = {(c.path, c.func): c for c in f.calls("get_forward_backward_func") if c.func and live(c)}
+    for c in f.calls("get_num_microbatches"):
+        if (c.path, c.func) in fwds and live(c):
+            return fwds[(c.path, c.func)], c
+    return None

@@ -14,9 +14,13 @@ from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import multi_node_launcher
+from . import _bmtrain as bmtrain
 from ._helpers import backend_unselected, deepspeed_alternative_files, guard_off, keyword_choices, set_under_off_branch, uses_hf_trainer
 from .a_parallelism import (
     _env_trainer,
+    accelerate_config_note,
+    accelerate_config_run,
+    accelerate_library,
     deepspeed_engine_run,
     documented_multi_process,
     fsdp_sites,
@@ -647,6 +651,11 @@ class E2CommComputeOverlap(Check):
         Example({"README.md": _DOC_TORCHRUN_FILES["README.md"].replace("--bf16 True", '--bf16 True --fsdp "full_shard auto_wrap"'),
                  "medusa/train/train.py": _DOC_TORCHRUN_FILES["medusa/train/train.py"]}, P,
                 "the same README command handing the trainer FSDP: not read as DDP; HF's FSDP default is NO_PREFETCH"),
+        Example(bmtrain.model_files(), U, "BMTrain TransformerBlockList: next block's all-gather and gradient reduce-scatter overlap compute"),
+        Example(bmtrain.model_files(layers="torch.nn.ModuleList([bmt.CheckpointBlock(TransformerBlock(dim)) for _ in range(num_layers)])"), N,
+                "BMTrain CheckpointBlocks in a plain ModuleList: each block gathers its parameters and waits"),
+        Example(accelerate_library(), Status.NA, "an Accelerate trainer launched with an accelerate config the repository does not ship"),
+        Example(accelerate_library("python train.py"), N, "the same library documented with a plain python launch: one process"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -703,6 +712,10 @@ class E2CommComputeOverlap(Check):
             if "overlap_communication" not in c.kwargs and not c.star_kwargs:
                 used.append(f.ev(c, key=f"{c.short}(overlap_communication=)", value=True))
                 why.append(f"{c.short} overlaps communication by default")
+        for c in bmtrain.overlapping_block_lists(f):
+            used.append(f.ev(c, key="bmt.TransformerBlockList"))
+            why.append("BMTrain TransformerBlockList prefetches the next block's parameter all-gather and reduce-scatters gradients "
+                       "on a side stream during compute")
         # FSDP (not its library wrappers when a data-parallel selector leaves it at DDP: fairseq2 ``data_parallelism``)
         fsdp_off = bool(backend_unselected(f, "fsdp"))
         for c in f.calls("FullyShardedDataParallel") if not fsdp_off else ():
@@ -771,6 +784,10 @@ class E2CommComputeOverlap(Check):
         if off:
             return Outcome(N, off, "communication overlap explicitly disabled", {"overlap_comm": False})
         if not distributed_sites(ctx):
+            acc = accelerate_config_run(f)
+            if acc is not None:  # Accelerate's DDP would overlap; whether the run has several processes is its unshipped config's
+                return Outcome(Status.NA, [f.ev(acc[1]), f.ev(acc[2])], accelerate_config_note(acc)
+                               + " (with several, its DDP overlaps the bucketed gradient all-reduce with backward)", {"overlap_comm": None})
             return Outcome(N, [], "no distributed training found: there is no gradient communication to overlap", {"overlap_comm": False})
         return Outcome(N, [], "distributed training without communication/computation overlap", {"overlap_comm": False})
 
