@@ -164,7 +164,7 @@ def parse_files(
     is saved with the facts of this scan at the end. ``later``: stand-ins for vouched files whose facts are in the
     directory's pack, loaded when read (:class:`_Later`); the index is then saved by ``later.save()``, once the caller
     has loaded those it reads (a part of the pack that fails to load is written again). ``deferred``: with ``jobs`` > 1,
-    the files it accepts come as :class:`~checks.parallel.Pending` stand-ins, extracted while the audit goes on (see
+    the files it accepts come as :class:`~checks.deferred.Pending` stand-ins, extracted while the audit goes on (see
     :func:`defer_context`); without a cache only.
     """
     parsed: list[FileFacts] = []
@@ -219,7 +219,7 @@ def parse_files(
                 if jobs > 1:
                     share_line_numbers(ff)  # a worker's strings arrive shared (checks.cache.loads_batch), its line numbers not
             elif isinstance(ff, Pending):
-                pass  # made later, shared then (checks.parallel.Deferred)
+                pass  # made later, shared then (checks.deferred.Deferred)
             elif not (packed is not None and key is not None and packed(key)):
                 ff.share(strings)  # cached facts arrive with copies of their own (a pack's share theirs)
             if index is not None and key is not None:
@@ -313,7 +313,7 @@ def _real(ff: Any) -> FileFacts:
 
 
 def defer_context(training: tuple[str, ...] = ()) -> Callable[[str], str | None]:
-    """Which files a cold parallel audit extracts last (:class:`~checks.parallel.Deferred`): Python files whose path alone
+    """Which files a cold parallel audit extracts last (:class:`~checks.deferred.Deferred`): Python files whose path alone
     puts them out of scope (tests/, CI, benchmarks, archives, evaluation harnesses; not docs, whose hints join the
     training path, nor vendored packages, which the training path may import), unless a ``paths.training`` glob takes
     them in. A launch that runs one of them still puts it on the training path: it is then loaded before the checks."""

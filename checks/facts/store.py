@@ -1196,6 +1196,8 @@ def _lacks(ff: Any, words: tuple[bytes, ...]) -> bool:
     """Whether ``ff`` is a stand-in whose held source contains none of ``words`` (see :meth:`checks.deferred.Pending.lacks`)."""
     lacks = getattr(ff.__class__, "lacks", None)
     return lacks is not None and bool(lacks(ff, *words))
+
+
 _EVAL_RECIPE = re.compile(r"^(eval|evaluate|sample|bench|test)", re.I)
 
 
