@@ -2419,6 +2419,26 @@ def _env_loaders(run: str = "") -> dict[str, str]:
     return files
 
 
+#: openpipe-art: a ``_pin*`` helper of a checkpoint-bridge module pins the weights its callers cache; ``{caller}`` is where
+#: it is called from (a weight loader, or a collate function of the data module)
+def _pin_helper(caller: str) -> dict[str, str]:
+    files = {
+        "mylib/runtime/bridge_runtime.py": (
+            "import torch\n\n\ndef _pin_cpu_tensor(tensor):\n    if tensor.device.type != 'cpu' or not torch.cuda.is_available():\n"
+            "        return tensor\n    return tensor if tensor.is_pinned() else tensor.pin_memory()\n\n\n"
+            "def load_hf_weights_once(source, keys):\n    cache = {}\n    for key in keys:\n"
+            "        cache[key] = _pin_cpu_tensor(source.get_tensor(key))\n    return cache\n"),
+        "mylib/train.py": (
+            "def train_step(model, optimizer, rows, device):\n    for row in rows:\n"
+            "        loss = model(row.to(device)).loss\n        loss.backward()\n        optimizer.step()\n"),
+    }
+    if caller == "collate":
+        files["mylib/data/collate.py"] = (
+            "import torch\nfrom mylib.runtime.bridge_runtime import _pin_cpu_tensor\n\n\n"
+            "def collate(rows):\n    return _pin_cpu_tensor(torch.stack(rows))\n")
+    return files
+
+
 @register
 class F3PinMemory(_DataCheck):
     id = "F3"
@@ -2541,6 +2561,8 @@ class F3PinMemory(_DataCheck):
         Example(_HOOK_FED_TRAINER, N, "a Trainer whose own _prepare_inputs builds each batch on the device from rollouts"),
         Example(_LOADER_FED_TRAINER, U, "the same Trainer when its hook moves the loader's batch (HF's pin default applies)"),
         Example(_env_loaders(), U, "the pinned loader of the default 'pytorch' backend; the other backends' loader is off"),
+        Example(_pin_helper("weights"), N, "a _pin helper of a checkpoint bridge pins the weights its loader caches, not batches"),
+        Example(_pin_helper("collate"), U, "the same helper called by the data module's collate function pins each batch"),
         Example({"mylib/trainer.py": _HELPER_DL_KWARGS.format(pin="True if torch.cuda.is_available() else False", workers=_CPU_PER_GPU)}, U,
                 "loader kwargs from the trainer's default-kwargs helper: pinned on CUDA"),
         Example({"mylib/trainer.py": _HELPER_DL_KWARGS.format(pin="False", workers=_CPU_PER_GPU)}, N, "the same helper with pin_memory False"),
@@ -2566,6 +2588,7 @@ class F3PinMemory(_DataCheck):
         # replay_buffer.py:95, with no pinned loader and no caller)
         if not pinned:
             manual = [c for c in manual if c.func != "pin_memory"]
+        manual = [c for c in manual if not _weight_pin_helper(f, c)]
         pinned += [_ev(c, key=".pin_memory()") for c in manual]
         # a pinned host buffer the data is read into (modded-nanogpt: ``torch.empty(n, dtype=torch.uint16, pin_memory=True)``
         # then ``f.readinto(tokens.numpy())`` and ``tokens.cuda(non_blocking=True)``)
@@ -2587,6 +2610,23 @@ class F3PinMemory(_DataCheck):
         if built:
             return Outcome(N, [_ev(c, key=f"{c.name}(device=)") for c in built[:3]], _HOOK_FED + ": nothing is pinned", {})
         return Outcome(N, [], "no data loader found to pin", {})
+
+
+#: the data-side names of :data:`_PIN_FUNCS` (a function that builds or hands on batches), without the bare ``_pin`` prefix
+_BATCH_PIN_FUNCS = re.compile(r"(collate|__iter__|__next__|preload|prefetch|get_batch|load_batch|to_device|batch|loader|data)", re.I)
+
+
+def _weight_pin_helper(f: Facts, c: Call) -> bool:
+    """A ``.pin_memory()`` kept only because its function is a ``_pin*`` helper (openpipe-art ``_pin_cpu_tensor`` in
+    megatron/runtime/bridge_runtime.py), outside any data module, whose every caller is outside the data path too
+    (``cache[key] = _pin_cpu_tensor(...)`` in ``_materialize_hf_weight_source``, ``load_unique_hf_keys_once``): it pins
+    weights or state read from a checkpoint, not the training batches. A helper nothing calls by name is left as it is."""
+    func = c.func or ""
+    if not func or _BATCH_PIN_FUNCS.search(func) or "data" in c.path.lower() or "loader" in c.path.lower():
+        return False
+    callers = [x for x in f.calls(func) if x.short == func and x.func != func and not _in_tests(x.path)]
+    return bool(callers) and not any(
+        _BATCH_PIN_FUNCS.search(x.func or "") or "data" in x.path.lower() or "loader" in x.path.lower() for x in callers)
 
 
 def _file_read_funcs(f: Facts) -> set[tuple[str, str | None]]:
