@@ -200,6 +200,21 @@ def off(settings: Iterable[Setting]) -> list[Setting]:
     return [s for s in settings if truthy(s.value) is False]
 
 
+def off_detail(disabled: Iterable[Any], what: str) -> str:
+    """The detail for a feature that the cited settings turn off: "explicitly disabled" only when one of them is a setting
+    of the run (a launch flag, a config file, an assignment or a literal); when every one is a default in code (a dataclass
+    field or argparse default, rank 0), say that it is off by default and cite the first default instead.
+
+    tevatron ``dtype: Optional[str] = field(default="float32")`` is FP32 by default, not "mixed precision is explicitly
+    disabled"."""
+    items = list(disabled)
+    if any(not isinstance(x, Setting) or x.rank > 0 for x in items):
+        return f"{what} is explicitly disabled"
+    s0 = items[0]
+    more = f" (and {len(items) - 1} more default{'s' if len(items) > 2 else ''})" if len(items) > 1 else ""
+    return f"{what} is off by default: {s0.key} defaults to {s0.value!r} ({s0.path}:{s0.line}){more}, and nothing sets it"
+
+
 def evs(items: Iterable[Any], key: str | None = None) -> list[Evidence]:
     return [Facts.ev(x, key=key) for x in items]
 

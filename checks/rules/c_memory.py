@@ -25,6 +25,7 @@ from ._helpers import (
     guard_off,
     helper_callers_off,
     off,
+    off_detail,
     on,
     parse_expr,
     patch_installed_off,
@@ -629,7 +630,7 @@ class C1MixedPrecision(Check):
         if not (firm and "fp16" in kinds and "bf16" not in kinds):
             kinds |= call_kinds  # a GradScaler with an FP16 autocast is an FP16 loop, whatever dtype one model's code casts to
         if not used:
-            detail = "mixed precision is explicitly disabled" if disabled else "no BF16/FP16 training setting found"
+            detail = off_detail(disabled, "mixed precision") if disabled else "no BF16/FP16 training setting found"
             if not disabled and gated:
                 x = gated[0]
                 detail = (f"mixed-precision code (autocast / FSDP MixedPrecisionPolicy) runs only under a switch that is off: "
@@ -1524,7 +1525,7 @@ class C3ActivationCheckpointing(Check):
             detail = (f"activation checkpointing is off by default: {s0.key} defaults to None ({s0.path}:{s0.line}) "
                       "and nothing sets it")
         elif disabled:
-            detail = "activation checkpointing is explicitly disabled"
+            detail = off_detail(disabled, "activation checkpointing")
         elif support and (regs := [r for c in support for r in registry_off(f, c)]):
             # ``ComponentEntity("model", "activation_checkpointed", ...)`` with no config naming ``activation_checkpointed``
             detail = "activation checkpointing exists only as a registered component that no config selects"
@@ -1787,7 +1788,7 @@ class C4Offload(Check):
             values.setdefault("offload_optimizer", "cpu")
         if not used:
             if disabled:
-                return Outcome(N, evs(disabled), "offload is explicitly disabled", {"offload_optimizer": "none"})
+                return Outcome(N, evs(disabled), off_detail(disabled, "offload"), {"offload_optimizer": "none"})
             # an option the project has, left at its default (Megatron ``--optimizer-cpu-offload``): say so and cite it
             avail = [s for s in f.effective(*flags) if truthy(s.value) is False and s.rank == 0
                      and s.source in ("argparse-default", "field-default")]

@@ -72,10 +72,18 @@ def test_an_optional_checkpointing_field_defaulting_to_none_is_not_an_explicit_o
     assert "off by default: TrainerConfig.gradient_checkpointing defaults to None (jobs/config.py:6)" in r.detail
 
 
-def test_control_a_checkpointing_field_defaulting_to_false_is_an_explicit_off():
+def test_control_a_checkpointing_field_defaulting_to_false_is_off_by_that_default():
     r = _audit(_job(gc="bool = False")).result("C3")
     assert r.status is Status.UNUSED
-    assert "explicitly disabled" in r.detail
+    assert "off by default: TrainerConfig.gradient_checkpointing defaults to False (jobs/config.py:6)" in r.detail
+    assert "explicitly disabled" not in r.detail
+
+
+def test_control_a_config_that_sets_it_false_is_an_explicit_off():
+    files = {**_job(gc="bool = False"), "configs/run.yaml": "model:\n  path: meta-llama/Llama-3.1-8B\ngradient_checkpointing: false\n"}
+    r = _audit(files).result("C3")
+    assert r.status is Status.UNUSED
+    assert r.detail == "activation checkpointing is explicitly disabled"
 
 
 def test_a_report_to_that_reports_nothing_unless_a_condition_holds_names_the_condition():
