@@ -27,6 +27,7 @@ from .query_log import Recorder, attributes, code_version, dirty_reads, file_dig
 from .roles import DOCS, IN_SCOPE, VENDORED, Roles, classify_roles, glob_match, path_role
 from .sniff import VERSION as SNIFF_VERSION
 from .source import Limits, ReadStats, SourceError, Unread, iter_directory, iter_tarball, looks_like_archive
+from .stack import jax_not_applicable, jax_not_judged
 from .tree_index import TreeIndex
 
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
@@ -459,8 +460,8 @@ def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: li
             ignored.append(check.id)
             outcome = Outcome(Status.NA, detail="ignored by the repository's accel-audit configuration")
         else:
-            reason = check.not_applicable(ctx)
-            outcome = Outcome(Status.NA, detail=reason) if reason else detect_safely(check, ctx)
+            reason = jax_not_applicable(check.id, project) or check.not_applicable(ctx)
+            outcome = Outcome(Status.NA, detail=reason) if reason else jax_not_judged(check.id, project, detect_safely(check, ctx))
         prio = check.recommendation_priority(ctx, outcome) if outcome.status != Status.NA else None
         results.append(
             CheckResult(

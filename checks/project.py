@@ -727,7 +727,36 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     )
     _topology(facts, p, train_paths)
     _seq_len(facts, p, train_paths)
+    jax = jax_training(facts)
+    if jax:
+        p.notes["jax_training"] = jax
     return p
+
+
+#: JAX's compilers: a function under one of these runs as one XLA program
+JAX_JITS = ("jax.jit", "jax.pjit", "jax.experimental.pjit.pjit", "jax.pmap", "equinox.filter_jit", "equinox.filter_pmap",
+            "haliax.named_jit", "haliax.partitioning.named_jit", "flax.nnx.jit")
+#: the function a JAX compiler wraps is the training step (``train_step``, ``update_fn``, ``_train_step``, ``p_train_step``)
+TRAIN_STEP_NAME = re.compile(r"^_*(p_)?(train_?step|train_?update|update_?step|train_?fn|step_?fn|train_?batch)(_\w+)?$|^_*(train|update)$", re.I)
+_NOT_TRAIN_PATH = re.compile(r"(^|/)(tests?|testing|benchmarks?|examples?)/|(^|/)test_[^/]*\.py$|_test\.py$")
+
+
+def jax_jitted_steps(f: Facts) -> list[Any]:
+    """Training-step functions compiled by a JAX jit, as decorators (``@named_jit(...)`` over ``def train_step``)."""
+    return [d for d in f.decorators(*JAX_JITS) if TRAIN_STEP_NAME.match(d.target or "") and not _NOT_TRAIN_PATH.search(d.path)]
+
+
+def jax_training(f: Facts) -> str | None:
+    """``"<jit> on <step> (path:line)"`` when the project trains with JAX and not PyTorch: a training step compiled by a JAX
+    jit (levanter's ``@named_jit`` over ``train_step``) and no PyTorch backward pass (``loss.backward()``) in the code in
+    scope. A PyTorch mechanism (DeepSpeed, pinned DataLoader memory, PyTorch FSDP) does not apply to such a run, and a
+    recogniser that reads only PyTorch spellings cannot say it is missing (checks.stack). A project that trains both ways
+    (a PyTorch trainer beside a JAX driver) keeps every check."""
+    steps = jax_jitted_steps(f)
+    if not steps or any(not _NOT_TRAIN_PATH.search(c.path) for c in f.calls("backward")):
+        return None
+    d = steps[0]
+    return f"{d.name} on {d.target} ({d.path}:{d.line})"
 
 
 def _not_a_training_call(c: Any) -> bool:

@@ -1540,6 +1540,46 @@ def _sharding_rec(ctx: Context, other_used: bool) -> Priority | None:
     return Priority.MEDIUM
 
 
+def _jax_trainer(field_line: str) -> dict[str, str]:
+    """A JAX trainer (levanter-like): a jitted ``train_step`` and a config dataclass holding the sharding setting."""
+    return {"mylm/trainer.py": (
+        "from dataclasses import dataclass\nfrom typing import List, Optional, Union\n\nimport equinox as eqx\nimport jax\n"
+        "import optax\n\n\n@dataclass\nclass TrainerConfig:\n    batch_axis: Optional[str] = \"batch\"\n"
+        f"    {field_line}\n\n\n@eqx.filter_jit\ndef train_step(model, opt_state, batch):\n"
+        "    loss, grads = eqx.filter_value_and_grad(loss_fn)(model, batch)\n"
+        "    updates, opt_state = optimizer.update(grads, opt_state, model)\n"
+        "    return eqx.apply_updates(model, updates), opt_state, loss\n")}
+
+
+#: JAX's FSDP: the axis of each parameter sharded over the data mesh axis (levanter ``fsdp_axis``), or the size of an
+#: ``fsdp`` mesh axis (MaxText ``ici_fsdp_parallelism`` / ``dcn_fsdp_parallelism``, -1 for every device)
+_JAX_FSDP_AXIS = ("fsdp_axis", "fsdp_axes")
+_JAX_FSDP_SIZE = ("ici_fsdp_parallelism", "dcn_fsdp_parallelism")
+
+
+def _jax_fsdp(ctx: Context) -> Outcome | None:
+    """A2 on a JAX training path (``Project.notes["jax_training"]``): parameters and optimizer state sharded over the data
+    axis of the mesh, from the run's sharding settings; None when none is set (checks.stack then says not judged)."""
+    if not ctx.project.notes.get("jax_training"):
+        return None
+    f = ctx.facts
+    axes = [s for s in f.effective(*_JAX_FSDP_AXIS) if s.value not in (None, "", [], "None")]
+    sizes = [(as_number(s.value), s) for s in f.effective(*_JAX_FSDP_SIZE)]
+    on = axes + [s for n, s in sizes if isinstance(n, int | float) and (n > 1 or n == -1)]
+    if on:
+        s = on[0]
+        return Outcome(U, [_ev(x, key=x.name, value=x.value) for x in on[:6]],
+                       f"JAX FSDP: parameters and optimizer state sharded over the data axis of the device mesh ({s.name} = "
+                       f"{s.value!r} at {s.path}:{s.line})", {"fsdp": True, "jax": True})
+    off = [s for n, s in sizes if n == 1]
+    if off:
+        s = off[0]
+        return Outcome(N, [_ev(x, key=x.name, value=x.value) for x in off[:6]],
+                       f"JAX: the fsdp axis of the device mesh has size 1 ({s.name} at {s.path}:{s.line}): parameters are replicated",
+                       {"fsdp": False, "jax": True})
+    return None
+
+
 @register
 class A2FSDP(Check):
     id = "A2"
@@ -1609,10 +1649,19 @@ class A2FSDP(Check):
         Example(torchx_runner(launch=False), N, "the same flag list only printed: no launch runs it"),
         Example(manual_fsdp_wrap(False), N, "wrap() under enable_wrap(wrapper_cls=FSDP) only under a --fsdp flag the launch does not pass"),
         Example(manual_fsdp_wrap(True), U, "the launch passes --fsdp: the manual enable_wrap/wrap units shard"),
+        Example(_jax_trainer('fsdp_axis: Optional[Union[str, List[str]]] = "embed"  # Axis/Axes to use for FSDP'), U,
+                "JAX: parameters sharded along their embed axis over the data mesh axis (levanter's fsdp_axis)"),
+        Example(_jax_trainer("fsdp_axis: Optional[str] = None"), Status.NA, "JAX: no fsdp axis, nothing PyTorch either: not judged"),
+        Example(_jax_trainer("ici_fsdp_parallelism: int = -1  # -1: every device of the slice"), U,
+                "JAX: MaxText-style fsdp mesh axis over all devices"),
+        Example(_jax_trainer("ici_fsdp_parallelism: int = 1"), N, "JAX: fsdp mesh axis of size 1"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
+        jax = _jax_fsdp(ctx)
+        if jax is not None:
+            return jax
         sites = fsdp_sites(f)
         live, offs = _gated(f, [s.fact for s in sites])
         gated = bool(offs) and not live

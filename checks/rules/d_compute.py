@@ -11,7 +11,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import _SERVE_PATH, CONFIG_CALLEE, _library_demo_lines
+from ..project import _SERVE_PATH, CONFIG_CALLEE, _library_demo_lines, jax_jitted_steps
 from ._helpers import (
     callers_off,
     evs,
@@ -1119,7 +1119,7 @@ class D2TorchCompile(Check):
                 "@torch.compile, torch.compile(<function>)"
             return Outcome(P, evs([*decorated, *helpers]), _join(f"only helper functions are compiled ({how}), not the model", dist),
                            {"torch_compile": False})
-        jitted = [] if off_ else _jax_jitted_steps(f)
+        jitted = [] if off_ else jax_jitted_steps(f)
         if jitted:
             # a JAX project compiles its training step whole with XLA (``@jax.jit``/``eqx.filter_jit``/Haliax ``named_jit`` on
             # ``train_step``): the analogue of compiling the model; torch.compile cannot apply to it
@@ -1132,19 +1132,6 @@ class D2TorchCompile(Check):
         if majorities:
             values["recipes." + majorities[0].name] = ", ".join(f"{v}: {n}" for v, n in majorities[0].counts)
         return Outcome(N, evs(off_[:20]), _join(detail, dist), values)
-
-
-#: JAX's compilers: a function under one of these runs as one XLA program
-_JAX_JITS = ("jax.jit", "jax.pjit", "jax.experimental.pjit.pjit", "jax.pmap", "equinox.filter_jit", "equinox.filter_pmap",
-             "haliax.named_jit", "haliax.partitioning.named_jit", "flax.nnx.jit")
-#: the function a JAX compiler wraps is the training step (``train_step``, ``update_fn``, ``_train_step``, ``p_train_step``)
-_TRAIN_STEP_NAME = re.compile(r"^_*(p_)?(train_?step|train_?update|update_?step|train_?fn|step_?fn|train_?batch)(_\w+)?$|^_*(train|update)$", re.I)
-_NOT_TRAIN_PATH = re.compile(r"(^|/)(tests?|testing|benchmarks?|examples?)/|(^|/)test_[^/]*\.py$|_test\.py$")
-
-
-def _jax_jitted_steps(f: Facts) -> list:
-    """Training-step functions compiled by a JAX jit, as decorators (``@named_jit(...)`` over ``def train_step``)."""
-    return [d for d in f.decorators(*_JAX_JITS) if _TRAIN_STEP_NAME.match(d.target or "") and not _NOT_TRAIN_PATH.search(d.path)]
 
 
 # --- D3 Triton kernels ----------------------------------------------------------
