@@ -2396,6 +2396,8 @@ _ALIGN_CONFIGS = ("DPOConfig", "ORPOConfig", "KTOConfig", "CPOConfig", "GRPOConf
 
 
 _LOGPROB_CALLS = ("log_softmax", "logsumexp", "cross_entropy")
+#: an autograd Function named for a chunked or fused LM-head loss (``ChunkedLogProbFunction``, ``FusedLinearCrossEntropyFunction``)
+_FUSED_FN = re.compile(r"(?i)(chunk|fused).*(logprob|log_prob|linear|cross_?entropy|loss)")
 
 
 def _chunked_head_logprobs(f: Facts) -> tuple[list[Call], list[Call]]:
@@ -2412,9 +2414,20 @@ def _chunked_head_logprobs(f: Facts) -> tuple[list[Call], list[Call]]:
             operands = " ".join([*c.kwargs, *(a.text for a in c.args if isinstance(a, Expr))]).lower()
             if "hidden" in operands and "weight" in operands:
                 sites.append(c)
-    sites.sort(key=lambda c: (c.path, c.line))
+    # a chunked/fused log-prob kernel packaged as an autograd Function and applied to the hidden states and the head weight
+    # (TRL 1.16 ``_ChunkedLogProbFunction.apply(hidden_states[mask], weight, bias, labels, ...)`` in the forward that
+    # ``add_fused_lm_head`` installs): the users are the callers of the function that applies it, not every call into its
+    # module (a large utils module)
+    applied = [c for c in f.calls("apply") if _FUSED_FN.search(c.name.rsplit(".", 1)[0].rsplit(".", 1)[-1]) and c.func
+               and "hidden" in (ops := " ".join(a.text for a in c.args if isinstance(a, Expr)).lower()) and "weight" in ops]
     users: list[Call] = []
-    for path in sorted({c.path for c in sites}):
+    for c in applied:
+        stem, entry = c.path.removesuffix(".py").rsplit("/", 1)[-1], c.outer or c.func
+        # ``add_fused_lm_head(model)`` or ``.utils.add_fused_lm_head`` / ``trl.trainer.utils.add_fused_lm_head``
+        users += [u for u in f.calls(entry) if u.path != c.path and (u.name == entry or u.name.endswith(f"{stem}.{entry}"))]
+    sites += applied
+    sites.sort(key=lambda c: (c.path, c.line))
+    for path in sorted({c.path for c in sites if c not in applied}):
         module = path.removesuffix(".py").replace("/", ".")
         users += [c for c in f.calls(f"{module}.*") if c.path != path and c.name.startswith(module + ".")]
         # an object built and applied in one expression (``FusedLinear(compute_entropy=True)(hidden, weight, ids)``) is
@@ -2468,6 +2481,36 @@ _CHUNKED_HEAD = {
         "        logits = model(input_ids, attention_mask=att_mask).logits[:, :-1].float()\n"
         "        return logits.log_softmax(-1).gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)\n"),
 }
+
+
+def _fused_head_patch(installed: bool) -> dict[str, str]:
+    """TRL 1.16's shape: a chunked log-prob autograd Function applied to the hidden states and the head weight inside the
+    forward that ``add_fused_lm_head`` installs; the DPO trainer calls it (or not), and ``use_liger_kernel`` stays False."""
+    init = "        add_fused_lm_head(self.model)\n" if installed else "        self.model = model\n"
+    return {
+        "mypo/kernels.py": (
+            "import torch\n\n\nclass ChunkedLogProbFunction(torch.autograd.Function):\n    @staticmethod\n"
+            "    def forward(ctx, hidden, weight, labels, chunk_size):\n        out = []\n"
+            "        for h, y in zip(hidden.split(chunk_size), labels.split(chunk_size)):\n"
+            "            out.append((h @ weight.t()).float().log_softmax(-1).gather(-1, y[:, None]).squeeze(-1))\n"
+            "        ctx.save_for_backward(hidden, weight, labels)\n        return torch.cat(out)\n"),
+        "mypo/utils.py": (
+            "import types\n\nfrom .kernels import ChunkedLogProbFunction as _ChunkedLogProbFunction\n\n\n"
+            "def add_fused_lm_head(model):\n    original_forward = model.forward\n\n"
+            "    def _fused_forward(self, *args, fused_lm_head=False, labels=None, **kwargs):\n"
+            "        if not fused_lm_head:\n            return original_forward(*args, labels=labels, **kwargs)\n"
+            "        hidden_states = self.model(*args, **kwargs).last_hidden_state[:, :-1]\n"
+            "        mask = labels[:, 1:] != -100\n        weight = self.get_output_embeddings().weight\n"
+            "        return _ChunkedLogProbFunction.apply(hidden_states[mask], weight, labels[:, 1:][mask], 4096)\n\n"
+            "    model.forward = types.MethodType(_fused_forward, model)\n"),
+        "mypo/dpo_config.py": (
+            "from dataclasses import dataclass\n\nfrom transformers import TrainingArguments\n\n\n@dataclass\n"
+            "class DPOConfig(TrainingArguments):\n    beta: float = 0.1\n    use_liger_kernel: bool = False\n"),
+        "mypo/dpo_trainer.py": (
+            "from transformers import Trainer\n\nfrom .utils import add_fused_lm_head\n\n\nclass DPOTrainer(Trainer):\n"
+            "    def __init__(self, model, args, train_dataset):\n        super().__init__(model=model, args=args, train_dataset=train_dataset)\n"
+            + init),
+    }
 
 
 @register
@@ -2535,6 +2578,8 @@ class G6FusedAlignmentLoss(Check):
                 "RL log-probs from the project's own chunked LM-head function (algo: PPO), switched on"),
         Example({k: v.replace("{default}", "False") for k, v in _CHUNKED_HEAD.items()}, N,
                 "the same chunked LM head behind a switch that is off: full logits"),
+        Example(_fused_head_patch(True), U, "the DPO trainer patches its model with a chunked log-prob head (Liger off)"),
+        Example(_fused_head_patch(False), N, "the chunked log-prob head is defined but no trainer installs it; Liger off"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -2558,11 +2603,14 @@ class G6FusedAlignmentLoss(Check):
                 used.append(s)
             elif t is False:
                 off.append(s)
+        own_off: list[Any] = []
         for s in f.effective("use_fused_kernels", "use_fused_loss"):
-            (used if truthy(s.value) else off).append(s)
-        # a project's own chunked LM-head log-prob, unless a fused-loss switch is off (verl ``use_fused_kernels: false``
-        # leaves its ``FusedLinearForPPO`` patches uninstalled)
-        chunked, users = _chunked_head_logprobs(f) if not used and not off else ([], [])
+            (used if truthy(s.value) else own_off).append(s)
+        off += own_off
+        # a project's own chunked LM-head log-prob, unless its own fused-loss switch is off (verl ``use_fused_kernels: false``
+        # leaves its ``FusedLinearForPPO`` patches uninstalled); Liger switched off says nothing about it (TRL 1.16 keeps
+        # ``use_liger_kernel=False`` and patches every preference/RL model with its own chunked head, ``add_fused_lm_head``)
+        chunked, users = _chunked_head_logprobs(f) if not used and not own_off else ([], [])
         live_users = _live(f, users)
         if live_users:
             used += [*live_users, *chunked[:1]]
