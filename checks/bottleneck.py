@@ -501,10 +501,11 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         minority = p.notes.get("moe_minority")
         some = f" (in only {minority[0]} of {minority[1]} model settings or configs)" if minority else ""
         some_zh = f"（{minority[1]} 处模型设置中仅 {minority[0]} 处）" if minority else ""
+        at = f" (`{p.notes['moe_at']}`)" if p.notes.get("moe_at") else ""
         out.append(Signal(
             Bottleneck.COMMUNICATION, 1,
-            f"mixture-of-experts model{some} on several GPUs: token routing needs all-to-all exchanges every layer",
-            f"多卡训练 MoE 模型{some_zh}：每层的 token 路由需要 AllToAll 通信",
+            f"mixture-of-experts model{at}{some} on several GPUs: token routing needs all-to-all exchanges every layer",
+            f"多卡训练 MoE 模型{at}{some_zh}：每层的 token 路由需要 AllToAll 通信",
             positive=False,
         ))
     return out

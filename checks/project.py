@@ -652,6 +652,15 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     moe_settings = [s for s in facts.settings(*_MOE_KEYS) if (as_number(s.value) or 0) > 1]
     in_code = bool(_moe_in_code(facts))
     p.moe = bool(in_code or moe_settings or any(f in ("mixtral",) for f in p.model_families) or moe_names)
+    if p.moe:
+        # where the experts are seen, for step zero's reason: a layer or model class in code, an expert count, a model name
+        named_at = [s for s in facts.settings(*_MODEL_KEYS, "model_type", "architectures")
+                    if any(isinstance(v, str) and (_MOE_NAME.search(v) or "mixtral" in v.lower())
+                           for v in (s.value if isinstance(s.value, tuple) else (s.value,)))]
+        # a training recipe's site before an inference, evaluation or serving one
+        at = sorted(_moe_in_code(facts) or moe_settings or named_at, key=lambda x: bool(_NOT_TRAIN_RUN.search(x.path)))[:1]
+        if at:
+            p.notes["moe_at"] = f"{at[0].path}:{at[0].line}"
     recipe_files = {s.path for s in facts.settings(*_MODEL_DIM_KEYS) if s.path.endswith((".yml", ".yaml", ".json"))}
     moe_recipes = {s.path for s in moe_settings}
     if p.moe and not in_code and moe_settings and moe_recipes <= recipe_files and len(moe_recipes) * 2 < len(recipe_files):
@@ -732,6 +741,9 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         p.notes["jax_training"] = jax
     return p
 
+
+#: a file of an inference, evaluation or serving run, not of training
+_NOT_TRAIN_RUN = re.compile(r"(?i)infer|eval|serv(e|ing)|generat|benchmark|(^|/)tests?/")
 
 #: JAX's compilers: a function under one of these runs as one XLA program
 JAX_JITS = ("jax.jit", "jax.pjit", "jax.experimental.pjit.pjit", "jax.pmap", "equinox.filter_jit", "equinox.filter_pmap",
