@@ -46,6 +46,40 @@ NOT_JUDGED: dict[str, str] = {
 }
 
 
+_FRAMEWORK_ZH = " PyTorch 框架；JAX 训练通过设备 mesh 做切分与并行（见 A2、A4-A6）"
+
+#: the Chinese of DOES_NOT_APPLY, for the zh report
+DOES_NOT_APPLY_ZH: dict[str, str] = {
+    "A3": "DeepSpeed ZeRO（及 PyTorch 的 ZeRO 优化器）属于 PyTorch；JAX 中参数与优化器状态沿数据轴切分属于 A2",
+    "B1": "DeepSpeed 是" + _FRAMEWORK_ZH,
+    "B2": "Megatron-LM 是" + _FRAMEWORK_ZH,
+    "B3": "Accelerate 是" + _FRAMEWORK_ZH,
+    "B4": "ColossalAI 是" + _FRAMEWORK_ZH,
+    "B5": "PyTorch FSDP 属于 PyTorch；JAX 中对应的做法（参数沿 mesh 的数据轴切分）属于 A2",
+    "B6": "veScale 是" + _FRAMEWORK_ZH,
+    "D5": "Liger Kernel 是打补丁到 PyTorch（Hugging Face）模型上的 Triton kernel",
+    "F3": "Pin Memory 是 PyTorch DataLoader 的选项；JAX 数据加载用 `jax.device_put` 或 `jax.make_array_from_callback` 放置主机上的 batch",
+}
+
+#: the Chinese of NOT_JUDGED
+NOT_JUDGED_ZH: dict[str, str] = {
+    "A2": "请确认参数与优化器状态沿 mesh 的数据轴切分（参数上的 `PartitionSpec` 或轴映射指向该轴），而不是在每个设备上复制",
+    "C5": "请确认训练步是否把每个 batch 拆成 micro-batch 并累加梯度后再更新一次（`optax.MultiSteps`、对 micro-batch 的 scan）",
+    "F1": "请确认 batch 是在训练线程之外构建的（后台线程或进程填充队列）以及构建它们的 worker 数",
+    "F2": "请确认数据加载在训练步运行时就构建后续 batch（由后台线程填充的有界队列）",
+}
+
+
+def jax_reason_zh(check_id: str, detail: str | None) -> str | None:
+    """The Chinese of a reason written by this module, or None for any other detail."""
+    d = detail or ""
+    if d.startswith("JAX training path") and check_id in DOES_NOT_APPLY_ZH:
+        return "JAX 训练路径（训练步由 JAX jit 编译，没有 PyTorch 反向传播）：" + DOES_NOT_APPLY_ZH[check_id]
+    if d.startswith("not judged: the training path is JAX") and check_id in NOT_JUDGED_ZH:
+        return "训练路径是 JAX，本检查只识别 PyTorch 的写法且未找到任何写法；" + NOT_JUDGED_ZH[check_id]
+    return None
+
+
 def jax_not_applicable(check_id: str, project: Project) -> str | None:
     """The ``n/a`` reason of a PyTorch-only check on a JAX training path, else None."""
     where = project.notes.get("jax_training")

@@ -20,6 +20,7 @@ from typing import Any
 from checks.base import REGISTRY, all_checks
 from checks.engine import Audit
 from checks.model import CATEGORIES, CheckResult, Evidence, Status
+from checks.stack import jax_reason_zh
 
 from .advice import SNIPPET_COUNT, Plan, build_plan
 from .fold import GITHUB_TEXT_LIMIT, cell, clip, code, cut_blocks, fence
@@ -189,7 +190,7 @@ def _item(ctx: _Ctx, r: CheckResult, fold: Fold, folded: list[bool]) -> dict[str
     detail = clip(r.detail, 200) if r.detail else ""
     if ctx.lang == "zh":  # the checks state details in English: the seed's Chinese wording instead, evidence as is
         decl = REGISTRY.get(r.id)
-        detail = na_reason_zh(r.detail) if r.status == Status.NA else \
+        detail = (jax_reason_zh(r.id, r.detail) or na_reason_zh(r.detail)) if r.status == Status.NA else \
             status_detail_zh(r.status, bool(r.evidence or r.findings), decl.fix_zh if decl is not None else None, r.detail)
     subs: list[str] = []
     if r.status == Status.NA:

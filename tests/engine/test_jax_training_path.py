@@ -66,3 +66,14 @@ def test_control_a_pytorch_backward_pass_keeps_every_check():
     assert "jax_training" not in project.notes
     assert r["B1"].status.value == "unused"
     assert r["F3"].status.value != "n/a" or not r["F3"].detail.startswith("JAX")
+
+
+def test_the_chinese_report_gives_the_jax_reasons_in_chinese():
+    from reports.markdown import render_markdown
+
+    audit = audit_files(((p, t.encode()) for p, t in {"mylm/trainer.py": _TRAINER, "mylm/main.py": _MAIN}.items()), "repo")
+    md = render_markdown(audit, lang="zh")
+    [b1] = [ln for ln in md.splitlines() if "**B1**" in ln]
+    assert "不适用：JAX 训练路径（训练步由 JAX jit 编译，没有 PyTorch 反向传播）：DeepSpeed 是 PyTorch 框架" in b1
+    [f1] = [ln for ln in md.splitlines() if "**F1**" in ln]
+    assert "未作判断（不计分）：训练路径是 JAX" in f1
