@@ -1406,6 +1406,17 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
 
 _NODE_RANK = re.compile(r"^--?(node|machine)[_-]rank$")
 _RENDEZVOUS = re.compile(r"^--?(master|main_process|rdzv)[_-](addr|address|ip|endpoint)$")
+#: a list of the hosts to start processes on (ColossalAI's ``colossalai run --host h1,h2`` / ``--hostfile``, DeepSpeed's
+#: ``--hostfile``): with a rendezvous address, only multi-node launches need one
+_HOSTS = re.compile(r"^--?(host_?file|hosts?)$")
+
+
+@dataclass(frozen=True, slots=True)
+class _ClickOption:
+    path: str
+    line: int
+    flags: tuple[str, ...]
+    text: str
 
 
 def multi_node_launcher(f: Facts) -> list[DocHint]:
@@ -1415,12 +1426,18 @@ def multi_node_launcher(f: Facts) -> list[DocHint]:
     overview says where): documented, not configured by a launch."""
     out: list[DocHint] = []
     by_path: dict[str, list[Any]] = {}
-    for o in f.records("arg_options"):
-        if not re.search(r"(^|/)tests?/", o.path):
+    # argparse options, and click's decorator options (``@click.option("-H", "-host", "--host", default=None)``, the
+    # ``colossalai run`` launcher), which the facts keep as calls
+    clicks = [_ClickOption(c.path, c.line, tuple(a for a in c.args if isinstance(a, str) and a.startswith("-")), c.text)
+              for c in f.calls("click.option") if c.name == "click.option"]
+    for o in [*f.records("arg_options"), *clicks]:
+        if o.flags and not re.search(r"(^|/)tests?/", o.path):
             by_path.setdefault(o.path, []).append(o)
     for opts in by_path.values():
-        ranks = [o for o in opts if any(_NODE_RANK.match(fl) for fl in o.flags)]
+        ranks = [o for o in opts if any(_NODE_RANK.match(fl) for fl in o.flags)] or \
+            [o for o in opts if any(_HOSTS.match(fl) for fl in o.flags)]
         if ranks and any(_RENDEZVOUS.match(fl) for o in opts for fl in o.flags):
             o = ranks[0]
-            out.append(DocHint(o.path, o.line, "multi_node", f"launcher options {o.flags[0]} and a rendezvous address", o.text))
+            flag = max((fl for fl in o.flags if _NODE_RANK.match(fl) or _HOSTS.match(fl)), key=len, default=o.flags[0])
+            out.append(DocHint(o.path, o.line, "multi_node", f"launcher options {flag} and a rendezvous address", o.text))
     return out

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
-from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
+from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
 from ..project import multi_node_launcher
 from . import _bmtrain as bmtrain
 from ._helpers import backend_unselected, deepspeed_alternative_files, guard_off, keyword_choices, set_under_off_branch, uses_hf_trainer
@@ -219,6 +219,22 @@ _LAUNCHER = {
     "mylib/trainer.py": "import torch\n\n\ndef fit(model, loader):\n    for b in loader:\n        model(b).loss.backward()\n",
 }
 
+#: ColossalAI 0.5.0's ``colossalai run`` (colossalai/cli/launcher/__init__.py): a click command whose host list and
+#: rendezvous address start torchrun on every host over ssh
+_CLICK_LAUNCHER = {
+    "mylib/cli/launcher.py": (
+        "import click\n\n\n@click.command(help=\"Launch distributed training on a single node or multiple nodes\")\n"
+        "{hosts}"
+        "@click.option(\"--nproc_per_node\", type=int, default=None, help=\"Number of GPUs to use on each node.\")\n"
+        "@click.option(\"--master_port\", type=int, default=29500)\n"
+        "@click.option(\"--master_addr\", type=str, default=\"127.0.0.1\", help=\"IP address of node 0\")\n"
+        "@click.argument(\"user_script\", type=str)\ndef run(nproc_per_node, master_port, master_addr, user_script, **hosts):\n"
+        "    launch_multi_processes(nproc_per_node, master_port, master_addr, user_script, **hosts)\n"),
+    "mylib/trainer.py": "import torch\n\n\ndef fit(model, loader):\n    for b in loader:\n        model(b).loss.backward()\n",
+}
+_CLICK_HOSTS = ("@click.option(\"-H\", \"-host\", \"--host\", type=str, default=None, help=\"the list of hostnames: <host1>,<host2>\")\n"
+                "@click.option(\"--hostfile\", type=str, default=None, help=\"a file listing each host\")\n")
+
 
 @register
 class E1GPUDirectRDMA(Check):
@@ -339,6 +355,9 @@ class E1GPUDirectRDMA(Check):
         Example({"run.slurm": "#!/bin/bash\n#SBATCH --nodes=2\nexport NCCL_COLLNET_ENABLE=1\nexport NCCL_IB_HCA=mlx5_0\nexport NCCL_NET_GDR_LEVEL=PHB\n"
                  "srun torchrun --nnodes 2 --nproc_per_node 8 train.py\n"}, U, "SHARP on over IB with GDR"),
         Example(_LAUNCHER, N, "the project's own launcher takes a node rank and a rendezvous address; no RDMA setting"),
+        Example(filled(_CLICK_LAUNCHER, "hosts", _CLICK_HOSTS), N,
+                "the project's click launcher takes a host list and a rendezvous address; no RDMA setting"),
+        Example(filled(_CLICK_LAUNCHER, "hosts", ""), Status.NA, "a click launcher for the GPUs of one node: no host list"),
         Example({"mylib/cli/launcher.py": _LAUNCHER["mylib/cli/launcher.py"].split("    parser.add_argument('--node_rank'")[0]
                  + "    return parser\n"}, Status.NA, "a launcher for the GPUs of one node only"),
     )
