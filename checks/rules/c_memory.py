@@ -13,7 +13,7 @@ from ..facts import Call, ConfigEntry, Expr, Facts, Field, Setting, as_number, t
 from ..facts.types import ParamDefault
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
-from ..project import _SERVE_PATH, CONFIG_CALLEE, recipe_files
+from ..project import _SERVE_PATH, CONFIG_CALLEE, jax_jitted_steps, recipe_files
 from . import _bmtrain as bmtrain
 from ._helpers import (
     HF_DEFAULTS,
@@ -2021,6 +2021,59 @@ def _minibatch_accumulation(f: Facts) -> list[Call]:
     return out
 
 
+#: JAX: the gradient of one update summed over micro-batches by an accumulator the step calls (levanter
+#: ``accumulate_gradients_sharded``, t5x-style ``accumulate_grads_microbatched``)
+_JAX_ACCUMULATOR = re.compile(r"^_*(accum\w*_?grad\w*|grad\w*_?accum\w*)$", re.I)
+_JAX_UPDATES = ("update", "apply_updates", "apply_gradients")
+_CALLEE = re.compile(r"([A-Za-z_]\w*)\s*\(")
+
+
+def _jax_accumulation(f: Facts) -> tuple[Any, Any, Any] | None:
+    """On a JAX training path: (the jitted training step, the gradient accumulator it calls, the optimizer update after it)
+    when the step takes its gradients from an accumulator over micro-batches before one update; ``optax.MultiSteps``
+    (every_k_schedule > 1) is the optimizer-side spelling, with the step's update as the update. None otherwise."""
+    for d in jax_jitted_steps(f):
+        ff = f.files.get(d.path)
+        if ff is None:
+            continue
+        body = [c for c in ff.calls if c.func == d.target]
+        for c in body:
+            # ``accumulate_gradients_sharded(loss_fn, Batch, n)(model, *batch)``: the facts keep a call of what a call
+            # returns as one unnamed call ("?"), whose source line names the accumulator it calls
+            names = _CALLEE.findall(c.text) if c.name == "?" else [c.short]
+            if not any(_JAX_ACCUMULATOR.match(n) for n in names) or guard_off(f, c):
+                continue
+            upd = next((u for u in body if u.short in _JAX_UPDATES and u.line > c.line), None)
+            if upd is not None:
+                return d, c, upd
+    for m in f.calls("optax.MultiSteps"):
+        k = as_number(m.kwargs.get("every_k_schedule", m.args[1] if len(m.args) > 1 else None))
+        if k is not None and k > 1 and not guard_off(f, m) and not _TEST_FILE.search(m.path):
+            steps = jax_jitted_steps(f)
+            return (steps[0], m, m) if steps else None
+    return None
+
+
+def _jax_step(grads: str, optimizer: str = "optax.adamw(3e-4)") -> dict[str, str]:
+    """A JAX trainer (levanter-like): a jitted ``train_step`` whose gradients come from ``grads``, then one optimizer update;
+    the accumulator is the project's own (a scan over the micro-batches of each batch)."""
+    return {
+        "mylm/grad_accum.py": (
+            "import equinox as eqx\nimport jax\nimport jax.numpy as jnp\n\n\n"
+            "def accumulate_gradients_sharded(f, Batch, per_device_parallelism):\n    grad_fn = eqx.filter_value_and_grad(f)\n\n"
+            "    def fn(model, batch):\n        micro = batch.reshape((-1, per_device_parallelism) + batch.shape[1:])\n\n"
+            "        def step(acc, mb):\n            loss, grad = grad_fn(model, mb)\n"
+            "            return (acc[0] + loss, jax.tree_util.tree_map(jnp.add, acc[1], grad)), None\n\n"
+            "        zero = (jnp.zeros(()), jax.tree_util.tree_map(jnp.zeros_like, model))\n"
+            "        (loss, grad), _ = jax.lax.scan(step, zero, micro)\n        return loss / micro.shape[0], grad\n\n    return fn\n"),
+        "mylm/trainer.py": (
+            "import equinox as eqx\nimport optax\n\nfrom mylm.grad_accum import accumulate_gradients_sharded\n\n"
+            f"optimizer = {optimizer}\n\n\n@eqx.filter_jit\ndef train_step(model, opt_state, batch, config, Batch):\n"
+            f"    {grads}\n    updates, opt_state = optimizer.update(grads, opt_state, model)\n"
+            "    return eqx.apply_updates(model, updates), opt_state, loss\n"),
+    }
+
+
 #: ms-swift ``TrainArgumentsMixin``: accumulation left None, computed in ``__post_init__`` to reach a global batch of 16
 _GA_FILLED = (
     "import math\nfrom dataclasses import dataclass\nfrom typing import Optional\n\nfrom mylib.utils import get_dist_setting\n\n\n"
@@ -2151,7 +2204,9 @@ class C5GradientAccumulation(Check):
         "Whether gradients are accumulated over several micro-batches: `gradient_accumulation_steps` > 1 (HF, DeepSpeed, "
         "LLaMA-Factory, axolotl, torchtune, accelerate `Accelerator(...)`), Lightning `accumulate_grad_batches` > 1, Megatron "
         "`--global-batch-size` larger than micro-batch x data-parallel size, or a raw loop that steps the optimizer every N "
-        "micro-steps (`if (step + 1) % accum == 0: optimizer.step()`, `for micro_step in range(accum)`). The HF default of 1 is not use."
+        "micro-steps (`if (step + 1) % accum == 0: optimizer.step()`, `for micro_step in range(accum)`); in JAX, `optax.MultiSteps` "
+        "with `every_k_schedule` > 1 or a jitted training step that takes its gradients from a micro-batch accumulator "
+        "(`accumulate_gradients(...)`) before one update. The HF default of 1 is not use."
     )
     why = (
         "Accumulating N micro-batches gives the optimisation behaviour of an N-times larger batch within the memory of one "
@@ -2279,6 +2334,14 @@ class C5GradientAccumulation(Check):
             "        return fwd_bwd_function(forward_step_func=self.fwd_func, data_iterator=iter([batch]), model=self.model,\n"
             "                                num_microbatches=1, forward_only=forward_only)\n")}, N,
                 "the same schedule over one micro-batch"),
+        Example(_jax_step("loss, grads = accumulate_gradients_sharded(loss_fn, Batch, config.per_device_parallelism)(model, batch)"),
+                U, "JAX: the jitted step takes its gradients from a micro-batch accumulator"),
+        Example(_jax_step("loss, grads = eqx.filter_value_and_grad(loss_fn)(model, batch)", "optax.MultiSteps(optax.adamw(3e-4), every_k_schedule=4)"),
+                U, "JAX: optax.MultiSteps applies the update every 4 micro-batches"),
+        Example(_jax_step("loss, grads = eqx.filter_value_and_grad(loss_fn)(model, batch)", "optax.MultiSteps(optax.adamw(3e-4), every_k_schedule=1)"),
+                Status.NA, "JAX: MultiSteps every 1 micro-batch, one gradient per update: not judged, nothing found"),
+        Example(_jax_step("loss, grads = eqx.filter_value_and_grad(loss_fn)(model, batch)"), Status.NA,
+                "JAX: one gradient per update: not judged (a PyTorch-spelling check found nothing)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2411,6 +2474,18 @@ class C5GradientAccumulation(Check):
                            f"schedule ({fwd.path}:{fwd.line}) over `get_num_microbatches()` micro-batches ({count.path}:{count.line}), "
                            "global_batch_size / (micro_batch_size x data-parallel size) per optimizer step: sizes the run's config "
                            "sets, not visible in the repository", {})
+        jax_acc = _jax_accumulation(f) if ctx.project.notes.get("jax_training") else None
+        if jax_acc:
+            step, acc, upd = jax_acc
+            if acc.short == "MultiSteps":
+                k = int(as_number(acc.kwargs.get("every_k_schedule", acc.args[1] if len(acc.args) > 1 else None)) or 0)
+                return Outcome(U, evs([acc]), f"optax.MultiSteps ({acc.path}:{acc.line}) applies the optimizer update once "
+                               f"every {k} micro-batches", {"gradient_accumulation_steps": k})
+            name = next(n for n in ([acc.short] if acc.name != "?" else _CALLEE.findall(acc.text)) if _JAX_ACCUMULATOR.match(n))
+            return Outcome(U, evs([acc, upd]), f"the JAX training step `{step.target}` ({step.path}:{step.line}) takes its "
+                           f"gradients from `{name}(...)` ({acc.path}:{acc.line}), which sums them over micro-batches, "
+                           f"before one optimizer update ({upd.path}:{upd.line}); the number of micro-batches per update is "
+                           "batch size / micro-batch size, decided at run time", {})
         return Outcome(N, [], "no gradient accumulation found")
 
     @staticmethod
