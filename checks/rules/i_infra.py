@@ -737,6 +737,11 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     loops |= {(c.path, c.func, c.loop) for c in f.calls_where(lambda s: s.startswith("train_") and "loader" not in s)
               if c.loop is not None and c.name.count(".") == 1 and c.name.startswith("self.") and _TRAIN_LOADER.search(c.loop)
               and not _epoch_loop(c.loop) and c.func not in _STEP_FUNCS}
+    # ... or that hands each batch's training to a worker group or engine it holds (RLinf ``for batch in
+    # self.train_dataloader: ... actor_handle = self.actor.run_training(input_channel=...)``): one policy update per iteration
+    loops |= {(c.path, c.func, c.loop) for c in f.calls("run_training")
+              if c.loop is not None and c.name.count(".") == 2 and c.name.startswith("self.") and _TRAIN_LOADER.search(c.loop)
+              and not _epoch_loop(c.loop) and c.func not in _STEP_FUNCS}
     # a loop that calls a method of its own file whose body runs the backward and the optimizer step outside any loop (CoLLiE
     # ``loss = self.train_fn(self, batch, self.global_batch_idx)``, a static method ending in ``trainer.engine.backward(loss)``
     # and ``trainer.engine.step()``): one step per iteration
@@ -2412,7 +2417,38 @@ def tracker_calls(f: Facts) -> list[Call]:
     if any(not _TEST_PATH.search(i.path) for i in f.imports(*_TRACKER_MODULES)):
         out += [c for c in f.calls("info", "log") if _METRIC_LOGGER.search(c.name) and c.args
                 and _text_of(c.args[0]).lstrip().startswith("{") and c not in out]
+    out += [c for c in _wrapper_logs(f) if c not in out]
     return out
+
+
+def _wrapper_logs(f: Facts) -> list[Call]:
+    """``log`` calls on an object of the project's own metrics-logger class (RLinf ``self.metric_logger =
+    MetricLogger(cfg)`` then ``self.metric_logger.log(metrics, step)``), where the module that defines the class creates
+    the trackers itself (``wandb.init``, ``SummaryWriter``...) and has a ``log`` method that writes to them: each such call
+    is a report to those trackers. The class is found by the caller's ``from <module> import <Class>``."""
+    memo = f._memo
+    if ("wrapper-logs",) in memo:
+        return list(memo[("wrapper-logs",)])  # type: ignore[arg-type]
+    inits = {n.rsplit(".", 1)[-1] for n in _TRACKER_INITS}
+    writers: dict[str, bool] = {}
+
+    def writes(path: str) -> bool:
+        if path not in writers:
+            ff = f.files[path]
+            writers[path] = (not _TEST_PATH.search(path) and any(c.short in inits for c in ff.calls)
+                             and any(c.func == "log" for c in ff.calls))
+        return writers[path]
+
+    out: list[Call] = []
+    for path in sorted({c.path for c in f.calls("log")}):
+        ff = f.files.get(path)
+        if ff is None or _TEST_PATH.search(path):
+            continue
+        bound = {a.target for a in ff.attr_assigns if isinstance(a.value, Expr) and (m := re.match(r"([A-Z]\w*)\(", a.value.text))
+                 and (target := _class_file(f, path, m.group(1))) is not None and target != path and writes(target)}
+        out += [c for c in ff.calls if c.short == "log" and c.name.rsplit(".", 1)[0] in bound]
+    memo[("wrapper-logs",)] = out  # type: ignore[assignment]
+    return list(out)
 
 
 _TRACKER_INITS = ("wandb.init", "swanlab.init", "mlflow.start_run", "SummaryWriter", "aim.Run", "comet_ml.Experiment",
@@ -2443,22 +2479,124 @@ def _any_tracker(f: Facts, lt_loggers: list[Any]) -> bool:
                 or uses_hf_trainer(f) or lt_loggers or f.config("report_to") or f.settings("report_to"))
 
 
-def _trackers_switched_off(f: Facts) -> tuple[Call, list[Any]] | None:
+def _trackers_switched_off(f: Facts) -> list[tuple[Call, list[Any], str]]:
     """Every tracker the project creates (``wandb.init``, ``SummaryWriter``...) is created behind a switch that is off
     (arctic-training: ``if self.global_rank == 0 and self.config.wandb.enable: self.wandb_experiment = wandb.init(...)``
-    with ``enable: bool = False``): the first such creation and the settings that switch it off. None when a tracker is
+    with ``enable: bool = False``), or started in the client's "disabled" mode (see :func:`_mode_disabled`): each creation
+    with what switches it off and how ("switch", "mode" or "unset", see :func:`_section_unset`). Empty when a tracker is
     created unconditionally, under a switch that is on or unknown, or not at all."""
     inits = [c for c in f.calls(*_TRACKER_INITS) if not _TEST_PATH.search(c.path) and c.name.rsplit(".", 1)[-1] in
              {n.rsplit(".", 1)[-1] for n in _TRACKER_INITS}]
-    if not inits:
-        return None
-    first: tuple[Call, list[Any]] | None = None
+    out: list[tuple[Call, list[Any], str]] = []
     for c in inits:
-        off = guard_off(f, c) or callers_off(f, c)
+        off, how = guard_off(f, c) or callers_off(f, c), "switch"
         if not off:
-            return None
-        first = first or (c, off)
-    return first
+            off, how = _mode_disabled(f, c), "mode"
+        if not off:
+            off, how = _section_unset(f, c), "unset"
+        if not off:
+            return []
+        out.append((c, off, how))
+    return out
+
+
+def _muted_reports(f: Facts) -> list[Call]:
+    """Reports that go nowhere because every tracker creation is off and at least one by a disabled mode or an unset section
+    (see :func:`_trackers_switched_off`): ``wandb.log``/``swanlab.log`` when that client's every run starts in "disabled" mode
+    (a no-op), and ``add_scalar`` on the attribute a ``SummaryWriter`` that is not created would have been bound to."""
+    offs = _trackers_switched_off(f)
+    if not any(how != "switch" for _, _, how in offs):
+        return []
+    muted: list[Call] = []
+    for client in ("wandb", "swanlab"):
+        mine = [(c, how) for c, _, how in offs if c.name.split(".", 1)[0] == client]
+        if mine and all(how == "mode" for _, how in mine):
+            muted += [c for c in f.calls(f"{client}.log") if c.name == f"{client}.log"]
+    writers = {(c.path, c.line) for c, _, _ in offs if c.short == "SummaryWriter"}
+    bound = {(a.path, a.target) for a in f.records("attr_assigns") if (a.path, a.line) in writers}
+    muted += [c for c in f.calls("add_scalar", "add_scalars") if (c.path, c.name.rsplit(".", 1)[0]) in bound]
+    return muted
+
+
+def _off_reason(c: Call, sites: list[Any], how: str) -> str:
+    """Why one tracker creation reports nothing by default (see :func:`_trackers_switched_off`), citing both lines."""
+    s0 = sites[0]
+    at = f"{c.name}() ({c.path}:{c.line})"
+    if how == "mode":
+        return (f"{at} starts its run with mode {s0.owner}.mode, {s0.default!r} by default ({s0.path}:{s0.line}) and set nowhere, "
+                "so its log calls are no-ops")
+    if how == "unset":
+        return f"{at} runs only when {s0.owner}.{s0.name} is set, and it is None by default ({s0.path}:{s0.line}) and set nowhere"
+    if s0 is c:
+        return f"{at} runs only under `{c.guard}`, which nothing in the project makes true"
+    key, value = _site_key_value(s0)
+    return f"{at} runs only when {key} is {'set' if value is None else 'on'}, and it is {value!r} ({s0.path}:{s0.line})"
+
+
+def _site_key_value(s0: Any) -> tuple[str, Any]:
+    """How a setting that switches a tracker off is named and what it holds: a class field, a setting or a parameter default."""
+    if hasattr(s0, "owner") and hasattr(s0, "default"):
+        return f"{s0.owner}.{s0.name}", s0.default
+    if hasattr(s0, "key"):
+        return s0.key, s0.value
+    if hasattr(s0, "func") and hasattr(s0, "value"):
+        return f"the {s0.name} parameter of {s0.func}()", s0.value
+    return "its switch", None
+
+
+def _section_fields(f: Facts, holder: str, name: str) -> list[Any]:
+    """The fields ``name`` of the typed config section ``holder`` (``wandb: WandBConfig = field(...)`` -> ``WandBConfig.mode``;
+    a local holder named after its class, ``swanlab_config`` -> ``SwanlabConfig``), outside tests, when every class the
+    section may hold has one and nothing sets ``<holder>.<name>`` (a config key or an assignment to the chain); empty
+    otherwise."""
+    classes = {m.group(1) for fl in f.fields(holder) if not _TEST_PATH.search(fl.path)
+               and (m := re.match(rf"\s*{re.escape(holder)}\s*:\s*(?:Optional\[)?([A-Z]\w*)", fl.text or ""))}
+    if not classes:
+        classes = {"".join(p[:1].upper() + p[1:] for p in holder.split("_") if p)}
+    found = [fl for fl in f.fields(name) if fl.owner in classes and not _TEST_PATH.search(fl.path)]
+    if not found or {fl.owner for fl in found} != classes or f.config(f"{holder}.{name}") or f.attr_assigns(f"{holder}.{name}"):
+        return []
+    return found
+
+
+def _chain_holder(node: ast.expr | None) -> tuple[str, str] | None:
+    """(holder, name) of ``x.holder.name`` / ``holder.name``."""
+    if not isinstance(node, ast.Attribute):
+        return None
+    v = node.value
+    holder = v.attr if isinstance(v, ast.Attribute) else v.id if isinstance(v, ast.Name) and v.id not in ("self", "cls") else None
+    return (holder, node.attr) if holder else None
+
+
+def _mode_disabled(f: Facts, c: Call) -> list[Any]:
+    """A W&B/SwanLab run started with ``mode=`` read from a typed config section whose ``mode`` defaults to "disabled"
+    (AReaL ``wandb.init(mode=self.config.wandb.mode, ...)`` with ``WandBConfig.mode: str = field(default="disabled")``):
+    ``mode="disabled"`` is the client's documented off switch, its ``log`` calls are no-ops. The section's ``mode`` fields
+    when they all default to "disabled" and nothing sets the section's mode; empty otherwise."""
+    if c.name.rsplit(".", 1)[-1] != "init" or c.name.split(".", 1)[0] not in ("wandb", "swanlab"):
+        return []
+    v = c.kwargs.get("mode")
+    hn = _chain_holder(parse_expr(v.text) if isinstance(v, Expr) and v.text else None)
+    if hn is None or hn[1] != "mode":
+        return []
+    modes = _section_fields(f, *hn)
+    return modes if modes and all(isinstance(fl.default, str) and fl.default.strip().lower() == "disabled" for fl in modes) else []
+
+
+def _section_unset(f: Facts, c: Call) -> list[Any]:
+    """A tracker created under ``<section>.<field> is not None`` (AReaL ``if self.config.tensorboard.path is not None:
+    SummaryWriter(log_dir=self.config.tensorboard.path)``) where the typed section's field defaults to None and nothing
+    sets it: the tracker is not created. That field; empty otherwise."""
+    node = parse_expr(c.guard) if c.guard else None
+    for t in node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node] if node is not None else []:
+        if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.IsNot)
+                and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None):
+            continue
+        hn = _chain_holder(t.left)
+        found = _section_fields(f, *hn) if hn else []
+        if found and all(fl.default is None for fl in found):
+            return found
+    return []
 
 
 def _tracker_objects(f: Facts) -> dict[str, set[str]]:
@@ -2659,6 +2797,49 @@ def _own_step_summary(every: int | None) -> dict[str, str]:
         text = text.replace("            self.write_step_summary(", "                self.write_step_summary(").replace(
             "\n                                    step=", "\n                                        step=")
     return {"mylib/trainers/trainer.py": text}
+
+
+#: AReaL: the trainer starts W&B with the mode of its config section (default "disabled") and TensorBoard only when a log
+#: path is set (default None), then reports every step; ``{mode}`` is WandBConfig.mode's default
+_MODE_TRACKERS = {
+    "pkg/config.py": (
+        "from dataclasses import dataclass, field\n\n\n@dataclass\nclass WandBConfig:\n"
+        "    mode: str = field(default=\"{mode}\", metadata={{\"help\": \"online, offline or disabled\"}})\n"
+        "    project: str = \"demo\"\n\n\n@dataclass\nclass TensorBoardConfig:\n    path: str | None = None\n\n\n"
+        "@dataclass\nclass TrainConfig:\n    wandb: WandBConfig = field(default_factory=WandBConfig)\n"
+        "    tensorboard: TensorBoardConfig = field(default_factory=TensorBoardConfig)\n"),
+    "pkg/trainer.py": (
+        "import wandb\nfrom torch.utils.tensorboard import SummaryWriter\n\nfrom pkg.config import TrainConfig\n\n\n"
+        "class Trainer:\n    def __init__(self, config: TrainConfig, model, loader, optimizer):\n        self.config = config\n"
+        "        self.model = model\n        self.loader = loader\n        self.optimizer = optimizer\n"
+        "        wandb.init(mode=self.config.wandb.mode, project=self.config.wandb.project)\n        self.writer = None\n"
+        "        if self.config.tensorboard.path is not None:\n"
+        "            self.writer = SummaryWriter(log_dir=self.config.tensorboard.path)\n\n"
+        "    def train(self):\n        for step, batch in enumerate(self.loader):\n"
+        "            loss = self.model(**batch).loss\n            loss.backward()\n            self.optimizer.step()\n"
+        "            self.optimizer.zero_grad()\n            wandb.log({{\"loss\": loss.item()}}, step=step)\n"
+        "            if self.writer is not None:\n                self.writer.add_scalar(\"train/loss\", loss.item(), step)\n"),
+}
+
+#: RLinf: the runner reports through its own metrics-logger class, whose module creates the trackers; one policy update per
+#: batch through the actor worker group's ``run_training`` (``{report}``: the report line(s) of the loop body)
+_WRAPPED_TRACKERS = {
+    "pkg/utils/metric_logger.py": (
+        "import wandb\nfrom torch.utils.tensorboard import SummaryWriter\n\n\nclass MetricLogger:\n"
+        "    def __init__(self, cfg):\n        self.backends = cfg.logger.get(\"logger_backends\", [\"tensorboard\"])\n"
+        "        self.writer = SummaryWriter(cfg.logger.log_path) if \"tensorboard\" in self.backends else None\n"
+        "        if \"wandb\" in self.backends:\n            wandb.init(project=cfg.logger.project_name)\n\n"
+        "    def log(self, data, step):\n        for key, value in data.items():\n"
+        "            if self.writer is not None:\n                self.writer.add_scalar(key, value, step)\n"
+        "        if \"wandb\" in self.backends:\n            wandb.log(data, step=step)\n"),
+    "pkg/runners/runner.py": (
+        "from pkg.utils.metric_logger import MetricLogger\n\n\nclass Runner:\n"
+        "    def __init__(self, cfg, actor, train_dataloader):\n        self.cfg = cfg\n        self.actor = actor\n"
+        "        self.train_dataloader = train_dataloader\n        self.metric_logger = MetricLogger(cfg)\n"
+        "        self.global_steps = 0\n\n    def run(self):\n        for batch in self.train_dataloader:\n"
+        "            handle = self.actor.run_training(batch)\n            metrics = handle.wait()\n"
+        "            self.global_steps += 1\n{report}"),
+}
 
 
 @register
@@ -2959,6 +3140,17 @@ class I5ReportFrequency(Check):
         Example(_ds_monitor("{}"), U, "DeepSpeed's MonitorMaster only for a monitor_config key of a ds_config that defaults to {}"),
         Example(_ds_monitor("{'monitor_config': {'wandb': {'enabled': True}}}"), Status.NA,
                 "the same monitor with a ds_config default that names the key: the interval is DeepSpeed's, not judged"),
+        Example({k: v.format(mode="disabled") for k, v in _MODE_TRACKERS.items()}, U,
+                "W&B started in its config's default mode 'disabled', TensorBoard only with a log path (None): no report"),
+        Example({k: v.format(mode="online") for k, v in _MODE_TRACKERS.items()}, N, "the same trainer with W&B online by default"),
+        Example({**{k: v.format(mode="disabled") for k, v in _MODE_TRACKERS.items()}, "recipes/grpo.yaml": "wandb:\n  mode: online\n"}, N,
+                "the same trainer with a recipe that turns W&B online"),
+        Example({k: v.format(report="            self.metric_logger.log(metrics, self.global_steps)\n") for k, v in _WRAPPED_TRACKERS.items()},
+                N, "the project's metrics-logger class writes TensorBoard every RL step"),
+        Example({**{k: v.format(report="            if self.global_steps % self.cfg.runner.log_interval == 0:\n"
+                                       "                self.metric_logger.log(metrics, self.global_steps)\n")
+                    for k, v in _WRAPPED_TRACKERS.items()}, "config/ppo.yaml": "runner:\n  log_interval: 20\n"},
+                U, "the same logger every 20 RL steps"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -3033,7 +3225,8 @@ class I5ReportFrequency(Check):
         # with the run's tracker known to be Lightning's default logger, a tracker call in a script the training path never
         # reaches (a research script shipped in the package with its own loop and wandb.log) is not the run's reporting
         training = ctx.project.training_files
-        loop = per_step_calls(f, [c for c in tracker_calls(f) if not section_flag_off(f, c)
+        muted = _muted_reports(f)
+        loop = per_step_calls(f, [c for c in tracker_calls(f) if not section_flag_off(f, c) and c not in muted
                                   and not (implicit and training and c.path not in training)], threshold, spaced)
         bad += [(c, f"{c.name}() in the training loop", n) for c, n in loop]
         # the Trainer subclass's own hook hands its dict to the report_to trackers on every micro-batch, past logging_steps
@@ -3073,9 +3266,14 @@ class I5ReportFrequency(Check):
                            f"{vis.total} Python config files ({first.path}:{first.line}); metrics stay in the runner's log; {vis.note}",
                            {"visualizer": None})
         if not trackers and not rt and not ok and not spaced and not defaults:
-            off = _trackers_switched_off(f)
-            if off:
-                init, sites = off
+            offs = _trackers_switched_off(f)
+            if any(how != "switch" for _, _, how in offs):
+                return Outcome(U, [Facts.ev(c) for c, _, _ in offs[:3]] + [Facts.ev(s[0], key=_site_key_value(s[0])[0], value=_site_key_value(s[0])[1])
+                                                                            for c, s, _ in offs[:3] if s and s[0] is not c],
+                               "no external tracker by default: " + "; ".join(_off_reason(c, s, how) for c, s, how in offs[:4])
+                               + (f" (+{len(offs) - 4} more)" if len(offs) > 4 else ""), {**values, "tracker": None})
+            if offs:
+                init, sites, _ = offs[0]
                 s0 = sites[0]
                 gate = empty_section_gate(f, init.guard) if s0 is init else []
                 if gate:  # ``if "monitor_config" in config.ds_config.keys():`` with ``ds_config`` defaulting to ``{}``
