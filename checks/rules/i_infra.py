@@ -879,8 +879,8 @@ def _derived_interval(f: Facts, name: str, path: str) -> list[float]:
         if not m:
             continue
         expr = parse_expr(m.group(2))
-        if expr is None:
-            continue
+        if expr is None or any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(expr)):
+            continue  # ``x = min(x, self.total_steps)`` caps the value an earlier line gave: not where it comes from
         for node in ast.walk(expr):
             leaf = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
             if not leaf or leaf == name or "accum" in leaf.lower() or not re.search(r"interval|every|freq|steps", leaf, re.I):
@@ -1037,7 +1037,10 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
     for (path, func), first in own_steps.items():
         for x in f.files[path].calls if path in f.files else ():
             if (x.func == func and x.loop is None and x.line > first and x.name.count(".") == 1 and x.name.startswith("self.")
-                    and "step" in x.kwargs and re.search(r"step", _text_of(x.kwargs["step"])) is not None):
+                    and (("step" in x.kwargs and re.search(r"step", _text_of(x.kwargs["step"])) is not None)
+                         # or under an interval guard of the step counter (Ludwig ``if progress_tracker.steps %
+                         # final_steps_per_checkpoint == 0: self._eval_and_checkpoint(...)``), as in a ``while`` step loop
+                         or re.search(r"step\w*\s*%", x.guard or "") is not None)):
                 own_helpers.setdefault((path, x.short), []).append(x)
     for c in calls:
         if _TEST_PATH.search(c.path) or c.path in side or _FINAL_SAVE.search(c.func or ""):
@@ -1057,16 +1060,17 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
             guarded, n = every(c.guard, c.path)
         else:  # the helper's own guard and the guard around its call site both gate it: the sparser one wins
             own = every(c.guard, c.path)
-            if own[0]:
+            per_site = [every(s.guard, s.path) for s in sites]
+            if own[0] and (own[1] is not None or not all(g for g, _ in per_site) or not all("%" in (x.guard or "") for x in sites)):
                 guarded, n = own
+            elif all(g for g, _ in per_site):
+                # the call sites' modulo guards (a helper's own condition of unknown interval, ``if
+                # cfg.get("async_save", False):``, does not hide the loop's ``if step % save_freq == 0``)
+                known = [x for _, x in per_site if x is not None]
+                guarded, n = True, (min(known) if len(known) == len(per_site) else None)
+                cite = sites[0]  # the interval is the call site's, whatever flag the helper tests itself
             else:
-                per_site = [every(s.guard, s.path) for s in sites]
-                if all(g for g, _ in per_site):
-                    known = [x for _, x in per_site if x is not None]
-                    guarded, n = True, (min(known) if len(known) == len(per_site) else None)
-                    cite = sites[0] if not c.guard else c
-                else:
-                    guarded, n = False, None
+                guarded, n = False, None
         if not guarded:
             out.append((c, 1.0))
         elif n is not None and n < threshold:
@@ -1371,6 +1375,31 @@ _PPO_TRAINER = ("from pkg.utils.saver import Saver\nfrom pkg.utils.stats_logger 
 _PPO_FILES = {"pkg/utils/saver.py": _PPO_SAVER, "pkg/utils/stats_logger.py": _PPO_STATS, "pkg/trainer/rl_trainer.py": _PPO_TRAINER}
 
 
+#: Ludwig's trainer: a ``while`` loop over the batcher calls the trainer's own ``train_step``, then evaluates and checkpoints
+#: through a method of its own under an interval guard of the step counter; ``{default}`` is steps_per_checkpoint's default
+#: (0: one checkpoint per epoch, the interval computed from the epoch length)
+_OWN_STEP_CHECKPOINT = {
+    "mylib/schema/trainer.py": ("from dataclasses import dataclass\n\n\n@dataclass\nclass TrainerConfig:\n"
+                                "    epochs: int = 3\n    steps_per_checkpoint: int = {default}\n"),
+    "mylib/trainers/trainer.py": (
+        "import torch\n\n\nclass Trainer:\n    def __init__(self, model, optimizer, config):\n        self.model = model\n"
+        "        self.optimizer = optimizer\n        self.steps_per_checkpoint = config.steps_per_checkpoint\n"
+        "        self.skip_save_progress = False\n\n"
+        "    def save_checkpoint(self, progress_tracker, save_path):\n"
+        "        torch.save(self.model.state_dict(), f\"{{save_path}}/model_{{progress_tracker.steps}}.pt\")\n\n"
+        "    def train_step(self, inputs, targets):\n        loss = self.model(inputs, targets)\n        loss.backward()\n"
+        "        self.optimizer.step()\n        self.optimizer.zero_grad()\n        return loss\n\n"
+        "    def _eval_and_checkpoint(self, progress_tracker, save_path):\n        self.evaluate(progress_tracker)\n"
+        "        if not self.skip_save_progress:\n            self.save_checkpoint(progress_tracker, save_path)\n\n"
+        "    def _train_loop(self, batcher, progress_tracker, save_path):\n"
+        "        steps_per_checkpoint = self.steps_per_checkpoint or batcher.steps_per_epoch\n"
+        "        while not batcher.last_batch():\n            inputs, targets = batcher.next_batch()\n"
+        "            loss = self.train_step(inputs, targets)\n            progress_tracker.steps += 1\n"
+        "            if progress_tracker.steps % steps_per_checkpoint == 0:\n"
+        "                self._eval_and_checkpoint(progress_tracker, save_path)\n"),
+}
+
+
 def _save_ctl(steps: str) -> dict[str, str]:
     """realhf 0.3.0-shaped: the master worker builds its save control from ``exp_ctrl.save_freq_*`` fields, ``save_freq_steps``
     defaulting to ``steps``, the others None; ``FrequencyControl.check`` returns False when its frequency is None."""
@@ -1598,6 +1627,9 @@ class I3CheckpointFrequency(Check):
         Example(_regime("None", "None"), U, "a regime section's checkpoint_every_n_steps defaults to None and nothing sets it"),
         Example(_regime("5", "None"), N, "the same section checkpointing every 5 steps"),
         Example(_save_ctl("1"), N, "the same control with save_freq_steps 1: a checkpoint every step"),
+        Example({k: v.format(default=0) for k, v in _OWN_STEP_CHECKPOINT.items()}, U,
+                "a while step loop checkpoints through its own method under an interval guard (once per epoch by default)"),
+        Example({k: v.format(default=5) for k, v in _OWN_STEP_CHECKPOINT.items()}, N, "the same trainer checkpointing every 5 steps"),
         Example(torchx_runner(ckpt=100), U, "torchtitan launched from a Python runner with --checkpoint.interval=100"),
         Example(torchx_runner(ckpt=5), N, "the same launch checkpointing every 5 steps"),
     )
@@ -1666,10 +1698,12 @@ class I3CheckpointFrequency(Check):
         elif per_epoch:
             sane = epoch_txt + ("; " + _spaced_detail("other saves", spaced) if spaced else "")
             values["save_strategy"] = "epoch"
-        elif spaced:
+        elif spaced and not (items and all(i.kind == "off" for i in items)
+                             and all(any(re.search(rf"\b{re.escape(i.name)}\b", c.guard or "") for i in items) for c, _ in spaced)):
             sane = _spaced_detail("checkpoints saved", spaced)
             values.update(_spaced_values(spaced))
         elif items and all(i.kind == "off" for i in items):
+            # (also when the loop's saves sit under that very setting: verl ``if save_freq > 0 and (...)`` with ``save_freq: -1``)
             # periodic saving switched off (arctic-training ``save_every_n_steps: HumanInt = Field(default=0, ge=0)``): no
             # checkpoint stall during the run; saves, if any, come at the end or per epoch
             i = items[0]
