@@ -2513,6 +2513,17 @@ def _any_tracker(f: Facts, lt_loggers: list[Any]) -> bool:
                 or uses_hf_trainer(f) or lt_loggers or f.config("report_to") or f.settings("report_to"))
 
 
+def _bare_accelerators(f: Facts) -> list[Call]:
+    """The project's ``Accelerator(...)`` creations, outside tests, when none passes ``log_with`` (or ``**kwargs`` that may
+    carry it): Accelerate then starts no tracker, and ``accelerator.log`` writes nowhere (pytorch-accelerated
+    ``Trainer._create_accelerator`` returns ``Accelerator()``). Empty when any creation may name a tracker."""
+    accs = [c for c in f.calls("Accelerator") if c.short == "Accelerator" and c.name.split(".", 1)[0] == "accelerate"
+            and not _TEST_PATH.search(c.path)]
+    if any("log_with" in c.kwargs or c.star_kwargs or len(c.args) >= 10 for c in accs):
+        return []
+    return accs
+
+
 def _trackers_switched_off(f: Facts) -> list[tuple[Call, list[Any], str]]:
     """Every tracker the project creates (``wandb.init``, ``SummaryWriter``...) is created behind a switch that is off
     (arctic-training: ``if self.global_rank == 0 and self.config.wandb.enable: self.wandb_experiment = wandb.init(...)``
@@ -2831,6 +2842,22 @@ def _own_step_summary(every: int | None) -> dict[str, str]:
         text = text.replace("            self.write_step_summary(", "                self.write_step_summary(").replace(
             "\n                                    step=", "\n                                        step=")
     return {"mylib/trainers/trainer.py": text}
+
+
+#: pytorch-accelerated: a trainer that builds its Accelerator itself and prints the epoch's metrics through callbacks;
+#: ``{acc}`` is the Accelerator's arguments, ``{report}`` the step loop's report line(s)
+_ACCEL_TRAINER = {
+    "mypkg/trainer.py": (
+        "from accelerate import Accelerator\n\n\nclass Trainer:\n    def __init__(self, model, loss_func, optimizer, callbacks=()):\n"
+        "        self.model = model\n        self.loss_func = loss_func\n        self.optimizer = optimizer\n"
+        "        self.callbacks = list(callbacks)\n        self._accelerator = self._create_accelerator()\n\n"
+        "    def _create_accelerator(self):\n        return Accelerator({acc})\n\n"
+        "    def _run_train_epoch(self, train_dl, epoch):\n        for step, batch in enumerate(train_dl):\n"
+        "            xb, yb = batch\n            loss = self.loss_func(self.model(xb), yb)\n"
+        "            self._accelerator.backward(loss)\n            self.optimizer.step()\n            self.optimizer.zero_grad()\n"
+        "{report}"
+        "        for cb in self.callbacks:\n            cb.on_train_epoch_end(self, epoch)\n"),
+}
 
 
 #: AReaL: the trainer starts W&B with the mode of its config section (default "disabled") and TensorBoard only when a log
@@ -3174,6 +3201,10 @@ class I5ReportFrequency(Check):
         Example(_ds_monitor("{}"), U, "DeepSpeed's MonitorMaster only for a monitor_config key of a ds_config that defaults to {}"),
         Example(_ds_monitor("{'monitor_config': {'wandb': {'enabled': True}}}"), Status.NA,
                 "the same monitor with a ds_config default that names the key: the interval is DeepSpeed's, not judged"),
+        Example({k: v.format(acc="", report="") for k, v in _ACCEL_TRAINER.items()}, U,
+                "a trainer's own Accelerator() without log_with and no tracker anywhere: nothing is reported"),
+        Example({k: v.format(acc="log_with=\"wandb\"", report="            self._accelerator.log({\"train_loss\": loss.item()}, step=step)\n")
+                 for k, v in _ACCEL_TRAINER.items()}, N, "the same trainer with log_with='wandb', logging every step"),
         Example({k: v.format(mode="disabled") for k, v in _MODE_TRACKERS.items()}, U,
                 "W&B started in its config's default mode 'disabled', TensorBoard only with a log path (None): no report"),
         Example({k: v.format(mode="online") for k, v in _MODE_TRACKERS.items()}, N, "the same trainer with W&B online by default"),
@@ -3326,6 +3357,14 @@ class I5ReportFrequency(Check):
                                f"no external tracker: {d0.owner}.{d0.name} is {d0.default!r} ({d0.path}:{d0.line}) and nothing in the "
                                "project imports or creates a tracker (W&B, TensorBoard, MLflow, SwanLab, Aim, Comet...); metrics stay "
                                "in the log", {**values, "tracker": None})
+            bare = _bare_accelerators(f) if not implicit and not _any_tracker(f, lt_loggers) else []
+            if bare:
+                a0 = bare[0]
+                return Outcome(U, [Facts.ev(a) for a in bare[:3]],
+                               f"no external tracker: the Accelerator is created without log_with ({a0.path}:{a0.line}"
+                               f"{f' (+{len(bare) - 1})' if len(bare) > 1 else ''}), so Accelerate starts no tracker, and nothing in "
+                               "the project imports, creates or calls one (W&B, TensorBoard, MLflow, SwanLab, Aim, Comet...): no "
+                               "progress report leaves the process", {**values, "tracker": None})
             return Outcome(Status.NA, [], NOT_JUDGED + "no tracker interval setting and no tracker call in a training-step loop were found "
                            "on the training path; check how often your launch reports to W&B/TensorBoard/MLflow, if it does", values)
         hf = _hf_default_site(f, "logging_steps") if trackers and "logging_steps" in values and not any(
