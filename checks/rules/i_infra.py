@@ -2844,6 +2844,16 @@ def _own_step_summary(every: int | None) -> dict[str, str]:
     return {"mylib/trainers/trainer.py": text}
 
 
+#: fairseq2: a TensorBoard metric recorder that the trainer's ``_metric_recorder.record_metric_values`` feeds (see ``_regime``)
+_TB_RECORDER = {
+    "mylib/metrics/recorders/tensorboard.py": (
+        "from torch.utils.tensorboard import SummaryWriter\n\n\nclass TensorBoardRecorder:\n"
+        "    def __init__(self, output_dir):\n        self._writer = SummaryWriter(output_dir)\n\n"
+        "    def record_metric_values(self, category, values, step_nr=None):\n        for name, value in values.items():\n"
+        "            self._writer.add_scalar(f\"{category}/{name}\", value, step_nr)\n"),
+}
+
+
 #: pytorch-accelerated: a trainer that builds its Accelerator itself and prints the epoch's metrics through callbacks;
 #: ``{acc}`` is the Accelerator's arguments, ``{report}`` the step loop's report line(s)
 _ACCEL_TRAINER = {
@@ -3201,6 +3211,10 @@ class I5ReportFrequency(Check):
         Example(_ds_monitor("{}"), U, "DeepSpeed's MonitorMaster only for a monitor_config key of a ds_config that defaults to {}"),
         Example(_ds_monitor("{'monitor_config': {'wandb': {'enabled': True}}}"), Status.NA,
                 "the same monitor with a ds_config default that names the key: the interval is DeepSpeed's, not judged"),
+        Example({**_regime("None", "None"), **_TB_RECORDER}, U,
+                "TensorBoard written only when metrics are published, and publish_metrics_every_n_steps is None and set nowhere"),
+        Example({**_regime("None", "5"), **_TB_RECORDER}, Status.NA,
+                "the same recorder publishing every 5 steps through a helper: the interval is not traced to the tracker, not judged"),
         Example({k: v.format(acc="", report="") for k, v in _ACCEL_TRAINER.items()}, U,
                 "a trainer's own Accelerator() without log_with and no tracker anywhere: nothing is reported"),
         Example({k: v.format(acc="log_with=\"wandb\"", report="            self._accelerator.log({\"train_loss\": loss.item()}, step=step)\n")
@@ -3357,6 +3371,16 @@ class I5ReportFrequency(Check):
                                f"no external tracker: {d0.owner}.{d0.name} is {d0.default!r} ({d0.path}:{d0.line}) and nothing in the "
                                "project imports or creates a tracker (W&B, TensorBoard, MLflow, SwanLab, Aim, Comet...); metrics stay "
                                "in the log", {**values, "tracker": None})
+            # fairseq2: the trackers receive values only when metrics are published, and the publishing interval field
+            # (``publish_metrics_every_n_steps: int | None = None``) is None and set nowhere; no tracker call in a step loop
+            off_every = _none_every_n(f, sorted({x.name for x in f.records("fields") if _LOG_EVERY_N.match(_norm(x.name))
+                                                 and not _TEST_PATH.search(x.path)})) if _any_tracker(f, lt_loggers) else []
+            if off_every:
+                i = off_every[0]
+                return Outcome(U, [Facts.ev(i.fact, key=i.key)],
+                               f"no step report interval: {i.name} is None ({i.fact.path}:{i.fact.line}) and nothing sets it, and no "
+                               "tracker call sits in a training-step loop, so trackers are not reported to every few steps",
+                               {**values, i.name: "off"})
             bare = _bare_accelerators(f) if not implicit and not _any_tracker(f, lt_loggers) else []
             if bare:
                 a0 = bare[0]
