@@ -737,6 +737,11 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     loops |= {(c.path, c.func, c.loop) for c in f.calls_where(lambda s: s.startswith("train_") and "loader" not in s)
               if c.loop is not None and c.name.count(".") == 1 and c.name.startswith("self.") and _TRAIN_LOADER.search(c.loop)
               and not _epoch_loop(c.loop) and c.func not in _STEP_FUNCS}
+    # ... or that hands each batch's training to a worker group or engine it holds (RLinf ``for batch in
+    # self.train_dataloader: ... actor_handle = self.actor.run_training(input_channel=...)``): one policy update per iteration
+    loops |= {(c.path, c.func, c.loop) for c in f.calls("run_training")
+              if c.loop is not None and c.name.count(".") == 2 and c.name.startswith("self.") and _TRAIN_LOADER.search(c.loop)
+              and not _epoch_loop(c.loop) and c.func not in _STEP_FUNCS}
     # a loop that calls a method of its own file whose body runs the backward and the optimizer step outside any loop (CoLLiE
     # ``loss = self.train_fn(self, batch, self.global_batch_idx)``, a static method ending in ``trainer.engine.backward(loss)``
     # and ``trainer.engine.step()``): one step per iteration
@@ -874,8 +879,8 @@ def _derived_interval(f: Facts, name: str, path: str) -> list[float]:
         if not m:
             continue
         expr = parse_expr(m.group(2))
-        if expr is None:
-            continue
+        if expr is None or any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(expr)):
+            continue  # ``x = min(x, self.total_steps)`` caps the value an earlier line gave: not where it comes from
         for node in ast.walk(expr):
             leaf = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
             if not leaf or leaf == name or "accum" in leaf.lower() or not re.search(r"interval|every|freq|steps", leaf, re.I):
@@ -1032,7 +1037,10 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
     for (path, func), first in own_steps.items():
         for x in f.files[path].calls if path in f.files else ():
             if (x.func == func and x.loop is None and x.line > first and x.name.count(".") == 1 and x.name.startswith("self.")
-                    and "step" in x.kwargs and re.search(r"step", _text_of(x.kwargs["step"])) is not None):
+                    and (("step" in x.kwargs and re.search(r"step", _text_of(x.kwargs["step"])) is not None)
+                         # or under an interval guard of the step counter (Ludwig ``if progress_tracker.steps %
+                         # final_steps_per_checkpoint == 0: self._eval_and_checkpoint(...)``), as in a ``while`` step loop
+                         or re.search(r"step\w*\s*%", x.guard or "") is not None)):
                 own_helpers.setdefault((path, x.short), []).append(x)
     for c in calls:
         if _TEST_PATH.search(c.path) or c.path in side or _FINAL_SAVE.search(c.func or ""):
@@ -1052,16 +1060,17 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
             guarded, n = every(c.guard, c.path)
         else:  # the helper's own guard and the guard around its call site both gate it: the sparser one wins
             own = every(c.guard, c.path)
-            if own[0]:
+            per_site = [every(s.guard, s.path) for s in sites]
+            if own[0] and (own[1] is not None or not all(g for g, _ in per_site) or not all("%" in (x.guard or "") for x in sites)):
                 guarded, n = own
+            elif all(g for g, _ in per_site):
+                # the call sites' modulo guards (a helper's own condition of unknown interval, ``if
+                # cfg.get("async_save", False):``, does not hide the loop's ``if step % save_freq == 0``)
+                known = [x for _, x in per_site if x is not None]
+                guarded, n = True, (min(known) if len(known) == len(per_site) else None)
+                cite = sites[0]  # the interval is the call site's, whatever flag the helper tests itself
             else:
-                per_site = [every(s.guard, s.path) for s in sites]
-                if all(g for g, _ in per_site):
-                    known = [x for _, x in per_site if x is not None]
-                    guarded, n = True, (min(known) if len(known) == len(per_site) else None)
-                    cite = sites[0] if not c.guard else c
-                else:
-                    guarded, n = False, None
+                guarded, n = False, None
         if not guarded:
             out.append((c, 1.0))
         elif n is not None and n < threshold:
@@ -1366,6 +1375,31 @@ _PPO_TRAINER = ("from pkg.utils.saver import Saver\nfrom pkg.utils.stats_logger 
 _PPO_FILES = {"pkg/utils/saver.py": _PPO_SAVER, "pkg/utils/stats_logger.py": _PPO_STATS, "pkg/trainer/rl_trainer.py": _PPO_TRAINER}
 
 
+#: Ludwig's trainer: a ``while`` loop over the batcher calls the trainer's own ``train_step``, then evaluates and checkpoints
+#: through a method of its own under an interval guard of the step counter; ``{default}`` is steps_per_checkpoint's default
+#: (0: one checkpoint per epoch, the interval computed from the epoch length)
+_OWN_STEP_CHECKPOINT = {
+    "mylib/schema/trainer.py": ("from dataclasses import dataclass\n\n\n@dataclass\nclass TrainerConfig:\n"
+                                "    epochs: int = 3\n    steps_per_checkpoint: int = {default}\n"),
+    "mylib/trainers/trainer.py": (
+        "import torch\n\n\nclass Trainer:\n    def __init__(self, model, optimizer, config):\n        self.model = model\n"
+        "        self.optimizer = optimizer\n        self.steps_per_checkpoint = config.steps_per_checkpoint\n"
+        "        self.skip_save_progress = False\n\n"
+        "    def save_checkpoint(self, progress_tracker, save_path):\n"
+        "        torch.save(self.model.state_dict(), f\"{{save_path}}/model_{{progress_tracker.steps}}.pt\")\n\n"
+        "    def train_step(self, inputs, targets):\n        loss = self.model(inputs, targets)\n        loss.backward()\n"
+        "        self.optimizer.step()\n        self.optimizer.zero_grad()\n        return loss\n\n"
+        "    def _eval_and_checkpoint(self, progress_tracker, save_path):\n        self.evaluate(progress_tracker)\n"
+        "        if not self.skip_save_progress:\n            self.save_checkpoint(progress_tracker, save_path)\n\n"
+        "    def _train_loop(self, batcher, progress_tracker, save_path):\n"
+        "        steps_per_checkpoint = self.steps_per_checkpoint or batcher.steps_per_epoch\n"
+        "        while not batcher.last_batch():\n            inputs, targets = batcher.next_batch()\n"
+        "            loss = self.train_step(inputs, targets)\n            progress_tracker.steps += 1\n"
+        "            if progress_tracker.steps % steps_per_checkpoint == 0:\n"
+        "                self._eval_and_checkpoint(progress_tracker, save_path)\n"),
+}
+
+
 def _save_ctl(steps: str) -> dict[str, str]:
     """realhf 0.3.0-shaped: the master worker builds its save control from ``exp_ctrl.save_freq_*`` fields, ``save_freq_steps``
     defaulting to ``steps``, the others None; ``FrequencyControl.check`` returns False when its frequency is None."""
@@ -1593,6 +1627,9 @@ class I3CheckpointFrequency(Check):
         Example(_regime("None", "None"), U, "a regime section's checkpoint_every_n_steps defaults to None and nothing sets it"),
         Example(_regime("5", "None"), N, "the same section checkpointing every 5 steps"),
         Example(_save_ctl("1"), N, "the same control with save_freq_steps 1: a checkpoint every step"),
+        Example({k: v.format(default=0) for k, v in _OWN_STEP_CHECKPOINT.items()}, U,
+                "a while step loop checkpoints through its own method under an interval guard (once per epoch by default)"),
+        Example({k: v.format(default=5) for k, v in _OWN_STEP_CHECKPOINT.items()}, N, "the same trainer checkpointing every 5 steps"),
         Example(torchx_runner(ckpt=100), U, "torchtitan launched from a Python runner with --checkpoint.interval=100"),
         Example(torchx_runner(ckpt=5), N, "the same launch checkpointing every 5 steps"),
     )
@@ -1661,10 +1698,12 @@ class I3CheckpointFrequency(Check):
         elif per_epoch:
             sane = epoch_txt + ("; " + _spaced_detail("other saves", spaced) if spaced else "")
             values["save_strategy"] = "epoch"
-        elif spaced:
+        elif spaced and not (items and all(i.kind == "off" for i in items)
+                             and all(any(re.search(rf"\b{re.escape(i.name)}\b", c.guard or "") for i in items) for c, _ in spaced)):
             sane = _spaced_detail("checkpoints saved", spaced)
             values.update(_spaced_values(spaced))
         elif items and all(i.kind == "off" for i in items):
+            # (also when the loop's saves sit under that very setting: verl ``if save_freq > 0 and (...)`` with ``save_freq: -1``)
             # periodic saving switched off (arctic-training ``save_every_n_steps: HumanInt = Field(default=0, ge=0)``): no
             # checkpoint stall during the run; saves, if any, come at the end or per epoch
             i = items[0]
@@ -2412,7 +2451,38 @@ def tracker_calls(f: Facts) -> list[Call]:
     if any(not _TEST_PATH.search(i.path) for i in f.imports(*_TRACKER_MODULES)):
         out += [c for c in f.calls("info", "log") if _METRIC_LOGGER.search(c.name) and c.args
                 and _text_of(c.args[0]).lstrip().startswith("{") and c not in out]
+    out += [c for c in _wrapper_logs(f) if c not in out]
     return out
+
+
+def _wrapper_logs(f: Facts) -> list[Call]:
+    """``log`` calls on an object of the project's own metrics-logger class (RLinf ``self.metric_logger =
+    MetricLogger(cfg)`` then ``self.metric_logger.log(metrics, step)``), where the module that defines the class creates
+    the trackers itself (``wandb.init``, ``SummaryWriter``...) and has a ``log`` method that writes to them: each such call
+    is a report to those trackers. The class is found by the caller's ``from <module> import <Class>``."""
+    memo = f._memo
+    if ("wrapper-logs",) in memo:
+        return list(memo[("wrapper-logs",)])  # type: ignore[arg-type]
+    inits = {n.rsplit(".", 1)[-1] for n in _TRACKER_INITS}
+    writers: dict[str, bool] = {}
+
+    def writes(path: str) -> bool:
+        if path not in writers:
+            ff = f.files[path]
+            writers[path] = (not _TEST_PATH.search(path) and any(c.short in inits for c in ff.calls)
+                             and any(c.func == "log" for c in ff.calls))
+        return writers[path]
+
+    out: list[Call] = []
+    for path in sorted({c.path for c in f.calls("log")}):
+        ff = f.files.get(path)
+        if ff is None or _TEST_PATH.search(path):
+            continue
+        bound = {a.target for a in ff.attr_assigns if isinstance(a.value, Expr) and (m := re.match(r"([A-Z]\w*)\(", a.value.text))
+                 and (target := _class_file(f, path, m.group(1))) is not None and target != path and writes(target)}
+        out += [c for c in ff.calls if c.short == "log" and c.name.rsplit(".", 1)[0] in bound]
+    memo[("wrapper-logs",)] = out  # type: ignore[assignment]
+    return list(out)
 
 
 _TRACKER_INITS = ("wandb.init", "swanlab.init", "mlflow.start_run", "SummaryWriter", "aim.Run", "comet_ml.Experiment",
@@ -2443,22 +2513,135 @@ def _any_tracker(f: Facts, lt_loggers: list[Any]) -> bool:
                 or uses_hf_trainer(f) or lt_loggers or f.config("report_to") or f.settings("report_to"))
 
 
-def _trackers_switched_off(f: Facts) -> tuple[Call, list[Any]] | None:
+def _bare_accelerators(f: Facts) -> list[Call]:
+    """The project's ``Accelerator(...)`` creations, outside tests, when none passes ``log_with`` (or ``**kwargs`` that may
+    carry it): Accelerate then starts no tracker, and ``accelerator.log`` writes nowhere (pytorch-accelerated
+    ``Trainer._create_accelerator`` returns ``Accelerator()``). Empty when any creation may name a tracker."""
+    accs = [c for c in f.calls("Accelerator") if c.short == "Accelerator" and c.name.split(".", 1)[0] == "accelerate"
+            and not _TEST_PATH.search(c.path)]
+    if any("log_with" in c.kwargs or c.star_kwargs or len(c.args) >= 10 for c in accs):
+        return []
+    return accs
+
+
+def _trackers_switched_off(f: Facts) -> list[tuple[Call, list[Any], str]]:
     """Every tracker the project creates (``wandb.init``, ``SummaryWriter``...) is created behind a switch that is off
     (arctic-training: ``if self.global_rank == 0 and self.config.wandb.enable: self.wandb_experiment = wandb.init(...)``
-    with ``enable: bool = False``): the first such creation and the settings that switch it off. None when a tracker is
+    with ``enable: bool = False``), or started in the client's "disabled" mode (see :func:`_mode_disabled`): each creation
+    with what switches it off and how ("switch", "mode" or "unset", see :func:`_section_unset`). Empty when a tracker is
     created unconditionally, under a switch that is on or unknown, or not at all."""
     inits = [c for c in f.calls(*_TRACKER_INITS) if not _TEST_PATH.search(c.path) and c.name.rsplit(".", 1)[-1] in
              {n.rsplit(".", 1)[-1] for n in _TRACKER_INITS}]
-    if not inits:
-        return None
-    first: tuple[Call, list[Any]] | None = None
+    out: list[tuple[Call, list[Any], str]] = []
     for c in inits:
-        off = guard_off(f, c) or callers_off(f, c)
+        off, how = guard_off(f, c) or callers_off(f, c), "switch"
         if not off:
-            return None
-        first = first or (c, off)
-    return first
+            off, how = _mode_disabled(f, c), "mode"
+        if not off:
+            off, how = _section_unset(f, c), "unset"
+        if not off:
+            return []
+        out.append((c, off, how))
+    return out
+
+
+def _muted_reports(f: Facts) -> list[Call]:
+    """Reports that go nowhere because every tracker creation is off and at least one by a disabled mode or an unset section
+    (see :func:`_trackers_switched_off`): ``wandb.log``/``swanlab.log`` when that client's every run starts in "disabled" mode
+    (a no-op), and ``add_scalar`` on the attribute a ``SummaryWriter`` that is not created would have been bound to."""
+    offs = _trackers_switched_off(f)
+    if not any(how != "switch" for _, _, how in offs):
+        return []
+    muted: list[Call] = []
+    for client in ("wandb", "swanlab"):
+        mine = [(c, how) for c, _, how in offs if c.name.split(".", 1)[0] == client]
+        if mine and all(how == "mode" for _, how in mine):
+            muted += [c for c in f.calls(f"{client}.log") if c.name == f"{client}.log"]
+    writers = {(c.path, c.line) for c, _, _ in offs if c.short == "SummaryWriter"}
+    bound = {(a.path, a.target) for a in f.records("attr_assigns") if (a.path, a.line) in writers}
+    muted += [c for c in f.calls("add_scalar", "add_scalars") if (c.path, c.name.rsplit(".", 1)[0]) in bound]
+    return muted
+
+
+def _off_reason(c: Call, sites: list[Any], how: str) -> str:
+    """Why one tracker creation reports nothing by default (see :func:`_trackers_switched_off`), citing both lines."""
+    s0 = sites[0]
+    at = f"{c.name}() ({c.path}:{c.line})"
+    if how == "mode":
+        return (f"{at} starts its run with mode {s0.owner}.mode, {s0.default!r} by default ({s0.path}:{s0.line}) and set nowhere, "
+                "so its log calls are no-ops")
+    if how == "unset":
+        return f"{at} runs only when {s0.owner}.{s0.name} is set, and it is None by default ({s0.path}:{s0.line}) and set nowhere"
+    if s0 is c:
+        return f"{at} runs only under `{c.guard}`, which nothing in the project makes true"
+    key, value = _site_key_value(s0)
+    return f"{at} runs only when {key} is {'set' if value is None else 'on'}, and it is {value!r} ({s0.path}:{s0.line})"
+
+
+def _site_key_value(s0: Any) -> tuple[str, Any]:
+    """How a setting that switches a tracker off is named and what it holds: a class field, a setting or a parameter default."""
+    if hasattr(s0, "owner") and hasattr(s0, "default"):
+        return f"{s0.owner}.{s0.name}", s0.default
+    if hasattr(s0, "key"):
+        return s0.key, s0.value
+    if hasattr(s0, "func") and hasattr(s0, "value"):
+        return f"the {s0.name} parameter of {s0.func}()", s0.value
+    return "its switch", None
+
+
+def _section_fields(f: Facts, holder: str, name: str) -> list[Any]:
+    """The fields ``name`` of the typed config section ``holder`` (``wandb: WandBConfig = field(...)`` -> ``WandBConfig.mode``;
+    a local holder named after its class, ``swanlab_config`` -> ``SwanlabConfig``), outside tests, when every class the
+    section may hold has one and nothing sets ``<holder>.<name>`` (a config key or an assignment to the chain); empty
+    otherwise."""
+    classes = {m.group(1) for fl in f.fields(holder) if not _TEST_PATH.search(fl.path)
+               and (m := re.match(rf"\s*{re.escape(holder)}\s*:\s*(?:Optional\[)?([A-Z]\w*)", fl.text or ""))}
+    if not classes:
+        classes = {"".join(p[:1].upper() + p[1:] for p in holder.split("_") if p)}
+    found = [fl for fl in f.fields(name) if fl.owner in classes and not _TEST_PATH.search(fl.path)]
+    if not found or {fl.owner for fl in found} != classes or f.config(f"{holder}.{name}") or f.attr_assigns(f"{holder}.{name}"):
+        return []
+    return found
+
+
+def _chain_holder(node: ast.expr | None) -> tuple[str, str] | None:
+    """(holder, name) of ``x.holder.name`` / ``holder.name``."""
+    if not isinstance(node, ast.Attribute):
+        return None
+    v = node.value
+    holder = v.attr if isinstance(v, ast.Attribute) else v.id if isinstance(v, ast.Name) and v.id not in ("self", "cls") else None
+    return (holder, node.attr) if holder else None
+
+
+def _mode_disabled(f: Facts, c: Call) -> list[Any]:
+    """A W&B/SwanLab run started with ``mode=`` read from a typed config section whose ``mode`` defaults to "disabled"
+    (AReaL ``wandb.init(mode=self.config.wandb.mode, ...)`` with ``WandBConfig.mode: str = field(default="disabled")``):
+    ``mode="disabled"`` is the client's documented off switch, its ``log`` calls are no-ops. The section's ``mode`` fields
+    when they all default to "disabled" and nothing sets the section's mode; empty otherwise."""
+    if c.name.rsplit(".", 1)[-1] != "init" or c.name.split(".", 1)[0] not in ("wandb", "swanlab"):
+        return []
+    v = c.kwargs.get("mode")
+    hn = _chain_holder(parse_expr(v.text) if isinstance(v, Expr) and v.text else None)
+    if hn is None or hn[1] != "mode":
+        return []
+    modes = _section_fields(f, *hn)
+    return modes if modes and all(isinstance(fl.default, str) and fl.default.strip().lower() == "disabled" for fl in modes) else []
+
+
+def _section_unset(f: Facts, c: Call) -> list[Any]:
+    """A tracker created under ``<section>.<field> is not None`` (AReaL ``if self.config.tensorboard.path is not None:
+    SummaryWriter(log_dir=self.config.tensorboard.path)``) where the typed section's field defaults to None and nothing
+    sets it: the tracker is not created. That field; empty otherwise."""
+    node = parse_expr(c.guard) if c.guard else None
+    for t in node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node] if node is not None else []:
+        if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.IsNot)
+                and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None):
+            continue
+        hn = _chain_holder(t.left)
+        found = _section_fields(f, *hn) if hn else []
+        if found and all(fl.default is None for fl in found):
+            return found
+    return []
 
 
 def _tracker_objects(f: Facts) -> dict[str, set[str]]:
@@ -2659,6 +2842,75 @@ def _own_step_summary(every: int | None) -> dict[str, str]:
         text = text.replace("            self.write_step_summary(", "                self.write_step_summary(").replace(
             "\n                                    step=", "\n                                        step=")
     return {"mylib/trainers/trainer.py": text}
+
+
+#: fairseq2: a TensorBoard metric recorder that the trainer's ``_metric_recorder.record_metric_values`` feeds (see ``_regime``)
+_TB_RECORDER = {
+    "mylib/metrics/recorders/tensorboard.py": (
+        "from torch.utils.tensorboard import SummaryWriter\n\n\nclass TensorBoardRecorder:\n"
+        "    def __init__(self, output_dir):\n        self._writer = SummaryWriter(output_dir)\n\n"
+        "    def record_metric_values(self, category, values, step_nr=None):\n        for name, value in values.items():\n"
+        "            self._writer.add_scalar(f\"{category}/{name}\", value, step_nr)\n"),
+}
+
+
+#: pytorch-accelerated: a trainer that builds its Accelerator itself and prints the epoch's metrics through callbacks;
+#: ``{acc}`` is the Accelerator's arguments, ``{report}`` the step loop's report line(s)
+_ACCEL_TRAINER = {
+    "mypkg/trainer.py": (
+        "from accelerate import Accelerator\n\n\nclass Trainer:\n    def __init__(self, model, loss_func, optimizer, callbacks=()):\n"
+        "        self.model = model\n        self.loss_func = loss_func\n        self.optimizer = optimizer\n"
+        "        self.callbacks = list(callbacks)\n        self._accelerator = self._create_accelerator()\n\n"
+        "    def _create_accelerator(self):\n        return Accelerator({acc})\n\n"
+        "    def _run_train_epoch(self, train_dl, epoch):\n        for step, batch in enumerate(train_dl):\n"
+        "            xb, yb = batch\n            loss = self.loss_func(self.model(xb), yb)\n"
+        "            self._accelerator.backward(loss)\n            self.optimizer.step()\n            self.optimizer.zero_grad()\n"
+        "{report}"
+        "        for cb in self.callbacks:\n            cb.on_train_epoch_end(self, epoch)\n"),
+}
+
+
+#: AReaL: the trainer starts W&B with the mode of its config section (default "disabled") and TensorBoard only when a log
+#: path is set (default None), then reports every step; ``{mode}`` is WandBConfig.mode's default
+_MODE_TRACKERS = {
+    "pkg/config.py": (
+        "from dataclasses import dataclass, field\n\n\n@dataclass\nclass WandBConfig:\n"
+        "    mode: str = field(default=\"{mode}\", metadata={{\"help\": \"online, offline or disabled\"}})\n"
+        "    project: str = \"demo\"\n\n\n@dataclass\nclass TensorBoardConfig:\n    path: str | None = None\n\n\n"
+        "@dataclass\nclass TrainConfig:\n    wandb: WandBConfig = field(default_factory=WandBConfig)\n"
+        "    tensorboard: TensorBoardConfig = field(default_factory=TensorBoardConfig)\n"),
+    "pkg/trainer.py": (
+        "import wandb\nfrom torch.utils.tensorboard import SummaryWriter\n\nfrom pkg.config import TrainConfig\n\n\n"
+        "class Trainer:\n    def __init__(self, config: TrainConfig, model, loader, optimizer):\n        self.config = config\n"
+        "        self.model = model\n        self.loader = loader\n        self.optimizer = optimizer\n"
+        "        wandb.init(mode=self.config.wandb.mode, project=self.config.wandb.project)\n        self.writer = None\n"
+        "        if self.config.tensorboard.path is not None:\n"
+        "            self.writer = SummaryWriter(log_dir=self.config.tensorboard.path)\n\n"
+        "    def train(self):\n        for step, batch in enumerate(self.loader):\n"
+        "            loss = self.model(**batch).loss\n            loss.backward()\n            self.optimizer.step()\n"
+        "            self.optimizer.zero_grad()\n            wandb.log({{\"loss\": loss.item()}}, step=step)\n"
+        "            if self.writer is not None:\n                self.writer.add_scalar(\"train/loss\", loss.item(), step)\n"),
+}
+
+#: RLinf: the runner reports through its own metrics-logger class, whose module creates the trackers; one policy update per
+#: batch through the actor worker group's ``run_training`` (``{report}``: the report line(s) of the loop body)
+_WRAPPED_TRACKERS = {
+    "pkg/utils/metric_logger.py": (
+        "import wandb\nfrom torch.utils.tensorboard import SummaryWriter\n\n\nclass MetricLogger:\n"
+        "    def __init__(self, cfg):\n        self.backends = cfg.logger.get(\"logger_backends\", [\"tensorboard\"])\n"
+        "        self.writer = SummaryWriter(cfg.logger.log_path) if \"tensorboard\" in self.backends else None\n"
+        "        if \"wandb\" in self.backends:\n            wandb.init(project=cfg.logger.project_name)\n\n"
+        "    def log(self, data, step):\n        for key, value in data.items():\n"
+        "            if self.writer is not None:\n                self.writer.add_scalar(key, value, step)\n"
+        "        if \"wandb\" in self.backends:\n            wandb.log(data, step=step)\n"),
+    "pkg/runners/runner.py": (
+        "from pkg.utils.metric_logger import MetricLogger\n\n\nclass Runner:\n"
+        "    def __init__(self, cfg, actor, train_dataloader):\n        self.cfg = cfg\n        self.actor = actor\n"
+        "        self.train_dataloader = train_dataloader\n        self.metric_logger = MetricLogger(cfg)\n"
+        "        self.global_steps = 0\n\n    def run(self):\n        for batch in self.train_dataloader:\n"
+        "            handle = self.actor.run_training(batch)\n            metrics = handle.wait()\n"
+        "            self.global_steps += 1\n{report}"),
+}
 
 
 @register
@@ -2959,6 +3211,25 @@ class I5ReportFrequency(Check):
         Example(_ds_monitor("{}"), U, "DeepSpeed's MonitorMaster only for a monitor_config key of a ds_config that defaults to {}"),
         Example(_ds_monitor("{'monitor_config': {'wandb': {'enabled': True}}}"), Status.NA,
                 "the same monitor with a ds_config default that names the key: the interval is DeepSpeed's, not judged"),
+        Example({**_regime("None", "None"), **_TB_RECORDER}, U,
+                "TensorBoard written only when metrics are published, and publish_metrics_every_n_steps is None and set nowhere"),
+        Example({**_regime("None", "5"), **_TB_RECORDER}, Status.NA,
+                "the same recorder publishing every 5 steps through a helper: the interval is not traced to the tracker, not judged"),
+        Example({k: v.format(acc="", report="") for k, v in _ACCEL_TRAINER.items()}, U,
+                "a trainer's own Accelerator() without log_with and no tracker anywhere: nothing is reported"),
+        Example({k: v.format(acc="log_with=\"wandb\"", report="            self._accelerator.log({\"train_loss\": loss.item()}, step=step)\n")
+                 for k, v in _ACCEL_TRAINER.items()}, N, "the same trainer with log_with='wandb', logging every step"),
+        Example({k: v.format(mode="disabled") for k, v in _MODE_TRACKERS.items()}, U,
+                "W&B started in its config's default mode 'disabled', TensorBoard only with a log path (None): no report"),
+        Example({k: v.format(mode="online") for k, v in _MODE_TRACKERS.items()}, N, "the same trainer with W&B online by default"),
+        Example({**{k: v.format(mode="disabled") for k, v in _MODE_TRACKERS.items()}, "recipes/grpo.yaml": "wandb:\n  mode: online\n"}, N,
+                "the same trainer with a recipe that turns W&B online"),
+        Example({k: v.format(report="            self.metric_logger.log(metrics, self.global_steps)\n") for k, v in _WRAPPED_TRACKERS.items()},
+                N, "the project's metrics-logger class writes TensorBoard every RL step"),
+        Example({**{k: v.format(report="            if self.global_steps % self.cfg.runner.log_interval == 0:\n"
+                                       "                self.metric_logger.log(metrics, self.global_steps)\n")
+                    for k, v in _WRAPPED_TRACKERS.items()}, "config/ppo.yaml": "runner:\n  log_interval: 20\n"},
+                U, "the same logger every 20 RL steps"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -3033,7 +3304,8 @@ class I5ReportFrequency(Check):
         # with the run's tracker known to be Lightning's default logger, a tracker call in a script the training path never
         # reaches (a research script shipped in the package with its own loop and wandb.log) is not the run's reporting
         training = ctx.project.training_files
-        loop = per_step_calls(f, [c for c in tracker_calls(f) if not section_flag_off(f, c)
+        muted = _muted_reports(f)
+        loop = per_step_calls(f, [c for c in tracker_calls(f) if not section_flag_off(f, c) and c not in muted
                                   and not (implicit and training and c.path not in training)], threshold, spaced)
         bad += [(c, f"{c.name}() in the training loop", n) for c, n in loop]
         # the Trainer subclass's own hook hands its dict to the report_to trackers on every micro-batch, past logging_steps
@@ -3073,9 +3345,14 @@ class I5ReportFrequency(Check):
                            f"{vis.total} Python config files ({first.path}:{first.line}); metrics stay in the runner's log; {vis.note}",
                            {"visualizer": None})
         if not trackers and not rt and not ok and not spaced and not defaults:
-            off = _trackers_switched_off(f)
-            if off:
-                init, sites = off
+            offs = _trackers_switched_off(f)
+            if any(how != "switch" for _, _, how in offs):
+                return Outcome(U, [Facts.ev(c) for c, _, _ in offs[:3]] + [Facts.ev(s[0], key=_site_key_value(s[0])[0], value=_site_key_value(s[0])[1])
+                                                                            for c, s, _ in offs[:3] if s and s[0] is not c],
+                               "no external tracker by default: " + "; ".join(_off_reason(c, s, how) for c, s, how in offs[:4])
+                               + (f" (+{len(offs) - 4} more)" if len(offs) > 4 else ""), {**values, "tracker": None})
+            if offs:
+                init, sites, _ = offs[0]
                 s0 = sites[0]
                 gate = empty_section_gate(f, init.guard) if s0 is init else []
                 if gate:  # ``if "monitor_config" in config.ds_config.keys():`` with ``ds_config`` defaulting to ``{}``
@@ -3094,6 +3371,24 @@ class I5ReportFrequency(Check):
                                f"no external tracker: {d0.owner}.{d0.name} is {d0.default!r} ({d0.path}:{d0.line}) and nothing in the "
                                "project imports or creates a tracker (W&B, TensorBoard, MLflow, SwanLab, Aim, Comet...); metrics stay "
                                "in the log", {**values, "tracker": None})
+            # fairseq2: the trackers receive values only when metrics are published, and the publishing interval field
+            # (``publish_metrics_every_n_steps: int | None = None``) is None and set nowhere; no tracker call in a step loop
+            off_every = _none_every_n(f, sorted({x.name for x in f.records("fields") if _LOG_EVERY_N.match(_norm(x.name))
+                                                 and not _TEST_PATH.search(x.path)})) if _any_tracker(f, lt_loggers) else []
+            if off_every:
+                i = off_every[0]
+                return Outcome(U, [Facts.ev(i.fact, key=i.key)],
+                               f"no step report interval: {i.name} is None ({i.fact.path}:{i.fact.line}) and nothing sets it, and no "
+                               "tracker call sits in a training-step loop, so trackers are not reported to every few steps",
+                               {**values, i.name: "off"})
+            bare = _bare_accelerators(f) if not implicit and not _any_tracker(f, lt_loggers) else []
+            if bare:
+                a0 = bare[0]
+                return Outcome(U, [Facts.ev(a) for a in bare[:3]],
+                               f"no external tracker: the Accelerator is created without log_with ({a0.path}:{a0.line}"
+                               f"{f' (+{len(bare) - 1})' if len(bare) > 1 else ''}), so Accelerate starts no tracker, and nothing in "
+                               "the project imports, creates or calls one (W&B, TensorBoard, MLflow, SwanLab, Aim, Comet...): no "
+                               "progress report leaves the process", {**values, "tracker": None})
             return Outcome(Status.NA, [], NOT_JUDGED + "no tracker interval setting and no tracker call in a training-step loop were found "
                            "on the training path; check how often your launch reports to W&B/TensorBoard/MLflow, if it does", values)
         hf = _hf_default_site(f, "logging_steps") if trackers and "logging_steps" in values and not any(
