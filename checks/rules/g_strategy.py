@@ -871,6 +871,60 @@ def global_batch(f: Facts, ctx: Context | None = None) -> int | None:
     return int(max(micro) * (max(accum) if accum else 1) * gpus)
 
 
+_CHOICE_TEST = re.compile(r"""^\(?(?:[\w.]+\.)?(\w+)\s*==\s*['"]([\w.+-]+)['"]\)?$""")
+
+
+def _lamb_chosen(f: Facts, name: str) -> bool:
+    """Whether some place in the project (config, flag, call keyword, default, through ``args.x`` references) gives the
+    option ``name`` a LAMB/LARS value."""
+    for s in f.settings(name):
+        for v in _resolve(f, s.value) if isinstance(s.value, Expr) else [s.value]:
+            if isinstance(v, str) and _LAMB_NAME.match(v.strip().rsplit(".", 1)[-1]):
+                return True
+    return False
+
+
+def _unchosen_lamb_branch(f: Facts, c: Call) -> tuple[str, str] | None:
+    """A LAMB/LARS constructor in one branch of an optimizer menu (``elif optimizer == 'lamb': optimizer = Lamb(...)``)
+    whose option no setting of the project sets to that value: an option the library offers, not the run's optimizer.
+    Returns the (option, value) the branch requires."""
+    for part in (c.guard or "").split(" and "):
+        m = _CHOICE_TEST.match(part.strip())
+        if m and _LAMB_NAME.match(m.group(2)) and not _lamb_chosen(f, m.group(1)):
+            return m.group(1), m.group(2)
+    return None
+
+
+#: FlagAI-shaped: a library's optimizer menu with a LAMB branch; its trainer asks for the CPU Adam with ``optimizer='adam'``
+_OPT_MENU = (
+    "import torch\n\n\n"
+    "def get_optimizer(param_groups, lr=1e-3, cpu_optimizer=False, optimizer='adam'):\n"
+    "    if cpu_optimizer:\n"
+    "        from deepspeed.ops.adam import DeepSpeedCPUAdam\n"
+    "        optimizer = DeepSpeedCPUAdam(param_groups, lr=lr)\n"
+    "    elif optimizer == 'adam':\n"
+    "        optimizer = torch.optim.Adam(param_groups, lr=lr)\n"
+    "    elif optimizer == 'lamb':\n"
+    "        from torch_optimizer import Lamb\n"
+    "        optimizer = Lamb(param_groups, lr=lr)\n"
+    "    else:\n"
+    "        raise NotImplementedError(optimizer)\n"
+    "    return optimizer\n")
+_OPT_MENU_TRAINER = (
+    "from mylib.optimizers import get_optimizer\n\n\n"
+    "class Trainer:\n"
+    "    def __init__(self, lr=1e-3, optimizer_type='adam'):\n"
+    "        self.lr, self.optimizer_type = lr, optimizer_type\n\n"
+    "    def train(self, model):\n"
+    "        return get_optimizer(model.parameters(), lr=self.lr, optimizer=self.optimizer_type)\n")
+_OPT_MENU_SCRIPT = (
+    "import argparse\n\nfrom mylib.optimizers import get_optimizer\n\n"
+    "parser = argparse.ArgumentParser()\n"
+    "parser.add_argument('--optimizer', default='adam', choices=['adam', 'lamb'])\n"
+    "args = parser.parse_args()\n"
+    "optimizer = get_optimizer(model.parameters(), optimizer=args.optimizer)\n")
+
+
 @register
 class G2LargeBatchOptimizer(Check):
     id = "G2"
@@ -904,11 +958,18 @@ class G2LargeBatchOptimizer(Check):
         Example({"ds_config.json": '{\n  "optimizer": {"type": "AdamW", "params": {"lr": 0.0001}}\n}\n'}, N, "adamw"),
         Example({"train.yaml": "optim: adamw_torch\nper_device_train_batch_size: 4\n"}, N, "hf adamw"),
         Example({"train.py": "# from apex.optimizers import FusedLAMB\nopt = torch.optim.AdamW(params, lr=1e-4)\n"}, N, "commented out"),
+        Example({"mylib/optimizers.py": _OPT_MENU, "mylib/trainer.py": _OPT_MENU_TRAINER}, N,
+                "an optimizer menu's LAMB branch that nothing in the project chooses"),
+        Example({"mylib/optimizers.py": _OPT_MENU, "train.py": _OPT_MENU_SCRIPT,
+                 "run.sh": "torchrun --nproc_per_node 8 train.py --optimizer lamb\n"}, U,
+                "the same menu with the launch script choosing lamb"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        used: list[Any] = _live(f, f.calls(*_LAMB_CALLS))
+        live = _live(f, f.calls(*_LAMB_CALLS))
+        options = [c for c in live if _unchosen_lamb_branch(f, c)]
+        used: list[Any] = [c for c in live if c not in options]
         for e in f.config("optimizer.type", "optimizer.name", "optim.name", "optimizer._component_"):
             if isinstance(e.value, str) and _LAMB_NAME.match(e.value.rsplit(".", 1)[-1]):
                 used.append(e)
@@ -921,7 +982,13 @@ class G2LargeBatchOptimizer(Check):
             values["global_batch"] = gb
         if used:
             return Outcome(U, evs(used), "a large-batch optimizer (LAMB/LARS) is used", values)
-        return Outcome(N, [], "no LAMB/LARS optimizer" + (f" (estimated global batch {gb})" if gb else ""), values)
+        detail = "no LAMB/LARS optimizer" + (f" (estimated global batch {gb})" if gb else "")
+        if options:
+            c = options[0]
+            name, value = _unchosen_lamb_branch(f, c) or ("", "")
+            detail += (f"; the {c.short} at {c.path}:{c.line} is built only when {name} == '{value}', "
+                       "which no setting in the project chooses")
+        return Outcome(N, [], detail, values)
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         if outcome.status == U:
