@@ -109,10 +109,13 @@ def _lf_yamls(f: Facts) -> list[str]:
 
 
 def _axolotl_yamls(f: Facts) -> list[str]:
+    """axolotl training configs: ``base_model`` names a model (a string, not a section: ludwig's UI metadata for its LLM
+    schema has ``base_model:`` and ``adapter:`` sections of field descriptions) next to an axolotl training key."""
     out = []
     for path in f.files_of_kind("yaml"):
         keys = _top_keys(f, path)
-        if "base_model" in keys and keys & {"micro_batch_size", "sequence_len", "sample_packing", "adapter", "datasets"}:
+        if "base_model" in keys and keys & {"micro_batch_size", "sequence_len", "sample_packing", "adapter", "datasets"} and any(
+                e.keys == ("base_model",) and isinstance(e.value, str) for e in f.files[path].configs):
             out.append(path)
     return sorted(out)
 
@@ -292,6 +295,8 @@ def _g1_scan(f: Facts) -> _Sched:
         for s in f.effective(*names):
             if (s.path, s.line) in menu_lines or (s.source == "field-default" and (s.path, s.line) in unpicked):
                 continue
+            if _read_by_other_call(f, s, names):
+                continue
             short = _call_short_of(s)
             if short and (not _LR_CALL.search(short) or short == "schedule"):
                 continue  # e.g. torch.profiler.schedule(warmup=1)
@@ -394,6 +399,17 @@ def _g1_scan(f: Facts) -> _Sched:
 
 
 _PROFILER_CLASS = re.compile(r"(?i)profil")
+
+
+def _read_by_other_call(f: Facts, s: Setting, names: tuple[str, ...]) -> bool:
+    """A setting of another name that only non-LR calls' warmup keywords read: ``OnlineDynamicEWMA(warmup_steps=
+    cfg.ewma_warmup_steps)`` or ``torch.profiler.schedule(warmup=args.profiler_schedule_warmup)`` make the field they read a
+    setting of ``warmup_steps``/``warmup``, but it warms up that call (a moving average, a profiler), not the learning rate."""
+    if s.name in names:
+        return False
+    readers = [c for n in names for c in f.calls_with_kw(n)
+               if any(k.lower() == n and isinstance(v, Expr) and v.ref and v.ref.lower() == s.name for k, v in c.kwargs.items())]
+    return bool(readers) and not any(_LR_CALL.search(c.short) and c.short != "schedule" for c in readers)
 
 
 def _unpicked_config_defaults(f: Facts) -> set[tuple[str, int]]:
@@ -769,6 +785,13 @@ class G1LRSchedule(Check):
                  "sched = SequentialLR(opt, [warm, cos], milestones=[1000])\n"}, U, "torch sequential"),
         Example({"axolotl.yml": "base_model: mistralai/Mistral-7B-v0.1\nsequence_len: 4096\nmicro_batch_size: 2\n"
                  "learning_rate: 0.0002\n"}, U, "axolotl defaults (cosine + warmup)"),
+        Example({"mylib/schema/metadata/llm.yaml": (
+            "base_model:\n  _meta:\n    ui_display_name: Model Name\n    expected_impact: 3\n"
+            "adapter:\n  lora:\n    r:\n      ui_display_name: Rank\n      expected_impact: 2\n"),
+            "mylib/train.py": ("import torch\n\n\ndef train(model, loader, lr=1e-4):\n"
+                               "    opt = torch.optim.AdamW(model.parameters(), lr=lr)\n    for batch in loader:\n"
+                               "        model(batch).loss.backward()\n        opt.step()\n")},
+                N, "a schema's UI metadata with base_model/adapter sections is not an axolotl config"),
         Example({"train.py": "from transformers import TrainingArguments, Trainer\n"
                  "args = TrainingArguments(output_dir='out', learning_rate=2e-5, bf16=True)\n"
                  "trainer = Trainer(model=model, args=args)\n"}, P, "hf default: linear decay, no warmup"),
@@ -786,6 +809,17 @@ class G1LRSchedule(Check):
         Example({"train.yaml": "# lr_scheduler_type: cosine\n# warmup_ratio: 0.03\nlearning_rate: 1.0e-5\n"}, N, "commented out"),
         Example({"bench.py": "import torch\nprof = torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=3))\n"},
                 N, "profiler warmup is not an LR warmup"),
+        Example({  # atorch 0.2.5: the profiler and a local-SGD moving average read their warmups from argument fields
+            "mylib/args.py": ("from dataclasses import dataclass\n\n\n@dataclass\nclass TrainArgs:\n    learning_rate: float = 1e-4\n"
+                              "    profiler_schedule_warmup: int = 1\n    ewma_warmup_steps: int = 120\n"),
+            "mylib/profile.py": ("import torch\n\n\ndef make_profiler(args):\n    return torch.profiler.profile(\n"
+                                 "        schedule=torch.profiler.schedule(wait=1, warmup=args.profiler_schedule_warmup, active=3))\n"),
+            "mylib/averager.py": ("from mylib.ewma import OnlineDynamicEWMA\n\n\nclass Averager:\n    def __init__(self, args):\n"
+                                  "        self.ewma = OnlineDynamicEWMA(alpha=0.02, warmup_steps=args.ewma_warmup_steps)\n"),
+            "mylib/train.py": ("import torch\n\n\ndef train(model, loader, args):\n"
+                               "    opt = torch.optim.AdamW(model.parameters(), lr=args.learning_rate)\n    for batch in loader:\n"
+                               "        model(batch).loss.backward()\n        opt.step()\n"),
+        }, N, "warmups that a profiler's schedule and a moving average read from argument fields are not LR warmups"),
         # a library that subclasses TRL's trainer and rewrites its config defaults (unsloth 2025.9 trainer.py, rl.py:497): the
         # warmup it sets is followed by the HF Trainer's default linear decay
         Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n", "mylib/rl.py": "def patch_config_defaults():\n    replacements = {\n        \"warmup_ratio\": 0.1,\n        \"logging_steps\": 1,\n    }\n    return replacements\n"}, U, "library subclass of TRL's trainer with a warmup default"),
