@@ -109,10 +109,13 @@ def _lf_yamls(f: Facts) -> list[str]:
 
 
 def _axolotl_yamls(f: Facts) -> list[str]:
+    """axolotl training configs: ``base_model`` names a model (a string, not a section: ludwig's UI metadata for its LLM
+    schema has ``base_model:`` and ``adapter:`` sections of field descriptions) next to an axolotl training key."""
     out = []
     for path in f.files_of_kind("yaml"):
         keys = _top_keys(f, path)
-        if "base_model" in keys and keys & {"micro_batch_size", "sequence_len", "sample_packing", "adapter", "datasets"}:
+        if "base_model" in keys and keys & {"micro_batch_size", "sequence_len", "sample_packing", "adapter", "datasets"} and any(
+                e.keys == ("base_model",) and isinstance(e.value, str) for e in f.files[path].configs):
             out.append(path)
     return sorted(out)
 
@@ -292,6 +295,8 @@ def _g1_scan(f: Facts) -> _Sched:
         for s in f.effective(*names):
             if (s.path, s.line) in menu_lines or (s.source == "field-default" and (s.path, s.line) in unpicked):
                 continue
+            if _read_by_other_call(f, s, names):
+                continue
             short = _call_short_of(s)
             if short and (not _LR_CALL.search(short) or short == "schedule"):
                 continue  # e.g. torch.profiler.schedule(warmup=1)
@@ -394,6 +399,17 @@ def _g1_scan(f: Facts) -> _Sched:
 
 
 _PROFILER_CLASS = re.compile(r"(?i)profil")
+
+
+def _read_by_other_call(f: Facts, s: Setting, names: tuple[str, ...]) -> bool:
+    """A setting of another name that only non-LR calls' warmup keywords read: ``OnlineDynamicEWMA(warmup_steps=
+    cfg.ewma_warmup_steps)`` or ``torch.profiler.schedule(warmup=args.profiler_schedule_warmup)`` make the field they read a
+    setting of ``warmup_steps``/``warmup``, but it warms up that call (a moving average, a profiler), not the learning rate."""
+    if s.name in names:
+        return False
+    readers = [c for n in names for c in f.calls_with_kw(n)
+               if any(k.lower() == n and isinstance(v, Expr) and v.ref and v.ref.lower() == s.name for k, v in c.kwargs.items())]
+    return bool(readers) and not any(_LR_CALL.search(c.short) and c.short != "schedule" for c in readers)
 
 
 def _unpicked_config_defaults(f: Facts) -> set[tuple[str, int]]:
@@ -769,6 +785,13 @@ class G1LRSchedule(Check):
                  "sched = SequentialLR(opt, [warm, cos], milestones=[1000])\n"}, U, "torch sequential"),
         Example({"axolotl.yml": "base_model: mistralai/Mistral-7B-v0.1\nsequence_len: 4096\nmicro_batch_size: 2\n"
                  "learning_rate: 0.0002\n"}, U, "axolotl defaults (cosine + warmup)"),
+        Example({"mylib/schema/metadata/llm.yaml": (
+            "base_model:\n  _meta:\n    ui_display_name: Model Name\n    expected_impact: 3\n"
+            "adapter:\n  lora:\n    r:\n      ui_display_name: Rank\n      expected_impact: 2\n"),
+            "mylib/train.py": ("import torch\n\n\ndef train(model, loader, lr=1e-4):\n"
+                               "    opt = torch.optim.AdamW(model.parameters(), lr=lr)\n    for batch in loader:\n"
+                               "        model(batch).loss.backward()\n        opt.step()\n")},
+                N, "a schema's UI metadata with base_model/adapter sections is not an axolotl config"),
         Example({"train.py": "from transformers import TrainingArguments, Trainer\n"
                  "args = TrainingArguments(output_dir='out', learning_rate=2e-5, bf16=True)\n"
                  "trainer = Trainer(model=model, args=args)\n"}, P, "hf default: linear decay, no warmup"),
@@ -786,6 +809,17 @@ class G1LRSchedule(Check):
         Example({"train.yaml": "# lr_scheduler_type: cosine\n# warmup_ratio: 0.03\nlearning_rate: 1.0e-5\n"}, N, "commented out"),
         Example({"bench.py": "import torch\nprof = torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=3))\n"},
                 N, "profiler warmup is not an LR warmup"),
+        Example({  # atorch 0.2.5: the profiler and a local-SGD moving average read their warmups from argument fields
+            "mylib/args.py": ("from dataclasses import dataclass\n\n\n@dataclass\nclass TrainArgs:\n    learning_rate: float = 1e-4\n"
+                              "    profiler_schedule_warmup: int = 1\n    ewma_warmup_steps: int = 120\n"),
+            "mylib/profile.py": ("import torch\n\n\ndef make_profiler(args):\n    return torch.profiler.profile(\n"
+                                 "        schedule=torch.profiler.schedule(wait=1, warmup=args.profiler_schedule_warmup, active=3))\n"),
+            "mylib/averager.py": ("from mylib.ewma import OnlineDynamicEWMA\n\n\nclass Averager:\n    def __init__(self, args):\n"
+                                  "        self.ewma = OnlineDynamicEWMA(alpha=0.02, warmup_steps=args.ewma_warmup_steps)\n"),
+            "mylib/train.py": ("import torch\n\n\ndef train(model, loader, args):\n"
+                               "    opt = torch.optim.AdamW(model.parameters(), lr=args.learning_rate)\n    for batch in loader:\n"
+                               "        model(batch).loss.backward()\n        opt.step()\n"),
+        }, N, "warmups that a profiler's schedule and a moving average read from argument fields are not LR warmups"),
         # a library that subclasses TRL's trainer and rewrites its config defaults (unsloth 2025.9 trainer.py, rl.py:497): the
         # warmup it sets is followed by the HF Trainer's default linear decay
         Example({"mylib/trainer.py": "from trl import SFTTrainer\n\nclass FastTrainer(SFTTrainer):\n    def create_optimizer(self):\n        return super().create_optimizer()\n", "mylib/rl.py": "def patch_config_defaults():\n    replacements = {\n        \"warmup_ratio\": 0.1,\n        \"logging_steps\": 1,\n    }\n    return replacements\n"}, U, "library subclass of TRL's trainer with a warmup default"),
@@ -871,6 +905,60 @@ def global_batch(f: Facts, ctx: Context | None = None) -> int | None:
     return int(max(micro) * (max(accum) if accum else 1) * gpus)
 
 
+_CHOICE_TEST = re.compile(r"""^\(?(?:[\w.]+\.)?(\w+)\s*==\s*['"]([\w.+-]+)['"]\)?$""")
+
+
+def _lamb_chosen(f: Facts, name: str) -> bool:
+    """Whether some place in the project (config, flag, call keyword, default, through ``args.x`` references) gives the
+    option ``name`` a LAMB/LARS value."""
+    for s in f.settings(name):
+        for v in _resolve(f, s.value) if isinstance(s.value, Expr) else [s.value]:
+            if isinstance(v, str) and _LAMB_NAME.match(v.strip().rsplit(".", 1)[-1]):
+                return True
+    return False
+
+
+def _unchosen_lamb_branch(f: Facts, c: Call) -> tuple[str, str] | None:
+    """A LAMB/LARS constructor in one branch of an optimizer menu (``elif optimizer == 'lamb': optimizer = Lamb(...)``)
+    whose option no setting of the project sets to that value: an option the library offers, not the run's optimizer.
+    Returns the (option, value) the branch requires."""
+    for part in (c.guard or "").split(" and "):
+        m = _CHOICE_TEST.match(part.strip())
+        if m and _LAMB_NAME.match(m.group(2)) and not _lamb_chosen(f, m.group(1)):
+            return m.group(1), m.group(2)
+    return None
+
+
+#: FlagAI-shaped: a library's optimizer menu with a LAMB branch; its trainer asks for the CPU Adam with ``optimizer='adam'``
+_OPT_MENU = (
+    "import torch\n\n\n"
+    "def get_optimizer(param_groups, lr=1e-3, cpu_optimizer=False, optimizer='adam'):\n"
+    "    if cpu_optimizer:\n"
+    "        from deepspeed.ops.adam import DeepSpeedCPUAdam\n"
+    "        optimizer = DeepSpeedCPUAdam(param_groups, lr=lr)\n"
+    "    elif optimizer == 'adam':\n"
+    "        optimizer = torch.optim.Adam(param_groups, lr=lr)\n"
+    "    elif optimizer == 'lamb':\n"
+    "        from torch_optimizer import Lamb\n"
+    "        optimizer = Lamb(param_groups, lr=lr)\n"
+    "    else:\n"
+    "        raise NotImplementedError(optimizer)\n"
+    "    return optimizer\n")
+_OPT_MENU_TRAINER = (
+    "from mylib.optimizers import get_optimizer\n\n\n"
+    "class Trainer:\n"
+    "    def __init__(self, lr=1e-3, optimizer_type='adam'):\n"
+    "        self.lr, self.optimizer_type = lr, optimizer_type\n\n"
+    "    def train(self, model):\n"
+    "        return get_optimizer(model.parameters(), lr=self.lr, optimizer=self.optimizer_type)\n")
+_OPT_MENU_SCRIPT = (
+    "import argparse\n\nfrom mylib.optimizers import get_optimizer\n\n"
+    "parser = argparse.ArgumentParser()\n"
+    "parser.add_argument('--optimizer', default='adam', choices=['adam', 'lamb'])\n"
+    "args = parser.parse_args()\n"
+    "optimizer = get_optimizer(model.parameters(), optimizer=args.optimizer)\n")
+
+
 @register
 class G2LargeBatchOptimizer(Check):
     id = "G2"
@@ -904,11 +992,18 @@ class G2LargeBatchOptimizer(Check):
         Example({"ds_config.json": '{\n  "optimizer": {"type": "AdamW", "params": {"lr": 0.0001}}\n}\n'}, N, "adamw"),
         Example({"train.yaml": "optim: adamw_torch\nper_device_train_batch_size: 4\n"}, N, "hf adamw"),
         Example({"train.py": "# from apex.optimizers import FusedLAMB\nopt = torch.optim.AdamW(params, lr=1e-4)\n"}, N, "commented out"),
+        Example({"mylib/optimizers.py": _OPT_MENU, "mylib/trainer.py": _OPT_MENU_TRAINER}, N,
+                "an optimizer menu's LAMB branch that nothing in the project chooses"),
+        Example({"mylib/optimizers.py": _OPT_MENU, "train.py": _OPT_MENU_SCRIPT,
+                 "run.sh": "torchrun --nproc_per_node 8 train.py --optimizer lamb\n"}, U,
+                "the same menu with the launch script choosing lamb"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        used: list[Any] = _live(f, f.calls(*_LAMB_CALLS))
+        live = _live(f, f.calls(*_LAMB_CALLS))
+        options = [c for c in live if _unchosen_lamb_branch(f, c)]
+        used: list[Any] = [c for c in live if c not in options]
         for e in f.config("optimizer.type", "optimizer.name", "optim.name", "optimizer._component_"):
             if isinstance(e.value, str) and _LAMB_NAME.match(e.value.rsplit(".", 1)[-1]):
                 used.append(e)
@@ -921,7 +1016,13 @@ class G2LargeBatchOptimizer(Check):
             values["global_batch"] = gb
         if used:
             return Outcome(U, evs(used), "a large-batch optimizer (LAMB/LARS) is used", values)
-        return Outcome(N, [], "no LAMB/LARS optimizer" + (f" (estimated global batch {gb})" if gb else ""), values)
+        detail = "no LAMB/LARS optimizer" + (f" (estimated global batch {gb})" if gb else "")
+        if options:
+            c = options[0]
+            name, value = _unchosen_lamb_branch(f, c) or ("", "")
+            detail += (f"; the {c.short} at {c.path}:{c.line} is built only when {name} == '{value}', "
+                       "which no setting in the project chooses")
+        return Outcome(N, [], detail, values)
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         if outcome.status == U:
