@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import bisect
+import posixpath
 import re
+from collections import Counter
 from typing import Any
 
 from ..base import Check, Context, register
@@ -429,6 +431,40 @@ def _unreached_note(f: Facts, sites: list, what: str) -> str:
     return f"{what} appear only in modules no training entry point reaches ({s0.path}:{s0.line}{more})"
 
 
+def training_launches(ctx: Context) -> tuple[Counter[str], dict[str, Any]]:
+    """How many launch commands run each training entry script (``torchrun ... training.py`` in four shell scripts,
+    ``training_multimodal.py`` in one), with one launch of each; only scripts on the training path count."""
+    f, train = ctx.facts, ctx.project.training_files
+    counts: Counter[str] = Counter()
+    first: dict[str, Any] = {}
+    for la in f.launches():
+        s = (la.script or "").strip().strip("'\"").removeprefix("./")
+        if not s.endswith(".py"):
+            continue
+        here = posixpath.normpath(posixpath.join(posixpath.dirname(la.path), s))
+        target = here if here in train else s if s in train else None
+        if target is not None:
+            counts[target] += 1
+            first.setdefault(target, la)
+    return counts, first
+
+
+def minority_entry_sites(ctx: Context, sites: list) -> tuple[set[str], str]:
+    """When every site sits in training entry scripts that fewer than half of the training launches run (the one
+    multimodal example among four text runs that set nothing): those scripts, and a note that says so. The run is judged
+    by what most launches run, as recipes that disagree are judged by their majority."""
+    counts, first = training_launches(ctx)
+    total = sum(counts.values())
+    paths = {x.path for x in sites}
+    if total < 3 or not paths or not paths <= set(counts) or sum(counts[p] for p in paths) * 2 >= total:
+        return set(), ""
+    s0 = sites[0]
+    la = first[s0.path]
+    n = sum(counts[p] for p in paths)
+    return paths, (f"fused attention is chosen only in {', '.join(sorted(paths))} ({s0.path}:{s0.line}), which {n} of {total} "
+                   f"training launches run ({la.path}:{la.line}; judged by the majority)")
+
+
 #: ms-swift: a model loader named for the kernel it can pick, called without an attention choice
 _LOADER_NAMED_FA = (
     "from transformers import AutoConfig, AutoModelForCausalLM\n\n\n"
@@ -485,6 +521,29 @@ _UNREACHED_FA = {
         "    def forward(self, q, k, v):\n        return flash_attn_func(q, k, v, 0.0, causal=True)\n"),
     "requirements.txt": "transformers>=4.44.2\nflash-attn\n",
 }
+
+
+#: Liger Kernel's examples: four launch scripts run the text SFT entry point (no attention choice), one runs the
+#: multimodal entry point, which asks for SDPA
+def _launch_split(text_attn: str) -> dict[str, str]:
+    run = "torchrun --nnodes=1 --nproc-per-node=4 {script} --bf16 --model_name {model} --fsdp 'full_shard auto_wrap'\n"
+    return {
+        "examples/hf/training.py": (
+            "import torch\nimport transformers\nfrom trl import SFTTrainer\n\n\ndef train(args):\n"
+            "    model = transformers.AutoModelForCausalLM.from_pretrained(\n"
+            f"        args.model_name, use_cache=False, dtype=torch.bfloat16{text_attn}\n    )\n"
+            "    SFTTrainer(model=model, args=args).train()\n"),
+        "examples/hf/training_multimodal.py": (
+            "import torch\nfrom transformers import Qwen2VLForConditionalGeneration, Trainer\n\n\ndef train(args):\n"
+            "    model = Qwen2VLForConditionalGeneration.from_pretrained(\n"
+            "        args.model_name, dtype=torch.bfloat16, attn_implementation=\"sdpa\"\n    )\n"
+            "    Trainer(model=model, args=args).train()\n"),
+        "examples/hf/run_llama.sh": run.format(script="training.py", model="meta-llama/Meta-Llama-3-8B"),
+        "examples/hf/run_qwen.sh": run.format(script="training.py", model="Qwen/Qwen2-7B"),
+        "examples/hf/run_gemma.sh": run.format(script="training.py", model="google/gemma-7b-it"),
+        "examples/hf/run_qwen2_vl.sh": run.format(script="training_multimodal.py", model="Qwen/Qwen2-VL-7B-Instruct"),
+        "examples/hf/requirements.txt": "transformers==4.45.2\ntrl\n",
+    }
 
 
 @register
@@ -701,6 +760,8 @@ class D1FlashAttention(Check):
                 "from flash_attn.flash_attn_interface import flash_attn_func\n\n\n"
                 "def forward(self, q, k, v):\n    return flash_attn_func(q, k, v, 0.0, softmax_scale=None, causal=True)\n"),
         }, N, "a FlashAttention patch module the training path never imports"),
+        Example(_launch_split(""), P, "SDPA asked for only by the entry point one of four launches runs: the others load with HF defaults"),
+        Example(_launch_split(", attn_implementation=\"flash_attention_2\""), U, "the entry point most launches run asks for FlashAttention-2"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -712,6 +773,10 @@ class D1FlashAttention(Check):
         if unreached and len(unreached) == len(used):  # every kernel site is in code the run never executes
             note = _unreached_note(f, unreached, "fused-attention kernels")
             used, kinds = [], set()
+        minority, why = minority_entry_sites(ctx, used)
+        if minority:  # chosen only by the entry scripts a minority of the launches run
+            note, used, kinds = why, [], set()
+            off_ = [x for x in off_ if x.path not in minority]
         if not used:
             used += [x for x in f.launches("torchtune")]  # torchtune's models call SDPA (or FlexAttention) themselves
             used += [e for e in f.config("model._component_") if isinstance(e.value, str) and e.value.startswith("torchtune.models.")]
@@ -771,6 +836,7 @@ class D1FlashAttention(Check):
         on_path = [c for c in loads if c.path in ctx.project.training_files]
         # with a training path, a load in other project code (a RAG labelling script, an inference experiment) is not it
         loads = (on_path if ctx.project.training_files else loads) or uses_hf_trainer(f)  # TRL trainers load a model themselves
+        loads = [c for c in loads if c.path not in minority]  # the minority's loads choose their attention
         if not loads and {"axolotl", "llamafactory"} & set(ctx.project.frameworks):
             loads = f.config("base_model", "model_name_or_path")
         if loads:
