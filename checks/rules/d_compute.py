@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ast
 import bisect
+import posixpath
 import re
+from collections import Counter
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Call, Expr, Facts, Setting, as_number, truthy
+from ..facts import AttrAssign, Call, Decorator, Expr, Facts, Ref, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _SERVE_PATH, CONFIG_CALLEE, _library_demo_lines, jax_jitted_steps
@@ -405,6 +407,64 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
     return used, off_, kinds
 
 
+def unreached_sites(ctx: Context, sites: list) -> list:
+    """The executable sites among ``sites`` (a kernel call, a kernel handed on by reference, a call's keyword, a decorated
+    function, an object setting its own attribute) that sit in Python modules no training entry point reaches, in a
+    project that has a training path: code the project offers (a reranker's vendored modeling file and its config class's
+    ``self._attn_implementation = "flash_attention_2"``, an inference engine's layers and its
+    ``ShardConfig(enable_flash_attention=False)``, a kernel library's wrappers) that the run never executes. A declared
+    setting (a recipe key, an arguments default, a module constant) or a recipe function's ``cfg.model.x = ...`` is not
+    one: a config registry hands it to the run by name, wherever it is declared. Nothing in the context pass (the facts of
+    tests, docs and other out-of-scope files, where the training path is not: "also seen in tests")."""
+    train = ctx.project.training_files
+    if not train or not any(p in ctx.facts.files for p in train):
+        return []
+    return [x for x in sites if (isinstance(x, (Call, Ref, Decorator)) or (isinstance(x, Setting) and x.source == "call")
+                                 or (isinstance(x, AttrAssign) and x.target.startswith("self.")))
+            and x.path.endswith(".py") and x.path not in train]
+
+
+def _unreached_note(f: Facts, sites: list, what: str) -> str:
+    """``fused-attention kernels appear only in modules no training entry point reaches (a.py:3, +2)``."""
+    s0 = sites[0]
+    more = f", +{len(sites) - 1}" if len(sites) > 1 else ""
+    return f"{what} appear only in modules no training entry point reaches ({s0.path}:{s0.line}{more})"
+
+
+def training_launches(ctx: Context) -> tuple[Counter[str], dict[str, Any]]:
+    """How many launch commands run each training entry script (``torchrun ... training.py`` in four shell scripts,
+    ``training_multimodal.py`` in one), with one launch of each; only scripts on the training path count."""
+    f, train = ctx.facts, ctx.project.training_files
+    counts: Counter[str] = Counter()
+    first: dict[str, Any] = {}
+    for la in f.launches():
+        s = (la.script or "").strip().strip("'\"").removeprefix("./")
+        if not s.endswith(".py"):
+            continue
+        here = posixpath.normpath(posixpath.join(posixpath.dirname(la.path), s))
+        target = here if here in train else s if s in train else None
+        if target is not None:
+            counts[target] += 1
+            first.setdefault(target, la)
+    return counts, first
+
+
+def minority_entry_sites(ctx: Context, sites: list) -> tuple[set[str], str]:
+    """When every site sits in training entry scripts that fewer than half of the training launches run (the one
+    multimodal example among four text runs that set nothing): those scripts, and a note that says so. The run is judged
+    by what most launches run, as recipes that disagree are judged by their majority."""
+    counts, first = training_launches(ctx)
+    total = sum(counts.values())
+    paths = {x.path for x in sites}
+    if total < 3 or not paths or not paths <= set(counts) or sum(counts[p] for p in paths) * 2 >= total:
+        return set(), ""
+    s0 = sites[0]
+    la = first[s0.path]
+    n = sum(counts[p] for p in paths)
+    return paths, (f"fused attention is chosen only in {', '.join(sorted(paths))} ({s0.path}:{s0.line}), which {n} of {total} "
+                   f"training launches run ({la.path}:{la.line}; judged by the majority)")
+
+
 #: ms-swift: a model loader named for the kernel it can pick, called without an attention choice
 _LOADER_NAMED_FA = (
     "from transformers import AutoConfig, AutoModelForCausalLM\n\n\n"
@@ -441,6 +501,49 @@ _FA_PROBED = (
     "import torch\n\ntry:\n    from flash_attn.flash_attn_interface import flash_attn_varlen_qkvpacked_func\n"
     "except ImportError:\n    flash_attn_varlen_qkvpacked_func = None\n\nHAS_FLASH = flash_attn_varlen_qkvpacked_func is not None\n\n\n"
     "def attention(q, k, v, scale):\n    return ((q @ k.transpose(-2, -1)) * scale).softmax(-1) @ v\n")
+
+
+#: FlagEmbedding's shape: the embedder run loads an HF model with no attention choice; a reranker's vendored modeling file
+#: (its own entry point, not this run's) picks FlashAttention-2 in its config class and calls the kernels
+_UNREACHED_FA = {
+    "train_embedder.py": (
+        "from transformers import AutoModel, Trainer, TrainingArguments\n\n"
+        "model = AutoModel.from_pretrained('BAAI/bge-multilingual-gemma2', attn_implementation=None)\n"
+        "trainer = Trainer(model=model, args=TrainingArguments(output_dir='out', bf16=True), train_dataset=dataset)\n"
+        "trainer.train()\n"),
+    "mypkg/reranker/configuration_minicpm.py": (
+        "from transformers import PretrainedConfig\n\n\nclass MiniCPMConfig(PretrainedConfig):\n"
+        "    def __init__(self, hidden_size=2304, **kwargs):\n        self.hidden_size = hidden_size\n"
+        "        super().__init__(**kwargs)\n        try:\n            import flash_attn  # noqa: F401\n"
+        "            self._attn_implementation = \"flash_attention_2\"\n        except ImportError:\n            pass\n"),
+    "mypkg/reranker/modeling_minicpm.py": (
+        "import torch\nfrom flash_attn import flash_attn_func\n\n\nclass MiniCPMFlashAttention2(torch.nn.Module):\n"
+        "    def forward(self, q, k, v):\n        return flash_attn_func(q, k, v, 0.0, causal=True)\n"),
+    "requirements.txt": "transformers>=4.44.2\nflash-attn\n",
+}
+
+
+#: Liger Kernel's examples: four launch scripts run the text SFT entry point (no attention choice), one runs the
+#: multimodal entry point, which asks for SDPA
+def _launch_split(text_attn: str) -> dict[str, str]:
+    run = "torchrun --nnodes=1 --nproc-per-node=4 {script} --bf16 --model_name {model} --fsdp 'full_shard auto_wrap'\n"
+    return {
+        "examples/hf/training.py": (
+            "import torch\nimport transformers\nfrom trl import SFTTrainer\n\n\ndef train(args):\n"
+            "    model = transformers.AutoModelForCausalLM.from_pretrained(\n"
+            f"        args.model_name, use_cache=False, dtype=torch.bfloat16{text_attn}\n    )\n"
+            "    SFTTrainer(model=model, args=args).train()\n"),
+        "examples/hf/training_multimodal.py": (
+            "import torch\nfrom transformers import Qwen2VLForConditionalGeneration, Trainer\n\n\ndef train(args):\n"
+            "    model = Qwen2VLForConditionalGeneration.from_pretrained(\n"
+            "        args.model_name, dtype=torch.bfloat16, attn_implementation=\"sdpa\"\n    )\n"
+            "    Trainer(model=model, args=args).train()\n"),
+        "examples/hf/run_llama.sh": run.format(script="training.py", model="meta-llama/Meta-Llama-3-8B"),
+        "examples/hf/run_qwen.sh": run.format(script="training.py", model="Qwen/Qwen2-7B"),
+        "examples/hf/run_gemma.sh": run.format(script="training.py", model="google/gemma-7b-it"),
+        "examples/hf/run_qwen2_vl.sh": run.format(script="training_multimodal.py", model="Qwen/Qwen2-VL-7B-Instruct"),
+        "examples/hf/requirements.txt": "transformers==4.45.2\ntrl\n",
+    }
 
 
 @register
@@ -638,11 +741,42 @@ class D1FlashAttention(Check):
                 P, "a dict entry that forwards its own flag (kwargs['use_flash_attention_2'] = True under if cfg.use_flash_attention_2)"),
         Example({"pkg/config.py": _FA_FLAG_CONFIG.format(name="flash_attn", default="True"), "requirements.txt": "transformers>=4.40\n",
                  "pkg/models.py": _FA_FLAG_LOADER.format(name="flash_attn")}, U, "FA2 keyword under a config flag that defaults to True"),
+        Example(_UNREACHED_FA, P, "kernels only in a vendored modeling file the training entry point never imports: HF default SDPA"),
+        Example({**_UNREACHED_FA, "train_embedder.py": (
+            "from transformers import Trainer, TrainingArguments\nfrom mypkg.reranker.modeling_minicpm import MiniCPMFlashAttention2\n\n"
+            "model = build_reranker(attention_cls=MiniCPMFlashAttention2)\n"
+            "Trainer(model=model, args=TrainingArguments(output_dir='out'), train_dataset=dataset).train()\n")},
+                U, "the same modeling file imported by the training entry point"),
+        Example({  # FlagAI's shape: its own trainer over a hand-written attention; a FlashAttention monkey patch of another
+            # model family sits in the package and nothing on the training path imports it
+            "train.py": (
+                "import torch\nfrom mypkg.model import GPT\n\nmodel = GPT()\nopt = torch.optim.AdamW(model.parameters())\n"
+                "for x, y in loader:\n    model(x, y).backward()\n    opt.step()\n"),
+            "mypkg/model.py": (
+                "import torch\n\n\nclass GPT(torch.nn.Module):\n    def attention(self, q, k, v, mask):\n"
+                "        scores = torch.matmul(q, k.transpose(-1, -2)) * self.scale + mask\n"
+                "        return torch.matmul(scores.softmax(-1), v)\n"),
+            "mypkg/aquila2/flash_attn_monkey_patch.py": (
+                "from flash_attn.flash_attn_interface import flash_attn_func\n\n\n"
+                "def forward(self, q, k, v):\n    return flash_attn_func(q, k, v, 0.0, softmax_scale=None, causal=True)\n"),
+        }, N, "a FlashAttention patch module the training path never imports"),
+        Example(_launch_split(""), P, "SDPA asked for only by the entry point one of four launches runs: the others load with HF defaults"),
+        Example(_launch_split(", attn_implementation=\"flash_attention_2\""), U, "the entry point most launches run asks for FlashAttention-2"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         used, off_, kinds = attention_sites(f)
+        unreached = unreached_sites(ctx, used)
+        off_ = [x for x in off_ if not unreached_sites(ctx, [x])]  # an eager choice there is not the run's either
+        note = ""
+        if unreached and len(unreached) == len(used):  # every kernel site is in code the run never executes
+            note = _unreached_note(f, unreached, "fused-attention kernels")
+            used, kinds = [], set()
+        minority, why = minority_entry_sites(ctx, used)
+        if minority:  # chosen only by the entry scripts a minority of the launches run
+            note, used, kinds = why, [], set()
+            off_ = [x for x in off_ if x.path not in minority]
         if not used:
             used += [x for x in f.launches("torchtune")]  # torchtune's models call SDPA (or FlexAttention) themselves
             used += [e for e in f.config("model._component_") if isinstance(e.value, str) and e.value.startswith("torchtune.models.")]
@@ -696,31 +830,35 @@ class D1FlashAttention(Check):
             return Outcome(U, [f.ev(x) for x in used], f"efficient attention via {', '.join(sorted(kinds))}{recipe_note}",
                            {"attn_implementation": best})
         if off_:
-            return Outcome(N, evs(off_), "attention is explicitly set to eager / flash attention disabled", {"attn_implementation": "eager"})
+            return Outcome(N, evs(off_), _join("attention is explicitly set to eager / flash attention disabled", note),
+                           {"attn_implementation": "eager"})
         loads = _hf_model_loads(f)
         on_path = [c for c in loads if c.path in ctx.project.training_files]
         # with a training path, a load in other project code (a RAG labelling script, an inference experiment) is not it
         loads = (on_path if ctx.project.training_files else loads) or uses_hf_trainer(f)  # TRL trainers load a model themselves
+        loads = [c for c in loads if c.path not in minority]  # the minority's loads choose their attention
         if not loads and {"axolotl", "llamafactory"} & set(ctx.project.frameworks):
             loads = f.config("base_model", "model_name_or_path")
         if loads:
             lo, hi, deps = dep_version(f, "transformers")
             if hi is not None and hi < (4, 36):
                 return Outcome(
-                    N, evs(deps[:1]), "HF models load without attn_implementation on transformers < 4.36, whose default is eager attention",
+                    N, evs(deps[:1]), _join("HF models load without attn_implementation on transformers < 4.36, whose default is eager "
+                                            "attention", note),
                     {"attn_implementation": "eager"},
                 )
             pinned = ("" if not lo else f"; requirements pin transformers == {'.'.join(map(str, lo))}" if lo == hi
                       else f"; requirements allow transformers >= {'.'.join(map(str, lo))}")
             return Outcome(
                 P, [*evs(loads[:5]), *evs(deps[:1])],
-                f"HF models load without attn_implementation: transformers >= 4.36 runs its default SDPA, but nothing chooses "
-                f"FlashAttention-2{pinned}",
+                _join(f"HF models load without attn_implementation: transformers >= 4.36 runs its default SDPA, but nothing chooses "
+                      f"FlashAttention-2{pinned}", note),
                 {"attn_implementation": "default"},
             )
         fa_dep = f.deps("flash-attn", "flash-attention", "xformers")
-        detail = "flash-attn is installed but nothing enables it" if fa_dep else "no fused attention found"
-        return Outcome(N, [], detail, {"attn_implementation": "eager"})
+        detail = ("flash-attn is installed but nothing enables it" if fa_dep else
+                  "nothing on the training path computes fused attention" if note else "no fused attention found")
+        return Outcome(N, [], _join(detail, note), {"attn_implementation": "eager"})
 
 
 # --- D2 torch.compile -----------------------------------------------------------
@@ -827,6 +965,20 @@ _SUBMODULE_REPO = {
 }
 
 
+#: SkyRL's shape: the training entry point wraps an HF model; a model-family patch module (imported by nothing on the
+#: training path) compiles the rotary-embedding helper
+_PATCH_COMPILE = {
+    "train.py": (
+        "import torch\nfrom transformers import AutoModelForCausalLM\n\n"
+        "model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-1.5B-Instruct', attn_implementation='flash_attention_2')\n"
+        "opt = torch.optim.AdamW(model.parameters())\nfor batch in loader:\n    model(**batch).loss.backward()\n    opt.step()\n"),
+    "mypkg/patches/gptoss/patch_transformers.py": (
+        "import torch\n\n\ndef patch_GptOssAttention():\n"
+        "    from transformers.models.gpt_oss import modeling_gpt_oss\n\n"
+        "    modeling_gpt_oss.apply_rotary_pos_emb = torch.compile(modeling_gpt_oss.apply_rotary_pos_emb)\n"),
+}
+
+
 @register
 class D2TorchCompile(Check):
     id = "D2"
@@ -860,7 +1012,9 @@ class D2TorchCompile(Check):
             "import torch\nfrom verl.utils import torch_functional as verl_F\n\n\nclass FSDPEngine:\n    def __init__(self, config):\n"
             "        self.compute_entropy_from_logits = (\n            torch.compile(verl_F.entropy_from_logits, dynamic=True)\n"
             "            if config.use_torch_compile\n            else verl_F.entropy_from_logits\n        )\n"),
-                 "train.py": "import torch\nloss = model(x)\nloss.backward()\n"}, P, "only a helper function compiled with torch.compile(fn)"),
+                 "train.py": ("import torch\nfrom verl.workers.engine.fsdp.transformer_impl import FSDPEngine\n"
+                              "engine = FSDPEngine(config)\nloss = model(x)\nloss.backward()\n")},
+                P, "only a helper function compiled with torch.compile(fn)"),
         Example({"train.py": "import torch\nmodel = build_model().cuda()\nmodel = torch.compile(model)\n"}, U, "compile call"),
         Example(_SUBMODULE_REPO, N, "only the training script of a git submodule (an upstream repository vendored in) compiles"),
         Example({p: t for p, t in _SUBMODULE_REPO.items() if not p.endswith("/.git")}, U,
@@ -1050,6 +1204,9 @@ class D2TorchCompile(Check):
         Example({"mylib/chunked_loss/fused_linear_preference.py": _CHUNK_CLOSURE.format(name="fused_fwd_bwd")}, P,
                 "a chunked loss compiles its own per-chunk closure, not the model"),
         Example({"mylib/train.py": _CHUNK_CLOSURE.format(name="train_step")}, U, "a closure that is the training step compiled"),
+        Example(_PATCH_COMPILE, N, "a helper compiled only in a patch module the training path never imports"),
+        Example({**_PATCH_COMPILE, "train.py": "from mypkg.patches.gptoss.patch_transformers import patch_GptOssAttention\n"
+                 "patch_GptOssAttention()\n" + _PATCH_COMPILE["train.py"]}, P, "the same patch imported and applied by the training entry point"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1058,6 +1215,11 @@ class D2TorchCompile(Check):
         # ``torch.compile(entropy_from_logits)`` (verl) compiles a helper function, not the model
         helpers = [c for c in calls if _compiles_helper(c) or _compiles_closure(f, c)]
         calls = [c for c in calls if c not in helpers]
+        # a compile in a module no training entry point reaches (a model patch of another family, an alternative backend's
+        # helper) never runs in the training run
+        away = unreached_sites(ctx, [*calls, *helpers])
+        calls = [c for c in calls if c not in away]
+        helpers = [c for c in helpers if c not in away]
         reg = _registry_compile(f)
         if reg is not None and calls:
             defaults, on, total, cited = reg
@@ -1069,6 +1231,9 @@ class D2TorchCompile(Check):
         # a decorated decoding/generation step (``@torch.compile`` on ``patched_layer_forward_decoding``) is inference
         decorated = [d for d in f.decorators("torch.compile") if not any(c.path == d.path and c.line == d.line for c in calls)
                      and not _NOT_TRAINING_COMPILE.search(d.target)]
+        away += unreached_sites(ctx, decorated)
+        decorated = [d for d in decorated if d not in away]
+        note = _unreached_note(f, away, "torch.compile sites") if away and not (calls or helpers or decorated) else ""
         settings: list = []
         helper_settings: list = []
         for s in f.effective("torch_compile"):
@@ -1127,11 +1292,12 @@ class D2TorchCompile(Check):
                            "JAX's analogue of torch.compile", {"torch_compile": False, "xla_jit": True})
         registered = {id(r) for c in f.calls("torch.compile") for r in registry_off(f, c)}
         detail = ("torch.compile is present only in a registered component that no config selects" if off_ and all(id(x) in registered for x in off_)
-                  else "torch.compile is present but switched off" if off_ else "no torch.compile found")
+                  else "torch.compile is present but switched off" if off_ else "nothing on the training path calls torch.compile" if note
+                  else "no torch.compile found")
         values = {"torch_compile": False}
         if majorities:
             values["recipes." + majorities[0].name] = ", ".join(f"{v}: {n}" for v, n in majorities[0].counts)
-        return Outcome(N, evs(off_[:20]), _join(detail, dist), values)
+        return Outcome(N, evs(off_[:20]), _join(_join(detail, dist), note), values)
 
 
 # --- D3 Triton kernels ----------------------------------------------------------
