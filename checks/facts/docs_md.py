@@ -54,10 +54,12 @@ _MULTI_NODE = (
 )
 
 
-#: a documented command that runs a tool, not training (verl ``torchrun --nnodes 8 ... -m verl.model_merger merge``)
-_NON_TRAINING_CMD = re.compile(r"(-m\s+[\w.]*(merg|convert|export|eval|infer|serv)[\w.]*|[\w/.-]*(merg|convert|export|eval|infer|serv)\w*\.py\b)", re.I)
+#: a documented command that runs a tool, not training (verl ``torchrun --nnodes 8 ... -m verl.model_merger merge``; a
+#: distributed forward pass that fills an offline cache, NeMo AutoModel ``-m nemo_automodel.recipes.llm.precompute_dspark_dist``)
+_NON_TRAINING_CMD = re.compile(r"(-m\s+[\w.]*(merg|convert|export|eval|infer|serv|precompute)[\w.]*"
+                               r"|[\w/.-]*(merg|convert|export|eval|infer|serv|precompute)\w*\.py\b)", re.I)
 #: a tool module whose usage text documents that tool's own launch (verl ``model_merger/__main__.py``)
-_TOOL_PATH = re.compile(r"(merg|convert|export|infer|serv|ckpt|checkpoint)", re.I)
+_TOOL_PATH = re.compile(r"(merg|convert|export|infer|serv|ckpt|checkpoint|precompute)", re.I)
 
 
 def _many(token: str | None) -> bool:
@@ -72,16 +74,28 @@ def extract_doc_hints(path: str, text: str, out: FileFacts) -> None:
     """Documented multi-node launches, one hint per line (the first matching form)."""
     if not any(k in text for k in ("nnodes", "nodes", "NODES", "machines", "SBATCH", "hostfile", "srun", ".sbatch", ".slurm")):
         return
-    for i, line in enumerate(text.splitlines(), 1):
-        _multi_node_hint(path, i, line, out)
+    lines = text.splitlines()
+    for i, line in enumerate(lines, 1):
+        _multi_node_hint(path, i, line, out, lines)
 
 
-def _multi_node_hint(path: str, i: int, line: str, out: FileFacts) -> None:
-    """The first multi-node form on a line, as a hint; none for a line that runs a tool rather than training."""
+def _command(lines: list[str], i: int) -> str:
+    """Line ``i`` (1-based) with the lines a trailing backslash continues it onto (at most 40): the whole command, whose
+    module or script may come lines after its ``--nnodes``."""
+    parts = [lines[i - 1]]
+    while parts[-1].rstrip().endswith("\\") and i < len(lines) and len(parts) < 40:
+        parts.append(lines[i])
+        i += 1
+    return " ".join(parts)
+
+
+def _multi_node_hint(path: str, i: int, line: str, out: FileFacts, lines: list[str] | None = None) -> None:
+    """The first multi-node form on a line, as a hint; none for a command that runs a tool rather than training (its
+    continuation lines included, see :func:`_command`)."""
     for pat in _MULTI_NODE:
         m = pat.search(line)
         if m and _many(m.group(1) if m.groups() else None):
-            if not _NON_TRAINING_CMD.search(line):
+            if not _NON_TRAINING_CMD.search(_command(lines, i) if lines is not None and line.rstrip().endswith("\\") else line):
                 out.doc_hints.append(DocHint(path, i, "multi_node", m.group(0).strip(), line.strip()[:300]))
             return
 
@@ -136,7 +150,49 @@ def extract_usage_hints(path: str, text: str, tree: ast.Module | None, out: File
                 spans.append((value.lineno, getattr(value, "end_lineno", None) or value.lineno))
     for start, end in spans:
         for i in range(start, min(end, len(lines)) + 1):
-            _multi_node_hint(path, i, lines[i - 1], out)
+            _multi_node_hint(path, i, lines[i - 1], out, lines)
+
+
+#: torchrun's multi-node flags as a launcher module writes them into the command it builds
+_BUILT_NODES = re.compile(rf"--nnodes[= ]+{_NODES}")
+_BUILT_RANK = re.compile(r"--node[_-]rank\b")
+_BUILT_RENDEZVOUS = re.compile(r"--(?:master|rdzv)[_-](?:addr|endpoint)\b")
+#: ... into the command of a launcher that starts training processes (not a vLLM server's own ``--nnodes``)
+_BUILT_LAUNCHER = re.compile(r"\btorchrun\b|\btorch\.distributed\.(?:run|launch)\b")
+
+
+def extract_launcher_hints(path: str, text: str, tree: ast.Module | None, out: FileFacts) -> None:
+    """A multi-node launch the project's own launcher builds: a function whose string literals and f-strings write
+    torchrun's ``--nnodes`` (more than one node, or a value it fills in) with a ``--node_rank`` and a rendezvous address, in
+    a command that starts ``torchrun``
+    (NeMo AutoModel's SkyPilot launcher: ``parts += ["--nnodes=$SKYPILOT_NUM_NODES", "--node_rank=$SKYPILOT_NODE_RANK",
+    '--master_addr=...']`` under ``if num_nodes > 1:``). The project offers multi-node runs, as a README that documents one
+    does: a hint, never a launch. None for a tool's command (a merge, an export, a precompute), a tool module, or a function
+    named for one (``build_vllm_server_cmd``: a vLLM server's nodes are inference, not training)."""
+    if tree is None or "--nnodes" not in text or "rank" not in text or _TOOL_PATH.search("/".join(path.rsplit("/", 2)[-2:])):
+        return
+    seen: set[int] = set()
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        words: list[tuple[str, int]] = []
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                words.append((node.value, node.lineno))
+            elif isinstance(node, ast.JoinedStr):
+                words.append(("".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "${x}"
+                                      for v in node.values), node.lineno))
+        whole = " ".join(w for w, _ in words)
+        if (not (_BUILT_RANK.search(whole) and _BUILT_RENDEZVOUS.search(whole) and _BUILT_LAUNCHER.search(whole))
+                or _NON_TRAINING_CMD.search(whole) or _TOOL_PATH.search(fn.name)):
+            continue
+        for w, line in words:
+            m = _BUILT_NODES.search(w)
+            if m and _many(m.group(1)) and line not in seen:
+                seen.add(line)
+                out.doc_hints.append(DocHint(path, line, "multi_node", f"a launcher builds {m.group(0).strip()} with a node rank "
+                                             "and a rendezvous address", w.strip()[:300]))
+                break
 
 
 # a fenced block (``` or ~~~, any indent) and its language; rst ``.. code-block:: bash`` / ``.. code:: console``

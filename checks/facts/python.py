@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from .docs_md import extract_usage_hints
+from .docs_md import extract_launcher_hints, extract_usage_hints
 from .py_launch import TORCHX_DDP, Pending, finish, word_pieces
 from .types import (
     _LINE_INTS,
@@ -1139,3 +1139,4 @@ def extract_python(path: str, text: str, out: FileFacts, strings: dict[str, str]
         out.error = "Python file nested too deeply to analyse"
     finish(path, ex.pending_launches, out)  # launch calls, once the file's argparse defaults are known
     extract_usage_hints(path, text, tree, out)  # a CLI's usage text documenting a multi-node launch (E1)
+    extract_launcher_hints(path, text, tree, out)  # a launcher module building a multi-node torchrun command (E1)

@@ -299,6 +299,40 @@ class E1GPUDirectRDMA(Check):
             '    --backend megatron --local_dir ./checkpoints/global_step_1/actor\n```\n"""\n\nimport argparse\n'),
                  "README.md": "Merge a big checkpoint on 8 nodes: `torchrun --nnodes 8 -m verl.model_merger merge --backend megatron`\n",
                  "verl/trainer/main_ppo.py": "import torch\nloss.backward()\n"}, Status.NA, "a multi-node checkpoint merge is not training"),
+        Example({  # NeMo AutoModel: a distributed forward pass that fills an offline cache, documented in its module docstring
+            "pkg/recipes/precompute_cache_dist.py": (
+                '"""Distributed (multi-node) precompute of the offline target cache.\n\nLaunched with ``torchrun``::\n\n'
+                '    torchrun --nnodes=4 --node-rank=0 --nproc_per_node=8 \\\\\n        --master-addr=<NODE0_IP> --master-port=29500 \\\\\n'
+                '        -m pkg.recipes.precompute_cache_dist \\\\\n        -c examples/precompute.yaml\n"""\n\nimport torch\n'),
+            "pkg/recipes/train_ft.py": "import torch\nloss.backward()\n"}, Status.NA,
+                "a multi-node precompute, its module named on a continuation line, is not training"),
+        Example({"README.md": ("## Precompute the cache\n\n```bash\ntorchrun --nnodes=4 --nproc_per_node=8 \\\n"
+                               "    -m pkg.recipes.precompute_cache_dist -c examples/precompute.yaml\n```\n"),
+                 "pkg/recipes/train_ft.py": "import torch\nloss.backward()\n"}, Status.NA,
+                "a README's multi-node command whose continuation line runs a precompute module"),
+        Example({
+            "pkg/recipes/train_dist.py": (
+                '"""Distributed (multi-node) fine-tuning.\n\nLaunched with ``torchrun``::\n\n'
+                '    torchrun --nnodes=4 --node-rank=0 --nproc_per_node=8 \\\\\n        --master-addr=<NODE0_IP> --master-port=29500 \\\\\n'
+                '        -m pkg.recipes.train_dist \\\\\n        -c examples/finetune.yaml\n"""\n\nimport torch\nloss.backward()\n')},
+                N, "the same docstring launching the training module on four nodes"),
+        Example({  # NeMo AutoModel: its cloud launcher builds a torchrun command that joins nodes when asked for more than one
+            "pkg/launcher/cloud.py": (
+                "from dataclasses import dataclass, field\n\n\n@dataclass\nclass CloudConfig:\n"
+                "    num_nodes: int = field(default=1, metadata=dict(help=\"Number of nodes for distributed training\"))\n\n\n"
+                "def build_command(script_path: str, job_conf_path: str, gpus_per_node: int, num_nodes: int) -> str:\n"
+                "    parts = [\"torchrun\", f\"--nproc_per_node={gpus_per_node}\"]\n"
+                "    if num_nodes > 1:\n"
+                "        parts += [\n            \"--nnodes=$CLOUD_NUM_NODES\",\n            \"--node_rank=$CLOUD_NODE_RANK\",\n"
+                "            '--master_addr=\"$(echo \"$CLOUD_NODE_IPS\" | head -n1)\"',\n            \"--master_port=12375\",\n        ]\n"
+                "    parts += [script_path, \"-c\", job_conf_path]\n    return \" \".join(parts)\n"),
+            "pkg/recipes/train_ft.py": "import torch\nloss.backward()\n"}, N, "the project's launcher builds a multi-node torchrun command"),
+        Example({
+            "pkg/launcher/local.py": (
+                "def build_command(script_path: str, gpus_per_node: int) -> str:\n"
+                "    parts = [\"torchrun\", f\"--nproc_per_node={gpus_per_node}\", \"--nnodes=1\", \"--node_rank=0\",\n"
+                "             \"--master_addr=127.0.0.1\", script_path]\n    return \" \".join(parts)\n"),
+            "pkg/recipes/train_ft.py": "import torch\nloss.backward()\n"}, Status.NA, "the same launcher fixed to one node"),
         # Megatron's 175B recipe keeps NUM_NODES=1, but TP 8 x PP 16 = 128 GPUs cannot fit on the 8 GPUs of one node
         Example({"examples/gpt3/train_gpt3_175b_distributed.sh": (
             "GPUS_PER_NODE=8\nNUM_NODES=1\nDISTRIBUTED_ARGS=(\n    --nproc_per_node $GPUS_PER_NODE\n    --nnodes $NUM_NODES\n)\n"
