@@ -296,6 +296,10 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     weak_en, weak_zh = "; ".join(weak_en), "；".join(weak_zh)
     if st.missing("F1") or (st("F1") is None and zero and not [n for n, _ in workers if n > 0]):
         cited = f1 or zero  # F1's own sites first: the reason and the check cite the same loader
+        # a declared setting (a config field's or a parameter's default: where a run changes it) before a loader call's
+        # literal keyword, which may be an edge branch's loader (NeMo AutoModel ``dataloader_from_sample``: an empty
+        # Subset's ``DataLoader(..., num_workers=0)`` when a resume starts past the end)
+        cited = sorted(cited, key=lambda x: str(getattr(x, "key", "") or "").endswith("(num_workers=)"))
         if cited:
             out.append(Signal(
                 Bottleneck.DATA_IO, 1 if cheap else 2,
