@@ -264,6 +264,9 @@ class _Extractor(ast.NodeVisitor):
         # ``dataset_cls = LazySupervisedDataset if data_args.lazy_preprocess else SupervisedDataset``): (function path, name)
         # -> each arm with the condition it is chosen under; a call of the local is recorded as a call of each arm under it
         self.choices: dict[tuple[tuple[str, ...], str], tuple[tuple[ast.expr, str], ...]] = {}
+        # a local flag bound to an interval test (Megatron ``save_wgrads_in_this_iteration = (args.save_wgrads_interval is not
+        # None and (iteration + 1) % args.save_wgrads_interval == 0)``): an ``if`` on the flag is guarded by that test
+        self.interval_flags: dict[tuple[tuple[str, ...], str], str] = {}
         # a function's locals bound to a list literal (``args = ["--metrics.log_freq=1", ...]``, ``args += [...]``): the
         # words a launch call's ``*args`` hands on (see checks.facts.py_launch)
         self.lists: dict[tuple[tuple[str, ...], str], list[ast.expr]] = {}
@@ -739,6 +742,16 @@ class _Extractor(ast.NodeVisitor):
     def _test_src(self, test: ast.expr) -> str:
         """The source of an ``if`` test; one that binds looser than ``and`` (an ``or``, a ternary, a walrus) is noted, so a
         guard joining it with others parenthesizes it."""
+        if self.interval_flags and self.func_stack:
+            neg = test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not
+            name = test.operand if neg else test  # type: ignore[attr-defined]
+            flag = self.interval_flags.get((tuple(self.func_stack), name.id)) if name.__class__ is _Name else None
+            if flag is not None:
+                # the flag's own test stands for it (``if save_wgrads_in_this_iteration:`` -> ``args.save_wgrads_interval
+                # is not None and (iteration + 1) % args.save_wgrads_interval == 0``), parenthesized when joined with others
+                text = f"not ({flag})" if neg else flag
+                self._loose_tests.add(text)
+                return text
         text = self.src(test)
         if isinstance(test, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
             self._loose_tests.add(text)
@@ -837,6 +850,11 @@ class _Extractor(ast.NodeVisitor):
                     self.choices[key] = ((value_node.body, test), (value_node.orelse, f"not ({test})"))
                 elif self.choices:
                     self.choices.pop(key, None)
+                if value_node.__class__ in (ast.BoolOp, ast.Compare) and any(
+                        n.__class__ is ast.BinOp and n.op.__class__ is ast.Mod for n in ast.walk(value_node)):
+                    self.interval_flags[key] = self.src(value_node)
+                elif self.interval_flags:
+                    self.interval_flags.pop(key, None)
             v = self.constant(value_node)
             if v is not _NO_VALUE and not isinstance(v, dict):
                 v = share_value(v, self._strings)
