@@ -1400,6 +1400,35 @@ _OWN_STEP_CHECKPOINT = {
 }
 
 
+def _grad_dumps(interval: str) -> dict[str, str]:
+    """Megatron-LM-shaped: the step saves gradients for debugging under a local flag bound to an interval test whose setting
+    defaults to None (``save_wgrads_in_this_iteration = (args.save_wgrads_interval is not None and (iteration + 1) %
+    args.save_wgrads_interval == 0)``), and the loop checkpoints every ``--save-interval`` iterations."""
+    return {
+        "pkg/arguments.py": (
+            "import argparse\n\n\ndef get_args():\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--save', type=str, default=None)\n    parser.add_argument('--save-interval', type=int, default=1000)\n"
+            f"    parser.add_argument('--save-wgrads-interval', type=int, default={interval})\n    return parser.parse_args()\n"),
+        "pkg/training.py": (
+            "import torch\n\nfrom pkg.checkpointing import save_checkpoint, save_grads\n\n\n"
+            "def train_step(args, model, optimizer, batch, iteration):\n"
+            "    save_wgrads_in_this_iteration = (args.save_wgrads_interval is not None and\n"
+            "                                     (iteration + 1) % args.save_wgrads_interval == 0)\n"
+            "    loss = model(**batch).loss\n    loss.backward()\n    optimizer.step()\n    if save_wgrads_in_this_iteration:\n"
+            "        save_grads(args.save, {n: p.grad.cpu() for n, p in model.named_parameters()}, iteration + 1, 'wgrads')\n"
+            "    optimizer.zero_grad()\n    return loss\n\n\n"
+            "def train(args, model, optimizer, data_iterator):\n    iteration = 0\n    while iteration < args.train_iters:\n"
+            "        train_step(args, model, optimizer, next(data_iterator), iteration)\n        iteration += 1\n"
+            "        if args.save and iteration % args.save_interval == 0:\n            save_checkpoint(iteration, model, optimizer)\n"),
+        "pkg/checkpointing.py": (
+            "import torch\n\n\ndef save_checkpoint(iteration, model, optimizer):\n"
+            "    torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict()}, f'ckpt/iter_{iteration:07d}.pt')\n\n\n"
+            "def save_grads(save_dir, state_dict, iteration, label):\n    torch.save(state_dict, f'{save_dir}/{label}/iter_{iteration:07d}.pt')\n"),
+        "pretrain.py": "from pkg.arguments import get_args\nfrom pkg.training import train\n\ntrain(get_args(), model, optimizer, data_iterator)\n",
+        "examples/pretrain.sh": "torchrun --nproc_per_node 8 pretrain.py --save /ckpt --save-interval 1000\n",
+    }
+
+
 def _save_ctl(steps: str) -> dict[str, str]:
     """realhf 0.3.0-shaped: the master worker builds its save control from ``exp_ctrl.save_freq_*`` fields, ``save_freq_steps``
     defaulting to ``steps``, the others None; ``FrequencyControl.check`` returns False when its frequency is None."""
@@ -1627,6 +1656,8 @@ class I3CheckpointFrequency(Check):
         Example(_regime("None", "None"), U, "a regime section's checkpoint_every_n_steps defaults to None and nothing sets it"),
         Example(_regime("5", "None"), N, "the same section checkpointing every 5 steps"),
         Example(_save_ctl("1"), N, "the same control with save_freq_steps 1: a checkpoint every step"),
+        Example(_grad_dumps("None"), U, "gradient dumps under a local flag bound to an interval test whose setting is None"),
+        Example(_grad_dumps("1"), N, "the same dumps with their interval defaulting to 1: a save every step"),
         Example({k: v.format(default=0) for k, v in _OWN_STEP_CHECKPOINT.items()}, U,
                 "a while step loop checkpoints through its own method under an interval guard (once per epoch by default)"),
         Example({k: v.format(default=5) for k, v in _OWN_STEP_CHECKPOINT.items()}, N, "the same trainer checkpointing every 5 steps"),
