@@ -1183,7 +1183,7 @@ def _weights_only_for_side_use(ctx: Context) -> list[Call] | None:
     (OLMo's ``Tokenizer.from_pretrained``), and shows no other sign of fine-tuning: those loads (possibly none);
     None when the project does fine-tune."""
     f, p = ctx.facts, ctx.project
-    if not (p.pretrains or p.does_training) or p.alignment or _FT_FRAMEWORKS & set(p.frameworks) or f.calls(*_PEFT_CALLS):
+    if not (p.pretrains or p.does_training) or p.alignment or _FT_FRAMEWORKS & set(p.frameworks) or _peft_calls(f):
         return None
     loads = [c for c in f.calls("from_pretrained") if not _TESTS_PATH.search(c.path)
              and not _TOKENIZER_LOAD.search(f"{c.name} {c.path.rsplit('/', 1)[-1]}")]
@@ -1299,6 +1299,12 @@ def _stale_script(f: Facts, path: str) -> list[Any]:
 
 
 _ENGINE_PACKAGES = ("tensorrt_llm.", "vllm.", "sglang.", "lmdeploy.")
+
+
+def _peft_calls(f: Facts) -> list[Call]:
+    """Calls that build adapters to train: PEFT's and the like, not an inference engine's LoRA config (Megatron-LM's
+    TensorRT-LLM engine builder ``tensorrt_llm.lora_manager.LoraConfig(lora_dir=...)`` serves adapters, it trains none)."""
+    return [c for c in f.calls(*_PEFT_CALLS) if not c.name.startswith(_ENGINE_PACKAGES)]
 _SERVING_PATH = re.compile(r"(^|/)(\w*rollout\w*|\w*serv(e|er|ing)\w*|infer\w*|generat\w*)(/|\.py$)", re.I)
 
 
@@ -1422,7 +1428,7 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     if not lora and not on and not off:
         # PEFT built only behind a switch that is off (OpenRLHF ``if lora_rank > 0:`` with ``--ds.lora.rank`` default 0)
         seen = {(x.path, x.line) for x in off}
-        for c in f.calls(*_PEFT_CALLS):
+        for c in _peft_calls(f):
             for g in guard_off(f, c):
                 if (g.path, g.line) not in seen:
                     seen.add((g.path, g.line))
@@ -1902,7 +1908,7 @@ class G4LoRA(Check):
         kind = "freeze" if any(str(getattr(s, "value", "")).lower() == "freeze" for s in full) else "full"
         detail = "LoRA switch is off in every launch/config" if off and not full else "full-parameter fine-tuning (no LoRA/PEFT)"
         first = next((s for s in off if isinstance(s, Setting)), None)
-        gated = [(c, g) for c in f.calls(*_PEFT_CALLS) if c.guard and (g := guard_off(f, c))]
+        gated = [(c, g) for c in _peft_calls(f) if c.guard and (g := guard_off(f, c))]
         # the gate that the cited switch closes (not some other local condition around a PEFT call)
         gate = next((c for c, g in gated if first is None or any((x.path, x.line) == (first.path, first.line) for x in g)), None)
         if gate is not None and not full:

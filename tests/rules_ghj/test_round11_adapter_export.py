@@ -39,3 +39,47 @@ def test_the_same_dict_filled_from_the_trainers_arguments_is_lora():
     files = {**_SELF_EXPORT, "pkg/lora/config.py": _SELF_EXPORT["pkg/lora/config.py"].replace(
         "self.r,", "self.args.lora_rank,").replace("self.lora_alpha,", "self.args.lora_alpha,")}
     assert audit(files, "G4")[0].status.value == "used"
+
+
+# 2026-12-04 (Megatron-LM): an inference engine's LoRA config serves adapters; it is no PEFT gate of the training run
+_TRTLLM_BUILDER = (
+    "try:\n    from tensorrt_llm.lora_manager import LoraConfig\nexcept ImportError:\n    LoraConfig = None\n\n\n"
+    "class TRTLLMEngineBuilder:\n    @staticmethod\n"
+    "    def build_and_save_engine(engine_dir, model_cls, config, use_lora_plugin=None, lora_ckpt_list=None, max_lora_rank=64):\n"
+    "        build_config = {}\n        if use_lora_plugin is not None:\n"
+    "            lora_config = LoraConfig(lora_dir=lora_ckpt_list, lora_ckpt_source='nemo', max_lora_rank=max_lora_rank)\n"
+    "            build_config['lora_config'] = lora_config\n        return build_config\n"
+)
+_FT_LOOP = (
+    "import torch\nfrom transformers import AutoModelForCausalLM\n\n\n"
+    "def finetune(args, loader):\n    model = AutoModelForCausalLM.from_pretrained(args.load)\n"
+    "    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)\n"
+    "    for batch in loader:\n        loss = model(**batch).loss\n        loss.backward()\n        optimizer.step()\n"
+)
+
+
+_EXPORT_SCRIPT = (
+    "from pkg.export.trtllm.engine_builder import TRTLLMEngineBuilder\n\n"
+    "TRTLLMEngineBuilder.build_and_save_engine(\n    engine_dir='/tmp/engine',\n    model_cls=None,\n    config={},\n"
+    "    lora_ckpt_list=None,\n    use_lora_plugin=None,\n    max_lora_rank=64,\n)\n"
+)
+
+
+def test_an_inference_engines_lora_config_is_not_the_runs_peft_gate():
+    files = {"pkg/export/trtllm/engine_builder.py": _TRTLLM_BUILDER, "examples/export/gpt_export.py": _EXPORT_SCRIPT,
+             "pkg/finetune.py": _FT_LOOP,
+             "scripts/finetune.sh": "torchrun --nproc_per_node 8 pkg/finetune.py --load meta-llama/Llama-2-7b-hf\n"}
+    result, _ = audit(files, "G4")
+    assert result.status.value == "unused"
+    assert "engine_builder.py" not in result.detail and "use_lora_plugin" not in result.detail, result.detail
+
+
+def test_a_peft_lora_config_under_the_same_gate_is_cited():
+    files = {"pkg/export/trtllm/engine_builder.py": _TRTLLM_BUILDER, "pkg/finetune.py": _FT_LOOP.replace(
+        "    optimizer =", "    if args.use_lora:\n        model = get_peft_model(model, LoraConfig(r=8))\n    optimizer =").replace(
+        "from transformers import AutoModelForCausalLM\n", "from peft import LoraConfig, get_peft_model\nfrom transformers import AutoModelForCausalLM\n"),
+             "pkg/arguments.py": "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument('--use-lora', action='store_true')\n",
+             "scripts/finetune.sh": "torchrun --nproc_per_node 8 pkg/finetune.py --load meta-llama/Llama-2-7b-hf\n"}
+    result, _ = audit(files, "G4")
+    assert result.status.value == "unused"
+    assert "args.use_lora" in result.detail, result.detail
