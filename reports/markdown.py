@@ -114,7 +114,7 @@ def _overview(ctx: _Ctx, fold: Fold) -> dict[str, Any]:
         "frameworks": ", ".join(p.frameworks) or t["none"],
         "model_type": MODEL_TYPE[ctx.lang].get(p.model_type, p.model_type)
         + (f" ({', '.join(cell(n) for n in p.model_families)})" if p.model_families else ""),
-        "scale": (p.estimated_params or t["unknown"]) + (f" · {clip(', '.join(p.model_names[:3]), 160)}" if p.model_names else ""),
+        "scale": _scale(p, t),
         "hardware": p.hardware or "",
         "nodes": _nodes(p, t),
         "bottleneck": BOTTLENECK[ctx.lang][p.bottleneck],
@@ -123,6 +123,16 @@ def _overview(ctx: _Ctx, fold: Fold) -> dict[str, Any]:
         "parse_errors": ", ".join(code(path, 80) for path, _ in errors[:10]) + (f" (+{len(errors) - 10})" if len(errors) > 10 else ""),
         "skipped": _skipped(stats.skipped, ctx.lang),
     }
+
+
+def _scale(p: Any, t: Mapping[str, str]) -> str:
+    """The estimated size, else the range of sizes the recipes give (Megatron-LM: 295M-175.2B across its launch scripts,
+    with where the two ends are); the model names the project mentions follow only a decided size or no range at all
+    (beside a range they are tokenizers and side encoders, not the run's model)."""
+    rng, where = p.notes.get("params_range"), p.notes.get("params_range_sources") or []
+    if not p.estimated_params and rng:
+        return t["scale_range"].format(range=rng, where=", ".join(code(str(w), 120) for w in where[:2]))
+    return (p.estimated_params or t["unknown"]) + (f" · {clip(', '.join(p.model_names[:3]), 160)}" if p.model_names else "")
 
 
 def _nodes(p: Any, t: Mapping[str, str]) -> str:
