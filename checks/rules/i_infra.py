@@ -248,8 +248,10 @@ def data_locations(f: Facts) -> list[DataLoc]:
 
 
 #: a script that prepares data (``prepare_data.py``, ``preprocess.py``): it reads its source once, not during training
+#: a data-preparation script, Python or shell (Megatron-LM ``tools/common_pile_dataset/setup_common_pile_dataset.sh`` points
+#: the HF cache at Lustre while it builds a CI dataset once)
 _PREP_SCRIPT = re.compile(r"(^|/)[^/]*(preprocess|prepare|pre_?tokeniz|tokenize_(data|dataset|corpus)|build_(data|dataset)|make_dataset|"
-                          r"process_data|data_prep|download)[^/]*\.py$", re.I)
+                          r"process_data|data_prep|download|setup_\w*data)[^/]*\.(py|sh)$", re.I)
 
 
 def training_data_locations(ctx: Context) -> list[DataLoc]:
@@ -403,6 +405,12 @@ class I2FastStorage(Check):
         Example({"run.sh": "DATA_PATH=hdfs://namenode:8020/user/me/data\npython train.py --data_path $DATA_PATH\n"}, N, "hdfs"),
         Example({"train.yaml": "data_path: /nfs/shared/datasets/alpaca.json\n"}, N, "nfs"),
         Example({"train.yaml": "data_path: data/alpaca.json\n"}, Status.NA, "medium not named: not judged"),
+        Example({"tools/ci_dataset/setup_ci_dataset.sh": (
+            "OUTPUT_DIR=\"/lustre/fsw/projects/ci/text/v01_filtered_data\"\n"
+            "# Redirect HuggingFace cache to lustre so it doesn't fill up /home\nexport HF_HOME=\"/lustre/fsw/projects/ci/hf_home\"\n"
+            "export HF_DATASETS_CACHE=\"${HF_HOME}/datasets\"\npython tools/preprocess_data.py --input raw.jsonl --output-prefix ${OUTPUT_DIR}/text\n"),
+                 "train.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --data-path data/my_text_document\n"}, Status.NA,
+                "a dataset setup script's Lustre cache builds data once; the run's own path names no medium: not judged"),
         Example({"train.yaml": "# data_path: /mnt/nvme/data\nlr: 1e-5\n"}, Status.NA, "commented out: no location, not judged"),
     )
 
