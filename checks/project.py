@@ -1312,6 +1312,16 @@ def _not_training_script(facts: Facts, path: str) -> bool:
     return bool(ff.launches) and all(x.launcher in _SERVING_LAUNCHERS for x in ff.launches)
 
 
+def launch_runs_no_training(facts: Facts, path: str) -> bool:
+    """A shell/batch launch file that runs no training (see :func:`_not_training_script`), or that sits in a folder of
+    serving or generation work (Megatron-LM ``examples/inference/advanced/run_prefix_cache_lru_resume_repro.sh``): the
+    environment it exports configures that run, not training."""
+    if _not_training_script(facts, path):
+        return True
+    ff = facts.files.get(path)
+    return ff is not None and ff.kind == "shell" and any(_SERVE_PATH.search(part) for part in path.split("/")[:-1])
+
+
 #: torchrun's node-count flag as launches spell it (argparse takes the prefix ``--nnode``: picotron's Slurm template)
 _NNODES_KEYS = ("nnodes", "nnode")
 

@@ -13,7 +13,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
-from ..project import multi_node_launcher
+from ..project import launch_runs_no_training, multi_node_launcher
 from . import _bmtrain as bmtrain
 from ._helpers import backend_unselected, deepspeed_alternative_files, guard_off, keyword_choices, set_under_off_branch, uses_hf_trainer
 from .a_parallelism import (
@@ -142,11 +142,17 @@ _GDR_OFF = {"0", "loc"}
 _RDMA_VARS = re.compile(r"^(NCCL_IB_|NCCL_NET_GDR_|NCCL_GDR|NCCL_NET$|NCCL_NET_PLUGIN$|FI_EFA_|FI_PROVIDER$|UCX_NET_DEVICES$|NCCL_COLLNET)")
 
 
+def _training_envs(f: Facts, *prefixes: str) -> list[Any]:
+    """The environment variables of these prefixes, except those a launch that runs no training exports (a text-generation
+    server's ``export NCCL_IB_SL=1``, an inference example's ``NCCL_ALGO=Ring``): they tune that serving run."""
+    return [e for e in f.envs(*prefixes) if not launch_runs_no_training(f, e.path)]
+
+
 def _rdma_evidence(f: Facts) -> tuple[list[Any], list[Any]]:
     """(positive, negative) RDMA / GPUDirect facts from environment variables and k8s RDMA resources."""
     pos: list[Any] = []
     neg: list[Any] = []
-    for e in f.envs("NCCL_", "FI_", "UCX_"):
+    for e in _training_envs(f, "NCCL_", "FI_", "UCX_"):
         name, val = e.name, e.value.strip().strip("'\"").lower()
         if not _RDMA_VARS.match(name):
             continue
@@ -1196,6 +1202,17 @@ class E4NCCLTuning(Check):
         Example({"run.sh": "export NCCL_DEBUG=INFO\nexport TORCH_NCCL_ASYNC_ERROR_HANDLING=1\ntorchrun --nproc_per_node 8 train.py\n"}, N, "debug only"),
         Example({"run.sh": "# export NCCL_IB_HCA=mlx5_0\ntorchrun --nproc_per_node 8 train.py\n"}, N, "commented out"),
         Example({"Dockerfile": "FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\nENV NCCL_VERSION=2.18.1\n"}, N, "nccl version in image"),
+        Example({  # Megatron-LM: only the inference examples and the text-generation server tune NCCL
+            "examples/inference/advanced/run_prefix_cache_repro.sh": (
+                "export NCCL_ALGO=Ring\ntorchrun --nproc_per_node 8 examples/inference/gpt/gpt_dynamic_inference.py --load $CKPT\n"),
+            "examples/mamba/run_text_gen_server_8b.sh": (
+                "export NCCL_IB_SL=1\nexport NCCL_IB_TIMEOUT=19\ntorchrun --nproc_per_node 1 tools/run_text_generation_server.py --load $CKPT\n"),
+            "examples/gpt3/train_gpt3.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --bf16 --data-path $DATA\n",
+            "pretrain_gpt.py": "import torch\nloss.backward()\n"}, N, "NCCL tuned only by serving and inference launches"),
+        Example({
+            "examples/mamba/run_text_gen_server_8b.sh": "export NCCL_IB_SL=1\ntorchrun --nproc_per_node 1 tools/run_text_generation_server.py\n",
+            "examples/mamba/train.sh": "export NCCL_IB_SL=1\nexport NCCL_IB_TIMEOUT=19\ntorchrun --nproc_per_node 8 pretrain_mamba.py --bf16\n",
+            "pretrain_mamba.py": "import torch\nloss.backward()\n"}, U, "the same variables exported by the training launch too"),
         Example({"finetune.sh": "export NCCL_P2P_DISABLE=1\nexport NCCL_IB_DISABLE=1\naccelerate launch --num_processes 4 train.py\n"}, P, "transports switched off only"),
         Example({"mylib/distributed/utils.py": _INIT_DISTRIBUTED.format(extra='        set_env_var("NCCL_IB_HCA", "^=mlx5_bond_0")\n')},
                 U, "a project helper set_env_var(name, value)"),
@@ -1214,9 +1231,10 @@ class E4NCCLTuning(Check):
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        tuning = [e for e in f.envs("NCCL_") if e.name not in _NOT_TUNING and (e.value.strip() or e.source == "python")
+        tuning = [e for e in _training_envs(f, "NCCL_") if e.name not in _NOT_TUNING and (e.value.strip() or e.source == "python")
                   and not _simple_protocol_only(e)]
-        diag = [e for e in f.envs("NCCL_", "TORCH_NCCL_") if e not in tuning and e.name not in {"NCCL_VERSION", "NCCL_HOME", "NCCL_ROOT"}]
+        diag = [e for e in _training_envs(f, "NCCL_", "TORCH_NCCL_") if e not in tuning
+                and e.name not in {"NCCL_VERSION", "NCCL_HOME", "NCCL_ROOT"}]
         names = sorted({e.name for e in tuning})
         findings: list[Evidence] = []
         for e in tuning:
