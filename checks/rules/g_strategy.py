@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from typing import Any
 
 from ..base import Check, Context, register
@@ -861,7 +862,10 @@ class G1LRSchedule(Check):
 
     def detect(self, ctx: Context) -> Outcome:
         r = _g1_scan(ctx.facts)
-        name = next((n for n in r.names if n), None)
+        # the decaying schedule most of the decay sites name (Megatron-LM: ``--lr-decay-style cosine`` in 17 launches), not
+        # the first name seen (a ``constant`` beside them would read "warmup + constant schedule")
+        decaying = Counter(v for x in r.decay if isinstance(v := getattr(x, "value", None), str) and v in r.names)
+        name = decaying.most_common(1)[0][0] if decaying else next((n for n in r.names if n), None)
         values = {"lr_schedule": name, "warmup": bool(r.warm), "decay": bool(r.decay)}
         if r.warm and r.decay:
             return Outcome(U, r.evidence(r.decay + r.warm), f"warmup + {name or 'decay'} schedule", values)

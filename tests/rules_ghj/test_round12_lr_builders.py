@@ -41,3 +41,18 @@ def test_a_fallback_from_a_zero_ratio_is_not_read_as_the_warmup():
                   "    lr_warmup_steps = warmup_steps_arg\n    if lr_warmup_steps <= 0:\n"
                   "        lr_warmup_steps = int(train_steps * lr_warmup_ratio)\n")
     assert audit(files, "G1")[0].status.value != "unused"
+
+
+def test_the_schedule_named_is_the_one_most_decay_sites_use():
+    # Megatron-LM: ``--lr-decay-style cosine`` in most launches, ``constant`` in an old paper script that sorts first
+    files = {
+        "examples/academic/finetune_gpt.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --lr-decay-style constant --lr 1e-5\n",
+        "examples/gpt3/train_gpt3.sh": ("torchrun --nproc_per_node 8 pretrain_gpt.py --lr-decay-style cosine --lr-warmup-fraction .01 "
+                                        "--lr 6e-5\n"),
+        "examples/llama/train_llama3.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --lr-decay-style cosine --lr-warmup-iters 2000\n",
+        "examples/mixtral/train_mixtral.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --lr-decay-style cosine --lr-warmup-iters 500\n",
+        "pretrain_gpt.py": "import torch\nloss.backward()\n",
+    }
+    result, _ = audit(files, "G1")
+    assert result.status.value == "used"
+    assert result.detail == "warmup + cosine schedule", result.detail
