@@ -92,6 +92,9 @@ _BENCH_FILE = re.compile(r"^((bench|benchmark)(_\w+)?|profile_\w+|\w+_(bench|ben
 _TEST_FILE = re.compile(r"^(test_\w+|\w+_test|conftest|tests)\.py$")
 # a dated copy of a run: ``2024-10-14_ModernArch/``, ``20240501/``, ``train_gpt2_2024_10_14.py``
 _DATED = re.compile(r"(?:^|[_\-.])(?:19|20)\d{2}[-_.]?(?:0[1-9]|1[0-2])[-_.]?(?:0[1-9]|[12]\d|3[01])(?:[_\-.]|$)")
+# the scripts that reproduce published papers' runs (Megatron-LM ``examples/academic_paper_scripts/``: sc21's 384-node
+# tables, detoxify, msdp): records of those runs, not the project's own recipes
+_PAPER_DIR = re.compile(r"^(\w+[_\-])?papers?([_\-]\w+)?$", re.I)
 _ENTRY_NAME = re.compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^(fine_?tune|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)\w*\.py$", re.I)
 # a sub-package of extras kept beside a package's run (``trl/experimental/``, ``contrib/``, ``sandbox/``): its modules are
 # the run's only when the training path imports them or a launch runs them (``experiments/`` is left out: oat's and
@@ -158,6 +161,8 @@ def path_role(path: str, kind: str) -> tuple[str | None, str]:
             return r, f"under {d}/"
         if _DATED.search(d):
             return ARCHIVE, f"dated copy {d}/"
+        if _PAPER_DIR.match(d):
+            return ARCHIVE, f"a paper's scripts {d}/"
     if low in _CI_FILES:
         return CI, "CI configuration"
     if low in _DOC_FILES:

@@ -532,3 +532,17 @@ def test_a_classical_estimator_is_not_a_model_name():
     }
     names = audit_files((p, t.encode()) for p, t in files.items()).project.model_names
     assert "xgboost" not in names and "gpt2" in names, names
+
+
+def test_a_papers_reproduction_scripts_are_archived_runs():
+    # Megatron-LM ``examples/academic_paper_scripts/sc21/run_table_1.sh`` asks for 384 nodes to reproduce a 2021 paper's table
+    paper = {"examples/academic_paper_scripts/sc21/run_table_1.sh": (
+        "#SBATCH --nodes=384\nsrun torchrun --nnodes 384 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 8 "
+        "--pipeline-model-parallel-size 16 --fp16\n")}
+    roles = classify_roles({p: extract_file(p, t.encode()) for p, t in {**BASE, **paper}.items()})
+    assert roles.role("examples/academic_paper_scripts/sc21/run_table_1.sh") == "archive"
+    alone, crowded = _audit(BASE), _audit({**BASE, **paper})
+    assert _statuses(crowded) == _statuses(alone)
+    assert crowded.project.num_nodes == alone.project.num_nodes
+    from checks.roles import path_role
+    assert path_role("examples/paperspace/run.sh", "shell")[0] is None and path_role("src/newspaper/train.py", "python")[0] is None
