@@ -2034,6 +2034,10 @@ def _checkpoint_config_defaults(f: Facts, dims: list) -> set[tuple[str, int]]:
 _CONVERTER_PATH = re.compile(r"(^|/)(\w*convert\w*|ckpts?|checkpoint_conversion)(/|\.py$)|(^|/)\w*(convert|converter|export)\w*\.py$", re.I)
 
 
+#: a call that is one value of a dict literal keyed by a name (``"siglip": EncoderSpec(``): a registry's preset
+_PRESET_ENTRY = re.compile(r"""^\s*["'][^"']+["']\s*:\s*[A-Za-z_][\w.]*\(""")
+
+
 def _dims(f: Facts) -> list:
     """Model-dimension settings (configs, model-config calls, dataclass/argparse defaults), tests excluded, and defaults of
     a config class that only describes checkpoints loaded with ``from_pretrained`` (:func:`_checkpoint_config_defaults`)."""
@@ -2048,6 +2052,10 @@ def _dims(f: Facts) -> list:
             continue  # a keyword of some other call (a layer, a tensor op), not the model's configuration
         if s.source == "call" and (s.path, s.line) in _library_demo_lines(f):
             continue  # a library module's self-test builds that config (``if __name__ == "__main__": test()``), not the run
+        if s.source == "call" and _PRESET_ENTRY.match(getattr(s, "text", "") or ""):
+            # one named preset of a registry (Megatron-LM ``encoder_registry.py``: ``"siglip": EncoderSpec(..., kv_channels=72)``,
+            # SigLIP's own head size): a pretrained architecture the project offers, not dimensions it chose for a run
+            continue
         out.append(s)
     skip = _checkpoint_config_defaults(f, out)
     return [s for s in out if (s.path, s.line) not in skip] if skip else out
@@ -2268,6 +2276,22 @@ class D7TensorCoreAlignment(Check):
             "    state_dict = torch.load(args.input)\n"),
                  "train.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --hidden-size 4096 --num-attention-heads 32 --make-vocab-size-divisible-by 128\n"},
                 U, "a checkpoint converter's head_dim is not the trained model's"),
+        Example({"pkg/models/vision/encoder_registry.py": (  # Megatron-LM: named presets of pretrained vision encoders
+            "from dataclasses import dataclass\n\n\n@dataclass\nclass EncoderSpec:\n    name: str\n    num_layers: int\n"
+            "    hidden_size: int\n    num_attention_heads: int\n    kv_channels: int | None = None\n\n\n"
+            "ENCODERS = {\n    \"siglip\": EncoderSpec(\n        name=\"siglip\",\n        num_layers=27,\n        hidden_size=1152,\n"
+            "        num_attention_heads=16,\n        kv_channels=72,\n    ),\n}\n"),
+                 "train.sh": ("torchrun --nproc_per_node 8 pretrain_vlm.py --hidden-size 4096 --num-attention-heads 32 "
+                              "--make-vocab-size-divisible-by 128 --fp8-format hybrid --transformer-impl transformer_engine\n")},
+                U, "a registry's named preset (head size 72) is a pretrained architecture, not the run's FP8 choice"),
+        Example({"pkg/models/vision/encoder_registry.py": (
+            "from dataclasses import dataclass\n\n\n@dataclass\nclass EncoderSpec:\n    name: str\n    num_layers: int\n"
+            "    hidden_size: int\n    num_attention_heads: int\n    kv_channels: int | None = None\n\n\n"
+            "ENCODERS = {\n    \"siglip\": EncoderSpec(\n        name=\"siglip\",\n        num_layers=27,\n        hidden_size=1152,\n"
+            "        num_attention_heads=16,\n        kv_channels=72,\n    ),\n}\n"),
+                 "train.sh": ("torchrun --nproc_per_node 8 pretrain_vlm.py --hidden-size 4100 --num-attention-heads 41 "
+                              "--make-vocab-size-divisible-by 128 --fp8-format hybrid --transformer-impl transformer_engine\n")},
+                N, "the same registry beside a run whose own hidden size is not a multiple of 8"),
         Example({"model.py": (
             "from dataclasses import dataclass\n@dataclass\nclass GPTConfig:\n    block_size: int = 1024\n"
             "    vocab_size: int = 50304\n    n_layer: int = 12\n    n_head: int = 12\n    n_embd: int = 768\n")}, U, "nanogpt padded"),
