@@ -59,6 +59,12 @@ def _ev(x: Any, key: str | None = None, value: Any = None) -> Evidence:
     return Facts.ev(x, key=key, value=value)
 
 
+def _at(ev: list[Evidence]) -> str:
+    """``key at path:line (+n)`` of the first of these sites."""
+    e = ev[0]
+    return f"{e.key + ' at ' if e.key else ''}{e.path}:{e.line}" + (f", +{len(ev) - 1}" if len(ev) > 1 else "")
+
+
 def _unique_ev(items: Iterable[Evidence]) -> list[Evidence]:
     seen: set[tuple[str, int]] = set()
     out: list[Evidence] = []
@@ -709,8 +715,19 @@ def _reached_from(f: Facts, func: str | None, start: re.Pattern[str], memo: dict
     if key not in memo:
         memo[key] = False  # breaks recursion
         memo[key] = any(_reached_from(f, c.func, start, memo, depth + 1, c.path if path is not None else None) for c in f.calls(func)
-                        if c.func != func and (path is None or _may_call(f, c, path, func)))
+                        if c.func != func and not _lazy_once(c) and (path is None or _may_call(f, c, path, func)))
     return memo[key]
+
+
+#: a lazy initialisation: ``if self.shuffle_index is None:`` (the first call loads, later calls reuse the attribute)
+_LAZY_INIT = re.compile(r"(^|\band\s+)self\.\w+\s+is\s+None\s*$|^self\.\w+\s+is\s+None\b")
+
+
+def _lazy_once(c: Call) -> bool:
+    """A call under a lazy-initialisation test of an attribute (Megatron-LM ``GPTDataset``: ``if self.shuffle_index is None:
+    self.shuffle_index = safe_numpy_load(path, mmap_mode='r')`` inside the per-sample query): it runs once per dataset
+    object, not once per sample."""
+    return bool(c.guard) and _LAZY_INIT.search(c.guard) is not None
 
 
 def _byte_range_funcs(f: Facts) -> set[tuple[str, str | None]]:
@@ -729,7 +746,7 @@ def _per_sample_reads(f: Facts) -> list[Call]:
     for c in f.calls(*_PER_SAMPLE):
         if (c.path, c.func) in ranged and c.short == "open":
             continue
-        if _in_tests(c.path) or not c.func:
+        if _in_tests(c.path) or not c.func or _lazy_once(c):
             continue
         if (c.func == "__getitem__" and c.path in _materialised_files(f)) or not (
                 _PER_SAMPLE_FUNCS.match(c.func) or _reached_from(f, c.func, _GETITEM, memo, path=c.path)):
@@ -897,6 +914,10 @@ _TOKENIZER_ADMIN = re.compile(r"^((maybe|try)_)?(get|load|build|init|train|save|
                               r"validate|is|has)_(\w+_)?tokenizers?(_\w+)?$")
 
 
+#: a reader of data tokenized ahead (llm-foundry ``_read_binary_tokenized_sample``, ``load_tokenized_dataset``)
+_READS_TOKENIZED = re.compile(r"^(read|load|get|fetch|iter)(_\w+)?_(pre_?)?tokenized(_|$)", re.I)
+
+
 def _tokenizer_calls(f: Facts) -> list[Call]:
     shorts = {c.short for c in f.calls_where(lambda s: "tokeniz" in s.lower() or s in _TOKENIZE_SHORT)}
     out = []
@@ -906,8 +927,13 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
         receiver = c.name.rsplit(".", 1)[0].lower() if "." in c.name else ""
         bare = c.short.lstrip("_")  # a private helper (``_load_tokenizer``) is named like its public form
         low = bare.lower()
-        if low == "encode" and not re.search(r"tok|enc|sp_model|spm|bpe", receiver):
-            continue
+        if low == "encode" and (not re.search(r"tok|enc|sp_model|spm|bpe", receiver)
+                                or ("encoder" in receiver and "tok" not in receiver)):
+            continue  # ``text_encoder.encode(prompt)`` runs a model (hidden states), it does not tokenize
+        if _READS_TOKENIZED.match(low):
+            continue  # ``_read_binary_tokenized_sample(idx)`` reads tokens written ahead; it tokenizes nothing
+        if bare[:1].isupper() and bare.endswith(("Config", "Args", "Arguments")):
+            continue  # ``PreTokenizedDatasetWrapperConfig(...)``: a configuration, not tokenization
         if low == "processor" and "text" not in c.kwargs and not c.args:
             continue
         if low == "apply_chat_template" and truthy(c.kwargs.get("tokenize", True)) is False:
@@ -996,6 +1022,8 @@ _NOT_TRAINING = re.compile(r"(infer|serve|server|generat|chat|demo|predict|deplo
 
 #: methods that run the model for generation or evaluation (Composer's ``Generate.generate`` callback tokenizes its fixed
 #: prompts there): exact names, so that a data helper such as ``generate_and_tokenize_prompt`` is still followed
+#: a folder of serving or inference code (Megatron-LM ``megatron/core/inference/text_generation_server/``)
+_SERVING_DIR = re.compile(r"(^|/)(\w*inference\w*|serving|\w*_server|server)/", re.I)
 _SIDE_FUNC = re.compile(r"^_?(generate|infer|inference|predict|chat|evaluate|eval|eval_forward|eval_step|generate_step)$")
 
 
@@ -1213,12 +1241,56 @@ def _minority_sites(f: Facts, sites: list[Call], start: re.Pattern[str]) -> tupl
     return major, minor
 
 
+#: methods of the built-in str/list/dict/file types: called on a local object, they are those, not a project function
+_BUILTIN_METHODS = frozenset({
+    "split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "join", "replace", "format", "lower", "upper", "startswith",
+    "endswith", "find", "get", "items", "keys", "values", "append", "extend", "insert", "pop", "update", "copy", "count",
+    "index", "sort", "read", "readline", "readlines", "write", "close", "setdefault",
+})
+
+
+def _module_names(path: str) -> list[str]:
+    """The dotted names a Python file may be imported as (each suffix of its path; a package's ``__init__`` as the package)."""
+    if not path.endswith(".py"):
+        return []
+    parts = path[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return [".".join(parts[k:]) for k in range(len(parts))]
+
+
+def _import_roots(f: Facts, path: str) -> set[str]:
+    """The top-level names the imports of ``path`` bind (dotted call names are resolved through them)."""
+    memo = f._memo.setdefault(("import-roots",), {})  # type: ignore[arg-type]
+    found: set[str] | None = memo.get(path)  # type: ignore[attr-defined]
+    if found is None:
+        found = memo[path] = {i.module.split(".", 1)[0] for i in f.files[path].imports}  # type: ignore[index]
+    return found
+
+
 def _may_call(f: Facts, c: Call, path: str, func: str) -> bool:
     """Whether ``c`` may call the function ``func`` defined in ``path`` (callers are found by name): not a tokenizer's own
     method (``self.tokenizer.encode()`` does not call xtuner's ``RewardModelClient.encode``), and not a bare ``process(...)``
     in another file that defines its own ``process`` (a sampler's nested helper is not the dataset builder's)."""
     if "." in c.name:
         recv = c.name.rsplit(".", 1)[0]
+        root = recv.split(".", 1)[0]
+        if root not in ("self", "cls", "super()") and not recv.startswith(".") and c.path in f.files:
+            if root in _import_roots(f, c.path):
+                # a call through an imported module or class (``torch.load``, ``numpy.split``) calls ``func`` of ``path`` only
+                # when that is the module ``path`` is, a class in it, or a package that holds it (Megatron-LM: a token
+                # dataset's ``numpy.split`` was read as a checkpoint converter's ``def split``, and ``torch.load`` as
+                # ``dist_checkpointing.load``, linking ``__getitem__`` to checkpoint-config reads)
+                mods = _module_names(path)
+                if mods and not any(recv == m or recv.startswith(m + ".") or m.startswith(recv + ".") for m in mods):
+                    return False
+            elif c.short in _BUILTIN_METHODS:
+                return False  # ``img_file.split("_")`` on a local object is str.split, not a project function ``split``
+        if (root == "self" and recv != "self" and c.short in _BUILTIN_METHODS and c.path != path and c.path in f.files
+                and path in f.files and not _linked(f, c.path, path)):
+            # ``self.indexed_dataset.append(...)`` on an attribute, in a file that does not import ``path``: a list's append,
+            # not another module's class method named ``append``
+            return False
         if recv == "self" and c.path != path and c.path in f.files and path in f.files:
             # a method called on ``self`` in another file runs there only in a subclass or a base class: files linked by an
             # import (oumi ``BaseSftDataset(BaseMapDataset)``), not a sibling class with a method of the same name
@@ -1333,6 +1405,8 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     rank = {"online": 5, "collator": 4, "step": 3, "mapped": 2, "startup": 1, "other": 0}
 
     def where(path: str, func: str | None, depth: int) -> str:
+        if _SERVING_DIR.search(path):
+            return "other"  # an inference engine's or server's tokenization (prompts per request), not the training input
         if func is None or func in {"main", "__main__"}:
             return "other" if _not_training_file(path) else "startup"
         if func in {"__getitem__", "__getitems__"} and path in materialised:
@@ -2797,6 +2871,29 @@ class F4SmallFileMerging(_DataCheck):
             "        with open(self.path, 'rb') as f:\n"
             "            f.seek(i * self.seq_len * 2)\n            f.readinto(buf)\n"
             "        return buf\n")}, U, "byte-range reads of one token file"),
+        Example({  # Megatron-LM: numpy.split in the token dataset, and a checkpoint converter that defines its own ``split``
+            "pkg/data/gpt_dataset.py": (
+                "import numpy\nfrom torch.utils.data import Dataset\n\n\nclass GPTDataset(Dataset):\n"
+                "    def __init__(self, path_prefix):\n        self.path_prefix = path_prefix\n        self.sample_index = None\n"
+                "        self.tokens = numpy.memmap(path_prefix + '.bin', dtype=numpy.uint16, mode='r')\n\n"
+                "    def __getitem__(self, idx):\n        if self.sample_index is None:\n"
+                "            self.sample_index = numpy.load(self.path_prefix + '_sample_index.npy', allow_pickle=True)\n"
+                "        start, end = self.sample_index[idx], self.sample_index[idx + 1]\n"
+                "        text, labels = numpy.split(self.tokens[start:end + 1], [end - start])\n        return text, labels\n"),
+            "examples/nvlm/pp_checkpoint_converter.py": (
+                "import os\n\nimport torch\n\n\ndef split(input_dir, output_dir, pp_size):\n"
+                "    state = torch.load(os.path.join(input_dir, 'model_optim_rng.pt'))\n"
+                "    for rank in range(pp_size):\n        torch.save(state, os.path.join(output_dir, f'mp_rank_{rank:02d}.pt'))\n"),
+        }, U, "a token memmap; a library's numpy.split and a lazily loaded index are no per-sample file reads"),
+        Example({
+            "pkg/data/gpt_dataset.py": (
+                "import numpy\nfrom torch.utils.data import Dataset\n\n\nclass GPTDataset(Dataset):\n"
+                "    def __init__(self, path_prefix):\n        self.path_prefix = path_prefix\n"
+                "        self.tokens = numpy.memmap(path_prefix + '.bin', dtype=numpy.uint16, mode='r')\n\n"
+                "    def __getitem__(self, idx):\n"
+                "        sample_index = numpy.load(self.path_prefix + f'_sample_{idx}.npy', allow_pickle=True)\n"
+                "        return self.tokens[sample_index[0]:sample_index[1]]\n"),
+        }, P, "the same memmap with an index file loaded on every sample"),
         Example({"src/lmms_engine/datasets/naive/multimodal_dataset.py": (  # lmms-engine: Arrow records name image files
             "import os\nfrom datasets import load_from_disk\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\n"
             "class MultiModalDataset(Dataset):\n    def __init__(self, config):\n"
@@ -2865,7 +2962,10 @@ class F4SmallFileMerging(_DataCheck):
                            f"{f' (+{len(media) - 1})' if len(media) > 1 else ''}); the Arrow/Parquet tables ({m.key} at {m.path}:{m.line}) "
                            "hold only the records that name those files", {"sharded": False})
         if merged and small:
-            return Outcome(P, merged + small, "sharded data, but some samples are still read one file at a time" + note, {"sharded": True})
+            # the per-file reads are why it is partial: the detail cites the first (the evidence keeps the shards first, which
+            # step zero cites as the data's storage)
+            return Outcome(P, merged + small, f"sharded data, but some samples are still read one file at a time ({_at(small)})" + note,
+                           {"sharded": True})
         if merged:
             return Outcome(U, merged, "training data stored in merged shards / indexed files" + note, {"sharded": True})
         if small:
@@ -3092,6 +3192,37 @@ _TOKENIZED_ARROW_COLLATOR = {
 }
 
 
+def _megatron_like(extra: bool) -> dict[str, str]:
+    """Megatron-LM-shaped: ``tools/preprocess_data.py`` tokenizes the corpus into an indexed ``.bin``/``.idx`` pair; with
+    ``extra``, a mock dataset tokenizes made-up text and the inference server tokenizes each request batch."""
+    files = {
+        "tools/preprocess_data.py": (
+            "import json\n\nfrom pkg.data import indexed_dataset\n\n\ndef main(args, tokenizer):\n"
+            "    builder = indexed_dataset.IndexedDatasetBuilder(args.output_prefix + '.bin')\n"
+            "    for line in open(args.input):\n        ids = tokenizer.tokenize(json.loads(line)['text'])\n"
+            "        builder.add_document(ids, [len(ids)])\n    builder.finalize(args.output_prefix + '.idx')\n"),
+        "pkg/data/gpt_dataset.py": (
+            "import numpy\nfrom torch.utils.data import Dataset\n\n\nclass GPTDataset(Dataset):\n"
+            "    def __init__(self, prefix):\n        self.tokens = numpy.memmap(prefix + '.bin', dtype=numpy.uint16, mode='r')\n\n"
+            "    def __getitem__(self, idx):\n        return self.tokens[idx * 2048:(idx + 1) * 2048 + 1]\n"),
+        "pretrain_gpt.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --data-path /data/my_text_document --split 949,50,1\n",
+    }
+    if extra:
+        files["pkg/data/mock.py"] = (
+            "from torch.utils.data import Dataset\n\n\nclass MockDataset(Dataset):\n    def __init__(self, tokenizer):\n"
+            "        self.tokenizer = tokenizer\n\n    def _mock_tokenize(self, text):\n"
+            "        return self.tokenizer(text, return_tensors='pt', truncation=True, max_length=512)\n\n"
+            "    def __getitem__(self, idx):\n        return self._mock_tokenize(f'mock sample {idx}')\n")
+        files["pkg/inference/text_generation_server/tokenization.py"] = (
+            "def tokenize_prompts(tokenizer, prompts):\n    return [tokenizer.tokenize(p) for p in prompts]\n\n\n"
+            "def collate_requests(tokenizer, requests):\n    return tokenize_prompts(tokenizer, [r['prompt'] for r in requests])\n")
+    return files
+
+
+#: a mock or synthetic dataset's file or function
+_MOCK_DATA = re.compile(r"(^|[/_])(mock|dummy|fake|synthetic)([/_.]|$)", re.I)
+
+
 @register
 class F6OfflinePreprocessing(_DataCheck):
     id = "F6"
@@ -3225,6 +3356,13 @@ class F6OfflinePreprocessing(_DataCheck):
         Example(_WDS_PIPELINE, N, "captions tokenized by a wds.map stage of a WebDataset pipeline, per sample in the loader workers"),
         Example(_RAW_ARROW_COLLATOR, N, "raw Arrow records loaded and saved back; a collator class's __call__ tokenizes every batch"),
         Example(_TOKENIZED_ARROW_COLLATOR, P, "the same collator, but the dataset is tokenized with datasets.map before it is saved"),
+        Example(_megatron_like(extra=True), U,
+                "tokens written by a preprocessing tool; a mock dataset and an inference server's request batching tokenize too"),
+        Example({**_megatron_like(extra=True), "pkg/data/sft_dataset.py": (
+            "from torch.utils.data import Dataset\n\n\nclass SFTDataset(Dataset):\n    def __init__(self, rows, tokenizer):\n"
+            "        self.rows, self.tokenizer = rows, tokenizer\n\n    def __getitem__(self, idx):\n"
+            "        return self.tokenizer.apply_chat_template(self.rows[idx]['messages'], tokenize=True)\n")}, P,
+                "the same project with an SFT dataset that tokenizes every conversation when it is read"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -3238,7 +3376,11 @@ class F6OfflinePreprocessing(_DataCheck):
                         f"{c.short}() in {c.func}, run by Dataset.from_generator before training") for c in sites["mapped"]]
         training = ctx.project.training_files
         collated = [c for c in sites["collator"] if not training or c.path in training]
-        on_sites, minor = _minority_sites(f, sites["online"] + collated, _ONLINE_FUNCS)
+        # a mock dataset tokenizes the fake text it makes up (Megatron-LM ``examples/mimo/data/mock.py``: ``_mock_tokenize``
+        # in ``__getitem__``): no run's data
+        real = [c for c in sites["online"] + collated
+                if not (_MOCK_DATA.search(c.path) or _MOCK_DATA.search(c.func or "") or _MOCK_DATA.search(c.short))]
+        on_sites, minor = _minority_sites(f, real, _ONLINE_FUNCS)
         note = _minority_note(f, minor, "tokenization runs per sample")
         online = [_ev(c, key=f"{c.short}() in {c.func}") for c in on_sites]
         startup = [_ev(c, key=f"{c.short}() at start-up") for c in sites["startup"]]
@@ -3257,7 +3399,8 @@ class F6OfflinePreprocessing(_DataCheck):
                            f"it loads ({first.key} at {first.path}:{first.line}) are the raw records: nothing in the "
                            "project saves a tokenized dataset", {"preprocessing": "online"})
         if online and offline:
-            return Outcome(P, _unique_ev(offline + online), "data is preprocessed ahead, but some tokenization still runs per sample" + note,
+            return Outcome(P, _unique_ev(offline + online), f"data is preprocessed ahead, but some tokenization still runs per sample "
+                           f"({_at(_unique_ev(online))})" + note,
                            {"preprocessing": "mixed"})
         if online:
             return Outcome(N, _unique_ev(online), "tokenization runs per sample in the data loader" + note, {"preprocessing": "online"})
