@@ -21,6 +21,7 @@ from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority,
 from ..project import _INFERENCE_ENGINES, _library_demo_lines, recipe_files
 from ._helpers import (
     HF_DEFAULTS,
+    _module_names,
     callers_off,
     flag_state,
     guard_flags,
@@ -1247,16 +1248,6 @@ _BUILTIN_METHODS = frozenset({
     "endswith", "find", "get", "items", "keys", "values", "append", "extend", "insert", "pop", "update", "copy", "count",
     "index", "sort", "read", "readline", "readlines", "write", "close", "setdefault",
 })
-
-
-def _module_names(path: str) -> list[str]:
-    """The dotted names a Python file may be imported as (each suffix of its path; a package's ``__init__`` as the package)."""
-    if not path.endswith(".py"):
-        return []
-    parts = path[:-3].split("/")
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return [".".join(parts[k:]) for k in range(len(parts))]
 
 
 def _import_roots(f: Facts, path: str) -> set[str]:
