@@ -16,6 +16,7 @@ from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority,
 from ..project import _SERVE_PATH, CONFIG_CALLEE, jax_jitted_steps, recipe_files
 from . import _bmtrain as bmtrain
 from ._helpers import (
+    _FRAMEWORK_CALLED,
     HF_DEFAULTS,
     backend_unselected,
     callers_off,
@@ -1155,6 +1156,8 @@ def _gc_call_active(f: Facts, c: Call) -> bool:
     config.activation_checkpointing or config.activation_cpu_offload:``, both False by default)."""
     if guard_off(f, c) or registry_off(f, c) or helper_callers_off(f, c):
         return False
+    if _LOSS_MODULE.search(c.path):
+        return False  # a chunked loss recomputing its own logits chunk by chunk: the layers' activations are all kept
     for name, neg in guard_flags(c.guard):
         if not neg and _GC_FLAG.search(name):
             return flag_state(f, name) is True
@@ -1162,7 +1165,18 @@ def _gc_call_active(f: Facts, c: Call) -> bool:
         return False
     if c.func and _GC_FLAG.search(c.func) and not _GC_HELPER.search(c.short):
         return False
+    if c.func and not c.func.startswith("__") and not _FRAMEWORK_CALLED.match(c.func):
+        # a private helper that only checkpointing helpers call (NeMo AutoModel ``_wrap_first_existing_attr``, called by
+        # ``apply_submodule_checkpointing``): support code like its callers, on only when they are
+        callers = [x for x in f.calls(c.func) if x.func != c.func]
+        if callers and all(x.path == c.path and x.func and _GC_FLAG.search(x.func) for x in callers):
+            return False
     return True
+
+
+#: a loss module (``components/loss/dllm_loss.py``, ``losses.py``): a ``checkpoint`` call there recomputes a chunk of the
+#: loss (logits over the vocabulary) in backward, a chunked-loss memory saving; the model's activations are untouched
+_LOSS_MODULE = re.compile(r"(^|/)(loss|losses)(/|\.py$)|(^|/)\w*_loss\.py$")
 
 
 def _gc_helpers(f: Facts) -> list[Call]:
@@ -1177,9 +1191,31 @@ def _gc_helpers(f: Facts) -> list[Call]:
         # ``block.set_activation_checkpointing(strategy)``) is the model's support code, not a choice to checkpoint
         if c.func and (c.func == c.short or helper(c.func)):
             continue
-        if not c.name.startswith(("torch.", "deepspeed.")) and _gc_call_active(f, c):
+        if not c.name.startswith(("torch.", "deepspeed.")) and _gc_call_active(f, c) and not _handed_switch_off(f, c):
             out.append(c)
     return out
+
+
+#: ``cfg.get("distributed.activation_checkpointing", False)``: a config read whose default leaves it off
+_GET_KEY = re.compile(r"""\.get\(\s*['"]([\w.]+)['"]\s*(?:,\s*(?:False|None|0)\s*)?\)$""")
+
+
+def _handed_switch_off(f: Facts, c: Call) -> bool:
+    """A checkpointing helper handed its on/off switch as an argument that is off (NeMo AutoModel
+    ``apply_draft_activation_checkpointing(self.draft_model, self.cfg.get("distributed.activation_checkpointing", False))``
+    with no setting turning ``activation_checkpointing`` on): the helper returns without wrapping anything."""
+    for v in list(c.args[1:]) + list(c.kwargs.values()):
+        text = v.text if isinstance(v, Expr) else ""
+        if not text or not _GC_FLAG.search(text):
+            continue
+        if value_on(f, v) is False:
+            return True
+        m = _GET_KEY.search(text)
+        if m:
+            leaf = m.group(1).rsplit(".", 1)[-1]
+            if flag_state(f, leaf) is not True and not any(truthy(s.value) for s in f.settings(leaf)):
+                return True
+    return False
 
 
 def _llamafactory_entry(f: Facts, frameworks: list[str]) -> list[ConfigEntry]:
@@ -1253,6 +1289,54 @@ _DRAFT_GC = {
         "class Eagle3Recipe:\n    def setup(self, recipe_cfg):\n        self.draft_model = build_draft(recipe_cfg)\n"
         "        if recipe_cfg.get(\"draft_gradient_checkpointing\", False):\n"
         "            self.draft_model.gradient_checkpointing_enable()\n"),
+}
+
+
+#: NeMo AutoModel ``components/loss/dllm_loss.py``: the loss recomputes each vocabulary chunk in backward
+_CHUNKED_LOSS = {
+    "pkg/loss/dllm_loss.py": (
+        "import torch\nimport torch.utils.checkpoint\n\n\nclass MaskedDiffusionLoss(torch.nn.Module):\n"
+        "    def __init__(self, chunk_size: int | None = 1024):\n        super().__init__()\n        self.chunk_size = chunk_size\n\n"
+        "    def _terms(self, logits, target):\n        return torch.nn.functional.cross_entropy(logits.float(), target, reduction='none')\n\n"
+        "    def forward(self, logits, target):\n        parts = []\n"
+        "        for start in range(0, logits.size(0), self.chunk_size):\n            end = start + self.chunk_size\n"
+        "            parts.append(torch.utils.checkpoint.checkpoint(self._terms, logits[start:end], target[start:end], use_reentrant=False))\n"
+        "        return torch.cat(parts).mean()\n"),
+    "pkg/train.py": ("from pkg.loss.dllm_loss import MaskedDiffusionLoss\n\nloss_fn = MaskedDiffusionLoss()\n"
+                     "loss = loss_fn(model(batch).logits, batch['labels'])\nloss.backward()\n"),
+}
+
+#: NeMo AutoModel ``components/distributed/activation_checkpointing.py``: ``_wrap_first_existing_attr`` does the wrapping
+#: for ``apply_submodule_checkpointing``, which runs only under the strategy's switch (False by default)
+_AC_SUBMODULES = {
+    "pkg/distributed/activation_checkpointing.py": (
+        "from torch import nn\n"
+        "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper\n\n\n"
+        "def _wrap_first_existing_attr(module: nn.Module, attr_names: tuple[str, ...]) -> int:\n"
+        "    for attr in attr_names:\n        child = getattr(module, attr, None)\n        if isinstance(child, nn.Module):\n"
+        "            setattr(module, attr, checkpoint_wrapper(child))\n            return 1\n    return 0\n\n\n"
+        "def apply_submodule_checkpointing(layers: list[nn.Module]) -> int:\n"
+        "    return sum(_wrap_first_existing_attr(layer, ('mlp', 'feed_forward')) for layer in layers)\n"),
+    "pkg/distributed/config.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass FSDP2Config:\n    activation_checkpointing: bool = False\n"),
+    "pkg/distributed/parallelizer.py": (
+        "from pkg.distributed.activation_checkpointing import apply_submodule_checkpointing\n\n\n"
+        "def parallelize(model, config):\n    if config.activation_checkpointing:\n"
+        "        apply_submodule_checkpointing(model.layers)\n    return model\n"),
+}
+
+#: NeMo AutoModel ``recipes/llm/train_dflash.py``: the draft model's checkpointing helper takes the recipe's switch
+_DRAFT_AC_HELPER = {
+    "pkg/ac.py": (
+        "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper\n\n\n"
+        "def apply_full_layer_checkpointing(model, layers):\n    for i, layer in enumerate(layers):\n"
+        "        model.layers[i] = checkpoint_wrapper(layer)\n\n\n"
+        "def apply_draft_activation_checkpointing(model, enabled):\n    if not enabled:\n        return\n"
+        "    apply_full_layer_checkpointing(model, list(model.layers))\n"),
+    "pkg/recipes/train_draft.py": (
+        "from pkg.ac import apply_draft_activation_checkpointing\n\n\nclass DraftRecipe:\n    def setup(self):\n"
+        "        self.draft = build_draft(self.cfg)\n        apply_draft_activation_checkpointing(\n"
+        "            self.draft, self.cfg.get(\"distributed.activation_checkpointing\", False)\n        )\n"),
 }
 
 
@@ -1425,6 +1509,15 @@ class C3ActivationCheckpointing(Check):
         Example({**_AC_HANDED_ON, "examples/llama_8b.yaml": "distributed:\n  strategy: fsdp2\n  activation_checkpointing: true\n"},
                 U, "a shipped recipe turns the handed-on switch on"),
         Example(_DRAFT_GC, N, "a recipe key read with .get(key, False) that nothing sets"),
+        Example(_CHUNKED_LOSS, N, "a chunked loss recomputing its logits chunks (the layers keep their activations)"),
+        Example({**_CHUNKED_LOSS, "pkg/model.py": (
+            "import torch\nfrom torch.utils.checkpoint import checkpoint\n\n\nclass Net(torch.nn.Module):\n"
+            "    def forward(self, x):\n        for blk in self.blocks:\n            x = checkpoint(blk, x, use_reentrant=False)\n"
+            "        return x\n")}, U, "the same loss beside a model that checkpoints its blocks"),
+        Example(_AC_SUBMODULES, N, "a private helper that only a switched-off checkpointing helper calls"),
+        Example(_DRAFT_AC_HELPER, N, "a checkpointing helper handed a .get switch that nothing sets"),
+        Example({**_DRAFT_AC_HELPER, "examples/draft.yaml": "distributed:\n  activation_checkpointing: true\n"}, U,
+                "the same helper with a recipe turning the switch on"),
         Example({**_DRAFT_GC, "examples/eagle3_llama.yaml": "recipe_args:\n  draft_gradient_checkpointing: true\n"}, U,
                 "a shipped recipe sets the .get key"),
         Example(model_zoo_library(readme=False), U, "a model library's checkpointing call, no documented run"),
