@@ -193,12 +193,17 @@ def _serving_field(s: Setting) -> bool:
 _TRAIN_STEP_CALLS = re.compile(r"^(backward|train|fit|step|training_step|\w*Trainer)$")
 
 
+#: FlagAI ``flagai/model/predictor/predictor.py``: a predictor samples from a trained model (``with autocast():`` around a
+#: diffusion decoder), it does not train
+_PREDICT_PATH = re.compile(r"(?:^|/)predict(?:or|ors|ion)?(?:/|\.py$)", re.I)
+
+
 def _inference_file(f: Facts, path: str) -> bool:
     """A serving/inference module that trains nothing (a reranker class in ``inference/reranker/base.py`` loading
     ``AutoModelForCausalLM.from_pretrained(..., torch_dtype=torch.bfloat16 if use_bf16 else torch.float32)``, then
     ``if self.use_fp16: self.model.half()``, and scoring under ``@torch.no_grad()``): the dtypes and casts there are the
     precision the model is served in (J4's), not the training run's."""
-    if not _SERVE_PATH.search(path):
+    if not (_SERVE_PATH.search(path) or _PREDICT_PATH.search(path)):
         return False
     ff = f.files.get(path)
     return ff is not None and not any(_TRAIN_STEP_CALLS.match(c.short) for c in ff.calls)
@@ -378,6 +383,27 @@ _LEGACY_FIT = {
 }
 
 
+#: FlagAI 1.8: the Trainer wraps the model in ``FP16_Module`` only when ``fp16`` (False by default); the predictor's
+#: ``autocast()`` runs a diffusion decoder at sampling time
+_FP32_TRAINER_WITH_PREDICTOR = {
+    "pkg/fp16/fp16.py": (
+        "from torch import nn\n\n\nclass FP16_Module(nn.Module):\n    def __init__(self, module):\n"
+        "        super().__init__()\n        self.add_module('module', module.half())\n\n"
+        "    def forward(self, *inputs, **kwargs):\n        return self.module(*inputs, **kwargs)\n"),
+    "pkg/predictor/predictor.py": (
+        "import torch\nfrom torch.cuda.amp import autocast\n\n\nclass Predictor:\n    def __init__(self, model):\n"
+        "        self.model = model\n\n    @torch.no_grad()\n    def predict_generate_images(self, prompt):\n"
+        "        samples = self.model.sample(prompt)\n        with autocast():\n"
+        "            return self.model.decode_first_stage(samples)\n"),
+    "pkg/trainer.py": (
+        "import argparse\n\nfrom pkg.fp16.fp16 import FP16_Module\n\n\nclass Trainer:\n    def __init__(self, model, fp16=False):\n"
+        "        self.fp16 = fp16\n        self.model = FP16_Module(model) if fp16 else model\n\n"
+        "    def train(self, loader, optimizer):\n        for batch in loader:\n            loss = self.model(**batch).loss\n"
+        "            loss.backward()\n            optimizer.step()\n            optimizer.zero_grad()\n\n\n"
+        "if __name__ == '__main__':\n    p = argparse.ArgumentParser()\n    p.add_argument('--fp16', action='store_true')\n"
+        "    args = p.parse_args()\n    Trainer(build_model(), fp16=args.fp16).train(build_loader(), build_optimizer())\n"),
+}
+
 @register
 class C1MixedPrecision(Check):
     id = "C1"
@@ -415,6 +441,9 @@ class C1MixedPrecision(Check):
     }
     examples = (
         Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nbf16: true\n"}, U, "hf yaml"),
+        Example(_FP32_TRAINER_WITH_PREDICTOR, N, "autocast only in a predictor that samples, FP16_Module built only under an off flag"),
+        Example({**_FP32_TRAINER_WITH_PREDICTOR, "examples/train_glm.sh": "python pkg/trainer.py --fp16\n"}, U,
+                "the launch passes the FP16 flag"),
         Example({"ds.json": '{\n  "train_batch_size": 64,\n  "bf16": {\n    "enabled": true\n  }\n}\n'}, U, "deepspeed json"),
         Example({"run.sh": "torchrun --nproc_per_node 8 train.py --bf16 True --output_dir out\n",
                  "train.py": "from transformers import HfArgumentParser, TrainingArguments\n"}, U, "launcher flag"),
@@ -589,7 +618,7 @@ class C1MixedPrecision(Check):
             return not gate
 
         autocast = [c for c in f.calls("torch.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast")
-                    if truthy(c.kwargs.get("enabled", True)) is not False and live(c)]
+                    if truthy(c.kwargs.get("enabled", True)) is not False and not _inference_file(f, c.path) and live(c)]
         # a GradScaler under an off switch (``if use_amp: scaler = torch.amp.GradScaler()`` with ``use_amp: bool = False``) is not
         # in effect either when no autocast is left in effect; beside a live autocast it belongs to that FP16 loop (LAVIS
         # ``if amp:`` read off by the recipe vote while ``autocast(enabled=use_amp)`` runs)
@@ -598,7 +627,7 @@ class C1MixedPrecision(Check):
             scaler = [c for c in scaler if live(c)]
         mp_policy = [c for c in f.calls("MixedPrecision", "MixedPrecisionPolicy") if live(c)]
         halves = [c for c in f.calls("half", "bfloat16") if (c.name.startswith("?") or "." in c.name) and not guard_off(f, c)
-                  and not _inference_file(f, c.path) and not _ROPE_TABLE.match(c.text)]
+                  and not _inference_file(f, c.path) and not _ROPE_TABLE.match(c.text) and not callers_off(f, c, hops=3)]
         # ``module.to(torch.bfloat16)`` under ``if config.mixed_precision == "bf16":`` runs only when a setting takes that branch
         to_low = [c for c in f.calls("to") if (any(_is_low_dtype(a) for a in c.args if isinstance(a, Expr)) or _is_low_dtype(c.kwargs.get("dtype", "")))
                   and not guard_off(f, c) and not _operand_cast(c) and not patch_installed_off(f, c) and not _inference_file(f, c.path)]
