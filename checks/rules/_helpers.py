@@ -260,6 +260,12 @@ def _norm(k: str) -> str:
     return k.strip().lower().replace("-", "_")
 
 
+#: state-dict gathering for a checkpoint (``StateDictOptions(full_state_dict=False, cpu_offload=True)``,
+#: ``FullStateDictConfig(offload_to_cpu=True)``, ``get_model_state_dict(..., options=...)``): tensors copied to CPU to be
+#: written, not offloaded training state
+STATE_DICT_CALL = re.compile(r"StateDict(Options|Config)?\(|state_dict\(", re.I)
+
+
 def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
     """True/False when every effective setting of ``name`` turns it on/off; None when unset or mixed.
 
@@ -268,7 +274,9 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
     default ``torch_compile: Optional[bool] = None`` when no recipe sets it).
     """
     vals: list[bool | None] = []
-    eff = facts.effective(name)
+    # a checkpoint's state-dict options (``StateDictOptions(cpu_offload=True)``: tensors gathered to CPU to be written)
+    # share the keyword's name with the training switch, not its meaning
+    eff = [s for s in facts.effective(name) if not (s.source == "call" and STATE_DICT_CALL.search(s.key))]
     # a launch flag overrides the script's own module-level value (nanoGPT: ``compile = True`` in train.py, then
     # ``python train.py --compile=False``: its configurator applies the flag after the assignment)
     launched = {s.script.lstrip("./") for s in eff if s.source == "launcher" and s.script}
@@ -294,7 +302,8 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
             # (``streaming=data_args.streaming and dataset_attr.load_from != "file"``: on only when the flag itself is on;
             # ``activation_checkpointing=mesh_context.activation_checkpointing``, ``parsed["activation_checkpointing"]``,
             # ``getattr(config, "activation_checkpointing", False)``: the same name handed on from any holder)
-            concrete = [x for x in facts.settings(name) if not isinstance(x.value, Expr)]
+            concrete = [x for x in facts.settings(name) if not isinstance(x.value, Expr)
+                        and not (x.source == "call" and STATE_DICT_CALL.search(x.key))]
             top = max((x.rank for x in concrete), default=None)
             vals += [truthy(x.value) for x in concrete if x.rank == top] or [None]
         else:

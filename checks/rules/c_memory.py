@@ -18,6 +18,7 @@ from . import _bmtrain as bmtrain
 from ._helpers import (
     _FRAMEWORK_CALLED,
     HF_DEFAULTS,
+    STATE_DICT_CALL,
     backend_unselected,
     callers_off,
     evs,
@@ -1756,6 +1757,29 @@ _DEFAULTED_OFFLOAD = {
         "        return fully_shard(model, mesh=device_mesh, offload_policy=offload_policy)\n"),
 }
 
+#: AReaL's Archon engine: ``apply_fsdp(..., cpu_offload=False)`` builds ``CPUOffloadPolicy()`` under ``if cpu_offload:``; the
+#: engine hands it the config's ``offload_params`` (False); its checkpoint code gathers state dicts with
+#: ``StateDictOptions(cpu_offload=True)``, a keyword of the same name that is not training offload
+_FSDP_OFFLOAD_SWITCH = {
+    "pkg/api/cli_args.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass EngineConfig:\n    offload_params: bool = False\n"),
+    "pkg/models/parallelize.py": (
+        "from torch.distributed.fsdp import CPUOffloadPolicy, fully_shard\n\n\n"
+        "def apply_fsdp(model, dp_mesh, cpu_offload: bool = False):\n    fsdp_config = {'mesh': dp_mesh}\n"
+        "    if cpu_offload:\n        fsdp_config['offload_policy'] = CPUOffloadPolicy()\n"
+        "    for block in model.layers:\n        fully_shard(block, **fsdp_config)\n    fully_shard(model, **fsdp_config)\n\n\n"
+        "def parallelize(model, dp_mesh, cpu_offload: bool = False):\n    apply_fsdp(model, dp_mesh, cpu_offload=cpu_offload)\n"
+        "    return model\n"),
+    "pkg/engine/engine.py": (
+        "from pkg.models.parallelize import parallelize\n\n\nclass Engine:\n    def initialize(self, model, mesh):\n"
+        "        self.model = parallelize(model, mesh, cpu_offload=self.config.offload_params)\n"),
+    "pkg/engine/checkpoint.py": (
+        "import torch.distributed.checkpoint as dcp\n"
+        "from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict\n\n\n"
+        "def save(model, path):\n    options = StateDictOptions(full_state_dict=False, cpu_offload=True)\n"
+        "    dcp.save(get_model_state_dict(model, options=options), checkpoint_id=path)\n"),
+}
+
 @register
 class C4Offload(Check):
     id = "C4"
@@ -1797,6 +1821,9 @@ class C4Offload(Check):
         ),
     }
     examples = (
+        Example(_FSDP_OFFLOAD_SWITCH, N, "an FSDP offload switch handed on from a field that is off, beside state-dict CPU gathering"),
+        Example({**_FSDP_OFFLOAD_SWITCH, "examples/grpo.yaml": "actor:\n  offload_params: true\n"}, U,
+                "a recipe turns the handed-on switch on"),
         Example({"megatron/training/arguments.py": (
             "import argparse\n\n\ndef _add_optimizer_args(parser):\n    group = parser.add_argument_group(title='optimizer')\n"
             "    group.add_argument('--optimizer-cpu-offload', action='store_true', help='Offload optimizer state to CPU')\n"
@@ -1878,7 +1905,7 @@ class C4Offload(Check):
         for s in f.effective(*flags, "offload"):
             if s.name == "offload" and s.source not in {"launcher", "config"}:
                 continue  # DeepSpeed-Chat's `--offload` flag counts where a launch passes it, not as a bare argparse option
-            if s.source == "call" and _STATE_DICT_CALL.search(s.key):
+            if s.source == "call" and STATE_DICT_CALL.search(s.key):
                 continue  # ``StateDictOptions(cpu_offload=True)``: a checkpoint's state dict gathered to CPU, not training offload
             t = truthy(s.value)
             if t:
@@ -1935,10 +1962,6 @@ class C4Offload(Check):
         # offload slows a run that fits: advise it only where a model is big enough to be memory-starved
         return Priority.LOW if (ctx.project.params_billions or 0) >= 13 else None
 
-
-#: state-dict gathering for a checkpoint (``StateDictOptions(full_state_dict=False, cpu_offload=True)``,
-#: ``FullStateDictConfig(offload_to_cpu=True)``): tensors copied to CPU to be written, not offloaded training state
-_STATE_DICT_CALL = re.compile(r"StateDict(Options|Config)?\(|state_dict\(", re.I)
 
 
 # --- C5 gradient accumulation ---------------------------------------------------
