@@ -264,6 +264,18 @@ def _norm(k: str) -> str:
 #: ``FullStateDictConfig(offload_to_cpu=True)``, ``get_model_state_dict(..., options=...)``): tensors copied to CPU to be
 #: written, not offloaded training state
 STATE_DICT_CALL = re.compile(r"StateDict(Options|Config)?\(|state_dict\(", re.I)
+#: the options class of a checkpoint load or save (Composer ``CheckpointLoadOptions.cpu_offload: bool = True``)
+_CHECKPOINT_OPTIONS = re.compile(r"^(Checkpoint|Ckpt)\w*Options\.")
+
+
+def checkpoint_gather(s: Any, name: str) -> bool:
+    """A setting of an offload switch that belongs to a checkpoint's state-dict gathering (``StateDictOptions(cpu_offload=
+    True)``, ``set_model_state_dict(..., cpu_offload=...)``, a ``CheckpointLoadOptions`` field): same name, another
+    meaning; it does not vote on the training switch."""
+    if "offload" not in name.lower():
+        return False
+    return (s.source == "call" and bool(STATE_DICT_CALL.search(s.key))) or (
+        s.source == "field-default" and bool(_CHECKPOINT_OPTIONS.match(s.key)))
 
 
 def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
@@ -276,7 +288,7 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
     vals: list[bool | None] = []
     # a checkpoint's state-dict options (``StateDictOptions(cpu_offload=True)``: tensors gathered to CPU to be written)
     # share the keyword's name with the training switch, not its meaning
-    eff = [s for s in facts.effective(name) if not (s.source == "call" and STATE_DICT_CALL.search(s.key))]
+    eff = [s for s in facts.effective(name) if not checkpoint_gather(s, name)]
     # a launch flag overrides the script's own module-level value (nanoGPT: ``compile = True`` in train.py, then
     # ``python train.py --compile=False``: its configurator applies the flag after the assignment)
     launched = {s.script.lstrip("./") for s in eff if s.source == "launcher" and s.script}
@@ -303,7 +315,7 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
             # ``activation_checkpointing=mesh_context.activation_checkpointing``, ``parsed["activation_checkpointing"]``,
             # ``getattr(config, "activation_checkpointing", False)``: the same name handed on from any holder)
             concrete = [x for x in facts.settings(name) if not isinstance(x.value, Expr)
-                        and not (x.source == "call" and STATE_DICT_CALL.search(x.key))]
+                        and not checkpoint_gather(x, name)]
             top = max((x.rank for x in concrete), default=None)
             vals += [truthy(x.value) for x in concrete if x.rank == top] or [None]
         else:
@@ -735,7 +747,7 @@ def _unset_get_off(facts: Facts, guard: str, path: str = "") -> bool:
                 and _plain_chain(t.comparators[0])):
             # ``if "offload_policy" in strategy_kwargs:``: the branch runs only for a run that names the key; with no
             # setting of it but code defaults that leave it off (``offload_policy: CPUOffloadPolicy | None = None``), none does
-            sets = facts.settings(t.left.value)
+            sets = [x for x in facts.settings(t.left.value) if not checkpoint_gather(x, t.left.value)]
             if (any(x.source in ("field-default", "argparse-default") for x in sets)
                     and not any(_sets_key_on(x, t.left.value, path) for x in sets)
                     and not facts.config_under(t.left.value)):  # a YAML recipe's ``offload_policy:`` section names it

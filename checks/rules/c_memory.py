@@ -18,9 +18,9 @@ from . import _bmtrain as bmtrain
 from ._helpers import (
     _FRAMEWORK_CALLED,
     HF_DEFAULTS,
-    STATE_DICT_CALL,
     backend_unselected,
     callers_off,
+    checkpoint_gather,
     evs,
     flag_state,
     guard_flags,
@@ -1780,6 +1780,28 @@ _FSDP_OFFLOAD_SWITCH = {
         "    dcp.save(get_model_state_dict(model, options=options), checkpoint_id=path)\n"),
 }
 
+#: Composer 0.32: ``get_cpu_offload`` returns ``CPUOffload(offload_params=True)`` only when handed ``FSDPConfig.cpu_offload``
+#: (False); ``CheckpointLoadOptions.cpu_offload`` (True) gathers a loaded state dict on the CPU, another switch
+_FSDP1_OFFLOAD_HELPER = {
+    "pkg/utils/parallelism.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass FSDPConfig:\n    cpu_offload: bool = False\n"
+        "    sharding_strategy: str = 'FULL_SHARD'\n"),
+    "pkg/checkpoint/load.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass CheckpointLoadOptions:\n    load_model: bool = True\n"
+        "    cpu_offload: bool = True\n"),
+    "pkg/distributed/strategy.py": (
+        "from torch.distributed.fsdp import CPUOffload, FullyShardedDataParallel\n\n\n"
+        "def get_cpu_offload(cpu_offload=False):\n    return CPUOffload(offload_params=True) if cpu_offload else None\n\n\n"
+        "def prepare_fsdp_module(model, fsdp_config):\n    cpu_offload = get_cpu_offload(cpu_offload=fsdp_config.cpu_offload)\n"
+        "    return FullyShardedDataParallel(model, cpu_offload=cpu_offload)\n"),
+}
+
+
+def _off_switches(gate: list[Any], c: Call) -> list[Any]:
+    """What to cite for offload code that a switch keeps off: the switch's off settings (``FSDPConfig.cpu_offload: bool =
+    False``), so the detail says "off by default" when they are defaults; the code itself when the gate is no setting."""
+    return [g for g in gate if isinstance(g, Setting) and truthy(g.value) is False] or [c]
+
 @register
 class C4Offload(Check):
     id = "C4"
@@ -1824,6 +1846,9 @@ class C4Offload(Check):
         Example(_FSDP_OFFLOAD_SWITCH, N, "an FSDP offload switch handed on from a field that is off, beside state-dict CPU gathering"),
         Example({**_FSDP_OFFLOAD_SWITCH, "examples/grpo.yaml": "actor:\n  offload_params: true\n"}, U,
                 "a recipe turns the handed-on switch on"),
+        Example(_FSDP1_OFFLOAD_HELPER, N, "FSDP's CPUOffload built by a helper only when the config's switch (False) is on"),
+        Example({**_FSDP1_OFFLOAD_HELPER, "yamls/llama_7b.yaml": "fsdp_config:\n  cpu_offload: true\n"}, U,
+                "a recipe turns that switch on"),
         Example({"megatron/training/arguments.py": (
             "import argparse\n\n\ndef _add_optimizer_args(parser):\n    group = parser.add_argument_group(title='optimizer')\n"
             "    group.add_argument('--optimizer-cpu-offload', action='store_true', help='Offload optimizer state to CPU')\n"
@@ -1905,9 +1930,11 @@ class C4Offload(Check):
         for s in f.effective(*flags, "offload"):
             if s.name == "offload" and s.source not in {"launcher", "config"}:
                 continue  # DeepSpeed-Chat's `--offload` flag counts where a launch passes it, not as a bare argparse option
-            if s.source == "call" and STATE_DICT_CALL.search(s.key):
+            if checkpoint_gather(s, s.name):
                 continue  # ``StateDictOptions(cpu_offload=True)``: a checkpoint's state dict gathered to CPU, not training offload
             t = truthy(s.value)
+            if t and s.source == "call" and _call_gated(f, s):
+                continue  # ``CPUOffload(offload_params=True) if cpu_offload else None`` with the switch off: judged below
             if t:
                 used.append(s)
                 values.setdefault("offload", True)
@@ -1919,11 +1946,20 @@ class C4Offload(Check):
         fsdp_off = bool(backend_unselected(f, "fsdp"))
         for c in f.calls("CPUOffload") if not fsdp_off else ():
             v = c.kwargs.get("offload_params", c.args[0] if c.args else False)
-            (used if value_on(f, v) else disabled).append(c)
+            if not value_on(f, v):
+                disabled.append(c)
+            elif gate := guard_off(f, c) or callers_off(f, c):
+                disabled += _off_switches(gate, c)
+            else:
+                used.append(c)
         for c in f.calls("CPUOffloadPolicy", "OffloadPolicy"):
             if c.short == "CPUOffloadPolicy" and not fsdp_off:
                 # built only under a switch that is off (``if cpu_offload:`` in a helper whose callers pass an off default)
-                (disabled if guard_off(f, c) or callers_off(f, c) else used).append(c)
+                gate = guard_off(f, c) or callers_off(f, c)
+                if gate:
+                    disabled += _off_switches(gate, c)
+                else:
+                    used.append(c)
         for s in f.effective("strategy", "fsdp", "placement_policy"):
             v = str(s.value).lower() if isinstance(s.value, str) else ""
             if _OFFLOAD_STRATEGIES.search(v) or (s.name == "fsdp" and "offload" in v.split()) or (s.name == "placement_policy" and v in {"cpu", "auto"}):
