@@ -265,6 +265,8 @@ def _g1_scan(f: Facts) -> _Sched:
         hf_key_seen = hf_key_seen or hf
         r.names.append(s.value)
         warm, decay = kind
+        if warm and _zero_sibling_warmup(f, s):
+            warm = False  # ``scheduler: constant_with_warmup`` beside ``num_warmup_steps: 0``: the name's warmup is 0 steps
         if warm and not hf:
             r.warm.append(s)
         if decay:
@@ -309,6 +311,8 @@ def _g1_scan(f: Facts) -> _Sched:
             n = _num(s.value)
             if n is not None:
                 (r.warm if n > 0 else r.no_warm).append(s)
+            elif isinstance(s.value, Expr) and strict and short and _zero_config_warmup(f, s.value):
+                r.no_warm.append(s)  # ``num_warmup_steps=optim_config.num_warmup_steps`` with every recipe giving 0
             elif isinstance(s.value, Expr) and strict and short and _hf_default_warmup(f, s.value):
                 r.no_warm.append(s)  # ``num_warmup_steps=args.warmup_steps``: the HF arguments' warmup, left at its 0
             elif isinstance(s.value, Expr) and strict and short and _zero_warmup_product(f, s.path, _call_func(f, s), s.value):
@@ -494,6 +498,48 @@ def _hf_default_warmup(f: Facts, v: Expr) -> bool:
     return not [s for s in f.effective("warmup_steps", "warmup_ratio") if not (s.source == "call" and isinstance(s.value, Expr))]
 
 
+#: SkyRL 0.3: the recipe's optimizer section names a warmup schedule and its warmup amount; the worker reads both
+def _named_warmup(steps: int) -> dict[str, str]:
+    return {
+        "pkg/config/ppo_base_config.yaml": (
+            "trainer:\n  policy:\n    optimizer_config:\n      lr: 1.0e-6\n      weight_decay: 1e-2\n"
+            f"      num_warmup_steps: {steps} # number of mini-batch steps to warmup the optimizer for\n"
+            "      scheduler: \"constant_with_warmup\"\n"),
+        "pkg/workers/policy_worker.py": (
+            "import torch\nfrom transformers.trainer import get_scheduler\n\n\nclass PolicyWorker:\n"
+            "    def init_model(self, model, total_steps):\n        optim_config = self.cfg.trainer.policy.optimizer_config\n"
+            "        optimizer = torch.optim.AdamW(model.parameters(), lr=optim_config.lr, weight_decay=optim_config.weight_decay)\n"
+            "        lr_scheduler = get_scheduler(\n            self.cfg.trainer.policy.optimizer_config.scheduler,\n"
+            "            optimizer,\n            num_warmup_steps=optim_config.num_warmup_steps,\n"
+            "            num_training_steps=total_steps,\n        )\n        return optimizer, lr_scheduler\n"),
+    }
+
+
+def _zero_sibling_warmup(f: Facts, s: Setting) -> bool:
+    """A config file's schedule name whose own section sets every warmup amount to 0 (SkyRL ``optimizer_config:
+    num_warmup_steps: 0`` / ``scheduler: "constant_with_warmup"``): transformers' ``get_scheduler`` takes the warmup from
+    the amount, so the run warms up for 0 steps."""
+    if s.source != "config" or "." not in s.key:
+        return False
+    section = s.key.rsplit(".", 1)[0]
+    amounts = [x for x in f.effective(*_WARMUP_STRICT) if x.path == s.path and x.key.rsplit(".", 1)[0] == section]
+    return bool(amounts) and all(_num(x.value) == 0 for x in amounts)
+
+
+_ATTR_CHAIN = re.compile(r"^\s*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.([A-Za-z_]\w*)\s*$")
+
+
+def _zero_config_warmup(f: Facts, v: Expr) -> bool:
+    """``num_warmup_steps=optim_config.num_warmup_steps``: a config field read by its own warmup name, where every
+    concrete setting of that name the run could get (the recipes' ``num_warmup_steps: 0``, a dataclass default of 0) is
+    zero: no warmup, whatever the scheduler's name promises (SkyRL ``scheduler: constant_with_warmup``)."""
+    m = _ATTR_CHAIN.match(v.text or "")
+    if not m or m.group(1) not in _WARMUP_STRICT:
+        return False
+    concrete = [s for s in f.effective(m.group(1)) if not isinstance(s.value, Expr)]
+    return bool(concrete) and all(_num(s.value) == 0 for s in concrete)
+
+
 def _factor_names(text: str) -> set[str]:
     """The names of the factors of a product, through ``int(...)``/``round(...)``: ``int(self.warm_up * self.epochs *
     len(loader))`` -> ``{"warm_up", "epochs"}``; empty when the expression is not a product."""
@@ -597,7 +643,8 @@ def _hf_sched_call(f: Facts, c: Call, r: _Sched) -> None:
     if raw_w is None:
         return
     vals = [n for v in _resolve(f, raw_w) if (n := _num(v)) is not None]
-    if not vals and isinstance(raw_w, Expr) and (_hf_default_warmup(f, raw_w) or _zero_warmup_product(f, c.path, c.func, raw_w)):
+    if not vals and isinstance(raw_w, Expr) and (_hf_default_warmup(f, raw_w) or _zero_warmup_product(f, c.path, c.func, raw_w)
+                                                 or _zero_config_warmup(f, raw_w)):
         vals = [0]
     if vals and all(v == 0 for v in vals):
         r.no_warm.append(c)
@@ -858,6 +905,8 @@ class G1LRSchedule(Check):
         Example(_config_menu(0), P,
                 "the default scheduler config has 0 warmup; a profiler's and an unpicked scheduler's warmups do not count"),
         Example(_config_menu(2000), U, "the same library whose default scheduler config warms up for 2000 steps"),
+        Example(_named_warmup(0), N, "a constant_with_warmup scheduler whose section sets 0 warmup steps: a constant LR"),
+        Example(_named_warmup(100), P, "the same scheduler with 100 warmup steps and no decay"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
