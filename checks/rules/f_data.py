@@ -346,7 +346,16 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
         found = concrete or found
         if found:
             return [_Value(s.value, f.ev(s), True) for s in found]
+        if value.ref in HF_DEFAULTS and _HF_ARGS_READ.search(value.text or "") and uses_hf_trainer(f):
+            # a Trainer subclass's own loader (Tevatron ``DataLoader(..., num_workers=self.args.dataloader_num_workers)``)
+            # with nothing in the project setting that field: HF ``TrainingArguments``' default
+            d = HF_DEFAULTS[value.ref]
+            return [_Value(d, _ev(c, key=f"{c.short}({name}=)", value=d), False)]
     return [_Value(value, here, True)]
+
+
+#: ``self.args.dataloader_num_workers``, ``training_args.dataloader_pin_memory``: a field of HF ``TrainingArguments``
+_HF_ARGS_READ = re.compile(r"^(self\.)?(args|training_args|train_args)\.\w+$")
 
 
 def _unpassed_default(f: Facts, c: Call, name: str) -> _Value | None:
@@ -1775,6 +1784,21 @@ def _wrapper_with_generate(gen_func: str = "generate") -> dict[str, str]:
     }
 
 
+#: Tevatron 0.1: ``DenseTrainer`` overrides ``get_train_dataloader`` and passes ``self.args.dataloader_num_workers`` on
+_TRAINER_OWN_LOADER = {
+    "tevlib/trainer.py": (
+        "from torch.utils.data import DataLoader\nfrom transformers.trainer import Trainer\n\n\nclass DenseTrainer(Trainer):\n"
+        "    def get_train_dataloader(self) -> DataLoader:\n        train_sampler = self._get_train_sampler()\n"
+        "        return DataLoader(\n            self.train_dataset,\n            batch_size=self.args.train_batch_size,\n"
+        "            sampler=train_sampler,\n            collate_fn=self.data_collator,\n            drop_last=True,\n"
+        "            num_workers=self.args.dataloader_num_workers,\n        )\n"),
+    "tevlib/driver/train.py": (
+        "from transformers import HfArgumentParser, TrainingArguments\n\nfrom tevlib.trainer import DenseTrainer\n\n\n"
+        "def main():\n    (training_args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+        "    trainer = DenseTrainer(model=build_model(), args=training_args, train_dataset=build_dataset())\n"
+        "    trainer.train()\n\n\nif __name__ == '__main__':\n    main()\n"),
+}
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -1819,6 +1843,10 @@ class F1NumWorkers(_DataCheck):
         Example({**_PLUGIN_LOADER, "train.py": _PLUGIN_LOADER_CALL}, U, "the helper's caller passes num_workers=8"),
         Example({**_RECIPE_LIBRARY, "README.md": _QUICKSTART}, U, "the recipe the README's quickstart runs sets 8 workers"),
         Example(_RECIPE_LIBRARY, P, "a recipe library without a documented run: most recipes use 1 worker"),
+        Example(_TRAINER_OWN_LOADER, N, "a Trainer subclass's own loader reading TrainingArguments' workers, left at HF's 0"),
+        Example({**_TRAINER_OWN_LOADER, "scripts/train.sh": (
+            "torchrun --nproc_per_node 8 -m tevlib.driver.train --output_dir out --dataloader_num_workers 8\n")}, U,
+                "the launch raises them to 8"),
         Example(_UNSHIPPED_COPY, P, "the run's 1 worker; a copied HF-Trainer script in a sub-package the packaging excludes is not the run"),
         Example({**_UNSHIPPED_COPY, "pyproject.toml": '[project]\nname = "chatpkg"\n'}, N,
                 "the same copy, shipped with the package: its Trainer's default 0 workers counts"),
