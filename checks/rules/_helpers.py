@@ -863,6 +863,33 @@ def callers_off(f: Facts, c: Any, hops: int = 1) -> list:
     return out
 
 
+def constructions_off(f: Facts, c: Any) -> list:
+    """Code in a method of a class that every construction in the project builds behind a switch that is off (ms-swift's
+    LISA ``DynamicLayerActivationCallback``, built only under ``if args.lisa_activated_layers > 0:`` with the default 0:
+    its ``freeze_all_layers``, reached from ``__init__`` and from the framework-called ``on_step_begin``, never runs): those
+    switches. Empty when the site is not in a method (the function is neither ``__init__``, a name a framework calls, nor
+    called on ``self`` in its file), the class is built nowhere, or it is handed on as a value or subclassed (a
+    registry, ``callbacks=[Cls]``, ``class Sub(Cls):``), when its users may build it."""
+    func = getattr(c, "func", None)
+    ff = f.files.get(getattr(c, "path", ""))
+    if not func or ff is None:
+        return []
+    cls = class_at(f, c.path, c.line)
+    if not cls or not (func == "__init__" or _FRAMEWORK_CALLED.match(func) or any(x.name == f"self.{func}" for x in ff.calls)):
+        return []
+    builds = [x for x in f.calls(cls) if x.short == cls and not _TEST_FILE.search(x.path)]
+    if not builds or any(r.name.rsplit(".", 1)[-1] == cls and not _CLASS_TEST.search(r.text) and not _TEST_FILE.search(r.path)
+                         for r in f.refs(cls)):
+        return []
+    out: list = []
+    for b in builds:
+        gate = guard_off(f, b) or callers_off(f, b)
+        if not gate:
+            return []
+        out += [g for g in gate if g not in out]
+    return out
+
+
 def callers_off_chain(f: Facts, c: Any, depth: int = 4) -> list:
     """Like :func:`callers_off`, through a chain of methods that hand the call on unguarded: code in a helper reached only
     through methods that every caller reaches behind a flag that is off (OpenCLIP: ``param.requires_grad = False`` in

@@ -1799,6 +1799,7 @@ _TRAINER_OWN_LOADER = {
         "    trainer.train()\n\n\nif __name__ == '__main__':\n    main()\n"),
 }
 
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"

@@ -46,6 +46,7 @@ from ._helpers import (
     HF_TRAINERS,
     callers_off,
     callers_off_chain,
+    constructions_off,
     evs,
     guard_flags,
     guard_off,
@@ -2219,6 +2220,33 @@ def _site_guard(f: Facts, x: Any) -> str | None:
     return None
 
 
+#: ms-swift 3.8: LISA's callback freezes every layer when built (and again on each step), built only when
+#: ``lisa_activated_layers > 0`` (default 0)
+_LISA_CALLBACK = {
+    "swift/llm/argument/tuner_args.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass TunerArguments:\n    lisa_activated_layers: int = 0\n"
+        "    lisa_step_interval: int = 20\n"),
+    "swift/llm/train/callback.py": (
+        "import numpy as np\nfrom transformers import TrainerCallback\n\n\n"
+        "class DynamicLayerActivationCallback(TrainerCallback):\n    def __init__(self, n_layers, step_interval, model):\n"
+        "        super().__init__()\n        self.n_layers = n_layers\n        self.step_interval = step_interval\n"
+        "        self.model = model\n        self.layers = model.model.layers\n        self.freeze_all_layers()\n\n"
+        "    def freeze_all_layers(self):\n        for layer in self.layers:\n            for param in layer.parameters():\n"
+        "                param.requires_grad = False\n\n"
+        "    def on_step_begin(self, args, state, control, **kwargs):\n        if state.global_step % self.step_interval == 0:\n"
+        "            self.switch_active_layers()\n\n"
+        "    def switch_active_layers(self):\n        self.freeze_all_layers()\n"
+        "        for idx in np.random.choice(len(self.layers), self.n_layers, replace=False):\n"
+        "            for param in self.layers[idx].parameters():\n                param.requires_grad = True\n"),
+    "swift/llm/train/sft.py": (
+        "from transformers import Trainer\n\nfrom .callback import DynamicLayerActivationCallback\n\n\n"
+        "def train(args, model, dataset):\n    callbacks = []\n    if args.lisa_activated_layers > 0:\n"
+        "        callbacks.append(DynamicLayerActivationCallback(n_layers=args.lisa_activated_layers,\n"
+        "                                                        step_interval=args.lisa_step_interval, model=model))\n"
+        "    Trainer(model=model, args=args, train_dataset=dataset, callbacks=callbacks).train()\n"),
+    "swift/cli/sft.py": "from swift.llm.train.sft import train\n\nif __name__ == '__main__':\n    train(*build())\n",
+}
+
 @register
 class G5LayerFreezing(Check):
     id = "G5"
@@ -2251,6 +2279,10 @@ class G5LayerFreezing(Check):
         ),
     }
     examples = (
+        Example(_LISA_CALLBACK, N, "a layer-activation callback that freezes layers, built only when its layer count (0) is set"),
+        Example({**_LISA_CALLBACK, "examples/train/lisa.sh": (
+            "NPROC_PER_NODE=8 torchrun --nproc_per_node 8 swift/cli/sft.py --model Qwen/Qwen2.5-7B-Instruct --train_type full \\\n"
+            "    --lisa_activated_layers 2 --lisa_step_interval 20\n")}, U, "a launch sets the layer count"),
         Example({  # verl: Megatron's MoE router frozen for routing stability; LoRA's own freeze keys with LoRA off
             "verl/models/mcore/bridge.py": (
                 "def freeze_moe_router(model):\n    for model_chunk in model:\n"
@@ -2428,7 +2460,7 @@ class G5LayerFreezing(Check):
             # ``if not use_peft and freeze_layers``, ``freeze_layers=False``) freezes nothing; so does one reached only
             # through methods that hand it on (OpenCLIP ``TimmModel.lock`` <- ``CLIP.lock_image_tower`` <- ``if
             # args.lock_image:`` in the training script, a store_true flag)
-            gated = callers_off(f, x) or callers_off_chain(f, x)
+            gated = callers_off(f, x) or callers_off_chain(f, x) or constructions_off(f, x)
             if not gated and not isinstance(x, Call):
                 # ``for k, v in model.named_parameters(): ... v.requires_grad = False`` under ``if
                 # self.training_args.fix_position_embedding:``, a TrainingArguments field defaulting to False: the
