@@ -6,7 +6,7 @@ import ast
 import math
 import re
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Expr, Facts, Field, Setting, as_number, truthy
@@ -214,6 +214,29 @@ def _inference_file(f: Facts, path: str) -> bool:
 _HF_PRECISION_FLAGS = ("fp16", "bf16")
 
 
+def _chosen_arm(f: Facts, s: Setting) -> str | None:
+    """The arm of a conditional dtype (``torch_dtype=(torch.bfloat16 if training_args.bf16 else None)``, LLaVA's
+    ``train.py``) that the settings choose: its text, or None when the condition's state is unknown. The condition is read
+    as an ``if`` guard is (a flag that is off, an HF ``TrainingArguments`` precision switch that nothing sets)."""
+    node = parse_expr(s.value.text) if isinstance(s.value, Expr) and s.value.text else None
+    if not isinstance(node, ast.IfExp):
+        return None
+    test = ast.unparse(node.test)
+    if guard_off(f, _GuardAt(s.path, s.line, test)) or _hf_precision_flag_off(f, _GuardAt(s.path, s.line, test)):
+        return ast.unparse(node.orelse)
+    if guard_off(f, _GuardAt(s.path, s.line, f"not ({test})")):
+        return ast.unparse(node.body)
+    return None
+
+
+class _GuardAt(NamedTuple):
+    """A condition read as the guard of a site: what :func:`guard_off` needs of a call."""
+
+    path: str
+    line: int
+    guard: str
+
+
 def _hf_precision_flag_off(f: Facts, c: Any) -> list[Any]:
     """An autocast/GradScaler under an HF ``TrainingArguments`` precision switch that nothing sets (``with
     torch.cuda.amp.autocast() if training_args.fp16 else nullcontext():``, ``if self.args.bf16:``): transformers' default
@@ -384,6 +407,17 @@ _LEGACY_FIT = {
 }
 
 
+#: LLaVA 1.2 ``llava/train/train.py``: the LLM's load dtype follows transformers' ``bf16`` switch (False by default)
+_HF_CONDITIONAL_DTYPE = (
+    "from dataclasses import dataclass, field\n\nimport torch\nimport transformers\n\n\n@dataclass\nclass ModelArguments:\n"
+    "    model_name_or_path: str = field(default='lmsys/vicuna-7b-v1.5')\n\n\ndef train():\n"
+    "    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))\n"
+    "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+    "    model = transformers.LlamaForCausalLM.from_pretrained(\n        model_args.model_name_or_path,\n"
+    "        cache_dir=training_args.cache_dir,\n        torch_dtype=(torch.bfloat16 if training_args.bf16 else None),\n    )\n"
+    "    trainer = transformers.Trainer(model=model, args=training_args, train_dataset=make_dataset())\n    trainer.train()\n\n\n"
+    "if __name__ == '__main__':\n    train()\n")
+
 #: FlagAI 1.8: the Trainer wraps the model in ``FP16_Module`` only when ``fp16`` (False by default); the predictor's
 #: ``autocast()`` runs a diffusion decoder at sampling time
 _FP32_TRAINER_WITH_PREDICTOR = {
@@ -443,6 +477,9 @@ class C1MixedPrecision(Check):
     examples = (
         Example({"train.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nbf16: true\n"}, U, "hf yaml"),
         Example(_FP32_TRAINER_WITH_PREDICTOR, N, "autocast only in a predictor that samples, FP16_Module built only under an off flag"),
+        Example({"train.py": _HF_CONDITIONAL_DTYPE}, N, "a conditional torch_dtype whose HF bf16 switch nothing sets: loaded in FP32"),
+        Example({"train.py": _HF_CONDITIONAL_DTYPE, "scripts/finetune.sh": "torchrun --nproc_per_node 8 train.py --bf16 True --output_dir out\n"},
+                U, "the launch sets --bf16 True"),
         Example({**_FP32_TRAINER_WITH_PREDICTOR, "examples/train_glm.sh": "python pkg/trainer.py --fp16\n"}, U,
                 "the launch passes the FP16 flag"),
         Example({"ds.json": '{\n  "train_batch_size": 64,\n  "bf16": {\n    "enabled": true\n  }\n}\n'}, U, "deepspeed json"),
@@ -590,6 +627,9 @@ class C1MixedPrecision(Check):
             if _serving_field(s) or _inference_load(f, s):
                 continue  # ``EvaluatorArguments.mixed_precision = "bf16"``: the evaluation/inference pipeline's precision (J4's)
             low = _is_low_dtype(s.value)
+            arm = _chosen_arm(f, s) if low and isinstance(s.value, Expr) else None
+            if arm is not None:
+                low = _is_low_dtype(arm)  # ``torch.bfloat16 if training_args.bf16 else None`` with bf16 off: None, FP32
             if low and s.source == "call" and _call_gated(f, s):
                 continue  # open_clip ``convert_weights_to_lp(model, dtype=torch.bfloat16)`` under ``if precision == 'bf16':``
             if low:
