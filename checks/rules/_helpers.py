@@ -263,7 +263,7 @@ def _norm(k: str) -> str:
 #: state-dict gathering for a checkpoint (``StateDictOptions(full_state_dict=False, cpu_offload=True)``,
 #: ``FullStateDictConfig(offload_to_cpu=True)``, ``get_model_state_dict(..., options=...)``): tensors copied to CPU to be
 #: written, not offloaded training state
-STATE_DICT_CALL = re.compile(r"StateDict(Options|Config)?\(|state_dict\(", re.I)
+_STATE_DICT_CALL = re.compile(r"StateDict(Options|Config)?\(|state_dict\(", re.I)
 #: the options class of a checkpoint load or save (Composer ``CheckpointLoadOptions.cpu_offload: bool = True``)
 _CHECKPOINT_OPTIONS = re.compile(r"^(Checkpoint|Ckpt)\w*Options\.")
 
@@ -274,7 +274,7 @@ def checkpoint_gather(s: Any, name: str) -> bool:
     meaning; it does not vote on the training switch."""
     if "offload" not in name.lower():
         return False
-    return (s.source == "call" and bool(STATE_DICT_CALL.search(s.key))) or (
+    return (s.source == "call" and bool(_STATE_DICT_CALL.search(s.key))) or (
         s.source == "field-default" and bool(_CHECKPOINT_OPTIONS.match(s.key)))
 
 

@@ -322,6 +322,10 @@ def _overridden_default(f: Facts, s: Any) -> bool:
     return not any(owner in str(getattr(x.default, "text", x.default)) for x in f.records("fields"))
 
 
+#: ``self.args.dataloader_num_workers``, ``training_args.dataloader_pin_memory``: a field of HF ``TrainingArguments``
+_HF_ARGS_READ = re.compile(r"^(self\.)?(args|training_args|train_args)\.\w+$")
+
+
 def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]]) -> list[_Value]:
     """``x=args.x`` -> the effective values of ``x`` (launcher flag, config, argparse default...)."""
     key = f"{c.short}({name}=)"
@@ -350,12 +354,8 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
             # a Trainer subclass's own loader (Tevatron ``DataLoader(..., num_workers=self.args.dataloader_num_workers)``)
             # with nothing in the project setting that field: HF ``TrainingArguments``' default
             d = HF_DEFAULTS[value.ref]
-            return [_Value(d, _ev(c, key=f"{c.short}({name}=)", value=d), False)]
+            return [_Value(d, Evidence(c.path, line, c.text, key, d), False)]
     return [_Value(value, here, True)]
-
-
-#: ``self.args.dataloader_num_workers``, ``training_args.dataloader_pin_memory``: a field of HF ``TrainingArguments``
-_HF_ARGS_READ = re.compile(r"^(self\.)?(args|training_args|train_args)\.\w+$")
 
 
 def _unpassed_default(f: Facts, c: Call, name: str) -> _Value | None:
