@@ -9,7 +9,8 @@ from dataclasses import dataclass, is_dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from ..facts import Call, Expr, Facts, Setting, as_number, truthy
+from ..base import Context
+from ..facts import AttrAssign, Call, Decorator, Expr, Facts, Ref, Setting, as_number, truthy
 from ..facts.store import register_arm_judge
 from ..model import Evidence
 
@@ -1566,3 +1567,34 @@ def _section_given(facts: Facts, op: ast.cmpop, right: Any, name: str) -> bool:
     if right is not None or not isinstance(op, (ast.Is, ast.IsNot)):
         return False
     return any(e.fmt in ("yaml", "json", "toml") and not _TEST_FILE.search(e.path) for e in facts.config_under(name))
+
+
+def unreached_sites(ctx: Context, sites: list) -> list:
+    """The executable sites among ``sites`` (a kernel call, a kernel handed on by reference, a call's keyword, a decorated
+    function, an object setting its own attribute, an entry of a call's keyword bundle: ``kwargs['torch_dtype'] =
+    torch.float16``) that sit in Python modules no training entry point reaches, in a
+    project that has a training path: code the project offers (a reranker's vendored modeling file and its config class's
+    ``self._attn_implementation = "flash_attention_2"``, an inference engine's layers and its
+    ``ShardConfig(enable_flash_attention=False)``, a kernel library's wrappers) that the run never executes. A declared
+    setting (a recipe key, an arguments default, a module constant) or a recipe function's ``cfg.model.x = ...`` is not
+    one: a config registry hands it to the run by name, wherever it is declared. Nothing in the context pass (the facts of
+    tests, docs and other out-of-scope files, where the training path is not: "also seen in tests")."""
+    train = ctx.project.training_files
+    if not train or not any(p in ctx.facts.files for p in train):
+        return []
+    return [x for x in sites if (isinstance(x, (Call, Ref, Decorator)) or (isinstance(x, Setting) and x.source == "call")
+                                 or (isinstance(x, AttrAssign) and x.target.startswith("self."))
+                                 or (isinstance(x, Setting) and x.source == "config" and _KWARGS_ITEM.match(x.text)))
+            and x.path.endswith(".py") and x.path not in train]
+
+
+#: ``kwargs['torch_dtype'] = torch.float16``, ``model_kwargs["attn_implementation"] = ...``: a keyword filled into the
+#: bundle a call is then handed (``from_pretrained(path, **kwargs)``), in code
+_KWARGS_ITEM = re.compile(r"""^\w*kwargs\[\s*['"]\w+['"]\s*\]\s*=[^=]""")
+
+
+def unreached_note(f: Facts, sites: list, what: str) -> str:
+    """``fused-attention kernels appear only in modules no training entry point reaches (a.py:3, +2)``."""
+    s0 = sites[0]
+    more = f", +{len(sites) - 1}" if len(sites) > 1 else ""
+    return f"{what} appear only in modules no training entry point reaches ({s0.path}:{s0.line}{more})"

@@ -32,6 +32,8 @@ from ._helpers import (
     parse_expr,
     patch_installed_off,
     registry_off,
+    unreached_note,
+    unreached_sites,
     uses_hf_trainer,
     value_on,
 )
@@ -439,6 +441,38 @@ _FP32_TRAINER_WITH_PREDICTOR = {
         "    args = p.parse_args()\n    Trainer(build_model(), fp16=args.fp16).train(build_loader(), build_optimizer())\n"),
 }
 
+#: LLaVA 1.2's shape: the training script loads at transformers' default FP32; the inference builder and the weight tools
+#: beside it load in FP16, and the training path imports neither
+_INFERENCE_BUILDER = {
+    "mylib/train/train.py": _HF_CONDITIONAL_DTYPE,
+    "mylib/model/builder.py": (
+        "import torch\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n\n\n"
+        "def load_pretrained_model(model_path, load_8bit=False, device_map='auto'):\n    kwargs = {'device_map': device_map}\n"
+        "    if load_8bit:\n        kwargs['load_in_8bit'] = True\n    else:\n        kwargs['torch_dtype'] = torch.float16\n"
+        "    model = AutoModelForCausalLM.from_pretrained(model_path, low_cpu_mem_usage=True, **kwargs)\n"
+        "    vision_tower = model.get_vision_tower()\n    vision_tower.to(device=device_map, dtype=torch.float16)\n"
+        "    return AutoTokenizer.from_pretrained(model_path), model\n"),
+    "mylib/model/apply_delta.py": (
+        "import argparse\n\nimport torch\nfrom transformers import AutoModelForCausalLM\n\n\n"
+        "def apply_delta(base_model_path, target_model_path, delta_path):\n"
+        "    base = AutoModelForCausalLM.from_pretrained(base_model_path, torch_dtype=torch.float16, low_cpu_mem_usage=True)\n"
+        "    delta = AutoModelForCausalLM.from_pretrained(delta_path, torch_dtype=torch.float16, low_cpu_mem_usage=True)\n"
+        "    for name, param in delta.state_dict().items():\n        param.data += base.state_dict()[name]\n"
+        "    delta.save_pretrained(target_model_path)\n"),
+    "scripts/finetune.sh": "deepspeed mylib/train/train.py --model_name_or_path lmsys/vicuna-7b-v1.5 --output_dir ./checkpoints\n",
+}
+
+
+def _builder_on_path() -> dict[str, str]:
+    """The same, with the training script loading its model through the builder."""
+    train = _HF_CONDITIONAL_DTYPE.replace("import transformers\n", "import transformers\n\nfrom mylib.model.builder import load_pretrained_model\n", 1)
+    train = train.replace("    model = transformers.LlamaForCausalLM.from_pretrained(\n        model_args.model_name_or_path,\n"
+                          "        cache_dir=training_args.cache_dir,\n        torch_dtype=(torch.bfloat16 if training_args.bf16 else None),\n    )\n",
+                          "    _, model = load_pretrained_model(model_args.model_name_or_path)\n", 1)
+    assert "load_pretrained_model(model_args" in train
+    return {**_INFERENCE_BUILDER, "mylib/train/train.py": train}
+
+
 @register
 class C1MixedPrecision(Check):
     id = "C1"
@@ -480,6 +514,8 @@ class C1MixedPrecision(Check):
         Example({"train.py": _HF_CONDITIONAL_DTYPE}, N, "a conditional torch_dtype whose HF bf16 switch nothing sets: loaded in FP32"),
         Example({"train.py": _HF_CONDITIONAL_DTYPE, "scripts/finetune.sh": "torchrun --nproc_per_node 8 train.py --bf16 True --output_dir out\n"},
                 U, "the launch sets --bf16 True"),
+        Example(_INFERENCE_BUILDER, N, "FP16 only in the inference builder and a weight tool that the training path never imports"),
+        Example(_builder_on_path(), U, "the training script loads its model through that FP16 builder"),
         Example({**_FP32_TRAINER_WITH_PREDICTOR, "examples/train_glm.sh": "python pkg/trainer.py --fp16\n"}, U,
                 "the launch passes the FP16 flag"),
         Example({"ds.json": '{\n  "train_batch_size": 64,\n  "bf16": {\n    "enabled": true\n  }\n}\n'}, U, "deepspeed json"),
@@ -599,12 +635,23 @@ class C1MixedPrecision(Check):
         used: list = []
         kinds: set[str] = set()
         disabled: list = []
+        # a cast or a dtype keyword in a module no training entry point reaches (LLaVA's inference ``builder.py`` loading
+        # in FP16, its ``apply_delta.py`` weight tool) is that code's precision, not the run's. Not an autocast, a scaler or
+        # a mixed-precision policy: a training loop a task registry builds by name (LAVIS ``tasks/base_task.py``) is off
+        # the import path and still the run's loop
+        away: list = []
+
+        def reached(xs: list) -> list:
+            gone = unreached_sites(ctx, xs)
+            away.extend(x for x in gone if x not in away)
+            return [x for x in xs if x not in gone]
+
         # LLaMA-Factory ``pure_bf16: true``: the model is loaded and trained in BF16 (no fp32 master weights)
         for name in ("bf16", "fp16", "bf16_full_eval", "half", "amp", "use_amp", "mixed_precision_training", "pure_bf16"):
             # a count under that name is no switch (trinity-rft ``DTYPE_ELEMENT_SIZE = {"F16": 2, "BF16": 2, "F32": 4}``: bytes)
             eff = [s for s in f.effective(name) if not (isinstance(s.value, (int, float)) and not isinstance(s.value, bool)
                                                       and s.value not in (0, 1))]
-            hits = [h for h in on(eff) if not _branch_off(f, h)]
+            hits = reached([h for h in on(eff) if not _branch_off(f, h)])
             if hits:
                 used += hits
                 kinds.add("fp16" if name in ("fp16", "half") else "bf16" if "bf16" in name else "amp")
@@ -632,6 +679,8 @@ class C1MixedPrecision(Check):
                 low = _is_low_dtype(arm)  # ``torch.bfloat16 if training_args.bf16 else None`` with bf16 off: None, FP32
             if low and s.source == "call" and _call_gated(f, s):
                 continue  # open_clip ``convert_weights_to_lp(model, dtype=torch.bfloat16)`` under ``if precision == 'bf16':``
+            if low and not reached([s]):
+                continue
             if low:
                 used.append(s)
                 # a dtype passed to a call (``self.maybe_autocast(dtype=torch.bfloat16)`` in one model's forward) is that
@@ -667,11 +716,11 @@ class C1MixedPrecision(Check):
         if not autocast:
             scaler = [c for c in scaler if live(c)]
         mp_policy = [c for c in f.calls("MixedPrecision", "MixedPrecisionPolicy") if live(c)]
-        halves = [c for c in f.calls("half", "bfloat16") if (c.name.startswith("?") or "." in c.name) and not guard_off(f, c)
-                  and not _inference_file(f, c.path) and not _ROPE_TABLE.match(c.text) and not callers_off(f, c, hops=3)]
+        halves = reached([c for c in f.calls("half", "bfloat16") if (c.name.startswith("?") or "." in c.name) and not guard_off(f, c)
+                          and not _inference_file(f, c.path) and not _ROPE_TABLE.match(c.text) and not callers_off(f, c, hops=3)])
         # ``module.to(torch.bfloat16)`` under ``if config.mixed_precision == "bf16":`` runs only when a setting takes that branch
-        to_low = [c for c in f.calls("to") if (any(_is_low_dtype(a) for a in c.args if isinstance(a, Expr)) or _is_low_dtype(c.kwargs.get("dtype", "")))
-                  and not guard_off(f, c) and not _operand_cast(c) and not patch_installed_off(f, c) and not _inference_file(f, c.path)]
+        to_low = reached([c for c in f.calls("to") if (any(_is_low_dtype(a) for a in c.args if isinstance(a, Expr)) or _is_low_dtype(c.kwargs.get("dtype", "")))
+                          and not guard_off(f, c) and not _operand_cast(c) and not patch_installed_off(f, c) and not _inference_file(f, c.path)])
         for c in autocast:
             if "dtype" in c.kwargs:  # a dtype from a variable (``autocast(dtype=dtype)``) says nothing by itself
                 kind = _is_low_dtype(c.kwargs.get("dtype", "")) or ("" if isinstance(c.kwargs.get("dtype"), Expr) else "bf16")
@@ -702,6 +751,8 @@ class C1MixedPrecision(Check):
             kinds |= call_kinds  # a GradScaler with an FP16 autocast is an FP16 loop, whatever dtype one model's code casts to
         if not used:
             detail = off_detail(disabled, "mixed precision") if disabled else "no BF16/FP16 training setting found"
+            if away and not disabled and not gated:
+                detail += "; " + unreached_note(f, away, "half-precision casts and dtype keywords")
             if not disabled and gated:
                 x = gated[0]
                 detail = (f"mixed-precision code (autocast / FSDP MixedPrecisionPolicy) runs only under a switch that is off: "

@@ -10,7 +10,7 @@ from collections import Counter
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import AttrAssign, Call, Decorator, Expr, Facts, Ref, Setting, as_number, truthy
+from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _SERVE_PATH, CONFIG_CALLEE, _library_demo_lines, jax_jitted_steps
@@ -22,6 +22,8 @@ from ._helpers import (
     recipe_majority,
     registry_off,
     set_under_off_branch,
+    unreached_note,
+    unreached_sites,
     uses_hf_trainer,
     value_on,
 )
@@ -407,30 +409,6 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
     return used, off_, kinds
 
 
-def unreached_sites(ctx: Context, sites: list) -> list:
-    """The executable sites among ``sites`` (a kernel call, a kernel handed on by reference, a call's keyword, a decorated
-    function, an object setting its own attribute) that sit in Python modules no training entry point reaches, in a
-    project that has a training path: code the project offers (a reranker's vendored modeling file and its config class's
-    ``self._attn_implementation = "flash_attention_2"``, an inference engine's layers and its
-    ``ShardConfig(enable_flash_attention=False)``, a kernel library's wrappers) that the run never executes. A declared
-    setting (a recipe key, an arguments default, a module constant) or a recipe function's ``cfg.model.x = ...`` is not
-    one: a config registry hands it to the run by name, wherever it is declared. Nothing in the context pass (the facts of
-    tests, docs and other out-of-scope files, where the training path is not: "also seen in tests")."""
-    train = ctx.project.training_files
-    if not train or not any(p in ctx.facts.files for p in train):
-        return []
-    return [x for x in sites if (isinstance(x, (Call, Ref, Decorator)) or (isinstance(x, Setting) and x.source == "call")
-                                 or (isinstance(x, AttrAssign) and x.target.startswith("self.")))
-            and x.path.endswith(".py") and x.path not in train]
-
-
-def _unreached_note(f: Facts, sites: list, what: str) -> str:
-    """``fused-attention kernels appear only in modules no training entry point reaches (a.py:3, +2)``."""
-    s0 = sites[0]
-    more = f", +{len(sites) - 1}" if len(sites) > 1 else ""
-    return f"{what} appear only in modules no training entry point reaches ({s0.path}:{s0.line}{more})"
-
-
 def training_launches(ctx: Context) -> tuple[Counter[str], dict[str, Any]]:
     """How many launch commands run each training entry script (``torchrun ... training.py`` in four shell scripts,
     ``training_multimodal.py`` in one), with one launch of each; only scripts on the training path count."""
@@ -771,7 +749,7 @@ class D1FlashAttention(Check):
         off_ = [x for x in off_ if not unreached_sites(ctx, [x])]  # an eager choice there is not the run's either
         note = ""
         if unreached and len(unreached) == len(used):  # every kernel site is in code the run never executes
-            note = _unreached_note(f, unreached, "fused-attention kernels")
+            note = unreached_note(f, unreached, "fused-attention kernels")
             used, kinds = [], set()
         minority, why = minority_entry_sites(ctx, used)
         if minority:  # chosen only by the entry scripts a minority of the launches run
@@ -1233,7 +1211,7 @@ class D2TorchCompile(Check):
                      and not _NOT_TRAINING_COMPILE.search(d.target)]
         away += unreached_sites(ctx, decorated)
         decorated = [d for d in decorated if d not in away]
-        note = _unreached_note(f, away, "torch.compile sites") if away and not (calls or helpers or decorated) else ""
+        note = unreached_note(f, away, "torch.compile sites") if away and not (calls or helpers or decorated) else ""
         settings: list = []
         helper_settings: list = []
         for s in f.effective("torch_compile"):
