@@ -30,6 +30,8 @@ from ._helpers import (
     hook_fed_loaders,
     inputs_replaced,
     parse_expr,
+    unreached_note,
+    unreached_sites,
     uses_hf_trainer,
 )
 from .d_compute import attention_sites
@@ -3243,6 +3245,24 @@ def _megatron_like(extra: bool) -> dict[str, str]:
 _MOCK_DATA = re.compile(r"(^|[/_])(mock|dummy|fake|synthetic)([/_.]|$)", re.I)
 
 
+#: a training entry point and a dataset module that tokenizes everything in its ``__init__`` (veomni's shape: the
+#: start-up tokenizer sits in a model family's captioning module that the LLM entry point never imports)
+_STARTUP_MODULE = {
+    "mylib/data/captions.py": ("import json\n\nfrom torch.utils.data import Dataset\n\n\nclass CaptionDataset(Dataset):\n"
+                               "    def __init__(self, path, tokenizer):\n        rows = json.load(open(path))\n"
+                               "        self.input_ids = [tokenizer(r['caption']).input_ids for r in rows]\n\n"
+                               "    def __len__(self):\n        return len(self.input_ids)\n"),
+    "mylib/train.py": ("{imports}import torch\n\n\ndef main():\n    data = torch.load('data/tokens.pt')\n"
+                       "    for batch in data:\n        loss = model(batch).loss\n        loss.backward()\n        optimizer.step()\n\n\n"
+                       "if __name__ == '__main__':\n    main()\n"),
+    "scripts/train.sh": "torchrun --nproc_per_node 8 mylib/train.py\n",
+}
+
+
+def _startup_module(imports: str) -> dict[str, str]:
+    return filled(_STARTUP_MODULE, "imports", imports)
+
+
 @register
 class F6OfflinePreprocessing(_DataCheck):
     id = "F6"
@@ -3300,6 +3320,8 @@ class F6OfflinePreprocessing(_DataCheck):
         Example({"train.py": "import json\nfrom torch.utils.data import Dataset\n\nclass SupervisedDataset(Dataset):\n    def __init__(self, path, tokenizer):\n"
                  "        rows = json.load(open(path))\n        self.input_ids = [tokenizer(r['text']).input_ids for r in rows]\n"
                  "    def __len__(self):\n        return len(self.input_ids)\n"}, P, "whole dataset tokenized in __init__, kept in memory"),
+        Example(_startup_module(""), N, "a whole-dataset start-up tokenizer in a module the training entry never imports"),
+        Example(_startup_module("from mylib.data.captions import CaptionDataset\n"), P, "the training entry imports that dataset"),
         Example({"train.py": "import json\nfrom torch.utils.data import Dataset\n\nclass PromptDataset(Dataset):\n"
                  "    def __init__(self, path, tokenizer, max_len):\n        rows = json.load(open(path))\n"
                  "        self.prompts = [r['prompt'] for r in rows\n"
@@ -3403,8 +3425,12 @@ class F6OfflinePreprocessing(_DataCheck):
         on_sites, minor = _minority_sites(f, real, _ONLINE_FUNCS)
         note = _minority_note(f, minor, "tokenization runs per sample")
         online = [_ev(c, key=f"{c.short}() in {c.func}") for c in on_sites]
-        startup = [_ev(c, key=f"{c.short}() at start-up") for c in sites["startup"]]
-        in_step = [_ev(c, key=f"{c.short}() in {c.func}") for c in sites["step"]]
+        # a model's own text encoder tokenizing its prompts (a diffusion model family's ``captioning.py``) in a module no
+        # training entry point reaches is no data pipeline of the run
+        away = set(map(id, unreached_sites(ctx, sites["startup"] + sites["step"])))
+        at_start = [c for c in sites["startup"] if id(c) not in away]
+        startup = [_ev(c, key=f"{c.short}() at start-up") for c in at_start]
+        in_step = [_ev(c, key=f"{c.short}() in {c.func}") for c in sites["step"] if id(c) not in away]
         # the Arrow I/O of raw records: load_from_disk, and save_to_disk in a dataset module that neither tokenizes nor maps
         # (xTuring's ``InstructionDataset.save`` writes its instruction/text/target columns back out), not a preparation script
         tokenizing = {c.path for c in _tokenizer_calls(f)} | {c.path for c in f.calls("map")}
@@ -3433,7 +3459,7 @@ class F6OfflinePreprocessing(_DataCheck):
         if offline:
             return Outcome(U, _unique_ev(offline), "data tokenized ahead of training and saved/cached for reuse" + note, {"preprocessing": "offline"})
         if startup:
-            kept = [c for c in sites["startup"] if _KEPT_TOKENS.match(c.text)]
+            kept = [c for c in at_start if _KEPT_TOKENS.match(c.text)]
             if kept:
                 # tokenized once, before the first step, and the ids kept for training (an in-memory dataset): not per sample
                 # per epoch, but redone on every run (the settled reading of autotrain's in-memory map and realhf's prompts)
@@ -3445,7 +3471,9 @@ class F6OfflinePreprocessing(_DataCheck):
         framework = self._framework_upfront(ctx, False)
         if framework:
             return Outcome(P, _unique_ev(framework), "the training framework tokenizes before training (datasets cache), not a saved prepared dataset", {"preprocessing": "framework"})
-        return Outcome(N, [], "no offline preprocessing found", {"preprocessing": None})
+        gone = [c for c in sites["startup"] + sites["step"] if id(c) in away]
+        return Outcome(N, [], "no offline preprocessing found" + ("; " + unreached_note(f, gone, "tokenizer calls") if gone else ""),
+                       {"preprocessing": None})
 
     @staticmethod
     def _framework_upfront(ctx: Context, has_offline: bool) -> list[Evidence]:
