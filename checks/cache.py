@@ -37,6 +37,7 @@ from .facts.types import (
     Assign,
     AttrAssign,
     Call,
+    ClassSpan,
     ConfigEntry,
     Decorator,
     Dependency,
@@ -78,7 +79,7 @@ def _by_constructor(cls: type) -> Callable[[Any], tuple[type, tuple[Any, ...]]]:
 _DISPATCH = copyreg.dispatch_table.copy()
 _DISPATCH.update({cls: _by_constructor(cls) for cls in (
     Call, Import, Ref, AttrAssign, Decorator, ArgOption, Field, Assign, ConfigEntry, Launch, EnvVar, Dependency, PathLiteral, Expr,
-    ParamDefault,
+    ParamDefault, ClassSpan,
 )})
 
 

@@ -20,7 +20,7 @@ from .python import extract_python
 from .types import FileFacts
 
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|\n|[^\s{}\[\]:,"]+')
-_RECORDS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "envs", "paths", "launches", "deps")
+_RECORDS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "envs", "paths", "launches", "deps", "params", "classes")
 
 
 def _source_lines(text: str) -> dict[int, list[int]]:
@@ -137,6 +137,10 @@ def _moved(record: Any, file_line: list[int]) -> Any:
     if not is_dataclass(record) or not hasattr(record, "line"):
         return record
     changes: dict[str, Any] = {"line": at(record.line)}
-    if any(f.name == "kw_lines" for f in fields(record)):
+    names = {f.name for f in fields(record)}
+    if "kw_lines" in names:
         changes["kw_lines"] = {k: at(v) for k, v in record.kw_lines.items()}
+    for span in ("start", "end"):  # a function's or a class's lines (ParamDefault, ClassSpan)
+        if span in names:
+            changes[span] = at(getattr(record, span))
     return replace(record, **changes)

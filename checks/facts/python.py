@@ -17,6 +17,7 @@ from .types import (
     Assign,
     AttrAssign,
     Call,
+    ClassSpan,
     ConfigEntry,
     Container,
     Decorator,
@@ -624,6 +625,9 @@ class _Extractor(ast.NodeVisitor):
         # a subclass of an imported data loader (picotron ``class MicroBatchDataLoader(DataLoader)``): its ``__init__``
         # defaults are the loader's settings and its ``super().__init__(...)`` builds that loader
         bases = [self.dotted(b) or "" for b in node.bases]
+        line = _ln(node.lineno)
+        self.out.classes.append(ClassSpan(self.path, line, node.name, _ln(node.end_lineno or node.lineno),
+                                          share_tuple(tuple(bases), self._strings), self.text(line)))
         loader = next((b for b in bases if "." in b and b.endswith("DataLoader")), None)
         self.class_stack.append((node.name, loader))
         self.scopes.append({})

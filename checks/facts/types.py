@@ -203,6 +203,20 @@ class ParamDefault:
     rebound: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class ClassSpan:
+    """A ``class`` statement: its name, the dotted names of its bases (as written, import-resolved), and the last line of
+    its body (``line`` is the ``class`` keyword's line; decorators sit above it). A method's class is the innermost span
+    that holds its line."""
+
+    path: str
+    line: int
+    name: str
+    end: int
+    bases: tuple[str, ...]
+    text: str
+
+
 #: ``fmt`` of an entry of a dict literal a function returns (``return {"pin_memory": True}``, keys under the function's name):
 #: kept in its file's ``configs`` but out of :class:`~checks.facts.store.Facts`' settings (a reply payload, a layout report
 #: or an HTTP response is no setting); read only where a caller unpacks the helper's dict into a call
@@ -316,6 +330,7 @@ class FileFacts:
     assigns: list[Assign] = field(default_factory=list)
     configs: list[ConfigEntry] = field(default_factory=list)
     params: list[ParamDefault] = field(default_factory=list)
+    classes: list[ClassSpan] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
     envs: list[EnvVar] = field(default_factory=list)
     deps: list[Dependency] = field(default_factory=list)
@@ -451,7 +466,7 @@ def drop_tables(strings: dict[Any, Any]) -> None:
 
 
 RECORD_LISTS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths",
-                "doc_hints", "params", "doc_launches")
+                "doc_hints", "params", "doc_launches", "classes")
 
 
 @dataclass(frozen=True, slots=True)

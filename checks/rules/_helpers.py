@@ -136,14 +136,14 @@ def hf_trainer_subclasses(f: Facts) -> set[str]:
 
 
 def class_at(f: Facts, path: str, line: int) -> str | None:
-    """The class a method's line sits in: the last ``class X(Base):`` statement above it in its file."""
+    """The class a line sits in: the innermost ``class`` statement whose body holds it (a method nested in a function of
+    the class still belongs to it); None at module level or in a plain function."""
     ff = f.files.get(path)
-    best: tuple[int, str] | None = None
-    for r in ff.refs if ff else ():
-        m = _CLASS_STMT.match(r.text.strip()) if r.line <= line else None
-        if m and (best is None or r.line > best[0]):
-            best = (r.line, m.group(1))
-    return best[1] if best else None
+    best = None
+    for k in ff.classes if ff else ():
+        if k.line <= line <= k.end and (best is None or k.line > best.line):
+            best = k
+    return best.name if best else None
 
 
 #: the hooks an HF Trainer draws each step's inputs through

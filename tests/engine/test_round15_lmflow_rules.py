@@ -123,6 +123,8 @@ def test_c1_serving_args_fail_on_the_previous_rule(monkeypatch):
     assert _run("C1", files).status is Status.USED  # the evaluator's field default read as the run's precision
     monkeypatch.undo()
     monkeypatch.setattr(c_memory, "patch_installed_off", lambda f, c: [])
+    # the patch module is one no training entry point imports: that rule (C1 since lead round 28) drops its casts too
+    monkeypatch.setattr(c_memory, "unreached_sites", lambda ctx, xs: [])
     assert _run("C1", files).status is Status.USED  # the off patch's bf16 casts read as the run's precision
 
 
@@ -131,6 +133,9 @@ def test_c1_patch_installed_unconditionally_still_counts():
 
     files = {**_SERVING_ARGS_FILES, "mylib/models/hf_decoder_model.py": _SERVING_ARGS_FILES["mylib/models/hf_decoder_model.py"].replace(
         "    if model_args.use_flash_attention:\n        from", "    if True:\n        from")}
+    # the training entry loads its model through that module (LMFlow's pipeline does, through its model registry): the patch
+    # is on the training path
+    files["mylib/pipeline/finetuner.py"] = "from mylib.models.hf_decoder_model import load\n" + files["mylib/pipeline/finetuner.py"]
     assert _run("C1", files).status is Status.USED
 
 
