@@ -3729,6 +3729,24 @@ def _flash_gated_flatten(attn: str = "") -> dict[str, str]:
     return filled(_FLASH_GATED_FLATTEN, "attn", attn)
 
 
+#: levanter 1.1's ``TokenSeqDataset``: cached document batches concatenated and cut into ``seq_len`` blocks
+def _grouped_stream(switch: bool) -> str:
+    """The dataset module; ``switch``: the grouping only under ``if self.config.pack:``, a config field defaulting to False."""
+    body = "            yield from concatenate_and_group_texts(doc, self.config.seq_len, drop_remainder=False)\n"
+    if switch:
+        body = "            if self.config.pack:\n    " + body + "            else:\n                yield doc\n"
+    return ("from dataclasses import dataclass\nfrom itertools import chain\n\nimport numpy as np\n\n\n"
+            "@dataclass\nclass TextDataConfig:\n    seq_len: int = 2048\n"
+            + ("    pack: bool = False\n" if switch else "") + "\n\n"
+            "def concatenate_and_group_texts(encoding, seq_len, drop_remainder=True):\n"
+            "    concatenated = {k: np.array(list(chain(*v))) for k, v in encoding.items()}\n"
+            "    total = len(concatenated['input_ids'])\n    for start in range(0, total, seq_len):\n"
+            "        yield {k: v[start:start + seq_len] for k, v in concatenated.items()}\n\n\n"
+            "class TokenSeqDataset:\n    def __init__(self, doc_cache, config: TextDataConfig):\n"
+            "        self.doc_cache = doc_cache\n        self.config = config\n\n"
+            "    def __iter__(self):\n        for doc in self.doc_cache:\n" + body)
+
+
 @register
 class F7SequencePacking(_DataCheck):
     id = "F7"
@@ -3775,6 +3793,10 @@ class F7SequencePacking(_DataCheck):
         Example({"pt.yaml": "stage: pt\nmodel_name_or_path: Qwen/Qwen2-1.5B\ncutoff_len: 2048\n", "run.sh": "llamafactory-cli train pt.yaml\n"}, U, "llamafactory pt default"),
         Example({"run_clm.py": "def group_texts(examples):\n    concatenated = {k: sum(examples[k], []) for k in examples}\n    return concatenated\n"
                  "lm_datasets = tokenized.map(group_texts, batched=True, num_proc=8)\n"}, U, "group_texts"),
+        Example({"mylib/data/text.py": _grouped_stream(False)}, U,
+                "a token-sequence dataset runs each document batch through its own concatenate_and_group_texts"),
+        Example({"mylib/data/text.py": _grouped_stream(True)}, N,
+                "the same grouping only when a pack switch that defaults to False is set"),
         Example({"sft.yaml": "stage: sft\npacking: false\ncutoff_len: 4096\n"}, N, "packing false"),
         Example({"pkg/dataloader/dataset.py": _PBIN_DATASET, "pkg/dataloader/dataset_factory.py": _PBIN_FACTORY_WINDOWS}, U,
                 "fixed windows cut from a packed token file"),
@@ -4122,6 +4144,11 @@ class F7SequencePacking(_DataCheck):
                 off_path.append(c)
                 continue
             used.append(_ev(c, key=".map()", value=_text(c.args[0])))
+        # the same grouping called directly (levanter's ``TokenSeqDataset.__iter__`` runs each cached document batch through
+        # ``concatenate_and_group_texts(doc, self.seq_len, ...)`` and carries the remainder into the next one)
+        grouped = [c for c in f.calls(*_GROUP_TEXTS) if _GROUP_TEXTS_NAME.match(c.short) and not _in_tests(c.path)
+                   and not guard_off(f, c) and not callers_off(f, c, hops=2)]
+        used += [_ev(c, key=f"{c.short}()") for c in grouped[:5]]
         map_note = ""
         if maps_off:
             c = maps_off[0]
@@ -4317,6 +4344,12 @@ def _switched_on(f: Facts, c: Call) -> bool:
 #: the first argument of ``unpad_input`` when it unpads the token ids of a batch (not q/k/v inside attention)
 _TOKEN_IDS_ARG = re.compile(r"^(input_ids|sequences|tokens|token_ids)\b")
 _WINDOW_KWARGS = ("block_size", "seq_len", "seq_length", "sequence_length", "max_seq_len")
+
+
+#: transformers' ``run_clm`` grouping and its relatives: concatenate a batch of documents and cut it into fixed-length
+#: blocks (``group_texts``, ``concatenate_and_group_texts``)
+_GROUP_TEXTS = ("group_texts", "concatenate_and_group_texts")
+_GROUP_TEXTS_NAME = re.compile(r"^(concatenate_and_)?group_texts$")
 
 
 def _token_windows(f: Facts) -> list[Evidence]:
