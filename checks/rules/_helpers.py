@@ -478,15 +478,18 @@ def param_default_off(facts: Facts, call: Any) -> list[Any]:
         neg = False
         while isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
             neg, t = not neg, t.operand
-        if isinstance(t, ast.Name):
-            name, test = t.id, bool
-        elif (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], (ast.Is, ast.IsNot))
-              and isinstance(t.left, ast.Name) and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None):
-            name = t.left.id
+        if (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], (ast.Is, ast.IsNot))
+                and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None):
+            subject = t.left
             test = (lambda v: v is not None) if isinstance(t.ops[0], ast.IsNot) else (lambda v: v is None)
         else:
+            subject, test = t, bool
+        if isinstance(subject, ast.Name):
+            p = facts.param_default(call.path, call.line, subject.id)
+        elif isinstance(subject, ast.Attribute) and isinstance(subject.value, ast.Name) and subject.value.id == "self":
+            p = _init_copied_param(facts, call, subject.attr)
+        else:
             continue
-        p = facts.param_default(call.path, call.line, name)
         if p is None or p.rebound or test(p.value) is not neg or _param_passed(facts, p):
             continue
         return [p]
@@ -494,6 +497,27 @@ def param_default_off(facts: Facts, call: Any) -> list[Any]:
 
 
 _CLASS_TEST = re.compile(r"\b(isinstance|issubclass)\(")
+
+
+def _init_copied_param(facts: Facts, call: Any, attr: str) -> Any:
+    """The ``__init__`` parameter that an attribute read in a method is a copy of (``self.pack = pack`` in ``def
+    __init__(self, doc_cache, pack: bool = False)``, read as ``if self.pack:`` in ``__iter__``): its :class:`ParamDefault`
+    when that is the only assignment of ``self.<attr>`` in the class and the parameter defaults to None/False. None
+    otherwise (another method sets it, the value is not the bare parameter, or the class is not known)."""
+    ff = facts.files.get(call.path)
+    cls = class_at(facts, call.path, call.line) if ff is not None else None
+    if cls is None:
+        return None
+    target = f"self.{attr}"
+    sets = [a for a in ff.attr_assigns if a.target == target and class_at(facts, a.path, a.line) == cls]
+    if len(sets) != 1 or sets[0].func != "__init__":
+        return None
+    a = sets[0]
+    v = a.value
+    if not (isinstance(v, Expr) and v.ref and v.text == v.ref and v.ref.isidentifier()):
+        return None
+    p = facts.param_default(a.path, a.line, v.ref)
+    return p if p is not None and p.owner == cls else None
 
 
 def _param_passed(facts: Facts, p: Any) -> bool:

@@ -92,3 +92,32 @@ def test_a_call_of_another_function_of_the_same_name_is_not_a_caller():
     # without the CLI table and with only the unrelated call: still no caller of this main, so still unknown
     a = _audit({"pkg/chat/base.py": chat, "pkg/pretrain.py": other})
     assert param_default_off(a.facts, next(c for c in a.facts.calls("torch.compile"))) == []
+
+
+# -- a constructor parameter copied onto the instance (``self.pack = pack``) and read in another method ---------------
+
+_STREAM = (
+    "def concatenate_and_group_texts(encoding, seq_len):\n    return [encoding]\n\n\n"
+    "class TokenSeqDataset:\n    def __init__(self, doc_cache, seq_len: int, pack: bool = False):\n"
+    "        self.doc_cache = doc_cache\n        self.seq_len = seq_len\n        self.pack = pack\n\n"
+    "    def __iter__(self):\n        for doc in self.doc_cache:\n            if self.pack:\n"
+    "                yield from concatenate_and_group_texts(doc, self.seq_len)\n            else:\n                yield doc\n"
+)
+_BUILD = ("from mylib.data.text import TokenSeqDataset\n\n\ndef main(cache):\n    ds = TokenSeqDataset(cache, seq_len=1024{extra})\n"
+          "    for batch in ds:\n        loss = model(batch).loss\n        loss.backward()\n")
+
+
+def test_an_attribute_copied_from_a_constructor_default_that_no_construction_passes_switches_its_branch_off():
+    r = _audit({"mylib/data/text.py": _STREAM, "mylib/train.py": _BUILD.format(extra="")}).result("F7")
+    assert r.status.value == "unused", r.detail
+
+
+def test_a_construction_that_passes_the_copied_parameter_keeps_the_branch():
+    r = _audit({"mylib/data/text.py": _STREAM, "mylib/train.py": _BUILD.format(extra=", pack=True")}).result("F7")
+    assert r.status.value == "used", r.detail
+
+
+def test_an_attribute_another_method_also_sets_is_not_the_constructor_default():
+    stream = _STREAM.replace("    def __iter__(self):", "    def enable_packing(self):\n        self.pack = True\n\n    def __iter__(self):")
+    r = _audit({"mylib/data/text.py": stream, "mylib/train.py": _BUILD.format(extra="")}).result("F7")
+    assert r.status.value == "used", r.detail
