@@ -1707,7 +1707,12 @@ class C3ActivationCheckpointing(Check):
                 if gate:
                     disabled += [g for g in gate if g not in disabled]  # the switch its callers wait for
                     continue
-            (disabled if gate else used).append(c)
+            if gate:
+                # cite the switch that keeps it off (``if cfg.activation_checkpointing:`` with the field's default False),
+                # so the detail says "off by default" rather than calling the enable call a disabling setting
+                disabled += [x for x in _off_switches(gate, c) if x not in disabled]
+            else:
+                used.append(c)
         used += [c for c in f.calls(*_GC_CALLS) if _gc_call_active(f, c)]
         used += _gc_helpers(f)
         for c in f.calls(*_KBIT_PREP):
