@@ -1596,8 +1596,8 @@ def _section_given(facts: Facts, op: ast.cmpop, right: Any, name: str) -> bool:
 def unreached_sites(ctx: Context, sites: list) -> list:
     """The executable sites among ``sites`` (a kernel call, a kernel handed on by reference, a call's keyword, a decorated
     function, an object setting its own attribute, an entry of a call's keyword bundle: ``kwargs['torch_dtype'] =
-    torch.float16``) that sit in Python modules no training entry point reaches, in a
-    project that has a training path: code the project offers (a reranker's vendored modeling file and its config class's
+    torch.float16``) that sit in Python modules no training entry point reaches, in a project that has a training path:
+    code the project offers (a reranker's vendored modeling file and its config class's
     ``self._attn_implementation = "flash_attention_2"``, an inference engine's layers and its
     ``ShardConfig(enable_flash_attention=False)``, a kernel library's wrappers) that the run never executes. A declared
     setting (a recipe key, an arguments default, a module constant) or a recipe function's ``cfg.model.x = ...`` is not
