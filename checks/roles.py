@@ -104,6 +104,7 @@ _LIBRARY_MODULE = re.compile(r"_(trainer|config|configs|utils|loss|losses)\.py$"
 _TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune",
                               "composer", "lightning", "litgpt", "nanotron", "python", "mpirun", "srun"})
 _PACKAGING = ("setup.py", "pyproject.toml")
+_PACKAGING_FILES = frozenset({"setup.py", "pyproject.toml", "setup.cfg"})
 _CONSOLE_SCRIPT = re.compile(r"^\s*[\w.\-]+\s*=\s*([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_]\w*\s*$")
 # side projects: what a file imports says what it is
 _WEB_APPS = frozenset({"gradio", "streamlit"})
@@ -191,11 +192,15 @@ def _module_names(path: str) -> list[str]:
 
 
 class _ModuleIndex:
-    def __init__(self, paths: Iterable[str]) -> None:
+    """The project's Python files by every dotted name they may be imported as. ``packaged``: folders below the
+    repository's root that hold a ``setup.py``/``pyproject.toml``/``setup.cfg`` of their own (a bundled package)."""
+
+    def __init__(self, paths: Iterable[str], packaged: Iterable[str] = ()) -> None:
         self.by_name: dict[str, list[str]] = {}
         for p in paths:
             for m in _module_names(p):
                 self.by_name.setdefault(m, []).append(p)
+        self.packaged = frozenset(d for d in packaged if d)
 
     def resolve(self, module: str, importer: str) -> list[str]:
         if module.startswith("."):
@@ -208,6 +213,21 @@ class _ModuleIndex:
             hits = [h for h in (full + ".py", full + "/__init__.py") if h in self._paths()]
             return hits
         hits = self.by_name.get(module, [])
+        if not hits:
+            return hits
+        # an absolute import finds a top-level module in a folder on ``sys.path``: the importing script's own folder or
+        # one above it (``from models import build_model`` in ``classification/main.py`` is ``classification/models``,
+        # not another sub-project's ``models`` package), else the root of an installed package
+        here = importer.rsplit("/", 1)[0] if "/" in importer else ""
+        depth = module.count(".") + 1
+        roots = {h: _import_root(h, depth) for h in hits}
+        local = [h for h in hits if roots[h] == "" or here == roots[h] or here.startswith(roots[h] + "/")]
+        if local:
+            hits = local
+        else:
+            # a bundled package (its own setup.py) exposes its top-level packages under its root or ``src/``, never a
+            # subpackage as a top-level name: ``import datasets`` (Hugging Face's) is not ``clip_benchmark/clip_benchmark/datasets``
+            hits = [h for h in hits if not any(roots[h].startswith(d + "/") and roots[h] != d + "/src" for d in self.packaged)]
         if len(hits) > 3:  # ``utils`` in every folder: too ambiguous to follow
             return []
         return hits
@@ -217,6 +237,14 @@ class _ModuleIndex:
         if s is None:
             s = self._ps = {p for ps in self.by_name.values() for p in ps}
         return s
+
+
+def _import_root(path: str, depth: int) -> str:
+    """The folder that must be on ``sys.path`` for ``path`` to import under a dotted name of ``depth`` parts."""
+    parts = path[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return "/".join(parts[: len(parts) - depth])
 
 
 def _script_paths(script: str | None, paths: set[str], index: _ModuleIndex) -> list[str]:
@@ -597,7 +625,8 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     roles = Roles()
     paths = list(files)
     pathset = set(paths)
-    index = _ModuleIndex(p for p in paths if files[p].kind == "python")
+    packaged = {p.rsplit("/", 1)[0] for p in paths if "/" in p and p.rsplit("/", 1)[1] in _PACKAGING_FILES}
+    index = _ModuleIndex((p for p in paths if files[p].kind == "python"), packaged)
 
     # 1. names: out-of-scope folders and files (a README or guide under docs/ is read for what it documents)
     for p in paths:
