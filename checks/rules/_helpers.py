@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, is_dataclass, replace
 from functools import lru_cache
+from pathlib import PurePosixPath
 from typing import Any
 
 from ..base import Context
@@ -1622,3 +1623,30 @@ def unreached_note(f: Facts, sites: list, what: str) -> str:
     s0 = sites[0]
     more = f", +{len(sites) - 1}" if len(sites) > 1 else ""
     return f"{what} appear only in modules no training entry point reaches ({s0.path}:{s0.line}{more})"
+
+
+def referenced_configs(f: Facts) -> set[str]:
+    """Base names of the .json/.yaml files that launch commands, configs or code point at."""
+    names: set[str] = set()
+
+    def add(v: object) -> None:
+        if isinstance(v, str) and v.lower().endswith((".json", ".yaml", ".yml")):
+            names.add(PurePosixPath(v.strip()).name)
+        elif isinstance(v, tuple):
+            for x in v:
+                add(x)
+
+    for launch in f.launches():
+        add(launch.script)
+        for v in (*launch.launcher_args.values(), *launch.script_args.values()):
+            add(v)
+    for e in f.records("configs"):
+        add(e.value)
+    for c in f.records("calls"):
+        for vals in (c.args, c.kwargs.values()):
+            for v in vals:
+                if isinstance(v, (str, tuple)):  # most call values are expressions or numbers: skip the call to add()
+                    add(v)
+    for a in (*f.records("assigns"), *f.records("fields"), *f.records("arg_options")):
+        add(getattr(a, "value", getattr(a, "default", None)))
+    return names

@@ -31,6 +31,7 @@ from ._helpers import (
     on,
     parse_expr,
     patch_installed_off,
+    referenced_configs,
     registry_off,
     unreached_note,
     unreached_sites,
@@ -1772,33 +1773,6 @@ _OFFLOAD_DEVICES = {"cpu", "nvme"}
 _OFFLOAD_STRATEGIES = re.compile(r"deepspeed_stage_[23]_offload", re.I)
 
 
-def _referenced_configs(f: Facts) -> set[str]:
-    """Base names of the .json/.yaml files that launch commands, configs or code point at."""
-    names: set[str] = set()
-
-    def add(v: object) -> None:
-        if isinstance(v, str) and v.lower().endswith((".json", ".yaml", ".yml")):
-            names.add(PurePosixPath(v.strip()).name)
-        elif isinstance(v, tuple):
-            for x in v:
-                add(x)
-
-    for launch in f.launches():
-        add(launch.script)
-        for v in (*launch.launcher_args.values(), *launch.script_args.values()):
-            add(v)
-    for e in f.records("configs"):
-        add(e.value)
-    for c in f.records("calls"):
-        for vals in (c.args, c.kwargs.values()):
-            for v in vals:
-                if isinstance(v, (str, tuple)):  # most call values are expressions or numbers: skip the call to add()
-                    add(v)
-    for a in (*f.records("assigns"), *f.records("fields"), *f.records("arg_options")):
-        add(getattr(a, "value", getattr(a, "default", None)))
-    return names
-
-
 # NeMo AutoModel: the YAML's ``distributed:`` block becomes ``strategy_kwargs``; FSDP2Config's offload policy defaults to None
 _OFFLOAD_KEY = {
     "pkg/distributed/config.py": (
@@ -2078,7 +2052,7 @@ class C4Offload(Check):
                 return Outcome(N, evs(avail[:5]), f"CPU offload is available but off by default ({a.name}=False at {a.path}:{a.line})",
                                {"offload_optimizer": "none", "offload_available": True})
             return Outcome(N, [], "no CPU/NVMe offload found", {"offload_optimizer": "none"})
-        refs = _referenced_configs(f)
+        refs = referenced_configs(f)
         config_files = [x for x in used if getattr(x, "source", getattr(x, "fmt", "")) in {"config", "json", "yaml"}
                         and PurePosixPath(x.path).suffix in {".json", ".yaml", ".yml"}]
         # a LLaMA-Factory / axolotl recipe is itself the run's config (its CLI takes it): it needs no reference

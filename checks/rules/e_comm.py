@@ -8,6 +8,7 @@ recommendation: there is no gradient traffic to overlap, compress or tune.
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 from typing import Any
 
 from ..base import Check, Context, register
@@ -15,7 +16,15 @@ from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
 from ..project import launch_runs_no_training, multi_node_launcher
 from . import _bmtrain as bmtrain
-from ._helpers import backend_unselected, deepspeed_alternative_files, guard_off, keyword_choices, set_under_off_branch, uses_hf_trainer
+from ._helpers import (
+    backend_unselected,
+    deepspeed_alternative_files,
+    guard_off,
+    keyword_choices,
+    referenced_configs,
+    set_under_off_branch,
+    uses_hf_trainer,
+)
 from .a_parallelism import (
     _env_trainer,
     accelerate_config_note,
@@ -958,6 +967,37 @@ _FSDP_CONFIGURED_DTYPE = {
 }
 
 
+#: InternVL's segmentation sub-project: every mmseg config names ``zero_configs/adam_zero1_bf16.json``; a ZeroOneAdam
+#: (1-bit) config ships beside it that nothing names
+_SHIPPED_ONEBIT = {
+    "configs/upernet_full_tuning.py": ("_base_ = ['./_base_/models/upernet.py']\n"
+                                       "deepspeed = True\ndeepspeed_config = 'zero_configs/adam_zero1_bf16.json'\n"),
+    "zero_configs/adam_zero1_bf16.json": ('{\n  "train_batch_size": 16,\n  "optimizer": {"type": "AdamW", "params": {"lr": 4e-5}},\n'
+                                          '  "bf16": {"enabled": true},\n  "zero_optimization": {"stage": 1}\n}\n'),
+    "zero_configs/adam_zero3_fp16.json": ('{\n  "train_batch_size": 16,\n  "optimizer": {\n    "type": "ZeroOneAdam",\n'
+                                          '    "params": {"lr": 1e-3, "var_freeze_step": 1000}\n  },\n  "fp16": {"enabled": true},\n'
+                                          '  "zero_optimization": {"stage": 3}\n}\n'),
+    "train.sh": "deepspeed --num_gpus 8 train.py configs/upernet_full_tuning.py --launcher pytorch\n",
+}
+
+
+def _unreferenced_config_ev(f: Facts, found: list[Evidence]) -> list[Evidence]:
+    """``found`` when every item is a key of a DeepSpeed config file that nothing in the project names by its file name
+    (a launch flag, a config value, a call argument, an assignment or default) while the project does name another
+    DeepSpeed config: the runs pick their configs by name, and not this one. Empty otherwise (a project that names none
+    leaves the choice to a command the audit does not see)."""
+    if not found or not all(PurePosixPath(e.path).suffix in (".json", ".yaml", ".yml") for e in found):
+        return []
+    ds_files = {e.path for e in f.config_under("zero_optimization")} | {e.path for e in f.config("optimizer.type")}
+    if not all(e.path in ds_files for e in found):
+        return []
+    refs = referenced_configs(f)
+    named = {p for p in ds_files if PurePosixPath(p).name in refs}
+    if not named or any(e.path in named for e in found):
+        return []
+    return found
+
+
 @register
 class E3GradientCompression(Check):
     id = "E3"
@@ -1014,6 +1054,9 @@ class E3GradientCompression(Check):
                  "model.register_comm_hook(state, powerSGD.powerSGD_hook)\n"}, U, "powerSGD hook"),
         Example({"ds.json": '{\n  "communication_data_type": "bf16",\n  "zero_optimization": {"stage": 2}\n}\n'}, U, "deepspeed comm dtype"),
         Example({"ds_zeropp.json": '{\n  "zero_optimization": {\n    "stage": 3,\n    "zero_quantized_weights": true,\n    "zero_quantized_gradients": true\n  }\n}\n'}, U, "zero++"),
+        Example(_SHIPPED_ONEBIT, P, "a 1-bit Adam DeepSpeed config that no config names, beside the one every run names"),
+        Example({**_SHIPPED_ONEBIT, "configs/upernet_full_tuning.py": _SHIPPED_ONEBIT["configs/upernet_full_tuning.py"].replace(
+            "adam_zero1_bf16.json", "adam_zero3_fp16.json")}, U, "a run's config names the 1-bit Adam config"),
         Example({"pretrain.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --bf16 --grad-reduce-in-bf16 --micro-batch-size 2\n"}, U, "megatron bf16 reduce"),
         Example({"ds.json": '{\n  "communication_data_type": "fp32",\n  "zero_optimization": {"stage": 2, "zero_quantized_gradients": false}\n}\n'}, N, "fp32 comm, qgZ off"),
         Example({"train.py": "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\n"
@@ -1093,6 +1136,15 @@ class E3GradientCompression(Check):
                     partial.append(f.ev(c, key=f"{c.short}(param_dtype=)", value=f"{low} (no reduce_dtype: gradients reduced in it)"))
         if used:
             kinds = sorted({k for _, k in used})
+            shipped = _unreferenced_config_ev(f, [e for e, _ in used])
+            if shipped:
+                # a DeepSpeed JSON that no launch, config or code names (InternVL's ``segmentation/zero_configs/
+                # adam_zero3_fp16.json`` with ``ZeroOneAdam``, while every segmentation config names ``adam_zero1_bf16.json``)
+                # is an option the project ships, not a run's setting; read as C4 reads a shipped offload config
+                e0 = shipped[0]
+                return Outcome(P, shipped, f"a config with gradient compression ({', '.join(kinds)}: {e0.key} = {e0.value} at "
+                               f"{e0.path}:{e0.line}) is shipped, but no launch script, config or code uses it",
+                               {"grad_compression": kinds, "grad_compression_config_used": False})
             return Outcome(U, [e for e, _ in used], f"gradient communication compressed ({', '.join(kinds)})", {"grad_compression": kinds})
         if partial:
             return Outcome(P, partial, "gradients reduced in bf16/fp16 through FSDP mixed precision; no compression hook", {"grad_compression": ["fsdp-reduce-dtype"]})
