@@ -792,6 +792,13 @@ class C1MixedPrecision(Check):
             return Outcome(U, [f.ev(x) for x in used], f"BF16 mixed precision by default: {how} ({d.path}:{d.line})",
                            {"precision": "bf16", "precision_default": True})
         if firm and {"bf16", "fp16"} <= loop_kinds:
+            picked = _launched_precisions(used)
+            if picked == {"bf16"}:
+                # the launches and recipes all ask for BF16 (InternVL's 20+ scripts pass ``--bf16 True``); the FP16 loop with
+                # its GradScaler is another sub-project's (its image-classification trainer)
+                g = firm[0]
+                return Outcome(U, [f.ev(x) for x in used], f"BF16 mixed precision (every launch or recipe that sets a precision "
+                               f"sets BF16; an FP16 loop with a GradScaler also exists at {g.path}:{g.line})", {"precision": "bf16"})
             # an FP16 loop with its GradScaler beside BF16 autocast (Composer's ``get_precision_context``: ``amp_fp16`` ->
             # ``autocast('cuda')``, ``amp_bf16`` -> ``autocast(dtype=torch.bfloat16)``): which one runs is the run's choice
             return Outcome(U, [f.ev(x) for x in used], "mixed precision: an FP16 path with a GradScaler and a BF16 path are both "
@@ -802,6 +809,24 @@ class C1MixedPrecision(Check):
         if not ctx.project.does_training:
             return None  # a serving-only project: inference precision is J4's and the engine's business
         return super().recommendation_priority(ctx, outcome)
+
+
+def _launched_precisions(used: list[Any]) -> set[str]:
+    """The precisions that launch flags and recipe files among ``used`` ask for ("bf16", "fp16"): empty when none does."""
+    out: set[str] = set()
+    for x in used:
+        if isinstance(x, ConfigEntry) and len(x.keys) >= 2 and x.keys[-1] == "enabled" and x.keys[-2] in ("bf16", "fp16"):
+            out.add(str(x.keys[-2]))  # a DeepSpeed config's ``"fp16": {"enabled": true}``
+            continue
+        if not (isinstance(x, Setting) and x.source in ("launcher", "config")):
+            continue
+        if x.name in ("fp16", "half"):
+            out.add("fp16")
+        elif "bf16" in x.name:
+            out.add("bf16")
+        elif (k := _is_low_dtype(x.value)) in ("bf16", "fp16"):
+            out.add(k)
+    return out
 
 
 #: a framework's resolver of the default training precision (litgpt ``get_default_supported_precision(training=True)``:

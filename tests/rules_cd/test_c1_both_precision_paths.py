@@ -41,3 +41,34 @@ def test_a_bf16_only_loop_is_still_bf16():
         "            self.scaler.scale(loss).backward()\n            self.scaler.step(optimizer)\n", "            loss.backward()\n            optimizer.step()\n")
     r = _c1({"mylib/core/precision.py": bf16_only, "mylib/trainer/trainer.py": trainer.replace("from torch.cuda.amp import GradScaler\n\n", "")})
     assert r.detail == "BF16 mixed precision"
+
+
+# InternVL: an FP16 loop with a GradScaler in its image-classification trainer, and 20+ chat-training launches that all
+# pass ``--bf16 True``: the launches say which precision the runs use
+_CHAT_TRAIN = (
+    "from transformers import HfArgumentParser, Trainer, TrainingArguments\n\n\n"
+    "def main():\n    (training_args,) = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()\n"
+    "    Trainer(model=build_model(), args=training_args, train_dataset=build_data()).train()\n\n\n"
+    "if __name__ == '__main__':\n    main()\n"
+)
+_LAUNCH = "torchrun --nproc_per_node 8 internvl/train/internvl_chat_finetune.py --output_dir out {flag}\n"
+
+
+def _internvl(flag: str) -> dict[str, str]:
+    return {"mylib/core/precision.py": PRECISION, "mylib/trainer/trainer.py": TRAINER,
+            "internvl/train/internvl_chat_finetune.py": _CHAT_TRAIN,
+            "shell/stage1.sh": _LAUNCH.format(flag=flag), "shell/stage2.sh": _LAUNCH.format(flag=flag)}
+
+
+def test_launches_that_all_ask_for_bf16_pick_bf16_and_the_fp16_loop_is_named():
+    r = _c1(_internvl("--bf16 True"))
+    assert r.status.value == "used"
+    assert r.detail.startswith("BF16 mixed precision (every launch or recipe that sets a precision sets BF16; an FP16 loop with a "
+                               "GradScaler also exists at mylib/trainer/trainer.py:"), r.detail
+
+
+def test_control_a_launch_asking_for_fp16_keeps_the_choice_open():
+    files = _internvl("--bf16 True")
+    files["shell/stage2.sh"] = _LAUNCH.format(flag="--fp16 True")
+    r = _c1(files)
+    assert "FP16 path with a GradScaler and a BF16 path" in r.detail, r.detail
