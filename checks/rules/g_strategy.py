@@ -1490,6 +1490,21 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     return lora, full, off
 
 
+def _qlora_minority(lora: list[Any], q: list[Any]) -> str:
+    """"5 of 35 LoRA recipes (examples/train_qlora/a.yaml, ...)" when every QLoRA sign is a recipe's or launch's own setting
+    (a 4-bit base chosen per recipe) and fewer than half of the recipes that set up LoRA choose it: QLoRA is then an option
+    a few recipes show, not how the project's runs train. Empty otherwise."""
+    per_run = ("config", "launcher")
+    if not q or not all(isinstance(x, Setting) and x.source in per_run for x in q):
+        return ""
+    q_files = sorted({x.path for x in q})
+    recipes = {x.path for x in lora if isinstance(x, Setting) and x.source in per_run} | set(q_files)
+    if len(recipes) < 3 or len(q_files) * 2 >= len(recipes):
+        return ""
+    shown = ", ".join(q_files[:2]) + (", ..." if len(q_files) > 2 else "")
+    return f"{len(q_files)} of {len(recipes)} LoRA recipes ({shown})"
+
+
 def _is_qlora(f: Facts, lora: list[Any]) -> list[Any]:
     """QLoRA evidence: a ``qlora`` adapter/recipe, or a 4-bit base next to LoRA."""
     q = [x for x in lora if re.search(r"(?i)\bq_?lora", str(getattr(x, "value", "")) + " " + str(getattr(x, "text", "")))]
@@ -1957,6 +1972,11 @@ class G4LoRA(Check):
         lora, full, off = _lora_scan(f)
         if lora:
             q = _is_qlora(f, lora)
+            minor = _qlora_minority(lora, q)
+            if minor:
+                # LLaMA-Factory: ``quantization_bit: 4`` in 5 of its 35 LoRA recipes; the rest load the base in 16 bit
+                return Outcome(U, evs(lora + q), f"LoRA/PEFT fine-tuning; QLoRA (a 4-bit base) only in {minor}",
+                               {"finetuning": "lora", "recipes.qlora": minor})
             kind = "qlora" if q else "lora"
             return Outcome(U, evs(lora + q), f"{'QLoRA' if q else 'LoRA/PEFT'} fine-tuning", {"finetuning": kind})
         kind = "freeze" if any(str(getattr(s, "value", "")).lower() == "freeze" for s in full) else "full"
