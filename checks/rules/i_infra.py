@@ -31,10 +31,12 @@ from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, register_vote_bands, truthy
+from ..facts.types import PathLiteral
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import (
     HF_DEFAULTS,
     HF_STEP_HOOKS,
+    _module_names,
     callers_off,
     class_at,
     empty_section_gate,
@@ -159,6 +161,48 @@ def _split_values(v: Any) -> list[str]:
     return []
 
 
+#: InternVL's shape: the dataset reads either a local path or an ``s3://`` one (a scheme test), and its S3 helper module
+#: reads one image under ``if __name__ == '__main__':`` as a smoke test
+_S3_HELPER = {
+    "train/finetune.py": (
+        "import argparse\nimport os\n\nfrom utils.s3_fileio import S3Backend\n\n\n"
+        "class LazySupervisedDataset:\n    def __init__(self, root, rows):\n        self.root, self.rows = root, rows\n\n"
+        "    def __getitem__(self, i):\n        data_item = self.rows[i]\n        if data_item['image'].startswith('s3://'):\n"
+        "            return S3Backend().get(self.root + data_item['image'])\n"
+        "        return open(os.path.join(self.root, data_item['image']), 'rb').read()\n\n\n"
+        "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n    parser.add_argument('--data_path', type=str, default=None)\n"
+        "    args = parser.parse_args()\n    model = build_model()\n    for batch in loader:\n        model(batch).loss.backward()\n"),
+    "utils/s3_fileio.py": (
+        "import boto3\n\n\nclass S3Backend:\n    def __init__(self, end_point_url=None):\n"
+        "        self.client = boto3.client('s3', endpoint_url=end_point_url)\n\n"
+        "    def get(self, filepath):\n        bucket, key = filepath[5:].split('/', 1)\n"
+        "        return self.client.get_object(Bucket=bucket, Key=key)['Body'].read()\n\n\n"
+        "if __name__ == '__main__':\n    s3backend = S3Backend(end_point_url='http://ceph.example.org:8060')\n"
+        "    filepath = 's3://mllm/datasets/ai2d/images/4109.png'\n    data = s3backend.get(filepath)\n    print(data[:100])\n"),
+}
+
+#: a URI scheme with nothing after it (``"s3://"``, ``"hdfs://"``)
+_BARE_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+]*://$")
+_MAIN_GUARD = re.compile(r"""__name__\s*==\s*['"]__main__['"]""")
+
+
+def _in_module_main(f: Facts, lit: Any) -> bool:
+    """A literal inside the ``if __name__ == '__main__':`` block of a module that other files import (InternVL's
+    ``utils/s3_fileio.py`` reading one S3 image as a smoke test): the calls on both sides of it run only under that guard,
+    and the module is imported, not run, by the project."""
+    ff = f.files.get(lit.path)
+    if ff is None:
+        return False
+    before = max((c for c in ff.calls if c.line <= lit.line), key=lambda c: c.line, default=None)
+    after = min((c for c in ff.calls if c.line >= lit.line), key=lambda c: c.line, default=None)
+    sides = [c for c in (before, after) if c is not None]
+    if not sides or not all(c.guard and _MAIN_GUARD.search(c.guard) for c in sides):
+        return False
+    names = _module_names(lit.path)
+    return bool(names) and any(i.path != lit.path and (i.module in names or f"{i.module}.{i.name}" in names)
+                               for i in f.imports(*{n.split(".", 1)[0] for n in names}))
+
+
 def data_locations(f: Facts) -> list[DataLoc]:
     """Every visible training-data location with its storage kind."""
     out: list[DataLoc] = []
@@ -167,6 +211,10 @@ def data_locations(f: Facts) -> list[DataLoc]:
         v = value.strip().strip("\"'")
         if len(v) < 2 or _PLACEHOLDER.search(v) or _TEST_PATH.search(getattr(fact, "path", "")):
             return
+        if _BARE_SCHEME.match(v):
+            return  # ``if path.startswith('s3://'):``: a test for a scheme, no location
+        if isinstance(fact, PathLiteral) and _in_module_main(f, fact):
+            return  # a debug call under a helper module's ``if __name__ == '__main__':``, which importing it never runs
         m = re.match(r"^(REMOTE|HF|MS|hf|ms)[:@](?!//)(.+)$", v)
         if m and _HUB_ID.match(m.group(2)):
             # a hub repository named with a loader's prefix (LLaMA-Factory ``dataset_dir: REMOTE:llamafactory/demo_data``):
@@ -312,6 +360,9 @@ class I1StorageColocated(Check):
         Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --data-path /mnt/nvme/corpus/gpt_text_document\n"}, U, "megatron local prefix"),
         Example({"train.py": "from datasets import load_dataset\nds = load_dataset('tatsu-lab/alpaca', split='train')\n"}, U, "hub download to cache"),
         Example({"train.yaml": "train_data: s3://my-bucket/pretrain/shards/\nbf16: true\n"}, N, "s3 bucket"),
+        Example(_S3_HELPER, Status.NA, "an s3:// scheme test and a helper module's __main__ smoke test name no training data"),
+        Example({**_S3_HELPER, "shell/finetune.sh": "torchrun --nproc_per_node 8 train/finetune.py --data_path s3://my-bucket/train/\n"},
+                N, "the launch reads its training data from S3"),
         Example({"train.py": "from datasets import load_dataset\nds = load_dataset('HuggingFaceFW/fineweb', split='train', streaming=True)\n"}, N, "hub streaming"),
         Example({"train.py": "import torch\nloss.backward()\n"}, Status.NA, "no data location visible: not judged"),
         Example({"train.py": "from torch.utils.data import DataLoader\ndataset = LineDataset('data/train.jsonl', 256)\n"
