@@ -203,6 +203,20 @@ def _in_module_main(f: Facts, lit: Any) -> bool:
                                for i in f.imports(*{n.split(".", 1)[0] for n in names}))
 
 
+def _hub_sibling(f: Facts, path: str, line: int) -> bool:
+    """A recipe's ``data_files`` entry (at ``path:line``) whose dataset's ``path`` beside it is a Hugging Face Hub
+    repository id: the files are read from that repository (downloaded into the cache), not from a path on the node."""
+    ff = f.files.get(path)
+    if ff is None:
+        return False
+    for e in ff.configs:
+        if e.line == line and e.keys and e.keys[-1] == "data_files":
+            want = (*e.keys[:-1], "path")
+            return any(x.keys == want and isinstance(x.value, str) and _HUB_ID.match(x.value)
+                       and not x.value.startswith((".", "/")) for x in ff.configs)
+    return False
+
+
 def data_locations(f: Facts) -> list[DataLoc]:
     """Every visible training-data location with its storage kind."""
     out: list[DataLoc] = []
@@ -237,9 +251,13 @@ def data_locations(f: Facts) -> list[DataLoc]:
     for s in f.effective(*_DATA_KEYS):
         if s.source in {"argparse-default", "field-default"} and not isinstance(s.value, str):
             continue
+        if s.source == "config" and s.name == "data_files" and _hub_sibling(f, s.path, s.line):
+            continue
         for v in _split_values(s.value):
             add(v, s, s.key, hub_ok=s.name in _HUB_KEYS)
     for e in f.config("datasets.path", "datasets.data_files"):
+        if _hub_sibling(f, e.path, e.line):
+            continue  # axolotl ``path: QingyiSi/Alpaca-CoT`` with ``data_files: [Chain-of-Thought/...json]``: files of that hub repo
         for v in _split_values(e.value):
             add(v, e, e.dotted, hub_ok=True)
     for e in f.config("remote", "local"):
@@ -360,6 +378,10 @@ class I1StorageColocated(Check):
         Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --data-path /mnt/nvme/corpus/gpt_text_document\n"}, U, "megatron local prefix"),
         Example({"train.py": "from datasets import load_dataset\nds = load_dataset('tatsu-lab/alpaca', split='train')\n"}, U, "hub download to cache"),
         Example({"train.yaml": "train_data: s3://my-bucket/pretrain/shards/\nbf16: true\n"}, N, "s3 bucket"),
+        Example({"examples/falcon/qlora.yml": (  # axolotl: data_files of a hub dataset are files of that repository
+            "base_model: tiiuae/falcon-7b\ndatasets:\n  - path: QingyiSi/Alpaca-CoT\n    data_files:\n"
+            "      - Chain-of-Thought/formatted_cot_data/gsm8k_train.json\n    type: alpaca:chat\n")}, U,
+                "data_files inside a hub dataset are downloaded with it"),
         Example(_S3_HELPER, Status.NA, "an s3:// scheme test and a helper module's __main__ smoke test name no training data"),
         Example({**_S3_HELPER, "shell/finetune.sh": "torchrun --nproc_per_node 8 train/finetune.py --data_path s3://my-bucket/train/\n"},
                 N, "the launch reads its training data from S3"),
