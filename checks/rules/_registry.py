@@ -38,9 +38,18 @@ def recipes(f: Facts) -> dict[str, frozenset[str]]:
         for path, ff in f.files.items():
             if not _REGISTRY_FILE.search(path) or _HELPERS.search(path.rsplit("/", 1)[-1]):
                 continue
-            funcs = frozenset(c.func for c in ff.calls if c.func and not c.func.startswith("_") and _short(c.name).endswith("Config"))
-            if len(funcs) >= _MIN_RECIPES:
-                out[path] = funcs
+            found = {c.func for c in ff.calls if c.func and not c.func.startswith("_") and _short(c.name).endswith("Config")}
+            if len(found) < _MIN_RECIPES:
+                continue
+            # a recipe derived from another (``config = rl_grpo_qwen3_5_9b_varlen()`` then ``dataclasses.replace(...)``
+            # in torchtitan's ``rl_grpo_qwen3_5_9b_varlen_batch_invariant``) is a recipe too, though it builds no Config
+            grew = True
+            while grew:
+                derived = {c.func for c in ff.calls if c.func and not c.func.startswith("_") and c.func not in found
+                           and _short(c.name) in found and "." not in c.name}
+                found |= derived
+                grew = bool(derived)
+            out[path] = frozenset(found)
         memo[key] = out  # type: ignore[assignment]
     return memo[key]  # type: ignore[return-value]
 

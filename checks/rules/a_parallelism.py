@@ -2264,6 +2264,21 @@ class A6SequenceParallel(Check):
                 "                          parallelism=ParallelismConfig(tensor_parallel_degree=8, enable_sequence_parallel=False))\n\n"
                 "def llama3_405b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192))\n"),
         }, N, "SP default switched off where TP is on"),
+        Example({  # torchtitan's batch-invariant RL recipes: derived from another recipe, SP off for that run only
+            "torchtitan/config/configs.py": (
+                "from dataclasses import dataclass\n\n@dataclass(kw_only=True, slots=True)\nclass ParallelismConfig:\n"
+                "    tensor_parallel_degree: int = 1\n    enable_sequence_parallel: bool = True\n    context_parallel_degree: int = 1\n"),
+            "torchtitan/models/llama3/config_registry.py": (
+                "import dataclasses\n\nfrom torchtitan.config import ParallelismConfig, TrainingConfig\nfrom torchtitan.trainer import Trainer\n\n"
+                "def llama3_8b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192))\n\n"
+                "def llama3_70b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192),\n"
+                "                          parallelism=ParallelismConfig(tensor_parallel_degree=8))\n\n"
+                "def llama3_405b():\n    return Trainer.Config(training=TrainingConfig(seq_len=8192),\n"
+                "                          parallelism=ParallelismConfig(tensor_parallel_degree=8))\n\n"
+                "def llama3_70b_batch_invariant():\n    config = llama3_70b()\n"
+                "    config.parallelism = dataclasses.replace(\n        config.parallelism,\n        enable_sequence_parallel=False,\n    )\n"
+                "    return config\n"),
+        }, U, "SP switched off only in a recipe derived from another: the TP 8 recipe keeps the default"),
         Example(_ring_lib(""), N, "ring attention only after apply_cp, called when cp_config (None by default) is given"),
         Example(_ring_lib(", cp_config=ContextParallelConfig(degree=2)"), U, "the builder passes a cp_config"),
         Example(_usp_lib(), N, "USP (Ulysses x ring) attention implemented, sp_ulysses_size/sp_ring_size left at 1"),
