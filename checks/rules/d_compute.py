@@ -1758,6 +1758,28 @@ _MEGATRON_NO_FUSION = ("no_masked_softmax_fusion", "no_bias_gelu_fusion", "no_bi
                        "no_bias_swiglu_fusion")
 
 
+#: an optimizer config's implementation switch (torchtitan ``OptimizersContainer.Config.implementation: Literal["for-loop",
+#: "foreach", "fused"] = "fused"``, turned into ``fused=True`` for torch.optim when the optimizer is built)
+_OPTIM_IMPL_KEYS = ("implementation", "optimizer_implementation", "optim_implementation")
+_OPTIM_FILE = re.compile(r"(?i)optim")
+
+
+def _fused_impl_default(f: Facts) -> tuple[Setting | None, list[Setting]]:
+    """The optimizer config field that defaults to the fused implementation, in an optimizer module, and the settings of
+    recipes, configs or launches that choose another (``implementation="foreach"`` in one torchtitan recipe). (None, [])
+    when no such default exists, or when a config file or launch (not a recipe) chooses another for the whole project."""
+    sets = f.settings(*_OPTIM_IMPL_KEYS)
+    default = next((s for s in sets if s.source == "field-default" and _OPTIM_FILE.search(s.path) and isinstance(s.value, str)
+                    and s.value.lower().startswith("fused") and not _TEST_PATH.search(s.path)), None)
+    if default is None:
+        return None, []
+    others = [s for s in sets if s.rank > 0 and isinstance(s.value, str) and not s.value.lower().startswith("fused")
+              and not _TEST_PATH.search(s.path)]
+    if any(s.source != "call" for s in others):
+        return None, []  # a config file or a launch picks the implementation: the default is not what runs
+    return default, others
+
+
 def _aliased_calls(f: Facts, *patterns: str) -> list:
     """A fused op bound to a plain name and called through it: ``xformers_attention = xformers.memory_efficient_attention``
     (``import xformers.ops.fmha as xformers``), then ``A = xformers_attention(Q, K, V, attn_bias=causal_mask)``: the alias
@@ -1800,6 +1822,19 @@ _NEMO_DPO_MODEL = (
     "class MegatronGPTDPOModel(MegatronGPTModel):\n    def get_loss_and_metrics(self, batch, forward_only):\n"
     "        return self.fwd_bwd_function(batch, forward_only=forward_only)\n"
 )
+
+
+def _torchtitan_optim() -> dict[str, str]:
+    """torchtitan 0.3.0 ``components/optimizer/optimizer.py``: the implementation switch becomes torch.optim's keywords."""
+    return {"torchtitan/components/optimizer/optimizer.py": (
+        "from dataclasses import dataclass\nfrom typing import Any, Literal\n\nimport torch\n\n\n"
+        "class OptimizersContainer:\n    @dataclass(kw_only=True, slots=True)\n    class Config:\n"
+        "        name: str = \"AdamW\"\n        lr: float = 8e-4\n"
+        "        implementation: Literal[\"for-loop\", \"foreach\", \"fused\"] = \"fused\"\n\n"
+        "    def __init__(self, config: Config, model_parts):\n"
+        "        fused = config.implementation == \"fused\"\n"
+        "        kwargs: dict[str, Any] = {\"lr\": config.lr, \"fused\": fused, \"foreach\": config.implementation == \"foreach\"}\n"
+        "        self.optimizers = [torch.optim.AdamW(m.parameters(), **kwargs) for m in model_parts]\n")}
 
 
 @register
@@ -1863,6 +1898,14 @@ class D6OperatorFusion(Check):
                 "except ImportError:\n    xformers_attention = None\n"),
         }, N, "xformers alias never called"),
         Example(_OPTIONAL_APEX_NORM, N, "apex's fused norm only if apex happens to be installed; plain AdamW"),
+        Example(_torchtitan_optim(), U, "torchtitan: the optimizer config's implementation defaults to fused, passed as fused=True"),
+        Example({**_torchtitan_optim(), "torchtitan/models/llama3/train_configs/llama3_8b.toml": (
+            "[optimizer]\nname = \"AdamW\"\nlr = 3e-4\nimplementation = \"foreach\"\n")}, N,
+            "the run's config file picks the foreach implementation"),
+        Example({"mylib/moe/config.py": ("from dataclasses import dataclass\n\n\n@dataclass\nclass MoEConfig:\n"
+                                         "    implementation: str = \"fused\"\n"),
+                 "train.py": "import torch\n\nopt = torch.optim.AdamW(model.parameters(), lr=3e-4)\n"}, N,
+                "a fused MoE implementation field is not the optimizer's"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1924,6 +1967,13 @@ class D6OperatorFusion(Check):
             used += nemo[:1]
         if used:
             return Outcome(U, [f.ev(x) for x in used], "fused kernels are in use", {"fused_optimizer": optim_fused, "fused_kernels": True})
+        impl, others = _fused_impl_default(f)
+        if impl is not None:
+            other = (f"; {len(others)} setting{'s' if len(others) != 1 else ''} choose{'s' if len(others) == 1 else ''} another "
+                     "implementation (" + ", ".join(f"{o.value} at {o.path}:{o.line}" for o in others[:3])
+                     + (", ..." if len(others) > 3 else "") + ")") if others else ""
+            return Outcome(U, evs([impl, *others]), f"fused optimizer by default: {impl.key} = \"{impl.value}\" at {impl.path}:{impl.line}, "
+                           f"the optimizer config's implementation switch{other}", {"fused_optimizer": True, "fused_kernels": True})
         hf = self._hf_default_fused(ctx)
         if hf:
             return Outcome(U, evs(hf), "HF Trainer's default optim is adamw_torch_fused with transformers >= 4.54 and torch >= 2.8",
