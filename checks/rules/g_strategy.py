@@ -170,7 +170,7 @@ def _classify_schedule(name: str) -> tuple[bool, bool] | None:
     return None
 
 
-_SCHEDULE_NAME_KEYS = ("lr_scheduler_type", "lr_scheduler", "scheduler", "lr_schedule", "lr_decay_style", "scheduler_type",
+_SCHEDULE_NAME_KEYS = ("lr_scheduler_type", "lr_scheduler", "scheduler", "lr_schedule", "lr_decay_style", "scheduler_type", "decay_type",
                        "lr_scheduler_name", "decay_style", "lr_policy", "sched", "warmup_style", "lr_scheduler_style")
 _SCHEDULE_SECTION_KEYS = ("scheduler.type", "lr_scheduler.type", "sched.name", "scheduler.name", "lr_scheduler.name",
                           "lr_schedule.name", "lr_scheduler._component_", "scheduler._component_", "optim.sched.name")
@@ -821,6 +821,15 @@ class G1LRSchedule(Check):
                  "lr_scheduler_type: cosine\nwarmup_ratio: 0.03\nlearning_rate: 2.0e-5\n"}, U, "hf yaml cosine + warmup"),
         Example({"ds_config.json": '{\n  "train_batch_size": 256,\n  "scheduler": {\n    "type": "WarmupDecayLR",\n'
                  '    "params": {"warmup_num_steps": 2000, "total_num_steps": 100000}\n  }\n}\n'}, U, "deepspeed WarmupDecayLR"),
+        Example({  # torchtitan 0.3.0 components/optimizer/lr_scheduler.py: warmup, then a decay whose shape is decay_type
+            "torchtitan/components/optimizer/lr_scheduler.py": (
+                "from dataclasses import dataclass\nfrom typing import Literal\n\nfrom torch.optim.lr_scheduler import LambdaLR\n\n\n"
+                "class LRSchedulersContainer:\n    @dataclass(kw_only=True, slots=True)\n    class Config:\n"
+                "        warmup_steps: int = 200\n        decay_ratio: float | None = None\n"
+                "        decay_type: Literal[\"linear\", \"sqrt\", \"cosine\"] = \"linear\"\n        min_lr_factor: float = 0.0\n\n"
+                "    def __init__(self, config: Config, optimizers, training_steps: int):\n"
+                "        self.schedulers = [LambdaLR(o, lambda step: _lr_factor(step, config, training_steps)) for o in optimizers]\n")},
+            U, "torchtitan: warmup_steps 200 and decay_type linear by default"),
         Example({"pretrain_gpt.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --lr 3e-4 --min-lr 3e-5 "
                  "--lr-decay-style cosine --lr-warmup-fraction 0.01 --train-iters 500000\n"}, U, "megatron flags"),
         Example({"train.py": "from transformers import get_cosine_schedule_with_warmup\n"
