@@ -23,6 +23,7 @@ from ._helpers import (
     HF_DEFAULTS,
     _module_names,
     callers_off,
+    class_at,
     flag_state,
     guard_flags,
     guard_off,
@@ -902,6 +903,20 @@ _TOKENIZE_SHORT = {"encode_plus", "batch_encode_plus", "apply_chat_template", "t
 #: a module of collator classes (``instruction_collator.py``, ``data_collator.py``, ``collate.py``): their ``__call__`` is
 #: the DataLoader's ``collate_fn``, run per batch
 _COLLATOR_FILE = re.compile(r"collat", re.I)
+#: a callable object that turns one sample into model inputs (torchtitan ``TextProcessor(SampleProcessor)``, whose
+#: ``__call__(sample, rng)`` the Grain pipeline maps lazily over the stream), in a data module
+_SAMPLE_PROCESSOR = re.compile(r"(Sample\w*Processor|Transform)$")
+_DATA_MODULE = re.compile(r"(?i)(^|/)\w*(data|dataset)s?\w*(/|\.py$)")
+
+
+def _sample_processor(f: Facts, path: str, line: int) -> bool:
+    """Whether the class a line sits in is a per-sample processor or transform, by its name or a base's."""
+    ff = f.files.get(path)
+    spans = [k for k in (ff.classes if ff else ()) if k.line <= line <= k.end]
+    if not spans:
+        return False
+    k = max(spans, key=lambda k: k.line)
+    return any(_SAMPLE_PROCESSOR.search(n.rsplit(".", 1)[-1]) for n in (k.name, *k.bases))
 _ONLINE_FUNCS = re.compile(r"^(__getitem__|__getitems__|__iter__|__next__|_?get_item|.*collate.*)$", re.I)
 #: a hand-written streaming loader (nanochat's ``tokenizing_distributed_data_loader``, a generator that reads parquet row
 #: groups and tokenizes them batch by batch while training consumes it): its tokenization runs in the input pipeline, not
@@ -970,8 +985,24 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
         if low not in {"tokenizer", "tokenizers"} and low.endswith(("_tokenizer", "_tokenizers", "_tokenizer_parallelism")) and c.args \
                 and _TOKENIZER_OBJECT_ARG.match(_arg_text(c.args[0])) and not c.kwargs.keys() & _TEXT_TOKENIZER_KW:
             continue  # a helper handed the tokenizer object (``num_cpus_used_by_tokenizer(tokenizer)``), not text to tokenize
+        if _wrapper_delegation(f, c):
+            continue
         out.append(c)
     return out
+
+
+#: the methods of a tokenizer's own interface (a wrapper class implements them by calling the tokenizer it wraps)
+_TOKENIZER_API = re.compile(r"^_?(encode\w*|decode\w*|tokenize\w*|__call__|batch_encode\w*|encode_batch\w*|apply_chat_template)$")
+
+
+def _wrapper_delegation(f: Facts, c: Call) -> bool:
+    """A tokenizer class's own ``encode``/``__call__`` that forwards to the tokenizer it wraps (torchtitan
+    ``HuggingFaceTokenizer.encode``: ``token_ids = self.tokenizer.encode(text).ids``): the wrapper's implementation, not a
+    place the data is tokenized; the wrapper's callers in the data pipeline are those places."""
+    if not c.func or not _TOKENIZER_API.match(c.func):
+        return False
+    owner = class_at(f, c.path, c.line)
+    return owner is not None and "Tokenizer" in owner
 
 
 #: an argument that is the tokenizer object itself (``tokenizer``, ``self.tokenizer``, ``args.tok``)
@@ -1406,7 +1437,7 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     memo: dict[tuple[str, str | None], str] = {}
     rank = {"online": 5, "collator": 4, "step": 3, "mapped": 2, "startup": 1, "other": 0}
 
-    def where(path: str, func: str | None, depth: int) -> str:
+    def where(path: str, func: str | None, depth: int, line: int) -> str:
         if _SERVING_DIR.search(path):
             return "other"  # an inference engine's or server's tokenization (prompts per request), not the training input
         if func is None or func in {"main", "__main__"}:
@@ -1421,6 +1452,8 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
             return "mapped"
         if func in uncached_cb:
             return "startup"
+        if func == "__call__" and _DATA_MODULE.search(path) and _sample_processor(f, path, line):
+            return "online"  # a per-sample processor object the loader applies lazily (torchtitan ``TextProcessor`` in Grain)
         if func == "__init__":
             return "startup" if path in datasets else "other"
         if _SIDE_FUNC.match(func):
@@ -1435,7 +1468,7 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
         if key in memo:
             return memo[key]
         memo[key] = "other"  # breaks recursion
-        found = {where(c.path, c.func, depth + 1) for c in f.calls(func) if c.func != func and _may_call(f, c, path, func)
+        found = {where(c.path, c.func, depth + 1, c.line) for c in f.calls(func) if c.func != func and _may_call(f, c, path, func)
                  and not _unbuilt_dataset_method(f, c)}
         result = max(found, key=rank.__getitem__) if found else "other"
         memo[key] = result
@@ -1446,7 +1479,7 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     for c in _tokenizer_calls(f):
         if _unbuilt_dataset_method(f, c):
             continue
-        kind = "offline" if _OFFLINE_PATH.search(c.path) or _written_by(f, c) is not None else where(c.path, c.func, 0)
+        kind = "offline" if _OFFLINE_PATH.search(c.path) or _written_by(f, c) is not None else where(c.path, c.func, 0, c.line)
         if kind == "offline":
             if c.path not in weight_tools:
                 weight_tools[c.path] = _prepares_weights(f, c.path)

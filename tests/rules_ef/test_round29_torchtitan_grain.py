@@ -1,0 +1,58 @@
+"""Round 29 (issue #9, read on torchtitan at HEAD): a tokenizer class's own ``encode`` is not a tokenization site, and a
+per-sample processor object that a Grain pipeline maps over the stream tokenizes online."""
+
+from __future__ import annotations
+
+from checks.engine import build_facts
+from checks.rules import f_data
+
+from ._audit import audit
+
+_TOKENIZER = (
+    "from tokenizers import Tokenizer\n\n\nclass BaseTokenizer:\n    pass\n\n\n"
+    "class HuggingFaceTokenizer(BaseTokenizer):\n    def __init__(self, path):\n        self.tokenizer = Tokenizer.from_file(path)\n\n"
+    "    def encode(self, text, add_bos=True, add_eos=False):\n        token_ids = self.tokenizer.encode(text).ids\n"
+    "        return token_ids\n")
+_PROCESSORS = (
+    "import numpy as np\n\n\nclass SampleProcessor:\n    pass\n\n\n"
+    "class TextProcessor(SampleProcessor):\n    def __init__(self, config, *, context):\n        self._tokenizer = context.tokenizer\n\n"
+    "    def __call__(self, sample, rng):\n"
+    "        input_ids = np.asarray(self._tokenizer.encode(sample['text'], add_bos=True, add_eos=True))\n"
+    "        return input_ids[:-1], input_ids[1:]\n\n\n"
+    "class ChatProcessor(SampleProcessor):\n    def _tokenize_sample(self, sample):\n"
+    "        return self._tokenizer.encode(sample['prompt'] + sample['answer'])\n\n"
+    "    def __call__(self, sample, rng):\n        return self._tokenize_sample(sample)\n")
+_FILES = {
+    "torchtitan/components/tokenizer.py": _TOKENIZER,
+    "torchtitan/hf_datasets/text_datasets.py": _PROCESSORS,
+    "torchtitan/train.py": (
+        "from torchtitan.components.tokenizer import HuggingFaceTokenizer\n\n\n"
+        "def main(config):\n    tokenizer = HuggingFaceTokenizer(config.tokenizer_path)\n    return tokenizer\n"),
+}
+
+
+def test_a_tokenizer_wrappers_own_encode_is_not_a_site():
+    f = build_facts((p, t.encode()) for p, t in _FILES.items())
+    sites = {(c.path, c.line) for c in f_data._tokenizer_calls(f)}
+    assert ("torchtitan/components/tokenizer.py", 13) not in sites, sites
+    assert ("torchtitan/hf_datasets/text_datasets.py", 13) in sites, sites
+
+
+def test_a_sample_processors_call_tokenizes_online_through_its_helpers():
+    f = build_facts((p, t.encode()) for p, t in _FILES.items())
+    online = {(c.path, c.line) for c in f_data._classify_tokenization(f)["online"]}
+    assert {("torchtitan/hf_datasets/text_datasets.py", 13), ("torchtitan/hf_datasets/text_datasets.py", 19)} <= online, online
+
+
+def test_f6_reads_the_processor_as_per_sample_tokenization():
+    results, _ = audit(_FILES, "F6")
+    r = results["F6"]
+    assert r.status.value == "unused"
+    assert r.detail == "tokenization runs per sample in the data loader", r.detail
+    assert all(e.path != "torchtitan/components/tokenizer.py" for e in r.evidence)
+
+
+def test_a_processor_class_outside_the_data_modules_is_not_read_as_per_sample():
+    files = {**_FILES, "torchtitan/hf_datasets/text_datasets.py": "", "torchtitan/models/vision/processors.py": _PROCESSORS}
+    f = build_facts((p, t.encode()) for p, t in files.items())
+    assert not f_data._classify_tokenization(f)["online"]
