@@ -450,6 +450,12 @@ def _params_dict_value(f: Facts, c: Call, name: str) -> list[_Value]:
         found = [s for s in f.effective(ref, near=c.path) if s.value is not None and not _in_tests(s.path) and not isinstance(s.value, Expr)]
         if found:
             return [_Value(s.value, f.ev(s), True) for s in found]
+        # the project fills the field at run time (axolotl's config validator: ``data["dataloader_num_workers"] =
+        # data.get("capabilities").get("n_gpu", 1)`` when no loader option is set): that value, not HF's default
+        filled = [s for s in f.effective(ref, near=c.path) if isinstance(s.value, Expr) and s.source not in ("call", "field-default")
+                  and not _in_tests(s.path)]
+        if filled:
+            return [_Value(s.value, f.ev(s), True) for s in filled]
         if ref in HF_DEFAULTS:
             return [_Value(HF_DEFAULTS[ref], _ev(e, key=e.dotted, value=HF_DEFAULTS[ref]), False)]
         return [_Value(v, _ev(e, key=e.dotted, value=v.text), True)]
@@ -466,9 +472,12 @@ def _same_body(f: Facts, c: Call, line: int) -> bool:
     ``line`` and every call between ``line`` and ``c`` is made by that same function (no other ``def`` in between)."""
     if not c.func:
         return False
-    inside = [x for x in f.calls_in([c.path]) if x.line <= c.line and x.line >= line - 5]
-    return (any(x.func == c.func and x.line <= line + 1 for x in inside)
-            and all(x.func == c.func for x in inside if x.line >= line))
+    calls = f.calls_in([c.path])
+    # the nearest call at or above ``line`` is the function's own (axolotl ``_get_dataloader``: its first calls sit 20
+    # lines above the ``dataloader_params = {...}`` dict, which holds none)
+    above = max((x for x in calls if x.line <= line + 1), key=lambda x: x.line, default=None)
+    return (above is not None and above.func == c.func
+            and all(x.func == c.func for x in calls if line <= x.line <= c.line))
 
 
 def _helper_dict_entries(f: Facts, c: Call, name: str) -> list[Any]:
@@ -1835,6 +1844,35 @@ _TRAINER_OWN_LOADER = {
 }
 
 
+def _axolotl_loaders(validator: bool = True) -> dict[str, str]:
+    """axolotl 0.13: the config validator fills ``dataloader_num_workers`` with the GPU count when no loader option is set;
+    the Trainer's ``_get_dataloader`` reads it through the HF idiom's ``dataloader_params`` dict, 40-odd lines above the
+    loader; the async GRPO trainer loads prompts in the main process."""
+    fill = ("    @model_validator(mode=\"before\")\n    @classmethod\n    def default_dataloader_opts(cls, data):\n"
+            "        if data.get(\"dataloader_num_workers\") is None and data.get(\"dataloader_pin_memory\") is None:\n"
+            "            data[\"dataloader_num_workers\"] = data.get(\"capabilities\").get(\"n_gpu\", 1)\n"
+            "            data[\"dataloader_pin_memory\"] = True\n        return data\n") if validator else ""
+    branches = "".join(f"        if self.args.option_{i}:\n            dataset = self._step_{i}(dataset)\n" for i in range(22))
+    return {
+        "src/mylib/utils/schemas/config.py": (
+            "from pydantic import BaseModel, model_validator\n\n\nclass InputConfig(BaseModel):\n"
+            "    dataloader_num_workers: int | None = None\n    dataloader_pin_memory: bool | None = None\n\n" + fill),
+        "src/mylib/core/trainers/base.py": (
+            "from torch.utils.data import DataLoader\nfrom transformers import Trainer\n\n\nclass MyTrainer(Trainer):\n"
+            "    def _get_dataloader(self, dataset, batch_size):\n        data_collator = self._collator(self.data_collator)\n\n"
+            "        dataloader_params = {\n            \"batch_size\": batch_size,\n            \"collate_fn\": data_collator,\n"
+            "            \"num_workers\": self.args.dataloader_num_workers,\n"
+            "            \"pin_memory\": self.args.dataloader_pin_memory,\n        }\n\n" + branches
+            + "        dataloader = DataLoader(dataset, **dataloader_params)\n        return self.accelerator.prepare(dataloader)\n\n"
+            "    def get_train_dataloader(self):\n        return self._get_dataloader(self.train_dataset, self._train_batch_size)\n"),
+        "src/mylib/core/trainers/grpo/async_trainer.py": (
+            "from torch.utils.data import DataLoader\n\n\nclass AsyncGRPOTrainer:\n    def _setup_async(self, sampler, gen_batch_size):\n"
+            "        self._prompt_dataloader = DataLoader(\n            self.train_dataset,\n            batch_size=gen_batch_size,\n"
+            "            sampler=sampler,\n            collate_fn=self.data_collator,\n            num_workers=0,\n        )\n"
+            "        self._prompt_iter = iter(self._prompt_dataloader)\n"),
+    }
+
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -2045,6 +2083,9 @@ class F1NumWorkers(_DataCheck):
                 "loader kwargs from the trainer's default-kwargs helper: the CPU cores of each GPU"),
         Example({"mylib/trainer.py": _HELPER_DL_KWARGS.format(pin="True", workers="0")}, N,
                 "the same helper loading in the main process"),
+        Example(_axolotl_loaders(), U, "the main loader's num_workers filled at run time with the GPU count; an RL prompt loader's 0 "
+                "is not the main loader's"),
+        Example(_axolotl_loaders(validator=False), N, "without the validator the main loader runs with HF's default 0"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2106,6 +2147,14 @@ class F1NumWorkers(_DataCheck):
         worst = [v.ev for n, v in known if n == low] + ([v.ev for v, _ in vals] if cfg_note else [])
         cfg_note += majority_note
         if low == 0:
+            runtime = _runtime_workers(vals)
+            if runtime:
+                r = runtime[0]
+                what = " (the GPU count of the node)" if _GPU_COUNT.search(r.value.text) else ""
+                zeros = ", ".join(f"{e.path}:{e.line}" for e in worst[:3]) + (f" (+{len(worst) - 3})" if len(worst) > 3 else "")
+                return Outcome(U, [r.ev for r in runtime] + worst, f"num_workers of the main training loader is set at run time: "
+                               f"{r.value.text}{what} at {r.ev.path}:{r.ev.line}; {zeros} load{'s' if len(worst) == 1 else ''} in the "
+                               "main process (num_workers=0)", {"num_workers_runtime": r.value.text})
             return Outcome(N, worst, "the training data loader runs in the main process (num_workers=0)", values)
         if low < 4:
             return Outcome(P, worst, f"only {int(low)} loader worker(s) for training{cfg_note}", values)
@@ -2117,6 +2166,19 @@ class F1NumWorkers(_DataCheck):
                            f"usually has ({_MAX_WORKERS} on a DGX A100), so workers contend for CPU and each holds its own "
                            "prefetched batches in RAM; 4-8 per GPU is usual", {**values, "max_num_workers": top}, findings=findings)
         return Outcome(U, [v.ev for _, v in known], f"{int(low)}+ loader workers{cfg_note}", values)
+
+
+#: a worker count that follows the machine's GPUs (axolotl ``data.get("capabilities").get("n_gpu", 1)``)
+_GPU_COUNT = re.compile(r"n_gpus?\b|num_gpus|gpu_count|device_count")
+
+
+def _runtime_workers(vals: list[tuple[_Value, _Loader]]) -> list[_Value]:
+    """Training loaders whose num_workers the project fills at run time: a config validator or an assignment sets HF's
+    ``dataloader_num_workers`` field, which the loader reads, to an expression. Their value is not static, so no other
+    loader's 0 is theirs. A loader's own keyword left unresolved (``DataLoader(num_workers=trainer.args.dataloader_num_workers)``)
+    or a helper's conditional fill of its own ``args["num_workers"]`` (atorch: kept when the caller passes one) is not such a setting."""
+    return [v for v, ld in vals if ld.train and isinstance(v.value, Expr) and v.explicit
+            and str(v.ev.key or "").rsplit(".", 1)[-1] == "dataloader_num_workers" and (v.ev.path, v.ev.line) != (ld.site.path, ld.site.line)]
 
 
 def _grade(n: float) -> int:
