@@ -1527,6 +1527,15 @@ class D4CudaGraph(Check):
             return Outcome(N, evs(gated), "CUDA graph capture exists only behind a switch that is off: "
                            f"{getattr(g, 'key', None) or getattr(g, 'name', '')} = {getattr(g, 'value', None)!r} at {g.path}:{g.line}",
                            {"cuda_graph": False})
+        engine_off = [s for s in off_ if getattr(s, "name", None) in ("enforce_eager", "disable_cuda_graph")]
+        if off_ and len(engine_off) == len(off_) and ctx.project.does_training:
+            # (axolotl's EBFT recipes: ``vllm: enforce_eager: true`` for the rollout server) the engine's decode graphs, not
+            # the training step's: say which is off
+            e = engine_off[0]
+            more = f" (+{len(engine_off) - 1})" if len(engine_off) > 1 else ""
+            shown = str(e.value).lower() if isinstance(e.value, bool) and not e.path.endswith(".py") else e.value
+            return Outcome(N, evs(off_), "no CUDA graph capture of the training step found; the generation engine's decode graphs "
+                           f"are switched off ({e.name}: {shown} at {e.path}:{e.line}{more})", {"cuda_graph": False})
         return Outcome(N, evs(off_), "CUDA graphs are disabled" if off_ else "no CUDA graph capture found", {"cuda_graph": False})
 
 

@@ -190,3 +190,15 @@ def test_a_judge_or_api_sections_model_is_not_a_trained_model():
     }
     names = audit_files((p, t.encode()) for p, t in files.items()).project.model_names
     assert "Qwen/Qwen2.5-1.5B-Instruct" in names and "gpt-4o-mini" not in names and "claude-sonnet" not in names
+
+
+def test_a_training_projects_rollout_engine_run_eager_is_not_the_training_steps_graphs():
+    files = {
+        "myrl/config/ppo_base_config.yaml": "generator:\n  enforce_eager: true\n",
+        "myrl/trainer.py": ("import torch\n\n\ndef train(model, loader, opt):\n    for batch in loader:\n"
+                            "        loss = model(**batch).loss\n        loss.backward()\n        opt.step()\n"),
+    }
+    r = _audit(files)["D4"]
+    assert r.status == Status.UNUSED
+    assert r.detail.startswith("no CUDA graph capture of the training step found; the generation engine's decode graphs are "
+                               "switched off (enforce_eager: true at myrl/config/ppo_base_config.yaml:2"), r.detail
