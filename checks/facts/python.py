@@ -897,7 +897,8 @@ class _Extractor(ast.NodeVisitor):
                 key = _const(t.slice)
                 if isinstance(key, str):
                     v = self.value(value_node)
-                    self.out.envs.append(EnvVar(self.path, line, key, "" if isinstance(v, Expr) else str(v), "python", self.text(line)))
+                    self.out.envs.append(EnvVar(self.path, line, key, "" if isinstance(v, Expr) else str(v), "python", self.text(line),
+                                                self._guard_text() if self.guard_stack else None))
             elif isinstance(t.value, (ast.Name, ast.Attribute)):
                 # kwargs["attn_implementation"] = "sdpa"; self.base_model_args["attn_implementation"] = ... (instructlab)
                 owner = t.value.id if isinstance(t.value, ast.Name) else self.dotted(t.value)
@@ -1020,7 +1021,8 @@ class _Extractor(ast.NodeVisitor):
             self._argparse(call)
         elif short in {"setdefault", "putenv"} and (name.startswith("os.environ") or name == "os.putenv"):
             if len(args) >= 2 and isinstance(args[0], str):
-                self.out.envs.append(EnvVar(self.path, line, args[0], "" if isinstance(args[1], Expr) else str(args[1]), "python", call.text))
+                self.out.envs.append(EnvVar(self.path, line, args[0], "" if isinstance(args[1], Expr) else str(args[1]), "python", call.text,
+                                            self._guard_text() if self.guard_stack else None))
         elif len(args) >= 2 and isinstance(args[0], str) and _SET_ENV_HELPER.match(short) and _ENV_NAME.match(args[0]):
             # a project's own helper (OLMo-core ``set_env_var("NCCL_IB_HCA", "^=mlx5_bond_0")`` in init_distributed)
             self.out.envs.append(EnvVar(self.path, line, args[0], "" if isinstance(args[1], Expr) else str(args[1]), "python", call.text))

@@ -276,6 +276,8 @@ class EnvVar:
     value: str
     source: str  # "shell" | "docker" | "python" | "yaml"
     text: str
+    #: the ``if`` conditions a Python assignment sits under (``not check_cuda_p2p_ib_support()``), as calls record theirs
+    guard: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

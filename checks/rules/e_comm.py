@@ -1188,6 +1188,10 @@ _NOT_TUNING = {
 }
 
 
+#: an ``if`` that runs only where a hardware probe fails: ``not check_cuda_p2p_ib_support()``, ``not is_p2p_available()``
+_CAPABILITY_PROBE = re.compile(r"\bnot\s+[\w.]*(support|available|capab)\w*\(", re.I)
+
+
 def _switches_off(e: Any) -> bool:
     """``NCCL_P2P_DISABLE=1`` and the like: a workaround that turns a fast transport off, not a tuning."""
     v = e.value.strip().strip("'\"")
@@ -1276,6 +1280,12 @@ class E4NCCLTuning(Check):
         Example({"launch/runner.py": _TORCHX_ENV.format(var="NCCL_SOCKET_IFNAME", value="ib0")}, U,
                 "the environment a Python runner hands to torchx's ddp component"),
         Example({"launch/runner.py": _TORCHX_ENV.format(var="NCCL_DEBUG", value="INFO")}, N, "the same runner setting only NCCL_DEBUG"),
+        Example({"src/mylib/utils/trainer.py": (  # axolotl 0.13 prepare_optim_env
+            "import os\n\nfrom mylib.utils.distributed import check_cuda_p2p_ib_support\n\n\ndef prepare_optim_env(cfg):\n"
+            "    if not check_cuda_p2p_ib_support():\n        if os.getenv(\"NCCL_P2P_DISABLE\") is None:\n"
+            "            os.environ[\"NCCL_P2P_DISABLE\"] = \"1\"\n    if cfg.deepspeed:\n"
+            "        os.environ[\"ACCELERATE_USE_DEEPSPEED\"] = \"true\"\n")}, N,
+                "P2P switched off only where a probe finds it unsupported: a fallback, not a tuning"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -1285,7 +1295,13 @@ class E4NCCLTuning(Check):
         f = ctx.facts
         tuning = [e for e in _training_envs(f, "NCCL_") if e.name not in _NOT_TUNING and (e.value.strip() or e.source == "python")
                   and not _simple_protocol_only(e)]
-        diag = [e for e in _training_envs(f, "NCCL_", "TORCH_NCCL_") if e not in tuning
+        # a transport switched off only where a probe finds no support for it (axolotl ``if not check_cuda_p2p_ib_support():
+        # os.environ["NCCL_P2P_DISABLE"] = "1"``): a fallback for such machines, neither a tuning nor a finding
+        fallback = [e for e in tuning if _switches_off(e) and _CAPABILITY_PROBE.search(getattr(e, "guard", None) or "")]
+        tuning = [e for e in tuning if e not in fallback]
+        fb_note = ("; " + ", ".join(f"{e.name}={e.value.strip()} at {e.path}:{e.line}" for e in fallback[:2])
+                   + " only as a fallback where a probe finds the transport unsupported") if fallback else ""
+        diag = [e for e in _training_envs(f, "NCCL_", "TORCH_NCCL_") if e not in tuning and e not in fallback
                 and e.name not in {"NCCL_VERSION", "NCCL_HOME", "NCCL_ROOT"}]
         names = sorted({e.name for e in tuning})
         findings: list[Evidence] = []
@@ -1298,15 +1314,18 @@ class E4NCCLTuning(Check):
         if tuning:
             ev = [Facts.ev(e, key=e.name, value=e.value) for e in tuning]
             if all(_switches_off(e) for e in tuning):
-                return Outcome(P, ev, f"NCCL is configured only to switch transports off ({', '.join(names[:4])}), not tuned", {"nccl_vars": names}, findings)
+                return Outcome(P, ev, f"NCCL is configured only to switch transports off ({', '.join(names[:4])}), not tuned{fb_note}",
+                               {"nccl_vars": names}, findings)
             detail = f"NCCL tuned through {', '.join(names[:6])}"
             if findings:
                 detail += "; note: P2P/IB transports switched off"
-            return Outcome(U, ev, detail, {"nccl_vars": names}, findings)
+            return Outcome(U, ev, detail + fb_note, {"nccl_vars": names}, findings)
         if diag:
             simple = [e for e in diag if _simple_protocol_only(e)]
             note = (f"; NCCL_PROTO={simple[0].value} ({simple[0].path}:{simple[0].line}) restricts NCCL to its Simple protocol, a "
                     "workaround for a suspected protocol bug, not a tuning") if simple else ""
-            return Outcome(N, [Facts.ev(e, key=e.name, value=e.value) for e in diag], "only NCCL diagnostics/error handling set (no tuning)" + note,
-                           {"nccl_vars": []})
+            return Outcome(N, [Facts.ev(e, key=e.name, value=e.value) for e in diag], "only NCCL diagnostics/error handling set (no tuning)" + note
+                           + fb_note, {"nccl_vars": []})
+        if fallback:
+            return Outcome(N, [Facts.ev(e, key=e.name, value=e.value) for e in fallback], "no NCCL tuning" + fb_note, {"nccl_vars": []})
         return Outcome(N, [], "no NCCL environment variables set", {"nccl_vars": []})
