@@ -89,6 +89,11 @@ def _optional_package(f: Facts, use: Any) -> bool:
 _HF_MODEL_CLASS = re.compile(r"(ForCausalLM|ForConditionalGeneration|LMHeadModel|ForVision2Seq|ForImageTextToText|ForSeq2SeqLM)$")
 
 
+#: the model classes Liger patches: decoder LMs and vision-language models (``AutoModelForCausalLM``, ``Qwen2VLForConditionalGeneration``),
+#: or the bare ``AutoModel`` a trainer wraps; not text encoders (``CLIPTextModel``, ``T5EncoderModel``)
+_LIGER_TARGET = re.compile(r"(ForCausalLM|ForConditionalGeneration|LMHeadModel|ForVision2Seq|ForImageTextToText|^AutoModel)$")
+
+
 def _hf_model_loads(f: Facts) -> list[Call]:
     """``from_pretrained`` calls of transformers model classes (not tokenizers, processors or configs) that load a model to
     train: not in a checkpoint converter, exporter or evaluation script (GPT-NeoX ``tools/ckpts/convert_hf_to_sequential.py``)."""
@@ -1739,9 +1744,14 @@ class D5Liger(Check):
             # image-text dual encoder: Liger patches decoder LLMs (RMSNorm, RoPE, SwiGLU, the LM head's cross-entropy)
             return None
         f = ctx.facts
+        # an HF model is what gets trained: an HF/TRL trainer, an HF fine-tuning framework, a causal-LM class loaded to train,
+        # a recipe naming the checkpoint. transformers imported for tokenizers, configs or checkpoint conversion (nanotron,
+        # torchtitan: their own model code) is not; neither is a frozen text encoder (Flux's CLIP/T5 embedder)
         hf = bool(
-            {"transformers", "trl", "peft", "axolotl", "llamafactory"} & set(ctx.project.frameworks)
-            or uses_hf_trainer(f) or _hf_model_loads(f) or f.config("model_name_or_path", "base_model")
+            {"trl", "peft", "axolotl", "llamafactory"} & set(ctx.project.frameworks)
+            or uses_hf_trainer(f) or [c for c in _hf_model_loads(f) if _LIGER_TARGET.search(c.name.rsplit(".", 2)[-2])
+                                      and (not ctx.project.training_files or c.path in ctx.project.training_files)]
+            or f.config("model_name_or_path", "base_model")
         )
         return Priority.HIGH if hf else Priority.LOW  # the seed's HIGH is for HF-model training; custom models compose Liger modules by hand
 

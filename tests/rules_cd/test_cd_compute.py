@@ -87,6 +87,32 @@ def test_liger_priority_follows_the_model():
     assert run("D5", liger_bloom).status == Status.USED
 
 
+def test_liger_is_low_where_transformers_serves_only_tokenizers_conversion_or_a_frozen_text_encoder():
+    # nanotron / torchtitan: their own model code; transformers loads a tokenizer, a checkpoint converter compares logits
+    # with the HF model, and Flux's CLIP/T5 text encoders are frozen
+    own = {
+        "src/mylib/models/llama.py": "import torch\n\n\nclass LlamaModel(torch.nn.Module):\n    pass\n",
+        "src/mylib/trainer.py": ("from transformers import AutoTokenizer\n\nfrom mylib.models.llama import LlamaModel\n\n\n"
+                                 "def train(cfg):\n    tok = AutoTokenizer.from_pretrained(cfg.tokenizer)\n    model = LlamaModel(cfg)\n"
+                                 "    for batch in loader:\n        loss = model(batch)\n        loss.backward()\n"),
+        "run_train.py": "from mylib.trainer import train\n\ntrain(cfg)\n",
+        "scripts/checkpoint_conversion/numerical_tests.py": (
+            "from transformers import AutoModelForCausalLM\n\nhf = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-3.1-8B')\n"),
+        "src/mylib/models/flux/hf_embedder.py": (
+            "from torch import nn\nfrom transformers import CLIPTextModel\n\n\nclass HFEmbedder(nn.Module):\n"
+            "    def __init__(self, version):\n        super().__init__()\n"
+            "        self.hf_module = CLIPTextModel.from_pretrained(version).eval().requires_grad_(False)\n"),
+    }
+    def d5(files: dict[str, str]) -> CheckResult:  # the whole audit: the training path decides which loads count
+        return next(r for r in audit_files([(p, t.encode()) for p, t in files.items()]).results if r.id == "D5")
+
+    assert d5(own).priority == Priority.LOW
+    trained = {**own, "src/mylib/trainer.py": own["src/mylib/trainer.py"].replace(
+        "    model = LlamaModel(cfg)\n", "    model = AutoModelForCausalLM.from_pretrained(cfg.model)\n").replace(
+        "import AutoTokenizer", "import AutoModelForCausalLM, AutoTokenizer")}
+    assert d5(trained).priority == Priority.HIGH
+
+
 def test_liger_alignment_losses_belong_to_g6():
     code = "from liger_kernel.chunked_loss import LigerFusedLinearDPOLoss\nloss_fn = LigerFusedLinearDPOLoss(beta=0.1)\n"
     assert run("D5", {"dpo.py": code}).status == Status.UNUSED
