@@ -360,6 +360,21 @@ def _dimension_settings(facts: Facts, keys: tuple[str, ...], training: frozenset
     return out
 
 
+def run_configs(facts: Facts) -> set[str]:
+    """The config files the project's README or docs/ training commands pass (``--config-file examples/config_tiny_llama.yaml``),
+    as written (``./`` dropped)."""
+    out: set[str] = set()
+    for x in facts.readme_runs():
+        for v in x.script_args.values():
+            if isinstance(v, str) and v.lower().endswith((".yaml", ".yml", ".json", ".toml", ".py")) and "$" not in v:
+                out.add(v.strip("'\"").removeprefix("./"))
+    return out
+
+
+def _is_run_config(path: str, run_cfgs: set[str]) -> bool:
+    return any(path == c or path.endswith("/" + c) for c in run_cfgs)
+
+
 def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
     """Sizes from model dimensions set together in one place (a config file, a launch command, a script).
 
@@ -387,7 +402,10 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
     if training:
         groups = {g: d for g, d in groups.items()
                   if g[0] in training or (not g[0].endswith((".py", ".ipynb")) and not _WEIGHTS_ONLY_PATH.search(g[0]))}
-    groups = {g: d for g, d in groups.items() if not _MOCK_PATH.search(g[0])}  # a mock/tiny test model is not the model
+    # a mock/tiny test model is not the model, unless the project's README runs it (nanotron's quick start trains
+    # ``examples/config_tiny_llama.yaml``, a 28-layer model despite its name)
+    run_cfgs = run_configs(facts)
+    groups = {g: d for g, d in groups.items() if not _MOCK_PATH.search(g[0]) or _is_run_config(g[0], run_cfgs)}
     encoders = _encoder_only_files(facts)
     groups = {g: d for g, d in groups.items() if g[0] not in encoders}
     enc_dec = {s.path for s in facts.settings("is_encoder_decoder") if truthy(s.value) is True}
@@ -1016,7 +1034,11 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
     if sizes:
         # the entry point that runs the step sets the default; then other files of the training path; then any
         step_files = {c.path for c in facts.calls("backward", "Trainer", "SFTTrainer", "pretrain")}
-        pool = [x for x in sizes if x.where.rsplit(":", 1)[0] in step_files] or [x for x in sizes if x.default] or sizes
+        run_cfgs = run_configs(facts)
+        pool = ([x for x in sizes if x.where.rsplit(":", 1)[0] in step_files]
+                # the config the project's README trains with (nanotron: ``run_train.py --config-file examples/config_tiny_llama.yaml``)
+                or [x for x in sizes if _is_run_config(x.where.rsplit(":", 1)[0], run_cfgs)]
+                or [x for x in sizes if x.default] or sizes)
         votes: dict[str, list[_Size]] = {}
         for x in pool:
             votes.setdefault(_fmt_params(x.total), []).append(x)

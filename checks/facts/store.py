@@ -543,14 +543,20 @@ class Facts:
         launch is shipped: a README is not use where the repository runs its own launch."""
         memo = self._s.get("documented_runs")
         if memo is None:
-            memo = []
-            if not self._s["launches"]:
-                # the project's own README and docs/ (an example's README documents that example, as for run recipes)
-                # a command run on the CPU (nanoGPT's "on a MacBook ... --device=cpu --compile=False") is a demo, not the run
-                memo = [x for x in self._s["doc_launches"] if ("/" not in x.path or x.path.startswith("docs/"))
-                        and (self._ships(x.script) or self._doc_defines(x.path, x.script))
-                        and str(x.script_args.get("device", "")).strip("'\"").lower() != "cpu"]
+            memo = self.readme_runs() if not self._s["launches"] else []
             self._s["documented_runs"] = memo
+        return memo
+
+    def readme_runs(self) -> list[Launch]:
+        """The training commands of the project's own README and ``docs/`` (an example's README documents that example, as
+        for run recipes) whose script the repository ships or the document defines, shipped launches or not; a command run
+        on the CPU (nanoGPT's "on a MacBook ... --device=cpu --compile=False") is a demo, not the run."""
+        memo = self._s.get("readme_runs")
+        if memo is None:
+            memo = [x for x in self._s["doc_launches"] if ("/" not in x.path or x.path.startswith("docs/"))
+                    and (self._ships(x.script) or self._doc_defines(x.path, x.script))
+                    and str(x.script_args.get("device", "")).strip("'\"").lower() != "cpu"]
+            self._s["readme_runs"] = memo
         return memo
 
     def _doc_defines(self, doc: str, script: str | None) -> bool:

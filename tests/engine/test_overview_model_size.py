@@ -123,3 +123,36 @@ def test_model_hints_come_from_run_configs_and_training_commands_only():
     extract_doc_commands("README.md", text, out)
     models = [(h.value, h.line) for h in out.doc_hints if h.kind == "model"]
     assert models == [("meta-llama/Llama-3.1-8B", 7), ("meta-llama/Llama-2-7b-hf", 26)]
+
+
+def _nanotron(readme: str) -> dict[str, str]:
+    """nanotron's shape: run_train.py reads a YAML config; the README's quick start trains ``examples/config_tiny_llama.yaml``
+    (a 28-layer model despite its name), and an MoE example builds a 46M model in a Python config generator."""
+    layer = "model:\n  model_config:\n    hidden_size: {h}\n    num_hidden_layers: {l}\n    intermediate_size: {f}\n    vocab_size: {v}\n"
+    return {
+        "README.md": readme,
+        "run_train.py": ("import sys\n\nfrom mylib.trainer import DistributedTrainer\n\n\n"
+                         "def main(config_file):\n    trainer = DistributedTrainer(config_file)\n    trainer.train()\n\n\n"
+                         "if __name__ == '__main__':\n    main(sys.argv[2])\n"),
+        "src/mylib/trainer.py": ("class DistributedTrainer:\n    def __init__(self, config_file):\n        self.config_file = config_file\n\n"
+                                 "    def train(self):\n        for batch in self.loader:\n            loss = self.model(batch)\n"
+                                 "            loss.backward()\n"),
+        "examples/config_tiny_llama.yaml": layer.format(h=2048, l=28, f=11008, v=128256),
+        "examples/moe/config_llamoe.py": (
+            "from mylib.config import LlaMoEConfig\n\nmodel_config = LlaMoEConfig(\n    num_hidden_layers=1,\n    hidden_size=512,\n"
+            "    num_attention_heads=8,\n    intermediate_size=512 * 4,\n    vocab_size=32000,\n    moe_num_experts=4,\n)\n"),
+        "examples/moe/train_moe.py": "from examples.moe.config_llamoe import model_config\n\nloss.backward()\n",
+    }
+
+
+def test_the_readme_runs_config_sizes_the_model_even_when_named_tiny():
+    readme = ("# Quick start\n\n```bash\nCUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nproc_per_node=8 run_train.py "
+              "--config-file examples/config_tiny_llama.yaml\n```\n")
+    p = _overview(_nanotron(readme))
+    assert p.notes.get("params_source") == "examples/config_tiny_llama.yaml:3", p.notes
+    assert p.params_billions is not None and p.params_billions > 2
+
+
+def test_a_tiny_config_no_run_names_is_still_a_test_model():
+    p = _overview(_nanotron("# nanotron\n"))
+    assert p.notes.get("params_source") != "examples/config_tiny_llama.yaml:3", p.notes
