@@ -119,10 +119,11 @@ class _Place:
     value: str
 
 
-_NOT_DATA = ("output", "save", "checkpoint", "ckpt", "log", "cache", "model", "tokenizer", "deepspeed", "config")
+_NOT_DATA = ("output", "save", "checkpoint", "ckpt", "log", "cache", "model", "tokenizer", "deepspeed", "config", "upload")
 #: a section a config key sits under that holds where a run writes, not what it reads (``trainer.checkpointer.base_path:
-#: gs://.../checkpoints/`` is the checkpoint store, not training data)
-_WRITE_SECTION = ("output", "save", "checkpoint", "ckpt")
+#: gs://.../checkpoints/`` is the checkpoint store, not training data; nanotron ``s3_upload.upload_s3_path`` is where
+#: checkpoints are uploaded)
+_WRITE_SECTION = ("output", "save", "checkpoint", "ckpt", "upload")
 
 
 def _data_locations(facts: Facts) -> list[_Place]:

@@ -111,3 +111,11 @@ def test_control_a_jitted_helper_in_tests_does_not_compile_the_step() -> None:
              "tests/test_step.py": "import jax\n\n\n@jax.jit\ndef train_step(x):\n    return x\n"}
     c = _audit(files).result("D2")
     assert c.status.value == "unused", (c.status, c.detail)
+
+
+def test_an_upload_destination_is_not_training_data() -> None:
+    # nanotron examples/config_tiny_llama_with_s3_upload.yaml: where checkpoints are uploaded after saving
+    cfg = ("data:\n  train_path: /files/midi/train.txt\ns3_upload:\n  remove_after_upload: true\n"
+           "  upload_s3_path: s3://bucket/temp/run\n")
+    a = _audit({"train.py": _TRAIN, "config/run.yaml": cfg})
+    assert not [r for r in a.project.bottleneck_reasons if "remote object storage" in r], a.project.bottleneck_reasons
