@@ -2189,6 +2189,14 @@ class A5PipelineParallel(Check):
 _SP_SWITCHES = ("enable_sequence_parallel", "sequence_parallel", "enable_sequence_parallelism")
 
 
+def _nanotron_sp(f: Facts) -> list[Any]:
+    """nanotron's ``parallelism.tp_mode: REDUCE_SCATTER`` ("reduce_scatter activate sequence parallelism") in a config whose
+    own ``parallelism.tp`` is above 1: Megatron-style sequence parallelism for that run (with tp 1 it splits nothing)."""
+    tp = {e.path: as_number(e.value) for e in _nanotron(f, "tp")}
+    return [e for e in f.config("parallelism.tp_mode") if isinstance(e.value, str) and e.value.strip().upper() == "REDUCE_SCATTER"
+            and (tp.get(e.path) or 0) > 1 and not _TEST_PATH.search(e.path)]
+
+
 def _sp_by_default(f: Facts) -> list[Any]:
     """Sequence parallelism that rides on tensor parallelism by default: a config class field ``enable_sequence_parallel:
     bool = True`` (torchtitan configs.py:160) with TP > 1 in a recipe that does not switch it off. The default and the
@@ -2217,6 +2225,7 @@ class A6SequenceParallel(Check):
         "Whether the sequence dimension is split: Megatron `--sequence-parallel` (only effective with TP > 1) or "
         "`--context-parallel-size` > 1, DeepSpeed-Ulysses (`DistributedAttention`, `sequence_parallel_size`), ring attention "
         "(`ring_flash_attn`, `ring_attn_size`), torchtitan `context_parallel_degree`, axolotl `sequence_parallel_degree`, "
+        "nanotron `tp_mode: REDUCE_SCATTER` with `tp` > 1, "
         "ColossalAI `enable_sequence_parallelism`, PyTorch `SequenceParallel()`/`context_parallel`."
     )
     why = (
@@ -2279,6 +2288,13 @@ class A6SequenceParallel(Check):
                 "    config.parallelism = dataclasses.replace(\n        config.parallelism,\n        enable_sequence_parallel=False,\n    )\n"
                 "    return config\n"),
         }, U, "SP switched off only in a recipe derived from another: the TP 8 recipe keeps the default"),
+        Example({"examples/config_tiny_llama.yaml": (  # nanotron: reduce_scatter TP mode is its sequence parallelism
+            "parallelism:\n  dp: 4\n  pp: 1\n  tp: 2\n  tp_linear_async_communication: true\n  tp_mode: REDUCE_SCATTER\n"),
+            "run_train.py": "from nanotron.trainer import DistributedTrainer\n\ntrainer = DistributedTrainer(config_file)\ntrainer.train()\n"},
+            U, "nanotron tp_mode REDUCE_SCATTER with tp 2"),
+        Example({"examples/config_qwen_with_moe.yaml": "parallelism:\n  dp: 2\n  pp: 1\n  tp: 1\n  tp_mode: REDUCE_SCATTER\n",
+                 "run_train.py": "from nanotron.trainer import DistributedTrainer\n\ntrainer = DistributedTrainer(config_file)\ntrainer.train()\n"},
+                N, "nanotron REDUCE_SCATTER with tp 1 splits nothing"),
         Example(_ring_lib(""), N, "ring attention only after apply_cp, called when cp_config (None by default) is given"),
         Example(_ring_lib(", cp_config=ContextParallelConfig(degree=2)"), U, "the builder passes a cp_config"),
         Example(_usp_lib(), N, "USP (Ulysses x ring) attention implemented, sp_ulysses_size/sp_ring_size left at 1"),
@@ -2304,6 +2320,7 @@ class A6SequenceParallel(Check):
         disabled_by_tp: list[Any] = []
         if not tp_off:
             flags += _sp_by_default(f)
+        flags += _nanotron_sp(f)
         for s in f.effective("sequence_parallel", "enable_sequence_parallelism"):
             if inference_setting(s) or _TEST_PATH.search(s.path) or truthy(s.value) is not True or s.rank == 0:
                 continue
