@@ -347,8 +347,8 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
         ]  # a test that builds the data module with num_workers=0, or a preprocessing pool's size, is not the loader's setting
         # a caller's keyword forwarding a config value (nanotron: ``dataloader_num_workers=config.data.num_loading_workers``)
         # is followed one hop to that value; another loader's keyword forwarding its own config is not a value
-        hop = [t for s in found if s.source == "call" and isinstance(s.value, Expr) and s.value.ref and s.value.ref != value.ref
-               for t in f.effective(s.value.ref, near=c.path) if not isinstance(t.value, Expr) and t.value is not None and not _in_tests(t.path)]
+        hop = [t for s in found if s.source == "call" and isinstance(s.value, Expr) and (r := _loader_ref(s.value, name)) and r != value.ref
+               for t in f.effective(r, near=c.path) if not isinstance(t.value, Expr) and t.value is not None and not _in_tests(t.path)]
         concrete = [s for s in found if not (s.source == "call" and isinstance(s.value, Expr))] + hop
         found = concrete or found
         if found:
@@ -359,6 +359,21 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
             d = HF_DEFAULTS[value.ref]
             return [_Value(d, Evidence(c.path, line, c.text, key, d), False)]
     return [_Value(value, here, True)]
+
+
+#: a loader setting read from a config object whose holder the facts do not know as one (nanotron ``run_train.py``:
+#: ``dataloader_num_workers=data.num_loading_workers``, ``data`` a ``DataArgs``): the attribute, by its loader-setting name
+_LOADER_ATTR = {"num_workers": re.compile(r"^(num_)?(data_?)?(loading_|loader_|dataloader_)?(num_)?workers$|^num_(data_)?(loading|loader)_workers$"),
+                "pin_memory": re.compile(r"^(dataloader_)?pin_memory$"), "prefetch_factor": re.compile(r"^(dataloader_)?prefetch_factor$")}
+
+
+def _loader_ref(v: Expr, name: str) -> str | None:
+    """The setting an expression reads: its recorded reference, else the attribute of ``x.y.num_loading_workers`` when
+    the attribute is named for the loader setting ``name``."""
+    if v.ref:
+        return v.ref
+    m = re.fullmatch(r"(?:\w+\.)+(\w+)", v.text or "")
+    return m.group(1) if m and name in _LOADER_ATTR and _LOADER_ATTR[name].match(m.group(1)) else None
 
 
 def _unpassed_default(f: Facts, c: Call, name: str) -> _Value | None:
@@ -1873,6 +1888,27 @@ def _axolotl_loaders(validator: bool = True) -> dict[str, str]:
     }
 
 
+def _nanotron_loaders(workers: str) -> dict[str, str]:
+    """nanotron: ``get_train_dataloader(..., dataloader_num_workers=data.num_loading_workers)`` with ``data`` a ``DataArgs``
+    read from the run's YAML; one example script builds its own loader with 0 workers."""
+    cfg = "data_stages:\n- data:\n    num_loading_workers: {w}\n    seed: 42\n  name: Stable Training Stage\n  start_training_step: 1\n"
+    return {
+        "src/nanotron/data/dataloader.py": (
+            "from torch.utils.data import DataLoader\n\n\ndef get_train_dataloader(train_dataset, micro_batch_size, "
+            "dataloader_num_workers, dataloader_pin_memory=True):\n    return DataLoader(\n        train_dataset,\n"
+            "        batch_size=micro_batch_size,\n        num_workers=dataloader_num_workers,\n"
+            "        pin_memory=dataloader_pin_memory,\n    )\n"),
+        "run_train.py": (
+            "from nanotron.data.dataloader import get_train_dataloader\n\n\ndef get_dataloader_from_data_stage(trainer, data):\n"
+            "    return get_train_dataloader(\n        train_dataset=trainer.dataset,\n        micro_batch_size=trainer.micro_batch_size,\n"
+            "        dataloader_num_workers=data.num_loading_workers,\n    )\n"),
+        **{f"examples/config_{n}.yaml": cfg.format(w=workers) for n in ("tiny_llama", "qwen", "nanoset")},
+        "examples/custom-dataloader/run_train.py": (
+            "from torch.utils.data import DataLoader\n\n\ndef get_dataloader_from_data_stage(trainer, data):\n"
+            "    return DataLoader(trainer.dataset, batch_size=trainer.micro_batch_size, num_workers=0, pin_memory=True)\n"),
+    }
+
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -2086,6 +2122,9 @@ class F1NumWorkers(_DataCheck):
         Example(_axolotl_loaders(), U, "the main loader's num_workers filled at run time with the GPU count; an RL prompt loader's 0 "
                 "is not the main loader's"),
         Example(_axolotl_loaders(validator=False), N, "without the validator the main loader runs with HF's default 0"),
+        Example(_nanotron_loaders("1"), P, "the caller hands the loader data.num_loading_workers, 1 in the run configs; an example's 0 "
+                "is a minority"),
+        Example(_nanotron_loaders("4"), U, "the same, 4 in the run configs"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
