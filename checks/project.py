@@ -416,6 +416,9 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
     # the training path's own vocabulary (nanoGPT: 50,257 for GPT-2 weights, 50,304 padded): the largest it sets
     train_vocab = {v for st in facts.settings(*_V_KEYS) if st.path in training and (v := as_number(st.value))}
     tied = _ties_embeddings(facts, training)
+    # a config file that says whether its own model ties them (nanotron ``model_config.tie_word_embeddings: true``)
+    tie_file = {st.path: truthy(st.value) for st in facts.settings("tie_word_embeddings", "tie_embeddings", "weight_tying")
+                if truthy(st.value) is not None and not st.path.endswith((".py", ".ipynb"))}
     for g, d in groups.items():
         h, layers = d.get("h"), d.get("l")
         if not h or not layers or h < 64 or layers > 1000:
@@ -428,7 +431,7 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
         ffn = d.get("f") or 4 * h
         attn = 4 * h * h
         experts, k = d.get("e"), d.get("k")
-        emb = (1 if tied else 2) * vocab * h  # input embeddings and output head, one matrix when tied
+        emb = (1 if tie_file.get(g[0], tied) else 2) * vocab * h  # input embeddings and output head, one matrix when tied
         if d.get("dl") or g[0] in enc_dec:
             # encoder-decoder (T5): attention is heads x d_kv wide; the decoder adds cross-attention; a non-gated FFN is
             # two matrices; one shared embedding unless the head is untied

@@ -128,7 +128,8 @@ def test_model_hints_come_from_run_configs_and_training_commands_only():
 def _nanotron(readme: str) -> dict[str, str]:
     """nanotron's shape: run_train.py reads a YAML config; the README's quick start trains ``examples/config_tiny_llama.yaml``
     (a 28-layer model despite its name), and an MoE example builds a 46M model in a Python config generator."""
-    layer = "model:\n  model_config:\n    hidden_size: {h}\n    num_hidden_layers: {l}\n    intermediate_size: {f}\n    vocab_size: {v}\n"
+    layer = ("model:\n  model_config:\n    hidden_size: {h}\n    num_hidden_layers: {l}\n    intermediate_size: {f}\n"
+             "    tie_word_embeddings: true\n    vocab_size: {v}\n")
     return {
         "README.md": readme,
         "run_train.py": ("import sys\n\nfrom mylib.trainer import DistributedTrainer\n\n\n"
@@ -150,7 +151,8 @@ def test_the_readme_runs_config_sizes_the_model_even_when_named_tiny():
               "--config-file examples/config_tiny_llama.yaml\n```\n")
     p = _overview(_nanotron(readme))
     assert p.notes.get("params_source") == "examples/config_tiny_llama.yaml:3", p.notes
-    assert p.params_billions is not None and p.params_billions > 2
+    # 28 x (4 x 2048^2 + 3 x 2048 x 11008) + one tied 128256 x 2048 matrix: 2.63B (untied it would read 2.89B)
+    assert p.params_billions is not None and round(p.params_billions, 2) == 2.63, p.params_billions
 
 
 def test_a_tiny_config_no_run_names_is_still_a_test_model():
