@@ -301,7 +301,17 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         # literal keyword, which may be an edge branch's loader (NeMo AutoModel ``dataloader_from_sample``: an empty
         # Subset's ``DataLoader(..., num_workers=0)`` when a resume starts past the end)
         cited = sorted(cited, key=lambda x: str(getattr(x, "key", "") or "").endswith("(num_workers=)"))
-        if cited:
+        f1_res = st.results.get("F1")
+        grain = [x for x in st.evidence("F1") if st.on_path(x.path)] if f1_res is not None and f1_res.values.get("loader") == "grain" else []
+        if grain:
+            out.append(Signal(
+                Bottleneck.DATA_IO, 1 if cheap else 2,
+                f"the Grain input pipeline runs in the training process, with no worker processes ({_loc(grain)}): its Python "
+                "work per sample shares the training process's CPU time" + (f" (weak: {weak_en})" if cheap else ""),
+                f"Grain 输入管线在训练主进程中运行，没有 worker 进程（{_loc(grain)}）：逐样本的 Python 处理占用训练进程的 CPU 时间"
+                + (f"（较弱：{weak_zh}）" if cheap else ""),
+            ))
+        elif cited:
             out.append(Signal(
                 Bottleneck.DATA_IO, 1 if cheap else 2,
                 f"batches are loaded in the training process (num_workers = 0 at {_loc(cited)}): the GPU waits while the CPU reads and collates"

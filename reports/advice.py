@@ -19,7 +19,7 @@ from checks.base import REGISTRY, Check, all_checks
 from checks.engine import Audit
 from checks.model import Bottleneck, CheckResult, Evidence, FixSafety, Priority, Status
 
-from .applicability import GPU, gpu, hardware_text, withhold_reason
+from .applicability import GPU, gpu, hardware_text, loader_text, withhold_reason
 from .resources import data
 from .snippets import Snippet, fit, repo_style
 
@@ -127,7 +127,8 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
         if why_not:
             plan.withheld.append(Withheld(r.id, r.title, *why_not))
             continue
-        text, text_zh = hardware_text(r.id, hw) or (r.recommendation or decl.fix, decl.fix_zh)
+        own_loader = loader_text(r.id, r.values)
+        text, text_zh = hardware_text(r.id, hw) or (own_loader[:2] if own_loader else None) or (r.recommendation or decl.fix, decl.fix_zh)
         priority = r.priority
         if r.id == "G4" and not p.adapter_training and (p.finetunes or p.alignment):
             # seed: LoRA is an option to weigh for a full fine-tune or RL/preference run (quality vs memory), not an
@@ -153,7 +154,10 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
                 detail=r.detail,
                 matches_bottleneck=p.bottleneck != Bottleneck.UNKNOWN and p.bottleneck in decl.bottlenecks,
                 fix_safety=decl.fix_safety,
-                snippet=fit(decl, style, hw),
+                # the pipeline's own file: where the check found it
+                snippet=(Snippet("python", "python", own_loader[2], (f"{r.evidence[0].path}:{r.evidence[0].line}" if r.evidence
+                                                                     else style.where.get("python")), True) if own_loader
+                         else fit(decl, style, hw)),
             )
         )
     seed_pos = _seed_order(checks)

@@ -192,3 +192,22 @@ def hardware_text(check_id: str, hw: GPU | None) -> tuple[str, str] | None:
         if cid == check_id and not getattr(hw, cap):
             return en.format(gpu=hw.name), zh.format(gpu=hw.name)
     return None
+
+
+#: advice for an input pipeline that is not a PyTorch DataLoader: (check, ``values["loader"]``) -> (English, Chinese,
+#: Python snippet). Grain (torchtitan, MaxText) has no ``num_workers``; its worker processes come from ``mp_prefetch``
+LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
+    ("F1", "grain"): (
+        "Give the Grain pipeline worker processes: end it with `dataset.mp_prefetch(grain.MultiprocessingOptions(num_workers=4))` "
+        "(per-sample tokenization and packing then run outside the training process); keep its state checkpointable.",
+        "为 Grain 输入管线增加 worker 进程：在管线末尾调用 `dataset.mp_prefetch(grain.MultiprocessingOptions(num_workers=4))`"
+        "（逐样本分词与打包移出训练进程），并保持其状态可被 checkpoint。",
+        "import grain\n\ndataset = dataset.mp_prefetch(grain.MultiprocessingOptions(num_workers=4, per_worker_buffer_size=2))\n",
+    ),
+}
+
+
+def loader_text(check_id: str, values: dict[str, object]) -> tuple[str, str, str] | None:
+    """The advice for this check on the project's own kind of input pipeline, when it is not a PyTorch DataLoader."""
+    loader = values.get("loader")
+    return LOADER_TEXT.get((check_id, loader)) if isinstance(loader, str) else None

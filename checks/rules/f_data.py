@@ -1888,6 +1888,51 @@ def _axolotl_loaders(validator: bool = True) -> dict[str, str]:
     }
 
 
+#: Grain (torchtitan's loader since 2026, MaxText's): worker processes come from ``dataset.mp_prefetch(MultiprocessingOptions(
+#: num_workers=N))`` or ``grain.DataLoader(worker_count=N)``; ``ThreadPrefetchIterDataset`` prefetches on a thread of the
+#: training process
+_GRAIN_MP = ("mp_prefetch", "MultiprocessingOptions", "MultiprocessPrefetchIterDataset")
+
+
+def _grain_file(f: Facts, path: str) -> bool:
+    ff = f.files.get(path)
+    return ff is not None and any(c.name.startswith("grain.") for c in ff.calls)
+
+
+def grain_pipeline(f: Facts) -> tuple[list[tuple[Call, float | None]], list[tuple[Call, float | None]]]:
+    """(worker-process sites with their worker count, thread-prefetch sites with their buffer depth) of Grain input
+    pipelines outside tests; counts read through the run's settings where the keyword names one (None when unknown)."""
+    def count(c: Call, *kws: str) -> float | None:
+        for kw in kws:
+            if kw in c.kwargs:
+                v = c.kwargs[kw]
+                if isinstance(v, Expr) and v.ref:
+                    found = [as_number(s.value) for s in f.effective(v.ref, near=c.path) if as_number(s.value) is not None]
+                    return min(found) if found else None  # type: ignore[type-var]
+                return as_number(v)
+        return None
+
+    mp = [(c, count(c, "num_workers", "worker_count")) for c in f.calls(*_GRAIN_MP, "DataLoader")
+          if not _in_tests(c.path) and _grain_file(f, c.path)
+          and (c.short != "DataLoader" or (c.name.startswith("grain.") and "worker_count" in c.kwargs))]
+    threads = [(c, count(c, "prefetch_buffer_size")) for c in f.calls("ThreadPrefetchIterDataset")
+               if c.name.startswith("grain.") and not _in_tests(c.path)]
+    return mp, threads
+
+
+def _grain_loader(extra: str) -> dict[str, str]:
+    """torchtitan HEAD ``components/data/loader.py``: a Grain dataset graph, batched, prefetched by a thread."""
+    return {"torchtitan/components/data/loader.py": (
+        "from dataclasses import dataclass\n\nimport grain.python as grain\nfrom grain import experimental as grain_experimental\n\n\n"
+        "class GrainDataLoader:\n    @dataclass(kw_only=True, slots=True)\n    class Config:\n"
+        "        num_prefetch_batches: int = 2\n        num_workers: int = 8\n\n"
+        "    def __init__(self, config, dataset, collator):\n"
+        "        dataset = dataset.batch(collator.num_rows_per_batch(), drop_remainder=True, batch_fn=collator)\n" + extra
+        + "        dataset = grain_experimental.ThreadPrefetchIterDataset(\n"
+        "            dataset, prefetch_buffer_size=config.num_prefetch_batches\n        )\n        self._iterator = iter(dataset)\n\n"
+        "    def __iter__(self):\n        return self._iterator\n")}
+
+
 def _nanotron_loaders(workers: str) -> dict[str, str]:
     """nanotron: ``get_train_dataloader(..., dataloader_num_workers=data.num_loading_workers)`` with ``data`` a ``DataArgs``
     read from the run's YAML; one example script builds its own loader with 0 workers."""
@@ -2125,6 +2170,9 @@ class F1NumWorkers(_DataCheck):
         Example(_nanotron_loaders("1"), P, "the caller hands the loader data.num_loading_workers, 1 in the run configs; an example's 0 "
                 "is a minority"),
         Example(_nanotron_loaders("4"), U, "the same, 4 in the run configs"),
+        Example(_grain_loader(""), N, "torchtitan's Grain pipeline: a prefetch thread, no worker processes"),
+        Example(_grain_loader("        dataset = dataset.mp_prefetch(grain.MultiprocessingOptions(num_workers=config.num_workers))\n"), U,
+                "the same pipeline handed to Grain worker processes (num_workers 8 in its config)"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2142,6 +2190,19 @@ class F1NumWorkers(_DataCheck):
             built = hook_fed_loaders(ctx.facts)
             if built:
                 return Outcome(N, [_ev(c, key=f"{c.name}(device=)") for c in built[:3]], _HOOK_FED, {})
+            mp, threads = grain_pipeline(ctx.facts)
+            procs = [(c, n) for c, n in mp if n is None or n > 0]
+            if procs:
+                n = min((x for _, x in procs if x is not None), default=None)
+                return Outcome(U if n is None or n >= 4 else P, [_ev(c, key=c.short) for c, _ in procs],
+                               "the Grain input pipeline runs in worker processes" + (f" ({int(n)})" if n is not None else ""),
+                               {"loader": "grain", **({"num_workers": int(n)} if n is not None else {})})
+            if threads or mp:
+                c = (threads or mp)[0][0]
+                return Outcome(N, [_ev(x, key=x.short) for x, _ in threads or mp],
+                               f"the Grain input pipeline runs in the training process: no worker processes (Grain's "
+                               f"mp_prefetch/MultiprocessingOptions), only a prefetch thread ({c.short} at {c.path}:{c.line})",
+                               {"loader": "grain", "num_workers": 0})
             return Outcome(N, [], "no multi-process data loader found", {})
         cfg_note = ""
         if not known:
@@ -2387,6 +2448,7 @@ class F2Prefetch(_DataCheck):
         "python": "loader = DataLoader(train_ds, batch_size=8, num_workers=8, prefetch_factor=4, pin_memory=True)\n",
     }
     examples = (
+        Example(_grain_loader(""), P, "torchtitan's Grain pipeline: a thread prefetches 2 batches, no worker processes"),
         Example({  # torchtitan 0.3.0: the loader's kwargs come from its Config, whose num_workers default is 0
             "torchtitan/components/dataloader.py": (
                 "from dataclasses import dataclass\n"
@@ -2488,6 +2550,13 @@ class F2Prefetch(_DataCheck):
                 ev.append(_ev(c, key=f"{c.short}(prefetch_queue_depth=)", value=c.kwargs["prefetch_queue_depth"]))
         values = {"prefetch_factor": int(min(factors))} if factors else {}
         if not kinds:
+            mp, threads = grain_pipeline(f)
+            if threads and not [1 for _, n in mp if n is None or n > 0]:
+                c, depth = threads[0]
+                shown = f"{int(depth)} batches" if depth is not None else "its buffer"
+                return Outcome(P, [_ev(x, key=x.short, value=int(d) if d is not None else None) for x, d in threads],
+                               f"a thread of the training process prefetches {shown} (Grain {c.short} at {c.path}:{c.line}): "
+                               "loading overlaps the step, but not in worker processes", values)
             ahead = _fetched_ahead(f)
             if ahead:
                 return Outcome(P, ahead, "the next batch is fetched ahead by hand (pinned, non_blocking copy) in the training "

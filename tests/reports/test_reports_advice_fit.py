@@ -291,3 +291,22 @@ def test_hf_attention_is_judged_by_the_training_paths_loads():
              "tools/merge_lora_weights.py": "from transformers import LlamaForCausalLM\nm = LlamaForCausalLM.from_pretrained(n)\n"}
     r = audit(files).result("D1")
     assert r.status == P and [e.path for e in r.evidence] == ["src/finetuning.py"]
+
+
+def test_a_grain_pipeline_gets_grains_worker_advice_at_its_own_file():
+    # torchtitan HEAD: the input pipeline is Grain (no DataLoader, no num_workers); the advice names mp_prefetch and the
+    # snippet goes where the pipeline is built, not into a DataLoader of the trainer
+    files = {
+        "torchtitan/components/data/loader.py": (
+            "import grain.python as grain\nfrom grain import experimental as grain_experimental\n\n\n"
+            "def build(dataset, collator):\n    dataset = dataset.batch(8, batch_fn=collator)\n"
+            "    return grain_experimental.ThreadPrefetchIterDataset(dataset, prefetch_buffer_size=2)\n"),
+        "torchtitan/train.py": ("import torch\n\nfrom torchtitan.components.data.loader import build\n\n\ndef main(model, opt, ds, collator):\n"
+                                "    for batch in build(ds, collator):\n        loss = model(batch)\n        loss.backward()\n        opt.step()\n"),
+    }
+    plan = build_plan(audit(files))
+    f1 = next(r for r in plan.recommendations if r.check == "F1")
+    assert "mp_prefetch" in f1.text and "num_workers" not in f1.text.split("MultiprocessingOptions")[0], f1.text
+    assert "mp_prefetch" in f1.text_zh
+    assert f1.snippet is not None and f1.snippet.where == "torchtitan/components/data/loader.py:7", f1.snippet
+    assert "grain.MultiprocessingOptions" in f1.snippet.code
