@@ -1389,11 +1389,12 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
             nodes.append((-(-group // per_node), f"{launch.path}:{launch.line}"))
     for s in facts.effective("num_machines", "nnodes", "num_nodes", "nodes", "NNODES", "trainer.num_nodes"):
         n = as_number(s.value)
-        if n and not _not_training_script(facts, s.path) and not _in_docs(s):
+        # (GPT-NeoX ``num_nodes: int = -1``: "all the hostfile's nodes", a sentinel, not a count)
+        if n and n > 0 and not _not_training_script(facts, s.path) and not _in_docs(s):
             nodes.append((n, f"{s.path}:{s.line}"))
     for e in facts.envs("NNODES", "NUM_NODES", "WORLD_SIZE_NODES", "SLURM_NNODES"):
         n = as_number(e.value)
-        if n and not _not_training_script(facts, e.path):
+        if n and n > 0 and not _not_training_script(facts, e.path):
             nodes.append((n, f"{e.path}:{e.line}"))
     auto: list[str] = []
     # a Fabric/Trainer of the training path: ``Fabric(devices=1)`` in a chat, generation or LoRA-merge script is not how
@@ -1403,7 +1404,7 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
     fabrics = [c for c in fabrics if c.path in stepping] or fabrics
     for c in fabrics:
         n = as_number(c.kwargs.get("num_nodes"))
-        if n:
+        if n and n > 0:
             nodes.append((n, f"{c.path}:{c.line}"))
         g = c.kwargs.get("devices")
         if (dev := as_number(g)) and dev > 0:

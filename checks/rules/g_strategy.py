@@ -964,7 +964,7 @@ def global_batch(f: Facts, ctx: Context | None = None) -> int | None:
              if (n := as_number(s.value)) and n > 0]
     gpus = 1
     if ctx is not None:
-        gpus = (ctx.project.num_gpus or 1) * (ctx.project.num_nodes or 1)
+        gpus = max(ctx.project.num_gpus or 1, 1) * max(ctx.project.num_nodes or 1, 1)
     return int(max(micro) * (max(accum) if accum else 1) * gpus)
 
 
@@ -2023,7 +2023,8 @@ _WHOLE_MODEL = {"model", "net", "network", "module", "base_model", "llm", "lm", 
                 "self.module", "self.net", "self.llm", "actor", "pretrained_model", "hf_model", "peft_model", "model_engine"}
 _FREEZE_KEY = re.compile(r"^(freeze|frozen)(_\w+)?$|^fix_(layers?|embed\w*|backbone|encoder|vit|llm|lm|base|vision\w*)$", re.I)
 # keys that configure a freeze mode or freeze something that is not a model layer
-_FREEZE_EXCLUDE = re.compile(r"(?i)^(freeze_support|freeze_bn\w*|freeze_batch_?norms?|freeze_norm_stats|freeze_seed|freeze_time\w*|"
+#: (``freeze_step``: DeepSpeed's 1-bit Adam/LAMB warm-up steps before the variance is frozen and compression starts)
+_FREEZE_EXCLUDE = re.compile(r"(?i)^(freeze_support|freeze_bn\w*|freeze_batch_?norms?|freeze_norm_stats|freeze_seed|freeze_time\w*|freeze_steps?|"
                              r"freeze_graph|freeze_dict|freeze_trainable_\w+|freeze_extra_modules|freeze_random\w*)$")
 _PARTS = {"vision": re.compile(r"(?i)(visual|vision|vit\b|vit_)"), "projector": re.compile(r"(?i)(merger|projector|mlp)"),
           "llm": re.compile(r"(?i)(language_model|llm|lm_head|(^|_)lm$)")}
@@ -2340,6 +2341,13 @@ class G5LayerFreezing(Check):
         Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('gpt2')\n"
                  "for layer in model.transformer.h[:6]:\n    for p in layer.parameters():\n        p.requires_grad = False\n"},
                 U, "bottom layers frozen"),
+        Example({"configs/neox.yml": (  # GPT-NeoX: a 1-bit Adam's warm-up, before compression starts, is no layer freezing
+            '{\n  "optimizer": {\n    "type": "OneBitAdam",\n    "params": {"lr": 0.0006, "freeze_step": 400}\n  },\n'
+            '  "train_micro_batch_size_per_gpu": 4\n}\n'),
+            "train.py": ("import deepspeed\nfrom transformers import AutoModelForCausalLM\n\n"
+                         "model = AutoModelForCausalLM.from_pretrained('EleutherAI/pythia-1b')\n"
+                         "engine, *_ = deepspeed.initialize(model=model, config='configs/neox.yml')\nengine.backward(loss)\n")},
+            N, "1-bit Adam freeze_step"),
         Example({"examples/freeze_sft.yaml": "model_name_or_path: meta-llama/Meta-Llama-3-8B\nstage: sft\nfinetuning_type: freeze\n"
                  "freeze_trainable_layers: 8\ntemplate: llama3\n"}, U, "llamafactory freeze"),
         Example({"llava/train/train.py": "from transformers import AutoModelForCausalLM\n"

@@ -1,0 +1,21 @@
+"""Round 29 (issue #9, read on GPT-NeoX at HEAD): a -1 sentinel is not a count."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+
+
+def test_a_num_nodes_default_of_minus_one_is_no_node_count_and_no_negative_global_batch():
+    # GPT-NeoX NeoXArgsDeepspeedRunner: ``num_nodes: int = -1`` ("use all nodes of the hostfile")
+    files = {
+        "megatron/neox_arguments/deepspeed_args.py": (
+            "from dataclasses import dataclass\n\n\n@dataclass\nclass NeoXArgsDeepspeedRunner:\n"
+            "    num_gpus: int = None\n    num_nodes: int = -1\n"),
+        "configs/125M.yml": '{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 1\n}\n',
+        "train.py": ("import deepspeed\n\nengine, *_ = deepspeed.initialize(model=model, config='configs/125M.yml')\n"
+                     "for batch in loader:\n    loss = engine(batch)\n    engine.backward(loss)\n    engine.step()\n"),
+    }
+    a = audit_files((p, t.encode()) for p, t in files.items())
+    assert a.project.num_nodes is None, a.project.num_nodes
+    g2 = next(r for r in a.results if r.id == "G2")
+    assert g2.values.get("global_batch") == 4, g2.values
