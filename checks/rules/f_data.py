@@ -983,6 +983,8 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
             continue  # ``text_encoder.encode(prompt)`` runs a model (hidden states), it does not tokenize
         if _READS_TOKENIZED.match(low):
             continue  # ``_read_binary_tokenized_sample(idx)`` reads tokens written ahead; it tokenizes nothing
+        if "detokeniz" in low or "untokeniz" in low:
+            continue  # token ids back to text (GPT-NeoX's CharCounter measuring characters per token): the reverse direction
         if bare[:1].isupper() and bare.endswith(("Config", "Args", "Arguments")):
             continue  # ``PreTokenizedDatasetWrapperConfig(...)``: a configuration, not tokenization
         if low == "processor" and "text" not in c.kwargs and not c.args:

@@ -56,3 +56,13 @@ def test_a_processor_class_outside_the_data_modules_is_not_read_as_per_sample():
     files = {**_FILES, "torchtitan/hf_datasets/text_datasets.py": "", "torchtitan/models/vision/processors.py": _PROCESSORS}
     f = build_facts((p, t.encode()) for p, t in files.items())
     assert not f_data._classify_tokenization(f)["online"]
+
+
+def test_detokenizing_is_not_tokenization():
+    # GPT-NeoX megatron/utils.py CharCounter: counts characters per token of each batch, by detokenizing it
+    f = build_facts([("megatron/utils.py", (
+        "class CharCounter:\n    def __init__(self, data_iterator, tokenizer):\n        self.tokenizer = tokenizer\n"
+        "        self.data_iterator = data_iterator\n\n    def __next__(self):\n        batch = self.data_iterator.__next__()\n"
+        "        for b in batch['text']:\n            self.char_count += len(self.tokenizer.detokenize(b.tolist()))\n"
+        "        return batch\n").encode())])
+    assert not f_data._tokenizer_calls(f)
