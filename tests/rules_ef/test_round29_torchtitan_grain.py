@@ -61,8 +61,8 @@ def test_a_processor_class_outside_the_data_modules_is_not_read_as_per_sample():
 def test_detokenizing_is_not_tokenization():
     # GPT-NeoX megatron/utils.py CharCounter: counts characters per token of each batch, by detokenizing it
     f = build_facts([("megatron/utils.py", (
-        "class CharCounter:\n    def __init__(self, data_iterator, tokenizer):\n        self.tokenizer = tokenizer\n"
-        "        self.data_iterator = data_iterator\n\n    def __next__(self):\n        batch = self.data_iterator.__next__()\n"
-        "        for b in batch['text']:\n            self.char_count += len(self.tokenizer.detokenize(b.tolist()))\n"
-        "        return batch\n").encode())])
+        b"class CharCounter:\n    def __init__(self, data_iterator, tokenizer):\n        self.tokenizer = tokenizer\n"
+        b"        self.data_iterator = data_iterator\n\n    def __next__(self):\n        batch = self.data_iterator.__next__()\n"
+        b"        for b in batch['text']:\n            self.char_count += len(self.tokenizer.detokenize(b.tolist()))\n"
+        b"        return batch\n"))])
     assert not f_data._tokenizer_calls(f)
