@@ -767,6 +767,10 @@ def _lazy_once(c: Call) -> bool:
     return bool(c.guard) and _LAZY_INIT.search(c.guard) is not None
 
 
+#: a file handle kept on the object (``self.data_file = open(path, "rb", buffering=0)``), opened once, not per sample
+_KEPT_HANDLE = re.compile(r"^\s*self\.\w+\s*=\s*open\(")
+
+
 def _byte_range_funcs(f: Facts) -> set[tuple[str, str | None]]:
     """Functions that read a byte range of one big file (``f.seek(off); f.readinto(buf)``, ``os.pread``,
     ``np.memmap(path, offset=)``): opening that file per sample is a positioned read, not small-file I/O."""
@@ -780,9 +784,12 @@ def _per_sample_reads(f: Facts) -> list[Call]:
     out = []
     memo: dict[str, bool] = {}
     ranged = _byte_range_funcs(f)
+    ranged_files = {p for p, _ in ranged}
     for c in f.calls(*_PER_SAMPLE):
         if (c.path, c.func) in ranged and c.short == "open":
             continue
+        if c.short == "open" and c.path in ranged_files and _KEPT_HANDLE.match(c.text or ""):
+            continue  # GPT-NeoX ``IndexedDataset.read_data``: ``self.data_file = open(bin, "rb")`` once, then seek/readinto per sample
         if _in_tests(c.path) or not c.func or _lazy_once(c):
             continue
         if (c.func == "__getitem__" and c.path in _materialised_files(f)) or not (
@@ -1093,6 +1100,8 @@ _NOT_TRAINING = re.compile(r"(infer|serve|server|generat|chat|demo|predict|deplo
 #: prompts there): exact names, so that a data helper such as ``generate_and_tokenize_prompt`` is still followed
 #: a folder of serving or inference code (Megatron-LM ``megatron/core/inference/text_generation_server/``)
 _SERVING_DIR = re.compile(r"(^|/)(\w*inference\w*|serving|\w*_server|server)/", re.I)
+#: an evaluation harness's folder (GPT-NeoX ``eval_tasks/eval_adapter.py``: lm-eval-harness requests tokenized in its ``_collate``)
+_EVAL_DIR = re.compile(r"(^|/)(eval|evals|eval_tasks|evaluation|evaluations|lm_eval\w*)/", re.I)
 _SIDE_FUNC = re.compile(r"^_?(generate|infer|inference|predict|chat|evaluate|eval|eval_forward|eval_step|generate_step)$")
 
 
@@ -1464,8 +1473,8 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     rank = {"online": 5, "collator": 4, "step": 3, "mapped": 2, "startup": 1, "other": 0}
 
     def where(path: str, func: str | None, depth: int, line: int) -> str:
-        if _SERVING_DIR.search(path):
-            return "other"  # an inference engine's or server's tokenization (prompts per request), not the training input
+        if _SERVING_DIR.search(path) or _EVAL_DIR.search(path):
+            return "other"  # an inference engine's, server's or evaluation harness's tokenization, not the training input
         if func is None or func in {"main", "__main__"}:
             return "other" if _not_training_file(path) else "startup"
         if func in {"__getitem__", "__getitems__"} and path in materialised:

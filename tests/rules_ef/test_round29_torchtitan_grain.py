@@ -66,3 +66,26 @@ def test_detokenizing_is_not_tokenization():
         b"        for b in batch['text']:\n            self.char_count += len(self.tokenizer.detokenize(b.tolist()))\n"
         b"        return batch\n"))])
     assert not f_data._tokenizer_calls(f)
+
+
+def test_a_file_handle_kept_on_the_dataset_and_read_by_byte_range_is_not_a_per_sample_open():
+    # GPT-NeoX megatron/data/indexed_dataset.py IndexedDataset: the .bin is opened once (lazily) and read with seek/readinto
+    src = ("import numpy as np\n\n\nclass IndexedDataset:\n    def read_data(self, path):\n"
+           "        self.data_file = open(data_file_path(path), 'rb', buffering=0)\n\n    def __getitem__(self, idx):\n"
+           "        if not self.data_file:\n            self.read_data(self.path)\n"
+           "        a = np.empty(self.sizes[idx], dtype=self.dtype)\n        self.data_file.seek(self.data_offsets[idx] * self.element_size)\n"
+           "        self.data_file.readinto(a)\n        return a\n")
+    assert not f_data._per_sample_reads(build_facts([("megatron/data/indexed_dataset.py", src.encode())]))
+    # control: a per-sample open of its own file, no byte ranges
+    per_file = ("import json\n\n\nclass JsonDataset:\n    def __getitem__(self, idx):\n"
+                "        with open(self.files[idx]) as fh:\n            return json.load(fh)\n")
+    assert f_data._per_sample_reads(build_facts([("mylib/data/json_dataset.py", per_file.encode())]))
+
+
+def test_an_evaluation_harness_collate_is_not_the_training_input():
+    # GPT-NeoX eval_tasks/eval_adapter.py: lm-eval-harness requests tokenized in _collate
+    src = ("class EvalHarnessAdapter:\n    def _collate(self, x):\n        toks = self.tokenizer.encode(x[0])\n"
+           "        return -len(toks), tuple(toks)\n")
+    f = build_facts([("eval_tasks/eval_adapter.py", src.encode())])
+    assert not f_data._classify_tokenization(f)["online"]
+    assert f_data._classify_tokenization(build_facts([("mylib/data/collate.py", src.encode())]))["online"]
