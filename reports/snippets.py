@@ -70,6 +70,11 @@ _HF_YAML_KEYS = {
     "dataset", "datasets", "optim", "weight_decay", "gradient_checkpointing", "deepspeed", "report_to",
 }
 _AXOLOTL_KEYS = {"micro_batch_size", "sequence_len", "sample_packing", "base_model", "datasets", "flash_attention", "adapter"}
+#: keys only a GPT-NeoX config (NeoXArgs, run through ``deepy.py train.py configs/x.yml``) has
+_NEOX_KEYS = {"pipe_parallel_size", "model_parallel_size", "attention_config", "pos_emb", "no_weight_tying", "gpt_j_residual",
+              "output_layer_parallelism", "scaled_upper_triang_masked_softmax_fusion", "bias_gelu_fusion", "checkpoint_factor"}
+#: dialects whose configs take no Hugging Face key: an HF key without a rule leaves the snippet unfitted
+_STRICT_DIALECTS = {"neox"}
 _LLAMAFACTORY_KEYS = {"cutoff_len", "finetuning_type", "template", "stage", "flash_attn", "lora_target"}
 #: TrainingArguments fields and the transformers release that added them: a requirements pin or bound below cannot take
 #: them (lm-buddy pins transformers==4.36.2 and was offered ``use_liger_kernel=True``, a field of 4.45.0 and later)
@@ -95,7 +100,7 @@ class RepoStyle:
 
     targets: list[str] = field(default_factory=list)
     where: dict[str, str] = field(default_factory=dict)
-    dialect: str | None = None  # "axolotl" | "llamafactory" | "megatron"
+    dialect: str | None = None  # "axolotl" | "llamafactory" | "megatron" | "neox"
     hf_args_class: str = "TrainingArguments"
     hf: bool = True  # the project trains with Hugging Face libraries (a Python snippet may use them)
     # argument names the project's own parsers take (dataclass fields, argparse options) or its launches already pass:
@@ -188,8 +193,14 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
             s.where["lightning"] = f"{calls[0].path}:{calls[0].line}"
             s.targets.append("lightning")
 
+    neox = sorted((p for p, k in yaml_keys.items() if len(k & _NEOX_KEYS) >= 3), key=lambda p: (p.count("/"), p))
     hf_yaml = sorted(((len(k & _HF_YAML_KEYS), p) for p, k in yaml_keys.items() if len(k & _HF_YAML_KEYS) >= 2), reverse=True)
-    if hf_yaml:
+    if neox and "megatron" in fw:
+        # GPT-NeoX: NeoX arguments in YAML (``num_workers``, ``train_micro_batch_size_per_gpu``), not HF's
+        s.dialect = "neox"
+        s.where["hf-yaml"] = neox[0]
+        s.targets.append("hf-yaml")
+    elif hf_yaml:
         path = hf_yaml[0][1]
         keys = yaml_keys[path]
         if "axolotl" in fw or len(keys & _AXOLOTL_KEYS) >= 2:
@@ -273,7 +284,7 @@ TORCH_NATIVE: dict[str, str] = {
 }
 
 
-def _translate_yaml(code: str, dialect: str | None) -> str:
+def _translate_yaml(code: str, dialect: str | None) -> str | None:
     if not dialect:
         return code
     try:
@@ -289,13 +300,19 @@ def _translate_yaml(code: str, dialect: str | None) -> str:
         for r in rules:
             if r["key"] == k and ("value" not in r or r["value"] == v):
                 changed = True
-                if "to" in r:
+                if r.get("drop"):
+                    pass
+                elif "to" in r:
                     out.update(r["to"])
                 else:
                     out[r["to_key"]] = v
                 break
         else:
+            if dialect in _STRICT_DIALECTS:
+                return None  # an HF key the dialect has no name for: no fitted snippet
             out[k] = v
+    if not out:
+        return None
     return yaml.safe_dump(out, sort_keys=False, default_flow_style=False, allow_unicode=True) if changed else code
 
 

@@ -310,3 +310,30 @@ def test_a_grain_pipeline_gets_grains_worker_advice_at_its_own_file():
     assert "mp_prefetch" in f1.text_zh
     assert f1.snippet is not None and f1.snippet.where == "torchtitan/components/data/loader.py:7", f1.snippet
     assert "grain.MultiprocessingOptions" in f1.snippet.code
+
+
+NEOX_CFG = ('{\n  "pipe_parallel_size": 1,\n  "model_parallel_size": 1,\n  "num_layers": 12,\n  "hidden_size": 768,\n'
+            '  "pos_emb": "rotary",\n  "no_weight_tying": true,\n  "gpt_j_residual": false,\n  "output_layer_parallelism": "column",\n'
+            '  "attention_config": [[["global"], 12]],\n  "train_micro_batch_size_per_gpu": 4,\n  "num_workers": 1,\n'
+            '  "zero_optimization": {"stage": 1},\n  "checkpoint_factor": 10000\n}\n')
+
+
+def test_a_gpt_neox_config_gets_neox_keys_or_no_fitted_snippet():
+    # GPT-NeoX: configs/*.yml hold NeoXArgs (num_workers, train_micro_batch_size_per_gpu), read by deepy.py; an HF key there
+    # (dataloader_num_workers, per_device_train_batch_size) is silently ignored
+    files = {
+        "configs/125M.yml": NEOX_CFG,
+        "post-training/configs/llama3-8b-sft.yml": NEOX_CFG.replace('"num_workers": 1', '"num_workers": 1,\n  "bf16": {"enabled": true}'),
+        "megatron/training.py": ("import deepspeed\nfrom megatron import mpu\n\n\ndef train(model, opt, data_iterator):\n"
+                                 "    for batch in data_iterator:\n        loss = model(batch)\n        model.backward(loss)\n        model.step()\n"),
+        "train.py": "from megatron.training import pretrain\n\npretrain(neox_args)\n",
+    }
+    a = audit(files)
+    style = repo_style(a.facts, a.project, a.roles.by_path)
+    assert style.dialect == "neox" and style.where["hf-yaml"] == "configs/125M.yml", style
+    f1 = fit(REGISTRY["F1"], style)
+    assert f1 is not None and f1.target == "neox" and f1.code.strip() == "num_workers: 8", f1
+    c5 = fit(REGISTRY["C5"], style)
+    assert c5 is not None and "train_micro_batch_size_per_gpu: 4" in c5.code and "per_device" not in c5.code, c5
+    d2 = fit(REGISTRY["D2"], style)  # torch_compile has no NeoX setting: never the HF key in a NeoX config
+    assert d2 is None or d2.target != "neox", d2
