@@ -693,6 +693,8 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     p.does_inference = _does_inference(facts, p)
     p.alignment = bool(
         facts.calls(*_ALIGN_TRAINERS) or facts.imports(*(f"trl.{t}" for t in _ALIGN_TRAINERS))
+        # (LLaVA-NeXT ``from trl.trainer import DPOTrainer``, subclassed as its LLaVADPOTrainer)
+        or facts.imports(*(f"trl.trainer.{t}" for t in _ALIGN_TRAINERS))
         or any(isinstance(s.value, str) and _ALIGN_WORDS.match(s.value) for s in facts.settings(*_ALIGN_SELECTORS))
         or facts.settings("teacher_model", "teacher_model_name_or_path", "distill_alpha", "kd_temperature", "beta_dpo", "dpo_beta")
         or facts.uses("liger_kernel.chunked_loss.*", "LigerFusedLinearJSD", "LigerKLDIVLoss", "LigerJSD")

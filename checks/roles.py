@@ -304,6 +304,39 @@ def _nested_packages(paths: Iterable[str]) -> list[str]:
     return _outermost(out)
 
 
+#: import names of third-party training libraries a repository may carry a copy of
+_UPSTREAM = frozenset({"trl", "transformers", "peft", "accelerate", "deepspeed", "vllm", "sglang", "flash_attn", "datasets",
+                       "bitsandbytes", "xformers", "timm", "open_clip", "diffusers", "liger_kernel", "auto_gptq", "awq", "apex",
+                       "lm_eval", "torchtune", "megatron_core"})
+
+
+def _own_distributions(files: Mapping[str, FileFacts]) -> set[str]:
+    """The import names the repository's own packaging declares (``[project] name = "trl"``, ``setup(name="trl")``)."""
+    out: set[str] = set()
+    for p in ("pyproject.toml", "setup.py"):
+        ff = files.get(p)
+        if ff is None:
+            continue
+        names = [e.value for e in ff.configs if e.keys[-1:] == ("name",) and e.keys[0] in ("project", "tool")]
+        names += [c.kwargs["name"] for c in ff.calls if c.short == "setup" and isinstance(c.kwargs.get("name"), str)]
+        out |= {n.strip().lower().replace("-", "_") for n in names if isinstance(n, str)}
+    return out
+
+
+def _reexport_source(files: Mapping[str, FileFacts], index: Any, target: str, name: str, lib_copies: set[str]) -> list[str]:
+    """``from trl.trainer import DPOTrainer`` where ``trl/`` is a library copy: not the package ``__init__.py`` (which
+    re-exports every trainer of the library) but the module its ``from .dpo_trainer import DPOTrainer`` names. Other
+    targets, and names no import of the ``__init__`` binds, are returned as they are."""
+    if not target.endswith("__init__.py") or target.split("/", 1)[0] not in lib_copies:
+        return [target]
+    out: list[str] = []
+    for i2 in files[target].imports:
+        if i2.name == name:
+            full = f"{i2.module}.{i2.name}" if not i2.module.endswith(".") else i2.module + i2.name
+            out += [u for u in (index.resolve(full, target) or index.resolve(i2.module, target)) if u != target]
+    return out or [target]
+
+
 def _outermost(folders: Iterable[str]) -> list[str]:
     """The outermost of ``folders`` (a ``src`` layout's own folder is the package itself)."""
     outer: list[str] = []
@@ -658,6 +691,24 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             if why and not _package_exports(files, p):
                 roles.by_path[p], roles.why[p] = VENDORED, why
 
+    # 2c. a copy of a third-party library kept at the root under its import name (LLaVA-NeXT ships ``trl/`` with
+    # ``__version__ = "0.7.11.dev0"``): the library's code, whatever of it the project imports, not the project's settings;
+    # never the project's own package (the trl repository's ``trl/``, named by its pyproject or setup.py)
+    own = _own_distributions(files)
+    lib_copies: set[str] = set()
+    for d in sorted({p.split("/", 1)[0] for p in paths if "/" in p}):
+        init = files.get(f"{d}/__init__.py")
+        # (a repository whose packaging names no distribution, a wheel's tree, may be that library itself: not judged)
+        if d not in _UPSTREAM or not own or d in own or init is None or not any(
+                a.name == "__version__" and isinstance(a.value, str) for a in init.assigns):
+            continue
+        if not any(files[p].kind == "python" and not p.startswith(d + "/") and p not in roles.by_path for p in paths):
+            continue
+        lib_copies.add(d)
+        for p in paths:
+            if p.startswith(d + "/") and p not in roles.by_path:
+                roles.by_path[p], roles.why[p] = VENDORED, f"a copy of the {d} library ({d}/__init__.py declares its own __version__)"
+
     # 3. a dev Makefile: one without a training launch
     for p in paths:
         ff = files[p]
@@ -811,6 +862,8 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             if imp.name:
                 full = f"{imp.module}.{imp.name}" if not imp.module.endswith(".") else imp.module + imp.name
                 targets = index.resolve(full, p) or targets
+                if lib_copies:
+                    targets = [u for t in targets for u in _reexport_source(files, index, t, imp.name, lib_copies)]
             stack.extend(t for t in targets if t not in seen)
     roles.entry_points = sorted({e for e in entries if e in pathset and roles.by_path.get(e) == TRAINING})
     for p in siblings:

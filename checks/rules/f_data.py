@@ -4852,7 +4852,7 @@ class F9StreamingDatasets(_DataCheck):
 
         materialised: list[Call] = []
         for r in f.refs("IterableDataset"):
-            if r.text.lstrip().startswith("class ") and live(r):
+            if r.text.lstrip().startswith("class ") and live(r) and not _never_built(f, r):
                 load = _whole_file_init(f, r)
                 if load is not None:
                     materialised.append(load)
@@ -4881,6 +4881,29 @@ class F9StreamingDatasets(_DataCheck):
                            f"memory when it is built ({c.short} at {c.path}:{c.line}) and iterates over it: not streamed",
                            {"streaming": False})
         return Outcome(N, off, "streaming explicitly disabled" if off else "no streaming dataset found", {"streaming": False})
+
+
+def _never_built(f: Facts, r: Any) -> bool:
+    """An IterableDataset subclass (at ref ``r``) nothing in scope builds, names or registers: LLaVA-NeXT imports its copy of
+    trl's ``trainer/utils.py`` for a collator, and that module also defines ``ConstantLengthDataset``, which only trl's
+    ``SFTTrainer`` (not on the training path) builds."""
+    m = re.match(r"\s*class\s+(\w+)", r.text)
+    if m is None:
+        return False
+    name = m.group(1)
+    # the project imports other names from that module (``from trl.trainer.utils import DPODataCollatorWithPadding``),
+    # never this one: a module used for something else. A module nothing imports by name (a library's dataset classes
+    # its configs build by string) is not judged this way
+    module = r.path[:-3].replace("/", ".") if r.path.endswith(".py") else ""
+    users = [i for i in f.records("imports") if module and i.name and (i.module == module or module.endswith("." + i.module.lstrip(".")))
+             and i.path != r.path]
+    if not users or any(i.name in (name, "*") for i in users):
+        return False
+    if any(c.short == name for c in f.calls(name)):
+        return False
+    if any(x.line != r.line or x.path != r.path for x in f.refs(name)):
+        return False
+    return not any(d.path == r.path and r.line - 3 <= d.line < r.line for d in f.records("decorators"))
 
 
 #: reads of a whole data file into memory (a parquet/feather table, a DataFrame, a JSON document, a pickled or ``.npy`` array)
