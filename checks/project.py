@@ -408,6 +408,10 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
     groups = {g: d for g, d in groups.items() if not _MOCK_PATH.search(g[0]) or _is_run_config(g[0], run_cfgs)}
     encoders = _encoder_only_files(facts)
     groups = {g: d for g, d in groups.items() if g[0] not in encoders}
+    # a vision tower's config (LLaVA-NeXT ``SigLipVisionConfig``: hidden 1152, 27 layers, 16 heads beside image_size and
+    # patch_size, no vocabulary) sizes the image encoder, not the language model trained on its features
+    vision = {st.path for st in facts.settings("patch_size", "image_size", "num_channels", "vision_patch_size")}
+    groups = {g: d for g, d in groups.items() if not (g[0] in vision and not d.get("v"))}
     enc_dec = {s.path for s in facts.settings("is_encoder_decoder") if truthy(s.value) is True}
     gated = {s.path for s in facts.settings("feed_forward_proj", "is_gated_act")
              if truthy(s.value) is True or (isinstance(s.value, str) and s.value.startswith("gated"))}

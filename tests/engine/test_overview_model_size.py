@@ -158,3 +158,22 @@ def test_the_readme_runs_config_sizes_the_model_even_when_named_tiny():
 def test_a_tiny_config_no_run_names_is_still_a_test_model():
     p = _overview(_nanotron("# nanotron\n"))
     assert p.notes.get("params_source") != "examples/config_tiny_llama.yaml:3", p.notes
+
+
+def test_a_vision_towers_config_does_not_size_the_language_model():
+    # LLaVA-NeXT llava/model/multimodal_encoder/siglip_encoder.py: SigLipVisionConfig defaults (hidden 1152, 27 layers)
+    files = {
+        "llava/model/multimodal_encoder/siglip_encoder.py": (
+            "from transformers import PretrainedConfig\n\n\nclass SigLipVisionConfig(PretrainedConfig):\n"
+            "    model_type = 'siglip_vision_model'\n\n    def __init__(self, hidden_size=1152, intermediate_size=4304,\n"
+            "                 num_hidden_layers=27, num_attention_heads=16, num_channels=3, image_size=384, patch_size=14, **kwargs):\n"
+            "        super().__init__(**kwargs)\n        self.hidden_size = hidden_size\n"),
+        "llava/train/train.py": (
+            "from transformers import AutoModelForCausalLM\n\nfrom llava.model.multimodal_encoder.siglip_encoder import SigLipVisionConfig\n\n\n"
+            "def train(args):\n    model = AutoModelForCausalLM.from_pretrained(args.model_name_or_path)\n"
+            "    model.vision_tower = build_tower(SigLipVisionConfig())\n"
+            "    for batch in loader:\n        loss = model(**batch).loss\n        loss.backward()\n"),
+    }
+    p = _overview(files)
+    assert not str(p.notes.get("params_source", "")).startswith("llava/model/multimodal_encoder/"), p.notes
+    assert p.params_billions is None or p.params_billions > 1, p.params_billions
