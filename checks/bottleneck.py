@@ -512,7 +512,7 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
                 f"优化器或参数状态被卸载{share_zh}（{_loc(offload)}）：每步都要经 PCIe 搬运",
                 positive=not share or len(off_files) * 2 > len(ds_files),
             ))
-    if p.moe and multi_gpu:
+    if p.moe and multi_gpu and not p.notes.get("moe_option"):  # (an MoE class a model zoo offers, no run trains: no signal)
         minority = p.notes.get("moe_minority")
         some = f" (in only {minority[0]} of {minority[1]} model settings or configs)" if minority else ""
         some_zh = f"（{minority[1]} 处模型设置中仅 {minority[0]} 处）" if minority else ""

@@ -691,9 +691,20 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     if p.moe and not in_code and moe_settings and moe_recipes <= recipe_files and len(moe_recipes) * 2 < len(recipe_files):
         # one recipe of many sets experts (GPT-NeoX: moe_num_experts in configs/125M-dmoe.yml, 1 of 59 model configs)
         p.notes["moe_minority"] = (len(moe_recipes), len(recipe_files), sorted(moe_recipes)[:3])
-    elif p.moe and not in_code and not moe_settings and len(moe_names) * 2 < len(names):
-        # only some recipes name a mixture-of-experts model (alignment-handbook: Mixtral-8x22B in 1 of 22): an option
+    elif p.moe and (not in_code or all(_defines_only(u) for u in _moe_in_code(facts))) and not moe_settings \
+            and moe_names and len(moe_names) * 2 < len(names):
+        # only some recipes name a mixture-of-experts model (alignment-handbook: Mixtral-8x22B in 1 of 22; LLaVA-NeXT:
+        # Qwen1.5-MoE-A2.7B beside its Qwen2-7B runs, its MoE classes only defined): an option
         p.notes["moe_minority"] = (len(moe_names), len(names), sorted(set(moe_names))[:3])
+    elif p.moe and not moe_settings and not moe_names and len(set(names)) >= 2 \
+            and (not in_code or all(_defines_only(u) for u in _moe_in_code(facts))):
+        # a model zoo's mixture-of-experts class (LLaVA-NeXT ``class LlavaMixtralForCausalLM(MixtralForCausalLM, ...)``) or a
+        # supported MoE family (ms-swift) while every model the launches and recipes name is dense: an architecture
+        # offered, not the run's
+        u = next(iter(_moe_in_code(facts)), None)
+        at = f"{u.path}:{u.line}" if u is not None else p.notes.get("moe_at") or "a supported model family"
+        shown = sorted({n for n in names if "/" in n}) or sorted(set(names))  # hub ids first (``Qwen/Qwen2.5-3B-Instruct``)
+        p.notes["moe_option"] = (at, len(set(names)), shown[:3])
     p.does_inference = _does_inference(facts, p)
     p.alignment = bool(
         facts.calls(*_ALIGN_TRAINERS) or facts.imports(*(f"trl.{t}" for t in _ALIGN_TRAINERS))
@@ -1199,6 +1210,13 @@ _ENCODER_CKPT = re.compile(r"^([\w.-]+/)?(bert|roberta|xlm-roberta|distilbert|di
                            r"mpnet|all-mpnet|minilm|all-minilm)([-_]|$)", re.I)
 #: a load of a generative language model's class (``AutoModelForCausalLM``, ``T5ForConditionalGeneration``, ``GPT2LMHeadModel``)
 _GENERATIVE_CLASS = re.compile(r"(CausalLM|Seq2SeqLM|ConditionalGeneration|LMHeadModel)\b")
+
+
+def _defines_only(u: Any) -> bool:
+    """A use that only names the class: a subclass's ``class X(MixtralForCausalLM, ...)`` line, its ``super(MixtralForCausalLM,
+    self).__init__(config)``, or an import."""
+    text = str(getattr(u, "text", "")).lstrip()
+    return text.startswith(("class ", "from ", "import ", "super(")) or bool(re.match(r"^super\(\w+,\s*self\)", text))
 
 
 def _moe_in_code(facts: Facts) -> list:

@@ -2410,14 +2410,19 @@ class A7ExpertParallel(Check):
         f = ctx.facts
         out = _size_outcome(_sizes(f, EP_NAMES), "expert parallel", "ep_size", [], "")
         minority = ctx.project.notes.get("moe_minority")
+        option = ctx.project.notes.get("moe_option")
         if minority and out.status != Status.USED:
             k, n, which = minority
             out.detail = (f"{out.detail}; a mixture-of-experts model is in only {k} of {n} model settings or configs "
                           f"({', '.join(which)}): expert parallelism matters for those runs")
+        elif option and out.status != Status.USED:
+            at, n, which = option
+            out.detail = (f"{out.detail}; a mixture-of-experts architecture is offered ({at}), but none of the {n} models the "
+                          f"launches and recipes name is one ({', '.join(which)}, ...): expert parallelism matters only for such a run")
         return out
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         prio = super().recommendation_priority(ctx, outcome)
-        if prio is not None and ctx.project.notes.get("moe_minority"):
+        if prio is not None and (ctx.project.notes.get("moe_minority") or ctx.project.notes.get("moe_option")):
             return Priority.LOW  # one recipe's model, not the project's: an option to weigh, not a must-do
         return prio
