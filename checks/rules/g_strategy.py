@@ -946,11 +946,17 @@ _LAMB_NAME = re.compile(r"^(fused_?|apex_?|onebit_?|1bit_?|deepspeed_?|torch_?)?
 _LAMB_CALLS = ("Lamb", "LAMB", "FusedLamb", "FusedLAMB", "Lars", "LARS", "LARC", "FusedLARS", "OnebitLamb", "ZeroOneLamb")
 
 
+#: more sequences than any large-batch recipe uses (LAMB's BERT run: 65,536): a global batch above it counts tokens
+_MAX_SEQ_BATCH = 131_072
+
+
 def global_batch(f: Facts, ctx: Context | None = None) -> int | None:
     """Estimated global batch in sequences: explicit global sizes, else micro x accumulation x GPUs."""
     best: float | None = None
     for s in f.effective("train_batch_size", "global_batch_size", "global_train_batch_size", "total_batch_size"):
         n = as_number(s.value)
+        if n and n > _MAX_SEQ_BATCH:
+            continue  # a token count (open-instruct's OLMo-core SFT: ``--global_batch_size 4194304``, 1024 x 4096 tokens)
         if n and n > 0 and not isinstance(s.value, str):
             best = max(best or 0, n)
     if best:

@@ -19,3 +19,16 @@ def test_a_num_nodes_default_of_minus_one_is_no_node_count_and_no_negative_globa
     assert a.project.num_nodes is None, a.project.num_nodes
     g2 = next(r for r in a.results if r.id == "G2")
     assert g2.values.get("global_batch") == 4, g2.values
+
+
+def test_a_global_batch_in_tokens_is_not_a_batch_of_sequences():
+    # open-instruct scripts/train/olmo3/32b_think_sft.sh: OLMo-core's --global_batch_size counts tokens (1024 x 4096)
+    files = {
+        "scripts/train/32b_sft.sh": "torchrun --nproc_per_node 8 open_instruct/olmo_core_finetune.py --global_batch_size 4194304 --seq_len 4096\n",
+        "open_instruct/olmo_core_finetune.py": ("import torch\n\n\ndef main(args):\n    for batch in loader:\n"
+                                                "        loss = model(batch)\n        loss.backward()\n"),
+    }
+    a = audit_files((p, t.encode()) for p, t in files.items())
+    g2 = next(r for r in a.results if r.id == "G2")
+    assert g2.values.get("global_batch") != 4194304, g2.values
+    assert g2.priority is None, g2.priority
