@@ -61,8 +61,9 @@ def _framework_class(facts: Facts, c: Any) -> bool:
     """An HF trainer/arguments call, not a class of the same name the project defines itself: verl's own ``class
     SFTTrainer:`` called as ``SFTTrainer(config=config)`` in a file that imports neither transformers nor TRL. A name
     imported from TRL resolves to ``trl.SFTTrainer``; a bare name counts only when its file star-imports, or imports an
-    HF framework (the name reaches it some other way)."""
-    return "." in c.name or imports_hf(facts, c.path)
+    HF framework (the name reaches it some other way). A relative import's name (EasyR1's ``from .config import
+    PPOConfig``, resolved as ``.config.PPOConfig``) is the project's own class, judged as a bare name."""
+    return ("." in c.name and not c.name.startswith(".")) or imports_hf(facts, c.path)
 
 
 def imports_hf(facts: Facts, path: str) -> bool:

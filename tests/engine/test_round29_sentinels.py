@@ -32,3 +32,18 @@ def test_a_global_batch_in_tokens_is_not_a_batch_of_sequences():
     g2 = next(r for r in a.results if r.id == "G2")
     assert g2.values.get("global_batch") != 4194304, g2.values
     assert g2.priority is None, g2.priority
+
+
+def test_a_projects_own_ppo_config_imported_relatively_is_not_an_hf_trainer():
+    # EasyR1 verl/trainer/main.py: ``from .config import PPOConfig`` then ``OmegaConf.structured(PPOConfig())``
+    from checks.engine import build_facts
+    from checks.rules._helpers import uses_hf_trainer
+
+    files = {
+        "verl/trainer/config.py": "from dataclasses import dataclass\n\n\n@dataclass\nclass PPOConfig:\n    save_freq: int = 5\n",
+        "verl/trainer/main.py": ("from omegaconf import OmegaConf\n\nfrom .config import PPOConfig\n\n\n"
+                                 "def main():\n    default_config = OmegaConf.structured(PPOConfig())\n    return default_config\n"),
+    }
+    assert not uses_hf_trainer(build_facts((p, t.encode()) for p, t in files.items()))
+    trl = {**files, "verl/trainer/main.py": files["verl/trainer/main.py"].replace("from .config import PPOConfig", "from trl import PPOConfig")}
+    assert uses_hf_trainer(build_facts((p, t.encode()) for p, t in trl.items()))
