@@ -2266,7 +2266,33 @@ def _range_arg(loop: str | None) -> ast.AST | None:
     return None
 
 
-_OPT_STEPS = {"take_optimizer_step", "optimizer_step", "optim_step"}
+_OPT_STEPS = {"take_optimizer_step", "optimizer_step", "optim_step", "_optimizer_step"}
+#: EasyR1 0.3 ``verl/workers/actor/dp_actor.py``: the PPO policy update over mini-batches split into micro-batches; ``{step}``
+#: is the optimizer step, after the micro-batch loop (the accumulation) or inside it (none)
+_PPO_ACTOR = (
+    "import torch\n\n\nclass DataParallelPPOActor:\n    def update_policy(self, data):\n"
+    "        for mini_batch in data.split(self.config.global_batch_size_per_device):\n"
+    "            micro_batches = mini_batch.split(self.config.micro_batch_size_per_device_for_update)\n"
+    "            for micro_batch in micro_batches:\n                log_probs = self._forward_micro_batch(micro_batch)\n"
+    "                loss = compute_policy_loss(log_probs, micro_batch)\n                loss.backward()\n{step}"
+    "        return self.metrics\n\n"
+    "    def _optimizer_step(self):\n        grad_norm = torch.nn.utils.clip_grad_norm_(self.actor_module.parameters(), 1.0)\n"
+    "        self.actor_optimizer.step()\n        self.actor_optimizer.zero_grad()\n        return grad_norm\n")
+#: the iterable of a loop over the micro-batches of a mini-batch (``for micro_batch in micro_batches:``)
+_MICRO_LOOP = re.compile(r"\bmicro_?(batch|batches|batch_list|bs)\b|\bmicro_batches\b", re.I)
+
+
+def _micro_batch_accumulation(f: Facts) -> tuple[Call, Call] | None:
+    """(the backward, the optimizer step) of a policy update that runs ``loss.backward()`` inside a loop over micro-batches
+    and steps the optimizer once after that loop, in the same function (EasyR1's ``DataParallelPPOActor.update_policy``:
+    ``for micro_batch in micro_batches: ... loss.backward()`` then ``grad_norm = self._optimizer_step()``)."""
+    for b in f.calls("backward"):
+        if not b.func or not b.loop or not _MICRO_LOOP.search(b.loop) or _TEST_FILE.search(b.path) or guard_off(f, b):
+            continue
+        steps = [c for c in f.files[b.path].calls if c.func == b.func and c.line > b.line and c.loop != b.loop and _opt_step(c)]
+        if steps:
+            return b, steps[0]
+    return None
 
 
 def _opt_step(c: Call) -> bool:
@@ -2513,6 +2539,10 @@ class C5GradientAccumulation(Check):
         "lightning": "trainer = L.Trainer(accumulate_grad_batches=8)\n",
     }
     examples = (
+        Example({"verl/workers/actor/dp_actor.py": _PPO_ACTOR.format(step="            grad_norm = self._optimizer_step()\n")}, U,
+                "EasyR1: backward per micro-batch, one optimizer step after the micro-batch loop"),
+        Example({"verl/workers/actor/dp_actor.py": _PPO_ACTOR.format(step="                grad_norm = self._optimizer_step()\n")}, N,
+                "the same loop stepping the optimizer on every micro-batch"),
         Example({"examples/gptoss/02_train.sh": (
             "#!/bin/bash\nGPUS_PER_NODE=8\nNUM_NODES=1\n\ntorchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \\\n"
             "    --tensor-model-parallel-size 1 \\\n    --pipeline-model-parallel-size ${WORLD_SIZE} \\\n"
@@ -2762,6 +2792,12 @@ class C5GradientAccumulation(Check):
                            f"gradients from `{name}(...)` ({acc.path}:{acc.line}), which sums them over micro-batches, "
                            f"before one optimizer update ({upd.path}:{upd.line}); the number of micro-batches per update is "
                            "batch size / micro-batch size, decided at run time", {})
+        micro = _micro_batch_accumulation(f)
+        if micro:
+            bwd, step = micro
+            return Outcome(U, evs([bwd, step]), f"backward runs once per micro-batch (the loop over `{bwd.loop}` at {bwd.path}:"
+                           f"{bwd.line}) and the optimizer steps once after them ({step.path}:{step.line}): gradients accumulate over "
+                           "the micro-batches of each mini-batch, as many as mini-batch / micro-batch size, set at run time", {})
         return Outcome(N, [], "no gradient accumulation found")
 
     @staticmethod
