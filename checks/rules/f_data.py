@@ -767,6 +767,17 @@ def _lazy_once(c: Call) -> bool:
     return bool(c.guard) and _LAZY_INIT.search(c.guard) is not None
 
 
+def _bytes_sibling(f: Facts, c: Call) -> bool:
+    """A path open under a type test (``if isinstance(image, str): image = Image.open(image)``) in a function whose other
+    branch opens the same kind of payload from bytes (``elif isinstance(image, dict): Image.open(BytesIO(image["bytes"]))``,
+    EasyR1's ``process_image``): the dataset's rows decide whether files are read per sample (image paths) or the images
+    travel inside the shards (embedded bytes, as in the parquet datasets its examples train on)."""
+    if not c.guard or "isinstance" not in c.guard or not c.func:
+        return False
+    ff = f.files.get(c.path)
+    return ff is not None and any(x.func == c.func and x.short == c.short and x is not c and "BytesIO" in x.text for x in ff.calls)
+
+
 #: a file handle kept on the object (``self.data_file = open(path, "rb", buffering=0)``), opened once, not per sample
 _KEPT_HANDLE = re.compile(r"^\s*self\.\w+\s*=\s*open\(")
 
@@ -790,6 +801,8 @@ def _per_sample_reads(f: Facts) -> list[Call]:
             continue
         if c.short == "open" and c.path in ranged_files and _KEPT_HANDLE.match(c.text or ""):
             continue  # GPT-NeoX ``IndexedDataset.read_data``: ``self.data_file = open(bin, "rb")`` once, then seek/readinto per sample
+        if _bytes_sibling(f, c):
+            continue  # one branch of a reader that also takes the image's bytes (EasyR1 ``process_image``): the data decides
         if _in_tests(c.path) or not c.func or _lazy_once(c):
             continue
         if (c.func == "__getitem__" and c.path in _materialised_files(f)) or not (

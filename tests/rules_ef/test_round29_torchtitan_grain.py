@@ -89,3 +89,14 @@ def test_an_evaluation_harness_collate_is_not_the_training_input():
     f = build_facts([("eval_tasks/eval_adapter.py", src.encode())])
     assert not f_data._classify_tokenization(f)["online"]
     assert f_data._classify_tokenization(build_facts([("mylib/data/collate.py", src.encode())]))["online"]
+
+
+def test_a_path_branch_beside_an_in_memory_bytes_branch_is_not_a_per_sample_file_read():
+    # EasyR1 verl/utils/dataset.py process_image: image paths or embedded bytes, the dataset's rows decide
+    src = ("from io import BytesIO\n\nfrom PIL import Image\n\n\ndef process_image(image):\n    if isinstance(image, str):\n"
+           "        image = Image.open(image)\n    elif isinstance(image, dict):\n        image = Image.open(BytesIO(image['bytes']))\n"
+           "    return image.convert('RGB')\n\n\nclass RLHFDataset:\n    def __getitem__(self, index):\n"
+           "        return [process_image(x) for x in self.rows[index]['images']]\n")
+    assert not f_data._per_sample_reads(build_facts([("verl/utils/dataset.py", src.encode())]))
+    only_paths = src.replace("    elif isinstance(image, dict):\n        image = Image.open(BytesIO(image['bytes']))\n", "")
+    assert f_data._per_sample_reads(build_facts([("verl/utils/dataset.py", only_paths.encode())]))
