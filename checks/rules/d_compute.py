@@ -806,10 +806,12 @@ class D1FlashAttention(Check):
                 other = f"other training sites use {', '.join(sorted(kinds))} ({u0.path}:{u0.line})" if u0 is not None else \
                     f"only serving sites use {', '.join(sorted(kinds))} ({used[0].path}:{used[0].line})"
                 more = f" (+{len(eager) - 1})" if len(eager) > 1 else ""
+                fused_sites = len({(x.path, x.line) for x in used if not _SERVING_PATH.search(x.path)})
                 return Outcome(P, findings + [f.ev(x) for x in used],
                                f"attention is set to eager at {e0.path}:{e0.line}{more}: that training path materialises the full "
-                               f"score matrix, although {other}",
-                               {"attn_implementation": "eager", "attn_implementation_elsewhere": best}, findings=findings)
+                               f"score matrix, although {other}" + (f" ({fused_sites} sites choose a fused kernel)" if fused_sites > 1 else ""),
+                               {"attn_implementation": "eager", "attn_implementation_elsewhere": best, "eager_sites": len(eager),
+                                "fused_sites": fused_sites}, findings=findings)
             return Outcome(U, [f.ev(x) for x in used], f"efficient attention via {', '.join(sorted(kinds))}{recipe_note}",
                            {"attn_implementation": best})
         if off_:
@@ -842,6 +844,15 @@ class D1FlashAttention(Check):
         detail = ("flash-attn is installed but nothing enables it" if fa_dep else
                   "nothing on the training path computes fused attention" if note else "no fused attention found")
         return Outcome(N, [], _join(detail, note), {"attn_implementation": "eager"})
+
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        prio = super().recommendation_priority(ctx, outcome)
+        eager, fused = outcome.values.get("eager_sites"), outcome.values.get("fused_sites")
+        if prio is not None and outcome.status == Status.PARTIAL and eager and fused and eager * 4 <= fused:
+            # a few training paths that ask for eager (axolotl: one DeepSeek-V4 recipe whose kernels own attention, the EBFT
+            # strided trainer) beside many fused ones: worth a look, not the project's first change
+            return Priority.LOW
+        return prio
 
 
 # --- D2 torch.compile -----------------------------------------------------------

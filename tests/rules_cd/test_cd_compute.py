@@ -225,3 +225,22 @@ def test_an_opt_in_attention_hijack_elsewhere_does_not_bypass_a_recipes_eager():
     r = run("D1", files)
     assert r.status == Status.USED
     assert "bypassed" not in (r.detail or "") and "eager attention in 1 of 3 recipes" in (r.detail or "")
+
+
+def test_a_few_eager_training_paths_beside_many_fused_ones_are_low_priority():
+    # axolotl: one DeepSeek-V4 recipe (its kernels own attention) and the EBFT strided trainer ask for eager; 20+ sites
+    # choose flash_attention_2
+    trainer = ("from transformers import AutoModelForCausalLM\n\n\ndef load(cfg):\n"
+               "    return AutoModelForCausalLM.from_pretrained(cfg.base_model, attn_implementation='eager')\n\n\n"
+               "def train(cfg, loader):\n    model = load(cfg)\n    for batch in loader:\n        model(**batch).loss.backward()\n")
+    recipe = "base_model: meta-llama/Llama-3.1-8B\nattn_implementation: {a}\nmicro_batch_size: 2\n"
+
+    def d1(n_fused: int) -> CheckResult:
+        files = {"src/mylib/core/trainers/ebft/strided.py": trainer, "examples/dsv4/lora.yaml": recipe.format(a="eager"),
+                 **{f"examples/m{i}/lora.yaml": recipe.format(a="flash_attention_2") for i in range(n_fused)}}
+        return next(r for r in audit_files([(p, t.encode()) for p, t in files.items()]).results if r.id == "D1")
+
+    many = d1(8)
+    assert many.status == Status.PARTIAL and many.priority == Priority.LOW, (many.status, many.priority, many.detail)
+    few = d1(1)
+    assert few.status == Status.PARTIAL and few.priority == Priority.HIGH, (few.status, few.priority, few.detail)
