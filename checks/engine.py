@@ -603,6 +603,21 @@ def _closing(deferred: Deferred | None) -> Iterator[None]:
             deferred.close()
 
 
+#: the share of a repository's Python files that must be evaluation code for the repository to be an evaluation harness
+_HARNESS_SHARE = 0.9
+
+
+def _evaluation_harness(roles: Roles, options: AuditOptions) -> str | None:
+    """"N of M Python files are evaluation code" when nearly all of them are (and the configuration names no training path)."""
+    if options.training:
+        return None
+    py = [r for p, r in roles.by_path.items() if p.endswith(".py")]
+    ev = sum(1 for r in py if r == "eval")
+    if ev < 50 or ev < _HARNESS_SHARE * len(py):
+        return None
+    return f"{ev} of {len(py)} Python files are evaluation code"
+
+
 def audit_files(
     files: Iterable[tuple[str, bytes | Unread]], root: str = ".", options: AuditOptions | None = None, stats: ReadStats | None = None,
     index: TreeIndex | None = None, prior: dict[str, Any] | None = None,
@@ -643,6 +658,12 @@ def audit_files(
             if recorder is not None:
                 recorder.begin("overview")
             project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
+            harness = _evaluation_harness(roles, options)
+            if harness and (project.does_training or project.does_inference):
+                # lm-evaluation-harness: its package is evaluation code (14,873 files of role eval, 98% of its Python); the
+                # few scripts beside it that load a model score checkpoints, and no run of this repository trains one
+                project.does_training = project.does_inference = False
+                project.notes["evaluation_harness"] = harness
             per: dict[str, Any] | None = None
             reuse: dict[str, Any] = {}
             if main_log is not None and recorder is not None:

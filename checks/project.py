@@ -816,6 +816,8 @@ def _not_a_training_call(c: Any) -> bool:
     that declares which user code a role runs; ``Trainer(...).train()`` takes none)."""
     if c.short == "step" and c.func == "step":
         return True
+    if c.short == "train" and c.func == "train" and c.name.startswith("self."):
+        return True  # a wrapper's ``def train(self, mode=True): self.model.train(mode)``: a mode switch handed on
     return c.short == "train" and c.name.startswith("?.") and bool(c.args)
 
 
