@@ -659,7 +659,8 @@ def audit_files(
                 recorder.begin("overview")
             project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
             harness = _evaluation_harness(roles, options)
-            if harness and (project.does_training or project.does_inference):
+            if harness and (project.does_training or project.does_inference) and not facts.calls("backward"):
+                # (a training repository whose eval task files outnumber its code still runs a backward pass: audited)
                 # lm-evaluation-harness: its package is evaluation code (14,873 files of role eval, 98% of its Python); the
                 # few scripts beside it that load a model score checkpoints, and no run of this repository trains one
                 project.does_training = project.does_inference = False

@@ -40,3 +40,11 @@ def test_a_training_path_named_in_the_configuration_is_still_audited():
                           "for batch in loader:\n    model(**batch).loss.backward()\n    opt.step()\n")}
     a = _audit(_harness(train), AuditOptions(training=("train.py",)))
     assert a.training_code_found and a.project.does_training
+
+
+def test_a_training_repository_with_many_eval_task_files_is_still_audited():
+    train = {"train.py": ("import torch\nfrom transformers import AutoModelForCausalLM\n\n"
+                          "model = AutoModelForCausalLM.from_pretrained('gpt2')\nopt = torch.optim.AdamW(model.parameters())\n"
+                          "for batch in loader:\n    model(**batch).loss.backward()\n    opt.step()\n")}
+    a = _audit(_harness(train))
+    assert a.training_code_found and a.project.does_training
