@@ -13,6 +13,7 @@ from typing import Any
 from ..base import Context
 from ..facts import AttrAssign, Call, Decorator, Expr, Facts, Ref, Setting, as_number, truthy
 from ..facts.store import register_arm_judge
+from ..facts.types import ClassSpan
 from ..model import Evidence
 
 #: HF ``TrainingArguments``-like classes (transformers, TRL, and the arg dataclasses built on them)
@@ -137,15 +138,21 @@ def hf_trainer_subclasses(f: Facts) -> set[str]:
     return memo[key]  # type: ignore[return-value]
 
 
-def class_at(f: Facts, path: str, line: int) -> str | None:
-    """The class a line sits in: the innermost ``class`` statement whose body holds it (a method nested in a function of
+def class_span_at(f: Facts, path: str, line: int) -> ClassSpan | None:
+    """The ``class`` statement a line sits in: the innermost one whose body holds it (a method nested in a function of
     the class still belongs to it); None at module level or in a plain function."""
     ff = f.files.get(path)
     best = None
     for k in ff.classes if ff else ():
         if k.line <= line <= k.end and (best is None or k.line > best.line):
             best = k
-    return best.name if best else None
+    return best
+
+
+def class_at(f: Facts, path: str, line: int) -> str | None:
+    """The name of the class a line sits in (:func:`class_span_at`)."""
+    k = class_span_at(f, path, line)
+    return k.name if k else None
 
 
 #: the hooks an HF Trainer draws each step's inputs through

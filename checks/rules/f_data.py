@@ -24,6 +24,7 @@ from ._helpers import (
     _module_names,
     callers_off,
     class_at,
+    class_span_at,
     flag_state,
     guard_flags,
     guard_off,
@@ -955,12 +956,10 @@ _DATA_MODULE = re.compile(r"(?i)(^|/)\w*(data|dataset)s?\w*(/|\.py$)")
 
 def _sample_processor(f: Facts, path: str, line: int) -> bool:
     """Whether the class a line sits in is a per-sample processor or transform, by its name or a base's."""
-    ff = f.files.get(path)
-    spans = [k for k in (ff.classes if ff else ()) if k.line <= line <= k.end]
-    if not spans:
-        return False
-    k = max(spans, key=lambda k: k.line)
-    return any(_SAMPLE_PROCESSOR.search(n.rsplit(".", 1)[-1]) for n in (k.name, *k.bases))
+    k = class_span_at(f, path, line)
+    return k is not None and any(_SAMPLE_PROCESSOR.search(n.rsplit(".", 1)[-1]) for n in (k.name, *k.bases))
+
+
 _ONLINE_FUNCS = re.compile(r"^(__getitem__|__getitems__|__iter__|__next__|_?get_item|.*collate.*)$", re.I)
 #: a hand-written streaming loader (nanochat's ``tokenizing_distributed_data_loader``, a generator that reads parquet row
 #: groups and tokenizes them batch by batch while training consumes it): its tokenization runs in the input pipeline, not
@@ -4907,9 +4906,9 @@ def _never_built(f: Facts, r: Any) -> bool:
     # the project imports other names from that module (``from trl.trainer.utils import DPODataCollatorWithPadding``),
     # never this one: a module used for something else. A module nothing imports by name (a library's dataset classes
     # its configs build by string) is not judged this way
-    module = r.path[:-3].replace("/", ".") if r.path.endswith(".py") else ""
-    users = [i for i in f.records("imports") if module and i.name and (i.module == module or module.endswith("." + i.module.lstrip(".")))
-             and i.path != r.path]
+    mods = _module_names(r.path)
+    users = [i for i in f.records("imports") if i.name and i.path != r.path
+             and any(m == i.module.lstrip(".") or m.endswith("." + i.module.lstrip(".")) for m in mods)]
     if not users or any(i.name in (name, "*") for i in users):
         return False
     if any(c.short == name for c in f.calls(name)):
