@@ -55,6 +55,7 @@ from ._helpers import (
     set_under_off_branch,
     uses_hf_trainer,
 )
+from ._registry import recipes_calling, split_text, total_recipes
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -974,6 +975,15 @@ def global_batch(f: Facts, ctx: Context | None = None) -> int | None:
     return int(max(micro) * (max(accum) if accum else 1) * gpus)
 
 
+def _gpus_unknown(f: Facts, ctx: Context) -> bool:
+    """No explicit global batch size is set and the launches do not fix the GPU count: :func:`global_batch` then
+    multiplies per-GPU sizes only."""
+    if ctx.project.num_gpus:
+        return False
+    return not any((n := as_number(s.value)) and 0 < n <= _MAX_SEQ_BATCH and not isinstance(s.value, str)
+                   for s in f.effective("train_batch_size", "global_batch_size", "global_train_batch_size", "total_batch_size"))
+
+
 _CHOICE_TEST = re.compile(r"""^\(?(?:[\w.]+\.)?(\w+)\s*==\s*['"]([\w.+-]+)['"]\)?$""")
 
 
@@ -1085,7 +1095,13 @@ class G2LargeBatchOptimizer(Check):
             values["global_batch"] = gb
         if used:
             return Outcome(U, evs(used), "a large-batch optimizer (LAMB/LARS) is used", values)
-        detail = "no LAMB/LARS optimizer" + (f" (estimated global batch {gb})" if gb else "")
+        if gb and _gpus_unknown(f, ctx):
+            # LLaVA: ``deepspeed train_mem.py --per_device_train_batch_size 16`` runs on every GPU of the node; 16 is
+            # what one GPU takes per step, not the global batch
+            values["global_batch_per_gpu"] = True
+            detail = f"no LAMB/LARS optimizer (a batch of {gb} sequences per GPU per optimizer step; the launch does not fix the GPU count)"
+        else:
+            detail = "no LAMB/LARS optimizer" + (f" (estimated global batch {gb})" if gb else "")
         if options:
             c = options[0]
             name, value = _unchosen_lamb_branch(f, c) or ("", "")
@@ -1505,6 +1521,10 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     return lora, full, off
 
 
+#: a LoRA converter or config a registry recipe lists (torchtitan ``LoRAConverter.Config(rank=8, alpha=16)``)
+_LORA_RECIPE = re.compile(r"(?i)(^|\.)\w*lora\w*(\.config)?$")
+
+
 def _qlora_minority(lora: list[Any], q: list[Any]) -> str:
     """"5 of 35 LoRA recipes (examples/train_qlora/a.yaml, ...)" when every QLoRA sign is a recipe's or launch's own setting
     (a 4-bit base chosen per recipe) and fewer than half of the recipes that set up LoRA choose it: QLoRA is then an option
@@ -1576,6 +1596,27 @@ _SELF_EXPORT = {
 
 # xTuring 0.1.8: the library's own loralib-style LoRA; its config dataclass carries ``enable_lora``, the per-projection
 # mask of ``MergedLinear`` (a list, None by default), and the engine builds the config and wraps the model unconditionally
+def _lora_registry(listed: tuple[str, ...]) -> dict[str, str]:
+    """torchtitan's shape: a LoRA model converter of its own, which a config-registry recipe opts into through
+    ``model_converters=[LoRAConverter.Config(...)]``; ``listed`` names the recipes that list it."""
+    def recipe(name: str) -> str:
+        conv = ",\n        model_converters=[LoRAConverter.Config(rank=8, alpha=16.0)]" if name in listed else ""
+        return (f"def {name}() -> Trainer.Config:\n    return Trainer.Config(\n"
+                f"        checkpoint=CheckpointManager.Config(initial_load_path='assets/hf/Llama-3.1-8B', initial_load_in_hf=True){conv},\n    )\n")
+    return {
+        "torchtitan/components/lora.py": (
+            "import torch.nn as nn\n\n\nclass LoRAConverter:\n    def __init__(self, config):\n        self.rank = config.rank\n"
+            "        self.alpha = config.alpha\n\n    def convert(self, model: nn.Module) -> nn.Module:\n"
+            "        for p in model.parameters():\n            p.requires_grad_(False)\n        return model\n"),
+        "torchtitan/models/llama3/config_registry.py": (
+            "from torchtitan.components.checkpoint import CheckpointManager\nfrom torchtitan.components.lora import LoRAConverter\n"
+            "from torchtitan.trainer import Trainer\n\n\n" + "\n\n".join(recipe(n) for n in ("llama3_8b", "llama3_70b", "llama3_debugmodel_lora"))),
+        "torchtitan/train.py": ("from transformers import AutoModelForCausalLM\n\n\ndef main(config):\n"
+                                "    model = AutoModelForCausalLM.from_pretrained(config.checkpoint.initial_load_path)\n"
+                                "    loss = model(batch).loss\n    loss.backward()\n"),
+    }
+
+
 _OWN_LORA = {
     "mylib/lora/lora.py": (
         "from dataclasses import dataclass, field\nfrom typing import List, Optional\n\nimport torch\n\n\n"
@@ -1948,6 +1989,8 @@ class G4LoRA(Check):
         Example({**_SELF_EXPORT, "pkg/lora/config.py": _SELF_EXPORT["pkg/lora/config.py"].replace(
             "self.r,", "self.args.lora_rank,").replace("self.lora_alpha,", "self.args.lora_alpha,")}, U,
                 "the same dict filled from the trainer's run arguments"),
+        Example(_lora_registry(("llama3_debugmodel_lora",)), N, "the project's LoRA converter listed only by a debug recipe"),
+        Example(_lora_registry(("llama3_8b", "llama3_70b")), U, "the project's LoRA converter listed by most registry recipes"),
         Example(_OWN_LORA, U, "the library's own LoraConfig and LoraModel built by the engine; enable_lora is a list mask, not a switch"),
         Example(_OWN_LORA_SWITCHED, N, "the same library wrapping the model only under a use_lora parameter that defaults to False"),
         Example(_ADAPTER_HELPER, N, "an exported LoraConfig helper no code calls; the trainer wraps only when peft_config is passed"),
@@ -1994,6 +2037,17 @@ class G4LoRA(Check):
                                {"finetuning": "lora", "recipes.qlora": minor})
             kind = "qlora" if q else "lora"
             return Outcome(U, evs(lora + q), f"{'QLoRA' if q else 'LoRA/PEFT'} fine-tuning", {"finetuning": kind})
+        total = total_recipes(f)
+        on_, cited = recipes_calling(f, _LORA_RECIPE) if total else ([], [])
+        if on_:
+            # the project's own LoRA converter that Python config-registry recipes opt into (torchtitan ``LoRAConverter``
+            # in ``converters=[...]`` of one debug recipe): judged by how many recipes list it, as C2 judges FP8's
+            listed = split_text("listed", on_, total)
+            if len(on_) * 2 >= total:
+                return Outcome(U, evs(cited[:10]), f"LoRA fine-tuning: the project's LoRA converter is {listed}",
+                               {"finetuning": "lora", "recipes.lora": f"on: {len(on_)}, off: {total - len(on_)}"})
+            return Outcome(N, evs(cited[:10]), f"full-parameter training unless a recipe lists the project's LoRA converter: {listed}",
+                           {"finetuning": "full", "recipes.lora": f"on: {len(on_)}, off: {total - len(on_)}"})
         kind = "freeze" if any(str(getattr(s, "value", "")).lower() == "freeze" for s in full) else "full"
         detail = "LoRA switch is off in every launch/config" if off and not full else "full-parameter fine-tuning (no LoRA/PEFT)"
         first = next((s for s in off if isinstance(s, Setting)), None)

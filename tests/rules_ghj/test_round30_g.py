@@ -1,0 +1,34 @@
+"""Round 30 (issue #9), G rules on shapes read in public repositories: G4 on a project whose LoRA is its own model
+converter listed per recipe in a Python config registry (torchtitan: ``LoRAConverter.Config`` only in
+``llama3_debugmodel_float8_emulate_lora``, 1 of 109 recipes), and G2 on a launch that does not fix the GPU count."""
+
+from __future__ import annotations
+
+from checks.rules.g_strategy import _lora_registry
+from tests.rules_ghj.ghj_util import audit
+
+
+def test_converter_listed_by_a_debug_recipe_is_named_with_the_count():
+    r, _ = audit(_lora_registry(("llama3_debugmodel_lora",)), "G4")
+    assert r.status.value == "unused"
+    assert r.detail == ("full-parameter training unless a recipe lists the project's LoRA converter: listed in 1 of 3 "
+                        "config-registry recipes (llama3_debugmodel_lora)"), r.detail
+    assert [(e.path, e.line) for e in r.evidence] == [("torchtitan/models/llama3/config_registry.py", 21)]
+
+
+def test_control_converter_listed_by_most_recipes_is_lora():
+    r, _ = audit(_lora_registry(("llama3_8b", "llama3_70b")), "G4")
+    assert r.status.value == "used" and r.values["finetuning"] == "lora"
+
+
+def test_g2_batch_without_a_gpu_count_is_per_gpu():
+    """LLaVA's ``deepspeed llava/train/train_mem.py --per_device_train_batch_size 16`` runs on every GPU of the node:
+    16 is one GPU's share, not the global batch."""
+    files = {"scripts/finetune.sh": "deepspeed train.py --per_device_train_batch_size 16 --gradient_accumulation_steps 1 --bf16 True\n",
+             "train.py": "import transformers\ntrainer = transformers.Trainer(model=model, args=args)\ntrainer.train()\n"}
+    r, _ = audit(files, "G2")
+    assert r.detail == ("no LAMB/LARS optimizer (a batch of 16 sequences per GPU per optimizer step; the launch does not "
+                        "fix the GPU count)"), r.detail
+    files["scripts/finetune.sh"] = "deepspeed --num_gpus 8 " + files["scripts/finetune.sh"].removeprefix("deepspeed ")
+    r, _ = audit(files, "G2")
+    assert r.detail == "no LAMB/LARS optimizer (estimated global batch 128)", r.detail
