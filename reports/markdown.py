@@ -221,13 +221,21 @@ def _item(ctx: _Ctx, r: CheckResult, fold: Fold, folded: list[bool]) -> dict[str
     ev = r.evidence
     if len(ev) > show and ev:
         folded[0] = True
+    # a site that is both evidence and a finding (``logging_steps: 1``) is listed once, marked as a finding
+    flagged = {(e.path, e.line) for e in r.findings}
+
+    def mark(e: Any) -> str:
+        return f"⚠ {ctx.ev(e)}" if (e.path, e.line) in flagged else ctx.ev(e)
+
     if len(ev) == 1 and show >= 1 and len(line) < 160:
-        line += f" · {ctx.ev(ev[0])}"
+        line += f" · {mark(ev[0])}"
     else:
-        subs += [ctx.ev(e) for e in ev[:show]]
+        subs += [mark(e) for e in ev[:show]]
         if len(ev) > show and show:
             subs.append(f"(+{len(ev) - show} {t['more_evidence']})")
-    findings = r.findings
+    # findings among the evidence are marked there (or counted in its "+N more"); the others follow
+    cited = {(e.path, e.line) for e in ev} if show else set()
+    findings = [e for e in r.findings if (e.path, e.line) not in cited]
     fshow = max(show, 1)
     subs += [f"⚠ {ctx.ev(e)}" for e in findings[:fshow]]
     if len(findings) > fshow:
