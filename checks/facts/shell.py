@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .types import ConfigEntry, EnvVar, FileFacts, Launch
@@ -214,7 +214,7 @@ def _expand(cmd: list[str], variables: dict[str, str], var_words: dict[str, list
             out.append(t)
         elif not v.strip() and not _ASSIGN.match(t):
             continue
-        elif not _ASSIGN.match(t) and "$(" not in t and "`" not in t and any(ch.isspace() for ch in v.strip()):
+        elif not _ASSIGN.match(t) and not _OVERRIDE.match(t) and "$(" not in t and "`" not in t and any(ch.isspace() for ch in v.strip()):
             out.extend(_word(w, line) for w in _split_words(v))
         else:
             out.append(_word(v, line))
@@ -268,10 +268,12 @@ def _norm(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
-def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] | None = None) -> tuple[dict[str, Any], list[str]]:
+def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] | None = None,
+                spell: dict[str, str] | None = None) -> tuple[dict[str, Any], list[str]]:
     """Parse ``--k v`` / ``--k=v`` / ``--flag`` until a positional (script) token; return (opts, rest).
 
-    ``lines``: filled with the physical line of each flag (words read from a script carry it).
+    ``lines``: filled with the physical line of each flag (words read from a script carry it); ``spell``: with each flag
+    as written, its value included.
     """
     opts: dict[str, Any] = {}
     i = 0
@@ -285,6 +287,8 @@ def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] |
             if "=" in t:
                 k, v = t.split("=", 1)
                 opts[_norm(k)] = _coerce(v)
+                if spell is not None:
+                    spell[_norm(k)] = str(t)
                 i += 1
                 continue
             k = _norm(t)
@@ -295,15 +299,33 @@ def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] |
                 continue
             if nxt is not None and (not nxt.startswith("-") or _is_number(nxt)) and not (stop_at_script and _looks_like_script(nxt)):
                 opts[k] = _coerce(nxt)
+                if spell is not None:
+                    spell[k] = f"{t} {nxt}"
                 i += 2
             else:
                 opts[k] = True
+                if spell is not None:
+                    spell[k] = str(t)
                 i += 1
             continue
         if stop_at_script:
             return opts, tokens[i:]
+        over = _OVERRIDE.match(t)
+        if over:
+            # a Hydra/OmegaConf override after the script (verl ``actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2``,
+            # ``+trainer.val_before_train=False``): the run's value of that config key
+            k = over.group(1)
+            if lines is not None and hasattr(t, "line"):
+                lines[_norm(k)] = t.line  # type: ignore[attr-defined]
+            opts[_norm(k)] = _coerce(over.group(2).strip("'\""))
+            if spell is not None:
+                spell[_norm(k)] = str(t)
         i += 1
     return opts, []
+
+
+#: ``key.path=value`` / ``+key=value`` / ``++key=value`` (not ``~key``, which deletes a key)
+_OVERRIDE = re.compile(r"^\+{0,2}([A-Za-z_][\w-]*(?:\.[\w-]+)*)=(.*)$", re.S)
 
 
 def _is_number(t: str) -> bool:
@@ -336,10 +358,12 @@ def _coerce(v: str) -> Any:
 
 
 def _parse_command(
-    tokens: list[str], lines: tuple[dict[str, int], dict[str, int]] | None = None
+    tokens: list[str], lines: tuple[dict[str, int], ...] | None = None
 ) -> tuple[str, dict[str, Any], str | None, dict[str, Any], tuple[str, ...]] | None:
-    """(launcher, launcher options, script, script options, wrappers); ``lines``: (launcher, script) flag lines to fill."""
-    la_lines, sa_lines = lines if lines is not None else (None, None)
+    """(launcher, launcher options, script, script options, wrappers); ``lines``: (launcher, script) flag lines to fill,
+    and optionally the script flags' spellings."""
+    la_lines, sa_lines = lines[:2] if lines is not None else (None, None)
+    sa_spell = lines[2] if lines is not None and len(lines) > 2 else None  # type: ignore[misc]
     wrappers: list[str] = []
     i = 0
     while i < len(tokens):
@@ -376,16 +400,16 @@ def _parse_command(
         elif args[:2] == ["-m", "accelerate.commands.launch"]:
             launcher, args = "accelerate", args[2:]
         elif len(args) >= 2 and args[0] == "-m" and args[1].startswith("axolotl"):
-            return "axolotl", {}, args[2] if len(args) > 2 else None, _parse_opts(args[3:], False, sa_lines)[0], tuple(wrappers)
+            return "axolotl", {}, args[2] if len(args) > 2 else None, _parse_opts(args[3:], False, sa_lines, sa_spell)[0], tuple(wrappers)
         else:
             # python [-u] [-m module] script.py args
             j = 0
             while j < len(args) and args[j].startswith("-") and args[j] != "-m":
                 j += 1
             if j < len(args) and args[j] == "-m" and j + 1 < len(args):
-                return "python", {}, args[j + 1], _parse_opts(args[j + 2 :], False, sa_lines)[0], tuple(wrappers)
+                return "python", {}, args[j + 1], _parse_opts(args[j + 2 :], False, sa_lines, sa_spell)[0], tuple(wrappers)
             if j < len(args) and args[j].endswith(".py"):
-                return "python", {}, args[j], _parse_opts(args[j + 1 :], False, sa_lines)[0], tuple(wrappers)
+                return "python", {}, args[j], _parse_opts(args[j + 1 :], False, sa_lines, sa_spell)[0], tuple(wrappers)
             return None
     elif head in {"torchrun", "deepspeed"}:
         launcher = head
@@ -397,11 +421,11 @@ def _parse_command(
         name = {"llamafactory-cli": "llamafactory", "axolotl": "axolotl", "tune": "torchtune"}[head]
         sub = [a for a in args if not a.startswith("-")]
         script = next((a for a in sub if a.endswith((".yaml", ".yml", ".json"))), None)
-        return name, {"command": sub[0] if sub else None}, script, _parse_opts([a for a in args if a != script], False, sa_lines)[0], tuple(wrappers)
+        return name, {"command": sub[0] if sub else None}, script, _parse_opts([a for a in args if a != script], False, sa_lines, sa_spell)[0], tuple(wrappers)
     elif head in {"composer", "lightning", "litgpt", "fairseq-train", "ray", "sbatch", "vllm"} | _SERVING_CLIS:
         launcher = head
         if head == "vllm" and args[:1] == ["serve"]:
-            return "vllm", {}, args[1] if len(args) > 1 else None, _parse_opts(args[2:], False, sa_lines)[0], tuple(wrappers)
+            return "vllm", {}, args[1] if len(args) > 1 else None, _parse_opts(args[2:], False, sa_lines, sa_spell)[0], tuple(wrappers)
     if launcher is None:
         return None
     opts, rest_args = _parse_opts(args, stop_at_script=True, lines=la_lines)
@@ -412,7 +436,7 @@ def _parse_command(
             script, tail = rest_args[1], rest_args[2:]
         else:
             script, tail = rest_args[0], rest_args[1:]
-        script_args = _parse_opts(tail, stop_at_script=False, lines=sa_lines)[0]
+        script_args = _parse_opts(tail, stop_at_script=False, lines=sa_lines, spell=sa_spell)[0]
         if opts.get("module") is True or opts.get("m") is True:
             pass
     return launcher, opts, script, script_args, tuple(wrappers)
@@ -458,10 +482,18 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
         stripped = logical.strip()
         if heredoc is not None:
             if (logical.lstrip("\t") if heredoc.strip_tabs else logical).strip() == heredoc.delimiter:
-                _heredoc_config(path, heredoc, variables, out)
+                if heredoc.var:
+                    # ``read -r -d '' training_commands <<EOF`` (OpenRLHF's launch scripts): the body is the value of
+                    # the variable, a flag list whose words keep their own lines for ``deepspeed --module $training_commands``
+                    words = [w for ln, body, at in heredoc.parts for w in _body_words(body, ln, at, variables if heredoc.expand else {})]
+                    variables[heredoc.var] = " ".join(words)
+                    var_words[heredoc.var] = words
+                else:
+                    _heredoc_config(path, heredoc, variables, out)
                 heredoc = None
             else:
                 heredoc.lines.append((line_no, logical))
+                heredoc.parts.append((line_no, logical, starts))
             continue
         if quoted is not None:
             # inside the open string each '"' toggles: ``--model "${llm}" \`` closes and reopens it, so the string
@@ -511,7 +543,9 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
         hd = _HEREDOC.search(stripped)
         if hd:
             target = _REDIRECT.search(stripped)
-            heredoc = _Heredoc(hd.group(3), bool(hd.group(1)), not hd.group(2), _sub_vars(target.group(1), variables) if target else "", [])
+            into = _READ_INTO.match(stripped)
+            heredoc = _Heredoc(hd.group(3), bool(hd.group(1)), not hd.group(2), _sub_vars(target.group(1), variables) if target else "", [],
+                               into.group(1) if into else "")
         lead = len(logical) - len(logical.lstrip())
         tokens = [_word(w, line_no + bisect_right(starts, off + lead) - 1) for w, off in _lex(stripped)]
         snippet = stripped[:300]
@@ -561,13 +595,15 @@ def launch_of(tokens: list[Any], path: str, line_no: int, text: str, env: dict[s
     start no known launcher; each flag's own physical line is kept where it differs from the command's first line."""
     la_lines: dict[str, int] = {}
     sa_lines: dict[str, int] = {}
-    parsed = _parse_command(tokens, (la_lines, sa_lines))
+    sa_spell: dict[str, str] = {}
+    parsed = _parse_command(tokens, (la_lines, sa_lines, sa_spell))
     if parsed is None:
         return None
     launcher, opts, script, script_args, wrappers = parsed
     launch = Launch(path, line_no, launcher, opts, script, script_args, text, wrappers, env if env is not None else {})
     launch.arg_lines = {k: ln for k, ln in sa_lines.items() if ln != line_no and k in script_args}
     launch.launcher_arg_lines = {k: ln for k, ln in la_lines.items() if ln != line_no and k in opts}
+    launch.arg_text = {k: t[:200] for k, t in sa_spell.items() if k in script_args}
     return launch
 
 
@@ -577,6 +613,10 @@ _REDIRECT = re.compile(r"(?<![0-9&<>])>>?\s*([^\s<>|;&]+)")
 _UNQUOTED_VAR = re.compile(r'(?<!["\w])(\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*)')
 
 
+#: ``read -r -d '' NAME <<EOF``: the here-document becomes the value of NAME
+_READ_INTO = re.compile(r"""read\s+(?:-[a-zA-Z]+\s+(?:''\s+|""\s+)?)*([A-Za-z_][A-Za-z0-9_]*)\s*<<""")
+
+
 @dataclass(slots=True)
 class _Heredoc:
     delimiter: str
@@ -584,6 +624,21 @@ class _Heredoc:
     expand: bool  # an unquoted delimiter expands $VARS in the body
     target: str  # the redirect target, "" when none
     lines: list[tuple[int, str]]
+    var: str = ""  # the variable ``read`` fills with the body, "" when none
+    parts: list[tuple[int, str, list[int]]] = field(default_factory=list)  # the body's logical lines, with line starts
+
+
+def _body_words(body: str, line_no: int, starts: list[int], variables: dict[str, str]) -> list[_Word]:
+    """The words of one logical line of a here-document, each at its physical line, variables substituted."""
+    stripped = body.strip()
+    if not stripped or stripped.startswith("#"):
+        return []
+    lead = len(body) - len(body.lstrip())
+    out: list[_Word] = []
+    for w, off in _lex(stripped):
+        v = _sub_vars(w, variables) if "$" in w else w
+        out.extend(_word(x, line_no + bisect_right(starts, off + lead) - 1) for x in (v.split() if v != w and any(ch.isspace() for ch in v) else (v,)) if x)
+    return out
 
 
 def _heredoc_config(path: str, hd: _Heredoc, variables: dict[str, str], out: FileFacts) -> None:

@@ -799,6 +799,16 @@ class Facts:
                         continue
                     if any(_norm_key(k) == name for k in (*launch.script_args, *launch.launcher_args)):
                         continue  # set to a value that is not a number (``--log-interval $LOG_INTERVAL``): not counted
+                    base_cfg = self._base_config_value(launch, group)
+                    if base_cfg is not None:
+                        # the launch names the config file it starts from (EasyR1 ``python3 -m verl.trainer.main
+                        # config=examples/config.yaml ...``): unset keys take that file's value, not the code default
+                        bv = repr(base_cfg.value)
+                        units[launch.path].add(bv)
+                        seen.add(launch.path)
+                        n, _ = inherited.get(bv, (0, ""))
+                        inherited[bv] = (n + 1, f"{base_cfg.path}:{base_cfg.line}")
+                        continue
                     units[launch.path].add(v)
                     seen.add(launch.path)
                     n, _ = inherited.get(v, (0, ""))
@@ -998,6 +1008,22 @@ class Facts:
         memo = self._s["config_modules"] = python_config_modules(self.files, loaders)
         return memo
 
+    def _base_config_value(self, launch: Launch, group: list[Setting]) -> Setting | None:
+        """The setting of this name in the YAML/JSON file a launch names as its base config (``config=examples/config.yaml``,
+        ``--config_file recipe.yaml``, ``--config recipe.json``); None when it names none, or that file leaves it unset."""
+        for k, v in launch.script_args.items():
+            if _norm_key(k) not in _BASE_CONFIG_KEYS or not isinstance(v, str):
+                continue
+            ref = v.strip("'\"")
+            while ref.startswith("./"):
+                ref = ref[2:]
+            if not ref.endswith((".yaml", ".yml", ".json")) or "$" in ref:
+                continue
+            for c in group:
+                if c.source == "config" and (c.path == ref or c.path.endswith("/" + ref)) and _tuning(c.value):
+                    return c
+        return None
+
     def distributions(self) -> dict[str, dict[str, int]]:
         """Setting name -> {value (repr) -> number of recipes}, for names whose recipes disagree (see ``_majority``)."""
         return dict(self._s.get("distributions", {}))
@@ -1036,7 +1062,8 @@ class Facts:
         for launch, k, v in self._s["launch_args_by_key"].get(name, []):
             line = launch.arg_line(k)
             if self._ok(launch.path, launch.line) and self._ok(launch.path, line):
-                out.append(Setting(name, v, launch.path, line, "launcher", launch.text, f"--{k}", 3, launch.script))
+                out.append(Setting(name, v, launch.path, line, "launcher", launch.text, f"--{k}", 3, launch.script,
+                                   spelled=launch.arg_text.get(k)))
         for launch in self.documented_runs():  # a few commands of a README, when the repository ships no launch
             for src in (launch.script_args, launch.launcher_args):
                 for k, v in src.items():
@@ -1159,14 +1186,19 @@ class Facts:
     def ev(fact: Any, key: str | None = None, value: Any = None) -> Evidence:
         """Evidence from any fact record (or a Setting)."""
         if isinstance(fact, Setting):
-            text = flag_snippet(fact.text, fact.key, fact.value) if fact.source == "launcher" else fact.text
+            text = (fact.spelled or flag_snippet(fact.text, fact.key, fact.value)) if fact.source == "launcher" else fact.text
             return Evidence(fact.path, fact.line, text, key or fact.key, fact.value if value is None else value)
         if isinstance(fact, Launch) and key and key.startswith("-"):  # a flag of a continued command: the line that holds it
             line = fact.arg_line(key.lstrip("-").replace("-", "_"))
             flag = key.lstrip("-").replace("-", "_")
             raw = fact.script_args.get(flag, fact.launcher_args.get(flag))
-            return Evidence(fact.path, line, fact.text if line == fact.line else flag_snippet(fact.text, key, raw), key, value)
+            spelled = fact.arg_text.get(flag)
+            return Evidence(fact.path, line, fact.text if line == fact.line else spelled or flag_snippet(fact.text, key, raw), key, value)
         return Evidence(fact.path, fact.line, getattr(fact, "text", ""), key, value)
+
+
+#: a launch argument naming the config file the run starts from
+_BASE_CONFIG_KEYS = frozenset({"config", "config_file", "cfg", "configs", "config_path", "cfg_file"})
 
 
 def flag_snippet(command: str, key: str, value: Any = None) -> str:
@@ -1180,6 +1212,10 @@ def flag_snippet(command: str, key: str, value: Any = None) -> str:
         m = re.search(r"(?:^|\s)(--?" + re.escape(spelling) + r")(?:(=|\s+)(?!-)(\"[^\"]*\"|'[^']*'|\S+))?(?=\s|$)", command)
         if m:
             return m.group(0).strip()
+    # a Hydra override as written (``actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2``)
+    m = re.search(r"(?:^|\s)(\+{0,2}" + re.escape(name.replace("-", "_")) + r"=\S*)", command)
+    if m:
+        return m.group(1)
     if value is None:
         return command
     dashed = len(re.findall(r"\s--\w+-", command)) >= len(re.findall(r"\s--\w+_", command))

@@ -262,6 +262,7 @@ class Launch:
     env: dict[str, str] = field(default_factory=dict)  # VAR=value prefixes of this command
     arg_lines: dict[str, int] = field(default_factory=dict)  # physical line of a script flag not on the command's first line
     launcher_arg_lines: dict[str, int] = field(default_factory=dict)  # same for the launcher's own flags
+    arg_text: dict[str, str] = field(default_factory=dict)  # a script flag as written (``--ds.zero_stage 3``, ``a.b=2``)
 
     def arg_line(self, key: str) -> int:
         """The line that holds a flag (``--bf16`` on line 12 of a command continued from line 4): read with .get(k, line)."""
@@ -490,3 +491,4 @@ class Setting:
     rank: int
     script: str | None = None  # for a launcher flag: the script it is passed to
     guard: str | None = None  # an arm of a conditional expression that the project's settings choose (see Facts.alternatives)
+    spelled: str | None = field(default=None, compare=False)  # a launcher flag as written (``--ds.zero_stage 3``, ``a.b=2``)

@@ -467,6 +467,62 @@ def test_shell_heredoc_configs_become_config_entries_at_their_lines() -> None:
     assert x("a.sh", "cat <<< 'a: 1'\npython - <<PY\nimport torch\nPY\n").configs == []
 
 
+def test_shell_heredoc_read_into_a_variable_is_the_launch_flags_at_their_lines() -> None:
+    """OpenRLHF's launch scripts: ``read -r -d '' training_commands <<EOF`` holds the module and its flags, and
+    ``deepspeed --module $training_commands`` runs them; a quoted delimiter keeps ``$VARS`` as written."""
+    ff = x("examples/scripts/train_sft.sh", (
+        "set -x\n"
+        "MAX_LEN=2048\n"
+        "read -r -d '' training_commands <<EOF\n"
+        "openrlhf.cli.train_sft \\\n"
+        "   --data.max_len $MAX_LEN \\\n"
+        "   --train.micro_batch_size 2 \\\n"
+        "   --ds.packing_samples \\\n"
+        "   --model.gradient_checkpointing_enable\n"
+        "EOF\n"
+        "    # --wandb [WANDB_TOKENS]\n"
+        "read -d '' -r quoted <<'EOF'\n"
+        "openrlhf.cli.train_rm --data.max_len $MAX_LEN\n"
+        "EOF\n"
+        "if [[ ${1} != \"slurm\" ]]; then\n"
+        "    deepspeed --module $training_commands\n"
+        "    deepspeed --module $quoted\n"
+        "fi\n"
+    ))
+    sft, rm = ff.launches
+    assert (sft.line, sft.launcher, sft.script) == (15, "deepspeed", "openrlhf.cli.train_sft")
+    assert sft.script_args == {"data.max_len": 2048, "train.micro_batch_size": 2, "ds.packing_samples": True,
+                               "model.gradient_checkpointing_enable": True}
+    assert [sft.arg_line(k) for k in sft.script_args] == [5, 6, 7, 8]
+    assert rm.script == "openrlhf.cli.train_rm" and rm.script_args == {"data.max_len": "$MAX_LEN"} and rm.arg_line("data.max_len") == 12
+
+
+def test_shell_hydra_overrides_are_script_args_written_as_they_are() -> None:
+    """verl's launches: ``python3 -m verl.trainer.main_ppo key.path=value ...`` (Hydra overrides, ``+`` adds a key); a
+    quoted ``"$var"`` holding spaces stays one value; each flag keeps its line and its spelling for the evidence."""
+    ff = x("examples/run_qwen2-7b_megatron.sh", (
+        "train_files=\"['$HOME/gsm8k/train.parquet', '$HOME/math/train.parquet']\"\n"
+        "python3 -m verl.trainer.main_ppo --config-path=config \\\n"
+        "    --config-name='ppo_megatron_trainer.yaml' \\\n"
+        "    data.train_files=\"$train_files\" \\\n"
+        "    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 \\\n"
+        "    +actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularity=full \\\n"
+        "    ~trainer.logger \\\n"
+        "    trainer.n_gpus_per_node=8 $@\n"
+        "python train.py --ds.zero_stage 3 --bf16\n"
+    ))
+    verl, ds = ff.launches
+    assert verl.script == "verl.trainer.main_ppo"
+    assert verl.script_args["actor_rollout_ref.actor.megatron.tensor_model_parallel_size"] == 2
+    assert verl.script_args["actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularity"] == "full"
+    assert verl.script_args["data.train_files"] == "[$HOME/gsm8k/train.parquet, $HOME/math/train.parquet]"
+    assert verl.script_args["trainer.n_gpus_per_node"] == 8 and "trainer.logger" not in verl.script_args
+    assert verl.arg_line("actor_rollout_ref.actor.megatron.tensor_model_parallel_size") == 5
+    assert verl.arg_text["actor_rollout_ref.actor.megatron.tensor_model_parallel_size"] == (
+        "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2")
+    assert ds.arg_text == {"ds.zero_stage": "--ds.zero_stage 3", "bf16": "--bf16"}
+
+
 def test_notebook_code_cells_at_their_file_lines() -> None:
     import json
 
