@@ -64,7 +64,20 @@ def _framework_class(facts: Facts, c: Any) -> bool:
     imported from TRL resolves to ``trl.SFTTrainer``; a bare name counts only when its file star-imports, or imports an
     HF framework (the name reaches it some other way). A relative import's name (EasyR1's ``from .config import
     PPOConfig``, resolved as ``.config.PPOConfig``) is the project's own class, judged as a bare name."""
-    return ("." in c.name and not c.name.startswith(".")) or imports_hf(facts, c.path)
+    if "." in c.name and not c.name.startswith("."):
+        return not _own_module(facts, c.name)
+    return imports_hf(facts, c.path)
+
+
+def _own_module(facts: Facts, dotted: str) -> bool:
+    """``openrlhf.trainer.sft_trainer.SFTTrainer`` scanned inside OpenRLHF itself: the module is a file of the tree, so the
+    class is the project's own (its DeepSpeed loop), not an HF trainer. A copy of transformers or TRL stays theirs."""
+    mod = dotted.rsplit(".", 1)[0]
+    if mod.split(".", 1)[0] in ("transformers", "trl") or "." not in mod:
+        return False
+    rel = mod.replace(".", "/")
+    return any(p == f"{rel}.py" or p.endswith(f"/{rel}.py") for p in facts.paths_named(rel.rsplit("/", 1)[-1] + ".py")) or any(
+        p == f"{rel}/__init__.py" or p.endswith(f"/{rel}/__init__.py") for p in facts.paths_named("__init__.py"))
 
 
 def imports_hf(facts: Facts, path: str) -> bool:
@@ -288,6 +301,29 @@ def checkpoint_gather(s: Any, name: str) -> bool:
         s.source == "field-default" and bool(_CHECKPOINT_OPTIONS.match(s.key)))
 
 
+def _args_attr_state(facts: Facts, name: str) -> tuple[bool | None, list[Any]]:
+    """A flag the entry script sets on its parsed arguments object with a constant (2U1/Qwen2-VL-Finetune
+    ``train_grpo.py``: ``training_args.use_liger_loss = False`` before building the trainer, which reads
+    ``self.use_liger_loss = args.use_liger_loss``): that constant, when every such assignment outside tests agrees and
+    none sits under an ``if``. (None, []) otherwise; a ``self.<name> = ...`` is the object's own state, not this."""
+    sites = [a for a in facts.attr_assigns(name) if a.target.endswith(f".{name}") and not a.target.startswith(("self.", "?"))
+             and isinstance(a.value, bool) and not _TEST_FILE.search(a.path)]
+    if not sites or any(a.guard for a in sites) or len({a.value for a in sites}) != 1:
+        return None, []
+    return sites[0].value, sites
+
+
+def _keyword_of_own_branch(facts: Facts, s: Setting, name: str) -> bool:
+    """A call keyword of the same name inside the branch that tests the flag (OpenRLHF ``if load_in_4bit:
+    nf4_config = BitsAndBytesConfig(load_in_4bit=True, ...)``): what the branch does once the flag is on, not a setting
+    of the flag."""
+    if s.source != "call" or s.path not in facts.files:
+        return False
+    short = s.key.split("(", 1)[0].rsplit(".", 1)[-1]
+    return any(c.short == short and (c.line == s.line or s.line in c.kw_lines.values())
+               and any(n == name and not neg for n, neg in guard_flags(c.guard)) for c in facts.files[s.path].calls)
+
+
 def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
     """True/False when every effective setting of ``name`` turns it on/off; None when unset or mixed.
 
@@ -298,7 +334,7 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
     vals: list[bool | None] = []
     # a checkpoint's state-dict options (``StateDictOptions(cpu_offload=True)``: tensors gathered to CPU to be written)
     # share the keyword's name with the training switch, not its meaning
-    eff = [s for s in facts.effective(name) if not checkpoint_gather(s, name)]
+    eff = [s for s in facts.effective(name) if not checkpoint_gather(s, name) and not _keyword_of_own_branch(facts, s, name)]
     # a launch flag overrides the script's own module-level value (nanoGPT: ``compile = True`` in train.py, then
     # ``python train.py --compile=False``: its configurator applies the flag after the assignment)
     launched = {s.script.lstrip("./") for s in eff if s.source == "launcher" and s.script}
@@ -325,7 +361,7 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
             # ``activation_checkpointing=mesh_context.activation_checkpointing``, ``parsed["activation_checkpointing"]``,
             # ``getattr(config, "activation_checkpointing", False)``: the same name handed on from any holder)
             concrete = [x for x in facts.settings(name) if not isinstance(x.value, Expr)
-                        and not checkpoint_gather(x, name)]
+                        and not checkpoint_gather(x, name) and not _keyword_of_own_branch(facts, x, name)]
             top = max((x.rank for x in concrete), default=None)
             vals += [truthy(x.value) for x in concrete if x.rank == top] or [None]
         else:
@@ -426,13 +462,15 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
         return cmp_off
     for name, neg in guard_flags(guard):
         state = flag_state(facts, name)
-        sites: list[Any] = facts.effective(name)
+        sites: list[Any] = [s for s in facts.effective(name) if not _keyword_of_own_branch(facts, s, name)]
         if state is None and not sites:
             state, sites = _forwarded_flag(facts, name, call.path)
         if state is None and not sites:
             state, sites = _set_only_when_off(facts, name, call.path)
         if state is None and not sites and isinstance(call, Call):
             state, sites = _popped_flag(facts, name, call)
+        if state is None and not sites:
+            state, sites = _args_attr_state(facts, name)
         if state is not None and state is neg:
             return sites
     return section_flag_off(facts, call) or param_default_off(facts, call) or or_guard_off(facts, call)

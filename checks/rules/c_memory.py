@@ -2494,6 +2494,35 @@ def _sam_optimizer(body: str) -> dict[str, str]:
     }
 
 
+def _ratio_strategy(global_batch: int, micro: int) -> dict[str, str]:
+    """OpenRLHF's shape: the DeepSpeed strategy computes its accumulation from the run's global and micro batch, sets
+    ``gradient_accumulation_steps = 1`` only in its dynamic-batch mode, and a heredoc launch passes both sizes."""
+    return {
+        "openrlhf/utils/deepspeed/deepspeed.py": (
+            "import torch.distributed as dist\n\n\nclass DeepspeedStrategy:\n"
+            "    def __init__(self, train_batch_size=1, micro_train_batch_size=1, args=None):\n"
+            "        self.train_batch_size = train_batch_size\n        self.micro_train_batch_size = micro_train_batch_size\n"
+            "        self.use_dynamic_batch = getattr(args.train, 'dynamic_batch_enable', False)\n\n"
+            "    def setup_distributed(self):\n        self.world_size = dist.get_world_size()\n"
+            "        self.accumulated_gradient = (\n            self.train_batch_size\n            // self.micro_train_batch_size\n"
+            "            // self.world_size\n        )\n\n"
+            "    def get_ds_train_config(self):\n        ds_config = {'zero_optimization': {'stage': 2}}\n"
+            "        if self.use_dynamic_batch:\n            ds_config['train_micro_batch_size_per_gpu'] = 1\n"
+            "            ds_config['gradient_accumulation_steps'] = 1\n        else:\n"
+            "            ds_config['train_micro_batch_size_per_gpu'] = self.micro_train_batch_size\n"
+            "            ds_config['train_batch_size'] = self.train_batch_size\n        return ds_config\n"),
+        "openrlhf/cli/train_sft.py": (
+            "import argparse\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--train.batch_size', type=int, default=128)\n"
+            "parser.add_argument('--train.micro_batch_size', type=int, default=8)\n"
+            "parser.add_argument('--train.dynamic_batch_enable', action='store_true', default=False)\nargs = parser.parse_args()\n"),
+        "examples/scripts/train_sft.sh": (
+            "set -x\n\nread -r -d '' training_commands <<EOF\nopenrlhf.cli.train_sft \\\n   --data.max_len 2048 \\\n"
+            f"   --train.batch_size {global_batch} \\\n   --train.micro_batch_size {micro} \\\n   --ds.zero_stage 2\nEOF\n\n"
+            "if [[ ${1} != \"slurm\" ]]; then\n    deepspeed --module $training_commands\nfi\n"),
+    }
+
+
 @register
 class C5GradientAccumulation(Check):
     id = "C5"
@@ -2648,6 +2677,8 @@ class C5GradientAccumulation(Check):
                 Status.NA, "JAX: MultiSteps every 1 micro-batch, one gradient per update: not judged, nothing found"),
         Example(_jax_step("loss, grads = eqx.filter_value_and_grad(loss_fn)(model, batch)"), Status.NA,
                 "JAX: one gradient per update: not judged (a PyTorch-spelling check found nothing)"),
+        Example(_ratio_strategy(256, 2), U, "OpenRLHF: accumulation computed from the global and micro batch the launch passes"),
+        Example(_ratio_strategy(8, 1), N, "the same strategy, a launch whose global batch is one micro-batch per GPU"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2655,6 +2686,7 @@ class C5GradientAccumulation(Check):
         used: list = []
         ones: list = []
         any_one = False  # some effective value, a code default included, is 1
+        moded = False  # a value of 1 set only in one mode (see _one_mode) was left out
         n: float | None = None
         for s in f.effective(*_GA_KEYS):
             v = as_number(s.value)
@@ -2665,8 +2697,15 @@ class C5GradientAccumulation(Check):
                 n = max(n or 0, v)
             elif v == 1:
                 any_one = True
-                if s.rank > 0 or s.source == "field-default":
+                if (s.rank > 0 or s.source == "field-default") and not _one_mode(f, s):
                     ones.append(s)
+                elif _one_mode(f, s):
+                    moded = True
+        if moded and not used and not ones:
+            # the one-mode value shadowed the code default the run keeps (collie: ``ds_config["gradient_accumulation_steps"]
+            # = 1`` only for the LOMO optimizer; ``CollieConfig.gradient_accumulation_steps`` defaults to 1)
+            ones = [s for s in f.settings(*_GA_KEYS) if s.source in ("field-default", "argparse-default") and as_number(s.value) == 1
+                    and not _TEST_FILE.search(s.path)]
         # a count inside an accumulation section (fairseq2 ``class GradAccumulationConfig: num_batches: int = 1``, a recipe's
         # ``grad_accumulation: {num_batches: 4}``)
         sections = [*(x for x in f.fields(*_GA_COUNTS) if _GA_OWNER.search(x.owner)),
@@ -2741,6 +2780,9 @@ class C5GradientAccumulation(Check):
         if code or hooks:
             return Outcome(N, evs(ones), "the loop supports accumulation, but every visible setting leaves it at 1",
                            {"gradient_accumulation_steps": 1})
+        ratio = _computed_accumulation(f) if (moded or not ones) else None
+        if ratio is not None:
+            return ratio
         if ones:
             return Outcome(N, evs(ones), "gradient_accumulation_steps is 1", {"gradient_accumulation_steps": 1})
         filled = _post_init_accumulation(f)
@@ -2871,6 +2913,107 @@ class C5GradientAccumulation(Check):
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         return super().recommendation_priority(ctx, outcome) if ctx.project.does_training else None
+
+
+#: a trainer attribute holding the number of micro-batches per optimizer step
+_GA_ATTRS = ("accumulated_gradient", "gradient_accumulation_steps", "grad_accum_steps", "accumulation_steps", "grad_accum",
+             "num_accumulation_steps", "accumulate_steps", "gradient_accumulation")
+#: ``train_batch_size * ... // micro_train_batch_size // world_size``: a global batch over the micro-batch (and ranks)
+_GA_RATIO = re.compile(r"batch_size\b[^/]*//?[^/]*\bmicro\w*batch\w*")
+
+
+#: a batch-size prefix that is not the training step's (``--rollout.batch_size``: prompts per generation round)
+_NOT_TRAIN_BATCH = re.compile(r"(?i)(rollout|eval|val|generat|infer|sampl|reward|ref)")
+
+
+def launch_batch_pairs(f: Facts) -> list[tuple[float, float, Any, str]]:
+    """(global batch, micro-batch, launch, global key) of each launch that passes both with one prefix (OpenRLHF
+    ``--train.batch_size 256 --train.micro_batch_size 2``; older ``--train_batch_size 128 --micro_train_batch_size 4``)."""
+    out: list[tuple[float, float, Any, str]] = []
+    for launch in f.launches():
+        args = {k.lstrip("-").replace("-", "_"): (k, v) for k, v in launch.script_args.items()}
+        for k, (raw, v) in args.items():
+            head, _, last = k.rpartition(".")
+            if last not in ("batch_size", "train_batch_size") or _NOT_TRAIN_BATCH.search(head):
+                continue
+            prefix = f"{head}." if head else ""
+            micro = args.get(f"{prefix}micro_batch_size") or args.get(f"{prefix}micro_{last}")
+            g, m = as_number(v), as_number(micro[1]) if micro else None
+            if g and m and g >= m:
+                out.append((g, m, launch, raw))
+                break
+    return out
+
+
+def _default_batch_pairs(f: Facts) -> list[tuple[float, float, Evidence, str]]:
+    """(global batch, micro-batch, evidence, key) of an argument parser whose defaults give both sizes with one prefix
+    (OpenRLHF 0.11 ``--train.batch_size`` 128 and ``--train.micro_batch_size`` 8 in ``cli/train_sft.py``)."""
+    out: list[tuple[float, float, Evidence, str]] = []
+    by_file: dict[str, dict[str, Any]] = {}
+    for a in f.arg_options("batch_size", "micro_batch_size", "train_batch_size", "micro_train_batch_size"):
+        if _TEST_FILE.search(a.path):
+            continue
+        for flag in a.flags:
+            if flag.startswith("--"):
+                by_file.setdefault(a.path, {})[flag[2:].replace("-", "_")] = a
+    for opts in by_file.values():
+        for k, a in opts.items():
+            head, _, last = k.rpartition(".")
+            if last not in ("batch_size", "train_batch_size") or _NOT_TRAIN_BATCH.search(head):
+                continue
+            prefix = f"{head}." if head else ""
+            m_opt = opts.get(f"{prefix}micro_batch_size") or opts.get(f"{prefix}micro_{last}")
+            g, m = as_number(a.default), as_number(m_opt.default) if m_opt else None
+            if g and m and g >= m and not isinstance(a.default, bool):
+                out.append((g, m, f.ev(a), k))
+                break
+    return out
+
+
+def _computed_accumulation(f: Facts) -> Outcome | None:
+    """The trainer computes its accumulation count as global batch / (micro-batch x ranks) (OpenRLHF's strategy:
+    ``self.accumulated_gradient = self.train_batch_size * ... // self.micro_train_batch_size // self.world_size``, the
+    DeepSpeed config given ``train_batch_size`` and ``train_micro_batch_size_per_gpu``), and the launches pass both
+    sizes (or, with no launch, the argument parser's defaults give them): accumulation whenever the global batch is more
+    than one micro-batch per GPU. Judged by the ratios on one node of ``_NODE_GPUS`` GPUs; None when no such
+    computation or no sizes are seen."""
+    sites = [a for n in _GA_ATTRS for a in f.attr_assigns(n) if isinstance(a.value, Expr) and _GA_RATIO.search(a.value.text or "")
+             and not _TEST_FILE.search(a.path)]
+    if not sites:
+        return None
+    pairs: list[tuple[float, float, Evidence, str]] = [
+        (g, m, Evidence(x.path, x.arg_line(k), x.arg_text.get(k) or f"{k} {x.script_args[k]}", k, x.script_args[k]), k)
+        for g, m, x, k in launch_batch_pairs(f)]
+    whose = "launches"
+    if not pairs:
+        pairs, whose = _default_batch_pairs(f), "argument parsers' defaults"
+    if not pairs:
+        return None
+    a = sites[0]
+    many = [p for p in pairs if p[0] / (p[1] * _NODE_GPUS) >= 2]
+    g, m, ev, k = (many or pairs)[0]
+    where = f"{k} {g:g} over a micro-batch of {m:g} at {ev.path}:{ev.line}"
+    cited = [f.ev(a)] + [p[2] for p in (many or pairs)[:5]]
+    how = f"the trainer accumulates global batch / (micro-batch x data-parallel ranks) micro-batches per step ({a.path}:{a.line})"
+    if len(many) * 2 >= len(pairs):
+        return Outcome(U, cited, f"{how}; {len(many)} of {len(pairs)} {whose} set sizes that accumulate ({where}: "
+                       f"{g / (m * _NODE_GPUS):g} micro-batches per step on {_NODE_GPUS} GPUs)",
+                       {"gradient_accumulation_steps": int(g // (m * _NODE_GPUS))})
+    return Outcome(N, cited, f"{how}, but only {len(many)} of {len(pairs)} {whose} set a global batch of two or more "
+                   f"micro-batches per GPU on {_NODE_GPUS} GPUs", {"gradient_accumulation_steps": 1})
+
+
+def _one_mode(f: Facts, s: Setting) -> bool:
+    """``ds_config["gradient_accumulation_steps"] = 1`` under an ``if`` the settings do not show to be on (OpenRLHF: only
+    ``if self.use_dynamic_batch:``, whose token-budget batches accumulate by their own count; the ``else`` branch sets
+    ``train_batch_size`` and DeepSpeed derives the accumulation from it): the value of one mode, not the run's."""
+    if s.source != "config" or not s.path.endswith(".py"):
+        return False
+    for e in f.files[s.path].configs if s.path in f.files else ():
+        if e.line == s.line and e.guard:
+            flags = guard_flags(e.guard)
+            return not flags or not all(flag_state(f, n) is (not neg) for n, neg in flags)
+    return False
 
 
 # --- C6 memory pool / buffer reuse ----------------------------------------------

@@ -1900,6 +1900,19 @@ class D6OperatorFusion(Check):
     examples = (
         Example({"train.py": "import torch\nopt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)\n"}, U, "torch fused"),
         Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-3.1-8B\noptim: adamw_torch_fused\n"}, U, "hf optim"),
+        Example({"nanochat/optim.py": (  # nanochat: its own AdamW step, compiled into fused kernels
+            "import torch\n\n\n@torch.compile(dynamic=False, fullgraph=True)\n"
+            "def adamw_step_fused(p, grad, exp_avg, exp_avg_sq, step_t, lr_t, beta1_t, beta2_t, eps_t, wd_t):\n"
+            "    p.mul_(1 - lr_t * wd_t)\n    exp_avg.lerp_(grad, 1 - beta1_t)\n"
+            "    exp_avg_sq.lerp_(grad.square(), 1 - beta2_t)\n    p.add_(exp_avg / (exp_avg_sq.sqrt() + eps_t), alpha=-lr_t)\n\n\n"
+            "class DistAdamW(torch.optim.Optimizer):\n    @torch.no_grad()\n    def step(self):\n"
+            "        for group in self.param_groups:\n            for p in group['params']:\n"
+            "                st = self.state[p]\n                adamw_step_fused(p, p.grad, st['exp_avg'], st['exp_avg_sq'], *self._scalars)\n"),
+            "scripts/base_train.py": "from nanochat.optim import DistAdamW\noptimizer = DistAdamW(model.parameters(), lr=3e-4)\n"},
+                U, "the project's own optimizer step compiled with torch.compile"),
+        Example({"optim/muon.py": "import torch\n\n\n@torch.compile\ndef zeropower_via_newtonschulz5(G, steps=5):\n    return G\n",
+                 "train.py": "import torch\nopt = torch.optim.AdamW(model.parameters(), lr=3e-4)\n"},
+                N, "a compiled Newton-Schulz helper is not the optimizer step; the AdamW is unfused"),
         Example({"ds_config.json": (
             '{\n  "train_micro_batch_size_per_gpu": 4,\n  "optimizer": {\n    "type": "AdamW",\n    "params": {"lr": 2e-5}\n  },\n'
             '  "zero_optimization": {"stage": 2}\n}\n')}, U, "deepspeed default fusedadam"),
@@ -1970,6 +1983,9 @@ class D6OperatorFusion(Check):
         ds = _ds_fused_optimizer(f)
         used += ds
         optim_fused = optim_fused or bool(ds)
+        compiled = _compiled_optimizer_step(f)
+        used += compiled
+        optim_fused = optim_fused or bool(compiled)
         apex_like = [u for u in f.uses(*_FUSED_USES) if not guard_off(f, u)]
         # a fused layer imported in ``try: ... except ImportError:`` from a package the project does not depend on (the
         # vendored HF T5 copy's ``T5LayerNorm = FusedRMSNorm`` when apex happens to be installed) is not in effect by default
@@ -2030,6 +2046,19 @@ class D6OperatorFusion(Check):
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         # the advice is a fused optimizer: nothing to say to a serving-only project
         return super().recommendation_priority(ctx, outcome) if ctx.project.does_training else None
+
+
+#: a function that is an optimizer's update step (nanochat ``adamw_step_fused``, ``muon_step_fused``)
+_OPT_STEP_FUNC = re.compile(r"(?i)(adam|muon|lion|sgd|lamb|sophia|shampoo|soap)\w*(step|update)|(step|update)\w*(adam|muon|lion|sgd)")
+
+
+def _compiled_optimizer_step(f: Facts) -> list[Any]:
+    """An optimizer's update math compiled into fused kernels: ``@torch.compile`` on the project's own optimizer step
+    function (nanochat ``@torch.compile(dynamic=False, fullgraph=True) def adamw_step_fused(...)`` in ``nanochat/optim.py``,
+    called from its ``DistAdamW.step``). Inductor fuses the element-wise update of each parameter into a kernel or two,
+    which is what ``fused=True`` gives a stock optimizer."""
+    return [d for d in f.decorators("torch.compile", "torch._dynamo.optimize") if _OPT_STEP_FUNC.search(d.target or "")
+            and not _TEST_PATH.search(d.path)]
 
 
 # --- D7 Tensor Core alignment ---------------------------------------------------

@@ -4407,11 +4407,11 @@ class F7SequencePacking(_DataCheck):
             # padding removal in a few recipes of a family whose other recipes leave it unset (alignment-handbook:
             # ``padding_free: true`` in one DPO recipe of 22): an option those recipes take, not the project's runs
             on_n, set_n = unpad_few[next(iter(unpad_few))]
-            minority_note += f"; padding removal ({unpad_on[0].key}) is on in {on_n} of the {set_n} recipes of that family, not the majority"
+            minority_note += f"; padding removal ({unpad_on[0].key.lstrip('-')}) is on in {on_n} of the {set_n} recipes of that family, not the majority"
             unpad_on = []
         if unpad_on and len(unpad_on) * 2 > len(unpad):
             return Outcome(P, [f.ev(s) for s in unpad_on] + off,
-                           f"padding removed ({unpad_on[0].key}: true in {len({s.path for s in unpad_on})} of {len({s.path for s in unpad})} "
+                           f"padding removed ({unpad_on[0].key.lstrip('-')}: true in {len({s.path for s in unpad_on})} of {len({s.path for s in unpad})} "
                            f"settings: unpadded varlen batches) but samples are not packed up to the sequence length" + minority_note,
                            {"packing": False, "remove_padding": True})
         # ``DataCollatorWithFlattening`` concatenates each batch into one row for flash-attention varlen kernels: the same
@@ -4558,12 +4558,18 @@ def _budget_packing(f: Facts) -> list[Evidence]:
     return [_ev(c, key=f"{c.short}({budget}=)", value=_text(c.kwargs[budget]))] + [_ev(v, key=v.short) for v in varlen[:3]]
 
 
-def _switched_on(f: Facts, c: Call) -> bool:
+def _switched_on(f: Facts, c: Call, hops: int = 1) -> bool:
     """The call runs: under ``if`` flags that are all known to be on (``if self.use_sample_packing:`` with
-    ``use_sample_packing: true``), or unguarded in a model's ``forward``."""
+    ``use_sample_packing: true``), or unguarded in a model's ``forward``, or (``hops``) unguarded in a helper whose every
+    caller runs it so."""
     flags = guard_flags(c.guard)
     if not c.guard:
-        return c.func == "forward"
+        if c.func == "forward" or not hops or not c.func or c.func.startswith("_"):
+            return c.func == "forward"
+        # a helper (OpenRLHF ``unpad_and_slice_tensor``) every caller of which runs it: in a ``forward`` under
+        # ``if self.packing_samples:``, the flag on in the launches
+        callers = [x for x in f.calls(c.func) if x.func != c.func and not _in_tests(x.path)]
+        return bool(callers) and all(_switched_on(f, x, hops - 1) for x in callers)
     return bool(flags) and all(flag_state(f, name) is (not neg) for name, neg in flags)
 
 
@@ -4601,7 +4607,9 @@ def _minority_recipes(settings: list[Any], f: Facts | None = None) -> dict[str, 
     on: set[str] = set()
     off: set[str] = set()
     for s in settings:
-        if s.source != "config" or not s.path.endswith((".yaml", ".yml", ".json")) or _in_tests(s.path):
+        # a launch script that passes the switch (verl: ``actor_rollout_ref.model.use_remove_padding=True`` in 83 of its
+        # 126 example launches) is a recipe as well
+        if not (s.source == "launcher" or (s.source == "config" and s.path.endswith((".yaml", ".yml", ".json")))) or _in_tests(s.path):
             continue
         t = truthy(s.value)
         if t is True:
@@ -4612,7 +4620,7 @@ def _minority_recipes(settings: list[Any], f: Facts | None = None) -> dict[str, 
     if on and f is not None:
         # recipes of the same family that leave the switch unset run with it off: packing is off by default in every trainer
         # (TRL ``packing``, axolotl ``sample_packing``, LLaMA-Factory ``packing``; oumi: ``packing: True`` in 1 of 159 recipes)
-        off |= set(f.sibling_recipes(on | off)) - on
+        off |= set(f.sibling_recipes({p for p in on | off if p.endswith((".yaml", ".yml", ".json"))})) - on
     if not on or len(off) < 3 or len(on) * 2 > len(on) + len(off):
         return {}
     return {p: (len(on), len(on) + len(off)) for p in on}

@@ -56,6 +56,7 @@ from ._helpers import (
     uses_hf_trainer,
 )
 from ._registry import recipes_calling, split_text, total_recipes
+from .c_memory import launch_batch_pairs
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -153,6 +154,10 @@ _DECAY_WORDS = ("cos", "linear", "poly", "inverse", "sqrt", "wsd", "decay", "exp
 _CONSTANT = {"constant", "fixed", "const", "constantlr", "constant_lr", "none", "null", "no", ""}
 
 
+_WARMDOWN_KEYS = ("warmdown_ratio", "warmdown_iters", "warmdown_steps", "warmdown_frac", "cooldown_frac", "cooldown_ratio",
+                  "cooldown_steps", "cooldown_iters")
+
+
 def _classify_schedule(name: str) -> tuple[bool, bool] | None:
     """(warmup, decay) implied by a schedule name, or None when the name says nothing."""
     s = name.strip().lower().replace("-", "_").replace(" ", "_").rsplit(".", 1)[-1]
@@ -165,7 +170,7 @@ def _classify_schedule(name: str) -> tuple[bool, bool] | None:
         return (warm, False)
     if s in {"warmuplr", "warmup", "warmup_lr"}:
         return (True, False)
-    decay = any(k in s for k in _DECAY_WORDS)
+    decay = any(k in s for k in _DECAY_WORDS) or "warmdown" in s or "cooldown" in s
     if warm or decay:
         return (warm, decay)
     return None
@@ -225,6 +230,37 @@ def _lr_files(f: Facts) -> set[str]:
     paths = {s.path for s in f.settings(*_LR_NAMES)}
     paths |= {c.path for c in f.calls(*_HF_SCHED_FUNCS, *_TORCH_DECAY, "OneCycleLR", "LambdaLR", "LinearLR")}
     return paths
+
+
+def _minority_launches(f: Facts, sites: list[Any]) -> tuple[list[Any], int, int, str] | None:
+    """The launch-flag settings among ``sites`` when every one is a launch flag of one script and fewer than half of that
+    script's launches pass any of them: (those settings, launches passing one, launches of the script, the script)."""
+    flags = [s for s in sites if isinstance(s, Setting) and s.source == "launcher" and s.script]
+    if not flags or len(flags) != len(sites) or len({s.script for s in flags}) != 1:
+        return None
+    script = flags[0].script or ""
+    launches = [x for x in f.launches() if x.script == script]
+    passing = {s.path for s in flags}
+    if len(launches) < 3 or len(passing) * 2 >= len({x.path for x in launches}):
+        return None
+    return flags, len(passing), len({x.path for x in launches}), script
+
+
+#: nanochat ``scripts/base_train.py``: warmup, a constant phase, and a linear warmdown whose length is a ratio of the steps
+_WSD_SCRIPT = (
+    "import argparse\n\nparser = argparse.ArgumentParser()\n"
+    "parser.add_argument('--warmup-steps', type=int, default=40, help='number of steps for LR warmup')\n"
+    "parser.add_argument('--warmdown-ratio', type=float, default={warmdown}, help='ratio of iterations for LR warmdown')\n"
+    "args = parser.parse_args()\nnum_iterations = 10000\n\n\n"
+    "def get_lr_multiplier(it):\n    warmup_iters = args.warmup_steps\n"
+    "    warmdown_iters = round(args.warmdown_ratio * num_iterations)\n"
+    "    if it < warmup_iters:\n        return (it + 1) / warmup_iters\n"
+    "    elif it <= num_iterations - warmdown_iters:\n        return 1.0\n"
+    "    progress = (num_iterations - it) / warmdown_iters\n    return progress\n\n\n"
+    "for step in range(num_iterations):\n    for group in optimizer.param_groups:\n"
+    "        group['lr'] = group['initial_lr'] * get_lr_multiplier(step)\n"
+    "    loss = model(x, y)\n    loss.backward()\n    optimizer.step()\n"
+)
 
 
 class _Sched:
@@ -332,6 +368,12 @@ def _g1_scan(f: Facts) -> _Sched:
             n = _num(s.value)
             if n and n > 0:
                 r.decay.append(s)
+    # a warmup-stable-decay schedule's final phase (nanochat ``--warmdown-ratio 0.65``, modded-nanogpt ``cooldown_frac``)
+    for s in f.effective(*_WARMDOWN_KEYS):
+        n = _num(s.value)
+        if n and n > 0 and not isinstance(s.value, bool):
+            r.decay.append(s)
+            r.names.append("warmdown")
     # scheduler calls
     for c in _live(f, [c for c in hf_sched if id(c) not in menu]):
         _hf_sched_call(f, c, r)
@@ -918,14 +960,27 @@ class G1LRSchedule(Check):
         Example(_config_menu(2000), U, "the same library whose default scheduler config warms up for 2000 steps"),
         Example(_named_warmup(0), N, "a constant_with_warmup scheduler whose section sets 0 warmup steps: a constant LR"),
         Example(_named_warmup(100), P, "the same scheduler with 100 warmup steps and no decay"),
+        Example({"scripts/base_train.py": _WSD_SCRIPT.format(warmdown=0.65)}, U,
+                "nanochat: linear warmup, constant, then a linear warmdown over the last 65% of the steps"),
+        Example({"scripts/base_train.py": _WSD_SCRIPT.format(warmdown=0.0)}, P, "the same schedule with no warmdown"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         r = _g1_scan(ctx.facts)
+        few = _minority_launches(ctx.facts, r.warm)
+        if few:
+            # a warmup only a few launches of a script pass (EasyR1: ``worker.actor.optim.lr_warmup_steps=10`` in 1 of 21
+            # launches of ``verl.trainer.main``, the others run with the base config's 0): not the project's schedule
+            r.warm = [x for x in r.warm if x not in few[0]]
         # the decaying schedule most of the decay sites name (Megatron-LM: ``--lr-decay-style cosine`` in 17 launches), not
         # the first name seen (a ``constant`` beside them would read "warmup + constant schedule")
         decaying = Counter(v for x in r.decay if isinstance(v := getattr(x, "value", None), str) and v in r.names)
         name = decaying.most_common(1)[0][0] if decaying else next((n for n in r.names if n), None)
+        if any(isinstance(x, Setting) for x in r.decay) and name and (_classify_schedule(name) or (False, False))[1] is False:
+            # a setting turns a decay on but the name seen first does not decay (TinyLlama: ``decay_lr = True`` for nanoGPT's
+            # ``get_lr`` cosine in the pre-training script, ``lr_scheduler_type="constant"`` in its SFT script): name the
+            # decay by its code. Decay code alone (an unchosen cosine branch) does not rename the run's constant schedule
+            name = "cosine" if any("cos" in (getattr(x, "text", "") or "") for x in r.decay) else None
         values = {"lr_schedule": name, "warmup": bool(r.warm), "decay": bool(r.decay)}
         if r.warm and r.decay:
             return Outcome(U, r.evidence(r.decay + r.warm), f"warmup + {name or 'decay'} schedule", values)
@@ -933,6 +988,9 @@ class G1LRSchedule(Check):
             return Outcome(P, r.evidence(r.decay + r.no_warm), f"{name or 'decaying'} schedule without warmup", values)
         if r.warm:
             return Outcome(P, r.evidence(r.warm + r.constant), "warmup without a decay phase", values)
+        if few and r.constant:
+            return Outcome(N, r.evidence(r.constant + few[0]), f"constant learning rate; a warmup is set only in {few[1]} of "
+                           f"{few[2]} launches of {few[3]}", values)
         if r.custom:
             return Outcome(P, r.evidence(r.custom), "a custom LR schedule whose warmup/decay cannot be verified statically", values)
         detail = "constant learning rate" if r.constant else "no LR schedule found"
@@ -962,6 +1020,10 @@ def global_batch(f: Facts, ctx: Context | None = None) -> int | None:
             best = max(best or 0, n)
     if best:
         return int(best)
+    # a launch passing a global batch beside its micro-batch (OpenRLHF ``--train.batch_size 256 --train.micro_batch_size 2``)
+    pairs = launch_batch_pairs(f)
+    if pairs:
+        return int(max(g for g, _, _, _ in pairs))
     micro = [n for s in f.effective("per_device_train_batch_size", "train_micro_batch_size_per_gpu", "micro_batch_size",
                                     "micro_batch", "batch_size_per_gpu")
              if (n := as_number(s.value)) and n > 0]
@@ -978,7 +1040,7 @@ def global_batch(f: Facts, ctx: Context | None = None) -> int | None:
 def _gpus_unknown(f: Facts, ctx: Context) -> bool:
     """No explicit global batch size is set and the launches do not fix the GPU count: :func:`global_batch` then
     multiplies per-GPU sizes only."""
-    if ctx.project.num_gpus:
+    if ctx.project.num_gpus or launch_batch_pairs(f):
         return False
     return not any((n := as_number(s.value)) and 0 < n <= _MAX_SEQ_BATCH and not isinstance(s.value, str)
                    for s in f.effective("train_batch_size", "global_batch_size", "global_train_batch_size", "total_batch_size"))
@@ -1099,7 +1161,8 @@ class G2LargeBatchOptimizer(Check):
             # LLaVA: ``deepspeed train_mem.py --per_device_train_batch_size 16`` runs on every GPU of the node; 16 is
             # what one GPU takes per step, not the global batch
             values["global_batch_per_gpu"] = True
-            detail = f"no LAMB/LARS optimizer (a batch of {gb} sequences per GPU per optimizer step; the launch does not fix the GPU count)"
+            detail = (f"no LAMB/LARS optimizer (a batch of {gb} sequence{'s' if gb != 1 else ''} per GPU per optimizer step; "
+                      "the launch does not fix the GPU count)")
         else:
             detail = "no LAMB/LARS optimizer" + (f" (estimated global batch {gb})" if gb else "")
         if options:
@@ -1479,9 +1542,12 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
             and not callers_off(f, c) and not (c.star_kwargs and c.func and not c.args
                                                                and not set(c.kwargs) & _PEFT_CHOICES)
             and not _stale_script(f, c.path) and not _uncalled_config_helper(f, c)]
+    lora += on  # the switch a launch or recipe turns on is the evidence to read first, then the code it enables
     if code and (on or not off):
+        # a launch or recipe that gives the adapter a rank (OpenRLHF ``--ds.lora.rank 64``, read by ``if lora_rank > 0:``)
+        lora += [s for s in f.effective(*_RANK_KEYS) if s.source in ("launcher", "config") and not isinstance(s.value, bool)
+                 and (as_number(s.value) or 0) > 0 and s not in lora]
         lora += code
-    lora += on
     for s in f.effective("finetuning_type", "train_type", "sft_type", "tuner_type", "peft_type", "peft_scheme", "adapter",
                          "finetune_type", "training_type", "tuning_type"):
         if not isinstance(s.value, str):
@@ -1523,6 +1589,9 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
 
 #: a LoRA converter or config a registry recipe lists (torchtitan ``LoRAConverter.Config(rank=8, alpha=16)``)
 _LORA_RECIPE = re.compile(r"(?i)(^|\.)\w*lora\w*(\.config)?$")
+
+
+_RANK_KEYS = ("lora_rank", "lora_r", "lora_dim", "lora.rank")
 
 
 def _qlora_minority(lora: list[Any], q: list[Any]) -> str:
@@ -2802,6 +2871,25 @@ def _fused_head_patch(installed: bool) -> dict[str, str]:
     }
 
 
+def _liger_grpo(value: str) -> dict[str, str]:
+    """2U1/Qwen2-VL-Finetune's shape: a GRPO trainer copied from TRL builds Liger's fused loss only ``if
+    self.use_liger_loss:``, read from its arguments; the entry script assigns that argument a constant."""
+    return {
+        "src/trainer/grpo_trainer.py": (
+            "from liger_kernel.chunked_loss import LigerFusedLinearGRPOLoss\nfrom transformers import Trainer\n\n\n"
+            "class QwenGRPOTrainer(Trainer):\n    def __init__(self, model, args, **kwargs):\n"
+            "        super().__init__(model=model, args=args, **kwargs)\n        self.use_liger_loss = args.use_liger_loss\n"
+            "        if self.use_liger_loss:\n            self.liger_grpo_loss = LigerFusedLinearGRPOLoss(beta=0.04)\n\n"
+            "    def compute_loss(self, model, inputs):\n        if self.use_liger_loss:\n"
+            "            return self.liger_grpo_loss(inputs)\n        return model(**inputs).loss\n"),
+        "src/train/train_grpo.py": (
+            "from trl import GRPOConfig\nfrom transformers import HfArgumentParser\nfrom src.trainer.grpo_trainer import QwenGRPOTrainer\n\n\n"
+            "def train():\n    parser = HfArgumentParser((GRPOConfig,))\n    (training_args,) = parser.parse_args_into_dataclasses()\n"
+            f"    training_args.use_liger_loss = {value}\n"
+            "    trainer = QwenGRPOTrainer(model=model, args=training_args, reward_funcs=[accuracy])\n    trainer.train()\n"),
+    }
+
+
 @register
 class G6FusedAlignmentLoss(Check):
     id = "G6"
@@ -2835,6 +2923,8 @@ class G6FusedAlignmentLoss(Check):
         ),
     }
     examples = (
+        Example(_liger_grpo("False"), N, "the entry script sets training_args.use_liger_loss = False before building the trainer"),
+        Example(_liger_grpo("True"), U, "the same script setting it to True"),
         Example({"dpo.py": "from trl import DPOConfig, DPOTrainer\n"
                  "args = DPOConfig(output_dir='out', beta=0.1, use_liger_loss=True, bf16=True)\n"
                  "trainer = DPOTrainer(model=model, args=args, train_dataset=ds)\n"}, U, "trl use_liger_loss"),

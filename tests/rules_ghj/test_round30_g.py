@@ -32,3 +32,23 @@ def test_g2_batch_without_a_gpu_count_is_per_gpu():
     files["scripts/finetune.sh"] = "deepspeed --num_gpus 8 " + files["scripts/finetune.sh"].removeprefix("deepspeed ")
     r, _ = audit(files, "G2")
     assert r.detail == "no LAMB/LARS optimizer (estimated global batch 128)", r.detail
+
+
+def test_g1_names_the_decay_a_setting_turns_on_not_another_scripts_constant():
+    """TinyLlama: ``decay_lr = True`` and nanoGPT's cosine ``get_lr`` in the pre-training script; its SFT script's
+    arguments default ``lr_scheduler_type`` to "constant". The schedule is warmup + cosine, not "warmup + constant"."""
+    files = {
+        "pretrain/tinyllama.py": (
+            "import math\n\nlearning_rate = 4e-4\nwarmup_steps = 2000\ndecay_lr = True\nmin_lr = 4e-5\nmax_iters = 100000\n\n\n"
+            "def get_lr(it):\n    if it < warmup_steps:\n        return learning_rate * it / warmup_steps\n"
+            "    decay_ratio = (it - warmup_steps) / (max_iters - warmup_steps)\n"
+            "    coeff = 0.5 * (1.0 + math.cos(math.pi * decay_ratio))\n    return min_lr + coeff * (learning_rate - min_lr)\n\n\n"
+            "def train(fabric, model, optimizer, loader):\n    for it, batch in enumerate(loader):\n"
+            "        lr = get_lr(it) if decay_lr else learning_rate\n        for g in optimizer.param_groups:\n            g['lr'] = lr\n"
+            "        loss = model(batch)\n        fabric.backward(loss)\n        optimizer.step()\n"),
+        "sft/finetune.py": (
+            "from dataclasses import dataclass, field\n\n\n@dataclass\nclass TrainingArguments:\n"
+            "    lr_scheduler_type: str = field(default='constant')\n    learning_rate: float = 2e-5\n"),
+    }
+    r, _ = audit(files, "G1")
+    assert r.status.value == "used" and r.detail == "warmup + cosine schedule", r.detail
