@@ -297,7 +297,8 @@ def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] |
                 opts[k] = True
                 i += 1
                 continue
-            if nxt is not None and (not nxt.startswith("-") or _is_number(nxt)) and not (stop_at_script and _looks_like_script(nxt)):
+            if nxt is not None and (not nxt.startswith("-") or _is_number(nxt)) and not (stop_at_script and _looks_like_script(nxt)) \
+                    and not _ARRAY_EXPANSION.match(nxt):
                 opts[k] = _coerce(nxt)
                 if spell is not None:
                     spell[k] = f"{t} {nxt}"
@@ -324,6 +325,9 @@ def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] |
     return opts, []
 
 
+#: an array expanded whole (``${MODEL_ARGS[@]}``) that no assignment in the file gave words: flags of its own, never
+#: the value of the flag before it
+_ARRAY_EXPANSION = re.compile(r"^\$\{\w+\[[@*]\]\}$")
 #: ``key.path=value`` / ``+key=value`` / ``++key=value`` (not ``~key``, which deletes a key)
 _OVERRIDE = re.compile(r"^\+{0,2}([A-Za-z_][\w-]*(?:\.[\w-]+)*)=(.*)$", re.S)
 
@@ -422,6 +426,14 @@ def _parse_command(
         sub = [a for a in args if not a.startswith("-")]
         script = next((a for a in sub if a.endswith((".yaml", ".yml", ".json"))), None)
         return name, {"command": sub[0] if sub else None}, script, _parse_opts([a for a in args if a != script], False, sa_lines, sa_spell)[0], tuple(wrappers)
+    elif head == "ray" and args[:2] == ["job", "submit"] and "--" in args:
+        # ``ray job submit --address=... -- python3 train.py --flags`` (slime, verl): the job's entrypoint is the command
+        # after ``--``, started by Ray on the cluster; Ray's submit options are the wrapper's
+        inner = _parse_command(rest[args.index("--") + 2 :], lines)
+        if inner is not None:
+            launcher_i, opts_i, script_i, script_args_i, wrappers_i = inner
+            return launcher_i, opts_i, script_i, script_args_i, (*wrappers, "ray", *wrappers_i)
+        launcher = head
     elif head in {"composer", "lightning", "litgpt", "fairseq-train", "ray", "sbatch", "vllm"} | _SERVING_CLIS:
         launcher = head
         if head == "vllm" and args[:1] == ["serve"]:

@@ -523,6 +523,23 @@ def test_shell_hydra_overrides_are_script_args_written_as_they_are() -> None:
     assert ds.arg_text == {"ds.zero_stage": "--ds.zero_stage 3", "bf16": "--bf16"}
 
 
+def test_shell_ray_job_submit_runs_the_command_after_the_double_dash() -> None:
+    """slime's launches: ``ray job submit --address=... -- python3 train.py --flags ${ARRAY[@]}``: the entrypoint after
+    ``--`` is the launch (Ray a wrapper), and an array no line of the file fills is no flag's value."""
+    ff = x("scripts/run.sh", (
+        "PERF_ARGS=(\n   --tensor-model-parallel-size 2\n   --sequence-parallel\n)\n"
+        "ray job submit --address=\"http://127.0.0.1:8265\" \\\n   -- python3 train.py \\\n"
+        "   --actor-num-gpus-per-node 8 \\\n   --colocate \\\n   ${MODEL_ARGS[@]} \\\n   ${PERF_ARGS[@]}\n"
+        "ray stop --force\n"
+    ))
+    job, stop = ff.launches
+    assert (job.launcher, job.script, job.wrappers) == ("python", "train.py", ("ray",))
+    assert job.script_args == {"actor_num_gpus_per_node": 8, "colocate": True, "tensor_model_parallel_size": 2,
+                               "sequence_parallel": True}
+    assert job.arg_line("tensor_model_parallel_size") == 2 and job.arg_line("actor_num_gpus_per_node") == 7
+    assert stop.launcher == "ray"
+
+
 def test_notebook_code_cells_at_their_file_lines() -> None:
     import json
 
