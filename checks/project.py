@@ -273,7 +273,7 @@ def _params_from_names(named: list[tuple[str, str]]) -> tuple[float | None, dict
     per_file: dict[str, set[float]] = {}
     for path, n in named:
         v = size_in_name(n)
-        if v is not None:
+        if v is not None and not _DEBUG_RECIPE.search(path):
             per_file.setdefault(path, set()).add(v)
     votes: dict[float, int] = {}
     for sizes in per_file.values():
@@ -286,9 +286,19 @@ def _params_from_names(named: list[tuple[str, str]]) -> tuple[float | None, dict
     dist = {_fmt_params(v): n for v, n in sorted(votes.items(), key=lambda kv: -kv[1])}
     best, n = max(votes.items(), key=lambda kv: (kv[1], -kv[0]))
     total = sum(votes.values())
-    if len(votes) > 1 and n * 2 <= total:  # no majority: the recipes train different sizes
+    # names that round one size differently are one size (TinyLlama: ``tiny_LLaMA_1b`` and ``TinyLlama-1.1B``)
+    near = sum(c for v, c in votes.items() if abs(v - best) <= _SAME_SIZE * max(v, best))
+    if len(votes) > 1 and near * 2 <= total:  # no majority: the recipes train different sizes
         return None, dist
     return best, dist
+
+
+#: a recipe kept for debugging, CI or smoke tests (prime-rl's ``configs/debug/algo/*.toml`` and ``configs/ci/``, all on a
+#: 0.6B model): what it names says nothing about the size the project's runs train
+_DEBUG_RECIPE = re.compile(r"(?i)(^|/)(debug|smoke|ci|tests?|fake|toy|dummy|mock)(/|[_-][^/]*$)")
+
+#: two sizes named within this fraction of each other are one model size, rounded differently (1B and 1.1B; not 7B and 8B)
+_SAME_SIZE = 0.10
 
 
 _H_KEYS = ("hidden_size", "n_embd", "n_embed", "d_model", "model_dim", "hidden_dim", "emb_dim", "d_embed", "dim")
@@ -1113,8 +1123,9 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
         p.params_billions = b
         p.estimated_params = _fmt_params(b)
         p.notes["params_source"] = "model name"
-        # where a name of that size is set: the model's size is cited like any other reason
-        for path, name in named:
+        # where a name of that size is set, a recipe or a file of the training path first: the model's size is cited like
+        # any other reason (TinyLlama: ``model_name = "tiny_LLaMA_1b"`` in pretrain/tinyllama.py, not a conversion command)
+        for path, name in sorted(named, key=lambda x: x[0] not in training and not x[0].endswith((".yaml", ".yml", ".json", ".toml"))):
             if size_in_name(name) == b:
                 line = next((st.line for st in facts.settings(*_MODEL_KEYS) if st.path == path and st.value == name), None)
                 p.notes["params_named"] = (name, f"{path}:{line}" if line else path)

@@ -301,6 +301,12 @@ def checkpoint_gather(s: Any, name: str) -> bool:
         s.source == "field-default" and bool(_CHECKPOINT_OPTIONS.match(s.key)))
 
 
+#: a training driver's own arguments for the GPUs per node it places its workers on, and for its nodes (slime ``ray job
+#: submit -- python3 train.py --actor-num-gpus-per-node 8``, verl ``trainer.n_gpus_per_node=8 trainer.nnodes=2``)
+DRIVER_GPU_KEYS = ("actor_num_gpus_per_node", "n_gpus_per_node", "num_gpus_per_node", "gpus_per_node")
+DRIVER_NODE_KEYS = ("actor_num_nodes", "nnodes", "num_nodes")
+
+
 def _args_attr_state(facts: Facts, name: str) -> tuple[bool | None, list[Any]]:
     """A flag the entry script sets on its parsed arguments object with a constant (2U1/Qwen2-VL-Finetune
     ``train_grpo.py``: ``training_args.use_liger_loss = False`` before building the trainer, which reads

@@ -33,7 +33,20 @@ from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from . import _bmtrain as bmtrain
-from ._helpers import HF_TRAINERS, backend_unselected, callers_off, guard_off, keyword_choices, uses_hf_trainer
+from ._helpers import (
+    DRIVER_GPU_KEYS as _DRIVER_GPU_KEYS,
+)
+from ._helpers import (
+    DRIVER_NODE_KEYS as _DRIVER_NODE_KEYS,
+)
+from ._helpers import (
+    HF_TRAINERS,
+    backend_unselected,
+    callers_off,
+    guard_off,
+    keyword_choices,
+    uses_hf_trainer,
+)
 from ._registry import debug_recipe, recipe_of
 
 U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
@@ -71,6 +84,9 @@ def lightning_imported(facts: Facts) -> bool:
     return any(i.module.split(".", 1)[0] in _LIGHTNING for i in facts.imports(*_LIGHTNING))
 
 
+_SUBMITTED_ENGINE = re.compile(r"\s--\s+(\S*python\S*\s+-m\s+)?(vllm|sglang|lmdeploy|trtllm[-\w]*|text-generation-launcher|tritonserver)\b")
+
+
 def inference_setting(s: Setting) -> bool:
     """A setting of an inference engine (vLLM/SGLang rollout, ``LLM(...)``), not of training parallelism."""
     if _INFERENCE_KEY.search(s.key) or _INFERENCE_KEY.search(s.name):
@@ -81,6 +97,9 @@ def inference_setting(s: Setting) -> bool:
     # trainer's command also passes its rollout engine's ``--vllm.num_engines`` (OpenRLHF), and its ``--ds.zero_stage`` trains
     if s.source == "launcher" and re.search(r"\b(vllm|sglang|lmdeploy|trtllm[-\w]*|text-generation-launcher|tritonserver)\b|api_server|launch_server",
                                             f"{s.text.split(' --', 1)[0]} {s.script or ''}"):
+        return True
+    # the same behind a job submitter (open-r1 ``ray job submit --no-wait -- vllm serve "$MODEL_PATH" --tensor-parallel-size 8``)
+    if s.source == "launcher" and _SUBMITTED_ENGINE.search(s.text):
         return True
     return bool(_INFERENCE_PATH.search(s.path))
 
@@ -243,6 +262,20 @@ def launch_size(facts: Facts, launch: Launch) -> LaunchSize | None:
     if kind == "python":
         if "srun" in launch.wrappers or "mpirun" in launch.wrappers or "mpiexec" in launch.wrappers:
             return LaunchSize(launch, None, None, nodes, f"{launch.wrappers[0]} python")
+        # a driver that places its own workers (Ray): the GPUs come from the run's arguments (slime ``ray job submit --
+        # python3 train.py --actor-num-gpus-per-node 8``, verl ``trainer.n_gpus_per_node=8 trainer.nnodes=2``)
+        own = {k.rsplit(".", 1)[-1]: (k, v) for k, v in sa.items()}
+        g_key = next((k for k in _DRIVER_GPU_KEYS if k in own), None)
+        if g_key is not None:
+            gpus = _count(own[g_key][1])
+            n_key = next((k for k in _DRIVER_NODE_KEYS if k in own), None)
+            n = _count(own[n_key][1]) if n_key else None
+            if gpus is None:
+                return LaunchSize(launch, None, None, n, f"{own[g_key][0]} {own[g_key][1]}")
+            return LaunchSize(launch, gpus * (n or 1) > 1, gpus, n, f"{own[g_key][0]} {own[g_key][1]}"
+                              + (f", {own[n_key][0]} {own[n_key][1]}" if n_key else ""))
+        if "ray" in launch.wrappers:
+            return LaunchSize(launch, None, None, None, "ray job")
         return LaunchSize(launch, False, 1, None, "single python process")
     return None
 
@@ -1136,6 +1169,23 @@ def _ray_job(workers: str = "config.ray.num_workers", loop: str = "training_func
     }
 
 
+def _ray_driver(gpus: int) -> dict[str, str]:
+    """slime's launch shape: flags kept in bash arrays, the training driver submitted as a Ray job (``ray job submit ...
+    -- python3 train.py``), its workers placed by its own ``--actor-num-gpus-per-node``."""
+    return {
+        "scripts/run-qwen3-4B.sh": (
+            "set -ex\n\nNUM_GPUS=${NUM_GPUS:-8}\nsource \"${SCRIPT_DIR}/models/qwen3-4B.sh\"\n\n"
+            "PERF_ARGS=(\n   --tensor-model-parallel-size 2\n   --sequence-parallel\n   --use-dynamic-batch-size\n)\n\n"
+            "ray start --head --node-ip-address ${MASTER_ADDR} --num-gpus ${NUM_GPUS} --disable-usage-stats\n\n"
+            "ray job submit --address=\"http://127.0.0.1:8265\" \\\n   -- python3 train.py \\\n"
+            f"   --actor-num-nodes 1 \\\n   --actor-num-gpus-per-node {gpus} \\\n   --colocate \\\n"
+            "   ${MODEL_ARGS[@]} \\\n   ${PERF_ARGS[@]}\n"),
+        "train.py": ("from slime.ray.placement_group import create_placement_groups\n\n\ndef train(args):\n"
+                     "    pgs = create_placement_groups(args)\n    actor_model = create_training_models(args, pgs)\n"
+                     "    for rollout_id in range(args.num_rollout):\n        actor_model.train(rollout_id)\n"),
+    }
+
+
 @register
 class A1DataParallel(Check):
     id = "A1"
@@ -1173,6 +1223,8 @@ class A1DataParallel(Check):
         "lightning": "trainer = L.Trainer(accelerator=\"gpu\", devices=8, strategy=\"ddp\")\n",
     }
     examples = (
+        Example(_ray_driver(8), U, "slime: a Ray job whose trainer places its actors on 8 GPUs per node"),
+        Example(_ray_driver(1), N, "the same Ray job on one GPU"),
         Example({"run.sh": "torchrun --nproc_per_node 8 train.py --bf16 True\n",
                  "train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=model, args=TrainingArguments(output_dir='o'))\ntrainer.train()\n"},
                 U, "HF Trainer under torchrun"),
@@ -1995,6 +2047,12 @@ class A4TensorParallel(Check):
     references = ("https://arxiv.org/abs/1909.08053", "https://pytorch.org/docs/stable/distributed.tensor.parallel.html")
     snippets = {"shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 4 --sequence-parallel\n"}
     examples = (
+        Example({"slurm/serve_r1_vllm.slurm": (  # open-r1: a vLLM server submitted as a Ray job: the engine's layout
+            "#!/bin/bash\n#SBATCH --nodes=4\nray job submit --no-wait --job-id vllm-server \\\n    -- vllm serve \"$MODEL_PATH\" \\\n"
+            "        --tensor-parallel-size 8 \\\n        --pipeline-parallel-size 4 \\\n        --distributed-executor-backend ray\n"),
+                 "src/open_r1/sft.py": ("from trl import SFTConfig, SFTTrainer\n\n\ndef main(args):\n"
+                                        "    trainer = SFTTrainer(model=args.model, args=SFTConfig(output_dir='out'))\n    trainer.train()\n")},
+                N, "a serving engine's tensor parallelism behind ray job submit is not the training's"),
         Example({"verl/trainer/config/rollout/rollout.yaml": "name: vllm\nmode: async\ntensor_model_parallel_size: 2\ngpu_memory_utilization: 0.5\n",
                  "verl/trainer/config/engine/megatron.yaml": "tensor_model_parallel_size: 1\npipeline_model_parallel_size: 1\nsequence_parallel: true\n",
                  "verl/workers/megatron_workers.py": ("from megatron.core import parallel_state as mpu\n\n\ndef init(config):\n"

@@ -38,6 +38,12 @@ from ._helpers import (
     uses_hf_trainer,
     value_on,
 )
+from ._helpers import (
+    DRIVER_GPU_KEYS as _DRIVER_GPU_KEYS,
+)
+from ._helpers import (
+    DRIVER_NODE_KEYS as _DRIVER_NODE_KEYS,
+)
 from ._registry import component_registry, copied_trainer, recipes_calling, split_text, total_recipes
 from .a_parallelism import lightning_deepspeed
 
@@ -2856,6 +2862,12 @@ class C5GradientAccumulation(Check):
                 continue
             total += 1
             nproc, nodes = as_number(launch.launcher_args.get("nproc_per_node")), as_number(launch.launcher_args.get("nnodes", 1))
+            if not nproc:
+                # a driver that places its own workers (slime ``ray job submit -- python3 train.py --actor-num-nodes 1
+                # --actor-num-gpus-per-node 8``): its own arguments give the GPUs
+                own = {k.rsplit(".", 1)[-1]: v for k, v in a.items()}
+                nproc = next((as_number(own[k]) for k in _DRIVER_GPU_KEYS if k in own), None)
+                nodes = next((as_number(own[k]) for k in _DRIVER_NODE_KEYS if k in own), 1)
             if not nproc or not nodes:
                 continue
             world = nproc * nodes

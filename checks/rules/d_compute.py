@@ -1920,6 +1920,12 @@ class D6OperatorFusion(Check):
         Example({"model.py": "import torch\nextra_args = dict(fused=True)\noptimizer = torch.optim.AdamW(groups, lr=6e-4, **extra_args)\n"}, U, "nanogpt extra args"),
         Example({"train.py": "import torch\nopt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=False)\n"}, N, "fused false"),
         Example({"pkg/models/megatron_gpt_dpo_model.py": _NEMO_DPO_MODEL}, U, "a subclass of NeMo's MegatronGPTModel (default fusions)"),
+        Example({  # slime: a Ray driver hands Megatron's own flags to Megatron-LM's argument parser (its default fusions)
+            "scripts/run-qwen3-4B.sh": ("ray job submit --address=\"http://127.0.0.1:8265\" -- python3 train.py --actor-num-gpus-per-node 8 "
+                                        "--tensor-model-parallel-size 2 --use-distributed-optimizer --optimizer adam --bf16\n"),
+            "train.py": ("from megatron.training.arguments import parse_args\n\n\ndef train(args):\n"
+                         "    model = build_model(args)\n    loss = model(batch)\n    loss.backward()\n"),
+            "requirements.txt": "megatron-core\n"}, U, "Megatron-LM's flags passed through a Ray driver: its default fusions"),
         Example({"pkg/models/megatron_gpt_dpo_model.py": _NEMO_DPO_MODEL,
                  "conf/gpt_dpo.yaml": "model:\n  bias_activation_fusion: false\n  bias_dropout_add_fusion: false\n"}, N,
                 "NeMo's default fusions switched off in the config"),
@@ -2001,7 +2007,11 @@ class D6OperatorFusion(Check):
                 used.append(s)
             elif t is False and s.rank > 0:
                 off_.append(s)
-        megatron = [x for x in f.launches() if x.script and re.search(r"pretrain_\w+\.py$", x.script) and "megatron" in ctx.project.frameworks]
+        # a Megatron launch: its ``pretrain_*.py``, or a driver passing Megatron's own flags straight to Megatron's argument
+        # parser (slime ``python3 train.py --tensor-model-parallel-size 2 --use-distributed-optimizer ...``)
+        megatron = [x for x in f.launches() if x.script and "megatron" in ctx.project.frameworks
+                    and (re.search(r"pretrain_\w+\.py$", x.script) or set(x.script_args) & _MEGATRON_ONLY_FLAGS)]
+        megatron.sort(key=lambda x: ("example" in x.path, x.path))  # the project's own scripts before its examples
         if megatron and not used and not any(truthy(s.value) for s in f.effective(*_MEGATRON_NO_FUSION)):
             used += megatron[:1]  # Megatron fuses masked softmax, bias-GeLU and gradient accumulation by default
         # the project trains its own subclasses of NeMo's Megatron models (NeMo-Aligner ``class MegatronGPTDPOModel(
@@ -2050,6 +2060,12 @@ class D6OperatorFusion(Check):
 
 #: a function that is an optimizer's update step (nanochat ``adamw_step_fused``, ``muon_step_fused``)
 _OPT_STEP_FUNC = re.compile(r"(?i)(adam|muon|lion|sgd|lamb|sophia|shampoo|soap)\w*(step|update)|(step|update)\w*(adam|muon|lion|sgd)")
+
+
+#: flags only Megatron-LM's argument parser takes (undotted: verl's ``...megatron.tensor_model_parallel_size=2`` override
+#: configures megatron-core through its own config, with its own defaults)
+_MEGATRON_ONLY_FLAGS = frozenset({"tensor_model_parallel_size", "pipeline_model_parallel_size", "use_distributed_optimizer",
+                                  "recompute_granularity", "expert_model_parallel_size"})
 
 
 def _compiled_optimizer_step(f: Facts) -> list[Any]:

@@ -594,6 +594,8 @@ def training_loaders(ctx: Context) -> list[_Loader]:
         }
         out.append(_Loader(site, "hf", True, props))
     for launch in megatron_launches(f):
+        if not _megatron_loader(launch):
+            continue  # Megatron's model flags from a driver that feeds its own data (slime: RL rollouts, ``--prompt-data``)
         w = launch.script_args.get("num_workers")
         workers = _Value(w, _ev(launch, key="--num-workers", value=w), True) if w is not None else _Value(2, _ev(launch, key="--num-workers", value=2), False)
         props = {
@@ -840,6 +842,19 @@ def _helper_called(f: Facts, c: Call) -> bool:
 
 def _data_path_ev(f: Facts) -> list[Evidence]:
     return [_ev(x, key="--data-path", value=x.script_args.get("data_path")) for x in _megatron_data(f)]
+
+
+#: Megatron-LM's own data arguments: a launch passing one reads its data through Megatron's loader
+_MEGATRON_DATA_FLAGS = frozenset({"data_path", "train_data_path", "data_args_path", "per_split_data_args_path", "mock_data",
+                                  "data_cache_path", "split", "num_workers"})
+
+
+def _megatron_loader(launch: Any) -> bool:
+    """A Megatron launch whose data comes through Megatron's data loader (its 2 workers, pinned batches by default): a
+    ``pretrain_*.py`` entry, or a launch passing Megatron's data arguments. A driver that hands Megatron only model and
+    parallelism flags and feeds it rollouts (slime's ``train.py --prompt-data ...``) does not."""
+    script = (launch.script or "").rsplit("/", 1)[-1]
+    return script.startswith("pretrain_") or bool(set(launch.script_args) & _MEGATRON_DATA_FLAGS)
 
 
 def _megatron_data(f: Facts) -> list[Any]:
@@ -2071,6 +2086,10 @@ class F1NumWorkers(_DataCheck):
         Example({"train.py": "from torch.utils.data import DataLoader\ntrain_loader = DataLoader(train_ds, batch_size=32, num_workers=2)\n"
                  "val_loader = DataLoader(val_ds, batch_size=32, num_workers=0)\n"}, P, "two workers, eval loader ignored"),
         Example({"pretrain.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 4 --data-path /data/c4_text_document\n"}, P, "megatron default 2"),
+        Example({"scripts/run.sh": ("ray job submit --address=\"http://127.0.0.1:8265\" -- python3 train.py --actor-num-gpus-per-node 8 "
+                                    "--tensor-model-parallel-size 2 --micro-batch-size 1 --prompt-data /root/dapo-math-17k.jsonl\n"),
+                 "train.py": "def train(args):\n    for rollout_id in range(args.num_rollout):\n        actor_model.train(rollout_id)\n"},
+                N, "slime: Megatron's model flags from a driver that feeds rollouts, not Megatron's data loader"),
         Example({  # Megatron-LM: the launches set --num-workers; one RL helper's DataLoader is left at torch's default 0
             "examples/gpt3/train_gpt3_175b.sh": (
                 "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --num-workers 8 --data-path $DATA_PATH\n"),
