@@ -1052,6 +1052,8 @@ class Facts:
         for e in entries:
             if isinstance(e.value, Container) or not self._ok(e.path, e.line):
                 continue
+            if e.path == "pyproject.toml" or e.path.endswith("/pyproject.toml"):
+                continue  # packaging metadata (NeMo-RL's ``[project.optional-dependencies] fsdp = [...]``), no training setting
             if off and (e.path, e.keys[0] if e.keys else None) in off:
                 continue  # a dict of a config menu the run does not pick
             if isinstance(e.value, Expr) and e.value.ref is not None and _norm_key(e.value.ref) == name:
