@@ -1036,6 +1036,7 @@ _ORDER = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
 #: the ``else`` of an equality/membership test with constants (a backend chosen by a string) reads as the negated test;
 #: not ``is None`` (``if _patch is None: return`` after an ``except ImportError: _patch = None`` fallback) nor orderings
 _NEGATED: dict[type, type] = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In}
+_NEGATED_ORDER: dict[type, type] = {ast.Gt: ast.LtE, ast.GtE: ast.Lt, ast.Lt: ast.GtE, ast.LtE: ast.Gt}
 _TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 _UNKNOWN = object()
 
@@ -1106,6 +1107,11 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
         if (isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and isinstance(t.operand, ast.Compare)
                 and len(t.operand.ops) == 1 and type(t.operand.ops[0]) in _NEGATED):
             t = ast.Compare(left=t.operand.left, ops=[_NEGATED[type(t.operand.ops[0])]()], comparators=t.operand.comparators)
+        elif (isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and isinstance(t.operand, ast.Compare)
+                and len(t.operand.ops) == 1 and type(t.operand.ops[0]) in _NEGATED_ORDER):
+            # the ``else`` of ``if train_cfg.lr_vision_backbone > 0:`` (nanoVLM's freeze branch): for the numbers compared
+            # below (None values left out, as ``None > 0`` raises) it is the opposite ordering
+            t = ast.Compare(left=t.operand.left, ops=[_NEGATED_ORDER[type(t.operand.ops[0])]()], comparators=t.operand.comparators)
         if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and type(t.ops[0]) in _CMP):
             continue
         left, op = t.left, t.ops[0]
@@ -1151,6 +1157,12 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
             # a script's own variable compared by order (nanoGPT ``if iter_num > 0:`` after ``iter_num = 0`` at the top,
             # counted up by ``iter_num += 1`` in its ``while True:`` loop): a counter's start, not a setting
             continue
+        if isinstance(op, _ORDER) and any(x.value is None for x in settings):
+            # ``None > 0`` raises: a None default (nanoVLM's ``--lr_vision_backbone`` default None, copied onto the config
+            # only ``if args.lr_vision_backbone is not None``) never reaches an order comparison; the other values decide,
+            # the config class's own default when the None was the nearest setting
+            settings = [x for x in settings if x.value is not None] or [
+                x for x in facts.effective(name) if x.value is not None and not isinstance(x.value, Expr) and not _TEST_FILE.search(x.path)]
         held = [_holds(op, x.value, right) for x in settings]
         if all(h is False for h in held) and not _section_given(facts, op, right, name):
             return settings
@@ -1448,6 +1460,9 @@ def _backend_family(v: Any) -> str | None:
     return low if low in ("ddp", "megatron") else None
 
 
+_TOOL_DIR = re.compile(r"(^|/)(tools|benchmarks?|bench)/")
+
+
 def backend_unselected(facts: Facts, family: str) -> list[Setting]:
     """The backend choices when none picks ``family`` ("deepspeed", "megatron", "fsdp"): skyrl-train composes DeepSpeed
     ZeRO-3 configs into every run and ships Megatron workers, but ``trainer.strategy: fsdp2`` runs neither (the workers are
@@ -1457,8 +1472,10 @@ def backend_unselected(facts: Facts, family: str) -> list[Setting]:
     key = ("backend-unselected", family)
     memo = facts._memo
     if key not in memo:
+        # a dict item of a tool script (NeMo-RL ``tools/refit_verifier.py``: ``"training_backend": "megatron"`` to check
+        # weight refit) configures that tool, not the runs
         sel = [s for s in facts.effective(*_BACKEND_KEYS) if s.source != "call" and _backend_family(s.value)
-               and not _TEST_FILE.search(s.path)]
+               and not _TEST_FILE.search(s.path) and not (s.source == "config" and s.path.endswith(".py") and _TOOL_DIR.search(s.path))]
         off = [] if not sel or any(_backend_family(s.value) == family for s in sel) else sel
         if not sel:
             off = _registry_unselected(facts, family)

@@ -1670,6 +1670,20 @@ class A2FSDP(Check):
         "lightning": "trainer = L.Trainer(devices=8, strategy=\"fsdp\")\n",
     }
     examples = (
+        Example({"pyproject.toml": ("[project]\nname = \"nemo-rl\"\n\n[project.optional-dependencies]\n"
+                                    "fsdp = [\n  \"flash-attn==2.8.1\",\n  \"mamba-ssm\",\n]\n"),
+                 "train.py": "import torch\nloss = model(x)\nloss.backward()\n"},
+                N, "NeMo-RL: an optional-dependencies group named fsdp is packaging, not a setting"),
+        Example({"nemo_rl/models/dtensor/parallelize.py": (
+                     "from torch.distributed.fsdp import fully_shard\n\n\ndef _parallelize_model(model, dp_mesh):\n"
+                     "    for layer in model.model.layers:\n        fully_shard(layer, mesh=dp_mesh)\n    return fully_shard(model, mesh=dp_mesh)\n"),
+                 "nemo_rl/models/policy/workers/dtensor_policy_worker.py": (
+                     "from nemo_rl.models.dtensor.parallelize import _parallelize_model\n\n\nclass DTensorPolicyWorker:\n"
+                     "    def __init__(self, model, mesh):\n        self.model = _parallelize_model(model, mesh)\n\n"
+                     "    def train(self, batch):\n        loss = self.model(batch).loss\n        loss.backward()\n"),
+                 "tools/refit_verifier.py": ("def make_configs(args):\n    megatron_config = {\n        \"model_name\": args.model_name,\n"
+                                             "        \"training_backend\": \"megatron\",\n    }\n    return megatron_config\n")},
+                U, "a verification tool's dict naming the megatron backend does not unselect the package's FSDP2"),
         Example({"train.py": (
             "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy\n"
             "model = FSDP(model, sharding_strategy=ShardingStrategy.FULL_SHARD, auto_wrap_policy=policy)\n")}, U, "torch FSDP"),

@@ -1033,6 +1033,9 @@ class D2TorchCompile(Check):
                  "run.sh": "python train.py --lr 1e-3\n"}, N, "flag never passed"),
         Example({"configs/sft.yaml": "torch_compile: false\n", "train.py": "s = 'torch.compile(model)'\n"}, N, "disabled and string"),
         Example({"accelerate_config.yaml": "dynamo_config:\n  dynamo_backend: 'NO'\n"}, N, "dynamo no"),
+        Example({"nemo_rl/models/generation/constants.py": 'VLLM_BACKEND = "vllm"\nSGLANG_BACKEND = "sglang"\nDYNAMO_BACKEND = "dynamo"\n',
+                 "train.py": "import torch\nmodel = build()\nloss = model(x)\nloss.backward()\n"},
+                N, "NeMo-RL: an upper-case constant naming a weight-sync backend is a label, not accelerate's dynamo_backend"),
         Example({"optim/muon.py": "import torch\n@torch.compile\ndef zeropower_via_newtonschulz5(G, steps=5):\n    return G\n"}, P, "helper only"),
         Example({"patches/gptoss/patch_transformers.py": (  # a model patch that compiles the rotary-embedding helper
             "import torch\n\n\ndef patch_GptOssAttention():\n"
@@ -1245,6 +1248,8 @@ class D2TorchCompile(Check):
                 settings.append(s)
         for s in f.effective("dynamo_backend"):
             v = str(s.value).strip().lower()
+            if s.source == "assign" and s.key.rsplit(".", 1)[-1].isupper() and v and v in s.key.lower():
+                continue  # ``DYNAMO_BACKEND = "dynamo"`` (NeMo-RL's weight-sync backend names): a label, not a compile setting
             if v in {"no", "none", "", "false"}:
                 off_.append(s)
             else:

@@ -29,7 +29,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import evs
+from ._helpers import evs, guard_off
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -93,6 +93,15 @@ def _receiver(c: Any) -> str:
     return c.name.rsplit(".requires_grad_", 1)[0] if not c.name.startswith("?") else c.text.split(".requires_grad_", 1)[0]
 
 
+def _gated_vision_freeze(f: Facts) -> tuple[Any, list[Any]] | None:
+    """A vision-encoder freeze in a branch the settings switch off (nanoVLM: ``else: p.requires_grad = False`` of ``if
+    train_cfg.lr_vision_backbone > 0:``, the learning rate 5e-5 by default): (the freeze, the settings that close it)."""
+    for a in f.attr_assigns("requires_grad"):
+        if truthy(a.value) is False and _VISION.search((a.loop or "") + " " + a.target) and (gates := guard_off(f, a)):
+            return a, gates
+    return None
+
+
 def _frozen_whole(f: Facts, calls: list[Any]) -> list[Any]:
     """A whole model frozen and then only parts of it that are no vision module unfrozen, in a function that builds the
     vision encoder (OpenFlamingo ``model.requires_grad_(False)``, then ``model.perceiver.requires_grad_(True)`` and
@@ -129,8 +138,8 @@ def _vision_code(f: Facts) -> tuple[list[Any], list[Any]]:
             unfrozen.append(c)
     for a in f.attr_assigns("requires_grad"):
         scope = (a.loop or "") + " " + a.target
-        if not _VISION.search(scope):
-            continue
+        if not _VISION.search(scope) or guard_off(f, a):
+            continue  # a freeze in a branch the settings switch off (nanoVLM: ``else`` of ``if lr_vision_backbone > 0:``)
         t = truthy(a.value)
         if t is False:
             frozen.append(a)
@@ -165,6 +174,28 @@ _CLIP_TRAINER = (
 )
 
 
+def _nanovlm(lr_vision: float) -> dict[str, str]:
+    """nanoVLM's shape: each part of the VLM gets its own learning rate, and a part whose rate is 0 is frozen instead."""
+    return {
+        "models/config.py": ("from dataclasses import dataclass\n\n\n@dataclass\nclass TrainConfig:\n    lr_mp: float = 0.00512\n"
+                             f"    lr_vision_backbone: float = {lr_vision}\n    lr_language_backbone: float = 5e-5\n"),
+        "models/vision_language_model.py": ("import torch.nn as nn\nfrom transformers import SiglipVisionModel\n\n\n"
+                                            "class VisionLanguageModel(nn.Module):\n    def __init__(self, cfg):\n        super().__init__()\n"
+                                            "        self.vision_encoder = SiglipVisionModel.from_pretrained(cfg.vit_model_type)\n"),
+        "train.py": (
+            "import argparse\nimport torch\nfrom models.config import TrainConfig\n\n\ndef train(train_cfg, model):\n"
+            "    param_groups = []\n    if train_cfg.lr_vision_backbone > 0:\n"
+            "        param_groups.append({'params': list(model.vision_encoder.parameters()), 'lr': train_cfg.lr_vision_backbone})\n"
+            "    else:\n        for p in list(model.vision_encoder.parameters()):\n            p.requires_grad = False\n"
+            "    optimizer = torch.optim.AdamW(param_groups)\n    for batch in loader:\n        loss = model(**batch)\n"
+            "        loss.backward()\n        optimizer.step()\n\n\n"
+            "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--lr_vision_backbone', type=float, default=None)\n    args = parser.parse_args()\n"
+            "    train_cfg = TrainConfig()\n    if args.lr_vision_backbone is not None:\n"
+            "        train_cfg.lr_vision_backbone = args.lr_vision_backbone\n    train(train_cfg, model)\n"),
+    }
+
+
 @register
 class H1VisionFreeze(_MultimodalOnly):
     id = "H1"
@@ -194,6 +225,8 @@ class H1VisionFreeze(_MultimodalOnly):
         "python": "model.get_vision_tower().requires_grad_(False)\n",
     }
     examples = (
+        Example(_nanovlm(5e-5), N, "nanoVLM: the ViT is frozen only in the else of lr_vision_backbone > 0, which is 5e-5"),
+        Example(_nanovlm(0), U, "the same trainer with lr_vision_backbone 0: the freeze branch runs"),
         Example({"llava/model/clip_encoder.py": "from transformers import CLIPVisionModel\nclass CLIPVisionTower:\n"
                  "    def load_model(self):\n        self.vision_tower = CLIPVisionModel.from_pretrained(self.name)\n"
                  "        self.vision_tower.requires_grad_(False)\n"}, U, "llava clip tower"),
@@ -280,6 +313,13 @@ class H1VisionFreeze(_MultimodalOnly):
         if frozen:
             detail = "the vision encoder is frozen" + (" (unfrozen in another stage/config)" if unfrozen else "")
             return Outcome(U, evs(frozen), detail, {"vision_frozen": True})
+        gated = _gated_vision_freeze(f) if not unfrozen else None
+        if gated is not None:
+            a, gates = gated
+            g = gates[0]
+            what = f"{g.key.rsplit('.', 1)[-1]} is {g.value!r} at {g.path}:{g.line}" if isinstance(g, Setting) else f"{g.path}:{g.line}"
+            return Outcome(N, evs([a, *gates[:2]]), f"the vision encoder is trained: it is frozen only when `{a.guard}` "
+                           f"({a.path}:{a.line}), and {what}", {"vision_frozen": False})
         return Outcome(N, evs(unfrozen), "the vision encoder is trained" if unfrozen else "no vision-encoder freezing found",
                        {"vision_frozen": False})
 

@@ -52,3 +52,14 @@ def test_g1_names_the_decay_a_setting_turns_on_not_another_scripts_constant():
     }
     r, _ = audit(files, "G1")
     assert r.status.value == "used" and r.detail == "warmup + cosine schedule", r.detail
+
+
+def test_g5_a_freeze_in_a_branch_the_settings_switch_off_is_not_layer_freezing():
+    """nanoVLM: ``else: p.requires_grad = False`` of ``if train_cfg.lr_vision_backbone > 0:``, the rate 5e-5 by default
+    (``--lr_vision_backbone`` defaults to None and is copied onto the config only when given)."""
+    from checks.rules.h_multimodal import _nanovlm
+
+    r, _ = audit(_nanovlm(5e-5), "G5")
+    assert r.status.value == "unused", r.detail
+    r, _ = audit(_nanovlm(0), "G5")
+    assert r.status.value == "used", r.detail
