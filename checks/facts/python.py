@@ -756,6 +756,18 @@ class _Extractor(ast.NodeVisitor):
                 text = f"not ({flag})" if neg else flag
                 self._loose_tests.add(text)
                 return text
+            if test.__class__ is ast.BoolOp:
+                # the flag inside a compound test (smollm's m4 trainer: ``if not opt_step_is_saved and (finished_training
+                # or is_opt_to_save_model):``, the flag ``curr_opt_step % self.hparams.train_saving_opt_steps == 0``)
+                scope = tuple(self.func_stack)
+                names = {n.id for n in ast.walk(test) if n.__class__ is _Name and (scope, n.id) in self.interval_flags}
+                if names:
+                    text = self.src(test)
+                    for n in names:
+                        text = re.sub(rf"\b{re.escape(n)}\b", f"({self.interval_flags[(scope, n)]})", text)
+                    if test.op.__class__ is ast.Or:
+                        self._loose_tests.add(text)
+                    return text
         text = self.src(test)
         if isinstance(test, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
             self._loose_tests.add(text)
@@ -857,7 +869,9 @@ class _Extractor(ast.NodeVisitor):
                 if value_node.__class__ in (ast.BoolOp, ast.Compare) and any(
                         n.__class__ is ast.BinOp and n.op.__class__ is ast.Mod for n in ast.walk(value_node)):
                     self.interval_flags[key] = self.src(value_node)
-                elif self.interval_flags:
+                elif self.interval_flags and not (value_node.__class__ is ast.Constant and value_node.value is True and self.guard_stack):
+                    # (``is_opt_to_save_model = True`` when a save switch file exists forces one save: the flag stays
+                    # the interval test it was)
                     self.interval_flags.pop(key, None)
             v = self.constant(value_node)
             if v is not _NO_VALUE and not isinstance(v, dict):

@@ -878,14 +878,18 @@ def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, 
     guard = _without_skips(guard)
     if not guard:
         return False, None
-    m = re.search(r"%\s*\(?\s*([A-Za-z_][\w.]*|\d+)", guard)
+    # the first modulus that is no accumulation boundary (litgpt: ``not (iter_num % accum_iters != 0) and step_count %
+    # save_interval == 0``, the accumulation flag spelled out where it stands): an accumulation test alone fires once
+    # per optimizer step
+    mods = list(re.finditer(r"%\s*\(?\s*([A-Za-z_][\w.]*|\d+)", guard))
+    m = next((x for x in mods if "accum" not in x.group(1).rsplit(".", 1)[-1].lower()), None)
+    if mods and m is None:
+        return False, None  # once per optimizer step
     if m:
         tok = m.group(1)
         if tok.isdigit():
             return True, float(tok)
         name = tok.rsplit(".", 1)[-1]
-        if "accum" in name.lower():
-            return False, None  # once per optimizer step
         settings = [s for s in f.effective(name, near=path) if not _TEST_PATH.search(s.path)]
         vals = [n for s in settings if (n := as_number(s.value)) is not None and n > 0]
         if not vals and path is not None:

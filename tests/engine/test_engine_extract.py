@@ -540,6 +540,23 @@ def test_shell_ray_job_submit_runs_the_command_after_the_double_dash() -> None:
     assert stop.launcher == "ray"
 
 
+def test_an_interval_flag_inside_a_compound_test_stands_for_its_modulus() -> None:
+    """smollm's m4 trainer: ``is_opt_to_save_model = curr_opt_step % hparams.train_saving_opt_steps == 0``, forced to True
+    under a save-switch ``if``, then ``if not opt_step_is_saved and (finished_training or is_opt_to_save_model):``."""
+    ff = x("vision/m4/training/trainer.py", (
+        "class Trainer:\n"
+        "    def _maybe_save(self, curr_opt_step, finished_training, opt_step_is_saved):\n"
+        "        is_opt_to_save_model = curr_opt_step != 0 and curr_opt_step % self.hparams.train_saving_opt_steps == 0\n"
+        "        if self.hparams.save_switch_path is not None:\n"
+        "            is_opt_to_save_model = True\n"
+        "        if not opt_step_is_saved and (finished_training or is_opt_to_save_model):\n"
+        "            self._save(curr_opt_step)\n"
+    ))
+    [save] = [c for c in ff.calls if c.name.endswith("_save")]
+    assert save.guard == ("not opt_step_is_saved and (finished_training or (curr_opt_step != 0 and curr_opt_step % "
+                          "self.hparams.train_saving_opt_steps == 0))"), save.guard
+
+
 def test_notebook_code_cells_at_their_file_lines() -> None:
     import json
 
