@@ -104,6 +104,21 @@ def inference_setting(s: Setting) -> bool:
     return bool(_INFERENCE_PATH.search(s.path))
 
 
+#: arguments only an inference engine's config takes (vLLM/SGLang engine args)
+_ENGINE_ARGS = frozenset({"max_model_len", "max_num_seqs", "gpu_memory_utilization", "enforce_eager", "max_num_batched_tokens",
+                          "swap_space", "kv_cache_dtype", "mem_fraction_static"})
+
+
+def _engine_section(facts: Facts, s: Setting) -> bool:
+    """A size in a config section beside an inference engine's own arguments (llama-cookbook's structured parser:
+    ``model: {tensor_parallel_size: 4, max_model_len: 32000, max_num_seqs: 32}`` for offline vLLM): the engine's layout."""
+    if s.source != "config" or s.path not in facts.files:
+        return False
+    parent = tuple(s.key.split(".")[:-1])
+    return any(tuple(str(k) for k in e.keys[:-1]) == parent and str(e.keys[-1]) in _ENGINE_ARGS
+               for e in facts.files[s.path].configs if e.keys)
+
+
 def _sizes(facts: Facts, names: Iterable[str], extra: Iterable[ConfigEntry] = (), inference: bool = False) -> list[tuple[float, Any]]:
     """(size, fact) for every parallelism size setting of ``names``; -1 means 'all remaining ranks'.
 
@@ -112,7 +127,7 @@ def _sizes(facts: Facts, names: Iterable[str], extra: Iterable[ConfigEntry] = ()
     """
     out: list[tuple[float, Any]] = []
     for s in facts.effective(*names):
-        if (not inference and inference_setting(s)) or _TEST_PATH.search(s.path):
+        if (not inference and (inference_setting(s) or _engine_section(facts, s))) or _TEST_PATH.search(s.path):
             continue
         if s.source == "call" and debug_recipe(facts, s):
             continue  # a debug recipe of a Python config registry (``qwen35_debugmodel_moe``) is not the training setting
@@ -2061,6 +2076,11 @@ class A4TensorParallel(Check):
     references = ("https://arxiv.org/abs/1909.08053", "https://pytorch.org/docs/stable/distributed.tensor.parallel.html")
     snippets = {"shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 4 --sequence-parallel\n"}
     examples = (
+        Example({"end-to-end-use-cases/structured_parser/src/config.yaml": (
+                     "model:\n  backend: openai-compat\n  path: /path/to/checkpoint\n  tensor_parallel_size: 4\n"
+                     "  max_model_len: 32000\n  max_num_seqs: 32\n"),
+                 "src/finetuning.py": "import torch\nloss = model(batch).loss\nloss.backward()\n"},
+                N, "llama-cookbook: a tensor_parallel_size beside vLLM engine args is the engine's, not training TP"),
         Example({"slurm/serve_r1_vllm.slurm": (  # open-r1: a vLLM server submitted as a Ray job: the engine's layout
             "#!/bin/bash\n#SBATCH --nodes=4\nray job submit --no-wait --job-id vllm-server \\\n    -- vllm serve \"$MODEL_PATH\" \\\n"
             "        --tensor-parallel-size 8 \\\n        --pipeline-parallel-size 4 \\\n        --distributed-executor-backend ray\n"),

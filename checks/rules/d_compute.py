@@ -1485,6 +1485,10 @@ class D4CudaGraph(Check):
         "shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --enable-cuda-graph\n",
     }
     examples = (
+        Example({"src/finetuning.py": "import torch\nfor batch in loader:\n    loss = model(**batch).loss\n    loss.backward()\n    optimizer.step()\n",
+                 "end-to-end-use-cases/book-character-mindmap/server/server.py": (
+                     "from vllm import LLM\n\nllm = LLM(model='meta-llama/Llama-3.1-8B-Instruct', enforce_eager=False)\n")},
+                N, "llama-cookbook: a demo vLLM engine's decode graphs are J6's, not graphs of the training step"),
         Example({"train.py": (
             "import torch\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    static_out = model(static_in)\n"
             "for x in loader:\n    static_in.copy_(x)\n    g.replay()\n")}, U, "manual graph"),
@@ -1529,12 +1533,17 @@ class D4CudaGraph(Check):
             elif t is False and s.rank > 0:
                 off_.append(s)
         used += [a for a in f.attr_assigns("torch._inductor.config.triton.cudagraphs") if truthy(a.value) is True]
-        for s in f.effective("enforce_eager", "disable_cuda_graph"):
+        engine = [s for s in f.effective("enforce_eager", "disable_cuda_graph") if not set_under_off_branch(f, s)]
+        mixed = ctx.project.does_training and len({truthy(s.value) for s in engine if s.rank > 0} - {None}) > 1
+        for s in engine:
             t = truthy(s.value)
-            if set_under_off_branch(f, s):
-                continue  # ``engine_kwargs["enforce_eager"] = False`` only for a LoRA rollout, and the rank is 0
+            if mixed:
+                break  # a training project's rollout engines eager in some recipes, graphed in others: J6 judges them
             if t is False and s.rank > 0:
-                used.append(s)  # the engine captures decode CUDA graphs
+                if not ctx.project.does_training:
+                    used.append(s)  # a serving project: the engine's decode CUDA graphs are its step
+                # in a training project an engine's decode graphs (llama-cookbook's vLLM ``LLM(enforce_eager=False)`` in a
+                # RAG demo) are J6's, not graphs of the training step
             elif t is True and s.rank > 0:
                 off_.append(s)
         if not used and not off_ and not ctx.project.does_training:

@@ -51,6 +51,10 @@ _ENGINE_API: dict[str, tuple[str, ...]] = {
     "mlc-llm": ("mlc_llm.*",),
     "tensorrt": ("torch_tensorrt.*", "tensorrt.Builder", "tensorrt.Runtime"),
 }
+#: runtimes that run any model, not an LLM engine by themselves
+_GENERIC_RUNTIMES = frozenset({"onnxruntime", "tensorrt"})
+#: a site of such a runtime that serves a speech, vision or detection side model
+_AUX_MODEL_SITE = re.compile(r"(?i)(^|[/_.\s])(vad|silero|whisper|asr|tts|speech|audio|wav|ocr|detector|detection|yolo|sam)([/_.\s(]|$)")
 _ENGINE_MODULES = {"vllm": "vllm", "sglang": "sglang", "tensorrt_llm": "tensorrt-llm", "lmdeploy": "lmdeploy"}
 _CLI_ENGINES = {"vllm": "vllm", "sglang": "sglang", "lmdeploy": "lmdeploy", "trtllm-serve": "tensorrt-llm",
                 "trtllm-build": "tensorrt-llm", "text-generation-launcher": "tgi", "tritonserver": "triton-server"}
@@ -89,6 +93,8 @@ def engines(f: Facts) -> dict[str, list[Any]]:
         if not f.imports(*roots):
             continue  # an engine's API is only reachable through an import
         for c in _live(f, f.calls(*patterns)):
+            if name in _GENERIC_RUNTIMES and _AUX_MODEL_SITE.search(f"{c.path} {c.func or ''} {c.text}"):
+                continue  # a general runtime serving an auxiliary model (MiniCPM-o's silero VAD ``onnxruntime.InferenceSession``)
             if any(c.name == p or c.name.startswith(p.removesuffix(".*") + ".") for p in patterns):
                 out[name].append(c)
     # Megatron Core's dynamic inference engine: in-flight (continuous) batching over a paged KV cache of fixed-size
@@ -729,6 +735,16 @@ class J5InferenceEngine(_InferenceOnly):
         "shell": "vllm serve Qwen/Qwen2.5-7B-Instruct --port 8000\n",
     }
     examples = (
+        Example({"web_demos/minicpm-o_2.6/vad_utils.py": (
+                     "import numpy as np\nimport onnxruntime\n\n\nclass VoiceActivityDetector:\n    def __init__(self, path):\n"
+                     "        self.session = onnxruntime.InferenceSession(path, providers=['CPUExecutionProvider'])\n"),
+                 "web_demos/minicpm-o_2.6/model_server.py": (
+                     "import torch\nfrom transformers import AutoModel\n\nmodel = AutoModel.from_pretrained('openbmb/MiniCPM-o-2_6')\n\n\n"
+                     "def chat(msgs):\n    return model.generate(msgs, max_new_tokens=512)\n")},
+                N, "MiniCPM-o: onnxruntime runs the silero VAD beside the LLM, which generates with HF generate"),
+        Example({"serve/onnx_llm.py": ("import onnxruntime\n\n\ndef load(path):\n"
+                                       "    return onnxruntime.InferenceSession(path + '/decoder_model_merged.onnx')\n")},
+                U, "onnxruntime running the LLM's own decoder"),
         Example({"infer.py": "from vllm import LLM, SamplingParams\nllm = LLM(model=path)\nouts = llm.generate(prompts, SamplingParams())\n"},
                 U, "vllm"),
         Example({"grpo.yaml": "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\nuse_vllm: true\nnum_generations: 8\n",

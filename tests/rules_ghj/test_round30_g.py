@@ -63,3 +63,16 @@ def test_g5_a_freeze_in_a_branch_the_settings_switch_off_is_not_layer_freezing()
     assert r.status.value == "unused", r.detail
     r, _ = audit(_nanovlm(0), "G5")
     assert r.status.value == "used", r.detail
+
+
+def test_i_guard_reads_the_interval_behind_a_spelled_out_accumulation_test():
+    """litgpt/oumi: an interval flag inside a compound test is spelled out by the extractor (``not (iter_num %
+    accum_iters != 0) and step_count % save_interval == 0``); the accumulation modulus before the save interval's is
+    a once-per-optimizer-step test, not the interval."""
+    from checks.engine import build_facts
+    from checks.rules.i_infra import _guard
+
+    f = build_facts([("train.py", b"save_interval = 1000\n")])
+    assert _guard(f, "not (iter_num % train.gradient_accumulation_iters != 0) and state['step_count'] % save_interval == 0",
+                  "train.py") == (True, 1000.0)
+    assert _guard(f, "not (iter_num % train.gradient_accumulation_iters != 0)", "train.py") == (False, None)
