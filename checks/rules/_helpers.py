@@ -312,8 +312,10 @@ def _args_attr_state(facts: Facts, name: str) -> tuple[bool | None, list[Any]]:
     ``train_grpo.py``: ``training_args.use_liger_loss = False`` before building the trainer, which reads
     ``self.use_liger_loss = args.use_liger_loss``): that constant, when every such assignment outside tests agrees and
     none sits under an ``if``. (None, []) otherwise; a ``self.<name> = ...`` is the object's own state, not this."""
+    # the receiver is a parsed-arguments object (``training_args``, ``args``, ``script_args``), not a model's config
+    # (``model.config.use_cache = False`` before training says nothing about a generation path's ``if use_cache:``)
     sites = [a for a in facts.attr_assigns(name) if a.target.endswith(f".{name}") and not a.target.startswith(("self.", "?"))
-             and isinstance(a.value, bool) and not _TEST_FILE.search(a.path)]
+             and re.search(r"(^|\.)\w*args$", a.target[: -len(name) - 1]) and isinstance(a.value, bool) and not _TEST_FILE.search(a.path)]
     if not sites or any(a.guard for a in sites) or len({a.value for a in sites}) != 1:
         return None, []
     return sites[0].value, sites
