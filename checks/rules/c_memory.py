@@ -2938,22 +2938,32 @@ _GA_RATIO = re.compile(r"batch_size\b[^/]*//?[^/]*\bmicro\w*batch\w*")
 _NOT_TRAIN_BATCH = re.compile(r"(?i)(rollout|eval|val|generat|infer|sampl|reward|ref)")
 
 
+def _global_and_micro(items: dict[str, Any], value: Any) -> tuple[str, Any, float, float] | None:
+    """The first global batch size among ``items`` (normalised key -> item) with a micro-batch size of the same prefix
+    (``train.batch_size`` and ``train.micro_batch_size``; ``train_batch_size`` and ``micro_train_batch_size``), not a
+    rollout's or an evaluation's: (key, item, global, micro); ``value`` reads an item's number."""
+    for k, item in items.items():
+        head, _, last = k.rpartition(".")
+        if last not in ("batch_size", "train_batch_size") or _NOT_TRAIN_BATCH.search(head):
+            continue
+        prefix = f"{head}." if head else ""
+        micro = items.get(f"{prefix}micro_batch_size") or items.get(f"{prefix}micro_{last}")
+        g, m = value(item), value(micro) if micro is not None else None
+        if g and m and g >= m:
+            return k, item, g, m
+    return None
+
+
 def launch_batch_pairs(f: Facts) -> list[tuple[float, float, Any, str]]:
     """(global batch, micro-batch, launch, global key) of each launch that passes both with one prefix (OpenRLHF
     ``--train.batch_size 256 --train.micro_batch_size 2``; older ``--train_batch_size 128 --micro_train_batch_size 4``)."""
     out: list[tuple[float, float, Any, str]] = []
     for launch in f.launches():
         args = {k.lstrip("-").replace("-", "_"): (k, v) for k, v in launch.script_args.items()}
-        for k, (raw, v) in args.items():
-            head, _, last = k.rpartition(".")
-            if last not in ("batch_size", "train_batch_size") or _NOT_TRAIN_BATCH.search(head):
-                continue
-            prefix = f"{head}." if head else ""
-            micro = args.get(f"{prefix}micro_batch_size") or args.get(f"{prefix}micro_{last}")
-            g, m = as_number(v), as_number(micro[1]) if micro else None
-            if g and m and g >= m:
-                out.append((g, m, launch, raw))
-                break
+        found = _global_and_micro(args, lambda item: as_number(item[1]))
+        if found is not None:
+            _, (raw, _v), g, m = found
+            out.append((g, m, launch, raw))
     return out
 
 
@@ -2969,16 +2979,10 @@ def _default_batch_pairs(f: Facts) -> list[tuple[float, float, Evidence, str]]:
             if flag.startswith("--"):
                 by_file.setdefault(a.path, {})[flag[2:].replace("-", "_")] = a
     for opts in by_file.values():
-        for k, a in opts.items():
-            head, _, last = k.rpartition(".")
-            if last not in ("batch_size", "train_batch_size") or _NOT_TRAIN_BATCH.search(head):
-                continue
-            prefix = f"{head}." if head else ""
-            m_opt = opts.get(f"{prefix}micro_batch_size") or opts.get(f"{prefix}micro_{last}")
-            g, m = as_number(a.default), as_number(m_opt.default) if m_opt else None
-            if g and m and g >= m and not isinstance(a.default, bool):
-                out.append((g, m, f.ev(a), k))
-                break
+        found = _global_and_micro(opts, lambda a: None if isinstance(a.default, bool) else as_number(a.default))
+        if found is not None:
+            k, a, g, m = found
+            out.append((g, m, f.ev(a), k))
     return out
 
 
