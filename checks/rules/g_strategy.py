@@ -1009,10 +1009,14 @@ _LAMB_CALLS = ("Lamb", "LAMB", "FusedLamb", "FusedLAMB", "Lars", "LARS", "LARC",
 _MAX_SEQ_BATCH = 131_072
 
 
+#: names of a global batch size in sequences (NeMo-RL ``train_global_batch_size``)
+_GLOBAL_BATCH_KEYS = ("train_batch_size", "global_batch_size", "global_train_batch_size", "train_global_batch_size", "total_batch_size")
+
+
 def global_batch(f: Facts, ctx: Context | None = None) -> int | None:
     """Estimated global batch in sequences: explicit global sizes, else micro x accumulation x GPUs."""
     best: float | None = None
-    for s in f.effective("train_batch_size", "global_batch_size", "global_train_batch_size", "train_global_batch_size", "total_batch_size"):
+    for s in f.effective(*_GLOBAL_BATCH_KEYS):
         n = as_number(s.value)
         if n and n > _MAX_SEQ_BATCH:
             continue  # a token count (open-instruct's OLMo-core SFT: ``--global_batch_size 4194304``, 1024 x 4096 tokens)
@@ -1043,7 +1047,7 @@ def _gpus_unknown(f: Facts, ctx: Context) -> bool:
     if ctx.project.num_gpus or launch_batch_pairs(f):
         return False
     return not any((n := as_number(s.value)) and 0 < n <= _MAX_SEQ_BATCH and not isinstance(s.value, str)
-                   for s in f.effective("train_batch_size", "global_batch_size", "global_train_batch_size", "train_global_batch_size", "total_batch_size"))
+                   for s in f.effective(*_GLOBAL_BATCH_KEYS))
 
 
 _CHOICE_TEST = re.compile(r"""^\(?(?:[\w.]+\.)?(\w+)\s*==\s*['"]([\w.+-]+)['"]\)?$""")
