@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .facts import Call, ConfigEntry, Facts, Setting, as_number, truthy
+from .facts import Call, ConfigEntry, Expr, Facts, Setting, as_number, truthy
 from .facts.types import DocHint, Import
 from .guard_value import excludes
 from .model import Project
@@ -47,6 +47,10 @@ FRAMEWORKS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] 
     "bitsandbytes": (("bitsandbytes",), ("bitsandbytes",), ()),
     "triton": (("triton",), ("triton",), ()),
 }
+
+#: libraries that work only when imported (no launcher of their own here): a dependency line alone does not make them the
+#: project's framework when the project has its own PyTorch code
+_IMPORTED_LIBRARIES = frozenset({"trl", "peft"})
 
 _MODEL_KEYS = (
     "model_name_or_path", "pretrained_model_name_or_path", "base_model", "model_name", "model_id",
@@ -110,7 +114,9 @@ _RL_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_ppo|ope
 _ALIGN_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_(ppo|grpo|dpo|kto|rm|prm|kd)|trl\s+(dpo|grpo|kto|orpo))")
 #: a training module named for a preference/RL/distillation algorithm (NeMo-Aligner ``nemo_aligner/algorithms/dpo.py``,
 #: ``ppo.py``, ``kto.py``; ``grpo_trainer.py``): with an optimizer step of its own, the project's trainer for that algorithm
-_ALIGN_MODULE = re.compile(r"(^|/)(dpo|ppo|grpo|kto|orpo|simpo|cpo|ipo|rloo|rlhf|reinforce|gkd|spin)(_?trainer|_train(ing)?)?\.py$", re.I)
+#: also a training script named for it (minimind ``trainer/train_dpo.py``, ``train_grpo.py``, ``train_distillation.py``)
+_ALIGN_MODULE = re.compile(r"(^|/)(train_)?(dpo|ppo|grpo|kto|orpo|simpo|cpo|ipo|rloo|rlhf|reinforce|gkd|spin|distill(ation)?)"
+                           r"(_?trainer|_train(ing)?)?\.py$", re.I)
 _FINETUNE_HINT = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
 #: a path that names pre-training (``pretrain_gpt.py``, ``pretraining/``), not pretrained weights: ``pretrained.py`` (OpenCLIP's
 #: registry of released checkpoints), ``load_pretrained.py`` are where weights to start from come from, the opposite
@@ -584,8 +590,16 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     train_paths = frozenset(training)
     p.training_files = train_paths
     launchers = {x.launcher for x in facts.launches()}
+    own_python = bool(facts.imports("torch", "transformers"))
     for fw, (mods, deps, launch) in FRAMEWORKS.items():
-        if facts.imports(*mods) or (deps and facts.deps(*deps)) or launchers.intersection(launch):
+        if facts.imports(*mods) or launchers.intersection(launch):
+            p.frameworks.append(fw)
+        elif deps and facts.deps(*deps):
+            if fw in _IMPORTED_LIBRARIES and own_python:
+                # a library the project's own PyTorch code never imports (minimind lists ``trl==0.13.0`` in requirements.txt
+                # and writes its DPO/GRPO loops by hand): declared, not used; a recipe that names it still counts (below)
+                p.notes.setdefault("declared_only", []).append(fw)
+                continue
             p.frameworks.append(fw)
     weights_only = transformers_weights_only(facts) if "transformers" in p.frameworks else []
     if weights_only and not {"trl", "peft", "llamafactory", "axolotl"} & set(p.frameworks):
@@ -731,8 +745,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         # the project's own trainer module for one of those algorithms, which steps an optimizer (NeMo-Aligner's
         # ``DPOTrainer.train_single_step``: ``self.optimizer.step(closure=None)`` in ``algorithms/dpo.py``); the example
         # scripts that construct it are not shipped
-        or any(c.short == "step" and "optim" in c.name.lower() and _ALIGN_MODULE.search(c.path) and not _TEST_PATH_RE.search(c.path)
-               for c in facts.calls("step"))
+        or bool(alignment_steps(facts))
     )
     p.finetunes = bool(
         p.alignment  # preference/RL/distillation training starts from a pretrained model
@@ -752,7 +765,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
                for s in facts.settings("model_name_or_path", "base_model", "pretrained_model_name_or_path"))
     )
     p.pretrains = bool(
-        facts.calls("from_config", "_from_config") or "megatron" in p.frameworks or "nanotron" in p.frameworks
+        fresh_models(facts) or "megatron" in p.frameworks or "nanotron" in p.frameworks
         or any(_PRETRAIN_PATH.search(path) for path in facts.files)
     )
     steps = facts.calls("backward", "Trainer", "SFTTrainer", "fit", "train", "optimizer.step", "step", "pretrain")
@@ -859,7 +872,7 @@ def _pretrains_only_by_optional_megatron(facts: Facts, p: Project) -> bool:
     """Pre-training is inferred only from Megatron among the frameworks, and every Megatron import sits in a ``try:`` that
     catches ImportError (a checkpoint plug-in for users' Megatron runs, used only if installed): nothing else says the
     project pre-trains (no ``from_config`` build, no nanotron, no pretrain file)."""
-    if "megatron" not in p.frameworks or "nanotron" in p.frameworks or facts.calls("from_config", "_from_config") \
+    if "megatron" not in p.frameworks or "nanotron" in p.frameworks or fresh_models(facts) \
             or any("pretrain" in path.lower() for path in facts.files):
         return False
     megatron = facts.imports("megatron")
@@ -1323,6 +1336,25 @@ def own_pretrained_loader(facts: Facts) -> Call | None:
 def _only_tokenizer_loads(facts: Facts) -> bool:
     return all("Tokenizer" in c.name or "Processor" in c.name or "Config" in c.name for c in facts.calls("from_pretrained"))
 
+
+
+#: a function that builds an empty model only to load quantized, compressed or converted weights into it (FastChat
+#: ``load_compress_model``, ``load_awq_quantized``: ``AutoModelForCausalLM.from_config(config)`` under
+#: ``init_empty_weights()``): a skeleton for released weights, not a model initialised to pre-train
+_SKELETON_FUNC = re.compile(r"(?i)quant|compress|awq|gptq|exllama|convert|export|merge|(^|_)(int[48]|[48]bit)(_|$)")
+
+
+def fresh_models(facts: Facts) -> list[Call]:
+    """``from_config`` calls that initialise a model from its configuration (random weights: pre-training), not
+    skeletons that quantized or converted weights are loaded into (:data:`_SKELETON_FUNC`)."""
+    return [c for c in facts.calls("from_config", "_from_config") if not (c.func and _SKELETON_FUNC.search(c.func))]
+
+
+def alignment_steps(facts: Facts) -> list[Call]:
+    """Optimizer steps in the project's own trainer module for a preference/RL/distillation algorithm (``_ALIGN_MODULE``):
+    ``self.optimizer.step()`` or, under a gradient scaler, ``scaler.step(optimizer)`` (minimind ``train_dpo.py``)."""
+    return [c for c in facts.calls("step") if c.short == "step" and _ALIGN_MODULE.search(c.path) and not _TEST_PATH_RE.search(c.path)
+            and ("optim" in c.name.lower() or any(isinstance(a, Expr) and "optim" in a.text.lower() for a in c.args[:1]))]
 
 def _does_inference(facts: Facts, p: Project) -> bool:
     """Inference is a workload of the project: an engine, a generation script/service, or online-RL rollouts.

@@ -112,9 +112,16 @@ def withhold_reason(
     if single_gpu and cid in _MULTI_GPU_ONLY:
         return ("the project trains on a single GPU: there is no inter-GPU communication to parallelise or tune",
                 "项目为单卡训练：不存在可并行化或调优的多卡通信")
-    if cid == "E3" and not p.multi_node:
+    # one verdict on nodes for the whole report: E1's (a launch, a config, RDMA settings or documentation that spans nodes)
+    e1 = results.get("E1")
+    single_node = (e1.status is Status.NA and (e1.detail or "").startswith("single-node")) if e1 is not None else not p.multi_node
+    if cid == "E3" and single_node:
         return ("single-node training: intra-node bandwidth rarely limits gradient all-reduce enough for compression to pay off",
                 "单机训练：机内带宽很少成为梯度 AllReduce 的瓶颈，梯度压缩得不偿失")
+    if cid == "E4" and single_node:
+        return ("no multi-node launch was seen: within one node NCCL picks NVLink or PCIe P2P by itself; binding it to the network "
+                "fabric (NCCL_IB_HCA, NCCL_SOCKET_IFNAME) and tuning its algorithms pay off across nodes",
+                "未见多机启动：单机内 NCCL 会自行选择 NVLink 或 PCIe P2P；绑定网络（NCCL_IB_HCA、NCCL_SOCKET_IFNAME）与调优算法在多机时才有收益")
 
     # a hand-written loader of pre-tokenized token ids into pinned memory (nanoGPT's get_batch, modded-nanogpt's
     # shard reader): no DataLoader at all, so workers, prefetch_factor, a memory map or a side-stream prefetcher add
@@ -207,7 +214,31 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
 }
 
 
+#: advice for a model the project writes itself (``values["model_code"] == "own"``): Liger's one-line patches
+#: (``apply_liger_kernel_to_*``, ``AutoLigerKernelForCausalLM``) replace the layers of HF model classes only
+OWN_MODEL_TEXT: dict[str, tuple[str, str, str]] = {
+    "D5": (
+        "The trained model is the project's own architecture, which Liger's one-line patches (`apply_liger_kernel_to_*`, "
+        "`AutoLigerKernelForCausalLM`) do not reach: use Liger's modules in the model code: `LigerRMSNorm` for RMSNorm, "
+        "`LigerSwiGLUMLP` for a gated MLP, and `LigerFusedLinearCrossEntropyLoss` on the LM head's weight and the final hidden "
+        "states (the logits are never materialised); check the loss against the eager version on a few batches.",
+        "训练的是项目自己的模型结构，Liger 的一行补丁（`apply_liger_kernel_to_*`、`AutoLigerKernelForCausalLM`）作用不到："
+        "在模型代码中直接使用 Liger 的模块：RMSNorm 换成 `LigerRMSNorm`，门控 MLP 换成 `LigerSwiGLUMLP`，"
+        "损失用 `LigerFusedLinearCrossEntropyLoss` 直接作用于 LM head 权重和最后一层隐藏状态（不再物化 logits）；"
+        "并在几个 batch 上与原实现核对损失。",
+        "from liger_kernel.transformers import LigerFusedLinearCrossEntropyLoss, LigerRMSNorm\n\n"
+        "# in the model: self.norm = LigerRMSNorm(hidden_size, eps=rms_norm_eps)\n"
+        "loss_fn = LigerFusedLinearCrossEntropyLoss(ignore_index=-100)\n"
+        "hidden = model.model(input_ids).last_hidden_state[:, :-1]  # the final hidden states, before the LM head\n"
+        "loss = loss_fn(model.lm_head.weight, hidden.reshape(-1, hidden.size(-1)), labels[:, 1:].reshape(-1))\n",
+    ),
+}
+
+
 def loader_text(check_id: str, values: dict[str, object]) -> tuple[str, str, str] | None:
-    """The advice for this check on the project's own kind of input pipeline, when it is not a PyTorch DataLoader."""
+    """The advice for this check on the project's own kind of input pipeline, when it is not a PyTorch DataLoader, or on
+    the project's own model code (:data:`OWN_MODEL_TEXT`)."""
     loader = values.get("loader")
-    return LOADER_TEXT.get((check_id, loader)) if isinstance(loader, str) else None
+    if isinstance(loader, str) and (check_id, loader) in LOADER_TEXT:
+        return LOADER_TEXT[(check_id, loader)]
+    return OWN_MODEL_TEXT.get(check_id) if values.get("model_code") == "own" else None

@@ -168,6 +168,19 @@ def class_at(f: Facts, path: str, line: int) -> str | None:
     return k.name if k else None
 
 
+#: a model loaded beside the one trained: a reward model, a teacher, a critic, a judge (minimind ``class LMForRewardModel``:
+#: ``self.model = AutoModel.from_pretrained(model_path)``; ``reward_model = LMForRewardModel(path, dtype=torch.float16)``)
+_AUX_MODEL_NAME = re.compile(r"(?i)reward|teacher|critic|judge|verifier|discriminator|(^|_)(ref|rm)(_|$)")
+
+
+def aux_model_site(f: Facts, path: str, line: int, text: str) -> bool:
+    """Whether a line builds or loads an auxiliary model (:data:`_AUX_MODEL_NAME`): named so by the class it sits in, the
+    name it is assigned to or the class it calls; its dtype or weights say nothing of the model trained."""
+    head = text.split("(", 1)[0]
+    target, callee = head.split("=", 1) if "=" in head else ("", head)
+    return bool(_AUX_MODEL_NAME.search(f"{class_at(f, path, line) or ''} {target.strip()} {callee.strip().rsplit('.', 1)[-1]}"))
+
+
 #: the hooks an HF Trainer draws each step's inputs through
 _INPUT_HOOKS = frozenset({"_prepare_inputs", "get_train_dataloader", "get_batch_samples"})
 

@@ -18,6 +18,7 @@ from . import _bmtrain as bmtrain
 from ._helpers import (
     _FRAMEWORK_CALLED,
     HF_DEFAULTS,
+    aux_model_site,
     backend_unselected,
     callers_off,
     checkpoint_gather,
@@ -680,6 +681,8 @@ class C1MixedPrecision(Check):
                 continue
             if _serving_field(s) or _inference_load(f, s):
                 continue  # ``EvaluatorArguments.mixed_precision = "bf16"``: the evaluation/inference pipeline's precision (J4's)
+            if s.source == "call" and aux_model_site(f, s.path, s.line, s.text):
+                continue  # ``reward_model = LMForRewardModel(path, dtype=torch.float16)``: a frozen scorer's weights, not the run's
             low = _is_low_dtype(s.value)
             arm = _chosen_arm(f, s) if low and isinstance(s.value, Expr) else None
             if arm is not None:

@@ -15,6 +15,7 @@ from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _SERVE_PATH, CONFIG_CALLEE, _library_demo_lines, jax_jitted_steps
 from ._helpers import (
+    aux_model_site,
     callers_off,
     evs,
     guard_off,
@@ -92,6 +93,24 @@ _HF_MODEL_CLASS = re.compile(r"(ForCausalLM|ForConditionalGeneration|LMHeadModel
 #: the model classes Liger patches: decoder LMs and vision-language models (``AutoModelForCausalLM``, ``Qwen2VLForConditionalGeneration``),
 #: or the bare ``AutoModel`` a trainer wraps; not text encoders (``CLIPTextModel``, ``T5EncoderModel``)
 _LIGER_TARGET = re.compile(r"(ForCausalLM|ForConditionalGeneration|LMHeadModel|ForVision2Seq|ForImageTextToText|^AutoModel)$")
+
+
+def _trains_hf_model(ctx: Context) -> bool:
+    """Whether an HF model is what gets trained: an HF/TRL trainer, an HF fine-tuning framework, a causal-LM class loaded
+    to train, a recipe naming the checkpoint. transformers imported for tokenizers, configs or checkpoint conversion
+    (nanotron, torchtitan: their own model code) is not; neither is a frozen text encoder (Flux's CLIP/T5 embedder) nor a
+    reward or teacher model loaded beside the project's own architecture."""
+    f = ctx.facts
+    training = ctx.project.training_files
+
+    def trained(c: Call) -> bool:
+        return not (training and c.path not in training) and not aux_model_site(f, c.path, c.line, c.text)
+
+    return bool(
+        {"trl", "peft", "axolotl", "llamafactory"} & set(ctx.project.frameworks)
+        or uses_hf_trainer(f) or [c for c in _hf_model_loads(f) if _LIGER_TARGET.search(c.name.rsplit(".", 2)[-2]) and trained(c)]
+        or f.config("model_name_or_path", "base_model")
+    )
 
 
 def _hf_model_loads(f: Facts) -> list[Call]:
@@ -1671,7 +1690,7 @@ class D5Liger(Check):
     title_zh = "Liger Kernel"
     bottlenecks = (Bottleneck.MEMORY,)
     priority = Priority.HIGH
-    benefit = "about +20 % training throughput and -60 % memory on HF LLaMA-class models, in one line"
+    benefit = "about +20 % training throughput and -60 % memory on HF LLaMA-class models (LinkedIn, 8xA100)"
     what = (
         "Whether Liger's fused Triton kernels (RMSNorm, RoPE, SwiGLU, fused linear cross-entropy) replace the HF layers: "
         "`AutoLigerKernelForCausalLM`, `apply_liger_kernel_to_*`, Liger modules, HF/TRL `use_liger_kernel: true`, LLaMA-Factory "
@@ -1736,6 +1755,12 @@ class D5Liger(Check):
     )
 
     def detect(self, ctx: Context) -> Outcome:
+        outcome = self._detect(ctx)
+        if outcome.status is not U and not _trains_hf_model(ctx):
+            outcome.values["model_code"] = "own"  # the advice: Liger's modules composed by hand (reports.applicability)
+        return outcome
+
+    def _detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         used, half, off_ = liger_sites(f)
         if used:
@@ -1768,17 +1793,8 @@ class D5Liger(Check):
             # every named model is an encoder-only checkpoint (a BERT classifier), or the trained model is a CLIP-style
             # image-text dual encoder: Liger patches decoder LLMs (RMSNorm, RoPE, SwiGLU, the LM head's cross-entropy)
             return None
-        f = ctx.facts
-        # an HF model is what gets trained: an HF/TRL trainer, an HF fine-tuning framework, a causal-LM class loaded to train,
-        # a recipe naming the checkpoint. transformers imported for tokenizers, configs or checkpoint conversion (nanotron,
-        # torchtitan: their own model code) is not; neither is a frozen text encoder (Flux's CLIP/T5 embedder)
-        hf = bool(
-            {"trl", "peft", "axolotl", "llamafactory"} & set(ctx.project.frameworks)
-            or uses_hf_trainer(f) or [c for c in _hf_model_loads(f) if _LIGER_TARGET.search(c.name.rsplit(".", 2)[-2])
-                                      and (not ctx.project.training_files or c.path in ctx.project.training_files)]
-            or f.config("model_name_or_path", "base_model")
-        )
-        return Priority.HIGH if hf else Priority.LOW  # the seed's HIGH is for HF-model training; custom models compose Liger modules by hand
+        # the seed's HIGH is for HF-model training; custom models compose Liger modules by hand
+        return Priority.HIGH if _trains_hf_model(ctx) else Priority.LOW
 
 
 # --- D6 operator fusion ---------------------------------------------------------

@@ -34,11 +34,10 @@ from ..base import Check, Context, register
 from ..facts import Call, Container, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import (
-    _ALIGN_MODULE,
     _ALIGN_TRAINERS,
     _ALIGN_WORDS,
     _MULTIMODAL_FAMILIES,
-    _TEST_PATH_RE,
+    alignment_steps,
     own_pretrained_loader,
     pretrained_option_to_model,
 )
@@ -3016,8 +3015,7 @@ class G6FusedAlignmentLoss(Check):
                   if isinstance(s.value, str) and _ALIGN_WORDS.match(s.value)]
         sites += f.settings("dpo_beta", "beta_dpo", "teacher_model", "teacher_model_name_or_path", "kd_temperature", "adv_estimator")
         # the project's own trainer module for the algorithm (NeMo-Aligner ``algorithms/dpo.py``): its optimizer step
-        sites += [c for c in f.calls("step") if "optim" in c.name.lower() and _ALIGN_MODULE.search(c.path)
-                  and not _TEST_PATH_RE.search(c.path)]
+        sites += alignment_steps(f)
         # a trainer, then a recipe's setting, then anything else (a data script's ``"task": "dpo"``)
         sites.sort(key=lambda x: 0 if isinstance(x, Call) else 1 if x.path.endswith((".yml", ".yaml", ".json", ".toml")) else 2)
         if sites:

@@ -25,13 +25,13 @@ def test_priority_then_bottleneck_then_fourth_step_order():
         "E4": fake_check("E4", priority=L),
     }
     results = [result("E4", N, L), result("D2", N, M), result("F1", N, M), result("I1", N, H), result("D1", N, H), result("C1", N, H)]
-    project = Project(bottleneck=Bottleneck.MEMORY)
+    project = Project(bottleneck=Bottleneck.MEMORY, multi_node=True)
     plan = build_plan(make_audit(results, project), checks)
     # high first; within high the memory-bound D1 first, then the fourth step's order (I1 before C1)
     assert ids(plan) == ["D1", "I1", "C1", "F1", "D2", "E4"]
     assert plan.get("D1").matches_bottleneck and not plan.get("I1").matches_bottleneck
 
-    plan = build_plan(make_audit(results, Project(bottleneck=Bottleneck.DATA_IO)), checks)
+    plan = build_plan(make_audit(results, Project(bottleneck=Bottleneck.DATA_IO, multi_node=True)), checks)
     assert ids(plan) == ["I1", "C1", "D1", "F1", "D2", "E4"]
 
 
@@ -105,6 +105,15 @@ def test_single_gpu_gets_no_multi_gpu_advice():
     results = [result(c, N, M) for c in ("A1", "E2", "E4", "F1")]
     plan = build_plan(make_audit(results, Project(num_gpus=1)), checks)
     assert ids(plan) == ["F1"]
+
+
+def test_single_node_gets_no_nccl_fabric_advice():
+    checks = {c: fake_check(c, priority=L) for c in ("E3", "E4", "F1")}
+    results = [result(c, N, L) for c in ("E3", "E4", "F1")]
+    plan = build_plan(make_audit(results, Project(num_gpus=8)), checks)
+    assert ids(plan) == ["F1"]
+    assert "NCCL_IB_HCA" in next(w.reason for w in plan.withheld if w.check == "E4")
+    assert sorted(ids(build_plan(make_audit(results, Project(num_gpus=16, multi_node=True)), checks))) == ["E3", "E4", "F1"]
 
 
 def test_alternative_in_use_covers_the_need():

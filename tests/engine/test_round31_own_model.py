@@ -1,0 +1,188 @@
+"""Round 31 (issue #9): minimind at HEAD, read as a new user would. It trains its own ``MiniMindForCausalLM`` with
+hand-written SFT/DPO/GRPO/distillation loops (``trainer/train_dpo.py``: ``scaler.step(optimizer)``), loads a reward model
+with ``AutoModel.from_pretrained`` inside ``class LMForRewardModel``, and lists ``trl`` in requirements.txt without ever
+importing it. The report said G6 "no alignment training" and recommended Liger's HF one-liner first, at High."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+from checks.model import Priority, Status
+from reports.advice import build_plan
+
+_MODEL = (
+    "import torch\nfrom torch import nn\nfrom transformers import PreTrainedModel, PretrainedConfig\n\n\n"
+    "class MiniMindConfig(PretrainedConfig):\n    model_type = 'minimind'\n\n\n"
+    "class MiniMindForCausalLM(PreTrainedModel):\n    config_class = MiniMindConfig\n\n"
+    "    def __init__(self, config):\n        super().__init__(config)\n"
+    "        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)\n\n"
+    "    def forward(self, input_ids, labels=None):\n"
+    "        logits = self.lm_head(self.model(input_ids))\n        return logits\n"
+)
+_UTILS = (
+    "import torch\nfrom transformers import AutoModel, AutoTokenizer\n\n\n"
+    "class LMForRewardModel:\n    def __init__(self, model_path, device='cuda', dtype=torch.float16):\n"
+    "        self.tokenizer = AutoTokenizer.from_pretrained(model_path, trust_remote_code=True)\n"
+    "        self.model = AutoModel.from_pretrained(model_path, torch_dtype=dtype, trust_remote_code=True)\n"
+    "        self.model = self.model.to(device).eval()\n"
+)
+
+
+def _loop(loss: str, script: str) -> str:
+    return (
+        "import argparse\nimport torch\nfrom torch.utils.data import DataLoader\n"
+        "from model.model_minimind import MiniMindConfig, MiniMindForCausalLM\n"
+        "from trainer.trainer_utils import LMForRewardModel\n\n\n"
+        "def train_epoch(model, loader, optimizer, scaler):\n"
+        "    for step, (x, y) in enumerate(loader):\n"
+        "        with torch.cuda.amp.autocast(dtype=torch.bfloat16):\n"
+        f"            loss = {loss}\n"
+        "        scaler.scale(loss).backward()\n        scaler.step(optimizer)\n        scaler.update()\n"
+        "        optimizer.zero_grad(set_to_none=True)\n\n\n"
+        "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('--num_workers', type=int, default=8)\n"
+        "    parser.add_argument('--dtype', type=str, default='bfloat16')\n    args = parser.parse_args()\n"
+        "    model = MiniMindForCausalLM(MiniMindConfig(hidden_size=768, num_hidden_layers=8)).cuda()\n"
+        + ("    reward_model = LMForRewardModel('internlm2-1_8b-reward', dtype=torch.float16)\n" if "grpo" in script else "")
+        + "    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-4)\n"
+        "    loader = DataLoader(ds, batch_size=32, num_workers=args.num_workers, pin_memory=True)\n"
+        "    train_epoch(model, loader, optimizer, torch.cuda.amp.GradScaler(enabled=(args.dtype == 'float16')))\n"
+    )
+
+
+def _repo(*, requirements: str = "torch\ntransformers==4.57.6\ntrl==0.13.0\n") -> dict[str, str]:
+    return {
+        "model/model_minimind.py": _MODEL,
+        "trainer/trainer_utils.py": _UTILS,
+        "trainer/train_pretrain.py": _loop("model(x, labels=y).loss", "pretrain"),
+        "trainer/train_dpo.py": _loop("dpo_loss(ref_logp, model(x).log_softmax(-1), mask, beta=0.1)", "dpo"),
+        "trainer/train_grpo.py": _loop("grpo_loss(model(x), reward_model, y)", "grpo"),
+        "requirements.txt": requirements,
+    }
+
+
+def _audit(files: dict[str, str]):
+    return audit_files((k, v.encode()) for k, v in files.items())
+
+
+def test_hand_written_dpo_and_grpo_scripts_are_alignment_training():
+    r = _audit(_repo()).result("G6")
+    assert r.status is Status.UNUSED
+    assert r.detail.startswith("the alignment/distillation run selected at trainer/train_")
+    assert {e.path for e in r.evidence} <= {"trainer/train_dpo.py", "trainer/train_grpo.py"}
+
+
+def test_control_sft_only_is_not_alignment():
+    files = {k: v for k, v in _repo().items() if k not in ("trainer/train_dpo.py", "trainer/train_grpo.py")}
+    assert _audit(files).result("G6").status is Status.NA
+
+
+def test_a_requirement_never_imported_is_not_the_projects_framework():
+    audit = _audit(_repo())
+    assert "trl" not in audit.project.frameworks
+    assert "transformers" in audit.project.frameworks
+
+
+def test_control_an_imported_requirement_is():
+    files = _repo()
+    files["trainer/train_dpo.py"] = "from trl import DPOTrainer\n" + files["trainer/train_dpo.py"]
+    assert "trl" in _audit(files).project.frameworks
+
+
+def test_liger_advice_for_the_projects_own_architecture():
+    audit = _audit(_repo())
+    r = audit.result("D5")
+    assert r.status is Status.UNUSED and r.priority is Priority.LOW
+    rec = build_plan(audit).get("D5")
+    assert rec is not None and rec.text.startswith("The trained model is the project's own architecture")
+    assert rec.snippet is not None and "LigerFusedLinearCrossEntropyLoss" in rec.snippet.code
+    assert "AutoLigerKernelForCausalLM.from_pretrained" not in rec.snippet.code
+
+
+def test_control_an_hf_model_loaded_to_train_keeps_the_one_line_patch():
+    files = _repo()
+    files["trainer/train_pretrain.py"] = files["trainer/train_pretrain.py"].replace(
+        "    model = MiniMindForCausalLM(MiniMindConfig(hidden_size=768, num_hidden_layers=8)).cuda()\n",
+        "    from transformers import AutoModelForCausalLM\n"
+        "    model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-0.5B').cuda()\n")
+    audit = _audit(files)
+    r = audit.result("D5")
+    assert r.priority is Priority.HIGH
+    rec = build_plan(audit).get("D5")
+    assert rec is not None and not rec.text.startswith("The trained model is the project's own")
+
+
+def test_a_reward_models_dtype_is_not_the_runs_precision():
+    r = _audit(_repo()).result("C1")
+    assert r.status is Status.USED and r.detail == "BF16 mixed precision"
+    assert not [e for e in r.evidence if "LMForRewardModel" in e.snippet]
+    assert any("autocast" in e.snippet for e in r.evidence)
+
+
+# FastChat at HEAD: fine-tuning only (``train.py`` loads LLaMA with ``from_pretrained``); its model adapter, imported by the
+# LoRA trainer, builds empty models with ``from_config`` only to load compressed or AWQ weights into them
+_FASTCHAT = {
+    "fastchat/model/compression.py": (
+        "from accelerate import init_empty_weights\nfrom transformers import AutoConfig, AutoModelForCausalLM\n\n\n"
+        "def load_compress_model(model_path, device, torch_dtype):\n"
+        "    config = AutoConfig.from_pretrained(model_path, low_cpu_mem_usage=True, torch_dtype=torch_dtype)\n"
+        "    with init_empty_weights():\n"
+        "        model = AutoModelForCausalLM.from_config(config, trust_remote_code=True)\n"
+        "    return model\n"),
+    "fastchat/train/train.py": (
+        "import transformers\nfrom fastchat.model.compression import load_compress_model\n\n\n"
+        "def train():\n    parser = transformers.HfArgumentParser((ModelArguments, DataArguments, transformers.TrainingArguments))\n"
+        "    model_args, data_args, training_args = parser.parse_args_into_dataclasses()\n"
+        "    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)\n"
+        "    trainer = transformers.Trainer(model=model, args=training_args, train_dataset=ds)\n    trainer.train()\n"),
+    "scripts/train_vicuna_7b.sh": (
+        "torchrun --nproc_per_node=4 --master_port=20001 fastchat/train/train.py \\\n"
+        "    --model_name_or_path ~/model_weights/llama-7b \\\n    --bf16 True \\\n    --output_dir output_vicuna_7b\n"),
+}
+
+
+def test_a_skeleton_built_to_load_compressed_weights_is_not_pretraining():
+    audit = _audit(_FASTCHAT)
+    assert not audit.project.pretrains
+    assert build_plan(audit).get("G3") is None
+
+
+def test_control_a_model_initialised_from_its_config_is_pretraining():
+    files = dict(_FASTCHAT)
+    files["fastchat/train/train.py"] = files["fastchat/train/train.py"].replace(
+        "transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)",
+        "transformers.AutoModelForCausalLM.from_config(transformers.AutoConfig.from_pretrained(model_args.model_name_or_path))")
+    assert _audit(files).project.pretrains
+
+
+# alignment-handbook at HEAD: the 4-node Mixtral run is documented in a README (``--num_machines 4``); no launch in the
+# tree spans nodes. E1 judges it multi-node; the withheld E3/E4 advice must not call the same project single-node
+_HANDBOOK = {
+    "scripts/sft.py": (
+        "from trl import SFTConfig, SFTTrainer, TrlParser\n\n\n"
+        "def main(script_args, training_args, model_args):\n"
+        "    trainer = SFTTrainer(model=model_args.model_name_or_path, args=training_args, train_dataset=ds)\n"
+        "    trainer.train()\n"),
+    "recipes/zephyr-7b-beta/sft/config_full.yaml": (
+        "model_name_or_path: mistralai/Mistral-7B-v0.1\nbf16: true\nper_device_train_batch_size: 16\nlogging_steps: 5\n"),
+    "recipes/accelerate_configs/zero3.yaml": "distributed_type: DEEPSPEED\nnum_machines: 1\nnum_processes: 8\n",
+    "recipes/zephyr-141b-A35b/README.md": (
+        "# Zephyr 141B\n\nWe trained on 4 nodes of 8 x H100s:\n\n```shell\n"
+        "ACCELERATE_LOG_LEVEL=info accelerate launch --config_file recipes/accelerate_configs/fsdp.yaml --num_machines 4 "
+        "--num_processes 32 --main_process_ip $MASTER_ADDR --main_process_port 29500 --machine_rank $RANK scripts/orpo.py "
+        "recipes/zephyr-141b-A35b/orpo/config_full.yaml\n```\n"),
+}
+
+
+def test_the_withheld_communication_advice_shares_e1s_verdict_on_nodes():
+    audit = _audit(_HANDBOOK)
+    assert audit.result("E1").status is not Status.NA
+    why = {w.check: w.reason for w in build_plan(audit).withheld}
+    assert "single-node" not in why.get("E3", "") and "no multi-node launch" not in why.get("E4", "")
+
+
+def test_control_a_single_node_project_gets_no_fabric_advice():
+    files = {k: v for k, v in _HANDBOOK.items() if not k.endswith("README.md")}
+    audit = _audit(files)
+    assert audit.result("E1").status is Status.NA
+    why = {w.check: w.reason for w in build_plan(audit).withheld}
+    assert why["E3"].startswith("single-node") and why["E4"].startswith("no multi-node launch")
