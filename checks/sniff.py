@@ -15,7 +15,7 @@ import re
 __all__ = ["HEAD_BYTES", "VERSION", "data_reason"]
 
 #: bump when the sniff's verdicts change: a facts cache's directory index (which remembers them) is then ignored
-VERSION = 1
+VERSION = 2
 
 #: bytes of a file's start that the sniff reads
 HEAD_BYTES = 8192
@@ -31,6 +31,10 @@ _JSON_INT_KEY = re.compile(rb'"\s*-?\d+\s*"\s*:')
 # that character: never a line break). The same counts as ``^...`` with ``re.M`` and ``(?<![\w.\"'])-?\d+``.
 _YAML_KEY = re.compile(rb"\n[ \t-]*(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[^\s:#'\"{}\[\],&*!|>%@`-][^:\n#]{0,200}?):(?:[ \t]|$)", re.M)
 _YAML_INT_KEY = re.compile(rb"\n[ \t-]*(?:\"-?\d+\"|'-?\d+'|-?\d+)[ \t]*:(?:[ \t]|$)", re.M)
+#: a key whose value is a bare integer (``"Ġthe": 262,``): a vocabulary's token -> id entry
+_JSON_ID_ENTRY = re.compile(rb'"(?:[^"\\\n]|\\.){0,200}"\s*:\s*-?\d+\s*[,}]')
+#: the opening of a Hugging Face ``tokenizer.json`` (its vocabulary and merges follow the added tokens)
+_TOKENIZER_JSON = re.compile(rb'^\s*\{\s*"version"\s*:\s*"[^"]*"\s*,\s*"truncation"\s*:')
 _NUMBER = re.compile(rb"[-\d](?<![\w.\"'].)(?:(?<=-)\d+|(?<=\d)\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.\"'])")
 
 
@@ -64,5 +68,10 @@ def data_reason(kind: str, size: int, head: bytes) -> str | None:
             body = head.lstrip()[1:].lstrip()[:1]
             if body in {b"{", b"[", b'"'} or body[:1].isdigit() or body == b"-":
                 return "data: a top-level JSON array of records or values (a dataset)"
+        if _TOKENIZER_JSON.match(head):
+            return "data: a tokenizer (vocabulary and merges)"
+        keys, ids = len(_JSON_KEY.findall(head)), len(_JSON_ID_ENTRY.findall(head))
+        if keys >= 64 and ids * 10 >= keys * 9:
+            return f"data: a vocabulary ({ids} of the first {keys} keys map to integer token ids)"
         return _shape(head, _JSON_KEY, _JSON_INT_KEY)
     return _shape(b"\n" + head, _YAML_KEY, _YAML_INT_KEY)  # the line break before the first line (see _YAML_KEY)

@@ -50,6 +50,21 @@ def test_datasets_and_numeric_arrays_are_data() -> None:
     assert "golden values" in (data_reason("yaml", len(yaml_golden), yaml_golden[:HEAD_BYTES]) or "")
 
 
+def test_vocabularies_and_tokenizers_are_data() -> None:
+    # Megatron-DeepSpeed ships examples_deepspeed/rebase/gpt2-vocab.json (1 MB, token -> id); read as a config, its
+    # "Adapter" token turned G4 "LoRA/PEFT fine-tuning" on
+    vocab = json.dumps({**{c: i for i, c in enumerate("!#$%&()*+,-./0123456789")},
+                        **{f"\u0120tok{i}": 23 + i for i in range(3000)}, "Adapter": 3100, "r": 3101}).encode()
+    assert "vocabulary" in (data_reason("json", len(vocab), vocab[:HEAD_BYTES]) or "")
+    tokenizer = json.dumps({"version": "1.0", "truncation": None, "padding": None, "added_tokens": [
+        {"id": i, "content": f"<|extra_{i}|>", "special": True} for i in range(300)], "model": {"type": "BPE", "vocab": {}}}).encode()
+    assert "tokenizer" in (data_reason("json", len(tokenizer), tokenizer[:HEAD_BYTES]) or "")
+    # an HF model config: many integer settings, but strings, floats and booleans beside them
+    hf = json.dumps({"architectures": ["LlamaForCausalLM"], "hidden_act": "silu", "rope_theta": 500000.0, "tie_word_embeddings": False,
+                     **{f"setting_{i}": i * 64 for i in range(120)}, **{f"name_{i}": f"v{i}" for i in range(30)}}, indent=2).encode()
+    assert len(hf) > SMALL_BYTES and data_reason("json", len(hf), hf[:HEAD_BYTES]) is None
+
+
 def test_small_files_and_configs_are_always_read() -> None:
     tiny = json.dumps({str(i): i for i in range(40)}).encode()  # integer keys, but under SMALL_BYTES
     assert len(tiny) <= SMALL_BYTES and data_reason("json", len(tiny), tiny) is None
