@@ -69,9 +69,10 @@ ROLE_LABELS: dict[str, tuple[str, str]] = {
 _DIR_ROLES: dict[str, str] = {
     **dict.fromkeys(("tests", "test", "testing", "unittests", "unit_tests", "unit-tests", "integration_tests",
                      "functional_tests", "functional-tests", "e2e", "test_utils", "test-utils", "testdata", "test_data", "test-data",
-                     "test_fixtures", "test-fixtures"), TEST),
+                     "test_fixtures", "test-fixtures", "autotest", "autotests", "auto_test", "smoke_tests"), TEST),
     **dict.fromkeys((".github", ".gitlab", ".circleci", ".buildkite", ".ci", "ci"), CI),
-    **dict.fromkeys((".runpod", ".devcontainer", "devtools", "dev_tools", "dev-tools", ".husky", ".vscode", ".idea"), DEV),
+    **dict.fromkeys((".runpod", ".devcontainer", "devtools", "dev_tools", "dev-tools", ".husky", ".vscode", ".idea", ".dev_scripts",
+                     "dev_scripts"), DEV),
     **dict.fromkeys(("docs", "doc", "documentation", "website", "site", "_site"), DOCS),
     **dict.fromkeys(("benchmark", "benchmarks", "bench", "benchmarking"), BENCHMARK),
     **dict.fromkeys(("eval", "evals", "evaluation", "evaluations", "lm_eval", "lm-evaluation-harness", "opencompass",

@@ -546,3 +546,16 @@ def test_a_papers_reproduction_scripts_are_archived_runs():
     assert crowded.project.num_nodes == alone.project.num_nodes
     from checks.roles import path_role
     assert path_role("examples/paperspace/run.sh", "shell")[0] is None and path_role("src/newspaper/train.py", "python")[0] is None
+
+
+def test_ci_test_configs_and_dev_scripts_are_context():
+    # xtuner at HEAD: tensor-parallel sizes of its CI configs (``autotest/config/*.py``) and the expert-parallel size of
+    # a checkpoint conversion script (``.dev_scripts/dcp_to_hf.py``) were reported as the project's
+    files = {**BASE,
+             "autotest/config/npu_qwen3_recompute.py": "fsdp_cfg = FSDPConfig(tp_size=4, recompute_ratio=1.0)\n",
+             ".dev_scripts/dcp_to_hf.py": "fsdp_cfg = FSDPConfig(ep_size=16)\n"}
+    roles = classify_roles({p: extract_file(p, t.encode()) for p, t in files.items()})
+    assert roles.role("autotest/config/npu_qwen3_recompute.py") == "test"
+    assert roles.role(".dev_scripts/dcp_to_hf.py") == "dev"
+    audit = _audit(files)
+    assert audit.result("A4").status is not Status.USED and audit.result("A7").status is not Status.USED
