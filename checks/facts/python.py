@@ -801,8 +801,32 @@ class _Extractor(ast.NodeVisitor):
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], exits):
                 self.guard_stack.append(f"not ({self.src(stmt.test)})")
                 pushed += 1
+            elif isinstance(stmt, ast.If) and stmt.orelse and (after := self._after_branches(stmt, exits)):
+                self.guard_stack.append(after)
+                pushed += 1
         if pushed:
             del self.guard_stack[-pushed:]
+
+    def _after_branches(self, node: ast.If, exits: tuple[type, ...]) -> str | None:
+        """The condition under which the statements after an ``if``/``else`` run when its arms exit early (xtuner
+        ``_maybe_save``: ``if interval == -1: if step != total: return False`` / ``else: if step % interval != 0 and ...:
+        return False``): each arm continues under its test and the negation of its own early exits. None when no arm
+        exits early, or when an arm's exits are deeper than its top level."""
+        test = self.src(node.test)
+        arms = []
+        any_exit = False
+        for arm, cond in ((node.body, f"({test})"), (node.orelse, f"not ({test})")):
+            if arm and isinstance(arm[-1], exits):
+                arms.append(None)  # this arm never reaches the statements after the ``if``
+                any_exit = True
+                continue
+            stops = [self.src(x.test) for x in arm if isinstance(x, ast.If) and not x.orelse and x.body and isinstance(x.body[-1], exits)]
+            any_exit = any_exit or bool(stops)
+            arms.append(f"{cond} and not ({' or '.join(stops)})" if stops else cond)
+        live = [a for a in arms if a is not None]
+        if not any_exit or not live:
+            return None
+        return f"({live[0]})" if len(live) == 1 else "(" + " or ".join(f"({a})" for a in live) + ")"
 
     def visit_Assign(self, node: ast.Assign) -> None:
         _DISPATCH[node.value.__class__](self, node.value)

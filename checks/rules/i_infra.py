@@ -1213,7 +1213,10 @@ def _spaced_detail(what: str, spaced: list[tuple[Call, float | None]]) -> str:
 
 def _guard_setting(guard: str | None) -> str | None:
     """The setting after ``%`` in an interval guard (``iter_num % eval_interval == 0`` -> ``eval_interval``), if a name."""
-    m = re.search(r"%\s*\(?\s*([A-Za-z_][\w.]*)", _without_skips(guard) if guard else "")
+    # as the interval itself is read (:func:`_guard`): the first modulus that is no accumulation boundary (open_clip's
+    # ``(i + 1) % args.accum_freq`` early exit before ``i_accum % args.log_every_n_steps == 0``)
+    mods = re.finditer(r"%\s*\(?\s*([A-Za-z_][\w.]*)", _without_skips(guard) if guard else "")
+    m = next((x for x in mods if "accum" not in x.group(1).rsplit(".", 1)[-1].lower()), None)
     return m.group(1).rsplit(".", 1)[-1] if m else None
 
 
@@ -1531,6 +1534,25 @@ def _save_ctl(steps: str) -> dict[str, str]:
     }
 
 
+def _paced_save(interval: str) -> dict[str, str]:
+    """xtuner v1-shaped: the trainer calls ``self._maybe_save()`` every step; the method returns early unless the step is
+    due, in both arms of an ``if interval == -1: ... else: ...`` (only at the end, or every ``checkpoint_interval``)."""
+    return {
+        "mytrainer/train/trainer.py": (
+            "import torch\nfrom pydantic import BaseModel\n\n\nclass TrainerConfig(BaseModel):\n"
+            f"    checkpoint_interval: int | None = {interval}\n\n\n"
+            "class Trainer:\n    def __init__(self, config: TrainerConfig):\n        self._checkpoint_interval = config.checkpoint_interval\n\n"
+            "    def fit(self):\n        for data in self._data_iter():\n            loss = self._engine.train_step(data)\n"
+            "            self._optimizer.step()\n            self._cur_step += 1\n            self._maybe_save()\n\n"
+            "    def _maybe_save(self) -> bool:\n        ckp_interval = self._checkpoint_interval\n        if ckp_interval is None:\n"
+            "            return False\n        if ckp_interval == -1:  # only save at the end of training\n"
+            "            if self._cur_step != self.total_step:\n                return False\n        else:\n"
+            "            if self._cur_step % ckp_interval != 0 and self._cur_step != self.total_step:\n                return False\n"
+            "        self._engine.save_dcp(weights_dir=self.work_dir / f'step-{self._cur_step}')\n"
+            "        torch.save(self._lr_scheduler.state_dict(), self.work_dir / 'scheduler.pt')\n        return True\n"),
+    }
+
+
 def _regime(ckpt: str, publish: str) -> dict[str, str]:
     """A recipe library's regime section (fairseq2 0.8.1 ``recipe/config.py`` ``RegimeSection``) and the trainer that acts
     on it: a step interval of None is never due."""
@@ -1733,6 +1755,8 @@ class I3CheckpointFrequency(Check):
                  "pkg/trainer/rl_trainer.py": _PPO_TRAINER.replace(
             "            self.actor.ppo_update(batch)\n", "            loss = self.model(batch).loss\n            loss.backward()\n"
             "            self.optimizer.step()\n")}, Status.NA, "a self-paced saver called every step is not judged from the loop"),
+        Example(_paced_save("500"), U, "a save method that returns early unless the step is due, in both arms of an if/else"),
+        Example(_paced_save("1"), N, "the same method with checkpoint_interval 1: a checkpoint every step"),
         Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=10),
                  "myrl/trainer.py": _RL_TRAINER.format(report="")}, N, "RL trainer: full checkpoint every 10 steps"),
         Example({"myrl/config/ppo_base_config.yaml": _RL_CONFIG.format(ckpt=100),

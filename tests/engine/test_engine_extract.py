@@ -752,3 +752,22 @@ def test_a_local_initialised_to_none_and_computed_later_is_no_setting() -> None:
     names = {a.name for a in ff.assigns}
     assert "max_doc_len" not in names
     assert {"cp_group", "ATTN_BACKEND"} <= names
+
+
+def test_early_exits_inside_both_arms_of_an_if_else_guard_what_follows() -> None:
+    # xtuner v1 ``Trainer._maybe_save``: each arm returns early unless its own condition holds
+    ff = x("trainer.py", (
+        "def maybe_save(self):\n"
+        "    if interval == -1:\n"
+        "        if step != total:\n            return False\n"
+        "    else:\n"
+        "        if step % interval != 0:\n            return False\n"
+        "    torch.save(state, path)\n"
+        "    if fast:\n        return True\n    else:\n        log('slow')\n"
+        "    finish()\n"
+    ))
+    save = next(c for c in ff.calls if c.name == "torch.save")
+    assert save.guard == "(((interval == -1) and not (step != total)) or (not (interval == -1) and not (step % interval != 0)))"
+    # an arm that always returns leaves only the other arm's condition; an if/else without early exits adds nothing
+    finish = next(c for c in ff.calls if c.name == "finish")
+    assert finish.guard == save.guard + " and (not (fast))"
