@@ -1304,6 +1304,42 @@ def _key_rename(s: Setting) -> bool:
     return isinstance(s.value, str) and s.value.strip().lower() in _GC_BOOL_KEYS
 
 
+def _partial_wrapper(default: str) -> dict[str, str]:
+    """mistral-finetune-shaped: each block wrapped through ``partial(torch_ckpt.checkpoint_wrapper, ...)`` when the model
+    is built with ``checkpoint=args.checkpoint``, whose dataclass default is ``default``."""
+    return {
+        "model/transformer.py": (
+            "from functools import partial\n\nimport torch\n"
+            "import torch.distributed.algorithms._checkpoint.checkpoint_wrapper as torch_ckpt\n\n\n"
+            "class Transformer(torch.nn.Module):\n    def __init__(self, args, checkpoint: bool = False):\n        super().__init__()\n"
+            "        self.layers = torch.nn.ModuleList()\n        for _ in range(args.n_layers):\n"
+            "            block = TransformerBlock(args=args)\n            if checkpoint:\n"
+            "                non_reentrant_wrapper = partial(\n                    torch_ckpt.checkpoint_wrapper,\n"
+            "                    checkpoint_impl=torch_ckpt.CheckpointImpl.NO_REENTRANT,\n                )\n"
+            "                block = non_reentrant_wrapper(block)\n            self.layers.append(block)\n"),
+        "finetune/args.py": (
+            "from dataclasses import dataclass\n\n\n@dataclass\nclass TrainArgs:\n    seq_len: int = 2048\n"
+            f"    # Determines whether gradient checkpointing should be utilized or not during the training process.\n"
+            f"    checkpoint: bool = {default}\n"),
+        "train.py": (
+            "from finetune.args import TrainArgs\nfrom model.transformer import Transformer\n\n\ndef train(args: TrainArgs):\n"
+            "    model = Transformer(args=model_args, checkpoint=args.checkpoint)\n    loss = model(batch).sum()\n    loss.backward()\n"),
+    }
+
+
+def _gc_partials(f: Facts) -> list[Call]:
+    """A checkpoint wrapper bound with ``functools.partial`` and applied through the partial (mistral-finetune
+    ``non_reentrant_wrapper = partial(torch_ckpt.checkpoint_wrapper, checkpoint_impl=...)`` then ``block =
+    non_reentrant_wrapper(block)``): the ``partial`` call stands for the wrapper's, under the same guard."""
+    out = []
+    for c in f.calls("functools.partial", "partial"):
+        first = c.args[0] if c.args else None
+        name = (first.dotted or first.text) if isinstance(first, Expr) else None
+        if name and any(name == g or name.endswith("." + g.rsplit(".", 1)[-1]) for g in _GC_CALLS if "checkpoint" in g.rsplit(".", 1)[-1]):
+            out.append(c)
+    return out
+
+
 def _gc_call_active(f: Facts, c: Call) -> bool:
     """A checkpoint call counts unless it is model-library support code: behind a checkpointing flag or setting that nothing
     turns on (``if self.gradient_checkpointing and self.training:``, Megatron's ``if config.recompute_method == "uniform":``),
@@ -1581,6 +1617,8 @@ class C3ActivationCheckpointing(Check):
     }
     examples = (
         Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-3.1-8B\ngradient_checkpointing: true\nbf16: true\n"}, U, "hf yaml"),
+        Example(_partial_wrapper("True"), U, "checkpoint_wrapper bound with functools.partial, on by the run's default"),
+        Example(_partial_wrapper("False"), N, "the same wrapper with the run's checkpoint option off by default"),
         Example({"train.py": (
             "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-7B')\n"
             "model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={'use_reentrant': False})\n")}, U, "enable call"),
@@ -1749,6 +1787,7 @@ class C3ActivationCheckpointing(Check):
             else:
                 used.append(c)
         used += [c for c in f.calls(*_GC_CALLS) if _gc_call_active(f, c)]
+        used += [c for c in _gc_partials(f) if _gc_call_active(f, c)]
         used += _gc_helpers(f)
         for c in f.calls(*_KBIT_PREP):
             if c.func in _KBIT_PREP:
@@ -1773,7 +1812,7 @@ class C3ActivationCheckpointing(Check):
                 P, evs(ds), "a DeepSpeed activation_checkpointing section is configured, but nothing turns recomputation on",
                 {"gradient_checkpointing": False},
             )
-        support = [c for c in f.calls(*_GC_CALLS) if not _gc_call_active(f, c)]
+        support = [c for c in [*f.calls(*_GC_CALLS), *_gc_partials(f)] if not _gc_call_active(f, c)]
         if disabled and all(isinstance(s, Setting) and _unset_default(s) for s in disabled):
             s0 = disabled[0]
             detail = (f"activation checkpointing is off by default: {s0.key} defaults to None ({s0.path}:{s0.line}) "

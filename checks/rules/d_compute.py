@@ -2454,6 +2454,12 @@ class D7TensorCoreAlignment(Check):
         Example({"configs/official/OLMo-1B.yaml": (  # OLMo: embedding_size is the padded row count of the embedding
             "model:\n  d_model: 2048\n  n_layers: 16\n  mlp_ratio: 8\n  vocab_size: 50280\n  embedding_size: 50304\n")}, U,
             "OLMo embedding_size"),
+        Example({**{f"configs/official/OLMo-{n}.yaml": (
+            f"model:\n  d_model: {d}\n  n_layers: 16\n  mlp_ratio: 8\n  vocab_size: 50280\n  embedding_size: 50304\n")
+            for n, d in (("1B", 2048), ("7B", 4096), ("7B-0424", 4096))},
+            "configs/custom_dataset_example.yaml": (  # OLMo: one recipe's own tokenizer, its rows padded in the same file
+                "model:\n  d_model: 4096\n  n_layers: 32\n  vocab_size: 32100           # depends on the tokenizer\n"
+                "  embedding_size: 32128\n")}, U, "a recipe's odd vocabulary with its own padded embedding_size beside it"),
         Example({"configs/mamba-130m.json": '{\n  "d_model": 768,\n  "n_layer": 24,\n  "vocab_size": 50277,\n  "pad_vocab_size_multiple": 8\n}\n'}, U,
                 "mamba pad_vocab_size_multiple"),
         Example({"train.py": (
@@ -2614,8 +2620,13 @@ class D7TensorCoreAlignment(Check):
             i = bisect.bisect_right(padded_vocabs, v)  # the smallest padded size above v
             return i < len(padded_vocabs) and padded_vocabs[i] <= v + 256
 
+        # a recipe that sets its own padded row count beside the vocabulary (OLMo ``custom_dataset_example.yaml``:
+        # ``vocab_size: 32100`` then ``embedding_size: 32128``): that recipe's embedding is padded
+        rows_in = {s.path: n for s in f.settings("embedding_size", "padded_vocab_size")
+                   if (n := as_number(s.value)) is not None and n >= 1000 and n % 64 == 0}
         bad = [s for s in dims if int(as_number(s.value) or 0) % mult
-               and not (s.name == "vocab_size" and (vocab_padded or padded_elsewhere(int(as_number(s.value) or 0))))]
+               and not (s.name == "vocab_size" and (vocab_padded or padded_elsewhere(int(as_number(s.value) or 0))
+                                                    or rows_in.get(s.path, 0) >= (as_number(s.value) or 0)))]
         few = _minority_recipes(f, bad)
         if few:
             # a dimension only a few recipes of a family set (torchtune: a PPO recipe's reward model ``vocab_size: 32001``

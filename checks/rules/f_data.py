@@ -338,6 +338,8 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
     default = _unpassed_default(f, c, name)
     if default is not None:
         return [default]
+    if isinstance(value, Expr) and not value.ref and (arm := _with_workers_arm(value)) is not None:
+        value = arm
     if isinstance(value, Expr) and value.ref:
         found = [
             s for s in f.effective(value.ref, near=c.path)
@@ -360,6 +362,38 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
             d = HF_DEFAULTS[value.ref]
             return [_Value(d, Evidence(c.path, line, c.text, key, d), False)]
     return [_Value(value, here, True)]
+
+
+def _olmo_loader(factor: int) -> dict[str, str]:
+    """OLMo 0.6-shaped: the loader passes ``prefetch_factor`` only when it has workers, from a config field that defaults
+    to None; the recipe sets both."""
+    return {
+        "olmo/config.py": (
+            "from dataclasses import dataclass\nfrom typing import Optional\n\n\n@dataclass\nclass DataConfig:\n"
+            "    num_workers: int = 0\n    pin_memory: bool = False\n    prefetch_factor: Optional[int] = None\n"),
+        "olmo/data/__init__.py": (
+            "from torch.utils.data import DataLoader\n\n\ndef build_train_dataloader(train_config, dataset, collator):\n"
+            "    return DataLoader(\n        dataset,\n        batch_size=train_config.device_train_batch_size,\n"
+            "        collate_fn=collator,\n        num_workers=train_config.data.num_workers,\n"
+            "        pin_memory=train_config.data.pin_memory,\n"
+            "        prefetch_factor=None if train_config.data.num_workers == 0 else train_config.data.prefetch_factor,\n    )\n"),
+        "configs/official/OLMo-7B.yaml": (
+            "run_name: OLMo-7B\ndata:\n  pad_direction: right\n  num_workers: 32\n  drop_last: true\n  pin_memory: true\n"
+            f"  prefetch_factor: {factor}\n  persistent_workers: true\n"),
+    }
+
+
+def _with_workers_arm(value: Expr) -> Expr | None:
+    """The arm that holds when the loader has workers, of a setting that PyTorch refuses without them (OLMo
+    ``prefetch_factor=None if train_config.data.num_workers == 0 else train_config.data.prefetch_factor``): the config
+    attribute, read like a plain ``x.prefetch_factor``. None for any other expression."""
+    node = parse_expr(value.text)
+    if not isinstance(node, ast.IfExp) or "workers" not in ast.unparse(node.test):
+        return None
+    arms = [a for a in (node.body, node.orelse) if not (isinstance(a, ast.Constant) and a.value in (None, 0, False))]
+    if len(arms) != 1 or not isinstance(arms[0], ast.Attribute):
+        return None
+    return Expr(ast.unparse(arms[0]), None, arms[0].attr)
 
 
 #: a loader setting read from a config object whose holder the facts do not know as one (nanotron ``run_train.py``:
@@ -2539,6 +2573,8 @@ class F2Prefetch(_DataCheck):
         Example({"train.py": "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o', dataloader_num_workers=0)\ntrainer = Trainer(model=m, args=args)\n"}, N, "hf zero workers"),
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=8)\n"}, U, "default factor with workers"),
         Example({"train.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, prefetch_factor=1)\n"}, P, "factor 1"),
+        Example(_olmo_loader(8), U, "prefetch_factor chosen by an if/else on the workers, its value from the recipe"),
+        Example(_olmo_loader(1), P, "the same loader with a recipe's prefetch_factor 1"),
         Example({"train.py": _NANOGPT_LOOP}, P, "nanoGPT: next batch fetched ahead by hand"),
         Example({"train.py": _NANOGPT_LOOP.replace("X, Y = get_batch('train')\nfor", "for")}, N, "batch fetched only in the loop"),
         Example({"train.py": _NANOGPT_LOOP.replace(".pin_memory()", "")}, N, "no pinned memory"),
