@@ -23,7 +23,7 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*]\])?(?::?[-=]([^}]*))?\
 _ARRAY_START = re.compile(r"^(?:export\s+|declare\s+-a\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)(\+?)=\((.*)$")
 # ``GPT_ARGS="`` ... ``"``: a double-quoted string of flags spread over several lines (Megatron-LM's older scripts)
 _QUOTED_START = re.compile(r'^(?:export\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)="([^"]*)$')
-_WRAPPERS = {"srun", "mpirun", "mpiexec", "nohup", "env", "exec", "time", "sudo", "numactl", "taskset", "stdbuf", "sbatch", "bash", "sh", "uv", "poetry", "pdm", "conda"}
+_WRAPPERS = {"srun", "mpirun", "mpiexec", "nohup", "env", "exec", "time", "sudo", "numactl", "taskset", "stdbuf", "sbatch", "bash", "sh", "uv", "poetry", "pdm", "conda", "eval"}
 _WRAPPER_SUBCMDS = {"run"}  # uv run / poetry run / conda run
 _PYTHON = re.compile(r"^(.*/)?python(3(\.\d+)?)?$")
 # launcher flags that never take a value

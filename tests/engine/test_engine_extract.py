@@ -771,3 +771,17 @@ def test_early_exits_inside_both_arms_of_an_if_else_guard_what_follows() -> None
     # an arm that always returns leaves only the other arm's condition; an if/else without early exits adds nothing
     finish = next(c for c in ff.calls if c.name == "finish")
     assert finish.guard == save.guard + " and (not (fast))"
+
+
+def test_a_command_built_in_a_variable_and_run_by_eval_is_a_launch() -> None:
+    # Megatron-DeepSpeed's examples_deepspeed/MoE/*.sh: flags in quoted strings, the command in run_cmd, run by eval
+    ff = x("examples/MoE/pretrain_moe.sh", (
+        "EP_SIZE=128\nEP_PARALLEL_SIZE=$EP_SIZE\n"
+        "megatron_options=\" \\\n        --tensor-model-parallel-size 1 \\\n"
+        "        --moe-expert-parallel-size ${EP_PARALLEL_SIZE} \\\n        --num-experts ${EP_SIZE}\"\n"
+        "run_cmd=\"deepspeed ${DIR}/../../pretrain_gpt.py ${megatron_options} &> ${OUTPUT_BASEPATH}/log/run.log\"\n"
+        "echo ${run_cmd}\neval ${run_cmd}\n"
+    ))
+    [launch] = ff.launches
+    assert launch.launcher == "deepspeed" and launch.script.endswith("pretrain_gpt.py") and "eval" in launch.wrappers
+    assert launch.script_args["moe_expert_parallel_size"] == 128 and launch.script_args["num_experts"] == 128
