@@ -771,13 +771,21 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         if p in roles.by_path:
             continue
         ff = files[p]
+        evaluates: list[str] = []
         for launch in ff.launches:
             targets = _script_paths(launch.script, pathset, index)
             if launch.launcher == "python" and not launch.wrappers:
                 # ``python run_streaming.py`` (an inference experiment's script) starts training only when the script
                 # is named for it or trains itself; a distributed launcher (torchrun, deepspeed, srun) keeps its script
                 targets = [t for t in targets if _ENTRY_NAME.match(t.rsplit("/", 1)[-1]) or _trains_itself(files[t])]
-            entries += targets
+            # a launch of an evaluation harness's script (Megatron-DeepSpeed ``MoE/ds_evalharness.sh`` runs
+            # ``tasks/eval_harness/evaluate.py``): an evaluation run, whatever parallel layout it passes
+            evaluates += [t for t in targets if roles.by_path.get(t) == EVAL]
+            entries += [t for t in targets if roles.by_path.get(t) != EVAL]
+        if evaluates and ff.kind == "shell" and all(
+                roles.by_path.get(t) == EVAL for x in ff.launches for t in _script_paths(x.script, pathset, index)):
+            roles.by_path[p], roles.why[p] = EVAL, f"launches the evaluation script {evaluates[0]}"
+            continue
         for e in ff.configs:  # [project.scripts] name = "pkg.cli:main"; setup(entry_points={"console_scripts": [...]})
             if e.keys and e.keys[0] in ("project", "tool") and "scripts" in e.keys and isinstance(e.value, str) and ":" in e.value:
                 entries += index.by_name.get(e.value.split(":", 1)[0].strip(), [])[:3]

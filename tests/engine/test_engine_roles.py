@@ -559,3 +559,16 @@ def test_ci_test_configs_and_dev_scripts_are_context():
     assert roles.role(".dev_scripts/dcp_to_hf.py") == "dev"
     audit = _audit(files)
     assert audit.result("A4").status is not Status.USED and audit.result("A7").status is not Status.USED
+
+
+def test_a_launch_of_an_evaluation_script_is_evaluation():
+    # Megatron-DeepSpeed: ``examples_deepspeed/MoE/ds_evalharness.sh`` runs ``tasks/eval_harness/evaluate.py`` with
+    # ``--moe-expert-parallel-size 1``; A7 read that as the project's expert-parallel layout
+    files = {**BASE,
+             "tasks/eval_harness/evaluate.py": "import argparse\nparser = argparse.ArgumentParser()\nmodel.eval()\n",
+             "examples/MoE/ds_evalharness.sh": (
+                 "deepspeed --num_gpus 8 ../../tasks/eval_harness/evaluate.py --moe-expert-parallel-size 1 --num-experts 128\n")}
+    roles = classify_roles({p: extract_file(p, t.encode()) for p, t in files.items()})
+    assert roles.role("examples/MoE/ds_evalharness.sh") == "eval"
+    assert roles.role("tasks/eval_harness/evaluate.py") == "eval"
+    assert roles.role("run.sh") == "launch" and roles.role("train.py") == "training"
