@@ -366,6 +366,8 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
     if launched:
         eff = [s for s in eff if not (s.source in ("assign", "argparse-default", "field-default")
                                       and any(s.path == sc or s.path.endswith("/" + sc) for sc in launched))]
+    if not eff and _depth < 3:
+        return _derived_flag(facts, name, _depth)
     maj = recipe_majority(eff)
     if maj is not None:
         eff = [s for s in eff if not _is_recipe(s) or truthy(s.value) is maj.value]
@@ -392,6 +394,35 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
     if all(v is False for v in vals):
         return False
     if all(v is True for v in vals):
+        return True
+    return None
+
+
+def _derived_flag(facts: Facts, name: str, depth: int) -> bool | None:
+    """A switch no setting names, derived from others on an object (Megatron-DeepSpeed ``self.use_fp8 = args.fp8_e4m3 or
+    args.fp8_hybrid``, outside tests): the ``or``/``and`` of those flags' states; None when any assignment is another
+    expression or their states disagree."""
+    index = facts._s.setdefault("_attr_flag_index", {})
+    if not index:
+        for a in facts.records("attr_assigns"):
+            if a.target.startswith("self.") and a.target.count(".") == 1 and isinstance(a.value, Expr):
+                index.setdefault(a.target[5:], []).append(a)
+        index.setdefault("", [])  # built
+    states = []
+    for a in index.get(name, ()):
+        if re.search(r"(^|/)tests?/", a.path):
+            continue
+        node = parse_expr(a.value.text)
+        if not isinstance(node, ast.BoolOp) or not all(isinstance(v, ast.Attribute | ast.Name) for v in node.values):
+            return None
+        parts = [flag_state(facts, v.attr if isinstance(v, ast.Attribute) else v.id, depth + 1) for v in node.values]
+        if isinstance(node.op, ast.Or):
+            states.append(True if any(p is True for p in parts) else False if all(p is False for p in parts) else None)
+        else:
+            states.append(False if any(p is False for p in parts) else True if all(p is True for p in parts) else None)
+    if states and all(x is False for x in states):
+        return False
+    if states and all(x is True for x in states):
         return True
     return None
 

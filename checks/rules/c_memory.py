@@ -966,6 +966,28 @@ def _operand_cast(c: Any) -> bool:
     return re.search(rf"[(,]\s*{re.escape(recv)}\.to\(", c.text or "") is not None
 
 
+def _derived_fp8(flag: str) -> dict[str, str]:
+    """Megatron-DeepSpeed-shaped: the transformer's ``self.use_fp8`` is ``args.fp8_e4m3 or args.fp8_hybrid`` (store_true
+    options) and gates TransformerEngine's ``fp8_autocast``; the launch passes ``flag``."""
+    return {
+        "megatron/arguments.py": (
+            "import argparse\n\n\ndef _add_training_args(parser):\n    group = parser.add_argument_group(title='training')\n"
+            "    group.add_argument('--fp8-e4m3', action='store_true', help='E4M3 TransformerLayer', dest='fp8_e4m3')\n"
+            "    group.add_argument('--fp8-hybrid', action='store_true', help='Hybrid FP8 TransformerLayer', dest='fp8_hybrid')\n"
+            "    return parser\n"),
+        "megatron/model/transformer.py": (
+            "from contextlib import nullcontext\n\nimport torch\nimport transformer_engine\n\nfrom megatron import get_args\n\n\n"
+            "class ParallelTransformer(torch.nn.Module):\n    def __init__(self, config):\n        super().__init__()\n"
+            "        args = get_args()\n        self.use_fp8 = args.fp8_e4m3 or args.fp8_hybrid\n\n"
+            "    def forward(self, hidden_states):\n        with transformer_engine.pytorch.fp8_autocast(\n"
+            "            enabled=self.use_fp8,\n            fp8_recipe=self.fp8_recipe,\n        ) if self.use_fp8 else nullcontext():\n"
+            "            for layer in self.layers:\n                hidden_states = layer(hidden_states)\n        return hidden_states\n"),
+        "examples/pretrain_gpt.sh": (
+            "deepspeed pretrain_gpt.py --num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 --bf16"
+            f"{flag}\n"),
+    }
+
+
 def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:
     """(sites that turn FP8 training on, sites that turn it off, backends)."""
     used: list = []
@@ -1125,6 +1147,8 @@ class C2FP8(Check):
             "recipe = DelayedScaling()\nfor batch in loader:\n    with te.fp8_autocast(enabled=True, fp8_recipe=recipe):\n"
             "        out = model(batch)\n    out.sum().backward()\n")}, U, "transformer engine"),
         Example({"accelerate_fp8.yaml": "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nmixed_precision: fp8\nnum_processes: 8\n"}, U, "accelerate fp8"),
+        Example(_derived_fp8(""), N, "TE fp8_autocast under a switch derived from two FP8 flags, both off by default"),
+        Example(_derived_fp8(" --fp8-hybrid"), U, "the same switch with a launch passing --fp8-hybrid"),
         Example({"scripts/pretrain.sh": (
             "GPUS_PER_NODE=8\ntorchrun --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py \\\n  --num-layers 32 --hidden-size 4096 \\\n"
             "  --bf16 --fp8-format hybrid --fp8-amax-history-len 1024\n")}, U, "megatron flag"),
@@ -3090,7 +3114,14 @@ def _in_hot_loop(c: Call) -> bool:
     fragmentation")."""
     if _once_guard(c.guard):
         return False
-    return bool(c.loop) or bool(c.func and re.search(r"(train|step|forward|backward|fit)", c.func, re.I))
+    # a function that is one step (``training_step``, ``train_batch``, ``forward``) runs every step; a call in the body of
+    # a whole-training function (mistral-finetune ``_train``: ``torch.cuda.empty_cache()`` before its ``while`` loop) and
+    # outside any loop runs once
+    return bool(c.loop) or bool(c.func and _STEP_FUNC_NAME.search(c.func))
+
+
+#: a function run once per training step (not ``train``/``fit``/``_train``, which hold the whole loop)
+_STEP_FUNC_NAME = re.compile(r"(?i)step|forward|backward|(^|_)(train|fit)_(one_)?(batch|iter|micro_?batch)")
 
 
 #: a guard conjunct true on the first step only (``self._first_iter``, ``is_first_step``, ``step == 0``, ``global_step == 1``)
@@ -3152,6 +3183,9 @@ class C6MemoryPool(Check):
             "import torch\nfor step, batch in enumerate(loader):\n    loss = model(**batch).loss\n    loss.backward()\n"
             "    optimizer.step()\n    torch.cuda.empty_cache()\n")}, N, "empty_cache in loop"),
         Example({"run.sh": "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False\npython train.py\n"}, N, "expandable segments off"),
+        Example({"train.py": (
+            "import torch\n\n\ndef train_step(model, batch, optimizer):\n    loss = model(batch).loss\n    loss.backward()\n"
+            "    optimizer.step()\n    torch.cuda.empty_cache()\n")}, N, "empty_cache in a step function: every step"),
         Example({"train.py": "import torch.nn as nn\nact = nn.ReLU(inplace=False)\n# os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'expandable_segments:True'\n"}, N, "inplace false and comment"),
         Example({"mylib/nn/position_encoder.py": (  # fairseq2 0.8.1 ``nn/position_encoder.py``, ``sdpa/relative.py``
             "import math\n\nimport torch\nfrom torch import nn\n\n\nclass SinusoidalPositionEncoder(nn.Module):\n"

@@ -186,3 +186,15 @@ def test_control_a_single_node_project_gets_no_fabric_advice():
     assert audit.result("E1").status is Status.NA
     why = {w.check: w.reason for w in build_plan(audit).withheld}
     assert why["E3"].startswith("single-node") and why["E4"].startswith("no multi-node launch")
+
+
+def test_empty_cache_once_before_the_loop_of_a_training_function_is_no_finding():
+    # mistral-finetune ``train.py``: ``torch.cuda.empty_cache()`` once, before ``while state.step < args.max_steps:``
+    files = {"train.py": (
+        "import torch\n\n\ndef _train(args, model, optimizer, data_loader, state):\n    model.train()\n"
+        "    torch.cuda.empty_cache()\n\n    while state.step < args.max_steps:\n        state.start_step()\n"
+        "        loss = model(next(data_loader)).loss\n        loss.backward()\n        optimizer.step()\n")}
+    r = _audit(files).result("C6")
+    assert not r.findings and "every step" not in (r.detail or "")
+    step = {"train.py": files["train.py"].replace("def _train(", "def train_step(")}
+    assert _audit(step).result("C6").findings
