@@ -1381,6 +1381,8 @@ _PEFT_CALLS = (
 )
 _LORA_SWITCHES = ("lora_enable", "use_lora", "use_peft", "lora", "enable_lora", "use_llm_lora", "peft", "do_lora", "lora_train",
                   "train_lora", "apply_lora", "with_lora", "finetune_lora")
+#: the owner of an ``enable`` switch that is LoRA's (``LoraArgs.enable``, ``lora.enable``, ``LoRAConfig.enabled``)
+_LORA_OWNER = re.compile(r"(?i)(^|[._])q?lora(_?(args|arguments|config|cfg|params))?$")
 _LORA_VALUES = re.compile(r"^(q?lora|longlora|adalora|dora|lora\+|loraplus|pissa|olora|vera|loha|lokr|oft|boft|ia3|"
                           r"prefix|p_tuning|prompt_tuning|adapter|llamapro|reft|bone|fourierft)$", re.I)
 _PEFT_CHOICES = {"r", "lora_r", "lora_rank", "rank", "target_modules", "lora_alpha", "num_virtual_tokens", "init_lora_weights"}
@@ -1518,6 +1520,23 @@ def _list_option(s: Setting) -> bool:
     return s.source == "field-default" and s.value is None and bool(_LIST_ANNOTATION.search(s.text or ""))
 
 
+def _own_lora_args(enable: bool) -> dict[str, str]:
+    """mistral-finetune-shaped: its own ``LoRALinear`` layers, built when ``LoraArgs.enable`` (a dataclass field) is on;
+    the recipe gives the rank."""
+    return {
+        "model/args.py": (
+            "from dataclasses import dataclass\n\nfrom simple_parsing.helpers import Serializable\n\n\n@dataclass\n"
+            f"class LoraArgs(Serializable):\n    enable: bool = {enable}\n    rank: int = 16\n    dropout: float = 0.0\n"
+            "    scaling: float = 2.0\n"),
+        "model/lora.py": (
+            "import torch.nn as nn\n\n\nclass LoRALinear(nn.Module):\n"
+            "    def __init__(self, in_features, out_features, rank, scaling, dropout=0.0):\n        super().__init__()\n"
+            "        self.lora_A = nn.Linear(in_features, rank, bias=False)\n        self.lora_B = nn.Linear(rank, out_features, bias=False)\n"
+            "        self.frozen_W = nn.Linear(in_features, out_features, bias=False)\n"),
+        "example/7B.yaml": "model_id_or_path: ''\nlora:\n  rank: 64\nseq_len: 32768\nbatch_size: 1\nmax_steps: 300\n",
+    }
+
+
 def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     """(LoRA evidence, full/freeze evidence, disabled-switch evidence)."""
     lora: list[Any] = []
@@ -1527,6 +1546,10 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     # load adapters; it does not train with LoRA
     switches = [s for s in f.effective(*_LORA_SWITCHES) if not _enum_label(s) and not _list_option(s)
                 and not (s.path.endswith(".py") and _SERVING_PATH.search(s.path))]
+    # the on/off field of the project's own LoRA arguments (mistral-finetune ``class LoraArgs: enable: bool = True``, set in
+    # a recipe as ``lora: {enable: ...}``)
+    switches += [s for s in f.effective("enable", "enabled", "enable_lora") if _LORA_OWNER.search(s.key.rsplit(".", 1)[0])
+                 and isinstance(s.value, bool) and s not in switches and not (s.path.endswith(".py") and _SERVING_PATH.search(s.path))]
     on = [s for s in switches if truthy(s.value) is True or (not isinstance(s.value, bool) and (as_number(s.value) or 0) > 0)
           or (isinstance(s.value, str) and _LORA_VALUES.match(s.value.strip()))]
     # a switch set only inside an ``if`` branch that is off (``engine_kwargs["enable_lora"] = True`` for the rollout engine,
@@ -1850,6 +1873,8 @@ class G4LoRA(Check):
                                                          "        if self.config.peft_config is not None:\n"
                                                          "            model = get_peft_model(model, self.config.peft_config_obj)\n        return model\n")},
                 N, "PEFT only when peft_config is not None, default None"),
+        Example(_own_lora_args(True), U, "the project's own LoRA layers behind its LoraArgs.enable switch, on by default"),
+        Example(_own_lora_args(False), N, "the same switch off by default and no recipe turning it on"),
         Example({"train.py": "from peft import LoraConfig, get_peft_model\nfrom transformers import AutoModelForCausalLM\n"
                  "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
                  "model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules=['q_proj', 'v_proj']))\n"}, U, "peft"),
