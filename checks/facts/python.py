@@ -911,6 +911,13 @@ class _Extractor(ast.NodeVisitor):
                     self.out.assigns.append(rec)
                     if v is None and self.none_locals and t.id not in self.none_locals[-1][0]:
                         self.none_locals[-1][0][t.id] = rec
+            elif value_node.__class__ is _Attribute and self.func_stack and self.is_imported_root(value_node):
+                # a local bound to an imported name (mistral-finetune ``param_dtype = torch.bfloat16`` in ``_train``, then
+                # ``prepare_mixed_precision(..., param_dtype=param_dtype)``): its uses below read that name, not a setting
+                # called ``param_dtype``
+                self._bind(self.scopes[-1], t.id, self.expr(self.src(value_node), dotted=self.dotted(value_node)))
+                if self.none_locals:
+                    self.none_locals[-1][1].add(t.id)
             else:
                 self._bind(self.scopes[-1], t.id, _NO_VALUE)  # a non-constant rebinding hides an outer constant of that name
                 if self.none_locals:

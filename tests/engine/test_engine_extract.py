@@ -785,3 +785,15 @@ def test_a_command_built_in_a_variable_and_run_by_eval_is_a_launch() -> None:
     [launch] = ff.launches
     assert launch.launcher == "deepspeed" and launch.script.endswith("pretrain_gpt.py") and "eval" in launch.wrappers
     assert launch.script_args["moe_expert_parallel_size"] == 128 and launch.script_args["num_experts"] == 128
+
+
+def test_a_local_bound_to_an_imported_name_is_read_through() -> None:
+    # mistral-finetune ``_train``: ``param_dtype = torch.bfloat16`` then ``prepare_mixed_precision(..., param_dtype=param_dtype)``
+    ff = x("train.py", (
+        "import torch\n\n\ndef _train(model):\n    param_dtype = torch.bfloat16\n"
+        "    prepare_mixed_precision(model.parameters(), param_dtype=param_dtype)\n    dtype = compute()\n    f(dtype=dtype)\n"
+    ))
+    prep = next(c for c in ff.calls if c.name.endswith("prepare_mixed_precision"))
+    assert prep.kwargs["param_dtype"].dotted == "torch.bfloat16"
+    other = next(c for c in ff.calls if c.name == "f")
+    assert other.kwargs["dtype"].dotted is None and other.kwargs["dtype"].ref == "dtype"
