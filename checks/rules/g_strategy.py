@@ -1520,6 +1520,18 @@ def _list_option(s: Setting) -> bool:
     return s.source == "field-default" and s.value is None and bool(_LIST_ANNOTATION.search(s.text or ""))
 
 
+def _lora_recipe_minority(f: Facts, lora: list[Any]) -> tuple[set[str], int] | None:
+    """When every LoRA signal is a recipe file's ``enable`` switch of a LoRA section and those recipes are a minority of
+    their family (NeMo-RL: ``lora_cfg.enabled: true`` in 4 recipes; the others inherit ``enabled: False`` from their base
+    config): (the recipes that turn it on, the family's size). None otherwise."""
+    if not lora or not all(isinstance(x, Setting) and x.source == "config" and x.name in ("enable", "enabled")
+                           and x.path.endswith((".yaml", ".yml", ".json")) for x in lora):
+        return None
+    on_files = {x.path for x in lora}
+    family = len(on_files) + len(f.sibling_recipes(on_files, share=1 / 3))
+    return (on_files, family) if family >= 3 and len(on_files) * 2 < family else None
+
+
 def _own_lora_args(enable: bool) -> dict[str, str]:
     """mistral-finetune-shaped: its own ``LoRALinear`` layers, built when ``LoraArgs.enable`` (a dataclass field) is on;
     the recipe gives the rank."""
@@ -2125,6 +2137,12 @@ class G4LoRA(Check):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         lora, full, off = _lora_scan(f)
+        few = _lora_recipe_minority(f, lora)
+        if few:
+            on_files, family = few
+            return Outcome(N, evs(lora[:5] + off[:3]), f"full-parameter training in most recipes: LoRA is switched on in "
+                           f"{len(on_files)} of {family} recipes ({', '.join(sorted(on_files)[:3])})",
+                           {"finetuning": "full", "recipes.lora": f"on: {len(on_files)}, off: {family - len(on_files)}"})
         if lora:
             q = _is_qlora(f, lora)
             minor = _qlora_minority(lora, q)

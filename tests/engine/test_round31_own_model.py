@@ -198,3 +198,37 @@ def test_empty_cache_once_before_the_loop_of_a_training_function_is_no_finding()
     assert not r.findings and "every step" not in (r.detail or "")
     step = {"train.py": files["train.py"].replace("def _train(", "def train_step(")}
     assert _audit(step).result("C6").findings
+
+
+def _nemo_rl(lora_recipes: int) -> dict[str, str]:
+    """NeMo-RL-shaped: recipes share top-level sections; the LoRA section's switch is on only in some of them."""
+    def recipe(lora: bool) -> str:
+        return ("defaults: ../../sft.yaml\nsft:\n  max_num_steps: 350\npolicy:\n  model_name: meta-llama/Llama-3.1-8B\n"
+                + ("  dtensor_cfg:\n    lora_cfg:\n      enabled: true\n      dim: 128\n" if lora else "  train_global_batch_size: 32\n")
+                + "logger:\n  wandb_enabled: true\ncluster:\n  gpus_per_node: 8\n  num_nodes: 1\n")
+    files = {f"examples/configs/recipes/llm/sft-{i}.yaml": recipe(i < lora_recipes) for i in range(6)}
+    files["nemo_rl/algorithms/sft.py"] = (
+        "def sft_train(policy, dataloader, optimizer):\n    for batch in dataloader:\n        loss = policy.train(batch)\n"
+        "        loss.backward()\n        optimizer.step()\n")
+    return files
+
+
+def test_lora_switched_on_in_a_minority_of_recipes_is_not_the_projects_fine_tuning():
+    r = _audit(_nemo_rl(1)).result("G4")
+    assert r.status is Status.UNUSED and r.detail.startswith("full-parameter training in most recipes: LoRA is switched on in 1 of 6")
+
+
+def test_control_lora_on_in_most_recipes():
+    assert _audit(_nemo_rl(5)).result("G4").status is Status.USED
+
+
+def test_a_hard_wired_bf16_param_dtype_is_mixed_precision():
+    # mistral-finetune: BF16 weights with FP32 master copies, set by a local in the training function
+    files = {"train.py": (
+        "import torch\nfrom finetune.mixed_precision import prepare_mixed_precision, upcast_mixed_precision\n\n\n"
+        "def _train(args, model, optimizer, batches):\n    param_dtype = torch.bfloat16\n    optim_dtype = torch.float32\n"
+        "    prepare_mixed_precision(model.parameters(), param_dtype=param_dtype, optim_dtype=optim_dtype)\n"
+        "    for batch in batches:\n        loss = model(batch).loss\n        loss.backward()\n"
+        "        upcast_mixed_precision(model.parameters(), optim_dtype=optim_dtype)\n        optimizer.step()\n")}
+    r = _audit(files).result("C1")
+    assert r.status is Status.USED and "BF16" in r.detail
