@@ -2350,6 +2350,21 @@ _PPO_ACTOR = (
     "        return self.metrics\n\n"
     "    def _optimizer_step(self):\n        grad_norm = torch.nn.utils.clip_grad_norm_(self.actor_module.parameters(), 1.0)\n"
     "        self.actor_optimizer.step()\n        self.actor_optimizer.zero_grad()\n        return grad_norm\n")
+#: OLMo 0.6 ``olmo/train.py``: ``train_batch`` runs backward once per micro-batch of the batch it is given; ``train_step``
+#: calls it, then (``{step}``) steps the optimizer once
+_OLMO_TRAIN = (
+    "import torch\n\n\nclass Trainer:\n    def split_batch(self, batch):\n"
+    "        return [{{k: v[i:i + self.cfg.device_train_microbatch_size] for k, v in batch.items()}}\n"
+    "                for i in range(0, len(batch['input_ids']), self.cfg.device_train_microbatch_size)]\n\n"
+    "    def train_batch(self, batch):\n        micro_batches = self.split_batch(batch)\n"
+    "        for micro_batch_idx, micro_batch in enumerate(micro_batches):\n"
+    "            loss = self.model_forward(micro_batch) / len(micro_batches)\n            loss.backward()\n"
+    "        return loss\n\n"
+    "    def train_step(self, batch):\n        self.optim.zero_grad(set_to_none=True)\n"
+    "        ce_batch_loss = self.train_batch(batch)\n"
+    "        grad_norm = self.optim.clip_grads_and_collect_metrics(self.global_step)\n{step}"
+    "        return ce_batch_loss\n"
+)
 #: the iterable of a loop over the micro-batches of a mini-batch (``for micro_batch in micro_batches:``)
 _MICRO_LOOP = re.compile(r"\bmicro_?(batch|batches|batch_list|bs)\b|\bmicro_batches\b", re.I)
 
@@ -2364,6 +2379,19 @@ def _micro_batch_accumulation(f: Facts) -> tuple[Call, Call] | None:
         steps = [c for c in f.files[b.path].calls if c.func == b.func and c.line > b.line and c.loop != b.loop and _opt_step(c)]
         if steps:
             return b, steps[0]
+        # the micro-batch loop in a function of its own, the optimizer step in the function that calls it, after the call
+        # (OLMo ``Trainer.train_step``: ``ce_batch_loss, z_batch_loss = self.train_batch(batch)`` ... ``self.optim.step()``,
+        # ``train_batch`` running ``loss.backward()`` per micro-batch of ``self.split_batch(batch)``)
+        if b.func.startswith("__") or any(c.func == b.func and _opt_step(c) for c in f.files[b.path].calls):
+            continue
+        for caller in f.calls(b.func):
+            cf = f.files.get(caller.path)
+            if caller.func in (None, b.func) or cf is None or (caller.path != b.path and not caller.name.endswith(b.func)):
+                continue
+            step = next((c for c in cf.calls if c.func == caller.func and c.line > caller.line and _opt_step(c)
+                         and c.loop == caller.loop), None)
+            if step is not None:
+                return b, step
     return None
 
 
@@ -2644,6 +2672,9 @@ class C5GradientAccumulation(Check):
                 "EasyR1: backward per micro-batch, one optimizer step after the micro-batch loop"),
         Example({"verl/workers/actor/dp_actor.py": _PPO_ACTOR.format(step="                grad_norm = self._optimizer_step()\n")}, N,
                 "the same loop stepping the optimizer on every micro-batch"),
+        Example({"olmo/train.py": _OLMO_TRAIN.format(step="        self.optim.step()\n")}, U,
+                "OLMo: backward per micro-batch in train_batch, one optimizer step in the train_step that calls it"),
+        Example({"olmo/train.py": _OLMO_TRAIN.format(step="")}, N, "the same micro-batch loop, no optimizer step after it"),
         Example({"examples/gptoss/02_train.sh": (
             "#!/bin/bash\nGPUS_PER_NODE=8\nNUM_NODES=1\n\ntorchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \\\n"
             "    --tensor-model-parallel-size 1 \\\n    --pipeline-model-parallel-size ${WORLD_SIZE} \\\n"
@@ -2813,7 +2844,11 @@ class C5GradientAccumulation(Check):
         hooks = [c for c in f.calls("no_sync", "no_backward_sync", "accumulate") if (c.short != "accumulate" or "accelerator" in c.name.lower())
                  and c.func != c.short and not _in_grad_hook(f, c)]
         if used:
-            return Outcome(U, [f.ev(x) for x in used + code + hooks], f"gradient accumulation over {int(n or 0)} micro-batches",
+            # recipes that differ (alignment-handbook: 2, 4 and 8 with no majority) are a range, not their largest value
+            counts = sorted({int(v) for x in used if (v := as_number(x.default if isinstance(x, Field) else getattr(x, "value", None)))
+                             is not None and v > 1})
+            span = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else f"{int(n or 0)}"
+            return Outcome(U, [f.ev(x) for x in used + code + hooks], f"gradient accumulation over {span} micro-batches",
                            {"gradient_accumulation_steps": int(n or 0)})
         known = [x for x in code_n if x is not None]
         if code and (any(x > 1 for x in known) or len(known) < len(code_n)):
