@@ -135,10 +135,22 @@ def _data_locations(facts: Facts) -> list[_Place]:
     for ff in facts.files.values():
         for e in ff.configs:
             key = e.key.lower()
-            if isinstance(e.value, str) and ("data" in key or "train_file" in key or "path" in key) and not any(w in key for w in _NOT_DATA) \
-                    and not any(isinstance(k, str) and any(w in k.lower() for w in _WRITE_SECTION) for k in e.keys[:-1]):
-                out.append(_Place(e.path, e.line, e.value))
+            # a list of data files (OLMo ``data: {paths: [gs://ai2-llm/preprocessed/.../part-0-00000.npy, ...]}``): its first entries
+            values = [e.value] if isinstance(e.value, str) else []
+            if isinstance(e.value, tuple) and ("data" in key or (key in ("paths", "files", "urls") and "data" in e.dotted.lower())):
+                values = [v for v in e.value[:3] if isinstance(v, str)]  # (not ``pythonpath = ["src", "tests"]``)
+            if values and ("data" in key or "train_file" in key or "path" in key or (key in ("files", "urls") and "data" in e.dotted.lower())) \
+                    and not any(w in key for w in _NOT_DATA) \
+                    and not any(isinstance(k, str) and any(w in k.lower() for w in _WRITE_SECTION) for k in e.keys[:-1]) \
+                    and not _RESUME_KEY.match(key):
+                out += [_Place(e.path, e.line, v) for v in values if not _CHECKPOINT_VALUE.search(v)]
     return out
+
+
+#: a key naming weights to start or resume from (OLMo ``load_path: gs://ai2-llm/checkpoints/OLMo-small/peteish1/step1907359``)
+_RESUME_KEY = re.compile(r"^(load|resume|restore|init|initial|start|base)(_from)?(_path|_dir|_checkpoint|_ckpt)?$")
+#: a value that is a checkpoint's location (a ``checkpoints/`` or ``ckpt`` folder, a ``step1907359`` directory)
+_CHECKPOINT_VALUE = re.compile(r"(?i)(^|/)(checkpoints?|ckpts?)(/|$)|/step\d+/?$|\.(pt|pth|safetensors|ckpt)$")
 
 
 def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:

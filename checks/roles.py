@@ -86,6 +86,9 @@ _CI_FILES = {".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", ".pre-commi
 _DOC_FILES = {"mkdocs.yml", "mkdocs.yaml", "_config.yml", "book.toml"}
 _DEV_FILES = {"noxfile.py", "tasks.py", "fabfile.py", ".pylintrc.toml", "ruff.toml", ".ruff.toml", "mypy.ini", "pyrightconfig.json",
               "tsconfig.json", "package.json", ".eslintrc.json", ".prettierrc.json"}
+#: a folder of evaluation tasks or suites named with more words (OLMo ``olmo_data/oe_eval_tasks/``, ``downstream_evals``,
+#: ``eval_configs``); the bare names are in :data:`_DIR_ROLES`
+_EVAL_DIR = re.compile(r"^(?!train)(\w+[_-])?(evals?|evaluations?)([_-](tasks?|suites?|configs?|data|sets?|harness|scripts?))?$", re.I)
 _TEST_DIR = re.compile(r"^(tests?|testing|unit_?tests?|integration_?tests?|functional_?tests?)[_\-]?v?\d+$", re.I)  # tests_v1, test2
 # a benchmark script, or a profiling script named for what it profiles (``profile_layers.py``, ``profile_fsdp.py``: it times
 # layers or engines for a cost model or a report; a bare ``profile.py``/``profiler.py`` is a utility the trainer may import)
@@ -161,6 +164,8 @@ def path_role(path: str, kind: str) -> tuple[str | None, str]:
         r = _DIR_ROLES.get(d.lower()) or (TEST if _TEST_DIR.match(d) or _DIR_ROLES.get(d.lower().lstrip("_")) == TEST else None)
         if r is not None:
             return r, f"under {d}/"
+        if _EVAL_DIR.match(d):
+            return EVAL, f"under {d}/"
         if _DATED.search(d):
             return ARCHIVE, f"dated copy {d}/"
         if _PAPER_DIR.match(d):

@@ -319,6 +319,12 @@ def _translate_yaml(code: str, dialect: str | None) -> str | None:
 #: keys of the HF YAML snippets that are not ``TrainingArguments`` fields: a model's keyword or config value, which a
 #: recipe framework (TRL's ``ModelConfig``, axolotl, LLaMA-Factory) reads from its YAML but a plain ``HfArgumentParser``
 #: script rejects as an unknown flag (Stanford Alpaca's ``train.py`` parses Model/Data/TrainingArguments only)
+#: keys of a recipe framework (LLaMA-Factory, LLaVA) that no HF or TRL arguments class (nor TRL's ModelConfig) has
+_RECIPE_FRAMEWORK_KEYS = frozenset({
+    "tokenized_path", "neat_packing", "finetuning_type", "lora_rank", "lora_target", "freeze_trainable_layers",
+    "freeze_trainable_modules", "freeze_vision_tower", "freeze_multi_modal_projector", "image_aspect_ratio",
+    "image_grid_pinpoints", "mm_spatial_pool_stride", "mm_spatial_pool_mode",
+})
 _NOT_TRAINING_ARGS = frozenset({
     "attn_implementation", "vocab_size",
     # recipe-framework keys (LLaMA-Factory, LLaVA) that no HF or TRL arguments class has: written into ``TrainingArguments(...)``
@@ -407,6 +413,10 @@ def fit(check: Check, style: RepoStyle, hw: GPU | None = None) -> Snippet | None
             src = target
             if target == "hf-yaml":
                 if style.dialect is None and _too_new(_yaml_keys(code), style):
+                    continue
+                if style.dialect is None and _RECIPE_FRAMEWORK_KEYS & set(_yaml_keys(code)):
+                    # a recipe framework's key (LLaMA-Factory ``tokenized_path``) in a plain HF/TRL recipe: TrlParser and
+                    # HfArgumentParser refuse unknown keys at start-up (alignment-handbook's recipes)
                     continue
                 code = _translate_yaml(code, style.dialect)
         if code is None:

@@ -208,13 +208,26 @@ def _string_value(path: str, line: int, key: str, val: Any, out: FileFacts) -> N
 _JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|\n|[^\s{}\[\]:,"]+')
 
 
+#: a bare word where a JSON value belongs (``"train_batch_size": GBSIZE,``): a template's placeholder that a launch script
+#: fills with ``sed`` before training (Megatron-DeepSpeed ``ds_config_gpt_slw_TEMPLATE.json``)
+_TEMPLATE_VALUE = re.compile(r'(:\s*)(?!(?:true|false|null)\b)([A-Za-z_][A-Za-z0-9_]*)(?=\s*[,}\]\n])')
+
+
 def extract_json(path: str, text: str, out: FileFacts, strings: dict[str, str] | None = None) -> None:
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
-        line = getattr(exc, "lineno", None)
-        out.error = f"JSON parse error{f' at line {line}' if line else ''}: {getattr(exc, 'msg', exc)}"
-        return
+        # a config template: its placeholders read as unresolved ``${NAME}`` strings, its literal settings as written
+        filled = _TEMPLATE_VALUE.sub(lambda m: f'{m.group(1)}"${{{m.group(2)}}}"', text) if isinstance(exc, json.JSONDecodeError) else text
+        try:
+            data = json.loads(filled) if filled != text else None
+        except (json.JSONDecodeError, RecursionError):
+            data = None
+        if data is None:
+            line = getattr(exc, "lineno", None)
+            out.error = f"JSON parse error{f' at line {line}' if line else ''}: {getattr(exc, 'msg', exc)}"
+            return
+        text = filled
     if not isinstance(data, (dict, list)):
         return
     lines = _Lines(text, strings)

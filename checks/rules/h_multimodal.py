@@ -43,6 +43,21 @@ _MLLM_NAME = re.compile(r"(?i)(vl\b|[-_]vl|llava|internvl|minicpm[-_]?v|mllama|p
                         r"vision|intern_vl|kimi_vl|gemma3|llama4)")
 
 
+#: a class of an image model the project defines itself (``VitClassificationModel``, ``SwinTransformer``, ``DINOPretrainModel``)
+_OWN_VISION_CLASS = re.compile(r"^((Vit|ViT|Swin|Mit|MixVision|DINO|ConvNeXt|ResNet)\w*(Model|Backbone|Transformer)|"
+                               r"(Vit|ViT|VisionTransformer|SwinTransformer|ConvNeXt|ResNet))$")
+
+
+def _own_vision_models(f: Facts) -> list[Any]:
+    """Image-model classes defined by the project, outside tests."""
+    out = []
+    for path, ff in f.files.items():
+        if ff.kind != "python" or re.search(r"(^|/)tests?/", path):
+            continue
+        out += [k for k in ff.classes if _OWN_VISION_CLASS.match(k.name) and any(b.rsplit(".", 1)[-1].endswith("Module") for b in k.bases)]
+    return sorted(out, key=lambda k: (k.path, k.line))
+
+
 class _MultimodalOnly(Check):
     def not_applicable(self, ctx: Context) -> str | None:
         if not ctx.project.multimodal:
@@ -50,6 +65,13 @@ class _MultimodalOnly(Check):
                 # image models trained on their own (a ResNet classifier, a Faster-RCNN detector): not text-only, yet no
                 # vision encoder feeds a language model
                 return "no multimodal LLM: the vision models here (torchvision/timm) are not a vision encoder feeding a language model"
+            own = _own_vision_models(ctx.facts)
+            if own:
+                # the project's own image models (Megatron-DeepSpeed ``megatron/model/vision/``: ViT classification, DINO
+                # pre-training): not text-only either
+                k = own[0]
+                return (f"no multimodal LLM training recognised: the image model defined here ({k.name} at {k.path}:{k.line}) "
+                        "was not seen feeding a language model")
             return "text-only project (no vision encoder)"
         return None
 

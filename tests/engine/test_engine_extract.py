@@ -797,3 +797,16 @@ def test_a_local_bound_to_an_imported_name_is_read_through() -> None:
     assert prep.kwargs["param_dtype"].dotted == "torch.bfloat16"
     other = next(c for c in ff.calls if c.name == "f")
     assert other.kwargs["dtype"].dotted is None and other.kwargs["dtype"].ref == "dtype"
+
+
+def test_a_json_config_template_reads_its_literal_settings() -> None:
+    # Megatron-DeepSpeed ``ds_config_gpt_slw_TEMPLATE.json``: placeholders a launch script fills with sed
+    ff = x("examples/curriculum_learning/ds_config_gpt_slw_TEMPLATE.json", (
+        '{\n  "train_batch_size": GBSIZE,\n  "zero_optimization": {\n    "stage": ZERO_STAGE\n  },\n'
+        '  "curriculum_learning": {\n    "enabled": true,\n    "curriculum_type": "seqlen",\n    "max_difficulty": CONFIG_CL_MAX\n  }\n}\n'
+    ))
+    assert ff.error is None
+    got = {e.dotted: (e.value, e.line) for e in ff.configs}
+    assert got["curriculum_learning.enabled"] == (True, 7) and got["curriculum_learning.curriculum_type"] == ("seqlen", 8)
+    assert got["zero_optimization.stage"] == ("${ZERO_STAGE}", 4)
+    assert x("broken.json", '{\n  "a": 1,,\n}\n').error is not None  # not a template: still an error

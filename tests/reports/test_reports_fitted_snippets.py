@@ -145,3 +145,16 @@ def test_a_trainingarguments_field_newer_than_the_pinned_transformers_is_not_off
     for spec in ("transformers==4.46.1\n", "transformers>=4.30\n"):  # controls: a release that has it, or no upper bound
         snip = fit(LIGER, style({"train.py": train, "requirements.txt": spec}))
         assert snip.target == "hf-args" and "use_liger_kernel=True" in snip.code
+
+
+def test_a_recipe_frameworks_key_is_never_offered_to_a_plain_trl_recipe():
+    # alignment-handbook: TRL scripts read recipes with TrlParser, which refuses unknown keys; F6's hf-yaml snippet is
+    # LLaMA-Factory's ``tokenized_path``
+    offline = fake_check("F6", snippets={"hf-yaml": "tokenized_path: /data/tokenized/sft_qwen2\n",
+                                         "python": "tok = raw.map(tokenize, batched=True)\ntok.save_to_disk('/data/tokenized/train')\n"})
+    trl = {"recipes/zephyr-7b-beta/sft/config_full.yaml": "model_name_or_path: mistralai/Mistral-7B-v0.1\nbf16: true\nlogging_steps: 5\n",
+           "scripts/sft.py": "from trl import SFTConfig, SFTTrainer, TrlParser\nparser = TrlParser((SFTConfig,))\n"}
+    snip = fit(offline, style(trl))
+    assert snip is not None and "tokenized_path" not in snip.code
+    lf = style({"examples/sft.yaml": "model_name_or_path: Qwen/Qwen2-7B\nstage: sft\nfinetuning_type: lora\ncutoff_len: 2048\ntemplate: qwen\n"})
+    assert yaml.safe_load(fit(offline, lf).code) == {"tokenized_path": "/data/tokenized/sft_qwen2"}
