@@ -1027,17 +1027,35 @@ def global_batch(f: Facts, ctx: Context | None = None) -> int | None:
     pairs = launch_batch_pairs(f)
     if pairs:
         return int(max(g for g, _, _, _ in pairs))
-    micro = [n for s in f.effective("per_device_train_batch_size", "train_micro_batch_size_per_gpu", "micro_batch_size",
-                                    "micro_batch", "batch_size_per_gpu")
-             if (n := as_number(s.value)) and n > 0]
-    if not micro:
+    micro_s = [(s, n) for s in f.effective(*_MICRO_KEYS) if (n := as_number(s.value)) and n > 0]
+    if not micro_s:
         return None
-    accum = [n for s in f.effective("gradient_accumulation_steps", "accumulate_grad_batches", "grad_accum")
-             if (n := as_number(s.value)) and n > 0]
+    accum_s = [(s, n) for s in f.effective(*_ACCUM_KEYS) if (n := as_number(s.value)) and n > 0]
     gpus = 1
-    if ctx is not None:
-        gpus = max(ctx.project.num_gpus or 1, 1) * max(ctx.project.num_nodes or 1, 1)
-    return int(max(micro) * (max(accum) if accum else 1) * gpus)
+    if ctx is not None and ctx.project.num_gpus:
+        # (nodes without a GPU count per node say nothing of the ranks: the batch stays per GPU, as G2's detail says)
+        gpus = max(ctx.project.num_gpus, 1) * max(ctx.project.num_nodes or 1, 1)
+    # a recipe's micro-batch goes with its own accumulation (alignment-handbook: 16 x 1 in one recipe, 2 x 8 in another),
+    # never the largest of each taken from different recipes (16 x 8 = 128, a batch no recipe runs)
+    # (a config generator's ``TokensArgs(micro_batch_size=256, batch_accumulation_per_replica=2)`` pairs the same way)
+    def recipe(x: Setting) -> bool:  # a recipe file, or a config generator's call; not a dict a helper builds in code
+        return x.source == "call" or (x.source == "config" and x.path.endswith((".yaml", ".yml", ".json", ".toml")))
+
+    recipe_accum: dict[str, float] = {}
+    for s_, n in accum_s:
+        if recipe(s_):
+            recipe_accum[s_.path] = max(recipe_accum.get(s_.path, 0), n)
+    defaults = [n for s_, n in accum_s if s_.source in ("argparse-default", "field-default")]
+    per_file = [m * recipe_accum.get(s_.path, max(defaults) if defaults else 1) for s_, m in micro_s if recipe(s_)]
+    if per_file:
+        # the batch most recipes run (a MoE example's 256 x 2 beside nanotron's 3 x 1 recipes is an outlier); ties: the larger
+        counts = Counter(per_file)
+        return int(max(counts, key=lambda b: (counts[b], b)) * gpus)
+    return int(max(n for _, n in micro_s) * (max(n for _, n in accum_s) if accum_s else 1) * gpus)
+
+
+_MICRO_KEYS = ("per_device_train_batch_size", "train_micro_batch_size_per_gpu", "micro_batch_size", "micro_batch", "batch_size_per_gpu")
+_ACCUM_KEYS = ("gradient_accumulation_steps", "accumulate_grad_batches", "grad_accum", "batch_accumulation_per_replica")
 
 
 def _gpus_unknown(f: Facts, ctx: Context) -> bool:

@@ -232,3 +232,89 @@ def test_a_hard_wired_bf16_param_dtype_is_mixed_precision():
         "        upcast_mixed_precision(model.parameters(), optim_dtype=optim_dtype)\n        optimizer.step()\n")}
     r = _audit(files).result("C1")
     assert r.status is Status.USED and "BF16" in r.detail
+
+
+def _handbook_recipes() -> dict[str, str]:
+    """alignment-handbook-shaped recipes: each recipe's own per-device batch and accumulation, logging every 5 steps in
+    most of them."""
+    rows = [(16, 1, 10), (8, 2, 5), (8, 2, 5), (4, 4, 5), (2, 8, 1), (2, 8, 10)]
+    files = {f"recipes/model{i}/sft/config_full.yaml": (
+        f"model_name_or_path: mistralai/Mistral-7B-v0.1\nbf16: true\nper_device_train_batch_size: {b}\n"
+        f"gradient_accumulation_steps: {ga}\nlearning_rate: 2.0e-05\nlogging_steps: {log}\nnum_train_epochs: 1\n")
+        for i, (b, ga, log) in enumerate(rows)}
+    files["scripts/sft.py"] = ("from trl import SFTConfig, SFTTrainer, TrlParser\n\n\ndef main(script_args, training_args, model_args):\n"
+                               "    trainer = SFTTrainer(model=model_args.model_name_or_path, args=training_args)\n    trainer.train()\n")
+    return files
+
+
+def test_a_distribution_is_headlined_by_its_majority_and_batches_pair_within_a_recipe():
+    audit = _audit(_handbook_recipes())
+    assert audit.result("C5").detail.startswith("gradient accumulation over 2-8 micro-batches")
+    assert audit.result("I4").detail.startswith("metrics logged every 5 steps")
+    assert "a batch of 16 sequences per GPU" in audit.result("G2").detail  # 16 x 1, 8 x 2, 4 x 4, 2 x 8: never 16 x 8
+
+
+def test_an_image_reader_fed_base64_by_a_chat_template_is_no_per_sample_file_read():
+    # FastChat: ``fastchat/utils.py load_image`` opens a path, a URL or base64; its only callers on the training path are
+    # the conversation template's ``load_image(image.base64_str)``
+    utils = ("import os\nfrom PIL import Image\n\n\ndef load_image(image_file):\n"
+             "    if image_file.lower().endswith(('png', 'jpg', 'jpeg')):\n        image = Image.open(image_file)\n    return image\n")
+    conv = ("from fastchat.utils import load_image\n\n\nclass Conversation:\n    def to_gemini_api_messages(self):\n"
+            "        for image in self.images:\n            pil_image = load_image(image.base64_str)\n")
+    data = ("import torch\nfrom torch.utils.data import Dataset\nfrom fastchat.conversation import Conversation\nfrom fastchat.utils import load_image\n\n\n"
+            "class SupervisedDataset(Dataset):\n    def __getitem__(self, i):\n        return self.input_ids[i]\n\n\n"
+            "def train():\n    loader = torch.utils.data.DataLoader(SupervisedDataset(), batch_size=8)\n"
+            "    for batch in loader:\n        model(batch).loss.backward()\n")
+    files = {"fastchat/utils.py": utils, "fastchat/conversation.py": conv, "fastchat/train/train.py": data}
+    r = _audit(files).result("F4")
+    assert not r.evidence and "one file at a time" not in r.detail
+    files["fastchat/train/train.py"] = data.replace("return self.input_ids[i]", "return load_image(self.paths[i])")
+    assert "one file at a time" in _audit(files).result("F4").detail
+
+
+# OLMo at HEAD: its recipes list the training data under ``data.paths`` (object-store URLs) and resume from ``load_path``
+# (a checkpoint); its eval-task configs sit under ``olmo_data/oe_eval_tasks/``
+_OLMO = {
+    "configs/peteish1-google.yaml": (
+        "run_name: peteish1\nload_path: gs://ai2-llm/checkpoints/OLMo-small/peteish1/step1907359\n"
+        "model:\n  d_model: 2048\n  n_layers: 16\n  vocab_size: 100278\n  embedding_size: 100352\n"
+        "data:\n  num_workers: 32\n  paths:\n    - gs://ai2-llm/preprocessed/dclm/part-0-00000.npy\n"
+        "    - gs://ai2-llm/preprocessed/dclm/part-0-00001.npy\n"),
+    "olmo_data/oe_eval_tasks/copycolors/10way/config.json": (
+        '{"task_name": "copycolors", "task_config": {"dataset_path": "sarahwie/copycolors_mcqa", "num_shots": 0}}'),
+    "scripts/train.py": (
+        "import torch\nfrom torch.utils.data import DataLoader\n\n\ndef main(cfg):\n"
+        "    loader = DataLoader(dataset, batch_size=cfg.device_train_microbatch_size, num_workers=cfg.data.num_workers)\n"
+        "    for batch in loader:\n        model(batch).loss.backward()\n        optim.step()\n"),
+}
+
+
+def test_data_locations_are_the_data_section_not_the_checkpoint_or_eval_tasks():
+    audit = _audit(_OLMO)
+    reasons = " ".join(audit.project.bottleneck_reasons)
+    assert "checkpoints/OLMo-small" not in reasons and "gs://ai2-llm/preprocessed/dclm" in reasons
+    i1 = audit.result("I1")
+    assert "gs://ai2-llm/preprocessed/dclm/part-0-00000.npy" in i1.detail and "copycolors" not in i1.detail
+    assert audit.roles.role("olmo_data/oe_eval_tasks/copycolors/10way/config.json") == "eval"
+
+
+def test_a_project_with_its_own_image_models_is_not_called_text_only():
+    # Megatron-DeepSpeed: ViT classification and DINO pre-training under megatron/model/vision/, no multimodal LLM
+    files = {"megatron/model/vision/classification.py": (
+        "from megatron.model.module import MegatronModule\n\n\nclass VitClassificationModel(MegatronModule):\n"
+        "    def __init__(self, config, num_classes):\n        super().__init__()\n"),
+        "pretrain_gpt.py": "from megatron.training import pretrain\npretrain(train_valid_test_datasets_provider, model_provider)\n"}
+    r = _audit(files).result("H1")
+    assert r.status is Status.NA and r.detail.startswith("no multimodal LLM training recognised: the image model defined here (VitClassificationModel at")
+    files.pop("megatron/model/vision/classification.py")
+    assert _audit(files).result("H1").detail == "text-only project (no vision encoder)"
+
+
+def test_a_partial_worker_count_is_headlined_by_its_most_common_value():
+    loader = ("from torch.utils.data import DataLoader\n\n\ndef train(ds, model, optimizer):\n"
+              "    loader = DataLoader(ds, batch_size=8, num_workers={n})\n"
+              "    for batch in loader:\n        model(batch).loss.backward()\n        optimizer.step()\n")
+    files = {f"recipes/train_{i}.py": loader.format(n=n) for i, n in enumerate((2, 2, 2, 1))}
+    r = _audit(files).result("F1")
+    assert r.status is Status.PARTIAL and r.detail.startswith("only 2 loader worker(s) for training")
+    assert r.evidence[0].path != "recipes/train_3.py"
