@@ -739,6 +739,8 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         or facts.uses("liger_kernel.chunked_loss.*", "LigerFusedLinearJSD", "LigerKLDIVLoss", "LigerJSD")
         or facts.settings("adv_estimator")
         or any(_ALIGN_SCRIPTS.search(f"{launch.script or ''} {launch.text}") for launch in facts.launches())
+        # a launch that distils from a teacher (Megatron-DeepSpeed ``--kd --kd-alpha-ce 1 --load-teacher $TEACHER``)
+        or any(truthy(launch.script_args.get("kd")) or launch.script_args.get("load_teacher") for launch in facts.launches())
         # the project's own experiment config class for PPO/DPO/GRPO... (realhf ``class PPOConfig(CommonExperimentConfig)``
         # with its fields, registered as a quickstart command): the project runs that alignment training
         or any(x.owner in _ALIGN_CONFIGS and not _TEST_PATH_RE.search(x.path) for x in facts.records("fields"))
@@ -908,13 +910,23 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     demo = _library_demo_lines(facts)
     rejected = _not_model_values(facts)
-    for st in facts.settings(*_MODEL_KEYS):
+    model_settings = facts.settings(*_MODEL_KEYS)
+    # an option's default that the launches override (FastChat: ``model_name_or_path`` defaults to ``facebook/opt-125m``
+    # and every launch passes ``--model_name_or_path ~/model_weights/llama-7b``): the launched models are the run's
+    launched = {st.name for st in model_settings if st.source == "launcher" and isinstance(st.value, str)}
+    for st in model_settings:
+        if st.source in ("field-default", "argparse-default") and st.name in launched:
+            continue
+        if st.source == "call" and _NOT_A_MODEL_CLASS.search(st.key.split("(", 1)[0]):
+            continue  # ``AutoTokenizer.from_pretrained("EleutherAI/pythia-160m")``: a tokenizer borrowed from a checkpoint
         if (isinstance(st.value, str) and 2 < len(st.value) < 200 and (st.path, st.line) not in demo and not _not_a_model(facts, st)
                 and not _config_file_value(st) and not _in_docs(st)):
             out.append((st.path, st.value))
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
         if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):
             continue  # (a speech or vision encoder a loader builds beside the LLM: ``whisper.load_model('large-v3')``)
+        if c.short == "from_pretrained" and _NOT_A_MODEL_CLASS.search(c.name.rsplit(".", 2)[-2] if c.name.count(".") else ""):
+            continue  # a tokenizer, processor or config of a checkpoint (FastChat's RWKV adapter borrows pythia-160m's tokenizer)
         vals = [a for a in c.args[:1] if isinstance(a, str)]
         vals += [v for k in ("pretrained_model_name_or_path", "model", "model_name_or_path") if isinstance(v := c.kwargs.get(k), str)]
         out += [(c.path, v) for v in vals if 2 < len(v) < 200 and v not in rejected]
@@ -930,6 +942,7 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
 
 
 #: libraries of speech/vision encoders: their checkpoints are parts of a multimodal model, not the LLM being trained
+_NOT_A_MODEL_CLASS = re.compile(r"Tokenizer|Processor|Config|FeatureExtractor|GenerationConfig")
 _ENCODER_LIBS = ("whisper.", "open_clip.", "timm.", "torchvision.", "clip.")
 _CLASS_PATH = re.compile(r"^[a-z_]\w*(\.[a-z_]\w*)+\.[A-Z]\w*$")
 _API_CALL = re.compile(r"\.(chat\.)?completions\.create\(|\.messages\.create\(|\.responses\.create\(")

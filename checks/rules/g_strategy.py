@@ -42,9 +42,11 @@ from ..project import (
     pretrained_option_to_model,
 )
 from ._helpers import (
+    _FRAMEWORK_CALLED,
     HF_TRAINERS,
     callers_off,
     callers_off_chain,
+    class_at,
     constructions_off,
     evs,
     guard_flags,
@@ -2387,7 +2389,39 @@ def freeze_sites(f: Facts) -> list[Any]:
                 out.append(c)
         elif recv:
             out.append(c)
-    return out + _freezer_calls(f)
+    return [x for x in out if not _never_called(f, x)] + _freezer_calls(f)
+
+
+def _uncalled_freeze(called: bool) -> dict[str, str]:
+    """Megatron-DeepSpeed-shaped: a vision backbone defines ``freeze_pretrained_layers``; the training script calls it
+    (``called``) or not."""
+    return {
+        "megatron/model/vision/swin_backbone.py": (
+            "import torch\n\n\nclass SwinTransformer(torch.nn.Module):\n"
+            "    def freeze_pretrained_layers(self, frozen_layers=[]):\n        for name, module in self.named_modules():\n"
+            "            if name.split('.')[0] in frozen_layers:\n                for _name, param in module.named_parameters():\n"
+            "                    param.requires_grad = False\n"),
+        "tasks/vision/finetune_classification.py": (
+            "from megatron.model.vision.swin_backbone import SwinTransformer\n\n\ndef model_provider():\n"
+            "    model = SwinTransformer()\n"
+            + ("    model.freeze_pretrained_layers(['patch_embed', 'layers.0'])\n" if called else "")
+            + "    return model\n\n\nfor batch in loader:\n    loss = model_provider()(batch).loss\n    loss.backward()\n"),
+    }
+
+
+def _never_called(f: Facts, site: Any) -> bool:
+    """A freeze inside a function or method that nothing in the project calls or passes on (Megatron-DeepSpeed's
+    ``SwinTransformer.freeze_pretrained_layers``, ``MixVisionTransformer.freeze_patch_emb``): support code the run never
+    reaches. Functions a framework calls by name (``forward``, ``training_step``, ``setup``, dunders) are reached."""
+    func = getattr(site, "func", None)
+    if not func or _FRAMEWORK_CALLED.match(func) or func.startswith("_"):
+        return False  # (a private helper is reached through its public caller, which the facts may not name)
+    if class_at(f, site.path, site.line) is None:
+        return False  # a library's module-level function (TRL ``create_reference_model``) is API its users call
+    callers = [c for c in f.calls(func) if c.short == func and c.func != func and not _TESTS_PATH.search(c.path)]
+    if callers:
+        return False
+    return not any(r.name.rsplit(".", 1)[-1] == func for r in f.refs(f"*.{func}", func))
 
 
 def _freezer_calls(f: Facts) -> list[Call]:
@@ -2502,6 +2536,8 @@ class G5LayerFreezing(Check):
         ),
     }
     examples = (
+        Example(_uncalled_freeze(False), N, "a backbone's freeze method that nothing in the project calls"),
+        Example(_uncalled_freeze(True), U, "the same method called by the training script"),
         Example(_LISA_CALLBACK, N, "a layer-activation callback that freezes layers, built only when its layer count (0) is set"),
         Example({**_LISA_CALLBACK, "examples/train/lisa.sh": (
             "NPROC_PER_NODE=8 torchrun --nproc_per_node 8 swift/cli/sft.py --model Qwen/Qwen2.5-7B-Instruct --train_type full \\\n"
@@ -3075,6 +3111,8 @@ class G6FusedAlignmentLoss(Check):
         sites += [s for s in f.settings("stage", "rl", "rlhf_type", "training_type", "train_type", "task")
                   if isinstance(s.value, str) and _ALIGN_WORDS.match(s.value)]
         sites += f.settings("dpo_beta", "beta_dpo", "teacher_model", "teacher_model_name_or_path", "kd_temperature", "adv_estimator")
+        # a launch distilling from a teacher (Megatron-DeepSpeed ``--kd ... --load-teacher``)
+        sites += [x for x in f.settings("kd", "load_teacher") if x.source == "launcher" and (x.name == "load_teacher" or truthy(x.value))]
         # the project's own trainer module for the algorithm (NeMo-Aligner ``algorithms/dpo.py``): its optimizer step
         sites += alignment_steps(f)
         # a trainer, then a recipe's setting, then anything else (a data script's ``"task": "dpo"``)

@@ -318,3 +318,36 @@ def test_a_partial_worker_count_is_headlined_by_its_most_common_value():
     r = _audit(files).result("F1")
     assert r.status is Status.PARTIAL and r.detail.startswith("only 2 loader worker(s) for training")
     assert r.evidence[0].path != "recipes/train_3.py"
+
+
+def test_a_launch_distilling_from_a_teacher_is_distillation_training():
+    # Megatron-DeepSpeed ``compression/ds_pretrain_gpt_125M_dense_kd.sh``: ``--kd --kd-alpha-ce 1 --load-teacher $TEACHER``
+    def launch(kd: bool) -> dict[str, str]:
+        flags = " --kd --kd-alpha-ce 1 --kd-beta-ce 1 --load-teacher /ckpt/gpt-1.3B" if kd else ""
+        return {"pretrain_gpt.py": "from megatron.training import pretrain\npretrain(train_valid_test_datasets_provider, model_provider)\n",
+                "examples/compression/ds_pretrain_gpt_125M_dense_kd.sh": (
+                    f"deepspeed pretrain_gpt.py --num-layers 12 --hidden-size 768 --seq-length 2048{flags}\n")}
+    r = _audit(launch(True)).result("G6")
+    assert r.status is Status.UNUSED and any(e.path.endswith("_kd.sh") for e in r.evidence)
+    assert _audit(launch(False)).result("G6").status is Status.NA
+
+
+def test_the_launched_model_sizes_the_project_not_an_overridden_default_or_a_borrowed_tokenizer():
+    # FastChat: ``model_name_or_path`` defaults to facebook/opt-125m; every launch passes a LLaMA checkpoint; the RWKV
+    # adapter borrows pythia-160m's tokenizer
+    train = ("from dataclasses import dataclass, field\nfrom typing import Optional\nimport transformers\n\n\n@dataclass\n"
+             "class ModelArguments:\n    model_name_or_path: Optional[str] = field(default='facebook/opt-125m')\n\n\n"
+             "def train():\n    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))\n"
+             "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+             "    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)\n"
+             "    transformers.Trainer(model=model, args=training_args).train()\n")
+    rwkv = ("from transformers import AutoTokenizer\n\n\nclass RwkvModel:\n    def __init__(self, model_path):\n"
+            "        self.tokenizer = AutoTokenizer.from_pretrained('EleutherAI/pythia-160m', use_fast=True)\n")
+    files = {"fastchat/train/train.py": train, "fastchat/model/rwkv_model.py": rwkv}
+    for name, path in (("7b", "~/model_weights/llama-7b"), ("7b_lora", "lmsys/vicuna-7b-v1.5"), ("13b", "~/model_weights/llama-13b"),
+                       ("readme", "meta-llama/Llama-2-7b-hf")):
+        files[f"scripts/train_{name}.sh"] = (f"torchrun --nproc_per_node=4 fastchat/train/train.py --model_name_or_path {path} "
+                                             "--bf16 True --output_dir out\n")
+    p = _audit(files).project
+    assert p.params_billions == 7.0
+    assert "125M" not in p.notes.get("params_distribution", {}) and "160M" not in p.notes.get("params_distribution", {})
