@@ -134,7 +134,9 @@ def _top_level(facts: Facts, fmt: str) -> dict[str, set[str]]:
 
 
 #: places that are not where a user edits their training run: archived paper scripts, legacy copies, mock examples
-_NOT_AN_EDIT_TARGET = re.compile(r"(^|/)(academic_paper_scripts|papers?|archive[sd]?|legacy|deprecated|records|old|mock\w*|tests?|ci|\.github)(/|$)", re.I)
+_NOT_AN_EDIT_TARGET = re.compile(r"(^|/)(academic_paper_scripts|papers?|archive[sd]?|legacy|deprecated|records|old|mock\w*|tests?|ci|\.github)(/|$)"
+                                 # a script that tests a documented command (FastChat ``scripts/test_readme_train.sh``)
+                                 r"|(^|/)(test|smoke|debug)_[^/]*$|(^|/)[^/]*_(test|smoke|debug)\.\w+$", re.I)
 #: roles (checks.roles) of the files a snippet may name as the place to edit, best first
 _EDIT_ROLES = ("training", "config", "launch")
 
@@ -212,6 +214,7 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
 
     hf_calls = facts.calls(*_HF_ARGS_CALLS)
     hf_launch = [x for x in facts.launches() if set(x.script_args) & _HF_YAML_KEYS]
+    hf_launch.sort(key=lambda x: 1 if _NOT_AN_EDIT_TARGET.search(x.path) else 0)  # a launch of the run, not its test
     if hf_launch and "hf-yaml" not in s.targets:
         s.where["hf-flags"] = f"{hf_launch[0].path}:{hf_launch[0].line}"
         s.targets.append("hf-flags")
@@ -235,10 +238,17 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
     # (the backward pass is the library's code), so it stays an unfitted example
     loop = [] if recipe_driven else _rank_places([c.path for c in facts.calls("backward")], roles)
     training = sorted(p for p, r in roles.items() if r == "training" and facts.files.get(p) is not None and facts.files[p].kind == "python")
+    # no backward of the project's own: the script that builds the HF/TRL trainer (FastChat ``fastchat/train/train.py``),
+    # not the first training-path module by name (``fastchat/constants.py``)
+    trainer = [] if recipe_driven or loop else _rank_places(
+        [c.path for c in facts.calls("Trainer", "Seq2SeqTrainer", "SFTTrainer", "DPOTrainer", "GRPOTrainer", "ORPOTrainer", "KTOTrainer")
+         if roles.get(c.path, "training") == "training"], roles)
     if recipe_driven:
         pass
     elif loop:
         s.where["python"] = loop[0]
+    elif trainer:
+        s.where["python"] = trainer[0]
     elif training:
         s.where["python"] = training[0]
     elif facts.files_of_kind("python"):

@@ -158,3 +158,19 @@ def test_a_recipe_frameworks_key_is_never_offered_to_a_plain_trl_recipe():
     assert snip is not None and "tokenized_path" not in snip.code
     lf = style({"examples/sft.yaml": "model_name_or_path: Qwen/Qwen2-7B\nstage: sft\nfinetuning_type: lora\ncutoff_len: 2048\ntemplate: qwen\n"})
     assert yaml.safe_load(fit(offline, lf).code) == {"tokenized_path": "/data/tokenized/sft_qwen2"}
+
+
+def test_snippets_go_to_the_runs_launch_and_trainer_script_not_a_test_script_or_a_constants_module():
+    # FastChat: ``scripts/test_readme_train.sh`` tests the README's command; ``fastchat/constants.py`` sorts first
+    files = {
+        "fastchat/constants.py": "SERVER_ERROR_MSG = 'NETWORK ERROR'\n",
+        "fastchat/train/train.py": ("import transformers\nfrom fastchat.constants import SERVER_ERROR_MSG\n\n\ndef train():\n"
+                                    "    trainer = transformers.Trainer(model=model, args=training_args)\n    trainer.train()\n"),
+        "scripts/test_readme_train.sh": "torchrun --nproc_per_node=4 fastchat/train/train.py --bf16 True --per_device_train_batch_size 2\n",
+        "scripts/train_vicuna_7b.sh": "torchrun --nproc_per_node=4 fastchat/train/train.py --bf16 True --per_device_train_batch_size 4\n",
+    }
+    facts = build_facts((p, t.encode()) for p, t in files.items())
+    roles = {p: "training" for p in files if p.endswith(".py")} | {p: "launch" for p in files if p.endswith(".sh")}
+    s = repo_style(facts, detect_project(facts), roles)
+    assert s.where["hf-flags"].startswith("scripts/train_vicuna_7b.sh")
+    assert s.where["python"] == "fastchat/train/train.py"
