@@ -1322,6 +1322,7 @@ class D2TorchCompile(Check):
 
 _TRITON_DECOS = ("triton.jit", "triton.autotune", "triton.heuristics")
 _TRITON_LIBS = ("liger_kernel.*", "flag_gems.*", "unsloth.*")
+_FA_TRITON = ("flash_attn.ops.triton.*", "flash_attn.flash_attn_triton.*", "flash_attn.ops.triton", "flash_attn.flash_attn_triton")
 
 
 #: a package whose Triton kernels only its inference engine imports (Colossal-AI ``colossalai/kernel/triton/``, imported by
@@ -1410,6 +1411,10 @@ class D3Triton(Check):
         Example({"train.py": "import triton\nprint(triton.__version__)\n"}, N, "import only"),
         Example({"train.py": "# @triton.jit\n# def kernel(x): tl.load(x)\nimport torch\n"}, N, "commented out"),
         Example({"train.py": "from liger_kernel.transformers import apply_liger_kernel_to_llama\napply_liger_kernel_to_llama()\n"}, N, "library kernels only"),
+        Example({"olmo/train.py": (  # OLMo: flash-attn's Triton cross-entropy, imported when a recipe sets fused_loss
+            "import torch\n\n\nclass Trainer:\n    def __post_init__(self):\n        if self.cfg.fused_loss:\n"
+            "            from flash_attn.ops.triton.cross_entropy import cross_entropy_loss\n"
+            "            self.loss_fn = cross_entropy_loss\n")}, N, "flash-attn's Triton kernels: a library's, no advice"),
         # Colossal-AI: the package's Triton kernels (paged attention, flash decoding) are imported only by its inference engine
         Example(_SERVED_KERNELS, N, "kernels only the inference engine imports"),
         Example({**_SERVED_KERNELS, "mylib/shardformer/layer/norm.py": (
@@ -1439,6 +1444,13 @@ class D3Triton(Check):
         if lib:
             return Outcome(N, [], "no Triton kernel of the project's own; fused Triton kernels come from a library (Liger/FlagGems/Unsloth)",
                            {"triton_kernels": 0, "triton_library": True})
+        # flash-attn's Triton ops imported by the training path (OLMo's fused cross-entropy under ``fused_loss``,
+        # Megatron-DeepSpeed's ``--use-flash-attn-triton`` attention): library kernels, cited where they are imported
+        fa = [i for i in f.imports(*_FA_TRITON) if not ctx.project.training_files or i.path in ctx.project.training_files]
+        if fa:
+            i = fa[0]
+            return Outcome(N, evs(fa[:3]), f"no Triton kernel of the project's own; flash-attn's Triton kernels are imported "
+                           f"({i.full} at {i.path}:{i.line})", {"triton_kernels": 0, "triton_library": True})
         return Outcome(N, [], "no Triton kernel found", {"triton_kernels": 0})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

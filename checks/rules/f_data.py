@@ -4091,6 +4091,19 @@ class F7SequencePacking(_DataCheck):
         "python": "from trl import SFTConfig\n\nargs = SFTConfig(output_dir=\"out\", packing=True, max_length=4096)\n",
     }
     examples = (
+        Example({"model/transformer.py": (  # mistral-finetune: samples concatenated to seq_len, masked per sample
+            "import torch\nfrom xformers.ops.fmha.attn_bias import BlockDiagonalCausalMask\n\n\n"
+            "class Transformer(torch.nn.Module):\n    def forward(self, input_ids, seqlens):\n"
+            "        att_mask = BlockDiagonalCausalMask.from_seqlens(seqlens)\n"
+            "        return self.layers(self.tok_embeddings(input_ids), att_mask)\n"),
+                 "train.py": ("from model.transformer import Transformer\n\nmodel = Transformer()\nfor batch in loader:\n"
+                              "    loss = model(batch.x, seqlens=batch.sizes).sum()\n    loss.backward()\n")},
+                U, "xformers block-diagonal causal mask over concatenated samples"),
+        Example({"models/mistral.py": (  # Unsloth: equal rows cut into blocks for sliding-window attention, not packing
+            "import torch\nimport xformers.ops.fmha as xformers\n\n\n"
+            "def forward(hidden_states, q_len, bsz, sliding_window):\n"
+            "    causal_mask = xformers.attn_bias.BlockDiagonalCausalMask.from_seqlens([q_len] * bsz).make_local_attention(window_size=sliding_window)\n"
+            "    return attention(hidden_states, causal_mask)\n")}, N, "a block-diagonal mask of equal rows: local attention, not packing"),
         Example({"train.py": "from trl import SFTConfig, SFTTrainer\nargs = SFTConfig(output_dir='o', packing=True, max_seq_length=2048)\n"}, U, "trl packing"),
         Example({"axolotl.yml": "base_model: meta-llama/Meta-Llama-3-8B\nsequence_len: 4096\nsample_packing: true\n"}, U, "axolotl"),
         Example({"pt.yaml": "stage: pt\nmodel_name_or_path: Qwen/Qwen2-1.5B\ncutoff_len: 2048\n", "run.sh": "llamafactory-cli train pt.yaml\n"}, U, "llamafactory pt default"),
@@ -4471,6 +4484,13 @@ class F7SequencePacking(_DataCheck):
             used += _dynamic_packing(f)
         if not used:
             used += _budget_packing(f)
+        if not used:
+            # samples concatenated into one row with xformers' block-diagonal causal mask from their lengths (mistral-finetune
+            # ``BlockDiagonalCausalMask.from_seqlens(seqlens)``): packed, with attention kept inside each sample
+            # (not ``from_seqlens([q_len] * bsz)``: equal rows cut into blocks for local attention, Unsloth's sliding window)
+            used += [_ev(c, key=c.short) for c in f.calls(*_BLOCK_DIAG) if not _in_tests(c.path) and not guard_off(f, c)
+                     and (not ctx.project.training_files or c.path in ctx.project.training_files)
+                     and c.args and not re.search(r"\]\s*\*", _text(c.args[0]))]
         if used:
             return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences" + minority_note, {"packing": True})
         minority_note += map_note
@@ -4612,6 +4632,9 @@ def _dynamic_packing(f: Facts) -> list[Evidence]:
 _LENGTHS_KW = frozenset({"lengths", "seq_lens", "seqlens", "sample_lengths", "seq_lengths"})
 _TOKEN_BUDGET_KW = frozenset({"batch_max_length", "batch_max_len", "max_batch_tokens", "batch_max_tokens", "max_tokens_per_batch",
                               "tokens_per_batch", "token_budget", "batch_token_budget"})
+#: xformers' attention bias for samples concatenated into one row (built from their lengths)
+_BLOCK_DIAG = ("BlockDiagonalCausalMask.from_seqlens", "BlockDiagonalMask.from_seqlens",
+               "xformers.ops.fmha.attn_bias.BlockDiagonalCausalMask.from_seqlens", "xformers.ops.fmha.BlockDiagonalCausalMask.from_seqlens")
 #: varlen attention kernels that take the packed row's sample boundaries
 _VARLEN_ATTN = ("flash_attn_varlen_func", "flash_attn_varlen_qkvpacked_func", "flash_attn_varlen_kvpacked_func")
 

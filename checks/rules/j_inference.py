@@ -570,6 +570,10 @@ def _quant_value(v: Any) -> str | None:
     return None
 
 
+#: options that load the served model quantized (FastChat ``--load-8bit``, ``--gptq-wbits 4``, ``--awq-wbits 4``)
+_QUANT_OPTIONS = ("load_8bit", "load_4bit", "gptq_wbits", "awq_wbits")  # (not HF's load_in_4bit: a QLoRA base in training)
+
+
 @register
 class J4InferenceQuant(_InferenceOnly):
     id = "J4"
@@ -669,6 +673,14 @@ class J4InferenceQuant(_InferenceOnly):
         if used:
             return Outcome(U, evs(used), f"quantized inference ({', '.join(dict.fromkeys(kinds))})",
                            {"quantization": kinds[0]})
+        # quantized loading the project offers as an option, off unless a user passes it (FastChat ``--load-8bit``,
+        # ``--gptq-wbits``, ``--awq-wbits`` on its serving and CLI entry points)
+        offered = [s for s in f.settings(*_QUANT_OPTIONS) if s.source in ("argparse-default", "field-default")
+                   and not _training_file(f, s.path) and not truthy(s.value) and (as_number(s.value) or 0) in (0, 16)]
+        if offered:
+            names = ", ".join(dict.fromkeys(s.name for s in offered))
+            return Outcome(N, evs(offered[:3]), f"inference runs in full/half precision by default; quantized loading is an "
+                           f"option no launch turns on ({names}, {offered[0].path}:{offered[0].line})", {"quantization": None})
         return Outcome(N, [], "inference runs in full/half precision", {"quantization": None})
 
     @staticmethod

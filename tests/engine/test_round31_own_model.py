@@ -351,3 +351,25 @@ def test_the_launched_model_sizes_the_project_not_an_overridden_default_or_a_bor
     p = _audit(files).project
     assert p.params_billions == 7.0
     assert "125M" not in p.notes.get("params_distribution", {}) and "160M" not in p.notes.get("params_distribution", {})
+
+
+def test_flash_attn_triton_kernels_are_a_librarys_and_get_no_triton_advice():
+    files = {"olmo/train.py": (
+        "import torch\n\n\nclass Trainer:\n    def __post_init__(self):\n        if self.cfg.fused_loss:\n"
+        "            from flash_attn.ops.triton.cross_entropy import cross_entropy_loss\n            self.loss_fn = cross_entropy_loss\n\n"
+        "    def train_step(self, batch):\n        loss = self.loss_fn(self.model(batch), batch['labels'])\n        loss.backward()\n"
+        "        self.optim.step()\n")}
+    audit = _audit(files)
+    r = audit.result("D3")
+    assert r.status is Status.UNUSED and "flash-attn's Triton kernels are imported" in r.detail
+    assert build_plan(audit).get("D3") is None
+
+
+def test_quantized_loading_offered_as_an_option_is_named():
+    cli = ("import argparse\nfrom transformers import AutoModelForCausalLM\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n"
+           "    parser.add_argument('--model-path', type=str, default='lmsys/vicuna-7b-v1.5')\n"
+           "    parser.add_argument('--load-8bit', action='store_true', help='Use 8-bit quantization')\n"
+           "    args = parser.parse_args()\n    model = AutoModelForCausalLM.from_pretrained(args.model_path, load_in_8bit=args.load_8bit)\n"
+           "    output_ids = model.generate(input_ids, max_new_tokens=512)\n")
+    r = _audit({"fastchat/serve/cli.py": cli}).result("J4")
+    assert r.status is Status.UNUSED and "quantized loading is an option no launch turns on (load_8bit" in r.detail
