@@ -559,30 +559,50 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
             heredoc = _Heredoc(hd.group(3), bool(hd.group(1)), not hd.group(2), _sub_vars(target.group(1), variables) if target else "", [],
                                into.group(1) if into else "")
         lead = len(logical) - len(logical.lstrip())
-        tokens = [_word(w, line_no + bisect_right(starts, off + lead) - 1) for w, off in _lex(stripped)]
+        tokens = []
+        for w, off in _lex(stripped):
+            tok = _word(w, line_no + bisect_right(starts, off + lead) - 1)
+            tok.off = off  # where the word starts in the logical line: a quoted value's own words are found from there
+            tokens.append(tok)
+
+
         snippet = stripped[:300]
         for cmd in _split_commands(tokens):
+            raw = cmd
             cmd = _expand(cmd, variables, var_words)
             env: dict[str, str] = {}
             exported = False
             if cmd and cmd[0] in {"export", "declare", "local", "readonly", "set"}:
                 exported = cmd[0] == "export"
                 cmd = [t for t in cmd[1:] if not t.startswith("-")]
+                raw = [t for t in raw[1:] if not t.startswith("-")]
             k = 0
             env_lines: dict[str, int] = {}
+            env_raw: dict[str, tuple[Any, str]] = {}  # an assignment's token and value as written, before substitution
             while k < len(cmd) and _ASSIGN.match(cmd[k]):
                 name, value = _ASSIGN.match(cmd[k]).groups()  # type: ignore[union-attr]
                 env[name] = value
                 env_lines[name] = getattr(cmd[k], "line", line_no)
+                m = _ASSIGN.match(raw[k]) if k < len(raw) else None
+                if m and m.group(1) == name:
+                    env_raw[name] = (raw[k], m.group(2))
                 k += 1
             body = cmd[k:]
             if not body or exported:
                 for name, value in env.items():
+                    words: list[_Word] | None = None
+                    if any(ch.isspace() for ch in value.strip()):  # FLAGS="--a 1 --b": its words, each at its own line
+                        # (``run_cmd="deepspeed pretrain_gpt.py ${megatron_options}"``: the flag list's words keep the lines
+                        # they were written on; read before the variable is rebound: ``opts="${opts} --x"`` appends)
+                        raw_tok, written = env_raw.get(name, (None, ""))
+                        words = (_value_words(raw_tok, written, env_lines.get(name, line_no), (stripped, line_no, starts, lead),
+                                              variables, var_words) if written
+                                 else [_word(w, env_lines.get(name, line_no)) for w in _split_words(value)])
                     variables[name] = value
                     var_words.pop(name, None)
-                    if any(ch.isspace() for ch in value.strip()):  # FLAGS="--a 1 --b": its words at the assignment's line
-                        var_words[name] = [_word(w, env_lines.get(name, line_no)) for w in _split_words(value)]
-                        variables[name] = " ".join(var_words[name])
+                    if words is not None:
+                        var_words[name] = words
+                        variables[name] = " ".join(words)
                     out.envs.append(EnvVar(path, line_no, name, value, "shell", snippet))
                 if exported:
                     continue
@@ -600,6 +620,35 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
             launch = launch_of(body, path, line_no, snippet, env)
             if launch is not None:
                 out.launches.append(launch)
+
+
+#: a redirection or pipe in a command kept in a variable (``run_cmd="deepspeed ... &> ${LOG}"``): no flag follows
+_REDIRECT_WORD = re.compile(r"^(\d?>>?|&>>?|\d?>&\d|\||\|\||&&|;)$")
+
+
+def _value_words(raw_tok: Any, written: str, at: int, where: tuple[str, int, list[int], int], variables: dict[str, str],
+                 var_words: dict[str, list[_Word]]) -> list[_Word]:
+    """The words of an assignment's value as written, each at the physical line that holds it: a flag list kept in a quoted
+    string over continued lines (Megatron-DeepSpeed ``megatron_options=" --kd \\ --load-teacher ..."``), with ``${VAR}``
+    references expanded to that variable's words and lines. ``where``: the logical line, its first line, the offsets of
+    its physical lines and its indent. A redirection ends the words (``&> ${LOG_PATH}/run.log`` is not a flag's value)."""
+    stripped, line_no, starts, lead = where
+    pos = getattr(raw_tok, "off", None)
+    out: list[_Word] = []
+    for w in _array_words(written):
+        if _REDIRECT_WORD.match(w):
+            break
+        ln = at
+        if pos is not None and (p := stripped.find(w, pos)) >= 0:
+            ln, pos = line_no + bisect_right(starts, p + lead) - 1, p + len(w)
+        ref = _VAR_REF.match(w)
+        name = (ref.group(1) or ref.group(2)) if ref else None
+        if name and name in var_words and variables.get(name) == " ".join(var_words[name]):
+            out.extend(var_words[name])
+            continue
+        v = _sub_vars(w, variables)
+        out.extend(_word(x, ln) for x in (v.split() if any(ch.isspace() for ch in v) else (v,)) if x)
+    return out
 
 
 def launch_of(tokens: list[Any], path: str, line_no: int, text: str, env: dict[str, str] | None = None) -> Launch | None:

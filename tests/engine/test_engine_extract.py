@@ -785,6 +785,19 @@ def test_a_command_built_in_a_variable_and_run_by_eval_is_a_launch() -> None:
     [launch] = ff.launches
     assert launch.launcher == "deepspeed" and launch.script.endswith("pretrain_gpt.py") and "eval" in launch.wrappers
     assert launch.script_args["moe_expert_parallel_size"] == 128 and launch.script_args["num_experts"] == 128
+    # each flag at the line it is written on, through both variables; the redirection is no flag's value
+    assert launch.arg_line("tensor_model_parallel_size") == 4 and launch.arg_line("num_experts") == 6
+
+
+def test_a_flag_list_appended_to_in_a_branch_keeps_every_flags_line() -> None:
+    ff = x("run.sh", (
+        'opts=" \\\n        --num-layers 2 \\\n        --kd"\n'
+        'if [ "${CKPT}" = "true" ]; then\nopts="${opts} \\\n        --checkpoint-activations"\nfi\n'
+        'run_cmd="deepspeed pretrain_gpt.py ${opts} &> ${LOG}/run.log"\neval ${run_cmd}\n'
+    ))
+    [launch] = ff.launches
+    assert {k: launch.arg_line(k) for k in launch.script_args} == {"num_layers": 2, "kd": 3, "checkpoint_activations": 6}
+    assert launch.script_args["checkpoint_activations"] is True
 
 
 def test_a_local_bound_to_an_imported_name_is_read_through() -> None:
