@@ -682,6 +682,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         or facts.arg_options(*_MM_KEYS)
         or facts.fields(*_MM_KEYS)
         or any(set(launch.script_args) & set(_MM_KEYS) for launch in facts.launches())
+        or bool(_own_vlm_classes(facts))
     )
     p.model_type = "MLLM" if p.multimodal else ("LLM" if (names or _looks_llm(facts, p)) else "unknown")
     if p.model_type == "LLM" and _encoder_models_only(facts, p):
@@ -1363,6 +1364,32 @@ def fresh_models(facts: Facts) -> list[Call]:
     return [c for c in facts.calls("from_config", "_from_config") if not (c.func and _SKELETON_FUNC.search(c.func))]
 
 
+#: a model class of the project's own that joins an image encoder to a language model (nanoVLM ``VisionLanguageModel``,
+#: ``MyVLM``, ``MultiModalForCausalLM``)
+_OWN_VLM_CLASS = re.compile(r"(?i)^\w*(VisionLanguage|VisionText|ImageText|Vision2Seq|VLM|MLLM|Multi_?[Mm]odal)\w*$")
+
+
+def _own_vlm_classes(facts: Facts) -> list[Any]:
+    """Model classes the project defines (an ``nn.Module`` or ``PreTrainedModel`` subclass, outside tests) named for a
+    vision-language model; their configs and processors are not models."""
+    out = []
+    for path, ff in facts.files.items():
+        if ff.kind != "python" or _TEST_PATH_RE.search(path):
+            continue
+        out += [k for k in ff.classes if _OWN_VLM_CLASS.match(k.name) and not re.search(r"(?i)(config|processor|dataset|collator|args)$", k.name)
+                and any(b.rsplit(".", 1)[-1] in ("Module", "PreTrainedModel") or b.rsplit(".", 1)[-1].endswith(("PreTrainedModel", "Module"))
+                        for b in k.bases)]
+    if not out:
+        return out
+    # ... built where the training step runs (nanoVLM's train.py: ``model = VisionLanguageModel(cfg)`` beside
+    # ``loss.backward()``), not only offered as a model plugin (slime's ``Qwen3_5VLModel`` provider)
+    stepping = {c.path for c in facts.calls("backward")}
+    names = {k.name for k in out}
+    built = {n for c in facts.calls(*names, *(f"{n}.from_pretrained" for n in names)) if c.path in stepping
+             for n in names if c.short == n or c.name.endswith(f"{n}.from_pretrained")}
+    return [k for k in out if k.name in built]
+
+
 def alignment_steps(facts: Facts) -> list[Call]:
     """Optimizer steps in the project's own trainer module for a preference/RL/distillation algorithm (``_ALIGN_MODULE``):
     ``self.optimizer.step()`` or, under a gradient scaler, ``scaler.step(optimizer)`` (minimind ``train_dpo.py``)."""
@@ -1451,11 +1478,14 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
                 gpus.append(n)
         # a rendezvous address or node rank with a node count left to the environment ($NNODES): multi-node;
         # ``--nnodes 1 --master_addr localhost`` is not
-        nn = next((launch.launcher_args[k] for k in _NNODES_KEYS if k in launch.launcher_args), None)
+        # (accelerate spells them ``--num_machines $NUM_NODES --machine_rank $SLURM_PROCID --main_process_ip $MASTER_ADDR``:
+        # alignment-handbook's ``recipes/launch.slurm``)
+        nn = next((launch.launcher_args[k] for k in (*_NNODES_KEYS, "num_machines") if k in launch.launcher_args), None)
         unresolved = nn is not None and as_number(str(nn).split(":")[-1]) is None
         if documented:
             continue
-        if "hostfile" in launch.launcher_args or (unresolved and any(k in launch.launcher_args for k in ("master_addr", "node_rank", "rdzv_endpoint"))):
+        if "hostfile" in launch.launcher_args or (unresolved and any(k in launch.launcher_args for k in (
+                "master_addr", "node_rank", "rdzv_endpoint", "machine_rank", "main_process_ip"))):
             nodes.append((2, f"{launch.path}:{launch.line}"))
             counted = any(as_number(str(launch.launcher_args.get(k, "")).split(":")[-1])
                           for k in ("nnodes", "nnode", "num_nodes", "num_machines"))

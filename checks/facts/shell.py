@@ -486,8 +486,9 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                 out_w.extend(var_words[name])
             else:
                 v = _sub_vars(w, variables)
-                # ``"--fp8-format hybrid"`` in an array: the expansion is split into words again where it is used
-                out_w.extend(_word(x, line) for x in (v.split() if any(ch.isspace() for ch in v) else (v,)))
+                # ``"--fp8-format hybrid"`` in an array: the expansion is split into words again where it is used (not a
+                # command substitution or arithmetic it holds: ``--nodes=$((NUM_NODES - 1))`` is one word)
+                out_w.extend(_word(x, line) for x in (v.split() if any(ch.isspace() for ch in v) and "$(" not in v else (v,)))
         return out_w
 
     for line_no, logical, starts in _logical_lines_at(text, first_line):
@@ -647,7 +648,8 @@ def _value_words(raw_tok: Any, written: str, at: int, where: tuple[str, int, lis
             out.extend(var_words[name])
             continue
         v = _sub_vars(w, variables)
-        out.extend(_word(x, ln) for x in (v.split() if any(ch.isspace() for ch in v) else (v,)) if x)
+        # (a command substitution or arithmetic the value holds, ``--nodes=$((NUM_NODES - 1))``, is one word)
+        out.extend(_word(x, ln) for x in (v.split() if any(ch.isspace() for ch in v) and "$(" not in v else (v,)) if x)
     return out
 
 

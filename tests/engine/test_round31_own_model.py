@@ -373,3 +373,45 @@ def test_quantized_loading_offered_as_an_option_is_named():
            "    output_ids = model.generate(input_ids, max_new_tokens=512)\n")
     r = _audit({"fastchat/serve/cli.py": cli}).result("J4")
     assert r.status is Status.UNUSED and "quantized loading is an option no launch turns on (load_8bit" in r.detail
+
+
+def test_a_slurm_script_running_accelerate_across_its_nodes_is_multi_node():
+    # alignment-handbook ``recipes/launch.slurm``: srun options with arithmetic, and ``bash -c "$LAUNCHER $CMD"``
+    slurm = (
+        "#!/bin/bash\n#SBATCH --ntasks-per-node=1\nNUM_NODES=$SLURM_NNODES\nGPUS_PER_NODE=8\n"
+        "WORLD_SIZE=$(($NUM_NODES*$GPUS_PER_NODE))\n"
+        "if [[ \"$USE_VLLM\" == \"true\" ]]; then\n     NUM_NODES=$((NUM_NODES - 1))\nfi\n"
+        "export CMD=\" \\\n    scripts/sft.py --config recipes/sft.yaml\n    \"\n"
+        "export LAUNCHER=\"ACCELERATE_LOG_LEVEL=info accelerate launch \\\n"
+        "    --config_file recipes/accelerate_configs/zero3.yaml  \\\n    --num_machines $NUM_NODES \\\n"
+        "    --num_processes $WORLD_SIZE \\\n    --main_process_ip $MASTER_ADDR \\\n    --machine_rank $SLURM_PROCID \\\n"
+        "    --rdzv_backend=c10d \\\n    \"\n"
+        "NODELIST=$(IFS=,; echo \"${TRAIN_NODES[*]}\")\n"
+        "SRUN_ARGS=\" \\\n    --wait=60 \\\n    --nodes=$NUM_NODES \\\n    --ntasks=$NUM_NODES \\\n    --nodelist=$NODELIST\n    \"\n"
+        "srun $SRUN_ARGS bash -c \"$LAUNCHER $CMD\" 2>&1\n")
+    files = {"recipes/launch.slurm": slurm,
+             "scripts/sft.py": ("from trl import SFTConfig, SFTTrainer, TrlParser\n\n\ndef main(script_args, training_args, model_args):\n"
+                                "    trainer = SFTTrainer(model=model_args.model_name_or_path, args=training_args)\n    trainer.train()\n")}
+    audit = _audit(files)
+    [launch] = [x for x in audit.facts.launches() if x.launcher == "accelerate"]
+    assert launch.script == "scripts/sft.py" and launch.launcher_args["machine_rank"] == "$SLURM_PROCID"
+    assert audit.project.multi_node
+
+
+def test_a_projects_own_vision_language_model_is_multimodal_and_its_eval_scripts_are_context():
+    # nanoVLM: ``class VisionLanguageModel(nn.Module)`` joins its own ViT to its language model; ``evaluation.py`` and
+    # ``eval.slurm`` run lmms-eval, not training
+    files = {
+        "models/vision_transformer.py": "import torch.nn as nn\n\n\nclass ViT(nn.Module):\n    def __init__(self, cfg):\n        super().__init__()\n",
+        "models/vision_language_model.py": (
+            "import torch.nn as nn\nfrom models.vision_transformer import ViT\n\n\nclass VisionLanguageModel(nn.Module):\n"
+            "    def __init__(self, cfg):\n        super().__init__()\n        self.vision_encoder = ViT(cfg)\n"),
+        "train.py": ("from models.vision_language_model import VisionLanguageModel\n\n\ndef train(cfg, loader, optimizer):\n"
+                     "    model = VisionLanguageModel(cfg)\n    for batch in loader:\n        model(batch).loss.backward()\n        optimizer.step()\n"),
+        "evaluation.py": "import lmms_eval\n\n\ndef main():\n    lmms_eval.evaluate(model)\n",
+        "eval.slurm": "#!/bin/bash\n#SBATCH --nodes=1\npython evaluation.py --model nanovlm --tasks mmstar\n",
+    }
+    audit = _audit(files)
+    assert audit.project.multimodal
+    assert audit.roles.role("evaluation.py") == "eval" and audit.roles.role("eval.slurm") == "eval"
+    assert audit.result("H1").status is not Status.NA
