@@ -89,6 +89,8 @@ _DEV_FILES = {"noxfile.py", "tasks.py", "fabfile.py", ".pylintrc.toml", "ruff.to
 #: a folder of evaluation tasks or suites named with more words (OLMo ``olmo_data/oe_eval_tasks/``, ``downstream_evals``,
 #: ``eval_configs``); the bare names are in :data:`_DIR_ROLES`
 _EVAL_DIR = re.compile(r"^(?!train)(\w+[_-])?(evals?|evaluations?)([_-](tasks?|suites?|configs?|data|sets?|harness|scripts?))?$", re.I)
+#: a script named for evaluation (open-r1 ``slurm/evaluate.slurm``, ``eval_mmlu.sh``, ``evaluate.py``)
+_EVAL_FILE = re.compile(r"^(eval|evals|evaluate|evaluation)([_\-.][\w.\-]*)?\.(py|sh|slurm|sbatch)$")
 _TEST_DIR = re.compile(r"^(tests?|testing|unit_?tests?|integration_?tests?|functional_?tests?)[_\-]?v?\d+$", re.I)  # tests_v1, test2
 # a benchmark script, or a profiling script named for what it profiles (``profile_layers.py``, ``profile_fsdp.py``: it times
 # layers or engines for a cost model or a report; a bare ``profile.py``/``profiler.py`` is a utility the trainer may import)
@@ -182,6 +184,8 @@ def path_role(path: str, kind: str) -> tuple[str | None, str]:
         return TEST, "test module"
     if kind == "python" and _BENCH_FILE.match(low):
         return BENCHMARK, "benchmark script"
+    if kind in ("python", "shell") and _EVAL_FILE.match(low):
+        return EVAL, "evaluation script"
     if kind in ("python", "shell", "notebook") and _DATED.search(low):
         return ARCHIVE, "dated copy"
     return None, ""
