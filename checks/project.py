@@ -696,7 +696,10 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         p.model_type = "unknown"
         p.notes["dual_encoder_only"] = f"{dual.path}:{dual.line}"
 
-    _estimate_size(facts, p, named, train_paths, documented)
+    # a name only a tokenizer is loaded from (FastChat's RWKV adapter borrows ``EleutherAI/pythia-160m``'s tokenizer) names
+    # the family the vocabulary comes from, not the size of a model trained
+    borrowed = _tokenizer_only_names(facts, named)
+    _estimate_size(facts, p, [x for x in named if x[1] not in borrowed], train_paths, documented)
 
     moe_names = [n for n in names if _MOE_NAME.search(n)]
     moe_settings = [s for s in facts.settings(*_MOE_KEYS) if (as_number(s.value) or 0) > 1]
@@ -918,16 +921,12 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
     for st in model_settings:
         if st.source in ("field-default", "argparse-default") and st.name in launched:
             continue
-        if st.source == "call" and _NOT_A_MODEL_CLASS.search(st.key.split("(", 1)[0]):
-            continue  # ``AutoTokenizer.from_pretrained("EleutherAI/pythia-160m")``: a tokenizer borrowed from a checkpoint
         if (isinstance(st.value, str) and 2 < len(st.value) < 200 and (st.path, st.line) not in demo and not _not_a_model(facts, st)
                 and not _config_file_value(st) and not _in_docs(st)):
             out.append((st.path, st.value))
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
         if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):
             continue  # (a speech or vision encoder a loader builds beside the LLM: ``whisper.load_model('large-v3')``)
-        if c.short == "from_pretrained" and _NOT_A_MODEL_CLASS.search(c.name.rsplit(".", 2)[-2] if c.name.count(".") else ""):
-            continue  # a tokenizer, processor or config of a checkpoint (FastChat's RWKV adapter borrows pythia-160m's tokenizer)
         vals = [a for a in c.args[:1] if isinstance(a, str)]
         vals += [v for k in ("pretrained_model_name_or_path", "model", "model_name_or_path") if isinstance(v := c.kwargs.get(k), str)]
         out += [(c.path, v) for v in vals if 2 < len(v) < 200 and v not in rejected]
@@ -943,7 +942,22 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
 
 
 #: libraries of speech/vision encoders: their checkpoints are parts of a multimodal model, not the LLM being trained
-_NOT_A_MODEL_CLASS = re.compile(r"Tokenizer|Processor|Config|FeatureExtractor|GenerationConfig")
+_TOKENIZER_CLASS = re.compile(r"Tokenizer")
+
+
+def _tokenizer_only_names(facts: Facts, named: list[tuple[str, str]]) -> set[str]:
+    """Names that only ``*Tokenizer.from_pretrained`` loads name, no model load, setting or launch (FastChat's
+    ``AutoTokenizer.from_pretrained("EleutherAI/pythia-160m")`` for its RWKV adapter)."""
+    tok: set[str] = set()
+    other: set[str] = set()
+    for c in facts.calls("from_pretrained"):
+        first = c.args[0] if c.args and isinstance(c.args[0], str) else None
+        if first is None:
+            continue
+        cls = c.name.rsplit(".", 2)[-2] if c.name.count(".") else ""
+        (tok if _TOKENIZER_CLASS.search(cls) else other).add(first)
+    other |= {s.value for s in facts.settings(*_MODEL_KEYS) if isinstance(s.value, str) and s.source != "call"}
+    return {n for _, n in named if n in tok and n not in other}
 _ENCODER_LIBS = ("whisper.", "open_clip.", "timm.", "torchvision.", "clip.")
 _CLASS_PATH = re.compile(r"^[a-z_]\w*(\.[a-z_]\w*)+\.[A-Z]\w*$")
 _API_CALL = re.compile(r"\.(chat\.)?completions\.create\(|\.messages\.create\(|\.responses\.create\(")

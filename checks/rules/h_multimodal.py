@@ -510,7 +510,7 @@ class H3VisualTokenPruning(_MultimodalOnly):
                  "config = AutoConfig.from_pretrained(path)\nconfig.use_fast_v = True\nconfig.fast_v_agg_layer = 2\n"
                  "config.fast_v_attention_rank = 288\nmodel = LlavaForConditionalGeneration.from_pretrained(path, config=config)\n"},
                 U, "fastv"),
-        Example({"eval.py": "from visionzip import visionzip\nfrom transformers import LlavaForConditionalGeneration\n"
+        Example({"inference.py": "from visionzip import visionzip\nfrom transformers import LlavaForConditionalGeneration\n"
                  "model = LlavaForConditionalGeneration.from_pretrained('llava-hf/llava-1.5-7b-hf')\n"
                  "model = visionzip(model, dominant=54, contextual=10)\n"}, U, "visionzip"),
         Example({"vision/encoder.py": "import timm\nimport tome\nfrom transformers import CLIPImageProcessor\n"
@@ -520,7 +520,7 @@ class H3VisualTokenPruning(_MultimodalOnly):
                  "--mm_spatial_pool_stride 2 --mm_spatial_pool_mode bilinear --mm_resampler_type spatial_pool\n"}, P, "pooled projector"),
         Example({"scripts/finetune.sh": "deepspeed llava/train/train_mem.py --vision_tower openai/clip-vit-large-patch14-336 "
                  "--mm_projector_type mlp2x_gelu --image_aspect_ratio pad\n"}, N, "plain mlp projector"),
-        Example({"eval.py": "from transformers import LlavaForConditionalGeneration\n"
+        Example({"inference.py": "from transformers import LlavaForConditionalGeneration\n"
                  "model = LlavaForConditionalGeneration.from_pretrained(path)\nmodel.config.use_fast_v = False\n"}, N, "fastv off"),
         Example({  # OpenFlamingo: a Perceiver resampler hands 64 latents per image to gated cross-attention layers
             "open_flamingo/src/flamingo.py": (
