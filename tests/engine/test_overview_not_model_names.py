@@ -34,5 +34,5 @@ def test_hosted_models_key_names_and_run_labels_are_no_model_names():
 
 def test_open_models_and_real_names_stay():
     files = {"pkg/train.py": TRAIN, "pkg/cli_train.py": NOISE["pkg/cli_train.py"].replace('default="run"', 'default="gpt2"'),
-             "pkg/eval.py": "model_name = \"openai/gpt-oss-20b\"\n"}
+             "pkg/baselines.py": "model_name = \"openai/gpt-oss-20b\"\n"}  # (not eval.py: an evaluation script is context)
     assert sorted(_names(files)) == ["gpt2", "meta-llama/Llama-3.1-8B", "openai/gpt-oss-20b"]

@@ -31,7 +31,7 @@ def test_scratch_paths_dummy_checkpoints_and_test_labels_are_no_model_names():
 
 
 def test_real_names_that_contain_the_words_stay():
-    files = {"pkg/train.py": TRAIN, "pkg/eval.py": "model_name = \"hf-internal-testing/tiny-random-LlamaForCausalLM\"\n",
+    files = {"pkg/train.py": TRAIN, "pkg/smoke.py": "model_name = \"hf-internal-testing/tiny-random-LlamaForCausalLM\"\n",
              "pkg/other.py": "model_name_or_path = \"mistralai/Mistral-7B-v0.1\"\n"}
     assert sorted(_names(files)) == ["Qwen/Qwen2.5-1.5B", "hf-internal-testing/tiny-random-LlamaForCausalLM",
                                      "mistralai/Mistral-7B-v0.1"]
