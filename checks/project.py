@@ -1383,16 +1383,22 @@ def fresh_models(facts: Facts) -> list[Call]:
 _OWN_VLM_CLASS = re.compile(r"(?i)^\w*(VisionLanguage|VisionText|ImageText|Vision2Seq|VLM|MLLM|Multi_?[Mm]odal)\w*$")
 
 
-def _own_vlm_classes(facts: Facts) -> list[Any]:
-    """Model classes the project defines (an ``nn.Module`` or ``PreTrainedModel`` subclass, outside tests) named for a
-    vision-language model; their configs and processors are not models."""
+def own_model_classes(facts: Facts, name: re.Pattern[str], bases: tuple[str, ...] = ("Module", "PreTrainedModel")) -> list[Any]:
+    """Classes the project defines outside tests whose name matches ``name`` and one of whose bases ends in ``bases``
+    (an ``nn.Module``/``MegatronModule`` or ``PreTrainedModel`` subclass: a model, not its config or processor), in path
+    order."""
     out = []
     for path, ff in facts.files.items():
         if ff.kind != "python" or _TEST_PATH_RE.search(path):
             continue
-        out += [k for k in ff.classes if _OWN_VLM_CLASS.match(k.name) and not re.search(r"(?i)(config|processor|dataset|collator|args)$", k.name)
-                and any(b.rsplit(".", 1)[-1] in ("Module", "PreTrainedModel") or b.rsplit(".", 1)[-1].endswith(("PreTrainedModel", "Module"))
-                        for b in k.bases)]
+        out += [k for k in ff.classes if name.match(k.name) and any(b.rsplit(".", 1)[-1].endswith(bases) for b in k.bases)]
+    return sorted(out, key=lambda k: (k.path, k.line))
+
+
+def _own_vlm_classes(facts: Facts) -> list[Any]:
+    """Model classes the project defines named for a vision-language model (:func:`own_model_classes`) and built where
+    training steps."""
+    out = [k for k in own_model_classes(facts, _OWN_VLM_CLASS) if not re.search(r"(?i)(config|processor|dataset|collator|args)$", k.name)]
     if not out:
         return out
     # ... built where the training step runs (nanoVLM's train.py: ``model = VisionLanguageModel(cfg)`` beside

@@ -402,12 +402,12 @@ def _derived_flag(facts: Facts, name: str, depth: int) -> bool | None:
     """A switch no setting names, derived from others on an object (Megatron-DeepSpeed ``self.use_fp8 = args.fp8_e4m3 or
     args.fp8_hybrid``, outside tests): the ``or``/``and`` of those flags' states; None when any assignment is another
     expression or their states disagree."""
-    index = facts._s.setdefault("_attr_flag_index", {})
-    if not index:
+    index = facts._s.get("_attr_flag_index")
+    if index is None:  # ``self.<name> = <expression>`` assignments by name, built once per facts
+        index = facts._s["_attr_flag_index"] = {}
         for a in facts.records("attr_assigns"):
             if a.target.startswith("self.") and a.target.count(".") == 1 and isinstance(a.value, Expr):
                 index.setdefault(a.target[5:], []).append(a)
-        index.setdefault("", [])  # built
     states = []
     for a in index.get(name, ()):
         if re.search(r"(^|/)tests?/", a.path):

@@ -29,6 +29,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from ..project import own_model_classes
 from ._helpers import evs, guard_off
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -49,13 +50,8 @@ _OWN_VISION_CLASS = re.compile(r"^((Vit|ViT|Swin|Mit|MixVision|DINO|ConvNeXt|Res
 
 
 def _own_vision_models(f: Facts) -> list[Any]:
-    """Image-model classes defined by the project, outside tests."""
-    out = []
-    for path, ff in f.files.items():
-        if ff.kind != "python" or re.search(r"(^|/)tests?/", path):
-            continue
-        out += [k for k in ff.classes if _OWN_VISION_CLASS.match(k.name) and any(b.rsplit(".", 1)[-1].endswith("Module") for b in k.bases)]
-    return sorted(out, key=lambda k: (k.path, k.line))
+    """Image-model classes (``nn.Module`` subclasses) defined by the project, outside tests."""
+    return own_model_classes(f, _OWN_VISION_CLASS, bases=("Module",))
 
 
 class _MultimodalOnly(Check):
