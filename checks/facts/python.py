@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from .docs_md import extract_launcher_hints, extract_usage_hints
+from .fstrings import parse_with_pep701
 from .py_launch import TORCHX_DDP, Pending, finish, word_pieces
 from .types import (
     _LINE_INTS,
@@ -1195,7 +1196,7 @@ def extract_python(path: str, text: str, out: FileFacts, strings: dict[str, str]
     sharing is invisible to readers; the table lives as long as the scan.
     """
     try:
-        tree = ast.parse(text, filename=path)
+        tree = parse_with_pep701(text, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         line = getattr(exc, "lineno", None)
         out.error = f"Python syntax error{f' at line {line}' if line else ''}: {getattr(exc, 'msg', str(exc))}"

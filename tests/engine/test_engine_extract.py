@@ -188,6 +188,33 @@ def test_python_bad_files_record_an_error_and_never_raise() -> None:
     assert bom.error is None and bom.calls[0].line == 2
 
 
+def test_python_312_fstrings_keep_the_rest_of_the_file() -> None:
+    # facebookresearch/lingua apps/mtp/train.py: a PEP 701 f-string (the outer quote reused inside the field) is
+    # valid on Python 3.12 only. On an older interpreter the file must still give its calls, at their own lines.
+    ff = x("train.py", (
+        "import torch\n"
+        "logger.info(f\"Setting checkpoint path to {str(Path(args.dump_dir) / \"checkpoints\")}\")\n"
+        "msg = f\"\"\"{cfg[\"a\"]\n"
+        "   + cfg['b']}\"\"\"\n"
+        "model = torch.compile(model, mode=\"max-autotune\")\n"
+        "print(f\"{rank}\", f\"{x!r:>{width}}\")\n"
+    ))
+    assert ff.error is None
+    compile_call = next(c for c in ff.calls if c.name == "torch.compile")
+    assert compile_call.line == 5 and compile_call.kwargs["mode"] == "max-autotune"
+    assert x("bad.py", "x = f\"{a\"\ny = (\n").error.startswith("Python syntax error at line")
+
+
+def test_pep701_rewrite_keeps_every_line_and_column() -> None:
+    from checks.facts.fstrings import rewrite_pep701
+
+    src = "a = f\"{d[\"k\"]}\"  # f\"{e[\"z\"]}\"\nb = f\"{x}\" + 'f\"{'\nc = f\"\"\"{m[\"a\"]\n}\"\"\"\n"
+    out = rewrite_pep701(src)
+    assert out is not None and [len(line) for line in out.split("\n")] == [len(line) for line in src.split("\n")]
+    assert "f\"{x}\"" in out and "# f\"{e[\"z\"]}\"" in out  # valid f-strings and comments are left alone
+    assert rewrite_pep701("x = f\"{y}\"\n") is None
+
+
 # --- YAML ------------------------------------------------------------------------------
 
 
