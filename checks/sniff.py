@@ -15,7 +15,7 @@ import re
 __all__ = ["HEAD_BYTES", "VERSION", "data_reason"]
 
 #: bump when the sniff's verdicts change: a facts cache's directory index (which remembers them) is then ignored
-VERSION = 2
+VERSION = 3
 
 #: bytes of a file's start that the sniff reads
 HEAD_BYTES = 8192
@@ -54,6 +54,17 @@ def _shape(head: bytes, key: re.Pattern[bytes], int_key: re.Pattern[bytes]) -> s
     return None
 
 
+def _json_lines(head: bytes) -> bool:
+    """Whether the head holds two whole lines that are each one JSON object: JSON Lines, whatever the file's extension.
+
+    A ``.json`` file holds one value, so a second top-level object on the next line is never a config.
+    """
+    lines = head.lstrip().split(b"\n", 2)
+    if len(lines) < 3:
+        return False
+    return all(line.rstrip().startswith(b"{") and line.rstrip().endswith(b"}") for line in lines[:2])
+
+
 def data_reason(kind: str, size: int, head: bytes) -> str | None:
     """Why a ``json``/``yaml`` file of ``size`` bytes that starts with ``head`` is data no check reads, or None to read it.
 
@@ -68,6 +79,8 @@ def data_reason(kind: str, size: int, head: bytes) -> str | None:
             body = head.lstrip()[1:].lstrip()[:1]
             if body in {b"{", b"[", b'"'} or body[:1].isdigit() or body == b"-":
                 return "data: a top-level JSON array of records or values (a dataset)"
+        if start == b"{" and _json_lines(head):
+            return "data: JSON Lines (one record per line)"
         if _TOKENIZER_JSON.match(head):
             return "data: a tokenizer (vocabulary and merges)"
         keys, ids = len(_JSON_KEY.findall(head)), len(_JSON_ID_ENTRY.findall(head))

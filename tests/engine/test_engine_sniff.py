@@ -50,6 +50,16 @@ def test_datasets_and_numeric_arrays_are_data() -> None:
     assert "golden values" in (data_reason("yaml", len(yaml_golden), yaml_golden[:HEAD_BYTES]) or "")
 
 
+def test_json_lines_in_a_json_file_are_data() -> None:
+    # artidoro/qlora data/mmlu/zero_shot_mmlu_val.json: one MMLU record per line; parsed as JSON it was reported as a
+    # file that could not be parsed
+    rows = "".join(json.dumps({"subject": "abstract_algebra", "input": f"Question {i}?\nA. 4\nB. 8\nAnswer:", "output": "A"}) + "\n"
+                   for i in range(100)).encode()
+    assert "JSON Lines" in (data_reason("json", len(rows), rows[:HEAD_BYTES]) or "")
+    # a config written on one line is one value: read
+    one_line = (json.dumps(json.loads(_ds_config(60))) + "\n").encode()
+    assert len(one_line) > SMALL_BYTES and data_reason("json", len(one_line), one_line[:HEAD_BYTES]) is None
+
 def test_vocabularies_and_tokenizers_are_data() -> None:
     # Megatron-DeepSpeed ships examples_deepspeed/rebase/gpt2-vocab.json (1 MB, token -> id); read as a config, its
     # "Adapter" token turned G4 "LoRA/PEFT fine-tuning" on
