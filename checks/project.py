@@ -339,6 +339,8 @@ class _Size:
     vocab_assumed: bool = False  # no vocabulary size next to the dimensions: 32,000 assumed for the embeddings
 
 
+#: below this (10M parameters) a language model is a toy or a test fixture: the smallest real LM checkpoints (Pythia-14M) are larger
+_TOY_BILLIONS = 0.01
 _CODE_DEFAULT_SOURCES = ("field-default",)
 _MOCK_PATH = re.compile(r"(^|/|_)(mock|dummy|fake)[\w-]*(\.\w+$|/)|(^|/|_)tiny[_-][\w-]*\.\w+$", re.I)
 
@@ -888,12 +890,16 @@ def _pretrains_only_by_optional_megatron(facts: Facts, p: Project) -> bool:
 #: a stand-in that says it is one: a scratch path (``model_path="/tmp/dummy_gr00t_checkpoint"`` to build a policy for its
 #: config only), a dummy/fake/mock checkpoint, or the ``"test-model"`` label of an OpenAI-compatible response
 _STAND_IN_NAME = re.compile(r"^/(var/)?tmp/|(^|[/_-])(dummy|fake|mock)([/_-]|$)|^test[-_]?model$", re.I)
+#: a tokenizer's file (NeMo ``tokenizer: {library: sentencepiece, model: 2053..._256k.model}``, ``tokenizer.model``): a
+#: vocabulary, not a checkpoint
+_TOKENIZER_FILE = re.compile(r"\.(model|spm|tiktoken|vocab|bpe)$", re.I)
 
 
 def _model_like(name: str, rejected: set[str]) -> bool:
     """A value that can name a trained checkpoint: no placeholder, stand-in, estimator, hosted API model, key name or run label."""
     return not _PLACEHOLDER_NAME.search(name) and not _ESTIMATOR_NAME.match(name) and name not in rejected \
-        and not _HOSTED_NAME.match(name) and not _KEY_OR_RUN_NAME.match(name) and not _STAND_IN_NAME.search(name)
+        and not _HOSTED_NAME.match(name) and not _KEY_OR_RUN_NAME.match(name) and not _STAND_IN_NAME.search(name) \
+        and not _TOKENIZER_FILE.search(name)
 
 
 def _path_names_model(named: list[tuple[str, str]], paths: frozenset[str] | set[str], counts: dict[str, int]) -> bool:
@@ -1102,6 +1108,9 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
     (with the distribution in ``notes``). A mixture of experts reports total and active parameters.
     """
     sizes = _sizes_from_config(facts, training)
+    # a model of a few million parameters beside real ones is a toy task (trlx's random-walk example builds
+    # ``GPT2Config(n_layer=6, n_embd=144, vocab_size=23)``, 1M, beside its 6B-65B recipes), not the size the project trains
+    sizes = [x for x in sizes if x.total >= _TOY_BILLIONS] or sizes
     chosen: _Size | None = None
     pool: list[_Size] = []
     if sizes:

@@ -1,0 +1,44 @@
+"""Round 32 (issue #9): lingua, Qwen, qlora, alpaca-lora, DeepSpeedExamples, MiniGPT-4, Bunny and trlx at HEAD, read as
+a new user would. Each test is one false claim of those reports, made from the shape of the real code, with a control
+that keeps the rule honest."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+
+
+def _audit(files: dict[str, str]):
+    return audit_files((k, v.encode()) for k, v in files.items())
+
+
+# --- scale --------------------------------------------------------------------------------------------------------------
+
+_NEMO_CFG = ("trainer:\n  num_nodes: {nodes}\nmodel:\n  encoder_seq_length: 2048\n  num_layers: {layers}\n  hidden_size: {hidden}\n"
+             "  ffn_hidden_size: {ffn}\n  num_attention_heads: 32\n  tokenizer:\n    library: sentencepiece\n"
+             "    model: 2053796188904e679f7e2754a2a1f280_mt_nlg_plus_multilingual_ja_zh_the_stack_frac_015_256k.model\n")
+_TOY = ("import trlx\nfrom transformers import GPT2Config\n\n\ndef main():\n"
+        "    trlx.train(model_path=GPT2Config(n_layer=6, n_embd=144, vocab_size=23), samples=walks, rewards=rewards)\n")
+
+
+def test_a_toy_model_beside_real_recipes_does_not_size_the_project():
+    # trlx: examples/randomwalks builds a 1M-parameter GPT-2 (vocabulary 23) for a synthetic task; its NeMo configs train
+    # 2B-65B models. The report said "Estimated scale: 1M" and step zero "launch-bound: a small model".
+    files = {"examples/randomwalks/ilql_randomwalks.py": _TOY,
+             "trlx/__init__.py": "from .trainer import train\n",
+             "trlx/trainer.py": "def train(model_path, samples, rewards):\n    loss = step(model_path)\n    loss.backward()\n",
+             "scripts/run_examples.sh": "python examples/randomwalks/ilql_randomwalks.py\npython examples/hh/ppo_hh.py\n",
+             "configs/nemo_configs/megatron_2b.yaml": _NEMO_CFG.format(nodes=1, layers=24, hidden=2048, ffn=5440),
+             "configs/nemo_configs/megatron_20b.yaml": _NEMO_CFG.format(nodes=4, layers=44, hidden=6144, ffn=16384)}
+    p = _audit(files).project
+    assert p.params_billions is None or p.params_billions > 1
+    assert "1M" not in (p.estimated_params or "") and not (p.notes.get("params_range") or "").startswith("1M")
+    # a tokenizer's sentencepiece file is not a model name
+    assert not any(n.endswith(".model") for n in p.model_names)
+
+
+def test_control_a_small_real_model_still_sizes_the_project():
+    cfg = ("import torch\nfrom transformers import GPT2Config, GPT2LMHeadModel\n\n\ndef main():\n"
+           "    model = GPT2LMHeadModel(GPT2Config(n_layer=6, n_embd=384, n_head=6, vocab_size=50304))\n"
+           "    loss = model(x, labels=x).loss\n    loss.backward()\n")
+    p = _audit({"train.py": cfg}).project
+    assert p.params_billions is not None and 0.01 < p.params_billions < 0.1
