@@ -119,6 +119,18 @@ def _engine_section(facts: Facts, s: Setting) -> bool:
                for e in facts.files[s.path].configs if e.keys)
 
 
+_ENGINE_MODULES = frozenset({"vllm", "sglang", "lmdeploy", "tensorrt_llm"})
+
+
+def _engine_module(facts: Facts, s: Setting) -> bool:
+    """A size set in a Python module that drives an inference engine and trains nothing (Qwen ``examples/vllm_wrapper.py``:
+    ``tensor_parallel_size = 2`` under ``__main__``, passed to its own wrapper around ``vllm.LLM``): the engine's layout."""
+    ff = facts.files.get(s.path)
+    if ff is None or ff.kind != "python" or not any(i.module.split(".")[0] in _ENGINE_MODULES for i in ff.imports):
+        return False
+    return not any(c.short == "backward" or c.short.endswith("Trainer") for c in ff.calls)
+
+
 def _sizes(facts: Facts, names: Iterable[str], extra: Iterable[ConfigEntry] = (), inference: bool = False) -> list[tuple[float, Any]]:
     """(size, fact) for every parallelism size setting of ``names``; -1 means 'all remaining ranks'.
 
@@ -127,7 +139,8 @@ def _sizes(facts: Facts, names: Iterable[str], extra: Iterable[ConfigEntry] = ()
     """
     out: list[tuple[float, Any]] = []
     for s in facts.effective(*names):
-        if (not inference and (inference_setting(s) or _engine_section(facts, s))) or _TEST_PATH.search(s.path):
+        if (not inference and (inference_setting(s) or _engine_section(facts, s) or _engine_module(facts, s))) \
+                or _TEST_PATH.search(s.path):
             continue
         if s.source == "call" and debug_recipe(facts, s):
             continue  # a debug recipe of a Python config registry (``qwen35_debugmodel_moe``) is not the training setting
@@ -2102,6 +2115,13 @@ class A4TensorParallel(Check):
         Example({"serve.py": "from vllm import LLM\nllm = LLM(model='meta-llama/Llama-2-70b-hf', tensor_parallel_size=4)\n",
                  "train.py": "from transformers import Trainer\ntrainer = Trainer(model=model)\ntrainer.train()\n"}, N, "vllm TP in a training repo"),
         Example({"serve.py": "from vllm import LLM\nllm = LLM(model='meta-llama/Llama-2-70b-hf', tensor_parallel_size=4)\n"}, U, "inference-only project: engine TP"),
+        Example({"examples/vllm_wrapper.py": (  # Qwen: its own wrapper around vllm.LLM, run from the module's __main__
+            "import torch\n\n\nclass vLLMWrapper:\n    def __init__(self, model_dir, tensor_parallel_size=1):\n"
+            "        from vllm import LLM\n        self.model = LLM(model=model_dir, tensor_parallel_size=tensor_parallel_size)\n\n\n"
+            "if __name__ == '__main__':\n    model_dir = 'Qwen/Qwen-72B-Chat'\n    tensor_parallel_size = 2\n"
+            "    model = vLLMWrapper(model_dir, tensor_parallel_size=tensor_parallel_size)\n"),
+                 "finetune.py": "from transformers import Trainer\ntrainer = Trainer(model=model)\ntrainer.train()\n"},
+                N, "a size in a module that drives vLLM and trains nothing is the engine's"),
         Example({"train.yaml": "# tensor_model_parallel_size: 4\nlr: 1e-4\n"}, N, "commented out"),
         Example({"parallelize.py": (
             "from torch.distributed.tensor.parallel import parallelize_module, ColwiseParallel\n"
