@@ -1029,6 +1029,18 @@ class D2TorchCompile(Check):
                               "engine = FSDPEngine(config)\nloss = model(x)\nloss.backward()\n")},
                 P, "only a helper function compiled with torch.compile(fn)"),
         Example({"train.py": "import torch\nmodel = build_model().cuda()\nmodel = torch.compile(model)\n"}, U, "compile call"),
+        Example({"finetune.py": (  # alpaca-lora: compiled after the Trainer took the module, which it then trains as given
+            "import sys\nimport torch\nimport transformers\nfrom peft import get_peft_model\n\n\ndef train(base_model: str = ''):\n"
+            "    model = get_peft_model(model, config)\n    trainer = transformers.Trainer(\n        model=model,\n"
+            "        train_dataset=train_data,\n        args=transformers.TrainingArguments(fp16=True, output_dir='out'),\n    )\n"
+            "    if torch.__version__ >= '2' and sys.platform != 'win32':\n        model = torch.compile(model)\n\n"
+            "    trainer.train(resume_from_checkpoint=None)\n    model.save_pretrained('out')\n")},
+                N, "model compiled after the Trainer was built with it: training runs uncompiled"),
+        Example({"finetune.py": (
+            "import torch\nimport transformers\n\n\ndef train():\n    model = torch.compile(model)\n"
+            "    trainer = transformers.Trainer(model=model, args=transformers.TrainingArguments(output_dir='out'))\n"
+            "    trainer.train()\n")},
+                U, "compiled before the Trainer is built: the trainer trains the compiled module"),
         Example(_SUBMODULE_REPO, N, "only the training script of a git submodule (an upstream repository vendored in) compiles"),
         Example({p: t for p, t in _SUBMODULE_REPO.items() if not p.endswith("/.git")}, U,
                 "the same folder without its submodule link: its README-run train.py is the project's"),
@@ -1236,6 +1248,10 @@ class D2TorchCompile(Check):
         away = unreached_sites(ctx, [*calls, *helpers])
         calls = [c for c in calls if c not in away]
         helpers = [c for c in helpers if c not in away]
+        # ``model = torch.compile(model)`` after ``Trainer(model=model)`` was built (alpaca-lora): the trainer holds the
+        # module it was given, so ``trainer.train()`` runs it uncompiled
+        late = [(c, t) for c in calls if (t := _compiled_after_trainer(f, c)) is not None]
+        calls = [c for c in calls if all(c is not x for x, _ in late)]
         reg = _registry_compile(f)
         if reg is not None and calls:
             defaults, on, total, cited = reg
@@ -1308,6 +1324,10 @@ class D2TorchCompile(Check):
             # ``train_step``): the analogue of compiling the model; torch.compile cannot apply to it
             return Outcome(U, evs(jitted[:5]), f"the training step is compiled by XLA ({jitted[0].name} on {jitted[0].target}): "
                            "JAX's analogue of torch.compile", {"torch_compile": False, "xla_jit": True})
+        if late and not off_:
+            c, t = late[0]
+            return Outcome(N, evs([c, t]), f"torch.compile at {c.path}:{c.line} wraps the model after the trainer was built with "
+                           f"it ({t.path}:{t.line}), so training runs the uncompiled module", {"torch_compile": False})
         registered = {id(r) for c in f.calls("torch.compile") for r in registry_off(f, c)}
         detail = ("torch.compile is present only in a registered component that no config selects" if off_ and all(id(x) in registered for x in off_)
                   else "torch.compile is present but switched off" if off_ else "nothing on the training path calls torch.compile" if note
@@ -1316,6 +1336,31 @@ class D2TorchCompile(Check):
         if majorities:
             values["recipes." + majorities[0].name] = ", ".join(f"{v}: {n}" for v, n in majorities[0].counts)
         return Outcome(N, evs(off_[:20]), _join(_join(detail, dist), note), values)
+
+
+_REBIND_COMPILE = re.compile(r"^(\w+)\s*=\s*torch\.compile\(\s*(\w+)\s*[,)]")
+
+
+def _compiled_after_trainer(f: Facts, c: Call) -> Call | None:
+    """The ``Trainer(model=<name>)`` built before ``<name> = torch.compile(<name>)`` in the same function, whose ``.train()``
+    follows with no trainer built from the compiled module; None otherwise."""
+    m = _REBIND_COMPILE.match(c.text)
+    if not m or m.group(1) != m.group(2):
+        return None
+    name = m.group(1)
+    same = [x for x in f.files[c.path].calls if x.func == c.func] if c.path in f.files else []
+
+    def given(x: Call) -> bool:
+        v = x.kwargs.get("model", x.args[0] if x.args else None)
+        return getattr(v, "text", None) == name
+
+    trainers = [x for x in same if x.short.endswith("Trainer") and given(x)]
+    before = [x for x in trainers if x.line < c.line]
+    if not before or any(x.line > c.line for x in trainers):
+        return None
+    if not any(x.short == "train" and x.line > c.line for x in same):
+        return None
+    return before[-1]
 
 
 # --- D3 Triton kernels ----------------------------------------------------------
