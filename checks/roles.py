@@ -257,8 +257,13 @@ def _import_root(path: str, depth: int) -> str:
     return "/".join(parts[: len(parts) - depth])
 
 
-def _script_paths(script: str | None, paths: set[str], index: _ModuleIndex) -> list[str]:
-    """Files a launcher's script argument names (``train.py``, ``src/train.py``, ``-m pkg.train``, ``pkg.train``)."""
+def _script_paths(script: str | None, paths: set[str], index: _ModuleIndex, origin: str = "") -> list[str]:
+    """Files a launcher's script argument names (``train.py``, ``src/train.py``, ``-m pkg.train``, ``pkg.train``).
+
+    A relative script runs from the directory the launch is started in, which is the launch file's folder or one above
+    it (DeepSpeed-Chat ``step1_supervised_finetuning/training_scripts/llama2/run_llama2_7b.sh`` runs ``deepspeed main.py``
+    from ``step1_supervised_finetuning/``): of the files that end with the script's path, those in the nearest such
+    folder. A name that only files elsewhere hold is ambiguous when several do, so none of them is taken."""
     if not script:
         return []
     s = script.strip().strip("'\"")
@@ -268,8 +273,17 @@ def _script_paths(script: str | None, paths: set[str], index: _ModuleIndex) -> l
         if s in paths:
             return [s]
         tail = "/" + s.lstrip("/")
-        found = [p for p in paths if p.endswith(tail) or tail.endswith("/" + p)]
-        return found[:3]
+        found = sorted(p for p in paths if p.endswith(tail) or tail.endswith("/" + p))
+        if len(found) <= 1:
+            return found
+        parts = origin.split("/")[:-1]
+        for depth in range(len(parts), 0, -1):
+            here = "/".join(parts[:depth]) + "/"
+            near = [p for p in found if p.startswith(here)]
+            if near:
+                # the folder itself first, then its sub-folders (``cd`` into ``training/`` and ``python main.py``)
+                return sorted(near, key=lambda p: (p.count("/"), p))[:1]
+        return []
     if re.fullmatch(r"[A-Za-z_][\w.]*", s):
         return index.by_name.get(s, [])[:3]
     return []
@@ -320,17 +334,35 @@ _UPSTREAM = frozenset({"trl", "transformers", "peft", "accelerate", "deepspeed",
                        "lm_eval", "torchtune", "megatron_core"})
 
 
-def _own_distributions(files: Mapping[str, FileFacts]) -> set[str]:
-    """The import names the repository's own packaging declares (``[project] name = "trl"``, ``setup(name="trl")``)."""
+def _own_distributions(files: Mapping[str, FileFacts], folder: str = "") -> set[str]:
+    """The import names the repository's own packaging declares (``[project] name = "trl"``, ``setup(name="trl")``), or
+    that of the package in ``folder``."""
     out: set[str] = set()
     for p in ("pyproject.toml", "setup.py"):
-        ff = files.get(p)
+        ff = files.get(f"{folder}/{p}" if folder else p)
         if ff is None:
             continue
         names = [e.value for e in ff.configs if e.keys[-1:] == ("name",) and e.keys[0] in ("project", "tool")]
         names += [c.kwargs["name"] for c in ff.calls if c.short == "setup" and isinstance(c.kwargs.get("name"), str)]
         out |= {n.strip().lower().replace("-", "_") for n in names if isinstance(n, str)}
     return out
+
+
+def _own_application(files: Mapping[str, FileFacts], d: str, inside: list[str], outside: list[str], index: Any) -> bool:
+    """A packaged folder that is one of the repository's own applications, not a copy of a library: its distribution is
+    no known upstream library, nothing outside it imports it, and its own launch scripts run its own scripts
+    (DeepSpeedExamples ``applications/DeepSpeed-Chat/``: ``setup(name="deepspeed-chat")``, whose
+    ``training_scripts/llama2/run_llama2_7b.sh`` runs ``deepspeed main.py``). A bundled AutoGPTQ is named ``auto_gptq``."""
+    if _own_distributions(files, d) & _UPSTREAM:
+        return False
+    inside_set = set(inside)
+    for p in outside:
+        for imp in files[p].imports:
+            if any(t in inside_set for t in index.resolve(imp.module, p)):
+                return False
+    pathset = set(files)
+    return any(t.startswith(d + "/") for p in files if p.startswith(d + "/") and files[p].kind == "shell"
+               for x in files[p].launches if _trains(x.launcher, x.script) for t in _script_paths(x.script, pathset, index, p))
 
 
 def _reexport_source(files: Mapping[str, FileFacts], index: Any, target: str, name: str, lib_copies: set[str]) -> list[str]:
@@ -685,7 +717,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     for d in _outermost([*nested, *submodules]):
         inside = [p for p in code if p.startswith(d + "/")]
         outside = [p for p in code if not p.startswith(d + "/")]
-        if inside and outside:
+        if inside and outside and not (d not in submodules and _own_application(files, d, inside, outside, index)):
             why = (f"a git submodule ({d}/.git links to another repository)" if d in submodules
                    else f"separately packaged ({d}/ has its own setup.py/pyproject.toml)")
             for p in paths:
@@ -782,7 +814,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         ff = files[p]
         evaluates: list[str] = []
         for launch in ff.launches:
-            targets = _script_paths(launch.script, pathset, index)
+            targets = _script_paths(launch.script, pathset, index, p)
             if launch.launcher == "python" and not launch.wrappers:
                 # ``python run_streaming.py`` (an inference experiment's script) starts training only when the script
                 # is named for it or trains itself; a distributed launcher (torchrun, deepspeed, srun) keeps its script
@@ -792,7 +824,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             evaluates += [t for t in targets if roles.by_path.get(t) == EVAL]
             entries += [t for t in targets if roles.by_path.get(t) != EVAL]
         if evaluates and ff.kind == "shell" and all(
-                roles.by_path.get(t) == EVAL for x in ff.launches for t in _script_paths(x.script, pathset, index)):
+                roles.by_path.get(t) == EVAL for x in ff.launches for t in _script_paths(x.script, pathset, index, p)):
             roles.by_path[p], roles.why[p] = EVAL, f"launches the evaluation script {evaluates[0]}"
             continue
         for e in ff.configs:  # [project.scripts] name = "pkg.cli:main"; setup(entry_points={"console_scripts": [...]})

@@ -574,3 +574,42 @@ def test_a_launch_of_an_evaluation_script_is_evaluation():
     assert roles.role("examples/MoE/ds_evalharness.sh") == "eval"
     assert roles.role("tasks/eval_harness/evaluate.py") == "eval"
     assert roles.role("run.sh") == "launch" and roles.role("train.py") == "training"
+
+
+def _chat_app(root: str) -> dict[str, str]:
+    """DeepSpeedExamples ``applications/DeepSpeed-Chat``: its own setup.py, its steps' ``main.py`` run by their launchers."""
+    return {
+        f"{root}/setup.py": "from setuptools import setup\nsetup(name='deepspeed-chat', packages=['dschat'])\n",
+        f"{root}/dschat/utils/data_utils.py": "from torch.utils.data import DataLoader\n",
+        f"{root}/training/step1_supervised_finetuning/main.py": (
+            "from dschat.utils.data_utils import DataLoader\nimport deepspeed\n"
+            "model, *_ = deepspeed.initialize(model=model, config=ds_config)\nmodel.backward(loss)\nmodel.step()\n"),
+        f"{root}/training/step1_supervised_finetuning/training_scripts/llama2/run_llama2_7b.sh": (
+            "deepspeed main.py --model_name_or_path meta-llama/Llama-2-7b-hf --zero_stage 3 --gradient_checkpointing\n"),
+    }
+
+
+def test_a_launch_runs_the_script_of_its_own_folder_whatever_the_hash_order():
+    # DeepSpeedExamples holds 20 files named main.py; ``deepspeed main.py`` in an application's training_scripts/ ran
+    # any three of them, picked in the set's order, so roles (and the report) changed from one run to the next
+    files = {**_chat_app("applications/DeepSpeed-Chat"),
+             "applications/DeepSpeed-VisualChat/training/main.py": TRAIN,
+             "applications/DeepSpeed-VisualChat/training/training_scripts/run_7b.sh": "deepspeed ../training/main.py --lr 1e-3\n",
+             "compression/cifar/main.py": "import torch\n", "benchmarks/communication/main.py": "import torch\n",
+             "training/cifar/main.py": "import torch\nloss.backward()\n"}
+    ff = {p: extract_file(p, t.encode()) for p, t in files.items()}
+    for _ in range(3):
+        roles = classify_roles(dict(sorted(ff.items(), key=lambda kv: hash(kv[0]))))
+        assert roles.role("applications/DeepSpeed-Chat/training/step1_supervised_finetuning/main.py") == "training"
+        assert roles.role("compression/cifar/main.py") != "training" and roles.role("training/cifar/main.py") != "training"
+
+
+def test_a_packaged_application_of_the_repository_is_not_vendored():
+    files = {**_chat_app("applications/DeepSpeed-Chat"), **BASE}
+    roles = classify_roles({p: extract_file(p, t.encode()) for p, t in files.items()})
+    assert roles.role("applications/DeepSpeed-Chat/training/step1_supervised_finetuning/main.py") == "training"
+    assert roles.role("applications/DeepSpeed-Chat/dschat/utils/data_utils.py") == "training"
+    # control: a bundled library (its distribution is AutoGPTQ's) stays vendored, launch scripts or not
+    lib = {**VENDORED, **BASE, "auto_gptq/examples/run.sh": "deepspeed examples/peft/peft_lora_clm_instruction_tuning.py\n"}
+    roles = classify_roles({p: extract_file(p, t.encode()) for p, t in lib.items()})
+    assert roles.role("auto_gptq/examples/peft/peft_lora_clm_instruction_tuning.py") == "vendored"
