@@ -456,7 +456,9 @@ def side_signal(ff: FileFacts) -> str | None:
     tops = {i.module.split(".", 1)[0] for i in ff.imports if i.module and not i.module.startswith(".")}
     name = ff.path.rsplit("/", 1)[-1]
     web = sorted(tops & _WEB_APPS)
-    if web and not _ENTRY_NAME.match(name):
+    # ... unless it generates with a model itself (alpaca-lora ``generate.py``: the fine-tuned LoRA model loaded in 8 bit,
+    # ``model.generate(...)`` behind a Gradio UI): that is the project's inference, which J judges
+    if web and not _ENTRY_NAME.match(name) and not any(c.short == "generate" and c.name.count(".") for c in ff.calls):
         return f"a {web[0]} web app or demo (imports {web[0]}): a UI, not the training code"
     if ("diffusers" in tops or any(i.name and _DIFFUSION_NAME.search(i.name) for i in ff.imports)) and any(
         c.short in ("backward", "train") for c in ff.calls

@@ -21,7 +21,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Facts, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ..project import availability_probe
+from ..project import _INFER_PATH, availability_probe
 from ._helpers import HF_TRAINERS, all_arms, backend_unselected, class_at, hf_trainer_subclasses, trainer_train_paths, uses_hf_trainer
 from .a_parallelism import (
     DS_REF_NAMES,
@@ -50,6 +50,11 @@ def _ev(x: Any, key: str | None = None) -> Any:
 
 def _real(items: list[Any]) -> list[Any]:
     return [x for x in items if not _TEST_PATH.search(getattr(x, "path", ""))]
+
+
+def _infers_only(path: str, backward: set[str]) -> bool:
+    """A file named or filed for inference (``inference/``, ``generate.py``, ``*_demo.py``) that runs no backward pass."""
+    return path not in backward and bool(_INFER_PATH.search(path))
 
 
 def _imports_only(f: Facts, *modules: str) -> list[Any]:
@@ -312,6 +317,13 @@ class B3Accelerate(Check):
         Example({"train.py": "from accelerate import Accelerator\naccelerator = Accelerator(mixed_precision='bf16')\n"
                  "model, opt, dl = accelerator.prepare(model, opt, dl)\naccelerator.backward(loss)\n"}, U, "accelerator loop"),
         Example({"run.sh": "accelerate launch --num_processes 8 train.py --config cfg.yaml\n"}, U, "accelerate launch"),
+        Example({"getting-started/inference/local_inference/multi_modal_infer.py": (  # llama-cookbook: device from Accelerate
+            "import torch\nfrom accelerate import Accelerator\nfrom transformers import MllamaForConditionalGeneration\n\n"
+            "accelerator = Accelerator()\ndevice = accelerator.device\n\n\ndef load_model(name):\n"
+            "    model = MllamaForConditionalGeneration.from_pretrained(name, torch_dtype=torch.bfloat16)\n"
+            "    model, processor = accelerator.prepare(model, processor)\n    return model\n"),
+                 "src/finetuning.py": "import torch\nloss = model(**batch).loss\nloss.backward()\noptimizer.step()\n"},
+                N, "an inference script's Accelerator (device and prepare, no backward) does not drive training"),
         Example({"mylib/trainer.py": (  # sentence-transformers 6.3: the Trainer subclass prepares its own train loader
             "from torch.utils.data import DataLoader\nfrom transformers import Trainer\n\n\n"
             "class EmbeddingTrainer(Trainer):\n"
@@ -392,8 +404,12 @@ class B3Accelerate(Check):
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        accs = [c for c in _real(f.calls("Accelerator")) if c.name.startswith("accelerate")]
-        drive = [c for c in _real(f.calls("prepare", "backward", "accumulate", "prepare_model")) if "accelerator" in c.text.lower()]
+        # an inference script that takes its device from an Accelerator and ``prepare``s a model to generate with
+        # (llama-cookbook ``getting-started/inference/local_inference/multi_modal_infer.py``) trains nothing
+        backward = {c.path for c in f.calls("backward")}
+        accs = [c for c in _real(f.calls("Accelerator")) if c.name.startswith("accelerate") and not _infers_only(c.path, backward)]
+        drive = [c for c in _real(f.calls("prepare", "backward", "accumulate", "prepare_model"))
+                 if "accelerator" in c.text.lower() and not _infers_only(c.path, backward)]
         used: list[Any] = []
         if accs and drive:
             used += accs + drive[:3]
@@ -424,7 +440,8 @@ class B3Accelerate(Check):
             hf = _hf_trainer_on_accelerate(f)
             if hf is not None:
                 return hf
-        imported = [i for i in _imports_only(f, "accelerate") if i.name in (None, "Accelerator", "*") and not availability_probe(f, i)]
+        imported = [i for i in _imports_only(f, "accelerate") if i.name in (None, "Accelerator", "*") and not availability_probe(f, i)
+                    and not _infers_only(i.path, backward)]
         return _framework_outcome("Accelerate", used, "Accelerator/launcher", imported, _real(f.deps("accelerate")), "accelerate", partial, why)
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

@@ -677,6 +677,16 @@ class J4InferenceQuant(_InferenceOnly):
         # ``--gptq-wbits``, ``--awq-wbits`` on its serving and CLI entry points)
         offered = [s for s in f.settings(*_QUANT_OPTIONS) if s.source in ("argparse-default", "field-default")
                    and not _training_file(f, s.path) and not truthy(s.value) and (as_number(s.value) or 0) in (0, 16)]
+        # ... or as a parameter of the inference entry point (alpaca-lora ``def main(load_8bit: bool = False, ...)`` behind
+        # ``fire.Fire``, handed to ``from_pretrained(load_in_8bit=load_8bit)``): which precision is served is the command's
+        switch = [c for c in _live(f, f.calls("from_pretrained", "BitsAndBytesConfig")) if not _training_file(f, c.path)
+                  and any(isinstance(c.kwargs.get(k), Expr) for k in ("load_in_8bit", "load_in_4bit"))]
+        if switch and not offered:
+            c = switch[0]
+            k = next(k for k in ("load_in_8bit", "load_in_4bit") if isinstance(c.kwargs.get(k), Expr))
+            return Outcome(N, evs(switch[:3]), f"quantized loading is a switch of the inference code ({k}={c.kwargs[k].text} at "
+                           f"{c.path}:{c.kw_line(k)}); no shipped launch is seen to turn it on: check the command you serve with",
+                           {"quantization": None})
         if offered:
             names = ", ".join(dict.fromkeys(s.name for s in offered))
             return Outcome(N, evs(offered[:3]), f"inference runs in full/half precision by default; quantized loading is an "

@@ -42,3 +42,35 @@ def test_control_a_small_real_model_still_sizes_the_project():
            "    loss = model(x, labels=x).loss\n    loss.backward()\n")
     p = _audit({"train.py": cfg}).project
     assert p.params_billions is not None and 0.01 < p.params_billions < 0.1
+
+
+# --- inference ------------------------------------------------------------------------------------------------------------
+
+_GENERATE = (  # alpaca-lora generate.py: the fine-tuned LoRA model behind a Gradio UI
+    "import fire\nimport gradio as gr\nimport torch\nfrom peft import PeftModel\nfrom transformers import LlamaForCausalLM\n\n\n"
+    "def main(load_8bit: bool = False, base_model: str = '', lora_weights: str = 'tloen/alpaca-lora-7b'):\n"
+    "    model = LlamaForCausalLM.from_pretrained(\n        base_model,\n        load_in_8bit=load_8bit,\n"
+    "        torch_dtype=torch.float16,\n        device_map='auto',\n    )\n"
+    "    model = PeftModel.from_pretrained(model, lora_weights, torch_dtype=torch.float16)\n\n"
+    "    def evaluate(instruction, max_new_tokens=128):\n"
+    "        with torch.no_grad():\n            out = model.generate(input_ids=input_ids, max_new_tokens=max_new_tokens)\n"
+    "        return out\n\n    gr.Interface(fn=evaluate, inputs=[], outputs=[]).queue().launch()\n\n\n"
+    "if __name__ == '__main__':\n    fire.Fire(main)\n"
+)
+_FINETUNE = ("import transformers\nfrom peft import get_peft_model\n\n\ndef train(base_model: str = ''):\n"
+             "    model = get_peft_model(model, config)\n"
+             "    transformers.Trainer(model=model, args=transformers.TrainingArguments(fp16=True, output_dir='o')).train()\n")
+
+
+def test_a_gradio_script_that_generates_with_the_model_is_the_projects_inference():
+    a = _audit({"finetune.py": _FINETUNE, "generate.py": _GENERATE})
+    assert a.project.does_inference and a.result("J1").status.value != "n/a"
+    j4 = a.result("J4")
+    assert j4.status.value == "unused" and "load_in_8bit=load_8bit at generate.py:11" in j4.detail
+
+
+def test_control_a_gradio_ui_that_only_calls_a_server_is_still_a_side_app():
+    ui = ("import gradio as gr\nimport requests\n\n\ndef ask(q):\n    return requests.post('http://localhost:8000', json={'q': q}).json()\n\n\n"
+          "gr.Interface(fn=ask, inputs='text', outputs='text').launch()\n")
+    a = _audit({"finetune.py": _FINETUNE, "web_ui.py": ui})
+    assert a.roles.role("web_ui.py") == "side" and not a.project.does_inference
