@@ -568,7 +568,7 @@ def accelerate_loading_only(facts: Facts) -> list[str]:
 #: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model; the
 #: role an RL/distillation system gives a model (``MFCDef(model_name="actor")``, ``ModelName("critic", 0)``) or a chat
 #: template gives a speaker (``{"human": "user", "model": "assistant"}``) names no checkpoint
-_PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default)$|^(cl100k|o200k|p50k|r50k)_base$"
+_PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default|all)$|^(cl100k|o200k|p50k|r50k)_base$"
                                r"|^(actor|critic|ref|reference|reward|rew|policy|value|teacher|student|assistant|user|system|human)$", re.I)
 
 
@@ -923,7 +923,9 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
     model_settings = facts.settings(*_MODEL_KEYS)
     # an option's default that the launches override (FastChat: ``model_name_or_path`` defaults to ``facebook/opt-125m``
     # and every launch passes ``--model_name_or_path ~/model_weights/llama-7b``): the launched models are the run's
-    launched = {st.name for st in model_settings if st.source == "launcher" and isinstance(st.value, str)}
+    # (a launch that passes a value it takes from its own command line, ``--model_name_or_path $MODEL`` with ``MODEL=$1`` in
+    # an option-parsing ``case`` arm (Qwen finetune/finetune_ds.sh), names no model: the default still stands)
+    launched = {st.name for st in model_settings if st.source == "launcher" and isinstance(st.value, str) and "$" not in st.value}
     for st in model_settings:
         if st.source in ("field-default", "argparse-default") and st.name in launched:
             continue

@@ -74,3 +74,20 @@ def test_control_a_gradio_ui_that_only_calls_a_server_is_still_a_side_app():
           "gr.Interface(fn=ask, inputs='text', outputs='text').launch()\n")
     a = _audit({"finetune.py": _FINETUNE, "web_ui.py": ui})
     assert a.roles.role("web_ui.py") == "side" and not a.project.does_inference
+
+
+def test_a_launch_passing_its_own_argument_leaves_the_options_default_as_the_model():
+    # Qwen finetune/finetune_ds.sh: MODEL="Qwen/Qwen-7B" and ``-m|--model) MODEL=$1`` in its option loop; finetune.py's
+    # ``model_name_or_path`` defaults to Qwen/Qwen-7B. The report said "Estimated scale: unknown".
+    train = ("from dataclasses import dataclass, field\nfrom typing import Optional\nimport transformers\n\n\n@dataclass\n"
+             "class ModelArguments:\n    model_name_or_path: Optional[str] = field(default='Qwen/Qwen-7B')\n\n\n"
+             "def train():\n    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))\n"
+             "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+             "    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, trust_remote_code=True)\n"
+             "    transformers.Trainer(model=model, args=training_args).train()\n")
+    launch = ('MODEL="Qwen/Qwen-7B" # Set the path if you do not want to load from huggingface directly\n'
+              'while [[ "$1" != "" ]]; do\n    case $1 in\n        -m | --model )\n            shift\n            MODEL=$1\n'
+              '            ;;\n    esac\n    shift\ndone\n'
+              'torchrun --nproc_per_node 8 finetune.py \\\n    --model_name_or_path $MODEL \\\n    --bf16 True \\\n    --output_dir out\n')
+    p = _audit({"finetune.py": train, "finetune/finetune_ds.sh": launch}).project
+    assert p.params_billions == 7.0
