@@ -961,6 +961,16 @@ class G1LRSchedule(Check):
         Example(_config_menu(2000), U, "the same library whose default scheduler config warms up for 2000 steps"),
         Example(_named_warmup(0), N, "a constant_with_warmup scheduler whose section sets 0 warmup steps: a constant LR"),
         Example(_named_warmup(100), P, "the same scheduler with 100 warmup steps and no decay"),
+        Example({"scripts/finetune_guanaco_7b.sh": (  # qlora: HF's "constant" schedule takes no warmup
+            "python qlora.py \\\n    --model_name_or_path huggyllama/llama-7b \\\n    --lr_scheduler_type constant \\\n"
+            "    --warmup_ratio 0.03 \\\n    --learning_rate 0.0002\n"),
+                 "qlora.py": "import transformers\ntrainer = transformers.Seq2SeqTrainer(model=model, args=training_args)\ntrainer.train()\n"},
+                N, "lr_scheduler_type constant beside warmup_ratio: HF's constant schedule ignores the warmup"),
+        Example({"scripts/finetune_guanaco_7b.sh": (
+            "python qlora.py \\\n    --model_name_or_path huggyllama/llama-7b \\\n    --lr_scheduler_type constant_with_warmup \\\n"
+            "    --warmup_ratio 0.03 \\\n    --learning_rate 0.0002\n"),
+                 "qlora.py": "import transformers\ntrainer = transformers.Seq2SeqTrainer(model=model, args=training_args)\ntrainer.train()\n"},
+                P, "constant_with_warmup: the warmup runs, no decay follows"),
         Example({"scripts/base_train.py": _WSD_SCRIPT.format(warmdown=0.65)}, U,
                 "nanochat: linear warmup, constant, then a linear warmdown over the last 65% of the steps"),
         Example({"scripts/base_train.py": _WSD_SCRIPT.format(warmdown=0.0)}, P, "the same schedule with no warmdown"),
@@ -987,6 +997,13 @@ class G1LRSchedule(Check):
             return Outcome(U, r.evidence(r.decay + r.warm), f"warmup + {name or 'decay'} schedule", values)
         if r.decay:
             return Outcome(P, r.evidence(r.decay + r.no_warm), f"{name or 'decaying'} schedule without warmup", values)
+        if r.warm and _hf_constant_ignores(r):
+            # transformers' ``lr_scheduler_type="constant"`` is ``get_constant_schedule``: it takes no warmup, so the
+            # recipes' ``warmup_ratio`` is ignored (qlora: ``--lr_scheduler_type constant --warmup_ratio 0.03``); only
+            # ``constant_with_warmup`` warms up
+            c = r.constant[0]
+            return Outcome(N, r.evidence(r.constant + r.warm), f"constant learning rate: lr_scheduler_type \"constant\" "
+                           f"({c.path}:{c.line}) takes no warmup, so the warmup setting is ignored", values)
         if r.warm:
             return Outcome(P, r.evidence(r.warm + r.constant), "warmup without a decay phase", values)
         if few and r.constant:
@@ -2786,7 +2803,8 @@ class G5LayerFreezing(Check):
             return Outcome(U, evs(used), "part of the model is frozen", {"layer_freezing": True})
         lora, _, _ = _lora_scan(f)
         if lora:
-            return Outcome(N, evs(off), "no layer freezing (LoRA/PEFT already freezes the base weights)", {"layer_freezing": "lora"})
+            return Outcome(N, evs(off), "no layers frozen beyond the base weights LoRA/PEFT already freezes (G4): no advice for an "
+                           "adapter run", {"layer_freezing": "lora"})
         detail = "freezing switches are off" if off else "all parameters are trained"
         return Outcome(N, evs(off), f"{detail}; {dist}" if dist else detail, {"layer_freezing": False})
 
@@ -2794,6 +2812,17 @@ class G5LayerFreezing(Check):
         if outcome.status == U or outcome.values.get("layer_freezing") == "lora":
             return None
         return self.priority
+
+
+_HF_WARMUP_KNOBS = frozenset({"warmup_ratio", "warmup_steps"})
+
+
+def _hf_constant_ignores(r: Any) -> bool:
+    """Every schedule the run names is transformers' plain ``"constant"`` and every warmup seen is a ``TrainingArguments``
+    warmup knob, which that schedule does not read."""
+    names = [x for x in r.constant if isinstance(x, Setting) and x.name == "lr_scheduler_type"]
+    return bool(names) and len(names) == len(r.constant) and all(str(x.value).strip().lower() == "constant" for x in names) \
+        and all(isinstance(x, Setting) and x.name in _HF_WARMUP_KNOBS for x in r.warm)
 
 
 def _setting_func(f: Facts, s: Setting) -> str:
