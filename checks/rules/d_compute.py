@@ -1338,6 +1338,8 @@ class D2TorchCompile(Check):
         return Outcome(N, evs(off_[:20]), _join(_join(detail, dist), note), values)
 
 
+#: transformers' names of bitsandbytes optimizers (``paged_adamw_32bit``, ``adamw_bnb_8bit``, ``paged_lion_8bit``, ``adamw_8bit``)
+_BNB_OPTIM = re.compile(r"(?i)^(paged_\w+|\w+_bnb_8bit|adamw_8bit|lion_(8|32)bit|rmsprop_bnb\w*|ademamix(_8bit)?)$")
 _REBIND_COMPILE = re.compile(r"^(\w+)\s*=\s*torch\.compile\(\s*(\w+)\s*[,)]")
 
 
@@ -2017,6 +2019,9 @@ class D6OperatorFusion(Check):
                  "conf/gpt_dpo.yaml": "model:\n  bias_activation_fusion: false\n  bias_dropout_add_fusion: false\n"}, N,
                 "NeMo's default fusions switched off in the config"),
         Example({"configs/sft.yaml": "optim: adamw_torch\n", "notes.py": "# optim: adamw_torch_fused\n"}, N, "plain optim"),
+        Example({"scripts/finetune_guanaco_7b.sh": "python qlora.py --optim paged_adamw_32bit --bf16\n",
+                 "qlora.py": "import transformers\ntrainer = transformers.Seq2SeqTrainer(model=model, args=training_args)\ntrainer.train()\n"},
+                U, "qlora: bitsandbytes' paged AdamW updates each tensor in one kernel"),
         Example({"ds_config.json": (
             '{\n  "train_batch_size": 64,\n  "optimizer": {"type": "AdamW", "params": {"torch_adam": true}},\n'
             '  "zero_optimization": {"stage": 2}\n}\n')}, N, "deepspeed torch_adam"),
@@ -2060,7 +2065,9 @@ class D6OperatorFusion(Check):
                     optim_fused = True
         for s in f.effective("optim", "optimizer", "optimizer_type"):
             if isinstance(s.value, str):
-                if "fused" in s.value.lower():
+                if "fused" in s.value.lower() or _BNB_OPTIM.match(s.value.strip()):
+                    # (bitsandbytes' optimizers, HF ``optim: paged_adamw_32bit``, ``adamw_bnb_8bit``: each update is one CUDA
+                    # kernel per tensor; qlora's paged AdamW also pages its state to CPU memory under pressure)
                     used.append(s)
                     optim_fused = True
                 elif s.value.lower() in {"adamw_torch", "adamw_hf"} and s.rank > 0:  # HF/axolotl names; Megatron's "adam" is fused
