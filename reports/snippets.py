@@ -112,6 +112,9 @@ class RepoStyle:
     # TrainingArguments field is a flag there, not only the ones its own dataclasses and options name
     hf_parser: bool = False
     argparse: bool = False  # the project defines command-line options of its own (``parser.add_argument``)
+    # the Python file snippets go into builds a transformers/TRL trainer and the project has no training loop of its own:
+    # the trainer starts DDP itself under a multi-process launch, so data-parallel advice is the launch, not Python
+    trainer_script: bool = False
 
 
 def _yaml_keys(code: str) -> set[str]:
@@ -249,6 +252,7 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
         s.where["python"] = loop[0]
     elif trainer:
         s.where["python"] = trainer[0]
+        s.trainer_script = True
     elif training:
         s.where["python"] = training[0]
     elif facts.files_of_kind("python"):
@@ -275,6 +279,8 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
     return s
 
 
+#: checks whose fix for a transformers/TRL trainer script is how it is launched (one process per GPU), not Python
+_LAUNCH_ADVICE = frozenset({"A1"})
 _HF_LIBRARIES = frozenset({"transformers", "trl", "peft", "accelerate", "axolotl", "llamafactory", "unsloth"})
 _HF_IMPORT = re.compile(r"^\s*(from|import)\s+(transformers|trl|peft|datasets|accelerate)\b|"
                         r"\.(gradient_checkpointing_enable|get_input_embeddings|generation_config|from_pretrained)\b", re.M)
@@ -431,12 +437,16 @@ def fit(check: Check, style: RepoStyle, hw: GPU | None = None) -> Snippet | None
                 code = _translate_yaml(code, style.dialect)
         if code is None:
             continue
+        if target == "python" and style.trainer_script and check.id in _LAUNCH_ADVICE:
+            continue  # wrapping the model in DDP by hand beside the HF Trainer (which wraps it itself under torchrun)
         if _MEGATRON_ONLY.search(code):
             continue  # Megatron's tool or flags in a project that does not launch Megatron (dialect "megatron" returned above)
         if target == "python" and not style.hf and _HF_IMPORT.search(code):
             code = TORCH_NATIVE.get(check.id)  # a raw PyTorch loop gets PyTorch, never a transformers/TRL object
             if code is None:
                 return None
+        if target == "shell" and style.trainer_script and check.id in _LAUNCH_ADVICE and style.where.get("python"):
+            code = code.replace("train.py --config configs/train.yaml", style.where["python"])  # the project's trainer script
         code = hardware_rewrite(check.id, src, code, hw)
         where = style.where.get(target)
         if target == "shell" and check.id in _MULTI_NODE_ADVICE and MULTI_NODE_SHELL in style.where:

@@ -1418,7 +1418,15 @@ class A1DataParallel(Check):
             x = offs[0]
             detail += (f"; DistributedDataParallel is wrapped only in a branch that is off by default "
                        f"(`{getattr(x, 'text', '').strip()[:80]}`, {x.path}:{x.line})")
-        if single and uses_hf_trainer(f):
+        naive = [a for a in f.records("attr_assigns") if a.target.endswith((".model_parallel", ".is_parallelizable"))
+                 and a.value is True and not _TEST_PATH.search(a.path)]
+        if single and uses_hf_trainer(f) and naive:
+            # alpaca-lora/qlora: ``model.is_parallelizable = True; model.model_parallel = True`` keeps the Trainer from
+            # DataParallel, and ``device_map="auto"`` has already spread the layers over the GPUs: they take turns
+            a = naive[0]
+            detail += (f" (with several visible GPUs the model's layers are split across them, {a.target} = True at "
+                       f"{a.path}:{a.line}: the GPUs run one after another, not in parallel)")
+        elif single and uses_hf_trainer(f):
             detail += " (with several visible GPUs the HF Trainer would fall back to nn.DataParallel)"
         if not single:
             docs = [h for h in documented_launches(f, _DOC_PROCS) if h.kind == "command"

@@ -91,3 +91,14 @@ def test_a_launch_passing_its_own_argument_leaves_the_options_default_as_the_mod
               'torchrun --nproc_per_node 8 finetune.py \\\n    --model_name_or_path $MODEL \\\n    --bf16 True \\\n    --output_dir out\n')
     p = _audit({"finetune.py": train, "finetune/finetune_ds.sh": launch}).project
     assert p.params_billions == 7.0
+
+
+def test_a_trainer_script_that_splits_layers_over_gpus_is_not_said_to_fall_back_to_dataparallel():
+    # alpaca-lora finetune.py:227-230 and qlora.py:341-342 keep the Trainer from nn.DataParallel on purpose
+    train = ("import torch\nimport transformers\n\n\ndef train():\n"
+             "    model = transformers.AutoModelForCausalLM.from_pretrained('huggyllama/llama-7b', device_map='auto')\n"
+             "    if not ddp and torch.cuda.device_count() > 1:\n        model.is_parallelizable = True\n        model.model_parallel = True\n"
+             "    trainer = transformers.Trainer(model=model, args=transformers.TrainingArguments(output_dir='o'))\n"
+             "    trainer.train()\n")
+    a1 = _audit({"finetune.py": train, "run.sh": "python finetune.py --base_model x\n"}).result("A1")
+    assert "DataParallel" not in a1.detail and "model.is_parallelizable = True at finetune.py:8" in a1.detail

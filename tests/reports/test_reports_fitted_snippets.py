@@ -174,3 +174,19 @@ def test_snippets_go_to_the_runs_launch_and_trainer_script_not_a_test_script_or_
     s = repo_style(facts, detect_project(facts), roles)
     assert s.where["hf-flags"].startswith("scripts/train_vicuna_7b.sh")
     assert s.where["python"] == "fastchat/train/train.py"
+
+
+def test_data_parallel_advice_for_an_hf_trainer_script_is_its_launch():
+    # alpaca-lora / qlora: ``python finetune.py`` around transformers' Trainer. The report offered a hand-written
+    # ``DDP(model.to(local_rank))``, which the Trainer would wrap a second time; the fix is a torchrun launch of the script
+    from checks.rules.a_parallelism import A1DataParallel
+
+    s = style({"finetune.py": ("import transformers\n\n\ndef train():\n"
+                               "    trainer = transformers.Trainer(model=model, args=transformers.TrainingArguments(output_dir='o'))\n"
+                               "    trainer.train()\n"),
+               "README.md": "```bash\npython finetune.py --base_model decapoda-research/llama-7b-hf\n```\n"})
+    snip = fit(A1DataParallel(), s)
+    assert snip.target == "shell" and snip.code.strip() == "torchrun --nproc_per_node=8 finetune.py"
+    # control: a project with its own loop gets the DDP wrapper in that loop
+    loop = style({"train.py": "import torch\nloss = model(x).loss\nloss.backward()\noptimizer.step()\n"})
+    assert fit(A1DataParallel(), loop).target == "python"
