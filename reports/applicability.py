@@ -211,6 +211,18 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
         "（逐样本分词与打包移出训练进程），并保持其状态可被 checkpoint。",
         "import grain\n\ndataset = dataset.mp_prefetch(grain.MultiprocessingOptions(num_workers=4, per_worker_buffer_size=2))\n",
     ),
+    # a script around transformers' Trainer (alpaca-lora, qlora, Qwen's finetune.py): TRL/LLaMA-Factory/axolotl flags do
+    # not exist there; transformers' own padding-free collator does (4.44+, with FlashAttention-2)
+    ("F7", "hf-trainer"): (
+        "Pack without padding in transformers' Trainer: pass `data_collator=DataCollatorWithFlattening()` (transformers >= "
+        "4.44) with `attn_implementation=\"flash_attention_2\"`, so each batch is one sequence with per-sample position ids "
+        "and no attention across samples; at least set `group_by_length=True` so batches hold samples of similar length.",
+        "在 transformers Trainer 中无 padding 打包：传入 `data_collator=DataCollatorWithFlattening()`（transformers >= 4.44），"
+        "并使用 `attn_implementation=\"flash_attention_2\"`，每个 batch 拼成一条序列、按样本重置 position ids、样本之间不做注意力；"
+        "至少设置 `group_by_length=True`，让同一 batch 内样本长度相近。",
+        "from transformers import DataCollatorWithFlattening\n\n"
+        "trainer = Trainer(model=model, args=args, train_dataset=train_data, data_collator=DataCollatorWithFlattening())\n",
+    ),
 }
 
 
@@ -238,7 +250,8 @@ OWN_MODEL_TEXT: dict[str, tuple[str, str, str]] = {
 def loader_text(check_id: str, values: dict[str, object]) -> tuple[str, str, str] | None:
     """The advice for this check on the project's own kind of input pipeline, when it is not a PyTorch DataLoader, or on
     the project's own model code (:data:`OWN_MODEL_TEXT`)."""
-    loader = values.get("loader")
-    if isinstance(loader, str) and (check_id, loader) in LOADER_TEXT:
-        return LOADER_TEXT[(check_id, loader)]
+    for key in ("loader", "advice_for"):
+        kind = values.get(key)
+        if isinstance(kind, str) and (check_id, kind) in LOADER_TEXT:
+            return LOADER_TEXT[(check_id, kind)]
     return OWN_MODEL_TEXT.get(check_id) if values.get("model_code") == "own" else None

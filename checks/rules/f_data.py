@@ -4539,8 +4539,11 @@ class F7SequencePacking(_DataCheck):
         grouped = [f.ev(s) for s in f.effective("group_by_length", "group_by_modality_length") if truthy(s.value) and s.rank > 0]
         if grouped:
             return Outcome(N, off + grouped, "batches are grouped by length, which trims padding but does not pack samples", {"packing": False})
+        values: dict[str, object] = {"packing": False}
+        if uses_hf_trainer(f) and not {"trl", "llamafactory", "axolotl", "unsloth"} & set(ctx.project.frameworks):
+            values["advice_for"] = "hf-trainer"  # a script around transformers' Trainer: its own collator, not TRL's flags
         return Outcome(N, off, ("packing explicitly disabled" if off else "no sequence packing found") + strategy_note + minority_note,
-                       {"packing": False})
+                       values)
 
 
 _UNPAD_KEYS = ("use_rmpad", "rmpad", "remove_padding", "use_remove_padding", "padding_free")

@@ -102,3 +102,15 @@ def test_a_trainer_script_that_splits_layers_over_gpus_is_not_said_to_fall_back_
              "    trainer.train()\n")
     a1 = _audit({"finetune.py": train, "run.sh": "python finetune.py --base_model x\n"}).result("A1")
     assert "DataParallel" not in a1.detail and "model.is_parallelizable = True at finetune.py:8" in a1.detail
+
+
+def test_packing_advice_for_a_plain_trainer_script_uses_transformers_own_collator():
+    from reports.advice import build_plan
+
+    rec = next(r for r in build_plan(_audit({"finetune.py": _FINETUNE})).recommendations if r.check == "F7")
+    assert "DataCollatorWithFlattening" in rec.text and "SFTConfig" not in rec.text
+    # control: a TRL project keeps TRL's packing flag
+    trl = ("from trl import SFTConfig, SFTTrainer\n\n\ndef main():\n"
+           "    SFTTrainer(model='Qwen/Qwen2-7B', args=SFTConfig(output_dir='o')).train()\n")
+    rec = next(r for r in build_plan(_audit({"sft.py": trl})).recommendations if r.check == "F7")
+    assert "SFTConfig(packing=True)" in rec.text
