@@ -211,6 +211,16 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
         "（逐样本分词与打包移出训练进程），并保持其状态可被 checkpoint。",
         "import grain\n\ndataset = dataset.mp_prefetch(grain.MultiprocessingOptions(num_workers=4, per_worker_buffer_size=2))\n",
     ),
+    # text-only training (alpaca-lora, Qwen's finetune.py: one JSON file or a Hub dataset): no image files to pack
+    ("F4", "text"): (
+        "Keep the training text in a few large columnar or sharded files read sequentially: `datasets` Arrow "
+        "(`save_to_disk`/`load_from_disk`) or Parquet, MosaicML MDS or WebDataset shards, rather than many small files or one "
+        "JSON parsed whole by every rank at start-up.",
+        "将训练文本保存为少量大的列式或分片文件并顺序读取：`datasets` Arrow（`save_to_disk`/`load_from_disk`）或 Parquet、"
+        "MosaicML MDS、WebDataset 分片，而不是大量小文件或每个 rank 启动时整体解析的单个 JSON。",
+        "from datasets import load_dataset\n\nds = load_dataset(\"json\", data_files=\"data/train.json\", split=\"train\")\n"
+        "ds.save_to_disk(\"data/train_arrow\")  # once; training then calls datasets.load_from_disk(\"data/train_arrow\")\n",
+    ),
     # a script around transformers' Trainer (alpaca-lora, qlora, Qwen's finetune.py): TRL/LLaMA-Factory/axolotl flags do
     # not exist there; transformers' own padding-free collator does (4.44+, with FlashAttention-2)
     ("F7", "hf-trainer"): (

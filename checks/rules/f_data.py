@@ -3295,7 +3295,9 @@ class F4SmallFileMerging(_DataCheck):
             return Outcome(U, merged, "training data stored in merged shards / indexed files" + note, {"sharded": True})
         if small:
             return Outcome(N, small, "samples are read one file at a time in __getitem__", {"sharded": False})
-        return Outcome(N, [], "no sharded or indexed data format found", {"sharded": False})
+        # (text-only training: the advice is about the text records, not image + caption shards)
+        return Outcome(N, [], "no sharded or indexed data format found",
+                       {"sharded": False, **({} if ctx.project.multimodal else {"advice_for": "text"})})
 
 
 # ---------------------------------------------------------------------------------------

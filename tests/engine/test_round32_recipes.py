@@ -114,3 +114,10 @@ def test_packing_advice_for_a_plain_trainer_script_uses_transformers_own_collato
            "    SFTTrainer(model='Qwen/Qwen2-7B', args=SFTConfig(output_dir='o')).train()\n")
     rec = next(r for r in build_plan(_audit({"sft.py": trl})).recommendations if r.check == "F7")
     assert "SFTConfig(packing=True)" in rec.text
+
+
+def test_small_file_advice_for_text_only_training_names_no_images():
+    from reports.advice import build_plan
+
+    rec = next(r for r in build_plan(_audit({"finetune.py": _FINETUNE})).recommendations if r.check == "F4")
+    assert "image" not in rec.text and "save_to_disk" in rec.text
