@@ -101,6 +101,9 @@ class _Status:
     def used(self, check_id: str) -> bool:
         return self._by_id.get(check_id) in (Status.USED, Status.PARTIAL)
 
+    def fully(self, check_id: str) -> bool:
+        return self._by_id.get(check_id) == Status.USED
+
 
 def _fmt_b(b: float) -> str:
     return f"{b:.0f}B" if b >= 1 else f"{b * 1000:.0f}M"
@@ -770,13 +773,14 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"部分矩阵维度不是 8 的倍数（{_loc(d7_ev)}），Tensor Core 需要填充或无法命中",
         ))
     active = _active_billions(p)
-    if b is not None and b >= 6 and st.used("C1") and st.used("D1") and active is None:
+    # (fused attention only where D1 is used outright: alpaca-lora's D1 is partial, transformers >= 4.28 may run eager)
+    if b is not None and b >= 6 and st.used("C1") and st.fully("D1") and active is None:
         out.append(Signal(
             Bottleneck.COMPUTE, 2,
             f"large dense model (~{_fmt_b(b)}{size_where}) in mixed precision with fused attention: step time is dominated by GEMMs",
             f"大规模稠密模型（约 {_fmt_b(b)}{size_where_zh}），已用混合精度与融合 Attention：单步耗时以 GEMM 为主",
         ))
-    elif b is not None and active is not None and active >= 6 and st.used("C1") and st.used("D1"):
+    elif b is not None and active is not None and active >= 6 and st.used("C1") and st.fully("D1"):
         # a mixture of experts: each token runs through its active parameters only, so those size the GEMMs
         out.append(Signal(
             Bottleneck.COMPUTE, 2,

@@ -267,3 +267,12 @@ def test_a_vocabulary_bound_into_one_registered_loader_is_not_the_trained_models
                 if "vocabulary" in r]
     cfg = "from mylib import GPTConfig\n\nconfig = GPTConfig(n_layer=24, vocab_size=151851)\nloss.backward()\n"
     assert [r for r in verdict({"train.py": cfg}, statuses).reasons if "vocabulary" in r]
+
+
+def test_gemm_bound_reason_needs_attention_fused_outright():
+    # alpaca-lora: D1 partial (transformers >= 4.28 may run eager attention); the reason said "with fused attention"
+    files = {"train.py": "import torch\nloss = model(x)\nloss.backward()\n"}
+    partial = verdict(files, {"C1": U, "D1": P}, params_billions=7.0)
+    assert not any("fused attention" in r for r in partial.reasons)
+    used = verdict(files, {"C1": U, "D1": U}, params_billions=7.0)
+    assert any("with fused attention: step time is dominated by GEMMs" in r for r in used.reasons)
