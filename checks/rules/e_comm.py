@@ -603,7 +603,7 @@ class E2CommComputeOverlap(Check):
         "Whether gradient synchronisation overlaps with backward compute: DeepSpeed `overlap_comm` (on by default only "
         "for ZeRO-3, ignored by ZeRO-1), FSDP `backward_prefetch`/`forward_prefetch` (FSDP2 prefetches implicitly), "
         "Megatron `--overlap-grad-reduce`/`--overlap-param-gather`/`--tp-comm-overlap`, ColossalAI `overlap_communication`, "
-        "DDP (its bucketed all-reduce overlaps backward by default; `bucket_cap_mb`/`gradient_as_bucket_view` tune it). "
+        "DDP (its bucketed all-reduce overlaps backward by default; `bucket_cap_mb` tunes it). "
         "`overlap_comm: false`, ZeRO-1 (which ignores `overlap_comm`) and FSDP with `NO_PREFETCH` are not full use."
     )
     why = (
@@ -754,10 +754,17 @@ class E2CommComputeOverlap(Check):
                 why.append("DeepSpeed overlap_comm")
             elif t is False:
                 off.append(f.ev(e, key=e.dotted, value=e.value))
-        for e in f.config("zero_optimization.stage", "zero_stage"):
-            if e.path not in overlap_files and as_number(e.value) == 3 and e.path not in alt_ds:
-                used.append(f.ev(e, key=e.dotted, value=e.value))
-                why.append("ZeRO-3 (overlap_comm defaults to true)")
+        stages = [e for e in f.config("zero_optimization.stage", "zero_stage") if e.path not in overlap_files and e.path not in alt_ds]
+        z3 = [e for e in stages if as_number(e.value) == 3]
+        for e in z3:
+            used.append(f.ev(e, key=e.dotted, value=e.value))
+        if z3:
+            # ZeRO-2 configs that leave overlap_comm unset run without it (its default is true only under ZeRO-3): when they
+            # are more (trlx: zero2-bf16.yaml is the Slurm default), the reason says how many configs overlap
+            z2 = [e for e in stages if as_number(e.value) in (1, 2)]
+            why.append("ZeRO-3 (overlap_comm defaults to true)" if len(z2) <= len(z3) else
+                       f"ZeRO-3 in {len(z3)} of {len(z3) + len(z2)} DeepSpeed configs (overlap_comm defaults to true there; "
+                       "the ZeRO-1/2 configs leave it off)")
         if not overlap_files and not alt_ds:
             # the run's ZeRO stage given as a launch flag (``--ds.zero_stage 3``, read as A3 reads it) to code whose DeepSpeed
             # config leaves ``overlap_comm`` unset (or sets it only under a switch that stays off): stage 3 overlaps by default
@@ -812,7 +819,8 @@ class E2CommComputeOverlap(Check):
         hf_fsdp = self._hf_fsdp(f, used, partial, why)
         # DDP: the reducer all-reduces gradient buckets while backward is still running (on by default)
         tuned_ddp = [
-            s for s in f.effective("bucket_cap_mb", "ddp_bucket_cap_mb", "gradient_as_bucket_view", "static_graph")
+            # (``gradient_as_bucket_view`` saves a gradient copy's memory; it does not change when buckets are reduced)
+            s for s in f.effective("bucket_cap_mb", "ddp_bucket_cap_mb", "static_graph")
             # not a kwargs dict item set only under a flag that is off (OpenCLIP ``ddp_args['static_graph'] = True`` under
             # ``if args.ddp_static_graph:``, a store_true flag)
             if s.rank > 0 and _on_or_positive(s.value) and not set_under_off_branch(f, s)

@@ -121,3 +121,15 @@ def test_small_file_advice_for_text_only_training_names_no_images():
 
     rec = next(r for r in build_plan(_audit({"finetune.py": _FINETUNE})).recommendations if r.check == "F4")
     assert "image" not in rec.text and "save_to_disk" in rec.text
+
+
+def test_zero3_overlap_reason_counts_the_configs_and_bucket_view_is_no_bucket_tuning():
+    # trlx: zero2-bf16.yaml (the Slurm default) and zero2-fp16.yaml beside one ZeRO-3 config; megatron_20b.yaml sets
+    # gradient_as_bucket_view, a memory option
+    def z(st):
+        return f'{{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {{"stage": {st}}}, "bf16": {{"enabled": true}}}}'
+    files = {"configs/ds_z2_bf16.json": z(2), "configs/ds_z2_fp16.json": z(2), "configs/ds_z3.json": z(3),
+             "configs/nemo.yaml": "model:\n  gradient_as_bucket_view: true\n",
+             "train.py": "import deepspeed\nengine, *_ = deepspeed.initialize(model=model, config=args.ds)\nengine.backward(loss)\n"}
+    e2 = _audit(files).result("E2")
+    assert "ZeRO-3 in 1 of 3 DeepSpeed configs" in e2.detail and "tuned DDP buckets" not in e2.detail
