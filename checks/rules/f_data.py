@@ -4548,6 +4548,25 @@ class F7SequencePacking(_DataCheck):
                        values)
 
 
+_ASSIGNED = re.compile(r"^(\w+)\s*=")
+
+
+def _taken_into_lists(f: Facts, c: Call) -> bool:
+    """``ds = load_dataset(..., streaming=True)`` whose only reads in that function copy its first rows into Python lists
+    before training (trlx ``[pair["translation"]["en"] for pair in train_dataset.take(20000)]``): no streaming at training
+    time."""
+    m = _ASSIGNED.match(c.text)
+    ff = f.files.get(c.path)
+    if not m or ff is None:
+        return False
+    name = m.group(1)
+    later = [x for x in ff.calls if x.func == c.func and x.line > c.line]
+    takes = [x for x in later if x.name.endswith(f"{name}.take")]
+    # every read is a list comprehension over ``take(n)``, and the dataset itself is handed to no call (a trainer, a loader)
+    return bool(takes) and all(re.search(rf"\[.*\bfor\b.*\bin\s+{name}\.take\(", x.text) for x in takes) and not any(
+        getattr(v, "text", None) == name for x in later for v in (*x.args, *x.kwargs.values()))
+
+
 _UNPAD_KEYS = ("use_rmpad", "rmpad", "remove_padding", "use_remove_padding", "padding_free")
 #: a project's own helper that turns a padded batch into one varlen sequence (AReaL ``pack_tensor_dict``:
 #: ``cu_seqlens = torch.cumsum(lens, dim=0, dtype=torch.int32)`` from the attention mask's row sums)
@@ -4949,6 +4968,18 @@ class F9StreamingDatasets(_DataCheck):
                 "        dataset = dataset.to_iterable_dataset(num_shards=training_args.dataloader_num_workers)\n"
                 "    return dataset\n"),
         }, N, "streaming behind a switch that defaults off"),
+        Example({"examples/ppo_translation_t5.py": (  # trlx: the stream's first rows copied into lists before training
+            "import trlx\nfrom datasets import load_dataset\n\n\ndef main():\n"
+            "    train_dataset = load_dataset('wmt16', 'de-en', split='train', streaming=True)\n"
+            "    src = [pair['translation']['en'] for pair in train_dataset.take(20000)]\n"
+            "    trlx.train(prompts=src, config=config)\n\n\nif __name__ == '__main__':\n    main()\n")},
+                N, "a stream's first rows taken into Python lists before training"),
+        Example({"train.py": (
+            "from datasets import load_dataset\nfrom torch.utils.data import DataLoader\n\n\ndef main():\n"
+            "    train_dataset = load_dataset('allenai/c4', 'en', split='train', streaming=True)\n"
+            "    loader = DataLoader(train_dataset.take(100000), batch_size=8)\n"
+            "    for batch in loader:\n        loss = model(**batch).loss\n        loss.backward()\n")},
+                U, "a stream handed to the DataLoader"),
         Example({"src/llama_cookbook/datasets/toxicchat_dataset.py": (  # rows iterated once to write JSONL: not streaming training
             "import datasets\n\ndef get_toxicchat_dataset(dataset_config, tokenizer, split, return_jsonl=False):\n"
             "    dataset = datasets.load_dataset(\"lmsys/toxic-chat\", \"toxicchat0124\", split=split)\n"
@@ -4984,7 +5015,7 @@ class F9StreamingDatasets(_DataCheck):
                     continue
                 used.append(_ev(r, key="IterableDataset subclass"))
         used += [_ev(c, key="load_dataset(streaming=)", value=True) for c in f.calls("load_dataset")
-                 if truthy(c.kwargs.get("streaming")) and live(c)]
+                 if truthy(c.kwargs.get("streaming")) and live(c) and not _taken_into_lists(f, c)]
         off: list[Evidence] = []
         for s in f.effective("streaming"):
             if _not_training_file(s.path):
