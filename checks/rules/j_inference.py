@@ -88,6 +88,7 @@ def _live(f: Facts, calls: list[Call]) -> list[Call]:
 def engines(f: Facts) -> dict[str, list[Any]]:
     """Inference engines the repository runs, with the facts that prove it (imports alone do not count)."""
     out: dict[str, list[Any]] = defaultdict(list)
+    trains = bool(f.calls("backward"))
     for name, patterns in _ENGINE_API.items():
         roots = {p.split(".")[0] for p in patterns}
         if not f.imports(*roots):
@@ -95,6 +96,11 @@ def engines(f: Facts) -> dict[str, list[Any]]:
         for c in _live(f, f.calls(*patterns)):
             if name in _GENERIC_RUNTIMES and _AUX_MODEL_SITE.search(f"{c.path} {c.func or ''} {c.text}"):
                 continue  # a general runtime serving an auxiliary model (MiniCPM-o's silero VAD ``onnxruntime.InferenceSession``)
+            if name == "triton-server" and trains:
+                # a Triton client in a project that trains sends requests to a model served elsewhere (trlx's PPO scores its
+                # samples with a reward model behind ``TRITON_HOST``); a ``tritonserver`` launch or image is still counted
+                continue
+
             if any(c.name == p or c.name.startswith(p.removesuffix(".*") + ".") for p in patterns):
                 out[name].append(c)
     # Megatron Core's dynamic inference engine: in-flight (continuous) batching over a paged KV cache of fixed-size
@@ -757,6 +763,20 @@ class J5InferenceEngine(_InferenceOnly):
         "shell": "vllm serve Qwen/Qwen2.5-7B-Instruct --port 8000\n",
     }
     examples = (
+        Example({"examples/hh/ppo_hh.py": (  # trlx: PPO rollouts through HF generate; the reward model behind a Triton server
+            "import os\nimport trlx\nimport tritonclient.grpc as client_util\n\n\ndef prepare_tensor(name, input):\n"
+            "    t = client_util.InferInput(name, input.shape, 'FP32')\n    t.set_data_from_numpy(input)\n    return t\n\n\n"
+            "def create_reward_fn():\n"
+            "    triton_host = os.environ.get('TRITON_HOST')\n    if triton_host:\n"
+            "        client = client_util.InferenceServerClient(url=triton_host, verbose=False)\n\n"
+            "        def reward_fn(samples, **kwargs):\n            return client.infer('reward', inputs)\n\n"
+            "        return reward_fn\n\n\ndef main():\n    trlx.train(reward_fn=create_reward_fn(), config=config)\n"),
+                 "trlx/trainer/accelerate_base_trainer.py": (
+                     "class AccelerateRLTrainer:\n    def generate(self, input_ids, **kwargs):\n"
+                     "        return self.accelerator.unwrap_model(self.model).generate(input_ids=input_ids, **kwargs)\n\n"
+                     "    def learn(self):\n        loss = self.loss(batch)\n        self.accelerator.backward(loss)\n"),
+                 "examples/hh/chat_demo.py": "from transformers import pipeline\npipe = pipeline('text-generation', model='gpt2')\nprint(pipe('hi'))\n"},
+                N, "a Triton client scoring samples with the reward model is not the project's inference engine"),
         Example({"web_demos/minicpm-o_2.6/vad_utils.py": (
                      "import numpy as np\nimport onnxruntime\n\n\nclass VoiceActivityDetector:\n    def __init__(self, path):\n"
                      "        self.session = onnxruntime.InferenceSession(path, providers=['CPUExecutionProvider'])\n"),
