@@ -78,7 +78,9 @@ _MM_NAMES = (
 )
 _MM_KEYS = ("vision_tower", "mm_vision_tower", "mm_projector_type", "image_folder", "image_aspect_ratio", "vision_encoder",
             "freeze_vision_tower", "mm_use_im_start_end", "image_processor", "vision_model", "visual_encoder", "vit_model",
-            "vision_encoder_path")
+            "vision_encoder_path",
+            # LAVIS-style recipes (MiniGPT-4 train_configs: ``datasets: {laion: {vis_processor: {train: {name: blip2_image_train}}}}``)
+            "vis_processor", "freeze_vit")
 _ALIGN_TRAINERS = ("DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "PPOTrainer", "GRPOTrainer", "RewardTrainer",
                    "OnlineDPOTrainer", "RLOOTrainer", "GKDTrainer", "SimPOTrainer", "PRMTrainer", "NashMDTrainer", "XPOTrainer",
                    "DPOConfig", "ORPOConfig", "KTOConfig", "CPOConfig", "GRPOConfig", "PPOConfig", "GKDConfig")

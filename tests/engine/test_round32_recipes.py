@@ -133,3 +133,15 @@ def test_zero3_overlap_reason_counts_the_configs_and_bucket_view_is_no_bucket_tu
              "train.py": "import deepspeed\nengine, *_ = deepspeed.initialize(model=model, config=args.ds)\nengine.backward(loss)\n"}
     e2 = _audit(files).result("E2")
     assert "ZeRO-3 in 1 of 3 DeepSpeed configs" in e2.detail and "tuned DDP buckets" not in e2.detail
+
+
+def test_a_lavis_style_recipe_with_an_image_processor_is_multimodal():
+    # MiniGPT-4 train_configs/minigpt4_stage1_pretrain.yaml: its model is built in code from ``vit_model="eva_clip_g"``
+    # defaults; the recipe names the image processor. The report said "Model type: LLM" and H was n/a.
+    cfg = ("model:\n  arch: minigpt4\n  model_type: pretrain_vicuna0\n\ndatasets:\n  laion:\n    batch_size: 64\n"
+           "    vis_processor:\n      train:\n        name: \"blip2_image_train\"\n        image_size: 224\n"
+           "run:\n  task: image_text_pretrain\n  init_lr: 1e-4\n  max_epoch: 4\n")
+    train = ("import torch\nimport minigpt4.tasks as tasks\n\n\ndef main():\n    task = tasks.setup_task(cfg)\n"
+             "    model = task.build_model(cfg)\n    loss = model(samples)['loss']\n    loss.backward()\n")
+    p = _audit({"train_configs/minigpt4_stage1_pretrain.yaml": cfg, "train.py": train}).project
+    assert p.multimodal and p.model_type == "MLLM"
