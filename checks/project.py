@@ -303,7 +303,7 @@ def _params_from_names(named: list[tuple[str, str]]) -> tuple[float | None, dict
 
 #: a recipe kept for debugging, CI or smoke tests (prime-rl's ``configs/debug/algo/*.toml`` and ``configs/ci/``, all on a
 #: 0.6B model): what it names says nothing about the size the project's runs train
-_DEBUG_RECIPE = re.compile(r"(?i)(^|/)(debug|smoke|ci|tests?|fake|toy|dummy|mock)(/|[_-][^/]*$)")
+_DEBUG_RECIPE = re.compile(r"(?i)(^|/)(debug|smoke|ci|tests?|fake|toy|dummy|mock)(/|[_.-][^/]*$)")
 
 #: two sizes named within this fraction of each other are one model size, rounded differently (1B and 1.1B; not 7B and 8B)
 _SAME_SIZE = 0.10
@@ -1115,6 +1115,9 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
     # a model of a few million parameters beside real ones is a toy task (trlx's random-walk example builds
     # ``GPT2Config(n_layer=6, n_embd=144, vocab_size=23)``, 1M, beside its 6B-65B recipes), not the size the project trains
     sizes = [x for x in sizes if x.total >= _TOY_BILLIONS] or sizes
+    # a debug recipe beside real ones (lingua ``apps/main/configs/debug.yaml``, 101M, the README's quick start, beside
+    # ``llama_1B.yaml`` and ``llama_7B.yaml``) checks that the code runs; it is not the model the project trains
+    sizes = [x for x in sizes if not _DEBUG_RECIPE.search(x.where.rsplit(":", 1)[0])] or sizes
     chosen: _Size | None = None
     pool: list[_Size] = []
     if sizes:

@@ -145,3 +145,18 @@ def test_a_lavis_style_recipe_with_an_image_processor_is_multimodal():
              "    model = task.build_model(cfg)\n    loss = model(samples)['loss']\n    loss.backward()\n")
     p = _audit({"train_configs/minigpt4_stage1_pretrain.yaml": cfg, "train.py": train}).project
     assert p.multimodal and p.model_type == "MLLM"
+
+
+def test_a_debug_recipe_beside_real_ones_does_not_size_the_project():
+    # lingua: the README's quick start trains apps/main/configs/debug.yaml (101M); llama_1B.yaml and llama_7B.yaml are the
+    # models. The report said "Estimated scale: 101M".
+    cfg = "name: {name}\nsteps: 1000\nmodel:\n  dim: {dim}\n  n_layers: {layers}\n  n_heads: 16\n  vocab_size: 128256\n"
+    train = ("import torch\nfrom apps.main.transformer import LMTransformer\n\n\ndef train(args):\n"
+             "    model = LMTransformer(args.model)\n    loss = model(x, y)\n    loss.backward()\n")
+    files = {"apps/main/train.py": train,
+             "apps/main/configs/debug.yaml": cfg.format(name="debug", dim=1024, layers=8),
+             "apps/main/configs/llama_1B.yaml": cfg.format(name="llama_1B", dim=2048, layers=25),
+             "apps/main/configs/llama_7B.yaml": cfg.format(name="llama_7B", dim=4096, layers=32),
+             "README.md": "```bash\ntorchrun --nproc-per-node 8 -m apps.main.train config=apps/main/configs/debug.yaml\n```\n"}
+    p = _audit(files).project
+    assert p.params_billions is None or p.params_billions > 1
