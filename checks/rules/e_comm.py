@@ -828,11 +828,17 @@ class E2CommComputeOverlap(Check):
         for s in tuned_ddp:
             used.append(f.ev(s))
             why.append("tuned DDP buckets")
+        # ``gradient_as_bucket_view: true`` (NeMo's Megatron configs) says gradients live in DDP's buckets: DDP runs, and
+        # its bucketed all-reduce overlaps backward
+        view = [s for s in f.effective("gradient_as_bucket_view") if s.rank > 0 and truthy(s.value) is True and not set_under_off_branch(f, s)]
+        used += [f.ev(s) for s in view]
         ddp = self._ddp_sites(ctx) + self._implicit_hf_ddp(ctx, hf_fsdp, used + partial)
         for x, key in ddp:
             used.append(f.ev(x, key=key))
         if ddp:
             why.append("DDP overlaps its bucketed gradient all-reduce with backward")
+        elif view:
+            why.append("DDP (gradient_as_bucket_view) overlaps its bucketed gradient all-reduce with backward")
         # hand-written gradient collectives (modded-nanogpt): asynchronous ones launched from backward hooks overlap the
         # backward pass; launched after backward (in the optimizer step) they overlap only the update math
         grads = [c for c in f.calls(*_GRAD_COLLECTIVES) if truthy(c.kwargs.get("async_op")) is True and "grad" in _call_text(c)]
