@@ -133,6 +133,7 @@ def test_zero3_overlap_reason_counts_the_configs_and_bucket_view_is_no_bucket_tu
              "train.py": "import deepspeed\nengine, *_ = deepspeed.initialize(model=model, config=args.ds)\nengine.backward(loss)\n"}
     e2 = _audit(files).result("E2")
     assert "ZeRO-3 in 1 of 3 DeepSpeed configs" in e2.detail and "tuned DDP buckets" not in e2.detail
+    assert "DDP (gradient_as_bucket_view) overlaps" in e2.detail
 
 
 def test_a_lavis_style_recipe_with_an_image_processor_is_multimodal():
