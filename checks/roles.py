@@ -459,7 +459,7 @@ def side_signal(ff: FileFacts) -> str | None:
     # ... unless it generates with a model itself (alpaca-lora ``generate.py``: the fine-tuned LoRA model loaded in 8 bit,
     # ``model.generate(...)`` behind a Gradio UI): that is the project's inference, which J judges
     # (a checkpoint it loads itself and generates from; LAVIS's Streamlit demos take their models from a helper)
-    generates = any(c.short == "generate" and c.name.count(".") for c in ff.calls) and any(c.short == "from_pretrained" for c in ff.calls)
+    generates = any(c.short == "generate" for c in ff.calls) and any(c.short == "from_pretrained" for c in ff.calls)
     if web and not _ENTRY_NAME.match(name) and not generates:
         return f"a {web[0]} web app or demo (imports {web[0]}): a UI, not the training code"
     if ("diffusers" in tops or any(i.name and _DIFFUSION_NAME.search(i.name) for i in ff.imports)) and any(
