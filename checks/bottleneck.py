@@ -773,14 +773,17 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"部分矩阵维度不是 8 的倍数（{_loc(d7_ev)}），Tensor Core 需要填充或无法命中",
         ))
     active = _active_billions(p)
-    # (fused attention only where D1 is used outright: alpaca-lora's D1 is partial, transformers >= 4.28 may run eager)
-    if b is not None and b >= 6 and st.used("C1") and st.fully("D1") and active is None:
+    # (fused attention where D1 is used outright, or where the requirements hold transformers at 4.36+, whose default is
+    # SDPA; not alpaca-lora's "transformers >= 4.28", which may run eager attention)
+    d1 = st.results.get("D1")
+    fused = st.fully("D1") or bool(st.used("D1") and d1 is not None and d1.values.get("sdpa_default"))
+    if b is not None and b >= 6 and st.used("C1") and fused and active is None:
         out.append(Signal(
             Bottleneck.COMPUTE, 2,
             f"large dense model (~{_fmt_b(b)}{size_where}) in mixed precision with fused attention: step time is dominated by GEMMs",
             f"大规模稠密模型（约 {_fmt_b(b)}{size_where_zh}），已用混合精度与融合 Attention：单步耗时以 GEMM 为主",
         ))
-    elif b is not None and active is not None and active >= 6 and st.used("C1") and st.fully("D1"):
+    elif b is not None and active is not None and active >= 6 and st.used("C1") and fused:
         # a mixture of experts: each token runs through its active parameters only, so those size the GEMMs
         out.append(Signal(
             Bottleneck.COMPUTE, 2,

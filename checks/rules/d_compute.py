@@ -857,7 +857,8 @@ class D1FlashAttention(Check):
                 P, [*evs(loads[:5]), *evs(deps[:1])],
                 _join(f"HF models load without attn_implementation: transformers >= 4.36 runs its default SDPA, but nothing chooses "
                       f"FlashAttention-2{pinned}", note),
-                {"attn_implementation": "default"},
+                # SDPA for certain only where the requirements hold transformers at 4.36 or later
+                {"attn_implementation": "default", "sdpa_default": bool(lo and lo >= (4, 36))},
             )
         fa_dep = f.deps("flash-attn", "flash-attention", "xformers")
         detail = ("flash-attn is installed but nothing enables it" if fa_dep else

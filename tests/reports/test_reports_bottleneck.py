@@ -276,3 +276,11 @@ def test_gemm_bound_reason_needs_attention_fused_outright():
     assert not any("fused attention" in r for r in partial.reasons)
     used = verdict(files, {"C1": U, "D1": U}, params_billions=7.0)
     assert any("with fused attention: step time is dominated by GEMMs" in r for r in used.reasons)
+    # transformers held at 4.36+ by the requirements runs SDPA by default: fused, though FlashAttention-2 is not chosen
+    facts = build_facts((p, t.encode()) for p, t in files.items())
+    proj = detect_project(facts)
+    proj.params_billions = 7.0
+    d1 = result("D1", P)
+    d1.values["sdpa_default"] = True
+    v = classify(facts, proj, [result("C1", U), d1])
+    assert any("with fused attention: step time is dominated by GEMMs" in r for r in v.reasons)
