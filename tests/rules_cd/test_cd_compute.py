@@ -32,8 +32,7 @@ def test_hf_default_attention_is_partial():
     assert r.status == Status.PARTIAL and r.priority == Priority.HIGH
     assert r.values == {"attn_implementation": "default", "sdpa_default": True}  # transformers >= 4.45: SDPA for certain
     assert "SDPA" in r.detail and "4.45" in r.detail
-    loose = run("D1", {**files, "requirements.txt": "transformers>=4.28.0
-"})  # alpaca-lora: may still run eager attention
+    loose = run("D1", {**files, "requirements.txt": "transformers>=4.28.0\n"})  # alpaca-lora: may still run eager attention
     assert loose.status == Status.PARTIAL and loose.values["sdpa_default"] is False
     old = run("D1", {**files, "requirements.txt": "transformers==4.31.0\n"})
     assert old.status == Status.UNUSED and old.values == {"attn_implementation": "eager"}
