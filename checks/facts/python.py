@@ -237,6 +237,10 @@ def _every_node(node: ast.AST) -> Iterator[ast.AST]:
                 todo.append(v)
 
 
+#: a test module (its tests are read: they are shown as context, never as the run's settings)
+_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
+
+
 class _Extractor(ast.NodeVisitor):
     def __init__(self, path: str, source: str, out: FileFacts, strings: dict[str, str] | None = None) -> None:
         self.path = path
@@ -246,6 +250,7 @@ class _Extractor(ast.NodeVisitor):
         self._exprs = expr_table(self._strings)  # the scan's, not the file's: a hit needs no Expr hashed (see expr)
         # the tokenizer's line breaks only (splitlines also splits on \f, \x1c, \u2028...); without a \r, that is "\n"
         self.lines = source.split("\n") if "\r" not in source else _LINE_BREAK.split(source)
+        self._source = source
         self.out = out
         self.aliases: dict[str, str] = {}  # local name -> dotted import path
         self.scopes: list[dict[str, Any]] = [{}]  # constant bindings per function scope
@@ -498,6 +503,8 @@ class _Extractor(ast.NodeVisitor):
 
     # -- scopes ----------------------------------------------------------
     def _visit_func(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if self._pytest_test(node):
+            return
         self._decorators(node)
         self.func_stack.append(node.name)
         a = node.args
@@ -525,6 +532,15 @@ class _Extractor(ast.NodeVisitor):
         self.scopes.pop()
         self.func_stack.pop()
 
+    def _pytest_test(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """A test that pytest collects from a library file and nothing in the file calls (lingua's ``lingua/probe.py``
+        ends with ``def test_toy_model()``, which wraps a toy model's head in ``checkpoint_wrapper``): a module-level
+        ``test_*`` function, or a ``test_*`` method of a ``Test*`` class. Its body is test code, not a setting of the run."""
+        if not node.name.startswith("test_") or self.func_stack or _TEST_FILE.search(self.path):
+            return False  # a test file's tests stay: their practices are the report's context ("also seen in tests")
+        if self.class_stack and (len(self.class_stack) > 1 or not self.class_stack[-1][0].startswith("Test")):
+            return False
+        return self._source.count(node.name) == 1
     def _param_defaults(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """Parameters defaulting to ``None``/``False`` (``compile_config: Optional[dict] = None``): a guard on one inside the
         function is off unless a caller passes it (see :class:`ParamDefault`)."""
