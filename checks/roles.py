@@ -22,6 +22,7 @@ sits. ``paths.training`` globs of ``.github/accel-audit.yml`` put files back in 
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -118,6 +119,20 @@ _GYM = frozenset({"gym", "gymnasium"})
 _LLM_APPS = frozenset({"langchain", "langchain_core", "langchain_community", "langchain_openai", "langgraph", "llama_index", "crewai",
                        "pinecone", "chromadb"})
 _LLM_LIBS = frozenset({"transformers", "vllm", "trl", "peft", "deepspeed", "megatron", "sglang", "torchtune", "nanotron", "litgpt"})
+#: libraries only LLM training uses (deepspeed and megatron train CNNs in their examples too)
+#: (an RLHF script whose reward model is a DistilBERT sentiment classifier, trlx's ``nemo_llama2_ppo_sentiments.py``,
+#: trains an LLM through one of them)
+_LLM_ONLY = frozenset({"vllm", "trl", "peft", "sglang", "torchtune", "nanotron", "litgpt", "flash_attn", "liger_kernel", "trlx",
+                       "openrlhf", "verl", "llamafactory", "axolotl", "swift", "xtuner", "lmflow", "unsloth"})
+#: torchvision's datasets and model zoo (``from torchvision.models import AlexNet``, ``torchvision.datasets.CIFAR10``)
+_VISION_TASK = re.compile(r"^torchvision\.(datasets|models)(\.|$)")
+#: BERT-family task heads: classification, QA, tagging, masked-LM pre-training
+_ENCODER_TASK = re.compile(r"^(Bert|Roberta|Albert|Electra|DistilBert|Deberta\w*|XLMRoberta)\w*For(SequenceClassification|QuestionAnswering|"
+                           r"TokenClassification|MultipleChoice|PreTraining\w*|NextSentencePrediction|MaskedLM)$|^Bert(MultiTask|Model)$")
+#: a causal, sequence-to-sequence or vision-language model: the file trains a language model after all
+_CAUSAL_NAME = re.compile(r"ForCausalLM|LMHeadModel|ForConditionalGeneration|Seq2SeqLM|Vision2Seq|ImageTextToText|"
+                          r"^(Llama|GPT|Mistral|Qwen|Llava|LLaVA|Blip|Bloom|T5|OPT|CLIP|Siglip)([A-Z0-9_]|$)|"
+                          r"(?i:\b(llama|gpt2?|mistral|qwen\d?|llava|blip2?|clip|opt|bloom|t5)\b)")
 _DIFFUSION_NAME = re.compile(r"StableDiffusion|UNet2DConditionModel|UNet2DModel|DDPMScheduler|DDIMScheduler|DiffusionPipeline|AutoencoderKL")
 # the documents whose commands count: READMEs and docs of the project, not of its tests or vendored copies
 _DOC_ROLES = (None, DOCS)
@@ -257,6 +272,31 @@ def _import_root(path: str, depth: int) -> str:
     return "/".join(parts[: len(parts) - depth])
 
 
+def _missing_script(script: str | None, paths: set[str], origin: str, names: set[str]) -> bool:
+    """A launch's script written as a plain relative ``.py`` path with a folder (no variable, no absolute path) that no
+    file of the repository is, wherever the launch is started from, while a file of the same name lives in another
+    folder: the launch of a package the fork renamed (``llava/train/train_mem.py`` beside ``videollava/train/train_mem.py``).
+    A script the repository does not ship at all (a wheel without its examples) is not judged stale."""
+    if not script:
+        return False
+    s = script.strip().strip("'\"")
+    if not s.endswith(".py") or s.startswith("/") or re.search(r"[$`*?{}]", s):
+        return False
+    s = s.removeprefix("./")
+    name = s.rsplit("/", 1)[-1]
+    if "/" not in s.replace("../", "") or name not in names:
+        return False
+    if "../" in s:
+        here = origin.rsplit("/", 1)[0] if "/" in origin else ""
+        norm = posixpath.normpath(f"{here}/{s}" if here else s)
+        return not norm.startswith("..") and norm not in paths
+    return s not in paths and not any(p.endswith("/" + s) for p in paths)
+
+
+#: a launch's working directory written before its script (``$(pwd)/``, ```pwd`/``, ``${base_dir}/``, ``$(dirname $0)/``)
+_LAUNCH_DIR = re.compile(r"^(\$\{?\w+\}?|`[^`]*`|\$\([^)]*\))/")
+
+
 def _script_paths(script: str | None, paths: set[str], index: _ModuleIndex, origin: str = "") -> list[str]:
     """Files a launcher's script argument names (``train.py``, ``src/train.py``, ``-m pkg.train``, ``pkg.train``).
 
@@ -269,6 +309,15 @@ def _script_paths(script: str | None, paths: set[str], index: _ModuleIndex, orig
     s = script.strip().strip("'\"")
     if s.startswith("./"):
         s = s[2:]
+    rel = _LAUNCH_DIR.sub("", s)
+    if s.endswith(".py") and origin and ("../" in rel or rel != s):
+        # ``deepspeed ../../nvidia_run_squad_deepspeed.py``, ``deepspeed `pwd`/deepspeed_train.py`` (``base_dir=`pwd```):
+        # relative to the launch file's folder, inside the repository
+        here = origin.rsplit("/", 1)[0] if "/" in origin else ""
+        norm = posixpath.normpath(f"{here}/{rel}" if here else rel)
+        if norm in paths or "../" in rel:
+            return [norm] if norm in paths else []
+        s = rel
     if s.endswith(".py"):
         if s in paths:
             return [s]
@@ -466,12 +515,44 @@ def side_signal(ff: FileFacts) -> str | None:
         c.short in ("backward", "train") for c in ff.calls
     ):
         return "a diffusion model trainer (diffusers / Stable Diffusion), not LLM training"
+    task = _non_llm_task(ff, tops)
+    if task:
+        return task
     gym = sorted(tops & _GYM)
     if gym and not tops & _LLM_LIBS:
         return f"an RL environment (imports {gym[0]}, no LLM library)"
     app = sorted(tops & _LLM_APPS)
     if app and not any(c.short in ("backward", "train") for c in ff.calls):
         return f"an LLM application (RAG / agent: imports {app[0]}), not training"
+    return None
+
+
+def _vision_call(c: Any) -> bool:
+    """A call of torchvision's datasets or model zoo (a :class:`RoleCall` keeps the full name of those calls only)."""
+    try:
+        return bool(_VISION_TASK.match(c.name))
+    except AttributeError:
+        return False
+
+
+def _non_llm_task(ff: FileFacts, tops: set[str]) -> str | None:
+    """A script that trains an image classifier or a BERT-style encoder and no language model: DeepSpeedExamples'
+    ``training/cifar/cifar10_deepspeed.py`` (torchvision's CIFAR10), ``training/pipeline_parallelism/train.py``
+    (AlexNet), ``training/BingBertSquad/nvidia_run_squad_deepspeed.py`` (``BertForQuestionAnswering``). Only a file that
+    runs a training step itself and names no causal or vision-language model, nor an LLM-only library."""
+    if tops & _LLM_ONLY or not _trains_itself(ff):
+        return None
+    names = [i.name or "" for i in ff.imports] + [c.short for c in ff.calls]
+    if any(_CAUSAL_NAME.search(n) for n in names) or any(_CAUSAL_NAME.search(i.module) for i in ff.imports if i.module):
+        return None
+    vision = next((f"{i.module}.{i.name}" if i.name else i.module for i in ff.imports
+                   if i.module and _VISION_TASK.match(f"{i.module}.{i.name}" if i.name else i.module)), None)
+    vision = vision or next((c.name for c in ff.calls if _vision_call(c)), None)  # ``torchvision.datasets.CIFAR10(``
+    if vision:
+        return f"an image model trainer ({vision}), not LLM/MLLM training"
+    encoder = next((n for n in names if _ENCODER_TASK.match(n)), None)
+    if encoder:
+        return f"a BERT-style encoder trainer ({encoder}), not LLM/MLLM training"
     return None
 
 
@@ -810,6 +891,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     # 4. the training path: entry points of in-scope launches, console scripts, train*.py, documented commands,
     # forced globs; then imports
     entries: list[str] = list(forced)
+    basenames = {q.rsplit("/", 1)[-1] for q in paths}
     named: list[str] = []  # train*.py found by their name alone
     named_sideline: list[str] = []  # ``pkg/experimental/cpo/cpo_trainer.py``: an entry by its name only
     for p in paths:
@@ -830,6 +912,21 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         if evaluates and ff.kind == "shell" and all(
                 roles.by_path.get(t) == EVAL for x in ff.launches for t in _script_paths(x.script, pathset, index, p)):
             roles.by_path[p], roles.why[p] = EVAL, f"launches the evaluation script {evaluates[0]}"
+            continue
+        # a launch script whose every launch runs a script the repository does not have (Video-LLaVA keeps LLaVA's
+        # ``scripts/v1_5/*.sh`` that run ``llava/train/train_mem.py``; its own trainer is ``videollava/train/``): stale,
+        # its flags are no recipe of this project's run
+        missing = [x.script for x in ff.launches if _trains(x.launcher, x.script) and _missing_script(x.script, pathset, p, basenames)]
+        if ff.kind == "shell" and missing and p not in forced_set and len(missing) == sum(
+                1 for x in ff.launches if _trains(x.launcher, x.script)):
+            roles.by_path[p], roles.why[p] = OTHER, f"a stale launch script: it runs {missing[0]}, which the repository does not have"
+            continue
+        # a launch script that runs only side projects' scripts (DeepSpeedExamples ``training/cifar/run_ds_moe.sh`` runs
+        # ``cifar10_deepspeed.py``, a CIFAR-10 CNN): the side project's launch, not a recipe of the project's training
+        side_runs = [t for x in ff.launches for t in _script_paths(x.script, pathset, index, p)]
+        if ff.kind == "shell" and side_runs and p not in forced_set and all(
+                roles.by_path.get(t) == SIDE and t not in forced_set for t in side_runs):
+            roles.by_path[p], roles.why[p] = SIDE, f"launches the side project's script {side_runs[0]}"
             continue
         for e in ff.configs:  # [project.scripts] name = "pkg.cli:main"; setup(entry_points={"console_scripts": [...]})
             if e.keys and e.keys[0] in ("project", "tool") and "scripts" in e.keys and isinstance(e.value, str) and ":" in e.value:
@@ -944,6 +1041,13 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         if p not in roles.by_path:
             roles.by_path[p] = _kind_role(files[p].kind, p.rsplit("/", 1)[-1])
 
+    # 5a. configs kept beside a side project's scripts (DeepSpeedExamples ``training/cifar/ds_config.json``, the
+    # BingBertSquad 1-bit Adam configs): the side project's settings. The folder that decides is the config's nearest
+    # one holding anything but configs, docs and build files; it must hold a side file and no training-path file or launch
+    if any(r == SIDE for r in roles.by_path.values()):
+        for p, why in _side_configs(files, paths, roles, forced_set).items():
+            roles.by_path[p], roles.why[p] = SIDE, why
+
     # 5b. the code of a sideline sub-package that nothing on the training path imports: recipes kept beside the run
     if sideline_aside:
         for p in paths:
@@ -959,6 +1063,41 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     for p in forced:
         roles.why[p] = "paths.training"
     return roles
+
+
+#: the kinds of file that run or hold code; a folder of only the others (configs, docs, requirements) runs nothing itself
+_ACTIVE_KINDS = frozenset({"python", "notebook", "shell", "make"})
+
+
+def _side_configs(files: Mapping[str, FileFacts], paths: list[str], roles: Roles, forced: set[str]) -> dict[str, str]:
+    """Config files whose nearest folder with more than configs, docs and build files holds a side project's file and no
+    training-path file or launch (see step 5a of :func:`classify_roles`)."""
+    children: dict[str, list[str]] = {}
+    for p in paths:
+        children.setdefault(p.rsplit("/", 1)[0] if "/" in p else "", []).append(p)
+    verdict: dict[str, str | None] = {}
+
+    def decide(d: str) -> str | None:
+        if d not in verdict:
+            own = children.get(d, [])
+            active = [q for q in own if files[q].kind in _ACTIVE_KINDS]
+            if not active and d:
+                verdict[d] = decide(d.rsplit("/", 1)[0] if "/" in d else "")
+            elif not d:
+                verdict[d] = None  # the repository's root is never a side project's folder
+            else:
+                side = [q for q in active if roles.by_path.get(q) == SIDE]
+                live = [q for q in active if roles.by_path.get(q) in (TRAINING, LAUNCH)]
+                verdict[d] = f"beside the side project's {side[0]}" if side and not live else None
+        return verdict[d]
+
+    out: dict[str, str] = {}
+    for p in paths:
+        if files[p].kind in ("yaml", "json", "toml") and roles.by_path.get(p) in IN_SCOPE and p not in forced:
+            why = decide(p.rsplit("/", 1)[0] if "/" in p else "")
+            if why:
+                out[p] = why
+    return out
 
 
 def _targets(imp: Any, p: str, index: Any) -> list[str]:
@@ -1001,8 +1140,8 @@ def _alternatives_imports(files: Mapping[str, FileFacts], paths: list[str], role
 class RoleCall:
     """What :func:`classify_roles` reads of a call (see :func:`role_calls`): its last name segment, its enclosing function,
     its keywords whose value is a string (``name="lora_finetune"``, ``file_path="recipe.py"``), a ``setup(...)`` call's
-    ``entry_points``, a config loader's full name, and the lines of a named recipe registration. Reading anything else
-    raises (so that a new read of the roles cannot go unrecorded)."""
+    ``entry_points``, the full name of a config loader or of a torchvision dataset/model, and the lines of a named recipe
+    registration. Reading anything else raises (so that a new read of the roles cannot go unrecorded)."""
 
     __slots__ = ("_kw_lines", "_line", "_name", "func", "kwargs", "short")
 
@@ -1015,14 +1154,14 @@ class RoleCall:
         self._kw_lines: dict[str, int] = _NO_LINES
         if not kwargs:
             self.kwargs: dict[str, Any] = kwargs
-            if short in _LOADERS:
+            if short in _LOADERS or _VISION_TASK.match(c.name):
                 self._name = c.name
             return
         kw = {k: v for k, v in kwargs.items() if v.__class__ is str or isinstance(v, str)}
         if short == "setup" and "entry_points" in kwargs:
             kw["entry_points"] = kwargs["entry_points"]
         self.kwargs = kw
-        if short in _LOADERS:
+        if short in _LOADERS or _VISION_TASK.match(c.name):
             self._name = c.name
         if isinstance(kwargs.get("name"), str):
             self._line = c.line
