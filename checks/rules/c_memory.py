@@ -2320,10 +2320,24 @@ def _number_of(f: Facts, node: ast.AST | str | None) -> tuple[float | None, list
         return None, []
     nums = [(n, s) for s in f.effective(name) if (n := as_number(s.value)) is not None]
     if not nums:
-        return None, []
+        return _get_default(f, name)
     top = max(s.rank for _, s in nums)
     best = [(n, s) for n, s in nums if s.rank == top]
     return max(n for n, _ in best), [s for _, s in best]
+
+
+def _get_default(f: Facts, name: str) -> tuple[float | None, list]:
+    """A count read as ``cfg.get("accum_grad_iters", 1)`` that no recipe, flag or call sets to a number (MiniGPT-4's runner:
+    ``int(self.config.run_cfg.get("accum_grad_iters", 1))``, which its train configs never set; the calls in between only
+    hand the variable on): the ``.get`` default. Unknown when the defaults differ or a setting holds anything but the
+    variable passed on."""
+    if any(not (isinstance(s.value, Expr) and s.value.ref == name) for s in f.settings(name)):
+        return None, []
+    gets = [c for c in f.calls("get") if len(c.args) == 2 and c.args[0] == name and as_number(c.args[1]) is not None]
+    values = {as_number(c.args[1]) for c in gets}
+    if len(values) != 1:
+        return None, []
+    return values.pop(), gets
 
 
 def _range_arg(loop: str | None) -> ast.AST | None:
@@ -2594,6 +2608,27 @@ def _sam_optimizer(body: str) -> dict[str, str]:
     }
 
 
+def _lavis_runner(recipe_extra: str) -> dict[str, str]:
+    """MiniGPT-4's LAVIS-style runner: the task's inner loop steps every ``accum_grad_iters`` iterations, a count the
+    runner reads as ``run_cfg.get("accum_grad_iters", 1)`` and hands on; ``recipe_extra`` is added to the train config."""
+    return {
+        "minigpt4/runners/runner_base.py": (
+            "class RunnerBase:\n    @property\n    def accum_grad_iters(self):\n"
+            "        return int(self.config.run_cfg.get(\"accum_grad_iters\", 1))\n\n"
+            "    def train_epoch(self, epoch):\n        return self.task.train_epoch(\n            epoch=epoch,\n"
+            "            model=self.model,\n            accum_grad_iters=self.accum_grad_iters,\n        )\n"),
+        "minigpt4/tasks/base_task.py": (
+            "class BaseTask:\n    def train_epoch(self, epoch, model, optimizer, accum_grad_iters=1):\n"
+            "        return self._train_inner_loop(epoch=epoch, model=model, optimizer=optimizer, accum_grad_iters=accum_grad_iters)\n\n"
+            "    def _train_inner_loop(self, epoch, model, optimizer, accum_grad_iters=1):\n"
+            "        for i in range(100):\n            loss = model(next(loader))[\"loss\"]\n            loss.backward()\n"
+            "            # update gradients every accum_grad_iters iterations\n"
+            "            if (i + 1) % accum_grad_iters == 0:\n                optimizer.step()\n                optimizer.zero_grad()\n"),
+        "train.py": "from minigpt4.runners.runner_base import RunnerBase\n\n\ndef main():\n    RunnerBase().train()\n",
+        "train_configs/minigpt4_stage2_finetune.yaml": f"run:\n  task: image_text_pretrain\n  init_lr: 3e-5\n{recipe_extra}",
+    }
+
+
 def _ratio_strategy(global_batch: int, micro: int) -> dict[str, str]:
     """OpenRLHF's shape: the DeepSpeed strategy computes its accumulation from the run's global and micro batch, sets
     ``gradient_accumulation_steps = 1`` only in its dynamic-batch mode, and a heredoc launch passes both sizes."""
@@ -2781,6 +2816,8 @@ class C5GradientAccumulation(Check):
         Example(_jax_step("loss, grads = eqx.filter_value_and_grad(loss_fn)(model, batch)"), Status.NA,
                 "JAX: one gradient per update: not judged (a PyTorch-spelling check found nothing)"),
         Example(_ratio_strategy(256, 2), U, "OpenRLHF: accumulation computed from the global and micro batch the launch passes"),
+        Example(_lavis_runner(""), N, "MiniGPT-4: the loop steps every accum_grad_iters, read with .get(..., 1) and set by no recipe"),
+        Example(_lavis_runner("  accum_grad_iters: 4\n"), U, "the same runner, a recipe that sets accum_grad_iters: 4"),
         Example(_ratio_strategy(8, 1), N, "the same strategy, a launch whose global batch is one micro-batch per GPU"),
     )
 
@@ -2823,7 +2860,7 @@ class C5GradientAccumulation(Check):
                 ones.append(x)
         code: list = []
         code_n: list[float | None] = []
-        numbers: dict[str, float | None] = {}  # one lookup per distinct operand: a repository repeats the same guard
+        numbers: dict[str, tuple[float | None, list]] = {}  # one lookup per distinct operand: a repository repeats the same guard
         # the trainer's own step method under the same guard (``if (local_step + 1) % accumulation_steps == 0:
         # grad_norm = self.optim_step()``) steps the optimizer as well
         for c in f.calls("step", "zero_grad", *sorted(_OPT_STEPS)):
@@ -2832,8 +2869,10 @@ class C5GradientAccumulation(Check):
                 code.append(c)
                 key = ast.dump(operand)
                 if key not in numbers:
-                    numbers[key] = _number_of(f, operand)[0]
-                code_n.append(numbers[key])
+                    numbers[key] = _number_of(f, operand)
+                    if numbers[key][0] == 1:  # the settings that leave the guard's count at 1 are the evidence
+                        ones += [x for x in numbers[key][1] if x not in ones]
+                code_n.append(numbers[key][0])
         for c in f.calls("backward"):
             arg = _range_arg(c.loop)
             if arg is not None:
