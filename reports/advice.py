@@ -11,6 +11,7 @@ that triggered it, and a snippet fitted to the repository.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,6 +86,19 @@ class Plan:
         return next((r for r in self.recommendations if r.check == check_id), None)
 
 
+
+def _own_snippet(code: str, r: Any, style: Any) -> Snippet:
+    """The snippet of advice written for the project's own pipeline or switch: launcher flags (``--use_liger True``) go
+    into the training command, a requirements line into the requirements file, Python into the file the check cites."""
+    at = f"{r.evidence[0].path}:{r.evidence[0].line}" if r.evidence else None
+    if code.startswith("--"):
+        launch = style.where.get("hf-flags") or style.where.get("shell")
+        return Snippet("hf-flags", "bash", f"# append to the training command in {launch}\n{code}" if launch else code, launch, True)
+    if re.match(r"^[A-Za-z][\w.-]*[<>=]=?", code):
+        req = next((e for e in r.evidence if e.path.endswith((".txt", ".toml", ".cfg", ".py")) and "requirements" in e.path), None)
+        return Snippet("requirements", "text", code, f"{req.path}:{req.line}" if req else None, True)
+    return Snippet("python", "python", code, at or style.where.get("python"), True)
+
 def _order_key(rec: Recommendation, seed_pos: Mapping[str, int], inference_only: bool) -> tuple:
     order = data("priority_order")
     fourth = order["fourth_step"]
@@ -155,9 +169,7 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
                 matches_bottleneck=p.bottleneck != Bottleneck.UNKNOWN and p.bottleneck in decl.bottlenecks,
                 fix_safety=decl.fix_safety,
                 # the pipeline's own file: where the check found it
-                snippet=(Snippet("python", "python", own_loader[2], (f"{r.evidence[0].path}:{r.evidence[0].line}" if r.evidence
-                                                                     else style.where.get("python")), True) if own_loader
-                         else fit(decl, style, hw)),
+                snippet=(_own_snippet(own_loader[2], r, style) if own_loader else fit(decl, style, hw)),
             )
         )
     seed_pos = _seed_order(checks)

@@ -233,6 +233,46 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
         "from transformers import DataCollatorWithFlattening\n\n"
         "trainer = Trainer(model=model, args=args, train_dataset=train_data, data_collator=DataCollatorWithFlattening())\n",
     ),
+    # the training script already passes its own FlashAttention-2 switch to from_pretrained (Chinese-LLaMA-Alpaca-2:
+    # ``use_flash_attention_2=training_args.use_flash_attention_2``), which the launches leave off
+    ("D1", "project-flag"): (
+        "The training script already passes the project's own `{flag}` option to `from_pretrained`: add `--{flag} True` to "
+        "the launches (FlashAttention-2 needs Ampere or newer, fp16/bf16 weights and the `flash-attn` package), and compare a "
+        "few steps' loss and throughput with and without it.",
+        "训练脚本已把项目自己的 `{flag}` 选项传给 `from_pretrained`：在启动命令中加上 `--{flag} True`（FlashAttention-2 需要 "
+        "Ampere 或更新的 GPU、fp16/bf16 权重以及 `flash-attn` 包），并对比开启前后几步的损失与吞吐。",
+        "--{flag} True\n",
+    ),
+    # the requirements hold transformers below 4.36, which has no ``attn_implementation``: 4.34-4.35 take
+    # ``use_flash_attention_2=True`` (read off the released wheels), older releases have no FlashAttention-2 switch at all
+    ("D1", "transformers<4.36"): (
+        "The pinned transformers predates `attn_implementation` (4.36): pass `use_flash_attention_2=True` to `from_pretrained` "
+        "(transformers 4.34-4.35, with the `flash-attn` package and fp16/bf16 weights on Ampere or newer), or raise the pin to "
+        "4.36+ and use `attn_implementation=\"flash_attention_2\"` (or `\"sdpa\"`).",
+        "所固定的 transformers 版本早于 `attn_implementation`（4.36 引入）：在 `from_pretrained` 中传入 `use_flash_attention_2=True`"
+        "（transformers 4.34-4.35，需安装 `flash-attn` 且在 Ampere 及以上 GPU 上使用 fp16/bf16 权重），或将版本提升到 4.36+ 后使用 "
+        "`attn_implementation=\"flash_attention_2\"`（或 `\"sdpa\"`）。",
+        "model = AutoModelForCausalLM.from_pretrained(\n    model_name, torch_dtype=torch.float16, use_flash_attention_2=True\n)\n",
+    ),
+    ("D1", "transformers<4.34"): (
+        "The pinned transformers has no FlashAttention-2 or SDPA switch for its models (`use_flash_attention_2` arrived in 4.34, "
+        "`attn_implementation` in 4.36): raise the pin to 4.36 or later and load with `attn_implementation=\"flash_attention_2\"` "
+        "(or `\"sdpa\"`), after checking the training scripts against the newer release.",
+        "所固定的 transformers 版本没有为模型提供 FlashAttention-2 或 SDPA 开关（`use_flash_attention_2` 于 4.34 引入，"
+        "`attn_implementation` 于 4.36 引入）：将版本提升到 4.36 及以上，并以 `attn_implementation=\"flash_attention_2\"`"
+        "（或 `\"sdpa\"`）加载模型；升级前先用新版本核对训练脚本。",
+        "transformers>=4.36\n",
+    ),
+    # the project's trainers already call Liger under their own switch (InternVL: ``if model_args.use_liger:``), which most
+    # launches leave off: the change is that switch, not another library's key
+    ("D5", "project-flag"): (
+        "The training scripts already apply Liger's kernels under the project's own `{flag}` switch: pass `--{flag} True` in "
+        "the launches that leave it off (for a supported HF model family), and check the loss against a run without it on a "
+        "few batches.",
+        "训练脚本已在项目自己的 `{flag}` 开关下应用 Liger 内核：在未开启它的启动命令中传入 `--{flag} True`（适用于受支持的 HF "
+        "模型族），并在几个 batch 上与未开启时核对损失。",
+        "--{flag} True\n",
+    ),
 }
 
 
@@ -263,5 +303,9 @@ def loader_text(check_id: str, values: dict[str, object]) -> tuple[str, str, str
     for key in ("loader", "advice_for"):
         kind = values.get(key)
         if isinstance(kind, str) and (check_id, kind) in LOADER_TEXT:
-            return LOADER_TEXT[(check_id, kind)]
+            flag = values.get("flag")
+            en, zh, snippet = LOADER_TEXT[(check_id, kind)]
+            if isinstance(flag, str):  # the project's own switch, named in the advice
+                en, zh, snippet = (t.replace("{flag}", flag) for t in (en, zh, snippet))
+            return en, zh, snippet
     return OWN_MODEL_TEXT.get(check_id) if values.get("model_code") == "own" else None

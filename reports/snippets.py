@@ -78,7 +78,10 @@ _STRICT_DIALECTS = {"neox"}
 _LLAMAFACTORY_KEYS = {"cutoff_len", "finetuning_type", "template", "stage", "flash_attn", "lora_target"}
 #: TrainingArguments fields and the transformers release that added them: a requirements pin or bound below cannot take
 #: them (lm-buddy pins transformers==4.36.2 and was offered ``use_liger_kernel=True``, a field of 4.45.0 and later)
-_HF_KEY_SINCE: dict[str, tuple[int, ...]] = {"use_liger_kernel": (4, 45, 0)}
+#: (Chinese-LLaMA-Alpaca-2 pins 4.35.0 and was offered ``--dataloader_persistent_workers True``, a field of 4.36.0; read
+#: off the released wheels: 4.35.2 has neither DataLoader field, 4.36.0 the first, 4.38.0 the second)
+_HF_KEY_SINCE: dict[str, tuple[int, ...]] = {"use_liger_kernel": (4, 45, 0), "dataloader_persistent_workers": (4, 36, 0),
+                                             "dataloader_prefetch_factor": (4, 38, 0)}
 _HF_ARGS_CALLS = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "ORPOConfig", "KTOConfig", "GRPOConfig")
 
 
@@ -359,10 +362,28 @@ _TRL_ARGS: dict[str, frozenset[str]] = {
 }
 
 
-def _too_new(keys: Any, style: RepoStyle) -> bool:
-    """Some of ``keys`` are TrainingArguments fields newer than the transformers release the requirements allow."""
+def _newer_keys(keys: Any, style: RepoStyle) -> set[str]:
+    """The ``keys`` that are TrainingArguments fields newer than the transformers release the requirements allow."""
     hi = style.transformers_max
-    return hi is not None and any(k in _HF_KEY_SINCE and hi < _HF_KEY_SINCE[k] for k in keys)
+    return set() if hi is None else {k for k in keys if k in _HF_KEY_SINCE and hi < _HF_KEY_SINCE[k]}
+
+
+def _without_newer(code: str, style: RepoStyle) -> str | None:
+    """An HF YAML snippet without the keys the pinned transformers lacks (``dataloader_num_workers: 8`` kept, its
+    ``dataloader_persistent_workers: true`` dropped under 4.35); the snippet as it is when none is too new, None when
+    nothing is left."""
+    newer = _newer_keys(_yaml_keys(code), style)
+    if not newer:
+        return code
+    kept = [ln for ln in code.splitlines(keepends=True) if ln.split(":", 1)[0].strip() not in newer]
+    return "".join(kept) + _left_out(newer, style) + "\n" if _yaml_keys("".join(kept)) else None
+
+
+def _left_out(newer: set[str], style: RepoStyle) -> str:
+    """A comment naming the fields left out of a snippet and the release they need."""
+    hi = ".".join(map(str, style.transformers_max or ()))
+    return "# left out: " + ", ".join(f"{k} (transformers >= {'.'.join(map(str, _HF_KEY_SINCE[k]))})" for k in sorted(newer)) + \
+        f"; the requirements allow at most {hi}"
 
 
 def _hf_yaml_to(target: str, code: str, style: RepoStyle) -> str | None:
@@ -377,8 +398,11 @@ def _hf_yaml_to(target: str, code: str, style: RepoStyle) -> str | None:
     foreign = (_NOT_TRAINING_ARGS - _TRL_ARGS.get(style.hf_args_class, frozenset())) & set(doc)
     if foreign and (target == "hf-args" or not foreign <= style.own_args):
         return None
-    if _too_new(doc, style):
-        return None
+    newer = _newer_keys(doc, style)
+    if newer:
+        doc = {k: v for k, v in doc.items() if k not in newer}  # fields the pinned transformers lacks: left out
+        if not doc:
+            return None
     if target == "hf-flags" and style.argparse and not style.hf_parser and not set(doc) <= style.own_args:
         return None  # a script with its own argparse (OpenFlamingo's train.py) rejects a flag it does not define
     where = style.where.get(target, "")
@@ -387,6 +411,8 @@ def _hf_yaml_to(target: str, code: str, style: RepoStyle) -> str | None:
     else:
         flags = " ".join(f"--{k} {shlex.quote(str(v))}" for k, v in doc.items())
         lines = [f"# append to the training command in {where}", flags]
+    if newer:
+        lines.append(_left_out(newer, style))
     return "\n".join(lines) + "\n"
 
 
@@ -428,8 +454,10 @@ def fit(check: Check, style: RepoStyle, hw: GPU | None = None) -> Snippet | None
             code = declared[target]
             src = target
             if target == "hf-yaml":
-                if style.dialect is None and _too_new(_yaml_keys(code), style):
-                    continue
+                if style.dialect is None:
+                    code = _without_newer(code, style)
+                    if code is None:
+                        continue
                 if style.dialect is None and _RECIPE_FRAMEWORK_KEYS & set(_yaml_keys(code)):
                     # a recipe framework's key (LLaMA-Factory ``tokenized_path``) in a plain HF/TRL recipe: TrlParser and
                     # HfArgumentParser refuse unknown keys at start-up (alignment-handbook's recipes)

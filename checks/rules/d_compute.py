@@ -18,6 +18,8 @@ from ._helpers import (
     aux_model_site,
     callers_off,
     evs,
+    flag_state,
+    guard_flags,
     guard_off,
     parse_expr,
     recipe_majority,
@@ -548,6 +550,18 @@ def _launch_split(text_attn: str) -> dict[str, str]:
     }
 
 
+#: Qwen ``finetune.py``: a Trainer script whose model loads with ``trust_remote_code=True``
+_QWEN_FINETUNE = (
+    "from dataclasses import dataclass, field\n\nimport transformers\nfrom transformers import Trainer\n\n\n@dataclass\n"
+    "class ModelArguments:\n    model_name_or_path: str = field(default=\"{model}\")\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))\n"
+    "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(\n        model_args.model_name_or_path,\n"
+    "        trust_remote_code=True,\n    )\n"
+    "    trainer = Trainer(model=model, args=training_args)\n    trainer.train()\n"
+)
+
+
 @register
 class D1FlashAttention(Check):
     id = "D1"
@@ -592,6 +606,10 @@ class D1FlashAttention(Check):
         "shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --use-flash-attn\n",
     }
     examples = (
+        Example({"finetune.py": _QWEN_FINETUNE.format(model="Qwen/Qwen-7B")}, Status.NA,
+                "Qwen-7B: remote code (trust_remote_code) chooses its own attention kernel"),
+        Example({"finetune.py": _QWEN_FINETUNE.format(model="Qwen/Qwen2-7B")}, P,
+                "Qwen2-7B, a native transformers model, loaded the same way: its attn_implementation applies"),
         Example({"configs/pythia/160M.yml": ('{\n  "num_layers": 12,\n  "hidden_size": 768,\n  "num_attention_heads": 12,\n'
                                              '  "attention_config": [[["flash"], 12]],\n  "seq_length": 2048,\n}\n'),
                  "train.py": "from megatron.training import pretrain\npretrain(neox_args)\n"}, U, "gpt-neox attention_config flash"),
@@ -843,22 +861,39 @@ class D1FlashAttention(Check):
         loads = [c for c in loads if c.path not in minority]  # the minority's loads choose their attention
         if not loads and {"axolotl", "llamafactory"} & set(ctx.project.frameworks):
             loads = f.config("base_model", "model_name_or_path")
+        remote = _remote_attention(ctx, loads)
+        if remote:
+            return Outcome(Status.NA, evs(loads[:3]), f"not judged: {remote} loads with trust_remote_code, so the model's own code "
+                           "picks its attention kernel and transformers' attn_implementation does not apply; check that code or its "
+                           "config (ChatGLM3 calls PyTorch SDPA on torch 2; Qwen-7B's config has `use_flash_attn`)",
+                           {"attn_implementation": "remote-code"})
         if loads:
             lo, hi, deps = dep_version(f, "transformers")
+            switch = _own_fa_switch(f, loads)
+            own = ""
+            values: dict[str, Any] = {}
+            if switch is not None:
+                name, default = switch
+                own = (f"; FlashAttention-2 is behind the project's own `{name}` option (default False at "
+                       f"{default.path}:{default.line}), which no launch turns on")
+                values = {"advice_for": "project-flag", "flag": name}
             if hi is not None and hi < (4, 36):
+                if not values:  # the pinned release predates attn_implementation: the advice names what it has
+                    values = {"advice_for": "transformers<4.34" if hi < (4, 34) else "transformers<4.36"}
                 return Outcome(
-                    N, evs(deps[:1]), _join("HF models load without attn_implementation on transformers < 4.36, whose default is eager "
-                                            "attention", note),
-                    {"attn_implementation": "eager"},
+                    N, evs(deps[:1]) + ([f.ev(switch[1])] if switch else []),
+                    _join("HF models load without attn_implementation on transformers < 4.36, whose default is eager "
+                          "attention" + own, note),
+                    {"attn_implementation": "eager", **values},
                 )
             pinned = ("" if not lo else f"; requirements pin transformers == {'.'.join(map(str, lo))}" if lo == hi
                       else f"; requirements allow transformers >= {'.'.join(map(str, lo))}")
             return Outcome(
-                P, [*evs(loads[:5]), *evs(deps[:1])],
+                P, [*evs(loads[:5]), *evs(deps[:1])] + ([f.ev(switch[1])] if switch else []),
                 _join(f"HF models load without attn_implementation: transformers >= 4.36 runs its default SDPA, but nothing chooses "
-                      f"FlashAttention-2{pinned}", note),
+                      f"FlashAttention-2{pinned}{own}", note),
                 # SDPA for certain only where the requirements hold transformers at 4.36 or later
-                {"attn_implementation": "default", "sdpa_default": bool(lo and lo >= (4, 36))},
+                {"attn_implementation": "default", "sdpa_default": bool(lo and lo >= (4, 36)), **values},
             )
         fa_dep = f.deps("flash-attn", "flash-attention", "xformers")
         detail = ("flash-attn is installed but nothing enables it" if fa_dep else
@@ -1701,6 +1736,98 @@ def liger_sites(f: Facts) -> tuple[list, list, list]:
     return used, half, off_
 
 
+def _own_fa_switch(f: Facts, loads: list) -> tuple[str, Any] | None:
+    """The project's own FlashAttention switch that the training path's model loads pass on (Chinese-LLaMA-Alpaca-2:
+    ``use_flash_attention_2: Optional[bool] = field(default=False)``, then ``from_pretrained(...,
+    use_flash_attention_2=training_args.use_flash_attention_2)``) when nothing turns it on: (its name, its default)."""
+    for c in (c for c in loads if isinstance(c, Call)):
+        for key in ("use_flash_attention_2", "use_flash_attn", "flash_attn"):
+            v = c.kwargs.get(key)
+            ref = getattr(v, "ref", None) if isinstance(v, Expr) else None
+            if not ref or flag_state(f, ref) is not False:
+                continue
+            default = next((s for s in f.settings(ref) if s.source in ("field-default", "argparse-default") and s.path == c.path), None)
+            if default is not None:
+                return ref, default
+    return None
+
+
+#: model families whose checkpoints ship their own modelling code (``trust_remote_code``), attention kernel choice included:
+#: ChatGLM 1-3, Qwen 1 (``Qwen/Qwen-7B``; Qwen1.5 and later are native), Baichuan, InternLM 1-2
+_REMOTE_ATTN = re.compile(r"chatglm|(^|/)qwen-(1_8b|7b|14b|72b)|baichuan|internlm2?(-|_|$)", re.I)
+#: names of embedding models a RAG or API demo uses beside the trained LLM (ChatGLM3's ``bge-large-zh-1.5``)
+_EMBEDDING_NAME = re.compile(r"(^|/)(bge|e5|gte|text2vec|m3e)[-_]|embedding|sentence-transformers", re.I)
+
+
+def _remote_attention(ctx: Context, loads: list) -> str | None:
+    """The remote-code model the training path loads, when every model the project names is one and every load passes
+    ``trust_remote_code=True`` (ChatGLM3's ``finetune_hf.py``, Qwen's ``finetune.py``): None otherwise."""
+    calls = [c for c in loads if isinstance(c, Call)]
+    if not calls or any(truthy(c.kwargs.get("trust_remote_code")) is not True for c in calls):
+        return None
+    names = [n for n in ctx.project.model_names if not _EMBEDDING_NAME.search(n)]
+    if not names or not all(_REMOTE_ATTN.search(n) for n in names):
+        return None
+    return next((n for n in names if not re.search(r"[\\:]", n)), names[0])  # a hub name before a Windows path
+
+
+def _runs_file(script: str | None, path: str) -> bool:
+    """Whether a launch's script (``internvl/train/internvl_chat_finetune.py``, ``-m pkg.train``) is the file at ``path``."""
+    if not script:
+        return False
+    s = script.lstrip("./")
+    if not s.endswith(".py"):
+        s = s.replace(".", "/") + ".py"
+    return path == s or path.endswith("/" + s)
+
+
+def _flag_launch_share(f: Facts, used: list) -> tuple[str, list, list] | None:
+    """Liger applied only under one flag of the training scripts (InternVL: ``if model_args.use_liger:`` in its three
+    trainers, a dataclass field that defaults to False) that a minority of their launches turn on (16 of 116 pass
+    ``--use_liger True``): (the flag, the launches that turn it on, the launches of those scripts). None when another
+    site turns Liger on, the calls sit under no single flag, or fewer than three launches run the scripts."""
+    calls = [x for x in used if isinstance(x, Call)]
+    flags = {fl for c in calls for fl, neg in guard_flags(c.guard) if not neg}
+    if len(flags) != 1 or any(not any(fl in flags and not neg for fl, neg in guard_flags(c.guard)) for c in calls):
+        return None
+    flag = flags.pop()
+    key = flag.lower().replace("-", "_")
+    # the launches' own ``--use_liger True`` are counted below; any other setting turns Liger on by itself
+    if any(not (isinstance(x, Setting) and x.source == "launcher" and x.name.lower().replace("-", "_") == key)
+           for x in used if not isinstance(x, Call)):
+        return None
+    paths = {c.path for c in calls}
+    runs = [x for x in f.launches() if any(_runs_file(x.script, p) for p in paths)]
+    on = [x for x in runs if any(k.lower().replace("-", "_") == key and truthy(v) is True for k, v in x.script_args.items())]
+    if len(runs) < 3 or len(on) * 2 >= len(runs):
+        return None
+    cited = [x for x in used if not isinstance(x, Call)]  # the flag's own line in each launch that passes it
+    return flag, cited or on, runs
+
+
+#: InternVL ``internvl_chat/internvl/train/internvl_chat_finetune.py``: Liger under the trainer's own ``use_liger`` field
+_LIGER_FIELD_TRAINER = (
+    "from dataclasses import dataclass, field\n\nfrom liger_kernel.transformers import apply_liger_kernel_to_llama, apply_liger_kernel_to_qwen2\n"
+    "from transformers import HfArgumentParser, Trainer\n\n\n@dataclass\nclass ModelArguments:\n"
+    "    use_liger: bool = field(default=False, metadata={'help': 'Set to True to use the liger kernel.'})\n\n\n"
+    "def main():\n    model_args, training_args = HfArgumentParser((ModelArguments, TrainingArguments)).parse_args_into_dataclasses()\n"
+    "    if model_args.use_liger:\n        apply_liger_kernel_to_llama()\n        apply_liger_kernel_to_qwen2()\n"
+    "    model = InternVLChatModel.from_pretrained(model_args.model_name_or_path)\n"
+    "    trainer = Trainer(model=model, args=training_args)\n    trainer.train()\n"
+)
+
+
+def _liger_field_launches(on: int, total: int) -> dict[str, str]:
+    """``total`` stage scripts running the trainer, ``on`` of them passing ``--use_liger True``."""
+    files = {"internvl/train/internvl_chat_finetune.py": _LIGER_FIELD_TRAINER}
+    for i in range(total):
+        flag = "  --use_liger True \\\n" if i < on else ""
+        files[f"shell/stage2/internvl_{i}b_stage2.sh"] = (
+            "torchrun --nproc_per_node=8 internvl/train/internvl_chat_finetune.py \\\n"
+            f"  --model_name_or_path Qwen/Qwen2.5-{i + 1}B \\\n{flag}  --bf16 True \\\n  --deepspeed zero_stage3_config.json\n")
+    return files
+
+
 # RLinf: the log-prob helper dispatches on an op-type string; the actor hands it an attribute read from the run's config
 # with a default ("flash_attn"), so the Liger branch runs only for a run that names "liger_kernel"
 _LIGER_OP_UTILS = (
@@ -1812,6 +1939,8 @@ class D5Liger(Check):
         Example({"train.py": "from transformers import GPT2LMHeadModel\nmodel = GPT2LMHeadModel.from_pretrained('gpt2-medium')\n"}, N, "gpt2 unsupported"),
         Example(_liger_closure_lib(True), N, "Liger modules built in closures of a loader that runs only when use_liger_kernel (default False)"),
         Example(_liger_closure_lib(False), U, "the same closures, their loader called unconditionally"),
+        Example(_liger_field_launches(1, 4), P, "InternVL: Liger under the trainer's use_liger, passed by 1 of 4 launches"),
+        Example(_liger_field_launches(3, 4), U, "the same trainer, 3 of 4 launches pass --use_liger True"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1823,6 +1952,15 @@ class D5Liger(Check):
     def _detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         used, half, off_ = liger_sites(f)
+        share = _flag_launch_share(f, used)
+        if share is not None:
+            flag, on, runs = share
+            scripts = sorted({(x.script or "").rsplit("/", 1)[-1] for x in runs})
+            names = ", ".join(scripts[:3]) + (", ..." if len(scripts) > 3 else "")
+            return Outcome(P, [f.ev(x) for x in used if isinstance(x, Call)] + evs(on[:10]),
+                           f"Liger kernels patch the model only under `{flag}`: {len(on)} of {len(runs)} launches of "
+                           f"{names} turn it on (judged by the majority: off)",
+                           {"liger_kernel": False, "advice_for": "project-flag", "flag": flag})
         if used:
             return Outcome(U, [f.ev(x) for x in used], "Liger kernels patch the model", {"liger_kernel": True})
         if half:
