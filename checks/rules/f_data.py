@@ -1010,7 +1010,9 @@ def _streaming_files(f: Facts) -> set[str]:
 # -- tokenization: offline, up-front (once per run) or online (per sample) ----------------
 
 _TOKENIZE_SHORT = {"encode_plus", "batch_encode_plus", "apply_chat_template", "tokenizer_image_token", "encode_ordinary",
-                   "encode_ordinary_batch", "encode_batch", "processor", "encode"}
+                   "encode_ordinary_batch", "encode_batch", "processor", "encode",
+                   # ChatGLM's remote tokenizer: ``tokenizer.build_single_message(role, "", content)`` returns token ids
+                   "build_single_message", "build_chat_input"}
 #: a module of collator classes (``instruction_collator.py``, ``data_collator.py``, ``collate.py``): their ``__call__`` is
 #: the DataLoader's ``collate_fn``, run per batch
 _COLLATOR_FILE = re.compile(r"collat", re.I)
@@ -1125,6 +1127,24 @@ def _arg_text(a: object) -> str:
     return str(getattr(a, "text", a) or "")
 
 
+#: ChatGLM3 ``finetune_demo/finetune_hf.py``: the data manager maps the callback its caller hands it
+_CHATGLM_DATA = (
+    "import functools\n\nfrom datasets import load_dataset\n\n\nclass DataManager:\n"
+    "    def __init__(self, data_dir, num_proc=16):\n        self._num_proc = num_proc\n"
+    "        self._dataset_dct = load_dataset(data_dir)\n\n"
+    "    def get_dataset(self, split, process_fn, batched=True):\n        orig_dataset = self._dataset_dct[split]\n"
+    "        return orig_dataset.map(\n            process_fn,\n            batched=batched,\n"
+    "            remove_columns=orig_dataset.column_names,\n            num_proc=self._num_proc,\n        )\n\n\n"
+    "def process_batch(batch, tokenizer):\n    input_ids = []\n    for conv in batch['conversations']:\n"
+    "        for message in conv:\n            input_ids += tokenizer.build_single_message(message['role'], '', message['content'])\n"
+    "    return {{'input_ids': input_ids}}\n\n\n"
+    "def main(data_dir, model_dir):\n    tokenizer = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=True)\n"
+    "    data_manager = DataManager(data_dir)\n"
+    "    train_dataset = data_manager.get_dataset('train', {callback}, batched=True)\n"
+    "    trainer = Seq2SeqTrainer(model=model, train_dataset=train_dataset)\n    trainer.train()\n"
+)
+
+
 def _map_callback(f: Facts, c: Call) -> str:
     """The text of a ``.map`` call's callback, through a local name bound to ``functools.partial`` in the same function
     (picotron: ``tokenizer_func = partial(self.tokenizer_group_text, ...)`` then ``dataset.map(tokenizer_func, ...)``)."""
@@ -1141,6 +1161,13 @@ def _map_callback_text(f: Facts, c: Call, arg: Any) -> str:
     for x in f.files[c.path].calls:
         if x.func == c.func and x.short == "partial" and x.args and bind.match(x.text):
             return f"{text} {_text(x.args[0])}"
+    # a parameter of the enclosing method (ChatGLM3's ``DataManager.get_dataset(split, process_fn)`` maps ``process_fn``):
+    # the callbacks its callers in the same file hand it (``functools.partial(process_batch, tokenizer=tokenizer, ...)``)
+    if c.func and c.func != "<module>":
+        handed = [_text(a) for x in f.files[c.path].calls if x.short == c.func and x is not c
+                  for a in (*x.args, x.kwargs.get(text)) if a is not None and "partial(" in _text(a)]
+        if handed:
+            return " ".join([text, *handed])
     return text
 
 
@@ -3618,6 +3645,10 @@ class F6OfflinePreprocessing(_DataCheck):
         Example({"dataset.py": "from torch.utils.data import Dataset\n\ndef preprocess(sources, tokenizer):\n    return tokenizer(sources, return_tensors='pt')\n\n"
                  "class LazySupervisedDataset(Dataset):\n    def __getitem__(self, i):\n        return preprocess([self.data[i]], self.tokenizer)\n"}, N, "tokenize in __getitem__"),
         Example({"collate.py": "def collate_fn(batch):\n    return tokenizer([b['text'] for b in batch], padding=True, return_tensors='pt')\n"}, N, "tokenize in collate_fn"),
+        Example({"finetune_demo/finetune_hf.py": _CHATGLM_DATA.format(callback="functools.partial(process_batch, tokenizer=tokenizer)")},
+                U, "ChatGLM3: datasets.map of a callback the caller hands the data manager"),
+        Example({"finetune_demo/finetune_hf.py": _CHATGLM_DATA.format(callback="None")}, N,
+                "the same data manager, handed no tokenizing callback"),
         Example({"sft.yaml": "stage: sft\n# tokenized_path: /cache/tok\n", "train.py": "x = 1\n"}, N, "commented out, nothing else"),
         Example({"run_clm.py": "from datasets import load_dataset\nraw = load_dataset('json', data_files='train.jsonl')\n"
                  "def tokenize_function(examples):\n    return tokenizer(examples['text'])\n"
@@ -3979,6 +4010,31 @@ def _vendored_fa2(caller: str = "") -> dict[str, str]:
     return filled(_VENDORED_FA2, "caller", caller)
 
 
+#: lingua ``lingua/data.py``: documents are tokenized in a generator and ``{packer}`` yields sequences of seq_len tokens
+_LINGUA_PACK = (
+    "import numpy as np\n\n\ndef tokenize(iterator, tokenizer):\n    for doc in iterator:\n"
+    "        yield tokenizer.encode(doc['text'], add_bos=True, add_eos=True)\n\n\n"
+    "def {packer}(iterator, output_seq_len):\n{body}\n\n"
+    "def build_dataloader(jsonl_iterator, tokenizer, seq_len, batch_size):\n"
+    "    sequences = {packer}(tokenize(jsonl_iterator, tokenizer), seq_len)\n"
+    "    batch = []\n    for seq in sequences:\n        batch.append(seq)\n        if len(batch) == batch_size:\n"
+    "            yield np.stack(batch)\n            batch = []\n"
+)
+_LINGUA_PACKER = ("    buffer = []\n    n_views = 2\n    buffer_size = output_seq_len + n_views - 1\n"
+                  "    for tokens in iterator:\n        start_token = 0\n        while start_token < len(tokens):\n"
+                  "            free_space = buffer_size - len(buffer)\n            seq_len = min(free_space, len(tokens) - start_token)\n"
+                  "            buffer.extend(tokens[start_token:start_token + seq_len])\n            start_token += seq_len\n"
+                  "            if len(buffer) == buffer_size:\n"
+                  "                yield np.lib.stride_tricks.sliding_window_view(np.array(buffer), n_views, axis=0)\n"
+                  "                buffer = buffer[output_seq_len:]\n")
+_LINGUA_PADDER = ("    for tokens in iterator:\n        yield np.array((tokens + [0] * output_seq_len)[:output_seq_len])\n")
+_LINGUA_TRAIN = (
+    "import torch\nfrom lingua.data import build_dataloader\n\n\ndef train(args, model, optimizer):\n"
+    "    for batch in build_dataloader(read_jsonl(args.data.root_dir), tokenizer, args.data.seq_len, args.data.batch_size):\n"
+    "        loss = model(torch.from_numpy(batch).cuda())\n        loss.backward()\n        optimizer.step()\n"
+)
+
+
 #: TRL 1.16-shaped: ``pack_dataset`` (a library function mapping a packer over the dataset) called by the trainer only under
 #: ``if packing:``, with ``packing`` handed down from a config field that defaults to False
 _PACK_HELPER = {
@@ -4276,6 +4332,11 @@ class F7SequencePacking(_DataCheck):
             "    return tokenized_messages\n")}, N, "messages truncated at max_seq_len"),
         Example(_OLMO_CHUNK_READER, U, "fixed-size chunks of the concatenated token arrays"),
         Example(_PICOTRON_DATA, U, "group_texts through a functools.partial map callback"),
+        Example({"lingua/data.py": _LINGUA_PACK.format(packer="pack_tokens", body=_LINGUA_PACKER),
+                 "apps/main/train.py": _LINGUA_TRAIN}, U,
+                "lingua: the token stream's own pack_tokens fills fixed-length sequences across documents"),
+        Example({"lingua/data.py": _LINGUA_PACK.format(packer="pad_tokens", body=_LINGUA_PADDER),
+                 "apps/main/train.py": _LINGUA_TRAIN}, N, "the same stream padding each document instead"),
         Example({"nanochat/dataloader.py": (  # nanochat: documents packed into B rows of T + 1 tokens by best fit, no padding
             "import torch\n\ndef tokenizing_distributed_data_loader_bos_bestfit(tokenizer, B, T, split, device=\"cuda\"):\n"
             "    row_capacity = T + 1\n    doc_buffer = []\n    row_buffer = torch.empty((B, row_capacity), dtype=torch.long)\n"
@@ -4467,6 +4528,10 @@ class F7SequencePacking(_DataCheck):
         grouped = [c for c in f.calls(*_GROUP_TEXTS) if _GROUP_TEXTS_NAME.match(c.short) and not _in_tests(c.path)
                    and not guard_off(f, c) and not callers_off(f, c, hops=2)]
         used += [_ev(c, key=f"{c.short}()") for c in grouped[:5]]
+        # a token stream's own packer (lingua ``lingua/data.py``: ``pack_tokens`` fills a buffer of ``output_seq_len`` tokens
+        # across documents and yields it whole)
+        packers = [c for c in f.calls(*_PACK_FUNCS) if not _in_tests(c.path) and not guard_off(f, c) and not callers_off(f, c, hops=2)]
+        used += [_ev(c, key=f"{c.short}()") for c in packers[:5]]
         map_note = ""
         if maps_off:
             c = maps_off[0]
@@ -4706,6 +4771,10 @@ _WINDOW_KWARGS = ("block_size", "seq_len", "seq_length", "sequence_length", "max
 #: blocks (``group_texts``, ``concatenate_and_group_texts``)
 _GROUP_TEXTS = ("group_texts", "concatenate_and_group_texts")
 _GROUP_TEXTS_NAME = re.compile(r"^(concatenate_and_)?group_texts$")
+#: a pre-training token stream's packer, named for what it does: documents' tokens concatenated into fixed-length
+#: sequences. (``pack_sequences`` is left out: ludwig's and RLinf's pack samples only in an opt-in mode that the call
+#: graph does not show as off)
+_PACK_FUNCS = ("pack_tokens",)
 
 
 def _token_windows(f: Facts) -> list[Evidence]:
