@@ -177,6 +177,43 @@ def _classify_schedule(name: str) -> tuple[bool, bool] | None:
     return None
 
 
+def _json_recipes(constant: int, cosine: int) -> dict[str, str]:
+    """Firefly's shape: ``train.py`` reads one of many JSON recipes (``train_args/sft/qlora/qwen-7b-sft-qlora.json``)."""
+    files = {"train.py": (
+        "from transformers import HfArgumentParser, Trainer, TrainingArguments\n\n\ndef main():\n"
+        "    parser = HfArgumentParser((CustomizedArguments, TrainingArguments))\n"
+        "    args, training_args = parser.parse_json_file(json_file=train_args_file)\n"
+        "    trainer = Trainer(model=model, args=training_args, train_dataset=train_dataset)\n    trainer.train()\n")}
+    for i in range(constant + cosine):
+        kind = "constant_with_warmup" if i < constant else "cosine"
+        files[f"train_args/sft/qlora/model{i}-sft-qlora.json"] = (
+            '{\n    "output_dir": "output/firefly",\n    "num_train_epochs": 1,\n    "learning_rate": 2e-4,\n'
+            f'    "lr_scheduler_type": "{kind}",\n    "warmup_steps": 100,\n    "fp16": true\n}}\n')
+    return files
+
+
+_MIN_VOTING_RECIPES = 5
+
+
+def _schedule_vote(f: Facts) -> tuple[str, int, int, list[Setting], Counter[str]] | None:
+    """The schedule most recipe files name when it does not decay and the recipes disagree (Firefly: ``"lr_scheduler_type":
+    "constant_with_warmup"`` in 51 of its 65 JSON recipes, ``cosine`` in 14): (name, its recipes, recipes, its settings,
+    recipes per name). None when fewer than five recipe files name one (verl's four base configs, its PPO defaults and an
+    optimizer preset, are no recipe set to vote over), no name has a majority, or the majority decays."""
+    by_file: dict[str, Setting] = {}
+    for s in f.settings("lr_scheduler_type"):
+        if s.source == "config" and s.path.endswith((".json", ".yaml", ".yml")) and isinstance(s.value, str):
+            by_file[s.path] = s
+    if len(by_file) < _MIN_VOTING_RECIPES:
+        return None
+    counts: Counter[str] = Counter(s.value.strip() for s in by_file.values())
+    top, n = counts.most_common(1)[0]
+    if len(counts) < 2 or n * 2 <= len(by_file) or (_classify_schedule(top) or (False, True))[1]:
+        return None
+    cited = [s for s in by_file.values() if s.value.strip() == top]
+    return top, n, len(by_file), cited[:10], counts
+
+
 _SCHEDULE_NAME_KEYS = ("lr_scheduler_type", "lr_scheduler", "scheduler", "lr_schedule", "lr_decay_style", "scheduler_type", "decay_type",
                        "lr_scheduler_name", "decay_style", "lr_policy", "sched", "warmup_style", "lr_scheduler_style")
 _SCHEDULE_SECTION_KEYS = ("scheduler.type", "lr_scheduler.type", "sched.name", "scheduler.name", "lr_scheduler.name",
@@ -960,6 +997,9 @@ class G1LRSchedule(Check):
                 "the default scheduler config has 0 warmup; a profiler's and an unpicked scheduler's warmups do not count"),
         Example(_config_menu(2000), U, "the same library whose default scheduler config warms up for 2000 steps"),
         Example(_named_warmup(0), N, "a constant_with_warmup scheduler whose section sets 0 warmup steps: a constant LR"),
+        Example(_json_recipes(constant=4, cosine=1), P, "Firefly: constant_with_warmup in most JSON recipes, cosine in one"),
+        Example(_json_recipes(constant=3, cosine=1), U, "four recipes are too few to vote: the decay some of them run counts"),
+        Example(_json_recipes(constant=1, cosine=4), U, "the same recipes, cosine in most"),
         Example(_named_warmup(100), P, "the same scheduler with 100 warmup steps and no decay"),
         Example({"scripts/finetune_guanaco_7b.sh": (  # qlora: HF's "constant" schedule takes no warmup
             "python qlora.py \\\n    --model_name_or_path huggyllama/llama-7b \\\n    --lr_scheduler_type constant \\\n"
@@ -993,6 +1033,16 @@ class G1LRSchedule(Check):
             # decay by its code. Decay code alone (an unchosen cosine branch) does not rename the run's constant schedule
             name = "cosine" if any("cos" in (getattr(x, "text", "") or "") for x in r.decay) else None
         values = {"lr_schedule": name, "warmup": bool(r.warm), "decay": bool(r.decay)}
+        vote = _schedule_vote(ctx.facts) if r.decay else None
+        if vote is not None:
+            top, n, total, cited, counts = vote
+            warm, _ = _classify_schedule(top) or (False, False)
+            others = ", ".join(f"{v} in {k}" for v, k in counts.most_common()[1:4])
+            spread = f"lr_scheduler_type {top} in {n} of {total} recipes" + (f", {others}" if others else "") + " (judged by the majority)"
+            values.update(lr_schedule=top, decay=False, warmup=warm)
+            if warm:
+                return Outcome(P, r.evidence(cited), f"warmup without a decay phase: {spread}", values)
+            return Outcome(N, r.evidence(cited), f"constant learning rate: {spread}", values)
         if r.warm and r.decay:
             return Outcome(U, r.evidence(r.decay + r.warm), f"warmup + {name or 'decay'} schedule", values)
         if r.decay:
