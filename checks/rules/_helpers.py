@@ -1370,7 +1370,14 @@ def value_on(facts: Facts, v: Any) -> bool | None:
     ref = getattr(v, "ref", None)
     if ref:
         return flag_state(facts, ref)
-    if getattr(v, "text", None) is not None:
+    text = getattr(v, "text", None)
+    if text is not None:
+        # ``disable=not cfg.reduce_generation_overhead`` (lingua's generator): the negation of the flag's state
+        node = parse_expr(text) if text.startswith("not ") else None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(node.operand, (ast.Name, ast.Attribute)):
+            name = node.operand.id if isinstance(node.operand, ast.Name) else node.operand.attr
+            state = flag_state(facts, name)
+            return None if state is None else not state
         return None
     return truthy(v)
 

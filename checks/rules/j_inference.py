@@ -28,11 +28,26 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import evs, guard_off, imports_hf, inputs_replaced
+from ._helpers import evs, guard_off, imports_hf, inputs_replaced, value_on
 
 _OWN_TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
+
+#: lingua ``apps/main/generate.py``: the packed-sequence generator compiles its decode step with CUDA graphs only when
+#: its config asks for it
+_LINGUA_GENERATOR = (
+    "from dataclasses import dataclass\n\nimport torch\n\n\n@dataclass\nclass PackedCausalTransformerGeneratorArgs:\n"
+    "    max_gen_len: int = 512\n    compile_prefilling: bool = False\n    reduce_generation_overhead: bool = {default}\n\n\n"
+    "class PackedCausalTransformerGenerator:\n    def __init__(self, cfg, model, tokenizer):\n        self.model = model\n"
+    "        self.prefill = torch.compile(self.prefill, disable=not cfg.compile_prefilling)\n"
+    "        self.generate_next_token = torch.compile(\n            self.generate_next_token,\n            mode=\"reduce-overhead\",\n"
+    "            disable=not cfg.reduce_generation_overhead,\n        )\n\n"
+    "    def generate(self, prompts):\n        return [self.generate_next_token(p) for p in prompts]\n\n\n"
+    "def main():\n    model = load_consolidated_model_and_tokenizer(ckpt)\n"
+    "    generator = PackedCausalTransformerGenerator(PackedCausalTransformerGeneratorArgs(), model, tokenizer)\n"
+    "    print(generator.generate(['hello']))\n"
+)
 
 # engine -> dotted prefixes of its Python API
 _ENGINE_API: dict[str, tuple[str, ...]] = {
@@ -896,6 +911,9 @@ class J6DecodeCudaGraph(_InferenceOnly):
                  "generate.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
                  "out = model.generate(**inputs, max_new_tokens=64)\n"},
                 N, "a training-step graph is not decode"),
+        Example({"apps/main/generate.py": _LINGUA_GENERATOR.format(default=False)}, N,
+                "lingua: decode compiled with reduce-overhead only under a generator flag that defaults to False"),
+        Example({"apps/main/generate.py": _LINGUA_GENERATOR.format(default=True)}, U, "the same generator, the flag on by default"),
         Example({"config/ppo_trainer.yaml": "actor_rollout_ref:\n  rollout:\n    name: vllm\n    enforce_eager: True\n"
                  "    free_cache_engine: True\n", "requirements.txt": "vllm==0.8.3\n"}, N, "verl rollout eager"),
         Example({"inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
@@ -916,10 +934,11 @@ class J6DecodeCudaGraph(_InferenceOnly):
             # args.x``), a mapping of buffers (``cuda_graph = {'training': None}``) or None proves nothing
             if truthy(s.value) is True or (isinstance(s.value, str) and truthy(s.value) is None and _MODE_NAME.match(s.value.strip())):
                 used.append(s)
+        switched_off: list[Any] = []  # ``disable=not cfg.reduce_generation_overhead`` with the flag off by default (lingua)
         for c in _live(f, f.calls("torch.compile")):
             mode = c.kwargs.get("mode")
             if isinstance(mode, str) and mode in ("reduce-overhead", "max-autotune") and not _training_file(f, c.path):
-                used.append(c)
+                (switched_off if value_on(f, c.kwargs.get("disable", False)) is True else used).append(c)
         # a graph captured by hand counts where it serves generation; Megatron's full-iteration training graphs
         # (``megatron/core/full_cuda_graph.py``) and optimizer-step graphs are not decode
         used += [c for c in _live(f, f.calls("torch.cuda.graph", "torch.cuda.CUDAGraph", "torch.cuda.make_graphed_callables"))
@@ -938,6 +957,10 @@ class J6DecodeCudaGraph(_InferenceOnly):
         off = forced + [x for x in eager_on + sg_off if isinstance(x, Call)] + tgi_off
         if off:
             return Outcome(N, evs(off), "the engine is forced to eager mode (no CUDA graphs)", {"cuda_graph": False})
+        if switched_off:
+            flag = str(getattr(switched_off[0].kwargs.get("disable"), "text", "")).removeprefix("not ").strip()
+            return Outcome(N, evs(switched_off), f"decode is compiled with mode=\"reduce-overhead\" (CUDA graphs) only when "
+                           f"`{flag}` is on, and no setting turns it on", {"cuda_graph": False})
         return Outcome(N, evs(_hf_generate(f)), "decode runs eagerly, kernel by kernel", {"cuda_graph": False})
 
 
