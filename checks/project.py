@@ -119,6 +119,8 @@ _ALIGN_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_(ppo
 #: also a training script named for it (minimind ``trainer/train_dpo.py``, ``train_grpo.py``, ``train_distillation.py``)
 _ALIGN_MODULE = re.compile(r"(^|/)(train_)?(dpo|ppo|grpo|kto|orpo|simpo|cpo|ipo|rloo|rlhf|reinforce|gkd|spin|distill(ation)?)"
                            r"(_?trainer|_train(ing)?)?\.py$", re.I)
+#: a folder named for one of those algorithms (DeepSpeed-Chat ``step2_dpo_finetuning/``, ``step3_rlhf_finetuning/``)
+_ALIGN_DIR = re.compile(r"(^|/|_)(dpo|ppo|grpo|kto|orpo|simpo|rloo|rlhf)(_[^/]*)?/[^/]+\.py$", re.I)
 _FINETUNE_HINT = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
 #: a path that names pre-training (``pretrain_gpt.py``, ``pretraining/``), not pretrained weights: ``pretrained.py`` (OpenCLIP's
 #: registry of released checkpoints), ``load_pretrained.py`` are where weights to start from come from, the opposite
@@ -1428,9 +1430,12 @@ def _own_vlm_classes(facts: Facts) -> list[Any]:
 
 def alignment_steps(facts: Facts) -> list[Call]:
     """Optimizer steps in the project's own trainer module for a preference/RL/distillation algorithm (``_ALIGN_MODULE``):
-    ``self.optimizer.step()`` or, under a gradient scaler, ``scaler.step(optimizer)`` (minimind ``train_dpo.py``)."""
-    return [c for c in facts.calls("step") if c.short == "step" and _ALIGN_MODULE.search(c.path) and not _TEST_PATH_RE.search(c.path)
-            and ("optim" in c.name.lower() or any(isinstance(a, Expr) and "optim" in a.text.lower() for a in c.args[:1]))]
+    ``self.optimizer.step()`` or, under a gradient scaler, ``scaler.step(optimizer)`` (minimind ``train_dpo.py``); and the
+    backward passes of a training script in a folder named for one (DeepSpeed-Chat ``training/step2_dpo_finetuning/main.py``:
+    ``model.backward(loss)`` on its DeepSpeed engine)."""
+    steps = [c for c in facts.calls("step") if c.short == "step" and _ALIGN_MODULE.search(c.path) and not _TEST_PATH_RE.search(c.path)
+             and ("optim" in c.name.lower() or any(isinstance(a, Expr) and "optim" in a.text.lower() for a in c.args[:1]))]
+    return steps + [c for c in facts.calls("backward") if _ALIGN_DIR.search(c.path) and not _TEST_PATH_RE.search(c.path)]
 
 def _does_inference(facts: Facts, p: Project) -> bool:
     """Inference is a workload of the project: an engine, a generation script/service, or online-RL rollouts.
