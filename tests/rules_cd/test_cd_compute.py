@@ -35,7 +35,7 @@ def test_hf_default_attention_is_partial():
     loose = run("D1", {**files, "requirements.txt": "transformers>=4.28.0\n"})  # alpaca-lora: may still run eager attention
     assert loose.status == Status.PARTIAL and loose.values["sdpa_default"] is False
     old = run("D1", {**files, "requirements.txt": "transformers==4.31.0\n"})
-    assert old.status == Status.UNUSED and old.values == {"attn_implementation": "eager"}
+    assert old.status == Status.UNUSED and old.values == {"attn_implementation": "eager", "advice_for": "transformers<4.34"}
 
 
 def test_attn_implementation_from_an_argparse_default_and_a_launch_override():
