@@ -1214,6 +1214,23 @@ def _ray_driver(gpus: int) -> dict[str, str]:
     }
 
 
+
+def _one_process_zero(procs: int) -> dict[str, str]:
+    """Chinese-LLaMA-Alpaca-2's shape: an HF Trainer script run by ``torchrun`` with a DeepSpeed ZeRO-2 config."""
+    return {
+        "scripts/training/run_clm_pt_with_peft.py": (
+            "from transformers import HfArgumentParser, Trainer, TrainingArguments\n\n\ndef main():\n"
+            "    parser = HfArgumentParser((ModelArguments, TrainingArguments))\n"
+            "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+            "    trainer = Trainer(model=model, args=training_args, train_dataset=train_dataset)\n    trainer.train()\n"),
+        "scripts/training/run_pt.sh": (
+            f"torchrun --nnodes 1 --nproc_per_node {procs} run_clm_pt_with_peft.py \\\n"
+            "    --deepspeed ds_zero2_no_offload.json \\\n    --per_device_train_batch_size 1 \\\n    --fp16\n"),
+        "scripts/training/ds_zero2_no_offload.json": (
+            '{\n  "fp16": {"enabled": "auto"},\n  "zero_optimization": {\n    "stage": 2,\n    "overlap_comm": true\n  },\n'
+            '  "train_micro_batch_size_per_gpu": "auto"\n}\n'),
+    }
+
 @register
 class A1DataParallel(Check):
     id = "A1"
@@ -1251,6 +1268,8 @@ class A1DataParallel(Check):
         "lightning": "trainer = L.Trainer(accelerator=\"gpu\", devices=8, strategy=\"ddp\")\n",
     }
     examples = (
+        Example(_one_process_zero(1), P, "Chinese-LLaMA-Alpaca-2: a ZeRO-2 config under torchrun --nproc_per_node 1"),
+        Example(_one_process_zero(8), U, "the same config under torchrun --nproc_per_node 8"),
         Example(_ray_driver(8), U, "slime: a Ray job whose trainer places its actors on 8 GPUs per node"),
         Example(_ray_driver(1), N, "the same Ray job on one GPU"),
         Example({"run.sh": "torchrun --nproc_per_node 8 train.py --bf16 True\n",
@@ -1367,6 +1386,14 @@ class A1DataParallel(Check):
         sharded = [s.fact for s in fsdp_sites(f) if s.sharded] + [s.fact for s in zero_sites(f) if s.sharded and s.stage]
         if not sharded and not used:  # a ZeRO optimizer built directly (InternEvo ``HybridZeroOptimizer``) shards over the DP ranks
             sharded = zero_optimizer_class(f, ctx.project)
+        if sharded and not used and single and all((ls.nodes or 1) == 1 for ls in single):
+            # a ZeRO/FSDP config under launches that each start one process (Chinese-LLaMA-Alpaca-2: ``torchrun --nnodes 1
+            # --nproc_per_node 1`` with ``ds_zero2_no_offload.json``): nothing is sharded or averaged as shipped
+            s0 = single[0]
+            return Outcome(P, [_ev(x) for x in sharded[:3]] + [_ev(ls.launch) for ls in single[:3]],
+                           f"a sharded data-parallel config is in place, but every training launch starts one process ({s0.reason} "
+                           f"at {s0.launch.path}:{s0.launch.line}): no data parallelism as shipped; it takes effect with one "
+                           "process per GPU", {"data_parallel": False, "nproc_per_node": 1})
         if sharded and not used:
             used += sharded
             kinds.append("sharded data parallel (FSDP/ZeRO)")

@@ -5182,8 +5182,9 @@ class F10PreTokenizedBinary(_DataCheck):
         "parsed and tokenized every time. Megatron-LM, GPT-NeoX and nanoGPT all train from pre-tokenized `.bin` files for "
         "this reason, which also makes sample boundaries and epochs deterministic across restarts."
     )
-    fix = "Tokenize the corpus once into a binary format (Megatron `tools/preprocess_data.py`, `np.memmap` uint16/uint32 token streams, or Arrow via `save_to_disk`) and read token ids at training time."
-    fix_zh = "将语料一次性分词为二进制格式（Megatron `tools/preprocess_data.py`、uint16/uint32 的 `np.memmap` token 流，或 `save_to_disk` 保存的 Arrow），训练时直接读取 token id。"
+    fix = ("Tokenize the corpus once into a flat binary token format (Megatron `tools/preprocess_data.py` `.bin/.idx`, "
+           "`np.memmap` uint16/uint32 token streams, MDS shards with token columns) and read token ids at training time.")
+    fix_zh = "将语料一次性分词为扁平的二进制 token 格式（Megatron `tools/preprocess_data.py` 的 `.bin/.idx`、uint16/uint32 的 `np.memmap` token 流、含 token 列的 MDS 分片），训练时直接读取 token id。"
     fix_safety = FixSafety.DISPLAY_ONLY
     references = ("https://github.com/NVIDIA/Megatron-LM#data-preprocessing", "https://github.com/karpathy/nanoGPT/tree/master/data/openwebtext")
     snippets = {

@@ -227,3 +227,21 @@ def test_control_the_same_loop_in_a_supervised_folder_is_not_alignment():
     a = _audit({"training/step1_supervised_finetuning/main.py": _DSC_DPO.replace("logsigmoid", "cross_entropy"),
                 "training/step1_supervised_finetuning/run.sh": "deepspeed main.py --model_name_or_path facebook/opt-1.3b\n"})
     assert not a.project.alignment
+
+
+def test_f10_is_not_advised_where_token_ids_are_already_saved_as_arrow():
+    # Chinese-LLaMA-Alpaca-2: tokenized with datasets.map, save_to_disk, load_from_disk on later runs; F10's advice asked
+    # for exactly that ("or Arrow via save_to_disk")
+    prep = ("import datasets\nfrom transformers import Trainer\n\n\ndef main(files, tokenizer, cache_path):\n"
+            "    try:\n        processed_dataset = datasets.load_from_disk(cache_path, keep_in_memory=False)\n"
+            "    except Exception:\n        raw = datasets.load_dataset('text', data_files=files)\n"
+            "        tokenized = raw.map(lambda x: tokenizer(x['text']), batched=True, num_proc=8, remove_columns=['text'])\n"
+            "        processed_dataset = tokenized\n        processed_dataset.save_to_disk(cache_path)\n"
+            "    Trainer(model=model, train_dataset=processed_dataset['train']).train()\n")
+    plan = _plan({"scripts/training/run_clm_pt_with_peft.py": prep})
+    assert any(w.check == "F10" and "already saved ahead of training" in w.reason for w in plan.withheld), plan.withheld
+    online = ("from torch.utils.data import DataLoader\nfrom transformers import Trainer\n\n\ndef collate(batch):\n"
+              "    return tokenizer([b['text'] for b in batch], padding=True, return_tensors='pt')\n\n\n"
+              "def main():\n    Trainer(model=model, train_dataset=ds, data_collator=collate).train()\n")
+    plan = _plan({"train.py": online})
+    assert not any(w.check == "F10" and "already saved ahead of training" in w.reason for w in plan.withheld)
