@@ -892,6 +892,8 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     # forced globs; then imports
     entries: list[str] = list(forced)
     basenames = {q.rsplit("/", 1)[-1] for q in paths}
+    launched: set[str] = set()  # the scripts the launches run
+    blind: set[str] = set()  # launch files with a training launch whose script is not resolved
     named: list[str] = []  # train*.py found by their name alone
     named_sideline: list[str] = []  # ``pkg/experimental/cpo/cpo_trainer.py``: an entry by its name only
     for p in paths:
@@ -901,6 +903,9 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         evaluates: list[str] = []
         for launch in ff.launches:
             targets = _script_paths(launch.script, pathset, index, p)
+            if not targets and _trains(launch.launcher, launch.script):
+                blind.add(p)  # a training launch whose script is not known (``deepspeed --module $cmds``)
+            launched.update(targets)
             if launch.launcher == "python" and not launch.wrappers:
                 # ``python run_streaming.py`` (an inference experiment's script) starts training only when the script
                 # is named for it or trains itself; a distributed launcher (torchrun, deepspeed, srun) keeps its script
@@ -970,6 +975,10 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     # leave its script looking unlaunched: there every train*.py stays an entry point.)
     shipped = any(files[p].launches for p in paths if p not in roles.by_path)
     run_dirs = set() if shipped else {e.rsplit("/", 1)[0] if "/" in e else "" for e in commanded if e in pathset}
+    if shipped and not any(p not in roles.by_path for p in blind):
+        # every in-scope training launch is resolved: a train*.py beside the scripts they run that none of them runs
+        # (Video-LLaVA's ``train_xformers.py`` beside the launched ``train_mem.py``) is an alternative entry point too
+        run_dirs |= {t.rsplit("/", 1)[0] if "/" in t else "" for t in launched if _ENTRY_NAME.match(t.rsplit("/", 1)[-1])}
     siblings = [p for p in named if p not in entries and p not in documented and (p.rsplit("/", 1)[0] if "/" in p else "") in run_dirs]
     # a script the docs offer in place of the run's is an alternative wherever it lives, unless a command runs it too
     siblings += [p for p in sorted(offered) if p not in siblings and p not in entries and p not in commanded and files[p].kind == "python"]

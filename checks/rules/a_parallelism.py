@@ -1386,11 +1386,14 @@ class A1DataParallel(Check):
         sharded = [s.fact for s in fsdp_sites(f) if s.sharded] + [s.fact for s in zero_sites(f) if s.sharded and s.stage]
         if not sharded and not used:  # a ZeRO optimizer built directly (InternEvo ``HybridZeroOptimizer``) shards over the DP ranks
             sharded = zero_optimizer_class(f, ctx.project)
-        if sharded and not used and single and all((ls.nodes or 1) == 1 for ls in single):
+        # (every launch a distributed launcher told to start one process: a plain ``python train.py`` says nothing of the
+        # layout, and a Dockerfile's or CI's command is no recipe)
+        one = [ls for ls in single if ls.launch.launcher != "python" and ls.procs == 1 and (ls.nodes or 1) == 1]
+        if sharded and not used and one and len(one) == len(sizes):
             # a ZeRO/FSDP config under launches that each start one process (Chinese-LLaMA-Alpaca-2: ``torchrun --nnodes 1
             # --nproc_per_node 1`` with ``ds_zero2_no_offload.json``): nothing is sharded or averaged as shipped
-            s0 = single[0]
-            return Outcome(P, [_ev(x) for x in sharded[:3]] + [_ev(ls.launch) for ls in single[:3]],
+            s0 = one[0]
+            return Outcome(P, [_ev(x) for x in sharded[:3]] + [_ev(ls.launch) for ls in one[:3]],
                            f"a sharded data-parallel config is in place, but every training launch starts one process ({s0.reason} "
                            f"at {s0.launch.path}:{s0.launch.line}): no data parallelism as shipped; it takes effect with one "
                            "process per GPU", {"data_parallel": False, "nproc_per_node": 1})

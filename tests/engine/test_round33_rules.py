@@ -245,3 +245,38 @@ def test_f10_is_not_advised_where_token_ids_are_already_saved_as_arrow():
               "def main():\n    Trainer(model=model, train_dataset=ds, data_collator=collate).train()\n")
     plan = _plan({"train.py": online})
     assert not any(w.check == "F10" and "already saved ahead of training" in w.reason for w in plan.withheld)
+
+
+def test_a_placeholder_model_path_is_no_model_name():
+    # Chinese-LLaMA-Alpaca-2 scripts/inference/speculative_sample.py: the __main__ demo's "Target/Model/Path"
+    demo = ("from transformers import AutoModelForCausalLM\n\n\nif __name__ == '__main__':\n"
+            "    target_model = AutoModelForCausalLM.from_pretrained('Target/Model/Path')\n"
+            "    draft_model = AutoModelForCausalLM.from_pretrained('Draft/Model/Path')\n"
+            "    out = target_model.generate(input_ids)\n")
+    train = ("from transformers import AutoModelForCausalLM, Trainer\n\n\ndef main():\n"
+             "    model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n    Trainer(model=model).train()\n")
+    names = _audit({"scripts/inference/speculative_sample.py": demo, "train.py": train}).project.model_names
+    assert not any(n.endswith("/Path") for n in names), names
+    assert "meta-llama/Llama-2-7b-hf" in names
+
+
+_XF = ("from videollava.train.llama_xformers_attn_monkey_patch import replace_llama_attn_with_xformers_attn\n"
+       "replace_llama_attn_with_xformers_attn()\nfrom videollava.train.train import train\n\nif __name__ == '__main__':\n    train()\n")
+_MEM = ("from videollava.train.llama_flash_attn_monkey_patch import replace_llama_attn_with_flash_attn\n"
+        "replace_llama_attn_with_flash_attn()\nfrom videollava.train.train import train\n\nif __name__ == '__main__':\n    train()\n")
+
+
+def test_an_unlaunched_train_script_beside_the_launched_one_is_an_alternative():
+    # Video-LLaVA: every launch runs videollava/train/train_mem.py; train_xformers.py beside it (xformers attention,
+    # which gave D6 'fused kernels are in use') is run by nothing
+    files = {"videollava/train/train_mem.py": _MEM, "videollava/train/train_xformers.py": _XF,
+             "videollava/train/train.py": "from transformers import Trainer\n\n\ndef train():\n    Trainer(model=model).train()\n",
+             "videollava/train/llama_flash_attn_monkey_patch.py": "def replace_llama_attn_with_flash_attn():\n    pass\n",
+             "videollava/train/llama_xformers_attn_monkey_patch.py": "def replace_llama_attn_with_xformers_attn():\n    pass\n",
+             "scripts/v1_5/finetune.sh": "deepspeed videollava/train/train_mem.py --deepspeed ./scripts/zero2.json --bf16 True\n"}
+    r = _roles(files)
+    assert r.by_path["videollava/train/train_xformers.py"] == "other"
+    assert r.by_path["videollava/train/train.py"] == "training"
+    # control: a launch whose script is not resolved could be running it
+    files["scripts/v1_5/other.sh"] = "deepspeed $TRAIN_SCRIPT --deepspeed ./scripts/zero2.json\n"
+    assert _roles(files).by_path["videollava/train/train_xformers.py"] == "training"
