@@ -901,11 +901,13 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             continue
         ff = files[p]
         evaluates: list[str] = []
+        ran: list[str] = []  # every script this file's launches name (before the python-launch filter below)
         for launch in ff.launches:
             targets = _script_paths(launch.script, pathset, index, p)
             if not targets and _trains(launch.launcher, launch.script):
                 blind.add(p)  # a training launch whose script is not known (``deepspeed --module $cmds``)
             launched.update(targets)
+            ran += targets
             if launch.launcher == "python" and not launch.wrappers:
                 # ``python run_streaming.py`` (an inference experiment's script) starts training only when the script
                 # is named for it or trains itself; a distributed launcher (torchrun, deepspeed, srun) keeps its script
@@ -928,10 +930,8 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             continue
         # a launch script that runs only side projects' scripts (DeepSpeedExamples ``training/cifar/run_ds_moe.sh`` runs
         # ``cifar10_deepspeed.py``, a CIFAR-10 CNN): the side project's launch, not a recipe of the project's training
-        side_runs = [t for x in ff.launches for t in _script_paths(x.script, pathset, index, p)]
-        if ff.kind == "shell" and side_runs and p not in forced_set and all(
-                roles.by_path.get(t) == SIDE and t not in forced_set for t in side_runs):
-            roles.by_path[p], roles.why[p] = SIDE, f"launches the side project's script {side_runs[0]}"
+        if ff.kind == "shell" and ran and p not in forced_set and all(roles.by_path.get(t) == SIDE and t not in forced_set for t in ran):
+            roles.by_path[p], roles.why[p] = SIDE, f"launches the side project's script {ran[0]}"
             continue
         for e in ff.configs:  # [project.scripts] name = "pkg.cli:main"; setup(entry_points={"console_scripts": [...]})
             if e.keys and e.keys[0] in ("project", "tool") and "scripts" in e.keys and isinstance(e.value, str) and ":" in e.value:

@@ -1214,7 +1214,6 @@ def _ray_driver(gpus: int) -> dict[str, str]:
     }
 
 
-
 def _one_process_zero(procs: int) -> dict[str, str]:
     """Chinese-LLaMA-Alpaca-2's shape: an HF Trainer script run by ``torchrun`` with a DeepSpeed ZeRO-2 config."""
     return {
