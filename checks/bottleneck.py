@@ -432,7 +432,7 @@ def _full_sharding(facts: Facts) -> tuple[list, str, str] | None:
     strategies = [s for s in facts.effective("sharding_strategy", "fsdp", "fsdp_sharding_strategy") if isinstance(s.value, str)]
     full = [s for s in strategies if "full_shard" in s.value.lower().replace("-", "_")]
     if stage3:
-        ds_files = {e.path for e in facts.config("zero_optimization")} | {e.path for e in facts.config("zero_optimization.stage")}
+        ds_files = ({e.path for e in facts.config("zero_optimization")} | {e.path for e in facts.config("zero_optimization.stage")}) - alt_ds
         n3, n = len({e.path for e in stage3}), len(ds_files)
         if n > n3:
             return stage3, f" in {n3} of {n} DeepSpeed configs", f"（{n} 个 DeepSpeed 配置中的 {n3} 个）"
@@ -508,7 +508,7 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     # C4 unused in the same report would contradict the reason; C4 partial is "an offload config is shipped, but no launch
     # script or config uses it" (ms-swift's zero2_offload.json preset, picked only by ``--deepspeed zero2_offload``): not every step
     if offload and not st.missing("C4") and st("C4") != Status.PARTIAL:
-        ds_files = {e.path for e in facts.config("zero_optimization")} | {e.path for e in facts.config("zero_optimization.stage")}
+        ds_files = ({e.path for e in facts.config("zero_optimization")} | {e.path for e in facts.config("zero_optimization.stage")}) - alt_ds
         # recipes that shard with FSDP instead are choices too (oumi: 3 offloading DeepSpeed recipes beside 67 FSDP ones)
         fsdp_files = {s.path for s in facts.effective("sharding_strategy", "fsdp", "fsdp_sharding_strategy") if isinstance(s.value, str)}
         off_files = {e.path for e in offload}

@@ -1639,10 +1639,50 @@ def _registry_unselected(f: Facts, family: str) -> list[Setting]:
     return out
 
 
+#: settings that hand a DeepSpeed config (file path or dict) to a trainer or launcher
+DS_REF_NAMES = ("deepspeed", "deepspeed_config", "deepspeed_config_file", "ds_config", "ds_config_path")
+
+
+def resolve_file(facts: Facts, ref: str) -> str | None:
+    """The repository path a config reference (``--deepspeed ds_config.json``) points at, if present."""
+    r = ref.strip().strip("\"'")
+    while r.startswith("./"):
+        r = r[2:]
+    if not r or "$" in r or "{" in r:
+        return None
+    for p in facts.paths_named(r.rsplit("/", 1)[-1]):  # every match ends with the reference's file name
+        if p == r or p.endswith("/" + r) or r.endswith("/" + p):
+            return p
+    return None
+
+
+def unlaunched_ds_configs(facts: Facts) -> frozenset[str]:
+    """DeepSpeed JSON configs that nothing hands to a trainer or launcher, where every reference resolves to a file of
+    the repository and every reference is a launch script's (Video-LLaVA's launches pass ``zero2.json`` and
+    ``zero2_offload.json``; its ``zero3.json`` and ``zero3_offload.json`` are passed by nothing). Empty when no reference
+    is seen, one cannot be resolved (a ``--deepspeed $DS_CONFIG`` could name any of them), or a recipe file names one.
+    Memoised per scan."""
+    key = ("unlaunched-ds-configs",)
+    if key in facts._memo:
+        return facts._memo[key]  # type: ignore[no-any-return]
+    out: frozenset[str] = frozenset()
+    refs = [s for s in facts.settings(*DS_REF_NAMES) if not _TEST_FILE.search(s.path) and s.source not in {"argparse-default", "field-default"}
+            and isinstance(s.value, str) and s.value.strip().lower() not in {"", "none", "null", "false", "no", "true"}]
+    named = {resolve_file(facts, s.value) for s in refs}
+    # only launch scripts' choices: recipe files that name configs (axolotl's ``deepspeed: deepspeed_configs/zero2.json``)
+    # sit beside a menu the README offers whole (``--deepspeed deepspeed_configs/zero1.json``)
+    if refs and None not in named and all(s.source == "launcher" for s in refs):
+        configs = {e.path for e in facts.config("zero_optimization") if e.path.endswith(".json") and not _TEST_FILE.search(e.path)}
+        out = frozenset(configs - named) if configs & named else frozenset()
+    facts._memo[key] = out  # type: ignore[assignment]
+    return out
+
+
 def deepspeed_alternative_files(facts: Facts) -> set[str]:
-    """DeepSpeed config files (a ``zero_optimization`` section) of a project whose backend option picks another backend."""
+    """DeepSpeed config files (a ``zero_optimization`` section) of a project whose backend option picks another backend,
+    and the ones nothing passes where every passed one is known (:func:`unlaunched_ds_configs`)."""
     if not backend_unselected(facts, "deepspeed"):
-        return set()
+        return set(unlaunched_ds_configs(facts))
     return {e.path for e in facts.config_under("zero_optimization")}
 
 

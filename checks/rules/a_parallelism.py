@@ -40,11 +40,14 @@ from ._helpers import (
     DRIVER_NODE_KEYS as _DRIVER_NODE_KEYS,
 )
 from ._helpers import (
+    DS_REF_NAMES,
     HF_TRAINERS,
     backend_unselected,
     callers_off,
     guard_off,
     keyword_choices,
+    resolve_file,
+    unlaunched_ds_configs,
     uses_hf_trainer,
 )
 from ._registry import debug_recipe, recipe_of
@@ -215,19 +218,6 @@ def accelerate_file_settings(facts: Facts, ref: str | None) -> dict[str, ConfigE
     if path is None:
         return {}
     return {str(e.keys[0]): e for e in facts.files[path].configs if len(e.keys) == 1}
-
-
-def resolve_file(facts: Facts, ref: str) -> str | None:
-    """The repository path a config reference (``--deepspeed ds_config.json``) points at, if present."""
-    r = ref.strip().strip("\"'")
-    while r.startswith("./"):
-        r = r[2:]
-    if not r or "$" in r or "{" in r:
-        return None
-    for p in facts.paths_named(r.rsplit("/", 1)[-1]):  # every match ends with the reference's file name
-        if p == r or p.endswith("/" + r) or r.endswith("/" + p):
-            return p
-    return None
 
 
 def launch_size(facts: Facts, launch: Launch) -> LaunchSize | None:
@@ -800,7 +790,6 @@ def fsdp_sites_off(facts: Facts) -> list[Any]:
 # -- ZeRO -------------------------------------------------------------------------------------
 
 _STAGE_IN_NAME = re.compile(r"(?:zero|ds_z|_z|stage)[_-]?([0-3])(?![0-9])", re.I)
-DS_REF_NAMES = ("deepspeed", "deepspeed_config", "deepspeed_config_file", "ds_config", "ds_config_path")
 
 
 def _stage(v: Any, facts: Facts) -> int | None:
@@ -833,15 +822,17 @@ def ds_config_refs(facts: Facts) -> list[Setting]:
 
 
 def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:
-    """Every place that sets a ZeRO stage, with the stage (0 = off) and optimizer offload."""
+    """Every place that sets a ZeRO stage, with the stage (0 = off) and optimizer offload; not the DeepSpeed configs that
+    nothing passes where every passed one is known (:func:`unlaunched_ds_configs`)."""
     sites: list[Site] = []
+    unlaunched = unlaunched_ds_configs(facts)
     for e in facts.config("zero_optimization.stage"):
         st = _stage(e.value, facts)
-        if st is not None and not _TEST_PATH.search(e.path):
+        if st is not None and not _TEST_PATH.search(e.path) and e.path not in unlaunched:
             sites.append(Site(e, "zero_optimization.stage", st > 0, stage=st, offload=_offload(facts, e.path, "offload_optimizer")))
     staged = {e.path for e in facts.config("zero_optimization.stage")}
     for e in facts.config("zero_optimization"):
-        if isinstance(e.value, Container) and e.path not in staged and not _TEST_PATH.search(e.path):
+        if isinstance(e.value, Container) and e.path not in staged and not _TEST_PATH.search(e.path) and e.path not in unlaunched:
             sites.append(Site(e, "zero_optimization (no stage: DeepSpeed default 0)", False, stage=0))
     menu = accelerate_menu(facts)
     for s in facts.effective("zero_stage"):

@@ -280,3 +280,17 @@ def test_an_unlaunched_train_script_beside_the_launched_one_is_an_alternative():
     # control: a launch whose script is not resolved could be running it
     files["scripts/v1_5/other.sh"] = "deepspeed $TRAIN_SCRIPT --deepspeed ./scripts/zero2.json\n"
     assert _roles(files).by_path["videollava/train/train_xformers.py"] == "training"
+
+
+def test_a_deepspeed_config_no_launch_passes_is_not_the_runs_stage():
+    # Video-LLaVA: every launch passes scripts/zero2.json or zero2_offload.json; zero3.json is passed by nothing, yet A3
+    # said "ZeRO stage 3"
+    files = {"videollava/train/train_mem.py": "from transformers import Trainer\n\n\ndef train():\n    Trainer(model=model).train()\n",
+             "scripts/zero2.json": '{"zero_optimization": {"stage": 2, "overlap_comm": true}}\n',
+             "scripts/zero3.json": '{"zero_optimization": {"stage": 3, "overlap_comm": true}}\n',
+             "scripts/v1_5/finetune.sh": "deepspeed videollava/train/train_mem.py --deepspeed ./scripts/zero2.json --bf16 True\n"}
+    a3 = _check(_audit(files), "A3")
+    assert "stage 2" in a3.detail and not any(e.path == "scripts/zero3.json" for e in a3.evidence), a3.detail
+    # control: a launch whose config is a variable could pass either
+    files["scripts/v1_5/other.sh"] = "deepspeed videollava/train/train_mem.py --deepspeed $DS_CONFIG --bf16 True\n"
+    assert "stage 3" in _check(_audit(files), "A3").detail
