@@ -1639,6 +1639,9 @@ def _registry_unselected(f: Facts, family: str) -> list[Setting]:
     return out
 
 
+#: a file or folder of inference, serving, evaluation or benchmark code (by its name), or a Hydra config group of the
+#: rollout engine (verl ``trainer/config/rollout/rollout.yaml``: its keys are the rollout's)
+INFERENCE_PATH = re.compile(r"(^|/)(infer\w*|serv\w*|deploy\w*|generat\w*|chat\w*|demo\w*|eval\w*|bench\w*|api|app|rollout\w*)(\.py|\.sh|\.ya?ml|\.json|/)", re.I)
 #: settings that hand a DeepSpeed config (file path or dict) to a trainer or launcher
 DS_REF_NAMES = ("deepspeed", "deepspeed_config", "deepspeed_config_file", "ds_config", "ds_config_path")
 
@@ -1665,7 +1668,10 @@ def unlaunched_ds_configs(facts: Facts) -> frozenset[str]:
     key = ("unlaunched-ds-configs",)
     if key in facts._memo:
         return facts._memo[key]  # type: ignore[no-any-return]
-    out: frozenset[str] = frozenset()
+    # a ZeRO config of an inference script (DeepSpeedExamples ``inference/huggingface/zero_inference/run_model.py``: ZeRO-3
+    # offload of a model that only generates) is no training run's
+    serving = frozenset(e.path for e in facts.config("zero_optimization") if INFERENCE_PATH.search(e.path) and e.path.endswith(".py"))
+    out: frozenset[str] = serving
     refs = [s for s in facts.settings(*DS_REF_NAMES) if not _TEST_FILE.search(s.path) and s.source not in {"argparse-default", "field-default"}
             and isinstance(s.value, str) and s.value.strip().lower() not in {"", "none", "null", "false", "no", "true"}]
     named = {resolve_file(facts, s.value) for s in refs}
@@ -1673,7 +1679,7 @@ def unlaunched_ds_configs(facts: Facts) -> frozenset[str]:
     # sit beside a menu the README offers whole (``--deepspeed deepspeed_configs/zero1.json``)
     if refs and None not in named and all(s.source == "launcher" for s in refs):
         configs = {e.path for e in facts.config("zero_optimization") if e.path.endswith(".json") and not _TEST_FILE.search(e.path)}
-        out = frozenset(configs - named) if configs & named else frozenset()
+        out |= frozenset(configs - named) if configs & named else frozenset()
     facts._memo[key] = out  # type: ignore[assignment]
     return out
 

@@ -50,6 +50,9 @@ from ._helpers import (
     unlaunched_ds_configs,
     uses_hf_trainer,
 )
+from ._helpers import (
+    INFERENCE_PATH as _INFERENCE_PATH,
+)
 from ._registry import debug_recipe, recipe_of
 
 U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
@@ -63,8 +66,6 @@ _LIGHTNING = ("lightning", "pytorch_lightning", "lightning_fabric")
 # ``vllm_tensor_parallel_size``); ``actor_rollout_ref.actor`` is the training side
 _INFERENCE_KEY = re.compile(r"(^|[.(-])(vllm|sglang|rollout|inference|infer|serving|serve|generation|generate|lmdeploy|tgi)", re.I)
 _INFERENCE_CALL = re.compile(r"^(LLM|AsyncLLMEngine|LLMEngine|EngineArgs|AsyncEngineArgs|SamplingParams|init_inference|launch_server|ServerArgs|Engine)\(")
-# a Hydra config group of the rollout engine (verl ``trainer/config/rollout/rollout.yaml``: its keys are the rollout's)
-_INFERENCE_PATH = re.compile(r"(^|/)(infer\w*|serv\w*|deploy\w*|generat\w*|chat\w*|demo\w*|eval\w*|bench\w*|api|app|rollout\w*)(\.py|\.sh|\.ya?ml|\.json|/)", re.I)
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
 
 

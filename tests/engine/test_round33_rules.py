@@ -294,3 +294,17 @@ def test_a_deepspeed_config_no_launch_passes_is_not_the_runs_stage():
     # control: a launch whose config is a variable could pass either
     files["scripts/v1_5/other.sh"] = "deepspeed videollava/train/train_mem.py --deepspeed $DS_CONFIG --bf16 True\n"
     assert "stage 3" in _check(_audit(files), "A3").detail
+
+
+def test_an_inference_scripts_zero_config_is_no_training_run():
+    # DeepSpeedExamples inference/huggingface/zero_inference/run_model.py: a ZeRO-3 dict for ZeRO-Inference offload of a
+    # model that only generates was A3's first evidence and step zero's "fully sharded" reason
+    files = {"training/step1_supervised_finetuning/main.py": _DSC_MAIN,
+             "training/step1_supervised_finetuning/run.sh": "deepspeed main.py --model_name_or_path facebook/opt-1.3b\n",
+             "training/ds_config.json": '{"zero_optimization": {"stage": 2}}\n',
+             "inference/huggingface/zero_inference/run_model.py": (
+                 "import deepspeed\n\n\ndef get_ds_model(model):\n"
+                 "    ds_config = {'zero_optimization': {'stage': 3, 'offload_param': {'device': 'cpu'}}}\n"
+                 "    return deepspeed.initialize(model=model, config=ds_config)[0]\n")}
+    a3 = _check(_audit(files), "A3")
+    assert not any(e.path.startswith("inference/") for e in a3.evidence), a3.evidence
