@@ -527,10 +527,15 @@ def side_signal(ff: FileFacts) -> str | None:
     return None
 
 
+def _vision_name(name: str) -> bool:
+    """A torchvision dataset or model-zoo name (a prefix test first: the roles view of every call asks)."""
+    return name.startswith("torchvision.") and bool(_VISION_TASK.match(name))
+
+
 def _vision_call(c: Any) -> bool:
     """A call of torchvision's datasets or model zoo (a :class:`RoleCall` keeps the full name of those calls only)."""
     try:
-        return bool(_VISION_TASK.match(c.name))
+        return _vision_name(c.name)
     except AttributeError:
         return False
 
@@ -1163,14 +1168,14 @@ class RoleCall:
         self._kw_lines: dict[str, int] = _NO_LINES
         if not kwargs:
             self.kwargs: dict[str, Any] = kwargs
-            if short in _LOADERS or _VISION_TASK.match(c.name):
+            if short in _LOADERS or _vision_name(c.name):
                 self._name = c.name
             return
         kw = {k: v for k, v in kwargs.items() if v.__class__ is str or isinstance(v, str)}
         if short == "setup" and "entry_points" in kwargs:
             kw["entry_points"] = kwargs["entry_points"]
         self.kwargs = kw
-        if short in _LOADERS or _VISION_TASK.match(c.name):
+        if short in _LOADERS or _vision_name(c.name):
             self._name = c.name
         if isinstance(kwargs.get("name"), str):
             self._line = c.line

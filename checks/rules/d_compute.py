@@ -872,6 +872,7 @@ class D1FlashAttention(Check):
             switch = _own_fa_switch(f, loads)
             own = ""
             values: dict[str, Any] = {}
+            switch_ev = [f.ev(switch[1])] if switch is not None else []
             if switch is not None:
                 name, default = switch
                 own = (f"; FlashAttention-2 is behind the project's own `{name}` option (default False at "
@@ -881,7 +882,7 @@ class D1FlashAttention(Check):
                 if not values:  # the pinned release predates attn_implementation: the advice names what it has
                     values = {"advice_for": "transformers<4.34" if hi < (4, 34) else "transformers<4.36"}
                 return Outcome(
-                    N, evs(deps[:1]) + ([f.ev(switch[1])] if switch else []),
+                    N, evs(deps[:1]) + switch_ev,
                     _join("HF models load without attn_implementation on transformers < 4.36, whose default is eager "
                           "attention" + own, note),
                     {"attn_implementation": "eager", **values},
@@ -889,7 +890,7 @@ class D1FlashAttention(Check):
             pinned = ("" if not lo else f"; requirements pin transformers == {'.'.join(map(str, lo))}" if lo == hi
                       else f"; requirements allow transformers >= {'.'.join(map(str, lo))}")
             return Outcome(
-                P, [*evs(loads[:5]), *evs(deps[:1])] + ([f.ev(switch[1])] if switch else []),
+                P, [*evs(loads[:5]), *evs(deps[:1]), *switch_ev],
                 _join(f"HF models load without attn_implementation: transformers >= 4.36 runs its default SDPA, but nothing chooses "
                       f"FlashAttention-2{pinned}{own}", note),
                 # SDPA for certain only where the requirements hold transformers at 4.36 or later
