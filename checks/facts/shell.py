@@ -25,6 +25,10 @@ _ARRAY_START = re.compile(r"^(?:export\s+|declare\s+-a\s+|local\s+)?([A-Za-z_][A
 _QUOTED_START = re.compile(r'^(?:export\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)="([^"]*)$')
 _WRAPPERS = {"srun", "mpirun", "mpiexec", "nohup", "env", "exec", "time", "sudo", "numactl", "taskset", "stdbuf", "sbatch", "bash", "sh", "uv", "poetry", "pdm", "conda", "eval"}
 _WRAPPER_SUBCMDS = {"run"}  # uv run / poetry run / conda run
+#: wrapper options that take two words (Open MPI ``--mca btl_tcp_if_include eth0``, ``-gmca``)
+_TWO_VALUE_OPTS = {"--mca", "-mca", "--gmca", "-gmca"}
+#: MPI options that export a variable, as ``NAME=VALUE`` or as two words (MPICH ``-genv NAME VALUE``)
+_ENV_OPTS = {"-env", "--env", "-genv", "--genv"}
 _PYTHON = re.compile(r"^(.*/)?python(3(\.\d+)?)?$")
 # launcher flags that never take a value
 _BOOL_LAUNCHER_FLAGS = {"standalone", "no_python", "no-python", "module", "m", "use_env", "use-env", "multi_gpu", "multi-gpu", "use_deepspeed", "use-deepspeed", "use_fsdp", "use-fsdp", "no_local_rank", "no-local-rank", "autotuning"}
@@ -245,7 +249,9 @@ def _logical_lines_at(text: str, first_line: int) -> list[tuple[int, str, list[i
         piece = line[:-1] if line.endswith("\\") else line
         buf.append(piece)
         pos += len(piece) + 1
-        if line.endswith("\\"):
+        # a comment line ends at its newline, backslash or not (BingBertSquad ``run_hf.sh``: ``#run_cmd="deepspeed ... \``
+        # kept above the live ``run_cmd="python3.6 -m torch.distributed.launch ...``)
+        if line.endswith("\\") and not (len(buf) == 1 and line.lstrip().startswith("#")):
             continue
         out.append((start, " ".join(buf), starts))
         buf = []
@@ -254,14 +260,48 @@ def _logical_lines_at(text: str, first_line: int) -> list[tuple[int, str, list[i
     return out
 
 
-def _split_commands(tokens: list[str]) -> list[list[str]]:
+def _split_commands(tokens: list[str], keep_fi: bool = False) -> list[list[str]]:
+    """The simple commands of a logical line; ``keep_fi``: each ``fi`` is kept as a command of its own, so that the
+    caller can close the ``if`` it opened."""
     cmds: list[list[str]] = [[]]
     for t in tokens:
         if t in {"&&", "||", ";", "|", "&", ";;", "(", ")", "{", "}", "then", "do", "else", "fi", "done"}:
+            if keep_fi and t == "fi":
+                cmds.append(["fi"])
             cmds.append([])
         else:
             cmds[-1].append(t)
     return [c for c in cmds if c]
+
+
+_VAR_ONLY = re.compile(r"^\$\{?([A-Za-z_]\w*)\}?$")
+
+
+def _empty_test(cmd: list[str]) -> str | None:
+    """The variable a test checks for emptiness (``if [ "$ZERO_STAGE" == "" ]``, ``[ -z "${X}" ]``, ``[[ $X = "" ]]``),
+    else None."""
+    words = [str(t) for t in cmd]
+    if words[:1] == ["if"]:
+        words = words[1:]
+    if len(words) < 3 or words[0] not in {"[", "[["} or words[-1] not in {"]", "]]"}:
+        return None
+    inner = words[1:-1]
+    if len(inner) == 2 and inner[0] == "-z":
+        m = _VAR_ONLY.match(inner[1])
+        return m.group(1) if m else None
+    if len(inner) == 3 and inner[1] in {"==", "="}:
+        for a, b in ((inner[0], inner[2]), (inner[2], inner[0])):
+            m = _VAR_ONLY.match(a)
+            if m and b == "":
+                return m.group(1)
+    return None
+
+
+def _set_already(value: str | None) -> bool:
+    """A variable holds a value of the script's own (``ZERO_STAGE=3``): a default for an empty one does not apply. Unset, empty
+    or a positional argument (``ZERO_STAGE=$1``, empty when the script runs without arguments) takes the default."""
+    v = (value or "").strip().strip("'\"")
+    return bool(v) and not re.fullmatch(r"\$\{?[0-9@*#]\}?", v)
 
 
 def _norm(flag: str) -> str:
@@ -384,6 +424,9 @@ def _parse_command(
             while i < len(tokens) and (tokens[i].startswith(("-", "$")) or _ASSIGN.match(tokens[i])):
                 tok = tokens[i]
                 i += 1
+                if i + 1 < len(tokens) and (tok in _TWO_VALUE_OPTS or (tok in _ENV_OPTS and "=" not in tokens[i])):
+                    i += 2  # ``mpirun --mca btl ^openib``, ``-genv NCCL_DEBUG INFO``: a key and its value
+                    continue
                 if "=" not in tok and tok.startswith("-") and i < len(tokens) and not tokens[i].startswith("-"):
                     nxt_base = tokens[i].rsplit("/", 1)[-1]
                     if nxt_base not in _LAUNCHERS and not _PYTHON.match(nxt_base) and nxt_base not in _WRAPPERS:
@@ -476,6 +519,8 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
     array: tuple[str, list[str]] | None = None  # an ``ARGS=(`` block still open
     quoted: tuple[str, list[str]] | None = None  # a ``NAME="`` string still open
     heredoc: _Heredoc | None = None  # a ``cat <<EOT > ds_config.json`` body still open
+    # the open ``if`` blocks: the variable each one tests for emptiness where the script has already set it, else None
+    empty_if: list[str | None] = []
 
     def words_at(body: str, line: int) -> list[_Word]:
         out_w: list[_Word] = []
@@ -568,7 +613,20 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
 
 
         snippet = stripped[:300]
-        for cmd in _split_commands(tokens):
+        once: str | None = None  # ``[ -z "$X" ] && X=2``: a default for the next command of the line only
+        for cmd in _split_commands(tokens, keep_fi=True):
+            if cmd == ["fi"]:
+                if empty_if:
+                    empty_if.pop()
+                continue
+            tested = _empty_test(cmd)
+            if str(cmd[0]) == "if":
+                empty_if.append(tested if tested is not None and _set_already(variables.get(tested)) else None)
+            elif tested is not None:
+                once = tested if _set_already(variables.get(tested)) else None
+                continue
+            kept = {v for v in empty_if if v} | ({once} if once else set())
+            once = None
             raw = cmd
             cmd = _expand(cmd, variables, var_words)
             env: dict[str, str] = {}
@@ -582,6 +640,10 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
             env_raw: dict[str, tuple[Any, str]] = {}  # an assignment's token and value as written, before substitution
             while k < len(cmd) and _ASSIGN.match(cmd[k]):
                 name, value = _ASSIGN.match(cmd[k]).groups()  # type: ignore[union-attr]
+                if name in kept and k + 1 == len(cmd):
+                    # ``if [ "$ZERO_STAGE" == "" ]; then ZERO_STAGE=0; fi`` after ``ZERO_STAGE=3``: the default does not apply
+                    k += 1
+                    continue
                 env[name] = value
                 env_lines[name] = getattr(cmd[k], "line", line_no)
                 m = _ASSIGN.match(raw[k]) if k < len(raw) else None
@@ -618,6 +680,9 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                 body = body[j:]
             for name, value in env.items():
                 out.envs.append(EnvVar(path, line_no, name, value, "shell", snippet))
+            for name, value, at in _mpi_env(body):  # ``mpirun -x NCCL_IB_DISABLE=1 python ...``: exported to every rank
+                env.setdefault(name, value)
+                out.envs.append(EnvVar(path, at, name, value, "shell", snippet))
             launch = launch_of(body, path, line_no, snippet, env)
             if launch is not None:
                 out.launches.append(launch)
@@ -650,6 +715,33 @@ def _value_words(raw_tok: Any, written: str, at: int, where: tuple[str, int, lis
         v = _sub_vars(w, variables)
         # (a command substitution or arithmetic the value holds, ``--nodes=$((NUM_NODES - 1))``, is one word)
         out.extend(_word(x, ln) for x in (v.split() if any(ch.isspace() for ch in v) and "$(" not in v else (v,)) if x)
+    return out
+
+
+def _mpi_env(body: list[Any]) -> list[tuple[str, str, int]]:
+    """(name, value, line) of each variable an MPI launcher exports to its ranks before the command it runs: Open MPI's
+    ``-x NAME=VALUE``, MPICH/MVAPICH's ``-env NAME=VALUE`` / ``-genv NAME VALUE``. A bare ``-x NAME`` passes the caller's
+    value on: nothing new is set."""
+    if not body or str(body[0]).rsplit("/", 1)[-1] not in {"mpirun", "mpiexec"}:
+        return []
+    out: list[tuple[str, str, int]] = []
+    i = 1
+    while i < len(body) - 1:
+        tok = str(body[i])
+        if _PYTHON.match(tok.rsplit("/", 1)[-1]) or tok.rsplit("/", 1)[-1] in _LAUNCHERS:
+            break  # the command the ranks run: its own flags are not the launcher's
+        if tok == "-x" or tok in _ENV_OPTS:
+            nxt = str(body[i + 1])
+            m = _ASSIGN.match(nxt)
+            if m:
+                out.append((m.group(1), m.group(2), getattr(body[i + 1], "line", 0)))
+                i += 2
+                continue
+            if tok.endswith("env") and i + 2 < len(body) and re.fullmatch(r"[A-Za-z_]\w*", nxt):
+                out.append((nxt, str(body[i + 2]), getattr(body[i + 1], "line", 0)))
+                i += 3
+                continue
+        i += 1
     return out
 
 
