@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from .facts import Facts, as_number, truthy
 from .model import Bottleneck, CheckResult, Project, Status
+from .project import multi_node_folders
 from .roles import GUIDE, IN_SCOPE
 from .rules._helpers import HF_STEP_HOOKS, class_at, deepspeed_alternative_files, hf_trainer_subclasses, hook_fed_loaders
 
@@ -710,10 +711,11 @@ def _remote_capable(facts: Facts, st: _Status) -> list:
 
 
 def _doc_multi_node(facts: Facts, st: _Status) -> list:
-    """Multi-node launches the project's own README or training guides document (in scope: docs under ``docs/`` and
-    the docs of tests or vendored copies are context and never feed step zero)."""
+    """Multi-node launches the project's own README or training guides document, or keeps in a multi-node folder (in
+    scope: docs under ``docs/`` and the docs of tests or vendored copies are context and never feed step zero)."""
     return [h for h in facts.records("doc_hints") if h.kind == "multi_node" and st.roles.get(h.path, GUIDE) in IN_SCOPE
-            and not re.search(r"(^|/)tests?/", h.path)]
+            and not re.search(r"(^|/)tests?/", h.path)] + [
+        h for h in multi_node_folders(facts) if st.roles.get(h.path, GUIDE) in IN_SCOPE]
 
 
 def _documented_multi_node(facts: Facts, p: Project, st: _Status) -> Signal | None:

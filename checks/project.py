@@ -1587,12 +1587,13 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
     # multi-node launches documented in prose only (README ``torchrun --nnodes 2``, ``NNODES=2 llamafactory-cli``):
     # documented, not configured, so ``multi_node`` stays false and the overview says where the docs describe it
     if not p.multi_node:
-        docs = [h for h in facts.records("doc_hints") if h.kind == "multi_node" and not re.search(r"(^|/)tests?/", h.path)]
-        docs += multi_node_launcher(facts)
+        docs = documented_multi_node(facts)
         if docs:
             p.notes["multi_node_documented"] = f"{docs[0].path}:{docs[0].line}: `{docs[0].value}`" + (f" (+{len(docs) - 1})" if len(docs) > 1 else "")
 
 
+#: a folder named for multi-node runs (``multi_node/``, ``multi-node/``, ``multinode/``)
+_MULTI_NODE_DIR = re.compile(r"(^|/)multi[-_]?nodes?/", re.I)
 _NODE_RANK = re.compile(r"^--?(node|machine)[_-]rank$")
 _RENDEZVOUS = re.compile(r"^--?(master|main_process|rdzv)[_-](addr|address|ip|endpoint)$")
 #: a list of the hosts to start processes on (ColossalAI's ``colossalai run --host h1,h2`` / ``--hostfile``, DeepSpeed's
@@ -1606,6 +1607,21 @@ class _ClickOption:
     line: int
     flags: tuple[str, ...]
     text: str
+
+
+def documented_multi_node(f: Facts) -> list[DocHint]:
+    """Multi-node runs the project documents without configuring them: launches in prose (``docs/multi-node.qmd``:
+    ``num_machines: 2``; tests' docs aside), the project's own launcher's multi-node options (:func:`multi_node_launcher`),
+    and launches kept in a folder named for multi-node runs (DeepSpeed-Chat ``training_scripts/opt/multi_node/run_66b.sh``:
+    ``deepspeed main.py ...`` takes its hosts from the default ``/job/hostfile``)."""
+    docs = [h for h in f.records("doc_hints") if h.kind == "multi_node" and not re.search(r"(^|/)tests?/", h.path)]
+    return docs + multi_node_launcher(f) + multi_node_folders(f)
+
+
+def multi_node_folders(f: Facts) -> list[DocHint]:
+    """Training launches kept in a folder named for multi-node runs (``multi_node/``, ``multinode/``)."""
+    return [DocHint(x.path, x.line, "multi_node", "a launch in a multi-node folder", x.text) for x in f.launches()
+            if _MULTI_NODE_DIR.search(x.path) and not _not_training_script(f, x.path)]
 
 
 def multi_node_launcher(f: Facts) -> list[DocHint]:

@@ -293,6 +293,23 @@ def _missing_script(script: str | None, paths: set[str], origin: str, names: set
     return s not in paths and not any(p.endswith("/" + s) for p in paths)
 
 
+def _absent_script(script: str | None, names: set[str]) -> bool:
+    """A launch's script written as a plain ``.py`` name or relative path that no file of the repository has as its name."""
+    s = str(script or "").strip().strip("'\"")
+    s = _LAUNCH_DIR.sub("", s)
+    if not s.endswith(".py") or s.startswith("/") or re.search(r"[$`*?{}]", s):
+        return False
+    return s.rsplit("/", 1)[-1] not in names
+
+
+def _side_folder(path: str, py_by_dir: Mapping[str, list[str]], decided: Mapping[str, str]) -> bool:
+    """The folder of ``path`` holds a side project's Python files, and none that may be the training path's (the others are
+    already judged out of it: the side project's evaluation script, a test)."""
+    here = path.rsplit("/", 1)[0] if "/" in path else ""
+    py = py_by_dir.get(here, [])
+    return any(decided.get(q) == SIDE for q in py) and all(q in decided for q in py)
+
+
 #: a launch's working directory written before its script (``$(pwd)/``, ```pwd`/``, ``${base_dir}/``, ``$(dirname $0)/``)
 _LAUNCH_DIR = re.compile(r"^(\$\{?\w+\}?|`[^`]*`|\$\([^)]*\))/")
 
@@ -897,6 +914,10 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     # forced globs; then imports
     entries: list[str] = list(forced)
     basenames = {q.rsplit("/", 1)[-1] for q in paths}
+    py_by_dir: dict[str, list[str]] = defaultdict(list)  # the Python files of each folder
+    for q in paths:
+        if files[q].kind == "python":
+            py_by_dir[q.rsplit("/", 1)[0] if "/" in q else ""].append(q)
     launched: set[str] = set()  # the scripts the launches run
     blind: set[str] = set()  # launch files with a training launch whose script is not resolved
     named: list[str] = []  # train*.py found by their name alone
@@ -937,6 +958,14 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         # ``cifar10_deepspeed.py``, a CIFAR-10 CNN): the side project's launch, not a recipe of the project's training
         if ff.kind == "shell" and ran and p not in forced_set and all(roles.by_path.get(t) == SIDE and t not in forced_set for t in ran):
             roles.by_path[p], roles.why[p] = SIDE, f"launches the side project's script {ran[0]}"
+            continue
+        # one whose launches run a script that is nowhere in the repository, from a folder of a side project's code
+        # (DeepSpeedExamples ``training/BingBertSquad/run_hf.sh`` runs ``nvidia_run_squad_mpi.py`` beside the BERT SQuAD
+        # scripts): that side project's launch too; its node count is no run of the project's
+        if ff.kind == "shell" and not ran and p not in forced_set and _side_folder(p, py_by_dir, roles.by_path) and all(
+                _absent_script(x.script, basenames) for x in ff.launches if _trains(x.launcher, x.script)) and any(
+                _trains(x.launcher, x.script) for x in ff.launches):
+            roles.by_path[p], roles.why[p] = SIDE, "a side project's launch: its script is missing, beside the side project's code"
             continue
         for e in ff.configs:  # [project.scripts] name = "pkg.cli:main"; setup(entry_points={"console_scripts": [...]})
             if e.keys and e.keys[0] in ("project", "tool") and "scripts" in e.keys and isinstance(e.value, str) and ":" in e.value:

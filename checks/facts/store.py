@@ -554,7 +554,7 @@ class Facts:
         memo = self._s.get("readme_runs")
         if memo is None:
             memo = [x for x in self._s["doc_launches"] if ("/" not in x.path or x.path.startswith("docs/"))
-                    and (self._ships(x.script) or self._doc_defines(x.path, x.script))
+                    and (self._ships(x.script) or self._doc_defines(x.path, x.script) or self._ships_beside(x))
                     and str(x.script_args.get("device", "")).strip("'\"").lower() != "cpu"]
             self._s["readme_runs"] = memo
         return memo
@@ -567,6 +567,28 @@ class Facts:
         while r.startswith("./"):
             r = r[2:]
         return bool(r) and any(h.kind == "script_block" and h.path == doc and h.value == r for h in self.records("doc_hints"))
+
+    def _ships_beside(self, launch: Launch) -> bool:
+        """A documented command run from the folder of its script: a bare ``fine-tune.py`` that the repository ships once, in
+        a sub-folder, where a file the command hands it sits beside it (Baichuan2's README runs ``deepspeed fine-tune.py
+        ... --deepspeed ds_config.json``; both live in ``fine-tune/``). One match alone is not enough: a README's bare
+        ``train.py`` is not ``examples/x/train.py`` unless the command's own files place it there."""
+        r = str(launch.script or "").strip("\"'")
+        while r.startswith("./"):
+            r = r[2:]
+        if not r.endswith(".py") or "/" in r or "$" in r:
+            return False
+        found = self.paths_named(r)
+        if len(found) != 1 or "/" not in found[0]:
+            return False
+        here = found[0].rsplit("/", 1)[0]
+        for v in (*launch.script_args.values(), *launch.launcher_args.values()):
+            ref = str(v).strip("\"'")
+            while ref.startswith("./"):
+                ref = ref[2:]
+            if ref and not ref.startswith("/") and ".." not in ref.split("/") and f"{here}/{ref}" in self.files:
+                return True
+        return False
 
     def _ships(self, script: str | None) -> bool:
         """A documented command's script (``train.py``, ``./src/train.py``, ``pkg.train`` after ``-m``) is a scanned file."""

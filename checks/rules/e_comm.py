@@ -14,7 +14,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
-from ..project import launch_runs_no_training, multi_node_launcher
+from ..project import documented_multi_node, launch_runs_no_training
 from . import _bmtrain as bmtrain
 from ._helpers import (
     backend_unselected,
@@ -460,12 +460,11 @@ class E1GPUDirectRDMA(Check):
 
 
 def _documented_multi_node(f: Facts) -> list[Any]:
-    """Multi-node launches documented only in prose (``docs/multi-node.qmd``: ``num_machines: 2``), tests' docs aside; or
-    offered by the project's own launcher: one argparse parser with a node-rank option and a rendezvous address
-    (Composer's ``composer`` launcher: ``--world_size``, ``--node_rank``, ``--master_addr``), which exist only to join
-    processes across nodes."""
-    docs = [h for h in f.records("doc_hints") if h.kind == "multi_node" and not re.search(r"(^|/)tests?/", h.path)]
-    return docs + multi_node_launcher(f)
+    """Multi-node runs documented, not configured (:func:`checks.project.documented_multi_node`): memoised per scan."""
+    key = ("documented-multi-node",)
+    if key not in f._memo:
+        f._memo[key] = documented_multi_node(f)  # type: ignore[assignment]
+    return f._memo[key]  # type: ignore[return-value]
 
 
 def _env_ev(x: Any) -> Evidence:

@@ -1,0 +1,162 @@
+"""Round 34 (issue #9): Baichuan2, dolly, open_flamingo, BELLE and lit-llama at HEAD, and the DeepSpeedExamples shell
+leftovers of round 33, read as a new user would. Each test is one false claim of those reports, made from the shape of the
+real code, with a control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+from checks.facts.shell import extract_shell_text
+from checks.facts.types import FileFacts
+
+
+def _audit(files: dict[str, str]):
+    return audit_files((k, v.encode()) for k, v in files.items())
+
+
+def _check(audit, cid: str):
+    return next(r for r in audit.results if r.id == cid)
+
+
+def _shell(text: str) -> FileFacts:
+    out = FileFacts(path="run.sh", kind="shell", lines=0)
+    extract_shell_text("run.sh", text, out)
+    return out
+
+
+# --- a README command run from its script's folder --------------------------------------------------------------------------
+
+_FT = ("import transformers\nfrom dataclasses import dataclass, field\n\n\n@dataclass\n"
+       "class TrainingArguments(transformers.TrainingArguments):\n    model_max_length: int = field(default=512)\n\n\n"
+       "def train():\n    parser = transformers.HfArgumentParser((TrainingArguments,))\n    (args,) = parser.parse_args_into_dataclasses()\n"
+       "    model = transformers.AutoModelForCausalLM.from_pretrained('baichuan-inc/Baichuan2-7B-Base')\n"
+       "    trainer = transformers.Trainer(model=model, args=args, train_dataset=ds)\n    trainer.train()\n\n\n"
+       "if __name__ == '__main__':\n    train()\n")
+_DS = '{\n  "bf16": {"enabled": "auto"},\n  "zero_optimization": {\n    "stage": 3,\n    "overlap_comm": true\n  },\n  "train_micro_batch_size_per_gpu": "auto"\n}\n'
+_README = ("# Baichuan 2\n\n## Fine-tuning\n\n```shell\nhostfile=\"\"\ndeepspeed --hostfile=$hostfile fine-tune.py  \\\n"
+           "    --report_to \"none\" \\\n    --model_max_length 512 \\\n    --logging_steps 1 \\\n    --gradient_checkpointing True \\\n"
+           "    --deepspeed {ds} \\\n    --bf16 True \\\n    --tf32 True\n```\n")
+
+
+def test_a_readme_command_run_in_its_scripts_folder_is_the_run():
+    # Baichuan2: the README runs `deepspeed fine-tune.py ... --deepspeed ds_config.json --bf16 True`; both files live in
+    # fine-tune/. C1 said "no BF16/FP16 training setting found" and I4 "HF default of 500".
+    a = _audit({"fine-tune/fine-tune.py": _FT, "fine-tune/ds_config.json": _DS, "README.md": _README.format(ds="ds_config.json")})
+    c1, i4 = _check(a, "C1"), _check(a, "I4")
+    assert c1.status.value == "used", c1.detail
+    assert any(e.path == "README.md" for e in c1.evidence)
+    assert i4.status.value == "unused", i4.detail
+
+
+def test_control_a_bare_script_without_its_folders_files_stays_a_readme_mention():
+    # the same bare name, but nothing the command hands over sits beside fine-tune/fine-tune.py: the README may document
+    # another checkout's layout; it is not the run
+    a = _audit({"fine-tune/fine-tune.py": _FT, "fine-tune/ds_config.json": _DS, "README.md": _README.format(ds="zero3.json")})
+    assert _check(a, "C1").status.value != "used"
+
+
+# --- shell: an empty-value default after the script set the value -----------------------------------------------------------
+
+def test_an_empty_default_does_not_override_a_value_the_script_set():
+    # DeepSpeed-VisualChat run_7b.sh: `ZERO_STAGE=3` ... `if [ "$ZERO_STAGE" == "" ]; then ZERO_STAGE=0; fi` ... `--zero_stage
+    # $ZERO_STAGE`: the run is ZeRO-3; the launch read 0
+    f = _shell('ZERO_STAGE=3\nif [ "$ZERO_STAGE" == "" ]; then\n    ZERO_STAGE=0\nfi\n'
+               'A=5\n[ -z "$A" ] && A=7\ndeepspeed main.py --zero_stage $ZERO_STAGE --a $A\n')
+    assert f.launches[0].script_args == {"zero_stage": 3, "a": 5}
+
+
+def test_control_an_empty_default_applies_to_an_argument_or_an_unset_variable():
+    f = _shell('OUTPUT=$1\nZERO_STAGE=$2\nif [ "$ZERO_STAGE" == "" ]; then\n    ZERO_STAGE=3\nfi\n'
+               'if [ -z "${OUTPUT}" ]; then OUTPUT=./out; fi\n[ -z "$B" ] && B=2\n'
+               'deepspeed main.py --zero_stage $ZERO_STAGE --output_dir $OUTPUT --b $B\n')
+    assert f.launches[0].script_args == {"zero_stage": 3, "output_dir": "./out", "b": 2}
+
+
+# --- shell: an MPI launch with two-word options and exported variables -------------------------------------------------------
+
+_MPI = ("base_dir=`pwd`\nmpirun -n 128 -npernode 4 -hostfile /job/hostfile -x UCX_TLS=tcp --mca btl ^openib "
+        "--mca btl_tcp_if_include eth0 -x NCCL_IB_DISABLE=1 -genv NCCL_DEBUG INFO python ${base_dir}/../deepspeed_train.py \\\n"
+        "  --cf bert.json --deepspeed\n")
+
+
+def test_an_mpirun_launch_with_mca_options_is_parsed():
+    # bing_bert's mpi_ethernet scripts: `--mca btl ^openib` ended the wrapper's options at `^openib`, so the launch was lost
+    f = _shell(_MPI)
+    (launch,) = f.launches
+    assert launch.script == "`pwd`/../deepspeed_train.py" and launch.wrappers == ("mpirun",)
+    assert launch.script_args == {"cf": "bert.json", "deepspeed": True}
+
+
+def test_mpirun_exports_are_the_ranks_environment():
+    f = _shell(_MPI)
+    got = {(e.name, e.value) for e in f.envs}
+    assert {("UCX_TLS", "tcp"), ("NCCL_IB_DISABLE", "1"), ("NCCL_DEBUG", "INFO")} <= got
+    assert f.launches[0].env["NCCL_IB_DISABLE"] == "1"
+
+
+def test_control_the_scripts_own_flags_are_not_mpi_exports():
+    f = _shell("mpirun -n 2 python train.py -x NCCL_ALGO=Tree\n")
+    assert not any(e.name == "NCCL_ALGO" for e in f.envs)
+
+
+# --- shell: a commented-out command ending in a backslash ---------------------------------------------------------------------
+
+_RUN_CMD = ('NUM_NODES=2\n#run_cmd="deepspeed --num_nodes ${NUM_NODES} --num_gpus 4 \\\n#       --master_port=${MASTER_PORT} \\\n'
+            'run_cmd="python3 -m torch.distributed.launch \\\n       --nproc_per_node=4 \\\n       {script} \\\n'
+            '       --fp16 \\\n       --deepspeed_config ds.json \\\n       "\necho ${run_cmd}\neval ${run_cmd}\n')
+
+
+def test_a_comment_line_ending_in_a_backslash_does_not_swallow_the_next_command():
+    # BingBertSquad run_hf.sh: two commented lines of an old `deepspeed` command, each ending in `\`, took the live
+    # `run_cmd="python3.6 -m torch.distributed.launch ...` into the comment, so its launch was never read
+    f = _shell(_RUN_CMD.replace("{script}", "nvidia_run_squad_mpi.py"))
+    (launch,) = f.launches
+    assert launch.script == "nvidia_run_squad_mpi.py" and launch.script_args["fp16"] is True
+
+
+def test_control_a_continued_command_still_joins_its_lines():
+    f = _shell("deepspeed train.py \\\n    --bf16 True \\\n    --zero_stage 3\n")
+    assert f.launches[0].script_args == {"bf16": True, "zero_stage": 3}
+
+
+# --- scope: a side project's launch whose script is missing --------------------------------------------------------------------
+
+_SQUAD = ("import torch\nfrom pytorch_pretrained_bert.modeling import BertForQuestionAnswering\n\n\ndef main():\n"
+          "    model = BertForQuestionAnswering.from_pretrained('bert-large-uncased')\n"
+          "    for batch in loader:\n        loss = model(**batch)\n        loss.backward()\n        opt.step()\n")
+_LLM = ("import deepspeed\nfrom transformers import AutoModelForCausalLM\n\n\ndef main():\n"
+        "    model = AutoModelForCausalLM.from_pretrained('facebook/opt-1.3b')\n"
+        "    engine, *_ = deepspeed.initialize(model=model, config='ds.json')\n"
+        "    for batch in loader:\n        loss = engine(**batch).loss\n        engine.backward(loss)\n        engine.step()\n")
+
+
+def test_a_launch_of_a_missing_script_beside_a_side_project_is_that_projects():
+    # DeepSpeedExamples: BingBertSquad/run_hf.sh (NUM_NODES=2) runs nvidia_run_squad_mpi.py, which the repository does not
+    # have, beside the BERT SQuAD scripts; E1 and step zero said "multi-node training (2 nodes at run_hf.sh:14)"
+    a = _audit({"applications/chat/main.py": _LLM, "applications/chat/run.sh": "deepspeed main.py --zero_stage 2\n",
+                "training/BingBertSquad/nvidia_run_squad_deepspeed.py": _SQUAD,
+                "training/BingBertSquad/run_hf.sh": _RUN_CMD.replace("{script}", "nvidia_run_squad_mpi.py")})
+    assert a.roles.by_path["training/BingBertSquad/run_hf.sh"] == "side", a.roles.why.get("training/BingBertSquad/run_hf.sh")
+    assert not a.project.multi_node
+
+
+def test_control_a_missing_script_beside_llm_code_stays_a_launch():
+    a = _audit({"applications/chat/main.py": _LLM, "applications/chat/run.sh": "deepspeed main.py --zero_stage 2\n",
+                "training/llm/train.py": _LLM, "training/llm/run_hf.sh": _RUN_CMD.replace("{script}", "nvidia_run_llm_mpi.py")})
+    assert a.roles.by_path["training/llm/run_hf.sh"] != "side"
+
+
+# --- E1: launches kept in a multi_node/ folder -------------------------------------------------------------------------------
+
+def test_launches_in_a_multi_node_folder_document_a_multi_node_run():
+    # DeepSpeed-Chat: training_scripts/opt/multi_node/run_66b.sh runs `deepspeed main.py ...` with the default hostfile;
+    # E1 said "single-node project"
+    files = {"step1/main.py": _LLM, "step1/training_scripts/opt/single_gpu/run_1.3b.sh": "deepspeed --num_gpus 1 main.py --zero_stage 0\n",
+             "step1/training_scripts/opt/multi_node/run_66b.sh": "deepspeed main.py --zero_stage 3 --output_dir out\n"}
+    e1 = _check(_audit(files), "E1")
+    assert e1.status.value == "unused" and "multi_node/run_66b.sh" in (e1.detail or ""), e1.detail
+
+
+def test_control_without_the_multi_node_folder_e1_does_not_apply():
+    files = {"step1/main.py": _LLM, "step1/training_scripts/opt/single_gpu/run_1.3b.sh": "deepspeed --num_gpus 1 main.py --zero_stage 0\n",
+             "step1/training_scripts/opt/single_node/run_66b.sh": "deepspeed main.py --zero_stage 3 --output_dir out\n"}
+    assert _check(_audit(files), "E1").status.value == "n/a"
