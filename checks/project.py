@@ -943,6 +943,11 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
         vals += [v for k in ("pretrained_model_name_or_path", "model", "model_name_or_path") if isinstance(v := c.kwargs.get(k), str)]
         out += [(c.path, v) for v in vals if 2 < len(v) < 200 and v not in rejected]
     out += [(x.path, x.script) for x in facts.launches("vllm") if x.script and "/" in x.script]  # ``vllm serve org/model``
+    # a model config built from a named preset (lit-llama's ``LLaMAConfig.from_name("7B")``, lit-gpt's
+    # ``Config.from_name("pythia-160m")``): the preset is the model's name
+    for c in facts.calls("from_name"):
+        if (c.path, c.line) not in demo and _CONFIG_CLASS.search(c.name.rsplit(".", 1)[0]):
+            out += [(c.path, a) for a in c.args[:1] if isinstance(a, str) and 1 < len(a) < 200 and a not in rejected]
     # a torchtune recipe config builds its model from a component (``model: {_component_: torchtune.models...}``) and
     # names the size in its file name (``recipes/configs/qwen2_5/1_5B_lora.yaml``; the builder ``qwen2_5_1_5b`` is
     # ambiguous): the file name is the model name
@@ -953,6 +958,8 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
     return out
 
 
+#: a model-config class (``LLaMAConfig``, ``Config``, ``ModelArgs``)
+_CONFIG_CLASS = re.compile(r"(^|\.)\w*(Config|Args)$")
 #: libraries of speech/vision encoders: their checkpoints are parts of a multimodal model, not the LLM being trained
 _TOKENIZER_CLASS = re.compile(r"Tokenizer")
 

@@ -207,6 +207,8 @@ _NOT_TRAINING = re.compile(r"convert|export|infer|generat|eval|bench|serve|serve
 #: launchers that take a path or ``-m module``; the others' first word is a subcommand (``litgpt chat``, ``tune run``)
 _SCRIPT_LAUNCHERS = frozenset({"python", "torchrun", "deepspeed", "accelerate", "colossalai", "mpirun", "srun"})
 _TRAIN_SCRIPT = re.compile(r"(^|[/._-])((pre)?train\w*|\w*_(pre)?train(ing)?|fine_?tun\w*|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)(\.py)?$", re.I)
+#: the folder of a training script (``finetune/``, ``pretrain/``, ``training/``, ``sft/``)
+_TRAIN_DIR = re.compile(r"(^|/)((pre)?train(ing)?|fine_?tun(e|es|ing)|sft)$", re.I)
 # a repository path a command names: a script or a recipe (``examples/train_lora/llama3_lora_sft.yaml``, ``config_yaml=x.yaml``)
 _PATH_TOKEN = re.compile(r"(?:^|[=\s'\"])((?:\./)?[\w.\-/]*[\w\-]\.(?:py|ya?ml|json|toml|sh))(?=$|[\s'\";,)])")
 _MAX_BLOCK_LINES = 400
@@ -261,7 +263,12 @@ def _trains(launcher: str, script: str | None) -> bool:
         return False
     if launcher in _TRAIN_LAUNCHERS:
         return True
-    return launcher == "python" and bool(script) and bool(_TRAIN_SCRIPT.search(str(script).rsplit("/", 1)[-1].removesuffix(".py")))
+    if launcher != "python" or not script:
+        return False
+    folder, _, name = str(script).strip("'\"").rpartition("/")
+    # a script named for training, or one kept in a training folder (lit-llama's README: ``python finetune/lora.py``,
+    # ``python pretrain/redpajama.py``)
+    return bool(_TRAIN_SCRIPT.search(name.removesuffix(".py"))) or (name.endswith(".py") and bool(_TRAIN_DIR.search(folder)))
 
 
 #: flags of a documented training command that hand the trainer a sharded/ZeRO setup (a ``command_flag`` doc hint each)

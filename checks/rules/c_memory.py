@@ -3313,6 +3313,10 @@ class C6MemoryPool(Check):
             values.setdefault("framework_buffers", True)
         used += framework
         findings = [c for c in f.calls("torch.cuda.empty_cache") if _in_hot_loop(c)]
+        # a loop of a tool the training path does not reach (lit-llama's ``quantize/gptq.py`` frees each layer's GPTQ
+        # state as it quantizes): not the training loop
+        train = ctx.project.training_files
+        findings = [c for c in findings if c.path in train] if train else findings
         findings += [s for s in f.effective("torch_empty_cache_steps") if (as_number(s.value) or 0) >= 1 and (as_number(s.value) or 0) < 50]
         fnd = [f.ev(x, key="torch.cuda.empty_cache()" if isinstance(x, Call) else None) for x in findings]
         if used:

@@ -928,6 +928,8 @@ def _memmap_calls(f: Facts) -> list[Call]:
     return [c for c in f.calls("numpy.memmap", "np.memmap") if not _in_tests(c.path)]
 
 
+#: an offset past a file's own header, as written (``offset=HDR_SIZE``, ``offset=header_bytes``)
+_HEADER_OFFSET = re.compile(r"\boffset\s*=\s*[\w.]*(HDR|header)", re.I)
 _TOKENISH = re.compile(r"\.bin\b|uint16|uint32|int32|\btoks?\b|toks_|_toks|tokens|shard", re.I)
 
 
@@ -946,6 +948,10 @@ def _token_bins(f: Facts) -> list[Call]:
         # not an index beside the data (OLMo-core's ``np.memmap(self._global_indices_file, dtype=np.uint32)``: a shuffled
         # order of instances, or document boundaries and lengths): those hold positions, not token ids
         if re.search(r"\.bin\b|uint16|uint32|int32|token", text) and not _INDEX_FILE.search(text):
+            out.append(c)
+        elif "offset" in c.kwargs and _HEADER_OFFSET.search(c.text) and not _INDEX_FILE.search(text):
+            # a chunk file read past its own header, the dtype taken from that header (lit-llama's PackedDataset:
+            # ``np.memmap(filename, mode="r", order="C", offset=HDR_SIZE)`` over chunks written as ``HDR_MAGIC`` + tokens)
             out.append(c)
     for c in f.calls("tofile"):
         if re.search(r"\.bin\b|bin_path|filename", " ".join(_text(a) for a in c.args) + c.text):

@@ -2604,7 +2604,22 @@ def tracker_calls(f: Facts) -> list[Call]:
         out += [c for c in f.calls("info", "log") if _METRIC_LOGGER.search(c.name) and c.args
                 and _text_of(c.args[0]).lstrip().startswith("{") and c not in out]
     out += [c for c in _wrapper_logs(f) if c not in out]
+    if any(_FABRIC_LOG.match(c.name) for c in out) and _fabrics_without_loggers(f):
+        # ``fabric.log_dict(...)`` where every ``Fabric(...)`` of the project is built without ``loggers=`` (lit-llama's
+        # ``L.Fabric(accelerator="cuda", devices=devices, precision="bf16-mixed", strategy=strategy)``): Fabric has no
+        # logger to write to, so the call reports nothing
+        out = [c for c in out if not _FABRIC_LOG.match(c.name)]
     return out
+
+
+_FABRIC_LOG = re.compile(r"^(.*\.)?fabric\.log(_dict)?$")
+
+
+def _fabrics_without_loggers(f: Facts) -> bool:
+    """The project builds Lightning Fabric (outside tests), never with ``loggers=`` / ``logger=`` (nor ``**kwargs`` that may
+    carry them)."""
+    built = [c for c in f.calls("Fabric") if c.short == "Fabric" and not _TEST_PATH.search(c.path)]
+    return bool(built) and not any("loggers" in c.kwargs or "logger" in c.kwargs or "**" in c.text for c in built)
 
 
 def _wrapper_logs(f: Facts) -> list[Call]:

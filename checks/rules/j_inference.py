@@ -173,6 +173,11 @@ _HF_GEN_KW = {"do_sample", "num_beams", "attention_mask", "generation_config", "
               "max_length", "min_new_tokens", "num_return_sequences", "cache_implementation", "assistant_model", "stopping_criteria"}
 
 
+#: the model's own forward, called by a decode loop; handed the position to write keys and values at (lit-llama and gpt-fast
+#: ``model(x, max_seq_length, input_pos)``), it keeps a KV cache indexed by it
+_MODEL_CALL = re.compile(r"(^|\.)(model|forward)$")
+
+
 def _custom_generate(f: Facts, gens: list[Call]) -> tuple[list[Call], bool]:
     """``generate`` calls that go to the repository's own ``def generate`` (nanoGPT style), and whether it keeps a cache.
 
@@ -185,7 +190,8 @@ def _custom_generate(f: Facts, gens: list[Call]) -> tuple[list[Call], bool]:
     custom = [c for c in gens if not c.name.startswith("transformers.") and not (set(c.kwargs) & _HF_GEN_KW)
               and (not c.star_kwargs or not imports_hf(f, c.path))]
     cached = any(k in ("past_key_values", "kv_cache", "use_cache", "cache", "past", "layer_past", "start_pos", "input_pos")
-                 for c in body for k in c.kwargs) or any("cache" in c.text.lower() or "start_pos" in c.text for c in body)
+                 for c in body for k in c.kwargs) or any("cache" in c.text.lower() or "start_pos" in c.text for c in body) or any(
+        _MODEL_CALL.search(c.name) and any(isinstance(a, Expr) and a.text == "input_pos" for a in c.args) for c in body)
     return custom, cached
 
 

@@ -160,3 +160,111 @@ def test_control_without_the_multi_node_folder_e1_does_not_apply():
     files = {"step1/main.py": _LLM, "step1/training_scripts/opt/single_gpu/run_1.3b.sh": "deepspeed --num_gpus 1 main.py --zero_stage 0\n",
              "step1/training_scripts/opt/single_node/run_66b.sh": "deepspeed main.py --zero_stage 3 --output_dir out\n"}
     assert _check(_audit(files), "E1").status.value == "n/a"
+
+
+# --- lit-llama: a README that runs `python finetune/lora.py` ---------------------------------------------------------------------
+
+_LIT_MODEL = ("import torch\nimport torch.nn as nn\nfrom dataclasses import dataclass\n\n\n@dataclass\nclass LLaMAConfig:\n"
+              "    block_size: int = 2048\n    vocab_size: int = 32000\n    n_layer: int = 32\n    n_head: int = 32\n    n_embd: int = 4096\n\n"
+              "    @classmethod\n    def from_name(cls, name):\n        return cls(**llama_configs[name])\n\n\n"
+              "llama_configs = {\"7B\": dict(n_layer=32, n_head=32, n_embd=4096), \"13B\": dict(n_layer=40, n_head=40, n_embd=5120),\n"
+              "                 \"30B\": dict(n_layer=60, n_head=52, n_embd=6656), \"65B\": dict(n_layer=80, n_head=64, n_embd=8192)}\n\n\n"
+              "class LLaMA(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n        self.config = config\n")
+_LIT_FT = ("import lightning as L\nimport torch\nfrom lit_llama.model import LLaMA, LLaMAConfig\n\n"
+           "devices = 4\nlog_interval = 1\n\n\ndef main():\n"
+           "    fabric = L.Fabric(accelerator='cuda', devices=devices, precision='bf16-mixed'{loggers})\n"
+           "    config = LLaMAConfig.from_name('7B')\n    model = fabric.setup_module(LLaMA(config))\n"
+           "    optimizer = fabric.setup_optimizers(torch.optim.AdamW(model.parameters(), lr=3e-4))\n"
+           "    for iter_num in range(1000):\n        loss = model(x).sum()\n        fabric.backward(loss)\n        optimizer.step()\n"
+           "        if iter_num % log_interval == 0:\n            fabric.log_dict({{'loss': loss.item()}}, step=iter_num)\n\n\n"
+           "if __name__ == '__main__':\n    main()\n")
+_LIT_README = "# Lit-LLaMA\n\n2. Run the finetuning script\n\n   ```bash\n   python finetune/full.py\n   ```\n"
+_GPTQ = ("import torch\nfrom lit_llama.model import LLaMA\n\n\ndef llama_blockwise_quantization(model, blocks):\n"
+         "    for i, block in enumerate(blocks):\n        quantize(block)\n        torch.cuda.empty_cache()\n")
+
+
+def _lit(loggers: str = "") -> dict[str, str]:
+    return {"lit_llama/model.py": _LIT_MODEL, "finetune/full.py": _LIT_FT.format(loggers=loggers), "README.md": _LIT_README,
+            "quantize/gptq.py": _GPTQ}
+
+
+def test_a_readme_command_of_a_script_in_a_finetune_folder_is_the_training_path():
+    # lit-llama: `python finetune/lora.py` in the README; the script's name says nothing, its folder does. No entry point was
+    # found, so the GPTQ tool and the evaluation scripts were read as the run
+    a = _audit(_lit())
+    assert a.roles.by_path["finetune/full.py"] == "training", a.roles.why.get("finetune/full.py")
+
+
+def test_empty_cache_in_a_tools_loop_is_not_the_training_loops():
+    # lit-llama C6: "torch.cuda.empty_cache() runs in the training loop" cited quantize/gptq.py, a one-off GPTQ script
+    c6 = _check(_audit(_lit()), "C6")
+    assert not any(x.path == "quantize/gptq.py" for x in c6.findings), c6.findings
+    assert "empty_cache" not in (c6.detail or "")
+
+
+def test_control_empty_cache_in_the_training_loop_is_a_finding():
+    files = _lit()
+    files["finetune/full.py"] = files["finetune/full.py"].replace("        optimizer.step()\n", "        optimizer.step()\n        torch.cuda.empty_cache()\n")
+    c6 = _check(_audit(files), "C6")
+    assert any(x.path == "finetune/full.py" for x in c6.findings), c6.findings
+
+
+def test_fabric_log_dict_without_loggers_reports_to_no_tracker():
+    # lit-llama I5: "progress reported to trackers every step" at `fabric.log_dict(...)`; no Fabric gets `loggers=`
+    i5 = _check(_audit(_lit()), "I5")
+    assert i5.status.value != "unused", i5.detail
+
+
+def test_control_fabric_with_a_logger_reports_every_step():
+    i5 = _check(_audit(_lit(", loggers=L.fabric.loggers.TensorBoardLogger('out')")), "I5")
+    assert i5.status.value == "unused", i5.detail
+
+
+def test_a_model_config_built_from_a_preset_name_sizes_the_model():
+    # lit-llama: every training script builds `LLaMAConfig.from_name("7B")`; the overview said "unknown"
+    a = _audit(_lit())
+    assert a.project.estimated_params == "7B", (a.project.estimated_params, a.project.notes.get("params_source"))
+
+
+# --- F4/F10: chunk files read past their own header -------------------------------------------------------------------------
+
+_PACKED = ("import numpy as np\nimport torch\nfrom torch.utils.data import IterableDataset\n\nHDR_MAGIC = b'LITPKDS'\nHDR_SIZE = 24\n\n\n"
+           "class PackedDatasetIterator:\n    def _load_n_chunks(self):\n        for filename in self._filenames:\n"
+           "            mmap = np.memmap(filename, mode='r', order='C', offset=HDR_SIZE)\n            self._mmaps.append(mmap)\n\n\n"
+           "class PackedDataset(IterableDataset):\n    def __iter__(self):\n        return PackedDatasetIterator(self._filenames)\n")
+_PRETRAIN = ("import glob\nimport torch\nfrom torch.utils.data import DataLoader\nfrom lit_llama.packed_dataset import PackedDataset\n\n\n"
+             "def main():\n    ds = PackedDataset(glob.glob('data/lit-redpajama/train*'))\n    loader = DataLoader(ds, batch_size=4)\n"
+             "    for batch in loader:\n        loss = model(batch).sum()\n        loss.backward()\n        opt.step()\n\n\n"
+             "if __name__ == '__main__':\n    main()\n")
+
+
+def test_chunk_files_read_past_their_header_are_a_packed_token_format():
+    # lit-llama's PackedDataset: chunks written as HDR_MAGIC + tokens, read with np.memmap(filename, offset=HDR_SIZE); F4
+    # said "no sharded or indexed data format found"
+    a = _audit({"lit_llama/packed_dataset.py": _PACKED, "pretrain/train.py": _PRETRAIN})
+    assert _check(a, "F4").status.value == "used", _check(a, "F4").detail
+
+
+def test_control_a_memmap_at_a_computed_offset_is_not_a_header():
+    a = _audit({"lit_llama/packed_dataset.py": _PACKED.replace("offset=HDR_SIZE", "offset=start * 2"), "pretrain/train.py": _PRETRAIN})
+    assert _check(a, "F4").status.value != "used"
+
+
+# --- J1: a decode loop that hands the model its cache position ------------------------------------------------------------------
+
+_GEN = ("import torch\n\n\n@torch.no_grad()\ndef generate(model, idx, max_new_tokens):\n    input_pos = torch.arange(0, idx.size(0))\n"
+        "    for _ in range(max_new_tokens):\n        x = idx.index_select(0, input_pos).view(1, -1)\n"
+        "        logits = model(x, 2048, {pos})\n        idx_next = torch.multinomial(torch.softmax(logits[0, -1], -1), 1)\n"
+        "        input_pos = input_pos[-1:] + 1\n        idx = idx.index_copy(0, input_pos, idx_next)\n    return idx\n\n\n"
+        "def main():\n    y = generate(model, encoded, max_new_tokens=100)\n    print(y)\n")
+
+
+def test_a_decode_loop_that_passes_the_cache_position_keeps_a_kv_cache():
+    # lit-llama generate.py: `model(x, max_seq_length, input_pos)` writes into the model's KVCache; J1 said "no KV cache reuse"
+    j1 = _check(_audit({"generate.py": _GEN.format(pos="input_pos")}), "J1")
+    assert j1.status.value == "partial", j1.detail
+
+
+def test_control_a_decode_loop_that_reruns_the_prefix_has_no_cache():
+    j1 = _check(_audit({"generate.py": _GEN.format(pos="None")}), "J1")
+    assert j1.status.value == "unused", j1.detail
