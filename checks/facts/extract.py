@@ -16,7 +16,7 @@ from .docs_md import (
     extract_doc_run_recipes,
     extract_doc_scripts,
 )
-from .notebook import extract_notebook
+from .notebook import DATABRICKS_HEADER, extract_databricks, extract_notebook
 from .python import extract_python
 from .shell import extract_dockerfile, extract_shell_text
 from .types import FileFacts
@@ -104,7 +104,9 @@ def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str
         if not text.startswith("gitdir:"):
             out.kind = "other"  # a file named .git that links nowhere says nothing
         return out
-    if kind == "python":
+    if kind == "python" and text.startswith(DATABRICKS_HEADER):
+        extract_databricks(path, text, out, strings)
+    elif kind == "python":
         extract_python(path, text, out, strings)
         if PurePosixPath(path).name == "setup.py":
             from_setup_calls(out)

@@ -104,15 +104,9 @@ def extract_notebook(path: str, text: str, out: FileFacts) -> None:
         positions = where.get(i, [])
         exact = len(positions) == len(lines) or (len(positions) == len(lines) - 1 and lines and lines[-1] == "")
         mapped = [positions[k] if exact and k < len(positions) else (positions[0] if positions else 1) for k in range(len(lines))]
-        body = []
-        for ln, raw in zip(mapped, lines):
-            stripped = raw.lstrip()
-            if stripped.startswith(("!", "%")):
-                if stripped.startswith("!"):
-                    shell.append((ln, stripped[1:]))
-                body.append("")  # keep the line count; a magic is not Python
-            else:
-                body.append(raw)
+        body, cmds = split_magics(lines)
+        for k, cmd in cmds:
+            shell.append((mapped[k], cmd))
         try:
             ast.parse("\n".join(body))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -120,6 +114,7 @@ def extract_notebook(path: str, text: str, out: FileFacts) -> None:
         code += body
         file_line += mapped
     pip_installs(path, shell, out)
+    magic_launches(path, shell, out)
     if not code:
         return
     cell_facts = FileFacts(path=path, kind="python")
@@ -128,6 +123,81 @@ def extract_notebook(path: str, text: str, out: FileFacts) -> None:
         out.error = cell_facts.error
     for attr in _RECORDS:
         getattr(out, attr).extend(_moved(r, file_line) for r in getattr(cell_facts, attr))
+
+
+#: the first line of a notebook exported in Databricks' source format (cells separated by ``# COMMAND ----------``)
+DATABRICKS_HEADER = "# Databricks notebook source"
+_MAGIC = re.compile(r"^# MAGIC ?(.*)$")
+
+
+def extract_databricks(path: str, text: str, out: FileFacts, strings: dict[str, str] | None = None) -> None:
+    """A Databricks source-format notebook (dolly's ``train_dolly.py``): Python with IPython ``!`` commands, which do not
+    parse as Python, and ``# MAGIC %sh`` / ``# MAGIC %pip`` cells. The Python is read with the commands blanked (its
+    lines kept); the commands are read as shell, at their own lines."""
+    lines = text.split("\n")
+    body, cmds = split_magics(lines)
+    shell = [(k + 1, cmd) for k, cmd in cmds]
+    k = 0
+    while k < len(lines):
+        m = _MAGIC.match(lines[k])
+        magic = m.group(1).strip() if m else ""
+        k += 1
+        if magic.startswith("%pip "):
+            shell.append((k, magic[1:]))  # ``# MAGIC %pip install x``: a dependency
+        elif magic in ("%sh", "%bash"):  # a shell cell: the ``# MAGIC`` lines that follow it
+            start, part = k + 1, []
+            while k < len(lines) and (mm := _MAGIC.match(lines[k])):
+                part.append(mm.group(1))
+                k += 1
+            if part:
+                shell.append((start, "\n".join(part)))
+    pip_installs(path, [(ln, c) for ln, c in shell if c.lstrip().startswith("pip")], out)
+    magic_launches(path, shell, out)
+    extract_python(path, "\n".join(body), out, strings)
+
+
+def split_magics(lines: list[str]) -> tuple[list[str], list[tuple[int, str]]]:
+    """The lines with IPython magics blanked (the count kept), and each ``!`` shell command as (index of its first line,
+    its text). A command continued with a trailing backslash takes the lines that follow it, as IPython does (dolly's
+    ``!deepspeed {num_gpus_flag} \\`` then ``    --module training.trainer \\`` ...): those are shell, not Python."""
+    body: list[str] = []
+    cmds: list[tuple[int, str]] = []
+    k = 0
+    while k < len(lines):
+        raw = lines[k]
+        stripped = raw.lstrip()
+        if not stripped.startswith(("!", "%")):
+            body.append(raw)
+            k += 1
+            continue
+        start, parts = k, [stripped[1:]] if stripped.startswith("!") else []
+        body.append("")  # keep the line count; a magic is not Python
+        while lines[k].rstrip().endswith("\\") and k + 1 < len(lines):
+            k += 1
+            body.append("")
+            if parts:
+                parts.append(lines[k])
+        if parts:
+            cmds.append((start, "\n".join(parts)))
+        k += 1
+    return body, cmds
+
+
+#: ``{name}`` in an IPython shell command: the Python value IPython substitutes, unknown to a static reading
+_IPY_EXPR = re.compile(r"\{([A-Za-z_][\w.\[\]'\"]*)\}")
+
+
+def magic_launches(path: str, shell: list[tuple[int, str]], out: FileFacts) -> None:
+    """The launches of a notebook's ``!`` shell commands (``!deepspeed --module training.trainer --deepspeed {config}``),
+    at the notebook's lines; a ``{expr}`` IPython fills in is read as an unset shell variable."""
+    from .shell import extract_shell_text
+
+    for line, cmd in shell:
+        scratch = FileFacts(path=path, kind="shell", lines=0)
+        body = _IPY_EXPR.sub(lambda m: "${" + (re.sub(r"\W+", "_", m.group(1)).strip("_") or "EXPR") + "}", cmd)
+        extract_shell_text(path, body, scratch, first_line=line)
+        out.launches.extend(scratch.launches)
+        out.envs.extend(e for e in scratch.envs if e.name.isupper())
 
 
 def _moved(record: Any, file_line: list[int]) -> Any:

@@ -274,7 +274,7 @@ def _split_commands(tokens: list[str], keep_fi: bool = False) -> list[list[str]]
     return [c for c in cmds if c]
 
 
-_VAR_ONLY = re.compile(r"^\$\{?([A-Za-z_]\w*)\}?$")
+_VAR_ONLY = re.compile(r"^\$\{?([A-Za-z_]\w*|\d+|[@*])\}?$")
 
 
 def _empty_test(cmd: list[str]) -> str | None:
@@ -484,6 +484,11 @@ def _parse_command(
     if launcher is None:
         return None
     opts, rest_args = _parse_opts(args, stop_at_script=True, lines=la_lines)
+    while len(rest_args) > 1 and _VAR_ONLY.match(rest_args[0]) and rest_args[1] in {"-m", "--module"}:
+        # ``deepspeed ${num_gpus_flag} --module training.trainer`` (dolly's notebook): an unresolved variable that holds
+        # launcher options (empty, or ``--num_gpus=4``) is followed by the launcher's own module switch, not the script
+        more, rest_args = _parse_opts(rest_args[1:], stop_at_script=True, lines=la_lines)
+        opts.update(more)
     script = None
     script_args: dict[str, Any] = {}
     if rest_args:

@@ -17,6 +17,7 @@ from ..project import _SERVE_PATH, CONFIG_CALLEE, jax_jitted_steps, recipe_files
 from . import _bmtrain as bmtrain
 from ._helpers import (
     _FRAMEWORK_CALLED,
+    DS_REF_NAMES,
     HF_DEFAULTS,
     aux_model_site,
     backend_unselected,
@@ -2156,6 +2157,16 @@ class C4Offload(Check):
         recipes = {e.path for entries in recipe_files(f).values() for e in entries}
         active = [x for x in used if x not in config_files or PurePosixPath(x.path).name in refs or x.path in recipes]
         if not active:
+            # the launch hands DeepSpeed a config it names only when it starts (dolly's notebook: ``--deepspeed
+            # ${deepspeed_config}``, built from the GPU family): the offloading configs may be the one it runs
+            picked = [s for s in f.settings(*DS_REF_NAMES) if s.source == "launcher" and isinstance(s.value, str) and "$" in s.value]
+            if picked:
+                p = picked[0]
+                names = sorted({PurePosixPath(x.path).name for x in config_files})
+                total = {e.path for e in f.config("zero_optimization") if e.path.endswith((".json", ".yaml", ".yml"))}
+                return Outcome(P, [f.ev(x) for x in used] + [f.ev(p)],
+                               f"{len(names)} of {max(len(total), len(names))} DeepSpeed configs offload ({', '.join(names)}); the launch "
+                               f"picks its config when it starts (--{p.name} {p.value} at {p.path}:{p.line})", values)
             return Outcome(P, [f.ev(x) for x in used], "an offload config is shipped, but no launch script or config uses it", values)
         return Outcome(U, [f.ev(x) for x in (active or used)], "offload to " + "/".join(sorted({str(v) for v in values.values() if isinstance(v, str)}) or {"cpu"}), values)
 

@@ -268,3 +268,89 @@ def test_a_decode_loop_that_passes_the_cache_position_keeps_a_kv_cache():
 def test_control_a_decode_loop_that_reruns_the_prefix_has_no_cache():
     j1 = _check(_audit({"generate.py": _GEN.format(pos="None")}), "J1")
     assert j1.status.value == "unused", j1.detail
+
+
+# --- dolly: a Databricks notebook that launches the trainer with `!deepspeed` -------------------------------------------------
+
+_NB = ("# Databricks notebook source\n# MAGIC %md\n# MAGIC ## Train Dolly\n\n# COMMAND ----------\n\nimport os\n\n"
+       "gpu_family = dbutils.widgets.get('gpu_family')\ndeepspeed_config = os.path.join(os.getcwd(), 'config', f'{gpu_family}_config.json')\n"
+       "num_gpus_flag = ''\n\n# COMMAND ----------\n\n"
+       "!deepspeed {num_gpus_flag} \\\n    --module training.trainer \\\n    --deepspeed {deepspeed_config} \\\n"
+       "    --logging-steps 10 \\\n    --save-steps 200 \\\n    --lr 5e-6\n\n# COMMAND ----------\n\n"
+       "from training.generate import generate_response\n")
+_TRAINER = ("import click\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n\n\n@click.command()\n"
+            "@click.option('--deepspeed', type=str, default=None)\n@click.option('--logging-steps', type=int, default=10)\n"
+            "@click.option('--save-steps', type=int, default=400)\n@click.option('--lr', type=float, default=1e-5)\n"
+            "def train(deepspeed, logging_steps, save_steps, lr):\n"
+            "    model = AutoModelForCausalLM.from_pretrained('EleutherAI/pythia-2.8b')\n"
+            "    args = TrainingArguments(output_dir='out', deepspeed=deepspeed, logging_steps=logging_steps, save_steps=save_steps,\n"
+            "                             learning_rate=lr, bf16=True)\n    Trainer(model=model, args=args, train_dataset=ds).train()\n\n\n"
+            "if __name__ == '__main__':\n    train()\n")
+_OFF = '{\n  "zero_optimization": {\n    "stage": 3,\n    "offload_optimizer": {\n      "device": "cpu"\n    }\n  }\n}\n'
+_ON = '{\n  "zero_optimization": {\n    "stage": 3\n  }\n}\n'
+
+
+def _dolly(nb: str = _NB) -> dict[str, str]:
+    return {"train_dolly.py": nb, "training/trainer.py": _TRAINER, "config/a10_config.json": _OFF,
+            "config/v100_config.json": _OFF, "config/a100_config.json": _ON}
+
+
+def test_a_databricks_notebooks_shell_command_is_a_launch():
+    # dolly: train_dolly.py is a Databricks notebook; its `!deepspeed ... \` command made the file unparseable ("Files that
+    # could not be parsed: train_dolly.py"), so B1 said "nothing visible passes" the DeepSpeed configs
+    from checks.facts.extract import extract_file
+
+    ff = extract_file("train_dolly.py", _NB.encode())
+    assert ff.error is None
+    (launch,) = ff.launches
+    assert (launch.launcher, launch.script, launch.line) == ("deepspeed", "training.trainer", 15)
+    assert launch.arg_line("logging_steps") == 18 and launch.launcher_args.get("module") is True
+    assert any(c.short == "join" for c in ff.calls)  # the Python around the command is still read
+
+
+def test_control_a_plain_python_file_with_a_bang_line_stays_unparseable():
+    from checks.facts.extract import extract_file
+
+    ff = extract_file("train.py", _NB.replace("# Databricks notebook source\n", "").encode())
+    assert ff.error is not None and not ff.launches
+
+
+def test_the_notebooks_launch_decides_b1_and_i3():
+    a = _audit(_dolly())
+    assert _check(a, "B1").status.value == "used", _check(a, "B1").detail
+    i3 = _check(a, "I3")
+    assert any(e.path == "train_dolly.py" for e in i3.evidence), i3.detail
+
+
+def test_offload_configs_a_launch_may_pick_are_not_called_unused():
+    # dolly C4: "an offload config is shipped, but no launch script or config uses it", where the notebook hands DeepSpeed
+    # `{gpu_family}_config.json` and two of the three configs offload
+    c4 = _check(_audit(_dolly()), "C4")
+    assert c4.status.value == "partial" and "2 of 3 DeepSpeed configs offload" in c4.detail, c4.detail
+
+
+def test_control_a_launch_that_names_the_non_offloading_config():
+    c4 = _check(_audit(_dolly(_NB.replace("{deepspeed_config}", "config/a100_config.json"))), "C4")
+    assert "no launch script or config uses it" in c4.detail, c4.detail
+
+
+def test_a_variable_before_the_launchers_module_switch_is_a_launcher_option():
+    f = _shell("FLAGS=$1\ndeepspeed ${FLAGS} --module training.trainer --lr 1e-5\n")
+    assert (f.launches[0].script, f.launches[0].script_args) == ("training.trainer", {"lr": 1e-5})
+    f = _shell("deepspeed $SCRIPT --lr 1e-5\n")  # control: a variable with no module switch after it is the script
+    assert f.launches[0].script == "$SCRIPT"
+
+
+def test_a_jupyter_notebooks_shell_command_is_a_launch_and_its_continuation_is_not_python():
+    import json
+
+    from checks.facts.extract import extract_file
+
+    nb = {"cells": [{"cell_type": "code", "source": ["import os\n", "cfg = 'ds.json'\n"]},
+                    {"cell_type": "code", "source": ["!torchrun --nproc_per_node 8 train.py \\\n", "    --deepspeed {cfg} \\\n", "    --bf16 True\n",
+                                                     "print('done')\n"]}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    ff = extract_file("train.ipynb", json.dumps(nb, indent=1).encode())
+    (launch,) = ff.launches
+    assert (launch.launcher, launch.script, launch.script_args["bf16"]) == ("torchrun", "train.py", True)
+    assert any(c.short == "print" for c in ff.calls)  # the cell's Python after the command still parses
