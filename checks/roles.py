@@ -290,7 +290,9 @@ def _missing_script(script: str | None, paths: set[str], origin: str, names: set
         here = origin.rsplit("/", 1)[0] if "/" in origin else ""
         norm = posixpath.normpath(f"{here}/{s}" if here else s)
         return not norm.startswith("..") and norm not in paths
-    return s not in paths and not any(p.endswith("/" + s) for p in paths)
+    # (a path that ends with a file of the repository runs it from a folder above the checkout: open_flamingo's
+    # ``python open_flamingo/open_flamingo/train/train.py`` is ``open_flamingo/train/train.py``)
+    return s not in paths and not any(p.endswith("/" + s) or ("/" in p and s.endswith("/" + p)) for p in paths)
 
 
 def _absent_script(script: str | None, names: set[str]) -> bool:

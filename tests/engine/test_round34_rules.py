@@ -354,3 +354,28 @@ def test_a_jupyter_notebooks_shell_command_is_a_launch_and_its_continuation_is_n
     (launch,) = ff.launches
     assert (launch.launcher, launch.script, launch.script_args["bf16"]) == ("torchrun", "train.py", True)
     assert any(c.short == "print" for c in ff.calls)  # the cell's Python after the command still parses
+
+
+# --- open_flamingo: a launch run from the folder above the checkout ------------------------------------------------------------
+
+_OF_TRAIN = ("import argparse\nimport torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+             "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import apply_activation_checkpointing\n\n\n"
+             "def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument('--gradient_checkpointing', action='store_true')\n"
+             "    args = parser.parse_args()\n    model = DDP(build())\n    if args.gradient_checkpointing:\n"
+             "        apply_activation_checkpointing(model, check_fn=lambda m: True)\n"
+             "    for batch in loader:\n        loss = model(batch).sum()\n        loss.backward()\n        opt.step()\n\n\n"
+             "if __name__ == '__main__':\n    main()\n")
+
+
+def test_a_launch_path_that_ends_with_the_repositorys_file_is_not_stale():
+    # open_flamingo's run_train.sh runs `python open_flamingo/open_flamingo/train/train.py ... --gradient_checkpointing`
+    # (started above the checkout); it was judged a stale launch, so C3 said "no config or launch turns on" the flag
+    a = _audit({"open_flamingo/train/train.py": _OF_TRAIN,
+                "open_flamingo/scripts/run_train.sh": "srun python open_flamingo/open_flamingo/train/train.py \\\n    --gradient_checkpointing\n"})
+    assert a.roles.by_path["open_flamingo/scripts/run_train.sh"] == "launch", a.roles.why.get("open_flamingo/scripts/run_train.sh")
+    assert _check(a, "C3").status.value == "used"
+
+
+def test_control_a_launch_of_a_renamed_package_is_still_stale():
+    a = _audit({"videollava/train/train.py": _OF_TRAIN, "scripts/run.sh": "deepspeed llava/train/train.py --gradient_checkpointing\n"})
+    assert a.roles.by_path["scripts/run.sh"] == "other", a.roles.why.get("scripts/run.sh")
