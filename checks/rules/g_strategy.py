@@ -1100,6 +1100,13 @@ def global_batch(f: Facts, ctx: Context | None = None) -> int | None:
     if not micro_s:
         return None
     accum_s = [(s, n) for s in f.effective(*_ACCUM_KEYS) if (n := as_number(s.value)) and n > 0]
+    if not accum_s:
+        # a file that sets both a micro-batch and a batch (lit-llama ``batch_size = 128 / devices``, ``micro_batch_size =
+        # 4``, ``gradient_accumulation_iters = batch_size // micro_batch_size``) accumulates up to that batch in code: the
+        # micro-batch alone is not the batch per step, and the count it derives is not read
+        paired = {s_.path for s_ in f.effective("batch_size") if s_.source in ("assign", "config")}
+        if any(s_.path in paired for s_, _ in micro_s):
+            return None
     gpus = 1
     if ctx is not None and ctx.project.num_gpus:
         # (nodes without a GPU count per node say nothing of the ranks: the batch stays per GPU, as G2's detail says)

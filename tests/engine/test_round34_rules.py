@@ -379,3 +379,25 @@ def test_a_launch_path_that_ends_with_the_repositorys_file_is_not_stale():
 def test_control_a_launch_of_a_renamed_package_is_still_stale():
     a = _audit({"videollava/train/train.py": _OF_TRAIN, "scripts/run.sh": "deepspeed llava/train/train.py --gradient_checkpointing\n"})
     assert a.roles.by_path["scripts/run.sh"] == "other", a.roles.why.get("scripts/run.sh")
+
+
+# --- G2: a micro-batch beside a batch the code accumulates to --------------------------------------------------------------------
+
+_LIT_BATCH = ("import torch\n\ndevices = 4\nbatch_size = 128 / devices\nmicro_batch_size = {micro}\n"
+              "gradient_accumulation_iters = batch_size // micro_batch_size\n\n\ndef main():\n"
+              "    for iter_num, batch in enumerate(loader):\n        loss = model(batch).sum()\n        loss.backward()\n"
+              "        if (iter_num + 1) % gradient_accumulation_iters == 0:\n            opt.step()\n\n\n"
+              "if __name__ == '__main__':\n    main()\n")
+
+
+def test_a_micro_batch_beside_an_accumulated_batch_is_not_the_global_batch():
+    # lit-llama G2: "estimated global batch 20" (micro-batch 5 x 4 GPUs), where the scripts accumulate to 64-128
+    g2 = _check(_audit({"finetune/full.py": _LIT_BATCH.format(micro=4).replace("batch_size = 128 / devices\n", "batch_size = 128\n")}), "G2")
+    assert g2.detail == "no LAMB/LARS optimizer", g2.detail
+
+
+def test_control_a_micro_batch_with_its_accumulation_count_gives_the_global_batch():
+    src = ("import torch\nmicro_batch_size = 4\ngradient_accumulation_steps = 8\n\n\ndef main():\n    for batch in loader:\n"
+           "        loss = model(batch).sum()\n        loss.backward()\n        opt.step()\n")
+    g2 = _check(_audit({"train.py": src}), "G2")
+    assert "a batch of 32 sequences per GPU" in (g2.detail or ""), g2.detail
