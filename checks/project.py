@@ -1224,6 +1224,8 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
         # length; a config or arguments object's is (``SFTConfig(max_seq_length=2048)``)
         if st.source == "call" and not _CONFIG_CALLEE.search(st.key.split("(", 1)[0]):
             continue
+        if isinstance(st.value, float):
+            continue  # a length is a whole number of tokens: ``block_size = 1e6`` (Megatron-DeepSpeed's Retro DB blocks) is not one
         if v and 16 <= v <= 10_000_000:
             per_file.setdefault(st.path, set()).add(int(v))
     # a training length's option default on the training path (FastChat ``model_max_length: int = field(default=512)``) that

@@ -295,6 +295,28 @@ def _missing_script(script: str | None, paths: set[str], origin: str, names: set
     return s not in paths and not any(p.endswith("/" + s) or ("/" in p and s.endswith("/" + p)) for p in paths)
 
 
+def _legacy_folders(files: Mapping[str, FileFacts], paths: list[str], decided: Mapping[str, str], forced: set[str]) -> dict[str, str]:
+    """Files under a folder that a README or guide of the project calls its previous version (``legacy_dir`` hints), when
+    that folder holds Python code and Python code of the project remains outside it: path -> why."""
+    out: dict[str, str] = {}
+    hints = [(p, h) for p in paths if files[p].kind == "docs" and path_role(p, "docs")[0] in _DOC_ROLES
+             for h in files[p].doc_hints if h.kind == "legacy_dir"]
+    if not hints:
+        return out
+    for doc, h in hints:
+        here = doc.rsplit("/", 1)[0] + "/" if "/" in doc else ""
+        for folder in dict.fromkeys((here + h.value, h.value)):
+            inside = [q for q in paths if q.startswith(folder + "/") and q not in decided and q not in forced]
+            if not any(files[q].kind == "python" for q in inside):
+                continue
+            if not any(files[q].kind == "python" and q not in decided and not q.startswith(folder + "/") for q in paths):
+                continue  # the folder is all the code there is: the docs' "previous version" is still the project
+            for q in inside:
+                out.setdefault(q, f"an archived copy: {doc}:{h.line} calls {folder}/ the previous version")
+            break
+    return out
+
+
 def _absent_script(script: str | None, names: set[str]) -> bool:
     """A launch's script written as a plain ``.py`` name or relative path that no file of the repository has as its name."""
     s = str(script or "").strip().strip("'\"")
@@ -358,6 +380,13 @@ def _script_paths(script: str | None, paths: set[str], index: _ModuleIndex, orig
 
 
 _STEP_CALLS = frozenset({"backward", "fit", "train", "pretrain", "train_model", "run_training", "finetune"})
+#: inference engines a serving or generation script imports
+_ENGINE_MODULES = ("vllm", "sglang", "lmdeploy", "tensorrt_llm", "text_generation", "mii", "distilabel", "exllamav2", "llama_cpp",
+                   "megatron.core.inference")
+#: calls that start an inference engine (DeepSpeed-Inference's ``deepspeed.init_inference``)
+_ENGINE_CALLS = frozenset({"init_inference"})
+#: a script named for inference (``zero_inference.py``, ``run_generation.py``, ``predict.py``, ``serve.py``)
+_INFER_SCRIPT = re.compile(r"(^|[_-])(infer|inference|generate|generation|predict|prediction|serve|server|serving)([_-]|\.py$)", re.I)
 
 
 def _trains_itself(ff: FileFacts) -> bool:
@@ -908,6 +937,11 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         else:
             side = {}
 
+    # 3b'. a folder the project's own docs call its previous version (BELLE's train/README.md: the DeepSpeed-Chat based
+    # code of the last version "放在dschat_train_v1目录下，未做任何改动"): an archived copy, while code outside it remains
+    for p, why in _legacy_folders(files, paths, roles.by_path, forced_set).items():
+        roles.by_path[p], roles.why[p] = ARCHIVE, why
+
     # 3c. sub-packages the packaging leaves out: context, unless a launch, a documented command or an import reaches them
     for p, why in unshipped_files(files, [p for p in paths if p not in forced_set], roles.by_path).items():
         roles.by_path[p], roles.why[p] = UNSHIPPED, why
@@ -942,6 +976,15 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 targets = [t for t in targets if _ENTRY_NAME.match(t.rsplit("/", 1)[-1]) or _trains_itself(files[t])]
             # a launch of an evaluation harness's script (Megatron-DeepSpeed ``MoE/ds_evalharness.sh`` runs
             # ``tasks/eval_harness/evaluate.py``): an evaluation run, whatever parallel layout it passes
+            # a launch of an inference script that runs no training step itself (BELLE ``run_zero_inference.sh`` runs
+            # ``zero_inference.py``: ``Seq2SeqTrainer(...).predict(...)`` under ZeRO-3): a prediction run, like an evaluation
+            for t in targets:
+                # (a script that serves through an inference engine stays in scope: the J checks judge that inference)
+                if t not in roles.by_path and t not in forced_set and _INFER_SCRIPT.search(t.rsplit("/", 1)[-1]) \
+                        and not any(c.short in _STEP_CALLS for c in files[t].calls) \
+                        and not any(i.module == m or i.module.startswith(m + ".") for i in files[t].imports for m in _ENGINE_MODULES) \
+                        and not any(c.short in _ENGINE_CALLS for c in files[t].calls):
+                    roles.by_path[t], roles.why[t] = EVAL, f"an inference script {p} launches: it runs no training step"
             evaluates += [t for t in targets if roles.by_path.get(t) == EVAL]
             entries += [t for t in targets if roles.by_path.get(t) != EVAL]
         if evaluates and ff.kind == "shell" and all(

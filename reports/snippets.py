@@ -140,6 +140,8 @@ def _top_level(facts: Facts, fmt: str) -> dict[str, set[str]]:
 
 
 #: places that are not where a user edits their training run: archived paper scripts, legacy copies, mock examples
+#: the script of a tool run beside training (merging adapters, converting or exporting weights, inference, evaluation)
+_TOOL_SCRIPT = re.compile(r"merg|convert|export|infer|generat|eval|serv|quantiz|predict|download|demo", re.I)
 _NOT_AN_EDIT_TARGET = re.compile(r"(^|/)(academic_paper_scripts|papers?|archive[sd]?|legacy|deprecated|records|old|mock\w*|tests?|ci|\.github)(/|$)"
                                  # a script that tests a documented command (FastChat ``scripts/test_readme_train.sh``)
                                  r"|(^|/)(test|smoke|debug)_[^/]*$|(^|/)[^/]*_(test|smoke|debug)\.\w+$", re.I)
@@ -220,7 +222,11 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
 
     hf_calls = facts.calls(*_HF_ARGS_CALLS)
     hf_launch = [x for x in facts.launches() if set(x.script_args) & _HF_YAML_KEYS]
-    hf_launch.sort(key=lambda x: 1 if _NOT_AN_EDIT_TARGET.search(x.path) else 0)  # a launch of the run, not its test
+    # a launch of the run, not its test; a training script, not a tool's (BELLE's ``merge_lora.sh`` runs
+    # ``merge_llama_with_lora.py --model_name_or_path ...``); then the command that passes the most trainer flags
+    hf_launch.sort(key=lambda x: (1 if _NOT_AN_EDIT_TARGET.search(x.path) else 0,
+                                  1 if _TOOL_SCRIPT.search(str(x.script or "").rsplit("/", 1)[-1]) else 0,
+                                  -len(set(x.script_args) & _HF_YAML_KEYS)))
     if hf_launch and "hf-yaml" not in s.targets:
         s.where["hf-flags"] = f"{hf_launch[0].path}:{hf_launch[0].line}"
         s.targets.append("hf-flags")

@@ -386,6 +386,28 @@ def extract_doc_replacements(path: str, text: str, out: FileFacts) -> None:
                 out.doc_hints.append(DocHint(path, i, "alternative", alt, line.strip()[:300]))
 
 
+#: prose that calls a folder the project's previous version (BELLE's train/README.md: "上一版基于deepspeed-chat的代码放在
+#: dschat_train_v1目录下，未做任何改动"; "the old version of the code is kept in legacy_train/")
+_LEGACY_PROSE = re.compile(r"上一版|上个版本|旧版|老版本|(previous|old|older|legacy|deprecated|earlier|first)\s+(version|release|implementation|code)", re.I)
+#: a folder-like token, ASCII only (prose in Chinese runs into it: "放在dschat_train_v1目录下"); the roles keep only the
+#: tokens that are folders of the repository
+_FOLDER_TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*[A-Za-z0-9_/]")
+
+
+def extract_doc_legacy(path: str, text: str, out: FileFacts) -> None:
+    """``legacy_dir`` hints: a folder the document calls the project's previous version (value: the token as written;
+    :mod:`checks.roles` keeps the folders of the repository it names as archived copies)."""
+    if not _LEGACY_PROSE.search(text):
+        return
+    for i, line in enumerate(text.splitlines(), 1):
+        if not _LEGACY_PROSE.search(line):
+            continue
+        for m in _FOLDER_TOKEN.finditer(line):
+            token = m.group(0).strip("/.")
+            if ("_" in token or "/" in token or any(ch.isdigit() for ch in token)) and not re.search(r"\.(py|md|json|ya?ml|sh|txt)$", token):
+                out.doc_hints.append(DocHint(path, i, "legacy_dir", token, line.strip()[:300]))
+
+
 #: a line that names the file the next code block is (the name in backticks, ``**train.py**``, ``#### train.py``, ``train.py:``)
 _BLOCK_NAME = re.compile(r"^\s*(?:#+\s*)?[`*_]*((?:\./)?[\w./-]*[\w-]\.py)[`*_]*\s*:?\s*$")
 #: a block's own first line naming it (``# train.py``, ``# file: train.py``)

@@ -11,6 +11,7 @@ from .docs_md import (
     extract_doc_commands,
     extract_doc_hints,
     extract_doc_inline_commands,
+    extract_doc_legacy,
     extract_doc_replacements,
     extract_doc_run_models,
     extract_doc_run_recipes,
@@ -141,5 +142,6 @@ def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str
         extract_doc_run_models(path, text, out)
         extract_doc_scripts(path, text, out)
         extract_doc_replacements(path, text, out)
+        extract_doc_legacy(path, text, out)
         extract_doc_inline_commands(path, text, out)
     return out

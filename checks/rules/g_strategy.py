@@ -3202,7 +3202,10 @@ class G6FusedAlignmentLoss(Check):
         # the project's own trainer module for the algorithm (NeMo-Aligner ``algorithms/dpo.py``): its optimizer step
         sites += alignment_steps(f)
         # a trainer, then a recipe's setting, then anything else (a data script's ``"task": "dpo"``)
-        sites.sort(key=lambda x: 0 if isinstance(x, Call) else 1 if x.path.endswith((".yml", ".yaml", ".json", ".toml")) else 2)
+        # (a reward model's trainer last: its model scores with a scalar head, no full-vocabulary logits; BELLE's DPO run,
+        # not its RewardTrainer, is the one whose loss a fused kernel would change)
+        sites.sort(key=lambda x: (isinstance(x, Call) and x.short == "RewardTrainer",
+                                  0 if isinstance(x, Call) else 1 if x.path.endswith((".yml", ".yaml", ".json", ".toml")) else 2))
         if sites:
             x = sites[0]
             return Outcome(N, evs(sites[:5]), f"the alignment/distillation run selected at {x.path}:{x.line} computes its loss "

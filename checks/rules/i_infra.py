@@ -1312,7 +1312,38 @@ def _hf_default_site(f: Facts, name: str) -> Evidence | None:
     """The HF Trainer (or its arguments) whose default for ``name`` applies: the evidence a default-based "sane" cites.
     A site in a script that runs a trainer's ``train()`` comes first (:func:`hf_sites_training_first`)."""
     sites = [x for x in hf_sites_training_first(f) if not _TEST_PATH.search(x.path)]
+    # a trainer that passes the value, computed in code (BELLE ``TrainingArguments(..., save_steps=eval_and_save_steps)``):
+    # the default does not apply there
+    # (or whose file sets it on the arguments object: BELLE ``training_args.save_steps = training_args.eval_steps``)
+    sites = [x for x in sites if not (isinstance(x, Call) and name in x.kwargs) and _attr_set(f, x.path, name) is None]
     return Facts.ev(sites[0], key=name, value=HF_DEFAULTS[name]) if sites else None
+
+
+def _attr_set(f: Facts, path: str, name: str) -> Any:
+    """Where ``path`` sets ``name`` on the trainer's arguments: an assignment ``<args>.<name> = ...``, or an arguments
+    call of its own that passes it (``RewardConfig(..., save_steps=eval_steps)`` beside ``RewardTrainer(args=training_args)``);
+    None when it does not."""
+    ff = f.files.get(path)
+    if ff is None:
+        return None
+    return next((a for a in ff.attr_assigns if a.target.rsplit(".", 1)[-1] == name), None) or next(
+        (c for c in ff.calls if name in c.kwargs and c.short.endswith(("Arguments", "Config"))), None)
+
+
+def _computed_kw(f: Facts, name: str) -> tuple[str, int, str] | None:
+    """Where the first HF trainer site (training scripts first) gets ``name`` from code: a keyword computed in code or an
+    assignment to the arguments object in its file, as (path, line, the value as written)."""
+    for x in hf_sites_training_first(f):
+        if _TEST_PATH.search(x.path):
+            continue
+        if isinstance(x, Call) and isinstance(x.kwargs.get(name), Expr):
+            return x.path, x.kw_line(name), f"{name}={x.kwargs[name].text}"
+        a = _attr_set(f, x.path, name)
+        if isinstance(a, Call):
+            return a.path, a.kw_line(name), f"{name}={a.kwargs[name].text if isinstance(a.kwargs[name], Expr) else a.kwargs[name]!r}"
+        if a is not None:
+            return a.path, a.line, a.text.strip()
+    return None
 
 
 def _strategy_values(f: Facts, node: ast.expr | None) -> set[str] | None:
@@ -1862,6 +1893,9 @@ class I3CheckpointFrequency(Check):
             sane = (f"no periodic checkpoint: {i.name} is {i.fact.value!r} ({i.fact.path}:{i.fact.line}"
                     f"{f' (+{len(items) - 1})' if len(items) > 1 else ''}), so no save stalls the training steps")
             values[i.name] = "off"
+        elif (computed := _computed_kw(f, "save_steps")) is not None:
+            sane = NOT_JUDGED + (f"save_steps is computed in code ({computed[0]}:{computed[1]}: `{computed[2][:120]}`); check the "
+                                 "interval it gives against the run's steps")
         else:
             sane = NOT_JUDGED + ("no checkpoint interval setting and no save call in a training-step loop were found on the training "
                                  "path; check how often your launch saves (its save interval or save callback)")

@@ -401,3 +401,92 @@ def test_control_a_micro_batch_with_its_accumulation_count_gives_the_global_batc
            "        loss = model(batch).sum()\n        loss.backward()\n        opt.step()\n")
     g2 = _check(_audit({"train.py": src}), "G2")
     assert "a batch of 32 sequences per GPU" in (g2.detail or ""), g2.detail
+
+
+# --- BELLE: the previous version kept in a folder, inference launches, computed save_steps -------------------------------------
+
+_SFT = ("import transformers\nfrom transformers import Trainer, TrainingArguments, AutoModelForCausalLM\n\n\ndef main():\n"
+        "    model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+        "    training_args = TrainingArguments(output_dir='out', bf16=True{kw})\n{attr}"
+        "    trainer = Trainer(model=model, args=training_args, train_dataset=ds)\n    trainer.train()\n\n\n"
+        "if __name__ == '__main__':\n    main()\n")
+_DSCHAT = ("import deepspeed\nfrom deepspeed.ops.adam import FusedAdam\nfrom torch.utils.data import DataLoader\n\n\ndef main():\n"
+           "    opt = FusedAdam(model.parameters(), lr=1e-5)\n    engine, *_ = deepspeed.initialize(model=model, optimizer=opt)\n"
+           "    for batch in DataLoader(ds, batch_size=4):\n        loss = engine(**batch).loss\n        engine.backward(loss)\n        engine.step()\n\n\n"
+           "if __name__ == '__main__':\n    main()\n")
+
+
+def _belle(readme: str) -> dict[str, str]:
+    return {"train/README.md": readme, "train/src/entry_point/sft_train.py": _SFT.format(kw="", attr=""),
+            "train/scripts/run_sft.sh": "torchrun --nproc_per_node 8 ../src/entry_point/sft_train.py --bf16\n",
+            "train/dschat_train_v1/main.py": _DSCHAT,
+            "train/dschat_train_v1/training_scripts/run_FT.sh": "deepspeed main.py --zero_stage 2\n"}
+
+
+def test_a_folder_the_readme_calls_the_previous_version_is_archived():
+    # BELLE train/README.md: "当前仓库的代码属于BELLE项目训练代码v2版，上一版基于deepspeed-chat的代码放在dschat_train_v1目录下，未做任何改动";
+    # D6 said "fused kernels are in use" from that copy's FusedAdam, F7 "used" from its dead packing code
+    a = _audit(_belle("# BELLE训练\n\n当前仓库的代码属于BELLE项目训练代码v2版，上一版基于deepspeed-chat的代码放在dschat_train_v1目录下，未做任何改动。\n"))
+    assert a.roles.by_path["train/dschat_train_v1/main.py"] == "archive", a.roles.why.get("train/dschat_train_v1/main.py")
+    assert _check(a, "D6").status.value != "used"
+
+
+def test_control_a_folder_the_readme_names_without_calling_it_old_stays():
+    a = _audit(_belle("# BELLE训练\n\nThe DeepSpeed-Chat based trainer is in dschat_train_v1, the HF one in src.\n"))
+    assert a.roles.by_path["train/dschat_train_v1/main.py"] != "archive"
+
+
+def test_a_launched_inference_script_that_never_trains_is_not_the_training_path():
+    # BELLE run_zero_inference.sh runs zero_inference.py (Seq2SeqTrainer(...).predict) with --use_flash_attention; D1 said
+    # "efficient attention" from it while every training recipe leaves the flag off
+    infer = ("from transformers import Seq2SeqTrainer\n\n\ndef main():\n    trainer = Seq2SeqTrainer(model=model, args=args)\n"
+             "    out = trainer.predict(ds)\n\n\nif __name__ == '__main__':\n    main()\n")
+    files = {**_belle("# BELLE\n"), "train/src/entry_point/zero_inference.py": infer,
+             "train/scripts/run_zero_inference.sh": "torchrun --nproc_per_node 8 ../src/entry_point/zero_inference.py --use_flash_attention\n"}
+    a = _audit(files)
+    assert a.roles.by_path["train/src/entry_point/zero_inference.py"] == "eval", a.roles.why.get("train/src/entry_point/zero_inference.py")
+    assert a.roles.by_path["train/scripts/run_zero_inference.sh"] == "eval"
+
+
+def test_control_an_inference_script_on_an_engine_stays_in_scope():
+    infer = ("from vllm import LLM\n\n\ndef main():\n    llm = LLM(model='m')\n    llm.generate(prompts)\n\n\n"
+             "if __name__ == '__main__':\n    main()\n")
+    files = {**_belle("# BELLE\n"), "train/src/entry_point/vllm_inference.py": infer,
+             "train/scripts/run_vllm_inference.sh": "torchrun --nproc_per_node 8 ../src/entry_point/vllm_inference.py\n"}
+    a = _audit(files)
+    assert a.roles.by_path.get("train/src/entry_point/vllm_inference.py") != "eval"
+
+
+def test_save_steps_computed_in_code_is_not_the_hf_default():
+    # BELLE I3: "HF Trainer default: a checkpoint every 500 steps (save_steps is not set ...)", where every trainer sets
+    # `training_args.save_steps = training_args.eval_steps` or passes `save_steps=eval_and_save_steps`
+    files = {"train.py": _SFT.format(kw="", attr="    training_args.save_steps = training_args.eval_steps\n")}
+    i3 = _check(_audit(files), "I3")
+    assert "HF Trainer default" not in i3.detail and "save_steps is computed in code" in i3.detail, i3.detail
+    files = {"train.py": _SFT.format(kw=", save_steps=eval_and_save_steps", attr="")}
+    assert "save_steps is computed in code" in _check(_audit(files), "I3").detail
+
+
+def test_control_save_steps_left_unset_is_the_hf_default():
+    i3 = _check(_audit({"train.py": _SFT.format(kw="", attr="")}), "I3")
+    assert "HF Trainer default" in i3.detail, i3.detail
+
+
+def test_a_float_is_not_a_sequence_length():
+    # Megatron-DeepSpeed: `block_size = 1e6` of the Retro DB's chunk blocks became the max sequence length (1000000)
+    src = _SFT.format(kw="", attr="    block_size = 1e6\n    model_max_length = 2048\n")
+    a = _audit({"train.py": src, "cfg.yaml": "model_max_length: 2048\nlearning_rate: 1.0e-5\n"})
+    assert a.project.max_seq_len == 2048, a.project.max_seq_len
+
+
+def test_a_tools_launch_is_not_where_trainer_flags_go():
+    # BELLE: "append to the training command in train/scripts/merge_lora.sh:7" (a LoRA merge) for --use_liger_kernel
+    files = {"train.py": _SFT.format(kw="", attr=""),
+             "scripts/a_merge_lora.sh": "python merge_llama_with_lora.py --model_name_or_path m --output_dir o\n",
+             "merge_llama_with_lora.py": "import peft\n",
+             "scripts/run_sft.sh": "torchrun --nproc_per_node 8 train.py --model_name_or_path m --output_dir o\n"}
+    from reports.snippets import repo_style
+
+    a = _audit(files)
+    assert repo_style(a.facts, a.project, a.roles.by_path).where.get("hf-flags", "").startswith("scripts/run_sft.sh"), \
+        repo_style(a.facts, a.project, a.roles.by_path).where
