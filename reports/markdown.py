@@ -115,6 +115,7 @@ def _overview(ctx: _Ctx, fold: Fold) -> dict[str, Any]:
         "model_type": MODEL_TYPE[ctx.lang].get(p.model_type, p.model_type)
         + (f" ({', '.join(cell(n) for n in p.model_families)})" if p.model_families else ""),
         "scale": _scale(p, t),
+        "seq_len": _seq_len(p, t),
         "hardware": p.hardware or "",
         "nodes": _nodes(p, t),
         "bottleneck": BOTTLENECK[ctx.lang][p.bottleneck],
@@ -133,6 +134,17 @@ def _scale(p: Any, t: Mapping[str, str]) -> str:
     if not p.estimated_params and rng:
         return t["scale_range"].format(range=rng, where=", ".join(code(str(w), 120) for w in where[:2]))
     return (p.estimated_params or t["unknown"]) + (f" · {clip(', '.join(p.model_names[:3]), 160)}" if p.model_names else "")
+
+
+def _seq_len(p: Any, t: Mapping[str, str]) -> str:
+    """The training sequence length the overview decided, with the other lengths the recipes set; empty when unknown."""
+    if not p.max_seq_len:
+        return ""
+    dist = p.notes.get("seq_len_distribution") or {}
+    others = [str(n) for n in dist if n != p.max_seq_len][:3]
+    if others:
+        return t["seq_len_mixed"].format(n=p.max_seq_len, others=", ".join(others))
+    return t["seq_len_value"].format(n=p.max_seq_len)
 
 
 def _nodes(p: Any, t: Mapping[str, str]) -> str:
