@@ -1642,6 +1642,8 @@ def _registry_unselected(f: Facts, family: str) -> list[Setting]:
 #: a file or folder of inference, serving, evaluation or benchmark code (by its name), or a Hydra config group of the
 #: rollout engine (verl ``trainer/config/rollout/rollout.yaml``: its keys are the rollout's)
 INFERENCE_PATH = re.compile(r"(^|/)(infer\w*|serv\w*|deploy\w*|generat\w*|chat\w*|demo\w*|eval\w*|bench\w*|api|app|rollout\w*)(\.py|\.sh|\.ya?ml|\.json|/)", re.I)
+#: a config file's name that says it is for inference (``ds_config_inference.json``, ``zero3_infer.yaml``)
+_INFERENCE_CONFIG = re.compile(r"(^|[_-])(inference|infer)([_.-])", re.I)
 #: settings that hand a DeepSpeed config (file path or dict) to a trainer or launcher
 DS_REF_NAMES = ("deepspeed", "deepspeed_config", "deepspeed_config_file", "ds_config", "ds_config_path")
 
@@ -1671,6 +1673,9 @@ def unlaunched_ds_configs(facts: Facts) -> frozenset[str]:
     # a ZeRO config of an inference script (DeepSpeedExamples ``inference/huggingface/zero_inference/run_model.py``: ZeRO-3
     # offload of a model that only generates) is no training run's
     serving = frozenset(e.path for e in facts.config("zero_optimization") if INFERENCE_PATH.search(e.path) and e.path.endswith(".py"))
+    # a config file named for inference (BELLE ``configs/deepspeed_config_stage3_inference.json``, which only its ZeRO-3
+    # inference launch passes)
+    serving |= {e.path for e in facts.config("zero_optimization") if _INFERENCE_CONFIG.search(e.path.rsplit("/", 1)[-1])}
     out: frozenset[str] = serving
     refs = [s for s in facts.settings(*DS_REF_NAMES) if not _TEST_FILE.search(s.path) and s.source not in {"argparse-default", "field-default"}
             and isinstance(s.value, str) and s.value.strip().lower() not in {"", "none", "null", "false", "no", "true"}]

@@ -490,3 +490,15 @@ def test_a_tools_launch_is_not_where_trainer_flags_go():
     a = _audit(files)
     assert repo_style(a.facts, a.project, a.roles.by_path).where.get("hf-flags", "").startswith("scripts/run_sft.sh"), \
         repo_style(a.facts, a.project, a.roles.by_path).where
+
+
+def test_a_deepspeed_config_named_for_inference_is_no_training_runs():
+    # BELLE's configs/deepspeed_config_stage3_inference.json (passed only by its ZeRO-3 inference launch) was counted among
+    # the run's ZeRO-3 configs (step zero: "fully sharded in 5 of 8 DeepSpeed configs"; A3 and E2 evidence)
+    z3 = '{\n  "zero_optimization": {\n    "stage": 3,\n    "overlap_comm": true\n  }\n}\n'
+    z2 = '{\n  "zero_optimization": {\n    "stage": 2\n  }\n}\n'
+    files = {"train.py": _SFT.format(kw="", attr=""), "configs/ds_z2.json": z2, "configs/ds_config_stage3_inference.json": z3}
+    a3 = _check(_audit(files), "A3")
+    assert not any("inference" in e.path for e in a3.evidence), a3.evidence
+    files["configs/ds_config_stage3.json"] = files.pop("configs/ds_config_stage3_inference.json")
+    assert any(e.path == "configs/ds_config_stage3.json" for e in _check(_audit(files), "A3").evidence)  # control
