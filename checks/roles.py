@@ -974,8 +974,6 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 # ``python run_streaming.py`` (an inference experiment's script) starts training only when the script
                 # is named for it or trains itself; a distributed launcher (torchrun, deepspeed, srun) keeps its script
                 targets = [t for t in targets if _ENTRY_NAME.match(t.rsplit("/", 1)[-1]) or _trains_itself(files[t])]
-            # a launch of an evaluation harness's script (Megatron-DeepSpeed ``MoE/ds_evalharness.sh`` runs
-            # ``tasks/eval_harness/evaluate.py``): an evaluation run, whatever parallel layout it passes
             # a launch of an inference script that runs no training step itself (BELLE ``run_zero_inference.sh`` runs
             # ``zero_inference.py``: ``Seq2SeqTrainer(...).predict(...)`` under ZeRO-3): a prediction run, like an evaluation
             for t in targets:
@@ -985,6 +983,8 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                         and not any(i.module == m or i.module.startswith(m + ".") for i in files[t].imports for m in _ENGINE_MODULES) \
                         and not any(c.short in _ENGINE_CALLS for c in files[t].calls):
                     roles.by_path[t], roles.why[t] = EVAL, f"an inference script {p} launches: it runs no training step"
+            # a launch of an evaluation harness's script (Megatron-DeepSpeed ``MoE/ds_evalharness.sh`` runs
+            # ``tasks/eval_harness/evaluate.py``): an evaluation run, whatever parallel layout it passes
             evaluates += [t for t in targets if roles.by_path.get(t) == EVAL]
             entries += [t for t in targets if roles.by_path.get(t) != EVAL]
         if evaluates and ff.kind == "shell" and all(
