@@ -281,6 +281,7 @@ class _Extractor(ast.NodeVisitor):
         # hands to the launched job, as (key, value node, line)
         self.env_dicts: dict[tuple[tuple[str, ...], str], list[tuple[str, ast.expr, int]]] = {}
         self.pending_launches: list[Pending] = []
+        self.click_options: list[ArgOption] = []  # kept only in a file that trains (see extract_python)
 
     # -- dispatch (same traversal as ast.NodeVisitor, without a string build and getattr per node) --
     _dispatch: _Dispatch
@@ -1081,6 +1082,8 @@ class _Extractor(ast.NodeVisitor):
         short = name[name.rfind(".") + 1:]  # Call.short
         if short == "add_argument":
             self._argparse(call)
+        elif name == "click.option":
+            self._click_option(call)
         elif short in {"setdefault", "putenv"} and (name.startswith("os.environ") or name == "os.putenv"):
             if len(args) >= 2 and isinstance(args[0], str):
                 self.out.envs.append(EnvVar(self.path, line, args[0], "" if isinstance(args[1], Expr) else str(args[1]), "python", call.text,
@@ -1134,6 +1137,20 @@ class _Extractor(ast.NodeVisitor):
                 v = self.value(value_node)
                 env.append((key, "" if isinstance(v, Expr) else str(v), line, self.text(line)))
         self.pending_launches.append(Pending(call.line, call.text, words, script, j, env))
+
+    def _click_option(self, call: Call) -> None:
+        """A click option of a command (dolly's ``@click.option("--gradient-checkpointing/--no-gradient-checkpointing",
+        is_flag=True, default=True)``): an option like argparse's, its on/off pair's ``--on`` flag naming it."""
+        names = [a for a in call.args if isinstance(a, str)]
+        flags = share_tuple(tuple(f for a in names for f in a.split("/")[:1] if f.startswith("-")), self._strings)
+        if not flags:
+            return
+        longs = [f for f in flags if f.startswith("--")]
+        dest = (longs[0] if longs else flags[0]).lstrip("-").replace("-", "_")
+        dest = self._strings.setdefault(dest, dest)
+        flag = call.kwargs.get("is_flag") is True or any("/" in a for a in names)
+        default = call.kwargs["default"] if "default" in call.kwargs else (False if flag else None)
+        self.click_options.append(ArgOption(self.path, call.line, dest, flags, default, "store_true" if flag else None, call.text))
 
     def _argparse(self, call: Call) -> None:
         flags = share_tuple(tuple(a for a in call.args if isinstance(a, str) and a.startswith("-")), self._strings)
@@ -1204,6 +1221,10 @@ def _scalar(v: Any) -> Any:
     return v
 
 
+#: calls that run training in the file that makes them
+_TRAINING_CALLS = frozenset({"backward", "train", "fit", "training_step"})
+
+
 def extract_python(path: str, text: str, out: FileFacts, strings: dict[str, str] | None = None) -> None:
     """Fill ``out`` with the facts of one Python file; a syntax error is recorded, not raised.
 
@@ -1223,6 +1244,11 @@ def extract_python(path: str, text: str, out: FileFacts, strings: dict[str, str]
         ex.visit(tree)
     except RecursionError:
         out.error = "Python file nested too deeply to analyse"
+    # click options are the training command's where the file runs the trainer (dolly's ``training/trainer.py``:
+    # ``Trainer(...).train()`` under ``@click.option("--gradient-checkpointing/--no-gradient-checkpointing", default=True)``);
+    # a data tool's ``--batch_size`` (modalities' shuffling command) is not a training knob
+    if ex.click_options and any(c.short in _TRAINING_CALLS or c.short.endswith("Trainer") for c in out.calls):
+        out.arg_options.extend(ex.click_options)
     finish(path, ex.pending_launches, out)  # launch calls, once the file's argparse defaults are known
     extract_usage_hints(path, text, tree, out)  # a CLI's usage text documenting a multi-node launch (E1)
     extract_launcher_hints(path, text, tree, out)  # a launcher module building a multi-node torchrun command (E1)

@@ -502,3 +502,29 @@ def test_a_deepspeed_config_named_for_inference_is_no_training_runs():
     assert not any("inference" in e.path for e in a3.evidence), a3.evidence
     files["configs/ds_config_stage3.json"] = files.pop("configs/ds_config_stage3_inference.json")
     assert any(e.path == "configs/ds_config_stage3.json" for e in _check(_audit(files), "A3").evidence)  # control
+
+
+# --- dolly: click options of the trainer's command ------------------------------------------------------------------------------
+
+_CLICK_TRAINER = ("import click\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n\n\n@click.command()\n"
+                  "@click.option('--logging-steps', type=int, default=10)\n"
+                  "@click.option('--gradient-checkpointing/--no-gradient-checkpointing', is_flag=True, default={gc})\n"
+                  "def train(logging_steps, gradient_checkpointing):\n"
+                  "    model = AutoModelForCausalLM.from_pretrained('EleutherAI/pythia-6.9b')\n"
+                  "    args = TrainingArguments(output_dir='out', logging_steps=logging_steps, gradient_checkpointing=gradient_checkpointing)\n"
+                  "    Trainer(model=model, args=args, train_dataset=ds).train()\n\n\nif __name__ == '__main__':\n    train()\n")
+
+
+def test_a_click_flag_on_by_default_is_the_runs_setting():
+    # dolly's training/trainer.py: `--gradient-checkpointing/--no-gradient-checkpointing`, default=True, passed to
+    # TrainingArguments; C3 said "no activation checkpointing found"
+    c3 = _check(_audit({"training/trainer.py": _CLICK_TRAINER.format(gc="True")}), "C3")
+    assert c3.status.value == "used", c3.detail
+
+
+def test_control_a_click_flag_off_by_default_and_a_data_tools_options():
+    assert _check(_audit({"training/trainer.py": _CLICK_TRAINER.format(gc="False")}), "C3").status.value != "used"
+    from checks.facts.extract import extract_file
+
+    tool = "import click\n\n\n@click.command()\n@click.option('--batch_size', type=int, default=100)\ndef shuffle(batch_size):\n    run(batch_size)\n"
+    assert not extract_file("data/shuffle.py", tool.encode()).arg_options  # no trainer in the file: not a training knob
