@@ -2259,6 +2259,15 @@ class G4LoRA(Check):
                            {"finetuning": "full", "recipes.lora": f"on: {len(on_)}, off: {total - len(on_)}"})
         kind = "freeze" if any(str(getattr(s, "value", "")).lower() == "freeze" for s in full) else "full"
         detail = "LoRA switch is off in every launch/config" if off and not full else "full-parameter fine-tuning (no LoRA/PEFT)"
+        train = ctx.project.training_files
+        # (unconditional, in the model's builder or the entry point; not a helper named for freezing that a run calls when
+        # asked: Megatron-LM's ``_freeze_all_model_chunks`` for logits-saving runs)
+        frozen = [x for x in freeze_sites(f) if x.path in train and _MODEL_BUILD_FILE.search(x.path) and not getattr(x, "guard", None)
+                  and "freeze" not in str(getattr(x, "func", "") or "").lower()] if not off and not full else []
+        if frozen:
+            # (open_flamingo freezes the whole model and trains its Perceiver and cross-attention layers: not "full-parameter")
+            x = frozen[0]
+            detail = f"no LoRA/PEFT: part of the model is frozen ({x.path}:{x.line}, G5) and the rest is trained in full"
         first = next((s for s in off if isinstance(s, Setting)), None)
         gated = [(c, g) for c in _peft_calls(f) if c.guard and (g := guard_off(f, c))]
         # the gate that the cited switch closes (not some other local condition around a PEFT call)
@@ -2431,6 +2440,10 @@ _FIX_POS_RUNNER = ("from transformers import AutoModel, Trainer\n\n\nclass Embed
                    "                if 'position_embeddings' in k:\n                    v.requires_grad = False\n        return model\n\n"
                    "    def run(self, dataset):\n        trainer = Trainer(model=self.load_model(), args=self.training_args, train_dataset=dataset)\n"
                    "        trainer.train()\n")
+
+
+#: a module that builds the model (``factory.py``, ``model_builder.py``, ``build_model.py``) or its training entry point
+_MODEL_BUILD_FILE = re.compile(r"(^|/)(\w*factory|\w*builder|build\w*|(pre)?train\w*|finetun\w*|main)\.py$", re.I)
 
 
 def freeze_sites(f: Facts) -> list[Any]:

@@ -528,3 +528,27 @@ def test_control_a_click_flag_off_by_default_and_a_data_tools_options():
 
     tool = "import click\n\n\n@click.command()\n@click.option('--batch_size', type=int, default=100)\ndef shuffle(batch_size):\n    run(batch_size)\n"
     assert not extract_file("data/shuffle.py", tool.encode()).arg_options  # no trainer in the file: not a training knob
+
+
+# --- G4: a model frozen in its builder is not a full-parameter fine-tune ----------------------------------------------------------
+
+_OF_FACTORY = ("from transformers import AutoModelForCausalLM\n\n\ndef create_model_and_transforms():\n"
+               "    lang = AutoModelForCausalLM.from_pretrained('mosaicml/mpt-1b-redpajama-200b')\n    model = Flamingo(lang)\n"
+               "    {freeze}\n    model.perceiver.requires_grad_(True)\n    return model\n")
+
+
+def test_a_model_frozen_in_its_builder_is_not_full_parameter_training():
+    # open_flamingo G4: "full-parameter fine-tuning (no LoRA/PEFT)", where factory.py:105 freezes the whole model and only
+    # the Perceiver and the cross-attention layers train (G5 and H1 cite the same line)
+    files = {"open_flamingo/src/factory.py": _OF_FACTORY.format(freeze="model.requires_grad_(False)"),
+             "open_flamingo/train/train.py": _OF_TRAIN.replace("import torch\n", "import torch\nfrom open_flamingo.src.factory import create_model_and_transforms\n", 1)
+             .replace("model = DDP(build())", "model = DDP(create_model_and_transforms())")}
+    g4 = _check(_audit(files), "G4")
+    assert "part of the model is frozen" in g4.detail and "full-parameter" not in g4.detail, g4.detail
+
+
+def test_control_a_freeze_under_a_switch_keeps_full_parameter_training():
+    files = {"open_flamingo/src/factory.py": _OF_FACTORY.format(freeze="if freeze_lm:\n        model.requires_grad_(False)"),
+             "open_flamingo/train/train.py": _OF_TRAIN.replace("import torch\n", "import torch\nfrom open_flamingo.src.factory import create_model_and_transforms\n", 1)
+             .replace("model = DDP(build())", "model = DDP(create_model_and_transforms())")}
+    assert "full-parameter" in _check(_audit(files), "G4").detail
