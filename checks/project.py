@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .facts import Call, ConfigEntry, Expr, Facts, Setting, as_number, truthy
+from .facts import Call, ConfigEntry, Container, Expr, Facts, Setting, as_number, truthy
 from .facts.types import DocHint, Import
 from .guard_value import excludes
 from .model import Project
@@ -589,6 +589,21 @@ _ESTIMATOR_NAME = re.compile(r"^(xgboost|lightgbm|catboost|sklearn|scikit[-_]lea
                              r"decision[_-]?tree|logistic[_-]?regression|linear[_-]?regression|ridge|lasso|svm|svc|svr|knn)$", re.I)
 
 
+def _fsdp_configured(facts: Facts) -> bool:
+    """An FSDP setting in a config: ``fsdp_sharding_strategy``, or an ``fsdp_config`` with something in it (BELLE's
+    accelerate configs keep an empty ``fsdp_config: {}`` beside ``distributed_type: DEEPSPEED``: no FSDP)."""
+    if facts.config("fsdp_sharding_strategy"):
+        return True
+    for e in facts.config("fsdp_config"):
+        if not isinstance(e.value, Container) or e.value.kind != "map":
+            return e.value not in (None, "", "{}")
+        depth = len(e.keys)
+        ff = facts.files.get(e.path)
+        if ff is not None and any(len(c.keys) > depth and tuple(c.keys[:depth]) == tuple(e.keys) for c in ff.configs):
+            return True
+    return False
+
+
 def detect_project(facts: Facts, hardware: str | None = None, training: Iterable[str] = ()) -> Project:
     """The overview, from the facts in scope. ``training``: the files on the training path (their own settings
     are the project's defaults when recipes disagree)."""
@@ -615,7 +630,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     if accel_loading:
         p.frameworks.remove("accelerate")
         p.notes["accelerate_loading_only"] = accel_loading
-    if "fsdp" not in p.frameworks and (facts.config("fsdp_config", "fsdp_sharding_strategy") or facts.refs("FullyShardedDataParallel")):
+    if "fsdp" not in p.frameworks and (_fsdp_configured(facts) or facts.refs("FullyShardedDataParallel")):
         p.frameworks.append("fsdp")
     if "deepspeed" not in p.frameworks and facts.config("zero_optimization"):
         p.frameworks.append("deepspeed")

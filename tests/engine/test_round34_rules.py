@@ -552,3 +552,13 @@ def test_control_a_freeze_under_a_switch_keeps_full_parameter_training():
              "open_flamingo/train/train.py": _OF_TRAIN.replace("import torch\n", "import torch\nfrom open_flamingo.src.factory import create_model_and_transforms\n", 1)
              .replace("model = DDP(build())", "model = DDP(create_model_and_transforms())")}
     assert "full-parameter" in _check(_audit(files), "G4").detail
+
+
+def test_an_empty_fsdp_config_is_not_fsdp():
+    # BELLE, trlx, smollm: accelerate configs with `distributed_type: DEEPSPEED` and an empty `fsdp_config: {}`; the overview
+    # listed fsdp among the frameworks while A2/B5 said FSDP is not used
+    acc = "compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\nfsdp_config: {fsdp}\nnum_processes: 8\n"
+    files = {"train.py": _SFT.format(kw="", attr=""), "configs/accelerate_config.yaml": acc.format(fsdp="{}")}
+    assert "fsdp" not in _audit(files).project.frameworks
+    files["configs/accelerate_config.yaml"] = acc.format(fsdp="\n  fsdp_sharding_strategy: FULL_SHARD\n  fsdp_offload_params: false")
+    assert "fsdp" in _audit(files).project.frameworks  # control: an FSDP config with settings in it
