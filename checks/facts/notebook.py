@@ -17,6 +17,7 @@ from typing import Any
 
 from .deps import pip_installs
 from .python import extract_python
+from .shell import extract_shell_text, unset_var
 from .types import FileFacts
 
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|\n|[^\s{}\[\]:,"]+')
@@ -190,11 +191,9 @@ _IPY_EXPR = re.compile(r"\{([A-Za-z_][\w.\[\]'\"]*)\}")
 def magic_launches(path: str, shell: list[tuple[int, str]], out: FileFacts) -> None:
     """The launches of a notebook's ``!`` shell commands (``!deepspeed --module training.trainer --deepspeed {config}``),
     at the notebook's lines; a ``{expr}`` IPython fills in is read as an unset shell variable."""
-    from .shell import extract_shell_text
-
     for line, cmd in shell:
         scratch = FileFacts(path=path, kind="shell", lines=0)
-        body = _IPY_EXPR.sub(lambda m: "${" + (re.sub(r"\W+", "_", m.group(1)).strip("_") or "EXPR") + "}", cmd)
+        body = _IPY_EXPR.sub(lambda m: unset_var(m.group(1), "EXPR"), cmd)
         extract_shell_text(path, body, scratch, first_line=line)
         out.launches.extend(scratch.launches)
         out.envs.extend(e for e in scratch.envs if e.name.isupper())

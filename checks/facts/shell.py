@@ -513,12 +513,18 @@ def _is_command_word(t: str) -> bool:
     return base in _LAUNCHERS or base in _WRAPPERS or bool(_PYTHON.match(base))
 
 
+def unset_var(expr: str, fallback: str) -> str:
+    """A value filled in outside the shell (a Jinja ``{{ n_proc }}``, an IPython ``{deepspeed_config}``) as the reference
+    of an unset shell variable named after it (``${n_proc}``): read as unknown, never as a word of its own."""
+    return "${" + (re.sub(r"\W+", "_", expr.strip()).strip("_") or fallback) + "}"
+
+
 def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1, variables: dict[str, str] | None = None) -> None:
     """Parse shell-like text; launches and exported env vars go to ``out``."""
     if "{{" in text:
         # a Jinja-templated job script (picotron's ``template/base_job.slurm``: ``torchrun --nproc_per_node={{ n_proc_per_node }}``):
         # a placeholder is a value filled in later, read as an unset shell variable, never as a word of its own
-        text = _JINJA.sub(lambda m: "${" + (re.sub(r"\W+", "_", m.group(1).strip()).strip("_") or "TEMPLATE") + "}", text)
+        text = _JINJA.sub(lambda m: unset_var(m.group(1), "TEMPLATE"), text)
     variables = dict(variables or {})
     var_words: dict[str, list[_Word]] = {}  # arrays and multi-line flag strings: their words, each with its line
     array: tuple[str, list[str]] | None = None  # an ``ARGS=(`` block still open
