@@ -122,6 +122,12 @@ _ALIGN_MODULE = re.compile(r"(^|/)(train_)?(dpo|ppo|grpo|kto|orpo|simpo|cpo|ipo|
 #: a folder named for one of those algorithms (DeepSpeed-Chat ``step2_dpo_finetuning/``, ``step3_rlhf_finetuning/``)
 _ALIGN_DIR = re.compile(r"(^|/|_)(dpo|ppo|grpo|kto|orpo|simpo|rloo|rlhf)(_[^/]*)?/[^/]+\.py$", re.I)
 _FINETUNE_HINT = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
+def _finetune_path(path: str) -> bool:
+    """A path named for fine-tuning (``finetune.py``, ``sft/``, ``lora_train.sh``); a part that names pre-training as well
+    (GaLore's and ReLoRA's ``peft_pretraining/``: parameter-efficient pre-training from scratch) is not."""
+    return any(_FINETUNE_HINT.search(part) and not _PRETRAIN_PATH.search(part) for part in path.split("/"))
+
+
 #: a path that names pre-training (``pretrain_gpt.py``, ``pretraining/``), not pretrained weights: ``pretrained.py`` (OpenCLIP's
 #: registry of released checkpoints), ``load_pretrained.py`` are where weights to start from come from, the opposite
 _PRETRAIN_PATH = re.compile(r"pretrain(?!ed)", re.I)
@@ -397,6 +403,17 @@ def _is_run_config(path: str, run_cfgs: set[str]) -> bool:
     return any(path == c or path.endswith("/" + c) for c in run_cfgs)
 
 
+#: one entry of a literal table of model presets: ``"d12": GPTConfig(block_size=1024, n_layer=12, ...)``, ``'gpt2': dict(n_layer=12, ...)``
+_PRESET_ENTRY = re.compile(r"""^\s*["']([\w.\-/]+)["']\s*:\s*[\w.]+\(""")
+
+
+def _picked_presets(facts: Facts) -> set[str]:
+    """Model names the launches pass (``--model d12``), else the option defaults: the presets a run picks from a table."""
+    st = [s for s in facts.settings(*_MODEL_KEYS) if isinstance(s.value, str)]
+    launched = {s.value for s in st if s.source == "launcher"}
+    return launched or {s.value for s in st if s.source in ("argparse-default", "field-default")}
+
+
 def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
     """Sizes from model dimensions set together in one place (a config file, a launch command, a script).
 
@@ -405,14 +422,21 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
     groups: dict[tuple[str, str], dict[str, float]] = {}
     seen: dict[tuple[str, str], dict[str, set[float]]] = {}
     where: dict[tuple[str, str], str] = {}
+    picked = _picked_presets(facts)
     for keys, slot in ((_H_KEYS, "h"), (_L_KEYS, "l"), (_V_KEYS, "v"), (_F_KEYS, "f"), (_E_KEYS, "e"), (_K_KEYS, "k"), (_EF_KEYS, "ef"),
                        *_ED_SLOTS, (_LM_SIG_KEYS, "lm")):
         for st in _dimension_settings(facts, keys, training):
             v = as_number(st.value)
             if not v or v < 1 or (slot == "h" and v < 64):
                 continue
-            # one launch command is one group (its flags sit on their own lines); a file is one group otherwise
-            g = (st.path, st.text if st.source == "launcher" else "")
+            # one launch command is one group (its flags sit on their own lines); a file is one group otherwise; an entry of
+            # a preset table (llm.c ``{"d12": GPTConfig(n_layer=12, n_embd=768, ...), "d24": ...}[args.model]``) is its own
+            # group when a launch picks that preset (``--model d12``); the others stay in their file's group, which their
+            # several values then leave out as a table
+            preset = _PRESET_ENTRY.match(st.text) if st.source == "call" else None
+            if preset is not None and preset.group(1) not in picked:
+                preset = None
+            g = (st.path, st.text if st.source == "launcher" else f"preset:{preset.group(1)}" if preset else "")
             seen.setdefault(g, {}).setdefault(slot, set()).add(v)
             if slot not in groups.setdefault(g, {}):
                 groups[g][slot] = v
@@ -515,6 +539,8 @@ def _fmt_params(b: float) -> str:
 
 _WEIGHTS_ONLY_FUNC = re.compile(r"(from_pretrained|from_hf|to_hf|load|convert|download|export|import|hf_)", re.I)
 _WEIGHTS_ONLY_PATH = re.compile(r"(^|/)(convert|export|download|prepare|conversion|checkpoint_conv|hf_)\w*|(^|/)tools?/", re.I)
+_TOKENIZER_CLASS = re.compile(r"^transformers\.\w*Tokenizer(Fast)?\b")
+_EVAL_FUNC = re.compile(r"(?i)^_*(evaluate|eval)(_\w+)?$")
 _TRANSFORMERS_TRAINING = ("Trainer", "TrainingArguments", "Seq2SeqTrainer", "Seq2SeqTrainingArguments", "HfArgumentParser",
                           "PreTrainedModel", "get_scheduler", "get_cosine_schedule_with_warmup", "get_linear_schedule_with_warmup")
 
@@ -529,7 +555,10 @@ def transformers_weights_only(facts: Facts) -> list[str]:
     if facts.uses(*(f"transformers.{n}" for n in _TRANSFORMERS_TRAINING)):
         return []
     for c in calls:
-        if not (_WEIGHTS_ONLY_FUNC.search(c.func or "") or _WEIGHTS_ONLY_PATH.search(c.path)):
+        # a tokenizer is the data preparation's tool (llm.c ``dev/data/fineweb.py``: ``AutoTokenizer.from_pretrained`` in
+        # ``tokenize_llama``), and a benchmark scored on the hub's weights (``hellaswag.py``'s ``evaluate``) trains nothing
+        if not (_WEIGHTS_ONLY_FUNC.search(c.func or "") or _WEIGHTS_ONLY_PATH.search(c.path) or _TOKENIZER_CLASS.search(c.name)
+                or _EVAL_FUNC.match(c.func or "")):
             return []
     for r in refs:
         if not _WEIGHTS_ONLY_PATH.search(r.path) and r.path not in {c.path for c in calls}:
@@ -640,6 +669,8 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
                                                for e in facts.config("_component_")):
         p.frameworks.append("torchtune")
     p.frameworks.sort()
+    if not p.frameworks and any(i.path in train_paths for i in facts.imports("torch")):
+        p.notes["plain_torch"] = True  # the training path is PyTorch written by hand (llm.c's ``train_gpt2.py``, nanoGPT)
 
     named = _named_models(facts)
     names = _strings(facts, _MODEL_KEYS)
@@ -783,7 +814,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         # Megatron's ``--load`` resumes pre-training and says nothing about fine-tuning
         or any(truthy(s.value) is not False and s.source not in ("argparse-default", "field-default")
                for s in facts.settings("finetuning_type", "lora_r", "lora_rank", "adapter", "pretrained_checkpoint", "finetune"))
-        or any(_FINETUNE_HINT.search(path) for path in facts.files)
+        or any(_finetune_path(path) for path in facts.files)
         # the model factory is handed the run's ``--pretrained`` option (OpenCLIP ``create_model_and_transforms(args.model,
         # args.pretrained, ...)``): the run can start from released weights, a fine-tuning path even with the option unset
         or pretrained_option_to_model(facts) is not None

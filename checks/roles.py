@@ -129,6 +129,9 @@ _VISION_TASK = re.compile(r"^torchvision\.(datasets|models)(\.|$)")
 #: BERT-family task heads: classification, QA, tagging, masked-LM pre-training
 _ENCODER_TASK = re.compile(r"^(Bert|Roberta|Albert|Electra|DistilBert|Deberta\w*|XLMRoberta)\w*For(SequenceClassification|QuestionAnswering|"
                            r"TokenClassification|MultipleChoice|PreTraining\w*|NextSentencePrediction|MaskedLM)$|^Bert(MultiTask|Model)$")
+_CLASSIFIER = re.compile(r"^\w*For(SequenceClassification|TokenClassification|MultipleChoice)$")
+_GENERATIVE = re.compile(r"ForCausalLM|LMHeadModel|ForConditionalGeneration|Seq2SeqLM")
+_GLUE_SETS = frozenset({"glue", "super_glue", "nyu-mll/glue", "aps/super_glue"})
 #: a causal, sequence-to-sequence or vision-language model: the file trains a language model after all
 _CAUSAL_NAME = re.compile(r"ForCausalLM|LMHeadModel|ForConditionalGeneration|Seq2SeqLM|Vision2Seq|ImageTextToText|"
                           r"^(Llama|GPT|Mistral|Qwen|Llava|LLaVA|Blip|Bloom|T5|OPT|CLIP|Siglip)([A-Z0-9_]|$)|"
@@ -596,6 +599,14 @@ def _non_llm_task(ff: FileFacts, tops: set[str]) -> str | None:
     if tops & _LLM_ONLY or not _trains_itself(ff):
         return None
     names = [i.name or "" for i in ff.imports] + [c.short for c in ff.calls]
+    # a classification head fine-tuned on the GLUE benchmark (GaLore's ``run_glue.py``: RoBERTa on MRPC through
+    # ``AutoModelForSequenceClassification``, or the project's pre-trained LLaMA through ``LlamaForSequenceClassification``,
+    # with ``load_dataset("glue", task)``): a downstream benchmark, not LLM training; a reward model built on the same class
+    # for RLHF loads no GLUE task and stays
+    head = next((n for n in names if _CLASSIFIER.search(n)), None)
+    if head and not any(_GENERATIVE.search(n) for n in names) and any(
+            c.short in ("load_dataset", "load", "load_metric") and c.args and c.args[0] in _GLUE_SETS for c in ff.calls):
+        return f"a GLUE classification fine-tune ({head}), not LLM/MLLM training"
     if any(_CAUSAL_NAME.search(n) for n in names) or any(_CAUSAL_NAME.search(i.module) for i in ff.imports if i.module):
         return None
     vision = next((f"{i.module}.{i.name}" if i.name else i.module for i in ff.imports

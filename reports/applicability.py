@@ -133,6 +133,20 @@ def withhold_reason(
     # a hand-written loader of pre-tokenized token ids into pinned memory (nanoGPT's get_batch, modded-nanogpt's
     # shard reader): no DataLoader at all, so workers, prefetch_factor, a memory map or a side-stream prefetcher add
     # nothing to a byte-range copy
+    d6 = results.get("D6")
+    if cid == "D6" and d6 is not None and isinstance(d6.values.get("own_optimizer"), str):
+        name = d6.values["own_optimizer"]
+        return (f"the runs train with the project's own optimizer ({name}): a fused torch or DeepSpeed AdamW would change the "
+                "algorithm, not speed it up; fuse inside its update step instead (torch.compile of the step, or a Triton kernel)",
+                f"训练使用项目自己的优化器（{name}）：换成融合版 torch 或 DeepSpeed AdamW 会改变算法本身，而不是加速它；"
+                "应在其更新步骤内部做融合（对 step 使用 torch.compile，或编写 Triton kernel）")
+    f3 = results.get("F3")
+    if cid in ("F1", "F2") and "F1" in results and not results["F1"].evidence and used("F10") \
+            and f3 is not None and f3.values.get("loader") == "token-reader":
+        # the same reader without pinning (llm.c ``DistributedDataLoader``): pinning is F3's advice; workers still add nothing
+        return ("the training path slices batches from pre-tokenized token ids it reads by hand (F10), without a DataLoader: "
+                "there is no per-sample decoding or collation for loader workers or prefetch to take off the step",
+                "训练路径从手写读取的预分词 token id 中切出 batch（F10），不经 DataLoader：没有逐样本解码或拼 batch 可交给 worker 或预取")
     if cid in ("F1", "F2", "F8", "F11") and "F1" in results and not results["F1"].evidence \
             and used("F10") and used("F3"):
         return ("the training path reads pre-tokenized token ids into pinned memory by hand (F10, F3), without a DataLoader: "
@@ -227,6 +241,18 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
         "MosaicML MDS、WebDataset 分片，而不是大量小文件或每个 rank 启动时整体解析的单个 JSON。",
         "from datasets import load_dataset\n\nds = load_dataset(\"json\", data_files=\"data/train.json\", split=\"train\")\n"
         "ds.save_to_disk(\"data/train_arrow\")  # once; training then calls datasets.load_from_disk(\"data/train_arrow\")\n",
+    ),
+    # a hand-written reader of token shards that copies each batch from pageable memory (llm.c ``next_batch`` then
+    # ``x.to(device)``): no DataLoader to pass pin_memory to; pin the batch (nanoGPT's get_batch) and copy asynchronously
+    ("F3", "token-reader"): (
+        "Pin the batch the hand-written reader slices and copy it asynchronously: `x, y = x.pin_memory().to(device, "
+        "non_blocking=True), y.pin_memory().to(device, non_blocking=True)` (as nanoGPT's `get_batch` does), or read each shard "
+        "once into a pinned buffer (`torch.empty(n, dtype=torch.uint16, pin_memory=True)`) and slice from it.",
+        "将手写读取器切出的 batch 放入锁页内存并异步拷贝：`x, y = x.pin_memory().to(device, non_blocking=True), "
+        "y.pin_memory().to(device, non_blocking=True)`（与 nanoGPT 的 `get_batch` 相同），或把每个分片一次读入锁页缓冲区"
+        "（`torch.empty(n, dtype=torch.uint16, pin_memory=True)`）再从中切片。",
+        "x, y = train_loader.next_batch()\n"
+        "x = x.pin_memory().to(device, non_blocking=True)\ny = y.pin_memory().to(device, non_blocking=True)\n",
     ),
     # a script around transformers' Trainer (alpaca-lora, qlora, Qwen's finetune.py): TRL/LLaMA-Factory/axolotl flags do
     # not exist there; transformers' own padding-free collator does (4.44+, with FlashAttention-2)

@@ -111,7 +111,7 @@ def _overview(ctx: _Ctx, fold: Fold) -> dict[str, Any]:
     errors = ctx.audit.parse_errors
     return {
         "root": ctx.audit.root.replace("`", "'"),
-        "frameworks": ", ".join(p.frameworks) or t["none"],
+        "frameworks": ", ".join(p.frameworks) or (t["plain_torch"] if p.notes.get("plain_torch") else t["none"]),
         "model_type": MODEL_TYPE[ctx.lang].get(p.model_type, p.model_type)
         + (f" ({', '.join(cell(n) for n in p.model_families)})" if p.model_families else ""),
         "scale": _scale(p, t),

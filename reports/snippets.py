@@ -109,6 +109,7 @@ class RepoStyle:
     # argument names the project's own parsers take (dataclass fields, argparse options) or its launches already pass:
     # a model keyword (``attn_implementation``) is a training flag only where one of them defines it
     own_args: frozenset[str] = frozenset()
+    cli_args: frozenset[str] = frozenset()  # command-line options only: argparse dests and the flags launches pass
     # the highest transformers release the requirements allow (a pin or an upper bound; None: unbounded or unknown)
     transformers_max: tuple[int, ...] | None = None
     # the project's parser reads TrainingArguments from the command line (HfArgumentParser, TRL's TrlParser): every
@@ -176,8 +177,9 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
     """``roles``: path -> role (checks.roles); files of the training path are preferred as the place to edit."""
     s = RepoStyle()
     roles = roles or {}
-    s.own_args = frozenset({x.name for x in facts.records("fields")} | {x.dest for x in facts.records("arg_options")}
+    s.cli_args = frozenset({x.dest for x in facts.records("arg_options")}
                            | {k.replace("-", "_") for x in facts.launches() for k in x.script_args})
+    s.own_args = frozenset({x.name for x in facts.records("fields")}) | s.cli_args
     s.transformers_max = dep_version(facts, "transformers")[1]
     s.hf_parser = bool(facts.calls("HfArgumentParser", "TrlParser"))
     s.argparse = bool(facts.records("arg_options"))
@@ -292,11 +294,15 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
 _LAUNCH_ADVICE = frozenset({"A1"})
 _HF_LIBRARIES = frozenset({"transformers", "trl", "peft", "accelerate", "axolotl", "llamafactory", "unsloth"})
 _HF_IMPORT = re.compile(r"^\s*(from|import)\s+(transformers|trl|peft|datasets|accelerate)\b|"
-                        r"\.(gradient_checkpointing_enable|get_input_embeddings|generation_config|from_pretrained)\b", re.M)
+                        r"\.(gradient_checkpointing_enable|get_input_embeddings|generation_config|from_pretrained|resize_token_embeddings)\b", re.M)
 #: a snippet that only fits Megatron-LM (its preprocessing tool or its flags)
 _MEGATRON_ONLY = re.compile(r"tools/preprocess_data\.py|--tensor-model-parallel-size|megatron\.", re.I)
 #: PyTorch-only versions of snippets whose declared Python example uses a Hugging Face library
 TORCH_NATIVE: dict[str, str] = {
+    # a model the project writes itself (llm.c's and nanoGPT's ``GPTConfig``): pad the vocabulary where the model is built;
+    # the extra rows are never a target, so the loss is unchanged (nanoGPT trains GPT-2 with 50304)
+    "D7": ("# where the model is built: round the embedding and LM-head rows up to a multiple of 64\n"
+           "vocab_size = 50304  # GPT-2's 50257 padded up; the padded rows are never targets, so the loss is unchanged\n"),
     "G1": (
         "from torch.optim.lr_scheduler import CosineAnnealingLR, LinearLR, SequentialLR\n\n"
         "warmup = int(0.03 * total_steps)\n"
@@ -409,8 +415,10 @@ def _hf_yaml_to(target: str, code: str, style: RepoStyle) -> str | None:
         doc = {k: v for k, v in doc.items() if k not in newer}  # fields the pinned transformers lacks: left out
         if not doc:
             return None
-    if target == "hf-flags" and style.argparse and not style.hf_parser and not set(doc) <= style.own_args:
-        return None  # a script with its own argparse (OpenFlamingo's train.py) rejects a flag it does not define
+    if target == "hf-flags" and style.argparse and not style.hf_parser and not set(doc) <= style.cli_args:
+        # a script with its own argparse (OpenFlamingo's train.py) rejects a flag it does not define; a dataclass field of
+        # its model config (llm.c ``GPTConfig.vocab_size``) is no command-line option there
+        return None
     where = style.where.get(target, "")
     if target == "hf-args":
         lines = [f"# {where}", f"training_args = {style.hf_args_class}(", "    # ...your existing arguments...", *(f"    {k}={v!r}," for k, v in doc.items()), ")"]

@@ -345,6 +345,21 @@ def _keyword_of_own_branch(facts: Facts, s: Setting, name: str) -> bool:
                and any(n == name and not neg for n, neg in guard_flags(c.guard)) for c in facts.files[s.path].calls)
 
 
+def _unflagged_launch_defaults(facts: Facts, name: str, eff: list[Any]) -> list[Any]:
+    """When every effective setting of a flag is a launch's and other launches of the same script leave it out (GaLore's
+    ``--single_gpu`` in ``scripts/single_gpu/*.sh``, not in the 8-GPU ``scripts/benchmark_c4/*.sh``), those launches run
+    at the script's own default: its default settings, to weigh beside the launches'. Empty otherwise."""
+    if not eff or not all(s.source == "launcher" and s.script for s in eff):
+        return []
+    out: list[Any] = []
+    for sc in {s.script.lstrip("./") for s in eff}:
+        if any((x.script or "").lstrip("./") == sc and not any(_norm(k) == _norm(name) for k in x.script_args)
+               for x in facts.launches()):
+            out += [s for s in facts.settings(name) if s.source in ("argparse-default", "field-default")
+                    and (s.path == sc or s.path.endswith("/" + sc))]
+    return out
+
+
 def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
     """True/False when every effective setting of ``name`` turns it on/off; None when unset or mixed.
 
@@ -368,6 +383,7 @@ def flag_state(facts: Facts, name: str, _depth: int = 0) -> bool | None:
                                       and any(s.path == sc or s.path.endswith("/" + sc) for sc in launched))]
     if not eff and _depth < 3:
         return _derived_flag(facts, name, _depth)
+    eff += _unflagged_launch_defaults(facts, name, eff)
     maj = recipe_majority(eff)
     if maj is not None:
         eff = [s for s in eff if not _is_recipe(s) or truthy(s.value) is maj.value]

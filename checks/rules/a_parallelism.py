@@ -316,7 +316,8 @@ def inference_script(facts: Facts, launch: Launch) -> bool:
 def launch_sizes(facts: Facts) -> list[LaunchSize]:
     out = []
     for launch in facts.launches():
-        if _TEST_PATH.search(launch.path) or _INFERENCE_PATH.search(launch.script or "") or _INFERENCE_PATH.search(launch.path):
+        if _TEST_PATH.search(launch.path) or _INFERENCE_PATH.search(launch.script or "") or (
+                _INFERENCE_PATH.search(launch.path) and not _training_benchmark(facts, launch)):
             continue  # tests, evaluation and serving launches say nothing about training
         if inference_script(facts, launch):
             continue
@@ -324,6 +325,19 @@ def launch_sizes(facts: Facts) -> list[LaunchSize]:
         if ls is not None:
             out.append(ls)
     return out
+
+
+_BENCH_DIR = re.compile(r"(^|/)bench\w*/", re.I)
+
+
+def _training_benchmark(facts: Facts, launch: Launch) -> bool:
+    """A launch in a folder named for the paper's benchmark runs (GaLore ``scripts/benchmark_c4/llama_1b.sh``: pre-training
+    LLaMA-1B on C4 with ``torchrun --nproc_per_node 8 torchrun_main.py``) of a script that trains: the project's training
+    runs, not a throughput or evaluation benchmark. Only the folder's name matched; the script is not named for inference."""
+    if not _BENCH_DIR.search(launch.path) or _INFERENCE_PATH.search(_BENCH_DIR.sub("/", launch.path)):
+        return False
+    path = resolve_file(facts, launch.script) if launch.script and launch.script.endswith(".py") else None
+    return path is not None and any(c.path == path for c in facts.calls("backward", "train", "fit", "training_step", "pretrain"))
 
 
 #: a multi-process launcher flag in a documented command (``accelerate launch --num-processes 2``, ``torchrun

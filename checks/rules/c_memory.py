@@ -103,6 +103,10 @@ def _call_gated(f: Facts, s: Setting) -> bool:
     return site is not None and bool(guard_off(f, site))
 
 
+#: a cast of a tensor already copied to the host (llm.c ``write_model``: ``t = tensor.detach().cpu().to(torch.bfloat16)`` to
+#: write the weights for the C trainer; ``state_dict[k].cpu().half()`` when saving): an export's dtype, not the training's
+_HOST_CAST = re.compile(r"\.cpu\(\)\s*\.\s*(to\(|half\(|bfloat16\()")
+
 #: calls whose ``dtype=`` makes a tensor, not the training precision (``torch.zeros(..., dtype=torch.bfloat16)``)
 _TENSOR_FACTORIES = {
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "tensor", "as_tensor", "arange", "linspace", "eye",
@@ -728,10 +732,12 @@ class C1MixedPrecision(Check):
             scaler = [c for c in scaler if live(c)]
         mp_policy = [c for c in f.calls("MixedPrecision", "MixedPrecisionPolicy") if live(c)]
         halves = reached([c for c in f.calls("half", "bfloat16") if (c.name.startswith("?") or "." in c.name) and not guard_off(f, c)
-                          and not _inference_file(f, c.path) and not _ROPE_TABLE.match(c.text) and not callers_off(f, c, hops=3)])
+                          and not _inference_file(f, c.path) and not _ROPE_TABLE.match(c.text) and not callers_off(f, c, hops=3)
+                          and not _HOST_CAST.search(c.text)])
         # ``module.to(torch.bfloat16)`` under ``if config.mixed_precision == "bf16":`` runs only when a setting takes that branch
         to_low = reached([c for c in f.calls("to") if (any(_is_low_dtype(a) for a in c.args if isinstance(a, Expr)) or _is_low_dtype(c.kwargs.get("dtype", "")))
-                          and not guard_off(f, c) and not _operand_cast(c) and not patch_installed_off(f, c) and not _inference_file(f, c.path)])
+                          and not guard_off(f, c) and not _operand_cast(c) and not patch_installed_off(f, c) and not _inference_file(f, c.path)
+                          and not _HOST_CAST.search(c.text)])
         for c in autocast:
             if "dtype" in c.kwargs:  # a dtype from a variable (``autocast(dtype=dtype)``) says nothing by itself
                 kind = _is_low_dtype(c.kwargs.get("dtype", "")) or ("" if isinstance(c.kwargs.get("dtype"), Expr) else "bf16")

@@ -2273,6 +2273,15 @@ class D6OperatorFusion(Check):
             return Outcome(N, evs(optional), f"no fused kernels by default: {o.name.rsplit('.', 1)[-1]} is used only when the optional "
                            f"package {o.name.split('.')[0]} happens to be installed (try/except ImportError at {o.path}:{o.line}), "
                            "and the project does not depend on it", {"fused_optimizer": False, "fused_kernels": False})
+        own = _own_optimizer(f)
+        if own and not off_:
+            s0, c0 = own[0]
+            n_launch = len({(x.path, x.line) for x in f.settings(*_OPTIMIZER_KEYS) if isinstance(x.value, str)
+                            and x.source in ("launcher", "config")})
+            return Outcome(N, evs([s0, c0]), f"no fused optimizer or fused layers found; {len(own)} of {n_launch} launches train "
+                           f"with the project's own optimizer {c0.short} ({c0.path}:{c0.line}; {s0.key} {s0.value} at "
+                           f"{s0.path}:{s0.line}), which a fused torch AdamW would replace, not speed up",
+                           {"fused_optimizer": False, "fused_kernels": False, "own_optimizer": c0.short})
         return Outcome(N, evs(off_), "unfused optimizer explicitly chosen" if off_ else "no fused optimizer or fused layers found",
                        {"fused_optimizer": False, "fused_kernels": False})
 
@@ -2290,6 +2299,35 @@ class D6OperatorFusion(Check):
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         # the advice is a fused optimizer: nothing to say to a serving-only project
         return super().recommendation_priority(ctx, outcome) if ctx.project.does_training else None
+
+
+_OPTIMIZER_KEYS = ("optimizer", "optim", "optimizer_name", "optimizer_type")
+_OPTIM_CLASS = re.compile(r"(?i)adam|adafactor|sgd|lion|muon|lamb|sophia|shampoo|soap|optim")
+
+
+def _norm_name(v: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", v.lower())
+
+
+def _own_optimizer(f: Facts) -> list[tuple[Any, Call]]:
+    """(launch setting, constructor) pairs where most launches pick an optimizer the project writes itself (GaLore:
+    ``--optimizer galore_adamw`` selects ``GaLoreAdamW`` of its own ``galore_torch`` package, ``galore_adamw8bit_per_layer``
+    its ``GaLoreAdamW8bit``); empty otherwise. Torch's fused AdamW is another algorithm there, not a faster kernel."""
+    launched = [s for s in f.settings(*_OPTIMIZER_KEYS) if isinstance(s.value, str) and s.source in ("launcher", "config")]
+    if not launched:
+        return []
+    local = {p.split("/", 1)[0] for p in f.files if "/" in p} | {p[:-3] for p in f.files if p.endswith(".py") and "/" not in p}
+    ctors: dict[str, Call] = {}
+    for c in f.calls_where(lambda short: short[:1].isupper() and _OPTIM_CLASS.search(short) is not None):
+        if c.name.split(".", 1)[0] in local and not _TEST_PATH.search(c.path):
+            ctors.setdefault(_norm_name(c.short), c)
+    hits = []
+    for s in launched:
+        v = _norm_name(s.value)
+        best = max((k for k in ctors if v.startswith(k)), key=len, default=None)
+        if best is not None:
+            hits.append((s, ctors[best]))
+    return hits if len(hits) * 2 > len(launched) else []
 
 
 #: a function that is an optimizer's update step (nanochat ``adamw_step_fused``, ``muon_step_fused``)
@@ -2847,7 +2885,9 @@ class D7TensorCoreAlignment(Check):
                                f"come from code or checkpoints); {note}", {"dims_visible": False, "minority": True})
         values: dict[str, object] = {s.name: int(as_number(s.value) or 0) for s in (bad or dims)}
         if bad:
-            listed = ", ".join(f"{s.name}={int(as_number(s.value) or 0)}" for s in bad[:4])
+            # each name=value once (llm.c sets vocab_size=50257 in the config class and again where it loads GPT-2)
+            listed = ", ".join(dict.fromkeys(f"{s.name}={int(as_number(s.value) or 0)}" for s in bad))
+            listed = ", ".join(listed.split(", ")[:4])
             values["aligned"] = False
             return Outcome(N, [f.ev(s) for s in bad], f"not a multiple of {mult}: {listed}", values)
         resize = _resize_without_pad(f)

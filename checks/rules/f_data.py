@@ -967,16 +967,34 @@ def _token_bins(f: Facts) -> list[Call]:
         elif not _in_tests(c.path) and c.func and any(
                 x.func == c.func and (x.short in _BYTE_RANGE_READS or x.name == "os.pread") for x in f.files[c.path].calls):
             out.append(c)
+        # the rest of a token shard read after its header (llm.c ``_load_data_shard``: ``header = np.frombuffer(f.read(256*4),
+        # dtype=np.int32)`` then ``tokens = np.frombuffer(f.read(), dtype=np.uint16)``): a file's bytes read as 16/32-bit ids
+        elif not _in_tests(c.path) and c.args and _text(c.args[0]).endswith(".read()") and re.search(r"uint16|uint32", c.text):
+            out.append(c)
     scope = [c for c in f.calls("torch.from_file", "readinto", "tobytes", "numpy.save", "np.save", "TokensLoader") if not _in_tests(c.path)]
     for c in scope:
         where = f"{c.text} {c.func or ''}"
         if c.short == "TokensLoader" or (c.name == "torch.from_file" and not _shared_mapping(c)) or (c.short == "readinto" and _TOKENISH.search(where)):
             out.append(c)
-        elif c.short == "tobytes" and ".write(" in c.text and _TOKENISH.search(where):
+        elif c.short == "tobytes" and ".write(" in c.text and _TOKENISH.search(where) and not _HOST_COPY.search(c.text):
             out.append(c)
         elif c.short == "save" and _TOKENISH.search(where) and not _INDEX_SAVE.search(" ".join(_text(a) for a in c.args)):
             out.append(c)
     return out
+
+
+#: a tensor copied off the device (``x.cpu().numpy()``): the run's own tensors dumped (llm.c's ``write_state`` writes a batch,
+#: its logits and gradients for the C port's test), not token ids prepared ahead
+_HOST_COPY = re.compile(r"\.(cpu|detach)\(\)")
+
+
+_READER_SHORTS = frozenset({"memmap", "frombuffer", "from_file", "readinto", "TokensLoader"})
+
+
+def token_readers(f: Facts) -> list[Call]:
+    """The readers among :func:`_token_bins` (a memory map, a typed read of a shard, a ``readinto`` buffer), not the writers
+    of the data preparation."""
+    return [c for c in _token_bins(f) if c.short in _READER_SHORTS]
 
 
 def _shared_mapping(c: Call) -> bool:
@@ -3041,6 +3059,13 @@ class F3PinMemory(_DataCheck):
         built = hook_fed_loaders(f)
         if built:
             return Outcome(N, [_ev(c, key=f"{c.name}(device=)") for c in built[:3]], _HOOK_FED + ": nothing is pinned", {})
+        readers = token_readers(f)
+        if readers:
+            # a hand-written reader of token shards (llm.c ``_load_data_shard`` + ``next_batch``, then ``x.to(device)``):
+            # no DataLoader to pass pin_memory=True to; the batch tensors themselves can be pinned
+            return Outcome(N, [_ev(c, key=f"{_bin_key(c)}") for c in readers[:2]],
+                           "batches are sliced from token ids read by hand and copied from pageable memory: nothing is pinned",
+                           {"loader": "token-reader"})
         return Outcome(N, [], "no data loader found to pin", {})
 
 
@@ -4550,8 +4575,9 @@ class F7SequencePacking(_DataCheck):
         # a pre-tokenized token stream read as one contiguous sequence (nanoGPT's memmap, modded-nanogpt's
         # ``torch.from_file`` header + ``readinto`` of a shard) is packed by construction: windows cut across documents
         # (also fixed-size chunks read by byte range out of the concatenated arrays: OLMo ``_read_chunk_from_memmap``)
+        # (and a whole shard read as one array of ids, llm.c ``np.frombuffer(f.read(), dtype=np.uint16)`` sliced B*T+1 at a time)
         used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f) if c.short in ("memmap", "from_file", "readinto")
-                 or (c.short == "frombuffer" and _CHUNK_FUNC.search(c.func or ""))]
+                 or (c.short == "frombuffer" and (_CHUNK_FUNC.search(c.func or "") or (c.args and _text(c.args[0]).endswith(".read()"))))]
         used += _token_windows(f)
         if not used:
             used += _dynamic_packing(f)

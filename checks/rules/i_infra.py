@@ -984,6 +984,9 @@ def _derived_interval(f: Facts, name: str, path: str) -> list[float]:
 _RANKISH = re.compile(r"rank|main_process|master|process_index|is_world_process_zero|local_process|sync_gradients", re.I)
 
 
+_MAIN_BLOCK = re.compile(r"""__name__\s*==\s*["']__main__["']""")
+
+
 def _trivial_condition(part: str) -> bool:
     """A condition true on every step of the logging rank: a flag, a rank check, a None check."""
     p = part.strip()
@@ -998,6 +1001,8 @@ def _trivial_condition(part: str) -> bool:
         p = p[4:].strip().strip("()").strip()
     if re.fullmatch(r"[\w.]+(\(\))?", p):
         return True  # ``args.with_tracking``, ``master_process``, ``accelerator.is_main_process``
+    if _MAIN_BLOCK.fullmatch(p):
+        return True  # the script's ``if __name__ == "__main__":`` body (llm.c ``train_gpt2.py``) runs whenever the script does
     if re.fullmatch(r"[\w.()]+\s+is\s+(not\s+)?None", p):
         return True
     return bool(_RANKISH.search(p)) and not re.search(r"step|iter|epoch|batch", p, re.I)
@@ -1101,6 +1106,7 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
     loops = step_loops(f)
     helpers = step_helpers(f) if calls else {}
     out: list[tuple[Call, float]] = []
+    via: dict[int, list[Call]] = {}  # a helper's call in ``out``: the step loop's calls of that helper
     guards: dict[tuple[str | None, str], tuple[bool, float | None]] = {}  # _guard is pure: many calls share one guard
 
     def every(guard: str | None, path: str) -> tuple[bool, float | None]:
@@ -1167,7 +1173,12 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
             out.append((c, n))
         elif spaced is not None:
             spaced.append((cite, n))
-    return out
+        if sites and (guarded is False or (n is not None and n < threshold)):
+            via[id(c)] = sites
+    # a logging wrapper's own body (llm.c ``def print0(*args): if rank == 0: print(*args)``) is its call sites' log, cited
+    # once, at the site in the loop that is itself in the list
+    hit = {(c.path, c.line) for c, _ in out}
+    return [(c, n) for c, n in out if not (id(c) in via and any((s.path, s.line) in hit for s in via[id(c)]))]
 
 
 def _once_only(f: Facts, c: Call) -> bool:
