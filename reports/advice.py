@@ -97,6 +97,8 @@ def _own_snippet(code: str, r: Any, style: Any) -> Snippet:
     if re.match(r"^[A-Za-z][\w.-]*[<>=]=?", code):
         req = next((e for e in r.evidence if e.path.endswith((".txt", ".toml", ".cfg", ".py")) and "requirements" in e.path), None)
         return Snippet("requirements", "text", code, f"{req.path}:{req.line}" if req else None, True)
+    if code.startswith("{"):  # a DeepSpeed config section, for the config the check cites
+        return Snippet("deepspeed-json", "json", code, at, True)
     return Snippet("python", "python", code, at or style.where.get("python"), True)
 
 def _order_key(rec: Recommendation, seed_pos: Mapping[str, int], inference_only: bool) -> tuple:

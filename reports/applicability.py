@@ -242,6 +242,18 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
         "from datasets import load_dataset\n\nds = load_dataset(\"json\", data_files=\"data/train.json\", split=\"train\")\n"
         "ds.save_to_disk(\"data/train_arrow\")  # once; training then calls datasets.load_from_disk(\"data/train_arrow\")\n",
     ),
+    # the DeepSpeed config's own scheduler replaces the HF Trainer's (dolly: ``"scheduler": {"type": "WarmupLR"}``, warmup then
+    # constant): ``lr_scheduler_type`` changes nothing while that section is there
+    ("G1", "ds-scheduler"): (
+        "Give the DeepSpeed config a decaying scheduler: `\"type\": \"WarmupDecayLR\"` (linear decay; HF fills the `auto` "
+        "values, `total_num_steps` included) or `WarmupCosineLR`; or delete its `scheduler` section so the Trainer's "
+        "`lr_scheduler_type: cosine` with `warmup_ratio: 0.03` applies. While the section is there, `lr_scheduler_type` is ignored.",
+        "为 DeepSpeed 配置换用带衰减的调度器：`\"type\": \"WarmupDecayLR\"`（线性衰减；HF 会填充 `auto` 值，包括 "
+        "`total_num_steps`）或 `WarmupCosineLR`；或删除其 `scheduler` 段，让 Trainer 的 `lr_scheduler_type: cosine` 与 "
+        "`warmup_ratio: 0.03` 生效。该段存在时 `lr_scheduler_type` 不起作用。",
+        '{\n  "scheduler": {\n    "type": "WarmupDecayLR",\n    "params": {"warmup_min_lr": "auto", "warmup_max_lr": "auto", '
+        '"warmup_num_steps": "auto", "total_num_steps": "auto"}\n  }\n}\n',
+    ),
     # a hand-written reader of token shards that copies each batch from pageable memory (llm.c ``next_batch`` then
     # ``x.to(device)``): no DataLoader to pass pin_memory to; pin the batch (nanoGPT's get_batch) and copy asynchronously
     ("F3", "token-reader"): (

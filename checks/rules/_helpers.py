@@ -1215,10 +1215,16 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
             continue
         if not settings or any(isinstance(x.value, (Expr, list, tuple, dict)) for x in settings):
             continue
-        if isinstance(op, _ORDER) and any(x.source == "assign" and x.path == path for x in settings):
+        if isinstance(op, _ORDER) and any(x.source == "assign" and x.path == path for x in settings) and not any(
+                x.source == "call" and x.path == path for x in settings):
             # a script's own variable compared by order (nanoGPT ``if iter_num > 0:`` after ``iter_num = 0`` at the top,
-            # counted up by ``iter_num += 1`` in its ``while True:`` loop): a counter's start, not a setting
+            # counted up by ``iter_num += 1`` in its ``while True:`` loop): a counter's start, not a setting; a module
+            # constant the script also hands to a call under its own name (lit-llama ``devices = 1`` ... ``L.Fabric(
+            # devices=devices, strategy=(DeepSpeedStrategy(...) if devices > 1 else "auto"))``) is the run's setting
             continue
+        if isinstance(op, _ORDER) and any(x.source == "assign" and x.path == path for x in settings):
+            # that file's own value, not other scripts' (finetune/full.py's 4); its assignment first
+            settings = sorted((x for x in settings if x.path == path), key=lambda x: x.source != "assign")
         if isinstance(op, _ORDER) and any(x.value is None for x in settings):
             # ``None > 0`` raises: a None default (nanoVLM's ``--lr_vision_backbone`` default None, copied onto the config
             # only ``if args.lr_vision_backbone is not None``) never reaches an order comparison; the other values decide,

@@ -836,11 +836,27 @@ def ds_config_refs(facts: Facts) -> list[Setting]:
     return out
 
 
+_DS_CONSUMERS = ("DeepSpeedStrategy", "deepspeed.initialize", "DeepSpeedPlugin")
+
+
+def switched_off_ds_dicts(facts: Facts) -> set[str]:
+    """Python files whose DeepSpeed config dict (``ds_config = {"zero_optimization": {"stage": 2}}``) only feeds DeepSpeed
+    under a branch the run leaves off (lit-llama ``strategy=(DeepSpeedStrategy(config=ds_config) if devices > 1 else
+    "auto")`` with ``devices = 1``): no ZeRO in that script."""
+    out: set[str] = set()
+    for path in {e.path for e in facts.config("zero_optimization") if e.path.endswith(".py")}:
+        users = [c for c in facts.calls(*_DS_CONSUMERS) if c.path == path]
+        if users and all(guard_off(facts, c) for c in users):
+            out.add(path)
+    return out
+
+
 def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:
     """Every place that sets a ZeRO stage, with the stage (0 = off) and optimizer offload; not the DeepSpeed configs that
     nothing passes where every passed one is known (:func:`unlaunched_ds_configs`)."""
     sites: list[Site] = []
-    unlaunched = unlaunched_ds_configs(facts)
+    dict_off = switched_off_ds_dicts(facts)
+    unlaunched = unlaunched_ds_configs(facts) | dict_off
     for e in facts.config("zero_optimization.stage"):
         st = _stage(e.value, facts)
         if st is not None and not _TEST_PATH.search(e.path) and e.path not in unlaunched:
@@ -864,7 +880,7 @@ def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:
     for c in facts.calls("DeepSpeedStrategy"):
         st = _stage(c.kwargs.get("stage", 2), facts)
         off = "cpu" if truthy(c.kwargs.get("offload_optimizer")) else None
-        if st is not None:
+        if st is not None and not (c.path in dict_off and guard_off(facts, c)):
             sites.append(Site(c, "DeepSpeedStrategy(stage=)", st > 0, stage=st, offload=off))
     for s in facts.effective("strategy"):
         m = re.match(r"deepspeed(?:_stage_([123]))?(_offload)?", str(s.value).lower()) if isinstance(s.value, str) else None
@@ -2011,6 +2027,12 @@ class A3ZeRO(Check):
             return Outcome(N, [], "ZeRO only if a run picks it: DeepSpeed configs shipped as a menu ("
                            + ", ".join(f"stage {e.value} at {e.path}:{e.line}" for e in stages[:3])
                            + f") looked up by `{key}` ({look.path}:{look.line}), which no run sets to one of its keys", {"zero_stage": 0})
+        dict_off = sorted(switched_off_ds_dicts(ctx.facts))
+        if dict_off:
+            e = next(e for e in ctx.facts.config("zero_optimization.stage", "zero_optimization") if e.path == dict_off[0])
+            c = next(c for c in ctx.facts.calls(*_DS_CONSUMERS) if c.path == dict_off[0])
+            return Outcome(N, [Facts.ev(e), Facts.ev(c)], f"ZeRO is configured ({e.path}:{e.line}) only for DeepSpeed under "
+                           f"`{c.guard}` ({c.path}:{c.line}), a branch the run leaves off", {"zero_stage": 0})
         return Outcome(N, [], "no ZeRO configuration found", {"zero_stage": 0})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

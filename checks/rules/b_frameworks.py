@@ -19,10 +19,19 @@ import re
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Facts, truthy
+from ..facts import Call, Facts, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ..project import _INFER_PATH, availability_probe
-from ._helpers import HF_TRAINERS, all_arms, backend_unselected, class_at, hf_trainer_subclasses, trainer_train_paths, uses_hf_trainer
+from ._helpers import (
+    HF_TRAINERS,
+    all_arms,
+    backend_unselected,
+    class_at,
+    guard_off,
+    hf_trainer_subclasses,
+    trainer_train_paths,
+    uses_hf_trainer,
+)
 from .a_parallelism import (
     DS_REF_NAMES,
     FAIRSEQ2_DP,
@@ -174,6 +183,15 @@ class B1DeepSpeed(Check):
         alt = _alternative(f, "deepspeed", "DeepSpeed", used + shipped)
         if alt is not None:
             return alt
+        # Lightning's strategy built only under a branch the run leaves off (lit-llama ``DeepSpeedStrategy(config=ds_config) if
+        # devices > 1 else "auto"`` with ``devices = 1`` in that script): DeepSpeed is the multi-GPU option, not the run
+        off = {id(c): g for c in used if isinstance(c, Call) and c.short == "DeepSpeedStrategy" and (g := guard_off(f, c))}
+        if off and len(off) == len(used):
+            c0 = next(c for c in used if id(c) in off)
+            g0 = off[id(c0)][0]
+            return Outcome(N, [_ev(c0), _ev(g0)], f"DeepSpeed only under a branch the run leaves off: `{c0.guard}` "
+                           f"({c0.path}:{c0.line}) with {getattr(g0, 'name', '') or getattr(g0, 'key', '')} = "
+                           f"{getattr(g0, 'value', None)!r} at {g0.path}:{g0.line}", {"deepspeed": False})
         hf = uses_hf_trainer(f)
         # A config shipped for the HF trainer's --deepspeed that no launch script, config or code passes is partial,
         # as C4 (offload JSON) and B3 (accelerate config) judge an unwired config: a README command is not use.

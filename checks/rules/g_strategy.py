@@ -31,7 +31,7 @@ from collections import Counter
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Call, Container, Expr, Facts, Setting, as_number, truthy
+from ..facts import Call, ConfigEntry, Container, Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import (
     _ALIGN_TRAINERS,
@@ -157,6 +157,11 @@ _CONSTANT = {"constant", "fixed", "const", "constantlr", "constant_lr", "none", 
 
 _WARMDOWN_KEYS = ("warmdown_ratio", "warmdown_iters", "warmdown_steps", "warmdown_frac", "cooldown_frac", "cooldown_ratio",
                   "cooldown_steps", "cooldown_iters")
+
+
+def _ds_scheduler(f: Facts, e: ConfigEntry) -> bool:
+    """``scheduler.type`` of a DeepSpeed config (a file with a ``zero_optimization`` or ``optimizer`` section beside it)."""
+    return e.dotted == "scheduler.type" and any(x.path == e.path for x in f.config("zero_optimization", "train_micro_batch_size_per_gpu"))
 
 
 def _classify_schedule(name: str) -> tuple[bool, bool] | None:
@@ -361,7 +366,9 @@ def _g1_scan(f: Facts) -> _Sched:
             r.warm.append(e)
         if decay:
             r.decay.append(e)
-        if not warm and not decay:
+        if not decay and (not warm or _ds_scheduler(f, e)):
+            # (a DeepSpeed config's ``"scheduler": {"type": "WarmupLR"}`` replaces the HF Trainer's own schedule: the
+            # learning rate stays at its peak after the warmup, whatever lr_scheduler_type says; dolly's a100_config.json)
             r.constant.append(e)
     # a menu of scheduler builders dispatched on a string nothing resolves: neither its schedules nor its warmups are the run's
     hf_sched = f.calls(*_HF_SCHED_FUNCS)
@@ -1055,7 +1062,12 @@ class G1LRSchedule(Check):
             return Outcome(N, r.evidence(r.constant + r.warm), f"constant learning rate: lr_scheduler_type \"constant\" "
                            f"({c.path}:{c.line}) takes no warmup, so the warmup setting is ignored", values)
         if r.warm:
-            return Outcome(P, r.evidence(r.warm + r.constant), "warmup without a decay phase", values)
+            ds = next((e for e in r.constant if isinstance(e, ConfigEntry) and _ds_scheduler(ctx.facts, e)), None)
+            why = (f": the DeepSpeed config's scheduler {ds.value} ({ds.path}:{ds.line}) holds the learning rate at its peak after "
+                   "the warmup, and it replaces the Trainer's lr_scheduler_type" if ds is not None else "")
+            if ds is not None:
+                values["advice_for"] = "ds-scheduler"
+            return Outcome(P, r.evidence(r.warm + r.constant), "warmup without a decay phase" + why, values)
         if few and r.constant:
             return Outcome(N, r.evidence(r.constant + few[0]), f"constant learning rate; a warmup is set only in {few[1]} of "
                            f"{few[2]} launches of {few[3]}", values)

@@ -330,3 +330,73 @@ def test_control_a_flag_every_launch_passes_switches_the_branch_off():
     files["scripts/benchmark_c4/llama_1b.sh"] = _GALORE_RUN.format(n=1, opt="galore_adamw", extra=" \\\n    --single_gpu")
     a = _audit(files)
     assert not any(e.path == "torchrun_main.py" for e in _check(a, "A1").evidence)
+
+
+# --- a DeepSpeed config's scheduler replaces the HF Trainer's ----------------------------------------------------------------
+
+_DOLLY = ("from transformers import Trainer, TrainingArguments\n\n\ndef train(deepspeed, warmup_steps):\n"
+          "    args = TrainingArguments(output_dir='out', deepspeed=deepspeed, warmup_steps=warmup_steps, bf16=True)\n"
+          "    trainer = Trainer(model=model, args=args, train_dataset=ds)\n    trainer.train()\n")
+_DS_SCHED = ('{\n  "bf16": {"enabled": "auto"},\n  "scheduler": {\n    "type": "%s",\n    "params": {"warmup_num_steps": "auto"}\n'
+             '  },\n  "zero_optimization": {"stage": 3},\n  "train_micro_batch_size_per_gpu": "auto"\n}\n')
+
+
+def test_a_deepspeed_warmuplr_scheduler_has_no_decay_phase():
+    # dolly: TrainingArguments (HF default linear decay) with a DeepSpeed config whose scheduler is WarmupLR: DeepSpeed's
+    # scheduler replaces the Trainer's, and WarmupLR holds the peak LR; G1 said "warmup + WarmupLR schedule"
+    g1 = _check(_audit({"training/trainer.py": _DOLLY, "config/a100_config.json": _DS_SCHED % "WarmupLR",
+                        "run.sh": "deepspeed training/trainer.py --deepspeed config/a100_config.json --warmup-steps 50\n"}), "G1")
+    assert g1.status.value == "partial", g1.detail
+    assert "WarmupLR" in g1.detail and "replaces" in g1.detail
+
+
+def test_the_advice_for_a_deepspeed_warmuplr_is_the_configs_scheduler():
+    # lr_scheduler_type='cosine' in TrainingArguments would be ignored while the DS config has its own scheduler
+    rec = build_plan(_audit({"training/trainer.py": _DOLLY, "config/a100_config.json": _DS_SCHED % "WarmupLR",
+                             "run.sh": "deepspeed training/trainer.py --deepspeed config/a100_config.json --warmup-steps 50\n"})).get("G1")
+    assert rec is not None and "WarmupDecayLR" in rec.text
+    assert rec.snippet is not None and rec.snippet.target == "deepspeed-json" and "WarmupDecayLR" in rec.snippet.code
+
+
+def test_control_a_deepspeed_warmupdecaylr_scheduler_decays():
+    g1 = _check(_audit({"training/trainer.py": _DOLLY, "config/a100_config.json": _DS_SCHED % "WarmupDecayLR",
+                        "run.sh": "deepspeed training/trainer.py --deepspeed config/a100_config.json --warmup-steps 50\n"}), "G1")
+    assert g1.status.value == "used", g1.detail
+
+
+# --- lit-llama: DeepSpeed only when devices > 1, with devices = 1 ---------------------------------------------------------------
+
+_LIT_ADAPTER = ("import lightning as L\nfrom lightning.fabric.strategies import DeepSpeedStrategy\n\n"
+                "devices = {devices}\nmicro_batch_size = 4\n\n"
+                "ds_config = {{\n    \"train_micro_batch_size_per_gpu\": micro_batch_size,\n"
+                "    \"zero_optimization\": {{\"stage\": 2}},\n}}\n\n\n"
+                "def main(data_dir: str = 'data/alpaca'):\n    fabric = L.Fabric(\n        accelerator='cuda',\n"
+                "        devices=devices,\n        strategy=(DeepSpeedStrategy(config=ds_config) if devices > 1 else 'auto'),\n"
+                "        precision='bf16-true',\n    )\n    fabric.launch()\n"
+                "    for batch in loader:\n        loss = model(batch)\n        fabric.backward(loss)\n        optimizer.step()\n\n\n"
+                "if __name__ == '__main__':\n    main()\n")
+_LIT_FULL = ("import lightning as L\n\ndevices = 4\n\n\ndef main():\n"
+             "    fabric = L.Fabric(accelerator='cuda', devices=devices, precision='bf16-mixed')\n    fabric.launch()\n")
+
+
+def test_deepspeed_behind_a_device_count_the_script_sets_to_one_is_off():
+    # lit-llama finetune/adapter.py: `devices = 1`, `DeepSpeedStrategy(config=ds_config) if devices > 1 else "auto"`; A3 said
+    # "ZeRO stage 2" and B1 "DeepSpeed drives training" (another script's `devices = 4` made the value unknown)
+    a = _audit({"finetune/adapter.py": _LIT_ADAPTER.format(devices=1), "finetune/full.py": _LIT_FULL})
+    assert _check(a, "A3").status.value != "used", _check(a, "A3").detail
+    assert _check(a, "B1").status.value != "used", _check(a, "B1").detail
+
+
+def test_control_deepspeed_behind_a_device_count_above_one_is_on():
+    a = _audit({"finetune/adapter.py": _LIT_ADAPTER.format(devices=8), "finetune/full.py": _LIT_FULL})
+    assert _check(a, "A3").status.value == "used", _check(a, "A3").detail
+    assert _check(a, "B1").status.value == "used"
+
+
+def test_control_a_counter_compared_by_order_is_still_no_setting():
+    # nanoGPT: `iter_num = 0` at the top, `if iter_num > 0:` in the loop (counted up there): the branch is not off
+    from checks.rules._helpers import guard_off
+    a = _audit({"train.py": ("import torch\niter_num = 0\nwhile True:\n    if iter_num > 0:\n"
+                             "        torch.save(checkpoint, 'ckpt.pt')\n    loss.backward()\n    iter_num += 1\n")})
+    save = next(c for c in a.facts.calls("save") if c.path == "train.py")
+    assert not guard_off(a.facts, save)
