@@ -526,6 +526,7 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
         # a placeholder is a value filled in later, read as an unset shell variable, never as a word of its own
         text = _JINJA.sub(lambda m: unset_var(m.group(1), "TEMPLATE"), text)
     variables = dict(variables or {})
+    src_lines = text.splitlines()
     var_words: dict[str, list[_Word]] = {}  # arrays and multi-line flag strings: their words, each with its line
     array: tuple[str, list[str]] | None = None  # an ``ARGS=(`` block still open
     quoted: tuple[str, list[str]] | None = None  # a ``NAME="`` string still open
@@ -682,15 +683,19 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                     continue
             if not body:
                 continue
-            if body[0] == "env":  # env VAR=1 torchrun ...
+            if body[0] in ("env", "eval"):  # env VAR=1 torchrun ...; eval ${run_cmd} whose value starts with ${NCCL_OPTS} VAR=1 words
                 j = 1
                 while j < len(body) and _ASSIGN.match(body[j]):
                     name, value = _ASSIGN.match(body[j]).groups()  # type: ignore[union-attr]
                     env[name] = value
+                    env_lines.setdefault(name, getattr(body[j], "line", 0) or line_no)  # the line the word was written on
                     j += 1
                 body = body[j:]
             for name, value in env.items():
-                out.envs.append(EnvVar(path, line_no, name, value, "shell", snippet))
+                at = env_lines.get(name, line_no) if raw[:1] == ["eval"] else line_no
+                # (the line that sets it, with its own text: ``OPTIONS_NCCL="NCCL_IB_DISABLE=0 ..."`` for ``eval ${run_cmd}``)
+                written = src_lines[at - first_line].strip()[:300] if at != line_no and 0 <= at - first_line < len(src_lines) else snippet
+                out.envs.append(EnvVar(path, at, name, value, "shell", written))
             for name, value, at in _mpi_env(body):  # ``mpirun -x NCCL_IB_DISABLE=1 python ...``: exported to every rank
                 env.setdefault(name, value)
                 out.envs.append(EnvVar(path, at, name, value, "shell", snippet))

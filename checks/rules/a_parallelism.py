@@ -857,13 +857,19 @@ def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:
     sites: list[Site] = []
     dict_off = switched_off_ds_dicts(facts)
     unlaunched = unlaunched_ds_configs(facts) | dict_off
+    # a config the training launch passes is the run's, whatever its name (CogVLM ``--deepspeed_config test_config_bf16.json``)
+    passed = {p for s in ds_config_refs(facts) if isinstance(s.value, str) and (p := resolve_file(facts, s.value))}
+
+    def test_only(path: str) -> bool:
+        return bool(_TEST_PATH.search(path)) and path not in passed
+
     for e in facts.config("zero_optimization.stage"):
         st = _stage(e.value, facts)
-        if st is not None and not _TEST_PATH.search(e.path) and e.path not in unlaunched:
+        if st is not None and not test_only(e.path) and e.path not in unlaunched:
             sites.append(Site(e, "zero_optimization.stage", st > 0, stage=st, offload=_offload(facts, e.path, "offload_optimizer")))
     staged = {e.path for e in facts.config("zero_optimization.stage")}
     for e in facts.config("zero_optimization"):
-        if isinstance(e.value, Container) and e.path not in staged and not _TEST_PATH.search(e.path) and e.path not in unlaunched:
+        if isinstance(e.value, Container) and e.path not in staged and not test_only(e.path) and e.path not in unlaunched:
             sites.append(Site(e, "zero_optimization (no stage: DeepSpeed default 0)", False, stage=0))
     menu = accelerate_menu(facts)
     for s in facts.effective("zero_stage"):

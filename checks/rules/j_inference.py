@@ -1063,7 +1063,10 @@ class J7SpeculativeDecoding(_InferenceOnly):
             used.append(s)
         for c in _live(f, f.calls("generate")):
             a = c.kwargs.get("assistant_model")
-            if a is not None and not (isinstance(a, str) and a.lower() == "none"):
+            # (not a ``generate`` override forwarding its own ``assistant_model=None`` parameter to ``super().generate``:
+            # mPLUG-Owl's vendored Qwen ``modeling_qwen.py``; a caller would have to pass a draft model)
+            forwarded = isinstance(a, Expr) and a.ref == "assistant_model" and f.param_default(c.path, c.line, "assistant_model") is not None
+            if a is not None and not (isinstance(a, str) and a.lower() == "none") and not forwarded:
                 used.append(c)
             if (as_number(c.kwargs.get("prompt_lookup_num_tokens")) or 0) > 0:
                 used.append(c)

@@ -400,3 +400,66 @@ def test_control_a_counter_compared_by_order_is_still_no_setting():
                              "        torch.save(checkpoint, 'ckpt.pt')\n    loss.backward()\n    iter_num += 1\n")})
     save = next(c for c in a.facts.calls("save") if c.path == "train.py")
     assert not guard_off(a.facts, save)
+
+
+# --- mPLUG-Owl and CogVLM ------------------------------------------------------------------------------------------------------
+
+_QWEN_GENERATE = ("from transformers import PreTrainedModel\n\n\nclass QWenLMHeadModel(PreTrainedModel):\n"
+                  "    def generate(self, inputs=None, generation_config=None, assistant_model=None, streamer=None, **kwargs):\n"
+                  "        return super().generate(inputs, generation_config=generation_config,\n"
+                  "                                assistant_model=assistant_model, streamer=streamer, **kwargs)\n\n\n"
+                  "def chat(model, ids):\n    return model.generate(ids, max_new_tokens=64)\n")
+
+
+def test_a_generate_override_forwarding_its_assistant_model_parameter_is_no_speculative_decoding():
+    # mPLUG-Owl's vendored Qwen: `assistant_model=assistant_model` hands on the override's own `None` default; J7 said used
+    j7 = _check(_audit({"serve/modeling_qwen.py": _QWEN_GENERATE}), "J7")
+    assert j7.status.value != "used", j7.detail
+
+
+def test_control_a_draft_model_passed_to_generate_is_speculative_decoding():
+    code = _QWEN_GENERATE.replace("model.generate(ids, max_new_tokens=64)", "model.generate(ids, assistant_model=draft, max_new_tokens=64)")
+    assert _check(_audit({"serve/modeling_qwen.py": code}), "J7").status.value == "used"
+
+
+_COG_RUN = ('#! /bin/bash\nNUM_GPUS_PER_WORKER=8\nMP_SIZE=1\n\n'
+            'OPTIONS_NCCL="NCCL_DEBUG=info NCCL_IB_DISABLE=0 NCCL_NET_GDR_LEVEL=2 LOCAL_WORLD_SIZE=$NUM_GPUS_PER_WORKER"\n'
+            'HOST_FILE_PATH="hostfile"\n\n'
+            'gpt_options=" \\\n       --mode finetune \\\n       --train-iters 800 \\\n       --deepspeed_config {cfg} \\\n'
+            '       --seed 2023\n"\n\n'
+            'run_cmd="${{OPTIONS_NCCL}} deepspeed --master_port 16666 --hostfile ${{HOST_FILE_PATH}} finetune_cogvlm_demo.py ${{gpt_options}}"\n'
+            'echo ${{run_cmd}}\neval ${{run_cmd}}\n')
+_COG_DS = ('{\n    "train_micro_batch_size_per_gpu": 4,\n    "zero_optimization": {\n      "stage": 2,\n      "overlap_comm": true\n'
+           '    },\n    "bf16": {"enabled": true}\n}\n')
+_COG_TRAIN = ("import deepspeed\nfrom sat import get_args, training_main\n\n\ndef main():\n    args = get_args()\n"
+              "    model = training_main(args, model_cls=model)\n    loss.backward()\n")
+
+
+def _cog(cfg: str = "test_config_bf16.json") -> dict[str, str]:
+    return {"finetune_demo/finetune_cogvlm_lora.sh": _COG_RUN.format(cfg=cfg), "finetune_demo/test_config_bf16.json": _COG_DS,
+            "finetune_demo/finetune_cogvlm_demo.py": _COG_TRAIN}
+
+
+def test_a_deepspeed_config_named_test_that_the_launch_passes_is_the_runs():
+    # CogVLM: `--deepspeed_config test_config_bf16.json` sets ZeRO-2; A3 said "no ZeRO configuration found"
+    a3 = _check(_audit(_cog()), "A3")
+    assert a3.status.value == "used", a3.detail
+
+
+def test_control_a_test_named_config_nothing_passes_stays_out():
+    a3 = _check(_audit(_cog(cfg="ds_config.json")), "A3")
+    assert a3.status.value != "used", a3.detail
+
+
+def test_nccl_settings_at_the_head_of_an_evaled_command_are_its_environment():
+    # `run_cmd="${OPTIONS_NCCL} deepspeed ..."; eval ${run_cmd}`: E1/E4 said no NCCL/RDMA setting; cited at the line that sets them
+    a = _audit(_cog())
+    e4 = _check(a, "E4")
+    assert e4.status.value == "used", e4.detail
+    assert any(e.line == 5 and "NCCL_IB_DISABLE=0" in e.snippet for e in e4.evidence), e4.evidence
+
+
+def test_control_an_evaled_command_without_nccl_words_sets_none():
+    files = _cog()
+    files["finetune_demo/finetune_cogvlm_lora.sh"] = files["finetune_demo/finetune_cogvlm_lora.sh"].replace("${OPTIONS_NCCL} ", "")
+    assert _check(_audit(files), "E4").status.value != "used"
