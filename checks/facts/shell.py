@@ -690,7 +690,7 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                     env[name] = value
                     env_lines.setdefault(name, getattr(body[j], "line", 0) or line_no)  # the line the word was written on
                     j += 1
-                body = body[j:]
+                body = body[j:] if body[0] == "env" else [body[0], *body[j:]]  # ``eval`` stays the command's wrapper
             for name, value in env.items():
                 at = env_lines.get(name, line_no) if raw[:1] == ["eval"] else line_no
                 # (the line that sets it, with its own text: ``OPTIONS_NCCL="NCCL_IB_DISABLE=0 ..."`` for ``eval ${run_cmd}``)
