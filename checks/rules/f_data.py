@@ -4539,8 +4539,9 @@ class F7SequencePacking(_DataCheck):
             used += buffers
         # a packing ``.map`` after an early return on a switch that is off (``if not self.config.pack_samples: return
         # dataset`` with ``pack_samples: bool = False``) is an option, not the run's packing
-        maps = [c for c in f.calls("map") if "." in c.name and c.args
-                and re.search(r"group_texts?|pack|concat", _map_callback(f, c), re.I) and not _in_tests(c.path)]
+        # (a callback named only for concatenation must see a batch to join samples: MiniCPM's AWQ calibration
+        # ``data.map(concatenate_data)`` joins one sample's instruction and output into its text; ``group_texts`` runs batched)
+        maps = [c for c in f.calls("map") if "." in c.name and c.args and not _in_tests(c.path) and _packing_map(f, c)]
         maps_off = [c for c in maps if guard_off(f, c) or callers_off(f, c, hops=2)]
         train_files = ctx.project.training_files
         off_path: list[Any] = []
@@ -4807,6 +4808,16 @@ _GROUP_TEXTS_NAME = re.compile(r"^(concatenate_and_)?group_texts$")
 #: sequences. (``pack_sequences`` is left out: ludwig's and RLinf's pack samples only in an opt-in mode that the call
 #: graph does not show as off)
 _PACK_FUNCS = ("pack_tokens",)
+
+
+def _packing_map(f: Facts, c: Call) -> bool:
+    """A ``.map`` whose callback packs samples: ``group_texts``/``pack*``, or a ``concat*`` callback run ``batched=`` (one
+    example at a time it can only join one sample's own fields)."""
+    cb = _map_callback(f, c)
+    if re.search(r"group_texts?|pack", cb, re.I):
+        return True
+    batched = c.kwargs.get("batched")
+    return bool(re.search(r"concat", cb, re.I)) and (truthy(batched) is True or isinstance(batched, Expr))
 
 
 def _token_windows(f: Facts) -> list[Evidence]:

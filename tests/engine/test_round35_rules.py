@@ -463,3 +463,22 @@ def test_control_an_evaled_command_without_nccl_words_sets_none():
     files = _cog()
     files["finetune_demo/finetune_cogvlm_lora.sh"] = files["finetune_demo/finetune_cogvlm_lora.sh"].replace("${OPTIONS_NCCL} ", "")
     assert _check(_audit(files), "E4").status.value != "used"
+
+
+# --- MiniCPM: an AWQ calibration set built with a per-sample concatenation ------------------------------------------------------
+
+_AWQ = ("from datasets import load_dataset\nfrom awq import AutoAWQForCausalLM\n\n\ndef load_alpaca(path, n):\n"
+        "    data = load_dataset(path, split='train')\n\n    def concatenate_data(x):\n"
+        "        return {'text': '<user>' + x['instruction'] + x['input'] + '<AI>' + x['output']}\n\n"
+        "    concatenated = data.map(concatenate_data{batched})[:n]\n    return list(concatenated['text'])\n")
+
+
+def test_a_per_sample_concatenation_is_no_packing():
+    # MiniCPM quantize/awq_quantize.py:58 joins one sample's fields into its text; F7 said "short samples packed"
+    f7 = _check(_audit({"quantize/awq_quantize.py": _AWQ.replace("{batched}", "")}), "F7")
+    assert f7.status.value != "used", f7.detail
+
+
+def test_control_a_batched_concatenation_packs():
+    f7 = _check(_audit({"quantize/awq_quantize.py": _AWQ.replace("{batched}", ", batched=True")}), "F7")
+    assert f7.status.value == "used", f7.detail
