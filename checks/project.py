@@ -539,7 +539,6 @@ def _fmt_params(b: float) -> str:
 
 _WEIGHTS_ONLY_FUNC = re.compile(r"(from_pretrained|from_hf|to_hf|load|convert|download|export|import|hf_)", re.I)
 _WEIGHTS_ONLY_PATH = re.compile(r"(^|/)(convert|export|download|prepare|conversion|checkpoint_conv|hf_)\w*|(^|/)tools?/", re.I)
-_TOKENIZER_CLASS = re.compile(r"^transformers\.\w*Tokenizer(Fast)?\b")
 _EVAL_FUNC = re.compile(r"(?i)^_*(evaluate|eval)(_\w+)?$")
 _TRANSFORMERS_TRAINING = ("Trainer", "TrainingArguments", "Seq2SeqTrainer", "Seq2SeqTrainingArguments", "HfArgumentParser",
                           "PreTrainedModel", "get_scheduler", "get_cosine_schedule_with_warmup", "get_linear_schedule_with_warmup")

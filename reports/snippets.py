@@ -301,8 +301,9 @@ _MEGATRON_ONLY = re.compile(r"tools/preprocess_data\.py|--tensor-model-parallel-
 TORCH_NATIVE: dict[str, str] = {
     # a model the project writes itself (llm.c's and nanoGPT's ``GPTConfig``): pad the vocabulary where the model is built;
     # the extra rows are never a target, so the loss is unchanged (nanoGPT trains GPT-2 with 50304)
-    "D7": ("# where the model is built: round the embedding and LM-head rows up to a multiple of 64\n"
-           "vocab_size = 50304  # GPT-2's 50257 padded up; the padded rows are never targets, so the loss is unchanged\n"),
+    "D7": ("# where the model is built: round the embedding and LM-head rows up to a multiple of 64 (GPT-2: 50257 -> 50304);\n"
+           "# the padded rows are never targets, so the loss is unchanged\n"
+           "vocab_size = (vocab_size + 63) // 64 * 64\n"),
     "G1": (
         "from torch.optim.lr_scheduler import CosineAnnealingLR, LinearLR, SequentialLR\n\n"
         "warmup = int(0.03 * total_steps)\n"

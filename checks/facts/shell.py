@@ -683,6 +683,7 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                     continue
             if not body:
                 continue
+            evaled = body[0] == "eval"
             if body[0] in ("env", "eval"):  # env VAR=1 torchrun ...; eval ${run_cmd} whose value starts with ${NCCL_OPTS} VAR=1 words
                 j = 1
                 while j < len(body) and _ASSIGN.match(body[j]):
@@ -690,9 +691,9 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                     env[name] = value
                     env_lines.setdefault(name, getattr(body[j], "line", 0) or line_no)  # the line the word was written on
                     j += 1
-                body = body[j:] if body[0] == "env" else [body[0], *body[j:]]  # ``eval`` stays the command's wrapper
+                body = [body[0], *body[j:]] if evaled else body[j:]  # ``eval`` stays the command's wrapper
             for name, value in env.items():
-                at = env_lines.get(name, line_no) if raw[:1] == ["eval"] else line_no
+                at = env_lines.get(name, line_no) if evaled else line_no
                 # (the line that sets it, with its own text: ``OPTIONS_NCCL="NCCL_IB_DISABLE=0 ..."`` for ``eval ${run_cmd}``)
                 written = src_lines[at - first_line].strip()[:300] if at != line_no and 0 <= at - first_line < len(src_lines) else snippet
                 out.envs.append(EnvVar(path, at, name, value, "shell", written))

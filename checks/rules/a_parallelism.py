@@ -843,12 +843,14 @@ def switched_off_ds_dicts(facts: Facts) -> set[str]:
     """Python files whose DeepSpeed config dict (``ds_config = {"zero_optimization": {"stage": 2}}``) only feeds DeepSpeed
     under a branch the run leaves off (lit-llama ``strategy=(DeepSpeedStrategy(config=ds_config) if devices > 1 else
     "auto")`` with ``devices = 1``): no ZeRO in that script."""
-    out: set[str] = set()
-    for path in {e.path for e in facts.config("zero_optimization") if e.path.endswith(".py")}:
-        users = [c for c in facts.calls(*_DS_CONSUMERS) if c.path == path]
-        if users and all(guard_off(facts, c) for c in users):
-            out.add(path)
-    return out
+    dict_files = {e.path for e in facts.config("zero_optimization") if e.path.endswith(".py")}
+    if not dict_files:
+        return set()
+    users: dict[str, list[Call]] = {}
+    for c in facts.calls(*_DS_CONSUMERS):
+        if c.path in dict_files:
+            users.setdefault(c.path, []).append(c)
+    return {path for path, calls in users.items() if all(guard_off(facts, c) for c in calls)}
 
 
 def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:

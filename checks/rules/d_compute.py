@@ -2273,11 +2273,9 @@ class D6OperatorFusion(Check):
             return Outcome(N, evs(optional), f"no fused kernels by default: {o.name.rsplit('.', 1)[-1]} is used only when the optional "
                            f"package {o.name.split('.')[0]} happens to be installed (try/except ImportError at {o.path}:{o.line}), "
                            "and the project does not depend on it", {"fused_optimizer": False, "fused_kernels": False})
-        own = _own_optimizer(f)
+        own, n_launch = _own_optimizer(f)
         if own and not off_:
             s0, c0 = own[0]
-            n_launch = len({(x.path, x.line) for x in f.settings(*_OPTIMIZER_KEYS) if isinstance(x.value, str)
-                            and x.source in ("launcher", "config")})
             return Outcome(N, evs([s0, c0]), f"no fused optimizer or fused layers found; {len(own)} of {n_launch} launches train "
                            f"with the project's own optimizer {c0.short} ({c0.path}:{c0.line}; {s0.key} {s0.value} at "
                            f"{s0.path}:{s0.line}), which a fused torch AdamW would replace, not speed up",
@@ -2309,13 +2307,14 @@ def _norm_name(v: str) -> str:
     return re.sub(r"[^a-z0-9]", "", v.lower())
 
 
-def _own_optimizer(f: Facts) -> list[tuple[Any, Call]]:
+def _own_optimizer(f: Facts) -> tuple[list[tuple[Any, Call]], int]:
     """(launch setting, constructor) pairs where most launches pick an optimizer the project writes itself (GaLore:
     ``--optimizer galore_adamw`` selects ``GaLoreAdamW`` of its own ``galore_torch`` package, ``galore_adamw8bit_per_layer``
-    its ``GaLoreAdamW8bit``); empty otherwise. Torch's fused AdamW is another algorithm there, not a faster kernel."""
+    its ``GaLoreAdamW8bit``), empty otherwise; and how many launch/config settings name an optimizer. Torch's fused AdamW
+    is another algorithm there, not a faster kernel."""
     launched = [s for s in f.settings(*_OPTIMIZER_KEYS) if isinstance(s.value, str) and s.source in ("launcher", "config")]
     if not launched:
-        return []
+        return [], 0
     local = {p.split("/", 1)[0] for p in f.files if "/" in p} | {p[:-3] for p in f.files if p.endswith(".py") and "/" not in p}
     ctors: dict[str, Call] = {}
     for c in f.calls_where(lambda short: short[:1].isupper() and _OPTIM_CLASS.search(short) is not None):
@@ -2327,7 +2326,7 @@ def _own_optimizer(f: Facts) -> list[tuple[Any, Call]]:
         best = max((k for k in ctors if v.startswith(k)), key=len, default=None)
         if best is not None:
             hits.append((s, ctors[best]))
-    return hits if len(hits) * 2 > len(launched) else []
+    return (hits if len(hits) * 2 > len(launched) else []), len(launched)
 
 
 #: a function that is an optimizer's update step (nanochat ``adamw_step_fused``, ``muon_step_fused``)
@@ -2886,8 +2885,7 @@ class D7TensorCoreAlignment(Check):
         values: dict[str, object] = {s.name: int(as_number(s.value) or 0) for s in (bad or dims)}
         if bad:
             # each name=value once (llm.c sets vocab_size=50257 in the config class and again where it loads GPT-2)
-            listed = ", ".join(dict.fromkeys(f"{s.name}={int(as_number(s.value) or 0)}" for s in bad))
-            listed = ", ".join(listed.split(", ")[:4])
+            listed = ", ".join(list(dict.fromkeys(f"{s.name}={int(as_number(s.value) or 0)}" for s in bad))[:4])
             values["aligned"] = False
             return Outcome(N, [f.ev(s) for s in bad], f"not a multiple of {mult}: {listed}", values)
         resize = _resize_without_pad(f)

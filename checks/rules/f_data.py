@@ -3063,7 +3063,7 @@ class F3PinMemory(_DataCheck):
         if readers:
             # a hand-written reader of token shards (llm.c ``_load_data_shard`` + ``next_batch``, then ``x.to(device)``):
             # no DataLoader to pass pin_memory=True to; the batch tensors themselves can be pinned
-            return Outcome(N, [_ev(c, key=f"{_bin_key(c)}") for c in readers[:2]],
+            return Outcome(N, [_ev(c, key=_bin_key(c)) for c in readers[:2]],
                            "batches are sliced from token ids read by hand and copied from pageable memory: nothing is pinned",
                            {"loader": "token-reader"})
         return Outcome(N, [], "no data loader found to pin", {})

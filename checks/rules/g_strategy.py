@@ -160,7 +160,7 @@ _WARMDOWN_KEYS = ("warmdown_ratio", "warmdown_iters", "warmdown_steps", "warmdow
 
 
 def _ds_scheduler(f: Facts, e: ConfigEntry) -> bool:
-    """``scheduler.type`` of a DeepSpeed config (a file with a ``zero_optimization`` or ``optimizer`` section beside it)."""
+    """``scheduler.type`` of a DeepSpeed config (a file with ``zero_optimization`` or ``train_micro_batch_size_per_gpu`` beside it)."""
     return e.dotted == "scheduler.type" and any(x.path == e.path for x in f.config("zero_optimization", "train_micro_batch_size_per_gpu"))
 
 
