@@ -386,6 +386,8 @@ _STEP_CALLS = frozenset({"backward", "fit", "train", "pretrain", "train_model", 
 #: inference engines a serving or generation script imports
 _ENGINE_MODULES = ("vllm", "sglang", "lmdeploy", "tensorrt_llm", "text_generation", "mii", "distilabel", "exllamav2", "llama_cpp",
                    "megatron.core.inference")
+#: launchers (checks.facts.shell) that start an inference engine's server
+_SERVING_LAUNCHERS = frozenset({"vllm", "sglang", "text-generation-launcher", "lmdeploy", "trtllm-serve", "tritonserver"})
 #: calls that start an inference engine (DeepSpeed-Inference's ``deepspeed.init_inference``)
 _ENGINE_CALLS = frozenset({"init_inference"})
 #: a script named for inference (``zero_inference.py``, ``run_generation.py``, ``predict.py``, ``serve.py``)
@@ -981,12 +983,9 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 blind.add(p)  # a training launch whose script is not known (``deepspeed --module $cmds``)
             launched.update(targets)
             ran += targets
-            if launch.launcher == "python" and not launch.wrappers:
-                # ``python run_streaming.py`` (an inference experiment's script) starts training only when the script
-                # is named for it or trains itself; a distributed launcher (torchrun, deepspeed, srun) keeps its script
-                targets = [t for t in targets if _ENTRY_NAME.match(t.rsplit("/", 1)[-1]) or _trains_itself(files[t])]
             # a launch of an inference script that runs no training step itself (BELLE ``run_zero_inference.sh`` runs
-            # ``zero_inference.py``: ``Seq2SeqTrainer(...).predict(...)`` under ZeRO-3): a prediction run, like an evaluation
+            # ``zero_inference.py``: ``Seq2SeqTrainer(...).predict(...)`` under ZeRO-3; EasyLM ``serve_llama_7b.sh`` runs
+            # ``python -m EasyLM.models.llama.llama_serve``): a prediction run, like an evaluation
             for t in targets:
                 # (a script that serves through an inference engine stays in scope: the J checks judge that inference)
                 if t not in roles.by_path and t not in forced_set and _INFER_SCRIPT.search(t.rsplit("/", 1)[-1]) \
@@ -994,11 +993,17 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                         and not any(i.module == m or i.module.startswith(m + ".") for i in files[t].imports for m in _ENGINE_MODULES) \
                         and not any(c.short in _ENGINE_CALLS for c in files[t].calls):
                     roles.by_path[t], roles.why[t] = EVAL, f"an inference script {p} launches: it runs no training step"
+            if launch.launcher == "python" and not launch.wrappers:
+                # ``python run_streaming.py`` (an inference experiment's script) starts training only when the script
+                # is named for it or trains itself; a distributed launcher (torchrun, deepspeed, srun) keeps its script
+                targets = [t for t in targets if _ENTRY_NAME.match(t.rsplit("/", 1)[-1]) or _trains_itself(files[t])
+                           or roles.by_path.get(t) == EVAL]
             # a launch of an evaluation harness's script (Megatron-DeepSpeed ``MoE/ds_evalharness.sh`` runs
             # ``tasks/eval_harness/evaluate.py``): an evaluation run, whatever parallel layout it passes
             evaluates += [t for t in targets if roles.by_path.get(t) == EVAL]
             entries += [t for t in targets if roles.by_path.get(t) != EVAL]
-        if evaluates and ff.kind == "shell" and all(
+        # (a script that also starts a serving engine itself, ``vllm serve`` before its client, stays: J judges that engine)
+        if evaluates and ff.kind == "shell" and not any(x.launcher in _SERVING_LAUNCHERS for x in ff.launches) and all(
                 roles.by_path.get(t) == EVAL for x in ff.launches for t in _script_paths(x.script, pathset, index, p)):
             roles.by_path[p], roles.why[p] = EVAL, f"launches the evaluation script {evaluates[0]}"
             continue
