@@ -53,6 +53,34 @@ PROFILE_STEPS_ZH = (
     "用 `nsys profile` 采样若干步：GPU kernel 占墙钟时间的比例（偏低说明 kernel launch/CPU 开销）以及 NCCL kernel 的占比（偏高说明通信瓶颈）",
 )
 
+#: the same measurements for a JAX training path (``Project.notes["jax_training"]``), which nsys and nvidia-smi do not
+#: see on a TPU: a ``jax.profiler`` trace read in XProf/TensorBoard
+JAX_PROFILE_HINT = ("decide it with three measurements: a `jax.profiler` trace of a few steps viewed in XProf or TensorBoard "
+                    "(device busy time against idle gaps between steps), an A/B run with synthetic batches already on the devices "
+                    "in place of the loader, and the share of the step's device time in collectives (all-gather, reduce-scatter, "
+                    "all-reduce)")
+JAX_PROFILE_HINT_ZH = ("用三项测量判断：对若干训练步采集 `jax.profiler` trace 并在 XProf 或 TensorBoard 中查看（设备忙碌时间与步间空闲）、"
+                       "用已在设备上的合成 batch 替代数据加载做 A/B 对比、训练步设备时间中集合通信（all-gather、reduce-scatter、all-reduce）的占比")
+JAX_PROFILE_STEPS = (
+    "a `jax.profiler` trace of a few steps (`jax.profiler.start_trace(dir)` ... `stop_trace()`, viewed in XProf or TensorBoard): "
+    "devices busy end to end point at compute or memory bandwidth, idle gaps between steps at the host (input or dispatch)",
+    "an A/B run with synthetic batches already on the devices in place of the loader: a clearly faster step means data "
+    "I/O-bound",
+    "the same trace's op breakdown: the share of device time in collectives (high: communication-bound) and in the largest "
+    "fusions and matmuls",
+)
+JAX_PROFILE_STEPS_ZH = (
+    "对若干训练步采集 `jax.profiler` trace（`jax.profiler.start_trace(dir)` ... `stop_trace()`，在 XProf 或 TensorBoard 中查看）："
+    "设备始终忙碌说明受计算或显存带宽约束，步间出现空闲说明在等主机（输入或派发）",
+    "用已在设备上的合成 batch 替代数据加载做 A/B 对比：单步明显变快即为数据 I/O 瓶颈",
+    "同一 trace 的算子分解：集合通信占设备时间的比例（偏高说明通信瓶颈）以及最大的融合算子与矩阵乘的占比",
+)
+
+
+def profile_hint(project: Project) -> tuple[str, str]:
+    """(English, Chinese) measurements that decide the bottleneck, in the tools of the project's framework."""
+    return (JAX_PROFILE_HINT, JAX_PROFILE_HINT_ZH) if project.notes.get("jax_training") else (PROFILE_HINT, PROFILE_HINT_ZH)
+
 
 @dataclass(frozen=True, slots=True)
 class Signal:
@@ -752,7 +780,17 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         size_where_zh = f"，来自模型名 `{name}`（`{where}`）"
     if st.missing("C1"):
         off = [e for e in st.evidence("C1") if e.value is False or str(e.value).lower() in ("false", "fp32", "float32", "torch.float32", "32", "32-true")]
-        if off:
+        if off and p.notes.get("jax_training"):
+            # JAX runs float32 matmuls at its default precision, already on the matrix units: BF16 passes on TPU, TF32 on
+            # Ampere and newer GPUs; what FP32 costs there is memory and HBM traffic
+            out.append(Signal(
+                Bottleneck.MEMORY, 2,
+                f"training runs in FP32 ({_loc(off)}): weights and activations take twice the memory and HBM traffic of BF16 "
+                "(JAX runs FP32 matmuls at its default precision: BF16 passes on TPU, TF32 on Ampere or newer GPUs)",
+                f"以 FP32 训练（{_loc(off)}）：权重与激活占用的显存和 HBM 流量是 BF16 的两倍"
+                "（JAX 以默认精度执行 FP32 矩阵乘：TPU 上为 BF16 多遍计算，Ampere 及更新 GPU 上为 TF32）",
+            ))
+        elif off:
             out.append(Signal(
                 Bottleneck.COMPUTE, 3,
                 f"training runs in FP32 ({_loc(off)}): matmuls miss the Tensor Cores (A100: 19.5 FP32 vs 312 BF16 dense TFLOPS)",
@@ -916,13 +954,14 @@ def classify(facts: Facts, project: Project, results: Iterable[CheckResult], rol
         i2 = next((r for r in results if r.id == "I2" and r.values.get("data_paths")), None)
         storage = storage_note(list(i2.values["data_paths"]), f"{i2.evidence[0].path}:{i2.evidence[0].line}" if i2.evidence else "") \
             if i2 is not None else storage_note()
+    hint, hint_zh = profile_hint(project)
     if not ranked:
         if not (project.does_training or project.does_inference):
             return Verdict(Bottleneck.UNKNOWN, ["no training or inference code was recognised"], ["未识别到训练或推理代码"], scores)
         return Verdict(
             Bottleneck.UNKNOWN,
-            [f"needs profiling: no code feature points at a particular bottleneck; {PROFILE_HINT}"] + ([storage[0]] if storage else []),
-            [f"待 Profiling：代码特征不足以判断瓶颈类型；{PROFILE_HINT_ZH}"] + ([storage[1]] if storage else []),
+            [f"needs profiling: no code feature points at a particular bottleneck; {hint}"] + ([storage[0]] if storage else []),
+            [f"待 Profiling：代码特征不足以判断瓶颈类型；{hint_zh}"] + ([storage[1]] if storage else []),
             scores,
         )
     top_kind, top = ranked[0]
@@ -943,8 +982,8 @@ def classify(facts: Facts, project: Project, results: Iterable[CheckResult], rol
         rivals = [k for k, v in ranked if top - v < MIN_MARGIN]
         lead_en = "the code signals point at " + (", ".join(rivals[:-1]) + " and " + rivals[-1]) + " about equally"
         lead_zh = "代码信号同时指向 " + "、".join(rivals) + "，强度相近"
-    reasons = [f"needs profiling: {lead_en}; {PROFILE_HINT}"] + [f"{s.kind.value}: {s.en}" for s in sigs]
-    reasons_zh = [f"待 Profiling：{lead_zh}；{PROFILE_HINT_ZH}"] + [f"{s.kind.value}：{s.zh}" for s in sigs]
+    reasons = [f"needs profiling: {lead_en}; {hint}"] + [f"{s.kind.value}: {s.en}" for s in sigs]
+    reasons_zh = [f"待 Profiling：{lead_zh}；{hint_zh}"] + [f"{s.kind.value}：{s.zh}" for s in sigs]
     if storage:
         reasons.append(storage[0])
         reasons_zh.append(storage[1])
@@ -959,8 +998,9 @@ def classify_bottleneck(facts: Facts, project: Project, results: Iterable[CheckR
     project.notes["bottleneck_reasons_zh"] = v.reasons_zh
     project.notes["bottleneck_scores"] = v.scores
     if v.bottleneck == Bottleneck.UNKNOWN and (project.does_training or project.does_inference):
-        project.notes["profile_steps"] = list(PROFILE_STEPS)
-        project.notes["profile_steps_zh"] = list(PROFILE_STEPS_ZH)
+        jax = bool(project.notes.get("jax_training"))
+        project.notes["profile_steps"] = list(JAX_PROFILE_STEPS if jax else PROFILE_STEPS)
+        project.notes["profile_steps_zh"] = list(JAX_PROFILE_STEPS_ZH if jax else PROFILE_STEPS_ZH)
     return v.bottleneck
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .facts import Call, ConfigEntry, Container, Expr, Facts, Setting, as_number, truthy
-from .facts.types import DocHint, Import
+from .facts.types import Decorator, DocHint, Import
 from .guard_value import excludes
 from .model import Project
 
@@ -857,6 +857,8 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     jax = jax_training(facts)
     if jax:
         p.notes["jax_training"] = jax
+        if "jax" not in p.frameworks:  # the training framework: the step is an XLA program (a transformers Flax model too)
+            p.frameworks = sorted([*p.frameworks, "jax"])
     return p
 
 
@@ -872,8 +874,15 @@ _NOT_TRAIN_PATH = re.compile(r"(^|/)(tests?|testing|benchmarks?|examples?)/|(^|/
 
 
 def jax_jitted_steps(f: Facts) -> list[Any]:
-    """Training-step functions compiled by a JAX jit, as decorators (``@named_jit(...)`` over ``def train_step``)."""
-    return [d for d in f.decorators(*JAX_JITS) if TRAIN_STEP_NAME.match(d.target or "") and not _NOT_TRAIN_PATH.search(d.path)]
+    """Training-step functions compiled by a JAX jit, as decorators (``@named_jit(...)`` over ``def train_step``) or as a
+    call that is handed the step function (EasyLM's ``sharded_train_step = pjit(train_step, in_shardings=...)``,
+    ``jax.pmap(train_step, axis_name="batch")``); a call is given the shape of a decorator on the function it compiles."""
+    steps = [d for d in f.decorators(*JAX_JITS) if TRAIN_STEP_NAME.match(d.target or "") and not _NOT_TRAIN_PATH.search(d.path)]
+    for c in f.calls(*JAX_JITS):
+        ref = c.args[0].ref if c.args else None
+        if ref and TRAIN_STEP_NAME.match(ref) and not _NOT_TRAIN_PATH.search(c.path):
+            steps.append(Decorator(c.path, c.line, c.name, ref, c.text))
+    return steps
 
 
 def jax_training(f: Facts) -> str | None:

@@ -32,6 +32,18 @@ DOES_NOT_APPLY: dict[str, str] = {
     "D5": "Liger Kernel is a set of Triton kernels patched into PyTorch (Hugging Face) models",
     "F3": "pinned memory is a PyTorch DataLoader option; a JAX loader places host batches with `jax.device_put` or "
           "`jax.make_array_from_callback`",
+    "C6": "PyTorch's caching-allocator settings (`PYTORCH_CUDA_ALLOC_CONF`, `empty_cache`) do not reach JAX, whose XLA client "
+          "allocates from its own pool, preallocated at start-up (`XLA_PYTHON_CLIENT_PREALLOCATE`, `XLA_PYTHON_CLIENT_MEM_FRACTION`)",
+    "D4": "CUDA graph capture (`torch.cuda.graph`, `mode=\"reduce-overhead\"`) is PyTorch's; XLA compiles the whole step into one "
+          "program and on GPU decides graph (command buffer) use itself (`--xla_gpu_enable_command_buffer` in `XLA_FLAGS`)",
+    "D6": "fused optimizer classes (apex, `fused=True`, DeepSpeed FusedAdam) are PyTorch's; the optimizer update runs inside the "
+          "jitted step, where XLA fuses its element-wise operations",
+    "D8": "persistent kernels are hand-written Triton or CUDA kernels launched from PyTorch; XLA schedules the step's kernels "
+          "itself (a Pallas kernel is the JAX place for one)",
+    "E3": "DDP communication hooks (PowerSGD, FP16/BF16 gradient compression) are PyTorch's; in a jitted JAX step the gradient "
+          "reduction is a collective XLA emits in the gradients' own dtype",
+    "F11": "`non_blocking=True` copies and side CUDA streams are PyTorch's; JAX dispatches host-to-device transfers "
+           "asynchronously (`jax.device_put` returns before the copy ends)",
 }
 
 #: check id -> what to check on a JAX run when the PyTorch recognisers find nothing
@@ -43,6 +55,13 @@ NOT_JUDGED: dict[str, str] = {
     "F1": "check that batches are built off the training thread (a background thread or process filling a queue) and how many "
           "workers build them",
     "F2": "check that the loader builds the next batches while the step runs (a bounded queue filled by a background thread)",
+    "A1": "check that the batch is sharded over the data axis of the device mesh (a `PartitionSpec` naming that axis on the "
+          "batch, a data or fsdp axis larger than 1) and that every host runs the script (`jax.distributed.initialize`)",
+    "C2": "check the dtype the large matmuls run in: FP8 in JAX goes through Transformer Engine's JAX API or an FP8 "
+          "`dot_general` (Flax `Fp8DotGeneralOp`), on GPUs with FP8 Tensor Cores (Ada, Hopper and newer)",
+    "D3": "check for Pallas kernels (`jax.experimental.pallas`), JAX's counterpart of Triton, on the hot custom operations",
+    "E2": "XLA overlaps the step's collectives with compute through its latency-hiding scheduler: check the run's `XLA_FLAGS` "
+          "(GPU: `--xla_gpu_enable_latency_hiding_scheduler=true`) or `LIBTPU_INIT_ARGS` on TPU",
 }
 
 
@@ -59,6 +78,14 @@ DOES_NOT_APPLY_ZH: dict[str, str] = {
     "B6": "veScale 是" + _FRAMEWORK_ZH,
     "D5": "Liger Kernel 是打补丁到 PyTorch（Hugging Face）模型上的 Triton kernel",
     "F3": "Pin Memory 是 PyTorch DataLoader 的选项；JAX 数据加载用 `jax.device_put` 或 `jax.make_array_from_callback` 放置主机上的 batch",
+    "C6": "PyTorch 缓存分配器的设置（`PYTORCH_CUDA_ALLOC_CONF`、`empty_cache`）对 JAX 不起作用；JAX 的 XLA 客户端从自己的内存池分配，"
+          "启动时预分配（`XLA_PYTHON_CLIENT_PREALLOCATE`、`XLA_PYTHON_CLIENT_MEM_FRACTION`）",
+    "D4": "CUDA Graph 捕获（`torch.cuda.graph`、`mode=\"reduce-overhead\"`）属于 PyTorch；XLA 把整个训练步编译为一个程序，"
+          "在 GPU 上自行决定是否使用 CUDA Graph（command buffer，`XLA_FLAGS` 中的 `--xla_gpu_enable_command_buffer`）",
+    "D6": "融合优化器类（apex、`fused=True`、DeepSpeed FusedAdam）属于 PyTorch；优化器更新在 jit 编译的训练步内执行，由 XLA 融合其逐元素运算",
+    "D8": "持久化 kernel 是从 PyTorch 启动的手写 Triton 或 CUDA kernel；XLA 自行调度训练步的 kernel（JAX 中对应的位置是 Pallas kernel）",
+    "E3": "DDP 通信 hook（PowerSGD、FP16/BF16 梯度压缩）属于 PyTorch；在 jit 编译的 JAX 训练步中，梯度规约是 XLA 按梯度自身 dtype 生成的集合通信",
+    "F11": "`non_blocking=True` 拷贝与 CUDA 侧流属于 PyTorch；JAX 的主机到设备传输本身是异步派发的（`jax.device_put` 在拷贝完成前即返回）",
 }
 
 #: the Chinese of NOT_JUDGED
@@ -67,6 +94,13 @@ NOT_JUDGED_ZH: dict[str, str] = {
     "C5": "请确认训练步是否把每个 batch 拆成 micro-batch 并累加梯度后再更新一次（`optax.MultiSteps`、对 micro-batch 的 scan）",
     "F1": "请确认 batch 是在训练线程之外构建的（后台线程或进程填充队列）以及构建它们的 worker 数",
     "F2": "请确认数据加载在训练步运行时就构建后续 batch（由后台线程填充的有界队列）",
+    "A1": "请确认 batch 沿设备 mesh 的数据轴切分（batch 上的 `PartitionSpec` 指向该轴，数据轴或 fsdp 轴大于 1），并且每台主机都运行该脚本"
+          "（`jax.distributed.initialize`）",
+    "C2": "请确认大矩阵乘法所用的 dtype：JAX 中的 FP8 通过 Transformer Engine 的 JAX 接口或 FP8 `dot_general`（Flax `Fp8DotGeneralOp`）实现，"
+          "需要带 FP8 Tensor Core 的 GPU（Ada、Hopper 及更新）",
+    "D3": "请确认热点自定义算子是否使用 Pallas kernel（`jax.experimental.pallas`，JAX 中对应 Triton 的工具）",
+    "E2": "XLA 通过 latency-hiding scheduler 让训练步的集合通信与计算重叠：请检查运行时的 `XLA_FLAGS`"
+          "（GPU：`--xla_gpu_enable_latency_hiding_scheduler=true`）或 TPU 上的 `LIBTPU_INIT_ARGS`",
 }
 
 

@@ -20,7 +20,7 @@ from checks.base import REGISTRY, Check, all_checks
 from checks.engine import Audit
 from checks.model import Bottleneck, CheckResult, Evidence, FixSafety, Priority, Status
 
-from .applicability import GPU, gpu, hardware_text, loader_text, withhold_reason
+from .applicability import GPU, gpu, hardware_text, jax_text, loader_text, withhold_reason
 from .resources import data
 from .snippets import Snippet, fit, repo_style
 
@@ -99,7 +99,8 @@ def _own_snippet(code: str, r: Any, style: Any) -> Snippet:
         return Snippet("requirements", "text", code, f"{req.path}:{req.line}" if req else None, True)
     if code.startswith("{"):  # a DeepSpeed config section, for the config the check cites
         return Snippet("deepspeed-json", "json", code, at, True)
-    return Snippet("python", "python", code, at or style.where.get("python"), True)
+    py = next((e for e in r.evidence if e.path.endswith(".py")), None)  # Python goes into a Python file the check cites
+    return Snippet("python", "python", code, f"{py.path}:{py.line}" if py else style.where.get("python"), True)
 
 def _order_key(rec: Recommendation, seed_pos: Mapping[str, int], inference_only: bool) -> tuple:
     order = data("priority_order")
@@ -143,7 +144,7 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
         if why_not:
             plan.withheld.append(Withheld(r.id, r.title, *why_not))
             continue
-        own_loader = loader_text(r.id, r.values)
+        own_loader = jax_text(r.id, p) or loader_text(r.id, r.values)
         text, text_zh = hardware_text(r.id, hw) or (own_loader[:2] if own_loader else None) or (r.recommendation or decl.fix, decl.fix_zh)
         priority = r.priority
         if r.id == "G4" and not p.adapter_training and (p.finetunes or p.alignment):
@@ -171,7 +172,7 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
                 matches_bottleneck=p.bottleneck != Bottleneck.UNKNOWN and p.bottleneck in decl.bottlenecks,
                 fix_safety=decl.fix_safety,
                 # the pipeline's own file: where the check found it
-                snippet=(_own_snippet(own_loader[2], r, style) if own_loader else fit(decl, style, hw)),
+                snippet=((_own_snippet(own_loader[2], r, style) if own_loader[2] else None) if own_loader else fit(decl, style, hw)),
             )
         )
     seed_pos = _seed_order(checks)

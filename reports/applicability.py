@@ -342,6 +342,46 @@ OWN_MODEL_TEXT: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: advice on a JAX training path (``Project.notes["jax_training"]``, checks.stack) for the checks it still judges whose
+#: usual advice names PyTorch mechanisms (a trainer's ``bf16: true``, ``attn_implementation``, DeepSpeed's curriculum)
+JAX_TEXT: dict[str, tuple[str, str, str]] = {
+    "C1": (
+        "Compute in BF16 and keep FP32 parameters for the update: give the model's modules a bfloat16 compute `dtype` and a "
+        "float32 `param_dtype` (Flax `nn.Dense(..., dtype=jnp.bfloat16, param_dtype=jnp.float32)`, or the project's own dtype "
+        "option); keep the loss and the optimizer state in float32.",
+        "以 BF16 计算、以 FP32 保存参数用于更新：模型各模块的计算 `dtype` 设为 bfloat16、`param_dtype` 设为 float32"
+        "（Flax `nn.Dense(..., dtype=jnp.bfloat16, param_dtype=jnp.float32)`，或项目自己的 dtype 选项）；损失与优化器状态保持 float32。",
+        "import jax.numpy as jnp\n\n"
+        "# compute in bfloat16; parameters (and the optimizer state built from them) stay float32\n"
+        "model = MyFlaxModel(config, dtype=jnp.bfloat16, param_dtype=jnp.float32)\n",
+    ),
+    "D1": (
+        "Use a fused attention kernel: on GPU `jax.nn.dot_product_attention(q, k, v, is_causal=True, implementation=\"cudnn\")` "
+        "(cuDNN flash attention, BF16/FP16 inputs); on TPU the Pallas flash or splash attention kernels "
+        "(`jax.experimental.pallas.ops.tpu`); or switch on a blockwise attention the model already offers.",
+        "使用融合的注意力 kernel：GPU 上用 `jax.nn.dot_product_attention(q, k, v, is_causal=True, implementation=\"cudnn\")`"
+        "（cuDNN flash attention，输入为 BF16/FP16）；TPU 上用 Pallas 的 flash 或 splash attention kernel"
+        "（`jax.experimental.pallas.ops.tpu`）；或打开模型已提供的分块（blockwise）注意力。",
+        "import jax\n\n"
+        "# q, k, v: [batch, seq_len, num_heads, head_dim] in bfloat16\n"
+        "out = jax.nn.dot_product_attention(q, k, v, is_causal=True, implementation=\"cudnn\")\n",
+    ),
+    "G3": (
+        "For pre-training, start with shorter sequences and lengthen them in stages: the data pipeline's sequence length per "
+        "stage (for example 512, then 1024, then the full length), holding the tokens per batch constant; compare the loss "
+        "curve with a fixed-length run.",
+        "预训练时先用较短序列，再分阶段加长：按阶段设置数据管道的序列长度（例如先 512、再 1024、最后全长），保持每个 batch 的 token 数不变；"
+        "并与固定长度的训练对比损失曲线。",
+        "",
+    ),
+}
+
+
+def jax_text(check_id: str, project: Project) -> tuple[str, str, str] | None:
+    """The advice for this check on a JAX training path, when its usual advice is PyTorch's (:data:`JAX_TEXT`)."""
+    return JAX_TEXT.get(check_id) if project.notes.get("jax_training") else None
+
+
 def loader_text(check_id: str, values: dict[str, object]) -> tuple[str, str, str] | None:
     """The advice for this check on the project's own kind of input pipeline, when it is not a PyTorch DataLoader, or on
     the project's own model code (:data:`OWN_MODEL_TEXT`)."""

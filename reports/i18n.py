@@ -74,6 +74,7 @@ TEXT: dict[str, dict[str, str]] = {
         "also_seen": "also seen in",
         "context_note": "not counted: outside the training path",
         "profile_hint": "A static estimate from code; confirm it with a profile (nsys: GPU kernel share of wall time, NCCL share; torch.profiler: DataLoader wait).",
+        "profile_hint_jax": "A static estimate from code; confirm it with a profile (a `jax.profiler` trace in XProf or TensorBoard: device busy time, collective share, idle gaps waiting for input).",
     },
     "zh": {
         "title": "LLM/MLLM 训练加速审计报告",
@@ -140,6 +141,7 @@ TEXT: dict[str, dict[str, str]] = {
         "also_seen": "另见于",
         "context_note": "不计入：不在训练路径上",
         "profile_hint": "以上为基于代码的静态推断；请用 Profiling 确认（nsys：GPU kernel 占墙钟时间比例、NCCL 占比；torch.profiler：DataLoader 等待时间）。",
+        "profile_hint_jax": "以上为基于代码的静态推断；请用 Profiling 确认（在 XProf 或 TensorBoard 中查看 `jax.profiler` trace：设备忙碌时间、集合通信占比、等待输入的空闲）。",
     },
 }
 

@@ -23,6 +23,7 @@ from checks.model import CATEGORIES, CheckResult, Evidence, Status
 from checks.stack import jax_reason_zh
 
 from .advice import SNIPPET_COUNT, Plan, build_plan
+from .applicability import jax_text
 from .fold import GITHUB_TEXT_LIMIT, cell, clip, code, cut_blocks, fence
 from .i18n import BOTTLENECK, MODEL_TYPE, PRIORITY, TEXT, category_name, check_lang, na_reason_zh, skip_reason, status_detail_zh
 from .resources import templates
@@ -120,6 +121,7 @@ def _overview(ctx: _Ctx, fold: Fold) -> dict[str, Any]:
         "nodes": _nodes(p, t),
         "bottleneck": BOTTLENECK[ctx.lang][p.bottleneck],
         "reasons": [clip(r, 450) for r in reasons[: fold.reasons]],
+        "profile_hint": t["profile_hint_jax" if p.notes.get("jax_training") else "profile_hint"],
         "ignored": ", ".join(ctx.audit.ignored),
         "parse_errors": ", ".join(code(path, 80) for path, _ in errors[:10]) + (f" (+{len(errors) - 10})" if len(errors) > 10 else ""),
         "skipped": _skipped(stats.skipped, ctx.lang),
@@ -212,8 +214,10 @@ def _item(ctx: _Ctx, r: CheckResult, fold: Fold, folded: list[bool]) -> dict[str
     detail = clip(r.detail, 200) if r.detail else ""
     if ctx.lang == "zh":  # the checks state details in English: the seed's Chinese wording instead, evidence as is
         decl = REGISTRY.get(r.id)
+        jax = jax_text(r.id, ctx.audit.project)  # a JAX trainer's advice, not the PyTorch spelling
+        fix_zh = jax[1] if jax else decl.fix_zh if decl is not None else None
         detail = (jax_reason_zh(r.id, r.detail) or na_reason_zh(r.detail)) if r.status == Status.NA else \
-            status_detail_zh(r.status, bool(r.evidence or r.findings), decl.fix_zh if decl is not None else None, r.detail)
+            status_detail_zh(r.status, bool(r.evidence or r.findings), fix_zh, r.detail)
     subs: list[str] = []
     if r.status == Status.NA:
         label = t["not_judged"] if (r.detail or "").startswith("not judged") else t["na"]  # I3-I5 with nothing seen

@@ -21,6 +21,7 @@ import yaml
 from checks.base import Check
 from checks.facts import Facts
 from checks.model import Project
+from checks.project import jax_jitted_steps
 from checks.rules.d_compute import dep_version
 
 from .applicability import GPU
@@ -264,6 +265,8 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
     elif trainer:
         s.where["python"] = trainer[0]
         s.trainer_script = True
+    elif jax_steps := (_rank_places([d.path for d in jax_jitted_steps(facts)], roles) if project.notes.get("jax_training") else []):
+        s.where["python"] = jax_steps[0]  # a JAX trainer: the file of its jitted training step (no ``backward`` call)
     elif training:
         s.where["python"] = training[0]
     elif facts.files_of_kind("python"):

@@ -88,6 +88,16 @@ def imports_hf(facts: Facts, path: str) -> bool:
     return any(i.name == "*" or i.module.split(".", 1)[0] in _HF_MODULES for i in ff.imports)
 
 
+def jax_only_file(facts: Facts, path: str) -> bool:
+    """A file that imports JAX (or Flax, Equinox, optax) and not PyTorch: what it runs, XLA compiles (EasyLM's
+    ``llama_serve.py`` calls a Flax model's ``generate`` inside ``pjit``), so PyTorch's eager-mode findings do not fit it."""
+    ff = facts.files.get(path)
+    if ff is None:
+        return False
+    roots = {i.module.split(".", 1)[0] for i in ff.imports}
+    return bool(roots & {"jax", "flax", "equinox", "optax", "haliax"}) and "torch" not in roots
+
+
 def uses_hf_trainer(facts: Facts) -> list[Any]:
     """Sites that configure an HF-style trainer (args class calls, trainer calls, HfArgumentParser)."""
     sites: list[Any] = [c for c in (*facts.calls(*HF_ARGS), *facts.calls(*HF_TRAINERS)) if _framework_class(facts, c)]

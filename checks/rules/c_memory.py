@@ -1289,6 +1289,8 @@ _GC_CALLS = (
     "deepspeed.runtime.activation_checkpointing.checkpointing.checkpoint", "tensor_parallel.checkpoint", "tensor_parallel.random.checkpoint",
     "checkpoint_wrapper", "apply_activation_checkpointing", "torch.distributed._composable.checkpoint",
     "torch.distributed._composable.checkpoint_activation.checkpoint", "fairscale.nn.checkpoint.checkpoint_wrapper",
+    # JAX: a block (or function) rematerialised in the backward pass (EasyLM ``nn.remat(FlaxLLaMABlock, policy=...)``)
+    "jax.checkpoint", "jax.remat", "flax.linen.remat", "flax.linen.checkpoint", "flax.nnx.remat", "equinox.filter_checkpoint",
 )
 _GC_FLAG = re.compile(r"checkpoint|recompute|ckpt", re.I)
 _GC_HELPER = re.compile(r"^(apply|enable|set|use|add|setup|wrap)_\w*(activation|gradient|grad|fsdp|act)_?\w*checkpoint", re.I)
@@ -1647,6 +1649,12 @@ class C3ActivationCheckpointing(Check):
         "shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --recompute-granularity selective\n",
     }
     examples = (
+        Example({"mylm/model.py": (
+            "import flax.linen as nn\n\n\nclass BlockCollection(nn.Module):\n    config: dict\n\n    @nn.compact\n"
+            "    def __call__(self, x):\n        block = nn.remat(Block, prevent_cse=True)\n"
+            "        for i in range(self.config['num_hidden_layers']):\n            x = block(self.config, name=str(i))(x)\n"
+            "        return x\n"), "mylm/train.py": "from mylm.model import BlockCollection\nloss = step(BlockCollection(cfg), batch)\n"},
+                U, "Flax nn.remat over each transformer block (JAX)"),
         Example({"configs/sft.yaml": "model_name_or_path: meta-llama/Llama-3.1-8B\ngradient_checkpointing: true\nbf16: true\n"}, U, "hf yaml"),
         Example(_partial_wrapper("True"), U, "checkpoint_wrapper bound with functools.partial, on by the run's default"),
         Example(_partial_wrapper("False"), N, "the same wrapper with the run's checkpoint option off by default"),

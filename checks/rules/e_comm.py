@@ -590,6 +590,47 @@ _DS_DICTS = (
     "ZERO_2 = {\n    'zero_optimization': {\n        'stage': 2,\n        'overlap_comm': True,\n        'reduce_scatter': True,\n    },\n}\n")
 
 
+def _jax_run(env: str) -> dict[str, str]:
+    """A JAX trainer (EasyLM-shaped: the step compiled by a ``pjit`` call) and the launch script that sets its XLA flags."""
+    return {
+        "mylm/train.py": (
+            "import jax\nimport optax\nfrom jax.experimental.pjit import pjit\nfrom jax.sharding import PartitionSpec as PS\n\n\n"
+            "def main():\n    def train_step(state, batch):\n        loss, grads = jax.value_and_grad(loss_fn)(state.params, batch)\n"
+            "        return state.apply_gradients(grads=grads), loss\n\n"
+            "    sharded_train_step = pjit(train_step, in_shardings=(PS(), PS('dp')), out_shardings=(PS(), PS()))\n"
+            "    for batch in loader:\n        state, loss = sharded_train_step(state, batch)\n\n\n"
+            "if __name__ == '__main__':\n    main()\n"),
+        "scripts/pretrain.sh": f"#!/bin/bash\n{env}python -m mylm.train --mesh_dim='-1,64,1'\n",
+    }
+
+
+#: XLA's scheduler that overlaps a JAX step's collectives with compute, switched in ``XLA_FLAGS`` (GPU) or
+#: ``LIBTPU_INIT_ARGS`` (TPU): ``--xla_gpu_enable_latency_hiding_scheduler=true``
+_XLA_OVERLAP = re.compile(r"--xla_(gpu|tpu)_enable_latency_hiding_scheduler(=(\w+))?")
+
+
+def _xla_overlap(f: Facts) -> Outcome | None:
+    """E2 on a JAX training path: the latency-hiding scheduler switched on or off in the run's XLA flags; None when the
+    launches leave it unset (checks.stack then says not judged: XLA's own defaults decide)."""
+    on: list[tuple[Evidence, str]] = []
+    off: list[Evidence] = []
+    for e in _training_envs(f, "XLA_FLAGS", "LIBTPU_INIT_ARGS"):
+        for m in _XLA_OVERLAP.finditer(e.value or ""):
+            flag, value = m.group(0).split("=")[0], m.group(3) or "true"
+            ev = f.ev(e, key=f"{e.name}: {flag}", value=value)
+            if value.lower() in ("false", "0"):
+                off.append(ev)
+            else:
+                on.append((ev, f"{flag}={value} in {e.name} at {e.path}:{e.line}"))
+    if on:
+        return Outcome(U, [ev for ev, _ in on[:4]],
+                       f"XLA's latency-hiding scheduler overlaps the step's collectives with compute ({on[0][1]})", {"xla": True})
+    if off:
+        return Outcome(N, off[:4], "XLA's latency-hiding scheduler is switched off in the run's XLA flags: collectives wait for "
+                       "compute", {"xla": False})
+    return None
+
+
 @register
 class E2CommComputeOverlap(Check):
     id = "E2"
@@ -719,6 +760,11 @@ class E2CommComputeOverlap(Check):
                  "medusa/train/train.py": _DOC_TORCHRUN_FILES["medusa/train/train.py"]}, P,
                 "the same README command handing the trainer FSDP: not read as DDP; HF's FSDP default is NO_PREFETCH"),
         Example(bmtrain.model_files(), U, "BMTrain TransformerBlockList: next block's all-gather and gradient reduce-scatter overlap compute"),
+        Example(_jax_run("export LIBTPU_INIT_ARGS='--xla_enable_async_all_gather=true --xla_tpu_enable_latency_hiding_scheduler=true'\n"),
+                U, "a JAX step on TPU with XLA's latency-hiding scheduler switched on in LIBTPU_INIT_ARGS"),
+        Example(_jax_run("export XLA_FLAGS='--xla_gpu_enable_latency_hiding_scheduler=false'\n"), N,
+                "the same step with the scheduler switched off in XLA_FLAGS"),
+        Example(_jax_run(""), Status.NA, "the same step with no XLA flags: XLA's defaults decide (not judged)"),
         Example(bmtrain.model_files(layers="torch.nn.ModuleList([bmt.CheckpointBlock(TransformerBlock(dim)) for _ in range(num_layers)])"), N,
                 "BMTrain CheckpointBlocks in a plain ModuleList: each block gathers its parameters and waits"),
         Example(accelerate_library(), Status.NA, "an Accelerate trainer launched with an accelerate config the repository does not ship"),
@@ -730,6 +776,8 @@ class E2CommComputeOverlap(Check):
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
+        if ctx.project.notes.get("jax_training") and (xla := _xla_overlap(f)):
+            return xla
         used: list[Evidence] = []
         partial: list[Evidence] = []
         off: list[Evidence] = []

@@ -28,7 +28,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ._helpers import evs, guard_off, imports_hf, inputs_replaced, value_on
+from ._helpers import evs, guard_off, imports_hf, inputs_replaced, jax_only_file, value_on
 
 _OWN_TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 
@@ -158,9 +158,12 @@ def _engine_rank(x: Any) -> int:
 
 
 def _hf_generate(f: Facts) -> list[Call]:
-    """``model.generate(...)`` calls that are HF (not a vLLM ``llm.generate(prompts, sampling_params)``)."""
+    """``model.generate(...)`` calls that are HF PyTorch (not a vLLM ``llm.generate(prompts, sampling_params)``, nor a Flax
+    model's ``generate`` in a JAX file, which XLA compiles)."""
     out = []
     for c in _live(f, f.calls("generate")):
+        if jax_only_file(f, c.path):
+            continue
         text = " ".join(a.text for a in c.args if isinstance(a, Expr)) + " " + " ".join(c.kwargs)
         if "sampling_params" in text or c.name.startswith(("vllm.", "sglang.")):
             continue

@@ -1,0 +1,164 @@
+"""Round 36 (issue #9): EasyLM (a JAX/Flax trainer on TPU pods), Video-LLaMA and StarCoder at HEAD, read as a new user would.
+Each test is one false claim of those reports, made from the shape of the real code, with a control that keeps the rule
+honest."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+from reports.advice import build_plan
+from reports.markdown import render_markdown
+
+
+def _audit(files: dict[str, str]):
+    return audit_files((k, v.encode()) for k, v in files.items())
+
+
+def _check(audit, cid: str):
+    return next(r for r in audit.results if r.id == cid)
+
+
+# --- EasyLM: a JAX trainer whose step is compiled by a pjit call, not a decorator ----------------------------------------------
+
+_TRAIN = (
+    "import jax\nimport jax.numpy as jnp\nimport optax\nimport mlxu\nfrom jax.experimental.pjit import pjit\n"
+    "from jax.sharding import PartitionSpec as PS\n\n"
+    "from mylm.model import FlaxLMForCausalLM, LMConfig\n\n"
+    "FLAGS, FLAGS_DEF = mlxu.define_flags_with_default(\n    seed=42,\n    mesh_dim='1,-1,1',\n    dtype='fp32',\n"
+    "    total_steps=10000,\n    log_freq=50,\n    save_model_freq=0,\n    save_milestone_freq=0,\n)\n\n\n"
+    "def main(argv):\n    model = FlaxLMForCausalLM(LMConfig(), dtype=FLAGS.dtype)\n\n"
+    "    def train_step(train_state, rng, batch):\n        def loss_and_accuracy(params):\n"
+    "            logits = model.apply(params, batch['input_tokens']).logits\n"
+    "            return optax.softmax_cross_entropy_with_integer_labels(logits, batch['target_tokens']).mean()\n"
+    "        grad_fn = jax.value_and_grad(loss_and_accuracy)\n        loss, grads = grad_fn(train_state.params)\n"
+    "        train_state = train_state.apply_gradients(grads=grads)\n        return train_state, rng, loss\n\n"
+    "    def eval_step(train_state, rng, batch):\n        return model.apply(train_state.params, batch['input_tokens'])\n\n"
+    "    sharded_train_step = pjit(\n        train_step,\n        in_shardings=(PS(), PS(), PS()),\n"
+    "        out_shardings=(PS(), PS(), PS()),\n        donate_argnums=(0, 1),\n    )\n"
+    "    sharded_eval_step = pjit(eval_step, in_shardings=(PS(), PS(), PS()), out_shardings=PS())\n"
+    "    for step in range(FLAGS.total_steps):\n        train_state, rng, loss = sharded_train_step(train_state, rng, batch)\n"
+    "        if FLAGS.save_milestone_freq > 0 and (step + 1) % FLAGS.save_milestone_freq == 0:\n"
+    "            checkpointer.save_all(train_state, milestone=True)\n\n\n"
+    "if __name__ == '__main__':\n    mlxu.run(main)\n"
+)
+_MODEL = (
+    "import flax.linen as nn\nimport jax.numpy as jnp\n\n\n"
+    "class LMConfig:\n    def __init__(self, remat_policy='nothing_saveable', hidden_size=4096, num_hidden_layers=32):\n"
+    "        self.remat_policy = remat_policy\n        self.hidden_size = hidden_size\n        self.num_hidden_layers = num_hidden_layers\n\n\n"
+    "class Block(nn.Module):\n    config: LMConfig\n\n    @nn.compact\n    def __call__(self, x):\n"
+    "        return x + nn.Dense(self.config.hidden_size)(x)\n\n\n"
+    "class BlockCollection(nn.Module):\n    config: LMConfig\n\n    @nn.compact\n    def __call__(self, x):\n"
+    "        block = Block\n        if self.config.remat_policy != '':\n"
+    "            block = nn.remat(Block, static_argnums=(), prevent_cse=True)\n"
+    "        for i in range(self.config.num_hidden_layers):\n            x = block(self.config, name=str(i))(x)\n        return x\n\n\n"
+    "class FlaxLMForCausalLM(nn.Module):\n    config: LMConfig\n    dtype: jnp.dtype = jnp.float32\n\n"
+    "    @nn.compact\n    def __call__(self, input_ids):\n        return BlockCollection(self.config)(input_ids)\n"
+)
+_SERVE = (
+    "from functools import partial\n\nimport jax\nimport mlxu\nfrom jax.experimental.pjit import pjit\n"
+    "from jax.sharding import PartitionSpec as PS\n\nfrom mylm.model import FlaxLMForCausalLM, LMConfig\n\n"
+    "FLAGS, FLAGS_DEF = mlxu.define_flags_with_default(dtype='bf16', input_length=1024)\n\n\n"
+    "def main(argv):\n    hf_model = FlaxLMForCausalLM(LMConfig())\n\n"
+    "    @partial(pjit, in_shardings=(PS(), PS(), PS()), out_shardings=PS())\n"
+    "    def forward_generate(params, rng, batch):\n        output = hf_model.generate(\n"
+    "            batch['input_tokens'],\n            attention_mask=batch['attention_mask'],\n            params=params['params'],\n"
+    "            prng_key=rng,\n        ).sequences\n        return output\n\n    return forward_generate\n\n\n"
+    "if __name__ == '__main__':\n    mlxu.run(main)\n"
+)
+_PRETRAIN_SH = (
+    "#! /bin/bash\n# pretrain a 7B model on a TPU v4-512 pod; run this script on every host of the pod.\n\n"
+    "export LIBTPU_INIT_ARGS='--xla_enable_async_all_gather=true --xla_tpu_enable_latency_hiding_scheduler=true'\n\n"
+    "python -m mylm.train \\\n    --mesh_dim='-1,64,1' \\\n    --dtype='fp32' \\\n    --total_steps=250000 \\\n"
+    "    --log_freq=50 \\\n    --save_model_freq=0 \\\n    --save_milestone_freq=2500\n"
+)
+_SERVE_SH = "#! /bin/bash\n\npython -m mylm.serve \\\n    --mesh_dim='1,-1,1' \\\n    --dtype=bf16 \\\n    --input_length=1024\n"
+
+
+def _easylm(**over: str) -> dict[str, str]:
+    files = {"mylm/__init__.py": "", "mylm/train.py": _TRAIN, "mylm/model.py": _MODEL, "mylm/serve.py": _SERVE,
+             "examples/pretrain.sh": _PRETRAIN_SH, "examples/serve.sh": _SERVE_SH}
+    files.update(over)
+    return {k: v for k, v in files.items() if v is not None}
+
+
+def test_a_pjit_call_on_the_train_step_is_a_jax_training_path():
+    a = _audit(_easylm())
+    assert "train_step" in a.project.notes.get("jax_training", "")
+    assert "jax" in a.project.frameworks
+    # control: a pjit of the evaluation step alone is no training path
+    a = _audit(_easylm(**{"mylm/train.py": _TRAIN.replace("        train_step,\n", "        eval_step,\n")}))
+    assert not a.project.notes.get("jax_training")
+
+
+def test_the_launch_of_a_serving_script_is_no_training_recipe():
+    a = _audit(_easylm())
+    assert a.roles.by_path["examples/serve.sh"] == "eval" and a.roles.by_path["mylm/serve.py"] == "eval"
+    c1 = _check(a, "C1")
+    assert c1.status.value == "unused" and all(e.path != "examples/serve.sh" for e in c1.evidence)
+    # control: the same script named for training keeps its launch in scope
+    a = _audit(_easylm(**{"examples/serve.sh": _SERVE_SH.replace("mylm.serve", "mylm.train")}))
+    assert a.roles.by_path["examples/serve.sh"] == "launch"
+
+
+def test_pytorch_only_mechanisms_do_not_apply_to_a_jax_step():
+    a = _audit(_easylm())
+    for cid in ("C6", "D4", "D6", "D8", "E3", "F11"):
+        r = _check(a, cid)
+        assert r.status.value == "n/a" and r.detail.startswith("JAX training path"), (cid, r.detail)
+    for cid in ("A1", "C2", "D3"):
+        r = _check(a, cid)
+        assert r.status.value == "n/a" and r.detail.startswith("not judged: the training path is JAX"), (cid, r.detail)
+    # control: a PyTorch trainer beside the JAX driver keeps every check
+    torch_loop = ("import torch\n\n\ndef train(model, loader, optimizer):\n    for batch in loader:\n        loss = model(batch)\n"
+                  "        loss.backward()\n        optimizer.step()\n\n\nif __name__ == '__main__':\n    train(model, loader, optimizer)\n")
+    a = _audit(_easylm(**{"mylm/train_torch.py": torch_loop,
+                          "examples/train_torch.sh": "torchrun --nproc_per_node 8 -m mylm.train_torch\n"}))
+    assert not a.project.notes.get("jax_training")
+    assert _check(a, "D4").status.value != "n/a" and _check(a, "A1").status.value != "n/a"
+
+
+def test_xla_latency_hiding_scheduler_is_comm_compute_overlap():
+    e2 = _check(_audit(_easylm()), "E2")
+    assert e2.status.value == "used" and e2.evidence[0].path == "examples/pretrain.sh" and e2.evidence[0].line == 4
+    off = _PRETRAIN_SH.replace("latency_hiding_scheduler=true", "latency_hiding_scheduler=false")
+    assert _check(_audit(_easylm(**{"examples/pretrain.sh": off})), "E2").status.value == "unused"
+    unset = _PRETRAIN_SH.replace(" --xla_tpu_enable_latency_hiding_scheduler=true", "")
+    assert _check(_audit(_easylm(**{"examples/pretrain.sh": unset})), "E2").detail.startswith("not judged")
+
+
+def test_jax_advice_names_jax_not_pytorch():
+    a = _audit(_easylm())
+    plan = build_plan(a)
+    recs = {r.check: r for r in plan.recommendations}
+    assert "jax.nn.dot_product_attention" in recs["D1"].text and "attn_implementation" not in recs["D1"].text
+    assert "param_dtype" in recs["C1"].text and "bf16: true" not in recs["C1"].text
+    assert recs["C1"].snippet is not None and recs["C1"].snippet.where.split(":")[0].endswith(".py")
+    assert recs["D1"].snippet.where == "mylm/train.py"  # the file of the jitted step
+    md = render_markdown(a, plan=plan)
+    assert "jax.profiler" in md and "torch.profiler" not in md
+    zh = render_markdown(a, lang="zh", plan=plan)
+    assert "jax.nn.dot_product_attention" in zh and "attn_implementation" not in zh.split("## 优先")[0]
+
+
+def test_fp32_on_a_jax_path_is_memory_not_missed_tensor_cores():
+    a = _audit(_easylm())
+    text = " ".join(a.project.bottleneck_reasons)
+    assert "twice the memory" in text and "miss the Tensor Cores" not in text
+
+
+def test_flax_remat_is_activation_checkpointing():
+    c3 = _check(_audit(_easylm()), "C3")
+    assert c3.status.value == "used" and c3.evidence[0].path == "mylm/model.py"
+    plain = _MODEL.replace("            block = nn.remat(Block, static_argnums=(), prevent_cse=True)\n", "            block = Block\n")
+    assert _check(_audit(_easylm(**{"mylm/model.py": plain})), "C3").status.value != "used"
+
+
+def test_a_flax_generate_in_a_jax_file_is_not_pytorch_eager_generation():
+    chat = _SERVE.replace("if __name__ == '__main__':\n    mlxu.run(main)\n", "")
+    a = _audit(_easylm(**{"examples/serve.sh": None, "mylm/serve.py": None, "mylm/chat.py": chat}))
+    j5 = _check(a, "J5")
+    assert "PyTorch eager" not in (j5.detail or "")
+    # control: the same call in a PyTorch file is HF generate
+    torch_chat = "import torch\nfrom transformers import AutoModelForCausalLM\n\nmodel = AutoModelForCausalLM.from_pretrained('m')\n" \
+                 "def reply(ids):\n    return model.generate(ids, attention_mask=ids, max_new_tokens=64)\n"
+    a = _audit(_easylm(**{"examples/serve.sh": None, "mylm/serve.py": None, "mylm/chat.py": torch_chat}))
+    assert "PyTorch eager" in (_check(a, "J5").detail or "")
