@@ -1060,7 +1060,9 @@ _ONLINE_FUNCS = re.compile(r"^(__getitem__|__getitems__|__iter__|__next__|_?get_
 _STREAM_LOADER = re.compile(r"^(?!_*(build|get|create|make|prepare|setup|init|load|save|log|eval|train|val|test)_)"
                             r"(?!.*(^|_)(from|for|of|to|with|in|on)_(data_?loader|data_?generator|batch_?generator))"
                             r".*(data_?loader|data_?generator|batch_?generator)", re.I)
-_OFFLINE_PATH = re.compile(r"(^|/)[^/]*(preprocess|prepare|pre_?tokeniz|tokenize_(data|dataset|corpus)|build_(data|dataset)|make_dataset|process_data|data_prep)[^/]*\.py$", re.I)
+#: (not a module of a model's input stems: ImageBind's ``models/multimodal_preprocessors.py`` patchifies inside forward)
+_OFFLINE_PATH = re.compile(r"^(?!(.*/)?models?/|.*preprocessors?\.py$)"
+                           r"(.*/)?[^/]*(preprocess|prepare|pre_?tokeniz|tokenize_(data|dataset|corpus)|build_(data|dataset)|make_dataset|process_data|data_prep)[^/]*\.py$", re.I)
 _HF_MAP_KW = {"batched", "num_proc", "remove_columns", "fn_kwargs", "desc", "load_from_cache_file", "batch_size", "cache_file_name"}
 
 

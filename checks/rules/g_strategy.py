@@ -2276,6 +2276,15 @@ class G4LoRA(Check):
         # asked: Megatron-LM's ``_freeze_all_model_chunks`` for logits-saving runs)
         frozen = [x for x in freeze_sites(f) if x.path in train and _MODEL_BUILD_FILE.search(x.path) and not getattr(x, "guard", None)
                   and "freeze" not in str(getattr(x, "func", "") or "").lower()] if not off and not full else []
+        # the language model itself frozen wherever the model is built (Video-LLaMA ``for name, param in
+        # self.llama_model.named_parameters(): param.requires_grad = False`` in ``models/video_llama.py``): only the modules
+        # around it (Q-Formers, projectors) train, so LoRA would add trainable weights to the LLM rather than save any
+        llm = _frozen_llm(f, train) if not off and not full else []
+        if llm:
+            x = llm[0]
+            return Outcome(N, evs([x]), f"no LoRA/PEFT, and none needed: the language model is frozen ({x.path}:{x.line}); only "
+                           "the modules around it train, so LoRA would add trainable weights rather than save memory",
+                           {"finetuning": "frozen-llm"})
         if frozen:
             # (open_flamingo freezes the whole model and trains its Perceiver and cross-attention layers: not "full-parameter")
             x = frozen[0]
@@ -2293,7 +2302,7 @@ class G4LoRA(Check):
         return Outcome(N, evs(full + off), detail, {"finetuning": kind})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
-        if outcome.status == U:
+        if outcome.status == U or outcome.values.get("finetuning") == "frozen-llm":
             return None
         b = ctx.project.params_billions
         if b is not None and b < 1:
@@ -2456,6 +2465,23 @@ _FIX_POS_RUNNER = ("from transformers import AutoModel, Trainer\n\n\nclass Embed
 
 #: a module that builds the model (``factory.py``, ``model_builder.py``, ``build_model.py``) or its training entry point
 _MODEL_BUILD_FILE = re.compile(r"(^|/)(\w*factory|\w*builder|build\w*|(pre)?train\w*|finetun\w*|main)\.py$", re.I)
+
+
+#: the language model of a multimodal (or adapter) model, as the attribute its parameters are reached through
+_FROZEN_LLM = re.compile(r"(^|\.)(llama_model|language_model|llm|lm|llm_model|lang_model|lang_encoder|text_decoder|"
+                         r"opt_model|t5_model|llama|vicuna|qwen_model)\.(named_)?parameters\(|(^|\.)(llama_model|language_model|llm|"
+                         r"llm_model|lang_model|lang_encoder|text_decoder|opt_model|t5_model|qwen_model)$")
+
+
+def _frozen_llm(f: Facts, train: Any) -> list[Any]:
+    """Unconditional freezes of the language model in the training path's files: ``param.requires_grad = False`` over
+    ``self.llama_model.named_parameters()``, or ``self.language_model.requires_grad_(False)`` (a model's constructor
+    included: that is where a multimodal model fixes its LLM)."""
+    out: list[Any] = [a for a in f.attr_assigns("requires_grad") if truthy(a.value) is False and a.loop and not a.guard
+                      and a.path in train and _FROZEN_LLM.search(a.loop)]
+    out += [c for c in _live(f, f.calls("requires_grad_")) if truthy(_grad_arg(c)) is False and not c.guard and c.path in train
+            and _FROZEN_LLM.search(_receiver(c))]
+    return sorted(out, key=lambda x: (x.path, x.line))
 
 
 def freeze_sites(f: Facts) -> list[Any]:

@@ -575,6 +575,8 @@ def interval_settings(f: Facts, names: tuple[str, ...], strategy: str | None = N
     for s in f.effective(*names):
         if _TEST_PATH.search(s.path) or debug_recipe(f, s):  # a debug recipe of a config registry is not the run's setting
             continue
+        if s.source == "assign" and _in_eval_function(f, s):
+            continue  # LAVIS ``def evaluation(...): print_freq = 10``: the evaluation loop's interval, not the training loop's
         if s.source in {"argparse-default", "field-default"} and s.value is None:
             continue
         if s.name in explicit_only and s.rank == 0:
@@ -585,7 +587,34 @@ def interval_settings(f: Facts, names: tuple[str, ...], strategy: str | None = N
         if strategy and kind == "steps" and _strategy_off(f, s, strategy):
             kind = "epoch"
         out.append(Interval(s, s.key, s.name, steps, kind))
+    out += _get_defaults(f, names, {i.name for i in out if i.steps is not None})
     return _registry_voted(f, out)
+
+
+def _get_defaults(f: Facts, names: tuple[str, ...], known: set[str]) -> list[Interval]:
+    """The default a training-path file reads an interval with when no config or launch sets it: LAVIS ``log_freq =
+    self.config.run_cfg.get("log_freq", 50)`` (no recipe sets ``log_freq``: every 50 steps)."""
+    out: list[Interval] = []
+    want = set(names) - known
+    for c in f.calls("get") if want else ():
+        if len(c.args) != 2 or not isinstance(c.args[0], str) or c.args[0] not in want or _TEST_PATH.search(c.path):
+            continue
+        value = as_number(c.args[1])
+        if value is None or isinstance(c.args[1], bool):
+            continue
+        s = Setting(c.args[0], c.args[1], c.path, c.line, "field-default", c.text, f"{c.name}({c.args[0]!r}, {c.args[1]!r})", 0)
+        steps, kind = interval(s.value)
+        out.append(Interval(s, s.key, s.name, steps, kind))
+    return out
+
+
+_EVAL_FUNC = re.compile(r"^_*(eval\w*|valid\w*|test\w*|inference\w*|predict\w*)$", re.I)
+
+
+def _in_eval_function(f: Facts, s: Setting) -> bool:
+    """A local variable of an evaluation, validation or prediction function (``def evaluation(self, model, data_loader):``)."""
+    return any(a.path == s.path and a.line == s.line and a.func and _EVAL_FUNC.match(a.func.rsplit(".", 1)[-1])
+               for a in f.assigns(s.name))
 
 
 def _registry_voted(f: Facts, items: list[Interval]) -> list[Interval]:

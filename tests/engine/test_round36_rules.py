@@ -97,6 +97,10 @@ def test_the_launch_of_a_serving_script_is_no_training_recipe():
     # control: the same script named for training keeps its launch in scope
     a = _audit(_easylm(**{"examples/serve.sh": _SERVE_SH.replace("mylm.serve", "mylm.train")}))
     assert a.roles.by_path["examples/serve.sh"] == "launch"
+    # control: a script that starts a serving engine itself before its client (oumi ``vllm_worker.sh``) stays in scope
+    engine = "vllm serve /models/llama --tensor-parallel-size=8 --enforce-eager &\n" + _SERVE_SH
+    a = _audit(_easylm(**{"examples/serve.sh": engine}))
+    assert a.roles.by_path["examples/serve.sh"] == "launch"
 
 
 def test_pytorch_only_mechanisms_do_not_apply_to_a_jax_step():
@@ -162,3 +166,92 @@ def test_a_flax_generate_in_a_jax_file_is_not_pytorch_eager_generation():
                  "def reply(ids):\n    return model.generate(ids, attention_mask=ids, max_new_tokens=64)\n"
     a = _audit(_easylm(**{"examples/serve.sh": None, "mylm/serve.py": None, "mylm/chat.py": torch_chat}))
     assert "PyTorch eager" in (_check(a, "J5").detail or "")
+
+
+# --- Video-LLaMA: a LAVIS-style runner around a frozen LLM -------------------------------------------------------------------
+
+_VL_MODEL = (
+    "import torch\nimport torch.nn as nn\nfrom transformers import LlamaForCausalLM, LlamaTokenizer\n\n"
+    "from vl.models.Qformer import BertConfig, BertLMHeadModel\n\n\n"
+    "class VideoLLAMA(nn.Module):\n    def __init__(self, llama_model='', freeze_qformer=True, max_txt_len=32):\n"
+    "        super().__init__()\n        self.llama_tokenizer = LlamaTokenizer.from_pretrained(llama_model, use_fast=False)\n"
+    "        self.llama_model = LlamaForCausalLM.from_pretrained(llama_model, torch_dtype=torch.bfloat16)\n\n"
+    "        for name, param in self.llama_model.named_parameters():\n            param.requires_grad = False\n\n"
+    "        self.llama_proj = nn.Linear(768, self.llama_model.config.hidden_size)\n\n"
+    "    def forward(self, samples):\n        return self.llama_model(inputs_embeds=samples['embeds'], labels=samples['labels']).loss\n"
+)
+_VL_TASK = (
+    "from vl.common.logger import MetricLogger\n\n\n"
+    "class BaseTask:\n    def evaluation(self, model, data_loader, cuda_enabled=True):\n"
+    "        metric_logger = MetricLogger(delimiter='  ')\n        header = 'Evaluation'\n        print_freq = 10\n"
+    "        results = []\n        for samples in metric_logger.log_every(data_loader, print_freq, header):\n"
+    "            results.extend(self.valid_step(model=model, samples=samples))\n        return results\n\n"
+    "    def train_epoch(self, epoch, model, data_loader, optimizer, scaler, log_freq=50, accum_grad_iters=1):\n"
+    "        metric_logger = MetricLogger(delimiter='  ')\n"
+    "        for i in metric_logger.log_every(range(len(data_loader)), log_freq, 'Train'):\n"
+    "            samples = next(data_loader)\n            loss = model(samples)\n            scaler.scale(loss).backward()\n"
+    "            scaler.step(optimizer)\n            scaler.update()\n            optimizer.zero_grad()\n"
+)
+_VL_RUNNER = (
+    "from torch.nn.parallel import DistributedDataParallel as DDP\n\n\n"
+    "class RunnerBase:\n    def __init__(self, cfg, task, model):\n        self.config = cfg\n        self.task = task\n"
+    "        self._model = DDP(model, device_ids=[cfg.run_cfg.gpu])\n\n"
+    "    @property\n    def log_freq(self):\n        log_freq = self.config.run_cfg.get('log_freq', 50)\n        return int(log_freq)\n\n"
+    "    def train(self):\n        for cur_epoch in range(self.config.run_cfg.max_epoch):\n"
+    "            self.task.train_epoch(cur_epoch, self._model, self.loader, self.optimizer, self.scaler, log_freq=self.log_freq)\n"
+)
+_VL_TRAIN = (
+    "from vl.models.video_llama import VideoLLAMA\nfrom vl.runners.runner_base import RunnerBase\n"
+    "from vl.tasks.base_task import BaseTask\n\n\n"
+    "def main():\n    cfg = Config(parse_args())\n    model = VideoLLAMA(cfg.model_cfg.llama_model)\n"
+    "    RunnerBase(cfg=cfg, task=BaseTask(), model=model).train()\n\n\nif __name__ == '__main__':\n    main()\n"
+)
+_IMAGEBIND = (
+    "import torch.nn as nn\n\n\nclass RGBDTPreprocessor(nn.Module):\n    def tokenize_input_and_cls_pos(self, input, stem, mask):\n"
+    "        tokens = stem(input)\n        return tokens.flatten(2).transpose(1, 2)\n\n"
+    "    def forward(self, vision=None):\n        vision_tokens = self.tokenize_input_and_cls_pos(vision, self.rgbt_stem, None)\n"
+    "        return vision_tokens\n"
+)
+
+
+def _videollama(**over: str) -> dict[str, str]:
+    files = {"vl/__init__.py": "", "vl/models/video_llama.py": _VL_MODEL, "vl/tasks/base_task.py": _VL_TASK,
+             "vl/runners/runner_base.py": _VL_RUNNER, "train.py": _VL_TRAIN,
+             "vl/models/ImageBind/models/multimodal_preprocessors.py": _IMAGEBIND,
+             "README.md": "## Training\n\n```bash\ntorchrun --nproc_per_node=8 train.py --cfg-path ./train_configs/stage1.yaml\n```\n"}
+    files.update(over)
+    return {k: v for k, v in files.items() if v is not None}
+
+
+def test_a_frozen_language_model_is_no_case_for_lora():
+    a = _audit(_videollama())
+    g4 = _check(a, "G4")
+    assert g4.values.get("finetuning") == "frozen-llm" and g4.evidence[0].path == "vl/models/video_llama.py"
+    assert "G4" not in {r.check for r in build_plan(a).recommendations}
+    # control: the freeze under a switch (LLaVA's ``if model_args.freeze_backbone:``) leaves full fine-tuning possible
+    guarded = _VL_MODEL.replace("        for name, param in self.llama_model.named_parameters():\n            param.requires_grad = False\n",
+                                "        if freeze_llm:\n            for name, param in self.llama_model.named_parameters():\n"
+                                "                param.requires_grad = False\n").replace("max_txt_len=32", "max_txt_len=32, freeze_llm=False")
+    a = _audit(_videollama(**{"vl/models/video_llama.py": guarded}))
+    assert _check(a, "G4").values.get("finetuning") != "frozen-llm"
+
+
+def test_a_model_preprocessors_module_is_not_offline_preprocessing():
+    f6 = _check(_audit(_videollama()), "F6")
+    assert all("preprocessors" not in e.path for e in f6.evidence) and f6.values.get("preprocessing") != "mixed"
+    # control: a data preparation script beside the trainer is offline preprocessing
+    prep = ("import numpy as np\nfrom datasets import load_dataset\nfrom transformers import AutoTokenizer\n\n"
+            "tok = AutoTokenizer.from_pretrained('gpt2')\nds = load_dataset('json', data_files='train.jsonl', split='train')\n"
+            "ds = ds.map(lambda b: tok(b['text']), batched=True, num_proc=16)\nds.save_to_disk('data/tokenized')\n")
+    f6 = _check(_audit(_videollama(**{"scripts/preprocess_data.py": prep,
+                                      "scripts/prepare.sh": "python scripts/preprocess_data.py\n"})), "F6")
+    assert any(e.path == "scripts/preprocess_data.py" for e in f6.evidence)
+
+
+def test_an_evaluation_loops_interval_is_not_the_training_log_interval():
+    i4 = _check(_audit(_videollama()), "I4")
+    assert i4.status.value == "used" and i4.values.get("log_freq") == 50
+    assert i4.evidence[0].path == "vl/runners/runner_base.py" and all(e.path != "vl/tasks/base_task.py" for e in i4.evidence)
+    # control: a per-step default read the same way is a finding
+    a = _audit(_videollama(**{"vl/runners/runner_base.py": _VL_RUNNER.replace("get('log_freq', 50)", "get('log_freq', 1)")}))
+    assert _check(a, "I4").status.value == "unused"
