@@ -290,6 +290,18 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
     ),
     # the requirements hold transformers below 4.36, which has no ``attn_implementation``: 4.34-4.35 take
     # ``use_flash_attention_2=True`` (read off the released wheels), older releases have no FlashAttention-2 switch at all
+    ("D1", "own-attention"): (
+        "The model class is the project's own copy of the architecture, so transformers' `attn_implementation` does not reach "
+        "it: in its attention, replace the matmul-softmax-matmul with `torch.nn.functional.scaled_dot_product_attention(q, k, v, "
+        "attn_mask=mask, is_causal=mask is None)` (PyTorch 2.0 or later: FlashAttention and memory-efficient kernels), or load "
+        "the upstream transformers class with `attn_implementation=\"sdpa\"`; compare the outputs on a few batches.",
+        "模型类是项目自己复制的结构代码，transformers 的 `attn_implementation` 对它不起作用：在其注意力实现中把 matmul-softmax-matmul "
+        "换成 `torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)`（PyTorch 2.0 及以上，"
+        "使用 FlashAttention 与 memory-efficient kernel），或改为加载 transformers 上游的类并设置 `attn_implementation=\"sdpa\"`；"
+        "并在几个 batch 上核对输出。",
+        "import torch.nn.functional as F\n\n# in the attention's forward, instead of softmax(q @ k.transpose(-2, -1) / sqrt(d)) @ v:\n"
+        "attn_output = F.scaled_dot_product_attention(q, k, v, attn_mask=attention_mask, dropout_p=0.0, is_causal=attention_mask is None)\n",
+    ),
     ("D1", "transformers<4.36"): (
         "The pinned transformers predates `attn_implementation` (4.36): pass `use_flash_attention_2=True` to `from_pretrained` "
         "(transformers 4.34-4.35, with the `flash-attn` package and fp16/bf16 weights on Ampere or newer), or raise the pin to "

@@ -106,7 +106,10 @@ def _trains_hf_model(ctx: Context) -> bool:
     training = ctx.project.training_files
 
     def trained(c: Call) -> bool:
-        return not (training and c.path not in training) and not aux_model_site(f, c.path, c.line, c.text)
+        # (not a class the repository defines itself, Video-LLaMA's copied ``modeling_llama.LlamaForCausalLM``: Liger's
+        # one-line patches replace transformers' classes, not the copy)
+        return not (training and c.path not in training) and not aux_model_site(f, c.path, c.line, c.text) \
+            and not _own_model_classes(f, [c])
 
     return bool(
         {"trl", "peft", "axolotl", "llamafactory"} & set(ctx.project.frameworks)
@@ -867,6 +870,15 @@ class D1FlashAttention(Check):
                            "picks its attention kernel and transformers' attn_implementation does not apply; check that code or its "
                            "config (ChatGLM3 calls PyTorch SDPA on torch 2; Qwen-7B's config has `use_flash_attn`)",
                            {"attn_implementation": "remote-code"})
+        own_cls = _own_model_classes(f, loads)
+        if own_cls and len(own_cls) == len(loads):
+            # Video-LLaMA ``from video_llama.models.modeling_llama import LlamaForCausalLM``: a copy of the architecture whose
+            # attention is the project's code (no fused call anywhere in scope, above), whatever transformers release is pinned
+            c, module = own_cls[0]
+            return Outcome(N, evs([x for x, _ in own_cls[:3]]),
+                           _join(f"the model class is the project's own copy ({module}, loaded at {c.path}:{c.line}) and no fused "
+                                 "attention call was seen in the project's code: transformers' attn_implementation does not reach it",
+                                 note), {"attn_implementation": "own-code", "advice_for": "own-attention"})
         if loads:
             lo, hi, deps = dep_version(f, "transformers")
             switch = _own_fa_switch(f, loads)
@@ -1735,6 +1747,22 @@ def liger_sites(f: Facts) -> tuple[list, list, list]:
     elif plugin or flags:
         half += plugin + flags
     return used, half, off_
+
+
+def _own_model_classes(f: Facts, loads: list[Any]) -> list[tuple[Any, str]]:
+    """The ``from_pretrained`` loads of a model class the repository defines itself (a copied ``modeling_llama.py``), each
+    with the repository file that defines it; a class imported from transformers (or an unknown module) is none."""
+    out: list[tuple[Any, str]] = []
+    for c in loads:
+        name = getattr(c, "name", "") or ""
+        if not name.endswith(".from_pretrained") or name.startswith("transformers."):
+            continue
+        module = name.rsplit(".", 2)[0]
+        stem = module.replace(".", "/") + ".py"
+        path = next((p for p in f.files if p == stem or p.endswith("/" + stem)), None)
+        if path is not None and "." in module:
+            out.append((c, path))
+    return out
 
 
 def _own_fa_switch(f: Facts, loads: list) -> tuple[str, Any] | None:

@@ -255,3 +255,28 @@ def test_an_evaluation_loops_interval_is_not_the_training_log_interval():
     # control: a per-step default read the same way is a finding
     a = _audit(_videollama(**{"vl/runners/runner_base.py": _VL_RUNNER.replace("get('log_freq', 50)", "get('log_freq', 1)")}))
     assert _check(a, "I4").status.value == "unused"
+
+
+_VL_MODELING = (
+    "import math\nimport torch\nfrom torch import nn\nfrom transformers.modeling_utils import PreTrainedModel\n\n\n"
+    "class LlamaAttention(nn.Module):\n    def forward(self, query_states, key_states, value_states, attention_mask=None):\n"
+    "        attn_weights = torch.matmul(query_states, key_states.transpose(2, 3)) / math.sqrt(self.head_dim)\n"
+    "        attn_weights = nn.functional.softmax(attn_weights + attention_mask, dim=-1)\n"
+    "        return torch.matmul(attn_weights, value_states)\n\n\n"
+    "class LlamaForCausalLM(PreTrainedModel):\n    pass\n"
+)
+
+
+def test_a_copied_model_class_gets_attention_advice_for_its_own_code():
+    own = _VL_MODEL.replace("from transformers import LlamaForCausalLM, LlamaTokenizer",
+                            "from transformers import LlamaTokenizer\n\nfrom vl.models.modeling_llama import LlamaForCausalLM")
+    a = _audit(_videollama(**{"vl/models/video_llama.py": own, "vl/models/modeling_llama.py": _VL_MODELING,
+                              "requirements.txt": "transformers==4.28.0\ntorch\n"}))
+    d1 = _check(a, "D1")
+    assert d1.values.get("attn_implementation") == "own-code" and "vl/models/modeling_llama.py" in d1.detail
+    recs = {r.check: r for r in build_plan(a).recommendations}
+    assert "scaled_dot_product_attention" in recs["D1"].text and "transformers>=4.36" not in (recs["D1"].snippet.code or "")
+    assert _check(a, "D5").values.get("model_code") == "own"
+    # control: the upstream class under an old pin keeps the pin advice
+    a = _audit(_videollama(**{"requirements.txt": "transformers==4.28.0\ntorch\n"}))
+    assert _check(a, "D1").values.get("attn_implementation") == "eager"
