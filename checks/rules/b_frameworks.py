@@ -197,6 +197,11 @@ class B1DeepSpeed(Check):
         # as C4 (offload JSON) and B3 (accelerate config) judge an unwired config: a README command is not use.
         partial = shipped or ([*_real(f.deps("deepspeed")), *hf[:1]] if hf and f.deps("deepspeed") else [])
         why = "a DeepSpeed config is shipped but nothing visible passes it" if shipped else "DeepSpeed is installed next to an HF trainer but no config is passed"
+        doc = next((h for h in f.records("doc_hints") if h.kind == "command_flag" and h.value in ("deepspeed", "deepspeed_config")), None)
+        if shipped and doc is not None:
+            # starcoder chat/README.md ``torchrun ... train.py config.yaml --deepspeed=deepspeed_z3_config_bf16.json``
+            why = (f"a DeepSpeed config is shipped and only a documented command passes it ({doc.path}:{doc.line}); no launch "
+                   "script or config of the repository does")
         return _framework_outcome("DeepSpeed", used, "engine/launcher/config", _imports_only(f, "deepspeed"), _real(f.deps("deepspeed")), "deepspeed",
                                   partial, why)
 

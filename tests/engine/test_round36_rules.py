@@ -280,3 +280,23 @@ def test_a_copied_model_class_gets_attention_advice_for_its_own_code():
     # control: the upstream class under an old pin keeps the pin advice
     a = _audit(_videollama(**{"requirements.txt": "transformers==4.28.0\ntorch\n"}))
     assert _check(a, "D1").values.get("attn_implementation") == "eager"
+
+
+# --- StarCoder: a DeepSpeed config that only a README command passes ----------------------------------------------------------
+
+def test_a_deepspeed_config_passed_only_by_a_documented_command_says_so():
+    files = {
+        "chat/train.py": ("from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments\n\n"
+                          "parser = HfArgumentParser(TrainingArguments)\nargs = parser.parse_args_into_dataclasses()[0]\n"
+                          "model = AutoModelForCausalLM.from_pretrained('bigcode/starcoderbase')\n"
+                          "Trainer(model=model, args=args, train_dataset=ds).train()\n"),
+        "chat/deepspeed_z3_config_bf16.json": '{\n  "bf16": {"enabled": "auto"},\n  "zero_optimization": {"stage": 3, "overlap_comm": true}\n}\n',
+        "chat/requirements.txt": "transformers==4.28.1\ndeepspeed==0.9.1\n",
+        "chat/README.md": ("## Launch training\n\n```\nTRANSFORMERS_VERBOSITY=info torchrun --nproc_per_node=8 train.py config.yaml "
+                           "--deepspeed=deepspeed_z3_config_bf16.json\n```\n"),
+    }
+    b1 = _check(_audit(files), "B1")
+    assert b1.status.value == "partial" and "only a documented command passes it (chat/README.md:4)" in b1.detail
+    # control: without the documented command, nothing passes it
+    files["chat/README.md"] = "## Launch training\n\nSee the docs.\n"
+    assert "nothing visible passes it" in _check(_audit(files), "B1").detail
