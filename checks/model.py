@@ -208,6 +208,8 @@ class Project:
             "does_inference": self.does_inference,
             "multi_node": self.multi_node,  # configured by a launch or config; documented-only: ``multi_node_documented``
             **({"multi_node_documented": self.notes["multi_node_documented"]} if "multi_node_documented" in self.notes else {}),
+            # a launch that asks for several nodes with ``--standalone`` (a local rendezvous): not multi-node as written
+            **({"standalone_nodes": self.notes["standalone_nodes"]} if "standalone_nodes" in self.notes else {}),
             "moe": self.moe,
             "max_seq_len": self.max_seq_len,
             "adapter_training": self.adapter_training,

@@ -1568,15 +1568,23 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
     nodes: list[tuple[float, str]] = []
     unresolved_at: dict[str, str] = {}  # where a multi-node launch leaves its node count to the environment -> that value
     gpus: list[float] = []
+    local_only: set[tuple[str, int]] = set()  # the node count of a ``--standalone`` launch (its flag is a setting too)
     for launch in facts.launches():
         if _not_training_script(facts, launch.path):
             continue
         # a README command that is the run (:meth:`Facts.documented_runs`) says how many GPUs; a node count in one of them
         # is a documented multi-node variant (nanoGPT's "across 2 nodes like"), read below as documented, not configured
         documented = launch.path.endswith(_DOC_EXT)
+        # ``torchrun --standalone --nnodes 8`` (GaLore's scripts/benchmark_c4/llama_7b.sh): standalone sets a rendezvous on
+        # localhost with a fresh id, so no other node can join; as written the launch waits for nodes that never come
+        standalone = "standalone" in launch.launcher_args
         for k, v in {**launch.launcher_args}.items():
             n = as_number(v) if not isinstance(v, str) or ":" not in v else as_number(v.split(":")[-1])
             if k in {"nnodes", "nnode", "num_nodes", "num_machines"} and n and not documented:
+                if standalone and n > 1:
+                    p.notes.setdefault("standalone_nodes", f"{launch.path}:{launch.arg_line(k)}")
+                    local_only.add((launch.path, launch.arg_line(k)))
+                    continue
                 nodes.append((n, f"{launch.path}:{launch.line}"))
             if k in {"nproc_per_node", "num_gpus", "gpus", "num_processes", "nproc-per-node"} and n:
                 gpus.append(n)
@@ -1606,7 +1614,7 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
     for s in facts.effective("num_machines", "nnodes", "num_nodes", "nodes", "NNODES", "trainer.num_nodes"):
         n = as_number(s.value)
         # (GPT-NeoX ``num_nodes: int = -1``: "all the hostfile's nodes", a sentinel, not a count)
-        if n and n > 0 and not _not_training_script(facts, s.path) and not _in_docs(s):
+        if n and n > 0 and not _not_training_script(facts, s.path) and not _in_docs(s) and (s.path, s.line) not in local_only:
             nodes.append((n, f"{s.path}:{s.line}"))
     for e in facts.envs("NNODES", "NUM_NODES", "WORLD_SIZE_NODES", "SLURM_NNODES"):
         n = as_number(e.value)

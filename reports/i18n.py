@@ -30,6 +30,9 @@ TEXT: dict[str, dict[str, str]] = {
         "nodes_configured": "{n} (configured at {where})",
         "nodes_unresolved": "several: a multi-node launch at {where} whose node count is set when the job starts ({value})",
         "nodes_documented": "multi-node training documented at {where}, not configured by a launch or config",
+        "nodes_standalone": ("one node as written: {where} asks torchrun for several nodes with `--standalone`, whose rendezvous"
+                             " is local, so no other node can join (the launch waits for them); drop `--standalone` and pass"
+                             " `--rdzv_backend c10d --rdzv_endpoint $MASTER_ADDR:29500` to run across nodes"),
         "summary": "Audit summary",
         "col_cat": "Category",
         "col_score": "Score",
@@ -97,6 +100,9 @@ TEXT: dict[str, dict[str, str]] = {
         "nodes_configured": "{n}（配置于 {where}）",
         "nodes_unresolved": "多机：{where} 的多机启动命令，节点数在作业启动时给出（{value}）",
         "nodes_documented": "文档中描述了多机训练（{where}），但启动命令与配置中未设置",
+        "nodes_standalone": ("按所写只有单机：{where} 以 `--standalone` 向 torchrun 请求多个节点，而 standalone 的 rendezvous 在本机，"
+                             "其他节点无法加入（启动会一直等待）；如需多机，去掉 `--standalone` 并传 "
+                             "`--rdzv_backend c10d --rdzv_endpoint $MASTER_ADDR:29500`"),
         "summary": "审计总览",
         "col_cat": "类别",
         "col_score": "得分",
@@ -211,6 +217,8 @@ _NA_ZH: tuple[tuple[str, str], ...] = (
     ("no multimodal llm training recognised", "未识别到多模态大模型训练：项目中定义的图像模型未见为语言模型提供输入"),
     ("no multimodal llm", "无多模态大模型：项目中的视觉模型不是为语言模型提供输入的视觉编码器"),
     ("text-only", "纯文本项目（无视觉编码器）"),
+    ("uses torchrun --standalone", "按所写只有单机：请求多个节点的启动命令使用 torchrun --standalone，其 rendezvous 在本机；"
+                                   "改为能跨节点加入之后，GPUDirect RDMA 才有意义"),
     ("single-node", "单机项目：GPUDirect RDMA 只影响节点间通信"),
     ("no alignment", "无对齐（DPO/ORPO/KTO/PPO/GRPO 等）或蒸馏训练"),
     ("dense", "稠密模型（非 MoE）"),

@@ -157,7 +157,10 @@ def _nodes(p: Any, t: Mapping[str, str]) -> str:
     if p.multi_node and p.num_nodes:
         return t["nodes_configured"].format(n=p.num_nodes, where=code(str(p.notes.get("nodes_source", "")), 120))
     documented = p.notes.get("multi_node_documented")
-    return t["nodes_documented"].format(where=clip(str(documented), 200)) if documented else ""
+    if documented:
+        return t["nodes_documented"].format(where=clip(str(documented), 200))
+    standalone = p.notes.get("standalone_nodes")
+    return t["nodes_standalone"].format(where=code(str(standalone), 120)) if standalone else ""
 
 
 def _skipped(skipped: list[Any], lang: str = "en", shown: int = 10) -> str:

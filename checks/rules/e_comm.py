@@ -422,6 +422,9 @@ class E1GPUDirectRDMA(Check):
             return (f"not judged: the training processes are Ray Train workers ({r.trainer.short}() at {r.trainer.path}:"
                     f"{r.trainer.line}) whose count is the run's config and which the Ray cluster places on its nodes: if they "
                     "span nodes, check that NCCL uses the IB/RoCE fabric with GPUDirect RDMA (NCCL_DEBUG=INFO shows NET/IB ... GDR)")
+        if ctx.project.notes.get("standalone_nodes"):
+            return (f"single-node as written: the launch that asks for several nodes ({ctx.project.notes['standalone_nodes']}) "
+                    "uses torchrun --standalone, whose rendezvous is local; once it can join nodes, GPUDirect RDMA matters")
         return "single-node project: GPUDirect RDMA only matters for inter-node communication"
 
     def detect(self, ctx: Context) -> Outcome:
