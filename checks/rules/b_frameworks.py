@@ -451,6 +451,17 @@ class B3Accelerate(Check):
         used += [c for c in drive if c.name.startswith("self.accelerator.") and c.short in ("prepare", "backward", "accumulate")
                  and "evaluation_mode" not in c.kwargs and class_at(f, c.path, c.line) in subclasses][:3]
         partial: list[Any] = []
+        # ``device_map={"": Accelerator().process_index}`` (StarCoder ``finetune/finetune.py``): an Accelerator built to read
+        # the process index and dropped is a helper, as ``PartialState`` is; it drives nothing
+        helper = [c for c in accs if _ACC_HELPER.search(c.text)]
+        if accs and not drive and not used and len(helper) == len(accs):
+            if (hf := _hf_trainer_on_accelerate(f)) is not None:
+                return hf
+            c0 = helper[0]
+            attr = _ACC_HELPER.search(c0.text).group(1)
+            return Outcome(N, [_ev(x) for x in helper[:3]],
+                           f"Accelerate only supplies the {attr.replace('_', ' ')} (`Accelerator().{attr}` at {_where(c0)}); "
+                           "the object is dropped at once, so it drives nothing of training", {"accelerate": "helper"})
         if accs and not drive:
             partial = accs
         else:
@@ -470,6 +481,10 @@ class B3Accelerate(Check):
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         return None
 
+
+#: an Accelerator built only to read one of its process facts, then dropped (``Accelerator().process_index``)
+_ACC_HELPER = re.compile(r"Accelerator\([^()]*\)\.(process_index|local_process_index|device|is_main_process|"
+                         r"is_local_main_process|num_processes)\b")
 
 _HF_TRAINER_HOMES = ("transformers", "trl")
 _CLASS_OR_PICK = re.compile(r"class\s+\w+\s*\(|(?:self\.)?[A-Z]\w*\s*=\s*[\w.]+\s*$")

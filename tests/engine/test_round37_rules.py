@@ -49,3 +49,34 @@ def test_a_standalone_torchrun_asking_for_nodes_is_one_node_as_written():
     # and a standalone launch on one node says nothing about it
     c = _galore("torchrun --standalone --nproc_per_node 8")
     assert "standalone_nodes" not in c.project.notes
+
+
+# --- StarCoder: ``Accelerator().process_index`` for a device map is a helper, not Accelerate in place -----------------------
+
+_SC_FINETUNE = (
+    "import torch\nfrom accelerate import Accelerator\nfrom peft import LoraConfig, get_peft_model\n"
+    "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n\n\n"
+    "def run_training(args, train_data, val_data):\n"
+    "    model = AutoModelForCausalLM.from_pretrained(\n        args.model_path,\n        use_cache=not args.no_gradient_checkpointing,\n"
+    "        load_in_8bit=True,\n        device_map={\"\": Accelerator().process_index},\n    )\n"
+    "    model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, task_type='CAUSAL_LM'))\n"
+    "    training_args = TrainingArguments(output_dir=args.output_dir, max_steps=args.max_steps, bf16=True,\n"
+    "                                      logging_steps=10, save_steps=1000)\n"
+    "    trainer = Trainer(model=model, args=training_args, train_dataset=train_data, eval_dataset=val_data)\n"
+    "    trainer.train()\n"
+)
+
+
+def test_an_accelerator_dropped_after_reading_its_process_index_is_no_framework_in_place():
+    files = {"finetune/finetune.py": _SC_FINETUNE, "requirements.txt": "transformers==4.28.1\naccelerate==0.18.0\n",
+             "finetune/ds_config.json": '{"zero_optimization": {"stage": 2}, "bf16": {"enabled": "auto"}}\n'}
+    a = _audit(files)
+    b3 = _check(a, "B3")
+    assert b3.status.value == "unused" and "Accelerator().process_index" in b3.detail and "drives nothing" in b3.detail
+    assert "already in place" not in render_markdown(a)
+    # control: a kept Accelerator whose loop is hand-written is partial use, as before
+    kept = _SC_FINETUNE.replace('device_map={"": Accelerator().process_index}', 'device_map={"": accelerator.process_index}').replace(
+        "def run_training(args, train_data, val_data):\n", "def run_training(args, train_data, val_data):\n    accelerator = Accelerator()\n")
+    assert _check(_audit({**files, "finetune/finetune.py": kept}), "B3").status.value == "partial"
+    # and on transformers >= 4.30 the Trainer runs on Accelerate: used
+    assert _check(_audit({**files, "requirements.txt": "transformers==4.41.0\n"}), "B3").status.value == "used"
