@@ -21,6 +21,7 @@ from checks.engine import Audit
 from checks.model import Bottleneck, CheckResult, Evidence, FixSafety, Priority, Status
 
 from .applicability import GPU, gpu, hardware_text, jax_text, loader_text, withhold_reason
+from .prereq import torch_cap, torch_first
 from .resources import data
 from .snippets import Snippet, fit, repo_style
 
@@ -136,6 +137,7 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
     by_id: dict[str, CheckResult] = {r.id: r for r in audit.results}
     style = audit.derived.get("style") or repo_style(audit.facts, p, audit.roles.by_path)  # kept by a recorded audit
     plan = Plan()
+    cap = torch_cap(audit)
     for r in audit.results:
         decl = checks.get(r.id)
         if decl is None or r.priority is None or r.status not in (Status.UNUSED, Status.PARTIAL):
@@ -146,6 +148,8 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
             continue
         own_loader = jax_text(r.id, p) or loader_text(r.id, r.values)
         text, text_zh = hardware_text(r.id, hw) or (own_loader[:2] if own_loader else None) or (r.recommendation or decl.fix, decl.fix_zh)
+        if first := torch_first(r.id, cap):
+            text, text_zh = first[0] + text, first[1] + (text_zh or "")
         priority = r.priority
         if r.id == "G4" and not p.adapter_training and (p.finetunes or p.alignment):
             # seed: LoRA is an option to weigh for a full fine-tune or RL/preference run (quality vs memory), not an

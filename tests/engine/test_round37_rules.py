@@ -80,3 +80,38 @@ def test_an_accelerator_dropped_after_reading_its_process_index_is_no_framework_
     assert _check(_audit({**files, "finetune/finetune.py": kept}), "B3").status.value == "partial"
     # and on transformers >= 4.30 the Trainer runs on Accelerate: used
     assert _check(_audit({**files, "requirements.txt": "transformers==4.41.0\n"}), "B3").status.value == "used"
+
+
+# --- Video-LLaMA: advice that needs PyTorch 2 under a pytorch=1.12.1 pin ---------------------------------------------------
+
+_VL_TRAIN = (
+    "import torch\nfrom torch.utils.data import DataLoader\n\nfrom mylm.model import VideoLLM\n\n\n"
+    "def main(cfg):\n    model = VideoLLM(cfg).cuda()\n"
+    "    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr)\n"
+    "    loader = DataLoader(dataset, batch_size=4, num_workers=4, pin_memory=True)\n"
+    "    scaler = torch.cuda.amp.GradScaler()\n"
+    "    for batch in loader:\n        with torch.cuda.amp.autocast():\n            loss = model(batch)['loss']\n"
+    "        scaler.scale(loss).backward()\n        scaler.step(optimizer)\n        scaler.update()\n        optimizer.zero_grad()\n"
+)
+_ENV = ("name: videollama\nchannels:\n  - pytorch\n  - defaults\ndependencies:\n  - python=3.9\n  - pytorch=1.12.1\n"
+        "  - torchvision=0.13.1\n  - pip:\n    - transformers==4.28.0\n")
+
+
+def _recs(a):
+    from reports.advice import build_plan
+    return {r.check: r for r in build_plan(a).recommendations}
+
+
+def test_advice_that_needs_pytorch_2_says_the_pin_must_be_raised_first():
+    files = {"train.py": _VL_TRAIN, "environment.yml": _ENV,
+             "mylm/models/ImageBind/requirements.txt": "torch==1.13.0\n"}
+    recs = _recs(_audit(files))
+    assert recs["D2"].text.startswith("Needs PyTorch 2.0+ (environment.yml:7 pins 1.12.1: raise it first). ")
+    assert recs["D2"].text_zh.startswith("需要 PyTorch 2.0 及以上（environment.yml:7 固定为 1.12.1")
+    # advice that runs on the pinned release is left as it was
+    assert all(not r.text.startswith("Needs PyTorch") for cid, r in recs.items() if cid not in ("D1", "D2", "D4", "D5", "D6", "C2", "C6"))
+    # control: the project's own top-level pin allows 2.x; a vendored model's deeper requirements.txt does not decide it
+    recs = _recs(_audit({**files, "environment.yml": _ENV.replace("pytorch=1.12.1", "pytorch=2.1.0")}))
+    assert not recs["D2"].text.startswith("Needs PyTorch")
+    recs = _recs(_audit({"train.py": _VL_TRAIN, "requirements.txt": "torch>=1.12\n"}))
+    assert not recs["D2"].text.startswith("Needs PyTorch")

@@ -1,0 +1,55 @@
+"""Advice that needs a newer PyTorch than the project pins.
+
+Video-LLaMA's ``environment.yml`` pins ``pytorch=1.12.1``: ``torch.compile``, ``scaled_dot_product_attention``,
+``AdamW(fused=True)``, the allocator's ``expandable_segments`` and Liger Kernel do not exist there, so each such
+recommendation starts by saying the pin has to be raised first (where, and to what). The pin is the project's own
+top-level declaration (the shallowest requirements/environment file that names torch), not a vendored model's."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from checks.engine import Audit
+from checks.rules.d_compute import dep_version
+
+#: the PyTorch release each piece of advice needs: torch.compile and SDPA (2.0), ``fused=True`` on AdamW (2.0),
+#: ``expandable_segments`` in ``PYTORCH_CUDA_ALLOC_CONF`` (2.1), Liger Kernel (``torch>=2.1.2``), Float8 training
+#: through torchao (2.1)
+NEEDS_TORCH: dict[str, tuple[int, ...]] = {"D1": (2, 0), "D2": (2, 0), "D4": (2, 0), "D6": (2, 0), "C6": (2, 1),
+                                           "D5": (2, 1, 2), "C2": (2, 1)}
+
+_TEST = re.compile(r"(^|/)(tests?|testing)/", re.I)
+
+
+def torch_cap(audit: Audit) -> tuple[tuple[int, ...], str, str] | None:
+    """(highest PyTorch the project allows, that version as written, where) when its own top-level declaration caps it."""
+    deps = [d for d in [*audit.facts.deps("torch"), *audit.facts.deps("pytorch")] if not _TEST.search(d.path)]
+    if not deps:
+        return None
+    depth = min(d.path.count("/") for d in deps)
+    top = [d for d in deps if d.path.count("/") == depth]
+
+    class _Only:  # dep_version over the top-level declarations only
+        def __init__(self, items: list[Any]) -> None:
+            self._items = items
+
+        def deps(self, name: str) -> list[Any]:
+            return self._items
+
+    _, hi, _ = dep_version(_Only(top), "torch")  # type: ignore[arg-type]
+    if hi is None:
+        return None
+    d0 = next(d for d in top if re.search(r"[=<]", d.spec or ""))
+    shown = re.sub(r"^[=<>~!]+", "", (d0.spec or "").split(",")[0]).strip()
+    return hi, shown, f"{d0.path}:{d0.line}"
+
+
+def torch_first(check_id: str, cap: tuple[tuple[int, ...], str, str] | None) -> tuple[str, str] | None:
+    """(English, Chinese) prefix of a recommendation whose practice needs a PyTorch newer than the project's pin."""
+    need = NEEDS_TORCH.get(check_id)
+    if cap is None or need is None or cap[0] >= need:
+        return None
+    v = ".".join(map(str, need))
+    return (f"Needs PyTorch {v}+ ({cap[2]} pins {cap[1]}: raise it first). ",
+            f"需要 PyTorch {v} 及以上（{cap[2]} 固定为 {cap[1]}，需先升级）。")
