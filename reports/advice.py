@@ -98,6 +98,8 @@ def _own_snippet(code: str, r: Any, style: Any) -> Snippet:
     if re.match(r"^[A-Za-z][\w.-]*[<>=]=?", code):
         req = next((e for e in r.evidence if e.path.endswith((".txt", ".toml", ".cfg", ".py")) and "requirements" in e.path), None)
         return Snippet("requirements", "text", code, f"{req.path}:{req.line}" if req else None, True)
+    if re.match(r"^\w+: \S", code) and "(" not in code:  # a recipe key (``accum_grad_iters: 4``)
+        return Snippet("yaml", "yaml", code, style.where.get("yaml"), True)
     if code.startswith("{"):  # a DeepSpeed config section, for the config the check cites
         return Snippet("deepspeed-json", "json", code, at, True)
     py = next((e for e in r.evidence if e.path.endswith(".py")), None)  # Python goes into a Python file the check cites

@@ -225,6 +225,16 @@ def hardware_text(check_id: str, hw: GPU | None) -> tuple[str, str] | None:
 #: advice for an input pipeline that is not a PyTorch DataLoader: (check, ``values["loader"]``) -> (English, Chinese,
 #: Python snippet). Grain (torchtitan, MaxText) has no ``num_workers``; its worker processes come from ``mp_prefetch``
 LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
+    # a loop that steps every N micro-batches with N under the project's own name (MiniGPT-4/Video-LLaMA's LAVIS runner:
+    # ``if (i + 1) % accum_grad_iters == 0`` with ``run_cfg.get("accum_grad_iters", 1)``): the advice names that setting
+    ("C5", "own-key"): (
+        "When the per-GPU micro-batch is memory-limited, keep it at the largest size that fits and raise `{flag}` (the count "
+        "the loop's optimizer-step guard reads; every visible setting leaves it at 1) so that micro-batch x GPUs x `{flag}` "
+        "reaches the target global batch (rescale the learning rate if the global batch changes).",
+        "当单卡 micro-batch 受显存限制时，保持能放下的最大 micro-batch，并调大 `{flag}`（训练循环中优化器步进条件读取的累积步数，"
+        "目前所见配置均为 1），使 micro-batch × GPU 数 × `{flag}` 达到目标全局 batch（全局 batch 变化时相应调整学习率）。",
+        "{flag}: 4  # in the run section of the training recipe\n",
+    ),
     ("F1", "grain"): (
         "Give the Grain pipeline worker processes: end it with `dataset.mp_prefetch(grain.MultiprocessingOptions(num_workers=4))` "
         "(per-sample tokenization and packing then run outside the training process); keep its state checkpointable.",

@@ -2886,6 +2886,7 @@ class C5GradientAccumulation(Check):
         code: list = []
         code_n: list[float | None] = []
         numbers: dict[str, tuple[float | None, list]] = {}  # one lookup per distinct operand: a repository repeats the same guard
+        guard_names: list[str] = []  # the step guard's count as the code names it (MiniGPT-4's ``accum_grad_iters``)
         # the trainer's own step method under the same guard (``if (local_step + 1) % accumulation_steps == 0:
         # grad_norm = self.optim_step()``) steps the optimizer as well
         for c in f.calls("step", "zero_grad", *sorted(_OPT_STEPS)):
@@ -2893,6 +2894,9 @@ class C5GradientAccumulation(Check):
             if operand is not None:
                 code.append(c)
                 key = ast.dump(operand)
+                name = operand.id if isinstance(operand, ast.Name) else operand.attr if isinstance(operand, ast.Attribute) else None
+                if name and name not in guard_names:
+                    guard_names.append(name)
                 if key not in numbers:
                     numbers[key] = _number_of(f, operand)
                     if numbers[key][0] == 1:  # the settings that leave the guard's count at 1 are the evidence
@@ -2951,8 +2955,13 @@ class C5GradientAccumulation(Check):
         if code or hooks:
             # (a minority of recipes that accumulate, BELLE's reward model at 8 beside SFT recipes at 1: "most", not "every")
             some = any((as_number(s.value) or 0) > 1 for s in f.settings(*_GA_KEYS))
+            values: dict[str, Any] = {"gradient_accumulation_steps": 1}
+            own = [g for g in guard_names if g not in _GA_KEYS]
+            if code and own and len(guard_names) == 1:
+                # the project's own name for the count (LAVIS-style runners: ``run_cfg.accum_grad_iters``): the advice names it
+                values |= {"advice_for": "own-key", "flag": own[0]}
             return Outcome(N, evs(ones), "the loop supports accumulation, but " + ("most settings leave it at 1" if some else
-                           "every visible setting leaves it at 1"), {"gradient_accumulation_steps": 1})
+                           "every visible setting leaves it at 1"), values)
         ratio = _computed_accumulation(f) if (moded or not ones) else None
         if ratio is not None:
             return ratio

@@ -115,3 +115,20 @@ def test_advice_that_needs_pytorch_2_says_the_pin_must_be_raised_first():
     assert not recs["D2"].text.startswith("Needs PyTorch")
     recs = _recs(_audit({"train.py": _VL_TRAIN, "requirements.txt": "torch>=1.12\n"}))
     assert not recs["D2"].text.startswith("Needs PyTorch")
+
+
+# --- Video-LLaMA / MiniGPT-4: C5's advice names the runner's own accumulation key ------------------------------------------
+
+def test_accumulation_advice_names_the_count_the_step_guard_reads():
+    from checks.rules.c_memory import _lavis_runner
+    recs = _recs(_audit(_lavis_runner("")))
+    assert "raise `accum_grad_iters`" in recs["C5"].text and "gradient_accumulation_steps" not in recs["C5"].text
+    assert "`accum_grad_iters`" in recs["C5"].text_zh
+    assert recs["C5"].snippet.lang == "yaml" and recs["C5"].snippet.code.startswith("accum_grad_iters: 4")
+    # control: a loop guarded by the HF name keeps the generic advice
+    files = _lavis_runner("")
+    files["minigpt4/tasks/base_task.py"] = files["minigpt4/tasks/base_task.py"].replace("accum_grad_iters", "gradient_accumulation_steps")
+    files["minigpt4/runners/runner_base.py"] = files["minigpt4/runners/runner_base.py"].replace(
+        "accum_grad_iters", "gradient_accumulation_steps")
+    rec = _recs(_audit(files))["C5"]
+    assert "raise `" not in rec.text and "set `gradient_accumulation_steps`" in rec.text
