@@ -2087,9 +2087,16 @@ class C4Offload(Check):
         used: list = []
         disabled: list = []
         values: dict[str, object] = {}
+        # a DeepSpeed JSON whose ``offload_optimizer`` sits beside ``zero_optimization``, not in it (CogVLM
+        # ``finetune_demo/test_config_bf16.json``): DeepSpeed reads offload only inside the ZeRO section
+        zero_files = {e.path for e in f.config("zero_optimization.stage") if e.keys[0] == "zero_optimization"}
+        misplaced: list = []
         for key, name in (("offload_optimizer.device", "offload_optimizer"), ("offload_param.device", "offload_param")):
             for e in f.config(key):
                 dev = str(e.value).lower()
+                if e.path in zero_files and len(e.keys) == 2 and e.keys[0] == name:
+                    misplaced.append(e)
+                    continue
                 if dev in _OFFLOAD_DEVICES:
                     used.append(e)
                     values.setdefault(name, dev)
@@ -2154,6 +2161,11 @@ class C4Offload(Check):
             used.append(c)
             values.setdefault("offload_optimizer", "cpu")
         if not used:
+            if misplaced:
+                m = misplaced[0]
+                return Outcome(N, evs(misplaced), f"`{m.keys[0]}` with device {m.value!r} sits at the top level of {m.path}:{m.line}, "
+                               "outside `zero_optimization`, where DeepSpeed does not read it: nothing is offloaded",
+                               {"offload_optimizer": "none"}, findings=evs(misplaced))
             if disabled:
                 return Outcome(N, evs(disabled), off_detail(disabled, "offload"), {"offload_optimizer": "none"})
             # an option the project has, left at its default (Megatron ``--optimizer-cpu-offload``): say so and cite it

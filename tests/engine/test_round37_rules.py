@@ -132,3 +132,24 @@ def test_accumulation_advice_names_the_count_the_step_guard_reads():
         "accum_grad_iters", "gradient_accumulation_steps")
     rec = _recs(_audit(files))["C5"]
     assert "raise `" not in rec.text and "set `gradient_accumulation_steps`" in rec.text
+
+
+# --- CogVLM: ``offload_optimizer`` beside ``zero_optimization`` is not read by DeepSpeed -------------------------------------
+
+_DS = ('{\n    "train_micro_batch_size_per_gpu": 4,\n    "zero_optimization": {\n      "stage": 2,\n      "overlap_comm": true\n'
+       '    },%s\n    "bf16": {\n      "enabled": true\n    }\n}\n')
+_OFF = '\n    "offload_optimizer": {\n      "device": "cpu",\n      "pin_memory": true\n    },'
+
+
+def test_offload_outside_the_zero_section_offloads_nothing():
+    train = ("import deepspeed\n\n\ndef main(args, model):\n"
+             "    engine, opt, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=args.ds)\n"
+             "    for batch in loader:\n        loss = engine(batch)\n        engine.backward(loss)\n        engine.step()\n")
+    launch = "deepspeed train.py --ds configs/ds.json\n"
+    a = _audit({"train.py": train, "run.sh": launch, "configs/ds.json": _DS % _OFF})
+    c4 = _check(a, "C4")
+    assert c4.status.value == "unused" and "outside `zero_optimization`" in c4.detail and "configs/ds.json:8" in c4.detail
+    assert [(e.path, e.line) for e in c4.findings] == [("configs/ds.json", 8)]
+    # control: the same block inside the ZeRO section is CPU offload
+    inside = _DS.replace('"overlap_comm": true\n', '"overlap_comm": true,' + _OFF.rstrip(",").replace("\n    ", "\n      ") + "\n") % ""
+    assert _check(_audit({"train.py": train, "run.sh": launch, "configs/ds.json": inside}), "C4").status.value == "used"
