@@ -2899,6 +2899,7 @@ class C5GradientAccumulation(Check):
         code_n: list[float | None] = []
         numbers: dict[str, tuple[float | None, list]] = {}  # one lookup per distinct operand: a repository repeats the same guard
         guard_names: list[str] = []  # the step guard's count as the code names it (MiniGPT-4's ``accum_grad_iters``)
+        named_ones = bool(ones)  # settings under the usual names (gradient_accumulation_steps: 1) already left it at 1
         # the trainer's own step method under the same guard (``if (local_step + 1) % accumulation_steps == 0:
         # grad_norm = self.optim_step()``) steps the optimizer as well
         for c in f.calls("step", "zero_grad", *sorted(_OPT_STEPS)):
@@ -2969,7 +2970,7 @@ class C5GradientAccumulation(Check):
             some = any((as_number(s.value) or 0) > 1 for s in f.settings(*_GA_KEYS))
             values: dict[str, Any] = {"gradient_accumulation_steps": 1}
             own = [g for g in guard_names if g not in _GA_KEYS]
-            if code and own and len(guard_names) == 1:
+            if code and own and len(guard_names) == 1 and not named_ones:
                 # the project's own name for the count (LAVIS-style runners: ``run_cfg.accum_grad_iters``): the advice names it
                 values |= {"advice_for": "own-key", "flag": own[0]}
             return Outcome(N, evs(ones), "the loop supports accumulation, but " + ("most settings leave it at 1" if some else

@@ -153,3 +153,13 @@ def test_offload_outside_the_zero_section_offloads_nothing():
     # control: the same block inside the ZeRO section is CPU offload
     inside = _DS.replace('"overlap_comm": true\n', '"overlap_comm": true,' + _OFF.rstrip(",").replace("\n    ", "\n      ") + "\n") % ""
     assert _check(_audit({"train.py": train, "run.sh": launch, "configs/ds.json": inside}), "C4").status.value == "used"
+
+
+def test_a_side_project_guard_does_not_rename_the_recipes_accumulation_key():
+    # InternVL: the recipes pass --gradient_accumulation_steps 1 to the HF chat trainer; a classification side project's loop
+    # steps every config.TRAIN.ACCUMULATION_STEPS. The advice keeps the recipes' name.
+    from checks.rules.c_memory import _lavis_runner
+    files = _lavis_runner("")
+    files["finetune.sh"] = "torchrun --nproc_per_node 8 train.py --gradient_accumulation_steps 1 --bf16 True\n"
+    rec = _recs(_audit(files))["C5"]
+    assert "accum_grad_iters" not in rec.text
