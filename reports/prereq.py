@@ -23,7 +23,7 @@ _TEST = re.compile(r"(^|/)(tests?|testing)/", re.I)
 
 
 def torch_cap(audit: Audit) -> tuple[tuple[int, ...], str, str] | None:
-    """(highest PyTorch the project allows, that version as written, where) when its own top-level declaration caps it."""
+    """(highest PyTorch the project allows, its requirement as written, where) when its own top-level declaration caps it."""
     deps = [d for d in [*audit.facts.deps("torch"), *audit.facts.deps("pytorch")] if not _TEST.search(d.path)]
     if not deps:
         return None
@@ -41,8 +41,7 @@ def torch_cap(audit: Audit) -> tuple[tuple[int, ...], str, str] | None:
     if hi is None:
         return None
     d0 = next(d for d in top if re.search(r"[=<]", d.spec or ""))
-    shown = re.sub(r"^[=<>~!]+", "", (d0.spec or "").split(",")[0]).strip()
-    return hi, shown, f"{d0.path}:{d0.line}"
+    return hi, f"`{d0.name}{(d0.spec or '').replace(' ', '')}`", f"{d0.path}:{d0.line}"
 
 
 def torch_first(check_id: str, cap: tuple[tuple[int, ...], str, str] | None) -> tuple[str, str] | None:

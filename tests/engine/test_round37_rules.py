@@ -106,8 +106,8 @@ def test_advice_that_needs_pytorch_2_says_the_pin_must_be_raised_first():
     files = {"train.py": _VL_TRAIN, "environment.yml": _ENV,
              "mylm/models/ImageBind/requirements.txt": "torch==1.13.0\n"}
     recs = _recs(_audit(files))
-    assert recs["D2"].text.startswith("Needs PyTorch 2.0+ (environment.yml:7 pins 1.12.1: raise it first). ")
-    assert recs["D2"].text_zh.startswith("需要 PyTorch 2.0 及以上（environment.yml:7 固定为 1.12.1")
+    assert recs["D2"].text.startswith("Needs PyTorch 2.0+ (environment.yml:7 pins `pytorch==1.12.1`: raise it first). ")
+    assert recs["D2"].text_zh.startswith("需要 PyTorch 2.0 及以上（environment.yml:7 固定为 `pytorch==1.12.1`")
     # advice that runs on the pinned release is left as it was
     assert all(not r.text.startswith("Needs PyTorch") for cid, r in recs.items() if cid not in ("D1", "D2", "D4", "D5", "D6", "C2", "C6"))
     # control: the project's own top-level pin allows 2.x; a vendored model's deeper requirements.txt does not decide it
