@@ -26,7 +26,7 @@ import ast
 import functools
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -1285,6 +1285,39 @@ def _adapter_only(f: Facts, ctx: Context) -> bool:
     return any(not guard_off(f, c) and not callers_off(f, c) for c in f.calls("get_peft_model", "LoraConfig", "prepare_model_for_kbit_training"))
 
 
+_ADAPTER_SWITCHES = ("use_peft", "use_lora", "lora_enable", "use_qlora")
+_ADAPTER_KINDS = ("finetuning_type", "adapter", "peft_type", "train_type")
+
+
+def _adapter_file(f: Facts, path: str) -> bool | None:
+    """Whether the launch or recipe in ``path`` trains an adapter (``--lora_enable True``, ``finetuning_type: lora``): True,
+    False when it names a full fine-tune, None when it says nothing."""
+    for s in f.settings(*_ADAPTER_SWITCHES, *_ADAPTER_KINDS):
+        if s.path != path or s.source not in ("launcher", "config"):
+            continue
+        if s.name in _ADAPTER_KINDS:
+            return isinstance(s.value, str) and s.value.lower() in {"lora", "qlora", "dora", "ia3", "adalora", "loha", "lokr", "prefix", "prompt"}
+        if (t := truthy(s.value)) is not None:
+            return t
+    return None
+
+
+def _per_recipe_threshold(f: Facts, ctx: Context, items: list[Interval], threshold: int) -> Callable[[Interval], int]:
+    """The interval below which a save is too frequent, per recipe: 10 steps for a recipe that trains an adapter, 50 for a
+    full fine-tune of a model of 1B or more. A project with both (mPLUG-Owl2's ``finetune_lora.sh`` with ``--lora_enable True``
+    beside ``finetune.sh``, a 7B full fine-tune, both at ``--save_steps 10``) is judged recipe by recipe: the adapter
+    recipes' leniency does not carry over to the full ones."""
+    small_model = ctx.project.params_billions is not None and ctx.project.params_billions < 1
+    if threshold == 50 or small_model:
+        return lambda i: threshold
+    files = {getattr(i.fact, "path", "") for i in items if getattr(i.fact, "source", None) in ("launcher", "config")}
+    marks = {p: _adapter_file(f, p) for p in files}
+    if True not in marks.values() or len(files) < 2:
+        return lambda i: threshold
+    # recipes that say nothing about adapters run the code's default: full, since some recipes must switch the adapter on
+    return lambda i: 10 if marks.get(getattr(i.fact, "path", "")) else 50 if getattr(i.fact, "path", "") in marks else threshold
+
+
 def _finding(fact: Any, key: str, value: Any) -> Evidence:
     return Facts.ev(fact, key=key, value=value)
 
@@ -1886,7 +1919,10 @@ class I3CheckpointFrequency(Check):
             if s.source == "launcher" and s.key.lower().endswith("checkpoint.interval") and not _TEST_PATH.search(s.path):
                 steps, kind = interval(s.value)
                 items.append(Interval(s, s.key, "checkpoint_interval", steps, kind))
-        bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
+        limit = _per_recipe_threshold(f, ctx, items, threshold)
+        bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None
+                                             and i.steps < limit(i)]
+        threshold = max((limit(i) for i in items if i.kind == "steps" and i.steps is not None and i.steps < limit(i)), default=threshold)
         spaced: list[tuple[Call, float | None]] = []
         # a save that ends the run (``_save_and_exit``, on-demand/preemption/emergency saves) happens once, not every step
         save_calls = [c for c in save_sites(f) if not guard_off(f, c) and not _FINAL_SAVE.search(f"{c.short} {c.func or ''}")
@@ -2600,7 +2636,10 @@ class I4LoggingFrequency(Check):
         threshold = 10
         items = config_file_intervals(f, interval_settings(f, _LOG_KEYS, strategy="logging_strategy"), hook_intervals(f, _LOGGER_HOOK),
                                       "the logging interval (LoggerHook interval, else logging_steps/log_interval)", _interval_band(threshold))
-        bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
+        limit = _per_recipe_threshold(f, ctx, items, threshold)
+        bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None
+                                             and i.steps < limit(i)]
+        threshold = max((limit(i) for i in items if i.kind == "steps" and i.steps is not None and i.steps < limit(i)), default=threshold)
         spaced: list[tuple[Call, float | None]] = []
         loop = per_step_calls(f, log_calls(f) + _console_trackers(f), threshold, spaced)
         bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]

@@ -163,3 +163,33 @@ def test_a_side_project_guard_does_not_rename_the_recipes_accumulation_key():
     files["finetune.sh"] = "torchrun --nproc_per_node 8 train.py --gradient_accumulation_steps 1 --bf16 True\n"
     rec = _recs(_audit(files))["C5"]
     assert "accum_grad_iters" not in rec.text
+
+
+# --- mPLUG-Owl2: a LoRA recipe's leniency does not carry over to the full fine-tune beside it ---------------------------------
+
+_OWL_TRAIN = (
+    "from dataclasses import dataclass, field\n\nimport transformers\nfrom peft import LoraConfig, get_peft_model\n\n\n"
+    "@dataclass\nclass TrainingArguments(transformers.TrainingArguments):\n    lora_enable: bool = False\n    lora_r: int = 64\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser((TrainingArguments,))\n"
+    "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained('MAGAer13/mplug-owl2-llama2-7b')\n"
+    "    if training_args.lora_enable:\n"
+    "        model = get_peft_model(model, LoraConfig(r=training_args.lora_r, task_type='CAUSAL_LM'))\n"
+    "    trainer = transformers.Trainer(model=model, args=training_args)\n    trainer.train()\n"
+)
+
+
+def _owl_launch(extra: str) -> str:
+    return ("deepspeed mplug_owl2/train/train_mem.py \\\n    --deepspeed ./scripts/zero3.json \\\n" + extra
+            + "    --bf16 True \\\n    --save_strategy \"steps\" \\\n    --save_steps 10 \\\n    --save_total_limit 1\n")
+
+
+def test_a_full_fine_tune_saving_every_10_steps_is_too_frequent_beside_a_lora_recipe():
+    files = {"mplug_owl2/train/train_mem.py": _OWL_TRAIN, "scripts/finetune.sh": _owl_launch(""),
+             "scripts/finetune_lora.sh": _owl_launch("    --lora_enable True --lora_r 128 \\\n")}
+    i3 = _check(_audit(files), "I3")
+    assert i3.status.value == "unused" and "threshold: every 50 steps" in i3.detail
+    assert [(e.path, e.line) for e in i3.findings] == [("scripts/finetune.sh", 5)]
+    # control: the LoRA recipe alone saves a small adapter every 10 steps: sane
+    del files["scripts/finetune.sh"]
+    assert _check(_audit(files), "I3").status.value == "used"
