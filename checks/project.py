@@ -59,7 +59,7 @@ _MODEL_KEYS = (
 )
 _FAMILIES = (
     ("qwen3-vl", "qwen3_vl"), ("llava", "llava"), ("internvl", "internvl"), ("qwen2-vl", "qwen2_vl"), ("qwen2.5-vl", "qwen2_5_vl"), ("qwen-vl", "qwen_vl"),
-    ("minicpm-v", "minicpm_v"), ("idefics", "idefics"), ("paligemma", "paligemma"), ("mllama", "mllama"), ("pixtral", "pixtral"),
+    ("minicpm-v", "minicpm_v"), ("minicpm-llama", "llama"), ("minicpm", "minicpm"), ("idefics", "idefics"), ("paligemma", "paligemma"), ("mllama", "mllama"), ("pixtral", "pixtral"),
     ("mixtral", "mixtral"), ("mistral", "mistral"), ("llama", "llama"), ("qwen3", "qwen3"), ("qwen2", "qwen2"), ("qwen", "qwen"),
     ("gemma", "gemma"), ("phi", "phi"), ("chatglm", "glm"), ("glm", "glm"), ("deepseek", "deepseek"), ("baichuan", "baichuan"),
     ("falcon", "falcon"), ("gpt2", "gpt2"), ("gpt-neox", "gpt_neox"), ("pythia", "gpt_neox"), ("opt-", "opt"), ("bloom", "bloom"),

@@ -193,3 +193,27 @@ def test_a_full_fine_tune_saving_every_10_steps_is_too_frequent_beside_a_lora_re
     # control: the LoRA recipe alone saves a small adapter every 10 steps: sane
     del files["scripts/finetune.sh"]
     assert _check(_audit(files), "I3").status.value == "used"
+
+
+# --- MiniCPM: Liger Kernel has no patch for MiniCPM's remote-code model -----------------------------------------------------
+
+def _minicpm(model: str):
+    train = (
+        "from dataclasses import dataclass, field\n\nimport transformers\nfrom transformers import AutoModelForCausalLM, Trainer\n\n\n"
+        f"@dataclass\nclass ModelArguments:\n    model_name_or_path: str = field(default='{model}')\n\n\n"
+        "def train():\n    (model_args, training_args) = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))"
+        ".parse_args_into_dataclasses()\n"
+        "    model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, trust_remote_code=True)\n"
+        "    Trainer(model=model, args=training_args).train()\n"
+    )
+    return _audit({"finetune/finetune.py": train,
+                   "finetune/sft.sh": f"deepspeed finetune.py --model_name_or_path {model} --bf16 --save_steps 500\n"})
+
+
+def test_liger_advice_is_withheld_for_minicpm():
+    from reports.advice import build_plan
+    a = _minicpm("openbmb/MiniCPM-2B-sft-bf16")
+    assert a.project.model_families == ["minicpm"] and _check(a, "D5").priority is None
+    assert "D5" not in {r.check for r in build_plan(a).recommendations}
+    # control: a Llama fine-tune keeps the advice
+    assert "D5" in {r.check for r in build_plan(_minicpm("meta-llama/Llama-2-7b-hf")).recommendations}
