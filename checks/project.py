@@ -423,11 +423,23 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
     seen: dict[tuple[str, str], dict[str, set[float]]] = {}
     where: dict[tuple[str, str], str] = {}
     picked = _picked_presets(facts)
+    # a vision tower's config built in a call that also sets its patch or image size (Mantis ``configuration_llava.py``:
+    # ``CONFIG_MAPPING["clip_vision_model"](hidden_size=1024, patch_size=14, image_size=336, num_hidden_layers=24,
+    # vocab_size=32000)``, a CLIP ViT-L default passed a vocabulary anyway): its dimensions size the image encoder
+    image_kw = [(st.path, st.key.split("(", 1)[0], st.line) for st in facts.settings("patch_size", "image_size")
+                if st.source == "call"]
+
+    def vision_call(st: Any) -> bool:
+        head = st.key.split("(", 1)[0]
+        return st.source == "call" and any(p == st.path and k == head and abs(ln - st.line) <= 12 for p, k, ln in image_kw)
+
     for keys, slot in ((_H_KEYS, "h"), (_L_KEYS, "l"), (_V_KEYS, "v"), (_F_KEYS, "f"), (_E_KEYS, "e"), (_K_KEYS, "k"), (_EF_KEYS, "ef"),
                        *_ED_SLOTS, (_LM_SIG_KEYS, "lm")):
         for st in _dimension_settings(facts, keys, training):
             v = as_number(st.value)
             if not v or v < 1 or (slot == "h" and v < 64):
+                continue
+            if image_kw and slot in ("h", "l", "v") and vision_call(st):
                 continue
             # one launch command is one group (its flags sit on their own lines); a file is one group otherwise; an entry of
             # a preset table (llm.c ``{"d12": GPTConfig(n_layer=12, n_embd=768, ...), "d24": ...}[args.model]``) is its own

@@ -217,3 +217,36 @@ def test_liger_advice_is_withheld_for_minicpm():
     assert "D5" not in {r.check for r in build_plan(a).recommendations}
     # control: a Llama fine-tune keeps the advice
     assert "D5" in {r.check for r in build_plan(_minicpm("meta-llama/Llama-2-7b-hf")).recommendations}
+
+
+# --- Mantis: a CLIP vision config built with a vocabulary anyway is not the language model's size ------------------------
+
+_LLAVA_CFG = (
+    "from transformers import CONFIG_MAPPING, PretrainedConfig\n\n\n"
+    "class LlavaConfig(PretrainedConfig):\n    model_type = 'llava'\n\n"
+    "    def __init__(self, vision_config=None, text_config=None, vocab_size=32000, **kwargs):\n"
+    "        self.vision_config = vision_config\n        if vision_config is None:\n"
+    "            self.vision_config = CONFIG_MAPPING[\"clip_vision_model\"](\n                intermediate_size=4096,\n"
+    "                hidden_size=1024,\n                patch_size=14,\n                image_size=336,\n"
+    "                num_hidden_layers=24,\n                num_attention_heads=16,\n                vocab_size=32000,\n"
+    "                projection_dim=768,\n            )\n        super().__init__(**kwargs)\n"
+)
+_MANTIS_TRAIN = (
+    "import transformers\nfrom transformers import Trainer\n\nfrom mantis.models.mllava.configuration_llava import LlavaConfig\n\n\n"
+    "def main(training_args, model_args):\n    config = LlavaConfig()\n"
+    "    model = transformers.AutoModelForVision2Seq.from_pretrained(model_args.model_name_or_path)\n"
+    "    trainer = Trainer(model=model, args=training_args)\n    trainer.train()\n"
+)
+
+
+def test_a_vision_tower_config_call_does_not_size_the_model():
+    files = {"mantis/models/mllava/configuration_llava.py": _LLAVA_CFG, "mantis/train/train.py": _MANTIS_TRAIN,
+             "mantis/train/scripts/train.sh": ("accelerate launch mantis/train/train.py --model_name_or_path "
+                                               "TIGER-Lab/Mantis-8B-siglip-llama3-pretraind --bf16 True\n")}
+    p = _audit(files).project
+    assert p.estimated_params == "8B" and p.notes.get("params_source") == "model name"
+    # control: a language model's config call (no patch or image size in it) still sizes the model
+    lm = _LLAVA_CFG.replace("                patch_size=14,\n                image_size=336,\n", "").replace(
+        "hidden_size=1024", "hidden_size=4096").replace("num_hidden_layers=24", "num_hidden_layers=32")
+    p = _audit({**files, "mantis/models/mllava/configuration_llava.py": lm}).project
+    assert p.notes.get("params_source", "").startswith("mantis/models/mllava/configuration_llava.py")
