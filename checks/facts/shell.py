@@ -297,6 +297,28 @@ def _empty_test(cmd: list[str]) -> str | None:
     return None
 
 
+def _bound_test(cmd: list[str]) -> tuple[str, str, float] | None:
+    """(variable, operator, bound) of a numeric test of one variable against a number (``if [ $WORKERS -gt 112 ]``), else
+    None."""
+    words = [str(t) for t in cmd]
+    if words[:1] == ["if"]:
+        words = words[1:]
+    words = [w for w in words if w != ";" and w != "then"]
+    if len(words) != 5 or words[0] not in {"[", "[["} or words[-1] not in {"]", "]]"} or words[2] not in _BOUND_OPS:
+        return None
+    m = _VAR_ONLY.match(words[1])
+    try:
+        bound = float(words[3])
+    except ValueError:
+        return None
+    return (m.group(1), words[2], bound) if m else None
+
+
+#: a number's tests, by what makes them true
+_BOUND_OPS: dict[str, Any] = {"-gt": lambda a, b: a > b, "-ge": lambda a, b: a >= b, "-lt": lambda a, b: a < b,
+                              "-le": lambda a, b: a <= b, "-eq": lambda a, b: a == b, "-ne": lambda a, b: a != b}
+
+
 def _set_already(value: str | None) -> bool:
     """A variable holds a value of the script's own (``ZERO_STAGE=3``): a default for an empty one does not apply. Unset, empty
     or a positional argument (``ZERO_STAGE=$1``, empty when the script runs without arguments) takes the default."""
@@ -533,6 +555,8 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
     heredoc: _Heredoc | None = None  # a ``cat <<EOT > ds_config.json`` body still open
     # the open ``if`` blocks: the variable each one tests for emptiness where the script has already set it, else None
     empty_if: list[str | None] = []
+    # the open ``if`` blocks' numeric tests of one variable (``if [ $WORKERS -gt 112 ]``): a clamp of that variable
+    bound_if: list[tuple[str, str, float] | None] = []
 
     def words_at(body: str, line: int) -> list[_Word]:
         out_w: list[_Word] = []
@@ -630,10 +654,13 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
             if cmd == ["fi"]:
                 if empty_if:
                     empty_if.pop()
+                if bound_if:
+                    bound_if.pop()
                 continue
             tested = _empty_test(cmd)
             if str(cmd[0]) == "if":
                 empty_if.append(tested if tested is not None and _set_already(variables.get(tested)) else None)
+                bound_if.append(_bound_test(cmd))
             elif tested is not None:
                 once = tested if _set_already(variables.get(tested)) else None
                 continue
@@ -656,6 +683,17 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                     # ``if [ "$ZERO_STAGE" == "" ]; then ZERO_STAGE=0; fi`` after ``ZERO_STAGE=3``: the default does not apply
                     k += 1
                     continue
+                clamp = next((b for b in reversed(bound_if) if b is not None and b[0] == name), None)
+                if clamp is not None and k + 1 == len(cmd):
+                    # ``WORKERS=$((NODES * GPUS * 4))`` then ``if [ $WORKERS -gt 112 ]; then WORKERS=112; fi`` (Mantis): a cap
+                    # of a computed value leaves it computed; of a literal (``WORKERS=1``), it applies only if the test holds
+                    try:
+                        before: float | None = float(variables.get(name, ""))
+                    except ValueError:
+                        before = None
+                    if before is None or not _BOUND_OPS[clamp[1]](before, clamp[2]):
+                        k += 1
+                        continue
                 env[name] = value
                 env_lines[name] = getattr(cmd[k], "line", line_no)
                 m = _ASSIGN.match(raw[k]) if k < len(raw) else None

@@ -2210,6 +2210,9 @@ _GA_KEYS = (
     "gradient_accumulation_steps", "accumulate_grad_batches", "gradient_accumulation", "grad_accum_steps", "gradient_accumulation_iters",
     "accumulation_steps", "accum_steps", "grad_accum", "batch_accumulation_per_replica", "accum_iter", "grad_accumulation_steps",
 )
+#: a launch's accumulation computed in shell arithmetic from a global batch (Mantis ``gradient_accumulation_steps=$((
+#: $global_batch_size / ($per_device_train_batch_size * $GPU)))``, expanded: ``$((128 / (1 * $((...)))))``)
+_SHELL_RATIO = re.compile(r"^\$\(\(\s*(\d+)\s*/\s*\(\s*(\d+)\s*\*")
 _BATCH_PAIRS = (("global_batch_size", "micro_batch_size"), ("train_batch_size", "train_micro_batch_size_per_gpu"),
                 ("global_train_batch_size", "device_train_microbatch_size"))
 #: hooks registered on a tensor's or module's gradient: they run inside a ``backward()`` the loop already made
@@ -2865,9 +2868,13 @@ class C5GradientAccumulation(Check):
         any_one = False  # some effective value, a code default included, is 1
         moded = False  # a value of 1 set only in one mode (see _one_mode) was left out
         n: float | None = None
+        computed: list = []  # ``$((256 / (1 * $GPUS)))``: the launch divides a global batch by micro-batch x GPUs
         for s in f.effective(*_GA_KEYS):
             v = as_number(s.value)
             if v is None:
+                m = _SHELL_RATIO.match(s.value) if isinstance(s.value, str) else None
+                if m and int(m.group(1)) >= 2 * int(m.group(2)) and not _TEST_FILE.search(s.path):
+                    computed.append((s, int(m.group(1)), int(m.group(2))))
                 continue
             if v > 1:
                 used.append(s)
@@ -2924,6 +2931,12 @@ class C5GradientAccumulation(Check):
         # (not a wrapper's own ``no_sync`` delegating to its inner modules: megatron-core's MimoModel.no_sync)
         hooks = [c for c in f.calls("no_sync", "no_backward_sync", "accumulate") if (c.short != "accumulate" or "accelerator" in c.name.lower())
                  and c.func != c.short and not _in_grad_hook(f, c)]
+        if computed and not used and len(computed) * 2 > len([x for x in ones if getattr(x, "source", "") == "launcher"]):
+            s0, g0, m0 = computed[0]
+            return Outcome(U, [f.ev(s) for s, _, _ in computed],
+                           f"the launch computes the accumulation as global batch / (micro-batch x GPUs): {g0} / ({m0} x GPUs) at "
+                           f"{s0.path}:{s0.line}{f' (+{len(computed) - 1} launches)' if len(computed) > 1 else ''}, more than one "
+                           f"micro-batch per step on fewer than {g0 // m0} GPUs", {"gradient_accumulation_steps": "computed"})
         if used:
             # recipes that differ (alignment-handbook: 2, 4 and 8 with no majority) are a range, not their largest value
             counts = sorted({int(v) for x in used if (v := as_number(x.default if isinstance(x, Field) else getattr(x, "value", None)))

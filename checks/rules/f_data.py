@@ -2366,6 +2366,16 @@ class F1NumWorkers(_DataCheck):
             x0 = cfg[0][1]
             cfg_note = (f" (the loader's num_workers is passed in from the run config; the config's loader-worker setting "
                         f"{x0.owner}.{x0.name} defaults to {x0.default} at {x0.path}:{x0.line})")
+        # most launches compute their worker count when they start (Mantis: ``WORKERS=$((COUNT_NODE * NGPU_PER_NODE * 4))``,
+        # capped at 112, in 19 of 20 scripts; one sets 1): judged by those, the literal ones listed
+        dynamic = {(v.ev.path, v.ev.line): v for v, _ in vals if _workers(v.value) is None and str(v.ev.key or "").startswith("--")}
+        static = {(v.ev.path, v.ev.line) for _, v in known}
+        if len(dynamic) >= 3 and len(dynamic) > 2 * len(static):
+            d0 = next(iter(dynamic.values()))
+            others = ", ".join(f"{v.ev.path}:{v.ev.line} ({int(n)})" for n, v in known[:3]) + (f" (+{len(known) - 3})" if len(known) > 3 else "")
+            return Outcome(U, [v.ev for v in dynamic.values()], f"num_workers is computed when the launch starts in {len(dynamic)} of "
+                           f"{len(dynamic) + len(static)} launches ({d0.ev.path}:{d0.ev.line}: `{str(d0.value)[:80]}`)"
+                           + (f"; the others set it: {others}" if others else ""), {"num_workers_runtime": str(d0.value)[:80]})
         # launch recipes that disagree on --num-workers are judged as the store judges every recipe (its majority, else
         # the documented default; the distribution goes to the detail): the launches holding other values are left out
         ctx.facts.effective("num_workers")

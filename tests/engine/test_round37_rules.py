@@ -250,3 +250,58 @@ def test_a_vision_tower_config_call_does_not_size_the_model():
         "hidden_size=1024", "hidden_size=4096").replace("num_hidden_layers=24", "num_hidden_layers=32")
     p = _audit({**files, "mantis/models/mllava/configuration_llava.py": lm}).project
     assert p.notes.get("params_source", "").startswith("mantis/models/mllava/configuration_llava.py")
+
+
+# --- Mantis: worker counts and accumulation computed in shell arithmetic when the launch starts ---------------------------
+
+_MANTIS_SH = (
+    "#!/bin/bash\nglobal_batch_size={gb}\nCOUNT_NODE=$WORLD_SIZE\n"
+    "NGPU_PER_NODE=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)\n"
+    "GPU=$((${{COUNT_NODE}} * ${{NGPU_PER_NODE}}))\n"
+    "{workers}\n"
+    "if [ $WORKERS -gt 112 ]; then\n    WORKERS=112\nfi\n"
+    "per_device_train_batch_size=1\n"
+    "gradient_accumulation_steps=$(($global_batch_size / ($per_device_train_batch_size * $GPU)))\n\n"
+    "accelerate launch --config_file=accelerate_configs/zero3.yaml \\\n    --num_machines=${{COUNT_NODE}} --num_processes=${{GPU}} \\\n"
+    "    train_mllava.py \\\n    --bf16 True \\\n    --per_device_train_batch_size $per_device_train_batch_size \\\n"
+    "    --gradient_accumulation_steps $gradient_accumulation_steps \\\n    --dataloader_num_workers $WORKERS \\\n"
+    "    --save_steps 500\n"
+)
+_MANTIS_PY = ("import transformers\nfrom transformers import Trainer\n\n\ndef main(training_args):\n"
+              "    model = transformers.AutoModelForCausalLM.from_pretrained('meta-llama/Meta-Llama-3-8B')\n"
+              "    Trainer(model=model, args=training_args).train()\n")
+
+
+def _mantis_files(literal_workers: str = "WORKERS=1") -> dict[str, str]:
+    computed = "WORKERS=$((${COUNT_NODE} * ${NGPU_PER_NODE} * 4))"
+    return {"mantis/train/train_mllava.py": _MANTIS_PY,
+            **{f"mantis/train/scripts/train_{n}.sh": _MANTIS_SH.format(gb=gb, workers=computed)
+               for n, gb in (("chat", 128), ("video", 128), ("pretrain", 256))},
+            "mantis/train/scripts/train_siglip.sh": _MANTIS_SH.format(gb=128, workers=literal_workers)}
+
+
+def test_a_cap_in_an_if_block_is_not_the_worker_count():
+    from checks.facts.shell import extract_shell_text
+    from checks.facts.types import FileFacts
+    ff = FileFacts("run.sh", "shell")
+    extract_shell_text("run.sh", _MANTIS_SH.format(gb=128, workers="WORKERS=$((${COUNT_NODE} * ${NGPU_PER_NODE} * 4))"), ff)
+    assert "112" not in str(ff.launches[0].script_args["dataloader_num_workers"])
+    for start, want in (("WORKERS=1", 1), ("WORKERS=200", 112)):  # a literal: the cap applies when its test holds
+        ff = FileFacts("run.sh", "shell")
+        extract_shell_text("run.sh", _MANTIS_SH.format(gb=128, workers=start), ff)
+        assert float(ff.launches[0].script_args["dataloader_num_workers"]) == want
+
+
+def test_workers_computed_at_launch_in_most_recipes_are_loader_workers():
+    f1 = _check(_audit(_mantis_files()), "F1")
+    assert f1.status.value == "used" and "computed when the launch starts in 3 of 4 launches" in f1.detail
+    assert "train_siglip.sh" in f1.detail and "(1)" in f1.detail
+
+
+def test_accumulation_computed_from_the_global_batch_in_shell_is_accumulation():
+    c5 = _check(_audit(_mantis_files()), "C5")
+    assert c5.status.value == "used" and "/ (1 x GPUs) at mantis/train/scripts/" in c5.detail
+    # control: a global batch of one micro-batch per GPU at most is no accumulation
+    files = {k: v.replace("global_batch_size=128", "global_batch_size=1").replace("global_batch_size=256", "global_batch_size=1")
+             for k, v in _mantis_files().items()}
+    assert _check(_audit(files), "C5").status.value != "used"
