@@ -2636,10 +2636,7 @@ class I4LoggingFrequency(Check):
         threshold = 10
         items = config_file_intervals(f, interval_settings(f, _LOG_KEYS, strategy="logging_strategy"), hook_intervals(f, _LOGGER_HOOK),
                                       "the logging interval (LoggerHook interval, else logging_steps/log_interval)", _interval_band(threshold))
-        limit = _per_recipe_threshold(f, ctx, items, threshold)
-        bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None
-                                             and i.steps < limit(i)]
-        threshold = max((limit(i) for i in items if i.kind == "steps" and i.steps is not None and i.steps < limit(i)), default=threshold)
+        bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None and i.steps < threshold]
         spaced: list[tuple[Call, float | None]] = []
         loop = per_step_calls(f, log_calls(f) + _console_trackers(f), threshold, spaced)
         bad += [(c, f"{c.short}() in the training loop", n) for c, n in loop]
