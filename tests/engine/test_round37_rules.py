@@ -305,3 +305,11 @@ def test_accumulation_computed_from_the_global_batch_in_shell_is_accumulation():
     files = {k: v.replace("global_batch_size=128", "global_batch_size=1").replace("global_batch_size=256", "global_batch_size=1")
              for k, v in _mantis_files().items()}
     assert _check(_audit(files), "C5").status.value != "used"
+
+
+def test_the_per_recipe_save_threshold_does_not_reach_the_logging_interval():
+    # ChatGLM3's shape: a LoRA recipe beside full ones, all logging every 10 steps: sane for I4 (threshold 10)
+    launch = _owl_launch("").replace("--save_steps 10", "--save_steps 500 --logging_steps 10")
+    files = {"mplug_owl2/train/train_mem.py": _OWL_TRAIN, "scripts/finetune.sh": launch,
+             "scripts/finetune_lora.sh": launch.replace("--bf16 True", "--lora_enable True --bf16 True")}
+    assert _check(_audit(files), "I4").status.value == "used"
