@@ -677,6 +677,20 @@ _FRAMEWORK_CALLED = re.compile(r"^(forward|__\w+__|\w*_step|on_\w+|compute_\w+|c
                                r"collate\w*|call|run|main|train|fit_\w+|hook\w*|\w+_hook)$")
 
 
+def uncalled_function(facts: Facts, c: Any) -> str | None:
+    """The name of the function ``c`` sits in when nothing in the scanned project calls that function (Mantis keeps
+    OpenFlamingo's ``Flamingo.wrap_fsdp``, whose ``enable_wrap(wrapper_cls=FSDP)`` no script of Mantis reaches), else None.
+    Not for names a framework calls itself (``forward``, ``training_step``, ``main``, dunders) or module-level code."""
+    func = getattr(c, "func", None)
+    if not func or func.startswith("__") or _FRAMEWORK_CALLED.match(func):
+        return None
+    if facts.calls(func) or any(r.name.rsplit(".", 1)[-1] == func for r in facts.refs(func)):
+        return None  # called, or handed on as a value (a registry's ``ModelFactory.get_fsdp_wrapped_model``)
+    # a module-level function of a library is its public API (``wrap(model, config)``): only a method kept on a class that
+    # nothing calls is dead code
+    return func if class_at(facts, c.path, c.line) else None
+
+
 def _public_api_method(facts: Facts, p: Any, loose: list[Any]) -> bool:
     """A public method of a library class that nothing in the project calls (``SentenceTransformer.old_fit(...,
     use_amp: bool = False)``: the pre-v3 training loop kept for old scripts): only users call it, so, like a library

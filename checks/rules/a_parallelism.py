@@ -47,6 +47,7 @@ from ._helpers import (
     guard_off,
     keyword_choices,
     resolve_file,
+    uncalled_function,
     unlaunched_ds_configs,
     uses_hf_trainer,
 )
@@ -1824,6 +1825,9 @@ class A2FSDP(Check):
         if jax is not None:
             return jax
         sites = fsdp_sites(f)
+        sites, dead = _uncalled_sites(f, sites)
+        if dead and not sites:
+            return _dead_fsdp(dead)
         live, offs = _gated(f, [s.fact for s in sites])
         gated = bool(offs) and not live
         sites = [s for s in sites if any(s.fact is x for x in live)]
@@ -2112,6 +2116,26 @@ def _gated(f: Facts, sites: Iterable[Any]) -> tuple[list[Any], list[Any]]:
         else:
             on_.append(c)
     return on_, offs
+
+
+def _uncalled_sites(f: Facts, sites: list[Any]) -> tuple[list[Any], list[tuple[Any, str]]]:
+    """(sites that some code reaches, (site, function) for those in a function nothing in the project calls)."""
+    live: list[Any] = []
+    dead: list[tuple[Any, str]] = []
+    for s in sites:
+        func = uncalled_function(f, s.fact) if isinstance(s.fact, Call) else None
+        if func:
+            dead.append((s, func))
+        else:
+            live.append(s)
+    return live, dead
+
+
+def _dead_fsdp(dead: list[tuple[Any, str]]) -> Outcome:
+    s0, func = dead[0]
+    return Outcome(N, [_ev(s.fact, key=s.how) for s, _ in dead],
+                   f"FSDP wrapping code exists only in {func}() ({s0.fact.path}:{s0.fact.line}), which nothing in the repository "
+                   "calls: it wraps no model of the project's runs", {"fsdp": False})
 
 
 def _switch_text(offs: list[Any]) -> str:

@@ -36,8 +36,10 @@ from .a_parallelism import (
     DS_REF_NAMES,
     FAIRSEQ2_DP,
     SKYRL_BACKENDS,
+    _dead_fsdp,
     _gated,
     _switch_text,
+    _uncalled_sites,
     calls_under,
     ds_config_refs,
     fsdp_sites,
@@ -627,6 +629,9 @@ class B5PyTorchFSDP(Check):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         sites = [s for s in fsdp_sites(f) if s.native]
+        sites, dead = _uncalled_sites(f, sites)
+        if dead and not sites:
+            return _dead_fsdp(dead)
         # wrapping code that runs only under a switch that is off (OpenFlamingo's ``model.wrap_fsdp(...)`` under ``if
         # args.fsdp:``, a store_true flag) does not drive the run: A2's reading of the same sites
         live, offs = _gated(f, [s.fact for s in sites])

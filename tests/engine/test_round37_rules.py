@@ -313,3 +313,21 @@ def test_the_per_recipe_save_threshold_does_not_reach_the_logging_interval():
     files = {"mplug_owl2/train/train_mem.py": _OWL_TRAIN, "scripts/finetune.sh": launch,
              "scripts/finetune_lora.sh": launch.replace("--bf16 True", "--lora_enable True --bf16 True")}
     assert _check(_audit(files), "I4").status.value == "used"
+
+
+# --- Mantis: OpenFlamingo's wrap_fsdp kept in the model code, called by nothing ---------------------------------------------
+
+def test_fsdp_wrapping_in_a_method_nothing_calls_wraps_nothing():
+    from checks.rules.a_parallelism import manual_fsdp_wrap
+    files = manual_fsdp_wrap(True)
+    a = _audit(files)
+    assert _check(a, "A2").status.value == "used"  # control: the project's train script calls wrap_fsdp
+    callers = [p for p, t in files.items() if "wrap_fsdp(" in t and "def wrap_fsdp" not in t]
+    assert callers
+    for p in callers:  # the same model code with every call of wrap_fsdp gone
+        files[p] = files[p].replace(".wrap_fsdp(", ".to_device_only(")
+    files["README.md"] = files["README.md"].replace(" --fsdp", "")
+    a = _audit(files)
+    for cid in ("A2", "B5"):
+        r = _check(a, cid)
+        assert r.status.value == "unused" and "which nothing in the repository calls" in r.detail, (cid, r.detail)
