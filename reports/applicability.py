@@ -340,6 +340,14 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
         "模型族），并在几个 batch 上与未开启时核对损失。",
         "--{flag} True\n",
     ),
+    # HF TrainingArguments' own switch, passed true by a minority of the launches (Mantis)
+    ("D5", "hf-flag"): (
+        "Some launches already turn on Liger's kernels with the HF Trainer's `--{flag} True`: pass it in the launches that "
+        "leave it off (for a supported HF model family), and check the loss against a run without it on a few batches.",
+        "部分启动命令已用 HF Trainer 的 `--{flag} True` 开启 Liger 内核：在未开启的启动命令中也传入它（适用于受支持的 HF 模型族），"
+        "并在几个 batch 上与未开启时核对损失。",
+        "--{flag} True\n",
+    ),
 }
 
 

@@ -1834,6 +1834,20 @@ def _flag_launch_share(f: Facts, used: list) -> tuple[str, list, list] | None:
     return flag, cited or on, runs
 
 
+def _hf_flag_launch_share(f: Facts, used: list) -> tuple[str, list, list] | None:
+    """HF's own ``--use_liger_kernel`` passed true by a minority of the training launches (Mantis: 1 of the 30 launches that
+    train, ``train_qwen2_vl_video_eval.sh``; the others leave it off or at the TrainingArguments default False): (the flag, the
+    launches that turn it on, the training launches). None when any other site turns Liger on or fewer than three launches
+    train."""
+    if not used or any(not (isinstance(x, Setting) and x.source == "launcher" and x.name == "use_liger_kernel") for x in used):
+        return None
+    runs = [x for x in f.launches() if "per_device_train_batch_size" in x.script_args or "learning_rate" in x.script_args]
+    on = [x for x in runs if truthy(x.script_args.get("use_liger_kernel")) is True]
+    if len(runs) < 3 or len(on) * 2 >= len(runs):
+        return None
+    return "use_liger_kernel", used, runs
+
+
 #: InternVL ``internvl_chat/internvl/train/internvl_chat_finetune.py``: Liger under the trainer's own ``use_liger`` field
 _LIGER_FIELD_TRAINER = (
     "from dataclasses import dataclass, field\n\nfrom liger_kernel.transformers import apply_liger_kernel_to_llama, apply_liger_kernel_to_qwen2\n"
@@ -1981,7 +1995,7 @@ class D5Liger(Check):
     def _detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         used, half, off_ = liger_sites(f)
-        share = _flag_launch_share(f, used)
+        share = _flag_launch_share(f, used) or _hf_flag_launch_share(f, used)
         if share is not None:
             flag, on, runs = share
             scripts = sorted({(x.script or "").rsplit("/", 1)[-1] for x in runs})
@@ -1989,7 +2003,8 @@ class D5Liger(Check):
             return Outcome(P, [f.ev(x) for x in used if isinstance(x, Call)] + evs(on[:10]),
                            f"Liger kernels patch the model only under `{flag}`: {len(on)} of {len(runs)} launches of "
                            f"{names} turn it on (judged by the majority: off)",
-                           {"liger_kernel": False, "advice_for": "project-flag", "flag": flag})
+                           {"liger_kernel": False, "advice_for": "hf-flag" if flag == "use_liger_kernel" and not any(
+                               isinstance(x, Call) for x in used) else "project-flag", "flag": flag})
         if used:
             return Outcome(U, [f.ev(x) for x in used], "Liger kernels patch the model", {"liger_kernel": True})
         if half:

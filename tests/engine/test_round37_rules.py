@@ -331,3 +331,20 @@ def test_fsdp_wrapping_in_a_method_nothing_calls_wraps_nothing():
     for cid in ("A2", "B5"):
         r = _check(a, cid)
         assert r.status.value == "unused" and "which nothing in the repository calls" in r.detail, (cid, r.detail)
+
+
+# --- Mantis: HF's --use_liger_kernel passed by one launch in many --------------------------------------------------------------
+
+def test_liger_through_the_hf_flag_in_a_minority_of_launches_is_partial():
+    def files(on: int) -> dict[str, str]:
+        out = {"train/train.py": _MANTIS_PY}
+        for i in range(4):
+            flag = "    --use_liger_kernel True \\\n" if i < on else ""
+            out[f"scripts/train_{i}.sh"] = ("accelerate launch train/train.py \\\n    --bf16 True \\\n" + flag
+                                            + "    --per_device_train_batch_size 1 \\\n    --learning_rate 1e-5\n")
+        return out
+    a = _audit(files(1))
+    d5 = _check(a, "D5")
+    assert d5.status.value == "partial" and "1 of 4 launches" in d5.detail
+    assert _recs(a)["D5"].text.startswith("Some launches already turn on Liger's kernels with the HF Trainer's `--use_liger_kernel True`")
+    assert _check(_audit(files(3)), "D5").status.value == "used"
