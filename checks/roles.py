@@ -91,6 +91,9 @@ _DEV_FILES = {"noxfile.py", "tasks.py", "fabfile.py", ".pylintrc.toml", "ruff.to
 #: ``eval_configs``); the bare names are in :data:`_DIR_ROLES`
 _EVAL_DIR = re.compile(r"^(?!train)(\w+[_-])?(evals?|evaluations?)([_-](tasks?|suites?|configs?|data|sets?|harness|scripts?))?$", re.I)
 #: a script named for evaluation (open-r1 ``slurm/evaluate.slurm``, ``eval_mmlu.sh``, ``evaluate.py``)
+#: a module named for the evaluation of one model or task (``idefics2_eval.py``, ``mmmu_evaluate.py``)
+_EVAL_SUFFIX = re.compile(r"[_-](eval|evaluate|evaluation)\.py$")
+_DIR_TRAIN = re.compile(r"(^|/)train\w*(/|$)")
 _EVAL_FILE = re.compile(r"^(eval|evals|evaluate|evaluation)([_\-.][\w.\-]*)?\.(py|sh|slurm|sbatch)$")
 _TEST_DIR = re.compile(r"^(tests?|testing|unit_?tests?|integration_?tests?|functional_?tests?)[_\-]?v?\d+$", re.I)  # tests_v1, test2
 # a benchmark script, or a profiling script named for what it profiles (``profile_layers.py``, ``profile_fsdp.py``: it times
@@ -859,6 +862,19 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         r, why = path_role(p, files[p].kind)
         if r is not None and not (r == DOCS and files[p].kind == "docs"):
             roles.by_path[p], roles.why[p] = r, why
+
+    # 1b. a folder of evaluation wrappers (Mantis ``mantis/mllm_tools/``: 22 of its 24 modules are ``<model>_eval.py``, with the
+    # other models' configs they load under ``model_utils/``): an evaluation harness, with everything under it
+    py_by_dir: dict[str, list[str]] = {}
+    for p in paths:
+        if files[p].kind == "python" and "/" in p and not p.endswith("/__init__.py"):
+            py_by_dir.setdefault(p.rsplit("/", 1)[0], []).append(p.rsplit("/", 1)[1])
+    for d, names in sorted(py_by_dir.items()):
+        evals = [n for n in names if _EVAL_SUFFIX.search(n)]
+        if len(evals) >= 3 and len(evals) * 3 >= len(names) * 2 and not _DIR_TRAIN.search(d):
+            for p in paths:
+                if p.startswith(d + "/") and p not in roles.by_path:
+                    roles.by_path[p], roles.why[p] = EVAL, f"an evaluation harness ({len(evals)} of {len(names)} modules in {d}/ are *_eval.py)"
 
     # 2. vendored: a nested package with its own packaging, or a git submodule (another repository checked out in a
     # folder: its ``.git`` file links to ``../.git/modules/<name>``), when the repository has its own code outside it

@@ -2523,8 +2523,11 @@ def _resize_without_pad(f: Facts) -> list[Call]:
     reuse = [a for a in f.attr_assigns("pad_token", "pad_token_id") if re.search(r"(unk|eos|bos)_token", getattr(a.value, "text", "") or "")]
     if reuse:
         return []
+    # (not a model class's own ``resize_token_embeddings`` handing its arguments on, pad_to_multiple_of among them, to the
+    # language model inside: Mantis ``modeling_llava.py``'s ``self.language_model.resize_token_embeddings(new_num_tokens,
+    # pad_to_multiple_of)``; the calls that size the vocabulary are the training scripts')
     return [c for c in f.calls("resize_token_embeddings") if "pad_to_multiple_of" not in c.kwargs and not c.star_kwargs
-            and (resize_multiple(f, c)[0] or 1) % 8]
+            and len(c.args) < 2 and c.func != "resize_token_embeddings" and (resize_multiple(f, c)[0] or 1) % 8]
 
 
 def _text(v: Any) -> str:

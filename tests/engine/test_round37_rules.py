@@ -348,3 +348,38 @@ def test_liger_through_the_hf_flag_in_a_minority_of_launches_is_partial():
     assert d5.status.value == "partial" and "1 of 4 launches" in d5.detail
     assert _recs(a)["D5"].text.startswith("Some launches already turn on Liger's kernels with the HF Trainer's `--use_liger_kernel True`")
     assert _check(_audit(files(3)), "D5").status.value == "used"
+
+
+# --- Mantis: an evaluation harness folder, and a model's own resize_token_embeddings handing its arguments on ----------------
+
+def test_a_folder_of_model_eval_wrappers_is_an_evaluation_harness():
+    from checks.engine import audit_files as _af
+    from checks.roles import EVAL
+    files = {f"mantis/mllm_tools/{m}_eval.py": "import torch\n\n\nclass Eval:\n    def __call__(self, inputs):\n        return inputs\n"
+             for m in ("idefics2", "fuyu", "cogvlm", "emu2")}
+    files["mantis/mllm_tools/model_utils/otter/config.json"] = '{"hidden_size": 4544, "num_hidden_layers": 32}\n'
+    files["mantis/mllm_tools/utils.py"] = "def load(x):\n    return x\n"
+    files["mantis/train/train.py"] = _MANTIS_PY
+    a = _af((k, v.encode()) for k, v in files.items())
+    assert a.roles.role("mantis/mllm_tools/fuyu_eval.py") == EVAL
+    assert a.roles.role("mantis/mllm_tools/model_utils/otter/config.json") == EVAL
+    assert a.roles.role("mantis/train/train.py") != EVAL
+    # control: one *_eval.py among a package's modules does not make the package an evaluation harness
+    few = {k: v for k, v in files.items() if "fuyu" not in k and "cogvlm" not in k}
+    few.update({f"mantis/mllm_tools/{n}.py": "def f():\n    return 1\n" for n in ("a", "b", "c")})
+    assert _af((k, v.encode()) for k, v in few.items()).roles.role("mantis/mllm_tools/a.py") != EVAL
+
+
+def test_a_model_class_forwarding_resize_to_its_language_model_is_not_the_resize_site():
+    model = ("from torch import nn\n\n\nclass LlavaForConditionalGeneration(nn.Module):\n"
+             "    def resize_token_embeddings(self, new_num_tokens=None, pad_to_multiple_of=None):\n"
+             "        model_embeds = self.language_model.resize_token_embeddings(new_num_tokens, pad_to_multiple_of)\n"
+             "        return model_embeds\n")
+    train = ("from transformers import AutoTokenizer, Trainer\n\nfrom mm.modeling_llava import LlavaForConditionalGeneration\n\n\n"
+             "def main(args):\n    tokenizer = AutoTokenizer.from_pretrained(args.model)\n"
+             "    tokenizer.add_special_tokens({'additional_special_tokens': ['<image>']})\n"
+             "    model = LlavaForConditionalGeneration.from_pretrained(args.model)\n"
+             "    model.language_model.resize_token_embeddings(len(tokenizer))\n"
+             "    Trainer(model=model, args=args).train()\n")
+    d7 = _check(_audit({"mm/modeling_llava.py": model, "train.py": train}), "D7")
+    assert d7.status.value == "unused" and [(e.path, e.line) for e in d7.evidence] == [("train.py", 10)]
