@@ -1512,6 +1512,15 @@ def alignment_steps(facts: Facts) -> list[Call]:
              and ("optim" in c.name.lower() or any(isinstance(a, Expr) and "optim" in a.text.lower() for a in c.args[:1]))]
     return steps + [c for c in facts.calls("backward") if _ALIGN_DIR.search(c.path) and not _TEST_PATH_RE.search(c.path)]
 
+#: an HF-style model definition module (``modeling_internvl_chat.py``): its ``chat``/``batch_chat`` helpers call ``generate``
+#: for the model's users; the name of the model ("chat") does not make it an inference script
+_MODEL_MODULE = re.compile(r"(^|/)(modeling|configuration|processing|tokenization|image_processing)_\w+\.py$")
+
+
+def _inference_file(path: str) -> bool:
+    return bool(_INFER_PATH.search(path)) and not _MODEL_MODULE.search(path)
+
+
 def _does_inference(facts: Facts, p: Project) -> bool:
     """Inference is a workload of the project: an engine, a generation script/service, or online-RL rollouts.
 
@@ -1528,12 +1537,12 @@ def _does_inference(facts: Facts, p: Project) -> bool:
     if any(not _TRAIN_RECIPE_KEYS & {str(k.keys[0]) for k in facts.files[e.path].configs if k.keys}
            for e in facts.config("infer_backend") if len(e.keys) == 1 and e.path in facts.files):
         return True
-    if any(_INFER_PATH.search(c.path) and "Trainer" not in c.text for c in facts.calls("generate", "pipeline")):
+    if any(_inference_file(c.path) and "Trainer" not in c.text for c in facts.calls("generate", "pipeline")):
         return True
     # a model's own decoding loop named for its method (Medusa ``model.medusa_generate(input_ids, ...)`` streamed by
     # ``medusa/inference/cli.py``; EAGLE ``ea_generate``): a method call ending in ``_generate`` in an inference-named file
     # (``generate_candidates``, ``generate_medusa_buffers`` build parts of a step and are not the loop)
-    if any(_INFER_PATH.search(c.path) and c.name.count(".") >= 1 and "Trainer" not in c.text
+    if any(_inference_file(c.path) and c.name.count(".") >= 1 and "Trainer" not in c.text
            for c in facts.calls_where(_GENERATE_METHOD.fullmatch)):
         return True
     # Megatron Core's own inference engines (``megatron.core.inference.engines``), built by its inference scripts

@@ -383,3 +383,16 @@ def test_a_model_class_forwarding_resize_to_its_language_model_is_not_the_resize
              "    Trainer(model=model, args=args).train()\n")
     d7 = _check(_audit({"mm/modeling_llava.py": model, "train.py": train}), "D7")
     assert d7.status.value == "unused" and [(e.path, e.line) for e in d7.evidence] == [("train.py", 10)]
+
+
+def test_a_model_modules_chat_helper_is_no_inference_workload():
+    chat_model = ("import torch\nfrom transformers import PreTrainedModel\n\n\nclass InternVLChatModel(PreTrainedModel):\n"
+                  "    def chat(self, tokenizer, pixel_values, question, generation_config):\n"
+                  "        model_inputs = tokenizer(question, return_tensors='pt')\n"
+                  "        return self.generate(pixel_values=pixel_values, input_ids=model_inputs['input_ids'], **generation_config)\n")
+    train = _MANTIS_PY.replace("import transformers\n", "import transformers\n\nfrom mm.modeling_internvl_chat import InternVLChatModel\n")
+    a = _audit({"mm/modeling_internvl_chat.py": chat_model, "train.py": train})
+    assert not a.project.does_inference and _check(a, "J5").status.value == "n/a"
+    # control: the same helper called from a chat demo is an inference workload
+    demo = "from mm.modeling_internvl_chat import InternVLChatModel\n\nmodel = InternVLChatModel.from_pretrained('x')\nprint(model.generate(x))\n"
+    assert _audit({"mm/modeling_internvl_chat.py": chat_model, "train.py": train, "chat_demo.py": demo}).project.does_inference
