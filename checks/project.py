@@ -103,7 +103,9 @@ _INFER_PATH = re.compile(
     re.I,
 )
 #: a model's own generation method (``medusa_generate``, ``ea_generate``, ``stream_generate``): a name ending in ``_generate``
-_GENERATE_METHOD = re.compile(r"[a-z]\w*_generate")
+#: (and a model API's own generation entry point: VILA's ``model.generate_content(prompt)`` in ``serving/server.py`` and
+#: ``llava/cli/infer.py``)
+_GENERATE_METHOD = re.compile(r"[a-z]\w*_generate|generate_(content|stream|text|response|chat)")
 _SERVING_LAUNCHERS = ("vllm", "sglang", "lmdeploy", "text-generation-launcher", "trtllm-serve", "trtllm-build", "tritonserver")
 _SERVING_IMAGES = ("vllm/vllm-openai", "lmsysorg/sglang", "text-generation-inference", "tritonserver", "openmmlab/lmdeploy")
 # trainers that generate rollouts every step (their throughput is inference throughput)

@@ -396,3 +396,12 @@ def test_a_model_modules_chat_helper_is_no_inference_workload():
     # control: the same helper called from a chat demo is an inference workload
     demo = "from mm.modeling_internvl_chat import InternVLChatModel\n\nmodel = InternVLChatModel.from_pretrained('x')\nprint(model.generate(x))\n"
     assert _audit({"mm/modeling_internvl_chat.py": chat_model, "train.py": train, "chat_demo.py": demo}).project.does_inference
+
+
+def test_a_server_generating_through_the_models_own_api_is_an_inference_workload():
+    server = ("from fastapi import FastAPI\n\nimport llava\n\napp = FastAPI()\nmodel = llava.load('Efficient-Large-Model/NVILA-8B')\n\n\n"
+              "@app.post('/chat/completions')\nasync def chat(request):\n    return model.generate_content(request.prompt)\n")
+    files = {"train.py": _MANTIS_PY, "serving/server.py": server}
+    assert _audit(files).project.does_inference
+    files["serving/server.py"] = server.replace("model.generate_content(request.prompt)", "model.tokenize(request.prompt)")
+    assert not _audit(files).project.does_inference
