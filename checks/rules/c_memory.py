@@ -1240,6 +1240,17 @@ class C2FP8(Check):
         if used:
             backend = sorted(kinds)[0] if len(kinds) == 1 else "+".join(sorted(kinds))
             return Outcome(U, [f.ev(x) for x in used], f"FP8 training via {backend}", {"fp8": True, "fp8_backend": backend})
+        # a recipe that swaps in the project's FP8 model through its own quantization option (VILA
+        # ``scripts/fp8training/sft_qwen_fp8.sh``: ``--quantize_model "fp8Linear_qwen2"``, COAT's FP8 linear layers)
+        named = [s for s in f.settings(*_FP8_MODEL_KEYS) if s.source in ("launcher", "config") and isinstance(s.value, str)
+                 and "fp8" in s.value.lower() and not _TEST_FILE.search(s.path)]
+        if named:
+            runs = [x for x in f.launches() if "per_device_train_batch_size" in x.script_args or "learning_rate" in x.script_args]
+            s0 = named[0]
+            share = f"{len(named)} of {len(runs)} training launches" if len(runs) > len(named) else "its training launches"
+            return Outcome(P if len(named) * 2 < len(runs) else U, evs(named[:10]),
+                           f"FP8 training through the project's own option in {share} ({s0.path}:{s0.line}: "
+                           f"{s0.key} {s0.value!r})", {"fp8": len(named) * 2 >= len(runs), "fp8_backend": str(s0.value)})
         # a layer's local ``te.fp8_autocast(enabled=False)`` or a builder's ``fp8=False`` keyword turns FP8 off in that
         # code only: "explicitly disabled" needs a setting of the run (config, launch flag, assignment, argument default)
         setting_off = [x for x in off_ if not isinstance(x, Call) and getattr(x, "source", "") != "call"]
@@ -1263,6 +1274,9 @@ class C2FP8(Check):
 
 
 # --- C3 activation checkpointing ------------------------------------------------
+
+#: a project's own switch that picks a quantized (FP8) model class for training
+_FP8_MODEL_KEYS = ("quantize_model", "quantization", "quant_type", "quantize", "quant_mode")
 
 _GC_BOOL_KEYS = (
     "gradient_checkpointing", "enable_activation_checkpointing", "activation_checkpointing", "use_gradient_checkpointing",

@@ -405,3 +405,18 @@ def test_a_server_generating_through_the_models_own_api_is_an_inference_workload
     assert _audit(files).project.does_inference
     files["serving/server.py"] = server.replace("model.generate_content(request.prompt)", "model.tokenize(request.prompt)")
     assert not _audit(files).project.does_inference
+
+
+# --- VILA: FP8 training picked by the project's own --quantize_model in one recipe ----------------------------------------
+
+def test_fp8_through_the_projects_quantize_option_in_one_recipe_is_partial():
+    def launch(extra: str) -> str:
+        return ("torchrun --nproc_per_node 8 llava/train/train_mem.py \\\n    --deepspeed scripts/zero3.json \\\n"
+                "    --learning_rate 2e-5 \\\n" + extra + "    --bf16 True\n")
+    files = {"llava/train/train_mem.py": _MANTIS_PY, "scripts/sft.sh": launch(""), "scripts/pretrain.sh": launch(""),
+             "scripts/fp8training/sft_qwen_fp8.sh": launch('    --quantize_model "fp8Linear_qwen2" \\\n')}
+    c2 = _check(_audit(files), "C2")
+    assert c2.status.value == "partial" and "1 of 3 training launches" in c2.detail and "sft_qwen_fp8.sh:4" in c2.detail
+    # control: an int4 quantization option is no FP8 training
+    files["scripts/fp8training/sft_qwen_fp8.sh"] = launch('    --quantize_model "int4_awq" \\\n')
+    assert _check(_audit(files), "C2").status.value == "unused"
