@@ -1520,7 +1520,10 @@ _MODEL_MODULE = re.compile(r"(^|/)(modeling|configuration|processing|tokenizatio
 
 
 def _inference_file(path: str) -> bool:
-    return bool(_INFER_PATH.search(path)) and not _MODEL_MODULE.search(path)
+    """A file named or filed for inference; a model definition module counts only by its folder (``serve/modeling_qwen.py``)."""
+    if not _MODEL_MODULE.search(path):
+        return bool(_INFER_PATH.search(path))
+    return "/" in path and bool(_INFER_PATH.search(path.rsplit("/", 1)[0]))
 
 
 def _does_inference(facts: Facts, p: Project) -> bool:
