@@ -8,10 +8,9 @@ top-level declaration (the shallowest requirements/environment file that names t
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from checks.engine import Audit
-from checks.rules.d_compute import dep_version
+from checks.rules.d_compute import version_bounds
 
 #: the PyTorch release each piece of advice needs: torch.compile and SDPA (2.0), ``fused=True`` on AdamW (2.0),
 #: ``expandable_segments`` in ``PYTORCH_CUDA_ALLOC_CONF`` (2.1), Liger Kernel (``torch>=2.1.2``), Float8 training
@@ -29,15 +28,7 @@ def torch_cap(audit: Audit) -> tuple[tuple[int, ...], str, str] | None:
         return None
     depth = min(d.path.count("/") for d in deps)
     top = [d for d in deps if d.path.count("/") == depth]
-
-    class _Only:  # dep_version over the top-level declarations only
-        def __init__(self, items: list[Any]) -> None:
-            self._items = items
-
-        def deps(self, name: str) -> list[Any]:
-            return self._items
-
-    _, hi, _ = dep_version(_Only(top), "torch")  # type: ignore[arg-type]
+    _, hi = version_bounds(top)
     if hi is None:
         return None
     d0 = next(d for d in top if re.search(r"[=<]", d.spec or ""))

@@ -677,6 +677,12 @@ _FRAMEWORK_CALLED = re.compile(r"^(forward|__\w+__|\w*_step|on_\w+|compute_\w+|c
                                r"collate\w*|call|run|main|train|fit_\w+|hook\w*|\w+_hook)$")
 
 
+def launches_with_train_args(facts: Facts) -> list[Any]:
+    """The launches that start a training run: those passing a per-device batch size or a learning rate (not a data
+    preparation or conversion script's ``python prepare.py``)."""
+    return [x for x in facts.launches() if "per_device_train_batch_size" in x.script_args or "learning_rate" in x.script_args]
+
+
 def uncalled_function(facts: Facts, c: Any) -> str | None:
     """The name of the function ``c`` sits in when nothing in the scanned project calls that function (Mantis keeps
     OpenFlamingo's ``Flamingo.wrap_fsdp``, whose ``enable_wrap(wrapper_cls=FSDP)`` no script of Mantis reaches), else None.

@@ -28,6 +28,7 @@ from ._helpers import (
     guard_flags,
     guard_off,
     helper_callers_off,
+    launches_with_train_args,
     off,
     off_detail,
     on,
@@ -1245,7 +1246,7 @@ class C2FP8(Check):
         named = [s for s in f.settings(*_FP8_MODEL_KEYS) if s.source in ("launcher", "config") and isinstance(s.value, str)
                  and "fp8" in s.value.lower() and not _TEST_FILE.search(s.path)]
         if named:
-            runs = [x for x in f.launches() if "per_device_train_batch_size" in x.script_args or "learning_rate" in x.script_args]
+            runs = launches_with_train_args(f)
             s0 = named[0]
             share = f"{len(named)} of {len(runs)} training launches" if len(runs) > len(named) else "its training launches"
             return Outcome(P if len(named) * 2 < len(runs) else U, evs(named[:10]),

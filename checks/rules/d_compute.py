@@ -21,6 +21,7 @@ from ._helpers import (
     flag_state,
     guard_flags,
     guard_off,
+    launches_with_train_args,
     parse_expr,
     recipe_majority,
     registry_off,
@@ -49,9 +50,14 @@ def _vtuple(text: str) -> tuple[int, ...]:
 
 def dep_version(facts: Facts, name: str) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None, list]:
     """(lowest version allowed, highest version allowed) of a dependency over its declarations; None where unbounded."""
+    found = facts.deps(name)
+    return (*version_bounds(found), found)
+
+
+def version_bounds(found: list) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
+    """(lowest, highest) version the given declarations of one dependency allow; None where unbounded."""
     lo: tuple[int, ...] | None = None
     hi: tuple[int, ...] | None = None
-    found = facts.deps(name)
     for d in found:
         for op, ver in _VERSION.findall(d.spec or ""):
             v = _vtuple(ver)
@@ -59,7 +65,7 @@ def dep_version(facts: Facts, name: str) -> tuple[tuple[int, ...] | None, tuple[
                 lo = max(lo, v) if lo else v
             if op in {"==", "<=", "<"}:
                 hi = min(hi, v) if hi else v
-    return lo, hi, found
+    return lo, hi
 
 
 #: a vendored HF T5 copy (LAVIS ``modeling_t5.py``) that swaps in apex's fused RMSNorm if apex is importable; the project
@@ -1841,7 +1847,7 @@ def _hf_flag_launch_share(f: Facts, used: list) -> tuple[str, list, list] | None
     train."""
     if not used or any(not (isinstance(x, Setting) and x.source == "launcher" and x.name == "use_liger_kernel") for x in used):
         return None
-    runs = [x for x in f.launches() if "per_device_train_batch_size" in x.script_args or "learning_rate" in x.script_args]
+    runs = launches_with_train_args(f)
     on = [x for x in runs if truthy(x.script_args.get("use_liger_kernel")) is True]
     if len(runs) < 3 or len(on) * 2 >= len(runs):
         return None
