@@ -8,7 +8,7 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from copy import deepcopy
 from dataclasses import dataclass, field, replace
@@ -357,6 +357,8 @@ def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorde
     inside = [ff.alone() if isinstance(ff, Pending) else ff for ff in by_path.values() if roles.by_path[ff.path] in IN_SCOPE]
     outside = [ff for ff in by_path.values() if roles.by_path[ff.path] not in IN_SCOPE]
     facts = Facts(inside)
+    facts._s["library_copies"] = tuple(roles.library_copies)
+    facts._s["entry_points"] = tuple(roles.entry_points)
     # what the project's own docs say it runs (a multi-node launch documented only in docs/*.qmd) decides whether a check
     # applies (E1); never whether a practice is used, so these hints stay in scope
     documented = [h for ff in outside if roles.by_path[ff.path] == DOCS for h in ff.doc_hints]
@@ -519,8 +521,10 @@ _ROLE_RANK = {"training": 0, "launch": 0, "config": 0, "code": 1, "guide": 2, "b
 _SIDELINE = re.compile(r"(^|/)(experiments?|experimental|contrib|sandbox|playground|prototypes?|legacy|deprecated)/")
 
 
-def _by_role(items: list[Evidence]) -> list[Evidence]:
-    return sorted(items, key=lambda e: (_ROLE_RANK.get(e.role or "", len(_ROLE_RANK)), bool(_SIDELINE.search(e.path))))
+def _by_role(items: list[Evidence], copies: Sequence[str] = ()) -> list[Evidence]:
+    """... and within a rank, the project's own code before a library copy's that it imports (VILA's ``llava/trl/``)."""
+    return sorted(items, key=lambda e: (_ROLE_RANK.get(e.role or "", len(_ROLE_RANK)),
+                                        any(e.path.startswith(d + "/") for d in copies), bool(_SIDELINE.search(e.path))))
 
 
 def _with_role(items: list[Evidence], roles: Roles) -> list[Evidence]:
@@ -693,7 +697,7 @@ def audit_files(
     if kept is None:  # a reused audit's results have their notes and their evidence in order already
         _note_distributions(facts, results)
         for r in results:
-            r.evidence = _by_role(_with_role(r.evidence, roles))
+            r.evidence = _by_role(_with_role(r.evidence, roles), roles.library_copies)
             r.findings = _with_role(r.findings, roles)
     audit = Audit(root, project, results, stats, facts, ignored, roles, context)
     if recorder is not None and ctx_recorder is not None and save_log is not None and index is not None:

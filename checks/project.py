@@ -965,13 +965,16 @@ _STAND_IN_NAME = re.compile(r"^/(var/)?tmp/|(^|[/_-])(dummy|fake|mock)([/_-]|$)|
 #: a tokenizer's file (NeMo ``tokenizer: {library: sentencepiece, model: 2053..._256k.model}``, ``tokenizer.model``): a
 #: vocabulary, not a checkpoint
 _TOKENIZER_FILE = re.compile(r"\.(model|spm|tiktoken|vocab|bpe)$", re.I)
+#: a bare weight file name (``"model.safetensors"``, ``"pytorch_model.bin"`` joined to a checkpoint folder): the file a
+#: loader reads from whatever checkpoint it is given, not a model
+_WEIGHT_FILE = re.compile(r"^[\w.-]+\.(safetensors|bin|pt|pth|ckpt|gguf|index\.json)$", re.I)
 
 
 def _model_like(name: str, rejected: set[str]) -> bool:
     """A value that can name a trained checkpoint: no placeholder, stand-in, estimator, hosted API model, key name or run label."""
     return not _PLACEHOLDER_NAME.search(name) and not _ESTIMATOR_NAME.match(name) and name not in rejected \
         and not _HOSTED_NAME.match(name) and not _KEY_OR_RUN_NAME.match(name) and not _STAND_IN_NAME.search(name) \
-        and not _TOKENIZER_FILE.search(name)
+        and not _TOKENIZER_FILE.search(name) and not _WEIGHT_FILE.match(name)
 
 
 def _path_names_model(named: list[tuple[str, str]], paths: frozenset[str] | set[str], counts: dict[str, int]) -> bool:

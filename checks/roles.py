@@ -151,6 +151,8 @@ class Roles:
     by_path: dict[str, str] = field(default_factory=dict)
     why: dict[str, str] = field(default_factory=dict)  # path -> short reason ("under tests/", "imported by train.py")
     entry_points: list[str] = field(default_factory=list)
+    #: folders holding a copy of a third-party library (``llava/trl``): the project calls into them, nothing else does
+    library_copies: list[str] = field(default_factory=list)
 
     def role(self, path: str) -> str:
         return self.by_path.get(path, CODE)
@@ -474,7 +476,7 @@ def _reexport_source(files: Mapping[str, FileFacts], index: Any, target: str, na
     """``from trl.trainer import DPOTrainer`` where ``trl/`` is a library copy: not the package ``__init__.py`` (which
     re-exports every trainer of the library) but the module its ``from .dpo_trainer import DPOTrainer`` names. Other
     targets, and names no import of the ``__init__`` binds, are returned as they are."""
-    if not target.endswith("__init__.py") or target.split("/", 1)[0] not in lib_copies:
+    if not target.endswith("__init__.py") or not any(target.startswith(c + "/") for c in lib_copies):
         return [target]
     out: list[str] = []
     for i2 in files[target].imports:
@@ -903,20 +905,26 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     # 2c. a copy of a third-party library kept at the root under its import name (LLaVA-NeXT ships ``trl/`` with
     # ``__version__ = "0.7.11.dev0"``): the library's code, whatever of it the project imports, not the project's settings;
     # never the project's own package (the trl repository's ``trl/``, named by its pyproject or setup.py)
+    # and the same copy nested in the project's package (VILA's ``llava/trl/``, imported as ``llava.trl.trainer``)
     own = _own_distributions(files)
     lib_copies: set[str] = set()
-    for d in sorted({p.split("/", 1)[0] for p in paths if "/" in p}):
+    for d in sorted({p.rsplit("/", 1)[0] for p in paths if p.endswith("/__init__.py")}):
+        name = d.rsplit("/", 1)[-1]
         init = files.get(f"{d}/__init__.py")
         # (a repository whose packaging names no distribution, a wheel's tree, may be that library itself: not judged)
-        if d not in _UPSTREAM or not own or d in own or init is None or not any(
+        if name not in _UPSTREAM or not own or name in own or init is None or not any(
                 a.name == "__version__" and isinstance(a.value, str) for a in init.assigns):
+            continue
+        if any(d.startswith(c + "/") for c in lib_copies):
             continue
         if not any(files[p].kind == "python" and not p.startswith(d + "/") and p not in roles.by_path for p in paths):
             continue
         lib_copies.add(d)
         for p in paths:
             if p.startswith(d + "/") and p not in roles.by_path:
-                roles.by_path[p], roles.why[p] = VENDORED, f"a copy of the {d} library ({d}/__init__.py declares its own __version__)"
+                roles.by_path[p], roles.why[p] = VENDORED, f"a copy of the {name} library ({d}/__init__.py declares its own __version__)"
+
+    roles.library_copies = sorted(lib_copies)
 
     # 3. a dev Makefile: one without a training launch
     for p in paths:

@@ -212,6 +212,15 @@ class Facts:
         self.check_id = check_id
         self._memo: dict[tuple[Any, ...], list[Setting]] = {}
 
+    def in_library_copy(self, path: str) -> bool:
+        """Whether ``path`` sits in a copy of a third-party library kept in the tree (VILA's ``llava/trl/``, see
+        :class:`checks.roles.Roles`): only the project calls its functions."""
+        return any(path.startswith(d + "/") for d in self._s.get("library_copies", ()))
+
+    def entry_point(self, path: str) -> bool:
+        """Whether a launch, a documented command or a console script runs ``path`` (see :class:`checks.roles.Roles`)."""
+        return path in self._s.get("entry_points", ())
+
     # -- views -----------------------------------------------------------
     def for_check(self, check_id: str) -> Facts:
         return Facts((), check_id=check_id, _shared=self._s)

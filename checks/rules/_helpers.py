@@ -693,8 +693,28 @@ def uncalled_function(facts: Facts, c: Any) -> str | None:
     if facts.calls(func) or any(r.name.rsplit(".", 1)[-1] == func for r in facts.refs(func)):
         return None  # called, or handed on as a value (a registry's ``ModelFactory.get_fsdp_wrapped_model``)
     # a module-level function of a library is its public API (``wrap(model, config)``): only a method kept on a class that
-    # nothing calls is dead code
-    return func if class_at(facts, c.path, c.line) else None
+    # nothing calls is dead code; but in a copy of a library kept inside the project (VILA's ``llava/trl/trainer/utils.py``
+    # ``get_quantization_config``) the project is the only caller
+    return func if class_at(facts, c.path, c.line) or facts.in_library_copy(c.path) else None
+
+
+def main_block_only(facts: Facts, c: Any) -> str | None:
+    """The function ``c`` sits in when only its own file's ``if __name__ == "__main__":`` block calls it and no launch runs
+    that file (VILA's encoder imports ``get_pca_map`` from ``visualize_features.py``, whose ``main()`` streams a dataset
+    for a plot when someone runs the file by hand), else None."""
+    func = getattr(c, "func", None)
+    if not func or facts.entry_point(c.path) or class_at(facts, c.path, c.line):
+        return None
+    def elsewhere(x: Any) -> bool:  # a call in another file: its own ``main()`` unless it imports this one's
+        ff = facts.files.get(x.path)
+        return x.name != func or ff is None or any(i.name == func for i in ff.imports)
+
+    calls = [x for x in facts.calls(func) if x.path == c.path or elsewhere(x)]
+    if not calls or any(x.path != c.path or "__main__" not in (x.guard or "") for x in calls):
+        return None
+    if any(r.path != c.path for r in facts.refs(func)):
+        return None  # handed on as a value elsewhere
+    return func
 
 
 def _public_api_method(facts: Facts, p: Any, loose: list[Any]) -> bool:

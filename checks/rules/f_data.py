@@ -19,7 +19,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
 from ..facts.types import RETURNED_DICT
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
-from ..project import _INFERENCE_ENGINES, _SERVE_PATH, _library_demo_lines, recipe_files
+from ..project import _INFERENCE_ENGINES, _SERVE_PATH, _absolute_module, _library_demo_lines, recipe_files
 from ._helpers import (
     HF_DEFAULTS,
     _module_names,
@@ -32,6 +32,7 @@ from ._helpers import (
     hook_built_batches,
     hook_fed_loaders,
     inputs_replaced,
+    main_block_only,
     parse_expr,
     unreached_note,
     unreached_sites,
@@ -5128,7 +5129,8 @@ class F9StreamingDatasets(_DataCheck):
         train = ctx.project.training_files
 
         def live(x: Any) -> bool:
-            return not _in_tests(x.path) and (not train or x.path in train) and not (isinstance(x, Call) and guard_off(f, x))
+            return not _in_tests(x.path) and (not train or x.path in train) and not (
+                isinstance(x, Call) and (guard_off(f, x) or main_block_only(f, x)))
 
         materialised: list[Call] = []
         for r in f.refs("IterableDataset"):
@@ -5175,8 +5177,13 @@ def _never_built(f: Facts, r: Any) -> bool:
     # never this one: a module used for something else. A module nothing imports by name (a library's dataset classes
     # its configs build by string) is not judged this way
     mods = _module_names(r.path)
+    # (a relative import names one module: ``from .utils import *`` in ``llava/model/quantization/`` is not VILA's
+    # ``llava/trl/trainer/utils.py``)
     users = [i for i in f.records("imports") if i.name and i.path != r.path
-             and any(m == i.module.lstrip(".") or m.endswith("." + i.module.lstrip(".")) for m in mods)]
+             and (_absolute_module(i.module, i.path) in mods if i.module.startswith(".")
+                  else any(m == i.module or m.endswith("." + i.module) for m in mods) if "." in i.module
+                  # (a one-word ``from utils import *`` is a script's sibling module)
+                  else i.path.rpartition("/")[0] == r.path.rpartition("/")[0] and r.path.endswith(f"/{i.module}.py"))]
     if not users or any(i.name in (name, "*") for i in users):
         return False
     if any(c.short == name for c in f.calls(name)):

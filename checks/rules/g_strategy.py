@@ -54,6 +54,7 @@ from ._helpers import (
     hf_sites_training_first,
     parse_expr,
     set_under_off_branch,
+    uncalled_function,
     uses_hf_trainer,
 )
 from ._registry import recipes_calling, split_text, total_recipes
@@ -1486,7 +1487,7 @@ _PEFT_CALLS = (
     "FastModel.get_peft_model", "inject_adapter_in_model", "mark_only_lora_as_trainable", "loralib.*",
 )
 _LORA_SWITCHES = ("lora_enable", "use_lora", "use_peft", "lora", "enable_lora", "use_llm_lora", "peft", "do_lora", "lora_train",
-                  "train_lora", "apply_lora", "with_lora", "finetune_lora")
+                  "train_lora", "apply_lora", "with_lora", "finetune_lora", "low_rank_training")
 #: the owner of an ``enable`` switch that is LoRA's (``LoraArgs.enable``, ``lora.enable``, ``LoRAConfig.enabled``)
 _LORA_OWNER = re.compile(r"(?i)(^|[._])q?lora(_?(args|arguments|config|cfg|params))?$")
 _LORA_VALUES = re.compile(r"^(q?lora|longlora|adalora|dora|lora\+|loraplus|pissa|olora|vera|loha|lokr|oft|boft|ia3|"
@@ -1500,11 +1501,13 @@ _TRAIN_SIDE_CALLS = {"backward", "Trainer", "SFTTrainer", "DPOTrainer", "Trainin
 
 
 def _bnb_4bit(f: Facts) -> list[Any]:
-    out: list[Any] = [c for c in _live(f, f.calls("BitsAndBytesConfig")) if truthy(c.kwargs.get("load_in_4bit")) is True]
+    # (a helper no code of the project calls builds no model: the 4-bit config of a library copy's ``get_quantization_config``)
+    out: list[Any] = [c for c in _live(f, f.calls("BitsAndBytesConfig")) if truthy(c.kwargs.get("load_in_4bit")) is True
+                      and not uncalled_function(f, c)]
     # a call keyword (``BitsAndBytesConfig(load_in_4bit=True, ...) if lora_args.q_lora else None``) counts only when the
     # call's own branch is live, as the call above does
     out += [s for s in f.effective("load_in_4bit", "load_4bit") if truthy(s.value) is True
-            and not (s.source == "call" and (c := _setting_call(f, s)) is not None and guard_off(f, c))]
+            and not (s.source == "call" and (c := _setting_call(f, s)) is not None and (guard_off(f, c) or uncalled_function(f, c)))]
     out += [s for s in f.effective("quantization_bit", "quant_bits") if as_number(s.value) == 4]
 
     def training_side(path: str) -> bool:

@@ -1,0 +1,128 @@
+"""Round 38 (issue #9): the leftovers of the VILA and OLMo-core reviews (corpus/HELDOUT.md), read as a new user would. Each
+test is one false claim of those reports, made from the shape of the real code, with a control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+
+
+def _audit(files: dict[str, str]):
+    return audit_files((k, v.encode()) for k, v in files.items())
+
+
+def _check(audit, cid: str):
+    return next(r for r in audit.results if r.id == cid)
+
+
+# --- VILA: a copy of HF TRL kept inside the package (``llava/trl/``, ``__version__ = "0.7.11.dev0"``) ---------------------------
+
+_TRL_INIT = '__version__ = "0.7.11.dev0"\n\nfrom .trainer import DPOTrainer, SFTTrainer, get_quantization_config\n'
+_TRL_TRAINER_INIT = ("from .dpo_trainer import DPOTrainer\nfrom .sft_trainer import SFTTrainer\n"
+                     "from .utils import DPODataCollatorWithPadding, get_quantization_config\n")
+_TRL_UTILS = (
+    "import torch\nfrom peft import LoraConfig\nfrom torch.utils.data import IterableDataset\nfrom transformers import BitsAndBytesConfig\n\n\n"
+    "class DPODataCollatorWithPadding:\n    def __call__(self, features):\n        return features\n\n\n"
+    "class ConstantLengthDataset(IterableDataset):\n    def __iter__(self):\n        yield from self.buffer\n\n\n"
+    "def get_quantization_config(model_config):\n    if model_config.load_in_4bit:\n"
+    "        quantization_config = BitsAndBytesConfig(\n            load_in_4bit=True,\n"
+    "            bnb_4bit_compute_dtype=model_config.torch_dtype,\n        )\n    else:\n        quantization_config = None\n"
+    "    return quantization_config\n\n\n"
+    "def get_peft_config(model_config):\n    if model_config.use_peft is False:\n        return None\n"
+    "    return LoraConfig(r=model_config.lora_r, lora_alpha=model_config.lora_alpha, task_type='CAUSAL_LM')\n"
+)
+_TRL_SFT = ("from transformers import Trainer\nfrom .utils import ConstantLengthDataset\n\n\n"
+            "class SFTTrainer(Trainer):\n    def _prepare(self, dataset):\n        return ConstantLengthDataset(dataset)\n")
+_TRL_DPO = "from transformers import Trainer\nfrom .utils import DPODataCollatorWithPadding\n\n\nclass DPOTrainer(Trainer):\n    pass\n"
+_VILA_TRAIN = (
+    "import transformers\nfrom peft import LoraConfig, get_peft_model\n"
+    "from llava.trl.trainer.utils import DPODataCollatorWithPadding\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser((ModelArguments, TrainingArguments))\n"
+    "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)\n"
+    "    if training_args.low_rank_training:\n"
+    "        model = get_peft_model(model, LoraConfig(r=8, lora_alpha=16, target_modules=['q_proj', 'v_proj']))\n"
+    "    trainer = transformers.Trainer(model=model, args=training_args, train_dataset=dataset)\n    trainer.train()\n\n\n"
+    "if __name__ == '__main__':\n    train()\n"
+)
+_VILA_SH = ("#!/bin/bash\ntorchrun --nnodes=$NNODES --nproc_per_node=8 llava/train/train_llm_to_long.py \\\n"
+            "    --model_name_or_path Efficient-Large-Model/qwen2-7b \\\n    --bf16 True \\\n"
+            "    --low_rank_training {lrt} \\\n    --gradient_accumulation_steps 4 \\\n    --output_dir runs/long\n")
+
+
+#: the serving builder sets ``load_in_4bit`` by name (``kwargs["load_in_4bit"] = True``), so the copy's guard is not off
+_BUILDER = ("def load_pretrained_model(model_path, load_4bit=False):\n    kwargs = {}\n    if load_4bit:\n"
+            "        kwargs['load_in_4bit'] = True\n    return kwargs\n")
+
+
+def _vila(low_rank: str = "True", init: str = _TRL_INIT):
+    return _audit({"llava/model/builder.py": _BUILDER, "pyproject.toml": '[project]\nname = "vila"\n', "llava/__init__.py": "", "llava/trl/__init__.py": init,
+                   "llava/trl/trainer/__init__.py": _TRL_TRAINER_INIT, "llava/trl/trainer/utils.py": _TRL_UTILS,
+                   "llava/trl/trainer/sft_trainer.py": _TRL_SFT, "llava/trl/trainer/dpo_trainer.py": _TRL_DPO,
+                   "llava/train/train_llm_to_long.py": _VILA_TRAIN,
+                   "longvila/train/4_extend_llm_64k.sh": _VILA_SH.format(lrt=low_rank)})
+
+
+def test_a_library_copy_nested_in_the_package_is_vendored():
+    a = _vila()
+    roles = a.roles.by_path
+    assert roles["llava/trl/trainer/sft_trainer.py"] == "vendored", a.roles.why["llava/trl/trainer/sft_trainer.py"]
+    assert roles["llava/trl/trainer/utils.py"] == "training"  # the project imports its collator
+    assert a.roles.library_copies == ["llava/trl"]
+    # control: without its own __version__ it is the project's own sub-package
+    b = _vila(init=_TRL_INIT.replace('__version__ = "0.7.11.dev0"\n', ""))
+    assert b.roles.by_path["llava/trl/trainer/sft_trainer.py"] != "vendored" and b.roles.library_copies == []
+
+
+def test_longlora_switch_is_lora_and_an_uncalled_4bit_helper_of_the_copy_is_no_qlora():
+    g4 = _check(_vila(), "G4")
+    assert g4.status.value == "used" and "QLoRA" not in g4.detail, g4.detail
+    assert any(e.path.endswith("4_extend_llm_64k.sh") for e in g4.evidence)
+    # control: the same helper, called by the project's own code, builds the model's 4-bit base
+    a = _audit({"pyproject.toml": '[project]\nname = "vila"\n', "llava/__init__.py": "", "llava/trl/__init__.py": _TRL_INIT,
+                "llava/model/builder.py": _BUILDER, "llava/trl/trainer/__init__.py": _TRL_TRAINER_INIT, "llava/trl/trainer/utils.py": _TRL_UTILS,
+                "llava/trl/trainer/sft_trainer.py": _TRL_SFT, "llava/trl/trainer/dpo_trainer.py": _TRL_DPO,
+                "llava/train/train_llm_to_long.py": _VILA_TRAIN.replace(
+                    "from llava.trl.trainer.utils import DPODataCollatorWithPadding",
+                    "from llava.trl.trainer.utils import DPODataCollatorWithPadding, get_quantization_config").replace(
+                    "from_pretrained(model_args.model_name_or_path)",
+                    "from_pretrained(model_args.model_name_or_path, quantization_config=get_quantization_config(model_args))"),
+                "longvila/train/4_extend_llm_64k.sh": _VILA_SH.format(lrt="True").replace(
+                    "--bf16 True", "--bf16 True \\\n    --load_in_4bit True")})
+    assert "QLoRA" in _check(a, "G4").detail
+
+
+def test_a_relative_star_import_of_another_utils_does_not_build_the_copys_iterable_dataset():
+    files = {"pyproject.toml": '[project]\nname = "vila"\n', "llava/__init__.py": "", "llava/trl/__init__.py": _TRL_INIT,
+             "llava/trl/trainer/__init__.py": _TRL_TRAINER_INIT, "llava/trl/trainer/utils.py": _TRL_UTILS,
+             "llava/trl/trainer/sft_trainer.py": _TRL_SFT, "llava/trl/trainer/dpo_trainer.py": _TRL_DPO,
+             "llava/model/quantization/utils.py": "def quantize(x):\n    return x\n",
+             "llava/model/quantization/qlinear.py": "from .utils import *\n",
+             "llava/train/train_llm_to_long.py": "import llava.model.quantization.qlinear\n" + _VILA_TRAIN,
+             "longvila/train/4_extend_llm_64k.sh": _VILA_SH.format(lrt="True")}
+    assert _check(_audit(files), "F9").status.value == "unused", _check(_audit(files), "F9").detail
+    # control: the project's own star import of that very module may build it
+    files["llava/train/train_llm_to_long.py"] = "from llava.trl.trainer.utils import *\n" + _VILA_TRAIN
+    assert _check(_audit(files), "F9").status.value == "used"
+
+
+_VISUALIZE = (
+    "import argparse\nfrom datasets import load_dataset\nfrom torch.utils.data import DataLoader\n\n\n"
+    "def get_pca_map(features):\n    return features\n\n\n"
+    "def main():\n    parser = argparse.ArgumentParser()\n    args = parser.parse_args()\n"
+    "    dataset = load_dataset(args.dataset, split=args.split)\n"
+    "    dataset = dataset.to_iterable_dataset(num_shards=8)\n"
+    "    loader = DataLoader(dataset, batch_size=args.batch_size)\n    for batch in loader:\n        get_pca_map(batch)\n\n\n"
+    "if __name__ == '__main__':\n    main()\n"
+)
+
+
+def test_a_modules_own_main_block_streaming_for_a_plot_is_not_the_training_data():
+    files = {"llava/model/encoder/visualize_features.py": _VISUALIZE,
+             "llava/model/encoder/radio_encoder.py": "from .visualize_features import get_pca_map\n\n\nclass RADIO:\n    pass\n",
+             "llava/train/train.py": "from llava.model.encoder.radio_encoder import RADIO\n" + _VILA_TRAIN,
+             "scripts/train.sh": "torchrun --nproc_per_node=8 llava/train/train.py --bf16 True --output_dir runs/a\n"}
+    assert _check(_audit(files), "F9").status.value == "unused", _check(_audit(files), "F9").detail
+    # control: a launch runs that file itself
+    files["scripts/viz.sh"] = "torchrun --nproc_per_node=8 llava/model/encoder/visualize_features.py --dataset c4\n"
+    assert _check(_audit(files), "F9").status.value == "used"
+
