@@ -2073,12 +2073,25 @@ def _nanotron(facts: Facts, key: str) -> list[ConfigEntry]:
     return [e for e in facts.config(f"parallelism.{key}") if not isinstance(e.value, Container)]
 
 
+def _degree_configs(facts: Facts, kind: str) -> list[tuple[float, Any]]:
+    """(degree, call) for each live ``<kind>Parallel...Config(degree=N)`` a recipe builds (OLMo-core
+    ``ep_config=TransformerExpertParallelConfig(degree=-1)`` in ``src/scripts/train/OLMoE2-large.py``,
+    ``pp_config=TransformerPipelineParallelConfig(degree=2, ...)``): the size that recipe runs with."""
+    pat = re.compile(rf"{kind}Parallel\w*Config$")
+    out: list[tuple[float, Any]] = []
+    for c in facts.calls_where(pat.search):
+        n = as_number(c.kwargs.get("degree"))
+        if n is not None and not _TEST_PATH.search(c.path) and not guard_off(facts, c) and not uncalled_function(facts, c):
+            out.append((n, c))
+    return out
+
+
 def tp_sizes(facts: Facts, inference: bool = False) -> list[tuple[float, Any]]:
-    return _sizes(facts, TP_NAMES, _nanotron(facts, "tp"), inference)
+    return _sizes(facts, TP_NAMES, _nanotron(facts, "tp"), inference) + _degree_configs(facts, "Tensor")
 
 
 def pp_sizes(facts: Facts, inference: bool = False) -> list[tuple[float, Any]]:
-    return _sizes(facts, PP_NAMES, _nanotron(facts, "pp"), inference)
+    return _sizes(facts, PP_NAMES, _nanotron(facts, "pp"), inference) + _degree_configs(facts, "Pipeline")
 
 
 def _torch_tp_calls(facts: Facts) -> list[Call]:
@@ -2095,7 +2108,9 @@ def _size_outcome(sizes: list[tuple[float, Any]], label: str, value_key: str, co
     big = [(n, x) for n, x in sizes if n > 1 or n == -1]
     if big:
         top = max(int(n) for n, _ in big)
-        return Outcome(U, [_ev(x, value=int(n)) for n, x in big] + [_ev(c) for c in code_sites], f"{label} size {top}", {value_key: top})
+        # (-1 alone: the size is whatever the other dimensions leave of the world, OLMo-core ``degree=-1``)
+        what = f"{label} size {top}" if top != -1 else f"{label} over the ranks the other dimensions leave (size -1)"
+        return Outcome(U, [_ev(x, value=int(n)) for n, x in big] + [_ev(c) for c in code_sites], what, {value_key: top})
     if sizes:
         return Outcome(N, [_ev(x, value=int(n)) for n, x in sizes], f"{label} size 1 ({label} off)", {value_key: 1})
     if code_sites:
@@ -2617,7 +2632,7 @@ class A7ExpertParallel(Check):
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        out = _size_outcome(_sizes(f, EP_NAMES), "expert parallel", "ep_size", [], "")
+        out = _size_outcome(_sizes(f, EP_NAMES) + _degree_configs(f, "Expert"), "expert parallel", "ep_size", [], "")
         minority = ctx.project.notes.get("moe_minority")
         option = ctx.project.notes.get("moe_option")
         if minority and out.status != Status.USED:
