@@ -314,6 +314,11 @@ _OTHER_KNOB = re.compile(r"(^|\.)(zero_optimization|offload_optimizer|offload_pa
 _BUFFER_KNOB = re.compile(r"(^|\.)(empty|empty_strided|empty_like|zeros|zeros_like|ones|ones_like|full|full_like|tensor|as_tensor"
                           r"|\w*save_on_cpu\w*|\w*[Oo]ffload\w*)\(")
 
+#: a keyword of a sharding or data-parallel config or call (OLMo-core ``TransformerDataParallelConfig(prefetch_factor=1)``,
+#: ``model.apply_fsdp(prefetch_factor=...)``: how many blocks FSDP all-gathers ahead in the forward pass, not the batches
+#: a loader's ``prefetch_factor=self.prefetch_factor`` queues)
+_SHARDING_KNOB = re.compile(r"(^|\.)\w*(DataParallel|Fsdp|FSDP|fsdp|FullyShard|fully_shard|Sharding|ZeRO|Zero)\w*\(")
+
 
 def _overridden_default(f: Facts, s: Any) -> bool:
     """A config class's field default (``NumpyDataLoaderConfig.num_workers: int = 0``) that no run gets: every construction of
@@ -348,7 +353,7 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
             if not (s.source == "call" and (s.path, s.line) in skip) and s.value is not None and not _in_tests(s.path)
             and not (s.source == "call" and s.key.split("(", 1)[0].rsplit(".", 1)[-1] in _PREP_CALLS)
             and not _OTHER_KNOB.search(s.key) and not _overridden_default(f, s)
-            and not (s.source == "call" and _BUFFER_KNOB.match(s.key))
+            and not (s.source == "call" and (_BUFFER_KNOB.match(s.key) or _SHARDING_KNOB.match(s.key)))
         ]  # a test that builds the data module with num_workers=0, or a preprocessing pool's size, is not the loader's setting
         # a caller's keyword forwarding a config value (nanotron: ``dataloader_num_workers=config.data.num_loading_workers``)
         # is followed one hop to that value; another loader's keyword forwarding its own config is not a value
