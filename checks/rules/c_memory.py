@@ -3376,7 +3376,7 @@ class C6MemoryPool(Check):
             # ``torch.sin(freqs, out=table[:, 0::2])`` in ``reset_non_persistent_buffers``), reuses no buffer step after step
             if c.func and _INIT_FUNC.search(c.func.rsplit(".", 1)[-1]):
                 continue
-            if c.name.startswith("torch.") and isinstance(out, Expr) and out.text != "None":
+            if c.name.startswith("torch.") and isinstance(out, Expr) and out.text != "None" and not _fresh_out(f, c, out.text):
                 used.append(c)
                 values.setdefault("out_buffers", True)
         for c in f.calls_with_kw("inplace"):
@@ -3403,6 +3403,22 @@ class C6MemoryPool(Check):
         detail = ("torch.cuda.empty_cache() runs in the training loop: an anti-pattern that empties the caching allocator every step"
                   if findings else "no allocator tuning or buffer reuse found")
         return Outcome(N, [], detail, {}, fnd)
+
+
+_ALLOCS = {"empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "new_empty", "new_zeros",
+           "new_ones", "new_full", "empty_strided"}
+
+
+def _fresh_out(f: Facts, c: Call, target: str) -> bool:
+    """``out=bins`` where ``bins = torch.empty_like(...)`` a few lines above in the same function (OLMo-core's MoE
+    ``torch.cumsum(batch_size_per_expert, 0, out=bins)``): a buffer allocated for this call, every call, so nothing is
+    reused across steps; the ``out=`` only names where the result goes."""
+    if not target.isidentifier():
+        return False
+    ff = f.files.get(c.path)
+    assign = re.compile(rf"^\s*{re.escape(target)}\s*=\s*[\w.]+\(")
+    return ff is not None and any(
+        a.func == c.func and 0 < c.line - a.line <= 5 and a.short in _ALLOCS and assign.match(a.text) for a in ff.calls)
 
 
 def megatron_microbatch_schedule(f: Facts) -> tuple[Call, Call] | None:
