@@ -256,6 +256,21 @@ def config_file_vote(f: Facts, sets: dict[str, tuple[Any, float]], band: Callabl
     return RecipeVote([x for x, _ in items], counts, 0, top, len(items), len(own), None, "majority", "Python config files", "")
 
 
+def script_vote(f: Facts, sets: dict[str, tuple[Any, float]], band: Callable[[float], str]) -> RecipeVote | None:
+    """Training scripts that each build their run in Python and disagree on a tuning value (OLMo-core: ``TrainerConfig(
+    metrics_collect_interval=10)`` in 29 scripts of ``src/scripts/train``, 50 in 11, 5 in the 4 examples), each file voting
+    with the one value it sets (``sets``: file -> (call keyword setting, value)), by the verdict band of the value. None with
+    fewer than five files or when no band has a majority (then every value is judged)."""
+    own = {p: xv for p, xv in sets.items() if not _DEBUG.search(p)}
+    if len(own) < 5:
+        return None
+    counts, by_band = _by_band(own.values(), band)
+    top, items = max(by_band.items(), key=lambda kv: len(kv[1]))
+    if len(items) * 2 <= len(own) or len(counts) == 1:
+        return None  # (no majority, or nothing to vote on: every script sets the same value)
+    return RecipeVote([x for x, _ in items], counts, 0, top, len(items), len(own), None, "majority", "training scripts that set it", "")
+
+
 def component_registry(entry: str) -> str:
     """The text of a config-driven component registry (modalities 0.5.0 ``registry/components.py``) with one more model
     component, ``entry`` (its ``ComponentEntity(...)`` lines): the shared fixture of the checks' registry examples."""

@@ -579,6 +579,8 @@ def interval_settings(f: Facts, names: tuple[str, ...], strategy: str | None = N
             continue  # LAVIS ``def evaluation(...): print_freq = 10``: the evaluation loop's interval, not the training loop's
         if s.source in {"argparse-default", "field-default"} and s.value is None:
             continue
+        if s.source == "field-default" and _paces_other_output(f, s):
+            continue
         if s.name in explicit_only and s.rank == 0:
             continue
         steps, kind = interval(s.value)
@@ -608,6 +610,23 @@ def _get_defaults(f: Facts, names: tuple[str, ...], known: set[str]) -> list[Int
     return out
 
 
+#: a config class whose interval paces evaluation (OLMo-core ``EvaluatorCallback.log_interval = 5``: batches of an
+#: evaluation pass) or a progress line beside its own metrics interval (``ConsoleLoggerCallback.log_interval = 1`` next to
+#: ``metrics_log_interval``): neither says how often the training run logs its metrics
+_EVAL_OWNER = re.compile(r"Eval|Validat", re.I)
+_METRICS_INTERVAL = re.compile(r"^metrics?_\w*interval$")
+
+
+def _paces_other_output(f: Facts, s: Setting) -> bool:
+    owner = next((x.owner for x in f.records("fields") if x.path == s.path and x.line == s.line and x.name == s.name), None)
+    if owner is None:
+        return False
+    if _EVAL_OWNER.search(owner.rsplit(".", 1)[-1]):
+        return True
+    return not _METRICS_INTERVAL.match(s.name) and any(
+        x.owner == owner and x.path == s.path and _METRICS_INTERVAL.match(x.name) for x in f.records("fields"))
+
+
 _EVAL_FUNC = re.compile(r"^_*(eval\w*|valid\w*|test\w*|inference\w*|predict\w*)$", re.I)
 
 
@@ -621,7 +640,7 @@ def _registry_voted(f: Facts, items: list[Interval]) -> list[Interval]:
     """Intervals set inside config-registry recipes (torchtitan ``MetricsProcessor.Config(log_freq=1)`` in 2 of 97 recipes)
     are voted as recipes are (:func:`_registry.recipe_vote`): recipes that leave the name unset count at the config-class
     default when it is known, and the values of the minority verdict are left out; the distribution goes to the detail."""
-    from ._registry import recipe_of, recipe_vote
+    from ._registry import recipe_of, recipe_vote, script_vote
 
     by_name: dict[str, list[Interval]] = {}
     for i in items:
@@ -636,10 +655,24 @@ def _registry_voted(f: Facts, items: list[Interval]) -> list[Interval]:
                         and not _TEST_PATH.search(s.path)]
             default = (defaults[0], float(as_number(defaults[0].value) or 0)) if len({repr(s.value) for s in defaults}) == 1 else None
             vote = recipe_vote(f, [(i.fact, i.steps) for i in inside], default, _band_for(name))
+        scripts = False
+        if vote is None:
+            # call keywords each in its own script (no registry): one vote per file, the config-class defaults then apply to
+            # no counted script and are left out
+            per_file: dict[str, tuple[Any, float]] = {}
+            calls = [i for i in group if isinstance(i.fact, Setting) and i.fact.source == "call" and i.steps is not None]
+            if all(len([j for j in calls if j.fact.path == i.fact.path]) == 1 for i in calls):
+                per_file = {i.fact.path: (i.fact, i.steps) for i in calls}
+            vote = script_vote(f, per_file, _band_for(name)) if per_file else None
+            scripts = vote is not None
         if vote is None:
             out += group
             continue
         kept = [i for i in group if any(i.fact is k for k in vote.kept)]
+        if scripts:
+            f._memo[("registry-vote-note", name)] = [vote.text(name)]  # type: ignore[list-item]
+            out += kept
+            continue
         d = vote.default
         if d is not None and any(d is k for k in vote.kept) and all(i.fact is not d for i in kept):
             steps, kind = interval(d.value)
@@ -2037,7 +2070,8 @@ def _save_control_off(f: Facts) -> list[Interval]:
 
 _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq", "log_every", "log_freq", "logging_interval", "log_steps",
              "steps_per_print", "iteration_step_info_interval", "print_every", "log_every_n_iters", "console_log_interval", "display_interval",
-             "loss_log_interval")  # arctic-training ``loss_log_interval: HumanInt = Field(default=1, ge=0)``
+             "loss_log_interval",  # arctic-training ``loss_log_interval: HumanInt = Field(default=1, ge=0)``
+             "metrics_collect_interval")  # OLMo-core ``Trainer``: metrics are gathered (a device sync) and logged every N steps
 # recipes that disagree on a logging/report interval vote by I4/I5's verdict (under 10 steps or not): Megatron-LM's launches at
 # --log-interval 1, 2 and 5 are one majority against the default 100
 register_vote_bands("^(" + "|".join((*_LOG_KEYS, "tensorboard_log_interval")) + ")$", _interval_band(10))

@@ -126,3 +126,110 @@ def test_a_modules_own_main_block_streaming_for_a_plot_is_not_the_training_data(
     files["scripts/viz.sh"] = "torchrun --nproc_per_node=8 llava/model/encoder/visualize_features.py --dataset c4\n"
     assert _check(_audit(files), "F9").status.value == "used"
 
+
+# --- OLMo-core: recipes built in Python (``src/scripts/train/*.py``), each calling the library's config classes ----------------
+
+_OLMO_LIB = {
+    "mylib/train/train_module/transformer/config.py": (
+        "from dataclasses import dataclass\nfrom typing import Optional\n\n\n"
+        "@dataclass\nclass TransformerExpertParallelConfig:\n    degree: int = 1\n\n\n"
+        "@dataclass\nclass TransformerDataParallelConfig:\n    name: str = 'fsdp'\n    prefetch_factor: int = 0\n"
+        "    reduce_dtype: str = 'float32'\n\n\n"
+        "@dataclass\nclass TransformerTrainModuleConfig:\n    rank_microbatch_size: int\n"
+        "    ep_config: Optional[TransformerExpertParallelConfig] = None\n"
+        "    dp_config: Optional[TransformerDataParallelConfig] = None\n"),
+    "mylib/data/data_loader.py": (
+        "from dataclasses import dataclass\nfrom typing import Optional\nfrom torch.utils.data import DataLoader\n\n\n"
+        "@dataclass\nclass NumpyDataLoaderConfig:\n    global_batch_size: int\n    num_workers: int = 0\n"
+        "    prefetch_factor: Optional[int] = None\n\n"
+        "    def build(self, dataset):\n        return DataLoader(dataset, batch_size=None, num_workers=self.num_workers,\n"
+        "                          prefetch_factor=self.prefetch_factor)\n"),
+    "mylib/nn/moe/model.py": (
+        "import torch.nn as nn\n\n\nclass MoETransformer(nn.Module):\n    num_experts = 64\n\n"
+        "    def apply_ep(self, ep_mesh):\n        for block in self.blocks.values():\n            block.apply_ep(ep_mesh)\n"),
+    "mylib/train/train_module/transformer/common.py": (
+        "def parallelize_model(model, *, world_mesh, ep_config=None):\n"
+        "    if ep_config is not None:\n        model.apply_ep(world_mesh['ep'])\n    return model\n"),
+}
+
+
+def _olmo_recipe(extra: str = "", loader: str = "num_workers=4", trainer: str = "metrics_collect_interval=10") -> str:
+    return ("from mylib.data.data_loader import NumpyDataLoaderConfig\nfrom mylib.nn.moe.model import MoETransformer\n"
+            "from mylib.train.train_module.transformer.config import (\n    TransformerDataParallelConfig,\n"
+            "    TransformerExpertParallelConfig,\n    TransformerTrainModuleConfig,\n)\n"
+            "from mylib.train import TrainerConfig\n\n\n"
+            "def build_config():\n    model = MoETransformer()\n"
+            f"    train_module = TransformerTrainModuleConfig(\n        rank_microbatch_size=8192,{extra}\n    )\n"
+            f"    data_loader = NumpyDataLoaderConfig(global_batch_size=1024, {loader})\n"
+            f"    trainer = TrainerConfig(save_folder='/weka/run', {trainer})\n"
+            "    loss = train_module(model).backward()\n    return trainer\n\n\n"
+            "if __name__ == '__main__':\n    build_config()\n")
+
+
+def test_an_expert_parallel_config_a_recipe_builds_is_expert_parallelism():
+    ep = "\n        ep_config=TransformerExpertParallelConfig(degree=-1),"
+    a = _audit({**_OLMO_LIB, "src/scripts/train/OLMoE2-large.py": _olmo_recipe(ep), "src/scripts/train/OLMoE2-small.py": _olmo_recipe()})
+    a7 = _check(a, "A7")
+    assert a7.status.value == "used", a7.detail
+    assert "size -1" in a7.detail and a7.evidence[0].path == "src/scripts/train/OLMoE2-large.py", a7.detail
+    # control: a config of that class behind a switch that is off builds nothing
+    off = _olmo_recipe().replace("    model = MoETransformer()\n", "    model = MoETransformer()\n    if False:\n"
+                                 "        ep = TransformerExpertParallelConfig(degree=8)\n")
+    b = _audit({**_OLMO_LIB, "src/scripts/train/OLMoE2-large.py": off})
+    assert _check(b, "A7").status.value == "unused", _check(b, "A7").detail
+
+
+def test_fsdp_forward_prefetch_is_not_the_loaders_prefetch_factor():
+    dp = "\n        dp_config=TransformerDataParallelConfig(name='hsdp', prefetch_factor=1),"
+    files = {**_OLMO_LIB, **{f"src/scripts/train/run{i}.py": _olmo_recipe(dp if i < 2 else "") for i in range(4)}}
+    f2 = _check(_audit(files), "F2")
+    assert not any("DataParallel" in (e.key or "") for e in f2.evidence), [e.key for e in f2.evidence]
+    assert f2.status.value == "used" and "factor below 2" not in f2.detail, f2.detail
+    # control: the loader's own prefetch_factor=1 is a loader finding
+    files["src/scripts/train/run0.py"] = _olmo_recipe(dp, loader="num_workers=4, prefetch_factor=1")
+    f2 = _check(_audit(files), "F2")
+    assert any(e.key == "NumpyDataLoaderConfig(prefetch_factor=)" and e.value == 1 for e in f2.evidence), f2.evidence
+
+
+_OLMO_CALLBACKS = {
+    "mylib/train/callbacks/console_logger.py": (
+        "from dataclasses import dataclass\nfrom typing import Optional\n\n\n@dataclass\nclass ConsoleLoggerCallback:\n"
+        "    log_interval: int = 1\n    \"\"\"How often, in steps, to log progress to the console.\"\"\"\n\n"
+        "    metrics_log_interval: Optional[int] = None\n\n"
+        "    def post_step(self):\n        if self.step % self.log_interval != 0:\n            return\n"
+        "        log.info(self._get_progress_marker(self.step))\n"),
+    "mylib/train/callbacks/evaluator_callback.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass EvaluatorCallback:\n    eval_interval: int = 1000\n"
+        "    log_interval: int = 5\n"),
+    "mylib/train/__init__.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass TrainerConfig:\n    save_folder: str\n"
+        "    metrics_collect_interval: int = 5\n    \"\"\"How often (in steps) to collect, reduce, and log metrics.\"\"\"\n"),
+}
+
+
+def test_progress_and_evaluator_intervals_are_not_metric_logging_and_scripts_vote():
+    values = [10] * 5 + [50] * 3 + [5] * 2
+    files = {**_OLMO_LIB, **_OLMO_CALLBACKS,
+             **{f"src/scripts/train/run{i}.py": _olmo_recipe(trainer=f"metrics_collect_interval={v}") for i, v in enumerate(values)}}
+    i4 = _check(_audit(files), "I4")
+    assert i4.status.value == "used", i4.detail
+    assert "10 in 5, 50 in 3, 5 in 2" in i4.detail and "every step" not in i4.detail, i4.detail
+    # control: when most scripts collect metrics every step, that is the finding
+    files.update({f"src/scripts/train/run{i}.py": _olmo_recipe(trainer="metrics_collect_interval=1") for i in range(7)})
+    i4 = _check(_audit(files), "I4")
+    assert i4.status.value == "unused" and "every step" in i4.detail, i4.detail
+
+
+def test_an_out_buffer_allocated_the_line_before_is_no_buffer_reuse():
+    moe = ("import torch\n\n\nclass ParallelMLP(torch.nn.Module):\n"
+           "    def indices_and_bins(self, expert_indices, batch_size_per_expert):\n"
+           "        bin_ids, indices = torch.sort(expert_indices)\n"
+           "        bins = torch.empty_like(batch_size_per_expert, dtype=torch.int32)\n"
+           "        torch.cumsum(batch_size_per_expert, 0, out=bins)\n        return indices, bin_ids, bins\n")
+    files = {"mylib/nn/moe/parallel_mlp.py": moe, "train.py": "from mylib.nn.moe.parallel_mlp import ParallelMLP\n"
+             "for batch in loader:\n    loss = model(batch).loss\n    loss.backward()\n    optimizer.step()\n"}
+    assert _check(_audit(files), "C6").status.value == "unused", _check(_audit(files), "C6").detail
+    # control: a buffer kept on the module and filled every step is reuse
+    files["mylib/nn/moe/parallel_mlp.py"] = moe.replace(
+        "        bins = torch.empty_like(batch_size_per_expert, dtype=torch.int32)\n", "").replace("out=bins", "out=self.bins")
+    assert _check(_audit(files), "C6").status.value == "used"
