@@ -233,3 +233,26 @@ def test_an_out_buffer_allocated_the_line_before_is_no_buffer_reuse():
     files["mylib/nn/moe/parallel_mlp.py"] = moe.replace(
         "        bins = torch.empty_like(batch_size_per_expert, dtype=torch.int32)\n", "").replace("out=bins", "out=self.bins")
     assert _check(_audit(files), "C6").status.value == "used"
+
+
+def test_a_weight_file_name_is_no_model_name_and_a_library_copys_evidence_comes_last():
+    loader = ("import os\nfrom huggingface_hub import hf_hub_download\n\n\n"
+              "def load(pretrained_model_name_or_path):\n"
+              "    safe_filename = os.path.join(pretrained_model_name_or_path, \"model.safetensors\")\n"
+              "    if not os.path.exists(safe_filename):\n"
+              "        safe_filename = _get_checkpoint_from_hub(pretrained_model_name_or_path, token=None,\n"
+              "                                                 model_name=\"model.safetensors\",\n"
+              "                                                 model_index_name=\"model.safetensors.index.json\")\n"
+              "    return safe_filename\n")
+    a = _vila()
+    files = {"pyproject.toml": '[project]\nname = "vila"\n', "llava/__init__.py": "", "llava/train/loader.py": loader,
+             "llava/train/train_llm_to_long.py": "from llava.train.loader import load\n" + _VILA_TRAIN,
+             "longvila/train/4_extend_llm_64k.sh": _VILA_SH.format(lrt="True")}
+    b = _audit(files)
+    assert "model.safetensors" not in b.project.model_names, b.project.model_names
+    assert "Efficient-Large-Model/qwen2-7b" in b.project.model_names
+    # the copy's modules the project imports stay on the training path, after the project's own evidence
+    g4 = _check(a, "G4")
+    copy = [i for i, e in enumerate(g4.evidence) if e.path.startswith("llava/trl/")]
+    own = [i for i, e in enumerate(g4.evidence) if not e.path.startswith("llava/trl/")]
+    assert own and (not copy or max(own) < min(copy)), [e.path for e in g4.evidence]
