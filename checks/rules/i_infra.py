@@ -613,7 +613,8 @@ def _get_defaults(f: Facts, names: tuple[str, ...], known: set[str]) -> list[Int
 #: a config class whose interval paces evaluation (OLMo-core ``EvaluatorCallback.log_interval = 5``: batches of an
 #: evaluation pass) or a progress line beside its own metrics interval (``ConsoleLoggerCallback.log_interval = 1`` next to
 #: ``metrics_log_interval``): neither says how often the training run logs its metrics
-_EVAL_OWNER = re.compile(r"Eval|Validat", re.I)
+#: (not a class that merely names evaluation among other duties: realhf's ``ExperimentSaveEvalControl.save_freq_steps``)
+_EVAL_OWNER = re.compile(r"Evaluat(or|ion)|^Eval|Validat")
 _METRICS_INTERVAL = re.compile(r"^metrics?_\w*interval$")
 
 
