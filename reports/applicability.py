@@ -235,6 +235,14 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
         "目前所见配置均为 1），使 micro-batch × GPU 数 × `{flag}` 达到目标全局 batch（全局 batch 变化时相应调整学习率）。",
         "{flag}: 4  # in the run section of the training recipe\n",
     ),
+    # a project that ships its own sequence-length curriculum (OLMo-core ``VSLCurriculumConfig``): turn that on
+    ("G3", "own-curriculum"): (
+        "For pre-training, use the project's own sequence-length curriculum, `{flag}`, with a growing schedule (short "
+        "sequences first, then the full length) in a pre-training recipe's dataset config, rather than adding another.",
+        "预训练时使用项目自带的序列长度渐进 `{flag}`，在预训练 recipe 的数据集配置中选择递增的调度（先短序列，再到完整长度），"
+        "而不是另外引入一套。",
+        "# in a pre-training recipe's dataset config: {flag} with its growing schedule (short sequences first)\n",
+    ),
     ("F1", "grain"): (
         "Give the Grain pipeline worker processes: end it with `dataset.mp_prefetch(grain.MultiprocessingOptions(num_workers=4))` "
         "(per-sample tokenization and packing then run outside the training process); keep its state checkpointable.",

@@ -1326,6 +1326,30 @@ def _catalogue_entry(f: Facts, e: Any) -> bool:
                                 for x in leaves)
 
 
+#: a project's own sequence-length curriculum (OLMo-core ``VSLCurriculumConfig``, ``name: VSLCurriculumType =
+#: VSLCurriculumType.natural`` with ``grow_p2``/``grow_linear`` as the growing choices)
+_OWN_CURRICULUM = re.compile(r"^\w*(VSL|SeqLen|Seqlen|SequenceLength|SeqLength)\w*Curriculum\w*$")
+_GROWING = re.compile(r"grow|warmup|increas", re.I)
+_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$")
+
+_VSL_LIB = {
+    "src/olmo_core/data/numpy_dataset.py": (
+        "from dataclasses import dataclass\nfrom enum import Enum\nfrom typing import Optional\n\n\n"
+        "class VSLCurriculumType(str, Enum):\n    natural = 'natural'\n    grow_p2 = 'grow_p2'\n    grow_linear = 'grow_linear'\n\n\n"
+        "@dataclass\nclass VSLCurriculumConfig:\n    name: VSLCurriculumType = VSLCurriculumType.natural\n"
+        "    num_cycles: Optional[int] = None\n\n\n"
+        "@dataclass\nclass NumpyVSLDatasetConfig:\n    max_sequence_length: int = 8192\n"
+        "    vsl_curriculum: Optional[VSLCurriculumConfig] = None\n"),
+}
+
+
+def _vsl_recipe(kind: str) -> str:
+    return ("from olmo_core.data.numpy_dataset import NumpyVSLDatasetConfig, VSLCurriculumConfig, VSLCurriculumType\n\n\n"
+            "def build_config():\n    dataset = NumpyVSLDatasetConfig(\n        max_sequence_length=4096,\n"
+            f"        vsl_curriculum=VSLCurriculumConfig(name={kind}, num_cycles=8),\n    )\n"
+            "    loss = model(batch).loss\n    loss.backward()\n    return dataset\n")
+
+
 @register
 class G3SeqLenCurriculum(Check):
     id = "G3"
@@ -1378,9 +1402,32 @@ class G3SeqLenCurriculum(Check):
             '{\n "seq_length_warmup": {\n  "name": "Sequence Length Warmup",\n  "class_name": "SeqLengthWarmup",\n'
             '  "tldr": "Progressively increase sequence length.",\n  "link": "https://arxiv.org/abs/2108.06084",\n'
             '  "domains": [\n   "nlp"\n  ]\n }\n}\n')}, N, "an algorithm catalogue entry that describes the warmup"),
+        # OLMo-core: the library's own variable-sequence-length curriculum, growing ones (grow_p2, grow_linear) as options
+        Example({**_VSL_LIB, "src/scripts/train/OLMo2-1B.py": _vsl_recipe("VSLCurriculumType.grow_p2")}, U,
+                "a recipe builds the project's own growing VSL curriculum"),
+        Example({**_VSL_LIB, "src/scripts/train/OLMo2-1B.py": _vsl_recipe("VSLCurriculumType.natural")}, N,
+                "the 'natural' VSL curriculum samples lengths as they come: no growth"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
+        f = ctx.facts
+        # (the config class a recipe fills before the class it builds)
+        own = sorted((k for k in f.records("classes") if _OWN_CURRICULUM.match(k.name) and not _TEST_FILE.search(k.path)),
+                     key=lambda k: not k.name.endswith("Config"))
+        for c in _live(f, f.calls_where(lambda n: bool(_OWN_CURRICULUM.match(n)))):
+            kind = c.kwargs.get("name", c.args[0] if c.args else None)
+            if _GROWING.search(kind.text if isinstance(kind, Expr) else str(kind or "")) and not _TEST_FILE.search(c.path):
+                return Outcome(U, evs([c]), f"sequence-length curriculum: {c.short} grows the sequence length", {"seqlen_curriculum": True})
+        out = self._detect(ctx)
+        if own and out.status == N and not out.evidence:
+            k = own[0]
+            out.evidence = [Evidence(k.path, k.line, k.text, k.name)]
+            out.detail = (f"{out.detail}: the project's own {k.name} ({k.path}:{k.line}) offers one, and no training recipe "
+                          "builds a growing one")
+            out.values |= {"advice_for": "own-curriculum", "flag": k.name}
+        return out
+
+    def _detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         used: list[Any] = []
         other: list[Any] = []

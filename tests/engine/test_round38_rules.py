@@ -256,3 +256,14 @@ def test_a_weight_file_name_is_no_model_name_and_a_library_copys_evidence_comes_
     copy = [i for i, e in enumerate(g4.evidence) if e.path.startswith("llava/trl/")]
     own = [i for i, e in enumerate(g4.evidence) if not e.path.startswith("llava/trl/")]
     assert own and (not copy or max(own) < min(copy)), [e.path for e in g4.evidence]
+
+
+def test_g3_names_the_projects_own_curriculum_when_no_recipe_grows_one():
+    from checks.rules.g_strategy import _VSL_LIB, _vsl_recipe
+    recipe = _vsl_recipe("VSLCurriculumType.natural").replace("        vsl_curriculum=VSLCurriculumConfig(name=VSLCurriculumType.natural, num_cycles=8),\n", "")
+    g3 = _check(_audit({**_VSL_LIB, "src/scripts/train/OLMo2-1B.py": recipe}), "G3")
+    assert g3.status.value == "unused" and "VSLCurriculumConfig (src/olmo_core/data/numpy_dataset.py:" in g3.detail, g3.detail
+    assert g3.values.get("advice_for") == "own-curriculum" and g3.values.get("flag") == "VSLCurriculumConfig"
+    # control: a project without one keeps the plain detail
+    g3 = _check(_audit({"train.py": recipe.replace("from olmo_core.data.numpy_dataset import", "from x import")}), "G3")
+    assert "own" not in g3.detail and "advice_for" not in g3.values, g3.detail
