@@ -1885,8 +1885,13 @@ def referenced_configs(f: Facts) -> set[str]:
         add(launch.script)
         for v in (*launch.launcher_args.values(), *launch.script_args.values()):
             add(v)
+    # an accelerate launcher config (``deepspeed_config: {deepspeed_config_file: scripts/zero3_offload_inference.json}``)
+    # points at its DeepSpeed JSON only for the launches that name it: VILA's ``scripts/deepspeed_inference.yaml`` is named
+    # only by an evaluation script (``scripts/eval/needle.sh``), out of scope
+    launcher_cfgs = {e.path for e in f.records("configs") if e.key == "deepspeed_config_file"}
     for e in f.records("configs"):
-        add(e.value)
+        if e.path not in launcher_cfgs:
+            add(e.value)
     for c in f.records("calls"):
         for vals in (c.args, c.kwargs.values()):
             for v in vals:
@@ -1894,4 +1899,7 @@ def referenced_configs(f: Facts) -> set[str]:
                     add(v)
     for a in (*f.records("assigns"), *f.records("fields"), *f.records("arg_options")):
         add(getattr(a, "value", getattr(a, "default", None)))
+    for e in f.records("configs"):
+        if e.path in launcher_cfgs and PurePosixPath(e.path).name in names:
+            add(e.value)
     return names
