@@ -1343,6 +1343,22 @@ _VSL_LIB = {
 }
 
 
+def _fixed_length_host(f: Facts, c: Call) -> bool:
+    """A VSL curriculum handed to a dataset config that is not a variable-sequence-length one (OLMo-core 2.1
+    ``NumpyDatasetConfig.from_data_mix(..., vsl_curriculum=VSLCurriculumConfig(name=VSLCurriculumType.grow_p2))`` with the
+    dataset's ``name`` left at its ``fsl`` default: ``validate()`` drops the curriculum)."""
+    if "vsl" not in c.short.lower():
+        return False
+    ff = f.files.get(c.path)
+    hosts = [o for o in (ff.calls if ff else []) if o.line <= c.line and o is not c and any(
+        isinstance(v, Expr) and v.text.startswith(c.short + "(") for v in o.kwargs.values())]
+    if not hosts:
+        return False
+    o = max(hosts, key=lambda x: x.line)
+    name = o.kwargs.get("name")
+    return "vsl" not in o.name.lower() and "vsl" not in (name.text if isinstance(name, Expr) else str(name or "")).lower()
+
+
 def _vsl_recipe(kind: str) -> str:
     return ("from olmo_core.data.numpy_dataset import NumpyVSLDatasetConfig, VSLCurriculumConfig, VSLCurriculumType\n\n\n"
             "def build_config():\n    dataset = NumpyVSLDatasetConfig(\n        max_sequence_length=4096,\n"
@@ -1407,6 +1423,9 @@ class G3SeqLenCurriculum(Check):
                 "a recipe builds the project's own growing VSL curriculum"),
         Example({**_VSL_LIB, "src/scripts/train/OLMo2-1B.py": _vsl_recipe("VSLCurriculumType.natural")}, N,
                 "the 'natural' VSL curriculum samples lengths as they come: no growth"),
+        Example({**_VSL_LIB, "src/scripts/train/OLMo2-1B.py": _vsl_recipe("VSLCurriculumType.grow_p2").replace(
+            "NumpyVSLDatasetConfig(\n", "NumpyDatasetConfig(\n")}, N,
+                "a growing VSL curriculum handed to the fixed-length dataset config, which drops it"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1416,14 +1435,15 @@ class G3SeqLenCurriculum(Check):
                      key=lambda k: not k.name.endswith("Config"))
         for c in _live(f, f.calls_where(lambda n: bool(_OWN_CURRICULUM.match(n)))):
             kind = c.kwargs.get("name", c.args[0] if c.args else None)
-            if _GROWING.search(kind.text if isinstance(kind, Expr) else str(kind or "")) and not _TEST_FILE.search(c.path):
+            if _GROWING.search(kind.text if isinstance(kind, Expr) else str(kind or "")) and not _TEST_FILE.search(c.path) \
+                    and not _fixed_length_host(f, c):
                 return Outcome(U, evs([c]), f"sequence-length curriculum: {c.short} grows the sequence length", {"seqlen_curriculum": True})
         out = self._detect(ctx)
         if own and out.status == N and not out.evidence:
             k = own[0]
             out.evidence = [Evidence(k.path, k.line, k.text, k.name)]
-            out.detail = (f"{out.detail}: the project's own {k.name} ({k.path}:{k.line}) offers one, and no training recipe "
-                          "builds a growing one")
+            out.detail = (f"{out.detail}: the project's own {k.name} ({k.path}:{k.line}) offers one, and no training run "
+                          "uses a growing one (a VSL curriculum counts only in a VSL dataset config)")
             out.values |= {"advice_for": "own-curriculum", "flag": k.name}
         return out
 
