@@ -30,6 +30,10 @@ MIN_MARGIN = 2
 _REMOTE = ("s3://", "hdfs://", "gs://", "oss://", "cos://", "cfs://", "abfs://", "wasbs://")
 # a remote URL that names a bucket and a path (``s3://bucket/corpus``), not a bare scheme constant (``S3_PREFIX = "s3://"``)
 _REMOTE_URL = re.compile(r"^(s3|hdfs|gs|oss|cos|cfs|abfs|wasbs)://[\w.\-@]+/\S*", re.I)
+#: a bucket's root alone (``gs://ai2-llm``, which a path is joined to): read as remote only beside a mounted alternative
+_BUCKET_ROOT = re.compile(r"^(s3|gs|oss|cos|abfs|wasbs)://[\w.\-@]+/?$", re.I)
+#: an absolute path on a mounted data file system (``/weka/oe-training-default/ai2-llm``, ``/fsx/...``, ``/lustre/...``)
+_MOUNTED = re.compile(r"^/(weka|fsx|lustre|gpfs|mnt|data|scratch|nfs|cfs|ceph|ssd|nvme|raid|datasets?)(/|$)")
 _SLOW_FS = ("/cfs/", "/hdfs/", "/mdfs/", "/nfs/", "/mnt/nas", "/juicefs/")
 # a string that only talks about a location (an error message, a prefix test) is not where data is read from
 _NOT_A_READ = re.compile(r"(raise |Error\(|startswith\(|endswith\(|require|print\(|warn|log(ger)?\.|help=|\bif\b)", re.I)
@@ -149,6 +153,7 @@ class _Place:
     path: str
     line: int
     value: str
+    target: str | None = None  # ``return`` or the name the line assigns (``read_location=``), when it is one of those
 
 
 _NOT_DATA = ("output", "save", "checkpoint", "ckpt", "log", "cache", "model", "tokenizer", "deepspeed", "config", "upload")
@@ -158,12 +163,30 @@ _NOT_DATA = ("output", "save", "checkpoint", "ckpt", "log", "cache", "model", "t
 _WRITE_SECTION = ("output", "save", "checkpoint", "ckpt", "upload")
 
 
+def _alternative_roots(places: list[_Place]) -> tuple[list[_Place], list[_Place]]:
+    """(the remote and mounted places that are alternatives of one choice, the mounted ones among them): a remote URL or
+    bucket root and a mounted path that are both returned, or both assigned to one name, within a few lines of each other
+    in the same file (``return "/weka/..."`` / ``return "gs://ai2-llm"``; ``read_location = "s3://ai2-llm"`` / ``read_location
+    = "/weka/..."``), not a copy from one to the other."""
+    remote = [x for x in places if _REMOTE_URL.match(x.value.strip()) or _BUCKET_ROOT.match(x.value.strip())]
+    mounted = [x for x in places if _MOUNTED.match(x.value)]
+    paired: list[_Place] = []
+    mounts: list[_Place] = []
+    for r in remote:
+        for m in mounted:
+            if m.path == r.path and abs(m.line - r.line) <= 6 and r.target is not None and r.target == m.target:
+                paired += [x for x in (r, m) if x not in paired]
+                mounts += [m] if m not in mounts else []
+    return paired, mounts
+
+
 def _data_locations(facts: Facts) -> list[_Place]:
     """String values that name where training data is read from (not outputs, checkpoints or models)."""
     out: list[_Place] = []
     for x in facts.path_literals():
         if not any(w in x.text.lower() for w in _NOT_DATA) and not _NOT_A_READ.search(x.text):
-            out.append(_Place(x.path, x.line, x.value))
+            m = re.match(r"\s*(return\b|[\w.]+\s*=)", x.text)
+            out.append(_Place(x.path, x.line, x.value, m.group(1).replace(" ", "") if m else None))
     for ff in facts.files.values():
         for e in ff.configs:
             key = e.key.lower()
@@ -392,7 +415,37 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     places = _data_locations(facts)
     remote = [x for x in places if _REMOTE_URL.match(x.value.strip())]
     slow = [x for x in places if any(t in x.value.lower() for t in _SLOW_FS)]
-    if remote:
+    # a data root that is remote on some clusters and a mounted file system on others, as alternatives of one choice
+    # (OLMo-core ``get_root_dir``: ``return "/weka/oe-training-default/ai2-llm"`` on Weka clusters, ``return "gs://ai2-llm"``
+    # elsewhere; OLMo's ladder: ``read_location = "s3://ai2-llm"`` under ``if args.s3:``, else ``/weka/...``): a run's storage
+    # depends on where it runs
+    paired, mounted = _alternative_roots(places)
+    remote = [x for x in remote if x not in paired]
+    # remote reads in fewer files than mounted data paths of other files (OLMo-core: three ladder scripts hard-code
+    # ``mix_base_dir="gs://ai2-llm/"``, the SFT recipes and examples read ``/weka/...``): some runs, not the project's
+    remote_files = {x.path for x in remote}
+    elsewhere = [x for x in places if _MOUNTED.match(x.value) and x.path not in remote_files]
+    some = bool(remote) and len({x.path for x in elsewhere}) >= len(remote_files)
+    if some:
+        out.append(Signal(
+            Bottleneck.DATA_IO, 1,
+            f"some runs read training data from remote object storage ({_loc(remote)}: `{remote[0].value[:80]}`), others from "
+            f"mounted file systems ({_loc(elsewhere)}: `{elsewhere[0].value[:80]}`): the remote runs pay network latency and "
+            "bandwidth every epoch",
+            f"部分运行从远程对象存储读取训练数据（{_loc(remote)}：`{remote[0].value[:80]}`），其他运行从挂载的文件系统读取"
+            f"（{_loc(elsewhere)}：`{elsewhere[0].value[:80]}`）：远程读取的运行每个 epoch 都要承担网络延迟与带宽开销",
+        ))
+    elif not remote and paired:
+        r0 = next(x for x in paired if not x.value.startswith("/"))
+        out.append(Signal(
+            Bottleneck.DATA_IO, 1,
+            f"the data root is remote object storage on some clusters ({_loc([r0])}: `{r0.value[:80]}`) and a mounted file "
+            f"system on others ({_loc(mounted)}: `{mounted[0].value[:80]}`): runs on the remote root pay network latency and "
+            "bandwidth every epoch; check which root your cluster gets",
+            f"数据根目录在部分集群上是远程对象存储（{_loc([r0])}：`{r0.value[:80]}`），在其他集群上是挂载的文件系统"
+            f"（{_loc(mounted)}：`{mounted[0].value[:80]}`）：使用远程根目录的运行每个 epoch 都要承担网络延迟与带宽开销；请确认你的集群使用哪一个",
+        ))
+    elif remote:
         out.append(Signal(
             Bottleneck.DATA_IO, 2,
             f"training data is read from remote object storage ({_loc(remote)}: `{remote[0].value[:80]}`): every epoch pays network latency and bandwidth",

@@ -50,7 +50,7 @@ _CONFIG_HOLDERS = re.compile(
     r"script_args|model_args|data_args|train_config|training_config|params|hp|flags|FLAGS|"
     r"self)(\.\w+)*$"
 )
-_PATH_LITERAL = re.compile(r"^(?:[a-z][a-z0-9+]*://|/(?:mnt|data|nfs|ssd|nvme|dev/shm|cfs|ceph|hdfs|home|scratch|lustre|gpfs|fsx|local|tmp|raid|datasets?)\b)", re.I)
+_PATH_LITERAL = re.compile(r"^(?:[a-z][a-z0-9+]*://|/(?:mnt|data|nfs|ssd|nvme|dev/shm|cfs|ceph|hdfs|home|scratch|lustre|gpfs|fsx|weka|local|tmp|raid|datasets?)\b)", re.I)
 _NO_VALUE = object()
 _MISSING = object()  # in the bindings' undo log: the name was not bound
 #: classes whose ``__init__`` parameter defaults are a model's or run's defaults (HF ``PretrainedConfig`` subclasses)

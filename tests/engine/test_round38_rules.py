@@ -267,3 +267,56 @@ def test_g3_names_the_projects_own_curriculum_when_no_recipe_grows_one():
     # control: a project without one keeps the plain detail
     g3 = _check(_audit({"train.py": recipe.replace("from olmo_core.data.numpy_dataset import", "from x import")}), "G3")
     assert "own" not in g3.detail and "advice_for" not in g3.values, g3.detail
+
+
+_ROOT_DIR = ("def get_root_dir(cluster: str) -> str:\n    if cluster.startswith('ai2/'):\n"
+             "        if 'storage:weka' in tags_of(cluster):\n            return \"/weka/oe-training-default/ai2-llm\"\n"
+             "        else:\n            return \"gs://ai2-llm\"\n    else:\n        return \"gs://ai2-llm\"\n")
+
+
+def test_a_data_root_remote_on_some_clusters_and_mounted_on_others_is_no_plain_remote_read():
+    files = {**_OLMO_LIB, "mylib/internal/common.py": _ROOT_DIR,
+             "src/scripts/train/run.py": "from mylib.internal.common import get_root_dir\n" + _olmo_recipe()}
+    reasons = " ".join(_audit(files).project.bottleneck_reasons)
+    assert "on some clusters" in reasons and "/weka/oe-training-default/ai2-llm" in reasons, reasons
+    # control: a remote data folder with no mounted alternative is remote storage
+    files["mylib/internal/common.py"] = "def get_root_dir(cluster: str) -> str:\n    return \"gs://ai2-llm/preprocessed/dolma2\"\n"
+    reasons = " ".join(_audit(files).project.bottleneck_reasons)
+    assert "read from remote object storage (" in reasons and "some clusters" not in reasons, reasons
+
+
+def test_an_accelerate_config_named_only_by_an_eval_script_does_not_put_its_offload_json_in_use():
+    files = {"llava/train/train.py": _VILA_TRAIN,
+             "scripts/train.sh": "deepspeed llava/train/train.py --deepspeed ./scripts/zero3.json --bf16 True --output_dir runs/a\n",
+             "scripts/zero3.json": '{\n  "bf16": {"enabled": "auto"},\n  "zero_optimization": {"stage": 3}\n}\n',
+             "scripts/zero3_offload_inference.json": (
+                 '{\n  "bf16": {"enabled": "auto"},\n  "zero_optimization": {\n    "stage": 3,\n'
+                 '    "offload_param": {"device": "cpu", "pin_memory": true}\n  }\n}\n'),
+             "scripts/deepspeed_inference.yaml": (
+                 "compute_environment: LOCAL_MACHINE\ndeepspeed_config:\n  deepspeed_config_file: scripts/zero3_offload_inference.json\n"
+                 "  zero3_init_flag: false\ndistributed_type: DEEPSPEED\nnum_processes: 8\n"),
+             "scripts/eval/needle.sh": ("accelerate launch --num_processes 8 --config_file scripts/deepspeed_inference.yaml "
+                                        "llava/eval/eval_vision_niah.py --model runs/a\n")}
+    c4 = _check(_audit(files), "C4")
+    assert c4.status.value != "used", c4.detail
+    # control: a training launch that names the accelerate config uses its offload
+    files["scripts/train_offload.sh"] = ("accelerate launch --config_file scripts/deepspeed_inference.yaml llava/train/train.py "
+                                         "--bf16 True --output_dir runs/b\n")
+    assert _check(_audit(files), "C4").status.value == "used"
+
+
+def test_remote_reads_in_fewer_scripts_than_mounted_data_paths_are_some_runs():
+    def recipe(root: str) -> str:
+        return _olmo_recipe().replace("    model = MoETransformer()\n", f"    model = MoETransformer()\n    mix_base_dir = \"{root}\"\n")
+    files = {**_OLMO_LIB, "src/scripts/train/ladder.py": recipe("gs://ai2-llm/preprocessed/"),
+             "src/scripts/train/sft.py": recipe("/weka/oe-training-default/ai2-llm/sft"),
+             "src/scripts/train/pretrain.py": recipe("/weka/oe-training-default/ai2-llm/pretrain")}
+    from checks.bottleneck import signals as _signals
+    a = _audit(files)
+    texts = [s.en for s in _signals(a.facts, a.project, a.results)]
+    assert any(t.startswith("some runs read training data from remote object storage") for t in texts), texts
+    # control: the remote read in most scripts is the project's
+    files["src/scripts/train/sft.py"] = recipe("gs://ai2-llm/sft/")
+    a = _audit(files)
+    texts = [s.en for s in _signals(a.facts, a.project, a.results)]
+    assert any(t.startswith("training data is read from remote object storage") for t in texts), texts
