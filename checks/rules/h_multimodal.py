@@ -516,6 +516,10 @@ class H3VisualTokenPruning(_MultimodalOnly):
                  "--mm_spatial_pool_stride 2 --mm_spatial_pool_mode bilinear --mm_resampler_type spatial_pool\n"}, P, "pooled projector"),
         Example({"scripts/finetune.sh": "deepspeed llava/train/train_mem.py --vision_tower openai/clip-vit-large-patch14-336 "
                  "--mm_projector_type mlp2x_gelu --image_aspect_ratio pad\n"}, N, "plain mlp projector"),
+        Example({"scripts/NVILA-Lite/sft.sh": (  # VILA: NVILA merges 3x3 visual tokens in its projector, chosen per recipe
+            "torchrun --nnodes=$NNODES --nproc_per_node=8 llava/train/train_mem.py \\\n    --deepspeed scripts/zero3.json \\\n"
+            "    --vision_tower Efficient-Large-Model/paligemma-siglip-so400m-patch14-448 \\\n"
+            "    --mm_projector mlp_downsample_3x3_fix \\\n    --bf16 True\n")}, P, "NVILA's downsampling projector"),
         Example({"inference.py": "from transformers import LlavaForConditionalGeneration\n"
                  "model = LlavaForConditionalGeneration.from_pretrained(path)\nmodel.config.use_fast_v = False\n"}, N, "fastv off"),
         Example({  # OpenFlamingo: a Perceiver resampler hands 64 latents per image to gated cross-attention layers
@@ -558,7 +562,8 @@ class H3VisualTokenPruning(_MultimodalOnly):
             n = as_number(s.value)
             if n is not None and n >= 2:
                 pooled.append(s)
-        for s in f.effective("mm_projector_type", "mm_resampler_type", "projector_type"):
+        # (VILA/NVILA recipes: ``--mm_projector mlp_downsample_3x3_fix``, a 3x3 token merge before the LLM)
+        for s in f.effective("mm_projector_type", "mm_resampler_type", "projector_type", "mm_projector"):
             if isinstance(s.value, str) and _POOL_PROJECTORS.search(s.value):
                 pooled.append(s)
         if pooled:
