@@ -105,7 +105,8 @@ _INFER_PATH = re.compile(
 #: a model's own generation method (``medusa_generate``, ``ea_generate``, ``stream_generate``): a name ending in ``_generate``
 #: (and a model API's own generation entry point: VILA's ``model.generate_content(prompt)`` in ``serving/server.py`` and
 #: ``llava/cli/infer.py``)
-_GENERATE_METHOD = re.compile(r"[a-z]\w*_generate|generate_(content|stream|text|response|chat)")
+#: OLMo-core's ``generation_module.generate_batch(...)`` in its ``generate/chat.py`` CLI)
+_GENERATE_METHOD = re.compile(r"[a-z]\w*_generate|generate_(content|stream|text|response|chat|batch)")
 _SERVING_LAUNCHERS = ("vllm", "sglang", "lmdeploy", "text-generation-launcher", "trtllm-serve", "trtllm-build", "tritonserver")
 _SERVING_IMAGES = ("vllm/vllm-openai", "lmsysorg/sglang", "text-generation-inference", "tritonserver", "openmmlab/lmdeploy")
 # trainers that generate rollouts every step (their throughput is inference throughput)
@@ -551,8 +552,9 @@ def _fmt_params(b: float) -> str:
     return f"{b * 1000:.0f}M"
 
 
-_WEIGHTS_ONLY_FUNC = re.compile(r"(from_pretrained|from_hf|to_hf|load|convert|download|export|import|hf_)", re.I)
-_WEIGHTS_ONLY_PATH = re.compile(r"(^|/)(convert|export|download|prepare|conversion|checkpoint_conv|hf_)\w*|(^|/)tools?/", re.I)
+_WEIGHTS_ONLY_FUNC = re.compile(r"(from_pretrained|from_hf|to_hf|load|convert|download|export|import|hf_|merge)", re.I)
+#: (OLMo-core keeps its HF interop in ``nn/hf/`` (config and checkpoint conversion) and ``scripts/merge_hf_checkpoints.py``)
+_WEIGHTS_ONLY_PATH = re.compile(r"(^|/)(convert|export|download|prepare|conversion|checkpoint_conv|hf_|merge)\w*|(^|/)(tools?|hf)/", re.I)
 _EVAL_FUNC = re.compile(r"(?i)^_*(evaluate|eval)(_\w+)?$")
 _TRANSFORMERS_TRAINING = ("Trainer", "TrainingArguments", "Seq2SeqTrainer", "Seq2SeqTrainingArguments", "HfArgumentParser",
                           "PreTrainedModel", "get_scheduler", "get_cosine_schedule_with_warmup", "get_linear_schedule_with_warmup")

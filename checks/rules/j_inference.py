@@ -28,6 +28,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from ..project import _inference_file
 from ._helpers import evs, guard_off, imports_hf, inputs_replaced, jax_only_file, value_on
 
 _OWN_TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
@@ -181,17 +182,30 @@ _HF_GEN_KW = {"do_sample", "num_beams", "attention_mask", "generation_config", "
 _MODEL_CALL = re.compile(r"(^|\.)(model|forward)$")
 
 
+#: a path or function named for low-precision training (FP8/MX/QAT), not for quantizing a model to serve
+_TRAIN_PRECISION = re.compile(r"(?i)(^|[/_.\s])(float8|fp8|mx|mxfp\d*|qat)([/_.\s]|$)")
+_HANDS_TO_GENERATE = re.compile(r"\.generate\b(?!_)")
+_OWN_DECODE = re.compile(r"generate_(batch|tokens|stream)|[a-z]\w*_generate")
+
+
 def _custom_generate(f: Facts, gens: list[Call]) -> tuple[list[Call], bool]:
     """``generate`` calls that go to the repository's own ``def generate`` (nanoGPT style), and whether it keeps a cache.
 
     A repository that defines ``generate`` and calls it without any HF-only keyword runs its own decode loop.
     """
-    body = [c for c in f.records("calls") if c.func == "generate"]
+    # the project's own decode method under another name (OLMo-core ``TransformerGenerationModule.generate_batch``, called by
+    # its ``generate/chat.py``): its calls are the decode loop's too
+    # (not a wrapper that hands the work to HF ``generate``: LLaVA's ``model_worker.generate_stream`` starts
+    # ``Thread(target=model.generate, ...)``)
+    own = {c.func for c in f.records("calls") if c.func and c.func != "generate" and _OWN_DECODE.fullmatch(c.func)}
+    own -= {c.func for c in f.records("calls") if c.func in own and _HANDS_TO_GENERATE.search(c.text)}
+    body = [c for c in f.records("calls") if c.func == "generate" or c.func in own]
     if not body:
         return [], False
     # a call with ``**kwargs`` is the repository's own when its file does not use Hugging Face at all (nanochat engine.py)
     custom = [c for c in gens if not c.name.startswith("transformers.") and not (set(c.kwargs) & _HF_GEN_KW)
               and (not c.star_kwargs or not imports_hf(f, c.path))]
+    custom += [c for c in f.calls(*own) if c.short in own and c.func not in own] if own else []
     cached = any(k in ("past_key_values", "kv_cache", "use_cache", "cache", "past", "layer_past", "start_pos", "input_pos")
                  for c in body for k in c.kwargs) or any("cache" in c.text.lower() or "start_pos" in c.text for c in body) or any(
         _MODEL_CALL.search(c.name) and any(isinstance(a, Expr) and a.text == "input_pos" for a in c.args) for c in body)
@@ -345,6 +359,7 @@ class J1KVCache(_InferenceOnly):
         if not cached:
             no_cache += custom  # a hand-written decode loop that re-runs the whole prefix every token
         partial = [c for c in gens if c not in no_cache]
+        partial += [c for c in custom if cached and c not in partial]  # the project's own cached decode method's calls
         partial += [x for name in eng for x in eng[name]]  # engines without paging (ONNX Runtime, llama.cpp, ...)
         partial += [c for c in f.calls_with_kw("past_key_values") if not _training_file(f, c.path)]
         partial += _online_rl_without_engine(f, eng)
@@ -686,9 +701,15 @@ class J4InferenceQuant(_InferenceOnly):
             if (as_number(s.value) or 0) > 0 and _inference_config(f, s.path):
                 used.append(s)
                 kinds.append(f"int{int(as_number(s.value) or 0)}")
+        train = ctx.project.training_files
         for c in _live(f, f.calls(*_QUANT_APIS)):
             if _training_file(f, c.path):
                 continue  # quantization-aware training or a QLoRA base, not inference
+            if c.path in train and not _inference_file(c.path) and _TRAIN_PRECISION.search(f"{c.path} {c.func or ''}"):
+                # a low-precision training module the training path imports (OLMo-core ``float8/__init__.py``: torchao
+                # ``quantize_(model, config=mx_linear_config)`` in ``apply_mx`` converts the linears for MX-format training);
+                # not post-training quantization (Megatron ``post_training/modelopt``)
+                continue
             used.append(c)
             kinds.append(c.short.lower())
         for c in _live(f, f.calls("BitsAndBytesConfig", "from_pretrained")):

@@ -320,3 +320,60 @@ def test_remote_reads_in_fewer_scripts_than_mounted_data_paths_are_some_runs():
     a = _audit(files)
     texts = [s.en for s in _signals(a.facts, a.project, a.results)]
     assert any(t.startswith("training data is read from remote object storage") for t in texts), texts
+
+
+_GEN_MODULE = (
+    "import torch\n\n\nclass TransformerGenerationModule:\n"
+    "    def prepare_inference_cache(self, batch_size, max_seq_len):\n"
+    "        for block in self.model.blocks.values():\n            block.attention.init_kv_cache_manager(batch_size, max_seq_len)\n\n"
+    "    @torch.no_grad()\n    def generate_batch(self, input_ids, generation_config):\n"
+    "        if generation_config.use_cache:\n            self.prepare_inference_cache(input_ids.shape[0], generation_config.max_length)\n"
+    "        generated = input_ids\n        while generated.shape[1] < generation_config.max_length:\n"
+    "            logits = self.model(generated[:, -1:])\n            next_token = logits[:, -1].argmax(-1, keepdim=True)\n"
+    "            generated = torch.cat([generated, next_token], dim=1)\n        return generated\n"
+)
+_CHAT = ("import argparse\nfrom mylib.generate.generation_module import TransformerGenerationModule\n\n\n"
+         "def main():\n    parser = argparse.ArgumentParser()\n    args = parser.parse_args()\n"
+         "    generation_module = TransformerGenerationModule.from_checkpoint(args.checkpoint)\n"
+         "    generated_ids = generation_module.generate_batch(input_ids, generation_config)\n\n\n"
+         "if __name__ == '__main__':\n    main()\n")
+
+
+def test_a_projects_own_generate_batch_cli_is_inference_and_its_cache_is_a_kv_cache():
+    files = {**_OLMO_LIB, "src/scripts/train/run.py": _olmo_recipe(),
+             "mylib/generate/generation_module.py": _GEN_MODULE, "mylib/generate/chat.py": _CHAT}
+    a = _audit(files)
+    assert a.project.does_inference
+    j1 = _check(a, "J1")
+    assert j1.status.value == "partial" and "own decode loop keeps a KV cache" in j1.detail, j1.detail
+    # control: the same loop without a cache recomputes the prefix
+    files["mylib/generate/generation_module.py"] = _GEN_MODULE.replace(
+        "        if generation_config.use_cache:\n            self.prepare_inference_cache(input_ids.shape[0], generation_config.max_length)\n", "")
+    assert _check(_audit(files), "J1").status.value == "unused"
+
+
+def test_torchao_quantize_for_mx_training_on_the_training_path_is_not_inference_quantization():
+    fp8 = ("from torchao.quantization import quantize_\n\n\nclass Float8Config:\n    def apply_mx(self, model):\n"
+           "        quantize_(model, config=self.ao_mx.to_ao_type())\n")
+    recipe = _olmo_recipe().replace("from mylib.train import TrainerConfig\n",
+                                    "from mylib.train import TrainerConfig\nfrom mylib.float8 import Float8Config\n")
+    files = {**_OLMO_LIB, "mylib/float8/__init__.py": fp8, "src/scripts/train/run.py": recipe,
+             "launch.sh": "torchrun --nproc_per_node 8 src/scripts/train/run.py\n",
+             "mylib/generate/generation_module.py": _GEN_MODULE, "mylib/generate/chat.py": _CHAT}
+    j4 = _check(_audit(files), "J4")
+    assert j4.status.value == "unused", j4.detail
+    # control: the same call in the generation CLI quantizes the served model
+    files["mylib/generate/chat.py"] = _CHAT.replace("    generated_ids =", "    quantize_(generation_module.model, int8_weight_only())\n"
+                                                    "    generated_ids =").replace("import argparse\n", "import argparse\nfrom torchao.quantization import quantize_, int8_weight_only\n")
+    assert _check(_audit(files), "J4").status.value == "used"
+
+
+def test_transformers_only_in_an_hf_interop_folder_is_not_the_training_framework():
+    hf = ("import transformers\n\n\ndef _get_olmo3_config(config):\n    return transformers.Olmo3Config(hidden_size=config.d_model)\n\n\n"
+          "def merge_checkpoints(paths):\n    return transformers.AutoModelForCausalLM.from_pretrained(paths[0])\n")
+    files = {**_OLMO_LIB, "src/scripts/train/run.py": _olmo_recipe(), "mylib/nn/hf/config.py": hf}
+    assert "transformers" not in _audit(files).project.frameworks
+    # control: a model class trained through transformers' Trainer is the framework
+    files["train_hf.py"] = ("from transformers import Trainer, AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+                            "Trainer(model=model, args=args, train_dataset=ds).train()\n")
+    assert "transformers" in _audit(files).project.frameworks
