@@ -17,6 +17,7 @@ from ..project import _SERVE_PATH, CONFIG_CALLEE, _library_demo_lines, jax_jitte
 from ._helpers import (
     aux_model_site,
     callers_off,
+    class_at,
     evs,
     flag_state,
     guard_flags,
@@ -287,6 +288,26 @@ _ENGINES = ("vllm.LLM", "vllm.LLMEngine.*", "vllm.AsyncLLMEngine.*", "vllm.Async
 _GRAPH_ENGINES = ("vllm.LLM", "vllm.LLMEngine.*", "vllm.AsyncLLMEngine.*", "vllm.AsyncEngineArgs", "vllm.EngineArgs", "sglang.Engine")
 
 
+def _forwarded_switch_defaults(f: Facts) -> list[Evidence]:
+    """A kernel switch that a backbone class takes with default True and hands on by name (Prismatic's
+    ``LLaMa2LLMBackbone.__init__(..., use_flash_attention_2: bool = True)`` -> ``super().__init__(...,
+    use_flash_attention_2=use_flash_attention_2)`` -> ``from_pretrained(use_flash_attention_2=...)``), when no construction
+    of that class in the project passes it off: the parameter's default is the run's setting."""
+    out: list[Evidence] = []
+    for name in ("use_flash_attention_2", "use_flash_attn", "use_flash_attention", "flash_attn"):
+        for c in f.calls_with_kw(name):
+            v = c.kwargs.get(name)
+            fw = (c.forwarded or {}).get(name)
+            if not (isinstance(v, Expr) and v.text == name and fw is not None and fw[2] is True) or guard_off(f, c):
+                continue
+            owner = class_at(f, c.path, c.line) if c.func == "__init__" else None
+            callers = f.calls(owner) if owner else f.calls(c.func) if c.func else []
+            if any(name in x.kwargs and truthy(x.kwargs[name]) is False for x in callers):
+                continue
+            out.append(Evidence(c.path, fw[3], fw[4].strip(), f"{owner or c.func}({name}=)", True))
+    return out
+
+
 def _attn_kind(v: object) -> str | None:
     """'flash_attention_2' / 'sdpa' / ... when a value selects an efficient attention kernel, 'eager' when it selects the slow one."""
     if not isinstance(v, str):
@@ -401,6 +422,10 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
             kinds.add(k if k and k != "auto" else "sdpa" if "sdp" in s.name else "xformers" if "xformers" in s.name else "flash_attention_2")
         elif t is False and s.rank > 0:
             off_.append(s)
+    forwarded = _forwarded_switch_defaults(f)
+    if forwarded:
+        used += forwarded
+        kinds.add("flash_attention_2")
     for c in f.calls("flash_attn.*", "flash_attn_interface.*", "flash_attn_3.*"):
         if not _FA_FUNCS.match(c.short) or guard_off(f, c):
             continue
