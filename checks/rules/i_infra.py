@@ -935,6 +935,10 @@ _RL_REPORT_SPACED = ("            if self.global_step % self.cfg.trainer.report_
                      "                self.tracker.log(status, step=self.global_step, commit=True)\n")
 _RL_CONFIG = "trainer:\n  ckpt_interval: {ckpt}\n  report_interval: 20\n  logger: wandb\n"
 
+_LAST_STEP = re.compile(r"\b[\w.]*(step|iter|iteration)s?\w*\s*(>=|==)\s*[\w.]*(max|total|num|last|final)_?\w*(steps?|iters?|iterations?)\b"
+                        r"|\b[\w.]*(max|total|num)_?\w*(steps?|iters?)\s*(<=|==)\s*[\w.]*(step|iter)\w*\b", re.I)
+
+
 def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, float | None]:
     """(guarded by an interval condition, the interval when it can be resolved).
 
@@ -946,6 +950,10 @@ def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, 
     guard = _without_skips(guard)
     if not guard:
         return False, None
+    # the run's last step (Prismatic ``if self.max_steps is not None and metrics.global_step >= self.max_steps:`` saves the
+    # final checkpoint, then returns): once, whatever boundary it shares the guard with
+    if _LAST_STEP.search(guard) and not re.search(r"\bor\b", guard):  # (``step % every == 0 or step == max_steps``: the interval)
+        return True, None
     # the first modulus that is no accumulation boundary (litgpt: ``not (iter_num % accum_iters != 0) and step_count %
     # save_interval == 0``, the accumulation flag spelled out where it stands): an accumulation test alone fires once
     # per optimizer step
