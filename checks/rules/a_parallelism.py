@@ -25,6 +25,7 @@ Decisions documented here:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -2410,6 +2411,10 @@ class A5PipelineParallel(Check):
         return _model_parallel_rec(ctx, 100) if ctx.project.multi_node else None
 
 
+#: a setting that picks how attention is split across ranks (EasyContext ``--parallel_mode``), and the values that split it
+_SP_MODE_KEYS = ("parallel_mode", "sp_mode", "sequence_parallel_mode", "sequence_parallel_type", "cp_mode", "context_parallel_mode")
+_RING_MODE = re.compile(r"(?i)ring|ulysses|usp|dist_flash|context_parallel|zigzag|striped")
+
 _SP_SWITCHES = ("enable_sequence_parallel", "sequence_parallel", "enable_sequence_parallelism")
 
 
@@ -2565,6 +2570,16 @@ class A6SequenceParallel(Check):
             extra = (f" (on by default: {default.key} = True at {default.path}:{default.line}, in effect with tensor parallel > 1)"
                      if default is not None and not big and not code else "")
             return Outcome(U, ev, f"{what} sequence parallelism{extra}", values)
+        # (no size or switch turns it on) launches that pick a ring/Ulysses attention mode by name (EasyContext
+        # ``--parallel_mode zigzag_ring_attn`` in 11 of its 16 launches; ``ring_degree`` defaults to 1 and sizes only the
+        # ``usp_attn`` mode): the sequence is split over the launch's GPUs
+        modes = [s for s in f.effective(*_SP_MODE_KEYS) if s.rank > 0 and not inference_setting(s) and not _TEST_PATH.search(s.path)]
+        ring = [s for s in modes if isinstance(s.value, str) and _RING_MODE.search(s.value)]
+        if ring and len(ring) * 2 > len(modes):
+            vals = Counter(str(s.value) for s in modes)
+            dist = ", ".join(f"{v} in {n}" for v, n in vals.most_common())
+            return Outcome(U, [_ev(s) for s in ring], f"ring/Ulysses sequence parallelism chosen by "
+                           f"{ring[0].name} ({dist} of {len(modes)} settings)", {"sequence_parallel": True, "sp_mode": str(ring[0].value)})
         if disabled_by_tp:
             return Outcome(N, [_ev(s) for s in disabled_by_tp], "--sequence-parallel with tensor parallel size 1: Megatron turns it off", {"sequence_parallel": False})
         off = [s for s in f.effective("sequence_parallel") if truthy(s.value) is False and s.rank > 0] + [x for n, x in cp if n == 1]
