@@ -1064,9 +1064,19 @@ class G1LRSchedule(Check):
                            f"({c.path}:{c.line}) takes no warmup, so the warmup setting is ignored", values)
         if r.warm:
             ds = next((e for e in r.constant if isinstance(e, ConfigEntry) and _ds_scheduler(ctx.facts, e)), None)
+            flat = _flat_ds_warmup(ctx.facts, ds) if ds is not None else None
+            if flat:
+                # EasyContext's zero3_offload.json: ``WarmupLR`` with ``warmup_num_steps: 0`` and ``warmup_min_lr`` =
+                # ``warmup_max_lr``: no warmup either, one learning rate throughout
+                values.update(warmup=False, decay=False)
+                if uses_hf_trainer(ctx.facts):  # (the advice names the Trainer's lr_scheduler_type)
+                    values["advice_for"] = "ds-scheduler"
+                return Outcome(N, r.evidence([ds]), f"constant learning rate: the DeepSpeed config's scheduler {ds.value} "
+                               f"({ds.path}:{ds.line}) has {flat}", values)
+            hf = " (it replaces the Trainer's lr_scheduler_type)" if uses_hf_trainer(ctx.facts) else ""
             why = (f": the DeepSpeed config's scheduler {ds.value} ({ds.path}:{ds.line}) holds the learning rate at its peak after "
-                   "the warmup, and it replaces the Trainer's lr_scheduler_type" if ds is not None else "")
-            if ds is not None:
+                   f"the warmup{hf}" if ds is not None else "")
+            if ds is not None and hf:
                 values["advice_for"] = "ds-scheduler"
             return Outcome(P, r.evidence(r.warm + r.constant), "warmup without a decay phase" + why, values)
         if few and r.constant:
@@ -1357,6 +1367,18 @@ def _fixed_length_host(f: Facts, c: Call) -> bool:
     o = max(hosts, key=lambda x: x.line)
     name = o.kwargs.get("name")
     return "vsl" not in o.name.lower() and "vsl" not in (name.text if isinstance(name, Expr) else str(name or "")).lower()
+
+
+def _flat_ds_warmup(f: Facts, ds: ConfigEntry) -> str | None:
+    """What makes a DeepSpeed ``WarmupLR`` section a constant rate: no warmup steps, or the same rate at both ends."""
+    params = {str(e.keys[-1]): e.value for e in f.config("warmup_num_steps", "warmup_min_lr", "warmup_max_lr")
+              if e.path == ds.path and len(e.keys) >= 2 and tuple(e.keys[:-2]) == tuple(ds.keys[:-1])}
+    steps, lo, hi = (as_number(params.get(k)) for k in ("warmup_num_steps", "warmup_min_lr", "warmup_max_lr"))
+    if lo is not None and hi is not None and lo == hi:
+        return f"warmup_min_lr = warmup_max_lr = {params['warmup_max_lr']}"
+    if steps == 0:
+        return "warmup_num_steps 0"
+    return None
 
 
 def _vsl_recipe(kind: str) -> str:
