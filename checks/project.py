@@ -1642,10 +1642,16 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
             group *= as_number(launch.script_args.get(k)) or 1.0
         if per_node and per_node >= 1 and group > per_node:
             nodes.append((-(-group // per_node), f"{launch.path}:{launch.line}"))
+    unnamed: list[str] = []
     for s in facts.effective("num_machines", "nnodes", "num_nodes", "nodes", "NNODES", "trainer.num_nodes"):
         n = as_number(s.value)
         # (GPT-NeoX ``num_nodes: int = -1``: "all the hostfile's nodes", a sentinel, not a count)
         if n and n > 0 and not _not_training_script(facts, s.path) and not _in_docs(s) and (s.path, s.line) not in local_only:
+            if n > 1 and s.name == "num_machines" and _unnamed_launcher_config(facts, s.path):
+                # EasyContext's ``accelerate_configs/two_node.yaml`` (``num_machines: 2``), which no launch passes as
+                # ``--config_file``: an option the project ships, not how its runs are launched
+                unnamed.append(f"{s.path}:{s.line}: `num_machines: {s.value}` (an accelerate config no launch names)")
+                continue
             nodes.append((n, f"{s.path}:{s.line}"))
     for e in facts.envs("NNODES", "NUM_NODES", "WORLD_SIZE_NODES", "SLURM_NNODES"):
         n = as_number(e.value)
@@ -1692,6 +1698,25 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
         docs = documented_multi_node(facts)
         if docs:
             p.notes["multi_node_documented"] = f"{docs[0].path}:{docs[0].line}: `{docs[0].value}`" + (f" (+{len(docs) - 1})" if len(docs) > 1 else "")
+        elif unnamed:
+            p.notes["multi_node_documented"] = unnamed[0] + (f" (+{len(unnamed) - 1})" if len(unnamed) > 1 else "")
+
+
+def _unnamed_launcher_config(facts: Facts, path: str) -> bool:
+    """An accelerate launcher config (a YAML with ``distributed_type``) whose file name no launch, config or code names."""
+    if not path.endswith((".yaml", ".yml")) or not facts.config("distributed_type") or not any(
+            e.path == path for e in facts.config("distributed_type")):
+        return False
+    name = path.rsplit("/", 1)[-1]
+
+    def names(v: object) -> bool:
+        return isinstance(v, str) and v.strip().rsplit("/", 1)[-1] == name
+
+    if any(names(v) for x in facts.launches() for v in (*x.launcher_args.values(), *x.script_args.values())):
+        return False
+    if any(names(e.value) for ff in facts.files.values() for e in ff.configs if e.path != path):
+        return False
+    return not any(names(v) for c in facts.records("calls") for v in (*c.args, *c.kwargs.values()))
 
 
 #: a folder named for multi-node runs (``multi_node/``, ``multi-node/``, ``multinode/``)
