@@ -33,7 +33,7 @@ from .tree_index import TreeIndex
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
 #: Bump when an extractor changes what it records: cached facts of older versions are ignored.
-FACTS_VERSION = 104
+FACTS_VERSION = 105
 
 
 class FactsCache(Protocol):

@@ -573,6 +573,9 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
         return out_w
 
     for line_no, logical, starts in _logical_lines_at(text, first_line):
+        if "$[" in logical:
+            # bash's old arithmetic ``$[128/($WORLD_SIZE*$NPROC_PER_NODE*4)]`` (VideoLLaMA2's launches) is ``$((...))``
+            logical = _OLD_ARITH.sub(r"$((\1))", logical)
         stripped = logical.strip()
         if heredoc is not None:
             if (logical.lstrip("\t") if heredoc.strip_tabs else logical).strip() == heredoc.delimiter:
@@ -771,6 +774,9 @@ def _value_words(raw_tok: Any, written: str, at: int, where: tuple[str, int, lis
         # (a command substitution or arithmetic the value holds, ``--nodes=$((NUM_NODES - 1))``, is one word)
         out.extend(_word(x, ln) for x in (v.split() if any(ch.isspace() for ch in v) and "$(" not in v else (v,)) if x)
     return out
+
+
+_OLD_ARITH = re.compile(r"\$\[([^\[\]\n]*)\]")
 
 
 def _mpi_env(body: list[Any]) -> list[tuple[str, str, int]]:

@@ -2227,7 +2227,21 @@ _GA_KEYS = (
 )
 #: a launch's accumulation computed in shell arithmetic from a global batch (Mantis ``gradient_accumulation_steps=$((
 #: $global_batch_size / ($per_device_train_batch_size * $GPU)))``, expanded: ``$((128 / (1 * $((...)))))``)
-_SHELL_RATIO = re.compile(r"^\$\(\(\s*(\d+)\s*/\s*\(\s*(\d+)\s*\*")
+_SHELL_RATIO = re.compile(r"^\$\(\(\s*(\d+)\s*/\s*\((.*)\)\s*\)\)$")
+
+
+def _shell_ratio(v: object) -> tuple[int, int] | None:
+    """(global batch, micro-batch) of ``$((G / (m * GPUs)))`` with the micro-batch the one literal factor, in any place:
+    Mantis ``$((128 / (1 * $((...)))))``, VideoLLaMA2 ``$[128/($WORLD_SIZE*$NPROC_PER_NODE*4)]`` (expanded with the
+    script's defaults as ``$((128/(${1:-1}*${2:-8}*4)))``)."""
+    m = _SHELL_RATIO.match(v.strip()) if isinstance(v, str) else None
+    if m is None:
+        return None
+    factors = [x.strip() for x in m.group(2).split("*")]
+    lits = [int(x) for x in factors if x.isdigit()]
+    if len(lits) != 1 or len(lits) == len(factors):
+        return None
+    return int(m.group(1)), lits[0]
 _BATCH_PAIRS = (("global_batch_size", "micro_batch_size"), ("train_batch_size", "train_micro_batch_size_per_gpu"),
                 ("global_train_batch_size", "device_train_microbatch_size"))
 #: hooks registered on a tensor's or module's gradient: they run inside a ``backward()`` the loop already made
@@ -2887,9 +2901,9 @@ class C5GradientAccumulation(Check):
         for s in f.effective(*_GA_KEYS):
             v = as_number(s.value)
             if v is None:
-                m = _SHELL_RATIO.match(s.value) if isinstance(s.value, str) else None
-                if m and int(m.group(1)) >= 2 * int(m.group(2)) and not _TEST_FILE.search(s.path):
-                    computed.append((s, int(m.group(1)), int(m.group(2))))
+                ratio = _shell_ratio(s.value)
+                if ratio and ratio[0] >= 2 * ratio[1] and not _TEST_FILE.search(s.path):
+                    computed.append((s, *ratio))
                 continue
             if v > 1:
                 used.append(s)
