@@ -955,6 +955,12 @@ class J6DecodeCudaGraph(_InferenceOnly):
         eng = engines(f)
         eager_on, graph_vllm = _per_site(f, eng, "vllm", ("enforce_eager", "vllm_enforce_eager"))
         sg_off, graph_sg = _per_site(f, eng, "sglang", ("disable_cuda_graph",))
+        # a client of an SGLang server started elsewhere (VideoLLaMA2's ``serve/sglang_worker.py``: ``RuntimeEndpoint(url)``,
+        # ``sgl.gen``), as J1-J3 read it: the server runs at its defaults, CUDA graphs on, unless a flag here turns them off
+        client = [x for x in eng.get("sglang", []) if isinstance(x, Call) and x.short == "RuntimeEndpoint"]
+        if client and not graph_sg and not [x for x in sg_off if isinstance(x, Call) and _constructs(x)] \
+                and not [s for s in f.effective("disable_cuda_graph") if truthy(s.value)]:
+            graph_sg = client
         used: list[Any] = graph_vllm + graph_sg
         tgi_off = [s for s in f.effective("cuda_graphs") if str(s.value).strip() in {"0", "[]", ""}]
         if not tgi_off:
@@ -982,7 +988,9 @@ class J6DecodeCudaGraph(_InferenceOnly):
             if on and (s.name == "decode_only_cuda_graphs" or _GENERATION.search(s.path)):
                 used.append(s)
         if used:
-            return Outcome(U, evs(used), "decode runs as CUDA graphs", {"cuda_graph": True})
+            by_default = " (the default of the SGLang server this project's client calls; it is started elsewhere)" if all(
+                x in client for x in used) else ""
+            return Outcome(U, evs(used), "decode runs as CUDA graphs" + by_default, {"cuda_graph": True})
         forced = [s for s in f.effective("enforce_eager", "vllm_enforce_eager", "disable_cuda_graph") if truthy(s.value)]
         off = forced + [x for x in eager_on + sg_off if isinstance(x, Call)] + tgi_off
         if off:

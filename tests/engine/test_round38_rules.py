@@ -377,3 +377,164 @@ def test_transformers_only_in_an_hf_interop_folder_is_not_the_training_framework
     files["train_hf.py"] = ("from transformers import Trainer, AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('gpt2')\n"
                             "Trainer(model=model, args=args, train_dataset=ds).train()\n")
     assert "transformers" in _audit(files).project.frameworks
+
+
+# --- Prismatic VLMs (TRI-ML/prismatic-vlms at HEAD) -------------------------------------------------------------------------
+
+_PRISM_BASE = ("from transformers import AutoModelForCausalLM\n\n\nclass HFCausalLLMBackbone:\n"
+               "    def __init__(self, llm_backbone_id, inference_mode=False, use_flash_attention_2=False, hf_hub_path=None):\n"
+               "        self.llm = AutoModelForCausalLM.from_pretrained(\n            hf_hub_path,\n"
+               "            use_flash_attention_2=use_flash_attention_2 if not inference_mode else False,\n        )\n")
+_PRISM_LLAMA = ("from .base_llm import HFCausalLLMBackbone\n\n\nclass LLaMa2LLMBackbone(HFCausalLLMBackbone):\n"
+                "    def __init__(\n        self,\n        llm_backbone_id: str,\n        inference_mode: bool = False,\n"
+                "        use_flash_attention_2: bool = True,\n    ) -> None:\n        super().__init__(\n            llm_backbone_id,\n"
+                "            inference_mode=inference_mode,\n            use_flash_attention_2=use_flash_attention_2,\n        )\n")
+_PRISM_TRAIN = ("import torch\nfrom prismatic.models.backbones.llm.llama2 import LLaMa2LLMBackbone\n\n\n"
+                "def pretrain(cfg):\n    llm = LLaMa2LLMBackbone(cfg.llm_backbone_id{extra})\n"
+                "    for batch in loader:\n        loss = llm(batch).loss\n        loss.backward()\n        optimizer.step()\n\n\n"
+                "if __name__ == '__main__':\n    pretrain(cfg)\n")
+
+
+def test_a_backbone_switch_defaulting_to_flash_attention_2_and_handed_on_is_d1():
+    files = {"prismatic/models/backbones/llm/base_llm.py": _PRISM_BASE, "prismatic/models/backbones/llm/llama2.py": _PRISM_LLAMA,
+             "scripts/pretrain.py": _PRISM_TRAIN.format(extra=""),
+             "README.md": "```bash\ntorchrun --standalone --nnodes 1 --nproc-per-node 8 scripts/pretrain.py\n```\n"}
+    d1 = _check(_audit(files), "D1")
+    assert d1.status.value == "used" and any(e.path.endswith("llama2.py") for e in d1.evidence), d1.detail
+    # control: the run builds the backbone with the switch off
+    files["scripts/pretrain.py"] = _PRISM_TRAIN.format(extra=", use_flash_attention_2=False")
+    assert _check(_audit(files), "D1").status.value != "used"
+
+
+_PRISM_LOOP = (
+    "import torch\n\n\nclass TrainingStrategy:\n    def run_training(self, dataloader, metrics, epoch):\n"
+    "        for train_idx, batch in enumerate(dataloader):\n            loss = self.vlm(**batch).loss\n"
+    "            normalized_loss = loss / self.grad_accumulation_steps\n            normalized_loss.backward()\n"
+    "            if (train_idx + 1) % self.grad_accumulation_steps == 0:\n                self.optimizer.step()\n"
+    "                self.optimizer.zero_grad()\n"
+    "                if {guard}:\n"
+    "                    self.save_checkpoint(metrics.run_dir, metrics.global_step, epoch, loss.item())\n"
+    "                    return\n"
+    "        if self.max_steps is None:\n            self.save_checkpoint(metrics.run_dir, metrics.global_step, epoch, loss.item())\n"
+)
+
+
+def test_a_save_at_the_runs_last_step_is_no_per_step_checkpoint():
+    files = {"prismatic/training/strategies/base_strategy.py": _PRISM_LOOP.format(
+                 guard="self.max_steps is not None and metrics.global_step >= self.max_steps"),
+             "scripts/pretrain.py": "from prismatic.training.strategies.base_strategy import TrainingStrategy\n"
+                                    "TrainingStrategy().run_training(loader, metrics, 0)\n"}
+    i3 = _check(_audit(files), "I3")
+    assert i3.status.value != "unused", i3.detail
+    # control: a save under the accumulation boundary alone runs every optimizer step
+    files["prismatic/training/strategies/base_strategy.py"] = _PRISM_LOOP.format(guard="metrics.global_step > 0")
+    assert _check(_audit(files), "I3").status.value == "unused"
+
+
+# --- EasyContext (jzhang38/EasyContext at HEAD) -----------------------------------------------------------------------------
+
+_EC_TRAIN = (
+    "import argparse\nfrom accelerate import Accelerator\nfrom accelerate.utils import DummyOptim, DummyScheduler\n"
+    "from easy_context import prepare_seq_parallel_inputs\n\n\n"
+    "def main(args):\n    accelerator = Accelerator(gradient_accumulation_steps=args.gradient_accumulate_every, mixed_precision='bf16')\n"
+    "    optim = DummyOptim(model.parameters(), lr=args.learning_rate)\n"
+    "    scheduler = DummyScheduler(optim, num_training_steps=args.max_train_steps, total_num_steps=args.max_train_steps)\n"
+    "    model, optim, scheduler = accelerator.prepare(model, optim, scheduler)\n"
+    "    for step, batch in enumerate(train_loader):\n"
+    "        prepared = prepare_seq_parallel_inputs(args.parallel_mode, batch, accelerator.process_index)\n"
+    "        loss = model(**prepared).loss\n        accelerator.backward(loss)\n        optim.step()\n        scheduler.step()\n\n\n"
+    "if __name__ == '__main__':\n    args = argparse.ArgumentParser()\n"
+    "    args.add_argument('--parallel_mode', type=str, choices=['zigzag_ring_attn', 'dist_flash_attn', 'ulysses_attn', "
+    "'usp_attn', 'data_parallel'])\n    args.add_argument('--ring_degree', type=int, default=1)\n    main(args.parse_args())\n"
+)
+_EC_DS = ('{\n  "bf16": {"enabled": "auto"},\n  "scheduler": {\n    "type": "WarmupLR",\n    "params": {\n'
+          '      "warmup_min_lr": 2e-5,\n      "warmup_max_lr": 2e-5,\n      "warmup_num_steps": 0,\n      "warmup_type": "linear"\n'
+          '    }\n  },\n  "zero_optimization": {"stage": 3}\n}\n')
+_EC_ACCEL = ("compute_environment: LOCAL_MACHINE\ndeepspeed_config:\n  deepspeed_config_file: accelerate_configs/zero3_offload.json\n"
+             "  zero3_init_flag: false\ndistributed_type: DEEPSPEED\nmachine_rank: 0\nnum_machines: {n}\nnum_processes: {p}\n")
+
+
+def _ec_launch(mode: str) -> str:
+    return ("accelerate launch \\\n--config_file  accelerate_configs/single_node.yaml \\\ntrain.py \\\n--batch-size 1 \\\n"
+            f"--gradient-accumulate-every 4 \\\n--seq-length 32768 \\\n--parallel_mode {mode}\n\n")
+
+
+def _easycontext(modes: list[str]) -> dict[str, str]:
+    return {"train.py": _EC_TRAIN, "accelerate_configs/zero3_offload.json": _EC_DS,
+            "accelerate_configs/single_node.yaml": _EC_ACCEL.format(n=1, p=8), "accelerate_configs/two_node.yaml": _EC_ACCEL.format(n=2, p=16),
+            "train_scripts/EasyContext-1M-Llama-2-7B.sh": "".join(_ec_launch(m) for m in modes)}
+
+
+def test_launches_that_pick_ring_attention_by_mode_are_sequence_parallel():
+    a6 = _check(_audit(_easycontext(["data_parallel", "zigzag_ring_attn", "zigzag_ring_attn"])), "A6")
+    assert a6.status.value == "used" and "zigzag_ring_attn in 2, data_parallel in 1 of 3" in a6.detail, a6.detail
+    # control: most launches run plain data parallel
+    a6 = _check(_audit(_easycontext(["data_parallel", "data_parallel", "zigzag_ring_attn"])), "A6")
+    assert a6.status.value == "unused", a6.detail
+
+
+def test_a_deepspeed_warmuplr_with_one_rate_is_a_constant_rate_and_names_no_trainer():
+    g1 = _check(_audit(_easycontext(["zigzag_ring_attn"])), "G1")
+    assert g1.status.value == "unused" and "warmup_min_lr = warmup_max_lr" in g1.detail, g1.detail
+    assert "Trainer" not in g1.detail and g1.values.get("advice_for") != "ds-scheduler"
+    # control: a real warmup to a higher rate stays a warmup without decay
+    files = _easycontext(["zigzag_ring_attn"])
+    files["accelerate_configs/zero3_offload.json"] = _EC_DS.replace('"warmup_min_lr": 2e-5', '"warmup_min_lr": 0').replace(
+        '"warmup_num_steps": 0', '"warmup_num_steps": 100')
+    g1 = _check(_audit(files), "G1")
+    assert g1.status.value == "partial" and "Trainer" not in g1.detail, g1.detail  # (no HF Trainer here: accelerate's DummyScheduler)
+
+
+def test_an_accelerate_config_for_two_nodes_that_no_launch_names_is_not_a_multi_node_run():
+    a = _audit(_easycontext(["zigzag_ring_attn"]))
+    assert not a.project.multi_node and "two_node.yaml" in a.project.notes.get("multi_node_documented", ""), a.project.notes
+    # control: a launch that passes it runs on two nodes
+    files = _easycontext(["zigzag_ring_attn"])
+    files["train_scripts/two.sh"] = _ec_launch("zigzag_ring_attn").replace("single_node.yaml", "two_node.yaml")
+    assert _audit(files).project.multi_node
+
+
+# --- VideoLLaMA2 (DAMO-NLP-SG/VideoLLaMA2 at HEAD) --------------------------------------------------------------------------
+
+_VL2_LAUNCH = (
+    "#!/bin/bash\nARG_WORLD_SIZE=${1:-1}\nARG_NPROC_PER_NODE=${2:-8}\n"
+    "if [ ! -n \"$WORLD_SIZE\" ] || [ ! -n \"$NPROC_PER_NODE\" ]; then\n    WORLD_SIZE=$ARG_WORLD_SIZE\n"
+    "    NPROC_PER_NODE=$ARG_NPROC_PER_NODE\nfi\n\nGLOBAL_BATCH_SIZE=128\nLOCAL_BATCH_SIZE=4\n"
+    "GRADIENT_ACCUMULATION_STEPS={expr}\n\n"
+    "torchrun --nnodes $WORLD_SIZE \\\n    --nproc_per_node $NPROC_PER_NODE \\\n    videollama2/train.py \\\n"
+    "    --deepspeed scripts/zero3.json \\\n    --bf16 True \\\n    --per_device_train_batch_size $LOCAL_BATCH_SIZE \\\n"
+    "    --gradient_accumulation_steps $GRADIENT_ACCUMULATION_STEPS \\\n    --output_dir work_dirs/videollama2\n"
+)
+_VL2_TRAIN = ("import transformers\n\n\ndef train():\n    parser = transformers.HfArgumentParser((ModelArguments, TrainingArguments))\n"
+              "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+              "    trainer = transformers.Trainer(model=model, args=training_args, train_dataset=ds)\n    trainer.train()\n")
+
+
+def test_old_bash_arithmetic_for_the_accumulation_is_read_like_the_new():
+    files = {"videollama2/train.py": _VL2_TRAIN,
+             "scripts/custom/finetune.sh": _VL2_LAUNCH.replace(
+                 "{expr}", "$[$GLOBAL_BATCH_SIZE/($WORLD_SIZE*$NPROC_PER_NODE*$LOCAL_BATCH_SIZE)]")}
+    c5 = _check(_audit(files), "C5")
+    assert c5.status.value == "used" and "128 / (4 x GPUs)" in c5.detail, c5.detail
+    # control: the same count fixed at 1
+    files["scripts/custom/finetune.sh"] = _VL2_LAUNCH.replace("{expr}", "1")
+    assert _check(_audit(files), "C5").status.value != "used"
+
+
+_SGL_WORKER = ("import sglang as sgl\nfrom sglang.backend.runtime_endpoint import RuntimeEndpoint\n\n\n@sgl.function\n"
+               "def pipeline(s, prompt, max_tokens):\n    s += prompt\n    s += sgl.gen('response', max_tokens=max_tokens)\n\n\n"
+               "class ModelWorker:\n    def __init__(self, sgl_endpoint):\n        backend = RuntimeEndpoint(sgl_endpoint)\n"
+               "        sgl.set_default_backend(backend)\n\n    def generate_stream(self, params):\n"
+               "        state = pipeline.run(params['prompt'], params['max_new_tokens'], stream=True)\n"
+               "        for out in state.text_iter():\n            yield out\n")
+
+
+def test_a_client_of_an_sglang_server_decodes_with_the_servers_cuda_graphs():
+    files = {"videollama2/train.py": _VL2_TRAIN, "videollama2/serve/sglang_worker.py": _SGL_WORKER}
+    j6 = _check(_audit(files), "J6")
+    assert j6.status.value == "used" and "started elsewhere" in j6.detail, j6.detail
+    # control: the worker starts its own runtime with CUDA graphs off
+    files["videollama2/serve/sglang_worker.py"] = _SGL_WORKER.replace(
+        "        backend = RuntimeEndpoint(sgl_endpoint)\n",
+        "        backend = RuntimeEndpoint(sgl_endpoint)\n        runtime = sgl.Runtime(model_path=path, disable_cuda_graph=True)\n")
+    assert _check(_audit(files), "J6").status.value == "unused"
