@@ -279,7 +279,7 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
         order = {"launch": 0, "training": 1, "config": 2}
         ranked = _rank_places([x.path for x in launches], roles)
         s.where["shell"] = min(ranked, key=lambda p: (order.get(roles.get(p, ""), 3), ranked.index(p)))
-    if project.multi_node:
+    if project.multi_node or project.notes.get("multi_node_documented"):
         # multi-node advice (NCCL over InfiniBand) belongs in a launch that spans nodes, never in a single-node script
         # beside it (LLaMA-Factory: one multi-node accelerate config among single-node QLoRA scripts); "" when no
         # launch script of the repository spans nodes: the snippet is then shown without a file

@@ -162,14 +162,15 @@ def test_multi_node_advice_goes_to_the_launch_that_spans_nodes():
 
 
 def test_multi_node_advice_without_a_multi_node_script_names_no_file():
-    """LLaMA-Factory: the only multi-node setting is an accelerate config; a single-node QLoRA script is no place for
-    NCCL InfiniBand exports, so the snippet is shown without a file."""
+    """LLaMA-Factory: the only multi-node setting is an accelerate config that no launch names (a documented option, not
+    a configured run); a single-node QLoRA script is no place for NCCL InfiniBand exports, so the snippet is shown without a
+    file."""
     all_checks()
     files = dict(RAW_LOOP)
     files["configs/accelerate_multi_node.yaml"] = ("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\n"
                                                    "machine_rank: 0\nmain_process_ip: 192.168.0.1\nnum_machines: 2\nnum_processes: 16\n")
     a = audit(files)
-    assert a.project.multi_node
+    assert not a.project.multi_node and "accelerate_multi_node.yaml" in a.project.notes.get("multi_node_documented", "")
     style = repo_style(a.facts, a.project, a.roles.by_path)
     e1 = fit(REGISTRY["E1"], style)
     assert e1 is not None and e1.target == "shell" and e1.where is None
