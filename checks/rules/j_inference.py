@@ -199,12 +199,15 @@ def _custom_generate(f: Facts, gens: list[Call]) -> tuple[list[Call], bool]:
     # ``Thread(target=model.generate, ...)``)
     own = {c.func for c in f.records("calls") if c.func and c.func != "generate" and _OWN_DECODE.fullmatch(c.func)}
     own -= {c.func for c in f.records("calls") if c.func in own and _HANDS_TO_GENERATE.search(c.text)}
-    body = [c for c in f.records("calls") if c.func == "generate" or c.func in own]
+    # a ``def generate`` that only hands the work on to HF's (Prismatic's ``PrismaticVLM.generate``: ``return
+    # super().generate(...)``) is no decode loop of the project's
+    wrappers = {c.path for c in f.records("calls") if c.func == "generate" and _HANDS_TO_GENERATE.search(c.text)}
+    body = [c for c in f.records("calls") if (c.func == "generate" and c.path not in wrappers) or c.func in own]
     if not body:
         return [], False
     # a call with ``**kwargs`` is the repository's own when its file does not use Hugging Face at all (nanochat engine.py)
     custom = [c for c in gens if not c.name.startswith("transformers.") and not (set(c.kwargs) & _HF_GEN_KW)
-              and (not c.star_kwargs or not imports_hf(f, c.path))]
+              and (not c.star_kwargs or not imports_hf(f, c.path))] if any(c.func == "generate" for c in body) else []
     custom += [c for c in f.calls(*own) if c.short in own and c.func not in own] if own else []
     cached = any(k in ("past_key_values", "kv_cache", "use_cache", "cache", "past", "layer_past", "start_pos", "input_pos")
                  for c in body for k in c.kwargs) or any("cache" in c.text.lower() or "start_pos" in c.text for c in body) or any(

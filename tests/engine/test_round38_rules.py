@@ -538,3 +538,22 @@ def test_a_client_of_an_sglang_server_decodes_with_the_servers_cuda_graphs():
         "        backend = RuntimeEndpoint(sgl_endpoint)\n",
         "        backend = RuntimeEndpoint(sgl_endpoint)\n        runtime = sgl.Runtime(model_path=path, disable_cuda_graph=True)\n")
     assert _check(_audit(files), "J6").status.value == "unused"
+
+
+def test_a_generate_that_hands_on_to_hf_generate_is_no_own_decode_loop():
+    vlm = ("import torch\nfrom transformers import GenerationMixin\n\n\nclass PrismaticVLM(torch.nn.Module, GenerationMixin):\n"
+           "    @torch.inference_mode()\n    def generate(self, image, prompt_text, **kwargs):\n"
+           "        input_ids = self.tokenizer(prompt_text, return_tensors='pt').input_ids\n"
+           "        generated_ids = super().generate(input_ids=input_ids, pixel_values=image, **kwargs)\n        return generated_ids\n")
+    files = {"prismatic/models/vlms/prismatic.py": vlm,
+             "scripts/generate.py": "from prismatic.models.vlms.prismatic import PrismaticVLM\nvlm = PrismaticVLM()\n"
+                                    "text = vlm.generate(image, prompt_text)\n"}
+    j5 = _check(_audit(files), "J5")
+    assert "own `generate` loop" not in j5.detail and "HF `generate`" in j5.detail, j5.detail
+    # control: a generate of its own that runs the model token by token is the project's loop
+    files["prismatic/models/vlms/prismatic.py"] = vlm.replace(
+        "        generated_ids = super().generate(input_ids=input_ids, pixel_values=image, **kwargs)\n",
+        "        for _ in range(512):\n            logits = self(input_ids)\n"
+        "            input_ids = torch.cat([input_ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)\n"
+        "        generated_ids = input_ids\n")
+    assert "own `generate` loop" in _check(_audit(files), "J5").detail
