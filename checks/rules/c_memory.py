@@ -682,9 +682,13 @@ class C1MixedPrecision(Check):
             elif t is False:
                 disabled.append(e)
         call_kinds: set[str] = set()
-        for s in f.effective("mixed_precision", "precision", "dtype", "torch_dtype", "compute_dtype", "param_dtype", "mixed_precision_dtype"):
+        # (HALOs ``policy_dtype: bfloat16``: the trained policy's parameters and optimizer state)
+        for s in f.effective("mixed_precision", "precision", "dtype", "torch_dtype", "compute_dtype", "param_dtype", "mixed_precision_dtype",
+                             "policy_dtype"):
             if s.source == "call" and s.key.split("(", 1)[0] in _TENSOR_FACTORIES:
                 continue
+            if s.source == "config" and _AUX_SECTION.search(s.key):
+                continue  # HALOs ``reward_model: {dtype: float32}``: an auxiliary scorer's weights, not the policy's training
             if _serving_field(s) or _inference_load(f, s):
                 continue  # ``EvaluatorArguments.mixed_precision = "bf16"``: the evaluation/inference pipeline's precision (J4's)
             if s.source == "call" and aux_model_site(f, s.path, s.line, s.text):
@@ -850,6 +854,8 @@ def _launched_precisions(used: list[Any]) -> set[str]:
 #: "bf16-mixed" where the GPU supports BF16, "16-mixed" otherwise)
 _PRECISION_RESOLVER = re.compile(r"(default|supported)\w*precision|precision\w*(default|supported)|supported\w*dtype", re.I)
 _PRECISION_TARGET = re.compile(r"^\s*(self\.)?\w*(precision|dtype)\w*\s*(:[^=]+)?=[^=]")
+#: a config section of a model the run does not train (a reward model, the reference policy, a critic's scorer, a teacher)
+_AUX_SECTION = re.compile(r"(^|\.)(reward_model|reward|rm|ref_model|reference_model|reference|teacher|judge|scorer)\.", re.I)
 _DTYPE_NAMES = ("dtype", "torch_dtype", "param_dtype", "compute_dtype", "precision", "mixed_precision")
 
 
