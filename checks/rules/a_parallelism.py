@@ -130,8 +130,14 @@ _ENGINE_MODULES = frozenset({"vllm", "sglang", "lmdeploy", "tensorrt_llm"})
 
 def _engine_module(facts: Facts, s: Setting) -> bool:
     """A size set in a Python module that drives an inference engine and trains nothing (Qwen ``examples/vllm_wrapper.py``:
-    ``tensor_parallel_size = 2`` under ``__main__``, passed to its own wrapper around ``vllm.LLM``): the engine's layout."""
-    ff = facts.files.get(s.path)
+    ``tensor_parallel_size = 2`` under ``__main__``, passed to its own wrapper around ``vllm.LLM``): the engine's layout.
+    Also a launch flag of such a module (HALOs ``python -m train.sample $CKPT --gpu_count 4``, which
+    ``train/sample.py`` hands to ``LLM(tensor_parallel_size=args.gpu_count)``)."""
+    path = s.path
+    if s.source == "launcher" and getattr(s, "script", None):
+        script = str(s.script)
+        path = next((p for p in (script, script.replace(".", "/") + ".py") if p in facts.files), path)
+    ff = facts.files.get(path)
     if ff is None or ff.kind != "python" or not any(i.module.split(".")[0] in _ENGINE_MODULES for i in ff.imports):
         return False
     return not any(c.short == "backward" or c.short.endswith("Trainer") for c in ff.calls)
