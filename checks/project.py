@@ -88,7 +88,8 @@ _ALIGN_CONFIGS = frozenset(t for t in _ALIGN_TRAINERS if t.endswith("Config"))
 _TEST_PATH_RE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 _ALIGN_WORDS = re.compile(r"^(dpo|orpo|kto|simpo|cpo|ppo|grpo|rm|reward|ipo|rlhf|gkd|distill\w*)$", re.I)
 #: settings that select the training kind by one of those words (``stage: dpo``; oat-llm ``algo: Literal["DPO", ..., "PPO"] = "DPO"``)
-_ALIGN_SELECTORS = ("stage", "rl", "rlhf_type", "training_type", "train_type", "task", "algo", "algorithm")
+#: (HALOs launches pick the objective as a Hydra group: ``launch.py loss=dpo``, ``loss=kto``, ``loss=ppo``)
+_ALIGN_SELECTORS = ("stage", "rl", "rlhf_type", "training_type", "train_type", "task", "algo", "algorithm", "loss", "loss_type")
 _MOE_KEYS = ("num_experts", "num_local_experts", "moe_num_experts", "n_routed_experts", "num_moe_experts", "moe_layer_freq",
              "expert_model_parallel_size", "moe_expert_parallel_size", "ep_size", "num_experts_per_tok", "moe_k")
 _PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z0-9])")
@@ -616,7 +617,7 @@ def accelerate_loading_only(facts: Facts) -> list[str]:
 #: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model; the
 #: role an RL/distillation system gives a model (``MFCDef(model_name="actor")``, ``ModelName("critic", 0)``) or a chat
 #: template gives a speaker (``{"human": "user", "model": "assistant"}``) names no checkpoint
-_PLACEHOLDER_NAME = re.compile(r"(^|/)path/to/|(^|/)(model[_-]?)?path$|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default|all)$|^(cl100k|o200k|p50k|r50k)_base$"
+_PLACEHOLDER_NAME = re.compile(r"^\?+$|(^|/)path/to/|(^|/)(model[_-]?)?path$|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default|all)$|^(cl100k|o200k|p50k|r50k)_base$"
                                r"|^(actor|critic|ref|reference|reward|rew|policy|value|teacher|student|assistant|user|system|human)$", re.I)
 
 
@@ -1089,7 +1090,11 @@ def _not_model_values(facts: Facts) -> set[str]:
     classes = {v for v in no | yes if _CLASS_NAME.match(v)}
     if classes:
         classes &= {i.name for i in facts.records("imports") if i.name}
-    return (no - yes) | classes
+    # a Hydra config-group choice (HALOs ``launch.py model=llama`` picks ``config/model/llama.yaml``): a config file's
+    # name, whatever the group is called; the model it loads is that file's ``name_or_path``
+    groups = {v for v in no | yes if re.fullmatch(r"[\w.-]+", v) and any(
+        p.endswith((f"/model/{v}.yaml", f"/model/{v}.yml", f"/models/{v}.yaml")) for p in facts.files)}
+    return (no - yes) | classes | groups
 
 
 _LOADS = frozenset({"from_pretrained", "LLM", "pipeline", "load_model"})
