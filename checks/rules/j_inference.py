@@ -991,9 +991,17 @@ class J6DecodeCudaGraph(_InferenceOnly):
             if on and (s.name == "decode_only_cuda_graphs" or _GENERATION.search(s.path)):
                 used.append(s)
         if used:
-            by_default = " (the default of the SGLang server this project's client calls; it is started elsewhere)" if all(
-                x in client for x in used) else ""
-            return Outcome(U, evs(used), "decode runs as CUDA graphs" + by_default, {"cuda_graph": True})
+            if all(x in client for x in used):
+                eager = _hf_generate(f)
+                if eager:
+                    # LLaVA: a worker for an SGLang server beside the HF ``generate`` paths (serve/cli.py, model_worker.py)
+                    e0 = eager[0]
+                    return Outcome(P, evs(used + eager), "decode runs as CUDA graphs only through the SGLang server the worker "
+                                   f"calls (its default; it is started elsewhere); the HF generate paths ({e0.path}:{e0.line}"
+                                   f"{f', +{len(eager) - 1}' if len(eager) > 1 else ''}) decode eagerly", {"cuda_graph": "some"})
+                return Outcome(U, evs(used), "decode runs as CUDA graphs (the default of the SGLang server this project's "
+                               "client calls; it is started elsewhere)", {"cuda_graph": True})
+            return Outcome(U, evs(used), "decode runs as CUDA graphs", {"cuda_graph": True})
         forced = [s for s in f.effective("enforce_eager", "vllm_enforce_eager", "disable_cuda_graph") if truthy(s.value)]
         off = forced + [x for x in eager_on + sg_off if isinstance(x, Call)] + tgi_off
         if off:

@@ -533,6 +533,12 @@ def test_a_client_of_an_sglang_server_decodes_with_the_servers_cuda_graphs():
     files = {"videollama2/train.py": _VL2_TRAIN, "videollama2/serve/sglang_worker.py": _SGL_WORKER}
     j6 = _check(_audit(files), "J6")
     assert j6.status.value == "used" and "started elsewhere" in j6.detail, j6.detail
+    # beside an HF generate path (LLaVA's serve/cli.py), only the SGLang route replays graphs
+    with_cli = {**files, "videollama2/serve/cli.py": (
+        "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(path)\n"
+        "output_ids = model.generate(input_ids, do_sample=True, temperature=0.2, max_new_tokens=512, use_cache=True)\n")}
+    j6 = _check(_audit(with_cli), "J6")
+    assert j6.status.value == "partial" and "serve/cli.py" in j6.detail, j6.detail
     # control: the worker starts its own runtime with CUDA graphs off
     files["videollama2/serve/sglang_worker.py"] = _SGL_WORKER.replace(
         "        backend = RuntimeEndpoint(sgl_endpoint)\n",
@@ -557,3 +563,60 @@ def test_a_generate_that_hands_on_to_hf_generate_is_no_own_decode_loop():
         "            input_ids = torch.cat([input_ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)\n"
         "        generated_ids = input_ids\n")
     assert "own `generate` loop" in _check(_audit(files), "J5").detail
+
+
+# --- HALOs (ContextualAI/HALOs at HEAD): Hydra config groups, its own DPO/KTO/PPO trainers, vLLM sampling between rounds --
+
+_HALOS_BASE = ("# the dtype for the policy parameters/optimizer state\npolicy_dtype: {dtype}\nreference_dtype: bfloat16\n"
+               "attn_implementation: flash_attention_2\n\n# auxiliary reward model (e.g., for PPO)\nreward_model:\n  path: null\n"
+               "  model_class: AutoModelForBradleyTerry\n  dtype: float32\n")
+_HALOS_LAUNCH = ("python -m train.sample $CURRENT_CKPT \\\n    --output_file $SAMPLES_FILE \\\n    --gpu_count 4 \\\n"
+                 "    --datasets ultrafeedback_armorm\n\n"
+                 "accelerate launch --config_file accelerate_config/fsdp_4gpu.yaml launch.py \\\n    loss={loss} model=llama \\\n"
+                 "    ++model.name_or_path=$MODEL_PATH \\\n    ++lr=5e-7\n")
+_HALOS_SAMPLE = ("import argparse\nfrom vllm import LLM, SamplingParams\n\n\ndef main(args):\n"
+                 "    llm = LLM(model=args.model_path, tensor_parallel_size=args.gpu_count)\n"
+                 "    return llm.generate(prompts, SamplingParams(max_tokens=512))\n\n\nif __name__ == '__main__':\n"
+                 "    parser = argparse.ArgumentParser()\n    parser.add_argument('--gpu_count', type=int, default=1)\n"
+                 "    main(parser.parse_args())\n")
+_HALOS_TRAIN = ("import hydra\nfrom accelerate import Accelerator\n\n\n@hydra.main(config_path='config', config_name='config')\n"
+                "def main(config):\n    accelerator = Accelerator()\n    trainer = getattr(trainers, config.loss.trainer)(config)\n"
+                "    for batch in loader:\n        loss = trainer.loss(batch)\n        accelerator.backward(loss)\n\n\n"
+                "if __name__ == '__main__':\n    main()\n")
+
+
+def _halos(loss: str = "dpo", dtype: str = "bfloat16") -> dict[str, str]:
+    return {"launch.py": _HALOS_TRAIN, "train/sample.py": _HALOS_SAMPLE, "config/model/base_model.yaml": _HALOS_BASE.format(dtype=dtype),
+            "config/model/llama.yaml": "defaults:\n  - base_model\n\nname_or_path: null\nblock_name: LlamaDecoderLayer\n",
+            "config/config.yaml": "defaults:\n  - _self_\n  - model: ???\n  - loss: ???\n",
+            "scripts/launch_llama_dpo.sh": _HALOS_LAUNCH.format(loss=loss)}
+
+
+def test_halos_policy_dtype_is_the_precision_and_the_reward_models_dtype_is_not():
+    c1 = _check(_audit(_halos()), "C1")
+    assert c1.status.value == "used" and c1.evidence[0].line == 2, (c1.detail, c1.evidence)
+    # control: a float32 policy is full precision
+    assert _check(_audit(_halos(dtype="float32")), "C1").status.value != "used"
+    # and with no policy dtype at all, the reward model's float32 says nothing about the policy's training
+    files = _halos()
+    files["config/model/base_model.yaml"] = files["config/model/base_model.yaml"].replace("policy_dtype: bfloat16\n", "")
+    assert "explicitly disabled" not in _check(_audit(files), "C1").detail
+
+
+def test_a_sampling_modules_gpu_count_is_the_engines_layout_not_tensor_parallel_training():
+    a4 = _check(_audit(_halos()), "A4")
+    assert a4.status.value == "unused", a4.detail
+    # control: the same flag on the training launch's own tensor-parallel option counts
+    files = _halos()
+    files["launch.py"] = _HALOS_TRAIN.replace("    accelerator = Accelerator()\n",
+                                              "    accelerator = Accelerator()\n    tp = config.tensor_parallel_size\n")
+    files["scripts/launch_llama_dpo.sh"] += "torchrun --nproc_per_node 8 launch.py --tensor_parallel_size 4\n"
+    assert _check(_audit(files), "A4").status.value == "used"
+
+
+def test_a_hydra_loss_group_naming_dpo_is_alignment_and_group_choices_name_no_model():
+    a = _audit(_halos("kto"))
+    assert a.project.alignment and _check(a, "G6").status.value != "n/a"
+    assert "llama" not in a.project.model_names and "???" not in a.project.model_names, a.project.model_names
+    # control: a supervised run (loss=sft) is not alignment
+    assert not _audit(_halos("sft")).project.alignment
