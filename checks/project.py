@@ -1316,6 +1316,18 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
             v = as_number(st.value)
             if v and 16 <= v <= 10_000_000:
                 per_file.setdefault(st.path, set()).add(int(v))
+    # the launches and recipes set it, each its own value with no majority, so the vote kept only code defaults (VILA:
+    # ``--model_max_length`` 4096 in 6 launches, 8192 in 4, 262144 in 4, ... up to 1048576 in LongVILA's): the
+    # launches' values are the run's, the defaults of a side script's dataclass are not
+    set_by_runs: dict[str, set[int]] = {}
+    for st in facts.settings(*_TRAIN_SEQ_KEYS):
+        v = as_number(st.value)
+        if st.name in _TRAIN_SEQ_KEYS and st.source in ("launcher", "config") and st.rank > 0 and v and 16 <= v <= 10_000_000 \
+                and not isinstance(st.value, float) and not _TEST_PATH_RE.search(st.path):
+            set_by_runs.setdefault(st.path, set()).add(int(v))
+    if len(set_by_runs) >= 3 and not any(st.source in ("launcher", "config") and as_number(st.value) is not None
+                                         for st in facts.effective(*_TRAIN_SEQ_KEYS)):
+        per_file = set_by_runs
     per_file = {k: v for k, v in per_file.items() if len(v) <= 3}  # a table of presets is not a setting
     if not per_file:
         return

@@ -140,9 +140,14 @@ def _scale(p: Any, t: Mapping[str, str]) -> str:
 
 def _seq_len(p: Any, t: Mapping[str, str]) -> str:
     """The training sequence length the overview decided, with the other lengths the recipes set; empty when unknown."""
-    if not p.max_seq_len:
-        return ""
     dist = p.notes.get("seq_len_distribution") or {}
+    if not p.max_seq_len:
+        # recipes that each set their own length, none the majority (VILA: 4096 in 6 launches ... 1048576 in LongVILA's)
+        if len(dist) >= 2 and sum(dist.values()) >= 3:
+            shown = sorted(dist.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
+            more = ", ..." if len(dist) > 4 else ""
+            return t["seq_len_spread"].format(dist=", ".join(f"{n} ({k})" for n, k in shown) + more)
+        return ""
     others = [str(n) for n in dist if n != p.max_seq_len][:3]
     if others:
         return t["seq_len_mixed"].format(n=p.max_seq_len, others=", ".join(others))

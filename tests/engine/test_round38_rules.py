@@ -620,3 +620,22 @@ def test_a_hydra_loss_group_naming_dpo_is_alignment_and_group_choices_name_no_mo
     assert "llama" not in a.project.model_names and "???" not in a.project.model_names, a.project.model_names
     # control: a supervised run (loss=sft) is not alignment
     assert not _audit(_halos("sft")).project.alignment
+
+
+def test_recipes_that_each_set_their_own_length_give_a_spread_not_a_side_scripts_default():
+    from reports.markdown import render_markdown
+    lengths = [4096, 4096, 4096, 8192, 8192, 262144, 524288, 524288, 131072, 1048576]  # (short and LongVILA's: no majority)
+    files = {"llava/train/train_mem.py": _VILA_TRAIN,
+             "llava/train/train_llm_to_long.py": ("from dataclasses import dataclass\n\n\n@dataclass\nclass TrainingArguments:\n"
+                                                  "    model_max_length: int = 32768\n\n\n" + _VILA_TRAIN)}
+    for i, n in enumerate(lengths):  # (LongVILA's long stages run train_llm_to_long.py, whose dataclass defaults to 32768)
+        script = "llava/train/train_llm_to_long.py" if n > 100_000 else "llava/train/train_mem.py"
+        files[f"scripts/stage{i}.sh"] = (f"torchrun --nproc_per_node=8 {script} \\\n    --bf16 True \\\n"
+                                         f"    --model_max_length {n} \\\n    --output_dir runs/s{i}\n")
+    a = _audit(files)
+    assert a.project.max_seq_len is None and a.project.notes.get("seq_len_distribution", {}).get(4096) == 3, a.project.notes
+    assert "no majority: 4096 (3), 8192 (2)" in render_markdown(a)
+    # control: a majority of the recipes is the run's length
+    for i in range(3, 10):
+        files[f"scripts/stage{i}.sh"] = files["scripts/stage0.sh"].replace("runs/s0", f"runs/s{i}")
+    assert _audit(files).project.max_seq_len == 4096
