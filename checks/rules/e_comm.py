@@ -1210,12 +1210,34 @@ class E3GradientCompression(Check):
                                f"{e0.path}:{e0.line}) is shipped, but no launch script, config or code uses it",
                                {"grad_compression": kinds, "grad_compression_config_used": False})
             return Outcome(U, [e for e, _ in used], f"gradient communication compressed ({', '.join(kinds)})", {"grad_compression": kinds})
+        # a data-parallel config class's reduce dtype, set per recipe (OLMo-core ``TransformerDataParallelConfig(...,
+        # reduce_dtype=DType.bfloat16)`` in two MoE recipes, ``DType.float32`` in ~50 others)
+        low_cfg: list[Any] = []
+        high_cfg: list[Any] = []
+        for c in f.calls_with_kw("reduce_dtype"):
+            if c.short in ("MixedPrecision", "MixedPrecisionPolicy") or not c.short.endswith("Config") or _E3_TEST.search(c.path):
+                continue
+            t = _text(c.kwargs["reduce_dtype"])
+            if re.search(r"(bfloat16|float16|half)$", t):
+                low_cfg.append(c)
+            elif re.search(r"float32$", t):
+                high_cfg.append(c)
+        if low_cfg and len(low_cfg) >= len(high_cfg):
+            partial += [f.ev(c, key=f"{c.short}(reduce_dtype=)", value=_text(c.kwargs["reduce_dtype"])) for c in low_cfg]
         if partial:
             return Outcome(P, partial, "gradients reduced in bf16/fp16 through FSDP mixed precision; no compression hook", {"grad_compression": ["fsdp-reduce-dtype"]})
         detail = "gradient compression explicitly off" if off else "gradients are communicated uncompressed"
+        if low_cfg:
+            c0 = low_cfg[0]
+            detail += (f"; {len(low_cfg)} of {len(low_cfg) + len(high_cfg)} data-parallel configs reduce gradients in "
+                       f"{_text(c0.kwargs['reduce_dtype']).rsplit('.', 1)[-1]} ({c0.path}:{c0.kw_line('reduce_dtype')}"
+                       f"{f', +{len(low_cfg) - 1}' if len(low_cfg) > 1 else ''}), the others in float32")
         if not off and not distributed_sites(ctx):
             detail = "no distributed training found: no gradient communication to compress"
         return Outcome(N, off, detail, {"grad_compression": []})
+
+
+_E3_TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$")
 
 
 def _low_param_dtype(f: Facts, v: Any) -> str | None:

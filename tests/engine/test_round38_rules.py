@@ -639,3 +639,15 @@ def test_recipes_that_each_set_their_own_length_give_a_spread_not_a_side_scripts
     for i in range(3, 10):
         files[f"scripts/stage{i}.sh"] = files["scripts/stage0.sh"].replace("runs/s0", f"runs/s{i}")
     assert _audit(files).project.max_seq_len == 4096
+
+
+def test_a_minority_of_recipes_reducing_in_bf16_is_named_in_e3():
+    def recipe(dtype: str) -> str:
+        return _olmo_recipe(f"\n        dp_config=TransformerDataParallelConfig(name='hsdp', reduce_dtype=DType.{dtype}),")
+    launch = {"launch.sh": "torchrun --nnodes 2 --nproc_per_node 8 src/scripts/train/run0.py\n"}
+    files = {**_OLMO_LIB, **launch, **{f"src/scripts/train/run{i}.py": recipe("bfloat16" if i < 2 else "float32") for i in range(6)}}
+    e3 = _check(_audit(files), "E3")
+    assert e3.status.value == "unused" and "2 of 6 data-parallel configs reduce gradients in bfloat16" in e3.detail, e3.detail
+    # control: when most recipes reduce in bf16, that is the project's (partial: low-precision reduction, no compression)
+    files = {**_OLMO_LIB, **launch, **{f"src/scripts/train/run{i}.py": recipe("bfloat16" if i < 4 else "float32") for i in range(6)}}
+    assert _check(_audit(files), "E3").status.value == "partial"
