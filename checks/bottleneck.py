@@ -412,7 +412,9 @@ def _data_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         f1p = st.evidence("F1")
         out.append(Signal(Bottleneck.DATA_IO, 1, f"only 1-3 DataLoader workers feed each GPU ({_loc(f1p)})" + (f" (weak: {weak_en})" if cheap else ""),
                           f"每张 GPU 仅有 1~3 个 DataLoader worker 供数（{_loc(f1p)}）" + (f"（较弱：{weak_zh}）" if cheap else "")))
-    places = _data_locations(facts)
+    # (where the training path and its configs read; a data-preparation script of other project code, smollm's
+    # ``vision/data/datasets_processing_scripts/`` copying from ``s3://`` to ``/fsx``, is not the run's input)
+    places = [x for x in _data_locations(facts) if st.on_path(x.path)]
     remote = [x for x in places if _REMOTE_URL.match(x.value.strip())]
     slow = [x for x in places if any(t in x.value.lower() for t in _SLOW_FS)]
     # a data root that is remote on some clusters and a mounted file system on others, as alternatives of one choice

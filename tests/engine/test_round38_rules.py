@@ -651,3 +651,18 @@ def test_a_minority_of_recipes_reducing_in_bf16_is_named_in_e3():
     # control: when most recipes reduce in bf16, that is the project's (partial: low-precision reduction, no compression)
     files = {**_OLMO_LIB, **launch, **{f"src/scripts/train/run{i}.py": recipe("bfloat16" if i < 4 else "float32") for i in range(6)}}
     assert _check(_audit(files), "E3").status.value == "partial"
+
+
+def test_a_data_preparation_scripts_bucket_is_not_where_the_run_reads():
+    from checks.bottleneck import signals as _signals
+    prep = ("import datasets\n\n\ndef main():\n    ds = datasets.load_dataset('laion/laion-coco')\n"
+            "    ds.save_to_disk(\"s3://m4-datasets-us-east-1/LAION_data/ds_laion_coco_urls/\")\n\n\nmain()\n")
+    files = {**_OLMO_LIB, "src/scripts/train/run.py": _olmo_recipe(), "launch.sh": "torchrun --nproc_per_node 8 src/scripts/train/run.py\n",
+             "vision/data/datasets_processing_scripts/build_laion_coco/find_opt_out.py": prep.replace("save_to_disk", "load_from_disk")}
+    a = _audit(files)
+    assert not any("remote object storage" in s.en for s in _signals(a.facts, a.project, a.results, a.roles.by_path)), a.project.bottleneck_reasons
+    # control: the training recipe itself reading from the bucket is the run's input
+    files["src/scripts/train/run.py"] = _olmo_recipe().replace(
+        "    model = MoETransformer()\n", "    model = MoETransformer()\n    data_root = \"s3://m4-datasets-us-east-1/tokenized/\"\n")
+    a = _audit(files)
+    assert any("remote object storage" in s.en for s in _signals(a.facts, a.project, a.results, a.roles.by_path))
