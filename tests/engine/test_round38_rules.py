@@ -54,12 +54,15 @@ _BUILDER = ("def load_pretrained_model(model_path, load_4bit=False):\n    kwargs
             "        kwargs['load_in_4bit'] = True\n    return kwargs\n")
 
 
+def _vila_files(low_rank: str = "True", init: str = _TRL_INIT, train: str = _VILA_TRAIN) -> dict[str, str]:
+    return {"llava/model/builder.py": _BUILDER, "pyproject.toml": '[project]\nname = "vila"\n', "llava/__init__.py": "",
+            "llava/trl/__init__.py": init, "llava/trl/trainer/__init__.py": _TRL_TRAINER_INIT, "llava/trl/trainer/utils.py": _TRL_UTILS,
+            "llava/trl/trainer/sft_trainer.py": _TRL_SFT, "llava/trl/trainer/dpo_trainer.py": _TRL_DPO,
+            "llava/train/train_llm_to_long.py": train, "longvila/train/4_extend_llm_64k.sh": _VILA_SH.format(lrt=low_rank)}
+
+
 def _vila(low_rank: str = "True", init: str = _TRL_INIT):
-    return _audit({"llava/model/builder.py": _BUILDER, "pyproject.toml": '[project]\nname = "vila"\n', "llava/__init__.py": "", "llava/trl/__init__.py": init,
-                   "llava/trl/trainer/__init__.py": _TRL_TRAINER_INIT, "llava/trl/trainer/utils.py": _TRL_UTILS,
-                   "llava/trl/trainer/sft_trainer.py": _TRL_SFT, "llava/trl/trainer/dpo_trainer.py": _TRL_DPO,
-                   "llava/train/train_llm_to_long.py": _VILA_TRAIN,
-                   "longvila/train/4_extend_llm_64k.sh": _VILA_SH.format(lrt=low_rank)})
+    return _audit(_vila_files(low_rank, init))
 
 
 def test_a_library_copy_nested_in_the_package_is_vendored():
@@ -78,27 +81,20 @@ def test_longlora_switch_is_lora_and_an_uncalled_4bit_helper_of_the_copy_is_no_q
     assert g4.status.value == "used" and "QLoRA" not in g4.detail, g4.detail
     assert any(e.path.endswith("4_extend_llm_64k.sh") for e in g4.evidence)
     # control: the same helper, called by the project's own code, builds the model's 4-bit base
-    a = _audit({"pyproject.toml": '[project]\nname = "vila"\n', "llava/__init__.py": "", "llava/trl/__init__.py": _TRL_INIT,
-                "llava/model/builder.py": _BUILDER, "llava/trl/trainer/__init__.py": _TRL_TRAINER_INIT, "llava/trl/trainer/utils.py": _TRL_UTILS,
-                "llava/trl/trainer/sft_trainer.py": _TRL_SFT, "llava/trl/trainer/dpo_trainer.py": _TRL_DPO,
-                "llava/train/train_llm_to_long.py": _VILA_TRAIN.replace(
-                    "from llava.trl.trainer.utils import DPODataCollatorWithPadding",
-                    "from llava.trl.trainer.utils import DPODataCollatorWithPadding, get_quantization_config").replace(
-                    "from_pretrained(model_args.model_name_or_path)",
-                    "from_pretrained(model_args.model_name_or_path, quantization_config=get_quantization_config(model_args))"),
-                "longvila/train/4_extend_llm_64k.sh": _VILA_SH.format(lrt="True").replace(
-                    "--bf16 True", "--bf16 True \\\n    --load_in_4bit True")})
-    assert "QLoRA" in _check(a, "G4").detail
+    files = _vila_files(train=_VILA_TRAIN.replace(
+        "from llava.trl.trainer.utils import DPODataCollatorWithPadding",
+        "from llava.trl.trainer.utils import DPODataCollatorWithPadding, get_quantization_config").replace(
+        "from_pretrained(model_args.model_name_or_path)",
+        "from_pretrained(model_args.model_name_or_path, quantization_config=get_quantization_config(model_args))"))
+    files["longvila/train/4_extend_llm_64k.sh"] = files["longvila/train/4_extend_llm_64k.sh"].replace(
+        "--bf16 True", "--bf16 True \\\n    --load_in_4bit True")
+    assert "QLoRA" in _check(_audit(files), "G4").detail
 
 
 def test_a_relative_star_import_of_another_utils_does_not_build_the_copys_iterable_dataset():
-    files = {"pyproject.toml": '[project]\nname = "vila"\n', "llava/__init__.py": "", "llava/trl/__init__.py": _TRL_INIT,
-             "llava/trl/trainer/__init__.py": _TRL_TRAINER_INIT, "llava/trl/trainer/utils.py": _TRL_UTILS,
-             "llava/trl/trainer/sft_trainer.py": _TRL_SFT, "llava/trl/trainer/dpo_trainer.py": _TRL_DPO,
+    files = {**_vila_files(train="import llava.model.quantization.qlinear\n" + _VILA_TRAIN),
              "llava/model/quantization/utils.py": "def quantize(x):\n    return x\n",
-             "llava/model/quantization/qlinear.py": "from .utils import *\n",
-             "llava/train/train_llm_to_long.py": "import llava.model.quantization.qlinear\n" + _VILA_TRAIN,
-             "longvila/train/4_extend_llm_64k.sh": _VILA_SH.format(lrt="True")}
+             "llava/model/quantization/qlinear.py": "from .utils import *\n"}
     assert _check(_audit(files), "F9").status.value == "unused", _check(_audit(files), "F9").detail
     # control: the project's own star import of that very module may build it
     files["llava/train/train_llm_to_long.py"] = "from llava.trl.trainer.utils import *\n" + _VILA_TRAIN
