@@ -617,7 +617,7 @@ def accelerate_loading_only(facts: Facts) -> list[str]:
 #: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model; the
 #: role an RL/distillation system gives a model (``MFCDef(model_name="actor")``, ``ModelName("critic", 0)``) or a chat
 #: template gives a speaker (``{"human": "user", "model": "assistant"}``) names no checkpoint
-_PLACEHOLDER_NAME = re.compile(r"^\?+$|(^|/)path/to/|(^|/)(model[_-]?)?path$|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default|all)$|^(cl100k|o200k|p50k|r50k)_base$"
+_PLACEHOLDER_NAME = re.compile(r"^\?+$|\.\.\.|(^|[/_])path_to[_/]|(^|/)path/to/|(^|/)(model[_-]?)?path$|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default|all)$|^(cl100k|o200k|p50k|r50k)_base$"
                                r"|^(actor|critic|ref|reference|reward|rew|policy|value|teacher|student|assistant|user|system|human)$", re.I)
 
 
@@ -1094,7 +1094,21 @@ def _not_model_values(facts: Facts) -> set[str]:
     # name, whatever the group is called; the model it loads is that file's ``name_or_path``
     groups = {v for v in no | yes if re.fullmatch(r"[\w.-]+", v) and any(
         p.endswith((f"/model/{v}.yaml", f"/model/{v}.yml", f"/models/{v}.yaml")) for p in facts.files)}
-    return (no - yes) | classes | groups
+    # the output of another stage of the same pipeline (EasyContext's second stage loads ``output/7B_32K_bs_1M_...``, the
+    # first stage's ``--output-dir ./output/7B_32K_bs_1M_...``; VILA's ``runs/train/stage15_9tile/model``): a checkpoint the
+    # project writes, not a model it is named for
+    outputs = {_norm_dir(str(st.value)) for st in facts.settings(*_OUTPUT_KEYS) if st.rank > 0 and isinstance(st.value, str)}
+    outputs.discard("")
+    stages = {v for v in no | yes if any(_norm_dir(v) == d or _norm_dir(v).startswith(d + "/") for d in outputs)}
+    return (no - yes) | classes | groups | stages
+
+
+_OUTPUT_KEYS = ("output_dir", "output-dir", "output_path", "save_dir", "save_path", "ckpt_dir", "checkpoint_dir")
+
+
+def _norm_dir(v: str) -> str:
+    v = v.strip().strip("'\"").rstrip("/")
+    return v[2:] if v.startswith("./") else v
 
 
 _LOADS = frozenset({"from_pretrained", "LLM", "pipeline", "load_model"})

@@ -662,3 +662,30 @@ def test_a_data_preparation_scripts_bucket_is_not_where_the_run_reads():
         "    model = MoETransformer()\n", "    model = MoETransformer()\n    data_root = \"s3://m4-datasets-us-east-1/tokenized/\"\n")
     a = _audit(files)
     assert any("remote object storage" in s.en for s in _signals(a.facts, a.project, a.results, a.roles.by_path))
+
+
+def test_another_stages_output_is_no_model_name():
+    def launch(model: str, out: str) -> str:
+        return (f"accelerate launch --config_file accelerate_configs/single_node.yaml train.py \\\n--batch-size 1 \\\n"
+                f"--output-dir {out} \\\n--model {model} \\\n--parallel_mode zigzag_ring_attn\n\n")
+    files = _easycontext(["zigzag_ring_attn"])
+    files["train_scripts/EasyContext-1M-Llama-2-7B.sh"] = (
+        launch("meta-llama/Llama-2-7b-hf", "./output/7B_32K_bs_1M_rope_1M_step_1000_lr_2e-5")
+        + launch("output/7B_32K_bs_1M_rope_1M_step_1000_lr_2e-5", "./output/7B_64K_bs_1M_rope_5M_step_1000_lr_2e-5"))
+    names = _audit(files).project.model_names
+    assert names == ["meta-llama/Llama-2-7b-hf"], names
+    # control: a local model folder that no stage writes is still a name
+    files["train_scripts/EasyContext-1M-Llama-2-7B.sh"] += launch("output/h2o-danube2-1.8b-base", "./output/danube_64K")
+    assert "output/h2o-danube2-1.8b-base" in _audit(files).project.model_names
+
+
+def test_elided_and_path_to_placeholders_name_no_model():
+    files = {"train.py": _VL2_TRAIN,
+             "scripts/run.sh": ("torchrun --nproc_per_node 8 train.py \\\n    --model_name_or_path /path_to_llm/hf_llama_7b/ \\\n"
+                                "    --bf16 True\n"),
+             "scripts/run2.sh": "torchrun --nproc_per_node 8 train.py \\\n    --model_name_or_path /.../... \\\n    --bf16 True\n"}
+    names = _audit(files).project.model_names
+    assert not names, names
+    # control: a real local folder is a name
+    files["scripts/run2.sh"] = files["scripts/run2.sh"].replace("/.../...", "/data/pretrained-models/llama-7b-hf")
+    assert _audit(files).project.model_names == ["/data/pretrained-models/llama-7b-hf"]
