@@ -1622,6 +1622,8 @@ def launch_runs_no_training(facts: Facts, path: str) -> bool:
     return ff is not None and ff.kind == "shell" and any(_SERVE_PATH.search(part) for part in path.split("/")[:-1])
 
 
+#: a shell positional parameter with a default (``${1:-1}``): the script's caller passes the value
+_POSITIONAL_DEFAULT = re.compile(r"^\$\{\d+:-(\d+)\}$")
 #: torchrun's node-count flag as launches spell it (argparse takes the prefix ``--nnode``: picotron's Slurm template)
 _NNODES_KEYS = ("nnodes", "nnode")
 
@@ -1631,6 +1633,7 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
     unresolved_at: dict[str, str] = {}  # where a multi-node launch leaves its node count to the environment -> that value
     gpus: list[float] = []
     local_only: set[tuple[str, int]] = set()  # the node count of a ``--standalone`` launch (its flag is a setting too)
+    by_argument: list[str] = []  # launches whose node count is the script's own argument, one node by default
     for launch in facts.launches():
         if _not_training_script(facts, launch.path):
             continue
@@ -1658,7 +1661,14 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
         unresolved = nn is not None and as_number(str(nn).split(":")[-1]) is None
         if documented:
             continue
-        if "hostfile" in launch.launcher_args or (unresolved and any(k in launch.launcher_args for k in (
+        by_arg = _POSITIONAL_DEFAULT.match(str(nn)) if unresolved else None
+        if by_arg and int(by_arg.group(1)) <= 1 and "hostfile" not in launch.launcher_args:
+            # the count is the script's own argument with a default of one node (VideoLLaMA2 ``ARG_WORLD_SIZE=${1:-1}``,
+            # ``torchrun --nnodes $WORLD_SIZE --master_addr=...``): one node as shipped, more when a caller passes it
+            k = next(k for k in (*_NNODES_KEYS, "num_machines") if k in launch.launcher_args)
+            by_argument.append(f"{launch.path}:{launch.arg_line(k)}: `--{k} {nn}` (the node count is an argument of the "
+                               f"script, {by_arg.group(1)} by default)")
+        elif "hostfile" in launch.launcher_args or (unresolved and any(k in launch.launcher_args for k in (
                 "master_addr", "node_rank", "rdzv_endpoint", "machine_rank", "main_process_ip"))):
             nodes.append((2, f"{launch.path}:{launch.line}"))
             counted = any(as_number(str(launch.launcher_args.get(k, "")).split(":")[-1])
@@ -1731,6 +1741,8 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
             p.notes["multi_node_documented"] = f"{docs[0].path}:{docs[0].line}: `{docs[0].value}`" + (f" (+{len(docs) - 1})" if len(docs) > 1 else "")
         elif unnamed:
             p.notes["multi_node_documented"] = unnamed[0] + (f" (+{len(unnamed) - 1})" if len(unnamed) > 1 else "")
+        elif by_argument:
+            p.notes["multi_node_documented"] = by_argument[0] + (f" (+{len(by_argument) - 1})" if len(by_argument) > 1 else "")
 
 
 def _unnamed_launcher_config(facts: Facts, path: str) -> bool:

@@ -412,8 +412,9 @@ class E1GPUDirectRDMA(Check):
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
-        if ctx.project.multi_node or _rdma_evidence(ctx.facts)[0] or _documented_multi_node(ctx.facts):
-            return None
+        if ctx.project.multi_node or _rdma_evidence(ctx.facts)[0] or _documented_multi_node(ctx.facts) \
+                or ctx.project.notes.get("multi_node_documented"):
+            return None  # (also a multi-node option the overview found: an unnamed accelerate config, a node-count argument)
         ray = [r for r in ray_train_workers(ctx.facts) if r.multi and not isinstance(as_number(r.workers), float | int)]
         if ray:
             # Ray places the workers of a ``ScalingConfig`` on any node of its cluster with a free GPU; a worker count read
@@ -447,6 +448,10 @@ class E1GPUDirectRDMA(Check):
             d = docs[0]
             return Outcome(N, [], f"multi-node training is documented ({d.path}:{d.line}: `{d.value}`), but nothing configures "
                            "RDMA / GPUDirect RDMA for NCCL", {**values, "multi_node_documented": True})
+        option = None if ctx.project.multi_node else ctx.project.notes.get("multi_node_documented")
+        if option:
+            return Outcome(N, [], f"multi-node training is an option ({option}), but nothing configures RDMA / GPUDirect RDMA "
+                           "for NCCL", {**values, "multi_node_documented": True})
         p = ctx.project
         sites = p.notes.get("multi_node_sites") or []
         where = p.notes.get("nodes_source")

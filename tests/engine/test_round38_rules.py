@@ -689,3 +689,16 @@ def test_elided_and_path_to_placeholders_name_no_model():
     # control: a real local folder is a name
     files["scripts/run2.sh"] = files["scripts/run2.sh"].replace("/.../...", "/data/pretrained-models/llama-7b-hf")
     assert _audit(files).project.model_names == ["/data/pretrained-models/llama-7b-hf"]
+
+
+def test_a_node_count_taken_from_the_scripts_argument_with_default_one_is_one_node_as_shipped():
+    files = {"videollama2/train.py": _VL2_TRAIN,
+             "scripts/custom/finetune.sh": _VL2_LAUNCH.replace("{expr}", "4").replace(
+                 "torchrun --nnodes $WORLD_SIZE \\\n", "torchrun --nnodes $WORLD_SIZE --master_addr=$MASTER_ADDR \\\n")}
+    a = _audit(files)
+    assert not a.project.multi_node and "an argument of the script, 1 by default" in a.project.notes.get("multi_node_documented", "")
+    e1 = _check(a, "E1")  # a multi-node option: RDMA advice for it, at medium priority
+    assert e1.status.value == "unused" and e1.detail.startswith("multi-node training is an option"), e1.detail
+    # control: a default of two nodes is a multi-node run
+    files["scripts/custom/finetune.sh"] = files["scripts/custom/finetune.sh"].replace("ARG_WORLD_SIZE=${1:-1}", "ARG_WORLD_SIZE=${1:-2}")
+    assert _audit(files).project.multi_node
