@@ -1746,20 +1746,13 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
 
 
 def _unnamed_launcher_config(facts: Facts, path: str) -> bool:
-    """An accelerate launcher config (a YAML with ``distributed_type``) whose file name no launch, config or code names."""
-    if not path.endswith((".yaml", ".yml")) or not facts.config("distributed_type") or not any(
-            e.path == path for e in facts.config("distributed_type")):
-        return False
-    name = path.rsplit("/", 1)[-1]
+    """An accelerate launcher config (a YAML with ``distributed_type``) whose file name no launch, config or code names
+    (:func:`checks.rules._helpers.referenced_configs`)."""
+    from .rules._helpers import referenced_configs  # the rules import this module
 
-    def names(v: object) -> bool:
-        return isinstance(v, str) and v.strip().rsplit("/", 1)[-1] == name
-
-    if any(names(v) for x in facts.launches() for v in (*x.launcher_args.values(), *x.script_args.values())):
+    if not path.endswith((".yaml", ".yml")) or not any(e.path == path for e in facts.config("distributed_type")):
         return False
-    if any(names(e.value) for ff in facts.files.values() for e in ff.configs if e.path != path):
-        return False
-    return not any(names(v) for c in facts.records("calls") for v in (*c.args, *c.kwargs.values()))
+    return path.rsplit("/", 1)[-1] not in referenced_configs(facts)
 
 
 #: a folder named for multi-node runs (``multi_node/``, ``multi-node/``, ``multinode/``)

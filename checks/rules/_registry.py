@@ -246,14 +246,20 @@ def config_file_vote(f: Facts, sets: dict[str, tuple[Any, float]], band: Callabl
     unset are not counted (the loader's default is not in the repository). None with fewer than three files, or when no
     band has a majority (then every value is judged)."""
     configs = f.config_modules()
-    own = {p: xv for p, xv in sets.items() if p in configs}
-    if len(own) < 3:
+    return _file_vote({p: xv for p, xv in sets.items() if p in configs}, band, 3, "Python config files")
+
+
+def _file_vote(own: dict[str, tuple[Any, float]], band: Callable[[float], str], least: int, noun: str,
+               one_value: bool = True) -> RecipeVote | None:
+    """Files that each run one value of a setting, voted by the verdict band of the value: None with fewer than ``least``
+    files, when no band has a majority, or (``one_value`` False) when every file sets the same value."""
+    if len(own) < least:
         return None
     counts, by_band = _by_band(own.values(), band)
     top, items = max(by_band.items(), key=lambda kv: len(kv[1]))
-    if len(items) * 2 <= len(own):
+    if len(items) * 2 <= len(own) or (not one_value and len(counts) == 1):
         return None
-    return RecipeVote([x for x, _ in items], counts, 0, top, len(items), len(own), None, "majority", "Python config files", "")
+    return RecipeVote([x for x, _ in items], counts, 0, top, len(items), len(own), None, "majority", noun, "")
 
 
 def script_vote(f: Facts, sets: dict[str, tuple[Any, float]], band: Callable[[float], str]) -> RecipeVote | None:
@@ -261,14 +267,9 @@ def script_vote(f: Facts, sets: dict[str, tuple[Any, float]], band: Callable[[fl
     metrics_collect_interval=10)`` in 29 scripts of ``src/scripts/train``, 50 in 11, 5 in the 4 examples), each file voting
     with the one value it sets (``sets``: file -> (call keyword setting, value)), by the verdict band of the value. None with
     fewer than five files or when no band has a majority (then every value is judged)."""
-    own = {p: xv for p, xv in sets.items() if not _DEBUG.search(p)}
-    if len(own) < 5:
-        return None
-    counts, by_band = _by_band(own.values(), band)
-    top, items = max(by_band.items(), key=lambda kv: len(kv[1]))
-    if len(items) * 2 <= len(own) or len(counts) == 1:
-        return None  # (no majority, or nothing to vote on: every script sets the same value)
-    return RecipeVote([x for x, _ in items], counts, 0, top, len(items), len(own), None, "majority", "training scripts that set it", "")
+    # (every script setting the same value leaves nothing to vote on)
+    return _file_vote({p: xv for p, xv in sets.items() if not _DEBUG.search(p)}, band, 5, "training scripts that set it",
+                      one_value=False)
 
 
 def component_registry(entry: str) -> str:

@@ -619,7 +619,7 @@ _METRICS_INTERVAL = re.compile(r"^metrics?_\w*interval$")
 
 
 def _paces_other_output(f: Facts, s: Setting) -> bool:
-    owner = next((x.owner for x in f.records("fields") if x.path == s.path and x.line == s.line and x.name == s.name), None)
+    owner = next((x.owner for x in f.fields(s.name) if x.path == s.path and x.line == s.line), None)
     if owner is None:
         return False
     if _EVAL_OWNER.search(owner.rsplit(".", 1)[-1]):
@@ -662,7 +662,7 @@ def _registry_voted(f: Facts, items: list[Interval]) -> list[Interval]:
             # no counted script and are left out
             per_file: dict[str, tuple[Any, float]] = {}
             calls = [i for i in group if isinstance(i.fact, Setting) and i.fact.source == "call" and i.steps is not None]
-            if all(len([j for j in calls if j.fact.path == i.fact.path]) == 1 for i in calls):
+            if max(Counter(i.fact.path for i in calls).values(), default=0) == 1:
                 per_file = {i.fact.path: (i.fact, i.steps) for i in calls}
             vote = script_vote(f, per_file, _band_for(name)) if per_file else None
             scripts = vote is not None
