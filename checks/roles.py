@@ -105,7 +105,7 @@ _DATED = re.compile(r"(?:^|[_\-.])(?:19|20)\d{2}[-_.]?(?:0[1-9]|1[0-2])[-_.]?(?:
 # the scripts that reproduce published papers' runs (Megatron-LM ``examples/academic_paper_scripts/``: sc21's 384-node
 # tables, detoxify, msdp): records of those runs, not the project's own recipes
 _PAPER_DIR = re.compile(r"^(\w+[_\-])?papers?([_\-]\w+)?$", re.I)
-_ENTRY_NAME = re.compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^(fine_?tune|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)\w*\.py$", re.I)
+_ENTRY_NAME = re.compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^\w*_fine_?tun(e|ing)\.py$|^(fine_?tune|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)\w*\.py$", re.I)
 # a sub-package of extras kept beside a package's run (``trl/experimental/``, ``contrib/``, ``sandbox/``): its modules are
 # the run's only when the training path imports them or a launch runs them (``experiments/`` is left out: oat's and
 # realhf's runs live there)
@@ -139,6 +139,9 @@ _GLUE_SETS = frozenset({"glue", "super_glue", "nyu-mll/glue", "aps/super_glue"})
 _CAUSAL_NAME = re.compile(r"ForCausalLM|LMHeadModel|ForConditionalGeneration|Seq2SeqLM|Vision2Seq|ImageTextToText|"
                           r"^(Llama|GPT|Mistral|Qwen|Llava|LLaVA|Blip|Bloom|T5|OPT|CLIP|Siglip)([A-Z0-9_]|$)|"
                           r"(?i:\b(llama|gpt2?|mistral|qwen\d?|llava|blip2?|clip|opt|bloom|t5)\b)")
+#: computer-vision detection, segmentation and OCR toolkits: a tool built on them alone (LongLoRA's ``pdf2txt/``: a
+#: detectron2 layout detector and easyocr that turn PDFs into the text corpus) is a data-preparation side project
+_VISION_TOOLS = frozenset({"detectron2", "mmdet", "mmseg", "mmocr", "easyocr", "paddleocr", "ultralytics"})
 _DIFFUSION_NAME = re.compile(r"StableDiffusion|UNet2DConditionModel|UNet2DModel|DDPMScheduler|DDIMScheduler|DiffusionPipeline|AutoencoderKL")
 # the documents whose commands count: READMEs and docs of the project, not of its tests or vendored copies
 _DOC_ROLES = (None, DOCS)
@@ -576,6 +579,9 @@ def side_signal(ff: FileFacts) -> str | None:
     task = _non_llm_task(ff, tops)
     if task:
         return task
+    tool = sorted(tops & _VISION_TOOLS)
+    if tool and not tops & (_LLM_LIBS | _LLM_ONLY) and not any(_CAUSAL_NAME.search(i.name or i.module or "") for i in ff.imports):
+        return f"a vision detection or OCR tool (imports {tool[0]}, no LLM library), not LLM/MLLM training"
     gym = sorted(tops & _GYM)
     if gym and not tops & _LLM_LIBS:
         return f"an RL environment (imports {gym[0]}, no LLM library)"
@@ -587,7 +593,7 @@ def side_signal(ff: FileFacts) -> str | None:
 
 def _vision_name(name: str) -> bool:
     """A torchvision dataset or model-zoo name (a prefix test first: the roles view of every call asks)."""
-    return name.startswith("torchvision.") and bool(_VISION_TASK.match(name))
+    return (name.startswith("torchvision.") and bool(_VISION_TASK.match(name))) or name == "timm.create_model"
 
 
 def _vision_call(c: Any) -> bool:
@@ -619,6 +625,9 @@ def _non_llm_task(ff: FileFacts, tops: set[str]) -> str | None:
     vision = next((f"{i.module}.{i.name}" if i.name else i.module for i in ff.imports
                    if i.module and _VISION_TASK.match(f"{i.module}.{i.name}" if i.name else i.module)), None)
     vision = vision or next((c.name for c in ff.calls if _vision_call(c)), None)  # ``torchvision.datasets.CIFAR10(``
+    # timm's model zoo (pytorch-accelerated ``examples/vision/transfer_learning/pets_finetune.py``: ``create_model("resnet50d")``)
+    vision = vision or next((f"timm.{i.name}" for i in ff.imports if i.module == "timm" and i.name == "create_model"), None)
+    vision = vision or next((c.name for c in ff.calls if c.short == "create_model" and _vision_call(c)), None)
     if vision:
         return f"an image model trainer ({vision}), not LLM/MLLM training"
     encoder = next((n for n in names if _ENCODER_TASK.match(n)), None)
@@ -953,7 +962,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         # an environment or LLM application the rest of the project imports is the training's own (an agent's
         # environment, a retrieval step of the data pipeline), not a side project; a package __init__ that re-exports
         # a module is not a use of it
-        for p in [p for p, why in side.items() if why.startswith(("an RL environment", "an LLM application"))]:
+        for p in [p for p, why in side.items() if why.startswith(("an RL environment", "an LLM application", "a vision detection"))]:
             if any(w not in side and not w.endswith("__init__.py") for w in importers.get(p, ())):
                 del side[p]
         grew = True
@@ -1169,8 +1178,8 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         if p not in roles.by_path:
             roles.by_path[p] = _kind_role(files[p].kind, p.rsplit("/", 1)[-1])
 
-    # 5a. configs kept beside a side project's scripts (DeepSpeedExamples ``training/cifar/ds_config.json``, the
-    # BingBertSquad 1-bit Adam configs): the side project's settings. The folder that decides is the config's nearest
+    # 5a. configs and requirements kept beside a side project's scripts (DeepSpeedExamples ``training/cifar/ds_config.json``,
+    # the BingBertSquad 1-bit Adam configs, LongLoRA's ``pdf2txt/requirements.txt``): the side project's settings. The folder that decides is the config's nearest
     # one holding anything but configs, docs and build files; it must hold a side file and no training-path file or launch
     if any(r == SIDE for r in roles.by_path.values()):
         for p, why in _side_configs(files, paths, roles, forced_set).items():
@@ -1221,7 +1230,7 @@ def _side_configs(files: Mapping[str, FileFacts], paths: list[str], roles: Roles
 
     out: dict[str, str] = {}
     for p in paths:
-        if files[p].kind in ("yaml", "json", "toml") and roles.by_path.get(p) in IN_SCOPE and p not in forced:
+        if files[p].kind in ("yaml", "json", "toml", "requirements") and roles.by_path.get(p) in IN_SCOPE and p not in forced:
             why = decide(p.rsplit("/", 1)[0] if "/" in p else "")
             if why:
                 out[p] = why
