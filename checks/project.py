@@ -218,7 +218,9 @@ def _config_file_value(s: Setting) -> bool:
 
 def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
     demo = _library_demo_lines(facts)
-    out = [s.value for s in facts.settings(*keys) if isinstance(s.value, str) and (s.path, s.line) not in demo
+    settings = facts.settings(*keys)
+    vocab = _tokenizer_beside_model(settings)
+    out = [s.value for s in settings if isinstance(s.value, str) and (s.path, s.line) not in demo and id(s) not in vocab
            and not _config_file_value(s) and not _in_docs(s) and not _ENDPOINT_NAME.match(s.key)]
     tokenizer_only: dict[str, bool] = {}
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
@@ -242,6 +244,14 @@ def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
     out += [x.script for x in facts.launches("vllm") if x.script and "/" in x.script]  # ``vllm serve org/model``
     vocab_only = {v for v, only in tokenizer_only.items() if only} - {s.value for s in facts.settings(*keys) if isinstance(s.value, str)}
     return [s for s in out if 2 < len(s) < 200 and s not in vocab_only]
+
+
+def _tokenizer_beside_model(settings: list[Any]) -> set[int]:
+    """ids of ``tokenizer_name_or_path`` settings in a file that also sets the model (TinyLLaVA's OpenELM recipes: ``--model_name_or_path
+    $LLM_VERSION`` with ``--tokenizer_name_or_path meta-llama/Llama-2-7b-hf``, the vocabulary OpenELM borrows): a vocabulary,
+    not the trained model; alone in its file it may be the only name the model has."""
+    with_model = {s.path for s in settings if s.name != "tokenizer_name_or_path"}
+    return {id(s) for s in settings if s.name == "tokenizer_name_or_path" and s.path in with_model}
 
 
 _TOKENIZER_CLASS = re.compile(r"(Tokenizer|Processor|FeatureExtractor)\w*$")
@@ -695,9 +705,18 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     # name no model
     counts: dict[str, int] = {}
     rejected = _not_model_values(facts)
-    for n in names:
+    for n in map(placeholder_tail, names):
         if _model_like(n, rejected):
             counts[n] = counts.get(n, 0) + 1
+    # a default every launch overrides names no model of the run (LongLoRA: ``EleutherAI/pythia-1.4b-deduped`` in both
+    # fine-tuning scripts' arguments, replaced by the README commands' ``--model_name_or_path``)
+    model_settings = facts.settings(*_MODEL_KEYS)
+    overridden = _overridden_defaults(model_settings)
+    for st in model_settings:
+        if id(st) in overridden and st.value in counts:
+            counts[st.value] -= 1
+            if counts[st.value] <= 0:
+                del counts[st.value]
     # a model named in a training recipe (beside a learning rate or epoch count) before one named only by an evaluation,
     # judge or inference config (oumi's judges name gpt-4o more often than any model it trains)
     recipes = {x.path for x in facts.settings(*_TRAINING_KNOBS)}
@@ -973,6 +992,20 @@ _TOKENIZER_FILE = re.compile(r"\.(model|spm|tiktoken|vocab|bpe)$", re.I)
 _WEIGHT_FILE = re.compile(r"^[\w.-]+\.(safetensors|bin|pt|pth|ckpt|gguf|index\.json)$", re.I)
 
 
+#: a placeholder folder written before a checkpoint's real name (LongLoRA's README: ``--model_name_or_path
+#: path_to/Llama-2-7b-hf`` with "remember to change path_to/Llama-2-7b-hf to your own directory")
+_PLACEHOLDER_DIR = re.compile(r"^/?(?:[\w.-]*path_to[\w.-]*|path/to|your[_-][\w.-]*|<[^<>/]*>)/(?:[^/]+/)*([^/]+)$")
+
+
+def placeholder_tail(name: str) -> str:
+    """The checkpoint a placeholder path names in its last part (``path_to/Llama-2-7b-hf`` -> ``Llama-2-7b-hf``): a model
+    family and a size, and no placeholder of its own; else ``name`` unchanged."""
+    m = _PLACEHOLDER_DIR.match(name)
+    if m and _family_word(m.group(1)) and size_in_name(m.group(1)) and not _PLACEHOLDER_NAME.search(m.group(1)):
+        return m.group(1)
+    return name
+
+
 def _model_like(name: str, rejected: set[str]) -> bool:
     """A value that can name a trained checkpoint: no placeholder, stand-in, estimator, hosted API model, key name or run label."""
     return not _PLACEHOLDER_NAME.search(name) and not _ESTIMATOR_NAME.match(name) and name not in rejected \
@@ -989,8 +1022,17 @@ def _documented_models(facts: Facts) -> list[tuple[str, str]]:
     """(model name, path:line) of the checkpoints the project's own README and docs/ document a training run starting from
     (``model`` doc hints: ``base_model:`` of a README's YAML config, ``--model_name_or_path`` of a README's training command);
     an example folder's README documents that example, not the project's run."""
-    return [(h.value, f"{h.path}:{h.line}") for h in facts.records("doc_hints")
+    return [(placeholder_tail(h.value), f"{h.path}:{h.line}") for h in facts.records("doc_hints")
             if h.kind == "model" and 2 < len(h.value) < 200 and ("/" not in h.path or h.path.startswith("docs/"))]
+
+
+def _overridden_defaults(model_settings: list[Any]) -> set[int]:
+    """ids of the model options' defaults that the launches override (FastChat: ``model_name_or_path`` defaults to
+    ``facebook/opt-125m`` and every launch passes ``--model_name_or_path ~/model_weights/llama-7b``): the launched models are
+    the run's. A launch that passes a value it takes from its own command line (``--model_name_or_path $MODEL`` with
+    ``MODEL=$1`` in an option-parsing ``case`` arm, Qwen finetune/finetune_ds.sh) names no model: the default still stands."""
+    launched = {st.name for st in model_settings if st.source == "launcher" and isinstance(st.value, str) and "$" not in st.value}
+    return {id(st) for st in model_settings if st.source in ("field-default", "argparse-default") and st.name in launched}
 
 
 def _named_models(facts: Facts) -> list[tuple[str, str]]:
@@ -999,17 +1041,13 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
     demo = _library_demo_lines(facts)
     rejected = _not_model_values(facts)
     model_settings = facts.settings(*_MODEL_KEYS)
-    # an option's default that the launches override (FastChat: ``model_name_or_path`` defaults to ``facebook/opt-125m``
-    # and every launch passes ``--model_name_or_path ~/model_weights/llama-7b``): the launched models are the run's
-    # (a launch that passes a value it takes from its own command line, ``--model_name_or_path $MODEL`` with ``MODEL=$1`` in
-    # an option-parsing ``case`` arm (Qwen finetune/finetune_ds.sh), names no model: the default still stands)
-    launched = {st.name for st in model_settings if st.source == "launcher" and isinstance(st.value, str) and "$" not in st.value}
+    overridden = _overridden_defaults(model_settings) | _tokenizer_beside_model(model_settings)
     for st in model_settings:
-        if st.source in ("field-default", "argparse-default") and st.name in launched:
+        if id(st) in overridden:
             continue
         if (isinstance(st.value, str) and 2 < len(st.value) < 200 and (st.path, st.line) not in demo and not _not_a_model(facts, st)
                 and not _config_file_value(st) and not _in_docs(st)):
-            out.append((st.path, st.value))
+            out.append((st.path, placeholder_tail(st.value)))
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
         if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):
             continue  # (a speech or vision encoder a loader builds beside the LLM: ``whisper.load_model('large-v3')``)
