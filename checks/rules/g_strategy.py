@@ -55,6 +55,7 @@ from ._helpers import (
     parse_expr,
     set_under_off_branch,
     uncalled_function,
+    unlaunched_ds_configs,
     uses_hf_trainer,
 )
 from ._registry import recipes_calling, split_text, total_recipes
@@ -353,10 +354,16 @@ def _g1_scan(f: Facts) -> _Sched:
             r.warm.append(s)
         if decay:
             r.decay.append(s)
-        if not warm and not decay:
+        if not decay and (not warm or hf):
+            # (HF ``constant_with_warmup``: its warmup is the arguments' ``warmup_steps``/``warmup_ratio``, judged with them;
+            # the name is the evidence that no decay follows)
             r.constant.append(s)
+    # (a DeepSpeed config nothing passes, beside those the launches pass, is an alternative whose scheduler is not the run's:
+    # LongLoRA's README commands pass ``stage2.json``, with no scheduler, and ``stage3.json``'s ``WarmupDecayLR`` is only
+    # "you could change stage2.json to stage3.json")
+    unlaunched = unlaunched_ds_configs(f)
     for e in f.config(*_SCHEDULE_SECTION_KEYS):
-        if not isinstance(e.value, str):
+        if not isinstance(e.value, str) or e.path in unlaunched:
             continue
         kind = _classify_schedule(e.value)
         if kind is None:
@@ -494,6 +501,7 @@ def _g1_scan(f: Facts) -> _Sched:
 
 
 _PROFILER_CLASS = re.compile(r"(?i)profil")
+
 
 
 def _read_by_other_call(f: Facts, s: Setting, names: tuple[str, ...]) -> bool:
