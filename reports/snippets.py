@@ -22,6 +22,7 @@ from checks.base import Check
 from checks.facts import Facts
 from checks.model import Project
 from checks.project import jax_jitted_steps
+from checks.rules._helpers import hf_trainer_subclasses
 from checks.rules.d_compute import dep_version
 
 from .applicability import GPU
@@ -254,9 +255,11 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
     loop = [] if recipe_driven else _rank_places([c.path for c in facts.calls("backward")], roles)
     training = sorted(p for p, r in roles.items() if r == "training" and facts.files.get(p) is not None and facts.files[p].kind == "python")
     # no backward of the project's own: the script that builds the HF/TRL trainer (FastChat ``fastchat/train/train.py``),
-    # not the first training-path module by name (``fastchat/constants.py``)
+    # not the first training-path module by name (``fastchat/constants.py``); a project's subclass of them too (TinyLLaVA's
+    # ``LLaVATrainer`` built in ``tinyllava/train/train.py``, not ``tinyllava/data/dataset.py``)
     trainer = [] if recipe_driven or loop else _rank_places(
-        [c.path for c in facts.calls("Trainer", "Seq2SeqTrainer", "SFTTrainer", "DPOTrainer", "GRPOTrainer", "ORPOTrainer", "KTOTrainer")
+        [c.path for c in facts.calls("Trainer", "Seq2SeqTrainer", "SFTTrainer", "DPOTrainer", "GRPOTrainer", "ORPOTrainer", "KTOTrainer",
+                                     *sorted(hf_trainer_subclasses(facts)))
          if roles.get(c.path, "training") == "training"], roles)
     if recipe_driven:
         pass

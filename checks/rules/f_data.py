@@ -1052,6 +1052,21 @@ _SAMPLE_PROCESSOR = re.compile(r"(Sample\w*Processor|Transform)$")
 _DATA_MODULE = re.compile(r"(?i)(^|/)\w*(data|dataset)s?\w*(/|\.py$)")
 
 
+def _imported_module(f: Facts, path: str) -> bool:
+    """Whether another file imports ``path`` and no launch runs it: a module of the project, not a script of its own."""
+    if f.entry_point(path):
+        return False
+    stem = path.rsplit("/", 1)[-1].removesuffix(".py")
+    return any(p != path and any(i.module.rsplit(".", 1)[-1] == stem or i.name == stem for i in ff.imports if i.module)
+               for p, ff in f.files.items())
+
+
+def _built_by_dataset(f: Facts, path: str, line: int, datasets: set[str] | frozenset[str]) -> bool:
+    """Whether the class a line sits in is instantiated in the ``__init__`` of a dataset module's class."""
+    k = class_span_at(f, path, line)
+    return k is not None and any(c.func == "__init__" and c.path in datasets for c in f.calls(k.name))
+
+
 def _sample_processor(f: Facts, path: str, line: int) -> bool:
     """Whether the class a line sits in is a per-sample processor or transform, by its name or a base's."""
     k = class_span_at(f, path, line)
@@ -1624,8 +1639,11 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
             return "mapped"
         if func in uncached_cb:
             return "startup"
-        if func == "__call__" and _DATA_MODULE.search(path) and _sample_processor(f, path, line):
-            return "online"  # a per-sample processor object the loader applies lazily (torchtitan ``TextProcessor`` in Grain)
+        if func == "__call__" and _DATA_MODULE.search(path) and (_sample_processor(f, path, line) or _built_by_dataset(f, path, line, datasets)):
+            # a per-sample processor object the loader applies lazily (torchtitan ``TextProcessor`` in Grain), or one a Dataset
+            # builds in its ``__init__`` to call on each sample (TinyLLaVA: ``self.text_preprocess = TextPreprocess(...)``,
+            # then ``self.text_preprocess(...)`` in ``__getitem__``)
+            return "online"
         if func == "__init__":
             return "startup" if path in datasets else "other"
         if _SIDE_FUNC.match(func):
@@ -1651,7 +1669,12 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     for c in _tokenizer_calls(f):
         if _unbuilt_dataset_method(f, c):
             continue
-        kind = "offline" if _OFFLINE_PATH.search(c.path) or _written_by(f, c) is not None else where(c.path, c.func, 0, c.line)
+        kind = "offline" if _written_by(f, c) is not None else where(c.path, c.func, 0, c.line)
+        if kind != "offline" and _OFFLINE_PATH.search(c.path) and not (kind == "online" and _imported_module(f, c.path)):
+            # a preparation script by its name; but a module named for preprocessing that the project imports, whose code a
+            # dataset's ``__getitem__`` calls per sample (TinyLLaVA ``tinyllava/data/image_preprocess.py``:
+            # ``ImagePreprocess.__call__`` runs the image processor on every sample the loader reads), is the loader's work
+            kind = "offline"
         if kind == "offline":
             if c.path not in weight_tools:
                 weight_tools[c.path] = _prepares_weights(f, c.path)
@@ -4654,12 +4677,12 @@ class F7SequencePacking(_DataCheck):
                            f"padding removed ({c.func}() at {c.path}:{c.line} packs each padded batch into one varlen sequence with "
                            "cu_seqlens) but samples are not packed up to the sequence length" + minority_note,
                            {"packing": False, "remove_padding": True})
-        grouped = [f.ev(s) for s in f.effective("group_by_length", "group_by_modality_length") if truthy(s.value) and s.rank > 0]
-        if grouped:
-            return Outcome(N, off + grouped, "batches are grouped by length, which trims padding but does not pack samples", {"packing": False})
         values: dict[str, object] = {"packing": False}
         if uses_hf_trainer(f) and not {"trl", "llamafactory", "axolotl", "unsloth"} & set(ctx.project.frameworks):
             values["advice_for"] = "hf-trainer"  # a script around transformers' Trainer: its own collator, not TRL's flags
+        grouped = [f.ev(s) for s in f.effective("group_by_length", "group_by_modality_length") if truthy(s.value) and s.rank > 0]
+        if grouped:
+            return Outcome(N, off + grouped, "batches are grouped by length, which trims padding but does not pack samples", values)
         return Outcome(N, off, ("packing explicitly disabled" if off else "no sequence packing found") + strategy_note + minority_note,
                        values)
 
