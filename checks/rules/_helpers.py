@@ -1761,11 +1761,29 @@ def unlaunched_ds_configs(facts: Facts) -> frozenset[str]:
     return out
 
 
+DS_CONSUMERS = ("DeepSpeedStrategy", "deepspeed.initialize", "DeepSpeedPlugin")
+
+
+def switched_off_ds_dicts(facts: Facts) -> set[str]:
+    """Python files whose DeepSpeed config dict (``ds_config = {"zero_optimization": {"stage": 2}}``) only feeds DeepSpeed
+    under a branch the run leaves off (lit-llama ``strategy=(DeepSpeedStrategy(config=ds_config) if devices > 1 else
+    "auto")`` with ``devices = 1``): no ZeRO in that script."""
+    dict_files = {e.path for e in facts.config("zero_optimization") if e.path.endswith(".py")}
+    if not dict_files:
+        return set()
+    users: dict[str, list[Call]] = {}
+    for c in facts.calls(*DS_CONSUMERS):
+        if c.path in dict_files:
+            users.setdefault(c.path, []).append(c)
+    return {path for path, calls in users.items() if all(guard_off(facts, c) for c in calls)}
+
+
 def deepspeed_alternative_files(facts: Facts) -> set[str]:
     """DeepSpeed config files (a ``zero_optimization`` section) of a project whose backend option picks another backend,
-    and the ones nothing passes where every passed one is known (:func:`unlaunched_ds_configs`)."""
+    the ones nothing passes where every passed one is known (:func:`unlaunched_ds_configs`), and Python files whose DeepSpeed
+    dict feeds DeepSpeed only under a branch the run leaves off (:func:`switched_off_ds_dicts`)."""
     if not backend_unselected(facts, "deepspeed"):
-        return set(unlaunched_ds_configs(facts))
+        return set(unlaunched_ds_configs(facts)) | switched_off_ds_dicts(facts)
     return {e.path for e in facts.config_under("zero_optimization")}
 
 

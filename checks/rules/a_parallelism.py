@@ -41,6 +41,9 @@ from ._helpers import (
     DRIVER_NODE_KEYS as _DRIVER_NODE_KEYS,
 )
 from ._helpers import (
+    DS_CONSUMERS as _DS_CONSUMERS,
+)
+from ._helpers import (
     DS_REF_NAMES,
     HF_TRAINERS,
     backend_unselected,
@@ -48,6 +51,7 @@ from ._helpers import (
     guard_off,
     keyword_choices,
     resolve_file,
+    switched_off_ds_dicts,
     uncalled_function,
     unlaunched_ds_configs,
     uses_hf_trainer,
@@ -842,23 +846,6 @@ def ds_config_refs(facts: Facts) -> list[Setting]:
         elif isinstance(v, Expr) and s.source == "call" and v.text.startswith("{"):
             out.append(s)
     return out
-
-
-_DS_CONSUMERS = ("DeepSpeedStrategy", "deepspeed.initialize", "DeepSpeedPlugin")
-
-
-def switched_off_ds_dicts(facts: Facts) -> set[str]:
-    """Python files whose DeepSpeed config dict (``ds_config = {"zero_optimization": {"stage": 2}}``) only feeds DeepSpeed
-    under a branch the run leaves off (lit-llama ``strategy=(DeepSpeedStrategy(config=ds_config) if devices > 1 else
-    "auto")`` with ``devices = 1``): no ZeRO in that script."""
-    dict_files = {e.path for e in facts.config("zero_optimization") if e.path.endswith(".py")}
-    if not dict_files:
-        return set()
-    users: dict[str, list[Call]] = {}
-    for c in facts.calls(*_DS_CONSUMERS):
-        if c.path in dict_files:
-            users.setdefault(c.path, []).append(c)
-    return {path for path, calls in users.items() if all(guard_off(facts, c) for c in calls)}
 
 
 def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:
@@ -2117,6 +2104,12 @@ def _size_outcome(sizes: list[tuple[float, Any]], label: str, value_key: str, co
         top = max(int(n) for n, _ in big)
         # (-1 alone: the size is whatever the other dimensions leave of the world, OLMo-core ``degree=-1``)
         what = f"{label} size {top}" if top != -1 else f"{label} over the ranks the other dimensions leave (size -1)"
+        spread = Counter(int(n) for n, _ in sizes)
+        if top != -1 and len(spread) > 1:
+            # recipes that differ (LLaMA2-Accessory: size 1 in 26 launches, 2 in 8, 8 in 4, 4 in 2): the largest is not the
+            # project's size, each recipe's model picks its own
+            what = (f"{label} size up to {top}: " + ", ".join(f"{k} in {v} setting{'s' if v > 1 else ''}"
+                                                              for k, v in sorted(spread.items(), key=lambda t: (-t[1], t[0]))))
         return Outcome(U, [_ev(x, value=int(n)) for n, x in big] + [_ev(c) for c in code_sites], what, {value_key: top})
     if sizes:
         return Outcome(N, [_ev(x, value=int(n)) for n, x in sizes], f"{label} size 1 ({label} off)", {value_key: 1})
@@ -2600,6 +2593,22 @@ class A6SequenceParallel(Check):
         return Priority.MEDIUM if (ctx.project.max_seq_len or 0) >= 32_768 else None
 
 
+#: the expert indices one rank of a parallel group builds (LLaMA2-Accessory ``model/LLM/mixtral.py``:
+#: ``range(n_local_experts*mp_rank, n_local_experts*(mp_rank+1))`` with ``n_local_experts = num_experts // mp_size``)
+_RANK_EXPERTS = re.compile(r"\w*experts\w*\s*\*\s*\(?\s*\w*rank\b|\w*rank\w*\s*\*\s*\w*experts", re.I)
+
+
+def _rank_split_experts(f: Facts) -> list[Call]:
+    """``range(...)`` calls over a rank's share of the experts, in a file that asks a parallel group's world size."""
+    out = []
+    for c in f.calls("range"):
+        if len(c.args) == 2 and all(isinstance(a, Expr) and _RANK_EXPERTS.search(a.text) for a in c.args):
+            ff = f.files.get(c.path)
+            if ff is not None and any(x.short.endswith("world_size") for x in ff.calls):
+                out.append(c)
+    return out
+
+
 @register
 class A7ExpertParallel(Check):
     id = "A7"
@@ -2654,6 +2663,16 @@ class A7ExpertParallel(Check):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         out = _size_outcome(_sizes(f, EP_NAMES) + _degree_configs(f, "Expert"), "expert parallel", "ep_size", [], "")
+        split = _rank_split_experts(f) if out.status != Status.USED else []
+        wide = [(n, x) for n, x in tp_sizes(f) if n > 1] if split else []
+        if split and wide:
+            c = split[0]
+            stem = c.path.rsplit("/", 1)[-1].removesuffix(".py").split("_")[0].lower()
+            wide.sort(key=lambda t: stem not in t[1].path.lower())  # the recipes named for that model first
+            return Outcome(U, [_ev(c)] + [_ev(x, value=int(n)) for n, x in wide[:3]],
+                           f"experts are split over the model-parallel ranks: each rank builds only its own share "
+                           f"(`range({', '.join(a.text if isinstance(a, Expr) else str(a) for a in c.args)})` at {c.path}:{c.line}), "
+                           f"and {len(wide)} launch setting(s) run a model-parallel size above 1", {"ep_size": None, "ep_via": "model-parallel"})
         minority = ctx.project.notes.get("moe_minority")
         option = ctx.project.notes.get("moe_option")
         if minority and out.status != Status.USED:

@@ -187,7 +187,9 @@ class B1DeepSpeed(Check):
             return alt
         # Lightning's strategy built only under a branch the run leaves off (lit-llama ``DeepSpeedStrategy(config=ds_config) if
         # devices > 1 else "auto"`` with ``devices = 1`` in that script): DeepSpeed is the multi-GPU option, not the run
-        off = {id(c): g for c in used if isinstance(c, Call) and c.short == "DeepSpeedStrategy" and (g := guard_off(f, c))}
+        # ... or ``deepspeed.initialize`` only under a switch that is off by default (h2o-llmstudio: ``if
+        # cfg.environment.use_deepspeed and not cfg.training.lora:`` with ``use_deepspeed: bool = False``)
+        off = {id(c): g for c in used if isinstance(c, Call) and c.short in ("DeepSpeedStrategy", "initialize") and (g := guard_off(f, c))}
         if off and len(off) == len(used):
             c0 = next(c for c in used if id(c) in off)
             g0 = off[id(c0)][0]

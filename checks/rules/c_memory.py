@@ -23,6 +23,7 @@ from ._helpers import (
     backend_unselected,
     callers_off,
     checkpoint_gather,
+    deepspeed_alternative_files,
     evs,
     flag_state,
     guard_flags,
@@ -1406,7 +1407,8 @@ def _gc_call_active(f: Facts, c: Call) -> bool:
         return False  # a chunked loss recomputing its own logits chunk by chunk: the layers' activations are all kept
     for name, neg in guard_flags(c.guard):
         if not neg and _GC_FLAG.search(name):
-            return flag_state(f, name) is True
+            state = flag_state(f, name)
+            return state is True or (state is None and _launches_mostly_on(f, name))
     if c.guard and _GC_FLAG.search(c.guard):
         return False
     if c.func and _GC_FLAG.search(c.func) and not _GC_HELPER.search(c.short):
@@ -1418,6 +1420,17 @@ def _gc_call_active(f: Facts, c: Call) -> bool:
         if callers and all(x.path == c.path and x.func and _GC_FLAG.search(x.func) for x in callers):
             return False
     return True
+
+
+def _launches_mostly_on(f: Facts, name: str) -> bool:
+    """A store-true switch that most launches of its scripts pass (LLaMA2-Accessory: ``--checkpointing`` in 36 of the 40
+    launches of ``main_finetune.py``/``main_pretrain.py``; the others run at the option's default, off)."""
+    on = [s for s in f.effective(name) if s.source == "launcher" and s.script and truthy(s.value) is True]
+    if not on:
+        return False
+    scripts = {s.script.lstrip("./") for s in on}
+    runs = [x for x in f.launches() if (x.script or "").lstrip("./") in scripts]
+    return len({(s.path, s.line) for s in on}) * 2 > len(runs)
 
 
 #: a loss module (``components/loss/dllm_loss.py``, ``losses.py``): a ``checkpoint`` call there recomputes a chunk of the
@@ -1846,7 +1859,11 @@ class C3ActivationCheckpointing(Check):
                 disabled += [x for x in _off_switches(gate, c) if x not in disabled]
             else:
                 used.append(c)
-        used += [c for c in f.calls(*_GC_CALLS) if _gc_call_active(f, c)]
+        active = [c for c in f.calls(*_GC_CALLS) if _gc_call_active(f, c)]
+        used += active
+        # the launches that pass the switch such a call waits for (``--checkpointing``), cited beside it
+        flags = {n for c in active for n, neg in guard_flags(c.guard) if not neg and _GC_FLAG.search(n) and flag_state(f, n) is None}
+        used += [s for n in sorted(flags) for s in f.effective(n) if s.source == "launcher" and truthy(s.value) is True and s not in used]
         used += [c for c in _gc_partials(f) if _gc_call_active(f, c)]
         used += _gc_helpers(f)
         for c in f.calls(*_KBIT_PREP):
@@ -3403,7 +3420,9 @@ class C6MemoryPool(Check):
             if value_on(f, c.kwargs.get("inplace")) and _INPLACE_OPS.search(c.short):
                 thin.append(c)
         # DeepSpeed's pre-allocated contiguous gradient buffer and ColossalAI Gemini's chunk manager exist against fragmentation
-        framework = [e for e in f.config("contiguous_gradients") if truthy(e.value)] + f.calls("GeminiPlugin")
+        # (not in a DeepSpeed config the run does not pick: h2o-llmstudio's dict behind ``use_deepspeed``, off by default)
+        alt_ds = deepspeed_alternative_files(f)
+        framework = [e for e in f.config("contiguous_gradients") if truthy(e.value) and e.path not in alt_ds] + f.calls("GeminiPlugin")
         if not f.config("contiguous_gradients"):  # Lightning's DeepSpeedStrategy at its defaults: contiguous_gradients=True
             framework += [site.fact for site in lightning_deepspeed(f, "contiguous_gradients")]
         if framework:

@@ -135,11 +135,26 @@ def _hf_model_loads(f: Facts) -> list[Call]:
         owner = c.name.rsplit(".", 1)[0]
         cls = owner.rsplit(".", 1)[-1]
         if not (owner.startswith(("transformers.", "trl.")) or cls.startswith("Auto") or _HF_MODEL_CLASS.search(cls)):
-            continue
-        if any(x in cls for x in ("Tokenizer", "Processor", "Config", "FeatureExtractor", "ImageProcessor", "GenerationConfig")):
+            if not _passed_model_class(f, c, owner):
+                continue
+        elif any(x in cls for x in ("Tokenizer", "Processor", "Config", "FeatureExtractor", "ImageProcessor", "GenerationConfig")):
             continue
         out.append(c)
     return out
+
+
+def _passed_model_class(f: Facts, c: Call, owner: str) -> bool:
+    """``model_class.from_pretrained(...)`` in a function whose callers pass a transformers model class as that parameter
+    (h2o-llmstudio: ``create_nlp_backbone(cfg, model_class=AutoModelForCausalLM)``)."""
+    if "." in owner or not c.func:
+        return False
+    for caller in f.calls(c.func.rsplit(".", 1)[-1]):
+        v = caller.kwargs.get(owner)
+        name = (v.dotted or v.text) if isinstance(v, Expr) else None
+        last = (name or "").rsplit(".", 1)[-1]
+        if last.startswith("AutoModel") or (_HF_MODEL_CLASS.search(last) and "Config" not in last and "Tokenizer" not in last):
+            return True
+    return False
 
 
 #: ``torch.compile(flex_attention)`` is how FlexAttention runs fused (its kernel, D1); ``torch.compile(generate_next_token)``
@@ -262,6 +277,8 @@ def _registry_compile(f: Facts) -> tuple[list, list, int, list] | None:
 
 # GPT-NeoX's per-layer ``"attention_config": [[["flash"], 24]]`` (its default ``global`` is the unfused softmax attention)
 _ATTN_KEYS = ("attn_implementation", "_attn_implementation", "attention_implementation", "attn_impl", "attention_config")
+#: the names of transformers' ``attn_implementation`` choice (Megatron's ``attention_backend: auto`` picks a fused kernel)
+_HF_ATTN_NAMES = frozenset({"attn_implementation", "_attn_implementation", "attention_implementation"})
 _ATTN_BOOL_KEYS = (
     "use_flash_attention_2", "use_flash_attn", "use_flash_attention", "flash_attention", "flash_attn", "sdp_attention",
     "xformers_attention", "flex_attention", "use_sdpa", "use_xformers", "enable_flash_attention", "flash_attn_2", "use_flash_attn_2",
@@ -402,6 +419,10 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
             kinds.add(k)
     for s in f.effective(*_ATTN_KEYS, "attention_backend", "attention", "attn_backend"):
         k = _attn_kind(s.value)
+        if k == "auto" and s.name in _HF_ATTN_NAMES:
+            # transformers has no "auto" implementation: a project option left at "auto" passes nothing (h2o-llmstudio:
+            # ``attention_implementation: str = "auto"``, handed on only ``if ... != "auto"``), so the model's default runs
+            continue
         if k == "eager":
             off_.append(s)
         elif k:
@@ -2486,6 +2507,10 @@ _CONVERTER_PATH = re.compile(r"(^|/)(\w*convert\w*|ckpts?|checkpoint_conversion)
 _PRESET_ENTRY = re.compile(r"""^\s*["'][^"']+["']\s*:\s*[A-Za-z_][\w.]*\(""")
 
 
+#: the sub-config of a multimodal model's encoder part (a Q-Former, a vision or audio tower): no vocabulary projection there
+_ENCODER_SECTION = re.compile(r"(^|\.)(qformer|vision|audio|speech)_config\.")
+
+
 def _dims(f: Facts) -> list:
     """Model-dimension settings (configs, model-config calls, dataclass/argparse defaults), tests excluded, and defaults of
     a config class that only describes checkpoints loaded with ``from_pretrained`` (:func:`_checkpoint_config_defaults`)."""
@@ -2496,6 +2521,8 @@ def _dims(f: Facts) -> list:
             continue
         if _CONVERTER_PATH.search(s.path):
             continue  # a checkpoint converter's dimensions describe the model it converts, not one it trains
+        if s.name == "vocab_size" and _ENCODER_SECTION.search(s.key):
+            continue  # a BLIP-2 Q-Former's BERT vocabulary (``qformer_config.vocab_size: 30522``): its queries are learned, no LM head
         if s.source == "call" and not CONFIG_CALLEE.search(s.key.split("(", 1)[0]):
             continue  # a keyword of some other call (a layer, a tensor op), not the model's configuration
         if s.source == "call" and (s.path, s.line) in _library_demo_lines(f):

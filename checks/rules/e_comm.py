@@ -464,6 +464,13 @@ class E1GPUDirectRDMA(Check):
             # multi-node only in the docs (nanoGPT's README: a 2-node torchrun example): advice for those runs, not the
             # repository's own launches, so not a first must-do
             return Priority.MEDIUM
+        sites = ctx.project.notes.get("multi_node_sites") or []
+        if prio is Priority.HIGH and sites:
+            # a few multi-node recipes among many single-node launches (TinyZero: one 4-node example of 20 launches, its own
+            # run on one node): advice for those recipes, not the project's first must-do
+            runs = {(x.path, x.line) for x in ctx.facts.launches() if not launch_runs_no_training(ctx.facts, x.path)}
+            if len(runs) >= 4 and len(sites) * 2 < len(runs):
+                return Priority.MEDIUM
         return prio
 
 

@@ -40,6 +40,7 @@ from ._helpers import (
     _module_names,
     callers_off,
     class_at,
+    deepspeed_alternative_files,
     empty_section_gate,
     guard_off,
     hf_sites_training_first,
@@ -542,6 +543,20 @@ def interval(v: Any) -> tuple[float | None, str]:
     return None, "unknown"
 
 
+_EPOCH_MODULO = re.compile(r"\b\w*epoch\w*\s*(?:\+\s*1\s*)?\)?\s*%\s*(?:\w+\.)*(\w+)")
+
+
+def _epoch_modulo_names(f: Facts) -> frozenset[str]:
+    """Names an epoch counter is taken modulo in a guard (LLaMA2-Accessory ``main_finetune.py``: ``if args.output_dir and
+    (epoch % args.save_interval == 0 or ...)``, ``--save_interval`` "number of epochs between model saving"): intervals
+    counted in epochs, not steps. Memoised per scan."""
+    key = ("epoch-modulo-names",)
+    if key not in f._memo:
+        names = {m.group(1) for c in f.records("calls") if c.guard and "%" in c.guard for m in _EPOCH_MODULO.finditer(c.guard)}
+        f._memo[key] = frozenset(names)  # type: ignore[assignment]
+    return f._memo[key]  # type: ignore[return-value]
+
+
 def _strategy_off(f: Facts, s: Setting, strategy: str) -> bool:
     """Whether the same file/launch/call sets ``<x>_strategy`` to epoch/no, which makes a step interval moot."""
     for t in f.settings(strategy):
@@ -572,8 +587,13 @@ def interval_settings(f: Facts, names: tuple[str, ...], strategy: str | None = N
     from ._registry import debug_recipe
 
     out: list[Interval] = []
+    # a DeepSpeed config the run does not pick (LongLoRA's ``stage3.json`` that no command passes, h2o-llmstudio's dict
+    # behind ``use_deepspeed``, off by default): its ``steps_per_print`` is not the run's
+    alt_ds = deepspeed_alternative_files(f)
     for s in f.effective(*names):
         if _TEST_PATH.search(s.path) or debug_recipe(f, s):  # a debug recipe of a config registry is not the run's setting
+            continue
+        if s.path in alt_ds and (s.path.endswith(".json") or s.name == "steps_per_print"):
             continue
         if s.source == "assign" and _in_eval_function(f, s):
             continue  # LAVIS ``def evaluation(...): print_freq = 10``: the evaluation loop's interval, not the training loop's
@@ -587,6 +607,8 @@ def interval_settings(f: Facts, names: tuple[str, ...], strategy: str | None = N
         if isinstance(s.value, Expr):
             continue
         if strategy and kind == "steps" and _strategy_off(f, s, strategy):
+            kind = "epoch"
+        if kind == "steps" and s.name in _epoch_modulo_names(f):
             kind = "epoch"
         out.append(Interval(s, s.key, s.name, steps, kind))
     out += _get_defaults(f, names, {i.name for i in out if i.steps is not None})
@@ -866,6 +888,8 @@ def _epoch_loop(loop: str) -> bool:
     for n in ast.walk(node):
         if isinstance(n, ast.Call):
             n.keywords = []
+            # (nor a label among its arguments: ``metric_logger.log_every(data_loader, 10, f'Epoch: [{epoch}]')``)
+            n.args = [a for a in n.args if not isinstance(a, ast.JoinedStr) and not (isinstance(a, ast.Constant) and isinstance(a.value, str))]
     return "epoch" in ast.unparse(node).lower()
 
 
@@ -898,6 +922,12 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     # of its own, because a pipeline schedule runs forward and backward inside another call (NeMo-Aligner
     # ``train_single_step``: ``self.model.get_loss_and_metrics(batch, forward_only=False)`` -> Megatron-Core's
     # ``forward_backward_func``, then ``self.optimizer.step(closure=None)``), called once per batch by ``fit``'s loop
+    # a loss-scaler object whose ``__call__`` runs the backward and the optimizer step (DeiT/MAE's ``NativeScaler``,
+    # LLaMA2-Accessory ``grad_norm = loss_scaler(loss, optimizer, model, parameters=..., update_grad=...)``)
+    if any(c.func == "__call__" for c in f.calls("backward")):
+        loops |= {(c.path, c.func, c.loop) for c in f.calls_where(lambda s: s.endswith("scaler"))
+                  if c.loop is not None and not _epoch_loop(c.loop) and c.func not in _STEP_FUNCS and len(c.args) >= 2
+                  and all(isinstance(a, Expr) for a in c.args[:2]) and "loss" in c.args[0].text and "optim" in c.args[1].text}
     backward = {(c.path, c.func) for c in f.calls("backward", "manual_backward") if c.func and c.loop is None}
     stepping = {(c.path, c.func) for c in f.calls("step") if c.func and c.loop is None and _is_step_call(c)
                 and ((c.path, c.func) in backward or _STEP_HELPER.search(c.func))}
@@ -1212,7 +1242,7 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
     for c in calls:
         if _TEST_PATH.search(c.path) or c.path in side or _FINAL_SAVE.search(c.func or ""):
             continue  # a helper that ends the run (``_save_and_exit``) runs once, not every step
-        in_step = (c.loop is not None and (c.path, c.func, c.loop) in loops) or (c.loop is None and c.func in _STEP_FUNCS) or (
+        in_step = (c.loop is not None and ((c.path, c.func, c.loop) in loops or _nested_in_step_loop(f, c, loops))) or (c.loop is None and c.func in _STEP_FUNCS) or (
             c.loop is None and (c.path, c.func) in while_steps and bool(c.guard) and "%" in (c.guard or "")) or (
             c.loop is None and c.line > own_steps.get((c.path, c.func), c.line) and "step" in c.kwargs
             and re.search(r"step", _text_of(c.kwargs["step"])) is not None)
@@ -1250,6 +1280,18 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
     # once, at the site in the loop that is itself in the list
     hit = {(c.path, c.line) for c, _ in out}
     return [(c, n) for c, n in out if not (id(c) in via and any((s.path, s.line) in hit for s in via[id(c)]))]
+
+
+def _nested_in_step_loop(f: Facts, c: Call, loops: set[tuple[str, str | None, str]]) -> bool:
+    """A call of an inner loop whose iterable is evaluated in a step loop (``for name, meter in metric_logger.meters.items():
+    log_writer.add_scalar(...)`` in LLaMA2-Accessory's step loop): the call that builds the inner loop's iterable
+    (``metric_logger.meters.items``, on the ``for`` line that opens it) comes before it in the same function and belongs to a
+    step loop."""
+    it = c.loop or ""
+    if "(" not in it or c.path not in f.files:
+        return False
+    return any(x.func == c.func and x.line < c.line and x.loop != c.loop and (x.path, x.func, x.loop) in loops
+               and (x.name + "(") in it and x.text.lstrip().startswith("for ") and it in x.text for x in f.files[c.path].calls)
 
 
 def _once_only(f: Facts, c: Call) -> bool:
@@ -1497,7 +1539,11 @@ def _no_step_saves(f: Facts) -> Setting | None:
 def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     vals: dict[str, Any] = {}
     for i in items:
-        if i.steps is not None:
+        if i.steps is not None and i.kind == "epoch":
+            # (a count of epochs, LLaMA2-Accessory ``--save_interval 1``: "number of epochs between model saving")
+            n = int(i.steps) if float(i.steps).is_integer() else i.steps
+            vals.setdefault(i.name, f"{n} epoch" + ("" if n == 1 else "s"))
+        elif i.steps is not None:
             v = int(i.steps) if float(i.steps).is_integer() else i.steps
             old = vals.get(i.name)
             # a number of steps outranks a kind that another place gives the same name (``checkpointing_steps: epoch`` in
@@ -1511,7 +1557,8 @@ def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[
 
 _SAVE_KEYS = ("save_steps", "save_interval", "checkpoint_interval", "save_every_n_steps", "every_n_train_steps", "save_interval_steps",
               "save_every", "ckpt_every", "checkpoint_every", "save_every_steps",
-              "checkpointing_steps", "checkpoint_factor", "save_iters", "checkpoint_every_n_steps", "save_freq_steps", "ckpt_interval")
+              "checkpointing_steps", "checkpoint_factor", "save_iters", "checkpoint_every_n_steps", "save_freq_steps", "ckpt_interval",
+              "save_iteration_interval")  # LLaMA2-Accessory: "number of iterations between within-epoch model saving"
 _SAVE_CALLS = ("torch.save", "save_checkpoint", "save_state", "save_pretrained", "save_model", "torch.distributed.checkpoint.save",
                "save_state_dict")
 
@@ -2141,8 +2188,14 @@ def _nonfinite_branch(guard: str | None) -> bool:
         neg = False
         while isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
             neg, t = not neg, t.operand
-        while isinstance(t, ast.Call) and isinstance(t.func, ast.Attribute) and t.func.attr in ("any", "all", "item") and not t.args:
-            t = t.func.value  # ``torch.isnan(loss).any()``
+        while isinstance(t, ast.Call):
+            fn0 = t.func.attr if isinstance(t.func, ast.Attribute) else t.func.id if isinstance(t.func, ast.Name) else ""
+            if isinstance(t.func, ast.Attribute) and fn0 in ("any", "all", "item") and not t.args:
+                t = t.func.value  # ``torch.isnan(loss).any()``
+            elif fn0 in ("any", "all") and len(t.args) == 1:
+                t = t.args[0]  # ``torch.any(torch.isinf(grad_norm))`` (LLaMA2-Accessory)
+            else:
+                break
         if not isinstance(t, ast.Call):
             continue
         fn = t.func.attr if isinstance(t.func, ast.Attribute) else t.func.id if isinstance(t.func, ast.Name) else ""
