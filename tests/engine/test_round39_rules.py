@@ -1,0 +1,389 @@
+"""Round 39 (issue #9): five more public repositories read claim by claim (LongLoRA, TinyLLaVA-Factory, h2o-llmstudio,
+LLaMA2-Accessory, TinyZero). Each test is one false claim of those reports, made from the shape of the real code, with a
+control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+
+
+def _audit(files: dict[str, str]):
+    return audit_files((k, v.encode()) for k, v in files.items())
+
+
+def _check(audit, cid: str):
+    return next(r for r in audit.results if r.id == cid)
+
+
+# --- LongLoRA: README commands, a side tool for PDFs, two DeepSpeed configs of which the commands pass one -------------------
+
+_LL_TRAIN = (
+    "from dataclasses import dataclass, field\nfrom typing import Optional\n\nimport transformers\nfrom peft import LoraConfig, get_peft_model\n\n\n"
+    "@dataclass\nclass ModelArguments:\n    model_name_or_path: Optional[str] = field(default=\"EleutherAI/pythia-1.4b-deduped\")\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))\n"
+    "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)\n"
+    "    model = get_peft_model(model, LoraConfig(r=8, lora_alpha=16))\n"
+    "    trainer = transformers.Trainer(model=model, args=training_args, train_dataset=data)\n    trainer.train()\n\n\n"
+    "if __name__ == '__main__':\n    train()\n"
+)
+_LL_README = (
+    "# LongLoRA\n\n### Fine-tuning\n```\ntorchrun --nproc_per_node=8 fine-tune.py  \\\n"
+    "        --model_name_or_path path_to/Llama-2-7b-hf \\\n        --bf16 True \\\n        --output_dir path_to_saving_checkpoints \\\n"
+    "        --warmup_steps 20 \\\n        --lr_scheduler_type \"constant_with_warmup\" \\\n        --logging_steps 10 \\\n"
+    "        --deepspeed \"ds_configs/stage2.json\" \\\n        --max_steps 1000\n```\n\n"
+    "You could change `ds_configs/stage2.json` to `ds_configs/stage3.json` if you want.\n"
+)
+_LL_STAGE2 = '{\n  "train_micro_batch_size_per_gpu": "auto",\n  "zero_optimization": {\n    "stage": 2,\n    "overlap_comm": true\n  }\n}\n'
+_LL_STAGE3 = (
+    '{\n  "scheduler": {\n    "type": "WarmupDecayLR",\n    "params": {"warmup_num_steps": "auto", "total_num_steps": "auto"}\n  },\n'
+    '  "zero_optimization": {\n    "stage": 3,\n    "offload_optimizer": {"device": "cpu"}\n  },\n  "steps_per_print": 5,\n'
+    '  "train_micro_batch_size_per_gpu": "auto"\n}\n'
+)
+_PDF2TXT = (
+    "import argparse\nimport easyocr\nfrom detectron2.config import get_cfg\nfrom detectron2.engine import DefaultPredictor\n"
+    "from backbone import build_vit_fpn_backbone\n\n\ndef main():\n    cfg = get_cfg()\n    cfg.merge_from_file('configs/cascade_dit_large.yaml')\n"
+    "    predictor = DefaultPredictor(cfg)\n    reader = easyocr.Reader(['en'])\n\n\nif __name__ == '__main__':\n    main()\n"
+)
+_PDF2TXT_BACKBONE = "from detectron2.modeling import Backbone, BACKBONE_REGISTRY, FPN\nfrom beit import dit_large_patch16\n"
+_PDF2TXT_BEIT = "import torch.nn as nn\nfrom timm.models.layers import drop_path\n\n\nclass Beit(nn.Module):\n    pass\n"
+_PDF2TXT_CFG = "MODEL:\n  MASK_ON: True\nSOLVER:\n  LR_SCHEDULER_NAME: \"WarmupCosineLR\"\n  WARMUP_ITERS: 1000\n  AMP:\n    ENABLED: True\n"
+
+
+def _longlora(**extra: str) -> dict[str, str]:
+    return {"fine-tune.py": _LL_TRAIN, "README.md": _LL_README, "ds_configs/stage2.json": _LL_STAGE2,
+            "ds_configs/stage3.json": _LL_STAGE3, "requirements.txt": "transformers>=4.34.0\npeft\ndeepspeed\n", **extra}
+
+
+def test_a_detectron2_pdf_tool_and_its_configs_are_a_side_project():
+    files = _longlora(**{"pdf2txt/pdf2txt.py": _PDF2TXT, "pdf2txt/backbone.py": _PDF2TXT_BACKBONE, "pdf2txt/beit.py": _PDF2TXT_BEIT,
+                         "pdf2txt/configs/cascade_dit_large.yaml": _PDF2TXT_CFG, "pdf2txt/requirements.txt": "timm==0.5.4\neasyocr\n"})
+    a = _audit(files)
+    roles = a.roles.by_path
+    for p in ("pdf2txt/pdf2txt.py", "pdf2txt/backbone.py", "pdf2txt/beit.py", "pdf2txt/configs/cascade_dit_large.yaml",
+              "pdf2txt/requirements.txt"):
+        assert roles[p] == "side", (p, roles[p], a.roles.why.get(p))
+    g1 = _check(a, "G1")
+    assert not any(e.path.startswith("pdf2txt/") for e in g1.evidence), g1.evidence
+    # control: a detectron2 module the training path imports (a region-feature extractor of an MLLM) is the project's
+    files["fine-tune.py"] = "from pdf2txt.backbone import build_vit_fpn_backbone\n" + _LL_TRAIN
+    assert _audit(files).roles.by_path["pdf2txt/backbone.py"] != "side"
+
+
+def test_the_scheduler_of_a_deepspeed_config_no_command_passes_is_not_the_runs_schedule():
+    g1 = _check(_audit(_longlora()), "G1")
+    assert g1.status.value == "partial" and "WarmupDecayLR" not in g1.detail, g1.detail
+    assert any("constant_with_warmup" in e.snippet for e in g1.evidence)
+    # control: the commands pass stage3.json, whose WarmupDecayLR replaces the Trainer's schedule
+    files = _longlora()
+    files["README.md"] = _LL_README.replace('"ds_configs/stage2.json" \\', '"ds_configs/stage3.json" \\')
+    g1 = _check(_audit(files), "G1")
+    assert g1.status.value == "used" and "WarmupDecayLR" in g1.detail, g1.detail
+
+
+def test_steps_per_print_of_a_deepspeed_config_no_command_passes_is_not_the_runs_logging():
+    i4 = _check(_audit(_longlora()), "I4")
+    assert i4.status.value == "used" and not any(e.path == "ds_configs/stage3.json" for e in i4.evidence), (i4.detail, i4.evidence)
+    files = _longlora()
+    files["README.md"] = _LL_README.replace('"ds_configs/stage2.json" \\', '"ds_configs/stage3.json" \\')
+    i4 = _check(_audit(files), "I4")
+    assert i4.status.value == "unused" and any(e.path == "ds_configs/stage3.json" for e in i4.evidence), i4.detail
+
+
+def test_a_placeholder_folder_before_a_model_name_names_that_model_and_an_overridden_default_names_none():
+    p = _audit(_longlora()).project
+    assert p.model_names[0] == "Llama-2-7b-hf" and p.params_billions == 7, (p.model_names, p.params_billions)
+    assert "EleutherAI/pythia-1.4b-deduped" not in p.model_names
+    # control: without a documented command, the argument default is the model the script trains
+    files = _longlora()
+    files["README.md"] = "# LongLoRA\n"
+    assert "EleutherAI/pythia-1.4b-deduped" in _audit(files).project.model_names
+
+
+# --- TinyLLaVA-Factory: per-sample processors built in the dataset, a trainer subclass, a borrowed tokenizer --------------------
+
+_TL_DATASET = (
+    "import json\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\nfrom .image_preprocess import ImagePreprocess\n"
+    "from .text_preprocess import TextPreprocess\n\n\nclass LazySupervisedDataset(Dataset):\n"
+    "    def __init__(self, data_path, tokenizer, data_args):\n        self.list_data_dict = json.load(open(data_path))\n"
+    "        self.text_preprocess = TextPreprocess(tokenizer, data_args.conv_version)\n"
+    "        self.image_preprocess = ImagePreprocess(data_args.image_processor, data_args)\n\n"
+    "    def __len__(self):\n        return len(self.list_data_dict)\n\n"
+    "    def __getitem__(self, i):\n        sources = self.list_data_dict[i]\n"
+    "        data_dict = self.text_preprocess(sources['conversations'])\n"
+    "        image = Image.open(sources['image']).convert('RGB')\n        data_dict['image'] = self.image_preprocess(image)\n"
+    "        return data_dict\n"
+)
+_TL_TEXT = (
+    "class TextPreprocess:\n    def __init__(self, tokenizer, version):\n        self.tokenizer = tokenizer\n\n"
+    "    def __call__(self, messages):\n        ids = self.tokenizer(messages, return_tensors='pt').input_ids\n        return dict(input_ids=ids)\n"
+)
+_TL_IMAGE = (
+    "class ImagePreprocess:\n    def __init__(self, image_processor, data_args):\n        self.image_processor = image_processor\n\n"
+    "    def __call__(self, image):\n        return self.image_processor(image, return_tensors='pt')['pixel_values'][0]\n"
+)
+_TL_TRAIN = (
+    "import transformers\nfrom tinyllava.train.tinyllava_trainer import LLaVATrainer\nfrom tinyllava.data.dataset import LazySupervisedDataset\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+    "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(training_args.output_dir)\n"
+    "    trainer = LLaVATrainer(model=model, args=training_args, train_dataset=LazySupervisedDataset('d.json', None, None))\n"
+    "    trainer.train()\n\n\nif __name__ == '__main__':\n    train()\n"
+)
+_TL_TRAINER = "from transformers import Trainer\n\n\nclass LLaVATrainer(Trainer):\n    pass\n"
+_TL_SH = ("deepspeed tinyllava/train/train.py \\\n    --model_name_or_path $LLM_VERSION \\\n"
+          "    --tokenizer_name_or_path meta-llama/Llama-2-7b-hf \\\n    --group_by_modality_length True \\\n    --bf16 True\n")
+
+
+def _tinyllava(**extra: str) -> dict[str, str]:
+    return {"tinyllava/data/dataset.py": _TL_DATASET, "tinyllava/data/text_preprocess.py": _TL_TEXT,
+            "tinyllava/data/image_preprocess.py": _TL_IMAGE, "tinyllava/train/train.py": _TL_TRAIN,
+            "tinyllava/train/tinyllava_trainer.py": _TL_TRAINER, "scripts/train/finetune_openelm.sh": _TL_SH, **extra}
+
+
+def test_processors_a_dataset_builds_and_calls_per_sample_are_online_even_in_a_file_named_preprocess():
+    f6 = _check(_audit(_tinyllava()), "F6")
+    assert f6.status.value == "unused" and "per sample" in f6.detail, f6.detail
+    # control: a preprocessing script that tokenizes and saves the dataset ahead of training
+    files = _tinyllava(**{"tools/preprocess_data.py": (
+        "from datasets import load_dataset\nfrom transformers import AutoTokenizer\n\ntok = AutoTokenizer.from_pretrained('gpt2')\n"
+        "ds = load_dataset('json', data_files='d.json')\nds = ds.map(lambda b: tok(b['text']), batched=True)\nds.save_to_disk('out')\n")})
+    files["tinyllava/data/dataset.py"] = _TL_DATASET.replace("self.text_preprocess(sources['conversations'])", "dict(sources)")
+    files["tinyllava/data/text_preprocess.py"] = "X = 1\n"
+    files["tinyllava/data/image_preprocess.py"] = "X = 1\n"
+    files["tinyllava/data/dataset.py"] = files["tinyllava/data/dataset.py"].replace(
+        "        data_dict['image'] = self.image_preprocess(image)\n", "")
+    assert _check(_audit(files), "F6").status.value == "used"
+
+
+def test_a_borrowed_tokenizer_beside_the_model_option_is_no_model_name():
+    p = _audit(_tinyllava()).project
+    assert "meta-llama/Llama-2-7b-hf" not in p.model_names and p.params_billions is None, (p.model_names, p.params_billions)
+    # control: a script that names only a tokenizer path is left as it was
+    files = _tinyllava()
+    files["scripts/train/finetune_openelm.sh"] = _TL_SH.replace("    --model_name_or_path $LLM_VERSION \\\n", "")
+    assert "meta-llama/Llama-2-7b-hf" in _audit(files).project.model_names
+
+
+def test_packing_advice_for_a_trainer_subclass_names_the_collator_and_the_trainer_script():
+    from reports.json_report import to_json
+
+    a = _audit(_tinyllava())
+    f7 = _check(a, "F7")
+    assert f7.status.value == "unused" and f7.values.get("advice_for") == "hf-trainer", f7.values
+    recs = {r["check"]: r for r in to_json(a)["recommendations"]}
+    assert "DataCollatorWithFlattening" in recs["F7"]["text"], recs["F7"]["text"]
+    placed = {r["snippet_where"] for r in recs.values() if r.get("snippet_target") == "python"}
+    assert placed == {"tinyllava/train/train.py"}, placed
+
+
+# --- h2o-llmstudio: options of a Python config, off by default -------------------------------------------------------------
+
+_H2O_MODELING = (
+    "import deepspeed\nimport torch\nfrom torch.nn.parallel import DistributedDataParallel\nfrom transformers import AutoConfig, AutoModel\n\n\n"
+    "def wrap_model_distributed(model, optimizer, cfg):\n    if cfg.environment.use_deepspeed and not cfg.training.lora:\n"
+    "        ds_config = {\n            \"zero_optimization\": {\n                \"overlap_comm\": True,\n"
+    "                \"contiguous_gradients\": True,\n            },\n            \"steps_per_print\": 2000,\n        }\n"
+    "        ds_engine, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, config_params=ds_config)\n"
+    "        return ds_engine, optimizer\n    model = DistributedDataParallel(model, device_ids=[0])\n    return model, optimizer\n\n\n"
+    "def create_nlp_backbone(cfg, model_class=AutoModel):\n    kwargs = {}\n"
+    "    if cfg.training.attention_implementation != 'auto':\n        kwargs['attn_implementation'] = cfg.training.attention_implementation\n"
+    "    config = AutoConfig.from_pretrained(cfg.llm_backbone)\n"
+    "    backbone = model_class.from_pretrained(cfg.llm_backbone, config=config, **kwargs)\n    return backbone\n"
+)
+_H2O_MODEL = ("from transformers import AutoModelForCausalLM\nfrom llm_studio.src.utils.modeling_utils import create_nlp_backbone\n\n\n"
+              "class Model:\n    def __init__(self, cfg):\n        self.backbone = create_nlp_backbone(cfg, model_class=AutoModelForCausalLM)\n")
+_H2O_CONFIG = (
+    "from dataclasses import dataclass\n\n\n@dataclass\nclass ConfigNLPCausalLMEnvironment:\n    use_deepspeed: bool = False\n"
+    "    mixed_precision: bool = True\n\n\n@dataclass\nclass ConfigNLPCausalLMTraining:\n    attention_implementation: str = 'auto'\n"
+    "    lora: bool = True\n"
+)
+_H2O_TRAIN = (
+    "from llm_studio.src.models.text_causal_language_modeling_model import Model\n"
+    "from llm_studio.src.utils.modeling_utils import wrap_model_distributed\n\n\n"
+    "def run_train(cfg, model, optimizer, loader):\n    model, optimizer = wrap_model_distributed(model, optimizer, cfg)\n"
+    "    for itr, batch in enumerate(loader):\n        loss = model(batch)['loss']\n        loss.backward()\n        optimizer.step()\n\n\n"
+    "def run(cfg):\n    model = Model(cfg)\n    run_train(cfg, model, None, [])\n\n\nif __name__ == '__main__':\n    run(None)\n"
+)
+
+
+def _h2o(use_deepspeed: str = "False", lora: str = "True") -> dict[str, str]:
+    return {"llm_studio/src/utils/modeling_utils.py": _H2O_MODELING,
+            "llm_studio/src/models/text_causal_language_modeling_model.py": _H2O_MODEL,
+            "llm_studio/python_configs/text_causal_language_modeling_config.py": _H2O_CONFIG.replace(
+                "use_deepspeed: bool = False", f"use_deepspeed: bool = {use_deepspeed}").replace("lora: bool = True", f"lora: bool = {lora}"),
+            "llm_studio/train.py": _H2O_TRAIN, "pyproject.toml": '[project]\nname = "h2o-llmstudio"\ndependencies = ["transformers==4.56.1", "deepspeed"]\n'}
+
+
+def test_deepspeed_behind_a_switch_that_is_off_by_default_drives_nothing():
+    a = _audit(_h2o())
+    b1, c6, e2, i4 = (_check(a, x) for x in ("B1", "C6", "E2", "I4"))
+    assert b1.status.value == "unused" and "branch the run leaves off" in b1.detail, b1.detail
+    assert c6.status.value == "unused", c6.detail
+    assert not any(e.line == 9 for e in e2.evidence) and "DDP" in e2.detail, (e2.detail, e2.evidence)
+    assert not any("steps_per_print" in (e.snippet or "") for e in i4.evidence), i4.evidence
+    # control: the same dict with the switch on by default (and full fine-tuning, which its guard also asks)
+    a = _audit(_h2o("True", lora="False"))
+    assert _check(a, "B1").status.value == "used" and _check(a, "C6").status.value == "used"
+
+
+def test_a_model_class_passed_as_a_parameter_loads_an_hf_model_with_its_default_attention():
+    d1 = _check(_audit(_h2o()), "D1")
+    assert d1.status.value == "partial" and "SDPA" in d1.detail, d1.detail
+    files = _h2o()
+    files["llm_studio/src/models/text_causal_language_modeling_model.py"] = _H2O_MODEL.replace(
+        "model_class=AutoModelForCausalLM", "model_class=MyOwnNet")
+    assert _check(_audit(files), "D1").status.value != "partial"
+
+
+# --- LLaMA2-Accessory: fairscale model parallel, a NativeScaler step, epoch-counted saves -----------------------------------
+
+_ACC_MAIN = (
+    "import argparse\nimport torch\nfrom torch.distributed.algorithms._checkpoint.checkpoint_wrapper import apply_activation_checkpointing, checkpoint_wrapper\n"
+    "from engine_finetune import train_one_epoch\nimport misc\n\n\n"
+    "def get_args_parser():\n    parser = argparse.ArgumentParser('finetune')\n"
+    "    parser.add_argument('--model_parallel_size', default=1, type=int)\n"
+    "    parser.add_argument('--checkpointing', action='store_true', default=False)\n"
+    "    parser.add_argument('--save_interval', default=1, type=int, help='number of epochs between model saving')\n"
+    "    parser.add_argument('--save_iteration_interval', default=5000, type=int)\n    parser.add_argument('--epochs', default=1, type=int)\n"
+    "    return parser\n\n\n"
+    "def main(args):\n    model = build(args)\n    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)\n"
+    "    loss_scaler = misc.NativeScalerWithGradNormCount()\n    if args.checkpointing:\n"
+    "        apply_activation_checkpointing(model, checkpoint_wrapper_fn=checkpoint_wrapper)\n"
+    "    for epoch in range(args.epochs):\n        train_one_epoch(model, loader, optimizer, epoch, loss_scaler, log_writer, args)\n"
+    "        if epoch % args.save_interval == 0 or epoch + 1 == args.epochs:\n            misc.save_checkpoint(args.output_dir, model)\n\n\n"
+    "if __name__ == '__main__':\n    main(get_args_parser().parse_args())\n"
+)
+_ACC_ENGINE = (
+    "import torch\nimport misc\n\n\n"
+    "def train_one_epoch(model, data_loader, optimizer, epoch, loss_scaler, log_writer, args):\n"
+    "    metric_logger = misc.MetricLogger(delimiter='  ')\n    print_freq = 10\n"
+    "    for data_iter_step, batch in enumerate(metric_logger.log_every(data_loader, print_freq, 'Epoch')):\n"
+    "        c_loss = model(batch)\n        loss = c_loss\n"
+    "        grad_norm = loss_scaler(loss, optimizer, model, parameters=model.parameters(), update_grad=True)\n"
+    "        if torch.any(torch.isinf(grad_norm)):\n            print('grad norm is inf')\n"
+    "        metric_logger.update(closs=c_loss.item())\n"
+    "        for metric_name, metric in metric_logger.meters.items():\n"
+    "            if log_writer is not None:\n                log_writer.add_scalar(metric_name, metric.value, data_iter_step)\n"
+    "        optimizer.zero_grad(set_to_none=True)\n"
+)
+_ACC_MISC = (
+    "import torch\n\n\nclass NativeScalerWithGradNormCount:\n    def __init__(self):\n        self._scaler = torch.cuda.amp.GradScaler()\n\n"
+    "    def __call__(self, loss, optimizer, model, parameters=None, update_grad=True):\n"
+    "        self._scaler.scale(loss).backward()\n        if update_grad:\n            self._scaler.step(optimizer)\n"
+    "            self._scaler.update()\n        return torch.tensor(1.0)\n\n\n"
+    "class MetricLogger:\n    def log_every(self, iterable, print_freq, header=None):\n        for i, obj in enumerate(iterable):\n"
+    "            if i % print_freq == 0:\n                print(header, i)\n            yield obj\n\n\n"
+    "def save_checkpoint(output_dir, model):\n    torch.save(model.state_dict(), output_dir)\n"
+)
+_ACC_MOE = (
+    "import torch.nn as nn\nimport fairscale.nn.model_parallel.initialize as fs_init\n\n\n"
+    "class MoE(nn.Module):\n    def __init__(self, dim, hidden_dim, num_experts, num_experts_per_tok):\n        super().__init__()\n"
+    "        mp_size = fs_init.get_model_parallel_world_size()\n        mp_rank = fs_init.get_model_parallel_rank()\n"
+    "        n_local_experts = num_experts // mp_size\n"
+    "        self.local_experts = [str(i) for i in range(n_local_experts*mp_rank, n_local_experts*(mp_rank+1))]\n"
+    "        self.experts = nn.ModuleDict({i: nn.Linear(dim, hidden_dim) for i in self.local_experts})\n"
+    "        self.gate = nn.Linear(dim, num_experts, bias=False)\n\n\n"
+    "class Transformer(nn.Module):\n    def __init__(self, args):\n        super().__init__()\n"
+    "        self.moe = MoE(args.dim, args.hidden_dim, num_experts=8, num_experts_per_tok=2)\n"
+)
+
+
+def _acc_sh(name: str, mp: int, ckpt: bool = True) -> str:
+    return (f"#!/bin/bash\nexp_name=finetune/{name}\n\npython -u main_finetune.py \\\n--output_dir output/\"$exp_name\" --epochs 1 \\\n"
+            f"--model_parallel_size {mp}" + (" --checkpointing" if ckpt else "") + " \\\n--llama_type llama\n")
+
+
+def _accessory(ckpt: tuple[bool, ...] = (True, True, True, False)) -> dict[str, str]:
+    files = {"main_finetune.py": _ACC_MAIN, "engine_finetune.py": _ACC_ENGINE, "misc.py": _ACC_MISC, "model/LLM/mixtral.py": _ACC_MOE}
+    for i, (name, mp) in enumerate((("alpaca", 1), ("dialog_13B", 2), ("dialog_mixtral", 8), ("dialog_70B", 8))):
+        files[f"exps/finetune/{name}.sh"] = _acc_sh(name, mp, ckpt[i])
+    return files
+
+
+def test_a_store_true_switch_most_launches_pass_turns_the_checkpointing_it_guards_on():
+    a = _audit(_accessory())
+    # (``python -u main_finetune.py``: a script named for fine-tuning is the run's entry point, as ``main_pretrain.py`` is)
+    assert a.roles.by_path["main_finetune.py"] == "training", a.roles.why.get("main_finetune.py")
+    c3 = _check(a, "C3")
+    assert c3.status.value == "used" and any("--checkpointing" in (e.snippet or "") for e in c3.evidence), (c3.detail, c3.evidence)
+    c3 = _check(_audit(_accessory((True, False, False, False))), "C3")
+    assert c3.status.value == "unused", c3.detail
+
+
+def test_an_interval_an_epoch_counter_is_taken_modulo_counts_epochs():
+    i3 = _check(_audit(_accessory()), "I3")
+    assert i3.status.value == "used" and "save_interval=1 epoch" in i3.detail and "save_iteration_interval=5000" in i3.detail, i3.detail
+    files = _accessory()
+    files["main_finetune.py"] = _ACC_MAIN.replace("if epoch % args.save_interval == 0", "if data_iter % args.save_interval == 0")
+    assert "save_interval=1 epoch" not in _check(_audit(files), "I3").detail
+
+
+def test_a_loss_scaler_step_loop_reports_to_tensorboard_every_step_and_an_inf_warning_is_no_log():
+    a = _audit(_accessory())
+    i5, i4 = _check(a, "I5"), _check(a, "I4")
+    assert i5.status.value == "unused" and any("add_scalar" in (e.snippet or "") for e in i5.evidence), (i5.detail, i5.evidence)
+    assert not any("grad norm is inf" in (e.snippet or "") for e in i4.evidence), (i4.detail, i4.evidence)
+    # control: the report guarded by an interval of 100 steps
+    files = _accessory()
+    files["engine_finetune.py"] = _ACC_ENGINE.replace("if log_writer is not None:", "if log_writer is not None and data_iter_step % 100 == 0:")
+    assert _check(_audit(files), "I5").status.value == "used"
+
+
+def test_experts_split_over_model_parallel_ranks_are_expert_parallelism_and_tp_sizes_are_a_spread():
+    a = _audit(_accessory())
+    a7, a4 = _check(a, "A7"), _check(a, "A4")
+    assert a7.status.value == "used" and "model-parallel ranks" in a7.detail, a7.detail
+    assert a7.evidence[0].path.endswith("dialog_mixtral.sh"), a7.evidence
+    assert a4.detail.startswith("tensor parallel size up to 8: 8 in 2 settings"), a4.detail
+    # control: every recipe on one model-parallel rank
+    files = {k: (v.replace("--model_parallel_size 2", "--model_parallel_size 1").replace("--model_parallel_size 8", "--model_parallel_size 1")
+                 if k.endswith(".sh") else v) for k, v in _accessory().items()}
+    assert _check(_audit(files), "A7").status.value == "unused"
+
+
+def test_a_qformer_vocabulary_is_no_gemm_dimension():
+    cfg = ('{\n  "qformer_config": {\n    "hidden_size": 768,\n    "vocab_size": 30522\n  },\n'
+           '  "text_config": {\n    "hidden_size": 2560,\n    "vocab_size": 50272\n  }\n}\n')
+    files = {**_accessory(), "resources/hf/blip2/config.json": cfg}
+    d7 = _check(_audit(files), "D7")
+    assert d7.status.value == "used", d7.detail
+    files["resources/hf/blip2/config.json"] = cfg.replace('"vocab_size": 50272', '"vocab_size": 50277')
+    assert _check(_audit(files), "D7").status.value == "unused"
+
+
+# --- TinyZero: one multi-node example among many single-node launches ---------------------------------------------------------
+
+def test_rdma_advice_for_a_minority_of_multi_node_recipes_is_not_high():
+    train = ("import torch\nimport torch.distributed as dist\n\n\ndef main():\n    dist.init_process_group('nccl')\n"
+             "    loss = model(x)\n    loss.backward()\n    opt.step()\n\n\nif __name__ == '__main__':\n    main()\n")
+    files = {"train.py": train}
+    for i in range(5):
+        files[f"examples/run_{i}.sh"] = "torchrun --nnodes 1 --nproc_per_node 8 train.py\n"
+    files["examples/run_big.sh"] = "torchrun --nnodes 4 --nproc_per_node 8 train.py\n"
+    a = _audit(files)
+    e1 = _check(a, "E1")
+    assert e1.status.value == "unused" and a.project.multi_node
+    from checks.model import Priority
+    assert e1.priority in (Priority.MEDIUM, None), e1.priority
+    # control: the multi-node launches are the majority
+    files = {"train.py": train, **{f"examples/run_{i}.sh": "torchrun --nnodes 4 --nproc_per_node 8 train.py\n" for i in range(5)}}
+    assert _check(_audit(files), "E1").priority is Priority.HIGH
+
+
+def test_a_save_after_the_step_loop_in_the_epoch_loop_is_once_per_epoch():
+    # torchtune ``recipes/ppo_full_finetune_single_device.py``: the step loop builds ``range(...)`` iterables of its own; the
+    # epoch loop's ``range(...)`` is another loop, and the save after the step loop runs once per epoch
+    recipe = (
+        "import torch\n\n\nclass Recipe:\n    def train(self):\n"
+        "        for curr_epoch in range(self._epochs_run, self.total_epochs):\n"
+        "            for idx, batch in enumerate(self._dataloader):\n"
+        "                for i in range(self._ppo_epochs):\n"
+        "                    loss = self._model(batch).loss\n                    loss.backward()\n"
+        "                self._optimizer.step()\n                self._optimizer.zero_grad(set_to_none=True)\n"
+        "            self.save_checkpoint(curr_epoch)\n\n"
+        "    def save_checkpoint(self, epoch):\n        torch.save(self._model.state_dict(), f'ckpt_{epoch}.pt')\n\n\n"
+        "if __name__ == '__main__':\n    Recipe().train()\n"
+    )
+    i3 = _check(_audit({"recipes/ppo_full_finetune.py": recipe}), "I3")
+    assert i3.status.value != "unused" and not i3.findings, (i3.detail, i3.findings)
