@@ -497,6 +497,7 @@ def _g1_scan(f: Facts) -> _Sched:
             r.names.append("linear (HF default)")
             r.defaults[id(site)] = ("lr_scheduler_type", "linear (HF default, warmup 0)")
     _drop_unchosen(f, r)
+    _drop_unpicked_registry(f, r)
     return r
 
 
@@ -551,6 +552,35 @@ def _unchosen_guard(guard: str | None, chosen: set[str]) -> bool:
         if m and m.group(1) in _SCHEDULE_NAME_KEYS and m.group(2).lower() not in chosen:
             return True
     return False
+
+
+def _drop_unpicked_registry(f: Facts, r: _Sched) -> None:
+    """Scheduler code inside a builder that a registry of builders keyed by name offers but the run's schedule name does not
+    pick (h2o-llmstudio ``Schedulers._schedulers = {"Cosine": get_cosine_schedule_with_warmup, "Linear": ..., "Constant":
+    constant_schedule_with_warmup}`` looked up by ``cfg.training.schedule``, ``"Cosine"`` by default): the other builders'
+    warmups and constants are options, not the run's schedule."""
+    menus: dict[tuple[str, Any], dict[str, str]] = {}
+    for e in f.records("configs"):
+        if (len(e.keys) == 2 and isinstance(e.keys[1], str) and isinstance(e.value, Expr) and e.value.ref
+                and e.path.endswith(".py")):
+            menus.setdefault((e.path, e.keys[0]), {})[e.keys[1]] = e.value.ref
+    names = [s.value for s in f.effective(*_SCHEDULE_NAME_KEYS, "schedule") if isinstance(s.value, str)]
+    unpicked: set[str] = set()
+    for entries in menus.values():
+        if len(set(entries.values())) < 2 or not names or not all(n in entries for n in names):
+            continue
+        picked = {entries[n] for n in names}
+        unpicked |= {fn for fn in entries.values() if fn not in picked}
+    if unpicked:
+        def offered(x: Any) -> bool:
+            if isinstance(x, Setting) and x.source == "call":
+                x = _setting_call(f, x)  # a builder call's keyword (``num_warmup_steps=``) goes with its call
+            return isinstance(x, Call) and bool(x.func) and x.func.rsplit(".", 1)[-1] in unpicked
+
+        for part in (r.warm, r.decay, r.custom, r.constant):
+            part[:] = [x for x in part if not offered(x)]
+        # the picked entry names the schedule (``Cosine``), not the builders the registry also offers
+        r.names[:0] = [n.lower() for n in dict.fromkeys(names) if _classify_schedule(n) is not None]
 
 
 def _drop_unchosen(f: Facts, r: _Sched) -> None:
