@@ -975,6 +975,21 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 if users and all(w in side for w in users):
                     side[t] = f"imported only by side-project code ({sorted(users)[0]})"
                     grew = True
+        # a side trainer's own folder (LLaMA2-Accessory ``Large-DiT-ImageNet/``: ``train.py`` trains a diffusion transformer on
+        # diffusers' VAE; ``models.py``, ``sample.py`` and ``diffusion/`` sit beside it): the whole folder is that side project
+        # when nothing outside it imports its files and none of its other files trains
+        for p, why in list(side.items()):
+            d = p.rsplit("/", 1)[0] if "/" in p else ""
+            if not d or not why.startswith(("a diffusion model trainer", "an image model trainer", "a vision detection")):
+                continue
+            inside = [q for q in paths if q.startswith(d + "/") and files[q].kind in ("python", "notebook")
+                      and q not in roles.by_path and q not in side and q not in forced_set]
+            if not inside or any(_trains_itself(files[q]) for q in inside):
+                continue
+            if any(not w.startswith(d + "/") for q in inside for w in importers.get(q, ())):
+                continue
+            for q in inside:
+                side[q] = f"beside the side project's {p}"
         # the repository itself is such a project when nothing else is left: then it is not a side project
         rest = [p for p in paths if files[p].kind in ("python", "notebook") and p not in roles.by_path and p not in side]
         if rest:
