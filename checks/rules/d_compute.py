@@ -2326,6 +2326,14 @@ class D6OperatorFusion(Check):
         # vendored HF T5 copy's ``T5LayerNorm = FusedRMSNorm`` when apex happens to be installed) is not in effect by default
         optional = [u for u in apex_like if _optional_package(f, u)]
         apex_like = [u for u in apex_like if u not in optional]
+        # ... or bound to the plain class's name, which the fallback rebinds (LLaMA2-Accessory ``try: from apex.optimizers
+        # import FusedAdam as AdamW / except ImportError: from torch.optim import AdamW``): no use resolves to apex there
+        aliased = [i for i in f.imports("apex") if i.optional and i.name in _FUSED_USES
+                   and not any(u.path == i.path for u in [*optional, *apex_like])]
+        if f.deps("apex"):
+            apex_like += aliased  # installed with the project: the alias is the fused class
+        else:
+            optional += aliased
         used += apex_like
         optim_fused = optim_fused or any("Adam" in u.name or "Lamb" in u.name or "LAMB" in u.name or "SGD" in u.name for u in apex_like)
         used += [c for c in f.calls(*_FUSED_MODULES, *_TE_FUSED) if not guard_off(f, c)]
@@ -2365,9 +2373,10 @@ class D6OperatorFusion(Check):
                            {"fused_optimizer": True, "fused_kernels": True})
         if optional and not off_:
             o = optional[0]
-            return Outcome(N, evs(optional), f"no fused kernels by default: {o.name.rsplit('.', 1)[-1]} is used only when the optional "
-                           f"package {o.name.split('.')[0]} happens to be installed (try/except ImportError at {o.path}:{o.line}), "
-                           "and the project does not depend on it", {"fused_optimizer": False, "fused_kernels": False})
+            full = f"{o.module}.{o.name}" if getattr(o, "module", None) else o.name  # an import record, or a use's dotted name
+            return Outcome(N, evs(optional), f"no fused kernels by default: {full.rsplit('.', 1)[-1]} is used only when the optional "
+                           f"package {full.split('.')[0]} happens to be installed (try/except ImportError at {o.path}:{o.line}), "
+                           "and no requirements file of the project lists it", {"fused_optimizer": False, "fused_kernels": False})
         own, n_launch = _own_optimizer(f)
         if own and not off_:
             s0, c0 = own[0]
