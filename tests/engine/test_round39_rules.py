@@ -387,3 +387,60 @@ def test_a_save_after_the_step_loop_in_the_epoch_loop_is_once_per_epoch():
     )
     i3 = _check(_audit({"recipes/ppo_full_finetune.py": recipe}), "I3")
     assert i3.status.value != "unused" and not i3.findings, (i3.detail, i3.findings)
+
+
+_H2O_SCHEDULERS = (
+    "import math\nfrom torch.optim.lr_scheduler import LambdaLR\nfrom transformers import get_constant_schedule_with_warmup\n\n\n"
+    "def constant_schedule_with_warmup(optimizer, num_warmup_steps, **kwargs):\n"
+    "    return get_constant_schedule_with_warmup(optimizer=optimizer, num_warmup_steps=num_warmup_steps)\n\n\n"
+    "def get_cosine_schedule_with_warmup(optimizer, num_warmup_steps, num_training_steps, num_cycles=0.5):\n"
+    "    def lr_lambda(current_step):\n        if current_step < num_warmup_steps:\n"
+    "            return float(current_step) / float(max(1, num_warmup_steps))\n"
+    "        progress = float(current_step - num_warmup_steps) / float(max(1, num_training_steps - num_warmup_steps))\n"
+    "        return 0.5 * (1.0 + math.cos(math.pi * float(num_cycles) * 2.0 * progress))\n\n"
+    "    return LambdaLR(optimizer, lr_lambda)\n\n\n"
+    "class Schedulers:\n    _schedulers = {\n        \"Cosine\": get_cosine_schedule_with_warmup,\n"
+    "        \"Constant\": constant_schedule_with_warmup,\n    }\n\n"
+    "    @classmethod\n    def get(cls, name):\n        return cls._schedulers.get(name)\n"
+)
+
+
+def test_a_registry_of_schedule_builders_counts_only_the_builder_the_schedule_name_picks():
+    files = {**_h2o(), "llm_studio/src/schedulers.py": _H2O_SCHEDULERS,
+             "examples/example_oasst2.yaml": "training:\n    schedule: Cosine\n    warmup_epochs: 0.0\n    learning_rate: 0.0001\n"}
+    g1 = _check(_audit(files), "G1")
+    assert g1.status.value == "partial" and g1.detail.startswith("cosine schedule without warmup"), g1.detail
+    # control: the recipe picks the constant builder
+    files["examples/example_oasst2.yaml"] = files["examples/example_oasst2.yaml"].replace("Cosine", "Constant")
+    assert "cosine" not in _check(_audit(files), "G1").detail
+
+
+def test_a_diffusion_trainers_folder_is_a_side_project_with_its_models_and_sampler():
+    dit_train = ("import torch\nfrom diffusers.models import AutoencoderKL\nfrom models import DiT_models\n\n\n"
+                 "def main():\n    vae = AutoencoderKL.from_pretrained('sd-vae-ft-ema')\n    model = DiT_models['DiT-XL/2']()\n"
+                 "    loss = model(x).mean()\n    loss.backward()\n\n\nif __name__ == '__main__':\n    main()\n")
+    dit_models = ("import torch.nn as nn\nfrom flash_attn import flash_attn_func\nfrom apex.normalization import FusedRMSNorm as RMSNorm\n\n\n"
+                  "class Block(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n        self.norm = RMSNorm(dim)\n\n"
+                  "    def forward(self, q, k, v):\n        return flash_attn_func(q, k, v, causal=False)\n\n\nDiT_models = {'DiT-XL/2': Block}\n")
+    dit_sample = "from models import DiT_models\n\n\ndef sample():\n    return DiT_models['DiT-XL/2'](8)\n"
+    files = {**_accessory(), "large_dit/train.py": dit_train, "large_dit/models.py": dit_models, "large_dit/sample.py": dit_sample}
+    a = _audit(files)
+    for p in ("large_dit/train.py", "large_dit/models.py", "large_dit/sample.py"):
+        assert a.roles.by_path[p] == "side", (p, a.roles.why.get(p))
+    assert not any(e.path.startswith("large_dit/") for e in _check(a, "D6").evidence)
+    # control: the LLM trainer imports the folder's models module: it is the project's code
+    files["main_finetune.py"] = "from large_dit.models import Block\n" + _ACC_MAIN
+    files["large_dit/__init__.py"] = ""
+    assert _audit(files).roles.by_path["large_dit/models.py"] != "side"
+
+
+def test_a_fused_optimizer_imported_under_the_plain_name_with_a_fallback_is_optional():
+    files = _accessory()
+    files["main_finetune.py"] = _ACC_MAIN.replace(
+        "import misc\n", "import misc\n\ntry:\n    from apex.optimizers import FusedAdam as AdamW\nexcept ImportError:\n"
+        "    from torch.optim import AdamW\n", 1).replace("torch.optim.AdamW(model.parameters()", "AdamW(model.parameters()")
+    d6 = _check(_audit(files), "D6")
+    assert "only when the optional package apex" in d6.detail, d6.detail
+    # control: apex listed in the requirements is installed with the project
+    files["requirements.txt"] = "torch\napex\n"
+    assert _check(_audit(files), "D6").status.value == "used"
