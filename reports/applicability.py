@@ -156,12 +156,12 @@ def withhold_reason(
     # model scale: the trained size, or the largest of the sizes the entry points train when they differ
     rng = p.notes.get("params_range_billions")
     b = p.params_billions if p.params_billions is not None else (rng[1] if rng else None)
-    if b is not None and p.adapter_training and cid in ("A2", "A3", "B5", "C4") and b * 2 <= ADAPTER_FITS_GB and not p.multi_node:
+    if b is not None and p.adapter_training and cid in ("A2", "A3", "B1", "B5", "C4") and b * 2 <= ADAPTER_FITS_GB and not p.multi_node:
         # LoRA: the base is frozen (BF16 weights, no gradients or Adam states); only the adapters are trained
         return (f"LoRA trains adapters: the frozen ~{_b(b)} base takes ~{b * 2:.0f} GB in BF16 and only the adapters carry gradients and Adam states; it fits one GPU without sharding",
                 f"LoRA 只训练适配器：冻结的约 {_b(b)} 基座以 BF16 存储约 {b * 2:.0f} GB，只有适配器需要梯度与 Adam 状态；单卡即可放下，无需分片")
     if b is not None:
-        if cid in ("A2", "A3", "B5", "C4") and b < SHARDING_MIN_B and not p.multi_node:
+        if cid in ("A2", "A3", "B1", "B5", "C4") and b < SHARDING_MIN_B and not p.multi_node:
             gb = b * 16
             return (f"a ~{_b(b)}-parameter model fits one GPU with its Adam states (~{gb:.0f} GB at 16 bytes/parameter); sharding or offload only adds communication",
                     f"约 {_b(b)} 参数的模型连同 Adam 状态（约 {gb:.0f} GB，按每参数 16 字节）可放入单卡；分片或卸载只会增加通信")
