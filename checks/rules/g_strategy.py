@@ -1090,7 +1090,14 @@ class G1LRSchedule(Check):
                 return Outcome(P, r.evidence(cited), f"warmup without a decay phase: {spread}", values)
             return Outcome(N, r.evidence(cited), f"constant learning rate: {spread}", values)
         if r.warm and r.decay:
-            return Outcome(U, r.evidence(r.decay + r.warm), f"warmup + {name or 'decay'} schedule", values)
+            shown = f"{name or 'decay'} schedule"
+            flat = next((n for n in r.names if (_classify_schedule(n) or (False, True))[1] is False), None)
+            if flat:
+                # a constant schedule named by one trainer beside another's decay (TinyZero: the SFT trainer's cosine, the
+                # PPO trainer's constant_with_warmup): name both, not "warmup + constant"
+                dec = name if name != flat else next((n for n in r.names if (_classify_schedule(n) or (False, False))[1]), None)
+                shown = f"{dec or 'decaying'} schedule ({flat} at other sites)"
+            return Outcome(U, r.evidence(r.decay + r.warm), f"warmup + {shown}", values)
         if r.decay:
             return Outcome(P, r.evidence(r.decay + r.no_warm), f"{name or 'decaying'} schedule without warmup", values)
         if r.warm and _hf_constant_ignores(r):
