@@ -306,6 +306,15 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
         "Ampere 或更新的 GPU、fp16/bf16 权重以及 `flash-attn` 包），并对比开启前后几步的损失与吞吐。",
         "--{flag} True\n",
     ),
+    # the project's own choice of attention implementation, left at "auto" (h2o-llmstudio ``attention_implementation``)
+    ("D1", "project-option"): (
+        "The project has its own `{flag}` option, left at \"auto\" (transformers' default attention): set it to "
+        "`flash_attention_2` in the experiment's config (FlashAttention-2 needs Ampere or newer, fp16/bf16 weights and the "
+        "`flash-attn` package), or to `sdpa`, and compare a few steps' loss and throughput with and without it.",
+        "项目有自己的 `{flag}` 选项，当前为 \"auto\"（即 transformers 的默认注意力）：在实验配置中把它设为 `flash_attention_2`"
+        "（FlashAttention-2 需要 Ampere 或更新的 GPU、fp16/bf16 权重以及 `flash-attn` 包）或 `sdpa`，并对比开启前后几步的损失与吞吐。",
+        "{flag}: flash_attention_2  # in the experiment config, in the section that holds it\n",
+    ),
     # the requirements hold transformers below 4.36, which has no ``attn_implementation``: 4.34-4.35 take
     # ``use_flash_attention_2=True`` (read off the released wheels), older releases have no FlashAttention-2 switch at all
     ("D1", "own-attention"): (

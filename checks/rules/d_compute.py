@@ -942,6 +942,15 @@ class D1FlashAttention(Check):
                 own = (f"; FlashAttention-2 is behind the project's own `{name}` option (default False at "
                        f"{default.path}:{default.line}), which no launch turns on")
                 values = {"advice_for": "project-flag", "flag": name}
+            elif auto := next((s for s in f.settings(*_HF_ATTN_NAMES) if isinstance(s.value, str) and s.value.strip().lower() == "auto"
+                               and not any(isinstance(t.value, str) and t.value.strip().lower() != "auto" for t in f.settings(s.name))),
+                              None):
+                # the project's own choice of implementation, left at "auto" (h2o-llmstudio ``attention_implementation: str =
+                # "auto"``, handed to ``from_pretrained`` only when it is something else): the advice names that option
+                own = (f"; the project's own `{auto.name}` option is \"auto\" ({auto.path}:{auto.line}), which passes nothing, "
+                       "so the model's default runs")
+                values = {"advice_for": "project-option", "flag": auto.name}
+                switch_ev = [f.ev(auto)]
             if hi is not None and hi < (4, 36):
                 if not values:  # the pinned release predates attn_implementation: the advice names what it has
                     values = {"advice_for": "transformers<4.34" if hi < (4, 34) else "transformers<4.36"}
