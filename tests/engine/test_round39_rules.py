@@ -444,3 +444,30 @@ def test_a_fused_optimizer_imported_under_the_plain_name_with_a_fallback_is_opti
     # control: apex listed in the requirements is installed with the project
     files["requirements.txt"] = "torch\napex\n"
     assert _check(_audit(files), "D6").status.value == "used"
+
+
+def test_a_decay_in_one_trainer_and_a_constant_rate_in_another_are_both_named():
+    sft = ("from transformers import get_cosine_schedule_with_warmup\n\n\nclass SFTTrainer:\n    def fit(self, opt, total):\n"
+           "        self.lr_scheduler = get_cosine_schedule_with_warmup(optimizer=opt, num_warmup_steps=100, num_training_steps=total)\n"
+           "        for batch in self.loader:\n            self.model(batch).loss.backward()\n            opt.step()\n")
+    ppo = ("from transformers import get_constant_schedule_with_warmup\n\n\nclass Worker:\n    def init_model(self, opt):\n"
+           "        self.lr_scheduler = get_constant_schedule_with_warmup(optimizer=opt, num_warmup_steps=10)\n")
+    g1 = _check(_audit({"trainer/fsdp_sft_trainer.py": sft, "workers/fsdp_workers.py": ppo}), "G1")
+    assert g1.status.value == "used" and "cosine" in g1.detail and "constant" in g1.detail and "at other sites" in g1.detail, g1.detail
+    g1 = _check(_audit({"trainer/fsdp_sft_trainer.py": sft}), "G1")
+    assert "other sites" not in g1.detail and "cosine" in g1.detail, g1.detail
+
+
+def test_d1_advice_names_the_projects_own_attention_option_left_at_auto():
+    from reports.json_report import to_json
+
+    a = _audit(_h2o())
+    d1 = _check(a, "D1")
+    assert d1.values.get("advice_for") == "project-option" and d1.values.get("flag") == "attention_implementation", d1.values
+    rec = next(r for r in to_json(a)["recommendations"] if r["check"] == "D1")
+    assert "`attention_implementation` option" in rec["text"] and rec["snippet"].startswith("attention_implementation: flash_attention_2")
+    # control: a project without such an option gets transformers' own keyword
+    files = _h2o()
+    files["llm_studio/python_configs/text_causal_language_modeling_config.py"] = _H2O_CONFIG.replace(
+        "    attention_implementation: str = 'auto'\n", "")
+    assert _check(_audit(files), "D1").values.get("advice_for") is None
