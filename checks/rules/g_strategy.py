@@ -1091,12 +1091,11 @@ class G1LRSchedule(Check):
             return Outcome(N, r.evidence(cited), f"constant learning rate: {spread}", values)
         if r.warm and r.decay:
             shown = f"{name or 'decay'} schedule"
-            flat = next((n for n in r.names if (_classify_schedule(n) or (False, True))[1] is False), None)
-            if flat:
-                # a constant schedule named by one trainer beside another's decay (TinyZero: the SFT trainer's cosine, the
-                # PPO trainer's constant_with_warmup): name both, not "warmup + constant"
-                dec = name if name != flat else next((n for n in r.names if (_classify_schedule(n) or (False, False))[1]), None)
-                shown = f"{dec or 'decaying'} schedule ({flat} at other sites)"
+            if name and (_classify_schedule(name) or (False, True))[1] is False:
+                # the name seen first is a constant schedule of one trainer beside another's decay (TinyZero: the PPO
+                # workers' constant_with_warmup, the SFT trainer's cosine): name both, not "warmup + constant"
+                dec = next((n for n in r.names if (_classify_schedule(n) or (False, False))[1]), None)
+                shown = f"{dec or 'decaying'} schedule ({name} at other sites)"
             return Outcome(U, r.evidence(r.decay + r.warm), f"warmup + {shown}", values)
         if r.decay:
             return Outcome(P, r.evidence(r.decay + r.no_warm), f"{name or 'decaying'} schedule without warmup", values)

@@ -928,6 +928,11 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
         loops |= {(c.path, c.func, c.loop) for c in f.calls_where(lambda s: s.endswith("scaler"))
                   if c.loop is not None and not _epoch_loop(c.loop) and c.func not in _STEP_FUNCS and len(c.args) >= 2
                   and all(isinstance(a, Expr) for a in c.args[:2]) and "loss" in c.args[0].text and "optim" in c.args[1].text}
+    # a loop whose optimizer step is a helper of the project's (modded-nanogpt ``training_manager.step_optimizers(step)``)
+    # after an inner micro-batch loop that runs the backward in the same function
+    stepped = {(c.path, c.func) for c in f.calls("backward")}
+    loops |= {(c.path, c.func, c.loop) for c in f.calls_where(lambda s: _OPTIMIZER_STEP_HELPER.match(s) is not None)
+              if c.loop is not None and not _epoch_loop(c.loop) and (c.path, c.func) in stepped and c.func not in _STEP_FUNCS}
     backward = {(c.path, c.func) for c in f.calls("backward", "manual_backward") if c.func and c.loop is None}
     stepping = {(c.path, c.func) for c in f.calls("step") if c.func and c.loop is None and _is_step_call(c)
                 and ((c.path, c.func) in backward or _STEP_HELPER.search(c.func))}
@@ -938,6 +943,9 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
                 loops.add((c.path, c.func, c.loop))
     return loops
 
+
+#: a helper that steps the optimizers (``step_optimizers``, ``optimizer_step``, ``step_optimizer``)
+_OPTIMIZER_STEP_HELPER = re.compile(r"^_*(step_optimizers?|optimizers?_step)$")
 
 #: a method named for one training step (``train_single_step``, ``train_step_fn``, ``training_step``, ``update_step``)
 _STEP_HELPER = re.compile(r"(?i)^_*(train\w*_step|step_train\w*|update_step|training_step)\w*$")

@@ -452,7 +452,9 @@ def test_a_decay_in_one_trainer_and_a_constant_rate_in_another_are_both_named():
            "        for batch in self.loader:\n            self.model(batch).loss.backward()\n            opt.step()\n")
     ppo = ("from transformers import get_constant_schedule_with_warmup\n\n\nclass Worker:\n    def init_model(self, opt):\n"
            "        self.lr_scheduler = get_constant_schedule_with_warmup(optimizer=opt, num_warmup_steps=10)\n")
-    g1 = _check(_audit({"trainer/fsdp_sft_trainer.py": sft, "workers/fsdp_workers.py": ppo}), "G1")
+    # (TinyZero/verl: the PPO config's ``warmup_style: constant`` is the first schedule name seen)
+    cfg = "actor_rollout_ref:\n  actor:\n    optim:\n      lr: 1e-6\n      lr_warmup_steps_ratio: 0.1\n      warmup_style: constant\n"
+    g1 = _check(_audit({"trainer/fsdp_sft_trainer.py": sft, "workers/fsdp_workers.py": ppo, "trainer/config/ppo_trainer.yaml": cfg}), "G1")
     assert g1.status.value == "used" and "cosine" in g1.detail and "constant" in g1.detail and "at other sites" in g1.detail, g1.detail
     g1 = _check(_audit({"trainer/fsdp_sft_trainer.py": sft}), "G1")
     assert "other sites" not in g1.detail and "cosine" in g1.detail, g1.detail
@@ -471,3 +473,16 @@ def test_d1_advice_names_the_projects_own_attention_option_left_at_auto():
     files["llm_studio/python_configs/text_causal_language_modeling_config.py"] = _H2O_CONFIG.replace(
         "    attention_implementation: str = 'auto'\n", "")
     assert _check(_audit(files), "D1").values.get("advice_for") is None
+
+
+def test_a_loop_that_steps_through_an_optimizer_helper_is_a_step_loop():
+    # modded-nanogpt ``train_gpt.py``: micro-batches in an inner loop, then ``training_manager.step_optimizers(step)``
+    train = ("import torch\n\n\ndef print0(s, console=False):\n    print(s)\n\n\n"
+             "for step in range(train_steps + 1):\n    last_step = step == train_steps\n    if last_step:\n        break\n"
+             "    for idx in range(grad_accum_steps):\n        loss = model(next(loader)).sum()\n        loss.backward()\n"
+             "    training_manager.step_optimizers(step)\n"
+             "    print0(f'step:{step+1}/{train_steps} train_time:{t:.0f}ms', console=True)\n")
+    i4 = _check(_audit({"train_gpt.py": train}), "I4")
+    assert i4.status.value == "unused" and any(x.line == 16 for x in i4.findings), (i4.detail, i4.findings)
+    i4 = _check(_audit({"train_gpt.py": train.replace("    print0(f'step", "    if step % 100 == 0:\n        print0(f'step")}), "I4")
+    assert i4.status.value == "used", i4.detail
