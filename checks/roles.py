@@ -466,9 +466,19 @@ def _own_application(files: Mapping[str, FileFacts], d: str, inside: list[str], 
     if _own_distributions(files, d) & _UPSTREAM:
         return False
     inside_set = set(inside)
-    for p in outside:
-        for imp in files[p].imports:
-            if any(t in inside_set for t in index.resolve(imp.module, p)):
+    importers = [p for p in outside if any(t in inside_set for imp in files[p].imports for t in index.resolve(imp.module, p))]
+    if importers:
+        # an import by code that trains, or by a module such code imports, makes it a library the project uses; an import by
+        # the project's demos and evaluation helpers alone does not (LongVA: ``longva/`` with its own pyproject and training
+        # scripts, imported only by ``local_demo/`` and ``vision_niah/``; the README installs it with ``pip install -e longva/``)
+        outside_set = set(outside)
+        trainers = {q for q in outside if _trains_itself(files[q])}
+        for p in importers:
+            if p in trainers:
+                return False
+            stem = p.rsplit("/", 1)[-1].removesuffix(".py")
+            if any(q in outside_set and any(p in index.resolve(i.module, q) or i.name == stem for i in files[q].imports)
+                   for q in trainers):
                 return False
     pathset = set(files)
     return any(t.startswith(d + "/") for p in files if p.startswith(d + "/") and files[p].kind == "shell"
@@ -920,8 +930,15 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     for d in sorted({p.rsplit("/", 1)[0] for p in paths if p.endswith("/__init__.py")}):
         name = d.rsplit("/", 1)[-1]
         init = files.get(f"{d}/__init__.py")
-        # (a repository whose packaging names no distribution, a wheel's tree, may be that library itself: not judged)
-        if name not in _UPSTREAM or not own or name in own or init is None or not any(
+        # (a repository whose packaging names no distribution, a wheel's tree, may be that library itself: not judged; a
+        # packaged folder of the project's own that holds the copy names one too: LongVA's ``longva/pyproject.toml``
+        # beside ``longva/trl/``)
+        if name in _UPSTREAM and not own and "/" in d:
+            parts = d.split("/")
+            owners = set().union(*(_own_distributions(files, "/".join(parts[:k])) for k in range(1, len(parts))))
+        else:
+            owners = own
+        if name not in _UPSTREAM or not owners or name in owners or init is None or not any(
                 a.name == "__version__" and isinstance(a.value, str) for a in init.assigns):
             continue
         if any(d.startswith(c + "/") for c in lib_copies):
