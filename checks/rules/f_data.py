@@ -1052,6 +1052,21 @@ _SAMPLE_PROCESSOR = re.compile(r"(Sample\w*Processor|Transform)$")
 _DATA_MODULE = re.compile(r"(?i)(^|/)\w*(data|dataset)s?\w*(/|\.py$)")
 
 
+def _fed_to_loader(f: Facts, path: str) -> bool:
+    """A training entry point that builds its own DataLoader (``train_loader = DataLoader(train_dataset, ...)``)."""
+    return f.entry_point(path) and path in f.files and any(c.short == "DataLoader" for c in f.files[path].calls)
+
+
+def _imports_any(f: Facts, path: str, targets: set[str]) -> bool:
+    """Whether ``path`` imports one of the modules ``targets`` (nanoVLM ``train.py`` wraps what it loads in
+    ``data.datasets.VQADataset``, which tokenizes each sample)."""
+    ff = f.files.get(path)
+    if ff is None:
+        return False
+    mods = {i.module.lstrip(".").replace(".", "/") for i in ff.imports if i.module}
+    return any(t.removesuffix(".py").endswith(m) or t.removesuffix("/__init__.py").endswith(m) for t in targets for m in mods if m)
+
+
 def _imported_module(f: Facts, path: str) -> bool:
     """Whether another file imports ``path`` and no launch runs it: a module of the project, not a script of its own."""
     if f.entry_point(path):
@@ -3376,7 +3391,11 @@ class F4SmallFileMerging(_DataCheck):
                          f"({any_form[0].path}:{any_form[0].line}) decodes whatever a row holds, a file only when a dataset names one")
         small = [_ev(c, key=f"{'.'.join(c.name.split('.')[-2:])}() in {c.func}") for c in reads]
         media = [c for c in reads if _is_media(c)]
-        if merged and media and all(e.key in _TABLE_KEYS for e in merged):
+        # (not a table a training script feeds straight to its DataLoader without opening any media: LongVA's text-extension
+        # stage, ``load_from_disk`` of pre-tokenized text beside the MLLM stages that open images per sample)
+        fed = [e for e in merged if e.key == "load_from_disk" and _fed_to_loader(f, e.path)
+               and not any(c.path == e.path for c in media)]
+        if merged and media and all(e.key in _TABLE_KEYS for e in merged) and not fed:
             # the Arrow/Parquet tables the project only loads hold the annotations (paths, conversations); the images/videos
             # they name are each a file opened per sample (lmms-engine: load_from_disk of the records,
             # Image.open(os.path.join(data_folder, path)))
@@ -3844,7 +3863,12 @@ class F6OfflinePreprocessing(_DataCheck):
         tokenizing = {c.path for c in _tokenizer_calls(f)} | {c.path for c in f.calls("map")}
         loads = [e for e in offline if e.key == "load_from_disk" or (
             e.key == "save_to_disk" and e.path not in tokenizing and not _OFFLINE_PATH.search(e.path))]
-        if online and loads and len(loads) == len(offline):
+        # ... unless a training script feeds what it loads straight to its DataLoader, with no tokenizer of its own (LongVA's
+        # ``text_extend/text_extend_train.py``: ``load_from_disk(args.dataset)`` of a pre-tokenized corpus): that stage's
+        # data is tokenized ahead, whatever the other stages do per sample
+        fed = [e for e in loads if e.key == "load_from_disk" and e.path not in tokenizing and _fed_to_loader(f, e.path)
+               and not _imports_any(f, e.path, tokenizing)]
+        if online and loads and len(loads) == len(offline) and not fed:
             # an Arrow dataset the project only loads (nothing saves one, no prepared/tokenized path) while every sample is
             # tokenized in the loader: one input format of the raw records (lmms-engine: json / jsonl / arrow / parquet
             # records of messages and image paths), not a preprocessed dataset
