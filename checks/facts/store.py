@@ -1128,7 +1128,7 @@ class Facts:
         if include_calls:
             # ``x=args.lr`` in many calls resolves to the same settings of ``lr``: add them once (callers de-duplicate
             # by place anyway; repeating them made a query cost calls x settings in time and memory)
-            resolved_refs: set[str] = set()
+            resolved_refs: set[tuple[str, str | None]] = set()
             for c in self._s["calls_by_kw"].get(name, []):
                 for k, v in c.kwargs.items():
                     if _norm_key(k) != name:
@@ -1138,11 +1138,21 @@ class Facts:
                         continue
                     if isinstance(v, Expr) and v.ref and depth < 3:
                         ref = _norm_key(v.ref)
-                        if ref in resolved_refs:
+                        # the section the expression reads (``model_path=self.config.model.path``: ``model.path``): a config
+                        # entry of the same leaf under another section (``data.path``) is not what it reads
+                        parts = v.text.split(".")
+                        section = _norm_key(parts[-2]) if len(parts) >= 3 and v.text.replace(".", "").replace("_", "").isalnum() else None
+                        if (ref, section) in resolved_refs:
                             continue
                         resolved = _shadow(self._settings(ref, include_calls=False, depth=depth + 1, reader=c.path))
+                        # (only when some entry sits in that section: ``self.config.padding_free`` reads an object that holds
+                        # one section, whatever it is called in the YAML, ``worker.actor.padding_free``)
+                        if section is not None and any(s.source == "config" and s.key.count(".") >= 1
+                                                       and _norm_key(s.key.split(".")[-2]) == section for s in resolved):
+                            resolved = [s for s in resolved if not (s.source == "config" and s.key.count(".") >= 1
+                                                                    and _norm_key(s.key.split(".")[-2]) != section)]
                         if resolved:
-                            resolved_refs.add(ref)
+                            resolved_refs.add((ref, section))
                             out.extend(resolved)
                             continue
                     # a keyword of a Python config file (``train_dataloader = dict(num_workers=4)``) is that recipe's setting
