@@ -66,6 +66,13 @@ def _framework_class(facts: Facts, c: Any) -> bool:
     PPOConfig``, resolved as ``.config.PPOConfig``) is the project's own class, judged as a bare name."""
     if "." in c.name and not c.name.startswith("."):
         return not _own_module(facts, c.name)
+    ff = facts.files.get(c.path)
+    own = next((k for k in ff.classes if k.name == c.name), None) if ff is not None else None
+    if own is not None:
+        # a class of that name the same file defines (align-anything ``class DPOTrainer(DPOtextTrainer):``, its own
+        # DeepSpeed trainer): an HF trainer only when a base is one (``transformers.Trainer``, or a bare HF name)
+        return any(b.split(".", 1)[0] in ("transformers", "trl") or ("." not in b and b in (*HF_TRAINERS, *HF_ARGS))
+                   for b in own.bases)
     return imports_hf(facts, c.path)
 
 
@@ -1229,6 +1236,10 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
         left, op = t.left, t.ops[0]
         if isinstance(left, ast.NamedExpr):  # ``(lb := self._cp_load_balancer) is not None``
             left = left.value
+        if (isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr == "get" and left.args
+                and isinstance(left.args[0], ast.Constant) and isinstance(left.args[0].value, str) and left.args[0].value.isidentifier()):
+            # ``self.config.model.get('lora_rank', 0) > 0`` (verl's SFT trainer): the setting read by its key
+            left = ast.Attribute(value=left.func.value, attr=left.args[0].value, ctx=ast.Load())
         right = _operand(facts, t.comparators[0])
         if right is _UNKNOWN or (isinstance(op, _ORDER) and not isinstance(right, (int, float))):
             continue
