@@ -575,7 +575,15 @@ def _drop_unpicked_registry(f: Facts, r: _Sched) -> None:
         def offered(x: Any) -> bool:
             if isinstance(x, Setting) and x.source == "call":
                 x = _setting_call(f, x)  # a builder call's keyword (``num_warmup_steps=``) goes with its call
-            return isinstance(x, Call) and bool(x.func) and x.func.rsplit(".", 1)[-1] in unpicked
+            if not (isinstance(x, Call) and x.func):
+                return False
+            fn = x.func.rsplit(".", 1)[-1]
+            if fn in unpicked:
+                return True
+            # a nested ``lr_lambda`` passed by name (``LambdaLR(optimizer, lr_lambda)``) only by unpicked builders
+            passers = [c for c in (f.files[x.path].calls if x.path in f.files else ()) if c.func and c.func != x.func
+                       and any(isinstance(a, Expr) and a.text == x.func for a in (*c.args, *c.kwargs.values()))]
+            return bool(passers) and all(c.func.rsplit(".", 1)[-1] in unpicked for c in passers)
 
         for part in (r.warm, r.decay, r.custom, r.constant):
             part[:] = [x for x in part if not offered(x)]

@@ -2811,6 +2811,15 @@ def tracker_calls(f: Facts) -> list[Call]:
     # "wandb"])`` then ``self.logger.log(data=metrics, step=self.global_steps)``): its ``log`` reports to the trackers
     bound = _tracker_objects(f)
     out += [c for c in pool if c.short == "log" and c not in out and c.name.rsplit(".", 1)[0] in bound.get(c.path, ())]
+    # ... or an object of the project's own logger class whose ``log`` method writes the trackers (align-anything ``Logger.log``:
+    # ``self.writer.add_scalar(...)`` / ``self.wandb.log(...)``, bound as ``self.logger = Logger(...)``)
+    owners = {k for c in out if c.func and c.func.rsplit(".", 1)[-1] == "log" and (k := class_at(f, c.path, c.line))}
+    if owners:
+        made = re.compile(r"^([\w.]*\.)?(" + "|".join(map(re.escape, sorted(owners))) + r")\(")
+        own = {a.target for a in f.records("attr_assigns") if isinstance(a.value, Expr) and made.match(a.value.text)}
+        # (bound in a base trainer's file, called in its subclasses' loops with the step: ``self.logger.log(info, step=...)``)
+        out += [c for c in pool if c.short == "log" and c not in out and c.name.rsplit(".", 1)[0] in own
+                and ("step" in c.kwargs or len(c.args) >= 2)]
     # a metrics logger whose handlers are the trackers (instructlab-training: ``metric_logger.info({"step": ..., "lr": ...})``
     # on ``logging.getLogger("instructlab.training.metrics")``, configured with W&B/TensorBoard/MLflow handlers): a tracker
     # report when it is given a dict of metrics and the project imports a tracker
