@@ -486,3 +486,143 @@ def test_a_loop_that_steps_through_an_optimizer_helper_is_a_step_loop():
     assert i4.status.value == "unused" and any(x.line == 16 for x in i4.findings), (i4.detail, i4.findings)
     i4 = _check(_audit({"train_gpt.py": train.replace("    print0(f'step", "    if step % 100 == 0:\n        print0(f'step")}), "I4")
     assert i4.status.value == "used", i4.detail
+
+
+# --- LongVA: its own packaged folder (``longva/`` with a pyproject) beside the text-extension stage --------------------------
+
+_LV_PYPROJECT = '[project]\nname = "longva"\nversion = "1.7.0.dev0"\n'
+_LV_TRAIN = (
+    "import transformers\nfrom trl.trainer.utils import DPODataCollatorWithPadding\nfrom longva.train.dataset import LazySupervisedDataset\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+    "    (args,) = parser.parse_args_into_dataclasses()\n    model = transformers.AutoModelForCausalLM.from_pretrained(args.output_dir)\n"
+    "    trainer = transformers.Trainer(model=model, args=args, train_dataset=LazySupervisedDataset('d.json', None))\n"
+    "    trainer.train()\n\n\nif __name__ == '__main__':\n    train()\n"
+)
+_LV_DATASET = (
+    "import json\nfrom PIL import Image\nfrom torch.utils.data import Dataset\n\n\nclass LazySupervisedDataset(Dataset):\n"
+    "    def __init__(self, path, tokenizer):\n        self.rows = json.load(open(path))\n        self.tokenizer = tokenizer\n\n"
+    "    def __len__(self):\n        return len(self.rows)\n\n    def __getitem__(self, i):\n"
+    "        image = Image.open(self.rows[i]['image']).convert('RGB')\n"
+    "        ids = self.tokenizer(self.rows[i]['text'], return_tensors='pt').input_ids\n        return dict(input_ids=ids, image=image)\n"
+)
+_LV_TEXT_EXTEND = (
+    "import torch\nfrom accelerate import Accelerator\nfrom datasets import load_from_disk\nfrom torch.utils.data import DataLoader\n\n\n"
+    "def main(args):\n    accelerator = Accelerator(gradient_accumulation_steps=4)\n    train_dataset = load_from_disk(args.dataset)\n"
+    "    train_loader = DataLoader(train_dataset, batch_size=1, shuffle=True)\n    for step, batch in enumerate(train_loader):\n"
+    "        loss = model(batch['input_ids']).loss\n        accelerator.backward(loss)\n        optim.step()\n\n\n"
+    "if __name__ == '__main__':\n    main(None)\n"
+)
+
+
+def _longva() -> dict[str, str]:
+    return {"longva/pyproject.toml": _LV_PYPROJECT, "longva/longva/__init__.py": "", "longva/longva/train/__init__.py": "",
+            "longva/longva/train/train_mem.py": _LV_TRAIN, "longva/longva/train/dataset.py": _LV_DATASET,
+            "longva/trl/__init__.py": '__version__ = "0.7.11.dev0"\n\nfrom .trainer import DPOTrainer\n',
+            "longva/trl/trainer/__init__.py": "from .utils import DPODataCollatorWithPadding, ConstantLengthDataset\n",
+            "longva/trl/trainer/utils.py": _TRL_UTILS_LV,
+            "longva/scripts/finetune.sh": "torchrun --nproc_per_node 8 longva/train/train_mem.py \\\n    --model_name_or_path Qwen/Qwen2-7B-Instruct \\\n    --bf16 True\n",
+            "local_demo/multimodal_chat.py": "import gradio as gr\nfrom longva.model.builder import load_pretrained_model\n",
+            "longva/longva/model/__init__.py": "", "longva/longva/model/builder.py": "def load_pretrained_model(path):\n    return path\n",
+            "text_extend/text_extend_train.py": _LV_TEXT_EXTEND,
+            "text_extend/extend_qwen2.sh": "accelerate launch text_extend/text_extend_train.py --dataset PY007/tokenized_4096\n"}
+
+
+_TRL_UTILS_LV = ("import torch\nfrom torch.utils.data import IterableDataset\n\n\nclass DPODataCollatorWithPadding:\n"
+                 "    def __call__(self, features):\n        return features\n\n\n"
+                 "class ConstantLengthDataset(IterableDataset):\n    def __iter__(self):\n        yield from self.buffer\n")
+
+
+def test_a_packaged_folder_only_demos_import_is_the_projects_own_and_its_trl_copy_is_a_library():
+    a = _audit(_longva())
+    assert a.roles.by_path["longva/longva/train/train_mem.py"] == "training", a.roles.why.get("longva/longva/train/train_mem.py")
+    assert a.roles.library_copies == ["longva/trl"], a.roles.library_copies
+    assert _check(a, "F9").status.value == "unused", _check(a, "F9").detail  # the copy's ConstantLengthDataset is not the run's
+    # control: the project's own training script imports the packaged folder: a library it uses
+    files = _longva()
+    files["text_extend/text_extend_train.py"] = "from longva.model.builder import load_pretrained_model\n" + _LV_TEXT_EXTEND
+    assert _audit(files).roles.by_path["longva/longva/train/train_mem.py"] == "vendored"
+
+
+def test_a_pretokenized_table_a_training_script_feeds_its_loader_is_tokenized_ahead():
+    a = _audit(_longva())
+    f6, f4 = _check(a, "F6"), _check(a, "F4")
+    assert f6.status.value == "partial", f6.detail
+    assert f4.status.value == "partial" and "hold only the records" not in f4.detail, f4.detail
+
+
+# --- simpleRL-reason (a verl fork): a keyword that reads ``config.model.path``, LoRA behind ``.get('lora_rank', 0) > 0`` ------
+
+_SRL_WORKER = ("from transformers import AutoModelForCausalLM\n\n\nclass ActorRolloutRefWorker:\n"
+               "    def _build_model_optimizer(self, model_path):\n        return AutoModelForCausalLM.from_pretrained(model_path)\n\n"
+               "    def init_model(self):\n        self.actor = self._build_model_optimizer(model_path=self.config.model.path)\n")
+_SRL_GEN_CFG = "data:\n  path: /tmp/math_Qwen2-7B-Instruct.parquet\n  batch_size: 128\nmodel:\n  path: ~/models/deepseek-llm-1.3b-chat\n"
+_SRL_SFT = (
+    "from peft import LoraConfig, get_peft_model\n\n\nclass FSDPSFTTrainer:\n    def _build_model(self, model):\n"
+    "        if self.config.model.get('lora_rank', 0) > 0:\n"
+    "            model = get_peft_model(model, LoraConfig(r=self.config.model.lora_rank))\n        return model\n\n"
+    "    def fit(self):\n        for batch in self.loader:\n            self.model(batch).loss.backward()\n            self.optimizer.step()\n"
+)
+_SRL_SFT_CFG = "model:\n  partial_pretrain: ~/models/gemma-1.1-7b-it\n  lora_rank: 0\noptim:\n  lr: 1e-5\n"
+
+
+def test_a_keyword_reading_a_section_of_the_config_reads_that_section_only():
+    a = _audit({"verl/workers/fsdp_workers.py": _SRL_WORKER, "verl/trainer/config/generation.yaml": _SRL_GEN_CFG})
+    read = [(s.key, s.value) for s in a.facts.settings("model_path")]
+    assert read == [("model.path", "~/models/deepseek-llm-1.3b-chat")], read
+    assert not any("parquet" in n for n in a.project.model_names), a.project.model_names
+    # control: ``self.config`` holds one section of the YAML, whatever it is called there (EasyR1: ``worker.actor.padding_free``)
+    worker = ("class DataParallelPPOActor:\n    def __init__(self, config):\n        self.config = config\n\n"
+              "    def forward(self, batch):\n        return self.model(batch, padding_free=self.config.padding_free)\n")
+    a = _audit({"verl/workers/actor/dp_actor.py": worker, "examples/config.yaml": "worker:\n  actor:\n    padding_free: true\n"})
+    assert [s.key for s in a.facts.settings("padding_free")] == ["worker.actor.padding_free"]
+
+
+def test_lora_behind_a_config_get_comparison_with_rank_zero_is_off():
+    files = {"verl/trainer/fsdp_sft_trainer.py": _SRL_SFT, "verl/trainer/config/sft_trainer.yaml": _SRL_SFT_CFG}
+    g4 = _check(_audit(files), "G4")
+    assert g4.status.value == "unused" and "lora_rank" in g4.detail, g4.detail
+    files["verl/trainer/config/sft_trainer.yaml"] = _SRL_SFT_CFG.replace("lora_rank: 0", "lora_rank: 32")
+    assert _check(_audit(files), "G4").status.value == "used"
+
+
+def test_a_loaded_table_wrapped_in_a_tokenizing_dataset_is_raw_records():
+    # nanoVLM ``train.py``: ``load_from_disk`` of the raw image-text records, wrapped in ``data.datasets.VQADataset``
+    train = ("from datasets import load_from_disk\nfrom torch.utils.data import DataLoader\nfrom data.datasets import VQADataset\n\n\n"
+             "def main():\n    raw = load_from_disk('the_cauldron')\n    train_loader = DataLoader(VQADataset(raw, tok), batch_size=8)\n"
+             "    for batch in train_loader:\n        loss = model(**batch).loss\n        loss.backward()\n        optimizer.step()\n\n\n"
+             "if __name__ == '__main__':\n    main()\n")
+    ds = ("from torch.utils.data import Dataset\n\n\nclass VQADataset(Dataset):\n    def __init__(self, rows, tokenizer):\n"
+          "        self.rows, self.tokenizer = rows, tokenizer\n\n    def __len__(self):\n        return len(self.rows)\n\n"
+          "    def __getitem__(self, i):\n        return self.tokenizer(self.rows[i]['text'], return_tensors='pt')\n")
+    f6 = _check(_audit({"train.py": train, "data/datasets.py": ds, "data/__init__.py": ""}), "F6")
+    assert f6.status.value == "unused" and "raw records" in f6.detail, f6.detail
+
+
+# --- align-anything: its own DeepSpeed trainers named like TRL's, and its own tracker class ------------------------------------
+
+_AA_LOGGER = ("import wandb\nfrom torch.utils import tensorboard\n\n\nclass Logger:\n    def __init__(self, log_type, log_dir):\n"
+              "        self.log_type = log_type\n        if log_type == 'tensorboard':\n            self.writer = tensorboard.SummaryWriter(log_dir)\n"
+              "        else:\n            self.wandb = wandb.init(project='x')\n\n"
+              "    def log(self, metrics, step):\n        if self.log_type == 'tensorboard':\n"
+              "            for key, value in metrics.items():\n                self.writer.add_scalar(key, value, global_step=step)\n"
+              "        else:\n            self.wandb.log(metrics, step=step)\n")
+_AA_BASE = ("import deepspeed\nfrom utils.logger import Logger\n\n\nclass SupervisedTrainerBase:\n    def init_logger(self):\n"
+            "        self.logger = Logger(log_type='wandb', log_dir='out')\n")
+_AA_DPO = ("import transformers\nfrom trainers.base import SupervisedTrainerBase\n\n\nclass DPOTrainer(SupervisedTrainerBase):\n"
+           "    def train(self):\n        for batch in self.train_dataloader:\n            info = self.train_step(batch)\n"
+           "            self.global_step += 1\n            self.logger.log(info, step=self.global_step)\n\n"
+           "    def train_step(self, batch):\n        loss = self.model(**batch).loss\n        self.model.backward(loss)\n"
+           "        self.model.step()\n        return {'train/loss': loss.item()}\n\n\n"
+           "def main():\n    trainer = DPOTrainer()\n    trainer.train()\n\n\nif __name__ == '__main__':\n    main()\n")
+
+
+def test_a_projects_own_trainer_named_dpotrainer_is_no_hf_trainer_and_its_logger_class_reports_each_step():
+    a = _audit({"utils/logger.py": _AA_LOGGER, "utils/__init__.py": "", "trainers/base.py": _AA_BASE, "trainers/__init__.py": "",
+                "trainers/dpo.py": _AA_DPO})
+    i4, i5 = _check(a, "I4"), _check(a, "I5")
+    assert "HF Trainer" not in i4.detail and "HF Trainer" not in i5.detail, (i4.detail, i5.detail)
+    assert i5.status.value == "unused" and any(e.path == "trainers/dpo.py" for e in i5.evidence), (i5.detail, i5.evidence)
+    # control: a trainer class that subclasses TRL's is the HF one, with its default logging interval
+    files = {"train.py": "import trl\nfrom trl import DPOTrainer as Base\n\n\nclass DPOTrainer(trl.DPOTrainer):\n    pass\n\n\n"
+                         "trainer = DPOTrainer(model=model, args=args)\ntrainer.train()\n"}
+    assert "HF Trainer" in _check(_audit(files), "I4").detail
