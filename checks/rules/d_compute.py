@@ -1745,7 +1745,8 @@ class D4CudaGraph(Check):
             return Outcome(N, evs(gated), "CUDA graph capture exists only behind a switch that is off: "
                            f"{getattr(g, 'key', None) or getattr(g, 'name', '')} = {getattr(g, 'value', None)!r} at {g.path}:{g.line}",
                            {"cuda_graph": False})
-        engine_off = [s for s in off_ if getattr(s, "name", None) in ("enforce_eager", "disable_cuda_graph")]
+        # (read through a keyword: ``enforce_eager=self.cfgs.vllm_cfgs.vllm_enforce_eager``, align-anything)
+        engine_off = [s for s in off_ if str(getattr(s, "name", "") or "").endswith(("enforce_eager", "disable_cuda_graph"))]
         if off_ and len(engine_off) == len(off_) and ctx.project.does_training:
             # (axolotl's EBFT recipes: ``vllm: enforce_eager: true`` for the rollout server) the engine's decode graphs, not
             # the training step's: say which is off
