@@ -3393,8 +3393,9 @@ class F4SmallFileMerging(_DataCheck):
         media = [c for c in reads if _is_media(c)]
         # (not a table a training script feeds straight to its DataLoader without opening any media: LongVA's text-extension
         # stage, ``load_from_disk`` of pre-tokenized text beside the MLLM stages that open images per sample)
+        media_files = {c.path for c in media}
         fed = [e for e in merged if e.key == "load_from_disk" and _fed_to_loader(f, e.path)
-               and not any(c.path == e.path for c in media)]
+               and e.path not in media_files and not _imports_any(f, e.path, media_files)]
         if merged and media and all(e.key in _TABLE_KEYS for e in merged) and not fed:
             # the Arrow/Parquet tables the project only loads hold the annotations (paths, conversations); the images/videos
             # they name are each a file opened per sample (lmms-engine: load_from_disk of the records,
