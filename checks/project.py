@@ -659,6 +659,23 @@ def _fsdp_configured(facts: Facts) -> bool:
     return False
 
 
+#: a script named for inference, generation or a demo (Meta's llama3 ``example_text_completion.py``, ``example_chat_completion.py``)
+_INFERENCE_SCRIPT = re.compile(r"(^|[_-])(infer|inference|generate|generation|predict|prediction|serve|server|serving|"
+                               r"completion|chat|demo)([_-]|\.py$)", re.I)
+_STEP_SHORTS = frozenset({"backward", "step", "fit", "train", "pretrain", "zero_grad", "Trainer", "SFTTrainer"})
+
+
+def _inference_launch(facts: Facts, launch: Any) -> bool:
+    """A distributed launch of a script named for inference whose own code runs no training step (llama3's README:
+    ``torchrun --nproc_per_node 1 example_text_completion.py``, model parallel across GPUs for generation only)."""
+    script = str(launch.script or "").strip("'\"").removeprefix("./")
+    name = script.rsplit("/", 1)[-1]
+    if not name.endswith(".py") or not _INFERENCE_SCRIPT.search(name):
+        return False
+    ff = facts.files.get(script) or next((facts.files[p] for p in facts.paths_named(name)), None)
+    return ff is not None and not any(c.short in _STEP_SHORTS for c in ff.calls)
+
+
 def detect_project(facts: Facts, hardware: str | None = None, training: Iterable[str] = ()) -> Project:
     """The overview, from the facts in scope. ``training``: the files on the training path (their own settings
     are the project's defaults when recipes disagree)."""
@@ -866,7 +883,8 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     optional_megatron = p.pretrains and _pretrains_only_by_optional_megatron(facts, p)
     p.does_training = bool(
         len(handed_on) < len(steps) or p.finetunes or (p.pretrains and not optional_megatron) or _lightning_steps(facts)
-        or facts.launches("torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune")
+        or any(not _inference_launch(facts, x) for x in
+               facts.launches("torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune"))
     )
     hooks = [] if p.does_training else _trainer_step_hooks(facts)
     if hooks:

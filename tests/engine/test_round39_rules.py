@@ -626,3 +626,25 @@ def test_a_projects_own_trainer_named_dpotrainer_is_no_hf_trainer_and_its_logger
     files = {"train.py": "import trl\nfrom trl import DPOTrainer as Base\n\n\nclass DPOTrainer(trl.DPOTrainer):\n    pass\n\n\n"
                          "trainer = DPOTrainer(model=model, args=args)\ntrainer.train()\n"}
     assert "HF Trainer" in _check(_audit(files), "I4").detail
+
+
+def test_a_torchrun_of_a_completion_example_that_trains_nothing_is_inference():
+    # Meta's llama3: the README runs ``torchrun --nproc_per_node 1 example_text_completion.py`` (model parallel generation)
+    readme = ("# Llama 3\n\n```bash\ntorchrun --nproc_per_node 1 example_text_completion.py \\\n    --ckpt_dir Meta-Llama-3-8B/ \\\n"
+              "    --tokenizer_path Meta-Llama-3-8B/tokenizer.model \\\n    --max_seq_len 128 --max_batch_size 4\n```\n")
+    example = ("import fire\nfrom llama import Llama\n\n\ndef main(ckpt_dir, tokenizer_path, max_seq_len=128, max_batch_size=4):\n"
+               "    generator = Llama.build(ckpt_dir=ckpt_dir, tokenizer_path=tokenizer_path, max_seq_len=max_seq_len,\n"
+               "                            max_batch_size=max_batch_size)\n"
+               "    results = generator.text_completion(['I believe'], max_gen_len=64)\n\n\n"
+               "if __name__ == '__main__':\n    fire.Fire(main)\n")
+    generation = ("import torch\n\n\nclass Llama:\n    @torch.inference_mode()\n    def generate(self, prompt_tokens, max_gen_len):\n"
+                  "        for cur_pos in range(max_gen_len):\n            logits = self.model.forward(tokens, cur_pos)\n"
+                  "            next_token = torch.argmax(logits[:, -1], dim=-1)\n        return tokens\n\n"
+                  "    def text_completion(self, prompts, max_gen_len):\n        return self.generate(prompts, max_gen_len=max_gen_len)\n")
+    p = _audit({"README.md": readme, "example_text_completion.py": example, "llama/generation.py": generation,
+                "llama/__init__.py": "from .generation import Llama\n"}).project
+    assert p.does_inference and not p.does_training, (p.does_inference, p.does_training)
+    # control: the same launch of a script that steps an optimizer trains
+    p = _audit({"README.md": readme, "example_text_completion.py": example + "\nloss.backward()\noptimizer.step()\n",
+                "llama/generation.py": generation, "llama/__init__.py": "from .generation import Llama\n"}).project
+    assert p.does_training
