@@ -16,6 +16,7 @@ from .facts import Call, ConfigEntry, Container, Expr, Facts, Setting, as_number
 from .facts.types import Decorator, DocHint, Import
 from .guard_value import excludes
 from .model import Project
+from .roles import trains_itself
 
 # framework -> (import prefixes, dependency names, launchers)
 FRAMEWORKS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
@@ -662,7 +663,6 @@ def _fsdp_configured(facts: Facts) -> bool:
 #: a script named for inference, generation or a demo (Meta's llama3 ``example_text_completion.py``, ``example_chat_completion.py``)
 _INFERENCE_SCRIPT = re.compile(r"(^|[_-])(infer|inference|generate|generation|predict|prediction|serve|server|serving|"
                                r"completion|chat|demo)([_-]|\.py$)", re.I)
-_STEP_SHORTS = frozenset({"backward", "step", "fit", "train", "pretrain", "zero_grad", "Trainer", "SFTTrainer"})
 
 
 def _inference_launch(facts: Facts, launch: Any) -> bool:
@@ -673,7 +673,8 @@ def _inference_launch(facts: Facts, launch: Any) -> bool:
     if not name.endswith(".py") or not _INFERENCE_SCRIPT.search(name):
         return False
     ff = facts.files.get(script) or next((facts.files[p] for p in facts.paths_named(name)), None)
-    return ff is not None and not any(c.short in _STEP_SHORTS for c in ff.calls)
+    # (an optimizer ``step()`` too: the roles' reading of a script that trains itself, and of one that steps by hand)
+    return ff is not None and not trains_itself(ff) and not any(c.short in ("step", "zero_grad") for c in ff.calls)
 
 
 def detect_project(facts: Facts, hardware: str | None = None, training: Iterable[str] = ()) -> Project:

@@ -407,6 +407,9 @@ def _trains_itself(ff: FileFacts) -> bool:
     return any(c.short in _STEP_CALLS or c.short.endswith("Trainer") for c in ff.calls)
 
 
+trains_itself = _trains_itself  # (the overview asks it of a launched script: checks.project)
+
+
 def _trains(launcher: str, script: str | None) -> bool:
     """A launch that starts training: a distributed/training launcher, or ``python`` running a train*.py."""
     if launcher == "python":
@@ -1372,4 +1375,4 @@ def role_calls(ff: FileFacts) -> list[RoleCall]:
 
 __all__ = ["ARCHIVE", "BENCHMARK", "BUILD", "CI", "CODE", "CONFIG", "DEV", "DOCS", "EVAL", "GUIDE", "IN_SCOPE", "LAUNCH", "OTHER", "OUT_OF_SCOPE",
            "ROLE_LABELS", "SIDE", "TEST", "TRAINING", "UNSHIPPED", "VENDORED", "Roles", "classify_roles", "other_run_files", "path_role",
-           "side_signal", "unshipped_files"]
+           "side_signal", "trains_itself", "unshipped_files"]
