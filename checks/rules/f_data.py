@@ -1058,22 +1058,14 @@ def _fed_to_loader(f: Facts, path: str) -> bool:
 
 
 def _imports_any(f: Facts, path: str, targets: set[str]) -> bool:
-    """Whether ``path`` imports one of the modules ``targets`` (nanoVLM ``train.py`` wraps what it loads in
+    """Whether ``path`` imports one of the files ``targets`` (nanoVLM ``train.py`` wraps what it loads in
     ``data.datasets.VQADataset``, which tokenizes each sample)."""
-    ff = f.files.get(path)
-    if ff is None:
-        return False
-    mods = {i.module.lstrip(".").replace(".", "/") for i in ff.imports if i.module}
-    return any(t.removesuffix(".py").endswith(m) or t.removesuffix("/__init__.py").endswith(m) for t in targets for m in mods if m)
+    return bool(_import_graph(f).get(path, set()) & targets)
 
 
 def _imported_module(f: Facts, path: str) -> bool:
     """Whether another file imports ``path`` and no launch runs it: a module of the project, not a script of its own."""
-    if f.entry_point(path):
-        return False
-    stem = path.rsplit("/", 1)[-1].removesuffix(".py")
-    return any(p != path and any(i.module.rsplit(".", 1)[-1] == stem or i.name == stem for i in ff.imports if i.module)
-               for p, ff in f.files.items())
+    return not f.entry_point(path) and any(path in targets for p, targets in _import_graph(f).items() if p != path)
 
 
 def _built_by_dataset(f: Facts, path: str, line: int, datasets: set[str] | frozenset[str]) -> bool:
