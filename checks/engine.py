@@ -29,6 +29,7 @@ from .sniff import VERSION as SNIFF_VERSION
 from .source import Limits, ReadStats, SourceError, Unread, iter_directory, iter_tarball, looks_like_archive
 from .stack import jax_not_applicable, jax_not_judged
 from .tree_index import TreeIndex
+from .workload import inference_not_applicable
 
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
@@ -462,7 +463,8 @@ def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: li
             ignored.append(check.id)
             outcome = Outcome(Status.NA, detail="ignored by the repository's accel-audit configuration")
         else:
-            reason = jax_not_applicable(check.id, project) or check.not_applicable(ctx)
+            reason = (jax_not_applicable(check.id, project) or inference_not_applicable(check.id, project)
+                      or check.not_applicable(ctx))
             outcome = Outcome(Status.NA, detail=reason) if reason else jax_not_judged(check.id, project, detect_safely(check, ctx))
         prio = check.recommendation_priority(ctx, outcome) if outcome.status != Status.NA else None
         results.append(

@@ -31,8 +31,6 @@ LONG_SEQ = 8192
 
 _MULTI_GPU_ONLY = ("A1", "A2", "A3", "A4", "A5", "A6", "A7", "E2", "E3", "E4")
 _FRAMEWORKS = ("B1", "B2", "B3", "B4", "B5", "B6")
-#: advice outside J that still applies to an inference-only project (the seed's appendix A, scenarios B and D)
-_INFERENCE_RELEVANT = ("A4", "D1", "D2", "D3", "D4", "D7", "D8", "E4")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,10 +85,6 @@ def withhold_reason(
 
     def used(*ids: str) -> list[CheckResult]:
         return [results[i] for i in ids if i in results and results[i].status in (Status.USED, Status.PARTIAL) and i != cid]
-
-    # a project that only serves or generates: training practice does not apply
-    if p.does_inference and not p.does_training and cid not in _INFERENCE_RELEVANT and not cid.startswith("J"):
-        return ("the project only runs inference: training practice does not apply", "项目仅做推理：训练相关的优化不适用")
 
     # generation only in a sampling demo of a training project (nanoGPT's sample.py): not a serving or rollout workload
     if cid.startswith("J") and p.does_training and (demo := _sampling_demo(p, results)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from checks.model import CATEGORIES, Bottleneck, Priority, Status
+from checks.workload import INFERENCE_ONLY_ZH
 
 LANGS = ("en", "zh")
 
@@ -28,6 +29,9 @@ TEXT: dict[str, dict[str, str]] = {
         "why": "Why",
         "hardware": "Target hardware",
         "nodes": "Nodes",
+        "workload": "Workload",
+        "inference_only": ("inference only: no training step on any path, so the training checks are n/a; the score covers the "
+                           "inference checks (J) and those that speed up generation too ({ids})"),
         "nodes_configured": "{n} (configured at {where})",
         "nodes_unresolved": "several: a multi-node launch at {where} whose node count is set when the job starts ({value})",
         "nodes_documented": "multi-node training documented at {where}, not configured by a launch or config",
@@ -99,6 +103,8 @@ TEXT: dict[str, dict[str, str]] = {
         "why": "判断依据",
         "hardware": "目标硬件",
         "nodes": "节点数",
+        "workload": "工作负载",
+        "inference_only": "仅推理：任何路径上都没有训练步，训练相关检查均不适用；评分只含推理检查（J）以及同样加速生成的检查（{ids}）",
         "nodes_configured": "{n}（配置于 {where}）",
         "nodes_unresolved": "多机：{where} 的多机启动命令，节点数在作业启动时给出（{value}）",
         "nodes_documented": "文档中描述了多机训练（{where}），但启动命令与配置中未设置",
@@ -215,6 +221,7 @@ _NA_ZH: tuple[tuple[str, str], ...] = (
     ("not judged: no tracker", "训练路径上没有上报间隔的设置，训练步循环中也没有 W&B/TensorBoard/MLflow 等上报调用；请确认实际的上报频率"),
     ("ignored by the repository", "已被仓库配置忽略"),
     ("no inference", "项目不做推理（仅训练；评测中的生成不计入）"),
+    ("no training step on any path", INFERENCE_ONLY_ZH),
     ("only runs inference", "项目仅做推理"),
     ("no multimodal llm training recognised", "未识别到多模态大模型训练：项目中定义的图像模型未见为语言模型提供输入"),
     ("no multimodal llm", "无多模态大模型：项目中的视觉模型不是为语言模型提供输入的视觉编码器"),

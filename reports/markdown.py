@@ -21,6 +21,7 @@ from checks.base import REGISTRY, all_checks
 from checks.engine import Audit
 from checks.model import CATEGORIES, CheckResult, Evidence, Status
 from checks.stack import jax_reason_zh
+from checks.workload import INFERENCE_CHECKS, inference_only
 
 from .advice import SNIPPET_COUNT, Plan, build_plan
 from .applicability import jax_text
@@ -119,6 +120,8 @@ def _overview(ctx: _Ctx, fold: Fold) -> dict[str, Any]:
         "seq_len": _seq_len(p, t),
         "hardware": p.hardware or "",
         "nodes": _nodes(p, t),
+        "workload": t["inference_only"].format(ids=", ".join(sorted(INFERENCE_CHECKS, key=lambda c: (c[0], int(c[1:])))))
+        if inference_only(p) else "",
         "bottleneck": BOTTLENECK[ctx.lang][p.bottleneck],
         "reasons": [clip(r, 450) for r in reasons[: fold.reasons]],
         "profile_hint": t["profile_hint_jax" if p.notes.get("jax_training") else "profile_hint"],

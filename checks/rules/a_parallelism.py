@@ -2090,7 +2090,20 @@ def pp_sizes(facts: Facts, inference: bool = False) -> list[tuple[float, Any]]:
 
 def _torch_tp_calls(facts: Facts) -> list[Call]:
     return [c for c in facts.calls("parallelize_module", "ColwiseParallel", "RowwiseParallel")
-            if "torch.distributed" in c.name or "vescale" in c.name]
+            if "torch.distributed" in c.name or "vescale" in c.name] + _fairscale_tp_layers(facts)
+
+
+_FAIRSCALE_TP = ("ColumnParallelLinear", "RowParallelLinear", "VocabParallelEmbedding", "ParallelEmbedding")
+
+
+def _fairscale_tp_layers(facts: Facts) -> list[Call]:
+    """fairscale's model-parallel layers, split over the group ``initialize_model_parallel(n)`` makes (Meta's llama3 builds
+    its attention and MLP from them, with ``n`` the launch's world size); none when every such call passes 1."""
+    layers = [c for c in facts.calls(*_FAIRSCALE_TP) if c.name.startswith("fairscale.nn.model_parallel")]
+    inits = [c for c in facts.calls("initialize_model_parallel") if c.name.startswith("fairscale.")]
+    if layers and inits and all(c.args and c.args[0] == 1 for c in inits):
+        return []
+    return layers
 
 
 def _tp_pp_used(facts: Facts) -> list[Any]:
@@ -2254,7 +2267,9 @@ class A4TensorParallel(Check):
         f = ctx.facts
         sizes = tp_sizes(f, not ctx.project.does_training)
         code, offs = _gated(f, _torch_tp_calls(f))
-        out = _size_outcome(sizes, "tensor parallel", "tp_size", code, "PyTorch parallelize_module")
+        what = "PyTorch parallelize_module" if any(not c.name.startswith("fairscale.") for c in code) else (
+            "fairscale's model-parallel layers (`ColumnParallelLinear`, `RowParallelLinear`), split over its model-parallel group")
+        out = _size_outcome(sizes, "tensor parallel", "tp_size", code, what)
         if not sizes and not code and offs:
             return Outcome(N, [_ev(x) for x in offs], "tensor parallel code (parallelize_module) exists behind a switch that is off: "
                            + _switch_text(offs), {"tp_size": 1})

@@ -55,7 +55,6 @@ U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 #: I3-I5 found no interval setting and no call in a training-step loop: the frequency cannot be judged, so the status is
 #: ``n/a`` (it leaves the score and its maximum, like any check that cannot apply) with this detail, never a claimed "sane"
 NOT_JUDGED = "not judged: "
-_NO_TRAINING = "the project only runs inference (no training loop): there are no training checkpoints, logs or reports to pace"
 
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$|(^|/)debug[^/]*$", re.I)
 
@@ -1987,9 +1986,6 @@ class I3CheckpointFrequency(Check):
         Example(torchx_runner(ckpt=5), N, "the same launch checkpointing every 5 steps"),
     )
 
-    def not_applicable(self, ctx: Context) -> str | None:
-        return _NO_TRAINING if ctx.project.does_inference and not ctx.project.does_training else None
-
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         small = _adapter_only(f, ctx) or (ctx.project.params_billions is not None and ctx.project.params_billions < 1)
@@ -2731,9 +2727,6 @@ class I4LoggingFrequency(Check):
         Example(_static_train_fn(_POSTFIX_EVERY), N, "the loss in the progress bar after every call of the trainer's own train_fn"),
         Example(_static_train_fn(_POSTFIX_SPACED), U, "the same progress bar updated every 50 batches"),
     )
-
-    def not_applicable(self, ctx: Context) -> str | None:
-        return _NO_TRAINING if ctx.project.does_inference and not ctx.project.does_training else None
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
@@ -3621,9 +3614,6 @@ class I5ReportFrequency(Check):
                     for k, v in _WRAPPED_TRACKERS.items()}, "config/ppo.yaml": "runner:\n  log_interval: 20\n"},
                 U, "the same logger every 20 RL steps"),
     )
-
-    def not_applicable(self, ctx: Context) -> str | None:
-        return _NO_TRAINING if ctx.project.does_inference and not ctx.project.does_training else None
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts

@@ -180,6 +180,10 @@ _HF_GEN_KW = {"do_sample", "num_beams", "attention_mask", "generation_config", "
 #: the model's own forward, called by a decode loop; handed the position to write keys and values at (lit-llama and gpt-fast
 #: ``model(x, max_seq_length, input_pos)``), it keeps a KV cache indexed by it
 _MODEL_CALL = re.compile(r"(^|\.)(model|forward)$")
+#: the position argument of such a call, or the slice of new tokens it is handed (lit-llama ``input_pos``, llama3
+#: ``self.model.forward(tokens[:, prev_pos:cur_pos], prev_pos)``: only the new tokens go in, the earlier keys and values
+#: come from the model's cache)
+_POSITION = re.compile(r"^(input|start)_pos$|\[.*\b(prev|cur|start|input)_pos\s*:")
 
 
 #: a path or function named for low-precision training (FP8/MX/QAT), not for quantizing a model to serve
@@ -206,12 +210,17 @@ def _custom_generate(f: Facts, gens: list[Call]) -> tuple[list[Call], bool]:
     if not body:
         return [], False
     # a call with ``**kwargs`` is the repository's own when its file does not use Hugging Face at all (nanochat engine.py)
-    custom = [c for c in gens if not c.name.startswith("transformers.") and not (set(c.kwargs) & _HF_GEN_KW)
-              and (not c.star_kwargs or not imports_hf(f, c.path))] if any(c.func == "generate" for c in body) else []
+    # a ``self.generate(...)`` beside the class's own ``def generate`` in a file without Hugging Face is that loop, whatever
+    # its keywords (Meta's llama3 ``Llama.text_completion``: ``self.generate(prompt_tokens, ..., top_p=top_p)``)
+    own_files = {c.path for c in body if c.func == "generate"}
+    custom = [c for c in gens if not c.name.startswith("transformers.")
+              and ((not (set(c.kwargs) & _HF_GEN_KW) and (not c.star_kwargs or not imports_hf(f, c.path)))
+                   or (c.name == "self.generate" and c.path in own_files and not imports_hf(f, c.path)))
+              ] if own_files else []
     custom += [c for c in f.calls(*own) if c.short in own and c.func not in own] if own else []
     cached = any(k in ("past_key_values", "kv_cache", "use_cache", "cache", "past", "layer_past", "start_pos", "input_pos")
                  for c in body for k in c.kwargs) or any("cache" in c.text.lower() or "start_pos" in c.text for c in body) or any(
-        _MODEL_CALL.search(c.name) and any(isinstance(a, Expr) and a.text == "input_pos" for a in c.args) for c in body)
+        _MODEL_CALL.search(c.name) and any(isinstance(a, Expr) and _POSITION.search(a.text) for a in c.args) for c in body)
     return custom, cached
 
 

@@ -90,7 +90,9 @@ def test_archive_members_and_bytes_are_not_small_files() -> None:
 
 
 def test_tokenization_in_a_chat_script_is_not_data_preprocessing() -> None:
-    files = {"chat.py": "from transformers import AutoTokenizer\ntok = AutoTokenizer.from_pretrained('m')\nids = tok('hello', return_tensors='pt')\nmodel.generate(**ids)\n"}
+    # (beside a training script: an inference-only project has its data checks n/a)
+    files = {"chat.py": "from transformers import AutoTokenizer\ntok = AutoTokenizer.from_pretrained('m')\nids = tok('hello', return_tensors='pt')\nmodel.generate(**ids)\n",
+             "train.py": "import torch\n\nfor x in loader:\n    loss = model(x).loss\n    loss.backward()\n    optimizer.step()\n"}
     res, _ = audit(files, "F6")
     assert res["F6"].status == Status.UNUSED and not res["F6"].evidence
 

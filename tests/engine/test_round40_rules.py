@@ -1,0 +1,110 @@
+"""Round 40 (issue #9): public repositories read claim by claim. Each test is one false claim of those reports, made from
+the shape of the real code, with a control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+from checks.model import Status
+from reports.markdown import render_markdown
+
+
+def _audit(files: dict[str, str]):
+    return audit_files((k, v.encode()) for k, v in files.items())
+
+
+def _check(audit, cid: str):
+    return next(r for r in audit.results if r.id == cid)
+
+
+# --- Meta's llama3: model-parallel generation behind torchrun, no training step anywhere ---------------------------------
+
+_L3_README = ("# Llama 3\n\n```bash\ntorchrun --nproc_per_node 1 example_text_completion.py \\\n    --ckpt_dir Meta-Llama-3-8B/ \\\n"
+              "    --tokenizer_path Meta-Llama-3-8B/tokenizer.model \\\n    --max_seq_len 128 --max_batch_size 4\n```\n")
+_L3_EXAMPLE = ("import fire\nfrom llama import Llama\n\n\ndef main(ckpt_dir, tokenizer_path, temperature=0.6, top_p=0.9, max_seq_len=128,\n"
+               "         max_batch_size=4):\n"
+               "    generator = Llama.build(ckpt_dir=ckpt_dir, tokenizer_path=tokenizer_path, max_seq_len=max_seq_len,\n"
+               "                            max_batch_size=max_batch_size)\n"
+               "    results = generator.text_completion(['I believe'], max_gen_len=64, temperature=temperature, top_p=top_p)\n\n\n"
+               "if __name__ == '__main__':\n    fire.Fire(main)\n")
+_L3_GENERATION = (
+    "import os\n\nimport torch\nfrom fairscale.nn.model_parallel.initialize import initialize_model_parallel, model_parallel_is_initialized\n\n"
+    "from llama.model import ModelArgs, Transformer\n\n\nclass Llama:\n    @staticmethod\n"
+    "    def build(ckpt_dir, tokenizer_path, max_seq_len, max_batch_size, model_parallel_size=None):\n"
+    "        if not model_parallel_is_initialized():\n            if model_parallel_size is None:\n"
+    "                model_parallel_size = int(os.environ.get('WORLD_SIZE', 1))\n"
+    "            initialize_model_parallel(model_parallel_size)\n"
+    "        model = Transformer(ModelArgs(max_seq_len=max_seq_len, max_batch_size=max_batch_size))\n"
+    "        return Llama(model)\n\n"
+    "    @torch.inference_mode()\n    def generate(self, prompt_tokens, max_gen_len, temperature=0.6, top_p=0.9, logprobs=False):\n"
+    "        tokens = torch.full((len(prompt_tokens), 256), 0, dtype=torch.long, device='cuda')\n        prev_pos = 0\n"
+    "        for cur_pos in range(1, 256):\n            logits = self.model.forward(tokens[:, prev_pos:cur_pos], prev_pos)\n"
+    "            probs = torch.softmax(logits[:, -1] / temperature, dim=-1)\n            next_token = sample_top_p(probs, top_p)\n"
+    "            tokens[:, cur_pos] = next_token\n            prev_pos = cur_pos\n        return tokens\n\n"
+    "    def text_completion(self, prompts, temperature=0.6, top_p=0.9, max_gen_len=None):\n"
+    "        prompt_tokens = [self.tokenizer.encode(x, bos=True, eos=False) for x in prompts]\n"
+    "        generation_tokens = self.generate(\n            prompt_tokens=prompt_tokens,\n            max_gen_len=max_gen_len,\n"
+    "            temperature=temperature,\n            top_p=top_p,\n        )\n        return generation_tokens\n"
+)
+_L3_MODEL = (
+    "import torch\nfrom fairscale.nn.model_parallel.layers import ColumnParallelLinear, RowParallelLinear, VocabParallelEmbedding\n"
+    "from torch import nn\n\n\nclass Attention(nn.Module):\n    def __init__(self, args):\n        super().__init__()\n"
+    "        self.wq = ColumnParallelLinear(args.dim, args.n_heads * 128, bias=False, gather_output=False)\n"
+    "        self.wo = RowParallelLinear(args.n_heads * 128, args.dim, bias=False, input_is_parallel=True)\n"
+    "        self.cache_k = torch.zeros((args.max_batch_size, args.max_seq_len, 8, 128)).cuda()\n"
+)
+
+
+def _llama3(**extra: str) -> dict[str, str]:
+    return {"README.md": _L3_README, "example_text_completion.py": _L3_EXAMPLE, "llama/generation.py": _L3_GENERATION,
+            "llama/model.py": _L3_MODEL, "llama/__init__.py": "from .generation import Llama\n",
+            "requirements.txt": "torch\nfairscale\nfire\ntiktoken\n", **extra}
+
+
+def test_an_inference_only_project_has_its_training_checks_out_of_the_score():
+    audit = _audit(_llama3())
+    assert audit.project.does_inference and not audit.project.does_training
+    for cid in ("A1", "A2", "B1", "C1", "C5", "F1", "F6", "G1", "I3"):
+        r = _check(audit, cid)
+        assert r.status is Status.NA and "only runs inference" in (r.detail or ""), (cid, r.status, r.detail)
+    # what speeds up generation is still judged
+    for cid in ("A4", "D1", "D2", "J1", "J5"):
+        assert _check(audit, cid).status is not Status.NA, cid
+    md = render_markdown(audit)
+    assert "Workload: inference only" in md and "0.5 / 50" not in md
+    zh = render_markdown(audit, lang="zh")
+    assert "工作负载：仅推理" in zh and "项目仅做推理（任何路径上都没有训练步）" in zh
+    # control: the same repository with a fine-tuning script is judged on training practice
+    finetune = ("import torch\nfrom torch.utils.data import DataLoader\n\nfrom llama.model import ModelArgs, Transformer\n\n\n"
+                "def main():\n    model = Transformer(ModelArgs())\n    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)\n"
+                "    for batch in DataLoader(dataset, batch_size=4):\n        loss = model(batch).loss\n        loss.backward()\n"
+                "        optimizer.step()\n        optimizer.zero_grad()\n\n\nif __name__ == '__main__':\n    main()\n")
+    readme = _L3_README + "\n## Fine-tuning\n\n```bash\ntorchrun --nproc_per_node 8 finetune.py\n```\n"
+    audit = _audit(_llama3(**{"finetune.py": finetune, "README.md": readme}))
+    assert audit.project.does_training
+    assert _check(audit, "C1").status is not Status.NA and _check(audit, "F1").status is not Status.NA
+    assert "Workload:" not in render_markdown(audit)
+
+
+def test_the_projects_own_generate_with_a_top_p_keyword_is_its_decode_loop_with_a_kv_cache():
+    # llama3: ``self.generate(..., top_p=top_p)`` beside ``def generate`` in a file without Hugging Face, and the loop hands
+    # the model only the new tokens ``tokens[:, prev_pos:cur_pos]``: its own loop, keeping a KV cache
+    audit = _audit(_llama3())
+    j1, j5 = _check(audit, "J1"), _check(audit, "J5")
+    assert j1.status is Status.PARTIAL and "own decode loop keeps a KV cache" in j1.detail, (j1.status, j1.detail)
+    assert "project's own `generate` loop" in j5.detail and "HF" not in j5.detail, j5.detail
+    # control: an HF model's ``generate(..., top_p=...)`` in a script that imports transformers is HF's
+    hf = ("from transformers import AutoModelForCausalLM\n\nmodel = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+          "out = model.generate(input_ids, max_new_tokens=64, top_p=0.9, do_sample=True)\n")
+    audit = _audit({"serve.py": hf})
+    assert "HF dynamic" in _check(audit, "J1").detail and "HF `generate`" in _check(audit, "J5").detail
+
+
+def test_fairscale_model_parallel_layers_are_tensor_parallelism():
+    a4 = _check(_audit(_llama3()), "A4")
+    assert a4.status is Status.USED and "fairscale" in a4.detail, (a4.status, a4.detail)
+    assert any(e.path == "llama/model.py" for e in a4.evidence)
+    # control: the same layers in a model-parallel group of one
+    one = _L3_GENERATION.replace("initialize_model_parallel(model_parallel_size)", "initialize_model_parallel(1)")
+    a4 = _check(_audit(_llama3(**{"llama/generation.py": one})), "A4")
+    assert a4.status is Status.UNUSED, (a4.status, a4.detail)
+
