@@ -210,6 +210,8 @@ def category_name(cat: str, lang: str) -> str:
 # Chinese for the reasons a check gives for ``n/a`` (the checks state them in English), by what they say
 _NA_ZH: tuple[tuple[str, str], ...] = (
     ("the check failed on this repository", "该检查在本仓库上出错（accel-audit 规则自身的缺陷），未作判断；请向我们报告"),
+    # E2/E3 beside a multi-process run only the docs show (first: the quoted command may hold other words of this table)
+    ("the docs' training command", "仓库未提供启动脚本；文档中的训练命令会启动多个进程，其通信设置（重叠、梯度压缩）在仓库之外决定：请确认该运行实际的设置"),
     # I1/I2 on data paths that name no place or medium (first: a path may contain other words of this table, "pretrain")
     ("data-path flag or config points", "仓库中看不到训练数据的位置：请确认运行的数据路径参数或配置指向何处，以及该目录是否与 GPU 同集群"),
     ("which file system holds the run's data", "仓库中看不到训练数据的位置：请在训练节点上用 `df -hT <目录>` 确认数据所在的是本地 NVMe/SSD 还是 NFS/FUSE/对象存储"),

@@ -359,6 +359,10 @@ _DOC_PROCS = re.compile(r"--(?:num[-_]processes|nproc[-_]per[-_]node|num[-_]gpus
 #: the launcher starts one process per visible GPU, as :func:`launch_size` reads a shipped ``deepspeed train.py``; a
 #: single visible device (``CUDA_VISIBLE_DEVICES=0 deepspeed ...``) or an explicit count/host list is read elsewhere
 _DOC_ALL_GPUS = re.compile(r"^(?:(?!CUDA_VISIBLE_DEVICES=\d+\s)[A-Za-z_]\w*=\S*\s+)*deepspeed\s(?!.*--(?:num[-_]gpus|include|exclude|num[-_]nodes|hostfile)\b)")
+#: a documented ``llamafactory-cli train`` (Qwen2.5's ``FORCE_TORCHRUN=1 llamafactory-cli train qwen2-7b-full-sft.yaml``):
+#: LLaMA-Factory's launcher re-runs itself under torchrun with one process per visible GPU when ``FORCE_TORCHRUN`` is set or
+#: more than one GPU is visible (``llamafactory/launcher.py``); a single visible device stays one process
+_DOC_LLAMAFACTORY = re.compile(r"^(?:(?!CUDA_VISIBLE_DEVICES=\d+\s)[A-Za-z_]\w*=\S*\s+)*llamafactory-cli\s+train\b")
 #: a DeepSpeed/accelerate config file named for its ZeRO stage (``configs/zero3.yaml``, ``ds_zero2.json``, ``ds_z3_config.json``)
 _ZERO_FILE = re.compile(r"(?:^|[/_-])(?:zero|z)[_-]?([123])(?:[_.-]|$)", re.I)
 
@@ -377,7 +381,8 @@ def documented_multi_process(f: Facts) -> list[Any]:
     if f.launches():
         return []
     return [h for h in documented_launches(f, _DOC_PROCS) if h.kind == "command"
-            and any(m.group(1) is None or int(m.group(1)) > 1 for m in _DOC_PROCS.finditer(h.text or ""))]
+            and any(m.group(1) is None or int(m.group(1)) > 1 for m in _DOC_PROCS.finditer(h.text or ""))] + \
+        [h for h in documented_launches(f, _DOC_LLAMAFACTORY) if h.kind == "command"]
 
 
 def _doc_note(hints: list[Any], what: str) -> str:
@@ -1487,6 +1492,7 @@ class A1DataParallel(Check):
                     and any(m.group(1) is None or int(m.group(1)) > 1 for m in _DOC_PROCS.finditer(h.text or ""))]
             # (only for a script the repository does not ship either: then the README command is all there is of the run)
             docs = docs or [h for h in documented_launches(f, _DOC_ALL_GPUS) if h.kind == "command" and resolve_file(f, h.value) is None]
+            docs = docs or [h for h in documented_launches(f, _DOC_LLAMAFACTORY) if h.kind == "command"]
             if docs:
                 # the repository ships no launch and the README's training command is the run (the issue's training path
                 # includes what a README command reaches): one process per GPU is data parallel, whatever wraps the model
@@ -1495,7 +1501,9 @@ class A1DataParallel(Check):
                 values["data_parallel"] = True
                 if n:
                     values["nproc_per_node"] = n
-                how = "the multi-process launch" if _DOC_PROCS.search(h.text or "") else "the DeepSpeed launcher (one process per visible GPU)"
+                how = ("the multi-process launch" if _DOC_PROCS.search(h.text or "") else
+                       "LLaMA-Factory's launcher (`llamafactory-cli train` runs torchrun with one process per visible GPU)"
+                       if _DOC_LLAMAFACTORY.search(h.text or "") else "the DeepSpeed launcher (one process per visible GPU)")
                 return Outcome(U, [_ev(h)], f"data-parallel training via {how} the docs show "
                                f"(`{' '.join((h.text or '').split())[:120]}`, {h.path}:{h.line}); the repository ships no launch of its own", values)
         if not sizes and not ddp_off:

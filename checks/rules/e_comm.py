@@ -133,6 +133,19 @@ def documented_ddp(f: Facts) -> list[Any]:
             and not _DOC_SHARDED.search(h.text or "")]
 
 
+def documented_run_note(f: Facts) -> tuple[Any, str] | None:
+    """A multi-process training command that only the docs show, whose setup the repository does not hold (Qwen2.5's
+    ``FORCE_TORCHRUN=1 llamafactory-cli train qwen2-7b-full-sft.yaml`` with ``deepspeed: PATH-TO-DS-CONFIG``, its
+    ``torchrun $DISTRIBUTED_ARGS src/train.py --deepspeed $DS_CONFIG_PATH``): the run is distributed (A1 reads it so), so
+    "no distributed training" would be false, and how it communicates is not visible: ``(hint, "not judged: ...")``."""
+    docs = documented_multi_process(f)
+    if not docs:
+        return None
+    h = docs[0]
+    return h, (f"not judged: the repository ships no launch; the docs' training command (`{' '.join((h.text or '').split())[:100]}`, "
+               f"{h.path}:{h.line}) starts several processes, and how they communicate is set outside the repository: ")
+
+
 def _no_comm_priority(check: Check, ctx: Context, outcome: Outcome) -> Priority | None:
     if outcome.status in (Status.UNUSED, Status.PARTIAL) and not distributed_sites(ctx):
         return None
@@ -932,6 +945,9 @@ class E2CommComputeOverlap(Check):
             if acc is not None:  # Accelerate's DDP would overlap; whether the run has several processes is its unshipped config's
                 return Outcome(Status.NA, [f.ev(acc[1]), f.ev(acc[2])], accelerate_config_note(acc)
                                + " (with several, its DDP overlaps the bucketed gradient all-reduce with backward)", {"overlap_comm": None})
+            if (doc := documented_run_note(f)) is not None:
+                return Outcome(Status.NA, [f.ev(doc[0])], doc[1] + "check the overlap setting that run gets (DeepSpeed "
+                               "`overlap_comm`, FSDP prefetch; plain DDP overlaps its bucketed all-reduce by default)", {"overlap_comm": None})
             return Outcome(N, [], "no distributed training found: there is no gradient communication to overlap", {"overlap_comm": False})
         return Outcome(N, [], "distributed training without communication/computation overlap", {"overlap_comm": False})
 
@@ -1245,6 +1261,9 @@ class E3GradientCompression(Check):
                        f"{_text(c0.kwargs['reduce_dtype']).rsplit('.', 1)[-1]} ({c0.path}:{c0.kw_line('reduce_dtype')}"
                        f"{f', +{len(low_cfg) - 1}' if len(low_cfg) > 1 else ''}), the others in float32")
         if not off and not distributed_sites(ctx):
+            if (doc := documented_run_note(f)) is not None:
+                return Outcome(Status.NA, [f.ev(doc[0])], doc[1] + "check whether that run compresses its gradients (a DDP "
+                               "comm hook, DeepSpeed `communication_data_type`, ZeRO++)", {"grad_compression": None})
             detail = "no distributed training found: no gradient communication to compress"
         return Outcome(N, off, detail, {"grad_compression": []})
 

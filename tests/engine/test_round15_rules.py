@@ -97,7 +97,9 @@ def test_control_a_readme_command_whose_script_is_not_shipped_is_not_judged():
     files = {"README.md": _DOC_TORCHRUN_FILES["README.md"].replace("medusa/train/train.py", "scripts/train.py"),
              "olmo/config.py": "from dataclasses import dataclass\n\n\n@dataclass\nclass TrainConfig:\n    seed: int = 6198\n"}
     e2, _ = audit(files, "E2")
-    assert e2.status.value == "unused" and "no distributed training found" in e2.detail
+    # (round 40: the command starts eight processes, so "no distributed training found" would be false; how they communicate
+    # is the unshipped script's)
+    assert e2.status.value == "n/a" and "not judged" in e2.detail and "README.md" in e2.detail, (e2.status, e2.detail)
 
 def test_kv_cache_moves_at_decoding_are_not_async_batch_copies():
     from checks.rules.f_data import _KV_CACHE_COPIES

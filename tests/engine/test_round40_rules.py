@@ -108,3 +108,25 @@ def test_fairscale_model_parallel_layers_are_tensor_parallelism():
     a4 = _check(_audit(_llama3(**{"llama/generation.py": one})), "A4")
     assert a4.status is Status.UNUSED, (a4.status, a4.detail)
 
+
+# --- QwenLM/Qwen2.5: LLaMA-Factory recipes whose launch lives only in the docs -----------------------------------------------
+
+_Q25_FULL = ("model_name_or_path: Qwen/Qwen2-7B-Instruct\n\nstage: sft\ndo_train: true\nfinetuning_type: full\n"
+             "deepspeed: PATH-TO-DS-CONFIG\n\ndataset: identity\ntemplate: qwen\ncutoff_len: 1024\n\n"
+             "per_device_train_batch_size: 1\ngradient_accumulation_steps: 2\nlearning_rate: 1.0e-5\nbf16: true\n")
+_Q25_DOC = ("# 使用 LLaMA-Factory 微调 Qwen2\n\n### 全参微调\n\n```bash\nFORCE_TORCHRUN=1 llamafactory-cli train qwen2-7b-full-sft.yaml\n```\n")
+
+
+def test_a_documented_llamafactory_cli_train_is_data_parallel_and_its_communication_is_not_judged():
+    files = {"examples/llama-factory/qwen2-7b-full-sft.yaml": _Q25_FULL, "examples/llama-factory/finetune-zh.md": _Q25_DOC}
+    audit = _audit(files)
+    a1, e2, e3 = (_check(audit, c) for c in ("A1", "E2", "E3"))
+    assert a1.status is Status.USED and "llamafactory-cli train" in a1.detail, (a1.status, a1.detail)
+    for r in (e2, e3):
+        assert r.status is Status.NA and "not judged" in r.detail and "finetune-zh.md:6" in r.detail, (r.id, r.status, r.detail)
+        assert "no distributed training found" not in r.detail
+    # control: one visible GPU keeps LLaMA-Factory's launcher in one process
+    files["examples/llama-factory/finetune-zh.md"] = _Q25_DOC.replace("FORCE_TORCHRUN=1 ", "CUDA_VISIBLE_DEVICES=0 ")
+    audit = _audit(files)
+    assert _check(audit, "A1").status is Status.UNUSED
+    assert "no distributed training found" in _check(audit, "E2").detail
