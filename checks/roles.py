@@ -553,6 +553,23 @@ def framework_copy(ff: FileFacts) -> str | None:
     return f"a copy of transformers.Trainer (defines {len(defined)} of its methods, {', '.join(defined[:3])}..., without subclassing it)"
 
 
+def _reexported_to(files: Mapping[str, FileFacts], index: Any, path: str, importers: Mapping[str, set[str]],
+                   side: Mapping[str, str]) -> bool:
+    """Does a file outside ``side`` (not a package ``__init__``) import, from ``path``'s package, a name that the package's
+    ``__init__.py`` takes from ``path``?"""
+    folder, _, name = path.rpartition("/")
+    init_path = f"{folder}/__init__.py" if folder else "__init__.py"
+    init = files.get(init_path)
+    if init is None or not name.endswith(".py"):
+        return False
+    mod = name[:-3]
+    dotted = (folder.replace("/", ".") + "." + mod) if folder else mod
+    names = {i.name for i in init.imports if i.name and (i.module == "." + mod or i.module == dotted or i.module.endswith("." + dotted))}
+    return bool(names) and any(
+        imp.name in names and init_path in index.resolve(imp.module, w)
+        for w in importers.get(init_path, ()) if w not in side and not w.endswith("__init__.py") for imp in files[w].imports)
+
+
 def _package_exports(files: Mapping[str, FileFacts], path: str) -> bool:
     """Does the ``__init__.py`` of ``path``'s package import from it (``from .atorch_trainer import AtorchTrainer``, or the
     module's dotted path)?"""
@@ -985,6 +1002,11 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         for p in [p for p, why in side.items() if why.startswith(("an RL environment", "an LLM application", "a vision detection"))]:
             if any(w not in side and not w.endswith("__init__.py") for w in importers.get(p, ())):
                 del side[p]
+        # a module whose class the rest of the project imports through its package's ``__init__`` (align-anything's
+        # ``trainers/base/supervised_trainer.py``, the base of every text trainer, saves a diffusers LoRA in one branch:
+        # ``from align_anything.trainers.base import SupervisedTrainerBase``): the training's own code
+        for p in [p for p in side if _reexported_to(files, index, p, importers, side)]:
+            del side[p]
         grew = True
         while grew:
             grew = False

@@ -3308,6 +3308,17 @@ def _in_hot_loop(c: Call) -> bool:
     return bool(c.loop) or bool(c.func and _STEP_FUNC_NAME.search(c.func))
 
 
+#: a loop over the training batches (``for batch in self.train_dataloader``, ``zip(prompt_only_dataloader, ...)``)
+_BATCH_LOOP = re.compile(r"(?i)loader|batch")
+
+
+def _every_step(c: Call) -> bool:
+    """A call with no condition in a loop over the training batches or in a step function: it runs on every step (not
+    Megatron-Bridge's ``if train_config.empty_unused_memory_level >= 1:``, a level that defaults to 0, nor a
+    checkpoint converter's loop over experts)."""
+    return c.guard is None and (bool(c.loop and _BATCH_LOOP.search(c.loop)) or bool(c.func and _STEP_FUNC_NAME.search(c.func)))
+
+
 #: a function run once per training step (not ``train``/``fit``/``_train``, which hold the whole loop)
 _STEP_FUNC_NAME = re.compile(r"(?i)step|forward|backward|(^|_)(train|fit)_(one_)?(batch|iter|micro_?batch)")
 
@@ -3435,6 +3446,15 @@ class C6MemoryPool(Check):
         findings = [c for c in findings if c.path in train] if train else findings
         findings += [s for s in f.effective("torch_empty_cache_steps") if (as_number(s.value) or 0) >= 1 and (as_number(s.value) or 0) < 50]
         fnd = [f.ev(x, key="torch.cuda.empty_cache()" if isinstance(x, Call) else None) for x in findings]
+        every_step = [c for c in findings if isinstance(c, Call) and _every_step(c)]
+        if used and every_step:
+            # the pool is tuned or buffers are reused, and the loop hands the cache back to the driver every step
+            # (align-anything: DeepSpeed ``contiguous_gradients`` with ``torch.cuda.empty_cache()`` after each ``train_step``)
+            x = every_step[0]
+            more = f", +{len(every_step) - 1} more" if len(every_step) > 1 else ""
+            return Outcome(P, [f.ev(x) for x in used + thin], "allocator tuning, pooled or reused buffers are in place, but "
+                           f"torch.cuda.empty_cache() runs in the training loop ({x.path}:{x.line}{more}): it returns the cached "
+                           "blocks to the driver every step, and the next step allocates them again", values, fnd)
         if used:
             return Outcome(U, [f.ev(x) for x in used + thin], "allocator tuning, pooled or reused buffers are in place", values, fnd)
         if thin:

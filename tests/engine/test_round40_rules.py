@@ -130,3 +130,51 @@ def test_a_documented_llamafactory_cli_train_is_data_parallel_and_its_communicat
     audit = _audit(files)
     assert _check(audit, "A1").status is Status.UNUSED
     assert "no distributed training found" in _check(audit, "E2").detail
+
+
+# --- PKU-Alignment/align-anything: the base trainer saves a diffusers LoRA in one branch -----------------------------------
+
+_AA_BASE = (
+    "import deepspeed\nimport torch\nfrom diffusers import StableDiffusionPipeline\nfrom diffusers.loaders import LoraLoaderMixin\n\n\n"
+    "class SupervisedTrainerBase:\n    def train(self):\n        self.model.train()\n        for epoch in range(self.cfgs.train_cfgs.epochs):\n"
+    "            for batch in self.train_dataloader:\n                info = self.train_step(batch)\n"
+    "                torch.cuda.empty_cache()\n                self.global_step += 1\n\n"
+    "    def save(self):\n        if self.cfgs.model_cfgs.save_lora:\n"
+    "            pipeline = StableDiffusionPipeline.from_pretrained(self.cfgs.model_cfgs.model_name_or_path)\n"
+    "            LoraLoaderMixin.save_lora_weights(self.cfgs.logger_cfgs.output_dir, unet_lora_layers=self.lora_layers)\n"
+)
+_AA_INIT = "from align_anything.trainers.base.supervised_trainer import SupervisedTrainerBase\n"
+_AA_SFT = (
+    "import deepspeed\nfrom transformers import AutoModelForCausalLM\n\nfrom align_anything.trainers.base import SupervisedTrainerBase\n\n\n"
+    "class SupervisedTrainer(SupervisedTrainerBase):\n    def train_step(self, batch):\n        loss = self.model(**batch).loss\n"
+    "        self.model.backward(loss)\n        self.model.step()\n        return {'train/loss': loss.item()}\n\n\n"
+    "def main():\n    trainer = SupervisedTrainer()\n    trainer.train()\n\n\nif __name__ == '__main__':\n    main()\n"
+)
+_AA_DS = '{\n  "train_micro_batch_size_per_gpu": 16,\n  "zero_optimization": {\n    "stage": 3,\n    "contiguous_gradients": true\n  }\n}\n'
+
+
+def _align_anything(**extra: str) -> dict[str, str]:
+    return {"align_anything/trainers/base/supervised_trainer.py": _AA_BASE, "align_anything/trainers/base/__init__.py": _AA_INIT,
+            "align_anything/trainers/text_to_text/sft.py": _AA_SFT, "align_anything/configs/deepspeed/ds_z3_config.json": _AA_DS,
+            "scripts/sft.sh": "deepspeed --module align_anything.trainers.text_to_text.sft --model_name_or_path Qwen/Qwen2.5-7B\n",
+            **extra}
+
+
+def test_a_base_trainer_imported_through_its_package_is_training_code_though_it_imports_diffusers():
+    audit = _audit(_align_anything())
+    assert audit.roles.by_path["align_anything/trainers/base/supervised_trainer.py"] == "training", audit.roles.why
+    # control: a diffusion trainer no text trainer imports stays a side project
+    sft = _AA_SFT.replace("from align_anything.trainers.base import SupervisedTrainerBase\n", "").replace(
+        "(SupervisedTrainerBase)", "")
+    audit = _audit(_align_anything(**{"align_anything/trainers/text_to_text/sft.py": sft}))
+    assert audit.roles.by_path["align_anything/trainers/base/supervised_trainer.py"] != "training"
+
+
+def test_empty_cache_every_step_beside_framework_buffers_is_partial():
+    c6 = _check(_audit(_align_anything()), "C6")
+    assert c6.status is Status.PARTIAL and "empty_cache() runs in the training loop" in c6.detail, (c6.status, c6.detail)
+    assert any(e.line == 13 for e in c6.findings)
+    # control: the same buffers without the per-step call
+    base = _AA_BASE.replace("                torch.cuda.empty_cache()\n", "")
+    c6 = _check(_audit(_align_anything(**{"align_anything/trainers/base/supervised_trainer.py": base})), "C6")
+    assert c6.status is Status.USED, (c6.status, c6.detail)

@@ -118,7 +118,11 @@ def test_empty_cache_in_the_loop_is_a_finding_not_use():
     assert r.status == Status.UNUSED
     assert [(e.path, e.line) for e in r.findings] == [("train.py", 4)]
     ok = run("C6", {**files, "run.sh": "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True torchrun train.py\n"})
-    assert ok.status == Status.USED and ok.values["alloc_conf"] == "expandable_segments:True" and ok.findings
+    # (the allocator is tuned, and the loop still hands the cache back every step: partial, round 40)
+    assert ok.status == Status.PARTIAL and ok.values["alloc_conf"] == "expandable_segments:True" and ok.findings
+    once = run("C6", {"train.py": files["train.py"].replace("    torch.cuda.empty_cache()\n", "") + "torch.cuda.empty_cache()\n",
+                      "run.sh": "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True torchrun train.py\n"})
+    assert once.status == Status.USED and not once.findings
 
 
 def test_empty_cache_once_after_eval_is_neither_use_nor_finding():
