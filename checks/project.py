@@ -335,10 +335,14 @@ _SAME_SIZE = 0.10
 _H_KEYS = ("hidden_size", "n_embd", "n_embed", "d_model", "model_dim", "hidden_dim", "emb_dim", "d_embed", "dim")
 _L_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "num_layer")
 _V_KEYS = ("vocab_size", "padded_vocab_size")
-_F_KEYS = ("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim")
+_F_KEYS = ("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim", "inter_dim")
 _E_KEYS = ("num_experts", "num_local_experts", "moe_num_experts", "n_routed_experts", "num_moe_experts")
-_K_KEYS = ("num_experts_per_tok", "moe_router_topk", "moe_top_k", "top_k_experts", "moe_k")
-_EF_KEYS = ("moe_intermediate_size", "moe_ffn_hidden_size", "expert_intermediate_size")
+_K_KEYS = ("num_experts_per_tok", "moe_router_topk", "moe_top_k", "top_k_experts", "moe_k", "n_activated_experts")
+_EF_KEYS = ("moe_intermediate_size", "moe_ffn_hidden_size", "expert_intermediate_size", "moe_inter_dim")
+#: a DeepSeek-style MoE: its first layers are dense (``n_dense_layers: 3``, HF ``first_k_dense_replace``) and every MoE layer
+#: adds always-active shared experts (``n_shared_experts: 1``) beside the routed ones (DeepSeek-V3's ``config_671B.json``)
+_DN_KEYS = ("n_dense_layers", "first_k_dense_replace")
+_SE_KEYS = ("n_shared_experts",)
 #: what only a language model's config sets beside its dimensions: its attention heads under a transformer LM's names
 #: (``num_heads`` alone is any attention block's: a tabular transformer combiner's, a vision encoder's) and its context
 #: length. Dimensions with none of these and no vocabulary (``combiner: {hidden_size: 64, num_layers: 3, num_heads: 8}``
@@ -448,7 +452,7 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
         head = st.key.split("(", 1)[0]
         return st.source == "call" and any(p == st.path and k == head and abs(ln - st.line) <= 12 for p, k, ln in image_kw)
 
-    for keys, slot in ((_H_KEYS, "h"), (_L_KEYS, "l"), (_V_KEYS, "v"), (_F_KEYS, "f"), (_E_KEYS, "e"), (_K_KEYS, "k"), (_EF_KEYS, "ef"),
+    for keys, slot in ((_H_KEYS, "h"), (_L_KEYS, "l"), (_V_KEYS, "v"), (_F_KEYS, "f"), (_E_KEYS, "e"), (_K_KEYS, "k"), (_EF_KEYS, "ef"), (_DN_KEYS, "dn"), (_SE_KEYS, "se"),
                        *_ED_SLOTS, (_LM_SIG_KEYS, "lm")):
         for st in _dimension_settings(facts, keys, training):
             v = as_number(st.value)
@@ -521,8 +525,11 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
         if experts and experts > 1:
             ef = d.get("ef") or ffn
             mlp = 3 * h * ef
-            total = layers * (attn + experts * mlp) + emb
-            active = layers * (attn + (k or 1) * mlp) + emb if k else None
+            dense = min(d.get("dn") or 0, layers)  # (the dense layers' FFN is the dense width, ``inter_dim``)
+            shared = d.get("se") or 0
+            dense_mlp = dense * (3 * h * ffn if ffn != 4 * h else 8 * h * h)
+            total = layers * attn + dense_mlp + (layers - dense) * (experts + shared) * mlp + emb
+            active = layers * attn + dense_mlp + (layers - dense) * (k + shared) * mlp + emb if k else None
         else:
             total = layers * (attn + (3 * h * ffn if ffn != 4 * h else 8 * h * h)) + emb
             active = None

@@ -35,6 +35,7 @@ TEXT: dict[str, dict[str, str]] = {
         "nodes_configured": "{n} (configured at {where})",
         "nodes_unresolved": "several: a multi-node launch at {where} whose node count is set when the job starts ({value})",
         "nodes_documented": "multi-node training documented at {where}, not configured by a launch or config",
+        "nodes_documented_inference": "multi-node inference documented at {where}, not configured by a launch or config",
         "nodes_standalone": ("one node as written: {where} asks torchrun for several nodes with `--standalone`, whose rendezvous"
                              " is local, so no other node can join (the launch waits for them); drop `--standalone` and pass"
                              " `--rdzv_backend c10d --rdzv_endpoint $MASTER_ADDR:29500` to run across nodes"),
@@ -108,6 +109,7 @@ TEXT: dict[str, dict[str, str]] = {
         "nodes_configured": "{n}（配置于 {where}）",
         "nodes_unresolved": "多机：{where} 的多机启动命令，节点数在作业启动时给出（{value}）",
         "nodes_documented": "文档中描述了多机训练（{where}），但启动命令与配置中未设置",
+        "nodes_documented_inference": "文档中描述了多机推理（{where}），但启动命令与配置中未设置",
         "nodes_standalone": ("按所写只有单机：{where} 以 `--standalone` 向 torchrun 请求多个节点，而 standalone 的 rendezvous 在本机，"
                              "其他节点无法加入（启动会一直等待）；如需多机，去掉 `--standalone` 并传 "
                              "`--rdzv_backend c10d --rdzv_endpoint $MASTER_ADDR:29500`"),

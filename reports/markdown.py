@@ -166,7 +166,8 @@ def _nodes(p: Any, t: Mapping[str, str]) -> str:
         return t["nodes_configured"].format(n=p.num_nodes, where=code(str(p.notes.get("nodes_source", "")), 120))
     documented = p.notes.get("multi_node_documented")
     if documented:
-        return t["nodes_documented"].format(where=clip(str(documented), 200))
+        # (a project that trains nothing runs its model over nodes for generation: DeepSeek-V3's ``torchrun --nnodes 2 generate.py``)
+        return t["nodes_documented_inference" if inference_only(p) else "nodes_documented"].format(where=clip(str(documented), 200))
     standalone = p.notes.get("standalone_nodes")
     return t["nodes_standalone"].format(where=code(str(standalone), 120)) if standalone else ""
 

@@ -2098,7 +2098,22 @@ def pp_sizes(facts: Facts, inference: bool = False) -> list[tuple[float, Any]]:
 
 def _torch_tp_calls(facts: Facts) -> list[Call]:
     return [c for c in facts.calls("parallelize_module", "ColwiseParallel", "RowwiseParallel")
-            if "torch.distributed" in c.name or "vescale" in c.name] + _fairscale_tp_layers(facts)
+            if "torch.distributed" in c.name or "vescale" in c.name] + _fairscale_tp_layers(facts) + _own_tp_layers(facts)
+
+
+_COLLECTIVE = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor")
+
+
+def _own_tp_layers(facts: Facts) -> list[Call]:
+    """The project's own column/row-parallel layers, built in its model: classes named ``ColumnParallelLinear`` or
+    ``RowParallelLinear`` in a file that runs a collective (DeepSeek-V3's ``inference/model.py`` splits each weight by the
+    world size and all-reduces the row-parallel output)."""
+    own = {(k.path, k.name) for k in facts.records("classes") if k.name in _FAIRSCALE_TP[:2]}
+    if not own:
+        return []
+    files = {p for p, _ in own if any(c.short in _COLLECTIVE for c in facts.files[p].calls)} if own else set()
+    names = {n for p, n in own if p in files}
+    return [c for c in facts.calls(*names) if c.name in names and c.path in files] if names else []
 
 
 _FAIRSCALE_TP = ("ColumnParallelLinear", "RowParallelLinear", "VocabParallelEmbedding", "ParallelEmbedding")
@@ -2275,8 +2290,10 @@ class A4TensorParallel(Check):
         f = ctx.facts
         sizes = tp_sizes(f, not ctx.project.does_training)
         code, offs = _gated(f, _torch_tp_calls(f))
-        what = "PyTorch parallelize_module" if any(not c.name.startswith("fairscale.") for c in code) else (
-            "fairscale's model-parallel layers (`ColumnParallelLinear`, `RowParallelLinear`), split over its model-parallel group")
+        what = ("PyTorch parallelize_module" if any("." in c.name and not c.name.startswith("fairscale.") for c in code) else
+                "fairscale's model-parallel layers (`ColumnParallelLinear`, `RowParallelLinear`), split over its model-parallel group"
+                if any(c.name.startswith("fairscale.") for c in code) else
+                "the project's own `ColumnParallelLinear`/`RowParallelLinear` layers, split by the world size and joined by collectives")
         out = _size_outcome(sizes, "tensor parallel", "tp_size", code, what)
         if not sizes and not code and offs:
             return Outcome(N, [_ev(x) for x in offs], "tensor parallel code (parallelize_module) exists behind a switch that is off: "

@@ -605,6 +605,8 @@ class J3PrefillDecode(_InferenceOnly):
 
 _QUANT_NAME = re.compile(r"(?i)([-_.](awq|gptq|fp8|int4|int8|w4a16|w8a8|w4a8|nvfp4|mxfp4|exl2|gguf|q4_k_m|q8_0|bnb[-_]4bit|4bit|8bit)"
                          r"([-_.]|$)|\.gguf$)")
+#: a model config's ``dtype`` that is a quantized weight format, not a half-precision one
+_LOW_BIT_DTYPES = frozenset({"fp8", "float8", "float8_e4m3fn", "int8", "int4", "fp4", "nvfp4", "mxfp4"})
 _QUANT_KEYS = ("quantization", "quantize", "vllm_quantization", "quant_method", "qformat", "quant_algo", "weight_only_precision",
                "model_format", "kv_cache_dtype", "kv_cache_quant_algo", "export_quantization_bit")
 _QUANT_APIS = ("GPTQConfig", "AwqConfig", "HqqConfig", "QuantoConfig", "TorchAoConfig", "FbgemmFp8Config", "CompressedTensorsConfig",
@@ -705,6 +707,13 @@ class J4InferenceQuant(_InferenceOnly):
                 continue
             used.append(s)
             kinds.append(q)
+        if not ctx.project.does_training:
+            # the model config of a project that only generates names its weights' format (DeepSeek-V3's
+            # ``inference/configs/config_671B.json``: ``"dtype": "fp8"``, run through its FP8 GEMM kernels)
+            for s in f.config("dtype"):
+                if len(s.keys) == 1 and isinstance(s.value, str) and s.value.strip().lower() in _LOW_BIT_DTYPES:
+                    used.append(s)
+                    kinds.append(s.value.strip().lower())
         for s in f.effective("quant_policy"):
             if (as_number(s.value) or 0) > 0:
                 used.append(s)

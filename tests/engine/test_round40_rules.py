@@ -178,3 +178,63 @@ def test_empty_cache_every_step_beside_framework_buffers_is_partial():
     base = _AA_BASE.replace("                torch.cuda.empty_cache()\n", "")
     c6 = _check(_audit(_align_anything(**{"align_anything/trainers/base/supervised_trainer.py": base})), "C6")
     assert c6.status is Status.USED, (c6.status, c6.detail)
+
+
+# --- deepseek-ai/DeepSeek-V3: its inference code, an MoE of 671B run over two nodes ----------------------------------------
+
+_DS3_CONFIG = ('{\n    "vocab_size": 129280,\n    "dim": 7168,\n    "inter_dim": 18432,\n    "moe_inter_dim": 2048,\n    "n_layers": 61,\n'
+               '    "n_dense_layers": 3,\n    "n_heads": 128,\n    "n_routed_experts": 256,\n    "n_shared_experts": 1,\n'
+               '    "n_activated_experts": 8,\n    "q_lora_rank": 1536,\n    "kv_lora_rank": 512,\n    "dtype": "fp8"\n}\n')
+_DS3_MODEL = (
+    "import torch\nimport torch.distributed as dist\nfrom torch import nn\n\nworld_size = 1\n\n\nclass Linear(nn.Module):\n"
+    "    def __init__(self, in_features, out_features, bias=False, dtype=None):\n        super().__init__()\n"
+    "        self.weight = nn.Parameter(torch.empty(out_features, in_features, dtype=dtype))\n\n\n"
+    "class ColumnParallelLinear(Linear):\n    def __init__(self, in_features, out_features, bias=False, dtype=None):\n"
+    "        self.part_out_features = out_features // world_size\n        super().__init__(in_features, self.part_out_features, bias, dtype)\n\n\n"
+    "class RowParallelLinear(Linear):\n    def __init__(self, in_features, out_features, bias=False, dtype=None):\n"
+    "        self.part_in_features = in_features // world_size\n        super().__init__(self.part_in_features, out_features, bias, dtype)\n\n"
+    "    def forward(self, x):\n        y = torch.nn.functional.linear(x, self.weight)\n        if world_size > 1:\n"
+    "            dist.all_reduce(y)\n        return y\n\n\n"
+    "class MLP(nn.Module):\n    def __init__(self, dim, inter_dim):\n        super().__init__()\n"
+    "        self.w1 = ColumnParallelLinear(dim, inter_dim)\n        self.w2 = RowParallelLinear(inter_dim, dim)\n"
+)
+_DS3_GENERATE = (
+    "import json\nimport os\n\nimport torch\nimport torch.distributed as dist\n\nfrom model import Transformer, ModelArgs\n\n\n"
+    "@torch.inference_mode()\ndef generate(model, prompt_tokens, max_new_tokens, eos_id, temperature=1.0):\n"
+    "    tokens = torch.full((len(prompt_tokens), 4096), -1, dtype=torch.long, device='cuda')\n    prev_pos = 0\n"
+    "    for cur_pos in range(1, 4096):\n        logits = model.forward(tokens[:, prev_pos:cur_pos], prev_pos)\n"
+    "        prev_pos = cur_pos\n    return tokens\n\n\n"
+    "def main(ckpt_path, config):\n    world_size = int(os.getenv('WORLD_SIZE', '1'))\n    if world_size > 1:\n"
+    "        dist.init_process_group('nccl')\n    with open(config) as f:\n        args = ModelArgs(**json.load(f))\n"
+    "    model = Transformer(args)\n    completion_tokens = generate(model, prompt_tokens, 200, -1, 0.7)\n\n\n"
+    "if __name__ == '__main__':\n    main('ckpt', 'configs/config_671B.json')\n"
+)
+_DS3_README = ("# DeepSeek-V3\n\n#### Run\n\n```shell\ntorchrun --nnodes 2 --nproc-per-node 8 --node-rank $RANK --master-addr $ADDR "
+               "generate.py --ckpt-path /path/to/DeepSeek-V3-Demo --config configs/config_671B.json --interactive\n```\n")
+
+
+def _deepseek_v3(**extra: str) -> dict[str, str]:
+    return {"inference/configs/config_671B.json": _DS3_CONFIG, "inference/model.py": _DS3_MODEL,
+            "inference/generate.py": _DS3_GENERATE, "README.md": _DS3_README, **extra}
+
+
+def test_a_deepseek_moe_config_counts_its_dense_layers_shared_experts_and_expert_width():
+    p = _audit(_deepseek_v3()).project
+    assert p.params_billions is not None and 640 <= p.params_billions <= 700, (p.params_billions, p.estimated_params)
+    # control: the same config without the MoE expert width is far larger (every expert as wide as the dense FFN)
+    wide = _DS3_CONFIG.replace('    "moe_inter_dim": 2048,\n', "")
+    p = _audit(_deepseek_v3(**{"inference/configs/config_671B.json": wide})).project
+    assert p.params_billions is not None and p.params_billions > 5000, p.params_billions
+
+
+def test_an_inference_only_moe_reads_its_own_parallel_layers_fp8_weights_and_multi_node_inference():
+    audit = _audit(_deepseek_v3())
+    assert not audit.project.does_training
+    a4, j4 = _check(audit, "A4"), _check(audit, "J4")
+    assert a4.status is Status.USED and "own `ColumnParallelLinear`" in a4.detail, (a4.status, a4.detail)
+    assert j4.status is Status.USED and "fp8" in j4.detail, (j4.status, j4.detail)
+    assert "multi-node inference documented" in render_markdown(audit)
+    # controls: layers without a collective are no tensor parallelism; a bf16 config is no quantization
+    audit = _audit(_deepseek_v3(**{"inference/model.py": _DS3_MODEL.replace("            dist.all_reduce(y)\n", "            pass\n"),
+                                   "inference/configs/config_671B.json": _DS3_CONFIG.replace('"fp8"', '"bf16"')}))
+    assert _check(audit, "A4").status is Status.UNUSED and _check(audit, "J4").status is Status.UNUSED
