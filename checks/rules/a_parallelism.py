@@ -97,6 +97,9 @@ def lightning_imported(facts: Facts) -> bool:
 _SUBMITTED_ENGINE = re.compile(r"\s--\s+(\S*python\S*\s+-m\s+)?(vllm|sglang|lmdeploy|trtllm[-\w]*|text-generation-launcher|tritonserver)\b")
 
 
+_ENGINE_MODULE = re.compile(r"(?:^|\s)-m\s+(?:vllm|sglang|lmdeploy)\.[\w.]+|(?:^|\s)vllm\s+serve\b")
+
+
 def inference_setting(s: Setting) -> bool:
     """A setting of an inference engine (vLLM/SGLang rollout, ``LLM(...)``), not of training parallelism."""
     if _INFERENCE_KEY.search(s.key) or _INFERENCE_KEY.search(s.name):
@@ -107,6 +110,10 @@ def inference_setting(s: Setting) -> bool:
     # trainer's command also passes its rollout engine's ``--vllm.num_engines`` (OpenRLHF), and its ``--ds.zero_stage`` trains
     if s.source == "launcher" and re.search(r"\b(vllm|sglang|lmdeploy|trtllm[-\w]*|text-generation-launcher|tritonserver)\b|api_server|launch_server",
                                             f"{s.text.split(' --', 1)[0]} {s.script or ''}"):
+        return True
+    # ... behind an environment runner whose own options come first (GPT-NeoX ``conda run --no-capture-output -n vllm python -m
+    # vllm.entrypoints.openai.api_server ... --tensor-parallel-size=4``, the rollout server of its online RL example)
+    if s.source == "launcher" and _ENGINE_MODULE.search(s.text):
         return True
     # the same behind a job submitter (open-r1 ``ray job submit --no-wait -- vllm serve "$MODEL_PATH" --tensor-parallel-size 8``)
     if s.source == "launcher" and _SUBMITTED_ENGINE.search(s.text):
@@ -2113,7 +2120,7 @@ def _own_tp_layers(facts: Facts) -> list[Call]:
         return []
     files = {p for p, _ in own if any(c.short in _COLLECTIVE for c in facts.files[p].calls)} if own else set()
     names = {n for p, n in own if p in files}
-    return [c for c in facts.calls(*names) if c.name in names and c.path in files] if names else []
+    return [c for c in facts.calls(*sorted(names)) if c.name in names and c.path in files] if names else []
 
 
 _FAIRSCALE_TP = ("ColumnParallelLinear", "RowParallelLinear", "VocabParallelEmbedding", "ParallelEmbedding")

@@ -824,6 +824,11 @@ class E2CommComputeOverlap(Check):
             if t and stage == 1:
                 partial.append(f.ev(e, key=e.dotted, value=e.value))
                 why.append("overlap_comm is set but DeepSpeed ignores it under ZeRO-1")
+            elif t and stage == 0:
+                # (GPT-NeoX ``configs/bf16_125M.yml``: ``"stage": 0`` beside ``"overlap_comm": True``): a ZeRO optimizer's
+                # option, and stage 0 builds none: the engine all-reduces the gradients after backward
+                partial.append(f.ev(e, key=e.dotted, value=e.value))
+                why.append("overlap_comm is set beside ZeRO stage 0, which builds no ZeRO optimizer to use it")
             elif t:
                 used.append(f.ev(e, key=e.dotted, value=e.value))
                 why.append("DeepSpeed overlap_comm")

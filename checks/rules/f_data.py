@@ -3933,6 +3933,19 @@ _MEGATRON_DEMO = (
 )
 
 
+def _megatron_style_datasets(f: Facts) -> list[Call]:
+    """Constructions of a project's own dataset class whose file builds Megatron's sample index (``_build_index_mappings``,
+    ``helpers.build_sample_idx``): GPT-NeoX's ``GPT2Dataset`` concatenates the tokenized documents and cuts them into
+    ``seq_length`` samples, as Megatron-LM's ``GPTDataset`` does."""
+    files = {p for p, ff in f.files.items() if not _in_tests(p)
+             and any(c.short in ("_build_index_mappings", "build_sample_idx", "build_sample_idx_int32", "build_sample_idx_int64")
+                     for c in ff.calls)}
+    if not files:
+        return []
+    classes = {k.name for k in f.records("classes") if k.path in files and k.name.endswith("Dataset")}
+    return [c for c in f.calls(*sorted(classes)) if c.short in classes and not _in_tests(c.path) and not _mock_dataset_arg(c)] if classes else []
+
+
 _PACK_CALLS = ("ConstantLengthDataset", "pack_dataset", "PackedDataset", "GPTDataset",
                "BlendedMegatronDatasetBuilder", "ConcatTokensDataset", "PackingDataset")
 
@@ -4554,6 +4567,7 @@ class F7SequencePacking(_DataCheck):
         # concatenated samples into fixed-length chunks; torch's ``ConcatDataset([a, b])`` joins datasets and has no length
         packers += [c for c in f.calls_where(lambda n: bool(_PACK_CLASS.search(n))) if set(c.kwargs) & _CHUNK_KWARGS
                     and not _in_tests(c.path) and c not in packers]
+        packers += [c for c in _megatron_style_datasets(f) if c not in packers]
         gated = [c for c in packers if guard_off(f, c)]
         used += [_ev(c, key=c.short) for c in packers if c not in gated]
         # a strategy option whose value names packing (llama-recipes ``batching_strategy: str = "packing"``)

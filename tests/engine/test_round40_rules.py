@@ -238,3 +238,67 @@ def test_an_inference_only_moe_reads_its_own_parallel_layers_fp8_weights_and_mul
     audit = _audit(_deepseek_v3(**{"inference/model.py": _DS3_MODEL.replace("            dist.all_reduce(y)\n", "            pass\n"),
                                    "inference/configs/config_671B.json": _DS3_CONFIG.replace('"fp8"', '"bf16"')}))
     assert _check(audit, "A4").status is Status.UNUSED and _check(audit, "J4").status is Status.UNUSED
+
+
+# --- EleutherAI/gpt-neox: a vLLM rollout server behind conda run, ZeRO stage 0, Megatron-style sample index -------------------
+
+_NEOX_TRAIN = ("from megatron.neox_arguments import NeoXArgs\nfrom megatron.training import pretrain\n\n\n"
+               "def main():\n    neox_args = NeoXArgs.consume_neox_args()\n    pretrain(neox_args=neox_args)\n\n\n"
+               "if __name__ == '__main__':\n    main()\n")
+_NEOX_CFG = ('{\n  "pipe_parallel_size": 1,\n  "model_parallel_size": 1,\n  "num_layers": 12,\n  "hidden_size": 768,\n'
+             '  "num_attention_heads": 12,\n  "seq_length": 2048,\n  "zero_optimization": {\n    "stage": 0,\n'
+             '    "overlap_comm": true\n  },\n  "train_micro_batch_size_per_gpu": 4\n}\n')
+_NEOX_ONLINE = (
+    "# Launch vllm\nCUDA_VISIBLE_DEVICES=0,1,2,3 conda run --no-capture-output -n vllm python -m vllm.entrypoints.openai.api_server "
+    "--model=meta-llama/Meta-Llama-3-8B-Instruct --tensor-parallel-size=4 --enforce-eager --port 8000 &\n\n"
+    "# Launch training\nconda run --no-capture-output -n neox python deepy.py train.py configs/125M.yml\n")
+
+
+def test_a_vllm_server_behind_conda_run_is_no_training_tensor_parallelism():
+    files = {"train.py": _NEOX_TRAIN, "configs/125M.yml": _NEOX_CFG, "post-training/online_example.sh": _NEOX_ONLINE}
+    a4 = _check(_audit(files), "A4")
+    assert a4.status is Status.UNUSED and a4.values.get("tp_size") == 1, (a4.status, a4.detail)
+    # control: the same server started directly by a training script's own command line is not hidden either way; the
+    # training config's size still counts
+    files["configs/125M.yml"] = _NEOX_CFG.replace('"model_parallel_size": 1', '"model_parallel_size": 2')
+    a4 = _check(_audit(files), "A4")
+    assert a4.status is Status.USED and a4.values.get("tp_size") == 2, (a4.status, a4.detail)
+
+
+def test_overlap_comm_beside_zero_stage_0_is_not_overlap():
+    files = {"train.py": _NEOX_TRAIN + "\nimport deepspeed\nengine, *_ = deepspeed.initialize(model=model, config=cfg)\n",
+             "configs/125M.yml": _NEOX_CFG, "run.sh": "deepspeed train.py configs/125M.yml\n"}
+    e2 = _check(_audit(files), "E2")
+    assert e2.status is Status.PARTIAL and "stage 0" in e2.detail, (e2.status, e2.detail)
+    files["configs/125M.yml"] = _NEOX_CFG.replace('"stage": 0', '"stage": 2')
+    assert _check(_audit(files), "E2").status is Status.USED
+
+
+_NEOX_DATASET = (
+    "import numpy as np\nimport torch\n\n\nclass GPT2Dataset(torch.utils.data.Dataset):\n"
+    "    def __init__(self, name, data_prefix, documents, indexed_dataset, num_samples, seq_length, seed):\n"
+    "        self.indexed_dataset = indexed_dataset\n"
+    "        self.doc_idx, self.sample_idx, self.shuffle_idx = _build_index_mappings(\n"
+    "            name, data_prefix, documents, self.indexed_dataset.sizes, num_samples, seq_length, seed)\n\n"
+    "    def __getitem__(self, idx):\n        doc_index_f = self.sample_idx[idx][0]\n"
+    "        return self.indexed_dataset.get(self.doc_idx[doc_index_f])\n\n\n"
+    "def _build_index_mappings(name, data_prefix, documents, sizes, num_samples, seq_length, seed):\n"
+    "    doc_idx = np.arange(len(documents))\n    sample_idx = np.zeros((num_samples + 1, 2))\n"
+    "    return doc_idx, sample_idx, np.arange(num_samples)\n"
+)
+_NEOX_DATA_UTILS = ("from megatron.data.gpt2_dataset import GPT2Dataset\n\n\n"
+                    "def build_the_dataset(data_prefix, name, num_samples, seq_length, seed, indexed_dataset, documents):\n"
+                    "    dataset = GPT2Dataset(name, data_prefix, documents, indexed_dataset, num_samples, seq_length, seed)\n"
+                    "    return dataset\n")
+
+
+def test_a_dataset_built_on_megatrons_sample_index_packs_documents():
+    files = {"train.py": _NEOX_TRAIN + "\nfrom megatron.data.data_utils import build_the_dataset\n",
+             "megatron/data/gpt2_dataset.py": _NEOX_DATASET, "megatron/data/data_utils.py": _NEOX_DATA_UTILS,
+             "megatron/__init__.py": "", "megatron/data/__init__.py": ""}
+    f7 = _check(_audit(files), "F7")
+    assert f7.status is Status.USED and any(e.path == "megatron/data/data_utils.py" for e in f7.evidence), (f7.status, f7.detail)
+    # control: a per-document dataset without the sample index packs nothing
+    plain = _NEOX_DATASET.replace("_build_index_mappings", "_build_doc_list")
+    files["megatron/data/gpt2_dataset.py"] = plain
+    assert _check(_audit(files), "F7").status is not Status.USED
