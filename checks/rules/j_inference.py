@@ -217,7 +217,7 @@ def _custom_generate(f: Facts, gens: list[Call]) -> tuple[list[Call], bool]:
               and ((not (set(c.kwargs) & _HF_GEN_KW) and (not c.star_kwargs or not imports_hf(f, c.path)))
                    or (c.name == "self.generate" and c.path in own_files and not imports_hf(f, c.path)))
               ] if own_files else []
-    custom += [c for c in f.calls(*own) if c.short in own and c.func not in own] if own else []
+    custom += [c for c in f.calls(*sorted(own)) if c.short in own and c.func not in own] if own else []
     cached = any(k in ("past_key_values", "kv_cache", "use_cache", "cache", "past", "layer_past", "start_pos", "input_pos")
                  for c in body for k in c.kwargs) or any("cache" in c.text.lower() or "start_pos" in c.text for c in body) or any(
         _MODEL_CALL.search(c.name) and any(isinstance(a, Expr) and _POSITION.search(a.text) for a in c.args) for c in body)

@@ -302,3 +302,23 @@ def test_a_dataset_built_on_megatrons_sample_index_packs_documents():
     plain = _NEOX_DATASET.replace("_build_index_mappings", "_build_doc_list")
     files["megatron/data/gpt2_dataset.py"] = plain
     assert _check(_audit(files), "F7").status is not Status.USED
+
+
+def test_own_decode_methods_are_cited_in_the_same_order_whatever_the_hash_seed():
+    # FlagAI's J1 evidence changed order from one process to the next: the project's own decode method names were a set
+    import json
+    import subprocess
+    import sys
+
+    files = {"gen/engine.py": (
+        "import torch\n\n\nclass Engine:\n    def generate_batch(self, ids, past=None):\n        return self.model(ids, past_key_values=past)\n\n"
+        "    def generate_stream(self, ids, cache=None):\n        return self.model(ids, cache=cache)\n\n"
+        "    def beam_generate(self, ids, cache=None):\n        return self.model(ids, cache=cache)\n"),
+        "serve.py": ("from gen.engine import Engine\n\nengine = Engine()\nfor p in prompts:\n    a = engine.beam_generate(p)\n"
+                     "    b = engine.generate_stream(p)\n    c = engine.generate_batch(p)\n")}
+    code = ("import json, sys\nfrom checks.engine import audit_files\nfiles = json.loads(sys.argv[1])\n"
+            "a = audit_files((k, v.encode()) for k, v in files.items())\n"
+            "r = next(r for r in a.results if r.id == 'J1')\nprint([(e.path, e.line) for e in r.evidence])\n")
+    outs = {subprocess.run([sys.executable, "-c", code, json.dumps(files)], capture_output=True, text=True, check=True,
+                           env={"PYTHONHASHSEED": str(seed), "PATH": ""}).stdout for seed in (1, 2, 3, 4)}
+    assert len(outs) == 1, outs
