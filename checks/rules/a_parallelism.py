@@ -2118,7 +2118,7 @@ def _own_tp_layers(facts: Facts) -> list[Call]:
     own = {(k.path, k.name) for k in facts.records("classes") if k.name in _FAIRSCALE_TP[:2]}
     if not own:
         return []
-    files = {p for p, _ in own if any(c.short in _COLLECTIVE for c in facts.files[p].calls)} if own else set()
+    files = {p for p, _ in own if any(c.short in _COLLECTIVE for c in facts.files[p].calls)}
     names = {n for p, n in own if p in files}
     return [c for c in facts.calls(*sorted(names)) if c.name in names and c.path in files] if names else []
 

@@ -3937,9 +3937,8 @@ def _megatron_style_datasets(f: Facts) -> list[Call]:
     """Constructions of a project's own dataset class whose file builds Megatron's sample index (``_build_index_mappings``,
     ``helpers.build_sample_idx``): GPT-NeoX's ``GPT2Dataset`` concatenates the tokenized documents and cuts them into
     ``seq_length`` samples, as Megatron-LM's ``GPTDataset`` does."""
-    files = {p for p, ff in f.files.items() if not _in_tests(p)
-             and any(c.short in ("_build_index_mappings", "build_sample_idx", "build_sample_idx_int32", "build_sample_idx_int64")
-                     for c in ff.calls)}
+    files = {c.path for c in f.calls("_build_index_mappings", "build_sample_idx", "build_sample_idx_int32", "build_sample_idx_int64")
+             if not _in_tests(c.path)}
     if not files:
         return []
     classes = {k.name for k in f.records("classes") if k.path in files and k.name.endswith("Dataset")}
