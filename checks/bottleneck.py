@@ -216,7 +216,9 @@ def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:
             "inference-only project served by an engine: decode reads all weights and the KV cache for every token, so HBM bandwidth bounds it",
             "纯推理项目且使用推理引擎：decode 每生成一个 token 都要读取全部权重和 KV Cache，受显存带宽约束",
         )]
-    gen = facts.calls("generate")
+    # ``generate`` calls, else a hand-written decode loop's per-token forward (StreamingLLM ``model(input_ids=...,
+    # past_key_values=past_key_values, use_cache=True)`` in a ``for`` loop)
+    gen = facts.calls("generate") or [c for c in facts.calls_with_kw("past_key_values") if c.loop is not None]
     where = f" ({_loc(gen)})" if gen else ""
     return [Signal(
         Bottleneck.LATENCY, 3,

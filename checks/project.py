@@ -865,23 +865,9 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         # scripts that construct it are not shipped
         or bool(alignment_steps(facts))
     )
-    p.finetunes = bool(
-        p.alignment  # preference/RL/distillation training starts from a pretrained model
-        or (facts.calls("from_pretrained") and not _only_tokenizer_loads(facts))
-        or own_pretrained_loader(facts) is not None
-        or "peft" in p.frameworks or "trl" in p.frameworks or "llamafactory" in p.frameworks or "axolotl" in p.frameworks
-        # set by a config or launch, not an argparse/dataclass default (Megatron defines ``--finetune``, default off);
-        # Megatron's ``--load`` resumes pre-training and says nothing about fine-tuning
-        or any(truthy(s.value) is not False and s.source not in ("argparse-default", "field-default")
-               for s in facts.settings("finetuning_type", "lora_r", "lora_rank", "adapter", "pretrained_checkpoint", "finetune"))
-        or any(_finetune_path(path) for path in facts.files)
-        # the model factory is handed the run's ``--pretrained`` option (OpenCLIP ``create_model_and_transforms(args.model,
-        # args.pretrained, ...)``): the run can start from released weights, a fine-tuning path even with the option unset
-        or pretrained_option_to_model(facts) is not None
-        # a launch/config that starts from a hub checkpoint (``--model_name_or_path OpenGVLab/InternVL2-8B``)
-        or any(isinstance(s.value, str) and "/" in s.value and s.source in ("launcher", "config")
-               for s in facts.settings("model_name_or_path", "base_model", "pretrained_model_name_or_path"))
-    )
+    loads_weights = bool(facts.calls("from_pretrained") and not _only_tokenizer_loads(facts))
+    others = _finetunes_otherwise(facts, p)
+    p.finetunes = loads_weights or others
     p.pretrains = bool(
         fresh_models(facts) or "megatron" in p.frameworks or "nanotron" in p.frameworks
         or any(_PRETRAIN_PATH.search(path) for path in facts.files)
@@ -889,8 +875,12 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     steps = facts.calls("backward", "Trainer", "SFTTrainer", "fit", "train", "optimizer.step", "step", "pretrain")
     handed_on = [c for c in steps if _not_a_training_call(c)]
     optional_megatron = p.pretrains and _pretrains_only_by_optional_megatron(facts, p)
+    # a checkpoint loaded and nothing else that trains (StreamingLLM: ``from_pretrained`` and a hand-written decode loop; no
+    # backward, trainer, optimizer step or training launch anywhere) is generation, not a fine-tuning run
+    loads_only = loads_weights and not steps and not others
     p.does_training = bool(
-        len(handed_on) < len(steps) or p.finetunes or (p.pretrains and not optional_megatron) or _lightning_steps(facts)
+        len(handed_on) < len(steps) or (p.finetunes and not loads_only) or (p.pretrains and not optional_megatron)
+        or _lightning_steps(facts)
         or any(not _inference_launch(facts, x) for x in
                facts.launches("torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune"))
     )
@@ -1626,6 +1616,26 @@ def _inference_file(path: str) -> bool:
     return "/" in path and bool(_INFER_PATH.search(path.rsplit("/", 1)[0]))
 
 
+def _finetunes_otherwise(facts: Facts, p: Project) -> bool:
+    """A fine-tuning signal other than a ``from_pretrained`` load of weights (with it, :func:`detect_project`'s ``finetunes``)."""
+    return bool(
+        p.alignment  # preference/RL/distillation training starts from a pretrained model
+        or own_pretrained_loader(facts) is not None
+        or {"peft", "trl", "llamafactory", "axolotl"} & set(p.frameworks)
+        # set by a config or launch, not an argparse/dataclass default (Megatron defines ``--finetune``, default off);
+        # Megatron's ``--load`` resumes pre-training and says nothing about fine-tuning
+        or any(truthy(s.value) is not False and s.source not in ("argparse-default", "field-default")
+               for s in facts.settings("finetuning_type", "lora_r", "lora_rank", "adapter", "pretrained_checkpoint", "finetune"))
+        or any(_finetune_path(path) for path in facts.files)
+        # the model factory is handed the run's ``--pretrained`` option (OpenCLIP ``create_model_and_transforms(args.model,
+        # args.pretrained, ...)``): the run can start from released weights, a fine-tuning path even with the option unset
+        or pretrained_option_to_model(facts) is not None
+        # a launch/config that starts from a hub checkpoint (``--model_name_or_path OpenGVLab/InternVL2-8B``)
+        or any(isinstance(s.value, str) and "/" in s.value and s.source in ("launcher", "config")
+               for s in facts.settings("model_name_or_path", "base_model", "pretrained_model_name_or_path"))
+    )
+
+
 def _does_inference(facts: Facts, p: Project) -> bool:
     """Inference is a workload of the project: an engine, a generation script/service, or online-RL rollouts.
 
@@ -1649,6 +1659,11 @@ def _does_inference(facts: Facts, p: Project) -> bool:
     # (``generate_candidates``, ``generate_medusa_buffers`` build parts of a step and are not the loop)
     if any(_inference_file(c.path) and c.name.count(".") >= 1 and "Trainer" not in c.text
            for c in facts.calls_where(_GENERATE_METHOD.fullmatch)):
+        return True
+    # a hand-written decode loop outside training code (StreamingLLM's ``greedy_generate``: ``model(input_ids=...,
+    # past_key_values=past_key_values, use_cache=True)`` once per generated token)
+    if any(c.loop is not None and truthy(c.kwargs.get("use_cache")) is True and c.path in facts.files
+           and not trains_itself(facts.files[c.path]) for c in facts.calls_with_kw("past_key_values")):
         return True
     # Megatron Core's own inference engines (``megatron.core.inference.engines``), built by its inference scripts
     if any(c.name.startswith("megatron.core.inference.") for c in facts.calls("DynamicInferenceEngine", "StaticInferenceEngine")):

@@ -158,6 +158,10 @@ def _engine_rank(x: Any) -> int:
     return 1
 
 
+#: a method that evicts entries from a KV cache (StreamingLLM ``evict_for_space``, ``evict_range``)
+_EVICT = re.compile(r"evict(_\w+)?$")
+
+
 def _hf_generate(f: Facts) -> list[Call]:
     """``model.generate(...)`` calls that are HF PyTorch (not a vLLM ``llm.generate(prompts, sampling_params)``, nor a Flax
     model's ``generate`` in a JAX file, which XLA compiles)."""
@@ -362,6 +366,14 @@ class J1KVCache(_InferenceOnly):
         for s in f.effective("cache_implementation"):
             if isinstance(s.value, str) and s.value.lower() in _MANAGED_IMPL:
                 used.append(s)
+        # an eviction policy applied to the cache in the decode loop (StreamingLLM: ``past_key_values =
+        # kv_cache.evict_for_space(past_key_values, space_needed)``, attention sinks plus a recent window)
+        evict = [c for c in _live(f, f.calls_where(_EVICT.match)) if "past_key_values" in c.text or "kv" in c.name.lower()]
+        # (beside Hugging Face ``generate`` paths that keep the default cache, LongLoRA's ``inference.py`` next to its
+        # StreamingLLM demo, the project's generation is judged by those)
+        if evict and not used and not _hf_generate(f):
+            return Outcome(U, evs(evict), "KV cache with an eviction policy (the decode loop evicts entries to bound it)",
+                           {"kv_cache": "evicting"})
         if used:
             kind = "paged" if any(eng.get(n) for n in _PAGED) else "static/managed"
             return Outcome(U, evs(used), f"{kind} KV cache", {"kv_cache": kind})

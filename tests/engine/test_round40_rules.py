@@ -322,3 +322,53 @@ def test_own_decode_methods_are_cited_in_the_same_order_whatever_the_hash_seed()
     outs = {subprocess.run([sys.executable, "-c", code, json.dumps(files)], capture_output=True, text=True, check=True,
                            env={"PYTHONHASHSEED": str(seed), "PATH": ""}).stdout for seed in (1, 2, 3, 4)}
     assert len(outs) == 1, outs
+
+
+# --- mit-han-lab/streaming-llm: a checkpoint loaded for a hand-written decode loop with attention-sink eviction -------------
+
+_SL_RUN = (
+    "import torch\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n\nfrom streaming_llm.enable_streaming_llm import enable_streaming_llm\n\n\n"
+    "@torch.no_grad()\ndef greedy_generate(model, tokenizer, input_ids, past_key_values, max_gen_len):\n"
+    "    outputs = model(input_ids=input_ids, past_key_values=past_key_values, use_cache=True)\n"
+    "    past_key_values = outputs.past_key_values\n    pred_token_idx = outputs.logits[:, -1, :].argmax(dim=-1).unsqueeze(1)\n"
+    "    for _ in range(max_gen_len - 1):\n"
+    "        outputs = model(input_ids=pred_token_idx, past_key_values=past_key_values, use_cache=True)\n"
+    "        past_key_values = outputs.past_key_values\n        pred_token_idx = outputs.logits[:, -1, :].argmax(dim=-1).unsqueeze(1)\n"
+    "    return past_key_values\n\n\n"
+    "@torch.no_grad()\ndef streaming_inference(model, tokenizer, prompts, kv_cache=None, max_gen_len=1000):\n"
+    "    past_key_values = None\n    for prompt in prompts:\n        input_ids = tokenizer(prompt, return_tensors='pt').input_ids\n"
+    "        if kv_cache is not None:\n            space_needed = input_ids.shape[1] + max_gen_len\n"
+    "            past_key_values = kv_cache.evict_for_space(past_key_values, space_needed)\n"
+    "        past_key_values = greedy_generate(model, tokenizer, input_ids, past_key_values, max_gen_len=max_gen_len)\n\n\n"
+    "def main(args):\n    model = AutoModelForCausalLM.from_pretrained(args.model_name_or_path, torch_dtype=torch.float16)\n"
+    "    tokenizer = AutoTokenizer.from_pretrained(args.model_name_or_path)\n"
+    "    kv_cache = enable_streaming_llm(model, start_size=4, recent_size=2000)\n"
+    "    streaming_inference(model, tokenizer, ['hello'], kv_cache)\n\n\n"
+    "if __name__ == '__main__':\n    main(parse_args())\n"
+)
+_SL_README = "# StreamingLLM\n\n```bash\nCUDA_VISIBLE_DEVICES=0 python examples/run_streaming_llama.py --enable_streaming\n```\n"
+
+
+def _streaming(**extra: str) -> dict[str, str]:
+    return {"examples/run_streaming_llama.py": _SL_RUN, "README.md": _SL_README,
+            "streaming_llm/enable_streaming_llm.py": "def enable_streaming_llm(model, start_size, recent_size):\n    return None\n",
+            **extra}
+
+
+def test_a_checkpoint_loaded_for_a_hand_written_decode_loop_is_inference_not_fine_tuning():
+    audit = _audit(_streaming())
+    p = audit.project
+    assert p.does_inference and not p.does_training, (p.does_inference, p.does_training)
+    assert any("run_streaming_llama.py:" in r for r in p.bottleneck_reasons), p.bottleneck_reasons
+    j1 = _check(audit, "J1")
+    assert j1.status is Status.USED and "eviction" in j1.detail, (j1.status, j1.detail)
+    # ... unless Hugging Face ``generate`` paths with the default cache stand beside it (LongLoRA's inference.py next to its
+    # StreamingLLM demo)
+    hf = ("from transformers import AutoModelForCausalLM\n\nmodel = AutoModelForCausalLM.from_pretrained('m')\n"
+          "out = model.generate(input_ids, max_new_tokens=64, do_sample=False)\n")
+    assert _check(_audit(_streaming(**{"inference.py": hf})), "J1").status is Status.PARTIAL
+    # control: the same loader beside a fine-tuning loop trains
+    tune = ("import torch\nfrom transformers import AutoModelForCausalLM\n\nmodel = AutoModelForCausalLM.from_pretrained('m')\n"
+            "for batch in loader:\n    loss = model(**batch).loss\n    loss.backward()\n    optimizer.step()\n")
+    readme = _SL_README + "\n```bash\npython examples/finetune.py\n```\n"
+    assert _audit(_streaming(**{"examples/finetune.py": tune, "README.md": readme})).project.does_training
