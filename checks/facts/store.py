@@ -1085,6 +1085,8 @@ class Facts:
                 continue
             if e.path == "pyproject.toml" or e.path.endswith("/pyproject.toml"):
                 continue  # packaging metadata (NeMo-RL's ``[project.optional-dependencies] fsdp = [...]``), no training setting
+            if e.keys and isinstance(e.keys[0], int) and e.path.endswith(".json"):
+                continue  # a record of a top-level JSON array is data (Gorilla's ``data/apizoo/*.json`` API descriptions), no setting
             if off and (e.path, e.keys[0] if e.keys else None) in off:
                 continue  # a dict of a config menu the run does not pick
             if isinstance(e.value, Expr) and e.value.ref is not None and _norm_key(e.value.ref) == name:

@@ -372,3 +372,16 @@ def test_a_checkpoint_loaded_for_a_hand_written_decode_loop_is_inference_not_fin
             "for batch in loader:\n    loss = model(**batch).loss\n    loss.backward()\n    optimizer.step()\n")
     readme = _SL_README + "\n```bash\npython examples/finetune.py\n```\n"
     assert _audit(_streaming(**{"examples/finetune.py": tune, "README.md": readme})).project.does_training
+
+
+def test_a_record_of_a_json_array_is_data_not_a_setting():
+    # LLaMA-Adapter's Gorilla: ``data/apizoo/*.json`` describe APIs, one record each; an ``"api_arguments": {"streaming": true}``
+    # there is no streaming dataset
+    train = ("from datasets import load_dataset\nfrom transformers import Trainer\n\nds = load_dataset('json', data_files='train.json')\n"
+             "trainer = Trainer(model=model, train_dataset=ds)\ntrainer.train()\n")
+    api = '[\n  {\n    "api_name": "GPT4All Python API",\n    "api_arguments": {\n      "verbose": true,\n      "streaming": true\n    }\n  }\n]\n'
+    f9 = _check(_audit({"train.py": train, "data/apizoo/gpt4all.json": api}), "F9")
+    assert f9.status is Status.UNUSED, (f9.status, f9.detail)
+    # control: the same key in a config object is a setting
+    f9 = _check(_audit({"train.py": train, "configs/sft.json": '{\n  "streaming": true,\n  "max_steps": 1000\n}\n'}), "F9")
+    assert f9.status is Status.USED, (f9.status, f9.detail)
