@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import sys
+import warnings
 
 _PREFIXES = frozenset({"f", "rf", "fr"})
 _STRING_PREFIXES = frozenset({"", "r", "u", "b", "br", "rb", "f", "rf", "fr"})
@@ -162,16 +163,21 @@ def parse_with_pep701(text: str, filename: str) -> ast.Module:
     Raises the original ``SyntaxError`` when the retry does not help, so the file's error names the
     real line.
     """
-    try:
-        return ast.parse(text, filename=filename)
-    except SyntaxError:
-        if sys.version_info >= (3, 12):
-            raise
-        rewritten = rewrite_pep701(text)
-        if rewritten is None:
-            raise
+    # the audited code's own warnings (``SyntaxWarning: invalid decimal literal`` in a vendored grammar example, invalid
+    # escape sequences) are not ours to print on the user's terminal
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
         try:
-            return ast.parse(rewritten, filename=filename)
+            return ast.parse(text, filename=filename)
         except SyntaxError:
-            pass
-        raise
+            if sys.version_info >= (3, 12):
+                raise
+            rewritten = rewrite_pep701(text)
+            if rewritten is None:
+                raise
+            try:
+                return ast.parse(rewritten, filename=filename)
+            except SyntaxError:
+                pass
+            raise

@@ -374,6 +374,16 @@ def test_a_checkpoint_loaded_for_a_hand_written_decode_loop_is_inference_not_fin
     assert _audit(_streaming(**{"examples/finetune.py": tune, "README.md": readme})).project.does_training
 
 
+def test_the_audited_codes_syntax_warnings_are_not_printed():
+    # LLaMA-Adapter vendors a tree-sitter grammar example whose ``0x_for`` literals made the scan print SyntaxWarnings
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _audit({"train.py": "import torch\n\nif step is 1:\n    print('first')\nloss.backward()\n", "ex.py": "x = '\\d'\n"})
+    assert not [w for w in caught if issubclass(w.category, (SyntaxWarning, DeprecationWarning))], [str(w.message) for w in caught]
+
+
 def test_a_record_of_a_json_array_is_data_not_a_setting():
     # LLaMA-Adapter's Gorilla: ``data/apizoo/*.json`` describe APIs, one record each; an ``"api_arguments": {"streaming": true}``
     # there is no streaming dataset
