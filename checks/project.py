@@ -1348,6 +1348,8 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
 #: are settings, unlike those of an arbitrary call (a layer, a tensor op, ``tag.update(seq_len=128)``)
 CONFIG_CALLEE = re.compile(r"(Config|Configs|Args|Arguments|Params|Hparams|HParams|Settings|Options|Spec)$")
 _CONFIG_CALLEE = re.compile(rf"{CONFIG_CALLEE.pattern}|^(dict|Namespace|OmegaConf\.create)$")
+#: the text tower section of an open_clip / EVA-CLIP model config: its ``context_length`` is CLIP's, not the LLM's
+_CLIP_TEXT = "text_cfg."
 _TRAIN_SEQ_KEYS = tuple(k for k in _SEQ_KEYS if k not in ("max_position_embeddings", "max_length", "max_source_length"))
 
 
@@ -1357,6 +1359,7 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
     ``max_position_embeddings`` (what the model could take) and generation lengths are not it.
     """
     per_file: dict[str, set[int]] = {}
+    clip_text: dict[str, set[int]] = {}
     triton_files = {i.path for i in facts.imports("triton")}
     for st in facts.effective(*_TRAIN_SEQ_KEYS):
         if st.name not in _TRAIN_SEQ_KEYS:
@@ -1373,7 +1376,9 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
         if isinstance(st.value, float):
             continue  # a length is a whole number of tokens: ``block_size = 1e6`` (Megatron-DeepSpeed's Retro DB blocks) is not one
         if v and 16 <= v <= 10_000_000:
-            per_file.setdefault(st.path, set()).add(int(v))
+            # a CLIP model config's text tower (LLaVA-NeXT's 26 EVA-CLIP configs: ``text_cfg.context_length: 77``) sets the
+            # length only for a project that trains CLIP itself (open_clip): counted apart, used when nothing else is set
+            (clip_text if st.source == "config" and st.key.startswith(_CLIP_TEXT) else per_file).setdefault(st.path, set()).add(int(v))
     # a training length's option default on the training path (FastChat ``model_max_length: int = field(default=512)``) that
     # ``effective`` dropped for an alias set elsewhere with a higher rank (a serving module's generation
     # ``gen_kwargs["max_length"] = ...``): that is another name's value, and the default is still the run's length
@@ -1396,6 +1401,7 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
     if len(set_by_runs) >= 3 and not any(st.source in ("launcher", "config") and as_number(st.value) is not None
                                          for st in facts.effective(*_TRAIN_SEQ_KEYS)):
         per_file = set_by_runs
+    per_file = per_file or clip_text
     per_file = {k: v for k, v in per_file.items() if len(v) <= 3}  # a table of presets is not a setting
     if not per_file:
         return

@@ -395,3 +395,18 @@ def test_a_record_of_a_json_array_is_data_not_a_setting():
     # control: the same key in a config object is a setting
     f9 = _check(_audit({"train.py": train, "configs/sft.json": '{\n  "streaming": true,\n  "max_steps": 1000\n}\n'}), "F9")
     assert f9.status is Status.USED, (f9.status, f9.detail)
+
+
+def test_a_clip_text_towers_context_length_is_not_the_llms_sequence_length():
+    # LLaVA-NeXT ships 26 EVA-CLIP model configs (``text_cfg.context_length: 77``) beside its launches' ``--model_max_length``
+    clip = '{\n  "embed_dim": 1024,\n  "vision_cfg": {\n    "image_size": 224,\n    "layers": 24\n  },\n  "text_cfg": {\n    "context_length": 77,\n    "vocab_size": 49408\n  }\n}\n'
+    files = {f"llava/model/multimodal_encoder/eva_clip/model_configs/EVA-{i}.json": clip for i in range(5)}
+    launch = ("deepspeed llava/train/train_mem.py \\\n    --model_name_or_path Qwen/Qwen2-7B-Instruct \\\n    --model_max_length 32768 \\\n"
+              "    --bf16 True\n")
+    files.update({"scripts/train/finetune_ov.sh": launch, "scripts/train/finetune_si.sh": launch,
+                  "llava/train/train_mem.py": "from transformers import Trainer\n\ntrainer = Trainer(model=model)\ntrainer.train()\n"})
+    assert _audit(files).project.max_seq_len == 32768
+    # control: a project that trains CLIP itself has no other length: its text tower's is the run's
+    clip_only = {k: v for k, v in files.items() if k.endswith(".json")}
+    clip_only["src/training/main.py"] = "import torch\n\nfor batch in loader:\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n"
+    assert _audit(clip_only).project.max_seq_len == 77
