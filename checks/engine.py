@@ -665,10 +665,11 @@ def audit_files(
                 recorder.begin("overview")
             project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
             harness = _evaluation_harness(roles, options)
-            if harness and (project.does_training or project.does_inference) and not facts.calls("backward"):
+            if harness and not facts.calls("backward"):
                 # (a training repository whose eval task files outnumber its code still runs a backward pass: audited)
                 # lm-evaluation-harness: its package is evaluation code (14,873 files of role eval, 98% of its Python); the
-                # few scripts beside it that load a model score checkpoints, and no run of this repository trains one
+                # few scripts beside it that load a model score checkpoints, and no run of this repository trains one (the
+                # note says so also when those loads alone no longer make the project train)
                 project.does_training = project.does_inference = False
                 project.notes["evaluation_harness"] = harness
             per: dict[str, Any] | None = None

@@ -865,7 +865,9 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         # scripts that construct it are not shipped
         or bool(alignment_steps(facts))
     )
-    loads_weights = bool(facts.calls("from_pretrained") and not _only_tokenizer_loads(facts))
+    # a checkpoint load: Hugging Face's ``from_pretrained``, or the project's own loader of released weights (Mamba's
+    # ``MambaLMHeadModel.from_pretrained`` reading an HF state dict)
+    loads_weights = bool((facts.calls("from_pretrained") and not _only_tokenizer_loads(facts)) or own_pretrained_loader(facts) is not None)
     others = _finetunes_otherwise(facts, p)
     p.finetunes = loads_weights or others
     p.pretrains = bool(
@@ -877,7 +879,11 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     optional_megatron = p.pretrains and _pretrains_only_by_optional_megatron(facts, p)
     # a checkpoint loaded and nothing else that trains (StreamingLLM: ``from_pretrained`` and a hand-written decode loop; no
     # backward, trainer, optimizer step or training launch anywhere) is generation, not a fine-tuning run
-    loads_only = loads_weights and not steps and not others
+    # (a README that runs a training script, ModelCenter's ``torchrun ... train.py`` over its BMTrain layers, documents the
+    # training its library is for)
+    loads_only = loads_weights and len(handed_on) == len(steps) and not others and not any(
+        h.kind == "command" and isinstance(h.value, str) and _TRAINING_SCRIPT_NAME.search(h.value.rsplit("/", 1)[-1])
+        for h in facts.records("doc_hints"))
     p.does_training = bool(
         len(handed_on) < len(steps) or (p.finetunes and not loads_only) or (p.pretrains and not optional_megatron)
         or _lightning_steps(facts)
@@ -953,10 +959,13 @@ def jax_training(f: Facts) -> str | None:
 def _not_a_training_call(c: Any) -> bool:
     """A ``step``/``train`` call that runs no training: a wrapper's own ``step`` method handing the call on to what it wraps
     (``def step(self, closure=None): self.optimizer.step(closure)`` in an optimizer or scheduler wrapper a library offers),
+    a model layer's decode step called from its ``forward``,
     or ``train(...)`` with arguments on the result of another call (a job builder's chain ``self.role(ACTOR).train(entrypoint)``
     that declares which user code a role runs; ``Trainer(...).train()`` takes none)."""
     if c.short == "step" and c.func == "step":
         return True
+    if c.short == "step" and c.name == "self.step" and c.func == "forward":
+        return True  # a layer's recurrent decode step in its own forward (Mamba ``out, _, _ = self.step(hidden_states, conv_state, ...)``)
     if c.short == "train" and c.func == "train" and c.name.startswith("self."):
         return True  # a wrapper's ``def train(self, mode=True): self.model.train(mode)``: a mode switch handed on
     return c.short == "train" and c.name.startswith("?.") and bool(c.args)
@@ -1622,11 +1631,14 @@ def _inference_file(path: str) -> bool:
     return "/" in path and bool(_INFER_PATH.search(path.rsplit("/", 1)[0]))
 
 
+#: a script named for training (``train.py``, ``finetune_lora.sh``, ``run_sft.py``, ``pretrain_gpt.py``)
+_TRAINING_SCRIPT_NAME = re.compile(r"(?i)train|finetun|fine_tun|sft|dpo|ppo|grpo|rlhf")
+
+
 def _finetunes_otherwise(facts: Facts, p: Project) -> bool:
     """A fine-tuning signal other than a ``from_pretrained`` load of weights (with it, :func:`detect_project`'s ``finetunes``)."""
     return bool(
         p.alignment  # preference/RL/distillation training starts from a pretrained model
-        or own_pretrained_loader(facts) is not None
         or {"peft", "trl", "llamafactory", "axolotl"} & set(p.frameworks)
         # set by a config or launch, not an argparse/dataclass default (Megatron defines ``--finetune``, default off);
         # Megatron's ``--load`` resumes pre-training and says nothing about fine-tuning

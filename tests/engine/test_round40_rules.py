@@ -410,3 +410,36 @@ def test_a_clip_text_towers_context_length_is_not_the_llms_sequence_length():
     clip_only = {k: v for k, v in files.items() if k.endswith(".json")}
     clip_only["src/training/main.py"] = "import torch\n\nfor batch in loader:\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n"
     assert _audit(clip_only).project.max_seq_len == 77
+
+
+# --- state-spaces/mamba: a layer library whose forward calls its own decode step, and a loader of released weights ----------
+
+_MAMBA_LAYER = (
+    "import torch\nfrom torch import nn\n\n\nclass Mamba(nn.Module):\n    def forward(self, hidden_states, inference_params=None):\n"
+    "        if inference_params is not None and inference_params.seqlen_offset > 0:\n"
+    "            out, _, _ = self.step(hidden_states, self.conv_state, self.ssm_state)\n            return out\n"
+    "        return self.in_proj(hidden_states)\n\n    def step(self, hidden_states, conv_state, ssm_state):\n"
+    "        return hidden_states, conv_state, ssm_state\n"
+)
+_MAMBA_MODEL = (
+    "import torch\nfrom torch import nn\n\nfrom mamba_ssm.utils.hf import load_config_hf, load_state_dict_hf\n\n\n"
+    "class MambaLMHeadModel(nn.Module):\n    @classmethod\n    def from_pretrained(cls, pretrained_model_name, device=None, dtype=None):\n"
+    "        config = load_config_hf(pretrained_model_name)\n        model = cls(config, device=device, dtype=dtype)\n"
+    "        model.load_state_dict(load_state_dict_hf(pretrained_model_name, device=device, dtype=dtype))\n        return model\n"
+)
+
+
+def test_a_layer_library_with_a_decode_step_and_a_weights_loader_has_no_training_code():
+    files = {"mamba_ssm/modules/mamba_simple.py": _MAMBA_LAYER, "mamba_ssm/models/mixer_seq_simple.py": _MAMBA_MODEL,
+             "mamba_ssm/__init__.py": "", "setup.py": "from setuptools import setup\n\nsetup(name='mamba_ssm')\n"}
+    audit = _audit(files)
+    assert not audit.training_code_found, (audit.project.does_training, audit.project.does_inference)
+    # control: a training script beside it trains
+    train = ("import torch\n\nfrom mamba_ssm.models.mixer_seq_simple import MambaLMHeadModel\n\n\n"
+             "def main():\n    model = MambaLMHeadModel.from_pretrained('state-spaces/mamba-130m')\n"
+             "    opt = torch.optim.AdamW(model.parameters())\n    for batch in loader:\n        loss = model(batch).loss\n"
+             "        loss.backward()\n        opt.step()\n\n\nif __name__ == '__main__':\n    main()\n")
+    assert _audit({**files, "train.py": train}).training_code_found
+    # ... and so does a library whose README runs a training script over it (ModelCenter's ``torchrun ... train.py``)
+    readme = "# Library\n\n```bash\ntorchrun --nnodes 1 --nproc_per_node 8 train.py --model mamba-130m\n```\n"
+    assert _audit({**files, "README.md": readme}).training_code_found
