@@ -16,7 +16,7 @@ from .facts import Call, ConfigEntry, Container, Expr, Facts, Setting, as_number
 from .facts.types import Decorator, DocHint, Import
 from .guard_value import excludes
 from .model import Project
-from .roles import trains_itself
+from .roles import training_script_name, trains_itself
 
 # framework -> (import prefixes, dependency names, launchers)
 FRAMEWORKS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
@@ -882,7 +882,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     # (a README that runs a training script, ModelCenter's ``torchrun ... train.py`` over its BMTrain layers, documents the
     # training its library is for)
     loads_only = loads_weights and len(handed_on) == len(steps) and not others and not any(
-        h.kind == "command" and isinstance(h.value, str) and _TRAINING_SCRIPT_NAME.search(h.value.rsplit("/", 1)[-1])
+        h.kind == "command" and isinstance(h.value, str) and training_script_name(h.value.rsplit("/", 1)[-1])
         for h in facts.records("doc_hints"))
     p.does_training = bool(
         len(handed_on) < len(steps) or (p.finetunes and not loads_only) or (p.pretrains and not optional_megatron)
@@ -1629,10 +1629,6 @@ def _inference_file(path: str) -> bool:
     if not _MODEL_MODULE.search(path):
         return bool(_INFER_PATH.search(path))
     return "/" in path and bool(_INFER_PATH.search(path.rsplit("/", 1)[0]))
-
-
-#: a script named for training (``train.py``, ``finetune_lora.sh``, ``run_sft.py``, ``pretrain_gpt.py``)
-_TRAINING_SCRIPT_NAME = re.compile(r"(?i)train|finetun|fine_tun|sft|dpo|ppo|grpo|rlhf")
 
 
 def _finetunes_otherwise(facts: Facts, p: Project) -> bool:

@@ -582,6 +582,12 @@ def _package_exports(files: Mapping[str, FileFacts], path: str) -> bool:
     return any(i.module == "." + mod or i.module == dotted or i.module.endswith("." + dotted) for i in init.imports)
 
 
+def training_script_name(name: str) -> bool:
+    """A file name the roles take for a training entry point (:data:`_ENTRY_NAME`), whatever its extension (a README's
+    ``bash finetune.sh`` as well as ``torchrun train.py``)."""
+    return bool(_ENTRY_NAME.match(name.rsplit(".", 1)[0] + ".py"))
+
+
 def side_signal(ff: FileFacts) -> str | None:
     """Why a Python file or notebook is a side project that is not LLM/MLLM training (None: no such sign).
 
@@ -1397,4 +1403,4 @@ def role_calls(ff: FileFacts) -> list[RoleCall]:
 
 __all__ = ["ARCHIVE", "BENCHMARK", "BUILD", "CI", "CODE", "CONFIG", "DEV", "DOCS", "EVAL", "GUIDE", "IN_SCOPE", "LAUNCH", "OTHER", "OUT_OF_SCOPE",
            "ROLE_LABELS", "SIDE", "TEST", "TRAINING", "UNSHIPPED", "VENDORED", "Roles", "classify_roles", "other_run_files", "path_role",
-           "side_signal", "trains_itself", "unshipped_files"]
+           "side_signal", "training_script_name", "trains_itself", "unshipped_files"]

@@ -371,13 +371,13 @@ class J1KVCache(_InferenceOnly):
         evict = [c for c in _live(f, f.calls_where(_EVICT.match)) if "past_key_values" in c.text or "kv" in c.name.lower()]
         # (beside Hugging Face ``generate`` paths that keep the default cache, LongLoRA's ``inference.py`` next to its
         # StreamingLLM demo, the project's generation is judged by those)
-        if evict and not used and not _hf_generate(f):
+        gens = _hf_generate(f)
+        if evict and not used and not gens:
             return Outcome(U, evs(evict), "KV cache with an eviction policy (the decode loop evicts entries to bound it)",
                            {"kv_cache": "evicting"})
         if used:
             kind = "paged" if any(eng.get(n) for n in _PAGED) else "static/managed"
             return Outcome(U, evs(used), f"{kind} KV cache", {"kv_cache": kind})
-        gens = _hf_generate(f)
         custom, cached = _custom_generate(f, gens)
         no_cache = [c for c in gens if "use_cache" in c.kwargs and truthy(c.kwargs["use_cache"]) is False]
         if not cached:
