@@ -70,7 +70,7 @@ class CacheDirError(Exception):
 
 
 def _by_constructor(cls: type) -> Callable[[Any], tuple[type, tuple[Any, ...]]]:
-    get = attrgetter(*(f.name for f in fields(cls)))
+    get = attrgetter(*(f.name for f in fields(cls) if f.init))  # a derived field (``Call.short``) is made again by the constructor
     return lambda obj: (cls, get(obj))
 
 

@@ -77,10 +77,12 @@ class Call:
     # the function that defines ``func`` when ``func`` is nested in it (a closure such as ``def make_norm(...)`` inside
     # ``def load_kernels():``): its body can run only once that function has run. None at the top level of a function
     outer: str | None = None
+    # the last part of ``name`` (``step`` of ``optimizer.step``), kept once: the checks and the roles ask it of every call
+    # of a file, a million times on Megatron-LM, where a property split the name each time
+    short: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def short(self) -> str:
-        return self.name.rsplit(".", 1)[-1]
+    def __post_init__(self) -> None:
+        self.short = self.name.rsplit(".", 1)[-1]
 
     def kw_line(self, keyword: str) -> int:
         """The line of a keyword's value (a multi-line call puts keywords below its first line)."""

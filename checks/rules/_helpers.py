@@ -358,7 +358,7 @@ def _keyword_of_own_branch(facts: Facts, s: Setting, name: str) -> bool:
     if s.source != "call" or s.path not in facts.files:
         return False
     short = s.key.split("(", 1)[0].rsplit(".", 1)[-1]
-    return any(c.short == short and (c.line == s.line or s.line in c.kw_lines.values())
+    return any((c.line == s.line or (c.kw_lines and s.line in c.kw_lines.values())) and c.short == short
                and any(n == name and not neg for n, neg in guard_flags(c.guard)) for c in facts.files[s.path].calls)
 
 
