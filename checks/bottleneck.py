@@ -698,6 +698,10 @@ def _misaligned(facts: Facts, evidence: list) -> list:
 _MODEL_WIDE = re.compile(r"(\bmodel\b|autocast|\.weight\b|\bdtype\b)")
 
 
+#: below this many billion parameters a compiled model's step is not shown compute-bound by elimination (see _addressed)
+TINY_BILLIONS = 0.05
+
+
 def _addressed(facts: Facts, p: Project, st: _Status) -> Signal | None:
     """Compute-bound by positive evidence: the code itself rules out the other bottleneck types.
 
@@ -739,6 +743,18 @@ def _addressed(facts: Facts, p: Project, st: _Status) -> Signal | None:
     if p.params_billions is None and not p.notes.get("params_range_billions"):
         unknown_en.append("the model size is not fixed by the training path (it trains whichever model a run names)")
         unknown_zh.append("训练路径未确定模型规模（训练哪个模型由运行参数决定）")
+    b = p.params_billions
+    tiny = b is not None and b < TINY_BILLIONS and not st.used("D4")
+    if tiny and b is not None:
+        # karpathy/llama2.c's default run: a 15M model (dim 288, 6 layers), compiled. Its GEMMs are too narrow to keep the
+        # Tensor Cores busy and its kernels last microseconds; Inductor's default mode fuses them but still launches each
+        # one from the CPU. What bounds such a step is a profile's question, not the elimination's
+        src = p.notes.get("params_source")
+        where = f" at {src}" if src and src != "model name" else ""
+        unknown_en.append(f"the model is tiny (~{_fmt_b(b)}{where}): its matmuls are too narrow to fill the Tensor Cores, and "
+                          "torch.compile without CUDA graphs still launches each short kernel from the CPU")
+        unknown_zh.append(f"模型很小（约 {_fmt_b(b)}{'，' + src if where else ''}）：矩阵乘过窄，难以占满 Tensor Core；"
+                          "未启用 CUDA Graph 的 torch.compile 仍由 CPU 逐个 launch 短 kernel")
     remote = _remote_capable(facts, st)
     if remote:
         unknown_en.append(f"its data loader also reads from object storage ({_loc(remote)}: `{remote[0].text[:80]}`), so the data source is the run's choice")
@@ -746,9 +762,9 @@ def _addressed(facts: Facts, p: Project, st: _Status) -> Signal | None:
     if unknown_en:
         return Signal(
             Bottleneck.COMPUTE, 2,
-            f"{listed} {node_en}{gpus} address the launch, memory-traffic and input overheads of seed step zero, but "
+            f"{listed} {node_en}{gpus} address the {'' if tiny else 'launch, '}memory-traffic and input overheads of seed step zero, but "
             + "; ".join(unknown_en) + ": a compute-bound step is likely only for a large model reading local data",
-            f"{listed_zh}，且为{node_zh}{gpus_zh}，已处理 kernel launch、显存流量与数据输入开销；但" + "；".join(unknown_zh)
+            f"{listed_zh}，且为{node_zh}{gpus_zh}，已处理{'' if tiny else ' kernel launch、'}显存流量与数据输入开销；但" + "；".join(unknown_zh)
             + "：仅当模型较大且读取本地数据时才可能受计算约束",
             positive=False,
         )
@@ -953,11 +969,23 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     # language model's config: the size rests on an assumed 32,000-token vocabulary and names no model the run trains
     vocab_assumed = bool(p.notes.get("params_note")) and src not in (None, "model name") and not rng
     if b is not None and b < 0.5 and not (st.used("D2") or st.used("D4")) and not vocab_assumed:
-        out.append(Signal(
-            Bottleneck.LAUNCH, 3 if b < 0.2 else 2,
-            f"a small model (~{_fmt_b(b)}{size_where}): each kernel is short, so launch overhead and Python dispatch take a large share of the step",
-            f"小模型（约 {_fmt_b(b)}{size_where_zh}）：每个 kernel 都很短，kernel launch 与 Python 调度开销占比高",
-        ))
+        if b < TINY_BILLIONS:
+            out.append(Signal(
+                Bottleneck.LAUNCH, 3,
+                f"a small model (~{_fmt_b(b)}{size_where}): each kernel is short, so launch overhead and Python dispatch take a large share of the step",
+                f"小模型（约 {_fmt_b(b)}{size_where_zh}）：每个 kernel 都很短，kernel launch 与 Python 调度开销占比高",
+            ))
+        else:
+            # a GPT-2-sized model (karpathy/build-nanogpt: 124M, 64 x 1024 tokens per micro-batch) runs matmuls of a
+            # millisecond each at a large micro-batch: short kernels are a small-batch effect, which the code alone does not decide
+            out.append(Signal(
+                Bottleneck.LAUNCH, 2,
+                f"a small model (~{_fmt_b(b)}{size_where}) without torch.compile or CUDA graphs: at small micro-batches each kernel is "
+                "short and launch overhead and Python dispatch take a large share of the step; the tokens per micro-batch decide it",
+                f"小模型（约 {_fmt_b(b)}{size_where_zh}），未使用 torch.compile 或 CUDA Graph：micro-batch 较小时每个 kernel 都很短，"
+                "kernel launch 与 Python 调度开销占比高；是否如此取决于每个 micro-batch 的 token 数",
+                positive=False,
+            ))
     # the loop that runs the step: a sync there is paid every step; one in another loop (summing token counts after
     # training) or in a periodic branch (``if step % log_every == 0``, the validation pass) is not
     step_loops = {(c.path, c.func, c.loop) for c in facts.calls("backward") if st.on_path(c.path) and c.loop}

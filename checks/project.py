@@ -80,6 +80,8 @@ _MM_NAMES = (
 _MM_KEYS = ("vision_tower", "mm_vision_tower", "mm_projector_type", "image_folder", "image_aspect_ratio", "vision_encoder",
             "freeze_vision_tower", "mm_use_im_start_end", "image_processor", "vision_model", "visual_encoder", "vit_model",
             "vision_encoder_path",
+            # InternLM-XComposer's ``--fix_vit``: whether its ViT is frozen
+            "fix_vit",
             # LAVIS-style recipes (MiniGPT-4 train_configs: ``datasets: {laion: {vis_processor: {train: {name: blip2_image_train}}}}``)
             "vis_processor", "freeze_vit")
 _ALIGN_TRAINERS = ("DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "PPOTrainer", "GRPOTrainer", "RewardTrainer",
@@ -433,6 +435,27 @@ def _picked_presets(facts: Facts) -> set[str]:
     return launched or {s.value for s in st if s.source in ("argparse-default", "field-default")}
 
 
+#: a method that builds the config of a published checkpoint to load it (nanoGPT/build-nanogpt ``GPT.from_pretrained``:
+#: ``config_args = {'gpt2': dict(n_layer=12, ...), ..., 'gpt2-xl': dict(n_layer=48, n_head=25, n_embd=1600)}[model_type]``)
+_CHECKPOINT_LOADER_FUNC = re.compile(r"^(from_pretrained|load_pretrained|from_hf|from_huggingface|load_hf_weights?)$")
+
+
+def _in_checkpoint_loader(facts: Facts, st: Any) -> bool:
+    """A dimension keyword of a call inside a checkpoint loader's method (see :data:`_CHECKPOINT_LOADER_FUNC`): the sizes of
+    the checkpoints it can load, not of the model the run builds."""
+    ff = facts.files.get(st.path)
+    return ff is not None and any(c.func and _CHECKPOINT_LOADER_FUNC.match(c.func) and (c.line == st.line or st.line in c.kw_lines.values())
+                                  for c in ff.calls if c.line <= st.line)
+
+
+def _table_entries(facts: Facts, path: str, memo: dict[str, set[str]]) -> set[str]:
+    """The names of a preset table's entries in one file (llm.c ``{"d12": GPTConfig(...), "d24": ...}``), memoised."""
+    if path not in memo:
+        ff = facts.files.get(path)
+        memo[path] = {m.group(1) for c in (ff.calls if ff is not None else ()) if (m := _PRESET_ENTRY.match(c.text))}
+    return memo[path]
+
+
 def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
     """Sizes from model dimensions set together in one place (a config file, a launch command, a script).
 
@@ -442,6 +465,7 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
     seen: dict[tuple[str, str], dict[str, set[float]]] = {}
     where: dict[tuple[str, str], str] = {}
     picked = _picked_presets(facts)
+    entries: dict[str, set[str]] = {}
     # a vision tower's config built in a call that also sets its patch or image size (Mantis ``configuration_llava.py``:
     # ``CONFIG_MAPPING["clip_vision_model"](hidden_size=1024, patch_size=14, image_size=336, num_hidden_layers=24,
     # vocab_size=32000)``, a CLIP ViT-L default passed a vocabulary anyway): its dimensions size the image encoder
@@ -460,12 +484,16 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
                 continue
             if image_kw and slot in ("h", "l", "v") and vision_call(st):
                 continue
+            if st.source == "call" and _in_checkpoint_loader(facts, st):
+                continue
             # one launch command is one group (its flags sit on their own lines); a file is one group otherwise; an entry of
             # a preset table (llm.c ``{"d12": GPTConfig(n_layer=12, n_embd=768, ...), "d24": ...}[args.model]``) is its own
             # group when a launch picks that preset (``--model d12``); the others stay in their file's group, which their
             # several values then leave out as a table
             preset = _PRESET_ENTRY.match(st.text) if st.source == "call" else None
             if preset is not None and preset.group(1) not in picked:
+                if picked & _table_entries(facts, st.path, entries):
+                    continue  # a launch picks another entry of this table: this one is an alternative no run trains
                 preset = None
             g = (st.path, st.text if st.source == "launcher" else f"preset:{preset.group(1)}" if preset else "")
             seen.setdefault(g, {}).setdefault(slot, set()).add(v)
@@ -1692,7 +1720,9 @@ def _does_inference(facts: Facts, p: Project) -> bool:
 
 #: a batch or launch script named for serving, generation or evaluation (open-r1 ``slurm/serve_r1_vllm.slurm``,
 #: ``generate.slurm``, ``evaluate.slurm``): the nodes it asks for serve a model, they are not the training run's
-_NOT_TRAINING_SCRIPT = re.compile(r"infer|generat|serv(e|er|ing)|eval|bench|export|convert|router|pass_rate", re.I)
+#: (``ckpt_ds_zero_to_universal.sh``, ``mcore_to_hf.sh``: a checkpoint converted from one layout to another)
+_NOT_TRAINING_SCRIPT = re.compile(r"infer|generat|serv(e|er|ing)|eval|bench|export|convert|router|pass_rate"
+                                  r"|_to_(hf|huggingface|universal|fp32|megatron|mcore|dcp)(_|$)", re.I)
 
 
 def _not_training_script(facts: Facts, path: str) -> bool:

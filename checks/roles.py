@@ -71,7 +71,9 @@ _DIR_ROLES: dict[str, str] = {
     **dict.fromkeys(("tests", "test", "testing", "unittests", "unit_tests", "unit-tests", "integration_tests",
                      "functional_tests", "functional-tests", "e2e", "test_utils", "test-utils", "testdata", "test_data", "test-data",
                      "test_fixtures", "test-fixtures", "autotest", "autotests", "auto_test", "smoke_tests"), TEST),
-    **dict.fromkeys((".github", ".gitlab", ".circleci", ".buildkite", ".ci", "ci"), CI),
+    # (``.lightning/workflows/`` is Lightning AI's CI, litgpt's GPU tests; ``.azure/`` PyTorch Lightning's pipelines)
+    **dict.fromkeys((".github", ".gitlab", ".circleci", ".buildkite", ".ci", "ci", ".lightning", ".azure", ".azure-pipelines",
+                     ".jenkins"), CI),
     **dict.fromkeys((".runpod", ".devcontainer", "devtools", "dev_tools", "dev-tools", ".husky", ".vscode", ".idea", ".dev_scripts",
                      "dev_scripts"), DEV),
     **dict.fromkeys(("docs", "doc", "documentation", "website", "site", "_site"), DOCS),
@@ -102,6 +104,8 @@ _BENCH_FILE = re.compile(r"^((bench|benchmark)(_\w+)?|profile_\w+|\w+_(bench|ben
 _TEST_FILE = re.compile(r"^(test_\w+|\w+_test|conftest|tests)\.py$")
 # a dated copy of a run: ``2024-10-14_ModernArch/``, ``20240501/``, ``train_gpt2_2024_10_14.py``
 _DATED = re.compile(r"(?:^|[_\-.])(?:19|20)\d{2}[-_.]?(?:0[1-9]|1[0-2])[-_.]?(?:0[1-9]|[12]\d|3[01])(?:[_\-.]|$)")
+#: a file named from the day it was written, ``YYMMDD_`` (RWKV-LM ``RWKV-v8/251014_rosa_1bit_train.py``): one dated experiment
+_DATED_PREFIX = re.compile(r"^2\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])_")
 # the scripts that reproduce published papers' runs (Megatron-LM ``examples/academic_paper_scripts/``: sc21's 384-node
 # tables, detoxify, msdp): records of those runs, not the project's own recipes
 _PAPER_DIR = re.compile(r"^(\w+[_\-])?papers?([_\-]\w+)?$", re.I)
@@ -212,9 +216,46 @@ def path_role(path: str, kind: str) -> tuple[str | None, str]:
         return BENCHMARK, "benchmark script"
     if kind in ("python", "shell") and _EVAL_FILE.match(low):
         return EVAL, "evaluation script"
-    if kind in ("python", "shell", "notebook") and _DATED.search(low):
+    if kind in ("python", "shell", "notebook") and (_DATED.search(low) or _DATED_PREFIX.match(low)):
         return ARCHIVE, "dated copy"
     return None, ""
+
+
+#: a top-level folder named for a version of the project (``RWKV-v4neo``, ``RWKV-v2-RNN``, ``InternLM-XComposer-2.5-Reward``):
+#: a stem, then ``v`` and a number or a dotted version, then an optional suffix
+_VERSIONED_DIR = re.compile(r"^(?P<stem>[A-Za-z][\w.-]*?[A-Za-z])[-_](?:v(?P<v>\d+(?:\.\d+)*)|(?P<d>\d+\.\d+(?:\.\d+)*))(?:[-_].*|[a-z]+)?$")
+
+
+def _older_versions(files: Mapping[str, FileFacts], paths: list[str], decided: Mapping[str, str], forced: set[str]) -> dict[str, str]:
+    """Files under top-level folders that are older versions of one project, each folder named for a version of the same
+    stem (``RWKV-v1`` ... ``RWKV-v8``), when a newer such folder holds a training entry point (``RWKV-v7/train_temp/
+    train.py``): every folder of a lower version is an archived copy; newer folders without training code (``RWKV-v8``'s
+    prototypes) and folders of the newest trained version (``-2.5-Reward`` beside ``-2.5-OmniLive``) stay. path -> why."""
+    groups: dict[str, dict[str, tuple[int, ...]]] = {}
+    for p in paths:
+        if "/" not in p:
+            continue
+        top = p.split("/", 1)[0]
+        m = _VERSIONED_DIR.match(top)
+        if m is not None:
+            version = tuple(int(x) for x in (m.group("v") or m.group("d")).split("."))
+            groups.setdefault(m.group("stem").lower(), {})[top] = version
+    out: dict[str, str] = {}
+    for folders in groups.values():
+        if len(set(folders.values())) < 2:
+            continue
+        trained = [v for top, v in folders.items()
+                   if any(q.startswith(top + "/") and _ENTRY_NAME.match(q.rsplit("/", 1)[-1]) and path_role(q, files[q].kind)[0] is None
+                          for q in paths)]
+        if not trained:
+            continue
+        newest = max(trained)
+        keep = next(top for top, v in sorted(folders.items()) if v == newest)
+        for q in paths:
+            top = q.split("/", 1)[0]
+            if top in folders and folders[top] < newest and q not in decided and q not in forced:
+                out[q] = f"an older version of the project: {keep}/ is newer"
+    return out
 
 
 def _module_names(path: str) -> list[str]:
@@ -1049,6 +1090,10 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     # 3b'. a folder the project's own docs call its previous version (BELLE's train/README.md: the DeepSpeed-Chat based
     # code of the last version "放在dschat_train_v1目录下，未做任何改动"): an archived copy, while code outside it remains
     for p, why in _legacy_folders(files, paths, roles.by_path, forced_set).items():
+        roles.by_path[p], roles.why[p] = ARCHIVE, why
+    # 3b''. top-level folders that are older versions of the same project beside a newer one that trains (RWKV-LM
+    # ``RWKV-v1`` ... ``RWKV-v6`` beside ``RWKV-v7/train_temp``; InternLM-XComposer ``InternLM-XComposer-1.0``/``-2.0``)
+    for p, why in _older_versions(files, paths, roles.by_path, forced_set).items():
         roles.by_path[p], roles.why[p] = ARCHIVE, why
 
     # 3c. sub-packages the packaging leaves out: context, unless a launch, a documented command or an import reaches them

@@ -543,13 +543,14 @@ class _Extractor(ast.NodeVisitor):
             return False
         return self._source.count(node.name) == 1
     def _param_defaults(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        """Parameters defaulting to ``None``/``False`` (``compile_config: Optional[dict] = None``): a guard on one inside the
+        """Parameters defaulting to ``None``/``False``/``0`` (``compile_config: Optional[dict] = None``): a guard on one inside the
         function is off unless a caller passes it (see :class:`ParamDefault`)."""
         a = node.args
         pos = [*a.posonlyargs, *a.args]
         pairs = [(p, d, i) for i, (p, d) in enumerate(zip(pos[len(pos) - len(a.defaults):], a.defaults), len(pos) - len(a.defaults))]
         pairs += [(p, d, -1) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
-        pairs = [(p, d, i) for p, d, i in pairs if isinstance(d, ast.Constant) and (d.value is None or d.value is False)]
+        # (an integer 0 too: ``lora_rank=0`` in Open-Reasoner-Zero's ``Actor.__init__``, read as ``if lora_rank > 0:``)
+        pairs = [(p, d, i) for p, d, i in pairs if isinstance(d, ast.Constant) and (d.value is None or d.value is False or (type(d.value) is int and d.value == 0))]
         if not pairs:
             return
         method = bool(self.class_stack) and len(self.func_stack) == 1 and bool(pos) and pos[0].arg in ("self", "cls")

@@ -429,7 +429,7 @@ class Facts:
         return self._keep(self._candidates("assigns", {_norm_key(d) for d in names}))
 
     def param_default(self, path: str, line: int, name: str) -> ParamDefault | None:
-        """The ``None``/``False`` default of parameter ``name`` of the innermost function of ``path`` that spans ``line``
+        """The ``None``/``False``/``0`` default of parameter ``name`` of the innermost function of ``path`` that spans ``line``
         (a guard ``if compile_config is not None:`` inside it); None when that function has no such parameter."""
         best: ParamDefault | None = None
         for p in self._candidates("params", {_norm_key(name)}):
@@ -659,6 +659,7 @@ class Facts:
                 for n in names:
                     out.extend(_shadow(self._settings(_norm_key(n), include_calls=True, depth=0)))
                 out = _unique_settings(out)
+                out = self._overridden_fields(out)
                 out.sort(key=lambda s: -s.rank)
                 out = self._majority(out, names)
                 out = self._run_recipe_first(out, names)
@@ -666,6 +667,25 @@ class Facts:
                 out = _near(self.effective(*names), near)
             self._memo[key] = out
         return list(self._memo[key])
+
+    def _overridden_fields(self, out: list[Setting]) -> list[Setting]:
+        """The settings less the field defaults of a config class that a subclass declares again (Open-Reasoner-Zero:
+        ``BasePPOExpConfig.adam_offload: bool = True``, and each ``playground/*.py`` run its own ``class
+        PPOExpConfig(BasePPOExpConfig)`` with ``adam_offload: bool = False``): the runs build the subclasses, whose default
+        replaces the base's, when nothing builds the base class itself."""
+        owners = {x.key.rsplit(".", 1)[0] for x in out if x.source == "field-default" and "." in x.key}
+        if len(owners) < 2:
+            return out
+        bases = self._s.get("_class_bases")
+        if bases is None:  # class name -> the last parts of its bases' names, over every class of the scan
+            bases = self._s["_class_bases"] = {}
+            for c in self._s["classes"]:
+                bases.setdefault(c.name, set()).update(b.rsplit(".", 1)[-1] for b in c.bases)
+        # ... unless some code builds the base itself (litgpt's ``Alpaca`` data module, which ``Dolly(Alpaca)`` extends)
+        hidden = {b for o in owners for b in bases.get(o, ()) if b in owners and b != o and not self.calls(b)}
+        if not hidden:
+            return out
+        return [x for x in out if not (x.source == "field-default" and x.key.rsplit(".", 1)[0] in hidden)]
 
     def run_recipe(self) -> tuple[tuple[tuple[str, str], ...], str] | None:
         """((function, file), ...) and the README place of the recipe function a README's Python quickstart builds its run

@@ -186,7 +186,7 @@ class Assign:
 
 @dataclass(frozen=True, slots=True)
 class ParamDefault:
-    """A function parameter whose default is ``None`` or ``False`` (``compile_config: Optional[dict] = None``).
+    """A function parameter whose default is ``None``, ``False`` or ``0`` (``compile_config: Optional[dict] = None``).
 
     ``start``/``end`` are the lines the function spans (a guard inside it reads the parameter); ``owner`` the class of
     an ``__init__`` (its callers are the class's constructions); ``index`` the parameter's position among the positional
@@ -196,7 +196,7 @@ class ParamDefault:
     line: int
     func: str
     name: str
-    value: Any  # None | False
+    value: Any  # None | False | 0
     text: str
     start: int
     end: int

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, is_dataclass, replace
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -13,7 +13,7 @@ from typing import Any
 from ..base import Context
 from ..facts import AttrAssign, Call, Decorator, Expr, Facts, Ref, Setting, as_number, truthy
 from ..facts.store import register_arm_judge
-from ..facts.types import ClassSpan
+from ..facts.types import RETURNED_DICT, ClassSpan
 from ..model import Evidence
 
 #: HF ``TrainingArguments``-like classes (transformers, TRL, and the arg dataclasses built on them)
@@ -321,13 +321,18 @@ _STATE_DICT_CALL = re.compile(r"StateDict(Options|Config)?\(|state_dict\(", re.I
 _CHECKPOINT_OPTIONS = re.compile(r"^(Checkpoint|Ckpt)\w*Options\.")
 
 
+#: an RL trainer's buffer of rollouts (Open-Reasoner-Zero ``NaiveReplayBuffer(..., cpu_offload=True, packing_samples=True)``):
+#: its ``cpu_offload`` keeps the collected experience in host memory, not the model's weights or optimizer states
+_BUFFER_CALL = re.compile(r"\w*Buffer\(")
+
+
 def checkpoint_gather(s: Any, name: str) -> bool:
     """A setting of an offload switch that belongs to a checkpoint's state-dict gathering (``StateDictOptions(cpu_offload=
-    True)``, ``set_model_state_dict(..., cpu_offload=...)``, a ``CheckpointLoadOptions`` field): same name, another
-    meaning; it does not vote on the training switch."""
+    True)``, ``set_model_state_dict(..., cpu_offload=...)``, a ``CheckpointLoadOptions`` field) or to an RL replay buffer
+    (``NaiveReplayBuffer(cpu_offload=True)``): same name, another meaning; it does not vote on the training switch."""
     if "offload" not in name.lower():
         return False
-    return (s.source == "call" and bool(_STATE_DICT_CALL.search(s.key))) or (
+    return (s.source == "call" and bool(_STATE_DICT_CALL.search(s.key) or _BUFFER_CALL.match(s.key))) or (
         s.source == "field-default" and bool(_CHECKPOINT_OPTIONS.match(s.key)))
 
 
@@ -595,6 +600,14 @@ def keyword_choices(facts: Facts, call: Any, key: str) -> list[tuple[tuple[Any, 
     return out
 
 
+def _order_test(op: ast.cmpop, right: Any, neg: bool) -> Callable[[Any], bool]:
+    """The test of ``<param> <op> right`` at a default; a default that does not compare gives what decides nothing."""
+    def test(v: Any) -> bool:
+        held = _holds(op, v, right)
+        return bool(held) if held is not None else not neg
+    return test
+
+
 def param_default_off(facts: Facts, call: Any) -> list[Any]:
     """A branch switched off by a parameter of the enclosing function left at its default: ``if compile_config is not
     None:`` in ``Trainer.__init__(..., compile_config: Optional[dict] = None)``, ``if use_lora:`` with ``use_lora=False``,
@@ -614,6 +627,12 @@ def param_default_off(facts: Facts, call: Any) -> list[Any]:
                 and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None):
             subject = t.left
             test = (lambda v: v is not None) if isinstance(t.ops[0], ast.IsNot) else (lambda v: v is None)
+        elif (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], _ORDER) and isinstance(t.comparators[0], ast.Constant)
+              and isinstance(t.comparators[0].value, (int, float)) and not isinstance(t.comparators[0].value, bool)):
+            # ``if lora_rank > 0:`` in ``Actor.__init__(..., lora_rank=0, ...)`` (Open-Reasoner-Zero, whose two constructions
+            # of ``Actor`` leave it out): the ordering at the default; a default that does not compare decides nothing
+            subject = t.left
+            test = _order_test(t.ops[0], t.comparators[0].value, neg)
         else:
             subject, test = t, bool
         if isinstance(subject, ast.Name):
@@ -924,6 +943,27 @@ def _sets_key_on(x: Setting, key: str, path: str) -> bool:
     if isinstance(v, Expr):
         return not (v.ref == key or _reads_same_name(v.text or "", key) or x.path == path)
     return v is not None and truthy(v) is not False  # a mapping in a YAML recipe (``offload_policy: {pin_memory: true}``) too
+
+
+_GETATTR_DEFAULT = re.compile(r"""getattr\(\s*[\w.]+\s*,\s*["'](\w+)["']\s*,\s*(-?\d+(?:\.\d+)?|True|False|None)\s*\)|"""
+                              r"""[\w.]+\.get\(\s*["'](\w+)["']\s*,\s*(-?\d+(?:\.\d+)?|True|False|None)\s*\)""")
+
+
+def _getattr_default(facts: Facts, name: str) -> tuple[Any, list[Any]]:
+    """``self.<name>`` copied from an arguments object that nothing sets it on (Open-Reasoner-Zero ``self.ring_attn_size =
+    getattr(self.args, "ring_attn_size", 1)``, with no config class, flag or key of that name): the fallback constant
+    and the assignments, when every assignment of ``self.<name>`` outside tests is such a read with the same constant
+    and no setting of ``name`` exists. (None, []) otherwise."""
+    sites = [a for a in facts.attr_assigns(name) if a.target == f"self.{name}" and not _TEST_FILE.search(a.path)]
+    if not sites or facts.settings(name):
+        return None, []
+    values = set()
+    for a in sites:
+        m = _GETATTR_DEFAULT.fullmatch(a.value.text.strip()) if isinstance(a.value, Expr) else None
+        if m is None or (m.group(1) or m.group(3)) != name:
+            return None, []
+        values.add(ast.literal_eval(m.group(2) or m.group(4)))
+    return (values.pop(), sites) if len(values) == 1 else (None, [])
 
 
 def _unset_get_off(facts: Facts, guard: str, path: str = "") -> bool:
@@ -1266,6 +1306,10 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
             settings = rest or [x for x in facts.settings(name) if x.source in ("field-default", "argparse-default")
                                 and not isinstance(x.value, Expr) and not _TEST_FILE.search(x.path)]
         settings = _defaulted_attrs(facts, settings)
+        if not settings and isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name) and left.value.id == "self":
+            value, sites = _getattr_default(facts, name)
+            if sites and _holds(op, value, right) is False:
+                return sites
         if not settings and isinstance(left, ast.Attribute) and isinstance(left.value, (ast.Attribute, ast.Name)):
             # ``config.peft_config.peft_type is not None`` with ``peft_config: PeftConfig = field(default_factory=lambda:
             # PeftConfig())``: a library config built with no arguments holds that library's default
@@ -1742,6 +1786,27 @@ def resolve_file(facts: Facts, ref: str) -> str | None:
         if p == r or p.endswith("/" + r) or r.endswith("/" + p):
             return p
     return None
+
+
+#: the keys that make a returned dict a DeepSpeed config
+_DS_BUILDER_KEYS = frozenset({"zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size"})
+
+
+def ds_builder_entries(facts: Facts, *keys: str) -> list[Any]:
+    """Entries of a DeepSpeed config that a project function builds and returns, for the calls it is handed to (Yi's
+    DeepSpeed-Chat copy: ``get_train_ds_config`` returns ``{"zero_optimization": zero_opt_dict, "fp16": {"enabled": True},
+    ...}`` and ``sft/main.py`` passes the result to ``deepspeed.initialize``): the entries at ``keys`` (dotted, under the
+    function's name) of the functions something calls. A returned dict is kept out of the settings (see ``RETURNED_DICT``);
+    this reads it only when its keys are a DeepSpeed config's."""
+    want = {tuple(k.split(".")) for k in keys}
+    out: list[Any] = []
+    for ff in facts.files.values():
+        returned = [e for e in ff.configs if e.fmt == RETURNED_DICT and len(e.keys) >= 2]
+        builders = {e.keys[0] for e in returned if e.keys[1] in _DS_BUILDER_KEYS}
+        for e in returned:
+            if e.keys[0] in builders and tuple(e.keys[1:]) in want and facts.calls(str(e.keys[0])):
+                out.append(e)
+    return out
 
 
 def unlaunched_ds_configs(facts: Facts) -> frozenset[str]:

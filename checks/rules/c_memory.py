@@ -13,7 +13,7 @@ from ..facts import Call, ConfigEntry, Expr, Facts, Field, Setting, as_number, t
 from ..facts.types import ParamDefault
 from ..hardware import lacks_bf16_fa2
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
-from ..project import _SERVE_PATH, CONFIG_CALLEE, jax_jitted_steps, recipe_files
+from ..project import _SERVE_PATH, CONFIG_CALLEE, jax_jitted_steps, launch_runs_no_training, recipe_files
 from . import _bmtrain as bmtrain
 from ._helpers import (
     _FRAMEWORK_CALLED,
@@ -24,6 +24,7 @@ from ._helpers import (
     callers_off,
     checkpoint_gather,
     deepspeed_alternative_files,
+    ds_builder_entries,
     evs,
     flag_state,
     guard_flags,
@@ -675,7 +676,7 @@ class C1MixedPrecision(Check):
                 autos = [s for s in eff if s.source == "config" and isinstance(s.value, str) and s.value.lower() == "auto" and "." not in s.key]
                 used += autos
                 kinds |= {name} if autos else set()
-        for e in f.config("bf16.enabled", "fp16.enabled", "amp.enabled"):
+        for e in [*f.config("bf16.enabled", "fp16.enabled", "amp.enabled"), *ds_builder_entries(f, "bf16.enabled", "fp16.enabled")]:
             t = truthy(e.value)
             if t:
                 used.append(e)
@@ -1279,6 +1280,20 @@ class C2FP8(Check):
         if p.hardware and _FP8_GPU.search(p.hardware):
             return Priority.MEDIUM
         return Priority.LOW
+
+
+def _offload_launch_minority(f: Facts, used: list[Any]) -> str | None:
+    """The detail when offload is only a few launches' flag (OpenRLHF: ``--ds.adam_offload`` in 1 of its 11 training
+    launches): a choice some runs make, not the project's; None when a config or code turns it on, or most launches do."""
+    if not used or not all(isinstance(x, Setting) and x.source == "launcher" for x in used):
+        return None
+    runs = [x for x in f.launches() if not launch_runs_no_training(f, x.path)]
+    on = sorted({x.path for x in used})
+    runs_on = [x for x in runs if x.path in on]
+    if len(runs) < 3 or len(runs_on) * 2 >= len(runs):
+        return None
+    return (f"CPU offload in {len(runs_on)} of {len(runs)} training launches ({', '.join(on[:3])}); the others keep the optimizer "
+            "states and weights on the GPU")
 
 
 # --- C3 activation checkpointing ------------------------------------------------
@@ -2153,7 +2168,7 @@ class C4Offload(Check):
             elif dev == "none" and s.rank > 0:
                 disabled.append(s)
         flags = ("fsdp_offload_params", "fsdp_cpu_offload", "cpu_offload", "optimizer_cpu_offload", "cpu_offloading",
-                 "enable_activation_offloading", "offload_optimizer", "offload_parameters", "offload_params")
+                 "enable_activation_offloading", "offload_optimizer", "offload_parameters", "offload_params", "adam_offload")
         for s in f.effective(*flags, "offload"):
             if s.name == "offload" and s.source not in {"launcher", "config"}:
                 continue  # DeepSpeed-Chat's `--offload` flag counts where a launch passes it, not as a bare argparse option
@@ -2232,6 +2247,9 @@ class C4Offload(Check):
                                f"{len(names)} of {max(len(total), len(names))} DeepSpeed configs offload ({', '.join(names)}); the launch "
                                f"picks its config when it starts (--{p.name} {p.value} at {p.path}:{p.line})", values)
             return Outcome(P, [f.ev(x) for x in used], "an offload config is shipped, but no launch script or config uses it", values)
+        minority = _offload_launch_minority(f, active or used)
+        if minority:
+            return Outcome(P, [f.ev(x) for x in (active or used)], minority, values)
         return Outcome(U, [f.ev(x) for x in (active or used)], "offload to " + "/".join(sorted({str(v) for v in values.values() if isinstance(v, str)}) or {"cpu"}), values)
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -3316,11 +3334,14 @@ def _every_step(c: Call) -> bool:
     """A call with no condition in a loop over the training batches or in a step function: it runs on every step (not
     Megatron-Bridge's ``if train_config.empty_unused_memory_level >= 1:``, a level that defaults to 0, nor a
     checkpoint converter's loop over experts)."""
-    return c.guard is None and (bool(c.loop and _BATCH_LOOP.search(c.loop)) or bool(c.func and _STEP_FUNC_NAME.search(c.func)))
+    return c.guard is None and (bool(c.loop and _BATCH_LOOP.search(c.loop))
+                                or bool(c.func and _STEP_FUNC_NAME.search(c.func) and not _EVAL_STEP_NAME.search(c.func)))
 
 
 #: a function run once per training step (not ``train``/``fit``/``_train``, which hold the whole loop)
 _STEP_FUNC_NAME = re.compile(r"(?i)step|forward|backward|(^|_)(train|fit)_(one_)?(batch|iter|micro_?batch)")
+#: ... but not an evaluation step (GLM-4's ``Seq2SeqTrainer.prediction_step``, run per evaluation batch)
+_EVAL_STEP_NAME = re.compile(r"(?i)(predict\w*|eval\w*|valid\w*|val|test)_step")
 
 
 #: a guard conjunct true on the first step only (``self._first_iter``, ``is_first_step``, ``step == 0``, ``global_step == 1``)

@@ -617,6 +617,27 @@ _QWEN_FINETUNE = (
 )
 
 
+#: the model classes of architectures without softmax attention (RWKV's time mixing, Mamba's selective scan, RetNet)
+_ATTENTION_FREE = re.compile(r"^(RWKV|Mamba|RetNet|Hyena)\w*$")
+#: ... and names of attention modules that make a model a (hybrid) transformer again (Jamba's attention layers)
+_ATTENTION_CLASS = re.compile(r"Attention|Attn|MHA$", re.I)
+
+
+def _attention_free(f: Facts, training: Any = ()) -> Any:
+    """The model class of an attention-free architecture the project trains (BlinkDL/RWKV-LM ``RWKV-v7/train_temp/src/
+    model.py``: ``class RWKV(pl.LightningModule)`` built from ``RWKV_Tmix_x070`` time-mixing blocks and CUDA WKV kernels),
+    when nothing in scope defines an attention module, calls an attention kernel or loads a Hugging Face causal LM (a
+    transformer); None otherwise."""
+    classes = f.records("classes")
+    free = sorted((c for c in classes if _ATTENTION_FREE.match(c.name)), key=lambda c: (c.path not in (training or ()), not any(b.endswith("Module") for b in c.bases), c.path, c.line))
+    if not free or any(_ATTENTION_CLASS.search(c.name) for c in classes):
+        return None
+    if f.calls("MultiheadAttention", "scaled_dot_product_attention", "flash_attn_func", "flash_attn_varlen_func") \
+            or f.calls_where(lambda s: s.endswith("ForCausalLM") or s.endswith("ForConditionalGeneration")):
+        return None
+    return free[0]
+
+
 @register
 class D1FlashAttention(Check):
     id = "D1"
@@ -661,6 +682,20 @@ class D1FlashAttention(Check):
         "shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --use-flash-attn\n",
     }
     examples = (
+        Example({"src/model.py": ("import pytorch_lightning as pl\nimport torch\nfrom torch import nn\n\n\nclass RWKV_Tmix_x070(nn.Module):\n"
+                                  "    def forward(self, x, v_first):\n        return RUN_CUDA_RWKV7g(x, x, x, x, x, x), v_first\n\n\n"
+                                  "class RWKV(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
+                                  "        idx, targets = batch\n        return self(idx).float().mean()\n"),
+                 "train.py": "import pytorch_lightning as pl\nfrom src.model import RWKV\n\ntrainer = pl.Trainer(precision='bf16')\n"
+                             "trainer.fit(RWKV(args), data_loader)\n"}, Status.NA, "RWKV-7: attention-free time mixing"),
+        Example({"src/model.py": ("import pytorch_lightning as pl\nimport torch\nfrom torch import nn\n\n\nclass RWKV_Tmix_x070(nn.Module):\n"
+                                  "    def forward(self, x, v_first):\n        return RUN_CUDA_RWKV7g(x, x, x, x, x, x), v_first\n\n\n"
+                                  "class SelfAttention(nn.Module):\n    def forward(self, q, k, v):\n"
+                                  "        return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v\n\n\n"
+                                  "class RWKV(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
+                                  "        idx, targets = batch\n        return self(idx).float().mean()\n"),
+                 "train.py": "import pytorch_lightning as pl\nfrom src.model import RWKV\n\ntrainer = pl.Trainer(precision='bf16')\n"
+                             "trainer.fit(RWKV(args), data_loader)\n"}, N, "a hybrid with an eager softmax attention layer"),
         Example({"finetune.py": _QWEN_FINETUNE.format(model="Qwen/Qwen-7B")}, Status.NA,
                 "Qwen-7B: remote code (trust_remote_code) chooses its own attention kernel"),
         Example({"finetune.py": _QWEN_FINETUNE.format(model="Qwen/Qwen2-7B")}, P,
@@ -842,6 +877,11 @@ class D1FlashAttention(Check):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         used, off_, kinds = attention_sites(f)
+        free = _attention_free(f, ctx.project.training_files) if not used else None
+        if free is not None:
+            return Outcome(Status.NA, [f.ev(free)], f"not applicable: attention-free architecture ({free.name} at {free.path}:{free.line}): "
+                           "its recurrent or state-space mixing replaces softmax attention, so FlashAttention/SDPA have nothing to fuse",
+                           {"attention": "none"})
         unreached = unreached_sites(ctx, used)
         off_ = [x for x in off_ if not unreached_sites(ctx, [x])]  # an eager choice there is not the run's either
         note = ""

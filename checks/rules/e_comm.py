@@ -1203,13 +1203,19 @@ class E3GradientCompression(Check):
             if isinstance(e.value, str) and _ONEBIT.match(e.value.replace("_", "")):
                 used.append((f.ev(e, key=e.dotted, value=e.value), "1-bit"))
         used += [(f.ev(c), "1-bit") for c in f.calls("OnebitAdam", "OnebitLamb", "ZeroOneAdam")]
+        # (a Python config builder's ``if enable_mixed_precision_lora: zero_opt_dict["zero_quantized_nontrainable_weights"] =
+        # True``, a parameter no caller passes (Yi's DeepSpeed-Chat copy): that branch never runs)
         for e in f.config("zero_quantized_weights", "zero_quantized_gradients", "zero_quantized_nontrainable_weights"):
             t = truthy(e.value)
+            if t and e.guard and guard_off(f, e):
+                continue
             if t:
                 used.append((f.ev(e, key=e.dotted, value=e.value), "zero++"))
             elif t is False:
                 off.append(f.ev(e, key=e.dotted, value=e.value))
         for e in f.config("zero_hpz_partition_size"):
+            if e.guard and guard_off(f, e):
+                continue
             if (as_number(e.value) or 0) > 1:
                 used.append((f.ev(e, key=e.dotted, value=e.value), "zero++"))
         for s in f.effective("grad_reduce_in_bf16", "fp8_param_gather", "gradient_compression", "fp16_allreduce", "grad_compression"):

@@ -977,6 +977,14 @@ def _token_bins(f: Facts) -> list[Call]:
         # dtype=np.int32)`` then ``tokens = np.frombuffer(f.read(), dtype=np.uint16)``): a file's bytes read as 16/32-bit ids
         elif not _in_tests(c.path) and c.args and _text(c.args[0]).endswith(".read()") and re.search(r"uint16|uint32", c.text):
             out.append(c)
+    # a ``.npy`` token shard loaded whole (karpathy/build-nanogpt ``def load_tokens(filename): npt = np.load(filename)``, the
+    # shards ``fineweb.py`` wrote with ``np.save``): token ids stored ahead in a binary array, read back as they are
+    for c in f.calls("numpy.load", "np.load"):
+        # (not counts, lengths, offsets or split points loaded beside the ids: xtuner ``num_tokens = np.load(...)``,
+        # BingBertGlue ``self.tokens_split = np.load(...)``)
+        if not _in_tests(c.path) and _TOKENISH.search(f"{c.text} {c.func or ''}") and not _INDEX_SAVE.search(c.text) \
+                and not re.search(r"split", c.text, re.I):
+            out.append(c)
     scope = [c for c in f.calls("torch.from_file", "readinto", "tobytes", "numpy.save", "np.save", "TokensLoader") if not _in_tests(c.path)]
     for c in scope:
         where = f"{c.text} {c.func or ''}"
@@ -994,7 +1002,7 @@ def _token_bins(f: Facts) -> list[Call]:
 _HOST_COPY = re.compile(r"\.(cpu|detach)\(\)")
 
 
-_READER_SHORTS = frozenset({"memmap", "frombuffer", "from_file", "readinto", "TokensLoader"})
+_READER_SHORTS = frozenset({"memmap", "frombuffer", "from_file", "readinto", "TokensLoader", "load"})
 
 
 def token_readers(f: Facts) -> list[Call]:
@@ -1261,7 +1269,10 @@ _NOT_TRAINING = re.compile(r"(infer|serve|server|generat|chat|demo|predict|deplo
 _SERVING_DIR = re.compile(r"(^|/)(\w*inference\w*|serving|\w*_server|server)/", re.I)
 #: an evaluation harness's folder (GPT-NeoX ``eval_tasks/eval_adapter.py``: lm-eval-harness requests tokenized in its ``_collate``)
 _EVAL_DIR = re.compile(r"(^|/)(eval|evals|eval_tasks|evaluation|evaluations|lm_eval\w*)/", re.I)
-_SIDE_FUNC = re.compile(r"^_?(generate|infer|inference|predict|chat|evaluate|eval|eval_forward|eval_step|generate_step)$")
+#: (and an RL trainer's rollout: Open-Reasoner-Zero / OpenRLHF ``make_experience`` tokenize the prompts with the responses
+#: the policy just generated, on every step: the rollout's work, not the input pipeline's)
+_SIDE_FUNC = re.compile(r"^_?(generate|infer|inference|predict|chat|evaluate|eval|eval_forward|eval_step|generate_step"
+                        r"|make_experience(_list)?|generate_vllm|(generate_)?rollouts?)$")
 
 
 def _not_training_file(path: str) -> bool:
@@ -3470,6 +3481,11 @@ class F5Minibatch(_DataCheck):
         for c in f.calls("batch"):
             if "." in c.name and c.args and (as_number(c.args[0]) or isinstance(c.args[0], Expr)):
                 batch.append(_ev(c, key=".batch()"))
+        if not batch and token_readers(f):
+            # the project's own loader over pre-tokenized shards, built with a micro-batch size (karpathy/build-nanogpt
+            # ``DataLoaderLite(B=B, T=T, ...)``, whose ``next_batch`` returns ``buf[:-1].view(B, T)``)
+            batch += [_ev(c, key=f"{c.short}({k}=)", value=_text(c.kwargs[k])) for c in f.calls_where(lambda n: bool(_OWN_LOADER.match(n)))
+                      if not _in_tests(c.path) for k in ("B", "batch_size", "micro_batch_size") if k in c.kwargs][:3]
         whole = self._whole_loads(f)
         if batch and whole:
             return Outcome(P, _unique_ev(batch[:5] + whole), "batched, but a Dataset loads its whole data file into memory", {"minibatch": True})
@@ -4648,7 +4664,8 @@ class F7SequencePacking(_DataCheck):
         # ``torch.from_file`` header + ``readinto`` of a shard) is packed by construction: windows cut across documents
         # (also fixed-size chunks read by byte range out of the concatenated arrays: OLMo ``_read_chunk_from_memmap``)
         # (and a whole shard read as one array of ids, llm.c ``np.frombuffer(f.read(), dtype=np.uint16)`` sliced B*T+1 at a time)
-        used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f) if c.short in ("memmap", "from_file", "readinto")
+        # (and a ``.npy`` shard of ids loaded whole, build-nanogpt ``load_tokens``, sliced the same way)
+        used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f) if c.short in ("memmap", "from_file", "readinto", "load")
                  or (c.short == "frombuffer" and (_CHUNK_FUNC.search(c.func or "") or (c.args and _text(c.args[0]).endswith(".read()"))))]
         used += _token_windows(f)
         if not used:
@@ -4889,6 +4906,10 @@ def _packing_map(f: Facts, c: Call) -> bool:
         return True
     batched = c.kwargs.get("batched")
     return bool(re.search(r"concat", cb, re.I)) and (truthy(batched) is True or isinstance(batched, Expr))
+
+
+#: a project's own batch loader class (``DataLoaderLite``, ``DistributedDataLoader``), not torch's ``DataLoader``
+_OWN_LOADER = re.compile(r"^\w+(DataLoader|Loader)\w*$|^\w*(DataLoader|Loader)\w+$")
 
 
 def _token_windows(f: Facts) -> list[Evidence]:

@@ -43,6 +43,7 @@ from ..project import (
 )
 from ._helpers import (
     _FRAMEWORK_CALLED,
+    DS_REF_NAMES,
     HF_TRAINERS,
     callers_off,
     callers_off_chain,
@@ -159,6 +160,30 @@ _CONSTANT = {"constant", "fixed", "const", "constantlr", "constant_lr", "none", 
 
 _WARMDOWN_KEYS = ("warmdown_ratio", "warmdown_iters", "warmdown_steps", "warmdown_frac", "cooldown_frac", "cooldown_ratio",
                   "cooldown_steps", "cooldown_iters")
+
+
+def _ds_overrides_hf_decay(f: Facts, r: Any) -> tuple[ConfigEntry, list[Setting]] | None:
+    """A decay named only by the HF Trainer's ``lr_scheduler_type`` while every DeepSpeed config the runs use has a scheduler
+    that does not decay (DeepSeek-Coder: ``--lr_scheduler_type "cosine"`` in the README's command beside
+    ``configs/ds_config_zero3.json``'s ``"scheduler": {"type": "WarmupLR"}``): with a ``scheduler`` section, transformers'
+    DeepSpeed integration lets DeepSpeed build the schedule and ignores ``lr_scheduler_type``, so the run warms up and stays
+    at its peak. The DeepSpeed scheduler entry and the overridden settings; None otherwise."""
+    if not r.decay or not all(isinstance(x, Setting) and x.name == "lr_scheduler_type" for x in r.decay) or not uses_hf_trainer(f):
+        return None
+    unlaunched = unlaunched_ds_configs(f)
+    ds_files = {e.path for e in f.config("zero_optimization") if e.path.endswith(".json") and e.path not in unlaunched
+                and not _TEST_FILE.search(e.path)}
+    flat = [e for e in r.constant if isinstance(e, ConfigEntry) and _ds_scheduler(f, e)]
+    if not ds_files or not flat or ds_files - {e.path for e in flat}:
+        return None
+    # a launch that passes no DeepSpeed config keeps the Trainer's schedule (Qwen-VL ``finetune_lora_single_gpu.sh`` beside
+    # four launches with ``--deepspeed finetune/ds_config_zero*.json``): it must be the exception
+    with_ds = {s.path for s in f.settings(*DS_REF_NAMES) if s.source == "launcher"}
+    launched = [s for s in r.decay if s.source == "launcher"]
+    plain = [s for s in launched if s.path not in with_ds]
+    if plain and len(plain) * 2 >= len(launched):
+        return None
+    return flat[0], [s for s in r.decay if s not in plain] + plain
 
 
 def _ds_scheduler(f: Facts, e: ConfigEntry) -> bool:
@@ -1097,6 +1122,19 @@ class G1LRSchedule(Check):
             if warm:
                 return Outcome(P, r.evidence(cited), f"warmup without a decay phase: {spread}", values)
             return Outcome(N, r.evidence(cited), f"constant learning rate: {spread}", values)
+        overridden = _ds_overrides_hf_decay(ctx.facts, r)
+        if r.warm and overridden is not None:
+            ds, hf_decay = overridden
+            values.update(lr_schedule=str(ds.value), decay=False, advice_for="ds-scheduler")
+            h = hf_decay[0]
+            with_ds = {x.path for x in ctx.facts.settings(*DS_REF_NAMES) if x.source == "launcher"}
+            plain = sorted({x.path for x in hf_decay if x.source == "launcher" and x.path not in with_ds})
+            but = (f"; {len(plain)} launch{'es' if len(plain) > 1 else ''} without DeepSpeed ({', '.join(plain[:3])}) "
+                   f"keep{'' if len(plain) > 1 else 's'} the Trainer's {h.value}" if plain else "")
+            return Outcome(P, r.evidence([ds, *hf_decay, *r.warm]), f"warmup without a decay phase: the DeepSpeed config's scheduler "
+                           f"{ds.value} ({ds.path}:{ds.line}) holds the learning rate at its peak after the warmup, and it replaces the "
+                           f"Trainer's lr_scheduler_type {h.value} ({h.path}:{h.line}): the HF Trainer builds no schedule of its own "
+                           f"when the DeepSpeed config has a scheduler{but}", values)
         if r.warm and r.decay:
             shown = f"{name or 'decay'} schedule"
             if name and (_classify_schedule(name) or (False, True))[1] is False:

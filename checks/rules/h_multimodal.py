@@ -40,6 +40,10 @@ _VISION = re.compile(
 )
 
 
+#: a function that builds or loads the vision tower (``get_vision_model``, ``build_vision_tower``, ``load_image_encoder``)
+_VISION_BUILDER = re.compile(r"(?i)^_?(get|load|build|create|init|make)_\w*(vision|visual|vit|image_encoder|clip|siglip)\w*$")
+
+
 _MLLM_NAME = re.compile(r"(?i)(vl\b|[-_]vl|llava|internvl|minicpm[-_]?v|mllama|paligemma|pixtral|idefics|glm4v|qwen2_vl|video|"
                         r"vision|intern_vl|kimi_vl|gemma3|llama4)")
 
@@ -156,6 +160,10 @@ def _vision_code(f: Facts) -> tuple[list[Any], list[Any]]:
             unfrozen.append(c)
     for a in f.attr_assigns("requires_grad"):
         scope = (a.loop or "") + " " + a.target
+        # ... or inside a function that builds the vision model (minimind-v ``get_vision_model``: ``model =
+        # SiglipVisionModel.from_pretrained(path)``, then ``for param in model.parameters(): param.requires_grad = False``)
+        if _VISION_BUILDER.match(a.func or ""):
+            scope += " " + (a.func or "")
         if not _VISION.search(scope) or guard_off(f, a):
             continue  # a freeze in a branch the settings switch off (nanoVLM: ``else`` of ``if lr_vision_backbone > 0:``)
         t = truthy(a.value)
@@ -412,6 +420,12 @@ class H2DynamicResolution(_MultimodalOnly):
         Example({"train.py": "from transformers import LlavaForConditionalGeneration\n"
                  "model = LlavaForConditionalGeneration.from_pretrained('llava-hf/llava-1.5-7b-hf')\n"
                  "# image_aspect_ratio = 'anyres'\n"}, N, "fixed 336px llava-1.5"),
+        Example({"finetune/finetune.sh": "torchrun --nproc_per_node 8 finetune.py --model_name_or_path internlm/internlm-xcomposer2d5-7b "
+                 "--data_path data.txt --fix_vit False --hd_num 18 --bf16 True\n",
+                 "finetune/finetune.py": "from dataclasses import dataclass\n\n\n@dataclass\nclass DataArguments:\n"
+                 "    data_path: str = 'data.txt'\n    hd_num: int = 18\n"}, U, "InternLM-XComposer 2.5 HD sub-images"),
+        Example({"finetune/finetune.sh": "torchrun --nproc_per_node 8 finetune.py --model_name_or_path internlm/internlm-xcomposer2d5-7b "
+                 "--data_path data.txt --fix_vit False --hd_num 1 --bf16 True\n"}, N, "one 560 px view: no HD sub-images"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -430,7 +444,8 @@ class H2DynamicResolution(_MultimodalOnly):
                 used.append(s)
             elif t is False:
                 fixed.append(s)
-        for s in f.effective("max_slice_nums", "num_crops", "max_num_tiles", "max_image_tiles"):
+        # (InternLM-XComposer2-4KHD/2.5 ``--hd_num 18``: up to 18 sub-images of 560 px cut to the image's aspect ratio)
+        for s in f.effective("max_slice_nums", "num_crops", "max_num_tiles", "max_image_tiles", "hd_num"):
             n = as_number(s.value)
             if n is not None:
                 (used if n > 1 else fixed).append(s)

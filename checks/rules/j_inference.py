@@ -1081,6 +1081,10 @@ _MEDUSA_FILES = {
 }
 
 
+#: the model classes of Medusa's and EAGLE's speculative decoding (SafeAILab/EAGLE ``EaModel``, FasterDecoding ``MedusaModel``)
+_SPEC_MODEL_CLASS = re.compile(r"^(MedusaModel|Medusa\w*Model|EaModel|EagleModel|\w*(Medusa|Eagle)Head)$")
+
+
 @register
 class J7SpeculativeDecoding(_InferenceOnly):
     id = "J7"
@@ -1143,7 +1147,11 @@ class J7SpeculativeDecoding(_InferenceOnly):
                 used.append(c)
             if (as_number(c.kwargs.get("prompt_lookup_num_tokens")) or 0) > 0:
                 used.append(c)
-        used += _live(f, f.calls("MedusaModel", "EaModel", "EagleModel", "medusa.*", "eagle.*"))
+        used += _live(f, f.calls("MedusaModel", "EaModel", "EagleModel"))
+        # a package named ``medusa``/``eagle`` is the speculative heads' only where such a model class exists (Medusa's
+        # ``MedusaModel``); NVIDIA's Eagle VLM calls its own ``eagle`` package (``eagle.mm_utils.tokenizer_image_token``)
+        if any(_SPEC_MODEL_CLASS.match(c.name) for c in f.records("classes")):
+            used += _live(f, f.calls("medusa.*", "eagle.*"))
         if used:
             return Outcome(U, evs(used), "speculative decoding is configured", {"speculative": True})
         # an option the engine has but leaves at 0 (Megatron ``--num-speculative-tokens``, default 0): cite where it is off

@@ -127,8 +127,10 @@ def test_without_compile_the_same_code_is_not_called_compute_bound():
         "if compile:\n    model = torch.compile(model)\n", "")})
     p = audit(files).project
     assert p.bottleneck != Bottleneck.COMPUTE
-    assert p.bottleneck == Bottleneck.LAUNCH  # 124M parameters, eager: short kernels
-    assert any("small model (~124M" in r for r in p.bottleneck_reasons)
+    # 124M parameters, eager: short kernels only at small micro-batches (nanoGPT's default runs 12 x 1024 tokens per
+    # micro-batch), so launch-bound is a candidate to profile, not the verdict (round 41)
+    assert p.bottleneck == Bottleneck.UNKNOWN
+    assert any(r.startswith("launch-bound:") and "small model (~124M" in r for r in p.bottleneck_reasons)
 
 
 def test_reading_from_object_storage_is_not_compute_bound():

@@ -97,7 +97,9 @@ def test_long_sequences_without_fused_attention_are_memory_bound():
 
 def test_small_model_with_sync_points_is_launch_bound():
     files = {"train.py": "import torch\nfor x in dl:\n    loss = model(x)\n    loss.backward()\n    print(loss.item())\n"}
-    v = verdict(files, {"C1": U, "D2": N, "D4": N}, params_billions=0.05)
+    # (round 41: a small-model launch signal is positive only under 50M parameters; a 124M GPT-2 at 64 x 1024 tokens per
+    # micro-batch runs millisecond matmuls, see test_round41_rules)
+    v = verdict(files, {"C1": U, "D2": N, "D4": N}, params_billions=0.03)
     assert v.bottleneck == Bottleneck.LAUNCH
     assert v.scores == {"launch-bound": 3, "latency-bound": 1}
 
