@@ -563,7 +563,35 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
             state, sites = _args_attr_state(facts, name)
         if state is not None and state is neg:
             return sites
-    return section_flag_off(facts, call) or param_default_off(facts, call) or or_guard_off(facts, call)
+    return (section_flag_off(facts, call) or param_default_off(facts, call) or or_guard_off(facts, call)
+            or _trainer_copy_option_off(facts, call))
+
+
+def _trainer_copy_option_off(facts: Facts, call: Any) -> list[Any]:
+    """A branch of a copy of ``transformers.Trainer`` kept on the training path (ChatGLM-6B ``ptuning/trainer.py``) behind
+    a ``TrainingArguments`` switch the project never turns on (``if self.args.torch_compile: model = torch.compile(...)``):
+    the framework's option plumbing, off at the framework's default. The call itself when every plain flag of its guard
+    has no setting that turns it on; empty otherwise (or outside such a copy)."""
+    guard = getattr(call, "guard", None)
+    if not guard or not _in_trainer_copy(facts, call.path):
+        return []
+    flags = [n for n, neg in guard_flags(guard) if not neg]
+    if not flags or not any(re.search(rf"\bargs\.{re.escape(n)}\b", guard) for n in flags):
+        return []
+    for n in flags:
+        if any(truthy(s.value) is not False for s in facts.effective(n) if not _TEST_FILE.search(s.path)):
+            return []
+    return [call]
+
+
+def _in_trainer_copy(facts: Facts, path: str) -> bool:
+    """Whether ``path`` is a copy of ``transformers.Trainer`` (see :func:`checks.roles.framework_copy`), memoised."""
+    key = ("trainer-copy", path)
+    if key not in facts._memo:
+        from ..roles import framework_copy  # (roles does not import the rules)
+        ff = facts.files.get(path)
+        facts._memo[key] = ff is not None and framework_copy(ff) is not None  # type: ignore[assignment]
+    return bool(facts._memo[key])
 
 
 def _arm_off(facts: Facts, arm: Any) -> bool:

@@ -597,3 +597,33 @@ def test_lightning_ci_workflows_are_ci() -> None:
     a = _audit(files)
     assert a.roles.by_path[".lightning/workflows/tests.yaml"] == "ci"
     assert _check(a, "E4").status != Status.USED
+
+
+# --- THUDM/ChatGLM-6B: a copy of transformers.Trainer on the training path -------------------------------------------------
+
+def _chatglm(compile_flag: str = "") -> dict[str, str]:
+    methods = ("_inner_training_loop", "_maybe_log_save_evaluate", "_save_checkpoint", "_load_from_checkpoint",
+               "_load_optimizer_and_scheduler", "_load_rng_state", "_rotate_checkpoints", "_sorted_checkpoints",
+               "_get_train_sampler", "_get_eval_sampler", "_remove_unused_columns", "_set_signature_columns_if_needed",
+               "create_optimizer_and_scheduler", "evaluation_loop", "prediction_step", "floating_point_ops", "store_flos")
+    trainer = ("import torch\nfrom transformers import TrainingArguments\nfrom transformers.trainer_utils import speed_metrics\n\n\n"
+               "class Trainer:\n    def __init__(self, model=None, args=None):\n        self.model = model\n        self.args = args\n\n"
+               "    def _wrap_model(self, model, training=True):\n        if self.args.torch_compile:\n"
+               "            model = torch.compile(model, backend=self.args.torch_compile_backend)\n        return model\n\n"
+               + "".join(f"    def {m}(self, *args, **kwargs):\n        return speed_metrics('{m}', 0.0)\n\n" for m in methods))
+    main = ("from transformers import HfArgumentParser, Seq2SeqTrainingArguments\n\nfrom trainer import Trainer\n\n\n"
+            "def main():\n    (training_args,) = HfArgumentParser((Seq2SeqTrainingArguments,)).parse_args_into_dataclasses()\n"
+            "    trainer = Trainer(model=model, args=training_args)\n    trainer.train()\n\n\nif __name__ == '__main__':\n    main()\n")
+    run = ("deepspeed --num_gpus=4 main.py \\\n    --deepspeed deepspeed.json \\\n    --do_train \\\n    --per_device_train_batch_size 4 \\\n"
+           f"    --learning_rate 1e-4 \\\n    --fp16{compile_flag}\n")
+    return {"ptuning/trainer.py": trainer, "ptuning/main.py": main, "ptuning/ds_train_finetune.sh": run}
+
+
+def test_a_trainer_copys_compile_branch_is_off_at_the_framework_default() -> None:
+    d2 = _check(_audit(_chatglm()), "D2")
+    assert d2.status != Status.USED, d2.detail
+
+
+def test_a_trainer_copys_compile_branch_runs_when_the_launch_turns_it_on() -> None:
+    d2 = _check(_audit(_chatglm(" \\\n    --torch_compile")), "D2")
+    assert d2.status == Status.USED, d2.detail
