@@ -232,10 +232,7 @@ def _older_versions(files: Mapping[str, FileFacts], paths: list[str], decided: M
     train.py``): every folder of a lower version is an archived copy; newer folders without training code (``RWKV-v8``'s
     prototypes) and folders of the newest trained version (``-2.5-Reward`` beside ``-2.5-OmniLive``) stay. path -> why."""
     groups: dict[str, dict[str, tuple[int, ...]]] = {}
-    for p in paths:
-        if "/" not in p:
-            continue
-        top = p.split("/", 1)[0]
+    for top in {p.split("/", 1)[0] for p in paths if "/" in p}:  # each top-level folder once
         m = _VERSIONED_DIR.match(top)
         if m is not None:
             version = tuple(int(x) for x in (m.group("v") or m.group("d")).split("."))

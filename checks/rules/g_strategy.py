@@ -162,12 +162,13 @@ _WARMDOWN_KEYS = ("warmdown_ratio", "warmdown_iters", "warmdown_steps", "warmdow
                   "cooldown_steps", "cooldown_iters")
 
 
-def _ds_overrides_hf_decay(f: Facts, r: Any) -> tuple[ConfigEntry, list[Setting]] | None:
+def _ds_overrides_hf_decay(f: Facts, r: Any) -> tuple[ConfigEntry, list[Setting], list[str]] | None:
     """A decay named only by the HF Trainer's ``lr_scheduler_type`` while every DeepSpeed config the runs use has a scheduler
     that does not decay (DeepSeek-Coder: ``--lr_scheduler_type "cosine"`` in the README's command beside
     ``configs/ds_config_zero3.json``'s ``"scheduler": {"type": "WarmupLR"}``): with a ``scheduler`` section, transformers'
     DeepSpeed integration lets DeepSpeed build the schedule and ignores ``lr_scheduler_type``, so the run warms up and stays
-    at its peak. The DeepSpeed scheduler entry and the overridden settings; None otherwise."""
+    at its peak. The DeepSpeed scheduler entry, the overridden settings and the launch files that pass no DeepSpeed config
+    (they keep the Trainer's schedule); None otherwise."""
     if not r.decay or not all(isinstance(x, Setting) and x.name == "lr_scheduler_type" for x in r.decay) or not uses_hf_trainer(f):
         return None
     unlaunched = unlaunched_ds_configs(f)
@@ -183,7 +184,7 @@ def _ds_overrides_hf_decay(f: Facts, r: Any) -> tuple[ConfigEntry, list[Setting]
     plain = [s for s in launched if s.path not in with_ds]
     if plain and len(plain) * 2 >= len(launched):
         return None
-    return flat[0], [s for s in r.decay if s not in plain] + plain
+    return flat[0], [s for s in r.decay if s not in plain] + plain, sorted({s.path for s in plain})
 
 
 def _ds_scheduler(f: Facts, e: ConfigEntry) -> bool:
@@ -1124,11 +1125,9 @@ class G1LRSchedule(Check):
             return Outcome(N, r.evidence(cited), f"constant learning rate: {spread}", values)
         overridden = _ds_overrides_hf_decay(ctx.facts, r)
         if r.warm and overridden is not None:
-            ds, hf_decay = overridden
+            ds, hf_decay, plain = overridden
             values.update(lr_schedule=str(ds.value), decay=False, advice_for="ds-scheduler")
             h = hf_decay[0]
-            with_ds = {x.path for x in ctx.facts.settings(*DS_REF_NAMES) if x.source == "launcher"}
-            plain = sorted({x.path for x in hf_decay if x.source == "launcher" and x.path not in with_ds})
             but = (f"; {len(plain)} launch{'es' if len(plain) > 1 else ''} without DeepSpeed ({', '.join(plain[:3])}) "
                    f"keep{'' if len(plain) > 1 else 's'} the Trainer's {h.value}" if plain else "")
             return Outcome(P, r.evidence([ds, *hf_decay, *r.warm]), f"warmup without a decay phase: the DeepSpeed config's scheduler "

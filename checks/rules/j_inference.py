@@ -1082,7 +1082,7 @@ _MEDUSA_FILES = {
 
 
 #: the model classes of Medusa's and EAGLE's speculative decoding (SafeAILab/EAGLE ``EaModel``, FasterDecoding ``MedusaModel``)
-_SPEC_MODEL_CLASS = re.compile(r"^(MedusaModel|Medusa\w*Model|EaModel|EagleModel|\w*(Medusa|Eagle)Head)$")
+_SPEC_MODEL_CLASS = re.compile(r"^(Medusa\w*Model|EaModel|EagleModel|\w*(Medusa|Eagle)Head)$")
 
 
 @register
