@@ -22,7 +22,7 @@ from .facts import Facts, as_number, truthy
 from .model import Bottleneck, CheckResult, Project, Status
 from .project import multi_node_folders
 from .roles import GUIDE, IN_SCOPE
-from .rules._helpers import HF_STEP_HOOKS, class_at, deepspeed_alternative_files, hf_trainer_subclasses, hook_fed_loaders
+from .rules._helpers import HF_STEP_HOOKS, class_at, comparison_off, deepspeed_alternative_files, hf_trainer_subclasses, hook_fed_loaders
 
 MIN_SCORE = 3
 MIN_MARGIN = 2
@@ -992,7 +992,9 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     syncs = [c for c in facts.calls("item", "torch.cuda.synchronize", "cpu", "tolist")
              if (c.path, c.func, c.loop) in step_loops and not _EVAL_FUNC.search(c.func or "") and not _PERIODIC.search(c.guard or "")
              and not _WARMUP_FUNC.search(c.func or "")
-             and not _off_by_default(facts, c.guard)]
+             and not _off_by_default(facts, c.guard)
+             # (nor one under a comparison the settings make false: open_lm ``if args.moe_freq > 0:`` with ``--moe-freq`` 0)
+             and not comparison_off(facts, c)]
     # ... and the hooks an HF Trainer runs on every micro-batch, overridden by the project's one Trainer subclass (Medusa's
     # ``compute_loss`` takes ``.item()`` of each head's loss and top-k accuracies to log them). A library of several trainer
     # classes (TRL's OnlineDPOTrainer beside SFT/DPO/...; lmms-engine's HF and dLLM trainers beside its FSDP2 loop) runs one

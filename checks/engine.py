@@ -564,7 +564,8 @@ def _note_distributions(facts: Facts, results: list[CheckResult]) -> None:
             counts = sorted(dist[k].items(), key=lambda kv: (-kv[1], *_tie_order(_fmt_value(kv[0]))))
             text = f"{k}: " + ", ".join(f"{_fmt_value(v)} in {n} recipe{'s' if n != 1 else ''}" for v, n in counts)
             how = judged_by.get(k, "none")
-            judged = (f"judged by the {how}" if how.startswith("majority") else
+            judged = (f"judged per recipe: {r.values['judged_per_recipe']}" if r.values.get("judged_per_recipe") else
+                      f"judged by the {how}" if how.startswith("majority") else
                       f"no majority: judged by the default at {how.split(' ', 1)[1]}" if how.startswith("default ") else
                       f"no majority: judged by the recipes documented at {how.split(' ', 1)[1]}" if how.startswith("documented ") else "no majority")
             # recipes that leave the name unset run with a default: say how many, and where that default is

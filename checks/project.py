@@ -328,7 +328,7 @@ def _params_from_names(named: list[tuple[str, str]]) -> tuple[float | None, dict
 
 #: a recipe kept for debugging, CI or smoke tests (prime-rl's ``configs/debug/algo/*.toml`` and ``configs/ci/``, all on a
 #: 0.6B model): what it names says nothing about the size the project's runs train
-_DEBUG_RECIPE = re.compile(r"(?i)(^|/)(debug|smoke|ci|tests?|fake|toy|dummy|mock)(/|[_.-][^/]*$)")
+_DEBUG_RECIPE = re.compile(r"(?i)(^|/)(debug|smoke|ci|tests?|fake|toy|dummy|mock|mini)(/|[_.-][^/]*$)")
 
 #: two sizes named within this fraction of each other are one model size, rounded differently (1B and 1.1B; not 7B and 8B)
 _SAME_SIZE = 0.10
@@ -697,7 +697,7 @@ def _fsdp_configured(facts: Facts) -> bool:
 
 #: a script named for inference, generation or a demo (Meta's llama3 ``example_text_completion.py``, ``example_chat_completion.py``)
 _INFERENCE_SCRIPT = re.compile(r"(^|[_-])(infer|inference|generate|generation|predict|prediction|serve|server|serving|"
-                               r"completion|chat|demo)([_-]|\.py$)", re.I)
+                               r"completion|chat|chatbot|demo)([_-]|\.py$)", re.I)
 
 
 def _inference_launch(facts: Facts, launch: Any) -> bool:
@@ -720,10 +720,12 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     p.training_files = train_paths
     launchers = {x.launcher for x in facts.launches()}
     own_python = bool(facts.imports("torch", "transformers"))
+    declared: set[str] = set()  # frameworks seen only as dependencies
     for fw, (mods, deps, launch) in FRAMEWORKS.items():
         if facts.imports(*mods) or launchers.intersection(launch):
             p.frameworks.append(fw)
         elif deps and facts.deps(*deps):
+            declared.add(fw)
             if fw in _IMPORTED_LIBRARIES and own_python:
                 # a library the project's own PyTorch code never imports (minimind lists ``trl==0.13.0`` in requirements.txt
                 # and writes its DPO/GRPO loops by hand): declared, not used; a recipe that names it still counts (below)
@@ -844,6 +846,9 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     moe_names = [n for n in names if _MOE_NAME.search(n)]
     moe_settings = [s for s in facts.settings(*_MOE_KEYS) if (as_number(s.value) or 0) > 1]
     in_code = bool(_moe_in_code(facts))
+    if not in_code and _moe_code_off(facts):
+        # the experts' count defaults beside layers the run never builds (open_lm ``moe_num_experts: int = 8`` in ``Params``)
+        moe_settings = [s for s in moe_settings if s.source not in ("field-default", "argparse-default")]
     p.moe = bool(in_code or moe_settings or any(f in ("mixtral",) for f in p.model_families) or moe_names)
     if p.moe:
         # where the experts are seen, for step zero's reason: a layer or model class in code, an expert count, a model name
@@ -896,7 +901,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     # a checkpoint load: Hugging Face's ``from_pretrained``, or the project's own loader of released weights (Mamba's
     # ``MambaLMHeadModel.from_pretrained`` reading an HF state dict)
     loads_weights = bool((facts.calls("from_pretrained") and not _only_tokenizer_loads(facts)) or own_pretrained_loader(facts) is not None)
-    others = _finetunes_otherwise(facts, p)
+    others = _finetunes_otherwise(facts, p, declared - _recipe_frameworks(facts))
     p.finetunes = loads_weights or others
     p.pretrains = bool(
         fresh_models(facts) or "megatron" in p.frameworks or "nanotron" in p.frameworks
@@ -1331,6 +1336,14 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
             for x in sizes:
                 dist[_fmt_params(x.total)] = dist.get(_fmt_params(x.total), 0) + 1
             p.notes["params_distribution"] = dist
+    if chosen is not None and (lib := _recipe_library(facts, chosen, sizes, named, training)):
+        # one recipe spells out its dimensions, the others name the models they train: a library of recipes for many sizes
+        # (litgpt: ``stories15M`` in ``config_hub/pretrain/tinystories.yaml`` beside 7B-9B fine-tuning recipes), not one size
+        (lo, lo_where), (hi, hi_where) = lib
+        p.notes["params_range"] = f"{_fmt_params(lo)}-{_fmt_params(hi)}"
+        p.notes["params_range_billions"] = (lo, hi)
+        p.notes["params_range_sources"] = [lo_where, hi_where]
+        return
     if chosen is not None:
         p.params_billions = chosen.total
         p.estimated_params = _fmt_params(chosen.total)
@@ -1379,6 +1392,32 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
                 line = next((st.line for st in facts.settings(*_MODEL_KEYS) if st.path == path and st.value == name), None)
                 p.notes["params_named"] = (name, f"{path}:{line}" if line else path)
                 break
+
+
+def _recipe_library(facts: Facts, chosen: _Size, sizes: list[_Size], named: list[tuple[str, str]],
+                    training: frozenset[str]) -> tuple[tuple[float, str], tuple[float, str]] | None:
+    """The range of sizes of a library of recipes: the size the dimensions of one file give (``chosen``, the only file that
+    spells them out) beside three or more other recipe files naming models of other sizes, more of them than name a size
+    like it (litgpt: ``stories15M`` at 15M beside ``falcon-7b/lora.yaml``, ``gemma-2-9b/qlora.yaml``, ...). (smallest,
+    where), (largest, where); None otherwise."""
+    cfg_file = chosen.where.rsplit(":", 1)[0]
+    if len({x.where.rsplit(":", 1)[0] for x in sizes}) != 1:
+        return None
+    per_file: dict[str, float] = {}
+    for path, name in _trained_names(facts, named, training):
+        v = size_in_name(name)
+        if (v is not None and path != cfg_file and path.endswith((".yaml", ".yml", ".json", ".toml"))
+                and not _DEBUG_RECIPE.search(path)):
+            per_file.setdefault(path, v)
+    other = {p: v for p, v in per_file.items() if abs(v - chosen.total) > _SAME_SIZE * max(v, chosen.total)}
+    if len(other) < 3 or len(other) * 2 <= len(per_file):
+        return None
+    def where(v: float) -> str:
+        path = sorted(q for q, x in other.items() if x == v)[0]
+        line = next((st.line for st in facts.settings(*_MODEL_KEYS) if st.path == path and size_in_name(str(st.value)) == v), None)
+        return f"{path}:{line}" if line else path
+    lo, hi = min(other.values()), max(other.values())
+    return (min((chosen.total, chosen.where), (lo, where(lo))), max((chosen.total, chosen.where), (hi, where(hi))))
 
 
 #: the name of a call that builds a configuration or arguments object (``LlamaConfig(...)``, ``SFTConfig(...)``): its keywords
@@ -1510,8 +1549,25 @@ def _moe_in_code(facts: Facts) -> list:
         return found
     sites = {(u.path, u.line) for u in found}
     patched = [a for a in facts.records("attr_assigns") if (a.path, a.line) in sites]
-    return [u for u in found if not any(a.path == u.path and a.line == u.line and a.target.startswith(u.name + ".")
-                                        for a in patched)]
+    off = _moe_layers_off(facts, sites)
+    return [u for u in found if (u.path, u.line) not in off and not any(
+        a.path == u.path and a.line == u.line and a.target.startswith(u.name + ".") for a in patched)]
+
+
+def _moe_layers_off(facts: Facts, sites: set[tuple[str, int]]) -> set[tuple[str, int]]:
+    """(path, line) of the mixture-of-experts layers built only in a branch the settings switch off (open_lm
+    ``self.feed_forward = MoE(moe_args)`` under ``elif args.ffn_type == "moe":``, with ``ffn_type`` "swiglu" by default and
+    in every model config): an architecture offered, not the run's."""
+    from .rules._helpers import guard_off  # (the rules import this module)
+    return {(c.path, c.line) for c in facts.calls("MoE", "MixtureOfExperts", "SparseMoeBlock") if (c.path, c.line) in sites
+            and c.guard and guard_off(facts, c)}
+
+
+def _moe_code_off(facts: Facts) -> bool:
+    """Every mixture-of-experts layer of the code is built only in a branch that is off (see :func:`_moe_layers_off`)."""
+    found = facts.uses("MoE", "MixtureOfExperts", "SparseMoeBlock")
+    sites = {(u.path, u.line) for u in found}
+    return bool(sites) and _moe_layers_off(facts, sites) == sites
 
 
 def _encoder_models_only(facts: Facts, p: Project) -> bool:
@@ -1659,16 +1715,28 @@ def _inference_file(path: str) -> bool:
     return "/" in path and bool(_INFER_PATH.search(path.rsplit("/", 1)[0]))
 
 
-def _finetunes_otherwise(facts: Facts, p: Project) -> bool:
-    """A fine-tuning signal other than a ``from_pretrained`` load of weights (with it, :func:`detect_project`'s ``finetunes``)."""
+def _own_steps(facts: Facts) -> bool:
+    """Whether the scope has a training step of its own: a call that runs one (``backward``, ``optimizer.step``, a
+    trainer's ``train``/``fit``) other than infrastructure handing it on (see :func:`_not_a_training_call`)."""
+    return any(not _not_a_training_call(c) for c in facts.calls("backward", "Trainer", "SFTTrainer", "fit", "train",
+                                                                 "optimizer.step", "step", "pretrain"))
+
+
+def _finetunes_otherwise(facts: Facts, p: Project, declared: set[str] = frozenset()) -> bool:  # type: ignore[assignment]
+    """A fine-tuning signal other than a ``from_pretrained`` load of weights (with it, :func:`detect_project`'s ``finetunes``).
+    ``declared``: frameworks seen only in the dependencies, which no code imports, launches or names in a recipe
+    (alpaca_eval lists ``peft`` for its local decoders; its own code evaluates): they say nothing about fine-tuning."""
     return bool(
         p.alignment  # preference/RL/distillation training starts from a pretrained model
-        or {"peft", "trl", "llamafactory", "axolotl"} & set(p.frameworks)
+        or {"peft", "trl", "llamafactory", "axolotl"} & (set(p.frameworks) - declared)
         # set by a config or launch, not an argparse/dataclass default (Megatron defines ``--finetune``, default off);
         # Megatron's ``--load`` resumes pre-training and says nothing about fine-tuning
         or any(truthy(s.value) is not False and s.source not in ("argparse-default", "field-default")
                for s in facts.settings("finetuning_type", "lora_r", "lora_rank", "adapter", "pretrained_checkpoint", "finetune"))
-        or any(_finetune_path(path) for path in facts.files)
+        # (a guide named for fine-tuning counts beside training code of the project's own, pytorch-accelerated's
+        # ``docs/fine_tuning.rst``; in a repository that trains nothing itself, InternLM's ``finetune/README.md`` pointing at
+        # XTuner and LLaMA-Factory documents someone else's training)
+        or any(_finetune_path(path) for path in facts.files if not path.lower().endswith(_DOC_EXT) or _own_steps(facts))
         # the model factory is handed the run's ``--pretrained`` option (OpenCLIP ``create_model_and_transforms(args.model,
         # args.pretrained, ...)``): the run can start from released weights, a fine-tuning path even with the option unset
         or pretrained_option_to_model(facts) is not None
@@ -1684,7 +1752,13 @@ def _does_inference(facts: Facts, p: Project) -> bool:
     ``model.generate`` inside training or evaluation code (``eval.py``, a callback) does not make a training
     repository an inference project: J is about serving/generation throughput, not a few eval samples.
     """
-    if facts.imports(*_INFERENCE_ENGINES) or facts.deps("vllm", "sglang", "tensorrt-llm", "lmdeploy", "text-generation") or facts.launches("vllm"):
+    if facts.imports(*_INFERENCE_ENGINES) or facts.launches("vllm"):
+        return True
+    # an engine in the dependencies counts when the project has no Python code of its own in scope (a serving image's
+    # requirements); beside code that never imports it (alpaca_eval lists ``vllm`` for the local decoders of its evaluation
+    # harness, code outside the training path) it is declared, not run
+    if facts.deps("vllm", "sglang", "tensorrt-llm", "lmdeploy", "text-generation") and not any(
+            path.endswith(".py") and path != "setup.py" and not path.endswith("/setup.py") for path in facts.files):
         return True
     if facts.launches(*_SERVING_LAUNCHERS) or any((x.script or "").split(".")[0] in _INFERENCE_ENGINES for x in facts.launches("python")):
         return True
@@ -1774,8 +1848,8 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
                     local_only.add((launch.path, launch.arg_line(k)))
                     continue
                 nodes.append((n, f"{launch.path}:{launch.line}"))
-            if k in {"nproc_per_node", "num_gpus", "gpus", "num_processes", "nproc-per-node"} and n:
-                gpus.append(n)
+            if k in {"nproc_per_node", "num_gpus", "gpus", "num_processes", "nproc-per-node"} and n and not _inference_launch(facts, launch):
+                gpus.append(n)  # (not a chat demo's ``deepspeed --num_gpus=1 examples/vis_chatbot.py``: LMFlow)
         # a rendezvous address or node rank with a node count left to the environment ($NNODES): multi-node;
         # ``--nnodes 1 --master_addr localhost`` is not
         # (accelerate spells them ``--num_machines $NUM_NODES --machine_rank $SLURM_PROCID --main_process_ip $MASTER_ADDR``:

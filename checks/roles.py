@@ -101,6 +101,8 @@ _TEST_DIR = re.compile(r"^(tests?|testing|unit_?tests?|integration_?tests?|funct
 # a benchmark script, or a profiling script named for what it profiles (``profile_layers.py``, ``profile_fsdp.py``: it times
 # layers or engines for a cost model or a report; a bare ``profile.py``/``profiler.py`` is a utility the trainer may import)
 _BENCH_FILE = re.compile(r"^((bench|benchmark)(_\w+)?|profile_\w+|\w+_(bench|benchmark))\.py$")  # + ``pg_transport_bench.py``
+#: a launch script of a benchmark (open_lm ``run_bench.sh``: ``torchrun -m benchmark.main ... --log-every-n-steps 1 --profile``)
+_BENCH_SHELL = re.compile(r"^((run_)?(bench|benchmark)(_\w+)?|\w+_(bench|benchmark))\.(sh|slurm|sbatch)$")
 _TEST_FILE = re.compile(r"^(test_\w+|\w+_test|conftest|tests)\.py$")
 # a dated copy of a run: ``2024-10-14_ModernArch/``, ``20240501/``, ``train_gpt2_2024_10_14.py``
 _DATED = re.compile(r"(?:^|[_\-.])(?:19|20)\d{2}[-_.]?(?:0[1-9]|1[0-2])[-_.]?(?:0[1-9]|[12]\d|3[01])(?:[_\-.]|$)")
@@ -212,7 +214,7 @@ def path_role(path: str, kind: str) -> tuple[str | None, str]:
         return DEV, "dev/test requirements"
     if kind == "python" and _TEST_FILE.match(low):
         return TEST, "test module"
-    if kind == "python" and _BENCH_FILE.match(low):
+    if (kind == "python" and _BENCH_FILE.match(low)) or (kind == "shell" and _BENCH_SHELL.match(low)):
         return BENCHMARK, "benchmark script"
     if kind in ("python", "shell") and _EVAL_FILE.match(low):
         return EVAL, "evaluation script"

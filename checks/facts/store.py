@@ -8,6 +8,7 @@ Name patterns match import-resolved dotted names by suffix on a dot boundary:
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -1252,6 +1253,8 @@ class Facts:
         """Evidence from any fact record (or a Setting)."""
         if isinstance(fact, Setting):
             text = (fact.spelled or flag_snippet(fact.text, fact.key, fact.value)) if fact.source == "launcher" else fact.text
+            if fact.source == "call":
+                text = keyword_snippet(text, fact.key, fact.value)
             return Evidence(fact.path, fact.line, text, key or fact.key, fact.value if value is None else value)
         if isinstance(fact, Launch) and key and key.startswith("-"):  # a flag of a continued command: the line that holds it
             line = fact.arg_line(key.lstrip("-").replace("-", "_"))
@@ -1264,6 +1267,18 @@ class Facts:
 
 #: a launch argument naming the config file the run starts from
 _BASE_CONFIG_KEYS = frozenset({"config", "config_file", "cfg", "configs", "config_path", "cfg_file"})
+
+
+def keyword_snippet(call_text: str, key: str, value: Any) -> str:
+    """The keyword a call setting comes from, as its own line holds it: a multi-line call's keyword sits below the call's
+    first line, which is all the facts keep of its text (Open-Reasoner-Zero ``LLMRayActor.options(...).remote(`` on one
+    line, ``dtype="bfloat16",`` on the line cited): ``dtype="bfloat16"``, written from the keyword and its value. The
+    call's text when it holds the keyword itself, or when the key names no keyword (``CPUOffload(offload_params=)``)."""
+    m = re.fullmatch(r"[\w.]+\((\w+)=\)", key)
+    if m is None or re.search(rf"\b{re.escape(m.group(1))}\s*=", call_text):
+        return call_text
+    shown = value.text if isinstance(value, Expr) else json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
+    return f"{m.group(1)}={shown}"
 
 
 def flag_snippet(command: str, key: str, value: Any = None) -> str:

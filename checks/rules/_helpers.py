@@ -547,6 +547,10 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
     guard = getattr(call, "guard", None)
     if guard and (_dead_branch(guard) or _unset_get_off(facts, guard, call.path)):
         return [call]
+    # (first: in a Trainer copy the framework's option is why a branch is off, not a parameter its callers pass)
+    copy_off = _trainer_copy_option_off(facts, call) if guard else []
+    if copy_off:
+        return copy_off
     cmp_off = _comparison_off(facts, guard, call.path) if guard else []
     if cmp_off:
         return cmp_off
@@ -563,28 +567,77 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
             state, sites = _args_attr_state(facts, name)
         if state is not None and state is neg:
             return sites
-    return (section_flag_off(facts, call) or param_default_off(facts, call) or or_guard_off(facts, call)
-            or _trainer_copy_option_off(facts, call))
+    return section_flag_off(facts, call) or param_default_off(facts, call) or or_guard_off(facts, call)
 
 
 def _trainer_copy_option_off(facts: Facts, call: Any) -> list[Any]:
     """A branch of a copy of ``transformers.Trainer`` kept on the training path (ChatGLM-6B ``ptuning/trainer.py``) behind
-    a ``TrainingArguments`` switch the project never turns on (``if self.args.torch_compile: model = torch.compile(...)``):
-    the framework's option plumbing, off at the framework's default. The call itself when every plain flag of its guard
-    has no setting that turns it on; empty otherwise (or outside such a copy)."""
+    a ``TrainingArguments`` option the project never picks: the framework's option plumbing, off at the framework's
+    default. Read in a positive term of the guard: a flag ``args.X`` (``if self.args.torch_compile:``), an attribute the
+    copy derives from it tested for ``None`` (``elif self.fsdp is not None:``), an enum or string choice ``args.X ==
+    OptimizerNames.Y`` / ``"y"``, or a membership ``FSDPOption.OFFLOAD in self.args.X``. The call itself when that term is
+    off: no setting of ``X`` outside the copy and the tests turns it on (or, for a choice, names ``y``); empty otherwise
+    (or outside such a copy)."""
     guard = getattr(call, "guard", None)
-    if not guard or not _in_trainer_copy(facts, call.path):
+    if not guard or not in_trainer_copy(facts, call.path):
         return []
-    flags = [n for n, neg in guard_flags(guard) if not neg]
-    if not flags or not any(re.search(rf"\bargs\.{re.escape(n)}\b", guard) for n in flags):
+    node = parse_expr(guard)
+    if node is None:
         return []
-    for n in flags:
-        if any(truthy(s.value) is not False for s in facts.effective(n) if not _TEST_FILE.search(s.path)):
-            return []
-    return [call]
+    for t in node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]:
+        if isinstance(t, ast.UnaryOp):
+            continue
+        name, choice = _copy_option_term(t)
+        if name is None:
+            continue
+        sites = [s for s in facts.effective(name) if s.path != call.path and not _TEST_FILE.search(s.path)]
+        if choice is None and not any(truthy(s.value) is not False for s in sites):
+            return [call]
+        if choice is not None and not any(not isinstance(s.value, str) or s.value.strip().lower() == choice for s in sites):
+            return [call]
+    return []
 
 
-def _in_trainer_copy(facts: Facts, path: str) -> bool:
+def trainer_copy_off(facts: Facts, call: Any) -> bool:
+    """Whether ``call`` sits in a branch of a ``transformers.Trainer`` copy behind an option the project never picks (see
+    :func:`_trainer_copy_option_off`)."""
+    return bool(getattr(call, "guard", None)) and bool(_trainer_copy_option_off(facts, call))
+
+
+#: the attributes a ``transformers.Trainer`` sets from an option of the same name, None unless the run picks it
+#: (``self.fsdp = ...`` when ``len(args.fsdp) > 0``): not ``self.optimizer`` or ``self.eval_dataset``, which the run fills
+_COPY_DERIVED = frozenset({"fsdp", "sharded_ddp"})
+
+
+def _copy_option_term(t: ast.expr) -> tuple[str | None, str | None]:
+    """The ``TrainingArguments`` option a term of a Trainer copy's guard tests, and the choice it compares with (None for a
+    flag): ``self.args.torch_compile`` -> ``("torch_compile", None)``, ``self.fsdp is not None`` -> ``("fsdp", None)``,
+    ``args.optim == OptimizerNames.ADAMW_APEX_FUSED`` -> ``("optim", "adamw_apex_fused")``, ``FSDPOption.OFFLOAD in
+    self.args.fsdp`` -> ``("fsdp", None)``; ``(None, None)`` for anything else."""
+    def args_attr(e: ast.expr) -> str | None:
+        if isinstance(e, ast.Attribute) and isinstance(e.value, (ast.Name, ast.Attribute)):
+            holder = e.value.id if isinstance(e.value, ast.Name) else e.value.attr
+            return e.attr if holder == "args" else None
+        return None
+    if isinstance(t, ast.Attribute):
+        return args_attr(t), None
+    if not (isinstance(t, ast.Compare) and len(t.ops) == 1):
+        return None, None
+    op, left, right = t.ops[0], t.left, t.comparators[0]
+    if (isinstance(op, ast.IsNot) and isinstance(right, ast.Constant) and right.value is None
+            and isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name) and left.value.id == "self"):
+        return (args_attr(left) or left.attr, None) if left.attr in _COPY_DERIVED else (None, None)
+    if isinstance(op, ast.In):
+        return args_attr(right), None
+    if isinstance(op, ast.Eq) and args_attr(left):
+        if isinstance(right, ast.Attribute) and isinstance(right.value, ast.Name) and right.value.id[:1].isupper():
+            return args_attr(left), right.attr.lower()
+        if isinstance(right, ast.Constant) and isinstance(right.value, str):
+            return args_attr(left), right.value.lower()
+    return None, None
+
+
+def in_trainer_copy(facts: Facts, path: str) -> bool:
     """Whether ``path`` is a copy of ``transformers.Trainer`` (see :func:`checks.roles.framework_copy`), memoised."""
     key = ("trainer-copy", path)
     if key not in facts._memo:
@@ -1269,6 +1322,12 @@ def _holds(op: ast.cmpop, value: Any, right: Any) -> bool | None:
             return None if right is not None else _CMP[type(op)](value, right)
         value = n
     return _CMP[type(op)](value, right)
+
+
+def comparison_off(facts: Facts, call: Any) -> list[Any]:
+    """:func:`_comparison_off` of a call's guard: the settings that make an and-ed comparison of it false."""
+    guard = getattr(call, "guard", None)
+    return _comparison_off(facts, guard, call.path) if guard else []
 
 
 def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:

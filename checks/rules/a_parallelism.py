@@ -52,6 +52,7 @@ from ._helpers import (
     keyword_choices,
     resolve_file,
     switched_off_ds_dicts,
+    trainer_copy_off,
     uncalled_function,
     unlaunched_ds_configs,
     uses_hf_trainer,
@@ -735,8 +736,8 @@ def fsdp_sites(facts: Facts) -> list[Site]:
     sites: list[Site] = []
     menu = accelerate_menu(facts)
     for c in facts.calls("FullyShardedDataParallel"):
-        if follows_launch_fsdp(facts, c):
-            continue
+        if follows_launch_fsdp(facts, c) or trainer_copy_off(facts, c):
+            continue  # (a Trainer copy's FSDP branch behind ``--fsdp``, which nothing sets, is the framework's option)
         strat = _strategy(c.kwargs.get("sharding_strategy"))
         native = not c.name.startswith("fairscale")
         if not native and c.kwargs.get("reshard_after_forward") is False:

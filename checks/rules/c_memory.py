@@ -30,6 +30,7 @@ from ._helpers import (
     guard_flags,
     guard_off,
     helper_callers_off,
+    in_trainer_copy,
     launches_with_train_args,
     off,
     off_detail,
@@ -2180,7 +2181,7 @@ class C4Offload(Check):
             if t:
                 used.append(s)
                 values.setdefault("offload", True)
-            elif t is False and s.rank > 0 and s.source != "assign":
+            elif t is False and s.rank > 0 and s.source != "assign" and not (s.source == "call" and _call_gated(f, s)):
                 # a run's setting turns it off; a library's local ``cpu_offload = None`` (Megatron's TE wrapper) does not
                 disabled.append(s)
         # FSDP's offload policies, unless a data-parallel selector leaves FSDP itself unpicked (fairseq2: ``data_parallelism``
@@ -2189,9 +2190,15 @@ class C4Offload(Check):
         for c in f.calls("CPUOffload") if not fsdp_off else ():
             v = c.kwargs.get("offload_params", c.args[0] if c.args else False)
             if not value_on(f, v):
-                disabled.append(c)
+                if not guard_off(f, c):  # (not in a branch the run does not take: a Trainer copy's unpicked FSDP branch)
+                    # the flag it reads, when off (open_lm ``CPUOffload(offload_params=args.fsdp_cpu_offload)``, an argparse
+                    # default nobody changes: off by default, not explicitly disabled)
+                    read = [s for s in f.effective(v.ref) if truthy(s.value) is False] if isinstance(v, Expr) and v.ref else []
+                    disabled += read or [c]
             elif gate := guard_off(f, c) or callers_off(f, c):
-                disabled += _off_switches(gate, c)
+                # (a Trainer copy's ``if FSDPOption.OFFLOAD in self.args.fsdp:`` under an FSDP branch the run does not take is
+                # the framework's option, not a setting of the run)
+                disabled += [] if in_trainer_copy(f, c.path) else _off_switches(gate, c)
             else:
                 used.append(c)
         for c in f.calls("CPUOffloadPolicy", "OffloadPolicy"):
@@ -3314,6 +3321,10 @@ _POOL_CALLS = ("CUDAPluggableAllocator", "change_current_allocator", "torch.cuda
 _INPLACE_OPS = re.compile(r"(relu6?|leaky_relu|elu|selu|celu|silu|hardswish|hardsigmoid|hardtanh|mish|dropout\w*|threshold|rrelu)$", re.I)
 
 
+#: an ``if`` that runs its body every few steps (``global_step % args.eval_step == 0``, ``step % log_every == 0``)
+_PERIODIC_GUARD = re.compile(r"%")
+
+
 def _in_hot_loop(c: Call) -> bool:
     """A call inside a ``for`` loop, or in a function that is a training/optimisation step, unless a first-step guard
     makes it run once (fairseq2 ``if self._first_iter: torch.cuda.empty_cache()`` after the first step, "to reduce
@@ -3345,7 +3356,7 @@ _EVAL_STEP_NAME = re.compile(r"(?i)(predict\w*|eval\w*|valid\w*|val|test)_step")
 
 
 #: a guard conjunct true on the first step only (``self._first_iter``, ``is_first_step``, ``step == 0``, ``global_step == 1``)
-_ONCE_PART = re.compile(r"(?i)[\w.]*\b_*(is_)?first(_\w+)?|[\w.]*(step|iter|iteration)\w*\s*==\s*[01]")
+_ONCE_PART = re.compile(r"(?i)[\w.]*\b_*(is_)?first(_\w+)?|[\w.]*(step|iter|iteration|batch_?(cnt|idx|count|num))\w*\s*==\s*[01]")
 
 
 def _once_guard(guard: str | None) -> bool:
@@ -3465,6 +3476,9 @@ class C6MemoryPool(Check):
         # state as it quantizes): not the training loop
         train = ctx.project.training_files
         findings = [c for c in findings if c.path in train] if train else findings
+        # ... nor one under a periodic condition (MOSS ``if global_step % args.eval_step == 0 or global_step == 1:
+        # torch.cuda.empty_cache()`` before its validation pass): not every step
+        findings = [c for c in findings if not _PERIODIC_GUARD.search(c.guard or "")]
         findings += [s for s in f.effective("torch_empty_cache_steps") if (as_number(s.value) or 0) >= 1 and (as_number(s.value) or 0) < 50]
         fnd = [f.ev(x, key="torch.cuda.empty_cache()" if isinstance(x, Call) else None) for x in findings]
         every_step = [c for c in findings if isinstance(c, Call) and _every_step(c)]

@@ -22,6 +22,7 @@ from ._helpers import (
     flag_state,
     guard_flags,
     guard_off,
+    in_trainer_copy,
     launches_with_train_args,
     parse_expr,
     recipe_majority,
@@ -2371,14 +2372,16 @@ class D6OperatorFusion(Check):
         compiled = _compiled_optimizer_step(f)
         used += compiled
         optim_fused = optim_fused or bool(compiled)
-        apex_like = [u for u in f.uses(*_FUSED_USES) if not guard_off(f, u)]
+        # (a copy of ``transformers.Trainer`` names apex's FusedAdam in its ``optim`` table, ChatGLM-6B ``ptuning/trainer.py``
+        # ``elif args.optim == OptimizerNames.ADAMW_APEX_FUSED:``: the run's optimizer is its ``optim`` setting, read above)
+        apex_like = [u for u in f.uses(*_FUSED_USES) if not guard_off(f, u) and not in_trainer_copy(f, u.path)]
         # a fused layer imported in ``try: ... except ImportError:`` from a package the project does not depend on (the
         # vendored HF T5 copy's ``T5LayerNorm = FusedRMSNorm`` when apex happens to be installed) is not in effect by default
         optional = [u for u in apex_like if _optional_package(f, u)]
         apex_like = [u for u in apex_like if u not in optional]
         # ... or bound to the plain class's name, which the fallback rebinds (LLaMA2-Accessory ``try: from apex.optimizers
         # import FusedAdam as AdamW / except ImportError: from torch.optim import AdamW``): no use resolves to apex there
-        aliased = [i for i in f.imports("apex") if i.optional and i.name in _FUSED_USES
+        aliased = [i for i in f.imports("apex") if i.optional and i.name in _FUSED_USES and not in_trainer_copy(f, i.path)
                    and not any(u.path == i.path for u in [*optional, *apex_like])]
         if f.deps("apex"):
             apex_like += aliased  # installed with the project: the alias is the fused class

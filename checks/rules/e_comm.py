@@ -874,6 +874,8 @@ class E2CommComputeOverlap(Check):
         # FSDP (not its library wrappers when a data-parallel selector leaves it at DDP: fairseq2 ``data_parallelism``)
         fsdp_off = bool(backend_unselected(f, "fsdp"))
         for c in f.calls("FullyShardedDataParallel") if not fsdp_off else ():
+            if guard_off(f, c):
+                continue  # in a branch the run does not take (a Trainer copy's ``elif self.fsdp is not None:``)
             bp = c.kwargs.get("backward_prefetch", "default")
             fp = truthy(c.kwargs.get("forward_prefetch", False))
             if fp or bp == "default" or _PREFETCH_ON.search(_text(bp)):
@@ -965,7 +967,8 @@ class E2CommComputeOverlap(Check):
             if e.fmt == "python" and e.keys[0] in {"FullyShardedDataParallel", "FSDP"}:
                 continue
             found = True
-            if _PREFETCH_ON.search(str(e.value)):
+            # (a boolean is a project's own switch for it: open_lm ``fsdp-backward-prefetch: True`` sets BACKWARD_PRE)
+            if _PREFETCH_ON.search(str(e.value)) or e.value is True:
                 used.append(f.ev(e, key=e.dotted, value=e.value))
                 why.append("FSDP backward prefetch")
             else:

@@ -1811,7 +1811,8 @@ def _lora_recipe_minority(f: Facts, lora: list[Any]) -> tuple[set[str], int] | N
     """When every LoRA signal is a recipe file's ``enable`` switch of a LoRA section and those recipes are a minority of
     their family (NeMo-RL: ``lora_cfg.enabled: true`` in 4 recipes; the others inherit ``enabled: False`` from their base
     config): (the recipes that turn it on, the family's size). None otherwise."""
-    if not lora or not all(isinstance(x, Setting) and x.source == "config" and x.name in ("enable", "enabled")
+    # (or a recipe's own LoRA switch: LAVIS ``lora: True`` in ``xinstruct_blip/train/vicuna7b/lora_training.yaml`` only)
+    if not lora or not all(isinstance(x, Setting) and x.source == "config" and x.name in ("enable", "enabled", "lora", "use_lora", "lora_enable")
                            and x.path.endswith((".yaml", ".yml", ".json")) for x in lora):
         return None
     on_files = {x.path for x in lora}
@@ -2427,9 +2428,17 @@ class G4LoRA(Check):
         few = _lora_recipe_minority(f, lora)
         if few:
             on_files, family = few
-            return Outcome(N, evs(lora[:5] + off[:3]), f"full-parameter training in most recipes: LoRA is switched on in "
-                           f"{len(on_files)} of {family} recipes ({', '.join(sorted(on_files)[:3])})",
-                           {"finetuning": "full", "recipes.lora": f"on: {len(on_files)}, off: {family - len(on_files)}"})
+            where = f"LoRA is switched on in {len(on_files)} of {family} recipes ({', '.join(sorted(on_files)[:3])})"
+            counts = f"on: {len(on_files)}, off: {family - len(on_files)}"
+            llm = _frozen_llm(f, ctx.project.training_files)
+            if llm:
+                # (LAVIS: BLIP-2/InstructBLIP freeze the LLM and the ViT and train the Q-Former; one recipe adds LoRA)
+                x = llm[0]
+                return Outcome(N, evs([x, *lora[:3]]), f"no LoRA in most recipes, and none needed: the language model is frozen "
+                               f"({x.path}:{x.line}) and only the modules around it train; {where}",
+                               {"finetuning": "frozen-llm", "recipes.lora": counts})
+            return Outcome(N, evs(lora[:5] + off[:3]), f"full-parameter training in most recipes: {where}",
+                           {"finetuning": "full", "recipes.lora": counts})
         if lora:
             q = _is_qlora(f, lora)
             minor = _qlora_minority(lora, q)

@@ -1373,7 +1373,7 @@ def _adapter_only(f: Facts, ctx: Context) -> bool:
     if any(truthy(s.value) for s in f.effective("use_peft", "use_lora", "lora_enable", "use_qlora")):
         return True
     # a PEFT wrapper behind a rank or switch that is off (``if lora_rank > 0:`` with ``lora.rank: 0``) trains no adapter
-    return any(not guard_off(f, c) and not callers_off(f, c) for c in f.calls("get_peft_model", "LoraConfig", "prepare_model_for_kbit_training"))
+    return any(not guard_off(f, c) and not callers_off(f, c) for c in f.calls(*_PEFT_WRAPPERS))
 
 
 _ADAPTER_SWITCHES = ("use_peft", "use_lora", "lora_enable", "use_qlora")
@@ -1390,7 +1390,41 @@ def _adapter_file(f: Facts, path: str) -> bool | None:
             return isinstance(s.value, str) and s.value.lower() in {"lora", "qlora", "dora", "ia3", "adalora", "loha", "lokr", "prefix", "prompt"}
         if (t := truthy(s.value)) is not None:
             return t
-    return None
+    return _launched_script_adapter(f, path)
+
+
+_PEFT_WRAPPERS = ("get_peft_model", "LoraConfig", "prepare_model_for_kbit_training")
+
+
+#: an ``if`` that switches adapters on or off (``if training_args.lora_enable:``, ``if model_args.use_peft``)
+_ADAPTER_GUARD = re.compile(r"(?i)lora|peft|adapter|finetuning_type|train_type|qlora")
+
+
+def _launched_script_adapter(f: Facts, path: str) -> bool | None:
+    """Whether the script a launch in ``path`` runs wraps the model in an adapter itself: a project that keeps one script
+    per method (Llama2-Chinese ``finetune_lora.sh`` runs ``finetune_clm_lora.py``, which calls ``get_peft_model``;
+    ``finetune.sh`` runs ``finetune_clm.py``, which calls no PEFT wrapper). True or False when every launch of ``path``
+    runs a script of the project and they agree; None otherwise, or when a wrapper of the script sits under an adapter switch."""
+    marks: set[bool] = set()
+    for x in f.launches():
+        if x.path != path:
+            continue
+        files = [p for p in f.files if p.endswith(".py") and _runs_script(x.script, p)]
+        if len(files) != 1:
+            return None
+        wraps = [c for c in f.calls(*_PEFT_WRAPPERS) if c.path == files[0]]
+        if any(_ADAPTER_GUARD.search(c.guard or "") for c in wraps):
+            return None  # (an adapter switch of the script decides: read from the launch's flags above, or the code's default)
+        marks.add(any(not guard_off(f, c) and not callers_off(f, c) for c in wraps))
+    return marks.pop() if len(marks) == 1 else None
+
+
+def _runs_script(script: str | None, path: str) -> bool:
+    """Whether a launch's script (``finetune_clm.py``, ``src/train.py``, ``-m pkg.train``) is the file at ``path``."""
+    if not script or not script.endswith(".py"):
+        return False
+    s = script.lstrip("./")
+    return path == s or path.endswith("/" + s)
 
 
 def _per_recipe_threshold(f: Facts, ctx: Context, items: list[Interval], threshold: int) -> Callable[[Interval], int]:
@@ -2030,10 +2064,16 @@ class I3CheckpointFrequency(Check):
         if not items and uses_hf_trainer(f) and no_steps is None:
             extra["save_steps"] = HF_DEFAULTS["save_steps"]
         values = _values(items, extra)
+        stepped = [i for i in items if i.kind == "steps" and i.steps is not None]
+        if any(i.steps < limit(i) for i in stepped) and any(limit(i) <= i.steps < threshold for i in stepped):
+            # a full fine-tune's interval is a finding that an adapter recipe's same interval is not: the engine's note on
+            # recipes that disagree says how they were judged (not by the majority)
+            values["judged_per_recipe"] = "every 10 steps or more for the recipes that train adapters, 50 for full fine-tunes"
         if per_epoch_saves:
             values["saves_per_epoch"] = int(max(i.steps or 1 for i in per_epoch_saves))
         hf = _hf_default_site(f, "save_steps") if "save_steps" in extra else None
-        per_epoch = _epoch_saves(f, save_calls) if not items and not loop and hf is None else []
+        all_off = bool(items) and all(i.kind == "off" for i in items)
+        per_epoch = _epoch_saves(f, save_calls) if (not items or all_off) and not loop and hf is None else []
         epoch_txt = ""
         if per_epoch:
             c = per_epoch[0]
@@ -2049,6 +2089,11 @@ class I3CheckpointFrequency(Check):
             sane = f"HF Trainer default: a checkpoint every 500 steps (save_steps is not set; the trainer at {hf.path}:{hf.line})"
         elif per_epoch:
             sane = epoch_txt + ("; " + _spaced_detail("other saves", spaced) if spaced else "")
+            if all_off:
+                # LAVIS: ``save_freq: -1`` switches off the extra every-N-epochs save, not the runner's save after each epoch
+                i = items[0]
+                sane += (f"; {i.name} is {i.fact.value!r} ({i.fact.path}:{i.fact.line}{f' (+{len(items) - 1})' if len(items) > 1 else ''})"
+                         ", which turns off only the extra periodic save")
             values["save_strategy"] = "epoch"
         elif spaced and not (items and all(i.kind == "off" for i in items)
                              and all(any(re.search(rf"\b{re.escape(i.name)}\b", c.guard or "") for i in items) for c, _ in spaced)):
@@ -3636,7 +3681,12 @@ class I5ReportFrequency(Check):
         hf_recipes = bool({"llamafactory", "axolotl"} & set(ctx.project.frameworks))  # YAML recipes run by the HF Trainer
         # an HF arguments object built through a variable (oumi ``config_class(report_to=self._get_hf_report_to(), ...)``)
         built_args = any(s.source == "call" and not _TEST_PATH.search(s.path) for s in f.settings("report_to"))
-        trackers, rt = hf_trackers(f) if uses_hf_trainer(f) or f.config("report_to") or hf_recipes or built_args else ([], [])
+        # (a ``report_to`` key of a project that declares its own ``--report-to`` option and trains without the HF Trainer,
+        # open_lm ``report-to: "wandb"`` read by its own argparse: the project's switch, not HF's logging_steps reporting)
+        own_option = not uses_hf_trainer(f) and any(s.source == "argparse-default" and not _TEST_PATH.search(s.path)
+                                                    for s in f.settings("report_to"))
+        hf_like = uses_hf_trainer(f) or ((f.config("report_to") or built_args) and not own_option) or hf_recipes
+        trackers, rt = hf_trackers(f) if hf_like else ([], [])
         if not trackers and not rt and hf_recipes and interval_settings(f, ("logging_steps",), strategy="logging_strategy"):
             trackers = ["all"]  # report_to unset: HF's default "all" (every installed tracker), at logging_steps
         hf_unset = not trackers and not rt and uses_hf_trainer(f) and not f.settings("report_to")
