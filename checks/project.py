@@ -60,14 +60,14 @@ _MODEL_KEYS = (
 )
 _FAMILIES = (
     ("qwen3-vl", "qwen3_vl"), ("llava", "llava"), ("internvl", "internvl"), ("qwen2-vl", "qwen2_vl"), ("qwen2.5-vl", "qwen2_5_vl"), ("qwen-vl", "qwen_vl"),
-    ("minicpm-v", "minicpm_v"), ("minicpm-llama", "llama"), ("minicpm", "minicpm"), ("idefics", "idefics"), ("paligemma", "paligemma"), ("mllama", "mllama"), ("pixtral", "pixtral"),
+    ("minicpm-v", "minicpm_v"), ("cogvlm", "cogvlm"), ("cogagent", "cogvlm"), ("glm-4v", "glm4v"), ("minicpm-llama", "llama"), ("minicpm", "minicpm"), ("idefics", "idefics"), ("paligemma", "paligemma"), ("mllama", "mllama"), ("pixtral", "pixtral"),
     ("mixtral", "mixtral"), ("mistral", "mistral"), ("llama", "llama"), ("qwen3", "qwen3"), ("qwen2", "qwen2"), ("qwen", "qwen"),
     ("gemma", "gemma"), ("phi", "phi"), ("chatglm", "glm"), ("glm", "glm"), ("deepseek", "deepseek"), ("baichuan", "baichuan"),
     ("falcon", "falcon"), ("gpt2", "gpt2"), ("gpt-neox", "gpt_neox"), ("pythia", "gpt_neox"), ("opt-", "opt"), ("bloom", "bloom"),
     ("t5", "t5"), ("olmo", "olmo"), ("granite", "granite"), ("yi-", "yi"), ("internlm", "internlm"),
 )
 _MULTIMODAL_FAMILIES = {"llava", "internvl", "qwen2_vl", "qwen2_5_vl", "qwen_vl", "minicpm_v", "idefics", "paligemma", "mllama", "pixtral",
-                        "qwen3_vl"}
+                        "qwen3_vl", "cogvlm", "glm4v"}
 _MM_NAMES = (
     "LlavaForConditionalGeneration", "LlavaNextForConditionalGeneration", "Qwen2VLForConditionalGeneration",
     "Qwen2_5_VLForConditionalGeneration", "AutoModelForVision2Seq", "AutoModelForImageTextToText", "CLIPVisionModel",
@@ -767,6 +767,8 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     # fine-tuning scripts' arguments, replaced by the README commands' ``--model_name_or_path``)
     model_settings = facts.settings(*_MODEL_KEYS)
     overridden = _overridden_defaults(model_settings)
+    doc_replaced = _doc_replaced_defaults(facts)
+    overridden |= {id(st) for st in model_settings if (st.path, st.value) in doc_replaced}
     for st in model_settings:
         if id(st) in overridden and st.value in counts:
             counts[st.value] -= 1
@@ -798,7 +800,10 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         first = list(dict.fromkeys(n for n, _ in documented))
         p.model_names = (first + [n for n in p.model_names if n not in first])[:10]
     fams: list[str] = []
+    replaced_names = {v for _, v in doc_replaced} - set(counts)  # (a template's placeholder names no family of the run)
     for n in names:
+        if n in replaced_names:
+            continue
         low = n.lower()
         for needle, fam in _FAMILIES:
             if needle in low:
@@ -1280,7 +1285,27 @@ def _unloadable_defaults(facts: Facts, training: frozenset[str]) -> set[tuple[st
         models = [k for k in classes if _ARCH_CLASS.match(k) or k.startswith("AutoModel")]
         if models and all(_ARCH_CLASS.match(k) and not _loads_family(k, fam) for k in models):
             out.add((s.path, s.value))
-    return out
+    return out | _doc_replaced_defaults(facts)
+
+
+def _doc_replaced_defaults(facts: Facts) -> set[tuple[str, str]]:
+    """(path, model name) of a model option's default that a documented command of the same script replaces with a model
+    of another family (WizardLM's README: ``deepspeed train_freeform.py --model_name_or_path /path/to/llama-7B/hf`` beside the
+    Stanford Alpaca template's ``default="facebook/opt-125m"``), in that script and in the other copies of the template
+    with the same default (``training/src/train.py``): a placeholder, not a model the project trains."""
+    docs = [x for x in facts.records("doc_launches") if x.script]
+    defaults = [s for s in facts.settings(*_MODEL_KEYS) if s.source in ("field-default", "argparse-default")
+                and isinstance(s.value, str)] if docs else []
+    def replaces(v: Any, default: str) -> bool:
+        # a model of another family, named (not ``$MODEL``: Qwen's and DeepSeek-Coder's READMEs leave their own default)
+        return (isinstance(v, str) and "$" not in v and (fam := _family(v)) is not None
+                and (dfam := _family(default)) is not None and fam != dfam)
+    placeholders = {s.value for s in defaults if any(
+        str(x.script).rsplit("/", 1)[-1] == s.path.rsplit("/", 1)[-1]
+        and any(k in _MODEL_KEYS and replaces(v, s.value) for k, v in x.script_args.items()) for x in docs)}
+    # (not a model the code loads by that very name itself: ``from_pretrained("facebook/opt-125m")`` trains it)
+    placeholders -= {a for c in facts.calls("from_pretrained") if "Tokenizer" not in c.name for a in c.args[:1] if isinstance(a, str)}
+    return {(s.path, s.value) for s in defaults if s.value in placeholders}
 
 
 #: families whose checkpoints are published in the Llama architecture (Yi, DeepSeek LLM 7B/67B, InternLM2 converted)

@@ -91,7 +91,11 @@ _DEV_FILES = {"noxfile.py", "tasks.py", "fabfile.py", ".pylintrc.toml", "ruff.to
               "tsconfig.json", "package.json", ".eslintrc.json", ".prettierrc.json"}
 #: a folder of evaluation tasks or suites named with more words (OLMo ``olmo_data/oe_eval_tasks/``, ``downstream_evals``,
 #: ``eval_configs``); the bare names are in :data:`_DIR_ROLES`
-_EVAL_DIR = re.compile(r"^(?!train)(\w+[_-])?(evals?|evaluations?)([_-](tasks?|suites?|configs?|data|sets?|harness|scripts?))?$", re.I)
+#: (and the held-out/held-in suites of an agent-tuning paper: AgentTuning ``eval_heldout/``)
+_EVAL_DIR = re.compile(r"^(?!train)(\w+[_-])?(evals?|evaluations?)([_-](tasks?|suites?|configs?|data|sets?|harness|scripts?|held_?(out|in)))?$",
+                       re.I)
+#: a folder kept as the old copy of another (AgentTuning ``AgentBench.old/``, ``models_old/``, ``src.bak/``)
+_OLD_DIR = re.compile(r"^.+[._-](old|bak|backup|orig)$", re.I)
 #: a script named for evaluation (open-r1 ``slurm/evaluate.slurm``, ``eval_mmlu.sh``, ``evaluate.py``)
 #: a module named for the evaluation of one model or task (``idefics2_eval.py``, ``mmmu_evaluate.py``)
 _EVAL_SUFFIX = re.compile(r"[_-](eval|evaluate|evaluation)\.py$")
@@ -200,6 +204,8 @@ def path_role(path: str, kind: str) -> tuple[str | None, str]:
             return r, f"under {d}/"
         if _EVAL_DIR.match(d):
             return EVAL, f"under {d}/"
+        if _OLD_DIR.match(d):
+            return ARCHIVE, f"old copy {d}/"
         if _DATED.search(d):
             return ARCHIVE, f"dated copy {d}/"
         if _PAPER_DIR.match(d):
@@ -800,6 +806,52 @@ def _imported_files(files: Mapping[str, FileFacts], index: _ModuleIndex, module:
     return out
 
 
+#: distributions of training frameworks that projects copy whole into a folder of theirs (LIMO's and SkyThought's
+#: LLaMA-Factory, rllm's verl), whose ``examples/`` are upstream's recipes
+_FRAMEWORK_DISTS = frozenset({"llamafactory", "llmtuner", "verl", "openrlhf", "axolotl", "trl", "torchtune", "xtuner", "ms_swift",
+                              "swift", "open_instruct", "nemo_aligner", "lmflow", "fastchat", "alignment_handbook"})
+
+
+def _framework_copy_examples(files: Mapping[str, FileFacts], paths: list[str], scoped: Mapping[str, str],
+                             forced: Iterable[str]) -> dict[str, str]:
+    """Recipe files under ``<copy>/examples/`` of a training framework copied into a folder of the repository
+    (LIMO's ``train/``: LLaMA-Factory with its own ``setup.py``, ``name="llamafactory"``, and upstream's 50 example recipes
+    beside the project's ``train_limo.yaml``), unless the project names them: a launch outside those examples, a
+    documented command, or a link in the docs (LIMO's README links ``train/examples/train_limo.yaml``), outside the copy:
+    upstream's own README names every example. Those examples are upstream's, not the project's runs. Path -> why."""
+    copies = sorted({p.rsplit("/", 1)[0] for p in paths if "/" in p and p.rsplit("/", 1)[1] in ("setup.py", "pyproject.toml")
+                     and _own_distributions(files, p.rsplit("/", 1)[0]) & _FRAMEWORK_DISTS}
+                    - {""})
+    # (a copy beside code of the project's own: not a released framework's own tree, all of it under one folder, as an
+    # sdist unpacks: ``axolotl-0.6.0/setup.py`` is axolotl itself)
+    copies = [d for d in copies if any(not p.startswith(d + "/") and files[p].kind in ("python", "shell", "notebook") for p in paths)]
+    if not copies or _own_distributions(files) & _FRAMEWORK_DISTS:
+        return {}
+    named: set[str] = set()
+    for p, ff in files.items():
+        if any(p.startswith(d + "/") for d in copies):
+            continue  # (upstream's own docs and scripts name every example: LLaMA-Factory's ``examples/README.md``)
+        base = p.rsplit("/", 1)[0] if "/" in p else ""
+        values = [h.value for h in ff.doc_hints if h.kind in ("config_link", "command_file", "command") and isinstance(h.value, str)]
+        for x in ff.launches:
+            values += [v for v in (x.script, *x.script_args.values(), *x.launcher_args.values()) if isinstance(v, str)]
+        for v in values:
+            v = v.strip("'\"").removeprefix("./")
+            named |= {v, f"{base}/{v}" if base else v, *(f"{d}/{v}" for d in copies)}
+    keep = set(forced) | named
+    out: dict[str, str] = {}
+    for d in copies:
+        prefix = f"{d}/examples/"
+        # recipe files; and launch scripts too once the project names its own example there (LIMO's README links
+        # ``train_limo.yaml``): otherwise a launch script under a copy's examples may be a run the project added there
+        # (SkyThought's ``skythought-rl/examples/sky-t1/run-sky-t1-7b-step2.sh`` in its verl copy)
+        kinds = (CONFIG, LAUNCH) if any(p.startswith(prefix) for p in named) else (CONFIG,)
+        for p in paths:
+            if p.startswith(prefix) and scoped.get(p) in kinds and p not in keep:
+                out[p] = f"an example recipe of the {sorted(_own_distributions(files, d) & _FRAMEWORK_DISTS)[0]} copy in {d}/, not a run the project names"
+    return out
+
+
 def other_run_files(files: Mapping[str, FileFacts], paths: list[str], scoped: Mapping[str, str], index: _ModuleIndex,
                     keep: Iterable[str] = ()) -> dict[str, str]:
     """Files of other model or recipe families than the documented run's -> why.
@@ -1303,6 +1355,9 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
 
     # 6. a library of many model and recipe families whose documented run builds on one: the other families are context
     for p, why in other_run_files(files, paths, roles.by_path, index, forced).items():
+        roles.by_path[p], roles.why[p] = OTHER, why
+    # 6b. the example recipes of a training framework copied into the repository: upstream's examples, not the project's runs
+    for p, why in _framework_copy_examples(files, paths, roles.by_path, forced).items():
         roles.by_path[p], roles.why[p] = OTHER, why
     for p in forced:
         roles.why[p] = "paths.training"

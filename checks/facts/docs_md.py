@@ -408,6 +408,23 @@ def extract_doc_legacy(path: str, text: str, out: FileFacts) -> None:
                 out.doc_hints.append(DocHint(path, i, "legacy_dir", token, line.strip()[:300]))
 
 
+#: a Markdown link to a config file of the repository (LIMO's README: "Use our provided [configuration file](https://github.com/
+#: GAIR-NLP/LIMO/blob/main/train/examples/train_limo.yaml)"): the repository path after ``/blob/<ref>/``, or a relative target
+_CONFIG_LINK = re.compile(r"\]\(\s*(?:https?://github\.com/[\w.-]+/[\w.-]+/(?:blob|tree)/[\w.-]+/|\./)?([\w./-]+\.(?:ya?ml|json|toml))\s*\)")
+
+
+def extract_doc_config_links(path: str, text: str, out: FileFacts) -> None:
+    """``config_link`` hints: a config file the document links to (value: its path in the repository, relative to the root
+    for a GitHub URL, as written otherwise); :mod:`checks.roles` keeps a linked recipe of a framework copy's examples."""
+    if "](" not in text:
+        return
+    for i, line in enumerate(text.splitlines(), 1):
+        if "](" not in line:
+            continue
+        for m in _CONFIG_LINK.finditer(line):
+            out.doc_hints.append(DocHint(path, i, "config_link", m.group(1).lstrip("/"), line.strip()[:300]))
+
+
 #: a line that names the file the next code block is (the name in backticks, ``**train.py**``, ``#### train.py``, ``train.py:``)
 _BLOCK_NAME = re.compile(r"^\s*(?:#+\s*)?[`*_]*((?:\./)?[\w./-]*[\w-]\.py)[`*_]*\s*:?\s*$")
 #: a block's own first line naming it (``# train.py``, ``# file: train.py``)

@@ -9,6 +9,7 @@ from .configs import extract_json, extract_toml, extract_yaml
 from .deps import extract_requirements, extract_wheel_metadata, from_conda_env, from_pyproject, from_setup_calls, pip_installs
 from .docs_md import (
     extract_doc_commands,
+    extract_doc_config_links,
     extract_doc_hints,
     extract_doc_inline_commands,
     extract_doc_legacy,
@@ -144,4 +145,5 @@ def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str
         extract_doc_replacements(path, text, out)
         extract_doc_legacy(path, text, out)
         extract_doc_inline_commands(path, text, out)
+        extract_doc_config_links(path, text, out)
     return out

@@ -3014,6 +3014,16 @@ class C5GradientAccumulation(Check):
                            f"the launch computes the accumulation as global batch / (micro-batch x GPUs): {g0} / ({m0} x GPUs) at "
                            f"{s0.path}:{s0.line}{f' (+{len(computed) - 1} launches)' if len(computed) > 1 else ''}, more than one "
                            f"micro-batch per step on fewer than {g0 // m0} GPUs", {"gradient_accumulation_steps": "computed"})
+        # a recipe that computes the count from the global batch with a config interpolation (flash-attention's training
+        # recipes: ``accumulate_grad_batches: ${div_up:${train.global_batch_size}, ${eval:${trainer.devices} *
+        # ${datamodule.batch_size} * ${trainer.num_nodes}}}``), beside a reference config's ``accumulate_grad_batches: 1``
+        interp = [x for x in f.effective(*_GA_KEYS) if isinstance(x.value, str) and x.value.strip().startswith("${")
+                  and re.search(r"global_batch|batch_size", x.value) and not _TEST_FILE.search(x.path)]
+        if interp and not used and len(interp) >= len([x for x in ones if isinstance(x, Setting) and x.source == "config"]):
+            x0 = interp[0]
+            return Outcome(U, [f.ev(x) for x in interp], f"the recipes compute the accumulation from the global batch: `{x0.value}` "
+                           f"({x0.path}:{x0.line}{f' (+{len(interp) - 1})' if len(interp) > 1 else ''}): more than one micro-batch "
+                           "per optimizer step whenever the global batch exceeds GPUs x micro-batch", {"gradient_accumulation_steps": "computed"})
         if used:
             # recipes that differ (alignment-handbook: 2, 4 and 8 with no majority) are a range, not their largest value
             counts = sorted({int(v) for x in used if (v := as_number(x.default if isinstance(x, Field) else getattr(x, "value", None)))

@@ -3055,6 +3055,8 @@ class D7TensorCoreAlignment(Check):
             values["aligned"] = False
             return Outcome(N, [f.ev(s) for s in bad], f"not a multiple of {mult}: {listed}", values)
         resize = _resize_without_pad(f)
+        # (the training path's resize first: Chinese-LLaMA-Alpaca's training scripts, not its LoRA merge script)
+        resize.sort(key=lambda c: c.path not in ctx.project.training_files)
         if resize and not vocab_padded:
             arg = _text(resize[0].args[0]) if resize[0].args else "len(tokenizer)"
             how = resize_multiple(f, resize[0])[1]

@@ -1144,6 +1144,8 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
             continue
         if _TOKENIZER_ADMIN.match(low) or _TOKENIZER_FACTORY.match(low):
             continue
+        if "resize" in low:
+            continue  # Stanford Alpaca's ``smart_tokenizer_and_embedding_resize``: adds special tokens, resizes the embeddings
         if _TOKENIZER_OBJECT_OP.match(low):
             continue  # handles the tokenizer object (AReaL's RPC ``cls._archive_tokenizer(tokenizer)``, ``_is_tokenizer(value)``)
         if c.name.endswith(("from_pretrained", "Tokenizer")) or "AutoTokenizer" in c.name:
@@ -1651,8 +1653,10 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
             return "mapped"  # the class turns itself into an Arrow dataset before training (Dataset.from_generator)
         if _ONLINE_FUNCS.match(func) or func in online_cb or _STREAM_LOADER.search(func):
             return "online"
-        if func == "__call__" and _COLLATOR_FILE.search(path.rsplit("/", 1)[-1]):
-            return "collator"  # a collator class's ``__call__`` (xTuring ``preprocessors/instruction_collator.py``): per batch
+        if func == "__call__" and (_COLLATOR_FILE.search(path.rsplit("/", 1)[-1]) or _COLLATOR_FILE.search(class_at(f, path, line) or "")):
+            # a collator class's ``__call__`` (xTuring ``preprocessors/instruction_collator.py``; MetaMath's
+            # ``DataCollatorForSupervisedDataset`` in ``train_math.py``, which tokenizes each batch): per batch
+            return "collator"
         if func in cached_cb:
             return "mapped"
         if func in uncached_cb:
@@ -4665,7 +4669,9 @@ class F7SequencePacking(_DataCheck):
         # (also fixed-size chunks read by byte range out of the concatenated arrays: OLMo ``_read_chunk_from_memmap``)
         # (and a whole shard read as one array of ids, llm.c ``np.frombuffer(f.read(), dtype=np.uint16)`` sliced B*T+1 at a time)
         # (and a ``.npy`` shard of ids loaded whole, build-nanogpt ``load_tokens``, sliced the same way)
-        used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f) if c.short in ("memmap", "from_file", "readinto", "load")
+        # (not one sample's own file loaded in ``__getitem__``: AnyGPT's SoundStorm ``tokens = torch.from_numpy(np.load(file))``)
+        used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f)
+                 if (c.short in ("memmap", "from_file", "readinto", "load") and not (c.short == "load" and c.func == "__getitem__"))
                  or (c.short == "frombuffer" and (_CHUNK_FUNC.search(c.func or "") or (c.args and _text(c.args[0]).endswith(".read()"))))]
         used += _token_windows(f)
         if not used:

@@ -249,6 +249,8 @@ def _schedule_vote(f: Facts) -> tuple[str, int, int, list[Setting], Counter[str]
 
 _SCHEDULE_NAME_KEYS = ("lr_scheduler_type", "lr_scheduler", "scheduler", "lr_schedule", "lr_decay_style", "scheduler_type", "decay_type",
                        "lr_scheduler_name", "decay_style", "lr_policy", "sched", "warmup_style", "lr_scheduler_style")
+#: the key of a Hydra defaults-list entry that picks the LR scheduler's config group (``override /scheduler``, ``/lr_scheduler``)
+_HYDRA_SCHEDULER = re.compile(r"(override\s+)?/?(\w+/)*(lr_)?sched(uler)?(@[\w.]+)?")
 _SCHEDULE_SECTION_KEYS = ("scheduler.type", "lr_scheduler.type", "sched.name", "scheduler.name", "lr_scheduler.name",
                           "lr_schedule.name", "lr_scheduler._component_", "scheduler._component_", "optim.sched.name")
 _WARMUP_STRICT = ("warmup_ratio", "warmup_steps", "num_warmup_steps", "lr_warmup_iters", "lr_warmup_fraction",
@@ -388,7 +390,11 @@ def _g1_scan(f: Facts) -> _Sched:
     # LongLoRA's README commands pass ``stage2.json``, with no scheduler, and ``stage3.json``'s ``WarmupDecayLR`` is only
     # "you could change stage2.json to stage3.json")
     unlaunched = unlaunched_ds_configs(f)
-    for e in f.config(*_SCHEDULE_SECTION_KEYS):
+    # (and a Hydra defaults entry that picks the scheduler config group: flash-attention's ``- override /scheduler:
+    # cosine-warmup-timm`` in its experiment recipes, naming ``configs/scheduler/cosine-warmup-timm.yaml``)
+    hydra = [e for e in f.records("configs") if len(e.keys) == 3 and e.keys[0] == "defaults" and isinstance(e.keys[2], str)
+             and _HYDRA_SCHEDULER.fullmatch(e.keys[2].strip()) and not _TEST_FILE.search(e.path)]
+    for e in [*f.config(*_SCHEDULE_SECTION_KEYS), *hydra]:
         if not isinstance(e.value, str) or e.path in unlaunched:
             continue
         kind = _classify_schedule(e.value)
@@ -2439,6 +2445,14 @@ class G4LoRA(Check):
                                {"finetuning": "frozen-llm", "recipes.lora": counts})
             return Outcome(N, evs(lora[:5] + off[:3]), f"full-parameter training in most recipes: {where}",
                            {"finetuning": "full", "recipes.lora": counts})
+        # the recipes choose full fine-tuning and none chooses LoRA (LIMO's ``train_limo.yaml``: ``finetuning_type: full``):
+        # LoRA code of the framework (LLaMA-Factory's ``scripts/loftq_init.py``) is an option no run picks
+        recipe_full = [x for x in full if isinstance(x, Setting) and x.source in ("config", "launcher")]
+        if lora and recipe_full and not any(isinstance(x, Setting) and x.source in ("config", "launcher") for x in lora):
+            x = recipe_full[0]
+            return Outcome(N, evs(recipe_full[:5]), f"full-parameter fine-tuning: {x.key} is {x.value!r} ({x.path}:{x.line}"
+                           f"{f' (+{len(recipe_full) - 1})' if len(recipe_full) > 1 else ''}); the LoRA code "
+                           f"({lora[0].path}:{lora[0].line}) is an option no recipe or launch picks", {"finetuning": "full"})
         if lora:
             q = _is_qlora(f, lora)
             minor = _qlora_minority(lora, q)

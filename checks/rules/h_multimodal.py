@@ -27,10 +27,10 @@ import re
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Facts, Setting, as_number, truthy
+from ..facts import Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ..project import own_model_classes
-from ._helpers import evs, guard_off
+from ._helpers import callers_off, evs, guard_off
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -346,8 +346,51 @@ class H1VisionFreeze(_MultimodalOnly):
             what = f"{g.key.rsplit('.', 1)[-1]} is {g.value!r} at {g.path}:{g.line}" if isinstance(g, Setting) else f"{g.path}:{g.line}"
             return Outcome(N, evs([a, *gates[:2]]), f"the vision encoder is trained: it is frozen only when `{a.guard}` "
                            f"({a.path}:{a.line}), and {what}", {"vision_frozen": False})
+        peft = _peft_freezes_vision(ctx) if not unfrozen else None
+        if peft is not None:
+            c, targets, where = peft
+            return Outcome(U, evs([c, *where[:1]]), f"the vision encoder is frozen: get_peft_model ({c.path}:{c.line}) freezes every "
+                           f"base weight, and LoRA targets only modules of the language model ({', '.join(targets)})",
+                           {"vision_frozen": True, "by": "peft"})
         return Outcome(N, evs(unfrozen), "the vision encoder is trained" if unfrozen else "no vision-encoder freezing found",
                        {"vision_frozen": False})
+
+
+#: a LoRA target or saved module that lies in the vision tower (not the language model's "visual expert" of CogVLM,
+#: ``vision_expert_query_key_value``, an attention of the LLM for image tokens)
+_VISION_MODULE = re.compile(r"(?i)vision_(tower|model|encoder)|visual\.|\bvit\b|vit\.|image_encoder|patch_embed|all[-_]linear")
+
+
+def _peft_freezes_vision(ctx: Context) -> tuple[Any, list[str], list[Any]] | None:
+    """A PEFT wrapper every training run goes through (CogVLM2 ``model = get_peft_model(model, peft_config)`` in
+    ``finetune_demo/peft_lora.py``, under no switch) whose LoRA targets are known and name no module of the vision tower,
+    with no ``modules_to_save``: PEFT freezes every base weight, the vision encoder's included. (the call, the target
+    names, where they are set); None otherwise."""
+    f = ctx.facts
+    train = ctx.project.training_files
+    calls = [c for c in f.calls("get_peft_model") if (not train or c.path in train) and not c.guard and not callers_off(f, c)]
+    configs = [c for c in f.calls("LoraConfig") if any(x.path == c.path for x in calls)]
+    if not calls or not configs:
+        return None
+    targets: list[str] = []
+    where: list[Any] = []
+    for c in configs:
+        if "modules_to_save" in c.kwargs or c.star_kwargs:
+            return None
+        v = c.kwargs.get("target_modules")
+        vals: list[Any] = []
+        if isinstance(v, (str, tuple, list)):
+            vals = [v]
+        elif isinstance(v, Expr) and v.ref:
+            found = [s for s in f.effective(v.ref) if s.path == c.path or s.rank > 0]
+            vals, where = [s.value for s in found], where + found
+        if not vals or any(not isinstance(x, (str, tuple, list)) for x in vals):
+            return None
+        names = [n for x in vals for n in ((x,) if isinstance(x, str) else x)]
+        if not names or any(not isinstance(n, str) or _VISION_MODULE.search(n) for n in names):
+            return None
+        targets += [n for n in names if n not in targets]
+    return calls[0], targets, where
 
 
 # --------------------------------------------------------------------------------------

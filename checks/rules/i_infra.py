@@ -606,7 +606,8 @@ def interval_settings(f: Facts, names: tuple[str, ...], strategy: str | None = N
         if isinstance(s.value, Expr):
             continue
         if strategy and kind == "steps" and _strategy_off(f, s, strategy):
-            kind = "epoch"
+            # (the step count is unused, not a number of epochs: Online-RLHF ``save_strategy="epoch", save_steps=1000000000``)
+            steps, kind = None, "epoch"
         if kind == "steps" and s.name in _epoch_modulo_names(f):
             kind = "epoch"
         out.append(Interval(s, s.key, s.name, steps, kind))
@@ -1051,6 +1052,10 @@ def _flag_interval(f: Facts, name: str, path: str) -> tuple[float | None] | None
     return None
 
 
+#: a condition that paces a report by steps or time (``should_update_logs``, ``should_log``, ``log_every``, ``is_log_step``)
+_PACING = re.compile(r"(?i)should_|interval|every|freq|log_step|_due\b")
+
+
 def _without_skips(guard: str) -> str:
     """The guard without the negated terms that an earlier early exit leaves on every later line of the loop
     (``if global_step <= args.last_step: continue`` when resuming, ``if batch_metrics.interrupted: ... return``): they hold on
@@ -1059,9 +1064,14 @@ def _without_skips(guard: str) -> str:
     if node is None:
         return guard
     terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    # (an early exit on a condition's negation, ``if not trainer._logger_connector.should_update_logs: return`` in
+    # flash-attention's SpeedMonitor, leaves ``not (not <condition>)``: the condition itself holds on the lines after it)
+    # (only a pacing condition: ``if not train_summary_writer: return`` leaves a writer's presence, no interval: Ludwig)
+    terms = [t.operand.operand if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and isinstance(t.operand, ast.UnaryOp)
+             and isinstance(t.operand.op, ast.Not) and _PACING.search(ast.unparse(t.operand.operand)) else t for t in terms]
     keep = [t for t in terms if not (isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not)
                                      and not any(isinstance(x, ast.BinOp) and isinstance(x.op, ast.Mod) for x in ast.walk(t.operand)))]
-    if len(keep) == len(terms):
+    if len(keep) == len(terms) and not any(isinstance(t, ast.UnaryOp) for t in terms):
         return guard
     return " and ".join(ast.unparse(t) for t in keep)
 

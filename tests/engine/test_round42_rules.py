@@ -429,3 +429,255 @@ def test_a_mini_smoke_recipe_does_not_size_the_project() -> None:
                                               "train:\n  save_interval: 200\n  global_batch_size: 16\n  micro_batch_size: 1\n")
     p = _audit(files).project
     assert p.notes.get("params_range") == "24M-9B", p.notes
+
+
+# --- THUDM/CogVLM2: a vision-language model fine-tuned with LoRA on the language model's visual expert ------------------------
+
+def _cogvlm2(target: str = '["vision_expert_query_key_value"]') -> dict[str, str]:
+    lora = ("import argparse\n\nimport torch\nfrom peft import LoraConfig, TaskType, get_peft_model\n"
+            "from transformers import AutoModelForCausalLM, get_linear_schedule_with_warmup\n\n\ndef main():\n"
+            "    parser = argparse.ArgumentParser()\n"
+            f"    parser.add_argument('--lora_target', type=str, default={target}, nargs='+')\n"
+            "    parser.add_argument('--lora_rank', type=int, default=8)\n    args = parser.parse_args()\n"
+            "    model = AutoModelForCausalLM.from_pretrained('THUDM/cogvlm2-llama3-chat-19B', torch_dtype=torch.bfloat16,\n"
+            "                                                 trust_remote_code=True)\n"
+            "    peft_config = LoraConfig(task_type=TaskType.CAUSAL_LM, r=args.lora_rank, target_modules=args.lora_target)\n"
+            "    model = get_peft_model(model, peft_config)\n"
+            "    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)\n"
+            "    for batch in loader:\n        loss = model(input_ids=batch['input_ids'], images=batch['images']).loss\n"
+            "        loss.backward()\n        optimizer.step()\n\n\nif __name__ == '__main__':\n    main()\n")
+    return {"finetune_demo/peft_lora.py": lora}
+
+
+def test_cogvlm_is_a_multimodal_model() -> None:
+    assert _audit(_cogvlm2()).project.model_type == "MLLM"
+
+
+def test_lora_on_the_language_model_leaves_the_vision_encoder_frozen() -> None:
+    h1 = _check(_audit(_cogvlm2()), "H1")
+    assert h1.status == Status.USED and "vision_expert_query_key_value" in h1.detail, h1.detail
+
+
+def test_lora_targets_in_the_vision_tower_do_not_count_as_frozen() -> None:
+    h1 = _check(_audit(_cogvlm2('["vision_expert_query_key_value", "vision.transformer.layers.0.attention.query_key_value", '
+                                '"vision_model.encoder"]')), "H1")
+    assert h1.status != Status.USED, h1.detail
+
+
+# --- RLHFlow/Online-RLHF: save_strategy "epoch" beside an unused save_steps ----------------------------------------------------
+
+def test_save_steps_under_an_epoch_strategy_is_not_a_number_of_epochs() -> None:
+    sft = ("from transformers import Trainer, TrainingArguments\n\n"
+           "training_args = TrainingArguments(output_dir='out', save_strategy='epoch', save_steps=1000000000, logging_steps=10)\n"
+           "trainer = Trainer(model=model, args=training_args, train_dataset=ds)\ntrainer.train()\n")
+    i3 = _check(_audit({"sft/sft.py": sft}), "I3")
+    assert "1000000000" not in i3.detail and i3.status == Status.USED, i3.detail
+
+
+# --- OpenMOSS/AnyGPT: one sample's token file loaded in __getitem__ is not a packed stream --------------------------------------
+
+def test_a_samples_npy_file_loaded_in_getitem_is_not_packing() -> None:
+    ds = ("import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+          "class SoundStormDataset(Dataset):\n    def __init__(self, file_list):\n        self.file_list = file_list\n\n"
+          "    def __len__(self):\n        return len(self.file_list)\n\n    def __getitem__(self, idx):\n"
+          "        file = self.file_list[idx]\n        tokens = torch.from_numpy(np.load(file))\n        return tokens\n\n\n"
+          "loader = DataLoader(SoundStormDataset(files), batch_size=8, num_workers=4)\n"
+          "for tokens in loader:\n    loss = model(tokens)\n    loss.backward()\n    optimizer.step()\n")
+    f7 = _check(_audit({"soundstorm/train.py": ds}), "F7")
+    assert f7.status != Status.USED, f7.detail
+    # control: a shard of ids loaded whole and sliced into windows (build-nanogpt ``load_tokens``) is packed
+    shard = ("import numpy as np\nimport torch\n\n\ndef load_tokens(filename):\n    npt = np.load(filename)\n"
+             "    return torch.tensor(npt.astype(np.int32), dtype=torch.long)\n\n\n"
+             "tokens = load_tokens('edu_fineweb_train_000001.npy')\nfor step in range(max_steps):\n"
+             "    x = tokens[pos:pos + B * T].view(B, T)\n    loss = model(x)\n    loss.backward()\n    optimizer.step()\n")
+    assert _check(_audit({"train_gpt2.py": shard}), "F7").status == Status.USED
+
+
+# --- nlpxucan/WizardLM: copies of the Stanford Alpaca template, whose placeholder default the READMEs replace ------------------
+
+def _wizardlm(documented: bool = True) -> dict[str, str]:
+    template = ("from dataclasses import dataclass, field\nfrom typing import Optional\n\nimport transformers\n\n\n@dataclass\n"
+                "class ModelArguments:\n    model_name_or_path: Optional[str] = field(default=\"facebook/opt-125m\")\n\n\n"
+                "def train():\n    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))\n"
+                "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+                "    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)\n"
+                "    trainer = transformers.Trainer(model=model, args=training_args)\n    trainer.train()\n")
+    files = {"WizardLM/src/train_freeform.py": template, "training/src/train.py": template}
+    if documented:
+        files["WizardLM/README.md"] = ("# WizardLM\n\n## Fine-tuning\n\n```bash\ndeepspeed train_freeform.py \\\n"
+                                       "    --model_name_or_path /path/to/llama-7B/hf \\\n    --data_path /path/to/alpaca_evol_instruct_70k.json \\\n"
+                                       "    --output_dir /path/to/wizardlm-7b \\\n    --num_train_epochs 3 \\\n    --model_max_length 2048 \\\n"
+                                       "    --per_device_train_batch_size 8 \\\n    --deepspeed configs/deepspeed_config.json \\\n    --fp16 True\n```\n")
+    return files
+
+
+def test_a_template_placeholder_a_readme_replaces_names_no_model() -> None:
+    p = _audit(_wizardlm()).project
+    assert p.estimated_params != "125M" and "opt" not in p.model_families and "facebook/opt-125m" not in p.model_names, p
+
+
+def test_the_same_default_without_a_documented_command_still_names_it() -> None:
+    assert _audit(_wizardlm(documented=False)).project.estimated_params == "125M"
+
+
+# --- ymcui/Chinese-LLaMA-Alpaca: the detail cites the training script's resize, not the LoRA merge script's -------------------
+
+def test_the_resize_cited_is_the_training_scripts() -> None:
+    merge = ("import peft\nfrom transformers import LlamaForCausalLM, LlamaTokenizer\n\n\ndef merge(base, lora):\n"
+             "    tokenizer = LlamaTokenizer.from_pretrained(lora)\n    base_model = LlamaForCausalLM.from_pretrained(base)\n"
+             "    base_model.resize_token_embeddings(len(tokenizer))\n    return base_model\n")
+    train = ("from transformers import LlamaForCausalLM, LlamaTokenizer, Trainer, TrainingArguments\n\n\ndef main():\n"
+             "    tokenizer = LlamaTokenizer.from_pretrained('ziqingyang/chinese-llama-lora-7b')\n"
+             "    model = LlamaForCausalLM.from_pretrained('decapoda-research/llama-7b-hf')\n"
+             "    tokenizer.add_special_tokens({'pad_token': '[PAD]'})\n    model.resize_token_embeddings(len(tokenizer))\n"
+             "    trainer = Trainer(model=model, args=TrainingArguments(output_dir='out'))\n    trainer.train()\n")
+    run = "torchrun --nnodes 1 --nproc_per_node 1 run_clm_pt_with_peft.py --fp16 --do_train\n"
+    files = {"scripts/merge_llama_with_chinese_lora.py": merge, "scripts/training/run_clm_pt_with_peft.py": train,
+             "scripts/training/run_pt.sh": run}
+    d7 = _check(_audit(files), "D7")
+    assert "scripts/training/run_clm_pt_with_peft.py:" in d7.detail, d7.detail
+
+
+# --- THUDM/AgentTuning: held-out evaluation suites and an old copy of a benchmark --------------------------------------------
+
+def test_held_out_suites_and_old_copies_are_not_the_training_path() -> None:
+    train = ("from transformers import Trainer, TrainingArguments\n\n"
+             "trainer = Trainer(model=model, args=TrainingArguments(output_dir='out', logging_steps=1))\ntrainer.train()\n")
+    files = {"eval_heldout/science-world/fast_agent/ds_train.py": train,
+             "AgentBench.old/src/tasks/webshop/baseline_models/train_search_il.py": train,
+             "models_old/train.py": train, "threshold/train.py": train}
+    roles = _audit(files).roles.by_path
+    assert roles["eval_heldout/science-world/fast_agent/ds_train.py"] == "eval"
+    assert roles["AgentBench.old/src/tasks/webshop/baseline_models/train_search_il.py"] == "archive"
+    assert roles["models_old/train.py"] == "archive"
+    assert roles["threshold/train.py"] == "training"
+
+
+# --- Dao-AILab/flash-attention training/: Hydra recipes, a computed accumulation and a logger-paced callback ----------------
+
+def _flash_attn_training(interp: bool = True) -> dict[str, str]:
+    acc = ("${div_up:${train.global_batch_size}, ${eval:${trainer.devices} * ${datamodule.batch_size} * ${trainer.num_nodes}}}"
+           if interp else "1")
+    base = ("# @package _global_\ndefaults:\n  - override /trainer: default\n  - override /optimizer: adamw-apex\n"
+            "  - override /scheduler: cosine-warmup-timm\n  - override /logger: wandb\n\ntrainer:\n  devices: 8\n  precision: bf16\n"
+            f"  accumulate_grad_batches: {acc}\n  max_steps: 800000\n\ntrain:\n  global_batch_size: 512\n\n"
+            "datamodule:\n  batch_size: 8\n  num_workers: 32\n")
+    callback = ("import pytorch_lightning as pl\n\n\nclass SpeedMonitor(pl.Callback):\n"
+                "    def on_train_batch_end(self, trainer, pl_module, *args):\n"
+                "        if not trainer._logger_connector.should_update_logs:\n            return\n        logs = {'time': 1.0}\n"
+                "        if trainer.logger is not None:\n            trainer.logger.log_metrics(logs, step=trainer.global_step)\n")
+    train = ("import hydra\nimport pytorch_lightning as pl\n\n\n@hydra.main(config_path='configs/', config_name='config.yaml')\n"
+             "def main(config):\n    trainer = pl.Trainer(**config.trainer, callbacks=[SpeedMonitor()])\n"
+             "    trainer.fit(model=model, datamodule=datamodule)\n")
+    return {"training/configs/experiment/pile/base.yaml": base,
+            "training/configs/trainer/all_params.yaml": "accelerator: gpu\naccumulate_grad_batches: 1\nlog_every_n_steps: 50\n",
+            "training/configs/scheduler/cosine-warmup-timm.yaml": ("# @package train.scheduler\n"
+                                                                   "_target_: src.optim.timm_lr_scheduler.TimmCosineLRScheduler\n"),
+            "training/src/callbacks/speed_monitor.py": callback, "training/run.py": train}
+
+
+def test_an_accumulation_computed_from_the_global_batch_is_accumulation() -> None:
+    c5 = _check(_audit(_flash_attn_training()), "C5")
+    assert c5.status == Status.USED and "global batch" in c5.detail, c5.detail
+    assert _check(_audit(_flash_attn_training(interp=False)), "C5").status != Status.USED
+
+
+def test_a_hydra_defaults_scheduler_choice_is_the_schedule() -> None:
+    g1 = _check(_audit(_flash_attn_training()), "G1")
+    assert g1.status == Status.USED, g1.detail
+
+
+def test_a_callback_returning_unless_the_logger_is_due_is_paced() -> None:
+    i5 = _check(_audit(_flash_attn_training()), "I5")
+    assert i5.status != Status.UNUSED, i5.detail
+    # control: returning when there is no writer (Ludwig ``if not train_summary_writer: return``) paces nothing
+    files = _flash_attn_training()
+    files["training/src/callbacks/speed_monitor.py"] = files["training/src/callbacks/speed_monitor.py"].replace(
+        "trainer._logger_connector.should_update_logs", "trainer.logger")
+    assert _check(_audit(files), "I5").status == Status.UNUSED
+
+
+# --- meta-math/MetaMath: the Alpaca template's resize helper, and a collator class that tokenizes each batch ------------------
+
+def test_a_collator_class_tokenizing_each_batch_is_online_and_the_resize_helper_tokenizes_nothing() -> None:
+    train = ("import torch\nimport transformers\nfrom torch.utils.data import Dataset\n\n\n"
+             "def smart_tokenizer_and_embedding_resize(special_tokens_dict, tokenizer, model):\n"
+             "    num_new_tokens = tokenizer.add_special_tokens(special_tokens_dict)\n"
+             "    model.resize_token_embeddings(len(tokenizer))\n\n\n"
+             "def _tokenize_fn(strings, tokenizer):\n"
+             "    return [tokenizer(text, return_tensors='pt', padding='longest', max_length=512, truncation=True) for text in strings]\n\n\n"
+             "def preprocess(sources, targets, tokenizer):\n    return _tokenize_fn([s + t for s, t in zip(sources, targets)], tokenizer)\n\n\n"
+             "class SupervisedDataset(Dataset):\n    def __init__(self, rows):\n        self.rows = rows\n\n"
+             "    def __getitem__(self, i):\n        return self.rows[i]\n\n\n"
+             "class DataCollatorForSupervisedDataset(object):\n    def __init__(self, tokenizer):\n        self.tokenizer = tokenizer\n\n"
+             "    def __call__(self, instances):\n        sources = [x['query'] for x in instances]\n"
+             "        targets = [x['response'] for x in instances]\n        return preprocess(sources, targets, self.tokenizer)\n\n\n"
+             "def train():\n    model = transformers.AutoModelForCausalLM.from_pretrained('mistralai/Mistral-7B-v0.1')\n"
+             "    tokenizer = transformers.AutoTokenizer.from_pretrained('mistralai/Mistral-7B-v0.1')\n"
+             "    smart_tokenizer_and_embedding_resize(special_tokens_dict=dict(pad_token='[PAD]'), tokenizer=tokenizer, model=model)\n"
+             "    trainer = transformers.Trainer(model=model, train_dataset=SupervisedDataset(rows),\n"
+             "                                   data_collator=DataCollatorForSupervisedDataset(tokenizer))\n    trainer.train()\n\n\n"
+             "if __name__ == '__main__':\n    train()\n")
+    f6 = _check(_audit({"train_math.py": train}), "F6")
+    assert "start-up" not in f6.detail and not any("smart_tokenizer" in e.snippet for e in f6.evidence), f6.detail
+    assert any(e.line == 12 for e in f6.evidence), [(e.line, e.snippet) for e in f6.evidence]
+    # without the collator nothing tokenizes the data: the resize helper is no tokenization at start-up
+    bare = train.replace(",\n                                   data_collator=DataCollatorForSupervisedDataset(tokenizer))", ")")
+    bare = bare[:bare.index("class DataCollatorForSupervisedDataset")] + bare[bare.index("def train():"):]
+    f6 = _check(_audit({"train_math.py": bare}), "F6")
+    assert "start-up" not in f6.detail, f6.detail
+
+
+# --- GAIR-NLP/LIMO: a copy of LLaMA-Factory in train/, upstream's examples beside the one recipe the README links ------------
+
+def _limo(link: bool = True) -> dict[str, str]:
+    setup = "from setuptools import find_packages, setup\n\nsetup(name='llamafactory', version='0.9.2', packages=find_packages('src'))\n"
+    tuner = ("from peft import LoraConfig, get_peft_model\nfrom transformers import Seq2SeqTrainer\n\n\n"
+             "def run_exp(args):\n    if args.finetuning_type == 'lora':\n        model = get_peft_model(model, LoraConfig(r=8))\n"
+             "    trainer = Seq2SeqTrainer(model=model, args=args)\n    trainer.train()\n")
+    loftq = ("from peft import LoraConfig, get_peft_model\nfrom transformers import AutoModelForCausalLM\n\n\n"
+             "def quantize_loftq(model_name_or_path):\n    model = AutoModelForCausalLM.from_pretrained(model_name_or_path)\n"
+             "    lora_config = LoraConfig(r=16, init_lora_weights='loftq')\n    peft_model = get_peft_model(model, lora_config)\n"
+             "    peft_model.save_pretrained('loftq_init')\n")
+    cli = "from llamafactory.train.tuner import run_exp\n\n\ndef main():\n    run_exp()\n"
+    files = {"train/setup.py": setup, "train/src/llamafactory/train/tuner.py": tuner, "train/src/llamafactory/cli.py": cli,
+             "train/scripts/loftq_init.py": loftq,
+             "train/examples/README.md": "```bash\nllamafactory-cli train examples/train_lora/llama3_lora_sft.yaml\n```\n",
+             "train/examples/train_limo.yaml": ("model_name_or_path: Qwen/Qwen2.5-32B-Instruct\nstage: sft\ndo_train: true\n"
+                                                "finetuning_type: full\ndeepspeed: examples/deepspeed/ds_z3_config.json\n"
+                                                "output_dir: saves\nlogging_steps: 1\nsave_strategy: epoch\n"
+                                                "per_device_train_batch_size: 1\ngradient_accumulation_steps: 1\nlearning_rate: 5.0e-6\n"
+                                                "num_train_epochs: 15\nlr_scheduler_type: cosine\nbf16: true\n"),
+             "evaluation/eval.py": "import json\n\n\ndef score(preds):\n    return sum(preds) / len(preds)\n"}
+    for i, m in enumerate(["meta-llama/Meta-Llama-3-8B-Instruct"] * 6):
+        files[f"train/examples/train_lora/llama3_lora_sft_{i}.yaml"] = (
+            f"model_name_or_path: {m}\nstage: sft\ndo_train: true\nfinetuning_type: lora\nlora_target: all\n"
+            "output_dir: saves\nlogging_steps: 10\nsave_steps: 500\nper_device_train_batch_size: 1\n"
+            "gradient_accumulation_steps: 8\nlearning_rate: 1.0e-4\nnum_train_epochs: 3.0\nlr_scheduler_type: cosine\nbf16: true\n")
+    files["train/examples/extras/fsdp_qlora/train.sh"] = (
+        "CUDA_VISIBLE_DEVICES=0,1 accelerate launch --config_file examples/accelerate/fsdp_config.yaml \\\n"
+        "    src/train.py examples/extras/fsdp_qlora/llama3_lora_sft.yaml\n")
+    files["README.md"] = ("# LIMO\n\n## Training\n\n"
+                          + ("- Use our provided [configuration file](https://github.com/GAIR-NLP/LIMO/blob/main/train/examples/train_limo.yaml).\n"
+                             if link else "- Use one of the configuration files.\n")
+                          + "\n```bash\nFORCE_TORCHRUN=1 NNODES=${PET_NNODES} llamafactory-cli train <path to yaml config file>\n```\n")
+    return files
+
+
+def test_a_framework_copys_examples_are_not_the_projects_recipes_but_its_linked_one_is() -> None:
+    a = _audit(_limo())
+    assert a.roles.by_path["train/examples/train_lora/llama3_lora_sft_0.yaml"] == "other"
+    assert a.roles.by_path["train/examples/train_limo.yaml"] == "config"
+    i4 = _check(a, "I4")
+    assert i4.status == Status.UNUSED and [e.path for e in i4.findings] == ["train/examples/train_limo.yaml"], i4.detail
+    assert a.project.estimated_params == "32B", a.project.estimated_params
+    assert a.roles.by_path["train/examples/extras/fsdp_qlora/train.sh"] == "other"
+    # without the link the project names no example: upstream's recipes are still not its runs, its launch scripts may be
+    b = _audit(_limo(link=False))
+    assert b.roles.by_path["train/examples/train_lora/llama3_lora_sft_0.yaml"] == "other"
+    assert b.roles.by_path["train/examples/extras/fsdp_qlora/train.sh"] != "other"
+
+
+def test_the_recipes_full_fine_tune_outweighs_the_frameworks_lora_code() -> None:
+    g4 = _check(_audit(_limo()), "G4")
+    assert g4.status == Status.UNUSED and "finetuning_type" in g4.detail, g4.detail
