@@ -838,6 +838,13 @@ def _framework_copy_examples(files: Mapping[str, FileFacts], paths: list[str], s
         for v in values:
             v = v.strip("'\"").removeprefix("./")
             named |= {v, f"{base}/{v}" if base else v, *(f"{d}/{v}" for d in copies)}
+    # ... and the files a named recipe points at (LIMO's ``deepspeed: examples/deepspeed/ds_z3_config.json``, run from the copy)
+    for p in [q for q in named if q in files]:
+        base = p.rsplit("/", 1)[0] if "/" in p else ""
+        for e in files[p].configs:
+            if isinstance(e.value, str) and e.value.endswith((".json", ".yaml", ".yml")):
+                v = e.value.strip("'\"").removeprefix("./")
+                named |= {v, f"{base}/{v}" if base else v, *(f"{d}/{v}" for d in copies)}
     keep = set(forced) | named
     out: dict[str, str] = {}
     for d in copies:

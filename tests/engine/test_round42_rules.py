@@ -654,6 +654,9 @@ def _limo(link: bool = True) -> dict[str, str]:
             f"model_name_or_path: {m}\nstage: sft\ndo_train: true\nfinetuning_type: lora\nlora_target: all\n"
             "output_dir: saves\nlogging_steps: 10\nsave_steps: 500\nper_device_train_batch_size: 1\n"
             "gradient_accumulation_steps: 8\nlearning_rate: 1.0e-4\nnum_train_epochs: 3.0\nlr_scheduler_type: cosine\nbf16: true\n")
+    files["train/examples/deepspeed/ds_z3_config.json"] = '{"zero_optimization": {"stage": 3, "overlap_comm": true}, "bf16": {"enabled": "auto"}}\n'
+    files["train/examples/deepspeed/ds_z2_offload_config.json"] = ('{"zero_optimization": {"stage": 2, "offload_optimizer": '
+                                                                 '{"device": "cpu"}}}\n')
     files["train/examples/extras/fsdp_qlora/train.sh"] = (
         "CUDA_VISIBLE_DEVICES=0,1 accelerate launch --config_file examples/accelerate/fsdp_config.yaml \\\n"
         "    src/train.py examples/extras/fsdp_qlora/llama3_lora_sft.yaml\n")
@@ -672,6 +675,10 @@ def test_a_framework_copys_examples_are_not_the_projects_recipes_but_its_linked_
     assert i4.status == Status.UNUSED and [e.path for e in i4.findings] == ["train/examples/train_limo.yaml"], i4.detail
     assert a.project.estimated_params == "32B", a.project.estimated_params
     assert a.roles.by_path["train/examples/extras/fsdp_qlora/train.sh"] == "other"
+    # the DeepSpeed config the linked recipe points at is the run's; the offload one nothing names is upstream's
+    assert a.roles.by_path["train/examples/deepspeed/ds_z3_config.json"] == "config"
+    assert a.roles.by_path["train/examples/deepspeed/ds_z2_offload_config.json"] == "other"
+    assert _check(a, "A3").status == Status.USED and _check(a, "C4").status != Status.USED
     # without the link the project names no example: upstream's recipes are still not its runs, its launch scripts may be
     b = _audit(_limo(link=False))
     assert b.roles.by_path["train/examples/train_lora/llama3_lora_sft_0.yaml"] == "other"
