@@ -838,6 +838,7 @@ def _framework_copy_examples(files: Mapping[str, FileFacts], paths: list[str], s
         for v in values:
             v = v.strip("'\"").removeprefix("./")
             named |= {v, f"{base}/{v}" if base else v, *(f"{d}/{v}" for d in copies)}
+    direct = set(named)  # (what the project names itself, before the files those point at)
     # ... and the files a named recipe points at (LIMO's ``deepspeed: examples/deepspeed/ds_z3_config.json``, run from the copy)
     for p in [q for q in named if q in files]:
         base = p.rsplit("/", 1)[0] if "/" in p else ""
@@ -852,7 +853,7 @@ def _framework_copy_examples(files: Mapping[str, FileFacts], paths: list[str], s
         # recipe files; and launch scripts too once the project names its own example there (LIMO's README links
         # ``train_limo.yaml``): otherwise a launch script under a copy's examples may be a run the project added there
         # (SkyThought's ``skythought-rl/examples/sky-t1/run-sky-t1-7b-step2.sh`` in its verl copy)
-        kinds = (CONFIG, LAUNCH) if any(p.startswith(prefix) for p in named) else (CONFIG,)
+        kinds = (CONFIG, LAUNCH) if any(p.startswith(prefix) for p in direct) else (CONFIG,)
         for p in paths:
             if p.startswith(prefix) and scoped.get(p) in kinds and p not in keep:
                 out[p] = f"an example recipe of the {sorted(_own_distributions(files, d) & _FRAMEWORK_DISTS)[0]} copy in {d}/, not a run the project names"
