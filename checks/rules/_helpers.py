@@ -637,6 +637,16 @@ def _copy_option_term(t: ast.expr) -> tuple[str | None, str | None]:
     return None, None
 
 
+def runs_file(script: str | None, path: str) -> bool:
+    """Whether a launch's script (``internvl/train/internvl_chat_finetune.py``, ``-m pkg.train``) is the file at ``path``."""
+    if not script:
+        return False
+    s = script.lstrip("./")
+    if not s.endswith(".py"):
+        s = s.replace(".", "/") + ".py"
+    return path == s or path.endswith("/" + s)
+
+
 def in_trainer_copy(facts: Facts, path: str) -> bool:
     """Whether ``path`` is a copy of ``transformers.Trainer`` (see :func:`checks.roles.framework_copy`), memoised."""
     key = ("trainer-copy", path)

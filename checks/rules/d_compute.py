@@ -27,6 +27,7 @@ from ._helpers import (
     parse_expr,
     recipe_majority,
     registry_off,
+    runs_file,
     set_under_off_branch,
     unreached_note,
     unreached_sites,
@@ -1903,16 +1904,6 @@ def _remote_attention(ctx: Context, loads: list) -> str | None:
     return next((n for n in names if not re.search(r"[\\:]", n)), names[0])  # a hub name before a Windows path
 
 
-def _runs_file(script: str | None, path: str) -> bool:
-    """Whether a launch's script (``internvl/train/internvl_chat_finetune.py``, ``-m pkg.train``) is the file at ``path``."""
-    if not script:
-        return False
-    s = script.lstrip("./")
-    if not s.endswith(".py"):
-        s = s.replace(".", "/") + ".py"
-    return path == s or path.endswith("/" + s)
-
-
 def _flag_launch_share(f: Facts, used: list) -> tuple[str, list, list] | None:
     """Liger applied only under one flag of the training scripts (InternVL: ``if model_args.use_liger:`` in its three
     trainers, a dataclass field that defaults to False) that a minority of their launches turn on (16 of 116 pass
@@ -1929,7 +1920,7 @@ def _flag_launch_share(f: Facts, used: list) -> tuple[str, list, list] | None:
            for x in used if not isinstance(x, Call)):
         return None
     paths = {c.path for c in calls}
-    runs = [x for x in f.launches() if any(_runs_file(x.script, p) for p in paths)]
+    runs = [x for x in f.launches() if any(runs_file(x.script, p) for p in paths)]
     on = [x for x in runs if any(k.lower().replace("-", "_") == key and truthy(v) is True for k, v in x.script_args.items())]
     if len(runs) < 3 or len(on) * 2 >= len(runs):
         return None

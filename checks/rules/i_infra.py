@@ -46,6 +46,7 @@ from ._helpers import (
     hf_sites_training_first,
     hf_trainer_subclasses,
     parse_expr,
+    runs_file,
     section_flag_off,
     uses_hf_trainer,
 )
@@ -1419,7 +1420,7 @@ def _launched_script_adapter(f: Facts, path: str) -> bool | None:
     for x in f.launches():
         if x.path != path:
             continue
-        files = [p for p in f.files if p.endswith(".py") and _runs_script(x.script, p)]
+        files = [p for p in f.files if p.endswith(".py") and runs_file(x.script, p)]
         if len(files) != 1:
             return None
         wraps = [c for c in f.calls(*_PEFT_WRAPPERS) if c.path == files[0]]
@@ -1427,14 +1428,6 @@ def _launched_script_adapter(f: Facts, path: str) -> bool | None:
             return None  # (an adapter switch of the script decides: read from the launch's flags above, or the code's default)
         marks.add(any(not guard_off(f, c) and not callers_off(f, c) for c in wraps))
     return marks.pop() if len(marks) == 1 else None
-
-
-def _runs_script(script: str | None, path: str) -> bool:
-    """Whether a launch's script (``finetune_clm.py``, ``src/train.py``, ``-m pkg.train``) is the file at ``path``."""
-    if not script or not script.endswith(".py"):
-        return False
-    s = script.lstrip("./")
-    return path == s or path.endswith("/" + s)
 
 
 def _per_recipe_threshold(f: Facts, ctx: Context, items: list[Interval], threshold: int) -> Callable[[Interval], int]:

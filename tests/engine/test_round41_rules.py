@@ -601,11 +601,15 @@ def test_lightning_ci_workflows_are_ci() -> None:
 
 # --- THUDM/ChatGLM-6B: a copy of transformers.Trainer on the training path -------------------------------------------------
 
+#: the methods that make a class a copy of ``transformers.Trainer`` (see :func:`checks.roles.framework_copy`)
+TRAINER_COPY_METHODS = ("_inner_training_loop", "_maybe_log_save_evaluate", "_save_checkpoint", "_load_from_checkpoint",
+                       "_load_optimizer_and_scheduler", "_load_rng_state", "_rotate_checkpoints", "_sorted_checkpoints",
+                       "_get_train_sampler", "_get_eval_sampler", "_remove_unused_columns", "_set_signature_columns_if_needed",
+                       "create_optimizer_and_scheduler", "evaluation_loop", "prediction_step", "floating_point_ops", "store_flos")
+
+
 def _chatglm(compile_flag: str = "") -> dict[str, str]:
-    methods = ("_inner_training_loop", "_maybe_log_save_evaluate", "_save_checkpoint", "_load_from_checkpoint",
-               "_load_optimizer_and_scheduler", "_load_rng_state", "_rotate_checkpoints", "_sorted_checkpoints",
-               "_get_train_sampler", "_get_eval_sampler", "_remove_unused_columns", "_set_signature_columns_if_needed",
-               "create_optimizer_and_scheduler", "evaluation_loop", "prediction_step", "floating_point_ops", "store_flos")
+    methods = TRAINER_COPY_METHODS
     trainer = ("import torch\nfrom transformers import TrainingArguments\nfrom transformers.trainer_utils import speed_metrics\n\n\n"
                "class Trainer:\n    def __init__(self, model=None, args=None):\n        self.model = model\n        self.args = args\n\n"
                "    def _wrap_model(self, model, training=True):\n        if self.args.torch_compile:\n"

@@ -6,6 +6,8 @@ from __future__ import annotations
 from checks.engine import audit_files
 from checks.model import Status
 
+from .test_round41_rules import TRAINER_COPY_METHODS
+
 
 def _audit(files: dict[str, str]):
     return audit_files((k, v.encode()) for k, v in files.items())
@@ -17,10 +19,7 @@ def _check(audit, cid: str):
 
 # --- THUDM/ChatGLM-6B: the option branches of its transformers.Trainer copy (ptuning/trainer.py) ---------------------------
 
-_METHODS = ("_inner_training_loop", "_maybe_log_save_evaluate", "_save_checkpoint", "_load_from_checkpoint",
-            "_load_optimizer_and_scheduler", "_load_rng_state", "_rotate_checkpoints", "_sorted_checkpoints",
-            "_get_train_sampler", "_get_eval_sampler", "_remove_unused_columns", "_set_signature_columns_if_needed",
-            "create_optimizer_and_scheduler", "evaluation_loop", "prediction_step", "floating_point_ops", "store_flos")
+_METHODS = TRAINER_COPY_METHODS
 
 
 def _chatglm(flags: str = "") -> dict[str, str]:
