@@ -7,6 +7,7 @@ from checks.engine import audit_files
 from checks.model import Status
 
 from .test_round41_rules import TRAINER_COPY_METHODS
+from .test_round41_rules import _chatglm as chatglm_round41
 
 
 def _audit(files: dict[str, str]):
@@ -44,15 +45,10 @@ def _chatglm(flags: str = "") -> dict[str, str]:
         "            self.model = model = FSDP(model, sharding_strategy=self.fsdp, cpu_offload=cpu_offload)\n"
         "        return model\n\n"
         + "".join(f"    def {m}(self, *args, **kwargs):\n        return speed_metrics('{m}', 0.0)\n\n" for m in _METHODS))
-    main = ("from transformers import HfArgumentParser, Seq2SeqTrainingArguments\n\nfrom trainer import Trainer\n\n\n"
-            "def main():\n    (training_args,) = HfArgumentParser((Seq2SeqTrainingArguments,)).parse_args_into_dataclasses()\n"
-            "    trainer = Trainer(model=model, args=training_args)\n    trainer.train()\n\n\nif __name__ == '__main__':\n    main()\n")
-    run = ("deepspeed --num_gpus=4 main.py \\\n    --deepspeed deepspeed.json \\\n    --do_train \\\n    --per_device_train_batch_size 4 \\\n"
-           f"    --learning_rate 1e-4 \\\n    --fp16{flags}\n")
     ds = ('{\n  "train_micro_batch_size_per_gpu": "auto",\n  "fp16": {"enabled": "auto"},\n  "zero_optimization": {\n'
           '    "stage": 2,\n    "overlap_comm": false,\n    "contiguous_gradients": true\n  }\n}\n')
-    return {"ptuning/trainer.py": trainer, "ptuning/main.py": main, "ptuning/ds_train_finetune.sh": run,
-            "ptuning/deepspeed.json": ds}
+    # (round 41's ChatGLM-6B entry point and DeepSpeed launch, with this copy's option branches)
+    return {**chatglm_round41(flags), "ptuning/trainer.py": trainer, "ptuning/deepspeed.json": ds}
 
 
 def test_a_trainer_copys_apex_optimizer_option_is_not_the_runs_optimizer() -> None:
