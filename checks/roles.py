@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .facts.store import python_config_modules
+from .facts.store import python_config_modules, source_lacks
 from .facts.types import FileFacts
 
 # roles that decide statuses and step zero
@@ -1430,16 +1430,23 @@ def _alternatives_imports(files: Mapping[str, FileFacts], paths: list[str], role
     if not cand:
         return
     stems = {t.rsplit("/", 1)[-1].removesuffix(".py") for t in cand}
+    words = tuple(s.encode() for s in stems)
     for q in paths:
         if q in alt or not cand:
             continue
-        for imp in files[q].imports:
+        ff = files[q]
+        # a file still being extracted (a test, deferred) whose source names none of the candidates' modules cannot pass
+        # the test below: its facts are not needed
+        if source_lacks(ff, words):
+            continue
+        for imp in ff.imports:
             # a cheap test on the names first: only an import naming one of the candidates' modules is resolved
             if stems.isdisjoint(f"{imp.module}.{imp.name or ''}".replace("..", ".").split(".")):
                 continue
             for t in _targets(imp, q, index):
                 if t != q and cand.pop(t, None) is not None:
                     stems = {c.rsplit("/", 1)[-1].removesuffix(".py") for c in cand}
+                    words = tuple(s.encode() for s in stems)
     for t, p in cand.items():
         roles.by_path[t], roles.why[t] = OTHER, f"imported only by the alternative entry point {p}"
 

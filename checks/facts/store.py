@@ -1314,7 +1314,7 @@ _CONFIG_LOADERS = ("Config.fromfile", "Config.from_file", "LazyConfig.load")
 _LOADER_WORDS = (b"fromfile", b"from_file", b"LazyConfig")
 
 
-def _lacks(ff: Any, words: tuple[bytes, ...]) -> bool:
+def source_lacks(ff: Any, words: tuple[bytes, ...]) -> bool:
     """Whether ``ff`` is a stand-in whose held source contains none of ``words`` (see :meth:`checks.deferred.Pending.lacks`)."""
     lacks = getattr(ff.__class__, "lacks", None)
     return lacks is not None and bool(lacks(ff, *words))
@@ -1390,7 +1390,7 @@ def python_config_modules(files: Mapping[str, FileFacts], loaders: Iterable[Call
     out: set[str] = set()
     if loaders is None:
         # a file still being extracted whose source names no loader is not waited for (checks.deferred.Pending.lacks)
-        loaders = (c for ff in files.values() if not _lacks(ff, _LOADER_WORDS) for c in ff.calls
+        loaders = (c for ff in files.values() if not source_lacks(ff, _LOADER_WORDS) for c in ff.calls
                    if c.short in ("fromfile", "from_file", "load"))
     if any(c.name.endswith(_CONFIG_LOADERS) for c in loaders):
         for p, ff in files.items():

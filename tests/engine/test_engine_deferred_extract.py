@@ -13,6 +13,7 @@ from checks.deferred import Deferred, Pending
 from checks.engine import AuditOptions, audit_path, defer_context
 from checks.facts import extract_file
 from checks.parallel import LOCAL_FIRST_BYTES, _extract_batch
+from checks.roles import Roles, classify_roles
 from reports.json_report import to_json
 
 _MODULE = '''"""Layer {n} of the model."""
@@ -191,3 +192,59 @@ def test_a_closed_deferred_still_answers() -> None:
         d.start(pool, _extract_batch)
         d.close()  # an audit that ended early: what was not started is cancelled
         assert repr(stand_ins[-1].load()) == repr(extract_file(*files[-1]))
+
+
+_ALT_DOC = "## Train\n\n```bash\ntorchrun --nproc_per_node=4 pkg/train/train_mem.py --bf16 True\n```\n"
+_ALT_MEM = "from pkg.train.train import train\n\nif __name__ == '__main__':\n    train()\n"
+_ALT_TRAIN = _TRAIN.replace("def main():", "def train():")
+_ALT_LORA = ("from peft import LoraConfig, get_peft_model\nfrom pkg.train.xformers_patch import replace_attn\n"
+             "from pkg.train.train import train\n\n\ndef main():\n    replace_attn()\n    train()\n")
+_ALT_PATCH = "import xformers.ops\n\n\ndef replace_attn():\n    return xformers.ops.memory_efficient_attention\n"
+
+
+def _alternatives(root: Path, test_imports_patch: bool) -> Path:
+    """FastChat's shape beside many tests: a documented run, an alternative entry point, a module only it imports."""
+    _tree(root)
+    (root / "scripts" / "smoke.sh").unlink()
+    (root / "README.md").write_text(_ALT_DOC)
+    train = root / "pkg" / "train"
+    train.mkdir()
+    (train / "__init__.py").write_text("")
+    (train / "train_mem.py").write_text(_ALT_MEM)
+    (train / "train.py").write_text(_ALT_TRAIN)
+    (train / "train_lora.py").write_text(_ALT_LORA)
+    (train / "xformers_patch.py").write_text(_ALT_PATCH)
+    if test_imports_patch:
+        (root / "tests" / "unit" / "test_block_7.py").write_text(
+            "from pkg.train.xformers_patch import replace_attn\n\n\ndef test_patch():\n    assert replace_attn()\n")
+    return root
+
+
+def _roles_with_deferred_tests(root: Path) -> tuple[Roles, Deferred]:
+    """The roles of ``root`` with its tests held as stand-ins of a Deferred no worker takes (each read is made here)."""
+    d = Deferred(defer_context())
+    d.bind(lambda p, b: extract_file(p, b, strings={}))
+    files: dict[str, Any] = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel, data = path.relative_to(root).as_posix(), path.read_bytes()
+        kind = defer_context()(rel)
+        files[rel] = d.add(rel, data, kind) if kind is not None else extract_file(rel, data)
+    d.start(None)
+    return classify_roles(files), d
+
+
+def test_modules_of_alternative_entry_points_are_found_without_reading_every_deferred_test(tmp_path: Path) -> None:
+    """The roles look for an import of an alternative's module in every file; a deferred test whose source does not
+    name the module is skipped on its held bytes (on Megatron-LM this kept 580 tests from being extracted one by one
+    in this process while the worker sat idle), and one that names it is read as before."""
+    roles, d = _roles_with_deferred_tests(_alternatives(tmp_path / "repo", test_imports_patch=False))
+    assert roles.role("pkg/train/train_lora.py") == "other" and roles.role("pkg/train/xformers_patch.py") == "other"
+    read = sorted(d._batches[i][j][0] for i, j in d._one)
+    assert read == ["tests/test_configs.py"]  # only the test calling a config loader was extracted for the roles
+    roles, d = _roles_with_deferred_tests(_alternatives(tmp_path / "repo2", test_imports_patch=True))
+    assert roles.role("pkg/train/train_lora.py") == "other" and roles.role("pkg/train/xformers_patch.py") != "other"
+    read = sorted(d._batches[i][j][0] for i, j in d._one)
+    assert read == ["tests/test_configs.py", "tests/unit/test_block_7.py"]  # it names the module: read
+    # and a parallel audit reports what a single-process one does
+    root = tmp_path / "repo2"
+    assert _report(root, 2)[0] == _report(root, 1)[0]
