@@ -283,7 +283,9 @@ def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
     The code blocks are parsed as shell into a scratch record: their launches never reach ``out.launches``; a training
     command's launch is kept in ``out.doc_launches``.
     """
-    if "```" not in text and "~~~" not in text and ".. code" not in text:
+    # (an indented Markdown block is a code block too: the DPO reference's README documents its runs only so)
+    if "```" not in text and "~~~" not in text and ".. code" not in text and not (
+            path.endswith((".md", ".markdown")) and ("\n    " in text or "\n\t" in text)):
         return
     for first, body in _blocks(text):
         scratch = FileFacts(path=path, kind="shell", lines=0)
