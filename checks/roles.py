@@ -463,6 +463,21 @@ def _trains(launcher: str, script: str | None) -> bool:
     return launcher in _TRAIN_LAUNCHERS
 
 
+def _trains_module(launcher: str, script: str | None) -> bool:
+    """A ``python -m`` launch of a module named for training (PRIME's ``python3 -m verl.trainer.main_ppo``): what
+    :func:`_own_application` also takes for a launch that trains."""
+    if launcher != "python" or not script or not _MODULE_FORM.fullmatch(script):
+        return False
+    name = script.rsplit(".", 1)[-1] + ".py"
+    return bool(_ENTRY_NAME.match(name) or _MAIN_ALGO.match(name))
+
+
+#: a module a ``python -m`` launch runs (no path, no ``.py``)
+_MODULE_FORM = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+#: a training entry point named ``main_<algorithm>`` (verl's ``verl/trainer/main_ppo.py``, which PRIME's launch runs)
+_MAIN_ALGO = re.compile(r"^main_(ppo|grpo|dpo|sft|rlhf|kto|orpo|simpo|rloo|gkd|reinforce\w*)\.py$", re.I)
+
+
 def _kind_role(kind: str, name: str) -> str:
     if name in _PACKAGING:
         return BUILD
@@ -531,7 +546,8 @@ def _own_application(files: Mapping[str, FileFacts], d: str, inside: list[str], 
                 return False
     pathset = set(files)
     return any(t.startswith(d + "/") for p in files if p.startswith(d + "/") and files[p].kind == "shell"
-               for x in files[p].launches if _trains(x.launcher, x.script) for t in _script_paths(x.script, pathset, index, p))
+               for x in files[p].launches if _trains(x.launcher, x.script) or _trains_module(x.launcher, x.script)
+               for t in _script_paths(x.script, pathset, index, p))
 
 
 def _reexport_source(files: Mapping[str, FileFacts], index: Any, target: str, name: str, lib_copies: set[str]) -> list[str]:
@@ -1367,9 +1383,74 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     # 6b. the example recipes of a training framework copied into the repository: upstream's examples, not the project's runs
     for p, why in _framework_copy_examples(files, paths, roles.by_path, forced).items():
         roles.by_path[p], roles.why[p] = OTHER, why
+    # 6c. the top-level configs of a Hydra config folder that no entry point of the run loads and no launch names
+    for p, why in _unselected_hydra_configs(files, paths, roles, forced_set).items():
+        roles.by_path[p], roles.why[p] = OTHER, why
     for p in forced:
         roles.why[p] = "paths.training"
     return roles
+
+
+#: Hydra's command-line options that pick another primary config (``--config-name ppo_megatron_trainer``, ``-cn x``)
+_HYDRA_NAME_FLAGS = ("config-name", "config_name", "cn")
+#: words a file's source holds when one of its launches can name a Hydra config (a flag, or a YAML file)
+_HYDRA_NAMING_WORDS = (b"config-name", b"config_name", b"-cn", b".yaml", b".yml")
+
+
+def _unselected_hydra_configs(files: Mapping[str, FileFacts], paths: list[str], roles: Roles, forced: set[str]) -> dict[str, str]:
+    """Primary configs of a Hydra config folder that the run does not load (PRIME's verl fork: its launch runs
+    ``main_ppo``, whose ``@hydra.main(config_path="config", config_name="ppo_trainer")`` loads ``ppo_trainer.yaml``; the
+    Megatron backend's ``ppo_megatron_trainer.yaml`` beside it is read only with ``--config-name ppo_megatron_trainer``).
+    A config folder counts once an entry point on the training path loads a config from it; a top-level config there is
+    kept when any entry point in scope loads it, when any launch or documented command names it (``--config-name``, or its
+    file), and when it is not in scope; config groups (sub-folders) are the run's choices and stay. Path -> why."""
+    loads: dict[str, list[tuple[str, str]]] = {}  # config folder -> (entry file, config file) of each @hydra.main
+    for p in paths:
+        ff = files[p]
+        # (a file still being extracted, a deferred test, whose source has no ``config_name`` is not read: see
+        # :meth:`checks.deferred.Pending.lacks`)
+        if ff.kind != "python" or source_lacks(ff, (b"config_name",)):
+            continue
+        for c in ff.calls:
+            name, where = c.kwargs.get("config_name"), c.kwargs.get("config_path")
+            if c.short != "main" or not isinstance(name, str) or not isinstance(where, str) or where.startswith(("/", "pkg:")):
+                continue
+            here = p.rsplit("/", 1)[0] if "/" in p else ""
+            folder = posixpath.normpath(posixpath.join(here, where)) if here or where not in ("", ".") else ""
+            stem = name.removesuffix(".yaml").removesuffix(".yml")
+            loads.setdefault(folder, []).append((p, f"{folder}/{stem}.yaml" if folder and folder != "." else f"{stem}.yaml"))
+    if not loads:
+        return {}
+    named: set[str] = set()  # config names and files any launch or documented command names
+    for ff in files.values():
+        if source_lacks(ff, _HYDRA_NAMING_WORDS):
+            continue  # (no such word in a deferred file's source: none of its launches can name a config)
+        for x in (*ff.launches, *ff.doc_launches):
+            for key, v in (*x.script_args.items(), *x.launcher_args.items()):
+                if isinstance(v, str) and (str(key).lstrip("-") in _HYDRA_NAME_FLAGS or v.endswith((".yaml", ".yml"))):
+                    v = v.strip("'\"").rsplit("/", 1)[-1]
+                    named |= {v.removesuffix(".yaml").removesuffix(".yml")}
+    out: dict[str, str] = {}
+    for folder, pairs in loads.items():
+        run = [(e, cfg) for e, cfg in pairs if roles.by_path.get(e) == TRAINING]
+        if not run:
+            continue
+        # (what any entry point in scope loads stays: simpleRL's ``fsdp_sft_trainer.py`` reads its LoRA switch from
+        # ``sft_trainer.yaml``, TinyZero's ``main_generation.py`` its engine settings from ``generation.yaml``)
+        chosen = {cfg for e, cfg in pairs if roles.by_path.get(e, TRAINING) in IN_SCOPE}
+        prefix = f"{folder}/" if folder and folder != "." else ""
+        for q in paths:
+            if not q.startswith(prefix) or "/" in q[len(prefix):] or not q.endswith((".yaml", ".yml")) or q in chosen:
+                continue
+            stem = q.rsplit("/", 1)[-1].removesuffix(".yaml").removesuffix(".yml")
+            if stem in named or q in forced or roles.by_path.get(q) not in IN_SCOPE:
+                continue
+            if any(cfg.removesuffix(".yaml") + ".yml" == q for cfg in chosen):
+                continue
+            entry, cfg = run[0]
+            out[q] = (f"a Hydra config the run does not load: {entry} loads {cfg}, and no launch or documented command "
+                      f"names {stem} (--config-name)")
+    return out
 
 
 #: the kinds of file that run or hold code; a folder of only the others (configs, docs, requirements) runs nothing itself

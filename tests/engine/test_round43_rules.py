@@ -77,3 +77,91 @@ def test_without_the_documented_runs_the_preference_project_is_read_from_its_cod
     # the same commands as a paragraph of prose are not a code block
     prose = _DPO_README.replace("\n    python", "\npython")
     assert _check(_audit(_dpo(readme=prose)), "C5").status == Status.UNUSED
+
+
+# --- PRIME-RL/PRIME: its training is a verl fork in training/ with its own setup.py, run by python -m ----------------------
+
+_MAIN_PPO = (
+    "import hydra\nimport ray\n\nfrom verl.trainer.ppo.ray_trainer import RayPPOTrainer\n\n\n"
+    "@hydra.main(config_path='config', config_name='ppo_trainer', version_base=None)\n"
+    "def main(config):\n    ray.init()\n    if config.actor_rollout_ref.actor.strategy == 'fsdp':\n"
+    "        from verl.workers.fsdp_workers import ActorRolloutRefWorker\n    else:\n"
+    "        from verl.workers.megatron_workers import ActorRolloutRefWorker\n"
+    "    trainer = RayPPOTrainer(config=config, worker=ActorRolloutRefWorker)\n    trainer.fit()\n\n\n"
+    "if __name__ == '__main__':\n    main()\n"
+)
+_RAY_TRAINER = (
+    "class RayPPOTrainer:\n    def __init__(self, config, worker):\n        self.config = config\n        self.worker = worker\n\n"
+    "    def fit(self):\n        for batch in self.config.data:\n            self.worker.update_actor(batch)\n"
+)
+_FSDP_WORKERS = (
+    "import torch\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy, MixedPrecision\n"
+    "from transformers import AutoModelForCausalLM\n\n\n"
+    "class ActorRolloutRefWorker:\n    def __init__(self, config):\n"
+    "        module = AutoModelForCausalLM.from_pretrained(config.model.path, attn_implementation='flash_attention_2')\n"
+    "        module.gradient_checkpointing_enable()\n"
+    "        mp = MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.float32, buffer_dtype=torch.float32)\n"
+    "        self.actor = FSDP(module, sharding_strategy=ShardingStrategy.FULL_SHARD, mixed_precision=mp)\n"
+    "        self.optimizer = torch.optim.AdamW(self.actor.parameters(), lr=config.optim.lr)\n\n"
+    "    def update_actor(self, batch):\n        loss = self.actor(**batch).loss\n        loss.backward()\n"
+    "        self.optimizer.step()\n        self.optimizer.zero_grad()\n"
+)
+_MEGATRON_WORKERS = (
+    "from megatron.core import parallel_state as mpu\n\n\nclass ActorRolloutRefWorker:\n"
+    "    def __init__(self, config):\n        mpu.initialize_model_parallel(\n"
+    "            tensor_model_parallel_size=config.actor.megatron.tensor_model_parallel_size,\n"
+    "            pipeline_model_parallel_size=config.actor.megatron.pipeline_model_parallel_size)\n"
+)
+_PPO_TRAINER_YAML = ("data:\n  train_batch_size: 1024\nactor_rollout_ref:\n  model:\n    path: ~/models/deepseek-llm-7b-chat\n"
+                     "  actor:\n    strategy: fsdp\n    ppo_micro_batch_size: 64\n    optim:\n      lr: 1e-6\n"
+                     "  rollout:\n    name: vllm\n    tensor_model_parallel_size: 2\n")
+_MEGATRON_YAML = ("data:\n  train_batch_size: 1024\nactor_rollout_ref:\n  actor:\n    strategy: megatron\n    megatron:\n"
+                  "      tensor_model_parallel_size: 4\n      pipeline_model_parallel_size: 1\n      sequence_parallel: True\n")
+_PRIME_LAUNCH = ("set -x\nexport NCCL_DEBUG=WARN\n\npython3 -m verl.trainer.main_ppo \\\n"
+                 "    data.train_files=[\"$DATA_PATH/train.parquet\"] \\\n    data.train_batch_size=256 \\\n"
+                 "    actor_rollout_ref.model.path=PRIME-RL/Eurus-2-7B-SFT \\\n"
+                 "    actor_rollout_ref.actor.fsdp_config.param_offload=True \\\n    trainer.n_gpus_per_node=8{extra}\n")
+
+
+def _prime(extra: str = "") -> dict[str, str]:
+    return {
+        "README.md": "# PRIME\n\nProcess reinforcement through implicit rewards. See training/README.md.\n",
+        "training/setup.py": "from setuptools import setup, find_packages\n\nsetup(name='verl', version='0.1', packages=find_packages())\n",
+        "training/README.md": "# Training\n\n```bash\nbash examples/run_prime_main.sh\n```\n",
+        "training/examples/run_prime_main.sh": _PRIME_LAUNCH.format(extra=extra),
+        "training/verl/__init__.py": "",
+        "training/verl/trainer/__init__.py": "",
+        "training/verl/trainer/main_ppo.py": _MAIN_PPO,
+        "training/verl/trainer/ppo/__init__.py": "",
+        "training/verl/trainer/ppo/ray_trainer.py": _RAY_TRAINER,
+        "training/verl/trainer/config/ppo_trainer.yaml": _PPO_TRAINER_YAML,
+        "training/verl/trainer/config/ppo_megatron_trainer.yaml": _MEGATRON_YAML,
+        "training/verl/workers/__init__.py": "",
+        "training/verl/workers/fsdp_workers.py": _FSDP_WORKERS,
+        "training/verl/workers/megatron_workers.py": _MEGATRON_WORKERS,
+        "eval/run_math.py": "import json\n\n\ndef score(path):\n    return json.load(open(path))\n",
+        "data_preprocessing/stage1_filter.py": "import datasets\n\nds = datasets.load_dataset('PRIME-RL/Eurus-2-RL-Data')\n",
+    }
+
+
+def test_a_framework_fork_packaged_in_a_folder_and_run_by_module_is_the_projects_training() -> None:
+    """PRIME's ``training/`` is its verl fork (``setup(name='verl')``) and its only launch runs ``python3 -m
+    verl.trainer.main_ppo``: the fork is the project's training, not a vendored package (A2 FSDP, C1 BF16)."""
+    a = _audit(_prime())
+    assert a.roles.role("training/verl/trainer/main_ppo.py") == "training", a.roles.why.get("training/verl/trainer/main_ppo.py")
+    assert _check(a, "A2").status == Status.USED
+    assert _check(a, "C1").status == Status.USED
+
+
+def test_a_hydra_config_the_run_does_not_load_is_not_the_runs() -> None:
+    """main_ppo loads ppo_trainer.yaml; the Megatron backend's ppo_megatron_trainer.yaml beside it is another run: its
+    tensor parallel size of 4 and sequence parallelism are not the project's."""
+    a = _audit(_prime())
+    assert a.roles.role("training/verl/trainer/config/ppo_megatron_trainer.yaml") == "other"
+    assert a.roles.role("training/verl/trainer/config/ppo_trainer.yaml") == "config"
+    assert _check(a, "A4").status != Status.USED or not any("megatron" in e.path for e in _check(a, "A4").evidence)
+    assert _check(a, "A6").status != Status.USED
+    # a launch that picks it with --config-name runs it
+    b = _audit(_prime(extra=" \\\n    --config-name ppo_megatron_trainer"))
+    assert b.roles.role("training/verl/trainer/config/ppo_megatron_trainer.yaml") == "config"
+    assert _check(b, "A6").status == Status.USED
