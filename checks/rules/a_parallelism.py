@@ -50,6 +50,7 @@ from ._helpers import (
     callers_off,
     guard_off,
     keyword_choices,
+    on,
     resolve_file,
     switched_off_ds_dicts,
     trainer_copy_off,
@@ -2074,6 +2075,8 @@ CP_NAMES = ("context_parallel_size", "context_parallel_degree", "cp_size", "cp_d
             "sequence_parallel_degree",
             # USP (yunchang ``set_seq_parallel_pg(sp_ulysses_degree, sp_ring_degree, ...)``): the Ulysses x ring split
             "sp_ulysses_degree", "sp_ring_degree", "sp_ulysses_size", "sp_ring_size")
+#: boolean switches that shard the experts over the data-parallel ranks (megablocks ``--moe-expert-model-parallelism``)
+_EP_SWITCHES = ("moe_expert_model_parallelism", "expert_model_parallelism")
 EP_NAMES = ("expert_model_parallel_size", "expert_parallel_size", "ep_size", "moe_expert_parallel_size", "expert_parallel_degree",
             "ep_degree", "moe_ep_size")
 
@@ -2657,6 +2660,20 @@ def _rank_split_experts(f: Facts) -> list[Call]:
     return out
 
 
+def _megablocks_dmoe(flag: str) -> dict[str, str]:
+    """megablocks' exp/dmoe launch of Megatron-LM with its own MoE arguments (a boolean switch shards the experts)."""
+    return {
+        "megablocks/layers/arguments.py": (
+            "import dataclasses\nfrom typing import Optional\n\nimport torch.distributed as dist\n\n\n@dataclasses.dataclass\n"
+            "class Arguments:\n    hidden_size: int = 1024\n    moe_num_experts: int = 1\n    moe_top_k: int = 1\n"
+            "    moe_expert_model_parallelism: bool = False\n    expert_parallel_group: Optional[dist.ProcessGroup] = None\n"),
+        "exp/dmoe/dmoe_125m_8gpu.sh": (
+            "#!/bin/bash\nEXP_DIR=$1\n\nDISTRIBUTED_ARGUMENTS=\"--nproc_per_node 8 --nnodes 1 --node_rank 0 --master_addr localhost\"\n\n"
+            "torchrun ${DISTRIBUTED_ARGUMENTS} \\\n    third_party/Megatron-LM/pretrain_gpt.py \\\n    --moe-num-experts 64 \\\n"
+            "    --moe-top-k 1 \\\n    --num-layers 12 \\\n    --hidden-size 768 \\\n    --bf16" + flag + "\n"),
+    }
+
+
 @register
 class A7ExpertParallel(Check):
     id = "A7"
@@ -2703,6 +2720,8 @@ class A7ExpertParallel(Check):
                 "from transformers import MixtralConfig, MixtralForCausalLM\n\nmodel = MixtralForCausalLM(MixtralConfig())\n"
                 "trainer = Trainer(model=model, args=args, train_dataset=ds)\ntrainer.train()\n"),
         }, N, "an MoE model built by the run, no expert parallelism"),
+        Example(_megablocks_dmoe(" \\\n    --moe-expert-model-parallelism"), U, "megablocks dMoE launch sharding its experts"),
+        Example(_megablocks_dmoe(""), N, "the same dMoE launch without the switch"),
     )
 
     def not_applicable(self, ctx: Context) -> str | None:
@@ -2721,6 +2740,18 @@ class A7ExpertParallel(Check):
                            f"experts are split over the model-parallel ranks: each rank builds only its own share "
                            f"(`range({', '.join(a.text if isinstance(a, Expr) else str(a) for a in c.args)})` at {c.path}:{c.line}), "
                            f"and {len(wide)} launch setting(s) run a model-parallel size above 1", {"ep_size": None, "ep_via": "model-parallel"})
+        # (launches and config files; a Python assignment is code that may sit under its own condition: llm-foundry sets
+        # ``ffn_config['moe_expert_model_parallelism'] = True`` only ``if moe_world_size > 1``)
+        switched = [s for s in on(f.effective(*_EP_SWITCHES))
+                    if s.source == "launcher" or (s.source == "config" and not s.path.endswith(".py"))] \
+            if out.status != Status.USED else []
+        if switched:
+            # a boolean switch that shards the experts over the data-parallel ranks (megablocks' dMoE launches:
+            # ``--moe-expert-model-parallelism``, its ``Arguments.moe_expert_model_parallelism: bool = False``)
+            s0 = switched[0]
+            return Outcome(U, [_ev(x, key=x.name, value=x.value) for x in switched[:6]],
+                           f"experts are sharded over the data-parallel ranks: {s0.name} is on at {s0.path}:{s0.line}"
+                           + (f" (+{len(switched) - 1} more)" if len(switched) > 1 else ""), {"ep_size": None, "ep_via": s0.name})
         minority = ctx.project.notes.get("moe_minority")
         option = ctx.project.notes.get("moe_option")
         if minority and out.status != Status.USED:
