@@ -111,6 +111,8 @@ _INFER_PATH = re.compile(
 #: ``llava/cli/infer.py``)
 #: OLMo-core's ``generation_module.generate_batch(...)`` in its ``generate/chat.py`` CLI)
 _GENERATE_METHOD = re.compile(r"[a-z]\w*_generate|generate_(content|stream|text|response|chat|batch)")
+#: a model's own chat method called on the loaded model (``model.chat``, ``self.model.stream_chat``), not an API client's
+_MODEL_CHAT = re.compile(r"^(self\.)?\w*model\.(stream_)?chat$")
 _SERVING_LAUNCHERS = ("vllm", "sglang", "lmdeploy", "text-generation-launcher", "trtllm-serve", "trtllm-build", "tritonserver")
 _SERVING_IMAGES = ("vllm/vllm-openai", "lmsysorg/sglang", "text-generation-inference", "tritonserver", "openmmlab/lmdeploy")
 # trainers that generate rollouts every step (their throughput is inference throughput)
@@ -1794,6 +1796,10 @@ def _does_inference(facts: Facts, p: Project) -> bool:
            for e in facts.config("infer_backend") if len(e.keys) == 1 and e.path in facts.files):
         return True
     if any(_inference_file(c.path) and "Trainer" not in c.text for c in facts.calls("generate", "pipeline")):
+        return True
+    # a remote-code model's own chat methods (ChatGLM2-6B ``api.py``: ``model.chat(tokenizer, prompt, history=history)``;
+    # ``openai_api.py``, ``cli_demo.py``: ``model.stream_chat(...)``), served or streamed by an inference-named script
+    if any(_inference_file(c.path) and _MODEL_CHAT.match(c.name) for c in facts.calls("chat", "stream_chat")):
         return True
     # a model's own decoding loop named for its method (Medusa ``model.medusa_generate(input_ids, ...)`` streamed by
     # ``medusa/inference/cli.py``; EAGLE ``ea_generate``): a method call ending in ``_generate`` in an inference-named file

@@ -2462,6 +2462,9 @@ class G4LoRA(Check):
                                {"finetuning": "lora", "recipes.qlora": minor})
             kind = "qlora" if q else "lora"
             return Outcome(U, evs(lora + q), f"{'QLoRA' if q else 'LoRA/PEFT'} fine-tuning", {"finetuning": kind})
+        prefix = _prefix_tuning_runs(f)
+        if prefix is not None:
+            return prefix
         total = total_recipes(f)
         on_, cited = recipes_calling(f, _LORA_RECIPE) if total else ([], [])
         if on_:
@@ -2514,6 +2517,33 @@ class G4LoRA(Check):
         if b is not None and b >= 7:
             return Priority.HIGH  # the seed: large model + full fine-tuning -> evaluate LoRA/QLoRA
         return Priority.MEDIUM
+
+
+#: the prefix length of P-Tuning v2 (ChatGLM's ``ptuning/train.sh``: ``--pre_seq_len 128``, read into the model config)
+_PREFIX_KEYS = ("pre_seq_len",)
+
+
+def _prefix_tuning_runs(f: Facts) -> Outcome | None:
+    """P-Tuning v2 launches (ChatGLM-6B/ChatGLM2-6B ``ptuning/train.sh``: ``--pre_seq_len 128 --quantization_bit 4``): the
+    model's own prefix encoder is the only trained part and the base weights stay frozen, a parameter-efficient run as
+    LoRA is; the launches of the same script without it (``ds_train_finetune.sh``) fine-tune every weight. None when no
+    launch or recipe sets a prefix length."""
+    on_ = [s for s in f.effective(*_PREFIX_KEYS) if s.source in ("launcher", "config") and isinstance(s.value, int)
+           and not isinstance(s.value, bool) and s.value > 0]
+    if not on_:
+        return None
+    scripts = {s.script for s in on_ if s.script}
+    with_ = {s.path for s in on_}
+    without = sorted({x.path for x in f.launches() if x.script in scripts and x.path not in with_})
+    runs = f"{len(with_)} of {len(with_) + len(without)} launches" if without else "every launch that sets it"
+    detail = (f"P-Tuning v2 (prefix tuning): {on_[0].key} {on_[0].value} at {on_[0].path}:{on_[0].line} in {runs}; only the "
+              "prefix encoder trains and the base weights stay frozen")
+    values = {"finetuning": "prefix", "recipes.prefix": f"on: {len(with_)}, off: {len(without)}"}
+    if without:
+        detail += f"; full fine-tuning in {', '.join(without[:3])}"
+    if len(with_) < len(without):
+        return Outcome(N, evs(on_[:5]), f"full-parameter fine-tuning in most launches; {detail}", {**values, "finetuning": "full"})
+    return Outcome(U, evs(on_[:5]), detail, values)
 
 
 # --------------------------------------------------------------------------------------
@@ -3117,6 +3147,11 @@ class G5LayerFreezing(Check):
         if lora:
             return Outcome(N, evs(off), "no layers frozen beyond the base weights LoRA/PEFT already freezes (G4): no advice for an "
                            "adapter run", {"layer_freezing": "lora"})
+        prefix = _prefix_tuning_runs(f)
+        if prefix is not None and prefix.status == U:
+            # (ChatGLM's P-Tuning v2 launches: the base weights are frozen and only the prefix encoder trains)
+            return Outcome(N, prefix.evidence, "no layers frozen beyond the base weights prefix tuning already freezes (G4): "
+                           "no advice for a P-Tuning run", {"layer_freezing": "lora"})
         detail = "freezing switches are off" if off else "all parameters are trained"
         return Outcome(N, evs(off), f"{detail}; {dist}" if dist else detail, {"layer_freezing": False})
 

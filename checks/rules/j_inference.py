@@ -28,7 +28,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ..project import _inference_file
+from ..project import _MODEL_CHAT, _inference_file
 from ._helpers import evs, guard_off, imports_hf, inputs_replaced, jax_only_file, value_on
 
 _OWN_TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
@@ -173,7 +173,11 @@ def _hf_generate(f: Facts) -> list[Call]:
         if "sampling_params" in text or c.name.startswith(("vllm.", "sglang.")):
             continue
         out.append(c)
-    return out
+    # a remote-code model's own chat methods in a serving or demo script (ChatGLM2-6B ``api.py``: ``model.chat(tokenizer,
+    # prompt, history=history)``, ``openai_api.py``: ``model.stream_chat(...)``): HF ``generate`` inside; cited first, as the
+    # generation the project serves, before a trainer's evaluation ``generate``
+    chats = [c for c in _live(f, f.calls("chat", "stream_chat")) if _MODEL_CHAT.match(c.name) and _inference_file(c.path)]
+    return chats + out if chats else out
 
 
 _HF_GEN_KW = {"do_sample", "num_beams", "attention_mask", "generation_config", "pad_token_id", "eos_token_id", "streamer",

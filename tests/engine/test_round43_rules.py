@@ -165,3 +165,77 @@ def test_a_hydra_config_the_run_does_not_load_is_not_the_runs() -> None:
     b = _audit(_prime(extra=" \\\n    --config-name ppo_megatron_trainer"))
     assert b.roles.role("training/verl/trainer/config/ppo_megatron_trainer.yaml") == "config"
     assert _check(b, "A6").status == Status.USED
+
+
+# --- THUDM/ChatGLM2-6B: P-Tuning v2 launches and the model's own chat methods in its API servers ---------------------------
+
+_GLM_MAIN = (
+    "import torch\nfrom transformers import AutoConfig, AutoModel, AutoTokenizer, HfArgumentParser, Seq2SeqTrainingArguments\n\n"
+    "from arguments import ModelArguments\nfrom trainer_seq2seq import Seq2SeqTrainer\n\n\n"
+    "def main():\n    parser = HfArgumentParser((ModelArguments, Seq2SeqTrainingArguments))\n"
+    "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+    "    config = AutoConfig.from_pretrained(model_args.model_name_or_path, trust_remote_code=True)\n"
+    "    config.pre_seq_len = model_args.pre_seq_len\n"
+    "    model = AutoModel.from_pretrained(model_args.model_name_or_path, config=config, trust_remote_code=True)\n"
+    "    if model_args.quantization_bit is not None:\n        model = model.quantize(model_args.quantization_bit)\n"
+    "    if model_args.pre_seq_len is not None:\n        model = model.half()\n        model.transformer.prefix_encoder.float()\n"
+    "    trainer = Seq2SeqTrainer(model=model, args=training_args)\n    trainer.train()\n\n\n"
+    "if __name__ == '__main__':\n    main()\n"
+)
+_GLM_ARGS = (
+    "from dataclasses import dataclass, field\nfrom typing import Optional\n\n\n@dataclass\nclass ModelArguments:\n"
+    "    model_name_or_path: str = field(metadata={'help': 'Path to pretrained model'})\n"
+    "    pre_seq_len: Optional[int] = field(default=None)\n    quantization_bit: Optional[int] = field(default=None)\n"
+)
+_GLM_TRAINER = ("from transformers import Trainer\n\n\nclass Seq2SeqTrainer(Trainer):\n"
+                "    def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None):\n"
+                "        generated_tokens = self.model.generate(**inputs)\n        return None, generated_tokens, None\n")
+_GLM_PT = ("PRE_SEQ_LEN=128\nLR=2e-2\nNUM_GPUS=1\n\ntorchrun --standalone --nnodes=1 --nproc-per-node=$NUM_GPUS main.py \\\n"
+           "    --do_train \\\n    --train_file AdvertiseGen/train.json \\\n    --model_name_or_path THUDM/chatglm2-6b \\\n"
+           "    --per_device_train_batch_size 1 \\\n    --gradient_accumulation_steps 16 \\\n    --learning_rate $LR \\\n"
+           "    --pre_seq_len $PRE_SEQ_LEN \\\n    --quantization_bit 4\n")
+_GLM_DS = ("LR=1e-4\n\ndeepspeed --num_gpus=4 --master_port 29500 main.py \\\n    --deepspeed deepspeed.json \\\n    --do_train \\\n"
+           "    --train_file AdvertiseGen/train.json \\\n    --model_name_or_path THUDM/chatglm2-6b \\\n"
+           "    --per_device_train_batch_size 4 \\\n    --learning_rate $LR \\\n    --fp16\n")
+_GLM_API = (
+    "from fastapi import FastAPI, Request\nfrom transformers import AutoTokenizer, AutoModel\nimport uvicorn\n\napp = FastAPI()\n\n\n"
+    "@app.post('/')\nasync def create_item(request: Request):\n    json_post = await request.json()\n"
+    "    response, history = model.chat(tokenizer, json_post['prompt'], history=json_post.get('history'))\n"
+    "    return {'response': response, 'history': history}\n\n\n"
+    "if __name__ == '__main__':\n    tokenizer = AutoTokenizer.from_pretrained('THUDM/chatglm2-6b', trust_remote_code=True)\n"
+    "    model = AutoModel.from_pretrained('THUDM/chatglm2-6b', trust_remote_code=True).cuda()\n    model.eval()\n"
+    "    uvicorn.run(app, host='0.0.0.0', port=8000, workers=1)\n"
+)
+
+
+def _glm(train_sh: str = _GLM_PT, api: bool = True) -> dict[str, str]:
+    files = {"ptuning/main.py": _GLM_MAIN, "ptuning/arguments.py": _GLM_ARGS, "ptuning/trainer_seq2seq.py": _GLM_TRAINER,
+             "ptuning/train.sh": train_sh, "ptuning/train_chat.sh": train_sh, "ptuning/ds_train_finetune.sh": _GLM_DS,
+             "ptuning/deepspeed.json": '{\n  "train_micro_batch_size_per_gpu": "auto",\n  "zero_optimization": {"stage": 2}\n}\n'}
+    if api:
+        files["api.py"] = _GLM_API
+    return files
+
+
+def test_p_tuning_v2_launches_are_parameter_efficient_runs() -> None:
+    """ChatGLM2-6B's train.sh and train_chat.sh pass ``--pre_seq_len 128``: P-Tuning v2 trains only the prefix encoder.
+    G4 does not say "full-parameter fine-tuning (no LoRA/PEFT)", and G5 does not say "all parameters are trained"."""
+    a = _audit(_glm())
+    g4, g5 = _check(a, "G4"), _check(a, "G5")
+    assert g4.status == Status.USED and "P-Tuning v2" in g4.detail and "ds_train_finetune.sh" in g4.detail, g4.detail
+    assert "all parameters are trained" not in g5.detail and g5.priority is None, g5.detail
+    # control: the same launches without a prefix length fine-tune every weight
+    full = _audit(_glm(train_sh=_GLM_PT.replace(" \\\n    --pre_seq_len $PRE_SEQ_LEN", "")))
+    assert _check(full, "G4").status == Status.UNUSED
+    assert "all parameters are trained" in _check(full, "G5").detail
+
+
+def test_a_remote_code_models_chat_method_in_an_api_server_is_inference() -> None:
+    """ChatGLM2-6B serves the model from api.py with ``model.chat(...)`` (its remote code's generation): the project does
+    inference, and the J checks cite that call."""
+    a = _audit(_glm())
+    assert a.project.does_inference
+    j5 = _check(a, "J5")
+    assert j5.status == Status.UNUSED and any(e.path == "api.py" for e in j5.evidence), j5.detail
+    # without the server only the trainer's evaluation generate is left: no inference workload
+    assert not _audit(_glm(api=False)).project.does_inference
