@@ -1349,13 +1349,29 @@ def _flag_off_at_sites(f: Facts, c: Call, sites: list[Call]) -> bool:
 
 def _spaced_detail(what: str, spaced: list[tuple[Call, float | None]]) -> str:
     """The sane detail cited from guarded calls in the step loop (the site and interval that make it sane)."""
-    parts = []
-    for c, n in spaced[:3]:
+    parts: list[str] = []
+    # up to three different readings (direct-preference-optimization: three W&B calls of its evaluation block read alike,
+    # the training metrics' call after them is paced by the clock)
+    for c, n in spaced:
+        if len(set(parts)) >= 3:
+            break
         name = _guard_setting(c.guard)
-        parts.append(f"{c.short}() every {int(n) if float(n).is_integer() else n} steps" + (f" ({name})" if name else "")
-                     if n is not None else f"{c.short}() under `{c.guard}`")
+        timed = _TIME_PACED.search(c.guard or "")
+        if timed:  # ``time.time() - last_log > self.config.minimum_log_interval_secs``: paced by the clock, not by steps
+            parts.append(f"{c.short}() at most once per `{timed.group(1).rsplit('.', 1)[-1]}` seconds")
+        elif n is not None:
+            unit = "examples" if _COUNTS_EXAMPLES.search(c.guard or "") else "steps"  # ``self.example_counter % eval_every``
+            parts.append(f"{c.short}() every {int(n) if float(n).is_integer() else n} {unit}" + (f" ({name})" if name else ""))
+        else:
+            parts.append(f"{c.short}() under `{c.guard}`")
     # two helpers cited by the same guarded call site in the loop read the same (nanotron's save_checkpoint)
     return f"{what} in the training-step loop only under a guard: " + ", ".join(dict.fromkeys(parts))
+
+
+#: a guard that paces by elapsed time (``time.time() - last_log > self.config.minimum_log_interval_secs``)
+_TIME_PACED = re.compile(r"time\.(?:time|perf_counter|monotonic)\(\)\s*-\s*[\w.]+\s*>=?\s*([A-Za-z_][\w.]*)")
+#: an interval guard over a count of examples rather than steps (``self.example_counter % self.config.eval_every == 0``)
+_COUNTS_EXAMPLES = re.compile(r"\b\w*(example|sample)s?_?(counter|count|seen|idx)\w*\s*%", re.I)
 
 
 def _guard_setting(guard: str | None) -> str | None:

@@ -239,3 +239,45 @@ def test_a_remote_code_models_chat_method_in_an_api_server_is_inference() -> Non
     assert j5.status == Status.UNUSED and any(e.path == "api.py" for e in j5.evidence), j5.detail
     # without the server only the trainer's evaluation generate is left: no inference workload
     assert not _audit(_glm(api=False)).project.does_inference
+
+
+# --- direct-preference-optimization: what paces its W&B reports --------------------------------------------------------
+
+_DPO_LOOP = (
+    "import time\n\nimport torch\nimport wandb\n\n\nclass BasicTrainer:\n"
+    "    def __init__(self, policy, config):\n        self.policy = policy\n        self.config = config\n"
+    "        self.optimizer = torch.optim.RMSprop(policy.parameters(), lr=config.lr)\n\n"
+    "    def train(self):\n        self.example_counter = 0\n        last_log = None\n"
+    "        for batch in self.train_iterator:\n"
+    "            if self.{counter} % self.config.eval_every == 0 and self.example_counter > 0:\n"
+    "                mean_eval_metrics = self.evaluate()\n"
+    "                if self.config.wandb.enabled and self.rank == 0:\n"
+    "                    wandb.log(mean_eval_metrics, step=self.example_counter)\n"
+    "                    if self.config.sample_during_eval:\n"
+    "                        wandb.log({'policy_samples': self.policy_table}, step=self.example_counter)\n"
+    "                        if self.config.loss.name in {'dpo', 'ipo'}:\n"
+    "                            wandb.log({'reference_samples': self.reference_table}, step=self.example_counter)\n"
+    "            loss = self.policy(batch).loss\n            loss.backward()\n"
+    "            self.optimizer.step()\n            self.optimizer.zero_grad()\n"
+    "            self.example_counter += self.config.batch_size\n"
+    "            if last_log is None or time.time() - last_log > self.config.minimum_log_interval_secs:\n"
+    "                if self.config.wandb.enabled and self.rank == 0:\n"
+    "                    wandb.log({'loss': loss.item()}, step=self.example_counter)\n"
+    "                last_log = time.time()\n"
+)
+_DPO_LOOP_CONFIG = ("batch_size: 64\nlr: 5e-7\neval_every: 20000\nminimum_log_interval_secs: 1.0\nsample_during_eval: true\n"
+                    "wandb:\n  enabled: true\nloss:\n  name: dpo\n")
+
+
+def test_reports_paced_by_examples_and_by_the_clock_say_so() -> None:
+    """DPO's evaluation reports run every 20,000 examples (``self.example_counter % self.config.eval_every``), not steps,
+    and its training metrics at most once per ``minimum_log_interval_secs``: the detail said "every 20000 steps" and
+    left the second call out."""
+    files = {"trainers.py": _DPO_LOOP.replace("{counter}", "example_counter"), "config/config.yaml": _DPO_LOOP_CONFIG,
+             "train.py": "from trainers import BasicTrainer\n\nBasicTrainer(None, None).train()\n"}
+    i5 = _check(_audit(files), "I5")
+    assert "every 20000 examples (eval_every)" in i5.detail, i5.detail
+    assert "log() at most once per `minimum_log_interval_secs` seconds" in i5.detail, i5.detail
+    # control: a step counter is counted in steps
+    files["trainers.py"] = _DPO_LOOP.replace("{counter}", "global_step")
+    assert "every 20000 steps (eval_every)" in _check(_audit(files), "I5").detail
