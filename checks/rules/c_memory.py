@@ -490,6 +490,32 @@ def _builder_on_path() -> dict[str, str]:
     return {**_INFERENCE_BUILDER, "mylib/train/train.py": train}
 
 
+def _policy_dtype_setting(f: Facts, c: Call) -> tuple[list[Setting], list[Any], int] | None:
+    """For an FSDP mixed-precision policy whose dtype comes from a setting that every config leaves null
+    (``MixedPrecision(param_dtype=mp_dtype, ...)`` with ``mp_dtype = getattr(torch, config.model.fsdp_policy_mp) if
+    config.model.fsdp_policy_mp is not None else None`` earlier in the same function, and ``fsdp_policy_mp: null`` in
+    every model config: eric-mitchell/direct-preference-optimization): (the null settings, the launches or documented runs
+    that set it (``model.fsdp_policy_mp=bfloat16``), the number of launches and documented runs of the project's
+    training). None when the dtype is a literal or resolved, or a config sets it."""
+    dtype = c.kwargs.get("param_dtype")
+    if not (isinstance(dtype, Expr) and dtype.ref and dtype.dotted is None and dtype.text == dtype.ref):
+        return None  # a literal dtype, or one the facts resolve: read as before
+    ff = f.files.get(c.path)
+    src = next((g for g in (ff.calls if ff else ()) if g.short == "getattr" and g.func == c.func and g.line <= c.line
+                and len(g.args) == 2 and isinstance(g.args[0], Expr) and g.args[0].dotted == "torch"
+                and isinstance(g.args[1], Expr) and g.args[1].ref), None)
+    if src is None:
+        return None
+    name = src.args[1].ref  # type: ignore[union-attr]
+    settings = f.effective(name)
+    if not settings or any(s.value is not None for s in settings):
+        return None
+    runs = list({(x.path, x.line): x for x in (*f.launches(), *f.documented_runs())}.values())
+    # (a run sets it under its dotted Hydra name: ``model.fsdp_policy_mp=bfloat16``)
+    setters = [x for x in runs if any(str(k).lstrip("-").rsplit(".", 1)[-1] == name for k in x.script_args)]
+    return settings, setters, len(runs)
+
+
 @register
 class C1MixedPrecision(Check):
     id = "C1"
@@ -739,6 +765,13 @@ class C1MixedPrecision(Check):
         if not autocast:
             scaler = [c for c in scaler if live(c)]
         mp_policy = [c for c in f.calls("MixedPrecision", "MixedPrecisionPolicy") if live(c)]
+        # a policy whose dtype comes from a setting that every config leaves null and no launch sets (the DPO reference's
+        # ``mp_dtype = getattr(torch, config.model.fsdp_policy_mp) if ... else None`` with ``fsdp_policy_mp: null``): FP32
+        from_setting = {id(c): x for c in mp_policy if (x := _policy_dtype_setting(f, c))}
+        mp_null = {id(c): x[0] for c in mp_policy if id(c) in from_setting and not from_setting[id(c)][1]}
+        mp_policy = [c for c in mp_policy if id(c) not in mp_null]
+        # ... that only some runs set (2 of the DPO README's 6 commands pass ``model.fsdp_policy_mp=bfloat16``)
+        mp_some = [(c, from_setting[id(c)]) for c in mp_policy if id(c) in from_setting]
         halves = reached([c for c in f.calls("half", "bfloat16") if (c.name.startswith("?") or "." in c.name) and not guard_off(f, c)
                           and not _inference_file(f, c.path) and not _ROPE_TABLE.match(c.text) and not callers_off(f, c, hops=3)
                           and not _HOST_CAST.search(c.text)])
@@ -774,6 +807,23 @@ class C1MixedPrecision(Check):
         loop_kinds = set(kinds)
         if not (firm and "fp16" in kinds and "bf16" not in kinds):
             kinds |= call_kinds  # a GradScaler with an FP16 autocast is an FP16 loop, whatever dtype one model's code casts to
+        if mp_some and all(x in mp_policy for x in used):  # that policy is the only mixed precision in sight
+            c, (nulls, setters, runs) = mp_some[0]
+            x, y = nulls[0], setters[0]
+            where = f"{y.path}:{y.line}" + (f" (+{len(setters) - 1})" if len(setters) > 1 else "")
+            keys = [next(str(k) for k in y.script_args if str(k).lstrip("-").rsplit(".", 1)[-1] == x.name) for y in setters[:3]]
+            cited = [Facts.ev(y, key=k if k.startswith("-") else "--" + k, value=y.script_args[k]) for y, k in zip(setters, keys)]
+            return Outcome(P, [*evs([c]), *cited, *evs(nulls[:2])],
+                           f"BF16 only in the {len(setters)} of {runs} runs that set `{x.name}` ({where}): FSDP's {c.short}() at "
+                           f"{c.path}:{c.line} takes its dtype from it, and every config leaves it null ({x.path}:{x.line}), "
+                           "so the other runs train in FP32", {"precision": "bf16", "recipes.precision": f"bf16: {len(setters)}, fp32: {runs - len(setters)}"})
+        if not used and mp_null and not disabled:
+            c, nulls = next((c, mp_null[id(c)]) for c in f.calls("MixedPrecision", "MixedPrecisionPolicy") if id(c) in mp_null)
+            x = nulls[0]
+            return Outcome(N, evs([c, *nulls[:3]]), f"FSDP's {c.short}() at {c.path}:{c.line} takes its dtype from "
+                           f"`{x.name}`, which every config leaves null ({x.path}:{x.line}"
+                           f"{f' (+{len(nulls) - 1})' if len(nulls) > 1 else ''}) and no launch sets: FP32 unless a run "
+                           f"passes `{x.name}=bfloat16`", {"precision": "fp32"})
         if not used:
             detail = off_detail(disabled, "mixed precision") if disabled else "no BF16/FP16 training setting found"
             if away and not disabled and not gated:

@@ -281,3 +281,51 @@ def test_reports_paced_by_examples_and_by_the_clock_say_so() -> None:
     # control: a step counter is counted in steps
     files["trainers.py"] = _DPO_LOOP.replace("{counter}", "global_step")
     assert "every 20000 steps (eval_every)" in _check(_audit(files), "I5").detail
+
+
+# --- direct-preference-optimization: an FSDP mixed-precision policy whose dtype every config leaves null ------------------
+
+_DPO_FSDP = (
+    "import functools\n\nimport torch\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP, MixedPrecision, "
+    "ShardingStrategy\n\n\nclass FSDPTrainer:\n    def __init__(self, policy, config):\n        self.config = config\n"
+    "        mp_dtype = getattr(torch, config.model.fsdp_policy_mp) if config.model.fsdp_policy_mp is not None else None\n"
+    "        policy_mp_policy = MixedPrecision(param_dtype=mp_dtype, reduce_dtype=mp_dtype, buffer_dtype=mp_dtype)\n"
+    "        self.policy = FSDP(policy, sharding_strategy=ShardingStrategy.FULL_SHARD, mixed_precision=policy_mp_policy)\n"
+    "        self.optimizer = torch.optim.RMSprop(self.policy.parameters(), lr=config.lr)\n\n"
+    "    def train(self, batches):\n        for batch in batches:\n            loss = self.policy(batch).loss\n"
+    "            loss.backward()\n            self.optimizer.step()\n            self.optimizer.zero_grad()\n"
+)
+_DPO_FSDP_README = (
+    "# DPO\n\nRun SFT for Pythia 6.9B:\n\n"
+    "    python -u train.py model=pythia69 loss=sft gradient_accumulation_steps=2 batch_size=64 trainer=FSDPTrainer\n\n"
+    "Run SFT for Pythia 2.8B in BF16:\n\n"
+    "    python -u train.py model=pythia28 loss=sft gradient_accumulation_steps=2 batch_size=64 trainer=FSDPTrainer "
+    "model.fsdp_policy_mp=bfloat16\n\n"
+    "Run DPO for Pythia 6.9B:\n\n"
+    "    python -u train.py model=pythia69 loss=dpo loss.beta=0.1 batch_size=32 trainer=FSDPTrainer\n"
+)
+
+
+def _dpo_fsdp(readme: str | None = _DPO_FSDP_README, mp: str = "null") -> dict[str, str]:
+    files = {"trainers.py": _DPO_FSDP, "train.py": _DPO_TRAIN.replace("trainers.BasicTrainer(policy, config)",
+                                                                       "trainers.FSDPTrainer(policy, config)"),
+             "config/config.yaml": _DPO_CONFIG,
+             "config/model/pythia28.yaml": f"name_or_path: EleutherAI/pythia-2.8b\npolicy_dtype: float32\nfsdp_policy_mp: {mp}\n",
+             "config/model/pythia69.yaml": f"name_or_path: EleutherAI/pythia-6.9b\npolicy_dtype: float32\nfsdp_policy_mp: {mp}\n"}
+    if readme is not None:
+        files["README.md"] = readme
+    return files
+
+
+def test_an_fsdp_policy_whose_dtype_every_config_leaves_null_is_bf16_only_where_a_run_sets_it() -> None:
+    """``MixedPrecision(param_dtype=mp_dtype)`` with ``mp_dtype = getattr(torch, config.model.fsdp_policy_mp) if ... else
+    None`` and ``fsdp_policy_mp: null`` in every model config: FP32 unless a run passes ``model.fsdp_policy_mp=bfloat16``
+    (1 of the 3 documented runs here). C1 said "BF16 mixed precision"."""
+    c1 = _check(_audit(_dpo_fsdp()), "C1")
+    assert c1.status == Status.PARTIAL and "1 of 3 runs" in c1.detail, c1.detail
+    assert any(e.path == "README.md" for e in c1.evidence)
+    # no run sets it: FP32
+    c1 = _check(_audit(_dpo_fsdp(readme=None)), "C1")
+    assert c1.status == Status.UNUSED, c1.detail  # ("explicitly disabled": policy_dtype is float32 in the same configs)
+    # control: a config that sets it is BF16 training
+    assert _check(_audit(_dpo_fsdp(readme=None, mp="bfloat16")), "C1").status == Status.USED
