@@ -23,6 +23,7 @@ from .model import Bottleneck, CheckResult, Project, Status
 from .project import multi_node_folders
 from .roles import GUIDE, IN_SCOPE
 from .rules._helpers import HF_STEP_HOOKS, class_at, comparison_off, deepspeed_alternative_files, hf_trainer_subclasses, hook_fed_loaders
+from .rules.j_inference import compiled_decode
 
 MIN_SCORE = 3
 MIN_MARGIN = 2
@@ -220,6 +221,17 @@ def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:
     # past_key_values=past_key_values, use_cache=True)`` in a ``for`` loop)
     gen = facts.calls("generate") or [c for c in facts.calls_with_kw("past_key_values") if c.loop is not None]
     where = f" ({_loc(gen)})" if gen else ""
+    graphs = compiled_decode(facts)
+    if graphs and st.used("J6"):
+        # (pytorch-labs/gpt-fast: the decode step compiled with ``mode="reduce-overhead"``: no per-kernel launch cost left,
+        # the step reads every weight and the KV cache for one token)
+        at = _loc(graphs)
+        return [Signal(
+            Bottleneck.MEMORY, 3,
+            f"inference-only project whose decode step is compiled into CUDA graphs ({at}): launch overhead is gone, and "
+            "each token reads all weights and the KV cache, so HBM bandwidth bounds it",
+            f"纯推理项目，decode 步骤已编译为 CUDA Graph（{at}）：kernel 启动开销已消除，每个 token 都要读取全部权重和 KV Cache，受显存带宽约束",
+        )]
     return [Signal(
         Bottleneck.LATENCY, 3,
         f"inference-only project decoding in eager PyTorch{where}: one token per forward pass, hundreds of small kernels and CPU dispatch per token",

@@ -1185,6 +1185,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             py_by_dir[q.rsplit("/", 1)[0] if "/" in q else ""].append(q)
     launched: set[str] = set()  # the scripts the launches run
     blind: set[str] = set()  # launch files with a training launch whose script is not resolved
+    trains_somewhere: list[bool] = []  # (computed on first need) whether any file in scope so far trains itself
     named: list[str] = []  # train*.py found by their name alone
     named_sideline: list[str] = []  # ``pkg/experimental/cpo/cpo_trainer.py``: an entry by its name only
     for p in paths:
@@ -1208,6 +1209,15 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                         and not any(c.short in _STEP_CALLS for c in files[t].calls) \
                         and not any(i.module == m or i.module.startswith(m + ".") for i in files[t].imports for m in _ENGINE_MODULES) \
                         and not any(c.short in _ENGINE_CALLS for c in files[t].calls):
+                    if not trains_somewhere:
+                        # (a file named for training counts too: EasyLM's JAX ``llama_train.py`` calls no ``backward``)
+                        trains_somewhere.append(any(
+                            _ENTRY_NAME.match(q.rsplit("/", 1)[-1]) or _trains_itself(files[q]) for q in paths
+                            if q not in roles.by_path and files[q].kind in ("python", "notebook")))
+                    if not trains_somewhere[0]:
+                        # a repository that trains nowhere (pytorch-labs/gpt-fast: ``generate.py``, launched by its
+                        # speculative-decoding scripts, is the project itself): its inference scripts are its run
+                        continue
                     roles.by_path[t], roles.why[t] = EVAL, f"an inference script {p} launches: it runs no training step"
             if launch.launcher == "python" and not launch.wrappers:
                 # ``python run_streaming.py`` (an inference experiment's script) starts training only when the script

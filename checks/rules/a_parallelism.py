@@ -2109,10 +2109,27 @@ def pp_sizes(facts: Facts, inference: bool = False) -> list[tuple[float, Any]]:
 
 def _torch_tp_calls(facts: Facts) -> list[Call]:
     return [c for c in facts.calls("parallelize_module", "ColwiseParallel", "RowwiseParallel")
-            if "torch.distributed" in c.name or "vescale" in c.name] + _fairscale_tp_layers(facts) + _own_tp_layers(facts)
+            if "torch.distributed" in c.name or "vescale" in c.name] + _fairscale_tp_layers(facts) + _own_tp_layers(facts) \
+        + _own_tp_apply(facts)
+
+
+#: a project's own function that shards a model for tensor parallelism (pytorch-labs/gpt-fast ``tp.apply_tp(model)``)
+_OWN_TP_FUNC = re.compile(r"^_?apply_(tp|tensor_parallel(ism)?)$")
+
+
+def _own_tp_apply(facts: Facts) -> list[Call]:
+    """Calls of the project's own tensor-parallel sharding function, defined in a file that runs a collective (gpt-fast's
+    ``tp.py``: ``apply_tp`` splits each linear's weight by the world size and all-reduces the outputs with
+    ``funcol.all_reduce``), from outside it: the entry point's ``apply_tp(model)``."""
+    homes = {c.path for c in facts.calls_where(_COLLECTIVE_SET.__contains__) if c.path in facts.files
+             and any(x.func and _OWN_TP_FUNC.match(x.func) for x in facts.files[c.path].calls)}
+    if not homes:
+        return []
+    return [c for c in facts.calls_where(_OWN_TP_FUNC.match) if not (c.func and _OWN_TP_FUNC.match(c.func))]
 
 
 _COLLECTIVE = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor")
+_COLLECTIVE_SET = frozenset(_COLLECTIVE)
 
 
 def _own_tp_layers(facts: Facts) -> list[Call]:
@@ -2301,7 +2318,9 @@ class A4TensorParallel(Check):
         f = ctx.facts
         sizes = tp_sizes(f, not ctx.project.does_training)
         code, offs = _gated(f, _torch_tp_calls(f))
-        what = ("PyTorch parallelize_module" if any("." in c.name and not c.name.startswith("fairscale.") for c in code) else
+        what = ("the project's own tensor-parallel sharding (`apply_tp`): weights split by the world size, outputs joined by all-reduce"
+                if code and all(_OWN_TP_FUNC.match(c.short) for c in code) else
+                "PyTorch parallelize_module" if any("." in c.name and not c.name.startswith("fairscale.") for c in code) else
                 "fairscale's model-parallel layers (`ColumnParallelLinear`, `RowParallelLinear`), split over its model-parallel group"
                 if any(c.name.startswith("fairscale.") for c in code) else
                 "the project's own `ColumnParallelLinear`/`RowParallelLinear` layers, split by the world size and joined by collectives")

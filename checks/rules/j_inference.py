@@ -632,6 +632,10 @@ _QUANT_APIS = ("GPTQConfig", "AwqConfig", "HqqConfig", "QuantoConfig", "TorchAoC
                "auto_round.*", "QuantConfig", "BaseQuantizeConfig")
 
 
+#: a project's own weight-only quantization handler (gpt-fast ``WeightOnlyInt8QuantHandler``, ``WeightOnlyInt4QuantHandler``)
+_OWN_QUANT = re.compile(r"WeightOnly(Int|Fp|FP)\d+\w*|\w*Int[48]\w*Quant(Handler|izer)\w*")
+
+
 def _quant_value(v: Any) -> str | None:
     if isinstance(v, bool):
         return None
@@ -758,6 +762,19 @@ class J4InferenceQuant(_InferenceOnly):
         for site in self._model_sites(f, eng):
             used.append(site)
             kinds.append("prequantized")
+        # the project's own weight-only quantization, applied when the launched checkpoint is a quantized one
+        # (pytorch-labs/gpt-fast: ``WeightOnlyInt8QuantHandler(model).convert_for_runtime()`` in generate.py when
+        # ``"int8" in str(checkpoint_path)``; its launches pass ``--checkpoint_path .../model_int4.g32.pth``)
+        own = [c for c in _live(f, f.calls_where(_OWN_QUANT.fullmatch)) if not _training_file(f, c.path)] if not used else []
+        if own:
+            runs = [(x, k, v) for x in f.launches() for k, v in x.script_args.items()
+                    if isinstance(v, str) and "checkpoint" in str(k) and _QUANT_NAME.search(v.rsplit("/", 1)[-1])]
+            for x, _k, v in runs[:3]:
+                used.append(x)
+                kinds.append(next(q for q in ("int4", "int8", "fp8") if q in v) if any(q in v for q in ("int4", "int8", "fp8"))
+                             else "own")
+            if runs:
+                used.insert(0, own[0])
         if used:
             return Outcome(U, evs(used), f"quantized inference ({', '.join(dict.fromkeys(kinds))})",
                            {"quantization": kinds[0]})
@@ -892,6 +909,14 @@ class J5InferenceEngine(_InferenceOnly):
         }, N, "own generate loop"),
     )
 
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        prio = super().recommendation_priority(ctx, outcome)
+        if prio is Priority.HIGH and outcome.values.get("compiled_decode"):
+            # its own decode loop already runs as compiled CUDA graphs: an engine adds paging and batching (J1, J2), not the
+            # several-fold over eager PyTorch this advice is ranked for
+            return Priority.MEDIUM
+        return prio
+
     def detect(self, ctx: Context) -> Outcome:
         eng = engines(ctx.facts)
         if eng:
@@ -901,6 +926,14 @@ class J5InferenceEngine(_InferenceOnly):
         eager = gens + _online_rl_without_engine(ctx.facts, eng)
         # nanoGPT's ``model.generate(x, max_new_tokens, ...)`` is its own decode loop, not HF's: say which one runs
         custom, _ = _custom_generate(ctx.facts, gens)
+        graphs = compiled_decode(ctx.facts)
+        if eager and gens and len(custom) == len(gens) and len(eager) == len(gens) and graphs:
+            # (pytorch-labs/gpt-fast: ``decode_one_token = torch.compile(decode_one_token, mode="reduce-overhead",
+            # fullgraph=True)``: the loop's steps run as compiled CUDA graphs, not op by op)
+            c = graphs[0]
+            return Outcome(N, evs([*graphs[:2], *eager[:3]]), f"no inference engine: the project's own `generate` loop, its "
+                           f"decode step compiled into CUDA graphs (torch.compile mode={c.kwargs.get('mode')!r} at {c.path}:{c.line})",
+                           {"engine": None, "compiled_decode": True})
         if eager and gens and len(custom) == len(gens) and len(eager) == len(gens):
             detail = "generation runs in PyTorch eager (the project's own `generate` loop)"
         elif eager:
@@ -914,6 +947,14 @@ class J5InferenceEngine(_InferenceOnly):
 # --------------------------------------------------------------------------------------
 # J6 CUDA graph for decode
 # --------------------------------------------------------------------------------------
+
+
+def compiled_decode(f: Facts) -> list[Call]:
+    """``torch.compile(..., mode="reduce-overhead" | "max-autotune")`` outside training files, not switched off: the decode
+    step compiled into CUDA graphs (what J6 reads; step zero reads it too)."""
+    return [c for c in _live(f, f.calls("torch.compile")) if isinstance(c.kwargs.get("mode"), str)
+            and c.kwargs["mode"] in ("reduce-overhead", "max-autotune") and not _training_file(f, c.path)
+            and value_on(f, c.kwargs.get("disable", False)) is not True]
 
 
 _MODE_NAME = re.compile(r"^[A-Za-z][\w.-]*$")

@@ -329,3 +329,92 @@ def test_an_fsdp_policy_whose_dtype_every_config_leaves_null_is_bf16_only_where_
     assert c1.status == Status.UNUSED, c1.detail  # ("explicitly disabled": policy_dtype is float32 in the same configs)
     # control: a config that sets it is BF16 training
     assert _check(_audit(_dpo_fsdp(readme=None, mp="bfloat16")), "C1").status == Status.USED
+
+
+# --- pytorch-labs/gpt-fast: an inference-only project whose scripts are its run ------------------------------------------
+
+_GF_GENERATE = (
+    "import torch\nimport torch._dynamo.config\n\nfrom model import Transformer\nfrom tp import maybe_init_dist\n\n\n"
+    "def decode_one_token(model, x, input_pos):\n    logits = model(x, input_pos)\n    return torch.argmax(logits[:, -1], dim=-1)\n\n\n"
+    "def decode_n_tokens(model, cur_token, input_pos, num_new_tokens):\n    new_tokens = []\n"
+    "    for i in range(num_new_tokens):\n        next_token = decode_one_token(model, cur_token, input_pos)\n"
+    "        input_pos += 1\n        new_tokens.append(next_token.clone())\n        cur_token = next_token.view(1, -1)\n"
+    "    return new_tokens\n\n\n"
+    "@torch.no_grad()\ndef generate(model, prompt, max_new_tokens, draft_model=None, speculate_k=8):\n"
+    "    model.setup_caches(max_batch_size=1, max_seq_length=prompt.size(-1) + max_new_tokens)\n"
+    "    input_pos = torch.arange(0, prompt.size(-1), device=prompt.device)\n"
+    "    return decode_n_tokens(model, prompt.view(1, -1), input_pos, max_new_tokens - 1)\n\n\n"
+    "def _load_model(checkpoint_path, device, precision, use_tp):\n"
+    "    with torch.device('meta'):\n        model = Transformer.from_name(checkpoint_path.parent.name)\n"
+    "    if 'int8' in str(checkpoint_path):\n        from quantize import WeightOnlyInt8QuantHandler\n"
+    "        simple_quantizer = WeightOnlyInt8QuantHandler(model)\n        model = simple_quantizer.convert_for_runtime()\n"
+    "    model.load_state_dict(torch.load(str(checkpoint_path), mmap=True, weights_only=True), assign=True)\n"
+    "    if use_tp:\n        from tp import apply_tp\n        apply_tp(model)\n"
+    "    return model.to(device=device, dtype=precision).eval()\n\n\n"
+    "def main(prompt, checkpoint_path, max_new_tokens=100, compile=True, device='cuda'):\n"
+    "    global decode_one_token\n    rank = maybe_init_dist()\n    use_tp = rank is not None\n"
+    "    model = _load_model(checkpoint_path, device, torch.bfloat16, use_tp)\n"
+    "    if compile:\n        decode_one_token = torch.compile(decode_one_token, mode='reduce-overhead', fullgraph=True)\n"
+    "    y = generate(model, prompt, max_new_tokens)\n    return y\n"
+)
+_GF_TP = (
+    "import os\n\nimport torch\nimport torch.distributed as dist\nfrom torch.distributed import _functional_collectives as funcol\n\n\n"
+    "def maybe_init_dist():\n    if 'LOCAL_RANK' not in os.environ:\n        return None\n"
+    "    rank = int(os.environ['LOCAL_RANK'])\n    dist.init_process_group(backend='nccl', rank=rank)\n    return rank\n\n\n"
+    "def _apply_tp_linear(linear, style):\n    world_size = dist.get_world_size()\n"
+    "    linear.weight = torch.nn.Parameter(torch.tensor_split(linear.weight, world_size, dim=0)[dist.get_rank()])\n\n\n"
+    "def _apply_tp_ffn(mlp):\n    _apply_tp_linear(mlp.w1, 'colwise')\n    _apply_tp_linear(mlp.w2, 'rowwise')\n"
+    "    mlp.register_forward_hook(lambda _module, _input, output: funcol.all_reduce(output, 'sum', list(range(dist.get_world_size()))))\n\n\n"
+    "def apply_tp(model):\n    for block in model.layers:\n        _apply_tp_ffn(block.feed_forward)\n"
+)
+_GF_QUANT = (
+    "import torch\nimport torch.nn as nn\n\n\nclass WeightOnlyInt8QuantHandler:\n    def __init__(self, mod):\n        self.mod = mod\n\n"
+    "    def convert_for_runtime(self):\n        return self.mod\n"
+)
+
+
+def _gpt_fast(train: bool = False) -> dict[str, str]:
+    files = {
+        "generate.py": _GF_GENERATE, "tp.py": _GF_TP, "quantize.py": _GF_QUANT,
+        "model.py": "import torch.nn as nn\n\n\nclass Transformer(nn.Module):\n    pass\n",
+        "scripts/speculate_7B_int8.sh": ("export MODEL_REPO=meta-llama/Llama-2-7b-chat-hf\n"
+                                         "time python generate.py --compile --checkpoint_path checkpoints/$MODEL_REPO/model_int8.pth "
+                                         "--max_new_tokens 200\n"),
+        "scripts/tp_70B.sh": ("time torchrun --standalone --nproc_per_node=8 generate.py --compile "
+                              "--checkpoint_path checkpoints/meta-llama/Llama-2-70b-chat-hf/model.pth\n"),
+    }
+    if train:
+        files["train.py"] = ("import torch\nfrom model import Transformer\n\nmodel = Transformer()\n"
+                             "opt = torch.optim.AdamW(model.parameters())\nfor batch in loader:\n"
+                             "    model(batch).loss.backward()\n    opt.step()\n")
+    return files
+
+
+def test_an_inference_only_projects_launched_generation_script_is_its_run() -> None:
+    """gpt-fast's ``generate.py`` (launched by its scripts) was an "inference script: it runs no training step", context in a
+    repository that trains nowhere, so the checks read no decode loop, no quantization and no tensor parallelism of it."""
+    a = _audit(_gpt_fast())
+    assert a.roles.role("generate.py") != "eval", a.roles.why.get("generate.py")
+    assert _check(a, "J4").status == Status.USED, _check(a, "J4").detail  # WeightOnlyInt8QuantHandler + model_int8.pth
+    assert _check(a, "A4").status == Status.USED and "apply_tp" in _check(a, "A4").detail, _check(a, "A4").detail
+    # control: beside a training script the same launched generation script is a prediction run, context
+    assert _audit(_gpt_fast(train=True)).roles.role("generate.py") == "eval"
+    # ... also beside one that is only named for training (EasyLM's JAX ``llama_train.py`` calls no ``backward``)
+    jax = {**_gpt_fast(), "models/llama_train.py": "import jax\nimport optax\n\n\ndef train_step(state, batch):\n"
+           "    grads = jax.grad(loss_fn)(state.params, batch)\n    return state.apply_gradients(grads=grads)\n"}
+    assert _audit(jax).roles.role("generate.py") == "eval"
+
+
+def test_a_decode_step_compiled_into_cuda_graphs_is_not_eager() -> None:
+    """gpt-fast compiles its decode step with ``mode="reduce-overhead"``: J5 said "generation runs in PyTorch eager" and
+    step zero "decoding in eager PyTorch"; its decode is memory-bandwidth bound."""
+    a = _audit(_gpt_fast())
+    j5 = _check(a, "J5")
+    assert "eager" not in j5.detail and "CUDA graphs" in j5.detail, j5.detail
+    assert j5.priority is not None and j5.priority.name == "MEDIUM"
+    assert a.project.bottleneck.value == "memory-bound" and not any("eager" in r for r in a.project.bottleneck_reasons)
+    # control: without the compile the loop is eager
+    files = _gpt_fast()
+    files["generate.py"] = _GF_GENERATE.replace("decode_one_token = torch.compile(decode_one_token, mode='reduce-overhead', "
+                                                "fullgraph=True)", "pass")
+    assert "eager" in _check(_audit(files), "J5").detail
