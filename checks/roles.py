@@ -1446,7 +1446,7 @@ def _unselected_hydra_configs(files: Mapping[str, FileFacts], paths: list[str], 
         if not run:
             continue
         # (what any entry point in scope loads stays: simpleRL's ``fsdp_sft_trainer.py`` reads its LoRA switch from
-        # ``sft_trainer.yaml``, TinyZero's ``main_generation.py`` its engine settings from ``generation.yaml``)
+        # ``sft_trainer.yaml``; the config of an evaluation script, TinyZero's ``main_generation.py``, is context with it)
         chosen = {cfg for e, cfg in pairs if roles.by_path.get(e, TRAINING) in IN_SCOPE}
         prefix = f"{folder}/" if folder and folder != "." else ""
         for q in paths:

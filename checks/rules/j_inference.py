@@ -771,8 +771,7 @@ class J4InferenceQuant(_InferenceOnly):
                     if isinstance(v, str) and "checkpoint" in str(k) and _QUANT_NAME.search(v.rsplit("/", 1)[-1])]
             for x, _k, v in runs[:3]:
                 used.append(x)
-                kinds.append(next(q for q in ("int4", "int8", "fp8") if q in v) if any(q in v for q in ("int4", "int8", "fp8"))
-                             else "own")
+                kinds.append(next((q for q in ("int4", "int8", "fp8") if q in v), "own"))
             if runs:
                 used.insert(0, own[0])
         if used:
@@ -949,12 +948,20 @@ class J5InferenceEngine(_InferenceOnly):
 # --------------------------------------------------------------------------------------
 
 
-def compiled_decode(f: Facts) -> list[Call]:
-    """``torch.compile(..., mode="reduce-overhead" | "max-autotune")`` outside training files, not switched off: the decode
-    step compiled into CUDA graphs (what J6 reads; step zero reads it too)."""
+def _graph_compiles(f: Facts) -> list[Call]:
+    """``torch.compile(..., mode="reduce-overhead" | "max-autotune")`` outside training files: a step compiled into CUDA
+    graphs, unless its ``disable=`` is on (see :func:`compiled_decode`)."""
     return [c for c in _live(f, f.calls("torch.compile")) if isinstance(c.kwargs.get("mode"), str)
-            and c.kwargs["mode"] in ("reduce-overhead", "max-autotune") and not _training_file(f, c.path)
-            and value_on(f, c.kwargs.get("disable", False)) is not True]
+            and c.kwargs["mode"] in ("reduce-overhead", "max-autotune") and not _training_file(f, c.path)]
+
+
+def _compile_disabled(f: Facts, c: Call) -> bool:
+    return value_on(f, c.kwargs.get("disable", False)) is True
+
+
+def compiled_decode(f: Facts) -> list[Call]:
+    """The decode step compiled into CUDA graphs and not switched off (what J6 reads; J5 and step zero read it too)."""
+    return [c for c in _graph_compiles(f) if not _compile_disabled(f, c)]
 
 
 _MODE_NAME = re.compile(r"^[A-Za-z][\w.-]*$")
@@ -1049,10 +1056,8 @@ class J6DecodeCudaGraph(_InferenceOnly):
             if truthy(s.value) is True or (isinstance(s.value, str) and truthy(s.value) is None and _MODE_NAME.match(s.value.strip())):
                 used.append(s)
         switched_off: list[Any] = []  # ``disable=not cfg.reduce_generation_overhead`` with the flag off by default (lingua)
-        for c in _live(f, f.calls("torch.compile")):
-            mode = c.kwargs.get("mode")
-            if isinstance(mode, str) and mode in ("reduce-overhead", "max-autotune") and not _training_file(f, c.path):
-                (switched_off if value_on(f, c.kwargs.get("disable", False)) is True else used).append(c)
+        for c in _graph_compiles(f):
+            (switched_off if _compile_disabled(f, c) else used).append(c)
         # a graph captured by hand counts where it serves generation; Megatron's full-iteration training graphs
         # (``megatron/core/full_cuda_graph.py``) and optimizer-step graphs are not decode
         used += [c for c in _live(f, f.calls("torch.cuda.graph", "torch.cuda.CUDAGraph", "torch.cuda.make_graphed_callables"))
