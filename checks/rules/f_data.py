@@ -1629,6 +1629,11 @@ def _calling_funcs(f: Facts, path: str) -> set[str | None]:
 _KEPT_TOKENS = re.compile(r"^[\w.\[\]'\"]+(\s*,\s*[\w.\[\]'\"]+)*\s*(\+)?=\s*\[?\s*(?!len\()[\w.]+\(")
 
 
+def _counts_tokens(c: Call) -> bool:
+    """A tokenization whose result is only counted, ``len(tokenizer.tokenize(text))``: a length, not token ids to train on."""
+    return re.search(r"\blen\(\s*" + re.escape(c.name) + r"\s*\(", c.text) is not None
+
+
 def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
     """Tokenization sites of the training data pipeline by where they run.
 
@@ -1692,6 +1697,8 @@ def _classify_tokenization(f: Facts) -> dict[str, list[Call]]:
         if _unbuilt_dataset_method(f, c):
             continue
         kind = "offline" if _written_by(f, c) is not None else where(c.path, c.func, 0, c.line)
+        if kind in ("mapped", "offline") and _counts_tokens(c):
+            continue  # ``len(tokenizer.tokenize(...))`` in a ``map`` of a statistics script (gritlm's compute_target_len.py): no ids kept
         if kind != "offline" and _OFFLINE_PATH.search(c.path) and not (kind == "online" and _imported_module(f, c.path)):
             # a preparation script by its name; but a module named for preprocessing that the project imports, whose code a
             # dataset's ``__getitem__`` calls per sample (TinyLLaVA ``tinyllava/data/image_preprocess.py``:

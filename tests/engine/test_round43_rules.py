@@ -418,3 +418,45 @@ def test_a_decode_step_compiled_into_cuda_graphs_is_not_eager() -> None:
     files["generate.py"] = _GF_GENERATE.replace("decode_one_token = torch.compile(decode_one_token, mode='reduce-overhead', "
                                                 "fullgraph=True)", "pass")
     assert "eager" in _check(_audit(files), "J5").detail
+
+
+# --- ContextualAI/gritlm: a statistics script that counts tokens is not offline preprocessing ------------------------------
+
+_GRIT_DATA = (
+    "from transformers import DataCollatorWithPadding\n\n\nclass CustomCollator(DataCollatorWithPadding):\n"
+    "    query_max_len: int = 32\n\n    def __call__(self, features):\n        query = [f[0] for f in features]\n"
+    "        features = {}\n        features['query'] = self.tokenizer(\n            query,\n            padding=True,\n"
+    "            truncation=True,\n            max_length=self.query_max_len,\n            return_tensors='pt',\n        )\n"
+    "        return features\n"
+)
+_GRIT_RUN = (
+    "import datasets\nfrom transformers import AutoModel, AutoTokenizer, Trainer, TrainingArguments\n\n"
+    "from gritlm.training.data import CustomCollator\n\n\ndef main():\n"
+    "    tokenizer = AutoTokenizer.from_pretrained('mistralai/Mistral-7B-v0.1')\n"
+    "    model = AutoModel.from_pretrained('mistralai/Mistral-7B-v0.1')\n"
+    "    ds = datasets.load_dataset('json', data_files='train.jsonl', split='train')\n"
+    "    trainer = Trainer(model=model, args=TrainingArguments(output_dir='out', bf16=True), train_dataset=ds,\n"
+    "                      data_collator=CustomCollator(tokenizer))\n    trainer.train()\n\n\n"
+    "if __name__ == '__main__':\n    main()\n"
+)
+_GRIT_LEN = (
+    "import multiprocessing\n\nimport datasets\nfrom transformers import AutoTokenizer\n\n"
+    "tokenizer = AutoTokenizer.from_pretrained('openaccess-ai-collective/tiny-mistral')\n"
+    "ds = datasets.load_dataset('json', data_files='/data/tuluv2.jsonl', split='train')\n\n\n"
+    "def compute_len(ex):\n    ex['len'] = sum([\n        len(tokenizer.tokenize(z.strip() + '</s>'))\n"
+    "        for z in ex['text'][1::2]\n    ])\n    return ex\n\n\n"
+    "g_lens = ds.map(compute_len, num_proc=8)\ng_lens = [ex['len'] for ex in g_lens]\n"
+)
+
+
+def test_a_script_that_counts_tokens_is_not_offline_preprocessing() -> None:
+    """gritlm's ``scripts/compute_target_len.py`` maps ``len(tokenizer.tokenize(...))`` over a dataset to print the median
+    length; its training path tokenizes each batch in ``CustomCollator.__call__``. F6 said the data is tokenized ahead."""
+    files = {"gritlm/training/data.py": _GRIT_DATA, "gritlm/training/run.py": _GRIT_RUN, "scripts/compute_target_len.py": _GRIT_LEN,
+             "scripts/train.sh": "torchrun --nproc_per_node 8 -m gritlm.training.run --output_dir out --bf16\n"}
+    f6 = _check(_audit(files), "F6")
+    assert f6.status == Status.UNUSED, f6.detail
+    # control: a map that keeps the token ids is preprocessing ahead of training
+    files["scripts/compute_target_len.py"] = _GRIT_LEN.replace("len(tokenizer.tokenize(z.strip() + '</s>'))",
+                                                               "tokenizer(z.strip() + '</s>')['input_ids']")
+    assert _check(_audit(files), "F6").status != Status.UNUSED
