@@ -2121,9 +2121,8 @@ def _own_tp_apply(facts: Facts) -> list[Call]:
     """Calls of the project's own tensor-parallel sharding function, defined in a file that runs a collective (gpt-fast's
     ``tp.py``: ``apply_tp`` splits each linear's weight by the world size and all-reduces the outputs with
     ``funcol.all_reduce``), from outside it: the entry point's ``apply_tp(model)``."""
-    homes = {c.path for c in facts.calls_where(_COLLECTIVE_SET.__contains__) if c.path in facts.files
-             and any(x.func and _OWN_TP_FUNC.match(x.func) for x in facts.files[c.path].calls)}
-    if not homes:
+    paths = {c.path for c in facts.calls_where(_COLLECTIVE_SET.__contains__)}  # (each file once: Megatron-LM has 153 collectives)
+    if not any(p in facts.files and any(x.func and _OWN_TP_FUNC.match(x.func) for x in facts.files[p].calls) for p in paths):
         return []
     return [c for c in facts.calls_where(_OWN_TP_FUNC.match) if not (c.func and _OWN_TP_FUNC.match(c.func))]
 
