@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from checks.model import CheckResult, Project, Status
+from checks.workload import inference_only
 
 from .resources import data
 
@@ -108,7 +109,9 @@ def withhold_reason(
                 "项目为单卡训练：不存在可并行化或调优的多卡通信")
     # one verdict on nodes for the whole report: E1's (a launch, a config, RDMA settings or documentation that spans nodes)
     e1 = results.get("E1")
-    single_node = (e1.status is Status.NA and (e1.detail or "").startswith("single-node")) if e1 is not None else not p.multi_node
+    # (an inference-only project's E1 is n/a as training practice: its generation's nodes are the overview's)
+    single_node = ((e1.status is Status.NA and (e1.detail or "").startswith("single-node")) if e1 is not None and not inference_only(p)
+                   else not p.multi_node)
     if cid == "E3" and single_node:
         return ("single-node training: intra-node bandwidth rarely limits gradient all-reduce enough for compression to pay off",
                 "单机训练：机内带宽很少成为梯度 AllReduce 的瓶颈，梯度压缩得不偿失")

@@ -2239,6 +2239,16 @@ def _model_parallel_rec(ctx: Context, min_billions: float) -> Priority | None:
     return Priority.MEDIUM
 
 
+#: an inference-only script on one GPU (DeepSeek-VL's ``inference.py``), and the same with a 70B model spread by accelerate
+ONE_GPU_INFERENCE = (
+    "import torch\nfrom transformers import AutoModelForCausalLM\n\nmodel_path = \"deepseek-ai/deepseek-vl-7b-chat\"\n"
+    "vl_gpt = AutoModelForCausalLM.from_pretrained(model_path, trust_remote_code=True)\n"
+    "vl_gpt = vl_gpt.to(torch.bfloat16).cuda().eval()\n"
+    "outputs = vl_gpt.generate(inputs_embeds=inputs_embeds, max_new_tokens=512, do_sample=False, use_cache=True)\n")
+SPREAD_INFERENCE = ONE_GPU_INFERENCE.replace('"deepseek-ai/deepseek-vl-7b-chat"', '"meta-llama/Llama-2-70b-chat-hf"').replace(
+    "trust_remote_code=True)", 'device_map="auto", torch_dtype=torch.float16)')
+
+
 @register
 class A4TensorParallel(Check):
     id = "A4"
@@ -2311,12 +2321,15 @@ class A4TensorParallel(Check):
             "GPUS_PER_NODE=8\nNUM_NODES=16\n"
             "torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py --tensor-model-parallel-size 16 "
             "--pipeline-model-parallel-size 8 --num-layers 96 --bf16\n")}, U, "TP larger than a node (a finding)"),
+        Example({"inference.py": ONE_GPU_INFERENCE}, NA, "inference only, on one GPU: no layer to split"),
+        Example({"inference.py": SPREAD_INFERENCE}, N, "inference only, a 70B model spread over the GPUs by device_map"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         sizes = tp_sizes(f, not ctx.project.does_training)
-        code, offs = _gated(f, _torch_tp_calls(f))
+        raw = _torch_tp_calls(f)
+        code, offs = _gated(f, raw)
         what = ("the project's own tensor-parallel sharding (`apply_tp`): weights split by the world size, outputs joined by all-reduce"
                 if code and all(_OWN_TP_FUNC.match(c.short) for c in code) else
                 "PyTorch parallelize_module" if any("." in c.name and not c.name.startswith("fairscale.") for c in code) else
@@ -2327,6 +2340,11 @@ class A4TensorParallel(Check):
         if not sizes and not code and offs:
             return Outcome(N, [_ev(x) for x in offs], "tensor parallel code (parallelize_module) exists behind a switch that is off: "
                            + _switch_text(offs), {"tp_size": 1})
+        if out.status == Status.UNUSED and not sizes and not raw:  # (model-parallel layers sized 1 stay judged: llama3 on one GPU)
+            from .e_comm import one_gpu_generation  # (e_comm builds on this module: read when the check runs)
+
+            if reason := one_gpu_generation(ctx):
+                return Outcome(Status.NA, detail=reason)
         if out.status == Status.USED and ctx.project.does_training:
             wide = [(n, x, per) for n, x in sizes if n > 1 and (per := _node_gpus(f, x)) is not None and n > per]
             if wide:

@@ -15,6 +15,7 @@ from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
 from ..project import documented_multi_node, launch_runs_no_training
+from ..workload import inference_only
 from . import _bmtrain as bmtrain
 from ._helpers import (
     backend_unselected,
@@ -26,6 +27,8 @@ from ._helpers import (
     uses_hf_trainer,
 )
 from .a_parallelism import (
+    ONE_GPU_INFERENCE,
+    SPREAD_INFERENCE,
     _env_trainer,
     accelerate_config_note,
     accelerate_config_run,
@@ -36,12 +39,14 @@ from .a_parallelism import (
     is_lightning,
     lightning_deepspeed,
     lightning_imported,
+    pp_sizes,
     ray_train_workers,
     torchx_runner,
+    tp_sizes,
     zero_sites,
 )
 
-U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
+U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
 
 # -- shared: is there any gradient communication at all? ------------------------------
 
@@ -115,6 +120,30 @@ def distributed_sites(ctx: Context) -> list[Any]:
         # the package's training loop runs in several Ray Train workers, one process group (A1's reading)
         sites += [r.trainer for r in ray_train_workers(f) if r.multi]
     return sites
+
+
+#: ``device_map`` values with which accelerate spreads one model's layers over every visible GPU
+_SPREAD_MAPS = frozenset({"auto", "balanced", "balanced_low_0", "sequential"})
+
+ONE_GPU_GENERATION = ("inference only, and no generation spans GPUs (no multi-process launch, model-parallel setup or "
+                      "multi-GPU device map): no layer to split, no collective to tune")
+
+
+def one_gpu_generation(ctx: Context) -> str | None:
+    """The n/a reason of A4 (tensor parallel) and E4 (NCCL tuning) when none of their practice is seen on an
+    inference-only project whose generation runs on one GPU (DeepSeek-VL's ``inference.py``, ``cli_chat.py``): nothing
+    spans GPUs, so there is no layer to split and no collective to tune (:mod:`checks.workload` keeps them judged for
+    generation that does: gpt-fast's 8-GPU ``torchrun``, a 70B ``device_map="auto"``). None otherwise."""
+    p = ctx.project
+    if not inference_only(p) or p.multi_node or (p.num_gpus or 0) > 1 or distributed_sites(ctx):
+        return None
+    if any(n > 1 for n, _x in (*tp_sizes(ctx.facts, True), *pp_sizes(ctx.facts, True))):
+        return None  # an engine's model-parallel size (vLLM ``tensor_parallel_size=4``): its workers run NCCL collectives
+    for c in ctx.facts.calls_with_kw("device_map"):
+        v = c.kwargs.get("device_map")
+        if not isinstance(v, str) or v.strip() in _SPREAD_MAPS:
+            return None  # a device map of its own (a dict, a variable): it may place layers on several GPUs
+    return ONE_GPU_GENERATION
 
 
 #: a documented command that hands the HF Trainer FSDP or DeepSpeed (FastChat's ``--fsdp "full_shard auto_wrap"``)
@@ -1417,12 +1446,22 @@ class E4NCCLTuning(Check):
             "            os.environ[\"NCCL_P2P_DISABLE\"] = \"1\"\n    if cfg.deepspeed:\n"
             "        os.environ[\"ACCELERATE_USE_DEEPSPEED\"] = \"true\"\n")}, N,
                 "P2P switched off only where a probe finds it unsupported: a fallback, not a tuning"),
+        Example({"inference.py": ONE_GPU_INFERENCE}, NA, "inference only, on one GPU: no collective to tune"),
+        Example({"inference.py": SPREAD_INFERENCE}, N, "inference only, a 70B model spread over the GPUs by device_map"),
+        Example({"run.sh": "torchrun --nproc_per_node 8 generate.py --compile\n", "generate.py": ONE_GPU_INFERENCE}, N,
+                "8-process generation"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         return _no_comm_priority(self, ctx, outcome)
 
     def detect(self, ctx: Context) -> Outcome:
+        out = self._detect(ctx)
+        if out.status == N and (reason := one_gpu_generation(ctx)):
+            return Outcome(Status.NA, detail=reason)
+        return out
+
+    def _detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         tuning = [e for e in _training_envs(f, "NCCL_") if e.name not in _NOT_TUNING and (e.value.strip() or e.source == "python")
                   and not _simple_protocol_only(e)]
