@@ -997,7 +997,7 @@ def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, 
     # save_interval == 0``, the accumulation flag spelled out where it stands): an accumulation test alone fires once
     # per optimizer step
     mods = list(re.finditer(r"%\s*\(?\s*([A-Za-z_][\w.]*|\d+)", guard))
-    m = next((x for x in mods if "accum" not in x.group(1).rsplit(".", 1)[-1].lower()), None)
+    m = next((x for x in mods if not _ACCUM_NAME.search(x.group(1).rsplit(".", 1)[-1])), None)
     if mods and m is None:
         return False, None  # once per optimizer step
     if m:
@@ -1005,7 +1005,7 @@ def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, 
         if tok.isdigit():
             return True, float(tok)
         name = tok.rsplit(".", 1)[-1]
-        settings = [s for s in f.effective(name, near=path) if not _TEST_PATH.search(s.path)]
+        settings = _by_attribute_path([s for s in f.effective(name, near=path) if not _TEST_PATH.search(s.path)], tok)
         vals = [n for s in settings if (n := as_number(s.value)) is not None and n > 0]
         if not vals and path is not None:
             vals = _derived_interval(f, name, path)
@@ -1025,6 +1025,21 @@ def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, 
     return (not all(_trivial_condition(part) for part in re.split(r"\band\b|\bor\b", guard))), None
 
 
+def _by_attribute_path(settings: list[Any], attr: str) -> list[Any]:
+    """The settings of a config section the guard's attribute path names, when its leaf is set in several (nanoT5's
+    ``args.checkpoint.every_steps`` beside ``eval.every_steps`` and ``logging.every_steps`` in one YAML): those whose dotted
+    key ends with the path's longest tail that any key ends with (``checkpoint.every_steps``); all of them otherwise."""
+    parts = attr.split(".")
+    for k in range(len(parts), 1, -1):
+        tail = ".".join(parts[-k:])
+        hit = [s for s in settings if s.key == tail or s.key.endswith("." + tail)]
+        if hit:
+            return hit
+    return settings
+
+
+#: a modulus that marks an accumulation boundary (``% accum_iters``, nanoT5's ``batch_id % args.optim.grad_acc == 0``)
+_ACCUM_NAME = re.compile(r"(?i)accum|grad_?acc(_|$)|acc_steps$")
 _INTERVAL_ARG = re.compile(r"(?i)interval|every|freq")
 
 
@@ -1270,6 +1285,8 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
             continue
         if (sites and _flag_off_at_sites(f, c, sites)) or _once_only(f, c):
             continue
+        if sites and all(_nonfinite_branch(s.guard) for s in sites):
+            continue  # a handler the loop calls only on a non-finite loss (cramming ``engage_troubleshooting``): not each step
         cite = c  # the call a spaced (guarded) site is cited by: the helper's call site when that site carries the guard
         if in_step:
             guarded, n = every(c.guard, c.path)
@@ -1379,7 +1396,7 @@ def _guard_setting(guard: str | None) -> str | None:
     # as the interval itself is read (:func:`_guard`): the first modulus that is no accumulation boundary (open_clip's
     # ``(i + 1) % args.accum_freq`` early exit before ``i_accum % args.log_every_n_steps == 0``)
     mods = re.finditer(r"%\s*\(?\s*([A-Za-z_][\w.]*)", _without_skips(guard) if guard else "")
-    m = next((x for x in mods if "accum" not in x.group(1).rsplit(".", 1)[-1].lower()), None)
+    m = next((x for x in mods if not _ACCUM_NAME.search(x.group(1).rsplit(".", 1)[-1])), None)
     return m.group(1).rsplit(".", 1)[-1] if m else None
 
 
@@ -1620,7 +1637,8 @@ _SAVE_KEYS = ("save_steps", "save_interval", "checkpoint_interval", "save_every_
               "checkpointing_steps", "checkpoint_factor", "save_iters", "checkpoint_every_n_steps", "save_freq_steps", "ckpt_interval",
               "save_iteration_interval")  # LLaMA2-Accessory: "number of iterations between within-epoch model saving"
 _SAVE_CALLS = ("torch.save", "save_checkpoint", "save_state", "save_pretrained", "save_model", "torch.distributed.checkpoint.save",
-               "save_state_dict")
+               "save_state_dict",
+               "save_training_checkpoint")  # cramming's engine: model, optimizer and scheduler state of the run
 
 
 def _interval_band(*edges: int):  # type: ignore[no-untyped-def]
@@ -2129,11 +2147,37 @@ class I3CheckpointFrequency(Check):
         elif (computed := _computed_kw(f, "save_steps")) is not None:
             sane = NOT_JUDGED + (f"save_steps is computed in code ({computed[0]}:{computed[1]}: `{computed[2][:120]}`); check the "
                                  "interval it gives against the run's steps")
+        elif switched := _switched_off_loop_saves(f, threshold):
+            # cramming: ``if cfg.impl.save_intermediate_checkpoints and step % cfg.impl.save_every_nth_step == 0:
+            # model_engine.save_training_checkpoint(...)`` with ``save_intermediate_checkpoints: False``
+            c, off = switched
+            sane = (f"no checkpoint during the run: {c.short}() in the training-step loop ({c.path}:{c.line}) runs only when a switch "
+                    f"is on, and it is off ({_off_text(off)}), so no save stalls the training steps")
+            values["intermediate_checkpoints"] = "off"
+            per_epoch = [c]
         else:
             sane = NOT_JUDGED + ("no checkpoint interval setting and no save call in a training-step loop were found on the training "
                                  "path; check how often your launch saves (its save interval or save callback)")
         cited = (hf,) if hf is not None else (f.ev(no_steps),) if no_steps is not None else tuple(Facts.ev(c, key=c.short) for c in per_epoch[:3])
         return _with_notes(_outcome(bad, items, "checkpoints saved", threshold, values, sane, spaced, cited), registry_notes(f, items))
+
+
+def _switched_off_loop_saves(f: Facts, threshold: float) -> tuple[Call, list[Any]] | None:
+    """A save of the training-step loop behind a switch that is off (its call and the settings that turn it off), when
+    every such save is: the run saves no checkpoint while it trains."""
+    offs = {id(c): off for c in save_sites(f) if (off := guard_off(f, c)) and not _FINAL_SAVE.search(f"{c.short} {c.func or ''}")}
+    if not offs:
+        return None
+    calls = [c for c in save_sites(f) if id(c) in offs]
+    spaced: list[tuple[Call, float | None]] = []
+    hits = [c for c, _n in per_step_calls(f, calls, threshold, spaced)] + [c for c, _n in spaced]
+    return (hits[0], offs[id(hits[0])]) if hits else None
+
+
+def _off_text(off: list[Any]) -> str:
+    x = off[0]
+    key = getattr(x, "key", None) if hasattr(x, "value") else None  # a setting; else the call itself (``if False:``)
+    return f"{key} = {x.value!r} at {x.path}:{x.line}" if key else f"its branch at {x.path}:{x.line}"
 
 
 #: keywords of a frequency control (``EpochStepTimeFreqCtl(freq_epoch=..., freq_step=..., freq_sec=...)``, ``FrequencyControl(
@@ -2201,10 +2245,15 @@ _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq",
 register_vote_bands("^(" + "|".join((*_LOG_KEYS, "tensorboard_log_interval")) + ")$", _interval_band(10))
 _LOG_FUNCS = re.compile(r"^(print|print0|printr|log0|rank0_print|print_rank_0|print_rank0|master_print|print_master|log_rank|log_rank_0|log_rank0"
                         r"|log_dist|print_log|log_info|printflock)$")
-_LOGGER_RECV = re.compile(r"(^|\.)(logger|logging|log|\w*_logger|LOGGER)\.(info|debug|warning|warn)$")  # base_logger.info too
+# (base_logger.info too; a project's own Logger's ``log_stats(stats, step)``: nanoT5 prints and sends to Neptune through it)
+_LOGGER_RECV = re.compile(r"(^|\.)(logger|logging|log|\w*_logger|LOGGER)\.(info|debug|warning|warn|log_stats)$")
 
 
 _WARN_TEXT = re.compile(r"""^f?['"]\s*\W*\s*(WARN(ING)?|Warning|ERROR|Error)\b""")
+#: a message that announces an event of the run, logged in the branch that handles it (cramming ``if not
+#: no_recovery_necessary: log.info(f"Attempting reload of checkpoint ...")``): not the step's metrics
+_EVENT_TEXT = re.compile(r"""^f?['"]\s*\W*\s*(Attempting|Stopping|Resuming|Recovering|Reloading|Restarting|Non-finite|Found (NaN|nan|inf)"""
+                         r"""|Detected (NaN|nan|inf)|NaN|Nan|Inf)\b""")
 
 
 def _console_trackers(f: Facts) -> list[Call]:
@@ -2283,8 +2332,8 @@ def log_calls(f: Facts) -> list[Call]:
     out = []
     for c in f.calls("print", "info", "debug", "warning", "warn", "write", "rank0_print", "print_rank_0", "print_rank0", "master_print",
                      "log_rank_0", "log_dist", "print_log", "log_info", "print0", "printr", "log0", "print_master", "log_rank", "log_rank0",
-                     "set_postfix", "set_postfix_str"):
-        if _nonfinite_branch(c.guard):
+                     "set_postfix", "set_postfix_str", "log_stats"):
+        if _nonfinite_branch(c.guard) or (c.guard and c.args and _EVENT_TEXT.match(_text_of(c.args[0]))):
             continue
         if c.short in ("set_postfix", "set_postfix_str"):
             # a progress bar showing the loss (``pbar.set_postfix(loss=loss.item())``): the loss is read on the host and

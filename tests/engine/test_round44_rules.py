@@ -52,3 +52,96 @@ def test_nccl_tuning_is_withheld_for_single_node_generation():
     # control: across two nodes the advice stands
     b = _audit({"generate.py": ONE_GPU_INFERENCE, "run.sh": run.replace("--standalone ", "--nnodes 2 --node_rank $RANK ")})
     assert "E4" in {r.check for r in build_plan(b).recommendations}
+
+
+# --- PiotrNawrot/nanoT5: a Hydra config with `every_steps` in three sections; its own Logger.log_stats ---------------------
+
+_NANOT5_CONFIG = (
+    "eval:\n  every_steps: 100000 # Eval once in the end\n  steps: 500\n\n"
+    "checkpoint:\n  every_steps: 100000 # Save checkpoint once in the end\n\n"
+    "logging:\n  neptune: false\n  every_steps: 100\n  grad_l2: true\n")
+_NANOT5_TRAIN = (
+    "import time\n\n\ndef maybe_save_checkpoint(accelerator, args):\n"
+    "    if (args.current_train_step > args.optim.total_steps\n"
+    "        or args.current_train_step % args.checkpoint.every_steps == 0):\n"
+    "        output_dir = f'checkpoint-pt-{args.current_train_step}'\n        accelerator.save_state(output_dir=output_dir)\n\n\n"
+    "def maybe_logging(averager, args, model, optimizer, logger):\n"
+    "    if args.current_train_step % args.logging.every_steps == 0:\n"
+    "        averaged_stats = averager.average()\n"
+    "        logger.log_stats(stats=averaged_stats, step=args.current_train_step, args=args, prefix='train/')\n"
+    "        args.last_log = time.time()\n\n\n"
+    "def train(model, train_dataloader, accelerator, lr_scheduler, optimizer, logger, args):\n"
+    "    for batch_id, batch in enumerate(train_dataloader, start=1):\n"
+    "        loss = model(**batch).loss\n        accelerator.backward(loss / args.optim.grad_acc)\n"
+    "        if batch_id % args.optim.grad_acc == 0:\n            optimizer.step()\n            lr_scheduler.step()\n"
+    "            optimizer.zero_grad(set_to_none=True)\n"
+    "            maybe_logging(averager, args, model, optimizer, logger)\n"
+    "            maybe_save_checkpoint(accelerator, args)\n            args.current_train_step += 1\n")
+
+
+def test_guard_interval_is_read_from_the_section_its_attribute_path_names():
+    a = _audit({"nanoT5/configs/default.yaml": _NANOT5_CONFIG, "nanoT5/utils/train_utils.py": _NANOT5_TRAIN})
+    i3 = _check(a, "I3")
+    assert i3.status is Status.USED and "every 100000 steps" in (i3.detail or ""), i3.detail
+    # control: a leaf set in one section only is read as before
+    b = _audit({"nanoT5/configs/default.yaml": "checkpoint:\n  every_steps: 5\n",
+                "nanoT5/utils/train_utils.py": _NANOT5_TRAIN})
+    assert _check(b, "I3").status is Status.UNUSED
+
+
+def test_a_projects_own_logger_log_stats_is_a_log_call():
+    a = _audit({"nanoT5/configs/default.yaml": _NANOT5_CONFIG, "nanoT5/utils/train_utils.py": _NANOT5_TRAIN})
+    i4 = _check(a, "I4")
+    assert i4.status is Status.USED and "log_stats() every 100 steps" in (i4.detail or ""), i4.detail
+    # control: the same call with no guard logs every step
+    b = _audit({"nanoT5/utils/train_utils.py": _NANOT5_TRAIN.replace(
+        "    if args.current_train_step % args.logging.every_steps == 0:\n", "    if True:\n")})
+    assert _check(b, "I4").status is Status.UNUSED
+
+
+# --- JonasGeiping/cramming: failure handlers read as per-step logging; intermediate checkpoints switched off ---------------
+
+_CRAMMING_DEFAULT = ("print_loss_every_nth_step: 1000\nsave_intermediate_checkpoints: False\nsave_every_nth_step: 10000\n"
+                     "troubleshoot_strategy: recover_checkpoint\n")
+_CRAMMING_PRETRAIN = (
+    "import logging\nimport time\n\nlog = logging.getLogger(__name__)\n\n\n"
+    "def main_training_process(cfg, model_engine, dataloader, checkpoint_rendevous):\n"
+    "    training_allowed, no_recovery_necessary = True, True\n"
+    "    for step, batch in enumerate(dataloader, 1):\n"
+    "        loss = model_engine.step(batch)\n"
+    "        if step % cfg.impl.print_loss_every_nth_step == 0:\n"
+    "            log.info(f'Train loss {loss.item():2.4f} at step {step}')\n"
+    "        if cfg.impl.save_intermediate_checkpoints and step % cfg.impl.save_every_nth_step == 0:\n"
+    "            model_engine.save_training_checkpoint(checkpoint_rendevous, metadata=dict(step=step))\n"
+    "        if not loss.detach().isfinite():\n"
+    "            training_allowed, no_recovery_necessary = engage_troubleshooting(model_engine, step, training_allowed, cfg)\n"
+    "        if not no_recovery_necessary:\n"
+    "            log.info(f'Attempting reload of checkpoint on device {cfg.impl.local_rank}.')\n"
+    "            model_engine.load_training_checkpoint(checkpoint_rendevous)\n"
+    "            no_recovery_necessary = True\n\n\n"
+    "def engage_troubleshooting(model_engine, step, training_allowed, cfg):\n"
+    "    log.info(f'Non-finite loss in step {step} on device {cfg.impl.local_rank}.')\n"
+    "    if 'recover_checkpoint' in cfg.impl.troubleshoot_strategy:\n        return training_allowed, False\n"
+    "    log.info(f'Stopping training due to non-finite parameters in step {step}.')\n"
+    "    return False, True\n")
+
+
+def test_failure_handlers_are_not_per_step_logging():
+    a = _audit({"cramming/config/impl/_default.yaml": _CRAMMING_DEFAULT, "pretrain.py": _CRAMMING_PRETRAIN})
+    i4 = _check(a, "I4")
+    assert i4.status is Status.USED and "every 1000 steps" in (i4.detail or ""), (i4.status, i4.detail)
+    # control: a plain per-step loss line in the same loop is still found
+    b = _audit({"cramming/config/impl/_default.yaml": _CRAMMING_DEFAULT, "pretrain.py": _CRAMMING_PRETRAIN.replace(
+        "        if step % cfg.impl.print_loss_every_nth_step == 0:\n            log.info(", "        log.info(")})
+    assert _check(b, "I4").status is Status.UNUSED
+
+
+def test_a_loop_save_behind_a_switch_that_is_off_means_no_checkpoint_during_the_run():
+    a = _audit({"cramming/config/impl/_default.yaml": _CRAMMING_DEFAULT, "pretrain.py": _CRAMMING_PRETRAIN})
+    i3 = _check(a, "I3")
+    assert i3.status is Status.USED and "save_intermediate_checkpoints = False" in (i3.detail or ""), i3.detail
+    # control: switched on, the interval decides
+    b = _audit({"cramming/config/impl/_default.yaml": _CRAMMING_DEFAULT.replace("save_intermediate_checkpoints: False",
+                                                                                "save_intermediate_checkpoints: True"),
+                "pretrain.py": _CRAMMING_PRETRAIN})
+    assert "every 10000 steps" in (_check(b, "I3").detail or "")
