@@ -1434,9 +1434,25 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
             settings = [x for x in settings if x.value is not None] or [
                 x for x in facts.effective(name) if x.value is not None and not isinstance(x.value, Expr) and not _TEST_FILE.search(x.path)]
         held = [_holds(op, x.value, right) for x in settings]
-        if all(h is False for h in held) and not _section_given(facts, op, right, name):
+        if all(h is False for h in held) and not _section_given(facts, op, right, name) and not _launched_on(facts, settings, name, op, right):
             return settings
     return []
+
+
+def _launched_on(facts: Facts, settings: list[Any], name: str, op: ast.cmpop, right: Any) -> bool:
+    """Code defaults that decide a comparison only because the launches that set the name disagree on its value (RWKV-LM:
+    ``--magic_prime 2926181`` in two launches, ``81082817`` in two others, so the recipes' vote falls back to the default of
+    0), while every one of those launches makes the comparison true (``args.magic_prime > 0``): the branch runs."""
+    if not settings or not all(x.source in ("argparse-default", "field-default") for x in settings):
+        return False
+    launched = [x for x in facts.settings(name) if x.source == "launcher" and not _TEST_FILE.search(x.path)]
+    if not launched or not all(_holds(op, x.value, right) is True for x in launched):
+        return False
+    # ... and every launch of those scripts passes it (LLaVA: one QLoRA launch's ``--bits 4`` beside launches that keep the
+    # default 16 is a minority recipe, not the run)
+    scripts = {(x.script or "").lstrip("./") for x in launched}
+    return all(any(_norm(k) == _norm(name) for k in launch.script_args)
+               for launch in facts.launches() if (launch.script or "").lstrip("./") in scripts)
 
 
 #: defaults of library config classes a project keeps as a section built with no arguments (``peft_config: PeftConfig =

@@ -24,6 +24,7 @@ Decisions documented here:
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -51,6 +52,7 @@ from ._helpers import (
     guard_off,
     keyword_choices,
     on,
+    parse_expr,
     resolve_file,
     switched_off_ds_dicts,
     trainer_copy_off,
@@ -406,6 +408,7 @@ _STRATEGY_NAMES = {
     "1": "FULL_SHARD", "2": "SHARD_GRAD_OP", "3": "NO_SHARD", "4": "HYBRID_SHARD", "5": "HYBRID_SHARD_ZERO2",
     "full_shard": "FULL_SHARD", "shard_grad_op": "SHARD_GRAD_OP", "no_shard": "NO_SHARD", "hybrid_shard": "HYBRID_SHARD",
     "hybrid_shard_zero2": "HYBRID_SHARD_ZERO2", "_hybrid_shard_zero2": "HYBRID_SHARD_ZERO2",
+    "hsdp": "HYBRID_SHARD",  # the usual short name (torchtitan, fms-fsdp ``sharding_strategy: str = "hsdp"``)
 }
 
 
@@ -599,6 +602,16 @@ def _fsdp_kwargs(strategy: str) -> dict[str, str]:
 _STRATEGY_KEYS = ("sharding_strategy", "fsdp_sharding_strategy", "fsdp_sharding")
 
 
+def _strategy_expr(v: Any) -> str:
+    """How a sharding strategy the audit cannot resolve is chosen: ``sharding_strategy=<variable>``, or the option that
+    indexes a table of strategies (LlamaGen ``{'fsdp': ShardingStrategy.FULL_SHARD, ...}[args.data_parallel]``)."""
+    text = " ".join((v.text if isinstance(v, Expr) else repr(v)).split())
+    node = parse_expr(text)
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Dict):
+        return f"a table of strategies indexed by `{ast.unparse(node.slice)[:60]}`"
+    return f"sharding_strategy={text[:60]}"
+
+
 def _configured_strategy(facts: Facts, path: str) -> tuple[str, str] | None:
     """The sharding strategy handed to ``FSDP(model, **kwargs)`` in ``path``: a keyword of a ``dict(...)`` built there that
     names one (``dict(sharding_strategy=ShardingStrategy.NO_SHARD)``), else the one strategy every non-call setting of the
@@ -607,12 +620,14 @@ def _configured_strategy(facts: Facts, path: str) -> tuple[str, str] | None:
     not resolve. (strategy, how the detail names it)."""
     settings = facts.effective(*_STRATEGY_KEYS)
     local = [s for s in settings if s.source == "call" and s.path == path and s.key.startswith("dict(") and _strategy(s.value)]
-    found = {(_strategy(s.value), f"{s.path}:{s.line}") for s in (local or [s for s in settings if s.source != "call"])}
+    used = local or [s for s in settings if s.source != "call"]
+    found = {(_strategy(s.value), f"{s.path}:{s.line}") for s in used}
     names = {n for n, _ in found}
     if len(names) != 1 or None in names:
         return None
     where = ", ".join(sorted(w for _, w in found))
-    return names.pop(), (f"set at {where}" if local else f"the default at {where}")
+    defaults = all(s.source in ("field-default", "argparse-default") for s in used)
+    return names.pop(), (f"the default at {where}" if defaults and not local else f"set at {where}")
 
 
 def torchx_runner(nodes: int = 1, nproc: int = 8, log_freq: int = 50, ckpt: int = 500, wandb: bool = True,
@@ -747,6 +762,10 @@ def fsdp_sites(facts: Facts) -> list[Site]:
         if strat is None and "sharding_strategy" not in c.kwargs and c.star_kwargs and native:
             # ``FSDP(model, **fsdp_kwargs)``: FSDP's own default (FULL_SHARD) holds only when the keyword is absent
             strat, where = _configured_strategy(facts, c.path) or (None, "not resolved: passed through **kwargs")
+        elif strat is None and c.kwargs.get("sharding_strategy") is not None and native:
+            # ``sharding_strategy=sharding_strategy_policy``, a variable the code picks from the run's option (fms-fsdp:
+            # ``if cfg.sharding_strategy == "hsdp": ... HYBRID_SHARD``): the option's one value, else not resolved
+            strat, where = _configured_strategy(facts, c.path) or (None, f"not resolved: {_strategy_expr(c.kwargs['sharding_strategy'])}")
         sites.append(Site(c, "FullyShardedDataParallel()", strat != "NO_SHARD", strat or ("" if where else "FULL_SHARD"), native,
                           where=where))
     for c in facts.calls("fully_shard"):

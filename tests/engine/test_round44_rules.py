@@ -145,3 +145,69 @@ def test_a_loop_save_behind_a_switch_that_is_off_means_no_checkpoint_during_the_
                                                                                 "save_intermediate_checkpoints: True"),
                 "pretrain.py": _CRAMMING_PRETRAIN})
     assert "every 10000 steps" in (_check(b, "I3").detail or "")
+
+
+# --- foundation-model-stack/fms-fsdp: FSDP's strategy picked in code from the run's `sharding_strategy` option --------------
+
+_FMS_CONFIG = (
+    "from dataclasses import dataclass\n\n\n@dataclass\nclass train_config:\n    model_variant: str = \"7b\"\n"
+    "    sharding_strategy: str = \"hsdp\"\n    fsdp_activation_checkpointing: bool = False\n    mixed_precision: bool = True\n")
+_FMS_POLICIES = (
+    "from torch.distributed.fsdp import ShardingStrategy\n\n\ndef get_policies(cfg, rank, block):\n"
+    "    if cfg.sharding_strategy == \"fsdp\":\n        sharding_strategy = ShardingStrategy.FULL_SHARD\n"
+    "    elif cfg.sharding_strategy == \"hsdp\":\n        sharding_strategy = ShardingStrategy.HYBRID_SHARD\n"
+    "    elif cfg.sharding_strategy == \"ddp\":\n        sharding_strategy = ShardingStrategy.NO_SHARD\n"
+    "    else:\n        sharding_strategy = ShardingStrategy.FULL_SHARD\n    return sharding_strategy\n")
+_FMS_MAIN = (
+    "import torch\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n\nfrom fms_fsdp import config\n"
+    "from fms_fsdp.utils.train_utils import get_policies\n\n\ndef main(**kwargs):\n    cfg = config.train_config()\n"
+    "    sharding_strategy_policy = get_policies(cfg, rank, block)\n"
+    "    model = FSDP(model, auto_wrap_policy=wrapping_policy, sharding_strategy=sharding_strategy_policy,\n"
+    "                 device_id=torch.cuda.current_device(), limit_all_gathers=True)\n"
+    "    loss = model(batch).loss\n    loss.backward()\n    optimizer.step()\n")
+
+
+def test_fsdp_strategy_held_in_a_variable_is_the_options_value_not_fsdps_default():
+    files = {"fms_fsdp/config/training.py": _FMS_CONFIG, "fms_fsdp/utils/train_utils.py": _FMS_POLICIES,
+             "main_training_llama.py": _FMS_MAIN,
+             "scripts/train.sh": "torchrun --nnodes=$SLURM_NTASKS --nproc_per_node=8 main_training_llama.py --sharding_strategy=hsdp\n"}
+    a2 = _check(_audit(files), "A2")
+    assert a2.status is Status.USED and "HYBRID_SHARD, set at scripts/train.sh:1" in (a2.detail or ""), a2.detail
+    # control: options that disagree leave it unresolved, never FSDP's own default
+    files["scripts/train_small.sh"] = "torchrun --nproc_per_node=8 main_training_llama.py --sharding_strategy=fsdp\n"
+    a2 = _check(_audit(files), "A2")
+    assert "FULL_SHARD" not in (a2.detail or "") and "not resolved: sharding_strategy=sharding_strategy_policy" in (a2.detail or ""), a2.detail
+
+
+# --- BlinkDL/RWKV-LM: launches that disagree on a value all turn a `> 0` switch on ---------------------------------------
+
+_RWKV_TRAIN = (
+    "from argparse import ArgumentParser\n\nparser = ArgumentParser()\n"
+    "parser.add_argument(\"--magic_prime\", default=0, type=int)\nparser.add_argument(\"--real_bsz\", default=1, type=int)\n"
+    "args = parser.parse_args()\n")
+_RWKV_TRAINER = (
+    "import torch\n\n\ndef my_save(args, trainer, dd, ff):\n    torch.save(dd, ff)\n\n\n"
+    "def on_train_batch_end(trainer, pl_module, args, real_step):\n"
+    "    if trainer.is_global_zero:\n        if args.magic_prime > 0:\n"
+    "            if int(real_step) == int(args.magic_prime // args.real_bsz) - 1:\n"
+    "                my_save(args, trainer, pl_module.state_dict(), f\"{args.proj_dir}/rwkv-final.pth\")\n")
+
+
+def test_a_comparison_every_launch_makes_true_is_not_switched_off_by_the_default():
+    from checks.rules._helpers import guard_off
+    files = {"train.py": _RWKV_TRAIN, "src/trainer.py": _RWKV_TRAINER,
+             "demo-training-run.sh": "python train.py --magic_prime 2926181 --real_bsz 16\n",
+             "demo-training-prepare.sh": "python train.py --magic_prime 2926181 --real_bsz 1\n",
+             "demo-training-run-v7-pile.sh": "python train.py --magic_prime 81082817 --real_bsz 30\n",
+             "demo-training-prepare-v7-pile.sh": "python train.py --magic_prime 81082817 --real_bsz 1\n"}
+    f = _audit(files).facts
+    save = next(c for c in f.calls("my_save") if c.path == "src/trainer.py")
+    assert guard_off(f, save) == []
+    # control: one more launch of the script that leaves it at its default runs with the branch off (LLaVA's one
+    # ``--bits 4`` QLoRA launch beside the launches at the default 16)
+    f = _audit({**files, "demo-eval.sh": "python train.py --real_bsz 1\n"}).facts
+    assert guard_off(f, next(c for c in f.calls("my_save") if c.path == "src/trainer.py"))
+    # control: launches that leave it at 0 keep the branch off
+    files = {k: v.replace("2926181", "0").replace("81082817", "0") for k, v in files.items()}
+    f = _audit(files).facts
+    assert guard_off(f, next(c for c in f.calls("my_save") if c.path == "src/trainer.py"))
