@@ -1946,8 +1946,29 @@ def unlaunched_ds_configs(facts: Facts) -> frozenset[str]:
     if refs and None not in named and all(s.source == "launcher" for s in refs):
         configs = {e.path for e in facts.config("zero_optimization") if e.path.endswith(".json") and not _TEST_FILE.search(e.path)}
         out |= frozenset(configs - named) if configs & named else frozenset()
+    elif not refs and _deepspeed_never_passed(facts):
+        out |= frozenset(e.path for e in facts.config("zero_optimization") if e.path.endswith(".json") and not _TEST_FILE.search(e.path))
     facts._memo[key] = out  # type: ignore[assignment]
     return out
+
+
+def _deepspeed_never_passed(facts: Facts) -> bool:
+    """The repository's training launches run without DeepSpeed, and nothing else hands it a config: no launch, recipe or
+    code default names a DeepSpeed config, no ``deepspeed`` launcher, engine, plugin or strategy, no accelerate config of
+    type DEEPSPEED, no ``--use_deepspeed`` (MedicalGPT: ``scripts/zero{1,2,3}.json`` beside eleven ``run_*.sh`` launches
+    that pass none of them; its docs offer ``--deepspeed zero2.json`` as an option). Its JSON configs are then options, as
+    B1 reads them ("shipped but nothing visible passes it"), not the run's setting."""
+    if not any(not _TEST_FILE.search(x.path) for x in facts.launches()):
+        return False  # no launch of its own: a config shipped for the user's command may be the run's
+    if facts.launches("deepspeed") or facts.calls(*DS_CONSUMERS, "deepspeed.zero.Init"):
+        return False
+    if any(isinstance(s.value, str) and s.value.strip() for s in facts.settings(*DS_REF_NAMES)):
+        return False  # a default that names one (``deepspeed: str = "configs/ds.json"``) is passed on every run
+    if any(str(e.value).upper() == "DEEPSPEED" for e in facts.config("distributed_type")):
+        return False
+    if any(h.kind == "command_flag" and h.value in ("deepspeed", "deepspeed_config") for h in facts.records("doc_hints")):
+        return False  # the README's training command passes one (starcoder ``torchrun ... --deepspeed=deepspeed_z3_config_bf16.json``)
+    return not any(truthy(s.value) is True for s in facts.settings("use_deepspeed", "deepspeed") if not isinstance(s.value, str))
 
 
 DS_CONSUMERS = ("DeepSpeedStrategy", "deepspeed.initialize", "DeepSpeedPlugin")

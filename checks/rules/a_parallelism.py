@@ -2052,6 +2052,15 @@ class A3ZeRO(Check):
             return Outcome(N, [], "no ZeRO configuration in the repository" + _doc_note(
                 docs, f"a launch with `{docs[0].value}` (not in the repository), a config named for ZeRO stage {stage}"),
                 {"zero_stage": 0, "documented_zero_stage": int(stage)})
+        unpassed = unlaunched_ds_configs(ctx.facts)
+        shipped = [e for e in ctx.facts.config("zero_optimization.stage") if e.path in unpassed and (_stage(e.value, ctx.facts) or 0) > 0]
+        if shipped:
+            # MedicalGPT: scripts/zero{1,2,3}.json beside launches that pass none of them (B1: "shipped but nothing visible
+            # passes it"); a documented ``--deepspeed zero2.json`` is an option offered, not the run
+            return Outcome(N, [_ev(e, key=e.dotted, value=e.value) for e in shipped],
+                           "ZeRO only if a run passes it: DeepSpeed configs shipped as options ("
+                           + ", ".join(f"stage {e.value} at {e.path}:{e.line}" for e in shipped[:3])
+                           + ") that no launch, recipe or code passes", {"zero_stage": 0})
         menu = accelerate_menu(ctx.facts)
         offered = [x for x in ctx.facts.effective("zero_stage") if x.source == "config" and x.path in menu]
         if offered:

@@ -18,6 +18,7 @@ from ._helpers import (
     aux_model_site,
     callers_off,
     class_at,
+    deepspeed_alternative_files,
     evs,
     flag_state,
     guard_flags,
@@ -2202,10 +2203,11 @@ def _ds_fused_optimizer(f: Facts) -> list:
     ds_files = {x.path for x in f.config("zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size")}
     torch_adam = {x.path for x in f.config("optimizer.params.torch_adam") if truthy(x.value)}
     cpu = {x.path for x in f.config("offload_optimizer.device") if str(x.value).lower() in {"cpu", "nvme"}}
+    unpassed = deepspeed_alternative_files(f)  # configs no run passes (MedicalGPT's zero{1,2,3}.json), or of an unpicked backend
     for e in entries:
         if not isinstance(e.value, str) or e.value.lower() not in {"adam", "adamw", "lamb", "fusedadam", "fusedlamb"}:
             continue
-        if e.path not in ds_files:
+        if e.path not in ds_files or e.path in unpassed:
             continue  # an optimizer section of some other config system
         if e.path not in torch_adam and e.path not in cpu:
             out.append(e)

@@ -1045,7 +1045,9 @@ class E2CommComputeOverlap(Check):
     def _implicit_hf_ddp(ctx: Context, hf_fsdp: bool, already: list[Evidence]) -> list[tuple[Any, str]]:
         """An HF Trainer launched on several GPUs without DeepSpeed/FSDP runs DDP."""
         f = ctx.facts
-        if hf_fsdp or already or f.config("zero_optimization", "deepspeed_config"):
+        # (DeepSpeed configs that no run passes, or of a backend the run does not pick, leave the Trainer at DDP: MedicalGPT)
+        unpassed = deepspeed_alternative_files(f)
+        if hf_fsdp or already or any(e.path not in unpassed for e in f.config("zero_optimization", "deepspeed_config")):
             return []
         if any(isinstance(s.value, str) and s.value.strip() for s in f.effective("deepspeed")):
             return []

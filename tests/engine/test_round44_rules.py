@@ -211,3 +211,38 @@ def test_a_comparison_every_launch_makes_true_is_not_switched_off_by_the_default
     files = {k: v.replace("2926181", "0").replace("81082817", "0") for k, v in files.items()}
     f = _audit(files).facts
     assert guard_off(f, next(c for c in f.calls("my_save") if c.path == "src/trainer.py"))
+
+
+# --- shibing624/MedicalGPT: DeepSpeed configs shipped as options, passed by none of its launches -------------------------
+
+_ZERO = ('{{\n  "fp16": {{"enabled": "auto"}},\n  "optimizer": {{"type": "AdamW", "params": {{"lr": "auto"}}}},\n'
+         '  "zero_optimization": {{\n    "stage": {stage},\n    "overlap_comm": true,\n    "contiguous_gradients": true\n  }},\n'
+         '  "train_micro_batch_size_per_gpu": "auto"\n}}\n')
+_SFT = ("from transformers import HfArgumentParser, Trainer, TrainingArguments\n\n\ndef main():\n"
+        "    parser = HfArgumentParser((TrainingArguments,))\n    (training_args,) = parser.parse_args_into_dataclasses()\n"
+        "    trainer = Trainer(model=model, args=training_args, train_dataset=train_dataset)\n    trainer.train()\n")
+
+
+def _medicalgpt(launch: str) -> dict[str, str]:
+    return {"training/supervised_finetuning.py": _SFT, "scripts/run_sft.sh": launch,
+            **{f"scripts/zero{n}.json": _ZERO.format(stage=n) for n in (1, 2, 3)},
+            "docs/training_params.md": "4. add `--deepspeed zero2.json` to run ZeRO-2; with little memory, `--deepspeed zero3.json --fp16`\n"}
+
+
+def test_deepspeed_configs_no_launch_passes_are_options_not_the_run():
+    launch = ("CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 2 training/supervised_finetuning.py \\\n"
+              "    --model_name_or_path Qwen/Qwen3.5-2B --bf16 --output_dir outputs-sft\n")
+    a = _audit(_medicalgpt(launch))
+    a3, e2, d6 = _check(a, "A3"), _check(a, "E2"), _check(a, "D6")
+    assert a3.status is Status.UNUSED and "ZeRO only if a run passes it" in (a3.detail or ""), a3.detail
+    assert e2.status is Status.USED and "DDP overlaps" in (e2.detail or ""), e2.detail  # the Trainer's DDP, not overlap_comm
+    assert not any(e.path.endswith(".json") for e in d6.evidence), d6.evidence
+    assert _check(a, "B1").status is Status.PARTIAL
+    # control: the launch passes zero3.json, which is then the run's
+    b = _audit(_medicalgpt(launch.replace("--bf16", "--bf16 --deepspeed scripts/zero3.json")))
+    assert _check(b, "A3").status is Status.USED and _check(b, "A3").values.get("zero_stage") == 3
+    # control: the README's training command passes it (starcoder's chat/README.md): the documented run's
+    files = _medicalgpt(launch)
+    files["README.md"] = ("```bash\ntorchrun --nproc_per_node 8 training/supervised_finetuning.py --bf16 "
+                          "--deepspeed scripts/zero3.json\n```\n")
+    assert _check(_audit(files), "A3").status is Status.USED
