@@ -1097,6 +1097,8 @@ class J6DecodeCudaGraph(_InferenceOnly):
 # J7 speculative decoding
 # --------------------------------------------------------------------------------------
 
+#: the engines' speculative-decoding config objects (vLLM ``SpeculativeConfig``), which engine code hands on as they come
+_ENGINE_SPEC_CONFIGS = frozenset({"speculative_config", "vllm_speculative_config"})
 _SPEC_KEYS = ("speculative_model", "speculative_config", "num_speculative_tokens", "speculative_algorithm",
               "speculative_draft_model_path", "speculative_num_steps", "speculative_decoding_mode", "max_draft_len",
               "speculate", "draft_model", "draft_model_name_or_path", "spec_decode", "vllm_speculative_config",
@@ -1186,6 +1188,12 @@ class J7SpeculativeDecoding(_InferenceOnly):
         for s in f.effective(*_SPEC_KEYS):
             v = s.value
             if v is None or truthy(v) is False or (isinstance(v, str) and v.strip().lower() in {"none", "null", ""}):
+                continue
+            if s.name in _ENGINE_SPEC_CONFIGS and isinstance(v, Expr) and (v.ref or v.text or "").rsplit(".", 1)[-1] == s.name:
+                # an engine's config object handed on under its own name (LlamaGen's copy of vLLM's engine: ``executor_class(
+                # ..., speculative_config=speculative_config)``): plumbing; a run that configures it builds the config
+                # (``speculative_config={"model": ...}``), its own setting. (A draft model handed on, gpt-fast's
+                # ``generate(..., draft_model=draft_model)``, is the project's own speculative loop: kept.)
                 continue
             used.append(s)
         for c in _live(f, f.calls("generate")):

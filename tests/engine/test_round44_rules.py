@@ -246,3 +246,25 @@ def test_deepspeed_configs_no_launch_passes_are_options_not_the_run():
     files["README.md"] = ("```bash\ntorchrun --nproc_per_node 8 training/supervised_finetuning.py --bf16 "
                           "--deepspeed scripts/zero3.json\n```\n")
     assert _check(_audit(files), "A3").status is Status.USED
+
+
+# --- FoundationVision/LlamaGen: a copy of vLLM's engine hands speculative_config on under its own name ---------------------
+
+_ENGINE = (
+    "from typing import Optional\n\n\nclass LLMEngine:\n"
+    "    def __init__(self, model_config, cache_config, executor_class, speculative_config: Optional[object]):\n"
+    "        self.model_executor = executor_class(model_config=model_config, cache_config=cache_config,\n"
+    "                                             speculative_config=speculative_config)\n\n"
+    "    def step(self):\n        return self.model_executor.execute_model()\n")
+_SAMPLE = ("from autoregressive.serve.llm import LLM\n\n\ndef main(args):\n"
+           "    llm = LLM(args=args, model='autoregressive/serve/fake_json/GPT-B.json', gpu_memory_utilization=0.9,"
+           " skip_tokenizer_init=True)\n    outputs = llm.generate(prompt_token_ids=prompt_token_ids, use_tqdm=False)\n")
+
+
+def test_a_parameter_handed_on_under_its_own_name_configures_no_speculative_decoding():
+    files = {"autoregressive/serve/llm_engine.py": _ENGINE, "autoregressive/serve/sample_c2i.py": _SAMPLE}
+    assert _check(_audit(files), "J7").status is Status.UNUSED
+    # control: a caller that passes a draft model configures it
+    files["autoregressive/serve/sample_c2i.py"] = _SAMPLE.replace(
+        "skip_tokenizer_init=True)", "skip_tokenizer_init=True,\n              speculative_config={'model': 'gpt-b-draft', 'num_speculative_tokens': 4})")
+    assert _check(_audit(files), "J7").status is Status.USED
