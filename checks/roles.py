@@ -472,6 +472,20 @@ def _trains_module(launcher: str, script: str | None) -> bool:
     return bool(_ENTRY_NAME.match(name) or _MAIN_ALGO.match(name))
 
 
+#: a documented ``python -m pkg.main`` (see :func:`checks.facts.docs_md.extract_doc_commands`)
+_MODULE_MAIN_HINT = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\.(main|__main__)")
+#: a documented command run by a plain ``python`` (no distributed launcher)
+_PLAIN_PYTHON = re.compile(r"\s*(\S*/)?python[\d.]*\s")
+#: a call that runs a training loop (nanoT5's ``main.py``: ``train(model, train_dataloader, ...)`` of its ``utils``)
+_TRAIN_LOOP_CALLS = frozenset({"train", "fit", "pretrain", "finetune", "train_loop", "training_loop", "run_training", "train_one_epoch",
+                               "train_epoch"})
+
+
+def _starts_training(ff: FileFacts) -> bool:
+    """A package's main module that trains: a training step or trainer of its own, or a call of a training loop."""
+    return _trains_itself(ff) or any(c.short in _TRAIN_LOOP_CALLS for c in ff.calls)
+
+
 #: a module a ``python -m`` launch runs (no path, no ``.py``)
 _MODULE_FORM = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 #: a training entry point named ``main_<algorithm>`` (verl's ``verl/trainer/main_ppo.py``, which PRIME's launch runs)
@@ -1281,6 +1295,11 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 offered.update(_doc_targets(p, h.value, pathset, index))
             if h.kind in ("command", "command_file", "run_script"):
                 for t in _doc_targets(p, h.value, pathset, index):
+                    if h.kind == "command" and _MODULE_MAIN_HINT.fullmatch(h.value) and _PLAIN_PYTHON.match(h.text or "") \
+                            and not _starts_training(files[t]):
+                        # ``python -m pkg.main`` of a package whose main serves or converts: not a training run (a
+                        # distributed launcher's ``torchrun -m open_clip_train.main`` is one, whatever its main calls)
+                        continue
                     # a test, archive or side file stays context; an unshipped one that a command runs is the run's
                     if roles.by_path.get(t, UNSHIPPED) == UNSHIPPED and t not in documented:
                         documented[t] = f"{p}:{h.line}"

@@ -268,3 +268,29 @@ def test_a_parameter_handed_on_under_its_own_name_configures_no_speculative_deco
     files["autoregressive/serve/sample_c2i.py"] = _SAMPLE.replace(
         "skip_tokenizer_init=True)", "skip_tokenizer_init=True,\n              speculative_config={'model': 'gpt-b-draft', 'num_speculative_tokens': 4})")
     assert _check(_audit(files), "J7").status is Status.USED
+
+
+# --- PiotrNawrot/nanoT5: the README runs `python -m nanoT5.main`, whose data pipeline streams C4 -----------------------
+
+_NANOT5_MAIN = (
+    "import hydra\nfrom accelerate import Accelerator\n\nfrom .utils import get_dataloaders, get_model, train\n\n\n"
+    "@hydra.main(config_path='configs', config_name='default', version_base='1.1')\ndef main(args):\n"
+    "    accelerator = Accelerator()\n    model = get_model(args)\n    train_dataloader, test_dataloader = get_dataloaders(args)\n"
+    "    train(model, train_dataloader, test_dataloader, accelerator, args)\n\n\nif __name__ == '__main__':\n    main()\n")
+_NANOT5_MODEL_UTILS = (
+    "import datasets\nfrom torch.utils.data import DataLoader\n\n\ndef get_dataloaders(args):\n"
+    "    dataset = datasets.load_dataset('c4', 'en', streaming=True)\n"
+    "    return DataLoader(dataset['train'], batch_size=args.optim.batch_size, num_workers=args.data.num_workers), None\n")
+
+
+def test_a_documented_python_dash_m_main_that_trains_is_the_run():
+    files = {"nanoT5/main.py": _NANOT5_MAIN, "nanoT5/utils/__init__.py": "from .model_utils import *\nfrom .train_utils import *\n",
+             "nanoT5/utils/model_utils.py": _NANOT5_MODEL_UTILS, "nanoT5/utils/train_utils.py": _NANOT5_TRAIN,
+             "README.md": "```\npython -m nanoT5.main \\\n    optim.name={adafactor,adamwscale} \\\n    optim.lr_scheduler={legacy,cosine}\n```\n"}
+    a = _audit(files)
+    assert a.roles.by_path["nanoT5/utils/model_utils.py"] == "training", a.roles.by_path
+    assert _check(a, "F9").status is Status.USED
+    # control: a package main that serves (no training loop called) is not made the run
+    files["nanoT5/main.py"] = _NANOT5_MAIN.replace("    train(model, train_dataloader, test_dataloader, accelerator, args)\n",
+                                                   "    serve(model, args)\n")
+    assert _audit(files).roles.by_path["nanoT5/main.py"] != "training"
