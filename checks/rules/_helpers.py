@@ -1175,7 +1175,7 @@ def callers_off(f: Facts, c: Any, hops: int = 1) -> list:
     elif not func or func.startswith("__"):
         return []
     else:
-        callers = [x for x in f.calls(func) if x.func != func]
+        callers = [x for x in f.calls(func) if x.func != func] or _partial_callers(f, func)
     out: list = []
     for x in callers:
         gated = guard_off(f, x) or (callers_off(f, x, hops - 1) if hops > 1 else [])
@@ -1189,6 +1189,38 @@ def callers_off(f: Facts, c: Any, hops: int = 1) -> list:
         # run: its callers (``kernels.make_norm(...)`` anywhere) do not matter when every caller of that function is off
         out = callers_off(f, _Site(c.path, c.line, outer), hops)
     return out
+
+
+_PARTIAL_BINDING = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*(?:functools\.)?partial\(")
+
+
+def _partial_callers(f: Facts, func: str) -> list:
+    """The calls of the names a function is bound to with ``functools.partial`` when nothing calls it by its own name
+    (fms-fsdp: ``apply_selective_ac = partial(apply_fsdp_checkpointing, block=block)``, returned to the training script,
+    which calls ``apply_selective_ac(model, p=...)`` only under ``if cfg.fsdp_activation_checkpointing:``). Empty when a
+    binding is not a plain name, or a bound name is called nowhere (handed on as a value: its users are not known)."""
+    names: set[str] = set()
+    for c in f.calls("partial"):
+        first = c.args[0] if c.args else None
+        if isinstance(first, Expr) and (first.ref or first.text) == func:
+            m = _PARTIAL_BINDING.match(c.text)
+            if m is None:
+                return []
+            names.add(m.group(1))
+    out: list = []
+    for n in sorted(names):
+        calls = [x for x in f.calls(n) if x.short == n]
+        if not calls or _handed_on(f, n):
+            return []
+        out += calls
+    return out
+
+
+def _handed_on(f: Facts, name: str) -> bool:
+    """A name passed to a call as a value (lingua ``async_iterator(args.prefetch_size, data_builder)`` beside the
+    ``data_builder()`` of its other branch): its users are not known."""
+    return any(isinstance(v, Expr) and (v.ref or v.text) == name for c in f.all_calls() if name in c.text
+               for v in (*c.args, *c.kwargs.values()))
 
 
 def constructions_off(f: Facts, c: Any) -> list:

@@ -1461,6 +1461,10 @@ def _gc_partials(f: Facts) -> list[Call]:
     return out
 
 
+#: a ``functools.partial`` bound to a plain name (``non_reentrant_wrapper = partial(checkpoint_wrapper, ...)``)
+_BOUND_NAME = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*(?:functools\.)?partial\(")
+
+
 def _gc_call_active(f: Facts, c: Call) -> bool:
     """A checkpoint call counts unless it is model-library support code: behind a checkpointing flag or setting that nothing
     turns on (``if self.gradient_checkpointing and self.training:``, Megatron's ``if config.recompute_method == "uniform":``),
@@ -1469,6 +1473,12 @@ def _gc_call_active(f: Facts, c: Call) -> bool:
     config.activation_checkpointing or config.activation_cpu_offload:``, both False by default)."""
     if guard_off(f, c) or registry_off(f, c) or helper_callers_off(f, c):
         return False
+    if c.short == "partial" and (m := _BOUND_NAME.match(c.text)):
+        # a wrapper bound to a name counts where the name is applied (``block = non_reentrant_wrapper(block)``); bound and
+        # only handed to another call as a value (fms-fsdp ``apply_activation_checkpointing(model,
+        # checkpoint_wrapper_fn=non_reentrant_wrapper, ...)``), the receiving call is the one judged
+        applied = [x for x in f.calls(m.group(1)) if x.short == m.group(1)]
+        return any(_gc_call_active(f, x) for x in applied if x is not c)
     if _LOSS_MODULE.search(c.path):
         return False  # a chunked loss recomputing its own logits chunk by chunk: the layers' activations are all kept
     for name, neg in guard_flags(c.guard):

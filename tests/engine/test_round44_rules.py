@@ -294,3 +294,52 @@ def test_a_documented_python_dash_m_main_that_trains_is_the_run():
     files["nanoT5/main.py"] = _NANOT5_MAIN.replace("    train(model, train_dataloader, test_dataloader, accelerator, args)\n",
                                                    "    serve(model, args)\n")
     assert _audit(files).roles.by_path["nanoT5/main.py"] != "training"
+
+
+# --- fms-fsdp: activation checkpointing applied through a functools.partial the training script calls behind its switch ---
+
+_FMS_AC = (
+    "from functools import partial\n\nfrom torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (\n"
+    "    CheckpointImpl,\n    apply_activation_checkpointing,\n    checkpoint_wrapper,\n)\n\n"
+    "non_reentrant_wrapper = partial(\n    checkpoint_wrapper,\n    checkpoint_impl=CheckpointImpl.NO_REENTRANT,\n)\n\n\n"
+    "def apply_fsdp_checkpointing(model, block, p):\n    def selective_checkpointing(submodule):\n"
+    "        return isinstance(submodule, block)\n\n"
+    "    apply_activation_checkpointing(\n        model,\n        checkpoint_wrapper_fn=non_reentrant_wrapper,\n"
+    "        check_fn=selective_checkpointing,\n    )\n")
+_FMS_AC_POLICIES = (
+    "from functools import partial\n\nfrom fms_fsdp.policies.ac_handler import apply_fsdp_checkpointing\n\n\n"
+    "def get_policies(cfg, rank, block):\n    apply_selective_ac = partial(apply_fsdp_checkpointing, block=block)\n"
+    "    return apply_selective_ac\n")
+_FMS_AC_MAIN = (
+    "from fms_fsdp import config\nfrom fms_fsdp.utils.train_utils import get_policies\n\n\ndef main(**kwargs):\n"
+    "    cfg = config.train_config()\n    apply_selective_ac = get_policies(cfg, rank, block)\n"
+    "    if cfg.fsdp_activation_checkpointing:\n        apply_selective_ac(model, p=cfg.selective_checkpointing)\n"
+    "    loss = model(batch).loss\n    loss.backward()\n    optimizer.step()\n")
+
+
+def test_checkpointing_applied_through_a_partial_behind_a_switch_that_is_off_is_not_used():
+    files = {"fms_fsdp/config/training.py": _FMS_CONFIG, "fms_fsdp/policies/ac_handler.py": _FMS_AC,
+             "fms_fsdp/utils/train_utils.py": _FMS_AC_POLICIES, "main_training_llama.py": _FMS_AC_MAIN,
+             "scripts/train.sh": "torchrun --nproc_per_node=8 main_training_llama.py --fsdp_activation_checkpointing=False\n"}
+    assert _check(_audit(files), "C3").status is Status.UNUSED
+    # control: the launch switches it on
+    files["scripts/train.sh"] = files["scripts/train.sh"].replace("=False", "=True")
+    assert _check(_audit(files), "C3").status is Status.USED
+
+
+def test_a_partial_also_handed_on_as_a_value_keeps_its_function_live():
+    # lingua: ``data_builder = partial(build_dataloader, state)``; ``async_iterator(prefetch, data_builder)`` when
+    # ``load_async`` (the default), ``data_builder()`` otherwise: build_dataloader runs either way
+    from checks.rules._helpers import callers_off
+    data = ("from functools import partial\n\n\ndef build_dataloader(state):\n    data_it = pack_tokens(read(state), state)\n"
+            "    return data_it\n\n\ndef build_dataloader_from_args(args, state=None):\n"
+            "    data_builder = partial(build_dataloader, state)\n    if args.load_async:\n"
+            "        return async_iterator(args.prefetch_size, data_builder)\n    else:\n        return data_builder()\n")
+    args = "from dataclasses import dataclass\n\n\n@dataclass\nclass DataArgs:\n    load_async: bool = True\n"
+    f = _audit({"lingua/data.py": data, "lingua/args.py": args}).facts
+    pack = next(c for c in f.calls("pack_tokens"))
+    assert callers_off(f, pack) == []
+    # control: only called, under the switch that is on, the other arm is off
+    f = _audit({"lingua/data.py": data.replace("        return async_iterator(args.prefetch_size, data_builder)\n",
+                                               "        return None\n"), "lingua/args.py": args}).facts
+    assert callers_off(f, next(c for c in f.calls("pack_tokens")))
