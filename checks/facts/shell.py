@@ -576,6 +576,10 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
         if "$[" in logical:
             # bash's old arithmetic ``$[128/($WORLD_SIZE*$NPROC_PER_NODE*4)]`` (VideoLLaMA2's launches) is ``$((...))``
             logical = _OLD_ARITH.sub(r"$((\1))", logical)
+        if "$(echo" in logical:
+            # ``python dist_clm_train.py $(echo ${ARGS}) --rank 0`` (OpenChatKit): echoing a variable hands on its words,
+            # as ``${ARGS}`` itself would
+            logical = _ECHO_VAR.sub(r"\1", logical)
         stripped = logical.strip()
         if heredoc is not None:
             if (logical.lstrip("\t") if heredoc.strip_tabs else logical).strip() == heredoc.delimiter:
@@ -776,6 +780,8 @@ def _value_words(raw_tok: Any, written: str, at: int, where: tuple[str, int, lis
     return out
 
 
+#: a command substitution that only echoes one variable (``$(echo ${ARGS})``, ``$(echo $ARGS)``)
+_ECHO_VAR = re.compile(r"\$\(\s*echo\s+(\$\{[A-Za-z_]\w*\}|\$[A-Za-z_]\w*)\s*\)")
 _OLD_ARITH = re.compile(r"\$\[([^\[\]\n]*)\]")
 
 

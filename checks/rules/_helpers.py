@@ -2118,6 +2118,19 @@ def unreached_sites(ctx: Context, sites: list) -> list:
             and x.path.endswith(".py") and x.path not in train]
 
 
+def orphan_sites(ctx: Context, sites: list) -> list:
+    """The sites of :func:`unreached_sites` in modules that nothing in scope imports, by any name (OpenChatKit's
+    ``modules/dist_gpt_fsdp_module.py``, which imports a ``.gpt_modules`` the repository no longer has): dead code. A module
+    some file imports (a strategy a registry loads, a plugin an ``__init__`` re-exports) may be reached at run time."""
+    away = unreached_sites(ctx, sites)
+    if not away:
+        return []
+    stems = {x.path.rsplit("/", 1)[-1].removesuffix(".py") for x in away}
+    imported = {stem for i in ctx.facts.records("imports") for stem in stems
+                if stem in i.module.split(".") or i.name == stem or stem in (i.name or "").split(".")}
+    return [x for x in away if x.path.rsplit("/", 1)[-1].removesuffix(".py") not in imported]
+
+
 #: ``kwargs['torch_dtype'] = torch.float16``, ``model_kwargs["attn_implementation"] = ...``: a keyword filled into the
 #: bundle a call is then handed (``from_pretrained(path, **kwargs)``), in code
 _KWARGS_ITEM = re.compile(r"""^\w*kwargs\[\s*['"]\w+['"]\s*\]\s*=[^=]""")

@@ -52,12 +52,14 @@ from ._helpers import (
     guard_off,
     keyword_choices,
     on,
+    orphan_sites,
     parse_expr,
     resolve_file,
     switched_off_ds_dicts,
     trainer_copy_off,
     uncalled_function,
     unlaunched_ds_configs,
+    unreached_note,
     uses_hf_trainer,
 )
 from ._helpers import (
@@ -318,8 +320,28 @@ def launch_size(facts: Facts, launch: Launch) -> LaunchSize | None:
                               + (f", {own[n_key][0]} {own[n_key][1]}" if n_key else ""))
         if "ray" in launch.wrappers:
             return LaunchSize(launch, None, None, None, "ray job")
+        ranks = _side_by_side_ranks(facts, launch)
+        if ranks > 1:
+            return LaunchSize(launch, True, ranks, None, f"{ranks} python processes of {launch.script} started side by side, one per --rank")
         return LaunchSize(launch, False, 1, None, "single python process")
     return None
+
+
+_RANK_ARGS = ("rank", "local_rank", "global_rank", "process_rank")
+
+
+def _side_by_side_ranks(facts: Facts, launch: Launch) -> int:
+    """How many python launches of the same script the launch's file starts with distinct ``--rank`` values (OpenChatKit:
+    ``python dist_clm_train.py $ARGS --cuda-id 0 --rank 0 & ... --rank 7 & wait``): a run of that many processes that
+    join one process group by rank, as a launcher would start them. 0 when the launch passes no rank."""
+    mine = next((str(launch.script_args[k]) for k in launch.script_args if str(k).replace("-", "_") in _RANK_ARGS), None)
+    if mine is None:
+        return 0
+    ranks = set()
+    for x in facts.files[launch.path].launches if launch.path in facts.files else ():
+        if x.launcher == "python" and x.script == launch.script:
+            ranks |= {str(x.script_args[k]) for k in x.script_args if str(k).replace("-", "_") in _RANK_ARGS}
+    return len(ranks)
 
 
 _GENERATION_CALLS = ("generate", "chat_completion", "text_completion", "generate_until", "run_server", "serve")
@@ -1440,7 +1462,9 @@ class A1DataParallel(Check):
         if lt_multi:
             used += lt_multi
             kinds.append("lightning")
-        sharded = [s.fact for s in fsdp_sites(f) if s.sharded] + [s.fact for s in zero_sites(f) if s.sharded and s.stage]
+        # (FSDP wrapping in a module nothing imports is dead code: A2's reading)
+        sharded = [s.fact for s in fsdp_sites(f) if s.sharded and not (isinstance(s.fact, Call) and orphan_sites(ctx, [s.fact]))] \
+            + [s.fact for s in zero_sites(f) if s.sharded and s.stage]
         if not sharded and not used:  # a ZeRO optimizer built directly (InternEvo ``HybridZeroOptimizer``) shards over the DP ranks
             sharded = zero_optimizer_class(f, ctx.project)
         # (every launch a distributed launcher told to start one process: a plain ``python train.py`` says nothing of the
@@ -1861,6 +1885,10 @@ class A2FSDP(Check):
         live, offs = _gated(f, [s.fact for s in sites])
         gated = bool(offs) and not live
         sites = [s for s in sites if any(s.fact is x for x in live)]
+        away = orphan_sites(ctx, [s.fact for s in sites])
+        if sites and len(away) == len(sites):
+            # OpenChatKit: fairscale FSDP in ``modules/dist_gpt_fsdp_module.py``, which nothing in the repository imports
+            return Outcome(N, [_ev(x) for x in away], unreached_note(f, away, "FSDP wrapping calls"), {"fsdp": False})
         sharded = [s for s in sites if s.sharded]
         if sharded:
             first = next((s for s in sharded if s.strategy or s.where), None)
@@ -2097,7 +2125,8 @@ class A3ZeRO(Check):
 TP_NAMES = ("tensor_model_parallel_size", "tensor_parallel_size", "tp_size", "tensor_parallel_degree", "tp_degree",
             "model_parallel_size", "autotp_size")
 PP_NAMES = ("pipeline_model_parallel_size", "pipeline_parallel_size", "pp_size", "pipeline_parallel_degree", "pp_degree",
-            "pipe_parallel_size")
+            "pipe_parallel_size",
+            "pipeline_group_size")  # OpenChatKit's GPipe launches: ``--pipeline-group-size 8 --data-group-size 1 --pp-mode gpipe``
 CP_NAMES = ("context_parallel_size", "context_parallel_degree", "cp_size", "cp_degree", "sequence_parallel_size", "sp_size",
             "sp_degree", "ulysses_sequence_parallel_size", "ulysses_degree", "ulysses_size", "ring_attn_size", "ring_degree",
             "sequence_parallel_degree",

@@ -22,6 +22,7 @@ from ._helpers import (
     deepspeed_alternative_files,
     guard_off,
     keyword_choices,
+    orphan_sites,
     referenced_configs,
     set_under_off_branch,
     uses_hf_trainer,
@@ -903,8 +904,9 @@ class E2CommComputeOverlap(Check):
         # FSDP (not its library wrappers when a data-parallel selector leaves it at DDP: fairseq2 ``data_parallelism``)
         fsdp_off = bool(backend_unselected(f, "fsdp"))
         for c in f.calls("FullyShardedDataParallel") if not fsdp_off else ():
-            if guard_off(f, c):
-                continue  # in a branch the run does not take (a Trainer copy's ``elif self.fsdp is not None:``)
+            if guard_off(f, c) or orphan_sites(ctx, [c]):
+                continue  # in a branch the run does not take (a Trainer copy's ``elif self.fsdp is not None:``), or a module
+                # no training entry point reaches (OpenChatKit's ``dist_gpt_fsdp_module.py``: A2's reading)
             bp = c.kwargs.get("backward_prefetch", "default")
             fp = truthy(c.kwargs.get("forward_prefetch", False))
             if fp or bp == "default" or _PREFETCH_ON.search(_text(bp)):

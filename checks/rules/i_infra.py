@@ -46,6 +46,7 @@ from ._helpers import (
     hf_sites_training_first,
     hf_trainer_subclasses,
     parse_expr,
+    resolve_file,
     runs_file,
     section_flag_off,
     uses_hf_trainer,
@@ -604,8 +605,8 @@ def interval_settings(f: Facts, names: tuple[str, ...], strategy: str | None = N
         if s.name in explicit_only and s.rank == 0:
             continue
         steps, kind = interval(s.value)
-        if isinstance(s.value, Expr):
-            continue
+        if isinstance(s.value, Expr) or isinstance(s.value, (list, tuple, dict)):
+            continue  # (a list of steps, openpipe-art's ``checkpoint_steps = ()``: no interval)
         if strategy and kind == "steps" and _strategy_off(f, s, strategy):
             # (the step count is unused, not a number of epochs: Online-RLHF ``save_strategy="epoch", save_steps=1000000000``)
             steps, kind = None, "epoch"
@@ -1473,10 +1474,28 @@ def _per_recipe_threshold(f: Facts, ctx: Context, items: list[Interval], thresho
         return lambda i: threshold
     files = {getattr(i.fact, "path", "") for i in items if getattr(i.fact, "source", None) in ("launcher", "config")}
     marks = {p: _adapter_file(f, p) for p in files}
+    if marks and True not in marks.values() and _adapters_in_other_runs(f, files):
+        # OpenChatKit: the GPipe launches (``--checkpoint-steps 10``) fine-tune 3B-20B models in full; the only PEFT wrapper
+        # is in ``training/lora/example/redpajama-incite-chat-3b.py``, a run of its own that none of them starts
+        return lambda i: 50 if getattr(i.fact, "path", "") in marks else threshold
     if True not in marks.values() or len(files) < 2:
         return lambda i: threshold
     # recipes that say nothing about adapters run the code's default: full, since some recipes must switch the adapter on
     return lambda i: 10 if marks.get(getattr(i.fact, "path", "")) else 50 if getattr(i.fact, "path", "") in marks else threshold
+
+
+def _adapters_in_other_runs(f: Facts, recipe_files: set[str]) -> bool:
+    """Every PEFT wrapper of the project sits in a script that trains on its own (a Trainer or a backward pass of its own)
+    that none of the launches in ``recipe_files`` runs: an adapter example beside them, not their training."""
+    peft = {c.path for c in f.calls(*_PEFT_WRAPPERS) if not _TEST_PATH.search(c.path)}
+    if not peft:
+        return False
+    launched = {p for x in f.launches() if x.path in recipe_files and x.script
+                for p in [resolve_file(f, x.script.rsplit("/", 1)[-1] if "$" in x.script else x.script)] if p}
+    if not launched:
+        return False
+    own = {c.path for c in f.calls("backward", "train") if c.path in peft}
+    return peft <= own and not (peft & launched)
 
 
 def _finding(fact: Any, key: str, value: Any) -> Evidence:
@@ -1635,7 +1654,8 @@ def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[
 _SAVE_KEYS = ("save_steps", "save_interval", "checkpoint_interval", "save_every_n_steps", "every_n_train_steps", "save_interval_steps",
               "save_every", "ckpt_every", "checkpoint_every", "save_every_steps",
               "checkpointing_steps", "checkpoint_factor", "save_iters", "checkpoint_every_n_steps", "save_freq_steps", "ckpt_interval",
-              "save_iteration_interval")  # LLaMA2-Accessory: "number of iterations between within-epoch model saving"
+              "save_iteration_interval",  # LLaMA2-Accessory: "number of iterations between within-epoch model saving"
+              "checkpoint_steps")  # OpenChatKit ``--checkpoint-steps``: ``if pipe.global_step % args.checkpoint_steps == 0: save_checkpoint``
 _SAVE_CALLS = ("torch.save", "save_checkpoint", "save_state", "save_pretrained", "save_model", "torch.distributed.checkpoint.save",
                "save_state_dict",
                "save_training_checkpoint")  # cramming's engine: model, optimizer and scheduler state of the run

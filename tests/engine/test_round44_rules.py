@@ -343,3 +343,84 @@ def test_a_partial_also_handed_on_as_a_value_keeps_its_function_live():
     f = _audit({"lingua/data.py": data.replace("        return async_iterator(args.prefetch_size, data_builder)\n",
                                                "        return None\n"), "lingua/args.py": args}).facts
     assert callers_off(f, next(c for c in f.calls("pack_tokens")))
+
+
+# --- togethercomputer/OpenChatKit: eight `python dist_clm_train.py $(echo ${ARGS}) --rank N &` processes, GPipe, a LoRA example
+
+_OCK_TRAIN = (
+    "import argparse\nimport torch\n\nfrom pipeline_parallel.dist_pp_utils import get_pp_module\n\n\n"
+    "def save_checkpoint(pipe, args):\n    torch.save(pipe.model.state_dict(), f'{args.checkpoint_path}/prank_0_checkpoint.pt')\n\n\n"
+    "def train_loop(args, pipe, device, train_data_loader):\n"
+    "    for i, data in enumerate(train_data_loader):\n        pipe.sgd_iter(data['input_ids'].to(device))\n"
+    "        if pipe.global_step % args.checkpoint_steps == 0:\n            save_checkpoint(pipe, args)\n\n\n"
+    "def main():\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--pipeline-group-size', type=int, default=4)\n"
+    "    parser.add_argument('--checkpoint-steps', type=int, default=0)\n    parser.add_argument('--rank', type=int, default=0)\n"
+    "    args = parser.parse_args()\n    pipe = get_pp_module(args)\n    train_loop(args, pipe, 'cuda', loader)\n\n\n"
+    "if __name__ == '__main__':\n    main()\n")
+_OCK_PIPE = ("import torch\n\n\nclass GpipeAsync:\n    def sgd_iter(self, input_):\n        loss = self.forward_stage(input_)\n"
+             "        loss.backward()\n        self.optimizer.step()\n        self.global_step += 1\n")
+_OCK_FSDP = (  # modules/dist_gpt_fsdp_module.py: nothing imports it
+    "from fairscale.nn.data_parallel import FullyShardedDataParallel as FSDP\n\n\nclass GPTStageFull:\n"
+    "    def __init__(self, args, emb, explicit_fsdp=True):\n        self._explicit_fsdp = explicit_fsdp\n"
+    "        self.emb = self._create_first_layer(emb)\n\n"
+    "    def _create_first_layer(self, emb):\n        if self._explicit_fsdp:\n"
+    "            return FSDP(emb, reshard_after_forward=True, move_params_to_cpu=False, mixed_precision=False)\n        return emb\n")
+_OCK_LORA = (
+    "from peft import LoraConfig, get_peft_model\nfrom transformers import Trainer, TrainingArguments\n\n"
+    "model = get_peft_model(model, LoraConfig(r=8, lora_alpha=32, target_modules=['query_key_value']))\n"
+    "trainer = Trainer(model=model, train_dataset=data['train'], args=TrainingArguments(output_dir='outputs', max_steps=200))\n"
+    "trainer.train()\n")
+
+
+def _ock_launch(steps: int) -> str:
+    ranks = "".join(f"python ${{DIR}}/dist_clm_train.py $(echo ${{ARGS}}) --cuda-id {r} --rank {r} \\\n    & \\\n" for r in range(8))
+    return ('DIR=$(cd -- "$( dirname -- "${BASH_SOURCE[0]}" )" &> /dev/null && pwd)\n'
+            f"CHECKPOINT_STEPS=${{FINETUNE_CHECKPOINT_STEPS:-{steps}}}\n\n"
+            'ARGS="--model-name ${BASE_MODEL} --fp16 --checkpoint-steps ${CHECKPOINT_STEPS} \\\n'
+            '--pipeline-group-size 8 --data-group-size 1 --pp-mode gpipe"\n\n'
+            f"(trap 'kill 0' SIGINT; \\\n{ranks}wait)\n")
+
+
+def _ock(steps: int = 10) -> dict[str, str]:
+    return {"training/dist_clm_train.py": _OCK_TRAIN, "training/pipeline_parallel/dist_gpipe_pipeline_async.py": _OCK_PIPE,
+            "training/pipeline_parallel/dist_pp_utils.py": "from .dist_gpipe_pipeline_async import GpipeAsync\n\n\n"
+            "def get_pp_module(args):\n    return GpipeAsync(args)\n",
+            "training/modules/dist_gpt_fsdp_module.py": _OCK_FSDP, "training/lora/example/redpajama-incite-chat-3b.py": _OCK_LORA,
+            "training/finetune_RedPajama-INCITE-7B-Chat.sh": _ock_launch(steps),
+            "training/finetune_RedPajama-INCITE-Chat-3B-v1.sh": _ock_launch(steps)}
+
+
+def test_processes_started_side_by_side_by_rank_and_flags_echoed_from_a_variable():
+    a = _audit(_ock())
+    a1, a5 = _check(a, "A1"), _check(a, "A5")
+    assert a1.status is Status.USED and "single-process" not in (a1.detail or ""), a1.detail
+    assert a5.status is Status.USED and "pipeline parallel size 8" in (a5.detail or ""), a5.detail
+    # control: one process, no rank, no pipeline flags echoed
+    files = _ock()
+    for k in [k for k in files if k.endswith(".sh")]:
+        files[k] = "python training/dist_clm_train.py --model-name x\n"
+    b = _audit(files)
+    assert "single" in (_check(b, "A1").detail or "") and "size 8" not in (_check(b, "A5").detail or "")  # (the default's 4)
+
+
+def test_fsdp_in_a_module_no_entry_point_reaches_counts_for_nothing():
+    a = _audit(_ock())
+    assert _check(a, "A2").status is Status.UNUSED and "no training entry point reaches" in (_check(a, "A2").detail or "")
+    assert "FSDP" not in (_check(a, "E2").detail or "")
+    single = {k: ("python training/dist_clm_train.py --model-name x\n" if k.endswith(".sh") else v) for k, v in _ock().items()}
+    assert "FSDP" not in (_check(_audit(single), "A1").detail or ""), _check(_audit(single), "A1").detail
+    # control: the training script imports it
+    files = _ock()
+    files["training/dist_clm_train.py"] = "from modules.dist_gpt_fsdp_module import GPTStageFull\n" + _OCK_TRAIN
+    assert _check(_audit(files), "A2").status is Status.USED
+
+
+def test_a_lora_example_of_its_own_does_not_make_full_fine_tunes_adapter_recipes():
+    i3 = _check(_audit(_ock(10)), "I3")
+    assert i3.status is Status.UNUSED and "every 10 steps" in (i3.detail or ""), i3.detail
+    # control: the launched script itself wraps the model with PEFT: adapter recipes, 10 steps is sane for them
+    files = _ock(10)
+    files["training/dist_clm_train.py"] = _OCK_TRAIN.replace(
+        "    pipe = get_pp_module(args)\n", "    pipe = get_pp_module(args)\n    pipe.model = get_peft_model(pipe.model, LoraConfig(r=8))\n")
+    assert _check(_audit(files), "I3").status is Status.USED
