@@ -421,6 +421,8 @@ def _script_paths(script: str | None, paths: set[str], index: _ModuleIndex, orig
             return [s]
         tail = "/" + s.lstrip("/")
         found = sorted(p for p in paths if p.endswith(tail) or tail.endswith("/" + p))
+        if not found and "/" not in s:
+            return _renamed_variants(s, paths, origin)
         if len(found) <= 1:
             return found
         parts = origin.split("/")[:-1]
@@ -433,6 +435,25 @@ def _script_paths(script: str | None, paths: set[str], index: _ModuleIndex, orig
         return []
     if re.fullmatch(r"[A-Za-z_][\w.]*", s):
         return index.by_name.get(s, [])[:3]
+    return []
+
+
+def _renamed_variants(script: str, paths: set[str], origin: str) -> list[str]:
+    """The scripts that replaced a launched script the repository no longer has, as variants of its name beside the launch
+    (fms-fsdp: ``scripts/train.sh`` runs ``main_training.py``; the repository has ``main_training_llama.py`` and
+    ``main_training_mamba.py``): in the launch file's folder, else the folder above it, the files named ``<stem>_<variant>.py``."""
+    stem = script.removesuffix(".py")
+    if not re.fullmatch(r"\w+", stem):
+        return []
+    pat = re.compile(rf"^{re.escape(stem)}_\w+\.py$")
+    parts = origin.split("/")[:-1]
+    for depth in (len(parts), len(parts) - 1):
+        if depth < 0:
+            continue
+        here = "/".join(parts[:depth])
+        near = sorted(p for p in paths if (p.rsplit("/", 1)[0] if "/" in p else "") == here and pat.match(p.rsplit("/", 1)[-1]))
+        if near:
+            return near
     return []
 
 

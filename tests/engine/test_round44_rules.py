@@ -327,24 +327,6 @@ def test_checkpointing_applied_through_a_partial_behind_a_switch_that_is_off_is_
     assert _check(_audit(files), "C3").status is Status.USED
 
 
-def test_a_partial_also_handed_on_as_a_value_keeps_its_function_live():
-    # lingua: ``data_builder = partial(build_dataloader, state)``; ``async_iterator(prefetch, data_builder)`` when
-    # ``load_async`` (the default), ``data_builder()`` otherwise: build_dataloader runs either way
-    from checks.rules._helpers import callers_off
-    data = ("from functools import partial\n\n\ndef build_dataloader(state):\n    data_it = pack_tokens(read(state), state)\n"
-            "    return data_it\n\n\ndef build_dataloader_from_args(args, state=None):\n"
-            "    data_builder = partial(build_dataloader, state)\n    if args.load_async:\n"
-            "        return async_iterator(args.prefetch_size, data_builder)\n    else:\n        return data_builder()\n")
-    args = "from dataclasses import dataclass\n\n\n@dataclass\nclass DataArgs:\n    load_async: bool = True\n"
-    f = _audit({"lingua/data.py": data, "lingua/args.py": args}).facts
-    pack = next(c for c in f.calls("pack_tokens"))
-    assert callers_off(f, pack) == []
-    # control: only called, under the switch that is on, the other arm is off
-    f = _audit({"lingua/data.py": data.replace("        return async_iterator(args.prefetch_size, data_builder)\n",
-                                               "        return None\n"), "lingua/args.py": args}).facts
-    assert callers_off(f, next(c for c in f.calls("pack_tokens")))
-
-
 # --- togethercomputer/OpenChatKit: eight `python dist_clm_train.py $(echo ${ARGS}) --rank N &` processes, GPipe, a LoRA example
 
 _OCK_TRAIN = (
@@ -424,3 +406,33 @@ def test_a_lora_example_of_its_own_does_not_make_full_fine_tunes_adapter_recipes
     files["training/dist_clm_train.py"] = _OCK_TRAIN.replace(
         "    pipe = get_pp_module(args)\n", "    pipe = get_pp_module(args)\n    pipe.model = get_peft_model(pipe.model, LoraConfig(r=8))\n")
     assert _check(_audit(files), "I3").status is Status.USED
+
+
+def test_a_partial_also_handed_on_as_a_value_keeps_its_function_live():
+    # lingua: ``data_builder = partial(build_dataloader, state)``; ``async_iterator(prefetch, data_builder)`` when
+    # ``load_async`` (the default), ``data_builder()`` otherwise: build_dataloader runs either way
+    from checks.rules._helpers import callers_off
+    data = ("from functools import partial\n\n\ndef build_dataloader(state):\n    data_it = pack_tokens(read(state), state)\n"
+            "    return data_it\n\n\ndef build_dataloader_from_args(args, state=None):\n"
+            "    data_builder = partial(build_dataloader, state)\n    if args.load_async:\n"
+            "        return async_iterator(args.prefetch_size, data_builder)\n    else:\n        return data_builder()\n")
+    args = "from dataclasses import dataclass\n\n\n@dataclass\nclass DataArgs:\n    load_async: bool = True\n"
+    f = _audit({"lingua/data.py": data, "lingua/args.py": args}).facts
+    pack = next(c for c in f.calls("pack_tokens"))
+    assert callers_off(f, pack) == []
+    # control: only called, under the switch that is on, the other arm is off
+    f = _audit({"lingua/data.py": data.replace("        return async_iterator(args.prefetch_size, data_builder)\n",
+                                               "        return None\n"), "lingua/args.py": args}).facts
+    assert callers_off(f, next(c for c in f.calls("pack_tokens")))
+
+
+def test_a_launch_of_a_renamed_script_runs_the_variants_beside_it():
+    # fms-fsdp: scripts/train.sh runs main_training.py; the repository has main_training_llama.py and main_training_mamba.py
+    files = {"fms_fsdp/config/training.py": _FMS_CONFIG, "fms_fsdp/utils/train_utils.py": _FMS_POLICIES,
+             "main_training_llama.py": _FMS_MAIN, "main_training_mamba.py": _FMS_MAIN,
+             "scripts/train.sh": "torchrun --nnodes=$SLURM_NTASKS --nproc_per_node=8 main_training.py --sharding_strategy=hsdp\n"}
+    roles = _audit(files).roles
+    assert {"main_training_llama.py", "main_training_mamba.py"} <= set(roles.entry_points), roles.entry_points
+    # control: a launched script the repository has is the one run
+    files["main_training.py"] = _FMS_MAIN
+    assert "main_training_llama.py" not in _audit(files).roles.entry_points
