@@ -37,7 +37,10 @@ _BUCKET_ROOT = re.compile(r"^(s3|gs|oss|cos|abfs|wasbs)://[\w.\-@]+/?$", re.I)
 _MOUNTED = re.compile(r"^/(weka|fsx|lustre|gpfs|mnt|data|scratch|nfs|cfs|ceph|ssd|nvme|raid|datasets?)(/|$)")
 _SLOW_FS = ("/cfs/", "/hdfs/", "/mdfs/", "/nfs/", "/mnt/nas", "/juicefs/")
 # a string that only talks about a location (an error message, a prefix test) is not where data is read from
-_NOT_A_READ = re.compile(r"(raise |Error\(|startswith\(|endswith\(|require|print\(|warn|log(ger)?\.|help=|\bif\b)", re.I)
+#: a literal that is no read of it: an error or log message, a test of a path's form, and a prefix or suffix a string helper
+#: strips or swaps (cambrian ``def remove_prefix(text, prefix='gs://us-central2-storage/')``, applied to checkpoint paths)
+_NOT_A_READ = re.compile(r"(raise |Error\(|startswith\(|endswith\(|require|print\(|warn|log(ger)?\.|help=|\bif\b"
+                         r"|\b(prefix|suffix)\s*=|\.replace\(|\.removeprefix\(|\.removesuffix\()", re.I)
 
 PROFILE_HINT = ("decide it with three measurements: the GPU-utilisation shape in `nvidia-smi dmon -s u` (flat near 100% or dips to 0), "
                 "an A/B run with synthetic on-GPU data in place of the DataLoader, and the kernel and NCCL time share in `nsys profile`")

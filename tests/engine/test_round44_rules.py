@@ -436,3 +436,24 @@ def test_a_launch_of_a_renamed_script_runs_the_variants_beside_it():
     # control: a launched script the repository has is the one run
     files["main_training.py"] = _FMS_MAIN
     assert "main_training_llama.py" not in _audit(files).roles.entry_points
+
+
+# --- cambrian-mllm/cambrian: a bucket prefix a string helper strips is no read of training data -----------------------
+
+_CAMBRIAN_TRAINER = (
+    "from transformers import Trainer\n\n\nclass CambrianTrainer(Trainer):\n"
+    "    def remove_prefix(text, prefix='gs://us-central2-storage/'):\n        if prefix in text:\n"
+    "            return text.replace(prefix, '')\n        return text\n\n"
+    "    def _save_checkpoint(self, model, trial):\n        output_dir = self.remove_prefix(self.args.output_dir)\n")
+_CAMBRIAN_TRAIN = ("from cambrian.train.cambrian_trainer import CambrianTrainer\n\n\ndef train():\n"
+                   "    trainer = CambrianTrainer(model=model, args=training_args, train_dataset=data)\n    trainer.train()\n")
+
+
+def test_a_prefix_a_string_helper_strips_is_not_remote_training_data():
+    files = {"cambrian/train/cambrian_trainer.py": _CAMBRIAN_TRAINER, "cambrian/train/train_fsdp.py": _CAMBRIAN_TRAIN,
+             "scripts/cambrian/finetune_cambrian_8b.sh": "python cambrian/train/train_fsdp.py --data_path /mnt/disks/storage/data.jsonl\n"}
+    reasons = " ".join(_audit(files).project.bottleneck_reasons)
+    assert "remote object storage" not in reasons, reasons
+    # control: a training data path on a bucket is that read
+    files["cambrian/train/train_fsdp.py"] = _CAMBRIAN_TRAIN.replace("def train():\n", "def train():\n    data_path = 'gs://us-central2-storage/data/train.jsonl'\n")
+    assert "remote object storage" in " ".join(_audit(files).project.bottleneck_reasons)
