@@ -467,6 +467,11 @@ _SERVING_LAUNCHERS = frozenset({"vllm", "sglang", "text-generation-launcher", "l
 _ENGINE_CALLS = frozenset({"init_inference"})
 #: a script named for inference (``zero_inference.py``, ``run_generation.py``, ``predict.py``, ``serve.py``)
 _INFER_SCRIPT = re.compile(r"(^|[_-])(infer|inference|generate|generation|predict|prediction|serve|server|serving)([_-]|\.py$)", re.I)
+#: a script named for sampling: from a model (LlamaGen's ``sample_c2i_ddp.py``, run by ``torchrun`` in ``sample_c2i.sh``, calls
+#: ``generate``), or from data (LLM-Shearing's ``data/sample.py`` tokenizes and saves a data mix): an inference script only
+#: when it generates
+_SAMPLE_SCRIPT = re.compile(r"(^|[_-])(sample|sampling)([_-]|\.py$)", re.I)
+_SAMPLING_CALLS = frozenset({"generate", "sample", "sample_images", "generate_images"})
 
 
 def _trains_itself(ff: FileFacts) -> bool:
@@ -1240,7 +1245,8 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             # ``python -m EasyLM.models.llama.llama_serve``): a prediction run, like an evaluation
             for t in targets:
                 # (a script that serves through an inference engine stays in scope: the J checks judge that inference)
-                if t not in roles.by_path and t not in forced_set and _INFER_SCRIPT.search(t.rsplit("/", 1)[-1]) \
+                if t not in roles.by_path and t not in forced_set and (_INFER_SCRIPT.search(t.rsplit("/", 1)[-1]) or (
+                        _SAMPLE_SCRIPT.search(t.rsplit("/", 1)[-1]) and any(c.short in _SAMPLING_CALLS for c in files[t].calls))) \
                         and not any(c.short in _STEP_CALLS for c in files[t].calls) \
                         and not any(i.module == m or i.module.startswith(m + ".") for i in files[t].imports for m in _ENGINE_MODULES) \
                         and not any(c.short in _ENGINE_CALLS for c in files[t].calls):

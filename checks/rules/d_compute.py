@@ -1781,6 +1781,15 @@ class D4CudaGraph(Check):
             # a serving project: vLLM (enforce_eager=False) and SGLang capture decode CUDA graphs by default
             used += [c for c in f.calls(*_GRAPH_ENGINES) if not guard_off(f, c)] + f.launches("vllm", "sglang")
             used += [x for x in f.launches("python") if (x.script or "").startswith(("vllm.", "sglang."))]
+        if used and ctx.project.does_training:
+            # (LlamaGen: ``torch.compile(mode="reduce-overhead")`` in its sampling scripts and the graph capture of its vLLM
+            # engine copy, beside training scripts that compile with the default mode: generation's graphs, J6's question)
+            away = {id(x) for x in unreached_sites(ctx, used)}
+            if away and len(away) == len(used):
+                where = list({(x.path, x.line): x for x in used}.values())
+                return Outcome(N, [f.ev(x) for x in where], unreached_note(f, where, "CUDA graph captures")
+                               + ": they speed up generation (J6), not the training step", {"cuda_graph": False})
+            used = [x for x in used if id(x) not in away]
         if used:
             return Outcome(U, [f.ev(x) for x in used], "CUDA graphs capture the step", {"cuda_graph": True})
         if gated and not off_:

@@ -457,3 +457,40 @@ def test_a_prefix_a_string_helper_strips_is_not_remote_training_data():
     # control: a training data path on a bucket is that read
     files["cambrian/train/train_fsdp.py"] = _CAMBRIAN_TRAIN.replace("def train():\n", "def train():\n    data_path = 'gs://us-central2-storage/data/train.jsonl'\n")
     assert "remote object storage" in " ".join(_audit(files).project.bottleneck_reasons)
+
+
+# --- FoundationVision/LlamaGen: CUDA graphs only in its sampling scripts, which torchrun launches -------------------------
+
+_LG_TRAIN = ("import torch\n\n\ndef main(args):\n    model = GPT_models[args.gpt_model]()\n    model = torch.compile(model)\n"
+             "    for x, y in loader:\n        loss = model(x, y)\n        loss.backward()\n        optimizer.step()\n")
+_LG_SAMPLE = ("import torch\n\n\ndef main(args):\n    gpt_model = GPT_models[args.gpt_model]()\n"
+              "    gpt_model = torch.compile(gpt_model, mode='reduce-overhead', fullgraph=True)\n"
+              "    samples = generate(gpt_model, c_indices, latent_size ** 2, cfg_scale=args.cfg_scale)\n")
+
+
+def test_cuda_graphs_of_sampling_scripts_are_not_the_training_steps():
+    files = {"autoregressive/train/train_c2i.py": _LG_TRAIN, "autoregressive/sample/sample_c2i_ddp.py": _LG_SAMPLE,
+             "scripts/autoregressive/train_c2i.sh": "torchrun --nproc_per_node=8 autoregressive/train/train_c2i.py --gpt-model GPT-B\n",
+             "scripts/autoregressive/sample_c2i.sh": "torchrun --nproc_per_node=8 autoregressive/sample/sample_c2i_ddp.py --gpt-model GPT-B\n"}
+    a = _audit(files)
+    assert a.roles.by_path["autoregressive/sample/sample_c2i_ddp.py"] not in ("training", "code")
+    assert _check(a, "D4").status is Status.UNUSED
+    # control: a data-sampling script (LLM-Shearing's ``data/sample.py`` tokenizes and saves a mix) is no inference script
+    data = {**files, "llmshearing/data/sample.py": "import numpy as np\n\ntokens = tokenizer(texts)['input_ids']\nnp.save('out.npy', tokens)\n",
+            "scripts/sample.sh": "torchrun --nproc_per_node=1 llmshearing/data/sample.py --target_dir data\n"}
+    assert _audit(data).roles.by_path["llmshearing/data/sample.py"] != "eval"
+    # control: the training script compiled with reduce-overhead captures the step
+    files["autoregressive/train/train_c2i.py"] = _LG_TRAIN.replace("torch.compile(model)", "torch.compile(model, mode='reduce-overhead')")
+    assert _check(_audit(files), "D4").status is Status.USED
+
+
+def test_cuda_graph_capture_in_a_module_no_training_entry_reaches_is_generations():
+    runner = ("import torch\n\n\nclass GraphRunner:\n    def capture(self, model, inputs):\n        self.graph = torch.cuda.CUDAGraph()\n"
+              "        with torch.cuda.graph(self.graph):\n            self.out = model(inputs)\n")
+    files = {"autoregressive/train/train_c2i.py": _LG_TRAIN, "autoregressive/runtime/graph_runner.py": runner,
+             "scripts/train_c2i.sh": "torchrun --nproc_per_node=8 autoregressive/train/train_c2i.py\n"}
+    d4 = _check(_audit(files), "D4")
+    assert d4.status is Status.UNUSED and "no training entry point reaches" in (d4.detail or ""), (d4.status, d4.detail)
+    # control: the training script imports and uses it
+    files["autoregressive/train/train_c2i.py"] = "from autoregressive.runtime.graph_runner import GraphRunner\n" + _LG_TRAIN
+    assert _check(_audit(files), "D4").status is Status.USED
