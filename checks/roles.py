@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .facts.docs_md import MODULE_MAIN
 from .facts.store import python_config_modules, source_lacks
 from .facts.types import FileFacts
 
@@ -498,8 +499,6 @@ def _trains_module(launcher: str, script: str | None) -> bool:
     return bool(_ENTRY_NAME.match(name) or _MAIN_ALGO.match(name))
 
 
-#: a documented ``python -m pkg.main`` (see :func:`checks.facts.docs_md.extract_doc_commands`)
-_MODULE_MAIN_HINT = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\.(main|__main__)")
 #: a documented command run by a plain ``python`` (no distributed launcher)
 _PLAIN_PYTHON = re.compile(r"\s*(\S*/)?python[\d.]*\s")
 #: a call that runs a training loop (nanoT5's ``main.py``: ``train(model, train_dataloader, ...)`` of its ``utils``)
@@ -1322,7 +1321,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 offered.update(_doc_targets(p, h.value, pathset, index))
             if h.kind in ("command", "command_file", "run_script"):
                 for t in _doc_targets(p, h.value, pathset, index):
-                    if h.kind == "command" and _MODULE_MAIN_HINT.fullmatch(h.value) and _PLAIN_PYTHON.match(h.text or "") \
+                    if h.kind == "command" and MODULE_MAIN.fullmatch(h.value) and _PLAIN_PYTHON.match(h.text or "") \
                             and not _starts_training(files[t]):
                         # ``python -m pkg.main`` of a package whose main serves or converts: not a training run (a
                         # distributed launcher's ``torchrun -m open_clip_train.main`` is one, whatever its main calls)

@@ -209,7 +209,7 @@ _SCRIPT_LAUNCHERS = frozenset({"python", "torchrun", "deepspeed", "accelerate", 
 _TRAIN_SCRIPT = re.compile(r"(^|[/._-])((pre)?train\w*|\w*_(pre)?train(ing)?|fine_?tun\w*|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)(\.py)?$", re.I)
 #: the folder of a training script (``finetune/``, ``pretrain/``, ``training/``, ``sft/``)
 #: a package's main module run with ``python -m`` (``nanoT5.main``, ``pkg.__main__``)
-_MODULE_MAIN = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\.(main|__main__)")
+MODULE_MAIN = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\.(main|__main__)")
 _TRAIN_DIR = re.compile(r"(^|/)((pre)?train(ing)?|fine_?tun(e|es|ing)|sft)$", re.I)
 # a repository path a command names: a script or a recipe (``examples/train_lora/llama3_lora_sft.yaml``, ``config_yaml=x.yaml``)
 _PATH_TOKEN = re.compile(r"(?:^|[=\s'\"])((?:\./)?[\w.\-/]*[\w\-]\.(?:py|ya?ml|json|toml|sh))(?=$|[\s'\";,)])")
@@ -267,7 +267,7 @@ def _trains(launcher: str, script: str | None) -> bool:
         return True
     if launcher != "python" or not script:
         return False
-    if _MODULE_MAIN.fullmatch(str(script)):
+    if MODULE_MAIN.fullmatch(str(script)):
         return True  # ``python -m nanoT5.main``: a package's main module (the roles keep it only if it starts a training run)
     folder, _, name = str(script).strip("'\"").rpartition("/")
     # a script named for training, or one kept in a training folder (lit-llama's README: ``python finetune/lora.py``,
@@ -307,7 +307,7 @@ def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
                 # (a plain ``python -m pkg.main`` names the entry point only: its README runs the same main to evaluate,
                 # convert and try variants, open_clip's ``--val-data ... --pretrained`` runs and its RoBERTa example's
                 # ``--lock-text``, so its flags are not read as the run's settings)
-                if not (launch.launcher == "python" and _MODULE_MAIN.fullmatch(script)):
+                if not (launch.launcher == "python" and MODULE_MAIN.fullmatch(script)):
                     out.doc_launches.append(launch)
             for key, value in launch.script_args.items():
                 if str(key).replace("-", "_") in DOC_MODEL_KEYS and isinstance(value, str) and value.strip("'\""):

@@ -1191,7 +1191,8 @@ def callers_off(f: Facts, c: Any, hops: int = 1) -> list:
     return out
 
 
-_PARTIAL_BINDING = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*(?:functools\.)?partial\(")
+#: a ``functools.partial`` bound to a plain name (``apply_selective_ac = partial(apply_fsdp_checkpointing, block=block)``)
+PARTIAL_BINDING = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*(?:functools\.)?partial\(")
 
 
 def _partial_callers(f: Facts, func: str) -> list:
@@ -1203,7 +1204,7 @@ def _partial_callers(f: Facts, func: str) -> list:
     for c in f.calls("partial"):
         first = c.args[0] if c.args else None
         if isinstance(first, Expr) and (first.ref or first.text) == func:
-            m = _PARTIAL_BINDING.match(c.text)
+            m = PARTIAL_BINDING.match(c.text)
             if m is None:
                 return []
             names.add(m.group(1))

@@ -19,6 +19,7 @@ from ._helpers import (
     _FRAMEWORK_CALLED,
     DS_REF_NAMES,
     HF_DEFAULTS,
+    PARTIAL_BINDING,
     aux_model_site,
     backend_unselected,
     callers_off,
@@ -1461,10 +1462,6 @@ def _gc_partials(f: Facts) -> list[Call]:
     return out
 
 
-#: a ``functools.partial`` bound to a plain name (``non_reentrant_wrapper = partial(checkpoint_wrapper, ...)``)
-_BOUND_NAME = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*(?:functools\.)?partial\(")
-
-
 def _gc_call_active(f: Facts, c: Call) -> bool:
     """A checkpoint call counts unless it is model-library support code: behind a checkpointing flag or setting that nothing
     turns on (``if self.gradient_checkpointing and self.training:``, Megatron's ``if config.recompute_method == "uniform":``),
@@ -1473,7 +1470,7 @@ def _gc_call_active(f: Facts, c: Call) -> bool:
     config.activation_checkpointing or config.activation_cpu_offload:``, both False by default)."""
     if guard_off(f, c) or registry_off(f, c) or helper_callers_off(f, c):
         return False
-    if c.short == "partial" and (m := _BOUND_NAME.match(c.text)):
+    if c.short == "partial" and (m := PARTIAL_BINDING.match(c.text)):
         # a wrapper bound to a name counts where the name is applied (``block = non_reentrant_wrapper(block)``); bound and
         # only handed to another call as a value (fms-fsdp ``apply_activation_checkpointing(model,
         # checkpoint_wrapper_fn=non_reentrant_wrapper, ...)``), the receiving call is the one judged

@@ -2183,12 +2183,16 @@ class I3CheckpointFrequency(Check):
 
 
 def _switched_off_loop_saves(f: Facts, threshold: float) -> tuple[Call, list[Any]] | None:
-    """A save of the training-step loop behind a switch that is off (its call and the settings that turn it off), when
-    every such save is: the run saves no checkpoint while it trains."""
-    offs = {id(c): off for c in save_sites(f) if (off := guard_off(f, c)) and not _FINAL_SAVE.search(f"{c.short} {c.func or ''}")}
-    if not offs:
+    """A save of the training-step loop behind a switch that is off, with the settings that turn it off (asked when the loop
+    has no live save: the run saves no checkpoint while it trains)."""
+    offs: dict[int, list[Any]] = {}
+    calls: list[Call] = []
+    for c in save_sites(f):
+        if not _FINAL_SAVE.search(f"{c.short} {c.func or ''}") and (off := guard_off(f, c)):
+            offs[id(c)] = off
+            calls.append(c)
+    if not calls:
         return None
-    calls = [c for c in save_sites(f) if id(c) in offs]
     spaced: list[tuple[Call, float | None]] = []
     hits = [c for c, _n in per_step_calls(f, calls, threshold, spaced)] + [c for c, _n in spaced]
     return (hits[0], offs[id(hits[0])]) if hits else None
