@@ -1634,7 +1634,19 @@ def _no_step_saves(f: Facts) -> Setting | None:
 
 def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     vals: dict[str, Any] = {}
+    # recipes that each set a name (config files, launches) are read by the interval most of them set, as a finding's
+    # headline is (see _outcome): LLaMA-VID's ``save_steps`` is 1000 in 11 recipes and 200 in 1, not "save_steps=200"
+    voted: dict[str, Counter[Any]] = {}
     for i in items:
+        if i.steps is not None and i.kind == "steps" and isinstance(i.fact, Setting) and i.fact.source in ("config", "launcher"):
+            voted.setdefault(i.name, Counter())[int(i.steps) if float(i.steps).is_integer() else i.steps] += 1
+    for i in items:
+        if i.name in voted and i.kind == "steps" and all(
+                isinstance(x.fact, Setting) and x.fact.source in ("config", "launcher") for x in items if x.name == i.name and x.steps is not None):
+            counts = voted[i.name]
+            if not isinstance(vals.get(i.name), (int, float)):  # (a number of steps outranks a kind, as below)
+                vals[i.name] = max(counts, key=lambda n: (counts[n], -n))
+            continue
         if i.steps is not None and i.kind == "epoch":
             # (a count of epochs, LLaMA2-Accessory ``--save_interval 1``: "number of epochs between model saving")
             n = int(i.steps) if float(i.steps).is_integer() else i.steps

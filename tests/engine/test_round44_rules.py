@@ -494,3 +494,20 @@ def test_cuda_graph_capture_in_a_module_no_training_entry_reaches_is_generations
     # control: the training script imports and uses it
     files["autoregressive/train/train_c2i.py"] = "from autoregressive.runtime.graph_runner import GraphRunner\n" + _LG_TRAIN
     assert _check(_audit(files), "D4").status is Status.USED
+
+
+# --- dvlab-research/LLaMA-VID: a sane interval is headlined by the value most recipes set, as a finding is ----------------
+
+def test_a_sane_intervals_headline_is_the_recipes_majority():
+    train = ("from transformers import HfArgumentParser, Trainer, TrainingArguments\n\n\ndef train():\n"
+             "    (training_args,) = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()\n"
+             "    Trainer(model=model, args=training_args, train_dataset=data).train()\n")
+    files = {"llamavid/train/train.py": train}
+    for n in range(11):
+        files[f"scripts/video/train/stage_{n}.sh"] = f"deepspeed llamavid/train/train.py --save_steps 1000 --logging_steps 10 --run {n}\n"
+    files["scripts/image_only/train/stage_1.sh"] = "deepspeed llamavid/train/train.py --save_steps 200 --logging_steps 10\n"
+    i3 = _check(_audit(files), "I3")
+    assert i3.status is Status.USED and "(save_steps=1000)" in (i3.detail or ""), i3.detail
+    # control: two recipes, one each: the smaller interval is the headline
+    two = {"llamavid/train/train.py": train, "a.sh": files["scripts/video/train/stage_0.sh"], "b.sh": files["scripts/image_only/train/stage_1.sh"]}
+    assert "(save_steps=200)" in (_check(_audit(two), "I3").detail or "")
