@@ -124,6 +124,18 @@ def _norm_key(k: str) -> str:
     return k.strip().lower().replace("-", "_")
 
 
+#: words that name an evaluation split or run in a setting's name (``num_workers_valid``, ``eval_batch_size``)
+_EVAL_WORDS = frozenset({"valid", "validation", "val", "eval", "evaluation", "test", "inference", "infer"})
+
+
+def _evaluation_ref(name: str, ref: str) -> bool:
+    """A keyword ``name`` that reads a setting named for evaluation when ``name`` is not (metaseq's validation loader
+    ``DataLoader(num_workers=self.cfg.dataset.num_workers_valid)``, ``batch_size=args.eval_batch_size``): that call serves
+    evaluation, so what it reads is not the training run's ``name``."""
+    words = set(_norm_key(ref).split("_"))
+    return bool(words & _EVAL_WORDS) and not set(name.split("_")) & _EVAL_WORDS
+
+
 #: one and-ed term of an ``if`` guard that tests a flag by name: ``config.use_flash_attention_2``, ``not args.x``, ``x``
 _GUARD_FLAG_TERM = re.compile(r"\s*(not\s+)?(?:\w+\.)*(\w+)\s*")
 
@@ -1159,6 +1171,8 @@ class Facts:
                     line = c.kw_line(k)
                     if not self._ok(c.path, line) and not self._ok(c.path, c.line):
                         continue
+                    if isinstance(v, Expr) and v.ref and _evaluation_ref(name, v.ref):
+                        continue  # ``DataLoader(num_workers=cfg.num_workers_valid)``: the validation loader's, not this setting
                     if isinstance(v, Expr) and v.ref and depth < 3:
                         ref = _norm_key(v.ref)
                         # the section the expression reads (``model_path=self.config.model.path``: ``model.path``): a config

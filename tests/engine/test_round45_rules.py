@@ -1,0 +1,42 @@
+"""Round 45 (issue #9): claims of more public repositories, read claim by claim. Each test is one false claim of those
+reports, made from the shape of the real code, with a control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+from checks.model import Status
+
+
+def _audit(files: dict[str, str]):
+    return audit_files((k, v.encode()) for k, v in files.items())
+
+
+def _check(audit, cid: str):
+    return next(r for r in audit.results if r.id == cid)
+
+
+# --- facebookresearch/metaseq: the validation loader's num_workers_valid read as the training num_workers -------------------
+
+_METASEQ_CONFIGS = (
+    "from dataclasses import dataclass, field\n\n\n@dataclass\nclass DatasetConfig:\n"
+    "    num_workers: int = field(default=4, metadata={'help': 'how many subprocesses to use for data loading'})\n"
+    "    num_workers_valid: int = field(default=0, metadata={'help': 'subprocesses for data loading during validation'})\n")
+_METASEQ_TRAINER = (
+    "import torch\nfrom metaseq_lite.configs import DatasetConfig\n\n\nclass Trainer:\n    def __init__(self, cfg):\n"
+    "        self.cfg = cfg\n\n    def get_train_iterator(self, ds):\n"
+    "        return torch.utils.data.DataLoader(ds, num_workers=self.cfg.dataset.num_workers, pin_memory=True)\n\n"
+    "    def get_valid_iterator(self, ds):\n"
+    "        return torch.utils.data.DataLoader(ds, num_workers=self.cfg.dataset.num_workers_valid)\n\n"
+    "    def train_step(self, batch):\n        loss = self.model(batch)\n        loss.backward()\n")
+
+
+def test_a_validation_loaders_worker_setting_is_not_the_training_loaders():
+    files = {"metaseq_lite/configs.py": _METASEQ_CONFIGS, "metaseq_lite/trainer.py": _METASEQ_TRAINER,
+             "metaseq_lite/__init__.py": "", "train.py": "from metaseq_lite.trainer import Trainer\n\n\ndef main():\n"
+             "    Trainer(None).train_step(None)\n", "run.sh": "torchrun --nproc_per_node 8 train.py\n"}
+    a = _audit(files)
+    assert {s.value for s in a.facts.settings("num_workers")} == {4}
+    assert _check(a, "F1").status is Status.USED, _check(a, "F1").detail
+    # control: a training loader that reads a 0-worker setting still reads it
+    files["metaseq_lite/configs.py"] = _METASEQ_CONFIGS.replace("default=4", "default=0")
+    assert _check(_audit(files), "F1").status is not Status.USED
