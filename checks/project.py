@@ -1154,7 +1154,11 @@ def _tokenizer_only_names(facts: Facts, named: list[tuple[str, str]]) -> set[str
         (tok if _TOKENIZER_CLASS.search(cls) else other).add(first)
     other |= {s.value for s in facts.settings(*_MODEL_KEYS) if isinstance(s.value, str) and s.source != "call"}
     return {n for _, n in named if n in tok and n not in other}
-_ENCODER_LIBS = ("whisper.", "open_clip.", "timm.", "torchvision.", "clip.")
+
+
+#: libraries whose ``load_model`` / ``from_pretrained`` builds a model beside the trained LLM: a speech or vision encoder, or
+#: a language-ID or word-vector classifier that filters the data (GLM's ``fasttext.load_model("/mnt/lid.176.bin")``)
+_ENCODER_LIBS = ("whisper.", "open_clip.", "timm.", "torchvision.", "clip.", "fasttext.", "gensim.", "spacy.")
 _CLASS_PATH = re.compile(r"^[a-z_]\w*(\.[a-z_]\w*)+\.[A-Z]\w*$")
 _API_CALL = re.compile(r"\.(chat\.)?completions\.create\(|\.messages\.create\(|\.responses\.create\(")
 

@@ -15,6 +15,33 @@ def _check(audit, cid: str):
     return next(r for r in audit.results if r.id == cid)
 
 
+# --- THUDM/GLM: a fastText language-ID model that filters the corpus named as the trained model -------------------------
+
+_GLM_CORPORA = (
+    "import fasttext\nfrom torch.utils import data\n\n\nclass LanguageFilter(data.Dataset):\n"
+    "    def __init__(self, ds):\n        self.ds = ds\n"
+    "        self.model = fasttext.load_model('/mnt/lid.176.bin')\n\n"
+    "    def __getitem__(self, idx):\n        text = self.ds[idx]\n"
+    "        lang = self.model.predict(text.replace('\\n', ''))[0][0]\n        return text if lang == '__label__en' else ''\n")
+_GLM_TRAIN = (
+    "import torch\nfrom transformers import AutoModelForCausalLM\nfrom data_utils.corpora import LanguageFilter\n\n\n"
+    "def main():\n    model = AutoModelForCausalLM.from_pretrained('THUDM/glm-large')\n"
+    "    loader = torch.utils.data.DataLoader(LanguageFilter([]), batch_size=8)\n"
+    "    for batch in loader:\n        model(**batch).loss.backward()\n\n\nif __name__ == '__main__':\n    main()\n")
+
+
+def test_a_language_id_classifier_is_not_the_trained_model():
+    a = _audit({"data_utils/corpora.py": _GLM_CORPORA, "pretrain_glm.py": _GLM_TRAIN,
+                "run.sh": "deepspeed pretrain_glm.py\n"})
+    assert "/mnt/lid.176.bin" not in a.project.model_names
+    assert "THUDM/glm-large" in a.project.model_names
+    # control: the project's own load_model with a hub ID still names the model
+    b = _audit({"data_utils/corpora.py": _GLM_CORPORA.replace("fasttext.load_model", "load_model").replace(
+        "import fasttext\n", "from models import load_model\n").replace("/mnt/lid.176.bin", "THUDM/glm-10b"),
+        "pretrain_glm.py": _GLM_TRAIN, "run.sh": "deepspeed pretrain_glm.py\n"})
+    assert "THUDM/glm-10b" in b.project.model_names
+
+
 # --- facebookresearch/metaseq: the validation loader's num_workers_valid read as the training num_workers -------------------
 
 _METASEQ_CONFIGS = (
