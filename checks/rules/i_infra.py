@@ -186,6 +186,11 @@ _S3_HELPER = {
 
 #: a URI scheme with nothing after it (``"s3://"``, ``"hdfs://"``)
 _BARE_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+]*://$")
+#: a regular expression, not a path (ms-swift's ``re.search('/datasets--.+?--(.+?)/snapshots/', dataset_id)``)
+_REGEX_TOKENS = re.compile(r"\.[+*]\??|\(\?|\\[dwsSb.]|\[\^")
+#: the address of a socket, message queue or RPC endpoint (ms-swift's weight sync ``f'tcp://[{metadata.zmq_ip}]:{port}'``,
+#: ``ipc:///tmp/feed``, ``grpc://``, ``redis://``): processes talk there, no training data is read from it
+_ENDPOINT_SCHEME = re.compile(r"^(tcp|udp|ipc|inproc|ws|wss|grpc|zmq|redis|rediss|amqp|mqtt|unix|nccl|gloo|env)://", re.I)
 _MAIN_GUARD = re.compile(r"""__name__\s*==\s*['"]__main__['"]""")
 
 
@@ -228,8 +233,8 @@ def data_locations(f: Facts) -> list[DataLoc]:
         v = value.strip().strip("\"'")
         if len(v) < 2 or _PLACEHOLDER.search(v) or _TEST_PATH.search(getattr(fact, "path", "")):
             return
-        if _BARE_SCHEME.match(v):
-            return  # ``if path.startswith('s3://'):``: a test for a scheme, no location
+        if _BARE_SCHEME.match(v) or _ENDPOINT_SCHEME.match(v) or _REGEX_TOKENS.search(v):
+            return  # ``if path.startswith('s3://'):``: a test for a scheme, no location; or a socket's address
         if isinstance(fact, PathLiteral) and _in_module_main(f, fact):
             return  # a debug call under a helper module's ``if __name__ == '__main__':``, which importing it never runs
         m = re.match(r"^(REMOTE|HF|MS|hf|ms)[:@](?!//)(.+)$", v)

@@ -42,6 +42,39 @@ def test_a_language_id_classifier_is_not_the_trained_model():
     assert "THUDM/glm-10b" in b.project.model_names
 
 
+# --- modelscope/ms-swift: a weight-sync engine's ZeroMQ socket address and a regex read as training-data locations ------------
+
+_SWIFT_SYNC = (
+    "import zmq\n\n\nclass NCCLCheckpointEngine:\n    def _connect_zmq_client(self, metadata):\n"
+    "        context = zmq.Context()\n        self.socket = context.socket(zmq.SUB)\n"
+    "        address = f'tcp://[{metadata.zmq_ip}]:{metadata.zmq_port}'\n        self.socket.connect(address)\n")
+_SWIFT_SYNTAX = (
+    "import re\n\n\ndef parse_dataset_id(dataset_id):\n"
+    "    match_ = re.search('/datasets--.+?--(.+?)/snapshots/', dataset_id)\n    return match_.group(1) if match_ else dataset_id\n")
+_SWIFT_SFT = (
+    "from swift_lite.sync import NCCLCheckpointEngine\nfrom swift_lite.syntax import parse_dataset_id\n"
+    "from transformers import Trainer\n\n\ndef main(args):\n    engine = NCCLCheckpointEngine()\n"
+    "    data = load_dataset('json', data_files=parse_dataset_id(args.dataset))\n"
+    "    Trainer(model=args.model, train_dataset=data).train()\n\n\nif __name__ == '__main__':\n    main(None)\n")
+
+
+def _swift_files(extra: str = "") -> dict[str, str]:
+    return {"swift_lite/sync.py": _SWIFT_SYNC, "swift_lite/syntax.py": _SWIFT_SYNTAX, "swift_lite/__init__.py": "",
+            "train.py": _SWIFT_SFT + extra, "run.sh": "torchrun --nproc_per_node 8 train.py\n"}
+
+
+def test_a_socket_address_and_a_regex_are_not_training_data_locations():
+    from checks.rules.i_infra import data_locations
+    a = _audit(_swift_files())
+    values = {d.value for d in data_locations(a.facts)}
+    assert not any(v.startswith("tcp://") or ".+?" in v for v in values), values
+    for cid in ("I1", "I2"):
+        assert "tcp://" not in (_check(a, cid).detail or ""), _check(a, cid).detail
+    # control: an object-store path on a data line is still a location
+    b = _audit(_swift_files("\nDATA_SHARDS = 's3://bucket/data/train-00000.jsonl'\n"))
+    assert "s3://bucket/data/train-00000.jsonl" in {d.value for d in data_locations(b.facts)}
+
+
 # --- facebookresearch/metaseq: the validation loader's num_workers_valid read as the training num_workers -------------------
 
 _METASEQ_CONFIGS = (
