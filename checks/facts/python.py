@@ -1226,6 +1226,22 @@ def _scalar(v: Any) -> Any:
 _TRAINING_CALLS = frozenset({"backward", "train", "fit", "training_step"})
 
 
+def _apply_set_defaults(out: FileFacts) -> None:
+    """``parser.set_defaults(pin_mem=True)`` (MAE, LLaMA-Adapter, LLaMA2-Accessory: ``--pin_mem`` is ``store_true`` with a
+    ``--no_pin_mem`` ``store_false`` twin) replaces the default of every option of that dest in the file: the option
+    then reads as that default, cited at the ``set_defaults`` line."""
+    calls = [c for c in out.calls if c.short == "set_defaults" and c.kwargs and "." in c.name]
+    if not calls or not out.arg_options:
+        return
+    for c in calls:
+        line = c.line
+        for k, v in c.kwargs.items():
+            if isinstance(v, Expr):
+                continue
+            out.arg_options = [replace(o, default=v, line=line, text=c.text) if o.dest == k else o
+                               for o in out.arg_options]
+
+
 def extract_python(path: str, text: str, out: FileFacts, strings: dict[str, str] | None = None) -> None:
     """Fill ``out`` with the facts of one Python file; a syntax error is recorded, not raised.
 
@@ -1250,6 +1266,7 @@ def extract_python(path: str, text: str, out: FileFacts, strings: dict[str, str]
     # a data tool's ``--batch_size`` (modalities' shuffling command) is not a training knob
     if ex.click_options and any(c.short in _TRAINING_CALLS or c.short.endswith("Trainer") for c in out.calls):
         out.arg_options.extend(ex.click_options)
+    _apply_set_defaults(out)
     finish(path, ex.pending_launches, out)  # launch calls, once the file's argparse defaults are known
     extract_usage_hints(path, text, tree, out)  # a CLI's usage text documenting a multi-node launch (E1)
     extract_launcher_hints(path, text, tree, out)  # a launcher module building a multi-node torchrun command (E1)

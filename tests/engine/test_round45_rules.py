@@ -100,3 +100,29 @@ def test_a_validation_loaders_worker_setting_is_not_the_training_loaders():
     # control: a training loader that reads a 0-worker setting still reads it
     files["metaseq_lite/configs.py"] = _METASEQ_CONFIGS.replace("default=4", "default=0")
     assert _check(_audit(files), "F1").status is not Status.USED
+
+
+# --- Alpha-VLLM/LLaMA2-Accessory: parser.set_defaults(pin_mem=True) over a store_true --pin_mem --------------------------
+
+_ACC_MAIN = (
+    "import argparse\nimport torch\n\n\ndef get_args_parser():\n    parser = argparse.ArgumentParser('finetune', add_help=False)\n"
+    "    parser.add_argument('--num_workers', default=8, type=int)\n"
+    "    parser.add_argument('--pin_mem', action='store_true',\n"
+    "                        help='Pin CPU memory in DataLoader for more efficient (sometimes) transfer to GPU.')\n"
+    "    parser.add_argument('--no_pin_mem', action='store_false', dest='pin_mem')\n"
+    "    parser.set_defaults(pin_mem=True)\n    return parser\n\n\n"
+    "def main(args):\n    data_loader_train = torch.utils.data.DataLoader(\n        dataset_train, batch_size=args.batch_size,\n"
+    "        num_workers=args.num_workers,\n        pin_memory=args.pin_mem,\n        drop_last=True,\n    )\n"
+    "    for batch in data_loader_train:\n        model(batch).backward()\n")
+
+
+def test_argparse_set_defaults_replaces_the_options_default():
+    files = {"accessory/main_finetune.py": _ACC_MAIN,
+             "exps/finetune.sh": "torchrun --nproc_per_node 8 accessory/main_finetune.py --batch_size 4\n"}
+    a = _audit(files)
+    f3 = _check(a, "F3")
+    assert f3.status is Status.USED, f3.detail
+    assert any(e.line == 11 for e in f3.evidence), [(e.path, e.line) for e in f3.evidence]  # the set_defaults line
+    # control: without set_defaults, --pin_mem is off unless a launch passes it
+    files["accessory/main_finetune.py"] = _ACC_MAIN.replace("    parser.set_defaults(pin_mem=True)\n", "")
+    assert _check(_audit(files), "F3").status is not Status.USED
