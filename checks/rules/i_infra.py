@@ -1610,6 +1610,8 @@ def _strategy_values(f: Facts, node: ast.expr | None) -> set[str] | None:
     (``config.eval_strategy``: the concrete values its settings give it). None when any of them is unknown."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return {node.value.lower()}
+    if isinstance(node, ast.Constant) and node.value is False:
+        return {"no"}  # ``--save_strategy "no"`` (Medusa's launches) and YAML ``save_strategy: no`` read as a boolean
     if isinstance(node, ast.IfExp):
         a, b = _strategy_values(f, node.body), _strategy_values(f, node.orelse)
         return None if a is None or b is None else a | b
@@ -2157,7 +2159,8 @@ class I3CheckpointFrequency(Check):
             sane = "checkpoints at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
         elif no_steps is not None:
             sane = (f"no step-interval checkpoint: save_strategy is 'no' or 'epoch' ({no_steps.path}:{no_steps.line}: "
-                    f"{no_steps.value.text if isinstance(no_steps.value, Expr) else repr(no_steps.value)}), so no save stalls the training steps")
+                    f"{no_steps.value.text if isinstance(no_steps.value, Expr) else repr('no' if no_steps.value is False else no_steps.value)}), "
+                    "so no save stalls the training steps")
             values["save_strategy"] = "no/epoch"
         elif hf is not None:
             sane = f"HF Trainer default: a checkpoint every 500 steps (save_steps is not set; the trainer at {hf.path}:{hf.line})"

@@ -126,3 +126,23 @@ def test_argparse_set_defaults_replaces_the_options_default():
     # control: without set_defaults, --pin_mem is off unless a launch passes it
     files["accessory/main_finetune.py"] = _ACC_MAIN.replace("    parser.set_defaults(pin_mem=True)\n", "")
     assert _check(_audit(files), "F3").status is not Status.USED
+
+
+# --- FasterDecoding/Medusa: --save_strategy "no" on the launch read as HF's default of a save every 500 steps -----------------
+
+_MEDUSA_TRAIN = (
+    "import transformers\nfrom transformers import Trainer\n\n\ndef train():\n"
+    "    parser = transformers.HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))\n"
+    "    model_args, data_args, training_args = parser.parse_args_into_dataclasses()\n"
+    "    trainer = Trainer(model=model, tokenizer=tokenizer, args=training_args, **data_module)\n    trainer.train()\n\n\n"
+    "if __name__ == '__main__':\n    train()\n")
+
+
+def test_save_strategy_no_on_a_launch_means_no_step_checkpoints():
+    run = ("torchrun --nproc_per_node=4 medusa/train/train_legacy.py --model_name_or_path lmsys/vicuna-7b-v1.3 \\\n"
+           "    --bf16 True \\\n    --save_strategy \"no\" \\\n    --learning_rate 1e-3\n")
+    i3 = _check(_audit({"medusa/train/train_legacy.py": _MEDUSA_TRAIN, "scripts/train.sh": run}), "I3")
+    assert "no step-interval checkpoint" in (i3.detail or "") and "'no'" in i3.detail and "500 steps" not in i3.detail, i3.detail
+    # control: --save_strategy steps keeps HF's default interval
+    i3 = _check(_audit({"medusa/train/train_legacy.py": _MEDUSA_TRAIN, "scripts/train.sh": run.replace('"no"', "steps")}), "I3")
+    assert "500 steps" in (i3.detail or ""), i3.detail
