@@ -1356,6 +1356,12 @@ _NOT_TUNING = {
 _CAPABILITY_PROBE = re.compile(r"\bnot\s+[\w.]*(support|available|capab)\w*\(", re.I)
 
 
+#: memory settings of the collectives: how NCCL allocates its buffers (``NCCL_CUMEM_ENABLE=0``, which vLLM and weight-sync
+#: engines set so that CUDA memory sharing works) and how PyTorch frees them (ms-swift ``TORCH_NCCL_AVOID_RECORD_STREAMS=1``):
+#: neither a transport switch, a protocol, a tuning nor a diagnostic
+_ALLOCATOR_COMPAT = frozenset({"NCCL_CUMEM_ENABLE", "NCCL_CUMEM_HOST_ENABLE", "TORCH_NCCL_AVOID_RECORD_STREAMS"})
+
+
 def _switches_off(e: Any) -> bool:
     """``NCCL_P2P_DISABLE=1`` and the like: a workaround that turns a fast transport off, not a tuning."""
     v = e.value.strip().strip("'\"")
@@ -1467,16 +1473,21 @@ class E4NCCLTuning(Check):
 
     def _detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
-        tuning = [e for e in _training_envs(f, "NCCL_") if e.name not in _NOT_TUNING and (e.value.strip() or e.source == "python")
-                  and not _simple_protocol_only(e)]
+        compat = [e for e in _training_envs(f, "NCCL_", "TORCH_NCCL_") if e.name in _ALLOCATOR_COMPAT]
+        tuning = [e for e in _training_envs(f, "NCCL_") if e.name not in _NOT_TUNING and e.name not in _ALLOCATOR_COMPAT
+                  and (e.value.strip() or e.source == "python") and not _simple_protocol_only(e)]
         # a transport switched off only where a probe finds no support for it (axolotl ``if not check_cuda_p2p_ib_support():
         # os.environ["NCCL_P2P_DISABLE"] = "1"``): a fallback for such machines, neither a tuning nor a finding
         fallback = [e for e in tuning if _switches_off(e) and _CAPABILITY_PROBE.search(getattr(e, "guard", None) or "")]
         tuning = [e for e in tuning if e not in fallback]
         fb_note = ("; " + ", ".join(f"{e.name}={e.value.strip()} at {e.path}:{e.line}" for e in fallback[:2])
                    + " only as a fallback where a probe finds the transport unsupported") if fallback else ""
-        diag = [e for e in _training_envs(f, "NCCL_", "TORCH_NCCL_") if e not in tuning and e not in fallback
+        diag = [e for e in _training_envs(f, "NCCL_", "TORCH_NCCL_") if e not in tuning and e not in fallback and e not in compat
                 and e.name not in {"NCCL_VERSION", "NCCL_HOME", "NCCL_ROOT"}]
+        if compat and not diag and not tuning:
+            c = compat[0]
+            fb_note += (f"; {c.name}={c.value.strip()} at {c.path}:{c.line} is a memory setting of the collectives (how their "
+                        "buffers are allocated and freed), neither a transport nor a tuning")
         names = sorted({e.name for e in tuning})
         findings: list[Evidence] = []
         for e in tuning:
@@ -1500,6 +1511,7 @@ class E4NCCLTuning(Check):
                     "workaround for a suspected protocol bug, not a tuning") if simple else ""
             return Outcome(N, [Facts.ev(e, key=e.name, value=e.value) for e in diag], "only NCCL diagnostics/error handling set (no tuning)" + note
                            + fb_note, {"nccl_vars": []})
-        if fallback:
-            return Outcome(N, [Facts.ev(e, key=e.name, value=e.value) for e in fallback], "no NCCL tuning" + fb_note, {"nccl_vars": []})
+        if fallback or compat:
+            return Outcome(N, [Facts.ev(e, key=e.name, value=e.value) for e in fallback or compat], "no NCCL tuning" + fb_note,
+                           {"nccl_vars": []})
         return Outcome(N, [], "no NCCL environment variables set", {"nccl_vars": []})

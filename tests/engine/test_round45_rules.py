@@ -146,3 +146,16 @@ def test_save_strategy_no_on_a_launch_means_no_step_checkpoints():
     # control: --save_strategy steps keeps HF's default interval
     i3 = _check(_audit({"medusa/train/train_legacy.py": _MEDUSA_TRAIN, "scripts/train.sh": run.replace('"no"', "steps")}), "I3")
     assert "500 steps" in (i3.detail or ""), i3.detail
+
+
+# --- ms-swift: NCCL_CUMEM_ENABLE=0 and TORCH_NCCL_AVOID_RECORD_STREAMS=1 read as a transport switch and a diagnostic -----
+
+def test_collective_memory_settings_are_neither_a_transport_switch_nor_a_diagnostic():
+    train = ("import os\nimport torch\n\n\ndef main():\n    os.environ['NCCL_CUMEM_ENABLE'] = '0'\n"
+             "    torch.distributed.init_process_group('nccl')\n    loss = model(batch)\n    loss.backward()\n\n\nmain()\n")
+    e4 = _check(_audit({"train.py": train, "run.sh": "torchrun --nnodes 2 --nproc_per_node 8 train.py\n"}), "E4")
+    assert e4.status is Status.UNUSED and "switch transports off" not in (e4.detail or "") and "memory setting" in e4.detail, e4.detail
+    # control: NCCL_P2P_DISABLE=1 is a transport switched off
+    e4 = _check(_audit({"train.py": train.replace("NCCL_CUMEM_ENABLE'] = '0'", "NCCL_P2P_DISABLE'] = '1'"),
+                        "run.sh": "torchrun --nnodes 2 --nproc_per_node 8 train.py\n"}), "E4")
+    assert "switch transports off" in (e4.detail or ""), e4.detail
