@@ -1238,6 +1238,12 @@ def side_trainers(f: Facts) -> set[str]:
     return set(memo[("side-trainers",)])  # type: ignore[arg-type]
 
 
+#: a step function a ``while`` training loop calls once per step (a module's own, imported: ``train_utils.train_step``)
+_OWN_STEP_CALLS = frozenset({"self.step", "self.train_step", "self.training_step", "train_step", "training_step"})
+#: an interval guard of the step counter (``step % log_every``, ``args.iteration % args.log_interval``)
+_STEP_MODULO = re.compile(r"(step|iteration|iters?)\w*\s*%")
+
+
 def per_step_calls(f: Facts, calls: list[Call], threshold: float,
                    spaced: list[tuple[Call, float | None]] | None = None) -> list[tuple[Call, float]]:
     """Calls that run every training step (or every < ``threshold`` steps): in a step loop or per-step hook,
@@ -1263,7 +1269,10 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
     # passes ``step=`` runs once per step (one before it, such as a validation before training, does not)
     own_steps: dict[tuple[str, str | None], int] = {}
     for x in f.calls("step", "train_step", "training_step"):
-        if x.loop is None and x.name in ("self.step", "self.train_step", "self.training_step") and x.func not in _STEP_FUNCS:
+        # (or a module-level step function the ``while`` loop of a Megatron-style ``train()`` calls: GLM's ``lm_loss, ... =
+        # train_step(train_data_iterator, model, optimizer, ...)``)
+        if x.loop is None and (x.name in _OWN_STEP_CALLS or (x.short in _OWN_STEP_CALLS and not x.name.startswith("self."))) \
+                and x.func not in _STEP_FUNCS:
             key = (x.path, x.func)
             own_steps[key] = min(own_steps.get(key, x.line), x.line)
     # ... and one hop further: a method of the same file that such a loop calls after its step call with the step counter
@@ -1272,11 +1281,13 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
     own_helpers: dict[tuple[str, str], list[Call]] = {}
     for (path, func), first in own_steps.items():
         for x in f.files[path].calls if path in f.files else ():
-            if (x.func == func and x.loop is None and x.line > first and x.name.count(".") == 1 and x.name.startswith("self.")
+            if (x.func == func and x.loop is None and x.line > first
+                    and ((x.name.count(".") == 1 and x.name.startswith("self.")) or "." not in x.name)
                     and (("step" in x.kwargs and re.search(r"step", _text_of(x.kwargs["step"])) is not None)
                          # or under an interval guard of the step counter (Ludwig ``if progress_tracker.steps %
-                         # final_steps_per_checkpoint == 0: self._eval_and_checkpoint(...)``), as in a ``while`` step loop
-                         or re.search(r"step\w*\s*%", x.guard or "") is not None)):
+                         # final_steps_per_checkpoint == 0: self._eval_and_checkpoint(...)``; GLM ``if args.iteration %
+                         # args.log_interval == 0: report_iteration_metrics(summary_writer, ...)``), as in a ``while`` step loop
+                         or _STEP_MODULO.search(x.guard or "") is not None)):
                 own_helpers.setdefault((path, x.short), []).append(x)
     for c in calls:
         if _TEST_PATH.search(c.path) or c.path in side or _FINAL_SAVE.search(c.func or ""):

@@ -159,3 +159,37 @@ def test_collective_memory_settings_are_neither_a_transport_switch_nor_a_diagnos
     e4 = _check(_audit({"train.py": train.replace("NCCL_CUMEM_ENABLE'] = '0'", "NCCL_P2P_DISABLE'] = '1'"),
                         "run.sh": "torchrun --nnodes 2 --nproc_per_node 8 train.py\n"}), "E4")
     assert "switch transports off" in (e4.detail or ""), e4.detail
+
+
+# --- THUDM/GLM: TensorBoard scalars written by a helper the while loop calls every log_interval iterations ----------------
+
+_GLM_PRETRAIN = (
+    "import argparse\nfrom tensorboardX import SummaryWriter\nfrom train_utils import train_step\n\n\n"
+    "def report_iteration_metrics(summary_writer, optimizer, lr, loss, elapsed_time, step, total_step, args):\n"
+    "    print_rank_0(' iteration {:8d}/{:8d} |'.format(step, total_step))\n"
+    "    if summary_writer is not None:\n        summary_writer.add_scalar(f'Train/lr', lr, step)\n"
+    "        summary_writer.add_scalar(f'Train/train_loss', loss, step)\n\n\n"
+    "def train(model, optimizer, lr_scheduler, train_data_iterator, summary_writer, args):\n"
+    "    total_lm_loss = 0.0\n    while args.iteration < args.train_iters:\n"
+    "        lm_loss, skipped_iter, mems = train_step(train_data_iterator, model, optimizer, lr_scheduler, args)\n"
+    "        args.iteration += 1\n        total_lm_loss += lm_loss.data.detach().float()\n"
+    "        if args.iteration % args.log_interval == 0:\n            learning_rate = optimizer.param_groups[0]['lr']\n"
+    "            report_iteration_metrics(summary_writer, optimizer, learning_rate, total_lm_loss, 0.0, args.iteration,\n"
+    "                                     args.train_iters, args)\n            total_lm_loss = 0.0\n\n\n"
+    "def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument('--log-interval', type=int, default=100)\n"
+    "    args = parser.parse_args()\n    train(None, None, None, None, SummaryWriter(log_dir='runs'), args)\n\n\n"
+    "if __name__ == '__main__':\n    main()\n")
+_GLM_TRAIN_UTILS = (
+    "def train_step(data_iterator, model, optimizer, lr_scheduler, args):\n    loss = model(next(data_iterator))\n"
+    "    model.backward(loss)\n    model.step()\n    return loss, 0, []\n")
+
+
+def test_tracker_reports_from_a_helper_the_while_loop_calls_on_an_iteration_interval():
+    files = {"pretrain_glm.py": _GLM_PRETRAIN, "train_utils.py": _GLM_TRAIN_UTILS,
+             "scripts/ds_pretrain.sh": "deepspeed --num_gpus 8 pretrain_glm.py --log-interval 50\n"}
+    i5 = _check(_audit(files), "I5")
+    assert i5.status is Status.USED and "report_iteration_metrics" in (i5.detail or "") and "50" in i5.detail, i5.detail
+    # control: called every iteration, the same helper reports every step
+    files["pretrain_glm.py"] = _GLM_PRETRAIN.replace("        if args.iteration % args.log_interval == 0:\n",
+                                                     "        if args.iteration % 1 == 0:\n")
+    assert _check(_audit(files), "I5").status is Status.UNUSED
