@@ -2839,7 +2839,7 @@ class C5GradientAccumulation(Check):
     title_zh = "梯度累积"
     bottlenecks = (Bottleneck.MEMORY, Bottleneck.COMMUNICATION)
     priority = Priority.MEDIUM
-    benefit = "a large effective batch without the memory of a large micro-batch, and one gradient sync per N micro-steps"
+    benefit = "a large effective batch without the memory of a large micro-batch; with `no_sync()` (DDP) or a framework's own accumulation, one gradient sync per N micro-steps"
     what = (
         "Whether gradients are accumulated over several micro-batches: `gradient_accumulation_steps` > 1 (HF, DeepSpeed, "
         "LLaMA-Factory, axolotl, torchtune, accelerate `Accelerator(...)`), Lightning `accumulate_grad_batches` > 1, Megatron "

@@ -2607,7 +2607,7 @@ class I4LoggingFrequency(Check):
     title_zh = "日志打印频率"
     bottlenecks = (Bottleneck.LATENCY,)
     priority = Priority.LOW
-    benefit = "no per-step host sync (`loss.item()`) and console I/O on the critical path"
+    benefit = "fewer host syncs and less console I/O on the critical path: a loss read (`loss.item()`) only for the log is read every N steps, not every step"
     what = (
         "Whether metrics are logged at a sane interval: HF `logging_steps`, Megatron `--log-interval`, Lightning "
         "`log_every_n_steps`, DeepSpeed `steps_per_print`, nanotron `iteration_step_info_interval`, `print_freq`/`log_freq`, "
