@@ -326,12 +326,21 @@ _CHECKPOINT_OPTIONS = re.compile(r"^(Checkpoint|Ckpt)\w*Options\.")
 _BUFFER_CALL = re.compile(r"\w*Buffer\(")
 
 
-def checkpoint_gather(s: Any, name: str) -> bool:
+def checkpoint_gather(s: Any, name: str, facts: Facts | None = None) -> bool:
     """A setting of an offload switch that belongs to a checkpoint's state-dict gathering (``StateDictOptions(cpu_offload=
     True)``, ``set_model_state_dict(..., cpu_offload=...)``, a ``CheckpointLoadOptions`` field) or to an RL replay buffer
-    (``NaiveReplayBuffer(cpu_offload=True)``): same name, another meaning; it does not vote on the training switch."""
+    (``NaiveReplayBuffer(cpu_offload=True)``): same name, another meaning; it does not vote on the training switch.
+    With ``facts``: also a local variable that only such calls of its file read (llm-foundry's HF checkpointer
+    ``cpu_offload = True`` then ``StateDictOptions(full_state_dict=True, cpu_offload=cpu_offload)``)."""
     if "offload" not in name.lower():
         return False
+    if facts is not None and s.source == "assign" and s.path in facts.files:
+        # (the call's keyword reads the variable, or carries its constant under the same name, as extraction folds it)
+        readers = [c for c in facts.files[s.path].calls
+                   if any((isinstance(v, Expr) and v.text == s.key) or k == s.key for k, v in c.kwargs.items())]
+        if readers and all(_STATE_DICT_CALL.search(c.name.rsplit(".", 1)[-1] + "(") or _BUFFER_CALL.match(c.short + "(")
+                           for c in readers):
+            return True
     return (s.source == "call" and bool(_STATE_DICT_CALL.search(s.key) or _BUFFER_CALL.match(s.key))) or (
         s.source == "field-default" and bool(_CHECKPOINT_OPTIONS.match(s.key)))
 

@@ -2230,7 +2230,7 @@ class C4Offload(Check):
         for s in f.effective(*flags, "offload"):
             if s.name == "offload" and s.source not in {"launcher", "config"}:
                 continue  # DeepSpeed-Chat's `--offload` flag counts where a launch passes it, not as a bare argparse option
-            if checkpoint_gather(s, s.name):
+            if checkpoint_gather(s, s.name, f):
                 continue  # ``StateDictOptions(cpu_offload=True)``: a checkpoint's state dict gathered to CPU, not training offload
             t = truthy(s.value)
             if t and s.source == "call" and _call_gated(f, s):

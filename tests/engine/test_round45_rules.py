@@ -193,3 +193,28 @@ def test_tracker_reports_from_a_helper_the_while_loop_calls_on_an_iteration_inte
     files["pretrain_glm.py"] = _GLM_PRETRAIN.replace("        if args.iteration % args.log_interval == 0:\n",
                                                      "        if args.iteration % 1 == 0:\n")
     assert _check(_audit(files), "I5").status is Status.UNUSED
+
+
+# --- mosaicml/llm-foundry: an HF-export callback's ``cpu_offload = True`` read as training offload ---------------------------
+
+_LF_CHECKPOINTER = (
+    "from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict\n\n\n"
+    "class HuggingFaceCheckpointer:\n    def _save_checkpoint(self, state):\n        state_dict_model = state.model.model\n"
+    "        cpu_offload = True\n\n"
+    "        state_dict = get_model_state_dict(\n            state_dict_model,\n"
+    "            options=StateDictOptions(\n                full_state_dict=True,\n                cpu_offload=cpu_offload,\n"
+    "            ),\n        )\n        return state_dict\n")
+_LF_TRAIN = (
+    "from composer import Trainer\nfrom llmfoundry_lite.callbacks import HuggingFaceCheckpointer\n\n\n"
+    "def main(cfg):\n    trainer = Trainer(model=cfg.model, train_dataloader=cfg.loader, callbacks=[HuggingFaceCheckpointer()],\n"
+    "                      parallelism_config={'fsdp': cfg.fsdp_config})\n    trainer.fit()\n")
+
+
+def test_a_local_switch_read_only_by_a_state_dict_gather_is_not_training_offload():
+    files = {"llmfoundry_lite/callbacks.py": _LF_CHECKPOINTER, "llmfoundry_lite/__init__.py": "", "train.py": _LF_TRAIN,
+             "run.sh": "composer train.py yamls/mpt-125m.yaml\n"}
+    assert _check(_audit(files), "C4").status is not Status.USED
+    # control: the same switch handed to the FSDP wrapper offloads the training state
+    files["llmfoundry_lite/callbacks.py"] = _LF_CHECKPOINTER.replace(
+        "        return state_dict\n", "        return FullyShardedDataParallel(state_dict_model, cpu_offload=cpu_offload)\n")
+    assert _check(_audit(files), "C4").status is Status.USED
