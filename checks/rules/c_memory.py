@@ -3507,6 +3507,15 @@ class C6MemoryPool(Check):
             if _ALLOC_TUNING.search(e.value or ""):
                 used.append(e)
                 values["alloc_conf"] = e.value
+            elif not e.value and e.source == "python" and e.path in f.files:
+                # a value the training code assembles (llm-foundry: ``if train_cfg.expandable_segments:
+                # cuda_alloc_conf.append('expandable_segments:True')`` then ``os.environ['PYTORCH_CUDA_ALLOC_CONF'] =
+                # ','.join(cuda_alloc_conf)``, the field defaulting to True): its tuning pieces, where their branch runs
+                parts = [c for c in f.files[e.path].calls if c.line < e.line and any(isinstance(a, str) and _ALLOC_TUNING.search(a) for a in c.args)
+                         and not guard_off(f, c)]
+                if parts:
+                    used += [e, parts[0]]
+                    values["alloc_conf"] = next(a for a in parts[0].args if isinstance(a, str) and _ALLOC_TUNING.search(a))
         for launch in f.launches():
             for k, v in launch.env.items():
                 if k in _ALLOC_ENVS and _ALLOC_TUNING.search(v) and "alloc_conf" not in values:

@@ -218,3 +218,25 @@ def test_a_local_switch_read_only_by_a_state_dict_gather_is_not_training_offload
     files["llmfoundry_lite/callbacks.py"] = _LF_CHECKPOINTER.replace(
         "        return state_dict\n", "        return FullyShardedDataParallel(state_dict_model, cpu_offload=cpu_offload)\n")
     assert _check(_audit(files), "C4").status is Status.USED
+
+
+# --- llm-foundry: PYTORCH_CUDA_ALLOC_CONF assembled in code from a field that defaults to expandable segments ----------------
+
+_LF_ALLOC = (
+    "import os\nfrom dataclasses import dataclass\nfrom typing import Optional\n\n\n@dataclass\nclass TrainConfig:\n"
+    "    max_split_size_mb: Optional[int] = None\n    expandable_segments: bool = True\n\n\n"
+    "def train(train_cfg: TrainConfig, model, loader):\n    cuda_alloc_conf = []\n"
+    "    max_split_size_mb: Optional[int] = train_cfg.max_split_size_mb\n    if max_split_size_mb is not None:\n"
+    "        cuda_alloc_conf.append(f'max_split_size_mb:{max_split_size_mb}')\n\n"
+    "    if train_cfg.expandable_segments:\n        cuda_alloc_conf.append('expandable_segments:True')\n\n"
+    "    if len(cuda_alloc_conf) > 0:\n        os.environ['PYTORCH_CUDA_ALLOC_CONF'] = ','.join(cuda_alloc_conf)\n"
+    "    for batch in loader:\n        model(batch).loss.backward()\n")
+
+
+def test_an_allocator_config_assembled_from_a_default_on_field_is_allocator_tuning():
+    files = {"train.py": _LF_ALLOC, "run.sh": "torchrun --nproc_per_node 8 train.py\n"}
+    c6 = _check(_audit(files), "C6")
+    assert c6.status is Status.USED and {e.line for e in c6.evidence} >= {19, 22}, (c6.status, c6.detail, c6.evidence)
+    # control: the field defaults to off, so nothing tunes the allocator
+    files["train.py"] = _LF_ALLOC.replace("expandable_segments: bool = True", "expandable_segments: bool = False")
+    assert _check(_audit(files), "C6").status is not Status.USED
