@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections import Counter
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
@@ -3117,7 +3118,7 @@ class C5GradientAccumulation(Check):
                                {"gradient_accumulation_steps": n0})
         derived = self._from_batch_sizes(ctx)
         if derived and not derived[2]:
-            steps, ev, _ = derived
+            steps, ev, _, _ = derived
             return Outcome(U, evs(ev), f"global batch / (micro-batch x data-parallel size) = {steps} micro-batches per step",
                            {"gradient_accumulation_steps": steps})
         if hooks and not any_one:
@@ -3149,11 +3150,11 @@ class C5GradientAccumulation(Check):
                                "data-parallel size grows)", {"gradient_accumulation_steps": steps})
             return Outcome(N, [f.ev(a)], f"gradient_accumulation_steps is filled in __post_init__ ({a.path}:{a.line}) with 1 "
                            "on one GPU", {"gradient_accumulation_steps": 1})
-        if derived:  # a DeepSpeed global batch of many micro-batches, the GPU count unknown: a lower bound on one node
-            steps, ev, _ = derived
-            return Outcome(U, evs(ev), f"the DeepSpeed global batch is {steps * _NODE_GPUS} micro-batches: at least {steps} "
-                           f"micro-batches per optimizer step on one node of up to {_NODE_GPUS} GPUs (no launch gives the GPU count)",
-                           {"gradient_accumulation_steps": steps})
+        # a Composer pair is read last: a training loop of the project's own that accumulates (OLMo's loop over its
+        # micro-batches) says more than a bound
+        composer = bool(derived) and any(getattr(e, "name", "") == "global_train_batch_size" for e in derived[1])  # type: ignore[index]
+        if derived and not composer:  # a DeepSpeed global batch of many micro-batches, the GPU count unknown: a lower bound on one node
+            return _lower_bound(derived, "DeepSpeed")
         # the trainer's arguments are handed a value computed at run time (Alpaca-LoRA ``gradient_accumulation_steps=
         # gradient_accumulation_steps``, a local ``batch_size // micro_batch_size``): not the default, and not known here.
         # Not ``training_args.gradient_accumulation_steps`` (the setting passed on: effective() already looked for its value),
@@ -3192,6 +3193,8 @@ class C5GradientAccumulation(Check):
             return Outcome(U, evs([bwd, step]), f"backward runs once per micro-batch (the loop over `{bwd.loop}` at {bwd.path}:"
                            f"{bwd.line}) and the optimizer steps once after them ({step.path}:{step.line}): gradients accumulate over "
                            "the micro-batches of each mini-batch, as many as mini-batch / micro-batch size, set at run time", {})
+        if derived and composer:
+            return _lower_bound(derived, "Composer")
         return Outcome(N, [], "no gradient accumulation found")
 
     @staticmethod
@@ -3231,7 +3234,7 @@ class C5GradientAccumulation(Check):
         return (out, total) if out else None
 
     @staticmethod
-    def _from_batch_sizes(ctx: Context) -> tuple[int, list, bool] | None:
+    def _from_batch_sizes(ctx: Context) -> tuple[int, list, bool, str] | None:
         """Megatron/DeepSpeed/Composer: accumulation implied by global batch > micro-batch x data-parallel ranks, with
         whether the count is only a lower bound (see below).
 
@@ -3250,11 +3253,21 @@ class C5GradientAccumulation(Check):
                 continue
             world = (p.num_gpus or 0) * (p.num_nodes or 1)
             if not world:
-                if g_key != "train_batch_size" or p.multi_node or p.num_nodes:
+                # (DeepSpeed and Composer derive the accumulation from exactly this pair: Composer's ``global_train_batch_size`` /
+                # ``device_train_microbatch_size``, llm-foundry's recipes)
+                if g_key not in ("train_batch_size", "global_train_batch_size") or p.multi_node or p.num_nodes:
                     continue
-                low = g[0][0] / (m[0][0] * _NODE_GPUS)
+                # recipes that set both are read file by file, by the count most of them give (llm-foundry: 256 over 16
+                # in ten recipes, 1024 over 8 in three); one pair otherwise
+                by_file = {ev[0].path: (v, ev) for v, ev in m}
+                pairs = [(gv / (by_file[gev[0].path][0] * _NODE_GPUS), [*gev, *by_file[gev[0].path][1]])
+                         for gv, gev in g if gev[0].path in by_file] or [(g[0][0] / (m[0][0] * _NODE_GPUS), [*g[0][1], *m[0][1]])]
+                votes = Counter(round(low, 6) for low, _ in pairs)
+                low = max(votes, key=lambda x: (votes[x], x))
                 if low >= 2 and abs(low - round(low)) < 1e-6:
-                    return round(low), [*g[0][1], *m[0][1]], True
+                    many = sum(1 for x, _ in pairs if x >= 2)
+                    note = f" in {many} of {len(pairs)} recipes that set both sizes" if len(pairs) > 1 else ""
+                    return round(low), next(ev for x, ev in pairs if round(x, 6) == low), True, note
                 continue
             split = 1.0
             for key in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"):
@@ -3266,11 +3279,19 @@ class C5GradientAccumulation(Check):
             dp = max(world / split, 1.0)
             steps = g[0][0] / (m[0][0] * dp)
             if steps > 1 and abs(steps - round(steps)) < 1e-6:
-                return round(steps), [*g[0][1], *m[0][1]], False
+                return round(steps), [*g[0][1], *m[0][1]], False, ""
         return None
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         return super().recommendation_priority(ctx, outcome) if ctx.project.does_training else None
+
+
+def _lower_bound(derived: tuple[int, list, bool, str], who: str) -> Outcome:
+    """C5's reading of a global batch of many micro-batches when no launch gives the GPU count: a lower bound on one node."""
+    steps, ev, _, note = derived
+    return Outcome(U, evs(ev), f"the {who} global batch is {steps * _NODE_GPUS} micro-batches: at least {steps} "
+                   f"micro-batches per optimizer step on one node of up to {_NODE_GPUS} GPUs (no launch gives the GPU count)"
+                   + (f"; accumulation{note}" if note else ""), {"gradient_accumulation_steps": steps})
 
 
 #: a trainer attribute holding the number of micro-batches per optimizer step

@@ -240,3 +240,19 @@ def test_an_allocator_config_assembled_from_a_default_on_field_is_allocator_tuni
     # control: the field defaults to off, so nothing tunes the allocator
     files["train.py"] = _LF_ALLOC.replace("expandable_segments: bool = True", "expandable_segments: bool = False")
     assert _check(_audit(files), "C6").status is not Status.USED
+
+
+# --- llm-foundry: Composer's global / device micro-batch pair is gradient accumulation ------------------------------------
+
+def test_composers_global_batch_over_the_device_micro_batch_is_accumulation():
+    def recipe(g: int, m: int) -> str:
+        return (f"max_seq_len: 2048\nglobal_seed: 17\nmodel:\n  name: mpt_causal_lm\n  d_model: 768\n"
+                f"global_train_batch_size: {g}\ndevice_train_microbatch_size: {m}\nprecision: amp_bf16\n")
+    files = {"train.py": _LF_TRAIN, "llmfoundry_lite/callbacks.py": _LF_CHECKPOINTER, "llmfoundry_lite/__init__.py": "",
+             "run.sh": "composer train.py yamls/pretrain/mpt-125m.yaml\n",
+             "yamls/pretrain/mpt-125m.yaml": recipe(256, 16), "yamls/pretrain/mpt-350m.yaml": recipe(256, 8)}
+    c5 = _check(_audit(files), "C5")
+    assert c5.status is Status.USED and "Composer global batch" in (c5.detail or "") and "2 of 2 recipes" in c5.detail, c5.detail
+    # control: a global batch of one micro-batch per GPU on a node does not accumulate
+    files["yamls/pretrain/mpt-125m.yaml"], files["yamls/pretrain/mpt-350m.yaml"] = recipe(128, 16), recipe(64, 8)
+    assert _check(_audit(files), "C5").status is not Status.USED
