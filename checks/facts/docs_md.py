@@ -51,6 +51,9 @@ _MULTI_NODE = (
     # prose that points at a multi-node batch script (modalities' README: "For a multinode training with slurm, see the
     # example sbatch-file container/slurm_singularity.sbatch"): the launch is documented, only not inlined
     re.compile(r"\bmulti[- ]?node\b[^.]*?\s[\w./-]+\.(?:sbatch|slurm)\b", re.I),
+    # a command run on each node with its rank and the rendezvous address (llm-foundry's README: ``composer --world_size 16
+    # --node_rank 0 --master_addr 0.0.0.0 --master_port 7501 train.py yamls/pretrain/mpt-125m.yaml``): joining nodes is its purpose
+    re.compile(r"\s--(?:node|machine)[_-]rank[= ]+\S+(?=.*\s--(?:master[_-]addr|main[_-]process[_-]ip)\b)"),
 )
 
 
@@ -72,7 +75,7 @@ def _many(token: str | None) -> bool:
 
 def extract_doc_hints(path: str, text: str, out: FileFacts) -> None:
     """Documented multi-node launches, one hint per line (the first matching form)."""
-    if not any(k in text for k in ("nnodes", "nodes", "NODES", "machines", "SBATCH", "hostfile", "srun", ".sbatch", ".slurm")):
+    if not any(k in text for k in ("nnodes", "nodes", "NODES", "machines", "SBATCH", "hostfile", "srun", ".sbatch", ".slurm", "_rank")):
         return
     lines = text.splitlines()
     for i, line in enumerate(lines, 1):

@@ -51,7 +51,8 @@ U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
 
 # -- shared: is there any gradient communication at all? ------------------------------
 
-_MULTI_LAUNCHERS = ("torchrun", "deepspeed", "accelerate", "colossalai")
+#: launchers that start one process per GPU (Composer's ``composer train.py``: every GPU of the node unless ``-n`` says)
+_MULTI_LAUNCHERS = ("torchrun", "deepspeed", "accelerate", "colossalai", "composer")
 _DIST_WRAPPERS = (
     "DistributedDataParallel", "FullyShardedDataParallel", "fully_shard", "deepspeed.initialize",
     "init_process_group", "DDPStrategy", "FSDPStrategy", "DeepSpeedStrategy", "LowLevelZeroPlugin",
@@ -67,7 +68,7 @@ _MEGATRON_FLAGS = (
 
 
 def _launch_procs(launch: Any) -> float | None:
-    for k in ("nproc_per_node", "num_gpus", "num_processes", "gpus"):
+    for k in ("nproc_per_node", "num_gpus", "num_processes", "gpus", *(("nproc", "n") if launch.launcher == "composer" else ())):
         v = launch.launcher_args.get(k)
         if v is not None:
             return as_number(v)

@@ -242,6 +242,29 @@ def test_an_allocator_config_assembled_from_a_default_on_field_is_allocator_tuni
     assert _check(_audit(files), "C6").status is not Status.USED
 
 
+# --- llm-foundry: a documented composer command run on each node with its rank, and the composer launcher's processes -------
+
+_LF_README = (
+    "# Training\n\n### Multi-Node via CLI args\n\n```bash\n# Using 2 nodes each with 8 devices\n# Node 0\n"
+    "composer --world_size 16 --node_rank 0 --master_addr 0.0.0.0 --master_port 7501 train.py yamls/pretrain/mpt-125m.yaml\n\n"
+    "# Node 1\ncomposer --world_size 16 --node_rank 1 --master_addr 0.0.0.0 --master_port 7501 train.py yamls/pretrain/mpt-125m.yaml\n"
+    "```\n")
+
+
+def test_a_documented_per_node_command_with_a_rendezvous_is_multi_node_and_composer_runs_many_processes():
+    files = {"train.py": _LF_TRAIN, "llmfoundry_lite/callbacks.py": _LF_CHECKPOINTER, "llmfoundry_lite/__init__.py": "",
+             "scripts/train/README.md": _LF_README, "run.sh": "composer train.py yamls/pretrain/mpt-125m.yaml\n"}
+    a = _audit(files)
+    e1, e3 = _check(a, "E1"), _check(a, "E3")
+    assert e1.status is not Status.NA and "scripts/train/README.md:8" in (e1.detail or ""), (e1.status, e1.detail)
+    assert "no distributed training found" not in (e3.detail or ""), e3.detail
+    # control: a single-node README command and a one-process composer launch
+    files["scripts/train/README.md"] = "```bash\ncomposer train.py yamls/pretrain/mpt-125m.yaml\n```\n"
+    files["run.sh"] = "composer -n 1 train.py yamls/pretrain/mpt-125m.yaml\n"
+    b = _audit(files)
+    assert _check(b, "E1").status is Status.NA and "no distributed training found" in (_check(b, "E3").detail or "")
+
+
 # --- llm-foundry: Composer's global / device micro-batch pair is gradient accumulation ------------------------------------
 
 def test_composers_global_batch_over_the_device_micro_batch_is_accumulation():
