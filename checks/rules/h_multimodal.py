@@ -72,8 +72,30 @@ class _MultimodalOnly(Check):
                 k = own[0]
                 return (f"no multimodal LLM training recognised: the image model defined here ({k.name} at {k.path}:{k.line}) "
                         "was not seen feeding a language model")
+            audio = _audio_encoders(ctx.facts)
+            if audio:
+                # an audio-language model (SALMONN: Whisper and BEATs encoders feeding Vicuna): multimodal, but the H checks
+                # are the checklist's vision items (a frozen vision tower, dynamic image resolution, visual-token pruning)
+                a = audio[0]
+                return (f"audio-language model ({a.name.rsplit('.', 2)[-2] if a.short == 'from_pretrained' else a.short} at "
+                        f"{a.path}:{a.line}): the H checks cover a vision encoder, dynamic image resolution and visual-token "
+                        "pruning, none of which it has; its audio encoder is not judged here")
             return "text-only project (no vision encoder)"
         return None
+
+
+_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
+#: an audio or speech encoder (its class loaded from a checkpoint or built): Whisper, BEATs, HuBERT, wav2vec 2.0, WavLM, CLAP
+_AUDIO_ENCODER = re.compile(r"(^|\.)(Whisper(Model|Encoder|ForConditionalGeneration)|BEATs|Hubert\w*Model|Wav2Vec2\w*Model|"
+                            r"WavLM\w*Model|Clap(Audio)?Model|Qwen2Audio\w*)(\.from_pretrained)?$")
+
+
+def _audio_encoders(f: Facts) -> list[Any]:
+    """Audio encoders the training path loads or builds (``WhisperModel.from_pretrained(whisper_path).encoder``, ``BEATs(cfg)``,
+    ``whisper.load_model("large-v3")``), outside tests; a feature extractor alone is not one."""
+    calls = f.calls("from_pretrained", "BEATs", "WhisperModel", "WhisperEncoder", "HubertModel", "Wav2Vec2Model", "WavLMModel",
+                    "load_model")
+    return [c for c in calls if not _TEST_FILE.search(c.path) and (_AUDIO_ENCODER.search(c.name) or c.name == "whisper.load_model")]
 
 
 def _lf_yamls(f: Facts) -> list[str]:

@@ -279,3 +279,26 @@ def test_composers_global_batch_over_the_device_micro_batch_is_accumulation():
     # control: a global batch of one micro-batch per GPU on a node does not accumulate
     files["yamls/pretrain/mpt-125m.yaml"], files["yamls/pretrain/mpt-350m.yaml"] = recipe(128, 16), recipe(64, 8)
     assert _check(_audit(files), "C5").status is not Status.USED
+
+
+# --- bytedance/SALMONN: an audio-language model called a text-only project ------------------------------------------------
+
+_SALMONN_MODEL = (
+    "import torch\nfrom torch import nn\nfrom .modeling_llama import LlamaForCausalLM\nfrom .modeling_whisper import WhisperModel\n\n\n"
+    "class SALMONN(nn.Module):\n    def __init__(self, llama_path, whisper_path, freeze_whisper=True):\n        super().__init__()\n"
+    "        self.llama_model = LlamaForCausalLM.from_pretrained(llama_path, torch_dtype=torch.float16)\n"
+    "        self.speech_encoder = WhisperModel.from_pretrained(whisper_path).encoder\n"
+    "        if freeze_whisper:\n            for p in self.speech_encoder.parameters():\n                p.requires_grad = False\n")
+_SALMONN_TRAIN = (
+    "from models.salmonn import SALMONN\n\n\ndef main():\n    model = SALMONN('lmsys/vicuna-13b-v1.1', 'openai/whisper-large-v2')\n"
+    "    for batch in loader:\n        model(batch).loss.backward()\n\n\nif __name__ == '__main__':\n    main()\n")
+
+
+def test_an_audio_language_model_is_not_called_text_only():
+    files = {"models/salmonn.py": _SALMONN_MODEL, "models/__init__.py": "", "train.py": _SALMONN_TRAIN,
+             "README.md": "```bash\npython3 train.py --cfg-path configs/config.yaml\n```\n"}
+    h1 = _check(_audit(files), "H1")
+    assert h1.status is Status.NA and "audio-language model (WhisperModel at models/salmonn.py:11)" in (h1.detail or ""), h1.detail
+    # control: without the speech encoder it is text-only
+    files["models/salmonn.py"] = _SALMONN_MODEL.replace("WhisperModel.from_pretrained(whisper_path).encoder", "None")
+    assert "text-only project" in (_check(_audit(files), "H1").detail or "")
