@@ -23,6 +23,7 @@ from .model import Bottleneck, CheckResult, Project, Status
 from .project import multi_node_folders
 from .roles import GUIDE, IN_SCOPE
 from .rules._helpers import HF_STEP_HOOKS, class_at, comparison_off, deepspeed_alternative_files, hf_trainer_subclasses, hook_fed_loaders
+from .rules.a_parallelism import EP_NAMES
 from .rules.j_inference import compiled_decode
 
 MIN_SCORE = 3
@@ -633,13 +634,46 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         some = f" (in only {minority[0]} of {minority[1]} model settings or configs)" if minority else ""
         some_zh = f"（{minority[1]} 处模型设置中仅 {minority[0]} 处）" if minority else ""
         at = f" (`{p.notes['moe_at']}`)" if p.notes.get("moe_at") else ""
-        out.append(Signal(
-            Bottleneck.COMMUNICATION, 1,
-            f"mixture-of-experts model{at}{some} on several GPUs: token routing needs all-to-all exchanges every layer",
-            f"多卡训练 MoE 模型{at}{some_zh}：每层的 token 路由需要 AllToAll 通信",
-            positive=False,
-        ))
+        a2a = _all_to_all(facts, st)
+        if a2a:
+            cite = (st.evidence("A7") if st("A7") == Status.USED else []) or a2a  # the expert-parallel setting A7 judged
+            out.append(Signal(
+                Bottleneck.COMMUNICATION, 1,
+                f"mixture-of-experts model{at}{some} on several GPUs: token routing needs all-to-all exchanges every layer "
+                f"({_loc(cite[:3])})",
+                f"多卡训练 MoE 模型{at}{some_zh}：每层的 token 路由需要 AllToAll 通信（{_loc(cite[:3])}）",
+                positive=False,
+            ))
+        elif st("A7") == Status.USED:
+            # experts split over the ranks without an all-to-all (LLaMA2-Accessory's Mixtral: every rank runs its own experts on
+            # all tokens, combined by an all-reduce over the model-parallel group): an exchange per MoE layer, not all-to-all
+            out.append(Signal(
+                Bottleneck.COMMUNICATION, 1,
+                f"mixture-of-experts model{at}{some} with its experts split over the GPUs (A7): every MoE layer exchanges "
+                "activations between them (no all-to-all call or expert-parallel size was seen)",
+                f"MoE 模型{at}{some_zh}的专家分布在多张 GPU 上（A7）：每个 MoE 层都要在它们之间交换激活（未见 AllToAll 调用或专家并行度设置）",
+                positive=False,
+            ))
+        # (experts replicated on every GPU, no expert parallelism: no exchange per layer, no signal)
     return out
+
+
+#: expert-parallel sizes (MegaBlocks' ``moe_world_size`` too) and all-to-all collectives
+_EP_SIZES = (*EP_NAMES, "moe_world_size")
+_A2A_CALLS = ("all_to_all", "all_to_all_single", "alltoall", "all_to_all_v", "AllToAll", "_AllToAll")
+
+
+def _all_to_all(facts: Facts, st: _Status) -> list:
+    """Where the training path exchanges tokens all-to-all between experts: an expert-parallel size above 1 that it sets
+    (Megatron ``--expert-model-parallel-size 8``, DeepSpeed MoE ``ep_size``), MegaBlocks' ``moe_expert_model_parallelism``
+    switched on, or an all-to-all collective in its MoE code (not a sequence-parallel one: Ulysses' all-to-all of heads)."""
+    sizes = [s for s in facts.effective(*_EP_SIZES) if (as_number(s.value) or 0) > 1 and st.on_path(s.path)]
+    sizes += [s for s in facts.effective("moe_expert_model_parallelism") if truthy(s.value) and st.on_path(s.path)]
+    calls = [c for c in facts.calls(*_A2A_CALLS) if _MOE_CODE.search(f"{c.path} {c.func or ''}") and st.on_path(c.path)]
+    return [*sizes, *calls][:3]
+
+
+_MOE_CODE = re.compile(r"moe|expert|token_dispatch|router|routing", re.I)
 
 
 _PERIODIC = re.compile(r"(%|\blast_step\b|\bval\w*|\beval\w*|\blog\w*_(every|interval|steps)|\bshould_log)", re.I)

@@ -302,3 +302,20 @@ def test_an_audio_language_model_is_not_called_text_only():
     # control: without the speech encoder it is text-only
     files["models/salmonn.py"] = _SALMONN_MODEL.replace("WhisperModel.from_pretrained(whisper_path).encoder", "None")
     assert "text-only project" in (_check(_audit(files), "H1").detail or "")
+
+
+# --- Alpha-VLLM/LLaMA2-Accessory: "token routing needs all-to-all exchanges" where no all-to-all runs --------------------------
+
+_MOE_TRAIN = (
+    "import torch\nfrom megatron.core import parallel_state\n\n\ndef pretrain(args):\n    model = GPTModel(num_moe_experts=args.num_experts)\n"
+    "    for batch in loader:\n        model(batch).backward()\n")
+
+
+def test_all_to_all_is_claimed_only_where_experts_exchange_tokens_all_to_all():
+    run = ("torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-experts 8 --expert-model-parallel-size 4 "
+           "--tensor-model-parallel-size 1 --bf16\n")
+    a = _audit({"pretrain_gpt.py": _MOE_TRAIN, "run.sh": run})
+    assert any("all-to-all exchanges every layer" in r and "run.sh:1" in r for r in a.project.bottleneck_reasons), a.project.bottleneck_reasons
+    # control: experts replicated on every GPU (no expert parallelism): no exchange per layer is claimed
+    b = _audit({"pretrain_gpt.py": _MOE_TRAIN, "run.sh": run.replace("--expert-model-parallel-size 4 ", "")})
+    assert b.project.moe and not any("mixture-of-experts" in r for r in b.project.bottleneck_reasons), b.project.bottleneck_reasons

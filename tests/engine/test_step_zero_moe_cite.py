@@ -1,5 +1,6 @@
 """Step zero's mixture-of-experts reason cites where the experts are (issue #9: every reason cites its evidence), and a
-training recipe's line before an inference config's (oumi: a serving config of Qwen3-235B-A22B was cited first)."""
+training recipe's line before an inference config's (oumi: a serving config of Qwen3-235B-A22B was cited first). The reason
+is given where the experts exchange tokens all-to-all (an expert-parallel size; round 45), so each case sets one."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def test_the_moe_reason_cites_the_training_recipe_that_names_the_model():
     files = {
         "pkg/train.py": LOOP,
         "configs/infer/serve.yaml": "model_name_or_path: mistralai/Mixtral-8x7B-Instruct-v0.1\nmax_new_tokens: 256\n",
-        "configs/sft/train.yaml": "model_name_or_path: mistralai/Mixtral-8x7B-v0.1\nlearning_rate: 1.0e-5\nbf16: true\n",
+        "configs/sft/train.yaml": "model_name_or_path: mistralai/Mixtral-8x7B-v0.1\nlearning_rate: 1.0e-5\nbf16: true\n"
+                                  "expert_parallel_degree: 4\n",
         "scripts/train.sh": LAUNCH,
     }
     reason = _moe_reason(files)
@@ -33,6 +35,6 @@ def test_the_moe_reason_cites_the_training_recipe_that_names_the_model():
 
 
 def test_an_expert_layer_in_code_is_cited_first():
-    moe = "from deepspeed.moe.layer import MoE\n\n\nclass Block:\n    def __init__(self, expert):\n        self.moe = MoE(hidden_size=4096, expert=expert, num_experts=8)\n"
+    moe = "from deepspeed.moe.layer import MoE\n\n\nclass Block:\n    def __init__(self, expert):\n        self.moe = MoE(hidden_size=4096, expert=expert, num_experts=8, ep_size=4)\n"
     files = {"pkg/train.py": LOOP, "pkg/model.py": moe, "configs/sft/train.yaml": "model_name_or_path: org/my-moe\n", "scripts/train.sh": LAUNCH}
     assert "(`pkg/model.py:" in _moe_reason(files)
