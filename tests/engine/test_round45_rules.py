@@ -319,3 +319,27 @@ def test_all_to_all_is_claimed_only_where_experts_exchange_tokens_all_to_all():
     # control: experts replicated on every GPU (no expert parallelism): no exchange per layer is claimed
     b = _audit({"pretrain_gpt.py": _MOE_TRAIN, "run.sh": run.replace("--expert-model-parallel-size 4 ", "")})
     assert b.project.moe and not any("mixture-of-experts" in r for r in b.project.bottleneck_reasons), b.project.bottleneck_reasons
+
+
+# --- ms-swift: "metrics logged every step" where most recipes, and the default, log every 5 --------------------------------
+
+_SWIFT_ARGS = (
+    "from dataclasses import dataclass, field\nimport transformers\nfrom transformers import Trainer\n\n\n@dataclass\n"
+    "class TrainingArguments(transformers.TrainingArguments):\n    logging_steps: int = field(default=5)\n\n\n"
+    "def main():\n    parser = transformers.HfArgumentParser((TrainingArguments,))\n"
+    "    (args,) = parser.parse_args_into_dataclasses()\n    Trainer(model=None, args=args).train()\n\n\nmain()\n")
+
+
+def _swift_recipes(default: int, steps: list[int]) -> dict[str, str]:
+    files = {"train.py": _SWIFT_ARGS.replace("default=5", f"default={default}")}
+    for i, n in enumerate(steps):
+        files[f"examples/run_{i}.sh"] = f"torchrun --nproc_per_node 8 train.py --learning_rate 1e-5 --logging_steps {n}\n"
+    files["examples/run_unset.sh"] = "torchrun --nproc_per_node 8 train.py --learning_rate 1e-5\n"
+    return files
+
+
+def test_a_code_default_recipes_leave_in_place_votes_with_them_in_the_headline():
+    i4 = _check(_audit(_swift_recipes(5, [5, 5, 1, 1])), "I4")
+    assert i4.status is Status.UNUSED and (i4.detail or "").startswith("metrics logged every 5 steps"), i4.detail
+    # control: with a default of 1, most recipes log every step
+    assert (_check(_audit(_swift_recipes(1, [5, 5, 1, 1])), "I4").detail or "").startswith("metrics logged every step")
