@@ -343,3 +343,16 @@ def test_a_code_default_recipes_leave_in_place_votes_with_them_in_the_headline()
     assert i4.status is Status.UNUSED and (i4.detail or "").startswith("metrics logged every 5 steps"), i4.detail
     # control: with a default of 1, most recipes log every step
     assert (_check(_audit(_swift_recipes(1, [5, 5, 1, 1])), "I4").detail or "").startswith("metrics logged every step")
+
+
+# --- imoneoi/openchat: two .item() per step of a 7B model called a latency-bound sign ------------------------------------
+
+def test_a_sync_per_step_of_a_large_model_is_not_a_latency_sign_on_its_own():
+    train = ("import torch\n\n\ndef train(model, loader, optimizer):\n    for batch in loader:\n"
+             "        loss = model(**batch).loss\n        loss.backward()\n        optimizer.step()\n"
+             "        print(loss.item())\n")
+    run = "torchrun --nproc_per_node 8 train.py --model_name_or_path {m}\n"
+    big = _audit({"train.py": train, "run.sh": run.format(m="meta-llama/Llama-2-7b-hf")}).project.bottleneck_reasons
+    assert any("synchronisation point" in r and "small share" in r for r in big), big
+    small = _audit({"train.py": train, "run.sh": run.format(m="gpt2")}).project.bottleneck_reasons
+    assert any("synchronisation point" in r and "small share" not in r for r in small), small
