@@ -37,6 +37,7 @@ FRAMEWORKS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] 
     "torchtune": (("torchtune",), ("torchtune",), ("torchtune",)),
     "axolotl": (("axolotl",), ("axolotl",), ("axolotl",)),
     "llamafactory": (("llamafactory", "llmtuner"), ("llamafactory", "llmtuner"), ("llamafactory",)),
+    "ms-swift": (("swift.llm", "swift.megatron", "swift.trainers", "swift.tuners"), ("ms-swift", "ms_swift"), ("swift",)),
     "nanotron": (("nanotron",), ("nanotron",), ()),
     "composer": (("composer", "llmfoundry"), ("mosaicml", "llm-foundry"), ("composer",)),
     "unsloth": (("unsloth",), ("unsloth",), ()),

@@ -122,7 +122,7 @@ _ENTRY_NAME = re.compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^\w*
 # realhf's runs live there)
 _SIDELINE_DIR = re.compile(r"(^|/)(experimental|contrib|sandbox|playground|prototypes?)/")
 _LIBRARY_MODULE = re.compile(r"_(trainer|config|configs|utils|loss|losses)\.py$")
-_TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune",
+_TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune", "swift",
                               "composer", "lightning", "litgpt", "nanotron", "python", "mpirun", "srun"})
 _PACKAGING = ("setup.py", "pyproject.toml")
 _PACKAGING_FILES = frozenset({"setup.py", "pyproject.toml", "setup.cfg"})

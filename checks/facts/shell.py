@@ -491,6 +491,11 @@ def _parse_command(
         sub = [a for a in args if not a.startswith("-")]
         script = next((a for a in sub if a.endswith((".yaml", ".yml", ".json"))), None)
         return name, {"command": sub[0] if sub else None}, script, _parse_opts([a for a in args if a != script], False, sa_lines, sa_spell)[0], tuple(wrappers)
+    elif head in {"swift", "megatron"} and args[:1] and args[0] in _SWIFT_TRAIN_COMMANDS:
+        # ms-swift's console scripts (``swift sft --model Qwen/Qwen2.5-7B --use_liger_kernel true ...``, ``megatron sft
+        # --tensor_model_parallel_size 2 ...``): its trainer's options as flags, its process count from NPROC_PER_NODE
+        opts = {"command": args[0], **({"backend": "megatron"} if head == "megatron" else {})}
+        return "swift", opts, None, _parse_opts(args[1:], False, sa_lines, sa_spell)[0], tuple(wrappers)
     elif head == "ray" and args[:2] == ["job", "submit"] and "--" in args:
         # ``ray job submit --address=... -- python3 train.py --flags`` (slime, verl): the job's entrypoint is the command
         # after ``--``, started by Ray on the cluster; Ray's submit options are the wrapper's
@@ -524,7 +529,10 @@ def _parse_command(
     return launcher, opts, script, script_args, tuple(wrappers)
 
 
-_LAUNCHERS = {"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory-cli", "axolotl", "tune", "composer", "lightning", "litgpt", "vllm"}
+_LAUNCHERS = {"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory-cli", "axolotl", "tune", "composer", "lightning", "litgpt", "vllm",
+              "swift"}
+#: the ``swift`` / ``megatron`` (ms-swift) sub-commands that train: pre-training, fine-tuning, preference and RL training
+_SWIFT_TRAIN_COMMANDS = frozenset({"sft", "pt", "rlhf"})
 # inference servers and engine builders: their flags are read like a launcher's (``text-generation-launcher --quantize awq``)
 _SERVING_CLIS = {"text-generation-launcher", "lmdeploy", "trtllm-serve", "trtllm-build", "tritonserver", "sglang"}
 _LAUNCHERS |= _SERVING_CLIS

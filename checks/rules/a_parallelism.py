@@ -300,6 +300,16 @@ def launch_size(facts: Facts, launch: Launch) -> LaunchSize | None:
         if n is not None:
             return LaunchSize(launch, n > 1, n, nodes, f"NPROC_PER_NODE={n}")
         return LaunchSize(launch, None, None, nodes, f"{kind} (all visible GPUs)")
+    if kind == "swift":
+        # ms-swift starts torchrun itself when NPROC_PER_NODE is set (NNODES for nodes); without it one process runs,
+        # spreading a model too large for one GPU over the visible ones with device_map
+        n = _count(launch.env.get("NPROC_PER_NODE"))
+        nodes = nodes or _count(launch.env.get("NNODES"))
+        if n is not None:
+            return LaunchSize(launch, n > 1 or (nodes or 1) > 1, n, nodes, f"swift with NPROC_PER_NODE={n}")
+        if isinstance(launch.env.get("NPROC_PER_NODE"), str):
+            return LaunchSize(launch, None, None, nodes, f"swift with NPROC_PER_NODE={launch.env['NPROC_PER_NODE']}")
+        return LaunchSize(launch, False, 1, nodes, "swift without NPROC_PER_NODE: one process")
     if kind == "composer":
         procs = _count(la.get("n", la.get("nproc")))
         return LaunchSize(launch, None if procs is None else procs > 1, procs, nodes, "composer launcher")

@@ -1257,7 +1257,9 @@ class E3GradientCompression(Check):
                 used.append((f.ev(e, key=e.dotted, value=e.value), "zero++"))
         for s in f.effective("grad_reduce_in_bf16", "fp8_param_gather", "gradient_compression", "fp16_allreduce", "grad_compression"):
             if _switched_on(s):
-                used.append((f.ev(s), "low-precision"))
+                # (Megatron's ``--fp8-param-gather`` all-gathers the parameters in FP8, as ZeRO++'s quantized weights do;
+                # the gradients are reduced as before)
+                used.append((f.ev(s), "fp8 parameter all-gather" if s.name == "fp8_param_gather" else "low-precision"))
             elif truthy(s.value) is False and s.rank > 0:
                 off.append(f.ev(s))
         for c in f.calls(*_COLOSSAL_OVERLAP, "GeminiPlugin"):
@@ -1285,7 +1287,9 @@ class E3GradientCompression(Check):
                 return Outcome(P, shipped, f"a config with gradient compression ({', '.join(kinds)}: {e0.key} = {e0.value} at "
                                f"{e0.path}:{e0.line}) is shipped, but no launch script, config or code uses it",
                                {"grad_compression": kinds, "grad_compression_config_used": False})
-            return Outcome(U, [e for e, _ in used], f"gradient communication compressed ({', '.join(kinds)})", {"grad_compression": kinds})
+            what = "gradient communication compressed" if set(kinds) - {"fp8 parameter all-gather"} else \
+                "parameter all-gathers compressed (gradients are reduced uncompressed)"
+            return Outcome(U, [e for e, _ in used], f"{what} ({', '.join(kinds)})", {"grad_compression": kinds})
         # a data-parallel config class's reduce dtype, set per recipe (OLMo-core ``TransformerDataParallelConfig(...,
         # reduce_dtype=DType.bfloat16)`` in two MoE recipes, ``DType.float32`` in ~50 others)
         low_cfg: list[Any] = []

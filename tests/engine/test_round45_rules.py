@@ -356,3 +356,35 @@ def test_a_sync_per_step_of_a_large_model_is_not_a_latency_sign_on_its_own():
     assert any("synchronisation point" in r and "small share" in r for r in big), big
     small = _audit({"train.py": train, "run.sh": run.format(m="gpt2")}).project.bottleneck_reasons
     assert any("synchronisation point" in r and "small share" not in r for r in small), small
+
+
+# --- modelscope/ms-swift: the `swift sft` / `megatron sft` commands of its 300 example recipes were not read --------------
+
+_SWIFT_LIGER = (
+    "# test env: 4 * A100\nNPROC_PER_NODE=4 \\\nCUDA_VISIBLE_DEVICES=0,1,2,3 \\\nswift sft \\\n    --model Qwen/Qwen2.5-7B \\\n"
+    "    --tuner_type full \\\n    --dataset 'liucong/Chinese-DeepSeek-R1-Distill-data-110k-SFT#10000' \\\n"
+    "    --torch_dtype bfloat16 \\\n    --per_device_train_batch_size 1 \\\n    --gradient_accumulation_steps 2 \\\n"
+    "    --save_steps 100 \\\n    --logging_steps 5 \\\n    --deepspeed zero3 \\\n    --use_liger_kernel true\n")
+_SWIFT_FP8 = (
+    "PYTORCH_CUDA_ALLOC_CONF='expandable_segments:True' \\\nNPROC_PER_NODE=8 \\\nmegatron sft \\\n"
+    "    --model Qwen/Qwen3-30B-A3B-Instruct-2507-FP8 \\\n    --fp8_recipe blockwise \\\n    --fp8_format e4m3 \\\n"
+    "    --fp8_param_gather true \\\n    --tensor_model_parallel_size 2 \\\n    --pipeline_model_parallel_size 2 \\\n"
+    "    --micro_batch_size 4 \\\n    --global_batch_size 16\n")
+
+
+def test_ms_swift_commands_are_training_launches_with_their_flags():
+    from checks.facts.extract import extract_file
+    [launch] = extract_file("examples/train/liger/sft.sh", _SWIFT_LIGER.encode()).launches
+    assert (launch.launcher, launch.launcher_args, launch.script) == ("swift", {"command": "sft"}, None)
+    assert launch.script_args["use_liger_kernel"] is True and launch.arg_line("use_liger_kernel") == 14
+    [mg] = extract_file("examples/megatron/fp8/llm.sh", _SWIFT_FP8.encode()).launches
+    assert mg.launcher_args == {"command": "sft", "backend": "megatron"} and mg.script_args["fp8_format"] == "e4m3"
+    a = _audit({"examples/train/liger/sft.sh": _SWIFT_LIGER, "examples/megatron/fp8/llm.sh": _SWIFT_FP8})
+    assert "ms-swift" in a.project.frameworks
+    assert _check(a, "D5").status is Status.USED and _check(a, "C2").status is Status.USED
+    assert _check(a, "A5").status is Status.USED and _check(a, "A1").status is Status.USED
+    e3 = _check(a, "E3")
+    assert e3.status is Status.USED and e3.detail.startswith("parameter all-gathers compressed"), e3.detail
+    # control: inference and export commands are no training launch
+    b = extract_file("examples/infer/run.sh", b"CUDA_VISIBLE_DEVICES=0 swift infer --model Qwen/Qwen2.5-7B --stream true\n")
+    assert not b.launches
