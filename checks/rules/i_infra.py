@@ -1656,13 +1656,15 @@ def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[
     vals: dict[str, Any] = {}
     # recipes that each set a name (config files, launches) are read by the interval most of them set, as a finding's
     # headline is (see _outcome): LLaMA-VID's ``save_steps`` is 1000 in 11 recipes and 200 in 1, not "save_steps=200"
+    # (a code default that recipes leave in place votes with them: ms-swift's ``save_steps`` default beside 300 recipes)
     voted: dict[str, Counter[Any]] = {}
     for i in items:
-        if i.steps is not None and i.kind == "steps" and isinstance(i.fact, Setting) and i.fact.source in ("config", "launcher"):
+        if i.steps is not None and i.kind == "steps" and isinstance(i.fact, Setting):
             voted.setdefault(i.name, Counter())[int(i.steps) if float(i.steps).is_integer() else i.steps] += 1
+    recipes = {i.name for i in items if isinstance(i.fact, Setting) and i.fact.source in ("config", "launcher")}
     for i in items:
-        if i.name in voted and i.kind == "steps" and all(
-                isinstance(x.fact, Setting) and x.fact.source in ("config", "launcher") for x in items if x.name == i.name and x.steps is not None):
+        if i.name in voted and i.name in recipes and i.kind == "steps" and all(
+                isinstance(x.fact, Setting) for x in items if x.name == i.name and x.steps is not None):
             counts = voted[i.name]
             if not isinstance(vals.get(i.name), (int, float)):  # (a number of steps outranks a kind, as below)
                 vals[i.name] = max(counts, key=lambda n: (counts[n], -n))

@@ -388,3 +388,15 @@ def test_ms_swift_commands_are_training_launches_with_their_flags():
     # control: inference and export commands are no training launch
     b = extract_file("examples/infer/run.sh", b"CUDA_VISIBLE_DEVICES=0 swift infer --model Qwen/Qwen2.5-7B --stream true\n")
     assert not b.launches
+
+
+# --- ms-swift: a sane save interval headlined by the smallest value when a code default sat beside the recipes -------------
+
+def test_a_sane_interval_with_a_code_default_beside_the_recipes_is_headlined_by_their_majority():
+    args = _SWIFT_ARGS.replace("logging_steps: int = field(default=5)", "save_steps: int = field(default=500)")
+    files = {"train.py": args}
+    for i, n in enumerate([100, 100, 100, 50]):
+        files[f"examples/run_{i}.sh"] = f"torchrun --nproc_per_node 8 train.py --learning_rate 1e-5 --save_steps {n}\n"
+    files["examples/run_unset.sh"] = "torchrun --nproc_per_node 8 train.py --learning_rate 1e-5\n"  # runs with the default 500
+    i3 = _check(_audit(files), "I3")
+    assert i3.status is Status.USED and "(save_steps=100)" in (i3.detail or ""), i3.detail
