@@ -40,8 +40,11 @@ _SLOW_FS = ("/cfs/", "/hdfs/", "/mdfs/", "/nfs/", "/mnt/nas", "/juicefs/")
 # a string that only talks about a location (an error message, a prefix test) is not where data is read from
 #: a literal that is no read of it: an error or log message, a test of a path's form, and a prefix or suffix a string helper
 #: strips or swaps (cambrian ``def remove_prefix(text, prefix='gs://us-central2-storage/')``, applied to checkpoint paths)
+#: ... and where something is written or made (CodeGeeX's MindSpore run uploads its profiler graphs after training:
+#: ``mox.file.make_dirs("s3://wudao-1/yyf/graphs_" + jobid)``, ``copy_parallel(src_url=..., dst_url="s3://...")``)
 _NOT_A_READ = re.compile(r"(raise |Error\(|startswith\(|endswith\(|require|print\(|warn|log(ger)?\.|help=|\bif\b"
-                         r"|\b(prefix|suffix)\s*=|\.replace\(|\.removeprefix\(|\.removesuffix\()", re.I)
+                         r"|\b(prefix|suffix)\s*=|\.replace\(|\.removeprefix\(|\.removesuffix\("
+                         r"|\b(dst|dst_url|dst_path|dest|dest_path|destination|upload_path)\s*=|make_?dirs\(|mkdir\(|\bupload)", re.I)
 
 PROFILE_HINT = ("decide it with three measurements: the GPU-utilisation shape in `nvidia-smi dmon -s u` (flat near 100% or dips to 0), "
                 "an A/B run with synthetic on-GPU data in place of the DataLoader, and the kernel and NCCL time share in `nsys profile`")

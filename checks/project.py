@@ -48,6 +48,10 @@ FRAMEWORKS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] 
     "transformer-engine": (("transformer_engine",), ("transformer-engine",), ()),
     "bitsandbytes": (("bitsandbytes",), ("bitsandbytes",), ()),
     "triton": (("triton",), ("triton",), ()),
+    # other deep-learning frameworks a project may train with (CodeGeeX: MindSpore on Ascend, inference in OneFlow and Paddle)
+    "mindspore": (("mindspore",), ("mindspore",), ()),
+    "oneflow": (("oneflow",), ("oneflow",), ()),
+    "paddle": (("paddle",), ("paddlepaddle", "paddlepaddle-gpu"), ()),
 }
 
 #: libraries that work only when imported (no launcher of their own here): a dependency line alone does not make them the

@@ -400,3 +400,27 @@ def test_a_sane_interval_with_a_code_default_beside_the_recipes_is_headlined_by_
     files["examples/run_unset.sh"] = "torchrun --nproc_per_node 8 train.py --learning_rate 1e-5\n"  # runs with the default 500
     i3 = _check(_audit(files), "I3")
     assert i3.status is Status.USED and "(save_steps=100)" in (i3.detail or ""), i3.detail
+
+
+# --- round 46: THUDM/CodeGeeX: an upload of profiler graphs to s3:// read as remote training data; MindSpore unnamed -------
+
+_CODEGEEX_FINETUNE = (
+    "import os\nimport moxing as mox\nimport mindspore\nfrom mindspore import context\n\n\n"
+    "def run_train(args_opt):\n    context.set_auto_parallel_context(parallel_mode='semi_auto_parallel')\n"
+    "    model = build_model(args_opt)\n    try:\n        model.train(args_opt.epoch_size, ds, callbacks=callback)\n"
+    "    finally:\n        if args_opt.profiling:\n            jobid = os.environ['BATCH_JOB_ID']\n"
+    "            mox.file.make_dirs('s3://wudao-1/yyf/graphs_' + jobid)\n"
+    "            mox.file.copy_parallel(src_url='/cache/graphs_of_device_id_0',\n"
+    "                                   dst_url='s3://wudao-1/yyf/graphs_' + jobid + '/0')\n")
+
+
+def test_an_upload_destination_is_no_training_data_read_and_mindspore_is_a_framework():
+    files = {"codegeex/mindspore/finetune.py": _CODEGEEX_FINETUNE,
+             "codegeex/mindspore/configs/13B_finetune.sh": "python codegeex/mindspore/finetune.py --data_url /cache/Data\n"}
+    a = _audit(files)
+    assert "mindspore" in a.project.frameworks
+    assert not any("read from remote object storage" in r for r in a.project.bottleneck_reasons), a.project.bottleneck_reasons
+    # control: a read of training data from the bucket is remote
+    files["codegeex/mindspore/finetune.py"] = _CODEGEEX_FINETUNE.replace(
+        "    model = build_model(args_opt)\n", "    model = build_model(args_opt)\n    data_path = 's3://wudao-1/data/train_tokens/'\n")
+    assert any("read from remote object storage" in r for r in _audit(files).project.bottleneck_reasons)
