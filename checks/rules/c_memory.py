@@ -3419,12 +3419,17 @@ def _in_hot_loop(c: Call) -> bool:
     fragmentation")."""
     if _once_guard(c.guard):
         return False
+    if c.loop and _EPOCH_LOOP.search(c.loop):
+        return False  # PLLaVA: ``torch.cuda.empty_cache()`` in ``for epoch in range(start_epoch, epochs):`` before its step loop
     # a function that is one step (``training_step``, ``train_batch``, ``forward``) runs every step; a call in the body of
     # a whole-training function (mistral-finetune ``_train``: ``torch.cuda.empty_cache()`` before its ``while`` loop) and
     # outside any loop runs once
     return bool(c.loop) or bool(c.func and _STEP_FUNC_NAME.search(c.func))
 
 
+#: a loop over epochs (``range(start_epoch, config.scheduler.epochs)``, ``trange(args.num_train_epochs)``): once per epoch,
+#: not per step (HF's ``enumerate(epoch_iterator)`` is the step loop, not this)
+_EPOCH_LOOP = re.compile(r"(?i)^(range|trange|tqdm)\(.*epoch")
 #: a loop over the training batches (``for batch in self.train_dataloader``, ``zip(prompt_only_dataloader, ...)``)
 _BATCH_LOOP = re.compile(r"(?i)loader|batch")
 

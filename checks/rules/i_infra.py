@@ -1002,12 +1002,14 @@ def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, 
     # the first modulus that is no accumulation boundary (litgpt: ``not (iter_num % accum_iters != 0) and step_count %
     # save_interval == 0``, the accumulation flag spelled out where it stands): an accumulation test alone fires once
     # per optimizer step
-    mods = list(re.finditer(r"%\s*\(?\s*([A-Za-z_][\w.]*|\d+)", guard))
-    m = next((x for x in mods if not _ACCUM_NAME.search(x.group(1).rsplit(".", 1)[-1])), None)
+    mods = list(re.finditer(r"%\s*(\(?)\s*([A-Za-z_][\w.]*|\d+)(\s*[-+*/])?", guard))
+    m = next((x for x in mods if not _ACCUM_NAME.search(x.group(2).rsplit(".", 1)[-1])), None)
     if mods and m is None:
         return False, None  # once per optimizer step
+    if m and m.group(1) and m.group(3):
+        return True, None  # an interval computed in the guard (PLLaVA ``global_step % (2 * log_freq + 3)``): not its first term
     if m:
-        tok = m.group(1)
+        tok = m.group(2)
         if tok.isdigit():
             return True, float(tok)
         name = tok.rsplit(".", 1)[-1]
@@ -1238,6 +1240,8 @@ def side_trainers(f: Facts) -> set[str]:
     return set(memo[("side-trainers",)])  # type: ignore[arg-type]
 
 
+#: a guard that tests a debug switch (``config.debug``, ``args.debug_mode``)
+_DEBUG_GUARD = re.compile(r"(?i)\bdebug")
 #: a step function a ``while`` training loop calls once per step (a module's own, imported: ``train_utils.train_step``)
 _OWN_STEP_CALLS = frozenset({"self.step", "self.train_step", "self.training_step", "train_step", "training_step"})
 #: an interval guard of the step counter (``step % log_every``, ``args.iteration % args.log_interval``)
@@ -1302,6 +1306,8 @@ def per_step_calls(f: Facts, calls: list[Call], threshold: float,
             continue
         if (sites and _flag_off_at_sites(f, c, sites)) or _once_only(f, c):
             continue
+        if in_step and c.guard and _DEBUG_GUARD.search(c.guard) and guard_off(f, c):
+            continue  # PLLaVA: ``if config.debug and global_step % (2 * log_freq + 3) == 0: logger.info(...); break``, debug off
         if sites and all(_nonfinite_branch(s.guard) for s in sites):
             continue  # a handler the loop calls only on a non-finite loss (cramming ``engage_troubleshooting``): not each step
         cite = c  # the call a spaced (guarded) site is cited by: the helper's call site when that site carries the guard

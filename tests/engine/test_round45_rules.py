@@ -424,3 +424,40 @@ def test_an_upload_destination_is_no_training_data_read_and_mindspore_is_a_frame
     files["codegeex/mindspore/finetune.py"] = _CODEGEEX_FINETUNE.replace(
         "    model = build_model(args_opt)\n", "    model = build_model(args_opt)\n    data_path = 's3://wudao-1/data/train_tokens/'\n")
     assert any("read from remote object storage" in r for r in _audit(files).project.bottleneck_reasons)
+
+
+# --- magic-research/PLLaVA: empty_cache() once per epoch called "every step"; a debug-mode break read as logging ------------
+
+_PLLAVA_TRAIN = (
+    "import gc\nimport logging\nimport torch\n\nlogger = logging.getLogger(__name__)\n\n\n"
+    "def main(config, model, train_loader, optimizer):\n    global_step = 0\n    log_freq = config.log_freq\n"
+    "    for epoch in range(start_epoch, config.scheduler.epochs):\n        gc.collect()\n        torch.cuda.empty_cache()\n"
+    "        for i, inputs in enumerate(train_loader):\n            loss = model(**inputs).loss\n"
+    "            loss.backward()\n            optimizer.step()\n            global_step += 1\n"
+    "            if global_step % log_freq == 0:\n                logger.info(f'loss {loss.item()}')\n"
+    "            if config.debug and global_step % 3 == 0:\n"
+    "                logger.info('debug mode, break training loop')\n                break\n")
+_PLLAVA_CONFIG = "debug = False\nlog_freq = 20\nnum_workers = 8\n"
+
+
+def test_a_cache_flush_per_epoch_and_a_debug_break_are_not_per_step():
+    files = {"tasks/train/train_pllava.py": _PLLAVA_TRAIN, "tasks/train/config_pllava.py": _PLLAVA_CONFIG,
+             "scripts/train_pllava.sh": "accelerate launch --num_processes 8 tasks/train/train_pllava.py tasks/train/config_pllava.py\n"}
+    a = _audit(files)
+    assert "empty_cache" not in (_check(a, "C6").detail or ""), _check(a, "C6").detail
+    i4 = _check(a, "I4")
+    assert i4.status is Status.USED and "every 2 steps" not in (i4.detail or ""), i4.detail
+    # control: the flush inside the step loop runs every step, and a debug switch that is on logs every 3 steps
+    files["tasks/train/train_pllava.py"] = _PLLAVA_TRAIN.replace(
+        "        gc.collect()\n        torch.cuda.empty_cache()\n", "").replace(
+        "            optimizer.step()\n", "            optimizer.step()\n            torch.cuda.empty_cache()\n")
+    assert "empty_cache" in (_check(_audit(files), "C6").detail or "")
+    files["tasks/train/config_pllava.py"] = _PLLAVA_CONFIG.replace("debug = False", "debug = True")
+    assert "every 3 steps" in (_check(_audit(files), "I4").detail or "")
+
+
+def test_an_interval_computed_in_the_guard_is_not_its_first_term():
+    from checks.rules.i_infra import _guard
+    f = _audit({"train.py": "log_freq = 5\n"}).facts
+    assert _guard(f, "config.debug and global_step % (2 * log_freq + 3) == 0", "train.py") == (True, None)
+    assert _guard(f, "global_step % (log_freq) == 0", "train.py") == (True, 5.0)  # control: a parenthesised name is the name
