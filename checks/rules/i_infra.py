@@ -2318,7 +2318,10 @@ _WARN_TEXT = re.compile(r"""^f?['"]\s*\W*\s*(WARN(ING)?|Warning|ERROR|Error)\b""
 #: a message that announces an event of the run, logged in the branch that handles it (cramming ``if not
 #: no_recovery_necessary: log.info(f"Attempting reload of checkpoint ...")``): not the step's metrics
 _EVENT_TEXT = re.compile(r"""^f?['"]\s*\W*\s*(Attempting|Stopping|Resuming|Recovering|Reloading|Restarting|Non-finite|Found (NaN|nan|inf)"""
-                         r"""|Detected (NaN|nan|inf)|NaN|Nan|Inf)\b""")
+                         r"""|Detected (NaN|nan|inf)|NaN|Nan|Inf"""
+                         # a checkpoint being written under the save interval (GaLore ``logger.info(f"Saving model and
+                         # optimizer to {dir}, update step {update_step}")``): the save's message, not the step's metrics
+                         r"""|Saving|Saved)\b""")
 
 
 def _console_trackers(f: Facts) -> list[Call]:
@@ -2389,6 +2392,10 @@ def _nonfinite_branch(guard: str | None) -> bool:
 _LOSS_TEXT = re.compile(r"(?i)\bloss")
 
 
+#: a function that saves a checkpoint or evaluates: its log lines report that event, not the training step's metrics
+_SAVE_OR_EVAL_FUNC = re.compile(r"^_*(save|checkpoint|ckpt|eval|evaluate|evaluation|validate|validation|test)(_\w*)?$", re.I)
+
+
 def log_calls(f: Facts) -> list[Call]:
     """Console/file logging calls: ``print``, ``logger.info``, ``accelerator.print``, ``print_rank_0``, ``tqdm.write``.
     A warning under a condition (``if not torch.isfinite(grad_norm): logger.warning(...)``) reports an exception to the
@@ -2400,6 +2407,8 @@ def log_calls(f: Facts) -> list[Call]:
                      "set_postfix", "set_postfix_str", "log_stats"):
         if _nonfinite_branch(c.guard) or (c.guard and c.args and _EVENT_TEXT.match(_text_of(c.args[0]))):
             continue
+        if c.func and _SAVE_OR_EVAL_FUNC.match(c.func.rsplit(".", 1)[-1]):
+            continue  # MOSS-RLHF: ``_save_checkpoint``'s "saved to ..." message, an ``evaluate()`` summary: not the step's metrics
         if c.short in ("set_postfix", "set_postfix_str"):
             # a progress bar showing the loss (``pbar.set_postfix(loss=loss.item())``): the loss is read on the host and
             # printed with it; a bar showing anything else (a learning rate, a sample count) is not a metrics log

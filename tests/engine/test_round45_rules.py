@@ -461,3 +461,32 @@ def test_an_interval_computed_in_the_guard_is_not_its_first_term():
     f = _audit({"train.py": "log_freq = 5\n"}).facts
     assert _guard(f, "config.debug and global_step % (2 * log_freq + 3) == 0", "train.py") == (True, None)
     assert _guard(f, "global_step % (log_freq) == 0", "train.py") == (True, 5.0)  # control: a parenthesised name is the name
+
+
+# --- OpenLMLab/MOSS-RLHF: a checkpoint-save message and an evaluation summary read as the step's metrics logging -----------
+
+def test_log_lines_of_save_and_evaluate_functions_are_not_the_steps_metrics():
+    trainer = (
+        "import logging\n\nlogger = logging.getLogger(__name__)\n\n\nclass Trainer:\n"
+        "    def train(self, loader):\n        for step, batch in enumerate(loader):\n            loss = self.model(batch)\n"
+        "            loss.backward()\n            self.optimizer.step()\n"
+        "            if step % self.save_per_step == 0:\n                self._save_checkpoint(step)\n\n"
+        "    def _save_checkpoint(self, step):\n        torch.save(self.model.state_dict(), f'ckpt_{step}.pt')\n"
+        "        logger.info(f'saved checkpoint at step {step}')\n")
+    files = {"ppo/trainer.py": trainer, "train.py": "from ppo.trainer import Trainer\nTrainer().train(loader)\n",
+             "run.sh": "accelerate launch train.py --save_per_step 100\n"}
+    i4 = _check(_audit(files), "I4")
+    assert "_save_checkpoint" not in (i4.detail or ""), i4.detail
+    # control: the same helper named for logging is the step's log, at the save interval
+    files["ppo/trainer.py"] = trainer.replace("_save_checkpoint", "_log_progress")
+    assert "_log_progress" in (_check(_audit(files), "I4").detail or "")
+
+
+def test_a_guarded_saving_message_is_the_saves_not_the_steps_metrics():
+    from checks.rules.i_infra import log_calls
+    loop = ("import logging\n\nlogger = logging.getLogger(__name__)\n\n\ndef train(args, loader):\n    for update_step, batch in "
+            "enumerate(loader):\n        model(batch).backward()\n        if update_step % args.save_every == 0:\n"
+            "            logger.info(f'Saving model and optimizer to {args.save_dir}, update step {update_step}')\n"
+            "        if update_step % args.eval_every == 0:\n            logger.info(f'Eval loss at step {update_step}: {loss}')\n")
+    lines = {c.line for c in log_calls(_audit({"torchrun_main.py": loop}).facts)}
+    assert 10 not in lines and 12 in lines, lines
