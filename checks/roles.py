@@ -95,8 +95,9 @@ _DEV_FILES = {"noxfile.py", "tasks.py", "fabfile.py", ".pylintrc.toml", "ruff.to
 #: (and the held-out/held-in suites of an agent-tuning paper: AgentTuning ``eval_heldout/``)
 _EVAL_DIR = re.compile(r"^(?!train)(\w+[_-])?(evals?|evaluations?)([_-](tasks?|suites?|configs?|data|sets?|harness|scripts?|held_?(out|in)))?$",
                        re.I)
-#: a folder kept as the old copy of another (AgentTuning ``AgentBench.old/``, ``models_old/``, ``src.bak/``)
-_OLD_DIR = re.compile(r"^.+[._-](old|bak|backup|orig)$", re.I)
+#: a folder kept as the old copy of another (AgentTuning ``AgentBench.old/``, ``models_old/``, ``src.bak/``; FlagEmbedding
+#: ``research/old-examples/``)
+_OLD_DIR = re.compile(r"^(.+[._-](old|bak|backup|orig)|(old|bak|backup)[._-].+)$", re.I)
 #: a script named for evaluation (open-r1 ``slurm/evaluate.slurm``, ``eval_mmlu.sh``, ``evaluate.py``)
 #: a module named for the evaluation of one model or task (``idefics2_eval.py``, ``mmmu_evaluate.py``)
 _EVAL_SUFFIX = re.compile(r"[_-](eval|evaluate|evaluation)\.py$")

@@ -490,3 +490,13 @@ def test_a_guarded_saving_message_is_the_saves_not_the_steps_metrics():
             "        if update_step % args.eval_every == 0:\n            logger.info(f'Eval loss at step {update_step}: {loss}')\n")
     lines = {c.line for c in log_calls(_audit({"torchrun_main.py": loop}).facts)}
     assert 10 not in lines and 12 in lines, lines
+
+
+
+# --- FlagEmbedding: a hostfile written by an old example under research/old-examples/ read as multi-node ---------------------
+
+def test_an_old_examples_folder_is_an_archived_copy():
+    from checks.roles import path_role
+    assert path_role("research/old-examples/unified_finetune/run.sh", "shell")[0] == "archive"
+    assert path_role("examples/finetune/run.sh", "shell")[0] is None
+    assert path_role("models_old/train.py", "python")[0] == "archive"
