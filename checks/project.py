@@ -1782,6 +1782,21 @@ def _finetunes_otherwise(facts: Facts, p: Project, declared: set[str] = frozense
     )
 
 
+#: HF pipeline tasks that run one forward pass per input and decode nothing (RLHF-Reward-Modeling's reward server:
+#: ``pipeline("sentiment-analysis", model=model_path, ...)`` scores responses): no generation workload for J
+_SCORING_TASKS = frozenset({"sentiment-analysis", "text-classification", "token-classification", "ner", "feature-extraction",
+                            "fill-mask", "zero-shot-classification", "question-answering", "image-classification",
+                            "audio-classification", "object-detection", "image-segmentation", "zero-shot-image-classification"})
+
+
+def _scoring_pipeline(c: Call) -> bool:
+    """``pipeline(task, ...)`` whose task (first argument or ``task=``) is a forward-only scoring task."""
+    if c.short != "pipeline":
+        return False
+    task = c.args[0] if c.args else c.kwargs.get("task")
+    return isinstance(task, str) and task in _SCORING_TASKS
+
+
 def _does_inference(facts: Facts, p: Project) -> bool:
     """Inference is a workload of the project: an engine, a generation script/service, or online-RL rollouts.
 
@@ -1804,7 +1819,7 @@ def _does_inference(facts: Facts, p: Project) -> bool:
     if any(not _TRAIN_RECIPE_KEYS & {str(k.keys[0]) for k in facts.files[e.path].configs if k.keys}
            for e in facts.config("infer_backend") if len(e.keys) == 1 and e.path in facts.files):
         return True
-    if any(_inference_file(c.path) and "Trainer" not in c.text for c in facts.calls("generate", "pipeline")):
+    if any(_inference_file(c.path) and "Trainer" not in c.text and not _scoring_pipeline(c) for c in facts.calls("generate", "pipeline")):
         return True
     # a remote-code model's own chat methods (ChatGLM2-6B ``api.py``: ``model.chat(tokenizer, prompt, history=history)``;
     # ``openai_api.py``, ``cli_demo.py``: ``model.stream_chat(...)``), served or streamed by an inference-named script

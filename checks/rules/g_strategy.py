@@ -3496,6 +3496,12 @@ class G6FusedAlignmentLoss(Check):
         # not its RewardTrainer, is the one whose loss a fused kernel would change)
         sites.sort(key=lambda x: (isinstance(x, Call) and x.short == "RewardTrainer",
                                   0 if isinstance(x, Call) else 1 if x.path.endswith((".yml", ".yaml", ".json", ".toml")) else 2))
+        if sites and all(isinstance(x, Call) and x.short == "RewardTrainer" for x in sites):
+            # reward-model training only (RLHF-Reward-Modeling's Bradley-Terry recipes: ``AutoModelForSequenceClassification(...,
+            # num_labels=1)`` under its own ``RewardTrainer``): a scalar score head, no vocabulary logits a fused loss would spare
+            x = sites[0]
+            return Outcome(Status.NA, evs(sites[:5]), f"reward-model training only ({x.short} at {x.path}:{x.line}): its loss is "
+                           "over a scalar score head, with no vocabulary-sized logits for a fused loss to spare", {})
         if sites:
             x = sites[0]
             return Outcome(N, evs(sites[:5]), f"the alignment/distillation run selected at {x.path}:{x.line} computes its loss "

@@ -92,7 +92,11 @@ _TRAIN_CALLS = {"backward", "get_peft_model", "prepare_model_for_kbit_training",
 class _InferenceOnly(Check):
     def not_applicable(self, ctx: Context) -> str | None:
         if not ctx.project.does_inference:
-            return "the project does no inference (training only; generation inside eval loops does not count)"
+            # (not "the project does no inference": a README's demo app or an evaluation harness may well generate; they
+            # are not the serving workload J is about, and saying nothing generates would be false for GLM, metaseq,
+            # Chat-UniVi and PLLaVA)
+            return ("no inference workload in scope: no serving engine, generation script or RL rollout; generation in "
+                    "evaluation loops, demos and web apps is not judged here")
         return None
 
 

@@ -500,3 +500,30 @@ def test_an_old_examples_folder_is_an_archived_copy():
     assert path_role("research/old-examples/unified_finetune/run.sh", "shell")[0] == "archive"
     assert path_role("examples/finetune/run.sh", "shell")[0] is None
     assert path_role("models_old/train.py", "python")[0] == "archive"
+
+
+# --- RLHF-Reward-Modeling: a sentiment-analysis pipeline scoring responses read as an inference workload; G6 for a scalar RM --
+
+_RM_TRAIN = (
+    "import torch.nn as nn\nfrom transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments\n\n\n"
+    "class RewardTrainer(Trainer):\n    def compute_loss(self, model, inputs, return_outputs=False):\n"
+    "        rewards = model(input_ids=inputs['input_ids'], attention_mask=inputs['attention_mask'])[0]\n"
+    "        loss = -nn.functional.logsigmoid(rewards[0::2] - rewards[1::2]).mean()\n        return loss\n\n\n"
+    "model = AutoModelForSequenceClassification.from_pretrained('google/gemma-2b-it', num_labels=1)\n"
+    "trainer = RewardTrainer(model=model, args=TrainingArguments(output_dir='out', bf16=True), train_dataset=ds)\n"
+    "trainer.train()\n")
+_RM_SERVE = ("from transformers import pipeline\n\nrm_pipe = pipeline('sentiment-analysis', model='RLHFlow/ArmoRM', device=0)\n"
+             "scores = rm_pipe(['a chat'], return_all_scores=True, function_to_apply='none', batch_size=1)\n")
+
+
+def test_a_scoring_pipeline_is_no_generation_and_a_scalar_reward_model_has_no_logits_to_fuse():
+    a = _audit({"bradley-terry-rm/gemma_2B_rm.py": _RM_TRAIN, "odin/serving_two_head.py": _RM_SERVE})
+    assert not a.project.does_inference
+    assert (_check(a, "J1").detail or "").startswith("no inference workload in scope"), _check(a, "J1").detail
+    g6 = _check(a, "G6")
+    assert g6.status is Status.NA and "reward-model training only" in (g6.detail or ""), (g6.status, g6.detail)
+    # control: a text-generation pipeline in a serving script is inference; a DPO run beside the RM is judged
+    b = _audit({"bradley-terry-rm/gemma_2B_rm.py": _RM_TRAIN,
+                "odin/serving_two_head.py": _RM_SERVE.replace("'sentiment-analysis'", "'text-generation'"),
+                "dpo.py": "from trl import DPOTrainer\nDPOTrainer(model=m, args=a, train_dataset=d).train()\n"})
+    assert b.project.does_inference and _check(b, "G6").status is Status.UNUSED
