@@ -3195,6 +3195,9 @@ class C5GradientAccumulation(Check):
                            "the micro-batches of each mini-batch, as many as mini-batch / micro-batch size, set at run time", {})
         if derived and composer:
             return _lower_bound(derived, "Composer")
+        pair = _unsized_megatron_pair(f) if ctx.project.num_gpus is None else None
+        if pair is not None:
+            return pair
         return Outcome(N, [], "no gradient accumulation found")
 
     @staticmethod
@@ -3284,6 +3287,29 @@ class C5GradientAccumulation(Check):
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         return super().recommendation_priority(ctx, outcome) if ctx.project.does_training else None
+
+
+def _unsized_megatron_pair(f: Facts) -> Outcome | None:
+    """A Megatron-style global batch over a micro-batch with no launch that fixes the GPU count (CodeGeeX:
+    ``GLOBAL_BATCH=560``, ``MICRO_BATCH=10`` under ``deepspeed --hostfile``): the accumulation is global / (micro x
+    data-parallel size), decided by the GPUs the run gets; not judged, with what it would be on one node."""
+    g, m = _batch_numbers(f, "global_batch_size"), _batch_numbers(f, "micro_batch_size")
+    if not g or not m:
+        return None
+    # the pair one file sets together (CodeGeeX's fine-tuning script), not a conversion script's micro-batch of 1
+    by_file = {ev[0].path: (v, ev) for v, ev in m}
+    gv, gev = next(((v, ev) for v, ev in g if ev[0].path in by_file), g[0])
+    mv, mev = by_file.get(gev[0].path, m[0])
+    if gv <= mv:
+        return None
+    ev = [*gev, *mev]
+    node = gv / (mv * _NODE_GPUS)
+    if node <= 1:
+        return None  # (OLMoE's ``megatron_dense_46m_8gpu.sh``: 512 over 64, one micro-batch per step on its 8 GPUs)
+    on_node = f"{node:g} on one node of {_NODE_GPUS} GPUs"
+    return Outcome(Status.NA, evs(ev), f"not judged: global batch {gv:g} over micro-batch {mv:g} ({ev[0].path}:{ev[0].line}) "
+                   f"accumulates global / (micro-batch x data-parallel size) micro-batches per step: {on_node}, one (no "
+                   f"accumulation) from {gv / mv:g} data-parallel GPUs on; no launch fixes the GPU count", {})
 
 
 def _lower_bound(derived: tuple[int, list, bool, str], who: str) -> Outcome:

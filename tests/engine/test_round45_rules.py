@@ -527,3 +527,16 @@ def test_a_scoring_pipeline_is_no_generation_and_a_scalar_reward_model_has_no_lo
                 "odin/serving_two_head.py": _RM_SERVE.replace("'sentiment-analysis'", "'text-generation'"),
                 "dpo.py": "from trl import DPOTrainer\nDPOTrainer(model=m, args=a, train_dataset=d).train()\n"})
     assert b.project.does_inference and _check(b, "G6").status is Status.UNUSED
+
+
+# --- CodeGeeX: a Megatron global batch over a micro-batch with no GPU count called "no gradient accumulation" -----------------
+
+def test_a_megatron_batch_pair_without_a_gpu_count_is_not_judged_with_what_it_would_be():
+    run = ("GLOBAL_BATCH=560\nMICRO_BATCH=10\ndeepspeed --hostfile $HOSTFILE pretrain_codegeex.py --micro-batch-size $MICRO_BATCH "
+           "--global-batch-size $GLOBAL_BATCH --seq-length 2048 --fp16\n")
+    train = "import torch\n\n\ndef train_step(model, batch):\n    loss = model(batch)\n    model.backward(loss)\n    model.step()\n"
+    c5 = _check(_audit({"pretrain_codegeex.py": train, "scripts/pretrain.sh": run}), "C5")
+    assert c5.status is Status.NA and "7 on one node of 8 GPUs" in (c5.detail or ""), (c5.status, c5.detail)
+    # control: a global batch of one micro-batch per GPU of a node is no accumulation to judge
+    c5 = _check(_audit({"pretrain_codegeex.py": train, "scripts/pretrain.sh": run.replace("560", "80")}), "C5")
+    assert c5.status is not Status.NA
