@@ -860,7 +860,10 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     in_code = bool(_moe_in_code(facts))
     if not in_code and _moe_code_off(facts):
         # the experts' count defaults beside layers the run never builds (open_lm ``moe_num_experts: int = 8`` in ``Params``)
-        moe_settings = [s for s in moe_settings if s.source not in ("field-default", "argparse-default")]
+        # (and the keywords of the switched-off layer's own call: TinyChart's ``MoE(..., num_experts=4, ep_size=1)`` under
+        # ``getattr(config, 'load_moe_mm_projector', False)``)
+        moe_settings = [s for s in moe_settings if s.source not in ("field-default", "argparse-default")
+                        and not (s.source == "call" and s.key.split("(", 1)[0] in ("MoE", "MixtureOfExperts", "SparseMoeBlock"))]
     p.moe = bool(in_code or moe_settings or any(f in ("mixtral",) for f in p.model_families) or moe_names)
     if p.moe:
         # where the experts are seen, for step zero's reason: a layer or model class in code, an expert count, a model name
@@ -1886,6 +1889,7 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
     gpus: list[float] = []
     local_only: set[tuple[str, int]] = set()  # the node count of a ``--standalone`` launch (its flag is a setting too)
     by_argument: list[str] = []  # launches whose node count is the script's own argument, one node by default
+    unresolved_gpus: list[str] = []  # launches whose process count is set when they start
     for launch in facts.launches():
         if _not_training_script(facts, launch.path):
             continue
@@ -1905,6 +1909,10 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
                 nodes.append((n, f"{launch.path}:{launch.line}"))
             if k in {"nproc_per_node", "num_gpus", "gpus", "num_processes", "nproc-per-node"} and n and not _inference_launch(facts, launch):
                 gpus.append(n)  # (not a chat demo's ``deepspeed --num_gpus=1 examples/vis_chatbot.py``: LMFlow)
+            elif k in {"nproc_per_node", "num_gpus", "gpus", "num_processes", "nproc-per-node"} and isinstance(v, str) and "$" in v \
+                    and not documented and not _inference_launch(facts, launch):
+                # a count the launch takes when it starts (mPLUG-DocOwl ``--nproc_per_node $(nvidia-smi ... | wc -l)``)
+                unresolved_gpus.append(f"{launch.path}:{launch.arg_line(k)}")
         # a rendezvous address or node rank with a node count left to the environment ($NNODES): multi-node;
         # ``--nnodes 1 --master_addr localhost`` is not
         # (accelerate spells them ``--num_machines $NUM_NODES --machine_rank $SLURM_PROCID --main_process_ip $MASTER_ADDR``:
@@ -1979,6 +1987,11 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
         p.notes["nodes_source"] = top[1]
         p.notes["multi_node_sites"] = sorted({w for n, w in nodes if n > 1})
     p.num_gpus = int(max(gpus)) if gpus else None
+    if p.num_gpus == 1 and unresolved_gpus:
+        # one GPU in some launches and a count set at start-up in others (mPLUG-DocOwl: PaperOwl's ``--nproc_per_node 1``
+        # beside DocOwl1.5's every visible GPU): not "a single GPU"
+        p.num_gpus = None
+        p.notes["gpus_unresolved"] = unresolved_gpus[0]
     p.multi_node = bool(p.num_nodes and p.num_nodes > 1)
     if top and top[1] in unresolved_at and not any(n >= 2 and w not in unresolved_at for n, w in nodes):
         # two is the least such a launch can mean, not its count: multi-node with no number (the overview says the count is

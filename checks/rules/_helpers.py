@@ -1090,6 +1090,18 @@ def _unset_get_off(facts: Facts, guard: str, path: str = "") -> bool:
                     and not facts.config_under(t.left.value)):  # a YAML recipe's ``offload_policy:`` section names it
                 return True
             continue
+        if (isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "getattr" and len(t.args) == 3
+                and not t.keywords and isinstance(t.args[1], ast.Constant) and isinstance(t.args[1].value, str)
+                and isinstance(t.args[2], ast.Constant) and not t.args[2].value
+                and _CONFIG_RECEIVER.search(ast.unparse(t.args[0]))):
+            # ``getattr(config, 'load_moe_mm_projector', False)`` (TinyChart's MoE projector) with no setting of that name
+            # and nothing assigning the attribute anywhere in the repository: the branch never runs. Only on a config
+            # object: a model's or a library's arguments carry attributes the library sets (``getattr(model,
+            # "supports_gradient_checkpointing", False)`` is True on every HF model)
+            key = t.args[1].value
+            if not facts.settings(key) and not facts.attr_assigns(key):
+                return True
+            continue
         if not (isinstance(t, ast.Call) and isinstance(t.func, ast.Attribute) and t.func.attr == "get"
                 and 1 <= len(t.args) <= 2 and not t.keywords and isinstance(t.args[0], ast.Constant)
                 and isinstance(t.args[0].value, str)):
@@ -1100,6 +1112,8 @@ def _unset_get_off(facts: Facts, guard: str, path: str = "") -> bool:
     return False
 
 
+#: a config object (``config``, ``self.config``, ``model_cfg``), as opposed to a model or an arguments object of a library
+_CONFIG_RECEIVER = re.compile(r"(^|[._])(config|cfg|conf)$", re.I)
 _EMPTY_MAPPING = re.compile(r"\s*(?:lambda\s*:\s*)?(?:\{\s*\}|dict\(\s*\)|dict)\s*")
 
 

@@ -104,8 +104,11 @@ def _where(x: Any) -> str:
 def deepspeed_sites(f: Facts) -> tuple[list[Any], list[Any]]:
     """(sites where DeepSpeed drives training, DeepSpeed configs shipped but not visibly passed)."""
     used: list[Any] = []
-    used += _real(f.calls("deepspeed.initialize", "deepspeed.zero.Init", "deepspeed.pipe.PipelineModule", "deepspeed.moe.layer.MoE",
+    used += _real(f.calls("deepspeed.initialize", "deepspeed.zero.Init", "deepspeed.pipe.PipelineModule",
                           "deepspeed.runtime.pipe.module.PipelineModule"))
+    # (a DeepSpeed MoE layer built only under a switch that is off, TinyChart's ``getattr(config, 'load_moe_mm_projector',
+    # False)``, drives nothing)
+    used += [c for c in _real(f.calls("deepspeed.moe.layer.MoE")) if not (c.guard and guard_off(f, c))]
     used += _real(f.launches("deepspeed"))
     refs = ds_config_refs(f)
     used += refs

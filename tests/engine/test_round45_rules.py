@@ -540,3 +540,34 @@ def test_a_megatron_batch_pair_without_a_gpu_count_is_not_judged_with_what_it_wo
     # control: a global batch of one micro-batch per GPU of a node is no accumulation to judge
     c5 = _check(_audit({"pretrain_codegeex.py": train, "scripts/pretrain.sh": run.replace("560", "80")}), "C5")
     assert c5.status is not Status.NA
+
+
+# --- X-PLUG/mPLUG-DocOwl: "trains on a single GPU" beside launches over every visible GPU; an MoE behind an unset getattr -------
+
+def test_a_process_count_set_at_start_up_is_not_a_single_gpu_and_an_unset_getattr_switch_is_off():
+    owl = ("GPUS_PER_NODE=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)\n"
+           "torchrun --nproc_per_node $GPUS_PER_NODE --nnodes 1 train_docowl.py --bf16 True\n")
+    paper = "torchrun --nproc_per_node 1 --nnodes 1 pipeline/train.py --bf16\n"
+    proj = ("import torch.nn as nn\n\n\ndef build_vision_projector(config):\n    mlp = nn.Linear(config.mm_hidden_size, config.hidden_size)\n"
+            "    if getattr(config, 'load_moe_mm_projector', False):\n        from deepspeed.moe.layer import MoE\n"
+            "        mlp = MoE(config.mm_hidden_size, expert=mlp, num_experts=4, ep_size=1, k=2)\n    return mlp\n")
+    train = ("import torch\nfrom owl.projector import build_vision_projector\n\n\ndef train(config, loader, optimizer):\n"
+             "    model = build_vision_projector(config)\n    for batch in loader:\n        model(batch).sum().backward()\n"
+             "        optimizer.step()\n")
+    files = {"DocOwl/scripts/finetune.sh": owl, "PaperOwl/scripts/train_it.sh": paper, "owl/projector.py": proj,
+             "owl/__init__.py": "", "train_docowl.py": train, "pipeline/train.py": train}
+    a = _audit(files)
+    assert a.project.num_gpus is None and not a.project.moe
+    assert _check(a, "A7").status is Status.NA and _check(a, "B1").status is not Status.USED  # (the MoE layer is DeepSpeed's)
+    # control: assigned anywhere, the switch may be on: the MoE layer counts
+    files["owl/config.py"] = "class Config:\n    def __init__(self):\n        self.load_moe_mm_projector = True\n"
+    assert _audit(files).project.moe
+
+
+
+def test_an_unset_getattr_switch_is_off_only_on_a_config_object():
+    from checks.rules._helpers import _unset_get_off
+    f = _audit({"train.py": "import torch\n"}).facts
+    assert _unset_get_off(f, "getattr(config, 'load_moe_mm_projector', False)")
+    # control: a model's attribute is the library's (every HF model sets supports_gradient_checkpointing)
+    assert not _unset_get_off(f, "training_args.gradient_checkpointing and getattr(model, 'supports_gradient_checkpointing', False)")
