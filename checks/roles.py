@@ -83,6 +83,9 @@ _DIR_ROLES: dict[str, str] = {
                      "eval_harness", "evaluation_harness"), EVAL),
     **dict.fromkeys(("records", "archive", "archived", "archives", "attic", "deprecated", "old", "backup", "backups"), ARCHIVE),
     **dict.fromkeys(("third_party", "third-party", "thirdparty", "3rdparty", "vendor", "vendored", "external", "extern"), VENDORED),
+    # a web front end's source tree (unsloth ``studio/frontend/src/...``: its data-recipe JSONs name UI nodes ``note_1`` and
+    # columns ``domain``, read as model names); ``node_modules`` is its installed packages
+    **dict.fromkeys(("frontend", "front-end", "front_end", "node_modules"), SIDE),
 }
 _CI_FILES = {".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", ".pre-commit-config.yaml", "codecov.yml", ".codecov.yml",
              ".readthedocs.yaml", ".readthedocs.yml", "greptile.json", "renovate.json", ".mergify.yml", "appveyor.yml",

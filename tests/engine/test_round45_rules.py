@@ -571,3 +571,18 @@ def test_an_unset_getattr_switch_is_off_only_on_a_config_object():
     assert _unset_get_off(f, "getattr(config, 'load_moe_mm_projector', False)")
     # control: a model's attribute is the library's (every HF model sets supports_gradient_checkpointing)
     assert not _unset_get_off(f, "training_args.gradient_checkpointing and getattr(model, 'supports_gradient_checkpointing', False)")
+
+
+# --- unslothai/unsloth: a web front end's recipe JSON read as model names ------------------------------------------------
+
+def test_a_web_front_end_is_a_side_project():
+    from checks.roles import path_role
+    assert path_role("studio/frontend/src/features/data-recipes/learning-recipes/conversation.json", "json")[0] == "side"
+    recipe = ('{"recipe": {"columns": [{"name": "domain"}]}, "ui": {"nodes": [{"id": "note_1", "node_type": "markdown_note", '
+              '"name": "note_1"}]}, "model_name": "note_1"}\n')
+    files = {"studio/frontend/src/features/data-recipes/conversation.json": recipe,
+             "train.py": "from trl import SFTTrainer\nSFTTrainer(model='unsloth/llama-3-8b', train_dataset=d).train()\n"}
+    assert "note_1" not in _audit(files).project.model_names
+    # control: the same JSON outside a front end is read
+    files["recipes/conversation.json"] = files.pop("studio/frontend/src/features/data-recipes/conversation.json")
+    assert "note_1" in _audit(files).project.model_names
