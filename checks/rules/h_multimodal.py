@@ -30,7 +30,7 @@ from ..base import Check, Context, register
 from ..facts import Expr, Facts, Setting, as_number, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ..project import own_model_classes
-from ._helpers import callers_off, evs, guard_off
+from ._helpers import _TEST_FILE, callers_off, evs, guard_off
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -84,7 +84,6 @@ class _MultimodalOnly(Check):
         return None
 
 
-_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 #: an audio or speech encoder (its class loaded from a checkpoint or built): Whisper, BEATs, HuBERT, wav2vec 2.0, WavLM, CLAP
 _AUDIO_ENCODER = re.compile(r"(^|\.)(Whisper(Model|Encoder|ForConditionalGeneration)|BEATs|Hubert\w*Model|Wav2Vec2\w*Model|"
                             r"WavLM\w*Model|Clap(Audio)?Model|Qwen2Audio\w*)(\.from_pretrained)?$")
