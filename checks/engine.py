@@ -843,11 +843,13 @@ def _record(audit: Audit, recorder: Recorder, ctx_recorder: Recorder, ctx_log: d
     ``ctx_recorder``: the reads of the context's facts; ``ctx_log``: the context pass's inputs and output (kept for the
     next full audit, :func:`_context_reused`). ``prior``: the directory's previous log made with the same options and
     code, whose files' digests are reused."""
-    from reports.snippets import repo_style  # the report's facts-derived advice, recorded with the rest
+    from reports.prereq import torch_cap  # the report's facts-derived advice, recorded with the rest
+    from reports.snippets import repo_style
 
     recorder.begin("report")
     audit.derived["parse_errors"] = audit.parse_errors
     audit.derived["style"] = repo_style(audit.facts, audit.project, audit.roles.by_path)
+    audit.derived["torch_cap"] = torch_cap(audit)
     if recorder.unsound is not None or ctx_recorder.unsound is not None:
         return
     keys = index.keys()

@@ -139,7 +139,7 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
     by_id: dict[str, CheckResult] = {r.id: r for r in audit.results}
     style = audit.derived.get("style") or repo_style(audit.facts, p, audit.roles.by_path)  # kept by a recorded audit
     plan = Plan()
-    cap = torch_cap(audit)
+    cap = audit.derived["torch_cap"] if "torch_cap" in audit.derived else torch_cap(audit)  # kept by a recorded audit
     for r in audit.results:
         decl = checks.get(r.id)
         if decl is None or r.priority is None or r.status not in (Status.UNUSED, Status.PARTIAL):
