@@ -8,6 +8,7 @@ top-level declaration (the shallowest requirements/environment file that names t
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from checks.engine import Audit
 from checks.rules.d_compute import version_bounds
@@ -28,10 +29,19 @@ def torch_cap(audit: Audit) -> tuple[tuple[int, ...], str, str] | None:
         return None
     depth = min(d.path.count("/") for d in deps)
     top = [d for d in deps if d.path.count("/") == depth]
-    _, hi = version_bounds(top)
+    # one folder's declarations (a requirements file and an environment file beside it) cap it together; the top-level
+    # folders of a monorepo are projects of their own (LMOps: ``corag/`` pins torch 2.4.0, ``dpkd/`` 2.0.1, ``minillm/``
+    # nothing): a cap only where every one of them has the same
+    folders: dict[str, list[Any]] = {}
+    for d in top:
+        folders.setdefault(d.path.rsplit("/", 1)[0] if "/" in d.path else "", []).append(d)
+    caps = {version_bounds(ds)[1] for ds in folders.values()}
+    if len(caps) != 1:
+        return None
+    hi = caps.pop()
     if hi is None:
         return None
-    d0 = next(d for d in top if re.search(r"[=<]", d.spec or ""))
+    d0 = next(d for d in top if version_bounds([d])[1] == hi)
     return hi, f"`{d0.name}{(d0.spec or '').replace(' ', '')}`", f"{d0.path}:{d0.line}"
 
 

@@ -1,0 +1,45 @@
+"""Round 47 (issue #9): claims of more public repositories, read claim by claim. Each test is one false claim of those
+reports, made from the shape of the real code, with a control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+from checks.model import Status
+
+
+def _audit(files: dict[str, str]):
+    return audit_files((k, v.encode()) for k, v in files.items())
+
+
+def _check(audit, cid: str):
+    return next(r for r in audit.results if r.id == cid)
+
+
+def _recs(a):
+    from reports.advice import build_plan
+    return {r.check: r for r in build_plan(a).recommendations}
+
+
+_LOOP = (
+    "import torch\nfrom transformers import AutoModelForCausalLM\n\n\n"
+    "def main():\n    model = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+    "    opt = torch.optim.AdamW(model.parameters())\n"
+    "    loader = torch.utils.data.DataLoader(list(range(8)), batch_size=4, num_workers=4)\n"
+    "    for batch in loader:\n        loss = model(batch).loss\n        loss.backward()\n        opt.step()\n\n\n"
+    "if __name__ == '__main__':\n    main()\n")
+
+
+# --- microsoft/LMOps: "Needs PyTorch 2.1+ (corag/requirements.txt:1 pins torch==2.4.0: raise it first)" -------------------
+
+def test_the_pytorch_pin_of_one_monorepo_project_is_no_cap_of_another():
+    files = {"dpkd/train.py": _LOOP, "dpkd/run.sh": "torchrun --nproc_per_node 8 dpkd/train.py\n",
+             "dpkd/requirements.txt": "torch==1.13.1\n", "corag/requirements.txt": "torch==2.4.0\n"}
+    a = _audit(files)
+    recs = _recs(a)
+    assert _check(a, "D2").status is Status.UNUSED
+    assert "D2" in recs and not recs["D2"].text.startswith("Needs PyTorch")
+    # control: one folder's declarations cap it together, and the one that caps it is cited
+    del files["corag/requirements.txt"]
+    recs = _recs(_audit({**files, "dpkd/environment.yml":
+                         "dependencies:\n  - pytorch=1.12.1\n", "dpkd/requirements.txt": "torch>=1.10\n"}))
+    assert recs["D2"].text.startswith("Needs PyTorch 2.0+ (dpkd/environment.yml:2 pins `pytorch==1.12.1`"), recs["D2"].text
