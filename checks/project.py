@@ -142,6 +142,9 @@ def _finetune_path(path: str) -> bool:
     return any(_FINETUNE_HINT.search(part) and not _PRETRAIN_PATH.search(part) for part in path.split("/"))
 
 
+#: settings of an optimisation run: a recipe that sets one trains
+_OPTIM_KEYS = ("learning_rate", "lr", "num_train_epochs", "max_steps", "warmup_steps", "warmup_ratio", "gradient_accumulation_steps",
+               "per_device_train_batch_size", "train_batch_size", "train_micro_batch_size_per_gpu", "train_iters", "epochs")
 #: a path that names pre-training (``pretrain_gpt.py``, ``pretraining/``), not pretrained weights: ``pretrained.py`` (OpenCLIP's
 #: registry of released checkpoints), ``load_pretrained.py`` are where weights to start from come from, the opposite
 _PRETRAIN_PATH = re.compile(r"pretrain(?!ed)", re.I)
@@ -922,7 +925,10 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         fresh_models(facts) or "megatron" in p.frameworks or "nanotron" in p.frameworks
         or any(_PRETRAIN_PATH.search(path) for path in facts.files)
     )
-    steps = facts.calls("backward", "Trainer", "SFTTrainer", "fit", "train", "optimizer.step", "step", "pretrain")
+    # (a sampler's denoising step, ``self.scheduler.step(noise_pred, t, latents)`` in a diffusion pipeline, takes the model's
+    # output and the sample; an LR scheduler's ``step`` takes at most an epoch)
+    steps = [c for c in facts.calls("backward", "Trainer", "SFTTrainer", "fit", "train", "optimizer.step", "step", "pretrain")
+             if not (c.short == "step" and len(c.args) >= 2 and "sched" in c.name.lower())]
     handed_on = [c for c in steps if _not_a_training_call(c)]
     optional_megatron = p.pretrains and _pretrains_only_by_optional_megatron(facts, p)
     # a checkpoint loaded and nothing else that trains (StreamingLLM: ``from_pretrained`` and a hand-written decode loop; no
@@ -932,8 +938,23 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     loads_only = loads_weights and len(handed_on) == len(steps) and not others and not any(
         h.kind == "command" and isinstance(h.value, str) and training_script_name(h.value.rsplit("/", 1)[-1])
         for h in facts.records("doc_hints"))
+    # models built from their configuration and adapters attached, with nothing that trains them (Emu: its own
+    # ``from_pretrained`` classmethods build the skeleton with ``from_config`` and load the released weights, ``get_peft_model``
+    # wraps the LM to load an instruction-tuned checkpoint; no backward, optimizer step, trainer, training launch,
+    # documented training command or training entry point anywhere) is an inference release, neither pre-training nor
+    # fine-tuning code
+    from .rules._helpers import hf_trainer_subclasses  # the rules import this module
+
+    # (a subclass of an HF/TRL trainer is training code whose ``train()`` its users call)
+    trains_nothing = (not steps and not train_paths and not facts.launches() and not p.alignment and "megatron" not in p.frameworks
+                      and "nanotron" not in p.frameworks
+                      and not any(_PRETRAIN_PATH.search(path) or (_finetune_path(path) and path.endswith(".py")) for path in facts.files)
+                      and not any(h.kind == "command" for h in facts.records("doc_hints")) and not hf_trainer_subclasses(facts)
+                      # (a recipe or launch that sets the optimisation, ``lr: 0.0001`` beside ``model_name_or_path``, is a run's)
+                      and not any(s.source in ("config", "launcher") for s in facts.settings(*_OPTIM_KEYS)))
     p.does_training = bool(
-        len(handed_on) < len(steps) or (p.finetunes and not loads_only) or (p.pretrains and not optional_megatron)
+        len(handed_on) < len(steps)
+        or (not trains_nothing and ((p.finetunes and not loads_only) or (p.pretrains and not optional_megatron)))
         or _lightning_steps(facts)
         or any(not _inference_launch(facts, x) for x in
                facts.launches("torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune"))

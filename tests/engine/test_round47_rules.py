@@ -43,3 +43,33 @@ def test_the_pytorch_pin_of_one_monorepo_project_is_no_cap_of_another():
     recs = _recs(_audit({**files, "dpkd/environment.yml":
                          "dependencies:\n  - pytorch=1.12.1\n", "dpkd/requirements.txt": "torch>=1.10\n"}))
     assert recs["D2"].text.startswith("Needs PyTorch 2.0+ (dpkd/environment.yml:2 pins `pytorch==1.12.1`"), recs["D2"].text
+
+
+# --- baaivision/Emu: an inference release (no training code) audited as a training project -------------------------------
+
+_EMU_MODEL = (
+    "import torch\nfrom transformers import LlamaConfig, LlamaForCausalLM\n\n\nclass Emu(torch.nn.Module):\n"
+    "    def __init__(self, config):\n        super().__init__()\n        self.lm = LlamaForCausalLM(config)\n\n"
+    "    @classmethod\n    def from_pretrained(cls, path, **kwargs):\n"
+    "        config = LlamaConfig.from_pretrained(path)\n        model = LlamaForCausalLM.from_config(config)\n"
+    "        model.load_state_dict(torch.load(f'{path}/pytorch_model.bin'))\n        return model\n")
+_EMU_PIPELINE = (
+    "import torch\n\n\nclass EmuGenerationPipeline(torch.nn.Module):\n"
+    "    @torch.no_grad()\n    def forward(self, latents, cond):\n"
+    "        for t in self.scheduler.timesteps:\n            noise_pred = self.unet(latents, t, cond).sample\n"
+    "            latents = self.scheduler.step(noise_pred, t, latents).prev_sample\n        return latents\n")
+_EMU_INFER = (
+    "import torch\nfrom peft import LoraConfig, get_peft_model\nfrom models.modeling_emu import Emu\n\n\n"
+    "def main():\n    model = Emu.from_pretrained('BAAI/Emu')\n"
+    "    model.lm = get_peft_model(model.lm, LoraConfig(r=16))\n    model.eval()\n"
+    "    print(model.lm.generate(torch.tensor([[1, 2, 3]]), max_new_tokens=64))\n\n\nif __name__ == '__main__':\n    main()\n")
+
+
+def test_a_release_that_builds_and_loads_models_and_trains_nothing_is_inference_only():
+    files = {"models/modeling_emu.py": _EMU_MODEL, "models/pipeline.py": _EMU_PIPELINE, "inference.py": _EMU_INFER}
+    a = _audit(files)
+    assert not a.project.does_training and a.project.does_inference
+    assert _check(a, "A1").status is Status.NA and _check(a, "F1").status is Status.NA
+    # control: a step that trains the model makes it a fine-tuning project
+    b = _audit({**files, "train.py": _EMU_INFER.replace("    model.eval()\n", "    model.lm(torch.tensor([[1]])).loss.backward()\n")})
+    assert b.project.does_training
