@@ -1121,6 +1121,12 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         if name in _UPSTREAM and not own and "/" in d:
             parts = d.split("/")
             owners = set().union(*(_own_distributions(files, "/".join(parts[:k])) for k in range(1, len(parts))))
+            home = next(("/".join(parts[:k]) for k in range(1, len(parts)) if name in _own_distributions(files, "/".join(parts[:k]))), None)
+            if home is not None and any(files[p].kind == "python" and not p.startswith(home + "/") for p in paths):
+                # a whole checkout of the library in a folder of the repository, beside code of the project's own (LMOps
+                # ``dpkd/transformers/``, whose own setup.py names transformers, installed for ``dpkd/``'s scripts): its
+                # packaging is the copy's, not the project's (an sdist's ``trl-0.12.0/setup.py`` holds the whole tree)
+                owners = {f"{name} (a checkout in {home}/)"}
         else:
             owners = own
         if name not in _UPSTREAM or not owners or name in owners or init is None or not any(
@@ -1387,6 +1393,10 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 continue
             roles.why[p] = f"on the training path (also {why})" if why else "on the training path"
         roles.by_path[p] = TRAINING if files[p].kind in ("python", "notebook") else _kind_role(files[p].kind, p.rsplit("/", 1)[-1])
+        if lib_copies and p.endswith("/__init__.py") and any(p.startswith(c + "/") for c in lib_copies):
+            # a library copy's package ``__init__`` imports the library's whole surface (transformers': 753 modules, every
+            # model): what the project uses of it is the modules its imports name (:func:`_reexport_source`), not all that
+            continue
         for imp in files[p].imports:
             targets = index.resolve(imp.module, p)
             if imp.name:

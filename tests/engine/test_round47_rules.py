@@ -73,3 +73,39 @@ def test_a_release_that_builds_and_loads_models_and_trains_nothing_is_inference_
     # control: a step that trains the model makes it a fine-tuning project
     b = _audit({**files, "train.py": _EMU_INFER.replace("    model.eval()\n", "    model.lm(torch.tensor([[1]])).loss.backward()\n")})
     assert b.project.does_training
+
+
+# --- microsoft/LMOps: a whole checkout of transformers in a project's folder was 1,243 files of its training path -----------
+
+def _lmops(sdist: bool = False) -> dict[str, str]:
+    lib = "dpkd/transformers"
+    files = {
+        f"{lib}/setup.py": "from setuptools import setup\nsetup(name='transformers', version='4.36.0')\n",
+        f"{lib}/src/transformers/__init__.py": ("__version__ = '4.36.0'\nfrom .optimization import get_constant_schedule\n"
+                                                "from .models import bert, llama\n"),
+        f"{lib}/src/transformers/optimization.py": "def get_constant_schedule(optimizer):\n    return optimizer\n",
+        f"{lib}/src/transformers/models/__init__.py": "from . import bert, llama\n",
+        f"{lib}/src/transformers/models/bert/__init__.py": "from .configuration_bert import BertConfig\n",
+        f"{lib}/src/transformers/models/bert/configuration_bert.py": "class BertConfig:\n    vocab_size = 30522\n",
+        f"{lib}/src/transformers/models/llama/__init__.py": "",
+        "dpkd/main.py": ("import torch\nimport transformers\nfrom transformers import get_constant_schedule\n\n\ndef main():\n"
+                         "    transformers.logging.set_verbosity_info()\n"
+                         "    model = torch.nn.Linear(8, 8)\n    opt = torch.optim.AdamW(model.parameters())\n"
+                         "    sched = get_constant_schedule(opt)\n    model(torch.ones(8)).sum().backward()\n    opt.step()\n"
+                         "    sched.step()\n\n\nif __name__ == '__main__':\n    main()\n"),
+        "dpkd/scripts/train.sh": "torchrun --nproc_per_node 8 dpkd/main.py\n",
+    }
+    if sdist:  # the library's own sdist: one folder holding its packaging and everything else
+        files = {k.replace("dpkd/transformers/", "transformers-4.36.0/"): v for k, v in files.items() if k.startswith(lib)}
+    return files
+
+
+def test_a_checkout_of_a_library_in_a_project_folder_is_a_copy_of_it():
+    a = _audit(_lmops())
+    assert a.roles.library_copies == ["dpkd/transformers/src/transformers"]
+    assert a.roles.by_path["dpkd/main.py"] == "training"
+    # the copy's package __init__ is reached, and the module the project imports, not every model the __init__ imports
+    assert a.roles.by_path["dpkd/transformers/src/transformers/optimization.py"] == "training"
+    assert a.roles.by_path["dpkd/transformers/src/transformers/models/bert/configuration_bert.py"] != "training"
+    # control: the library's own sdist is the project itself, not a copy
+    assert _audit(_lmops(sdist=True)).roles.library_copies == []
