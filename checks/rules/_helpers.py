@@ -1198,7 +1198,7 @@ def callers_off(f: Facts, c: Any, hops: int = 1) -> list:
     elif not func or func.startswith("__"):
         return []
     else:
-        callers = [x for x in f.calls(func) if x.func != func] or _partial_callers(f, func)
+        callers = _callers(f, func) or _partial_callers(f, func)
     out: list = []
     for x in callers:
         gated = guard_off(f, x) or (callers_off(f, x, hops - 1) if hops > 1 else [])
@@ -1211,6 +1211,23 @@ def callers_off(f: Facts, c: Any, hops: int = 1) -> list:
         # a closure (``def make_norm(...)`` inside ``def load_kernels():``) exists only once the function that defines it has
         # run: its callers (``kernels.make_norm(...)`` anywhere) do not matter when every caller of that function is off
         out = callers_off(f, _Site(c.path, c.line, outer), hops)
+    return out
+
+
+def _callers(f: Facts, func: str) -> list:
+    """The calls of the project's function or method ``func`` from elsewhere: not another library's function of the same
+    name (OpenCLIP's ``TrainingTask.compile`` beside ``torch.compile(...)`` and ``re.compile(...)``: a call through an
+    imported module that is not a file of the tree)."""
+    out = []
+    for x in f.calls(func):
+        if x.func == func:
+            continue
+        root = x.name.split(".", 1)[0]
+        ff = f.files.get(x.path)
+        if "." in x.name and ff is not None and any(i.module.split(".", 1)[0] == root and not i.name for i in ff.imports) \
+                and not _own_module(f, x.name):
+            continue
+        out.append(x)
     return out
 
 
@@ -1293,7 +1310,7 @@ def _chain_gates(f: Facts, func: str, depth: int, seen: frozenset[str]) -> list 
     """The switches that close every way into ``func``; None when some caller reaches it with no switch off."""
     if func in seen:
         return []
-    callers = [x for x in f.calls(func) if x.func != func]
+    callers = _callers(f, func)
     if depth <= 0 or not callers or len(callers) > 8:
         return None
     out: list = []

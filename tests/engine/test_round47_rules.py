@@ -75,6 +75,33 @@ def test_a_release_that_builds_and_loads_models_and_trains_nothing_is_inference_
     assert b.project.does_training
 
 
+# --- mlfoundations/open_clip: "the model is compiled" from a task's ``compile`` method that only ``--torchcompile`` calls ---
+
+_OC_TASK = (
+    "import re\nimport torch\n\nPATTERN = re.compile(r'\\\\s+')\n\n\nclass TrainingTask(torch.nn.Module):\n"
+    "    def __init__(self, model):\n        super().__init__()\n        self.trainable_module = model\n\n"
+    "    def compile(self, target='model', **kwargs):\n"
+    "        if target == 'model':\n            self.trainable_module = torch.compile(self.trainable_module, **kwargs)\n"
+    "        return self\n")
+_OC_MAIN = (
+    "import argparse\nimport torch\nfrom open_clip.task import TrainingTask\n\n\n"
+    "def main():\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--torchcompile', action='store_true', default=False)\n    args = parser.parse_args()\n"
+    "    task = TrainingTask(torch.nn.Linear(8, 8))\n    if args.torchcompile:\n        task.compile()\n"
+    "    opt = torch.optim.AdamW(task.parameters())\n"
+    "    for x in torch.utils.data.DataLoader(list(range(8)), num_workers=4):\n"
+    "        task.trainable_module(x).sum().backward()\n        opt.step()\n\n\nif __name__ == '__main__':\n    main()\n")
+
+
+def test_a_method_called_only_behind_an_off_flag_is_off_beside_a_library_function_of_its_name():
+    files = {"src/open_clip/task.py": _OC_TASK, "src/open_clip/__init__.py": "", "src/main.py": _OC_MAIN,
+             "scripts/train.sh": "torchrun --nproc_per_node 8 src/main.py\n"}
+    assert _check(_audit(files), "D2").status is Status.UNUSED
+    # control: a launch that passes the flag runs the method
+    b = _audit({**files, "scripts/train.sh": "torchrun --nproc_per_node 8 src/main.py --torchcompile\n"})
+    assert _check(b, "D2").status is Status.USED
+
+
 # --- microsoft/LMOps: a whole checkout of transformers in a project's folder was 1,243 files of its training path -----------
 
 def _lmops(sdist: bool = False) -> dict[str, str]:
