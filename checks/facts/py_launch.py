@@ -115,4 +115,5 @@ def finish(path: str, pending: list[Pending], out: FileFacts) -> None:
         for name, value, line, text in p.env:
             if _ENV_NAME.match(name):  # the launched job's environment (``env["NCCL_PROTO"] = "Simple"``), at its line
                 launch.env[name] = value
-                out.envs.append(EnvVar(path, line, name, value, "python", text))
+                if not any(e.line == line and e.name == name for e in out.envs):  # (a dict named for it is one already)
+                    out.envs.append(EnvVar(path, line, name, value, "python", text))

@@ -44,6 +44,9 @@ _ln = _LINE_INTS.__getitem__
 #: a project helper that sets one environment variable: ``set_env_var(name, value)``, ``setenv``, ``set_environ_var``
 _SET_ENV_HELPER = re.compile(r"^_?(set_?env(iron(ment)?)?(_?var(iable)?)?|export_env(_var)?)$", re.I)
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{2,}$")
+#: a dict that holds a launched job's environment variables, by its name (``env``, ``env_vars``, ``PERF_ENV_VARS``,
+#: ``environment``; not ``envelope`` or ``environment_name``)
+_ENV_DICT = re.compile(r"(?i)(^|_)env(s|_?vars?|iron(ment)?(_?vars?)?)?$")
 # Names that conventionally hold parsed arguments / configs: ``args.bf16`` refers to setting "bf16".
 _CONFIG_HOLDERS = re.compile(
     r"^(self\.)?(args|opt|opts|cfg|conf|config|hparams|training_args|train_args|"
@@ -945,6 +948,8 @@ class _Extractor(ast.NodeVisitor):
                     self._arms(t.id, value_node, line)
             if isinstance(value_node, ast.Dict):
                 self._dict_literal(value_node, (t.id,))
+                if _ENV_DICT.search(t.id):
+                    self._env_dict(value_node)
         elif tc is _Attribute:
             target = self.dotted(t) or self._strings.setdefault(f"?.{t.attr}", f"?.{t.attr}")
             self.out.attr_assigns.append(
@@ -967,6 +972,13 @@ class _Extractor(ast.NodeVisitor):
                 # kwargs["attn_implementation"] = "sdpa"; self.base_model_args["attn_implementation"] = ... (instructlab)
                 owner = t.value.id if isinstance(t.value, ast.Name) else self.dotted(t.value)
                 key = _const(t.slice)
+                last = t.value.id if isinstance(t.value, ast.Name) else t.value.attr
+                if isinstance(key, str) and _ENV_NAME.match(key) and _ENV_DICT.search(last):
+                    # the environment a job is launched with (NeMo ``executor.env_vars["NCCL_NVLS_ENABLE"] = "1"``,
+                    # ``PERF_ENV_VARS["NCCL_NET_GDR_LEVEL"] = "PHB"``)
+                    v = self.value(value_node)
+                    self.out.envs.append(EnvVar(self.path, line, key, "" if isinstance(v, Expr) else str(v), "python", self.text(line),
+                                                self._guard_text() if self.guard_stack else None))
                 if isinstance(t.value, ast.Name) and isinstance(key, str) and self.func_stack:
                     self.env_dicts.setdefault((tuple(self.func_stack), t.value.id), []).append((key, value_node, line))
                 if owner and isinstance(key, str):
@@ -1026,6 +1038,19 @@ class _Extractor(ast.NodeVisitor):
                     ConfigEntry(self.path, _ln(k.lineno), keys, _scalar(self.value(v)), fmt, self.text(k.lineno))
                 )
 
+    def _env_dict(self, node: ast.Dict) -> None:
+        """The variables of a dict literal that holds a job's environment (``PERF_ENV_VARS = {"NCCL_NVLS_ENABLE": "0", ...}``,
+        ``executor = run.SlurmExecutor(..., env_vars={...})``): each an environment setting at its key's line."""
+        for k, v in zip(node.keys, node.values, strict=True):
+            key = _const(k) if k is not None else _NO_VALUE
+            if isinstance(key, str) and isinstance(v, ast.Dict) and _ENV_DICT.search(key):
+                self._env_dict(v)  # Ray's ``runtime_env={"env_vars": {...}}``
+            elif isinstance(key, str) and _ENV_NAME.match(key) and not isinstance(v, ast.Dict):
+                val = self.value(v)
+                line = _ln(k.lineno)
+                self.out.envs.append(EnvVar(self.path, line, key, "" if isinstance(val, Expr) else str(val), "python", self.text(line),
+                                            self._guard_text() if self.guard_stack else None))
+
     # -- expressions -----------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         name = self.dotted(node.func)
@@ -1050,6 +1075,8 @@ class _Extractor(ast.NodeVisitor):
                     continue
                 a = k.value
                 kwargs[arg] = self.value(a)
+                if a.__class__ is ast.Dict and _ENV_DICT.search(arg):
+                    self._env_dict(a)  # ``run.SlurmExecutor(..., env_vars={"NCCL_...": ...})``, ``subprocess.run(cmd, env={...})``
                 if a.lineno != lineno:  # readers use ``kw_lines.get(k, call.line)``: same-line keywords are not stored
                     kw_lines[arg] = _ln(a.lineno)
                 c = a.__class__

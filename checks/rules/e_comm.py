@@ -1364,7 +1364,8 @@ _CAPABILITY_PROBE = re.compile(r"\bnot\s+[\w.]*(support|available|capab)\w*\(", 
 #: memory settings of the collectives: how NCCL allocates its buffers (``NCCL_CUMEM_ENABLE=0``, which vLLM and weight-sync
 #: engines set so that CUDA memory sharing works) and how PyTorch frees them (ms-swift ``TORCH_NCCL_AVOID_RECORD_STREAMS=1``):
 #: neither a transport switch, a protocol, a tuning nor a diagnostic
-_ALLOCATOR_COMPAT = frozenset({"NCCL_CUMEM_ENABLE", "NCCL_CUMEM_HOST_ENABLE", "TORCH_NCCL_AVOID_RECORD_STREAMS"})
+_ALLOCATOR_COMPAT = frozenset({"NCCL_CUMEM_ENABLE", "NCCL_CUMEM_HOST_ENABLE", "TORCH_NCCL_AVOID_RECORD_STREAMS", "NCCL_GRAPH_REGISTER",
+                               "NCCL_LOCAL_REGISTER"})
 
 
 def _switches_off(e: Any) -> bool:

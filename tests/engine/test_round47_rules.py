@@ -102,6 +102,33 @@ def test_a_method_called_only_behind_an_off_flag_is_off_beside_a_library_functio
     assert _check(b, "D2").status is Status.USED
 
 
+# --- NVIDIA/NeMo: "only NCCL diagnostics set (no tuning)" beside the executor's environment dicts --------------------------
+
+_NEMO_EXECUTOR = (
+    "import nemo_run as run\n\nPERF_ENV_VARS = {\n    \"TORCH_NCCL_AVOID_RECORD_STREAMS\": \"1\",\n"
+    "    \"NCCL_NVLS_ENABLE\": \"0\",\n}\n\n\ndef slurm_executor(nodes: int, gpu: str):\n"
+    "    if gpu == 'gb200':\n        PERF_ENV_VARS[\"NCCL_NET_GDR_LEVEL\"] = \"PHB\"\n"
+    "    executor = run.SlurmExecutor(nodes=nodes, ntasks_per_node=8, env_vars=PERF_ENV_VARS)\n"
+    "    executor.env_vars[\"NCCL_MIN_CTAS\"] = \"32\"\n    return executor\n")
+
+
+def test_a_launch_executors_environment_dicts_set_nccl():
+    files = {"scripts/executors.py": _NEMO_EXECUTOR, "train.py": _LOOP, "run.sh": "NCCL_DEBUG=INFO torchrun --nnodes 4 --nproc_per_node 8 train.py\n"}
+    a = _audit(files)
+    assert {e.name for e in a.facts.envs("NCCL_")} >= {"NCCL_NVLS_ENABLE", "NCCL_NET_GDR_LEVEL", "NCCL_MIN_CTAS"}
+    assert _check(a, "E4").status is Status.USED and _check(a, "E1").status is Status.USED
+    # control: the same keys in a dict that is no environment (a table of benchmark results) set nothing
+    b = _audit({**files, "scripts/executors.py": _NEMO_EXECUTOR.replace("PERF_ENV_VARS", "PERF_RESULTS").replace("env_vars", "tags")})
+    assert not b.facts.envs("NCCL_NET") and not b.facts.envs("NCCL_MIN")
+
+
+def test_nccl_buffer_registration_is_a_memory_setting_not_a_tuning():
+    # megatron-bridge ``environment_utils.py``: ``"NCCL_GRAPH_REGISTER": 0`` beside the allocator's expandable segments
+    env = "ENV_VARS = {\n    \"NCCL_GRAPH_REGISTER\": 0,\n    \"PYTORCH_CUDA_ALLOC_CONF\": \"expandable_segments:True\",\n}\n"
+    r = _check(_audit({"recipes/env.py": env, "train.py": _LOOP, "run.sh": "torchrun --nproc_per_node 8 train.py\n"}), "E4")
+    assert r.status is not Status.USED and "NCCL_GRAPH_REGISTER" in (r.detail or ""), r.detail
+
+
 # --- microsoft/LMOps: a whole checkout of transformers in a project's folder was 1,243 files of its training path -----------
 
 def _lmops(sdist: bool = False) -> dict[str, str]:
