@@ -915,6 +915,12 @@ class _Extractor(ast.NodeVisitor):
                 if value_node.__class__ in (ast.BoolOp, ast.Compare) and any(
                         n.__class__ is ast.BinOp and n.op.__class__ is ast.Mod for n in ast.walk(value_node)):
                     self.interval_flags[key] = self.src(value_node)
+                elif value_node.__class__ is ast.BoolOp and key in self.interval_flags and any(
+                        n.__class__ is _Name and n.id == t.id for n in value_node.values):
+                    # the flag widened by another condition (ColossalAI ``save_model_condition = save_model_condition or
+                    # (step + 1) == len(dataloader)``, the epoch's end): still the interval test, with that condition
+                    text = self.src(value_node)
+                    self.interval_flags[key] = re.sub(rf"\b{re.escape(t.id)}\b", f"({self.interval_flags[key]})", text, count=1)
                 elif self.interval_flags and not (value_node.__class__ is ast.Constant and value_node.value is True and self.guard_stack):
                     # (``is_opt_to_save_model = True`` when a save switch file exists forces one save: the flag stays
                     # the interval test it was)

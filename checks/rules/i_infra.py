@@ -984,6 +984,11 @@ _LAST_STEP = re.compile(r"\b[\w.]*(step|iter|iteration)s?\w*\s*(>=|==)\s*[\w.]*(
                         r"|\b[\w.]*(max|total|num)_?\w*(steps?|iters?)\s*(<=|==)\s*[\w.]*(step|iter)\w*\b", re.I)
 
 
+#: a condition that holds once, when the job is told to stop (a signal handler's flag, a preemption notice, a time limit)
+_INTERRUPTED = re.compile(r"(?i)interrupt|preempt|sigterm|sigusr|signal_received|received_signal|stop_requested|time_?limit"
+                          r"|timed_?out|deadline")
+
+
 def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, float | None]:
     """(guarded by an interval condition, the interval when it can be resolved).
 
@@ -998,6 +1003,9 @@ def _guard(f: Facts, guard: str | None, path: str | None = None) -> tuple[bool, 
     # the run's last step (Prismatic ``if self.max_steps is not None and metrics.global_step >= self.max_steps:`` saves the
     # final checkpoint, then returns): once, whatever boundary it shares the guard with
     if _LAST_STEP.search(guard) and not re.search(r"\bor\b", guard):  # (``step % every == 0 or step == max_steps``: the interval)
+        return True, None
+    # a save when the job is told to stop (NeMo's preemption callback: ``if self.interrupted:`` after SIGTERM, then exit): once
+    if _INTERRUPTED.search(guard) and not re.search(r"\bor\b", guard):
         return True, None
     # the first modulus that is no accumulation boundary (litgpt: ``not (iter_num % accum_iters != 0) and step_count %
     # save_interval == 0``, the accumulation flag spelled out where it stands): an accumulation test alone fires once

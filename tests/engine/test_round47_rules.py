@@ -129,6 +129,61 @@ def test_nccl_buffer_registration_is_a_memory_setting_not_a_tuning():
     assert r.status is not Status.USED and "NCCL_GRAPH_REGISTER" in (r.detail or ""), r.detail
 
 
+# --- NVIDIA/NeMo: "checkpoints saved every step" from the preemption callback's save on SIGTERM -----------------------------
+
+_NEMO_PREEMPT = (
+    "import signal\nimport sys\nimport torch\nfrom lightning.pytorch.callbacks import Callback\n\n\n"
+    "class PreemptionCallback(Callback):\n    def __init__(self):\n        self.interrupted = False\n"
+    "        signal.signal(signal.SIGTERM, self._handler)\n\n    def _handler(self, signum, frame):\n"
+    "        self.interrupted = True\n\n    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):\n"
+    "        if self.interrupted:\n            trainer.save_checkpoint('last.ckpt')\n            sys.exit(0)\n")
+_NEMO_TRAIN = (
+    "import lightning.pytorch as pl\nfrom lightning.pytorch.callbacks import ModelCheckpoint\n"
+    "from callbacks.preemption import PreemptionCallback\nfrom model import GPT\n\n\n"
+    "def main():\n    trainer = pl.Trainer(max_steps=1000, callbacks=[PreemptionCallback(), ModelCheckpoint(every_n_train_steps=500)])\n"
+    "    trainer.fit(GPT())\n\n\nif __name__ == '__main__':\n    main()\n")
+_NEMO_MODEL = (
+    "import torch\nimport lightning.pytorch as pl\n\n\nclass GPT(pl.LightningModule):\n"
+    "    def training_step(self, batch, batch_idx):\n        return self(batch).loss\n")
+
+
+def test_a_save_when_the_job_is_preempted_is_no_per_step_save():
+    files = {"callbacks/preemption.py": _NEMO_PREEMPT, "train.py": _NEMO_TRAIN, "model.py": _NEMO_MODEL,
+             "run.sh": "torchrun --nproc_per_node 8 train.py\n"}
+    r = _check(_audit(files), "I3")
+    assert r.status is Status.USED and "every step" not in (r.detail or ""), r.detail
+    # control: the same save behind a flag that is no interruption (a debug switch that is on) runs every step
+    b = _check(_audit({**files, "callbacks/preemption.py": _NEMO_PREEMPT.replace("self.interrupted", "self.verbose").replace(
+        "self.verbose = False", "self.verbose = True")}), "I3")
+    assert b.status is Status.UNUSED and "every step" in (b.detail or ""), b.detail
+
+
+
+# --- hpcaitech/ColossalAI: "checkpoints saved every step" when the interval flag is widened by the epoch's end -------------
+
+_CAI_TRAIN = (
+    "import argparse\nimport torch\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--save_interval', type=int, default=1000)\n"
+    "    parser.add_argument('--skip_save_each_epoch', action='store_true')\n    args = parser.parse_args()\n"
+    "    model = torch.nn.Linear(8, 8)\n    opt = torch.optim.AdamW(model.parameters())\n"
+    "    loader = torch.utils.data.DataLoader(list(range(64)), batch_size=8, num_workers=4)\n"
+    "    for step, batch in enumerate(loader):\n        model(batch).sum().backward()\n        opt.step()\n"
+    "        save_model_condition = (\n            args.save_interval > 0 and (step + 1) % args.save_interval == 0\n        )\n"
+    "        if not args.skip_save_each_epoch:\n"
+    "            save_model_condition = save_model_condition or (step + 1) == len(loader)\n"
+    "        if save_model_condition:\n            torch.save(model.state_dict(), f'ckpt-{step}.pt')\n\n\n"
+    "if __name__ == '__main__':\n    main()\n")
+
+
+def test_an_interval_flag_widened_by_another_condition_is_still_the_interval():
+    files = {"train.py": _CAI_TRAIN, "train.sh": "torchrun --nproc_per_node 8 train.py --save_interval 1000\n"}
+    r = _check(_audit(files), "I3")
+    assert r.status is Status.USED and "every step" not in (r.detail or ""), r.detail
+    # control: a flag that was no interval test before it was widened saves every step
+    b = _check(_audit({**files, "train.py": _CAI_TRAIN.replace("(step + 1) % args.save_interval == 0", "step >= 0")}), "I3")
+    assert b.status is Status.UNUSED and "every step" in (b.detail or ""), b.detail
+
+
 # --- microsoft/LMOps: a whole checkout of transformers in a project's folder was 1,243 files of its training path -----------
 
 def _lmops(sdist: bool = False) -> dict[str, str]:
