@@ -1025,6 +1025,32 @@ def jax_training(f: Facts) -> str | None:
     return f"{d.name} on {d.target} ({d.path}:{d.line})"
 
 
+def _hostfile_hosts(facts: Facts, launch: Any) -> int | None:
+    """The number of hosts in the hostfile a launch names (``deepspeed --hostfile configs/hostfile``), when the repository
+    ships that file (found next to the launch script, or by its path from the root); None otherwise."""
+    ref = launch.launcher_args.get("hostfile")
+    if not isinstance(ref, str) or not ref or "$" in ref:
+        return None
+    r = ref.strip("\"'")
+    while r.startswith("./"):
+        r = r[2:]
+    here = launch.path.rsplit("/", 1)[0] + "/" if "/" in launch.path else ""
+    found = [c for c in (here + r, r) if c in facts.files]
+    if not found:  # run from another folder (BELLE's ``train/scripts/multinode_run.sh`` naming ``configs/hostfile`` of ``train/``)
+        found = [p for p in facts.paths_named(r.rsplit("/", 1)[-1]) if p.endswith("/" + r)]
+        if len(found) != 1:
+            return None
+    ff = facts.files[found[0]]
+    n = next((e.value for e in ff.configs if e.keys == ("hostfile_hosts",)), None) if ff.kind == "hostfile" else None
+    if not isinstance(n, int):
+        return None
+    inc = launch.launcher_args.get("include")
+    if isinstance(inc, str) and inc and "$" not in inc:
+        # ``--include GPU002,GPU003`` (colossalai) or ``worker-0:0,1@worker-1`` (DeepSpeed): those hosts of the file only
+        n = min(n, len(inc.split("@")) if "@" in inc or ":" in inc else len(inc.split(",")))
+    return n
+
+
 def _not_a_training_call(c: Any) -> bool:
     """A ``step``/``train`` call that runs no training: a wrapper's own ``step`` method handing the call on to what it wraps
     (``def step(self, closure=None): self.optimizer.step(closure)`` in an optimizer or scheduler wrapper a library offers),
@@ -1949,6 +1975,11 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
             k = next(k for k in (*_NNODES_KEYS, "num_machines") if k in launch.launcher_args)
             by_argument.append(f"{launch.path}:{launch.arg_line(k)}: `--{k} {nn}` (the node count is an argument of the "
                                f"script, {by_arg.group(1)} by default)")
+        elif (hosts := _hostfile_hosts(facts, launch)) is not None:
+            # the hostfile the launch names, shipped beside it (ColossalChat's ``--hostfile ./hostfile`` holding ``localhost``):
+            # its hosts are the nodes
+            if hosts > 1:
+                nodes.append((hosts, f"{launch.path}:{launch.line}"))
         elif "hostfile" in launch.launcher_args or (unresolved and any(k in launch.launcher_args for k in (
                 "master_addr", "node_rank", "rdzv_endpoint", "machine_rank", "main_process_ip"))):
             nodes.append((2, f"{launch.path}:{launch.line}"))

@@ -530,7 +530,7 @@ def _kind_role(kind: str, name: str) -> str:
         return CODE
     if kind in ("yaml", "json", "toml"):
         return CONFIG
-    if kind in ("shell", "make"):
+    if kind in ("shell", "make", "hostfile"):
         return LAUNCH
     return BUILD  # requirements, pyproject, conda, docker
 

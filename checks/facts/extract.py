@@ -21,7 +21,7 @@ from .docs_md import (
 from .notebook import DATABRICKS_HEADER, extract_databricks, extract_notebook
 from .python import extract_python
 from .shell import extract_dockerfile, extract_shell_text
-from .types import FileFacts
+from .types import ConfigEntry, FileFacts
 
 _SUPPRESS = re.compile(r"#\s*accel-ignore\b(?::\s*([A-Ja-j]\d+(?:\s*,\s*[A-Ja-j]\d+)*))?")
 _SHELL_EXT = {".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".pbs", ".job", ".lsf"}
@@ -59,6 +59,8 @@ def classify(path: str) -> str | None:
         return "docker"
     if suffix in _DOC_EXT and (low.startswith("readme") or _DOC_TOPIC.search(path)):
         return "docs"
+    if low.startswith("hostfile") and suffix in {"", ".txt", ".example"} | ({suffix} if suffix[1:].isdigit() or "_" in suffix else set()):
+        return "hostfile"  # DeepSpeed's/colossalai's list of nodes (``node-0 slots=8``), which ``--hostfile`` names
     if name == "METADATA" and len(p.parts) > 1 and p.parts[-2].endswith(".dist-info"):
         return "requirements"  # a wheel's metadata: its ``Requires-Dist`` lines are the only dependency declaration it ships
     if (low.startswith("requirements") and suffix in {".txt", ".in"}) or (
@@ -146,4 +148,9 @@ def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str
         extract_doc_legacy(path, text, out)
         extract_doc_inline_commands(path, text, out)
         extract_doc_config_links(path, text, out)
+    elif kind == "hostfile":
+        hosts = [(i, ln.split("#", 1)[0].strip()) for i, ln in enumerate(text.splitlines(), 1)]
+        hosts = [(i, h) for i, h in hosts if h]
+        if hosts:
+            out.configs.append(ConfigEntry(path, hosts[0][0], ("hostfile_hosts",), len(hosts), "hostfile", hosts[0][1][:300]))
     return out

@@ -184,6 +184,22 @@ def test_an_interval_flag_widened_by_another_condition_is_still_the_interval():
     assert b.status is Status.UNUSED and "every step" in (b.detail or ""), b.detail
 
 
+# --- hpcaitech/ColossalAI and BELLE: the hostfile a launch names is shipped, and lists its nodes ---------------------------
+
+def test_a_shipped_hostfile_gives_the_launchs_nodes():
+    files = {"train/src/train.py": _LOOP, "train/configs/hostfile": "node_ip_0 slots=8\nnode_ip_1 slots=8\n",
+             "train/scripts/multinode_run.sh": "deepspeed --hostfile configs/hostfile src/train.py --deepspeed ds.json\n"}
+    a = _audit(files)
+    assert a.project.multi_node and a.project.num_nodes == 2
+    # ColossalChat: ``--hostfile ./hostfile`` next to the script, holding ``localhost``: one node
+    b = _audit({"train.py": _LOOP, "hostfile": "localhost\n",
+                "train_sft.sh": "colossalai run --nproc_per_node 8 --hostfile ./hostfile train.py\n"})
+    assert not b.project.multi_node
+    # control: a hostfile the repository does not ship leaves the count to the job (several nodes, how many unknown)
+    c = _audit({k: v for k, v in files.items() if k != "train/configs/hostfile"})
+    assert c.project.multi_node and c.project.num_nodes is None
+
+
 # --- microsoft/LMOps: a whole checkout of transformers in a project's folder was 1,243 files of its training path -----------
 
 def _lmops(sdist: bool = False) -> dict[str, str]:
