@@ -1224,7 +1224,13 @@ def _not_a_model(facts: Facts, st: Setting) -> bool:
     or a name only a tokenizer is loaded from (``model_name = 'Qwen/Qwen2.5-3B-Instruct'`` then
     ``AutoTokenizer.from_pretrained(model_name)`` to count tokens)."""
     return bool(isinstance(st.value, str) and _CLASS_PATH.match(st.value)) or (st.source == "call" and bool(_API_CALL.search(st.text or ""))) \
-        or _tokenizer_only(facts, st) or _api_section(facts, st)
+        or _tokenizer_only(facts, st) or _api_section(facts, st) or _tokenizer_section(st)
+
+
+def _tokenizer_section(st: Setting) -> bool:
+    """A value of a config's tokenizer section (NeMo ``model: {tokenizer: {type: GPT2BPETokenizer}}`` or ``type: bpe``, handed to
+    ``get_nmt_tokenizer(model_name=cfg.tokenizer.type)``): a vocabulary or its kind, not the model trained."""
+    return st.source == "config" and bool(re.search(r"(^|\.)tokenizer\.", st.key.lower()))
 
 
 def _api_section(facts: Facts, st: Setting) -> bool:

@@ -180,7 +180,8 @@ def test_an_interval_flag_widened_by_another_condition_is_still_the_interval():
     r = _check(_audit(files), "I3")
     assert r.status is Status.USED and "every step" not in (r.detail or ""), r.detail
     # control: a flag that was no interval test before it was widened saves every step
-    b = _check(_audit({**files, "train.py": _CAI_TRAIN.replace("(step + 1) % args.save_interval == 0", "step >= 0")}), "I3")
+    b = _check(_audit({**files, "train.py": _CAI_TRAIN.replace("args.save_interval > 0 and (step + 1) % args.save_interval == 0",
+                                                               "step >= 0")}), "I3")
     assert b.status is Status.UNUSED and "every step" in (b.detail or ""), b.detail
 
 
@@ -234,3 +235,24 @@ def test_a_checkout_of_a_library_in_a_project_folder_is_a_copy_of_it():
     assert a.roles.by_path["dpkd/transformers/src/transformers/models/bert/configuration_bert.py"] != "training"
     # control: the library's own sdist is the project itself, not a copy
     assert _audit(_lmops(sdist=True)).roles.library_copies == []
+
+
+# --- NVIDIA/NeMo: "bpe" and "GPT2BPETokenizer" listed as the model names -------------------------------------------------
+
+_NEMO_TOK = (
+    "from nemo.collections.nlp.modules.common.tokenizer_utils import get_nmt_tokenizer\n\n\n"
+    "class MegatronBaseModel:\n    def _build_tokenizer(self):\n"
+    "        self.tokenizer = get_nmt_tokenizer(library=self._cfg.tokenizer.library, model_name=self._cfg.tokenizer.type)\n")
+
+
+def test_a_tokenizer_sections_type_is_no_model_name():
+    cfg = ("trainer:\n  devices: 8\n  precision: bf16\nmodel:\n  model_name: meta-llama/Llama-2-7b-hf\n"
+           "  tokenizer:\n    library: megatron\n    type: GPT2BPETokenizer\n")
+    files = {"nemo/models/base.py": _NEMO_TOK, "examples/conf/megatron_gpt_config.yaml": cfg, "train.py": _LOOP,
+             "run.sh": "torchrun --nproc_per_node 8 train.py --config-name megatron_gpt_config\n"}
+    names = _audit(files).project.model_names
+    assert "GPT2BPETokenizer" not in names and "meta-llama/Llama-2-7b-hf" in names, names
+    # control: the same value as the section's model setting names a model
+    b = _audit({**files, "examples/conf/megatron_gpt_config.yaml": cfg.replace("  tokenizer:\n    library: megatron\n    type: GPT2BPETokenizer\n", "")
+                + "  pretrained: EleutherAI/gpt-neox-20b\n", "nemo/models/base.py": _NEMO_TOK.replace("tokenizer.type", "pretrained")})
+    assert "EleutherAI/gpt-neox-20b" in b.project.model_names, b.project.model_names
