@@ -915,6 +915,12 @@ class _Extractor(ast.NodeVisitor):
                 if value_node.__class__ in (ast.BoolOp, ast.Compare) and any(
                         n.__class__ is ast.BinOp and n.op.__class__ is ast.Mod for n in ast.walk(value_node)):
                     self.interval_flags[key] = self.src(value_node)
+                elif value_node.__class__ is ast.BoolOp and value_node.op.__class__ is ast.And and any(
+                        self._option_term(v) for v in value_node.values):
+                    # a switch computed from the run's options (open_clip ``compile_step = getattr(args, "torchcompile",
+                    # False) and getattr(args, "torchcompile_strategy", "task") == "step"``, then ``elif compile_step:``):
+                    # its test stands for it in the guards below, as an interval flag's does
+                    self.interval_flags[key] = self.src(value_node)
                 elif value_node.__class__ is ast.BoolOp and key in self.interval_flags and any(
                         n.__class__ is _Name and n.id == t.id for n in value_node.values):
                     # the flag widened by another condition (ColossalAI ``save_model_condition = save_model_condition or
@@ -1043,6 +1049,19 @@ class _Extractor(ast.NodeVisitor):
                 self.out.configs.append(
                     ConfigEntry(self.path, _ln(k.lineno), keys, _scalar(self.value(v)), fmt, self.text(k.lineno))
                 )
+
+    def _option_term(self, v: ast.expr) -> bool:
+        """A term that reads a run option: ``getattr(args, "name", default)`` or ``args.name`` on an options holder."""
+        if v.__class__ is ast.Compare:
+            v = v.left
+        if v.__class__ is ast.Call:
+            f = v.func
+            return (f.__class__ is _Name and f.id == "getattr" and len(v.args) == 3 and v.args[1].__class__ is _Constant
+                    and isinstance(v.args[1].value, str) and _CONFIG_HOLDERS.match(self.dotted(v.args[0]) or self.src(v.args[0])) is not None)
+        if v.__class__ is _Attribute:
+            owner = self.dotted(v.value) or ""
+            return _CONFIG_HOLDERS.match(owner) is not None and owner != "self"
+        return False
 
     def _env_dict(self, node: ast.Dict) -> None:
         """The variables of a dict literal that holds a job's environment (``PERF_ENV_VARS = {"NCCL_NVLS_ENABLE": "0", ...}``,

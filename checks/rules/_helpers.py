@@ -285,11 +285,15 @@ def parse_expr(text: str) -> ast.expr | None:
         return None
 
 
+#: an object that holds the run's parsed options (``args``, ``self.args``, ``training_args``, ``cfg``, ``hparams``)
+_OPTIONS_OBJECT = re.compile(r"^(self\.)?(args|opts?|cfg|hparams|hp|training_args|train_args|script_args|model_args|data_args|flags|FLAGS)$")
+
+
 def guard_flags(guard: str | None) -> list[tuple[str, bool]]:
     """The plain flags an ``if`` guard tests: ``"args.compile and not (self.eval)"`` -> ``[("compile", False), ("eval", True)]``.
 
-    Only names and attribute chains (optionally negated) joined with ``and`` are read; comparisons,
-    calls and ``or`` say nothing about a single flag and are left out.
+    Only names, attribute chains and ``getattr(obj, "name", default)`` (optionally negated) joined with ``and`` are read;
+    comparisons, other calls and ``or`` say nothing about a single flag and are left out.
     """
     if not guard:
         return []
@@ -297,6 +301,8 @@ def guard_flags(guard: str | None) -> list[tuple[str, bool]]:
     if node is None:
         return []
     terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    # (a parenthesized ``and`` inside the guard, a computed switch's own test standing for it, is more terms of the same ``and``)
+    terms = [x for t in terms for x in (t.values if isinstance(t, ast.BoolOp) and isinstance(t.op, ast.And) else [t])]
     out: list[tuple[str, bool]] = []
     for t in terms:
         neg = False
@@ -306,6 +312,11 @@ def guard_flags(guard: str | None) -> list[tuple[str, bool]]:
             out.append((t.id, neg))
         elif isinstance(t, ast.Attribute):
             out.append((t.attr, neg))
+        elif (isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "getattr" and len(t.args) >= 2
+              and isinstance(t.args[1], ast.Constant) and isinstance(t.args[1].value, str) and _OPTIONS_OBJECT.match(ast.unparse(t.args[0]))):
+            # ``getattr(args, "torchcompile", False)``: the run's option ``args.torchcompile`` (not a model config's
+            # attribute, ``getattr(self.config, "gradient_checkpointing", False)``, which no run option names)
+            out.append((t.args[1].value, neg))
     return out
 
 

@@ -256,3 +256,28 @@ def test_a_tokenizer_sections_type_is_no_model_name():
     b = _audit({**files, "examples/conf/megatron_gpt_config.yaml": cfg.replace("  tokenizer:\n    library: megatron\n    type: GPT2BPETokenizer\n", "")
                 + "  pretrained: EleutherAI/gpt-neox-20b\n", "nemo/models/base.py": _NEMO_TOK.replace("tokenizer.type", "pretrained")})
     assert "EleutherAI/gpt-neox-20b" in b.project.model_names, b.project.model_names
+
+
+# --- mlfoundations/open_clip: a switch computed from the run's options (compile_step) read as always on -------------------
+
+_OC_TRAIN = (
+    "import argparse\nimport torch\n\n\ndef train_one_epoch(model, opt, loader, args):\n"
+    "    compile_step = (\n        getattr(args, 'torchcompile', False)\n"
+    "        and getattr(args, 'torchcompile_strategy', 'task') == 'step'\n    )\n"
+    "    step = lambda b: model(b).sum().backward()\n"
+    "    if compile_step:\n        step = torch.compile(step)\n"
+    "    for batch in loader:\n        step(batch)\n        opt.step()\n\n\n"
+    "def main():\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--torchcompile', action='store_true', default=False)\n"
+    "    parser.add_argument('--torchcompile-strategy', default='task')\n    args = parser.parse_args()\n"
+    "    model = torch.nn.Linear(8, 8)\n"
+    "    train_one_epoch(model, torch.optim.AdamW(model.parameters()), torch.utils.data.DataLoader(list(range(8)), num_workers=4), args)\n\n\n"
+    "if __name__ == '__main__':\n    main()\n")
+
+
+def test_a_switch_computed_from_off_options_is_off():
+    files = {"src/train.py": _OC_TRAIN, "scripts/run.sh": "torchrun --nproc_per_node 8 src/train.py\n"}
+    assert _check(_audit(files), "D2").status is Status.UNUSED
+    # control: a launch that turns the option on compiles the step
+    b = _audit({**files, "scripts/run.sh": "torchrun --nproc_per_node 8 src/train.py --torchcompile --torchcompile-strategy step\n"})
+    assert _check(b, "D2").status is Status.USED
