@@ -938,14 +938,13 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     loads_only = loads_weights and len(handed_on) == len(steps) and not others and not any(
         h.kind == "command" and isinstance(h.value, str) and training_script_name(h.value.rsplit("/", 1)[-1])
         for h in facts.records("doc_hints"))
+    from .rules._helpers import hf_trainer_subclasses  # the rules import this module
+
     # models built from their configuration and adapters attached, with nothing that trains them (Emu: its own
     # ``from_pretrained`` classmethods build the skeleton with ``from_config`` and load the released weights, ``get_peft_model``
     # wraps the LM to load an instruction-tuned checkpoint; no backward, optimizer step, trainer, training launch,
-    # documented training command or training entry point anywhere) is an inference release, neither pre-training nor
-    # fine-tuning code
-    from .rules._helpers import hf_trainer_subclasses  # the rules import this module
-
-    # (a subclass of an HF/TRL trainer is training code whose ``train()`` its users call)
+    # documented training command, training entry point or trainer subclass, whose ``train()`` its users call, anywhere)
+    # is an inference release, neither pre-training nor fine-tuning code
     trains_nothing = (not steps and not train_paths and not facts.launches() and not p.alignment and "megatron" not in p.frameworks
                       and "nanotron" not in p.frameworks
                       and not any(_PRETRAIN_PATH.search(path) or (_finetune_path(path) and path.endswith(".py")) for path in facts.files)
