@@ -44,6 +44,8 @@ _ln = _LINE_INTS.__getitem__
 #: a project helper that sets one environment variable: ``set_env_var(name, value)``, ``setenv``, ``set_environ_var``
 _SET_ENV_HELPER = re.compile(r"^_?(set_?env(iron(ment)?)?(_?var(iable)?)?|export_env(_var)?)$", re.I)
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{2,}$")
+#: keys that make a dict literal a DeepSpeed config
+_DS_DICT_KEYS = frozenset({"zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size", "zero_allow_untested_optimizer"})
 #: a dict that holds a launched job's environment variables, by its name (``env``, ``env_vars``, ``PERF_ENV_VARS``,
 #: ``environment``; not ``envelope`` or ``environment_name``)
 _ENV_DICT = re.compile(r"(?i)(^|_)env(s|_?vars?|iron(ment)?(_?vars?)?)?$")
@@ -972,6 +974,11 @@ class _Extractor(ast.NodeVisitor):
                     guard=self._guard_text() if self.guard_stack else None,
                 )
             )
+            if value_node.__class__ is ast.Dict and any(_const(k) in _DS_DICT_KEYS for k in value_node.keys if k is not None):
+                # a DeepSpeed config set on an object (collie's examples: ``config.ds_config = {"fp16": {"enabled": True},
+                # "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}``): its keys, as a dict
+                # literal bound to a name gives them
+                self._dict_literal(value_node, (target,))
         elif tc is ast.Subscript:
             # os.environ["NCCL_IB_DISABLE"] = "0"
             if (self.dotted(t.value) or "").endswith("os.environ"):

@@ -281,3 +281,31 @@ def test_a_switch_computed_from_off_options_is_off():
     # control: a launch that turns the option on compiles the step
     b = _audit({**files, "scripts/run.sh": "torchrun --nproc_per_node 8 src/train.py --torchcompile --torchcompile-strategy step\n"})
     assert _check(b, "D2").status is Status.USED
+
+
+# --- OpenLMLab/collie: "no ZeRO configuration found" beside ``config.ds_config = {... "zero_optimization": {"stage": 3}}`` ---
+
+_COLLIE_EXAMPLE = (
+    "import torch\nfrom mylib.config import CollieConfig\nfrom mylib.trainer import Trainer\n\n"
+    "config = CollieConfig.from_pretrained('decapoda-research/llama-7b-hf')\nconfig.dp_size = 8\n"
+    "config.ds_config = {\n    \"fp16\": {\"enabled\": True},\n    \"zero_optimization\": {\n        \"stage\": 3,\n"
+    "        \"offload_optimizer\": {\"device\": \"cpu\"},\n    },\n}\n"
+    "trainer = Trainer(model=torch.nn.Linear(8, 8), config=config)\ntrainer.train()\n")
+_COLLIE_CONFIG = (
+    "from dataclasses import dataclass, field\n\n\n@dataclass\nclass CollieConfig:\n    dp_size: int = 1\n"
+    "    ds_config: dict = field(default_factory=dict)\n\n    @classmethod\n    def from_pretrained(cls, name):\n        return cls()\n")
+_COLLIE_TRAINER = (
+    "import deepspeed\n\n\nclass Trainer:\n    def __init__(self, model, config):\n"
+    "        self.engine, self.optimizer, _, _ = deepspeed.initialize(model=model, config=config.ds_config)\n\n"
+    "    def train(self):\n        for batch in range(10):\n            loss = self.engine(batch)\n"
+    "            self.engine.backward(loss)\n            self.engine.step()\n")
+
+
+def test_a_deepspeed_config_set_on_a_config_object_is_read():
+    files = {"examples/finetune_llama.py": _COLLIE_EXAMPLE, "mylib/config.py": _COLLIE_CONFIG, "mylib/trainer.py": _COLLIE_TRAINER,
+             "mylib/__init__.py": "", "examples/run.sh": "torchrun --nproc_per_node 8 examples/finetune_llama.py\n"}
+    a = _audit(files)
+    assert _check(a, "A3").status is Status.USED and _check(a, "C4").status is Status.USED, _check(a, "A3").detail
+    # control: a dict of another kind set on the object (its own "stage" of a curriculum) is no DeepSpeed config
+    b = _audit({**files, "examples/finetune_llama.py": _COLLIE_EXAMPLE.replace("\"zero_optimization\"", "\"curriculum\"")})
+    assert _check(b, "A3").status is not Status.USED, _check(b, "A3").detail
