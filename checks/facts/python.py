@@ -1236,17 +1236,23 @@ class _Extractor(ast.NodeVisitor):
             default = None
         self.out.arg_options.append(ArgOption(self.path, call.line, dest, flags, default, action, call.text))
 
+    def _ref(self, node: ast.expr, name: str) -> Ref:
+        """A reference with where it sits: its function and the branch it is in (``return torch.cuda.amp.autocast`` under
+        ``if precision == "amp":`` hands the autocast itself on, to be entered by the caller)."""
+        return Ref(self.path, _ln(node.lineno), name, self.text(node.lineno), self.func_stack[-1] if self.func_stack else None,
+                   self._guard_text() if self.guard_stack else None)
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if self.is_imported_root(node) and isinstance(node.ctx, ast.Load):
             name = self.dotted(node)
             if name:
-                self.out.refs.append(Ref(self.path, _ln(node.lineno), name, self.text(node.lineno)))
+                self.out.refs.append(self._ref(node, name))
             return  # the chain below is the same reference
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load) and node.id in self.aliases:
-            self.out.refs.append(Ref(self.path, _ln(node.lineno), self.aliases[node.id], self.text(node.lineno)))
+            self.out.refs.append(self._ref(node, self.aliases[node.id]))
 
     def visit_Constant(self, node: ast.Constant) -> None:
         v = node.value

@@ -111,6 +111,8 @@ class Ref:
     line: int
     name: str  # resolved dotted name
     text: str
+    func: str | None = None  # enclosing function
+    guard: str | None = None  # conditions of the enclosing ``if`` branches, joined with ``and`` (as :attr:`Call.guard`)
 
 
 @dataclass(frozen=True, slots=True)

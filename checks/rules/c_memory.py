@@ -309,6 +309,11 @@ _HF_FP16_DRIVERS = {
 }
 
 
+#: the autocast context managers, called or handed on as a value
+_AUTOCASTS = ("torch.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast")
+_NO_KW: dict[str, Any] = {}
+
+
 #: OpenFlamingo 2.0.1's shape: a helper picks the autocast from a precision string, one dtype per ``elif`` whose test is an
 #: ``or`` of spellings; the training script's ``--precision`` defaults to ``fp32`` and the loop calls the helper with it
 _PRECISION_HELPER = {
@@ -328,8 +333,13 @@ _PRECISION_HELPER = {
 }
 
 
-def _precision_helper(default: str) -> dict[str, str]:
-    return filled(_PRECISION_HELPER, "default", default)
+def _precision_helper(default: str, handed_on: bool = False) -> dict[str, str]:
+    """``handed_on``: Multimodal-GPT's copy of the helper returns ``torch.cuda.amp.autocast`` itself, uncalled, for ``amp``."""
+    files = filled(_PRECISION_HELPER, "default", default)
+    if handed_on:
+        files["train/train_utils.py"] = files["train/train_utils.py"].replace("torch.cuda.amp.autocast(cache_enabled=cache_enabled)\n",
+                                                                            "torch.cuda.amp.autocast\n")
+    return files
 
 
 def _inference_load(f: Facts, s: Setting) -> bool:
@@ -670,6 +680,9 @@ class C1MixedPrecision(Check):
         Example(_inference_reranker("torch_dtype=torch.bfloat16,"), U, "the fine-tuning loader itself loads the model in BF16"),
         Example(_precision_helper("fp32"), N, "BF16 autocast only in an elif of an `or` of precision spellings; --precision defaults to fp32"),
         Example(_precision_helper("amp_bf16"), U, "the same helper with --precision defaulting to amp_bf16"),
+        Example(_precision_helper("amp", handed_on=True), U,
+                "the helper hands torch.cuda.amp.autocast on uncalled, for --precision's default amp: FP16 autocast"),
+        Example(_precision_helper("fp32", handed_on=True), N, "the same helper, --precision defaulting to fp32"),
         Example(_HF_FP16_DRIVERS, N, "autocast only under the HF fp16 switch, which keeps transformers' default False"),
         Example({**_HF_FP16_DRIVERS, "scripts/train.sh": "torchrun --nproc_per_node 8 -m mylib.driver.train --fp16 --output_dir out\n"},
                 U, "the launch turns the HF fp16 switch on"),
@@ -758,8 +771,11 @@ class C1MixedPrecision(Check):
             gated.extend(g for g in gate if g not in gated)
             return not gate
 
-        autocast = [c for c in f.calls("torch.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast")
+        autocast = [c for c in f.calls(*_AUTOCASTS)
                     if truthy(c.kwargs.get("enabled", True)) is not False and not _inference_file(f, c.path) and live(c)]
+        # the autocast handed on uncalled, for the caller to enter (Multimodal-GPT ``get_autocast``: ``if precision == "amp":
+        # return torch.cuda.amp.autocast``, then ``with autocast():`` in the loop), read like a call without keywords
+        autocast += [r for r in f.refs(*_AUTOCASTS) if not _inference_file(f, r.path) and live(r)]
         # a GradScaler under an off switch (``if use_amp: scaler = torch.amp.GradScaler()`` with ``use_amp: bool = False``) is not
         # in effect either when no autocast is left in effect; beside a live autocast it belongs to that FP16 loop (LAVIS
         # ``if amp:`` read off by the recipe vote while ``autocast(enabled=use_amp)`` runs)
@@ -782,10 +798,12 @@ class C1MixedPrecision(Check):
                           and not guard_off(f, c) and not _operand_cast(c) and not patch_installed_off(f, c) and not _inference_file(f, c.path)
                           and not _HOST_CAST.search(c.text)])
         for c in autocast:
-            if "dtype" in c.kwargs:  # a dtype from a variable (``autocast(dtype=dtype)``) says nothing by itself
-                kind = _is_low_dtype(c.kwargs.get("dtype", "")) or ("" if isinstance(c.kwargs.get("dtype"), Expr) else "bf16")
+            kw = getattr(c, "kwargs", _NO_KW)
+            if "dtype" in kw:  # a dtype from a variable (``autocast(dtype=dtype)``) says nothing by itself
+                kind = _is_low_dtype(kw.get("dtype", "")) or ("" if isinstance(kw.get("dtype"), Expr) else "bf16")
             else:  # no dtype: float16 on CUDA (``torch.cuda.amp.autocast(enabled=use_amp)``), bfloat16 on CPU
-                device = c.kwargs.get("device_type", c.args[0] if c.args else "cuda")
+                args = getattr(c, "args", ())
+                device = kw.get("device_type", args[0] if args else "cuda")
                 kind = "bf16" if c.name.startswith("torch.cpu.") or device == "cpu" else "fp16"
             if kind:
                 kinds.add(kind)
@@ -841,7 +859,8 @@ class C1MixedPrecision(Check):
             # a precision switch left at transformers' default beside an explicit fp32 setting: both are the evidence
             hf_off = [x for x in gated if isinstance(x, Setting) and x.key.startswith("TrainingArguments.") and x.rank == 0]
             return Outcome(N, evs(disabled + hf_off), detail, {"precision": "fp32"})
-        only_manual_fp16 = autocast and not scaler and all(_is_low_dtype(c.kwargs.get("dtype", "")) == "fp16" for c in autocast) and not (
+        only_manual_fp16 = autocast and not scaler and all(_is_low_dtype(getattr(c, "kwargs", _NO_KW).get("dtype", "")) == "fp16"
+                                                           for c in autocast) and not (
             on(f.effective("fp16", "bf16")) or f.config("fp16.enabled", "bf16.enabled") or mp_policy
         )
         precision = "bf16" if "bf16" in kinds else "fp16"
