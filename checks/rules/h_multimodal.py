@@ -161,7 +161,22 @@ def _frozen_whole(f: Facts, calls: list[Any]) -> list[Any]:
         builds_vision = any(x.func == c.func and _VISION.search(x.text) for x in f.calls_in([c.path])) if parts else False
         if parts and builds_vision and not any(_VISION.search(r[len(recv):]) for r in parts):
             out.append(c)
+        elif not parts and _built_from_vision(f, c, recv):
+            out.append(c)
     return out
+
+
+def _built_from_vision(f: Facts, c: Any, recv: str) -> bool:
+    """Whether the model ``c`` freezes whole was built, earlier in the same function, from a vision encoder it is handed
+    (Multimodal-GPT ``model = Flamingo(vision_encoder, lang_encoder, ...)``, then ``model.requires_grad_(False)`` and LoRA on
+    ``model.lang_encoder`` only): the encoder is frozen with the rest, whatever trains afterwards outside it."""
+    head = re.compile(rf"\s*{re.escape(recv)}\s*=[^=]")
+    for x in f.calls_in([c.path]):
+        if x.func != c.func or x.line >= c.line or not head.match(x.text):
+            continue
+        if any(isinstance(v, Expr) and _VISION.search(v.text) for v in (*x.args, *x.kwargs.values())):
+            return True
+    return False
 
 
 def _vision_code(f: Facts) -> tuple[list[Any], list[Any]]:
@@ -208,6 +223,21 @@ _FLAMINGO_FACTORY = (
     "    model = Flamingo(vision_encoder, lang_encoder)\n"
     "    model.requires_grad_(False)\n"
     "    {unfreeze}"
+    "    return model, image_processor\n"
+)
+
+#: Multimodal-GPT's shape: the model built from an OpenCLIP image tower and a LLaMA is frozen whole, and LoRA then wraps only
+#: its language model; ``{frozen}`` is the object frozen whole
+_MMGPT_BUILDER = (
+    "import open_clip\nfrom peft import LoraConfig, get_peft_model\nfrom transformers import LlamaForCausalLM\n"
+    "from .flamingo import Flamingo\n\n\n"
+    "def create_model_and_transforms(clip_vision_encoder_path, lang_encoder_path, tuning_config):\n"
+    "    vision_encoder, _, image_processor = open_clip.create_model_and_transforms(clip_vision_encoder_path)\n"
+    "    lang_encoder = LlamaForCausalLM.from_pretrained(lang_encoder_path)\n"
+    "    model = Flamingo(\n        vision_encoder,\n        lang_encoder,\n        vis_dim=1024,\n    )\n"
+    "    # Freeze all parameters\n    {frozen}.requires_grad_(False)\n"
+    "    lora_config = LoraConfig(r=16, lora_alpha=16, target_modules=tuning_config.lora_target_modules)\n"
+    "    model.lang_encoder = get_peft_model(model.lang_encoder, peft_config=lora_config)\n"
     "    return model, image_processor\n"
 )
 
@@ -304,6 +334,10 @@ class H1VisionFreeze(_MultimodalOnly):
                 "whole model frozen, only the resampler and cross-attention unfrozen (OpenCLIP encoder)"),
         Example({"open_flamingo/src/factory.py": _FLAMINGO_FACTORY.format(unfreeze="model.perceiver.requires_grad_(True)\n"
                  "    model.vision_encoder.requires_grad_(True)\n")}, N, "whole model frozen, then the vision encoder unfrozen"),
+        Example({"mmgpt/models/builder.py": _MMGPT_BUILDER.format(frozen="model")}, U,
+                "the model built from the image tower frozen whole, LoRA only on its language model (Multimodal-GPT)"),
+        Example({"mmgpt/models/builder.py": _MMGPT_BUILDER.format(frozen="lang_encoder")}, N,
+                "only the language model frozen whole: the image tower it is built beside trains"),
         Example({"src/clip_train/main.py": _CLIP_TRAINER}, N, "a CLIP trainer's --lock-image left off: the image tower trains"),
         Example({"src/clip_train/main.py": _CLIP_TRAINER,
                  "scripts/lit.sh": "torchrun --nproc_per_node 8 -m clip_train.main --model ViT-B-32 --lock-image\n"}, U,
