@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Call, Expr, Facts, Launch, as_number, register_vote_bands, truthy
+from ..facts import Call, Expr, Facts, Launch, Setting, as_number, register_vote_bands, truthy
 from ..facts.types import RETURNED_DICT
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
 from ..project import _INFERENCE_ENGINES, _SERVE_PATH, _absolute_module, _library_demo_lines, recipe_files
@@ -354,6 +354,7 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
             and not (s.source == "call" and s.key.split("(", 1)[0].rsplit(".", 1)[-1] in _PREP_CALLS)
             and not _OTHER_KNOB.search(s.key) and not _overridden_default(f, s)
             and not (s.source == "call" and (_BUFFER_KNOB.match(s.key) or _SHARDING_KNOB.match(s.key)))
+            and not _hydra_target_elsewhere(f, s, c.path)
         ]  # a test that builds the data module with num_workers=0, or a preprocessing pool's size, is not the loader's setting
         # a caller's keyword forwarding a config value (nanotron: ``dataloader_num_workers=config.data.num_loading_workers``)
         # is followed one hop to that value; another loader's keyword forwarding its own config is not a value
@@ -369,6 +370,30 @@ def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]
             d = HF_DEFAULTS[value.ref]
             return [_Value(d, Evidence(c.path, line, c.text, key, d), False)]
     return [_Value(value, here, True)]
+
+
+def _hydra_target_elsewhere(f: Facts, s: Setting, loader_path: str) -> bool:
+    """A config value that Hydra hands to another class of the project: its YAML section names ``_target_:
+    pkg.module.Class``, and ``pkg/module.py`` is another file of the tree that builds its own loaders (based: every
+    ``datamodule/*.yaml`` sets ``num_workers: 64  # For preprocessing only`` beside ``_target_:
+    train.datamodules.language_modeling_hf.LMDataModule``, whose loaders pass ``num_workers=1``; the ImageNet data
+    module's ``DataLoader(num_workers=self.num_workers)`` gets none of them), or a module of the project's own package
+    that the tree does not hold."""
+    if s.source != "config" or not s.path.endswith((".yaml", ".yml")):
+        return False
+    section = s.key.split(".")[:-1]
+    target = next((e.value for e in f.config("_target_") if e.path == s.path and e.keys and e.keys[-1] == "_target_"
+                   and [str(k) for k in e.keys[:-1]] == section and isinstance(e.value, str)), None)
+    if not target or "." not in target:
+        return False
+    module = target.rsplit(".", 1)[0].replace(".", "/")
+    here = next((p for p in (f"{module}.py", f"{module}/__init__.py") if p in f.files), None)
+    if here is None:
+        # a module of the project's own package that the tree does not hold (based's ``scrolls.yaml``:
+        # ``train.datamodules.scrolls.ScrollsDataModule`` beside ``train/datamodules/*.py``): nothing can build it
+        package = module.rsplit("/", 1)[0] + "/" if "/" in module else None
+        return package is not None and any(p.startswith(package) and p.endswith(".py") for p in f.files)
+    return here != loader_path and any(c.path == here for c in f.calls("DataLoader"))
 
 
 def _olmo_loader(factor: int) -> dict[str, str]:

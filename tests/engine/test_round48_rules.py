@@ -16,6 +16,62 @@ def _check(audit, cid: str):
     return next(r for r in audit.results if r.id == cid)
 
 
+# --- HazyResearch/based: "num_workers=64 per training process" from configs Hydra hands to another data module --------
+
+_LM_MODULE = (
+    "import numpy as np\nimport pytorch_lightning as pl\nfrom torch.utils.data import DataLoader\n\n\n"
+    "class LMDataModule(pl.LightningDataModule):\n"
+    "    def __init__(self, dataset_name, batch_size=32, num_workers=1, pin_memory=False):\n"
+    "        super().__init__()\n        self.batch_size = batch_size\n        self.num_workers = num_workers\n\n"
+    "    def prepare_data(self):\n        self.raw.map(self.tokenize, num_proc=max(self.num_workers, 1))\n\n"
+    "    def train_dataloader(self):\n"
+    "        return DataLoader(self.train, batch_size=self.batch_size, num_workers=1,  # Data is already in memory\n"
+    "                          pin_memory=True)\n")
+_IMAGENET_MODULE = (
+    "import pytorch_lightning as pl\nfrom torch.utils.data import DataLoader\n\n\n"
+    "class ImagenetDataModule(pl.LightningDataModule):\n"
+    "    def __init__(self, data_dir, num_workers=16, batch_size=32):\n"
+    "        super().__init__()\n        self.num_workers = num_workers\n        self.batch_size = batch_size\n\n"
+    "    def train_dataloader(self):\n"
+    "        return DataLoader(self.train, batch_size=self.batch_size, num_workers=self.num_workers, pin_memory=True)\n")
+_RUN = (
+    "import hydra\nimport pytorch_lightning as pl\n\n\n@hydra.main(config_path='configs', config_name='config')\n"
+    "def main(config):\n    datamodule = hydra.utils.instantiate(config.datamodule)\n"
+    "    model = hydra.utils.instantiate(config.task)\n    trainer = pl.Trainer(devices=8, precision='bf16')\n"
+    "    trainer.fit(model, datamodule=datamodule)\n\n\nif __name__ == '__main__':\n    main()\n")
+
+
+def _based(target: str) -> dict[str, str]:
+    return {
+        "train/run.py": _RUN,
+        "train/datamodules/__init__.py": "",
+        "train/datamodules/language_modeling_hf.py": _LM_MODULE,
+        "train/datamodules/imagenet.py": _IMAGENET_MODULE,
+        "train/configs/datamodule/openwebtext.yaml": f"_target_: {target}\ndataset_name: openwebtext\nbatch_size: 8\n"
+                                                     "num_workers: 32  # For preprocessing only\n",
+        "train/configs/datamodule/thepile.yaml": f"_target_: {target}\ndataset_name: the_pile\nbatch_size: 8\n"
+                                                 "num_workers: 64  # For preprocessing only\n",
+        "README.md": "```bash\ncd train\npython run.py experiment=example/based-360m\n```\n",
+    }
+
+
+def test_config_values_hydra_hands_to_another_data_module_are_not_a_loaders_workers():
+    a = _audit(_based("train.datamodules.language_modeling_hf.LMDataModule"))
+    f1 = _check(a, "F1")
+    assert f1.status is Status.PARTIAL, (f1.status, f1.detail)
+    assert f1.values["num_workers"] == 1
+    assert not f1.findings and "64" not in f1.detail.split(";")[0]
+    # control: the same values given to the ImageNet module, whose loader reads them, are its workers
+    f1 = _check(_audit(_based("train.datamodules.imagenet.ImagenetDataModule")), "F1")
+    assert f1.status is Status.USED and f1.values.get("max_num_workers") == 64, (f1.status, f1.detail)
+
+
+def test_a_target_module_the_tree_does_not_hold_builds_nothing():
+    # based's ``scrolls.yaml``: ``train.datamodules.scrolls.ScrollsDataModule``, a module its ``train/datamodules/`` lacks
+    f1 = _check(_audit(_based("train.datamodules.scrolls.ScrollsDataModule")), "F1")
+    assert f1.status is Status.PARTIAL and f1.values["num_workers"] == 1, (f1.status, f1.detail)
+
+
 # --- a reference's branch (Yi ``finetune/sft/main.py``): FusedAdam picked only when the launches leave --offload off -------
 
 _YI_SFT = (
