@@ -134,6 +134,10 @@ _ALIGN_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_(ppo
 _ALIGN_MODULE = re.compile(r"(^|/)(train_)?(dpo|ppo|grpo|kto|orpo|simpo|cpo|ipo|rloo|rlhf|reinforce|gkd|spin|distill(ation)?)"
                            r"(_?trainer|_train(ing)?)?\.py$", re.I)
 #: a folder named for one of those algorithms (DeepSpeed-Chat ``step2_dpo_finetuning/``, ``step3_rlhf_finetuning/``)
+#: the temperature of a DPO-family loss (``self.beta``, ``beta``, ``neox_args.dpo_beta``) in the argument of ``logsigmoid``:
+#: SigLIP's ``logsigmoid(labels * logits)``, a reward model's ``logsigmoid(chosen - rejected)`` and ring attention's
+#: log-sum-exp merge have none
+_BETA = re.compile(r"(?i)(^|[^a-z])beta([^a-z]|$)")
 _ALIGN_DIR = re.compile(r"(^|/|_)(dpo|ppo|grpo|kto|orpo|simpo|rloo|rlhf)(_[^/]*)?/[^/]+\.py$", re.I)
 _FINETUNE_HINT = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
 def _finetune_path(path: str) -> bool:
@@ -915,6 +919,9 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         # ``DPOTrainer.train_single_step``: ``self.optimizer.step(closure=None)`` in ``algorithms/dpo.py``); the example
         # scripts that construct it are not shipped
         or bool(alignment_steps(facts))
+        # a preference loss of the DPO family written out (SPIN's ``SPINTrainer.spin_loss``: ``losses =
+        # -F.logsigmoid(self.beta * logits)`` over policy and reference log-ratios, in a plain ``Trainer`` subclass)
+        or bool(preference_losses(facts))
     )
     # a checkpoint load: Hugging Face's ``from_pretrained``, or the project's own loader of released weights (Mamba's
     # ``MambaLMHeadModel.from_pretrained`` reading an HF state dict)
@@ -1783,6 +1790,25 @@ def _own_vlm_classes(facts: Facts) -> list[Any]:
     built = {n for c in facts.calls(*names, *(f"{n}.from_pretrained" for n in names)) if c.path in stepping
              for n in names if c.short == n or c.name.endswith(f"{n}.from_pretrained")}
     return [k for k in out if k.name in built]
+
+
+def preference_losses(facts: Facts) -> list[Call]:
+    """Preference losses of the DPO family written out by the project: ``logsigmoid`` of a ``beta``-scaled margin (SPIN
+    ``losses = -F.logsigmoid(self.beta * logits)``, minimind ``train_dpo.py``, gpt-neox ``neox_args.dpo_beta * logits``)."""
+    from .rules._helpers import _FRAMEWORK_CALLED, callers_off  # the rules import this module
+
+    out: list[Call] = []
+    for c in facts.calls("logsigmoid"):
+        if not (c.args and isinstance(c.args[0], Expr) and _BETA.search(c.args[0].text)) or _TEST_PATH_RE.search(c.path):
+            continue
+        func = c.func
+        if func and not func.startswith("__") and not _FRAMEWORK_CALLED.match(func) and not facts.calls(func) \
+                and not any(r.name.rsplit(".", 1)[-1] == func for r in facts.refs(func)):
+            continue  # a loss function nothing in the project calls (a ``loss=dpo`` the runs never pick reaches it only by name)
+        if callers_off(facts, c):
+            continue  # called only under a switch that is off
+        out.append(c)
+    return out
 
 
 def alignment_steps(facts: Facts) -> list[Call]:

@@ -39,6 +39,7 @@ from ..project import (
     _MULTIMODAL_FAMILIES,
     alignment_steps,
     own_pretrained_loader,
+    preference_losses,
     pretrained_option_to_model,
 )
 from ._helpers import (
@@ -3366,6 +3367,20 @@ def _liger_grpo(value: str) -> dict[str, str]:
     }
 
 
+#: SPIN's shape: a ``transformers.Trainer`` subclass computes a DPO-family loss from policy and reference log-ratios
+_SELF_PLAY_TRAINER = {
+    "spin/trainer.py": (
+        "import torch.nn.functional as F\nfrom transformers import Trainer\n\n\nclass SPINTrainer(Trainer):\n"
+        "    def spin_loss(self, policy_real_logps, policy_generated_logps, opponent_real_logps, opponent_generated_logps):\n"
+        "        pi_logratios = policy_real_logps - policy_generated_logps\n"
+        "        ref_logratios = opponent_real_logps - opponent_generated_logps\n"
+        "        logits = pi_logratios - ref_logratios\n"
+        "        losses = -F.logsigmoid(self.beta * logits)\n        return losses\n\n"
+        "    def compute_loss(self, model, inputs, return_outputs=False):\n"
+        "        losses = self.spin_loss(*self.concatenated_forward(model, inputs))\n        return losses.mean()\n"),
+}
+
+
 @register
 class G6FusedAlignmentLoss(Check):
     id = "G6"
@@ -3417,6 +3432,9 @@ class G6FusedAlignmentLoss(Check):
         Example({"dpo.py": "from trl import DPOConfig, DPOTrainer\nargs = DPOConfig(output_dir='out', use_liger_loss=False)\n"
                  "trainer = DPOTrainer(model=model, args=args)\n"}, N, "explicitly off"),
         Example({"train.py": "from transformers import Trainer\ntrainer = Trainer(model=model)\n"}, Status.NA, "no alignment"),
+        Example(_SELF_PLAY_TRAINER, N, "a DPO-family loss written in a Trainer subclass (SPIN): logsigmoid of a beta-scaled margin"),
+        Example({"src/clip/loss.py": _SELF_PLAY_TRAINER["spin/trainer.py"].replace("self.beta * logits", "labels * logits")}, Status.NA,
+                "a sigmoid contrastive loss (SigLIP's logsigmoid(labels * logits)) is no preference training"),
         Example({  # realhf 0.3.0: the project's own PPO experiment config (a quickstart command) and a PPO loss over full logits
             "pkg/experiments/ppo_exp.py": (
                 "import dataclasses\n\nfrom pkg.api.entrypoint import register_quickstart_exp\n\n\n@dataclasses.dataclass\n"
@@ -3496,12 +3514,20 @@ class G6FusedAlignmentLoss(Check):
         # not its RewardTrainer, is the one whose loss a fused kernel would change)
         sites.sort(key=lambda x: (isinstance(x, Call) and x.short == "RewardTrainer",
                                   0 if isinstance(x, Call) else 1 if x.path.endswith((".yml", ".yaml", ".json", ".toml")) else 2))
+        # then a DPO-family loss the project writes itself (SPIN's ``-F.logsigmoid(self.beta * logits)`` in its Trainer
+        # subclass): the run's trainer or setting, when there is one, comes first
+        losses = preference_losses(f)
+        sites += losses
         if sites and all(isinstance(x, Call) and x.short == "RewardTrainer" for x in sites):
             # reward-model training only (RLHF-Reward-Modeling's Bradley-Terry recipes: ``AutoModelForSequenceClassification(...,
             # num_labels=1)`` under its own ``RewardTrainer``): a scalar score head, no vocabulary logits a fused loss would spare
             x = sites[0]
             return Outcome(Status.NA, evs(sites[:5]), f"reward-model training only ({x.short} at {x.path}:{x.line}): its loss is "
                            "over a scalar score head, with no vocabulary-sized logits for a fused loss to spare", {})
+        if sites and sites[0] in losses:
+            x = sites[0]
+            return Outcome(N, evs(sites[:5]), f"the preference loss at {x.path}:{x.line} (`{x.text}`) is computed from log-probabilities "
+                           "of the full logits: no fused or chunked loss was seen", {"fused_alignment_loss": False})
         if sites:
             x = sites[0]
             return Outcome(N, evs(sites[:5]), f"the alignment/distillation run selected at {x.path}:{x.line} computes its loss "
