@@ -1056,6 +1056,26 @@ def unshipped_files(files: Mapping[str, FileFacts], paths: list[str], decided: M
     return out
 
 
+def _shadowed_modules(files: Mapping[str, FileFacts], paths: list[str], assigned: Mapping[str, str],
+                      forced: set[str]) -> dict[str, str]:
+    """``d/x.py`` beside a regular package ``d/x/`` (with its ``__init__.py``): Python's import finds the package first, so
+    no import reaches the module; only a launch or a documented command that runs the file itself does."""
+    pathset = set(paths)
+    # (by path first: a test file is extracted only when its facts are needed, see checks.deferred)
+    candidates = [p for p in paths if p.endswith(".py") and not p.endswith("/__init__.py") and p not in assigned
+                  and p not in forced and f"{p[:-3]}/__init__.py" in pathset]
+    if not candidates:
+        return {}
+    run = {x.script.removeprefix("./") for q in paths if q not in assigned for x in files[q].launches if x.script}
+    out: dict[str, str] = {}
+    for p in candidates:
+        if p in run or any("/" in r and p.endswith("/" + r) for r in run):
+            continue
+        pkg = p[:-3]
+        out[p] = f"shadowed by the package {pkg}/ beside it (an import of the name loads {pkg}/__init__.py)"
+    return out
+
+
 def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ()) -> Roles:
     """Give every file a role (see the module docstring). ``training``: globs forced onto the training path."""
     training = tuple(training)
@@ -1220,6 +1240,11 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     # 3b''. top-level folders that are older versions of the same project beside a newer one that trains (RWKV-LM
     # ``RWKV-v1`` ... ``RWKV-v6`` beside ``RWKV-v7/train_temp``; InternLM-XComposer ``InternLM-XComposer-1.0``/``-2.0``)
     for p, why in _older_versions(files, paths, roles.by_path, forced_set).items():
+        roles.by_path[p], roles.why[p] = ARCHIVE, why
+
+    # 3b-iii. a module shadowed by a package of the same name beside it (RL4LMs ``envs/text_generation/policy.py`` beside
+    # ``policy/__init__.py``): an import of the name loads the package, so the module is a leftover no import reaches
+    for p, why in _shadowed_modules(files, paths, roles.by_path, forced_set).items():
         roles.by_path[p], roles.why[p] = ARCHIVE, why
 
     # 3c. sub-packages the packaging leaves out: context, unless a launch, a documented command or an import reaches them

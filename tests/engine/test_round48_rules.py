@@ -72,6 +72,30 @@ def test_a_target_module_the_tree_does_not_hold_builds_nothing():
     assert f1.status is Status.PARTIAL and f1.values["num_workers"] == 1, (f1.status, f1.detail)
 
 
+# --- allenai/RL4LMs: A1/J1/J2 evidence from ``policy.py``, a module its own ``policy/`` package shadows -------------------
+
+def test_a_module_shadowed_by_a_package_of_its_name_is_a_leftover():
+    files = {
+        "rl4lms/envs/text_generation/policy.py": ("import torch\n\n\nclass LMActorCriticPolicy:\n"
+                                                  "    def __init__(self, model):\n        self.model = torch.nn.DataParallel(model)\n"),
+        "rl4lms/envs/text_generation/policy/__init__.py": "",
+        "rl4lms/envs/text_generation/policy/causal_policy.py": ("class CausalLMActorCriticPolicy:\n"
+                                                                "    def __init__(self, model):\n        self.model = model\n"),
+        "scripts/training/train_text_generation.py": (
+            "import torch\nfrom rl4lms.envs.text_generation.policy.causal_policy import CausalLMActorCriticPolicy\n\n\n"
+            "def main():\n    policy = CausalLMActorCriticPolicy(model)\n    opt = torch.optim.AdamW(policy.model.parameters())\n"
+            "    for batch in batches:\n        loss = policy.model(batch).loss\n        loss.backward()\n        opt.step()\n\n\n"
+            "if __name__ == '__main__':\n    main()\n"),
+    }
+    a = _audit(files)
+    assert a.roles.by_path["rl4lms/envs/text_generation/policy.py"] == "archive"
+    assert a.roles.by_path["rl4lms/envs/text_generation/policy/causal_policy.py"] != "archive"
+    assert not any(e.path.endswith("text_generation/policy.py") for e in _check(a, "A1").evidence)
+    # control: a launch that runs the module as a script reaches it
+    files["scripts/run.sh"] = "python rl4lms/envs/text_generation/policy.py --epochs 1\n"
+    assert _audit(files).roles.by_path["rl4lms/envs/text_generation/policy.py"] != "archive"
+
+
 # --- a reference's branch (Yi ``finetune/sft/main.py``): FusedAdam picked only when the launches leave --offload off -------
 
 _YI_SFT = (
