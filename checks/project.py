@@ -1230,7 +1230,18 @@ def _not_a_model(facts: Facts, st: Setting) -> bool:
     or a name only a tokenizer is loaded from (``model_name = 'Qwen/Qwen2.5-3B-Instruct'`` then
     ``AutoTokenizer.from_pretrained(model_name)`` to count tokens)."""
     return bool(isinstance(st.value, str) and _CLASS_PATH.match(st.value)) or (st.source == "call" and bool(_API_CALL.search(st.text or ""))) \
-        or _tokenizer_only(facts, st) or _api_section(facts, st) or _tokenizer_section(st)
+        or _tokenizer_only(facts, st) or _api_section(facts, st) or _tokenizer_section(st) or _scorer_module(st)
+
+
+#: a module named for the model that scores outputs (RL4LMs ``envs/text_generation/preference_reward.py``, ``metric.py``,
+#: ``judge.py``): the checkpoint it loads computes rewards or metrics, under ``eval()``, it is not trained
+_SCORER_MODULE = re.compile(r"(^|[/_])(\w*_)?(rewards?|metrics?|scorers?|judges?)(_\w*)?\.py$", re.I)
+
+
+def _scorer_module(st: Setting) -> bool:
+    """A model named in code of a reward, metric or judge module (``model_path = "t5-11b~commongen_prefs.pt"`` in RL4LMs'
+    ``preference_reward.py``, a frozen T5-11B scorer run on CPU): not the model the project trains."""
+    return st.source in ("assign", "call", "argparse-default") and bool(_SCORER_MODULE.search(st.path))
 
 
 def _tokenizer_section(st: Setting) -> bool:

@@ -127,3 +127,29 @@ def test_a_dry_run_launch_is_no_training_recipe():
     a = _audit(files)
     assert a.roles.by_path["examples/dry_run/dry_run_sft.sh"] == "test"
     assert _check(a, "D6").status is Status.USED
+
+
+# --- allenai/RL4LMs: "Estimated scale: 11B" from the frozen T5-11B a reward module loads ---------------------------------
+
+_REWARD_MODULE = (
+    "import torch\nimport transformers\n\n_model = None\n\n\ndef get_model(model_type='11b', device='cpu'):\n"
+    "    global _model\n    if _model is None:\n        hf_model_name = 't5-' + model_type\n"
+    "        if model_type == '11b':\n            model_path = 't5-11b~commongen_prefs.pt'\n"
+    "        state = torch.load(model_path)\n        _model = transformers.AutoModelForSeq2SeqLM.from_pretrained(hf_model_name)\n"
+    "        _model.load_state_dict(state)\n        _model.eval()\n    return _model\n")
+_POLICY_TRAIN = (
+    "import torch\nfrom transformers import AutoModelForCausalLM\n\n\ndef main():\n"
+    "    model = AutoModelForCausalLM.from_pretrained('gpt2-xl')\n    opt = torch.optim.AdamW(model.parameters())\n"
+    "    for batch in batches:\n        loss = model(**batch).loss\n        loss.backward()\n        opt.step()\n\n\n"
+    "if __name__ == '__main__':\n    main()\n")
+
+
+def test_a_model_named_in_a_reward_module_is_not_the_trained_model():
+    files = {"scripts/train.py": _POLICY_TRAIN, "rl4lms/envs/text_generation/preference_reward.py": _REWARD_MODULE}
+    p = _audit(files).project
+    assert "11b" not in " ".join(p.model_names).lower() and (p.params_billions or 0) < 10, (p.model_names, p.params_billions)
+    # control: the same assignment in a training module names a model of the project
+    files["rl4lms/envs/text_generation/policy_loader.py"] = _REWARD_MODULE
+    del files["rl4lms/envs/text_generation/preference_reward.py"]
+    p = _audit(files).project
+    assert any("11b" in n.lower() for n in p.model_names), p.model_names
