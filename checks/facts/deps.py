@@ -111,8 +111,15 @@ def from_pyproject(path: str, data: dict[str, Any], text: str, out: FileFacts) -
         out.deps.append(Dependency(path, ln, normalise(name), str(ver), lines[ln - 1].strip()[:300] if lines else name))
 
 
-def from_setup_calls(out: FileFacts) -> None:
-    """``setup(install_requires=[...], extras_require={...})`` in setup.py (already parsed by ast)."""
+#: a module-level list of requirement strings in setup.py that ``install_requires`` picks from by name (the Hugging Face
+#: convention, copied by alignment-handbook and SPIN: ``_deps = ["vllm==0.3.0", ...]``, ``deps = {b: a for ...}``,
+#: ``install_requires = [deps["vllm"], ...]``)
+_DEPS_TABLE = re.compile(r"(?i)^_?(deps|dependencies|requirements?|requires|required_packages)$")
+
+
+def from_setup_calls(out: FileFacts, text: str = "") -> None:
+    """``setup(install_requires=[...], extras_require={...})`` in setup.py (already parsed by ast); when those lists are
+    built from a module-level table of requirement strings (:data:`_DEPS_TABLE`), that table's pins, each at its line."""
     for call in out.calls:
         if call.short != "setup":
             continue
@@ -130,6 +137,21 @@ def from_setup_calls(out: FileFacts) -> None:
             if r:
                 line = call.kw_line("install_requires")
                 out.deps.append(Dependency(out.path, line, r[0], r[1], s))
+    found = {d.name for d in out.deps}
+    lines = text.splitlines()
+    for a in out.assigns:
+        if a.func is not None or not _DEPS_TABLE.match(a.name) or not isinstance(a.value, tuple) or len(a.value) < 2:
+            continue
+        reqs = [(s, parse_requirement(s)) for s in a.value if isinstance(s, str)]
+        if len(reqs) != len(a.value) or not all(r for _s, r in reqs):
+            continue
+        for s, r in reqs:
+            if r is None or r[0] in found:
+                continue
+            line = next((i for i in range(a.line, min(len(lines), a.line + 400) + 1) if f'"{s}"' in lines[i - 1] or f"'{s}'" in lines[i - 1]),
+                        a.line)
+            out.deps.append(Dependency(out.path, line, r[0], r[1], s))
+            found.add(r[0])
 
 
 def from_conda_env(out: FileFacts, text: str = "") -> None:

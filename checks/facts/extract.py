@@ -113,7 +113,7 @@ def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str
     elif kind == "python":
         extract_python(path, text, out, strings)
         if PurePosixPath(path).name == "setup.py":
-            from_setup_calls(out)
+            from_setup_calls(out, text)
     elif kind in {"yaml", "conda"}:
         extract_yaml(path, text, out, strings)
         if kind == "conda":

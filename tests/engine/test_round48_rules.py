@@ -153,3 +153,27 @@ def test_a_model_named_in_a_reward_module_is_not_the_trained_model():
     del files["rl4lms/envs/text_generation/preference_reward.py"]
     p = _audit(files).project
     assert any("11b" in n.lower() for n in p.model_names), p.model_names
+
+
+# --- uclaml/SPIN: J3 "prefill is chunked by the engine's default (vLLM's V1 engine)" beside setup.py's ``vllm==0.3.0`` ------
+
+_HF_STYLE_SETUP = (
+    "import re\n\nfrom setuptools import find_packages, setup\n\n"
+    "_deps = [\n    \"vllm=={vllm}\",\n    \"accelerate==0.23.0\",\n    \"torch==2.1.0\",\n    \"transformers==4.37.0\",\n]\n"
+    "deps = {{b: a for a, b in (re.findall(r\"^(([^!=<>~ \\[\\]]+)(?:\\[[^\\]]+\\])?(?:[!=<>~ ].*)?$)\", x)[0] for x in _deps)}}\n"
+    "install_requires = [\n    deps[\"vllm\"],\n    deps[\"accelerate\"],\n    deps[\"transformers\"],\n]\n"
+    "setup(name=\"spin\", packages=find_packages(), install_requires=install_requires)\n")
+_VLLM_GENERATE = (
+    "from vllm import LLM, SamplingParams\n\n\ndef main():\n    llm = LLM(model='alignment-handbook/zephyr-7b-sft-full', "
+    "tensor_parallel_size=8)\n    outputs = llm.generate(prompts, SamplingParams(temperature=1.0, max_tokens=256))\n\n\n"
+    "if __name__ == '__main__':\n    main()\n")
+
+
+def test_pins_of_a_setup_py_requirement_table_are_the_projects_pins():
+    files = {"setup.py": _HF_STYLE_SETUP.format(vllm="0.3.0"), "spin/generate_vllm.py": _VLLM_GENERATE,
+             "scripts/generate.sh": "python spin/generate_vllm.py --model zephyr\n"}
+    a = _audit(files)
+    assert [(d.name, d.spec, d.line) for d in a.facts.deps("vllm")] == [("vllm", "==0.3.0", 6)]
+    assert _check(a, "J3").status is Status.UNUSED, _check(a, "J3").detail
+    # control: the same table pinning a V1-engine vLLM
+    assert _check(_audit({**files, "setup.py": _HF_STYLE_SETUP.format(vllm="0.8.5")}), "J3").status is Status.USED
