@@ -961,7 +961,11 @@ def _memmap_calls(f: Facts) -> list[Call]:
 
 #: an offset past a file's own header, as written (``offset=HDR_SIZE``, ``offset=header_bytes``)
 _HEADER_OFFSET = re.compile(r"\boffset\s*=\s*[\w.]*(HDR|header)", re.I)
-_TOKENISH = re.compile(r"\.bin\b|uint16|uint32|int32|\btoks?\b|toks_|_toks|tokens|shard", re.I)
+#: a stream of token ids (nanoGPT's ``train.bin``, build-nanogpt's ``load_tokens`` shards): windows are cut across documents
+_TOKEN_STREAM = re.compile(r"\.bin\b|uint16|uint32|int32|\btoks?\b|toks_|_toks|tokens|shard", re.I)
+#: token ids stored ahead in binary: a stream, or an array of rows (LongAlign ``input_ids = torch.from_numpy(np.load(...
+#: 'inputs.npy'))``, one padded or packed sample per row)
+_TOKENISH = re.compile(_TOKEN_STREAM.pattern + r"|\binput_ids\b", re.I)
 
 
 def _token_bins(f: Facts) -> list[Call]:
@@ -4010,7 +4014,8 @@ _PACK_STRATEGIES = ("packing", "packed", "pack", "padding_free", "sequence_packi
 
 def _packs(strategy: str) -> bool:
     return strategy in _PACK_STRATEGIES or strategy.endswith(("_packing", "padding_free"))
-_STRATEGY_KEYS = ("batching_strategy", "batch_strategy", "collate_strategy", "collation_strategy", "padding_strategy")
+_STRATEGY_KEYS = ("batching_strategy", "batch_strategy", "collate_strategy", "collation_strategy", "padding_strategy",
+                  "batch_method", "batching_method")  # (LongAlign ``--batch_method "pack"`` / "sort" / "naive")
 
 
 #: a packed token file read out of a memmapped byte buffer (modalities' ``.pbin``): documents are one token stream, the
@@ -4703,7 +4708,10 @@ class F7SequencePacking(_DataCheck):
         # (and a ``.npy`` shard of ids loaded whole, build-nanogpt ``load_tokens``, sliced the same way)
         # (not one sample's own file loaded in ``__getitem__``: AnyGPT's SoundStorm ``tokens = torch.from_numpy(np.load(file))``)
         used += [_ev(c, key=_bin_key(c)) for c in _token_bins(f)
-                 if (c.short in ("memmap", "from_file", "readinto", "load") and not (c.short == "load" and c.func == "__getitem__"))
+                 if (c.short in ("memmap", "from_file", "readinto", "load") and not (c.short == "load" and c.func == "__getitem__")
+                     # (an array of rows loaded whole, LongAlign's ``input_ids = ... np.load('inputs.npy')``, is indexed one sample
+                     # per row: packed only if its preparation packed it)
+                     and not (c.short == "load" and not _TOKEN_STREAM.search(f"{c.text} {c.func or ''}")))
                  or (c.short == "frombuffer" and (_CHUNK_FUNC.search(c.func or "") or (c.args and _text(c.args[0]).endswith(".read()"))))]
         used += _token_windows(f)
         if not used:

@@ -129,6 +129,60 @@ def test_a_dry_run_launch_is_no_training_recipe():
     assert _check(a, "D6").status is Status.USED
 
 
+# --- THUDM/LongAlign: F7 "no sequence packing found" beside launches that pick ``--batch_method "pack"`` ----------------
+
+_LONGALIGN_MAIN = (
+    "from dataclasses import dataclass, field\n\nimport transformers\nfrom transformers import Trainer\n\n"
+    "from dataset import LMDataset, LMPackDataset, LMSortDataset\n\n\n@dataclass\nclass DataArguments:\n"
+    "    train_file: str = field(default=None)\n    batch_method: str = field(default='naive')\n\n\n"
+    "def make_supervised_data_module(data_args):\n    if data_args.batch_method == 'naive':\n"
+    "        train_dataset = LMDataset(data_args.train_file)\n    elif data_args.batch_method == 'pack':\n"
+    "        train_dataset = LMPackDataset(data_args.train_file)\n    elif data_args.batch_method == 'sort':\n"
+    "        train_dataset = LMSortDataset(data_args.train_file)\n    return dict(train_dataset=train_dataset)\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser((DataArguments, transformers.TrainingArguments))\n"
+    "    data_args, training_args = parser.parse_args_into_dataclasses()\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained('THUDM/LongAlign-6B-64k-base')\n"
+    "    trainer = Trainer(model=model, args=training_args, **make_supervised_data_module(data_args))\n    trainer.train()\n\n\n"
+    "if __name__ == '__main__':\n    train()\n")
+
+
+def _longalign(methods: list[str]) -> dict[str, str]:
+    files = {"main.py": _LONGALIGN_MAIN}
+    for i, m in enumerate(methods):
+        files[f"scripts/run_{i}.sh"] = (f"deepspeed --include localhost:0,1,2,3,4,5,6,7 main.py \\\n--train_file ./data/{m} \\\n"
+                                        f"--batch_method \"{m}\" \\\n--bf16 True\n")
+    return files
+
+
+def test_a_batch_method_option_that_picks_packing_is_a_packing_strategy():
+    f7 = _check(_audit(_longalign(["pack", "sort", "pack", "sort", "sort"])), "F7")
+    assert f7.status is Status.UNUSED and "packing batching strategy in 2 of 5" in f7.detail, f7.detail
+    f7 = _check(_audit(_longalign(["pack", "pack", "sort"])), "F7")
+    assert f7.status is Status.USED, (f7.status, f7.detail)
+
+
+# --- THUDM/LongAlign: F10 "no pre-tokenized binary data found" beside ``np.save(..., 'inputs.npy')`` read by the dataset ---
+
+_LONGALIGN_DATASET = (
+    "import os\n\nimport numpy as np\nimport torch\n\n\nclass LMDataset(torch.utils.data.Dataset):\n"
+    "    def __init__(self, filepath):\n"
+    "        input_ids = torch.from_numpy(np.load(os.path.join(filepath, '{name}.npy')))\n"
+    "        labels = torch.from_numpy(np.load(os.path.join(filepath, 'labels.npy')))\n"
+    "        self.input_ids, self.labels = input_ids, labels\n\n"
+    "    def __getitem__(self, idx):\n        return {{'input_ids': self.input_ids[idx], 'labels': self.labels[idx]}}\n")
+
+
+def test_token_ids_saved_as_npy_arrays_are_pre_tokenized_binary_data():
+    files = {**_longalign(["sort"]), "dataset.py": _LONGALIGN_DATASET.format(name="inputs")}
+    files["main.py"] = files["main.py"].replace("from dataset import LMDataset, LMPackDataset, LMSortDataset",
+                                                "from dataset import LMDataset\nLMPackDataset = LMSortDataset = LMDataset")
+    a = _audit(files)
+    f10 = _check(a, "F10")
+    assert f10.status is Status.USED and any(e.path == "dataset.py" for e in f10.evidence), (f10.status, f10.detail)
+    # an array of rows, one sample each, is no token stream cut into windows: not packing by itself
+    assert _check(a, "F7").status is Status.UNUSED, _check(a, "F7").detail
+
+
 # --- allenai/RL4LMs: "Estimated scale: 11B" from the frozen T5-11B a reward module loads ---------------------------------
 
 _REWARD_MODULE = (
