@@ -29,7 +29,7 @@ _DOC_EXT = {".md", ".qmd", ".rst", ".mdx"}
 #: prose files read for documented facts (a multi-node launch, the training commands): READMEs, docs about
 #: distributed runs and the guides that show how to train (``multigpu_finetuning.md``, ``docs/quickstart.md``)
 _DOC_TOPIC = re.compile(r"multi[-_]?node|multinode|distributed|cluster|slurm|launch|nccl|deepspeed|fsdp|scale"
-                        r"|train|fine[-_]?tun|quick[-_]?start|getting[-_]started|multi[-_]?gpu|single[-_]?gpu", re.I)
+                        r"|train|fine[-_]?tun|quick[-_]?start|getting[-_]started|multi[-_]?gpu|single[-_]?gpu|usage", re.I)
 _DATA_JSON = {"tokenizer.json", "vocab.json", "package-lock.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"}
 
 

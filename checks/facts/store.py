@@ -1267,7 +1267,8 @@ class Facts:
         """Evidence from any fact record (or a Setting)."""
         if isinstance(fact, Setting):
             text = (fact.spelled or flag_snippet(fact.text, fact.key, fact.value)) if fact.source == "launcher" else fact.text
-            if fact.source == "call":
+            if fact.source == "call" or (fact.source == "config" and fact.key.endswith("=)")):
+                # (a keyword of a Python config file's ``dict(...)``, InternEvo's ``micro_num=4,`` below ``data = dict(``, too)
                 text = keyword_snippet(text, fact.key, fact.value)
             return Evidence(fact.path, fact.line, text, key or fact.key, fact.value if value is None else value)
         if isinstance(fact, Launch) and key and key.startswith("-"):  # a flag of a continued command: the line that holds it

@@ -2349,6 +2349,8 @@ class C4Offload(Check):
 _GA_KEYS = (
     "gradient_accumulation_steps", "accumulate_grad_batches", "gradient_accumulation", "grad_accum_steps", "gradient_accumulation_iters",
     "accumulation_steps", "accum_steps", "grad_accum", "batch_accumulation_per_replica", "accum_iter", "grad_accumulation_steps",
+    # InternEvo/InternLM ``data = dict(micro_num=4, ...)``: "the number of micro_batch contained in one gradient update"
+    "micro_num",
 )
 #: a launch's accumulation computed in shell arithmetic from a global batch (Mantis ``gradient_accumulation_steps=$((
 #: $global_batch_size / ($per_device_train_batch_size * $GPU)))``, expanded: ``$((128 / (1 * $((...)))))``)

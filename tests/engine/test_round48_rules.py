@@ -209,6 +209,42 @@ def test_a_model_named_in_a_reward_module_is_not_the_trained_model():
     assert any("11b" in n.lower() for n in p.model_names), p.model_names
 
 
+# --- InternLM/InternEvo: C5 "no gradient accumulation found" beside ``micro_num=4``; E1 single-node beside doc/usage.md ------
+
+_INTERNEVO_TRAIN = (
+    "import argparse\n\nimport torch\n\nimport internlm\nfrom internlm.core.trainer import Trainer\n\n\n"
+    "def main(args):\n    internlm.launch_from_slurm(config=args.config)\n    trainer = Trainer(engine=engine)\n"
+    "    for batch in train_iter:\n        trainer.zero_grad()\n        _, _, loss = trainer.execute_schedule(batch, forward_only=False)\n"
+    "        trainer.step()\n\n\nif __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--config', type=str)\n    main(parser.parse_args())\n")
+_INTERNEVO_CONFIG = (
+    "SEQ_LEN = 2048\nHIDDEN_SIZE = 4096\n\n"
+    "data = dict(\n    seq_len=SEQ_LEN,\n    # micro_num means the number of micro_batch contained in one gradient update\n"
+    "    micro_num={micro_num},\n    micro_bsz=2,\n    pack_sample_into_one=False,\n)\n"
+    "model = dict(\n    hidden_size=HIDDEN_SIZE,\n    num_layers=32,\n    dtype='torch.bfloat16',\n    use_flash_attn=True,\n)\n")
+
+
+def test_internevo_micro_num_is_the_accumulation_count_shown_at_its_own_line():
+    files = {"train.py": _INTERNEVO_TRAIN, "configs/7B_sft.py": _INTERNEVO_CONFIG.format(micro_num=4),
+             "README.md": "```bash\ntorchrun --nproc_per_node=8 train.py --config ./configs/7B_sft.py\n```\n"}
+    c5 = _check(_audit(files), "C5")
+    assert c5.status is Status.USED, (c5.status, c5.detail)
+    e = next(e for e in c5.evidence if e.path == "configs/7B_sft.py")
+    assert (e.line, e.snippet) == (7, "micro_num=4"), (e.line, e.snippet)
+    c5 = _check(_audit({**files, "configs/7B_sft.py": _INTERNEVO_CONFIG.format(micro_num=1)}), "C5")
+    assert c5.status is not Status.USED, (c5.status, c5.detail)
+
+
+def test_a_usage_guide_documents_its_launches():
+    files = {"train.py": _INTERNEVO_TRAIN, "configs/7B_sft.py": _INTERNEVO_CONFIG.format(micro_num=4),
+             "doc/en/usage.md": ("## Training\n\nTo train on slurm with 16 GPUs across nodes:\n\n```bash\n"
+                                 "$ srun -p internllm -N 2 -n 16 --ntasks-per-node=8 --gpus-per-task=1 python train.py "
+                                 "--config ./configs/7B_sft.py\n```\n")}
+    a = _audit(files)
+    assert a.project.notes.get("multi_node_documented", "").startswith("doc/en/usage.md:6"), a.project.notes
+    assert _check(a, "E1").status is not Status.NA
+
+
 # --- uclaml/SPIN: J3 "prefill is chunked by the engine's default (vLLM's V1 engine)" beside setup.py's ``vllm==0.3.0`` ------
 
 _HF_STYLE_SETUP = (

@@ -34,8 +34,9 @@ def test_the_hook_runs_the_worktree_review() -> None:
     "pyproject.toml", "conf/x.toml", "scripts/run.sh", "slurm/job.sbatch", "run.slurm", "Makefile", "sub/GNUmakefile", "rules.mk",
     "Dockerfile", "docker/Dockerfile.cuda", "app.dockerfile", "Containerfile", "requirements.txt", "requirements-dev.in",
     "requirements/base.txt", "README.md", "docs/README.rst", "docs/multi_node.md", "examples/slurm/launch.mdx",
+    "doc/en/usage.md", "docs/training_guide.md", "docs/Quick-Start.rst", "configs/hostfile", "hostfile.example",
     # not read by the audit
-    "notes.txt", "docs/usage.md", "tokenizer.json", "weights.bin", "setup.cfg", "docs/index.rst",
+    "notes.txt", "docs/faq.md", "tokenizer.json", "weights.bin", "setup.cfg", "docs/index.rst",
 ])
 def test_the_files_filter_is_the_audits(path: str) -> None:
     matched = re.search(_hook()["files"], path) is not None
