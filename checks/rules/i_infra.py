@@ -2460,6 +2460,59 @@ def hf_hook_logs(f: Facts, threshold: float) -> list[tuple[Call, float]]:
     return out
 
 
+def hf_hook_console_logs(f: Facts, threshold: float) -> list[tuple[Call, float]]:
+    """Console logging (:func:`log_calls`: ``print``, ``logger.info``) in an HF Trainer subclass's own ``compute_loss`` /
+    ``training_step`` or in a method of the same class they call through ``self`` (two calls deep), with how often it runs:
+    the Trainer calls these hooks on every micro-batch, whatever ``logging_steps`` says (SPIN's ``SPINTrainer.spin_loss``,
+    reached from ``compute_loss`` through ``get_batch_metrics``, prints its eight loss and reward tensors on every rank at
+    every step). A call under an interval guard of ``threshold`` steps or more, or under a switch that is off, is left out."""
+    subclasses = hf_trainer_subclasses(f)
+    if not subclasses:
+        return []
+    step: set[tuple[str, str, str]] = set()  # (path, class, method) run on every micro-batch
+    paths = sorted({k.path for k in f.records("classes") if k.name in subclasses})
+    frontier = {(c.path, k, c.func) for c in f.calls_in(paths) if c.func in HF_STEP_HOOKS
+                and (k := class_at(f, c.path, c.line)) in subclasses}
+    for _hop in range(3):
+        step |= frontier
+        nxt: set[tuple[str, str, str]] = set()
+        for path, k, m in frontier:
+            for c in f.calls_in([path]):
+                if c.func == m and c.name.startswith("self.") and c.name.count(".") == 1 and class_at(f, c.path, c.line) == k:
+                    nxt.add((path, k, c.name.split(".", 1)[1]))
+        frontier = nxt - step
+    out: list[tuple[Call, float]] = []
+    for c in log_calls(f):
+        if not c.func or _TEST_PATH.search(c.path) or (c.path, class_at(f, c.path, c.line), c.func) not in step or guard_off(f, c):
+            continue
+        guarded, n = _guard(f, c.guard, c.path)
+        if not guarded:
+            out.append((c, 1.0))
+        elif n is not None and n < threshold:
+            out.append((c, n))
+    return out
+
+
+def _self_play_trainer(log: str) -> dict[str, str]:
+    """SPIN's shape: ``compute_loss`` -> ``get_batch_metrics`` -> ``spin_loss``, which ends with ``{log}``; the recipe logs
+    every 10 steps."""
+    return {
+        "spin/trainer.py": (
+            "import torch.nn.functional as F\nfrom transformers import Trainer\n\n\nclass SPINTrainer(Trainer):\n"
+            "    def spin_loss(self, policy_logps, reference_logps):\n        logits = policy_logps - reference_logps\n"
+            "        losses = -F.logsigmoid(self.beta * logits)\n        " + log + "return losses\n\n"
+            "    def get_batch_metrics(self, model, batch):\n        policy_logps = self.concatenated_forward(model, batch)\n"
+            "        return self.spin_loss(policy_logps, batch['reference_logps']).mean()\n\n"
+            "    def compute_loss(self, model, inputs, return_outputs=False):\n"
+            "        return self.get_batch_metrics(model, inputs)\n"),
+        "configs/config.yaml": "model_name_or_path: alignment-handbook/zephyr-7b-sft-full\nlogging_steps: 10\nbf16: true\n",
+        "spin/run_spin.py": ("from transformers import TrainingArguments\nfrom trainer import SPINTrainer\n\n\ndef main():\n"
+                             "    args = TrainingArguments(output_dir='out', logging_steps=10)\n"
+                             "    SPINTrainer(model=model, args=args, train_dataset=ds).train()\n\n\n"
+                             "if __name__ == '__main__':\n    main()\n"),
+    }
+
+
 #: Medusa 0.1 ``train.py``: an HF Trainer subclass whose ``compute_loss`` logs each head's loss and top-k accuracies with
 #: ``self.log`` on every micro-batch; ``logging_steps`` is left at the HF default (500)
 _HOOK_LOGGING_TRAINER = (
@@ -2921,6 +2974,10 @@ class I4LoggingFrequency(Check):
         Example(torchx_runner(log_freq=50), U, "the same launch with --metrics.log_freq=50"),
         Example(_static_train_fn(_POSTFIX_EVERY), N, "the loss in the progress bar after every call of the trainer's own train_fn"),
         Example(_static_train_fn(_POSTFIX_SPACED), U, "the same progress bar updated every 50 batches"),
+        Example(_self_play_trainer("print(f'losses: {losses}')\n        "), N,
+                "an HF Trainer subclass's loss, reached from compute_loss, prints its tensors on every micro-batch (SPIN)"),
+        Example(_self_play_trainer("if self.state.global_step % 100 == 0:\n            print(f'losses: {losses}')\n        "), U,
+                "the same print every 100 steps; logging_steps 10"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -2935,7 +2992,12 @@ class I4LoggingFrequency(Check):
         # the Trainer subclass's own hook logs on every micro-batch, past logging_steps (printed by the progress callback)
         hooks = hf_hook_logs(f, threshold)
         bad += [(c, f"self.log() in the HF Trainer subclass's {c.func} (every micro-batch, whatever logging_steps)", n) for c, n in hooks]
-        loop += hooks
+        # ... and so do its prints and logger calls there, or in the methods those hooks call
+        seen = {(c.path, c.line) for c, _ in loop}
+        prints = [(c, n) for c, n in hf_hook_console_logs(f, threshold) if (c.path, c.line) not in seen]
+        bad += [(c, f"{c.short}() in the HF Trainer subclass's {c.func}, run on every micro-batch whatever logging_steps", n)
+                for c, n in prints]
+        loop += hooks + prints
         extra: dict[str, Any] = {}
         if loop:
             extra["log_in_step_loop"] = int(min(n for _, n in loop))
