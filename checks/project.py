@@ -134,11 +134,11 @@ _ALIGN_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_(ppo
 _ALIGN_MODULE = re.compile(r"(^|/)(train_)?(dpo|ppo|grpo|kto|orpo|simpo|cpo|ipo|rloo|rlhf|reinforce|gkd|spin|distill(ation)?)"
                            r"(_?trainer|_train(ing)?)?\.py$", re.I)
 #: a folder named for one of those algorithms (DeepSpeed-Chat ``step2_dpo_finetuning/``, ``step3_rlhf_finetuning/``)
+_ALIGN_DIR = re.compile(r"(^|/|_)(dpo|ppo|grpo|kto|orpo|simpo|rloo|rlhf)(_[^/]*)?/[^/]+\.py$", re.I)
 #: the temperature of a DPO-family loss (``self.beta``, ``beta``, ``neox_args.dpo_beta``) in the argument of ``logsigmoid``:
 #: SigLIP's ``logsigmoid(labels * logits)``, a reward model's ``logsigmoid(chosen - rejected)`` and ring attention's
 #: log-sum-exp merge have none
 _BETA = re.compile(r"(?i)(^|[^a-z])beta([^a-z]|$)")
-_ALIGN_DIR = re.compile(r"(^|/|_)(dpo|ppo|grpo|kto|orpo|simpo|rloo|rlhf)(_[^/]*)?/[^/]+\.py$", re.I)
 _FINETUNE_HINT = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
 def _finetune_path(path: str) -> bool:
     """A path named for fine-tuning (``finetune.py``, ``sft/``, ``lora_train.sh``); a part that names pre-training as well

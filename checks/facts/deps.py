@@ -118,8 +118,9 @@ _DEPS_TABLE = re.compile(r"(?i)^_?(deps|dependencies|requirements?|requires|requ
 
 
 def from_setup_calls(out: FileFacts, text: str = "") -> None:
-    """``setup(install_requires=[...], extras_require={...})`` in setup.py (already parsed by ast); when those lists are
-    built from a module-level table of requirement strings (:data:`_DEPS_TABLE`), that table's pins, each at its line."""
+    """``setup(install_requires=[...], extras_require={...})`` in setup.py (already parsed by ast), then the pins of a
+    module-level table of requirement strings (:data:`_DEPS_TABLE`), which ``install_requires`` often picks from by name or
+    is bound to, each at its own line; a name the ``setup()`` call's own lists give keeps that declaration."""
     for call in out.calls:
         if call.short != "setup":
             continue
