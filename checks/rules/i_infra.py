@@ -2452,12 +2452,18 @@ def hf_hook_logs(f: Facts, threshold: float) -> list[tuple[Call, float]]:
             continue
         if class_at(f, c.path, c.line) not in subclasses:
             continue
-        guarded, n = _guard(f, c.guard, c.path)
-        if not guarded:
-            out.append((c, 1.0))
-        elif n is not None and n < threshold:
+        if (n := _hook_pace(f, c, threshold)) is not None:
             out.append((c, n))
     return out
+
+
+def _hook_pace(f: Facts, c: Call, threshold: float) -> float | None:
+    """How often a log call in a hook run on every micro-batch runs, in steps: 1 unguarded, the interval of its guard when
+    that is under ``threshold``; None when it is spaced enough (or guarded by something else)."""
+    guarded, n = _guard(f, c.guard, c.path)
+    if not guarded:
+        return 1.0
+    return n if n is not None and n < threshold else None
 
 
 def hf_hook_console_logs(f: Facts, threshold: float) -> list[tuple[Call, float]]:
@@ -2485,10 +2491,7 @@ def hf_hook_console_logs(f: Facts, threshold: float) -> list[tuple[Call, float]]
     for c in log_calls(f):
         if not c.func or _TEST_PATH.search(c.path) or (c.path, class_at(f, c.path, c.line), c.func) not in step or guard_off(f, c):
             continue
-        guarded, n = _guard(f, c.guard, c.path)
-        if not guarded:
-            out.append((c, 1.0))
-        elif n is not None and n < threshold:
+        if (n := _hook_pace(f, c, threshold)) is not None:
             out.append((c, n))
     return out
 
