@@ -674,6 +674,22 @@ def accelerate_loading_only(facts: Facts) -> list[str]:
     return [f"{i.path}:{i.line}" for i in imps[:3]]
 
 
+#: DeepSpeed's utilities a project may import without training on DeepSpeed: the FLOPs profiler (based's
+#: ``from deepspeed.profiling.flops_profiler import get_model_profile`` in a callback) and its checkpoint converters
+_DEEPSPEED_UTILITY = re.compile(r"^deepspeed\.(profiling|utils\.zero_to_fp32|checkpoint)(\.|$)")
+
+
+def deepspeed_utility_only(facts: Facts) -> list[str]:
+    """Where DeepSpeed is imported, when every import is one of its utilities (:data:`_DEEPSPEED_UTILITY`) and no launch,
+    DeepSpeed config or call of its engine uses it; empty otherwise."""
+    imps = facts.imports("deepspeed")
+    if not imps or any(not _DEEPSPEED_UTILITY.match(i.full) for i in imps):
+        return []
+    if facts.launches("deepspeed") or facts.config("zero_optimization") or facts.calls("deepspeed.initialize", "deepspeed.init_distributed"):
+        return []
+    return [f"{i.path}:{i.line}" for i in imps[:3]]
+
+
 #: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model; the
 #: role an RL/distillation system gives a model (``MFCDef(model_name="actor")``, ``ModelName("critic", 0)``) or a chat
 #: template gives a speaker (``{"human": "user", "model": "assistant"}``) names no checkpoint
@@ -754,6 +770,10 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     if accel_loading:
         p.frameworks.remove("accelerate")
         p.notes["accelerate_loading_only"] = accel_loading
+    ds_utility = deepspeed_utility_only(facts) if "deepspeed" in p.frameworks and "deepspeed" not in launchers else []
+    if ds_utility:
+        p.frameworks.remove("deepspeed")
+        p.notes["deepspeed_utility_only"] = ds_utility
     if "fsdp" not in p.frameworks and (_fsdp_configured(facts) or facts.refs("FullyShardedDataParallel")):
         p.frameworks.append("fsdp")
     if "deepspeed" not in p.frameworks and facts.config("zero_optimization"):

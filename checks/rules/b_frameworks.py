@@ -21,7 +21,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Facts, truthy
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ..project import _INFER_PATH, availability_probe
+from ..project import _INFER_PATH, availability_probe, deepspeed_utility_only
 from ._helpers import (
     HF_TRAINERS,
     all_arms,
@@ -174,6 +174,13 @@ class B1DeepSpeed(Check):
         Example({"train.yaml": "model_name_or_path: Qwen/Qwen2-7B\ndeepspeed: examples/deepspeed/ds_z3_config.json\n"}, U, "llamafactory yaml"),
         Example({"requirements.txt": "torch\ndeepspeed>=0.14\n", "train.py": "import torch\nloss.backward()\n"}, N, "dependency only"),
         Example({"train.py": "import torch\n# import deepspeed\n# engine, *_ = deepspeed.initialize(model=model)\n"}, N, "commented out"),
+        Example({  # based: a Lightning project whose FLOPs-count callback borrows DeepSpeed's profiler
+            "train/utils/flops.py": ("from deepspeed.profiling.flops_profiler import get_model_profile\n\n\n"
+                                     "def profile_deepspeed(model, input_size=(1, 2048)):\n"
+                                     "    return get_model_profile(model=model, input_shape=input_size, print_profile=False)\n"),
+            "train/run.py": ("import pytorch_lightning as pl\n\n\ndef main(model, datamodule):\n"
+                             "    pl.Trainer(devices=8, strategy='ddp', precision='bf16').fit(model, datamodule=datamodule)\n"),
+        }, N, "only DeepSpeed's FLOPs profiler is imported"),
         Example({"train.yaml": "deepspeed: null\nbf16: true\n"}, N, "deepspeed null"),
         Example({"requirements.txt": "transformers\ndeepspeed\n",
                  "train.py": "from transformers import Trainer, TrainingArguments\ntrainer = Trainer(model=m, args=TrainingArguments(output_dir='o'))\n"}, P, "dependency + HF trainer"),
@@ -209,7 +216,14 @@ class B1DeepSpeed(Check):
             # starcoder chat/README.md ``torchrun ... train.py config.yaml --deepspeed=deepspeed_z3_config_bf16.json``
             why = (f"a DeepSpeed config is shipped and only a documented command passes it ({doc.path}:{doc.line}); no launch "
                    "script or config of the repository does")
-        return _framework_outcome("DeepSpeed", used, "engine/launcher/config", _imports_only(f, "deepspeed"), _real(f.deps("deepspeed")), "deepspeed",
+        imported = _imports_only(f, "deepspeed")
+        utility = deepspeed_utility_only(f) if imported and not used and not partial else []
+        if utility:
+            # only DeepSpeed's FLOPs profiler or checkpoint converters are imported (based: a callback's
+            # ``from deepspeed.profiling.flops_profiler import get_model_profile``): a tool, not the training framework
+            return Outcome(N, [_ev(x) for x in imported[:3]], f"DeepSpeed is imported only for its utilities ({utility[0]}: "
+                           f"{imported[0].full}), not to train", {"deepspeed": False})
+        return _framework_outcome("DeepSpeed", used, "engine/launcher/config", imported, _real(f.deps("deepspeed")), "deepspeed",
                                   partial, why)
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

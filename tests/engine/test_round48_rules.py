@@ -267,3 +267,18 @@ def test_pins_of_a_setup_py_requirement_table_are_the_projects_pins():
     assert _check(a, "J3").status is Status.UNUSED, _check(a, "J3").detail
     # control: the same table pinning a V1-engine vLLM
     assert _check(_audit({**files, "setup.py": _HF_STYLE_SETUP.format(vllm="0.8.5")}), "J3").status is Status.USED
+
+
+# --- HazyResearch/based: "Frameworks detected: ... deepspeed" and B1 partial from its FLOPs profiler's import -------------
+
+def test_a_deepspeed_utility_import_is_no_training_framework():
+    files = {**_based("train.datamodules.language_modeling_hf.LMDataModule"),
+             "train/utils/flops.py": ("from deepspeed.profiling.flops_profiler import get_model_profile\n\n\n"
+                                      "def profile_deepspeed(model, input_size=(1, 2048)):\n"
+                                      "    return get_model_profile(model=model, input_shape=input_size, print_profile=False)\n")}
+    a = _audit(files)
+    assert "deepspeed" not in a.project.frameworks and a.project.notes.get("deepspeed_utility_only") == ["train/utils/flops.py:1"]
+    assert _check(a, "B1").status is Status.UNUSED
+    # control: the engine itself
+    files["train/utils/engine.py"] = "import deepspeed\n\n\ndef wrap(model, cfg):\n    return deepspeed.initialize(model=model, config=cfg)\n"
+    assert "deepspeed" in _audit(files).project.frameworks
