@@ -157,7 +157,6 @@ _PRETRAIN_PATH = re.compile(r"pretrain(?!ed)", re.I)
 _PRETRAINED_OPTION = re.compile(r"^[A-Za-z_]\w*(\.\w+)*\.pretrained$")
 
 
-_MAIN_GUARD = re.compile(r"__name__\s*==\s*[\"']__main__[\"']")
 #: a module's own self-test or demo function (``def test():``, ``def _demo():``, ``def sanity_check():``)
 _SELF_TEST_FUNC = re.compile(r"^_?(test|tests|demo|selftest|self_test|sanity_check|smoke_test)(_\w+)?$")
 
@@ -176,9 +175,7 @@ def _library_demo_lines(facts: Facts) -> frozenset[tuple[str, int]]:
             imported.setdefault(name, set()).add(i.path)
     out: set[tuple[str, int]] = set()
     main_calls: list[Any] = []
-    for c in facts.records("calls"):
-        if not (c.guard and _MAIN_GUARD.search(c.guard)) or not c.path.endswith(".py"):
-            continue
+    for c in facts.calls_selected("main_block"):
         parts = c.path[:-3].split("/")
         if any(imported.get(".".join(parts[k:]), set()) - {c.path} for k in range(len(parts) - 1)):
             out.add((c.path, c.line))

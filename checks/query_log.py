@@ -34,7 +34,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from .facts.store import CALL_SELECTIONS, Facts, _norm_key
+from .facts.store import CALL_FUNCS, CALL_SELECTIONS, Facts, _norm_key
 from .facts.types import RECORD_LISTS, FileFacts
 from .roles import role_calls
 
@@ -395,6 +395,8 @@ def keyset(ff: FileFacts, index: str) -> list[Any]:
         return list(dict.fromkeys(c.name for c in ff.calls))
     if index == "calls_by_kw":
         return list(dict.fromkeys(_norm_key(k) for c in ff.calls if c.kwargs for k in c.kwargs))
+    if index == CALL_FUNCS:
+        return list(dict.fromkeys(c.func for c in ff.calls if c.func))
     if index in CALL_SELECTIONS:
         test = CALL_SELECTIONS[index]
         return [c for c in ff.calls if test(c)]

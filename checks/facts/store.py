@@ -101,6 +101,9 @@ def _pattern_key(p: str) -> str | None:
     return None if p.endswith(".*") else p.rsplit(".", 1)[-1]
 
 
+#: the guard of a module's main block
+MAIN_GUARD = re.compile(r"__name__\s*==\s*[\"']__main__[\"']")
+
 #: a training entry a recipe hands its config to; the run recipe's bases are not followed into it
 _TRAIN_ENTRY = re.compile(r"(?i)^(pre)?train(ing)?$|^finetune$|^fine_tune$|^run_training$")
 
@@ -116,7 +119,14 @@ def _registry_shape(c: Call) -> bool:
 CALL_SELECTIONS: dict[str, Callable[[Call], bool]] = {
     "registry_shape": _registry_shape,
     "string_args": lambda c: any(isinstance(a, str) for a in c.args) or any(isinstance(v, str) for v in c.kwargs.values()),
+    # calls in a module's ``if __name__ == "__main__":`` block
+    "main_block": lambda c: bool(c.guard) and c.path.endswith(".py") and MAIN_GUARD.search(c.guard) is not None,
+    # calls under a guard that takes something modulo something (``if step % args.save_interval == 0:``)
+    "modulo_guard": lambda c: bool(c.guard) and "%" in c.guard,
 }
+#: a read of which functions of each file make calls (:meth:`Facts._defining`): a file's share is the names of its functions
+#: whose bodies call something, in order of first appearance (see :func:`checks.query_log.keyset`)
+CALL_FUNCS = "call_funcs"
 
 
 @lru_cache(maxsize=1 << 16)  # a repository has a few thousand distinct keys, asked for millions of times
@@ -733,7 +743,13 @@ class Facts:
         memo = self._s.get("defining_funcs")
         if memo is None:
             memo = defaultdict(set)
-            for c in self.records("calls"):
+            note = getattr(self._s, "note_selection", None)
+            if note is not None:  # recorded as a read of each file's function names alone (CALL_FUNCS)
+                note(CALL_FUNCS)
+                calls = dict.__getitem__(self._s, "calls")
+            else:
+                calls = self._s["calls"]
+            for c in self._keep(calls):
                 if c.func:
                     memo[c.func].add(c.path)
             self._s["defining_funcs"] = memo

@@ -2790,7 +2790,7 @@ def _freezer_calls(f: Facts) -> list[Call]:
     ``freeze(from_index=0, to_index=-2)`` sets ``param.requires_grad = value`` through a helper, a value no literal shows).
     An unconditional call outside that file is a run freezing layers; LoRA/adapter code is G4's."""
     files = {x.path for x in f.attr_assigns("requires_grad")} | {x.path for x in f.calls("requires_grad_")}
-    defined = {c.path for c in f.all_calls() if c.func == "freeze" and c.path in files and not _ADAPTER_CODE.search(c.path)}
+    defined = {p for p in f._defining("freeze") if p in files and not _ADAPTER_CODE.search(p)}
     if not defined:
         return []
     # (an unconditional call: ``if self.freeze_language_model or ...: model.freeze(...)`` follows those switches, read as keys)

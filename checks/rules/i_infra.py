@@ -558,7 +558,7 @@ def _epoch_modulo_names(f: Facts) -> frozenset[str]:
     counted in epochs, not steps. Memoised per scan."""
     key = ("epoch-modulo-names",)
     if key not in f._memo:
-        names = {m.group(1) for c in f.records("calls") if c.guard and "%" in c.guard for m in _EPOCH_MODULO.finditer(c.guard)}
+        names = {m.group(1) for c in f.calls_selected("modulo_guard") for m in _EPOCH_MODULO.finditer(c.guard or "")}
         f._memo[key] = frozenset(names)  # type: ignore[assignment]
     return f._memo[key]  # type: ignore[return-value]
 

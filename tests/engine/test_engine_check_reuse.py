@@ -100,10 +100,10 @@ def test_an_edit_reruns_the_checks_that_read_it_and_reuses_the_rest(s: Scanner) 
     """The optimizer's learning rate changed (a call's keyword): the checks that read that call run, the others are
     reused, and the reused C5's note (``gradient_accumulation_steps: 5 in 2 recipes, ...``) is the cold scan's: its
     writes to the distributions were replayed. Catches: no replay (C5's note is lost), reusing a check whose reads
-    changed (F1 reads every call)."""
+    changed (G1 reads the optimizer's call)."""
     s.edit("train.py", _lr)
     report, reused = s.warm()
-    assert reused is not None and "C5" in reused and "F1" not in reused and len(reused) > 30
+    assert reused is not None and "C5" in reused and "G1" not in reused and len(reused) > 30
     assert report == s.cold()
     assert "gradient_accumulation_steps: 5 in 2 recipes" in _detail(report, "C5")
 

@@ -71,5 +71,5 @@ def test_a_check_merging_index_answers_is_reused_when_its_records_are_unchanged(
     assert reused == set() and first == s.cold()
     s.edit("train.py", _lr)
     report, reused = s.warm()
-    assert reused is not None and {"I1", "I2"} <= reused and "F1" not in reused
+    assert reused is not None and {"I1", "I2"} <= reused and "G1" not in reused
     assert report == s.cold()

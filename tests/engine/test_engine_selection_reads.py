@@ -43,7 +43,7 @@ def test_an_edit_of_another_call_reuses_the_registry_check(s: Scanner) -> None:
     or the calls into a module read as every call (C3 would run)."""
     s.edit("train.py", _lr)
     report, reused = s.warm()
-    assert reused is not None and "C3" in reused and "F1" not in reused
+    assert reused is not None and "C3" in reused and "G1" not in reused
     assert report == s.cold()
 
 
@@ -88,3 +88,52 @@ def test_calls_by_prefix_are_every_call_whose_name_starts_so() -> None:
     facts = Facts(files)
     for prefixes in (("pkg.m.",), ("pkg.n.", "pkg.m."), ("pkg.n",), ("q.",)):
         assert facts.calls_prefixed(prefixes) == [c for c in facts.records("calls") if c.name.startswith(prefixes)]
+
+
+def test_an_edit_of_a_keyword_reuses_the_checks_that_read_guards_and_function_names(tmp_path: Path,
+                                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The learning rate changed in minimal_loop's train.py: G1 (the schedule) runs again, but F1 (whose loaders skip a
+    library module's main-block self-demo), G4 and G5 (which read which files define ``freeze``) and J2 (which reads which
+    files define a function) are reused. Catches: those reads made as a read of every call (each would run again on any
+    edit of any call)."""
+    s = Scanner(tmp_path, monkeypatch)
+    first, reused = s.warm()
+    assert reused == set() and first == s.cold()
+    s.edit("train.py", _lr)
+    report, reused = s.warm()
+    assert reused is not None and {"F1", "G4", "G5", "J2"} <= reused and "G1" not in reused
+    assert report == s.cold()
+
+
+@pytest.mark.parametrize(("read", "selection", "src", "inside", "outside"), [
+    ("_defining", "#call_funcs", "def train():\n    opt(lr=1)\n\ndef freeze():\n    p.requires_grad_(False)\n",
+     ("def freeze():", "def unfreeze():"), ("lr=1", "lr=2")),
+    ("_library_demo_lines", "#main_block", "import pkg.m\nopt(lr=1)\nif __name__ == '__main__':\n    demo(n=1)\n",
+     ("demo(n=1)", "demo(n=2)"), ("lr=1", "lr=2")),
+    ("_epoch_modulo_names", "#modulo_guard", "for epoch in r:\n    opt(lr=1)\n    if epoch % args.save_every == 0:\n        save(m)\n",
+     ("args.save_every", "args.keep_every"), ("lr=1", "lr=2")),
+])
+def test_guard_and_function_reads_are_their_selection_of_the_calls(read: str, selection: str, src: str,
+                                                                  inside: tuple[str, str], outside: tuple[str, str]) -> None:
+    """The files that define a function (J2, G4/G5), the calls of a module's main block (the overview's and the loaders'
+    library self-demos) and the guards that take a counter modulo something (I3/I4) are read as those selections of each
+    file's calls: an edit of another call leaves them clean, one of a call they read makes them dirty. Catches: any of
+    them read as every call, or its selection not hashed."""
+    from checks.project import _library_demo_lines
+    from checks.rules.i_infra import _epoch_modulo_names
+
+    ff = extract_file("m.py", src.encode())
+    rec = Recorder()
+    facts = rec.watch(Facts([ff]))
+    rec.begin("X")
+    view = facts.for_check("X")
+    {"_defining": lambda: view._defining("freeze"), "_library_demo_lines": lambda: _library_demo_lines(view),
+     "_epoch_modulo_names": lambda: _epoch_modulo_names(view)}[read]()
+    deps = rec.per["X"] | set().union(*rec.memo_deps.values())
+    assert ("*", "calls") not in deps and ("#", selection[1:]) in deps
+    wholes, attrs = attributes(deps)
+    assert selection in wholes
+    log = {"by_key": {"k": file_digests(ff, wholes | attrs.get("m.py", frozenset()))}, "keys": {"m.py": "k"},
+           "hashes": share_hashes(deps, [facts])}
+    assert dirty_reads(log, {"m.py": extract_file("m.py", src.replace(*outside).encode())}, deps) == set()
+    assert ("#", selection[1:]) in dirty_reads(log, {"m.py": extract_file("m.py", src.replace(*inside).encode())}, deps)
