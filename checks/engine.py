@@ -21,7 +21,7 @@ from .cache import CacheDirError, DirFactsCache
 from .deferred import Deferred, Pending
 from .facts import Facts, FileFacts, classify, extract_file
 from .facts.types import drop_tables, share_line_numbers
-from .model import CheckResult, Evidence, Outcome, Project, Status
+from .model import Bottleneck, CheckResult, Evidence, Outcome, Project, Status
 from .project import detect_project
 from .query_log import Recorder, attributes, code_version, dirty_reads, file_digests, share_hashes, unchanged
 from .roles import DOCS, IN_SCOPE, VENDORED, Roles, classify_roles, glob_match, path_role
@@ -584,6 +584,17 @@ def _agree_with_checks(project: Project, results: list[CheckResult]) -> None:
         project.adapter_training = g4.status == Status.USED
 
 
+#: what step zero writes into the overview's notes (:func:`checks.bottleneck.classify_bottleneck`)
+_STEP_ZERO_NOTES = ("bottleneck_reasons_zh", "bottleneck_scores", "profile_steps", "profile_steps_zh")
+
+
+def _before_step_zero(project: Project) -> Project:
+    """A copy of the overview without step zero's verdict, which no check reads: handed to the context pass, whose reuse
+    compares it (an edit that only moves a count in a bottleneck reason, ``(+13)`` to ``(+14)``, leaves it the same)."""
+    return replace(project, bottleneck=Bottleneck.UNKNOWN, bottleneck_reasons=[],
+                   notes={k: v for k, v in project.notes.items() if k not in _STEP_ZERO_NOTES})
+
+
 def _context_pass(context: Facts, project: Project, results: list[CheckResult], roles: Roles) -> None:
     """For a check not in use on the training path, the out-of-scope places that do use it ("also seen in tests").
 
@@ -691,9 +702,10 @@ def audit_files(
         else:
             project, results, ignored = kept
             all_checks()  # every check module imported (and what it registers), as after running them
-        ctx_log = _context_inputs(parsed, roles, project, results, index) if ctx_recorder is not None else None
+        seen_by_checks = _before_step_zero(project)  # what the context pass reads of the overview
+        ctx_log = _context_inputs(parsed, roles, seen_by_checks, results, index) if ctx_recorder is not None else None
         if not _context_reused(ctx_log, prior, results):
-            _context_pass(context, project, results, roles)
+            _context_pass(context, seen_by_checks, results, roles)
         if ctx_log is not None:
             ctx_log["out"] = {r.id: r.context for r in results if r.context}
         if deferred is not None:
@@ -797,8 +809,8 @@ def _checks_reused(now: dict[str, Any], prior: dict[str, Any] | None, parsed: li
 def _context_inputs(parsed: list[FileFacts], roles: Roles, project: Project, results: list[CheckResult],
                     index: TreeIndex | None) -> dict[str, Any] | None:
     """Everything the context pass's output is a function of: the context files (path and content key, in the order of
-    their facts), every file's role, the overview as step zero left it, and each check's status (None: a file has no
-    content key, nothing to compare by)."""
+    their facts), every file's role, the overview without step zero's verdict (:func:`_before_step_zero`), and each
+    check's status (None: a file has no content key, nothing to compare by)."""
     keys = index.keys() if index is not None else {}
     seen: dict[str, FileFacts] = {ff.path: ff for ff in parsed}  # the order and the last-wins rule of split_facts
     files = [(p, keys.get(p)) for p in seen if roles.by_path[p] not in IN_SCOPE]

@@ -2,9 +2,9 @@
 
 The context pass runs each check that is unused or partly used on the training path over the out-of-scope files
 (tests, docs, CI, ...) and shows where they do use it. Its output is a function of those files' facts, every file's
-role, the overview as step zero left it and each check's status: a re-scan whose edit (in scope, read by a check,
-so audited in full) changes none of them takes the stored context evidence instead of running it again. Any other
-edit runs it, and every report is a cold ``-j1`` scan's of the edited tree. The reused pass's reads stay in the
+role, the overview (without step zero's verdict, which no check reads) and each check's status: a re-scan whose edit
+(in scope, read by a check, so audited in full) changes none of them takes the stored context evidence instead of
+running it again. Any other edit runs it, and every report is a cold ``-j1`` scan's of the edited tree. The reused pass's reads stay in the
 query log, so a later edit of a context file is still seen.
 """
 
@@ -157,16 +157,39 @@ def test_an_edit_of_an_input_reruns_the_context_pass(s: Scanner, rel: str, chang
     assert report == cold and cold != before
 
 
+def test_an_edit_that_only_moves_step_zeros_citations_reuses_the_context_pass(s: Scanner) -> None:
+    """A comment line above the training loop moves the lines step zero cites (``train.py:49`` becomes 50): the verdict's
+    text changes, and no input of the context pass does (it reads the overview without step zero's verdict, which no
+    check reads), so the pass is reused. Catches: the overview compared with step zero's reasons in it (the pass would
+    run again on every edit that moves a line or a count step zero cites)."""
+    before = s.cold()
+    s.edit("train.py", lambda t: t.replace("for epoch in range(10):", "# ten epochs\nfor epoch in range(10):"))
+    report, full, ran = s.warm()
+    assert full and not ran
+    cold = s.cold()
+    assert report == cold and cold != before
+    assert "`train.py:50`" in json.loads(cold)["project"]["bottleneck_reasons"][1]
+    assert _context(cold) == {"C1": [("tests/test_speed.py", 7)], "D2": [("tests/test_speed.py", 6)]}
+
+
 def test_a_file_changing_role_reruns_the_context_pass(s: Scanner) -> None:
     """``paths.training`` in the repository's config changes the options (no log applies); a file the training script
-    starts importing changes the roles: either way the pass runs again."""
-    (s.repo / "tests" / "helpers.py").write_text("import torch\n\n\ndef fast(model):\n    return torch.compile(model)\n")
+    starts importing changes the roles (``tools/helpers.py``: project code, then training code; a module under
+    ``tests/`` stays a test's when the script imports it): either way the pass runs again."""
+    (s.repo / "tools").mkdir()
+    (s.repo / "tools" / "helpers.py").write_text("import torch\n\n\ndef fast(model):\n    return torch.compile(model)\n")
     report, full, ran = s.warm()
     assert full and ran and report == s.cold()  # an added file
+    assert _role(report, "tools/helpers.py") == "code"
     s.edit("train.py", lambda t: t.replace("from model import GPT, GPTConfig\n",
-                                           "from model import GPT, GPTConfig\nfrom tests.helpers import fast\n"))
+                                           "from model import GPT, GPTConfig\nfrom tools.helpers import fast\n"))
     report, full, ran = s.warm()
     assert full and ran and report == s.cold()
+    assert _role(report, "tools/helpers.py") == "training"
+
+
+def _role(report: str, path: str) -> str:
+    return next(f["role"] for f in json.loads(report)["files"] if f["path"] == path)
 
 
 def test_a_context_file_edit_reuses_the_checks(s: Scanner) -> None:
