@@ -229,15 +229,19 @@ def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:
     gen = facts.calls("generate") or [c for c in facts.calls_with_kw("past_key_values") if c.loop is not None]
     where = f" ({_loc(gen)})" if gen else ""
     graphs = compiled_decode(facts)
+    how, how_zh = "is compiled into CUDA graphs", "已编译为 CUDA Graph"
+    if not graphs:  # (Chameleon captures its decode forward with ``torch.cuda.graph`` by hand: J6's evidence)
+        graphs = st.evidence("J6")
+        how, how_zh = "runs as CUDA graphs", "以 CUDA Graph 运行"
     if graphs and st.used("J6"):
         # (pytorch-labs/gpt-fast: the decode step compiled with ``mode="reduce-overhead"``: no per-kernel launch cost left,
         # the step reads every weight and the KV cache for one token)
         at = _loc(graphs)
         return [Signal(
             Bottleneck.MEMORY, 3,
-            f"inference-only project whose decode step is compiled into CUDA graphs ({at}): launch overhead is gone, and "
+            f"inference-only project whose decode step {how} ({at}): launch overhead is gone, and "
             "each token reads all weights and the KV cache, so HBM bandwidth bounds it",
-            f"纯推理项目，decode 步骤已编译为 CUDA Graph（{at}）：kernel 启动开销已消除，每个 token 都要读取全部权重和 KV Cache，受显存带宽约束",
+            f"纯推理项目，decode 步骤{how_zh}（{at}）：kernel 启动开销已消除，每个 token 都要读取全部权重和 KV Cache，受显存带宽约束",
         )]
     return [Signal(
         Bottleneck.LATENCY, 3,

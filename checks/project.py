@@ -140,10 +140,19 @@ _ALIGN_DIR = re.compile(r"(^|/|_)(dpo|ppo|grpo|kto|orpo|simpo|rloo|rlhf)(_[^/]*)
 #: log-sum-exp merge have none
 _BETA = re.compile(r"(?i)(^|[^a-z])beta([^a-z]|$)")
 _FINETUNE_HINT = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
+#: a folder of inference or serving code: what it holds is named for the workload it serves (Chameleon's
+#: ``chameleon/inference/model_adapter.py``, an adapter in the design-pattern sense, over an inference-only model)
+_INFERENCE_DIR = re.compile(r"(?i)^(infer\w*|serve|serving|server)$")
+
+
 def _finetune_path(path: str) -> bool:
     """A path named for fine-tuning (``finetune.py``, ``sft/``, ``lora_train.sh``); a part that names pre-training as well
-    (GaLore's and ReLoRA's ``peft_pretraining/``: parameter-efficient pre-training from scratch) is not."""
-    return any(_FINETUNE_HINT.search(part) and not _PRETRAIN_PATH.search(part) for part in path.split("/"))
+    (GaLore's and ReLoRA's ``peft_pretraining/``: parameter-efficient pre-training from scratch) is not, nor is anything
+    in a folder of inference code."""
+    parts = path.split("/")
+    if any(_INFERENCE_DIR.match(d) for d in parts[:-1]):
+        return False
+    return any(_FINETUNE_HINT.search(part) and not _PRETRAIN_PATH.search(part) for part in parts)
 
 
 #: settings of an optimisation run: a recipe that sets one trains

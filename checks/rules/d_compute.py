@@ -298,7 +298,10 @@ _FA_NOT_USE = re.compile(r"^\s*(from|import)\b|\bis\s+(not\s+)?None\b|[!=]=\s*No
 _FA_PATCH = re.compile(r"^(replace|patch|apply|enable|use|set)_\w*(flash_attn|flash_attention|xformers|sdpa)\w*$|"
                        r"^(?!(get|load|build|create|make|init)_)\w*_with_(flash_attn|flash_attention|xformers|sdpa)\w*$", re.I)
 _SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
+#: (xformers' forward-only entry, ``fmha.memory_efficient_attention_forward``, dispatches to the same fused kernels: Chameleon's
+#: inference transformer)
 _OTHER_ATTN = ("xformers.ops.memory_efficient_attention", "xformers.ops.fmha.memory_efficient_attention",
+               "xformers.ops.memory_efficient_attention_forward", "xformers.ops.fmha.memory_efficient_attention_forward",
                "torch.nn.attention.flex_attention.flex_attention", "transformer_engine.pytorch.DotProductAttention",
                "transformer_engine.pytorch.TransformerLayer", "transformer_engine.pytorch.MultiheadAttention")
 

@@ -930,13 +930,16 @@ class J5InferenceEngine(_InferenceOnly):
         # nanoGPT's ``model.generate(x, max_new_tokens, ...)`` is its own decode loop, not HF's: say which one runs
         custom, _ = _custom_generate(ctx.facts, gens)
         graphs = compiled_decode(ctx.facts)
-        if eager and gens and len(custom) == len(gens) and len(eager) == len(gens) and graphs:
+        captured = captured_decode(ctx.facts)
+        if eager and gens and len(custom) == len(gens) and len(eager) == len(gens) and (graphs or captured):
             # (pytorch-labs/gpt-fast: ``decode_one_token = torch.compile(decode_one_token, mode="reduce-overhead",
-            # fullgraph=True)``: the loop's steps run as compiled CUDA graphs, not op by op)
-            c = graphs[0]
-            return Outcome(N, evs([*graphs[:2], *eager[:3]]), f"no inference engine: the project's own `generate` loop, its "
-                           f"decode step compiled into CUDA graphs (torch.compile mode={c.kwargs.get('mode')!r} at {c.path}:{c.line})",
-                           {"engine": None, "compiled_decode": True})
+            # fullgraph=True)``: the loop's steps run as compiled CUDA graphs, not op by op; Chameleon captures its decode
+            # forward with ``torch.cuda.graph`` itself)
+            c = (graphs or captured)[0]
+            how = (f"compiled into CUDA graphs (torch.compile mode={c.kwargs.get('mode')!r} at {c.path}:{c.line})" if graphs
+                   else f"captured as a CUDA graph (`{c.name}` at {c.path}:{c.line})")
+            return Outcome(N, evs([*(graphs or captured)[:2], *eager[:3]]), f"no inference engine: the project's own `generate` "
+                           f"loop, its decode step {how}", {"engine": None, "compiled_decode": True})
         if eager and gens and len(custom) == len(gens) and len(eager) == len(gens):
             detail = "generation runs in PyTorch eager (the project's own `generate` loop)"
         elif eager:
@@ -970,6 +973,13 @@ def compiled_decode(f: Facts) -> list[Call]:
 
 _MODE_NAME = re.compile(r"^[A-Za-z][\w.-]*$")
 _GENERATION = re.compile(r"infer|generat|decod|sampl|serv|chat", re.I)
+
+
+def captured_decode(f: Facts) -> list[Call]:
+    """A CUDA graph captured by hand where it serves generation (what J6 reads; J5 reads it too). Megatron's full-iteration
+    training graphs (``megatron/core/full_cuda_graph.py``) and optimizer-step graphs are not decode."""
+    return [c for c in _live(f, f.calls("torch.cuda.graph", "torch.cuda.CUDAGraph", "torch.cuda.make_graphed_callables"))
+            if not _training_file(f, c.path) and _GENERATION.search(f"{c.path} {c.func or ''}")]
 
 
 @register
@@ -1064,8 +1074,7 @@ class J6DecodeCudaGraph(_InferenceOnly):
             (switched_off if _compile_disabled(f, c) else used).append(c)
         # a graph captured by hand counts where it serves generation; Megatron's full-iteration training graphs
         # (``megatron/core/full_cuda_graph.py``) and optimizer-step graphs are not decode
-        used += [c for c in _live(f, f.calls("torch.cuda.graph", "torch.cuda.CUDAGraph", "torch.cuda.make_graphed_callables"))
-                 if not _training_file(f, c.path) and _GENERATION.search(f"{c.path} {c.func or ''}")]
+        used += captured_decode(f)
         # Megatron's inference launches: ``--decode-only-cuda-graphs``, ``--inference-dynamic-batching-num-cuda-graphs``,
         # ``--cuda-graph-impl local`` on an inference/serving command
         for s in f.effective("decode_only_cuda_graphs", "inference_dynamic_batching_num_cuda_graphs", "cuda_graph_impl"):
