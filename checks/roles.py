@@ -1383,6 +1383,13 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         # (Video-LLaVA's ``train_xformers.py`` beside the launched ``train_mem.py``) is an alternative entry point too
         run_dirs |= {t.rsplit("/", 1)[0] if "/" in t else "" for t in launched if _ENTRY_NAME.match(t.rsplit("/", 1)[-1])}
     siblings = [p for p in named if p not in entries and p not in documented and (p.rsplit("/", 1)[0] if "/" in p else "") in run_dirs]
+    # a train*.py found by its name alone inside a copy of another project's package, which imports that package by its own
+    # top-level name (LISA's ``model/llava/train/train.py``: ``from llava import conversation``, with no ``llava/`` at the
+    # root): it runs only in the upstream checkout, so it is the copy's entry point, not this project's run
+    upstream = {p: d for p in named if p not in entries and p not in documented and p not in siblings
+                and (d := _upstream_script(files[p], pathset, packaged)) is not None
+                and _imported_as_subpackage(files, [q for q in paths if q not in roles.by_path], d)}
+    siblings += list(upstream)
     # a script the docs offer in place of the run's is an alternative wherever it lives, unless a command runs it too
     siblings += [p for p in sorted(offered) if p not in siblings and p not in entries and p not in commanded and files[p].kind == "python"]
     entries += [p for p in named if p not in siblings]
@@ -1437,7 +1444,9 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         if p not in roles.by_path:
             run = sorted(e for e in roles.entry_points if (e.rsplit("/", 1)[0] if "/" in e else "") == (p.rsplit("/", 1)[0] if "/" in p else ""))
             roles.by_path[p] = OTHER
-            roles.why[p] = f"an alternative entry point beside {run[0] if run else 'the run'}, which a launch or documented command runs"
+            roles.why[p] = (f"the entry point of a copied package ({upstream[p]}/ is imported here as a top-level package the "
+                            "repository root does not have)" if p in upstream else
+                            f"an alternative entry point beside {run[0] if run else 'the run'}, which a launch or documented command runs")
     _alternatives_imports(files, paths, roles, index, [p for p in siblings if roles.by_path.get(p) == OTHER])
     for p, where in documented.items():
         if roles.by_path.get(p) in IN_SCOPE and not roles.why.get(p):
@@ -1590,6 +1599,57 @@ def _targets(imp: Any, p: str, index: Any) -> list[str]:
         full = f"{imp.module}.{imp.name}" if not imp.module.endswith(".") else imp.module + imp.name
         targets = index.resolve(full, p) or targets
     return targets
+
+
+def _upstream_script(ff: FileFacts, pathset: set[str], packaged: set[str]) -> str | None:
+    """The folder of a copied package whose script ``ff`` is, when the script imports that package by its own top-level
+    name and nothing at the repository's root (or under ``src/``, or packaging at the root or above the package that
+    installs it) provides that name: ``model/llava`` for LISA's ``model/llava/train/train.py`` (``from llava.constants
+    import ...``; LISA ships no setup.py)."""
+    folders = ff.path.split("/")[:-1]
+    for imp in ff.imports:
+        top = imp.module.split(".", 1)[0]
+        if imp.module.startswith(".") or top not in folders[1:]:
+            continue
+        k = folders.index(top, 1)
+        # the import names a module of that folder (``llava.constants``: model/llava/constants.py), not a library that
+        # shares a folder's name (``import torch`` in dlrover's ``trainer/torch/``)
+        pkg = "/".join(folders[: k + 1])
+        rest = [*imp.module.split(".")[1:], *([imp.name] if imp.name and imp.name != "*" else [])]
+        if f"{pkg}/__init__.py" not in pathset or not rest or not any(
+                f"{pkg}/{'/'.join(rest[:n])}{tail}" in pathset for n in range(1, len(rest) + 1) for tail in (".py", "/__init__.py")):
+            continue
+        if folders[k - 1] == "src" or any("/".join(folders[:j]) in packaged for j in range(1, k + 1)) \
+                or not _PACKAGING_FILES.isdisjoint(pathset):
+            continue  # a src layout, or a package that packaging above it installs (an sdist's ``x-1.0/setup.py``)
+        if f"{top}.py" in pathset or any(q.startswith((f"{top}/", f"src/{top}/")) for q in pathset):
+            continue
+        return pkg
+    return None
+
+
+def _imported_as_subpackage(files: Mapping[str, FileFacts], scope: list[str], pkg: str) -> bool:
+    """Whether code of the project outside folder ``pkg`` imports it as a sub-package of the folder above it (LISA's
+    ``model/LISA.py``: ``from .llava.model.language_model.llava_llama import ...``; or ``model.llava...``): the project's
+    own import root for that package is not its parent folder, as an installed wheel's ``purelib/`` would be."""
+    parent, top = pkg.rsplit("/", 2)[-2:]
+    for q in scope:
+        ff = files[q]
+        if ff.kind != "python" or q.startswith(pkg + "/"):
+            continue
+        for imp in ff.imports:
+            m = imp.module
+            if not m.startswith("."):
+                if (m + ".").startswith(f"{parent}.{top}."):
+                    return True
+                continue
+            level = len(m) - len(m.lstrip("."))
+            base = q.split("/")[:-1]
+            base = base[: len(base) - (level - 1)] if level > 1 else base
+            full = "/".join(base + [x for x in m.lstrip(".").split(".") if x])
+            if full == pkg or full.startswith(pkg + "/"):
+                return True
+    return False
 
 
 def _alternatives_imports(files: Mapping[str, FileFacts], paths: list[str], roles: Roles, index: Any, alternatives: list[str]) -> None:

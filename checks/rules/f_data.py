@@ -103,7 +103,7 @@ class _Value:
 @dataclass
 class _Loader:
     site: Any
-    kind: str  # "torch" | "wrapper" | "hf" | "megatron" | "config" | "tf"
+    kind: str  # "torch" | "wrapper" | "hf" | "megatron" | "deepspeed" | "config" | "tf"
     train: bool
     props: dict[str, list[_Value]] = field(default_factory=dict)
 
@@ -670,6 +670,15 @@ def training_loaders(ctx: Context) -> list[_Loader]:
             "prefetch_factor": [_Value(None, _ev(launch, key="prefetch_factor"), False)],
         }
         out.append(_Loader(launch, "megatron", True, props))
+    for c in _deepspeed_built_loaders(f):
+        # ``deepspeed.initialize(..., training_data=ds)``: the engine builds the training loader itself (``deepspeed_io``:
+        # pin_memory=True, ``num_local_io_workers`` None, so 2 workers per rank in DeepSpeedDataLoader)
+        props = {
+            "num_workers": [_Value(2, _ev(c, key=_DS_LOADER, value=2), False)],
+            "pin_memory": [_Value(True, _ev(c, key=_DS_LOADER, value=True), False)],
+            "prefetch_factor": [_Value(None, _ev(c, key="prefetch_factor"), False)],
+        }
+        out.append(_Loader(c, "deepspeed", True, props))
     if not out:
         for e in f.config("num_workers", "dataloader_num_workers"):
             if any(e.path == c.path and 0 <= c.line - e.line <= 40 for c in fed):
@@ -682,6 +691,17 @@ def training_loaders(ctx: Context) -> list[_Loader]:
     live = [x for x in train if not (isinstance(x.site, Call) and guard_off(f, x.site))]
     train = live or train
     return _on_training_path(train or out, ctx.project.training_files)
+
+
+#: the evidence key of the training loader DeepSpeed's engine builds (see :func:`_deepspeed_built_loaders`)
+_DS_LOADER = "deepspeed.initialize(training_data=)"
+
+
+def _deepspeed_built_loaders(f: Facts) -> list[Call]:
+    """``deepspeed.initialize`` calls handed a dataset (``training_data=``, not None): the engine's own training loader."""
+    return [c for c in f.calls("deepspeed.initialize") if "training_data" in c.kwargs
+            and c.kwargs["training_data"] is not None and not (isinstance(c.kwargs["training_data"], Expr)
+                                                               and c.kwargs["training_data"].text == "None")]
 
 
 #: keys that sit beside ``num_workers`` only in a distributed trainer's scaling config (Ray Train ``ScalingConfig(
@@ -2505,6 +2525,8 @@ class F1NumWorkers(_DataCheck):
             counts = Counter(n for n, _ in by_site.values() if _grade(n) == _grade(low))
             shown = max(counts, key=lambda n: (counts[n], -n)) if counts else low
             ev = [v.ev for n, v in known if n == shown] + [e for e in worst if all(e is not v.ev for n, v in known if n == shown)]
+            if all(e.key == _DS_LOADER for e in ev):
+                cfg_note += " (DeepSpeed's default for the loader `deepspeed.initialize(training_data=...)` builds: 2 per rank)"
             return Outcome(P, ev, f"only {int(shown)} loader worker(s) for training{cfg_note}", values)
         many = [(n, v) for n, v in known if n > _MAX_WORKERS and not (isinstance(v.value, Expr))]
         if many:

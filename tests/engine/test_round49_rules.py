@@ -130,3 +130,93 @@ def test_xformers_forward_only_attention_is_fused_attention():
         "fmha.memory_efficient_attention_forward(xq, cache[0], cache[1], attn_bias)",
         "torch.softmax(xq @ cache[0].transpose(-2, -1), dim=-1) @ cache[1]")
     assert _check(_audit(plain), "D1").status is not Status.USED
+
+
+# --- dvlab-research/LISA: a copied LLaVA training script read as the project's entry point; DeepSpeed's own loader ---------
+
+_TRAIN_DS = (
+    "import argparse\nfrom functools import partial\n\nimport deepspeed\nimport torch\n\n"
+    "from model.LISA import LISAForCausalLM\nfrom utils.dataset import HybridDataset, ValDataset, collate_fn\n\n\n"
+    "def parse_args(args):\n    parser = argparse.ArgumentParser(description='LISA Model Training')\n"
+    "    parser.add_argument('--version', default='liuhaotian/llava-llama-2-13b-chat-lightning-preview')\n"
+    "    parser.add_argument('--precision', default='bf16', type=str)\n"
+    "    parser.add_argument('--lora_r', default=8, type=int)\n"
+    "    parser.add_argument('--workers', default=4, type=int)\n"
+    "    parser.add_argument('--batch_size', default=2, type=int)\n"
+    "    return parser.parse_args(args)\n\n\n"
+    "def main(args):\n    args = parse_args(args)\n"
+    "    model = LISAForCausalLM.from_pretrained(args.version, torch_dtype=torch.bfloat16)\n"
+    "    train_dataset = HybridDataset(args.dataset_dir)\n"
+    "    ds_config = {'train_micro_batch_size_per_gpu': args.batch_size, 'bf16': {'enabled': args.precision == 'bf16'},\n"
+    "                 'zero_optimization': {'stage': 2}}\n"
+    "    model_engine, optimizer, train_loader, scheduler = deepspeed.initialize(\n"
+    "        model=model,\n        model_parameters=model.parameters(),\n        training_data=train_dataset,\n"
+    "        collate_fn=partial(collate_fn, tokenizer=tokenizer),\n        config=ds_config,\n    )\n"
+    "    val_loader = torch.utils.data.DataLoader(\n        ValDataset(args.val_dataset), batch_size=1, shuffle=False,\n"
+    "        num_workers=args.workers, pin_memory=False)\n"
+    "    for input_dict in train_loader:\n        output_dict = model_engine(**input_dict)\n"
+    "        model_engine.backward(output_dict['loss'])\n        model_engine.step()\n\n\n"
+    "if __name__ == '__main__':\n    import sys\n\n    main(sys.argv[1:])\n")
+_LLAVA_TRAIN = (
+    "from dataclasses import dataclass, field\n\nimport transformers\n\n"
+    "from llava.model import LlavaLlamaForCausalLM\nfrom llava.train.llava_trainer import LLaVATrainer\n\n\n"
+    "@dataclass\nclass TrainingArguments(transformers.TrainingArguments):\n    lora_enable: bool = False\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser((TrainingArguments,))\n"
+    "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+    "    model = LlavaLlamaForCausalLM.from_pretrained('facebook/opt-125m')\n"
+    "    trainer = LLaVATrainer(model=model, args=training_args)\n    trainer.train()\n\n\n"
+    "if __name__ == '__main__':\n    train()\n")
+
+
+def _lisa(copy: str = "model/llava") -> dict[str, str]:
+    rel = ".llava" if copy == "model/llava" else "llava"
+    return {
+        "train_ds.py": _TRAIN_DS,
+        "model/LISA.py": f"from {rel}.model.language_model.llava_llama import LlavaLlamaForCausalLM\n\n\n"
+                         "class LISAForCausalLM(LlavaLlamaForCausalLM):\n    pass\n",
+        "utils/dataset.py": "import torch\n\n\nclass HybridDataset(torch.utils.data.Dataset):\n    pass\n\n\n"
+                            "class ValDataset(torch.utils.data.Dataset):\n    pass\n\n\ndef collate_fn(batch, tokenizer=None):\n"
+                            "    return batch\n",
+        f"{copy}/__init__.py": "from .model import LlavaLlamaForCausalLM\n",
+        f"{copy}/model/__init__.py": "from .language_model.llava_llama import LlavaLlamaForCausalLM\n",
+        f"{copy}/model/language_model/llava_llama.py": "from transformers import LlamaForCausalLM\n\n\n"
+                                                       "class LlavaLlamaForCausalLM(LlamaForCausalLM):\n    pass\n",
+        f"{copy}/train/train.py": _LLAVA_TRAIN,
+        f"{copy}/train/llava_trainer.py": "from transformers import Trainer\n\n\nclass LLaVATrainer(Trainer):\n    pass\n",
+        "README.md": "## Training\n\n```\ndeepspeed --master_port=24999 train_ds.py --version=PATH_TO_LLaVA "
+                     "--dataset_dir=./dataset --exp_name=lisa-7b\n```\n",
+    }
+
+
+def test_a_copied_packages_own_training_script_is_not_the_projects_entry_point():
+    """LISA: ``model/llava/train/train.py`` (LLaVA's script, copied with the package) became an entry point by its name, so
+    B3 said "training runs through the HF Trainer (model/llava/train/train.py:1005)" and G4 read LLaVA's ``lora_enable``.
+    It imports ``llava`` as a top-level package, which the repository root does not have: it runs only in LLaVA's own
+    checkout. Control: the same package at the root (``llava/``), where that script does run, stays an entry point."""
+    a = _audit(_lisa())
+    assert a.roles.entry_points == ["train_ds.py"]
+    assert a.roles.role("model/llava/train/train.py") == "other" and "copied package" in a.roles.why["model/llava/train/train.py"]
+    assert a.roles.role("model/llava/train/llava_trainer.py") == "other"
+    assert _check(a, "B3").status is Status.UNUSED
+    root = _audit(_lisa("llava"))
+    assert "llava/train/train.py" in root.roles.entry_points
+
+
+def test_the_loader_deepspeed_builds_from_training_data_is_the_training_loader():
+    """LISA: ``deepspeed.initialize(..., training_data=train_dataset)`` builds the training loader (``deepspeed_io``:
+    pinned, 2 workers per rank), but F1-F3 read the validation loader beside it (``num_workers=args.workers``,
+    ``pin_memory=False``): F3 said "training loader without pin_memory". Control: an engine given no dataset, fed by a
+    loader of the script's own in the main process."""
+    a = _audit(_lisa())
+    f1 = _check(a, "F1")
+    assert f1.status is Status.PARTIAL and "DeepSpeed's default" in (f1.detail or "")
+    at = next(i for i, t in enumerate(_TRAIN_DS.splitlines(), 1) if "deepspeed.initialize(" in t)
+    assert [(e.path, e.line) for e in f1.evidence] == [("train_ds.py", at)]
+    assert _check(a, "F3").status is Status.USED
+    own = _lisa()
+    own["train_ds.py"] = _TRAIN_DS.replace("        training_data=train_dataset,\n", "").replace(
+        "    for input_dict in train_loader:",
+        "    train_loader = torch.utils.data.DataLoader(train_dataset, batch_size=2, num_workers=0)\n"
+        "    for input_dict in train_loader:")
+    b = _audit(own)
+    assert _check(b, "F1").status is Status.UNUSED and _check(b, "F3").status is not Status.USED
