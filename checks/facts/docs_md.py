@@ -401,7 +401,10 @@ def extract_doc_replacements(path: str, text: str, out: FileFacts) -> None:
 
 #: prose that calls a folder the project's previous version (BELLE's train/README.md: "上一版基于deepspeed-chat的代码放在
 #: dschat_train_v1目录下，未做任何改动"; "the old version of the code is kept in legacy_train/")
-_LEGACY_PROSE = re.compile(r"上一版|上个版本|旧版|老版本|(previous|old|older|legacy|deprecated|earlier|first)\s+(version|release|implementation|code)", re.I)
+#: NExT-GPT's README: "we wrap the former old codebase into the [NExT-GPT-Lagacy](NExT-GPT-Lagacy)")
+_LEGACY_PROSE = re.compile(r"上一版|上个版本|旧版|老版本|(previous|old|older|legacy|deprecated|earlier|first|former)\s+(version|release|implementation|code)", re.I)
+#: a folder named for being old (``-legacy``, NExT-GPT's misspelt ``-Lagacy``, ``-old``, ``-deprecated``, ``-archive``)
+_OLD_NAME = re.compile(r"(?i)l[ae]gacy|(^|[-_])old([-_]|$)|deprecated|archive|previous")
 #: a folder-like token, ASCII only (prose in Chinese runs into it: "放在dschat_train_v1目录下"); the roles keep only the
 #: tokens that are folders of the repository
 _FOLDER_TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*[A-Za-z0-9_/]")
@@ -417,7 +420,10 @@ def extract_doc_legacy(path: str, text: str, out: FileFacts) -> None:
             continue
         for m in _FOLDER_TOKEN.finditer(line):
             token = m.group(0).strip("/.")
-            if ("_" in token or "/" in token or any(ch.isdigit() for ch in token)) and not re.search(r"\.(py|md|json|ya?ml|sh|txt)$", token):
+            # (a hyphenated name counts only when it names itself old: NExT-GPT's ``NExT-GPT-Lagacy``, not mPLUG-Owl's
+            # "The LLaMA-2 version of mPLUG-Owl ... compared previous version")
+            if ("_" in token or "/" in token or any(ch.isdigit() for ch in token) or ("-" in token and _OLD_NAME.search(token))) \
+                    and not re.search(r"\.(py|md|json|ya?ml|sh|txt)$", token):
                 out.doc_hints.append(DocHint(path, i, "legacy_dir", token, line.strip()[:300]))
 
 

@@ -2582,10 +2582,13 @@ def _dims(f: Facts) -> list:
     """Model-dimension settings (configs, model-config calls, dataclass/argparse defaults), tests excluded, and defaults of
     a config class that only describes checkpoints loaded with ``from_pretrained`` (:func:`_checkpoint_config_defaults`)."""
     out = []
+    demo_fields = _demo_config_fields(f)
     for s in f.settings(*_DIM_KEYS):
         v = as_number(s.value)
         if v is None or v < 64 or v != int(v) or _TEST_PATH.search(s.path):
             continue
+        if (s.path, s.line) in demo_fields:
+            continue  # a config class only a library module's self-test builds (see _demo_config_fields)
         if _CONVERTER_PATH.search(s.path):
             continue  # a checkpoint converter's dimensions describe the model it converts, not one it trains
         if s.name == "vocab_size" and _ENCODER_SECTION.search(s.key):
@@ -2601,6 +2604,27 @@ def _dims(f: Facts) -> list:
         out.append(s)
     skip = _checkpoint_config_defaults(f, out)
     return [s for s in out if (s.path, s.line) not in skip] if skip else out
+
+
+def _demo_config_fields(f: Facts) -> set[tuple[str, int]]:
+    """Lines of the fields of a config class that only a library module's self-test builds: NExT-GPT's projector
+    ``builder.py`` declares ``class Config: hidden_size = 768`` inside ``if __name__ == "__main__":`` and builds it there
+    once to print a projector; its sizes are the test's, not the trained model's."""
+    demo = _library_demo_lines(f)
+    if not demo:
+        return set()
+    out: set[tuple[str, int]] = set()
+    owners: dict[str, bool] = {}
+    for s in f.settings(*_DIM_KEYS):
+        if s.source != "field-default" or "." not in s.key:
+            continue
+        owner = s.key.split(".", 1)[0]
+        if owner not in owners:
+            built = [c for c in f.calls(owner) if c.short == owner]
+            owners[owner] = bool(built) and all((c.path, c.line) in demo for c in built)
+        if owners[owner]:
+            out.add((s.path, s.line))
+    return out
 
 
 def _paddings(f: Facts, mult: int) -> list:

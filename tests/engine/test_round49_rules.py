@@ -220,3 +220,69 @@ def test_the_loader_deepspeed_builds_from_training_data_is_the_training_loader()
         "    for input_dict in train_loader:")
     b = _audit(own)
     assert _check(b, "F1").status is Status.UNUSED and _check(b, "F3").status is not Status.USED
+
+
+# --- NExT-GPT/NExT-GPT: the old codebase the README says was moved aside; a self-test's config class ----------------------
+
+_NEXT_TRAIN = (
+    "import transformers\n\nfrom nextgpt.model import NextGPTLlamaForCausalLM\n"
+    "from nextgpt.model.multimodal_projector.builder import build_input_projector\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+    "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+    "    model = NextGPTLlamaForCausalLM.from_pretrained('lmsys/vicuna-7b-v1.5')\n"
+    "    model.input_projector = build_input_projector(model.config)\n"
+    "    trainer = transformers.Trainer(model=model, args=training_args)\n    trainer.train()\n\n\n"
+    "if __name__ == '__main__':\n    train()\n")
+_BUILDER = (
+    "import torch\nfrom torch import nn\n\n\n"
+    "def build_input_projector(config):\n    return nn.Linear(config.mm_hidden_size, config.hidden_size)\n\n\n"
+    "if __name__ == '__main__':\n\n    class Config:\n        mm_hidden_size = 1024\n        hidden_size = 768\n\n"
+    "    config = Config()\n    input_projector = build_input_projector(config)\n    print(input_projector)\n")
+_LEGACY_TRAIN = (
+    "import deepspeed\nimport numpy as np\n\n\n"
+    "def main(args):\n    embeddings = np.load(args.embed_path)\n"
+    "    engine, _, _, _ = deepspeed.initialize(model=agent, config=args.ds_config)\n"
+    "    for batch in loader:\n        loss = engine(batch)\n        engine.backward(loss)\n        engine.step()\n\n\n"
+    "if __name__ == '__main__':\n    main(parse_args())\n")
+
+
+def _next_gpt(readme_note: bool = True) -> dict[str, str]:
+    note = ("**Noted**: we wrap the former old codebase into the [NExT-GPT-Lagacy](NExT-GPT-Lagacy). Please refer to this "
+            "new codebase for all training and tuning procedures.\n\n" if readme_note else "")
+    return {
+        "README.md": "# NExT-GPT\n\n" + note + "## Training\n\n```\nbash scripts/finetune.sh\n```\n",
+        "scripts/finetune.sh": "deepspeed --include localhost:0 train_mem.py --deepspeed ./scripts/zero2.json --bf16 True\n",
+        "train_mem.py": "from train import train\n\nif __name__ == '__main__':\n    train()\n",
+        "train.py": _NEXT_TRAIN,
+        "nextgpt/__init__.py": "",
+        "nextgpt/model/__init__.py": "class NextGPTLlamaForCausalLM:\n    pass\n",
+        "nextgpt/model/multimodal_projector/__init__.py": "",
+        "nextgpt/model/multimodal_projector/builder.py": _BUILDER,
+        "NExT-GPT-Lagacy/code/train.py": _LEGACY_TRAIN,
+        "NExT-GPT-Lagacy/code/scripts/train.sh": "deepspeed --master_port 28459 train.py --stage 1\n",
+    }
+
+
+def test_a_folder_the_readme_calls_the_former_codebase_is_archived():
+    """NExT-GPT: "we wrap the former old codebase into the [NExT-GPT-Lagacy](NExT-GPT-Lagacy)". F10 said "training reads
+    pre-tokenized binary data" from that folder's ``np.load`` of caption embeddings. A hyphenated folder name the README
+    calls the former code is an archived copy. Control: without the sentence, the folder stays in scope."""
+    a = _audit(_next_gpt())
+    assert a.roles.role("NExT-GPT-Lagacy/code/train.py") == "archive"
+    b = _audit(_next_gpt(readme_note=False))
+    assert b.roles.role("NExT-GPT-Lagacy/code/train.py") != "archive"
+
+
+def test_a_config_class_only_a_modules_self_test_builds_is_no_model_dimension():
+    """NExT-GPT: D7 said "visible GEMM dimensions are multiples of 8" citing ``hidden_size = 768`` of a ``class Config``
+    declared and built in the projector builder's ``if __name__ == "__main__":`` block, a self-test the run never executes.
+    Control: the same class built by the training script is the run's configuration."""
+    a = _audit(_next_gpt())
+    assert not any(e.path.endswith("builder.py") for e in _check(a, "D7").evidence)
+    run = _next_gpt()
+    run["nextgpt/model/multimodal_projector/builder.py"] = _BUILDER.replace(
+        "if __name__ == '__main__':\n\n    class Config:\n        mm_hidden_size = 1024\n        hidden_size = 768\n\n"
+        "    config = Config()\n",
+        "class Config:\n    mm_hidden_size = 1024\n    hidden_size = 768\n\n\nconfig = Config()\n\n\nif __name__ == '__main__':\n")
+    b = _audit(run)
+    assert any(e.path.endswith("builder.py") for e in _check(b, "D7").evidence)
