@@ -3133,7 +3133,9 @@ def _minority_note(few: tuple[set[str], int, list], mult: int) -> str:
 # --- D8 persistent kernels ------------------------------------------------------
 
 _PERSISTENT_STEP = re.compile(r"num_programs|num_sms|NUM_SMS|n_sms|NUM_SM\b|num_sm\b|grid_size|NUM_PROGRAMS|NUM_CTAS", re.I)
-_PERSISTENT_KEYS = ("persistent_kernel", "persistent_kernels", "use_persistent_kernel", "enable_persistent_kernel", "grid_persistent")
+#: (NeMo/Megatron ``persist_layer_norm: True``: apex's persistent fused LayerNorm kernel, trlx's NeMo configs)
+_PERSISTENT_KEYS = ("persistent_kernel", "persistent_kernels", "use_persistent_kernel", "enable_persistent_kernel", "grid_persistent",
+                    "persist_layer_norm")
 
 
 def _fa3_sites(f: Facts) -> list:
@@ -3191,6 +3193,15 @@ class D8PersistentKernels(Check):
             "import triton\nimport triton.language as tl\n\n@triton.jit\ndef add(x, y, n, BLOCK: tl.constexpr):\n"
             "    pid = tl.program_id(0)\n    offs = pid * BLOCK + tl.arange(0, BLOCK)\n    tl.store(y + offs, tl.load(x + offs))\n")}, N, "ordinary kernel"),
         Example({"train.py": "# persistent_kernel = True\nloader = DataLoader(ds, persistent_workers=True, num_workers=4)\n"}, N, "persistent workers are not kernels"),
+        Example({"configs/nemo_configs/megatron_20b.yaml": (  # trlx's NeMo PPO config
+            "model:\n  micro_batch_size: 2\n  tensor_model_parallel_size: 4\n  hidden_size: 6144\n  num_attention_heads: 48\n"
+            "  persist_layer_norm: True # Use of persistent fused layer norm kernel.\n  bias_gelu_fusion: True\n"),
+            "train.py": "from nemo.collections.nlp.models.language_modeling.megatron_gpt_model import MegatronGPTModel\n"
+                        "trainer.fit(MegatronGPTModel(cfg.model, trainer))\n"}, U, "NeMo persist_layer_norm"),
+        Example({"configs/nemo_configs/megatron_20b.yaml": (
+            "model:\n  micro_batch_size: 2\n  hidden_size: 6144\n  persist_layer_norm: False\n"),
+            "train.py": "from nemo.collections.nlp.models.language_modeling.megatron_gpt_model import MegatronGPTModel\n"
+                        "trainer.fit(MegatronGPTModel(cfg.model, trainer))\n"}, N, "NeMo persist_layer_norm off"),
         # LLaVA's FastChat-style monkey patch calls FlashAttention-2 through flash_attn.flash_attn_interface
         Example({"llava/train/llama_flash_attn_monkey_patch.py": (
             "from flash_attn.flash_attn_interface import flash_attn_varlen_qkvpacked_func\n"
