@@ -2115,6 +2115,16 @@ def _off_switches(gate: list[Any], c: Call) -> list[Any]:
     False``), so the detail says "off by default" when they are defaults; the code itself when the gate is no setting."""
     return [g for g in gate if isinstance(g, Setting) and truthy(g.value) is False] or [c]
 
+def _paged_optimizers(f: Facts) -> list:
+    """bitsandbytes' paged optimizers: HF ``optim: paged_adamw_32bit`` (QLoRA's default) or ``bnb.optim.PagedAdamW(...)``."""
+    named = [s for s in f.effective("optim") if isinstance(s.value, str)]
+    out: list = [s for s in named if s.value.lower().startswith("paged_")]
+    if len(out) * 2 <= len(named):
+        out = []  # a few recipes among many (unsloth's studio defaults: 2 of 78 set paged_adamw_8bit, 73 adamw_8bit)
+    out += [c for c in f.calls_where(lambda short: short.startswith("Paged")) if "optim" in c.name or "bnb" in c.name]
+    return out
+
+
 @register
 class C4Offload(Check):
     id = "C4"
@@ -2156,6 +2166,17 @@ class C4Offload(Check):
         ),
     }
     examples = (
+        Example({"qlora.py": (  # artidoro/qlora: the paged optimizer is the TrainingArguments default of every recipe
+            "from dataclasses import dataclass, field\n\nimport transformers\n\n\n@dataclass\n"
+            "class TrainingArguments(transformers.Seq2SeqTrainingArguments):\n"
+            "    optim: str = field(default='paged_adamw_32bit', metadata={\"help\": 'The optimizer to be used'})\n\n\n"
+            "def train():\n    hfparser = transformers.HfArgumentParser((TrainingArguments,))\n"
+            "    (training_args,) = hfparser.parse_args_into_dataclasses()\n"
+            "    trainer = transformers.Seq2SeqTrainer(model=model, args=training_args)\n    trainer.train()\n")},
+            P, "paged optimizer"),
+        Example({"train.py": "import bitsandbytes as bnb\n\noptimizer = bnb.optim.AdamW8bit(model.parameters(), lr=1e-4)\n"
+                 "for batch in loader:\n    loss = model(**batch).loss\n    loss.backward()\n    optimizer.step()\n"},
+                N, "8-bit optimizer, not paged"),
         Example(_FSDP_OFFLOAD_SWITCH, N, "an FSDP offload switch handed on from a field that is off, beside state-dict CPU gathering"),
         Example({**_FSDP_OFFLOAD_SWITCH, "examples/grpo.yaml": "actor:\n  offload_params: true\n"}, U,
                 "a recipe turns the handed-on switch on"),
@@ -2305,6 +2326,14 @@ class C4Offload(Check):
                                {"offload_optimizer": "none"}, findings=evs(misplaced))
             if disabled:
                 return Outcome(N, evs(disabled), off_detail(disabled, "offload"), {"offload_optimizer": "none"})
+            # (after a setting that turns offload off: litgpt's bnb ``PagedAdamW`` serves only its quantized runs)
+            paged = _paged_optimizers(f)
+            if paged:
+                x = paged[0]
+                what = f"{x.name}={x.value!r}" if isinstance(x, Setting) else f"`{x.name}`"
+                return Outcome(P, evs(paged[:5]), f"a paged optimizer ({what} at {x.path}:{x.line}): bitsandbytes keeps its state in "
+                               "CUDA unified memory and pages it to CPU RAM only when the GPU runs short; nothing is offloaded by "
+                               "plan", {"offload_optimizer": "paged"})
             # an option the project has, left at its default (Megatron ``--optimizer-cpu-offload``): say so and cite it
             avail = [s for s in f.effective(*flags) if truthy(s.value) is False and s.rank == 0
                      and s.source in ("argparse-default", "field-default")]
