@@ -381,6 +381,8 @@ def _g1_scan(f: Facts) -> _Sched:
             warm = False  # ``scheduler: constant_with_warmup`` beside ``num_warmup_steps: 0``: the name's warmup is 0 steps
         if warm and not hf:
             r.warm.append(s)
+        if decay and _held_past_any_run(f, s):
+            decay = False  # (the section holds the rate for 10^7+ steps or stretches the decay over them: constant in practice)
         if decay:
             r.decay.append(s)
         if not decay and (not warm or hf):
@@ -403,6 +405,8 @@ def _g1_scan(f: Facts) -> _Sched:
             continue
         r.names.append(e.value.rsplit(".", 1)[-1])
         warm, decay = kind
+        if decay and _held_past_any_run(f, e):
+            decay = False  # (NeMo ``CosineAnnealing`` beside ``constant_steps: 100000000``: the rate never leaves its peak)
         if warm:
             r.warm.append(e)
         if decay:
@@ -693,6 +697,51 @@ def _zero_sibling_warmup(f: Facts, s: Setting) -> bool:
     section = s.key.rsplit(".", 1)[0]
     amounts = [x for x in f.effective(*_WARMUP_STRICT) if x.path == s.path and x.key.rsplit(".", 1)[0] == section]
     return bool(amounts) and all(_num(x.value) == 0 for x in amounts)
+
+
+#: a schedule section's hold phase or decay horizon no run reaches (steps)
+_NEVER_STEPS = 10_000_000
+
+
+def _held_past_any_run(f: Facts, s: Setting | ConfigEntry) -> bool:
+    """A config file's decaying schedule whose own section holds the rate or stretches the decay over 10^7 steps or more,
+    or decays to a floor no lower than the file's learning rate: trlx's NeMo configs (``sched: name: CosineAnnealing``
+    beside ``constant_steps: 100000000``) keep the learning rate at its peak."""
+    keys = getattr(s, "keys", None)
+    if keys is not None:  # a config section's entry
+        if len(keys) < 2:
+            return False
+        section = ".".join(str(k) for k in keys[:-1])
+    elif s.source != "config" or "." not in s.key:
+        return False
+    else:
+        section = s.key.rsplit(".", 1)[0]
+    mine = (section, f"{section}.kwargs")
+    # (a horizon counted in tokens or samples is no step count: OLMo's ``scheduler: {units: tokens, t_max: 5e12}``)
+    units = [x for x in f.effective("units") if x.path == s.path and x.key.rsplit(".", 1)[0] in mine]
+    if any(str(x.value).strip().lower() not in ("steps", "step") for x in units):
+        return False
+    if any(x.path == s.path and x.key.rsplit(".", 1)[0] in mine and (_num(x.value) or 0) >= _NEVER_STEPS
+           for x in f.effective("constant_steps", "T_max", "t_max")):
+        return True
+    # a floor at the peak: trlx's ``scheduler: {name: cosine_annealing, kwargs: {T_max: 10000, eta_min: 1.412e-4}}`` beside
+    # ``optimizer: {kwargs: {lr: 1.412e-4}}`` decays from the rate to itself
+    floors = [n for x in f.effective("eta_min", "min_lr") if x.path == s.path and x.key.rsplit(".", 1)[0] in mine
+              and (n := _num(x.value)) is not None]
+    peaks = [n for x in f.effective("lr", "learning_rate") if x.path == s.path and (n := _num(x.value)) is not None]
+    return bool(floors and peaks) and min(floors) >= max(peaks)
+
+
+def _nemo_sched(constant_steps: int, min_lr: str = "5e-05") -> dict[str, str]:
+    """A NeMo GPT recipe with a CosineAnnealing schedule (trlx ``configs/nemo_configs/megatron_1.3b.yaml``)."""
+    return {
+        "configs/nemo_configs/megatron_1.3b.yaml": (
+            "trainer:\n  devices: 8\n  max_steps: 200\nmodel:\n  optim:\n    name: distributed_fused_adam\n    lr: 6e-05\n"
+            f"    sched:\n      name: CosineAnnealing\n      warmup_steps: 0\n      constant_steps: {constant_steps}\n"
+            f"      min_lr: {min_lr}\n"),
+        "train.py": ("from nemo.collections.nlp.models.language_modeling.megatron_gpt_model import MegatronGPTModel\n"
+                     "cfg = load('configs/nemo_configs/megatron_1.3b.yaml')\ntrainer.fit(MegatronGPTModel(cfg.model, trainer))\n"),
+    }
 
 
 _ATTR_CHAIN = re.compile(r"^\s*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.([A-Za-z_]\w*)\s*$")
@@ -1101,6 +1150,16 @@ class G1LRSchedule(Check):
         Example({"scripts/base_train.py": _WSD_SCRIPT.format(warmdown=0.65)}, U,
                 "nanochat: linear warmup, constant, then a linear warmdown over the last 65% of the steps"),
         Example({"scripts/base_train.py": _WSD_SCRIPT.format(warmdown=0.0)}, P, "the same schedule with no warmdown"),
+        Example(_nemo_sched(constant_steps=100000000), N, "trlx's NeMo config: CosineAnnealing held at its peak for 10^8 steps"),
+        Example(_nemo_sched(constant_steps=30000, min_lr="6e-05") | {"configs/ppo.yml": (
+            "optimizer:\n  name: adamw\n  kwargs:\n    lr: 1.412e-4\nscheduler:\n  name: cosine_annealing\n  kwargs:\n"
+            "    T_max: 10000\n    eta_min: 1.412e-4\n")}, N, "trlx's default config: a cosine that decays to the rate itself"),
+        Example(_nemo_sched(constant_steps=30000), P, "the same NeMo schedule decaying after 30,000 steps, no warmup"),
+        Example({"configs/peteish7.yaml": (  # OLMo: a horizon counted in tokens is no step count
+            "optimizer:\n  name: adamw\n  learning_rate: 3.0e-4\nscheduler:\n  name: cosine_with_warmup\n  units: tokens\n"
+            "  t_warmup: 8388608000\n  t_max: 5e12\n  alpha_f: 0.1\n"),
+            "scripts/train.py": "from olmo.optim import build_scheduler\nscheduler = build_scheduler(cfg)\ntrainer.fit()\n"},
+            U, "OLMo: warmup and cosine over 5e12 tokens"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
