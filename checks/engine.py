@@ -675,15 +675,24 @@ def audit_files(
         if kept is None:
             if recorder is not None:
                 recorder.begin("overview")
-            project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
-            harness = _evaluation_harness(roles, options)
-            if harness and not facts.calls("backward"):
-                # (a training repository whose eval task files outnumber its code still runs a backward pass: audited)
-                # lm-evaluation-harness: its package is evaluation code (14,873 files of role eval, 98% of its Python); the
-                # few scripts beside it that load a model score checkpoints, and no run of this repository trains one (the
-                # note says so also when those loads alone no longer make the project train)
-                project.does_training = project.does_inference = False
-                project.notes["evaluation_harness"] = harness
+            overview = _overview_reused(main_log, prior, parsed) if recorder is not None and main_log is not None else None
+            if overview is not None and recorder is not None:
+                # nothing the overview read changed: the last audit's overview, as the checks saw it, with its reads kept
+                project, (deps, shared, writes) = overview
+                recorder.per["overview"] |= deps
+                if shared:
+                    recorder.shared.setdefault("overview", set()).update(shared)
+                recorder.replay(facts, writes)
+            else:
+                project = detect_project(facts, hardware=options.hardware, training=[p for p, r in roles.by_path.items() if r == "training"])
+                harness = _evaluation_harness(roles, options)
+                if harness and not facts.calls("backward"):
+                    # (a training repository whose eval task files outnumber its code still runs a backward pass: audited)
+                    # lm-evaluation-harness: its package is evaluation code (14,873 files of role eval, 98% of its Python);
+                    # the few scripts beside it that load a model score checkpoints, and no run of this repository trains
+                    # one (the note says so also when those loads alone no longer make the project train)
+                    project.does_training = project.does_inference = False
+                    project.notes["evaluation_harness"] = harness
             per: dict[str, Any] | None = None
             reuse: dict[str, Any] = {}
             if main_log is not None and recorder is not None:
@@ -763,10 +772,36 @@ def _main_reused(now: dict[str, Any] | None, prior: dict[str, Any] | None) -> tu
     for r in results:
         r.context = []  # the context pass runs (or is reused) on these results as on fresh ones
     now["deps"] = was["deps"]  # what they read then: the log stays a cover of every read the results depend on
-    for k in ("per", "shared", "project0"):  # and what each check read, for a later audit that reuses some of them
+    for k in ("per", "shared", "project0", "overview"):  # and what each check read, for a later audit that reuses some of them
         if k in was:
             now[k] = was[k]
     return project, results, ignored
+
+
+def _changed_in_scope(now: dict[str, Any], was: dict[str, Any], parsed: list[FileFacts]) -> dict[str, FileFacts] | None:
+    """The files in scope whose content changed since the last recorded audit (path -> facts), when the files in scope are
+    the same paths in the same order with the same roles and at most :data:`REUSE_MAX` changed; else None."""
+    if now["roles"] != was["roles"] or [p for p, _k in now["files"]] != [p for p, _k in was["files"]]:
+        return None
+    by_path = {ff.path: ff for ff in parsed}
+    changed = {p: by_path[p] for (p, k), (_p, old) in zip(now["files"], was["files"]) if k != old}
+    return changed if len(changed) <= REUSE_MAX else None
+
+
+def _overview_reused(now: dict[str, Any], prior: dict[str, Any] | None, parsed: list[FileFacts]) -> tuple[Project, Any] | None:
+    """The last recorded audit's overview as the checks saw it, and what the overview read, wrote to the accumulators and
+    shared by ``setdefault`` then, when none of its reads (with those of the memos it built) has another answer on the
+    changed files in scope (see :func:`_changed_in_scope`); the options and the code are the log's key."""
+    was = prior.get("main") if prior is not None else None
+    if was is None or "overview" not in was or "project0" not in was:
+        return None
+    changed = _changed_in_scope(now, was, parsed)
+    if changed is None:
+        return None
+    deps, shared, writes = was["overview"]
+    if changed and dirty_reads(prior, changed, deps):
+        return None
+    return deepcopy(was["project0"]), (set(deps), set(shared), list(writes))
 
 
 def _checks_reused(now: dict[str, Any], prior: dict[str, Any] | None, parsed: list[FileFacts]) -> dict[str, Any]:
@@ -777,13 +812,10 @@ def _checks_reused(now: dict[str, Any], prior: dict[str, Any] | None, parsed: li
     for every consumer that touched a memo the check shares with it by ``setdefault`` (roles, the overview and step zero,
     which always run, never let such a memo's checks be reused)."""
     was = prior.get("main") if prior is not None else None
-    if was is None or "per" not in was or "project0" not in was or now["roles"] != was["roles"]:
+    if was is None or "per" not in was or "project0" not in was or now["project0"] != was["project0"]:
         return {}
-    if [p for p, _k in now["files"]] != [p for p, _k in was["files"]] or now["project0"] != was["project0"]:
-        return {}
-    by_path = {ff.path: ff for ff in parsed}
-    changed = {p: by_path[p] for (p, k), (_p, old) in zip(now["files"], was["files"]) if k != old}
-    if len(changed) > REUSE_MAX:
+    changed = _changed_in_scope(now, was, parsed)
+    if changed is None:
         return {}
     per: dict[str, Any] = was["per"]
     dirty = dirty_reads(prior, changed, set().union(*(v[0] for v in per.values()))) if changed else set()
@@ -877,6 +909,10 @@ def _record(audit: Audit, recorder: Recorder, ctx_recorder: Recorder, ctx_log: d
         main_log["deps"] = main_deps
         if "per" in main_log and "shared" not in main_log:
             main_log["shared"] = {c: set(ks) for c, ks in recorder.shared.items()}
+        if "per" in main_log and "overview" not in main_log and "overview" in recorder.per:
+            # what the overview read, shared and accumulated, when it ran or was reused (see _overview_reused)
+            main_log["overview"] = (set(recorder.per.get("overview", ())), set(recorder.shared.get("overview", ())),
+                                    list(recorder.writes.get("overview", ())))
     wholes, attrs = attributes(deps)
     known: dict[str, dict[str, bytes]] = prior["by_key"] if prior is not None else {}
     by_key: dict[str, dict[str, bytes]] = {}

@@ -153,3 +153,44 @@ def test_a_role_change_reruns_every_check(s: Scanner) -> None:
     s.edit("train.py", lambda t: t.replace("from model import GPT, GPTConfig\n", "from model import GPT, GPTConfig\nfrom helpers import fast\n"))
     report, reused = s.warm()
     assert report == s.cold()
+
+
+def _count_overviews(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    runs = [0]
+    detect = engine.detect_project
+
+    def counting(*a: Any, **k: Any) -> Any:
+        runs[0] += 1
+        return detect(*a, **k)
+
+    monkeypatch.setattr(engine, "detect_project", counting)
+    return runs
+
+
+def test_an_edit_the_overview_did_not_read_reuses_it(s: Scanner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The learning rate changed: nothing the overview read (model configs, launches, frameworks...) has another answer,
+    so the last audit's overview is taken with its reads and its accumulator writes, and the report is the cold scan's.
+    A second edit, from the log that reused it, is judged on the kept reads. Catches: the overview's reads not kept in the
+    log (the second edit would see none), or the overview rebuilt on every audit."""
+    runs = _count_overviews(monkeypatch)
+    s.edit("train.py", _lr)
+    report, reused = s.warm()
+    assert reused is not None and runs[0] == 0
+    assert report == s.cold()
+    before = runs[0]  # (the cold scan above ran it once)
+    s.edit("model.py", lambda t: t.replace("n_layer: int = 12", "n_layer: int = 24"))
+    report, _reused = s.warm()
+    assert runs[0] == before + 1  # the model's depth is an overview read: it ran again
+    assert report == s.cold()
+
+
+def test_an_edit_the_overview_read_reruns_it(s: Scanner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model's depth changed (``n_layer`` 12 to 24): the overview's estimated size reads it, so the overview runs
+    again and the report is the cold scan's, with the new size. Catches: an overview reused whatever changed."""
+    before = json.loads(s.cold())["project"]["estimated_params"]
+    runs = _count_overviews(monkeypatch)
+    s.edit("model.py", lambda t: t.replace("n_layer: int = 12", "n_layer: int = 24"))
+    report, _reused = s.warm()
+    assert runs[0] == 1
+    cold = s.cold()
+    assert report == cold and json.loads(cold)["project"]["estimated_params"] != before
