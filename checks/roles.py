@@ -390,6 +390,44 @@ def _absent_script(script: str | None, names: set[str]) -> bool:
     return s.rsplit("/", 1)[-1] not in names
 
 
+def _removed_script(script: str | None, names: set[str], shipped: set[str]) -> bool:
+    """A launch's script (a plain ``.py`` path, its working directory written as a variable or not) that no file of the
+    repository has as its name, in a folder that holds scripts other launches run: Megatron-LLM kept upstream's
+    ``examples/pretrain_gpt*.sh`` (``python pretrain_gpt.py``, ``${MEGATRON_CODE_DIR}/pretrain_gpt.py``) after removing
+    ``pretrain_gpt.py`` from its root, where ``pretrain_bert.py`` and ``finetune.py`` still run. (A package that ships no
+    launched script in that folder, an sdist without the repository's root scripts, is not judged.)"""
+    s = _LAUNCH_DIR.sub("", str(script or "").strip().strip("'\"")).removeprefix("./")
+    if not s.endswith(".py") or s.startswith(("/", "../")) or re.search(r"[$`*?{}]", s):
+        return False
+    name = s.rsplit("/", 1)[-1]
+    if name in names or any(n.startswith(name[:-3] + "_") and n.endswith(".py") for n in names):
+        return False  # (a renamed script keeps the recipe: fms-fsdp's ``train.sh`` runs ``main_training.py``, now ``main_training_llama.py``)
+    return (s.rsplit("/", 1)[0] if "/" in s else "") in shipped
+
+
+_STALE = "a stale launch script"
+
+
+def _beside_stale_launches(files: Mapping[str, FileFacts], paths: list[str], roles: Roles, forced: set[str]) -> None:
+    """Shell scripts that launch no training themselves, in a folder whose every training launch is stale (Megatron-LLM's
+    ``examples/sc21/run_table_1.sh`` sets ``NNODES=384`` and sources the job scripts that end in ``SRUN.sh``, which runs the
+    removed ``pretrain_gpt.py``): their settings are that launch's, role other."""
+    stale: dict[str, str] = {}
+    live: set[str] = set()
+    for q in paths:
+        if files[q].kind != "shell" or "/" not in q:
+            continue
+        d = q.rsplit("/", 1)[0]
+        if roles.by_path.get(q) == OTHER and roles.why.get(q, "").startswith(_STALE):
+            stale.setdefault(d, q)
+        elif any(_trains(x.launcher, x.script) for x in files[q].launches):
+            live.add(d)
+    for q in paths:
+        d = q.rsplit("/", 1)[0] if "/" in q else ""
+        if d in stale and d not in live and q not in roles.by_path and q not in forced and files[q].kind == "shell":
+            roles.by_path[q], roles.why[q] = OTHER, f"beside the stale launch script {stale[d]}, which its settings feed"
+
+
 def _side_folder(path: str, py_by_dir: Mapping[str, list[str]], decided: Mapping[str, str]) -> bool:
     """The folder of ``path`` holds a side project's Python files, and none that may be the training path's (the others are
     already judged out of it: the side project's evaluation script, a test)."""
@@ -1259,6 +1297,10 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     for q in paths:
         if files[q].kind == "python":
             py_by_dir[q.rsplit("/", 1)[0] if "/" in q else ""].append(q)
+    # the folders that hold a script some launch runs (Megatron-LLM's root: ``pretrain_bert.py``, ``finetune.py``): a script
+    # named there that the repository does not have at all was removed, not left out of a package (see _removed_script)
+    shipped_dirs = {t.rsplit("/", 1)[0] if "/" in t else "" for q in paths if q not in roles.by_path for x in files[q].launches
+                    for t in _script_paths(x.script, pathset, index, q) if t.endswith(".py")}
     launched: set[str] = set()  # the scripts the launches run
     blind: set[str] = set()  # launch files with a training launch whose script is not resolved
     trains_somewhere: list[bool] = []  # (computed on first need) whether any file in scope so far trains itself
@@ -1313,10 +1355,11 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         # a launch script whose every launch runs a script the repository does not have (Video-LLaVA keeps LLaVA's
         # ``scripts/v1_5/*.sh`` that run ``llava/train/train_mem.py``; its own trainer is ``videollava/train/``): stale,
         # its flags are no recipe of this project's run
-        missing = [x.script for x in ff.launches if _trains(x.launcher, x.script) and _missing_script(x.script, pathset, p, basenames)]
+        missing = [x.script for x in ff.launches if _trains(x.launcher, x.script) and (
+            _missing_script(x.script, pathset, p, basenames) or _removed_script(x.script, basenames, shipped_dirs))]
         if ff.kind == "shell" and missing and p not in forced_set and len(missing) == sum(
                 1 for x in ff.launches if _trains(x.launcher, x.script)):
-            roles.by_path[p], roles.why[p] = OTHER, f"a stale launch script: it runs {missing[0]}, which the repository does not have"
+            roles.by_path[p], roles.why[p] = OTHER, f"{_STALE}: it runs {missing[0]}, which the repository does not have"
             continue
         # a launch script that runs only side projects' scripts (DeepSpeedExamples ``training/cifar/run_ds_moe.sh`` runs
         # ``cifar10_deepspeed.py``, a CIFAR-10 CNN): the side project's launch, not a recipe of the project's training
@@ -1338,6 +1381,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             # a trainer or config module of a sideline sub-package (``experimental/cpo/cpo_trainer.py``) is a library class
             # named like a recipe; a script there (``experimental/train_alpaca.py``) stays an entry point
             (named_sideline if _SIDELINE_DIR.search(p) and _LIBRARY_MODULE.search(p) else named).append(p)
+    _beside_stale_launches(files, paths, roles, forced_set)
     registered = _registered_recipes(files, paths, roles.by_path)
     entries += list(registered)
     # Python config recipes a config loader reads (mmengine ``Config.fromfile``: xtuner's 587 configs) are the training

@@ -286,3 +286,58 @@ def test_a_config_class_only_a_modules_self_test_builds_is_no_model_dimension():
         "class Config:\n    mm_hidden_size = 1024\n    hidden_size = 768\n\n\nconfig = Config()\n\n\nif __name__ == '__main__':\n")
     b = _audit(run)
     assert any(e.path.endswith("builder.py") for e in _check(b, "D7").evidence)
+
+
+# --- epfLLM/Megatron-LLM: upstream launch scripts of a script the fork removed ---------------------------------------------
+
+_SC21_SRUN = (
+    "#!/bin/bash\n\n#SBATCH -t 0:30:00 --exclusive --mem=0 --overcommit --ntasks-per-node=8\n\n\nTHIS_DIR=`pwd`\n"
+    "mkdir -p ${THIS_DIR}/logs\n\n\nCMD=\"python -u ${MEGATRON_CODE_DIR}/pretrain_gpt.py ${MEGATRON_PARAMS}\"\n\n\n"
+    "srun -l \\\n     --container-image \"nvcr.io#nvidia/pytorch:20.12-py3\" \\\n"
+    "     --output=${THIS_DIR}/logs/%x_%j.log sh -c \"${CMD}\"\n")
+_SC21_TABLE = (
+    "#!/bin/bash\n\nMODEL_SIZE=1T\n\nif [ ${MODEL_SIZE} == \"1T\" ]; then\n    TP=8\n    PP=64\n    MBS=1\n    GBS=3072\n"
+    "    NNODES=384\nelse\n    echo \"Invalid configuration\"\n    exit 1\nfi\n\n"
+    "export JOB_NAME=results_table_1_model_size_${MODEL_SIZE}\n\n. `pwd`/CONFIG.sh\n\n. `pwd`/SBATCH.sh\n\nexit 0\n")
+
+
+def _megatron_llm(gpt_script: bool = False) -> dict[str, str]:
+    files = {
+        "finetune.py": "from megatron.training import pretrain\n\n\nif __name__ == '__main__':\n    pretrain(train_valid_test_datasets_provider, model_provider)\n",
+        "pretrain_bert.py": "from megatron.training import pretrain\n\n\nif __name__ == '__main__':\n    pretrain(train_valid_test_datasets_provider, model_provider)\n",
+        "megatron/__init__.py": "",
+        "megatron/training.py": "def pretrain(provider, model_provider):\n    loss.backward()\n    optimizer.step()\n",
+        "examples/finetune.sh": ("#!/bin/bash\nGPUS_PER_NODE=8\nN_NODES=1\nDISTRIBUTED_ARGS=\"--nproc_per_node $GPUS_PER_NODE --nnodes $N_NODES\"\n"
+                                 "torchrun $DISTRIBUTED_ARGS finetune.py \\\n       --tensor_model_parallel_size 8 \\\n"
+                                 "       --log_interval 1 \\\n       --bf16\n"),
+        "examples/pretrain_bert.sh": "#!/bin/bash\npython pretrain_bert.py \\\n       --num_layers 24 \\\n       --log_interval 100\n",
+        "examples/pretrain_gpt.sh": "#!/bin/bash\npython pretrain_gpt.py \\\n       --num_layers 24 \\\n       --log_interval 100\n",
+        "examples/sc21/SRUN.sh": _SC21_SRUN,
+        "examples/sc21/SBATCH.sh": ("#!/bin/bash\n\nsbatch -p ${SLURM_PARTITION} \\\n       --nodes=${NNODES} \\\n"
+                                    "       --export=MEGATRON_CODE_DIR,MEGATRON_PARAMS SRUN.sh\n\nexit 0\n"),
+        "examples/sc21/run_table_1.sh": _SC21_TABLE,
+        "README.md": "## Fine-tune\n\n```\nbash examples/finetune.sh\n```\n",
+    }
+    if gpt_script:
+        files["pretrain_gpt.py"] = files["pretrain_bert.py"]
+    return files
+
+
+def test_launch_scripts_of_a_removed_script_are_stale():
+    """Megatron-LLM kept upstream's ``examples/pretrain_gpt.sh`` and ``examples/sc21/`` (``NNODES=384``, a job ending in
+    ``python -u ${MEGATRON_CODE_DIR}/pretrain_gpt.py``) after removing ``pretrain_gpt.py`` from its root, where
+    ``pretrain_bert.py`` and ``finetune.py`` still run: the overview said "multi-node" with 384 nodes. A launch of a
+    script that is nowhere in the repository, in a folder holding scripts other launches run, is stale, and so are the
+    scripts beside it that launch nothing themselves. Controls: with ``pretrain_gpt.py`` at the root, or a script renamed
+    from it, they are recipes."""
+    a = _audit(_megatron_llm())
+    for p in ("examples/pretrain_gpt.sh", "examples/sc21/SRUN.sh", "examples/sc21/run_table_1.sh", "examples/sc21/SBATCH.sh"):
+        assert a.roles.role(p) == "other", p
+    assert a.roles.role("examples/finetune.sh") == "launch" and not a.project.multi_node
+    b = _audit(_megatron_llm(gpt_script=True))
+    assert b.roles.role("examples/pretrain_gpt.sh") == "launch" and b.roles.role("examples/sc21/run_table_1.sh") != "other"
+    # a renamed script keeps its recipe (fms-fsdp's documented ``scripts/train.sh`` runs ``main_training.py``, which the
+    # project split into ``main_training_llama.py`` and ``main_training_mamba.py``)
+    renamed = _megatron_llm()
+    renamed["pretrain_gpt_llama.py"] = renamed["pretrain_bert.py"]
+    assert _audit(renamed).roles.role("examples/pretrain_gpt.sh") == "launch"
