@@ -1539,14 +1539,18 @@ class A1DataParallel(Check):
             x = offs[0]
             detail += (f"; DistributedDataParallel is wrapped only in a branch that is off by default "
                        f"(`{getattr(x, 'text', '').strip()[:80]}`, {x.path}:{x.line})")
-        naive = [a for a in f.records("attr_assigns") if a.target.endswith((".model_parallel", ".is_parallelizable"))
-                 and a.value is True and not _TEST_PATH.search(a.path)]
+        naive = [(a.target, a.path, a.line) for a in f.records("attr_assigns")
+                 if a.target.endswith((".model_parallel", ".is_parallelizable")) and a.value is True and not _TEST_PATH.search(a.path)]
+        # (qlora writes them with ``setattr(model, 'model_parallel', True)``)
+        naive += [(f"{c.args[0].text}.{c.args[1]}", c.path, c.line) for c in f.calls("setattr") if len(c.args) == 3
+                  and isinstance(c.args[0], Expr) and c.args[1] in ("model_parallel", "is_parallelizable") and c.args[2] is True
+                  and not _TEST_PATH.search(c.path)]
         if single and uses_hf_trainer(f) and naive:
             # alpaca-lora/qlora: ``model.is_parallelizable = True; model.model_parallel = True`` keeps the Trainer from
             # DataParallel, and ``device_map="auto"`` has already spread the layers over the GPUs: they take turns
-            a = naive[0]
-            detail += (f" (with several visible GPUs the model's layers are split across them, {a.target} = True at "
-                       f"{a.path}:{a.line}: the GPUs run one after another, not in parallel)")
+            target, path, line = naive[0]
+            detail += (f" (with several visible GPUs the model's layers are split across them, {target} = True at "
+                       f"{path}:{line}: the GPUs run one after another, not in parallel)")
         elif single and uses_hf_trainer(f):
             detail += " (with several visible GPUs the HF Trainer would fall back to nn.DataParallel)"
         if not single:

@@ -341,3 +341,31 @@ def test_launch_scripts_of_a_removed_script_are_stale():
     renamed = _megatron_llm()
     renamed["pretrain_gpt_llama.py"] = renamed["pretrain_bert.py"]
     assert _audit(renamed).roles.role("examples/pretrain_gpt.sh") == "launch"
+
+
+# --- artidoro/qlora: a naive layer split set with setattr -----------------------------------------------------------------
+
+_QLORA = (
+    "import torch\nimport transformers\nfrom transformers import AutoModelForCausalLM, Seq2SeqTrainer\n\n\n"
+    "def get_accelerate_model(args):\n    n_gpus = torch.cuda.device_count()\n"
+    "    max_memory = {i: f'{args.max_memory_MB}MB' for i in range(n_gpus)}\n"
+    "    model = AutoModelForCausalLM.from_pretrained(args.model_name_or_path, device_map='auto', max_memory=max_memory,\n"
+    "                                                 load_in_4bit=True)\n"
+    "    setattr(model, 'model_parallel', True)\n    setattr(model, 'is_parallelizable', True)\n    return model\n\n\n"
+    "def train():\n    hfparser = transformers.HfArgumentParser((transformers.Seq2SeqTrainingArguments,))\n"
+    "    (training_args,) = hfparser.parse_args_into_dataclasses()\n    model = get_accelerate_model(training_args)\n"
+    "    trainer = Seq2SeqTrainer(model=model, args=training_args)\n    trainer.train()\n\n\n"
+    "if __name__ == '__main__':\n    train()\n")
+
+
+def test_a_layer_split_set_with_setattr_is_no_dataparallel_fallback():
+    """qlora: A1 said "with several visible GPUs the HF Trainer would fall back to nn.DataParallel", but ``device_map='auto'``
+    spreads the layers over the GPUs and ``setattr(model, 'model_parallel', True)`` makes the Trainer keep one process
+    without DataParallel: the GPUs take turns. Control: without those flags, the DataParallel fallback is what happens."""
+    files = {"qlora.py": _QLORA, "scripts/finetune.sh": "python qlora.py \\\n    --model_name_or_path huggyllama/llama-7b \\\n"
+             "    --bf16\n"}
+    a1 = _check(_audit(files), "A1")
+    assert "layers are split across them, model.model_parallel = True at qlora.py:" in (a1.detail or "")
+    assert "DataParallel" not in (a1.detail or "")
+    plain = {**files, "qlora.py": _QLORA.replace("    setattr(model, 'model_parallel', True)\n    setattr(model, 'is_parallelizable', True)\n", "")}
+    assert "fall back to nn.DataParallel" in (_check(_audit(plain), "A1").detail or "")
