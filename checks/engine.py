@@ -810,7 +810,7 @@ def _checks_reused(now: dict[str, Any], prior: dict[str, Any] | None, parsed: li
     roles, at most :data:`REUSE_MAX` of them changed, the overview is the same as the checks saw it then, none of the
     check's own reads (with those of the memos it used) has a different answer on the changed files, and the same holds
     for every consumer that touched a memo the check shares with it by ``setdefault`` (roles, the overview and step zero,
-    which always run, never let such a memo's checks be reused)."""
+    which are not checks, never let such a memo's checks be reused)."""
     was = prior.get("main") if prior is not None else None
     if was is None or "per" not in was or "project0" not in was or now["project0"] != was["project0"]:
         return {}

@@ -25,7 +25,7 @@ import fnmatch
 import posixpath
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -390,7 +390,7 @@ def _absent_script(script: str | None, names: set[str]) -> bool:
     return s.rsplit("/", 1)[-1] not in names
 
 
-def _removed_script(script: str | None, names: set[str], shipped: set[str]) -> bool:
+def _removed_script(script: str | None, names: set[str], shipped: Callable[[], set[str]]) -> bool:
     """A launch's script (a plain ``.py`` path, its working directory written as a variable or not) that no file of the
     repository has as its name, in a folder that holds scripts other launches run: Megatron-LLM kept upstream's
     ``examples/pretrain_gpt*.sh`` (``python pretrain_gpt.py``, ``${MEGATRON_CODE_DIR}/pretrain_gpt.py``) after removing
@@ -402,7 +402,7 @@ def _removed_script(script: str | None, names: set[str], shipped: set[str]) -> b
     name = s.rsplit("/", 1)[-1]
     if name in names or any(n.startswith(name[:-3] + "_") and n.endswith(".py") for n in names):
         return False  # (a renamed script keeps the recipe: fms-fsdp's ``train.sh`` runs ``main_training.py``, now ``main_training_llama.py``)
-    return (s.rsplit("/", 1)[0] if "/" in s else "") in shipped
+    return (s.rsplit("/", 1)[0] if "/" in s else "") in shipped()
 
 
 _STALE = "a stale launch script"
@@ -1297,10 +1297,17 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     for q in paths:
         if files[q].kind == "python":
             py_by_dir[q.rsplit("/", 1)[0] if "/" in q else ""].append(q)
-    # the folders that hold a script some launch runs (Megatron-LLM's root: ``pretrain_bert.py``, ``finetune.py``): a script
-    # named there that the repository does not have at all was removed, not left out of a package (see _removed_script)
-    shipped_dirs = {t.rsplit("/", 1)[0] if "/" in t else "" for q in paths if q not in roles.by_path for x in files[q].launches
-                    for t in _script_paths(x.script, pathset, index, q) if t.endswith(".py")}
+    shipped_memo: list[set[str]] = []
+    in_play = [q for q in paths if q not in roles.by_path]  # (the files the launches are read from, before this pass)
+
+    def shipped_dirs() -> set[str]:
+        """The folders that hold a script some launch runs (Megatron-LLM's root: ``pretrain_bert.py``, ``finetune.py``): a
+        script named there that the repository does not have at all was removed (see _removed_script). Made on first need."""
+        if not shipped_memo:
+            shipped_memo.append({t.rsplit("/", 1)[0] if "/" in t else "" for q in in_play
+                                 for x in files[q].launches for t in _script_paths(x.script, pathset, index, q) if t.endswith(".py")})
+        return shipped_memo[0]
+
     launched: set[str] = set()  # the scripts the launches run
     blind: set[str] = set()  # launch files with a training launch whose script is not resolved
     trains_somewhere: list[bool] = []  # (computed on first need) whether any file in scope so far trains itself
