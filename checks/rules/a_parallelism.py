@@ -2681,6 +2681,15 @@ class A6SequenceParallel(Check):
         Example({"examples/config_qwen_with_moe.yaml": "parallelism:\n  dp: 2\n  pp: 1\n  tp: 1\n  tp_mode: REDUCE_SCATTER\n",
                  "run_train.py": "from nanotron.trainer import DistributedTrainer\n\ntrainer = DistributedTrainer(config_file)\ntrainer.train()\n"},
                 N, "nanotron REDUCE_SCATTER with tp 1 splits nothing"),
+        Example({"configs/nemo_configs/megatron_1.3b.yaml": (  # trlx: sequence_parallel beside its own TP 1
+            "trainer:\n  devices: 8\nmodel:\n  tensor_model_parallel_size: 1\n  pipeline_model_parallel_size: 1\n"
+            "  sequence_parallel: True\n"),
+            "configs/nemo_configs/megatron_20b.yaml": (
+            "trainer:\n  devices: 8\nmodel:\n  tensor_model_parallel_size: 4\n  pipeline_model_parallel_size: 1\n"
+            "  sequence_parallel: False\n"),
+            "train.py": "from nemo.collections.nlp.models.language_modeling.megatron_gpt_model import MegatronGPTModel\n"
+                        "trainer.fit(MegatronGPTModel(cfg.model, trainer))\n"},
+            N, "NeMo: sequence_parallel only in the config whose own tensor parallel size is 1"),
         Example(_ring_lib(""), N, "ring attention only after apply_cp, called when cp_config (None by default) is given"),
         Example(_ring_lib(", cp_config=ContextParallelConfig(degree=2)"), U, "the builder passes a cp_config"),
         Example(_usp_lib(), N, "USP (Ulysses x ring) attention implemented, sp_ulysses_size/sp_ring_size left at 1"),
@@ -2707,10 +2716,15 @@ class A6SequenceParallel(Check):
         if not tp_off:
             flags += _sp_by_default(f)
         flags += _nanotron_sp(f)
+        # (a config file's own tensor-parallel sizes: trlx's ``megatron_1.3b.yaml`` sets ``sequence_parallel: True`` beside
+        # ``tensor_model_parallel_size: 1``, where it splits nothing, while its 20b config runs TP 4)
+        tp_in: dict[str, list[float]] = {}
+        for n, x in tp_sizes(f):
+            tp_in.setdefault(x.path, []).append(n)
         for s in f.effective("sequence_parallel", "enable_sequence_parallelism"):
             if inference_setting(s) or _TEST_PATH.search(s.path) or truthy(s.value) is not True or s.rank == 0:
                 continue
-            if s.name == "sequence_parallel" and tp_off:
+            if s.name == "sequence_parallel" and (tp_off or (s.source == "config" and s.path in tp_in and max(tp_in[s.path]) <= 1)):
                 disabled_by_tp.append(s)
             else:
                 flags.append(s)
