@@ -32,6 +32,7 @@ from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, register_vote_bands, truthy
+from ..facts.store import MAIN_GUARD
 from ..facts.types import PathLiteral
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import (
@@ -191,7 +192,6 @@ _REGEX_TOKENS = re.compile(r"\.[+*]\??|\(\?|\\[dwsSb.]|\[\^")
 #: the address of a socket, message queue or RPC endpoint (ms-swift's weight sync ``f'tcp://[{metadata.zmq_ip}]:{port}'``,
 #: ``ipc:///tmp/feed``, ``grpc://``, ``redis://``): processes talk there, no training data is read from it
 _ENDPOINT_SCHEME = re.compile(r"^(tcp|udp|ipc|inproc|ws|wss|grpc|zmq|redis|rediss|amqp|mqtt|unix|nccl|gloo|env)://", re.I)
-_MAIN_GUARD = re.compile(r"""__name__\s*==\s*['"]__main__['"]""")
 
 
 def _in_module_main(f: Facts, lit: Any) -> bool:
@@ -204,7 +204,7 @@ def _in_module_main(f: Facts, lit: Any) -> bool:
     before = max((c for c in ff.calls if c.line <= lit.line), key=lambda c: c.line, default=None)
     after = min((c for c in ff.calls if c.line >= lit.line), key=lambda c: c.line, default=None)
     sides = [c for c in (before, after) if c is not None]
-    if not sides or not all(c.guard and _MAIN_GUARD.search(c.guard) for c in sides):
+    if not sides or not all(c.guard and MAIN_GUARD.search(c.guard) for c in sides):
         return False
     names = _module_names(lit.path)
     return bool(names) and any(i.path != lit.path and (i.module in names or f"{i.module}.{i.name}" in names)
@@ -1134,9 +1134,6 @@ def _derived_interval(f: Facts, name: str, path: str) -> list[float]:
 _RANKISH = re.compile(r"rank|main_process|master|process_index|is_world_process_zero|local_process|sync_gradients", re.I)
 
 
-_MAIN_BLOCK = re.compile(r"""__name__\s*==\s*["']__main__["']""")
-
-
 def _trivial_condition(part: str) -> bool:
     """A condition true on every step of the logging rank: a flag, a rank check, a None check."""
     p = part.strip()
@@ -1151,7 +1148,7 @@ def _trivial_condition(part: str) -> bool:
         p = p[4:].strip().strip("()").strip()
     if re.fullmatch(r"[\w.]+(\(\))?", p):
         return True  # ``args.with_tracking``, ``master_process``, ``accelerator.is_main_process``
-    if _MAIN_BLOCK.fullmatch(p):
+    if MAIN_GUARD.fullmatch(p):
         return True  # the script's ``if __name__ == "__main__":`` body (llm.c ``train_gpt2.py``) runs whenever the script does
     if re.fullmatch(r"[\w.()]+\s+is\s+(not\s+)?None", p):
         return True
