@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .facts import Facts, as_number, truthy
+from .lazyre import lazy_compile
 from .model import Bottleneck, CheckResult, Project, Status
 from .project import multi_node_folders
 from .roles import GUIDE, IN_SCOPE
@@ -31,18 +32,18 @@ MIN_MARGIN = 2
 
 _REMOTE = ("s3://", "hdfs://", "gs://", "oss://", "cos://", "cfs://", "abfs://", "wasbs://")
 # a remote URL that names a bucket and a path (``s3://bucket/corpus``), not a bare scheme constant (``S3_PREFIX = "s3://"``)
-_REMOTE_URL = re.compile(r"^(s3|hdfs|gs|oss|cos|cfs|abfs|wasbs)://[\w.\-@]+/\S*", re.I)
+_REMOTE_URL = lazy_compile(r"^(s3|hdfs|gs|oss|cos|cfs|abfs|wasbs)://[\w.\-@]+/\S*", re.I)
 #: a bucket's root alone (``gs://ai2-llm``, which a path is joined to): read as remote only beside a mounted alternative
-_BUCKET_ROOT = re.compile(r"^(s3|gs|oss|cos|abfs|wasbs)://[\w.\-@]+/?$", re.I)
+_BUCKET_ROOT = lazy_compile(r"^(s3|gs|oss|cos|abfs|wasbs)://[\w.\-@]+/?$", re.I)
 #: an absolute path on a mounted data file system (``/weka/oe-training-default/ai2-llm``, ``/fsx/...``, ``/lustre/...``)
-_MOUNTED = re.compile(r"^/(weka|fsx|lustre|gpfs|mnt|data|scratch|nfs|cfs|ceph|ssd|nvme|raid|datasets?)(/|$)")
+_MOUNTED = lazy_compile(r"^/(weka|fsx|lustre|gpfs|mnt|data|scratch|nfs|cfs|ceph|ssd|nvme|raid|datasets?)(/|$)")
 _SLOW_FS = ("/cfs/", "/hdfs/", "/mdfs/", "/nfs/", "/mnt/nas", "/juicefs/")
 # a string that only talks about a location (an error message, a prefix test) is not where data is read from
 #: a literal that is no read of it: an error or log message, a test of a path's form, and a prefix or suffix a string helper
 #: strips or swaps (cambrian ``def remove_prefix(text, prefix='gs://us-central2-storage/')``, applied to checkpoint paths)
 #: ... and where something is written or made (CodeGeeX's MindSpore run uploads its profiler graphs after training:
 #: ``mox.file.make_dirs("s3://wudao-1/yyf/graphs_" + jobid)``, ``copy_parallel(src_url=..., dst_url="s3://...")``)
-_NOT_A_READ = re.compile(r"(raise |Error\(|startswith\(|endswith\(|require|print\(|warn|log(ger)?\.|help=|\bif\b"
+_NOT_A_READ = lazy_compile(r"(raise |Error\(|startswith\(|endswith\(|require|print\(|warn|log(ger)?\.|help=|\bif\b"
                          r"|\b(prefix|suffix)\s*=|\.replace\(|\.removeprefix\(|\.removesuffix\("
                          r"|\b(dst|dst_url|dst_path|dest|dest_path|destination|upload_path)\s*=|make_?dirs\(|mkdir\(|\bupload)", re.I)
 
@@ -211,9 +212,9 @@ def _data_locations(facts: Facts) -> list[_Place]:
 
 
 #: a key naming weights to start or resume from (OLMo ``load_path: gs://ai2-llm/checkpoints/OLMo-small/peteish1/step1907359``)
-_RESUME_KEY = re.compile(r"^(load|resume|restore|init|initial|start|base)(_from)?(_path|_dir|_checkpoint|_ckpt)?$")
+_RESUME_KEY = lazy_compile(r"^(load|resume|restore|init|initial|start|base)(_from)?(_path|_dir|_checkpoint|_ckpt)?$")
 #: a value that is a checkpoint's location (a ``checkpoints/`` or ``ckpt`` folder, a ``step1907359`` directory)
-_CHECKPOINT_VALUE = re.compile(r"(?i)(^|/)(checkpoints?|ckpts?)(/|$)|/step\d+/?$|\.(pt|pth|safetensors|ckpt)$")
+_CHECKPOINT_VALUE = lazy_compile(r"(?i)(^|/)(checkpoints?|ckpts?)(/|$)|/step\d+/?$|\.(pt|pth|safetensors|ckpt)$")
 
 
 def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:
@@ -251,14 +252,14 @@ def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:
 
 
 # a loader that is not the training loader: evaluation, a reference-model or embedding pre-pass, generation
-_NOT_TRAIN_LOADER = re.compile(r"(eval|valid|test|predict|infer|generat|embed|precompute|reference|\bref_|_ref\b|bench|profile|calib)", re.I)
+_NOT_TRAIN_LOADER = lazy_compile(r"(eval|valid|test|predict|infer|generat|embed|precompute|reference|\bref_|_ref\b|bench|profile|calib)", re.I)
 # a DataLoader over rollouts already in memory (PPO's replay buffer) reads no files
 # (or over a mock/synthetic dataset, or tensors already in memory) reads no files
-_IN_MEMORY = re.compile(r"(replay_buffer|experience|rollout|TensorDataset|mock|dummy|fake|synthetic)", re.I)
-_LOADER_TEXT = re.compile(r"(num_workers|DataLoader|dataloader)", re.I)
-_IMAGE_CALL = re.compile(r"(Image\.open|imread|read_image|decode_image|decode_jpeg|load_image|fetch_image|get_mm_inputs|"
+_IN_MEMORY = lazy_compile(r"(replay_buffer|experience|rollout|TensorDataset|mock|dummy|fake|synthetic)", re.I)
+_LOADER_TEXT = lazy_compile(r"(num_workers|DataLoader|dataloader)", re.I)
+_IMAGE_CALL = lazy_compile(r"(Image\.open|imread|read_image|decode_image|decode_jpeg|load_image|fetch_image|get_mm_inputs|"
                          r"process_images?|preprocess_images?|image_processor|(^|\.)processor)$", re.I)
-_PER_BATCH_FUNC = re.compile(r"(collat|__getitem__|__call__|getitem)", re.I)
+_PER_BATCH_FUNC = lazy_compile(r"(collat|__getitem__|__call__|getitem)", re.I)
 
 
 def _enclosing(facts: Facts, path: str, line: int) -> tuple[str, str, str]:
@@ -327,9 +328,9 @@ def _image_work(facts: Facts, st: _Status) -> list:
             and st.roles.get(c.path, "training") in ("training", "code") and not _EVAL_PATH.search(c.path)]
 
 
-_SIZE_LABEL = re.compile(r"^(\d+(?:\.\d+)?)([MB])$")
+_SIZE_LABEL = lazy_compile(r"^(\d+(?:\.\d+)?)([MB])$")
 #: a model name that states its active parameters after its total (``Qwen3-30B-A3B``, ``Qwen3-235B-A22B``): a mixture of experts
-_ACTIVE_IN_NAME = re.compile(r"\d(?:\.\d+)?[Bb]-A(\d+(?:\.\d+)?)[Bb](?![A-Za-z0-9])")
+_ACTIVE_IN_NAME = lazy_compile(r"\d(?:\.\d+)?[Bb]-A(\d+(?:\.\d+)?)[Bb](?![A-Za-z0-9])")
 
 
 def _active_billions(p: Project) -> float | None:
@@ -680,20 +681,20 @@ def _all_to_all(facts: Facts, st: _Status) -> list:
     return [*sizes, *calls][:3]
 
 
-_MOE_CODE = re.compile(r"moe|expert|token_dispatch|router|routing", re.I)
+_MOE_CODE = lazy_compile(r"moe|expert|token_dispatch|router|routing", re.I)
 
 
-_PERIODIC = re.compile(r"(%|\blast_step\b|\bval\w*|\beval\w*|\blog\w*_(every|interval|steps)|\bshould_log)", re.I)
-_EVAL_FUNC = re.compile(r"(eval|estimate|valid|test|sample|generat|predict|infer|benchmark|profile)", re.I)
+_PERIODIC = lazy_compile(r"(%|\blast_step\b|\bval\w*|\beval\w*|\blog\w*_(every|interval|steps)|\bshould_log)", re.I)
+_EVAL_FUNC = lazy_compile(r"(eval|estimate|valid|test|sample|generat|predict|infer|benchmark|profile)", re.I)
 #: a kernel warm-up run once before training (``_prewarm_mamba_ssd_end_to_end``: a few forward/backward passes over the
 #: shapes to come, with ``torch.cuda.synchronize``): its syncs are paid once, not every step
-_WARMUP_FUNC = re.compile(r"prewarm|^_*warm_?up$", re.I)
+_WARMUP_FUNC = lazy_compile(r"prewarm|^_*warm_?up$", re.I)
 
 
-_EVAL_PATH = re.compile(r"(^|/)(eval\w*|evaluat\w*|test\w*|bench\w*|infer\w*|generat\w*|sample\w*)(\.py$|/)", re.I)
+_EVAL_PATH = lazy_compile(r"(^|/)(eval\w*|evaluat\w*|test\w*|bench\w*|infer\w*|generat\w*|sample\w*)(\.py$|/)", re.I)
 
 
-_FLAG = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)$")
+_FLAG = lazy_compile(r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)$")
 
 
 def _off_by_default(facts: Facts, guard: str | None) -> bool:
@@ -727,8 +728,8 @@ def _loop_site(facts: Facts, st: _Status) -> tuple[str, str]:
 
 
 # a size rounded up to a multiple (``8 * math.ceil(n / 8.0)``, ``multiple_of * ceil(...)``, ``pad_to_multiple_of=``)
-_PADDED = re.compile(r"(\*\s*(math\.)?ceil\(|ceil\([^)]*/|multiple_of|//\s*\d+\s*\)?\s*\*|%\s*\d+)", re.I)
-_INT = re.compile(r"(?<![\w.])(\d{2,})(?![\w.])")
+_PADDED = lazy_compile(r"(\*\s*(math\.)?ceil\(|ceil\([^)]*/|multiple_of|//\s*\d+\s*\)?\s*\*|%\s*\d+)", re.I)
+_INT = lazy_compile(r"(?<![\w.])(\d{2,})(?![\w.])")
 
 
 def _misaligned(facts: Facts, evidence: list) -> list:
@@ -751,7 +752,7 @@ def _misaligned(facts: Facts, evidence: list) -> list:
 
 
 # evidence that applies to the whole model (``torch.compile(model)``, autocast, the weights' dtype), not one helper
-_MODEL_WIDE = re.compile(r"(\bmodel\b|autocast|\.weight\b|\bdtype\b)")
+_MODEL_WIDE = lazy_compile(r"(\bmodel\b|autocast|\.weight\b|\bdtype\b)")
 
 
 #: below this many billion parameters a compiled model's step is not shown compute-bound by elimination (see _addressed)
@@ -845,7 +846,7 @@ def _gpus_text(p: Project) -> tuple[str, str]:
 
 
 
-_DATA_CODE = re.compile(r"(data|dataset|loader|corpus|shard)", re.I)
+_DATA_CODE = lazy_compile(r"(data|dataset|loader|corpus|shard)", re.I)
 
 
 def _remote_capable(facts: Facts, st: _Status) -> list:

@@ -7,7 +7,6 @@ import gc
 import hashlib
 import logging
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from copy import deepcopy
@@ -21,6 +20,7 @@ from .cache import CacheDirError, DirFactsCache
 from .deferred import Deferred, Pending
 from .facts import Facts, FileFacts, classify, extract_file
 from .facts.types import drop_tables, share_line_numbers
+from .lazyre import lazy_compile
 from .model import Bottleneck, CheckResult, Evidence, Outcome, Project, Status
 from .project import detect_project
 from .query_log import Recorder, attributes, code_version, dirty_reads, file_digests, share_hashes, unchanged
@@ -520,7 +520,7 @@ _ROLE_RANK = {"training": 0, "launch": 0, "config": 0, "code": 1, "guide": 2, "b
 
 
 #: a folder of experiments or contributed extras (torchtitan's ``experiments/rl``): its evidence after the main code's
-_SIDELINE = re.compile(r"(^|/)(experiments?|experimental|contrib|sandbox|playground|prototypes?|legacy|deprecated)/")
+_SIDELINE = lazy_compile(r"(^|/)(experiments?|experimental|contrib|sandbox|playground|prototypes?|legacy|deprecated)/")
 
 
 def _by_role(items: list[Evidence], copies: Sequence[str] = ()) -> list[Evidence]:

@@ -15,6 +15,7 @@ from typing import Any
 from .facts import Call, ConfigEntry, Container, Expr, Facts, Setting, as_number, truthy
 from .facts.types import Decorator, DocHint, Import
 from .guard_value import excludes
+from .lazyre import lazy_compile
 from .model import Project
 from .roles import training_script_name, trains_itself
 
@@ -93,20 +94,20 @@ _ALIGN_TRAINERS = ("DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "PPO
                    "OnlineDPOTrainer", "RLOOTrainer", "GKDTrainer", "SimPOTrainer", "PRMTrainer", "NashMDTrainer", "XPOTrainer",
                    "DPOConfig", "ORPOConfig", "KTOConfig", "CPOConfig", "GRPOConfig", "PPOConfig", "GKDConfig")
 _ALIGN_CONFIGS = frozenset(t for t in _ALIGN_TRAINERS if t.endswith("Config"))
-_TEST_PATH_RE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
-_ALIGN_WORDS = re.compile(r"^(dpo|orpo|kto|simpo|cpo|ppo|grpo|rm|reward|ipo|rlhf|gkd|distill\w*)$", re.I)
+_TEST_PATH_RE = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
+_ALIGN_WORDS = lazy_compile(r"^(dpo|orpo|kto|simpo|cpo|ppo|grpo|rm|reward|ipo|rlhf|gkd|distill\w*)$", re.I)
 #: settings that select the training kind by one of those words (``stage: dpo``; oat-llm ``algo: Literal["DPO", ..., "PPO"] = "DPO"``)
 #: (HALOs launches pick the objective as a Hydra group: ``launch.py loss=dpo``, ``loss=kto``, ``loss=ppo``)
 _ALIGN_SELECTORS = ("stage", "rl", "rlhf_type", "training_type", "train_type", "task", "algo", "algorithm", "loss", "loss_type")
 _MOE_KEYS = ("num_experts", "num_local_experts", "moe_num_experts", "n_routed_experts", "num_moe_experts", "moe_layer_freq",
              "expert_model_parallel_size", "moe_expert_parallel_size", "ep_size", "num_experts_per_tok", "moe_k")
-_PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z0-9])")
+_PARAMS = lazy_compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z0-9])")
 _SEQ_KEYS = ("max_seq_length", "max_seq_len", "model_max_length", "seq_length", "seq_len", "cutoff_len", "block_size",
              "sequence_len", "max_length", "context_length", "encoder_seq_length", "max_position_embeddings", "max_source_length")
 _INFERENCE_ENGINES = ("vllm", "sglang", "tensorrt_llm", "text_generation_server", "lmdeploy", "exllamav2", "ctranslate2", "llama_cpp", "onnxruntime")
 # a file or folder named for inference, as a whole word: ``chat.py``, ``serve/``, ``inference_vllm.py``; not
 # ``chatglm_train.py``, ``apply_lora.py`` or ``mapping.py``
-_INFER_PATH = re.compile(
+_INFER_PATH = lazy_compile(
     r"(?:^|[/_\-.])(infer\w*|serve|serving|server|generate|generation|chat|demo|predict\w*|deploy\w*|api|app|gradio|webui|sample|sampling)"
     r"(?=[/_\-.]|$)",
     re.I,
@@ -115,34 +116,34 @@ _INFER_PATH = re.compile(
 #: (and a model API's own generation entry point: VILA's ``model.generate_content(prompt)`` in ``serving/server.py`` and
 #: ``llava/cli/infer.py``)
 #: OLMo-core's ``generation_module.generate_batch(...)`` in its ``generate/chat.py`` CLI)
-_GENERATE_METHOD = re.compile(r"[a-z]\w*_generate|generate_(content|stream|text|response|chat|batch)")
+_GENERATE_METHOD = lazy_compile(r"[a-z]\w*_generate|generate_(content|stream|text|response|chat|batch)")
 #: a model's own chat method called on the loaded model (``model.chat``, ``self.model.stream_chat``), not an API client's
-_MODEL_CHAT = re.compile(r"^(self\.)?\w*model\.(stream_)?chat$")
+_MODEL_CHAT = lazy_compile(r"^(self\.)?\w*model\.(stream_)?chat$")
 _SERVING_LAUNCHERS = ("vllm", "sglang", "lmdeploy", "text-generation-launcher", "trtllm-serve", "trtllm-build", "tritonserver")
 _SERVING_IMAGES = ("vllm/vllm-openai", "lmsysorg/sglang", "text-generation-inference", "tritonserver", "openmmlab/lmdeploy")
 # trainers that generate rollouts every step (their throughput is inference throughput)
 _ONLINE_RL = ("GRPOTrainer", "PPOTrainer", "RLOOTrainer", "OnlineDPOTrainer", "NashMDTrainer", "XPOTrainer")
-_MOE_NAME = re.compile(r"moe|a3b|a22b|mixtral", re.I)
+_MOE_NAME = lazy_compile(r"moe|a3b|a22b|mixtral", re.I)
 _MODEL_DIM_KEYS = ("num_layers", "num_hidden_layers", "n_layer", "n_layers", "hidden_size", "d_model", "n_embd")
 _TRAINING_KNOBS = ("learning_rate", "num_train_epochs", "per_device_train_batch_size", "gradient_accumulation_steps", "max_steps")
 _TRAIN_RECIPE_KEYS = {"do_train", "stage", "learning_rate", "num_train_epochs", "finetuning_type", "do_predict"}
-_RL_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_ppo|openrlhf\.cli\.train_grpo)")
-_ALIGN_SCRIPTS = re.compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_(ppo|grpo|dpo|kto|rm|prm|kd)|trl\s+(dpo|grpo|kto|orpo))")
+_RL_SCRIPTS = lazy_compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_ppo|openrlhf\.cli\.train_grpo)")
+_ALIGN_SCRIPTS = lazy_compile(r"(verl\.trainer\.main_ppo|openrlhf\.cli\.train_(ppo|grpo|dpo|kto|rm|prm|kd)|trl\s+(dpo|grpo|kto|orpo))")
 #: a training module named for a preference/RL/distillation algorithm (NeMo-Aligner ``nemo_aligner/algorithms/dpo.py``,
 #: ``ppo.py``, ``kto.py``; ``grpo_trainer.py``): with an optimizer step of its own, the project's trainer for that algorithm
 #: also a training script named for it (minimind ``trainer/train_dpo.py``, ``train_grpo.py``, ``train_distillation.py``)
-_ALIGN_MODULE = re.compile(r"(^|/)(train_)?(dpo|ppo|grpo|kto|orpo|simpo|cpo|ipo|rloo|rlhf|reinforce|gkd|spin|distill(ation)?)"
+_ALIGN_MODULE = lazy_compile(r"(^|/)(train_)?(dpo|ppo|grpo|kto|orpo|simpo|cpo|ipo|rloo|rlhf|reinforce|gkd|spin|distill(ation)?)"
                            r"(_?trainer|_train(ing)?)?\.py$", re.I)
 #: a folder named for one of those algorithms (DeepSpeed-Chat ``step2_dpo_finetuning/``, ``step3_rlhf_finetuning/``)
-_ALIGN_DIR = re.compile(r"(^|/|_)(dpo|ppo|grpo|kto|orpo|simpo|rloo|rlhf)(_[^/]*)?/[^/]+\.py$", re.I)
+_ALIGN_DIR = lazy_compile(r"(^|/|_)(dpo|ppo|grpo|kto|orpo|simpo|rloo|rlhf)(_[^/]*)?/[^/]+\.py$", re.I)
 #: the temperature of a DPO-family loss (``self.beta``, ``beta``, ``neox_args.dpo_beta``) in the argument of ``logsigmoid``:
 #: SigLIP's ``logsigmoid(labels * logits)``, a reward model's ``logsigmoid(chosen - rejected)`` and ring attention's
 #: log-sum-exp merge have none
-_BETA = re.compile(r"(?i)(^|[^a-z])beta([^a-z]|$)")
-_FINETUNE_HINT = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
+_BETA = lazy_compile(r"(?i)(^|[^a-z])beta([^a-z]|$)")
+_FINETUNE_HINT = lazy_compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
 #: a folder of inference or serving code: what it holds is named for the workload it serves (Chameleon's
 #: ``chameleon/inference/model_adapter.py``, an adapter in the design-pattern sense, over an inference-only model)
-_INFERENCE_DIR = re.compile(r"(?i)^(infer\w*|serve|serving|server)$")
+_INFERENCE_DIR = lazy_compile(r"(?i)^(infer\w*|serve|serving|server)$")
 
 
 def _finetune_path(path: str) -> bool:
@@ -160,14 +161,14 @@ _OPTIM_KEYS = ("learning_rate", "lr", "num_train_epochs", "max_steps", "warmup_s
                "per_device_train_batch_size", "train_batch_size", "train_micro_batch_size_per_gpu", "train_iters", "epochs")
 #: a path that names pre-training (``pretrain_gpt.py``, ``pretraining/``), not pretrained weights: ``pretrained.py`` (OpenCLIP's
 #: registry of released checkpoints), ``load_pretrained.py`` are where weights to start from come from, the opposite
-_PRETRAIN_PATH = re.compile(r"pretrain(?!ed)", re.I)
+_PRETRAIN_PATH = lazy_compile(r"pretrain(?!ed)", re.I)
 #: the run's option naming the weights its model starts from, read off the options object (``args.pretrained``,
 #: ``cfg.model.pretrained``): a tag or a checkpoint file
-_PRETRAINED_OPTION = re.compile(r"^[A-Za-z_]\w*(\.\w+)*\.pretrained$")
+_PRETRAINED_OPTION = lazy_compile(r"^[A-Za-z_]\w*(\.\w+)*\.pretrained$")
 
 
 #: a module's own self-test or demo function (``def test():``, ``def _demo():``, ``def sanity_check():``)
-_SELF_TEST_FUNC = re.compile(r"^_?(test|tests|demo|selftest|self_test|sanity_check|smoke_test)(_\w+)?$")
+_SELF_TEST_FUNC = lazy_compile(r"^_?(test|tests|demo|selftest|self_test|sanity_check|smoke_test)(_\w+)?$")
 
 
 def _library_demo_lines(facts: Facts) -> frozenset[tuple[str, int]]:
@@ -232,7 +233,7 @@ def _in_docs(s: Any) -> bool:
 
 
 #: ``pretrain`` also names a pre-training config (salesforce-lavis ``pretrain: configs/models/blip2/blip2_pretrain.yaml``)
-_CONFIG_FILE = re.compile(r"\.(ya?ml|json|toml|py|cfg|ini)$", re.I)
+_CONFIG_FILE = lazy_compile(r"\.(ya?ml|json|toml|py|cfg|ini)$", re.I)
 
 
 def _config_file_value(s: Setting) -> bool:
@@ -277,10 +278,10 @@ def _tokenizer_beside_model(settings: list[Any]) -> set[int]:
     return {id(s) for s in settings if s.name == "tokenizer_name_or_path" and s.path in with_model}
 
 
-_TOKENIZER_CLASS = re.compile(r"(Tokenizer|Processor|FeatureExtractor)\w*$")
+_TOKENIZER_CLASS = lazy_compile(r"(Tokenizer|Processor|FeatureExtractor)\w*$")
 #: the name an inference server binds a model function under, or a client calls it by (PyTriton ``triton.bind(model_name=
 #: "critic_infer", infer_func=...)``, ``FuturesModelClient(url, model_name=...)``): an endpoint, not a checkpoint
-_ENDPOINT_NAME = re.compile(r"^(bind|\w*ModelClient)\(model_name=\)$")
+_ENDPOINT_NAME = lazy_compile(r"^(bind|\w*ModelClient)\(model_name=\)$")
 
 
 def _family_word(name: str) -> bool:
@@ -299,7 +300,7 @@ def _carried_past_guard(call: Any, keyword: str | None, value: str) -> bool:
     return bool(m) and excludes(call.guard, m.group(1), value)
 
 
-_TOKEN_COUNT = re.compile(r"(tokens?|tok|step|steps|iter|ckpt)[-_]?$", re.I)
+_TOKEN_COUNT = lazy_compile(r"(tokens?|tok|step|steps|iter|ckpt)[-_]?$", re.I)
 
 
 def size_in_name(name: str) -> float | None:
@@ -348,7 +349,7 @@ def _params_from_names(named: list[tuple[str, str]]) -> tuple[float | None, dict
 
 #: a recipe kept for debugging, CI or smoke tests (prime-rl's ``configs/debug/algo/*.toml`` and ``configs/ci/``, all on a
 #: 0.6B model): what it names says nothing about the size the project's runs train
-_DEBUG_RECIPE = re.compile(r"(?i)(^|/)(debug|smoke|ci|tests?|fake|toy|dummy|mock|mini)(/|[_.-][^/]*$)")
+_DEBUG_RECIPE = lazy_compile(r"(?i)(^|/)(debug|smoke|ci|tests?|fake|toy|dummy|mock|mini)(/|[_.-][^/]*$)")
 
 #: two sizes named within this fraction of each other are one model size, rounded differently (1B and 1.1B; not 7B and 8B)
 _SAME_SIZE = 0.10
@@ -377,7 +378,7 @@ _ED_SLOTS = ((("d_ff",), "df"), (("d_kv",), "dkv"), (("num_heads",), "nh"), (("n
 #: a part of a multimodal model or a side model, never the LLM whose size decides the step
 _ENCODER_ONLY_TYPE = frozenset({"bert", "roberta", "xlm-roberta", "deberta", "deberta-v2", "electra", "distilbert", "albert",
                                 "camembert", "mpnet", "clip", "clip_vision_model", "siglip", "siglip_vision_model", "vit", "dinov2"})
-_ENCODER_ONLY_ARCH = re.compile(r"^(Bert|Roberta|XLMRoberta|Deberta(V2)?|Electra|DistilBert|Albert|Camembert|MPNet|CLIPVision|"
+_ENCODER_ONLY_ARCH = lazy_compile(r"^(Bert|Roberta|XLMRoberta|Deberta(V2)?|Electra|DistilBert|Albert|Camembert|MPNet|CLIPVision|"
                                 r"SiglipVision|ViT|Dinov2)(Model|For\w+)?$")
 
 
@@ -393,7 +394,7 @@ class _Size:
 #: below this (10M parameters) a language model is a toy or a test fixture: the smallest real LM checkpoints (Pythia-14M) are larger
 _TOY_BILLIONS = 0.01
 _CODE_DEFAULT_SOURCES = ("field-default",)
-_MOCK_PATH = re.compile(r"(^|/|_)(mock|dummy|fake)[\w-]*(\.\w+$|/)|(^|/|_)tiny[_-][\w-]*\.\w+$", re.I)
+_MOCK_PATH = lazy_compile(r"(^|/|_)(mock|dummy|fake)[\w-]*(\.\w+$|/)|(^|/|_)tiny[_-][\w-]*\.\w+$", re.I)
 
 
 def _built_on_training_path(facts: Facts, owner: str, training: frozenset[str]) -> bool:
@@ -445,7 +446,7 @@ def _is_run_config(path: str, run_cfgs: set[str]) -> bool:
 
 
 #: one entry of a literal table of model presets: ``"d12": GPTConfig(block_size=1024, n_layer=12, ...)``, ``'gpt2': dict(n_layer=12, ...)``
-_PRESET_ENTRY = re.compile(r"""^\s*["']([\w.\-/]+)["']\s*:\s*[\w.]+\(""")
+_PRESET_ENTRY = lazy_compile(r"""^\s*["']([\w.\-/]+)["']\s*:\s*[\w.]+\(""")
 
 
 def _picked_presets(facts: Facts) -> set[str]:
@@ -457,7 +458,7 @@ def _picked_presets(facts: Facts) -> set[str]:
 
 #: a method that builds the config of a published checkpoint to load it (nanoGPT/build-nanogpt ``GPT.from_pretrained``:
 #: ``config_args = {'gpt2': dict(n_layer=12, ...), ..., 'gpt2-xl': dict(n_layer=48, n_head=25, n_embd=1600)}[model_type]``)
-_CHECKPOINT_LOADER_FUNC = re.compile(r"^(from_pretrained|load_pretrained|from_hf|from_huggingface|load_hf_weights?)$")
+_CHECKPOINT_LOADER_FUNC = lazy_compile(r"^(from_pretrained|load_pretrained|from_hf|from_huggingface|load_hf_weights?)$")
 
 
 def _in_checkpoint_loader(facts: Facts, st: Any) -> bool:
@@ -595,8 +596,8 @@ def _encoder_only_files(facts: Facts) -> set[str]:
     return {p for p in out if not p.endswith((".py", ".ipynb"))}
 
 
-_EMB_NAMES = re.compile(r"(wte|embed\w*|tok_embeddings|word_embeddings)\.weight$")
-_HEAD_NAMES = re.compile(r"(lm_head|output|head)\.weight$")
+_EMB_NAMES = lazy_compile(r"(wte|embed\w*|tok_embeddings|word_embeddings)\.weight$")
+_HEAD_NAMES = lazy_compile(r"(lm_head|output|head)\.weight$")
 
 
 def _ties_embeddings(facts: Facts, training: frozenset[str]) -> bool:
@@ -619,10 +620,10 @@ def _fmt_params(b: float) -> str:
     return f"{b * 1000:.0f}M"
 
 
-_WEIGHTS_ONLY_FUNC = re.compile(r"(from_pretrained|from_hf|to_hf|load|convert|download|export|import|hf_|merge)", re.I)
+_WEIGHTS_ONLY_FUNC = lazy_compile(r"(from_pretrained|from_hf|to_hf|load|convert|download|export|import|hf_|merge)", re.I)
 #: (OLMo-core keeps its HF interop in ``nn/hf/`` (config and checkpoint conversion) and ``scripts/merge_hf_checkpoints.py``)
-_WEIGHTS_ONLY_PATH = re.compile(r"(^|/)(convert|export|download|prepare|conversion|checkpoint_conv|hf_|merge)\w*|(^|/)(tools?|hf)/", re.I)
-_EVAL_FUNC = re.compile(r"(?i)^_*(evaluate|eval)(_\w+)?$")
+_WEIGHTS_ONLY_PATH = lazy_compile(r"(^|/)(convert|export|download|prepare|conversion|checkpoint_conv|hf_|merge)\w*|(^|/)(tools?|hf)/", re.I)
+_EVAL_FUNC = lazy_compile(r"(?i)^_*(evaluate|eval)(_\w+)?$")
 _TRANSFORMERS_TRAINING = ("Trainer", "TrainingArguments", "Seq2SeqTrainer", "Seq2SeqTrainingArguments", "HfArgumentParser",
                           "PreTrainedModel", "get_scheduler", "get_cosine_schedule_with_warmup", "get_linear_schedule_with_warmup")
 
@@ -682,7 +683,7 @@ def accelerate_loading_only(facts: Facts) -> list[str]:
 
 #: DeepSpeed's utilities a project may import without training on DeepSpeed: the FLOPs profiler (based's
 #: ``from deepspeed.profiling.flops_profiler import get_model_profile`` in a callback) and its checkpoint converters
-_DEEPSPEED_UTILITY = re.compile(r"^deepspeed\.(profiling|utils\.zero_to_fp32|checkpoint)(\.|$)")
+_DEEPSPEED_UTILITY = lazy_compile(r"^deepspeed\.(profiling|utils\.zero_to_fp32|checkpoint)(\.|$)")
 
 
 def deepspeed_utility_only(facts: Facts) -> list[str]:
@@ -699,20 +700,20 @@ def deepspeed_utility_only(facts: Facts) -> list[str]:
 #: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model; the
 #: role an RL/distillation system gives a model (``MFCDef(model_name="actor")``, ``ModelName("critic", 0)``) or a chat
 #: template gives a speaker (``{"human": "user", "model": "assistant"}``) names no checkpoint
-_PLACEHOLDER_NAME = re.compile(r"^\?+$|\.\.\.|(^|[/_])path_to[_/]|(^|/)path/to/|(^|/)(model[_-]?)?path$|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default|all)$|^(cl100k|o200k|p50k|r50k)_base$"
+_PLACEHOLDER_NAME = lazy_compile(r"^\?+$|\.\.\.|(^|[/_])path_to[_/]|(^|/)path/to/|(^|/)(model[_-]?)?path$|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default|all)$|^(cl100k|o200k|p50k|r50k)_base$"
                                r"|^(actor|critic|ref|reference|reward|rew|policy|value|teacher|student|assistant|user|system|human)$", re.I)
 
 
 #: closed-weight models served only by their vendors' APIs (a config generator's ``--model claude-sonnet-4-20250514``, a
 #: data-synthesis step's ``gemini-flash-lite-latest``): nothing can train them, so they never name the trained model
-_HOSTED_NAME = re.compile(r"^(anthropic/|openai/|google/)?(claude-|gpt-(3\.5|4)|o[134](-|$)|gemini-|text-(davinci|embedding)-|chatgpt-)", re.I)
+_HOSTED_NAME = lazy_compile(r"^(anthropic/|openai/|google/)?(claude-|gpt-(3\.5|4)|o[134](-|$)|gemini-|text-(davinci|embedding)-|chatgpt-)", re.I)
 #: a value that spells a setting's own name (``MODEL_TYPE = "model_type"``) or a run label (``--model_name`` default
 #: ``"run"``, "name for the model"): it names a key or an experiment, not a checkpoint
-_KEY_OR_RUN_NAME = re.compile(r"^(model_type|model_name|model_path|model_id|model_name_or_path|run|experiment|exp|my[_-]?model)$", re.I)
+_KEY_OR_RUN_NAME = lazy_compile(r"^(model_type|model_name|model_path|model_id|model_name_or_path|run|experiment|exp|my[_-]?model)$", re.I)
 
 
 #: ``model: str = Field("xgboost")`` of a tabular trainer: a classical estimator or its library, not a model checkpoint
-_ESTIMATOR_NAME = re.compile(r"^(xgboost|lightgbm|catboost|sklearn|scikit[-_]learn|random[_-]?forest|extra[_-]?trees|"
+_ESTIMATOR_NAME = lazy_compile(r"^(xgboost|lightgbm|catboost|sklearn|scikit[-_]learn|random[_-]?forest|extra[_-]?trees|"
                              r"decision[_-]?tree|logistic[_-]?regression|linear[_-]?regression|ridge|lasso|svm|svc|svr|knn)$", re.I)
 
 
@@ -732,7 +733,7 @@ def _fsdp_configured(facts: Facts) -> bool:
 
 
 #: a script named for inference, generation or a demo (Meta's llama3 ``example_text_completion.py``, ``example_chat_completion.py``)
-_INFERENCE_SCRIPT = re.compile(r"(^|[_-])(infer|inference|generate|generation|predict|prediction|serve|server|serving|"
+_INFERENCE_SCRIPT = lazy_compile(r"(^|[_-])(infer|inference|generate|generation|predict|prediction|serve|server|serving|"
                                r"completion|chat|chatbot|demo)([_-]|\.py$)", re.I)
 
 
@@ -1022,14 +1023,14 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
 
 
 #: a file of an inference, evaluation or serving run, not of training
-_NOT_TRAIN_RUN = re.compile(r"(?i)infer|eval|serv(e|ing)|generat|benchmark|(^|/)tests?/")
+_NOT_TRAIN_RUN = lazy_compile(r"(?i)infer|eval|serv(e|ing)|generat|benchmark|(^|/)tests?/")
 
 #: JAX's compilers: a function under one of these runs as one XLA program
 JAX_JITS = ("jax.jit", "jax.pjit", "jax.experimental.pjit.pjit", "jax.pmap", "equinox.filter_jit", "equinox.filter_pmap",
             "haliax.named_jit", "haliax.partitioning.named_jit", "flax.nnx.jit")
 #: the function a JAX compiler wraps is the training step (``train_step``, ``update_fn``, ``_train_step``, ``p_train_step``)
-TRAIN_STEP_NAME = re.compile(r"^_*(p_)?(train_?step|train_?update|update_?step|train_?fn|step_?fn|train_?batch)(_\w+)?$|^_*(train|update)$", re.I)
-_NOT_TRAIN_PATH = re.compile(r"(^|/)(tests?|testing|benchmarks?|examples?)/|(^|/)test_[^/]*\.py$|_test\.py$")
+TRAIN_STEP_NAME = lazy_compile(r"^_*(p_)?(train_?step|train_?update|update_?step|train_?fn|step_?fn|train_?batch)(_\w+)?$|^_*(train|update)$", re.I)
+_NOT_TRAIN_PATH = lazy_compile(r"(^|/)(tests?|testing|benchmarks?|examples?)/|(^|/)test_[^/]*\.py$|_test\.py$")
 
 
 def jax_jitted_steps(f: Facts) -> list[Any]:
@@ -1135,18 +1136,18 @@ def _pretrains_only_by_optional_megatron(facts: Facts, p: Project) -> bool:
 
 #: a stand-in that says it is one: a scratch path (``model_path="/tmp/dummy_gr00t_checkpoint"`` to build a policy for its
 #: config only), a dummy/fake/mock checkpoint, or the ``"test-model"`` label of an OpenAI-compatible response
-_STAND_IN_NAME = re.compile(r"^/(var/)?tmp/|(^|[/_-])(dummy|fake|mock)([/_-]|$)|^test[-_]?model$", re.I)
+_STAND_IN_NAME = lazy_compile(r"^/(var/)?tmp/|(^|[/_-])(dummy|fake|mock)([/_-]|$)|^test[-_]?model$", re.I)
 #: a tokenizer's file (NeMo ``tokenizer: {library: sentencepiece, model: 2053..._256k.model}``, ``tokenizer.model``): a
 #: vocabulary, not a checkpoint
-_TOKENIZER_FILE = re.compile(r"\.(model|spm|tiktoken|vocab|bpe)$", re.I)
+_TOKENIZER_FILE = lazy_compile(r"\.(model|spm|tiktoken|vocab|bpe)$", re.I)
 #: a bare weight file name (``"model.safetensors"``, ``"pytorch_model.bin"`` joined to a checkpoint folder): the file a
 #: loader reads from whatever checkpoint it is given, not a model
-_WEIGHT_FILE = re.compile(r"^[\w.-]+\.(safetensors|bin|pt|pth|ckpt|gguf|index\.json)$", re.I)
+_WEIGHT_FILE = lazy_compile(r"^[\w.-]+\.(safetensors|bin|pt|pth|ckpt|gguf|index\.json)$", re.I)
 
 
 #: a placeholder folder written before a checkpoint's real name (LongLoRA's README: ``--model_name_or_path
 #: path_to/Llama-2-7b-hf`` with "remember to change path_to/Llama-2-7b-hf to your own directory")
-_PLACEHOLDER_DIR = re.compile(r"^/?(?:[\w.-]*path_to[\w.-]*|path/to|your[_-][\w.-]*|<[^<>/]*>)/(?:[^/]+/)*([^/]+)$")
+_PLACEHOLDER_DIR = lazy_compile(r"^/?(?:[\w.-]*path_to[\w.-]*|path/to|your[_-][\w.-]*|<[^<>/]*>)/(?:[^/]+/)*([^/]+)$")
 
 
 def placeholder_tail(name: str) -> str:
@@ -1223,9 +1224,9 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
 
 
 #: a model-config class (``LLaMAConfig``, ``Config``, ``ModelArgs``)
-_CONFIG_CLASS = re.compile(r"(^|\.)\w*(Config|Args)$")
+_CONFIG_CLASS = lazy_compile(r"(^|\.)\w*(Config|Args)$")
 #: libraries of speech/vision encoders: their checkpoints are parts of a multimodal model, not the LLM being trained
-_TOKENIZER_CLASS = re.compile(r"Tokenizer")
+_TOKENIZER_CLASS = lazy_compile(r"Tokenizer")
 
 
 def _tokenizer_only_names(facts: Facts, named: list[tuple[str, str]]) -> set[str]:
@@ -1246,8 +1247,8 @@ def _tokenizer_only_names(facts: Facts, named: list[tuple[str, str]]) -> set[str
 #: libraries whose ``load_model`` / ``from_pretrained`` builds a model beside the trained LLM: a speech or vision encoder, or
 #: a language-ID or word-vector classifier that filters the data (GLM's ``fasttext.load_model("/mnt/lid.176.bin")``)
 _ENCODER_LIBS = ("whisper.", "open_clip.", "timm.", "torchvision.", "clip.", "fasttext.", "gensim.", "spacy.")
-_CLASS_PATH = re.compile(r"^[a-z_]\w*(\.[a-z_]\w*)+\.[A-Z]\w*$")
-_API_CALL = re.compile(r"\.(chat\.)?completions\.create\(|\.messages\.create\(|\.responses\.create\(")
+_CLASS_PATH = lazy_compile(r"^[a-z_]\w*(\.[a-z_]\w*)+\.[A-Z]\w*$")
+_API_CALL = lazy_compile(r"\.(chat\.)?completions\.create\(|\.messages\.create\(|\.responses\.create\(")
 
 
 def _not_a_model(facts: Facts, st: Setting) -> bool:
@@ -1261,7 +1262,7 @@ def _not_a_model(facts: Facts, st: Setting) -> bool:
 
 #: a module named for the model that scores outputs (RL4LMs ``envs/text_generation/preference_reward.py``, ``metric.py``,
 #: ``judge.py``): the checkpoint it loads computes rewards or metrics, under ``eval()``, it is not trained
-_SCORER_MODULE = re.compile(r"(^|[/_])(\w*_)?(rewards?|metrics?|scorers?|judges?)(_\w*)?\.py$", re.I)
+_SCORER_MODULE = lazy_compile(r"(^|[/_])(\w*_)?(rewards?|metrics?|scorers?|judges?)(_\w*)?\.py$", re.I)
 
 
 def _scorer_module(st: Setting) -> bool:
@@ -1338,7 +1339,7 @@ def _api_constant(facts: Facts, st: Setting, api: set[tuple[str, str]]) -> bool:
 
 
 #: a Python class name (``Initializer_Model``, ``LlamaForCausalLM``): capitalised, letters, digits and underscores only
-_CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9_]*$")
+_CLASS_NAME = lazy_compile(r"^[A-Z][A-Za-z0-9_]*$")
 
 
 def _tokenizer_only(facts: Facts, st: Setting) -> bool:
@@ -1352,7 +1353,7 @@ def _tokenizer_only(facts: Facts, st: Setting) -> bool:
     return bool(uses) and all(re.search(r"Tokenizer|Processor|Config", c.name) for c in uses)
 
 
-_TUNE_SIZE = re.compile(r"^(\d+(?:_\d+)?)B_", re.I)
+_TUNE_SIZE = lazy_compile(r"^(\d+(?:_\d+)?)B_", re.I)
 
 
 def _trained_names(facts: Facts, named: list[tuple[str, str]], training: frozenset[str]) -> list[tuple[str, str]]:
@@ -1369,7 +1370,7 @@ def _trained_names(facts: Facts, named: list[tuple[str, str]], training: frozens
 
 #: a model class of one architecture (``LlamaForCausalLM``, the project's ``LlavaLlamaForCausalLM``): loading a checkpoint with it
 #: fixes the checkpoint's family, unlike ``AutoModelForCausalLM``
-_ARCH_CLASS = re.compile(r"^(?!Auto)\w+(ForCausalLM|ForConditionalGeneration|LMHeadModel)$")
+_ARCH_CLASS = lazy_compile(r"^(?!Auto)\w+(ForCausalLM|ForConditionalGeneration|LMHeadModel)$")
 
 
 def _family(name: str) -> str | None:
@@ -1431,7 +1432,7 @@ def _loads_family(cls: str, fam: str) -> bool:
 #: a file or folder of a serving or generation workload (``inference/server/api_server.py``, ``infer.yaml``,
 #: ``11B_generation_v2.yaml``); narrower than :data:`_INFER_PATH`, whose ``chat``/``demo``/``app`` also name the folders of
 #: chat models' training recipes (``examples/yi-34B-chat/qlora.yml``)
-_SERVE_PATH = re.compile(r"(?:^|[/_\-.])(infer\w*|serve|serving|server|generate|generation)(?=[/_\-.]|$)", re.I)
+_SERVE_PATH = lazy_compile(r"(?:^|[/_\-.])(infer\w*|serve|serving|server|generate|generation)(?=[/_\-.]|$)", re.I)
 
 
 def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], training: frozenset[str],
@@ -1557,8 +1558,8 @@ def _recipe_library(facts: Facts, chosen: _Size, sizes: list[_Size], named: list
 
 #: the name of a call that builds a configuration or arguments object (``LlamaConfig(...)``, ``SFTConfig(...)``): its keywords
 #: are settings, unlike those of an arbitrary call (a layer, a tensor op, ``tag.update(seq_len=128)``)
-CONFIG_CALLEE = re.compile(r"(Config|Configs|Args|Arguments|Params|Hparams|HParams|Settings|Options|Spec)$")
-_CONFIG_CALLEE = re.compile(rf"{CONFIG_CALLEE.pattern}|^(dict|Namespace|OmegaConf\.create)$")
+CONFIG_CALLEE = lazy_compile(r"(Config|Configs|Args|Arguments|Params|Hparams|HParams|Settings|Options|Spec)$")
+_CONFIG_CALLEE = lazy_compile(rf"{CONFIG_CALLEE.pattern}|^(dict|Namespace|OmegaConf\.create)$")
 #: the text tower section of an open_clip / EVA-CLIP model config: its ``context_length`` is CLIP's, not the LLM's
 _CLIP_TEXT = "text_cfg."
 _TRAIN_SEQ_KEYS = tuple(k for k in _SEQ_KEYS if k not in ("max_position_embeddings", "max_length", "max_source_length"))
@@ -1662,10 +1663,10 @@ def _recipe_frameworks(facts: Facts) -> set[str]:
 
 
 #: a checkpoint of an encoder-only model (``bert-base-cased``, ``FacebookAI/roberta-large``, ``microsoft/deberta-v3-base``)
-_ENCODER_CKPT = re.compile(r"^([\w.-]+/)?(bert|roberta|xlm-roberta|distilbert|distilroberta|albert|electra|deberta(-v[23])?|camembert|"
+_ENCODER_CKPT = lazy_compile(r"^([\w.-]+/)?(bert|roberta|xlm-roberta|distilbert|distilroberta|albert|electra|deberta(-v[23])?|camembert|"
                            r"mpnet|all-mpnet|minilm|all-minilm)([-_]|$)", re.I)
 #: a load of a generative language model's class (``AutoModelForCausalLM``, ``T5ForConditionalGeneration``, ``GPT2LMHeadModel``)
-_GENERATIVE_CLASS = re.compile(r"(CausalLM|Seq2SeqLM|ConditionalGeneration|LMHeadModel)\b")
+_GENERATIVE_CLASS = lazy_compile(r"(CausalLM|Seq2SeqLM|ConditionalGeneration|LMHeadModel)\b")
 
 
 def _defines_only(u: Any) -> bool:
@@ -1746,7 +1747,7 @@ def _looks_llm(facts: Facts, p: Project) -> bool:
 _WEIGHT_LOADS = ("torch.load", "bmtrain.load", "safetensors.torch.load_file", "safetensors.torch.load_model", "load_state_dict",
                  "load_checkpoint")
 #: generation, conversion, evaluation or tokenizer/config files: a weight load there is not the trained model's
-_NOT_MODEL_FILE = re.compile(r"generat|sampl|convert|conversion|export|eval|infer|chat|serve|server|demo|bench|"
+_NOT_MODEL_FILE = lazy_compile(r"generat|sampl|convert|conversion|export|eval|infer|chat|serve|server|demo|bench|"
                              r"tokeni[sz]er|processor|config", re.I)
 
 
@@ -1788,7 +1789,7 @@ def _only_tokenizer_loads(facts: Facts) -> bool:
 #: a function that builds an empty model only to load quantized, compressed or converted weights into it (FastChat
 #: ``load_compress_model``, ``load_awq_quantized``: ``AutoModelForCausalLM.from_config(config)`` under
 #: ``init_empty_weights()``): a skeleton for released weights, not a model initialised to pre-train
-_SKELETON_FUNC = re.compile(r"(?i)quant|compress|awq|gptq|exllama|convert|export|merge|(^|_)(int[48]|[48]bit)(_|$)")
+_SKELETON_FUNC = lazy_compile(r"(?i)quant|compress|awq|gptq|exllama|convert|export|merge|(^|_)(int[48]|[48]bit)(_|$)")
 
 
 def fresh_models(facts: Facts) -> list[Call]:
@@ -1799,7 +1800,7 @@ def fresh_models(facts: Facts) -> list[Call]:
 
 #: a model class of the project's own that joins an image encoder to a language model (nanoVLM ``VisionLanguageModel``,
 #: ``MyVLM``, ``MultiModalForCausalLM``)
-_OWN_VLM_CLASS = re.compile(r"(?i)^\w*(VisionLanguage|VisionText|ImageText|Vision2Seq|VLM|MLLM|Multi_?[Mm]odal)\w*$")
+_OWN_VLM_CLASS = lazy_compile(r"(?i)^\w*(VisionLanguage|VisionText|ImageText|Vision2Seq|VLM|MLLM|Multi_?[Mm]odal)\w*$")
 
 
 def own_model_classes(facts: Facts, name: re.Pattern[str], bases: tuple[str, ...] = ("Module", "PreTrainedModel")) -> list[Any]:
@@ -1859,7 +1860,7 @@ def alignment_steps(facts: Facts) -> list[Call]:
 
 #: an HF-style model definition module (``modeling_internvl_chat.py``): its ``chat``/``batch_chat`` helpers call ``generate``
 #: for the model's users; the name of the model ("chat") does not make it an inference script
-_MODEL_MODULE = re.compile(r"(^|/)(modeling|configuration|processing|tokenization|image_processing)_\w+\.py$")
+_MODEL_MODULE = lazy_compile(r"(^|/)(modeling|configuration|processing|tokenization|image_processing)_\w+\.py$")
 
 
 def _inference_file(path: str) -> bool:
@@ -1968,7 +1969,7 @@ def _does_inference(facts: Facts, p: Project) -> bool:
 #: a batch or launch script named for serving, generation or evaluation (open-r1 ``slurm/serve_r1_vllm.slurm``,
 #: ``generate.slurm``, ``evaluate.slurm``): the nodes it asks for serve a model, they are not the training run's
 #: (``ckpt_ds_zero_to_universal.sh``, ``mcore_to_hf.sh``: a checkpoint converted from one layout to another)
-_NOT_TRAINING_SCRIPT = re.compile(r"infer|generat|serv(e|er|ing)|eval|bench|export|convert|router|pass_rate"
+_NOT_TRAINING_SCRIPT = lazy_compile(r"infer|generat|serv(e|er|ing)|eval|bench|export|convert|router|pass_rate"
                                   r"|_to_(hf|huggingface|universal|fp32|megatron|mcore|dcp)(_|$)", re.I)
 
 
@@ -1993,7 +1994,7 @@ def launch_runs_no_training(facts: Facts, path: str) -> bool:
 
 
 #: a shell positional parameter with a default (``${1:-1}``): the script's caller passes the value
-_POSITIONAL_DEFAULT = re.compile(r"^\$\{\d+:-(\d+)\}$")
+_POSITIONAL_DEFAULT = lazy_compile(r"^\$\{\d+:-(\d+)\}$")
 #: torchrun's node-count flag as launches spell it (argparse takes the prefix ``--nnode``: picotron's Slurm template)
 _NNODES_KEYS = ("nnodes", "nnode")
 
@@ -2141,12 +2142,12 @@ def _unnamed_launcher_config(facts: Facts, path: str) -> bool:
 
 
 #: a folder named for multi-node runs (``multi_node/``, ``multi-node/``, ``multinode/``)
-_MULTI_NODE_DIR = re.compile(r"(^|/)multi[-_]?nodes?/", re.I)
-_NODE_RANK = re.compile(r"^--?(node|machine)[_-]rank$")
-_RENDEZVOUS = re.compile(r"^--?(master|main_process|rdzv)[_-](addr|address|ip|endpoint)$")
+_MULTI_NODE_DIR = lazy_compile(r"(^|/)multi[-_]?nodes?/", re.I)
+_NODE_RANK = lazy_compile(r"^--?(node|machine)[_-]rank$")
+_RENDEZVOUS = lazy_compile(r"^--?(master|main_process|rdzv)[_-](addr|address|ip|endpoint)$")
 #: a list of the hosts to start processes on (ColossalAI's ``colossalai run --host h1,h2`` / ``--hostfile``, DeepSpeed's
 #: ``--hostfile``): with a rendezvous address, only multi-node launches need one
-_HOSTS = re.compile(r"^--?(host_?file|hosts?)$")
+_HOSTS = lazy_compile(r"^--?(host_?file|hosts?)$")
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from typing import Any
 from .facts.docs_md import MODULE_MAIN
 from .facts.store import python_config_modules, source_lacks
 from .facts.types import FileFacts
+from .lazyre import lazy_compile
 
 # roles that decide statuses and step zero
 TRAINING = "training"  # an entry point or a module it imports
@@ -98,41 +99,41 @@ _DEV_FILES = {"noxfile.py", "tasks.py", "fabfile.py", ".pylintrc.toml", "ruff.to
 #: a folder of evaluation tasks or suites named with more words (OLMo ``olmo_data/oe_eval_tasks/``, ``downstream_evals``,
 #: ``eval_configs``); the bare names are in :data:`_DIR_ROLES`
 #: (and the held-out/held-in suites of an agent-tuning paper: AgentTuning ``eval_heldout/``)
-_EVAL_DIR = re.compile(r"^(?!train)(\w+[_-])?(evals?|evaluations?)([_-](tasks?|suites?|configs?|data|sets?|harness|scripts?|held_?(out|in)))?$",
+_EVAL_DIR = lazy_compile(r"^(?!train)(\w+[_-])?(evals?|evaluations?)([_-](tasks?|suites?|configs?|data|sets?|harness|scripts?|held_?(out|in)))?$",
                        re.I)
 #: a folder kept as the old copy of another (AgentTuning ``AgentBench.old/``, ``models_old/``, ``src.bak/``; FlagEmbedding
 #: ``research/old-examples/``)
-_OLD_DIR = re.compile(r"^(.+[._-](old|bak|backup|orig)|(old|bak|backup)[._-].+)$", re.I)
+_OLD_DIR = lazy_compile(r"^(.+[._-](old|bak|backup|orig)|(old|bak|backup)[._-].+)$", re.I)
 #: a script named for evaluation (open-r1 ``slurm/evaluate.slurm``, ``eval_mmlu.sh``, ``evaluate.py``)
 #: a module named for the evaluation of one model or task (``idefics2_eval.py``, ``mmmu_evaluate.py``)
-_EVAL_SUFFIX = re.compile(r"[_-](eval|evaluate|evaluation)\.py$")
-_DIR_TRAIN = re.compile(r"(^|/)train\w*(/|$)")
-_EVAL_FILE = re.compile(r"^(eval|evals|evaluate|evaluation)([_\-.][\w.\-]*)?\.(py|sh|slurm|sbatch)$")
-_TEST_DIR = re.compile(r"^(tests?|testing|unit_?tests?|integration_?tests?|functional_?tests?)[_\-]?v?\d+$", re.I)  # tests_v1, test2
+_EVAL_SUFFIX = lazy_compile(r"[_-](eval|evaluate|evaluation)\.py$")
+_DIR_TRAIN = lazy_compile(r"(^|/)train\w*(/|$)")
+_EVAL_FILE = lazy_compile(r"^(eval|evals|evaluate|evaluation)([_\-.][\w.\-]*)?\.(py|sh|slurm|sbatch)$")
+_TEST_DIR = lazy_compile(r"^(tests?|testing|unit_?tests?|integration_?tests?|functional_?tests?)[_\-]?v?\d+$", re.I)  # tests_v1, test2
 # a benchmark script, or a profiling script named for what it profiles (``profile_layers.py``, ``profile_fsdp.py``: it times
 # layers or engines for a cost model or a report; a bare ``profile.py``/``profiler.py`` is a utility the trainer may import)
-_BENCH_FILE = re.compile(r"^((bench|benchmark)(_\w+)?|profile_\w+|\w+_(bench|benchmark))\.py$")  # + ``pg_transport_bench.py``
+_BENCH_FILE = lazy_compile(r"^((bench|benchmark)(_\w+)?|profile_\w+|\w+_(bench|benchmark))\.py$")  # + ``pg_transport_bench.py``
 #: a launch script of a benchmark (open_lm ``run_bench.sh``: ``torchrun -m benchmark.main ... --log-every-n-steps 1 --profile``)
-_BENCH_SHELL = re.compile(r"^((run_)?(bench|benchmark)(_\w+)?|\w+_(bench|benchmark))\.(sh|slurm|sbatch)$")
-_TEST_FILE = re.compile(r"^(test_\w+|\w+_test|conftest|tests)\.py$")
+_BENCH_SHELL = lazy_compile(r"^((run_)?(bench|benchmark)(_\w+)?|\w+_(bench|benchmark))\.(sh|slurm|sbatch)$")
+_TEST_FILE = lazy_compile(r"^(test_\w+|\w+_test|conftest|tests)\.py$")
 # a dated copy of a run: ``2024-10-14_ModernArch/``, ``20240501/``, ``train_gpt2_2024_10_14.py``
-_DATED = re.compile(r"(?:^|[_\-.])(?:19|20)\d{2}[-_.]?(?:0[1-9]|1[0-2])[-_.]?(?:0[1-9]|[12]\d|3[01])(?:[_\-.]|$)")
+_DATED = lazy_compile(r"(?:^|[_\-.])(?:19|20)\d{2}[-_.]?(?:0[1-9]|1[0-2])[-_.]?(?:0[1-9]|[12]\d|3[01])(?:[_\-.]|$)")
 #: a file named from the day it was written, ``YYMMDD_`` (RWKV-LM ``RWKV-v8/251014_rosa_1bit_train.py``): one dated experiment
-_DATED_PREFIX = re.compile(r"^2\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])_")
+_DATED_PREFIX = lazy_compile(r"^2\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])_")
 # the scripts that reproduce published papers' runs (Megatron-LM ``examples/academic_paper_scripts/``: sc21's 384-node
 # tables, detoxify, msdp): records of those runs, not the project's own recipes
-_PAPER_DIR = re.compile(r"^(\w+[_\-])?papers?([_\-]\w+)?$", re.I)
-_ENTRY_NAME = re.compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^\w*_fine_?tun(e|ing)\.py$|^(fine_?tune|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)\w*\.py$", re.I)
+_PAPER_DIR = lazy_compile(r"^(\w+[_\-])?papers?([_\-]\w+)?$", re.I)
+_ENTRY_NAME = lazy_compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^\w*_fine_?tun(e|ing)\.py$|^(fine_?tune|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)\w*\.py$", re.I)
 # a sub-package of extras kept beside a package's run (``trl/experimental/``, ``contrib/``, ``sandbox/``): its modules are
 # the run's only when the training path imports them or a launch runs them (``experiments/`` is left out: oat's and
 # realhf's runs live there)
-_SIDELINE_DIR = re.compile(r"(^|/)(experimental|contrib|sandbox|playground|prototypes?)/")
-_LIBRARY_MODULE = re.compile(r"_(trainer|config|configs|utils|loss|losses)\.py$")
+_SIDELINE_DIR = lazy_compile(r"(^|/)(experimental|contrib|sandbox|playground|prototypes?)/")
+_LIBRARY_MODULE = lazy_compile(r"_(trainer|config|configs|utils|loss|losses)\.py$")
 _TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune", "swift",
                               "composer", "lightning", "litgpt", "nanotron", "python", "mpirun", "srun"})
 _PACKAGING = ("setup.py", "pyproject.toml")
 _PACKAGING_FILES = frozenset({"setup.py", "pyproject.toml", "setup.cfg"})
-_CONSOLE_SCRIPT = re.compile(r"^\s*[\w.\-]+\s*=\s*([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_]\w*\s*$")
+_CONSOLE_SCRIPT = lazy_compile(r"^\s*[\w.\-]+\s*=\s*([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_]\w*\s*$")
 # side projects: what a file imports says what it is
 _WEB_APPS = frozenset({"gradio", "streamlit"})
 _GYM = frozenset({"gym", "gymnasium"})
@@ -145,21 +146,21 @@ _LLM_LIBS = frozenset({"transformers", "vllm", "trl", "peft", "deepspeed", "mega
 _LLM_ONLY = frozenset({"vllm", "trl", "peft", "sglang", "torchtune", "nanotron", "litgpt", "flash_attn", "liger_kernel", "trlx",
                        "openrlhf", "verl", "llamafactory", "axolotl", "swift", "xtuner", "lmflow", "unsloth"})
 #: torchvision's datasets and model zoo (``from torchvision.models import AlexNet``, ``torchvision.datasets.CIFAR10``)
-_VISION_TASK = re.compile(r"^torchvision\.(datasets|models)(\.|$)")
+_VISION_TASK = lazy_compile(r"^torchvision\.(datasets|models)(\.|$)")
 #: BERT-family task heads: classification, QA, tagging, masked-LM pre-training
-_ENCODER_TASK = re.compile(r"^(Bert|Roberta|Albert|Electra|DistilBert|Deberta\w*|XLMRoberta)\w*For(SequenceClassification|QuestionAnswering|"
+_ENCODER_TASK = lazy_compile(r"^(Bert|Roberta|Albert|Electra|DistilBert|Deberta\w*|XLMRoberta)\w*For(SequenceClassification|QuestionAnswering|"
                            r"TokenClassification|MultipleChoice|PreTraining\w*|NextSentencePrediction|MaskedLM)$|^Bert(MultiTask|Model)$")
-_CLASSIFIER = re.compile(r"^\w*For(SequenceClassification|TokenClassification|MultipleChoice)$")
-_GENERATIVE = re.compile(r"ForCausalLM|LMHeadModel|ForConditionalGeneration|Seq2SeqLM")
+_CLASSIFIER = lazy_compile(r"^\w*For(SequenceClassification|TokenClassification|MultipleChoice)$")
+_GENERATIVE = lazy_compile(r"ForCausalLM|LMHeadModel|ForConditionalGeneration|Seq2SeqLM")
 _GLUE_SETS = frozenset({"glue", "super_glue", "nyu-mll/glue", "aps/super_glue"})
 #: a causal, sequence-to-sequence or vision-language model: the file trains a language model after all
-_CAUSAL_NAME = re.compile(r"ForCausalLM|LMHeadModel|ForConditionalGeneration|Seq2SeqLM|Vision2Seq|ImageTextToText|"
+_CAUSAL_NAME = lazy_compile(r"ForCausalLM|LMHeadModel|ForConditionalGeneration|Seq2SeqLM|Vision2Seq|ImageTextToText|"
                           r"^(Llama|GPT|Mistral|Qwen|Llava|LLaVA|Blip|Bloom|T5|OPT|CLIP|Siglip)([A-Z0-9_]|$)|"
                           r"(?i:\b(llama|gpt2?|mistral|qwen\d?|llava|blip2?|clip|opt|bloom|t5)\b)")
 #: computer-vision detection, segmentation and OCR toolkits: a tool built on them alone (LongLoRA's ``pdf2txt/``: a
 #: detectron2 layout detector and easyocr that turn PDFs into the text corpus) is a data-preparation side project
 _VISION_TOOLS = frozenset({"detectron2", "mmdet", "mmseg", "mmocr", "easyocr", "paddleocr", "ultralytics"})
-_DIFFUSION_NAME = re.compile(r"StableDiffusion|UNet2DConditionModel|UNet2DModel|DDPMScheduler|DDIMScheduler|DiffusionPipeline|AutoencoderKL")
+_DIFFUSION_NAME = lazy_compile(r"StableDiffusion|UNet2DConditionModel|UNet2DModel|DDPMScheduler|DDIMScheduler|DiffusionPipeline|AutoencoderKL")
 # the documents whose commands count: READMEs and docs of the project, not of its tests or vendored copies
 _DOC_ROLES = (None, DOCS)
 
@@ -238,7 +239,7 @@ def path_role(path: str, kind: str) -> tuple[str | None, str]:
 
 #: a top-level folder named for a version of the project (``RWKV-v4neo``, ``RWKV-v2-RNN``, ``InternLM-XComposer-2.5-Reward``):
 #: a stem, then ``v`` and a number or a dotted version, then an optional suffix
-_VERSIONED_DIR = re.compile(r"^(?P<stem>[A-Za-z][\w.-]*?[A-Za-z])[-_](?:v(?P<v>\d+(?:\.\d+)*)|(?P<d>\d+\.\d+(?:\.\d+)*))(?:[-_].*|[a-z]+)?$")
+_VERSIONED_DIR = lazy_compile(r"^(?P<stem>[A-Za-z][\w.-]*?[A-Za-z])[-_](?:v(?P<v>\d+(?:\.\d+)*)|(?P<d>\d+\.\d+(?:\.\d+)*))(?:[-_].*|[a-z]+)?$")
 
 
 def _older_versions(files: Mapping[str, FileFacts], paths: list[str], decided: Mapping[str, str], forced: set[str]) -> dict[str, str]:
@@ -437,7 +438,7 @@ def _side_folder(path: str, py_by_dir: Mapping[str, list[str]], decided: Mapping
 
 
 #: a launch's working directory written before its script (``$(pwd)/``, ```pwd`/``, ``${base_dir}/``, ``$(dirname $0)/``)
-_LAUNCH_DIR = re.compile(r"^(\$\{?\w+\}?|`[^`]*`|\$\([^)]*\))/")
+_LAUNCH_DIR = lazy_compile(r"^(\$\{?\w+\}?|`[^`]*`|\$\([^)]*\))/")
 
 
 def _script_paths(script: str | None, paths: set[str], index: _ModuleIndex, origin: str = "") -> list[str]:
@@ -511,11 +512,11 @@ _SERVING_LAUNCHERS = frozenset({"vllm", "sglang", "text-generation-launcher", "l
 #: calls that start an inference engine (DeepSpeed-Inference's ``deepspeed.init_inference``)
 _ENGINE_CALLS = frozenset({"init_inference"})
 #: a script named for inference (``zero_inference.py``, ``run_generation.py``, ``predict.py``, ``serve.py``)
-_INFER_SCRIPT = re.compile(r"(^|[_-])(infer|inference|generate|generation|predict|prediction|serve|server|serving)([_-]|\.py$)", re.I)
+_INFER_SCRIPT = lazy_compile(r"(^|[_-])(infer|inference|generate|generation|predict|prediction|serve|server|serving)([_-]|\.py$)", re.I)
 #: a script named for sampling: from a model (LlamaGen's ``sample_c2i_ddp.py``, run by ``torchrun`` in ``sample_c2i.sh``, calls
 #: ``generate``), or from data (LLM-Shearing's ``data/sample.py`` tokenizes and saves a data mix): an inference script only
 #: when it generates
-_SAMPLE_SCRIPT = re.compile(r"(^|[_-])(sample|sampling)([_-]|\.py$)", re.I)
+_SAMPLE_SCRIPT = lazy_compile(r"(^|[_-])(sample|sampling)([_-]|\.py$)", re.I)
 _SAMPLING_CALLS = frozenset({"generate", "sample", "sample_images", "generate_images"})
 
 
@@ -544,7 +545,7 @@ def _trains_module(launcher: str, script: str | None) -> bool:
 
 
 #: a documented command run by a plain ``python`` (no distributed launcher)
-_PLAIN_PYTHON = re.compile(r"\s*(\S*/)?python[\d.]*\s")
+_PLAIN_PYTHON = lazy_compile(r"\s*(\S*/)?python[\d.]*\s")
 #: a call that runs a training loop (nanoT5's ``main.py``: ``train(model, train_dataloader, ...)`` of its ``utils``)
 _TRAIN_LOOP_CALLS = frozenset({"train", "fit", "pretrain", "finetune", "train_loop", "training_loop", "run_training", "train_one_epoch",
                                "train_epoch"})
@@ -556,9 +557,9 @@ def _starts_training(ff: FileFacts) -> bool:
 
 
 #: a module a ``python -m`` launch runs (no path, no ``.py``)
-_MODULE_FORM = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+_MODULE_FORM = lazy_compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 #: a training entry point named ``main_<algorithm>`` (verl's ``verl/trainer/main_ppo.py``, which PRIME's launch runs)
-_MAIN_ALGO = re.compile(r"^main_(ppo|grpo|dpo|sft|rlhf|kto|orpo|simpo|rloo|gkd|reinforce\w*)\.py$", re.I)
+_MAIN_ALGO = lazy_compile(r"^main_(ppo|grpo|dpo|sft|rlhf|kto|orpo|simpo|rloo|gkd|reinforce\w*)\.py$", re.I)
 
 
 def _kind_role(kind: str, name: str) -> str:
@@ -675,7 +676,7 @@ _HF_TRAINER_METHODS = frozenset({
 })
 #: at least this many of them in one file that subclasses no trainer: a copy of the class, not an extension of it
 _TRAINER_COPY_MIN = 15
-_SUBCLASS = re.compile(r"class\s+\w+\s*\(")
+_SUBCLASS = lazy_compile(r"class\s+\w+\s*\(")
 
 
 def framework_copy(ff: FileFacts) -> str | None:
@@ -859,7 +860,7 @@ def _registered_recipes(files: Mapping[str, FileFacts], paths: list[str], decide
 
 
 # a folder of one sub-folder per model family or recipe family: ``models/``, ``recipes/``, ``perf_recipes/``, ``model_zoo/``
-_ZOO = re.compile(r"^(\w+_)?(models|recipes|model_zoo|zoo)$", re.I)
+_ZOO = lazy_compile(r"^(\w+_)?(models|recipes|model_zoo|zoo)$", re.I)
 _ZOO_MIN = 4  # sub-folders holding Python code: fewer is a package's own layout, not a library of families
 
 
@@ -1043,7 +1044,7 @@ def other_run_files(files: Mapping[str, FileFacts], paths: list[str], scoped: Ma
 
 
 _FIND_KEYS = ("tool", "setuptools", "packages", "find")
-_LITERAL_PART = re.compile(r"^[A-Za-z_]\w*$")
+_LITERAL_PART = lazy_compile(r"^[A-Za-z_]\w*$")
 
 
 def unshipped_files(files: Mapping[str, FileFacts], paths: list[str], decided: Mapping[str, str]) -> dict[str, str]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from .lazyre import lazy_compile
+
 __all__ = ["HEAD_BYTES", "VERSION", "data_reason"]
 
 #: bump when the sniff's verdicts change: a facts cache's directory index (which remembers them) is then ignored
@@ -22,20 +24,20 @@ HEAD_BYTES = 8192
 #: JSON/YAML up to this size are always parsed: small files cost little, and a small file is rarely data
 SMALL_BYTES = 2048
 
-_JSON_KEY = re.compile(rb'"(?:[^"\\\n]|\\.){0,200}"\s*:')
-_JSON_INT_KEY = re.compile(rb'"\s*-?\d+\s*"\s*:')
+_JSON_KEY = lazy_compile(rb'"(?:[^"\\\n]|\\.){0,200}"\s*:')
+_JSON_INT_KEY = lazy_compile(rb'"\s*-?\d+\s*"\s*:')
 # The patterns start with a literal or a character set, so that the regex engine skips to the places where a match can start
 # instead of trying one at each of a head's 8,192 positions: a key pattern's line start is the line break before it (the
 # head is searched with a line break put before it; no match takes a line break, so none is taken from the next match),
 # and a number's "not after a word character" is tested behind its first character, a sign or a digit (the ``.`` is
 # that character: never a line break). The same counts as ``^...`` with ``re.M`` and ``(?<![\w.\"'])-?\d+``.
-_YAML_KEY = re.compile(rb"\n[ \t-]*(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[^\s:#'\"{}\[\],&*!|>%@`-][^:\n#]{0,200}?):(?:[ \t]|$)", re.M)
-_YAML_INT_KEY = re.compile(rb"\n[ \t-]*(?:\"-?\d+\"|'-?\d+'|-?\d+)[ \t]*:(?:[ \t]|$)", re.M)
+_YAML_KEY = lazy_compile(rb"\n[ \t-]*(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[^\s:#'\"{}\[\],&*!|>%@`-][^:\n#]{0,200}?):(?:[ \t]|$)", re.M)
+_YAML_INT_KEY = lazy_compile(rb"\n[ \t-]*(?:\"-?\d+\"|'-?\d+'|-?\d+)[ \t]*:(?:[ \t]|$)", re.M)
 #: a key whose value is a bare integer (``"Ġthe": 262,``): a vocabulary's token -> id entry
-_JSON_ID_ENTRY = re.compile(rb'"(?:[^"\\\n]|\\.){0,200}"\s*:\s*-?\d+\s*[,}]')
+_JSON_ID_ENTRY = lazy_compile(rb'"(?:[^"\\\n]|\\.){0,200}"\s*:\s*-?\d+\s*[,}]')
 #: the opening of a Hugging Face ``tokenizer.json`` (its vocabulary and merges follow the added tokens)
-_TOKENIZER_JSON = re.compile(rb'^\s*\{\s*"version"\s*:\s*"[^"]*"\s*,\s*"truncation"\s*:')
-_NUMBER = re.compile(rb"[-\d](?<![\w.\"'].)(?:(?<=-)\d+|(?<=\d)\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.\"'])")
+_TOKENIZER_JSON = lazy_compile(rb'^\s*\{\s*"version"\s*:\s*"[^"]*"\s*,\s*"truncation"\s*:')
+_NUMBER = lazy_compile(rb"[-\d](?<![\w.\"'].)(?:(?<=-)\d+|(?<=\d)\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.\"'])")
 
 
 def _shape(head: bytes, key: re.Pattern[bytes], int_key: re.Pattern[bytes]) -> str | None:

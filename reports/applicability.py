@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from checks.lazyre import lazy_compile
 from checks.model import CheckResult, Project, Status
 from checks.workload import inference_only
 
@@ -62,7 +63,7 @@ def _b(b: float) -> str:
     return f"{b:.0f}B" if b >= 1 else f"{b * 1000:.0f}M"
 
 
-_DEMO_SCRIPT = re.compile(r"(^|/)(sample|samples|sampling|demo|generate_samples?)\w*\.py$", re.I)
+_DEMO_SCRIPT = lazy_compile(r"(^|/)(sample|samples|sampling|demo|generate_samples?)\w*\.py$", re.I)
 _ENGINES = frozenset({"vllm", "sglang", "tensorrt-llm"})
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from checks.lazyre import lazy_compile
 from checks.model import CATEGORIES, Bottleneck, Priority, Status
 from checks.workload import INFERENCE_ONLY_ZH
 
@@ -270,17 +271,17 @@ def status_detail_zh(status: Status, has_evidence: bool, fix_zh: str | None, det
 
 
 _SKIP_ZH: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^(symlink|hardlink) \(not followed\)$"), "{kind}，未跟随"),
-    (re.compile(r"^larger than (\d+) bytes$"), "大于 {0} 字节"),
-    (re.compile(r"^total read limit reached$"), "已达读取总量上限"),
-    (re.compile(r"^binary$"), "二进制文件"),
-    (re.compile(r"^unreadable: (.*)$"), "无法读取：{0}"),
-    (re.compile(r"^resolves outside the repository$"), "指向仓库之外"),
-    (re.compile(r"^unsafe archive path \(absolute or '\.\.'\)$"), "不安全的归档路径（绝对路径或 '..'）"),
-    (re.compile(r"^data: a top-level JSON array of records or values \(a dataset\)$"), "数据：顶层为记录或值的 JSON 数组（数据集）"),
-    (re.compile(r"^data: (\d+) of the first (\d+) keys are step/row numbers \(golden values or metrics\)$"),
+    (lazy_compile(r"^(symlink|hardlink) \(not followed\)$"), "{kind}，未跟随"),
+    (lazy_compile(r"^larger than (\d+) bytes$"), "大于 {0} 字节"),
+    (lazy_compile(r"^total read limit reached$"), "已达读取总量上限"),
+    (lazy_compile(r"^binary$"), "二进制文件"),
+    (lazy_compile(r"^unreadable: (.*)$"), "无法读取：{0}"),
+    (lazy_compile(r"^resolves outside the repository$"), "指向仓库之外"),
+    (lazy_compile(r"^unsafe archive path \(absolute or '\.\.'\)$"), "不安全的归档路径（绝对路径或 '..'）"),
+    (lazy_compile(r"^data: a top-level JSON array of records or values \(a dataset\)$"), "数据：顶层为记录或值的 JSON 数组（数据集）"),
+    (lazy_compile(r"^data: (\d+) of the first (\d+) keys are step/row numbers \(golden values or metrics\)$"),
      "数据：前 {1} 个键中有 {0} 个是步数/行号（基准值或指标）"),
-    (re.compile(r"^data: (\d+) numbers against (\d+) keys in the first (\d+) bytes \(numeric arrays\)$"),
+    (lazy_compile(r"^data: (\d+) numbers against (\d+) keys in the first (\d+) bytes \(numeric arrays\)$"),
      "数据：前 {2} 字节中有 {0} 个数值、{1} 个键（数值数组）"),
 )
 

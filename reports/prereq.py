@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from checks.engine import Audit
+from checks.lazyre import lazy_compile
 from checks.rules.d_compute import version_bounds
 
 #: the PyTorch release each piece of advice needs: torch.compile and SDPA (2.0), ``fused=True`` on AdamW (2.0),
@@ -19,7 +20,7 @@ from checks.rules.d_compute import version_bounds
 NEEDS_TORCH: dict[str, tuple[int, ...]] = {"D1": (2, 0), "D2": (2, 0), "D4": (2, 0), "D6": (2, 0), "C6": (2, 1),
                                            "D5": (2, 1, 2), "C2": (2, 1)}
 
-_TEST = re.compile(r"(^|/)(tests?|testing)/", re.I)
+_TEST = lazy_compile(r"(^|/)(tests?|testing)/", re.I)
 
 
 def torch_cap(audit: Audit) -> tuple[tuple[int, ...], str, str] | None:

@@ -20,6 +20,7 @@ import yaml
 
 from checks.base import Check
 from checks.facts import Facts
+from checks.lazyre import lazy_compile
 from checks.model import Project
 from checks.project import jax_jitted_steps
 from checks.rules._helpers import hf_trainer_subclasses
@@ -144,8 +145,8 @@ def _top_level(facts: Facts, fmt: str) -> dict[str, set[str]]:
 
 #: places that are not where a user edits their training run: archived paper scripts, legacy copies, mock examples
 #: the script of a tool run beside training (merging adapters, converting or exporting weights, inference, evaluation)
-_TOOL_SCRIPT = re.compile(r"merg|convert|export|infer|generat|eval|serv|quantiz|predict|download|demo", re.I)
-_NOT_AN_EDIT_TARGET = re.compile(r"(^|/)(academic_paper_scripts|papers?|archive[sd]?|legacy|deprecated|records|old|mock\w*|tests?|ci|\.github)(/|$)"
+_TOOL_SCRIPT = lazy_compile(r"merg|convert|export|infer|generat|eval|serv|quantiz|predict|download|demo", re.I)
+_NOT_AN_EDIT_TARGET = lazy_compile(r"(^|/)(academic_paper_scripts|papers?|archive[sd]?|legacy|deprecated|records|old|mock\w*|tests?|ci|\.github)(/|$)"
                                  # a script that tests a documented command (FastChat ``scripts/test_readme_train.sh``)
                                  r"|(^|/)(test|smoke|debug)_[^/]*$|(^|/)[^/]*_(test|smoke|debug)\.\w+$", re.I)
 #: roles (checks.roles) of the files a snippet may name as the place to edit, best first
@@ -299,10 +300,10 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
 #: checks whose fix for a transformers/TRL trainer script is how it is launched (one process per GPU), not Python
 _LAUNCH_ADVICE = frozenset({"A1"})
 _HF_LIBRARIES = frozenset({"transformers", "trl", "peft", "accelerate", "axolotl", "llamafactory", "unsloth"})
-_HF_IMPORT = re.compile(r"^\s*(from|import)\s+(transformers|trl|peft|datasets|accelerate)\b|"
+_HF_IMPORT = lazy_compile(r"^\s*(from|import)\s+(transformers|trl|peft|datasets|accelerate)\b|"
                         r"\.(gradient_checkpointing_enable|get_input_embeddings|generation_config|from_pretrained|resize_token_embeddings)\b", re.M)
 #: a snippet that only fits Megatron-LM (its preprocessing tool or its flags)
-_MEGATRON_ONLY = re.compile(r"tools/preprocess_data\.py|--tensor-model-parallel-size|megatron\.", re.I)
+_MEGATRON_ONLY = lazy_compile(r"tools/preprocess_data\.py|--tensor-model-parallel-size|megatron\.", re.I)
 #: PyTorch-only versions of snippets whose declared Python example uses a Hugging Face library
 TORCH_NATIVE: dict[str, str] = {
     # a model the project writes itself (llm.c's and nanoGPT's ``GPTConfig``): pad the vocabulary where the model is built;

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from ..lazyre import lazy_compile
 from .shell import extract_shell_text
 from .types import ConfigEntry, Container, EnvVar, FileFacts, share_tuple, share_value, shared_line, yaml_scalar_table
 
@@ -24,11 +25,11 @@ try:  # libyaml is the fast path; the pure-Python loader still works without it
 except AttributeError:  # pragma: no cover
     _Loader = yaml.SafeLoader
 
-_LAUNCH_HINT = re.compile(
+_LAUNCH_HINT = lazy_compile(
     r"\b(torchrun|deepspeed|accelerate\s+launch|torch\.distributed\.(run|launch)|srun|mpirun|llamafactory-cli|python3?\s+\S+\.py|"
     r"vllm\s+serve|python3?\s+-m\s+(vllm|sglang)\.|text-generation-launcher|lmdeploy\s+serve|trtllm-serve)\b"
 )
-_ENV_KEY = re.compile(r"^(NCCL_|TORCH_|CUDA_|PYTORCH_|OMP_|NVIDIA_|UCX_|FI_|GLOO_)[A-Z0-9_]*$")
+_ENV_KEY = lazy_compile(r"^(NCCL_|TORCH_|CUDA_|PYTORCH_|OMP_|NVIDIA_|UCX_|FI_|GLOO_)[A-Z0-9_]*$")
 
 
 def _snippet(lines: list[str], line: int) -> str:
@@ -205,12 +206,12 @@ def _string_value(path: str, line: int, key: str, val: Any, out: FileFacts) -> N
 
 # --- JSON -------------------------------------------------------------------
 
-_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|\n|[^\s{}\[\]:,"]+')
+_JSON_TOKEN = lazy_compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|\n|[^\s{}\[\]:,"]+')
 
 
 #: a bare word where a JSON value belongs (``"train_batch_size": GBSIZE,``): a template's placeholder that a launch script
 #: fills with ``sed`` before training (Megatron-DeepSpeed ``ds_config_gpt_slw_TEMPLATE.json``)
-_TEMPLATE_VALUE = re.compile(r'(:\s*)(?!(?:true|false|null)\b)([A-Za-z_][A-Za-z0-9_]*)(?=\s*[,}\]\n])')
+_TEMPLATE_VALUE = lazy_compile(r'(:\s*)(?!(?:true|false|null)\b)([A-Za-z_][A-Za-z0-9_]*)(?=\s*[,}\]\n])')
 
 
 def extract_json(path: str, text: str, out: FileFacts, strings: dict[str, str] | None = None) -> None:

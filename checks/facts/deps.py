@@ -6,11 +6,12 @@ import re
 import shlex
 from typing import Any
 
+from ..lazyre import lazy_compile
 from .types import Dependency, FileFacts
 
-_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._\-]*)\s*(\[[^\]]*\])?\s*(.*)$")
-_EGG = re.compile(r"[#&]egg=([A-Za-z0-9._\-]+)")
-_GIT_NAME = re.compile(r"/([A-Za-z0-9._\-]+?)(?:\.git)?(?:@[^#\s]*)?(?:#.*)?$")
+_REQ = lazy_compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._\-]*)\s*(\[[^\]]*\])?\s*(.*)$")
+_EGG = lazy_compile(r"[#&]egg=([A-Za-z0-9._\-]+)")
+_GIT_NAME = lazy_compile(r"/([A-Za-z0-9._\-]+?)(?:\.git)?(?:@[^#\s]*)?(?:#.*)?$")
 
 
 def normalise(name: str) -> str:
@@ -114,7 +115,7 @@ def from_pyproject(path: str, data: dict[str, Any], text: str, out: FileFacts) -
 #: a module-level list of requirement strings in setup.py that ``install_requires`` picks from by name (the Hugging Face
 #: convention, copied by alignment-handbook and SPIN: ``_deps = ["vllm==0.3.0", ...]``, ``deps = {b: a for ...}``,
 #: ``install_requires = [deps["vllm"], ...]``)
-_DEPS_TABLE = re.compile(r"(?i)^_?(deps|dependencies|requirements?|requires|required_packages)$")
+_DEPS_TABLE = lazy_compile(r"(?i)^_?(deps|dependencies|requirements?|requires|required_packages)$")
 
 
 def from_setup_calls(out: FileFacts, text: str = "") -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from ..lazyre import lazy_compile
 from .shell import extract_shell_text
 from .types import DocHint, FileFacts
 
@@ -30,39 +31,39 @@ _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # a count of nodes > 1, or a variable that holds it
 _NODES = r"(\d+|\$\{?\w+\}?|<[\w -]+>)"
 _MULTI_NODE = (
-    re.compile(rf"--nnodes[= ]+{_NODES}"),
-    re.compile(rf"--(?:[\w-]+\.)*num[-_]nodes[= ]+{_NODES}"),  # also a dotted config override: --launch.num_nodes=2
-    re.compile(rf"--num[-_]machines[= ]+{_NODES}"),
-    re.compile(rf"\bnum_machines:\s*{_NODES}"),
-    re.compile(rf"\bnnodes\s*[=:]\s*{_NODES}"),  # TorchrunArgs(nnodes = 2, ...) in a Python example, nnodes: 2 in YAML
+    lazy_compile(rf"--nnodes[= ]+{_NODES}"),
+    lazy_compile(rf"--(?:[\w-]+\.)*num[-_]nodes[= ]+{_NODES}"),  # also a dotted config override: --launch.num_nodes=2
+    lazy_compile(rf"--num[-_]machines[= ]+{_NODES}"),
+    lazy_compile(rf"\bnum_machines:\s*{_NODES}"),
+    lazy_compile(rf"\bnnodes\s*[=:]\s*{_NODES}"),  # TorchrunArgs(nnodes = 2, ...) in a Python example, nnodes: 2 in YAML
     # a Hydra/OmegaConf override of a config's node count (AReaL's README: ``python3 examples/math/gsm8k_rl.py --config x.yaml
     # cluster.n_nodes=2 cluster.n_gpus_per_node=8 scheduler.type=ray``)
-    re.compile(rf"(?<![\w.-])(?:[\w-]+\.)+(?:n_nodes|num_nodes|nnodes)={_NODES}"),
-    re.compile(rf"#SBATCH\s+(?:--nodes[= ]|-N\s*){_NODES}"),
-    re.compile(rf"\bsrun\b.*\s(?:-N\s*|--nodes[= ]){_NODES}"),
+    lazy_compile(rf"(?<![\w.-])(?:[\w-]+\.)+(?:n_nodes|num_nodes|nnodes)={_NODES}"),
+    lazy_compile(rf"#SBATCH\s+(?:--nodes[= ]|-N\s*){_NODES}"),
+    lazy_compile(rf"\bsrun\b.*\s(?:-N\s*|--nodes[= ]){_NODES}"),
     # a batch job submitted on several nodes (open-r1's README: ``sbatch --nodes=2 slurm/train.slurm --model ...``)
-    re.compile(rf"\bsbatch\b.*\s(?:-N\s*|--nodes[= ]){_NODES}"),
-    re.compile(r"\s--hostfile[= ]+\S+"),
+    lazy_compile(rf"\bsbatch\b.*\s(?:-N\s*|--nodes[= ]){_NODES}"),
+    lazy_compile(r"\s--hostfile[= ]+\S+"),
     # a hostfile named in a config (GPT-NeoX's README: 'pass in the path to the hostfile with "hostfile": "/path/to/hostfile"')
-    re.compile(r"[\"']hostfile[\"']\s*:\s*[\"'][^\"']+[\"']"),
+    lazy_compile(r"[\"']hostfile[\"']\s*:\s*[\"'][^\"']+[\"']"),
     # a node count passed to a launcher wrapper through the environment (LLaMA-Factory's ``FORCE_TORCHRUN=1 NNODES=2
     # NODE_RANK=0 ... llamafactory-cli train x.yaml``; an elastic ``MAX_NNODES=3``)
-    re.compile(rf"(?<![\w$])(?:MAX_)?(?:NNODES|NUM_NODES|N_NODES)={_NODES}"),
+    lazy_compile(rf"(?<![\w$])(?:MAX_)?(?:NNODES|NUM_NODES|N_NODES)={_NODES}"),
     # prose that points at a multi-node batch script (modalities' README: "For a multinode training with slurm, see the
     # example sbatch-file container/slurm_singularity.sbatch"): the launch is documented, only not inlined
-    re.compile(r"\bmulti[- ]?node\b[^.]*?\s[\w./-]+\.(?:sbatch|slurm)\b", re.I),
+    lazy_compile(r"\bmulti[- ]?node\b[^.]*?\s[\w./-]+\.(?:sbatch|slurm)\b", re.I),
     # a command run on each node with its rank and the rendezvous address (llm-foundry's README: ``composer --world_size 16
     # --node_rank 0 --master_addr 0.0.0.0 --master_port 7501 train.py yamls/pretrain/mpt-125m.yaml``): joining nodes is its purpose
-    re.compile(r"\s--(?:node|machine)[_-]rank[= ]+\S+(?=.*\s--(?:master[_-]addr|main[_-]process[_-]ip)\b)"),
+    lazy_compile(r"\s--(?:node|machine)[_-]rank[= ]+\S+(?=.*\s--(?:master[_-]addr|main[_-]process[_-]ip)\b)"),
 )
 
 
 #: a documented command that runs a tool, not training (verl ``torchrun --nnodes 8 ... -m verl.model_merger merge``; a
 #: distributed forward pass that fills an offline cache, NeMo AutoModel ``-m nemo_automodel.recipes.llm.precompute_dspark_dist``)
-_NON_TRAINING_CMD = re.compile(r"(-m\s+[\w.]*(merg|convert|export|eval|infer|serv|precompute)[\w.]*"
+_NON_TRAINING_CMD = lazy_compile(r"(-m\s+[\w.]*(merg|convert|export|eval|infer|serv|precompute)[\w.]*"
                                r"|[\w/.-]*(merg|convert|export|eval|infer|serv|precompute)\w*\.py\b)", re.I)
 #: a tool module whose usage text documents that tool's own launch (verl ``model_merger/__main__.py``)
-_TOOL_PATH = re.compile(r"(merg|convert|export|infer|serv|ckpt|checkpoint|precompute)", re.I)
+_TOOL_PATH = lazy_compile(r"(merg|convert|export|infer|serv|ckpt|checkpoint|precompute)", re.I)
 
 
 def _many(token: str | None) -> bool:
@@ -104,7 +105,7 @@ def _multi_node_hint(path: str, i: int, line: str, out: FileFacts, lines: list[s
 
 
 #: a module-level string that is a command-line tool's usage text (xtuner ``CLI_HELP_MSG``, ``USAGE``, ``EPILOG``, ``__doc__``)
-_USAGE_NAME = re.compile(r"(^|_)(HELP|USAGE|EPILOG|DOC)(_|$)|^__doc__$", re.I)
+_USAGE_NAME = lazy_compile(r"(^|_)(HELP|USAGE|EPILOG|DOC)(_|$)|^__doc__$", re.I)
 _MULTI_NODE_WORDS = ("nnodes", "NNODES", "NUM_NODES", "num_nodes", "num-nodes", "num_machines", "num-machines", "SBATCH", "hostfile", "srun")
 
 
@@ -157,11 +158,11 @@ def extract_usage_hints(path: str, text: str, tree: ast.Module | None, out: File
 
 
 #: torchrun's multi-node flags as a launcher module writes them into the command it builds
-_BUILT_NODES = re.compile(rf"--nnodes[= ]+{_NODES}")
-_BUILT_RANK = re.compile(r"--node[_-]rank\b")
-_BUILT_RENDEZVOUS = re.compile(r"--(?:master|rdzv)[_-](?:addr|endpoint)\b")
+_BUILT_NODES = lazy_compile(rf"--nnodes[= ]+{_NODES}")
+_BUILT_RANK = lazy_compile(r"--node[_-]rank\b")
+_BUILT_RENDEZVOUS = lazy_compile(r"--(?:master|rdzv)[_-](?:addr|endpoint)\b")
 #: ... into the command of a launcher that starts training processes (not a vLLM server's own ``--nnodes``)
-_BUILT_LAUNCHER = re.compile(r"\btorchrun\b|\btorch\.distributed\.(?:run|launch)\b")
+_BUILT_LAUNCHER = lazy_compile(r"\btorchrun\b|\btorch\.distributed\.(?:run|launch)\b")
 
 
 def extract_launcher_hints(path: str, text: str, tree: ast.Module | None, out: FileFacts) -> None:
@@ -199,25 +200,25 @@ def extract_launcher_hints(path: str, text: str, tree: ast.Module | None, out: F
 
 
 # a fenced block (``` or ~~~, any indent) and its language; rst ``.. code-block:: bash`` / ``.. code:: console``
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*\{?\.?([\w+-]*)")
-_RST_BLOCK = re.compile(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::\s*([\w+-]*)\s*$")
+_FENCE = lazy_compile(r"^\s*(`{3,}|~{3,})\s*\{?\.?([\w+-]*)")
+_RST_BLOCK = lazy_compile(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::\s*([\w+-]*)\s*$")
 _SHELL_LANGS = frozenset({"", "bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "sbatch", "slurm", "text"})
 #: launchers that start training whatever script they run; ``python`` counts only for a train*/finetune* script
 _TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune",
                               "composer", "lightning", "litgpt", "nanotron", "mpirun", "srun"})
 #: a script a training launcher runs that does something else (``torchrun ... convert_hf.py``, ``export.py``, ``chat.py``)
-_NOT_TRAINING = re.compile(r"convert|export|infer|generat|eval|bench|serve|server|chat|merge|quantiz|inspect|download|demo|test", re.I)
+_NOT_TRAINING = lazy_compile(r"convert|export|infer|generat|eval|bench|serve|server|chat|merge|quantiz|inspect|download|demo|test", re.I)
 #: launchers that take a path or ``-m module``; the others' first word is a subcommand (``litgpt chat``, ``tune run``)
 _SCRIPT_LAUNCHERS = frozenset({"python", "torchrun", "deepspeed", "accelerate", "colossalai", "mpirun", "srun"})
-_TRAIN_SCRIPT = re.compile(r"(^|[/._-])((pre)?train\w*|\w*_(pre)?train(ing)?|fine_?tun\w*|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)(\.py)?$", re.I)
+_TRAIN_SCRIPT = lazy_compile(r"(^|[/._-])((pre)?train\w*|\w*_(pre)?train(ing)?|fine_?tun\w*|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)(\.py)?$", re.I)
 #: the folder of a training script (``finetune/``, ``pretrain/``, ``training/``, ``sft/``)
 #: a package's main module run with ``python -m`` (``nanoT5.main``, ``pkg.__main__``)
-MODULE_MAIN = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\.(main|__main__)")
-_TRAIN_DIR = re.compile(r"(^|/)((pre)?train(ing)?|fine_?tun(e|es|ing)|sft)$", re.I)
+MODULE_MAIN = lazy_compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\.(main|__main__)")
+_TRAIN_DIR = lazy_compile(r"(^|/)((pre)?train(ing)?|fine_?tun(e|es|ing)|sft)$", re.I)
 # a repository path a command names: a script or a recipe (``examples/train_lora/llama3_lora_sft.yaml``, ``config_yaml=x.yaml``)
-_PATH_TOKEN = re.compile(r"(?:^|[=\s'\"])((?:\./)?[\w.\-/]*[\w\-]\.(?:py|ya?ml|json|toml|sh))(?=$|[\s'\";,)])")
+_PATH_TOKEN = lazy_compile(r"(?:^|[=\s'\"])((?:\./)?[\w.\-/]*[\w\-]\.(?:py|ya?ml|json|toml|sh))(?=$|[\s'\";,)])")
 _MAX_BLOCK_LINES = 400
-_INDENTED = re.compile(r"^(?: {4}|\t)\S")
+_INDENTED = lazy_compile(r"^(?: {4}|\t)\S")
 
 
 def _blocks(text: str) -> list[tuple[int, str]]:
@@ -328,9 +329,9 @@ def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
                     out.doc_hints.append(DocHint(path, launch.line, "command_file", token, shown))
 
 
-_PY_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*\{?\.?(python|py|python3)\b", re.I)
+_PY_FENCE = lazy_compile(r"^\s*(`{3,}|~{3,})\s*\{?\.?(python|py|python3)\b", re.I)
 #: the training entry a documented quickstart hands its config to (``pretrain(cfg, forward_step)``, ``finetune(cfg)``)
-_TRAIN_ENTRY = re.compile(r"(?i)^(pre)?train(ing)?$|^finetune$|^fine_tune$|^run_training$")
+_TRAIN_ENTRY = lazy_compile(r"(?i)^(pre)?train(ing)?$|^finetune$|^fine_tune$|^run_training$")
 
 
 def _fenced(lines: list[str], opening: re.Pattern[str]) -> Iterator[tuple[list[str], int]]:
@@ -381,7 +382,7 @@ def extract_doc_run_recipes(path: str, text: str, out: FileFacts) -> None:
 #: prose that swaps one documented script for another (LLaVA's and FastChat's READMEs: "replace `llava/train/train_mem.py`
 #: above with [llava/train/train_xformers.py](llava/train/train_xformers.py)"): the first is the documented run's script,
 #: the second an alternative entry point for other hardware
-_REPLACE = re.compile(r"(?i)\breplace\s+\[?`?((?:\./)?[\w./-]*[\w-]\.py)`?\]?(?:\([^)\s]*\))?\s+(?:above\s+|in\s+the\s+"
+_REPLACE = lazy_compile(r"(?i)\breplace\s+\[?`?((?:\./)?[\w./-]*[\w-]\.py)`?\]?(?:\([^)\s]*\))?\s+(?:above\s+|in\s+the\s+"
                       r"command(?:s)?\s+above\s+)?with\s+\[?`?((?:\./)?[\w./-]*[\w-]\.py)`?\]?")
 
 
@@ -402,12 +403,12 @@ def extract_doc_replacements(path: str, text: str, out: FileFacts) -> None:
 #: prose that calls a folder the project's previous version (BELLE's train/README.md: "上一版基于deepspeed-chat的代码放在
 #: dschat_train_v1目录下，未做任何改动"; "the old version of the code is kept in legacy_train/")
 #: NExT-GPT's README: "we wrap the former old codebase into the [NExT-GPT-Lagacy](NExT-GPT-Lagacy)")
-_LEGACY_PROSE = re.compile(r"上一版|上个版本|旧版|老版本|(previous|old|older|legacy|deprecated|earlier|first|former)\s+(version|release|implementation|code)", re.I)
+_LEGACY_PROSE = lazy_compile(r"上一版|上个版本|旧版|老版本|(previous|old|older|legacy|deprecated|earlier|first|former)\s+(version|release|implementation|code)", re.I)
 #: a folder named for being old (``-legacy``, NExT-GPT's misspelt ``-Lagacy``, ``-old``, ``-deprecated``, ``-archive``)
-_OLD_NAME = re.compile(r"(?i)l[ae]gacy|(^|[-_])old([-_]|$)|deprecated|archive|previous")
+_OLD_NAME = lazy_compile(r"(?i)l[ae]gacy|(^|[-_])old([-_]|$)|deprecated|archive|previous")
 #: a folder-like token, ASCII only (prose in Chinese runs into it: "放在dschat_train_v1目录下"); the roles keep only the
 #: tokens that are folders of the repository
-_FOLDER_TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*[A-Za-z0-9_/]")
+_FOLDER_TOKEN = lazy_compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*[A-Za-z0-9_/]")
 
 
 def extract_doc_legacy(path: str, text: str, out: FileFacts) -> None:
@@ -429,7 +430,7 @@ def extract_doc_legacy(path: str, text: str, out: FileFacts) -> None:
 
 #: a Markdown link to a config file of the repository (LIMO's README: "Use our provided [configuration file](https://github.com/
 #: GAIR-NLP/LIMO/blob/main/train/examples/train_limo.yaml)"): the repository path after ``/blob/<ref>/``, or a relative target
-_CONFIG_LINK = re.compile(r"\]\(\s*(?:https?://github\.com/[\w.-]+/[\w.-]+/(?:blob|tree)/[\w.-]+/|\./)?([\w./-]+\.(?:ya?ml|json|toml))\s*\)")
+_CONFIG_LINK = lazy_compile(r"\]\(\s*(?:https?://github\.com/[\w.-]+/[\w.-]+/(?:blob|tree)/[\w.-]+/|\./)?([\w./-]+\.(?:ya?ml|json|toml))\s*\)")
 
 
 def extract_doc_config_links(path: str, text: str, out: FileFacts) -> None:
@@ -445,9 +446,9 @@ def extract_doc_config_links(path: str, text: str, out: FileFacts) -> None:
 
 
 #: a line that names the file the next code block is (the name in backticks, ``**train.py**``, ``#### train.py``, ``train.py:``)
-_BLOCK_NAME = re.compile(r"^\s*(?:#+\s*)?[`*_]*((?:\./)?[\w./-]*[\w-]\.py)[`*_]*\s*:?\s*$")
+_BLOCK_NAME = lazy_compile(r"^\s*(?:#+\s*)?[`*_]*((?:\./)?[\w./-]*[\w-]\.py)[`*_]*\s*:?\s*$")
 #: a block's own first line naming it (``# train.py``, ``# file: train.py``)
-_BLOCK_COMMENT_NAME = re.compile(r"^\s*#\s*(?:file(?:name)?\s*:\s*)?((?:\./)?[\w./-]*[\w-]\.py)\s*$", re.I)
+_BLOCK_COMMENT_NAME = lazy_compile(r"^\s*#\s*(?:file(?:name)?\s*:\s*)?((?:\./)?[\w./-]*[\w-]\.py)\s*$", re.I)
 
 
 def extract_doc_scripts(path: str, text: str, out: FileFacts) -> None:
@@ -486,7 +487,7 @@ DOC_MODEL_KEYS = frozenset({"base_model", "model_name_or_path", "pretrained_mode
 _RUN_KEYS = frozenset({"trainer", "training", "learning_rate", "lr", "epochs", "num_epochs", "num_train_epochs", "max_steps",
                        "micro_batch_size", "per_device_train_batch_size", "gradient_accumulation_steps", "finetuning_type",
                        "do_train", "train_batch_size", "global_batch_size"})
-_YAML_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*\{?\.?(yaml|yml)\s*\}?\s*$", re.I)
+_YAML_FENCE = lazy_compile(r"^\s*(`{3,}|~{3,})\s*\{?\.?(yaml|yml)\s*\}?\s*$", re.I)
 
 
 def _keys(node: Any, depth: int = 0) -> set[str]:
@@ -524,7 +525,7 @@ def extract_doc_run_models(path: str, text: str, out: FileFacts) -> None:
 
 
 #: an inline code span of prose (single backticks, one line)
-_INLINE_SPAN = re.compile(r"(?<!`)`([^`\n]{8,300})`(?!`)")
+_INLINE_SPAN = lazy_compile(r"(?<!`)`([^`\n]{8,300})`(?!`)")
 #: launchers whose inline command is kept: the ones that start several processes from a config or a flag
 _INLINE_LAUNCHERS = frozenset({"accelerate", "torchrun", "deepspeed"})
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from ..lazyre import lazy_compile
 from .configs import extract_json, extract_toml, extract_yaml
 from .deps import extract_requirements, extract_wheel_metadata, from_conda_env, from_pyproject, from_setup_calls, pip_installs
 from .docs_md import (
@@ -23,12 +24,12 @@ from .python import extract_python
 from .shell import extract_dockerfile, extract_shell_text
 from .types import ConfigEntry, FileFacts
 
-_SUPPRESS = re.compile(r"#\s*accel-ignore\b(?::\s*([A-Ja-j]\d+(?:\s*,\s*[A-Ja-j]\d+)*))?")
+_SUPPRESS = lazy_compile(r"#\s*accel-ignore\b(?::\s*([A-Ja-j]\d+(?:\s*,\s*[A-Ja-j]\d+)*))?")
 _SHELL_EXT = {".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".pbs", ".job", ".lsf"}
 _DOC_EXT = {".md", ".qmd", ".rst", ".mdx"}
 #: prose files read for documented facts (a multi-node launch, the training commands): READMEs, docs about
 #: distributed runs and the guides that show how to train (``multigpu_finetuning.md``, ``docs/quickstart.md``)
-_DOC_TOPIC = re.compile(r"multi[-_]?node|multinode|distributed|cluster|slurm|launch|nccl|deepspeed|fsdp|scale"
+_DOC_TOPIC = lazy_compile(r"multi[-_]?node|multinode|distributed|cluster|slurm|launch|nccl|deepspeed|fsdp|scale"
                         r"|train|fine[-_]?tun|quick[-_]?start|getting[-_]started|multi[-_]?gpu|single[-_]?gpu|usage", re.I)
 _DATA_JSON = {"tokenizer.json", "vocab.json", "package-lock.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"}
 

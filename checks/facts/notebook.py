@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
+from ..lazyre import lazy_compile
 from .deps import pip_installs
 from .python import extract_python
 from .shell import extract_shell_text, unset_var
 from .types import FileFacts
 
-_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|\n|[^\s{}\[\]:,"]+')
+_TOKEN = lazy_compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|\n|[^\s{}\[\]:,"]+')
 _RECORDS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "envs", "paths", "launches", "deps", "params", "classes")
 
 
@@ -128,7 +128,7 @@ def extract_notebook(path: str, text: str, out: FileFacts) -> None:
 
 #: the first line of a notebook exported in Databricks' source format (cells separated by ``# COMMAND ----------``)
 DATABRICKS_HEADER = "# Databricks notebook source"
-_MAGIC = re.compile(r"^# MAGIC ?(.*)$")
+_MAGIC = lazy_compile(r"^# MAGIC ?(.*)$")
 
 
 def extract_databricks(path: str, text: str, out: FileFacts, strings: dict[str, str] | None = None) -> None:
@@ -185,7 +185,7 @@ def split_magics(lines: list[str]) -> tuple[list[str], list[tuple[int, str]]]:
 
 
 #: ``{name}`` in an IPython shell command: the Python value IPython substitutes, unknown to a static reading
-_IPY_EXPR = re.compile(r"\{([A-Za-z_][\w.\[\]'\"]*)\}")
+_IPY_EXPR = lazy_compile(r"\{([A-Za-z_][\w.\[\]'\"]*)\}")
 
 
 def magic_launches(path: str, shell: list[tuple[int, str]], out: FileFacts) -> None:

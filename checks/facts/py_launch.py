@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import ast
 import operator
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..lazyre import lazy_compile
 from .shell import _word, launch_of
 from .types import EnvVar, FileFacts
 
 #: launch APIs whose call is a torchrun command line
 TORCHX_DDP = frozenset({"torchx.components.dist.ddp"})
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_NAME = lazy_compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv}
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from ..lazyre import lazy_compile
 from .docs_md import extract_launcher_hints, extract_usage_hints
 from .fstrings import parse_with_pep701
 from .py_launch import TORCHX_DDP, Pending, finish, word_pieces
@@ -42,25 +43,25 @@ from .types import (
 _ln = _LINE_INTS.__getitem__
 
 #: a project helper that sets one environment variable: ``set_env_var(name, value)``, ``setenv``, ``set_environ_var``
-_SET_ENV_HELPER = re.compile(r"^_?(set_?env(iron(ment)?)?(_?var(iable)?)?|export_env(_var)?)$", re.I)
-_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{2,}$")
+_SET_ENV_HELPER = lazy_compile(r"^_?(set_?env(iron(ment)?)?(_?var(iable)?)?|export_env(_var)?)$", re.I)
+_ENV_NAME = lazy_compile(r"^[A-Z][A-Z0-9_]{2,}$")
 #: keys that make a dict literal a DeepSpeed config
 _DS_DICT_KEYS = frozenset({"zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size", "zero_allow_untested_optimizer"})
 #: a dict that holds a launched job's environment variables, by its name (``env``, ``env_vars``, ``PERF_ENV_VARS``,
 #: ``environment``; not ``envelope`` or ``environment_name``)
-_ENV_DICT = re.compile(r"(?i)(^|_)env(s|_?vars?|iron(ment)?(_?vars?)?)?$")
+_ENV_DICT = lazy_compile(r"(?i)(^|_)env(s|_?vars?|iron(ment)?(_?vars?)?)?$")
 # Names that conventionally hold parsed arguments / configs: ``args.bf16`` refers to setting "bf16".
-_CONFIG_HOLDERS = re.compile(
+_CONFIG_HOLDERS = lazy_compile(
     r"^(self\.)?(args|opt|opts|cfg|conf|config|hparams|training_args|train_args|"
     r"script_args|model_args|data_args|train_config|training_config|params|hp|flags|FLAGS|"
     r"self)(\.\w+)*$"
 )
-_PATH_LITERAL = re.compile(r"^(?:[a-z][a-z0-9+]*://|/(?:mnt|data|nfs|ssd|nvme|dev/shm|cfs|ceph|hdfs|home|scratch|lustre|gpfs|fsx|weka|local|tmp|raid|datasets?)\b)", re.I)
+_PATH_LITERAL = lazy_compile(r"^(?:[a-z][a-z0-9+]*://|/(?:mnt|data|nfs|ssd|nvme|dev/shm|cfs|ceph|hdfs|home|scratch|lustre|gpfs|fsx|weka|local|tmp|raid|datasets?)\b)", re.I)
 _NO_VALUE = object()
 _MISSING = object()  # in the bindings' undo log: the name was not bound
 #: classes whose ``__init__`` parameter defaults are a model's or run's defaults (HF ``PretrainedConfig`` subclasses)
-_CONFIG_CLASS = re.compile(r"(Config|Args|Arguments|Params|Hparams|HParams)$")
-_LINE_BREAK = re.compile(r"\r\n?|\n")
+_CONFIG_CLASS = lazy_compile(r"(Config|Args|Arguments|Params|Hparams|HParams)$")
+_LINE_BREAK = lazy_compile(r"\r\n?|\n")
 _NO_KWARGS: dict[str, Any] = {}
 _WRAPPERS = frozenset({"int", "float", "bool", "str"})  # conversions that keep the value they wrap (see value)
 _NO_KW_LINES: dict[str, int] = {}
@@ -108,7 +109,7 @@ def _const(node: ast.AST) -> Any:
     return _NO_VALUE
 
 
-_FLOOR = re.compile(r"^\s*(\w+)\s*(?:==|<=?)\s*-?\d+(?:\.\d+)?\s*$|^\s*-?\d+(?:\.\d+)?\s*>=?\s*(\w+)\s*$")
+_FLOOR = lazy_compile(r"^\s*(\w+)\s*(?:==|<=?)\s*-?\d+(?:\.\d+)?\s*$|^\s*-?\d+(?:\.\d+)?\s*>=?\s*(\w+)\s*$")
 
 
 def _floors_itself(guard: str, name: str) -> bool:
@@ -188,9 +189,9 @@ _STMT_FIELDS_OF: dict[type, tuple[str, ...]] = {}  # node class -> those of _STM
 #: a ``for`` whose target may continue on the next line (``for (a,`` / ``for [`` / ``for`` at a line's end)
 #: (both start with the literal ``for``, the word boundary before it checked behind: the regex engine then skips ahead to each
 #: ``for`` instead of trying a match at every position, 10x faster on a function's text)
-_TARGET_SPANS_LINES = re.compile(r"for(?<=\bfor)\s*(?:[(\[]|$)", re.M)
-_FOR_TAIL = re.compile(r"for(?<=\bfor)\b([^\n]*)")
-_WORD = re.compile(r"\w+")
+_TARGET_SPANS_LINES = lazy_compile(r"for(?<=\bfor)\s*(?:[(\[]|$)", re.M)
+_FOR_TAIL = lazy_compile(r"for(?<=\bfor)\b([^\n]*)")
+_WORD = lazy_compile(r"\w+")
 #: nodes that bind one target: ``x: T = v``, ``x += v``, ``(x := v)``, ``for x in``, a comprehension's ``for x in``
 _ONE_TARGET = frozenset({ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension})
 
@@ -243,7 +244,7 @@ def _every_node(node: ast.AST) -> Iterator[ast.AST]:
 
 
 #: a test module (its tests are read: they are shown as context, never as the run's settings)
-_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
+_TEST_FILE = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 
 
 class _Extractor(ast.NodeVisitor):

@@ -15,21 +15,22 @@ from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..lazyre import lazy_compile
 from .types import ConfigEntry, EnvVar, FileFacts, Launch
 
-_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*]\])?(?::?[-=]([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_ASSIGN = lazy_compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_VAR = lazy_compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*]\])?(?::?[-=]([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 # ``ARGS=(`` ... ``)`` or ``ARGS+=(`` ... ``)``: a bash array of launcher flags (Megatron-LM's example scripts)
-_ARRAY_START = re.compile(r"^(?:export\s+|declare\s+-a\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)(\+?)=\((.*)$")
+_ARRAY_START = lazy_compile(r"^(?:export\s+|declare\s+-a\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)(\+?)=\((.*)$")
 # ``GPT_ARGS="`` ... ``"``: a double-quoted string of flags spread over several lines (Megatron-LM's older scripts)
-_QUOTED_START = re.compile(r'^(?:export\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)="([^"]*)$')
+_QUOTED_START = lazy_compile(r'^(?:export\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)="([^"]*)$')
 _WRAPPERS = {"srun", "mpirun", "mpiexec", "nohup", "env", "exec", "time", "sudo", "numactl", "taskset", "stdbuf", "sbatch", "bash", "sh", "uv", "poetry", "pdm", "conda", "eval"}
 _WRAPPER_SUBCMDS = {"run"}  # uv run / poetry run / conda run
 #: wrapper options that take two words (Open MPI ``--mca btl_tcp_if_include eth0``, ``-gmca``)
 _TWO_VALUE_OPTS = {"--mca", "-mca", "--gmca", "-gmca"}
 #: MPI options that export a variable, as ``NAME=VALUE`` or as two words (MPICH ``-genv NAME VALUE``)
 _ENV_OPTS = {"-env", "--env", "-genv", "--genv"}
-_PYTHON = re.compile(r"^(.*/)?python(3(\.\d+)?)?$")
+_PYTHON = lazy_compile(r"^(.*/)?python(3(\.\d+)?)?$")
 # launcher flags that never take a value
 _BOOL_LAUNCHER_FLAGS = {"standalone", "no_python", "no-python", "module", "m", "use_env", "use-env", "multi_gpu", "multi-gpu", "use_deepspeed", "use-deepspeed", "use_fsdp", "use-fsdp", "no_local_rank", "no-local-rank", "autotuning"}
 
@@ -40,7 +41,7 @@ class _Word(str):
     line: int
 
 
-_JINJA = re.compile(r"\{\{(.*?)\}\}")
+_JINJA = lazy_compile(r"\{\{(.*?)\}\}")
 
 
 def _word(text: str, line: int) -> _Word:
@@ -51,10 +52,10 @@ def _word(text: str, line: int) -> _Word:
 
 _SPACE = " \t\r\n\f\v"
 _PUNCT = ";&|()"
-_PLAIN = re.compile(r"""[^\s;&|()\\'"$`]+""")
-_PLAIN_NOPUNCT = re.compile(r"""[^\s\\'"$`]+""")
-_DQ_PLAIN = re.compile(r'[^"\\$`]+')
-_VAR_REF = re.compile(r"^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*]\])?\}|([A-Za-z_][A-Za-z0-9_]*))$")
+_PLAIN = lazy_compile(r"""[^\s;&|()\\'"$`]+""")
+_PLAIN_NOPUNCT = lazy_compile(r"""[^\s\\'"$`]+""")
+_DQ_PLAIN = lazy_compile(r'[^"\\$`]+')
+_VAR_REF = lazy_compile(r"^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*]\])?\}|([A-Za-z_][A-Za-z0-9_]*))$")
 
 
 def _close_paren(s: str, i: int) -> int:
@@ -274,7 +275,7 @@ def _split_commands(tokens: list[str], keep_fi: bool = False) -> list[list[str]]
     return [c for c in cmds if c]
 
 
-_VAR_ONLY = re.compile(r"^\$\{?([A-Za-z_]\w*|\d+|[@*])\}?$")
+_VAR_ONLY = lazy_compile(r"^\$\{?([A-Za-z_]\w*|\d+|[@*])\}?$")
 
 
 def _empty_test(cmd: list[str]) -> str | None:
@@ -389,9 +390,9 @@ def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] |
 
 #: an array expanded whole (``${MODEL_ARGS[@]}``) that no assignment in the file gave words: flags of its own, never
 #: the value of the flag before it
-_ARRAY_EXPANSION = re.compile(r"^\$\{\w+\[[@*]\]\}$")
+_ARRAY_EXPANSION = lazy_compile(r"^\$\{\w+\[[@*]\]\}$")
 #: ``key.path=value`` / ``+key=value`` / ``++key=value`` (not ``~key``, which deletes a key)
-_OVERRIDE = re.compile(r"^\+{0,2}([A-Za-z_][\w-]*(?:\.[\w-]+)*)=(.*)$", re.S)
+_OVERRIDE = lazy_compile(r"^\+{0,2}([A-Za-z_][\w-]*(?:\.[\w-]+)*)=(.*)$", re.S)
 
 
 def _is_number(t: str) -> bool:
@@ -759,7 +760,7 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
 
 
 #: a redirection or pipe in a command kept in a variable (``run_cmd="deepspeed ... &> ${LOG}"``): no flag follows
-_REDIRECT_WORD = re.compile(r"^(\d?>>?|&>>?|\d?>&\d|\||\|\||&&|;)$")
+_REDIRECT_WORD = lazy_compile(r"^(\d?>>?|&>>?|\d?>&\d|\||\|\||&&|;)$")
 
 
 def _value_words(raw_tok: Any, written: str, at: int, where: tuple[str, int, list[int], int], variables: dict[str, str],
@@ -789,8 +790,8 @@ def _value_words(raw_tok: Any, written: str, at: int, where: tuple[str, int, lis
 
 
 #: a command substitution that only echoes one variable (``$(echo ${ARGS})``, ``$(echo $ARGS)``)
-_ECHO_VAR = re.compile(r"\$\(\s*echo\s+(\$\{[A-Za-z_]\w*\}|\$[A-Za-z_]\w*)\s*\)")
-_OLD_ARITH = re.compile(r"\$\[([^\[\]\n]*)\]")
+_ECHO_VAR = lazy_compile(r"\$\(\s*echo\s+(\$\{[A-Za-z_]\w*\}|\$[A-Za-z_]\w*)\s*\)")
+_OLD_ARITH = lazy_compile(r"\$\[([^\[\]\n]*)\]")
 
 
 def _mpi_env(body: list[Any]) -> list[tuple[str, str, int]]:
@@ -838,13 +839,13 @@ def launch_of(tokens: list[Any], path: str, line_no: int, text: str, env: dict[s
 
 
 # ``cat <<EOT > $config_json`` / ``<<-'EOF'`` (not the ``<<<`` here-string)
-_HEREDOC = re.compile(r"(?<!<)<<(?!<)(-)?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
-_REDIRECT = re.compile(r"(?<![0-9&<>])>>?\s*([^\s<>|;&]+)")
-_UNQUOTED_VAR = re.compile(r'(?<!["\w])(\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*)')
+_HEREDOC = lazy_compile(r"(?<!<)<<(?!<)(-)?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
+_REDIRECT = lazy_compile(r"(?<![0-9&<>])>>?\s*([^\s<>|;&]+)")
+_UNQUOTED_VAR = lazy_compile(r'(?<!["\w])(\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*)')
 
 
 #: ``read -r -d '' NAME <<EOF``: the here-document becomes the value of NAME
-_READ_INTO = re.compile(r"""read\s+(?:-[a-zA-Z]+\s+(?:''\s+|""\s+)?)*([A-Za-z_][A-Za-z0-9_]*)\s*<<""")
+_READ_INTO = lazy_compile(r"""read\s+(?:-[a-zA-Z]+\s+(?:''\s+|""\s+)?)*([A-Za-z_][A-Za-z0-9_]*)\s*<<""")
 
 
 @dataclass(slots=True)

@@ -17,6 +17,7 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any, TypeVar
 
+from ..lazyre import lazy_compile
 from ..model import Evidence
 from .types import (
     RECORD_LISTS,
@@ -102,10 +103,10 @@ def _pattern_key(p: str) -> str | None:
 
 
 #: the guard of a module's main block
-MAIN_GUARD = re.compile(r"__name__\s*==\s*[\"']__main__[\"']")
+MAIN_GUARD = lazy_compile(r"__name__\s*==\s*[\"']__main__[\"']")
 
 #: a training entry a recipe hands its config to; the run recipe's bases are not followed into it
-_TRAIN_ENTRY = re.compile(r"(?i)^(pre)?train(ing)?$|^finetune$|^fine_tune$|^run_training$")
+_TRAIN_ENTRY = lazy_compile(r"(?i)^(pre)?train(ing)?$|^finetune$|^fine_tune$|^run_training$")
 
 
 def _registry_shape(c: Call) -> bool:
@@ -147,7 +148,7 @@ def _evaluation_ref(name: str, ref: str) -> bool:
 
 
 #: one and-ed term of an ``if`` guard that tests a flag by name: ``config.use_flash_attention_2``, ``not args.x``, ``x``
-_GUARD_FLAG_TERM = re.compile(r"\s*(not\s+)?(?:\w+\.)*(\w+)\s*")
+_GUARD_FLAG_TERM = lazy_compile(r"\s*(not\s+)?(?:\w+\.)*(\w+)\s*")
 
 
 def _forwards_own_guard(e: ConfigEntry) -> bool:
@@ -1334,11 +1335,11 @@ def flag_snippet(command: str, key: str, value: Any = None) -> str:
     return flag if value is True else f"{flag} {value}"
 
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
+_TEST_PATH = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
 #: a positive test for a non-Linux host in an ``if`` guard (not one negated as ``not (...)``): Windows/macOS branches
-_NON_LINUX_HOST = re.compile(r"(?<!not \()(platform\.system\(\)\s*==\s*['\"](Windows|Darwin)['\"]|sys\.platform\s*==\s*['\"](win32|darwin)['\"]|os\.name\s*==\s*['\"]nt['\"])")
-_RECIPE_DIR = re.compile(r"(^|/)(configs?|recipes?)/[^/]+\.py$")
-_CONFIG_DIR = re.compile(r"(^|/)configs?/(.+/)?[^/]+\.py$")
+_NON_LINUX_HOST = lazy_compile(r"(?<!not \()(platform\.system\(\)\s*==\s*['\"](Windows|Darwin)['\"]|sys\.platform\s*==\s*['\"](win32|darwin)['\"]|os\.name\s*==\s*['\"]nt['\"])")
+_RECIPE_DIR = lazy_compile(r"(^|/)(configs?|recipes?)/[^/]+\.py$")
+_CONFIG_DIR = lazy_compile(r"(^|/)configs?/(.+/)?[^/]+\.py$")
 #: loaders that read a Python file as a config (mmengine/mmcv ``Config.fromfile``, detectron2 ``LazyConfig.load``)
 _CONFIG_LOADERS = ("Config.fromfile", "Config.from_file", "LazyConfig.load")
 #: words the source of a file calling one of them holds (the call's name is resolved through its imports, which name them)
@@ -1351,7 +1352,7 @@ def source_lacks(ff: Any, words: tuple[bytes, ...]) -> bool:
     return lacks is not None and bool(lacks(ff, *words))
 
 
-_EVAL_RECIPE = re.compile(r"^(eval|evaluate|sample|bench|test)", re.I)
+_EVAL_RECIPE = lazy_compile(r"^(eval|evaluate|sample|bench|test)", re.I)
 
 
 #: decides whether a record's ``guard`` is switched off by the project's settings (:func:`register_arm_judge`)
@@ -1403,10 +1404,10 @@ def _fmt(v: str) -> str:
     return v.strip("'\"")
 
 
-_LAYOUT = re.compile(r"parallel|^(tp|pp|ep|cp|dp|sp|autotp)(_size)?$|shard_size|expert|nnodes|nproc|world_size|num_gpus|gpus_per_node"
+_LAYOUT = lazy_compile(r"parallel|^(tp|pp|ep|cp|dp|sp|autotp)(_size)?$|shard_size|expert|nnodes|nproc|world_size|num_gpus|gpus_per_node"
                      r"|num_machines|num_processes|num_nodes", re.I)
-_NOT_TRAINING = re.compile(r"infer|generat|serv(e|er|ing)|sampl|eval|bench|export|convert", re.I)
-_DATA_PREP = re.compile(r"preprocess|prepare|tokeni[sz]|convert|(^|/)tools/data", re.I)
+_NOT_TRAINING = lazy_compile(r"infer|generat|serv(e|er|ing)|sampl|eval|bench|export|convert", re.I)
+_DATA_PREP = lazy_compile(r"preprocess|prepare|tokeni[sz]|convert|(^|/)tools/data", re.I)
 
 
 def _tuning(v: Any) -> bool:
@@ -1435,9 +1436,9 @@ def python_config_modules(files: Mapping[str, FileFacts], loaders: Iterable[Call
 
 
 #: a dict named as a table of names (``COMMON_TO_MEGATRON_ARG_MAP``, ``KEY_MAPPING``, ``ARG_ALIASES``, ``hf_to_mcore``)
-_NAME_TABLE = re.compile(r"(?i)(map|mapping|alias(es)?|renames?)$|_to_")
-_OPTION_NAME = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
-_IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")
+_NAME_TABLE = lazy_compile(r"(?i)(map|mapping|alias(es)?|renames?)$|_to_")
+_OPTION_NAME = lazy_compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
+_IDENTIFIER = lazy_compile(r"[a-z][a-z0-9_]*")
 
 
 def _name_tables(configs: Iterable[ConfigEntry]) -> set[tuple[str, tuple[str | int, ...]]]:

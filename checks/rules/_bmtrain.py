@@ -22,9 +22,10 @@ import re
 from typing import Any
 
 from ..facts import Call, Facts, as_number
+from ..lazyre import lazy_compile
 from ._helpers import callers_off, guard_off, value_on
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
+_TEST_PATH = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
 
 #: partitioned parameters and the blocks that gather them (``bmt.Block`` is ``CheckpointBlock``'s name since 1.0)
 PARAMS = ("bmtrain.DistributedParameter", "bmtrain.parameter.DistributedParameter")

@@ -14,6 +14,7 @@ from ..base import Context
 from ..facts import AttrAssign, Call, Decorator, Expr, Facts, Ref, Setting, as_number, truthy
 from ..facts.store import register_arm_judge
 from ..facts.types import RETURNED_DICT, ClassSpan
+from ..lazyre import lazy_compile
 from ..model import Evidence
 
 #: HF ``TrainingArguments``-like classes (transformers, TRL, and the arg dataclasses built on them)
@@ -135,7 +136,7 @@ def trainer_train_paths(facts: Facts) -> set[str]:
 
 #: the HF Trainer methods it runs on every micro-batch: a subclass overriding them runs its own code there
 HF_STEP_HOOKS = frozenset({"compute_loss", "training_step"})
-_CLASS_STMT = re.compile(r"class\s+(\w+)\s*\(")
+_CLASS_STMT = lazy_compile(r"class\s+(\w+)\s*\(")
 
 
 def hf_trainer_subclasses(f: Facts) -> set[str]:
@@ -187,7 +188,7 @@ def class_at(f: Facts, path: str, line: int) -> str | None:
 
 #: a model loaded beside the one trained: a reward model, a teacher, a critic, a judge (minimind ``class LMForRewardModel``:
 #: ``self.model = AutoModel.from_pretrained(model_path)``; ``reward_model = LMForRewardModel(path, dtype=torch.float16)``)
-_AUX_MODEL_NAME = re.compile(r"(?i)reward|teacher|critic|judge|verifier|discriminator|(^|_)(ref|rm)(_|$)")
+_AUX_MODEL_NAME = lazy_compile(r"(?i)reward|teacher|critic|judge|verifier|discriminator|(^|_)(ref|rm)(_|$)")
 
 
 def aux_model_site(f: Facts, path: str, line: int, text: str) -> bool:
@@ -286,7 +287,7 @@ def parse_expr(text: str) -> ast.expr | None:
 
 
 #: an object that holds the run's parsed options (``args``, ``self.args``, ``training_args``, ``cfg``, ``hparams``)
-_OPTIONS_OBJECT = re.compile(r"^(self\.)?(args|opts?|cfg|hparams|hp|training_args|train_args|script_args|model_args|data_args|flags|FLAGS)$")
+_OPTIONS_OBJECT = lazy_compile(r"^(self\.)?(args|opts?|cfg|hparams|hp|training_args|train_args|script_args|model_args|data_args|flags|FLAGS)$")
 
 
 def guard_flags(guard: str | None) -> list[tuple[str, bool]]:
@@ -327,14 +328,14 @@ def _norm(k: str) -> str:
 #: state-dict gathering for a checkpoint (``StateDictOptions(full_state_dict=False, cpu_offload=True)``,
 #: ``FullStateDictConfig(offload_to_cpu=True)``, ``get_model_state_dict(..., options=...)``): tensors copied to CPU to be
 #: written, not offloaded training state
-_STATE_DICT_CALL = re.compile(r"StateDict(Options|Config)?\(|state_dict\(", re.I)
+_STATE_DICT_CALL = lazy_compile(r"StateDict(Options|Config)?\(|state_dict\(", re.I)
 #: the options class of a checkpoint load or save (Composer ``CheckpointLoadOptions.cpu_offload: bool = True``)
-_CHECKPOINT_OPTIONS = re.compile(r"^(Checkpoint|Ckpt)\w*Options\.")
+_CHECKPOINT_OPTIONS = lazy_compile(r"^(Checkpoint|Ckpt)\w*Options\.")
 
 
 #: an RL trainer's buffer of rollouts (Open-Reasoner-Zero ``NaiveReplayBuffer(..., cpu_offload=True, packing_samples=True)``):
 #: its ``cpu_offload`` keeps the collected experience in host memory, not the model's weights or optimizer states
-_BUFFER_CALL = re.compile(r"\w*Buffer\(")
+_BUFFER_CALL = lazy_compile(r"\w*Buffer\(")
 
 
 def checkpoint_gather(s: Any, name: str, facts: Facts | None = None) -> bool:
@@ -758,7 +759,7 @@ def param_default_off(facts: Facts, call: Any) -> list[Any]:
     return []
 
 
-_CLASS_TEST = re.compile(r"\b(isinstance|issubclass)\(")
+_CLASS_TEST = lazy_compile(r"\b(isinstance|issubclass)\(")
 
 
 def _init_copied_param(facts: Facts, call: Any, attr: str) -> Any:
@@ -810,7 +811,7 @@ def _param_passed(facts: Facts, p: Any) -> bool:
 
 #: method names a framework calls with arguments of its own (a module's ``forward``, Lightning's ``training_step``,
 #: HF Trainer's ``compute_loss``, callbacks' ``on_*``): their parameters are passed even when the project shows no call
-_FRAMEWORK_CALLED = re.compile(r"^(forward|__\w+__|\w*_step|on_\w+|compute_\w+|configure_\w+|setup|teardown|prepare_\w+|"
+_FRAMEWORK_CALLED = lazy_compile(r"^(forward|__\w+__|\w*_step|on_\w+|compute_\w+|configure_\w+|setup|teardown|prepare_\w+|"
                                r"collate\w*|call|run|main|train|fit_\w+|hook\w*|\w+_hook)$")
 
 
@@ -1036,7 +1037,7 @@ def _constructions_keep(facts: Facts, cls: str, name: str, state: bool) -> bool:
     return True
 
 
-_CLASS_NAME = re.compile(r"[A-Z][A-Za-z0-9_]*")
+_CLASS_NAME = lazy_compile(r"[A-Z][A-Za-z0-9_]*")
 
 
 def _plain_chain(node: ast.AST) -> bool:
@@ -1056,7 +1057,7 @@ def _sets_key_on(x: Setting, key: str, path: str) -> bool:
     return v is not None and truthy(v) is not False  # a mapping in a YAML recipe (``offload_policy: {pin_memory: true}``) too
 
 
-_GETATTR_DEFAULT = re.compile(r"""getattr\(\s*[\w.]+\s*,\s*["'](\w+)["']\s*,\s*(-?\d+(?:\.\d+)?|True|False|None)\s*\)|"""
+_GETATTR_DEFAULT = lazy_compile(r"""getattr\(\s*[\w.]+\s*,\s*["'](\w+)["']\s*,\s*(-?\d+(?:\.\d+)?|True|False|None)\s*\)|"""
                               r"""[\w.]+\.get\(\s*["'](\w+)["']\s*,\s*(-?\d+(?:\.\d+)?|True|False|None)\s*\)""")
 
 
@@ -1124,8 +1125,8 @@ def _unset_get_off(facts: Facts, guard: str, path: str = "") -> bool:
 
 
 #: a config object (``config``, ``self.config``, ``model_cfg``), as opposed to a model or an arguments object of a library
-_CONFIG_RECEIVER = re.compile(r"(^|[._])(config|cfg|conf)$", re.I)
-_EMPTY_MAPPING = re.compile(r"\s*(?:lambda\s*:\s*)?(?:\{\s*\}|dict\(\s*\)|dict)\s*")
+_CONFIG_RECEIVER = lazy_compile(r"(^|[._])(config|cfg|conf)$", re.I)
+_EMPTY_MAPPING = lazy_compile(r"\s*(?:lambda\s*:\s*)?(?:\{\s*\}|dict\(\s*\)|dict)\s*")
 
 
 def empty_section_gate(facts: Facts, guard: str | None) -> list[Any]:
@@ -1243,7 +1244,7 @@ def _callers(f: Facts, func: str) -> list:
 
 
 #: a ``functools.partial`` bound to a plain name (``apply_selective_ac = partial(apply_fsdp_checkpointing, block=block)``)
-PARTIAL_BINDING = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*(?:functools\.)?partial\(")
+PARTIAL_BINDING = lazy_compile(r"^\s*([A-Za-z_]\w*)\s*=\s*(?:functools\.)?partial\(")
 
 
 def _partial_callers(f: Facts, func: str) -> list:
@@ -1371,7 +1372,7 @@ _ORDER = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
 #: not ``is None`` (``if _patch is None: return`` after an ``except ImportError: _patch = None`` fallback) nor orderings
 _NEGATED: dict[type, type] = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In}
 _NEGATED_ORDER: dict[type, type] = {ast.Gt: ast.LtE, ast.GtE: ast.Lt, ast.Lt: ast.GtE, ast.LtE: ast.Gt}
-_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
+_TEST_FILE = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 _UNKNOWN = object()
 
 
@@ -1547,7 +1548,7 @@ _LIBRARY_CONFIG_DEFAULTS: dict[tuple[str, str], Any] = {
     ("BitsAndBytesConfig", "load_in_4bit"): False,
     ("BitsAndBytesConfig", "load_in_8bit"): False,
 }
-_BARE_CONSTRUCTION = re.compile(r"\s*(?:lambda\s*:\s*)?(?:[A-Za-z_]\w*\.)*([A-Z]\w*)(?:\(\s*\))?\s*")
+_BARE_CONSTRUCTION = lazy_compile(r"\s*(?:lambda\s*:\s*)?(?:[A-Za-z_]\w*\.)*([A-Z]\w*)(?:\(\s*\))?\s*")
 
 
 def bare_section_default(facts: Facts, holder: str, name: str) -> tuple[Any, list[Any]]:
@@ -1577,7 +1578,7 @@ def bare_section_default(facts: Facts, holder: str, name: str) -> tuple[Any, lis
 
 
 #: ``cfg.algorithm.get("entropy_op_type", "flash_attn")``: a config read with a constant default
-_DEFAULTED_GET = re.compile(r"""\s*[\w.]+\.get\(\s*["'](\w+)["']\s*,\s*(?:"([^"]*)"|'([^']*)'|(-?\d+(?:\.\d+)?))\s*\)\s*$""")
+_DEFAULTED_GET = lazy_compile(r"""\s*[\w.]+\.get\(\s*["'](\w+)["']\s*,\s*(?:"([^"]*)"|'([^']*)'|(-?\d+(?:\.\d+)?))\s*\)\s*$""")
 
 
 def _defaulted_attrs(facts: Facts, settings: list[Setting]) -> list[Setting]:
@@ -1608,7 +1609,7 @@ def _defaulted_attrs(facts: Facts, settings: list[Setting]) -> list[Setting]:
     return out
 
 
-_ARGS_CHAIN = re.compile(r"(?:^|\.)(?:args|cfg|config|opt|opts|hparams)\.([A-Za-z_][\w.]*)$")
+_ARGS_CHAIN = lazy_compile(r"(?:^|\.)(?:args|cfg|config|opt|opts|hparams)\.([A-Za-z_][\w.]*)$")
 
 
 def _through_args(facts: Facts, settings: list[Setting]) -> list[Setting]:
@@ -1652,8 +1653,8 @@ def _config_paths(facts: Facts, name: str, settings: list[Setting]) -> list[Sett
     return keep if keep and {s.key.lower() for s in keep} == tails else settings
 
 
-_COMPARISON = re.compile(r"(>=?|<=?|==|!=|\bis\b|\bin\b)")
-_CFG_GET = re.compile(r"""\.get\(\s*["'](\w+)["']\s*(?:,\s*(True|False|None|0|1)\s*)?\)""")
+_COMPARISON = lazy_compile(r"(>=?|<=?|==|!=|\bis\b|\bin\b)")
+_CFG_GET = lazy_compile(r"""\.get\(\s*["'](\w+)["']\s*(?:,\s*(True|False|None|0|1)\s*)?\)""")
 
 
 def _forwarded_flag(facts: Facts, name: str, path: str) -> tuple[bool | None, list[Any]]:
@@ -1837,7 +1838,7 @@ def _backend_family(v: Any) -> str | None:
     return low if low in ("ddp", "megatron") else None
 
 
-_TOOL_DIR = re.compile(r"(^|/)(tools|benchmarks?|bench)/")
+_TOOL_DIR = lazy_compile(r"(^|/)(tools|benchmarks?|bench)/")
 
 
 def backend_unselected(facts: Facts, family: str) -> list[Setting]:
@@ -1965,9 +1966,9 @@ def _registry_unselected(f: Facts, family: str) -> list[Setting]:
 
 #: a file or folder of inference, serving, evaluation or benchmark code (by its name), or a Hydra config group of the
 #: rollout engine (verl ``trainer/config/rollout/rollout.yaml``: its keys are the rollout's)
-INFERENCE_PATH = re.compile(r"(^|/)(infer\w*|serv\w*|deploy\w*|generat\w*|chat\w*|demo\w*|eval\w*|bench\w*|api|app|rollout\w*)(\.py|\.sh|\.ya?ml|\.json|/)", re.I)
+INFERENCE_PATH = lazy_compile(r"(^|/)(infer\w*|serv\w*|deploy\w*|generat\w*|chat\w*|demo\w*|eval\w*|bench\w*|api|app|rollout\w*)(\.py|\.sh|\.ya?ml|\.json|/)", re.I)
 #: a config file's name that says it is for inference (``ds_config_inference.json``, ``zero3_infer.yaml``)
-_INFERENCE_CONFIG = re.compile(r"(^|[_-])(inference|infer)([_.-])", re.I)
+_INFERENCE_CONFIG = lazy_compile(r"(^|[_-])(inference|infer)([_.-])", re.I)
 #: settings that hand a DeepSpeed config (file path or dict) to a trainer or launcher
 DS_REF_NAMES = ("deepspeed", "deepspeed_config", "deepspeed_config_file", "ds_config", "ds_config_path")
 
@@ -2185,7 +2186,7 @@ def orphan_sites(ctx: Context, sites: list) -> list:
 
 #: ``kwargs['torch_dtype'] = torch.float16``, ``model_kwargs["attn_implementation"] = ...``: a keyword filled into the
 #: bundle a call is then handed (``from_pretrained(path, **kwargs)``), in code
-_KWARGS_ITEM = re.compile(r"""^\w*kwargs\[\s*['"]\w+['"]\s*\]\s*=[^=]""")
+_KWARGS_ITEM = lazy_compile(r"""^\w*kwargs\[\s*['"]\w+['"]\s*\]\s*=[^=]""")
 
 
 def unreached_note(f: Facts, sites: list, what: str) -> str:

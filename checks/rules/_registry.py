@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..facts import Facts, Setting, truthy
+from ..lazyre import lazy_compile
 
 #: a file that holds recipes as functions (``config_registry.py``, ``recipes.py``, ``presets.py``)
-_REGISTRY_FILE = re.compile(r"(^|/)\w*(config|recipe|registry|preset)\w*\.py$", re.I)
-_HELPERS = re.compile(r"(?i)(util|helper)")
+_REGISTRY_FILE = lazy_compile(r"(^|/)\w*(config|recipe|registry|preset)\w*\.py$", re.I)
+_HELPERS = lazy_compile(r"(?i)(util|helper)")
 #: a recipe for debugging or tests (``qwen35_debugmodel_moe``, ``llama3_debugmodel``, ``smoke_test``)
-_DEBUG = re.compile(r"(?i)(^|_)(debug|test|smoke|toy|dummy|mock)")
+_DEBUG = lazy_compile(r"(?i)(^|_)(debug|test|smoke|toy|dummy|mock)")
 #: registries of fewer recipes are helper modules, not a recipe collection
 _MIN_RECIPES = 3
 

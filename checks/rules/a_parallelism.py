@@ -33,6 +33,7 @@ from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
+from ..lazyre import lazy_compile
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from . import _bmtrain as bmtrain
 from ._helpers import (
@@ -76,9 +77,9 @@ U, P, N, NA = Status.USED, Status.PARTIAL, Status.UNUSED, Status.NA
 _LIGHTNING = ("lightning", "pytorch_lightning", "lightning_fabric")
 # a key path component that belongs to an inference engine (``actor_rollout_ref.rollout.tensor_model_parallel_size``,
 # ``vllm_tensor_parallel_size``); ``actor_rollout_ref.actor`` is the training side
-_INFERENCE_KEY = re.compile(r"(^|[.(-])(vllm|sglang|rollout|inference|infer|serving|serve|generation|generate|lmdeploy|tgi)", re.I)
-_INFERENCE_CALL = re.compile(r"^(LLM|AsyncLLMEngine|LLMEngine|EngineArgs|AsyncEngineArgs|SamplingParams|init_inference|launch_server|ServerArgs|Engine)\(")
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
+_INFERENCE_KEY = lazy_compile(r"(^|[.(-])(vllm|sglang|rollout|inference|infer|serving|serve|generation|generate|lmdeploy|tgi)", re.I)
+_INFERENCE_CALL = lazy_compile(r"^(LLM|AsyncLLMEngine|LLMEngine|EngineArgs|AsyncEngineArgs|SamplingParams|init_inference|launch_server|ServerArgs|Engine)\(")
+_TEST_PATH = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
 
 
 def calls_under(facts: Facts, *modules: str) -> list[Call]:
@@ -100,10 +101,10 @@ def lightning_imported(facts: Facts) -> bool:
     return any(i.module.split(".", 1)[0] in _LIGHTNING for i in facts.imports(*_LIGHTNING))
 
 
-_SUBMITTED_ENGINE = re.compile(r"\s--\s+(\S*python\S*\s+-m\s+)?(vllm|sglang|lmdeploy|trtllm[-\w]*|text-generation-launcher|tritonserver)\b")
+_SUBMITTED_ENGINE = lazy_compile(r"\s--\s+(\S*python\S*\s+-m\s+)?(vllm|sglang|lmdeploy|trtllm[-\w]*|text-generation-launcher|tritonserver)\b")
 
 
-_ENGINE_MODULE = re.compile(r"(?:^|\s)-m\s+(?:vllm|sglang|lmdeploy)\.[\w.]+|(?:^|\s)vllm\s+serve\b")
+_ENGINE_MODULE = lazy_compile(r"(?:^|\s)-m\s+(?:vllm|sglang|lmdeploy)\.[\w.]+|(?:^|\s)vllm\s+serve\b")
 
 
 def inference_setting(s: Setting) -> bool:
@@ -382,7 +383,7 @@ def launch_sizes(facts: Facts) -> list[LaunchSize]:
     return out
 
 
-_BENCH_DIR = re.compile(r"(^|/)bench\w*/", re.I)
+_BENCH_DIR = lazy_compile(r"(^|/)bench\w*/", re.I)
 
 
 def _training_benchmark(facts: Facts, launch: Launch) -> bool:
@@ -397,17 +398,17 @@ def _training_benchmark(facts: Facts, launch: Launch) -> bool:
 
 #: a multi-process launcher flag in a documented command (``accelerate launch --num-processes 2``, ``torchrun
 #: --nproc_per_node 8``, ``deepspeed --num_gpus 4``); ``--multi_gpu`` alone
-_DOC_PROCS = re.compile(r"--(?:num[-_]processes|nproc[-_]per[-_]node|num[-_]gpus)[= ]+(\d+)|--multi[-_]gpu\b")
+_DOC_PROCS = lazy_compile(r"--(?:num[-_]processes|nproc[-_]per[-_]node|num[-_]gpus)[= ]+(\d+)|--multi[-_]gpu\b")
 #: a documented command on the DeepSpeed launcher with no device count (``deepspeed ${deepspeed_args} examples/finetune.py``):
 #: the launcher starts one process per visible GPU, as :func:`launch_size` reads a shipped ``deepspeed train.py``; a
 #: single visible device (``CUDA_VISIBLE_DEVICES=0 deepspeed ...``) or an explicit count/host list is read elsewhere
-_DOC_ALL_GPUS = re.compile(r"^(?:(?!CUDA_VISIBLE_DEVICES=\d+\s)[A-Za-z_]\w*=\S*\s+)*deepspeed\s(?!.*--(?:num[-_]gpus|include|exclude|num[-_]nodes|hostfile)\b)")
+_DOC_ALL_GPUS = lazy_compile(r"^(?:(?!CUDA_VISIBLE_DEVICES=\d+\s)[A-Za-z_]\w*=\S*\s+)*deepspeed\s(?!.*--(?:num[-_]gpus|include|exclude|num[-_]nodes|hostfile)\b)")
 #: a documented ``llamafactory-cli train`` (Qwen2.5's ``FORCE_TORCHRUN=1 llamafactory-cli train qwen2-7b-full-sft.yaml``):
 #: LLaMA-Factory's launcher re-runs itself under torchrun with one process per visible GPU when ``FORCE_TORCHRUN`` is set or
 #: more than one GPU is visible (``llamafactory/launcher.py``); a single visible device stays one process
-_DOC_LLAMAFACTORY = re.compile(r"^(?:(?!CUDA_VISIBLE_DEVICES=\d+\s)[A-Za-z_]\w*=\S*\s+)*llamafactory-cli\s+train\b")
+_DOC_LLAMAFACTORY = lazy_compile(r"^(?:(?!CUDA_VISIBLE_DEVICES=\d+\s)[A-Za-z_]\w*=\S*\s+)*llamafactory-cli\s+train\b")
 #: a DeepSpeed/accelerate config file named for its ZeRO stage (``configs/zero3.yaml``, ``ds_zero2.json``, ``ds_z3_config.json``)
-_ZERO_FILE = re.compile(r"(?:^|[/_-])(?:zero|z)[_-]?([123])(?:[_.-]|$)", re.I)
+_ZERO_FILE = lazy_compile(r"(?:^|[/_-])(?:zero|z)[_-]?([123])(?:[_.-]|$)", re.I)
 
 
 def documented_launches(f: Facts, pattern: re.Pattern[str]) -> list[Any]:
@@ -711,7 +712,7 @@ def accelerate_menu(facts: Facts) -> dict[str, str]:
 
 
 #: the HF Trainer / Accelerate flag that the launch's accelerate config chose FSDP (``elif self.is_fsdp_enabled:``)
-_LAUNCH_FSDP = re.compile(r"(?<!not )(?<![\w.])(?:\w+\.)*is_fsdp_enabled\b")
+_LAUNCH_FSDP = lazy_compile(r"(?<!not )(?<![\w.])(?:\w+\.)*is_fsdp_enabled\b")
 
 
 def follows_launch_fsdp(facts: Facts, c: Call) -> bool:
@@ -881,7 +882,7 @@ def fsdp_sites_off(facts: Facts) -> list[Any]:
 
 # -- ZeRO -------------------------------------------------------------------------------------
 
-_STAGE_IN_NAME = re.compile(r"(?:zero|ds_z|_z|stage)[_-]?([0-3])(?![0-9])", re.I)
+_STAGE_IN_NAME = lazy_compile(r"(?:zero|ds_z|_z|stage)[_-]?([0-3])(?![0-9])", re.I)
 
 
 def _stage(v: Any, facts: Facts) -> int | None:
@@ -1029,7 +1030,7 @@ def hand_sharded_optimizer(facts: Facts, project: Any) -> list[Call]:
 
 #: a ZeRO optimizer class by its name (InternEvo ``HybridZeroOptimizer``, ColossalAI ``LowLevelZeroOptimizer``); PyTorch's
 #: ``ZeroRedundancyOptimizer`` is read with the framework sites
-_ZERO_CLASS = re.compile(r"^\w*Zero\w*Optimi[sz]er$")
+_ZERO_CLASS = lazy_compile(r"^\w*Zero\w*Optimi[sz]er$")
 
 
 def zero_optimizer_class(facts: Facts, project: Any) -> list[Call]:
@@ -1617,7 +1618,7 @@ def deepspeed_engine_run(f: Facts) -> tuple[Call, Call] | None:
 
 
 #: a documented ``accelerate launch`` that takes its settings from a config file (``--config_file accelerate_config.yaml``)
-_ACC_CONFIG_LAUNCH = re.compile(r"(?:^|\s)accelerate\s+launch\b.*?--config[-_]file[= ]+(\S+)")
+_ACC_CONFIG_LAUNCH = lazy_compile(r"(?:^|\s)accelerate\s+launch\b.*?--config[-_]file[= ]+(\S+)")
 
 
 def accelerate_config_run(f: Facts) -> tuple[Any, Call, Call] | None:
@@ -1738,7 +1739,7 @@ def ray_train_workers(f: Facts) -> list[RayWorkers]:
     return out
 
 
-_AUX_ENGINE = re.compile(r"(?i)\s*[\w.]*\b(ref|reference|teacher|reward|critic|ema)(_?model)?\w*\s*[,=]")
+_AUX_ENGINE = lazy_compile(r"(?i)\s*[\w.]*\b(ref|reference|teacher|reward|critic|ema)(_?model)?\w*\s*[,=]")
 
 
 def _sharding_rec(ctx: Context, other_used: bool) -> Priority | None:
@@ -2185,7 +2186,7 @@ def _torch_tp_calls(facts: Facts) -> list[Call]:
 
 
 #: a project's own function that shards a model for tensor parallelism (pytorch-labs/gpt-fast ``tp.apply_tp(model)``)
-_OWN_TP_FUNC = re.compile(r"^_?apply_(tp|tensor_parallel(ism)?)$")
+_OWN_TP_FUNC = lazy_compile(r"^_?apply_(tp|tensor_parallel(ism)?)$")
 
 
 def _own_tp_apply(facts: Facts) -> list[Call]:
@@ -2570,7 +2571,7 @@ class A5PipelineParallel(Check):
 
 #: a setting that picks how attention is split across ranks (EasyContext ``--parallel_mode``), and the values that split it
 _SP_MODE_KEYS = ("parallel_mode", "sp_mode", "sequence_parallel_mode", "sequence_parallel_type", "cp_mode", "context_parallel_mode")
-_RING_MODE = re.compile(r"(?i)ring|ulysses|usp|dist_flash|context_parallel|zigzag|striped")
+_RING_MODE = lazy_compile(r"(?i)ring|ulysses|usp|dist_flash|context_parallel|zigzag|striped")
 
 _SP_SWITCHES = ("enable_sequence_parallel", "sequence_parallel", "enable_sequence_parallelism")
 
@@ -2767,7 +2768,7 @@ class A6SequenceParallel(Check):
 
 #: the expert indices one rank of a parallel group builds (LLaMA2-Accessory ``model/LLM/mixtral.py``:
 #: ``range(n_local_experts*mp_rank, n_local_experts*(mp_rank+1))`` with ``n_local_experts = num_experts // mp_size``)
-_RANK_EXPERTS = re.compile(r"\w*experts\w*\s*\*\s*\(?\s*\w*rank\b|\w*rank\w*\s*\*\s*\w*experts", re.I)
+_RANK_EXPERTS = lazy_compile(r"\w*experts\w*\s*\*\s*\(?\s*\w*rank\b|\w*rank\w*\s*\*\s*\w*experts", re.I)
 
 
 def _rank_split_experts(f: Facts) -> list[Call]:

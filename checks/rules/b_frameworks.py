@@ -20,6 +20,7 @@ from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Call, Facts, truthy
+from ..lazyre import lazy_compile
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ..project import _INFER_PATH, availability_probe, deepspeed_utility_only
 from ._helpers import (
@@ -52,7 +53,7 @@ from .d_compute import dep_version
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
+_TEST_PATH = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$", re.I)
 
 
 def _ev(x: Any, key: str | None = None) -> Any:
@@ -247,7 +248,7 @@ def _scale_framework_used(f: Facts, exclude: str) -> bool:
     return any(fn() for name, fn in checks.items() if name != exclude)
 
 
-_MEGATRON_SCRIPT = re.compile(r"(^|/)pretrain_\w+\.py$|(^|/)(finetune|train)_\w*megatron\w*\.py$")
+_MEGATRON_SCRIPT = lazy_compile(r"(^|/)pretrain_\w+\.py$|(^|/)(finetune|train)_\w*megatron\w*\.py$")
 _MEGATRON_FLAGS = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "micro_batch_size", "global_batch_size", "num_layers")
 
 
@@ -504,11 +505,11 @@ class B3Accelerate(Check):
 
 
 #: an Accelerator built only to read one of its process facts, then dropped (``Accelerator().process_index``)
-_ACC_HELPER = re.compile(r"Accelerator\([^()]*\)\.(process_index|local_process_index|device|is_main_process|"
+_ACC_HELPER = lazy_compile(r"Accelerator\([^()]*\)\.(process_index|local_process_index|device|is_main_process|"
                          r"is_local_main_process|num_processes)\b")
 
 _HF_TRAINER_HOMES = ("transformers", "trl")
-_CLASS_OR_PICK = re.compile(r"class\s+\w+\s*\(|(?:self\.)?[A-Z]\w*\s*=\s*[\w.]+\s*$")
+_CLASS_OR_PICK = lazy_compile(r"class\s+\w+\s*\(|(?:self\.)?[A-Z]\w*\s*=\s*[\w.]+\s*$")
 
 #: the transformers release whose Trainer runs on an ``Accelerator`` (the migration of May 2023: it prepares the model
 #: and optimizer, runs backward and gradient accumulation; 4.29 needed Accelerate only for its ``PartialState``)

@@ -13,6 +13,7 @@ from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Expr, Facts, Field, Setting, as_number, truthy
 from ..facts.types import ParamDefault
 from ..hardware import lacks_bf16_fa2
+from ..lazyre import lazy_compile
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
 from ..project import _SERVE_PATH, CONFIG_CALLEE, jax_jitted_steps, launch_runs_no_training, recipe_files
 from . import _bmtrain as bmtrain
@@ -61,7 +62,7 @@ _LOW_DTYPES = ("bfloat16", "float16", "half", "bf16", "fp16")
 #: a rotary-embedding table cast to the activations' half dtype (ChatGLM ``inv_freq = inv_freq.half()``, ``cos_cached =
 #: cos_cached.bfloat16()`` under ``if self.precision == torch.bfloat16:``, ``cache = cache.bfloat16() if dtype ==
 #: torch.bfloat16 else cache.half()``): a buffer following the model's dtype, not a choice of training precision
-_ROPE_TABLE = re.compile(r"(?i)\s*(self\.)?(inv_freq|freqs(_cis)?|(cos|sin)(_cached)?|cache|\w*(rope|rotary)\w*)\s*=")
+_ROPE_TABLE = lazy_compile(r"(?i)\s*(self\.)?(inv_freq|freqs(_cis)?|(cos|sin)(_cached)?|cache|\w*(rope|rotary)\w*)\s*=")
 _LIGHTNING_MIXED = {"bf16", "bf16-mixed", "bf16-true", "16", "16-mixed", "16-true", "fp16", "half", "transformer-engine", "transformer-engine-float16"}
 
 
@@ -89,7 +90,7 @@ def _is_low_dtype(v: object) -> str | None:
     return None
 
 
-_FP16_TEST = re.compile(r"==\s*['\"]?(torch\.)?(float16|fp16|half)\b|\b(float16|fp16)['\"]?\s*==")
+_FP16_TEST = lazy_compile(r"==\s*['\"]?(torch\.)?(float16|fp16|half)\b|\b(float16|fp16)['\"]?\s*==")
 
 
 def _fp16_branch(c: Call) -> bool:
@@ -111,7 +112,7 @@ def _call_gated(f: Facts, s: Setting) -> bool:
 
 #: a cast of a tensor already copied to the host (llm.c ``write_model``: ``t = tensor.detach().cpu().to(torch.bfloat16)`` to
 #: write the weights for the C trainer; ``state_dict[k].cpu().half()`` when saving): an export's dtype, not the training's
-_HOST_CAST = re.compile(r"\.cpu\(\)\s*\.\s*(to\(|half\(|bfloat16\()")
+_HOST_CAST = lazy_compile(r"\.cpu\(\)\s*\.\s*(to\(|half\(|bfloat16\()")
 
 #: calls whose ``dtype=`` makes a tensor, not the training precision (``torch.zeros(..., dtype=torch.bfloat16)``)
 _TENSOR_FACTORIES = {
@@ -203,7 +204,7 @@ _SERVING_ARGS_FILES = {
 }
 
 #: argument/config classes of an evaluation, inference or serving pipeline (LMFlow ``EvaluatorArguments``/``InferencerArguments``)
-_SERVING_ARGS = re.compile(r"(?:Eval|Evaluat|Infer|Inferenc|Generat|Serv|Serving|Chat|Deploy|Predict)\w*(?:Arguments|Args|Config)$")
+_SERVING_ARGS = lazy_compile(r"(?:Eval|Evaluat|Infer|Inferenc|Generat|Serv|Serving|Chat|Deploy|Predict)\w*(?:Arguments|Args|Config)$")
 
 
 def _serving_field(s: Setting) -> bool:
@@ -212,12 +213,12 @@ def _serving_field(s: Setting) -> bool:
 
 
 #: calls that make a file a training file: its model loads are the run's, whatever folder it sits in
-_TRAIN_STEP_CALLS = re.compile(r"^(backward|train|fit|step|training_step|\w*Trainer)$")
+_TRAIN_STEP_CALLS = lazy_compile(r"^(backward|train|fit|step|training_step|\w*Trainer)$")
 
 
 #: FlagAI ``flagai/model/predictor/predictor.py``: a predictor samples from a trained model (``with autocast():`` around a
 #: diffusion decoder), it does not train
-_PREDICT_PATH = re.compile(r"(?:^|/)predict(?:or|ors|ion)?(?:/|\.py$)", re.I)
+_PREDICT_PATH = lazy_compile(r"(?:^|/)predict(?:or|ors|ion)?(?:/|\.py$)", re.I)
 
 
 def _inference_file(f: Facts, path: str) -> bool:
@@ -926,10 +927,10 @@ def _launched_precisions(used: list[Any]) -> set[str]:
 
 #: a framework's resolver of the default training precision (litgpt ``get_default_supported_precision(training=True)``:
 #: "bf16-mixed" where the GPU supports BF16, "16-mixed" otherwise)
-_PRECISION_RESOLVER = re.compile(r"(default|supported)\w*precision|precision\w*(default|supported)|supported\w*dtype", re.I)
-_PRECISION_TARGET = re.compile(r"^\s*(self\.)?\w*(precision|dtype)\w*\s*(:[^=]+)?=[^=]")
+_PRECISION_RESOLVER = lazy_compile(r"(default|supported)\w*precision|precision\w*(default|supported)|supported\w*dtype", re.I)
+_PRECISION_TARGET = lazy_compile(r"^\s*(self\.)?\w*(precision|dtype)\w*\s*(:[^=]+)?=[^=]")
 #: a config section of a model the run does not train (a reward model, the reference policy, a critic's scorer, a teacher)
-_AUX_SECTION = re.compile(r"(^|\.)(reward_model|reward|rm|ref_model|reference_model|reference|teacher|judge|scorer)\.", re.I)
+_AUX_SECTION = lazy_compile(r"(^|\.)(reward_model|reward|rm|ref_model|reference_model|reference|teacher|judge|scorer)\.", re.I)
 _DTYPE_NAMES = ("dtype", "torch_dtype", "param_dtype", "compute_dtype", "precision", "mixed_precision")
 
 
@@ -961,7 +962,7 @@ def _default_precision(f: Facts) -> list[Any]:
     return out
 
 
-_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
+_TEST_FILE = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 
 
 def _ds_precision_clash(f: Facts) -> list[tuple[Any, Any]]:
@@ -987,12 +988,12 @@ def _ds_precision_clash(f: Facts) -> list[tuple[Any, Any]]:
 # --- C2 FP8 -------------------------------------------------------------------
 
 #: GPUs without FP8 Tensor Cores (FP8 needs Ada sm_89 or Hopper sm_90 and newer)
-_NO_FP8_GPU = re.compile(r"\b(v100|a100|a800|a10g?|a30|a40|a16|a2|a6000|a5000|a4000|rtx\s*a\d+|t4|p100|p40|p4|k80|m60|3090|3080|2080|titan\w*|mi100|mi210|mi250x?)\b", re.I)
-_FP8_GPU = re.compile(r"\b(h100|h200|h800|h20|gh200|b100|b200|gb200|b300|l4|l40s?|4090|rtx\s*6000\s*ada|mi300x?|mi325x?|mi355x?)\b", re.I)
+_NO_FP8_GPU = lazy_compile(r"\b(v100|a100|a800|a10g?|a30|a40|a16|a2|a6000|a5000|a4000|rtx\s*a\d+|t4|p100|p40|p4|k80|m60|3090|3080|2080|titan\w*|mi100|mi210|mi250x?)\b", re.I)
+_FP8_GPU = lazy_compile(r"\b(h100|h200|h800|h20|gh200|b100|b200|gb200|b300|l4|l40s?|4090|rtx\s*6000\s*ada|mi300x?|mi325x?|mi355x?)\b", re.I)
 _FP8_FORMATS = {"e4m3", "hybrid", "e5m2", "fp8", "mxfp8", "float8"}
 _TE_AUTOCAST = ("fp8_autocast", "autocast")
 #: a converter/config a registry recipe lists to train in FP8 (``Float8LinearConverter.Config``, ``MXFP8LinearConverter.Config``)
-_FP8_RECIPE = re.compile(r"(?i)(float8|fp8)\w*\.?\w*$")
+_FP8_RECIPE = lazy_compile(r"(?i)(float8|fp8)\w*\.?\w*$")
 
 
 def _te_helper(recipe: str = "") -> dict[str, str]:
@@ -1042,7 +1043,7 @@ def _float8_lib(builder_kwargs: str) -> dict[str, str]:
     }
 
 
-_MODEL_NAME = re.compile(r"(^|\.)(model|models|module|net|network|policy|actor|critic|transformer|llm|lm|backbone|encoder|decoder|unet|self)$", re.I)
+_MODEL_NAME = lazy_compile(r"(^|\.)(model|models|module|net|network|policy|actor|critic|transformer|llm|lm|backbone|encoder|decoder|unet|self)$", re.I)
 
 
 def _operand_cast(c: Any) -> bool:
@@ -1401,8 +1402,8 @@ _GC_CALLS = (
     # JAX: a block (or function) rematerialised in the backward pass (EasyLM ``nn.remat(FlaxLLaMABlock, policy=...)``)
     "jax.checkpoint", "jax.remat", "flax.linen.remat", "flax.linen.checkpoint", "flax.nnx.remat", "equinox.filter_checkpoint",
 )
-_GC_FLAG = re.compile(r"checkpoint|recompute|ckpt", re.I)
-_GC_HELPER = re.compile(r"^(apply|enable|set|use|add|setup|wrap)_\w*(activation|gradient|grad|fsdp|act)_?\w*checkpoint", re.I)
+_GC_FLAG = lazy_compile(r"checkpoint|recompute|ckpt", re.I)
+_GC_HELPER = lazy_compile(r"^(apply|enable|set|use|add|setup|wrap)_\w*(activation|gradient|grad|fsdp|act)_?\w*checkpoint", re.I)
 _NONE_STR = {"none", "null", "", "false", "no", "off", "disable", "disabled"}
 
 
@@ -1423,7 +1424,7 @@ def _unset_default(s: Setting) -> bool:
     return s.source == "field-default" and s.value is None
 
 
-_NEGATED = re.compile(r"^\s*not\s+(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*)\s*$")
+_NEGATED = lazy_compile(r"^\s*not\s+(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*)\s*$")
 
 
 def _negated_switch(f: Facts, text: str) -> bool | None:
@@ -1528,7 +1529,7 @@ def _launches_mostly_on(f: Facts, name: str) -> bool:
 
 #: a loss module (``components/loss/dllm_loss.py``, ``losses.py``): a ``checkpoint`` call there recomputes a chunk of the
 #: loss (logits over the vocabulary) in backward, a chunked-loss memory saving; the model's activations are untouched
-_LOSS_MODULE = re.compile(r"(^|/)(loss|losses)(/|\.py$)|(^|/)\w*_loss\.py$")
+_LOSS_MODULE = lazy_compile(r"(^|/)(loss|losses)(/|\.py$)|(^|/)\w*_loss\.py$")
 
 
 def _gc_helpers(f: Facts) -> list[Call]:
@@ -1549,7 +1550,7 @@ def _gc_helpers(f: Facts) -> list[Call]:
 
 
 #: ``cfg.get("distributed.activation_checkpointing", False)``: a config read whose default leaves it off
-_GET_KEY = re.compile(r"""\.get\(\s*['"]([\w.]+)['"]\s*(?:,\s*(?:False|None|0)\s*)?\)$""")
+_GET_KEY = lazy_compile(r"""\.get\(\s*['"]([\w.]+)['"]\s*(?:,\s*(?:False|None|0)\s*)?\)$""")
 
 
 def _handed_switch_off(f: Facts, c: Call) -> bool:
@@ -2013,7 +2014,7 @@ class C3ActivationCheckpointing(Check):
 # --- C4 CPU/NVMe offload --------------------------------------------------------
 
 _OFFLOAD_DEVICES = {"cpu", "nvme"}
-_OFFLOAD_STRATEGIES = re.compile(r"deepspeed_stage_[23]_offload", re.I)
+_OFFLOAD_STRATEGIES = lazy_compile(r"deepspeed_stage_[23]_offload", re.I)
 
 
 # NeMo AutoModel: the YAML's ``distributed:`` block becomes ``strategy_kwargs``; FSDP2Config's offload policy defaults to None
@@ -2383,7 +2384,7 @@ _GA_KEYS = (
 )
 #: a launch's accumulation computed in shell arithmetic from a global batch (Mantis ``gradient_accumulation_steps=$((
 #: $global_batch_size / ($per_device_train_batch_size * $GPU)))``, expanded: ``$((128 / (1 * $((...)))))``)
-_SHELL_RATIO = re.compile(r"^\$\(\(\s*(\d+)\s*/\s*\((.*)\)\s*\)\)$")
+_SHELL_RATIO = lazy_compile(r"^\$\(\(\s*(\d+)\s*/\s*\((.*)\)\s*\)\)$")
 
 
 def _shell_ratio(v: object) -> tuple[int, int] | None:
@@ -2402,7 +2403,7 @@ _BATCH_PAIRS = (("global_batch_size", "micro_batch_size"), ("train_batch_size", 
                 ("global_train_batch_size", "device_train_microbatch_size"))
 #: hooks registered on a tensor's or module's gradient: they run inside a ``backward()`` the loop already made
 _GRAD_HOOK_CALLS = ("register_hook", "register_full_backward_hook")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+_IDENT = lazy_compile(r"[A-Za-z_]\w*")
 
 
 def _in_grad_hook(f: Facts, c: Call) -> bool:
@@ -2472,10 +2473,10 @@ _GA_SECTION = {
         "        if batch_nr < num_batches - 1 and self._data_parallel_module is not None:\n"
         "            return self._data_parallel_module.no_sync()\n        return nullcontext()\n"),
 }
-_ACCUM_NAME = re.compile(r"accum|micro|grad_acc|update_freq", re.I)
+_ACCUM_NAME = lazy_compile(r"accum|micro|grad_acc|update_freq", re.I)
 #: the count fields of a gradient-accumulation section (``GradAccumulationConfig.num_batches``)
 _GA_COUNTS = ("num_batches", "num_steps", "steps", "num_micro_batches")
-_GA_OWNER = re.compile(r"grad(ient)?_?accum", re.I)
+_GA_OWNER = lazy_compile(r"grad(ient)?_?accum", re.I)
 _GA_SECTIONS = ("grad_accumulation", "gradient_accumulation", "grad_accum")
 
 
@@ -2605,7 +2606,7 @@ _OLMO_TRAIN = (
     "        return ce_batch_loss\n"
 )
 #: the iterable of a loop over the micro-batches of a mini-batch (``for micro_batch in micro_batches:``)
-_MICRO_LOOP = re.compile(r"\bmicro_?(batch|batches|batch_list|bs)\b|\bmicro_batches\b", re.I)
+_MICRO_LOOP = lazy_compile(r"\bmicro_?(batch|batches|batch_list|bs)\b|\bmicro_batches\b", re.I)
 
 
 def _micro_batch_accumulation(f: Facts) -> tuple[Call, Call] | None:
@@ -2664,9 +2665,9 @@ def _minibatch_accumulation(f: Facts) -> list[Call]:
 
 #: JAX: the gradient of one update summed over micro-batches by an accumulator the step calls (levanter
 #: ``accumulate_gradients_sharded``, t5x-style ``accumulate_grads_microbatched``)
-_JAX_ACCUMULATOR = re.compile(r"^_*(accum\w*_?grad\w*|grad\w*_?accum\w*)$", re.I)
+_JAX_ACCUMULATOR = lazy_compile(r"^_*(accum\w*_?grad\w*|grad\w*_?accum\w*)$", re.I)
 _JAX_UPDATES = ("update", "apply_updates", "apply_gradients")
-_CALLEE = re.compile(r"([A-Za-z_]\w*)\s*\(")
+_CALLEE = lazy_compile(r"([A-Za-z_]\w*)\s*\(")
 
 
 def _jax_accumulation(f: Facts) -> tuple[Any, Any, Any] | None:
@@ -2725,7 +2726,7 @@ _GA_FILLED = (
 _GA_TRAIN = ("from transformers import Trainer\n\n\ndef train(model, args, dataset):\n"
              "    Trainer(model=model, args=args, train_dataset=dataset).train()\n")
 #: names of the data-parallel size in an accumulation formula: 1 on one GPU
-_DP_SIZE_NAME = re.compile(r"(?i)^(world_size|n_gpus?|num_gpus|ngpus|dp_size|data_parallel_size|num_processes|nproc(_per_node)?)$")
+_DP_SIZE_NAME = lazy_compile(r"(?i)^(world_size|n_gpus?|num_gpus|ngpus|dp_size|data_parallel_size|num_processes|nproc(_per_node)?)$")
 _FORMULA_FUNCS = {"max": max, "min": min, "int": int, "round": round, "ceil": None, "floor": None}
 
 
@@ -3374,11 +3375,11 @@ def _lower_bound(derived: tuple[int, list, bool, str], who: str) -> Outcome:
 _GA_ATTRS = ("accumulated_gradient", "gradient_accumulation_steps", "grad_accum_steps", "accumulation_steps", "grad_accum",
              "num_accumulation_steps", "accumulate_steps", "gradient_accumulation")
 #: ``train_batch_size * ... // micro_train_batch_size // world_size``: a global batch over the micro-batch (and ranks)
-_GA_RATIO = re.compile(r"batch_size\b[^/]*//?[^/]*\bmicro\w*batch\w*")
+_GA_RATIO = lazy_compile(r"batch_size\b[^/]*//?[^/]*\bmicro\w*batch\w*")
 
 
 #: a batch-size prefix that is not the training step's (``--rollout.batch_size``: prompts per generation round)
-_NOT_TRAIN_BATCH = re.compile(r"(?i)(rollout|eval|val|generat|infer|sampl|reward|ref)")
+_NOT_TRAIN_BATCH = lazy_compile(r"(?i)(rollout|eval|val|generat|infer|sampl|reward|ref)")
 
 
 def _global_and_micro(items: dict[str, Any], value: Any) -> tuple[str, Any, float, float] | None:
@@ -3478,15 +3479,15 @@ def _one_mode(f: Facts, s: Setting) -> bool:
 # --- C6 memory pool / buffer reuse ----------------------------------------------
 
 _ALLOC_ENVS = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF")
-_ALLOC_TUNING = re.compile(r"expandable_segments\s*:\s*true|max_split_size_mb\s*:\s*\d+|garbage_collection_threshold\s*:\s*[\d.]+|"
+_ALLOC_TUNING = lazy_compile(r"expandable_segments\s*:\s*true|max_split_size_mb\s*:\s*\d+|garbage_collection_threshold\s*:\s*[\d.]+|"
                            r"roundup_power2_divisions|backend\s*:\s*cudamallocasync", re.I)
 _POOL_CALLS = ("CUDAPluggableAllocator", "change_current_allocator", "torch.cuda.MemPool", "torch.cuda.memory.MemPool",
                "torch.cuda.use_mem_pool", "torch.cuda.memory.use_mem_pool", "torch.cuda.memory._set_allocator_settings")
-_INPLACE_OPS = re.compile(r"(relu6?|leaky_relu|elu|selu|celu|silu|hardswish|hardsigmoid|hardtanh|mish|dropout\w*|threshold|rrelu)$", re.I)
+_INPLACE_OPS = lazy_compile(r"(relu6?|leaky_relu|elu|selu|celu|silu|hardswish|hardsigmoid|hardtanh|mish|dropout\w*|threshold|rrelu)$", re.I)
 
 
 #: an ``if`` that runs its body every few steps (``global_step % args.eval_step == 0``, ``step % log_every == 0``)
-_PERIODIC_GUARD = re.compile(r"%")
+_PERIODIC_GUARD = lazy_compile(r"%")
 
 
 def _in_hot_loop(c: Call) -> bool:
@@ -3505,9 +3506,9 @@ def _in_hot_loop(c: Call) -> bool:
 
 #: a loop over epochs (``range(start_epoch, config.scheduler.epochs)``, ``trange(args.num_train_epochs)``): once per epoch,
 #: not per step (HF's ``enumerate(epoch_iterator)`` is the step loop, not this)
-_EPOCH_LOOP = re.compile(r"(?i)^(range|trange|tqdm)\(.*epoch")
+_EPOCH_LOOP = lazy_compile(r"(?i)^(range|trange|tqdm)\(.*epoch")
 #: a loop over the training batches (``for batch in self.train_dataloader``, ``zip(prompt_only_dataloader, ...)``)
-_BATCH_LOOP = re.compile(r"(?i)loader|batch")
+_BATCH_LOOP = lazy_compile(r"(?i)loader|batch")
 
 
 def _every_step(c: Call) -> bool:
@@ -3519,13 +3520,13 @@ def _every_step(c: Call) -> bool:
 
 
 #: a function run once per training step (not ``train``/``fit``/``_train``, which hold the whole loop)
-_STEP_FUNC_NAME = re.compile(r"(?i)step|forward|backward|(^|_)(train|fit)_(one_)?(batch|iter|micro_?batch)")
+_STEP_FUNC_NAME = lazy_compile(r"(?i)step|forward|backward|(^|_)(train|fit)_(one_)?(batch|iter|micro_?batch)")
 #: ... but not an evaluation step (GLM-4's ``Seq2SeqTrainer.prediction_step``, run per evaluation batch)
-_EVAL_STEP_NAME = re.compile(r"(?i)(predict\w*|eval\w*|valid\w*|val|test)_step")
+_EVAL_STEP_NAME = lazy_compile(r"(?i)(predict\w*|eval\w*|valid\w*|val|test)_step")
 
 
 #: a guard conjunct true on the first step only (``self._first_iter``, ``is_first_step``, ``step == 0``, ``global_step == 1``)
-_ONCE_PART = re.compile(r"(?i)[\w.]*\b_*(is_)?first(_\w+)?|[\w.]*(step|iter|iteration|batch_?(cnt|idx|count|num))\w*\s*==\s*[01]")
+_ONCE_PART = lazy_compile(r"(?i)[\w.]*\b_*(is_)?first(_\w+)?|[\w.]*(step|iter|iteration|batch_?(cnt|idx|count|num))\w*\s*==\s*[01]")
 
 
 def _once_guard(guard: str | None) -> bool:
@@ -3535,7 +3536,7 @@ def _once_guard(guard: str | None) -> bool:
 
 #: functions that build or reset state once (``__init__``, ``reset_parameters``, ``reset_non_persistent_buffers``,
 #: ``_fill_sin_freq_table``, ``init_weights``, ``precompute_freqs_cis``), not the training step
-_INIT_FUNC = re.compile(r"^(__init__|__post_init__|_*(init|initiali[sz]e|reset|fill|build|precompute|setup|make|create)(_\w*)?)$")
+_INIT_FUNC = lazy_compile(r"^(__init__|__post_init__|_*(init|initiali[sz]e|reset|fill|build|precompute|setup|make|create)(_\w*)?)$")
 
 
 @register

@@ -12,6 +12,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
+from ..lazyre import lazy_compile
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import _SERVE_PATH, CONFIG_CALLEE, _library_demo_lines, jax_jitted_steps
 from ._helpers import (
@@ -44,8 +45,8 @@ U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 # --- shared -------------------------------------------------------------------
 
 #: a serving or generation script (``examples/scripts/serve_remote_rm.sh``, ``inference/chat.py``): not a training site
-_SERVING_PATH = re.compile(r"(^|/)(serv\w*|infer\w*|generat\w*|chat\w*|deploy\w*|api|app)(\.py|\.sh|\.ya?ml|\.json|/)", re.I)
-_VERSION = re.compile(r"(==|>=|~=|>|<=|<|!=)\s*v?(\d+(?:\.\d+)*)")
+_SERVING_PATH = lazy_compile(r"(^|/)(serv\w*|infer\w*|generat\w*|chat\w*|deploy\w*|api|app)(\.py|\.sh|\.ya?ml|\.json|/)", re.I)
+_VERSION = lazy_compile(r"(==|>=|~=|>|<=|<|!=)\s*v?(\d+(?:\.\d+)*)")
 
 
 def _vtuple(text: str) -> tuple[int, ...]:
@@ -99,12 +100,12 @@ def _optional_package(f: Facts, use: Any) -> bool:
     return bool(mine) and all(i.optional for i in mine) and not f.deps(root)
 
 
-_HF_MODEL_CLASS = re.compile(r"(ForCausalLM|ForConditionalGeneration|LMHeadModel|ForVision2Seq|ForImageTextToText|ForSeq2SeqLM)$")
+_HF_MODEL_CLASS = lazy_compile(r"(ForCausalLM|ForConditionalGeneration|LMHeadModel|ForVision2Seq|ForImageTextToText|ForSeq2SeqLM)$")
 
 
 #: the model classes Liger patches: decoder LMs and vision-language models (``AutoModelForCausalLM``, ``Qwen2VLForConditionalGeneration``),
 #: or the bare ``AutoModel`` a trainer wraps; not text encoders (``CLIPTextModel``, ``T5EncoderModel``)
-_LIGER_TARGET = re.compile(r"(ForCausalLM|ForConditionalGeneration|LMHeadModel|ForVision2Seq|ForImageTextToText|^AutoModel)$")
+_LIGER_TARGET = lazy_compile(r"(ForCausalLM|ForConditionalGeneration|LMHeadModel|ForVision2Seq|ForImageTextToText|^AutoModel)$")
 
 
 def _trains_hf_model(ctx: Context) -> bool:
@@ -162,7 +163,7 @@ def _passed_model_class(f: Facts, c: Call, owner: str) -> bool:
 
 #: ``torch.compile(flex_attention)`` is how FlexAttention runs fused (its kernel, D1); ``torch.compile(generate_next_token)``
 #: speeds up decoding: neither compiles the training step
-_NOT_TRAINING_COMPILE = re.compile(r"^(flex_attention|create_block_mask|generate\w*|decode\w*|\w*_generate|\w*next_token\w*|sample\w*|"
+_NOT_TRAINING_COMPILE = lazy_compile(r"^(flex_attention|create_block_mask|generate\w*|decode\w*|\w*_generate|\w*next_token\w*|sample\w*|"
                                    r"\w*_decod(e|ing)(_\w*)?)$")  # ``patched_layer_forward_decoding``; not ``decoder_layer``
 
 
@@ -171,9 +172,9 @@ def _join(detail: str, extra: str) -> str:
 
 
 #: what a compiled function is named when it is a helper kernel, not the model (``entropy_from_logits``, ``loss_fn``)
-_HELPER_FN = re.compile(r"(loss|entropy|logits|_fn$|func$|attention|attn|norm$|rope|rotary|pos_emb|softmax|kernel|_op$|gelu|silu|swiglu|matmul|"
+_HELPER_FN = lazy_compile(r"(loss|entropy|logits|_fn$|func$|attention|attn|norm$|rope|rotary|pos_emb|softmax|kernel|_op$|gelu|silu|swiglu|matmul|"
                         r"gemm|sampler|sample|logprob|log_prob|kl_|_kl$|topk|zeropower|newton_schulz|update)", re.I)
-_MODEL_LIKE = re.compile(r"(model|module|net$|transformer|block|layer|encoder|decoder|backbone|policy|actor|critic|llm|unet|vit)", re.I)
+_MODEL_LIKE = lazy_compile(r"(model|module|net$|transformer|block|layer|encoder|decoder|backbone|policy|actor|critic|llm|unet|vit)", re.I)
 
 
 def _helper_switch(s: Setting) -> bool:
@@ -194,7 +195,7 @@ def _compiles_helper(c: Call) -> bool:
     return bool(last) and "(" not in text and not _MODEL_LIKE.search(last) and bool(_HELPER_FN.search(last))
 
 
-_STEP_FN = re.compile(r"step|train", re.I)
+_STEP_FN = lazy_compile(r"step|train", re.I)
 
 
 def _compiles_closure(f: Facts, c: Call) -> bool:
@@ -290,12 +291,12 @@ _ATTN_BOOL_KEYS = (
 #: values that pick a fused kernel (llm-foundry's ``attn_impl: triton`` is a Triton FlashAttention)
 _ATTN_STR_ON = {"fa2", "fa3", "sdpa", "auto", "flash", "flash_attention_2", "flash_attention_3", "flex_attention", "flex", "xformers",
                 "fused", "triton"}
-_FA_FUNCS = re.compile(r"^flash_attn_(varlen_)?(qkvpacked_|kvpacked_)?func$|^flash_attn_with_kvcache$|^Flash(Self|Cross)Attention$|^FlashMHA$")
+_FA_FUNCS = lazy_compile(r"^flash_attn_(varlen_)?(qkvpacked_|kvpacked_)?func$|^flash_attn_with_kvcache$|^Flash(Self|Cross)Attention$|^FlashMHA$")
 #: a line that names a kernel function without running it: an import, a test of whether it imported, ``__all__``
-_FA_NOT_USE = re.compile(r"^\s*(from|import)\b|\bis\s+(not\s+)?None\b|[!=]=\s*None\b|__all__|\bhasattr\(|\bcallable\(")
+_FA_NOT_USE = lazy_compile(r"^\s*(from|import)\b|\bis\s+(not\s+)?None\b|[!=]=\s*None\b|__all__|\bhasattr\(|\bcallable\(")
 #: a patch that swaps attention for a fused kernel (``replace_llama_attn_with_flash_attn``); a loader named for the kernel it
 #: may pick (ms-swift ``get_model_tokenizer_with_flash_attn``, which sets the attention only from its ``attn_impl`` argument) is not
-_FA_PATCH = re.compile(r"^(replace|patch|apply|enable|use|set)_\w*(flash_attn|flash_attention|xformers|sdpa)\w*$|"
+_FA_PATCH = lazy_compile(r"^(replace|patch|apply|enable|use|set)_\w*(flash_attn|flash_attention|xformers|sdpa)\w*$|"
                        r"^(?!(get|load|build|create|make|init)_)\w*_with_(flash_attn|flash_attention|xformers|sdpa)\w*$", re.I)
 _SDPA = ("torch.nn.functional.scaled_dot_product_attention",)
 #: (xformers' forward-only entry, ``fmha.memory_efficient_attention_forward``, dispatches to the same fused kernels: Chameleon's
@@ -345,13 +346,13 @@ def _attn_kind(v: object) -> str | None:
     return None
 
 
-_NOT_TRAINING_SITE = re.compile(r"(^|/)(tests?|testing|eval\w*|evaluation|inference|serve|serving|scripts/convert\w*)/|"
+_NOT_TRAINING_SITE = lazy_compile(r"(^|/)(tests?|testing|eval\w*|evaluation|inference|serve|serving|scripts/convert\w*)/|"
                                 r"(^|/)(test_\w+|\w+_test|eval\w*|infer\w*|generate\w*|chat\w*|convert\w*|export\w*|merge\w*|\w*_merge\w*)\.py$", re.I)
 
 
 # a function that builds a model only to export, convert, save or generate with it (xtuner ``to_huggingface_llava``): an
 # attention choice made there is not the training run's
-_NOT_TRAINING_FUNC = re.compile(r"^(to_(hf|huggingface|transformers|llava|official)\w*|\w*convert\w*|export\w*|save_\w*|"
+_NOT_TRAINING_FUNC = lazy_compile(r"^(to_(hf|huggingface|transformers|llava|official)\w*|\w*convert\w*|export\w*|save_\w*|"
                                 r"merge_\w*|generate\w*|chat\w*|infer\w*|predict\w*|evaluate\w*|eval_\w*)$", re.I)
 
 
@@ -624,9 +625,9 @@ _QWEN_FINETUNE = (
 
 
 #: the model classes of architectures without softmax attention (RWKV's time mixing, Mamba's selective scan, RetNet)
-_ATTENTION_FREE = re.compile(r"^(RWKV|Mamba|RetNet|Hyena)\w*$")
+_ATTENTION_FREE = lazy_compile(r"^(RWKV|Mamba|RetNet|Hyena)\w*$")
 #: ... and names of attention modules that make a model a (hybrid) transformer again (Jamba's attention layers)
-_ATTENTION_CLASS = re.compile(r"Attention|Attn|MHA$", re.I)
+_ATTENTION_CLASS = lazy_compile(r"Attention|Attn|MHA$", re.I)
 
 
 def _attention_free(f: Facts, training: Any = ()) -> Any:
@@ -1495,8 +1496,8 @@ class D2TorchCompile(Check):
 
 
 #: transformers' names of bitsandbytes optimizers (``paged_adamw_32bit``, ``adamw_bnb_8bit``, ``paged_lion_8bit``, ``adamw_8bit``)
-_BNB_OPTIM = re.compile(r"(?i)^(paged_\w+|\w+_bnb_8bit|adamw_8bit|lion_(8|32)bit|rmsprop_bnb\w*|ademamix(_8bit)?)$")
-_REBIND_COMPILE = re.compile(r"^(\w+)\s*=\s*torch\.compile\(\s*(\w+)\s*[,)]")
+_BNB_OPTIM = lazy_compile(r"(?i)^(paged_\w+|\w+_bnb_8bit|adamw_8bit|lion_(8|32)bit|rmsprop_bnb\w*|ademamix(_8bit)?)$")
+_REBIND_COMPILE = lazy_compile(r"^(\w+)\s*=\s*torch\.compile\(\s*(\w+)\s*[,)]")
 
 
 def _compiled_after_trainer(f: Facts, c: Call) -> Call | None:
@@ -1900,9 +1901,9 @@ def _own_fa_switch(f: Facts, loads: list) -> tuple[str, Any] | None:
 
 #: model families whose checkpoints ship their own modelling code (``trust_remote_code``), attention kernel choice included:
 #: ChatGLM 1-3, Qwen 1 (``Qwen/Qwen-7B``; Qwen1.5 and later are native), Baichuan, InternLM 1-2
-_REMOTE_ATTN = re.compile(r"chatglm|(^|/)qwen-(1_8b|7b|14b|72b)|baichuan|internlm2?(-|_|$)", re.I)
+_REMOTE_ATTN = lazy_compile(r"chatglm|(^|/)qwen-(1_8b|7b|14b|72b)|baichuan|internlm2?(-|_|$)", re.I)
 #: names of embedding models a RAG or API demo uses beside the trained LLM (ChatGLM3's ``bge-large-zh-1.5``)
-_EMBEDDING_NAME = re.compile(r"(^|/)(bge|e5|gte|text2vec|m3e)[-_]|embedding|sentence-transformers", re.I)
+_EMBEDDING_NAME = lazy_compile(r"(^|/)(bge|e5|gte|text2vec|m3e)[-_]|embedding|sentence-transformers", re.I)
 
 
 def _remote_attention(ctx: Context, loads: list) -> str | None:
@@ -2160,7 +2161,7 @@ _MEGATRON_FUSION_FLAGS = ("use_fused_rmsnorm", "use_fused_swiglu", "use_fused_ro
                           "masked_softmax_fusion", "apply_rope_fusion", "gradient_accumulation_fusion", "cross_entropy_loss_fusion",
                           "use_fused_rotary_emb", "bias_dropout_fusion")
 #: NeMo's Megatron model classes (``megatron_gpt_model.MegatronGPTModel``, ``megatron_t5_model.MegatronT5Model``)
-_NEMO_MEGATRON_MODEL = re.compile(r"\.megatron_\w+_model\.Megatron\w*Model$")
+_NEMO_MEGATRON_MODEL = lazy_compile(r"\.megatron_\w+_model\.Megatron\w*Model$")
 #: NeMo's switches of those default fusions (``model.bias_activation_fusion: false``)
 _NEMO_FUSION_FLAGS = ("bias_activation_fusion", "bias_dropout_add_fusion")
 _MEGATRON_NO_FUSION = ("no_masked_softmax_fusion", "no_bias_gelu_fusion", "no_bias_dropout_fusion", "no_gradient_accumulation_fusion",
@@ -2170,7 +2171,7 @@ _MEGATRON_NO_FUSION = ("no_masked_softmax_fusion", "no_bias_gelu_fusion", "no_bi
 #: an optimizer config's implementation switch (torchtitan ``OptimizersContainer.Config.implementation: Literal["for-loop",
 #: "foreach", "fused"] = "fused"``, turned into ``fused=True`` for torch.optim when the optimizer is built)
 _OPTIM_IMPL_KEYS = ("implementation", "optimizer_implementation", "optim_implementation")
-_OPTIM_FILE = re.compile(r"(?i)optim")
+_OPTIM_FILE = lazy_compile(r"(?i)optim")
 
 
 def _fused_impl_default(f: Facts) -> tuple[Setting | None, list[Setting]]:
@@ -2462,7 +2463,7 @@ class D6OperatorFusion(Check):
 
 
 _OPTIMIZER_KEYS = ("optimizer", "optim", "optimizer_name", "optimizer_type")
-_OPTIM_CLASS = re.compile(r"(?i)adam|adafactor|sgd|lion|muon|lamb|sophia|shampoo|soap|optim")
+_OPTIM_CLASS = lazy_compile(r"(?i)adam|adafactor|sgd|lion|muon|lamb|sophia|shampoo|soap|optim")
 
 
 def _norm_name(v: str) -> str:
@@ -2492,7 +2493,7 @@ def _own_optimizer(f: Facts) -> tuple[list[tuple[Any, Call]], int]:
 
 
 #: a function that is an optimizer's update step (nanochat ``adamw_step_fused``, ``muon_step_fused``)
-_OPT_STEP_FUNC = re.compile(r"(?i)(adam|muon|lion|sgd|lamb|sophia|shampoo|soap)\w*(step|update)|(step|update)\w*(adam|muon|lion|sgd)")
+_OPT_STEP_FUNC = lazy_compile(r"(?i)(adam|muon|lion|sgd|lamb|sophia|shampoo|soap)\w*(step|update)|(step|update)\w*(adam|muon|lion|sgd)")
 
 
 #: flags only Megatron-LM's argument parser takes (undotted: verl's ``...megatron.tensor_model_parallel_size=2`` override
@@ -2520,7 +2521,7 @@ _PAD_KEYS = ("make_vocab_size_divisible_by", "pad_vocab_size_to", "pad_to_multip
 #: litgpt ``padding_multiple`` (``padded_vocab_size = find_multiple(vocab_size, padding_multiple)``)
 _VOCAB_PAD_KEYS = {"make_vocab_size_divisible_by", "pad_vocab_size_to", "pad_vocab_size_to_multiple_of", "vocab_size_multiple",
                    "padded_vocab_multiple", "vocab_multiple_of", "pad_vocab_size_multiple", "padding_multiple"}
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing|unittests?)(/|$)|(^|/)test_[^/]*$|_test\.py$")
+_TEST_PATH = lazy_compile(r"(^|/)(tests?|testing|unittests?)(/|$)|(^|/)test_[^/]*$|_test\.py$")
 
 
 def _checkpoint_loaded_packages(f: Facts) -> set[str]:
@@ -2567,15 +2568,15 @@ def _checkpoint_config_defaults(f: Facts, dims: list) -> set[tuple[str, int]]:
 
 
 #: checkpoint converters (Megatron ``examples/multimodal/model_converter/siglip_converter.py``, GPT-NeoX ``tools/ckpts/``)
-_CONVERTER_PATH = re.compile(r"(^|/)(\w*convert\w*|ckpts?|checkpoint_conversion)(/|\.py$)|(^|/)\w*(convert|converter|export)\w*\.py$", re.I)
+_CONVERTER_PATH = lazy_compile(r"(^|/)(\w*convert\w*|ckpts?|checkpoint_conversion)(/|\.py$)|(^|/)\w*(convert|converter|export)\w*\.py$", re.I)
 
 
 #: a call that is one value of a dict literal keyed by a name (``"siglip": EncoderSpec(``): a registry's preset
-_PRESET_ENTRY = re.compile(r"""^\s*["'][^"']+["']\s*:\s*[A-Za-z_][\w.]*\(""")
+_PRESET_ENTRY = lazy_compile(r"""^\s*["'][^"']+["']\s*:\s*[A-Za-z_][\w.]*\(""")
 
 
 #: the sub-config of a multimodal model's encoder part (a Q-Former, a vision or audio tower): no vocabulary projection there
-_ENCODER_SECTION = re.compile(r"(^|\.)(qformer|vision|audio|speech)_config\.")
+_ENCODER_SECTION = lazy_compile(r"(^|\.)(qformer|vision|audio|speech)_config\.")
 
 
 def _dims(f: Facts) -> list:
@@ -3132,7 +3133,7 @@ def _minority_note(few: tuple[set[str], int, list], mult: int) -> str:
 
 # --- D8 persistent kernels ------------------------------------------------------
 
-_PERSISTENT_STEP = re.compile(r"num_programs|num_sms|NUM_SMS|n_sms|NUM_SM\b|num_sm\b|grid_size|NUM_PROGRAMS|NUM_CTAS", re.I)
+_PERSISTENT_STEP = lazy_compile(r"num_programs|num_sms|NUM_SMS|n_sms|NUM_SM\b|num_sm\b|grid_size|NUM_PROGRAMS|NUM_CTAS", re.I)
 #: (NeMo/Megatron ``persist_layer_norm: True``: apex's persistent fused LayerNorm kernel, trlx's NeMo configs)
 _PERSISTENT_KEYS = ("persistent_kernel", "persistent_kernels", "use_persistent_kernel", "enable_persistent_kernel", "grid_persistent",
                     "persist_layer_norm")

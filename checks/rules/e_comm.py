@@ -13,6 +13,7 @@ from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Expr, Facts, as_number, truthy
+from ..lazyre import lazy_compile
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
 from ..project import documented_multi_node, launch_runs_no_training
 from ..workload import inference_only
@@ -58,7 +59,7 @@ _DIST_WRAPPERS = (
     "init_process_group", "DDPStrategy", "FSDPStrategy", "DeepSpeedStrategy", "LowLevelZeroPlugin",
     "HybridParallelPlugin", "GeminiPlugin", "MoeHybridParallelPlugin", "horovod.torch.DistributedOptimizer",
 )
-_LIGHTNING_DIST = re.compile(r"^(ddp|fsdp|deepspeed)", re.I)
+_LIGHTNING_DIST = lazy_compile(r"^(ddp|fsdp|deepspeed)", re.I)
 #: flags only Megatron-LM style launchers take (HF scripts use ``--per_device_train_batch_size`` and friends)
 _MEGATRON_FLAGS = (
     "tensor_model_parallel_size", "pipeline_model_parallel_size", "use_distributed_optimizer", "overlap_grad_reduce",
@@ -149,7 +150,7 @@ def one_gpu_generation(ctx: Context) -> str | None:
 
 
 #: a documented command that hands the HF Trainer FSDP or DeepSpeed (FastChat's ``--fsdp "full_shard auto_wrap"``)
-_DOC_SHARDED = re.compile(r"--(fsdp|deepspeed)\b|\bzero[_-]?[123]\b", re.I)
+_DOC_SHARDED = lazy_compile(r"--(fsdp|deepspeed)\b|\bzero[_-]?[123]\b", re.I)
 
 
 def documented_ddp(f: Facts) -> list[Any]:
@@ -192,7 +193,7 @@ def _text(v: Any) -> str:
 # -- E1 ---------------------------------------------------------------------------------
 
 _GDR_OFF = {"0", "loc"}
-_RDMA_VARS = re.compile(r"^(NCCL_IB_|NCCL_NET_GDR_|NCCL_GDR|NCCL_NET$|NCCL_NET_PLUGIN$|FI_EFA_|FI_PROVIDER$|UCX_NET_DEVICES$|NCCL_COLLNET)")
+_RDMA_VARS = lazy_compile(r"^(NCCL_IB_|NCCL_NET_GDR_|NCCL_GDR|NCCL_NET$|NCCL_NET_PLUGIN$|FI_EFA_|FI_PROVIDER$|UCX_NET_DEVICES$|NCCL_COLLNET)")
 
 
 def _training_envs(f: Facts, *prefixes: str) -> list[Any]:
@@ -564,7 +565,7 @@ _OVERLAP_KEYS = (
     "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "overlap_grad_sync",
     "overlap_param_sync", "overlap_communication", "communication_overlap", "overlap_moe_expert_parallel_comm",
 )
-_PREFETCH_ON = re.compile(r"backward_(pre|post)", re.I)
+_PREFETCH_ON = lazy_compile(r"backward_(pre|post)", re.I)
 _COLOSSAL_OVERLAP = ("LowLevelZeroPlugin", "HybridParallelPlugin", "MoeHybridParallelPlugin")
 
 
@@ -665,7 +666,7 @@ def _jax_run(env: str) -> dict[str, str]:
 
 #: XLA's scheduler that overlaps a JAX step's collectives with compute, switched in ``XLA_FLAGS`` (GPU) or
 #: ``LIBTPU_INIT_ARGS`` (TPU): ``--xla_gpu_enable_latency_hiding_scheduler=true``
-_XLA_OVERLAP = re.compile(r"--xla_(gpu|tpu)_enable_latency_hiding_scheduler(=(\w+))?")
+_XLA_OVERLAP = lazy_compile(r"--xla_(gpu|tpu)_enable_latency_hiding_scheduler(=(\w+))?")
 
 
 def _xla_overlap(f: Facts) -> Outcome | None:
@@ -1081,9 +1082,9 @@ def _summary(parts: list[str]) -> str:
 
 # -- E3 ---------------------------------------------------------------------------------
 
-_HOOKS = re.compile(r"(powerSGD|fp16_compress|bf16_compress|compress_hook|compress_wrapper|quantization_pertensor|quantization_perchannel)", re.I)
-_ONEBIT = re.compile(r"^(onebit(adam|lamb)|zerooneadam)$", re.I)
-_LOW = re.compile(r"^(fp16|bf16|float16|bfloat16|half|fp8)$", re.I)
+_HOOKS = lazy_compile(r"(powerSGD|fp16_compress|bf16_compress|compress_hook|compress_wrapper|quantization_pertensor|quantization_perchannel)", re.I)
+_ONEBIT = lazy_compile(r"^(onebit(adam|lamb)|zerooneadam)$", re.I)
+_LOW = lazy_compile(r"^(fp16|bf16|float16|bfloat16|half|fp8)$", re.I)
 
 
 #: SpecForge's backend: FSDP1 ``MixedPrecision(param_dtype=pc.param_dtype, buffer_dtype=torch.float32)``, no ``reduce_dtype``,
@@ -1320,7 +1321,7 @@ class E3GradientCompression(Check):
         return Outcome(N, off, detail, {"grad_compression": []})
 
 
-_E3_TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$")
+_E3_TEST = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$")
 
 
 def _low_param_dtype(f: Facts, v: Any) -> str | None:
@@ -1358,7 +1359,7 @@ _NOT_TUNING = {
 
 
 #: an ``if`` that runs only where a hardware probe fails: ``not check_cuda_p2p_ib_support()``, ``not is_p2p_available()``
-_CAPABILITY_PROBE = re.compile(r"\bnot\s+[\w.]*(support|available|capab)\w*\(", re.I)
+_CAPABILITY_PROBE = lazy_compile(r"\bnot\s+[\w.]*(support|available|capab)\w*\(", re.I)
 
 
 #: memory settings of the collectives: how NCCL allocates its buffers (``NCCL_CUMEM_ENABLE=0``, which vLLM and weight-sync

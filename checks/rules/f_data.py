@@ -18,6 +18,7 @@ from typing import Any
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Launch, Setting, as_number, register_vote_bands, truthy
 from ..facts.types import RETURNED_DICT
+from ..lazyre import lazy_compile
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
 from ..project import _INFERENCE_ENGINES, _SERVE_PATH, _absolute_module, _library_demo_lines, recipe_files
 from ._helpers import (
@@ -43,13 +44,13 @@ from .e_comm import megatron_launches
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
-_TESTS = re.compile(r"(^|/)(tests?|testing|unittests?)/|(^|/)test_[^/]*\.py$|_tests?\.py$")
-_EVAL = re.compile(r"(?:^|[^a-z])(val|valid|validation|eval|evaluate|evaluation|evaluators?|test|testing|dev|predict|prediction|infer|inference|calib|calibration|benchmark)(?:[^a-z]|$)", re.I)
-_TRAIN = re.compile(r"train", re.I)
+_TESTS = lazy_compile(r"(^|/)(tests?|testing|unittests?)/|(^|/)test_[^/]*\.py$|_tests?\.py$")
+_EVAL = lazy_compile(r"(?:^|[^a-z])(val|valid|validation|eval|evaluate|evaluation|evaluators?|test|testing|dev|predict|prediction|infer|inference|calib|calibration|benchmark)(?:[^a-z]|$)", re.I)
+_TRAIN = lazy_compile(r"train", re.I)
 #: a loader built in a generation helper (``def generate(self, *, texts=None, dataset=None, batch_size=1)`` of a model
 #: wrapper: ``DataLoader(dataset, shuffle=False, collate_fn=...)`` fed to ``model.generate`` under ``torch.no_grad()``)
 #: feeds inference, unless the same name says training (``generate_train_loader``)
-_GENERATE = re.compile(r"(?:^|[^a-z])(generate|generation)(?:[^a-z]|$)", re.I)
+_GENERATE = lazy_compile(r"(?:^|[^a-z])(generate|generation)(?:[^a-z]|$)", re.I)
 
 
 def _in_tests(path: str) -> bool:
@@ -239,15 +240,15 @@ _LLMC_WRITER = (
 )
 
 
-_SIDE_FLAG = re.compile(r"(^|_)(debug|debugging|test|testing|smoke|dry_?run|sanity|profil\w*|cpu|mock|fake|dummy|overfit)(_|$)", re.I)
-_MOCK = re.compile(r"(^|[^a-z])(mock|dummy|fake|synthetic|random)(_|[^a-z]|$)", re.I)
+_SIDE_FLAG = lazy_compile(r"(^|_)(debug|debugging|test|testing|smoke|dry_?run|sanity|profil\w*|cpu|mock|fake|dummy|overfit)(_|$)", re.I)
+_MOCK = lazy_compile(r"(^|[^a-z])(mock|dummy|fake|synthetic|random)(_|[^a-z]|$)", re.I)
 
 
-_PREP_PATH = re.compile(r"(^|/)(data_prep|preprocess\w*|prepare\w*)/|(^|/)(convert|preprocess|prepare|pre_?tokeniz)\w*\.py$", re.I)
-_COUNTING_FUNC = re.compile(r"(calc|calculate|estimate|count|compute|get)_?\w*(num_steps|total_steps|steps|len|length)$|^num_\w*steps$", re.I)
+_PREP_PATH = lazy_compile(r"(^|/)(data_prep|preprocess\w*|prepare\w*)/|(^|/)(convert|preprocess|prepare|pre_?tokeniz)\w*\.py$", re.I)
+_COUNTING_FUNC = lazy_compile(r"(calc|calculate|estimate|count|compute|get)_?\w*(num_steps|total_steps|steps|len|length)$|^num_\w*steps$", re.I)
 
 
-_MOCK_CLASS = re.compile(r"^(Mock|Dummy|Fake|Synthetic|Random)[A-Z0-9_]")
+_MOCK_CLASS = lazy_compile(r"^(Mock|Dummy|Fake|Synthetic|Random)[A-Z0-9_]")
 
 
 def _mock_dataset_arg(c: Call) -> bool:
@@ -297,7 +298,7 @@ def _loader_calls(f: Facts) -> list[Call]:
     return main or calls
 
 
-_CONFIG_CLASS = re.compile(r"(Config|Configs|Args|Arguments|Params)$")
+_CONFIG_CLASS = lazy_compile(r"(Config|Configs|Args|Arguments|Params)$")
 
 #: calls whose ``num_workers=`` sizes a preprocessing pool (LitData ``optimize``, ``datasets.map``), not a loader
 _PREP_CALLS = {"optimize", "map", "filter", "DataProcessor", "Pool", "ProcessPoolExecutor", "ThreadPoolExecutor", "process_map",
@@ -306,18 +307,18 @@ _PREP_CALLS = {"optimize", "map", "filter", "DataProcessor", "Pool", "ProcessPoo
 
 #: a key of the same name that sets another subsystem (DeepSpeed's ``zero_optimization.offload_optimizer.pin_memory``
 #: pins offloaded optimizer states, not loader batches)
-_OTHER_KNOB = re.compile(r"(^|\.)(zero_optimization|offload_optimizer|offload_param|offload_\w+|fsdp_config|ray_init_kwargs)\.")
+_OTHER_KNOB = lazy_compile(r"(^|\.)(zero_optimization|offload_optimizer|offload_param|offload_\w+|fsdp_config|ray_init_kwargs)\.")
 
 #: a keyword of a tensor allocation or of an offload hook/policy (VeOmni ``torch.empty_strided(..., pin_memory=...)`` for
 #: its activation-offload buffers, ``custom_save_on_cpu(pin_memory=False)``, ``CPUOffloadPolicy(pin_memory=...)``): it
 #: pins (or not) that buffer, not the batches a loader's ``pin_memory=pin_memory`` hands on
-_BUFFER_KNOB = re.compile(r"(^|\.)(empty|empty_strided|empty_like|zeros|zeros_like|ones|ones_like|full|full_like|tensor|as_tensor"
+_BUFFER_KNOB = lazy_compile(r"(^|\.)(empty|empty_strided|empty_like|zeros|zeros_like|ones|ones_like|full|full_like|tensor|as_tensor"
                           r"|\w*save_on_cpu\w*|\w*[Oo]ffload\w*)\(")
 
 #: a keyword of a sharding or data-parallel config or call (OLMo-core ``TransformerDataParallelConfig(prefetch_factor=1)``,
 #: ``model.apply_fsdp(prefetch_factor=...)``: how many blocks FSDP all-gathers ahead in the forward pass, not the batches
 #: a loader's ``prefetch_factor=self.prefetch_factor`` queues)
-_SHARDING_KNOB = re.compile(r"(^|\.)\w*(DataParallel|Fsdp|FSDP|fsdp|FullyShard|fully_shard|Sharding|ZeRO|Zero)\w*\(")
+_SHARDING_KNOB = lazy_compile(r"(^|\.)\w*(DataParallel|Fsdp|FSDP|fsdp|FullyShard|fully_shard|Sharding|ZeRO|Zero)\w*\(")
 
 
 def _overridden_default(f: Facts, s: Any) -> bool:
@@ -334,7 +335,7 @@ def _overridden_default(f: Facts, s: Any) -> bool:
 
 
 #: ``self.args.dataloader_num_workers``, ``training_args.dataloader_pin_memory``: a field of HF ``TrainingArguments``
-_HF_ARGS_READ = re.compile(r"^(self\.)?(args|training_args|train_args)\.\w+$")
+_HF_ARGS_READ = lazy_compile(r"^(self\.)?(args|training_args|train_args)\.\w+$")
 
 
 def _resolve(f: Facts, c: Call, name: str, value: Any, skip: set[tuple[str, int]]) -> list[_Value]:
@@ -430,8 +431,8 @@ def _with_workers_arm(value: Expr) -> Expr | None:
 
 #: a loader setting read from a config object whose holder the facts do not know as one (nanotron ``run_train.py``:
 #: ``dataloader_num_workers=data.num_loading_workers``, ``data`` a ``DataArgs``): the attribute, by its loader-setting name
-_LOADER_ATTR = {"num_workers": re.compile(r"^(num_)?(data_?)?(loading_|loader_|dataloader_)?(num_)?workers$|^num_(data_)?(loading|loader)_workers$"),
-                "pin_memory": re.compile(r"^(dataloader_)?pin_memory$"), "prefetch_factor": re.compile(r"^(dataloader_)?prefetch_factor$")}
+_LOADER_ATTR = {"num_workers": lazy_compile(r"^(num_)?(data_?)?(loading_|loader_|dataloader_)?(num_)?workers$|^num_(data_)?(loading|loader)_workers$"),
+                "pin_memory": lazy_compile(r"^(dataloader_)?pin_memory$"), "prefetch_factor": lazy_compile(r"^(dataloader_)?prefetch_factor$")}
 
 
 def _loader_ref(v: Expr, name: str) -> str | None:
@@ -468,7 +469,7 @@ def _unpassed_default(f: Facts, c: Call, name: str) -> _Value | None:
 
 #: a decorator that files the function away to be called by name (``@DATALOADER_REGISTRY.register("native")``,
 #: ``@register_loader``), unlike ``@abstractmethod``/``@staticmethod``/``@torch.no_grad()`` on a method called directly
-_REGISTERING = re.compile(r"regist|\(\s*['\"]", re.I)
+_REGISTERING = lazy_compile(r"regist|\(\s*['\"]", re.I)
 
 
 def _reached_by_reference(f: Facts, func: str) -> bool:
@@ -774,7 +775,7 @@ _SHARD_CALLS = (
     "pyarrow.parquet.ParquetFile", "pyarrow.parquet.ParquetDataset", "pandas.read_parquet", "fn.readers.tfrecord",
     "fn.readers.webdataset",
 )
-_HUB_DATASET = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$(?<!\.json)(?<!\.jsonl)(?<!\.csv)(?<!\.txt)(?<!\.parquet)")
+_HUB_DATASET = lazy_compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$(?<!\.json)(?<!\.jsonl)(?<!\.csv)(?<!\.txt)(?<!\.parquet)")
 _ARROW_CLASSES = {"datasets", "Dataset", "DatasetDict", "IterableDataset", "IterableDatasetDict"}
 
 
@@ -789,7 +790,7 @@ def _other_disk_io(f: Facts) -> set[tuple[str, int, str]]:
     return {(c.path, c.line, c.name) for c in [*own, *(c for c in f.calls("save_to_disk") if c.path in files)]}
 
 
-_SHARD_FILES = re.compile(r"\{\d+\.\.\d+\}\.tar|\.tar$|\.tfrecords?$|\.parquet$|\.arrow$|\.mds$|\.beton$|\.lmdb$|\.h5$|\.hdf5$", re.I)
+_SHARD_FILES = lazy_compile(r"\{\d+\.\.\d+\}\.tar|\.tar$|\.tfrecords?$|\.parquet$|\.arrow$|\.mds$|\.beton$|\.lmdb$|\.h5$|\.hdf5$", re.I)
 _PER_SAMPLE = (
     "PIL.Image.open", "Image.open", "cv2.imread", "torchvision.io.read_image", "torchvision.io.decode_image",
     "imageio.imread", "imageio.v3.imread", "skimage.io.imread", "decord.VideoReader", "av.open", "torchaudio.load",
@@ -818,13 +819,13 @@ def _is_media(c: Call) -> bool:
 #: merged-store evidence that is a table of records (HF datasets Arrow, Parquet), which may hold only annotations
 #: (a project that writes the table itself, ``save_to_disk``, stores its prepared samples there: not only annotations)
 _TABLE_KEYS = {"load_from_disk", "load_dataset", "read_table"}
-_PER_SAMPLE_FUNCS = re.compile(r"^(__getitem__|__getitems__|_?get_item|_?load_image|_?load_video|_?read_image|_?process_image|_?get_image|fetch_image|process_vision_info)$")
+_PER_SAMPLE_FUNCS = lazy_compile(r"^(__getitem__|__getitems__|_?get_item|_?load_image|_?load_video|_?read_image|_?process_image|_?get_image|fetch_image|process_vision_info)$")
 #: a sample decoded from bytes already in memory, a URL, or a member of an archive/database is not a small-file read
-_NOT_A_FILE = re.compile(r"BytesIO|requests|urlopen|http|\.read\(\)|base64|extractfile|zip|\bzf\.|\btar(file)?\b|\.tar\b|archive|lmdb|\btxn\b|\.get\(b['\"]", re.I)
+_NOT_A_FILE = lazy_compile(r"BytesIO|requests|urlopen|http|\.read\(\)|base64|extractfile|zip|\bzf\.|\btar(file)?\b|\.tar\b|archive|lmdb|\btxn\b|\.get\(b['\"]", re.I)
 _OPENERS = {"open", "io.open", "PIL.Image.open", "Image.open", "av.open"}
 
 
-_GETITEM = re.compile(r"^(__getitem__|__getitems__|_?get_item)$")
+_GETITEM = lazy_compile(r"^(__getitem__|__getitems__|_?get_item)$")
 
 
 def _reached_from(f: Facts, func: str | None, start: re.Pattern[str], memo: dict[Any, bool], depth: int = 0, path: str | None = None) -> bool:
@@ -846,7 +847,7 @@ def _reached_from(f: Facts, func: str | None, start: re.Pattern[str], memo: dict
 
 
 #: a lazy initialisation: ``if self.shuffle_index is None:`` (the first call loads, later calls reuse the attribute)
-_LAZY_INIT = re.compile(r"(^|\band\s+)self\.\w+\s+is\s+None\s*$|^self\.\w+\s+is\s+None\b")
+_LAZY_INIT = lazy_compile(r"(^|\band\s+)self\.\w+\s+is\s+None\s*$|^self\.\w+\s+is\s+None\b")
 
 
 def _lazy_once(c: Call) -> bool:
@@ -868,7 +869,7 @@ def _bytes_sibling(f: Facts, c: Call) -> bool:
 
 
 #: a file handle kept on the object (``self.data_file = open(path, "rb", buffering=0)``), opened once, not per sample
-_KEPT_HANDLE = re.compile(r"^\s*self\.\w+\s*=\s*open\(")
+_KEPT_HANDLE = lazy_compile(r"^\s*self\.\w+\s*=\s*open\(")
 
 
 def _byte_range_funcs(f: Facts) -> set[tuple[str, str | None]]:
@@ -980,12 +981,12 @@ def _memmap_calls(f: Facts) -> list[Call]:
 
 
 #: an offset past a file's own header, as written (``offset=HDR_SIZE``, ``offset=header_bytes``)
-_HEADER_OFFSET = re.compile(r"\boffset\s*=\s*[\w.]*(HDR|header)", re.I)
+_HEADER_OFFSET = lazy_compile(r"\boffset\s*=\s*[\w.]*(HDR|header)", re.I)
 #: a stream of token ids (nanoGPT's ``train.bin``, build-nanogpt's ``load_tokens`` shards): windows are cut across documents
-_TOKEN_STREAM = re.compile(r"\.bin\b|uint16|uint32|int32|\btoks?\b|toks_|_toks|tokens|shard", re.I)
+_TOKEN_STREAM = lazy_compile(r"\.bin\b|uint16|uint32|int32|\btoks?\b|toks_|_toks|tokens|shard", re.I)
 #: token ids stored ahead in binary: a stream, or an array of rows (LongAlign ``input_ids = torch.from_numpy(np.load(...
 #: 'inputs.npy'))``, one padded or packed sample per row)
-_TOKENISH = re.compile(_TOKEN_STREAM.pattern + r"|\binput_ids\b", re.I)
+_TOKENISH = lazy_compile(_TOKEN_STREAM.pattern + r"|\binput_ids\b", re.I)
 
 
 def _token_bins(f: Facts) -> list[Call]:
@@ -1048,7 +1049,7 @@ def _token_bins(f: Facts) -> list[Call]:
 
 #: a tensor copied off the device (``x.cpu().numpy()``): the run's own tensors dumped (llm.c's ``write_state`` writes a batch,
 #: its logits and gradients for the C port's test), not token ids prepared ahead
-_HOST_COPY = re.compile(r"\.(cpu|detach)\(\)")
+_HOST_COPY = lazy_compile(r"\.(cpu|detach)\(\)")
 
 
 _READER_SHORTS = frozenset({"memmap", "frombuffer", "from_file", "readinto", "TokensLoader", "load"})
@@ -1070,18 +1071,18 @@ def _shared_mapping(c: Call) -> bool:
     return truthy(shared) is True
 
 
-_CHUNK_FUNC = re.compile(r"chunk|window|block", re.I)
-_WEIGHT_FUNC = re.compile(r"weight|param|ckpt|checkpoint|state_dict|offload", re.I)
+_CHUNK_FUNC = lazy_compile(r"chunk|window|block", re.I)
+_WEIGHT_FUNC = lazy_compile(r"weight|param|ckpt|checkpoint|state_dict|offload", re.I)
 #: a module of a KV cache (``kv_cache.py``, ``paged_kvcache.py``) and a function of the inference path (``update_inference_inputs``,
 #: ``generate_step``, ``_generation_loop``)
-_KV_MODULE = re.compile(r"kv_?cache", re.I)
-_INFER_FUNC = re.compile(r"inference|generate|generation", re.I)
+_KV_MODULE = lazy_compile(r"kv_?cache", re.I)
+_INFER_FUNC = lazy_compile(r"inference|generate|generation", re.I)
 #: reads of a byte range of a file (local or remote): ``get_bytes_range(path, start, n)``, ``f.seek(o)`` + ``f.read(n)``
 _BYTE_RANGE_READS = frozenset({"get_bytes_range", "pread", "read_range", "get_range", "readinto"})
-_INDEX_FILE = re.compile(r"indices|_index\b|\bindex_|offsets?_|lengths?_|_meta\b", re.I)
+_INDEX_FILE = lazy_compile(r"indices|_index\b|\bindex_|offsets?_|lengths?_|_meta\b", re.I)
 #: ``np.save`` of an index or a length table next to the data (xtuner ``np.save(save_path, num_tokens)`` into
 #: ``num_tokens.npy``, ``np.save(open(f"{filename}.bin.meta", "wb"), train_meta)``): sample lengths and offsets, not token ids
-_INDEX_SAVE = re.compile(r"\.meta\b|_meta\b|\bmeta\b|num_tokens|lengths?\b|offsets?\b|\bindex\b", re.I)
+_INDEX_SAVE = lazy_compile(r"\.meta\b|_meta\b|\bmeta\b|num_tokens|lengths?\b|offsets?\b|\bindex\b", re.I)
 
 
 def _bin_key(c: Call) -> str:
@@ -1102,11 +1103,11 @@ _TOKENIZE_SHORT = {"encode_plus", "batch_encode_plus", "apply_chat_template", "t
                    "build_single_message", "build_chat_input"}
 #: a module of collator classes (``instruction_collator.py``, ``data_collator.py``, ``collate.py``): their ``__call__`` is
 #: the DataLoader's ``collate_fn``, run per batch
-_COLLATOR_FILE = re.compile(r"collat", re.I)
+_COLLATOR_FILE = lazy_compile(r"collat", re.I)
 #: a callable object that turns one sample into model inputs (torchtitan ``TextProcessor(SampleProcessor)``, whose
 #: ``__call__(sample, rng)`` the Grain pipeline maps lazily over the stream), in a data module
-_SAMPLE_PROCESSOR = re.compile(r"(Sample\w*Processor|Transform)$")
-_DATA_MODULE = re.compile(r"(?i)(^|/)\w*(data|dataset)s?\w*(/|\.py$)")
+_SAMPLE_PROCESSOR = lazy_compile(r"(Sample\w*Processor|Transform)$")
+_DATA_MODULE = lazy_compile(r"(?i)(^|/)\w*(data|dataset)s?\w*(/|\.py$)")
 
 
 def _fed_to_loader(f: Facts, path: str) -> bool:
@@ -1137,34 +1138,34 @@ def _sample_processor(f: Facts, path: str, line: int) -> bool:
     return k is not None and any(_SAMPLE_PROCESSOR.search(n.rsplit(".", 1)[-1]) for n in (k.name, *k.bases))
 
 
-_ONLINE_FUNCS = re.compile(r"^(__getitem__|__getitems__|__iter__|__next__|_?get_item|.*collate.*)$", re.I)
+_ONLINE_FUNCS = lazy_compile(r"^(__getitem__|__getitems__|__iter__|__next__|_?get_item|.*collate.*)$", re.I)
 #: a hand-written streaming loader (nanochat's ``tokenizing_distributed_data_loader``, a generator that reads parquet row
 #: groups and tokenizes them batch by batch while training consumes it): its tokenization runs in the input pipeline, not
 #: once at start-up; a function that builds or returns a loader (``build_dataloader``, ``get_data_loader``) is set-up code
 #: (Lightning's ``train_dataloader()`` hook returns a loader too: set-up)
-_STREAM_LOADER = re.compile(r"^(?!_*(build|get|create|make|prepare|setup|init|load|save|log|eval|train|val|test)_)"
+_STREAM_LOADER = lazy_compile(r"^(?!_*(build|get|create|make|prepare|setup|init|load|save|log|eval|train|val|test)_)"
                             r"(?!.*(^|_)(from|for|of|to|with|in|on)_(data_?loader|data_?generator|batch_?generator))"
                             r".*(data_?loader|data_?generator|batch_?generator)", re.I)
 #: (not a module of a model's input stems: ImageBind's ``models/multimodal_preprocessors.py`` patchifies inside forward)
-_OFFLINE_PATH = re.compile(r"^(?!(.*/)?models?/|.*preprocessors?\.py$)"
+_OFFLINE_PATH = lazy_compile(r"^(?!(.*/)?models?/|.*preprocessors?\.py$)"
                            r"(.*/)?[^/]*(preprocess|prepare|pre_?tokeniz|tokenize_(data|dataset|corpus)|build_(data|dataset)|make_dataset|process_data|data_prep)[^/]*\.py$", re.I)
 _HF_MAP_KW = {"batched", "num_proc", "remove_columns", "fn_kwargs", "desc", "load_from_cache_file", "batch_size", "cache_file_name"}
 
 
 #: operations on a tokenizer object (serialising it for an RPC, type checks, wrapping), not tokenization of text
-_TOKENIZER_OBJECT_OP = re.compile(r"^_*(is|archive|unarchive|serialize|deserialize|from|to|pickle|unpickle|copy|wrap|check|validate|"
+_TOKENIZER_OBJECT_OP = lazy_compile(r"^_*(is|archive|unarchive|serialize|deserialize|from|to|pickle|unpickle|copy|wrap|check|validate|"
                                   r"patch|set|create|make|configure|update|resize|register)_(\w+_)?tokenizers?$")
 #: a function that handles the tokenizer itself, not text (``load_tokenizer``, fairseq2's ``load_custom_tokenizer``,
 #: ``_download_tokenizer``, ``_register_tokenizer_families``, ``_log_tokenizer``)
 #: a factory named noun-first that builds a tokenizer object (``model_config.model_tokenizer_create(path)``, a
 #: ``partial(AutoTokenizer.from_pretrained, use_fast=True)`` kept in a model registry; ``tokenizer_builder(cfg)``)
-_TOKENIZER_FACTORY = re.compile(r"^_*(\w+_)?tokenizers?_(create|build|load|init|make|factory|builder|loader|getter|cls|class|fn|ctor)$")
-_TOKENIZER_ADMIN = re.compile(r"^((maybe|try)_)?(get|load|build|init|train|save|download|register|log|create|make|setup|set|resolve|infer|add|check|"
+_TOKENIZER_FACTORY = lazy_compile(r"^_*(\w+_)?tokenizers?_(create|build|load|init|make|factory|builder|loader|getter|cls|class|fn|ctor)$")
+_TOKENIZER_ADMIN = lazy_compile(r"^((maybe|try)_)?(get|load|build|init|train|save|download|register|log|create|make|setup|set|resolve|infer|add|check|"
                               r"validate|is|has)_(\w+_)?tokenizers?(_\w+)?$")
 
 
 #: a reader of data tokenized ahead (llm-foundry ``_read_binary_tokenized_sample``, ``load_tokenized_dataset``)
-_READS_TOKENIZED = re.compile(r"^(read|load|get|fetch|iter)(_\w+)?_(pre_?)?tokenized(_|$)", re.I)
+_READS_TOKENIZED = lazy_compile(r"^(read|load|get|fetch|iter)(_\w+)?_(pre_?)?tokenized(_|$)", re.I)
 
 
 def _tokenizer_calls(f: Facts) -> list[Call]:
@@ -1218,7 +1219,7 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
 
 
 #: the methods of a tokenizer's own interface (a wrapper class implements them by calling the tokenizer it wraps)
-_TOKENIZER_API = re.compile(r"^_?(encode\w*|decode\w*|tokenize\w*|__call__|batch_encode\w*|encode_batch\w*|apply_chat_template)$")
+_TOKENIZER_API = lazy_compile(r"^_?(encode\w*|decode\w*|tokenize\w*|__call__|batch_encode\w*|encode_batch\w*|apply_chat_template)$")
 
 
 def _wrapper_delegation(f: Facts, c: Call) -> bool:
@@ -1232,7 +1233,7 @@ def _wrapper_delegation(f: Facts, c: Call) -> bool:
 
 
 #: an argument that is the tokenizer object itself (``tokenizer``, ``self.tokenizer``, ``args.tok``)
-_TOKENIZER_OBJECT_ARG = re.compile(r"^(\w+\.)*\w*(tok|processor)\w*$", re.I)
+_TOKENIZER_OBJECT_ARG = lazy_compile(r"^(\w+\.)*\w*(tok|processor)\w*$", re.I)
 
 
 def _arg_text(a: object) -> str:
@@ -1311,18 +1312,18 @@ def _mapped_funcs(f: Facts) -> tuple[set[str], set[str], set[str]]:
     return cached, uncached, online
 
 
-_NOT_TRAINING = re.compile(r"(infer|serve|server|generat|chat|demo|predict|deploy|api|app|eval|bench|export|convert_|quantiz)", re.I)
+_NOT_TRAINING = lazy_compile(r"(infer|serve|server|generat|chat|demo|predict|deploy|api|app|eval|bench|export|convert_|quantiz)", re.I)
 
 
 #: methods that run the model for generation or evaluation (Composer's ``Generate.generate`` callback tokenizes its fixed
 #: prompts there): exact names, so that a data helper such as ``generate_and_tokenize_prompt`` is still followed
 #: a folder of serving or inference code (Megatron-LM ``megatron/core/inference/text_generation_server/``)
-_SERVING_DIR = re.compile(r"(^|/)(\w*inference\w*|serving|\w*_server|server)/", re.I)
+_SERVING_DIR = lazy_compile(r"(^|/)(\w*inference\w*|serving|\w*_server|server)/", re.I)
 #: an evaluation harness's folder (GPT-NeoX ``eval_tasks/eval_adapter.py``: lm-eval-harness requests tokenized in its ``_collate``)
-_EVAL_DIR = re.compile(r"(^|/)(eval|evals|eval_tasks|evaluation|evaluations|lm_eval\w*)/", re.I)
+_EVAL_DIR = lazy_compile(r"(^|/)(eval|evals|eval_tasks|evaluation|evaluations|lm_eval\w*)/", re.I)
 #: (and an RL trainer's rollout: Open-Reasoner-Zero / OpenRLHF ``make_experience`` tokenize the prompts with the responses
 #: the policy just generated, on every step: the rollout's work, not the input pipeline's)
-_SIDE_FUNC = re.compile(r"^_?(generate|infer|inference|predict|chat|evaluate|eval|eval_forward|eval_step|generate_step"
+_SIDE_FUNC = lazy_compile(r"^_?(generate|infer|inference|predict|chat|evaluate|eval|eval_forward|eval_step|generate_step"
                         r"|make_experience(_list)?|generate_vllm|(generate_)?rollouts?)$")
 
 
@@ -1360,7 +1361,7 @@ def _materialising_calls(f: Facts) -> list[Call]:
 
 
 #: a call into a tokenizer or processor object (``self.tokenizer.encode(...)``), not into a project function of that name
-_TOKENIZER_RECV = re.compile(r"(tok|processor|enc\b|encoder|sp_model|spm|bpe)", re.I)
+_TOKENIZER_RECV = lazy_compile(r"(tok|processor|enc\b|encoder|sp_model|spm|bpe)", re.I)
 
 
 def _import_graph(f: Facts) -> dict[str, set[str]]:
@@ -1461,7 +1462,7 @@ def _loader_roots(f: Facts, path: str, func: str | None, start: re.Pattern[str],
     return out
 
 
-_REGISTER = re.compile(r"""@[\w.]*register\w*\(\s*["']([^"']+)["']""")
+_REGISTER = lazy_compile(r"""@[\w.]*register\w*\(\s*["']([^"']+)["']""")
 
 
 def _recipe_units(f: Facts) -> tuple[list[set[str]], str] | None:
@@ -1675,7 +1676,7 @@ def _calling_funcs(f: Facts, path: str) -> set[str | None]:
 
 #: a start-up tokenizer call whose ids are kept: the call is the value assigned (``ids = tokenizer(text, ...)["input_ids"]``,
 #: ``tokenized, last = self.tokenize(item)``), not a length measured and dropped (``len(tokenizer(...))``) or a bare call
-_KEPT_TOKENS = re.compile(r"^[\w.\[\]'\"]+(\s*,\s*[\w.\[\]'\"]+)*\s*(\+)?=\s*\[?\s*(?!len\()[\w.]+\(")
+_KEPT_TOKENS = lazy_compile(r"^[\w.\[\]'\"]+(\s*,\s*[\w.\[\]'\"]+)*\s*(\+)?=\s*\[?\s*(?!len\()[\w.]+\(")
 
 
 def _counts_tokens(c: Call) -> bool:
@@ -2539,7 +2540,7 @@ class F1NumWorkers(_DataCheck):
 
 
 #: a worker count that follows the machine's GPUs (axolotl ``data.get("capabilities").get("n_gpu", 1)``)
-_GPU_COUNT = re.compile(r"n_gpus?\b|num_gpus|gpu_count|device_count")
+_GPU_COUNT = lazy_compile(r"n_gpus?\b|num_gpus|gpu_count|device_count")
 
 
 def _runtime_workers(vals: list[tuple[_Value, _Loader]]) -> list[_Value]:
@@ -2562,7 +2563,7 @@ _GRADE_BAND = {0: "0 workers", 1: "1-3 workers", 2: "4 or more workers"}
 register_vote_bands(r"(^|_)workers$", lambda n: _GRADE_BAND[_grade(n)])
 
 
-_LOADER_WORKERS_FIELD = re.compile(r"^(num_)?(data_?)?(loading_|loader_|dataloader_)?(num_)?workers$|^num_(data_)?(loading|loader)_workers$", re.I)
+_LOADER_WORKERS_FIELD = lazy_compile(r"^(num_)?(data_?)?(loading_|loader_|dataloader_)?(num_)?workers$|^num_(data_)?(loading|loader)_workers$", re.I)
 
 
 def _snake(name: str) -> str:
@@ -2899,11 +2900,11 @@ _LOADER_SUBCLASS_CALL = (
     "    dataset_name=\"roneneldan/TinyStories\",\n    num_workers=4,\n)\n"
 )
 
-_PIN_FUNCS = re.compile(r"(collate|__iter__|__next__|preload|prefetch|get_batch|load_batch|to_device|_pin)", re.I)
+_PIN_FUNCS = lazy_compile(r"(collate|__iter__|__next__|preload|prefetch|get_batch|load_batch|to_device|_pin)", re.I)
 #: pinning of optimizer/parameter state for offloaded optimizer steps (AReaL ``PerLayerOptimWrapper._pin_states``:
 #: ``state[key] = tensor.pin_memory()`` in fsdp_utils/optimizer.py), or of checkpoint copies (Colossal-AI ``_pin_tensor``
 #: in checkpoint_io/utils.py: the file's folder counts too): not the training batches
-_STATE_PIN = re.compile(r"(?i)(optim|_states?\b|param|offload|checkpoint|ckpt)")
+_STATE_PIN = lazy_compile(r"(?i)(optim|_states?\b|param|offload|checkpoint|ckpt)")
 
 
 #: LAVIS: the runner's loaders pin memory; ``laion_dataset.py``'s ``__main__`` self-demo builds an unpinned one to print a batch
@@ -3191,7 +3192,7 @@ class F3PinMemory(_DataCheck):
 
 
 #: the data-side names of :data:`_PIN_FUNCS` (a function that builds or hands on batches), without the bare ``_pin`` prefix
-_BATCH_PIN_FUNCS = re.compile(r"(collate|__iter__|__next__|preload|prefetch|get_batch|load_batch|to_device|batch|loader|data)", re.I)
+_BATCH_PIN_FUNCS = lazy_compile(r"(collate|__iter__|__next__|preload|prefetch|get_batch|load_batch|to_device|batch|loader|data)", re.I)
 
 
 def _weight_pin_helper(f: Facts, c: Call) -> bool:
@@ -3736,7 +3737,7 @@ def _megatron_like(extra: bool) -> dict[str, str]:
 
 
 #: a mock or synthetic dataset's file or function
-_MOCK_DATA = re.compile(r"(^|[/_])(mock|dummy|fake|synthetic)([/_.]|$)", re.I)
+_MOCK_DATA = lazy_compile(r"(^|[/_])(mock|dummy|fake|synthetic)([/_.]|$)", re.I)
 
 
 #: a training entry point and a dataset module that tokenizes everything in its ``__init__`` (veomni's shape: the
@@ -4028,7 +4029,7 @@ _PACK_CALLS = ("ConstantLengthDataset", "pack_dataset", "PackedDataset", "GPTDat
 
 #: a packing dataset class or builder, with a variant suffix (InternEvo ``PackedDatasetWithCut``,
 #: ``get_packed_dataset_without_short_length``)
-_PACK_CLASS = re.compile(r"(?i)(^|\.)\w*(concat|pack)\w*dataset(_?with\w*)?$")
+_PACK_CLASS = lazy_compile(r"(?i)(^|\.)\w*(concat|pack)\w*dataset(_?with\w*)?$")
 _CHUNK_KWARGS = {"chunk_size", "max_seq_len", "max_seq_length", "seq_len", "seq_length", "block_size", "max_length",
                  "context_length", "max_tokens", "packed_length", "pack_length"}
 _PACK_STRATEGIES = ("packing", "packed", "pack", "padding_free", "sequence_packing")
@@ -4802,7 +4803,7 @@ class F7SequencePacking(_DataCheck):
                        values)
 
 
-_ASSIGNED = re.compile(r"^(\w+)\s*=")
+_ASSIGNED = lazy_compile(r"^(\w+)\s*=")
 
 
 def _taken_into_lists(f: Facts, c: Call) -> bool:
@@ -4824,12 +4825,12 @@ def _taken_into_lists(f: Facts, c: Call) -> bool:
 _UNPAD_KEYS = ("use_rmpad", "rmpad", "remove_padding", "use_remove_padding", "padding_free")
 #: a project's own helper that turns a padded batch into one varlen sequence (AReaL ``pack_tensor_dict``:
 #: ``cu_seqlens = torch.cumsum(lens, dim=0, dtype=torch.int32)`` from the attention mask's row sums)
-_UNPAD_FUNC = re.compile(r"(?i)(^|_)(un)?pack(ed)?(_|$)|unpad|flatten|rmpad|remove_pad|varlen")
+_UNPAD_FUNC = lazy_compile(r"(?i)(^|_)(un)?pack(ed)?(_|$)|unpad|flatten|rmpad|remove_pad|varlen")
 
 
 #: a function of an attention layer: named for attention, transformers' ``_upad_input`` (q/k/v unpadding of its
 #: flash-attention classes), or one that calls the varlen kernel or gathers q/k/v rows itself
-_ATTENTION_SCOPE = re.compile(r"(?i)attention|attn|^_upad_input$")
+_ATTENTION_SCOPE = lazy_compile(r"(?i)attention|attn|^_upad_input$")
 _ATTENTION_CALLS = ("flash_attn_varlen_func", "flash_attn_varlen_qkvpacked_func", "flash_attn_varlen_kvpacked_func", "index_first_axis")
 
 
@@ -4869,7 +4870,7 @@ _FLAT_FA_CALLS = ("prepare_fa_kwargs_from_position_ids", "DataCollatorWithFlatte
 
 
 #: a test of whether FlashAttention was asked for (``self._is_flash_attention_requested()``, ``is_flash_attn_enabled(config)``)
-_FLASH_TEST = re.compile(r"(?i)(^|[._])(is_|uses?_)?_?flash_?(attn|attention)\w*$")
+_FLASH_TEST = lazy_compile(r"(?i)(^|[._])(is_|uses?_)?_?flash_?(attn|attention)\w*$")
 
 
 def _needs_unchosen_flash(f: Facts, c: Call) -> bool:
@@ -4952,14 +4953,14 @@ def _switched_on(f: Facts, c: Call, hops: int = 1) -> bool:
 
 
 #: the first argument of ``unpad_input`` when it unpads the token ids of a batch (not q/k/v inside attention)
-_TOKEN_IDS_ARG = re.compile(r"^(input_ids|sequences|tokens|token_ids)\b")
+_TOKEN_IDS_ARG = lazy_compile(r"^(input_ids|sequences|tokens|token_ids)\b")
 _WINDOW_KWARGS = ("block_size", "seq_len", "seq_length", "sequence_length", "max_seq_len")
 
 
 #: transformers' ``run_clm`` grouping and its relatives: concatenate a batch of documents and cut it into fixed-length
 #: blocks (``group_texts``, ``concatenate_and_group_texts``)
 _GROUP_TEXTS = ("group_texts", "concatenate_and_group_texts")
-_GROUP_TEXTS_NAME = re.compile(r"^(concatenate_and_)?group_texts$")
+_GROUP_TEXTS_NAME = lazy_compile(r"^(concatenate_and_)?group_texts$")
 #: a pre-training token stream's packer, named for what it does: documents' tokens concatenated into fixed-length
 #: sequences. (``pack_sequences`` is left out: ludwig's and RLinf's pack samples only in an opt-in mode that the call
 #: graph does not show as off)
@@ -4977,7 +4978,7 @@ def _packing_map(f: Facts, c: Call) -> bool:
 
 
 #: a project's own batch loader class (``DataLoaderLite``, ``DistributedDataLoader``), not torch's ``DataLoader``
-_OWN_LOADER = re.compile(r"^\w+(DataLoader|Loader)\w*$|^\w*(DataLoader|Loader)\w+$")
+_OWN_LOADER = lazy_compile(r"^\w+(DataLoader|Loader)\w*$|^\w*(DataLoader|Loader)\w+$")
 
 
 def _token_windows(f: Facts) -> list[Evidence]:
@@ -5044,10 +5045,10 @@ def _token_buffers(f: Facts) -> list[Evidence]:
     return out
 
 
-_SEQ_LEN_NAME = re.compile(_SEQ_LEN)
+_SEQ_LEN_NAME = lazy_compile(_SEQ_LEN)
 
 #: ``row[i, pos:pos + n] = torch.tensor(doc)``: a document's tokens written into a row at a running offset
-_ROW_FILL = re.compile(r"\[[^\]=]*?\b((?:pos|position|offset|cursor|cur|ptr|fill)\w*)\s*:\s*\1\s*\+\s*\w+\s*\]\s*=(?!=)[^#]*"
+_ROW_FILL = lazy_compile(r"\[[^\]=]*?\b((?:pos|position|offset|cursor|cur|ptr|fill)\w*)\s*:\s*\1\s*\+\s*\w+\s*\]\s*=(?!=)[^#]*"
                        r"\b(doc|tokens?|ids|sample)", re.I)
 
 
@@ -5470,7 +5471,7 @@ class F10PreTokenizedBinary(_DataCheck):
 
 
 #: a helper that moves a batch to the GPU (``move_to_cuda(sample)``, ``to_device(batch, device)``, ``to_cuda``)
-_MOVE_TO_DEVICE = re.compile(r"^(move_|copy_)?(batch_|sample_|data_)?to_(cuda|device|gpu)$", re.I)
+_MOVE_TO_DEVICE = lazy_compile(r"^(move_|copy_)?(batch_|sample_|data_)?to_(cuda|device|gpu)$", re.I)
 #: LAVIS ``PrefetchLoader``: the next batch is moved by a helper inside ``with torch.cuda.stream(self.stream):`` and the
 #: compute stream waits for it
 _STREAM_PREFETCH_HELPER = {"lavis/datasets/dataloader_utils.py": (
@@ -5485,11 +5486,11 @@ _STREAM_PREFETCH_HELPER = {"lavis/datasets/dataloader_utils.py": (
         "def move_to_cuda(sample):\n    def _move_to_cuda(tensor):\n        return tensor.cuda()\n\n"
         "    return apply_to_sample(_move_to_cuda, sample)\n"),
 }
-_DATA_FUNC = re.compile(r"(prefetch|preload|load|next|iter|batch|data|fetch|input|sample)", re.I)
-_DATA_FILE = re.compile(r"(data|loader|prefetch|input)", re.I)
+_DATA_FUNC = lazy_compile(r"(prefetch|preload|load|next|iter|batch|data|fetch|input|sample)", re.I)
+_DATA_FILE = lazy_compile(r"(data|loader|prefetch|input)", re.I)
 #: a model's forward pass (``forward``, ``_forward``, ``__overlapped_load_forward``): copies on a side stream there move weights
-_MODEL_FORWARD = re.compile(r"(^|_)forward$")
-_NOT_DATA = re.compile(r"(model|module|param|optim|weight|grad|state|buffer|kv|cache|lora|offload|swap|checkpoint|ckpt|embed|layer)", re.I)
+_MODEL_FORWARD = lazy_compile(r"(^|_)forward$")
+_NOT_DATA = lazy_compile(r"(model|module|param|optim|weight|grad|state|buffer|kv|cache|lora|offload|swap|checkpoint|ckpt|embed|layer)", re.I)
 
 
 #: SpecForge: the offline capture drives SGLang's model runner (a request batch moved non_blocking before ``forward``); the

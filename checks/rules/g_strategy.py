@@ -32,6 +32,7 @@ from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Setting, as_number, truthy
+from ..lazyre import lazy_compile
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ..project import (
     _ALIGN_TRAINERS,
@@ -251,7 +252,7 @@ def _schedule_vote(f: Facts) -> tuple[str, int, int, list[Setting], Counter[str]
 _SCHEDULE_NAME_KEYS = ("lr_scheduler_type", "lr_scheduler", "scheduler", "lr_schedule", "lr_decay_style", "scheduler_type", "decay_type",
                        "lr_scheduler_name", "decay_style", "lr_policy", "sched", "warmup_style", "lr_scheduler_style")
 #: the key of a Hydra defaults-list entry that picks the LR scheduler's config group (``override /scheduler``, ``/lr_scheduler``)
-_HYDRA_SCHEDULER = re.compile(r"(override\s+)?/?(\w+/)*(lr_)?sched(uler)?(@[\w.]+)?")
+_HYDRA_SCHEDULER = lazy_compile(r"(override\s+)?/?(\w+/)*(lr_)?sched(uler)?(@[\w.]+)?")
 _SCHEDULE_SECTION_KEYS = ("scheduler.type", "lr_scheduler.type", "sched.name", "scheduler.name", "lr_scheduler.name",
                           "lr_schedule.name", "lr_scheduler._component_", "scheduler._component_", "optim.sched.name")
 _WARMUP_STRICT = ("warmup_ratio", "warmup_steps", "num_warmup_steps", "lr_warmup_iters", "lr_warmup_fraction",
@@ -260,7 +261,7 @@ _WARMUP_STRICT = ("warmup_ratio", "warmup_steps", "num_warmup_steps", "lr_warmup
 _WARMUP_LOOSE = ("warmup_iters", "warmup_epochs", "warmup", "warmup_tokens", "warmup_iter", "n_warmup_steps")
 _LR_NAMES = ("learning_rate", "lr", "max_lr", "min_lr", "base_lr", "peak_lr", "lr_decay_iters", "decay_lr", "init_lr",
              "lr_warmup_iters", "lr_scheduler_type")
-_LR_CALL = re.compile(r"(?i)(sched|warmup|lr$|lr_|^lr|learning_rate|trainingarguments|config$|args$)")
+_LR_CALL = lazy_compile(r"(?i)(sched|warmup|lr$|lr_|^lr|learning_rate|trainingarguments|config$|args$)")
 _TORCH_DECAY = ("CosineAnnealingLR", "CosineAnnealingWarmRestarts", "StepLR", "MultiStepLR", "ExponentialLR",
                 "PolynomialLR", "ReduceLROnPlateau", "CyclicLR")
 _HF_SCHED_FUNCS = ("get_scheduler", "get_cosine_schedule_with_warmup", "get_linear_schedule_with_warmup",
@@ -538,7 +539,7 @@ def _g1_scan(f: Facts) -> _Sched:
     return r
 
 
-_PROFILER_CLASS = re.compile(r"(?i)profil")
+_PROFILER_CLASS = lazy_compile(r"(?i)profil")
 
 
 
@@ -578,7 +579,7 @@ def _unpicked_config_defaults(f: Facts) -> set[tuple[str, int]]:
     return out
 
 
-_NAME_TEST = re.compile(r"""^\(?(?:[\w.]+\.)?(\w+)\s*==\s*['"]([\w.+-]+)['"]\)?$""")
+_NAME_TEST = lazy_compile(r"""^\(?(?:[\w.]+\.)?(\w+)\s*==\s*['"]([\w.+-]+)['"]\)?$""")
 
 
 def _unchosen_guard(guard: str | None, chosen: set[str]) -> bool:
@@ -657,7 +658,7 @@ def _drop_unchosen(f: Facts, r: _Sched) -> None:
         part[:] = [x for x in part if not unchosen(x)]
 
 
-_HF_WARMUP_REF = re.compile(r"\b\w+\.(warmup_steps|warmup_ratio)\b")
+_HF_WARMUP_REF = lazy_compile(r"\b\w+\.(warmup_steps|warmup_ratio)\b")
 
 
 def _hf_default_warmup(f: Facts, v: Expr) -> bool:
@@ -744,7 +745,7 @@ def _nemo_sched(constant_steps: int, min_lr: str = "5e-05") -> dict[str, str]:
     }
 
 
-_ATTR_CHAIN = re.compile(r"^\s*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.([A-Za-z_]\w*)\s*$")
+_ATTR_CHAIN = lazy_compile(r"^\s*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.([A-Za-z_]\w*)\s*$")
 
 
 def _zero_config_warmup(f: Facts, v: Expr) -> bool:
@@ -1247,7 +1248,7 @@ class G1LRSchedule(Check):
 # G2 large-batch optimizer
 # --------------------------------------------------------------------------------------
 
-_LAMB_NAME = re.compile(r"^(fused_?|apex_?|onebit_?|1bit_?|deepspeed_?|torch_?)?(lamb|lars|larc)(_\w+)?$", re.I)
+_LAMB_NAME = lazy_compile(r"^(fused_?|apex_?|onebit_?|1bit_?|deepspeed_?|torch_?)?(lamb|lars|larc)(_\w+)?$", re.I)
 _LAMB_CALLS = ("Lamb", "LAMB", "FusedLamb", "FusedLAMB", "Lars", "LARS", "LARC", "FusedLARS", "OnebitLamb", "ZeroOneLamb")
 
 
@@ -1321,7 +1322,7 @@ def _gpus_unknown(f: Facts, ctx: Context) -> bool:
                    for s in f.effective(*_GLOBAL_BATCH_KEYS))
 
 
-_CHOICE_TEST = re.compile(r"""^\(?(?:[\w.]+\.)?(\w+)\s*==\s*['"]([\w.+-]+)['"]\)?$""")
+_CHOICE_TEST = lazy_compile(r"""^\(?(?:[\w.]+\.)?(\w+)\s*==\s*['"]([\w.+-]+)['"]\)?$""")
 
 
 def _lamb_chosen(f: Facts, name: str) -> bool:
@@ -1493,9 +1494,9 @@ def _catalogue_entry(f: Facts, e: Any) -> bool:
 
 #: a project's own sequence-length curriculum (OLMo-core ``VSLCurriculumConfig``, ``name: VSLCurriculumType =
 #: VSLCurriculumType.natural`` with ``grow_p2``/``grow_linear`` as the growing choices)
-_OWN_CURRICULUM = re.compile(r"^\w*(VSL|SeqLen|Seqlen|SequenceLength|SeqLength)\w*Curriculum\w*$")
-_GROWING = re.compile(r"grow|warmup|increas", re.I)
-_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$")
+_OWN_CURRICULUM = lazy_compile(r"^\w*(VSL|SeqLen|Seqlen|SequenceLength|SeqLength)\w*Curriculum\w*$")
+_GROWING = lazy_compile(r"grow|warmup|increas", re.I)
+_TEST_FILE = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$")
 
 _VSL_LIB = {
     "src/olmo_core/data/numpy_dataset.py": (
@@ -1669,14 +1670,14 @@ class G3SeqLenCurriculum(Check):
 # --------------------------------------------------------------------------------------
 
 
-_SIDE_USE = re.compile(r"(generat|sampl|convert|conversion|export|eval|infer|chat|serve|server|demo|upload|to_hf|from_hf|hf_to|"
+_SIDE_USE = lazy_compile(r"(generat|sampl|convert|conversion|export|eval|infer|chat|serve|server|demo|upload|to_hf|from_hf|hf_to|"
                        r"compare|verify|benchmark|bench)", re.I)
-_TESTS_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
+_TESTS_PATH = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 _FT_FRAMEWORKS = {"peft", "trl", "llamafactory", "axolotl", "unsloth", "torchtune"}
 
 
-_TOKENIZER_LOAD = re.compile(r"tokeni[sz]er|processor|config", re.I)
-_FINETUNE_PATH = re.compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
+_TOKENIZER_LOAD = lazy_compile(r"tokeni[sz]er|processor|config", re.I)
+_FINETUNE_PATH = lazy_compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|adapter|peft)", re.I)
 
 
 def _weights_only_for_side_use(ctx: Context) -> list[Call] | None:
@@ -1733,8 +1734,8 @@ _PEFT_CALLS = (
 _LORA_SWITCHES = ("lora_enable", "use_lora", "use_peft", "lora", "enable_lora", "use_llm_lora", "peft", "do_lora", "lora_train",
                   "train_lora", "apply_lora", "with_lora", "finetune_lora", "low_rank_training")
 #: the owner of an ``enable`` switch that is LoRA's (``LoraArgs.enable``, ``lora.enable``, ``LoRAConfig.enabled``)
-_LORA_OWNER = re.compile(r"(?i)(^|[._])q?lora(_?(args|arguments|config|cfg|params))?$")
-_LORA_VALUES = re.compile(r"^(q?lora|longlora|adalora|dora|lora\+|loraplus|pissa|olora|vera|loha|lokr|oft|boft|ia3|"
+_LORA_OWNER = lazy_compile(r"(?i)(^|[._])q?lora(_?(args|arguments|config|cfg|params))?$")
+_LORA_VALUES = lazy_compile(r"^(q?lora|longlora|adalora|dora|lora\+|loraplus|pissa|olora|vera|loha|lokr|oft|boft|ia3|"
                           r"prefix|p_tuning|prompt_tuning|adapter|llamapro|reft|bone|fourierft)$", re.I)
 _PEFT_CHOICES = {"r", "lora_r", "lora_rank", "rank", "target_modules", "lora_alpha", "num_virtual_tokens", "init_lora_weights"}
 _FULL_VALUES = {"full", "freeze", "none", "full_finetune", "fft", "all"}
@@ -1811,7 +1812,7 @@ def _peft_calls(f: Facts) -> list[Call]:
     """Calls that build adapters to train: PEFT's and the like, not an inference engine's LoRA config (Megatron-LM's
     TensorRT-LLM engine builder ``tensorrt_llm.lora_manager.LoraConfig(lora_dir=...)`` serves adapters, it trains none)."""
     return [c for c in f.calls(*_PEFT_CALLS) if not c.name.startswith(_ENGINE_PACKAGES)]
-_SERVING_PATH = re.compile(r"(^|/)(\w*rollout\w*|\w*serv(e|er|ing)\w*|infer\w*|generat\w*)(/|\.py$)", re.I)
+_SERVING_PATH = lazy_compile(r"(^|/)(\w*rollout\w*|\w*serv(e|er|ing)\w*|infer\w*|generat\w*)(/|\.py$)", re.I)
 
 
 def _owner(s: Setting) -> str:
@@ -1826,7 +1827,7 @@ def _kind_beside_off_switch(f: Facts, s: Setting) -> bool:
 
 
 _ADAPTER_NUMBERS = ("r", "lora_r", "lora_rank", "rank", "lora_alpha", "alpha")
-_OBJECT_FIELD = re.compile(r"[A-Za-z_]\w*\.[A-Za-z_]\w*")
+_OBJECT_FIELD = lazy_compile(r"[A-Za-z_]\w*\.[A-Za-z_]\w*")
 
 
 def _serialised_adapter(f: Facts, s: Setting) -> bool:
@@ -1863,7 +1864,7 @@ def _uncalled_config_helper(f: Facts, c: Call) -> bool:
     return bool(wrappers) and all(guard_off(f, w) or callers_off(f, w) for w in wrappers)
 
 
-_LIST_ANNOTATION = re.compile(r":\s*(Optional\[)?\s*(typing\.)?(List|list|Sequence|Tuple|tuple)\[")
+_LIST_ANNOTATION = lazy_compile(r":\s*(Optional\[)?\s*(typing\.)?(List|list|Sequence|Tuple|tuple)\[")
 
 
 def _list_option(s: Setting) -> bool:
@@ -1980,7 +1981,7 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
 
 
 #: a LoRA converter or config a registry recipe lists (torchtitan ``LoRAConverter.Config(rank=8, alpha=16)``)
-_LORA_RECIPE = re.compile(r"(?i)(^|\.)\w*lora\w*(\.config)?$")
+_LORA_RECIPE = lazy_compile(r"(?i)(^|\.)\w*lora\w*(\.config)?$")
 
 
 _RANK_KEYS = ("lora_rank", "lora_r", "lora_dim", "lora.rank")
@@ -2610,20 +2611,20 @@ def _prefix_tuning_runs(f: Facts) -> Outcome | None:
 # G5 layer freezing
 # --------------------------------------------------------------------------------------
 
-_AUX_MODEL = re.compile(r"(?i)(^|[._])(ref|reference|teacher|reward|rm|critic|vae|text_encoder|ema|discriminator|frozen|target|old)"
+_AUX_MODEL = lazy_compile(r"(?i)(^|[._])(ref|reference|teacher|reward|rm|critic|vae|text_encoder|ema|discriminator|frozen|target|old)"
                         r"(_?model|_?net|_?policy)?($|[._])")
 _WHOLE_MODEL = {"model", "net", "network", "module", "base_model", "llm", "lm", "policy", "self", "model.module", "self.model",
                 "self.module", "self.net", "self.llm", "actor", "pretrained_model", "hf_model", "peft_model", "model_engine"}
-_FREEZE_KEY = re.compile(r"^(freeze|frozen)(_\w+)?$|^fix_(layers?|embed\w*|backbone|encoder|vit|llm|lm|base|vision\w*)$", re.I)
+_FREEZE_KEY = lazy_compile(r"^(freeze|frozen)(_\w+)?$|^fix_(layers?|embed\w*|backbone|encoder|vit|llm|lm|base|vision\w*)$", re.I)
 # keys that configure a freeze mode or freeze something that is not a model layer
 #: (``freeze_step``: DeepSpeed's 1-bit Adam/LAMB warm-up steps before the variance is frozen and compression starts)
-_FREEZE_EXCLUDE = re.compile(r"(?i)^(freeze_support|freeze_bn\w*|freeze_batch_?norms?|freeze_norm_stats|freeze_seed|freeze_time\w*|freeze_steps?|"
+_FREEZE_EXCLUDE = lazy_compile(r"(?i)^(freeze_support|freeze_bn\w*|freeze_batch_?norms?|freeze_norm_stats|freeze_seed|freeze_time\w*|freeze_steps?|"
                              r"freeze_graph|freeze_dict|freeze_trainable_\w+|freeze_extra_modules|freeze_random\w*)$")
-_PARTS = {"vision": re.compile(r"(?i)(visual|vision|vit\b|vit_)"), "projector": re.compile(r"(?i)(merger|projector|mlp)"),
-          "llm": re.compile(r"(?i)(language_model|llm|lm_head|(^|_)lm$)")}
-_MM_KEY = re.compile(r"(?i)(vision|visual|vit|projector|mm_|image|clip|siglip|mlp_adapter)")
-_PROJECTOR_TUNE = re.compile(r"(?i)^(tune|train|trainable)_(mm_)?(mlp\w*|projector)$")
-_TUNE_KEY = re.compile(r"(?i)^(tune|train|unfreeze|trainable)_(mm_)?(vision\w*|visual\w*|vit\w*|llm|lm|language_model|mlp\w*|"
+_PARTS = {"vision": lazy_compile(r"(?i)(visual|vision|vit\b|vit_)"), "projector": lazy_compile(r"(?i)(merger|projector|mlp)"),
+          "llm": lazy_compile(r"(?i)(language_model|llm|lm_head|(^|_)lm$)")}
+_MM_KEY = lazy_compile(r"(?i)(vision|visual|vit|projector|mm_|image|clip|siglip|mlp_adapter)")
+_PROJECTOR_TUNE = lazy_compile(r"(?i)^(tune|train|trainable)_(mm_)?(mlp\w*|projector)$")
+_TUNE_KEY = lazy_compile(r"(?i)^(tune|train|unfreeze|trainable)_(mm_)?(vision\w*|visual\w*|vit\w*|llm|lm|language_model|mlp\w*|"
                        r"projector|embed\w*|backbone|encoder\w*|image_encoder)$")
 
 
@@ -2658,12 +2659,12 @@ def _grad_arg(c: Call) -> Any:
 
 
 #: LoRA/PEFT machinery freezing the base weights (G4, not layer freezing)
-_ADAPTER_CODE = re.compile(r"(?i)(lora|peft|prefix_tuning|prompt_tuning|kbit)")  # ``prepare_model_for_kbit_training``: QLoRA's
+_ADAPTER_CODE = lazy_compile(r"(?i)(lora|peft|prefix_tuning|prompt_tuning|kbit)")  # ``prepare_model_for_kbit_training``: QLoRA's
 #: an ``if`` that tests a parameter name for an adapter's (``if ".lora_A." in name or ".lora_B." in name:``): the branch that
 #: freezes the rest is LoRA's base freeze (G4); ``if not use_lora:`` (full fine-tuning freezing layers) is not this
-_ADAPTER_NAME_TEST = re.compile(r"""(?i)["'][^"']*(lora|adapter|peft)[^"']*["']\s+(not\s+)?in\b""")
+_ADAPTER_NAME_TEST = lazy_compile(r"""(?i)["'][^"']*(lora|adapter|peft)[^"']*["']\s+(not\s+)?in\b""")
 #: a model-definition file (``models/flux/model/hf_embedder.py``, ``modeling_rae_siglip.py``)
-_MODEL_DEF = re.compile(r"(^|/)(models?/|modeling_)")
+_MODEL_DEF = lazy_compile(r"(^|/)(models?/|modeling_)")
 
 
 def _put_in_eval(f: Facts, x: Any, recv: str) -> bool:
@@ -2674,9 +2675,9 @@ def _put_in_eval(f: Facts, x: Any, recv: str) -> bool:
 
 #: a MoE router / gate (``layer.mlp.router.weight``, ``shared_experts.gate_weight``): frozen for routing stability (verl's Megatron
 #: ``freeze_moe_router``), a few thousand parameters whose backward costs nothing: not freezing layers to save compute
-_ROUTER = re.compile(r"(^|\.)(router|moe_gate|gate_weight|gate_bias|expert_bias)(\.|$)")
+_ROUTER = lazy_compile(r"(^|\.)(router|moe_gate|gate_weight|gate_bias|expert_bias)(\.|$)")
 #: a freeze key inside an adapter section (verl ``model.lora.freeze_language_model: True``) applies only to adapter training
-_ADAPTER_SECTION = re.compile(r"(?i)(^|\.)(lora|peft|adapter|qlora)\.")
+_ADAPTER_SECTION = lazy_compile(r"(?i)(^|\.)(lora|peft|adapter|qlora)\.")
 
 
 def _not_layer_freezing(x: Any, recv: str) -> bool:
@@ -2703,7 +2704,7 @@ def _not_layer_freezing(x: Any, recv: str) -> bool:
 
 
 #: a file or folder of optimizer code (``megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py``, ``optim.py``)
-_OPTIMIZER_CODE = re.compile(r"(^|/)(optim|optimizers?)(/|\.py$)|(^|/)\w*_optimizer\.py$")
+_OPTIMIZER_CODE = lazy_compile(r"(^|/)(optim|optimizers?)(/|\.py$)|(^|/)\w*_optimizer\.py$")
 
 
 def _frozen_copy(f: Facts, x: Any) -> bool:
@@ -2758,11 +2759,11 @@ _FIX_POS_RUNNER = ("from transformers import AutoModel, Trainer\n\n\nclass Embed
 
 
 #: a module that builds the model (``factory.py``, ``model_builder.py``, ``build_model.py``) or its training entry point
-_MODEL_BUILD_FILE = re.compile(r"(^|/)(\w*factory|\w*builder|build\w*|(pre)?train\w*|finetun\w*|main)\.py$", re.I)
+_MODEL_BUILD_FILE = lazy_compile(r"(^|/)(\w*factory|\w*builder|build\w*|(pre)?train\w*|finetun\w*|main)\.py$", re.I)
 
 
 #: the language model of a multimodal (or adapter) model, as the attribute its parameters are reached through
-_FROZEN_LLM = re.compile(r"(^|\.)(llama_model|language_model|llm|lm|llm_model|lang_model|lang_encoder|text_decoder|"
+_FROZEN_LLM = lazy_compile(r"(^|\.)(llama_model|language_model|llm|lm|llm_model|lang_model|lang_encoder|text_decoder|"
                          r"opt_model|t5_model|llama|vicuna|qwen_model)\.(named_)?parameters\(|(^|\.)(llama_model|language_model|llm|"
                          r"llm_model|lang_model|lang_encoder|text_decoder|opt_model|t5_model|qwen_model)$")
 
@@ -3284,14 +3285,14 @@ _TRL_ALIGN = (
 )
 
 
-_ALIGN_RUN = re.compile(r"(?i)(dpo|orpo|kto|simpo|cpo|grpo|ppo|rloo|gkd|distill|rlhf|preference|align)")
+_ALIGN_RUN = lazy_compile(r"(?i)(dpo|orpo|kto|simpo|cpo|grpo|ppo|rloo|gkd|distill|rlhf|preference|align)")
 _ALIGN_CONFIGS = ("DPOConfig", "ORPOConfig", "KTOConfig", "CPOConfig", "GRPOConfig", "GKDConfig", "PPOConfig", "RLOOConfig",
                   "OnlineDPOConfig")
 
 
 _LOGPROB_CALLS = ("log_softmax", "logsumexp", "cross_entropy")
 #: an autograd Function named for a chunked or fused LM-head loss (``ChunkedLogProbFunction``, ``FusedLinearCrossEntropyFunction``)
-_FUSED_FN = re.compile(r"(?i)(chunk|fused).*(logprob|log_prob|linear|cross_?entropy|loss)")
+_FUSED_FN = lazy_compile(r"(?i)(chunk|fused).*(logprob|log_prob|linear|cross_?entropy|loss)")
 
 
 def _chunked_head_logprobs(f: Facts) -> tuple[list[Call], list[Call]]:

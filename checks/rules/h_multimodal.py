@@ -28,28 +28,29 @@ from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Expr, Facts, Setting, as_number, truthy
+from ..lazyre import lazy_compile
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ..project import own_model_classes
 from ._helpers import _TEST_FILE, callers_off, evs, guard_off
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
-_VISION = re.compile(
+_VISION = lazy_compile(
     r"(?i)(vision|visual|(^|[._])vit($|[._])|image_encoder|img_encoder|image_tower|(^|[._])clip|siglip|vision_tower|"
     r"vis_encoder|visual_encoder|vision_backbone|visual_backbone|encoder_image|image_model|vision_model|eva_vit|intern_vit)"
 )
 
 
 #: a function that builds or loads the vision tower (``get_vision_model``, ``build_vision_tower``, ``load_image_encoder``)
-_VISION_BUILDER = re.compile(r"(?i)^_?(get|load|build|create|init|make)_\w*(vision|visual|vit|image_encoder|clip|siglip)\w*$")
+_VISION_BUILDER = lazy_compile(r"(?i)^_?(get|load|build|create|init|make)_\w*(vision|visual|vit|image_encoder|clip|siglip)\w*$")
 
 
-_MLLM_NAME = re.compile(r"(?i)(vl\b|[-_]vl|llava|internvl|minicpm[-_]?v|mllama|paligemma|pixtral|idefics|glm4v|qwen2_vl|video|"
+_MLLM_NAME = lazy_compile(r"(?i)(vl\b|[-_]vl|llava|internvl|minicpm[-_]?v|mllama|paligemma|pixtral|idefics|glm4v|qwen2_vl|video|"
                         r"vision|intern_vl|kimi_vl|gemma3|llama4)")
 
 
 #: a class of an image model the project defines itself (``VitClassificationModel``, ``SwinTransformer``, ``DINOPretrainModel``)
-_OWN_VISION_CLASS = re.compile(r"^((Vit|ViT|Swin|Mit|MixVision|DINO|ConvNeXt|ResNet)\w*(Model|Backbone|Transformer)|"
+_OWN_VISION_CLASS = lazy_compile(r"^((Vit|ViT|Swin|Mit|MixVision|DINO|ConvNeXt|ResNet)\w*(Model|Backbone|Transformer)|"
                                r"(Vit|ViT|VisionTransformer|SwinTransformer|ConvNeXt|ResNet))$")
 
 
@@ -85,7 +86,7 @@ class _MultimodalOnly(Check):
 
 
 #: an audio or speech encoder (its class loaded from a checkpoint or built): Whisper, BEATs, HuBERT, wav2vec 2.0, WavLM, CLAP
-_AUDIO_ENCODER = re.compile(r"(^|\.)(Whisper(Model|Encoder|ForConditionalGeneration)|BEATs|Hubert\w*Model|Wav2Vec2\w*Model|"
+_AUDIO_ENCODER = lazy_compile(r"(^|\.)(Whisper(Model|Encoder|ForConditionalGeneration)|BEATs|Hubert\w*Model|Wav2Vec2\w*Model|"
                             r"WavLM\w*Model|Clap(Audio)?Model|Qwen2Audio\w*)(\.from_pretrained)?$")
 
 
@@ -413,7 +414,7 @@ class H1VisionFreeze(_MultimodalOnly):
 
 #: a LoRA target or saved module that lies in the vision tower (not the language model's "visual expert" of CogVLM,
 #: ``vision_expert_query_key_value``, an attention of the LLM for image tokens)
-_VISION_MODULE = re.compile(r"(?i)vision_(tower|model|encoder)|visual\.|\bvit\b|vit\.|image_encoder|patch_embed|all[-_]linear")
+_VISION_MODULE = lazy_compile(r"(?i)vision_(tower|model|encoder)|visual\.|\bvit\b|vit\.|image_encoder|patch_embed|all[-_]linear")
 
 
 def _peft_freezes_vision(ctx: Context) -> tuple[Any, list[str], list[Any]] | None:
@@ -455,7 +456,7 @@ def _peft_freezes_vision(ctx: Context) -> tuple[Any, list[str], list[Any]] | Non
 _NATIVE_DYNAMIC = {"qwen2_vl", "qwen2_5_vl", "qwen3_vl", "pixtral"}
 _NATIVE_CALLS = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                  "Qwen3VLMoeForConditionalGeneration", "Qwen2VLImageProcessor", "PixtralVisionModel")
-_NATIVE_NAME = re.compile(r"(?i)(qwen[23](\.5)?[-_]?vl|qwen3[-_]vl|pixtral|qwen2[-_.]5[-_]omni|kimi[-_]vl)")
+_NATIVE_NAME = lazy_compile(r"(?i)(qwen[23](\.5)?[-_]?vl|qwen3[-_]vl|pixtral|qwen2[-_.]5[-_]omni|kimi[-_]vl)")
 
 
 def _native_model_sites(f: Facts) -> list[Any]:
@@ -570,9 +571,9 @@ _PRUNE_CALLS = ("tome.patch.*", "tome.patch.timm", "tome.patch.mae", "tome.patch
                 "VisionZip", "FastVLlamaModel", "sparsevlm_init", "prumerge", "TokenPruner", "prune_visual_tokens")
 #: visual tokens resampled to a fixed, small set of latents by the architecture itself (Flamingo's Perceiver resampler,
 #: Qwen-VL's ``Resampler``, BLIP-2's Q-Former): the LLM never sees the patch tokens, so pruning them is moot
-_RESAMPLER = re.compile(r"^(?:\w*Perceiver\w*Resampler|Resampler|init_[QqTt]former|\w*Q[Ff]ormer\w*)$")
+_RESAMPLER = lazy_compile(r"^(?:\w*Perceiver\w*Resampler|Resampler|init_[QqTt]former|\w*Q[Ff]ormer\w*)$")
 #: patches merged by a fixed factor inside the architecture (Qwen2-VL's 2x2 ``PatchMerger``, InternVL's pixel shuffle)
-_MERGER = re.compile(r"^\w*PatchMerger$")
+_MERGER = lazy_compile(r"^\w*PatchMerger$")
 
 
 def _architectural(f: Facts) -> tuple[list[Any], list[Any]]:
@@ -583,7 +584,7 @@ def _architectural(f: Facts) -> tuple[list[Any], list[Any]]:
     return resamplers, mergers
 
 
-_POOL_PROJECTORS = re.compile(r"(?i)(ldp|ldpnet|ldpv2|spatial_pool|pool|tokenpacker|c_abstractor|d_abstractor|honeybee|"
+_POOL_PROJECTORS = lazy_compile(r"(?i)(ldp|ldpnet|ldpv2|spatial_pool|pool|tokenpacker|c_abstractor|d_abstractor|honeybee|"
                               r"avgpool|downsample)")
 
 

@@ -34,6 +34,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, Setting, as_number, register_vote_bands, truthy
 from ..facts.store import MAIN_GUARD
 from ..facts.types import PathLiteral
+from ..lazyre import lazy_compile
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
 from ._helpers import (
     HF_DEFAULTS,
@@ -59,7 +60,7 @@ U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 #: ``n/a`` (it leaves the score and its maximum, like any check that cannot apply) with this detail, never a claimed "sane"
 NOT_JUDGED = "not judged: "
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$|(^|/)debug[^/]*$", re.I)
+_TEST_PATH = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$|(^|/)debug[^/]*$", re.I)
 
 # --------------------------------------------------------------------------------------------
 # I1 / I2: data locations
@@ -75,21 +76,21 @@ _DATA_KEYS = (
 _HUB_KEYS = {"dataset_name", "hf_dataset_or_datasets", "dataset_name_or_path"}
 _OBJECT_SCHEMES = {"s3", "s3a", "s3n", "oss", "gs", "gcs", "obs", "cos", "tos", "az", "abfs", "abfss", "wasb", "wasbs", "azureml", "r2", "ks3", "bos", "minio"}
 _BUILDERS = {"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder", "webdataset", "pandas", "sql", "generator", "videofolder"}
-_PLACEHOLDER = re.compile(r"path/to|your[_-]|<|\{|\$|xxx|/path\b|\.\.\.|^none$|^null$", re.I)
-_DATA_LINE = re.compile(r"data|corpus|shard|jsonl|parquet|\.tar\b|webdataset|wds\.|memmap|mmap|train_file|load_from_disk", re.I)
-_NOT_DATA_LINE = re.compile(r"output|save|ckpt|checkpoint|log_dir|logging|tensorboard|wandb|model_name|model_path|tokenizer|pretrained", re.I)
-_STAGING_LINE = re.compile(r"download|upload|sync|\bcp\b|copy|rsync|snapshot", re.I)
-_DATA_ENV = re.compile(r"^(TRAIN_)?DATA(SET)?(_(PATH|DIR|ROOT|PREFIX|FILE|HOME))?S?$|^HF_DATASETS_CACHE$|^(TRAIN|DATA)_(PATH|DIR|FILES?)$")
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_PLACEHOLDER = lazy_compile(r"path/to|your[_-]|<|\{|\$|xxx|/path\b|\.\.\.|^none$|^null$", re.I)
+_DATA_LINE = lazy_compile(r"data|corpus|shard|jsonl|parquet|\.tar\b|webdataset|wds\.|memmap|mmap|train_file|load_from_disk", re.I)
+_NOT_DATA_LINE = lazy_compile(r"output|save|ckpt|checkpoint|log_dir|logging|tensorboard|wandb|model_name|model_path|tokenizer|pretrained", re.I)
+_STAGING_LINE = lazy_compile(r"download|upload|sync|\bcp\b|copy|rsync|snapshot", re.I)
+_DATA_ENV = lazy_compile(r"^(TRAIN_)?DATA(SET)?(_(PATH|DIR|ROOT|PREFIX|FILE|HOME))?S?$|^HF_DATASETS_CACHE$|^(TRAIN|DATA)_(PATH|DIR|FILES?)$")
+_HUB_ID = lazy_compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _LOADERS = ("load_dataset", "load_from_disk", "StreamingDataset", "WebDataset")
 # a dataset class or reader called with a data file: ``LineDataset("data/train.jsonl")``, ``pd.read_parquet(...)``
-_DATA_DIR_HEAD = re.compile(r"^(\./)?data(sets?)?/?$", re.I)
+_DATA_DIR_HEAD = lazy_compile(r"^(\./)?data(sets?)?/?$", re.I)
 #: the joined path names where data is read: bound to a data-named variable, or read on that very line
-_DATA_DIR_LINE = re.compile(r"^\s*\w*data\w*\s*=|memmap|open\(|load", re.I)
-_DATA_CALL = re.compile(r"dataset|load|open|read|memmap|from_file|from_json|from_parquet|from_csv", re.I)
-_NOT_READ_CALL = re.compile(r"download|upload|save|dump|write|tokenizer|pretrained|checkpoint|state_dict|model|config", re.I)
-_DATA_FILE = re.compile(r"\.(jsonl|json|parquet|csv|tsv|arrow|txt|bin|npy|npz|tar|tfrecord|mds)(\.gz|\.zst)?$", re.I)
-_NOT_DATA_FILE = re.compile(r"(^|/)(config|tokenizer|tokenizer_config|vocab|special_tokens_map|generation_config|dataset_info|meta|"
+_DATA_DIR_LINE = lazy_compile(r"^\s*\w*data\w*\s*=|memmap|open\(|load", re.I)
+_DATA_CALL = lazy_compile(r"dataset|load|open|read|memmap|from_file|from_json|from_parquet|from_csv", re.I)
+_NOT_READ_CALL = lazy_compile(r"download|upload|save|dump|write|tokenizer|pretrained|checkpoint|state_dict|model|config", re.I)
+_DATA_FILE = lazy_compile(r"\.(jsonl|json|parquet|csv|tsv|arrow|txt|bin|npy|npz|tar|tfrecord|mds)(\.gz|\.zst)?$", re.I)
+_NOT_DATA_FILE = lazy_compile(r"(^|/)(config|tokenizer|tokenizer_config|vocab|special_tokens_map|generation_config|dataset_info|meta|"
                             r"merges|added_tokens|requirements|README|LICENSE)\.\w+$|^\w+$", re.I)
 
 FAST = {"ramdisk", "local-ssd", "parallel-fs"}
@@ -186,12 +187,12 @@ _S3_HELPER = {
 }
 
 #: a URI scheme with nothing after it (``"s3://"``, ``"hdfs://"``)
-_BARE_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+]*://$")
+_BARE_SCHEME = lazy_compile(r"^[a-zA-Z][a-zA-Z0-9+]*://$")
 #: a regular expression, not a path (ms-swift's ``re.search('/datasets--.+?--(.+?)/snapshots/', dataset_id)``)
-_REGEX_TOKENS = re.compile(r"\.[+*]\??|\(\?|\\[dwsSb.]|\[\^")
+_REGEX_TOKENS = lazy_compile(r"\.[+*]\??|\(\?|\\[dwsSb.]|\[\^")
 #: the address of a socket, message queue or RPC endpoint (ms-swift's weight sync ``f'tcp://[{metadata.zmq_ip}]:{port}'``,
 #: ``ipc:///tmp/feed``, ``grpc://``, ``redis://``): processes talk there, no training data is read from it
-_ENDPOINT_SCHEME = re.compile(r"^(tcp|udp|ipc|inproc|ws|wss|grpc|zmq|redis|rediss|amqp|mqtt|unix|nccl|gloo|env)://", re.I)
+_ENDPOINT_SCHEME = lazy_compile(r"^(tcp|udp|ipc|inproc|ws|wss|grpc|zmq|redis|rediss|amqp|mqtt|unix|nccl|gloo|env)://", re.I)
 
 
 def _in_module_main(f: Facts, lit: Any) -> bool:
@@ -328,7 +329,7 @@ def data_locations(f: Facts) -> list[DataLoc]:
 #: a script that prepares data (``prepare_data.py``, ``preprocess.py``): it reads its source once, not during training
 #: a data-preparation script, Python or shell (Megatron-LM ``tools/common_pile_dataset/setup_common_pile_dataset.sh`` points
 #: the HF cache at Lustre while it builds a CI dataset once)
-_PREP_SCRIPT = re.compile(r"(^|/)[^/]*(preprocess|prepare|pre_?tokeniz|tokenize_(data|dataset|corpus)|build_(data|dataset)|make_dataset|"
+_PREP_SCRIPT = lazy_compile(r"(^|/)[^/]*(preprocess|prepare|pre_?tokeniz|tokenize_(data|dataset|corpus)|build_(data|dataset)|make_dataset|"
                           r"process_data|data_prep|download|setup_\w*data)[^/]*\.(py|sh)$", re.I)
 
 
@@ -549,7 +550,7 @@ def interval(v: Any) -> tuple[float | None, str]:
     return None, "unknown"
 
 
-_EPOCH_MODULO = re.compile(r"\b\w*epoch\w*\s*(?:\+\s*1\s*)?\)?\s*%\s*(?:\w+\.)*(\w+)")
+_EPOCH_MODULO = lazy_compile(r"\b\w*epoch\w*\s*(?:\+\s*1\s*)?\)?\s*%\s*(?:\w+\.)*(\w+)")
 
 
 def _epoch_modulo_names(f: Facts) -> frozenset[str]:
@@ -643,8 +644,8 @@ def _get_defaults(f: Facts, names: tuple[str, ...], known: set[str]) -> list[Int
 #: evaluation pass) or a progress line beside its own metrics interval (``ConsoleLoggerCallback.log_interval = 1`` next to
 #: ``metrics_log_interval``): neither says how often the training run logs its metrics
 #: (not a class that merely names evaluation among other duties: realhf's ``ExperimentSaveEvalControl.save_freq_steps``)
-_EVAL_OWNER = re.compile(r"Evaluat(or|ion)|^Eval|Validat")
-_METRICS_INTERVAL = re.compile(r"^metrics?_\w*interval$")
+_EVAL_OWNER = lazy_compile(r"Evaluat(or|ion)|^Eval|Validat")
+_METRICS_INTERVAL = lazy_compile(r"^metrics?_\w*interval$")
 
 
 def _paces_other_output(f: Facts, s: Setting) -> bool:
@@ -657,7 +658,7 @@ def _paces_other_output(f: Facts, s: Setting) -> bool:
         x.owner == owner and x.path == s.path and _METRICS_INTERVAL.match(x.name) for x in f.records("fields"))
 
 
-_EVAL_FUNC = re.compile(r"^_*(eval\w*|valid\w*|test\w*|inference\w*|predict\w*)$", re.I)
+_EVAL_FUNC = lazy_compile(r"^_*(eval\w*|valid\w*|test\w*|inference\w*|predict\w*)$", re.I)
 
 
 def _in_eval_function(f: Facts, s: Setting) -> bool:
@@ -729,7 +730,7 @@ def _with_notes(out: Outcome, notes: str) -> Outcome:
 # -- Python config files (mmengine ``Config.fromfile`` recipes) --------------------------------------
 
 #: mmengine/mmcv logger hooks: ``LoggerHook`` (mmengine), ``TextLoggerHook`` (mmcv), also as strings (``type='LoggerHook'``)
-_LOGGER_HOOK = re.compile(r"LoggerHook$")
+_LOGGER_HOOK = lazy_compile(r"LoggerHook$")
 
 
 def _type_name(c: Call) -> str:
@@ -825,7 +826,7 @@ _OUMI_PARAMS = (
 
 
 #: mmengine visualizer backends that report to an external tracker (``LocalVisBackend`` writes the work dir's own files)
-_VIS_BACKEND = re.compile(r"\b(Wandb|Tensorboard|MLflow|ClearML|Neptune|DVCLive|Aim)VisBackend\b", re.I)
+_VIS_BACKEND = lazy_compile(r"\b(Wandb|Tensorboard|MLflow|ClearML|Neptune|DVCLive|Aim)VisBackend\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -874,7 +875,7 @@ def visualizer_vote(f: Facts) -> VisualizerVote | None:
 
 _STEP_FUNCS = {"training_step", "train_step", "on_step_end", "on_train_batch_end", "on_batch_end", "on_after_backward",
                "optimizer_step", "on_before_optimizer_step", "train_batch"}
-_OPT_STEP = re.compile(r"(optim|\bopt\b|scaler|engine|model_engine|fabric|accelerator)", re.I)
+_OPT_STEP = lazy_compile(r"(optim|\bopt\b|scaler|engine|model_engine|fabric|accelerator)", re.I)
 
 
 def _is_step_call(c: Call) -> bool:
@@ -952,13 +953,13 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
 
 
 #: a helper that steps the optimizers (``step_optimizers``, ``optimizer_step``, ``step_optimizer``)
-_OPTIMIZER_STEP_HELPER = re.compile(r"^_*(step_optimizers?|optimizers?_step)$")
+_OPTIMIZER_STEP_HELPER = lazy_compile(r"^_*(step_optimizers?|optimizers?_step)$")
 
 #: a method named for one training step (``train_single_step``, ``train_step_fn``, ``training_step``, ``update_step``)
-_STEP_HELPER = re.compile(r"(?i)^_*(train\w*_step|step_train\w*|update_step|training_step)\w*$")
+_STEP_HELPER = lazy_compile(r"(?i)^_*(train\w*_step|step_train\w*|update_step|training_step)\w*$")
 
 #: the iterable of a loop over the training data loader (``self.train_dataloader``, ``enumerate(train_loader)``)
-_TRAIN_LOADER = re.compile(r"(?i)\btrain(ing)?_?(data)?_?loader\b")
+_TRAIN_LOADER = lazy_compile(r"(?i)\btrain(ing)?_?(data)?_?loader\b")
 
 
 #: an RL trainer (skyrl-train ``RayPPOTrainer.train``): a loop over the prompt loader, one rollout and policy update per
@@ -980,12 +981,12 @@ _RL_REPORT_SPACED = ("            if self.global_step % self.cfg.trainer.report_
                      "                self.tracker.log(status, step=self.global_step, commit=True)\n")
 _RL_CONFIG = "trainer:\n  ckpt_interval: {ckpt}\n  report_interval: 20\n  logger: wandb\n"
 
-_LAST_STEP = re.compile(r"\b[\w.]*(step|iter|iteration)s?\w*\s*(>=|==)\s*[\w.]*(max|total|num|last|final)_?\w*(steps?|iters?|iterations?)\b"
+_LAST_STEP = lazy_compile(r"\b[\w.]*(step|iter|iteration)s?\w*\s*(>=|==)\s*[\w.]*(max|total|num|last|final)_?\w*(steps?|iters?|iterations?)\b"
                         r"|\b[\w.]*(max|total|num)_?\w*(steps?|iters?)\s*(<=|==)\s*[\w.]*(step|iter)\w*\b", re.I)
 
 
 #: a condition that holds once, when the job is told to stop (a signal handler's flag, a preemption notice, a time limit)
-_INTERRUPTED = re.compile(r"(?i)interrupt|preempt|sigterm|sigusr|signal_received|received_signal|stop_requested|time_?limit"
+_INTERRUPTED = lazy_compile(r"(?i)interrupt|preempt|sigterm|sigusr|signal_received|received_signal|stop_requested|time_?limit"
                           r"|timed_?out|deadline")
 
 
@@ -1055,8 +1056,8 @@ def _by_attribute_path(settings: list[Any], attr: str) -> list[Any]:
 
 
 #: a modulus that marks an accumulation boundary (``% accum_iters``, nanoT5's ``batch_id % args.optim.grad_acc == 0``)
-_ACCUM_NAME = re.compile(r"(?i)accum|grad_?acc(_|$)|acc_steps$")
-_INTERVAL_ARG = re.compile(r"(?i)interval|every|freq")
+_ACCUM_NAME = lazy_compile(r"(?i)accum|grad_?acc(_|$)|acc_steps$")
+_INTERVAL_ARG = lazy_compile(r"(?i)interval|every|freq")
 
 
 def _flag_interval(f: Facts, name: str, path: str) -> tuple[float | None] | None:
@@ -1085,7 +1086,7 @@ def _flag_interval(f: Facts, name: str, path: str) -> tuple[float | None] | None
 
 
 #: a condition that paces a report by steps or time (``should_update_logs``, ``should_log``, ``log_every``, ``is_log_step``)
-_PACING = re.compile(r"(?i)should_|interval|every|freq|log_step|_due\b")
+_PACING = lazy_compile(r"(?i)should_|interval|every|freq|log_step|_due\b")
 
 
 def _without_skips(guard: str) -> str:
@@ -1131,7 +1132,7 @@ def _derived_interval(f: Facts, name: str, path: str) -> list[float]:
     return []
 
 
-_RANKISH = re.compile(r"rank|main_process|master|process_index|is_world_process_zero|local_process|sync_gradients", re.I)
+_RANKISH = lazy_compile(r"rank|main_process|master|process_index|is_world_process_zero|local_process|sync_gradients", re.I)
 
 
 def _trivial_condition(part: str) -> bool:
@@ -1211,7 +1212,7 @@ def _not_a_checkpoint_save(f: Facts, c: Call) -> bool:
 
 
 #: a saver's own pacing inside its save method (``self.freq_ctl.check(...)``, ``self.interval``, ``should_save``)
-_SELF_PACED = re.compile(r"(?i)freq|interval|every_n|should_save")
+_SELF_PACED = lazy_compile(r"(?i)freq|interval|every_n|should_save")
 
 
 def _class_file(f: Facts, path: str, cls: str | None) -> str | None:
@@ -1227,7 +1228,7 @@ def _class_file(f: Facts, path: str, cls: str | None) -> str | None:
     return None
 
 
-_DIFFUSION = re.compile(r"diffusion|unet\d*|ddpm|ddim|vae", re.I)
+_DIFFUSION = lazy_compile(r"diffusion|unet\d*|ddpm|ddim|vae", re.I)
 
 
 def side_trainers(f: Facts) -> set[str]:
@@ -1246,11 +1247,11 @@ def side_trainers(f: Facts) -> set[str]:
 
 
 #: a guard that tests a debug switch (``config.debug``, ``args.debug_mode``)
-_DEBUG_GUARD = re.compile(r"(?i)\bdebug")
+_DEBUG_GUARD = lazy_compile(r"(?i)\bdebug")
 #: a step function a ``while`` training loop calls once per step (a module's own, imported: ``train_utils.train_step``)
 _OWN_STEP_CALLS = frozenset({"self.step", "self.train_step", "self.training_step", "train_step", "training_step"})
 #: an interval guard of the step counter (``step % log_every``, ``args.iteration % args.log_interval``)
-_STEP_MODULO = re.compile(r"(step|iteration|iters?)\w*\s*%")
+_STEP_MODULO = lazy_compile(r"(step|iteration|iters?)\w*\s*%")
 
 
 def per_step_calls(f: Facts, calls: list[Call], threshold: float,
@@ -1414,9 +1415,9 @@ def _spaced_detail(what: str, spaced: list[tuple[Call, float | None]]) -> str:
 
 
 #: a guard that paces by elapsed time (``time.time() - last_log > self.config.minimum_log_interval_secs``)
-_TIME_PACED = re.compile(r"time\.(?:time|perf_counter|monotonic)\(\)\s*-\s*[\w.]+\s*>=?\s*([A-Za-z_][\w.]*)")
+_TIME_PACED = lazy_compile(r"time\.(?:time|perf_counter|monotonic)\(\)\s*-\s*[\w.]+\s*>=?\s*([A-Za-z_][\w.]*)")
 #: an interval guard over a count of examples rather than steps (``self.example_counter % self.config.eval_every == 0``)
-_COUNTS_EXAMPLES = re.compile(r"\b\w*(example|sample)s?_?(counter|count|seen|idx)\w*\s*%", re.I)
+_COUNTS_EXAMPLES = lazy_compile(r"\b\w*(example|sample)s?_?(counter|count|seen|idx)\w*\s*%", re.I)
 
 
 def _guard_setting(guard: str | None) -> str | None:
@@ -1469,7 +1470,7 @@ _PEFT_WRAPPERS = ("get_peft_model", "LoraConfig", "prepare_model_for_kbit_traini
 
 
 #: an ``if`` that switches adapters on or off (``if training_args.lora_enable:``, ``if model_args.use_peft``)
-_ADAPTER_GUARD = re.compile(r"(?i)lora|peft|adapter|finetuning_type|train_type|qlora")
+_ADAPTER_GUARD = lazy_compile(r"(?i)lora|peft|adapter|finetuning_type|train_type|qlora")
 
 
 def _launched_script_adapter(f: Facts, path: str) -> bool | None:
@@ -1587,7 +1588,7 @@ def _epoch_saves(f: Facts, calls: list[Call]) -> list[Call]:
 
 
 #: a call that trains one epoch (``train_epoch``, ``train_one_epoch``, ``_train_epoch``, ``run_epoch``)
-_EPOCH_TRAIN_CALL = re.compile(r"^_?(train_(one_)?epoch|run_(train_)?epoch|train_single_epoch)$")
+_EPOCH_TRAIN_CALL = lazy_compile(r"^_?(train_(one_)?epoch|run_(train_)?epoch|train_single_epoch)$")
 
 
 def _hf_default_site(f: Facts, name: str) -> Evidence | None:
@@ -1730,7 +1731,7 @@ def _band_for(name: str):  # type: ignore[no-untyped-def]
     return _interval_band(10, 50) if name in _SAVE_KEYS else _interval_band(10)
 
 #: a checkpointer's own config object (torchtitan ``CheckpointManager.Config(interval=500)``): its ``interval`` is the save interval
-_CKPT_CONFIG = re.compile(r"(?i)(^|\.)\w*checkpoint\w*(\.config)?$")
+_CKPT_CONFIG = lazy_compile(r"(?i)(^|\.)\w*checkpoint\w*(\.config)?$")
 
 
 def _checkpointer_intervals(f: Facts) -> list[Interval]:
@@ -1760,7 +1761,7 @@ def _checkpointer_intervals(f: Facts) -> list[Interval]:
 
 #: config classes whose ``save_interval`` flushes traces, profiles or logs (AReaL ``PerfTracerConfig.save_interval: int = 1``,
 #: "Flush trace events to disk every N calls"): not a checkpoint interval
-_NOT_CKPT_OWNER = re.compile(r"(?i)(trac(e|er|ing)|profil|telemetry|monitor)\w*$")
+_NOT_CKPT_OWNER = lazy_compile(r"(?i)(trac(e|er|ing)|profil|telemetry|monitor)\w*$")
 
 
 def _not_a_checkpoint(fact: Any) -> bool:
@@ -1769,11 +1770,11 @@ def _not_a_checkpoint(fact: Any) -> bool:
             and bool(_NOT_CKPT_OWNER.search(fact.key.rsplit(".", 1)[0])))
 
 
-_FINAL_SAVE = re.compile(r"(?i)(exit|preempt|on_demand|emergency|interrupt|on_signal|sigterm|on_train_end)")
+_FINAL_SAVE = lazy_compile(r"(?i)(exit|preempt|on_demand|emergency|interrupt|on_signal|sigterm|on_train_end)")
 
 
 #: the receiver of a checkpoint object's save (``self.ckpt_callback``, ``checkpoint_manager``, ``self.checkpointer``)
-_CKPT_RECEIVER = re.compile(r"(?i)^_*(ckpt|checkpoint)")
+_CKPT_RECEIVER = lazy_compile(r"(?i)^_*(ckpt|checkpoint)")
 
 
 def save_sites(f: Facts) -> list[Call]:
@@ -2252,13 +2253,13 @@ def _off_text(off: list[Any]) -> str:
 
 #: keywords of a frequency control (``EpochStepTimeFreqCtl(freq_epoch=..., freq_step=..., freq_sec=...)``, ``FrequencyControl(
 #: frequency_steps=...)``)
-_FREQ_KW = re.compile(r"^(freq|frequency)_?(step|steps|epoch|epochs|sec|secs|seconds|iter|iters)$")
-_SAVE_CONTEXT = re.compile(r"(?i)sav(e|er|ing)|ckpt|checkpoint")
+_FREQ_KW = lazy_compile(r"^(freq|frequency)_?(step|steps|epoch|epochs|sec|secs|seconds|iter|iters)$")
+_SAVE_CONTEXT = lazy_compile(r"(?i)sav(e|er|ing)|ckpt|checkpoint")
 
 
 #: an "every N steps" interval named for logging or publishing metrics (``log_every_n_steps``, fairseq2
 #: ``publish_metrics_every_n_steps``)
-_LOG_EVERY_N = re.compile(r"^(\w+_)?(log|logging|metrics?)(_\w+)?_every_n_steps$")
+_LOG_EVERY_N = lazy_compile(r"^(\w+_)?(log|logging|metrics?)(_\w+)?_every_n_steps$")
 
 
 def _none_every_n(f: Facts, names: Iterable[str]) -> list[Interval]:
@@ -2313,16 +2314,16 @@ _LOG_KEYS = ("logging_steps", "log_interval", "log_every_n_steps", "print_freq",
 # recipes that disagree on a logging/report interval vote by I4/I5's verdict (under 10 steps or not): Megatron-LM's launches at
 # --log-interval 1, 2 and 5 are one majority against the default 100
 register_vote_bands("^(" + "|".join((*_LOG_KEYS, "tensorboard_log_interval")) + ")$", _interval_band(10))
-_LOG_FUNCS = re.compile(r"^(print|print0|printr|log0|rank0_print|print_rank_0|print_rank0|master_print|print_master|log_rank|log_rank_0|log_rank0"
+_LOG_FUNCS = lazy_compile(r"^(print|print0|printr|log0|rank0_print|print_rank_0|print_rank0|master_print|print_master|log_rank|log_rank_0|log_rank0"
                         r"|log_dist|print_log|log_info|printflock)$")
 # (base_logger.info too; a project's own Logger's ``log_stats(stats, step)``: nanoT5 prints and sends to Neptune through it)
-_LOGGER_RECV = re.compile(r"(^|\.)(logger|logging|log|\w*_logger|LOGGER)\.(info|debug|warning|warn|log_stats)$")
+_LOGGER_RECV = lazy_compile(r"(^|\.)(logger|logging|log|\w*_logger|LOGGER)\.(info|debug|warning|warn|log_stats)$")
 
 
-_WARN_TEXT = re.compile(r"""^f?['"]\s*\W*\s*(WARN(ING)?|Warning|ERROR|Error)\b""")
+_WARN_TEXT = lazy_compile(r"""^f?['"]\s*\W*\s*(WARN(ING)?|Warning|ERROR|Error)\b""")
 #: a message that announces an event of the run, logged in the branch that handles it (cramming ``if not
 #: no_recovery_necessary: log.info(f"Attempting reload of checkpoint ...")``): not the step's metrics
-_EVENT_TEXT = re.compile(r"""^f?['"]\s*\W*\s*(Attempting|Stopping|Resuming|Recovering|Reloading|Restarting|Non-finite|Found (NaN|nan|inf)"""
+_EVENT_TEXT = lazy_compile(r"""^f?['"]\s*\W*\s*(Attempting|Stopping|Resuming|Recovering|Reloading|Restarting|Non-finite|Found (NaN|nan|inf)"""
                          r"""|Detected (NaN|nan|inf)|NaN|Nan|Inf"""
                          # a checkpoint being written under the save interval (GaLore ``logger.info(f"Saving model and
                          # optimizer to {dir}, update step {update_step}")``): the save's message, not the step's metrics
@@ -2364,7 +2365,7 @@ def _backend_console(f: Facts, c: Call) -> bool:
 
 #: a test for a non-finite value: ``torch.isnan(loss)``, ``math.isinf(x)``, ``DynamicLossScaler._has_inf_or_nan(loss)``,
 #: ``scaler.has_overflow(params)`` (true on the exception); ``torch.isfinite(x)`` is its negation
-_NONFINITE_TEST = re.compile(r"(?:^|_)(?:isnan|isinf|inf_or_nan|nan_or_inf|has_nan|has_inf|overflow)$")
+_NONFINITE_TEST = lazy_compile(r"(?:^|_)(?:isnan|isinf|inf_or_nan|nan_or_inf|has_nan|has_inf|overflow)$")
 
 
 def _nonfinite_branch(guard: str | None) -> bool:
@@ -2394,11 +2395,11 @@ def _nonfinite_branch(guard: str | None) -> bool:
     return False
 
 
-_LOSS_TEXT = re.compile(r"(?i)\bloss")
+_LOSS_TEXT = lazy_compile(r"(?i)\bloss")
 
 
 #: a function that saves a checkpoint or evaluates: its log lines report that event, not the training step's metrics
-_SAVE_OR_EVAL_FUNC = re.compile(r"^_*(save|checkpoint|ckpt|eval|evaluate|evaluation|validate|validation|test)(_\w*)?$", re.I)
+_SAVE_OR_EVAL_FUNC = lazy_compile(r"^_*(save|checkpoint|ckpt|eval|evaluate|evaluation|validate|validation|test)(_\w*)?$", re.I)
 
 
 def log_calls(f: Facts) -> list[Call]:
@@ -2528,7 +2529,7 @@ _HOOK_LOGGING_TRAINER = (
     "    trainer = CustomizedTrainer(model=model, args=training_args, train_dataset=ds)\n    trainer.train()\n")
 #: Lightning's ``Trainer(log_every_n_steps=...)`` default: how often ``self.log`` values logged in ``training_step`` reach the logger
 LIGHTNING_LOG_EVERY = 50
-_LIGHTNING_CLASS = re.compile(r"class\s+(\w+)\s*\(")
+_LIGHTNING_CLASS = lazy_compile(r"class\s+(\w+)\s*\(")
 
 
 def _lightning_default_logger(ctx: Context) -> list[Call]:
@@ -3038,19 +3039,19 @@ class I4LoggingFrequency(Check):
 
 
 _TRACKER_DEPS = ("wandb", "tensorboard", "tensorboardx", "mlflow", "comet-ml", "swanlab", "clearml", "neptune", "dvclive", "aim")
-_TRACKER_CALL = re.compile(
+_TRACKER_CALL = lazy_compile(
     r"^(wandb\.log|swanlab\.log|mlflow\.log_metrics?|.*\.add_scalars?|.*accelerator\.log|.*fabric\.log(_dict)?|.*(wandb|swanlab|tracker|tracking)\w*\.log"
     r"|.*experiment\.log_metrics?|.*\.report_scalar|.*(aim_)?run\.track|.*wandb_run\.log|comet_ml\..*log_metrics?"
     # the Lightning logger API (``Logger.log_metrics(metrics, step)``) called directly, on the trainer's or the module's logger
     # or a wrapper over a list of them (NeMo-Aligner ``self.logger.log_metrics(metrics, step=self.step, prefix="train/")``):
     # it writes to TensorBoard/W&B on every call, outside Lightning's ``log_every_n_steps``
     r"|(.*\.)?\w*loggers?\.log_metrics)$")
-_LOGGER_METRICS = re.compile(r"^self\.loggers?\.log_metrics$")
-_TRACKER_OBJECT = re.compile(r"^([\w.]*\.)?\w*Track(ing|er)\w*\(")
+_LOGGER_METRICS = lazy_compile(r"^self\.loggers?\.log_metrics$")
+_TRACKER_OBJECT = lazy_compile(r"^([\w.]*\.)?\w*Track(ing|er)\w*\(")
 _LIGHTNING_LOGGERS = ("WandbLogger", "TensorBoardLogger", "MLFlowLogger", "CometLogger", "NeptuneLogger", "SwanLabLogger")
 
 
-_METRIC_LOGGER = re.compile(r"(^|\.)\w*metrics?_?logger\.(info|log)$", re.I)
+_METRIC_LOGGER = lazy_compile(r"(^|\.)\w*metrics?_?logger\.(info|log)$", re.I)
 _TRACKER_MODULES = ("wandb", "mlflow", "torch.utils.tensorboard", "tensorboardX", "tensorboard", "swanlab", "aim", "comet_ml")
 
 
@@ -3085,7 +3086,7 @@ def tracker_calls(f: Facts) -> list[Call]:
     return out
 
 
-_FABRIC_LOG = re.compile(r"^(.*\.)?fabric\.log(_dict)?$")
+_FABRIC_LOG = lazy_compile(r"^(.*\.)?fabric\.log(_dict)?$")
 
 
 def _fabrics_without_loggers(f: Facts) -> bool:
@@ -3129,7 +3130,7 @@ _TRACKER_INITS = ("wandb.init", "swanlab.init", "mlflow.start_run", "SummaryWrit
                   "neptune.init_run", "clearml.Task.init", "MonitorMaster")  # DeepSpeed's monitor: TensorBoard/W&B/CSV backends
 
 
-_TRACKER_FIELD = re.compile(r"(?i)wandb|tensorboard|mlflow|swanlab|comet|neptune|clearml|tracker|report_to")
+_TRACKER_FIELD = lazy_compile(r"(?i)wandb|tensorboard|mlflow|swanlab|comet|neptune|clearml|tracker|report_to")
 
 
 def _tracker_disabled(f: Facts) -> list[Any]:
@@ -3324,7 +3325,7 @@ def _norm(name: str) -> str:
 
 
 #: a launch flag that turns an external tracker on (torchtitan ``--metrics.enable_wandb``, ``--use_wandb``)
-_LAUNCH_TRACKER = re.compile(r"(?i)(^|[._])(enable|use)_(wandb|tensorboard|mlflow|swanlab|comet|neptune|aim|clearml)$")
+_LAUNCH_TRACKER = lazy_compile(r"(?i)(^|[._])(enable|use)_(wandb|tensorboard|mlflow|swanlab|comet|neptune|aim|clearml)$")
 
 
 def _launch_tracker_intervals(f: Facts) -> list[Interval]:
@@ -3374,7 +3375,7 @@ def _report_to_builder(f: Facts, s: Setting) -> tuple[str, ...] | None:
 
 #: a key string read from a holder (``self.config["log"]``, ``cfg.get("log")``); a list literal (``["wandb"] if x else None``)
 #: is not a subscript: its ``[`` follows no name, call or subscript
-_KEY_STRING = re.compile(r"""(?<=[\w)\]])\s*\[\s*["'][^"']*["']\s*\]|\.get\(\s*["'][^"']*["']""")
+_KEY_STRING = lazy_compile(r"""(?<=[\w)\]])\s*\[\s*["'][^"']*["']\s*\]|\.get\(\s*["'][^"']*["']""")
 
 
 #: ms-swift ``TrainArgumentsMixin``: HF ``Seq2SeqTrainingArguments`` defaults overridden in a dataclass mixin
@@ -3386,7 +3387,7 @@ _SWIFT_TRAIN = ("from transformers import Seq2SeqTrainer\n\n\ndef train(model, a
                 "    trainer = Seq2SeqTrainer(model=model, args=args, train_dataset=dataset)\n    trainer.train()\n")
 
 
-_NONE_ELSE = re.compile(r"""^\s*(?P<then>["'][\w,\s-]+["']|\[[^\]]*\])\s+if\s+(?P<cond>.+?)\s+else\s+(?:["'](?:none|null)?["']|\[\s*\])\s*$""", re.I)
+_NONE_ELSE = lazy_compile(r"""^\s*(?P<then>["'][\w,\s-]+["']|\[[^\]]*\])\s+if\s+(?P<cond>.+?)\s+else\s+(?:["'](?:none|null)?["']|\[\s*\])\s*$""", re.I)
 
 
 def _report_to_condition(rt: list[Setting]) -> tuple[str, str] | None:

@@ -27,11 +27,12 @@ from typing import Any
 
 from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, as_number, truthy
+from ..lazyre import lazy_compile
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ..project import _MODEL_CHAT, _inference_file
 from ._helpers import evs, guard_off, imports_hf, inputs_replaced, jax_only_file, value_on
 
-_OWN_TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
+_OWN_TEST = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -70,7 +71,7 @@ _ENGINE_API: dict[str, tuple[str, ...]] = {
 #: runtimes that run any model, not an LLM engine by themselves
 _GENERIC_RUNTIMES = frozenset({"onnxruntime", "tensorrt"})
 #: a site of such a runtime that serves a speech, vision or detection side model
-_AUX_MODEL_SITE = re.compile(r"(?i)(^|[/_.\s])(vad|silero|whisper|asr|tts|speech|audio|wav|ocr|detector|detection|yolo|sam)([/_.\s(]|$)")
+_AUX_MODEL_SITE = lazy_compile(r"(?i)(^|[/_.\s])(vad|silero|whisper|asr|tts|speech|audio|wav|ocr|detector|detection|yolo|sam)([/_.\s(]|$)")
 _ENGINE_MODULES = {"vllm": "vllm", "sglang": "sglang", "tensorrt_llm": "tensorrt-llm", "lmdeploy": "lmdeploy"}
 _CLI_ENGINES = {"vllm": "vllm", "sglang": "sglang", "lmdeploy": "lmdeploy", "trtllm-serve": "tensorrt-llm",
                 "trtllm-build": "tensorrt-llm", "text-generation-launcher": "tgi", "tritonserver": "triton-server"}
@@ -163,7 +164,7 @@ def _engine_rank(x: Any) -> int:
 
 
 #: a method that evicts entries from a KV cache (StreamingLLM ``evict_for_space``, ``evict_range``)
-_EVICT = re.compile(r"evict(_\w+)?$")
+_EVICT = lazy_compile(r"evict(_\w+)?$")
 
 
 def _hf_generate(f: Facts) -> list[Call]:
@@ -191,17 +192,17 @@ _HF_GEN_KW = {"do_sample", "num_beams", "attention_mask", "generation_config", "
 
 #: the model's own forward, called by a decode loop; handed the position to write keys and values at (lit-llama and gpt-fast
 #: ``model(x, max_seq_length, input_pos)``), it keeps a KV cache indexed by it
-_MODEL_CALL = re.compile(r"(^|\.)(model|forward)$")
+_MODEL_CALL = lazy_compile(r"(^|\.)(model|forward)$")
 #: the position argument of such a call, or the slice of new tokens it is handed (lit-llama ``input_pos``, llama3
 #: ``self.model.forward(tokens[:, prev_pos:cur_pos], prev_pos)``: only the new tokens go in, the earlier keys and values
 #: come from the model's cache)
-_POSITION = re.compile(r"^(input|start)_pos$|\[.*\b(prev|cur|start|input)_pos\s*:")
+_POSITION = lazy_compile(r"^(input|start)_pos$|\[.*\b(prev|cur|start|input)_pos\s*:")
 
 
 #: a path or function named for low-precision training (FP8/MX/QAT), not for quantizing a model to serve
-_TRAIN_PRECISION = re.compile(r"(?i)(^|[/_.\s])(float8|fp8|mx|mxfp\d*|qat)([/_.\s]|$)")
-_HANDS_TO_GENERATE = re.compile(r"\.generate\b(?!_)")
-_OWN_DECODE = re.compile(r"generate_(batch|tokens|stream)|[a-z]\w*_generate")
+_TRAIN_PRECISION = lazy_compile(r"(?i)(^|[/_.\s])(float8|fp8|mx|mxfp\d*|qat)([/_.\s]|$)")
+_HANDS_TO_GENERATE = lazy_compile(r"\.generate\b(?!_)")
+_OWN_DECODE = lazy_compile(r"generate_(batch|tokens|stream)|[a-z]\w*_generate")
 
 
 def _custom_generate(f: Facts, gens: list[Call]) -> tuple[list[Call], bool]:
@@ -623,7 +624,7 @@ class J3PrefillDecode(_InferenceOnly):
 # J4 inference quantization
 # --------------------------------------------------------------------------------------
 
-_QUANT_NAME = re.compile(r"(?i)([-_.](awq|gptq|fp8|int4|int8|w4a16|w8a8|w4a8|nvfp4|mxfp4|exl2|gguf|q4_k_m|q8_0|bnb[-_]4bit|4bit|8bit)"
+_QUANT_NAME = lazy_compile(r"(?i)([-_.](awq|gptq|fp8|int4|int8|w4a16|w8a8|w4a8|nvfp4|mxfp4|exl2|gguf|q4_k_m|q8_0|bnb[-_]4bit|4bit|8bit)"
                          r"([-_.]|$)|\.gguf$)")
 #: a model config's ``dtype`` that is a quantized weight format, not a half-precision one
 _LOW_BIT_DTYPES = frozenset({"fp8", "float8", "float8_e4m3fn", "int8", "int4", "fp4", "nvfp4", "mxfp4"})
@@ -637,7 +638,7 @@ _QUANT_APIS = ("GPTQConfig", "AwqConfig", "HqqConfig", "QuantoConfig", "TorchAoC
 
 
 #: a project's own weight-only quantization handler (gpt-fast ``WeightOnlyInt8QuantHandler``, ``WeightOnlyInt4QuantHandler``)
-_OWN_QUANT = re.compile(r"WeightOnly(Int|Fp|FP)\d+\w*|\w*Int[48]\w*Quant(Handler|izer)\w*")
+_OWN_QUANT = lazy_compile(r"WeightOnly(Int|Fp|FP)\d+\w*|\w*Int[48]\w*Quant(Handler|izer)\w*")
 
 
 def _quant_value(v: Any) -> str | None:
@@ -971,8 +972,8 @@ def compiled_decode(f: Facts) -> list[Call]:
     return [c for c in _graph_compiles(f) if not _compile_disabled(f, c)]
 
 
-_MODE_NAME = re.compile(r"^[A-Za-z][\w.-]*$")
-_GENERATION = re.compile(r"infer|generat|decod|sampl|serv|chat", re.I)
+_MODE_NAME = lazy_compile(r"^[A-Za-z][\w.-]*$")
+_GENERATION = lazy_compile(r"infer|generat|decod|sampl|serv|chat", re.I)
 
 
 def captured_decode(f: Facts) -> list[Call]:
@@ -1147,7 +1148,7 @@ _MEDUSA_FILES = {
 
 
 #: the model classes of Medusa's and EAGLE's speculative decoding (SafeAILab/EAGLE ``EaModel``, FasterDecoding ``MedusaModel``)
-_SPEC_MODEL_CLASS = re.compile(r"^(Medusa\w*Model|EaModel|EagleModel|\w*(Medusa|Eagle)Head)$")
+_SPEC_MODEL_CLASS = lazy_compile(r"^(Medusa\w*Model|EaModel|EagleModel|\w*(Medusa|Eagle)Head)$")
 
 
 @register
