@@ -12,7 +12,7 @@ import os
 import stat
 import tarfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
@@ -134,10 +134,38 @@ def _safe_rel(name: str) -> str | None:
     return "/".join(clean) if clean else None
 
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _listing(fd: int) -> tuple[list[os.DirEntry[str]], list[os.DirEntry[str]]]:
+    """A folder's sub-folders and other entries (a symlink to a folder counts as a folder, as ``os.walk`` has it), each
+    sorted by name; empty when it cannot be listed."""
+    try:
+        with os.scandir(fd) as it:
+            entries = list(it)
+    except OSError:
+        return [], []
+    dirs, files = [], []
+    for e in entries:
+        try:
+            (dirs if e.is_dir() else files).append(e)
+        except OSError:
+            files.append(e)
+    dirs.sort(key=lambda e: e.name)
+    files.sort(key=lambda e: e.name)
+    return dirs, files
+
+
 def iter_directory(
     root: str | os.PathLike[str], limits: Limits, stats: ReadStats, index: TreeIndex | None = None,
 ) -> Iterator[tuple[str, bytes | Unread]]:
-    """``(path, bytes)`` of every file a check reads, in a stable order; skipped files are recorded in ``stats``.
+    """``(path, bytes)`` of every file a check reads, in a stable order (each folder's files by name, then its
+    sub-folders by name, depth first); skipped files are recorded in ``stats``.
+
+    Folders are opened relative to their parent's descriptor with ``O_NOFOLLOW``, and files relative to their folder's:
+    a symlink is never followed, even one that replaces a folder or a file while the walk runs, so nothing outside the
+    tree is read. Each file costs one ``lstat`` (``fstatat``), and each folder one ``open``: no ``realpath``.
 
     With ``index`` (a facts cache's record of this directory), a file whose stat signature is unchanged is not
     read: ``(path, Unread)`` carries its facts key instead, and a skipped one is skipped for its recorded reason.
@@ -148,70 +176,98 @@ def iter_directory(
         raise SourceError(f"path does not exist: {root}")
     if not base.is_dir():
         raise SourceError(f"not a directory or .tar.gz archive: {root}")
-    base_real = os.path.realpath(base)
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-        rel_dir = os.path.relpath(dirpath, base)
-        kept = []
-        for d in sorted(dirnames):
-            full = os.path.join(dirpath, d)
-            rel = os.path.normpath(os.path.join(rel_dir, d)).replace(os.sep, "/")
-            if os.path.islink(full):
+    top = str(base)
+    try:
+        fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the root itself may be reached through a symlink
+    except OSError as exc:
+        raise SourceError(f"unreadable directory: {root}: {exc.strerror}") from exc
+    stack: list[tuple[int, str, Iterator[str]]] = []
+    try:
+        kept = yield from _folder(fd, "", top, limits, stats, index)
+        stack.append((fd, "", iter(kept)))
+        while stack:
+            parent, rel_dir, names = stack[-1]
+            name = next(names, None)
+            if name is None:
+                os.close(parent)
+                stack.pop()
+                continue
+            try:
+                fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+            except OSError:
+                continue  # gone since it was listed, or a symlink now: never entered (os.walk skips it alike)
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            try:
+                kept = yield from _folder(fd, rel, top, limits, stats, index)
+            except BaseException:
+                os.close(fd)
+                raise
+            stack.append((fd, rel, iter(kept)))
+    finally:
+        for parent, _rel, _names in stack:
+            os.close(parent)
+
+
+def _folder(fd: int, rel_dir: str, top: str, limits: Limits, stats: ReadStats,
+            index: TreeIndex | None) -> Generator[tuple[str, bytes | Unread], None, list[str]]:
+    """Yield the files of the folder open as ``fd`` (``rel_dir`` in the tree); return the names of its sub-folders to walk."""
+    dirs, files = _listing(fd)
+    prefix = f"{rel_dir}/" if rel_dir else ""
+    kept = []
+    for e in dirs:
+        if e.is_symlink():
+            stats.skipped.append(Skipped(prefix + e.name, "symlink (not followed)"))
+        elif not _skip_dir(e.name):
+            kept.append(e.name)
+    for e in files:
+        fn = e.name
+        rel = prefix + fn
+        kind = classify(rel)
+        if kind is None:
+            continue  # no check reads it: not even its stat is needed, and nothing is recorded of it
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError as exc:
+            stats.skipped.append(Skipped(rel, f"unreadable: {exc.strerror}"))
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            if kind:
                 stats.skipped.append(Skipped(rel, "symlink (not followed)"))
-            elif not _skip_dir(d):
-                kept.append(d)
-        dirnames[:] = kept
-        # symlinked folders are never entered and symlinked files never read, so a file resolves to its folder's
-        # real path plus its name: resolved once per folder, not per file (realpath lstat()s every component)
-        dir_real = os.path.realpath(dirpath)
-        dir_inside = dir_real == base_real or dir_real.startswith(base_real.rstrip(os.sep) + os.sep)
-        for fn in sorted(filenames):
-            full = os.path.join(dirpath, fn)
-            rel = os.path.normpath(os.path.join(rel_dir, fn)).replace(os.sep, "/")
-            kind = classify(rel)
-            try:
-                st = os.lstat(full)
-            except OSError as exc:
-                stats.skipped.append(Skipped(rel, f"unreadable: {exc.strerror}"))
+            continue
+        if not stat.S_ISREG(st.st_mode) or kind is None:
+            continue
+        if not _admit(rel, st.st_size, limits, stats):
+            continue
+        full = os.path.join(top, rel)
+        sig = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) if index is not None else None
+        if index is not None and sig is not None:
+            known = index.lookup(rel, sig)
+            if known is not None:
+                if known.startswith(KEY):
+                    stats.files_read += 1
+                    stats.bytes_read += st.st_size
+                    yield rel, Unread(full, known[len(KEY):], st.st_size)
+                else:
+                    stats.skipped.append(Skipped(rel, known[len(SKIP):]))
                 continue
-            if stat.S_ISLNK(st.st_mode):
-                if kind:
-                    stats.skipped.append(Skipped(rel, "symlink (not followed)"))
-                continue
-            if not stat.S_ISREG(st.st_mode) or kind is None:
-                continue
-            if not _admit(rel, st.st_size, limits, stats):
-                continue
-            if not dir_inside:
-                stats.skipped.append(Skipped(rel, "resolves outside the repository"))
-                continue
-            sig = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev) if index is not None else None
+        try:
+            with open(fn, "rb", opener=lambda path, _flags: os.open(path, _FILE_FLAGS, dir_fd=fd)) as fh:
+                data = _read_sniffed(fh, kind, st.st_size, limits)
+        except OSError as exc:
+            stats.skipped.append(Skipped(rel, f"unreadable: {exc.strerror}"))
+            continue
+        if isinstance(data, str):
+            stats.skipped.append(Skipped(rel, data))
             if index is not None and sig is not None:
-                known = index.lookup(rel, sig)
-                if known is not None:
-                    if known.startswith(KEY):
-                        stats.files_read += 1
-                        stats.bytes_read += st.st_size
-                        yield rel, Unread(full, known[len(KEY):], st.st_size)
-                    else:
-                        stats.skipped.append(Skipped(rel, known[len(SKIP):]))
-                    continue
-            try:
-                with open(full, "rb") as fh:
-                    data = _read_sniffed(fh, kind, st.st_size, limits)
-            except OSError as exc:
-                stats.skipped.append(Skipped(rel, f"unreadable: {exc.strerror}"))
-                continue
-            if isinstance(data, str):
-                stats.skipped.append(Skipped(rel, data))
-                if index is not None and sig is not None:
-                    index.skipped(rel, sig, data)
-                continue
-            if _accept(rel, data, stats):
-                if index is not None and sig is not None and len(data) == st.st_size:
-                    index.read(rel, sig)  # the stat before the read is what the next scan compares (a later write changes ctime)
-                yield rel, data
-            elif index is not None and sig is not None:
-                index.skipped(rel, sig, "binary")
+                index.skipped(rel, sig, data)
+            continue
+        if _accept(rel, data, stats):
+            if index is not None and sig is not None and len(data) == st.st_size:
+                index.read(rel, sig)  # the stat before the read is what the next scan compares (a later write changes ctime)
+            yield rel, data
+        elif index is not None and sig is not None:
+            index.skipped(rel, sig, "binary")
+    return kept
 
 
 def iter_tarball(fileobj: BinaryIO, limits: Limits, stats: ReadStats, strip_top: bool = True) -> Iterator[tuple[str, bytes]]:

@@ -36,6 +36,8 @@ _DATA_JSON = {"tokenizer.json", "vocab.json", "package-lock.json", "tokenizer_co
 
 def classify(path: str) -> str | None:
     """The parser a file goes to, or None when no check reads it."""
+    if path.endswith(".py") and not path.endswith("/.py") and path != ".py":
+        return "python"  # most files of a tree: the answer below, without building a path (a walk asks it of every file)
     p = PurePosixPath(path)
     name = p.name
     low = name.lower()

@@ -234,6 +234,38 @@ def test_directory_never_follows_symlinks(tmp_path: Path) -> None:
     }
 
 
+
+def test_a_folder_swapped_for_a_symlink_during_the_walk_is_never_entered(tmp_path: Path) -> None:
+    """Folders are opened relative to their parent with O_NOFOLLOW: one replaced by a symlink after it was listed (a
+    race a hostile checkout could win) is skipped, and nothing outside the tree is read."""
+    outside = tmp_path / "outside"
+    _tree(outside, {"stolen.py": b"SECRET = 1\n"})
+    repo = tmp_path / "repo"
+    _tree(repo, {"a.py": b"x = 1\n", "sub/b.py": b"y = 2\n", "sub/inner/c.py": b"z = 3\n"})
+    walk = iter_directory(repo, Limits(), ReadStats())
+    assert next(walk)[0] == "a.py"  # the root is listed: "sub" is known as a folder, not entered yet
+    (repo / "sub" / "inner" / "c.py").unlink()
+    (repo / "sub" / "inner").rmdir()
+    (repo / "sub" / "b.py").unlink()
+    (repo / "sub").rmdir()
+    (repo / "sub").symlink_to(outside, target_is_directory=True)
+    assert list(walk) == []
+
+
+def test_the_walk_order_is_files_by_name_then_folders_depth_first(tmp_path: Path) -> None:
+    _tree(tmp_path, {"z.py": b"", "b/y.py": b"", "b/a/x.py": b"", "a/w.py": b"", "m.py": b"", "b/c.py": b""})
+    assert [p for p, _ in iter_directory(tmp_path, Limits(), ReadStats())] == ["m.py", "z.py", "a/w.py", "b/c.py", "b/y.py", "b/a/x.py"]
+
+
+def test_a_walk_left_early_closes_its_folders(tmp_path: Path) -> None:
+    _tree(tmp_path, {f"d{i}/e{i}/f.py": b"x = 1\n" for i in range(5)})
+    before = len(os.listdir("/proc/self/fd"))
+    walk = iter_directory(tmp_path, Limits(), ReadStats())
+    assert next(walk)[0] == "d0/e0/f.py"
+    assert len(os.listdir("/proc/self/fd")) > before  # the open folders on the way down
+    walk.close()
+    assert len(os.listdir("/proc/self/fd")) == before
+
 def test_directory_size_limits_and_binaries(tmp_path: Path) -> None:
     _tree(tmp_path, {"a.py": b"x = 1\n" * 300, "b.py": b"y = 2\n", "c.json": b'{"a": 1}\x00\x01', "d.py": b"z = 3\n" * 100})
     stats = ReadStats()
