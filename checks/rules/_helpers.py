@@ -2165,10 +2165,23 @@ def unreached_sites(ctx: Context, sites: list) -> list:
     train = ctx.project.training_files
     if not train or not any(p in ctx.facts.files for p in train):
         return []
-    return [x for x in sites if (isinstance(x, (Call, Ref, Decorator)) or (isinstance(x, Setting) and x.source == "call")
+    return [x for x in sites if (isinstance(x, (Call, Ref, Decorator))
+                                 or (isinstance(x, Setting) and x.source == "call" and not declared_dict(ctx.facts, x))
                                  or (isinstance(x, AttrAssign) and x.target.startswith("self."))
                                  or (isinstance(x, Setting) and x.source == "config" and _KWARGS_ITEM.match(x.text)))
             and x.path.endswith(".py") and x.path not in train]
+
+
+def declared_dict(f: Facts, s: Any) -> bool:
+    """A keyword of a ``dict(...)`` built at a module's top level (a Python config file in the mmengine/MMCV style:
+    shikra's ``config/_base_/train/shikra_fsdp.py`` holds ``training_args = dict(lr_scheduler_type='cosine',
+    warmup_ratio=0.03, fsdp="full_shard auto_wrap")``, which the launched recipe lists in its ``_base_`` and the trainer
+    receives as ``Seq2SeqTrainingArguments(**training_args)``): a declared setting, as a YAML key is, not a call that runs
+    only where its module is imported."""
+    if not (isinstance(s, Setting) and s.source == "call" and s.key.startswith("dict(")) or s.path not in f.files:
+        return False
+    return any(c.name == "dict" and c.func is None and (c.line == s.line or s.line in c.kw_lines.values())
+               for c in f.files[s.path].calls)
 
 
 def orphan_sites(ctx: Context, sites: list) -> list:
