@@ -841,7 +841,9 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         first = list(dict.fromkeys(n for n, _ in documented))
         p.model_names = (first + [n for n in p.model_names if n not in first])[:10]
     fams: list[str] = []
-    replaced_names = {v for _, v in doc_replaced} - set(counts)  # (a template's placeholder names no family of the run)
+    # (a template's placeholder, and a default every launch overrides, name no family of the run: EVE's
+    # ``model_name_or_path: Optional[str] = field(default="facebook/opt-125m")``, LLaVA's, beside launches of Vicuna and Qwen2.5)
+    replaced_names = ({v for _, v in doc_replaced} | {st.value for st in model_settings if id(st) in overridden}) - set(counts)
     for n in names:
         if n in replaced_names:
             continue
