@@ -941,6 +941,15 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     stepped = {(c.path, c.func) for c in f.calls("backward")}
     loops |= {(c.path, c.func, c.loop) for c in f.calls_where(lambda s: _OPTIMIZER_STEP_HELPER.match(s) is not None)
               if c.loop is not None and not _epoch_loop(c.loop) and (c.path, c.func) in stepped and c.func not in _STEP_FUNCS}
+    # a loop over steps around an inner gradient-accumulation loop that runs the backward and the step (LISA, GLaMM: ``for
+    # global_step in range(args.steps_per_epoch): for i in range(args.grad_accumulation_steps): ... model.backward(loss);
+    # model.step()``, then ``writer.add_scalar("train/lr", ...)`` in the outer body): a call records its innermost loop only,
+    # so the outer one is the function's loop over steps; each of its iterations is one optimizer step
+    accum = {(p, fn) for p, fn, lp in loops if fn and _ACCUM_LOOP.search(lp)}
+    for path in sorted({p for p, _ in accum}):
+        loops |= {(c.path, c.func, c.loop) for c in f.files[path].calls
+                  if (c.path, c.func) in accum and c.loop is not None and _STEPS_LOOP.search(c.loop)
+                  and not _ACCUM_LOOP.search(c.loop)}  # (``steps_per_epoch`` counts steps, not epochs)
     backward = {(c.path, c.func) for c in f.calls("backward", "manual_backward") if c.func and c.loop is None}
     stepping = {(c.path, c.func) for c in f.calls("step") if c.func and c.loop is None and _is_step_call(c)
                 and ((c.path, c.func) in backward or _STEP_HELPER.search(c.func))}
@@ -951,6 +960,11 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
                 loops.add((c.path, c.func, c.loop))
     return loops
 
+
+#: the iterable of a gradient-accumulation loop (``range(args.grad_accumulation_steps)``, ``range(micro_batches)``)
+_ACCUM_LOOP = lazy_compile(r"(?i)^\s*range\((.*,\s*)?[\w.]*(grad(ient)?_?acc\w*|accum\w*|micro_?(batch|step)\w*)\s*\)\s*$")
+#: the iterable of a loop over optimizer steps (``range(args.steps_per_epoch)``, ``range(start_step, max_steps)``)
+_STEPS_LOOP = lazy_compile(r"(?i)^\s*range\((.*,\s*)?[\w.]*(steps?|iters?|iterations?)(_per_epoch)?\s*\)\s*$")
 
 #: a helper that steps the optimizers (``step_optimizers``, ``optimizer_step``, ``step_optimizer``)
 _OPTIMIZER_STEP_HELPER = lazy_compile(r"^_*(step_optimizers?|optimizers?_step)$")
@@ -1132,6 +1146,8 @@ def _derived_interval(f: Facts, name: str, path: str) -> list[float]:
     return []
 
 
+#: a step counter past the first step (``global_step != 0``, ``step > 0``, ``iteration >= 1``): true on every later step
+_PAST_FIRST_STEP = lazy_compile(r"[\w.]*(step|iter|iteration)s?\s*(!=\s*0|>\s*0|>=\s*1)", re.I)
 _RANKISH = lazy_compile(r"rank|main_process|master|process_index|is_world_process_zero|local_process|sync_gradients", re.I)
 
 
@@ -1153,6 +1169,8 @@ def _trivial_condition(part: str) -> bool:
         return True  # the script's ``if __name__ == "__main__":`` body (llm.c ``train_gpt2.py``) runs whenever the script does
     if re.fullmatch(r"[\w.()]+\s+is\s+(not\s+)?None", p):
         return True
+    if _PAST_FIRST_STEP.fullmatch(p):
+        return True  # ``global_step != 0`` (GLaMM's per-step ``writer.add_scalar("train/lr", ...)``): every step but the first
     return bool(_RANKISH.search(p)) and not re.search(r"step|iter|epoch|batch", p, re.I)
 
 

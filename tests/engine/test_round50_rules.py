@@ -46,3 +46,40 @@ def test_a_default_every_launch_overrides_names_no_model_family() -> None:
     files["scripts/eve/eve7b_prealign.sh"] = _eve_launch("Qwen/Qwen2.5-7B-Instruct").replace(" \\\n    --model_name_or_path ${CKPT_PATH}", "")
     assert "opt" in _audit(files).project.model_families
 
+
+# --- mbzuai-oryx/groundingLMM (and dvlab-research/LISA): the step loop around a gradient-accumulation loop -------------
+
+_GLAMM_TRAIN = (
+    "import argparse\n\nimport deepspeed\nimport torch\nfrom torch.utils.tensorboard import SummaryWriter\n\n\n"
+    "def parse_args():\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument(\"--steps_per_epoch\", default=500, type=int)\n"
+    "    parser.add_argument(\"--grad_accumulation_steps\", default=10, type=int)\n"
+    "    parser.add_argument(\"--epochs\", default=10, type=int)\n"
+    "    parser.add_argument(\"--local_rank\", default=0, type=int)\n    return parser.parse_args()\n\n\n"
+    "def train(data_loader, model, scheduler, writer, args):\n"
+    "    model.train()\n    data_iter = iter(data_loader)\n"
+    "    for global_step in range(args.steps_per_epoch):\n"
+    "        for _ in range(args.grad_accumulation_steps):\n"
+    "            data_batch = next(data_iter)\n"
+    "            output_dict = model(**data_batch)\n"
+    "            model.backward(output_dict[\"loss\"])\n"
+    "            model.step()\n\n"
+    "{report}\n\n"
+    "def main():\n    args = parse_args()\n    writer = SummaryWriter(\"runs\")\n"
+    "    model_engine, optimizer, train_loader, scheduler = deepspeed.initialize(args=args, model=torch.nn.Linear(8, 8))\n"
+    "    for epoch in range(args.epochs):\n        train(train_loader, model_engine, scheduler, writer, args)\n\n\n"
+    "if __name__ == \"__main__\":\n    main()\n")
+_EVERY_STEP = ("        if global_step != 0:\n            curr_lr = scheduler.get_last_lr()\n"
+               "            if args.local_rank == 0:\n                writer.add_scalar(\"train/lr\", curr_lr[0], global_step)\n")
+_EVERY_50 = _EVERY_STEP.replace("if global_step != 0:", "if global_step % 50 == 0:")
+
+
+def test_a_tracker_call_in_the_loop_around_the_accumulation_loop_reports_every_step() -> None:
+    files = {"train.py": _GLAMM_TRAIN.format(report=_EVERY_STEP),
+             "scripts/train.sh": "deepspeed --master_port 24999 train.py --grad_accumulation_steps 10\n"}
+    i5 = _check(_audit(files), "I5")
+    assert i5.status.value == "unused" and "every step" in i5.detail
+    assert [e.line for e in i5.evidence] == [30]  # writer.add_scalar("train/lr", ...)
+    # control: the same report every 50 steps is sane
+    files["train.py"] = _GLAMM_TRAIN.format(report=_EVERY_50)
+    assert _check(_audit(files), "I5").status.value == "used"
