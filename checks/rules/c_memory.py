@@ -1077,6 +1077,19 @@ def _derived_fp8(flag: str) -> dict[str, str]:
     }
 
 
+#: the number formats a lookup table is keyed by (LLMs-from-scratch ``DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}``)
+_FORMAT_KEYS = ("fp32", "float32", "bf16", "bfloat16", "fp16", "float16", "int8", "int4", "fp64")
+
+
+def _dtype_table(f: Facts, s: Setting) -> bool:
+    """An entry of a mapping whose other keys are number formats too (a memory estimator's bytes per element): the key
+    names a format the table describes, and its value (``1`` byte) is no switch."""
+    owner, dot, _ = s.key.rpartition(".")
+    if not dot or s.source not in ("config", "assign"):
+        return False
+    return any(x.path == s.path and x.key.rpartition(".")[0] == owner for x in f.settings(*_FORMAT_KEYS))
+
+
 def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:
     """(sites that turn FP8 training on, sites that turn it off, backends)."""
     used: list = []
@@ -1107,6 +1120,8 @@ def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:
         v = s.value
         if s.source in ("assign", "field-default") and isinstance(v, str) and v.lower() == s.name.lower():
             continue  # ``FP8 = "fp8"``: an enum member or constant naming the value, not a choice of it
+        if _dtype_table(f, s):
+            continue  # ``DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp8": 1}``: a table keyed by number format, not a switch
         if (isinstance(v, str) and v.lower() in _FP8_FORMATS) or truthy(v) is True:
             used.append(s)
             kinds.add("megatron" if s.source == "launcher" else "config")
@@ -1289,6 +1304,21 @@ class C2FP8(Check):
                 "from transformers import Trainer, TrainingArguments\n\n"
                 "args = TrainingArguments(output_dir=\"out\", bf16=True)\nTrainer(model=model, args=args).train()\n"),
         }, N, "an enum member naming FP8 is not a choice of it"),
+        Example({  # LLMs-from-scratch ch04/04_gqa/memory_estimator_gqa.py: bytes per element, keyed by number format
+            "ch04/04_gqa/memory_estimator_gqa.py": (
+                "import argparse\n\nDTYPE_BYTES = {\n    \"fp32\": 4,\n    \"bf16\": 2,\n    \"fp16\": 2,\n    \"fp8\": 1,\n"
+                "    \"int8\": 1,\n}\n\n\ndef bytes_convert(n):\n    gb = n / (1000 ** 3)\n    return f\"{gb:,.2f} GB\"\n\n\n"
+                "def calc_kv_bytes_total(batch, context_length, emb_dim, n_heads, n_kv_heads, n_layers, bytes_per_elem):\n"
+                "    head_dim = emb_dim // n_heads\n"
+                "    return batch * context_length * head_dim * n_kv_heads * 2 * n_layers * bytes_per_elem\n\n\n"
+                "def main():\n    p = argparse.ArgumentParser()\n"
+                "    p.add_argument(\"--dtype\", choices=DTYPE_BYTES.keys(), default=\"fp16\")\n    args = p.parse_args()\n"
+                "    print(bytes_convert(calc_kv_bytes_total(1, 1024, 4096, 32, 8, 32, DTYPE_BYTES[args.dtype])))\n"),
+            "ch05/gpt_train.py": (
+                "import torch\n\n\ndef train(model, loader, optimizer):\n    for input_batch, target_batch in loader:\n"
+                "        optimizer.zero_grad()\n        loss = torch.nn.functional.cross_entropy(model(input_batch).flatten(0, 1), "
+                "target_batch.flatten())\n        loss.backward()\n        optimizer.step()\n"),
+        }, N, "a table of bytes per element keyed by number format names FP8 without choosing it"),
         Example({  # the same name given a format in a training config is one
             "mylib/config.py": (
                 "from dataclasses import dataclass\n\n\n@dataclass\nclass TrainingConfig:\n    bf16: bool = True\n"
