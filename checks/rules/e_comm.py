@@ -569,6 +569,15 @@ _PREFETCH_ON = lazy_compile(r"backward_(pre|post)", re.I)
 _COLOSSAL_OVERLAP = ("LowLevelZeroPlugin", "HybridParallelPlugin", "MoeHybridParallelPlugin")
 
 
+def _overlap_off_beside(f: Facts, s: Any) -> bool:
+    """A bucket size whose own section turns the overlap off (NeMo-Aligner's ``optim:`` of ``distributed_fused_adam``:
+    ``bucket_cap_mb: 200`` then ``overlap_grad_sync: False``): the optimizer reduces its buckets after backward, and a
+    bucket size says nothing of overlap."""
+    owner = s.key.rpartition(".")[0]
+    return any(x.path == s.path and x.key.rpartition(".")[0] == owner and truthy(x.value) is False
+               for x in f.effective(*_OVERLAP_KEYS))
+
+
 def _switched_on(s: Any) -> bool:
     """A setting that turns a switch on where it takes effect (a library's dataclass default is not the project's choice)."""
     return truthy(s.value) is True and (s.rank > 0 or s.source == "argparse-default")
@@ -691,6 +700,22 @@ def _xla_overlap(f: Facts) -> Outcome | None:
     return None
 
 
+def _nemo_dpo(sync: str) -> dict[str, str]:
+    """NeMo-Aligner ``examples/nlp/gpt/conf/gpt_dpo.yaml``: Apex's distributed optimizer, its overlap set in its section."""
+    return {
+        "examples/nlp/gpt/conf/gpt_dpo.yaml": (
+            "trainer:\n  num_nodes: 1\n  devices: 8\n  accelerator: gpu\n  precision: bf16\n\n"
+            "model:\n  micro_batch_size: 1\n  global_batch_size: 64\n  megatron_amp_O2: True\n\n"
+            "  optim:\n    name: distributed_fused_adam\n    bucket_cap_mb: 200\n    overlap_grad_sync: " + sync + "\n"
+            "    contiguous_grad_buffer: True\n    lr: 9e-6\n    weight_decay: 0.1\n"),
+        "examples/nlp/gpt/train_gpt_dpo.py": (
+            "from nemo.core.config import hydra_runner\nfrom nemo_aligner.algorithms.dpo import DPOTrainer\n\n\n"
+            "@hydra_runner(config_path=\"conf\", config_name=\"gpt_dpo\")\ndef main(cfg) -> None:\n"
+            "    dpo_trainer = DPOTrainer(cfg=cfg.trainer.dpo, model=ptl_model)\n    dpo_trainer.fit()\n\n\n"
+            "if __name__ == \"__main__\":\n    main()\n"),
+    }
+
+
 @register
 class E2CommComputeOverlap(Check):
     id = "E2"
@@ -744,6 +769,9 @@ class E2CommComputeOverlap(Check):
         "shell": "torchrun --nproc_per_node 8 pretrain_gpt.py --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather\n",
     }
     examples = (
+        Example(_nemo_dpo("False"), N, "NeMo-Aligner: bucket_cap_mb beside overlap_grad_sync: False in the same optim section "
+                "(distributed_fused_adam reduces its buckets after backward)"),
+        Example(_nemo_dpo("True"), U, "the same section with overlap_grad_sync: True"),
         Example({"ds_zero2.json": '{\n  "zero_optimization": {\n    "stage": 2,\n    "overlap_comm": true,\n    "contiguous_gradients": true\n  }\n}\n'}, U, "deepspeed overlap_comm"),
         Example({"ds_zero3.json": '{\n  "bf16": {"enabled": true},\n  "zero_optimization": {\n    "stage": 3,\n    "stage3_prefetch_bucket_size": "auto"\n  }\n}\n'}, U, "zero-3 default"),
         Example({"pretrain.sh": "GPT_ARGS=\"--num-layers 24 --micro-batch-size 4 --use-distributed-optimizer --overlap-grad-reduce\"\n"
@@ -938,7 +966,7 @@ class E2CommComputeOverlap(Check):
             s for s in f.effective("bucket_cap_mb", "ddp_bucket_cap_mb", "static_graph")
             # not a kwargs dict item set only under a flag that is off (OpenCLIP ``ddp_args['static_graph'] = True`` under
             # ``if args.ddp_static_graph:``, a store_true flag)
-            if s.rank > 0 and _on_or_positive(s.value) and not set_under_off_branch(f, s)
+            if s.rank > 0 and _on_or_positive(s.value) and not set_under_off_branch(f, s) and not _overlap_off_beside(f, s)
         ]
         for s in tuned_ddp:
             used.append(f.ev(s))
