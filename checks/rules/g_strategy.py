@@ -1332,7 +1332,43 @@ def global_batch(f: Facts, ctx: Context | None = None) -> int | None:
         # the batch most recipes run (a MoE example's 256 x 2 beside nanotron's 3 x 1 recipes is an outlier); ties: the larger
         counts = Counter(per_file)
         return int(max(counts, key=lambda b: (counts[b], b)) * gpus)
+    # the same for launches: each launch's micro-batch with its own accumulation and its own ranks (EVE: 8 x 1 on 8 GPUs
+    # x 16 nodes in EVEv2's recipes, 16 x 1 on 8 x 4 in EVEv1's), never 16 x 4 x 8 x 16 = 8192 from four different scripts
+    per_launch = _launch_batches(f, ctx, max(defaults) if defaults else 1)
+    if per_launch:
+        counts = Counter(per_launch)
+        return int(max(counts, key=lambda b: (counts[b], b)))
     return int(max(n for _, n in micro_s) * (max(n for _, n in accum_s) if accum_s else 1) * gpus)
+
+
+_NPROC_KEYS = ("nproc_per_node", "num_gpus", "gpus")
+_NNODES_KEYS = ("nnodes", "nnode", "num_nodes")
+
+
+def _launch_batches(f: Facts, ctx: Context | None, accum_default: float) -> list[float]:
+    """The global batch of each launch that passes a micro-batch: micro x its accumulation (else ``accum_default``) x its
+    processes (``--nproc_per_node`` x ``--nnodes``; accelerate's ``--num_processes`` counts every node's). A process count
+    the launch leaves to the environment is the overview's; a launch whose accumulation is computed at start-up is left
+    out (its batch is not known here)."""
+    out: list[float] = []
+    for launch in f.launches():
+        args = {k.lstrip("-").replace("-", "_"): v for k, v in launch.script_args.items()}
+        micro = next((n for k in _MICRO_KEYS if (n := as_number(args.get(k))) and n > 0), None)
+        if micro is None:
+            continue
+        if any(k in args and as_number(args[k]) is None for k in _ACCUM_KEYS):
+            continue  # an accumulation the launch computes when it starts (InternVL ``$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))``)
+        accum = next((n for k in _ACCUM_KEYS if (n := as_number(args.get(k))) and n > 0), accum_default)
+        largs = {k.lstrip("-").replace("-", "_"): v for k, v in launch.launcher_args.items()}
+        procs = as_number(largs.get("num_processes")) if launch.launcher == "accelerate" else None
+        if not procs:
+            per_node = next((n for k in _NPROC_KEYS if (n := as_number(largs.get(k))) and n > 0), None)
+            nodes = next((n for k in _NNODES_KEYS if (n := as_number(str(largs.get(k, "")).split(":")[-1])) and n > 0), None)
+            project = ctx.project if ctx is not None else None
+            procs = (per_node or (project.num_gpus if project is not None and project.num_gpus else 1)) * (
+                nodes or (project.num_nodes if project is not None and project.num_nodes else 1))
+        out.append(micro * accum * procs)
+    return out
 
 
 _MICRO_KEYS = ("per_device_train_batch_size", "train_micro_batch_size_per_gpu", "micro_batch_size", "micro_batch", "batch_size_per_gpu")

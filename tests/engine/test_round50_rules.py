@@ -83,3 +83,25 @@ def test_a_tracker_call_in_the_loop_around_the_accumulation_loop_reports_every_s
     # control: the same report every 50 steps is sane
     files["train.py"] = _GLAMM_TRAIN.format(report=_EVERY_50)
     assert _check(_audit(files), "I5").status.value == "used"
+
+
+# --- baaivision/EVE: a global batch multiplied from four different launch scripts --------------------------------------
+
+def _eve_stage(nodes: int, micro: int, accum: int) -> str:
+    return ("#!/bin/bash\nexport GPUS_PER_NODE=8\nexport NNODES=" + str(nodes) + "\nexport MASTER_PORT=23456\n\n"
+            "torchrun --nproc_per_node=$GPUS_PER_NODE --nnode=$NNODES --node_rank=$1 --master_addr=$2 --master_port=$MASTER_PORT \\\n"
+            "    eve/train/train_mem.py \\\n    --deepspeed ./scripts/zero3.json \\\n"
+            "    --model_name_or_path Qwen/Qwen2.5-7B-Instruct \\\n    --bf16 True \\\n"
+            f"    --per_device_train_batch_size {micro} \\\n    --per_device_eval_batch_size 4 \\\n"
+            f"    --gradient_accumulation_steps {accum} \\\n    --learning_rate 2e-5 \\\n    --model_max_length 4096\n")
+
+
+def test_the_global_batch_is_each_launchs_own() -> None:
+    files = {"eve/train/train_mem.py": "from eve.train.train import train\n\nif __name__ == \"__main__\":\n    train()\n",
+             "eve/train/train.py": _EVE_TRAIN,
+             "scripts/eve/eve7b_prealign.sh": _eve_stage(4, 16, 1),  # 16 x 1 x 8 x 4 = 512
+             "scripts/eve/2_eve7b_fullalign.sh": _eve_stage(16, 2, 2),  # 2 x 2 x 8 x 16 = 512
+             "scripts/eve/0_eve7b_prealign_ve.sh": _eve_stage(16, 8, 1)}  # 8 x 1 x 8 x 16 = 1024
+    g2 = _check(_audit(files), "G2")
+    assert g2.detail.endswith("(estimated global batch 512)")  # not 16 x 2 x 8 x 16 = 4096, which no launch runs
+
