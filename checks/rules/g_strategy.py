@@ -1792,6 +1792,9 @@ _PEFT_CALLS = (
     "LoKrConfig", "VeraConfig", "IA3Config", "PrefixTuningConfig", "PromptTuningConfig", "PromptEncoderConfig", "OFTConfig",
     "BOFTConfig", "peft.LoraModel", "FastLanguageModel.get_peft_model", "FastVisionModel.get_peft_model",
     "FastModel.get_peft_model", "inject_adapter_in_model", "mark_only_lora_as_trainable", "loralib.*",
+    # pyreft: ``get_reft_model(model, reft_config)`` wraps the model in interventions and freezes every base weight
+    # (``disable_model_grads=True`` by default): a representation fine-tune trains a few thousand parameters
+    "pyreft.get_reft_model", "pyreft.utils.get_reft_model",
 )
 _LORA_SWITCHES = ("lora_enable", "use_lora", "use_peft", "lora", "enable_lora", "use_llm_lora", "peft", "do_lora", "lora_train",
                   "train_lora", "apply_lora", "with_lora", "finetune_lora", "low_rank_training")
@@ -2003,6 +2006,10 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
         lora += [s for s in f.effective(*_RANK_KEYS) if s.source in ("launcher", "config") and not isinstance(s.value, bool)
                  and (as_number(s.value) or 0) > 0 and s not in lora]
         lora += code
+    else:
+        # a ReFT wrapper is not LoRA: a LoRA switch that is off leaves it in place (pyreft's loreft/train.py builds
+        # ``get_reft_model(model, reft_config)`` on every run and adds LoRA to it only under ``--use_lora``)
+        lora += [c for c in code if c.short == "get_reft_model" and not c.guard]
     for s in f.effective("finetuning_type", "train_type", "sft_type", "tuner_type", "peft_type", "peft_scheme", "adapter",
                          "finetune_type", "training_type", "tuning_type"):
         if not isinstance(s.value, str):
@@ -2253,6 +2260,30 @@ _CLIP_PRETRAINED = (
 )
 
 
+#: pyreft ``examples/loreft/train.py``: ReFT interventions on every run, LoRA added only under ``--use_lora``
+_LOREFT = {
+    "examples/loreft/train.py": (
+        "import argparse\n\nimport torch\nimport transformers\nfrom pyreft import LoreftIntervention, ReftConfig, "
+        "ReftTrainerForCausalLM, get_reft_model\n\n\n"
+        "def finetune(train_dataset, data_collator, use_lora=False, rank=1, layers=(2, 10, 18, 26)):\n"
+        "    model = transformers.AutoModelForCausalLM.from_pretrained(\"yahma/llama-7b-hf\", torch_dtype=torch.bfloat16)\n"
+        "    if use_lora:\n        from peft import LoraConfig, get_peft_model\n"
+        "        peft_config = LoraConfig(r=4, lora_alpha=32, target_modules=[\"o_proj\"], task_type=\"CAUSAL_LM\")\n"
+        "        model = get_peft_model(model, peft_config)\n"
+        "    reft_config = ReftConfig(representations=[{\n        \"layer\": layer, \"component\": \"block_output\", "
+        "\"low_rank_dimension\": rank,\n        \"intervention\": LoreftIntervention(embed_dim=model.config.hidden_size, "
+        "low_rank_dimension=rank)} for layer in layers])\n"
+        "    {wrap}\n"
+        "    training_args = transformers.TrainingArguments(output_dir=\"out\", num_train_epochs=3, per_device_train_batch_size=4,\n"
+        "                                                   learning_rate=9e-4, warmup_ratio=0.1, bf16=True, report_to=\"none\")\n"
+        "    trainer = ReftTrainerForCausalLM(model=reft_model, args=training_args, train_dataset=train_dataset,\n"
+        "                                     data_collator=data_collator)\n    trainer.train()\n\n\n"
+        "def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--use_lora\", action=\"store_true\")\n"
+        "    parser.add_argument(\"--rank\", type=int, default=1)\n    args = parser.parse_args()\n"
+        "    finetune(None, None, args.use_lora, args.rank)\n\n\nif __name__ == \"__main__\":\n    main()\n"),
+}
+
+
 @register
 class G4LoRA(Check):
     id = "G4"
@@ -2285,6 +2316,10 @@ class G4LoRA(Check):
         ),
     }
     examples = (
+        Example({p: t.replace("{wrap}", "reft_model = get_reft_model(model, reft_config)") for p, t in _LOREFT.items()}, U,
+                "pyreft: a ReFT model on every run (its base weights frozen), LoRA only under --use_lora"),
+        Example({p: t.replace("{wrap}", "reft_model = model") for p, t in _LOREFT.items()}, N,
+                "the same script without the ReFT wrapper trains the whole model unless --use_lora"),
         Example({"verl/trainer/config/model/hf_model.yaml": "path: Qwen/Qwen2.5-7B\nlora_rank: 0\nlora_alpha: 16\n",
                  "verl/workers/engine/fsdp/transformer_impl.py": (
                      "from peft import LoraConfig, get_peft_model\n\n\nclass FSDPEngine:\n    def __init__(self, model_config):\n"
@@ -2576,6 +2611,10 @@ class G4LoRA(Check):
             return Outcome(N, evs(recipe_full[:5]), f"full-parameter fine-tuning: {x.key} is {x.value!r} ({x.path}:{x.line}"
                            f"{f' (+{len(recipe_full) - 1})' if len(recipe_full) > 1 else ''}); the LoRA code "
                            f"({lora[0].path}:{lora[0].line}) is an option no recipe or launch picks", {"finetuning": "full"})
+        if lora and all(isinstance(x, Call) and x.short == "get_reft_model" for x in lora):
+            x = lora[0]
+            return Outcome(U, evs(lora), f"ReFT fine-tuning: get_reft_model() ({x.path}:{x.line}) trains interventions on the "
+                           "hidden states and freezes every base weight (disable_model_grads=True by default)", {"finetuning": "reft"})
         if lora:
             q = _is_qlora(f, lora)
             minor = _qlora_minority(lora, q)
