@@ -240,12 +240,25 @@ def _config_file_value(s: Setting) -> bool:
     return s.name == "pretrain" and isinstance(s.value, str) and _CONFIG_FILE.search(s.value) is not None
 
 
+#: the top-level sections of an evaluation's output file (VLM2Vec ``experiments/public/all_scores/v2.0.1/*.json``:
+#: ``{"metadata": {"model_name": "LamRA-Ret-Qwen2.5VL-7b"}, "metrics": {...}}``; lm-eval's ``{"results": ..., "config": ...}``)
+_RESULT_SECTIONS = ("metrics", "results", "scores", "eval_results", "evaluation_results")
+
+
+def _result_files(facts: Facts) -> set[str]:
+    """JSON files that hold an evaluation's scores: the model they name is one that was scored (a baseline, a competitor),
+    not one the project trains."""
+    return {e.path for e in facts.config_under(*_RESULT_SECTIONS) if e.path.endswith(".json") and e.keys
+            and str(e.keys[0]) in _RESULT_SECTIONS}
+
+
 def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
     demo = _library_demo_lines(facts)
     settings = facts.settings(*keys)
     vocab = _tokenizer_beside_model(settings)
+    scored = _result_files(facts)
     out = [s.value for s in settings if isinstance(s.value, str) and (s.path, s.line) not in demo and id(s) not in vocab
-           and not _config_file_value(s) and not _in_docs(s) and not _ENDPOINT_NAME.match(s.key)]
+           and not _config_file_value(s) and not _in_docs(s) and not _ENDPOINT_NAME.match(s.key) and s.path not in scored]
     tokenizer_only: dict[str, bool] = {}
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
         if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):
@@ -1197,8 +1210,9 @@ def _named_models(facts: Facts) -> list[tuple[str, str]]:
     rejected = _not_model_values(facts)
     model_settings = facts.settings(*_MODEL_KEYS)
     overridden = _overridden_defaults(model_settings) | _tokenizer_beside_model(model_settings)
+    scored = _result_files(facts)
     for st in model_settings:
-        if id(st) in overridden:
+        if id(st) in overridden or st.path in scored:
             continue
         if (isinstance(st.value, str) and 2 < len(st.value) < 200 and (st.path, st.line) not in demo and not _not_a_model(facts, st)
                 and not _config_file_value(st) and not _in_docs(st)):

@@ -105,3 +105,31 @@ def test_the_global_batch_is_each_launchs_own() -> None:
     g2 = _check(_audit(files), "G2")
     assert g2.detail.endswith("(estimated global batch 512)")  # not 16 x 2 x 8 x 16 = 4096, which no launch runs
 
+
+# --- TIGER-AI-Lab/VLM2Vec: the scale taken from a baseline's score file ------------------------------------------------
+
+_VLM2VEC_TRAIN = (
+    "from transformers import HfArgumentParser\n\nfrom src.arguments import DataArguments, ModelArguments, TrainingArguments\n"
+    "from src.model.model import MMEBModel\nfrom src.trainer import GradCacheLateProcessTrainer\n\n\n"
+    "def main():\n    parser = HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))\n"
+    "    model_args, data_args, training_args = parser.parse_args_into_dataclasses()\n"
+    "    model = MMEBModel.build(model_args)\n"
+    "    trainer = GradCacheLateProcessTrainer(model=model, args=training_args)\n    trainer.train()\n\n\n"
+    "if __name__ == \"__main__\":\n    main()\n")
+_VLM2VEC_LAUNCH = ("torchrun --nproc_per_node=8 --master_port=22447 --max_restarts=0 train.py \\\n"
+                   "    --lora --lora_r 16 --model_name Qwen/Qwen2-VL-2B-Instruct --bf16 --pooling eos \\\n"
+                   "    --per_device_train_batch_size 128 --gc_q_chunk_size 8 --save_steps 50 --logging_steps 1\n")
+_SCORES = ('{\n    "metadata": {\n        "model_name": "LamRA-Ret-Qwen2.5VL-7b",\n'
+           '        "report_generated_date": "2025-08-17T20:34:06.593887"\n    },\n'
+           '    "metrics": {\n        "image": {\n            "ImageNet-1K": {\n                "hit@1": 0.592,\n'
+           '                "ndcg_linear@5": 0.7199949989383112\n            }\n        }\n    }\n}\n')
+
+
+def test_a_model_named_by_a_score_file_is_not_the_trained_model() -> None:
+    files = {"train.py": _VLM2VEC_TRAIN, "experiments/public/train/train_v2-qwen2vl-2B.sh": _VLM2VEC_LAUNCH,
+             "experiments/public/all_scores/v2.0.1/LamRA-Ret-Qwen2.5VL-7b.json": _SCORES}
+    p = _audit(files).project
+    assert "LamRA-Ret-Qwen2.5VL-7b" not in p.model_names and p.estimated_params != "7B"
+    # control: the same name in a plain config (no scores beside it) is a model the project names
+    files["experiments/public/all_scores/v2.0.1/LamRA-Ret-Qwen2.5VL-7b.json"] = _SCORES.replace('"metrics"', '"settings"')
+    assert "LamRA-Ret-Qwen2.5VL-7b" in _audit(files).project.model_names
