@@ -982,6 +982,15 @@ def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:
     for s in facts.effective("use_distributed_optimizer"):
         if truthy(s.value) and s.rank > 0 and not _TEST_PATH.search(s.path):
             sites.append(Site(s, "Megatron distributed optimizer (ZeRO-1)", True, stage=1))
+    # a NeMo recipe's optimizer by name (NeMo-Aligner ``model.optim.name: distributed_fused_adam``): Apex's
+    # DistributedFusedAdam, "the ZeRO-2 algorithm, which distributes the optimizer state and gradients between parallel
+    # processes"; ``mcore_distributed_optim`` is Megatron-Core's distributed optimizer
+    for e in facts.config("optim.name"):
+        if isinstance(e.value, str) and not _TEST_PATH.search(e.path):
+            if e.value.strip() == "distributed_fused_adam":
+                sites.append(Site(e, "Apex DistributedFusedAdam (ZeRO-2: optimizer state and gradients sharded)", True, stage=2))
+            elif e.value.strip() == "mcore_distributed_optim":
+                sites.append(Site(e, "Megatron-Core distributed optimizer (ZeRO-1)", True, stage=1))
     # referenced DeepSpeed configs that are not in the repository: the stage may show in the name
     for s in ds_config_refs(facts):
         if not isinstance(s.value, str) or resolve_file(facts, s.value):
@@ -1991,6 +2000,21 @@ _DS_MENU = {
 }
 
 
+def _nemo_optim(name: str) -> dict[str, str]:
+    """NeMo-Aligner ``examples/nlp/gpt/conf/gpt_sft.yaml``: the optimizer chosen by name in the model's ``optim`` section."""
+    return {
+        "examples/nlp/gpt/conf/gpt_sft.yaml": (
+            "trainer:\n  num_nodes: 1\n  devices: 8\n  accelerator: gpu\n  precision: bf16\n\n"
+            "model:\n  micro_batch_size: 1\n  global_batch_size: 128\n  megatron_amp_O2: True\n\n"
+            "  optim:\n    name: " + name + "\n    lr: 3e-5\n    weight_decay: 0.01\n    betas:\n    - 0.9\n    - 0.98\n"),
+        "examples/nlp/gpt/train_gpt_sft.py": (
+            "from nemo.core.config import hydra_runner\nfrom nemo_aligner.algorithms.supervised import SupervisedTrainer\n\n\n"
+            "@hydra_runner(config_path=\"conf\", config_name=\"gpt_sft\")\ndef main(cfg) -> None:\n"
+            "    sft_trainer = SupervisedTrainer(cfg=cfg.trainer.sft, model=ptl_model)\n    sft_trainer.fit()\n\n\n"
+            "if __name__ == \"__main__\":\n    main()\n"),
+    }
+
+
 @register
 class A3ZeRO(Check):
     id = "A3"
@@ -2025,6 +2049,8 @@ class A3ZeRO(Check):
         "lightning": "trainer = L.Trainer(devices=8, strategy=\"deepspeed_stage_2\")\n",
     }
     examples = (
+        Example(_nemo_optim("distributed_fused_adam"), U, "NeMo-Aligner: optim.name distributed_fused_adam is Apex's ZeRO-2 optimizer"),
+        Example(_nemo_optim("fused_adam"), N, "the same recipe with Apex's FusedAdam shards nothing"),
         Example({"ds_config.json": '{\n  "train_batch_size": 64,\n  "zero_optimization": {\n    "stage": 2,\n    "overlap_comm": true\n  }\n}\n'}, U, "ds json stage 2"),
         Example({"ds_z3.json": '{\n  "zero_optimization": {\n    "stage": 3,\n    "offload_optimizer": {"device": "cpu"}\n  }\n}\n',
                  "run.sh": "deepspeed train.py --deepspeed ds_z3.json\n"}, U, "stage 3 offload"),
