@@ -807,7 +807,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     if not p.frameworks and any(i.path in train_paths for i in facts.imports("torch")):
         p.notes["plain_torch"] = True  # the training path is PyTorch written by hand (llm.c's ``train_gpt2.py``, nanoGPT)
 
-    named = _named_models(facts)
+    named = _named_models(facts, train_paths)
     names = _strings(facts, _MODEL_KEYS)
     # the models the recipes name most often first (the overview shows three); documentation placeholders, relative
     # paths (``./tests/assets/tokenizer``), generic words (``model``, ``EMPTY``) and tiktoken encodings (``cl100k_base``)
@@ -820,7 +820,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     # a default every launch overrides names no model of the run (LongLoRA: ``EleutherAI/pythia-1.4b-deduped`` in both
     # fine-tuning scripts' arguments, replaced by the README commands' ``--model_name_or_path``)
     model_settings = facts.settings(*_MODEL_KEYS)
-    overridden = _overridden_defaults(model_settings)
+    overridden = _overridden_defaults(model_settings, train_paths)
     doc_replaced = _doc_replaced_defaults(facts)
     overridden |= {id(st) for st in model_settings if (st.path, st.value) in doc_replaced}
     for st in model_settings:
@@ -1194,22 +1194,35 @@ def _documented_models(facts: Facts) -> list[tuple[str, str]]:
             if h.kind == "model" and 2 < len(h.value) < 200 and ("/" not in h.path or h.path.startswith("docs/"))]
 
 
-def _overridden_defaults(model_settings: list[Any]) -> set[int]:
+def _overridden_defaults(model_settings: list[Any], training: frozenset[str] | None = None) -> set[int]:
     """ids of the model options' defaults that the launches override (FastChat: ``model_name_or_path`` defaults to
     ``facebook/opt-125m`` and every launch passes ``--model_name_or_path ~/model_weights/llama-7b``): the launched models are
     the run's. A launch that passes a value it takes from its own command line (``--model_name_or_path $MODEL`` with
     ``MODEL=$1`` in an option-parsing ``case`` arm, Qwen finetune/finetune_ds.sh) names no model: the default still stands."""
     launched = {st.name for st in model_settings if st.source == "launcher" and isinstance(st.value, str) and "$" not in st.value}
-    return {id(st) for st in model_settings if st.source in ("field-default", "argparse-default") and st.name in launched}
+    out = {id(st) for st in model_settings if st.source in ("field-default", "argparse-default") and st.name in launched}
+    # a serving or chat tool's ``--model-path`` default, where the training launches name their model by another option
+    # (ml-ferret: ``ferretui/serve/cli.py`` ``parser.add_argument("--model-path", type=str, default="facebook/opt-350m")``,
+    # LLaVA's placeholder, beside ``--model_name_or_path ./model/vicuna-7b-v1-3`` in every training launch): the tool
+    # loads that model only when run bare; it is no model the project trains
+    if launched and training is not None:
+        out |= {id(st) for st in model_settings if st.source == "argparse-default" and st.path not in training
+                and _SERVING_TOOL.search(st.path)}
+    return out
 
 
-def _named_models(facts: Facts) -> list[tuple[str, str]]:
+#: a serving, chat or demo tool's module (``serve/cli.py``, ``model_worker.py``, ``gradio_web_server.py``, ``demo.py``)
+_SERVING_TOOL = lazy_compile(r"(^|/)(serve|serving|server|demos?|chat)/|(^|/)(\w+_)?(cli|chat|demo|worker|server)\.py$"
+                             r"|(^|/)gradio\w*\.py$")
+
+
+def _named_models(facts: Facts, training: frozenset[str] | None = None) -> list[tuple[str, str]]:
     """(path, model name) from recipes, launchers and ``from_pretrained`` calls; not from registries of names."""
     out: list[tuple[str, str]] = []
     demo = _library_demo_lines(facts)
     rejected = _not_model_values(facts)
     model_settings = facts.settings(*_MODEL_KEYS)
-    overridden = _overridden_defaults(model_settings) | _tokenizer_beside_model(model_settings)
+    overridden = _overridden_defaults(model_settings, training) | _tokenizer_beside_model(model_settings)
     scored = _result_files(facts)
     for st in model_settings:
         if id(st) in overridden or st.path in scored:

@@ -133,3 +133,32 @@ def test_a_model_named_by_a_score_file_is_not_the_trained_model() -> None:
     # control: the same name in a plain config (no scores beside it) is a model the project names
     files["experiments/public/all_scores/v2.0.1/LamRA-Ret-Qwen2.5VL-7b.json"] = _SCORES.replace('"metrics"', '"settings"')
     assert "LamRA-Ret-Qwen2.5VL-7b" in _audit(files).project.model_names
+
+
+# --- apple/ml-ferret: LLaVA's serving CLI default read as the project's model ------------------------------------------
+
+_FERRET_CLI = (
+    "import argparse\n\nimport torch\nfrom ferretui.model.builder import load_pretrained_model\n\n\n"
+    "def main(args):\n    tokenizer, model, image_processor, context_len = load_pretrained_model(args.model_path, args.model_base)\n"
+    "    while True:\n        inp = input('USER: ')\n        if not inp:\n            break\n"
+    "        with torch.inference_mode():\n            output_ids = model.generate(tokenizer(inp).input_ids, max_new_tokens=args.max_new_tokens)\n"
+    "        print(tokenizer.decode(output_ids[0]))\n\n\n"
+    "if __name__ == \"__main__\":\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument(\"--model-path\", type=str, default=\"facebook/opt-350m\")\n"
+    "    parser.add_argument(\"--model-base\", type=str, default=None)\n"
+    "    parser.add_argument(\"--max-new-tokens\", type=int, default=512)\n    main(parser.parse_args())\n")
+_FERRET_LAUNCH = ("MODEL_VERSION=\"vicuna-7b-v1-3\"\n\ntorchrun --nnodes=1 --nproc_per_node=8 --master_port=25001 \\\n"
+                  "    ferretui/train/train_mem.py \\\n    --model_name_or_path ./model/$MODEL_VERSION \\\n"
+                  "    --version v1 \\\n    --bf16 True \\\n    --per_device_train_batch_size 16 \\\n"
+                  "    --gradient_accumulation_steps 1 \\\n    --model_max_length 2048\n")
+
+
+def test_a_serving_tools_model_default_is_no_model_of_the_run() -> None:
+    files = {"ferretui/train/train_mem.py": "from ferretui.train.train import train\n\nif __name__ == \"__main__\":\n    train()\n",
+             "ferretui/train/train.py": _EVE_TRAIN, "ferretui/serve/cli.py": _FERRET_CLI,
+             "experiments/ferret_7b_train.sh": _FERRET_LAUNCH}
+    p = _audit(files).project
+    assert "facebook/opt-350m" not in p.model_names and "opt" not in p.model_families
+    # control: with no training launch naming its model, the CLI's default is the one model the project names
+    del files["experiments/ferret_7b_train.sh"]
+    assert "facebook/opt-350m" in _audit(files).project.model_names
