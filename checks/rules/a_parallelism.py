@@ -1807,7 +1807,7 @@ def _jax_fsdp(ctx: Context) -> Outcome | None:
 
 
 #: an mmengine-style Python config (shikra's ``config/_base_/train/shikra_fsdp.py``) and the pipeline that reads it
-_MMENGINE_CONFIG = {
+MMENGINE_CONFIG = {
     # shikra: an mmengine Python config whose ``_base_`` holds the trainer's arguments as a module-level dict
     "config/_base_/train/shikra_fsdp.py": (
         "training_args = dict(\n    output_dir=None,  # required. must be filled by derived configs.\n    do_train=True,\n"
@@ -1867,7 +1867,7 @@ class A2FSDP(Check):
         "lightning": "trainer = L.Trainer(devices=8, strategy=\"fsdp\")\n",
     }
     examples = (
-        Example(_MMENGINE_CONFIG, U, "shikra: fsdp=\"full_shard auto_wrap\" in the module-level dict of an mmengine config "
+        Example(MMENGINE_CONFIG, U, "shikra: fsdp=\"full_shard auto_wrap\" in the module-level dict of an mmengine config "
                 "the launched recipe's _base_ lists: a declared setting, not an FSDP call in a module nothing imports"),
         Example({"pyproject.toml": ("[project]\nname = \"nemo-rl\"\n\n[project.optional-dependencies]\n"
                                     "fsdp = [\n  \"flash-attn==2.8.1\",\n  \"mamba-ssm\",\n]\n"),

@@ -63,6 +63,7 @@ from ._helpers import (
     uses_hf_trainer,
 )
 from ._registry import recipes_calling, split_text, total_recipes
+from .a_parallelism import MMENGINE_CONFIG
 from .c_memory import launch_batch_pairs
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
@@ -989,29 +990,6 @@ _SCHED_MENU = {
 }
 
 
-#: an mmengine-style Python config (shikra's ``config/_base_/train/shikra_fsdp.py``) and the pipeline that reads it
-_MMENGINE_CONFIG = {
-    # shikra: an mmengine Python config whose ``_base_`` holds the trainer's arguments as a module-level dict
-    "config/_base_/train/shikra_fsdp.py": (
-        "training_args = dict(\n    output_dir=None,  # required. must be filled by derived configs.\n    do_train=True,\n"
-        "    per_device_train_batch_size=8,\n    num_train_epochs=5,\n    learning_rate=2e-5,\n"
-        "    lr_scheduler_type='cosine',\n    warmup_ratio=0.03,\n\n    # train ddp\n    bf16=True,\n"
-        "    fsdp=\"full_shard auto_wrap\",\n    fsdp_transformer_layer_cls_to_wrap='LlamaDecoderLayer',\n)\n"),
-    "config/shikra_stage2.py": (
-        "_base_ = ['_base_/train/shikra_fsdp.py']\n\n"
-        "training_args = dict(output_dir='./exp/{{fileBasenameNoExtension}}')\n"),
-    "mllm/pipeline/finetune.py": (
-        "import sys\n\nfrom mmengine.config import Config\n"
-        "from transformers import AutoModelForCausalLM, Seq2SeqTrainer, Seq2SeqTrainingArguments\n\n\n"
-        "def main():\n    cfg = Config.fromfile(sys.argv[1])\n"
-        "    training_args = Seq2SeqTrainingArguments(**cfg.training_args)\n"
-        "    model = AutoModelForCausalLM.from_pretrained(cfg.model_args.model_name_or_path)\n"
-        "    trainer = Seq2SeqTrainer(model=model, args=training_args, train_dataset=cfg.train_dataset)\n"
-        "    trainer.train()\n\n\nif __name__ == '__main__':\n    main()\n"),
-    "scripts/train.sh": "accelerate launch --num_processes 4 mllm/pipeline/finetune.py config/shikra_stage2.py\n",
-}
-
-
 @register
 class G1LRSchedule(Check):
     id = "G1"
@@ -1050,7 +1028,7 @@ class G1LRSchedule(Check):
         "shell": "--lr-decay-style cosine --lr-warmup-fraction 0.01 --min-lr 1e-5\n",
     }
     examples = (
-        Example(_MMENGINE_CONFIG, U, "shikra: lr_scheduler_type and warmup_ratio in the module-level dict of an mmengine "
+        Example(MMENGINE_CONFIG, U, "shikra: lr_scheduler_type and warmup_ratio in the module-level dict of an mmengine "
                 "config the launched recipe's _base_ lists (declared settings, as YAML keys are)"),
         Example(_SCHED_MENU, P, "a scheduler menu dispatched on a string nothing passes is an option; the Trainer's default "
                 "linear decay without warmup is the run's"),
