@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import bisect
 import posixpath
 import re
 from collections import Counter
@@ -2575,6 +2574,8 @@ _CONVERTER_PATH = lazy_compile(r"(^|/)(\w*convert\w*|ckpts?|checkpoint_conversio
 _PRESET_ENTRY = lazy_compile(r"""^\s*["'][^"']+["']\s*:\s*[A-Za-z_][\w.]*\(""")
 
 
+#: the owner of a setting that configures data, not the model (``MockPackedDatasetConfig``, ``build_packed_dataset(``)
+_DATASET_OWNER = lazy_compile(r"(?i)dataset|datamodule")
 #: the sub-config of a multimodal model's encoder part (a Q-Former, a vision or audio tower): no vocabulary projection there
 _ENCODER_SECTION = lazy_compile(r"(^|\.)(qformer|vision|audio|speech)_config\.")
 
@@ -2592,6 +2593,9 @@ def _dims(f: Facts) -> list:
             continue  # a config class only a library module's self-test builds (see _demo_config_fields)
         if _CONVERTER_PATH.search(s.path):
             continue  # a checkpoint converter's dimensions describe the model it converts, not one it trains
+        head = s.key.split("(", 1)[0]
+        if _DATASET_OWNER.search(head if "(" in s.key else head.rpartition(".")[0]):
+            continue  # a synthetic dataset's token range (nemo-automodel ``MockPackedDatasetConfig.vocab_size: int = 100``)
         if s.name == "vocab_size" and _ENCODER_SECTION.search(s.key):
             continue  # a BLIP-2 Q-Former's BERT vocabulary (``qformer_config.vocab_size: 30522``): its queries are learned, no LM head
         if s.source == "call" and not CONFIG_CALLEE.search(s.key.split("(", 1)[0]):
@@ -2865,6 +2869,37 @@ class D7TensorCoreAlignment(Check):
         Example({"model.py": (
             "from dataclasses import dataclass\n@dataclass\nclass GPTConfig:\n    block_size: int = 1024\n"
             "    vocab_size: int = 50304\n    n_layer: int = 12\n    n_head: int = 12\n    n_embd: int = 768\n")}, U, "nanogpt padded"),
+        Example({"model.py": (  # nanoGPT: trains with 50304, keeps 50257 where the same file loads GPT-2's checkpoints
+            "from dataclasses import dataclass\n\n\n@dataclass\nclass GPTConfig:\n    block_size: int = 1024\n"
+            "    vocab_size: int = 50304\n    n_layer: int = 12\n    n_head: int = 12\n    n_embd: int = 768\n\n\n"
+            "class GPT:\n    @classmethod\n    def from_pretrained(cls, model_type):\n"
+            "        config_args = {'gpt2': dict(n_layer=12, n_head=12, n_embd=768)}[model_type]\n"
+            "        config_args['vocab_size'] = 50257  # always 50257 for GPT model checkpoints\n"
+            "        config = GPTConfig(**config_args)\n        return cls(config)\n")}, U,
+                "nanogpt: the checkpoint loader's 50257 beside the padded 50304 of the same file"),
+        Example({  # LLMs-from-scratch: the main chapter trains with 50257; only the speed chapter's own script pads
+            "ch05/01_main-chapter-code/gpt_train.py": (
+                "import torch\nfrom previous_chapters import GPTModel\n\n\ndef main(gpt_config, settings):\n"
+                "    model = GPTModel(gpt_config)\n"
+                "    optimizer = torch.optim.AdamW(model.parameters(), lr=settings[\"learning_rate\"], weight_decay=0.1)\n"
+                "    train_model_simple(model, train_loader, val_loader, optimizer, num_epochs=settings[\"num_epochs\"])\n\n\n"
+                "if __name__ == \"__main__\":\n    GPT_CONFIG_124M = {\n        \"vocab_size\": 50257,    # Vocabulary size\n"
+                "        \"context_length\": 256,  # Shortened context length (orig: 1024)\n        \"emb_dim\": 768,\n"
+                "        \"n_heads\": 12,\n        \"n_layers\": 12,\n    }\n"
+                "    main(GPT_CONFIG_124M, {\"learning_rate\": 5e-4, \"num_epochs\": 10})\n"),
+            "ch05/10_llm-training-speed/01_opt_single_gpu.py": (
+                "import torch\n\n\nif __name__ == \"__main__\":\n    GPT_CONFIG_124M = {\n"
+                "        \"vocab_size\": 50304,     # Vocabulary size\n        \"context_length\": 1024,\n        \"emb_dim\": 768,\n"
+                "        \"n_heads\": 12,\n        \"n_layers\": 12,\n    }\n"
+                "    model = torch.compile(GPTModel(GPT_CONFIG_124M))\n"),
+        }, N, "a padded vocabulary in another script pads nothing where the main chapter trains with 50257"),
+        Example({  # nemo-automodel: a synthetic dataset's token range beside the model's own aligned config
+            "mylib/datasets/llm/mock_packed.py": (
+                "from dataclasses import dataclass\n\n\n@dataclass\nclass MockPackedDatasetConfig:\n"
+                "    num_blocks: int = 10\n    block_size: int = 128\n    vocab_size: int = 100\n"
+                "    \"\"\"Vocabulary size for the synthetic tokens.\"\"\"\n"),
+            "configs/llama_1b.json": '{\n  "hidden_size": 2048,\n  "intermediate_size": 8192,\n  "vocab_size": 32000\n}\n',
+        }, U, "a mock dataset's vocab_size is the synthetic tokens' range, not a GEMM dimension"),
         Example({"configs/model/llama_1b.json": '{\n  "hidden_size": 2048,\n  "intermediate_size": 8192,\n  "vocab_size": 32000,\n  "num_hidden_layers": 16\n}\n'}, U, "aligned config"),
         Example({"train.py": (
             "tokenizer.add_special_tokens({'pad_token': '[PAD]'})\n"
@@ -3045,24 +3080,26 @@ class D7TensorCoreAlignment(Check):
             return Outcome(N, [], f"no model dimension or padding setting is visible ({where})", {"dims_visible": False})
         vocab_padded = any(s.name in _VOCAB_PAD_KEYS for s in pads) or any(
             s.name == "pad_to_multiple_of" and s.key.startswith("resize_token_embeddings") for s in pads) or bool(rounded)
-        vocabs = [int(as_number(s.value) or 0) for s in dims if s.name in {"vocab_size", "padded_vocab_size"}]
-        # the embedding row count a model really allocates (OLMo ``embedding_size: 50304`` beside ``vocab_size: 50280``)
-        vocabs += [int(n) for s in f.effective("embedding_size", "padded_vocab_size")
-                   if not _TEST_PATH.search(s.path) and (n := as_number(s.value)) and n >= 1000]
+        # the padded sizes by file, with the embedding row counts a model really allocates (OLMo ``embedding_size: 50304``
+        # beside ``vocab_size: 50280``): nanoGPT's ``model.py`` trains with ``vocab_size: int = 50304`` and keeps 50257 only where
+        # the same file loads GPT-2 checkpoints, so the repo pads; LLMs-from-scratch pads in its speed chapter's script alone,
+        # while its main chapters' configs train with 50257 (a padded size in another file pads nothing there)
+        padded_by_file: dict[str, list[int]] = {}
+        for s in [*dims, *f.effective("embedding_size", "padded_vocab_size")]:
+            if s.name in {"vocab_size", "padded_vocab_size", "embedding_size"} and not _TEST_PATH.search(s.path) \
+                    and (n := as_number(s.value)) and n >= 1000 and n % 64 == 0:
+                padded_by_file.setdefault(s.path, []).append(int(n))
 
-        padded_vocabs = sorted({w for w in vocabs if w % 64 == 0})
-
-        def padded_elsewhere(v: int) -> bool:
-            # nanoGPT trains with 50304 and keeps 50257 only for loading GPT-2 checkpoints: the repo pads
-            i = bisect.bisect_right(padded_vocabs, v)  # the smallest padded size above v
-            return i < len(padded_vocabs) and padded_vocabs[i] <= v + 256
+        def padded_elsewhere(s: Setting) -> bool:
+            v = int(as_number(s.value) or 0)
+            return any(v < w <= v + 256 for w in padded_by_file.get(s.path, ()))
 
         # a recipe that sets its own padded row count beside the vocabulary (OLMo ``custom_dataset_example.yaml``:
         # ``vocab_size: 32100`` then ``embedding_size: 32128``): that recipe's embedding is padded
         rows_in = {s.path: n for s in f.settings("embedding_size", "padded_vocab_size")
                    if (n := as_number(s.value)) is not None and n >= 1000 and n % 64 == 0}
         bad = [s for s in dims if int(as_number(s.value) or 0) % mult
-               and not (s.name == "vocab_size" and (vocab_padded or padded_elsewhere(int(as_number(s.value) or 0))
+               and not (s.name == "vocab_size" and (vocab_padded or padded_elsewhere(s)
                                                     or rows_in.get(s.path, 0) >= (as_number(s.value) or 0)))]
         few = _minority_recipes(f, bad)
         if few:
