@@ -1073,9 +1073,10 @@ def jax_training(f: Facts) -> str | None:
     return f"{d.name} on {d.target} ({d.path}:{d.line})"
 
 
-def _hostfile_hosts(facts: Facts, launch: Any) -> int | None:
+def _hostfile_hosts(facts: Facts, launch: Any) -> tuple[int, str, bool] | None:
     """The number of hosts in the hostfile a launch names (``deepspeed --hostfile configs/hostfile``), when the repository
-    ships that file (found next to the launch script, or by its path from the root); None otherwise."""
+    ships that file (found next to the launch script, or by its path from the root), with the file's path:line and whether
+    its list goes on past them (a ``...`` line); None otherwise."""
     ref = launch.launcher_args.get("hostfile")
     if not isinstance(ref, str) or not ref or "$" in ref:
         return None
@@ -1089,14 +1090,16 @@ def _hostfile_hosts(facts: Facts, launch: Any) -> int | None:
         if len(found) != 1:
             return None
     ff = facts.files[found[0]]
-    n = next((e.value for e in ff.configs if e.keys == ("hostfile_hosts",)), None) if ff.kind == "hostfile" else None
-    if not isinstance(n, int):
+    entry = next((e for e in ff.configs if e.keys == ("hostfile_hosts",)), None) if ff.kind == "hostfile" else None
+    if entry is None or not isinstance(entry.value, int):
         return None
+    n = entry.value
+    more = any(e.keys == ("hostfile_more",) for e in ff.configs)
     inc = launch.launcher_args.get("include")
     if isinstance(inc, str) and inc and "$" not in inc:
         # ``--include GPU002,GPU003`` (colossalai) or ``worker-0:0,1@worker-1`` (DeepSpeed): those hosts of the file only
-        n = min(n, len(inc.split("@")) if "@" in inc or ":" in inc else len(inc.split(",")))
-    return n
+        n, more = min(n, len(inc.split("@")) if "@" in inc or ":" in inc else len(inc.split(","))), False
+    return n, f"{found[0]}:{entry.line}", more
 
 
 def _not_a_training_call(c: Any) -> bool:
@@ -2075,9 +2078,13 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
                                f"script, {by_arg.group(1)} by default)")
         elif (hosts := _hostfile_hosts(facts, launch)) is not None:
             # the hostfile the launch names, shipped beside it (ColossalChat's ``--hostfile ./hostfile`` holding ``localhost``):
-            # its hosts are the nodes
-            if hosts > 1:
-                nodes.append((hosts, f"{launch.path}:{launch.line}"))
+            # its hosts are the nodes, cited where the file lists them; a list that goes on (``...``) gives a least, no count
+            count, listed, more = hosts
+            if more:  # a template filled in for the job: several nodes, the count unknown
+                nodes.append((max(count, 2), f"{launch.path}:{launch.line}"))
+                unresolved_at[f"{launch.path}:{launch.line}"] = f"{listed} lists {count}, then ..."
+            elif count > 1:
+                nodes.append((count, listed))
         elif "hostfile" in launch.launcher_args or (unresolved and any(k in launch.launcher_args for k in (
                 "master_addr", "node_rank", "rdzv_endpoint", "machine_rank", "main_process_ip"))):
             nodes.append((2, f"{launch.path}:{launch.line}"))

@@ -29,6 +29,10 @@ _LAUNCH_HINT = lazy_compile(
     r"\b(torchrun|deepspeed|accelerate\s+launch|torch\.distributed\.(run|launch)|srun|mpirun|llamafactory-cli|python3?\s+\S+\.py|"
     r"vllm\s+serve|python3?\s+-m\s+(vllm|sglang)\.|text-generation-launcher|lmdeploy\s+serve|trtllm-serve)\b"
 )
+#: a patch kept as a string (dclm's dataset records store the ``git diff`` of the code that made them, ``"dcnlp_diff":
+#: "diff --git a/... @@ -24,7 +25,7 @@ ... python ray_processing/tokenize_shuffle.py ..."``): its lines are code of another
+#: revision, added or removed, not a command this config runs
+_PATCH = lazy_compile(r"^(?:diff --git |--- a/|\+\+\+ b/|@@ -\d+(?:,\d+)? \+\d+)", re.M)
 _ENV_KEY = lazy_compile(r"^(NCCL_|TORCH_|CUDA_|PYTORCH_|OMP_|NVIDIA_|UCX_|FI_|GLOO_)[A-Z0-9_]*$")
 
 
@@ -198,7 +202,7 @@ def _string_value(path: str, line: int, key: str, val: Any, out: FileFacts) -> N
         return
     if _ENV_KEY.match(key):
         out.envs.append(EnvVar(path, line, key, val, "yaml", f"{key}: {val}"[:300]))
-    if _LAUNCH_HINT.search(val):
+    if _LAUNCH_HINT.search(val) and not _PATCH.search(val):
         # a multi-line block scalar starts on the line after its key
         first = line + 1 if "\n" in val.strip() else line
         extract_shell_text(path, val, out, first_line=first)

@@ -154,6 +154,12 @@ def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str
     elif kind == "hostfile":
         hosts = [(i, ln.split("#", 1)[0].strip()) for i, ln in enumerate(text.splitlines(), 1)]
         hosts = [(i, h) for i, h in hosts if h]
+        # a line of dots (Baichuan-7B's ``[master address] slots=8`` / ``[worker address] slots=8`` / ``...``) says the list
+        # goes on: no host, and the count is a least
+        more = [(i, h) for i, h in hosts if not h.strip(".…")]
+        hosts = [(i, h) for i, h in hosts if h.strip(".…")]
         if hosts:
             out.configs.append(ConfigEntry(path, hosts[0][0], ("hostfile_hosts",), len(hosts), "hostfile", hosts[0][1][:300]))
+        if hosts and more:
+            out.configs.append(ConfigEntry(path, more[0][0], ("hostfile_more",), True, "hostfile", more[0][1][:300]))
     return out

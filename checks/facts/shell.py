@@ -343,6 +343,11 @@ def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] |
     while i < len(tokens):
         t = tokens[i]
         if t == "--":
+            if not stop_at_script and i == 0:
+                # ``torchrun -m training.train -- --scale 1b ...``: the separator ends the launcher's options; what follows
+                # is the script's own
+                i += 1
+                continue
             return opts, tokens[i + 1 :]
         if t.startswith("-") and len(t) > 1 and not _is_number(t):
             if lines is not None and hasattr(t, "line"):
@@ -567,9 +572,17 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
     # the open ``if`` blocks' numeric tests of one variable (``if [ $WORKERS -gt 112 ]``): a clamp of that variable
     bound_if: list[tuple[str, str, float] | None] = []
 
-    def words_at(body: str, line: int) -> list[_Word]:
+    def words_at(body: str, line: int, where: tuple[str, list[int], int, int] | None = None) -> list[_Word]:
+        """The words of ``body``, each at ``line``; with ``where`` (the logical line, the offsets of its physical lines, its
+        indent, where ``body`` starts in it), each at the physical line that holds it: a flag list kept in a quoted string
+        continued over lines (Yuan's ``GPT_ARGS="\n --tensor-model-parallel-size 1 \\\n ... --bf16\n"``) cites ``--bf16``
+        at its own line, not the string's first."""
         out_w: list[_Word] = []
+        pos = where[3] if where is not None else 0
         for w in _array_words(body):
+            at = line
+            if where is not None and (p := where[0].find(w, pos)) >= 0:
+                at, pos = line + bisect_right(where[1], p + where[2]) - 1, p + len(w)
             ref = _VAR_REF.match(w)
             name = (ref.group(1) or ref.group(2)) if ref else None
             if name and name in var_words and variables.get(name) == " ".join(var_words[name]):
@@ -578,7 +591,7 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                 v = _sub_vars(w, variables)
                 # ``"--fp8-format hybrid"`` in an array: the expansion is split into words again where it is used (not a
                 # command substitution or arithmetic it holds: ``--nodes=$((NUM_NODES - 1))`` is one word)
-                out_w.extend(_word(x, line) for x in (v.split() if any(ch.isspace() for ch in v) and "$(" not in v else (v,)))
+                out_w.extend(_word(x, at) for x in (v.split() if any(ch.isspace() for ch in v) and "$(" not in v else (v,)))
         return out_w
 
     for line_no, logical, starts in _logical_lines_at(text, first_line):
@@ -613,7 +626,8 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                 inside, closed = stripped[:cut].replace('"', ""), '"'
             else:
                 inside, closed = stripped.replace('"', ""), ""
-            quoted[1].extend(words_at(inside, line_no))
+            lead = len(logical) - len(logical.lstrip())
+            quoted[1].extend(words_at(inside, line_no, (stripped, starts, lead, 0)))
             if closed:
                 variables[quoted[0]] = " ".join(quoted[1])
                 var_words[quoted[0]] = quoted[1]
@@ -621,7 +635,8 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
             continue
         qstart = _QUOTED_START.match(stripped)
         if qstart:
-            quoted = (qstart.group(1), words_at(qstart.group(2), line_no))
+            lead = len(logical) - len(logical.lstrip())
+            quoted = (qstart.group(1), words_at(qstart.group(2), line_no, (stripped, starts, lead, qstart.start(2))))
             continue
         if array is not None:
             inside, closed, _ = stripped.partition(")") if not stripped.startswith("#") else ("", "", "")

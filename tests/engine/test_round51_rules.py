@@ -1,0 +1,87 @@
+"""Round 51 (issue #9): claims of more public repositories, read claim by claim. Each test is one false claim of those
+reports, made from the shape of the real code, with a control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+from checks.facts.extract import extract_file
+
+
+def _audit(files: dict[str, str]):
+    return audit_files((k, v.encode()) for k, v in files.items())
+
+
+def _check(audit, cid: str):
+    return next(r for r in audit.results if r.id == cid)
+
+
+# --- mlfoundations/dclm: a dataset record's stored git diff read as the project's launch --------------------------------
+
+_DCLM_TRAIN = (
+    "import torch\nfrom open_lm.main import main\n\n\ndef train(args):\n    open_lm_args = ['--workers', '2']\n"
+    "    main(open_lm_args)\n\n\nif __name__ == '__main__':\n    loss = torch.zeros(1)\n    loss.backward()\n")
+_DCLM_README = (
+    "# DCLM\n\n## Training\n\n```bash\n"
+    "torchrun --nproc-per-node 8 -m training.train -- --scale 1b_1x_fast --data-config exp_data/tok.json --torchcompile\n"
+    "```\n")
+
+
+def _dclm_record(diff: str) -> str:
+    return ('{\n  "name": "rpj",\n  "dataset_url": "s3://bucket/rpj/",\n  "tokenized": true,\n'
+            f'  "dcnlp_diff": "{diff}"\n}}\n')
+
+
+def test_a_patch_kept_in_a_record_is_no_launch_and_the_readme_run_counts() -> None:
+    # (a context line of the patch reads as a command: `` python ray_processing/tokenize_shuffle.py ...``)
+    diff = ("diff --git a/tok.sh b/tok.sh\\n--- a/tok.sh\\n+++ b/tok.sh\\n@@ -1,3 +1,3 @@\\n"
+            " python ray_processing/tokenize_shuffle.py --input a\\n-    --content_key text\\n+    --content_key body\\n")
+    files = {"training/__init__.py": "", "training/train.py": _DCLM_TRAIN, "README.md": _DCLM_README,
+             "ray_processing/tokenize_shuffle.py": "import ray\n", "exp_data/datasets/tokenized/rpj.json": _dclm_record(diff)}
+    audit = _audit(files)
+    a1 = _check(audit, "A1")
+    assert a1.status.value == "used", a1.detail
+    # the flags after ``--`` are the script's own
+    ff = extract_file("README.md", _DCLM_README.encode())
+    run = next(x for x in ff.doc_launches if x.launcher == "torchrun")
+    assert run.script == "training.train" and run.script_args.get("scale") == "1b_1x_fast" and run.script_args.get("torchcompile") is True
+    # control: a record whose string is a real command, not a patch, still is a launch
+    record = extract_file("exp.json", _dclm_record("python ray_processing/tokenize_shuffle.py --input a").encode())
+    assert [x.script for x in record.launches] == ["ray_processing/tokenize_shuffle.py"]
+    patch = extract_file("exp.json", _dclm_record(diff).encode())
+    assert patch.launches == []
+
+
+# --- IEIT-Yuan/Yuan-2.0: flags of a quoted multi-line variable cited at the variable's first line ------------------------
+
+_YUAN_SH = (
+    "GPUS_PER_NODE=8\nDISTRIBUTED_ARGS=\"\n    --nproc_per_node $GPUS_PER_NODE \\\n    --nnodes 1\n\"\n\n"
+    "GPT_ARGS=\"\n    --tensor-model-parallel-size 1 \\\n    --num-workers 2 \\\n    --bf16\n\"\n\n"
+    "torchrun $DISTRIBUTED_ARGS pretrain_yuan.py \\\n    $GPT_ARGS \\\n    --save x\n")
+
+
+def test_each_flag_of_a_quoted_flag_list_is_cited_at_its_own_line() -> None:
+    ff = extract_file("examples/pretrain_yuan.sh", _YUAN_SH.encode())
+    (launch,) = ff.launches
+    assert launch.launcher_arg_lines == {"nproc_per_node": 3, "nnodes": 4}
+    assert launch.arg_lines == {"tensor_model_parallel_size": 8, "num_workers": 9, "bf16": 10, "save": 15}
+
+
+# --- baichuan-inc/Baichuan-7B: a hostfile template's "..." line counted as a host -----------------------------------------
+
+_BAICHUAN_TRAIN = (
+    "import deepspeed\nimport torch\n\n\ndef main(args, model):\n"
+    "    engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())\n"
+    "    for step in range(10):\n        loss = engine(torch.zeros(1))\n        engine.backward(loss)\n        engine.step()\n")
+
+
+def test_a_hostfile_that_goes_on_gives_several_nodes_not_a_count() -> None:
+    launch = "#!/bin/bash\ndeepspeed --hostfile config/hostfile \\\n--force_multi \\\ntrain.py \\\n--deepspeed\n"
+    files = {"train.py": _BAICHUAN_TRAIN, "scripts/train.sh": launch,
+             "config/hostfile": "[master address] slots=8\n[worker address] slots=8\n...\n"}
+    project = _audit(files).project
+    assert project.multi_node and project.num_nodes is None, project.num_nodes
+    assert "config/hostfile:1 lists 2" in str(project.notes.get("nodes_unresolved")), project.notes
+    # control: a complete hostfile is a count, cited where it lists its hosts
+    files["config/hostfile"] = "node1 slots=8\nnode2 slots=8\nnode3 slots=8\n"
+    project = _audit(files).project
+    assert project.num_nodes == 3 and project.notes["nodes_source"] == "config/hostfile:1", project.notes
