@@ -55,9 +55,10 @@ FRAMEWORKS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] 
     "paddle": (("paddle",), ("paddlepaddle", "paddlepaddle-gpu"), ()),
 }
 
-#: libraries that work only when imported (no launcher of their own here): a dependency line alone does not make them the
-#: project's framework when the project has its own PyTorch code
-_IMPORTED_LIBRARIES = frozenset({"trl", "peft"})
+#: libraries that work only when imported (no launcher of their own here, or one the launches are checked for first): a
+#: dependency line alone does not make them the project's framework when the project has its own PyTorch code (dclm lists
+#: ``llm-foundry`` for its evaluation harness; its training runs open_lm)
+_IMPORTED_LIBRARIES = frozenset({"trl", "peft", "composer"})
 
 _MODEL_KEYS = (
     "model_name_or_path", "pretrained_model_name_or_path", "base_model", "model_name", "model_id",
@@ -1338,6 +1339,13 @@ def _not_model_values(facts: Facts) -> set[str]:
     # name, whatever the group is called; the model it loads is that file's ``name_or_path``
     groups = {v for v in no | yes if re.fullmatch(r"[\w.-]+", v) and any(
         p.endswith((f"/model/{v}.yaml", f"/model/{v}.yml", f"/models/{v}.yaml")) for p in facts.files)}
+    # ... also where the group's config is not shipped, when the same command sets a key under it (amber-train's
+    # ``python -u direct-preference-optimization/train.py model=blank_model model.name_or_path=LLM360/AmberChat``): ``model`` is
+    # a group, ``blank_model`` the file chosen for it
+    for launch in facts.launches():
+        for k, v in launch.script_args.items():
+            if k in _MODEL_KEYS and isinstance(v, str) and any(o.startswith(k + ".") for o in launch.script_args):
+                groups.add(v)
     # the output of another stage of the same pipeline (EasyContext's second stage loads ``output/7B_32K_bs_1M_...``, the
     # first stage's ``--output-dir ./output/7B_32K_bs_1M_...``; VILA's ``runs/train/stage15_9tile/model``): a checkpoint the
     # project writes, not a model it is named for

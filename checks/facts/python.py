@@ -445,7 +445,28 @@ class _Extractor(ast.NodeVisitor):
                 if not isinstance(inner, Expr):
                     return inner
                 return self.expr(self.src(node), dotted=inner.dotted, ref=inner.ref)
+        if cls is ast.JoinedStr:
+            text = self.joined(node)
+            if text is not _NO_VALUE:
+                return self._strings.setdefault(text, text)
         return self.expr(self.src(node))
+
+    def joined(self, node: ast.AST) -> Any:
+        """An f-string whose every field is a name bound to a string or number constant, as the string it makes (amber-train
+        ``MODEL_SIZE = '7b'`` then ``HF_MODEL_NAME_OR_PATH = f'huggyllama/llama-{MODEL_SIZE}'``); else ``_NO_VALUE``."""
+        parts: list[str] = []
+        for part in node.values:  # type: ignore[attr-defined]
+            if part.__class__ is _Constant and isinstance(part.value, str):
+                parts.append(part.value)
+                continue
+            if part.__class__ is not ast.FormattedValue or part.conversion != -1 or part.format_spec is not None \
+                    or part.value.__class__ is not _Name:
+                return _NO_VALUE
+            bound = self.lookup(part.value.id)
+            if bound.__class__ not in (str, int):
+                return _NO_VALUE
+            parts.append(str(bound))
+        return "".join(parts)
 
     def constant(self, node: ast.AST) -> Any:
         """What :meth:`value` returns when that is not an :class:`Expr`, else ``_NO_VALUE``.
@@ -468,6 +489,8 @@ class _Extractor(ast.NodeVisitor):
             if all(k is not None and isinstance(_const(k), str) for k in node.keys):  # type: ignore[attr-defined]
                 return self.value(node)
             return _NO_VALUE
+        if cls is ast.JoinedStr:
+            return self.joined(node)
         return _const(node)
 
     # -- imports ---------------------------------------------------------

@@ -85,3 +85,30 @@ def test_a_hostfile_that_goes_on_gives_several_nodes_not_a_count() -> None:
     files["config/hostfile"] = "node1 slots=8\nnode2 slots=8\nnode3 slots=8\n"
     project = _audit(files).project
     assert project.num_nodes == 3 and project.notes["nodes_source"] == "config/hostfile:1", project.notes
+
+
+# --- LLM360/amber-train: a Hydra group choice named as a model; an f-string model path left unread -------------------------
+
+_AMBER_MAIN = (
+    "import torch\nimport lightning as L\nfrom transformers import AutoConfig, AutoTokenizer, LlamaForCausalLM\n\n"
+    "MODEL_SIZE = '7b'\nHF_MODEL_NAME_OR_PATH = f'huggyllama/llama-{MODEL_SIZE}'\n\n\n"
+    "def main(n_nodes=1):\n    fabric = L.Fabric(num_nodes=n_nodes, devices=4, precision='bf16-mixed')\n"
+    "    model = LlamaForCausalLM(config=AutoConfig.from_pretrained(HF_MODEL_NAME_OR_PATH))\n"
+    "    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)\n    model, optimizer = fabric.setup(model, optimizer)\n"
+    "    for step in range(10):\n        loss = model(torch.zeros(1)).logits.sum()\n        fabric.backward(loss)\n"
+    "        optimizer.step()\n")
+_AMBER_SFT = ("#!/bin/bash\npython -u direct-preference-optimization/train.py \\\n    model=blank_model \\\n"
+              "    model.name_or_path=LLM360/AmberChat \\\n    loss=sft\n")
+
+
+def test_a_config_group_choice_is_no_model_and_an_fstring_of_constants_is_read() -> None:
+    files = {"main.py": _AMBER_MAIN, "run.sh": "#!/bin/bash\nsrun python main.py --n_nodes 56\n",
+             "finetune/ambersafe/sft.sh": _AMBER_SFT}
+    project = _audit(files).project
+    assert "blank_model" not in project.model_names, project.model_names
+    assert "huggyllama/llama-7b" in project.model_names, project.model_names
+    assert project.estimated_params == "7B"
+    # control: an f-string with a field that is no constant stays unread
+    files["main.py"] = _AMBER_MAIN.replace("MODEL_SIZE = '7b'\n", "import os\nMODEL_SIZE = os.environ['SIZE']\n")
+    project = _audit(files).project
+    assert not any(n.startswith("huggyllama/") for n in project.model_names), project.model_names
