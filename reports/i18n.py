@@ -220,6 +220,8 @@ _NA_ZH: tuple[tuple[str, str], ...] = (
     ("which file system holds the run's data", "仓库中看不到训练数据的位置：请在训练节点上用 `df -hT <目录>` 确认数据所在的是本地 NVMe/SSD 还是 NFS/FUSE/对象存储"),
     ("do not say where the data live", "训练数据路径未表明数据所在位置（相对路径或未命名路径）：请在训练节点上确认该目录与 GPU 同集群（`df -h <目录>`），或训练前拷贝到本地 NVMe"),
     ("do not name their storage medium", "数据路径未指明存储介质：请在训练节点上用 `df -hT <目录>` 确认是本地 NVMe/SSD 还是 NFS/FUSE/对象存储"),
+    # D7 with no dimension in the repository (first: its English reason names "checkpoint")
+    ("not judged: no model dimension", "仓库中看不到模型维度或词表填充设置（架构来自检查点或无法静态读取的参数）；请确认所训练模型的 hidden、FFN 与词表大小是否为 64 的倍数"),
     # I3-I5 with nothing seen: not judged (first: its English reason names other words of this table)
     ("not judged: no checkpoint", "训练路径上没有检查点保存间隔的设置，训练步循环中也没有保存调用；请确认启动命令实际的保存频率"),
     ("not judged: no logging", "训练路径上没有日志间隔的设置，训练步循环中也没有日志调用；请确认启动命令实际的日志频率"),

@@ -2666,16 +2666,18 @@ def _token_pads(f: Facts, mult: int) -> list[Any]:
     return out
 
 
+def _pad_reused(f: Facts) -> bool:
+    """The code reuses an existing token as padding (``tokenizer.pad_token = tokenizer.unk_token``)."""
+    return any(re.search(r"(unk|eos|bos)_token", getattr(a.value, "text", "") or "") for a in f.attr_assigns("pad_token", "pad_token_id"))
+
+
 def _resize_without_pad(f: Facts) -> list[Call]:
     """``resize_token_embeddings(len(tokenizer))`` after adding tokens, without ``pad_to_multiple_of``.
 
     Not reported when the code also reuses an existing token as padding (``tokenizer.pad_token = tokenizer.unk_token``):
     adding a token is then one branch among others (LLaVA's v0-only path), not the run's vocabulary.
     """
-    if not f.calls("add_special_tokens", "add_tokens"):
-        return []
-    reuse = [a for a in f.attr_assigns("pad_token", "pad_token_id") if re.search(r"(unk|eos|bos)_token", getattr(a.value, "text", "") or "")]
-    if reuse:
+    if not f.calls("add_special_tokens", "add_tokens") or _pad_reused(f):
         return []
     # (not a model class's own ``resize_token_embeddings`` handing its arguments on, pad_to_multiple_of among them, to the
     # language model inside: Mantis ``modeling_llava.py``'s ``self.language_model.resize_token_embeddings(new_num_tokens,
@@ -2826,7 +2828,7 @@ class D7TensorCoreAlignment(Check):
         "`padded_vocab_size`) are multiples of 8 (16 with FP8), or padding is configured (`make_vocab_size_divisible_by`, "
         "`pad_to_multiple_of`, `resize_token_embeddings(..., pad_to_multiple_of=64)`). A misaligned value is unused, with the value "
         "as evidence; adding tokens and resizing to `len(tokenizer)` unpadded is unused. When no dimension is visible (the "
-        "architecture comes from a checkpoint) it is unused too, with no recommendation: nothing in the repo to align."
+        "architecture comes from a checkpoint) it is not judged (out of the score): nothing in the repo to align or to fault."
     )
     why = (
         "cuBLAS runs FP16/BF16 GEMMs on Tensor Cores at full efficiency only when M, N, K are multiples of 8 (16 for INT8/FP8), and "
@@ -2979,7 +2981,15 @@ class D7TensorCoreAlignment(Check):
                 "                                   multiple_of=model_args.embedding_size_multiple_of)\n"),
         }, U, "resize rounded to a configured multiple of 64"),
         Example({"train.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-3.1-8B')\n"},
-                N, "dimensions from checkpoint"),
+                Status.NA, "dimensions from checkpoint: not judged"),
+        Example({"recipes/finetuning.py": (  # llama-recipes: the one size the repository decides is the unpadded resize
+            "from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer\n\n\ndef main(train_config, ds):\n"
+            "    model = AutoModelForCausalLM.from_pretrained(train_config.model_name)\n"
+            "    tokenizer = AutoTokenizer.from_pretrained(train_config.model_name)\n"
+            "    if len(tokenizer) > model.get_input_embeddings().weight.shape[0]:\n"
+            "        model.resize_token_embeddings(len(tokenizer))\n"
+            "    Trainer(model=model, train_dataset=ds).train()\n")},
+                N, "dimensions from checkpoint, the embedding resized to len(tokenizer) unpadded"),
         Example({"llmfoundry/models/mpt/configuration_mpt.py": (  # HF config idiom: defaults are __init__ parameters
             "from transformers import PretrainedConfig\n"
             "class MPTConfig(PretrainedConfig):\n    model_type = 'mpt'\n"
@@ -3049,8 +3059,9 @@ class D7TensorCoreAlignment(Check):
         }, U, "a config default every instantiation overrides"),
         Example(_PACKED_BATCH_PAD, U, "every packed batch padded to a multiple of 64 tokens; the model from a checkpoint"),
         Example({**_PACKED_BATCH_PAD, "pkg/dataset.py": _PACKED_BATCH_PAD["pkg/dataset.py"].replace(
-            "self.PAD_MULTIPLE = 64", "self.PAD_MULTIPLE = 1")}, N, "the same padding to a multiple of 1: nothing aligned"),
-        Example(_self_test_patch(""), N, "the only config is a patch module's self-test run by its main block"),
+            "self.PAD_MULTIPLE = 64", "self.PAD_MULTIPLE = 1")}, Status.NA,
+                "the same padding to a multiple of 1: nothing aligned, and the dimensions from a checkpoint: not judged"),
+        Example(_self_test_patch(""), Status.NA, "the only config is a patch module's self-test run by its main block: not judged"),
         Example(_self_test_patch("config = LlamaConfig(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, "
                                  "num_attention_heads=32, vocab_size=32000)\n"), U,
                 "the training script's own config beside a patch module's self-test"),
@@ -3075,9 +3086,25 @@ class D7TensorCoreAlignment(Check):
                                "the model's dimensions come from a checkpoint", {"aligned": True, "dims_visible": False})
             # "from a checkpoint" only when one is loaded: a model built from presets in code the audit does not evaluate
             # (a dict of ``dict(n_layer=12, n_embd=768)`` picked by name) or from the user's arguments is not one
+            # the training path resizes the embedding to the tokenizer's length unpadded (llama-recipes ``if len(tokenizer) >
+            # model.get_input_embeddings().weight.shape[0]: model.resize_token_embeddings(len(tokenizer))``): the one size the
+            # repository decides, decided unaligned
+            train = ctx.project.training_files
+            resized = [] if _pad_reused(f) else [
+                c for c in f.calls("resize_token_embeddings") if "pad_to_multiple_of" not in c.kwargs and not c.star_kwargs
+                and len(c.args) == 1 and c.func != "resize_token_embeddings" and (not train or c.path in train)
+                and (resize_multiple(f, c)[0] or 1) % 8 != 0]
+            if resized:
+                c = resized[0]
+                return Outcome(N, [Facts.ev(x, key="resize_token_embeddings") for x in resized[:3]],
+                               f"the embedding is resized to `{_text(c.args[0])}` ({c.path}:{c.line}) with no pad_to_multiple_of: the "
+                               "vocabulary is aligned only if the tokenizer's size happens to be; the other dimensions come from a "
+                               "checkpoint", {"dims_visible": False, "resize_unpadded": True, "aligned": False})
+            # nothing in the repository to judge: an unknown, not a miss (out of the score, as I3-I5 with nothing seen)
             where = ("the architecture comes from a checkpoint" if ctx.project.finetunes
-                     else "the model is built from sizes the audit cannot read: check them against multiples of 64")
-            return Outcome(N, [], f"no model dimension or padding setting is visible ({where})", {"dims_visible": False})
+                     else "the model is built from sizes the audit cannot read")
+            return Outcome(Status.NA, [], f"not judged: no model dimension or padding setting is visible ({where}); check the "
+                           "hidden, FFN and vocabulary sizes of the model the run trains against multiples of 64", {"dims_visible": False})
         vocab_padded = any(s.name in _VOCAB_PAD_KEYS for s in pads) or any(
             s.name == "pad_to_multiple_of" and s.key.startswith("resize_token_embeddings") for s in pads) or bool(rounded)
         # the padded sizes by file, with the embedding row counts a model really allocates (OLMo ``embedding_size: 50304``
@@ -3143,6 +3170,8 @@ class D7TensorCoreAlignment(Check):
             return None
         if outcome.values.get("minority"):
             return Priority.LOW  # one recipe's model, named with its line
+        if outcome.values.get("resize_unpadded"):
+            return Priority.LOW  # one keyword on the resize
         if outcome.values.get("dims_visible") is False:
             return None
         return self.priority

@@ -21,8 +21,8 @@ def test_a_patch_modules_self_test_config_does_not_size_the_model():
 
 def test_a_patch_modules_self_test_config_is_no_visible_gemm_dimension():
     r = _audit(_self_test_patch("")).result("D7")
-    assert r.status.value == "unused"
-    assert not r.evidence  # nothing in the repository to align: the architecture comes from the checkpoint
+    assert r.status.value == "n/a" and r.detail.startswith("not judged:"), r.detail
+    assert not r.evidence  # nothing in the repository to align or to fault: the architecture comes from the checkpoint
 
 
 def test_the_training_scripts_own_config_beside_it_still_counts():

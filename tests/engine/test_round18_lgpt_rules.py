@@ -227,13 +227,13 @@ def test_lightning_default_logging_interval_applies_to_self_log() -> None:
 def test_d7_says_checkpoint_only_when_one_is_loaded() -> None:
     # the LightningModule builds the model from presets the audit does not evaluate: no checkpoint is loaded
     d7 = _audit({"gptlib/__init__.py": "", "gptlib/models.py": MODELS}).result("D7")
-    assert d7.status == Status.UNUSED
+    assert d7.status == Status.NA and d7.detail.startswith("not judged:"), d7.detail
     assert "checkpoint" not in d7.detail, d7.detail
     assert "sizes the audit cannot read" in d7.detail
     tuned = _audit({"train.py": "from transformers import AutoModelForCausalLM, Trainer\n"
                                 "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-3.2-1B')\n"
                                 "Trainer(model=model, train_dataset=ds).train()\n"}).result("D7")
-    assert tuned.status == Status.UNUSED
+    assert tuned.status == Status.NA and tuned.detail.startswith("not judged:"), tuned.detail
     assert "the architecture comes from a checkpoint" in tuned.detail
 
 

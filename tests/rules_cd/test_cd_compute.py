@@ -144,7 +144,7 @@ def test_fp8_needs_multiples_of_16():
 
 def test_alignment_ignores_test_configs_and_reused_pad_tokens():
     tiny = run("D7", {"tests/test_tiny.py": "from transformers import LlamaConfig\ncfg = LlamaConfig(vocab_size=99, hidden_size=100)\n"})
-    assert tiny.status == Status.UNUSED and tiny.values == {"dims_visible": False} and tiny.priority is None
+    assert tiny.status == Status.NA and tiny.values == {"dims_visible": False} and tiny.priority is None
     llava = ("tokenizer.add_special_tokens({'pad_token': '[PAD]'})\nmodel.resize_token_embeddings(len(tokenizer))\n"
              "tokenizer.pad_token = tokenizer.unk_token\n")
     assert run("D7", {"train.py": llava}).values == {"dims_visible": False}
