@@ -331,8 +331,17 @@ def _forwarded_switch_defaults(f: Facts) -> list[Evidence]:
     return out
 
 
+#: a choice between two kernels by a flag (Chinese-LLaMA-Alpaca-3 ``attn_implementation="flash_attention_2" if
+#: training_args.use_flash_attention_2 else "sdpa"``)
+_ATTN_CHOICE = lazy_compile(r"""^\s*(["'])([\w\-/]+)\1\s+if\s+.+?\s+else\s+(["'])([\w\-/]+)\3\s*$""", re.S)
+
+
 def _attn_kind(v: object) -> str | None:
-    """'flash_attention_2' / 'sdpa' / ... when a value selects an efficient attention kernel, 'eager' when it selects the slow one."""
+    """'flash_attention_2' / 'sdpa' / ... when a value selects an efficient attention kernel, 'eager' when it selects the slow one.
+    A choice by a flag between two fused kernels selects a fused one either way: the one the flag leaves (its ``else``)."""
+    if isinstance(v, Expr) and (m := _ATTN_CHOICE.match(v.text)):
+        on, off = _attn_kind(m.group(2)), _attn_kind(m.group(4))
+        return off if on and off and "eager" not in (on, off) and "auto" not in (on, off) else None
     if not isinstance(v, str):
         return None
     low = v.strip().lower()
@@ -717,6 +726,12 @@ class D1FlashAttention(Check):
         Example({"train.py": (
             "import torch\nfrom transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(\n"
             "    'meta-llama/Llama-3.1-8B', torch_dtype=torch.bfloat16, attn_implementation='flash_attention_2')\n")}, U, "hf flash_attention_2"),
+        Example({"scripts/training/run_clm_sft_with_peft.py": (  # Chinese-LLaMA-Alpaca-3: FA2 behind a flag, SDPA otherwise
+            "import torch\nfrom transformers import AutoModelForCausalLM, Trainer\n\n\ndef main(model_args, training_args, ds):\n"
+            "    model = AutoModelForCausalLM.from_pretrained(\n        model_args.model_name_or_path,\n        torch_dtype=torch.bfloat16,\n"
+            "        attn_implementation=\"flash_attention_2\" if training_args.use_flash_attention_2 else \"sdpa\"\n    )\n"
+            "    Trainer(model=model, args=training_args, train_dataset=ds).train()\n")},
+            U, "FlashAttention-2 or SDPA by a flag: fused either way"),
         Example({"model.py": (
             "import torch.nn.functional as F\nclass CausalSelfAttention:\n    def forward(self, q, k, v):\n"
             "        return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n")}, U, "sdpa call"),
