@@ -27,7 +27,7 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..base import Check, Context, register
@@ -2877,6 +2877,21 @@ class I4LoggingFrequency(Check):
         Example(_RUN_LIBRARY, N, "a recipe library without a documented run: its SFT base logs every iteration"),
         Example({"run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --log-interval 1 --num-layers 24\n"}, N, "megatron log-interval 1"),
         Example({"ds_config.json": '{\n  "steps_per_print": 1,\n  "zero_optimization": {"stage": 2}\n}\n'}, N, "deepspeed steps_per_print 1"),
+        Example({  # Baichuan-7B: steps_per_print 16, and the engine's micro-timers printed at every step anyway
+            "config/deepspeed.json": ('{\n  "train_micro_batch_size_per_gpu": 1,\n  "steps_per_print": 16,\n'
+                                      '  "zero_optimization": {"stage": 2},\n  "wall_clock_breakdown": true\n}\n'),
+            "scripts/train.sh": "deepspeed train.py --deepspeed --deepspeed_config config/deepspeed.json\n"},
+            N, "deepspeed wall_clock_breakdown true: timings printed every step"),
+        Example({
+            "config/deepspeed.json": ('{\n  "train_micro_batch_size_per_gpu": 1,\n  "steps_per_print": 16,\n'
+                                      '  "zero_optimization": {"stage": 2},\n  "wall_clock_breakdown": false\n}\n'),
+            "scripts/train.sh": "deepspeed train.py --deepspeed --deepspeed_config config/deepspeed.json\n"},
+            U, "the same with wall_clock_breakdown false"),
+        Example({"examples/pretrain_yuan.sh": (  # Yuan 2.0: every micro-batch timed with a device synchronisation
+            'GPT_ARGS="\n    --tensor-model-parallel-size 1 \\\n    --timing-log-level 2 \\\n    --num-workers 2 \\\n    --bf16\n"\n'
+            'OUTPUT_ARGS="\n    --log-interval 10 \\\n    --save-interval 10000\n"\n'
+            "torchrun --nproc_per_node 8 pretrain_yuan.py $GPT_ARGS $OUTPUT_ARGS\n")},
+            N, "megatron timing-log-level 2 beside log-interval 10"),
         Example({"train.py": (
             "for step, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n    optimizer.step()\n"
             "    print(f'step {step} loss {loss.item()}')\n")}, N, "print every step"),
@@ -3017,6 +3032,8 @@ class I4LoggingFrequency(Check):
         bad += [(c, f"{c.short}() in the HF Trainer subclass's {c.func}, run on every micro-batch whatever logging_steps", n)
                 for c, n in prints]
         loop += hooks + prints
+        timers = _step_timers(f)
+        bad += [(t, why, 1) for t, why in timers]
         extra: dict[str, Any] = {}
         if loop:
             extra["log_in_step_loop"] = int(min(n for _, n in loop))
@@ -3053,7 +3070,31 @@ class I4LoggingFrequency(Check):
             sane = NOT_JUDGED + ("no logging interval setting and no log call in a training-step loop were found on the training path; "
                                  "check how often your launch logs")
         out = _outcome(bad, items, "metrics logged", threshold, values, sane, spaced, tuple(e for e in (hf, lt) if e is not None))
+        if timers and out.status == N:
+            t, why = timers[0]
+            shown = t.spelled or f"{t.key}: {str(t.value).lower() if isinstance(t.value, bool) else t.value}"
+            out = replace(out, detail=f"{out.detail}; `{shown}` at {t.path}:{t.line}: {why}")
         return _with_notes(out, registry_notes(f, items))
+
+
+def _step_timers(f: Facts) -> list[tuple[Setting, str]]:
+    """Timers a run switches on that synchronise the GPU and print on every step, whatever the logging interval: DeepSpeed's
+    ``wall_clock_breakdown: true`` (the engine logs its forward/backward/step micro-timers at every ``step()``, each read
+    through a synchronised CUDA event; ``steps_per_print`` paces only the rest) and Megatron's ``--timing-log-level 2``
+    (every micro-batch's forward, backward and pipeline send/receive timed with ``torch.cuda.synchronize()``; the
+    argument's own help warns it may increase iteration time)."""
+    out: list[tuple[Setting, str]] = []
+    alt_ds = deepspeed_alternative_files(f)  # a DeepSpeed config no run picks is not the run's (as for steps_per_print)
+    for s in f.effective("wall_clock_breakdown"):
+        if truthy(s.value) and not _TEST_PATH.search(s.path) and s.path not in alt_ds:
+            out.append((s, "DeepSpeed prints forward/backward/step timings at every step, each timer synchronising the GPU"))
+            break
+    for s in f.effective("timing_log_level"):
+        n = as_number(s.value)
+        if n is not None and n >= 2 and not _TEST_PATH.search(s.path):
+            out.append((s, "Megatron times every micro-batch's forward, backward and pipeline transfers with torch.cuda.synchronize()"))
+            break
+    return out
 
 
 _TRACKER_DEPS = ("wandb", "tensorboard", "tensorboardx", "mlflow", "comet-ml", "swanlab", "clearml", "neptune", "dvclive", "aim")
