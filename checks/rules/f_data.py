@@ -4462,6 +4462,21 @@ class F7SequencePacking(_DataCheck):
             "                self._inputs_buffer = self._inputs_buffer[self.seq_len :]\n"
             "                self._labels_buffer = self._labels_buffer[self.seq_len :]\n"
             "                yield {'input': input_ids}, label_ids\n")}, U, "token buffer cut into seq_len samples"),
+        Example({"train.py": (  # Baichuan-7B: each line's ids extended onto a buffer whose head is kept once it holds a batch
+            "import torch\n\n\nclass DataEngine:\n    def load_data(self):\n        for file_path in self.local_input_paths:\n"
+            "            data = []\n            with open(file_path) as f:\n                for line in f:\n"
+            "                    cc = self.sp.EncodeAsIds(line.strip()) + [self.EOS_TOKEN_ID]\n                    data.extend(cc)\n"
+            "                    if len(data) >= self.micro_batch_size * (self.max_length + 1):\n"
+            "                        index = self.micro_batch_size * (self.max_length + 1)\n"
+            "                        self.data.append(data[:index])\n                        data = []\n")}, U,
+            "documents concatenated until a fixed-length sample's worth, its head kept"),
+        Example({"train.py": (  # the same test ending the read: the first document truncated, nothing concatenated
+            "import torch\n\n\nclass DataEngine:\n    def load_data(self):\n        for file_path in self.local_input_paths:\n"
+            "            data = []\n            with open(file_path) as f:\n                for line in f:\n"
+            "                    data.extend(self.sp.EncodeAsIds(line.strip()))\n"
+            "                    if len(data) >= self.max_length:\n                        break\n"
+            "            self.data.append(torch.tensor(data))\n")}, N,
+            "a buffer read until max_length and then stopped: truncation"),
         Example({"data/sft_dataset.py": (  # one sample per document, truncated and padded to seq_len: no packing
             "import torch\nfrom torch.utils.data import IterableDataset\n\nclass SFTDataset(IterableDataset):\n"
             "    def __iter__(self):\n        for sample in self._get_data_iter():\n            tokens = []\n"
@@ -5034,18 +5049,30 @@ def _token_buffers(f: Facts) -> list[Evidence]:
     out: list[Evidence] = []
     for c in f.calls("extend"):
         buf = c.name.rsplit(".", 1)[0]
-        if c.loop is None or _in_tests(c.path) or buf == c.name or not re.search(r"(?i)buf|token|ids", buf.rsplit(".", 1)[-1]):
+        if c.loop is None or _in_tests(c.path) or buf == c.name:
             continue
+        here = [x for x in f.files[c.path].calls if x.func == c.func]
+        named = re.search(r"(?i)buf|token|ids", buf.rsplit(".", 1)[-1])
         # the buffer is cut while it holds a full sample, the remainder carried to the next document: not per-document truncation
         # (``while``: full samples cut off repeatedly; ``if len(tokens) >= max_seq_len: break`` is truncation)
         cut = re.compile(r"^\s*while\s+\(?\s*len\(\s*" + re.escape(buf) + r"\s*\)\s*>=?\s*" + _SEQ_LEN)
-        site = next((x for x in f.files[c.path].calls if x.func == c.func and cut.search(x.text)), None)
+        site = next((x for x in here if cut.search(x.text)), None) if named else None
+        if site is None:
+            # or, whatever its name, once it holds a full sample its head is kept as one (Baichuan-7B ``data.extend(cc)`` then
+            # ``if len(data) >= self.micro_batch_size * (self.max_length + 1): self.data.append(data[:index])``): documents
+            # concatenated into fixed-length samples, the test and the kept head both after the extend
+            test = re.compile(r"^\s*if\s+\(?\s*len\(\s*" + re.escape(buf) + r"\s*\)\s*>=?\s*[^:#]*?" + _SEQ_LEN)
+            site = next((x for x in here if x.line > c.line and x.short == "len" and test.search(x.text)), None)
+            head = re.compile(r"^" + re.escape(buf) + r"\[\s*:")
+            if site is not None and not any(x.short == "append" and x.line > site.line and x.args and head.match(_text(x.args[0]))
+                                            for x in here):
+                site = None
         if site is not None:
             out.append(_ev(c, key="token buffer", value=f"{buf} cut into {_SEQ_LEN_NAME.search(site.text).group(0)} samples at line {site.line}"))
     return out
 
 
-_SEQ_LEN_NAME = lazy_compile(_SEQ_LEN)
+_SEQ_LEN_NAME = lazy_compile(_SEQ_LEN + r"\w*")
 
 #: ``row[i, pos:pos + n] = torch.tensor(doc)``: a document's tokens written into a row at a running offset
 _ROW_FILL = lazy_compile(r"\[[^\]=]*?\b((?:pos|position|offset|cursor|cur|ptr|fill)\w*)\s*:\s*\1\s*\+\s*\w+\s*\]\s*=(?!=)[^#]*"
