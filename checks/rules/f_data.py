@@ -5631,6 +5631,16 @@ class F11AsyncH2D(_DataCheck):
         Example({"train.py": "for x, y in loader:\n    x = x.to(device, non_blocking=False)\n    y = y.to(device)\n"}, N, "non_blocking False"),
         Example({"train.py": "for batch in loader:\n    batch = {k: v.cuda() for k, v in batch.items()}\n    # x.cuda(non_blocking=True)\n"}, N, "blocking, commented"),
         Example({"train.py": "for x, y in loader:\n    x = x.to(device, non_blocking=True)\n    y = y.to(device, non_blocking=True)\n"}, P, "non_blocking only"),
+        Example({"train.py": (  # Baichuan-7B: each batch a fresh tensor from a Python list, copied "non_blocking"
+            "import numpy as np\nimport torch\n\n\nclass DataEngine:\n    def get_data(self):\n        data = self.data.pop(0)\n"
+            "        seq = np.asarray(data).reshape(self.micro_batch_size, self.max_length + 1)\n        data = torch.LongTensor(seq)\n"
+            "        data = data.cuda(non_blocking=True)\n        return data\n")}, N,
+            "non_blocking from pageable memory: nothing pins the batch"),
+        Example({"train.py": (
+            "import numpy as np\nimport torch\n\n\nclass DataEngine:\n    def get_data(self):\n        data = self.data.pop(0)\n"
+            "        seq = np.asarray(data).reshape(self.micro_batch_size, self.max_length + 1)\n        data = torch.LongTensor(seq).pin_memory()\n"
+            "        data = data.cuda(non_blocking=True)\n        return data\n")}, P,
+            "the same batch pinned first"),
         Example(_KV_CACHE_COPIES, N, "KV-cache moves at decoding (Medusa): no batch copied asynchronously; the Trainer's copies block"),
         Example({**_KV_CACHE_COPIES, "medusa/train/loader.py": (
             "def to_device(batch, device):\n    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}\n")}, P,
@@ -5717,6 +5727,13 @@ class F11AsyncH2D(_DataCheck):
             return Outcome(U, [_ev(c, key=c.short) for c in side], "next batch copied on a side CUDA stream", values)
         partial = [_ev(c, key=f"{c.short}(non_blocking=)", value=True) for c in nb]
         partial += [_ev(e, key=e.dotted, value=e.value) for e in f.config("non_blocking") if truthy(e.value)]
+        if nb and partial and all(self._built_here(f, c) for c in nb) and self._pageable(f):
+            # Baichuan-7B ``data = torch.LongTensor(seq); data = data.cuda(non_blocking=True)``: from pageable memory the
+            # driver stages the copy through a pinned buffer before the call returns, so the host waits as with a blocking one
+            values["pageable"] = True
+            c = nb[0]
+            return Outcome(N, partial, f"`non_blocking=True` copies from pageable memory ({c.path}:{c.line}): nothing pins the "
+                           "batches (no DataLoader, pin_memory or framework loader), so each copy is staged synchronously", values)
         if partial:
             values["non_blocking"] = True
             return Outcome(P, _unique_ev(partial), "asynchronous copies on the compute stream; no side-stream prefetch", values)
@@ -5763,6 +5780,29 @@ class F11AsyncH2D(_DataCheck):
             if src.endswith(".data") or _NOT_DATA.search(src) or (c.loop and _NOT_DATA.search(c.loop)):
                 return False
         return not (_NOT_DATA.search(receiver) or _NOT_DATA.search(c.func or ""))
+
+    @staticmethod
+    def _built_here(f: Facts, c: Call) -> bool:
+        """The copied tensor is made from host data just before, in the same function (``data = torch.LongTensor(seq)`` then
+        ``data = data.cuda(non_blocking=True)``): a fresh tensor in pageable memory, not a batch a loader handed over."""
+        receiver = c.name.rsplit(".", 1)[0] if "." in c.name else ""
+        if not re.fullmatch(r"\w+", receiver) or c.path not in f.files:
+            return False
+        made = re.compile(r"^\s*" + re.escape(receiver) + r"\s*=\s*torch\.(LongTensor|IntTensor|FloatTensor|tensor|as_tensor|from_numpy)\(")
+        return any(x.func == c.func and x.line < c.line and made.match(x.text) for x in f.files[c.path].calls)
+
+    @staticmethod
+    def _pageable(f: Facts) -> bool:
+        """Nothing in the project could pin a batch: no DataLoader or ``deepspeed.initialize(training_data=...)`` (whose
+        loader pins), no ``pin_memory`` anywhere (a keyword, a ``.pin_memory()`` call, a config key) and no HF Trainer
+        (``dataloader_pin_memory`` is on by default)."""
+        if any(not _in_tests(c.path) for c in f.calls("DataLoader", "torch.utils.data.DataLoader", "StatefulDataLoader")):
+            return False
+        if f.calls_with_kw("pin_memory") or f.calls_with_kw("training_data") or f.calls("pin_memory"):
+            return False
+        if f.effective("pin_memory", "dataloader_pin_memory", "pin_mem") or uses_hf_trainer(f):
+            return False
+        return True
 
     @staticmethod
     def _on(f: Facts, v: Any) -> bool:
