@@ -1148,7 +1148,10 @@ _STREAM_LOADER = lazy_compile(r"^(?!_*(build|get|create|make|prepare|setup|init|
                             r".*(data_?loader|data_?generator|batch_?generator)", re.I)
 #: (not a module of a model's input stems: ImageBind's ``models/multimodal_preprocessors.py`` patchifies inside forward)
 _OFFLINE_PATH = lazy_compile(r"^(?!(.*/)?models?/|.*preprocessors?\.py$)"
-                           r"(.*/)?[^/]*(preprocess|prepare|pre_?tokeniz|tokenize_(data|dataset|corpus)|build_(data|dataset)|make_dataset|process_data|data_prep)[^/]*\.py$", re.I)
+                           r"(.*/)?[^/]*(preprocess|prepare|pre_?tokeniz|tokenize_(data|dataset|corpus|shuffle)|build_(data|dataset)|make_dataset|process_data"
+                           # (open_lm/dclm ``tokenize_shuffle.py`` writing webdataset shards; HuatuoGPT-II ``data_process.py``,
+                           # whose packed rows the trainer reads with ``load_from_disk``)
+                           r"|data_prep|data_process)[^/]*\.py$", re.I)
 _HF_MAP_KW = {"batched", "num_proc", "remove_columns", "fn_kwargs", "desc", "load_from_cache_file", "batch_size", "cache_file_name"}
 
 
@@ -1186,6 +1189,8 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
             continue  # token ids back to text (GPT-NeoX's CharCounter measuring characters per token): the reverse direction
         if bare[:1].isupper() and bare.endswith(("Config", "Args", "Arguments")):
             continue  # ``PreTokenizedDatasetWrapperConfig(...)``: a configuration, not tokenization
+        if low.endswith(("_args", "_arguments", "_json", "_yaml", "_config")):
+            continue  # dclm's ``add_tokenize_shuffle_args(parser)``, ``generate_tokenized_dataset_json(...)``: options and records
         if low == "processor" and "text" not in c.kwargs and not c.args:
             continue
         if low == "apply_chat_template" and truthy(c.kwargs.get("tokenize", True)) is False:
@@ -1215,6 +1220,12 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
         if _wrapper_delegation(f, c):
             continue
         out.append(c)
+    # the entry point of a tokenization pipeline the project runs from a library (dclm ``from open_lm.datapreprocess.ray import
+    # tokenize_shuffle`` then ``tokenize_shuffle.main(tokenize_shuffle_args)``): the module is named for it
+    for c in f.calls("main", "run"):
+        module = c.name.rsplit(".", 1)[0].rsplit(".", 1)[-1].lower() if "." in c.name else ""
+        if "tokeniz" in module and "detokeniz" not in module and not _in_tests(c.path) and c not in out:
+            out.append(c)
     return out
 
 
@@ -3883,6 +3894,14 @@ class F6OfflinePreprocessing(_DataCheck):
                                 "phi3/pretrain": "HuggingFaceFW/fineweb-edu", "llama3_1/sft/8b_full": "yahma/alpaca-cleaned"}), P,
                 "registered datasets: 3 of 4 recipes tokenize per document while training"),
         Example(_MODEL_FORWARD_TOKENIZES, N, "captions tokenized in the model's forward on every step (BLIP-2)"),
+        Example({  # dclm: shards tokenized by open_lm's pipeline, run from the project's own script; training reads the shards
+            "ray_processing/tokenize_shuffle.py": (
+                "import argparse\nfrom open_lm.datapreprocess.ray import tokenize_shuffle\n\n\ndef add_tokenize_shuffle_args(parser):\n"
+                "    parser.add_argument('--readable_name')\n    return parser\n\n\ndef main(args):\n"
+                "    tokenize_shuffle.main(['--input', args.input, '--output', args.output, '--seqlen', '2049'])\n\n\n"
+                "if __name__ == '__main__':\n    parser = add_tokenize_shuffle_args(argparse.ArgumentParser())\n    main(parser.parse_args())\n"),
+            "training/train.py": "import torch\nfrom open_lm.main import main\n\nmain(['--dataset-manifest', 's3://bucket/manifest.jsonl'])\n"},
+            U, "a library's tokenization pipeline run by the project's script"),
         Example(_PRETOKENIZE_SCRIPT, U, "a script (named generate_dataset.py) tokenizes with Ray tasks and writes parquet that training reads"),
         Example({**_PRETOKENIZE_SCRIPT, "chatpkg/data/generate_dataset.py": _PRETOKENIZE_SCRIPT["chatpkg/data/generate_dataset.py"].replace(
             "    parquet.write_table(pa.concat_tables(ray.get(handles)), out_filename)\n", "    return ray.get(handles)\n"),
@@ -5744,6 +5763,29 @@ class F11AsyncH2D(_DataCheck):
                        "framework does it (check the loop's `.to(device)` calls)", values)
 
     @staticmethod
+    def _built_here(f: Facts, c: Call) -> bool:
+        """The copied tensor is made from host data just before, in the same function (``data = torch.LongTensor(seq)`` then
+        ``data = data.cuda(non_blocking=True)``): a fresh tensor in pageable memory, not a batch a loader handed over."""
+        receiver = c.name.rsplit(".", 1)[0] if "." in c.name else ""
+        if not re.fullmatch(r"\w+", receiver) or c.path not in f.files:
+            return False
+        made = re.compile(r"^\s*" + re.escape(receiver) + r"\s*=\s*torch\.(LongTensor|IntTensor|FloatTensor|tensor|as_tensor|from_numpy)\(")
+        return any(x.func == c.func and x.line < c.line and made.match(x.text) for x in f.files[c.path].calls)
+
+    @staticmethod
+    def _pageable(f: Facts) -> bool:
+        """Nothing in the project could pin a batch: no DataLoader or ``deepspeed.initialize(training_data=...)`` (whose
+        loader pins), no ``pin_memory`` anywhere (a keyword, a ``.pin_memory()`` call, a config key) and no HF Trainer
+        (``dataloader_pin_memory`` is on by default)."""
+        if any(not _in_tests(c.path) for c in f.calls("DataLoader", "torch.utils.data.DataLoader", "StatefulDataLoader")):
+            return False
+        if f.calls_with_kw("pin_memory") or f.calls_with_kw("training_data") or f.calls("pin_memory"):
+            return False
+        if f.effective("pin_memory", "dataloader_pin_memory", "pin_mem") or uses_hf_trainer(f):
+            return False
+        return True
+
+    @staticmethod
     def _data_copy(c: Call) -> bool:
         """A copy of input data, not of a model, optimizer state or offloaded parameters (library internals)."""
         receiver = c.name.rsplit(".", 1)[0] if "." in c.name else ""
@@ -5780,29 +5822,6 @@ class F11AsyncH2D(_DataCheck):
             if src.endswith(".data") or _NOT_DATA.search(src) or (c.loop and _NOT_DATA.search(c.loop)):
                 return False
         return not (_NOT_DATA.search(receiver) or _NOT_DATA.search(c.func or ""))
-
-    @staticmethod
-    def _built_here(f: Facts, c: Call) -> bool:
-        """The copied tensor is made from host data just before, in the same function (``data = torch.LongTensor(seq)`` then
-        ``data = data.cuda(non_blocking=True)``): a fresh tensor in pageable memory, not a batch a loader handed over."""
-        receiver = c.name.rsplit(".", 1)[0] if "." in c.name else ""
-        if not re.fullmatch(r"\w+", receiver) or c.path not in f.files:
-            return False
-        made = re.compile(r"^\s*" + re.escape(receiver) + r"\s*=\s*torch\.(LongTensor|IntTensor|FloatTensor|tensor|as_tensor|from_numpy)\(")
-        return any(x.func == c.func and x.line < c.line and made.match(x.text) for x in f.files[c.path].calls)
-
-    @staticmethod
-    def _pageable(f: Facts) -> bool:
-        """Nothing in the project could pin a batch: no DataLoader or ``deepspeed.initialize(training_data=...)`` (whose
-        loader pins), no ``pin_memory`` anywhere (a keyword, a ``.pin_memory()`` call, a config key) and no HF Trainer
-        (``dataloader_pin_memory`` is on by default)."""
-        if any(not _in_tests(c.path) for c in f.calls("DataLoader", "torch.utils.data.DataLoader", "StatefulDataLoader")):
-            return False
-        if f.calls_with_kw("pin_memory") or f.calls_with_kw("training_data") or f.calls("pin_memory"):
-            return False
-        if f.effective("pin_memory", "dataloader_pin_memory", "pin_mem") or uses_hf_trainer(f):
-            return False
-        return True
 
     @staticmethod
     def _on(f: Facts, v: Any) -> bool:
