@@ -2010,7 +2010,19 @@ def _does_inference(facts: Facts, p: Project) -> bool:
 #: ``generate.slurm``, ``evaluate.slurm``): the nodes it asks for serve a model, they are not the training run's
 #: (``ckpt_ds_zero_to_universal.sh``, ``mcore_to_hf.sh``: a checkpoint converted from one layout to another)
 _NOT_TRAINING_SCRIPT = lazy_compile(r"infer|generat|serv(e|er|ing)|eval|bench|export|convert|router|pass_rate"
-                                  r"|_to_(hf|huggingface|universal|fp32|megatron|mcore|dcp)(_|$)", re.I)
+                                  r"|_to_(hf|huggingface|universal|fp32|megatron|mcore|dcp)(_|$)|(^|_)(merge|split)_|partitions", re.I)
+#: a checkpoint tool, by its file's name (TencentPretrain ``scripts/convert_llama_from_megatron_checkpoint_to_pytorch_checkpoint.py``,
+#: Yuan 2.0 ``tools/merge_pp_partitions.py`` and ``examples/convert_hf.sh``): its parallel layout is the checkpoint's, not a run's
+CHECKPOINT_TOOL = lazy_compile(r"export|convert|_to_(hf|huggingface|universal|fp32|megatron|mcore|dcp)(_|$)|(^|_)(merge|split)_|partitions", re.I)
+
+
+def checkpoint_tool(facts: Facts, s: Any) -> bool:
+    """A setting of a checkpoint tool: a code default in a Python file named for one, a flag of a shell script named for
+    one, or a flag passed to such a script."""
+    names = [s.path] if s.source in ("argparse-default", "field-default", "launcher") else []
+    if s.source == "launcher" and getattr(s, "script", None):
+        names.append(str(s.script))
+    return any(CHECKPOINT_TOOL.search(n.rsplit("/", 1)[-1].rsplit(".", 1)[0]) for n in names)
 
 
 def _not_training_script(facts: Facts, path: str) -> bool:

@@ -35,6 +35,7 @@ from ..base import Check, Context, register
 from ..facts import Call, ConfigEntry, Container, Expr, Facts, Launch, Setting, as_number, truthy
 from ..lazyre import lazy_compile
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
+from ..project import checkpoint_tool
 from . import _bmtrain as bmtrain
 from ._helpers import (
     DRIVER_GPU_KEYS as _DRIVER_GPU_KEYS,
@@ -174,6 +175,8 @@ def _sizes(facts: Facts, names: Iterable[str], extra: Iterable[ConfigEntry] = ()
             continue
         if s.source == "call" and debug_recipe(facts, s):
             continue  # a debug recipe of a Python config registry (``qwen35_debugmodel_moe``) is not the training setting
+        if checkpoint_tool(facts, s):
+            continue  # a converter's or a merger's layout is the checkpoint's (``--target-tensor-parallel-size 8``), not a run's
         n = as_number(s.value)
         if n is None and isinstance(s.value, Expr) and s.value.ref:
             for r in facts.effective(s.value.ref):  # the setting a keyword reads, under the same rules
@@ -2431,6 +2434,15 @@ class A4TensorParallel(Check):
                  "finetune.py": "from transformers import Trainer\ntrainer = Trainer(model=model)\ntrainer.train()\n"},
                 N, "a size in a module that drives vLLM and trains nothing is the engine's"),
         Example({"train.yaml": "# tensor_model_parallel_size: 4\nlr: 1e-4\n"}, N, "commented out"),
+        Example({  # TencentPretrain: the converters' defaults are a checkpoint's layout; the trainer's own default is 1
+            "scripts/convert_llama_from_megatron_checkpoint_to_pytorch_checkpoint.py": (
+                "import argparse\n\nparser = argparse.ArgumentParser()\n"
+                "parser.add_argument('--tensor_model_parallel_size', type=int, default=4)\nargs = parser.parse_args()\n"),
+            "tencentpretrain/opts.py": (
+                "def mp_opts(parser):\n    parser.add_argument('--tensor_model_parallel_size', type=int, default=1)\n"),
+            "pretrain.py": "from tencentpretrain.opts import mp_opts\nfrom tencentpretrain.trainer import train_and_validate\n",
+            "README.md": "```\npython3 pretrain.py --dataset_path dataset.pt --world_size 8 --gpu_ranks 0 1 2 3 4 5 6 7\n```\n"},
+            N, "tensor parallel sizes only in checkpoint converters"),
         Example({"parallelize.py": (
             "from torch.distributed.tensor.parallel import parallelize_module, ColwiseParallel\n"
             "parallelize_module(block, tp_mesh, {'wq': ColwiseParallel()})\n"),
@@ -2774,7 +2786,7 @@ class A6SequenceParallel(Check):
         for n, x in tp_sizes(f):
             tp_in.setdefault(x.path, []).append(n)
         for s in f.effective("sequence_parallel", "enable_sequence_parallelism"):
-            if inference_setting(s) or _TEST_PATH.search(s.path) or truthy(s.value) is not True or s.rank == 0:
+            if inference_setting(s) or _TEST_PATH.search(s.path) or truthy(s.value) is not True or s.rank == 0 or checkpoint_tool(f, s):
                 continue
             if s.name == "sequence_parallel" and (tp_off or (s.source == "config" and s.path in tp_in and max(tp_in[s.path]) <= 1)):
                 disabled_by_tp.append(s)
