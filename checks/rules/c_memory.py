@@ -1124,7 +1124,8 @@ def fp8_sites(f: Facts) -> tuple[list, list, set[str]]:
             continue  # ``DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp8": 1}``: a table keyed by number format, not a switch
         if (isinstance(v, str) and v.lower() in _FP8_FORMATS) or truthy(v) is True:
             used.append(s)
-            kinds.add("megatron" if s.source == "launcher" else "config")
+            # (a launch flag is Megatron's ``--fp8-format`` only in a Megatron project: nanochat's ``--fp8`` is its own)
+            kinds.add(("megatron" if f.imports("megatron") else "launch flag") if s.source == "launcher" else "config")
         elif truthy(v) is False and s.rank > 0:
             off_.append(s)
     for s in f.effective("converters", "model.converters"):
@@ -3688,6 +3689,9 @@ class C6MemoryPool(Check):
         # ... nor one under a periodic condition (MOSS ``if global_step % args.eval_step == 0 or global_step == 1:
         # torch.cuda.empty_cache()`` before its validation pass): not every step
         findings = [c for c in findings if not _PERIODIC_GUARD.search(c.guard or "")]
+        # ... nor one behind a switch that is off (Megatron ``if args.empty_unused_memory_level >= 1: torch.cuda.empty_cache()``
+        # with ``--empty-unused-memory-level`` defaulting to 0 and no launch raising it)
+        findings = [c for c in findings if not guard_off(f, c)]
         findings += [s for s in f.effective("torch_empty_cache_steps") if (as_number(s.value) or 0) >= 1 and (as_number(s.value) or 0) < 50]
         fnd = [f.ev(x, key="torch.cuda.empty_cache()" if isinstance(x, Call) else None) for x in findings]
         every_step = [c for c in findings if isinstance(c, Call) and _every_step(c)]

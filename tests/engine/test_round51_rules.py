@@ -112,3 +112,29 @@ def test_a_config_group_choice_is_no_model_and_an_fstring_of_constants_is_read()
     files["main.py"] = _AMBER_MAIN.replace("MODEL_SIZE = '7b'\n", "import os\nMODEL_SIZE = os.environ['SIZE']\n")
     project = _audit(files).project
     assert not any(n.startswith("huggyllama/") for n in project.model_names), project.model_names
+
+
+# --- IEIT-Yuan/Yuan-2.0 (Megatron): empty_cache() behind a memory level no launch raises -----------------------------------
+
+_MEGATRON_TRAINING = (
+    "import torch\nfrom megatron import get_args\n\n\ndef train_step(forward_step_func, model, optimizer):\n"
+    "    args = get_args()\n    losses = forward_step_func(model)\n"
+    "    if args.empty_unused_memory_level >= 1:\n        torch.cuda.empty_cache()\n"
+    "    optimizer.step()\n    return losses\n\n\ndef train(model, optimizer):\n    iteration = 0\n"
+    "    while iteration < 100:\n        train_step(None, model, optimizer)\n        iteration += 1\n")
+_MEGATRON_ARGS = (
+    "import argparse\n\n\ndef parse_args():\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--empty-unused-memory-level', default=0, type=int, choices=[0, 1, 2])\n"
+    "    return parser.parse_args()\n")
+
+
+def test_empty_cache_behind_a_switch_left_off_is_no_finding() -> None:
+    launch = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --bf16\n"
+    files = {"megatron/training.py": _MEGATRON_TRAINING, "megatron/arguments.py": _MEGATRON_ARGS,
+             "pretrain_gpt.py": "from megatron.training import train\ntrain(None, None)\n", "examples/pretrain.sh": launch}
+    c6 = _check(_audit(files), "C6")
+    assert not c6.findings, c6.findings
+    # control: the launch that raises the level makes it run every step
+    files["examples/pretrain.sh"] = launch.replace("--bf16", "--bf16 --empty-unused-memory-level 1")
+    c6 = _check(_audit(files), "C6")
+    assert [(e.path, e.line) for e in c6.findings] == [("megatron/training.py", 9)], c6.detail
