@@ -1320,6 +1320,8 @@ def global_batch(f: Facts, ctx: Context | None = None) -> int | None:
 
 
 _NPROC_KEYS = ("nproc_per_node", "num_gpus", "gpus")
+#: launcher flags of a multi-node rendezvous: with them, the node count is the job's
+_RENDEZVOUS_KEYS = ("master_addr", "node_rank", "rdzv_endpoint", "rdzv_backend", "hostfile", "machine_rank", "main_process_ip")
 _NNODES_KEYS = ("nnodes", "nnode", "num_nodes")
 
 
@@ -1343,6 +1345,10 @@ def _launch_batches(f: Facts, ctx: Context | None, accum_default: float) -> list
             per_node = next((n for k in _NPROC_KEYS if (n := as_number(largs.get(k))) and n > 0), None)
             nodes = next((n for k in _NNODES_KEYS if (n := as_number(str(largs.get(k, "")).split(":")[-1])) and n > 0), None)
             project = ctx.project if ctx is not None else None
+            if nodes is None and per_node and not any(k in largs for k in _RENDEZVOUS_KEYS):
+                # ``torchrun --nproc_per_node=8`` with no node count and no rendezvous runs on one node (torchrun's default),
+                # whatever another launch spans (amber-train: its SFT script on one node beside a 56-node pretraining job)
+                nodes = 1
             procs = (per_node or (project.num_gpus if project is not None and project.num_gpus else 1)) * (
                 nodes or (project.num_nodes if project is not None and project.num_nodes else 1))
         out.append(micro * accum * procs)

@@ -138,3 +138,28 @@ def test_empty_cache_behind_a_switch_left_off_is_no_finding() -> None:
     files["examples/pretrain.sh"] = launch.replace("--bf16", "--bf16 --empty-unused-memory-level 1")
     c6 = _check(_audit(files), "C6")
     assert [(e.path, e.line) for e in c6.findings] == [("megatron/training.py", 9)], c6.detail
+
+
+# --- LLM360/amber-train: one launch's batch multiplied by another job's node count -----------------------------------------
+
+_FASTCHAT_TRAIN = (
+    "import transformers\n\n\ndef train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+    "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained('LLM360/Amber')\n"
+    "    transformers.Trainer(model=model, args=training_args).train()\n\n\nif __name__ == '__main__':\n    train()\n")
+_AMBER_SFT_LAUNCH = (
+    "#!/bin/bash\ntorchrun --nproc_per_node=8 --master_port=20001 fastchat/train/train.py \\\n"
+    "    --per_device_train_batch_size 2 \\\n    --gradient_accumulation_steps 16 \\\n    --bf16 True\n")
+
+
+def test_a_launch_without_a_node_count_runs_on_one_node() -> None:
+    files = {"main.py": _AMBER_MAIN, "fastchat/train/train.py": _FASTCHAT_TRAIN,
+             "finetune/amberchat/instruction_finetune.sh": _AMBER_SFT_LAUNCH,
+             "run.sh": "#!/bin/bash\n#SBATCH --nodes=56\n#SBATCH --ntasks-per-node=4\nsrun python main.py --n_nodes 56\n"}
+    g2 = _check(_audit(files), "G2")
+    assert "estimated global batch 256" in g2.detail, g2.detail
+    # control: the same launch joining a rendezvous is a multi-node job: the job's node count applies
+    files["finetune/amberchat/instruction_finetune.sh"] = _AMBER_SFT_LAUNCH.replace(
+        "--master_port=20001", "--master_port=20001 --master_addr=$MASTER_ADDR --node_rank=$NODE_RANK")
+    g2 = _check(_audit(files), "G2")
+    assert "estimated global batch 256" not in g2.detail, g2.detail
