@@ -3105,7 +3105,8 @@ class D7TensorCoreAlignment(Check):
             # model.get_input_embeddings().weight.shape[0]: model.resize_token_embeddings(len(tokenizer))``): the one size the
             # repository decides, decided unaligned
             train = ctx.project.training_files
-            resized = [] if _pad_reused(f) else [
+            # (not LLaVA's shape, a token added on one branch and an existing token reused as padding on the others)
+            resized = [] if _pad_reused(f) and f.calls("add_special_tokens", "add_tokens") else [
                 c for c in f.calls("resize_token_embeddings") if "pad_to_multiple_of" not in c.kwargs and not c.star_kwargs
                 and len(c.args) == 1 and c.func != "resize_token_embeddings" and (not train or c.path in train)
                 and (resize_multiple(f, c)[0] or 1) % 8 != 0]
