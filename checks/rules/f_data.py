@@ -1151,7 +1151,7 @@ _OFFLINE_PATH = lazy_compile(r"^(?!(.*/)?models?/|.*preprocessors?\.py$)"
                            r"(.*/)?[^/]*(preprocess|prepare|pre_?tokeniz|tokenize_(data|dataset|corpus|shuffle)|build_(data|dataset)|make_dataset|process_data"
                            # (open_lm/dclm ``tokenize_shuffle.py`` writing webdataset shards; HuatuoGPT-II ``data_process.py``,
                            # whose packed rows the trainer reads with ``load_from_disk``)
-                           r"|data_prep|data_process)[^/]*\.py$", re.I)
+                           r"|data_prep|data_process(?!or))[^/]*\.py$", re.I)
 _HF_MAP_KW = {"batched", "num_proc", "remove_columns", "fn_kwargs", "desc", "load_from_cache_file", "batch_size", "cache_file_name"}
 
 
