@@ -29,7 +29,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, as_number, truthy
 from ..lazyre import lazy_compile
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ..project import _MODEL_CHAT, _inference_file
+from ..project import _MODEL_CHAT, CHECKPOINT_TOOL, _inference_file
 from ._helpers import evs, guard_off, imports_hf, inputs_replaced, jax_only_file, value_on
 
 _OWN_TEST = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
@@ -155,6 +155,25 @@ def engines(f: Facts) -> dict[str, list[Any]]:
     # the engine itself first (``LLM(``, ``LLMEngine.from_engine_args(``), then launches and settings that select it,
     # then any other call into its API (``CompilationConfig(``, ``init_logger(``): evidence a reader recognises
     return {k: sorted(v, key=_engine_rank) for k, v in out.items() if v}
+
+
+#: an engine's own constructor: the call that makes generation run in it
+_ENGINE_BUILDERS = frozenset({"LLM", "LLMEngine", "AsyncLLMEngine", "Engine", "pipeline", "Llama", "Generator", "InferenceSession"})
+
+
+def switched_engines(f: Facts) -> list[Call]:
+    """Engine constructors the project has behind a switch that is off (Chinese-LLaMA-Alpaca-3 ``inference_hf.py``: ``if
+    args.use_vllm: model = LLM(model=args.base_model, ...)`` with ``--use_vllm`` a ``store_true`` no shipped command
+    passes): an option of the inference code, one flag away, not what runs by default."""
+    out: list[Call] = []
+    for patterns in _ENGINE_API.values():
+        roots = {p.split(".")[0] for p in patterns}
+        if not f.imports(*roots):
+            continue
+        # (not a converter checking its export: llm-foundry ``convert_hf_to_onnx.py``'s ``InferenceSession`` under ``verify_export``)
+        out += [c for c in f.calls(*patterns) if c.short in _ENGINE_BUILDERS and guard_off(f, c)
+                and not CHECKPOINT_TOOL.search(c.path.rsplit("/", 1)[-1].rsplit(".", 1)[0])]
+    return out
 
 
 def _engine_rank(x: Any) -> int:
@@ -948,6 +967,15 @@ class J5InferenceEngine(_InferenceOnly):
                 "generation runs in PyTorch eager (HF `generate` and the project's own `generate` loop)"
         else:
             detail = "no inference engine"
+        switched = switched_engines(ctx.facts) if eager else []
+        if switched:
+            # the engine is the inference code's own option: say so, and how to turn it on, rather than "eager only"
+            c = switched[0]
+            engine = c.name.split(".")[0]
+            guard = " and ".join(g for g in (c.guard or "").split(" and ") if "__name__" not in g) or c.guard
+            detail += (f" by default; {engine} is a switch of the inference code (`{c.short}(...)` at {c.path}:{c.line}, under "
+                       f"`{guard}`), off unless the command turns it on")
+            return Outcome(N, evs([c, *eager]), detail, {"engine": None, "engine_switch": engine})
         return Outcome(N, evs(eager), detail, {"engine": None})
 
 

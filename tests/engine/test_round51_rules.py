@@ -163,3 +163,26 @@ def test_a_launch_without_a_node_count_runs_on_one_node() -> None:
         "--master_port=20001", "--master_port=20001 --master_addr=$MASTER_ADDR --node_rank=$NODE_RANK")
     g2 = _check(_audit(files), "G2")
     assert "estimated global batch 256" not in g2.detail, g2.detail
+
+
+# --- ymcui/Chinese-LLaMA-Alpaca-3: "eager only" beside the vLLM engine its inference script builds behind a flag -------------
+
+_CLA3_INFER = (
+    "import argparse\nimport torch\nfrom transformers import AutoModelForCausalLM\n\n"
+    "parser = argparse.ArgumentParser()\nparser.add_argument('--base_model', default=None, type=str, required=True)\n"
+    "parser.add_argument('--use_vllm', action='store_true', help='Use vLLM as back-end LLM service.')\n"
+    "args = parser.parse_args()\nif args.use_vllm:\n    from vllm import LLM, SamplingParams\n\n\n"
+    "if __name__ == '__main__':\n    if args.use_vllm:\n        model = LLM(model=args.base_model, dtype='float16')\n"
+    "    else:\n        model = AutoModelForCausalLM.from_pretrained(args.base_model, torch_dtype=torch.float16)\n"
+    "    if args.use_vllm:\n        outputs = model.generate(['hi'], SamplingParams(max_tokens=64))\n"
+    "    else:\n        outputs = model.generate(input_ids=torch.zeros(1, 4, dtype=torch.long), max_new_tokens=64)\n")
+
+
+def test_an_engine_behind_a_switch_is_named_as_one() -> None:
+    j5 = _check(_audit({"scripts/inference/inference_hf.py": _CLA3_INFER}), "J5")
+    assert j5.status.value == "unused" and j5.values.get("engine_switch") == "vllm", j5.detail
+    assert "vllm is a switch of the inference code (`LLM(...)` at scripts/inference/inference_hf.py:15, under `args.use_vllm`)" in j5.detail
+    # control: a launch that passes the flag runs the engine
+    on = _audit({"scripts/inference/inference_hf.py": _CLA3_INFER,
+                 "scripts/inference/run.sh": "python scripts/inference/inference_hf.py --base_model m --use_vllm\n"})
+    assert _check(on, "J5").status.value == "used"
