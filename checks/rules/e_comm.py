@@ -726,10 +726,11 @@ class E2CommComputeOverlap(Check):
     benefit = "gradient reduction and parameter gathering hidden behind backward/forward compute"
     what = (
         "Whether gradient synchronisation overlaps with backward compute: DeepSpeed `overlap_comm` (on by default only "
-        "for ZeRO-3, ignored by ZeRO-1), FSDP `backward_prefetch`/`forward_prefetch` (FSDP2 prefetches implicitly), "
+        "for ZeRO-3; ZeRO-1 honours it too: its optimizer registers the same reduce hooks when it is set), FSDP `backward_prefetch`/`forward_prefetch` (FSDP2 prefetches implicitly), "
         "Megatron `--overlap-grad-reduce`/`--overlap-param-gather`/`--tp-comm-overlap`, ColossalAI `overlap_communication`, "
         "DDP (its bucketed all-reduce overlaps backward by default; `bucket_cap_mb` tunes it). "
-        "`overlap_comm: false`, ZeRO-1 (which ignores `overlap_comm`) and FSDP with `NO_PREFETCH` are not full use."
+        "`overlap_comm: false`, ZeRO stage 0 beside `overlap_comm` (no ZeRO optimizer to use it) and FSDP with `NO_PREFETCH` are not "
+        "full use."
     )
     why = (
         "Without overlap, every step waits for the full gradient all-reduce/reduce-scatter after backward; at 8-64 GPUs "
@@ -788,7 +789,7 @@ class E2CommComputeOverlap(Check):
             "from transformers import Trainer, TrainingArguments\n\nfrom mylib.ds_configs import ZERO_1\n\n\n"
             "def train(model, data):\n    args = TrainingArguments(output_dir='out', bf16=True, deepspeed=ZERO_1)\n"
             "    Trainer(model=model, args=args, train_dataset=data).train()\n")},
-                P, "a ZeRO-1 dict: overlap_comm is ignored"),
+                U, "a ZeRO-1 dict with overlap_comm: reduced during backward"),
         Example({"myrl/utils/deepspeed.py": _DS_CONFIG_BUILDER.replace("{extra}", "")}, N,
                 "overlap_comm set only under a builder parameter that defaults to False and no caller passes"),
         Example({"myrl/utils/deepspeed.py": _DS_CONFIG_BUILDER.replace("{extra}", ""),
@@ -804,7 +805,8 @@ class E2CommComputeOverlap(Check):
         Example({"ds.json": '{\n  "zero_optimization": {\n    "stage": 2\n  }\n}\n', "cfg.yaml": "# overlap_comm: true\n"}, N, "zero-2 default, commented"),
         Example({"train.py": "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
                  "torch.distributed.init_process_group('nccl')\nmodel = DDP(model, device_ids=[rank])\n"}, U, "plain ddp"),
-        Example({"ds_zero1.json": '{\n  "zero_optimization": {\n    "stage": 1,\n    "overlap_comm": true\n  }\n}\n'}, P, "zero-1 ignores overlap_comm"),
+        Example({"ds_zero1.json": '{\n  "zero_optimization": {\n    "stage": 1,\n    "overlap_comm": true\n  }\n}\n'}, U,
+                "zero-1 with overlap_comm (stage_1_and_2.py: ``if self.partition_gradients or self.overlap_comm:`` registers the hooks)"),
         Example({"train_gpt.py": (
             "import torch.distributed as dist\n\n\nclass DistAdam:\n    def step(self):\n        futures = []\n"
             "        for p in self.params:\n            chunk = torch.empty_like(p.grad[: p.grad.size(0) // self.world])\n"
@@ -881,10 +883,7 @@ class E2CommComputeOverlap(Check):
                 continue
             t = truthy(e.value)
             stage = _zero_stage_of(f, e)
-            if t and stage == 1:
-                partial.append(f.ev(e, key=e.dotted, value=e.value))
-                why.append("overlap_comm is set but DeepSpeed ignores it under ZeRO-1")
-            elif t and stage == 0:
+            if t and stage == 0:
                 # (GPT-NeoX ``configs/bf16_125M.yml``: ``"stage": 0`` beside ``"overlap_comm": True``): a ZeRO optimizer's
                 # option, and stage 0 builds none: the engine all-reduces the gradients after backward
                 partial.append(f.ev(e, key=e.dotted, value=e.value))
