@@ -1160,6 +1160,16 @@ def _unreferenced_config_ev(f: Facts, found: list[Evidence]) -> list[Evidence]:
     return found
 
 
+def _deepspeed_half_comm(f: Facts) -> list[Any]:
+    """``fp16.enabled`` / ``bf16.enabled`` true in a DeepSpeed config the runs use, none of whose configs sets
+    ``communication_data_type``: the engine then reduces gradients in that half precision."""
+    if f.config("communication_data_type"):
+        return []
+    alt = deepspeed_alternative_files(f)
+    return [e for e in f.config("bf16.enabled", "fp16.enabled") if truthy(e.value) is True and len(e.keys) == 2
+            and e.path not in alt and not _E3_TEST.search(e.path) and not (e.guard and guard_off(f, e))]
+
+
 @register
 class E3GradientCompression(Check):
     id = "E3"
@@ -1215,6 +1225,14 @@ class E3GradientCompression(Check):
                  "state = powerSGD.PowerSGDState(process_group=None, matrix_approximation_rank=1)\n"
                  "model.register_comm_hook(state, powerSGD.powerSGD_hook)\n"}, U, "powerSGD hook"),
         Example({"ds.json": '{\n  "communication_data_type": "bf16",\n  "zero_optimization": {"stage": 2}\n}\n'}, U, "deepspeed comm dtype"),
+        Example({  # Baichuan-7B: bf16 enabled, communication_data_type unset: the engine reduces gradients in bf16
+            "config/deepspeed.json": '{\n  "bf16": {\n    "enabled": true\n  },\n  "zero_optimization": {"stage": 2}\n}\n',
+            "scripts/train.sh": "deepspeed --num_gpus 8 train.py --deepspeed --deepspeed_config config/deepspeed.json\n"},
+            P, "deepspeed bf16: gradients reduced in bf16 by default"),
+        Example({
+            "config/deepspeed.json": '{\n  "bf16": {\n    "enabled": false\n  },\n  "zero_optimization": {"stage": 2}\n}\n',
+            "scripts/train.sh": "deepspeed --num_gpus 8 train.py --deepspeed --deepspeed_config config/deepspeed.json\n"},
+            N, "the same config in fp32"),
         Example({"ds_zeropp.json": '{\n  "zero_optimization": {\n    "stage": 3,\n    "zero_quantized_weights": true,\n    "zero_quantized_gradients": true\n  }\n}\n'}, U, "zero++"),
         Example(_SHIPPED_ONEBIT, P, "a 1-bit Adam DeepSpeed config that no config names, beside the one every run names"),
         Example({**_SHIPPED_ONEBIT, "configs/upernet_full_tuning.py": _SHIPPED_ONEBIT["configs/upernet_full_tuning.py"].replace(
@@ -1334,6 +1352,15 @@ class E3GradientCompression(Check):
             partial += [f.ev(c, key=f"{c.short}(reduce_dtype=)", value=_text(c.kwargs["reduce_dtype"])) for c in low_cfg]
         if partial:
             return Outcome(P, partial, "gradients reduced in bf16/fp16 through FSDP mixed precision; no compression hook", {"grad_compression": ["fsdp-reduce-dtype"]})
+        ds_low = [] if off or not distributed_sites(ctx) else _deepspeed_half_comm(f)
+        if ds_low:
+            # DeepSpeed's engine: ``communication_data_type`` unset means fp16 when ``fp16.enabled``, bf16 when ``bf16.enabled``
+            # (Baichuan-7B's and Skywork's configs): the gradient reduction already moves half the bytes of fp32
+            e0 = ds_low[0]
+            dtype = "fp16" if e0.keys[0] == "fp16" else "bf16"
+            return Outcome(P, [f.ev(e, key=e.dotted, value=e.value) for e in ds_low[:3]],
+                           f"gradients reduced in {dtype}: DeepSpeed communicates in the training precision when communication_data_type "
+                           f"is unset ({e0.path}:{e0.line}); no compression beyond it", {"grad_compression": ["deepspeed-half"]})
         detail = "gradient compression explicitly off" if off else "gradients are communicated uncompressed"
         if low_cfg:
             c0 = low_cfg[0]
