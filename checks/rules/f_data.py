@@ -4580,6 +4580,17 @@ class F7SequencePacking(_DataCheck):
             "trainer = Trainer(model=model, args=TrainingArguments(output_dir=\"out\", per_device_train_batch_size=8),\n"
             "                  train_dataset=train_ds, data_collator=collator)\ntrainer.train()\n")}, P,
             "DataCollatorWithFlattening: padding removed, samples not packed"),
+        Example({"mm/train.py": (  # VideoLLaMA3: its own flattening collator, chosen by a switch that is on by default
+            "import torch\nfrom dataclasses import dataclass, field\nfrom transformers import Trainer\n\n\n@dataclass\nclass DataArguments:\n"
+            "    use_batch_flattening: bool = field(default=True)\n\n\n"
+            "class DataCollatorWithFlatteningForSupervisedDataset(object):\n    def __call__(self, instances):\n"
+            "        input_ids = torch.cat([x['input_ids'] for x in instances])\n"
+            "        position_ids = torch.cat([torch.arange(len(x['input_ids'])) for x in instances])\n"
+            "        return {'input_ids': input_ids[None], 'position_ids': position_ids[None]}\n\n\n"
+            "def train(model, ds, args, data_args):\n    if data_args.use_batch_flattening:\n"
+            "        collator = DataCollatorWithFlatteningForSupervisedDataset()\n"
+            "    Trainer(model=model, args=args, train_dataset=ds, data_collator=collator).train()\n")},
+            P, "a project's own flattening collator: padding removed, samples not packed"),
         Example(_flash_gated_flatten(), N, "the flattening collator is built only when FlashAttention-2 was requested, and no "
                 "model asks for it (SDPA): batches stay padded"),
         Example(_flash_gated_flatten(", model_kwargs={'attn_implementation': 'flash_attention_2'}"), P,
@@ -4804,8 +4815,10 @@ class F7SequencePacking(_DataCheck):
                            {"packing": False, "remove_padding": True})
         # ``DataCollatorWithFlattening`` concatenates each batch into one row for flash-attention varlen kernels: the same
         # padding removal, with as many samples per batch as the batch size says
-        flatten = [c for c in f.calls(*_UNPAD_CALLS) if not _in_tests(c.path) and not guard_off(f, c)
-                   and not _needs_unchosen_flash(f, c)]
+        # (and a project's own collator named for it: VideoLLaMA3 ``DataCollatorWithFlatteningForSupervisedDataset``, chosen by
+        # ``use_batch_flattening: bool = True``, concatenates a batch and restarts ``position_ids`` per sample)
+        flatten = [c for c in [*f.calls(*_UNPAD_CALLS), *f.calls_where(lambda n: "WithFlattening" in n and n not in _UNPAD_CALLS)]
+                   if not _in_tests(c.path) and not guard_off(f, c) and not _needs_unchosen_flash(f, c)]
         # flash-attn's ``unpad_input`` applied to the token ids before the model runs (``sequences_fwd, ... =
         # unpad_input(sequences.unsqueeze(-1), attention_mask=attention_mask)`` then ``self.model(sequences_fwd,
         # position_ids=...)``): the whole forward skips padding; on q/k/v inside an attention layer it does not
