@@ -1058,7 +1058,15 @@ def jax_jitted_steps(f: Facts) -> list[Any]:
         ref = c.args[0].ref if c.args else None
         if ref and TRAIN_STEP_NAME.match(ref) and not _NOT_TRAIN_PATH.search(c.path):
             steps.append(Decorator(c.path, c.line, c.name, ref, c.text))
+        elif (bound := _BOUND_TO.match(c.text)) and TRAIN_STEP_NAME.match(bound.group(1)) and not _NOT_TRAIN_PATH.search(c.path):
+            # the compiled function bound to a training step's name (maxtext ``p_train_step = jax.jit(functional_train,
+            # in_shardings=..., donate_argnums=...)``, ``functional_train`` a partial of its ``train_step``)
+            steps.append(Decorator(c.path, c.line, c.name, bound.group(1), c.text))
     return steps
+
+
+#: ``name = <call>`` (the call's text starts with the assignment of its result)
+_BOUND_TO = lazy_compile(r"^\s*([A-Za-z_]\w*)\s*=\s*[\w.]+\(")
 
 
 def jax_training(f: Facts) -> str | None:
@@ -1069,6 +1077,13 @@ def jax_training(f: Facts) -> str | None:
     (a PyTorch trainer beside a JAX driver) keeps every check."""
     steps = jax_jitted_steps(f)
     if not steps or any(not _NOT_TRAIN_PATH.search(c.path) for c in f.calls("backward")):
+        return None
+    # a PyTorch trainer run beside the JAX driver (tevatron: ``trainer.train()`` of its HF Trainer subclass in ``driver/train.py``
+    # next to ``driver/jax_train.py``): the backward pass is the trainer's, and the project trains both ways
+    # (the Hugging Face or TRL Trainer, imported; levanter's own JAX ``trainer.train(...)`` is no such thing)
+    hf_trainer = any(i.module.split(".")[0] in ("transformers", "trl") and (i.name or "").endswith("Trainer") for i in f.imports("transformers", "trl"))
+    if hf_trainer and any(c.name.rsplit(".", 1)[0].lower().endswith("trainer") and not _NOT_TRAIN_PATH.search(c.path)
+                          for c in f.calls("train")):
         return None
     d = steps[0]
     return f"{d.name} on {d.target} ({d.path}:{d.line})"

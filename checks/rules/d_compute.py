@@ -1489,7 +1489,8 @@ class D2TorchCompile(Check):
                 "@torch.compile, torch.compile(<function>)"
             return Outcome(P, evs([*decorated, *helpers]), _join(f"only helper functions are compiled ({how}), not the model", dist),
                            {"torch_compile": False})
-        jitted = [] if off_ else jax_jitted_steps(f)
+        # (only where the project trains with JAX alone: tevatron's JAX driver beside its HF Trainer compiles nothing of that run)
+        jitted = [] if off_ or not ctx.project.notes.get("jax_training") else jax_jitted_steps(f)
         if jitted:
             # a JAX project compiles its training step whole with XLA (``@jax.jit``/``eqx.filter_jit``/Haliax ``named_jit`` on
             # ``train_step``): the analogue of compiling the model; torch.compile cannot apply to it

@@ -1,0 +1,38 @@
+"""Round 52 (issue #9): claims of more public repositories, read claim by claim. Each test is one false claim of those
+reports, made from the shape of the real code, with a control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+
+
+def _audit(files: dict[str, str]):
+    return audit_files((k, v.encode()) for k, v in files.items())
+
+
+def _check(audit, cid: str):
+    return next(r for r in audit.results if r.id == cid)
+
+
+# --- google/maxtext: a JAX project read with PyTorch spellings -------------------------------------------------------------
+
+_MAXTEXT_TRAIN = (
+    "import functools\nimport jax\nimport optax\n\n\ndef train_step(model, config, state, data, dropout_rng):\n"
+    "    grads = jax.grad(lambda p: model.apply(p, data).mean())(state.params)\n    return state.apply_gradients(grads=grads)\n\n\n"
+    "def train_loop(config, state, model, data_iterator):\n"
+    "    functional_train = functools.partial(train_step, model, config)\n"
+    "    p_train_step = jax.jit(\n        functional_train,\n        donate_argnums=0,\n    )\n"
+    "    for step in range(config.steps):\n        state = p_train_step(state, next(data_iterator), None)\n")
+
+
+def test_a_jitted_function_bound_to_a_train_step_name_is_jax_training() -> None:
+    project = _audit({"MaxText/train.py": _MAXTEXT_TRAIN}).project
+    assert project.notes.get("jax_training", "").startswith("jax.jit on p_train_step (MaxText/train.py:"), project.notes
+    # control: a jit bound to another name (an evaluation step) is not the training step
+    project = _audit({"MaxText/train.py": _MAXTEXT_TRAIN.replace("p_train_step", "p_eval_step")}).project
+    assert "jax_training" not in project.notes
+    # control: a PyTorch trainer run beside the JAX driver (tevatron's HF Trainer subclass): the project trains both ways
+    project = _audit({"driver/jax_train.py": _MAXTEXT_TRAIN,
+                      "driver/train.py": ("from transformers import Trainer\n\n\ndef main(model, args, ds):\n"
+                                          "    trainer = Trainer(model=model, args=args, train_dataset=ds)\n    trainer.train()\n")}).project
+    assert "jax_training" not in project.notes
