@@ -1572,6 +1572,18 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
         b = None
     if len(dist) > 1:
         p.notes["params_distribution"] = dist
+    if b is None and len(dist) > 1:
+        # the recipes train models of several sizes, none the majority (LLMZoo: Phoenix-7B beside Chimera-7B and 13B): the
+        # range they span, with where its two ends are named, rather than "unknown"
+        sized = sorted(((v, path, n) for path, n in named if (v := size_in_name(n)) is not None), key=lambda x: (x[0], x[1]))
+        ends = []
+        for _, path, n in (sized[0], sized[-1]):
+            line = next((st.line for st in facts.settings(*_MODEL_KEYS) if st.path == path and st.value == n), None)
+            ends.append(f"{path}:{line}" if line else path)
+        p.notes["params_range"] = f"{_fmt_params(sized[0][0])}-{_fmt_params(sized[-1][0])}"
+        p.notes["params_range_billions"] = (sized[0][0], sized[-1][0])
+        p.notes["params_range_sources"] = ends
+        return
     if b is not None:
         p.params_billions = b
         p.estimated_params = _fmt_params(b)

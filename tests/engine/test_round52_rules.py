@@ -36,3 +36,31 @@ def test_a_jitted_function_bound_to_a_train_step_name_is_jax_training() -> None:
                       "driver/train.py": ("from transformers import Trainer\n\n\ndef main(model, args, ds):\n"
                                           "    trainer = Trainer(model=model, args=args, train_dataset=ds)\n    trainer.train()\n")}).project
     assert "jax_training" not in project.notes
+
+
+# --- FreedomIntelligence/LLMZoo: recipes of two sizes read as "scale unknown" -------------------------------------------------
+
+_FASTCHAT_TRAIN = (
+    "import transformers\n\n\ndef train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+    "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(training_args.output_dir)\n"
+    "    transformers.Trainer(model=model, args=training_args).train()\n\n\nif __name__ == '__main__':\n    train()\n")
+
+
+def _launch(model: str) -> str:
+    return (f"#!/bin/bash\ntorchrun --nproc_per_node=8 train.py \\\n    --model_name_or_path {model} \\\n"
+            "    --bf16 True \\\n    --output_dir out\n")
+
+
+def test_recipes_of_several_sizes_give_a_range() -> None:
+    files = {"train.py": _FASTCHAT_TRAIN, "scripts/train_chimera_7b.sh": _launch("llama_hf_7b"),
+             "scripts/train_chimera_13b.sh": _launch("llama_hf_13b")}
+    project = _audit(files).project
+    assert project.estimated_params is None
+    assert project.notes.get("params_range") == "7B-13B", project.notes
+    assert project.notes["params_range_sources"] == ["scripts/train_chimera_7b.sh:3", "scripts/train_chimera_13b.sh:3"]
+    # control: a majority size is the size
+    files["scripts/train_vicuna_7b.sh"] = _launch("llama_hf_7b")
+    files["scripts/train_alpaca_7b.sh"] = _launch("llama_hf_7b")
+    project = _audit(files).project
+    assert project.estimated_params == "7B" and "params_range" not in project.notes, project.notes
