@@ -3529,12 +3529,16 @@ def _in_hot_loop(c: Call) -> bool:
         return False
     if c.loop and _EPOCH_LOOP.search(c.loop):
         return False  # PLLaVA: ``torch.cuda.empty_cache()`` in ``for epoch in range(start_epoch, epochs):`` before its step loop
+    if c.func and _CHECKPOINT_FUNC.search(c.func):
+        return False  # molmo ``restore_checkpoint``: a loop over ranks loading optimizer state, once per resume
     # a function that is one step (``training_step``, ``train_batch``, ``forward``) runs every step; a call in the body of
     # a whole-training function (mistral-finetune ``_train``: ``torch.cuda.empty_cache()`` before its ``while`` loop) and
     # outside any loop runs once
     return bool(c.loop) or bool(c.func and _STEP_FUNC_NAME.search(c.func))
 
 
+#: a function that loads, restores or saves a checkpoint (run once per resume or per save, not per step)
+_CHECKPOINT_FUNC = lazy_compile(r"(?i)(^|_)(load|restore|save|resume|unshard)_?\w*(checkpoint|ckpt|state_dict)|checkpoint_(load|restore|save)")
 #: a loop over epochs (``range(start_epoch, config.scheduler.epochs)``, ``trange(args.num_train_epochs)``): once per epoch,
 #: not per step (HF's ``enumerate(epoch_iterator)`` is the step loop, not this)
 _EPOCH_LOOP = lazy_compile(r"(?i)^(range|trange|tqdm)\(.*epoch")

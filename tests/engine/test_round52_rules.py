@@ -64,3 +64,25 @@ def test_recipes_of_several_sizes_give_a_range() -> None:
     files["scripts/train_alpaca_7b.sh"] = _launch("llama_hf_7b")
     project = _audit(files).project
     assert project.estimated_params == "7B" and "params_range" not in project.notes, project.notes
+
+
+# --- allenai/molmo: empty_cache() while restoring a checkpoint read as a training-loop anti-pattern ----------------------------
+
+_MOLMO_CKPT = (
+    "import gc\nimport torch\n\n\ndef restore_checkpoint(load_path, dist_model, optim, world_size, rank):\n"
+    "    state = torch.load(load_path, map_location='cpu')\n    for turn in range(world_size):\n        if turn == rank:\n"
+    "            optim.load_state_dict(state)\n            gc.collect()\n            torch.cuda.empty_cache()\n")
+_MOLMO_TRAIN = (
+    "import torch\nfrom olmo.checkpoint import restore_checkpoint\n\n\ndef fit(model, optim, loader):\n"
+    "    restore_checkpoint('ckpt', model, optim, 8, 0)\n    for batch in loader:\n        loss = model(batch).loss\n"
+    "        loss.backward()\n        optim.step()\n")
+
+
+def test_empty_cache_while_restoring_a_checkpoint_is_no_training_loop_finding() -> None:
+    files = {"olmo/checkpoint.py": _MOLMO_CKPT, "olmo/train.py": _MOLMO_TRAIN}
+    c6 = _check(_audit(files), "C6")
+    assert not c6.findings, c6.findings
+    # control: the same call in the step loop is the finding
+    files["olmo/train.py"] = _MOLMO_TRAIN.replace("        optim.step()\n", "        optim.step()\n        torch.cuda.empty_cache()\n")
+    c6 = _check(_audit(files), "C6")
+    assert [(e.path, e.line) for e in c6.findings] == [("olmo/train.py", 11)], c6.findings
