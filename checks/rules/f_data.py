@@ -5079,25 +5079,34 @@ def _token_buffers(f: Facts) -> list[Evidence]:
     samples are cut from its head while it holds one (``while len(self._inputs_buffer) >= self.seq_len:``), the remainder
     carried over, so samples are concatenated across documents with no padding. The ``extend`` line is the evidence."""
     out: list[Evidence] = []
+    # each file's ``len(...)`` and ``append(...)`` calls by function, gathered in one pass over a file that extends in a loop
+    by_file: dict[str, dict[str | None, list[Call]]] = {}
     for c in f.calls("extend"):
         buf = c.name.rsplit(".", 1)[0]
         if c.loop is None or _in_tests(c.path) or buf == c.name:
             continue
-        here = [x for x in f.files[c.path].calls if x.func == c.func]
+        funcs = by_file.get(c.path)
+        if funcs is None:
+            funcs = by_file[c.path] = {}
+            for x in f.files[c.path].calls:
+                if x.short in ("len", "append"):
+                    funcs.setdefault(x.func, []).append(x)
+        here = funcs.get(c.func, [])
+        if not any(x.short == "len" and buf in x.text for x in here):
+            continue  # no length test on this buffer: nothing is cut from it
         named = re.search(r"(?i)buf|token|ids", buf.rsplit(".", 1)[-1])
         # the buffer is cut while it holds a full sample, the remainder carried to the next document: not per-document truncation
         # (``while``: full samples cut off repeatedly; ``if len(tokens) >= max_seq_len: break`` is truncation)
-        cut = re.compile(r"^\s*while\s+\(?\s*len\(\s*" + re.escape(buf) + r"\s*\)\s*>=?\s*" + _SEQ_LEN)
-        site = next((x for x in here if cut.search(x.text)), None) if named else None
+        site = next((x for x in here if x.short == "len" and (m := _BUF_WHILE.search(x.text)) and m.group(1) == buf), None) \
+            if named else None
         if site is None:
             # or, whatever its name, once it holds a full sample its head is kept as one (Baichuan-7B ``data.extend(cc)`` then
             # ``if len(data) >= self.micro_batch_size * (self.max_length + 1): self.data.append(data[:index])``): documents
             # concatenated into fixed-length samples, the test and the kept head both after the extend
-            test = re.compile(r"^\s*if\s+\(?\s*len\(\s*" + re.escape(buf) + r"\s*\)\s*>=?\s*[^:#]*?" + _SEQ_LEN)
-            site = next((x for x in here if x.line > c.line and x.short == "len" and test.search(x.text)), None)
-            head = re.compile(r"^" + re.escape(buf) + r"\[\s*:")
-            if site is not None and not any(x.short == "append" and x.line > site.line and x.args and head.match(_text(x.args[0]))
-                                            for x in here):
+            site = next((x for x in here if x.line > c.line and x.short == "len" and (m := _BUF_IF.search(x.text))
+                         and m.group(1) == buf), None)
+            if site is not None and not any(x.short == "append" and x.line > site.line and x.args
+                                            and (m := _BUF_HEAD.match(_text(x.args[0]))) and m.group(1) == buf for x in here):
                 site = None
         if site is not None:
             out.append(_ev(c, key="token buffer", value=f"{buf} cut into {_SEQ_LEN_NAME.search(site.text).group(0)} samples at line {site.line}"))
@@ -5105,6 +5114,11 @@ def _token_buffers(f: Facts) -> list[Evidence]:
 
 
 _SEQ_LEN_NAME = lazy_compile(_SEQ_LEN + r"\w*")
+#: ``while len(buf) >= seq_len``, ``if len(buf) >= micro_batch_size * (max_length + 1)``, ``buf[:n]`` (the buffer's name in
+#: group 1: one compiled pattern for every buffer)
+_BUF_WHILE = lazy_compile(r"^\s*while\s+\(?\s*len\(\s*([\w.]+)\s*\)\s*>=?\s*" + _SEQ_LEN)
+_BUF_IF = lazy_compile(r"^\s*if\s+\(?\s*len\(\s*([\w.]+)\s*\)\s*>=?\s*[^:#]*?" + _SEQ_LEN)
+_BUF_HEAD = lazy_compile(r"^([\w.]+)\[\s*:")
 
 #: ``row[i, pos:pos + n] = torch.tensor(doc)``: a document's tokens written into a row at a running offset
 _ROW_FILL = lazy_compile(r"\[[^\]=]*?\b((?:pos|position|offset|cursor|cur|ptr|fill)\w*)\s*:\s*\1\s*\+\s*\w+\s*\]\s*=(?!=)[^#]*"
