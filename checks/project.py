@@ -1195,7 +1195,9 @@ def placeholder_tail(name: str) -> str:
 
 def _model_like(name: str, rejected: set[str]) -> bool:
     """A value that can name a trained checkpoint: no placeholder, stand-in, estimator, hosted API model, key name or run label."""
+    # (a sentence is no checkpoint: simple_GRPO's ``"model_path": "here is the base model path"``)
     return not _PLACEHOLDER_NAME.search(name) and not _ESTIMATOR_NAME.match(name) and name not in rejected \
+        and not re.search(r"\S\s+\S+\s+\S", name.strip()) \
         and not _HOSTED_NAME.match(name) and not _KEY_OR_RUN_NAME.match(name) and not _STAND_IN_NAME.search(name) \
         and not _TOKENIZER_FILE.search(name) and not _WEIGHT_FILE.match(name)
 
@@ -2040,7 +2042,8 @@ _NOT_TRAINING_SCRIPT = lazy_compile(r"infer|generat|serv(e|er|ing)|eval|bench|ex
                                   r"|_to_(hf|huggingface|universal|fp32|megatron|mcore|dcp)(_|$)|(^|_)(merge|split)_|partitions", re.I)
 #: a checkpoint tool, by its file's name (TencentPretrain ``scripts/convert_llama_from_megatron_checkpoint_to_pytorch_checkpoint.py``,
 #: Yuan 2.0 ``tools/merge_pp_partitions.py`` and ``examples/convert_hf.sh``): its parallel layout is the checkpoint's, not a run's
-CHECKPOINT_TOOL = lazy_compile(r"export|convert|_to_(hf|huggingface|universal|fp32|megatron|mcore|dcp)(_|$)|(^|_)(merge|split)_|partitions", re.I)
+CHECKPOINT_TOOL = lazy_compile(r"export|convert|_to_(hf|huggingface|universal|fp32|megatron|mcore|dcp)(_|$)|(^|_)(merge|split)_|partitions"
+                               r"|_c(h)?kpt$", re.I)  # (maxtext ``llama_or_mistral_ckpt.py``: a checkpoint conversion script)
 
 
 def checkpoint_tool(facts: Facts, s: Any) -> bool:

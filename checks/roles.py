@@ -71,7 +71,7 @@ ROLE_LABELS: dict[str, tuple[str, str]] = {
 
 _DIR_ROLES: dict[str, str] = {
     **dict.fromkeys(("tests", "test", "testing", "unittests", "unit_tests", "unit-tests", "integration_tests",
-                     "functional_tests", "functional-tests", "e2e", "test_utils", "test-utils", "testdata", "test_data", "test-data",
+                     "functional_tests", "functional-tests", "e2e", "end_to_end", "end-to-end", "test_utils", "test-utils", "testdata", "test_data", "test-data",
                      "test_fixtures", "test-fixtures", "autotest", "autotests", "auto_test", "smoke_tests",
                      # (oat ``examples/dry_run/``: launches that check a setup end to end, not the recipes it trains with)
                      "dry_run", "dry-run", "dryrun", "dry_runs"), TEST),

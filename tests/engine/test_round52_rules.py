@@ -4,6 +4,7 @@ reports, made from the shape of the real code, with a control that keeps the rul
 from __future__ import annotations
 
 from checks.engine import audit_files
+from checks.roles import TEST, path_role
 
 
 def _audit(files: dict[str, str]):
@@ -86,3 +87,35 @@ def test_empty_cache_while_restoring_a_checkpoint_is_no_training_loop_finding() 
     files["olmo/train.py"] = _MOLMO_TRAIN.replace("        optim.step()\n", "        optim.step()\n        torch.cuda.empty_cache()\n")
     c6 = _check(_audit(files), "C6")
     assert [(e.path, e.line) for e in c6.findings] == [("olmo/train.py", 11)], c6.findings
+
+
+# --- google/maxtext: I3 "every step" from its converters and end-to-end tests; lsdefine/simple_GRPO: a sentence as a model ---
+
+_MAXTEXT_CONVERT = (
+    "import checkpointing\n\n\ndef convert(base_output_directory):\n  enable_checkpointing = True\n"
+    "  save_interval_steps = 1\n  return checkpointing.create_orbax_checkpoint_manager(\n"
+    "      base_output_directory, enable_checkpointing, save_interval_steps)\n")
+
+
+def test_a_converters_save_interval_and_end_to_end_tests_are_not_the_runs() -> None:
+    files = {"MaxText/train.py": _MAXTEXT_TRAIN, "MaxText/convert_gemma_chkpt.py": _MAXTEXT_CONVERT,
+             "MaxText/llama_or_mistral_ckpt.py": _MAXTEXT_CONVERT,
+             "MaxText/configs/base.yml": "run_name: ''\nenable_checkpointing: True\ncheckpoint_period: 10_000\nsteps: 150_001\n",
+             **{f"end_to_end/tpu/{m}/test_{m}.sh": ("python3 MaxText/train.py MaxText/configs/base.yml "
+                                                   "checkpoint_period=5 steps=10\n") for m in ("gemma", "llama2", "mixtral")}}
+    # (maxtext's own ``checkpoint_period`` is no key I3 reads; Detectron2 spells its solver's the same: not judged, not "every step")
+    i3 = _check(_audit(files), "I3")
+    assert i3.status.value == "n/a" and i3.detail.startswith("not judged:"), i3.detail
+    # maxtext's ``end_to_end/`` scripts are its end-to-end tests (``checkpoint_period=5 steps=10``), context like ``e2e/``
+    assert path_role("end_to_end/tpu/gemma/test_gemma.sh", "shell")[0] == TEST
+    # control: the same manager settings in a module not named for a checkpoint tool are the run's
+    files["MaxText/train_utils.py"] = _MAXTEXT_CONVERT
+    assert _check(_audit(files), "I3").status.value == "unused"
+
+
+def test_a_sentence_is_no_model_name() -> None:
+    files = {"train.py": _FASTCHAT_TRAIN, "scripts/train_chimera_7b.sh": _launch("llama_hf_7b"),
+             "Auto_Program/config.py": 'train_config = {\n    "model_path": "here is the base model path",\n}\n'}
+    assert "here is the base model path" not in _audit(files).project.model_names
+    files["Auto_Program/config.py"] = 'train_config = {\n    "model_path": "Qwen/Qwen2.5-7B",\n}\n'
+    assert "Qwen/Qwen2.5-7B" in _audit(files).project.model_names
