@@ -1081,7 +1081,7 @@ def jax_training(f: Facts) -> str | None:
     # a PyTorch trainer run beside the JAX driver (tevatron: ``trainer.train()`` of its HF Trainer subclass in ``driver/train.py``
     # next to ``driver/jax_train.py``): the backward pass is the trainer's, and the project trains both ways
     # (the Hugging Face or TRL Trainer, imported; levanter's own JAX ``trainer.train(...)`` is no such thing)
-    hf_trainer = any(i.module.split(".")[0] in ("transformers", "trl") and (i.name or "").endswith("Trainer") for i in f.imports("transformers", "trl"))
+    hf_trainer = any((i.name or "").endswith("Trainer") for i in f.imports("transformers", "trl"))
     if hf_trainer and any(c.name.rsplit(".", 1)[0].lower().endswith("trainer") and not _NOT_TRAIN_PATH.search(c.path)
                           for c in f.calls("train")):
         return None
@@ -1193,11 +1193,15 @@ def placeholder_tail(name: str) -> str:
     return name
 
 
+#: three or more words: a sentence, not a checkpoint name
+_SENTENCE = lazy_compile(r"\S\s+\S+\s+\S")
+
+
 def _model_like(name: str, rejected: set[str]) -> bool:
     """A value that can name a trained checkpoint: no placeholder, stand-in, estimator, hosted API model, key name or run label."""
     # (a sentence is no checkpoint: simple_GRPO's ``"model_path": "here is the base model path"``)
     return not _PLACEHOLDER_NAME.search(name) and not _ESTIMATOR_NAME.match(name) and name not in rejected \
-        and not re.search(r"\S\s+\S+\s+\S", name.strip()) \
+        and not _SENTENCE.search(name.strip()) \
         and not _HOSTED_NAME.match(name) and not _KEY_OR_RUN_NAME.match(name) and not _STAND_IN_NAME.search(name) \
         and not _TOKENIZER_FILE.search(name) and not _WEIGHT_FILE.match(name)
 
@@ -2038,12 +2042,18 @@ def _does_inference(facts: Facts, p: Project) -> bool:
 #: a batch or launch script named for serving, generation or evaluation (open-r1 ``slurm/serve_r1_vllm.slurm``,
 #: ``generate.slurm``, ``evaluate.slurm``): the nodes it asks for serve a model, they are not the training run's
 #: (``ckpt_ds_zero_to_universal.sh``, ``mcore_to_hf.sh``: a checkpoint converted from one layout to another)
-_NOT_TRAINING_SCRIPT = lazy_compile(r"infer|generat|serv(e|er|ing)|eval|bench|export|convert|router|pass_rate"
-                                  r"|_to_(hf|huggingface|universal|fp32|megatron|mcore|dcp)(_|$)|(^|_)(merge|split)_|partitions", re.I)
-#: a checkpoint tool, by its file's name (TencentPretrain ``scripts/convert_llama_from_megatron_checkpoint_to_pytorch_checkpoint.py``,
-#: Yuan 2.0 ``tools/merge_pp_partitions.py`` and ``examples/convert_hf.sh``): its parallel layout is the checkpoint's, not a run's
-CHECKPOINT_TOOL = lazy_compile(r"export|convert|_to_(hf|huggingface|universal|fp32|megatron|mcore|dcp)(_|$)|(^|_)(merge|split)_|partitions"
-                               r"|_c(h)?kpt$", re.I)  # (maxtext ``llama_or_mistral_ckpt.py``: a checkpoint conversion script)
+#: a checkpoint tool, by its file's name without the extension (TencentPretrain
+#: ``scripts/convert_llama_from_megatron_checkpoint_to_pytorch_checkpoint.py``, Yuan 2.0 ``tools/merge_pp_partitions.py`` and
+#: ``examples/convert_hf.sh``, maxtext ``llama_or_mistral_ckpt.py``): its parallel layout and save interval are the
+#: checkpoint's, not a run's
+_CHECKPOINT_TOOL_NAMES = r"export|convert|_to_(hf|huggingface|universal|fp32|megatron|mcore|dcp)(_|$)|(^|_)(merge|split)_|partitions"
+CHECKPOINT_TOOL = lazy_compile(_CHECKPOINT_TOOL_NAMES + r"|_c(h)?kpt$", re.I)
+_NOT_TRAINING_SCRIPT = lazy_compile(r"infer|generat|serv(e|er|ing)|eval|bench|router|pass_rate|" + _CHECKPOINT_TOOL_NAMES, re.I)
+
+
+def checkpoint_tool_file(path: str) -> bool:
+    """Whether the file at ``path`` (a script, a module or a launch's script argument) is named for a checkpoint tool."""
+    return bool(CHECKPOINT_TOOL.search(path.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
 
 
 def checkpoint_tool(facts: Facts, s: Any) -> bool:
@@ -2052,7 +2062,7 @@ def checkpoint_tool(facts: Facts, s: Any) -> bool:
     names = [s.path] if s.source in ("argparse-default", "field-default", "launcher") else []
     if s.source == "launcher" and getattr(s, "script", None):
         names.append(str(s.script))
-    return any(CHECKPOINT_TOOL.search(n.rsplit("/", 1)[-1].rsplit(".", 1)[0]) for n in names)
+    return any(checkpoint_tool_file(n) for n in names)
 
 
 def _not_training_script(facts: Facts, path: str) -> bool:

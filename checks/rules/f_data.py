@@ -5625,6 +5625,10 @@ _KV_CACHE_COPIES = {
         "    trainer = Trainer(model=model, args=training_args, train_dataset=ds)\n    trainer.train()\n"),
 }
 
+#: ``name = torch.LongTensor(...)``: a tensor made from host data (the bound name in group 1)
+_MADE_FROM_HOST = lazy_compile(r"^\s*(\w+)\s*=\s*torch\.(LongTensor|IntTensor|FloatTensor|tensor|as_tensor|from_numpy)\(")
+
+
 @register
 class F11AsyncH2D(_DataCheck):
     id = "F11"
@@ -5796,8 +5800,8 @@ class F11AsyncH2D(_DataCheck):
         receiver = c.name.rsplit(".", 1)[0] if "." in c.name else ""
         if not re.fullmatch(r"\w+", receiver) or c.path not in f.files:
             return False
-        made = re.compile(r"^\s*" + re.escape(receiver) + r"\s*=\s*torch\.(LongTensor|IntTensor|FloatTensor|tensor|as_tensor|from_numpy)\(")
-        return any(x.func == c.func and x.line < c.line and made.match(x.text) for x in f.files[c.path].calls)
+        return any(x.func == c.func and x.line < c.line and (m := _MADE_FROM_HOST.match(x.text)) and m.group(1) == receiver
+                   for x in f.files[c.path].calls)
 
     @staticmethod
     def _pageable(f: Facts) -> bool:

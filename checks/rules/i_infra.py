@@ -36,7 +36,7 @@ from ..facts.store import MAIN_GUARD
 from ..facts.types import PathLiteral
 from ..lazyre import lazy_compile
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import CHECKPOINT_TOOL
+from ..project import checkpoint_tool_file
 from ._helpers import (
     HF_DEFAULTS,
     HF_STEP_HOOKS,
@@ -601,7 +601,7 @@ def interval_settings(f: Facts, names: tuple[str, ...], strategy: str | None = N
     for s in f.effective(*names):
         if _TEST_PATH.search(s.path) or debug_recipe(f, s):  # a debug recipe of a config registry is not the run's setting
             continue
-        if s.path.endswith(".py") and CHECKPOINT_TOOL.search(s.path.rsplit("/", 1)[-1][:-3]):
+        if s.path.endswith(".py") and checkpoint_tool_file(s.path):
             continue  # a converter's own manager settings (maxtext ``convert_gemma_chkpt.py``: ``save_interval_steps = 1``)
         if s.path in alt_ds and (s.path.endswith(".json") or s.name == "steps_per_print"):
             continue

@@ -29,7 +29,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Expr, Facts, as_number, truthy
 from ..lazyre import lazy_compile
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ..project import _MODEL_CHAT, CHECKPOINT_TOOL, _inference_file
+from ..project import _MODEL_CHAT, _inference_file, checkpoint_tool_file
 from ._helpers import evs, guard_off, imports_hf, inputs_replaced, jax_only_file, value_on
 
 _OWN_TEST = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
@@ -172,7 +172,7 @@ def switched_engines(f: Facts) -> list[Call]:
             continue
         # (not a converter checking its export: llm-foundry ``convert_hf_to_onnx.py``'s ``InferenceSession`` under ``verify_export``)
         out += [c for c in f.calls(*patterns) if c.short in _ENGINE_BUILDERS and guard_off(f, c)
-                and not CHECKPOINT_TOOL.search(c.path.rsplit("/", 1)[-1].rsplit(".", 1)[0])]
+                and not checkpoint_tool_file(c.path)]
     return out
 
 
