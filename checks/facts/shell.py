@@ -429,6 +429,34 @@ def _coerce(v: str) -> Any:
         return v
 
 
+#: the job launchers whose options may hold a placeholder of several words (``srun -p Your Partion``)
+_JOB_WRAPPERS = frozenset({"srun", "mpirun", "mpiexec"})
+
+
+def _wrapper_opts_end(tokens: list[str], i: int) -> int:
+    """Past a wrapper's own options (``srun -N 2 --gpus 8 ...``), up to the next command word."""
+    while i < len(tokens) and (tokens[i].startswith(("-", "$")) or _ASSIGN.match(tokens[i])):
+        tok = tokens[i]
+        i += 1
+        if i + 1 < len(tokens) and (tok in _TWO_VALUE_OPTS or (tok in _ENV_OPTS and "=" not in tokens[i])):
+            i += 2  # ``mpirun --mca btl ^openib``, ``-genv NCCL_DEBUG INFO``: a key and its value
+            continue
+        if "=" not in tok and tok.startswith("-") and i < len(tokens) and not tokens[i].startswith("-"):
+            nxt_base = tokens[i].rsplit("/", 1)[-1]
+            if nxt_base not in _LAUNCHERS and not _PYTHON.match(nxt_base) and nxt_base not in _WRAPPERS:
+                i += 1
+    return i
+
+
+def _placeholder_end(tokens: list[str], i: int) -> int | None:
+    """Where a job launcher's options go on after plain words that name no command or script (two at most), else None."""
+    j = i
+    while j < len(tokens) and j - i < 2 and not tokens[j].startswith(("-", "$")) and not _is_command_word(tokens[j]) \
+            and "/" not in tokens[j] and "." not in tokens[j] and "=" not in tokens[j]:
+        j += 1
+    return j if i < j < len(tokens) and tokens[j].startswith("-") else None
+
+
 def _parse_command(
     tokens: list[str], lines: tuple[dict[str, int], ...] | None = None
 ) -> tuple[str, dict[str, Any], str | None, dict[str, Any], tuple[str, ...]] | None:
@@ -448,17 +476,12 @@ def _parse_command(
             i += 1
             if base in {"uv", "poetry", "pdm", "conda"} and i < len(tokens) and tokens[i] in _WRAPPER_SUBCMDS:
                 i += 1
-            # skip the wrapper's own options (srun -N 2 --gpus 8 ...) up to the next command word
-            while i < len(tokens) and (tokens[i].startswith(("-", "$")) or _ASSIGN.match(tokens[i])):
-                tok = tokens[i]
-                i += 1
-                if i + 1 < len(tokens) and (tok in _TWO_VALUE_OPTS or (tok in _ENV_OPTS and "=" not in tokens[i])):
-                    i += 2  # ``mpirun --mca btl ^openib``, ``-genv NCCL_DEBUG INFO``: a key and its value
-                    continue
-                if "=" not in tok and tok.startswith("-") and i < len(tokens) and not tokens[i].startswith("-"):
-                    nxt_base = tokens[i].rsplit("/", 1)[-1]
-                    if nxt_base not in _LAUNCHERS and not _PYTHON.match(nxt_base) and nxt_base not in _WRAPPERS:
-                        i += 1
+            i = _wrapper_opts_end(tokens, i)
+            continue
+        if wrappers and wrappers[-1] in _JOB_WRAPPERS and (j := _placeholder_end(tokens, i)) is not None:
+            # ``srun -p Your Partion --nodes=$NNODES ... bash -c '...'`` (ShareGPT4V): a partition left as two placeholder
+            # words, then more of srun's options, then the command
+            i = _wrapper_opts_end(tokens, j)
             continue
         break
     rest = tokens[i:]
@@ -769,9 +792,46 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
             for name, value, at in _mpi_env(body):  # ``mpirun -x NCCL_IB_DISABLE=1 python ...``: exported to every rank
                 env.setdefault(name, value)
                 out.envs.append(EnvVar(path, at, name, value, "shell", snippet))
-            launch = launch_of(body, path, line_no, snippet, env)
-            if launch is not None:
-                out.launches.append(launch)
+            inner = _shell_c(raw, body, (stripped, line_no, starts, lead), variables, var_words)
+            for run in inner if inner is not None else [body]:
+                launch = launch_of(run, path, line_no, snippet, env)
+                if launch is not None:
+                    if inner is not None:
+                        launch.wrappers = (*launch.wrappers, "bash -c")  # its flags sit inside a quoted string
+                    out.launches.append(launch)
+
+
+#: the shells whose ``-c`` string is a script of its own (``-lc``, ``-xc`` too)
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
+_DASH_C = lazy_compile(r"^-[a-zA-Z]*c[a-zA-Z]*$")
+
+
+def _shell_c(raw: list[Any], body: list[Any], where: tuple[str, int, list[int], int], variables: dict[str, str],
+             var_words: dict[str, list[_Word]]) -> list[list[Any]] | None:
+    """The commands of the string that ``bash -c`` runs, each after the words before ``bash`` (ShareGPT4V's and
+    Open-LLaVA-NeXT's ``srun --nodes=$NNODES ... bash -c 'torchrun ... train_mem.py \\ --bf16 True \\ ...'``: the run's
+    flags are inside the quotes, each cited at its own line), or None when the command runs no shell string. ``where``:
+    the logical line, its first line, the offsets of its physical lines and its indent."""
+    at = next((k for k in range(len(body) - 2) if str(body[k]).rsplit("/", 1)[-1] in _SHELLS and _DASH_C.match(body[k + 1])), None)
+    src = next((raw[k + 2] for k in range(len(raw) - 2) if str(raw[k]).rsplit("/", 1)[-1] in _SHELLS and _DASH_C.match(raw[k + 1])), None)
+    if at is None or src is None:
+        return None
+    stripped, line_no, starts, lead = where
+    off = getattr(src, "off", None)
+    if off is not None and stripped[off : off + 1] in ("'", '"'):
+        off += 1  # the string's text starts after its quote
+    words = []
+    for w, o in _lex(str(src)):
+        words.append(_word(w, line_no + bisect_right(starts, off + o + lead) - 1 if off is not None else getattr(src, "line", line_no)))
+    runs = []
+    for cmd in _split_commands(words):
+        cmd = _expand(cmd, variables, var_words)
+        k = 0
+        while k < len(cmd) and _ASSIGN.match(cmd[k]):
+            k += 1  # ``bash -c 'NCCL_DEBUG=INFO torchrun ...'``: the command after its own assignments
+        if cmd[k:]:
+            runs.append([*body[:at], *cmd[k:]])
+    return runs
 
 
 #: a redirection or pipe in a command kept in a variable (``run_cmd="deepspeed ... &> ${LOG}"``): no flag follows

@@ -1,0 +1,51 @@
+"""Round 53 (issue #9): claims of more public repositories, read claim by claim. Each test is one false claim of those
+reports, made from the shape of the real code, with a control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from checks.engine import audit_files
+
+
+def _audit(files: dict[str, str]):
+    return audit_files((k, v.encode()) for k, v in files.items())
+
+
+def _check(audit, cid: str):
+    return next(r for r in audit.results if r.id == cid)
+
+
+_LLAVA_TRAIN = (
+    "import transformers\n\n\ndef train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+    "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(training_args.output_dir)\n"
+    "    transformers.Trainer(model=model, args=training_args).train()\n\n\nif __name__ == '__main__':\n    train()\n")
+
+_ZERO = '{{\n  "bf16": {{"enabled": "auto"}},\n  "zero_optimization": {{\n    "stage": {stage},\n    "overlap_comm": {overlap}\n  }}\n}}\n'
+
+
+# --- ShareGPT4V / Open-LLaVA-NeXT: the run's flags inside ``srun ... bash -c '...'`` ----------------------------------------
+
+def _srun(inner_flags: str, nodes: int = 2, config: str = "./scripts/zero3.json") -> str:
+    return (f"#!/bin/bash\nexport GPUS_PER_NODE=8\nexport NNODES={nodes}\nSRUN_ARGS=${{SRUN_ARGS:-\"\"}}\n"
+            "srun -p Your Partion \\\n    --nodes=$NNODES \\\n    --ntasks-per-node=1 \\\n    ${SRUN_ARGS} \\\n"
+            "    bash -c 'torchrun --nnodes $NNODES --nproc_per_node $GPUS_PER_NODE --node_rank $SLURM_NODEID "
+            "--master_addr $(scontrol show hostname $SLURM_NODELIST | head -n1) train.py \\\n"
+            f"    --deepspeed {config} \\\n{inner_flags}    --output_dir out'\n")
+
+
+def test_the_flags_of_a_bash_c_string_are_the_runs() -> None:
+    files = {"train.py": _LLAVA_TRAIN, "scripts/zero3.json": _ZERO.format(stage=3, overlap="true"),
+             "scripts/slurm_finetune.sh": _srun("    --bf16 True \\\n    --gradient_checkpointing True \\\n"
+                                                "    --model_max_length 2048 \\\n")}
+    audit = _audit(files)
+    c1 = _check(audit, "C1")
+    assert c1.status.value == "used", c1.detail
+    # each flag is cited at its own line inside the quoted string
+    assert any(e.path == "scripts/slurm_finetune.sh" and e.line == 11 for e in c1.evidence), c1.evidence
+    assert _check(audit, "C3").status.value == "used"
+    assert audit.project.max_seq_len == 2048
+    assert audit.project.num_nodes == 2
+    # control: the same string given to something that is not a shell's -c
+    files["scripts/slurm_finetune.sh"] = files["scripts/slurm_finetune.sh"].replace("bash -c '", "echo '")
+    audit = _audit(files)
+    assert _check(audit, "C1").status.value != "used"
