@@ -1693,7 +1693,8 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
     # the README command that is the run (a repository that ships no launch, :meth:`Facts.documented_runs`) sets the run's
     # own value, before the training path's code defaults (FastChat's ``--model_max_length 2048`` over a 4096 default)
     runs = {x.path for x in facts.documented_runs()}
-    own = [max(v) for k, v in per_file.items() if k in runs] or [max(v) for k, v in per_file.items() if k in training]
+    own = [max(v) for k, v in per_file.items() if k in runs] or _documented_seq_len(facts) \
+        or [max(v) for k, v in per_file.items() if k in training]
     votes: dict[int, int] = {}
     for v in per_file.values():
         for x in v:
@@ -1706,6 +1707,19 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
     best, n = max(votes.items(), key=lambda kv: (kv[1], kv[0]))
     if len(votes) == 1 or n * 2 > sum(votes.values()):
         p.max_seq_len = best
+
+
+def _documented_seq_len(facts: Facts) -> list[int]:
+    """The training length the recipes the README names or links as the way to train set, when they agree: the run a
+    user follows, even where more (upstream) scripts set another (Open-LLaVA-NeXT's "Training script with DeepSpeed
+    ZeRO-2: [`finetune.sh`](scripts/v1_6/train/7b/finetune.sh)" at 4096, beside six LLaVA-1.5 scripts at 2048)."""
+    documented = facts.documented_recipes()
+    if not documented:
+        return []
+    found = {int(v) for st in facts.settings(*_TRAIN_SEQ_KEYS)
+             if st.path in documented and st.name in _TRAIN_SEQ_KEYS and st.source in ("launcher", "config")
+             and not isinstance(st.value, float) and (v := as_number(st.value)) and 16 <= v <= 10_000_000}
+    return list(found) if len(found) == 1 else []
 
 
 # top-level keys that only a LLaMA-Factory / axolotl recipe file has together (a YAML-only project runs

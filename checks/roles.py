@@ -932,7 +932,8 @@ def _framework_copy_examples(files: Mapping[str, FileFacts], paths: list[str], s
         if any(p.startswith(d + "/") for d in copies):
             continue  # (upstream's own docs and scripts name every example: LLaMA-Factory's ``examples/README.md``)
         base = p.rsplit("/", 1)[0] if "/" in p else ""
-        values = [h.value for h in ff.doc_hints if h.kind in ("config_link", "command_file", "command") and isinstance(h.value, str)]
+        values = [h.value for h in ff.doc_hints if h.kind in ("config_link", "listed_link", "command_file", "command")
+                  and isinstance(h.value, str)]
         for x in ff.launches:
             values += [v for v in (x.script, *x.script_args.values(), *x.launcher_args.values()) if isinstance(v, str)]
         for v in values:

@@ -430,19 +430,34 @@ def extract_doc_legacy(path: str, text: str, out: FileFacts) -> None:
 
 #: a Markdown link to a config file of the repository (LIMO's README: "Use our provided [configuration file](https://github.com/
 #: GAIR-NLP/LIMO/blob/main/train/examples/train_limo.yaml)"): the repository path after ``/blob/<ref>/``, or a relative target
-_CONFIG_LINK = lazy_compile(r"\]\(\s*(?:https?://github\.com/[\w.-]+/[\w.-]+/(?:blob|tree)/[\w.-]+/|\./)?([\w./-]+\.(?:ya?ml|json|toml))\s*\)")
+_CONFIG_LINK = lazy_compile(r"\]\(\s*(?:https?://github\.com/[\w.-]+/[\w.-]+/(?:blob|tree)/[\w.-]+/|\./)?([\w./-]+\.(?:ya?ml|json|toml|sh))\s*\)")
 
 
 def extract_doc_config_links(path: str, text: str, out: FileFacts) -> None:
-    """``config_link`` hints: a config file the document links to (value: its path in the repository, relative to the root
-    for a GitHub URL, as written otherwise); :mod:`checks.roles` keeps a linked recipe of a framework copy's examples."""
+    """``config_link`` hints: a config file or launch script the document links to (value: its path in the repository,
+    relative to the root for a GitHub URL, as written otherwise; Open-LLaVA-NeXT's "Training script with DeepSpeed ZeRO-2:
+    [`finetune.sh`](scripts/v1_6/train/7b/finetune.sh)"); :mod:`checks.roles` keeps a linked recipe of a framework copy's
+    examples. A link in a release-news section, a dated news line or a table row is a ``listed_link`` instead: it announces
+    or catalogues a recipe, it does not document the way to train (InternVL's "`2025/08/30`: ... a [offline RL
+    stage](...stage3_mpo.sh)")."""
     if "](" not in text:
         return
+    news = False  # under a "News" / "Updates" / "Changelog" heading: a link there announces, it does not document the run
     for i, line in enumerate(text.splitlines(), 1):
+        if line.startswith("#"):
+            news = bool(_NEWS_HEADING.search(line))
         if "](" not in line:
             continue
+        # (a table row is a catalogue entry: liger-kernel's examples table, oumi's model table)
+        kind = "listed_link" if news or _DATED_LINE.match(line) or line.lstrip().startswith("|") else "config_link"
         for m in _CONFIG_LINK.finditer(line):
-            out.doc_hints.append(DocHint(path, i, "config_link", m.group(1).lstrip("/"), line.strip()[:300]))
+            out.doc_hints.append(DocHint(path, i, kind, m.group(1).lstrip("/"), line.strip()[:300]))
+
+
+#: a heading of release news (InternVL's "## News", ROLL's "## 📣 Updates")
+_NEWS_HEADING = lazy_compile(r"(?i)\b(news|updates?|changelog|change log|release notes|what'?s new|announcements?)\b")
+#: a line that starts with a date, a news item (``- `2025/08/30`: ...``, ``| **[07/31/2025]** ...``)
+_DATED_LINE = lazy_compile(r"^[\s|*>+-]*[`*\[(]*\s*(\d{4}[/.-]\d{1,2}([/.-]\d{1,2})?|\d{1,2}[/.-]\d{1,2}[/.-]\d{4})\b")
 
 
 #: a line that names the file the next code block is (the name in backticks, ``**train.py**``, ``#### train.py``, ``train.py:``)

@@ -166,6 +166,10 @@ def _forwards_own_guard(e: ConfigEntry) -> bool:
     return False
 
 
+
+#: the most recipes a document may link and still name the way to train (more is a catalogue of examples)
+_FEW_LINKS = 4
+
 class Facts:
     """All facts of one scan. Use :meth:`for_check` to get the view a check sees."""
 
@@ -1009,15 +1013,21 @@ class Facts:
 
     def documented_recipes(self) -> dict[str, str]:
         """Recipe files a command in the project's README or docs/ names (``python train.py config/train_gpt2.py`` ->
-        ``config/train_gpt2.py``: ``README.md:118``), and scripts such a command runs."""
+        ``config/train_gpt2.py``: ``README.md:118``), scripts such a command runs, and recipes and launch scripts it links
+        to (``[`finetune.sh`](scripts/v1_6/train/7b/finetune.sh)``)."""
         memo = self._s.get("documented_recipes")
         if memo is None:
             memo = {}
             for p, ff in self.files.items():
                 if ff.kind != "docs" or ("/" in p and not p.startswith("docs/")):
                     continue  # the project's own README and docs/, not an example folder's README about its one recipe
+                # a few linked recipes are the way to train; a table that links every example config (oumi's model
+                # catalogue: FFT / LoRA / QLoRA configs of each family) is a menu, and documents no one run
+                links = {h.value for h in ff.doc_hints if h.kind == "config_link" and h.value in self.files}
                 for h in ff.doc_hints:
-                    if h.kind in ("command", "command_file") and h.value in self.files and h.value not in memo:
+                    if h.kind == "config_link" and len(links) > _FEW_LINKS:
+                        continue
+                    if h.kind in ("command", "command_file", "config_link") and h.value in self.files and h.value not in memo:
                         memo[h.value] = f"{p}:{h.line}"
             self._s["documented_recipes"] = memo
         return memo

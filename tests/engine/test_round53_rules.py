@@ -49,3 +49,26 @@ def test_the_flags_of_a_bash_c_string_are_the_runs() -> None:
     files["scripts/slurm_finetune.sh"] = files["scripts/slurm_finetune.sh"].replace("bash -c '", "echo '")
     audit = _audit(files)
     assert _check(audit, "C1").status.value != "used"
+
+
+# --- Open-LLaVA-NeXT: the README's linked training script sets the length ------------------------------------------------
+
+def _deepspeed_launch(length: int) -> str:
+    return (f"#!/bin/bash\ndeepspeed train.py \\\n    --deepspeed ./scripts/zero3.json \\\n    --bf16 True \\\n"
+            f"    --model_max_length {length} \\\n    --output_dir out\n")
+
+
+def test_the_readme_linked_script_sets_the_sequence_length() -> None:
+    files = {"train.py": _LLAVA_TRAIN, "scripts/zero3.json": _ZERO.format(stage=3, overlap="true"),
+             **{f"scripts/v1_5/{n}.sh": _deepspeed_launch(2048) for n in ("pretrain", "finetune", "finetune_lora")},
+             "scripts/v1_6/train/7b/finetune.sh": _deepspeed_launch(4096),
+             "README.md": "# Open-LLaVA-NeXT\n\n## Training\n\nTraining script with DeepSpeed ZeRO-2: "
+                          "[`finetune.sh`](scripts/v1_6/train/7b/finetune.sh).\n"}
+    assert _audit(files).project.max_seq_len == 4096
+    # control: without the link the upstream scripts' majority decides
+    files["README.md"] = "# Open-LLaVA-NeXT\n\n## Training\n\nSee the scripts folder.\n"
+    assert _audit(files).project.max_seq_len == 2048
+    # control: a release-news item that links the script announces it; it does not document the run
+    files["README.md"] = ("# Open-LLaVA-NeXT\n\n## News\n\n- `2024/05/01`: we release the [training script]"
+                          "(scripts/v1_6/train/7b/finetune.sh).\n")
+    assert _audit(files).project.max_seq_len == 2048
