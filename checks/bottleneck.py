@@ -23,7 +23,15 @@ from .lazyre import lazy_compile
 from .model import Bottleneck, CheckResult, Project, Status
 from .project import multi_node_folders
 from .roles import GUIDE, IN_SCOPE
-from .rules._helpers import HF_STEP_HOOKS, class_at, comparison_off, deepspeed_alternative_files, hf_trainer_subclasses, hook_fed_loaders
+from .rules._helpers import (
+    HF_STEP_HOOKS,
+    class_at,
+    comparison_off,
+    deepspeed_alternative_files,
+    hf_trainer_subclasses,
+    hook_fed_loaders,
+    resolve_file,
+)
 from .rules.a_parallelism import EP_NAMES
 from .rules.j_inference import compiled_decode
 
@@ -533,6 +541,19 @@ def _nodes(launch: object) -> float:
     return 2.0 if "hostfile" in args else 1.0
 
 
+def _multi_node_shard_less(facts: Facts, multi: list, cited: list) -> bool:
+    """Every multi-node launch passes a DeepSpeed config, and none of them is a fully sharding one (Open-LLaVA-NeXT: its
+    four 4-node recipes pass ``./scripts/zero2.json``; the ``zero3.json`` is passed only by single-node LLaVA-1.5 scripts):
+    no run that spans nodes all-gathers its layers over the network."""
+    if not multi:
+        return False
+    refs = [x.script_args.get("deepspeed") or x.script_args.get("deepspeed_config") for x in multi]
+    if not all(isinstance(r, str) and r for r in refs):
+        return False
+    passed = {resolve_file(facts, r) for r in refs}
+    return None not in passed and not passed & {getattr(c, "path", None) for c in cited}
+
+
 def _full_sharding(facts: Facts) -> tuple[list, str, str] | None:
     """Full parameter sharding (ZeRO-3 / FSDP FULL_SHARD): its sites, and "in k of n ..." when it is one choice among
     the repository's DeepSpeed configs or FSDP settings (LLaMA-Factory ships ZeRO-0/2/3 configs side by side)."""
@@ -594,6 +615,8 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
                 positive=False,
             ))
         sharded = _full_sharding(facts)
+        if sharded is not None and _multi_node_shard_less(facts, multi, sharded[0]):
+            sharded = None
         if sharded is not None:
             cited, share, share_zh = sharded
             if spans_nodes and not share:  # the runs span nodes and every sharding setting shards fully

@@ -72,3 +72,20 @@ def test_the_readme_linked_script_sets_the_sequence_length() -> None:
     files["README.md"] = ("# Open-LLaVA-NeXT\n\n## News\n\n- `2024/05/01`: we release the [training script]"
                           "(scripts/v1_6/train/7b/finetune.sh).\n")
     assert _audit(files).project.max_seq_len == 2048
+
+
+# --- Open-LLaVA-NeXT: ZeRO-3 shipped, but the multi-node runs pass ZeRO-2 --------------------------------------------------
+
+def test_full_sharding_is_no_network_cost_when_the_multi_node_runs_pass_zero2() -> None:
+    files = {"train.py": _LLAVA_TRAIN, "scripts/zero3.json": _ZERO.format(stage=3, overlap="true"),
+             "scripts/zero2.json": _ZERO.format(stage=2, overlap="true"),
+             "scripts/v1_5/finetune.sh": _deepspeed_launch(2048),
+             "scripts/v1_6/finetune.sh": _srun("    --bf16 True \\\n", nodes=4, config="./scripts/zero2.json"),
+             "scripts/v1_6/pretrain.sh": _srun("    --bf16 True \\\n", nodes=4, config="./scripts/zero2.json")}
+    reasons = " ".join(_audit(files).project.bottleneck_reasons)
+    assert "fully sharded" not in reasons, reasons
+    # control: the multi-node runs pass the ZeRO-3 config
+    for k in ("scripts/v1_6/finetune.sh", "scripts/v1_6/pretrain.sh"):
+        files[k] = files[k].replace("zero2.json", "zero3.json")
+    reasons = " ".join(_audit(files).project.bottleneck_reasons)
+    assert "fully sharded" in reasons, reasons
