@@ -25,6 +25,7 @@ from ._helpers import (
     keyword_choices,
     orphan_sites,
     referenced_configs,
+    resolve_file,
     set_under_off_branch,
     uses_hf_trainer,
 )
@@ -37,6 +38,7 @@ from .a_parallelism import (
     accelerate_library,
     deepspeed_engine_run,
     documented_multi_process,
+    ds_config_refs,
     fsdp_sites,
     is_lightning,
     lightning_deepspeed,
@@ -716,6 +718,18 @@ def _nemo_dpo(sync: str) -> dict[str, str]:
     }
 
 
+def _launched_off(f: Facts, ds_off: list[Any]) -> list[tuple[Any, Any]]:
+    """(config entry, launch setting) for each DeepSpeed config that switches ``overlap_comm`` off and that a training
+    launch passes (``--deepspeed scripts/deepspeed/zero2.json``)."""
+    if not ds_off:
+        return []
+    passed: dict[str, Any] = {}
+    for s in ds_config_refs(f):
+        if s.source == "launcher" and isinstance(s.value, str) and (p := resolve_file(f, s.value)):
+            passed.setdefault(p, s)
+    return [(e, passed[e.path]) for e in ds_off if e.path in passed]
+
+
 @register
 class E2CommComputeOverlap(Check):
     id = "E2"
@@ -874,6 +888,7 @@ class E2CommComputeOverlap(Check):
         why: list[str] = []
         # DeepSpeed ZeRO
         overlap_files: set[str] = set()
+        ds_off: list[Any] = []  # DeepSpeed configs that switch overlap_comm off
         alt_ds = deepspeed_alternative_files(f)  # configs of a DeepSpeed backend the run does not pick
         for e in f.config("zero_optimization.overlap_comm", "overlap_comm"):
             if e.guard and guard_off(f, e):  # set under ``if overlap_comm:`` in a config builder whose parameter stays False
@@ -893,6 +908,7 @@ class E2CommComputeOverlap(Check):
                 why.append("DeepSpeed overlap_comm")
             elif t is False:
                 off.append(f.ev(e, key=e.dotted, value=e.value))
+                ds_off.append(e)
         stages = [e for e in f.config("zero_optimization.stage", "zero_stage") if e.path not in overlap_files and e.path not in alt_ds]
         z3 = [e for e in stages if as_number(e.value) == 3]
         for e in z3:
@@ -1001,6 +1017,13 @@ class E2CommComputeOverlap(Check):
                 early = ", ".join(sorted({c.path for c in during})[:3])
                 why.append(f"asynchronous gradient collectives launched after backward in {late} (in the optimizer step): they "
                            "overlap the update math, not the backward pass" + (f"; from backward hooks in {early}" if during else ""))
+        if used and (stage_off := _launched_off(f, ds_off)):
+            # one training stage overlaps and another turns it off (MobileVLM: ``run.sh`` pretrains with ``zero2.json``,
+            # ``"overlap_comm": false``, and fine-tunes with ``zero3.json``, which overlaps)
+            where = ", ".join(f"{e.path}:{e.line}" for e, _ in stage_off[:2])
+            by = ", ".join(f"{s.path}:{s.line}" for _, s in stage_off[:2])
+            return Outcome(P, used + partial + [f.ev(e, key=e.dotted, value=e.value) for e, _ in stage_off],
+                           _summary(why) + f"; overlap_comm is off in {where}, which the launch at {by} passes", {"overlap_comm": True})
         if used:
             return Outcome(U, used + partial, _summary(why), {"overlap_comm": True})
         if partial:

@@ -89,3 +89,18 @@ def test_full_sharding_is_no_network_cost_when_the_multi_node_runs_pass_zero2() 
         files[k] = files[k].replace("zero2.json", "zero3.json")
     reasons = " ".join(_audit(files).project.bottleneck_reasons)
     assert "fully sharded" in reasons, reasons
+
+
+# --- MobileVLM: pretraining passes a ZeRO-2 config with overlap_comm off -----------------------------------------------------
+
+def test_overlap_switched_off_in_a_launched_stage_is_partial() -> None:
+    files = {"train.py": _LLAVA_TRAIN, "scripts/deepspeed/zero3.json": _ZERO.format(stage=3, overlap="true"),
+             "scripts/deepspeed/zero2.json": _ZERO.format(stage=2, overlap="false"),
+             "run.sh": ("#!/bin/bash\ndeepspeed train.py --deepspeed scripts/deepspeed/zero2.json --bf16 True --output_dir pt\n"
+                        "deepspeed train.py --deepspeed scripts/deepspeed/zero3.json --bf16 True --output_dir ft\n")}
+    e2 = _check(_audit(files), "E2")
+    assert e2.status.value == "partial", e2.detail
+    assert "overlap_comm is off in scripts/deepspeed/zero2.json:5, which the launch at run.sh:2 passes" in e2.detail
+    # control: the ZeRO-2 config is shipped but no launch passes it
+    files["run.sh"] = files["run.sh"].splitlines()[0] + "\n" + files["run.sh"].splitlines()[2] + "\n"
+    assert _check(_audit(files), "E2").status.value == "used"
