@@ -1953,6 +1953,26 @@ def _own_lora_args(enable: bool) -> dict[str, str]:
     }
 
 
+#: a condition on the PEFT config a trainer is handed (``if peft_config is not None:``)
+_PEFT_CONFIG_GUARD = lazy_compile(r"^(not\s+)?\(?\s*peft_config\b(\s+is\s+not\s+None)?\s*\)?$")
+
+
+def _trl_peft_gate(f: Facts, code: list[Call]) -> list[Call]:
+    """TRL's ``get_peft_config(model_args)`` calls, when they are where every PEFT call of the project gets its config
+    (R1-V: ``grpo.py:185 peft_config=get_peft_config(model_args)``, and the trainer's ``if peft_config is not None:
+    model = get_peft_model(model, peft_config)``) and nothing turns ``use_peft`` on: TRL returns None unless a run
+    passes ``--use_peft``, so no run builds an adapter. Empty otherwise (a PEFT call with its own config, or unguarded)."""
+    gets = [c for c in f.calls("get_peft_config") if c.name.startswith("trl.")]
+    if not gets or not all(c.short == "get_peft_model" and c.guard and _PEFT_CONFIG_GUARD.match(c.guard.strip())
+                           and not c.guard.strip().startswith("not") for c in code):
+        return []
+    if any(truthy(s.value) is not False for s in f.settings("use_peft") if s.source in ("launcher", "config")):
+        return []
+    if any(h.kind == "command_flag" and h.value == "use_peft" for h in f.records("doc_hints")):
+        return []  # the README's command turns it on
+    return gets
+
+
 def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     """(LoRA evidence, full/freeze evidence, disabled-switch evidence)."""
     lora: list[Any] = []
@@ -1984,6 +2004,9 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
             and not callers_off(f, c) and not (c.star_kwargs and c.func and not c.args
                                                                and not set(c.kwargs) & _PEFT_CHOICES)
             and not _stale_script(f, c.path) and not _uncalled_config_helper(f, c)]
+    if code and not on and (trl_gate := _trl_peft_gate(f, code)):
+        code = []  # every PEFT call waits for the config TRL's get_peft_config builds only under --use_peft, unset everywhere
+        off += trl_gate
     lora += on  # the switch a launch or recipe turns on is the evidence to read first, then the code it enables
     if code and (on or not off):
         # a launch or recipe that gives the adapter a rank (OpenRLHF ``--ds.lora.rank 64``, read by ``if lora_rank > 0:``)
@@ -2643,6 +2666,13 @@ class G4LoRA(Check):
             x = frozen[0]
             detail = f"no LoRA/PEFT: part of the model is frozen ({x.path}:{x.line}, G5) and the rest is trained in full"
         first = next((s for s in off if isinstance(s, Setting)), None)
+        trl_get = next((c for c in off if isinstance(c, Call) and c.short == "get_peft_config"), None)
+        if trl_get is not None and not full:
+            gate = next(c for c in _peft_calls(f) if c.short == "get_peft_model")
+            return Outcome(N, evs([gate, *off]), f"full-parameter fine-tuning unless a run turns LoRA on: PEFT is built only under "
+                           f"`{gate.guard}` ({gate.path}:{gate.line}), and the config comes from TRL's get_peft_config "
+                           f"({trl_get.path}:{trl_get.line}), None unless a run passes --use_peft; no launch or config does",
+                           {"finetuning": kind})
         gated = [(c, g) for c in _peft_calls(f) if c.guard and (g := guard_off(f, c))]
         # the gate that the cited switch closes (not some other local condition around a PEFT call)
         gate = next((c for c, g in gated if first is None or any((x.path, x.line) == (first.path, first.line) for x in g)), None)

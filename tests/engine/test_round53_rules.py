@@ -104,3 +104,34 @@ def test_overlap_switched_off_in_a_launched_stage_is_partial() -> None:
     # control: the ZeRO-2 config is shipped but no launch passes it
     files["run.sh"] = files["run.sh"].splitlines()[0] + "\n" + files["run.sh"].splitlines()[2] + "\n"
     assert _check(_audit(files), "E2").status.value == "used"
+
+
+# --- R1-V: a trainer copy's PEFT branch fed by TRL's get_peft_config, with --use_peft set nowhere -------------------------
+
+_R1V_ENTRY = (
+    "from trl import GRPOConfig, ModelConfig, TrlParser, get_peft_config\n"
+    "from open_r1.trainer import Qwen2VLGRPOTrainer\n\n\n"
+    "def main(script_args, training_args, model_args):\n"
+    "    trainer = Qwen2VLGRPOTrainer(model=model_args.model_name_or_path, args=training_args,\n"
+    "                                 peft_config=get_peft_config(model_args))\n    trainer.train()\n\n\n"
+    "if __name__ == '__main__':\n    parser = TrlParser((GRPOConfig, ModelConfig))\n"
+    "    training_args, model_args = parser.parse_args_and_config()\n    main(None, training_args, model_args)\n")
+_R1V_TRAINER = (
+    "from peft import get_peft_model\nfrom transformers import Trainer, Qwen2VLForConditionalGeneration\n\n\n"
+    "class Qwen2VLGRPOTrainer(Trainer):\n    def __init__(self, model, args=None, peft_config=None):\n"
+    "        model = Qwen2VLForConditionalGeneration.from_pretrained(model)\n"
+    "        if peft_config is not None:\n            model = get_peft_model(model, peft_config)\n"
+    "        super().__init__(model=model, args=args)\n")
+
+
+def test_peft_waiting_for_trls_get_peft_config_is_off_without_use_peft() -> None:
+    launch = ("#!/bin/bash\ntorchrun --nproc_per_node=8 src/open_r1/grpo.py \\\n    --model_name_or_path Qwen/Qwen2-VL-2B-Instruct \\\n"
+              "    --bf16 true \\\n    --output_dir out\n")
+    files = {"src/open_r1/grpo.py": _R1V_ENTRY, "src/open_r1/trainer/__init__.py": "from .grpo_trainer import Qwen2VLGRPOTrainer\n",
+             "src/open_r1/trainer/grpo_trainer.py": _R1V_TRAINER, "run_grpo.sh": launch}
+    g4 = _check(_audit(files), "G4")
+    assert g4.status.value == "unused", g4.detail
+    assert "TRL's get_peft_config" in g4.detail and "--use_peft" in g4.detail
+    # control: a launch that passes --use_peft
+    files["run_grpo.sh"] = launch.replace("--bf16 true", "--use_peft true \\\n    --bf16 true")
+    assert _check(_audit(files), "G4").status.value == "used"
