@@ -4021,7 +4021,8 @@ class F6OfflinePreprocessing(_DataCheck):
 # ---------------------------------------------------------------------------------------
 
 _PACK_KEYS = ("packing", "sample_packing", "neat_packing", "pack_sequences", "packed_sequence", "concat_tokens",
-              "eval_sample_packing", "group_texts", "pretraining_sample_concatenation")
+              "eval_sample_packing", "group_texts", "pretraining_sample_concatenation",
+              "use_sequence_packing")  # ROLL's worker config: sequences concatenated into one packed sequence
 _MEGATRON_DEMO = (
     "from megatron.core.datasets.blended_megatron_dataset_builder import BlendedMegatronDatasetBuilder\n"
     "from megatron.core.datasets.gpt_dataset import GPTDatasetConfig, {cls}\n\n\n"
@@ -4306,6 +4307,23 @@ def _grouped_stream(switch: bool) -> str:
             "class TokenSeqDataset:\n    def __init__(self, doc_cache, config: TextDataConfig):\n"
             "        self.doc_cache = doc_cache\n        self.config = config\n\n"
             "    def __iter__(self):\n        for doc in self.doc_cache:\n" + body)
+
+
+#: ``dataset_kwargs = {"skip_prepare_dataset": True}`` (TRL's SFTTrainer then leaves the dataset as it is given)
+_SKIP_PREPARE = lazy_compile(r"""['"]?skip_prepare_dataset['"]?\s*[:=]\s*True""")
+
+
+def _skipped_preparation(f: Facts) -> Any | None:
+    """Where a run tells TRL's SFTTrainer to skip its dataset preparation, the step that packs (R1-V ``sft.py:253``:
+    ``training_args.dataset_kwargs = {"skip_prepare_dataset": True}`` with a collator of its own): a ``packing: true``
+    beside it packs nothing. None when no such setting is seen."""
+    for a in f.records("attr_assigns"):
+        if str(a.target).endswith("dataset_kwargs") and _SKIP_PREPARE.search(str(a.value)) and not _in_tests(a.path):
+            return a
+    for s in f.effective("skip_prepare_dataset"):
+        if truthy(s.value) is True and not _in_tests(s.path):
+            return s
+    return None
 
 
 @register
@@ -4667,11 +4685,13 @@ class F7SequencePacking(_DataCheck):
         off: list[Evidence] = []
         pack_settings = f.effective(*_PACK_KEYS)
         minority = _minority_recipes(pack_settings, f)
+        skipped = _skipped_preparation(f)
+        inert: list[Evidence] = []  # TRL ``packing: true`` that a ``skip_prepare_dataset`` keeps from running
         for s in pack_settings:
             t = truthy(s.value)
             if t is True or (s.name == "concat_tokens" and (as_number(s.value) or 0) > 0):
                 if (s.rank > 0 or s.source == "argparse-default") and s.path not in minority:
-                    used.append(f.ev(s))
+                    (inert if skipped is not None and s.name == "packing" else used).append(f.ev(s))
             elif t is False and s.rank > 0:
                 off.append(f.ev(s))
         minority_note = ""
@@ -4795,6 +4815,12 @@ class F7SequencePacking(_DataCheck):
                      and c.args and not re.search(r"\]\s*\*", _text(c.args[0]))]
         if used:
             return Outcome(U, _unique_ev(used), "short samples packed into full-length sequences" + minority_note, {"packing": True})
+        if inert and skipped is not None:
+            x = inert[0]
+            return Outcome(N, [*inert, _ev(skipped, key="dataset_kwargs", value="skip_prepare_dataset")],
+                           f"packing is set ({x.path}:{x.line}) but does not run: dataset_kwargs skip_prepare_dataset "
+                           f"({skipped.path}:{skipped.line}) makes TRL's SFTTrainer skip the dataset preparation where it packs, "
+                           "so the collator's padded batches are what trains", {"packing": False})
         minority_note += map_note
         # padding removed without packing (lmms-engine / verl ``use_rmpad: true``: each batch unpadded into one varlen sequence
         # for flash attention): no FLOPs on padding, but samples are not concatenated up to the sequence length, so the tokens

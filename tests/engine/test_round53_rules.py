@@ -135,3 +135,33 @@ def test_peft_waiting_for_trls_get_peft_config_is_off_without_use_peft() -> None
     # control: a launch that passes --use_peft
     files["run_grpo.sh"] = launch.replace("--bf16 true", "--use_peft true \\\n    --bf16 true")
     assert _check(_audit(files), "G4").status.value == "used"
+
+
+# --- R1-V: packing: true beside dataset_kwargs skip_prepare_dataset --------------------------------------------------------
+
+def test_trl_packing_does_not_run_when_dataset_preparation_is_skipped() -> None:
+    sft = ("from trl import SFTConfig, SFTTrainer, TrlParser\n\n\ndef collate_fn(examples):\n    return processor(examples, padding=True)\n\n\n"
+           "def main(training_args, dataset):\n"
+           "    training_args.dataset_kwargs = {\n        \"skip_prepare_dataset\": True,\n    }\n"
+           "    trainer = SFTTrainer(model='m', args=training_args, train_dataset=dataset, data_collator=collate_fn)\n"
+           "    trainer.train()\n\n\nif __name__ == '__main__':\n    (training_args,) = TrlParser((SFTConfig,)).parse_args_and_config()\n"
+           "    main(training_args, None)\n")
+    files = {"src/open_r1/sft.py": sft,
+             "configs/sft_config.yaml": "model_name_or_path: Qwen/Qwen2-VL-2B-Instruct\nbf16: true\npacking: true\nmax_seq_length: 4096\n",
+             "run_sft.sh": "#!/bin/bash\naccelerate launch src/open_r1/sft.py --config configs/sft_config.yaml\n"}
+    f7 = _check(_audit(files), "F7")
+    assert f7.status.value == "unused", f7.detail
+    assert "skip_prepare_dataset (src/open_r1/sft.py:9)" in f7.detail, f7.detail
+    # control: without the skip, TRL packs
+    files["src/open_r1/sft.py"] = sft.replace('"skip_prepare_dataset": True', '"add_special_tokens": False')
+    assert _check(_audit(files), "F7").status.value == "used"
+
+
+# --- ROLL: use_sequence_packing is a packing switch ---------------------------------------------------------------------------
+
+def test_use_sequence_packing_is_read_as_packing() -> None:
+    files = {"roll/pipeline/sft_pipeline.py": _LLAVA_TRAIN,
+             "examples/sft_config.yaml": "pretrain: Qwen/Qwen2.5-7B\nsequence_length: 4096\nuse_sequence_packing: true\n"}
+    assert _check(_audit(files), "F7").status.value == "used"
+    files["examples/sft_config.yaml"] = files["examples/sft_config.yaml"].replace("true", "false")
+    assert _check(_audit(files), "F7").status.value == "unused"
