@@ -291,6 +291,13 @@ def _per_site(f: Facts, eng: dict[str, list[Any]], engine: str, keys: tuple[str,
             (on if any(truthy(args.get(k)) for k in keys) else off).append(site)
         else:
             (on if any(s.path == site.path for s in cfg_on) else off).append(site)
+    built = [x for x in on + off if isinstance(x, Call)]
+    if built and all(x in on for x in built):
+        # a launch flag that only picks the engine the code builds (R1-V ``--use_vllm true``, the trainer's ``LLM(...,
+        # enforce_eager=True)``) runs it as built
+        moved = [x for x in off if hasattr(x, "script_args") or getattr(x, "source", None) == "launcher"]
+        on += moved
+        off = [x for x in off if x not in moved]
     return on, off
 
 

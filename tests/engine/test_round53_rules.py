@@ -157,6 +157,25 @@ def test_trl_packing_does_not_run_when_dataset_preparation_is_skipped() -> None:
     assert _check(_audit(files), "F7").status.value == "used"
 
 
+# --- R1-V: --use_vllm picks an engine the trainer builds with enforce_eager=True ---------------------------------------------
+
+def test_a_launch_flag_that_picks_an_eager_engine_is_eager() -> None:
+    trainer = ("from vllm import LLM, SamplingParams\nfrom transformers import Trainer\n\n\nclass VLLMTrainer(Trainer):\n"
+               "    def __init__(self, model, args):\n        super().__init__(model=model, args=args)\n"
+               "        if args.use_vllm:\n            self.llm = LLM(model=model, dtype='bfloat16', enable_prefix_caching=True,\n"
+               "                           enforce_eager=True)\n")
+    files = {"src/open_r1/trainer/vllm_trainer.py": trainer,
+             "src/open_r1/grpo.py": ("from open_r1.trainer.vllm_trainer import VLLMTrainer\n\n\ndef main(args):\n"
+                                     "    VLLMTrainer('m', args).train()\n"),
+             "run_grpo_vllm.sh": ("#!/bin/bash\ntorchrun --nproc_per_node=7 src/open_r1/grpo.py \\\n    --use_vllm true \\\n"
+                                  "    --output_dir out\n"),
+             "requirements.txt": "vllm==0.7.2\n"}
+    assert _check(_audit(files), "J6").status.value == "unused"
+    # control: the engine built with graphs on
+    files["src/open_r1/trainer/vllm_trainer.py"] = trainer.replace("enforce_eager=True", "enforce_eager=False")
+    assert _check(_audit(files), "J6").status.value == "used"
+
+
 # --- ROLL: use_sequence_packing is a packing switch ---------------------------------------------------------------------------
 
 def test_use_sequence_packing_is_read_as_packing() -> None:
