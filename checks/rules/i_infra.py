@@ -43,6 +43,7 @@ from ._helpers import (
     _module_names,
     callers_off,
     class_at,
+    class_span_at,
     deepspeed_alternative_files,
     empty_section_gate,
     guard_off,
@@ -1814,7 +1815,28 @@ def save_sites(f: Facts) -> list[Call]:
     helpers = {c.func for c in direct if c.func and re.search(r"save|checkpoint|ckpt", c.func, re.I) and c.func not in gated
                and not _TEST_PATH.search(c.path)}
     via = [c for c in f.calls(*sorted(helpers)) if c.func not in helpers and c.short in helpers and c not in direct] if helpers else []
-    return direct + via
+    return direct + [c for c in via if not _paced_by_base(f, c, helpers)]
+
+
+def _paced_by_base(f: Facts, c: Call, helpers: set[str]) -> bool:
+    """``self.X(...)`` resolved through the calling class's bases to a method X that saves only under a ``%`` guard of the
+    step (ROLL: every pipeline's loop calls ``self.do_checkpoint(global_step=global_step)``; ``BasePipeline.do_checkpoint``
+    hands the save to each cluster's ``do_checkpoint`` only ``if global_step > 0 and (global_step % save_steps == 0 ...)``),
+    though a worker's method of the same name saves unguarded."""
+    if c.name != f"self.{c.short}":
+        return False
+    span = class_span_at(f, c.path, c.line)
+    if span is None:
+        return False
+    for base in getattr(span, "bases", ()) or ():
+        target = _class_file(f, c.path, str(base).rsplit(".", 1)[-1])
+        if target is None:
+            continue
+        body = [x for x in f.files[target].calls if x.func == c.short]
+        saves = [x for x in body if x.short in helpers or x.short in _SAVE_CALLS or x.short == c.short]
+        if saves and all("%" in (x.guard or "") for x in saves):
+            return True
+    return False
 
 
 #: an RL trainer whose step loop calls its engine's policy update and reports through helper objects (AReaL-like)

@@ -176,6 +176,37 @@ def test_a_launch_flag_that_picks_an_eager_engine_is_eager() -> None:
     assert _check(_audit(files), "J6").status.value == "used"
 
 
+# --- ROLL: a pipeline's loop calls a base method that saves only every save_steps -------------------------------------------
+
+_ROLL_BASE = (
+    "class BasePipeline:\n    def __init__(self, config):\n        self.pipeline_config = config\n\n"
+    "    def do_checkpoint(self, global_step):\n"
+    "        if global_step > 0 and (global_step % self.pipeline_config.save_steps == 0):\n"
+    "            for cluster in self.checkpoint_clusters:\n                cluster.do_checkpoint(global_step=global_step)\n")
+_ROLL_WORKER = (
+    "class ActorWorker:\n    def do_checkpoint(self, global_step):\n"
+    "        self.strategy.save_checkpoint(self.output_dir, global_step)\n")
+_ROLL_PIPELINE = (
+    "from roll.pipeline.base_pipeline import BasePipeline\n\n\nclass RLVRPipeline(BasePipeline):\n"
+    "    def run(self):\n        for global_step in range(self.pipeline_config.max_steps):\n"
+    "            metrics = self.actor_train.train_step(global_step)\n            self.do_checkpoint(global_step=global_step)\n")
+
+
+def test_a_loops_call_of_a_base_method_that_paces_its_saves_is_no_save_every_step() -> None:
+    files = {"roll/pipeline/base_pipeline.py": _ROLL_BASE, "roll/distributed/actor_worker.py": _ROLL_WORKER,
+             "roll/pipeline/rlvr_pipeline.py": _ROLL_PIPELINE,
+             "examples/rlvr.yaml": "pretrain: Qwen/Qwen2.5-7B\nsave_steps: 100\nmax_steps: 500\n"}
+    i3 = _check(_audit(files), "I3")
+    assert i3.status.value == "used", i3.detail
+    assert "every step" not in i3.detail
+    # control: the base method saves on every call
+    files["roll/pipeline/base_pipeline.py"] = _ROLL_BASE.replace(
+        "        if global_step > 0 and (global_step % self.pipeline_config.save_steps == 0):\n            for cluster",
+        "        if True:\n            for cluster")
+    i3 = _check(_audit(files), "I3")
+    assert i3.status.value == "unused" and "every step" in i3.detail, i3.detail
+
+
 # --- ROLL: use_sequence_packing is a packing switch ---------------------------------------------------------------------------
 
 def test_use_sequence_packing_is_read_as_packing() -> None:
