@@ -132,6 +132,11 @@ _TUNE_VISION_KEYS = ("tune_mm_vision", "tune_vision", "tune_vit", "train_vision"
                      "vision_tower_trainable", "tune_vision_tower", "tune_mm_vision_tower")
 
 
+#: settings that list the modules to freeze by name prefix (ROLL ``freeze_module_prefix: "vision_model.blocks,..."``)
+_FREEZE_PREFIX_KEYS = ("freeze_module_prefix", "freeze_modules", "frozen_modules", "freeze_module_names")
+_VISION_MODULE = lazy_compile(r"(?i)(^|[,\s.\[\]'\"])(vision\w*|visual\w*|vit\w*|image_encoder|img_encoder)\b")
+
+
 def _receiver(c: Any) -> str:
     """What ``requires_grad_`` is called on: ``model.perceiver`` for ``model.perceiver.requires_grad_(True)``."""
     return c.name.rsplit(".requires_grad_", 1)[0] if not c.name.startswith("?") else c.text.split(".requires_grad_", 1)[0]
@@ -373,6 +378,10 @@ class H1VisionFreeze(_MultimodalOnly):
         for s in f.effective("mm_tunable_parts"):
             if isinstance(s.value, str):
                 (unfrozen if "mm_vision_tower" in s.value else frozen).append(s)
+        # a list of module-name prefixes to freeze that names the vision tower (ROLL ``freeze_module_prefix: vision_model``)
+        for s in f.effective(*_FREEZE_PREFIX_KEYS):
+            if isinstance(s.value, str) and _VISION_MODULE.search(s.value):
+                frozen.append(s)
         # LLaMA-Factory: freeze_vision_tower defaults to true (for a config that trains a multimodal model), unless
         # the repository carries its own copy of the arguments with another default
         own = [truthy(x.default) for x in f.fields("freeze_vision_tower")]

@@ -207,6 +207,23 @@ def test_a_loops_call_of_a_base_method_that_paces_its_saves_is_no_save_every_ste
     assert i3.status.value == "unused" and "every step" in i3.detail, i3.detail
 
 
+# --- ROLL: the vision tower frozen by a module-prefix list ------------------------------------------------------------------
+
+def test_a_freeze_prefix_list_that_names_the_vision_model_freezes_it() -> None:
+    provider = ("from transformers import Qwen2_5_VLForConditionalGeneration\n\n\ndef freeze_model(model, model_args):\n"
+                "    prefixes = model_args.freeze_module_prefix.split(',') if model_args.freeze_module_prefix else []\n"
+                "    for name, param in model.named_parameters():\n        if any(name.startswith(p) for p in prefixes):\n"
+                "            param.requires_grad_(False)\n\n\ndef load_model(model_args):\n"
+                "    model = Qwen2_5_VLForConditionalGeneration.from_pretrained(model_args.model_name_or_path)\n"
+                "    freeze_model(model, model_args)\n    return model\n")
+    recipe = "pretrain: Qwen/Qwen2.5-VL-7B-Instruct\nactor_train:\n  model_args:\n    freeze_module_prefix: {v}\n"
+    files = {"roll/models/model_providers.py": provider, "examples/vl_rlvr.yaml": recipe.format(v="vision_model")}
+    assert _check(_audit(files), "H1").status.value == "used"
+    # control: the prefix names the language model's embeddings
+    files["examples/vl_rlvr.yaml"] = recipe.format(v="model.embed_tokens")
+    assert _check(_audit(files), "H1").status.value != "used"
+
+
 # --- ROLL: use_sequence_packing is a packing switch ---------------------------------------------------------------------------
 
 def test_use_sequence_packing_is_read_as_packing() -> None:
