@@ -1219,6 +1219,10 @@ def _documented_models(facts: Facts) -> list[tuple[str, str]]:
             if h.kind == "model" and 2 < len(h.value) < 200 and ("/" not in h.path or h.path.startswith("docs/"))]
 
 
+#: the placeholder model of the Alpaca training template (stanford_alpaca ``model_name_or_path: default="facebook/opt-125m"``)
+_PLACEHOLDER_MODEL = lazy_compile(r"^facebook/opt-(125|350)m$")
+
+
 def _overridden_defaults(model_settings: list[Any], training: frozenset[str] | None = None) -> set[int]:
     """ids of the model options' defaults that the launches override (FastChat: ``model_name_or_path`` defaults to
     ``facebook/opt-125m`` and every launch passes ``--model_name_or_path ~/model_weights/llama-7b``): the launched models are
@@ -1226,18 +1230,24 @@ def _overridden_defaults(model_settings: list[Any], training: frozenset[str] | N
     ``MODEL=$1`` in an option-parsing ``case`` arm, Qwen finetune/finetune_ds.sh) names no model: the default still stands."""
     launched = {st.name for st in model_settings if st.source == "launcher" and isinstance(st.value, str) and "$" not in st.value}
     out = {id(st) for st in model_settings if st.source in ("field-default", "argparse-default") and st.name in launched}
+    # the Alpaca template's placeholder default (``facebook/opt-125m``, kept by FastChat, LLaVA and their forks) where the
+    # launches pass the option, even from their own command line (MobileVLM ``--model_name_or_path ${LANGUAGE_MODEL}`` with
+    # ``LANGUAGE_MODEL=$3``): a placeholder no run trains, whatever model the caller names
+    passed = {st.name for st in model_settings if st.source == "launcher" and isinstance(st.value, str)}
+    out |= {id(st) for st in model_settings if st.source in ("field-default", "argparse-default") and st.name in passed
+            and isinstance(st.value, str) and _PLACEHOLDER_MODEL.match(st.value.strip())}
     # a serving or chat tool's ``--model-path`` default, where the training launches name their model by another option
     # (ml-ferret: ``ferretui/serve/cli.py`` ``parser.add_argument("--model-path", type=str, default="facebook/opt-350m")``,
     # LLaVA's placeholder, beside ``--model_name_or_path ./model/vicuna-7b-v1-3`` in every training launch): the tool
     # loads that model only when run bare; it is no model the project trains
-    if launched and training is not None:
+    if passed and training is not None:
         out |= {id(st) for st in model_settings if st.source == "argparse-default" and st.path not in training
                 and _SERVING_TOOL.search(st.path)}
     return out
 
 
 #: a serving, chat or demo tool's module (``serve/cli.py``, ``model_worker.py``, ``gradio_web_server.py``, ``demo.py``)
-_SERVING_TOOL = lazy_compile(r"(^|/)(serve|serving|server|demos?|chat)/|(^|/)(\w+_)?(cli|chat|demo|worker|server)\.py$"
+_SERVING_TOOL = lazy_compile(r"(^|/)(serve|serving|server|demos?|chat)/|(^|/)(\w+_)?(cli|chat|demo|worker|server|inference)\.py$"
                              r"|(^|/)gradio\w*\.py$")
 
 

@@ -232,3 +232,25 @@ def test_use_sequence_packing_is_read_as_packing() -> None:
     assert _check(_audit(files), "F7").status.value == "used"
     files["examples/sft_config.yaml"] = files["examples/sft_config.yaml"].replace("true", "false")
     assert _check(_audit(files), "F7").status.value == "unused"
+
+
+# --- MobileVLM: the Alpaca template's facebook/opt-125m default beside launches that pass the model from the caller ----------
+
+def test_the_alpaca_placeholder_default_is_no_model_when_the_launch_passes_one() -> None:
+    train = ("from dataclasses import dataclass, field\nfrom typing import Optional\nimport transformers\n\n\n@dataclass\n"
+             "class ModelArguments:\n    model_name_or_path: Optional[str] = field(default=\"facebook/opt-125m\")\n\n\n"
+             "def train():\n    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))\n"
+             "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+             "    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)\n"
+             "    transformers.Trainer(model=model, args=training_args).train()\n")
+    files = {"mobilevlm/train/train.py": train,
+             "scripts/inference.py": ("import argparse\nparser = argparse.ArgumentParser()\n"
+                                      "parser.add_argument('--model-path', type=str, default='mtgv/MobileVLM-1.7B')\n"),
+             "run.sh": ("#!/bin/bash\nLANGUAGE_MODEL=$3\ndeepspeed mobilevlm/train/train.py \\\n"
+                        "    --model_name_or_path ${LANGUAGE_MODEL} \\\n    --bf16 True \\\n    --output_dir out\n")}
+    project = _audit(files).project
+    assert "facebook/opt-125m" not in project.model_names and "mtgv/MobileVLM-1.7B" not in project.model_names, project.model_names
+    assert "opt" not in project.model_families
+    # control: a launch that passes no model: the default is what runs
+    files["run.sh"] = "#!/bin/bash\ndeepspeed mobilevlm/train/train.py --bf16 True --output_dir out\n"
+    assert "facebook/opt-125m" in _audit(files).project.model_names
