@@ -122,6 +122,10 @@ class RepoStyle:
     # the Python file snippets go into builds a transformers/TRL trainer and the project has no training loop of its own:
     # the trainer starts DDP itself under a multi-process launch, so data-parallel advice is the launch, not Python
     trainer_script: bool = False
+    # the per-device batch and accumulation steps the launch that flags go into already passes (None: not numbers)
+    batch: tuple[int, int] | None = None
+    # that launch is the string a ``bash -c '...'`` runs: flags go inside its quotes, not after them
+    quoted_command: bool = False
 
 
 def _yaml_keys(code: str) -> set[str]:
@@ -229,12 +233,22 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
     hf_launch = [x for x in facts.launches() if set(x.script_args) & _HF_YAML_KEYS]
     # a launch of the run, not its test; a training script, not a tool's (BELLE's ``merge_lora.sh`` runs
     # ``merge_llama_with_lora.py --model_name_or_path ...``); then the command that passes the most trainer flags
+    # (a recipe the README names or links before one it does not: Open-LLaVA-NeXT's v1_6 scripts, not upstream's v1_5)
+    documented = facts.documented_recipes()
     hf_launch.sort(key=lambda x: (1 if _NOT_AN_EDIT_TARGET.search(x.path) else 0,
                                   1 if _TOOL_SCRIPT.search(str(x.script or "").rsplit("/", 1)[-1]) else 0,
+                                  0 if x.path in documented else 1,
                                   -len(set(x.script_args) & _HF_YAML_KEYS)))
     if hf_launch and "hf-yaml" not in s.targets:
         s.where["hf-flags"] = f"{hf_launch[0].path}:{hf_launch[0].line}"
+        if "bash -c" in hf_launch[0].wrappers:
+            s.quoted_command = True
         s.targets.append("hf-flags")
+        args = hf_launch[0].script_args
+        micro, accum = args.get("per_device_train_batch_size"), args.get("gradient_accumulation_steps", 1)
+        if isinstance(micro, int) and isinstance(accum, int) and not isinstance(micro, bool) and not isinstance(accum, bool) \
+                and micro > 0 and accum > 0:
+            s.batch = (micro, accum)
     if hf_calls and "hf-yaml" not in s.targets:
         c = hf_calls[0]
         s.hf_args_class = c.short
@@ -432,10 +446,29 @@ def _hf_yaml_to(target: str, code: str, style: RepoStyle) -> str | None:
         lines = [f"# {where}", f"training_args = {style.hf_args_class}(", "    # ...your existing arguments...", *(f"    {k}={v!r}," for k, v in doc.items()), ")"]
     else:
         flags = " ".join(f"--{k} {shlex.quote(str(v))}" for k, v in doc.items())
-        lines = [f"# append to the training command in {where}", flags]
+        lines = [f"# {_append_to(style)} in {where}", flags]
     if newer:
         lines.append(_left_out(newer, style))
     return "\n".join(lines) + "\n"
+
+
+def _append_to(style: RepoStyle) -> str:
+    """Where flags go: after the training command, or inside the quoted command a ``bash -c`` runs."""
+    return "add inside the quoted training command (bash -c '...')" if style.quoted_command else "append to the training command"
+
+
+def _same_global_batch(batch: tuple[int, int], where: str) -> str:
+    """Accumulation flags for a launch that already passes its per-device batch (Open-LLaVA-NeXT ``--per_device_train_batch_size
+    16 --gradient_accumulation_steps 1``): appended flags win, so the example's fixed ``4`` and ``8`` would double the global
+    batch; half the micro-batch and twice the steps keep it, and the learning rate with it."""
+    micro, accum = batch
+    head = f"# {where}\n"
+    if micro >= 2 and micro % 2 == 0:
+        return (head + f"--per_device_train_batch_size {micro // 2} --gradient_accumulation_steps {accum * 2}\n"
+                f"# {micro} x {accum} = {micro // 2} x {accum * 2} sequences per GPU per optimizer step: the global batch and the\n"
+                "# learning rate stay as they are; halve again while the micro-batch is what limits memory\n")
+    return (head + f"--gradient_accumulation_steps {accum * 2}\n"
+            f"# the micro-batch ({micro}) cannot be halved: more steps make the global batch larger, so rescale the learning rate\n")
 
 
 def hardware_rewrite(check_id: str, target: str, code: str, hw: GPU | None) -> str:
@@ -497,6 +530,8 @@ def fit(check: Check, style: RepoStyle, hw: GPU | None = None) -> Snippet | None
                 return None
         if target == "shell" and style.trainer_script and check.id in _LAUNCH_ADVICE and style.where.get("python"):
             code = code.replace("train.py --config configs/train.yaml", style.where["python"])  # the project's trainer script
+        if check.id == "C5" and target == "hf-flags" and style.batch is not None:
+            code = _same_global_batch(style.batch, f"{_append_to(style)} in {style.where.get(target, '')}")
         code = hardware_rewrite(check.id, src, code, hw)
         where = style.where.get(target)
         if target == "shell" and check.id in _MULTI_NODE_ADVICE and MULTI_NODE_SHELL in style.where:

@@ -190,3 +190,29 @@ def test_data_parallel_advice_for_an_hf_trainer_script_is_its_launch():
     # control: a project with its own loop gets the DDP wrapper in that loop
     loop = style({"train.py": "import torch\nloss = model(x).loss\nloss.backward()\noptimizer.step()\n"})
     assert fit(A1DataParallel(), loop).target == "python"
+
+
+ACCUM = fake_check("C5", snippets={"hf-yaml": "per_device_train_batch_size: 4\ngradient_accumulation_steps: 8\n"})
+_HF_TRAIN = ("import transformers\n\n\ndef train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+             "    (args,) = parser.parse_args_into_dataclasses()\n    transformers.Trainer(model=None, args=args).train()\n")
+
+
+def test_accumulation_flags_keep_the_launchs_global_batch():
+    # appended flags win: the example's 4 x 8 would turn the launch's 16 x 1 into 32 sequences per GPU per step
+    s = style({"train.py": _HF_TRAIN, "scripts/finetune.sh": (
+        "deepspeed train.py --deepspeed zero3.json --bf16 True --per_device_train_batch_size 16 \\\n"
+        "    --gradient_accumulation_steps 1 --output_dir out\n")})
+    code = fit(ACCUM, s).code
+    assert "--per_device_train_batch_size 8 --gradient_accumulation_steps 2" in code and "16 x 1 = 8 x 2" in code, code
+    # a micro-batch of 1 cannot be halved: the comment says the global batch then grows
+    s = style({"train.py": _HF_TRAIN, "scripts/finetune.sh": (
+        "deepspeed train.py --bf16 True --per_device_train_batch_size 1 --gradient_accumulation_steps 4 --output_dir out\n")})
+    code = fit(ACCUM, s).code
+    assert "--gradient_accumulation_steps 8" in code and "rescale the learning rate" in code and "per_device" not in code, code
+
+
+def test_flags_for_a_bash_c_command_go_inside_its_quotes():
+    s = style({"train.py": _HF_TRAIN, "scripts/finetune.sh": (
+        "srun --nodes=2 bash -c 'torchrun --nnodes 2 --nproc_per_node 8 train.py \\\n    --bf16 True \\\n"
+        "    --per_device_train_batch_size 4 \\\n    --output_dir out'\n")})
+    assert fit(LIGER, s).code.startswith("# add inside the quoted training command (bash -c '...') in scripts/finetune.sh:1")
