@@ -1471,7 +1471,8 @@ class D2TorchCompile(Check):
         # one ``torch_compile: true`` of 12 recipes): not only the switch line
         minority_files = {p for p, _ in minority}
         settings = [s for s in settings if (s.path, s.line) not in minority
-                    and not (s.source == "config" and s.path in minority_files and s.name in ("torch_compile_backend", "torch_compile_mode"))]
+                    and not (getattr(s, "source", "config") == "config" and s.path in minority_files
+                             and getattr(s, "name", None) in ("torch_compile_backend", "torch_compile_mode"))]
         if not calls:
             for s in f.effective("compile", "use_compile", "compile_model"):
                 if truthy(s.value) is True and s.source in {"config", "launcher"} and (s.path, s.line) not in minority:
