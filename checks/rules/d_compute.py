@@ -25,6 +25,7 @@ from ._helpers import (
     guard_off,
     in_trainer_copy,
     launches_with_train_args,
+    orphan_sites,
     parse_expr,
     recipe_majority,
     registry_off,
@@ -2411,8 +2412,10 @@ class D6OperatorFusion(Check):
             optional += aliased
         used += apex_like
         optim_fused = optim_fused or any("Adam" in u.name or "Lamb" in u.name or "LAMB" in u.name or "SGD" in u.name for u in apex_like)
-        used += [c for c in f.calls(*_FUSED_MODULES, *_TE_FUSED) if not guard_off(f, c)]
-        used += _aliased_calls(f, *_FUSED_MODULES)
+        # (not in a module nothing imports: EAGLE's ``llama_xformers_attn_monkey_patch.py``, which no script applies)
+        fused_calls = [c for c in f.calls(*_FUSED_MODULES, *_TE_FUSED) if not guard_off(f, c)] + _aliased_calls(f, *_FUSED_MODULES)
+        dead = orphan_sites(ctx, fused_calls)
+        used += [c for c in fused_calls if c not in dead]
         for s in f.effective(*_MEGATRON_FUSION_FLAGS):
             t = truthy(s.value)
             if t is True and s.rank > 0:

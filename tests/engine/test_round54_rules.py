@@ -21,6 +21,27 @@ _LLAVA_TRAIN = (
     "    transformers.Trainer(model=model, args=training_args).train()\n\n\nif __name__ == '__main__':\n    train()\n")
 
 
+# --- EAGLE: xformers kernels in a monkey patch nothing imports ---------------------------------------------------------------
+
+_XFORMERS_PATCH = (
+    "import transformers\nimport xformers.ops\n\n\ndef replace_llama_attn_with_xformers_attn():\n"
+    "    transformers.models.llama.modeling_llama.LlamaAttention.forward = xformers_forward\n\n\n"
+    "def xformers_forward(self, hidden_states, attention_mask=None):\n"
+    "    q, k, v = self.q_proj(hidden_states), self.k_proj(hidden_states), self.v_proj(hidden_states)\n"
+    "    return xformers.ops.memory_efficient_attention(q, k, v, attn_bias=xformers.ops.LowerTriangularMask())\n")
+
+
+def test_fused_kernels_in_a_module_nothing_imports_are_no_fusion() -> None:
+    files = {"train_mem.py": "from train import train\n\nif __name__ == '__main__':\n    train()\n", "train.py": _LLAVA_TRAIN,
+             "eagle/train/llama_xformers_attn_monkey_patch.py": _XFORMERS_PATCH,
+             "scripts/finetune.sh": "deepspeed train_mem.py --bf16 True --output_dir out\n"}
+    assert _check(_audit(files), "D6").status.value == "unused"
+    # control: the entry point applies the patch
+    files["train_mem.py"] = ("from eagle.train.llama_xformers_attn_monkey_patch import replace_llama_attn_with_xformers_attn\n"
+                             "replace_llama_attn_with_xformers_attn()\nfrom train import train\n\nif __name__ == '__main__':\n    train()\n")
+    assert _check(_audit(files), "D6").status.value == "used"
+
+
 # --- Ovis: D2 raised AttributeError on a DeepSpeed config's compile section ----------------------------------------------------
 
 def test_a_deepspeed_compile_section_does_not_crash_d2() -> None:
