@@ -103,7 +103,8 @@ _EVAL_DIR = lazy_compile(r"^(?!train)(\w+[_-])?(evals?|evaluations?)([_-](tasks?
                        re.I)
 #: a folder kept as the old copy of another (AgentTuning ``AgentBench.old/``, ``models_old/``, ``src.bak/``; FlagEmbedding
 #: ``research/old-examples/``)
-_OLD_DIR = lazy_compile(r"^(.+[._-](old|bak|backup|orig)|(old|bak|backup)[._-].+)$", re.I)
+#: (and a kept previous release: Video-R1's ``previous_version/Video-R1-main-previous/``)
+_OLD_DIR = lazy_compile(r"^(.+[._-](old|bak|backup|orig|previous)|(old|bak|backup|previous)[._-].+)$", re.I)
 #: a script named for evaluation (open-r1 ``slurm/evaluate.slurm``, ``eval_mmlu.sh``, ``evaluate.py``)
 #: a module named for the evaluation of one model or task (``idefics2_eval.py``, ``mmmu_evaluate.py``)
 _EVAL_SUFFIX = lazy_compile(r"[_-](eval|evaluate|evaluation)\.py$")
@@ -358,6 +359,41 @@ def _missing_script(script: str | None, paths: set[str], origin: str, names: set
     # (a path that ends with a file of the repository runs it from a folder above the checkout: open_flamingo's
     # ``python open_flamingo/open_flamingo/train/train.py`` is ``open_flamingo/train/train.py``)
     return s not in paths and not any(p.endswith("/" + s) or ("/" in p and s.endswith("/" + p)) for p in paths)
+
+
+def _missing_config(launch: Any, paths: set[str], names: set[str]) -> str | None:
+    """The DeepSpeed config a launch passes, written as a relative path with a folder (no variable) that no file of the
+    repository is or ends with, while a file of the same name lives in another folder; None otherwise."""
+    ref = launch.script_args.get("deepspeed") or launch.launcher_args.get("deepspeed_config")
+    if not isinstance(ref, str):
+        return None
+    s = ref.strip().strip("'\"")
+    while s.startswith("./"):
+        s = s[2:]
+    if not s.endswith((".json", ".yaml", ".yml")) or s.startswith(("/", "../")) or "/" not in s or re.search(r"[$`*?{}]", s):
+        return None
+    if s.rsplit("/", 1)[-1] not in names or s in paths or any(q.endswith("/" + s) for q in paths):
+        return None
+    return s
+
+
+def _config_found_elsewhere(files: Mapping[str, FileFacts], paths: list[str], pathset: set[str], here: str) -> bool:
+    """Another shipped launch, or a command of the project's README or docs/, passes a DeepSpeed config the repository
+    has at that path."""
+    for q in paths:
+        ff = files[q]
+        runs = ff.launches if ff.kind == "shell" and q != here else \
+            ff.doc_launches if ff.kind == "docs" and ("/" not in q or q.startswith("docs/")) else []
+        for x in runs:
+            v = x.script_args.get("deepspeed") or x.launcher_args.get("deepspeed_config")
+            if not isinstance(v, str) or not v.strip().endswith((".json", ".yaml", ".yml")):
+                continue
+            r = v.strip().strip("'\"")
+            while r.startswith("./"):
+                r = r[2:]
+            if r in pathset or any(t.endswith("/" + r) for t in pathset):
+                return True
+    return False
 
 
 def _legacy_folders(files: Mapping[str, FileFacts], paths: list[str], decided: Mapping[str, str], forced: set[str]) -> dict[str, str]:
@@ -1369,6 +1405,19 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         if ff.kind == "shell" and missing and p not in forced_set and len(missing) == sum(
                 1 for x in ff.launches if _trains(x.launcher, x.script)):
             roles.by_path[p], roles.why[p] = OTHER, f"{_STALE}: it runs {missing[0]}, which the repository does not have"
+            continue
+        # ... or hands every training launch a DeepSpeed config at a path the repository has nowhere, while a config of
+        # that name sits elsewhere (R1-V's and Video-R1's ``local_scripts/train_aria_moe.sh``: ``cd /home/tiger/
+        # multimodal-open-r1`` then ``--deepspeed scripts/zero3.json``, written for another checkout's layout)
+        trains = [x for x in ff.launches if _trains(x.launcher, x.script)]
+        lost = [c for x in trains if (c := _missing_config(x, pathset, basenames))]
+        # (only where another launch or documented command of the project passes a config that is there: open-r1-
+        # multimodal, whose scripts these are, documents ``--deepspeed scripts/zero3.json`` too; its layout, broken or
+        # not, is the project's)
+        if lost and not _config_found_elsewhere(files, paths, pathset, p):
+            lost = []
+        if ff.kind == "shell" and trains and len(lost) == len(trains) and p not in forced_set:
+            roles.by_path[p], roles.why[p] = OTHER, f"{_STALE}: it passes {lost[0]}, which the repository does not have there"
             continue
         # a launch script that runs only side projects' scripts (DeepSpeedExamples ``training/cifar/run_ds_moe.sh`` runs
         # ``cifar10_deepspeed.py``, a CIFAR-10 CNN): the side project's launch, not a recipe of the project's training

@@ -51,3 +51,44 @@ def test_a_deepspeed_compile_section_does_not_crash_d2() -> None:
     audit = _audit(files)
     d2 = _check(audit, "D2")
     assert "failed on this repository" not in d2.detail, d2.detail
+
+
+# --- Video-R1 / R1-V: an internal cluster script written for another checkout's layout ---------------------------------------
+
+_GRPO = ("from trl import GRPOConfig, TrlParser\nfrom transformers import Trainer\n\n\ndef main(args):\n"
+         "    Trainer(model=None, args=args).train()\n\n\nif __name__ == '__main__':\n"
+         "    (args,) = TrlParser((GRPOConfig,)).parse_args_and_config()\n    main(args)\n")
+
+
+def test_a_launch_whose_deepspeed_config_is_nowhere_is_stale() -> None:
+    arnold = ("#!/bin/bash\nexport NCCL_IB_GID_INDEX=3\nexport NCCL_SOCKET_IFNAME=eth0\ncd /home/tiger/multimodal-open-r1\n"
+              "torchrun --nproc_per_node=\"${ARNOLD_WORKER_GPU}\" --nnodes=\"${ARNOLD_WORKER_NUM}\" --node_rank=\"${ARNOLD_ID}\" \\\n"
+              "    src/open_r1/grpo.py \\\n    --deepspeed {cfg} \\\n    --bf16 \\\n    --attn_implementation eager \\\n"
+              "    --output_dir out\n")
+    files = {"src/r1-v/src/open_r1/grpo.py": _GRPO, "src/r1-v/local_scripts/zero3.json": '{"zero_optimization": {"stage": 3}}\n',
+             "src/r1-v/local_scripts/train_aria_moe.sh": arnold.replace("{cfg}", "scripts/zero3.json"),
+             "src/scripts/run_grpo.sh": ("cd src/r1-v\ntorchrun --nproc_per_node=4 --nnodes=1 src/open_r1/grpo.py \\\n"
+                                         "    --deepspeed local_scripts/zero3.json --bf16 --attn_implementation flash_attention_2 "
+                                         "--output_dir out\n")}
+    audit = _audit(files)
+    assert audit.roles.by_path.get("src/r1-v/local_scripts/train_aria_moe.sh") == "other", audit.roles.why
+    assert not audit.project.multi_node
+    assert _check(audit, "D1").status.value == "used"
+    # control: the project that wrote these scripts (open-r1-multimodal): no launch of its own passes a config that is
+    # there, so the path is its own layout, broken or not, and the script stays its launch
+    alone = {k: v for k, v in files.items() if k != "src/scripts/run_grpo.sh"}
+    assert _audit(alone).roles.by_path.get("src/r1-v/local_scripts/train_aria_moe.sh") != "other"
+    # control: the same script passing the config where it is
+    files["src/r1-v/local_scripts/train_aria_moe.sh"] = arnold.replace("{cfg}", "local_scripts/zero3.json")
+    audit = _audit(files)
+    assert audit.roles.by_path.get("src/r1-v/local_scripts/train_aria_moe.sh") != "other"
+    assert audit.project.multi_node
+
+
+# --- Video-R1: a kept previous release is an archived copy -------------------------------------------------------------------
+
+def test_a_previous_version_folder_is_archived() -> None:
+    from checks.roles import path_role
+    assert path_role("previous_version/src/r1-v/src/open_r1/grpo.py", "python")[0] == "archive"
+    assert path_role("Video-R1-main-previous/src/r1-v/src/open_r1/grpo.py", "python")[0] == "archive"
+    assert path_role("src/previous_utils.py", "python")[0] is None
