@@ -269,8 +269,14 @@ def _online_rl_without_engine(f: Facts, eng: dict[str, list[Any]]) -> list[Call]
     return [c for c in f.calls(*_ONLINE_RL) if not inputs_replaced(f, c)]
 
 
-def _per_site(f: Facts, eng: dict[str, list[Any]], engine: str, keys: tuple[str, ...]) -> tuple[list[Any], list[Any]]:
-    """Sites of ``engine`` that set one of ``keys`` truthy, and sites that do not (keyword, flag, or same-file config)."""
+#: a module of inference, serving or evaluation code (``inference/vllm_inference_engine.py``, ``serve/``, ``eval_*.py``)
+_INFERENCE_MODULE = lazy_compile(r"(?i)infer|serv(e|er|ing)|eval|generat|deploy")
+
+
+def _per_site(f: Facts, eng: dict[str, list[Any]], engine: str, keys: tuple[str, ...],
+              training: frozenset[str] = frozenset()) -> tuple[list[Any], list[Any]]:
+    """Sites of ``engine`` that set one of ``keys`` truthy, and sites that do not (keyword, flag, or same-file config).
+    ``training``: the training path's files, whose engine a launch flag picks (see below)."""
     on: list[Any] = []
     off: list[Any] = []
     cfg_on = [s for s in f.effective(*keys) if truthy(s.value)]
@@ -291,7 +297,10 @@ def _per_site(f: Facts, eng: dict[str, list[Any]], engine: str, keys: tuple[str,
             (on if any(truthy(args.get(k)) for k in keys) else off).append(site)
         else:
             (on if any(s.path == site.path for s in cfg_on) else off).append(site)
-    built = [x for x in on + off if isinstance(x, Call)]
+    built = [x for x in on + off if isinstance(x, Call) and _constructs(x)]
+    # (the training path's engine, where it builds one: Video-R1's rollout ``LLM(..., enforce_eager=True)``, not its CoT
+    # generation script's ``LLM(model=...)``)
+    built = [x for x in built if x.path in training and not _INFERENCE_MODULE.search(x.path)] or built
     if built and all(x in on for x in built):
         # a launch flag that only picks the engine the code builds (R1-V ``--use_vllm true``, the trainer's ``LLM(...,
         # enforce_eager=True)``) runs it as built
@@ -1088,7 +1097,7 @@ class J6DecodeCudaGraph(_InferenceOnly):
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         eng = engines(f)
-        eager_on, graph_vllm = _per_site(f, eng, "vllm", ("enforce_eager", "vllm_enforce_eager"))
+        eager_on, graph_vllm = _per_site(f, eng, "vllm", ("enforce_eager", "vllm_enforce_eager"), ctx.project.training_files)
         sg_off, graph_sg = _per_site(f, eng, "sglang", ("disable_cuda_graph",))
         # a client of an SGLang server started elsewhere (VideoLLaMA2's ``serve/sglang_worker.py``: ``RuntimeEndpoint(url)``,
         # ``sgl.gen``), as J1-J3 read it: the server runs at its defaults, CUDA graphs on, unless a flag here turns them off
@@ -1119,6 +1128,17 @@ class J6DecodeCudaGraph(_InferenceOnly):
                 truthy(v) is True or (isinstance(v, str) and v.strip().lower() in ("local", "transformer_engine")))
             if on and (s.name == "decode_only_cuda_graphs" or _GENERATION.search(s.path)):
                 used.append(s)
+        train = ctx.project.training_files
+        # (an engine module of the training code that is no inference module: oumi's ``inference/vllm_inference_engine.py``
+        # is its serving engine, not a trainer's rollout)
+        rollout_eager = [x for x in eager_on if isinstance(x, Call) and x.path in train and not _INFERENCE_MODULE.search(x.path)]
+        if used and rollout_eager and not any(getattr(x, "path", None) in train for x in used):
+            # Video-R1: its CoT-generation and inference scripts build ``LLM(model=...)`` with graphs on, while the GRPO
+            # trainer's rollout engine is ``LLM(..., enforce_eager=True)``
+            x0, e0 = used[0], rollout_eager[0]
+            return Outcome(P, evs(used + rollout_eager), f"decode runs as CUDA graphs in scripts outside training ({x0.path}:{x0.line}"
+                           f"{f', +{len(used) - 1}' if len(used) > 1 else ''}), but the training run's rollout engine is built "
+                           f"eager ({e0.path}:{e0.line}: enforce_eager)", {"cuda_graph": "some"})
         if used:
             if all(x in client for x in used):
                 eager = _hf_generate(f)

@@ -92,3 +92,23 @@ def test_a_previous_version_folder_is_archived() -> None:
     assert path_role("previous_version/src/r1-v/src/open_r1/grpo.py", "python")[0] == "archive"
     assert path_role("Video-R1-main-previous/src/r1-v/src/open_r1/grpo.py", "python")[0] == "archive"
     assert path_role("src/previous_utils.py", "python")[0] is None
+
+
+# --- Video-R1: graphs in side scripts' engines, an eager rollout engine in training --------------------------------------------
+
+def test_decode_graphs_only_outside_training_beside_an_eager_rollout_engine_is_partial() -> None:
+    trainer = ("from vllm import LLM\nfrom transformers import Trainer\n\n\nclass VLLMTrainer(Trainer):\n"
+               "    def __init__(self, model, args):\n        super().__init__(model=model, args=args)\n"
+               "        self.llm = LLM(model=model, enforce_eager=True)\n")
+    files = {"src/open_r1/trainer/vllm_trainer.py": trainer,
+             "src/open_r1/grpo.py": ("from open_r1.trainer.vllm_trainer import VLLMTrainer\n\n\ndef main(args):\n"
+                                     "    VLLMTrainer('m', args).train()\n"),
+             "run_grpo_vllm.sh": "#!/bin/bash\ntorchrun --nproc_per_node=7 src/open_r1/grpo.py --use_vllm true --output_dir out\n",
+             "src/generate_cot_vllm.py": ("from vllm import LLM, SamplingParams\nllm = LLM(model='Qwen/Qwen2.5-VL-72B-Instruct')\n"
+                                          "outputs = llm.generate(prompts, SamplingParams(max_tokens=1024))\n"),
+             "requirements.txt": "vllm==0.7.2\n"}
+    j6 = _check(_audit(files), "J6")
+    assert j6.status.value == "partial" and "rollout engine is built eager" in j6.detail, j6.detail
+    # control: the rollout engine keeps its graphs
+    files["src/open_r1/trainer/vllm_trainer.py"] = trainer.replace("enforce_eager=True", "enforce_eager=False")
+    assert _check(_audit(files), "J6").status.value == "used"
