@@ -125,6 +125,7 @@ def _file_has(f: Facts, path: str, *keys: str) -> bool:
 _FREEZE_VISION_KEYS = ("freeze_vision_tower", "freeze_vision_encoder", "freeze_vision", "freeze_vit", "freeze_visual_encoder",
                        "freeze_vision_model", "freeze_image_encoder", "freeze_visual", "freeze_vision_backbone", "freeze_clip",
                        "freeze_encoder_vision", "freeze_img_encoder", "freeze_vision_tower_layers",
+                       "freeze_vision_modules",  # VLM-R1's GRPO trainer (``--freeze_vision_modules true``)
                        "lock_image")  # OpenCLIP's ``--lock-image`` (LiT: the image tower locked, the text tower trained)
 _TUNE_VISION_KEYS = ("tune_mm_vision", "tune_vision", "tune_vit", "train_vision", "train_vision_tower", "train_vit",
                      "unfreeze_mm_vision_tower", "unfreeze_vision_tower", "unfreeze_vit", "trainable_vision_tower",

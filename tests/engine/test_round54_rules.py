@@ -112,3 +112,22 @@ def test_decode_graphs_only_outside_training_beside_an_eager_rollout_engine_is_p
     # control: the rollout engine keeps its graphs
     files["src/open_r1/trainer/vllm_trainer.py"] = trainer.replace("enforce_eager=True", "enforce_eager=False")
     assert _check(_audit(files), "J6").status.value == "used"
+
+
+# --- VLM-R1: --freeze_vision_modules is a vision-tower freeze switch -------------------------------------------------------
+
+def test_freeze_vision_modules_freezes_the_vision_tower() -> None:
+    trainer = ("from transformers import Trainer, Qwen2_5_VLForConditionalGeneration\n\n\nclass VLMGRPOTrainer(Trainer):\n"
+               "    def __init__(self, model, args, freeze_vision_modules=False):\n"
+               "        model = Qwen2_5_VLForConditionalGeneration.from_pretrained(model)\n        if freeze_vision_modules:\n"
+               "            for p in model.visual.parameters():\n                p.requires_grad = False\n"
+               "        super().__init__(model=model, args=args)\n")
+    entry = ("from dataclasses import dataclass, field\nfrom trl import GRPOConfig, TrlParser\nfrom trainer import VLMGRPOTrainer\n\n\n"
+             "@dataclass\nclass Args:\n    freeze_vision_modules: bool = field(default=False)\n\n\n"
+             "if __name__ == '__main__':\n    args, training_args = TrlParser((Args, GRPOConfig)).parse_args_and_config()\n"
+             "    VLMGRPOTrainer('m', training_args, freeze_vision_modules=args.freeze_vision_modules).train()\n")
+    launch = "torchrun --nproc_per_node=8 grpo_jsonl.py --freeze_vision_modules {v} --bf16 --output_dir out\n"
+    files = {"trainer.py": trainer, "grpo_jsonl.py": entry, "run_scripts/run_grpo_rec.sh": launch.format(v="true")}
+    assert _check(_audit(files), "H1").status.value == "used"
+    files["run_scripts/run_grpo_rec.sh"] = launch.format(v="false")
+    assert _check(_audit(files), "H1").status.value != "used"
