@@ -575,6 +575,8 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
     cmp_off = _comparison_off(facts, guard, call.path) if guard else []
     if cmp_off:
         return cmp_off
+    if guard and _library_default_off(facts, guard):
+        return [call]
     for name, neg in guard_flags(guard):
         state = flag_state(facts, name)
         sites: list[Any] = [s for s in facts.effective(name) if not _keyword_of_own_branch(facts, s, name)]
@@ -1423,6 +1425,31 @@ def comparison_off(facts: Facts, call: Any) -> list[Any]:
     """:func:`_comparison_off` of a call's guard: the settings that make an and-ed comparison of it false."""
     guard = getattr(call, "guard", None)
     return _comparison_off(facts, guard, call.path) if guard else []
+
+
+#: Megatron-LM options whose defaults live in Megatron's own ``arguments.py``, which a project that depends on Megatron
+#: (FlagScale, Pai-Megatron-Patch's submodule) does not ship: ``--empty-unused-memory-level`` defaults to 0
+_MEGATRON_ARG_DEFAULTS: dict[str, Any] = {"empty_unused_memory_level": 0}
+
+
+def _library_default_off(facts: Facts, guard: str) -> bool:
+    """An and-ed comparison of ``args.<option>`` with a constant that the option's Megatron default makes false, in a
+    project that imports Megatron and neither defines nor sets that option (FlagScale's ``if
+    args.empty_unused_memory_level >= 1: torch.cuda.empty_cache()`` in its copy of Megatron's training loop)."""
+    node = parse_expr(guard)
+    if node is None:
+        return False
+    terms = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    for t in terms:
+        if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and type(t.ops[0]) in _CMP and isinstance(t.left, ast.Attribute)
+                and isinstance(t.left.value, ast.Name) and t.left.value.id == "args" and t.left.attr in _MEGATRON_ARG_DEFAULTS):
+            continue
+        right = _operand(facts, t.comparators[0])
+        if right is _UNKNOWN or facts.settings(t.left.attr) or not facts.imports("megatron"):
+            continue
+        if _holds(t.ops[0], _MEGATRON_ARG_DEFAULTS[t.left.attr], right) is False:
+            return True
+    return False
 
 
 def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:

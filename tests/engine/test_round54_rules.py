@@ -131,3 +131,24 @@ def test_freeze_vision_modules_freezes_the_vision_tower() -> None:
     assert _check(_audit(files), "H1").status.value == "used"
     files["run_scripts/run_grpo_rec.sh"] = launch.format(v="false")
     assert _check(_audit(files), "H1").status.value != "used"
+
+
+# --- FlagScale / Pai-Megatron-Patch: Megatron's --empty-unused-memory-level defaults to 0 -------------------------------------
+
+def test_megatrons_empty_unused_memory_level_defaults_to_off() -> None:
+    train = ("import torch\nfrom megatron.training import get_args\nfrom megatron.core import mpu\n\n\n"
+             "def train(forward_step_func, model, optimizer, train_data_iterator):\n    args = get_args()\n"
+             "    for iteration in range(args.train_iters):\n"
+             "        loss = train_step(forward_step_func, train_data_iterator, model, optimizer)\n"
+             "        if args.empty_unused_memory_level >= 1:\n            torch.cuda.empty_cache()\n"
+             "        optimizer.step()\n")
+    launch = ("torchrun --nproc_per_node 8 flagscale/train/train_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 1 "
+              "--global-batch-size 64 --bf16{extra}\n")
+    files = {"flagscale/train/train.py": train, "flagscale/train/train_gpt.py": "from flagscale.train.train import train\ntrain(None, None, None, None)\n",
+             "examples/run.sh": launch.format(extra="")}
+    c6 = _check(_audit(files), "C6")
+    assert "runs in the training loop" not in c6.detail, c6.detail
+    # control: a launch that raises the level
+    files["examples/run.sh"] = launch.format(extra=" --empty-unused-memory-level 1")
+    c6 = _check(_audit(files), "C6")
+    assert "runs in the training loop" in c6.detail, c6.detail
