@@ -1355,8 +1355,11 @@ class C2FP8(Check):
             return Outcome(U, [f.ev(x) for x in used], f"FP8 training via {backend}", {"fp8": True, "fp8_backend": backend})
         # a recipe that swaps in the project's FP8 model through its own quantization option (VILA
         # ``scripts/fp8training/sft_qwen_fp8.sh``: ``--quantize_model "fp8Linear_qwen2"``, COAT's FP8 linear layers)
+        # (not a serving engine's weight quantization: FlagScale's ``conf/serve/270b.yaml`` ``engine_args_specific.sglang.
+        # quantization: fp8``)
         named = [s for s in f.settings(*_FP8_MODEL_KEYS) if s.source in ("launcher", "config") and isinstance(s.value, str)
-                 and "fp8" in s.value.lower() and not _TEST_FILE.search(s.path)]
+                 and "fp8" in s.value.lower() and not _TEST_FILE.search(s.path)
+                 and not _SERVING_FP8.search(f"{s.path} {s.key}")]
         if named:
             runs = launches_with_train_args(f)
             s0 = named[0]
@@ -1404,6 +1407,9 @@ def _offload_launch_minority(f: Facts, used: list[Any]) -> str | None:
 
 #: a project's own switch that picks a quantized (FP8) model class for training
 _FP8_MODEL_KEYS = ("quantize_model", "quantization", "quant_type", "quantize", "quant_mode")
+#: a serving engine's config or launch: its ``quantization: fp8`` quantizes weights for inference, it trains nothing in FP8
+_SERVING_FP8 = lazy_compile(r"(?i)(^|/)(serve|serving|server|inference|infer|deploy\w*)(/|\.)|\b(sglang|vllm|engine_args\w*|lmdeploy|"
+                            r"tensorrt_llm|trtllm)\b")
 
 _GC_BOOL_KEYS = (
     "gradient_checkpointing", "enable_activation_checkpointing", "activation_checkpointing", "use_gradient_checkpointing",

@@ -152,3 +152,16 @@ def test_megatrons_empty_unused_memory_level_defaults_to_off() -> None:
     files["examples/run.sh"] = launch.format(extra=" --empty-unused-memory-level 1")
     c6 = _check(_audit(files), "C6")
     assert "runs in the training loop" in c6.detail, c6.detail
+
+
+# --- FlagScale: a serving engine's quantization: fp8 is no FP8 training ----------------------------------------------------------
+
+def test_a_serving_engines_fp8_quantization_is_no_fp8_training() -> None:
+    serve = "- serve_id: vllm_model\n  engine_args_specific:\n    sglang:\n      quantization: fp8\n      tp_size: 8\n"
+    train = "system:\n  precision:\n    bf16: true\nmodel:\n  num_layers: 64\n  quantization: {q}\n"
+    files = {"train.py": _LLAVA_TRAIN, "examples/grok2/conf/serve/270b.yaml": serve,
+             "examples/grok2/conf/train/270b.yaml": train.format(q="none")}
+    assert _check(_audit(files), "C2").status.value != "used"
+    # control: the training config's own quantization option picks FP8
+    files["examples/grok2/conf/train/270b.yaml"] = train.format(q="fp8")
+    assert _check(_audit(files), "C2").status.value in ("used", "partial")
