@@ -1007,6 +1007,9 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         or _lightning_steps(facts)
         or any(not _inference_launch(facts, x) for x in
                facts.launches("torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune"))
+        # a training step compiled by a JAX jit on the training path (LWM ``sharded_train_step = pjit(train_step, ...)``,
+        # run by ``scripts/run_train_text.sh``): JAX computes and applies the gradients there, no ``backward()`` call
+        or any(d.path in train_paths for d in jax_jitted_steps(facts))
     )
     hooks = [] if p.does_training else _trainer_step_hooks(facts)
     if hooks:

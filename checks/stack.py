@@ -62,6 +62,12 @@ NOT_JUDGED: dict[str, str] = {
     "D3": "check for Pallas kernels (`jax.experimental.pallas`), JAX's counterpart of Triton, on the hot custom operations",
     "E2": "XLA overlaps the step's collectives with compute through its latency-hiding scheduler: check the run's `XLA_FLAGS` "
           "(GPU: `--xla_gpu_enable_latency_hiding_scheduler=true`) or `LIBTPU_INIT_ARGS` on TPU",
+    # (LWM: ``--mesh_dim='!1,-1,2,2'``, the dp, fsdp, tp and sp axes of its mesh, with ring attention over sp)
+    "A6": "check the device mesh's sequence axis (an `sp`/`seq` axis, ring or blockwise attention sharded over it)",
+    "C3": "check for rematerialisation around the layers (`jax.checkpoint` / `jax.remat`, Flax `nn.remat` or "
+          "`nn_partitioning.remat`, and its `policy`)",
+    "E4": "on GPUs XLA's collectives run over NCCL (the same `NCCL_*` variables apply); on TPUs the interconnect settings "
+          "go in `LIBTPU_INIT_ARGS`: check which hardware the run uses and its settings there",
 }
 
 
@@ -101,6 +107,9 @@ NOT_JUDGED_ZH: dict[str, str] = {
     "D3": "请确认热点自定义算子是否使用 Pallas kernel（`jax.experimental.pallas`，JAX 中对应 Triton 的工具）",
     "E2": "XLA 通过 latency-hiding scheduler 让训练步的集合通信与计算重叠：请检查运行时的 `XLA_FLAGS`"
           "（GPU：`--xla_gpu_enable_latency_hiding_scheduler=true`）或 TPU 上的 `LIBTPU_INIT_ARGS`",
+    "A6": "请确认设备 mesh 的序列轴（`sp`/`seq` 轴，以及沿该轴切分的 ring 或 blockwise attention）",
+    "C3": "请确认各层外是否做了重计算（`jax.checkpoint` / `jax.remat`、Flax `nn.remat` 或 `nn_partitioning.remat`，及其 `policy`）",
+    "E4": "在 GPU 上 XLA 的集合通信走 NCCL（同样的 `NCCL_*` 变量适用）；在 TPU 上互联设置写在 `LIBTPU_INIT_ARGS` 中：请确认运行所用的硬件及其设置",
 }
 
 

@@ -475,6 +475,12 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
         if _FA_FUNCS.match(r.name.rsplit(".", 1)[-1]) and not _FA_NOT_USE.search(r.text):
             used.append(r)
             kinds.add("flash_attention_3" if r.name.startswith(("flash_attn_interface", "flash_attn_3")) else "flash_attention_2")
+    # Ring Attention's blockwise kernel (LWM: ``shard_map(partial(ringattention, ...))`` from the ``ringattention`` package):
+    # attention computed block by block without the S x S score matrix (a Pallas flash kernel on TPU), handed on as a value
+    for r in f.refs("ringattention.ringattention", "ringattention.ringattention_jax", "ringattention.blockwise_attn"):
+        if not _FA_NOT_USE.search(r.text):
+            used.append(r)
+            kinds.add("ring attention (blockwise)")
     for c in f.calls("MHA"):
         if c.name.startswith("flash_attn") and value_on(f, c.kwargs.get("use_flash_attn")):
             used.append(c)

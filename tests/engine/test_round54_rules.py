@@ -165,3 +165,35 @@ def test_a_serving_engines_fp8_quantization_is_no_fp8_training() -> None:
     # control: the training config's own quantization option picks FP8
     files["examples/grok2/conf/train/270b.yaml"] = train.format(q="fp8")
     assert _check(_audit(files), "C2").status.value in ("used", "partial")
+
+
+# --- LWM: a JAX project whose training step is pjit-compiled, with Ring Attention ------------------------------------------------
+
+_LWM_TRAIN = ("import jax\nfrom jax.experimental.pjit import pjit\nimport optax\nfrom lwm.llama import attend\n\n\ndef main(argv):\n"
+              "    def train_step(train_state, rng, batch):\n        grads = jax.grad(loss_fn)(train_state.params, batch)\n"
+              "        return train_state.apply_gradients(grads=grads), rng, {}\n\n"
+              "    sharded_train_step = pjit(\n        train_step,\n        in_shardings=(None, None, None),\n"
+              "        donate_argnums=(0, 1),\n    )\n"
+              "    for step in range(100):\n        train_state, rng, metrics = sharded_train_step(train_state, rng, batch)\n")
+_LWM_MODEL = ("from functools import partial\nimport jax\nfrom ringattention import ringattention\n\n\n"
+              "def attend(self, xq, xk, xv, bias, segment_ids):\n    if self.config.scan_attention:\n"
+              "        ring_attention_sharded = jax.experimental.shard_map.shard_map(\n            partial(\n"
+              "                ringattention,\n                axis_name='sp',\n                float32_logits=True,\n"
+              "            ),\n            mesh=self.mesh,\n        )\n        return ring_attention_sharded(xq, xk, xv, bias, segment_ids)\n")
+
+
+def test_a_pjit_compiled_train_step_is_training_and_ring_attention_is_fused() -> None:
+    files = {"lwm/train.py": _LWM_TRAIN, "lwm/llama.py": _LWM_MODEL,
+             "scripts/run_train_text.sh": "python3 -u -m lwm.train --mesh_dim='!1,-1,2,2' --dtype='fp32'\n",
+             "scripts/sample_pyt.py": ("from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('x')\n"
+                                       "out = model.generate(**inputs)\n")}
+    audit = _audit(files)
+    assert audit.project.does_training, audit.project.notes
+    assert _check(audit, "D1").status.value == "used"
+    # the PyTorch spellings of remat, sequence parallelism and NCCL tuning find nothing: not judged, with what to check
+    for cid in ("A6", "C3", "E4"):
+        r = _check(audit, cid)
+        assert r.status.value == "n/a" and "training path is JAX" in r.detail, (cid, r.detail)
+    # control: the attention module without Ring Attention
+    files["lwm/llama.py"] = _LWM_MODEL.replace("from ringattention import ringattention\n", "").replace("ringattention,", "dot_attention,")
+    assert _check(_audit(files), "D1").status.value != "used"
