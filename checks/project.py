@@ -91,6 +91,10 @@ _MM_KEYS = ("vision_tower", "mm_vision_tower", "mm_projector_type", "image_folde
             "fix_vit",
             # LAVIS-style recipes (MiniGPT-4 train_configs: ``datasets: {laion: {vis_processor: {train: {name: blip2_image_train}}}}``)
             "vis_processor", "freeze_vit")
+#: an image processor's pixel budget set by a run (Qwen-VL ``max_pixels``, Ovis2.5's ``--single_image_max_pixels 3211264``):
+#: read in launches and config files only (a library's collate function takes the same names for the models it supports)
+_MM_RUN_KEYS = ("max_pixels", "min_pixels", "image_max_pixels", "image_min_pixels", "single_image_max_pixels",
+                "single_image_min_pixels", "video_max_pixels")
 _ALIGN_TRAINERS = ("DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "PPOTrainer", "GRPOTrainer", "RewardTrainer",
                    "OnlineDPOTrainer", "RLOOTrainer", "GKDTrainer", "SimPOTrainer", "PRMTrainer", "NashMDTrainer", "XPOTrainer",
                    "DPOConfig", "ORPOConfig", "KTOConfig", "CPOConfig", "GRPOConfig", "PPOConfig", "GKDConfig")
@@ -885,7 +889,8 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         or facts.config(*_MM_KEYS)
         or facts.arg_options(*_MM_KEYS)
         or facts.fields(*_MM_KEYS)
-        or any(set(launch.script_args) & set(_MM_KEYS) for launch in facts.launches())
+        or any(set(launch.script_args) & {*_MM_KEYS, *_MM_RUN_KEYS} for launch in facts.launches())
+        or any(e.fmt in ("yaml", "json") for e in facts.config(*_MM_RUN_KEYS))
         or bool(_own_vlm_classes(facts))
     )
     p.model_type = "MLLM" if p.multimodal else ("LLM" if (names or _looks_llm(facts, p)) else "unknown")

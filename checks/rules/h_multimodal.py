@@ -563,10 +563,33 @@ class H2DynamicResolution(_MultimodalOnly):
         if native or sites:
             used += sites
             used += f.effective("min_pixels", "max_pixels", "image_min_pixels", "image_max_pixels")
+        else:
+            used += _pixel_ranges(f)
         if used:
             return Outcome(U, evs(used), "images are encoded at dynamic resolution", {"dynamic_resolution": True})
         return Outcome(N, evs(fixed), "images are resized/padded to a fixed resolution" if fixed else "no dynamic resolution found",
                        {"dynamic_resolution": False})
+
+
+#: the pixel budgets of an image processor that keeps each image's aspect ratio between a lower and an upper bound
+_PIXEL_RANGES = (("min_pixels", "max_pixels"), ("image_min_pixels", "image_max_pixels"),
+                 ("single_image_min_pixels", "single_image_max_pixels"))
+
+
+def _pixel_ranges(f: Facts) -> list[Any]:
+    """A run's pixel range for its images (Ovis2.5's launch: ``--single_image_min_pixels 200704 --single_image_max_pixels
+    3211264`` for its NaViT encoder): both bounds set by one launch or config, the lower under the upper, so each image
+    keeps its own size between them."""
+    out: list[Any] = []
+    for lo_key, hi_key in _PIXEL_RANGES:
+        for hi in f.effective(hi_key):
+            if hi.source not in ("launcher", "config"):
+                continue
+            lo = next((x for x in f.effective(lo_key) if x.path == hi.path), None)
+            a, b = (as_number(lo.value) if lo is not None else None), as_number(hi.value)
+            if lo is not None and a is not None and b is not None and 0 < a < b:
+                out += [lo, hi]
+    return out
 
 
 # --------------------------------------------------------------------------------------

@@ -197,3 +197,17 @@ def test_a_pjit_compiled_train_step_is_training_and_ring_attention_is_fused() ->
     # control: the attention module without Ring Attention
     files["lwm/llama.py"] = _LWM_MODEL.replace("from ringattention import ringattention\n", "").replace("ringattention,", "dot_attention,")
     assert _check(_audit(files), "D1").status.value != "used"
+
+
+# --- Ovis: a NaViT MLLM read as a text LLM; its pixel range is dynamic resolution --------------------------------------------
+
+def test_an_image_pixel_range_makes_a_multimodal_run_with_dynamic_resolution() -> None:
+    launch = ("torchrun --nproc_per_node 8 ovis/train/train.py --deepspeed scripts/zero_configs/zero1_cp.json "
+              "--model_path AIDC-AI/Ovis2.5-9B --single_image_min_pixels {lo} --single_image_max_pixels 3211264 --bf16 True\n")
+    files = {"ovis/train/train.py": _LLAVA_TRAIN, "scripts/run_ovis2_5_sft.sh": launch.format(lo=200704)}
+    audit = _audit(files)
+    assert audit.project.model_type == "MLLM"
+    assert _check(audit, "H2").status.value == "used"
+    # control: the two bounds the same: every image at one size
+    files["scripts/run_ovis2_5_sft.sh"] = launch.format(lo=3211264)
+    assert _check(_audit(files), "H2").status.value != "used"
