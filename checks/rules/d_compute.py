@@ -423,6 +423,14 @@ def _branch_off(f: Facts, s: Any) -> bool:
     return False
 
 
+#: attention kinds named by what their sites call (a site's name or text holds the word)
+_SITE_KINDS = {"xformers": ("xformers",), "flex_attention": ("flex",), "sdpa": ("scaled_dot_product", "sdpa")}
+
+
+def _site_text(x: Any) -> str:
+    return f"{getattr(x, 'name', '')} {getattr(x, 'text', '')} {getattr(x, 'key', '')} {getattr(x, 'value', '')}".lower()
+
+
 def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
     """(sites that select an efficient attention kernel, sites that select eager attention, kernels seen)."""
     used: list = []
@@ -916,6 +924,12 @@ class D1FlashAttention(Check):
         if unreached and len(unreached) == len(used):  # every kernel site is in code the run never executes
             note = unreached_note(f, unreached, "fused-attention kernels")
             used, kinds = [], set()
+        dead = orphan_sites(ctx, used) if used and not note else []
+        if dead and len(dead) < len(used):
+            # a kernel only a module nothing imports calls (EAGLE's ``llama_xformers_attn_monkey_patch.py`` beside the
+            # FlashAttention-2 its entry point loads): not the run's kind
+            used = [x for x in used if x not in dead]
+            kinds = {k for k in kinds if k not in _SITE_KINDS or any(w in _site_text(x) for w in _SITE_KINDS[k] for x in used)}
         minority, why = minority_entry_sites(ctx, used)
         if minority:  # chosen only by the entry scripts a minority of the launches run
             note, used, kinds = why, [], set()

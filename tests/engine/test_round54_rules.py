@@ -211,3 +211,19 @@ def test_an_image_pixel_range_makes_a_multimodal_run_with_dynamic_resolution() -
     # control: the two bounds the same: every image at one size
     files["scripts/run_ovis2_5_sft.sh"] = launch.format(lo=3211264)
     assert _check(_audit(files), "H2").status.value != "used"
+
+
+# --- EAGLE / Open-LLaVA-NeXT: D1 named xformers from the same dead monkey patch --------------------------------------------------
+
+def test_an_attention_kind_only_a_dead_module_calls_is_not_named() -> None:
+    entry = ("import transformers\n\n\ndef train():\n    model = transformers.AutoModelForCausalLM.from_pretrained(\n"
+             "        'lmsys/vicuna-7b-v1.5', attn_implementation='flash_attention_2')\n"
+             "    transformers.Trainer(model=model).train()\n\n\nif __name__ == '__main__':\n    train()\n")
+    files = {"train_mem.py": entry, "eagle/train/llama_xformers_attn_monkey_patch.py": _XFORMERS_PATCH,
+             "scripts/finetune.sh": "deepspeed train_mem.py --bf16 True --output_dir out\n"}
+    d1 = _check(_audit(files), "D1")
+    assert d1.status.value == "used" and "xformers" not in d1.detail, d1.detail
+    # control: the entry point applies the patch too
+    files["train_mem.py"] = ("from eagle.train.llama_xformers_attn_monkey_patch import replace_llama_attn_with_xformers_attn\n"
+                             "replace_llama_attn_with_xformers_attn()\n" + entry)
+    assert "xformers" in _check(_audit(files), "D1").detail
