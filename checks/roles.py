@@ -361,16 +361,22 @@ def _missing_script(script: str | None, paths: set[str], origin: str, names: set
     return s not in paths and not any(p.endswith("/" + s) or ("/" in p and s.endswith("/" + p)) for p in paths)
 
 
-def _missing_config(launch: Any, paths: set[str], names: set[str]) -> str | None:
-    """The DeepSpeed config a launch passes, written as a relative path with a folder (no variable) that no file of the
-    repository is or ends with, while a file of the same name lives in another folder; None otherwise."""
+def _ds_config_ref(launch: Any) -> str | None:
+    """The DeepSpeed config file a launch passes (``--deepspeed ./scripts/zero3.json`` -> ``scripts/zero3.json``)."""
     ref = launch.script_args.get("deepspeed") or launch.launcher_args.get("deepspeed_config")
     if not isinstance(ref, str):
         return None
     s = ref.strip().strip("'\"")
     while s.startswith("./"):
         s = s[2:]
-    if not s.endswith((".json", ".yaml", ".yml")) or s.startswith(("/", "../")) or "/" not in s or re.search(r"[$`*?{}]", s):
+    return s if s.endswith((".json", ".yaml", ".yml")) else None
+
+
+def _missing_config(launch: Any, paths: set[str], names: set[str]) -> str | None:
+    """The DeepSpeed config a launch passes, written as a relative path with a folder (no variable) that no file of the
+    repository is or ends with, while a file of the same name lives in another folder; None otherwise."""
+    s = _ds_config_ref(launch)
+    if s is None or s.startswith(("/", "../")) or "/" not in s or re.search(r"[$`*?{}]", s):
         return None
     if s.rsplit("/", 1)[-1] not in names or s in paths or any(q.endswith("/" + s) for q in paths):
         return None
@@ -385,13 +391,8 @@ def _config_found_elsewhere(files: Mapping[str, FileFacts], paths: list[str], pa
         runs = ff.launches if ff.kind == "shell" and q != here else \
             ff.doc_launches if ff.kind == "docs" and ("/" not in q or q.startswith("docs/")) else []
         for x in runs:
-            v = x.script_args.get("deepspeed") or x.launcher_args.get("deepspeed_config")
-            if not isinstance(v, str) or not v.strip().endswith((".json", ".yaml", ".yml")):
-                continue
-            r = v.strip().strip("'\"")
-            while r.startswith("./"):
-                r = r[2:]
-            if r in pathset or any(t.endswith("/" + r) for t in pathset):
+            r = _ds_config_ref(x)
+            if r is not None and (r in pathset or any(t.endswith("/" + r) for t in pathset)):
                 return True
     return False
 
