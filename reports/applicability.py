@@ -241,6 +241,27 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
         "而不是另外引入一套。",
         "# in a pre-training recipe's dataset config: {flag} with its growing schedule (short sequences first)\n",
     ),
+    # a dataset whose ``__getitem__`` copies each sample to the GPU (CogVLM2's ``peft_lora.py``): workers first need CPU samples
+    ("F1", "gpu-samples"): (
+        "First return CPU tensors from the dataset's `__getitem__` and copy each batch to the GPU in the training loop "
+        "(`batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}`): worker processes cannot use CUDA once "
+        "forked. Then give the DataLoader `num_workers=4` (4-8 per GPU) with `persistent_workers=True`.",
+        "先让数据集的 `__getitem__` 返回 CPU 张量，在训练循环中再把每个 batch 拷到 GPU"
+        "（`batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}`）：fork 出的 worker 进程无法使用 CUDA。"
+        "然后为 DataLoader 设置 `num_workers=4`（每卡 4-8）并开启 `persistent_workers=True`。",
+        "# in __getitem__: return CPU tensors (no .to(device) there); in the training loop:\n"
+        "loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=4, persistent_workers=True, pin_memory=True)\n"
+        "for batch in loader:\n    batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}\n",
+    ),
+    ("F3", "gpu-samples"): (
+        "First return CPU tensors from the dataset's `__getitem__` (CUDA tensors cannot be pinned), then pass "
+        "`pin_memory=True` to the DataLoader and copy each batch with `.to(device, non_blocking=True)` in the training loop.",
+        "先让数据集的 `__getitem__` 返回 CPU 张量（CUDA 张量无法锁页），再为 DataLoader 设置 `pin_memory=True`，"
+        "并在训练循环中用 `.to(device, non_blocking=True)` 拷贝每个 batch。",
+        "# in __getitem__: return CPU tensors (no .to(device) there); in the training loop:\n"
+        "loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=4, pin_memory=True)\n"
+        "for batch in loader:\n    batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}\n",
+    ),
     ("F1", "grain"): (
         "Give the Grain pipeline worker processes: end it with `dataset.mp_prefetch(grain.MultiprocessingOptions(num_workers=4))` "
         "(per-sample tokenization and packing then run outside the training process); keep its state checkpointable.",

@@ -2215,6 +2215,36 @@ def _nanotron_loaders(workers: str) -> dict[str, str]:
     }
 
 
+#: a ``.to(...)`` argument that names the GPU itself (``.to("cuda")``, ``.to(torch.device("cuda", rank))``); a device held
+#: in a variable (``.to(self.device)``) may be the CPU (nemo-automodel's diffusion dataset: ``device: str = "cpu"``)
+_GPU_ARG = lazy_compile(r"(?i)cuda")
+
+
+def _gpu_samples(f: Facts, train: frozenset[str]) -> Call | None:
+    """A copy to the GPU inside a dataset's ``__getitem__`` on the training path (CogVLM2's ``peft_lora.py`` copies each
+    sample ``.to(self.device)`` with ``device='cuda'``; only a copy that names CUDA itself is read), or None."""
+    for c in f.calls("to", "cuda"):
+        if c.func != "__getitem__" or _in_tests(c.path) or (train and c.path not in train):
+            continue
+        if c.short == "cuda" or (c.args and _GPU_ARG.search(_text(c.args[0]))):
+            return c
+    return None
+
+
+def _gpu_samples_note(ctx: Context, outcome: Outcome, check_id: str) -> Outcome:
+    """F1/F3 advice where the dataset hands out GPU tensors: worker processes cannot use CUDA once forked and CUDA
+    tensors cannot be pinned, so the copy leaves ``__getitem__`` first (the advice says so, not only "add workers")."""
+    if outcome.status != Status.UNUSED:
+        return outcome
+    c = _gpu_samples(ctx.facts, ctx.project.training_files)
+    if c is None:
+        return outcome
+    why = "worker processes cannot use CUDA once forked" if check_id == "F1" else "CUDA tensors cannot be pinned"
+    detail = f"{outcome.detail}; the dataset moves each sample to the GPU in __getitem__ ({c.path}:{c.line}): {why}"
+    return Outcome(outcome.status, [*outcome.evidence, _ev(c, key=f"{c.short}() in __getitem__")], detail,
+                   {**outcome.values, "advice_for": "gpu-samples"}, outcome.findings)
+
+
 @register
 class F1NumWorkers(_DataCheck):
     id = "F1"
@@ -2441,6 +2471,9 @@ class F1NumWorkers(_DataCheck):
     )
 
     def detect(self, ctx: Context) -> Outcome:
+        return _gpu_samples_note(ctx, self._judge(ctx), "F1")
+
+    def _judge(self, ctx: Context) -> Outcome:
         loaders = training_loaders(ctx)
         vals = [(v, ld) for ld in loaders for v in ld.props.get("num_workers", [])]
         known = [(n, v) for v, _ in vals if (n := _workers(v.value)) is not None]
@@ -3154,6 +3187,9 @@ class F3PinMemory(_DataCheck):
     )
 
     def detect(self, ctx: Context) -> Outcome:
+        return _gpu_samples_note(ctx, self._judge(ctx), "F3")
+
+    def _judge(self, ctx: Context) -> Outcome:
         f = ctx.facts
         pinned: list[Evidence] = []
         unpinned: list[Evidence] = []

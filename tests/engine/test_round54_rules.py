@@ -227,3 +227,26 @@ def test_an_attention_kind_only_a_dead_module_calls_is_not_named() -> None:
     files["train_mem.py"] = ("from eagle.train.llama_xformers_attn_monkey_patch import replace_llama_attn_with_xformers_attn\n"
                              "replace_llama_attn_with_xformers_attn()\n" + entry)
     assert "xformers" in _check(_audit(files), "D1").detail
+
+
+# --- CogVLM2: the dataset copies each sample to the GPU in __getitem__: workers and pinning need CPU samples first ------------
+
+def test_advice_for_workers_and_pinning_says_to_move_the_gpu_copy_out_of_getitem() -> None:
+    train = ("import torch\nfrom torch.utils.data import Dataset, DataLoader\n\n\nclass ConversationDataset(Dataset):\n"
+             "    def __init__(self, root_dir, device='cuda'):\n        self.device = device\n        self.items = []\n\n"
+             "    def __len__(self):\n        return len(self.items)\n\n    def __getitem__(self, idx):\n"
+             "        input_data = self.items[idx]\n        for key in input_data:\n"
+             "            input_data[key] = input_data[key]{copy}\n        return input_data\n\n\n"
+             "def main(model, optimizer):\n    loader = DataLoader(ConversationDataset('data'), batch_size=2, shuffle=True)\n"
+             "    for batch in loader:\n        loss = model(**batch).loss\n        loss.backward()\n        optimizer.step()\n\n\n"
+             "if __name__ == '__main__':\n    main(None, None)\n")
+    files = {"finetune_demo/peft_lora.py": train.format(copy=".to('cuda')")}
+    audit = _audit(files)
+    for cid in ("F1", "F3"):
+        r = _check(audit, cid)
+        assert r.status.value == "unused" and r.values.get("advice_for") == "gpu-samples", (cid, r.detail)
+        assert "moves each sample to the GPU in __getitem__ (finetune_demo/peft_lora.py:" in r.detail
+    # control: CPU samples, and a device held in a variable (it may be the CPU: nemo-automodel's ``device: str = "cpu"``)
+    for copy in (".float()", ".to(self.device)"):
+        audit = _audit({"finetune_demo/peft_lora.py": train.format(copy=copy)})
+        assert _check(audit, "F1").values.get("advice_for") != "gpu-samples", copy
