@@ -22,7 +22,7 @@ from .facts import Facts, as_number, truthy
 from .lazyre import lazy_compile
 from .model import Bottleneck, CheckResult, Project, Status
 from .project import multi_node_folders
-from .roles import GUIDE, IN_SCOPE
+from .roles import GUIDE, IN_SCOPE, ds_config_ref
 from .rules._helpers import (
     HF_STEP_HOOKS,
     class_at,
@@ -547,10 +547,10 @@ def _multi_node_shard_less(facts: Facts, multi: list, cited: list) -> bool:
     no run that spans nodes all-gathers its layers over the network."""
     if not multi:
         return False
-    refs = [x.script_args.get("deepspeed") or x.script_args.get("deepspeed_config") for x in multi]
-    if not all(isinstance(r, str) and r for r in refs):
+    refs = [ds_config_ref(x) for x in multi]
+    if None in refs:
         return False
-    passed = {resolve_file(facts, r) for r in refs}
+    passed = {resolve_file(facts, r) for r in refs if r is not None}
     return None not in passed and not passed & {getattr(c, "path", None) for c in cited}
 
 

@@ -361,9 +361,11 @@ def _missing_script(script: str | None, paths: set[str], origin: str, names: set
     return s not in paths and not any(p.endswith("/" + s) or ("/" in p and s.endswith("/" + p)) for p in paths)
 
 
-def _ds_config_ref(launch: Any) -> str | None:
-    """The DeepSpeed config file a launch passes (``--deepspeed ./scripts/zero3.json`` -> ``scripts/zero3.json``)."""
-    ref = launch.script_args.get("deepspeed") or launch.launcher_args.get("deepspeed_config")
+def ds_config_ref(launch: Any) -> str | None:
+    """The DeepSpeed config file a launch passes (``--deepspeed ./scripts/zero3.json`` -> ``scripts/zero3.json``, or
+    ``--deepspeed_config``), or None."""
+    ref = launch.script_args.get("deepspeed") or launch.script_args.get("deepspeed_config") \
+        or launch.launcher_args.get("deepspeed_config")
     if not isinstance(ref, str):
         return None
     s = ref.strip().strip("'\"")
@@ -375,7 +377,7 @@ def _ds_config_ref(launch: Any) -> str | None:
 def _missing_config(launch: Any, paths: set[str], names: set[str]) -> str | None:
     """The DeepSpeed config a launch passes, written as a relative path with a folder (no variable) that no file of the
     repository is or ends with, while a file of the same name lives in another folder; None otherwise."""
-    s = _ds_config_ref(launch)
+    s = ds_config_ref(launch)
     if s is None or s.startswith(("/", "../")) or "/" not in s or re.search(r"[$`*?{}]", s):
         return None
     if s.rsplit("/", 1)[-1] not in names or s in paths or any(q.endswith("/" + s) for q in paths):
@@ -391,7 +393,7 @@ def _config_found_elsewhere(files: Mapping[str, FileFacts], paths: list[str], pa
         runs = ff.launches if ff.kind == "shell" and q != here else \
             ff.doc_launches if ff.kind == "docs" and ("/" not in q or q.startswith("docs/")) else []
         for x in runs:
-            r = _ds_config_ref(x)
+            r = ds_config_ref(x)
             if r is not None and (r in pathset or any(t.endswith("/" + r) for t in pathset)):
                 return True
     return False
@@ -1856,5 +1858,5 @@ def role_calls(ff: FileFacts) -> list[RoleCall]:
 
 
 __all__ = ["ARCHIVE", "BENCHMARK", "BUILD", "CI", "CODE", "CONFIG", "DEV", "DOCS", "EVAL", "GUIDE", "IN_SCOPE", "LAUNCH", "OTHER", "OUT_OF_SCOPE",
-           "ROLE_LABELS", "SIDE", "TEST", "TRAINING", "UNSHIPPED", "VENDORED", "Roles", "classify_roles", "other_run_files", "path_role",
+           "ROLE_LABELS", "SIDE", "TEST", "TRAINING", "UNSHIPPED", "VENDORED", "Roles", "classify_roles", "ds_config_ref", "other_run_files", "path_role",
            "side_signal", "training_script_name", "trains_itself", "unshipped_files"]

@@ -166,9 +166,9 @@ def _forwards_own_guard(e: ConfigEntry) -> bool:
     return False
 
 
-
 #: the most recipes a document may link and still name the way to train (more is a catalogue of examples)
 _FEW_LINKS = 4
+
 
 class Facts:
     """All facts of one scan. Use :meth:`for_check` to get the view a check sees."""

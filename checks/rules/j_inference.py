@@ -269,10 +269,6 @@ def _online_rl_without_engine(f: Facts, eng: dict[str, list[Any]]) -> list[Call]
     return [c for c in f.calls(*_ONLINE_RL) if not inputs_replaced(f, c)]
 
 
-#: a module of inference, serving or evaluation code (``inference/vllm_inference_engine.py``, ``serve/``, ``eval_*.py``)
-_INFERENCE_MODULE = lazy_compile(r"(?i)infer|serv(e|er|ing)|eval|generat|deploy")
-
-
 def _per_site(f: Facts, eng: dict[str, list[Any]], engine: str, keys: tuple[str, ...],
               training: frozenset[str] = frozenset()) -> tuple[list[Any], list[Any]]:
     """Sites of ``engine`` that set one of ``keys`` truthy, and sites that do not (keyword, flag, or same-file config).
@@ -300,7 +296,7 @@ def _per_site(f: Facts, eng: dict[str, list[Any]], engine: str, keys: tuple[str,
     built = [x for x in on + off if isinstance(x, Call) and _constructs(x)]
     # (the training path's engine, where it builds one: Video-R1's rollout ``LLM(..., enforce_eager=True)``, not its CoT
     # generation script's ``LLM(model=...)``)
-    built = [x for x in built if x.path in training and not _INFERENCE_MODULE.search(x.path)] or built
+    built = [x for x in built if x.path in training and not _inference_file(x.path)] or built
     if built and all(x in on for x in built):
         # a launch flag that only picks the engine the code builds (R1-V ``--use_vllm true``, the trainer's ``LLM(...,
         # enforce_eager=True)``) runs it as built
@@ -1131,7 +1127,7 @@ class J6DecodeCudaGraph(_InferenceOnly):
         train = ctx.project.training_files
         # (an engine module of the training code that is no inference module: oumi's ``inference/vllm_inference_engine.py``
         # is its serving engine, not a trainer's rollout)
-        rollout_eager = [x for x in eager_on if isinstance(x, Call) and x.path in train and not _INFERENCE_MODULE.search(x.path)]
+        rollout_eager = [x for x in eager_on if isinstance(x, Call) and x.path in train and not _inference_file(x.path)]
         if used and rollout_eager and not any(getattr(x, "path", None) in train for x in used):
             # Video-R1: its CoT-generation and inference scripts build ``LLM(model=...)`` with graphs on, while the GRPO
             # trainer's rollout engine is ``LLM(..., enforce_eager=True)``
