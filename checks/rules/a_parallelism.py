@@ -230,13 +230,15 @@ def _visible_devices(launch: Launch) -> int | None:
 
 
 def _include_count(spec: str) -> int | None:
-    """GPUs named by deepspeed ``--include localhost:0,1``."""
+    """GPUs named by deepspeed ``--include localhost:0,1``; None for a placeholder in place of the list (GeoChat's
+    ``--include localhost:gpu_ids``, filled in by the user) or a host without one."""
     total = 0
     for host in spec.split("@"):
         _, _, slots = host.partition(":")
-        if not slots:
+        ids = [x.strip() for x in slots.split(",") if x.strip()]
+        if not ids or not all(x.isdigit() for x in ids):
             return None
-        total += len([x for x in slots.split(",") if x.strip()])
+        total += len(ids)
     return total or None
 
 
@@ -275,7 +277,9 @@ def launch_size(facts: Facts, launch: Launch) -> LaunchSize | None:
         multi = None if procs is None else (procs > 1 or (nodes or 1) > 1)
         if "hostfile" in la or (nodes or 1) > 1:
             multi = True
-        return LaunchSize(launch, multi, procs, nodes, "deepspeed launcher" + (f" --num_gpus {procs}" if procs else " (all visible GPUs)"))
+        inc = la.get("include")
+        shown = f" --num_gpus {procs}" if procs else f" --include {inc}" if isinstance(inc, str) and inc else " (all visible GPUs)"
+        return LaunchSize(launch, multi, procs, nodes, "deepspeed launcher" + shown)
     if kind == "accelerate":
         cfg = accelerate_file_settings(facts, la.get("config_file"))
         procs = _count(la.get("num_processes"))

@@ -566,20 +566,20 @@ def _epoch_modulo_names(f: Facts) -> frozenset[str]:
     return f._memo[key]  # type: ignore[return-value]
 
 
-def _strategy_off(f: Facts, s: Setting, strategy: str) -> bool:
-    """Whether the same file/launch/call sets ``<x>_strategy`` to epoch/no, which makes a step interval moot."""
+def _strategy_off(f: Facts, s: Setting, strategy: str) -> Setting | None:
+    """The setting of ``<x>_strategy`` to epoch/no in the same file/launch/call, which makes a step interval moot."""
     for t in f.settings(strategy):
         if t.path != s.path:
             continue
-        if s.source == "launcher" and t.source == "launcher" and t.line != s.line:
-            continue  # another command line of the same script
+        if s.source == "launcher" and t.source == "launcher" and t.text != s.text:
+            continue  # another command of the same script (each flag is cited at its own line: the command is its text)
         if s.source == "call" and t.source == "call" and t.text != s.text:
             continue  # another call (keywords of one call share its first line as text)
-        if isinstance(t.value, str) and t.value.lower() in {"epoch", "no", "best"}:
-            return True
+        if (isinstance(t.value, str) and t.value.lower() in {"epoch", "no", "best"}) or t.value is False:
+            return t  # (``--save_strategy "no"`` and YAML ``save_strategy: no`` are read as a boolean)
         if isinstance(t.value, Expr) and re.search(r"\.(EPOCH|NO)\b", t.value.text):
-            return True
-    return False
+            return t
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -617,9 +617,15 @@ def interval_settings(f: Facts, names: tuple[str, ...], strategy: str | None = N
         steps, kind = interval(s.value)
         if isinstance(s.value, Expr) or isinstance(s.value, (list, tuple, dict)):
             continue  # (a list of steps, openpipe-art's ``checkpoint_steps = ()``: no interval)
-        if strategy and kind == "steps" and _strategy_off(f, s, strategy):
-            # (the step count is unused, not a number of epochs: Online-RLHF ``save_strategy="epoch", save_steps=1000000000``)
-            steps, kind = None, "epoch"
+        moot = _strategy_off(f, s, strategy) if strategy and kind == "steps" else None
+        if moot is not None:
+            # the step count is unused, not a number of epochs (Online-RLHF ``save_strategy="epoch", save_steps=1000000000``):
+            # the strategy is the evidence (GeoChat's launch: ``--save_strategy "epoch"`` a line above ``--save_steps 7000``)
+            off = moot.value is False or (moot.value.lower() == "no" if isinstance(moot.value, str)
+                                          else bool(re.search(r"\.NO\b", str(getattr(moot.value, "text", "")))))
+            if not any(i.fact is moot for i in out):
+                out.append(Interval(moot, moot.key, strategy or s.name, None, "off" if off else "epoch"))
+            continue
         if kind == "steps" and s.name in _epoch_modulo_names(f):
             kind = "epoch"
         out.append(Interval(s, s.key, s.name, steps, kind))
