@@ -862,7 +862,12 @@ def _doc_targets(doc: str, token: str, paths: set[str], index: _ModuleIndex) -> 
     s = token.strip().strip("'\"")
     if s.startswith("./"):
         s = s[2:]
-    if not s or s.startswith("/") or ".." in s.split("/"):
+    if s.startswith("/") and ".." not in s.split("/"):
+        # the checkout at the file system's root, as in a container (GOT-OCR2.0: ``deepspeed
+        # /GOT-OCR-2.0-master/GOT/train/train_GOT.py``): the file whose whole path in the repository is the rest
+        rel = s.lstrip("/")
+        return [rel] if "/" in rel and rel in paths else []
+    if not s or ".." in s.split("/"):
         return []
     if "/" not in s and not re.search(r"\.(py|ya?ml|json|toml|sh)$", s):
         return index.by_name.get(s, [])[:3] if re.fullmatch(r"[A-Za-z_][\w.]*", s) else []  # python -m pkg.train

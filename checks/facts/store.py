@@ -640,6 +640,11 @@ class Facts:
             stem = r.replace(".", "/")
             return any(p.endswith((f"{stem}.py", f"{stem}/__main__.py")) for p in [*self.paths_named(stem.rsplit("/", 1)[-1] + ".py"),
                                                                                    *self.paths_named("__main__.py")])
+        if r.startswith("/"):
+            # the checkout at the file system's root, as in a container (GOT-OCR2.0's README: ``deepspeed
+            # /GOT-OCR-2.0-master/GOT/train/train_GOT.py``): the whole rest is the file's path in the repository
+            r = r.lstrip("/")
+            return "/" in r and r in self.files
         # relative to the repository's root, as the README runs it; a bare ``train.py`` is not ``examples/x/train.py``
         return any(p == r or ("/" in r and p.endswith("/" + r)) for p in self.paths_named(r.rsplit("/", 1)[-1]))
 

@@ -51,3 +51,25 @@ def test_save_steps_under_an_epoch_strategy_cite_the_strategy() -> None:
     # a "no" strategy saves nothing on a step interval
     i3 = _check(_audit({"train.py": _LLAVA_TRAIN, "scripts/run.sh": launch.replace('"epoch"', '"no"')}), "I3")
     assert "no periodic checkpoint" in i3.detail and "save_strategy" in i3.detail, i3.detail
+
+
+# --- GOT-OCR2.0: the README runs ``deepspeed /GOT-OCR-2.0-master/GOT/train/train_GOT.py``, the checkout at / ----------------
+
+_GOT_README = ("# GOT\n\n## Train\n\n```Shell\ndeepspeed   /GOT-master/GOT/train/train_GOT.py \\\n"
+               " --deepspeed /GOT-master/zero_config/zero2.json \\\n --gradient_checkpointing True \\\n"
+               " --gradient_accumulation_steps 2 \\\n --dataloader_num_workers 8 \\\n --model_max_length 8192 \\\n"
+               " --output_dir /your/output/path\n```\n")
+
+
+def test_a_documented_command_rooted_at_the_checkout_is_the_run() -> None:
+    files = {"README.md": _GOT_README, "GOT-master/GOT/train/train_GOT.py": _LLAVA_TRAIN,
+             "GOT-master/GOT/train/train_lora.py": _LLAVA_TRAIN.replace("train()", "train_lora()"),
+             "GOT-master/zero_config/zero2.json": '{\n  "zero_optimization": {"stage": 2}\n}\n'}
+    a = _audit(files)
+    assert a.roles.entry_points == ["GOT-master/GOT/train/train_GOT.py"], a.roles.entry_points
+    assert _check(a, "C3").status.value == "used" and _check(a, "C5").status.value == "used"
+    assert a.project.max_seq_len == 8192
+    # control: a path that is not the repository's (``/workspace/train.py``) stays unresolved
+    files["README.md"] = _GOT_README.replace("/GOT-master/GOT/train/train_GOT.py", "/workspace/GOT/train/train_GOT.py")
+    a = _audit(files)
+    assert _check(a, "C3").status.value == "unused", _check(a, "C3").detail
