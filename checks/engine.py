@@ -21,6 +21,7 @@ from .deferred import Deferred, Pending
 from .facts import Facts, FileFacts, classify, extract_file
 from .facts.types import drop_tables, share_line_numbers
 from .lazyre import lazy_compile
+from .learner_library import library_not_judged
 from .model import Bottleneck, CheckResult, Evidence, Outcome, Project, Status
 from .project import detect_project
 from .query_log import Recorder, attributes, code_version, dirty_reads, file_digests, share_hashes, unchanged
@@ -34,7 +35,7 @@ from .workload import inference_not_applicable
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
 #: Bump when an extractor changes what it records: cached facts of older versions are ignored.
-FACTS_VERSION = 127
+FACTS_VERSION = 128
 
 
 class FactsCache(Protocol):
@@ -465,7 +466,8 @@ def run_checks(facts: Facts, project: Project, options: AuditOptions, checks: li
         else:
             reason = (jax_not_applicable(check.id, project) or inference_not_applicable(check.id, project)
                       or check.not_applicable(ctx))
-            outcome = Outcome(Status.NA, detail=reason) if reason else jax_not_judged(check.id, project, detect_safely(check, ctx))
+            outcome = Outcome(Status.NA, detail=reason) if reason else \
+                library_not_judged(check.id, project, jax_not_judged(check.id, project, detect_safely(check, ctx)))
         prio = check.recommendation_priority(ctx, outcome) if outcome.status != Status.NA else None
         results.append(
             CheckResult(

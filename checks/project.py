@@ -31,6 +31,10 @@ FRAMEWORKS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] 
     "lightning": (("lightning", "pytorch_lightning", "lightning_fabric"), ("lightning", "pytorch-lightning"), ("lightning",)),
     "peft": (("peft",), ("peft",), ()),
     "trl": (("trl",), ("trl",), ()),
+    # Oat (sail-sg/oat, ``oat-llm``): online alignment (PPO/GRPO/Dr. GRPO, DPO) on DeepSpeed learners and vLLM actors; a
+    # project that runs its learner (understand-r1-zero's ``train_zero_math.py``: ``class ZeroMathLearner(PPOLearner)``
+    # handed to ``get_program``) fine-tunes through it, with no backward pass of its own
+    "oat": (("oat.algorithms", "oat.learners", "oat.actors", "oat.interface", "oat.args"), ("oat-llm",), ()),
     "ray": (("ray",), (), ()),  # Ray Train / Ray actors drive the training processes (imports only: many list it as an extra)
     "vllm": (("vllm",), ("vllm",), ("vllm",)),
     "sglang": (("sglang",), ("sglang",), ()),
@@ -840,7 +844,18 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     for x in facts.settings(*_MODEL_KEYS):
         if x.path in recipes and isinstance(x.value, str) and x.value in counts:
             trained[x.value] = trained.get(x.value, 0) + 1
-    p.model_names = sorted(counts, key=lambda n: (-trained.get(n, 0), -counts[n], n))[:10]
+    # ... and first of all one the recipes the README runs name (lmm-r1's ``bash examples/scripts/lmm_r1/train_fre_text.sh``
+    # trains Qwen2.5-VL-3B beside thirty upstream OpenRLHF example scripts of Llama-3-8B)
+    # (a local copy, ``./models/Qwen2.5-VL-3B-Instruct``, is the named model whose last part it keeps)
+    runbook = _documented_scripts(facts)
+    shown: dict[str, int] = {}
+    by_tail = {n.rstrip("/").rsplit("/", 1)[-1].lower(): n for n in counts}
+    for x in facts.settings(*_MODEL_KEYS) if runbook else ():
+        v = placeholder_tail(x.value) if x.path in runbook and isinstance(x.value, str) else None
+        n = v if v in counts else by_tail.get(v.rstrip("/").rsplit("/", 1)[-1].lower()) if v else None
+        if n is not None:
+            shown[n] = shown.get(n, 0) + 1
+    p.model_names = sorted(counts, key=lambda n: (-shown.get(n, 0), -trained.get(n, 0), -counts[n], n))[:10]
     # no config or code of the training path names its model, but the README's documented run does (``base_model:`` in its
     # YAML config, ``--model_name_or_path`` of its training command): that is the model the run trains, named first
     # A name the training path holds only as an option's default (FastChat ``model_name_or_path: Optional[str] =
@@ -970,6 +985,8 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         # a preference loss of the DPO family written out (SPIN's ``SPINTrainer.spin_loss``: ``losses =
         # -F.logsigmoid(self.beta * logits)`` over policy and reference log-ratios, in a plain ``Trainer`` subclass)
         or bool(preference_losses(facts))
+        # an online-alignment library's learner (Oat's ``PPOLearner``, ``DAPLearner``): RL or preference training
+        or bool(facts.imports(*_LEARNER_MODULES))
     )
     # a checkpoint load: Hugging Face's ``from_pretrained``, or the project's own loader of released weights (Mamba's
     # ``MambaLMHeadModel.from_pretrained`` reading an HF state dict)
@@ -1016,6 +1033,10 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         # run by ``scripts/run_train_text.sh``): JAX computes and applies the gradients there, no ``backward()`` call
         or any(d.path in train_paths for d in jax_jitted_steps(facts))
     )
+    learners = _library_learners(facts, train_paths)
+    if learners:
+        i = learners[0]
+        p.notes["library_learner"] = f"`{i.name}` from `{i.module}`, {i.path}:{i.line}"
     hooks = [] if p.does_training else _trainer_step_hooks(facts)
     if hooks:
         # a library of HF Trainer subclasses whose ``Trainer(...).train()`` is its users' script: training code, on a model
@@ -1124,6 +1145,21 @@ def _hostfile_hosts(facts: Facts, launch: Any) -> tuple[int, str, bool] | None:
         # ``--include GPU002,GPU003`` (colossalai) or ``worker-0:0,1@worker-1`` (DeepSpeed): those hosts of the file only
         n, more = min(n, len(inc.split("@")) if "@" in inc or ":" in inc else len(inc.split(","))), False
     return n, f"{found[0]}:{entry.line}", more
+
+
+#: training libraries whose learner classes a project's entry point subclasses and hands to the library's launcher (no
+#: ``backward()`` or trainer call in the project's own code)
+_LEARNER_MODULES = ("oat.algorithms", "oat.learners")
+
+
+def _library_learners(facts: Facts, train_paths: Iterable[str]) -> list[Any]:
+    """The imports of a training library's learner class (``from oat.algorithms.ppo import PPOActor, PPOArgs, PPOLearner``)
+    in the project's training files."""
+    paths = set(train_paths)
+    found = [i for i in facts.imports(*_LEARNER_MODULES) if i.path in paths and (i.name or "").endswith("Learner")]
+    # the library's own tree (Oat's wheel: ``oat/algorithms/ppo.py`` imports ``oat.learners``) is scanned: its loop is read
+    return [i for i in found if not facts.paths_named(i.module.rsplit(".", 1)[-1] + ".py")
+            and not any(p.startswith(i.module.replace(".", "/") + "/") for p in facts.paths_named("__init__.py"))]
 
 
 def _not_a_training_call(c: Any) -> bool:
@@ -1587,6 +1623,12 @@ def _estimate_size(facts: Facts, p: Project, named: list[tuple[str, str]], train
             return
     placeholders = _unloadable_defaults(facts, training)
     named = [x for x in _trained_names(facts, named, training) if x not in placeholders]
+    runbook = _documented_scripts(facts)
+    ran = [(path, n) for path, n in named if path in runbook]
+    if ran and _params_from_names(ran)[0] is not None:
+        # the recipes the README runs name the model (lmm-r1: Qwen2.5-VL-3B in ``examples/scripts/lmm_r1/*.sh``, beside the
+        # upstream OpenRLHF examples of Llama-3-8B it keeps): the size of the documented run
+        named = ran
     b, dist = _params_from_names(named)
     if b is not None and training and all(path.endswith(".py") and path not in training
                                           for path, n in named if size_in_name(n) == b):
@@ -1701,6 +1743,10 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
         if st.name in _TRAIN_SEQ_KEYS and st.source in ("launcher", "config") and st.rank > 0 and v and 16 <= v <= 10_000_000 \
                 and not isinstance(st.value, float) and not _TEST_PATH_RE.search(st.path):
             set_by_runs.setdefault(st.path, set()).add(int(v))
+    if not set_by_runs and not any(st.path in training for st in facts.effective(*_TRAIN_SEQ_KEYS)):
+        # an RL run's sequence is its prompt and its response (OpenRLHF ``--prompt_max_len 1024 --generate_max_len 3000``,
+        # Oat's ``--prompt_max_length`` and ``--generate_max_length``): what the launches set, when no training length is
+        per_file = _rl_seq_lens(facts) or per_file
     if len(set_by_runs) >= 3 and not any(st.source in ("launcher", "config") and as_number(st.value) is not None
                                          for st in facts.effective(*_TRAIN_SEQ_KEYS)):
         per_file = set_by_runs
@@ -1727,6 +1773,38 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
         p.max_seq_len = best
 
 
+def _documented_scripts(facts: Facts) -> dict[str, str]:
+    """The launch scripts the README runs or links as the way to train (:meth:`Facts.documented_recipes` that are shell
+    scripts: lmm-r1's ``bash examples/scripts/lmm_r1/train_fre_text.sh``): a project's reproduction of its own runs. A
+    framework's quick-start recipe (LLaMA-Factory's ``llamafactory-cli train examples/train_lora/qwen3_lora_sft.yaml``,
+    axolotl's) is one example of a catalogue, and sizes no run."""
+    return {p: w for p, w in facts.documented_recipes().items() if p.endswith(".sh")}
+
+
+#: (prompt length, response length) option pairs of RL trainers: OpenRLHF, Oat, verl (``data.max_prompt_length``), TRL
+_RL_LENGTHS = (("prompt_max_len", "generate_max_len"), ("prompt_max_length", "generate_max_length"),
+               ("max_prompt_length", "max_response_length"), ("max_prompt_length", "max_completion_length"))
+
+
+def _rl_seq_lens(facts: Facts) -> dict[str, set[int]]:
+    """Path -> the prompt plus response lengths its RL launches or recipe configs set (both in one command or one file)."""
+    out: dict[str, set[int]] = {}
+    for prompt, response in _RL_LENGTHS:
+        got: dict[tuple[str, str, str], dict[str, int]] = {}
+        for st in facts.settings(prompt, response):
+            v = as_number(st.value)
+            if st.source not in ("launcher", "config") or st.rank <= 0 or not v or isinstance(st.value, float) \
+                    or _TEST_PATH_RE.search(st.path):
+                continue
+            which = prompt if st.name == prompt else response if st.name == response else None
+            if which is not None:
+                got.setdefault((st.path, st.source, st.text if st.source == "launcher" else ""), {})[which] = int(v)
+        for (path, _src, _cmd), pair in got.items():
+            if len(pair) == 2 and 16 <= sum(pair.values()) <= 10_000_000:
+                out.setdefault(path, set()).add(sum(pair.values()))
+    return out
+
+
 def _documented_seq_len(facts: Facts) -> list[int]:
     """The training length the recipes the README names or links as the way to train set, when they agree: the run a
     user follows, even where more (upstream) scripts set another (Open-LLaVA-NeXT's "Training script with DeepSpeed
@@ -1737,6 +1815,9 @@ def _documented_seq_len(facts: Facts) -> list[int]:
     found = {int(v) for st in facts.settings(*_TRAIN_SEQ_KEYS)
              if st.path in documented and st.name in _TRAIN_SEQ_KEYS and st.source in ("launcher", "config")
              and not isinstance(st.value, float) and (v := as_number(st.value)) and 16 <= v <= 10_000_000}
+    if not found:  # RL recipes: prompt plus response (lmm-r1's README runs ``bash examples/scripts/lmm_r1/train_fre_text.sh``)
+        found = {v for path, vs in _rl_seq_lens(facts).items() if path in documented for v in vs}
+        return [max(found)] if found else []
     return list(found) if len(found) == 1 else []
 
 

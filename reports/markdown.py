@@ -19,6 +19,7 @@ from typing import Any
 
 from checks.base import REGISTRY, all_checks
 from checks.engine import Audit
+from checks.learner_library import library_reason_zh
 from checks.model import CATEGORIES, CheckResult, Evidence, Status
 from checks.stack import jax_reason_zh
 from checks.workload import INFERENCE_CHECKS, inference_only
@@ -230,7 +231,7 @@ def _item(ctx: _Ctx, r: CheckResult, fold: Fold, folded: list[bool]) -> dict[str
         fix_zh = jax[1] if jax else decl.fix_zh if decl is not None else None
         if r.status == Status.UNUSED and r.priority is None and r.values.get("finetuning") == "frozen-llm":
             fix_zh = "无需 LoRA：语言模型已冻结，只训练其周围的模块，LoRA 只会增加可训练参数而不会节省显存"
-        detail = (jax_reason_zh(r.id, r.detail) or na_reason_zh(r.detail)) if r.status == Status.NA else \
+        detail = (jax_reason_zh(r.id, r.detail) or library_reason_zh(r.id, r.detail) or na_reason_zh(r.detail)) if r.status == Status.NA else \
             status_detail_zh(r.status, bool(r.evidence or r.findings), fix_zh, r.detail)
     subs: list[str] = []
     if r.status == Status.NA:

@@ -113,6 +113,7 @@ class RepoStyle:
     # a model keyword (``attn_implementation``) is a training flag only where one of them defines it
     own_args: frozenset[str] = frozenset()
     cli_args: frozenset[str] = frozenset()  # command-line options only: argparse dests and the flags launches pass
+    switch_args: frozenset[str] = frozenset()  # argparse options that take no value (``action="store_true"``)
     # the highest transformers release the requirements allow (a pin or an upper bound; None: unbounded or unknown)
     transformers_max: tuple[int, ...] | None = None
     # the project's parser reads TrainingArguments from the command line (HfArgumentParser, TRL's TrlParser): every
@@ -187,6 +188,10 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
     s.cli_args = frozenset({x.dest for x in facts.records("arg_options")}
                            | {k.replace("-", "_") for x in facts.launches() for k in x.script_args})
     s.own_args = frozenset({x.name for x in facts.records("fields")}) | s.cli_args
+    actions: dict[str, set[str | None]] = {}
+    for x in facts.records("arg_options"):
+        actions.setdefault(x.dest, set()).add(x.action)
+    s.switch_args = frozenset(d for d, a in actions.items() if a == {"store_true"})
     s.transformers_max = dep_version(facts, "transformers")[1]
     s.hf_parser = bool(facts.calls("HfArgumentParser", "TrlParser"))
     s.argparse = bool(facts.records("arg_options"))
@@ -445,7 +450,10 @@ def _hf_yaml_to(target: str, code: str, style: RepoStyle) -> str | None:
     if target == "hf-args":
         lines = [f"# {where}", f"training_args = {style.hf_args_class}(", "    # ...your existing arguments...", *(f"    {k}={v!r}," for k, v in doc.items()), ")"]
     else:
-        flags = " ".join(f"--{k} {shlex.quote(str(v))}" for k, v in doc.items())
+        # a switch is passed bare: ``--use_liger_kernel True`` makes argparse refuse the stray ``True`` (OpenRLHF's
+        # ``parser.add_argument("--use_liger_kernel", action="store_true")``)
+        flags = " ".join(f"--{k}" if v is True and k in style.switch_args else f"--{k} {shlex.quote(str(v))}"
+                         for k, v in doc.items())
         lines = [f"# {_append_to(style)} in {where}", flags]
     if newer:
         lines.append(_left_out(newer, style))

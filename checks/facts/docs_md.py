@@ -284,6 +284,10 @@ _SHARDING_FLAGS = frozenset({"fsdp", "fsdp_config", "deepspeed", "deepspeed_conf
 _OFF_VALUES = frozenset({"", "false", "0", "no", "none"})
 
 
+#: a documented command that runs a shell script of the repository (``bash scripts/train.sh``, ``sh ./run_sft.sh``)
+_RUN_SHELL = lazy_compile(r"^\s*(?:\$\s+)?(?:bash|sh)\s+((?:\./)?[\w./-]+\.sh)\b")
+
+
 def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
     """The script and files of each documented training command (``command`` / ``command_file`` hints), and the model it
     starts from (a ``model`` hint per ``--model_name_or_path`` / ``--base_model`` flag).
@@ -296,6 +300,11 @@ def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
             path.endswith((".md", ".markdown")) and ("\n    " in text or "\n\t" in text)):
         return
     for first, body in _blocks(text):
+        for i, line in enumerate(body.splitlines()):
+            m = _RUN_SHELL.match(line)
+            # ``bash examples/scripts/lmm_r1/train_fre_text.sh``: the README runs the training script it ships
+            if m and _TRAIN_SCRIPT.search(m.group(1).rsplit(".", 1)[0]) and not _NOT_TRAINING.search(m.group(1).rsplit("/", 1)[-1]):
+                out.doc_hints.append(DocHint(path, first + i, "shell_command", m.group(1).removeprefix("./"), line.strip()[:300]))
         scratch = FileFacts(path=path, kind="shell", lines=0)
         try:
             extract_shell_text(path, body, scratch, first_line=first)

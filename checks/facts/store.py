@@ -1018,8 +1018,8 @@ class Facts:
 
     def documented_recipes(self) -> dict[str, str]:
         """Recipe files a command in the project's README or docs/ names (``python train.py config/train_gpt2.py`` ->
-        ``config/train_gpt2.py``: ``README.md:118``), scripts such a command runs, and recipes and launch scripts it links
-        to (``[`finetune.sh`](scripts/v1_6/train/7b/finetune.sh)``)."""
+        ``config/train_gpt2.py``: ``README.md:118``), scripts such a command runs (``bash scripts/train_sft.sh``), and
+        recipes and launch scripts it links to (``[`finetune.sh`](scripts/v1_6/train/7b/finetune.sh)``)."""
         memo = self._s.get("documented_recipes")
         if memo is None:
             memo = {}
@@ -1032,7 +1032,8 @@ class Facts:
                 for h in ff.doc_hints:
                     if h.kind == "config_link" and len(links) > _FEW_LINKS:
                         continue
-                    if h.kind in ("command", "command_file", "config_link") and h.value in self.files and h.value not in memo:
+                    if h.kind in ("command", "command_file", "config_link", "shell_command") and h.value in self.files \
+                            and h.value not in memo:
                         memo[h.value] = f"{p}:{h.line}"
             self._s["documented_recipes"] = memo
         return memo

@@ -691,6 +691,8 @@ def training_loaders(ctx: Context) -> list[_Loader]:
     # ``get_dataloader``, with the env type defaulting to 'pytorch') is not the run's, when a loader of the run remains
     live = [x for x in train if not (isinstance(x.site, Call) and guard_off(f, x.site))]
     train = live or train
+    if not train and ctx.project.notes.get("library_learner"):
+        return []  # the learner's training loader is the library's; the project's own feed evaluation (see checks.learner_library)
     return _on_training_path(train or out, ctx.project.training_files)
 
 

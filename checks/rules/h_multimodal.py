@@ -134,8 +134,9 @@ _TUNE_VISION_KEYS = ("tune_mm_vision", "tune_vision", "tune_vit", "train_vision"
 
 
 #: settings that list the modules to freeze by name prefix (ROLL ``freeze_module_prefix: "vision_model.blocks,..."``)
-_FREEZE_PREFIX_KEYS = ("freeze_module_prefix", "freeze_modules", "frozen_modules", "freeze_module_names")
-_VISION_MODULE = lazy_compile(r"(?i)(^|[,\s.\[\]'\"])(vision\w*|visual\w*|vit\w*|image_encoder|img_encoder)\b")
+#: (lmm-r1's OpenRLHF ``--freeze_prefix visual``)
+_FREEZE_PREFIX_KEYS = ("freeze_module_prefix", "freeze_modules", "frozen_modules", "freeze_module_names", "freeze_prefix")
+_FROZEN_VISION_PREFIX = lazy_compile(r"(?i)(^|[,\s.\[\]'\"])(vision\w*|visual\w*|vit\w*|image_encoder|img_encoder)\b")
 
 
 def _receiver(c: Any) -> str:
@@ -381,7 +382,7 @@ class H1VisionFreeze(_MultimodalOnly):
                 (unfrozen if "mm_vision_tower" in s.value else frozen).append(s)
         # a list of module-name prefixes to freeze that names the vision tower (ROLL ``freeze_module_prefix: vision_model``)
         for s in f.effective(*_FREEZE_PREFIX_KEYS):
-            if isinstance(s.value, str) and _VISION_MODULE.search(s.value):
+            if isinstance(s.value, str) and _FROZEN_VISION_PREFIX.search(s.value):
                 frozen.append(s)
         # LLaMA-Factory: freeze_vision_tower defaults to true (for a config that trains a multimodal model), unless
         # the repository carries its own copy of the arguments with another default

@@ -73,3 +73,112 @@ def test_a_documented_command_rooted_at_the_checkout_is_the_run() -> None:
     files["README.md"] = _GOT_README.replace("/GOT-master/GOT/train/train_GOT.py", "/workspace/GOT/train/train_GOT.py")
     a = _audit(files)
     assert _check(a, "C3").status.value == "unused", _check(a, "C3").detail
+
+
+# --- understand-r1-zero: the training loop is Oat's learner --------------------------------------------------------------
+
+_OAT_TRAIN = (
+    "from dataclasses import dataclass\n\nfrom oat.algorithms.ppo import PPOActor, PPOArgs, PPOLearner\n"
+    "from oat.args import default_args_validation, get_default_args\nfrom oat.interface import get_program, lp\n"
+    "from torch.utils.data import DataLoader\n\n\n@dataclass\nclass ZeroMathArgs(PPOArgs):\n    critic_type: str = 'drgrpo'\n\n\n"
+    "class ZeroMathLearner(PPOLearner):\n    def evaluate(self, dataloader, steps):\n"
+    "        for name, dataset in self.eval_dataset_dict.items():\n"
+    "            eval_loader = DataLoader(dataset, batch_size=8, shuffle=False)\n"
+    "            super().evaluate(eval_loader, f'{steps}_{name}')\n\n\n"
+    "def run(args):\n    program, resources = get_program(args, learner_cls=ZeroMathLearner, actor_cls=PPOActor)\n"
+    "    lp.launch_programs(program, local_resources=resources)\n\n\nif __name__ == '__main__':\n"
+    "    args = get_default_args(ZeroMathArgs)\n    run(default_args_validation(args))\n")
+_OAT_RUN = ("python train_zero_math.py \\\n    --gpus 8 \\\n    --gradient-checkpointing \\\n    --flash-attn \\\n    --bf16 \\\n"
+            "    --zero-stage 2 \\\n    --prompt_max_length 1024 \\\n    --generate_max_length 3000 \\\n"
+            "    --pretrain Qwen/Qwen2.5-Math-1.5B\n")
+
+
+_SERVING = ("python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 16 --trust-remote-code "
+            "--host 0.0.0.0 --port 30000\n")
+
+
+def test_a_library_learner_is_training_and_its_internals_are_not_judged() -> None:
+    a = _audit({"train_zero_math.py": _OAT_TRAIN, "examples/qwen2.5-math-1.5b.sh": _OAT_RUN,
+                "deploy_dpsk/serving.sh": _SERVING})
+    assert a.project.does_training and a.project.alignment and "oat" in a.project.frameworks
+    assert a.project.max_seq_len == 4024  # the prompt and the response
+    assert _check(a, "C1").status.value == "used" and _check(a, "C3").status.value == "used"
+    for cid in ("B1", "C5", "D6", "E2", "F1", "F3"):
+        r = _check(a, cid)
+        assert r.status.value == "n/a" and "the training loop is a library's" in r.detail and "PPOLearner" in r.detail, (cid, r.detail)
+    # the evaluation loader the learner builds is not the training loader
+    assert "eval_loader" not in " ".join(e.snippet for e in _check(a, "F1").evidence)
+
+
+def test_a_library_learner_reason_is_chinese_in_the_chinese_report() -> None:
+    from reports.markdown import render_markdown
+
+    a = _audit({"train_zero_math.py": _OAT_TRAIN, "examples/qwen2.5-math-1.5b.sh": _OAT_RUN})
+    zh = render_markdown(a, lang="zh")
+    line = next(x for x in zh.splitlines() if "**D6**" in x)
+    assert "第三方库的 learner" in line and "the training loop" not in line, line
+
+
+def test_an_rl_run_without_a_learner_import_is_still_judged_as_before() -> None:
+    # control: the same launch beside a script that does not import a learner is not a library run
+    train = _OAT_TRAIN.replace("from oat.algorithms.ppo import PPOActor, PPOArgs, PPOLearner\n",
+                               "PPOActor = PPOArgs = PPOLearner = object\n")
+    a = _audit({"train_zero_math.py": train, "examples/qwen2.5-math-1.5b.sh": _OAT_RUN})
+    assert "library_learner" not in a.project.notes
+    assert not any("the training loop is a library's" in (r.detail or "") for r in a.results)
+
+
+# --- lmm-r1: the README runs ``bash examples/scripts/lmm_r1/train_fre_text.sh`` beside upstream OpenRLHF examples -----------
+
+def _openrlhf(model: str, prompt: int, generate: int) -> str:
+    return ("ray job submit -- python3 -m openrlhf.cli.train_ppo_ray \\\n"
+            f"   --pretrain {model} \\\n   --prompt_max_len {prompt} \\\n   --generate_max_len {generate} \\\n"
+            "   --bf16 \\\n   --freeze_prefix visual\n")
+
+
+def test_the_recipes_the_readme_runs_size_the_run() -> None:
+    files = {"openrlhf/cli/train_ppo_ray.py": ("import argparse\n\nparser = argparse.ArgumentParser()\n"
+                                               "parser.add_argument('--pretrain', type=str)\n"
+                                               "parser.add_argument('--use_liger_kernel', action='store_true', default=False)\n"
+                                               "args = parser.parse_args()\nloss.backward()\n"),
+             "README.md": "# LMM-R1\n\n```bash\nbash examples/scripts/lmm_r1/train_fre_text.sh\n```\n"}
+    for i in range(3):
+        files[f"examples/scripts/train_ppo_llama_{i}.sh"] = _openrlhf("OpenRLHF/Llama-3-8b-sft-mixture", 1024, 1024)
+    files["examples/scripts/lmm_r1/train_fre_text.sh"] = _openrlhf("./models/Qwen2.5-VL-3B-Instruct", 4096, 8192)
+    files["examples/scripts/lmm_r1/train_sokoban.sh"] = _openrlhf("Qwen/Qwen2.5-VL-3B-Instruct", 1024, 1024)
+    a = _audit(files)
+    assert a.project.params_billions == 3.0 and a.project.model_names[0] == "Qwen/Qwen2.5-VL-3B-Instruct", a.project.model_names
+    assert a.project.max_seq_len == 12288
+    assert _check(a, "H1").status.value == "used"  # ``--freeze_prefix visual``
+    # control: without the README's command the upstream examples are the majority
+    del files["README.md"]
+    a = _audit(files)
+    assert a.project.params_billions == 8.0 and a.project.max_seq_len == 2048, (a.project.params_billions, a.project.max_seq_len)
+
+
+def test_a_switch_flag_is_suggested_bare() -> None:
+    from reports.snippets import repo_style
+
+    files = {"train.py": ("import argparse\n\nparser = argparse.ArgumentParser()\n"
+                          "parser.add_argument('--use_liger_kernel', action='store_true', default=False)\n"
+                          "parser.add_argument('--logging_steps', type=int, default=1)\n")}
+    from reports.snippets import _hf_yaml_to
+
+    a = _audit(files)
+    style = repo_style(a.facts, a.project, a.roles.by_path)
+    assert "use_liger_kernel" in style.switch_args and "logging_steps" not in style.switch_args
+    flags = _hf_yaml_to("hf-flags", "use_liger_kernel: true\nlogging_steps: 10\n", style) or ""
+    assert "--use_liger_kernel --logging_steps 10" in flags and "True" not in flags, flags
+
+
+def test_a_frameworks_quickstart_recipe_sizes_no_run() -> None:
+    """LLaMA-Factory's README trains ``examples/train_lora/qwen3_lora_sft.yaml`` as a quick start: one example of a
+    catalogue of recipes for every size, not the project's run; the sizes its recipes span stay a range."""
+    files = {"README.md": "# LF\n\n```bash\nllamafactory-cli train examples/train_lora/qwen3_lora_sft.yaml\n```\n",
+             "src/llamafactory/train.py": "from transformers import Trainer\n\n\ndef run(args):\n    Trainer(args=args).train()\n"}
+    for name, model in (("qwen3_lora_sft", "Qwen/Qwen3-4B"), ("llama3_lora_sft", "meta-llama/Meta-Llama-3-8B-Instruct"),
+                        ("qwen3_full_sft", "Qwen/Qwen3-32B"), ("llama3_full_sft", "meta-llama/Meta-Llama-3-70B-Instruct")):
+        files[f"examples/train_lora/{name}.yaml"] = (f"model_name_or_path: {model}\nstage: sft\nfinetuning_type: lora\n"
+                                                     "template: qwen3\nlearning_rate: 1.0e-4\n")
+    a = _audit(files)
+    assert a.project.params_billions is None and "params_range" in a.project.notes, a.project.params_billions
