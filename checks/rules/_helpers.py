@@ -77,6 +77,34 @@ def _framework_class(facts: Facts, c: Any) -> bool:
     return imports_hf(facts, c.path)
 
 
+def _hf_based(facts: Facts, name: str, path: str, depth: int = 0) -> bool | None:
+    """Whether class ``name``, as the file ``path`` defines it, is an HF/TRL arguments class or derives from one. None: the
+    file does not define it (imported: not known here; only the file's own classes are read, not the scan's)."""
+    ff = facts.files.get(path)
+    ks = [k for k in ff.classes if k.name == name] if ff is not None else []
+    if not ks:
+        return None
+    for k in ks:
+        for b in k.bases:
+            if b.split(".", 1)[0] in ("transformers", "trl"):
+                return True
+            last = b.rsplit(".", 1)[-1]
+            if last in ("object", "ABC") or b.startswith(("dataclasses.", "typing.", "abc.", "enum.")):
+                continue
+            if depth < 3 and last != name and _hf_based(facts, last, path, depth + 1) is not False:
+                return True  # (a base defined elsewhere may be HF's: kept as one)
+    return False
+
+
+def _own_argument_classes(facts: Facts, c: Any) -> bool:
+    """An ``HfArgumentParser`` that parses only the project's own dataclasses (SEED-X's ``HfArgumentParser((ConfigPathArguments,
+    TrainingArguments))``, where ``TrainingArguments`` is a plain dataclass of the same file, no HF base): no HF Trainer
+    takes those arguments, so none of its defaults (workers, pinned memory, logging steps) applies."""
+    names = [n.rsplit(".", 1)[-1] for a in c.args for n in re.findall(r"[A-Za-z_][\w.]*", getattr(a, "text", "") or "")]
+    verdicts = [_hf_based(facts, n, c.path) for n in names]
+    return bool(verdicts) and all(v is False for v in verdicts)
+
+
 def _own_module(facts: Facts, dotted: str) -> bool:
     """``openrlhf.trainer.sft_trainer.SFTTrainer`` scanned inside OpenRLHF itself: the module is a file of the tree, so the
     class is the project's own (its DeepSpeed loop), not an HF trainer. A copy of transformers or TRL stays theirs."""
@@ -110,7 +138,7 @@ def uses_hf_trainer(facts: Facts) -> list[Any]:
     """Sites that configure an HF-style trainer (args class calls, trainer calls, HfArgumentParser)."""
     sites: list[Any] = [c for c in (*facts.calls(*HF_ARGS), *facts.calls(*HF_TRAINERS)) if _framework_class(facts, c)]
     for c in facts.calls("HfArgumentParser"):
-        if any(isinstance(a, tuple) or getattr(a, "text", "") for a in c.args):
+        if any(isinstance(a, tuple) or getattr(a, "text", "") for a in c.args) and not _own_argument_classes(facts, c):
             sites.append(c)
     if not sites:
         # a library that ships a subclass of an HF/TRL trainer for its users' scripts to build (``class

@@ -282,7 +282,8 @@ def _loader_calls(f: Facts) -> list[Call]:
     seen = {id(c) for c in real}
     wrappers = [
         c for c in f.calls_with_kw("num_workers")
-        if id(c) not in seen and "loader" in c.short.lower() and not _in_tests(c.path)
+        # (torchdata's ``MultiProcessingReadingService(num_workers=...)`` gives ``DataLoader2`` its worker processes)
+        if id(c) not in seen and ("loader" in c.short.lower() or c.short == "MultiProcessingReadingService") and not _in_tests(c.path)
     ]
     # a project's loader subclass (picotron ``class MicroBatchDataLoader(DataLoader)``) is the loader its
     # ``super().__init__(...)`` builds, recorded as a real loader call in ``__init__``: its constructions are not another
@@ -2895,6 +2896,10 @@ class F2Prefetch(_DataCheck):
                           "PyTorch's default 2 elsewhere)")
             elif explicit_vals:
                 detail = f"batches prefetched with prefetch_factor={', '.join(map(str, explicit_vals))}"
+            elif loaders and all(isinstance(ld.site, Call) and ld.site.short == "MultiProcessingReadingService" for ld in loaders):
+                # torchdata's reading service has no prefetch_factor: each worker and the main process prefetch their own
+                detail = ("worker processes prefetch batches (torchdata >= 0.6 MultiProcessingReadingService defaults: "
+                          "worker_prefetch_cnt=10, main_prefetch_cnt=10)")
             else:
                 detail = "worker processes prefetch batches (PyTorch's default prefetch_factor=2)"
             return Outcome(U, _unique_ev(ev), detail, values)

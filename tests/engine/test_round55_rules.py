@@ -182,3 +182,34 @@ def test_a_frameworks_quickstart_recipe_sizes_no_run() -> None:
                                                      "template: qwen3\nlearning_rate: 1.0e-4\n")
     a = _audit(files)
     assert a.project.params_billions is None and "params_range" in a.project.notes, a.project.params_billions
+
+
+# --- SEED-X: ``HfArgumentParser((ConfigPathArguments, TrainingArguments))`` of the project's own dataclasses ---------------
+
+_SEED_TRAIN = (
+    "from dataclasses import dataclass, field\n\nimport transformers\nfrom accelerate import Accelerator\n"
+    "from torchdata.dataloader2 import DataLoader2, MultiProcessingReadingService\n\n\n@dataclass\nclass ConfigPathArguments:\n"
+    "    llm: str = field(default=None)\n\n\n@dataclass\nclass TrainingArguments:\n    output_dir: str = field(default='out')\n"
+    "    dataloader_num_workers: int = field(default=8)\n\n\n"
+    "def build_dataloader(dataset, dataloader_num_workers=4):\n"
+    "    mp_service = MultiProcessingReadingService(num_workers=dataloader_num_workers)\n"
+    "    return DataLoader2(dataset, reading_service=mp_service)\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser((ConfigPathArguments, TrainingArguments))\n"
+    "    cfg_path, args = parser.parse_args_into_dataclasses()\n    accelerator = Accelerator()\n"
+    "    loader = build_dataloader(None, dataloader_num_workers=args.dataloader_num_workers)\n"
+    "    for batch in loader:\n        loss = model(**batch)\n        accelerator.backward(loss)\n\n\n"
+    "if __name__ == '__main__':\n    train()\n")
+
+
+def test_own_argument_dataclasses_are_no_hf_trainer() -> None:
+    files = {"src/train/train_seed_x_sft.py": _SEED_TRAIN,
+             "scripts/train.sh": "torchrun --nproc_per_node=8 src/train/train_seed_x_sft.py --dataloader_num_workers 4\n"}
+    a = _audit(files)
+    f1, f2 = _check(a, "F1"), _check(a, "F2")
+    assert f1.status.value == "used" and "4" in f1.detail, f1.detail
+    assert "worker_prefetch_cnt=10" in f2.detail, f2.detail
+    assert "HF Trainer" not in (_check(a, "I4").detail or ""), _check(a, "I4").detail
+    # control: a TrainingArguments that derives from HF's is the HF Trainer's
+    files["src/train/train_seed_x_sft.py"] = _SEED_TRAIN.replace("class TrainingArguments:",
+                                                                 "class TrainingArguments(transformers.TrainingArguments):")
+    assert "HF Trainer" in (_check(_audit(files), "I4").detail or "")
