@@ -907,6 +907,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         or any(set(launch.script_args) & {*_MM_KEYS, *_MM_RUN_KEYS} for launch in facts.launches())
         or any(e.fmt in ("yaml", "json") for e in facts.config(*_MM_RUN_KEYS))
         or bool(_own_vlm_classes(facts))
+        or bool(_vision_in_step(facts))
     )
     p.model_type = "MLLM" if p.multimodal else ("LLM" if (names or _looks_llm(facts, p)) else "unknown")
     if p.model_type == "LLM" and _encoder_models_only(facts, p):
@@ -1116,6 +1117,20 @@ def jax_training(f: Facts) -> str | None:
         return None
     d = steps[0]
     return f"{d.name} on {d.target} ({d.path}:{d.line})"
+
+
+_SLURM_NODES = lazy_compile(r"^\$\{?(SLURM_NNODES|SLURM_JOB_NUM_NODES)\}?$")
+
+
+def _sbatch_nodes(facts: Facts, launch: Any, nn: str) -> tuple[float, str] | None:
+    """The node count a launch's ``$SLURM_NNODES`` takes from its own script's ``#SBATCH -N 1`` / ``--nodes=2`` directive,
+    with the directive's path:line; None when the launch reads another variable or the script asks for no count."""
+    if not _SLURM_NODES.match(nn.strip("\"'")):
+        return None
+    for e in facts.files[launch.path].configs if launch.path in facts.files else ():
+        if e.fmt == "scheduler" and e.keys == ("SBATCH", "nodes") and (n := as_number(e.value)) and n > 0:
+            return n, f"{e.path}:{e.line}"
+    return None
 
 
 def _hostfile_hosts(facts: Facts, launch: Any) -> tuple[int, str, bool] | None:
@@ -2001,6 +2016,19 @@ def own_model_classes(facts: Facts, name: re.Pattern[str], bases: tuple[str, ...
     return sorted(out, key=lambda k: (k.path, k.line))
 
 
+#: a model's image encoder run by name (moondream ``model._run_vision_encoder(sample["image"])``, LLaVA ``encode_images``)
+_VISION_STEP = tuple(f"{u}{r}{n}" for u in ("", "_") for r in ("", "run_") for n in (
+    "vision_encoder", "vision_tower", "vision_model", "encode_images", "encode_image", "image_encoder", "get_image_features"))
+
+
+def _vision_in_step(facts: Facts) -> list[Any]:
+    """Calls of a model's image encoder in a file that runs the training step (a backward pass): the run feeds images to
+    the model, whatever its classes are called (moondream's ``finetune_text.py``: ``img_emb =
+    model._run_vision_encoder(sample["image"])`` beside ``loss.backward()``)."""
+    stepping = {c.path for c in facts.calls("backward") if not _TEST_PATH_RE.search(c.path)}
+    return [c for c in facts.calls(*_VISION_STEP) if c.path in stepping] if stepping else []
+
+
 def _own_vlm_classes(facts: Facts) -> list[Any]:
     """Model classes the project defines named for a vision-language model (:func:`own_model_classes`) and built where
     training steps."""
@@ -2249,6 +2277,11 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
             k = next(k for k in (*_NNODES_KEYS, "num_machines") if k in launch.launcher_args)
             by_argument.append(f"{launch.path}:{launch.arg_line(k)}: `--{k} {nn}` (the node count is an argument of the "
                                f"script, {by_arg.group(1)} by default)")
+        elif unresolved and (job := _sbatch_nodes(facts, launch, str(nn))) is not None:
+            # ``torchrun --nnodes $SLURM_NNODES`` in a batch script that asks for its nodes (OpenRLHF's
+            # ``train_llama_slurm.sh``: ``#SBATCH -N 1``): the count the scheduler gives, one node there
+            if job[0] > 1:
+                nodes.append(job)
         elif (hosts := _hostfile_hosts(facts, launch)) is not None:
             # the hostfile the launch names, shipped beside it (ColossalChat's ``--hostfile ./hostfile`` holding ``localhost``):
             # its hosts are the nodes, cited where the file lists them; a list that goes on (``...``) gives a least, no count

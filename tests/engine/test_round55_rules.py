@@ -213,3 +213,27 @@ def test_own_argument_dataclasses_are_no_hf_trainer() -> None:
     files["src/train/train_seed_x_sft.py"] = _SEED_TRAIN.replace("class TrainingArguments:",
                                                                  "class TrainingArguments(transformers.TrainingArguments):")
     assert "HF Trainer" in (_check(_audit(files), "I4").detail or "")
+
+
+# --- lmm-r1 (OpenRLHF): ``torchrun --nnodes $SLURM_NNODES`` under ``#SBATCH -N 1`` --------------------------------------------
+
+def test_a_slurm_node_count_comes_from_the_batch_script() -> None:
+    script = ("#!/bin/bash\n#SBATCH -N 1\n#SBATCH --ntasks-per-node=1\n\nsrun bash -c \"torchrun --nproc_per_node 8 "
+              "--nnodes $SLURM_NNODES --node_rank $SLURM_PROCID --master_addr $MASTER_ADDR train.py --bf16 True\"\n")
+    files = {"train.py": _LLAVA_TRAIN, "scripts/train_slurm.sh": script}
+    a = _audit(files)
+    assert a.project.num_nodes == 1 and _check(a, "E1").status.value == "n/a", a.project.num_nodes
+    files["scripts/train_slurm.sh"] = script.replace("#SBATCH -N 1", "#SBATCH -N 4")
+    assert _audit(files).project.num_nodes == 4
+
+
+# --- moondream: the training step runs the model's vision encoder -------------------------------------------------------------
+
+def test_a_vision_encoder_run_in_the_training_step_makes_an_mllm() -> None:
+    train = ("import torch\n\n\ndef main(model, dataset, optimizer):\n    for sample in dataset:\n"
+             "        with torch.no_grad():\n            img_emb = model._run_vision_encoder(sample['image'])\n"
+             "        loss = model.text(img_emb, sample['qa'])\n        loss.backward()\n        optimizer.step()\n")
+    a = _audit({"moondream/finetune/finetune_text.py": train})
+    assert a.project.multimodal and a.project.model_type == "MLLM"
+    a = _audit({"moondream/finetune/finetune_text.py": train.replace("_run_vision_encoder", "_run_text_encoder")})
+    assert not a.project.multimodal
