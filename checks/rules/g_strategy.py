@@ -3328,7 +3328,7 @@ class G5LayerFreezing(Check):
             # (ChatGLM's P-Tuning v2 launches: the base weights are frozen and only the prefix encoder trains)
             return Outcome(N, prefix.evidence, "no layers frozen beyond the base weights prefix tuning already freezes (G4): "
                            "no advice for a P-Tuning run", {"layer_freezing": "lora"})
-        detail = "freezing switches are off" if off else "all parameters are trained"
+        detail = "freezing switches are off" if off else "no layer freezing found"
         return Outcome(N, evs(off), f"{detail}; {dist}" if dist else detail, {"layer_freezing": False})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
