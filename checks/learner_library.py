@@ -1,5 +1,5 @@
-"""What a training loop run by a library's learner changes (``Project.notes["library_learner"]``, see
-:func:`checks.project.library_learner`).
+"""What a training loop run by a library's learner changes (``Project.notes["library_learner"]``, set by
+:func:`checks.project.detect_project` from the learner imports of the training files).
 
 Some projects write no training loop: their entry point subclasses a learner of an online-alignment library and hands it
 to the library's launcher (understand-r1-zero's ``train_zero_math.py``: ``class ZeroMathLearner(PPOLearner)`` and

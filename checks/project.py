@@ -844,8 +844,8 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     for x in facts.settings(*_MODEL_KEYS):
         if x.path in recipes and isinstance(x.value, str) and x.value in counts:
             trained[x.value] = trained.get(x.value, 0) + 1
-    # ... and first of all one the recipes the README runs name (lmm-r1's ``bash examples/scripts/lmm_r1/train_fre_text.sh``
-    # trains Qwen2.5-VL-3B beside thirty upstream OpenRLHF example scripts of Llama-3-8B)
+    # ... and before those, the models of the shell recipes the README runs (lmm-r1's ``bash
+    # examples/scripts/lmm_r1/train_fre_text.sh`` trains Qwen2.5-VL-3B beside thirty upstream OpenRLHF scripts of Llama-3-8B)
     # (a local copy, ``./models/Qwen2.5-VL-3B-Instruct``, is the named model whose last part it keeps)
     runbook = _documented_scripts(facts)
     shown: dict[str, int] = {}
@@ -1760,7 +1760,7 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
             set_by_runs.setdefault(st.path, set()).add(int(v))
     if not set_by_runs and not any(st.path in training for st in facts.effective(*_TRAIN_SEQ_KEYS)):
         # an RL run's sequence is its prompt and its response (OpenRLHF ``--prompt_max_len 1024 --generate_max_len 3000``,
-        # Oat's ``--prompt_max_length`` and ``--generate_max_length``): what the launches set, when no training length is
+        # Oat's ``--prompt_max_length`` and ``--generate_max_length``): what the launches set, when no training length is set
         per_file = _rl_seq_lens(facts) or per_file
     if len(set_by_runs) >= 3 and not any(st.source in ("launcher", "config") and as_number(st.value) is not None
                                          for st in facts.effective(*_TRAIN_SEQ_KEYS)):
@@ -1821,8 +1821,9 @@ def _rl_seq_lens(facts: Facts) -> dict[str, set[int]]:
 
 
 def _documented_seq_len(facts: Facts) -> list[int]:
-    """The training length the recipes the README names or links as the way to train set, when they agree: the run a
-    user follows, even where more (upstream) scripts set another (Open-LLaVA-NeXT's "Training script with DeepSpeed
+    """The training length the recipes the README names or links as the way to train set, when they agree (for RL
+    recipes, the longest prompt plus response among them): the run a user follows, even where more (upstream) scripts
+    set another (Open-LLaVA-NeXT's "Training script with DeepSpeed
     ZeRO-2: [`finetune.sh`](scripts/v1_6/train/7b/finetune.sh)" at 4096, beside six LLaVA-1.5 scripts at 2048)."""
     documented = facts.documented_recipes()
     if not documented:
