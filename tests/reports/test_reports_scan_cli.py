@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import tarfile
@@ -10,16 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from accel_audit.commands import scan
+from accel_audit.cli import main
 
 REPO = Path(__file__).parent / "repos" / "tiny_raw_loop"
 
 
 def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    parser = argparse.ArgumentParser(prog="accel-audit")
-    scan.add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    code = args.func(args)
+    # through the CLI's main, which switches the garbage collector back on after the scan paused it for a process that
+    # ends (calling the command's function alone left it off for every later test of the session)
+    code = main(argv)
     out = capsys.readouterr()
     return code, out.out, out.err
 
