@@ -45,6 +45,7 @@ from .facts.types import (
     EnvVar,
     Expr,
     Field,
+    GradOff,
     Import,
     Launch,
     ParamDefault,
@@ -81,7 +82,7 @@ def _by_constructor(cls: type) -> Callable[[Any], tuple[type, tuple[Any, ...]]]:
 _DISPATCH = copyreg.dispatch_table.copy()
 _DISPATCH.update({cls: _by_constructor(cls) for cls in (
     Call, Import, Ref, AttrAssign, Decorator, ArgOption, Field, Assign, ConfigEntry, Launch, EnvVar, Dependency, PathLiteral, Expr,
-    ParamDefault, ClassSpan,
+    ParamDefault, ClassSpan, GradOff,
     # a query log's results (checks.query_log): 1,360 pieces of evidence on Megatron-LM, 0.15 s of a re-scan by default
     Evidence, CheckResult, Project,
 )})

@@ -27,6 +27,7 @@ from .types import (
     Expr,
     Field,
     FileFacts,
+    GradOff,
     Import,
     ParamDefault,
     PathLiteral,
@@ -38,6 +39,8 @@ from .types import (
     shared_line,
 )
 
+#: context managers whose block runs without autograd (``torch.set_grad_enabled(False)`` is read apart)
+_GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
 #: a line number's shared int (:func:`shared_line`) as a C call: :func:`extract_python` extends the table past the file's
 #: last line before its walk, so every node's line is in it
 _ln = _LINE_INTS.__getitem__
@@ -829,6 +832,20 @@ class _Extractor(ast.NodeVisitor):
         self.guard_stack[-1] = f"not ({test})"
         _DISPATCH[node.orelse.__class__](self, node.orelse)
         self.guard_stack.pop()
+
+    def visit_With(self, node: ast.With) -> None:
+        # ``with torch.no_grad():`` / ``torch.inference_mode()`` / ``torch.set_grad_enabled(False)``: a block without autograd
+        for item in node.items:
+            ctx = item.context_expr
+            if ctx.__class__ is ast.Call:
+                name = self.dotted(ctx.func) or ""  # type: ignore[attr-defined]
+                off = name in _GRAD_OFF or (name == "torch.set_grad_enabled" and len(ctx.args) == 1  # type: ignore[attr-defined]
+                                            and _const(ctx.args[0]) is False)  # type: ignore[attr-defined]
+                if off:
+                    line = _ln(node.lineno)
+                    self.out.grad_off.append(GradOff(self.path, line, _ln(node.end_lineno or node.lineno), self.text(line)))
+                    break
+        self.generic_visit(node)
 
     def visit_For(self, node: ast.For) -> None:
         _DISPATCH[node.iter.__class__](self, node.iter)

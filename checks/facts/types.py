@@ -208,6 +208,18 @@ class ParamDefault:
 
 
 @dataclass(frozen=True, slots=True)
+class GradOff:
+    """A block that runs without autograd: ``with torch.no_grad():``, ``with torch.inference_mode():``, ``with
+    torch.set_grad_enabled(False):`` (``line`` the ``with``, ``end`` its body's last line). What runs in it takes no
+    gradient: a vision tower called there is frozen (moondream's ``img_emb = model._run_vision_encoder(...)``)."""
+
+    path: str
+    line: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ClassSpan:
     """A ``class`` statement: its name, the dotted names of its bases (as written, import-resolved), and the last line of
     its body (``line`` is the ``class`` keyword's line; decorators sit above it). A method's class is the innermost span
@@ -338,6 +350,7 @@ class FileFacts:
     configs: list[ConfigEntry] = field(default_factory=list)
     params: list[ParamDefault] = field(default_factory=list)
     classes: list[ClassSpan] = field(default_factory=list)
+    grad_off: list[GradOff] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
     envs: list[EnvVar] = field(default_factory=list)
     deps: list[Dependency] = field(default_factory=list)
@@ -473,7 +486,7 @@ def drop_tables(strings: dict[Any, Any]) -> None:
 
 
 RECORD_LISTS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths",
-                "doc_hints", "params", "doc_launches", "classes")
+                "doc_hints", "params", "doc_launches", "classes", "grad_off")
 
 
 @dataclass(frozen=True, slots=True)

@@ -281,6 +281,13 @@ def _nanovlm(lr_vision: float) -> dict[str, str]:
     }
 
 
+
+#: moondream's ``finetune_text.py``: the image embedding is computed without autograd, only ``model.text`` trains
+_MOONDREAM_STEP = ("import torch\n\n\ndef main(model, dataset, optimizer):\n    for sample in dataset:\n"
+                   "        with torch.no_grad():\n            img_emb = model._run_vision_encoder(sample['image'])\n"
+                   "        loss = model.text(img_emb, sample['qa'])\n        loss.backward()\n        optimizer.step()\n")
+
+
 @register
 class H1VisionFreeze(_MultimodalOnly):
     id = "H1"
@@ -312,6 +319,13 @@ class H1VisionFreeze(_MultimodalOnly):
     examples = (
         Example(_nanovlm(5e-5), N, "nanoVLM: the ViT is frozen only in the else of lr_vision_backbone > 0, which is 5e-5"),
         Example(_nanovlm(0), U, "the same trainer with lr_vision_backbone 0: the freeze branch runs"),
+        Example({"moondream/finetune/finetune_text.py": _MOONDREAM_STEP}, U, "moondream: the vision encoder runs under no_grad"),
+        Example({"moondream/finetune/finetune_text.py": _MOONDREAM_STEP.replace("        with torch.no_grad():\n            img_emb", "        img_emb")},
+                N, "the same step with the encoder outside no_grad"),
+        Example({"moondream/finetune/finetune_text.py": _MOONDREAM_STEP.replace("def main(", "def evaluate(")
+                 .replace("        loss.backward()\n", "")
+                 + "\n\ndef train(model, batch):\n    emb = model._run_vision_encoder(batch['image'])\n"
+                   "    model.text(emb).backward()\n"}, N, "no_grad only in an evaluation function"),
         Example({"llava/model/clip_encoder.py": "from transformers import CLIPVisionModel\nclass CLIPVisionTower:\n"
                  "    def load_model(self):\n        self.vision_tower = CLIPVisionModel.from_pretrained(self.name)\n"
                  "        self.vision_tower.requires_grad_(False)\n"}, U, "llava clip tower"),
@@ -419,8 +433,42 @@ class H1VisionFreeze(_MultimodalOnly):
             return Outcome(U, evs([c, *where[:1]]), f"the vision encoder is frozen: get_peft_model ({c.path}:{c.line}) freezes every "
                            f"base weight, and LoRA targets only modules of the language model ({', '.join(targets)})",
                            {"vision_frozen": True, "by": "peft"})
+        # (a freeze switch's default of False, no run setting it, freezes nothing in code: a tower run without autograd is
+        # frozen all the same, GOT-OCR2.0's ``freeze_vision_tower: bool = field(default=False)``)
+        defaults_only = all(isinstance(x, Setting) and x.source in ("field-default", "argparse-default") for x in unfrozen)
+        off = _vision_without_grad(f, ctx) if defaults_only else []
+        if off:
+            c, g = off[0]
+            return Outcome(U, evs([c]), f"the vision encoder runs without gradients: {c.short}() under `{g.text}` "
+                           f"({g.path}:{g.line}), so no gradient or activation of it is kept", {"vision_frozen": True, "by": "no_grad"})
         return Outcome(N, evs(unfrozen), "the vision encoder is trained" if unfrozen else "no vision-encoder freezing found",
                        {"vision_frozen": False})
+
+
+#: a call that runs a vision tower (moondream ``model._run_vision_encoder(img)``, GOT-OCR2.0 ``vision_tower_high(image)``)
+_VISION_CALL = lazy_compile(r"(?i)^_?(run_)?(vision_(tower|model|encoder)\w*|visual|vit|image_encoder|encode_images?|get_image_features)$")
+#: a function that evaluates or generates: its ``no_grad`` block is no training step's
+_EVAL_FUNC = lazy_compile(r"(?i)eval|generat|infer|predict|sample|test|valid|chat|demo")
+
+
+def _vision_without_grad(f: Facts, ctx: Context) -> list[tuple[Any, Any]]:
+    """(call, block) for each vision-tower call of a training file inside a block without autograd (``with torch.no_grad():
+    img_emb = model._run_vision_encoder(sample["image"])`` in moondream's training step; GOT-OCR2.0's ``with
+    torch.set_grad_enabled(False): cnn_feature = vision_tower_high(image)`` in its model's forward), outside functions that
+    evaluate or generate."""
+    training = ctx.project.training_files
+    spans: dict[str, list[Any]] = {}
+    for g in f.records("grad_off"):
+        if not training or g.path in training:
+            spans.setdefault(g.path, []).append(g)
+    out: list[tuple[Any, Any]] = []
+    for c in f.calls_in(sorted(spans)) if spans else ():
+        if not _VISION_CALL.match(c.short) or (c.func and _EVAL_FUNC.search(c.func)):
+            continue
+        g = next((g for g in spans[c.path] if g.line < c.line <= g.end), None)
+        if g is not None:
+            out.append((c, g))
+    return out
 
 
 #: a LoRA target or saved module that lies in the vision tower (not the language model's "visual expert" of CogVLM,

@@ -237,3 +237,34 @@ def test_a_vision_encoder_run_in_the_training_step_makes_an_mllm() -> None:
     assert a.project.multimodal and a.project.model_type == "MLLM"
     a = _audit({"moondream/finetune/finetune_text.py": train.replace("_run_vision_encoder", "_run_text_encoder")})
     assert not a.project.multimodal
+
+
+# --- GOT-OCR2.0 / moondream: the vision encoder runs without autograd ---------------------------------------------------------
+
+_GOT_MODEL = (
+    "import torch\nfrom transformers import Qwen2ForCausalLM\n\n\nclass GOTQwenForCausalLM(Qwen2ForCausalLM):\n"
+    "    def forward(self, input_ids, images):\n        vision_tower_high = self.vision_tower_high\n"
+    "        with torch.set_grad_enabled(False):\n            cnn_feature = vision_tower_high(images)\n"
+    "        return self.model(input_ids, cnn_feature)\n")
+_GOT_ARGS = ("from dataclasses import dataclass, field\n\n\n@dataclass\nclass ModelArguments:\n"
+             "    freeze_vision_tower: bool = field(default=False)\n    use_im_start_end: bool = field(default=False)\n")
+_GOT_TRAIN = ("import transformers\n\nfrom GOT.model.GOT_ocr_2_0 import GOTQwenForCausalLM\nfrom GOT.utils.arguments import ModelArguments\n\n\n"
+              "def train():\n    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))\n"
+              "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+              "    model = GOTQwenForCausalLM.from_pretrained('/GOT_weights/')\n"
+              "    transformers.Trainer(model=model, args=training_args).train()\n\n\nif __name__ == '__main__':\n    train()\n")
+
+
+def test_a_vision_tower_run_without_autograd_is_frozen() -> None:
+    files = {"GOT/model/GOT_ocr_2_0.py": _GOT_MODEL, "GOT/utils/arguments.py": _GOT_ARGS, "GOT/train/train_GOT.py": _GOT_TRAIN,
+             "scripts/train.sh": "deepspeed GOT/train/train_GOT.py --bf16 True --pixel_values 1024 --output_dir out\n"}
+    a = _audit(files)
+    h1 = _check(a, "H1")
+    assert h1.status.value == "used" and "torch.set_grad_enabled(False)" in h1.detail, h1.detail
+    # control: a launch that unfreezes the tower on purpose decides
+    files["scripts/train.sh"] = files["scripts/train.sh"].replace("--bf16 True", "--bf16 True --freeze_vision_tower False")
+    assert _check(_audit(files), "H1").status.value == "unused"
+    # control: with autograd on, the tower trains
+    files["scripts/train.sh"] = files["scripts/train.sh"].replace(" --freeze_vision_tower False", "")
+    files["GOT/model/GOT_ocr_2_0.py"] = _GOT_MODEL.replace("set_grad_enabled(False)", "set_grad_enabled(True)")
+    assert _check(_audit(files), "H1").status.value == "unused"
