@@ -6,11 +6,7 @@ xTuring's Lightning trainer picks its strategy with ``strategy = "deepspeed_stag
 
 from __future__ import annotations
 
-from checks.engine import audit_files
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
+from .claims import audit as _audit
 
 
 def _trainer(choice: str) -> str:

@@ -5,9 +5,10 @@ kernels are in use"). The rule tests fail on the engine before this change; the 
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.facts import extract_file
 from checks.model import Status
+
+from .claims import audit as _audit
 
 _PATCH = (
     "import transformers\nfrom xformers import ops as xops\n\n\ndef forward(self, hidden_states, attention_mask=None, **kwargs):\n"
@@ -35,10 +36,6 @@ _FILES = {
         "[llava/train/train_xformers.py](llava/train/train_xformers.py).\n"
     ),
 }
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
 
 
 def test_the_prose_names_the_run_and_the_alternative():

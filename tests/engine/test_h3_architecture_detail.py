@@ -4,10 +4,11 @@ transformers. Each test fails on the rule before this change; the control passes
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.model import Status
 from checks.rules.h_multimodal import H3VisualTokenPruning
 from reports.advice import build_plan
+
+from .claims import audit as _audit
 
 _FLAMINGO = next(e for e in H3VisualTokenPruning.examples if "Perceiver" in e.name).files
 
@@ -36,10 +37,6 @@ _QWEN_MERGER = {
         "for batch in loader:\n    model(**batch).loss.backward()\n"
     ),
 }
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
 
 
 def test_a_perceiver_resampler_is_named_and_no_pruning_is_advised():

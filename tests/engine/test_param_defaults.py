@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks.engine import audit_files
+from .claims import audit as _audit
 
 _TRAINER = (
     "from typing import Any, Optional\n\nimport torch\n\n\nclass Trainer:\n"
@@ -12,10 +12,6 @@ _TRAINER = (
     "        self.model = model\n\n"
     "    def fit(self):\n        for batch in self.train_dataloader:\n            self.model(batch).loss.backward()\n"
 )
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
 
 
 def test_the_facts_record_none_and_false_parameter_defaults_with_the_function_span():

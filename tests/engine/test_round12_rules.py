@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from checks.engine import audit_files
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
+from .claims import audit as _audit
 
 
 def test_a_keyword_that_reads_a_field_does_not_resolve_to_locals_of_another_files_function():

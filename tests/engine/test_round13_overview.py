@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from checks.engine import audit_files
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
-
+from .claims import audit as _audit
 
 _DEMO_PIPELINE = (
     "import asyncio\n\nfrom mylib.hosted import HostedBackend\n\nfrom . import PipelineTrainer\n\n"

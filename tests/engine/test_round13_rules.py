@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from checks.engine import audit_files
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
-
+from .claims import audit as _audit
 
 _LAUNCHER = (
     "import argparse\n\n\ndef _get_parser():\n    parser = argparse.ArgumentParser()\n"

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.rules.d_compute import _self_test_patch
 from checks.rules.f_data import _unused_image_helper
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
+from .claims import audit as _audit
 
 
 def test_a_patch_modules_self_test_config_does_not_size_the_model():

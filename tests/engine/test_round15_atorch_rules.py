@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.facts.extract import extract_file
 from checks.facts.store import Facts
 from checks.rules.i_infra import _name_table_args
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
+from .claims import audit as _audit
 
 
 def _facts(files: dict[str, str]) -> Facts:

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.rules.a_parallelism import _env_trainer
 from checks.rules.g_strategy import _annealing_trainer
 from checks.rules.i_infra import NAN_SKIP_STEP, _nonfinite_branch
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
-
+from .claims import audit as _audit
 
 # -- A1/E2: a DDP wrapper in the branch of a backend switch the run leaves off ---------------------------------------
 

@@ -9,9 +9,10 @@ and judged every check on it.
 from __future__ import annotations
 
 from checks import engine
-from checks.engine import audit_files
 from checks.facts.extract import extract_file
 from checks.model import Status
+
+from .claims import audit as _audit
 
 #: an optimizer wrapper for elastic gradient accumulation, as a library ships it for its users' loops
 _ELASTIC_TRAINER = '''import torch
@@ -112,10 +113,6 @@ _CHECKPOINTERS = {
 def _infrastructure() -> dict[str, str]:
     return {"pkg/__init__.py": "", "pkg/elastic/trainer.py": _ELASTIC_TRAINER, "pkg/unified/builder.py": _BUILDER,
             **_CHECKPOINTERS}
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
 
 
 def test_a_package_that_trains_nothing_is_not_judged():

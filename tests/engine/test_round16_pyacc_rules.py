@@ -3,7 +3,6 @@ before it; each control passes on both."""
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.facts.extract import extract_file
 from checks.facts.store import Facts
 from checks.facts.types import RETURNED_DICT
@@ -11,9 +10,7 @@ from checks.rules.f_data import _CPU_PER_GPU, _HELPER_DL_KWARGS
 from checks.rules.g_strategy import _EMA_COPY, _EMA_TRAIN
 from reports.i18n import na_reason_zh
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
+from .claims import audit as _audit
 
 
 def _facts(files: dict[str, str]) -> Facts:

@@ -3,18 +3,15 @@ packages and ``*_bench.py`` files. Each test of a fix fails on the engine before
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.facts import Facts
 from checks.facts.python import extract_python
 from checks.facts.types import FileFacts
 from checks.roles import BENCHMARK, TEST, path_role
 from checks.rules.a_parallelism import torchx_runner
 
+from .claims import audit as _audit
+
 RUNNER = "examples/slurm/runner.py"
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
 
 
 def _facts(path: str, text: str) -> FileFacts:

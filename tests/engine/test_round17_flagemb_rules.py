@@ -3,14 +3,11 @@ fails on the rule before it; each control passes on both."""
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.rules.c_memory import _inference_reranker
 from checks.rules.f_data import _vendored_fa2
 from checks.rules.g_strategy import _FIX_POS_ARGS, _FIX_POS_RUNNER
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
+from .claims import audit as _audit
 
 
 def test_precision_of_an_inference_module_is_not_the_training_runs():

@@ -4,7 +4,7 @@ it; each control passes on both.
 
 from __future__ import annotations
 
-from checks.engine import audit_files
+from .claims import audit as _audit
 
 #: a jitted JAX training step fed from a YAML config (the shape of levanter's ``train_lm`` + ``lakh_medium.yaml``)
 _TRAIN = '''import jax
@@ -25,10 +25,6 @@ def main(path):
     for batch in load(cfg["data"]["train_path"]):
         params, opt_state, loss = step(params, opt_state, batch)
 '''
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
 
 
 def test_a_checkpoint_store_under_a_checkpointer_section_is_not_training_data() -> None:

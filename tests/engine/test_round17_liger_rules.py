@@ -3,9 +3,10 @@ each rule test fails on the rule before it; each control passes on both."""
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.rules.d_compute import _CHUNK_CLOSURE
 from checks.rules.f_data import _MEGATRON_DEMO
+
+from .claims import audit as _audit
 
 _PATCH = (
     "from transformers.models.mixtral import modeling_mixtral\n\nfrom mylib.model.mixtral import lce_forward\n\n\n"
@@ -16,10 +17,6 @@ _RUN = (
     "import transformers\n\nmodel = transformers.AutoModelForCausalLM.from_pretrained('meta-llama/Meta-Llama-3-8B')\n"
     "trainer = transformers.Trainer(model=model, args=args, train_dataset=ds)\ntrainer.train()\n"
 )
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
 
 
 def test_an_moe_class_only_patched_in_place_is_no_moe_model():

@@ -3,15 +3,12 @@ fails on the rule before it; each control passes on both."""
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.rules.a_parallelism import _DS_LIBRARY
 from checks.rules.g_strategy import _BARE_PEFT
 from checks.rules.i_infra import _POSTFIX_EVERY, _ds_monitor, _static_train_fn
 from checks.rules.j_inference import _OWN_GENERATE_BATCH
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
+from .claims import audit as _audit
 
 
 def test_a_bare_peft_config_section_names_no_adapter():

@@ -4,14 +4,11 @@ on both."""
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.rules.c_memory import _CALLED, _LEGACY_FIT, _gradcache_loss
 from checks.rules.f_data import _far_params_trainer, _flash_gated_flatten
 from checks.rules.g_strategy import _SCHED_MENU
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
+from .claims import audit as _audit
 
 
 def _sites(result) -> list[tuple[str, int]]:

@@ -4,7 +4,7 @@ rule tests fail on the rule before it; the controls pass on both."""
 
 from __future__ import annotations
 
-from checks.engine import audit_files
+from .claims import audit as _audit
 
 _BASEMODEL = (
     "import os\nimport torch\nfrom .config import Config\n\n\nclass BaseModel(torch.nn.Module):\n"
@@ -21,10 +21,6 @@ _TRAINER = (
     "    for batch in loader:\n        loss = model(**batch).loss\n        loss.backward()\n        optimizer.step()\n"
     "        optimizer.zero_grad()\n"
 )
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
 
 
 def test_a_library_from_pretrained_that_loads_weights_is_a_fine_tuning_path():

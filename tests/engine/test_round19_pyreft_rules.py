@@ -4,14 +4,11 @@ before it; each control passes on both."""
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.model import Status
 from checks.rules.g_strategy import _TRAINER_ONLY_LIB
 from reports.markdown import render_markdown
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
+from .claims import audit as _audit
 
 
 def test_a_library_of_trainer_subclasses_with_their_own_compute_loss_is_training_code():

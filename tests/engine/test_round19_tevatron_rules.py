@@ -3,12 +3,9 @@ encoding driver parses the same arguments): each rule test fails on the rule bef
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.rules.c_memory import _HF_FP16_DRIVERS
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
+from .claims import audit as _audit
 
 
 def test_autocast_under_an_unset_hf_fp16_switch_is_fp32():

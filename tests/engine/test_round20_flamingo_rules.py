@@ -4,15 +4,12 @@ before it; each control passes on both."""
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.facts import extract_file
 from checks.model import Status
 from checks.rules.c_memory import _precision_helper
 from checks.rules.h_multimodal import _FLAMINGO_FACTORY
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
+from .claims import audit as _audit
 
 
 def test_an_elif_or_test_keeps_its_parentheses_in_the_joined_guard():

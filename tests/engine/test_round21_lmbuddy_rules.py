@@ -3,13 +3,10 @@ runs in Ray Train TorchTrainer workers): each rule test fails on the rule before
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.model import Status
 from checks.rules.a_parallelism import _ray_job
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
+from .claims import audit as _audit
 
 
 def test_ray_train_workers_running_the_packages_hf_trainer_are_data_parallel():

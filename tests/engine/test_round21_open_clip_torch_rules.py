@@ -4,8 +4,9 @@ each rule test fails on the rule before it; each control passes on both."""
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.model import Status
+
+from .claims import audit as _audit
 
 _PARAMS = (
     "import argparse\n\n\ndef parse_args(argv):\n    parser = argparse.ArgumentParser()\n"
@@ -44,10 +45,6 @@ def _files(pretrained: str = "args.pretrained", lock: str = "    if args.lock_im
         "src/mytrain/main.py": _MAIN.format(pretrained=pretrained, lock=lock, static=static),
         "README.md": "```bash\ntorchrun --nproc_per_node 4 -m mytrain.main --model ViT-B-32\n```\n",
     }
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
 
 
 def test_a_pretrained_option_handed_to_the_model_factory_is_a_fine_tuning_path():

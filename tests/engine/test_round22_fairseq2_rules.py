@@ -3,13 +3,10 @@ defaults and whose recipes are not shipped): each rule test fails on the rule be
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.model import Status
 from checks.rules.g_strategy import _config_menu
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
+from .claims import audit as _audit
 
 
 def test_g1_a_profilers_warmup_and_an_unpicked_schedulers_warmup_are_not_the_runs():

@@ -4,13 +4,9 @@ on both."""
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.model import Status
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
-
+from .claims import audit as _audit
 
 #: a NeMo-Aligner-like trainer: ``fit`` loops over the batches and calls ``train_single_step``, whose forward and backward run
 #: inside the model's pipeline schedule (no ``backward`` of its own) before ``self.optimizer.step``; then a tracker report, a

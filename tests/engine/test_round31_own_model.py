@@ -5,9 +5,10 @@ importing it. The report said G6 "no alignment training" and recommended Liger's
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.model import Priority, Status
 from reports.advice import build_plan
+
+from .claims import audit as _audit
 
 _MODEL = (
     "import torch\nfrom torch import nn\nfrom transformers import PreTrainedModel, PretrainedConfig\n\n\n"
@@ -58,10 +59,6 @@ def _repo(*, requirements: str = "torch\ntransformers==4.57.6\ntrl==0.13.0\n") -
         "trainer/train_grpo.py": _loop("grpo_loss(model(x), reward_model, y)", "grpo"),
         "requirements.txt": requirements,
     }
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
 
 
 def test_hand_written_dpo_and_grpo_scripts_are_alignment_training():

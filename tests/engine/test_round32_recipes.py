@@ -4,12 +4,7 @@ that keeps the rule honest."""
 
 from __future__ import annotations
 
-from checks.engine import audit_files
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
-
+from .claims import audit as _audit
 
 # --- scale --------------------------------------------------------------------------------------------------------------
 

@@ -3,17 +3,10 @@ false claim of those reports, made from the shape of the real code, with a contr
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from reports.advice import build_plan
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
-
-
-def _check(audit, cid: str):
-    return next(r for r in audit.results if r.id == cid)
-
+from .claims import audit as _audit
+from .claims import check as _check
 
 # --- llm.c: a hand-written PyTorch reference trainer ---------------------------------------------------------------------------
 

@@ -4,18 +4,11 @@ honest."""
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from reports.advice import build_plan
 from reports.markdown import render_markdown
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
-
-
-def _check(audit, cid: str):
-    return next(r for r in audit.results if r.id == cid)
-
+from .claims import audit as _audit
+from .claims import check as _check
 
 # --- EasyLM: a JAX trainer whose step is compiled by a pjit call, not a decorator ----------------------------------------------
 

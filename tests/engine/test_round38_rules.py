@@ -3,16 +3,8 @@ test is one false claim of those reports, made from the shape of the real code, 
 
 from __future__ import annotations
 
-from checks.engine import audit_files
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
-
-
-def _check(audit, cid: str):
-    return next(r for r in audit.results if r.id == cid)
-
+from .claims import audit as _audit
+from .claims import check as _check
 
 # --- VILA: a copy of HF TRL kept inside the package (``llava/trl/``, ``__version__ = "0.7.11.dev0"``) ---------------------------
 

@@ -3,20 +3,12 @@ one false claim of those reports, made from the shape of the real code, with a c
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.model import Status
 
+from .claims import audit as _audit
+from .claims import check as _check
 from .test_round41_rules import TRAINER_COPY_METHODS
 from .test_round41_rules import _chatglm as chatglm_round41
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
-
-
-def _check(audit, cid: str):
-    return next(r for r in audit.results if r.id == cid)
-
 
 # --- THUDM/ChatGLM-6B: the option branches of its transformers.Trainer copy (ptuning/trainer.py) ---------------------------
 

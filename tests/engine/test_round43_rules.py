@@ -3,17 +3,10 @@ reports, made from the shape of the real code, with a control that keeps the rul
 
 from __future__ import annotations
 
-from checks.engine import audit_files
 from checks.model import Status
 
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
-
-
-def _check(audit, cid: str):
-    return next(r for r in audit.results if r.id == cid)
-
+from .claims import audit as _audit
+from .claims import check as _check
 
 # --- eric-mitchell/direct-preference-optimization: a README whose runs are indented code blocks ---------------------------
 

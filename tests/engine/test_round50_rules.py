@@ -3,16 +3,8 @@ reports, made from the shape of the real code, with a control that keeps the rul
 
 from __future__ import annotations
 
-from checks.engine import audit_files
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
-
-
-def _check(audit, cid: str):
-    return next(r for r in audit.results if r.id == cid)
-
+from .claims import audit as _audit
+from .claims import check as _check
 
 # --- baaivision/EVE: LLaVA's placeholder default named as a model family ------------------------------------------------
 

@@ -3,23 +3,9 @@ reports, made from the shape of the real code, with a control that keeps the rul
 
 from __future__ import annotations
 
-from checks.engine import audit_files
-
-
-def _audit(files: dict[str, str]):
-    return audit_files((k, v.encode()) for k, v in files.items())
-
-
-def _check(audit, cid: str):
-    return next(r for r in audit.results if r.id == cid)
-
-
-_LLAVA_TRAIN = (
-    "import transformers\n\n\ndef train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
-    "    (training_args,) = parser.parse_args_into_dataclasses()\n"
-    "    model = transformers.AutoModelForCausalLM.from_pretrained(training_args.output_dir)\n"
-    "    transformers.Trainer(model=model, args=training_args).train()\n\n\nif __name__ == '__main__':\n    train()\n")
-
+from .claims import LLAVA_TRAIN as _LLAVA_TRAIN
+from .claims import audit as _audit
+from .claims import check as _check
 
 # --- GeoChat: ``--include localhost:gpu_ids``, a placeholder for the GPU list -------------------------------------------------
 
