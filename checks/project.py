@@ -564,9 +564,10 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
     gated = {s.path for s in facts.settings("feed_forward_proj", "is_gated_act")
              if truthy(s.value) is True or (isinstance(s.value, str) and s.value.startswith("gated"))}
     out: list[_Size] = []
-    repo_vocab = {as_number(st.value) for st in facts.settings(*_V_KEYS) if as_number(st.value)}
+    # (a vocabulary of -1 is "from the tokenizer", Meta's ``params.json``: OneLLM's ``"vocab_size": -1``; no size)
+    repo_vocab = {v for st in facts.settings(*_V_KEYS) if (v := as_number(st.value)) and v > 0}
     # the training path's own vocabulary (nanoGPT: 50,257 for GPT-2 weights, 50,304 padded): the largest it sets
-    train_vocab = {v for st in facts.settings(*_V_KEYS) if st.path in training and (v := as_number(st.value))}
+    train_vocab = {v for st in facts.settings(*_V_KEYS) if st.path in training and (v := as_number(st.value)) and v > 0}
     tied = _ties_embeddings(facts, training)
     # a config file that says whether its own model ties them (nanotron ``model_config.tie_word_embeddings: true``)
     tie_file = {st.path: truthy(st.value) for st in facts.settings("tie_word_embeddings", "tie_embeddings", "weight_tying")

@@ -254,3 +254,17 @@ def test_a_vision_tower_run_without_autograd_is_frozen() -> None:
     files["scripts/train.sh"] = files["scripts/train.sh"].replace(" --freeze_vision_tower False", "")
     files["GOT/model/GOT_ocr_2_0.py"] = _GOT_MODEL.replace("set_grad_enabled(False)", "set_grad_enabled(True)")
     assert _check(_audit(files), "H1").status.value == "unused"
+
+
+# --- OneLLM: Meta's params.json sets ``"vocab_size": -1`` (taken from the tokenizer) ------------------------------------------
+
+def test_a_vocabulary_of_minus_one_is_no_vocabulary_size() -> None:
+    files = {"config/llama2/7B.json": '{"dim": 4096, "multiple_of": 256, "n_heads": 32, "n_layers": 32, "norm_eps": 1e-05, '
+                                      '"vocab_size": -1}\n',
+             "main_pretrain.py": ("import json\n\nimport torch\n\n\ndef main(args, model, loader, optimizer):\n"
+                                  "    params = json.load(open('config/llama2/7B.json'))\n    for batch in loader:\n"
+                                  "        loss = model(batch)\n        loss.backward()\n        optimizer.step()\n"),
+             "exps/pretrain.sh": "torchrun --nproc_per_node=8 main_pretrain.py --llama_config config/llama2/7B.json\n"}
+    p = _audit(files).project
+    assert p.params_billions is not None and 6.6 < p.params_billions < 6.8, p.params_billions
+    assert "32,000 tokens assumed" in p.notes.get("params_note", ""), p.notes
