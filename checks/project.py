@@ -832,6 +832,8 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     model_settings = facts.settings(*_MODEL_KEYS)
     overridden = _overridden_defaults(model_settings, train_paths)
     doc_replaced = _doc_replaced_defaults(facts)
+    # (a model option's value may be a mapping: axlearn's ``model: {...}`` config blocks name no model by themselves)
+    model_settings = [st for st in model_settings if isinstance(st.value, str)]
     overridden |= {id(st) for st in model_settings if (st.path, st.value) in doc_replaced}
     for st in model_settings:
         if id(st) in overridden and st.value in counts:
