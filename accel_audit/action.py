@@ -34,6 +34,7 @@ from bot.gate import Verdict, decide
 from bot.repo_config import Gate, LoadedConfig
 from checks.engine import Audit, AuditOptions, CacheDirError, DirFactsCache, audit_path
 from checks.source import SourceError
+from reports import json_text
 from review.gitlocal import GitError, Revisions, audit_revision, git_diff, resolve
 from review.model import PRReview
 from review.worktree import SharedFacts
@@ -231,7 +232,7 @@ def run(env: Mapping[str, str]) -> Result:
 
     sarif_path.parent.mkdir(parents=True, exist_ok=True)
     with open(sarif_path, "w", encoding="utf-8") as fh:
-        json.dump(to_sarif(scanned), fh, indent=2, ensure_ascii=False)
+        json_text.dump(to_sarif(scanned), fh)
 
     review: PRReview | None = None
     revs: Revisions | None = None

@@ -20,12 +20,12 @@ file once and holds one copy of its facts.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from checks.engine import Audit, AuditOptions
 from checks.facts.types import FileFacts
+from reports import json_text
 from review.gitlocal import GitError, Revisions, audit_revision, git_diff, read_blob, resolve
 from review.model import Change, PRReview
 from review.pipeline import build_pr_review
@@ -188,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
                              ignored=frozenset(base.ignored))
     out = review_output(head, review, revs, event=args.event, lang=args.lang)
     if args.format == "json":
-        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text.dumps(out) + "\n")
     else:
         sys.stdout.write(render_markdown(out))
     failed = bool(args.fail_on_regression and review.has_regression)

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import sys
 from typing import TextIO
 
 from checks.engine import Audit, AuditOptions, CacheDirError, DirFactsCache, audit_path
 from checks.source import SourceError
+from reports import json_text
 
 FORMATS = ("md", "json", "sarif")
 
@@ -76,7 +76,7 @@ def _document(audit: Audit, fmt: str) -> dict:
 
 def render(audit: Audit, fmt: str, lang: str = "en") -> str:
     if fmt in ("json", "sarif"):
-        return json.dumps(_document(audit, fmt), indent=2, ensure_ascii=False) + "\n"
+        return json_text.dumps(_document(audit, fmt)) + "\n"
     from reports.markdown import render_markdown
 
     return render_markdown(audit, lang=lang)
@@ -85,7 +85,7 @@ def render(audit: Audit, fmt: str, lang: str = "en") -> str:
 def write(audit: Audit, fmt: str, lang: str, out: TextIO) -> None:
     """Write the report to ``out``; JSON and SARIF are encoded as a stream (a large report's text is never held whole)."""
     if fmt in ("json", "sarif"):
-        json.dump(_document(audit, fmt), out, indent=2, ensure_ascii=False)
+        json_text.dump(_document(audit, fmt), out)
         out.write("\n")
     else:
         out.write(render(audit, fmt, lang))
