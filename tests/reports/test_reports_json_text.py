@@ -16,7 +16,7 @@ CASES = [
     {}, [], "", 0, -1.5, 10**30, None, True,
     {"a": [], "b": {}, "c": [{}], "d": [[1, 2], (3, "x")]},
     {"é": "ü\u2028\x00\"\\/\n", "emoji": "\U0001f600"},
-    {1: "int key", 2.5: "float key", True: "bool key", None: "none key"},
+    {7: "int key", 2.5: "float key", True: "bool key", None: "none key"},
     [float("nan"), float("inf"), float("-inf"), -0.0, 1e-300, 0.1],
 ]
 
