@@ -26,6 +26,7 @@ from .model import Bottleneck, CheckResult, Evidence, Outcome, Project, Status
 from .project import detect_project
 from .query_log import Recorder, attributes, code_version, dirty_reads, file_digests, share_hashes, unchanged
 from .roles import DOCS, IN_SCOPE, VENDORED, Roles, classify_roles, glob_match, path_role
+from .script_paths import Respeller
 from .sniff import VERSION as SNIFF_VERSION
 from .source import Limits, ReadStats, SourceError, Unread, iter_directory, iter_tarball, looks_like_archive
 from .stack import jax_not_applicable, jax_not_judged
@@ -35,7 +36,7 @@ from .workload import inference_not_applicable
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
 #: Bump when an extractor changes what it records: cached facts of older versions are ignored.
-FACTS_VERSION = 129
+FACTS_VERSION = 130
 
 
 class FactsCache(Protocol):
@@ -347,6 +348,10 @@ def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorde
     ``context_recorder``: record the reads of the context's facts apart (the context pass's, see :func:`_context_pass`);
     ``reused``: the roles of the last recorded audit with what they read then (:func:`_roles_reused`), used as they are."""
     by_path = {ff.path: ff for ff in parsed}  # a repeated path: the last wins, as in Facts
+    # a launch's script spelt with other capitals than the tree's (Vary's README) takes the tree's spelling; a stand-in
+    # (a context file not loaded yet) is respelt when the context is built
+    respell = Respeller(by_path)
+    by_path = {p: respell.file(ff) for p, ff in by_path.items()}
     if recorder is not None:
         recorder.begin("roles")
     if reused is not None:
@@ -370,7 +375,7 @@ def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorde
     commands = [x for ff in outside if roles.by_path[ff.path] == DOCS for x in ff.doc_launches]
     if commands:
         facts._s["doc_launches"] = facts._s["doc_launches"] + commands
-    context = _Deferred(outside, (context_recorder or recorder) if recorder is not None else None)
+    context = _Deferred(outside, (context_recorder or recorder) if recorder is not None else None, respell)
     if recorder is not None:  # the documented hints came from files whose share of ``doc_hints`` is compared whole
         recorder.watch(facts)
     return facts, context, roles
@@ -381,9 +386,10 @@ class _Deferred(Facts):
     the last context pass reads no more of them than their files (the report's parse errors). ``recorder``: records
     every read of them, as :meth:`checks.query_log.Recorder.watch` does."""
 
-    def __init__(self, files: list[FileFacts], recorder: Recorder | None) -> None:
+    def __init__(self, files: list[FileFacts], recorder: Recorder | None, respell: Respeller | None = None) -> None:
         self._files = files
         self._rec = recorder
+        self._respell = respell
         self._built: dict[str, Any] | None = None
         self._by_path: Any = None
         self.check_id = None
@@ -392,7 +398,8 @@ class _Deferred(Facts):
     @property  # type: ignore[override]
     def _s(self) -> dict[str, Any]:
         if self._built is None:
-            f = Facts([_real(ff) for ff in self._files])
+            respell = self._respell.file if self._respell is not None else (lambda ff: ff)
+            f = Facts([respell(_real(ff)) for ff in self._files])
             if self._rec is not None:
                 self._rec.watch(f)
             self._built = f._s

@@ -270,7 +270,7 @@ def _strings(facts: Facts, keys: tuple[str, ...]) -> list[str]:
            and not _config_file_value(s) and not _in_docs(s) and not _ENDPOINT_NAME.match(s.key) and s.path not in scored]
     tokenizer_only: dict[str, bool] = {}
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
-        if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):
+        if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS) or _ENCODER_CLASS.search(c.name):
             continue  # (a speech or vision encoder a loader builds beside the LLM: ``whisper.load_model('large-v3')``)
         found: list[str] = []
         # ``pipeline("sentiment-analysis", model=...)``: the first argument is the task; a project's own
@@ -1244,12 +1244,14 @@ _WEIGHT_FILE = lazy_compile(r"^[\w.-]+\.(safetensors|bin|pt|pth|ckpt|gguf|index\
 #: a placeholder folder written before a checkpoint's real name (LongLoRA's README: ``--model_name_or_path
 #: path_to/Llama-2-7b-hf`` with "remember to change path_to/Llama-2-7b-hf to your own directory")
 _PLACEHOLDER_DIR = lazy_compile(r"^/?(?:[\w.-]*path_to[\w.-]*|path/to|your[_-][\w.-]*|<[^<>/]*>)/(?:[^/]+/)*([^/]+)$")
+#: ... or in the part before a placeholder word (Vary's README: ``--model_name_or_path /Qwen-7B/path/``)
+_PLACEHOLDER_LEAF = lazy_compile(r"^/?(?:[^/]+/)*([^/]+)/(?:path|dir|folder|here)/?$", re.I)
 
 
 def placeholder_tail(name: str) -> str:
     """The checkpoint a placeholder path names in its last part (``path_to/Llama-2-7b-hf`` -> ``Llama-2-7b-hf``): a model
     family and a size, and no placeholder of its own; else ``name`` unchanged."""
-    m = _PLACEHOLDER_DIR.match(name)
+    m = _PLACEHOLDER_DIR.match(name) or _PLACEHOLDER_LEAF.match(name)
     if m and _family_word(m.group(1)) and size_in_name(m.group(1)) and not _PLACEHOLDER_NAME.search(m.group(1)):
         return m.group(1)
     return name
@@ -1328,7 +1330,7 @@ def _named_models(facts: Facts, training: frozenset[str] | None = None) -> list[
                 and not _config_file_value(st) and not _in_docs(st)):
             out.append((st.path, placeholder_tail(st.value)))
     for c in facts.calls("from_pretrained", "LLM", "pipeline", "load_model"):
-        if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS):
+        if (c.path, c.line) in demo or c.name.startswith(_ENCODER_LIBS) or _ENCODER_CLASS.search(c.name):
             continue  # (a speech or vision encoder a loader builds beside the LLM: ``whisper.load_model('large-v3')``)
         vals = [a for a in c.args[:1] if isinstance(a, str)]
         vals += [v for k in ("pretrained_model_name_or_path", "model", "model_name_or_path") if isinstance(v := c.kwargs.get(k), str)]
@@ -1373,6 +1375,10 @@ def _tokenizer_only_names(facts: Facts, named: list[tuple[str, str]]) -> set[str
 #: libraries whose ``load_model`` / ``from_pretrained`` builds a model beside the trained LLM: a speech or vision encoder, or
 #: a language-ID or word-vector classifier that filters the data (GLM's ``fasttext.load_model("/mnt/lid.176.bin")``)
 _ENCODER_LIBS = ("whisper.", "open_clip.", "timm.", "torchvision.", "clip.", "fasttext.", "gensim.", "spacy.")
+#: ... and a vision tower or an image processor loaded beside the LLM (Vary: ``CLIPVisionModel.from_pretrained(
+#: '/cache/vit-large-patch14/')``, ``CLIPImageProcessor.from_pretrained(...)``): no model the run is named for
+_ENCODER_CLASS = lazy_compile(r"(ImageProcessor|VideoProcessor|VisionModel|VisionTransformer|VisionTower|VisionEncoder|"
+                              r"ImageEncoder|FeatureExtractor)(Fast)?\.from_pretrained$")
 _CLASS_PATH = lazy_compile(r"^[a-z_]\w*(\.[a-z_]\w*)+\.[A-Z]\w*$")
 _API_CALL = lazy_compile(r"\.(chat\.)?completions\.create\(|\.messages\.create\(|\.responses\.create\(")
 

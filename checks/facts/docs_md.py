@@ -288,6 +288,21 @@ _OFF_VALUES = frozenset({"", "false", "0", "no", "none"})
 _RUN_SHELL = lazy_compile(r"^\s*(?:\$\s+)?(?:bash|sh)\s+((?:\./)?[\w./-]+\.sh)\b")
 
 
+def _flag_lines_joined(body: str) -> str:
+    """A code block whose command goes on over lines of flags without a trailing backslash (Vary's README: ``deepspeed
+    Vary/train/train_qwen_vary.py --deepspeed ...`` then ``--model_name_or_path ...``, ``--bf16 True``, one per line) with
+    the backslashes put back: a line that starts with ``--`` is no command of its own, so it can only be the line above's
+    flags. Lines keep their numbers (each flag is cited at its own line)."""
+    lines = body.split("\n")
+    changed = False
+    for i in range(1, len(lines)):
+        prev = lines[i - 1].rstrip()
+        if lines[i].lstrip().startswith("--") and prev and not prev.endswith("\\") and not prev.lstrip().startswith("#"):
+            lines[i - 1] = prev + " \\"
+            changed = True
+    return "\n".join(lines) if changed else body
+
+
 def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
     """The script and files of each documented training command (``command`` / ``command_file`` hints), and the model it
     starts from (a ``model`` hint per ``--model_name_or_path`` / ``--base_model`` flag).
@@ -307,7 +322,7 @@ def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
                 out.doc_hints.append(DocHint(path, first + i, "shell_command", m.group(1).removeprefix("./"), line.strip()[:300]))
         scratch = FileFacts(path=path, kind="shell", lines=0)
         try:
-            extract_shell_text(path, body, scratch, first_line=first)
+            extract_shell_text(path, _flag_lines_joined(body), scratch, first_line=first)
         except Exception:  # a prose block that is not shell: no command from it
             continue
         for launch in scratch.launches:
