@@ -71,7 +71,7 @@ _MODEL_KEYS = (
 )
 _FAMILIES = (
     ("qwen3-vl", "qwen3_vl"), ("llava", "llava"), ("internvl", "internvl"), ("qwen2-vl", "qwen2_vl"), ("qwen2.5-vl", "qwen2_5_vl"), ("qwen-vl", "qwen_vl"),
-    ("minicpm-v", "minicpm_v"), ("cogvlm", "cogvlm"), ("cogagent", "cogvlm"), ("glm-4v", "glm4v"), ("minicpm-llama", "llama"), ("minicpm", "minicpm"), ("idefics", "idefics"), ("paligemma", "paligemma"), ("mllama", "mllama"), ("pixtral", "pixtral"),
+    ("minicpm-v", "minicpm_v"), ("minicpm-o", "minicpm_v"), ("minicpm-llama3-v", "minicpm_v"), ("cogvlm", "cogvlm"), ("cogagent", "cogvlm"), ("glm-4v", "glm4v"), ("minicpm-llama", "llama"), ("minicpm", "minicpm"), ("idefics", "idefics"), ("paligemma", "paligemma"), ("mllama", "mllama"), ("pixtral", "pixtral"),
     ("mixtral", "mixtral"), ("mistral", "mistral"), ("llama", "llama"), ("qwen3", "qwen3"), ("qwen2", "qwen2"), ("qwen", "qwen"),
     ("gemma", "gemma"), ("phi", "phi"), ("chatglm", "glm"), ("glm", "glm"), ("deepseek", "deepseek"), ("baichuan", "baichuan"),
     ("falcon", "falcon"), ("gpt2", "gpt2"), ("gpt-neox", "gpt_neox"), ("pythia", "gpt_neox"), ("opt-", "opt"), ("bloom", "bloom"),
@@ -94,7 +94,9 @@ _MM_KEYS = ("vision_tower", "mm_vision_tower", "mm_projector_type", "image_folde
             # InternLM-XComposer's ``--fix_vit``: whether its ViT is frozen
             "fix_vit",
             # LAVIS-style recipes (MiniGPT-4 train_configs: ``datasets: {laion: {vis_processor: {train: {name: blip2_image_train}}}}``)
-            "vis_processor", "freeze_vit")
+            "vis_processor", "freeze_vit",
+            # MiniCPM-V's and MiniCPM-o's fine-tuning (``--tune_vision true``, ``--max_slice_nums 9``)
+            "tune_vision", "max_slice_nums")
 #: an image processor's pixel budget set by a run (Qwen-VL ``max_pixels``, Ovis2.5's ``--single_image_max_pixels 3211264``):
 #: read in launches and config files only (a library's collate function takes the same names for the models it supports)
 _MM_RUN_KEYS = ("max_pixels", "min_pixels", "image_max_pixels", "image_min_pixels", "single_image_max_pixels",

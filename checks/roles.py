@@ -83,7 +83,10 @@ _DIR_ROLES: dict[str, str] = {
     **dict.fromkeys(("docs", "doc", "documentation", "website", "site", "_site"), DOCS),
     **dict.fromkeys(("benchmark", "benchmarks", "bench", "benchmarking"), BENCHMARK),
     **dict.fromkeys(("eval", "evals", "evaluation", "evaluations", "lm_eval", "lm-evaluation-harness", "opencompass",
-                     "eval_harness", "evaluation_harness"), EVAL),
+                     "eval_harness", "evaluation_harness",
+                     # a copy of a multimodal evaluation toolkit (MiniCPM-o ``eval_mm/vlmevalkit/``, 900 files of benchmark
+                     # loaders and judge wrappers)
+                     "vlmevalkit", "lmms-eval", "lmms_eval", "evalscope"), EVAL),
     **dict.fromkeys(("records", "archive", "archived", "archives", "attic", "deprecated", "old", "backup", "backups"), ARCHIVE),
     **dict.fromkeys(("third_party", "third-party", "thirdparty", "3rdparty", "vendor", "vendored", "external", "extern"), VENDORED),
     # a web front end's source tree (unsloth ``studio/frontend/src/...``: its data-recipe JSONs name UI nodes ``note_1`` and
@@ -98,8 +101,10 @@ _DEV_FILES = {"noxfile.py", "tasks.py", "fabfile.py", ".pylintrc.toml", "ruff.to
               "tsconfig.json", "package.json", ".eslintrc.json", ".prettierrc.json"}
 #: a folder of evaluation tasks or suites named with more words (OLMo ``olmo_data/oe_eval_tasks/``, ``downstream_evals``,
 #: ``eval_configs``); the bare names are in :data:`_DIR_ROLES`
-#: (and the held-out/held-in suites of an agent-tuning paper: AgentTuning ``eval_heldout/``)
-_EVAL_DIR = lazy_compile(r"^(?!train)(\w+[_-])?(evals?|evaluations?)([_-](tasks?|suites?|configs?|data|sets?|harness|scripts?|held_?(out|in)))?$",
+#: (and the held-out/held-in suites of an agent-tuning paper: AgentTuning ``eval_heldout/``; the multimodal evaluation of
+#: MiniCPM-o: ``eval_mm/``)
+_EVAL_DIR = lazy_compile(r"^(?!train)(\w+[_-])?(evals?|evaluations?)([_-](tasks?|suites?|configs?|data|sets?|harness|scripts?|held_?(out|in)"
+                         r"|mm|vlm|llm|mllm|vl))?$",
                        re.I)
 #: a folder kept as the old copy of another (AgentTuning ``AgentBench.old/``, ``models_old/``, ``src.bak/``; FlagEmbedding
 #: ``research/old-examples/``)

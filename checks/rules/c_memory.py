@@ -3548,6 +3548,9 @@ _CHECKPOINT_FUNC = lazy_compile(r"(?i)(^|_)(load|restore|save|resume|unshard)_?\
 #: a loop over epochs (``range(start_epoch, config.scheduler.epochs)``, ``trange(args.num_train_epochs)``): once per epoch,
 #: not per step (HF's ``enumerate(epoch_iterator)`` is the step loop, not this)
 _EPOCH_LOOP = lazy_compile(r"(?i)^(range|trange|tqdm)\(.*epoch")
+#: only past a platform probe's early return, as HF's ``Trainer.training_step`` has it (MiniCPM-o's copy: ``if
+#: is_sagemaker_mp_enabled(): ... return``, then ``torch.cuda.empty_cache()``): off that platform, every step
+_PLATFORM_PROBE_OFF = lazy_compile(r"not \(is_\w+_(enabled|available)\(\)\)( and not \(is_\w+_(enabled|available)\(\)\))*")
 #: a loop over the training batches (``for batch in self.train_dataloader``, ``zip(prompt_only_dataloader, ...)``)
 _BATCH_LOOP = lazy_compile(r"(?i)loader|batch")
 
@@ -3556,7 +3559,7 @@ def _every_step(c: Call) -> bool:
     """A call with no condition in a loop over the training batches or in a step function: it runs on every step (not
     Megatron-Bridge's ``if train_config.empty_unused_memory_level >= 1:``, a level that defaults to 0, nor a
     checkpoint converter's loop over experts)."""
-    return c.guard is None and (bool(c.loop and _BATCH_LOOP.search(c.loop))
+    return (c.guard is None or bool(_PLATFORM_PROBE_OFF.fullmatch(c.guard))) and (bool(c.loop and _BATCH_LOOP.search(c.loop))
                                 or bool(c.func and _STEP_FUNC_NAME.search(c.func) and not _EVAL_STEP_NAME.search(c.func)))
 
 

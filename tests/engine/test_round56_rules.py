@@ -60,3 +60,64 @@ def test_a_placeholder_folder_after_the_model_name_keeps_the_model_and_a_vision_
     project = _audit(files).project
     assert project.model_names[:1] == ["Qwen-7B"] and project.estimated_params == "7B", (project.model_names, project.estimated_params)
     assert not any("vit-large" in n for n in project.model_names), project.model_names
+
+
+# --- MiniCPM-o: ``eval_mm/vlmevalkit/``, a copy of VLMEvalKit, read as training code --------------------------------------
+
+_VLMEVAL_RUN = ("import torch\nfrom vlmeval.config import supported_VLM\n\n\ndef main():\n    model = supported_VLM['MiniCPM-V']()\n"
+                "    for batch in torch.utils.data.DataLoader(range(10), num_workers=16):\n        model.generate(batch)\n\n\n"
+                "if __name__ == '__main__':\n    main()\n")
+_MINICPM_FT = ("#!/bin/bash\nMODEL=\"openbmb/MiniCPM-o-2_6\"\n"
+               "torchrun --nproc_per_node 8 finetune.py \\\n    --model_name_or_path $MODEL \\\n    --tune_vision true \\\n"
+               "    --bf16 true \\\n    --output_dir output\n")
+
+
+def test_a_multimodal_evaluation_toolkit_folder_is_evaluation_code() -> None:
+    files = {"finetune/finetune.py": _LLAVA_TRAIN, "finetune/finetune_ds.sh": _MINICPM_FT,
+             "eval_mm/vlmevalkit/run.py": _VLMEVAL_RUN,
+             "eval_mm/vlmevalkit/scripts/run_inference.sh": "torchrun --nproc_per_node=8 run.py --data MME --model MiniCPM-V\n"}
+    result = _audit(files)
+    assert result.roles.by_path["eval_mm/vlmevalkit/run.py"] == "eval", result.roles.by_path
+    # (by either name: the toolkit's own folder, or a project folder named for multimodal evaluation)
+    for name in ("tools/VLMEvalKit/run.py", "eval_mm/run.py"):
+        moved = {(name if k == "eval_mm/vlmevalkit/run.py" else k): v for k, v in files.items()}
+        assert _audit(moved).roles.by_path[name] == "eval", name
+    f1 = _check(result, "F1")
+    assert not any(e.path.startswith("eval_mm/") for e in f1.evidence), f1.evidence
+    # control: the same script in a folder of the project's own code is read
+    files["tools/run.py"] = files.pop("eval_mm/vlmevalkit/run.py")
+    files["tools/run_inference.sh"] = files.pop("eval_mm/vlmevalkit/scripts/run_inference.sh")
+    assert _audit(files).roles.by_path["tools/run.py"] != "eval"
+
+
+def test_minicpm_o_fine_tuning_is_a_multimodal_run() -> None:
+    files = {"finetune/finetune.py": _LLAVA_TRAIN, "finetune/finetune_ds.sh": _MINICPM_FT}
+    project = _audit(files).project
+    assert project.model_type == "MLLM" and "minicpm_v" in project.model_families, (project.model_type, project.model_families)
+    # control: MiniCPM's text model is an LLM
+    files["finetune/finetune_ds.sh"] = _MINICPM_FT.replace("MiniCPM-o-2_6", "MiniCPM-2B-sft-bf16").replace("    --tune_vision true \\\n", "")
+    project = _audit(files).project
+    assert project.model_type == "LLM" and project.model_families == ["minicpm"], (project.model_type, project.model_families)
+
+
+_STEP_AFTER_PROBE = (
+    "import torch\nfrom transformers import Trainer\nfrom transformers.utils import is_sagemaker_mp_enabled\n\n\n"
+    "class CPMTrainer(Trainer):\n    def training_step(self, model, inputs, num_items_in_batch=None):\n        model.train()\n"
+    "        if is_sagemaker_mp_enabled():\n            return smp_forward_backward(model, inputs)\n"
+    "        loss = self.compute_loss(model, inputs)\n        del inputs\n        torch.cuda.empty_cache()\n"
+    "        self.accelerator.backward(loss)\n        return loss.detach()\n")
+
+
+def test_empty_cache_past_a_platform_probe_runs_every_step() -> None:
+    files = {"finetune/finetune.py": _LLAVA_TRAIN.replace("transformers.Trainer(", "CPMTrainer(").replace(
+                 "import transformers\n", "import transformers\nfrom trainer import CPMTrainer\n"),
+             "finetune/trainer.py": _STEP_AFTER_PROBE, "finetune/finetune_ds.sh": _MINICPM_FT,
+             "finetune/ds_config_zero2.json": '{"zero_optimization": {"stage": 2, "contiguous_gradients": true}}\n'}
+    files["finetune/finetune_ds.sh"] = _MINICPM_FT.replace("--bf16 true", "--deepspeed ds_config_zero2.json")
+    c6 = _check(_audit(files), "C6")
+    assert c6.status.value == "partial" and "trainer.py:13" in c6.detail, c6.detail
+    # control: under a switch of the run's own it is not known to run every step
+    files["finetune/trainer.py"] = _STEP_AFTER_PROBE.replace("        torch.cuda.empty_cache()\n",
+                                                             "        if self.args.free_cache:\n            torch.cuda.empty_cache()\n")
+    assert _check(_audit(files), "C6").status.value == "used"
+
