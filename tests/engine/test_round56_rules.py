@@ -121,3 +121,18 @@ def test_empty_cache_past_a_platform_probe_runs_every_step() -> None:
                                                              "        if self.args.free_cache:\n            torch.cuda.empty_cache()\n")
     assert _check(_audit(files), "C6").status.value == "used"
 
+
+# --- LLaVA-pp: ``--deepspeed ./scripts/zero3.json``, a config of the LLaVA checkout the scripts are copied into ----------
+
+def test_overlap_in_a_deepspeed_config_the_repository_lacks_is_not_judged() -> None:
+    launch = ("#!/bin/bash\n\ndeepspeed llava/train/train_mem.py \\\n    --deepspeed ./scripts/zero3.json \\\n"
+              "    --bf16 True \\\n    --output_dir out\n")
+    files = {"llava/train/train_mem.py": _LLAVA_TRAIN, "scripts/finetune.sh": launch}
+    e2 = _check(_audit(files), "E2")
+    assert e2.status.value == "n/a" and "./scripts/zero3.json" in e2.detail and "not in the repository" in e2.detail, e2.detail
+    assert [(e.path, e.line) for e in e2.evidence] == [("scripts/finetune.sh", 4)], e2.evidence
+    # control: the config in the tree decides
+    files["scripts/zero3.json"] = '{\n  "zero_optimization": {"stage": 2, "overlap_comm": false}\n}\n'
+    e2 = _check(_audit(files), "E2")
+    assert e2.status.value == "unused" and "explicitly disabled" in e2.detail, e2.detail
+
