@@ -913,6 +913,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         or any(e.fmt in ("yaml", "json") for e in facts.config(*_MM_RUN_KEYS))
         or bool(_own_vlm_classes(facts))
         or bool(_vision_in_step(facts))
+        or bool(_composite_vlms(facts))
     )
     p.model_type = "MLLM" if p.multimodal else ("LLM" if (names or _looks_llm(facts, p)) else "unknown")
     if p.model_type == "LLM" and _encoder_models_only(facts, p):
@@ -2039,6 +2040,46 @@ def _vision_in_step(facts: Facts) -> list[Any]:
     model._run_vision_encoder(sample["image"])`` beside ``loss.backward()``)."""
     stepping = {c.path for c in facts.calls("backward") if not _TEST_PATH_RE.search(c.path)}
     return [c for c in facts.calls(*_VISION_STEP) if c.path in stepping] if stepping else []
+
+
+#: a causal language model's class (``DeepseekV2ForCausalLM``, ``LlamaForCausalLM``, ``GPT2LMHeadModel``)
+_LM_CLASS = lazy_compile(r"^\w+(ForCausalLM|LMHeadModel)$")
+#: HF's causal LMs a vision-language model's constructor builds around its image model (Janus: ``LlamaForCausalLM(config)``)
+_HF_LMS = ("LlamaForCausalLM", "Qwen2ForCausalLM", "MistralForCausalLM", "Phi3ForCausalLM", "GemmaForCausalLM", "Gemma2ForCausalLM",
+           "Qwen3ForCausalLM", "AutoModelForCausalLM.from_config", "AutoModelForCausalLM.from_pretrained")
+
+
+def _composite_vlms(facts: Facts) -> list[str]:
+    """Model classes whose constructor builds both the project's own image model and a causal language model (DeepSeek-VL2
+    ``DeepseekVLV2ForCausalLM.__init__``: ``self.vision = VisionTransformer(...)``, ``self.language =
+    DeepseekV2ForCausalLM(language_config)``), that a script of the project imports or builds: a vision-language model,
+    whatever it is named, trained or only run."""
+    from .rules._helpers import class_at  # the rules import this module
+
+    vision = {k.name for k in _own_vision_classes(facts)}
+    if not vision:
+        return []
+    lms = [*{k.name for k in own_model_classes(facts, _LM_CLASS)}, *_HF_LMS]
+    built = {(c.path, class_at(facts, c.path, c.line)) for c in facts.calls(*lms) if c.func == "__init__"}
+    found = {k: c.path for c in facts.calls(*vision) if c.func == "__init__" and (c.path, k := class_at(facts, c.path, c.line)) in built
+             and k is not None}
+    out = sorted(found)
+    if not out:
+        return out
+    tops = {p.split("/", 1)[0].removesuffix(".py") for p in found.values()}  # the package that defines it, as scripts import it
+    used = {i.name for i in facts.imports(*tops) if i.name in out and not _TEST_PATH_RE.search(i.path)}
+    used |= {c.short for c in facts.calls(*out)}
+    used |= {c.name.rsplit(".", 2)[-2] for c in facts.calls(*(f"{k}.from_pretrained" for k in out))}
+    return [k for k in out if k in used]
+
+
+def _own_vision_classes(facts: Facts) -> list[Any]:
+    """The project's own image-model classes (:data:`_OWN_VISION_NAME`), outside tests."""
+    return own_model_classes(facts, _OWN_VISION_NAME)
+
+
+#: an image model's class (``VisionTransformer``, ``SiglipVisionModel``, ``CLIPVisionTower``, ``InternVisionModel``)
+_OWN_VISION_NAME = lazy_compile(r"^(\w*Vision(Transformer|Model|Tower|Encoder)\w*|ViT\w*|\w+ViT|Vit\w*Model)$")
 
 
 def _own_vlm_classes(facts: Facts) -> list[Any]:

@@ -2594,7 +2594,7 @@ def _checkpoint_config_defaults(f: Facts, dims: list) -> set[tuple[str, int]]:
         if not folder:
             continue
         made = f.calls(owner)
-        if made and all(s.name in c.kwargs for c in made):
+        if made and all(s.name in c.kwargs or _sub_config_of(f, c) for c in made):
             # every instantiation passes the dimension itself (axolotl's ``MambaLMHeadModel.__init__``:
             # ``MambaConfig(vocab_size=vocab_size, ...)``): the default is never the model's
             out.add((s.path, s.line))
@@ -2604,6 +2604,16 @@ def _checkpoint_config_defaults(f: Facts, dims: list) -> set[tuple[str, int]]:
         if any(folder == m or folder.endswith("." + m) for m in loaded):
             out.add((s.path, s.line))
     return out
+
+
+def _sub_config_of(f: Facts, c: Any) -> bool:
+    """``c`` builds a config from the mapping another config's ``__init__`` was given (DeepSeek-VL2's
+    ``DeepseekVLV2Config.__init__``: ``self.language_config = DeepseekV2Config(**language_config)``, the ``language_config``
+    section of the checkpoint's ``config.json``): the checkpoint's values, not the class defaults, size the model."""
+    if not c.star_kwargs or c.func != "__init__":
+        return False
+    owner = class_at(f, c.path, c.line)
+    return bool(owner and owner.endswith("Config"))
 
 
 #: checkpoint converters (Megatron ``examples/multimodal/model_converter/siglip_converter.py``, GPT-NeoX ``tools/ckpts/``)

@@ -614,10 +614,20 @@ class H2DynamicResolution(_MultimodalOnly):
             used += f.effective("min_pixels", "max_pixels", "image_min_pixels", "image_max_pixels")
         else:
             used += _pixel_ranges(f)
+        if not used and not fixed:
+            # no option chooses: a processor that tiles each image to the best of its candidate resolutions by itself
+            # (DeepSeek-VL2 ``select_best_resolution(image.size, self.candidate_resolutions)``, InternVL's
+            # ``dynamic_preprocess``); behind LLaVA's ``image_aspect_ratio`` option the option decides (above)
+            used += [c for c in f.calls(*_TILING_CALLS) if c.func not in _TILING_CALLS and not guard_off(f, c)]
         if used:
             return Outcome(U, evs(used), "images are encoded at dynamic resolution", {"dynamic_resolution": True})
         return Outcome(N, evs(fixed), "images are resized/padded to a fixed resolution" if fixed else "no dynamic resolution found",
                        {"dynamic_resolution": False})
+
+
+#: functions that cut an image into tiles of the candidate resolution closest to its own (LLaVA-NeXT's anyres helpers,
+#: InternVL's ``dynamic_preprocess``)
+_TILING_CALLS = ("select_best_resolution", "dynamic_preprocess", "process_anyres_image")
 
 
 #: the pixel budgets of an image processor that keeps each image's aspect ratio between a lower and an upper bound

@@ -136,3 +136,70 @@ def test_overlap_in_a_deepspeed_config_the_repository_lacks_is_not_judged() -> N
     e2 = _check(_audit(files), "E2")
     assert e2.status.value == "unused" and "explicitly disabled" in e2.detail, e2.detail
 
+
+# --- DeepSeek-VL2: an inference repository of a vision-language MoE model, read as a text LLM -----------------------------
+
+_DSVL2 = {
+    "deepseek_vl2/__init__.py": "",
+    "deepseek_vl2/models/__init__.py": "from .modeling_deepseek_vl_v2 import DeepseekVLV2ForCausalLM\n",
+    "deepseek_vl2/models/siglip_vit.py": (
+        "import torch.nn as nn\n\n\nclass VisionTransformer(nn.Module):\n    def __init__(self, img_size=384, width=1152):\n"
+        "        super().__init__()\n        self.width = width\n"),
+    "deepseek_vl2/models/configuration_deepseek.py": (
+        "from transformers.configuration_utils import PretrainedConfig\n\n\nclass DeepseekV2Config(PretrainedConfig):\n"
+        "    model_type = 'deepseek_v2'\n\n    def __init__(self, vocab_size=102400, hidden_size=4096,\n"
+        "                 moe_intermediate_size=1407, **kwargs):\n        self.vocab_size = vocab_size\n"
+        "        self.moe_intermediate_size = moe_intermediate_size\n        super().__init__(**kwargs)\n"),
+    "deepseek_vl2/models/modeling_deepseek.py": (
+        "from transformers import PreTrainedModel\n\n\nclass DeepseekV2PreTrainedModel(PreTrainedModel):\n    pass\n\n\n"
+        "class DeepseekV2ForCausalLM(DeepseekV2PreTrainedModel):\n    def __init__(self, config):\n"
+        "        super().__init__(config)\n"),
+    "deepseek_vl2/models/modeling_deepseek_vl_v2.py": (
+        "from transformers import PretrainedConfig, PreTrainedModel\n\nfrom .configuration_deepseek import DeepseekV2Config\n"
+        "from .modeling_deepseek import DeepseekV2ForCausalLM\nfrom .siglip_vit import VisionTransformer\n\n\n"
+        "class DeepseekVLV2Config(PretrainedConfig):\n    def __init__(self, language_config=None, **kwargs):\n"
+        "        super().__init__(**kwargs)\n        self.language_config = DeepseekV2Config(**(language_config or {}))\n\n\n"
+        "class DeepseekVLV2ForCausalLM(PreTrainedModel):\n    def __init__(self, config):\n        super().__init__(config)\n"
+        "        self.vision = VisionTransformer(img_size=384)\n"
+        "        self.language = DeepseekV2ForCausalLM(config.language_config)\n"),
+    "deepseek_vl2/models/processing_deepseek_vl_v2.py": (
+        "def select_best_resolution(image_size, candidate_resolutions):\n    return candidate_resolutions[0]\n\n\n"
+        "class DeepseekVLV2Processor:\n    def tokenize_with_images(self, image, cropping=True):\n"
+        "        best_width, best_height = select_best_resolution(image.size, self.candidate_resolutions)\n"
+        "        return best_width, best_height\n"),
+    "inference.py": (
+        "import torch\nfrom transformers import AutoModelForCausalLM\n\n"
+        "from deepseek_vl2.models import DeepseekVLV2ForCausalLM\n\n\ndef main(model_path):\n"
+        "    vl_gpt: DeepseekVLV2ForCausalLM = AutoModelForCausalLM.from_pretrained(model_path, trust_remote_code=True,\n"
+        "                                                                            torch_dtype=torch.bfloat16)\n"
+        "    return vl_gpt.generate(max_new_tokens=512)\n\n\nif __name__ == '__main__':\n    main('deepseek-ai/deepseek-vl2-tiny')\n"),
+}
+
+
+def test_a_model_class_that_builds_an_image_model_and_a_causal_lm_is_a_vision_language_model() -> None:
+    project = _audit(_DSVL2).project
+    assert project.model_type == "MLLM" and project.multimodal, project.model_type
+    # control: the same classes that no script of the project imports are a library's, not the project's model
+    files = {k: v for k, v in _DSVL2.items() if k != "inference.py"}
+    files["inference.py"] = _DSVL2["inference.py"].replace("from deepseek_vl2.models import DeepseekVLV2ForCausalLM\n", "").replace(
+        "vl_gpt: DeepseekVLV2ForCausalLM = ", "vl_gpt = ")
+    assert not _audit(files).project.multimodal
+
+
+def test_a_processor_that_tiles_each_image_to_its_best_resolution_is_dynamic_resolution() -> None:
+    h2 = _check(_audit(_DSVL2), "H2")
+    assert h2.status.value == "used" and h2.evidence[0].path.endswith("processing_deepseek_vl_v2.py"), (h2.detail, h2.evidence)
+    # control: where an option picks the resolution (LLaVA's ``image_aspect_ratio: pad``), the option decides
+    files = dict(_DSVL2, **{"scripts/run.sh": "deepspeed inference.py --image_aspect_ratio pad\n"})
+    assert _check(_audit(files), "H2").status.value == "unused"
+
+
+def test_a_sub_config_built_from_the_checkpoints_mapping_keeps_no_class_default() -> None:
+    d7 = _check(_audit(_DSVL2), "D7")
+    assert "1407" not in d7.detail and d7.status.value == "n/a", d7.detail
+    # control: built from its own defaults, the class's sizes are the model's
+    files = dict(_DSVL2)
+    files["deepseek_vl2/models/modeling_deepseek_vl_v2.py"] = files["deepseek_vl2/models/modeling_deepseek_vl_v2.py"].replace(
+        "DeepseekV2Config(**(language_config or {}))", "DeepseekV2Config()")
+    d7 = _check(_audit(files), "D7")
+    assert "moe_intermediate_size=1407" in d7.detail, d7.detail
