@@ -1938,7 +1938,7 @@ def _own_fa_switch(f: Facts, loads: list) -> tuple[str, Any] | None:
 
 #: model families whose checkpoints ship their own modelling code (``trust_remote_code``), attention kernel choice included:
 #: ChatGLM 1-3, Qwen 1 (``Qwen/Qwen-7B``; Qwen1.5 and later are native), Baichuan, InternLM 1-2
-_REMOTE_ATTN = lazy_compile(r"chatglm|(^|/)qwen-(1_8b|7b|14b|72b)|baichuan|internlm2?(-|_|$)", re.I)
+_REMOTE_ATTN = lazy_compile(r"chatglm|(^|/)qwen-(1_8b|7b|14b|72b)|baichuan|internlm2?(-|_|$)|minicpm|deepseek-vl", re.I)
 #: names of embedding models a RAG or API demo uses beside the trained LLM (ChatGLM3's ``bge-large-zh-1.5``)
 _EMBEDDING_NAME = lazy_compile(r"(^|/)(bge|e5|gte|text2vec|m3e)[-_]|embedding|sentence-transformers", re.I)
 
@@ -1946,11 +1946,28 @@ _EMBEDDING_NAME = lazy_compile(r"(^|/)(bge|e5|gte|text2vec|m3e)[-_]|embedding|se
 def _remote_attention(ctx: Context, loads: list) -> str | None:
     """The remote-code model the training path loads, when every model the project names is one and every load passes
     ``trust_remote_code=True`` (ChatGLM3's ``finetune_hf.py``, Qwen's ``finetune.py``): None otherwise."""
+    f = ctx.facts
     calls = [c for c in loads if isinstance(c, Call)]
-    if not calls or any(truthy(c.kwargs.get("trust_remote_code")) is not True for c in calls):
+
+    def trusted(c: Call) -> bool:
+        if truthy(c.kwargs.get("trust_remote_code")) is True:
+            return True
+        # ``AutoModel.from_pretrained(model_to_load, config=config, **config_kwargs)`` beside ``config_kwargs =
+        # {"trust_remote_code": True, ...}`` in the same file (ChatGLM-Efficient-Tuning ``loader.py``)
+        return c.star_kwargs and any(truthy(s.value) is True for s in f.settings("trust_remote_code") if s.path == c.path)
+
+    # (TRL's ``AutoModelForCausalLMWithValueHead.from_pretrained(model)`` wraps a model loaded above: no load of its own)
+    calls = [c for c in calls if not c.name.endswith("WithValueHead.from_pretrained")]
+    if not calls or not all(trusted(c) for c in calls):
         return None
     names = [n for n in ctx.project.model_names if not _EMBEDDING_NAME.search(n)]
-    if not names or not all(_REMOTE_ATTN.search(n) for n in names):
+    if not names:
+        # every launch names its checkpoint by a placeholder (``--model_name_or_path path_to_chatglm2_6b``): the model
+        # options' values still say which models the runs load
+        names = [v for s in f.settings("model_name_or_path", "model_path", "base_model", "pretrained_model_name_or_path")
+                 if isinstance(v := s.value, str) and not _EMBEDDING_NAME.search(v)]
+    # the model the runs train (named first) is a remote-code one (MiniCPM-o's fine-tuning beside the legacy OmniLMM code)
+    if not names or not _REMOTE_ATTN.search(names[0]):
         return None
     return next((n for n in names if not re.search(r"[\\:]", n)), names[0])  # a hub name before a Windows path
 

@@ -203,3 +203,35 @@ def test_a_sub_config_built_from_the_checkpoints_mapping_keeps_no_class_default(
         "DeepseekV2Config(**(language_config or {}))", "DeepseekV2Config()")
     d7 = _check(_audit(files), "D7")
     assert "moe_intermediate_size=1407" in d7.detail, d7.detail
+
+
+# --- ChatGLM-Efficient-Tuning: ChatGLM loaded as remote code through ``**config_kwargs`` -------------------------------------
+
+_GLM_LOADER = (
+    "from transformers import AutoConfig, AutoModel, AutoTokenizer\nfrom trl import AutoModelForCausalLMWithValueHead\n\n\n"
+    "def load_model_and_tokenizer(model_args, stage='sft'):\n    config_kwargs = {\n        \"trust_remote_code\": True,\n"
+    "        \"cache_dir\": model_args.cache_dir,\n    }\n"
+    "    tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path, **config_kwargs)\n"
+    "    config = AutoConfig.from_pretrained(model_args.model_name_or_path, **config_kwargs)\n"
+    "    model = AutoModel.from_pretrained(model_args.model_name_or_path, config=config, **config_kwargs)\n"
+    "    if stage == 'ppo':\n        model = AutoModelForCausalLMWithValueHead.from_pretrained(model)\n    return model, tokenizer\n")
+_GLM_TRAIN = (
+    "from dataclasses import dataclass, field\n\nfrom transformers import HfArgumentParser, Seq2SeqTrainer, Seq2SeqTrainingArguments\n\n"
+    "from loader import load_model_and_tokenizer\n\n\n@dataclass\nclass ModelArguments:\n"
+    "    model_name_or_path: str = field(default=\"THUDM/chatglm-6b\")\n    cache_dir: str = field(default=None)\n\n\n"
+    "def main():\n    model_args, training_args = HfArgumentParser((ModelArguments, Seq2SeqTrainingArguments)).parse_args_into_dataclasses()\n"
+    "    model, tokenizer = load_model_and_tokenizer(model_args)\n"
+    "    Seq2SeqTrainer(model=model, args=training_args, tokenizer=tokenizer).train()\n\n\nif __name__ == '__main__':\n    main()\n")
+
+
+def test_remote_code_trusted_through_a_keyword_mapping_picks_its_own_attention() -> None:
+    files = {"src/loader.py": _GLM_LOADER, "src/train_bash.py": _GLM_TRAIN,
+             "examples/train_sft.sh": ("CUDA_VISIBLE_DEVICES=0 python ../src/train_bash.py \\\n"
+                                       "    --model_name_or_path path_to_chatglm2_6b \\\n    --fp16 \\\n    --output_dir out\n")}
+    d1 = _check(_audit(files), "D1")
+    assert d1.status.value == "n/a" and "trust_remote_code" in d1.detail, d1.detail
+    # control: without trust_remote_code the model is transformers' own class, whose attn_implementation applies
+    files["src/loader.py"] = _GLM_LOADER.replace('        "trust_remote_code": True,\n', "")
+    d1 = _check(_audit(files), "D1")
+    assert d1.status.value != "n/a", d1.detail
+
