@@ -899,12 +899,39 @@ class C1MixedPrecision(Check):
             # ``autocast('cuda')``, ``amp_bf16`` -> ``autocast(dtype=torch.bfloat16)``): which one runs is the run's choice
             return Outcome(U, [f.ev(x) for x in used], "mixed precision: an FP16 path with a GradScaler and a BF16 path are both "
                            "in the code; the run's precision setting picks one", {"precision": precision})
+        by_kind = _precision_files(used)
+        if len(by_kind.get("bf16", ())) and len(by_kind.get("fp16", ())):
+            # the launches differ (TinyLLaVA: ``--fp16 True`` in 11 scripts, the README's among them, ``--bf16 True`` in the two
+            # Qwen2 ones): the precision most of them run, and the others named
+            major, minor = ("fp16", "bf16") if len(by_kind["fp16"]) > len(by_kind["bf16"]) else ("bf16", "fp16")
+            n_major, n_minor = len(by_kind[major]), len(by_kind[minor])
+            names = ", ".join(sorted(by_kind[minor])[:3]) + (", ..." if n_minor > 3 else "")
+            first = [x for x in used if getattr(x, "path", None) in by_kind[major]]
+            return Outcome(U, [f.ev(x) for x in first + [x for x in used if x not in first]],
+                           f"{major.upper()} mixed precision in {n_major} of {n_major + n_minor} launches or recipes that set one "
+                           f"({minor.upper()} in {n_minor}: {names})", {"precision": major})
         return Outcome(U, [f.ev(x) for x in used], f"{precision.upper()} mixed precision", {"precision": precision})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         if not ctx.project.does_training:
             return None  # a serving-only project: inference precision is J4's and the engine's business
         return super().recommendation_priority(ctx, outcome)
+
+
+def _precision_files(used: list[Any]) -> dict[str, set[str]]:
+    """The launch scripts and recipe files among ``used`` by the one precision each turns on ("bf16" or "fp16"); a file
+    that turns on both, or sets it otherwise, is left out."""
+    kinds: dict[str, set[str]] = {}
+    for x in used:
+        if isinstance(x, Setting) and x.source in ("launcher", "config") and truthy(x.value) is True:
+            k = "fp16" if x.name in ("fp16", "half") else "bf16" if x.name == "bf16" else None
+            if k is not None:
+                kinds.setdefault(x.path, set()).add(k)
+    out: dict[str, set[str]] = {}
+    for path, ks in kinds.items():
+        if len(ks) == 1:
+            out.setdefault(next(iter(ks)), set()).add(path)
+    return out
 
 
 def _launched_precisions(used: list[Any]) -> set[str]:

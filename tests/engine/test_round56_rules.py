@@ -235,3 +235,18 @@ def test_remote_code_trusted_through_a_keyword_mapping_picks_its_own_attention()
     d1 = _check(_audit(files), "D1")
     assert d1.status.value != "n/a", d1.detail
 
+
+# --- TinyLLaVA_Factory: ``--fp16 True`` in eleven launch scripts, ``--bf16 True`` in the two Qwen2 ones ---------------------
+
+def test_launches_that_differ_in_precision_are_judged_by_their_majority() -> None:
+    launch = "deepspeed --include localhost:4,5,6,7 tinyllava/train/train.py \\\n    --{p} True \\\n    --output_dir out\n"
+    files = {"tinyllava/train/train.py": _LLAVA_TRAIN,
+             **{f"scripts/train/{n}.sh": launch.format(p="fp16") for n in ("pretrain", "finetune", "lora/finetune_lora")},
+             "scripts/train/qwen2/finetune_qwen2.sh": launch.format(p="bf16")}
+    c1 = _check(_audit(files), "C1")
+    assert c1.detail.startswith("FP16 mixed precision in 3 of 4") and "qwen2/finetune_qwen2.sh" in c1.detail, c1.detail
+    assert c1.values["precision"] == "fp16" and c1.evidence[0].path != "scripts/train/qwen2/finetune_qwen2.sh", c1.evidence
+    # control: when every launch says BF16, BF16 it is
+    files = {k: v.replace("--fp16", "--bf16") for k, v in files.items()}
+    c1 = _check(_audit(files), "C1")
+    assert c1.detail == "BF16 mixed precision", c1.detail
