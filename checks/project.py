@@ -906,7 +906,9 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         or facts.uses(*_MM_NAMES)
         # ``Qwen2VLForConditionalGeneration.from_pretrained(...)`` resolves to ``transformers.<Class>.from_pretrained``
         or facts.uses(*(f"{n}.*" for n in _MM_NAMES))
-        or facts.config(*_MM_KEYS)
+        # (a dict literal in library code off the training path is no recipe: axlearn's CLIP builder ``{"visual_encoder":
+        # vision_encoder_cfg, ...}`` in ``axlearn/vision/clip.py``, which no experiment imports)
+        or any(e.fmt != "python" or not train_paths or e.path in train_paths for e in facts.config(*_MM_KEYS))
         or facts.arg_options(*_MM_KEYS)
         or facts.fields(*_MM_KEYS)
         or any(set(launch.script_args) & {*_MM_KEYS, *_MM_RUN_KEYS} for launch in facts.launches())

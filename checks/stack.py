@@ -62,6 +62,11 @@ NOT_JUDGED: dict[str, str] = {
     "D3": "check for Pallas kernels (`jax.experimental.pallas`), JAX's counterpart of Triton, on the hot custom operations",
     "E2": "XLA overlaps the step's collectives with compute through its latency-hiding scheduler: check the run's `XLA_FLAGS` "
           "(GPU: `--xla_gpu_enable_latency_hiding_scheduler=true`) or `LIBTPU_INIT_ARGS` on TPU",
+    # (axlearn: ``mesh_shape_from_axes(data=-1, fsdp=8, model=4)``; ``PipelinedTransformerLayer(num_stages=2)``)
+    "A4": "check the device mesh's model (tensor) axis: its size, and the weights' `PartitionSpec` along it",
+    "A5": "check whether the layers are staged over a pipeline axis of the mesh (a pipelined layer stack with its stages and "
+          "microbatches)",
+    "A7": "check the device mesh's expert axis and whether the MoE layers' expert weights are partitioned along it",
     # (LWM: ``--mesh_dim='!1,-1,2,2'``, the dp, fsdp, tp and sp axes of its mesh, with ring attention over sp)
     "A6": "check the device mesh's sequence axis (an `sp`/`seq` axis, ring or blockwise attention sharded over it)",
     "C3": "check for rematerialisation around the layers (`jax.checkpoint` / `jax.remat`, Flax `nn.remat` or "
@@ -107,6 +112,9 @@ NOT_JUDGED_ZH: dict[str, str] = {
     "D3": "请确认热点自定义算子是否使用 Pallas kernel（`jax.experimental.pallas`，JAX 中对应 Triton 的工具）",
     "E2": "XLA 通过 latency-hiding scheduler 让训练步的集合通信与计算重叠：请检查运行时的 `XLA_FLAGS`"
           "（GPU：`--xla_gpu_enable_latency_hiding_scheduler=true`）或 TPU 上的 `LIBTPU_INIT_ARGS`",
+    "A4": "请确认设备 mesh 的 model（张量并行）轴的大小，以及权重沿该轴的 `PartitionSpec`",
+    "A5": "请确认各层是否沿 mesh 的流水线轴分段（分段的层栈及其 stage 数与 microbatch 数）",
+    "A7": "请确认设备 mesh 的 expert 轴，以及 MoE 层的专家权重是否沿该轴切分",
     "A6": "请确认设备 mesh 的序列轴（`sp`/`seq` 轴，以及沿该轴切分的 ring 或 blockwise attention）",
     "C3": "请确认各层外是否做了重计算（`jax.checkpoint` / `jax.remat`、Flax `nn.remat` 或 `nn_partitioning.remat`，及其 `policy`）",
     "E4": "在 GPU 上 XLA 的集合通信走 NCCL（同样的 `NCCL_*` 变量适用）；在 TPU 上互联设置写在 `LIBTPU_INIT_ARGS` 中：请确认运行所用的硬件及其设置",

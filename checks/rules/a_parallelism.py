@@ -1790,6 +1790,43 @@ _JAX_FSDP_AXIS = ("fsdp_axis", "fsdp_axes")
 _JAX_FSDP_SIZE = ("ici_fsdp_parallelism", "dcn_fsdp_parallelism")
 
 
+#: a JAX device mesh given by the sizes of its named axes (axlearn ``mesh_shape_from_axes(data=-1, fsdp=8)``,
+#: ``mesh_shape_from_axes(fsdp=-1, expert=16, model=8)``): -1 is every device left
+_MESH_CALLS = frozenset({"mesh_shape_from_axes"})
+
+
+def jax_mesh_axis(ctx: Context, *axes: str) -> tuple[list[Setting], list[Setting]]:
+    """(sizes that give one of the mesh ``axes`` several devices, sizes that give it one) in the device-mesh shapes of a
+    JAX training path; both empty on any other."""
+    if not ctx.project.notes.get("jax_training"):
+        return [], []
+    wide: list[Setting] = []
+    one: list[Setting] = []
+    for s in ctx.facts.settings(*axes):
+        if s.source != "call" or s.key.split("(", 1)[0].rsplit(".", 1)[-1] not in _MESH_CALLS or _TEST_PATH.search(s.path):
+            continue
+        n = as_number(s.value)
+        if n is not None and n == int(n):
+            (wide if n > 1 or n == -1 else one).append(s)
+    return wide, one
+
+
+def _mesh_outcome(ctx: Context, axis: str, what: str, value_key: str) -> Outcome | None:
+    """A check's answer from the size of one mesh axis of a JAX run (see :func:`jax_mesh_axis`), or None."""
+    wide, one = jax_mesh_axis(ctx, axis)
+    if wide:
+        s = wide[0]
+        more = f" (+{len(wide) - 1} more mesh shapes)" if len(wide) > 1 else ""
+        return Outcome(U, [_ev(x, key=x.key, value=x.value) for x in wide[:6]],
+                       f"JAX {what}: the device mesh's `{axis}` axis spans several devices ({axis}={s.value} at {s.path}:{s.line}{more})",
+                       {value_key: int(as_number(s.value) or 0), "jax": True})
+    if one:
+        s = one[0]
+        return Outcome(N, [_ev(x, key=x.key, value=x.value) for x in one[:6]],
+                       f"JAX: the device mesh's `{axis}` axis has one device ({s.path}:{s.line}): no {what}", {value_key: 1, "jax": True})
+    return None
+
+
 def _jax_fsdp(ctx: Context) -> Outcome | None:
     """A2 on a JAX training path (``Project.notes["jax_training"]``): parameters and optimizer state sharded over the data
     axis of the mesh, from the run's sharding settings; None when none is set (checks.stack then says not judged)."""
@@ -1798,6 +1835,8 @@ def _jax_fsdp(ctx: Context) -> Outcome | None:
     f = ctx.facts
     axes = [s for s in f.effective(*_JAX_FSDP_AXIS) if s.value not in (None, "", [], "None")]
     sizes = [(as_number(s.value), s) for s in f.effective(*_JAX_FSDP_SIZE)]
+    wide, one = jax_mesh_axis(ctx, "fsdp")
+    sizes += [(as_number(s.value), s) for s in wide + one]
     on = axes + [s for n, s in sizes if isinstance(n, int | float) and (n > 1 or n == -1)]
     if on:
         s = on[0]
@@ -2466,6 +2505,8 @@ class A4TensorParallel(Check):
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
+        if (mesh := _mesh_outcome(ctx, "model", "tensor parallel", "tp_size")) is not None:
+            return mesh
         sizes = tp_sizes(f, not ctx.project.does_training)
         raw = _torch_tp_calls(f)
         code, offs = _gated(f, raw)
@@ -2918,6 +2959,8 @@ class A7ExpertParallel(Check):
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
+        if (mesh := _mesh_outcome(ctx, "expert", "expert parallel", "ep_size")) is not None:
+            return mesh
         out = _size_outcome(_sizes(f, EP_NAMES) + _degree_configs(f, "Expert"), "expert parallel", "ep_size", [], "")
         split = _rank_split_experts(f) if out.status != Status.USED else []
         wide = [(n, x) for n, x in tp_sizes(f) if n > 1] if split else []

@@ -115,6 +115,8 @@ def _call_gated(f: Facts, s: Setting) -> bool:
 _HOST_CAST = lazy_compile(r"\.cpu\(\)\s*\.\s*(to\(|half\(|bfloat16\()")
 
 #: calls whose ``dtype=`` makes a tensor, not the training precision (``torch.zeros(..., dtype=torch.bfloat16)``)
+#: products whose ``precision=`` is how one matmul accumulates, not the run's training precision
+_MATMUL_OPS = frozenset({"dot", "dot_general", "einsum", "matmul", "conv_general_dilated", "batch_matmul", "tensordot"})
 _TENSOR_FACTORIES = {
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "tensor", "as_tensor", "arange", "linspace", "eye",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "array", "asarray", "frombuffer",
@@ -732,6 +734,8 @@ class C1MixedPrecision(Check):
                              "policy_dtype"):
             if s.source == "call" and s.key.split("(", 1)[0] in _TENSOR_FACTORIES:
                 continue
+            if s.source == "call" and s.key.split("(", 1)[0].rsplit(".", 1)[-1] in _MATMUL_OPS:
+                continue  # one product's accumulation precision (axlearn's kernel: ``jax.lax.dot(..., precision="float32")``)
             if s.source == "config" and _AUX_SECTION.search(s.key):
                 continue  # HALOs ``reward_model: {dtype: float32}``: an auxiliary scorer's weights, not the policy's training
             if _serving_field(s) or _inference_load(f, s):
@@ -757,6 +761,13 @@ class C1MixedPrecision(Check):
         if defaults:
             used += defaults
             kinds.add("bf16")
+        if ctx.project.notes.get("jax_training"):
+            # a JAX trainer's compute dtype set on its config object (axlearn ``cfg.train_dtype = STEP_DTYPE`` with
+            # ``STEP_DTYPE = jnp.bfloat16``): the step runs in it over float32 parameters
+            for a in f.attr_assigns("train_dtype", "compute_dtype"):
+                if (low := _is_low_dtype(a.value)) and not _TEST_FILE.search(a.path):
+                    used.append(a)
+                    kinds.add(low)
         for c in f.calls("Trainer", "Fabric", "Accelerator"):
             v = c.kwargs.get("precision", c.kwargs.get("mixed_precision"))
             if v is not None and (str(v).lower() in _LIGHTNING_MIXED or _is_low_dtype(v)):

@@ -250,3 +250,65 @@ def test_launches_that_differ_in_precision_are_judged_by_their_majority() -> Non
     files = {k: v.replace("--fp16", "--bf16") for k, v in files.items()}
     c1 = _check(_audit(files), "C1")
     assert c1.detail == "BF16 mixed precision", c1.detail
+
+
+# --- axlearn: a JAX library whose recipes shard by mesh axes (``mesh_shape_from_axes(data=-1, fsdp=8)``) ---------------
+
+_AX_TRAINER = (
+    "import jax\nimport jax.numpy as jnp\nfrom jax.experimental.pjit import pjit\n\n\nclass SpmdTrainer:\n"
+    "    def _pjit_train_step(self):\n        return pjit(self._train_step, in_shardings=None, out_shardings=None)\n\n"
+    "    def _train_step(self, state, input_batch):\n"
+    "        loss, grads = jax.value_and_grad(self._loss)(state.model, input_batch)\n"
+    "        return self.learner.update(grads), loss\n")
+_AX_RECIPE = (
+    "from axlearn.common.utils import mesh_shape_from_axes\n\n\ndef get_trainer_kwargs(model_size):\n"
+    "    if model_size == '7B':\n        return dict(mesh_shape=mesh_shape_from_axes(data=-1, fsdp=8))\n"
+    "    return dict(mesh_shape=mesh_shape_from_axes(fsdp=-1, expert=16, model=8), num_experts=16, top_k=2)\n")
+_AX_KERNEL = ("import jax\nimport jax.numpy as jnp\n\n\ndef _dot(lhs, rhs):\n"
+              "    return jax.lax.dot(lhs, rhs, precision=\"float32\", preferred_element_type=jnp.float32)\n")
+_AX_CLIP = ("def set_clip_model_config(*, text_encoder_cfg, vision_encoder_cfg):\n"
+            "    clip_stream_encoder = {\n        \"visual_encoder\": vision_encoder_cfg,\n        \"textual_encoder\": text_encoder_cfg,\n"
+            "    }\n    return clip_stream_encoder\n")
+
+
+def _axlearn(**extra: str) -> dict[str, str]:
+    return {"axlearn/common/trainer.py": _AX_TRAINER, "axlearn/experiments/text/gpt/fuji.py": _AX_RECIPE,
+            "axlearn/common/rattention/kernels/linear_attention_kernels.py": _AX_KERNEL, "axlearn/vision/clip.py": _AX_CLIP,
+            "axlearn/common/launch_trainer_main.py": ("from axlearn.common.trainer import SpmdTrainer\n\n\ndef main():\n"
+                                                      "    SpmdTrainer().run()\n\n\nif __name__ == '__main__':\n    main()\n"),
+            **extra}
+
+
+def test_jax_mesh_axes_give_fsdp_tensor_and_expert_parallelism() -> None:
+    result = _audit(_axlearn())
+    assert result.project.notes.get("jax_training"), result.project.notes
+    a2, a4, a7 = (_check(result, c) for c in ("A2", "A4", "A7"))
+    assert a2.status.value == "used" and "fsdp" in a2.detail, a2.detail
+    assert a4.status.value == "used" and "model=8" in a4.detail, a4.detail
+    assert a7.status.value == "used" and "expert=16" in a7.detail, a7.detail
+    # control: axes of one device are no parallelism
+    one = _AX_RECIPE.replace("fsdp=-1, expert=16, model=8", "fsdp=-1, expert=1, model=1")
+    result = _audit(_axlearn(**{"axlearn/experiments/text/gpt/fuji.py": one}))
+    assert _check(result, "A4").status.value == "unused" and _check(result, "A7").status.value == "unused"
+
+
+def test_a_products_accumulation_precision_is_not_the_runs_precision() -> None:
+    result = _audit(_axlearn())
+    c1 = _check(result, "C1")
+    assert "explicitly disabled" not in c1.detail, c1.detail
+    assert _check(result, "A5").status.value == "n/a"  # JAX: no pipeline spelling read, not judged
+    # the trainer's compute dtype set on its config object is the run's precision
+    common = ("import jax.numpy as jnp\n\nSTEP_DTYPE = jnp.bfloat16\n\n\ndef get_trainer_config_fn(cfg):\n"
+              "    cfg.train_dtype = STEP_DTYPE\n    return cfg\n")
+    c1 = _check(_audit(_axlearn(**{"axlearn/experiments/text/gpt/common.py": common})), "C1")
+    assert c1.status.value == "used" and c1.evidence[0].path.endswith("common.py"), (c1.detail, c1.evidence)
+    # control: a run's own float32 setting is still read as such
+    result = _audit(_axlearn(**{"configs/run.yaml": "precision: float32\nlearning_rate: 3.0e-4\n"}))
+    assert "explicitly disabled" in _check(result, "C1").detail, _check(result, "C1").detail
+
+
+def test_a_mapping_key_in_library_code_off_the_training_path_makes_no_multimodal_run() -> None:
+    assert _audit(_axlearn()).project.model_type != "MLLM"
+    # control: the same key in a file of the training path
+    files = _axlearn(**{"axlearn/common/trainer.py": _AX_TRAINER + "\n\nSTREAMS = {\"visual_encoder\": None}\n"})
+    assert _audit(files).project.model_type == "MLLM"
