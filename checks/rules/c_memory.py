@@ -929,15 +929,25 @@ class C1MixedPrecision(Check):
         return super().recommendation_priority(ctx, outcome)
 
 
+#: a checkpoint converter's script (Pai-Megatron-Patch ``toolkits/model_checkpoints_convertor/.../hf2mcore_convertor.sh``):
+#: the precision it writes weights in, not a training run's
+_CONVERTER_SCRIPT = lazy_compile(r"(?i)convert")
+
+
 def _precision_files(used: list[Any]) -> dict[str, set[str]]:
     """The launch scripts and recipe files among ``used`` by the one precision each turns on ("bf16" or "fp16"); a file
     that turns on both, or sets it otherwise, is left out."""
     kinds: dict[str, set[str]] = {}
     for x in used:
-        if isinstance(x, Setting) and x.source in ("launcher", "config") and truthy(x.value) is True:
-            k = "fp16" if x.name in ("fp16", "half") else "bf16" if x.name == "bf16" else None
-            if k is not None:
-                kinds.setdefault(x.path, set()).add(k)
+        k: str | None = None
+        if isinstance(x, ConfigEntry) and len(x.keys) >= 2 and x.keys[-1] == "enabled" and x.keys[-2] in ("bf16", "fp16"):
+            k = str(x.keys[-2]) if truthy(x.value) is True else None  # a DeepSpeed config's ``"bf16": {"enabled": true}``
+        elif isinstance(x, Setting) and x.source in ("launcher", "config"):
+            # (axolotl's ``bf16: auto``: BF16 wherever the GPU has it)
+            on = truthy(x.value) is True or (x.name == "bf16" and str(x.value).strip().lower() == "auto")
+            k = ("fp16" if x.name in ("fp16", "half") else "bf16" if x.name == "bf16" else None) if on else None
+        if k is not None and not _CONVERTER_SCRIPT.search(x.path):
+            kinds.setdefault(x.path, set()).add(k)
     out: dict[str, set[str]] = {}
     for path, ks in kinds.items():
         if len(ks) == 1:
