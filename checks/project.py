@@ -762,6 +762,30 @@ _INFERENCE_SCRIPT = lazy_compile(r"(^|[_-])(infer|inference|generate|generation|
                                r"completion|chat|chatbot|demo)([_-]|\.py$)", re.I)
 
 
+_GPU_COUNT_KEYS = frozenset({"nproc_per_node", "num_gpus", "gpus", "num_processes", "nproc-per-node"})
+
+
+def _visible_gpus(launch: Any) -> int | None:
+    """The GPUs a launch with no process count of its own runs on, from the devices it names: DeepSpeed's ``--include
+    localhost:4,5,6,7`` (TinyLLaVA: four), else the ``CUDA_VISIBLE_DEVICES`` it sets, which the DeepSpeed launcher uses
+    when no ``--include``/``--num_gpus`` is given, and which leaves a plain ``python`` run one GPU when it names one
+    (ChatGLM-Efficient-Tuning ``CUDA_VISIBLE_DEVICES=0 python ../src/train_bash.py``)."""
+    if _GPU_COUNT_KEYS & set(launch.launcher_args):
+        return None
+    inc = launch.launcher_args.get("include") if launch.launcher == "deepspeed" else None
+    if isinstance(inc, str):
+        host, _, ids = inc.strip("'\"").partition(":")
+        parts = ids.split(",")
+        return len(parts) if host and "@" not in inc and all(x.strip().isdigit() for x in parts) else None
+    cvd = str(launch.env.get("CUDA_VISIBLE_DEVICES", "")).strip("'\"")
+    parts = cvd.split(",")
+    if not cvd or not all(x.strip().isdigit() for x in parts):
+        return None
+    if launch.launcher == "deepspeed" and "num_nodes" not in launch.launcher_args and "hostfile" not in launch.launcher_args:
+        return len(parts)
+    return 1 if launch.launcher == "python" and len(parts) == 1 else None
+
+
 def _inference_launch(facts: Facts, launch: Any) -> bool:
     """A distributed launch of a script named for inference whose own code runs no training step (llama3's README:
     ``torchrun --nproc_per_node 1 example_text_completion.py``, model parallel across GPUs for generation only)."""
@@ -2317,6 +2341,8 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
                     and not documented and not _inference_launch(facts, launch):
                 # a count the launch takes when it starts (mPLUG-DocOwl ``--nproc_per_node $(nvidia-smi ... | wc -l)``)
                 unresolved_gpus.append(f"{launch.path}:{launch.arg_line(k)}")
+        if not documented and not _inference_launch(facts, launch) and (visible := _visible_gpus(launch)):
+            gpus.append(visible)
         # a rendezvous address or node rank with a node count left to the environment ($NNODES): multi-node;
         # ``--nnodes 1 --master_addr localhost`` is not
         # (accelerate spells them ``--num_machines $NUM_NODES --machine_rank $SLURM_PROCID --main_process_ip $MASTER_ADDR``:

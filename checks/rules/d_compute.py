@@ -1969,7 +1969,9 @@ def _remote_attention(ctx: Context, loads: list) -> str | None:
     # the model the runs train (named first) is a remote-code one (MiniCPM-o's fine-tuning beside the legacy OmniLMM code)
     if not names or not _REMOTE_ATTN.search(names[0]):
         return None
-    return next((n for n in names if not re.search(r"[\\:]", n)), names[0])  # a hub name before a Windows path
+    # a hub name (``THUDM/chatglm-6b``) before a placeholder path (``path_to_chatglm2_6b``) or a Windows path
+    hub = [n for n in names if _REMOTE_ATTN.search(n) and re.fullmatch(r"[\w.-]+/[\w.-]+", n)]
+    return hub[0] if hub else next((n for n in names if not re.search(r"[\\:]", n)), names[0])
 
 
 def _flag_launch_share(f: Facts, used: list) -> tuple[str, list, list] | None:

@@ -312,3 +312,19 @@ def test_a_mapping_key_in_library_code_off_the_training_path_makes_no_multimodal
     # control: the same key in a file of the training path
     files = _axlearn(**{"axlearn/common/trainer.py": _AX_TRAINER + "\n\nSTREAMS = {\"visual_encoder\": None}\n"})
     assert _audit(files).project.model_type == "MLLM"
+
+
+# --- TinyLLaVA_Factory and ChatGLM-Efficient-Tuning: GPUs named, not counted ------------------------------------------------
+
+def test_the_gpus_a_launch_names_are_its_gpu_count() -> None:
+    launch = ("deepspeed --include localhost:4,5,6,7 --master_port 29501 train.py \\\n    --deepspeed ./zero3.json \\\n"
+              "    --per_device_train_batch_size 8 \\\n    --gradient_accumulation_steps 4 \\\n    --output_dir out\n")
+    files = {"train.py": _LLAVA_TRAIN, "scripts/finetune.sh": launch}
+    result = _audit(files)
+    assert result.project.num_gpus == 4 and "global batch 128" in _check(result, "G2").detail, _check(result, "G2").detail
+    files["scripts/finetune.sh"] = "CUDA_VISIBLE_DEVICES=0 python train.py \\\n    --per_device_train_batch_size 4 \\\n    --output_dir out\n"
+    assert _audit(files).project.num_gpus == 1
+    # control: a GPU list the launch leaves to its caller counts nothing
+    files["scripts/finetune.sh"] = launch.replace("localhost:4,5,6,7", "localhost:$GPUS")
+    result = _audit(files)
+    assert result.project.num_gpus is None and "does not fix the GPU count" in _check(result, "G2").detail
