@@ -1802,13 +1802,24 @@ def jax_mesh_axis(ctx: Context, *axes: str) -> tuple[list[Setting], list[Setting
         return [], []
     wide: list[Setting] = []
     one: list[Setting] = []
-    for s in ctx.facts.settings(*axes):
-        if s.source != "call" or s.key.split("(", 1)[0].rsplit(".", 1)[-1] not in _MESH_CALLS or _TEST_PATH.search(s.path):
+    sized = [s for s in ctx.facts.settings(*axes)
+             if s.source == "call" and s.key.split("(", 1)[0].rsplit(".", 1)[-1] in _MESH_CALLS]
+    # ... or a config's size of that axis (levanter ``model_axis_size: 1``, MaxText ``ici_tensor_parallelism: 4``)
+    sized += ctx.facts.effective(*(k for a in axes for k in _MESH_SIZE_KEYS.get(a, ())))
+    for s in sized:
+        if _TEST_PATH.search(s.path):
             continue
         n = as_number(s.value)
         if n is not None and n == int(n):
             (wide if n > 1 or n == -1 else one).append(s)
     return wide, one
+
+
+#: the settings that size one named axis of a JAX device mesh
+_MESH_SIZE_KEYS: dict[str, tuple[str, ...]] = {
+    "model": ("model_axis_size", "ici_tensor_parallelism", "dcn_tensor_parallelism"),
+    "expert": ("ici_expert_parallelism", "dcn_expert_parallelism"),
+}
 
 
 def _mesh_outcome(ctx: Context, axis: str, what: str, value_key: str) -> Outcome | None:

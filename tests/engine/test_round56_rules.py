@@ -290,6 +290,12 @@ def test_jax_mesh_axes_give_fsdp_tensor_and_expert_parallelism() -> None:
     one = _AX_RECIPE.replace("fsdp=-1, expert=16, model=8", "fsdp=-1, expert=1, model=1")
     result = _audit(_axlearn(**{"axlearn/experiments/text/gpt/fuji.py": one}))
     assert _check(result, "A4").status.value == "unused" and _check(result, "A7").status.value == "unused"
+    # a config's size of the axis says the same (levanter ``model_axis_size: 1``); with no size anywhere, not judged
+    files = _axlearn(**{"axlearn/experiments/text/gpt/fuji.py": "", "config/gpt2_small.yaml": "model_axis_size: 1\nnum_train_steps: 100\n"})
+    a4 = _check(_audit(files), "A4")
+    assert a4.status.value == "unused" and "config/gpt2_small.yaml:1" in a4.detail, a4.detail
+    files.pop("config/gpt2_small.yaml")
+    assert _check(_audit(files), "A4").status.value == "n/a"
 
 
 def test_a_products_accumulation_precision_is_not_the_runs_precision() -> None:
