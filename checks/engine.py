@@ -19,7 +19,7 @@ from .base import Check, Context, all_checks
 from .cache import CacheDirError, DirFactsCache
 from .deferred import Deferred, Pending
 from .facts import Facts, FileFacts, classify, extract_file
-from .facts.types import drop_tables, share_line_numbers
+from .facts.types import Dependency, drop_tables, share_line_numbers
 from .lazyre import lazy_compile
 from .learner_library import library_not_judged
 from .model import Bottleneck, CheckResult, Evidence, Outcome, Project, Status
@@ -36,7 +36,7 @@ from .workload import inference_not_applicable
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
 #: Bump when an extractor changes what it records: cached facts of older versions are ignored.
-FACTS_VERSION = 130
+FACTS_VERSION = 131
 
 
 class FactsCache(Protocol):
@@ -365,6 +365,12 @@ def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorde
     outside = [ff for ff in by_path.values() if roles.by_path[ff.path] not in IN_SCOPE]
     facts = Facts(inside)
     facts._s["library_copies"] = tuple(roles.library_copies)
+    if roles.library_versions:
+        # a copy of a library in the tree is the release the project runs (anole's transformers 4.42.0.dev0, installed from
+        # its folder), whatever another requirements file of the repository pins: it is the one declaration of that library
+        copies = {n.replace("_", "-"): v for n, v in roles.library_versions.items()}
+        facts._s["deps"] = [d for d in facts._s["deps"] if d.name not in copies] + [
+            Dependency(path, line, name, f"=={version}", f'__version__ = "{version}"') for name, (path, line, version) in copies.items()]
     facts._s["entry_points"] = tuple(roles.entry_points)
     # what the project's own docs say it runs (a multi-node launch documented only in docs/*.qmd) decides whether a check
     # applies (E1); never whether a practice is used, so these hints stay in scope

@@ -87,6 +87,8 @@ _MM_NAMES = (
     # OpenCLIP's constructors always build an image tower (OpenFlamingo takes ``.visual`` of
     # ``open_clip.create_model_and_transforms(clip_vision_encoder_path, ...)`` as its vision encoder)
     "open_clip.create_model_and_transforms", "open_clip.create_model", "open_clip.create_model_from_pretrained",
+    # early-fusion image-token models (Chameleon, and Anole and Lumina-mGPT trained from it: images enter as VQ tokens)
+    "ChameleonForConditionalGeneration", "ChameleonForCausalLM",
 )
 _MM_KEYS = ("vision_tower", "mm_vision_tower", "mm_projector_type", "image_folder", "image_aspect_ratio", "vision_encoder",
             "freeze_vision_tower", "mm_use_im_start_end", "image_processor", "vision_model", "visual_encoder", "vit_model",
@@ -1321,13 +1323,18 @@ def _overridden_defaults(model_settings: list[Any], training: frozenset[str] | N
     ``facebook/opt-125m`` and every launch passes ``--model_name_or_path ~/model_weights/llama-7b``): the launched models are
     the run's. A launch that passes a value it takes from its own command line (``--model_name_or_path $MODEL`` with
     ``MODEL=$1`` in an option-parsing ``case`` arm, Qwen finetune/finetune_ds.sh) names no model: the default still stands."""
+    # (a recipe file overrides a dataclass field's default: Valley's ``valley/configs/experiment/*.yaml`` set
+    # ``model_name_or_path`` for the dataclass whose default is ``facebook/opt-125m``, parsed with ``HfArgumentParser``)
     launched = {st.name for st in model_settings if st.source == "launcher" and isinstance(st.value, str) and "$" not in st.value}
-    out = {id(st) for st in model_settings if st.source in ("field-default", "argparse-default") and st.name in launched}
+    recipes = {st.name for st in model_settings if _recipe_file(st) and isinstance(st.value, str) and "$" not in st.value}
+    out = {id(st) for st in model_settings if (st.source in ("field-default", "argparse-default") and st.name in launched)
+           or (st.source == "field-default" and st.name in recipes)}
     # the Alpaca template's placeholder default (``facebook/opt-125m``, kept by FastChat, LLaVA and their forks) where the
     # launches pass the option, even from their own command line (MobileVLM ``--model_name_or_path ${LANGUAGE_MODEL}`` with
     # ``LANGUAGE_MODEL=$3``): a placeholder no run trains, whatever model the caller names
     passed = {st.name for st in model_settings if st.source == "launcher" and isinstance(st.value, str)}
-    out |= {id(st) for st in model_settings if st.source in ("field-default", "argparse-default") and st.name in passed
+    out |= {id(st) for st in model_settings if ((st.source in ("field-default", "argparse-default") and st.name in passed)
+                                                 or (st.source == "field-default" and st.name in recipes))
             and isinstance(st.value, str) and _PLACEHOLDER_MODEL.match(st.value.strip())}
     # a serving or chat tool's ``--model-path`` default, where the training launches name their model by another option
     # (ml-ferret: ``ferretui/serve/cli.py`` ``parser.add_argument("--model-path", type=str, default="facebook/opt-350m")``,
@@ -1337,6 +1344,12 @@ def _overridden_defaults(model_settings: list[Any], training: frozenset[str] | N
         out |= {id(st) for st in model_settings if st.source == "argparse-default" and st.path not in training
                 and _SERVING_TOOL.search(st.path)}
     return out
+
+
+def _recipe_file(st: Any) -> bool:
+    """A setting a YAML/JSON recipe holds (not a Python dict, which may be any code's): it fills a dataclass field of the
+    same name when the recipe is parsed into it (``HfArgumentParser.parse_yaml_file``), not an argparse option's default."""
+    return st.source == "config" and st.path.endswith((".yaml", ".yml", ".json"))
 
 
 #: a serving, chat or demo tool's module (``serve/cli.py``, ``model_worker.py``, ``gradio_web_server.py``, ``demo.py``)
@@ -2174,6 +2187,8 @@ def _finetunes_otherwise(facts: Facts, p: Project, declared: set[str] = frozense
     """A fine-tuning signal other than a ``from_pretrained`` load of weights (with it, :func:`detect_project`'s ``finetunes``).
     ``declared``: frameworks seen only in the dependencies, which no code imports, launches or names in a recipe
     (alpaca_eval lists ``peft`` for its local decoders; its own code evaluates): they say nothing about fine-tuning."""
+    if "peft" in p.frameworks and _adapters_only_loaded(facts):
+        declared = set(declared) | {"peft"}
     return bool(
         p.alignment  # preference/RL/distillation training starts from a pretrained model
         or {"peft", "trl", "llamafactory", "axolotl"} & (set(p.frameworks) - declared)
@@ -2184,7 +2199,9 @@ def _finetunes_otherwise(facts: Facts, p: Project, declared: set[str] = frozense
         # (a guide named for fine-tuning counts beside training code of the project's own, pytorch-accelerated's
         # ``docs/fine_tuning.rst``; in a repository that trains nothing itself, InternLM's ``finetune/README.md`` pointing at
         # XTuner and LLaMA-Factory documents someone else's training)
-        or any(_finetune_path(path) for path in facts.files if not path.lower().endswith(_DOC_EXT) or _own_steps(facts))
+        # (not a dataset file: LLaVA-Med's ``data/instruct/llava_med_instruct_60k.json`` is instruction data it releases)
+        or any(_finetune_path(path) for path in facts.files if (not path.lower().endswith(_DOC_EXT) or _own_steps(facts))
+               and not _DATA_FILE.search(path))
         # the model factory is handed the run's ``--pretrained`` option (OpenCLIP ``create_model_and_transforms(args.model,
         # args.pretrained, ...)``): the run can start from released weights, a fine-tuning path even with the option unset
         or pretrained_option_to_model(facts) is not None
@@ -2192,6 +2209,18 @@ def _finetunes_otherwise(facts: Facts, p: Project, declared: set[str] = frozense
         or any(isinstance(s.value, str) and "/" in s.value and s.source in ("launcher", "config")
                for s in facts.settings("model_name_or_path", "base_model", "pretrained_model_name_or_path"))
     )
+
+
+#: a dataset file under a data folder: records, not code or a recipe
+_DATA_FILE = lazy_compile(r"(^|/)(data|datasets?)/(.+/)?[^/]+\.(jsonl?|parquet|csv|tsv|arrow)$", re.I)
+
+
+def _adapters_only_loaded(facts: Facts) -> bool:
+    """PEFT is used only to load trained adapters for generation: every call into it is ``PeftModel.from_pretrained``
+    without ``is_trainable=True`` (LLaVA-Med's ``llava/model/builder.py``: the LoRA weights are loaded and merged with
+    ``merge_and_unload()`` for serving). No adapter is configured or attached, so nothing is fine-tuned with it."""
+    uses = [c for c in facts.records("calls") if c.name.split(".", 1)[0] == "peft"]
+    return bool(uses) and all(c.short == "from_pretrained" and truthy(c.kwargs.get("is_trainable")) is not True for c in uses)
 
 
 #: HF pipeline tasks that run one forward pass per input and decode nothing (RLHF-Reward-Modeling's reward server:

@@ -180,6 +180,9 @@ class Roles:
     entry_points: list[str] = field(default_factory=list)
     #: folders holding a copy of a third-party library (``llava/trl``): the project calls into them, nothing else does
     library_copies: list[str] = field(default_factory=list)
+    #: the release each copy declares, by library: ``{"transformers": ("transformers/src/transformers/__init__.py", 21,
+    #: "4.42.0.dev0")}`` (anole installs its copy with ``pip install -e``: that is the transformers its training runs)
+    library_versions: dict[str, tuple[str, int, str]] = field(default_factory=dict)
 
     def role(self, path: str) -> str:
         return self.by_path.get(path, CODE)
@@ -633,7 +636,9 @@ def _nested_packages(paths: Iterable[str]) -> list[str]:
 #: import names of third-party training libraries a repository may carry a copy of
 _UPSTREAM = frozenset({"trl", "transformers", "peft", "accelerate", "deepspeed", "vllm", "sglang", "flash_attn", "datasets",
                        "bitsandbytes", "xformers", "timm", "open_clip", "diffusers", "liger_kernel", "auto_gptq", "awq", "apex",
-                       "lm_eval", "torchtune", "megatron_core"})
+                       "lm_eval", "torchtune", "megatron_core",
+                       # OpenMMLab's and Meta's vision toolkits, copied whole beside a grounding MLLM (Groma's ``mmcv/``, ``mmdet/``)
+                       "mmcv", "mmdet", "mmengine", "mmseg", "detectron2"})
 
 
 def _own_distributions(files: Mapping[str, FileFacts], folder: str = "") -> set[str]:
@@ -676,6 +681,21 @@ def _own_application(files: Mapping[str, FileFacts], d: str, inside: list[str], 
     return any(t.startswith(d + "/") for p in files if p.startswith(d + "/") and files[p].kind == "shell"
                for x in files[p].launches if _trains(x.launcher, x.script) or _trains_module(x.launcher, x.script)
                for t in _script_paths(x.script, pathset, index, p))
+
+
+#: a shell script named for debugging (``debug.sh``, ``debug_sft.sh``, ``train_debug.sh``)
+_DEBUG_SCRIPT = lazy_compile(r"(?i)^(debug([_-]\w*)?|\w*[_-]debug)\.(sh|bash)$")
+
+
+def _version_file(files: Mapping[str, FileFacts], d: str) -> tuple[str, int, str] | None:
+    """(path, line, version) of the ``__version__`` string package ``d`` assigns: in its ``__init__.py`` (TRL's copy) or
+    the ``version.py`` it imports it from (mmcv's and mmdet's ``from .version import __version__``), else None."""
+    for name in ("__init__.py", "version.py", "__version__.py"):
+        ff = files.get(f"{d}/{name}")
+        a = next((a for a in ff.assigns if a.name == "__version__" and isinstance(a.value, str)), None) if ff is not None else None
+        if a is not None:
+            return a.path, a.line, a.value
+    return None
 
 
 def _reexport_source(files: Mapping[str, FileFacts], index: Any, target: str, name: str, lib_copies: set[str]) -> list[str]:
@@ -1240,17 +1260,20 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 owners = {f"{name} (a checkout in {home}/)"}
         else:
             owners = own
-        if name not in _UPSTREAM or not owners or name in owners or init is None or not any(
-                a.name == "__version__" and isinstance(a.value, str) for a in init.assigns):
+        # (a distribution named for its package is the package's own: ``open_clip_torch`` ships ``src/open_clip/``)
+        owned = any(o == name or o.startswith(name + "_") for o in owners)
+        declares = _version_file(files, d) if name in _UPSTREAM and owners and not owned and init is not None else None
+        if declares is None:
             continue
         if any(d.startswith(c + "/") for c in lib_copies):
             continue
         if not any(files[p].kind == "python" and not p.startswith(d + "/") and p not in roles.by_path for p in paths):
             continue
         lib_copies.add(d)
+        roles.library_versions.setdefault(name, declares)
         for p in paths:
             if p.startswith(d + "/") and p not in roles.by_path:
-                roles.by_path[p], roles.why[p] = VENDORED, f"a copy of the {name} library ({d}/__init__.py declares its own __version__)"
+                roles.by_path[p], roles.why[p] = VENDORED, f"a copy of the {name} library ({declares[0]} declares its own __version__)"
 
     roles.library_copies = sorted(lib_copies)
 
@@ -1259,6 +1282,15 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         ff = files[p]
         if p not in roles.by_path and ff.kind == "make" and not any(_trains(x.launcher, x.script) for x in ff.launches):
             roles.by_path[p], roles.why[p] = DEV, "Makefile without a training launch"
+
+    # 3a. a launch script named for debugging beside the project's other training launches (Groma's ``scripts/debug.sh``: one
+    # GPU, micro-batch 1, no accumulation): a developer's shortcut, not a recipe of the run
+    launchers = [p for p in paths if p not in roles.by_path and files[p].kind == "shell"
+                 and any(_trains(x.launcher, x.script) for x in files[p].launches)]
+    debug = [p for p in launchers if _DEBUG_SCRIPT.match(p.rsplit("/", 1)[-1])]
+    if debug and len(debug) < len(launchers):
+        for p in debug:
+            roles.by_path[p], roles.why[p] = DEV, "a debug launch beside the project's training launches"
 
     forced = [p for p in paths if training and glob_match(p, training)]
     forced_set = set(forced)
@@ -1534,6 +1566,11 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         seen.add(p)
         if roles.by_path.get(p) == SIDE and p not in forced_set:
             continue  # a demo app or diffusion trainer that a launch runs is still not LLM training
+        if lib_copies and p not in entries and p not in forced_set and any(p.startswith(c + "/") for c in lib_copies):
+            # a copy of a library the project imports (anole's ``transformers/src/transformers/``, 4.42.0.dev0, installed
+            # with ``pip install -e``; Groma's ``mmcv/`` and ``mmdet/``) is that library, read as if installed: its trainer's
+            # SageMaker branch, its collators, quantizer and checkpoint helpers are not the project's choices
+            continue
         if roles.by_path.get(p) is not None and p not in forced:
             why = roles.why.get(p, "")
             if roles.by_path[p] not in (VENDORED, UNSHIPPED) and p not in entries:

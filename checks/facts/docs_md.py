@@ -93,9 +93,28 @@ def _command(lines: list[str], i: int) -> str:
     return " ".join(parts)
 
 
+#: an ``srun`` with more tasks than it runs on one node (Lumina-mGPT's TRAIN.md: ``srun -n32 --ntasks-per-node=8 --gres=gpu:8
+#: bash exps/7B.sh``: 32 ranks, 8 a node, so 4 nodes)
+_SRUN_TASKS = lazy_compile(r"\bsrun\b.*?\s(?:-n\s*|--ntasks[= ])(\d+)\b")
+_SRUN_PER_NODE = lazy_compile(r"\s--ntasks-per-node[= ](\d+)\b")
+
+
+def _srun_nodes(line: str) -> str | None:
+    """``srun -n32 --ntasks-per-node=8``: the tasks over the tasks of a node, as the hint's value, when more than one node."""
+    m, per = _SRUN_TASKS.search(line), _SRUN_PER_NODE.search(line)
+    if m is None or per is None or int(per.group(1)) < 1 or int(m.group(1)) <= int(per.group(1)):
+        return None
+    nodes = -(-int(m.group(1)) // int(per.group(1)))
+    return f"srun {m.group(1)} tasks, {per.group(1)} per node ({nodes} nodes)"
+
+
 def _multi_node_hint(path: str, i: int, line: str, out: FileFacts, lines: list[str] | None = None) -> None:
     """The first multi-node form on a line, as a hint; none for a command that runs a tool rather than training (its
     continuation lines included, see :func:`_command`)."""
+    if "srun" in line and (tasks := _srun_nodes(line)) is not None:
+        if not _NON_TRAINING_CMD.search(line):
+            out.doc_hints.append(DocHint(path, i, "multi_node", tasks, line.strip()[:300]))
+        return
     for pat in _MULTI_NODE:
         m = pat.search(line)
         if m and _many(m.group(1) if m.groups() else None):

@@ -59,6 +59,12 @@ def dep_version(facts: Facts, name: str) -> tuple[tuple[int, ...] | None, tuple[
     return (*version_bounds(found), found)
 
 
+def _copy_release(found: list) -> str:
+    """The release a library copy in the tree declares (``__version__ = "4.42.0.dev0"``, the one declaration
+    :mod:`checks.engine` keeps for a copied library), else ''."""
+    return next((d.spec[2:] for d in found if d.text.startswith("__version__")), "")
+
+
 def version_bounds(found: list) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
     """(lowest, highest) version the given declarations of one dependency allow; None where unbounded."""
     lo: tuple[int, ...] | None = None
@@ -1042,7 +1048,8 @@ class D1FlashAttention(Check):
                           "attention" + own, note),
                     {"attn_implementation": "eager", **values},
                 )
-            pinned = ("" if not lo else f"; requirements pin transformers == {'.'.join(map(str, lo))}" if lo == hi
+            pinned = ("" if not lo else f"; the project's copy of transformers is {lo_text}" if (lo_text := _copy_release(deps))
+                      else f"; requirements pin transformers == {'.'.join(map(str, lo))}" if lo == hi
                       else f"; requirements allow transformers >= {'.'.join(map(str, lo))}")
             return Outcome(
                 P, [*evs(loads[:5]), *evs(deps[:1]), *switch_ev],

@@ -282,6 +282,29 @@ def _nanovlm(lr_vision: float) -> dict[str, str]:
 
 
 
+#: Anole's ``training/train.py``: a Chameleon checkpoint fine-tuned on sequences of text and VQ image tokens, with the HF Trainer
+_ANOLE_TRAIN = (
+    "import torch\nfrom transformers import ChameleonForCausalLM, Trainer, TrainingArguments\n\n"
+    "model = ChameleonForCausalLM.from_pretrained('/models/anole-7b-hf')\n"
+    "args = TrainingArguments(output_dir='out', learning_rate=1e-3, fp16=False)\n"
+    "Trainer(model=model, args=args, train_dataset=dataset).train()\n"
+)
+#: early-fusion models: images are VQ tokens in the sequence (Chameleon, the Anole and Lumina-mGPT models trained from it)
+_EARLY_FUSION = ("ChameleonForCausalLM", "ChameleonForConditionalGeneration", "ChameleonForCausalLM.*",
+                 "ChameleonForConditionalGeneration.*")
+#: a vision encoder beside the language model (a CLIP/SigLIP tower, a VLM class that builds one)
+_VISION_TOWERS = ("CLIPVisionModel", "SiglipVisionModel", "InternVisionModel", "CLIPVisionModel.*", "SiglipVisionModel.*",
+                  "InternVisionModel.*", "LlavaForConditionalGeneration.*", "Qwen2VLForConditionalGeneration.*",
+                  "Qwen2_5_VLForConditionalGeneration.*", "AutoModelForVision2Seq.*", "AutoModelForImageTextToText.*")
+
+
+def _early_fusion(f: Facts, training: frozenset[str] | set[str] = frozenset()) -> Any:
+    """The first use of an early-fusion model class (a training file's first) when no vision encoder is used beside it,
+    else None."""
+    uses = sorted(f.uses(*_EARLY_FUSION), key=lambda u: u.path not in training)
+    return uses[0] if uses and not f.uses(*_VISION_TOWERS) else None
+
+
 #: moondream's ``finetune_text.py``: the image embedding is computed without autograd, only ``model.text`` trains
 _MOONDREAM_STEP = ("import torch\n\n\ndef main(model, dataset, optimizer):\n    for sample in dataset:\n"
                    "        with torch.no_grad():\n            img_emb = model._run_vision_encoder(sample['image'])\n"
@@ -317,6 +340,10 @@ class H1VisionFreeze(_MultimodalOnly):
         "python": "model.get_vision_tower().requires_grad_(False)\n",
     }
     examples = (
+        Example({"training/train.py": _ANOLE_TRAIN}, Status.NA, "Anole: a Chameleon model trained on VQ image tokens"),
+        Example({"training/train.py": _ANOLE_TRAIN.replace("from transformers import", "from transformers import CLIPVisionModel,")
+                 + "vision = CLIPVisionModel.from_pretrained('openai/clip-vit-large-patch14')\n"}, N,
+                "the same run beside a CLIP vision tower nothing freezes"),
         Example(_nanovlm(5e-5), N, "nanoVLM: the ViT is frozen only in the else of lr_vision_backbone > 0, which is 5e-5"),
         Example(_nanovlm(0), U, "the same trainer with lr_vision_backbone 0: the freeze branch runs"),
         Example({"moondream/finetune/finetune_text.py": _MOONDREAM_STEP}, U, "moondream: the vision encoder runs under no_grad"),
@@ -365,6 +392,15 @@ class H1VisionFreeze(_MultimodalOnly):
                  "scripts/lit.sh": "torchrun --nproc_per_node 8 -m clip_train.main --model ViT-B-32 --lock-image\n"}, U,
                 "the same trainer launched with --lock-image (LiT)"),
     )
+
+    def not_applicable(self, ctx: Context) -> str | None:
+        why = super().not_applicable(ctx)
+        if why is None and (c := _early_fusion(ctx.facts, ctx.project.training_files)) is not None:
+            name = next((part for part in reversed(c.name.split(".")) if part.startswith("Chameleon")), c.name)
+            return (f"early-fusion model ({name} at {c.path}:{c.line}): "
+                    "images enter as discrete tokens of a fixed VQ image tokenizer, so no vision encoder runs in the training "
+                    "step to freeze")
+        return why
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts

@@ -61,7 +61,7 @@ def test_a_library_copy_nested_in_the_package_is_vendored():
     a = _vila()
     roles = a.roles.by_path
     assert roles["llava/trl/trainer/sft_trainer.py"] == "vendored", a.roles.why["llava/trl/trainer/sft_trainer.py"]
-    assert roles["llava/trl/trainer/utils.py"] == "training"  # the project imports its collator
+    assert roles["llava/trl/trainer/utils.py"] == "vendored"  # the project imports its collator: the library's (round 57)
     assert a.roles.library_copies == ["llava/trl"]
     # control: without its own __version__ it is the project's own sub-package
     b = _vila(init=_TRL_INIT.replace('__version__ = "0.7.11.dev0"\n', ""))
@@ -88,8 +88,10 @@ def test_a_relative_star_import_of_another_utils_does_not_build_the_copys_iterab
              "llava/model/quantization/utils.py": "def quantize(x):\n    return x\n",
              "llava/model/quantization/qlinear.py": "from .utils import *\n"}
     assert _check(_audit(files), "F9").status.value == "unused", _check(_audit(files), "F9").detail
-    # control: the project's own star import of that very module may build it
-    files["llava/train/train_llm_to_long.py"] = "from llava.trl.trainer.utils import *\n" + _VILA_TRAIN
+    # control: the project's own star import of its own module of that shape may build it (the copy's module is the
+    # library's, read as if installed, since round 57)
+    files["llava/data/stream.py"] = _TRL_UTILS
+    files["llava/train/train_llm_to_long.py"] = "from llava.data.stream import *\n" + _VILA_TRAIN
     assert _check(_audit(files), "F9").status.value == "used"
 
 

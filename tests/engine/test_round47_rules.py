@@ -224,8 +224,8 @@ def test_a_checkout_of_a_library_in_a_project_folder_is_a_copy_of_it():
     a = _audit(_lmops())
     assert a.roles.library_copies == ["dpkd/transformers/src/transformers"]
     assert a.roles.by_path["dpkd/main.py"] == "training"
-    # the copy's package __init__ is reached, and the module the project imports, not every model the __init__ imports
-    assert a.roles.by_path["dpkd/transformers/src/transformers/optimization.py"] == "training"
+    # the module the project imports is the library's too, read as if installed (round 57), as is every model of its __init__
+    assert a.roles.by_path["dpkd/transformers/src/transformers/optimization.py"] == "vendored"
     assert a.roles.by_path["dpkd/transformers/src/transformers/models/bert/configuration_bert.py"] != "training"
     # control: the library's own sdist is the project itself, not a copy
     assert _audit(_lmops(sdist=True)).roles.library_copies == []
