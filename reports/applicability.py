@@ -125,9 +125,10 @@ def withhold_reason(
     # cache, Chinese-LLaMA-Alpaca-2): memory-mapped and read without tokenization; a flat token file adds little
     f6 = results.get("F6")
     if cid == "F10" and f6 is not None and f6.status is Status.USED and f6.values.get("preprocessing") == "offline":
-        return ("the token ids are already saved ahead of training (F6), in a memory-mapped Arrow dataset or datasets' cache: "
-                "a flat token file would save little more",
-                "token id 已在训练前保存（F6），为内存映射的 Arrow 数据集或 datasets 缓存：再转为扁平 token 文件收益很小")
+        # (not always Arrow: anole's ``data_tokenization.py`` writes its ids to JSON lines that train.py reads)
+        return ("the token ids are already saved ahead of training (F6) and read back without tokenizing: a flat token file "
+                "would save little more",
+                "token id 已在训练前保存（F6），训练时直接读回、无需再分词：再转为扁平 token 文件收益很小")
     # a hand-written loader of pre-tokenized token ids into pinned memory (nanoGPT's get_batch, modded-nanogpt's
     # shard reader): no DataLoader at all, so workers, prefetch_factor, a memory map or a side-stream prefetcher add
     # nothing to a byte-range copy

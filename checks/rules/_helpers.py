@@ -616,9 +616,27 @@ def guard_off(facts: Facts, call: Any) -> list[Any]:
             state, sites = _popped_flag(facts, name, call)
         if state is None and not sites:
             state, sites = _args_attr_state(facts, name)
+        if state is None and not sites:
+            state, sites = _trl_default_off(facts, name, call)
         if state is not None and state is neg:
             return sites
     return section_flag_off(facts, call) or param_default_off(facts, call) or or_guard_off(facts, call)
+
+
+#: options of TRL's trainer configs that are off unless a run turns them on (``GRPOConfig.use_vllm``)
+_TRL_OFF_BY_DEFAULT = frozenset({"use_vllm"})
+
+
+def _trl_default_off(facts: Facts, name: str, call: Any) -> tuple[bool | None, list[Any]]:
+    """(False, [call]) for a TRL config option off by default that the project, which imports TRL, neither defines nor
+    sets to a value (R1-V's and Visual-RFT's ``if self.use_vllm: self.llm = LLM(...)`` in the vLLM GRPO trainer that
+    ``trainer_cls = Qwen2VLGRPOTrainer if not training_args.use_vllm else Qwen2VLGRPOVLLMTrainer`` picks only under
+    ``--use_vllm``, which no launch passes); (None, []) otherwise."""
+    if name not in _TRL_OFF_BY_DEFAULT or not facts.imports("trl") or facts.fields(name) or facts.arg_options(name):
+        return None, []
+    if any(not isinstance(s.value, Expr) for s in facts.settings(name)):
+        return None, []
+    return False, [call]
 
 
 def _trainer_copy_option_off(facts: Facts, call: Any) -> list[Any]:
@@ -2249,7 +2267,23 @@ def orphan_sites(ctx: Context, sites: list) -> list:
     stems = {x.path.rsplit("/", 1)[-1].removesuffix(".py") for x in away}
     imported = {stem for i in ctx.facts.records("imports") for stem in stems
                 if stem in i.module.split(".") or i.name == stem or stem in (i.name or "").split(".")}
-    return [x for x in away if x.path.rsplit("/", 1)[-1].removesuffix(".py") not in imported]
+    named = _recipe_registered(ctx.facts, {x.path for x in away})
+    return [x for x in away if x.path.rsplit("/", 1)[-1].removesuffix(".py") not in imported and x.path not in named]
+
+
+#: the name a registry decorator files a class or function under (``@TRAIN_EVAL_PIPELINE_REGISTRY.register(
+#: "fsdp_train_eval_pipeline")``, ``@register_model(name="llama")``)
+_REGISTERED_AS = lazy_compile(r"""^@[\w.]*register\w*\(\s*(?:name\s*=\s*)?["']([\w.:-]+)["']""")
+
+
+def _recipe_registered(f: Facts, paths: set[str]) -> set[str]:
+    """Those of ``paths`` that file something in a registry under a name a YAML recipe picks (CoreNet: ``train_eval_pipeline:
+    name: "fsdp_train_eval_pipeline"`` in ``openelm_3B.yaml`` selects the pipeline ``fsdp_train_eval.py`` registers; its
+    registry imports every module of the folder at start-up, so no import names it)."""
+    names = {m.group(1): d.path for d in f.records("decorators") if d.path in paths and (m := _REGISTERED_AS.match(d.text))}
+    if not names:
+        return set()
+    return {names[e.value] for e in f.records("configs") if e.fmt == "yaml" and isinstance(e.value, str) and e.value in names}
 
 
 #: ``kwargs['torch_dtype'] = torch.float16``, ``model_kwargs["attn_implementation"] = ...``: a keyword filled into the

@@ -787,6 +787,15 @@ def manual_fsdp_wrap(launch_flag: bool) -> dict[str, str]:
     }
 
 
+def _fsdp_subclasses(facts: Facts) -> list[str]:
+    """Names of the project's classes that subclass PyTorch's ``FullyShardedDataParallel``."""
+    if not facts.imports("torch.distributed.fsdp"):
+        return []
+    return sorted({k.name for k in facts.records("classes")
+                   if any(b == "torch.distributed.fsdp.FullyShardedDataParallel" or b.rsplit(".", 1)[-1] == "FullyShardedDataParallel"
+                          for b in k.bases)})
+
+
 def fsdp_sites(facts: Facts) -> list[Site]:
     """Every route that wraps the model with FSDP (PyTorch FSDP1/2, HF, accelerate, Lightning, torchtune, torchtitan...)."""
     sites: list[Site] = []
@@ -811,6 +820,15 @@ def fsdp_sites(facts: Facts) -> list[Site]:
     for c in facts.calls("fully_shard"):
         if not follows_launch_fsdp(facts, c):
             sites.append(Site(c, "fully_shard()", True, "FULL_SHARD (FSDP2)"))
+    # the project's own subclass of FSDP, built around the model (CoreNet ``class FullyShardedDataParallelWrapper(
+    # FullyShardedDataParallel)``, whose ``__init__`` hands the model to ``super().__init__``; ``fsdp_train_eval.py`` builds it
+    # with ``model=model``): each construction wraps the model
+    for name in _fsdp_subclasses(facts):
+        for c in facts.calls(name):
+            if c.short == name and not follows_launch_fsdp(facts, c):
+                strat = _strategy(c.kwargs.get("sharding_strategy"))
+                sites.append(Site(c, f"{name}(), a subclass of FullyShardedDataParallel", strat != "NO_SHARD", strat or "",
+                                  where=None if strat else f"not resolved: set inside {name}"))
     # ``with enable_wrap(wrapper_cls=FSDP, **wrapper_kwargs): self.perceiver = wrap(wrap(self.perceiver))`` (OpenFlamingo's
     # manual wrapping): every ``wrap()`` in the block builds an FSDP unit with those keywords
     for c in facts.calls("torch.distributed.fsdp.wrap.enable_wrap", "torch.distributed.fsdp.enable_wrap"):
@@ -919,6 +937,14 @@ def ds_config_refs(facts: Facts) -> list[Setting]:
         elif isinstance(v, Expr) and s.source == "call" and v.text.startswith("{"):
             out.append(s)
     return out
+
+
+def absent_ds_configs(f: Facts) -> list[Any]:
+    """The DeepSpeed configs launches or recipes pass (``--deepspeed ./scripts/zero3.json``; Valley's ``deepspeed:
+    valley/configs/deepspeed/config_zero2.json`` in its experiment YAMLs, whose ``*json`` its ``.gitignore`` keeps out) that
+    no file of the repository answers."""
+    return [s for s in ds_config_refs(f) if s.source in ("launcher", "config") and isinstance(s.value, str) and "$" not in s.value
+            and s.value.strip("'\"").endswith(".json") and not resolve_file(f, s.value)]
 
 
 def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:

@@ -54,7 +54,7 @@ from ._helpers import (
     DRIVER_NODE_KEYS as _DRIVER_NODE_KEYS,
 )
 from ._registry import component_registry, copied_trainer, recipes_calling, split_text, total_recipes
-from .a_parallelism import lightning_deepspeed
+from .a_parallelism import absent_ds_configs, lightning_deepspeed
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -2427,6 +2427,14 @@ class C4Offload(Check):
                 a = avail[0]
                 return Outcome(N, evs(avail[:5]), f"CPU offload is available but off by default ({a.name}=False at {a.path}:{a.line})",
                                {"offload_optimizer": "none", "offload_available": True})
+            absent = absent_ds_configs(f)
+            if absent and not f.config("zero_optimization"):
+                # the DeepSpeed config the run is handed is not in the repository (Valley's ``*json`` is in its .gitignore):
+                # the offload settings live there
+                a = absent[0]
+                return Outcome(Status.NA, evs(absent[:3]), f"not judged: the DeepSpeed config the launch or recipe passes "
+                               f"({a.value} at {a.path}:{a.line}) is not in the repository: check its zero_optimization."
+                               "offload_optimizer / offload_param", {"offload_optimizer": None})
             return Outcome(N, [], "no CPU/NVMe offload found", {"offload_optimizer": "none"})
         refs = referenced_configs(f)
         config_files = [x for x in used if getattr(x, "source", getattr(x, "fmt", "")) in {"config", "json", "yaml"}
@@ -2573,10 +2581,13 @@ def _batch_numbers(f: Facts, key: str) -> list[tuple[float, list[Any]]]:
     """The numbers ``key`` is set to, each with the settings that give it: a plain number, or the number of the one name
     it is set from (``ds_config["train_micro_batch_size_per_gpu"] = self.train_batch_size_per_device`` -> the field
     default ``train_batch_size_per_device: int = 1``: that assignment and the default)."""
-    plain = [(v, [s]) for s in f.effective(key) if (v := as_number(s.value))]
+    # (not a checkpoint converter's flags: Pai-Megatron-Patch ``toolkits/distributed_checkpoints_convertor/scripts/*.sh`` runs
+    # ``impl/convert.py`` with a training script's arguments, ``--global-batch-size 1024`` among them, and trains nothing)
+    found = [s for s in f.effective(key) if not _CONVERTER_SCRIPT.search(s.path)]
+    plain = [(v, [s]) for s in found if (v := as_number(s.value))]
     if plain:
         return plain
-    for s in f.effective(key):
+    for s in found:
         ref = s.value.ref if isinstance(s.value, Expr) else None
         if ref and ref != key and re.fullmatch(r"(self\.)?\w+", s.value.text or ""):
             nums = [(v, t) for t in f.effective(ref) if (v := as_number(t.value))]
@@ -3301,11 +3312,17 @@ class C5GradientAccumulation(Check):
             s = passed[0]
             return Outcome(Status.NA, [f.ev(s)], f"not judged: gradient_accumulation_steps is passed `{s.value.text[:60]}`, a value "
                            f"computed at run time ({s.path}:{s.line}); check what it evaluates to for the run", {})
-        if uses_hf_trainer(f):
+        sched = megatron_microbatch_schedule(f)
+        # (a Megatron project with an HF example beside its Megatron launches, Pai-Megatron-Patch's
+        # ``run_ds_train_huggingface_baichuan.sh``, runs Megatron's schedule: the HF Trainer's default is not its setting)
+        if uses_hf_trainer(f) and not (sched and "megatron" in ctx.project.frameworks):
             return Outcome(N, [], f"HF Trainer default gradient_accumulation_steps={HF_DEFAULTS['gradient_accumulation_steps']}",
                            {"gradient_accumulation_steps": 1})
-        sched = megatron_microbatch_schedule(f)
         if sched:
+            # (FlagScale's recipes set both batch sizes, ``global_batch_size: 256`` over ``micro_batch_size: 1``, and its
+            # experiment configs the GPUs: what the pair means on one node is said, not "not visible")
+            if uses_hf_trainer(f) and ctx.project.num_gpus is None and (pair := _unsized_megatron_pair(f)) is not None:
+                return pair
             fwd, count = sched
             return Outcome(Status.NA, [f.ev(fwd), f.ev(count)], "not judged: the training step runs Megatron's forward/backward "
                            f"schedule ({fwd.path}:{fwd.line}) over `get_num_microbatches()` micro-batches ({count.path}:{count.line}), "
@@ -3344,6 +3361,10 @@ class C5GradientAccumulation(Check):
         out: list[tuple[int, Any]] = []
         total = 0
         for launch in ctx.facts.launches():
+            if _CONVERTER_SCRIPT.search(launch.path):
+                # a checkpoint converter runs the training entry to load and save weights (Pai-Megatron-Patch
+                # ``toolkits/distributed_checkpoints_convertor/scripts/*/run_*.sh``): its batch sizes run no step
+                continue
             a = {k.lstrip("-").replace("-", "_").lower(): v for k, v in launch.script_args.items()}
             g, m = as_number(a.get("global_batch_size")), as_number(a.get("micro_batch_size"))
             if not g or not m:

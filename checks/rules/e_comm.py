@@ -33,6 +33,7 @@ from .a_parallelism import (
     ONE_GPU_INFERENCE,
     SPREAD_INFERENCE,
     _env_trainer,
+    absent_ds_configs,
     accelerate_config_note,
     accelerate_config_run,
     accelerate_library,
@@ -718,12 +719,6 @@ def _nemo_dpo(sync: str) -> dict[str, str]:
     }
 
 
-def _absent_ds_configs(f: Facts) -> list[Any]:
-    """The DeepSpeed configs launches pass (``--deepspeed ./scripts/zero3.json``) that no file of the repository answers."""
-    return [s for s in ds_config_refs(f) if s.source == "launcher" and isinstance(s.value, str) and "$" not in s.value
-            and s.value.strip("'\"").endswith(".json") and not resolve_file(f, s.value)]
-
-
 def _launched_off(f: Facts, ds_off: list[Any]) -> list[tuple[Any, Any]]:
     """(config entry, launch setting) for each DeepSpeed config that switches ``overlap_comm`` off and that a training
     launch passes (``--deepspeed scripts/deepspeed/zero2.json``)."""
@@ -1045,13 +1040,13 @@ class E2CommComputeOverlap(Check):
                 return Outcome(Status.NA, [f.ev(doc[0])], doc[1] + "check the overlap setting that run gets (DeepSpeed "
                                "`overlap_comm`, FSDP prefetch; plain DDP overlaps its bucketed all-reduce by default)", {"overlap_comm": None})
             return Outcome(N, [], "no distributed training found: there is no gradient communication to overlap", {"overlap_comm": False})
-        if (absent := _absent_ds_configs(f)) and not overlap_files:
+        if (absent := absent_ds_configs(f)) and not overlap_files:
             # the DeepSpeed config every launch passes lives elsewhere (LLaVA-pp's ``--deepspeed ./scripts/zero3.json``: the
             # scripts run inside the LLaVA checkout its README copies them into): its ``overlap_comm`` is not visible here
             s = absent[0]
             more = f" (+{len(absent) - 1} more)" if len(absent) > 1 else ""
             return Outcome(Status.NA, [f.ev(x) for x in absent[:3]],
-                           f"not judged: the DeepSpeed config the launch passes ({s.value} at {s.path}:{s.line}{more}) is not in "
+                           f"not judged: the DeepSpeed config the launch or recipe passes ({s.value} at {s.path}:{s.line}{more}) is not in "
                            "the repository: check its zero_optimization.overlap_comm (on by default only under ZeRO-3)",
                            {"overlap_comm": None})
         return Outcome(N, [], "distributed training without communication/computation overlap", {"overlap_comm": False})

@@ -753,6 +753,24 @@ def _workers(v: Any) -> float | None:
     return n
 
 
+def _tf_fed_zero_loaders(f: Facts, vals: list[tuple[_Value, _Loader]]) -> list[_Value]:
+    """The zero ``num_workers`` of training DataLoaders that can only be iterating a dataset (no ``shuffle=True``, no
+    sampler), in a project whose IterableDataset iterates a tf.data pipeline (``for batch in
+    self.dataset.as_numpy_iterator(): yield ...`` in ``__iter__``): the pipeline's own threads load the data."""
+    if not any(c.func == "__iter__" for c in f.calls("as_numpy_iterator", "tfds.as_numpy")):
+        return []
+    out: list[_Value] = []
+    for v, ld in vals:
+        c = ld.site
+        if ld.kind != "torch" or not ld.train or _workers(v.value) != 0 or not isinstance(c, Call):
+            continue
+        sampler = c.kwargs.get("sampler")
+        if truthy(c.kwargs.get("shuffle")) is True or (sampler is not None and not (isinstance(sampler, Expr) and sampler.text == "None")):
+            continue
+        out.append(v)
+    return out
+
+
 def _tf_parallel(f: Facts) -> list[tuple[float, Evidence]]:
     out = []
     for kw in ("num_parallel_calls", "num_parallel_reads"):
@@ -1154,7 +1172,8 @@ _OFFLINE_PATH = lazy_compile(r"^(?!(.*/)?models?/|.*preprocessors?\.py$)"
                            r"(.*/)?[^/]*(preprocess|prepare|pre_?tokeniz|tokenize_(data|dataset|corpus|shuffle)|build_(data|dataset)|make_dataset|process_data"
                            # (open_lm/dclm ``tokenize_shuffle.py`` writing webdataset shards; HuatuoGPT-II ``data_process.py``,
                            # whose packed rows the trainer reads with ``load_from_disk``)
-                           r"|data_prep|data_process(?!or))[^/]*\.py$", re.I)
+                           # (anole's ``training/data_tokenization.py``, run by ``prepare_data.sh``, writes the token ids train.py reads)
+                           r"|data_prep|data_process(?!or)|data_tokeniz)[^/]*\.py$", re.I)
 _HF_MAP_KW = {"batched", "num_proc", "remove_columns", "fn_kwargs", "desc", "load_from_cache_file", "batch_size", "cache_file_name"}
 
 
@@ -1213,8 +1232,12 @@ def _tokenizer_calls(f: Facts) -> list[Call]:
         # named for its output (``TokenizedDataset(ds, tokenizer)``) may
         if bare[:1].isupper() and "Tokenizer" in bare:
             continue
-        if bare[:1].isupper() and "Tokenized" in bare and not any(_TOKENIZER_RECV.search(_arg_text(a)) for a in (*c.args, *c.kwargs.values())):
-            continue  # a class named for tokenized data built from a cache it wraps (``TokenizedDocumentCache(cache, flatten_docs=...)``)
+        if bare[:1].isupper() and "Tokenized" in bare and not any(
+                _TOKENIZER_RECV.search(t) and not _TOKENIZED_SOURCE.search(t) for a in (*c.args, *c.kwargs.values()) if (t := _arg_text(a))):
+            # a class named for tokenized data built from a cache it wraps (``TokenizedDocumentCache(cache, flatten_docs=...)``)
+            # or from the file of ids it reads (anole's ``TokenizedDataset(DATASET_TOKENIZED_PATH)``: ``torch.tensor(obj[
+            # 'text_tokens'] + obj['image_tokens'])`` per JSON line, written by its ``data_tokenization.py``)
+            continue
         if c.args and all(isinstance(a, str) for a in c.args) and not c.kwargs.keys() - {"add_special_tokens", "return_tensors"}:
             continue  # a probe of the tokenizer on a literal (``tokenizer("hi there")["input_ids"]`` to see if it appends eos)
         if low not in {"tokenizer", "tokenizers"} and low.endswith(("_tokenizer", "_tokenizers", "_tokenizer_parallelism")) and c.args \
@@ -1376,6 +1399,8 @@ def _materialising_calls(f: Facts) -> list[Call]:
 
 #: a call into a tokenizer or processor object (``self.tokenizer.encode(...)``), not into a project function of that name
 _TOKENIZER_RECV = lazy_compile(r"(tok|processor|enc\b|encoder|sp_model|spm|bpe)", re.I)
+#: an argument that names data already tokenized or where it is (``DATASET_TOKENIZED_PATH``, ``tokenized_file``), not a tokenizer
+_TOKENIZED_SOURCE = lazy_compile(r"tokenized|path|file|dir", re.I)
 
 
 def _import_graph(f: Facts) -> dict[str, set[str]]:
@@ -2480,7 +2505,19 @@ class F1NumWorkers(_DataCheck):
         loaders = training_loaders(ctx)
         vals = [(v, ld) for ld in loaders for v in ld.props.get("num_workers", [])]
         known = [(n, v) for v, _ in vals if (n := _workers(v.value)) is not None]
-        known += [(n, _Value(n, e, True)) for n, e in _tf_parallel(ctx.facts)]
+        tf_par = _tf_parallel(ctx.facts)
+        known += [(n, _Value(n, e, True)) for n, e in tf_par]
+        fed = _tf_fed_zero_loaders(ctx.facts, vals) if tf_par else []
+        if fed:
+            # a DataLoader left at 0 workers over an IterableDataset that iterates a tf.data pipeline (openvla: "Set
+            # `num_workers` to 0; RLDS loader handles parallelism!"): tf.data reads and decodes in its own threads
+            # (``num_parallel_calls=16``), which the count above holds; torch workers would each replay the whole stream
+            gone = {id(v) for v in fed}
+            vals = [(v, ld) for v, ld in vals if id(v) not in gone]
+            known = [(n, v) for n, v in known if id(v) not in gone]
+        fed_note = (f"; the DataLoader at num_workers=0 ({fed[0].ev.path}:{fed[0].ev.line}"
+                    + (f", +{len(fed) - 1}" if len(fed) > 1 else "") + ") iterates a tf.data pipeline, which reads and "
+                    "decodes in its own threads") if fed else ""
         # mmengine recipes: each Python config file builds its loader from ``train_dataloader = dict(num_workers=...)``
         # (the runner calls DataLoader inside the framework); their values, voted as recipes by the store, are the loaders'
         configs = ctx.facts.config_modules()
@@ -2505,7 +2542,7 @@ class F1NumWorkers(_DataCheck):
                                f"mp_prefetch/MultiprocessingOptions), only a prefetch thread ({c.short} at {c.path}:{c.line})",
                                {"loader": "grain", "num_workers": 0})
             return Outcome(N, [], "no multi-process data loader found", {})
-        cfg_note = ""
+        cfg_note = fed_note
         if not known:
             typed = [r for v, _ in vals if (r := _receiver_class_default(ctx.facts, v.value)) is not None]
             if typed and len(typed) == len(vals):
