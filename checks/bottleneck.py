@@ -531,7 +531,7 @@ def storage_note(paths: list[str] | None = None, where: str = "") -> tuple[str, 
 
 def _nodes(launch: object) -> float:
     args = getattr(launch, "launcher_args", {})
-    for k in ("nnodes", "num_nodes", "num_machines"):
+    for k in ("nnodes", "nnode", "num_nodes", "num_machines"):  # (torchrun takes the prefix `--nnode`: SpeechGPT)
         v = args.get(k)
         n = as_number(str(v).split(":")[-1]) if v is not None else None
         if n:

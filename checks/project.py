@@ -67,6 +67,7 @@ _IMPORTED_LIBRARIES = frozenset({"trl", "peft", "composer"})
 _MODEL_KEYS = (
     "model_name_or_path", "pretrained_model_name_or_path", "base_model", "model_name", "model_id",
     "model_path", "base_model_name_or_path", "tokenizer_name_or_path", "model", "pretrained_model", "hf_model",
+    "pretrained_model_path",  # MMaDA's `pretrained_model_path: "GSAI-ML/LLaDA-8B-Instruct"` under `model.mmada`
     "pretrain",  # OpenRLHF-style `--pretrain` (oat-llm `pretrain: str = "trl-lib/pythia-1b-deduped-tldr-sft"`): the model trained
 )
 _FAMILIES = (
@@ -89,6 +90,8 @@ _MM_NAMES = (
     "open_clip.create_model_and_transforms", "open_clip.create_model", "open_clip.create_model_from_pretrained",
     # early-fusion image-token models (Chameleon, and Anole and Lumina-mGPT trained from it: images enter as VQ tokens)
     "ChameleonForConditionalGeneration", "ChameleonForCausalLM",
+    # the MAGVIT-v2 image tokenizer of unified models (Show-o, MMaDA: images enter the language model as its codes)
+    "MAGVITv2",
 )
 _MM_KEYS = ("vision_tower", "mm_vision_tower", "mm_projector_type", "image_folder", "image_aspect_ratio", "vision_encoder",
             "freeze_vision_tower", "mm_use_im_start_end", "image_processor", "vision_model", "visual_encoder", "vit_model",
@@ -429,7 +432,12 @@ def _built_on_training_path(facts: Facts, owner: str, training: frozenset[str]) 
     # ``MPTConfig(**cfg)`` fills the class from a run config: its defaults say nothing; ``ModelArgs(max_seq_len=...)`` keeps them
     # and ``MambaConfig(d_model=config.d_model, ...)`` passes the dimensions from elsewhere
     dims = {k.lower() for k in (*_H_KEYS, *_L_KEYS)}
+    from .rules._helpers import class_at  # the rules import this module
+
+    # (not inside another config class's ``__init__``: MMaDA's ``LLaDAConfig(PretrainedConfig).__init__`` builds
+    # ``ModelConfig()``, GPT-2's defaults, and updates it with the checkpoint's config.json that from_pretrained hands it)
     return bool(owner) and any(c.path in training and not c.star_kwargs and not c.args and not dims & {k.lower() for k in c.kwargs}
+                               and not (c.func == "__init__" and (class_at(facts, c.path, c.line) or "").endswith("Config"))
                                for c in facts.calls(owner))
 
 
@@ -1269,7 +1277,9 @@ _STAND_IN_NAME = lazy_compile(r"^/(var/)?tmp/|(^|[/_-])(dummy|fake|mock)([/_-]|$
 _TOKENIZER_FILE = lazy_compile(r"\.(model|spm|tiktoken|vocab|bpe)$", re.I)
 #: a bare weight file name (``"model.safetensors"``, ``"pytorch_model.bin"`` joined to a checkpoint folder): the file a
 #: loader reads from whatever checkpoint it is given, not a model
-_WEIGHT_FILE = lazy_compile(r"^[\w.-]+\.(safetensors|bin|pt|pth|ckpt|gguf|index\.json)$", re.I)
+#: a weight file, by itself or at the end of a path (SEED-Story's ``pretrained_model_path: pretrained/detokenizer/.../
+#: pytorch_model.bin``, Show-o2's ``Wan2.1_VAE.pth``): a file of weights, not a checkpoint's name
+_WEIGHT_FILE = lazy_compile(r"^([^\s]*/)?[\w.-]+\.(safetensors|bin|pt|pth|ckpt|gguf|index\.json)$", re.I)
 
 
 #: a placeholder folder written before a checkpoint's real name (LongLoRA's README: ``--model_name_or_path
@@ -1534,6 +1544,10 @@ def _tokenizer_only(facts: Facts, st: Setting) -> bool:
     return bool(uses) and all(re.search(r"Tokenizer|Processor|Config", c.name) for c in uses)
 
 
+#: a function that cuts token streams into training blocks (HF's ``group_texts``, a packing helper)
+_GROUPS_TEXT = lazy_compile(r"(?i)group|pack|chunk|concat|token")
+
+
 _TUNE_SIZE = lazy_compile(r"^(\d+(?:_\d+)?)B_", re.I)
 
 
@@ -1780,6 +1794,11 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
         # a block size below 256 is ambiguous and left out
         if st.name.lower() == "block_size" and ((v is not None and v < 256) or "BLOCK_SIZE" in st.key or st.path in triton_files):
             continue  # ``BLOCK_SIZE = 1024`` / ``block_size = 1024`` beside a Triton kernel (Megatron-LM) is a tile size as well
+        if st.name.lower() == "block_size" and st.source == "assign" and any(
+                a.path == st.path and a.line == st.line and a.func and not _GROUPS_TEXT.search(a.func) for a in facts.assigns("block_size")):
+            # a function's local (vila-u's tar reader: ``block_size = 512`` in ``next_header``; a download's chunk in a dataset's
+            # ``__init__``) is a byte block, not a config; the cap in a text-grouping function (LMFlow ``group_text``) is one
+            continue
         # a keyword of an arbitrary call (verl ``padding_utils.py:139 meta.update(seq_len=128)``) is not the run's context
         # length; a config or arguments object's is (``SFTConfig(max_seq_length=2048)``)
         if st.source == "call" and not _CONFIG_CALLEE.search(st.key.split("(", 1)[0]):

@@ -86,7 +86,10 @@ _DIR_ROLES: dict[str, str] = {
                      "eval_harness", "evaluation_harness",
                      # a copy of a multimodal evaluation toolkit (MiniCPM-o ``eval_mm/vlmevalkit/``, 900 files of benchmark
                      # loaders and judge wrappers)
-                     "vlmevalkit", "lmms-eval", "lmms_eval", "evalscope"), EVAL),
+                     "vlmevalkit", "lmms-eval", "lmms_eval", "evalscope",
+                     # LAVIS's VQA evaluation tools, kept by its descendants (MiniGPT4-video ``minigpt4/common/vqa_tools/``
+                     # with a copy of the A-OKVQA benchmark repository and its own ``transfer_experiments/train.py``)
+                     "vqa_tools"), EVAL),
     **dict.fromkeys(("records", "archive", "archived", "archives", "attic", "deprecated", "old", "backup", "backups"), ARCHIVE),
     **dict.fromkeys(("third_party", "third-party", "thirdparty", "3rdparty", "vendor", "vendored", "external", "extern"), VENDORED),
     # a web front end's source tree (unsloth ``studio/frontend/src/...``: its data-recipe JSONs name UI nodes ``note_1`` and
@@ -135,6 +138,9 @@ _ENTRY_NAME = lazy_compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^\
 # realhf's runs live there)
 _SIDELINE_DIR = lazy_compile(r"(^|/)(experimental|contrib|sandbox|playground|prototypes?)/")
 _LIBRARY_MODULE = lazy_compile(r"_(trainer|config|configs|utils|loss|losses)\.py$")
+#: a module of helpers (``training_utils.py``, ``train_util.py``): named for training, it runs nothing by itself
+_HELPER_MODULE = lazy_compile(r"_(utils?|helpers?|tools)\.py$")
+_MAIN_GUARD = lazy_compile(r"__name__\s*==\s*[\"']__main__[\"']")
 _TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune", "swift",
                               "composer", "lightning", "litgpt", "nanotron", "python", "mpirun", "srun"})
 _PACKAGING = ("setup.py", "pyproject.toml")
@@ -1480,7 +1486,12 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         for e in ff.configs:  # [project.scripts] name = "pkg.cli:main"; setup(entry_points={"console_scripts": [...]})
             if e.keys and e.keys[0] in ("project", "tool") and "scripts" in e.keys and isinstance(e.value, str) and ":" in e.value:
                 entries += index.by_name.get(e.value.split(":", 1)[0].strip(), [])[:3]
-        if ff.kind == "python" and _ENTRY_NAME.match(p.rsplit("/", 1)[-1]):
+        if ff.kind == "python" and _ENTRY_NAME.match(p.rsplit("/", 1)[-1]) and _HELPER_MODULE.search(p) and not any(
+                c.guard and _MAIN_GUARD.search(c.guard) for c in ff.calls):
+            # a helper module named for training (Show-o's ``models/training_utils.py``: an EMA class and LR helpers, which
+            # nothing imports) is no run of its own: it is on the training path only when an entry point imports it
+            pass
+        elif ff.kind == "python" and _ENTRY_NAME.match(p.rsplit("/", 1)[-1]):
             # a trainer or config module of a sideline sub-package (``experimental/cpo/cpo_trainer.py``) is a library class
             # named like a recipe; a script there (``experimental/train_alpaca.py``) stays an entry point
             (named_sideline if _SIDELINE_DIR.search(p) and _LIBRARY_MODULE.search(p) else named).append(p)

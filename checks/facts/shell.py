@@ -183,14 +183,19 @@ def _split_words(s: str, comments: bool = True) -> list[str]:
     return [w for w, _ in _lex(s, punct=False)] if comments else s.split()
 
 
+#: the node count a batch scheduler gives the job (``n_node=${SLURM_JOB_NUM_NODES:-1}`` in vila-u's SLURM launchers): the job's
+#: value, not the default a run outside the scheduler falls back to
+_SCHEDULER_NODES = frozenset({"SLURM_JOB_NUM_NODES", "SLURM_NNODES", "PBS_NUM_NODES", "LSB_MAX_NUM_HOSTS"})
+
+
 def _sub_vars(token: str, variables: dict[str, str]) -> str:
     def rep(m: re.Match[str]) -> str:
         name = m.group(1) or m.group(3)
         if name in variables:
             return variables[name]
-        if m.group(2) is not None:
+        if m.group(2) is not None and name not in _SCHEDULER_NODES:
             return m.group(2)
-        return m.group(0)
+        return m.group(0) if name not in _SCHEDULER_NODES else f"${{{name}}}"
 
     return _VAR.sub(rep, token)
 

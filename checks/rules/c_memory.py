@@ -3774,6 +3774,12 @@ class C6MemoryPool(Check):
         # ... nor one behind a switch that is off (Megatron ``if args.empty_unused_memory_level >= 1: torch.cuda.empty_cache()``
         # with ``--empty-unused-memory-level`` defaulting to 0 and no launch raising it)
         findings = [c for c in findings if not guard_off(f, c)]
+        # ... nor one in a method that runs without autograd (MiniGPT4-video's ``@torch.no_grad() def multi_select(...)``, a
+        # multiple-choice evaluation that frees memory between answers): no training step runs there
+        # (an EMA update's ``@torch.no_grad() def step(...)`` that the step loop calls runs every step all the same)
+        no_grad = {(d.path, d.target) for d in f.decorators("torch.no_grad", "torch.inference_mode")} if findings else set()
+        findings = [c for c in findings if (c.path, c.func) not in no_grad or any(
+            x.func != c.func and _in_hot_loop(x) and (not train or x.path in train) for x in f.calls(c.func or "?"))]
         findings += [s for s in f.effective("torch_empty_cache_steps") if (as_number(s.value) or 0) >= 1 and (as_number(s.value) or 0) < 50]
         fnd = [f.ev(x, key="torch.cuda.empty_cache()" if isinstance(x, Call) else None) for x in findings]
         every_step = [c for c in findings if isinstance(c, Call) and _every_step(c)]

@@ -289,9 +289,10 @@ _ANOLE_TRAIN = (
     "args = TrainingArguments(output_dir='out', learning_rate=1e-3, fp16=False)\n"
     "Trainer(model=model, args=args, train_dataset=dataset).train()\n"
 )
-#: early-fusion models: images are VQ tokens in the sequence (Chameleon, the Anole and Lumina-mGPT models trained from it)
+#: early-fusion models: images are VQ tokens in the sequence (Chameleon, the Anole and Lumina-mGPT models trained from it;
+#: MMaDA's MAGVIT-v2 image tokenizer)
 _EARLY_FUSION = ("ChameleonForCausalLM", "ChameleonForConditionalGeneration", "ChameleonForCausalLM.*",
-                 "ChameleonForConditionalGeneration.*")
+                 "ChameleonForConditionalGeneration.*", "MAGVITv2", "MAGVITv2.*")
 #: a vision encoder beside the language model (a CLIP/SigLIP tower, a VLM class that builds one)
 _VISION_TOWERS = ("CLIPVisionModel", "SiglipVisionModel", "InternVisionModel", "CLIPVisionModel.*", "SiglipVisionModel.*",
                   "InternVisionModel.*", "LlavaForConditionalGeneration.*", "Qwen2VLForConditionalGeneration.*",
@@ -396,10 +397,9 @@ class H1VisionFreeze(_MultimodalOnly):
     def not_applicable(self, ctx: Context) -> str | None:
         why = super().not_applicable(ctx)
         if why is None and (c := _early_fusion(ctx.facts, ctx.project.training_files)) is not None:
-            name = next((part for part in reversed(c.name.split(".")) if part.startswith("Chameleon")), c.name)
-            return (f"early-fusion model ({name} at {c.path}:{c.line}): "
-                    "images enter as discrete tokens of a fixed VQ image tokenizer, so no vision encoder runs in the training "
-                    "step to freeze")
+            name = next((part for part in reversed(c.name.split(".")) if part.startswith(("Chameleon", "MAGVIT"))), c.name)
+            return (f"early-fusion model ({name} at {c.path}:{c.line}): images enter as discrete tokens of a fixed VQ image "
+                    "tokenizer, which is never trained: there is no vision encoder to freeze")
         return why
 
     def detect(self, ctx: Context) -> Outcome:

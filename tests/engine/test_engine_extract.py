@@ -350,7 +350,7 @@ def test_shell_wrappers_variables_exports_and_continuations() -> None:
     text = (
         "#!/bin/bash\n"
         "export NCCL_IB_HCA=mlx5_0,mlx5_1 NCCL_SOCKET_IFNAME=eth0\n"
-        "NODES=${SLURM_NNODES:-2}\n"
+        "NODES=${NUM_NODES:-2}\n"  # (a scheduler's own count, ``${SLURM_NNODES:-2}``, stays the job's: round 58)
         "GPUS=8\n"
         "srun -N $NODES --gpus-per-node $GPUS \\\n"
         "  torchrun --nnodes=$NODES --nproc_per_node ${GPUS} train.py \\\n"
