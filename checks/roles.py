@@ -689,6 +689,14 @@ def _own_application(files: Mapping[str, FileFacts], d: str, inside: list[str], 
                for t in _script_paths(x.script, pathset, index, p))
 
 
+def _in_main_block(c: Any) -> bool:
+    """A call in its module's ``if __name__ == "__main__":`` block (a :class:`RoleCall` carries the answer: the roles'
+    recorded view of a call has no guard)."""
+    if isinstance(c, RoleCall):
+        return c.main
+    return bool(c.guard) and _MAIN_GUARD.search(c.guard) is not None
+
+
 #: a shell script named for debugging (``debug.sh``, ``debug_sft.sh``, ``train_debug.sh``)
 _DEBUG_SCRIPT = lazy_compile(r"(?i)^(debug([_-]\w*)?|\w*[_-]debug)\.(sh|bash)$")
 
@@ -1487,7 +1495,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             if e.keys and e.keys[0] in ("project", "tool") and "scripts" in e.keys and isinstance(e.value, str) and ":" in e.value:
                 entries += index.by_name.get(e.value.split(":", 1)[0].strip(), [])[:3]
         if ff.kind == "python" and _ENTRY_NAME.match(p.rsplit("/", 1)[-1]) and _HELPER_MODULE.search(p) and not any(
-                c.guard and _MAIN_GUARD.search(c.guard) for c in ff.calls):
+                _in_main_block(c) for c in ff.calls):
             # a helper module named for training (Show-o's ``models/training_utils.py``: an EMA class and LR helpers, which
             # nothing imports) is no run of its own: it is on the training path only when an entry point imports it
             pass
@@ -1857,11 +1865,12 @@ class RoleCall:
     ``entry_points``, the full name of a config loader or of a torchvision dataset/model, and the lines of a named recipe
     registration. Reading anything else raises (so that a new read of the roles cannot go unrecorded)."""
 
-    __slots__ = ("_kw_lines", "_line", "_name", "func", "kwargs", "short")
+    __slots__ = ("_kw_lines", "_line", "_name", "func", "kwargs", "main", "short")
 
     def __init__(self, c: Any, short: str) -> None:
         self.short = short
         self.func: str | None = c.func
+        self.main = _in_main_block(c)  # in the module's ``if __name__ == "__main__":`` block
         kwargs = c.kwargs
         self._name: str | None = None
         self._line: int | None = None
@@ -1893,7 +1902,7 @@ class RoleCall:
         return self._kw_lines.get(keyword, self._line)
 
     def __repr__(self) -> str:
-        return repr((self.short, self.func, self.kwargs, self._name, self._line, self._kw_lines))
+        return repr((self.short, self.func, self.kwargs, self._name, self._line, self._kw_lines, self.main))
 
 
 _LOADERS = frozenset({"fromfile", "from_file", "load"})

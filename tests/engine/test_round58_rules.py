@@ -177,3 +177,29 @@ def test_every_launch_that_spans_nodes_through_the_nnode_prefix_is_multi_node() 
     # control: a single-node launch beside them is said
     files["speechgpt/scripts/single_node.sh"] = "torchrun --nproc_per_node 8 speechgpt/src/train/cm_sft.py --bf16 True\n"
     assert "next to single-node ones" in " ".join(_audit(files).project.bottleneck_reasons)
+
+
+def test_the_helper_module_rule_reads_the_main_block_in_a_recorded_scan_too(tmp_path, monkeypatch) -> None:
+    """The roles' recorded view of a call (``--cache``, the App's PR audit) carries whether it is in a main block: the rule
+    crashed there (``RoleCall`` has no guard), and adding a main block to the helper is a role change a warm scan sees."""
+    import checks.tree_index as tree_index
+    from accel_audit.cli import main
+
+    monkeypatch.setattr(tree_index, "RACY_NS", 0)  # the files here were written a moment ago
+    repo, cache = tmp_path / "repo", tmp_path / "cache"
+    for rel, text in {"models/training_utils.py": _EMA + "\n\nEMAModel([]).step([])\n", "training/train.py": _SHOWO_TRAIN,
+                      "scripts/train.sh": "accelerate launch --num_processes 8 training/train.py\n"}.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+
+    def scan(*extra: str) -> str:
+        out = tmp_path / "report.json"
+        assert main(["scan", str(repo), "--format", "json", "-o", str(out), "--jobs", "1", *extra]) in (0, 1)
+        return out.read_text()
+
+    assert scan("--cache", str(cache)) == scan()
+    # the same calls moved into a main block make the helper a script of its own: the warm scan's roles follow, as a cold
+    # scan's do (only whether the calls sit in a main block changed)
+    (repo / "models/training_utils.py").write_text(_EMA + "\n\nif __name__ == '__main__':\n    EMAModel([]).step([])\n")
+    warm = scan("--cache", str(cache))
+    assert warm == scan() and '"models/training_utils.py"' in warm
