@@ -1862,8 +1862,9 @@ def _alternatives_imports(files: Mapping[str, FileFacts], paths: list[str], role
 class RoleCall:
     """What :func:`classify_roles` reads of a call (see :func:`role_calls`): its last name segment, its enclosing function,
     its keywords whose value is a string (``name="lora_finetune"``, ``file_path="recipe.py"``), a ``setup(...)`` call's
-    ``entry_points``, the full name of a config loader or of a torchvision dataset/model, and the lines of a named recipe
-    registration. Reading anything else raises (so that a new read of the roles cannot go unrecorded)."""
+    ``entry_points``, the full name of a config loader or of a torchvision dataset/model, the lines of a named recipe
+    registration, and whether it sits in its module's main block. Reading anything else raises (so that a new read of the
+    roles cannot go unrecorded)."""
 
     __slots__ = ("_kw_lines", "_line", "_name", "func", "kwargs", "main", "short")
 
