@@ -195,7 +195,7 @@ def _sub_vars(token: str, variables: dict[str, str]) -> str:
             return variables[name]
         if m.group(2) is not None and name not in _SCHEDULER_NODES:
             return m.group(2)
-        return m.group(0) if name not in _SCHEDULER_NODES else f"${{{name}}}"
+        return f"${{{name}}}" if m.group(2) is not None else m.group(0)  # (the job's count, as the scheduler names it)
 
     return _VAR.sub(rep, token)
 
