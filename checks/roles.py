@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .facts.docs_md import MODULE_MAIN
-from .facts.store import python_config_modules, source_lacks
+from .facts.store import MAIN_GUARD, python_config_modules, source_lacks
 from .facts.types import FileFacts
 from .lazyre import lazy_compile
 
@@ -140,7 +140,6 @@ _SIDELINE_DIR = lazy_compile(r"(^|/)(experimental|contrib|sandbox|playground|pro
 _LIBRARY_MODULE = lazy_compile(r"_(trainer|config|configs|utils|loss|losses)\.py$")
 #: a module of helpers (``training_utils.py``, ``train_util.py``): named for training, it runs nothing by itself
 _HELPER_MODULE = lazy_compile(r"_(utils?|helpers?|tools)\.py$")
-_MAIN_GUARD = lazy_compile(r"__name__\s*==\s*[\"']__main__[\"']")
 _TRAIN_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "colossalai", "llamafactory", "axolotl", "torchtune", "tune", "swift",
                               "composer", "lightning", "litgpt", "nanotron", "python", "mpirun", "srun"})
 _PACKAGING = ("setup.py", "pyproject.toml")
@@ -694,7 +693,7 @@ def _in_main_block(c: Any) -> bool:
     recorded view of a call has no guard)."""
     if isinstance(c, RoleCall):
         return c.main
-    return bool(c.guard) and _MAIN_GUARD.search(c.guard) is not None
+    return bool(c.guard) and MAIN_GUARD.search(c.guard) is not None
 
 
 #: a shell script named for debugging (``debug.sh``, ``debug_sft.sh``, ``train_debug.sh``)
