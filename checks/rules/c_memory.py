@@ -2472,6 +2472,8 @@ class C4Offload(Check):
 _GA_KEYS = (
     "gradient_accumulation_steps", "accumulate_grad_batches", "gradient_accumulation", "grad_accum_steps", "gradient_accumulation_iters",
     "accumulation_steps", "accum_steps", "grad_accum", "batch_accumulation_per_replica", "accum_iter", "grad_accumulation_steps",
+    # (UniTok ``grad_accu: int = 1  # gradient accumulation``)
+    "grad_accu",
     # InternEvo/InternLM ``data = dict(micro_num=4, ...)``: "the number of micro_batch contained in one gradient update"
     "micro_num",
 )

@@ -31,6 +31,7 @@ from ._helpers import (
     registry_off,
     runs_file,
     set_under_off_branch,
+    uncalled_function,
     unreached_note,
     unreached_sites,
     uses_hf_trainer,
@@ -2758,8 +2759,11 @@ def _resize_without_pad(f: Facts) -> list[Call]:
     # (not a model class's own ``resize_token_embeddings`` handing its arguments on, pad_to_multiple_of among them, to the
     # language model inside: Mantis ``modeling_llava.py``'s ``self.language_model.resize_token_embeddings(new_num_tokens,
     # pad_to_multiple_of)``; the calls that size the vocabulary are the training scripts')
+    # (nor a resize in a method nothing calls: OmniLMM's ``initialize_vision_tokenizer`` and LLaSM's
+    # ``initialize_audio_tokenizer``, kept from the training code of a release that only runs its checkpoints)
     return [c for c in f.calls("resize_token_embeddings") if "pad_to_multiple_of" not in c.kwargs and not c.star_kwargs
-            and len(c.args) < 2 and c.func != "resize_token_embeddings" and (resize_multiple(f, c)[0] or 1) % 8]
+            and len(c.args) < 2 and c.func != "resize_token_embeddings" and (resize_multiple(f, c)[0] or 1) % 8
+            and not uncalled_function(f, c)]
 
 
 def _text(v: Any) -> str:
@@ -3170,7 +3174,7 @@ class D7TensorCoreAlignment(Check):
             resized = [] if _pad_reused(f) and f.calls("add_special_tokens", "add_tokens") else [
                 c for c in f.calls("resize_token_embeddings") if "pad_to_multiple_of" not in c.kwargs and not c.star_kwargs
                 and len(c.args) == 1 and c.func != "resize_token_embeddings" and (not train or c.path in train)
-                and (resize_multiple(f, c)[0] or 1) % 8 != 0]
+                and (resize_multiple(f, c)[0] or 1) % 8 != 0 and not uncalled_function(f, c)]
             if resized:
                 c = resized[0]
                 return Outcome(N, [Facts.ev(x, key="resize_token_embeddings") for x in resized[:3]],

@@ -5460,8 +5460,13 @@ class F9StreamingDatasets(_DataCheck):
                 isinstance(x, Call) and (guard_off(f, x) or main_block_only(f, x)))
 
         materialised: list[Call] = []
+        optional: list[Call] = []  # an IterableDataset built only behind a switch the run leaves off
         for r in f.refs("IterableDataset"):
             if r.text.lstrip().startswith("class ") and live(r) and not _never_built(f, r):
+                builds = _builds(f, r)
+                if builds and all(guard_off(f, c) for c in builds):
+                    optional += builds
+                    continue
                 load = _whole_file_init(f, r)
                 if load is not None:
                     materialised.append(load)
@@ -5478,7 +5483,10 @@ class F9StreamingDatasets(_DataCheck):
                 used.append(f.ev(s))
             elif t is False and s.rank > 0 and s.source != "call":
                 off.append(f.ev(s))
-        used += [_ev(c, key=c.short) for c in f.calls("webdataset.WebDataset", "streaming.StreamingDataset", "litdata.StreamingDataset",
+        # (a WebDataset pipeline, ``wds.DataPipeline(wds.SimpleShardList(urls), ...)`` in OpenCLIP's and UniTok's loaders, is an
+        # IterableDataset over tar shards read as they come)
+        used += [_ev(c, key=c.short) for c in f.calls("webdataset.WebDataset", "webdataset.DataPipeline", "streaming.StreamingDataset",
+                                                          "litdata.StreamingDataset",
                                                           "tf.data.TFRecordDataset", "tensorflow.data.TFRecordDataset", "to_iterable_dataset",
                                                           "IterableDataset.from_generator") if live(c)
                  and not (c.short == "to_iterable_dataset" and c.text.lstrip().startswith("for "))]  # iterated to convert rows
@@ -5489,7 +5497,18 @@ class F9StreamingDatasets(_DataCheck):
             return Outcome(N, [_ev(x, key=x.short) for x in materialised], f"the IterableDataset reads its whole data file into "
                            f"memory when it is built ({c.short} at {c.path}:{c.line}) and iterates over it: not streamed",
                            {"streaming": False})
+        if optional and not off:
+            c = optional[0]
+            return Outcome(N, [_ev(x, key=x.short) for x in optional],
+                           f"the streaming dataset ({c.short}) is built only when `{(c.guard or '').strip()}` holds "
+                           f"({c.path}:{c.line}), a switch the run leaves off", {"streaming": False})
         return Outcome(N, off, "streaming explicitly disabled" if off else "no streaming dataset found", {"streaming": False})
+
+
+def _builds(f: Facts, r: Any) -> list[Call]:
+    """The calls that build the class defined at ref ``r`` (``PackedDataset(...)``), outside tests."""
+    m = re.match(r"\s*class\s+(\w+)", r.text)
+    return [c for c in f.calls(m.group(1)) if c.short == m.group(1) and not _in_tests(c.path)] if m else []
 
 
 def _never_built(f: Facts, r: Any) -> bool:

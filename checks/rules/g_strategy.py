@@ -512,12 +512,21 @@ def _g1_scan(f: Facts) -> _Sched:
             r.custom.append(c)
     # a hand-written cosine schedule (nanoGPT's get_lr), unless it is switched off or only called behind an off flag
     for c in f.calls("math.cos", "numpy.cos", "np.cos"):
-        if c.func and re.search(r"(?i)(lr|learning_rate|sched)", c.func) and not decay_off:
-            callers = [x for x in f.calls(c.func) if x.func != c.func]
+        # (or a method of a scheduler class of the project's own: UniTok ``class LRScheduler`` whose ``step(cur_iter)``
+        # warms up linearly, then anneals with ``math.cos(math.pi * past)``; its callers build the class)
+        owner = class_at(f, c.path, c.line) if c.func else None
+        by_class = bool(owner and re.search(r"(?i)(lr|learning_rate)_?sched", owner))
+        if c.func and (by_class or re.search(r"(?i)(lr|learning_rate|sched)", c.func)) and not decay_off:
+            callers = [x for x in f.calls(owner)] if by_class else [x for x in f.calls(c.func) if x.func != c.func]
+            if by_class and not callers:
+                continue  # a library's scheduler class its users build (pytorch-accelerated ``CosineLrScheduler``)
             if callers and not _live(f, callers):
                 continue
             r.decay.append(c)
             r.names.append("cosine")
+            if by_class and c.path in f.files and any("warmup" in a.text.lower() and class_at(f, a.path, a.line) == owner
+                                                      for a in f.files[c.path].attr_assigns):
+                r.warm.append(c)  # the class keeps a warmup length (``self.wp_iter = schedule['warmup_iter']``)
     # framework defaults
     if not hf_key_seen and not any(s.name == "lr_scheduler" for s in r.decay + r.constant if isinstance(s, Setting)):
         for path in _axolotl_yamls(f):
@@ -3297,6 +3306,8 @@ class G5LayerFreezing(Check):
                 continue  # training the projector says nothing about the other parts
             t = truthy(s.value)
             n = as_number(s.value)
+            if is_tune and n == 0 and not isinstance(s.value, bool) and str(s.value).strip().lower() not in ("true", "false"):
+                continue  # a count of layers to unfreeze (InternVL ``unfreeze_vit_layers: int = 0``): none, which freezes nothing
             if isinstance(s.value, tuple):
                 t = bool(s.value)
             elif t is None and n is not None:

@@ -1,0 +1,140 @@
+"""Round 59 (issue #9): claims of more public repositories, read claim by claim. Each test is one false claim of those
+reports, made from the shape of the real code, with a control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from .claims import LLAVA_TRAIN as _LLAVA_TRAIN
+from .claims import audit as _audit
+from .claims import check as _check
+
+# --- UniTok: ``class LRScheduler`` with a linear warmup and ``math.cos`` annealing in ``step``; ``grad_accu: int = 1`` -----------
+
+_SCHED = (
+    "import math\n\n\nclass LRScheduler:\n    def __init__(self, optim, schedule):\n        self.optim = optim\n"
+    "        self.schedule = schedule\n        self.wp_iter = schedule['warmup_iter']\n        self.max_iter = schedule['max_iter']\n\n"
+    "    def step(self, cur_iter):\n        if cur_iter < self.wp_iter:\n            mult = cur_iter / self.wp_iter\n        else:\n"
+    "            past = (cur_iter - self.wp_iter) / (self.max_iter - self.wp_iter)\n"
+    "            mult = 0.1 + 0.9 * (0.5 + 0.5 * math.cos(math.pi * past))\n"
+    "        for g in self.optim.param_groups:\n            g['lr'] = g['initial_lr'] * mult\n"
+)
+_UNITOK_MAIN = (
+    "import argparse\n\nimport torch\nfrom utils.scheduler import LRScheduler\n\n\ndef main():\n"
+    "    parser = argparse.ArgumentParser()\n    parser.add_argument('--grad_accu', type=int, default={ga})\n"
+    "    args = parser.parse_args()\n    model = torch.nn.Linear(8, 8)\n    optimizer = torch.optim.AdamW(model.parameters())\n"
+    "    sched = LRScheduler(optimizer, {{'warmup_iter': 100, 'max_iter': 1000}})\n"
+    "    for it, batch in enumerate(range(1000)):\n        sched.step(it)\n        loss = model(batch).sum() / args.grad_accu\n"
+    "        loss.backward()\n        if (it + 1) % args.grad_accu == 0:\n            optimizer.step()\n            optimizer.zero_grad()\n\n\n"
+    "if __name__ == '__main__':\n    main()\n"
+)
+
+
+def _unitok(ga: int = 1) -> dict[str, str]:
+    return {"utils/scheduler.py": _SCHED, "main.py": _UNITOK_MAIN.format(ga=ga),
+            "launch.sh": "torchrun --nproc_per_node=8 main.py --lr 1e-4\n"}
+
+
+def test_a_scheduler_class_of_the_projects_own_warms_up_and_anneals() -> None:
+    g1 = _check(_audit(_unitok()), "G1")
+    assert g1.status.value == "used" and "warmup" in g1.detail and "cosine" in g1.detail, g1.detail
+    # control: the same class without its warmup length anneals only
+    files = _unitok()
+    files["utils/scheduler.py"] = _SCHED.replace("schedule['warmup_iter']", "0")
+    g1 = _check(_audit(files), "G1")
+    assert g1.status.value == "partial" and "without warmup" in g1.detail, g1.detail
+    # control: a library's scheduler class that nothing in scope builds is its users' choice, not the run's schedule
+    files = _unitok()
+    files["main.py"] = files["main.py"].replace("    sched = LRScheduler(optimizer, {'warmup_iter': 100, 'max_iter': 1000})\n", "") \
+        .replace("        sched.step(it)\n", "")
+    assert _check(_audit(files), "G1").status.value == "unused"
+
+
+def test_grad_accu_is_an_accumulation_setting() -> None:
+    c5 = _check(_audit(_unitok(ga=4)), "C5")
+    assert c5.status.value == "used" and "4" in c5.detail, c5.detail
+    c5 = _check(_audit(_unitok(ga=1)), "C5")
+    assert c5.status.value == "unused" and "grad_accu" in str([e.snippet for e in c5.evidence]), c5
+
+
+# --- Mono-InternVL: ``GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))``; ``unfreeze_vit_layers: int = 0``;
+#     ``PackedDataset(IterableDataset)`` built only ``if data_args.use_packed_ds:`` ------------------------------------------
+
+_INTERNVL_SH = (
+    "#!/bin/bash\n\nGPUS=8\nPER_DEVICE_BATCH_SIZE=4\nBATCH_SIZE={batch}\nGRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))\n\n"
+    "torchrun --nproc_per_node=$GPUS --master_port=29501 \\\n  internvl/train/internvl_chat_finetune.py \\\n"
+    "  --model_name_or_path OpenGVLab/Mono-InternVL-2B \\\n  --freeze_llm False \\\n  --bf16 True \\\n"
+    "  --per_device_train_batch_size ${{PER_DEVICE_BATCH_SIZE}} \\\n  --gradient_accumulation_steps ${{GRADIENT_ACC}} \\\n"
+    "  --output_dir runs/x\n"
+)
+_INTERNVL_TRAIN = (
+    "from dataclasses import dataclass, field\n\nimport transformers\nfrom torch.utils.data import ConcatDataset\n"
+    "from internvl.train.dataset_packed import PackedDataset\n\n\n@dataclass\nclass ModelArguments:\n"
+    "    model_name_or_path: str = field(default=None)\n    freeze_llm: bool = field(default=False)\n"
+    "    unfreeze_vit_layers: int = field(default={unfreeze})\n\n\n@dataclass\nclass DataArguments:\n"
+    "    use_packed_ds: bool = field(default={packed})\n\n\n"
+    "def main():\n    parser = transformers.HfArgumentParser((ModelArguments, DataArguments, transformers.TrainingArguments))\n"
+    "    model_args, data_args, training_args = parser.parse_args_into_dataclasses()\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)\n"
+    "    model.vision_model = transformers.CLIPVisionModel.from_pretrained(model_args.model_name_or_path)\n"
+    "    if model_args.freeze_llm:\n        model.language_model.requires_grad_(False)\n"
+    "    if data_args.use_packed_ds:\n        train_dataset = PackedDataset(datasets=[])\n    else:\n"
+    "        train_dataset = ConcatDataset([])\n"
+    "    transformers.Trainer(model=model, args=training_args, train_dataset=train_dataset).train()\n\n\n"
+    "if __name__ == '__main__':\n    main()\n"
+)
+_PACKED = (
+    "from torch.utils.data import IterableDataset\n\n\nclass PackedDataset(IterableDataset):\n"
+    "    def __init__(self, datasets):\n        self.datasets = datasets\n\n    def __iter__(self):\n"
+    "        for d in self.datasets:\n            yield from d\n"
+)
+
+
+def _internvl(batch: int = 128, unfreeze: int = 0, packed: str = "False") -> dict[str, str]:
+    return {"shell/finetune_torchrun.sh": _INTERNVL_SH.format(batch=batch),
+            "internvl/train/internvl_chat_finetune.py": _INTERNVL_TRAIN.format(unfreeze=unfreeze, packed=packed),
+            "internvl/train/dataset_packed.py": _PACKED}
+
+
+def test_a_count_of_layers_to_unfreeze_of_zero_freezes_nothing() -> None:
+    g5 = _check(_audit(_internvl()), "G5")
+    assert g5.status.value == "unused", (g5.detail, [e.snippet for e in g5.evidence])
+    # control: a launch that freezes the LLM freezes part of the model
+    files = _internvl()
+    files["shell/finetune_torchrun.sh"] = files["shell/finetune_torchrun.sh"].replace("--freeze_llm False", "--freeze_llm True")
+    assert _check(_audit(files), "G5").status.value == "used"
+
+
+def test_a_streaming_dataset_built_only_behind_an_off_switch_is_not_used() -> None:
+    f9 = _check(_audit(_internvl()), "F9")
+    assert f9.status.value == "unused" and "use_packed_ds" in f9.detail, f9.detail
+    # control: switched on by default, the run streams
+    assert _check(_audit(_internvl(packed="True")), "F9").status.value == "used"
+    # control: a WebDataset pipeline over tar shards beside the optional class streams too
+    files = _internvl()
+    files["internvl/train/internvl_chat_finetune.py"] = files["internvl/train/internvl_chat_finetune.py"].replace(
+        "        train_dataset = ConcatDataset([])\n",
+        "        train_dataset = wds.DataPipeline(wds.SimpleShardList(data_args.shards), wds.tarfile_to_samples())\n", 1) \
+        .replace("import transformers\n", "import transformers\nimport webdataset as wds\n", 1)
+    assert _check(_audit(files), "F9").status.value == "used"
+
+
+# --- OmniLMM / LLaSM: ``initialize_vision_tokenizer`` (adds tokens, resizes to len(tokenizer)) that nothing calls -------------
+
+_OMNI_MODEL = (
+    "from transformers import LlamaForCausalLM\n\n\nclass OmniLMMForCausalLM(LlamaForCausalLM):\n"
+    "    def initialize_vision_tokenizer(self, tokenizer):\n        tokenizer.add_tokens(['<im_patch>'], special_tokens=True)\n"
+    "        self.resize_token_embeddings(len(tokenizer))\n"
+)
+
+
+def test_a_resize_in_a_method_nothing_calls_is_not_the_runs_vocabulary() -> None:
+    files = {"omnilmm/model/omnilmm.py": _OMNI_MODEL,
+             "finetune/finetune.py": _LLAVA_TRAIN.replace("import transformers\n",
+                                                          "import transformers\nfrom omnilmm.model.omnilmm import OmniLMMForCausalLM\n", 1),
+             "finetune/finetune_ds.sh": "torchrun --nproc_per_node 8 finetune/finetune.py --bf16 true\n"}
+    d7 = _check(_audit(files), "D7")
+    assert "resize" not in d7.detail, d7.detail
+    # control: the training script that calls it resizes the vocabulary unpadded
+    files["finetune/finetune.py"] = files["finetune/finetune.py"].replace(
+        "    transformers.Trainer(", "    model.initialize_vision_tokenizer(tokenizer)\n    transformers.Trainer(", 1)
+    d7 = _check(_audit(files), "D7")
+    assert d7.status.value == "unused" and "resize" in d7.detail, d7.detail
