@@ -2067,7 +2067,13 @@ _SKELETON_FUNC = lazy_compile(r"(?i)quant|compress|awq|gptq|exllama|convert|expo
 def fresh_models(facts: Facts) -> list[Call]:
     """``from_config`` calls that initialise a model from its configuration (random weights: pre-training), not
     skeletons that quantized or converted weights are loaded into (:data:`_SKELETON_FUNC`)."""
-    return [c for c in facts.calls("from_config", "_from_config") if not (c.func and _SKELETON_FUNC.search(c.func))]
+    return [c for c in facts.calls("from_config", "_from_config") if not (c.func and _SKELETON_FUNC.search(c.func))
+            and not _NOT_A_MODEL.search(c.name)]
+
+
+#: a ``from_config`` receiver that builds no model: a data processor, tokenizer or feature extractor (unified-io-2
+#: ``UnifiedIOPreprocessor.from_config(config, tokenizer_path)``), whose configuration holds no weights to initialise
+_NOT_A_MODEL = lazy_compile(r"(Processor|Preprocessor|Tokenizer\w*|FeatureExtractor|Collator|Transforms?)\.(_?from_config)$")
 
 
 #: a model class of the project's own that joins an image encoder to a language model (nanoVLM ``VisionLanguageModel``,
@@ -2107,6 +2113,11 @@ _HF_LMS = ("LlamaForCausalLM", "Qwen2ForCausalLM", "MistralForCausalLM", "Phi3Fo
            "Qwen3ForCausalLM", "AutoModelForCausalLM.from_config", "AutoModelForCausalLM.from_pretrained")
 
 
+#: Hugging Face image towers a composite model builds in its constructor from a config
+_HF_VISION = ("CLIPModel", "CLIPVisionModel", "CLIPVisionModelWithProjection", "CLIPVisionTransformer", "SiglipVisionModel",
+              "SiglipModel", "Siglip2VisionModel", "Dinov2Model")
+
+
 def _composite_vlms(facts: Facts) -> list[str]:
     """Model classes whose constructor builds both the project's own image model and a causal language model (DeepSeek-VL2
     ``DeepseekVLV2ForCausalLM.__init__``: ``self.vision = VisionTransformer(...)``, ``self.language =
@@ -2114,9 +2125,9 @@ def _composite_vlms(facts: Facts) -> list[str]:
     whatever it is named, trained or only run."""
     from .rules._helpers import class_at  # the rules import this module
 
-    vision = {k.name for k in _own_vision_classes(facts)}
-    if not vision:
-        return []
+    # (or a Hugging Face image tower built from its config: Macaw-LLM ``MM_LLMs.__init__``: ``self.image_encoder =
+    # CLIPModel(config.image_config)`` beside ``self.llm = LlamaForCausalLM(config.llm_config)``)
+    vision = {k.name for k in _own_vision_classes(facts)} | set(_HF_VISION)
     lms = [*{k.name for k in own_model_classes(facts, _LM_CLASS)}, *_HF_LMS]
     built = {(c.path, class_at(facts, c.path, c.line)) for c in facts.calls(*lms) if c.func == "__init__"}
     found = {k: c.path for c in facts.calls(*vision) if c.func == "__init__" and (c.path, k := class_at(facts, c.path, c.line)) in built

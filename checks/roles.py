@@ -328,6 +328,10 @@ class _ModuleIndex:
         local = [h for h in hits if roots[h] == "" or here == roots[h] or here.startswith(roots[h] + "/")]
         if local:
             hits = local
+        elif module.split(".", 1)[0] in _UPSTREAM and all(not h.endswith("/__init__.py") for h in hits):
+            # a module file named like a library, out of the importer's reach (TokenFlow's ``tokenflow/utils/deepspeed.py``,
+            # a config builder): ``import deepspeed`` in ``i2t/llava/train/train.py`` is the installed DeepSpeed
+            return []
         else:
             # a bundled package (its own setup.py) exposes its top-level packages under its root or ``src/``, never a
             # subpackage as a top-level name: ``import datasets`` (Hugging Face's) is not ``clip_benchmark/clip_benchmark/datasets``

@@ -9,6 +9,7 @@ substituted.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from bisect import bisect_right
@@ -200,6 +201,64 @@ def _sub_vars(token: str, variables: dict[str, str]) -> str:
     return _VAR.sub(rep, token)
 
 
+_ARITH_NAME = lazy_compile(r"\$?\{?([A-Za-z_]\w*)\}?")
+_ARITH_OK = lazy_compile(r"^[\d\s+\-*/%()]+$")
+
+
+def _arith_value(node: ast.AST) -> int:
+    """An integer expression of ``+ - * / %`` and parentheses, with bash's integer division (toward zero)."""
+    if isinstance(node, ast.Expression):
+        return _arith_value(node.body)
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _arith_value(node.operand)
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.BinOp):
+        a, b = _arith_value(node.left), _arith_value(node.right)
+        if isinstance(node.op, ast.Add):
+            return a + b
+        if isinstance(node.op, ast.Sub):
+            return a - b
+        if isinstance(node.op, ast.Mult):
+            return a * b
+        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and b:
+            q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+            return q if not isinstance(node.op, ast.Mod) else a - q * b
+    raise ValueError("not shell integer arithmetic")
+
+
+def _eval_arith(v: str, variables: dict[str, str]) -> str:
+    """``$((...))`` spans whose names all hold integers, computed as bash does (InternVL's launches:
+    ``GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))`` with ``BATCH_SIZE=128``, ``PER_DEVICE_BATCH_SIZE=4`` and
+    ``GPUS=8`` is ``4``; bash reads a bare name inside the parentheses as that variable). A span with a name the script
+    leaves unset, or anything but integer arithmetic, stays as written."""
+    out, i = [], 0
+    while (j := v.find("$((", i)) >= 0:
+        depth, k = 0, j + 1
+        while k < len(v):
+            depth += {"(": 1, ")": -1}.get(v[k], 0)
+            if depth == 0:
+                break
+            k += 1
+        if depth or v[k - 1] != ")":
+            break
+        inner = v[j + 3 : k - 1]
+        if "$((" in inner:
+            inner = _eval_arith(inner, variables)
+        expr = _ARITH_NAME.sub(lambda m: variables.get(m.group(1), m.group(0)).strip(), inner)
+        value: str | None = None
+        if _ARITH_OK.match(expr):
+            try:
+                value = str(_arith_value(ast.parse(expr.replace("/", "//"), mode="eval")))
+            except (ValueError, SyntaxError, RecursionError):
+                value = None
+        out.append(v[i:j] + (value if value is not None else v[j : k + 1]))
+        i = k + 1
+    out.append(v[i:])
+    return "".join(out)
+
+
 def _expand(cmd: list[str], variables: dict[str, str], var_words: dict[str, list[_Word]] | None = None) -> list[str]:
     """Substitute variables; an unquoted ``$ARGS`` holding several flags splits into words, as bash does.
 
@@ -220,6 +279,12 @@ def _expand(cmd: list[str], variables: dict[str, str], var_words: dict[str, list
                 out.extend(var_words[name])
                 continue
         v = _sub_vars(t, variables)
+        if "$((" in v:
+            v = _eval_arith(v, variables)
+        if "//" in v and "//" not in t and "://" not in v:
+            # a folder variable that ends in a slash joined with one more (Macaw-LLM ``path=./``,
+            # ``train_path=$path/run_clm_llms.py``: ``.//run_clm_llms.py``): the same path, spelt once
+            v = re.sub(r"/{2,}", "/", v)
         if v == t:
             out.append(t)
         elif not v.strip() and not _ASSIGN.match(t):

@@ -2270,8 +2270,10 @@ def _aliased_calls(f: Facts, *patterns: str) -> list:
     return out
 
 
-def _ds_fused_optimizer(f: Facts) -> list:
-    """DeepSpeed ``optimizer.type`` Adam/AdamW/Lamb build FusedAdam/FusedLamb unless ``torch_adam`` or a CPU optimizer."""
+def _ds_fused_optimizer(f: Facts, train: frozenset[str] | set[str] = frozenset()) -> list:
+    """DeepSpeed ``optimizer.type`` Adam/AdamW/Lamb build FusedAdam/FusedLamb unless ``torch_adam`` or a CPU optimizer.
+    A config written as a Python dict counts in a file of the training path only (TokenFlow's
+    ``tokenflow/utils/deepspeed.py``: ``create_deepspeed_config(args)``, which nothing imports)."""
     out = []
     entries = f.config("optimizer.type")
     if not entries:
@@ -2286,6 +2288,8 @@ def _ds_fused_optimizer(f: Facts) -> list:
             continue
         if e.path not in ds_files or e.path in unpassed:
             continue  # an optimizer section of some other config system
+        if train and e.fmt == "python" and e.path not in train:
+            continue
         if e.path not in torch_adam and e.path not in cpu:
             out.append(e)
     return out
@@ -2436,7 +2440,7 @@ class D6OperatorFusion(Check):
                     optim_fused = True
                 elif t is False:
                     off_.append(e)
-        ds = _ds_fused_optimizer(f)
+        ds = _ds_fused_optimizer(f, ctx.project.training_files)
         used += ds
         optim_fused = optim_fused or bool(ds)
         compiled = _compiled_optimizer_step(f)

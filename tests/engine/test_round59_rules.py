@@ -7,6 +7,81 @@ from .claims import LLAVA_TRAIN as _LLAVA_TRAIN
 from .claims import audit as _audit
 from .claims import check as _check
 
+# --- unified-io-2.pytorch: a model port whose only ``from_config`` builds a data preprocessor; no training loop -------------
+
+_UIO2_MODEL = (
+    "import torch\nfrom torch import nn\nfrom huggingface_hub import PyTorchModelHubMixin\n\n\n"
+    "class UnifiedIOModel(nn.Module, PyTorchModelHubMixin):\n    def __init__(self, config):\n        super().__init__()\n"
+    "        self.proj = nn.Linear(config.emb_dim, config.emb_dim)\n\n    def forward(self, batch):\n"
+    "        return self.proj(batch['inputs'])\n"
+)
+_UIO2_GET = (
+    "from uio2.preprocessing import UnifiedIOPreprocessor\nfrom uio2.model import UnifiedIOModel\n\n\n"
+    "def get_model(config, tokenizer_path):\n    preprocessor = UnifiedIOPreprocessor.from_config(config, tokenizer_path)\n"
+    "    model = UnifiedIOModel(config)\n    return model, preprocessor\n"
+)
+_UIO2_PRE = (
+    "class UnifiedIOPreprocessor:\n    @staticmethod\n    def from_config(cfg, tokenizer):\n        return UnifiedIOPreprocessor()\n\n"
+    "    def __call__(self, text_inputs, target_modality):\n        return {'inputs': text_inputs}\n"
+)
+
+
+def test_a_preprocessor_built_from_its_config_is_no_model_pretrained() -> None:
+    files = {"uio2/model.py": _UIO2_MODEL, "uio2/get_model.py": _UIO2_GET, "uio2/preprocessing.py": _UIO2_PRE}
+    result = _audit(files)
+    assert not result.project.pretrains and not result.training_code_found, result.project
+    # control: a causal LM built from its config is a model trained from scratch
+    files["uio2/get_model.py"] = _UIO2_GET.replace("    model = UnifiedIOModel(config)\n",
+                                                   "    model = AutoModelForCausalLM.from_config(config)\n") \
+        .replace("from uio2.model import UnifiedIOModel\n", "from transformers import AutoModelForCausalLM\n")
+    assert _audit(files).project.pretrains
+
+
+# --- Macaw-LLM: ``path=./`` and ``train_path=$path/run_clm_llms.py``; MM_LLMs builds CLIPModel, WhisperModel and Llama ---------
+
+_MACAW_SH = (
+    "export NCCL_DEBUG=INFO\n\npath=./\ntrain_path=$path/run_clm_llms.py\n\n"
+    "torchrun --nnodes 1 --nproc_per_node 8 \\\n    ${{train_path}} \\\n    --deepspeed $path/configs/ds.json \\\n"
+    "    --model_name_or_path ${{path}} \\\n    --per_device_train_batch_size 4 \\\n    --gradient_accumulation_steps {ga} \\\n"
+    "    --fp16 True \\\n    --output_dir $path/trained_models/\n"
+)
+_MACAW_MODEL = (
+    "from torch import nn\nfrom transformers import PreTrainedModel, CLIPModel, WhisperModel, LlamaForCausalLM\n\n\n"
+    "class MM_LLMs(PreTrainedModel):\n    def __init__(self, config):\n        super().__init__(config)\n"
+    "        self.image_encoder = CLIPModel(config.image_config)\n        self.audio_encoder = WhisperModel(config.audio_config)\n"
+    "        self.llm = LlamaForCausalLM(config.llm_config)\n\n    def forward(self, **inputs):\n"
+    "        return self.llm(**inputs)\n"
+)
+_MACAW_RUN = _LLAVA_TRAIN.replace("import transformers\n", "import transformers\nfrom modeling import MM_LLMs\n", 1).replace(
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(training_args.output_dir)\n",
+    "    model = MM_LLMs(config=None)\n", 1)
+_DS = '{"zero_optimization": {"stage": 3}, "train_micro_batch_size_per_gpu": "auto"}\n'
+
+
+def _macaw(ga: str = "3") -> dict[str, str]:
+    return {"train.sh": _MACAW_SH.format(ga=ga), "run_clm_llms.py": _MACAW_RUN, "modeling.py": _MACAW_MODEL,
+            "configs/ds.json": _DS}
+
+
+def test_a_folder_variable_ending_in_a_slash_still_names_the_script() -> None:
+    result = _audit(_macaw())
+    assert result.roles.by_path.get("train.sh") == "launch", (result.roles.by_path, result.roles.why)
+    c5 = _check(result, "C5")
+    assert c5.status.value == "used" and "3" in c5.detail, c5.detail
+    assert _check(result, "A3").status.value == "used", _check(result, "A3").detail
+    # control: the run's own accumulation of 1 is read from the same launch
+    assert _check(_audit(_macaw(ga="1")), "C5").status.value == "unused"
+
+
+def test_a_composite_model_building_a_clip_tower_and_an_llm_is_multimodal() -> None:
+    project = _audit(_macaw()).project
+    assert project.multimodal and project.model_type == "MLLM", project.model_type
+    # control: the same class without the image tower is an audio-language model, not a vision one
+    files = _macaw()
+    files["modeling.py"] = _MACAW_MODEL.replace("        self.image_encoder = CLIPModel(config.image_config)\n", "")
+    assert not _audit(files).project.multimodal
+
+
 # --- UniTok: ``class LRScheduler`` with a linear warmup and ``math.cos`` annealing in ``step``; ``grad_accu: int = 1`` -----------
 
 _SCHED = (
@@ -94,6 +169,14 @@ def _internvl(batch: int = 128, unfreeze: int = 0, packed: str = "False") -> dic
             "internvl/train/dataset_packed.py": _PACKED}
 
 
+def test_shell_arithmetic_over_the_scripts_own_variables_is_computed() -> None:
+    c5 = _check(_audit(_internvl()), "C5")
+    assert c5.status.value == "used" and "4" in c5.detail, c5.detail
+    # control: a global batch of one micro-batch per GPU accumulates nothing
+    c5 = _check(_audit(_internvl(batch=32)), "C5")
+    assert c5.status.value == "unused" and "default" not in c5.detail, c5.detail
+
+
 def test_a_count_of_layers_to_unfreeze_of_zero_freezes_nothing() -> None:
     g5 = _check(_audit(_internvl()), "G5")
     assert g5.status.value == "unused", (g5.detail, [e.snippet for e in g5.evidence])
@@ -138,3 +221,27 @@ def test_a_resize_in_a_method_nothing_calls_is_not_the_runs_vocabulary() -> None
         "    transformers.Trainer(", "    model.initialize_vision_tokenizer(tokenizer)\n    transformers.Trainer(", 1)
     d7 = _check(_audit(files), "D7")
     assert d7.status.value == "unused" and "resize" in d7.detail, d7.detail
+
+
+# --- TokenFlow: ``tokenflow/utils/deepspeed.py`` (``create_deepspeed_config``, imported by nothing) beside ``import deepspeed`` in
+#     another sub-project's trainer --------------------------------------------------------------------------------------------
+
+_DS_BUILDER = (
+    "def create_deepspeed_config(args):\n    ds_config = {\n        'train_batch_size': args.global_batch_size,\n"
+    "        'optimizer': {'type': 'Adam', 'params': {'lr': args.lr}},\n        'zero_optimization': {'stage': 2},\n    }\n"
+    "    return ds_config\n"
+)
+
+
+def test_an_absolute_import_of_a_library_is_not_a_far_module_of_that_name() -> None:
+    train = _LLAVA_TRAIN.replace("import transformers\n", "import deepspeed\nimport transformers\n", 1)
+    files = {"i2t/llava/train/train.py": train, "tokenflow/utils/deepspeed.py": _DS_BUILDER,
+             "i2t/scripts/train.sh": "deepspeed i2t/llava/train/train.py --bf16 True\n"}
+    result = _audit(files)
+    assert result.roles.by_path.get("tokenflow/utils/deepspeed.py") != "training", result.roles.by_path
+    d6 = _check(result, "D6")
+    assert d6.status.value == "unused", (d6.detail, [e.path for e in d6.evidence])
+    # control: the script's own sibling module of that name is what it imports
+    files["i2t/llava/train/deepspeed.py"] = _DS_BUILDER
+    files.pop("tokenflow/utils/deepspeed.py")
+    assert _audit(files).roles.by_path.get("i2t/llava/train/deepspeed.py") == "training"
