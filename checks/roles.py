@@ -1275,6 +1275,14 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 # ``dpkd/transformers/``, whose own setup.py names transformers, installed for ``dpkd/``'s scripts): its
                 # packaging is the copy's, not the project's (an sdist's ``trl-0.12.0/setup.py`` holds the whole tree)
                 owners = {f"{name} (a checkout in {home}/)"}
+        elif not own and "/" not in d and name in _UPSTREAM and not any(p.endswith((".dist-info/METADATA", "PKG-INFO")) for p in paths) \
+                and any(files[p].kind == "python" and not p.startswith(name) and any(i.module.split(".", 1)[0] == name for i in files[p].imports)
+                        for p in paths):
+            # a copy at the root of a repository that packages nothing, imported by scripts of the project's own outside
+            # any package of the library's name (UniTok's ``open_clip/`` with ``version.py``: ``__version__ = '2.20.0'``,
+            # beside ``main.py`` and ``models/``; not a wheel or an sdist, whose METADATA / PKG-INFO names the distribution:
+            # torchtune's wheel ships ``recipes/`` beside ``torchtune/``)
+            owners = {"the project"}
         else:
             owners = own
         # (a distribution named for its package is the package's own: ``open_clip_torch`` ships ``src/open_clip/``)

@@ -429,6 +429,12 @@ class _Extractor(ast.NodeVisitor):
         v = _NO_VALUE if cls is _Attribute else _const(node)
         if v is not _NO_VALUE:
             return share_value(v, self._strings)
+        if cls is ast.IfExp:
+            # a conditional whose arms are the same constant is that constant, whatever it tests (Macaw-LLM
+            # ``param.requires_grad = False if model_args.freeze_multi_modal_encoder is True else False``)
+            a, b = _const(node.body), _const(node.orelse)  # type: ignore[attr-defined]
+            if a is not _NO_VALUE and a.__class__ is b.__class__ and a == b:
+                return share_value(a, self._strings)
         if cls is _Attribute:
             text = self.src(node)
             if self.is_imported_root(node):

@@ -245,3 +245,53 @@ def test_an_absolute_import_of_a_library_is_not_a_far_module_of_that_name() -> N
     files["i2t/llava/train/deepspeed.py"] = _DS_BUILDER
     files.pop("tokenflow/utils/deepspeed.py")
     assert _audit(files).roles.by_path.get("i2t/llava/train/deepspeed.py") == "training"
+
+
+# --- Macaw-LLM: ``param.requires_grad = False if model_args.freeze_multi_modal_encoder is True else False`` ------------------
+
+_MACAW_FREEZE = (
+    "\n\ndef freeze(model, model_args):\n    for name, param in model.named_parameters():\n        if ('encoder' in name):\n"
+    "            param.requires_grad = {value}\n    return model\n"
+)
+
+
+def test_a_conditional_with_the_same_value_on_both_arms_is_that_value() -> None:
+    files = _macaw()
+    files["run_clm_llms.py"] += _MACAW_FREEZE.format(value="False if model_args.freeze_multi_modal_encoder is True else False")
+    files["run_clm_llms.py"] = files["run_clm_llms.py"].replace("    model = MM_LLMs(config=None)\n",
+                                                                "    model = freeze(MM_LLMs(config=None), None)\n", 1)
+    g5 = _check(_audit(files), "G5")
+    assert g5.status.value == "used" and any(e.line and "requires_grad" in e.snippet for e in g5.evidence), g5.detail
+    # control: a real switch (True when the flag is set) decides nothing by itself
+    files["run_clm_llms.py"] = files["run_clm_llms.py"].replace("False if model_args", "True if model_args", 1)
+    assert _check(_audit(files), "G5").status.value != "used"
+
+
+# --- UniTok: OpenCLIP 2.20.0 copied to ``open_clip/`` at the root of a repository that packages nothing -----------------------
+
+_OPEN_CLIP_INIT = "from .factory import create_model\nfrom .tokenizer import tokenize\n"
+_OPEN_CLIP_FACTORY = (
+    "import torch\n\n\ndef create_model(name, context_length=77):\n    model = torch.nn.Linear(8, 8)\n    return model\n"
+)
+_UNITOK_TRAIN = (
+    "import torch\nimport open_clip\n\n\ndef main():\n    model = open_clip.create_model('ViT-B-16')\n"
+    "    optimizer = torch.optim.AdamW(model.parameters())\n    for batch in range(10):\n        loss = model(batch).sum()\n"
+    "        loss.backward()\n        optimizer.step()\n\n\nif __name__ == '__main__':\n    main()\n"
+)
+
+
+def test_a_library_copied_to_the_root_of_an_unpackaged_repository_is_the_library() -> None:
+    files = {"open_clip/__init__.py": _OPEN_CLIP_INIT, "open_clip/factory.py": _OPEN_CLIP_FACTORY,
+             "open_clip/tokenizer.py": "def tokenize(texts, context_length=77):\n    return texts\n",
+             "open_clip/version.py": "__version__ = '2.20.0'\n", "main.py": _UNITOK_TRAIN,
+             "launch.sh": "torchrun --nproc_per_node=8 main.py --lr 1e-4\n"}
+    roles = _audit(files).roles
+    assert roles.library_copies == ["open_clip"] and roles.library_versions["open_clip"][2] == "2.20.0", roles
+    # control: a wheel of the library (its METADATA names the distribution) is the library itself, beside a top-level
+    # package of its own that imports it (torchtune's wheel ships ``recipes/``)
+    wheel = dict(files)
+    wheel["open_clip_torch-2.20.0.dist-info/METADATA"] = "Metadata-Version: 2.1\nName: open_clip_torch\nVersion: 2.20.0\n"
+    assert _audit(wheel).roles.library_copies == []
+    # control: the library's own repository (its packaging names it) is the project
+    files["pyproject.toml"] = "[project]\nname = \"open_clip_torch\"\nversion = \"2.20.0\"\n"
+    assert _audit(files).roles.library_copies == []
