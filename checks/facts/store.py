@@ -926,7 +926,10 @@ class Facts:
         for vs in doc_units.values():
             for k in {band(v) for v in vs}:
                 doc_votes[k] += 1
-        doc_top = max(doc_votes.items(), key=lambda kv: kv[1], default=None)
+        # (a tie among the documented recipes' values decides nothing: LLaVA-UHD documents one ``train.sh`` whose two stages
+        # pass 16 and 1; picking one of them followed the hash seed of the process)
+        ranked = sorted(doc_votes.items(), key=lambda kv: (-kv[1], kv[0]))
+        doc_top = ranked[0] if ranked and (len(ranked) == 1 or ranked[1][1] < ranked[0][1]) else None
         if len(top_units) * 2 > len(units):
             if len(top_units) > len(by_value[top]):  # the majority is a verdict several values share
                 judged += f": {top_key} in {len(top_units)} of {len(units)} recipes"

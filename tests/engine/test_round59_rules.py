@@ -295,3 +295,23 @@ def test_a_library_copied_to_the_root_of_an_unpackaged_repository_is_the_library
     # control: the library's own repository (its packaging names it) is the project
     files["pyproject.toml"] = "[project]\nname = \"open_clip_torch\"\nversion = \"2.20.0\"\n"
     assert _audit(files).roles.library_copies == []
+
+
+# --- LLaVA-UHD: README "sh train.sh"; train.sh runs stage 1 with accumulation 16 and stage 2 with 1 ---------------------------
+
+_UHD_LAUNCH = ("torchrun --nproc_per_node 8 llava/train/train_mem.py --deepspeed scripts/zero2.json \\\n"
+               "    --per_device_train_batch_size 4 \\\n    --gradient_accumulation_steps {ga} \\\n    --output_dir runs/x\n")
+
+
+def test_a_documented_recipe_whose_stages_disagree_decides_nothing() -> None:
+    files = {"README.md": "# LLaVA-UHD\n\n## Train\n\n```bash\nsh train.sh\n```\n",
+             "train.sh": _UHD_LAUNCH.format(ga=16) + "\n" + _UHD_LAUNCH.format(ga=1),
+             "scripts/train/a.sh": _UHD_LAUNCH.format(ga=1), "scripts/train/b.sh": _UHD_LAUNCH.format(ga=2),
+             "scripts/train/c.sh": _UHD_LAUNCH.format(ga=2), "llava/train/train_mem.py": _LLAVA_TRAIN,
+             "scripts/zero2.json": _DS}
+    c5 = _check(_audit(files), "C5")
+    assert "documented" not in c5.detail and c5.status.value == "used", c5.detail
+    # control: a documented recipe with one value decides when the recipes have no majority
+    files["train.sh"] = _UHD_LAUNCH.format(ga=16)
+    c5 = _check(_audit(files), "C5")
+    assert "documented at README.md" in c5.detail and "16" in c5.detail, c5.detail
