@@ -101,7 +101,10 @@ _MM_KEYS = ("vision_tower", "mm_vision_tower", "mm_projector_type", "image_folde
             # LAVIS-style recipes (MiniGPT-4 train_configs: ``datasets: {laion: {vis_processor: {train: {name: blip2_image_train}}}}``)
             "vis_processor", "freeze_vit",
             # MiniCPM-V's and MiniCPM-o's fine-tuning (``--tune_vision true``, ``--max_slice_nums 9``)
-            "tune_vision", "max_slice_nums")
+            "tune_vision", "max_slice_nums",
+            # LLaVA's projector between a visual encoder and the LLM, trained alone in stage 1 (VTimeLLM's ``--tune_mm_mlp_adapter
+            # True`` over offline CLIP frame features, ``--pretrain_mm_mlp_adapter`` in the later stages)
+            "tune_mm_mlp_adapter", "pretrain_mm_mlp_adapter")
 #: an image processor's pixel budget set by a run (Qwen-VL ``max_pixels``, Ovis2.5's ``--single_image_max_pixels 3211264``):
 #: read in launches and config files only (a library's collate function takes the same names for the models it supports)
 _MM_RUN_KEYS = ("max_pixels", "min_pixels", "image_max_pixels", "image_min_pixels", "single_image_max_pixels",
@@ -950,6 +953,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         or bool(_own_vlm_classes(facts))
         or bool(_vision_in_step(facts))
         or bool(_composite_vlms(facts))
+        or bool(_vision_builders(facts, train_paths) and (names or _looks_llm(facts, p)))
     )
     p.model_type = "MLLM" if p.multimodal else ("LLM" if (names or _looks_llm(facts, p)) else "unknown")
     if p.model_type == "LLM" and _encoder_models_only(facts, p):
@@ -2140,6 +2144,19 @@ def _composite_vlms(facts: Facts) -> list[str]:
     used |= {c.short for c in facts.calls(*out)}
     used |= {c.name.rsplit(".", 2)[-2] for c in facts.calls(*(f"{k}.from_pretrained" for k in out))}
     return [k for k in out if k in used]
+
+
+#: a builder of a vision encoder called by name (Cobra's and prismatic's ``get_vision_backbone_and_transform(...)`` beside
+#: ``get_llm_backbone_and_tokenizer(...)`` in ``scripts/pretrain.py``, LLaVA's ``build_vision_tower(model_args)``)
+_VISION_BUILDER = lazy_compile(r"^_?(get|build|create|load|init)_(vision|visual|vit|image)_?\w*(backbone|tower|encoder)\w*$")
+
+
+def _vision_builders(facts: Facts, train_paths: set[str] | frozenset[str]) -> list[Any]:
+    """Calls of a vision-encoder builder in an entry point of the training path (a script a launch, a documented command or
+    a console script runs), outside tests: the run builds an image encoder for its language model. (Not a builder deep
+    in a library of model providers: Megatron-Bridge's MIMO provider calls ``build_vision_encoder_spec``.)"""
+    return [c for c in facts.calls_where(_VISION_BUILDER.match)
+            if not _TEST_PATH_RE.search(c.path) and facts.entry_point(c.path) and (not train_paths or c.path in train_paths)]
 
 
 def _own_vision_classes(facts: Facts) -> list[Any]:

@@ -2661,6 +2661,11 @@ _DATASET_OWNER = lazy_compile(r"(?i)dataset|datamodule")
 _ENCODER_SECTION = lazy_compile(r"(^|\.)(qformer|vision|audio|speech)_config\.")
 
 
+#: the model's arguments gathered in a dict before the config is built from them (nanoGPT and baby-llama2-chinese
+#: ``model_args = dict(dim=dim, n_layers=n_layers, vocab_size=64793, ...)``, then ``ModelArgs(**model_args)``)
+_MODEL_ARGS_DICT = lazy_compile(r"^\s*(model_args|model_kwargs|model_config|model_cfg|config_args)\s*=\s*dict\(")
+
+
 def _dims(f: Facts) -> list:
     """Model-dimension settings (configs, model-config calls, dataclass/argparse defaults), tests excluded, and defaults of
     a config class that only describes checkpoints loaded with ``from_pretrained`` (:func:`_checkpoint_config_defaults`)."""
@@ -2679,7 +2684,7 @@ def _dims(f: Facts) -> list:
             continue  # a synthetic dataset's token range (nemo-automodel ``MockPackedDatasetConfig.vocab_size: int = 100``)
         if s.name == "vocab_size" and _ENCODER_SECTION.search(s.key):
             continue  # a BLIP-2 Q-Former's BERT vocabulary (``qformer_config.vocab_size: 30522``): its queries are learned, no LM head
-        if s.source == "call" and not CONFIG_CALLEE.search(s.key.split("(", 1)[0]):
+        if s.source == "call" and not CONFIG_CALLEE.search(s.key.split("(", 1)[0]) and not _MODEL_ARGS_DICT.match(s.text or ""):
             continue  # a keyword of some other call (a layer, a tensor op), not the model's configuration
         if s.source == "call" and (s.path, s.line) in _library_demo_lines(f):
             continue  # a library module's self-test builds that config (``if __name__ == "__main__": test()``), not the run

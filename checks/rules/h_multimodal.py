@@ -31,7 +31,7 @@ from ..facts import Expr, Facts, Setting, as_number, truthy
 from ..lazyre import lazy_compile
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ..project import own_model_classes
-from ._helpers import _TEST_FILE, callers_off, evs, guard_off
+from ._helpers import _TEST_FILE, callers_off, class_at, evs, guard_off
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -306,6 +306,30 @@ def _early_fusion(f: Facts, training: frozenset[str] | set[str] = frozenset()) -
     return uses[0] if uses and not f.uses(*_VISION_TOWERS) else None
 
 
+#: a training path that builds or loads a vision encoder under one of its usual spellings (a model class, a builder, a loader)
+_VISION_BUILD = lazy_compile(r"(?i)^(build|create|load|get)_?\w*(vision|visual|vit|clip|siglip|eva|image_encoder|img_encoder|"
+                             r"image_tower)\w*$|^(encode_images?|get_image_features)$")
+_FEATURE_LOADS = ("numpy.load", "np.load", "torch.load")
+
+
+def precomputed_features(ctx: Context) -> Any:
+    """The read of precomputed visual features in a dataset of the training path (VTimeLLM's ``np.load(feature_path)``
+    of CLIP frame features, ``<N, 768> float16``) when no file of the training path builds, loads or calls a vision encoder
+    (a tower class, a ``build_vision_tower``/``clip.load``-style builder, ``encode_images``): the encoder ran once, offline.
+    None otherwise."""
+    f, train = ctx.facts, ctx.project.training_files
+    if not train or f.uses(*_VISION_TOWERS) or _own_vision_models(f) or f.calls("timm.create_model", "open_clip.*"):
+        return None
+    for path in train:
+        ff = f.files.get(path)
+        if ff is None:
+            continue
+        if any(_VISION_BUILD.match(c.short) or c.name in ("clip.load",) or "vision_tower" in c.name for c in ff.calls):
+            return None
+    loads = [c for c in f.calls(*_FEATURE_LOADS) if c.path in train and c.func == "__getitem__" and class_at(f, c.path, c.line)]
+    return loads[0] if loads else None
+
+
 #: moondream's ``finetune_text.py``: the image embedding is computed without autograd, only ``model.text`` trains
 _MOONDREAM_STEP = ("import torch\n\n\ndef main(model, dataset, optimizer):\n    for sample in dataset:\n"
                    "        with torch.no_grad():\n            img_emb = model._run_vision_encoder(sample['image'])\n"
@@ -400,6 +424,9 @@ class H1VisionFreeze(_MultimodalOnly):
             name = next((part for part in reversed(c.name.split(".")) if part.startswith(("Chameleon", "MAGVIT"))), c.name)
             return (f"early-fusion model ({name} at {c.path}:{c.line}): images enter as discrete tokens of a fixed VQ image "
                     "tokenizer, which is never trained: there is no vision encoder to freeze")
+        if why is None and (load := precomputed_features(ctx)) is not None:
+            return (f"the visual features are precomputed: the training path reads them from disk ({load.name} at "
+                    f"{load.path}:{load.line}) and builds or loads no vision encoder, so none runs in training to freeze")
         return why
 
     def detect(self, ctx: Context) -> Outcome:
@@ -621,6 +648,13 @@ class H2DynamicResolution(_MultimodalOnly):
         Example({"finetune/finetune.sh": "torchrun --nproc_per_node 8 finetune.py --model_name_or_path internlm/internlm-xcomposer2d5-7b "
                  "--data_path data.txt --fix_vit False --hd_num 1 --bf16 True\n"}, N, "one 560 px view: no HD sub-images"),
     )
+
+    def not_applicable(self, ctx: Context) -> str | None:
+        why = super().not_applicable(ctx)
+        if why is None and (load := precomputed_features(ctx)) is not None:
+            return (f"the visual features are precomputed ({load.name} at {load.path}:{load.line}): the image resolution "
+                    "was decided when they were extracted, outside the training run")
+        return why
 
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts

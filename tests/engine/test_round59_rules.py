@@ -315,3 +315,100 @@ def test_a_documented_recipe_whose_stages_disagree_decides_nothing() -> None:
     files["train.sh"] = _UHD_LAUNCH.format(ga=16)
     c5 = _check(_audit(files), "C5")
     assert "documented at README.md" in c5.detail and "16" in c5.detail, c5.detail
+
+
+# --- VTimeLLM: ``--tune_mm_mlp_adapter True`` over CLIP frame features read with ``np.load`` in the dataset's ``__getitem__`` ----
+
+_VTIME_DATASET = (
+    "import numpy as np\nimport torch\nfrom torch.utils.data import Dataset\n\n\nclass LazySupervisedDataset(Dataset):\n"
+    "    def __init__(self, data_args):\n        self.data_args = data_args\n\n    def __getitem__(self, i):\n"
+    "        feature_path = '{}/{}.npy'.format(self.data_args.feat_folder, i)\n        image = np.load(feature_path)\n"
+    "        return {'images': torch.from_numpy(image)}\n"
+)
+_VTIME_SH = (
+    "deepspeed vtimellm/train/train_mem.py \\\n    --deepspeed ./scripts/zero3.json \\\n"
+    "    --model_name_or_path ./checkpoints/vicuna-7b-v1.5 \\\n    --feat_folder /path/to/stage1_feat \\\n"
+    "    --tune_mm_mlp_adapter True \\\n    --bf16 True \\\n    --output_dir ./checkpoints/stage1\n"
+)
+
+
+def _vtimellm() -> dict[str, str]:
+    train = _LLAVA_TRAIN.replace("import transformers\n", "import transformers\nfrom vtimellm.train.dataset import LazySupervisedDataset\n", 1)
+    return {"vtimellm/train/train_mem.py": train, "vtimellm/train/dataset.py": _VTIME_DATASET, "scripts/stage1.sh": _VTIME_SH,
+            "scripts/zero3.json": _DS}
+
+
+def test_llavas_projector_switches_make_a_multimodal_run() -> None:
+    assert _audit(_vtimellm()).project.multimodal
+    # control: the same run without the projector switch names nothing multimodal
+    files = _vtimellm()
+    files["scripts/stage1.sh"] = _VTIME_SH.replace("    --tune_mm_mlp_adapter True \\\n", "")
+    assert not _audit(files).project.multimodal
+
+
+def test_precomputed_visual_features_leave_no_vision_encoder_to_freeze() -> None:
+    result = _audit(_vtimellm())
+    h1, h2 = _check(result, "H1"), _check(result, "H2")
+    assert h1.status.value == "n/a" and "precomputed" in h1.detail and "dataset.py:" in h1.detail, h1.detail
+    assert h2.status.value == "n/a" and "precomputed" in h2.detail, h2.detail
+    # control: a training path that also builds the vision tower runs it, and H1 is judged
+    files = _vtimellm()
+    files["vtimellm/train/train_mem.py"] = files["vtimellm/train/train_mem.py"].replace(
+        "    transformers.Trainer(", "    vision = transformers.CLIPVisionModel.from_pretrained('openai/clip-vit-large-patch14')\n"
+        "    transformers.Trainer(", 1)
+    assert _check(_audit(files), "H1").status.value != "n/a"
+
+
+# --- Cobra (prismatic): ``get_vision_backbone_and_transform(...)`` beside ``get_llm_backbone_and_tokenizer(...)`` -------------
+
+_COBRA_PRETRAIN = (
+    "import torch\nfrom transformers import AutoModelForCausalLM\n\nfrom cobra.models import get_vision_backbone_and_transform, get_vlm\n\n\n"
+    "def pretrain(cfg):\n    vision_backbone, image_transform = get_vision_backbone_and_transform(cfg.vision_backbone_id)\n"
+    "    llm = AutoModelForCausalLM.from_pretrained('state-spaces/mamba-2.8b-zephyr')\n"
+    "    vlm = get_vlm(cfg.model_id, vision_backbone, llm)\n    optimizer = torch.optim.AdamW(vlm.parameters())\n"
+    "    for batch in range(10):\n        loss = vlm(batch).loss\n        loss.backward()\n        optimizer.step()\n\n\n"
+    "if __name__ == '__main__':\n    pretrain(None)\n"
+)
+_COBRA_MODELS = (
+    "import timm\n\n\ndef get_vision_backbone_and_transform(name):\n    return timm.create_model(name, pretrained=True), None\n\n\n"
+    "def get_vlm(model_id, vision, llm):\n    return llm\n"
+)
+
+
+def test_a_vision_backbone_builder_in_the_training_script_makes_a_multimodal_run() -> None:
+    files = {"scripts/pretrain.py": _COBRA_PRETRAIN, "cobra/models/__init__.py": _COBRA_MODELS,
+             "scripts/pretrain.sh": "torchrun --nproc_per_node 8 scripts/pretrain.py\n"}
+    project = _audit(files).project
+    assert project.multimodal and project.model_type == "MLLM", project.model_type
+    # control: the same run without the vision backbone is a language model's
+    files["scripts/pretrain.py"] = _COBRA_PRETRAIN.replace(
+        "    vision_backbone, image_transform = get_vision_backbone_and_transform(cfg.vision_backbone_id)\n", "") \
+        .replace("get_vlm(cfg.model_id, vision_backbone, llm)", "get_vlm(cfg.model_id, None, llm)")
+    assert not _audit(files).project.multimodal
+
+
+# --- baby-llama2-chinese: ``model_args = dict(dim=dim, ..., vocab_size=64793, ...)`` then ``ModelArgs(**model_args)`` ----------
+
+_BABY_PRETRAIN = (
+    "import torch\nfrom model import Transformer, ModelArgs\n\nmax_seq_len = 512\ndim = 512\nn_layers = 8\nn_heads = 8\n\n"
+    "model_args = dict(\n    dim=dim,\n    n_layers=n_layers,\n    n_heads=n_heads,\n    vocab_size={vocab},\n    max_seq_len=max_seq_len,\n)\n"
+    "gptconf = ModelArgs(**model_args)\nmodel = Transformer(gptconf)\noptimizer = torch.optim.AdamW(model.parameters())\n"
+    "for X, Y in range(10):\n    loss = model(X, Y)\n    loss.backward()\n    optimizer.step()\n"
+)
+_BABY_MODEL = (
+    "from dataclasses import dataclass\n\nimport torch\n\n\n@dataclass\nclass ModelArgs:\n    dim: int = 4096\n"
+    "    n_layers: int = 32\n    n_heads: int = 32\n    vocab_size: int = -1\n    max_seq_len: int = 2048\n\n\n"
+    "class Transformer(torch.nn.Module):\n    def __init__(self, params):\n        super().__init__()\n"
+    "        self.tok_embeddings = torch.nn.Embedding(params.vocab_size, params.dim)\n"
+)
+
+
+def test_a_models_arguments_gathered_in_a_dict_are_its_dimensions() -> None:
+    files = {"pretrain.py": _BABY_PRETRAIN.format(vocab=64793), "model.py": _BABY_MODEL,
+             "README.md": "```bash\ntorchrun --standalone --nproc_per_node=4 pretrain.py\n```\n"}
+    d7 = _check(_audit(files), "D7")
+    assert d7.status.value == "unused" and "64793" in d7.detail, d7.detail
+    # control: a vocabulary on Tensor Core tiles is aligned
+    files["pretrain.py"] = _BABY_PRETRAIN.format(vocab=64000)
+    d7 = _check(_audit(files), "D7")
+    assert "64000" not in d7.detail or d7.status.value != "unused", d7.detail
