@@ -1803,6 +1803,30 @@ _TRAIN_SIDE_CALLS = {"backward", "Trainer", "SFTTrainer", "DPOTrainer", "Trainin
                      "prepare_model_for_kbit_training", "LoraConfig", "train", "fit", "HfArgumentParser"}
 
 
+_BOUND_NAME = lazy_compile(r"^\s*([A-Za-z_]\w*)\s*=\s*[\w.]+\(")
+
+
+def _discarded_config(f: Facts, c: Call) -> bool:
+    """A PEFT config bound to a name at module level (a script's main block) that nothing after it reads, while a later call
+    passes ``None`` for it (ChatLM-mini-Chinese ``peft_config = LoraConfig(...)`` then ``train_dpo(dpo_config,
+    peft_config=None)``, the merge call commented out): built and dropped, it adapts nothing."""
+    if c.func is not None or not c.short.endswith("Config") or c.path not in f.files:
+        return False
+    m = _BOUND_NAME.match(c.text)
+    if m is None:
+        return False
+    word = re.compile(rf"\b{re.escape(m.group(1))}\b")
+    ff = f.files[c.path]
+    texts = [getattr(v, "text", None) or "" for x in ff.calls if x.line > c.line for v in (*x.args, *x.kwargs.values())]
+    texts += [getattr(a.value, "text", None) or "" for a in (*ff.assigns, *ff.attr_assigns) if a.line > c.line]
+    if any(word.search(t) for t in texts) or any(r.line > c.line and word.search(r.text) for r in ff.refs):
+        return False
+    # ... and a later call hands the trainer ``None`` in its place (``peft_config=None``): the script chose not to adapt
+    name = m.group(1)
+    return any(x.line > c.line and any(v is None and (k == name or "peft" in k or "lora" in k) for k, v in x.kwargs.items())
+               for x in ff.calls)
+
+
 def _bnb_4bit(f: Facts) -> list[Any]:
     # (a helper no code of the project calls builds no model: the 4-bit config of a library copy's ``get_quantization_config``)
     out: list[Any] = [c for c in _live(f, f.calls("BitsAndBytesConfig")) if truthy(c.kwargs.get("load_in_4bit")) is True
@@ -2012,7 +2036,7 @@ def _lora_scan(f: Facts) -> tuple[list[Any], list[Any], list[Any]]:
     code = [c for c in _live(f, f.calls(*_PEFT_CALLS)) if not c.name.startswith(_ENGINE_PACKAGES)
             and not callers_off(f, c) and not (c.star_kwargs and c.func and not c.args
                                                                and not set(c.kwargs) & _PEFT_CHOICES)
-            and not _stale_script(f, c.path) and not _uncalled_config_helper(f, c)]
+            and not _stale_script(f, c.path) and not _uncalled_config_helper(f, c) and not _discarded_config(f, c)]
     if code and not on and (trl_gate := _trl_peft_gate(f, code)):
         code = []  # every PEFT call waits for the config TRL's get_peft_config builds only under --use_peft, unset everywhere
         off += trl_gate

@@ -908,7 +908,12 @@ def _epoch_loop(loop: str) -> bool:
             n.keywords = []
             # (nor a label among its arguments: ``metric_logger.log_every(data_loader, 10, f'Epoch: [{epoch}]')``)
             n.args = [a for a in n.args if not isinstance(a, ast.JoinedStr) and not (isinstance(a, ast.Constant) and isinstance(a.value, str))]
-    return "epoch" in ast.unparse(node).lower()
+    # (a count of iterations per epoch walks the batches of one epoch: LAVIS/TimeChat ``metric_logger.log_every(
+    # range(iters_per_epoch), log_freq, header)``, ``range(args.steps_per_epoch)``)
+    return "epoch" in _PER_EPOCH.sub("", ast.unparse(node).lower())
+
+
+_PER_EPOCH = lazy_compile(r"\w*_per_epoch\w*")
 
 
 def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:

@@ -412,3 +412,45 @@ def test_a_models_arguments_gathered_in_a_dict_are_its_dimensions() -> None:
     files["pretrain.py"] = _BABY_PRETRAIN.format(vocab=64000)
     d7 = _check(_audit(files), "D7")
     assert "64000" not in d7.detail or d7.status.value != "unused", d7.detail
+
+
+# --- ChatLM-mini-Chinese: ``peft_config = LoraConfig(...)`` in the main block, then ``train_dpo(dpo_config, peft_config=None)`` ----
+
+_CHATLM_DPO = (
+    "from peft import LoraConfig, TaskType\nfrom trl import DPOTrainer\n\n\ndef train_dpo(config, peft_config=None):\n"
+    "    trainer = DPOTrainer(model=config.model, args=config.args, peft_config=peft_config)\n    trainer.train()\n\n\n"
+    "if __name__ == '__main__':\n\n    peft_config = LoraConfig(\n        task_type=TaskType.SEQ_2_SEQ_LM,\n        r=16,\n"
+    "        lora_alpha=16,\n    )\n\n    dpo_config = object()\n\n    train_dpo(dpo_config, peft_config={arg})\n"
+)
+
+
+def test_a_peft_config_built_and_dropped_adapts_nothing() -> None:
+    files = {"dpo_train.py": _CHATLM_DPO.format(arg="None"), "README.md": "```bash\npython dpo_train.py\n```\n"}
+    g4 = _check(_audit(files), "G4")
+    assert g4.status.value != "used", (g4.detail, [e.snippet for e in g4.evidence])
+    # control: the config handed to the trainer adapts the model
+    files["dpo_train.py"] = _CHATLM_DPO.format(arg="peft_config")
+    assert _check(_audit(files), "G4").status.value == "used"
+
+
+# --- TimeChat (LAVIS): ``for i in metric_logger.log_every(range(iters_per_epoch), log_freq, header):`` ... ``wandb.log(...)`` ----
+
+_LAVIS_TASK = (
+    "import wandb\n\n\nclass BaseTask:\n    def _train_inner_loop(self, epoch, iters_per_epoch, model, data_loader, optimizer, metric_logger,\n"
+    "                          log_freq=50, header=''):\n        for i in metric_logger.log_every(range({loop}), log_freq, header):\n"
+    "            samples = next(data_loader)\n            loss = model(samples)['loss']\n            loss.backward()\n"
+    "            optimizer.step()\n            optimizer.zero_grad()\n"
+    "            wandb.log({{'train/loss': loss.item()}}, step=epoch * iters_per_epoch + i)\n"
+)
+
+
+def test_a_count_of_iterations_per_epoch_walks_steps_not_epochs() -> None:
+    files = {"timechat/tasks/base_task.py": _LAVIS_TASK.format(loop="iters_per_epoch"),
+             "train.py": "from timechat.tasks.base_task import BaseTask\n\n\ndef main():\n    BaseTask()._train_inner_loop(0, 10, None, None, None, None)\n\n\n"
+                         "if __name__ == '__main__':\n    main()\n",
+             "train.sh": "torchrun --nproc_per_node=8 train.py --cfg-path train_configs/stage2.yaml\n"}
+    i5 = _check(_audit(files), "I5")
+    assert i5.status.value == "unused" and "every step" in i5.detail, i5.detail
+    # control: a loop over the epochs logs once per epoch
+    files["timechat/tasks/base_task.py"] = _LAVIS_TASK.format(loop="num_epochs")
+    assert _check(_audit(files), "I5").status.value != "unused"
