@@ -163,14 +163,17 @@ _FINETUNE_HINT = lazy_compile(r"(finetun|fine_tun|fine-tun|sft|lora|instruct|ada
 #: a folder of inference or serving code: what it holds is named for the workload it serves (Chameleon's
 #: ``chameleon/inference/model_adapter.py``, an adapter in the design-pattern sense, over an inference-only model)
 _INFERENCE_DIR = lazy_compile(r"(?i)^(infer\w*|serve|serving|server)$")
+#: a folder of data preparation: what it holds formats the data of a run (Linly's ``instructions/preprocess/csl.py`` turns a
+#: TSV into instruction JSONL), whatever the data is for
+_DATA_PREP_DIR = lazy_compile(r"(?i)^(pre_?process\w*|data_?(process|prep)\w*|prepare_?data\w*)$")
 
 
 def _finetune_path(path: str) -> bool:
     """A path named for fine-tuning (``finetune.py``, ``sft/``, ``lora_train.sh``); a part that names pre-training as well
     (GaLore's and ReLoRA's ``peft_pretraining/``: parameter-efficient pre-training from scratch) is not, nor is anything
-    in a folder of inference code."""
+    in a folder of inference code or of data preparation."""
     parts = path.split("/")
-    if any(_INFERENCE_DIR.match(d) for d in parts[:-1]):
+    if any(_INFERENCE_DIR.match(d) or _DATA_PREP_DIR.match(d) for d in parts[:-1]):
         return False
     return any(_FINETUNE_HINT.search(part) and not _PRETRAIN_PATH.search(part) for part in parts)
 
@@ -184,6 +187,12 @@ _PRETRAIN_PATH = lazy_compile(r"pretrain(?!ed)", re.I)
 #: the run's option naming the weights its model starts from, read off the options object (``args.pretrained``,
 #: ``cfg.model.pretrained``): a tag or a checkpoint file
 _PRETRAINED_OPTION = lazy_compile(r"^[A-Za-z_]\w*(\.\w+)*\.pretrained$")
+
+
+def _pretrain_file(path: str) -> bool:
+    """A path named for pre-training, other than a checkpoint tool's (Linly's
+    ``scripts/convert_llama_from_tencentpretrain_to_hf.py`` converts TencentPretrain weights; it trains nothing)."""
+    return bool(_PRETRAIN_PATH.search(path)) and not CHECKPOINT_TOOL.search(path.rsplit("/", 1)[-1].rsplit(".", 1)[0])
 
 
 #: a module's own self-test or demo function (``def test():``, ``def _demo():``, ``def sanity_check():``)
@@ -335,13 +344,17 @@ def _carried_past_guard(call: Any, keyword: str | None, value: str) -> bool:
 _TOKEN_COUNT = lazy_compile(r"(tokens?|tok|step|steps|iter|ckpt)[-_]?$", re.I)
 
 
+_UNDERSCORE_DECIMAL = lazy_compile(r"(?<![A-Za-z\d.])(\d+)_(\d+)([bBmM])(?![a-zA-Z])")
+
+
 def size_in_name(name: str) -> float | None:
     """The parameter count a model name states (``Llama-2-7b-hf`` -> 7.0), in billions, or None.
 
     The first size in the last path segment: a checkpoint name's later sizes are token counts
     (``OLMo-1B-0724-hf-step477000-tokens2000B``), and ``tokens503b`` is never a model size.
     """
-    last = name.split("/")[-1].replace("_", "-")
+    # (a decimal size spelt with an underscore, as Hugging Face names spell it: ``ALLaVA-Phi2-2_7B``, ``Qwen2-0_5B``)
+    last = _UNDERSCORE_DECIMAL.sub(r"\1.\2\3", name.split("/")[-1]).replace("_", "-")
     for m in _PARAMS.finditer(last):
         if _TOKEN_COUNT.search(last[: m.start()]) or re.match(r"\s*-?tok", last[m.end():], re.I):
             continue
@@ -1042,7 +1055,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     p.finetunes = loads_weights or others
     p.pretrains = bool(
         fresh_models(facts) or "megatron" in p.frameworks or "nanotron" in p.frameworks
-        or any(_PRETRAIN_PATH.search(path) for path in facts.files)
+        or any(_pretrain_file(path) for path in facts.files)
     )
     # (a sampler's denoising step, ``self.scheduler.step(noise_pred, t, latents)`` in a diffusion pipeline, takes the model's
     # output and the sample; an LR scheduler's ``step`` takes at most an epoch)
@@ -1066,7 +1079,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     # is an inference release, neither pre-training nor fine-tuning code
     trains_nothing = (not steps and not train_paths and not facts.launches() and not p.alignment and "megatron" not in p.frameworks
                       and "nanotron" not in p.frameworks
-                      and not any(_PRETRAIN_PATH.search(path) or (_finetune_path(path) and path.endswith(".py")) for path in facts.files)
+                      and not any(_pretrain_file(path) or (_finetune_path(path) and path.endswith(".py")) for path in facts.files)
                       and not any(h.kind == "command" for h in facts.records("doc_hints")) and not hf_trainer_subclasses(facts)
                       # (a recipe or launch that sets the optimisation, ``lr: 0.0001`` beside ``model_name_or_path``, is a run's)
                       and not any(s.source in ("config", "launcher") for s in facts.settings(*_OPTIM_KEYS)))

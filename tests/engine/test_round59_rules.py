@@ -454,3 +454,39 @@ def test_a_count_of_iterations_per_epoch_walks_steps_not_epochs() -> None:
     # control: a loop over the epochs logs once per epoch
     files["timechat/tasks/base_task.py"] = _LAVIS_TASK.format(loop="num_epochs")
     assert _check(_audit(files), "I5").status.value != "unused"
+
+
+# --- ALLaVA: ``FreedomIntelligence/ALLaVA-Phi2-2_7B`` and ``ALLaVA-StableLM2-1_6B`` (round 61) ---------------------------------
+
+
+def test_a_decimal_size_spelt_with_an_underscore_is_one_number() -> None:
+    from checks.project import size_in_name
+
+    assert size_in_name("FreedomIntelligence/ALLaVA-Phi2-2_7B") == 2.7
+    assert size_in_name("Qwen/Qwen2-0_5B") == 0.5
+    # control: an underscore between words, or a version before the size, is no decimal point
+    assert size_in_name("huggyllama/llama_7b") == 7.0
+    assert size_in_name("OpenGVLab/InternVL2_5-8B") == 8.0
+    assert size_in_name("THUDM/chatglm2_6b") == 6.0  # ChatGLM2, 6B: the version is glued to the name
+    assert size_in_name("internlm/internlm2_1_8b") == 1.8  # InternLM2, 1.8B
+
+
+# --- Linly: a converter named for TencentPretrain and instruction-data formatters; training lives in another framework ---------
+
+_LINLY_CONVERT = (
+    "import argparse\n\nimport torch\nimport transformers\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--input_model_path')\n    args = parser.parse_args()\n"
+    "    model = transformers.LlamaForCausalLM.from_pretrained(args.input_model_path, torch_dtype=torch.float16)\n"
+    "    model.save_pretrained('out')\n\n\nif __name__ == '__main__':\n    main()\n"
+)
+_LINLY_PREP = ("import json\nimport sys\n\nfor line in open(sys.argv[1]):\n    a, b = line.split('\\t')\n"
+               "    print(json.dumps({'instruction': a, 'output': b}, ensure_ascii=False))\n")
+
+
+def test_a_converter_named_for_a_pretraining_framework_and_data_formatters_train_nothing() -> None:
+    files = {"scripts/convert_llama_from_tencentpretrain_to_hf.py": _LINLY_CONVERT,
+             "instructions/preprocess/csl.py": _LINLY_PREP, "README.md": "# Linly\n\nTrained with TencentPretrain.\n"}
+    assert not _audit(files).training_code_found
+    # control: a script named for fine-tuning in the project's own folder trains
+    files["instructions/finetune.py"] = _LLAVA_TRAIN
+    assert _audit(files).training_code_found
