@@ -536,8 +536,27 @@ def _script_paths(script: str | None, paths: set[str], index: _ModuleIndex, orig
                 return sorted(near, key=lambda p: (p.count("/"), p))[:1]
         return []
     if re.fullmatch(r"[A-Za-z_][\w.]*", s):
-        return index.by_name.get(s, [])[:3]
+        return _module_files(index, s, origin)
     return []
+
+
+def _import_full(imp: Any) -> str:
+    """The dotted name an import binds: ``from a.b import c`` -> ``a.b.c``, ``from . import c`` -> ``.c``, ``import a`` -> ``a``."""
+    if not imp.name:
+        return str(imp.module)
+    return imp.module + imp.name if imp.module.endswith(".") else f"{imp.module}.{imp.name}"
+
+
+def _module_files(index: _ModuleIndex, module: str, origin: str) -> list[str]:
+    """The files ``python -m module`` may run, started from the folder of ``origin`` (a launch script or a document) or
+    one above it: those importable from there first (LanguageBind's ``scripts/audio_language/train.sh`` and
+    ``TRAIN_AND_VALIDATE.md`` run ``cd /path/to/LanguageBind; torchrun -m main``: the root's ``main.py``, not
+    ``training/main.py``, a copy of OpenCLIP's trainer nothing imports), else any (up to three)."""
+    hits = index.by_name.get(module, [])
+    here = origin.rsplit("/", 1)[0] if "/" in origin else ""
+    depth = module.count(".") + 1
+    near = [h for h in hits if (root := _import_root(h, depth)) == "" or here == root or here.startswith(root + "/")]
+    return (near or hits)[:3]
 
 
 def _renamed_variants(script: str, paths: set[str], origin: str) -> list[str]:
@@ -912,7 +931,7 @@ def _doc_targets(doc: str, token: str, paths: set[str], index: _ModuleIndex) -> 
     if not s or ".." in s.split("/"):
         return []
     if "/" not in s and not re.search(r"\.(py|ya?ml|json|toml|sh)$", s):
-        return index.by_name.get(s, [])[:3] if re.fullmatch(r"[A-Za-z_][\w.]*", s) else []  # python -m pkg.train
+        return _module_files(index, s, doc) if re.fullmatch(r"[A-Za-z_][\w.]*", s) else []  # python -m pkg.train
     here = doc.rsplit("/", 1)[0] + "/" if "/" in doc else ""
     for cand in (here + s, s):
         if cand in paths:
@@ -1346,14 +1365,23 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         # ``from align_anything.trainers.base import SupervisedTrainerBase``): the training's own code
         for p in [p for p in side if _reexported_to(files, index, p, importers, side)]:
             del side[p]
+        # (a script a training launch runs is an entry point of its own, whatever else imports it: LanguageBind's ``main.py``,
+        # run by ``torchrun -m main`` in every ``scripts/*/train.sh``, is also imported by its Gradio demo's model module)
+        run_by_launch = {t for q in paths for x in files[q].launches if files[q].kind == "shell" and _trains(x.launcher, x.script)
+                         for t in _script_paths(x.script, pathset, index, q)}
         grew = True
         while grew:
             grew = False
             for t, who in importers.items():
-                if t in side or t in roles.by_path or t in forced_set or files[t].kind != "python" or t.endswith("__init__.py"):
+                if t in side or t in roles.by_path or t in forced_set or files[t].kind != "python" or t.endswith("__init__.py") \
+                        or t in run_by_launch:
                     continue
                 users = {w for w in who if not w.endswith("__init__.py")}
-                if users and all(w in side for w in users):
+                # (a package ``__init__`` that imports the module hands it to the package's users, and one of them outside the
+                # side projects keeps it: transfusion-pytorch's ``from transfusion_pytorch import Transfusion`` in
+                # ``train_toy.py`` uses ``transfusion_pytorch/transfusion.py``, which the MNIST trainers import directly)
+                via_init = {u for w in who if w.endswith("__init__.py") for u in importers.get(w, ()) if not u.endswith("__init__.py")}
+                if users and all(w in side for w in users) and all(u in side for u in via_init):
                     side[t] = f"imported only by side-project code ({sorted(users)[0]})"
                     grew = True
         # a side trainer's own folder (LLaMA2-Accessory ``Large-DiT-ImageNet/``: ``train.py`` trains a diffusion transformer on
@@ -1569,6 +1597,24 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     siblings += list(upstream)
     # a script the docs offer in place of the run's is an alternative wherever it lives, unless a command runs it too
     siblings += [p for p in sorted(offered) if p not in siblings and p not in entries and p not in commanded and files[p].kind == "python"]
+    if shipped and launched and not any(p not in roles.by_path for p in blind):
+        # every training launch is resolved: a train*.py that only scripts nothing runs import is a module of those scripts,
+        # not an entry point of its own (LanguageBind's ``training/train.py``, imported by ``training/main.py``, a copy of
+        # OpenCLIP's trainer beside the launched root ``main.py``); imported by a package or a launched script, it stays
+        importers_of: dict[str, set[str]] = {}
+        for q in paths:
+            if files[q].kind == "python" and q not in roles.by_path:
+                for imp in files[q].imports:
+                    for t in index.resolve(_import_full(imp), q) or index.resolve(imp.module, q):
+                        if t != q:
+                            importers_of.setdefault(t, set()).add(q)
+
+        def unrun_script(q: str) -> bool:
+            return (q not in launched and q not in documented and q not in forced_set and not q.endswith("__init__.py")
+                    and any(_in_main_block(c) for c in files[q].calls))
+
+        named = [p for p in named if not importers_of.get(p) or not all(unrun_script(q) for q in importers_of[p])
+                 or p in documented or p in forced_set]
     entries += [p for p in named if p not in siblings]
     # a sideline sub-package (``trl/experimental/``) beside a run that a launch, console script or command starts outside it:
     # its modules named like trainers are recipes offered beside the run, not entry points of it (see :data:`_SIDELINE_DIR`)

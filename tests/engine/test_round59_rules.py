@@ -490,3 +490,57 @@ def test_a_converter_named_for_a_pretraining_framework_and_data_formatters_train
     # control: a script named for fine-tuning in the project's own folder trains
     files["instructions/finetune.py"] = _LLAVA_TRAIN
     assert _audit(files).training_code_found
+
+
+# --- LanguageBind: ``cd /path/to/LanguageBind; torchrun -m main`` (the root's main.py, also imported by a Gradio demo's model
+#     module) beside ``training/main.py`` + ``training/train.py``, a copy of OpenCLIP's trainer nothing runs --------------------
+
+_LB_MAIN = (
+    "import sys\n\nimport torch\nfrom train import train_one_epoch\n\n\ndef main(args):\n    model = torch.nn.Linear(8, 8)\n"
+    "    optimizer = torch.optim.AdamW(model.parameters())\n    train_one_epoch(model, optimizer)\n\n\n"
+    "if __name__ == '__main__':\n    main(sys.argv[1:])\n"
+)
+_LB_TRAIN = ("def train_one_epoch(model, optimizer, data=range(10)):\n    for batch in data:\n        loss = model(batch).sum()\n"
+             "        loss.backward()\n        optimizer.step()\n")
+_LB_DEMO = "import gradio as gr\n\nfrom main import main\n\n\ndef app():\n    return gr.Interface(fn=main, inputs='text', outputs='text')\n"
+
+
+def _languagebind() -> dict[str, str]:
+    return {"main.py": _LB_MAIN, "train.py": _LB_TRAIN, "model/languagebind.py": _LB_DEMO,
+            "training/main.py": _LB_MAIN.replace("from train import", "from training.train import"),
+            "training/train.py": _LB_TRAIN.replace("range(10)", "range(20)"),
+            "scripts/audio_language/train.sh": "cd /path/to/LanguageBind\ntorchrun --nnodes=2 --nproc_per_node 8 \\\n    -m main \\\n"
+                                               "    --lr 1e-3 --accum-freq 4\n"}
+
+
+def test_python_m_runs_the_module_importable_from_where_the_launch_starts() -> None:
+    roles = _audit(_languagebind()).roles
+    assert "main.py" in roles.entry_points and roles.by_path.get("main.py") == "training", (roles.entry_points, roles.why)
+    assert "training/main.py" not in roles.entry_points and "training/train.py" not in roles.entry_points, roles.entry_points
+    # control: a launch that starts inside training/ runs that copy
+    files = _languagebind()
+    files["training/run.sh"] = "torchrun --nproc_per_node 8 -m main --lr 1e-3\n"
+    files.pop("scripts/audio_language/train.sh")
+    assert "training/main.py" in _audit(files).roles.entry_points
+
+
+# --- transfusion-pytorch: ``from transfusion_pytorch import Transfusion`` (through the package ``__init__``) in train_toy.py,
+#     beside MNIST trainers that import ``transfusion_pytorch.transfusion`` directly ---------------------------------------------
+
+_TF_MODEL = "import torch\n\n\nclass Transfusion(torch.nn.Module):\n    def forward(self, x):\n        return x.sum()\n"
+_TF_TOY = ("import torch\nfrom transfusion_pytorch import Transfusion\n\nmodel = Transfusion()\n"
+           "optimizer = torch.optim.Adam(model.parameters())\nfor step in range(100):\n    loss = model(torch.randn(4, 8))\n"
+           "    loss.backward()\n    optimizer.step()\n")
+_TF_MNIST = ("import torch\nfrom torchvision.datasets import MNIST\nfrom transfusion_pytorch.transfusion import Transfusion\n\n"
+             "model = Transfusion()\ndata = MNIST('./data', download=True)\noptimizer = torch.optim.Adam(model.parameters())\n"
+             "for x, y in data:\n    loss = model(x)\n    loss.backward()\n    optimizer.step()\n")
+
+
+def test_a_module_a_package_init_hands_to_a_training_script_is_on_the_training_path() -> None:
+    files = {"transfusion_pytorch/__init__.py": "from transfusion_pytorch.transfusion import Transfusion\n",
+             "transfusion_pytorch/transfusion.py": _TF_MODEL, "train_toy.py": _TF_TOY, "train_mnist.py": _TF_MNIST}
+    roles = _audit(files).roles
+    assert roles.by_path.get("transfusion_pytorch/transfusion.py") == "training", roles.why
+    # control: with no training script using the package, the MNIST trainer's model is its side project's
+    files.pop("train_toy.py")
+    assert _audit(files).roles.by_path.get("transfusion_pytorch/transfusion.py") != "training"
