@@ -1573,6 +1573,8 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
             if sites and _holds(op, value, right) is False:
                 return sites
             continue
+        if not settings and isinstance(left, ast.Name):
+            settings = _local_get_default(facts, left.id, path)
         if not settings or any(isinstance(x.value, (Expr, list, tuple, dict)) for x in settings):
             continue
         if isinstance(op, _ORDER) and any(x.source == "assign" and x.path == path for x in settings) and not any(
@@ -1595,6 +1597,33 @@ def _comparison_off(facts: Facts, guard: str, path: str) -> list[Any]:
         if all(h is False for h in held) and not _section_given(facts, op, right, name) and not _launched_on(facts, settings, name, op, right):
             return settings
     return []
+
+
+#: a local bound to a read of a config mapping: ``lora_r = cfg.get(``
+#: (the run's config object, not a mapping the code reads from elsewhere: LLaMA-Factory's ``quant_method =
+#: quantization_config.get("quant_method", "")`` reads the checkpoint's config)
+_LOCAL_GET = lazy_compile(r"^\s*(\w+)\s*=\s*(self\.)?(cfg|config|conf|args|opt|opts|hparams|model_cfg|train_cfg|run_cfg|"
+                          r"model_config|kwargs)(\.\w+)*\.get\(")
+
+
+def _local_get_default(facts: Facts, name: str, path: str) -> list[Any]:
+    """The settings a local of ``path`` takes when it is read from a config mapping with a default (ST-LLM's
+    ``lora_r = cfg.get("lora_r", 0)`` above ``if lora_r > 0:``): the key's settings elsewhere (a recipe's ``lora_r: 8``),
+    else the default at that line, as a code default. Empty when the local is bound otherwise or more than once."""
+    ff = facts.files.get(path)
+    if ff is None:
+        return []
+    reads = [c for c in ff.calls if c.short == "get" and (m := _LOCAL_GET.match(c.text)) is not None and m.group(1) == name]
+    if len(reads) != 1 or len(reads[0].args) != 2 or any(a.name == name for a in ff.assigns):
+        return []
+    c = reads[0]
+    key, default = c.args
+    if not isinstance(key, str) or not key.isidentifier() or isinstance(default, Expr):
+        return []
+    others = [x for x in facts.effective(key) if not _TEST_FILE.search(x.path) and not (x.path == path and x.line == c.line)]
+    if others:
+        return others
+    return [Setting(key, default, c.path, c.line, "argparse-default", c.text, key, 0)]
 
 
 def _launched_on(facts: Facts, settings: list[Any], name: str, op: ast.cmpop, right: Any) -> bool:

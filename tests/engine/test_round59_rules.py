@@ -544,3 +544,26 @@ def test_a_module_a_package_init_hands_to_a_training_script_is_on_the_training_p
     # control: with no training script using the package, the MNIST trainer's model is its side project's
     files.pop("train_toy.py")
     assert _audit(files).roles.by_path.get("transfusion_pytorch/transfusion.py") != "training"
+
+
+# --- ST-LLM (LAVIS): ``lora_r = cfg.get("lora_r", 0)`` then ``if lora_r > 0:`` builds LoRA; no recipe sets lora_r ------------------
+
+_STLLM_MODEL = (
+    "from peft import LoraConfig, get_peft_model\nfrom transformers import LlamaForCausalLM\n\n\nclass StllmLlamaForCausalLM(LlamaForCausalLM):\n"
+    "    @classmethod\n    def from_config(cls, cfg):\n        model = cls.from_pretrained(cfg.get('llama_model'))\n"
+    "        lora_r = cfg.get('lora_r', 0)\n        if lora_r > 0:\n            loraconfig = LoraConfig(r=lora_r, target_modules=['q_proj', 'v_proj'])\n"
+    "            model = get_peft_model(model, loraconfig)\n        return model\n"
+)
+_STLLM_TRAIN = _LLAVA_TRAIN.replace("import transformers\n", "import transformers\nfrom stllm.models.st_llm import StllmLlamaForCausalLM\n", 1) \
+    .replace("transformers.AutoModelForCausalLM.from_pretrained(training_args.output_dir)", "StllmLlamaForCausalLM.from_config({})")
+
+
+def test_a_local_read_from_the_config_with_a_default_decides_its_branch() -> None:
+    files = {"stllm/models/st_llm.py": _STLLM_MODEL, "stllm/train/train_hf.py": _STLLM_TRAIN,
+             "config/instructblipbase_stllm_qa.yaml": "model:\n  llama_model: lmsys/vicuna-7b-v1.1\n  freeze_LLM: False\n",
+             "script/train/train.sh": "deepspeed stllm/train/train_hf.py --cfg-path config/instructblipbase_stllm_qa.yaml\n"}
+    g4 = _check(_audit(files), "G4")
+    assert g4.status.value != "used" and "lora_r" in g4.detail, g4.detail
+    # control: a recipe that sets the key turns LoRA on
+    files["config/instructblipbase_stllm_qa.yaml"] += "  lora_r: 8\n"
+    assert _check(_audit(files), "G4").status.value == "used"
