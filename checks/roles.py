@@ -540,13 +540,6 @@ def _script_paths(script: str | None, paths: set[str], index: _ModuleIndex, orig
     return []
 
 
-def _import_full(imp: Any) -> str:
-    """The dotted name an import binds: ``from a.b import c`` -> ``a.b.c``, ``from . import c`` -> ``.c``, ``import a`` -> ``a``."""
-    if not imp.name:
-        return str(imp.module)
-    return imp.module + imp.name if imp.module.endswith(".") else f"{imp.module}.{imp.name}"
-
-
 def _module_files(index: _ModuleIndex, module: str, origin: str) -> list[str]:
     """The files ``python -m module`` may run, started from the folder of ``origin`` (a launch script or a document) or
     one above it: those importable from there first (LanguageBind's ``scripts/audio_language/train.sh`` and
@@ -1605,7 +1598,7 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         for q in paths:
             if files[q].kind == "python" and q not in roles.by_path:
                 for imp in files[q].imports:
-                    for t in index.resolve(_import_full(imp), q) or index.resolve(imp.module, q):
+                    for t in _targets(imp, q, index):
                         if t != q:
                             importers_of.setdefault(t, set()).add(q)
 
