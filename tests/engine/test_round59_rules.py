@@ -567,3 +567,28 @@ def test_a_local_read_from_the_config_with_a_default_decides_its_branch() -> Non
     # control: a recipe that sets the key turns LoRA on
     files["config/instructblipbase_stllm_qa.yaml"] += "  lora_r: 8\n"
     assert _check(_audit(files), "G4").status.value == "used"
+
+
+# --- LanguageBind's C5 detail: ``--accum-freq`` 4 or 2 in half of its launches, 1 in the others, default 1 -----------------------
+
+_ACC_MAIN = (
+    "import argparse\n\nimport torch\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--accum-freq', type=int, default=1)\n    args = parser.parse_args()\n"
+    "    model = torch.nn.Linear(8, 8)\n    optimizer = torch.optim.AdamW(model.parameters())\n"
+    "    for i, batch in enumerate(range(100)):\n        loss = model(batch).sum() / args.accum_freq\n        loss.backward()\n"
+    "        if (i + 1) % args.accum_freq == 0:\n            optimizer.step()\n            optimizer.zero_grad()\n\n\n"
+    "if __name__ == '__main__':\n    main()\n"
+)
+
+
+def test_a_split_of_recipes_says_that_the_default_decides() -> None:
+    files = {"main.py": _ACC_MAIN}
+    for i, n in enumerate((4, 2, 4, 1, 1, 1)):
+        files[f"scripts/run{i}.sh"] = f"torchrun --nproc_per_node 8 main.py --accum-freq {n} --lr 1e-4\n"
+    c5 = _check(_audit(files), "C5")
+    assert "3 of 6" in c5.detail and "default of 1 decides" in c5.detail, c5.detail
+    # control: one launch in six accumulating is a minority
+    files["scripts/run1.sh"] = files["scripts/run1.sh"].replace("--accum-freq 2", "--accum-freq 1")
+    files["scripts/run2.sh"] = files["scripts/run2.sh"].replace("--accum-freq 4", "--accum-freq 1")
+    c5 = _check(_audit(files), "C5")
+    assert "default of 1 decides" not in c5.detail, c5.detail
