@@ -241,6 +241,19 @@ def _rdma_evidence(f: Facts) -> tuple[list[Any], list[Any]]:
     return pos, neg
 
 
+#: settings of NCCL's own InfiniBand transport, which ``NCCL_IB_DISABLE=1`` turns off (EFA's ``FI_*`` run in a net plugin)
+_IB_TRANSPORT = lazy_compile(r"^(NCCL_IB_|NCCL_NET_GDR_|NCCL_GDR|NCCL_COLLNET)")
+
+
+def _inert_ib(pos: list[Any], neg: list[Any]) -> list[Any]:
+    """The InfiniBand settings of a launcher that also sets ``NCCL_IB_DISABLE=1`` and never re-enables it (SEED's multi-node
+    scripts export ``NCCL_IB_HCA``, ``NCCL_IB_GID_INDEX`` and ``NCCL_NET_GDR_LEVEL=2`` beside ``NCCL_IB_DISABLE=1``): NCCL
+    does not use its IB transport there, so they configure nothing."""
+    off = {e.path for e in neg if getattr(e, "name", "") == "NCCL_IB_DISABLE"}
+    off -= {e.path for e in pos if getattr(e, "name", "") == "NCCL_IB_DISABLE"}
+    return [e for e in pos if getattr(e, "path", None) in off and _IB_TRANSPORT.match(getattr(e, "name", "") or "")]
+
+
 
 #: OLMo-core's shape: init_distributed sets NCCL variables through the project's own helper
 _INIT_DISTRIBUTED = (
@@ -349,6 +362,15 @@ class E1GPUDirectRDMA(Check):
         Example({"train_multinode.sh": "export NCCL_IB_DISABLE=1\nexport NCCL_SOCKET_IFNAME=eth0\n"
                  "deepspeed --num_nodes 2 --num_gpus 8 --hostfile hostfile train.py --deepspeed ds.json\n"}, N, "ib disabled"),
         Example({"run.sh": "torchrun --nnodes 2 --nproc_per_node 8 --node_rank $NODE_RANK --master_addr $MASTER_ADDR train.py\n"}, N, "nothing set"),
+        Example({"scripts/train_multi_node_sft.sh": (  # SEED (AILab-CVC): IB settings exported beside NCCL_IB_DISABLE=1
+            "export NCCL_IB_GID_INDEX=3\nexport NCCL_IB_SL=3\nexport NCCL_IB_DISABLE=1\nexport NCCL_IB_HCA=mlx5_bond_1,mlx5_bond_5\n"
+            "export NCCL_NET_GDR_LEVEL=2\n\ntorchrun --nproc_per_node=$HOST_GPU_NUM --nnodes=$HOST_NUM --node_rank=$INDEX \\\n"
+            "    --master_addr=$CHIEF_IP --master_port=20008 src/train/train.py --bf16\n")}, N,
+                "IB settings beside NCCL_IB_DISABLE=1 in the same launcher configure nothing"),
+        Example({"scripts/multi_node_a.sh": "export NCCL_IB_DISABLE=1\ntorchrun --nnodes 2 --nproc_per_node 8 train.py\n",
+                 "scripts/multi_node_b.sh": "export NCCL_IB_HCA=mlx5_0,mlx5_1\nexport NCCL_NET_GDR_LEVEL=2\n"
+                                            "torchrun --nnodes 2 --nproc_per_node 8 train.py\n"}, P,
+                "IB disabled in one launcher, configured in another"),
         Example({"run.sh": "# export NCCL_IB_HCA=mlx5_0\ntorchrun --nnodes 2 --nproc_per_node 8 train.py\n"}, N, "commented out"),
         Example({"run.sh": "export NCCL_IB_HCA=mlx5_0\nexport NCCL_NET_GDR_LEVEL=LOC\ntorchrun --nnodes 2 --nproc_per_node 8 train.py\n"}, P, "ib without gdr"),
         Example({"run.sh": "torchrun --nproc_per_node 8 train.py --bf16\n", "train.py": "import torch\n"}, Status.NA, "single node"),
@@ -480,9 +502,17 @@ class E1GPUDirectRDMA(Check):
         pos, neg = _rdma_evidence(ctx.facts)
         names = sorted({getattr(x, "name", "") for x in pos + neg if getattr(x, "name", "").isupper()})
         values: dict[str, Any] = {"rdma_vars": names}
+        inert = _inert_ib(pos, neg)
+        if inert and len(inert) == len(pos):
+            ev = [_env_ev(x) for x in neg + inert]
+            at = ", ".join(sorted({f"{x.path}:{x.line}" for x in neg if getattr(x, "name", "") == "NCCL_IB_DISABLE"}))
+            return Outcome(N, ev, f"RDMA explicitly disabled for NCCL (NCCL_IB_DISABLE=1 at {at}); the InfiniBand settings "
+                           f"beside it ({', '.join(sorted({x.name for x in inert}))}) have no effect while NCCL's IB transport "
+                           "is off", values)
+        pos = [x for x in pos if x not in inert]
         gdr_off = [x for x in neg if getattr(x, "name", "") == "NCCL_NET_GDR_LEVEL"]
         rdma_off = [x for x in neg if x not in gdr_off]
-        ev = [_env_ev(x) for x in pos + neg]
+        ev = [_env_ev(x) for x in pos + neg + inert]
         if pos and not neg:
             return Outcome(U, ev, "RDMA networking configured for NCCL (GPUDirect RDMA is used over IB/EFA when the NIC can reach GPU memory)", values)
         if pos and gdr_off and not rdma_off:
