@@ -1336,6 +1336,34 @@ def _scalar(v: Any) -> Any:
 
 #: calls that run training in the file that makes them
 _TRAINING_CALLS = frozenset({"backward", "train", "fit", "training_step"})
+#: ... without ``train``, which a tokenizer trainer has too (llama-recipes' ``spm.SentencePieceTrainer.train`` under
+#: ``fire.Fire(main)``): a backward pass, a fit, or a trainer built (``Trainer(...)``)
+_STEP_CALLS = frozenset({"backward", "fit", "training_step"})
+
+
+def _fire_options(ex: _Extractor, tree: ast.Module, out: FileFacts) -> list[ArgOption]:
+    """The options of a training function a file hands to Python Fire (MobiLlama ``fire.Fire(main)`` with ``def main(n_nodes=1,
+    ..., accumulate_grad_batches=1, run_wandb=False)``, alpaca-lora ``fire.Fire(train)``): each keyword parameter with a
+    constant default is a ``--name`` option of the command, as argparse's would be. Only a function of the module's own top
+    level, named by the call; a file that does not train keeps none (a conversion script's ``dtype`` is not a run's)."""
+    named = {c.args[0].ref for c in out.calls if c.name == "fire.Fire" and len(c.args) == 1 and isinstance(c.args[0], Expr)
+             and c.args[0].ref and "." not in c.args[0].ref}
+    found: list[ArgOption] = []
+    for node in tree.body:
+        if node.__class__ not in (ast.FunctionDef, ast.AsyncFunctionDef) or node.name not in named:  # type: ignore[attr-defined]
+            continue
+        a = node.args  # type: ignore[attr-defined]
+        pos = a.posonlyargs + a.args
+        pairs = [*zip(pos[len(pos) - len(a.defaults):], a.defaults), *((k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)]
+        for arg, default in pairs:
+            v = _const(default)
+            if v is _NO_VALUE or isinstance(v, dict):
+                continue
+            name = ex._strings.setdefault(arg.arg, arg.arg)
+            line = _ln(arg.lineno)
+            found.append(ArgOption(ex.path, line, name, share_tuple((f"--{name}",), ex._strings), v,
+                                   "store_true" if v is False else None, ex.text(line)))
+    return found
 
 
 def _apply_set_defaults(out: FileFacts) -> None:
@@ -1378,6 +1406,8 @@ def extract_python(path: str, text: str, out: FileFacts, strings: dict[str, str]
     # a data tool's ``--batch_size`` (modalities' shuffling command) is not a training knob
     if ex.click_options and any(c.short in _TRAINING_CALLS or c.short.endswith("Trainer") for c in out.calls):
         out.arg_options.extend(ex.click_options)
+    if any(c.name == "fire.Fire" for c in out.calls) and any(c.short in _STEP_CALLS or c.short.endswith("Trainer") for c in out.calls):
+        out.arg_options.extend(_fire_options(ex, tree, out))
     _apply_set_defaults(out)
     finish(path, ex.pending_launches, out)  # launch calls, once the file's argparse defaults are known
     extract_usage_hints(path, text, tree, out)  # a CLI's usage text documenting a multi-node launch (E1)

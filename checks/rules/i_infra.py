@@ -2472,7 +2472,7 @@ def log_calls(f: Facts) -> list[Call]:
         if c.short in ("set_postfix", "set_postfix_str"):
             # a progress bar showing the loss (``pbar.set_postfix(loss=loss.item())``): the loss is read on the host and
             # printed with it; a bar showing anything else (a learning rate, a sample count) is not a metrics log
-            if _LOSS_TEXT.search(c.text):
+            if _LOSS_TEXT.search(c.text) or _shows_loss_dict(f, c):
                 out.append(c)
             continue
         if c.name == "print" or c.name.endswith(("accelerator.print", "fabric.print")) or c.name in {"tqdm.write", "tqdm.tqdm.write"}:
@@ -2485,6 +2485,16 @@ def log_calls(f: Facts) -> list[Call]:
         elif _LOGGER_RECV.search(c.name) and not (c.short in ("warning", "warn") and c.guard):
             out.append(c)
     return out
+
+
+def _shows_loss_dict(f: Facts, c: Call) -> bool:
+    """A progress bar given a dict the same function filled with the loss just before (MobiLlama ``log = {'loss':
+    loss.item(), 'learning_rate': lr, ...}`` then ``example_batch_idxes.set_postfix(log)``): the loss is read and shown."""
+    if len(c.args) != 1 or not getattr(c.args[0], "ref", None) or "." in c.args[0].ref:
+        return False
+    name, ff = c.args[0].ref, f.files.get(c.path)
+    return ff is not None and any(len(e.keys) == 2 and e.keys[0] == name and isinstance(e.keys[1], str) and _LOSS_TEXT.search(e.keys[1])
+                                  and c.line - 40 <= e.line < c.line for e in ff.configs)
 
 
 def hf_hook_logs(f: Facts, threshold: float) -> list[tuple[Call, float]]:

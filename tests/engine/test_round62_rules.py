@@ -1,0 +1,62 @@
+"""Round 62 (issue #9): claims of more public repositories (MobiLlama, VisualGLM-6B, LongVU, MPP-LLaVA, VL-RLHF, MM-EUREKA,
+Osprey), read claim by claim. Each test is one false claim of those reports, made from the shape of the real code, with a
+control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from .claims import LLAVA_TRAIN as _LLAVA_TRAIN
+from .claims import audit as _audit
+from .claims import check as _check
+
+# --- MobiLlama: ``fire.Fire(main)`` with ``accumulate_grad_batches=1``; a progress bar fed a dict holding the loss ------------
+
+_MOBI_MAIN = (
+    "import fire\nimport torch\nimport tqdm\nimport lightning as L\nimport wandb\n\n\n"
+    "def train_chunk(fabric, model, optimizer, examples, per_device_batch_size, accumulate_grad_batches, run_wandb):\n"
+    "    step = 0\n    example_batch_idxes = tqdm.trange(0, len(examples), per_device_batch_size)\n"
+    "    for i in example_batch_idxes:\n        step += 1\n"
+    "        is_accumulating = (step % accumulate_grad_batches != 0)\n"
+    "        input_ids = torch.tensor(examples[i:i + per_device_batch_size], device=fabric.device)\n"
+    "        with fabric.no_backward_sync(model, enabled=is_accumulating):\n"
+    "            loss = model(input_ids).loss\n            fabric.backward(loss / accumulate_grad_batches)\n"
+    "        if not is_accumulating:\n            optimizer.step()\n            optimizer.zero_grad()\n\n"
+    "        log = {\n            'loss': loss.item(),\n            'step': step,\n        }\n"
+    "        example_batch_idxes.set_postfix(log)\n"
+    "{tracker}"
+    "\n\ndef main(n_nodes=1, n_devices_per_node=8, per_device_batch_size=8, accumulate_grad_batches=1, run_wandb=False):\n"
+    "    fabric = L.Fabric(num_nodes=n_nodes, devices=n_devices_per_node, precision='bf16-mixed')\n"
+    "    fabric.launch()\n    model, optimizer = fabric.setup(None, None)\n"
+    "    train_chunk(fabric=fabric, model=model, optimizer=optimizer, examples=[], per_device_batch_size=per_device_batch_size,\n"
+    "                accumulate_grad_batches=accumulate_grad_batches, run_wandb=run_wandb)\n\n\n"
+    "if __name__ == '__main__':\n    fire.Fire(main)\n"
+)
+_MOBI_SH = "#!/bin/sh\n#SBATCH --nodes=20\n#SBATCH --gres=gpu:8\n\nsrun python main_mobillama.py --n_nodes 20 --run_wandb{extra}\n"
+
+
+def test_a_fire_commands_keyword_defaults_are_its_options() -> None:
+    files = {"main_mobillama.py": _MOBI_MAIN.replace("{tracker}", ""), "pretrain.sh": _MOBI_SH.format(extra="")}
+    c5 = _check(_audit(files), "C5")
+    assert c5.status.value == "unused" and "main_mobillama.py:" in " ".join(f"{e.path}:{e.line}" for e in c5.evidence), c5
+    # control: the launch passes the count, a Fire option like any other
+    files["pretrain.sh"] = _MOBI_SH.format(extra=" --accumulate_grad_batches 4")
+    assert _check(_audit(files), "C5").status.value == "used"
+
+
+def test_fire_options_only_where_the_file_trains() -> None:
+    # llama-recipes' tokenizer script: ``spm.SentencePieceTrainer.train(...)`` under ``fire.Fire(main)``, no training step
+    tok = ("import fire\nimport sentencepiece as spm\n\n\ndef main(data_file, save_path, vocab_size: int = 16_000, num_threads: int = 8):\n"
+           "    spm.SentencePieceTrainer.train(input=data_file, model_prefix=save_path, vocab_size=vocab_size)\n\n\n"
+           "if __name__ == '__main__':\n    fire.Fire(main)\n")
+    result = _audit({"recipes/train_tokenizer.py": tok, "finetuning.py": _LLAVA_TRAIN})
+    assert not result.facts.arg_options("vocab_size")
+    result = _audit({"main_mobillama.py": _MOBI_MAIN.replace("{tracker}", ""), "pretrain.sh": _MOBI_SH.format(extra="")})
+    assert [a.default for a in result.facts.arg_options("accumulate_grad_batches")] == [1]
+
+
+def test_a_progress_bar_fed_the_loss_dict_logs_every_step() -> None:
+    files = {"main_mobillama.py": _MOBI_MAIN.replace("{tracker}", ""), "pretrain.sh": _MOBI_SH.format(extra="")}
+    i4 = _check(_audit(files), "I4")
+    assert i4.status.value == "unused" and any("set_postfix(log)" in e.snippet for e in i4.evidence), i4
+    # control: the same bar fed a dict without the loss reads nothing from the GPU to show
+    files["main_mobillama.py"] = _MOBI_MAIN.replace("{tracker}", "").replace("'loss': loss.item()", "'lr': 0.1")
+    assert _check(_audit(files), "I4").status.value != "unused"
