@@ -100,6 +100,8 @@ _MM_KEYS = ("vision_tower", "mm_vision_tower", "mm_projector_type", "image_folde
             "fix_vit",
             # LAVIS-style recipes (MiniGPT-4 train_configs: ``datasets: {laion: {vis_processor: {train: {name: blip2_image_train}}}}``)
             "vis_processor", "freeze_vit",
+            # the image's token count of SwissArmyTransformer's VLMs (VisualGLM ``--image_length``, default 32 Q-Former queries)
+            "image_length",
             # MiniCPM-V's and MiniCPM-o's fine-tuning (``--tune_vision true``, ``--max_slice_nums 9``)
             "tune_vision", "max_slice_nums",
             # LLaVA's projector between a visual encoder and the LLM, trained alone in stage 1 (VTimeLLM's ``--tune_mm_mlp_adapter

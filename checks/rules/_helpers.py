@@ -2068,7 +2068,10 @@ def _registry_unselected(f: Facts, family: str) -> list[Setting]:
 
 #: a file or folder of inference, serving, evaluation or benchmark code (by its name), or a Hydra config group of the
 #: rollout engine (verl ``trainer/config/rollout/rollout.yaml``: its keys are the rollout's)
-INFERENCE_PATH = lazy_compile(r"(^|/)(infer\w*|serv\w*|deploy\w*|generat\w*|chat\w*|demo\w*|eval\w*|bench\w*|api|app|rollout\w*)(\.py|\.sh|\.ya?ml|\.json|/)", re.I)
+#: (a demo script by its suffix too: VisualGLM's ``cli_demo_mp.py`` runs the chat demo with ``model_parallel_size: 2``; not a
+#: folder so named: ROLL's ``examples/agentic_demo/`` holds agentic RL training recipes)
+INFERENCE_PATH = lazy_compile(r"(^|/)(infer\w*|serv\w*|deploy\w*|generat\w*|chat\w*|demo\w*|eval\w*|bench\w*|api|app|rollout\w*)"
+                              r"(\.py|\.sh|\.ya?ml|\.json|/)|(^|/)[a-z]+_demo(_\w+)?\.py$", re.I)
 #: a config file's name that says it is for inference (``ds_config_inference.json``, ``zero3_infer.yaml``)
 _INFERENCE_CONFIG = lazy_compile(r"(^|[_-])(inference|infer)([_.-])", re.I)
 #: settings that hand a DeepSpeed config (file path or dict) to a trainer or launcher

@@ -60,3 +60,41 @@ def test_a_progress_bar_fed_the_loss_dict_logs_every_step() -> None:
     # control: the same bar fed a dict without the loss reads nothing from the GPU to show
     files["main_mobillama.py"] = _MOBI_MAIN.replace("{tracker}", "").replace("'loss': loss.item()", "'lr': 0.1")
     assert _check(_audit(files), "I4").status.value != "unused"
+
+
+# --- VisualGLM-6B: a SwissArmyTransformer VLM whose image token count is an option; a chat demo's model-parallel size ---------
+
+_VGLM_MODEL = (
+    "import json\nfrom sat.model.official import ChatGLMModel\n\n\nclass VisualGLMModel(ChatGLMModel):\n"
+    "    @classmethod\n    def add_model_specific_args(cls, parser):\n"
+    "        group = parser.add_argument_group('VisualGLM', 'VisualGLM Configurations')\n"
+    "        group.add_argument('--image_length', type=int, default=32)\n"
+    "        group.add_argument('--eva_args', type=json.loads, default={})\n        return super().add_model_specific_args(parser)\n"
+)
+_VGLM_FT = (
+    "import torch\nfrom sat.training.deepspeed_training import training_main\nfrom model import VisualGLMModel\n\n\n"
+    "def forward_step(data_iterator, model, args, timers):\n    loss = model(**next(data_iterator))\n    return loss, {}\n\n\n"
+    "if __name__ == '__main__':\n    model, args = VisualGLMModel.from_pretrained('visualglm-6b', None)\n"
+    "    training_main(args, model_cls=model, forward_step_function=forward_step)\n"
+)
+_VGLM_SH = ("#! /bin/bash\nMP_SIZE=1\ngpt_options=\" --model-parallel-size ${MP_SIZE} --train-iters 300 --fp16 \"\n"
+            "deepspeed --master_port 16666 finetune_visualglm.py ${gpt_options}\n")
+_VGLM_DEMO = ("from sat.model import AutoModel\n\nmodel, model_args = AutoModel.from_pretrained('visualglm-6b',\n"
+              "    overwrite_args={'model_parallel_size': 2})\n")
+
+
+def test_an_image_token_count_option_makes_a_vlm() -> None:
+    files = {"model/visualglm.py": _VGLM_MODEL, "finetune_visualglm.py": _VGLM_FT, "finetune/finetune_visualglm.sh": _VGLM_SH}
+    assert _audit(files).project.model_type == "MLLM"
+    files["model/visualglm.py"] = _VGLM_MODEL.replace("--image_length", "--prefix_length")
+    assert _audit(files).project.model_type != "MLLM"
+
+
+def test_a_chat_demos_model_parallel_size_is_not_trainings() -> None:
+    files = {"model/visualglm.py": _VGLM_MODEL, "finetune_visualglm.py": _VGLM_FT, "finetune/finetune_visualglm.sh": _VGLM_SH,
+             "cli_demo_mp.py": _VGLM_DEMO}
+    a4 = _check(_audit(files), "A4")
+    assert a4.status.value == "unused" and not any(e.path == "cli_demo_mp.py" for e in a4.evidence), a4
+    # control: the same call in a module of the project that is not named for a demo is read
+    files["model_parallel.py"] = files.pop("cli_demo_mp.py")
+    assert _check(_audit(files), "A4").status.value == "used"
