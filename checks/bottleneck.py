@@ -15,13 +15,14 @@ A/B run, kernel time share). Only files in scope (:mod:`checks.roles`) are read 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .facts import Facts, as_number, truthy
 from .lazyre import lazy_compile
 from .model import Bottleneck, CheckResult, Project, Status
-from .project import multi_node_folders
+from .project import launch_runs_no_training, multi_node_folders
 from .roles import GUIDE, IN_SCOPE, ds_config_ref
 from .rules._helpers import (
     HF_STEP_HOOKS,
@@ -914,6 +915,46 @@ def _documented_multi_node(facts: Facts, p: Project, st: _Status) -> Signal | No
     )
 
 
+def _debug_env_signals(facts: Facts, st: _Status) -> list[Signal]:
+    """Debugging switches a training launch leaves on (LongVU's four launches: ``CUDA_LAUNCH_BLOCKING=1
+    TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun ...``): every kernel launch waits until the kernel has run, so the CPU never runs
+    ahead of the GPU and no collective overlaps compute; ``DETAIL`` checks every collective's shapes across ranks first. Each is
+    a setting, not an inference: a positive signal, decisive where most training launches set it. Launches that run no
+    training are left out, and what is out of scope (tests) is not read."""
+    def sites(name: str, on: Callable[[str], bool]) -> list[Any]:
+        # (set by a launch, not by Python: HF's ``enable_full_determinism`` sets it only when a run asks for determinism)
+        return [e for e in facts.envs(name) if e.source != "python" and on(e.value.strip().strip("'\"")) and st.on_path(e.path)
+                and not launch_runs_no_training(facts, e.path)]
+    runs = {x.path for x in facts.launches() if st.on_path(x.path) and not launch_runs_no_training(facts, x.path)}
+    out: list[Signal] = []
+    blocking = sites("CUDA_LAUNCH_BLOCKING", lambda v: truthy(v) is True)
+    if blocking:
+        at = _loc(blocking)
+        # every step serialised, whatever else the code shows: decisive where most training launches set it; one example
+        # script among many (Pai-Megatron-Patch's Mistral recipe) is that recipe's problem
+        most = len({e.path for e in blocking} & runs) * 2 > len(runs)
+        share = "" if most or not runs else f" ({len({e.path for e in blocking} & runs)} of {len(runs)} launch files)"
+        out.append(Signal(
+            Bottleneck.LAUNCH, 6 if most else 1,
+            f"CUDA_LAUNCH_BLOCKING=1 in the training launch ({at}){share}: every kernel launch waits until the kernel has finished, "
+            "so the CPU never queues work ahead of the GPU, Python dispatch shows in every step and no communication overlaps "
+            "compute; it is a debugging switch, remove it",
+            f"训练启动命令设置了 CUDA_LAUNCH_BLOCKING=1（{at}）{share}：每次 kernel 启动都要等 kernel 执行完毕，CPU 无法提前排队，"
+            "Python 调度开销计入每一步，通信也无法与计算重叠；这是调试开关，应删除",
+        ))
+    detail = sites("TORCH_DISTRIBUTED_DEBUG", lambda v: v.upper() == "DETAIL")
+    if detail:
+        at = _loc(detail)
+        most = len({e.path for e in detail} & runs) * 2 > len(runs)
+        out.append(Signal(
+            Bottleneck.COMMUNICATION, 2 if most else 1,
+            f"TORCH_DISTRIBUTED_DEBUG=DETAIL in the training launch ({at}): every collective is wrapped with a cross-rank "
+            "check of its shapes and types before it runs; it is a debugging switch, remove it",
+            f"训练启动命令设置了 TORCH_DISTRIBUTED_DEBUG=DETAIL（{at}）：每次集合通信前都要跨 rank 校验形状与类型；这是调试开关，应删除",
+        ))
+    return out
+
+
 def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     out: list[Signal] = []
     done = _addressed(facts, p, st)
@@ -922,6 +963,7 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
     doc = _documented_multi_node(facts, p, st)
     if doc is not None:
         out.append(doc)
+    out += _debug_env_signals(facts, st)
     b = p.params_billions
     seq = p.max_seq_len
     src = p.notes.get("params_source")

@@ -68,6 +68,7 @@ _MODEL_KEYS = (
     "model_name_or_path", "pretrained_model_name_or_path", "base_model", "model_name", "model_id",
     "model_path", "base_model_name_or_path", "tokenizer_name_or_path", "model", "pretrained_model", "hf_model",
     "pretrained_model_path",  # MMaDA's `pretrained_model_path: "GSAI-ML/LLaDA-8B-Instruct"` under `model.mmada`
+    "input_model_filename",  # Cambrian's and LongVU's ``--input_model_filename $BASE_CHECKPOINT`` (the model train.py loads)
     "pretrain",  # OpenRLHF-style `--pretrain` (oat-llm `pretrain: str = "trl-lib/pythia-1b-deduped-tldr-sft"`): the model trained
 )
 _FAMILIES = (
@@ -1361,8 +1362,10 @@ def _overridden_defaults(model_settings: list[Any], training: frozenset[str] | N
     # the Alpaca template's placeholder default (``facebook/opt-125m``, kept by FastChat, LLaVA and their forks) where the
     # launches pass the option, even from their own command line (MobileVLM ``--model_name_or_path ${LANGUAGE_MODEL}`` with
     # ``LANGUAGE_MODEL=$3``): a placeholder no run trains, whatever model the caller names
+    # (or pass another model option: LongVU's launches load ``--input_model_filename $BASE_CHECKPOINT`` and never set the
+    # template's ``model_name_or_path``, which only an error message reads)
     passed = {st.name for st in model_settings if st.source == "launcher" and isinstance(st.value, str)}
-    out |= {id(st) for st in model_settings if ((st.source in ("field-default", "argparse-default") and st.name in passed)
+    out |= {id(st) for st in model_settings if ((st.source in ("field-default", "argparse-default") and passed)
                                                  or (st.source == "field-default" and st.name in recipes))
             and isinstance(st.value, str) and _PLACEHOLDER_MODEL.match(st.value.strip())}
     # a serving or chat tool's ``--model-path`` default, where the training launches name their model by another option
