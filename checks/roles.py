@@ -132,6 +132,9 @@ _DATED_PREFIX = lazy_compile(r"^2\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])_")
 # the scripts that reproduce published papers' runs (Megatron-LM ``examples/academic_paper_scripts/``: sc21's 384-node
 # tables, detoxify, msdp): records of those runs, not the project's own recipes
 _PAPER_DIR = lazy_compile(r"^(\w+[_\-])?papers?([_\-]\w+)?$", re.I)
+#: a folder of teaching material (MPP-LLaVA ``deepspeed_tutorials/``: a RoBERTa MLM and a ViT on synthetic data that show
+#: DeepSpeed's ZeRO stages; corenet ``tutorials/``; verl ``examples/tutorial/``): walk-throughs, not the project's runs
+_TUTORIAL_DIR = lazy_compile(r"^([\w.]+[_-])?tutorials?$", re.I)
 _ENTRY_NAME = lazy_compile(r"^(pre)?train\w*\.py$|^\w*_(pre)?train(ing)?\.py$|^\w*_fine_?tun(e|ing)\.py$|^(fine_?tune|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)\w*\.py$", re.I)
 # a sub-package of extras kept beside a package's run (``trl/experimental/``, ``contrib/``, ``sandbox/``): its modules are
 # the run's only when the training path imports them or a launch runs them (``experiments/`` is left out: oat's and
@@ -160,7 +163,9 @@ _LLM_ONLY = frozenset({"vllm", "trl", "peft", "sglang", "torchtune", "nanotron",
 _VISION_TASK = lazy_compile(r"^torchvision\.(datasets|models)(\.|$)")
 #: BERT-family task heads: classification, QA, tagging, masked-LM pre-training
 _ENCODER_TASK = lazy_compile(r"^(Bert|Roberta|Albert|Electra|DistilBert|Deberta\w*|XLMRoberta)\w*For(SequenceClassification|QuestionAnswering|"
-                           r"TokenClassification|MultipleChoice|PreTraining\w*|NextSentencePrediction|MaskedLM)$|^Bert(MultiTask|Model)$")
+                           r"TokenClassification|MultipleChoice|PreTraining\w*|NextSentencePrediction|MaskedLM)$|^Bert(MultiTask|Model)$"
+                             # (a masked-LM head on the bare encoder: DeepSpeed's BERT tutorial ``RobertaModel`` + ``RobertaLMHead``)
+                             r"|^(Roberta|XLMRoberta|Bert)LMHead$")
 _CLASSIFIER = lazy_compile(r"^\w*For(SequenceClassification|TokenClassification|MultipleChoice)$")
 _GENERATIVE = lazy_compile(r"ForCausalLM|LMHeadModel|ForConditionalGeneration|Seq2SeqLM")
 _GLUE_SETS = frozenset({"glue", "super_glue", "nyu-mll/glue", "aps/super_glue"})
@@ -232,6 +237,8 @@ def path_role(path: str, kind: str) -> tuple[str | None, str]:
             return ARCHIVE, f"dated copy {d}/"
         if _PAPER_DIR.match(d):
             return ARCHIVE, f"a paper's scripts {d}/"
+        if _TUTORIAL_DIR.match(d):
+            return DOCS, f"a tutorial {d}/"
     if low in _CI_FILES:
         return CI, "CI configuration"
     if low in _DOC_FILES:

@@ -135,3 +135,37 @@ def test_cuda_launch_blocking_in_every_training_launch_is_a_launch_bound_reason(
     files["scripts/train_image_qwen.sh"] = files["scripts/train_video_llama.sh"] = _LONGVU_SH.format(env="")
     p = _audit(files).project
     assert p.bottleneck.value != "launch-bound" and "(1 of 3 launch files)" in " ".join(p.bottleneck_reasons), p.bottleneck_reasons
+
+
+# --- MPP-LLaVA: ``deepspeed_tutorials/`` (a RoBERTa MLM showing ZeRO stages) beside the project's pipeline trainer ------------
+
+_TUTORIAL_BERT = (
+    "import deepspeed\nimport torch\nfrom transformers.models.roberta import RobertaConfig, RobertaModel\n"
+    "from transformers.models.roberta.modeling_roberta import RobertaLMHead\n\n\n"
+    "class RobertaMLM(torch.nn.Module):\n    def __init__(self, config):\n        super().__init__()\n"
+    "        self.roberta = RobertaModel(config)\n        self.lm_head = RobertaLMHead(config)\n\n\n"
+    "def train(ds_config):\n    model = RobertaMLM(RobertaConfig(vocab_size=50265))\n"
+    "    engine, _, _, _ = deepspeed.initialize(model=model, config=ds_config)\n"
+    "    for batch in []:\n        loss = engine(batch)\n        engine.backward(loss)\n        engine.step()\n"
+)
+_ZERO3 = '{"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}}, "train_micro_batch_size_per_gpu": 8}\n'
+
+
+def test_a_tutorial_folder_is_docs() -> None:
+    files = {"train_pipeline.py": _LLAVA_TRAIN, "deepspeed_tutorials/train_bert_official.py": _TUTORIAL_BERT,
+             "deepspeed_tutorials/ds_configs/ds_config_zero3.json": _ZERO3,
+             "deepspeed_tutorials/run_scripts/run_zero3.sh": "deepspeed train_bert_official.py --ds_config ../ds_configs/ds_config_zero3.json\n"}
+    result = _audit(files)
+    assert result.roles.by_path["deepspeed_tutorials/train_bert_official.py"] == "docs"
+    assert _check(result, "A3").status.value != "used"
+    # control: the same folder named for the project's training is its training
+    moved = {k.replace("deepspeed_tutorials/", "ds_training/"): v.replace("../ds_configs", "ds_configs") for k, v in files.items()}
+    assert _audit(moved).roles.by_path["ds_training/train_bert_official.py"] != "docs"
+
+
+def test_a_roberta_masked_lm_trainer_is_not_llm_training() -> None:
+    files = {"train.py": _LLAVA_TRAIN, "bert/train_bert.py": _TUTORIAL_BERT}
+    assert _audit(files).roles.by_path["bert/train_bert.py"] == "side"
+    # control: the same script fine-tuning a causal LM is training
+    causal = _TUTORIAL_BERT.replace("RobertaLMHead", "LlamaForCausalLM").replace("transformers.models.roberta.modeling_roberta", "transformers")
+    assert _audit({"train.py": _LLAVA_TRAIN, "bert/train_bert.py": causal}).roles.by_path["bert/train_bert.py"] != "side"
