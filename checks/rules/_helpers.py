@@ -2138,6 +2138,29 @@ def unlaunched_ds_configs(facts: Facts) -> frozenset[str]:
         out |= frozenset(configs - named) if configs & named else frozenset()
     elif not refs and _deepspeed_never_passed(facts):
         out |= frozenset(e.path for e in facts.config("zero_optimization") if e.path.endswith(".json") and not _TEST_FILE.search(e.path))
+    out |= unlaunched_accelerate_configs(facts)  # (an accelerate config's ``deepspeed_config`` no launch picks)
+    facts._memo[key] = out  # type: ignore[assignment]
+    return out
+
+
+def unlaunched_accelerate_configs(facts: Facts) -> frozenset[str]:
+    """Accelerate config files (a ``distributed_type``) beside the ones the launches name, that no launch or documented
+    command names, where every ``accelerate launch`` of the repository names its ``--config_file`` and each resolves to a file
+    of the repository (VL-RLHF: seventeen launches pass ``accelerate_config/zero2.yaml`` and one ``ddp.yaml``; its
+    ``zero3.yaml`` is passed by nothing). Empty when a launch takes accelerate's default config or a variable, or none of the
+    repository's configs is named. Memoised per scan."""
+    key = ("unlaunched-accelerate-configs",)
+    if key in facts._memo:
+        return facts._memo[key]  # type: ignore[no-any-return]
+    out: frozenset[str] = frozenset()
+    runs = [x for x in [*facts.launches("accelerate"), *facts.records("doc_launches")]
+            if x.launcher == "accelerate" and not _TEST_FILE.search(x.path)]
+    values = [x.launcher_args.get("config_file") for x in runs]
+    if runs and all(isinstance(v, str) and v.strip() for v in values):
+        named = {resolve_file(facts, v) for v in values if isinstance(v, str)}
+        configs = {e.path for e in facts.config("distributed_type") if e.path.endswith((".yaml", ".yml")) and not _TEST_FILE.search(e.path)}
+        if None not in named and configs & named:
+            out = frozenset(configs - named)
     facts._memo[key] = out  # type: ignore[assignment]
     return out
 

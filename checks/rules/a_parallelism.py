@@ -969,7 +969,7 @@ def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:
             sites.append(Site(e, "zero_optimization (no stage: DeepSpeed default 0)", False, stage=0))
     menu = accelerate_menu(facts)
     for s in facts.effective("zero_stage"):
-        if _TEST_PATH.search(s.path) or inference_setting(s) or (s.source == "config" and s.path in menu):
+        if _TEST_PATH.search(s.path) or inference_setting(s) or (s.source == "config" and (s.path in menu or s.path in unlaunched)):
             continue
         st = _stage(s.value, facts)
         if st is not None:

@@ -169,3 +169,22 @@ def test_a_roberta_masked_lm_trainer_is_not_llm_training() -> None:
     # control: the same script fine-tuning a causal LM is training
     causal = _TUTORIAL_BERT.replace("RobertaLMHead", "LlamaForCausalLM").replace("transformers.models.roberta.modeling_roberta", "transformers")
     assert _audit({"train.py": _LLAVA_TRAIN, "bert/train_bert.py": causal}).roles.by_path["bert/train_bert.py"] != "side"
+
+
+# --- VL-RLHF: accelerate configs zero2.yaml (every launch) and zero3.yaml (none) ---------------------------------------------
+
+_ACC = ("compute_environment: LOCAL_MACHINE\ndeepspeed_config:\n  offload_optimizer_device: none\n  offload_param_device: none\n"
+        "  zero_stage: {stage}\ndistributed_type: DEEPSPEED\nmixed_precision: bf16\nnum_machines: 1\nnum_processes: 8\n")
+_DPO_SH = ("accelerate launch --config_file accelerate_config/{cfg}.yaml --num_processes $gpu_number \\\n"
+           "    src/vlrlhf/dpo.py --per_device_train_batch_size 4 --learning_rate 1e-5 --bf16 True\n")
+
+
+def test_an_accelerate_config_no_launch_names_is_not_the_runs() -> None:
+    files = {"src/vlrlhf/dpo.py": _LLAVA_TRAIN, "accelerate_config/zero2.yaml": _ACC.format(stage=2),
+             "accelerate_config/zero3.yaml": _ACC.format(stage=3), "scripts/dpo_qwenvl.sh": _DPO_SH.format(cfg="zero2"),
+             "scripts/dpo_llava.sh": _DPO_SH.format(cfg="zero2")}
+    a3 = _check(_audit(files), "A3")
+    assert a3.status.value == "used" and a3.values["zero_stage"] == 2, a3
+    # control: a launch that names zero3.yaml makes it a run's
+    files["scripts/dpo_llava.sh"] = _DPO_SH.format(cfg="zero3")
+    assert _check(_audit(files), "A3").values["zero_stage"] == 3
