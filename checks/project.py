@@ -2403,6 +2403,8 @@ def launch_runs_no_training(facts: Facts, path: str) -> bool:
 _POSITIONAL_DEFAULT = lazy_compile(r"^\$\{\d+:-(\d+)\}$")
 #: torchrun's node-count flag as launches spell it (argparse takes the prefix ``--nnode``: picotron's Slurm template)
 _NNODES_KEYS = ("nnodes", "nnode")
+#: the node counts of OpenRLHF's Ray roles (``train_ppo_ray``'s ``--actor_num_nodes``, ``--critic_num_nodes``...)
+_RAY_ROLE_NODES = ("actor_num_nodes", "critic_num_nodes", "ref_num_nodes", "reward_num_nodes")
 
 
 def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset()) -> None:
@@ -2482,7 +2484,8 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
         if per_node and per_node >= 1 and group > per_node:
             nodes.append((-(-group // per_node), f"{launch.path}:{launch.line}"))
     unnamed: list[str] = []
-    for s in facts.effective("num_machines", "nnodes", "num_nodes", "nodes", "NNODES", "trainer.num_nodes"):
+    # (OpenRLHF's Ray launcher places each model on its own nodes: MM-EUREKA ``--actor_num_nodes 2 --actor_num_gpus_per_node 8``)
+    for s in facts.effective("num_machines", "nnodes", "num_nodes", "nodes", "NNODES", "trainer.num_nodes", *_RAY_ROLE_NODES):
         n = as_number(s.value)
         # (GPT-NeoX ``num_nodes: int = -1``: "all the hostfile's nodes", a sentinel, not a count)
         if n and n > 0 and not _not_training_script(facts, s.path) and not _in_docs(s) and (s.path, s.line) not in local_only:

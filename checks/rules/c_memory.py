@@ -3545,6 +3545,13 @@ def _default_batch_pairs(f: Facts) -> list[tuple[float, float, Evidence, str]]:
     return out
 
 
+def _launch_ranks(x: Any) -> int | None:
+    """The training ranks a Ray-launched trainer's command asks for: ``--actor_num_nodes`` x ``--actor_num_gpus_per_node``
+    (OpenRLHF), when both are numbers; None otherwise."""
+    nodes, per = as_number(x.script_args.get("actor_num_nodes")), as_number(x.script_args.get("actor_num_gpus_per_node"))
+    return int(nodes * per) if nodes and per and nodes >= 1 and per >= 1 else None
+
+
 def _computed_accumulation(f: Facts) -> Outcome | None:
     """The trainer computes its accumulation count as global batch / (micro-batch x ranks) (OpenRLHF's strategy:
     ``self.accumulated_gradient = self.train_batch_size * ... // self.micro_train_batch_size // self.world_size``, the
@@ -3559,21 +3566,28 @@ def _computed_accumulation(f: Facts) -> Outcome | None:
     pairs: list[tuple[float, float, Evidence, str]] = [
         (g, m, Evidence(x.path, x.arg_line(k), x.arg_text.get(k) or f"{k} {x.script_args[k]}", k, x.script_args[k]), k)
         for g, m, x, k in launch_batch_pairs(f)]
+    # the training ranks a launch asks for itself (OpenRLHF's Ray launcher: ``--actor_num_nodes 2 --actor_num_gpus_per_node 8``
+    # is 16), else one node of ``_NODE_GPUS``
+    ranks = {(x.path, x.arg_line(k)): _launch_ranks(x) for _g, _m, x, k in launch_batch_pairs(f)}
     whose = "launches"
     if not pairs:
         pairs, whose = _default_batch_pairs(f), "argument parsers' defaults"
     if not pairs:
         return None
     a = sites[0]
-    many = [p for p in pairs if p[0] / (p[1] * _NODE_GPUS) >= 2]
-    g, m, ev, k = (many or pairs)[0]
+
+    def gpus(p: tuple[float, float, Evidence, str]) -> int:
+        return ranks.get((p[2].path, p[2].line)) or _NODE_GPUS
+    many = [p for p in pairs if p[0] / (p[1] * gpus(p)) >= 2]
+    g, m, ev, k = top = (many or pairs)[0]
+    n = gpus(top)
     where = f"{k} {g:g} over a micro-batch of {m:g} at {ev.path}:{ev.line}"
     cited = [f.ev(a)] + [p[2] for p in (many or pairs)[:5]]
     how = f"the trainer accumulates global batch / (micro-batch x data-parallel ranks) micro-batches per step ({a.path}:{a.line})"
     if len(many) * 2 >= len(pairs):
         return Outcome(U, cited, f"{how}; {len(many)} of {len(pairs)} {whose} set sizes that accumulate ({where}: "
-                       f"{g / (m * _NODE_GPUS):g} micro-batches per step on {_NODE_GPUS} GPUs)",
-                       {"gradient_accumulation_steps": int(g // (m * _NODE_GPUS))})
+                       f"{g / (m * n):g} micro-batches per step on {n} GPUs)",
+                       {"gradient_accumulation_steps": int(g // (m * n))})
     return Outcome(N, cited, f"{how}, but only {len(many)} of {len(pairs)} {whose} set a global batch of two or more "
                    f"micro-batches per GPU on {_NODE_GPUS} GPUs", {"gradient_accumulation_steps": 1})
 

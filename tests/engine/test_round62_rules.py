@@ -188,3 +188,34 @@ def test_an_accelerate_config_no_launch_names_is_not_the_runs() -> None:
     # control: a launch that names zero3.yaml makes it a run's
     files["scripts/dpo_llava.sh"] = _DPO_SH.format(cfg="zero3")
     assert _check(_audit(files), "A3").values["zero_stage"] == 3
+
+
+# --- MM-EUREKA: OpenRLHF's Ray launcher on two actor nodes -------------------------------------------------------------------
+
+_RAY_SH = ("ray job submit --address=\"http://127.0.0.1:8265\" \\\n   -- python3 -m openrlhf.cli.train_ppo_ray \\\n"
+           "   --actor_num_nodes {nodes} \\\n   --actor_num_gpus_per_node 8 \\\n   --vllm_num_engines 8 \\\n"
+           "   --pretrain Qwen/Qwen2.5-VL-7B-Instruct \\\n   --micro_train_batch_size 2 \\\n   --train_batch_size 128 \\\n"
+           "   --zero_stage 1 \\\n   --bf16\n")
+_RAY_STRATEGY = (
+    "class DeepspeedStrategy:\n    def setup_distributed(self):\n"
+    "        self.accumulated_gradient = self.train_batch_size * self.ring_attn_size // self.micro_train_batch_size // self.world_size\n"
+)
+_RAY_CLI = ("import argparse\nfrom openrlhf.utils.deepspeed import DeepspeedStrategy\n\n\nif __name__ == '__main__':\n"
+            "    parser = argparse.ArgumentParser()\n    parser.add_argument('--actor_num_nodes', type=int, default=1)\n"
+            "    parser.add_argument('--train_batch_size', type=int, default=128)\n"
+            "    parser.add_argument('--micro_train_batch_size', type=int, default=4)\n    args = parser.parse_args()\n"
+            "    for batch in []:\n        loss = batch\n        loss.backward()\n")
+
+
+def test_ray_actor_nodes_are_the_runs_nodes() -> None:
+    files = {"openrlhf/cli/train_ppo_ray.py": _RAY_CLI, "openrlhf/utils/deepspeed/deepspeed.py": _RAY_STRATEGY,
+             "openrlhf/utils/deepspeed/__init__.py": "from .deepspeed import DeepspeedStrategy\n",
+             "examples/scripts/train_multi_node.sh": _RAY_SH.format(nodes=2)}
+    result = _audit(files)
+    assert result.project.multi_node
+    c5 = _check(result, "C5")
+    assert "4 micro-batches per step on 16 GPUs" in c5.detail, c5.detail
+    # control: one actor node is one node, judged on its 8 GPUs
+    files["examples/scripts/train_multi_node.sh"] = _RAY_SH.format(nodes=1)
+    result = _audit(files)
+    assert not result.project.multi_node and "8 micro-batches per step on 8 GPUs" in _check(result, "C5").detail
