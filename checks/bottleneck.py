@@ -1167,9 +1167,16 @@ def classify(facts: Facts, project: Project, results: Iterable[CheckResult], rol
     if project.does_training and not any(s.kind == Bottleneck.DATA_IO and s.positive and ("storage" in s.en or "file system" in s.en) for s in sigs) \
             and not _data_locations(facts):
         # the paths I2 read (a launch's ``--data_path ./alpaca_data.json``) that name no medium: the note must not deny them
+        # (the paths in the order of I2's evidence, so the site cited is the first path's: Osprey's ``stage2.json:4`` holds
+        # ``./data/coco/...``, not the ``Osprey-724K`` files sorting first)
         i2 = next((r for r in results if r.id == "I2" and r.values.get("data_paths")), None)
-        storage = storage_note(list(i2.values["data_paths"]), f"{i2.evidence[0].path}:{i2.evidence[0].line}" if i2.evidence else "") \
-            if i2 is not None else storage_note()
+        if i2 is not None:
+            shown = [e for e in i2.evidence if isinstance(e.value, str) and e.value in i2.values["data_paths"]]
+            paths = list(dict.fromkeys([e.value for e in shown] + list(i2.values["data_paths"])))
+            first = shown[0] if shown else (i2.evidence[0] if i2.evidence else None)
+            storage = storage_note(paths, f"{first.path}:{first.line}" if first is not None else "")
+        else:
+            storage = storage_note()
     hint, hint_zh = profile_hint(project)
     if not ranked:
         if not (project.does_training or project.does_inference):

@@ -74,8 +74,13 @@ _DATA_KEYS = (
     "image_root", "video_folder", "data_prefix", "train_data_file", "tokenized_path", "train_dataset_path", "train_data_prefix",
     "data_cache_path", "train_shards", "train_urls", "data_folder", "corpus_path", "dataset_name_or_path", "hf_dataset_or_datasets",
     "train_split_path", "dataset_name",
+    # MMDetection-style dataset entries (Osprey ``configs/stage2.json``: ``"ann_file": "./data/...", "img_prefix": "./data/coco/imgs"``)
+    # and LAVIS-style image roots (``vis_root``)
+    "ann_file", "img_prefix", "vis_root", "ann_root",
 )
 _HUB_KEYS = {"dataset_name", "hf_dataset_or_datasets", "dataset_name_or_path"}
+#: the location keys of a dataset entry in a list of them (:data:`_DATA_KEYS`' MMDetection and LAVIS spellings)
+_ENTRY_KEYS = ("ann_file", "img_prefix", "vis_root", "ann_root", "data_path", "image_folder")
 _OBJECT_SCHEMES = {"s3", "s3a", "s3n", "oss", "gs", "gcs", "obs", "cos", "tos", "az", "abfs", "abfss", "wasb", "wasbs", "azureml", "r2", "ks3", "bos", "minio"}
 _BUILDERS = {"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder", "webdataset", "pandas", "sql", "generator", "videofolder"}
 _PLACEHOLDER = lazy_compile(r"path/to|your[_-]|<|\{|\$|xxx|/path\b|\.\.\.|^none$|^null$", re.I)
@@ -271,6 +276,15 @@ def data_locations(f: Facts) -> list[DataLoc]:
             continue  # axolotl ``path: QingyiSi/Alpaca-CoT`` with ``data_files: [Chain-of-Thought/...json]``: files of that hub repo
         for v in _split_values(e.value):
             add(v, e, e.dotted, hub_ok=True)
+    # a list of dataset entries a launch hands to the trainer as a JSON file (Osprey ``--dataset_config
+    # ./osprey/configs/stage2.json``: ``[{"type": "coco_data", "ann_file": "./data/coco/...", "img_prefix": "./data/coco/imgs"}]``),
+    # whose records the settings leave out as data
+    listed = [e for e in f.config(*_ENTRY_KEYS) if e.keys and isinstance(e.keys[0], int) and e.path.endswith(".json")]
+    if listed:
+        passed = {resolve_file(f, v) for x in f.launches() for v in x.script_args.values() if isinstance(v, str) and v.endswith(".json")}
+        for e in listed:
+            if e.path in passed and isinstance(e.value, str):
+                add(e.value, e, e.dotted)
     # a data section's list of files (OLMo ``data: {paths: [gs://ai2-llm/preprocessed/.../part-0-00000.npy, ...]}``)
     for e in f.config("data.paths", "data.files", "data.urls", "data.path", "dataset.paths", "train_data.paths"):
         for v in _split_values(e.value)[:3]:

@@ -219,3 +219,24 @@ def test_ray_actor_nodes_are_the_runs_nodes() -> None:
     files["examples/scripts/train_multi_node.sh"] = _RAY_SH.format(nodes=1)
     result = _audit(files)
     assert not result.project.multi_node and "8 micro-batches per step on 8 GPUs" in _check(result, "C5").detail
+
+
+# --- Osprey: the dataset list a launch passes as JSON names where the data live -----------------------------------------------
+
+_OSPREY_CFG = ('[\n    {\n        "type": "RefCOCO",\n        "ann_file": "./data/refcocos/finetune_refcoco_train_with_mask.json",\n'
+               '        "img_prefix": "./data/coco/imgs"\n    }\n]\n')
+_OSPREY_SH = ("deepspeed --include localhost:0,1,2,3 osprey/train/train_mem.py \\\n    --deepspeed ./scripts/zero2.json \\\n"
+              "    --dataset_config ./osprey/configs/stage2.json \\\n    --bf16 True \\\n    --per_device_train_batch_size 1\n")
+
+
+def test_a_launched_dataset_list_names_the_data_location() -> None:
+    files = {"osprey/train/train_mem.py": _LLAVA_TRAIN, "osprey/configs/stage2.json": _OSPREY_CFG, "scripts/stage2.sh": _OSPREY_SH}
+    result = _audit(files)
+    i2 = _check(result, "I2")
+    assert "./data/refcocos/finetune_refcoco_train_with_mask.json" in i2.values.get("data_paths", []), i2
+    # (the note names the paths in the order of their evidence, so the line cited holds the first path named)
+    storage = next(r for r in result.project.bottleneck_reasons if r.startswith("storage"))
+    assert "(./data/refcocos/finetune_refcoco_train_with_mask.json, ./data/coco/imgs; osprey/configs/stage2.json:4)" in storage, storage
+    # control: the same list passed by no launch is data, not a run's setting
+    files["scripts/stage2.sh"] = _OSPREY_SH.replace("    --dataset_config ./osprey/configs/stage2.json \\\n", "")
+    assert not _check(_audit(files), "I2").values.get("data_paths")
