@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Expr, Facts, as_number, truthy
+from ..facts import Expr, Facts, Setting, as_number, truthy
 from ..lazyre import lazy_compile
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
 from ..project import documented_multi_node, launch_runs_no_training
@@ -191,6 +191,64 @@ def _text(v: Any) -> str:
     if isinstance(v, Expr):
         return v.dotted or v.text
     return str(v)
+
+
+def _lightning_fsdp(precision: str) -> dict[str, str]:
+    """MobiLlama's ``main_mobillama.py``: Lightning Fabric with ``FSDPStrategy`` at a precision, launched on two nodes."""
+    return {
+        "main.py": (
+            "from functools import partial\nimport lightning as L\nfrom lightning.fabric.strategies import FSDPStrategy\n"
+            "from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy\nfrom transformers.models.llama.modeling_llama import "
+            "LlamaDecoderLayer\n\nPRECISION = '" + precision + "'\n\n\ndef main(n_nodes=2):\n"
+            "    fabric = L.Fabric(accelerator='cuda', num_nodes=n_nodes, devices=8, precision=PRECISION,\n"
+            "                      strategy=FSDPStrategy(auto_wrap_policy=partial(transformer_auto_wrap_policy,\n"
+            "                                            transformer_layer_cls={LlamaDecoderLayer})))\n"
+            "    fabric.launch()\n    for batch in []:\n        fabric.backward(batch)\n"),
+        "pretrain.sh": "#!/bin/sh\n#SBATCH --nodes=2\nsrun python main.py --n_nodes 2\n",
+    }
+
+
+def _hf_fsdp(precision_flag: str) -> dict[str, str]:
+    """LongVU's launch: the HF Trainer with ``--fsdp "full_shard auto_wrap"`` on eight nodes."""
+    return {
+        "train.py": "import transformers\n\ntransformers.Trainer(model=None, args=None).train()\n",
+        "train.sh": ("torchrun --nproc_per_node=8 --nnodes=8 train.py \\\n    --fsdp \"full_shard auto_wrap\" \\\n"
+                     f"    {precision_flag} \\\n    --per_device_train_batch_size 1\n"),
+    }
+
+
+#: Lightning precisions whose FSDP plugin reduces gradients in 16 bits (``FSDPPrecision.mixed_precision_config``:
+#: ``bf16-mixed`` keeps fp32 parameters and sets ``reduce_dtype = buffer_dtype = torch.bfloat16``; ``*-true`` all three)
+_LIGHTNING_LOW = lazy_compile(r"^(bf16|16)(-mixed|-true)?$")
+
+
+def _framework_fsdp_low_reduce(f: Facts) -> tuple[list[Evidence], str] | None:
+    """FSDP wrapped by a framework that turns the run's 16-bit precision into the FSDP mixed-precision policy, reduce dtype
+    included: the HF Trainer's ``--fsdp`` with ``--bf16``/``--fp16`` (accelerate's ``set_mixed_precision``:
+    ``MixedPrecision(param_dtype=dtype, reduce_dtype=dtype, buffer_dtype=dtype)``; LongVU), or Lightning's ``FSDPStrategy``
+    under ``precision="bf16-mixed"`` (MobiLlama's ``L.Fabric``). (evidence, what reduces in which dtype), or None."""
+    sites = [s for s in fsdp_sites(f) if s.sharded]
+    # (the precision of the same launch or recipe: LLaMA-Factory's one FSDP recipe is an FP8 run, whatever other launches set)
+    for h in (s for s in sites if s.how == "fsdp" and isinstance(s.fact, Setting) and not _E3_TEST.search(s.fact.path)):
+        low = [s for s in f.effective("bf16", "fp16") if truthy(s.value) is True and s.path == h.fact.path
+               and (s.source != "launcher" or abs(s.line - h.fact.line) < 60)]
+        if low:
+            dtype = "bf16" if low[0].name == "bf16" else "fp16"
+            return ([f.ev(h.fact), f.ev(low[0])], f"{dtype}: the HF Trainer's FSDP (`--fsdp` at {h.fact.path}:"
+                    f"{h.fact.line}) takes its mixed-precision policy from `--{dtype}` ({low[0].path}:{low[0].line}), reduce dtype "
+                    "included")
+    launched = {resolve_file(f, x.script) for x in f.launches() if x.script}
+    # (the script a launch runs first: MobiLlama's ``pretrain.sh`` runs main_mobillama.py, not the large-base variant)
+    lightning = sorted((s for s in sites if s.how == "FSDPStrategy()"), key=lambda s: s.fact.path not in launched)
+    for s in lightning:
+        for c in f.calls("Fabric", "Trainer"):
+            v = c.kwargs.get("precision")
+            if c.path == s.fact.path and isinstance(v, str) and _LIGHTNING_LOW.match(v.strip().lower()):
+                dtype = "bf16" if v.strip().lower().startswith("bf16") else "fp16"
+                return ([f.ev(s.fact), f.ev(c, key=f"{c.short}(precision=)", value=v)],
+                        f"{dtype}: Lightning's FSDP precision plugin reduces gradients in {dtype} under precision={v!r} "
+                        f"({c.path}:{c.kw_line('precision')})")
+    return None
 
 
 # -- E1 ---------------------------------------------------------------------------------
@@ -1315,6 +1373,10 @@ class E3GradientCompression(Check):
         Example(_FSDP_CONFIGURED_DTYPE, P, "param_dtype read from a parallel config whose default is bf16, no reduce_dtype"),
         Example({**_FSDP_CONFIGURED_DTYPE, "mylib/backend.py": _FSDP_CONFIGURED_DTYPE["mylib/backend.py"].replace(
             "torch.bfloat16", "torch.float32")}, N, "the config's param_dtype is fp32: nothing reduced in low precision"),
+        Example(_lightning_fsdp("bf16-mixed"), P, "Lightning FSDPStrategy under bf16-mixed: its precision plugin reduces in bf16"),
+        Example(_lightning_fsdp("32-true"), N, "Lightning FSDPStrategy in fp32: gradients reduced in fp32"),
+        Example(_hf_fsdp("--bf16 True"), P, "HF Trainer --fsdp with --bf16: accelerate's FSDP policy reduces in bf16"),
+        Example(_hf_fsdp("--tf32 True"), N, "HF Trainer --fsdp without a 16-bit precision"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -1424,6 +1486,10 @@ class E3GradientCompression(Check):
             return Outcome(P, [f.ev(e, key=e.dotted, value=e.value) for e in ds_low[:3]],
                            f"gradients reduced in {dtype}: DeepSpeed communicates in the training precision when communication_data_type "
                            f"is unset ({e0.path}:{e0.line}); no compression beyond it", {"grad_compression": ["deepspeed-half"]})
+        framework = None if off else _framework_fsdp_low_reduce(f)
+        if framework is not None:
+            ev, how = framework
+            return Outcome(P, ev, f"gradients reduced in {how}; no compression beyond it", {"grad_compression": ["fsdp-reduce-dtype"]})
         detail = "gradient compression explicitly off" if off else "gradients are communicated uncompressed"
         if low_cfg:
             c0 = low_cfg[0]
