@@ -35,6 +35,7 @@ from ._helpers import (
     inputs_replaced,
     main_block_only,
     parse_expr,
+    resolve_file,
     unreached_note,
     unreached_sites,
     uses_hf_trainer,
@@ -665,11 +666,19 @@ def training_loaders(ctx: Context) -> list[_Loader]:
         if not _megatron_loader(launch):
             continue  # Megatron's model flags from a driver that feeds its own data (slime: RL rollouts, ``--prompt-data``)
         w = launch.script_args.get("num_workers")
-        workers = _Value(w, _ev(launch, key="--num-workers", value=w), True) if w is not None else _Value(2, _ev(launch, key="--num-workers", value=2), False)
+        # (SwissArmyTransformer takes Megatron's flags with defaults of its own, ``--num-workers`` 1 and ``--prefetch-factor``
+        # 4, handed to a pinned DataLoader: VisualGLM's finetune scripts)
+        sat = _sat_script(f, launch)
+        default = 1 if sat else 2
+        workers = _Value(w, _ev(launch, key="--num-workers", value=w), True) if w is not None else \
+            _Value(default, _ev(launch, key="--num-workers", value=default), False)
+        pf = launch.script_args.get("prefetch_factor")
+        prefetch = _Value(pf, _ev(launch, key="--prefetch-factor", value=pf), True) if pf is not None else \
+            _Value(4, _ev(launch, key="--prefetch-factor", value=4), False) if sat else _Value(None, _ev(launch, key="prefetch_factor"), False)
         props = {
             "num_workers": [workers],
             "pin_memory": [_Value(True, _ev(launch, key="pin_memory", value=True), False)],
-            "prefetch_factor": [_Value(None, _ev(launch, key="prefetch_factor"), False)],
+            "prefetch_factor": [prefetch],
         }
         out.append(_Loader(launch, "megatron", True, props))
     for c in _deepspeed_built_loaders(f):
@@ -971,6 +980,14 @@ def _data_path_ev(f: Facts) -> list[Evidence]:
 #: Megatron-LM's own data arguments: a launch passing one reads its data through Megatron's loader
 _MEGATRON_DATA_FLAGS = frozenset({"data_path", "train_data_path", "data_args_path", "per_split_data_args_path", "mock_data",
                                   "data_cache_path", "split", "num_workers"})
+
+
+def _sat_script(f: Facts, launch: Any) -> bool:
+    """The launch runs a SwissArmyTransformer (``sat``) trainer: its script imports ``sat`` (VisualGLM's
+    ``finetune_visualglm.py``: ``from sat.training.deepspeed_training import training_main``)."""
+    path = resolve_file(f, launch.script) if launch.script else None
+    ff = f.files.get(path) if path else None
+    return ff is not None and any(i.module == "sat" or (i.module or "").startswith("sat.") for i in ff.imports)
 
 
 def _megatron_loader(launch: Any) -> bool:
@@ -2887,6 +2904,8 @@ class F2Prefetch(_DataCheck):
                 factors.append(0)
                 continue
             explicit = [(as_number(v.value), v) for v in ld.props.get("prefetch_factor", []) if v.explicit and v.value is not _UNKNOWN]
+            # (or a framework's own default: SwissArmyTransformer's ``--prefetch-factor`` 4)
+            explicit = explicit or [(n, v) for v in ld.props.get("prefetch_factor", []) if (n := as_number(v.value)) is not None]
             if explicit and all(n is not None for n, _ in explicit):
                 low = min(n for n, _ in explicit if n is not None)
                 kinds.append("used" if low >= 2 else "weak")

@@ -100,6 +100,24 @@ def test_a_chat_demos_model_parallel_size_is_not_trainings() -> None:
     assert _check(_audit(files), "A4").status.value == "used"
 
 
+_SAT_SH = ("#! /bin/bash\ngpt_options=\" --model-parallel-size 1 --mode finetune --train-iters 300 --train-data ./data.json --split 1 \\\n"
+           "    --valid-data ./data.json --lr-decay-style cosine --zero-stage 1 --lr 0.0001 --batch-size 4 --fp16 \"\n"
+           "deepspeed --master_port 16666 finetune_visualglm.py ${gpt_options}\n")
+
+
+def test_swissarmytransformer_loader_defaults_are_its_own() -> None:
+    files = {"model/visualglm.py": _VGLM_MODEL, "finetune_visualglm.py": _VGLM_FT, "finetune/finetune_visualglm.sh": _SAT_SH}
+    result = _audit(files)
+    f1, f2 = _check(result, "F1"), _check(result, "F2")
+    assert f1.status.value == "partial" and "only 1 loader worker" in f1.detail, f1.detail
+    assert "prefetch_factor=4" in f2.detail, f2.detail
+    # control: the same Megatron-style flags for a script that does not run on SwissArmyTransformer keep Megatron's 2 workers
+    files["finetune_visualglm.py"] = _VGLM_FT.replace("from sat.training.deepspeed_training import training_main\n",
+                                                      "from megatron.training import pretrain as training_main\n")
+    result = _audit(files)
+    assert "only 2 loader worker" in _check(result, "F1").detail and "prefetch_factor=2" in _check(result, "F2").detail
+
+
 # --- LongVU: the Alpaca template's ``facebook/opt-125m`` beside launches that load ``--input_model_filename`` -----------------
 
 _LONGVU_TRAIN = (
