@@ -31,6 +31,8 @@ _DOC_EXT = {".md", ".qmd", ".rst", ".mdx"}
 #: distributed runs and the guides that show how to train (``multigpu_finetuning.md``, ``docs/quickstart.md``)
 _DOC_TOPIC = lazy_compile(r"multi[-_]?node|multinode|distributed|cluster|slurm|launch|nccl|deepspeed|fsdp|scale"
                         r"|train|fine[-_]?tun|quick[-_]?start|getting[-_]started|multi[-_]?gpu|single[-_]?gpu|usage", re.I)
+#: a README named for one of the project's models (MPP-LLaVA's ``MPPQwen14B_README.md``, ``MiniGPT4Qwen_README.md``)
+_README_SUFFIX = lazy_compile(r"[_\-.]readme\.\w+$")
 _DATA_JSON = {"tokenizer.json", "vocab.json", "package-lock.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"}
 
 
@@ -60,7 +62,7 @@ def classify(path: str) -> str | None:
         return "make"
     if low == "dockerfile" or low.startswith("dockerfile.") or suffix == ".dockerfile" or low == "containerfile":
         return "docker"
-    if suffix in _DOC_EXT and (low.startswith("readme") or _DOC_TOPIC.search(path)):
+    if suffix in _DOC_EXT and (low.startswith("readme") or _README_SUFFIX.search(low) or _DOC_TOPIC.search(path)):
         return "docs"
     if low.startswith("hostfile") and suffix in {"", ".txt", ".example"} | ({suffix} if suffix[1:].isdigit() or "_" in suffix else set()):
         return "hostfile"  # DeepSpeed's/colossalai's list of nodes (``node-0 slots=8``), which ``--hostfile`` names

@@ -937,6 +937,10 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
     # a loop that calls the trainer's own step method (``outputs = self.training_step(dataloader)``, nanotron)
     loops |= {(c.path, c.func, c.loop) for c in f.calls("training_step", "train_step")
               if c.loop is not None and not _epoch_loop(c.loop) and c.func not in _STEP_FUNCS}
+    # a loop that runs one step of DeepSpeed's pipeline engine per iteration (MPP-LLaVA ``loss =
+    # engine.train_batch(data_iter=train_iter)``: forward, backward and the optimizer step over all micro-batches)
+    loops |= {(c.path, c.func, c.loop) for c in f.calls("train_batch") if c.loop is not None and not _epoch_loop(c.loop)
+              and "." in c.name and c.func != "train_batch" and c.kwargs.get("data_iter") is not None}
     # an RL trainer's loop that runs one policy update per iteration through its engine (AReaL ``for global_step in
     # range(start_step, max_steps): ... self.actor.ppo_update(adv_batch)``)
     loops |= {(c.path, c.func, c.loop) for c in f.calls("ppo_update") if c.loop is not None and not _epoch_loop(c.loop)

@@ -189,6 +189,35 @@ def test_a_roberta_masked_lm_trainer_is_not_llm_training() -> None:
     assert _audit({"train.py": _LLAVA_TRAIN, "bert/train_bert.py": causal}).roles.by_path["bert/train_bert.py"] != "side"
 
 
+_PIPE_TRAIN = (
+    "import deepspeed\nimport wandb\nfrom omegaconf import OmegaConf\n\n\ndef main(cfg):\n"
+    "    engine, optimizer, _, _ = deepspeed.initialize(model=None, config=OmegaConf.to_container(cfg.run_cfg.deepspeed_config))\n"
+    "    for epoch in range(cfg.run_cfg.max_epoch):\n        train_iter = iter([])\n"
+    "        for cur_step in range(100):\n            loss = engine.train_batch(data_iter=train_iter)\n"
+    "            wandb.log({'loss': loss.item()}, step=cur_step)\n"
+)
+_PIPE_CFG = ("model:\n  arch: minigpt4qwen\nrun_cfg:\n  max_epoch: 1\n  deepspeed_config:\n    train_micro_batch_size_per_gpu: 1\n"
+             "    zero_optimization:\n      stage: 1\n      offload_optimizer:\n        device: \"cpu\"\n        pin_memory: true\n")
+
+
+def test_a_model_readme_documents_the_recipe_and_a_pipeline_engine_steps() -> None:
+    files = {"train_pipeline.py": _PIPE_TRAIN, "lavis/projects/pp_qwen14b/sft_pp.yaml": _PIPE_CFG,
+             "lavis/projects/pp_qwen14b/other_pp.yaml": _PIPE_CFG.replace("offload_optimizer:\n        device: \"cpu\"", "offload_x:\n        device: \"cpu\""),
+             "README.md": ("## Train\n\n```bash\npython -m torch.distributed.run --nproc_per_node=8 train_pipeline.py "
+                           "--cfg-path lavis/projects/pp_qwen14b/other_pp.yaml --num-stages 8\n```\n"),
+             "MPPQwen14B_README.md": ("## Train\n\n```bash\npython -m torch.distributed.run --nproc_per_node=6 train_pipeline.py "
+                                      "--cfg-path lavis/projects/pp_qwen14b/sft_pp.yaml --num-stages 6\n```\n")}
+    result = _audit(files)
+    # the recipe a model's README runs is named: its optimizer offload is a run's
+    assert _check(result, "C4").status.value == "used"
+    # ``engine.train_batch(data_iter=...)`` runs a whole step: the tracker call beside it reports every step
+    i5 = _check(result, "I5")
+    assert i5.status.value == "unused" and any(e.path == "train_pipeline.py" for e in i5.evidence), i5
+    # control: with the model README gone, the offloading recipe is one nothing names
+    del files["MPPQwen14B_README.md"]
+    assert _check(_audit(files), "C4").status.value == "partial"
+
+
 # --- VL-RLHF: accelerate configs zero2.yaml (every launch) and zero3.yaml (none) ---------------------------------------------
 
 _ACC = ("compute_environment: LOCAL_MACHINE\ndeepspeed_config:\n  offload_optimizer_device: none\n  offload_param_device: none\n"
