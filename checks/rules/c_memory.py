@@ -2482,18 +2482,46 @@ _GA_KEYS = (
 _SHELL_RATIO = lazy_compile(r"^\$\(\(\s*(\d+)\s*/\s*\((.*)\)\s*\)\)$")
 
 
-def _shell_ratio(v: object) -> tuple[int, int] | None:
+def shell_ratio(v: object) -> tuple[int, int] | None:
     """(global batch, micro-batch) of ``$((G / (m * GPUs)))`` with the micro-batch the one literal factor, in any place:
     Mantis ``$((128 / (1 * $((...)))))``, VideoLLaMA2 ``$[128/($WORLD_SIZE*$NPROC_PER_NODE*4)]`` (expanded with the
     script's defaults as ``$((128/(${1:-1}*${2:-8}*4)))``)."""
     m = _SHELL_RATIO.match(v.strip()) if isinstance(v, str) else None
     if m is None:
-        return None
+        return _chained_ratio(v)
     factors = [x.strip() for x in m.group(2).split("*")]
     lits = [int(x) for x in factors if x.isdigit()]
     if len(lits) != 1 or len(lits) == len(factors):
         return None
     return int(m.group(1)), lits[0]
+
+
+def _chained_ratio(v: object) -> tuple[int, int] | None:
+    """(global batch, micro-batch) of ``$((G / GPUs / m))`` divided in a chain, the micro-batch the one literal divisor and
+    the GPU count a command or variable (deita's ``GRADACC=$(($TOTALBSZ/$NUMGPUS/$BSZPERDEV))``, expanded as
+    ``$((512/$(echo ... | awk ...)/1))``). None for any other shape."""
+    if not isinstance(v, str):
+        return None
+    t = v.strip()
+    if not (t.startswith("$((") and t.endswith("))")):
+        return None
+    parts, depth, cur = [], 0, ""
+    for ch in t[3:-2]:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "/" and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur.strip())
+    if len(parts) < 3 or not parts[0].isdigit():
+        return None
+    lits = [int(x) for x in parts[1:] if x.isdigit()]
+    if len(lits) != 1 or not all(x.isdigit() or x.startswith("$") for x in parts[1:]):
+        return None
+    return int(parts[0]), lits[0]
+
+
 _BATCH_PAIRS = (("global_batch_size", "micro_batch_size"), ("train_batch_size", "train_micro_batch_size_per_gpu"),
                 ("global_train_batch_size", "device_train_microbatch_size"))
 #: hooks registered on a tensor's or module's gradient: they run inside a ``backward()`` the loop already made
@@ -3156,7 +3184,7 @@ class C5GradientAccumulation(Check):
         for s in f.effective(*_GA_KEYS):
             v = as_number(s.value)
             if v is None:
-                ratio = _shell_ratio(s.value)
+                ratio = shell_ratio(s.value)
                 if ratio and ratio[0] >= 2 * ratio[1] and not _TEST_FILE.search(s.path):
                     computed.append((s, *ratio))
                 continue

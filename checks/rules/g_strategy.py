@@ -64,7 +64,7 @@ from ._helpers import (
 )
 from ._registry import recipes_calling, split_text, total_recipes
 from .a_parallelism import MMENGINE_CONFIG
-from .c_memory import launch_batch_pairs
+from .c_memory import launch_batch_pairs, shell_ratio
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -1288,6 +1288,12 @@ def global_batch(f: Facts, ctx: Context | None = None) -> int | None:
     pairs = launch_batch_pairs(f)
     if pairs:
         return int(max(g for g, _, _, _ in pairs))
+    # launches that compute their accumulation from a global batch (deita ``GRADACC=$(($TOTALBSZ/$NUMGPUS/$BSZPERDEV))``
+    # with ``TOTALBSZ=512``): that global batch, the one most launches run
+    computed = _computed_globals(f)
+    if computed:
+        counts = Counter(computed)
+        return int(max(counts, key=lambda b: (counts[b], b)))
     micro_s = [(s, n) for s in f.effective(*_MICRO_KEYS) if (n := as_number(s.value)) and n > 0]
     if not micro_s:
         return None
@@ -1368,10 +1374,15 @@ _MICRO_KEYS = ("per_device_train_batch_size", "train_micro_batch_size_per_gpu", 
 _ACCUM_KEYS = ("gradient_accumulation_steps", "accumulate_grad_batches", "grad_accum", "batch_accumulation_per_replica")
 
 
+def _computed_globals(f: Facts) -> list[int]:
+    """The global batches the launches divide their accumulation from (``$((512 / $NUMGPUS / 1))``): one per launch."""
+    return [g for s in f.effective(*_ACCUM_KEYS) if s.source == "launcher" and (r := shell_ratio(s.value)) and (g := r[0]) > r[1]]
+
+
 def _gpus_unknown(f: Facts, ctx: Context) -> bool:
     """No explicit global batch size is set and the launches do not fix the GPU count: :func:`global_batch` then
     multiplies per-GPU sizes only."""
-    if ctx.project.num_gpus or launch_batch_pairs(f):
+    if ctx.project.num_gpus or launch_batch_pairs(f) or _computed_globals(f):
         return False
     return not any((n := as_number(s.value)) and 0 < n <= _MAX_SEQ_BATCH and not isinstance(s.value, str)
                    for s in f.effective(*_GLOBAL_BATCH_KEYS))
