@@ -126,6 +126,7 @@ _FREEZE_VISION_KEYS = ("freeze_vision_tower", "freeze_vision_encoder", "freeze_v
                        "freeze_vision_model", "freeze_image_encoder", "freeze_visual", "freeze_vision_backbone", "freeze_clip",
                        "freeze_encoder_vision", "freeze_img_encoder", "freeze_vision_tower_layers",
                        "freeze_vision_modules",  # VLM-R1's GRPO trainer (``--freeze_vision_modules true``)
+                       "fix_vit",  # Qwen-VL's finetune.py and its descendants (SeeClick ``--fix_vit False``), InternLM-XComposer
                        "lock_image")  # OpenCLIP's ``--lock-image`` (LiT: the image tower locked, the text tower trained)
 _TUNE_VISION_KEYS = ("tune_mm_vision", "tune_vision", "tune_vit", "train_vision", "train_vision_tower", "train_vit",
                      "unfreeze_mm_vision_tower", "unfreeze_vision_tower", "unfreeze_vit", "trainable_vision_tower",
