@@ -449,6 +449,14 @@ def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] |
             continue
         if stop_at_script:
             return opts, tokens[i:]
+        if i == 0 and t.lower().endswith((".yaml", ".yml", ".json")) and "=" not in t and "config" not in opts:
+            # the script's first argument a recipe file, its flags overriding it (alignment-handbook's and Step-DPO's
+            # ``train.py configs/config_full.yaml --gradient_accumulation_steps=8``, TRL's parser): the config it starts from
+            opts["config"] = str(t)
+            if lines is not None and hasattr(t, "line"):
+                lines["config"] = t.line  # type: ignore[attr-defined]
+            i += 1
+            continue
         over = _OVERRIDE.match(t)
         if over:
             # a Hydra/OmegaConf override after the script (verl ``actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2``,

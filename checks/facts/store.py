@@ -818,6 +818,9 @@ class Facts:
         drop: set[int] = set()
         add: list[Setting] = []
         for name, group in by_name.items():
+            # a base config's value that every launch naming it overrides runs nowhere (Step-DPO's config_full.yaml)
+            if any(c.source == "config" for c in group) and (over := self._overridden_bases(name)):
+                drop |= {id(c) for c in group if c.source == "config" and c.path in over}
             if _LAYOUT.search(name):
                 continue  # a parallel degree is a layout the project offers for its larger models, not a tuning value
             d, a = self._recipe_vote(name, group)
@@ -836,10 +839,13 @@ class Facts:
         configs = self.config_modules()
         launched: set[str] = set()
         serving: list[Setting] = []
+        overridden = self._overridden_bases(name)
         for c in group:
             if not _tuning(c.value):
                 continue
             v = repr(c.value)
+            if c.source == "config" and c.path in overridden:
+                continue  # a base config whose every launch sets the name itself: its value never runs (Step-DPO)
             if c.source == "config" and (c.path.endswith((".yaml", ".yml", ".json")) or c.path in modules or c.path in configs):
                 units[c.path].add(v)
                 holders[v].append(c)
@@ -1107,6 +1113,31 @@ class Facts:
         loaders = [c for k in ("fromfile", "from_file", "load") for c in by_short.get(k, ())]
         memo = self._s["config_modules"] = python_config_modules(self.files, loaders)
         return memo
+
+    def _base_paths(self, launch: Launch) -> list[str]:
+        """The YAML/JSON files of the repository a launch names as its base config (see :meth:`_base_config_value`)."""
+        out: list[str] = []
+        for k, v in launch.script_args.items():
+            if _norm_key(k) not in _BASE_CONFIG_KEYS or not isinstance(v, str):
+                continue
+            ref = v.strip("'\"")
+            while ref.startswith("./"):
+                ref = ref[2:]
+            if not ref.endswith((".yaml", ".yml", ".json")) or "$" in ref:
+                continue
+            out += [p for p in self._s["files"] if p == ref or p.endswith("/" + ref)]
+        return out
+
+    def _overridden_bases(self, name: str) -> set[str]:
+        """Base configs (YAML/JSON) that launches name, each of which passes ``name`` itself (Step-DPO: every
+        ``train.py configs/config_full.yaml --gradient_accumulation_steps=8`` overrides the file's 16): the file's value of
+        ``name`` is no run's. A file some launch names without the flag keeps its value."""
+        named: dict[str, bool] = {}
+        for launch in self.launches():
+            for p in self._base_paths(launch):
+                sets = any(_norm_key(k) == name for k in launch.script_args)
+                named[p] = named.get(p, True) and sets
+        return {p for p, all_set in named.items() if all_set}
 
     def _base_config_value(self, launch: Launch, group: list[Setting]) -> Setting | None:
         """The setting of this name in the YAML/JSON file a launch names as its base config (``config=examples/config.yaml``,

@@ -108,6 +108,12 @@ _SUBMITTED_ENGINE = lazy_compile(r"\s--\s+(\S*python\S*\s+-m\s+)?(vllm|sglang|lm
 _ENGINE_MODULE = lazy_compile(r"(?:^|\s)-m\s+(?:vllm|sglang|lmdeploy)\.[\w.]+|(?:^|\s)vllm\s+serve\b")
 
 
+#: a script named for evaluation or generation (``eval_math.py``, ``inference.py``, ``generate_responses.py``; not
+#: Pai-Megatron-Patch's ``chatlearn_entrypoint.py``, which trains with ChatLearn)
+_EVAL_SCRIPT = lazy_compile(r"^(eval|evaluate|evaluation|infer|inference|generate|generation|serve|server|serving|bench|benchmark|predict)"
+                            r"(_\w+)?\.py$|^\w+_(eval|evaluate|evaluation|infer|inference|generate|generation|predict)\.py$", re.I)
+
+
 def inference_setting(s: Setting) -> bool:
     """A setting of an inference engine (vLLM/SGLang rollout, ``LLM(...)``), not of training parallelism."""
     if _INFERENCE_KEY.search(s.key) or _INFERENCE_KEY.search(s.name):
@@ -125,6 +131,10 @@ def inference_setting(s: Setting) -> bool:
         return True
     # the same behind a job submitter (open-r1 ``ray job submit --no-wait -- vllm serve "$MODEL_PATH" --tensor-parallel-size 8``)
     if s.source == "launcher" and _SUBMITTED_ENGINE.search(s.text):
+        return True
+    # ... or an evaluation or generation script the same launch file runs after training (Step-DPO's ``python eval_math.py
+    # --model outputs/$output_dir ... --tensor_parallel_size 4``, vLLM over the trained checkpoint)
+    if s.source == "launcher" and s.script and _EVAL_SCRIPT.match(s.script.rsplit("/", 1)[-1]):
         return True
     return bool(_INFERENCE_PATH.search(s.path))
 

@@ -56,3 +56,45 @@ def test_a_fix_vit_switch_left_off_trains_the_vision_encoder() -> None:
     # control: the launch that fixes the ViT freezes it
     files["finetune/finetune_lora_ds.sh"] = _SEECLICK_SH.format(fix="True")
     assert _check(_audit(files), "H1").status.value == "used"
+
+
+# --- Step-DPO: ``train.py configs/config_full.yaml --gradient_accumulation_steps=8``, then ``python eval_math.py ... -tp 4`` -----
+
+_STEP_DPO_SH = (
+    'export output_dir="qwen2-72b-instruct-step-dpo"\n\n'
+    "ACCELERATE_LOG_LEVEL=info accelerate launch --config_file accelerate_configs/deepspeed_zero3.yaml --mixed_precision bf16 \\\n"
+    "    --num_processes 8 \\\n    train.py configs/config_full.yaml \\\n    --model_name_or_path=\"Qwen/Qwen2-72B-Instruct\" \\\n"
+    "    --per_device_train_batch_size=2 \\\n{accum}    --bf16=True \\\n    --output_dir=outputs/$output_dir\n\n"
+    "python eval_math.py --model outputs/$output_dir --data_file ./data/test/GSM8K_test_data.jsonl --tensor_parallel_size 4\n"
+)
+_STEP_DPO_CFG = ("model_name_or_path: Qwen/Qwen2-7B-Instruct\ntorch_dtype: bfloat16\nbf16: true\nbeta: 0.01\n"
+                 "gradient_accumulation_steps: 16\nlearning_rate: 5.0e-7\nlr_scheduler_type: cosine\nper_device_train_batch_size: 1\n")
+_STEP_DPO_EVAL = ("import argparse\nfrom vllm import LLM, SamplingParams\n\nparser = argparse.ArgumentParser()\n"
+                  "parser.add_argument('--tensor_parallel_size', type=int, default=1)\nargs = parser.parse_args()\n"
+                  "llm = LLM(model=args.model, tensor_parallel_size=args.tensor_parallel_size)\n")
+
+
+def _step_dpo(accum: tuple[str, str, str]) -> dict[str, str]:
+    files = {"train.py": _LLAVA_TRAIN, "configs/config_full.yaml": _STEP_DPO_CFG, "eval_math.py": _STEP_DPO_EVAL}
+    for name, a in zip(("qwen2_72b_instruct", "qwen2_72b", "qwen2_7b"), accum, strict=True):
+        files[f"bash_scrips/{name}_step_dpo.sh"] = _STEP_DPO_SH.format(accum=f"    --gradient_accumulation_steps={a} \\\n" if a else "")
+    return files
+
+
+def test_a_base_config_every_launch_overrides_runs_nowhere() -> None:
+    c5 = _check(_audit(_step_dpo(("8", "8", "4"))), "C5")
+    assert "over 8 micro-batches" in c5.detail and "16" not in c5.detail, c5.detail
+    assert not any(e.path == "configs/config_full.yaml" for e in c5.evidence), c5.evidence
+    # control: a launch that leaves the flag out runs with the base config's 16, a recipe of its own
+    c5 = _check(_audit(_step_dpo(("8", "8", ""))), "C5")
+    assert "16 in 1 recipe" in c5.detail, c5.detail
+
+
+def test_the_evaluation_a_launch_file_runs_after_training_is_not_its_parallelism() -> None:
+    a4 = _check(_audit(_step_dpo(("8", "8", "4"))), "A4")
+    assert a4.status.value != "used", a4
+    # control: the same size passed to the training command is tensor parallelism of the run
+    files = _step_dpo(("8", "8", "4"))
+    files["bash_scrips/qwen2_7b_step_dpo.sh"] = files["bash_scrips/qwen2_7b_step_dpo.sh"].replace(
+        "    --bf16=True \\\n", "    --bf16=True \\\n    --tensor_parallel_size=4 \\\n")
+    assert _check(_audit(files), "A4").status.value == "used"
