@@ -827,11 +827,12 @@ def _inference_launch(facts: Facts, launch: Any) -> bool:
     return ff is not None and not trains_itself(ff) and not any(c.short in ("step", "zero_grad") for c in ff.calls)
 
 
-def detect_project(facts: Facts, hardware: str | None = None, training: Iterable[str] = ()) -> Project:
+def detect_project(facts: Facts, hardware: str | None = None, training: Iterable[str] | None = None) -> Project:
     """The overview, from the facts in scope. ``training``: the files on the training path (their own settings
-    are the project's defaults when recipes disagree)."""
+    are the project's defaults when recipes disagree); None when the roles were not classified."""
     p = Project(hardware=hardware)
-    train_paths = frozenset(training)
+    roles_known = training is not None
+    train_paths = frozenset(training or ())
     p.training_files = train_paths
     launchers = {x.launcher for x in facts.launches()}
     own_python = bool(facts.imports("torch", "transformers"))
@@ -1096,6 +1097,12 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         # run by ``scripts/run_train_text.sh``): JAX computes and applies the gradients there, no ``backward()`` call
         or any(d.path in train_paths for d in jax_jitted_steps(facts))
     )
+    if p.does_training and roles_known and _unstarted_training(facts, p, train_paths, steps):
+        # a training loop kept from the codebase a project grew out of, which nothing starts (MovieChat: LAVIS's runner and
+        # ``BaseTask.train_step`` beside an ``inference.py``; no train script, launch, documented training command or entry
+        # point, and no package whose users would call it): the project runs inference only
+        p.does_training = False
+        p.notes["infrastructure_only"] = [f"`{c.text}` ({c.path}:{c.line}), which nothing starts" for c in steps[:3]]
     learners = _library_learners(facts, train_paths)
     if learners:
         i = learners[0]
@@ -2232,6 +2239,27 @@ def alignment_steps(facts: Facts) -> list[Call]:
 #: an HF-style model definition module (``modeling_internvl_chat.py``): its ``chat``/``batch_chat`` helpers call ``generate``
 #: for the model's users; the name of the model ("chat") does not make it an inference script
 _MODEL_MODULE = lazy_compile(r"(^|/)(modeling|configuration|processing|tokenization|image_processing)_\w+\.py$")
+
+
+def _unstarted_training(facts: Facts, p: Project, train_paths: frozenset[str], steps: list[Any]) -> bool:
+    """Training steps that no run reaches, in a repository that runs inference: no training entry point or launch of any
+    kind, no documented command, no packaging (a library's users write the entry points: TRL's trainers), no Lightning
+    module and a generation entry the project does run."""
+    if train_paths or facts.launches() or not steps or _lightning_steps(facts):
+        return False
+    if any(h.kind in ("command", "command_file", "run_script") for h in facts.records("doc_hints")):
+        return False
+    if any(path.rsplit("/", 1)[-1] in _PACKAGING_NAMES or path.endswith((".dist-info/METADATA", "/PKG-INFO")) for path in facts.files):
+        return False  # (a wheel's or an sdist's metadata too: collie-lm's wheel ships no setup.py)
+    # ... and a generation script of its own that runs (MovieChat's ``inference.py``: ``generate`` under its main block)
+    runs = {c.path for c in facts.calls("generate", "chat", "stream_chat", "answer") if _inference_file(c.path)}
+    if not any(c.path in runs and c.func is None for c in facts.records("calls")):
+        return False
+    return _does_inference(facts, p)
+
+
+#: the files that make a folder an installable package
+_PACKAGING_NAMES = frozenset({"setup.py", "pyproject.toml", "setup.cfg"})
 
 
 def _inference_file(path: str) -> bool:

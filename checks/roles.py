@@ -603,6 +603,20 @@ def _trains_itself(ff: FileFacts) -> bool:
 trains_itself = _trains_itself  # (the overview asks it of a launched script: checks.project)
 
 
+def _classes_only(ff: FileFacts) -> bool:
+    """A Python file of classes filed into a registry (LAVIS-style ``@registry.register_task``) whose code all sits in class
+    bodies: every call inside a ``class`` statement or a decorator's, none at module level or in a top-level function. (In
+    a package, such a module stays an entry point: its users start it.)"""
+    if not ff.classes or not any(_REGISTRY_DECORATOR.search(d.name) for d in ff.decorators):
+        return False
+    decorated = {d.line for d in ff.decorators}
+    return all(c.line in decorated or any(k.line <= c.line <= k.end for k in ff.classes) for c in ff.calls)
+
+
+#: a decorator that files a class into a registry by name (LAVIS ``@registry.register_task("video_text_pretrain")``)
+_REGISTRY_DECORATOR = lazy_compile(r"(^|\.)register\w*$")
+
+
 def _trains(launcher: str, script: str | None) -> bool:
     """A launch that starts training: a distributed/training launcher, or ``python`` running a train*.py."""
     if launcher == "python":
@@ -1228,6 +1242,13 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
     paths = list(files)
     pathset = set(paths)
     packaged = {p.rsplit("/", 1)[0] for p in paths if "/" in p and p.rsplit("/", 1)[1] in _PACKAGING_FILES}
+    # a repository that ships a package (setup.py/pyproject, a wheel's or an sdist's metadata): its users write the scripts
+    # that start its registered tasks (LAVIS's sdist), so those stay its entry points
+    root_packaged = any(("/" not in p and p in _PACKAGING_FILES) or p == "PKG-INFO" or (p.endswith(".dist-info/METADATA") and p.count("/") == 1)
+                        for p in paths)
+
+    def distributed(path: str) -> bool:  # (an ancestor folder's setup.py/pyproject, or the root's)
+        return root_packaged or any(path.startswith(d + "/") for d in packaged)
     index = _ModuleIndex((p for p in paths if files[p].kind == "python"), packaged)
 
     # 1. names: out-of-scope folders and files (a README or guide under docs/ is read for what it documents)
@@ -1537,6 +1558,11 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                 _in_main_block(c) for c in ff.calls):
             # a helper module named for training (Show-o's ``models/training_utils.py``: an EMA class and LR helpers, which
             # nothing imports) is no run of its own: it is on the training path only when an entry point imports it
+            pass
+        elif (ff.kind == "python" and not distributed(p) and _ENTRY_NAME.match(p.rsplit("/", 1)[-1]) and _classes_only(ff)
+              and not _trains_itself(ff)):
+            # a module that only defines classes (MovieChat's ``tasks/video_text_pretrain.py``: a task class registered with
+            # ``@registry.register_task``, whose methods are empty) runs nothing of its own: an import puts it on the path
             pass
         elif ff.kind == "python" and _ENTRY_NAME.match(p.rsplit("/", 1)[-1]):
             # a trainer or config module of a sideline sub-package (``experimental/cpo/cpo_trainer.py``) is a library class

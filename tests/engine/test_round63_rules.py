@@ -98,3 +98,46 @@ def test_the_evaluation_a_launch_file_runs_after_training_is_not_its_parallelism
     files["bash_scrips/qwen2_7b_step_dpo.sh"] = files["bash_scrips/qwen2_7b_step_dpo.sh"].replace(
         "    --bf16=True \\\n", "    --bf16=True \\\n    --tensor_parallel_size=4 \\\n")
     assert _check(_audit(files), "A4").status.value == "used"
+
+
+# --- MovieChat: LAVIS's runner and registered task classes beside an inference.py; nothing starts the training loop --------
+
+_TASK = ("from MovieChat.common.registry import registry\nfrom MovieChat.tasks.base_task import BaseTask\n\n\n"
+         "@registry.register_task(\"video_text_pretrain\")\nclass VideoTextPretrainTask(BaseTask):\n"
+         "    def __init__(self):\n        super().__init__()\n\n    def evaluation(self, model, data_loader, cuda_enabled=True):\n"
+         "        pass\n")
+_BASE_TASK = ("import torch\n\n\nclass BaseTask:\n    def train_step(self, model, samples):\n        return model(samples)['loss']\n\n"
+              "    def _train_inner_loop(self, model, data_loader, optimizer):\n        for i in range(len(data_loader)):\n"
+              "            loss = self.train_step(model=model, samples=next(data_loader))\n            loss.backward()\n"
+              "            optimizer.step()\n")
+_INFER = ("import torch\nfrom transformers import LlamaForCausalLM\n\n\nif __name__ == '__main__':\n"
+          "    model = LlamaForCausalLM.from_pretrained('lmsys/vicuna-7b-v1.1', torch_dtype=torch.float16)\n"
+          "    out = model.generate(input_ids=None, max_new_tokens=300)\n")
+_README = "# MovieChat\n\n## How to run\n\n```bash\npython inference.py --cfg-path eval_configs/MovieChat.yaml\n```\n"
+
+
+def _moviechat() -> dict[str, str]:
+    return {"MovieChat/tasks/video_text_pretrain.py": _TASK, "MovieChat/tasks/base_task.py": _BASE_TASK,
+            "MovieChat/common/registry.py": "class Registry:\n    pass\n\n\nregistry = Registry()\n",
+            "inference.py": _INFER, "README.md": _README}
+
+
+def test_a_module_of_registered_task_classes_is_no_entry_point() -> None:
+    result = _audit(_moviechat())
+    assert "MovieChat/tasks/video_text_pretrain.py" not in result.roles.entry_points, result.roles.entry_points
+    # control: the same module running its task under a main block is one
+    files = _moviechat()
+    files["MovieChat/tasks/video_text_pretrain.py"] = _TASK + "\n\nif __name__ == '__main__':\n    VideoTextPretrainTask()._train_inner_loop(None, None, None)\n"
+    assert "MovieChat/tasks/video_text_pretrain.py" in _audit(files).roles.entry_points
+    # control: in a package (LAVIS's sdist), the registered tasks are what its users' scripts start
+    files = {**_moviechat(), "pyproject.toml": "[project]\nname = \"moviechat\"\n"}
+    assert "MovieChat/tasks/video_text_pretrain.py" in _audit(files).roles.entry_points
+
+
+def test_a_training_loop_nothing_starts_beside_an_inference_script_is_not_training() -> None:
+    result = _audit(_moviechat())
+    assert not result.project.does_training and result.project.does_inference
+    assert _check(result, "A1").status.value == "n/a"
+    # control: the same tree packaged as a library: its users start the loop
+    files = {**_moviechat(), "setup.py": "from setuptools import setup\n\nsetup(name='moviechat', packages=['MovieChat'])\n"}
+    assert _audit(files).project.does_training
