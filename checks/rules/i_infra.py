@@ -991,6 +991,20 @@ def step_loops(f: Facts) -> set[tuple[str, str | None, str]]:
             if (c.loop is not None and c.name == f"self.{func}" and c.func != func and not _epoch_loop(c.loop)
                     and c.func not in _STEP_FUNCS):
                 loops.add((c.path, c.func, c.loop))
+    # ... or a module-level function of another file, imported by name, whose body accumulates over micro-batches and then
+    # steps the optimizer once (GRPO-Zero: ``for step, batch in enumerate(train_dataloader, start=1): ... results =
+    # update_policy(model, optimizer, episodes, ...)`` with ``from grpo import rollout, update_policy``; ``update_policy``
+    # runs ``loss.backward()`` per micro-batch, then ``optimizer.step()``)
+    looped_backward = {(c.path, c.func) for c in f.calls("backward") if c.func and c.loop is not None}
+    helpers = {(c.path, c.func) for c in f.calls("step") if c.func and "." not in c.func and c.loop is None and _is_step_call(c)
+               and (c.path, c.func) in looped_backward}
+    for path, func in sorted(helpers):
+        module = path.removesuffix(".py").replace("/", ".")
+        importers = {i.path for i in f.imports(module.rsplit(".", 1)[-1], module) if i.name == func}
+        for c in f.calls(func):
+            if (c.name in (func, f"{module}.{func}") and c.path in importers and c.loop is not None and not _epoch_loop(c.loop)
+                    and c.func not in _STEP_FUNCS):
+                loops.add((c.path, c.func, c.loop))
     return loops
 
 

@@ -141,3 +141,24 @@ def test_a_training_loop_nothing_starts_beside_an_inference_script_is_not_traini
     # control: the same tree packaged as a library: its users start the loop
     files = {**_moviechat(), "setup.py": "from setuptools import setup\n\nsetup(name='moviechat', packages=['MovieChat'])\n"}
     assert _audit(files).project.does_training
+
+
+# --- GRPO-Zero: the step loop calls ``update_policy`` imported from grpo.py, which accumulates and steps the optimizer ---------
+
+_GRPO = ("import torch\n\n\ndef update_policy(model, optimizer, episodes, micro_batch_size):\n"
+         "    for i in range(0, len(episodes), micro_batch_size):\n        loss = model(episodes[i:i + micro_batch_size])\n"
+         "        loss.backward()\n    optimizer.step()\n    optimizer.zero_grad(set_to_none=True)\n    return {'loss': 0.0}\n")
+_GRPO_TRAIN = ("import torch\nfrom torch.utils.tensorboard.writer import SummaryWriter\nfrom grpo import update_policy\n\n\n"
+               "def main(config):\n    tb_writer = SummaryWriter()\n    train_dataloader = []\n"
+               "    for step, batch in enumerate(train_dataloader, start=1):\n"
+               "        results = {call}\n        tb_writer.add_scalar('loss', results['loss'], step)\n\n\n"
+               "if __name__ == '__main__':\n    main({{}})\n")
+
+
+def test_a_step_loop_calling_an_imported_update_function_is_a_training_step_loop() -> None:
+    files = {"grpo.py": _GRPO, "train.py": _GRPO_TRAIN.format(call="update_policy(model=None, optimizer=None, episodes=batch, micro_batch_size=2)")}
+    i5 = _check(_audit(files), "I5")
+    assert i5.status.value == "unused" and any(e.path == "train.py" for e in i5.evidence), i5
+    # control: a loop that only evaluates (no update) is no step loop
+    files["train.py"] = _GRPO_TRAIN.format(call="{'loss': 0.0}").replace("from grpo import update_policy\n", "")
+    assert _check(_audit(files), "I5").status.value != "unused"
