@@ -675,6 +675,34 @@ def _attention_free(f: Facts, training: Any = ()) -> Any:
     return free[0]
 
 
+def _showui_train(mem_off: str) -> dict[str, str]:
+    """ShowUI's ``train.py``: an HF model loaded with the launch's attention choice, SDPA's kernels switched for it."""
+    return {
+        "train.py": (
+            "import argparse\nimport torch\nfrom transformers import Qwen2VLForConditionalGeneration\n\n\ndef main():\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--attn_imple', choices=['eager', 'flash_attention_2', 'sdpa'], default='eager')\n"
+            "    args = parser.parse_args()\n    if args.attn_imple in ['eager', 'sdpa']:\n" + mem_off +
+            "        torch.backends.cuda.enable_flash_sdp(False)\n"
+            "    model = Qwen2VLForConditionalGeneration.from_pretrained('Qwen/Qwen2-VL-2B-Instruct', attn_implementation=args.attn_imple)\n"
+            "    for batch in []:\n        model(**batch).loss.backward()\n"),
+        "run.sh": "deepspeed --include localhost:0 train.py --attn_imple=sdpa --precision=bf16\n",
+    }
+
+
+#: a run's attention choice that names a fused kernel of its own (FlashAttention-2/3, flex, xformers)
+_FUSED_CHOICE = lazy_compile(r"(?i)flash|flex|xformers|fused")
+
+
+def _sdpa_math_only(f: Facts) -> list[Call]:
+    """``torch.backends.cuda.enable_flash_sdp(False)`` and ``enable_mem_efficient_sdp(False)`` both called outside tests and
+    not under a switch that is off: SDPA is left with its math kernel (the two calls; empty otherwise)."""
+    def off(name: str) -> list[Call]:
+        return [c for c in f.calls(name) if c.args and c.args[0] is False and not _TEST_PATH.search(c.path) and not guard_off(f, c)]
+    flash, mem = off("enable_flash_sdp"), off("enable_mem_efficient_sdp")
+    return sorted([*mem[:1], *flash[:1]], key=lambda c: (c.path, c.line)) if flash and mem else []
+
+
 @register
 class D1FlashAttention(Check):
     id = "D1"
@@ -915,6 +943,9 @@ class D1FlashAttention(Check):
         }, N, "a FlashAttention patch module the training path never imports"),
         Example(_launch_split(""), P, "SDPA asked for only by the entry point one of four launches runs: the others load with HF defaults"),
         Example(_launch_split(", attn_implementation=\"flash_attention_2\""), U, "the entry point most launches run asks for FlashAttention-2"),
+        Example(_showui_train('        torch.backends.cuda.enable_mem_efficient_sdp(False)\n'), N,
+                "SDPA chosen with its flash and memory-efficient kernels switched off: the math kernel runs"),
+        Example(_showui_train(""), U, "SDPA with only its flash kernel switched off: the memory-efficient kernel still runs"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -949,6 +980,18 @@ class D1FlashAttention(Check):
             # a serving project: vLLM/SGLang/TensorRT-LLM run FlashAttention/FlashInfer kernels by default
             used += [*f.calls(*_ENGINES), *f.launches("vllm")]
             kinds |= {"flash_attention_2"} if used else set()
+        math = _sdpa_math_only(f) if used and "sdpa" in kinds else []
+        if math and not any(isinstance(x, Setting) and x.source in ("launcher", "config") and isinstance(x.value, str)
+                            and x.value.strip().lower() != "sdpa" and _FUSED_CHOICE.search(x.value) for x in used):
+            # ShowUI: every launch passes ``--attn_imple=sdpa``, and train.py switches off SDPA's flash and memory-efficient
+            # kernels for it (``torch.backends.cuda.enable_flash_sdp(False)``): PyTorch runs the math kernel
+            chosen = [x for x in used if isinstance(x, Setting) and isinstance(x.value, str) and x.value.strip().lower() == "sdpa"]
+            at = ", ".join(f"{c.path}:{c.line}" for c in math)
+            under = f" (under `{math[0].guard}`)" if math[0].guard else ""
+            return Outcome(N, [f.ev(x) for x in [*math, *chosen]],
+                           f"SDPA is chosen{f' ({chosen[0].path}:{chosen[0].line})' if chosen else ''}, but its flash and "
+                           f"memory-efficient kernels are switched off ({at}){under}: PyTorch runs the math kernel, which "
+                           "materialises the full score matrix", {"attn_implementation": "sdpa-math"})
         if used:
             order = ("flash_attention_3", "flash_attention_2", "flex_attention", "transformer-engine", "fused", "xformers", "sdpa")
             best = next((k for k in order if k in kinds), sorted(kinds)[0] if kinds else "sdpa")
