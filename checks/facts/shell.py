@@ -431,6 +431,27 @@ def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] |
                 continue
             k = _norm(t)
             nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+            if k in _OPTION_LISTS and not stop_at_script and nxt is not None and _DOTTED_KEY.match(nxt):
+                # LAVIS's ``--options run.accum_grad_iters 2 run.num_workers 12`` (and mmengine's ``--cfg-options a.b=1``):
+                # config keys overridden in pairs, each the run's value of that key
+                j = i + 1
+                while j < len(tokens) and not tokens[j].startswith("-"):
+                    key = tokens[j]
+                    if "=" in key:
+                        key, val = key.split("=", 1)
+                        step = 1
+                    elif _DOTTED_KEY.match(key) and j + 1 < len(tokens) and not tokens[j + 1].startswith("--"):
+                        val, step = tokens[j + 1], 2
+                    else:
+                        break
+                    if lines is not None and hasattr(tokens[j], "line"):
+                        lines[_norm(key)] = tokens[j].line  # type: ignore[attr-defined]
+                    opts[_norm(key)] = _coerce(val.strip("'\""))
+                    if spell is not None:
+                        spell[_norm(key)] = f"{key} {val}" if step == 2 else str(tokens[j])
+                    j += step
+                i = j
+                continue
             if k in _BOOL_LAUNCHER_FLAGS and stop_at_script:
                 opts[k] = True
                 i += 1
@@ -471,6 +492,10 @@ def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] |
     return opts, []
 
 
+#: flags whose value is a list of config overrides (LAVIS ``--options``, mmengine ``--cfg-options``)
+_OPTION_LISTS = frozenset({"options", "cfg_options"})
+#: a dotted config key (``run.accum_grad_iters``), alone or with its ``=value``
+_DOTTED_KEY = lazy_compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+(=.*)?$")
 #: an array expanded whole (``${MODEL_ARGS[@]}``) that no assignment in the file gave words: flags of its own, never
 #: the value of the flag before it
 _ARRAY_EXPANSION = lazy_compile(r"^\$\{\w+\[[@*]\]\}$")

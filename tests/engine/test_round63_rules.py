@@ -162,3 +162,25 @@ def test_a_step_loop_calling_an_imported_update_function_is_a_training_step_loop
     # control: a loop that only evaluates (no update) is no step loop
     files["train.py"] = _GRPO_TRAIN.format(call="{'loss': 0.0}").replace("from grpo import update_policy\n", "")
     assert _check(_audit(files), "I5").status.value != "unused"
+
+
+# --- MA-LMM: LAVIS's ``--options run.accum_grad_iters 2 ...``, config keys overridden in pairs -------------------------------
+
+_MALMM_SH = ("torchrun --nproc_per_node=4 \\\n    --master_port=34651 \\\n    train.py \\\n"
+             "    --cfg-path lavis/projects/malmm/cap_msrvtt.yaml \\\n    --options \\\n    model.arch blip2_vicuna_instruct \\\n"
+             "    model.freeze_vit True \\\n    run.init_lr 1e-5 \\\n    run.accum_grad_iters 2 \\\n    run.num_workers 12 \\\n"
+             "    run.prefix train\n")
+
+
+def test_lavis_option_pairs_are_the_launch_settings() -> None:
+    files = {"train.py": _LLAVA_TRAIN, "run_scripts/msrvtt/train_cap.sh": _MALMM_SH,
+             "lavis/projects/malmm/cap_msrvtt.yaml": "run:\n  init_lr: 1e-4\n  accum_grad_iters: 1\n  num_workers: 4\n"}
+    f = _audit(files).facts
+    launch = [(s.value, s.line) for s in f.settings("accum_grad_iters") if s.source == "launcher"]
+    assert launch == [(2, 9)], launch
+    assert [s.value for s in f.settings("num_workers") if s.source == "launcher"] == [12]
+    # control: mmengine's ``--cfg-options key=value`` spelling reads the same way
+    files["run_scripts/msrvtt/train_cap.sh"] = ("torchrun --nproc_per_node=4 train.py --cfg-path x.yaml "
+                                                "--cfg-options run.accum_grad_iters=4 run.num_workers=2\n")
+    f = _audit(files).facts
+    assert [s.value for s in f.settings("accum_grad_iters") if s.source == "launcher"] == [4]
