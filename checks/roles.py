@@ -609,8 +609,9 @@ def _classes_only(ff: FileFacts) -> bool:
     a package, such a module stays an entry point: its users start it.)"""
     if not ff.classes or not any(_REGISTRY_DECORATOR.search(d.name) for d in ff.decorators):
         return False
-    decorated = {d.line for d in ff.decorators}
-    return all(c.line in decorated or any(k.line <= c.line <= k.end for k in ff.classes) for c in ff.calls)
+    # (the roles read calls as :class:`RoleCall`, which carries where each call sits; a plain file's calls carry lines)
+    level = None if ff.calls and isinstance(ff.calls[0], RoleCall) else _class_level_lines(ff)
+    return all(c.class_level if level is None else level(c.line) for c in ff.calls)
 
 
 #: a decorator that files a class into a registry by name (LAVIS ``@registry.register_task("video_text_pretrain")``)
@@ -1949,10 +1950,11 @@ class RoleCall:
     registration, and whether it sits in its module's main block. Reading anything else raises (so that a new read of the
     roles cannot go unrecorded)."""
 
-    __slots__ = ("_kw_lines", "_line", "_name", "func", "kwargs", "main", "short")
+    __slots__ = ("_kw_lines", "_line", "_name", "class_level", "func", "kwargs", "main", "short")
 
-    def __init__(self, c: Any, short: str) -> None:
+    def __init__(self, c: Any, short: str, class_level: bool = False) -> None:
         self.short = short
+        self.class_level = class_level  # in a class body or on a decorator's line (read for registry modules only)
         self.func: str | None = c.func
         self.main = _in_main_block(c)  # in the module's ``if __name__ == "__main__":`` block
         kwargs = c.kwargs
@@ -1986,7 +1988,7 @@ class RoleCall:
         return self._kw_lines.get(keyword, self._line)
 
     def __repr__(self) -> str:
-        return repr((self.short, self.func, self.kwargs, self._name, self._line, self._kw_lines, self.main))
+        return repr((self.short, self.func, self.kwargs, self._name, self._line, self._kw_lines, self.main, self.class_level))
 
 
 _LOADERS = frozenset({"fromfile", "from_file", "load"})
@@ -1999,13 +2001,25 @@ def role_calls(ff: FileFacts) -> list[RoleCall]:
     number passed to a call, an argument, a moved line) leaves them as they were."""
     shorts: dict[str, str] = {}
     out = []
+    level = _class_level_lines(ff)
     for c in ff.calls:
         n = c.name
         s = shorts.get(n)
         if s is None:
             s = shorts[n] = n.rsplit(".", 1)[-1]
-        out.append(RoleCall(c, s))
+        out.append(RoleCall(c, s, level is not None and level(c.line)))
     return out
+
+
+def _class_level_lines(ff: FileFacts) -> Callable[[int], bool] | None:
+    """For a module named like an entry point that files classes into a registry: whether a line sits in a class body or on
+    a decorator's line (see :func:`_classes_only`); None for any other file (nothing is read)."""
+    if not ff.classes or not _ENTRY_NAME.match(ff.path.rsplit("/", 1)[-1]) \
+            or not any(_REGISTRY_DECORATOR.search(d.name) for d in ff.decorators):
+        return None
+    spans = [(k.line, k.end) for k in ff.classes]
+    decorated = {d.line for d in ff.decorators}
+    return lambda line: line in decorated or any(a <= line <= b for a, b in spans)
 
 
 __all__ = ["ARCHIVE", "BENCHMARK", "BUILD", "CI", "CODE", "CONFIG", "DEV", "DOCS", "EVAL", "GUIDE", "IN_SCOPE", "LAUNCH", "OTHER", "OUT_OF_SCOPE",
