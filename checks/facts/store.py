@@ -1114,8 +1114,10 @@ class Facts:
         memo = self._s["config_modules"] = python_config_modules(self.files, loaders)
         return memo
 
-    def _base_paths(self, launch: Launch) -> list[str]:
-        """The YAML/JSON files of the repository a launch names as its base config (see :meth:`_base_config_value`)."""
+    @staticmethod
+    def _base_refs(launch: Launch) -> list[str]:
+        """The YAML/JSON files a launch names as its base config (``config=examples/config.yaml``, ``--config_file
+        recipe.yaml``, ``--config recipe.json``, a recipe as the script's first argument), as written, ``./`` dropped."""
         out: list[str] = []
         for k, v in launch.script_args.items():
             if _norm_key(k) not in _BASE_CONFIG_KEYS or not isinstance(v, str):
@@ -1123,33 +1125,31 @@ class Facts:
             ref = v.strip("'\"")
             while ref.startswith("./"):
                 ref = ref[2:]
-            if not ref.endswith((".yaml", ".yml", ".json")) or "$" in ref:
-                continue
-            out += [p for p in self._s["files"] if p == ref or p.endswith("/" + ref)]
+            if ref.endswith((".yaml", ".yml", ".json")) and "$" not in ref:
+                out.append(ref)
         return out
 
     def _overridden_bases(self, name: str) -> set[str]:
         """Base configs (YAML/JSON) that launches name, each of which passes ``name`` itself (Step-DPO: every
         ``train.py configs/config_full.yaml --gradient_accumulation_steps=8`` overrides the file's 16): the file's value of
         ``name`` is no run's. A file some launch names without the flag keeps its value."""
-        named: dict[str, bool] = {}
-        for launch in self.launches():
-            for p in self._base_paths(launch):
-                sets = any(_norm_key(k) == name for k in launch.script_args)
-                named[p] = named.get(p, True) and sets
-        return {p for p, all_set in named.items() if all_set}
+        bases = self._s.get("launch_bases")
+        if bases is None:  # file -> the flags of each launch that names it (built once per scan)
+            bases = {}
+            for launch in self.launches():
+                refs = self._base_refs(launch)
+                if refs:
+                    keys = frozenset(_norm_key(k) for k in launch.script_args)
+                    for p in self._s["files"]:
+                        if any(p == r or p.endswith("/" + r) for r in refs):
+                            bases.setdefault(p, []).append(keys)
+            self._s["launch_bases"] = bases
+        return {p for p, flags in bases.items() if all(name in ks for ks in flags)}
 
     def _base_config_value(self, launch: Launch, group: list[Setting]) -> Setting | None:
-        """The setting of this name in the YAML/JSON file a launch names as its base config (``config=examples/config.yaml``,
-        ``--config_file recipe.yaml``, ``--config recipe.json``); None when it names none, or that file leaves it unset."""
-        for k, v in launch.script_args.items():
-            if _norm_key(k) not in _BASE_CONFIG_KEYS or not isinstance(v, str):
-                continue
-            ref = v.strip("'\"")
-            while ref.startswith("./"):
-                ref = ref[2:]
-            if not ref.endswith((".yaml", ".yml", ".json")) or "$" in ref:
-                continue
+        """The setting of this name in the YAML/JSON file a launch names as its base config (:meth:`_base_refs`); None
+        when it names none, or that file leaves it unset."""
+        for ref in self._base_refs(launch):
             for c in group:
                 if c.source == "config" and (c.path == ref or c.path.endswith("/" + ref)) and _tuning(c.value):
                     return c
