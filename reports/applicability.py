@@ -224,6 +224,17 @@ def hardware_text(check_id: str, hw: GPU | None) -> tuple[str, str] | None:
 #: advice for an input pipeline that is not a PyTorch DataLoader: (check, ``values["loader"]``) -> (English, Chinese,
 #: Python snippet). Grain (torchtitan, MaxText) has no ``num_workers``; its worker processes come from ``mp_prefetch``
 LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
+    # gradients already reduced in bf16/fp16 by DeepSpeed (``communication_data_type`` unset): setting it to bf16 is no change
+    ("E3", "deepspeed-half"): (
+        "For bandwidth-bound multi-node training: gradients already travel in the training precision (DeepSpeed reduces in "
+        "bf16/fp16 when `communication_data_type` is unset), so setting it changes nothing; less traffic takes quantized "
+        "communication: ZeRO++ (`zero_quantized_gradients`, `zero_hpz_partition_size` = GPUs per node), which needs ZeRO "
+        "stage 3; validate convergence against a baseline run.",
+        "跨节点带宽受限时：梯度已按训练精度通信（未设置 `communication_data_type` 时 DeepSpeed 以 bf16/fp16 归约），再设置它不会带来变化；"
+        "要进一步减少通信量需量化通信：ZeRO++（`zero_quantized_gradients`、`zero_hpz_partition_size` 设为单机 GPU 数），需 ZeRO-3；"
+        "并与基线对比验证收敛。",
+        '{\n  "zero_optimization": {\n    "stage": 3,\n    "zero_quantized_gradients": true,\n    "zero_hpz_partition_size": 8\n  }\n}\n',
+    ),
     # a loop that steps every N micro-batches with N under the project's own name (MiniGPT-4/Video-LLaMA's LAVIS runner:
     # ``if (i + 1) % accum_grad_iters == 0`` with ``run_cfg.get("accum_grad_iters", 1)``): the advice names that setting
     ("C5", "own-key"): (

@@ -15,7 +15,7 @@ from ..base import Check, Context, register
 from ..facts import Expr, Facts, Setting, as_number, truthy
 from ..lazyre import lazy_compile
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status, filled
-from ..project import documented_multi_node, launch_runs_no_training
+from ..project import checkpoint_tool, documented_multi_node, launch_runs_no_training
 from ..workload import inference_only
 from . import _bmtrain as bmtrain
 from ._helpers import (
@@ -1281,13 +1281,28 @@ def _unreferenced_config_ev(f: Facts, found: list[Evidence]) -> list[Evidence]:
     return found
 
 
+def _run_precision_flags(f: Facts, *names: str) -> list[Setting]:
+    """HF's ``--bf16`` / ``--fp16`` as the training runs set them: a training launch's flag (not an export or evaluation
+    script's, not a checkpoint tool's) or a recipe file's key (YAML/JSON), the launches that name a DeepSpeed config first."""
+    out = [s for s in f.settings(*names)
+           if (s.source == "launcher" and not launch_runs_no_training(f, s.path) and not checkpoint_tool(f, s))
+           or (s.source == "config" and s.path.endswith((".yaml", ".yml", ".json")))]
+    named = {x.path for x in f.launches() if "deepspeed" in x.script_args}
+    return sorted(out, key=lambda s: (s.path not in named, s.source != "launcher"))
+
+
 def _deepspeed_half_comm(f: Facts) -> list[Any]:
     """``fp16.enabled`` / ``bf16.enabled`` true in a DeepSpeed config the runs use, none of whose configs sets
     ``communication_data_type``: the engine then reduces gradients in that half precision."""
     if f.config("communication_data_type"):
         return []
     alt = deepspeed_alternative_files(f)
-    return [e for e in f.config("bf16.enabled", "fp16.enabled") if truthy(e.value) is True and len(e.keys) == 2
+    # ``"enabled": "auto"`` takes the HF launch's ``--bf16 True`` / ``--fp16 True`` (aguvis ``scripts/zero3.json`` under
+    # ``scripts/train.sh``): the precision every launch that sets one of them turns on
+    flags = {s.name: truthy(s.value) for s in _run_precision_flags(f, "bf16", "fp16") if truthy(s.value) is not None}
+    on = {n for n in ("bf16", "fp16") if flags.get(n) is True and all(truthy(s.value) is not False for s in _run_precision_flags(f, n))}
+    return [e for e in f.config("bf16.enabled", "fp16.enabled") if len(e.keys) == 2
+            and (truthy(e.value) is True or (e.keys[0] in on and str(e.value).strip().lower() == "auto"))
             and e.path not in alt and not _E3_TEST.search(e.path) and not (e.guard and guard_off(f, e))]
 
 
@@ -1483,9 +1498,16 @@ class E3GradientCompression(Check):
             # (Baichuan-7B's and Skywork's configs): the gradient reduction already moves half the bytes of fp32
             e0 = ds_low[0]
             dtype = "fp16" if e0.keys[0] == "fp16" else "bf16"
-            return Outcome(P, [f.ev(e, key=e.dotted, value=e.value) for e in ds_low[:3]],
+            if len({e.keys[0] for e in ds_low}) > 1:  # launches that choose each (DB-GPT-Hub: ``--fp16`` in one, ``--bf16`` in another)
+                dtype = "bf16/fp16"
+            auto_flag = [s for s in _run_precision_flags(f, e0.keys[0]) if truthy(s.value) is True][:1] \
+                if str(e0.value).strip().lower() == "auto" else []
+            return Outcome(P, [f.ev(e, key=e.dotted, value=e.value) for e in ds_low[:3]] + [f.ev(s) for s in auto_flag],
                            f"gradients reduced in {dtype}: DeepSpeed communicates in the training precision when communication_data_type "
-                           f"is unset ({e0.path}:{e0.line}); no compression beyond it", {"grad_compression": ["deepspeed-half"]})
+                           f"is unset ({e0.path}:{e0.line}"
+                           + (f", `\"auto\"` filled from {auto_flag[0].name} = true at {auto_flag[0].path}:{auto_flag[0].line}" if auto_flag else "")
+                           + "); no compression beyond it",
+                           {"grad_compression": ["deepspeed-half"], "advice_for": "deepspeed-half"})
         framework = None if off else _framework_fsdp_low_reduce(f)
         if framework is not None:
             ev, how = framework
