@@ -40,6 +40,7 @@ class _Word(str):
     """A shell word that remembers the physical line it came from (a flag's evidence is its own line)."""
 
     line: int
+    quoted: bool = False  # the whole word is one double-quoted ``"$NAME"``: its value is never split into words
 
 
 _JINJA = lazy_compile(r"\{\{(.*?)\}\}")
@@ -272,6 +273,12 @@ def _expand(cmd: list[str], variables: dict[str, str], var_words: dict[str, list
         if "$" not in t:
             out.append(t)
             continue
+        if getattr(t, "quoted", False) and (v := _sub_vars(t, variables)).strip() and v != t and not v.lstrip().startswith("-"):
+            # a double-quoted value is one word (aguvis ``MODEL_PATH="Please provide the path to the model"`` passed as
+            # ``--model_path "$MODEL_PATH"``: a sentence, not the model ``Please`` followed by five stray words); a quoted
+            # flag list is still read as its flags, as its author meant
+            out.append(_word(v, line))
+            continue
         ref = _VAR_REF.match(t)
         if ref and var_words is not None:
             name = ref.group(1) or ref.group(2)
@@ -412,6 +419,9 @@ def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] |
     i = 0
     while i < len(tokens):
         t = tokens[i]
+        if _REDIRECT_START.match(t):
+            # a redirection ends the arguments (DB-GPT-Hub ``--fp16 >> ${train_log}``: ``--fp16`` is a switch, ``>>`` no value)
+            return opts, []
         if t == "--":
             if not stop_at_script and i == 0:
                 # ``torchrun -m training.train -- --scale 1b ...``: the separator ends the launcher's options; what follows
@@ -457,7 +467,7 @@ def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] |
                 i += 1
                 continue
             if nxt is not None and (not nxt.startswith("-") or _is_number(nxt)) and not (stop_at_script and _looks_like_script(nxt)) \
-                    and not _ARRAY_EXPANSION.match(nxt):
+                    and not _ARRAY_EXPANSION.match(nxt) and not _REDIRECT_START.match(nxt):
                 opts[k] = _coerce(nxt)
                 if spell is not None:
                     spell[k] = f"{t} {nxt}"
@@ -492,6 +502,8 @@ def _parse_opts(tokens: list[str], stop_at_script: bool, lines: dict[str, int] |
     return opts, []
 
 
+#: a word that starts a redirection of the command's output (``>>``, ``> log``, ``2>&1``, ``&> out.log``, ``>log.txt``)
+_REDIRECT_START = lazy_compile(r"^(\d?>|&>)")
 #: flags whose value is a list of config overrides (LAVIS ``--options``, mmengine ``--cfg-options``)
 _OPTION_LISTS = frozenset({"options", "cfg_options"})
 #: a dotted config key (``run.accum_grad_iters``), alone or with its ``=value``
@@ -802,6 +814,8 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
         for w, off in _lex(stripped):
             tok = _word(w, line_no + bisect_right(starts, off + lead) - 1)
             tok.off = off  # where the word starts in the logical line: a quoted value's own words are found from there
+            if stripped.startswith('"$', off) and "[" not in w and _VAR_REF.match(w):
+                tok.quoted = True  # ``--model_path "$MODEL_PATH"``: bash hands on the value as one word, spaces and all
             tokens.append(tok)
 
 

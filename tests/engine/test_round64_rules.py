@@ -10,6 +10,37 @@ from .claims import LLAVA_TRAIN as _LLAVA_TRAIN
 from .claims import audit as _audit
 from .claims import check as _check
 
+# --- aguvis: a placeholder sentence passed as ``--model_path "$MODEL_PATH"`` ----------------------------------------------------
+
+_AGUVIS_TRAIN_SH = ("torchrun --nproc_per_node 8 train.py \\\n    --model_name_or_path Qwen/Qwen2-VL-7B-Instruct \\\n"
+                    "    --bf16 True \\\n    --deepspeed ./scripts/zero3.json \\\n    --per_device_train_batch_size 2\n")
+_AGUVIS_INFER_SH = ('MODEL_PATH="{model}"\nIMAGE_PATH="src/aguvis/serve/examples/AndroidControl.png"\n\n'
+                    'python src/aguvis/serve/cli.py \\\n    --model_path "$MODEL_PATH" \\\n    --image_path "$IMAGE_PATH" \\\n'
+                    '    --temperature 0\n')
+
+
+def test_a_quoted_variable_is_one_word_and_a_placeholder_sentence_names_no_model() -> None:
+    files = {"train.py": _LLAVA_TRAIN, "scripts/train.sh": _AGUVIS_TRAIN_SH,
+             "scripts/inference.sh": _AGUVIS_INFER_SH.format(model="Please provide the path to the model"),
+             "src/aguvis/serve/cli.py": "import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument('--model_path')\n"}
+    result = _audit(files)
+    assert result.project.model_names == ["Qwen/Qwen2-VL-7B-Instruct"], result.project.model_names
+    setting = next(s for s in [*result.facts.settings("model_path"), *result.context.settings("model_path")] if s.source == "launcher")
+    assert setting.value == "Please provide the path to the model", setting
+    # control: a quoted variable holding a model id is still that model's name
+    files["scripts/inference.sh"] = _AGUVIS_INFER_SH.format(model="OpenGVLab/InternVL2-8B")
+    control = _audit(files)
+    setting = next(s for s in [*control.facts.settings("model_path"), *control.context.settings("model_path")] if s.source == "launcher")
+    assert setting.value == "OpenGVLab/InternVL2-8B", setting
+
+
+def test_a_quoted_flag_list_is_still_read_as_its_flags() -> None:
+    files = {"train.py": _LLAVA_TRAIN,
+             "run.sh": 'ARGS="--bf16 True --gradient_accumulation_steps 4"\ntorchrun --nproc_per_node 8 train.py "$ARGS"\n'}
+    c5 = _check(_audit(files), "C5")
+    assert c5.status.value == "used" and "4" in c5.detail, c5.detail
+
+
 # --- aguvis: a ZeRO-3 config's ``"bf16": {"enabled": "auto"}`` under a launch's ``--bf16 True`` ---------------------------------
 
 _ZERO3_AUTO = ('{\n  "fp16": {\n    "enabled": "auto"\n  },\n  "bf16": {\n    "enabled": "auto"\n  },\n'
@@ -32,3 +63,20 @@ def test_deepspeed_auto_precision_filled_by_the_launch_reduces_gradients_in_it()
     # control: no precision flag, so "auto" leaves the engine in fp32: uncompressed
     files["scripts/train.sh"] = _AGUVIS_MULTI.format(prec="tf32")
     assert _check(_audit(files), "E3").status.value == "unused"
+
+
+# --- DB-GPT-Hub: a switch followed by a redirection of the command's output ------------------------------------------------------
+
+
+def test_a_redirection_after_a_switch_is_not_its_value() -> None:
+    sh = ("deepspeed --num_gpus 4 train.py \\\n    --deepspeed configs/ds_config.json \\\n"
+          "    --per_device_train_batch_size 1 \\\n    --fp16 >> ${train_log}\n")
+    files = {"train.py": _LLAVA_TRAIN, "scripts/train_sft.sh": sh,
+             "configs/ds_config.json": '{\n  "fp16": {\n    "enabled": "auto"\n  },\n  "zero_optimization": {"stage": 2}\n}\n'}
+    result = _audit(files)
+    setting = next(s for s in result.facts.settings("fp16") if s.source == "launcher")
+    assert setting.value is True, setting
+    assert _check(result, "E3").status.value == "partial"
+    # control: a flag with a value before the redirection keeps it
+    files["scripts/train_sft.sh"] = sh.replace("--fp16 >>", "--fp16 True >>")
+    assert next(s for s in _audit(files).facts.settings("fp16") if s.source == "launcher").value is True
