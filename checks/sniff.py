@@ -17,7 +17,7 @@ from .lazyre import lazy_compile
 __all__ = ["HEAD_BYTES", "VERSION", "data_reason"]
 
 #: bump when the sniff's verdicts change: a facts cache's directory index (which remembers them) is then ignored
-VERSION = 3
+VERSION = 4
 
 #: bytes of a file's start that the sniff reads
 HEAD_BYTES = 8192
@@ -57,14 +57,16 @@ def _shape(head: bytes, key: re.Pattern[bytes], int_key: re.Pattern[bytes]) -> s
 
 
 def _json_lines(head: bytes) -> bool:
-    """Whether the head holds two whole lines that are each one JSON object: JSON Lines, whatever the file's extension.
+    """Whether the head holds two whole lines that are each one JSON object or array: JSON Lines, whatever the file's
+    extension (octopack's QuixBugs ``json_testcases/bitcount.json``: ``[[127], 7]`` on each line).
 
     A ``.json`` file holds one value, so a second top-level object on the next line is never a config.
     """
     lines = head.lstrip().split(b"\n", 2)
     if len(lines) < 3:
         return False
-    return all(line.rstrip().startswith(b"{") and line.rstrip().endswith(b"}") for line in lines[:2])
+    return all(((line := raw.rstrip()).startswith(b"{") and line.endswith(b"}")) or (line.startswith(b"[") and line.endswith(b"]"))
+               for raw in lines[:2])
 
 
 def data_reason(kind: str, size: int, head: bytes) -> str | None:
@@ -72,17 +74,20 @@ def data_reason(kind: str, size: int, head: bytes) -> str | None:
 
     ``head`` is at most the first :data:`HEAD_BYTES` of the file (more is ignored).
     """
-    if size <= SMALL_BYTES or kind not in {"json", "yaml"}:
+    if kind not in {"json", "yaml"}:
         return None
     head = head[:HEAD_BYTES]
+    if kind == "json" and head.lstrip()[:1] in (b"{", b"[") and _json_lines(head):
+        # (at any size: a small one fails the JSON parse and would be listed as a file that could not be parsed)
+        return "data: JSON Lines (one record per line)"
+    if size <= SMALL_BYTES:
+        return None
     if kind == "json":
         start = head.lstrip()[:1]
         if start == b"[" and size > 16 * SMALL_BYTES:
             body = head.lstrip()[1:].lstrip()[:1]
             if body in {b"{", b"[", b'"'} or body[:1].isdigit() or body == b"-":
                 return "data: a top-level JSON array of records or values (a dataset)"
-        if start == b"{" and _json_lines(head):
-            return "data: JSON Lines (one record per line)"
         if _TOKENIZER_JSON.match(head):
             return "data: a tokenizer (vocabulary and merges)"
         keys, ids = len(_JSON_KEY.findall(head)), len(_JSON_ID_ENTRY.findall(head))

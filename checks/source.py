@@ -87,7 +87,7 @@ def _read_sniffed(fh: BinaryIO, kind: str, size: int, limits: Limits) -> bytes |
     Sized by the stat or the archive header: a read(limit) would allocate the whole limit for every small file.
     """
     data = b""
-    if kind in _SNIFFED and size > SMALL_BYTES:
+    if kind == "json" or (kind in _SNIFFED and size > SMALL_BYTES):
         data = fh.read(HEAD_BYTES)
         reason = data_reason(kind, size, data)
         if reason:

@@ -285,6 +285,10 @@ _SKIP_ZH: tuple[tuple[re.Pattern[str], str], ...] = (
      "数据：前 {1} 个键中有 {0} 个是步数/行号（基准值或指标）"),
     (lazy_compile(r"^data: (\d+) numbers against (\d+) keys in the first (\d+) bytes \(numeric arrays\)$"),
      "数据：前 {2} 字节中有 {0} 个数值、{1} 个键（数值数组）"),
+    (lazy_compile(r"^data: JSON Lines \(one record per line\)$"), "数据：JSON Lines（每行一条记录）"),
+    (lazy_compile(r"^data: a tokenizer \(vocabulary and merges\)$"), "数据：分词器（词表与合并规则）"),
+    (lazy_compile(r"^data: a vocabulary \((\d+) of the first (\d+) keys map to integer token ids\)$"),
+     "数据：词表（前 {1} 个键中有 {0} 个映射到整数 token id）"),
 )
 
 

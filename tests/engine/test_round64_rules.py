@@ -4,6 +4,10 @@ code, with a control that keeps the rule honest."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from accel_audit.cli import main
 from reports.json_report import recommendations
 
 from .claims import LLAVA_TRAIN as _LLAVA_TRAIN
@@ -39,6 +43,25 @@ def test_a_quoted_flag_list_is_still_read_as_its_flags() -> None:
              "run.sh": 'ARGS="--bf16 True --gradient_accumulation_steps 4"\ntorchrun --nproc_per_node 8 train.py "$ARGS"\n'}
     c5 = _check(_audit(files), "C5")
     assert c5.status.value == "used" and "4" in c5.detail, c5.detail
+
+
+# --- octopack: QuixBugs test cases, JSON Lines of arrays in small ``.json`` files ----------------------------------------------
+
+
+def test_small_json_lines_files_are_skipped_as_data_not_listed_as_unparseable(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    cases = repo / "evaluation" / "QuixBugs" / "json_testcases"
+    cases.mkdir(parents=True)
+    (cases / "bitcount.json").write_text("[[127], 7]\n[[128], 1]\n[[3005], 9]\n")
+    (cases / "config.json").write_text('{\n  "train_batch_size": 8,\n  "bf16": {"enabled": true}\n}\n')
+    (repo / "train.py").write_text(_LLAVA_TRAIN)
+    out = tmp_path / "report.json"
+    assert main(["scan", str(repo), "--format", "json", "-o", str(out)]) == 0
+    report = json.loads(out.read_text())
+    skipped = {s["path"]: s["reason"] for s in report["scan"]["skipped"]}
+    assert skipped.get("evaluation/QuixBugs/json_testcases/bitcount.json", "").startswith("data: JSON Lines"), skipped
+    assert "evaluation/QuixBugs/json_testcases/config.json" not in skipped  # control: one JSON value is a config
+    assert not report["scan"].get("parse_errors"), report["scan"].get("parse_errors")
 
 
 # --- aguvis: a ZeRO-3 config's ``"bf16": {"enabled": "auto"}`` under a launch's ``--bf16 True`` ---------------------------------
