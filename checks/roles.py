@@ -31,7 +31,7 @@ from typing import Any
 
 from .facts.docs_md import MODULE_MAIN
 from .facts.store import MAIN_GUARD, python_config_modules, source_lacks
-from .facts.types import FileFacts
+from .facts.types import Expr, FileFacts
 from .lazyre import lazy_compile
 
 # roles that decide statuses and step zero
@@ -684,6 +684,10 @@ _UPSTREAM = frozenset({"trl", "transformers", "peft", "accelerate", "deepspeed",
                        "mmcv", "mmdet", "mmengine", "mmseg", "detectron2"})
 
 
+#: a distribution name picked by a conditional expression of two string literals
+_CHOSEN_NAME = lazy_compile(r"""^\s*['"]([\w.-]+)['"]\s+if\s.+\selse\s+['"]([\w.-]+)['"]\s*$""")
+
+
 def _own_distributions(files: Mapping[str, FileFacts], folder: str = "") -> set[str]:
     """The import names the repository's own packaging declares (``[project] name = "trl"``, ``setup(name="trl")``), or
     that of the package in ``folder``."""
@@ -694,6 +698,10 @@ def _own_distributions(files: Mapping[str, FileFacts], folder: str = "") -> set[
             continue
         names = [e.value for e in ff.configs if e.keys[-1:] == ("name",) and e.keys[0] in ("project", "tool")]
         names += [c.kwargs["name"] for c in ff.calls if c.short == "setup" and isinstance(c.kwargs.get("name"), str)]
+        # a name chosen by a build switch (mmcv's ``name='mmcv' if os.getenv('MMCV_WITH_OPS', '0') == '0' else
+        # 'mmcv-full'``): either distribution is the package's own
+        names += [n for c in ff.calls if c.short == "setup" and isinstance(c.kwargs.get("name"), Expr)
+                  for m in [_CHOSEN_NAME.match(c.kwargs["name"].text)] if m for n in m.group(1, 2)]
         out |= {n.strip().lower().replace("-", "_") for n in names if isinstance(n, str)}
     return out
 

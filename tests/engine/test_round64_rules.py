@@ -64,6 +64,38 @@ def test_small_json_lines_files_are_skipped_as_data_not_listed_as_unparseable(tm
     assert not report["scan"].get("parse_errors"), report["scan"].get("parse_errors")
 
 
+# --- VisionLLM: a whole mmcv checkout whose setup.py picks its name by a build switch -------------------------------------------
+
+_MMCV_SETUP = ("import os\nfrom setuptools import setup\n\nsetup(\n"
+               "    name='mmcv' if os.getenv('MMCV_WITH_OPS', '0') == '0' else 'mmcv-full',\n    version='1.7.0',\n)\n")
+_IPU_LOADER = ("from torch.utils.data import DataLoader\n\n\nclass IPUDataLoader(DataLoader):\n"
+               "    def __init__(self, dataset, batch_size=1, num_workers=0):\n"
+               "        super().__init__(dataset, batch_size=batch_size, num_workers=num_workers)\n")
+_VLLM_TRAIN = ("import mmcv\nimport transformers\n\n\ndef train():\n"
+               "    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+               "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+               "    model = transformers.AutoModelForCausalLM.from_pretrained(training_args.output_dir)\n"
+               "    transformers.Trainer(model=model, args=training_args).train()\n\n\nif __name__ == '__main__':\n    train()\n")
+
+
+def test_a_library_checkout_named_by_a_build_switch_is_a_library_copy() -> None:
+    files = {"VisionLLMv2/visionllmv2/train/train.py": _VLLM_TRAIN,
+             "VisionLLMv2/scripts/train.sh": "torchrun --nproc_per_node 8 visionllmv2/train/train.py --bf16 True\n",
+             "VisionLLMv2/mmcv/setup.py": _MMCV_SETUP, "VisionLLMv2/mmcv/LICENSE": "Apache License\n",
+             "VisionLLMv2/mmcv/mmcv/__init__.py": "from .version import __version__\nfrom .device.ipu.dataloader import IPUDataLoader\n",
+             "VisionLLMv2/mmcv/mmcv/version.py": "__version__ = '1.7.0'\n",
+             "VisionLLMv2/mmcv/mmcv/device/__init__.py": "", "VisionLLMv2/mmcv/mmcv/device/ipu/__init__.py": "",
+             "VisionLLMv2/mmcv/mmcv/device/ipu/dataloader.py": _IPU_LOADER}
+    result = _audit(files)
+    assert result.roles.library_copies == ["VisionLLMv2/mmcv/mmcv"], result.roles.library_copies
+    assert result.roles.by_path["VisionLLMv2/mmcv/mmcv/device/ipu/dataloader.py"] == "vendored", result.roles.why
+    assert not any(e.path.startswith("VisionLLMv2/mmcv/") for e in _check(result, "F1").evidence)
+    # control: a name the packaging computes some other way is not read (no distribution known, no copy claimed)
+    files["VisionLLMv2/mmcv/setup.py"] = _MMCV_SETUP.replace(
+        "'mmcv' if os.getenv('MMCV_WITH_OPS', '0') == '0' else 'mmcv-full'", "os.environ['PKG_NAME']")
+    assert _audit(files).roles.library_copies == []
+
+
 # --- aguvis: a ZeRO-3 config's ``"bf16": {"enabled": "auto"}`` under a launch's ``--bf16 True`` ---------------------------------
 
 _ZERO3_AUTO = ('{\n  "fp16": {\n    "enabled": "auto"\n  },\n  "bf16": {\n    "enabled": "auto"\n  },\n'
