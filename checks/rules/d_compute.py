@@ -136,12 +136,17 @@ def _trains_hf_model(ctx: Context) -> bool:
     )
 
 
-def _hf_model_loads(f: Facts) -> list[Call]:
+def _hf_model_loads(f: Facts, generation: bool = False) -> list[Call]:
     """``from_pretrained`` calls of transformers model classes (not tokenizers, processors or configs) that load a model to
-    train: not in a checkpoint converter, exporter or evaluation script (GPT-NeoX ``tools/ckpts/convert_hf_to_sequential.py``)."""
+    train: not in a checkpoint converter, exporter or evaluation script (GPT-NeoX ``tools/ckpts/convert_hf_to_sequential.py``).
+    With ``generation`` (a project that only generates), those that load a model to generate with: a chat or inference
+    script is then the project's own path (llama3-Chinese-chat ``deploy/python/chat_demo.py``), a converter still is not."""
     out = []
     for c in f.calls("from_pretrained"):
-        if _NOT_TRAINING_SITE.search(c.path) or (c.func and _NOT_TRAINING_FUNC.match(c.func.rsplit(".", 1)[-1])):
+        if generation:
+            if _NOT_GENERATION_SITE.search(c.path) or (c.func and _NOT_GENERATION_FUNC.match(c.func.rsplit(".", 1)[-1])):
+                continue
+        elif _NOT_TRAINING_SITE.search(c.path) or (c.func and _NOT_TRAINING_FUNC.match(c.func.rsplit(".", 1)[-1])):
             continue
         owner = c.name.rsplit(".", 1)[0]
         cls = owner.rsplit(".", 1)[-1]
@@ -364,6 +369,13 @@ def _attn_kind(v: object) -> str | None:
 
 _NOT_TRAINING_SITE = lazy_compile(r"(^|/)(tests?|testing|eval\w*|evaluation|inference|serve|serving|scripts/convert\w*)/|"
                                 r"(^|/)(test_\w+|\w+_test|eval\w*|infer\w*|generate\w*|chat\w*|convert\w*|export\w*|merge\w*|\w*_merge\w*)\.py$", re.I)
+
+
+#: converters, exporters and tests: where a model is loaded neither to train nor to generate with
+_NOT_GENERATION_SITE = lazy_compile(r"(^|/)(tests?|testing|scripts/convert\w*)/|"
+                                   r"(^|/)(test_\w+|\w+_test|convert\w*|export\w*|merge\w*|\w*_merge\w*)\.py$", re.I)
+_NOT_GENERATION_FUNC = lazy_compile(r"^(to_(hf|huggingface|transformers|llava|official)\w*|\w*convert\w*|export\w*|save_\w*|"
+                                   r"merge_\w*)$", re.I)
 
 
 # a function that builds a model only to export, convert, save or generate with it (xtuner ``to_huggingface_llava``): an
@@ -1041,7 +1053,7 @@ class D1FlashAttention(Check):
         if off_:
             return Outcome(N, evs(off_), _join("attention is explicitly set to eager / flash attention disabled", note),
                            {"attn_implementation": "eager"})
-        loads = _hf_model_loads(f)
+        loads = _hf_model_loads(f, generation=not ctx.project.does_training)
         on_path = [c for c in loads if c.path in ctx.project.training_files]
         # with a training path, a load in other project code (a RAG labelling script, an inference experiment) is not it
         loads = (on_path if ctx.project.training_files else loads) or uses_hf_trainer(f)  # TRL trainers load a model themselves
@@ -2556,8 +2568,13 @@ class D6OperatorFusion(Check):
                            f"with the project's own optimizer {c0.short} ({c0.path}:{c0.line}; {s0.key} {s0.value} at "
                            f"{s0.path}:{s0.line}), which a fused torch AdamW would replace, not speed up",
                            {"fused_optimizer": False, "fused_kernels": False, "own_optimizer": c0.short})
-        return Outcome(N, evs(off_), "unfused optimizer explicitly chosen" if off_ else "no fused optimizer or fused layers found",
-                       {"fused_optimizer": False, "fused_kernels": False})
+        # (Liger's fused norm/RoPE/SwiGLU/loss kernels are D5's: the layers are fused there, the optimizer here is not; aguvis
+        # ``apply_liger_kernel_to_qwen2_vl()`` with HF's default ``adamw_torch``)
+        liger = liger_sites(f)[0]
+        layers = (f"; the fused layers come from Liger Kernel (D5, {liger[0].path}:{liger[0].line}), the optimizer step is unfused"
+                  if liger else "")
+        detail = "unfused optimizer explicitly chosen" if off_ else "no fused optimizer found" if liger else "no fused optimizer or fused layers found"
+        return Outcome(N, evs(off_), detail + layers, {"fused_optimizer": False, "fused_kernels": bool(liger)})
 
     @staticmethod
     def _hf_default_fused(ctx: Context) -> list:

@@ -96,6 +96,29 @@ def test_a_library_checkout_named_by_a_build_switch_is_a_library_copy() -> None:
     assert _audit(files).roles.library_copies == []
 
 
+# --- llama3-Chinese-chat: an inference-only project's chat script loads the model to generate -----------------------------------
+
+_CHAT_DEMO = ("import torch\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n\n\ndef load_model(path):\n"
+              "    model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float16, device_map='auto'{attn})\n"
+              "    return model.eval()\n\n\ndef main():\n    model = load_model('shareAI/llama3-Chinese-chat-8b')\n"
+              "    tokenizer = AutoTokenizer.from_pretrained('shareAI/llama3-Chinese-chat-8b')\n    while True:\n"
+              "        query = input('# User: ')\n        input_ids = tokenizer(query, return_tensors='pt').input_ids.to('cuda')\n"
+              "        outputs = model.generate(input_ids=input_ids, max_new_tokens=512)\n"
+              "        print(tokenizer.decode(outputs[0]))\n\n\nif __name__ == '__main__':\n    main()\n")
+
+
+def test_an_inference_projects_chat_script_load_decides_its_attention() -> None:
+    files = {"deploy/python/chat_demo.py": _CHAT_DEMO.format(attn=""), "README.md": "# llama3 Chinese chat\n"}
+    result = _audit(files)
+    assert not result.project.does_training
+    d1 = _check(result, "D1")
+    assert d1.status.value == "partial" and "without attn_implementation" in d1.detail, d1
+    assert any(e.path == "deploy/python/chat_demo.py" for e in d1.evidence)
+    # control: the same load asking for eager attention is what the project chose
+    files["deploy/python/chat_demo.py"] = _CHAT_DEMO.format(attn=", attn_implementation='eager'")
+    assert _check(_audit(files), "D1").status.value == "unused"
+
+
 # --- aguvis: a ZeRO-3 config's ``"bf16": {"enabled": "auto"}`` under a launch's ``--bf16 True`` ---------------------------------
 
 _ZERO3_AUTO = ('{\n  "fp16": {\n    "enabled": "auto"\n  },\n  "bf16": {\n    "enabled": "auto"\n  },\n'
@@ -118,6 +141,21 @@ def test_deepspeed_auto_precision_filled_by_the_launch_reduces_gradients_in_it()
     # control: no precision flag, so "auto" leaves the engine in fp32: uncompressed
     files["scripts/train.sh"] = _AGUVIS_MULTI.format(prec="tf32")
     assert _check(_audit(files), "E3").status.value == "unused"
+
+
+# --- aguvis: Liger's fused layers beside HF's default unfused AdamW --------------------------------------------------------------
+
+
+def test_unfused_optimizer_beside_liger_layers_does_not_claim_no_fused_layers() -> None:
+    train = ("from liger_kernel.transformers import apply_liger_kernel_to_qwen2_vl\n" + _LLAVA_TRAIN).replace(
+        "def train():\n", "apply_liger_kernel_to_qwen2_vl()\n\n\ndef train():\n", 1)
+    files = {"train.py": train, "scripts/train.sh": _AGUVIS_TRAIN_SH}
+    d6 = _check(_audit(files), "D6")
+    assert d6.status.value == "unused" and "fused layers come from Liger Kernel (D5, train.py:" in d6.detail, d6.detail
+    assert "no fused optimizer or fused layers" not in d6.detail
+    # control: without Liger nothing is fused
+    files["train.py"] = _LLAVA_TRAIN
+    assert _check(_audit(files), "D6").detail.startswith("no fused optimizer or fused layers found")
 
 
 # --- DB-GPT-Hub: a switch followed by a redirection of the command's output ------------------------------------------------------
