@@ -583,7 +583,9 @@ def _comm_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         n = p.num_nodes or 2
         src = p.notes.get("nodes_source")
         sites = p.notes.get("multi_node_sites") or []
-        launches = [x for x in facts.launches() if x.launcher in ("torchrun", "deepspeed", "accelerate", "colossalai", "python") or x.wrappers]
+        # (a launch file that runs no training, aguvis ``scripts/inference.sh``'s one-image CLI, is no single-node recipe)
+        launches = [x for x in facts.launches() if (x.launcher in ("torchrun", "deepspeed", "accelerate", "colossalai", "python") or x.wrappers)
+                    and not launch_runs_no_training(facts, x.path)]
         multi = [x for x in launches if _nodes(x) > 1]
         if len(launches) > 1 and len(multi) < len(launches) and (multi or sites):
             k = max(len(multi), len(sites))

@@ -2498,11 +2498,15 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
                 nodes.append((count, listed))
         elif "hostfile" in launch.launcher_args or (unresolved and any(k in launch.launcher_args for k in (
                 "master_addr", "node_rank", "rdzv_endpoint", "machine_rank", "main_process_ip"))):
-            nodes.append((2, f"{launch.path}:{launch.line}"))
+            # cited at the line that holds the node count (aguvis: ``--nnodes ${WORLD_SIZE}`` in a flag string above the command)
+            key = next((k for k in ("nnodes", "nnode", "num_nodes", "num_machines", "hostfile", "master_addr", "node_rank",
+                                    "rdzv_endpoint", "machine_rank", "main_process_ip") if k in launch.launcher_args), "")
+            at = f"{launch.path}:{launch.launcher_arg_lines.get(key, launch.line)}"
+            nodes.append((2, at))
             counted = any(as_number(str(launch.launcher_args.get(k, "")).split(":")[-1])
                           for k in ("nnodes", "nnode", "num_nodes", "num_machines"))
             if not counted:  # ``deepspeed --num_nodes 2 --hostfile hostfile`` gives its count
-                unresolved_at[f"{launch.path}:{launch.line}"] = str(nn) if unresolved else "a hostfile"
+                unresolved_at[at] = str(nn) if unresolved else "a hostfile"
         # a model-parallel group larger than one node's GPUs (Megatron ``--tensor-model-parallel-size 8
         # --pipeline-model-parallel-size 16`` with ``--nproc_per_node 8``) can only run across nodes
         per_node = as_number(launch.launcher_args.get("nproc_per_node"))

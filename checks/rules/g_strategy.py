@@ -1379,6 +1379,25 @@ def _computed_globals(f: Facts) -> list[int]:
     return [g for s in f.effective(*_ACCUM_KEYS) if s.source == "launcher" and (r := shell_ratio(s.value)) and (g := r[0]) > r[1]]
 
 
+def _nodes_unknown(f: Facts, ctx: Context) -> bool:
+    """The batch :func:`global_batch` estimates is one node's: no explicit global size, and the launches that pass a
+    micro-batch rendezvous across nodes whose count the job sets when it starts (aguvis ``torchrun --nproc_per_node 8
+    --nnodes ${WORLD_SIZE} --node_rank ${RANK}``), with no node count known to the overview."""
+    if ctx.project.num_nodes or launch_batch_pairs(f) or _computed_globals(f):
+        return False
+    if any((n := as_number(s.value)) and 0 < n <= _MAX_SEQ_BATCH and not isinstance(s.value, str) for s in f.effective(*_GLOBAL_BATCH_KEYS)):
+        return False
+    runs = [largs for launch in f.launches()
+            if any(k.lstrip("-").replace("-", "_") in _MICRO_KEYS for k in launch.script_args)
+            for largs in [{k.lstrip("-").replace("-", "_"): v for k, v in launch.launcher_args.items()}]]
+    return bool(runs) and all(any(k in largs for k in _RENDEZVOUS_KEYS) and launch_nodes(largs) is None for largs in runs)
+
+
+def launch_nodes(largs: dict[str, Any]) -> float | None:
+    """The node count a launch's own flags give (``--nnodes 4``, ``--nnodes 1:4`` -> 4), or None."""
+    return next((n for k in _NNODES_KEYS if (n := as_number(str(largs.get(k, "")).split(":")[-1])) and n > 0), None)
+
+
 def _gpus_unknown(f: Facts, ctx: Context) -> bool:
     """No explicit global batch size is set and the launches do not fix the GPU count: :func:`global_batch` then
     multiplies per-GPU sizes only."""
@@ -1505,6 +1524,10 @@ class G2LargeBatchOptimizer(Check):
             values["global_batch_per_gpu"] = True
             detail = (f"no LAMB/LARS optimizer (a batch of {gb} sequence{'s' if gb != 1 else ''} per GPU per optimizer step; "
                       "the launch does not fix the GPU count)")
+        elif gb and _nodes_unknown(f, ctx):
+            values["global_batch_per_node"] = True
+            detail = (f"no LAMB/LARS optimizer (a batch of {gb} sequence{'s' if gb != 1 else ''} per node per optimizer step; "
+                      "the node count is set when the job starts)")
         else:
             detail = "no LAMB/LARS optimizer" + (f" (estimated global batch {gb})" if gb else "")
         if options:

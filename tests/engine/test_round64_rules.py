@@ -143,6 +143,31 @@ def test_deepspeed_auto_precision_filled_by_the_launch_reduces_gradients_in_it()
     assert _check(_audit(files), "E3").status.value == "unused"
 
 
+# --- aguvis: one multi-node recipe, its node count given when the job starts, beside an inference CLI ----------------------------
+
+_AGUVIS_RDZV = ('DISTRIBUTED_ARGS="\n    --nproc_per_node 8 \\\n    --nnodes {nodes} \\\n    --node_rank ${{RANK}} \\\n'
+                '    --master_addr $MASTER_ADDR \\\n    --master_port $MASTER_PORT\n"\n\n'
+                "torchrun $DISTRIBUTED_ARGS train.py \\\n    --deepspeed ./scripts/zero3.json \\\n"
+                "    --model_name_or_path Qwen/Qwen2-VL-7B-Instruct \\\n    --bf16 True \\\n"
+                "    --per_device_train_batch_size 2 \\\n    --gradient_accumulation_steps 1\n")
+
+
+def test_a_job_set_node_count_is_cited_at_its_flag_and_the_batch_is_one_nodes() -> None:
+    files = {"train.py": _LLAVA_TRAIN, "scripts/zero3.json": _ZERO3_AUTO, "scripts/train.sh": _AGUVIS_RDZV.format(nodes="${WORLD_SIZE}"),
+             "scripts/inference.sh": _AGUVIS_INFER_SH.format(model="Qwen/Qwen2-VL-7B-Instruct"),
+             "src/aguvis/serve/cli.py": "import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument('--model_path')\n"}
+    result = _audit(files)
+    # the node count is the flag's line (3), not the command's (9)
+    assert result.project.notes.get("nodes_source") == "scripts/train.sh:3", result.project.notes.get("nodes_source")
+    # the inference CLI is no single-node training recipe beside the multi-node one
+    assert not any("next to single-node ones" in r for r in result.project.bottleneck_reasons), result.project.bottleneck_reasons
+    g2 = _check(result, "G2")
+    assert "16 sequences per node" in g2.detail, g2.detail
+    # control: a node count in the flag gives the global batch
+    files["scripts/train.sh"] = _AGUVIS_RDZV.format(nodes="4")
+    assert "estimated global batch 64" in _check(_audit(files), "G2").detail
+
+
 # --- aguvis: Liger's fused layers beside HF's default unfused AdamW --------------------------------------------------------------
 
 

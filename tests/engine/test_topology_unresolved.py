@@ -33,11 +33,11 @@ def test_a_templated_node_count_is_several_nodes_not_two():
     audit = _audit()
     p = audit.project
     assert p.multi_node
-    assert p.notes["nodes_source"] == "template/base_job.slurm:11"
+    assert p.notes["nodes_source"] == "template/base_job.slurm:10"
     assert "nodes" in p.notes["nodes_unresolved"]
     md = render_markdown(audit)
     line = next(x for x in md.splitlines() if x.startswith("- Nodes:"))
-    assert line.startswith("- Nodes: several: a multi-node launch at `template/base_job.slurm:11`"), line
+    assert line.startswith("- Nodes: several: a multi-node launch at `template/base_job.slurm:10`"), line
     assert not any("spans 2 nodes" in r for r in p.bottleneck_reasons)
     zh = render_markdown(audit, lang="zh")
     assert "多机：" in zh
