@@ -917,6 +917,11 @@ def _documented_multi_node(facts: Facts, p: Project, st: _Status) -> Signal | No
     )
 
 
+#: a comment that says a setting is kept on purpose (a workaround), not left on by accident
+_KEPT_ON_PURPOSE = lazy_compile(r"(?i)\b(do\s*n[o']t\s+remove|don't\s+remove|workaround|work\s+around|needed|required|otherwise|"
+                                r"or\s+(the\s+)?(training|job|run)\s+(will\s+)?(hang|crash|fail)|hangs?\b|deadlock)")
+
+
 def _debug_env_signals(facts: Facts, st: _Status) -> list[Signal]:
     """Debugging switches a training launch leaves on (LongVU's four launches: ``CUDA_LAUNCH_BLOCKING=1
     TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun ...``): every kernel launch waits until the kernel has run, so the CPU never runs
@@ -936,13 +941,24 @@ def _debug_env_signals(facts: Facts, st: _Status) -> list[Signal]:
         # script among many (Pai-Megatron-Patch's Mistral recipe) is that recipe's problem
         most = len({e.path for e in blocking} & runs) * 2 > len(runs)
         share = "" if most or not runs else f" ({len({e.path for e in blocking} & runs)} of {len(runs)} launch files)"
+        # the authors' own reason for keeping it (octopack's BigScience-style launches: ``# do not remove or the training will
+        # hang and nodes will be lost w/o this workaround``): a workaround, not a forgotten debugging switch
+        kept = next((e for e in blocking if e.comment and _KEPT_ON_PURPOSE.search(e.comment)), None)
+        if kept is not None:
+            said = kept.comment if len(kept.comment) <= 64 else kept.comment[:63].rstrip() + "…"
+            advice = (f"; kept as a workaround (`# {said}`): find what it hides (`NCCL_DEBUG=INFO`, NCCL and driver versions) "
+                      "and time a run without it")
+            advice_zh = (f"；启动脚本有意保留它作为规避手段（`# {said}`）：应查明它掩盖的问题（`NCCL_DEBUG=INFO`、NCCL 与驱动版本），"
+                         "再对比去掉它后的运行时间")
+        else:
+            advice, advice_zh = "; it is a debugging switch, remove it", "；这是调试开关，应删除"
         out.append(Signal(
             Bottleneck.LAUNCH, 6 if most else 1,
             f"CUDA_LAUNCH_BLOCKING=1 in the training launch ({at}){share}: every kernel launch waits until the kernel has finished, "
-            "so the CPU never queues work ahead of the GPU, Python dispatch shows in every step and no communication overlaps "
-            "compute; it is a debugging switch, remove it",
+            "so the CPU never queues work ahead of the GPU, " + ("" if kept else "Python dispatch shows in every step ")
+            + f"and no communication overlaps compute{advice}",
             f"训练启动命令设置了 CUDA_LAUNCH_BLOCKING=1（{at}）{share}：每次 kernel 启动都要等 kernel 执行完毕，CPU 无法提前排队，"
-            "Python 调度开销计入每一步，通信也无法与计算重叠；这是调试开关，应删除",
+            f"Python 调度开销计入每一步，通信也无法与计算重叠{advice_zh}",
         ))
     detail = sites("TORCH_DISTRIBUTED_DEBUG", lambda v: v.upper() == "DETAIL")
     if detail:

@@ -303,6 +303,16 @@ def _expand(cmd: list[str], variables: dict[str, str], var_words: dict[str, list
     return out
 
 
+def _comment_above(src_lines: list[str], i: int) -> str | None:
+    """The comment lines right above line index ``i`` (a ``#`` block with no blank line between), joined; None if none."""
+    out: list[str] = []
+    j = i - 1
+    while j >= 0 and len(out) < 4 and (t := src_lines[j].strip()).startswith("#") and not t.startswith("#!"):
+        out.append(t.lstrip("#").strip())
+        j -= 1
+    return " ".join(reversed(out))[:300] or None if out else None
+
+
 def _array_words(body: str) -> list[str]:
     return _split_words(body)
 
@@ -887,7 +897,7 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                     if words is not None:
                         var_words[name] = words
                         variables[name] = " ".join(words)
-                    out.envs.append(EnvVar(path, line_no, name, value, "shell", snippet))
+                    out.envs.append(EnvVar(path, line_no, name, value, "shell", snippet, comment=_comment_above(src_lines, line_no - first_line)))
                 if exported:
                     continue
             if not body:

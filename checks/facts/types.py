@@ -295,6 +295,9 @@ class EnvVar:
     text: str
     #: the ``if`` conditions a Python assignment sits under (``not check_cuda_p2p_ib_support()``), as calls record theirs
     guard: str | None = None
+    #: the comment lines right above a shell export, as written (octopack ``# do not remove or the training will hang and
+    #: nodes will be lost w/o this workaround`` over ``export CUDA_LAUNCH_BLOCKING=1``): the author's reason for the setting
+    comment: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

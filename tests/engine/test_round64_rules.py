@@ -168,6 +168,24 @@ def test_a_job_set_node_count_is_cited_at_its_flag_and_the_batch_is_one_nodes() 
     assert "estimated global batch 64" in _check(_audit(files), "G2").detail
 
 
+# --- octopack: ``CUDA_LAUNCH_BLOCKING=1`` kept on purpose, the authors' comment above it -----------------------------------------
+
+_OCTO_SH = ("#!/bin/bash\n#SBATCH --nodes=8\n\n{comment}export CUDA_LAUNCH_BLOCKING=1\n\n"
+            "torchrun --nproc_per_node 8 --nnodes 8 train.py --bf16 True --per_device_train_batch_size 4\n")
+
+
+def test_a_launch_blocking_switch_kept_as_a_workaround_is_not_called_a_forgotten_debug_switch() -> None:
+    comment = "# do not remove or the training will hang and nodes will be lost w/o this workaround\n"
+    files = {"train.py": _LLAVA_TRAIN, "training/finetune.sh": _OCTO_SH.format(comment=comment)}
+    reasons = _audit(files).project.bottleneck_reasons
+    reason = next(r for r in reasons if "CUDA_LAUNCH_BLOCKING=1" in r)
+    assert "kept as a workaround" in reason and "remove it" not in reason, reason
+    # control: with no such comment it is the debugging switch left on
+    files["training/finetune.sh"] = _OCTO_SH.format(comment="")
+    reason = next(r for r in _audit(files).project.bottleneck_reasons if "CUDA_LAUNCH_BLOCKING=1" in r)
+    assert "it is a debugging switch, remove it" in reason, reason
+
+
 # --- aguvis: Liger's fused layers beside HF's default unfused AdamW --------------------------------------------------------------
 
 
