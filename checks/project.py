@@ -865,6 +865,10 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     if "deepspeed" not in p.frameworks and facts.config("zero_optimization"):
         p.frameworks.append("deepspeed")
     p.frameworks += sorted(_recipe_frameworks(facts) - set(p.frameworks))
+    if "megatron" not in p.frameworks and _megatron_launched(facts):
+        # a Megatron checkout the launches run from outside the repository (octopack ``torchrun ... finetune_mtf.py
+        # --tensor-model-parallel-size 4 --num-layers 40 ...``): nothing here imports it, but it trains (B2's reading)
+        p.frameworks.append("megatron")
     # a torchtune recipe config (``model: {_component_: torchtune.models.llama3_1.lora_llama3_1_8b}``) run by ``tune run``
     if "torchtune" not in p.frameworks and any(isinstance(e.value, str) and e.value.startswith("torchtune.")
                                                for e in facts.config("_component_")):
@@ -1301,7 +1305,8 @@ def _pretrains_only_by_optional_megatron(facts: Facts, p: Project) -> bool:
 _STAND_IN_NAME = lazy_compile(r"^/(var/)?tmp/|(^|[/_-])(dummy|fake|mock)([/_-]|$)|^test[-_]?model$", re.I)
 #: a tokenizer's file (NeMo ``tokenizer: {library: sentencepiece, model: 2053..._256k.model}``, ``tokenizer.model``): a
 #: vocabulary, not a checkpoint
-_TOKENIZER_FILE = lazy_compile(r"\.(model|spm|tiktoken|vocab|bpe)$", re.I)
+#: (or a tokenizer's own repository: BigScience's ``--tokenizer-name-or-path bigscience/tokenizer``)
+_TOKENIZER_FILE = lazy_compile(r"\.(model|spm|tiktoken|vocab|bpe)$|(^|/)tokenizers?/?$", re.I)
 #: a bare weight file name (``"model.safetensors"``, ``"pytorch_model.bin"`` joined to a checkpoint folder): the file a
 #: loader reads from whatever checkpoint it is given, not a model
 #: a weight file, by itself or at the end of a path (SEED-Story's ``pretrained_model_path: pretrained/detokenizer/.../
@@ -1959,6 +1964,23 @@ def recipe_files(facts: Facts) -> dict[str, list[ConfigEntry]]:
     return out
 
 
+#: Megatron-LM's training scripts and the flags their launches pass (as B2 reads them)
+_MEGATRON_ENTRY = lazy_compile(r"(^|/)pretrain_\w+\.py$|(^|/)(finetune|train)_\w*megatron\w*\.py$")
+_MEGATRON_LAUNCH_FLAGS = frozenset({"tensor_model_parallel_size", "pipeline_model_parallel_size", "micro_batch_size",
+                                    "global_batch_size", "num_layers"})
+
+
+def _megatron_launched(facts: Facts) -> bool:
+    """A launch runs a Megatron-LM training script: ``pretrain_*.py`` with a Megatron flag, or three Megatron flags with a
+    model-parallel size."""
+    for x in facts.launches():
+        flags = sum(k in _MEGATRON_LAUNCH_FLAGS for k in x.script_args)
+        parallel = "tensor_model_parallel_size" in x.script_args or "pipeline_model_parallel_size" in x.script_args
+        if (_MEGATRON_ENTRY.search(x.script or "") and flags >= 1) or (flags >= 3 and parallel):
+            return True
+    return False
+
+
 def _recipe_frameworks(facts: Facts) -> set[str]:
     return set(recipe_files(facts))
 
@@ -2389,7 +2411,8 @@ def _does_inference(facts: Facts, p: Project) -> bool:
 #: ``examples/convert_hf.sh``, maxtext ``llama_or_mistral_ckpt.py``): its parallel layout and save interval are the
 #: checkpoint's, not a run's
 _CHECKPOINT_TOOL_NAMES = r"export|convert|_to_(hf|huggingface|universal|fp32|megatron|mcore|dcp)(_|$)|(^|_)(merge|split)_|partitions"
-CHECKPOINT_TOOL = lazy_compile(_CHECKPOINT_TOOL_NAMES + r"|_c(h)?kpt$", re.I)
+#: (and Megatron-LM's ``tools/checkpoint_util.py``, which reshards a checkpoint to other parallel sizes)
+CHECKPOINT_TOOL = lazy_compile(_CHECKPOINT_TOOL_NAMES + r"|_c(h)?kpt$|^checkpoint_util$", re.I)
 _NOT_TRAINING_SCRIPT = lazy_compile(r"infer|generat|serv(e|er|ing)|eval|bench|router|pass_rate|" + _CHECKPOINT_TOOL_NAMES, re.I)
 
 

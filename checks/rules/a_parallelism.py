@@ -1023,7 +1023,8 @@ def zero_sites(facts: Facts, keep_alternatives: bool = False) -> list[Site]:
     for c, st in bmtrain.sharded_sites(facts):
         sites.append(Site(c, f"BMTrain {bmtrain.what(c)} (ZeRO-{st} partitioning)", True, stage=st))
     for s in facts.effective("use_distributed_optimizer"):
-        if truthy(s.value) and s.rank > 0 and not _TEST_PATH.search(s.path):
+        # (not a flag of a checkpoint tool: octopack ``python Megatron-LM/tools/checkpoint_util.py --use-distributed-optimizer``)
+        if truthy(s.value) and s.rank > 0 and not _TEST_PATH.search(s.path) and not checkpoint_tool(facts, s):
             sites.append(Site(s, "Megatron distributed optimizer (ZeRO-1)", True, stage=1))
     # a NeMo recipe's optimizer by name (NeMo-Aligner ``model.optim.name: distributed_fused_adam``): Apex's
     # DistributedFusedAdam, "the ZeRO-2 algorithm, which distributes the optimizer state and gradients between parallel

@@ -13,7 +13,7 @@ from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..lazyre import lazy_compile
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
-from ..project import _SERVE_PATH, CONFIG_CALLEE, _library_demo_lines, jax_jitted_steps
+from ..project import _SERVE_PATH, CONFIG_CALLEE, _library_demo_lines, checkpoint_tool_file, jax_jitted_steps
 from ._helpers import (
     aux_model_site,
     callers_off,
@@ -2530,7 +2530,8 @@ class D6OperatorFusion(Check):
                 off_.append(s)
         # a Megatron launch: its ``pretrain_*.py``, or a driver passing Megatron's own flags straight to Megatron's argument
         # parser (slime ``python3 train.py --tensor-model-parallel-size 2 --use-distributed-optimizer ...``)
-        megatron = [x for x in f.launches() if x.script and "megatron" in ctx.project.frameworks
+        # (not a checkpoint tool's launch: octopack ``python Megatron-LM/tools/checkpoint_util.py --use-distributed-optimizer``)
+        megatron = [x for x in f.launches() if x.script and "megatron" in ctx.project.frameworks and not checkpoint_tool_file(x.script)
                     and (re.search(r"pretrain_\w+\.py$", x.script) or set(x.script_args) & _MEGATRON_ONLY_FLAGS)]
         megatron.sort(key=lambda x: ("example" in x.path, x.path))  # the project's own scripts before its examples
         if megatron and not used and not any(truthy(s.value) for s in f.effective(*_MEGATRON_NO_FUSION)):

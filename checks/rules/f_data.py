@@ -974,7 +974,13 @@ def _helper_called(f: Facts, c: Call) -> bool:
 
 
 def _data_path_ev(f: Facts) -> list[Evidence]:
-    return [_ev(x, key="--data-path", value=x.script_args.get("data_path")) for x in _megatron_data(f)]
+    """Each Megatron launch's data flag, cited at the line that holds it."""
+    out = []
+    for x in _megatron_data(f):
+        k = next((k for k in ("data_path", "train_data_path", "data_args_path", "per_split_data_args_path", *_MEGATRON_LISTED_DATA,
+                              "data_impl", "dataset_impl") if k in x.script_args), "data_path")
+        out.append(_ev(x, key="--" + k.replace("_", "-"), value=x.script_args.get(k)))
+    return out
 
 
 #: Megatron-LM's own data arguments: a launch passing one reads its data through Megatron's loader
@@ -998,10 +1004,20 @@ def _megatron_loader(launch: Any) -> bool:
     return script.startswith("pretrain_") or bool(set(launch.script_args) & _MEGATRON_DATA_FLAGS)
 
 
+#: Megatron-DeepSpeed's data arguments that name a list of indexed ``.bin/.idx`` prefixes (with weights and splits)
+_MEGATRON_LISTED_DATA = ("train_weighted_split_paths_path", "valid_weighted_split_paths_path", "train_weighted_split_paths")
+
+
 def _megatron_data(f: Facts) -> list[Any]:
     """Megatron launches reading indexed ``.bin/.idx`` data (``--data-path prefix_text_document``)."""
     out = []
     for launch in megatron_launches(f):
+        # (Megatron-DeepSpeed's multitask fine-tuning names a text file that lists the indexed prefixes with their weights:
+        # octopack ``--train-weighted-split-paths-path $WEIGHTS_TRAIN``; its ``--data-impl mmap`` is the indexed format)
+        if any(launch.script_args.get(k) is not None and launch.script_args.get(k) is not True for k in _MEGATRON_LISTED_DATA) \
+                or str(launch.script_args.get("data_impl", launch.script_args.get("dataset_impl", ""))).strip() in ("mmap", "lazy", "cached"):
+            out.append(launch)
+            continue
         for k in ("data_path", "train_data_path", "data_args_path", "per_split_data_args_path"):
             v = launch.script_args.get(k)
             if v is not None and v is not True and not str(v).endswith((".json", ".jsonl", ".parquet", ".csv", ".txt")):

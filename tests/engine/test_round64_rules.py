@@ -186,6 +186,23 @@ def test_a_launch_blocking_switch_kept_as_a_workaround_is_not_called_a_forgotten
     assert "it is a debugging switch, remove it" in reason, reason
 
 
+# --- octopack: Megatron-DeepSpeed's multitask launches name their indexed data through a weighted-split list ------------------
+
+_MTF_SH = ("WEIGHTS_TRAIN=/data/finetune/train_data_paths.txt\n\n"
+           "torchrun --nproc_per_node 8 finetune_mtf.py \\\n    --tensor-model-parallel-size 1 \\\n    --num-layers 24 \\\n"
+           "    --hidden-size 2048 \\\n    --micro-batch-size 4 \\\n    --bf16 \\\n{data}    --seq-length 2048\n")
+
+
+def test_megatron_weighted_split_data_is_the_indexed_format() -> None:
+    files = {"training/finetune_santacoder.sh": _MTF_SH.format(data="    --train-weighted-split-paths-path $WEIGHTS_TRAIN \\\n")}
+    f4 = _check(_audit(files), "F4")
+    assert f4.status.value == "used", f4
+    assert f4.evidence[0].line == 9 and f4.evidence[0].key == "--train-weighted-split-paths-path", f4.evidence
+    # control: the same launch reading a JSON Lines file names no indexed data
+    files["training/finetune_santacoder.sh"] = _MTF_SH.format(data="    --data-path /data/finetune/train.jsonl \\\n")
+    assert _check(_audit(files), "F4").status.value == "unused"
+
+
 # --- aguvis: Liger's fused layers beside HF's default unfused AdamW --------------------------------------------------------------
 
 
@@ -199,6 +216,39 @@ def test_unfused_optimizer_beside_liger_layers_does_not_claim_no_fused_layers() 
     # control: without Liger nothing is fused
     files["train.py"] = _LLAVA_TRAIN
     assert _check(_audit(files), "D6").detail.startswith("no fused optimizer or fused layers found")
+
+
+# --- octopack: a Megatron checkout run from outside the repository; a tokenizer's repository is no model -----------------------
+
+_XP3_SH = ("TOKENIZER_NAME_OR_PATH=bigscience/tokenizer\n\n"
+           "torchrun --nproc_per_node 8 finetune_t0.py \\\n    --tensor-model-parallel-size 4 \\\n    --num-layers 30 \\\n"
+           "    --hidden-size 4096 \\\n    --micro-batch-size 1 \\\n    --tokenizer-name-or-path $TOKENIZER_NAME_OR_PATH \\\n"
+           "    --bf16\n")
+
+
+def test_an_external_megatron_launch_names_the_framework_and_a_tokenizer_repo_names_no_model() -> None:
+    files = {"training/sbatch_xp3commits.sh": _XP3_SH}
+    result = _audit(files)
+    assert "megatron" in result.project.frameworks, result.project.frameworks
+    assert _check(result, "B2").status.value == "used"
+    assert "bigscience/tokenizer" not in result.project.model_names, result.project.model_names
+    # control: without the model-parallel flag two Megatron-like flags are no Megatron launch
+    files["training/sbatch_xp3commits.sh"] = _XP3_SH.replace("    --tensor-model-parallel-size 4 \\\n", "")
+    assert "megatron" not in _audit(files).project.frameworks
+
+
+def test_a_megatron_checkpoint_tools_flags_are_not_the_training_runs() -> None:
+    conv = ("python Megatron-LM/tools/checkpoint_util.py \\\n    --model-type GPT \\\n    --load-dir /ckpt/in \\\n"
+            "    --save-dir /ckpt/out \\\n    --target-tensor-parallel-size 1 \\\n    --use-distributed-optimizer\n")
+    files = {"training/finetune.sh": _MTF_SH.format(data="    --data-path /data/code_text_document \\\n"),
+             "training/conv_lumi.sh": conv}
+    result = _audit(files)
+    assert not any(e.path == "training/conv_lumi.sh" for e in _check(result, "A3").evidence), _check(result, "A3")
+    assert not any(e.path == "training/conv_lumi.sh" for e in _check(result, "D6").evidence), _check(result, "D6")
+    # control: the training launch's own distributed optimizer is ZeRO-1
+    files["training/finetune.sh"] = files["training/finetune.sh"].replace("    --bf16 \\\n", "    --bf16 \\\n    --use-distributed-optimizer \\\n")
+    a3 = _check(_audit(files), "A3")
+    assert a3.status.value == "used" and any(e.path == "training/finetune.sh" for e in a3.evidence), a3
 
 
 # --- DB-GPT-Hub: a switch followed by a redirection of the command's output ------------------------------------------------------
