@@ -66,12 +66,27 @@ _NON_TRAINING_CMD = lazy_compile(r"(-m\s+[\w.]*(merg|convert|export|eval|infer|s
 _TOOL_PATH = lazy_compile(r"(merg|convert|export|infer|serv|ckpt|checkpoint|precompute)", re.I)
 
 
-def _many(token: str | None) -> bool:
+def _many(token: str | None, lines: list[str] | None = None, i: int = 0) -> bool:
     if token is None:
         return True  # --hostfile: a list of hosts
     if token.isdigit():
         return int(token) > 1
-    return True  # $NNODES / <num_nodes>: the documented command is meant for several nodes
+    # $NNODES: the documented command is meant for several nodes, unless the same code block sets it to one right above
+    # (CPM-Bee's README: ``NNODES=1`` a few lines over ``torchrun --nnodes=${NNODES} ...``)
+    name = token.strip("${}")
+    if lines is not None and name.isidentifier():
+        for j in range(i - 2, max(i - 200, 0) - 1, -1):
+            t = lines[j].strip()
+            if t.startswith("```"):
+                break
+            m = _NODES_SET.match(t)
+            if m and m.group(1) == name:
+                return not m.group(2).isdigit() or int(m.group(2)) > 1
+    return True
+
+
+#: a shell assignment of a node count (``NNODES=1``, ``export NUM_NODES=4``)
+_NODES_SET = lazy_compile(r"^(?:export\s+)?(\w+)=[\"']?(\$?\{?[\w:-]+\}?)[\"']?\s*(?:#.*)?$")
 
 
 def extract_doc_hints(path: str, text: str, out: FileFacts) -> None:
@@ -117,7 +132,7 @@ def _multi_node_hint(path: str, i: int, line: str, out: FileFacts, lines: list[s
         return
     for pat in _MULTI_NODE:
         m = pat.search(line)
-        if m and _many(m.group(1) if m.groups() else None):
+        if m and _many(m.group(1) if m.groups() else None, lines, i):
             if not _NON_TRAINING_CMD.search(_command(lines, i) if lines is not None and line.rstrip().endswith("\\") else line):
                 out.doc_hints.append(DocHint(path, i, "multi_node", m.group(0).strip(), line.strip()[:300]))
             return

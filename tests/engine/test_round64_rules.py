@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from accel_audit.cli import main
+from checks.project import documented_multi_node
 from reports.json_report import recommendations
 
 from .claims import LLAVA_TRAIN as _LLAVA_TRAIN
@@ -266,3 +267,24 @@ def test_a_redirection_after_a_switch_is_not_its_value() -> None:
     # control: a flag with a value before the redirection keeps it
     files["scripts/train_sft.sh"] = sh.replace("--fp16 >>", "--fp16 True >>")
     assert next(s for s in _audit(files).facts.settings("fp16") if s.source == "launcher").value is True
+
+
+# --- CPM-Bee: a README's ``torchrun --nnodes=${NNODES}`` under ``NNODES=1`` in the same code block --------------------------------
+
+_CPM_README = ("# CPM-Bee\n\n## Pre-training\n\n```bash\n#! /bin/bash\n# 节点数\nNNODES={nodes}\nGPUS_PER_NODE=8\n\n"
+               'OPTS=""\nOPTS+=" --model-config config/cpm-bee-10b.json"\n\n'
+               'CMD="torchrun --nnodes=${{NNODES}} --nproc_per_node=${{GPUS_PER_NODE}} --rdzv_backend=c10d pretrain_cpm_bee.py ${{OPTS}}"\n'
+               "$CMD\n```\n")
+
+
+def test_a_documented_node_count_set_to_one_in_the_same_block_is_not_multi_node() -> None:
+    files = {"train.py": _LLAVA_TRAIN, "run.sh": "torchrun --nproc_per_node 8 train.py --bf16 True\n",
+             "README.md": _CPM_README.format(nodes="1")}
+    result = _audit(files)
+    assert not documented_multi_node(result.context) and not documented_multi_node(result.facts)
+    assert _check(result, "E1").status.value == "n/a", _check(result, "E1")
+    # control: four nodes in that block is a documented multi-node run
+    files["README.md"] = _CPM_README.format(nodes="4")
+    result = _audit(files)
+    assert documented_multi_node(result.context) or documented_multi_node(result.facts)
+    assert _check(result, "E1").status.value != "n/a"
