@@ -63,6 +63,9 @@ FRAMEWORKS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] 
 #: dependency line alone does not make them the project's framework when the project has its own PyTorch code (dclm lists
 #: ``llm-foundry`` for its evaluation harness; its training runs open_lm)
 _IMPORTED_LIBRARIES = frozenset({"trl", "peft", "composer"})
+#: the switches that turn Liger Kernel on without an import (HF ``use_liger_kernel``, axolotl's per-kernel keys)
+_LIGER_SWITCHES = ("use_liger_kernel", "use_liger", "enable_liger_kernel", "liger_kernel", "liger_rope", "liger_rms_norm",
+                   "liger_glu_activation", "liger_layer_norm", "liger_cross_entropy", "liger_fused_linear_cross_entropy", "liger_swiglu")
 
 _MODEL_KEYS = (
     "model_name_or_path", "pretrained_model_name_or_path", "base_model", "model_name", "model_id",
@@ -330,7 +333,24 @@ _ENDPOINT_NAME = lazy_compile(r"^(bind|\w*ModelClient)\(model_name=\)$")
 
 def _family_word(name: str) -> bool:
     low = name.lower()
-    return any(k in low for k, _ in _FAMILIES)
+    return any(family_in(k, low) for k, _ in _FAMILIES)
+
+
+#: family names short enough to sit inside other words (``yi-`` in Fengshenbang's ``Taiyi-CLIP``, ``phi`` in ``dolphin``,
+#: ``opt-`` in ``adopt-``): found only at the start of a word
+_WORD_START_FAMILIES = frozenset({"yi-", "yi_", "phi", "opt-", "opt_"})
+
+
+def family_in(needle: str, low: str) -> bool:
+    """Whether the family name ``needle`` appears in the lower-cased name ``low`` (the short ones at a word's start)."""
+    if needle not in _WORD_START_FAMILIES:
+        return needle in low
+    i = low.find(needle)
+    while i >= 0:
+        if i == 0 or not low[i - 1].isalpha():
+            return True
+        i = low.find(needle, i + 1)
+    return False
 
 
 def _carried_past_guard(call: Any, keyword: str | None, value: str) -> bool:
@@ -847,6 +867,11 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
                 # and writes its DPO/GRPO loops by hand): declared, not used; a recipe that names it still counts (below)
                 p.notes.setdefault("declared_only", []).append(fw)
                 continue
+            if fw == "liger-kernel" and own_python and not any(truthy(s.value) for s in facts.settings(*_LIGER_SWITCHES)):
+                # Liger in requirements.txt and the Dockerfile, never imported nor switched on by a Trainer flag (MMR1's verl
+                # fork): installed, not used (D5 says the same)
+                p.notes.setdefault("declared_only", []).append(fw)
+                continue
             p.frameworks.append(fw)
     weights_only = transformers_weights_only(facts) if "transformers" in p.frameworks else []
     if weights_only and not {"trl", "peft", "llamafactory", "axolotl"} & set(p.frameworks):
@@ -945,7 +970,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
             continue
         low = n.lower()
         for needle, fam in _FAMILIES:
-            if needle in low:
+            if family_in(needle, low):
                 fams.append(fam)
                 break
     for s in facts.settings("model_type", "architectures"):
@@ -954,7 +979,7 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
             if isinstance(v, str):
                 low = v.lower()
                 for needle, fam in _FAMILIES:
-                    if needle.replace("-", "_") in low or needle in low:
+                    if family_in(needle.replace("-", "_"), low) or family_in(needle, low):
                         fams.append(fam)
                         break
     p.model_families = sorted(set(fams))
@@ -1604,7 +1629,7 @@ _ARCH_CLASS = lazy_compile(r"^(?!Auto)\w+(ForCausalLM|ForConditionalGeneration|L
 
 def _family(name: str) -> str | None:
     low = name.lower()
-    return next((fam for needle, fam in _FAMILIES if needle in low), None)
+    return next((fam for needle, fam in _FAMILIES if family_in(needle, low)), None)
 
 
 def _unloadable_defaults(facts: Facts, training: frozenset[str]) -> set[tuple[str, str]]:
@@ -1842,7 +1867,11 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
         if v and 16 <= v <= 10_000_000:
             # a CLIP model config's text tower (LLaVA-NeXT's 26 EVA-CLIP configs: ``text_cfg.context_length: 77``) sets the
             # length only for a project that trains CLIP itself (open_clip): counted apart, used when nothing else is set
-            (clip_text if st.source == "config" and st.key.startswith(_CLIP_TEXT) else per_file).setdefault(st.path, set()).add(int(v))
+            # (and CLIP's own text context, 77 tokens, as a CLIP trainer sets it: Fengshenbang's Taiyi-CLIP ``--seq_length``
+            # default 77 in ``pretrain_taiyi_clip/pretrain.py`` beside its LLM recipes)
+            clip = (st.source == "config" and st.key.startswith(_CLIP_TEXT)) or (
+                v == 77 and (st.name.lower() == "context_length" or "clip" in st.path.lower()))
+            (clip_text if clip else per_file).setdefault(st.path, set()).add(int(v))
     # a training length's option default on the training path (FastChat ``model_max_length: int = field(default=512)``) that
     # ``effective`` dropped for an alias set elsewhere with a higher rank (a serving module's generation
     # ``gen_kwargs["max_length"] = ...``): that is another name's value, and the default is still the run's length

@@ -288,3 +288,49 @@ def test_a_documented_node_count_set_to_one_in_the_same_block_is_not_multi_node(
     result = _audit(files)
     assert documented_multi_node(result.context) or documented_multi_node(result.facts)
     assert _check(result, "E1").status.value != "n/a"
+
+
+# --- MMR1: Liger Kernel in requirements.txt only -----------------------------------------------------------------------------------
+
+
+def test_liger_only_in_the_requirements_is_not_a_framework_of_the_project() -> None:
+    files = {"train.py": _LLAVA_TRAIN, "requirements.txt": "torch\ntransformers\nliger-kernel\n",
+             "scripts/train.sh": _AGUVIS_TRAIN_SH}
+    result = _audit(files)
+    assert "liger-kernel" not in result.project.frameworks, result.project.frameworks
+    assert _check(result, "D5").status.value == "unused"
+    # control: the Trainer's switch turns it on without an import
+    files["scripts/train.sh"] = _AGUVIS_TRAIN_SH.replace("--bf16 True", "--bf16 True \\\n    --use_liger_kernel True")
+    assert "liger-kernel" in _audit(files).project.frameworks
+
+
+# --- Fengshenbang-LM: a CLIP trainer's 77-token text context beside LLM recipes --------------------------------------------------
+
+_CLIP_PRETRAIN = ("import argparse\nimport torch\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n"
+                  "    parser.add_argument('--seq_length', type=int, default={n})\n    args = parser.parse_args()\n"
+                  "    model = build_clip(args)\n    for batch in loader:\n        loss = model(batch)\n        loss.backward()\n"
+                  "        optimizer.step()\n\n\nif __name__ == '__main__':\n    main()\n")
+
+
+def test_a_clip_trainers_text_context_is_not_the_projects_sequence_length() -> None:
+    files = {"fengshen/examples/pretrain_taiyi_clip/pretrain.py": _CLIP_PRETRAIN.format(n=77)}
+    for k in range(2):
+        files[f"fengshen/examples/ziya_llama/finetune_{k}.sh"] = (
+            f"torchrun --nproc_per_node 8 finetune_ziya_llama.py --max_seq_length {512 if k else 256} --bf16\n")
+    result = _audit(files)
+    assert result.project.max_seq_len != 77 and 77 not in (result.project.notes.get("seq_len_distribution") or {}), result.project
+    # control: a text model's trainer with that default is the run's length
+    files["fengshen/examples/pretrain_small/pretrain.py"] = files.pop("fengshen/examples/pretrain_taiyi_clip/pretrain.py")
+    assert _audit(files).project.max_seq_len == 77
+
+
+# --- Fengshenbang-LM: ``Taiyi-`` is no Yi model ----------------------------------------------------------------------------------
+
+
+def test_a_short_family_name_inside_another_word_names_no_family() -> None:
+    sh = "torchrun --nproc_per_node 8 train.py --model_name_or_path {model} --bf16 True\n"
+    files = {"train.py": _LLAVA_TRAIN, "run.sh": sh.format(model="IDEA-CCNL/Taiyi-Stable-Diffusion-1B-Chinese-v0.1")}
+    assert "yi" not in _audit(files).project.model_families
+    # control: Yi itself
+    files["run.sh"] = sh.format(model="01-ai/Yi-6B")
+    assert "yi" in _audit(files).project.model_families
