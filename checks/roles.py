@@ -1958,7 +1958,7 @@ class RoleCall:
     registration, and whether it sits in its module's main block. Reading anything else raises (so that a new read of the
     roles cannot go unrecorded)."""
 
-    __slots__ = ("_kw_lines", "_line", "_name", "class_level", "func", "kwargs", "main", "short")
+    __slots__ = ("_kw_lines", "_line", "_name", "args", "class_level", "func", "kwargs", "main", "short")
 
     def __init__(self, c: Any, short: str, class_level: bool = False) -> None:
         self.short = short
@@ -1969,6 +1969,8 @@ class RoleCall:
         self._name: str | None = None
         self._line: int | None = None
         self._kw_lines: dict[str, int] = _NO_LINES
+        # a dataset loader's first argument when it is a name (``load_dataset("glue", task)``: the GLUE fine-tunes), else none
+        self.args: tuple[str, ...] = (c.args[0],) if short in _DATASET_LOADERS and c.args and isinstance(c.args[0], str) else ()
         if not kwargs:
             self.kwargs: dict[str, Any] = kwargs
             if short in _LOADERS or _vision_name(c.name):
@@ -1977,6 +1979,8 @@ class RoleCall:
         kw = {k: v for k, v in kwargs.items() if v.__class__ is str or isinstance(v, str)}
         if short == "setup" and "entry_points" in kwargs:
             kw["entry_points"] = kwargs["entry_points"]
+        if short == "setup" and "name" in kwargs:
+            kw["name"] = kwargs["name"]  # a distribution name chosen by a build switch is an expression (mmcv's setup.py)
         self.kwargs = kw
         if short in _LOADERS or _vision_name(c.name):
             self._name = c.name
@@ -1996,10 +2000,11 @@ class RoleCall:
         return self._kw_lines.get(keyword, self._line)
 
     def __repr__(self) -> str:
-        return repr((self.short, self.func, self.kwargs, self._name, self._line, self._kw_lines, self.main, self.class_level))
+        return repr((self.short, self.func, self.kwargs, self._name, self._line, self._kw_lines, self.main, self.class_level, self.args))
 
 
 _LOADERS = frozenset({"fromfile", "from_file", "load"})
+_DATASET_LOADERS = frozenset({"load_dataset", "load", "load_metric"})
 _NO_LINES: dict[str, int] = {}
 
 

@@ -334,3 +334,30 @@ def test_a_short_family_name_inside_another_word_names_no_family() -> None:
     # control: Yi itself
     files["run.sh"] = sh.format(model="01-ai/Yi-6B")
     assert "yi" in _audit(files).project.model_families
+
+
+# --- the roles' reads through the facts cache's recording view (Fengshenbang's GLUE fine-tune, VisionLLM's mmcv checkout) -------
+
+_GLUE_FT = ("from datasets import load_dataset\nfrom transformers import AutoModelForSequenceClassification, Trainer\n\n\n"
+            "def main():\n    raw = load_dataset('glue', 'mrpc')\n"
+            "    model = AutoModelForSequenceClassification.from_pretrained('roberta-base')\n"
+            "    Trainer(model=model, train_dataset=raw['train']).train()\n\n\nif __name__ == '__main__':\n    main()\n")
+
+
+def test_dataset_names_and_switched_distribution_names_read_through_the_cache_recording(tmp_path: Path) -> None:
+    files = {"VisionLLMv2/visionllmv2/train/train.py": _VLLM_TRAIN,
+             "VisionLLMv2/scripts/train.sh": "torchrun --nproc_per_node 8 visionllmv2/train/train.py --bf16 True\n",
+             "VisionLLMv2/mmcv/setup.py": _MMCV_SETUP, "VisionLLMv2/mmcv/mmcv/__init__.py": "from .version import __version__\n",
+             "VisionLLMv2/mmcv/mmcv/version.py": "__version__ = '1.7.0'\n",
+             "VisionLLMv2/mmcv/mmcv/device/ipu/dataloader.py": _IPU_LOADER,
+             "fengshen/examples/classification/run_glue.py": _GLUE_FT}
+    repo = tmp_path / "repo"
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    cold, warm = tmp_path / "cold.json", tmp_path / "warm.json"
+    assert main(["scan", str(repo), "--format", "json", "-o", str(cold), "--jobs", "1"]) == 0
+    assert main(["scan", str(repo), "--format", "json", "-o", str(warm), "--cache", str(tmp_path / "cache")]) == 0
+    assert warm.read_bytes() == cold.read_bytes()
+    roles = {f["path"]: f["role"] for f in json.loads(cold.read_text())["files"]}
+    assert roles["VisionLLMv2/mmcv/mmcv/device/ipu/dataloader.py"] == "vendored", roles
