@@ -20,7 +20,7 @@ from checks.base import REGISTRY, Check, all_checks
 from checks.engine import Audit
 from checks.model import Bottleneck, CheckResult, Evidence, FixSafety, Priority, Status
 
-from .applicability import GPU, gpu, hardware_text, jax_text, loader_text, withhold_reason
+from .applicability import GPU, gpu, hardware_text, jax_text, loader_benefit, loader_text, withhold_reason
 from .prereq import torch_cap, torch_first
 from .resources import data
 from .snippets import Snippet, fit, repo_style
@@ -170,8 +170,9 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
                 status=r.status,
                 text=text,
                 text_zh=text_zh,
-                benefit=decl.benefit,
-                benefit_zh=getattr(decl, "benefit_zh", "") or data("benefits_zh").get(r.id) or decl.benefit,
+                benefit=own_benefit[0] if (own_benefit := loader_benefit(r.id, r.values)) else decl.benefit,
+                benefit_zh=own_benefit[1] if own_benefit else
+                getattr(decl, "benefit_zh", "") or data("benefits_zh").get(r.id) or decl.benefit,
                 evidence=list(r.evidence),
                 findings=list(r.findings),
                 detail=r.detail,
