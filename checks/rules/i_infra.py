@@ -1762,6 +1762,10 @@ def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[
     return vals
 
 
+#: a save guarded by a step counter's multiple of ``save_freq`` (``self.global_step % self.config.trainer.save_freq == 0``)
+_STEP_MOD_SAVE_FREQ = lazy_compile(r"\bglobal_steps?\s*%\s*[\w.]*\bsave_freq\b|\bsteps?\s*%\s*[\w.]*\bsave_freq\b")
+
+
 _SAVE_KEYS = ("save_steps", "save_interval", "checkpoint_interval", "save_every_n_steps", "every_n_train_steps", "save_interval_steps",
               "save_every", "ckpt_every", "checkpoint_every", "save_every_steps",
               "checkpointing_steps", "checkpoint_factor", "save_iters", "checkpoint_every_n_steps", "save_freq_steps", "ckpt_interval",
@@ -2213,11 +2217,17 @@ class I3CheckpointFrequency(Check):
         f = ctx.facts
         small = _adapter_only(f, ctx) or (ctx.project.params_billions is not None and ctx.project.params_billions < 1)
         threshold = 10 if small else 50
+        # an on-policy RL step generates a batch of rollouts before it trains (MMR1: 512 prompts x 8 responses of up to 8,192
+        # tokens): minutes per step, so a save every 5 RL steps (verl's ``save_freq``) is no stall of note
+        rl_steps = bool(ctx.project.alignment and {"vllm", "sglang"} & set(ctx.project.frameworks))
         items = [i for i in interval_settings(f, _SAVE_KEYS, strategy="save_strategy") if not _not_a_checkpoint(i.fact)]
         items += _checkpointer_intervals(f)
         # ``save_freq`` counts steps in some trainers (verl ``trainer.save_freq``) and epochs in others (TRL DDPO): only its
         # "off" value (verl ``save_freq: -1``, saves only when ``save_freq > 0``) is read
-        items += [i for i in interval_settings(f, ("save_freq",)) if i.kind == "off"]
+        # ... unless the code saves on a step counter's multiple of it (verl and EasyR1's ray_trainer: ``if save_freq > 0 and
+        # self.global_step % self.config.trainer.save_freq == 0: self._save_checkpoint()``): then it counts steps
+        by_step = any(_STEP_MOD_SAVE_FREQ.search(c.guard or "") for c in f.calls_where(lambda s: "save" in s.lower()))
+        items += [i for i in interval_settings(f, ("save_freq",)) if i.kind == "off" or (by_step and i.kind == "steps")]
         if not items:
             items += _save_control_off(f)
         if not items:
@@ -2235,7 +2245,10 @@ class I3CheckpointFrequency(Check):
             if s.source == "launcher" and s.key.lower().endswith("checkpoint.interval") and not _TEST_PATH.search(s.path):
                 steps, kind = interval(s.value)
                 items.append(Interval(s, s.key, "checkpoint_interval", steps, kind))
-        limit = _per_recipe_threshold(f, ctx, items, threshold)
+        recipe_limit = _per_recipe_threshold(f, ctx, items, threshold)
+
+        def limit(i: Interval) -> int:
+            return min(recipe_limit(i), 5) if rl_steps and i.name == "save_freq" else recipe_limit(i)
         bad: list[tuple[Any, str, float]] = [(i.fact, i.key, i.steps) for i in items if i.kind == "steps" and i.steps is not None
                                              and i.steps < limit(i)]
         threshold = max((limit(i) for i in items if i.kind == "steps" and i.steps is not None and i.steps < limit(i)), default=threshold)

@@ -362,3 +362,36 @@ def test_dataset_names_and_switched_distribution_names_read_through_the_cache_re
     assert warm.read_bytes() == cold.read_bytes()
     roles = {f["path"]: f["role"] for f in json.loads(cold.read_text())["files"]}
     assert roles["VisionLLMv2/mmcv/mmcv/device/ipu/dataloader.py"] == "vendored", roles
+
+
+# --- MMR1 (EasyR1/verl): ``trainer.save_freq`` that the driver loop saves on, every RL step a batch of rollouts ------------------
+
+_VERL = {
+    "verl/trainer/ray_trainer.py": (
+        "import wandb\nfrom tqdm import tqdm\n\n\nclass RayPPOTrainer:\n    def __init__(self, config):\n        self.config = config\n"
+        "        self.global_step = 0\n\n    def _save_checkpoint(self):\n"
+        "        self.actor_rollout_wg.save_checkpoint('checkpoints/global_step_%d' % self.global_step)\n\n"
+        "    def fit(self):\n        for _ in tqdm(range(self.config.trainer.total_episodes)):\n"
+        "            batch = self.actor_rollout_wg.generate_sequences(self.next_batch())\n"
+        "            actor_output = self.actor_rollout_wg.update_actor(batch)\n"
+        "            if self.config.trainer.save_freq > 0 and self.global_step % self.config.trainer.save_freq == 0:\n"
+        "                self._save_checkpoint()\n            wandb.log(actor_output, step=self.global_step)\n"
+        "            self.global_step += 1\n"),
+    "verl/trainer/main.py": ("from omegaconf import OmegaConf\nfrom verl.trainer.ray_trainer import RayPPOTrainer\n\n\n"
+                             "def main():\n    config = OmegaConf.load('examples/config.yaml')\n    RayPPOTrainer(config).fit()\n\n\n"
+                             "if __name__ == '__main__':\n    main()\n"),
+    "verl/workers/rollout/vllm_rollout.py": "from vllm import LLM, SamplingParams\n\n\nclass vLLMRollout:\n    pass\n",
+    "examples/config.yaml": "algorithm:\n  adv_estimator: grpo\ntrainer:\n  total_episodes: 15\n  save_freq: {n}\n",
+    "examples/train.sh": ("python3 -m verl.trainer.main config=examples/config.yaml "
+                          "worker.actor.model.model_path=Qwen/Qwen2.5-VL-7B-Instruct\n"),
+}
+
+
+def test_an_rl_driver_loop_saving_on_a_step_multiple_of_save_freq_counts_steps() -> None:
+    files = {k: v.replace("{n}", "5") for k, v in _VERL.items()}
+    i3 = _check(_audit(files), "I3")
+    assert i3.status.value == "used" and "save_freq=5" in i3.detail, i3
+    # control: a save every step of the same loop is a finding
+    files = {k: v.replace("{n}", "1") for k, v in _VERL.items()}
+    i3 = _check(_audit(files), "I3")
+    assert i3.status.value == "unused" and any(e.path == "examples/config.yaml" for e in i3.evidence), i3
