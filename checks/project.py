@@ -89,6 +89,8 @@ _MM_NAMES = (
     "Qwen2_5_VLForConditionalGeneration", "AutoModelForVision2Seq", "AutoModelForImageTextToText", "CLIPVisionModel",
     "SiglipVisionModel", "CLIPImageProcessor", "InternVisionModel", "Blip2ForConditionalGeneration",
     "IdeficsForVisionText2Text", "MllamaForConditionalGeneration", "PaliGemmaForConditionalGeneration",
+    # ImageBind's image/audio/video encoder feeding an LLM (PandaGPT ``imagebind_model.imagebind_huge(pretrained=True)``)
+    "imagebind_huge", "ImageBindModel",
     # OpenCLIP's constructors always build an image tower (OpenFlamingo takes ``.visual`` of
     # ``open_clip.create_model_and_transforms(clip_vision_encoder_path, ...)`` as its vision encoder)
     "open_clip.create_model_and_transforms", "open_clip.create_model", "open_clip.create_model_from_pretrained",

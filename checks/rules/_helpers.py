@@ -2356,6 +2356,7 @@ def unreached_note(f: Facts, sites: list, what: str) -> str:
 def referenced_configs(f: Facts) -> set[str]:
     """Base names of the .json/.yaml files that launch commands, configs or code point at."""
     names: set[str] = set()
+    templates: list[re.Pattern[str]] = []
 
     def add(v: object) -> None:
         if isinstance(v, str) and v.lower().endswith((".json", ".yaml", ".yml")):
@@ -2363,6 +2364,11 @@ def referenced_configs(f: Facts) -> set[str]:
         elif isinstance(v, tuple):
             for x in v:
                 add(x)
+        elif isinstance(v, Expr) and (m := _FSTRING_CONFIG.match(v.text)):
+            # a path built from the run's options (PandaGPT ``args['ds_config_path'] =
+            # f'dsconfig/{args["model"]}_stage_{args["stage"]}.json'``): the configs its pattern matches
+            parts = re.split(r"\{[^{}]*\}", PurePosixPath(m.group(2)).name)
+            templates.append(re.compile("[^/]*".join(map(re.escape, parts)) + "$"))
 
     for launch in f.launches():
         add(launch.script)
@@ -2385,4 +2391,13 @@ def referenced_configs(f: Facts) -> set[str]:
     for e in f.records("configs"):
         if e.path in launcher_cfgs and PurePosixPath(e.path).name in names:
             add(e.value)
+    if templates:
+        for path in f.files:
+            name = PurePosixPath(path).name
+            if name.lower().endswith((".json", ".yaml", ".yml")) and any(t.match(name) for t in templates):
+                names.add(name)
     return names
+
+
+#: an f-string that builds a config file's path (``f'dsconfig/{args["model"]}_stage_{args["stage"]}.json'``)
+_FSTRING_CONFIG = lazy_compile(r"""^[fF][rR]?(['"])(.*\.(?:json|ya?ml))\1$""")

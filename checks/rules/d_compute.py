@@ -2326,8 +2326,9 @@ def _aliased_calls(f: Facts, *patterns: str) -> list:
 
 
 def _ds_fused_optimizer(f: Facts, train: frozenset[str] | set[str] = frozenset()) -> list:
-    """DeepSpeed ``optimizer.type`` Adam/AdamW/Lamb build FusedAdam/FusedLamb unless ``torch_adam`` or a CPU optimizer.
-    A config written as a Python dict counts in a file of the training path only (TokenFlow's
+    """DeepSpeed ``optimizer.type`` Adam/AdamW/Lamb build FusedAdam/FusedLamb unless ``torch_adam``; with the optimizer
+    offloaded to the CPU, Adam/AdamW build DeepSpeed's vectorised CPU Adam (PandaGPT's ZeRO-2 offload config), its fused
+    update on the host. A config written as a Python dict counts in a file of the training path only (TokenFlow's
     ``tokenflow/utils/deepspeed.py``: ``create_deepspeed_config(args)``, which nothing imports)."""
     out = []
     entries = f.config("optimizer.type")
@@ -2345,7 +2346,7 @@ def _ds_fused_optimizer(f: Facts, train: frozenset[str] | set[str] = frozenset()
             continue  # an optimizer section of some other config system
         if train and e.fmt == "python" and e.path not in train:
             continue
-        if e.path not in torch_adam and e.path not in cpu:
+        if e.path not in torch_adam and (e.path not in cpu or e.value.lower() in {"adam", "adamw"}):
             out.append(e)
     return out
 

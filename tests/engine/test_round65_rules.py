@@ -1,0 +1,48 @@
+"""Round 65 (issue #9): claims of more public repositories (PandaGPT, LaVIT, BLIVA, InternVideo, MobileLLM, OpenMoE,
+PaLM-rlhf-pytorch, JetMoE), read claim by claim. Each test is one false claim of those reports, made from the shape of the real
+code, with a control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from .claims import audit as _audit
+from .claims import check as _check
+
+# --- PandaGPT: a DeepSpeed config path built by an f-string, ZeRO-Offload's CPU Adam, an ImageBind encoder -----------------------
+
+_PANDA_DS = ('{\n  "train_micro_batch_size_per_gpu": 1,\n  "zero_optimization": {\n    "stage": 2,\n'
+             '    "offload_optimizer": {\n      "device": "cpu"\n    }\n  },\n  "fp16": {\n    "enabled": true\n  },\n'
+             '  "optimizer": {\n    "type": "Adam",\n    "params": {\n      "lr": 0.0005\n    }\n  }\n}\n')
+_PANDA_TRAIN = ("import argparse\nimport json\nimport deepspeed\nfrom model.openllama import OpenLLAMAPEFTModel\n\n\n"
+                "def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument('--model', type=str)\n"
+                "    parser.add_argument('--stage', type=int)\n    args = vars(parser.parse_args())\n"
+                "    args['ds_config_path'] = f'dsconfig/{args[\"model\"]}_stage_{args[\"stage\"]}.json'\n"
+                "    ds_params = json.load(open(args['ds_config_path']))\n    model = OpenLLAMAPEFTModel(**args)\n"
+                "    engine, optimizer, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(),\n"
+                "                                                   config_params=ds_params)\n"
+                "    for batch in loader:\n        loss = engine(batch)\n        engine.backward(loss)\n        engine.step()\n\n\n"
+                "if __name__ == '__main__':\n    main()\n")
+_PANDA_MODEL = ("from .ImageBind import imagebind_model\nfrom transformers import LlamaForCausalLM\n\n\n"
+                "class OpenLLAMAPEFTModel:\n    def __init__(self, **args):\n"
+                "        self.visual_encoder, size = {encoder}\n"
+                "        for p in self.visual_encoder.parameters():\n            p.requires_grad = False\n"
+                "        self.llama_model = LlamaForCausalLM.from_pretrained(args['vicuna_ckpt_path'])\n")
+
+
+def test_a_config_path_built_from_options_and_an_imagebind_encoder() -> None:
+    files = {"code/train_sft.py": _PANDA_TRAIN, "code/dsconfig/openllama_peft_stage_1.json": _PANDA_DS,
+             "code/model/openllama.py": _PANDA_MODEL.format(encoder="imagebind_model.imagebind_huge(pretrained=True)"),
+             "code/model/ImageBind/imagebind_model.py": "def imagebind_huge(pretrained=False):\n    return None, 1024\n",
+             "code/scripts/train.sh": "deepspeed --include localhost:0,1 train_sft.py --model openllama_peft --stage 1\n"}
+    result = _audit(files)
+    c4 = _check(result, "C4")
+    assert c4.status.value == "used", c4  # the f-string names dsconfig/openllama_peft_stage_1.json
+    d6 = _check(result, "D6")
+    assert d6.status.value == "used" and any(e.path.endswith("openllama_peft_stage_1.json") for e in d6.evidence), d6
+    assert result.project.multimodal and result.project.model_type == "MLLM", result.project.model_type
+    # control: a config path the code never builds leaves the offload config an option no run uses
+    files["code/train_sft.py"] = _PANDA_TRAIN.replace("f'dsconfig/{args[\"model\"]}_stage_{args[\"stage\"]}.json'",
+                                                      "'configs/other.json'")
+    files["code/model/openllama.py"] = _PANDA_MODEL.format(encoder="build_text_encoder()")
+    result = _audit(files)
+    assert _check(result, "C4").status.value != "used"
+    assert not result.project.multimodal
