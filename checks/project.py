@@ -1900,7 +1900,9 @@ def _seq_len(facts: Facts, p: Project, training: frozenset[str]) -> None:
     if len(set_by_runs) >= 3 and not any(st.source in ("launcher", "config") and as_number(st.value) is not None
                                          for st in facts.effective(*_TRAIN_SEQ_KEYS)):
         per_file = set_by_runs
-    per_file = per_file or clip_text
+    # (a project that only generates builds no CLIP text tower to train: LaVIT's ``text_cfg.context_length: 77`` in a visual
+    # encoder's config is no length of its runs)
+    per_file = per_file or (clip_text if p.does_training else {})
     per_file = {k: v for k, v in per_file.items() if len(v) <= 3}  # a table of presets is not a setting
     if not per_file:
         return

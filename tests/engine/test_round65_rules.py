@@ -7,6 +7,28 @@ from __future__ import annotations
 from .claims import audit as _audit
 from .claims import check as _check
 
+# --- LaVIT: an inference-only MLLM's visual encoder config holds a CLIP text tower's 77-token context ----------------------------
+
+_LAVIT_ENCODER = ("def build_eva_clip(model_cfg):\n    model_cfg['text_cfg']['context_length'] = 77\n    return model_cfg\n\n\n"
+                  "model_cfg = {'embed_dim': 1024, 'text_cfg': {'context_length': 77, 'vocab_size': 49408}}\n")
+_LAVIT_INFER = ("import torch\nfrom transformers import LlamaForCausalLM, LlamaTokenizer\n\n\ndef main():\n"
+                "    model = LlamaForCausalLM.from_pretrained('rain1011/LaVIT-7B-v2', torch_dtype=torch.bfloat16)\n"
+                "    tokenizer = LlamaTokenizer.from_pretrained('rain1011/LaVIT-7B-v2')\n"
+                "    ids = tokenizer('a photo of', return_tensors='pt').input_ids\n"
+                "    print(tokenizer.decode(model.generate(ids, max_new_tokens=64)[0]))\n\n\nif __name__ == '__main__':\n    main()\n")
+
+
+def test_an_inference_projects_clip_text_context_is_no_sequence_length() -> None:
+    files = {"LaVIT/models/modeling_visual_encoder.py": _LAVIT_ENCODER, "LaVIT/inference.py": _LAVIT_INFER}
+    result = _audit(files)
+    assert not result.project.does_training and result.project.max_seq_len is None, result.project.max_seq_len
+    # control: a project that trains (a loop stepping an optimizer) still falls back to its CLIP text context
+    files["LaVIT/train_clip.py"] = ("import torch\n\n\ndef main(model, loader, optimizer):\n    for batch in loader:\n"
+                                    "        loss = model(batch)\n        loss.backward()\n        optimizer.step()\n\n\n"
+                                    "if __name__ == '__main__':\n    main(None, [], None)\n")
+    assert _audit(files).project.max_seq_len == 77
+
+
 # --- PandaGPT: a DeepSpeed config path built by an f-string, ZeRO-Offload's CPU Adam, an ImageBind encoder -----------------------
 
 _PANDA_DS = ('{\n  "train_micro_batch_size_per_gpu": 1,\n  "zero_optimization": {\n    "stage": 2,\n'
