@@ -73,6 +73,9 @@ _MODEL_KEYS = (
     "pretrained_model_path",  # MMaDA's `pretrained_model_path: "GSAI-ML/LLaDA-8B-Instruct"` under `model.mmada`
     "input_model_filename",  # Cambrian's and LongVU's ``--input_model_filename $BASE_CHECKPOINT`` (the model train.py loads)
     "pretrain",  # OpenRLHF-style `--pretrain` (oat-llm `pretrain: str = "trl-lib/pythia-1b-deduped-tldr-sft"`): the model trained
+    # LAVIS's InstructBLIP/BLIP-2 configs name their language model (BLIVA ``t5_model: "google/flan-t5-xxl"``,
+    # ``llm_model: "lmsys/vicuna-7b-v1.1"``); the Q-Former's ``bert-base-uncased`` is only the bridge's initial weights
+    "llm_model", "t5_model",
 )
 _FAMILIES = (
     ("qwen3-vl", "qwen3_vl"), ("llava", "llava"), ("internvl", "internvl"), ("qwen2-vl", "qwen2_vl"), ("qwen2.5-vl", "qwen2_5_vl"), ("qwen-vl", "qwen_vl"),
@@ -1357,6 +1360,9 @@ def placeholder_tail(name: str) -> str:
     return name
 
 
+#: a config file a model option points at (SEED-X ``llm_model: configs/clm_models/llama2chat7b_lora.yaml``, a Hydra
+#: config that builds the model): the config's own keys name the checkpoint, the file's path does not
+_CONFIG_FILE_NAME = lazy_compile(r"\.(ya?ml|json)$", re.I)
 #: three or more words: a sentence, not a checkpoint name
 _SENTENCE = lazy_compile(r"\S\s+\S+\s+\S")
 
@@ -1367,7 +1373,7 @@ def _model_like(name: str, rejected: set[str]) -> bool:
     return not _PLACEHOLDER_NAME.search(name) and not _ESTIMATOR_NAME.match(name) and name not in rejected \
         and not _SENTENCE.search(name.strip()) \
         and not _HOSTED_NAME.match(name) and not _KEY_OR_RUN_NAME.match(name) and not _STAND_IN_NAME.search(name) \
-        and not _TOKENIZER_FILE.search(name) and not _WEIGHT_FILE.match(name)
+        and not _TOKENIZER_FILE.search(name) and not _WEIGHT_FILE.match(name) and not _CONFIG_FILE_NAME.search(name)
 
 
 def _path_names_model(named: list[tuple[str, str]], paths: frozenset[str] | set[str], counts: dict[str, int]) -> bool:

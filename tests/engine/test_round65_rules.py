@@ -68,3 +68,27 @@ def test_a_config_path_built_from_options_and_an_imagebind_encoder() -> None:
     result = _audit(files)
     assert _check(result, "C4").status.value != "used"
     assert not result.project.multimodal
+
+
+# --- BLIVA: LAVIS's InstructBLIP configs name the language model under ``t5_model`` / ``llm_model`` ------------------------------
+
+_BLIVA_RECIPE = ("model:\n  arch: bliva_flant5\n  model_type: flant5xxl\n  load_pretrained: True\n  freeze_vit: True\n"
+                 "  {key}: \"google/flan-t5-xxl\"\nrun:\n  task: image_text_pretrain\n  lr_sched: \"linear_warmup_cosine_lr\"\n"
+                 "  init_lr: 1e-5\n  max_epoch: 2\n  batch_size_train: 8\n")
+_BLIVA_QFORMER = ("from transformers import BertTokenizer\n\n\ndef init_tokenizer():\n"
+                  "    return BertTokenizer.from_pretrained('bert-base-uncased')\n")
+
+
+def test_lavis_configs_name_the_language_model() -> None:
+    files = {"train_configs/pretrain_bliva_flant5.yaml": _BLIVA_RECIPE.format(key="t5_model"),
+             "bliva/models/blip2.py": _BLIVA_QFORMER,
+             "train.py": ("import torch\nfrom bliva.models.blip2 import init_tokenizer\n\n\ndef main(model, loader, optimizer):\n"
+                          "    for batch in loader:\n        loss = model(batch)\n        loss.backward()\n        optimizer.step()\n\n\n"
+                          "if __name__ == '__main__':\n    main(None, [], None)\n")}
+    files["configs/clm_models/seed_llm.yaml"] = "llm_model: configs/clm_models/llama2chat7b_lora.yaml\nlearning_rate: 1e-4\n"
+    names = _audit(files).project.model_names
+    assert "google/flan-t5-xxl" in names, names
+    assert "configs/clm_models/llama2chat7b_lora.yaml" not in names, names  # a config file is no checkpoint (SEED-X)
+    # control: a key no config system uses for the model names nothing
+    files["train_configs/pretrain_bliva_flant5.yaml"] = _BLIVA_RECIPE.format(key="caption_model")
+    assert "google/flan-t5-xxl" not in _audit(files).project.model_names
