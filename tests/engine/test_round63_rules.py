@@ -4,14 +4,12 @@ rule honest."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-
-from accel_audit.cli import main
 
 from .claims import LLAVA_TRAIN as _LLAVA_TRAIN
 from .claims import audit as _audit
 from .claims import check as _check
+from .claims import scan_cold_and_cached
 
 # --- deita: ``GRADACC=$(($TOTALBSZ/$NUMGPUS/$BSZPERDEV))`` with the GPU count read from a device list -------------------------
 
@@ -194,12 +192,4 @@ def test_lavis_option_pairs_are_the_launch_settings() -> None:
 def test_registered_task_modules_read_through_the_cache_recording(tmp_path: Path) -> None:
     # the roles read calls through the recording view (``RoleCall``) when a scan keeps a facts cache: the same tree scans
     # with and without the cache to the same report
-    repo = tmp_path / "repo"
-    for rel, text in _moviechat().items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    cold, warm = tmp_path / "cold.json", tmp_path / "warm.json"
-    assert main(["scan", str(repo), "--format", "json", "-o", str(cold), "--jobs", "1"]) == 0
-    assert main(["scan", str(repo), "--format", "json", "-o", str(warm), "--cache", str(tmp_path / "cache")]) == 0
-    assert warm.read_bytes() == cold.read_bytes()
-    assert json.loads(warm.read_text())["scan"]["entry_points"] == []
+    assert scan_cold_and_cached(tmp_path, _moviechat())["scan"]["entry_points"] == []

@@ -14,6 +14,7 @@ from reports.json_report import recommendations
 from .claims import LLAVA_TRAIN as _LLAVA_TRAIN
 from .claims import audit as _audit
 from .claims import check as _check
+from .claims import scan_cold_and_cached
 
 # --- aguvis: a placeholder sentence passed as ``--model_path "$MODEL_PATH"`` ----------------------------------------------------
 
@@ -352,15 +353,7 @@ def test_dataset_names_and_switched_distribution_names_read_through_the_cache_re
              "VisionLLMv2/mmcv/mmcv/version.py": "__version__ = '1.7.0'\n",
              "VisionLLMv2/mmcv/mmcv/device/ipu/dataloader.py": _IPU_LOADER,
              "fengshen/examples/classification/run_glue.py": _GLUE_FT}
-    repo = tmp_path / "repo"
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    cold, warm = tmp_path / "cold.json", tmp_path / "warm.json"
-    assert main(["scan", str(repo), "--format", "json", "-o", str(cold), "--jobs", "1"]) == 0
-    assert main(["scan", str(repo), "--format", "json", "-o", str(warm), "--cache", str(tmp_path / "cache")]) == 0
-    assert warm.read_bytes() == cold.read_bytes()
-    roles = {f["path"]: f["role"] for f in json.loads(cold.read_text())["files"]}
+    roles = {f["path"]: f["role"] for f in scan_cold_and_cached(tmp_path, files)["files"]}
     assert roles["VisionLLMv2/mmcv/mmcv/device/ipu/dataloader.py"] == "vendored", roles
 
 
