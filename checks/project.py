@@ -2003,21 +2003,22 @@ def recipe_files(facts: Facts) -> dict[str, list[ConfigEntry]]:
     return out
 
 
-#: Megatron-LM's training scripts and the flags their launches pass (as B2 reads them)
+#: Megatron-LM's training scripts and the flags their launches pass
 _MEGATRON_ENTRY = lazy_compile(r"(^|/)pretrain_\w+\.py$|(^|/)(finetune|train)_\w*megatron\w*\.py$")
 _MEGATRON_LAUNCH_FLAGS = frozenset({"tensor_model_parallel_size", "pipeline_model_parallel_size", "micro_batch_size",
                                     "global_batch_size", "num_layers"})
 
 
+def megatron_launch(x: Any) -> bool:
+    """A launch that runs a Megatron-LM training script: ``pretrain_*.py`` with a Megatron flag, or three Megatron flags
+    with a model-parallel size (B2's reading, and the overview's)."""
+    flags = sum(k in _MEGATRON_LAUNCH_FLAGS for k in x.script_args)
+    parallel = "tensor_model_parallel_size" in x.script_args or "pipeline_model_parallel_size" in x.script_args
+    return bool(_MEGATRON_ENTRY.search(x.script or "") and flags >= 1) or (flags >= 3 and parallel)
+
+
 def _megatron_launched(facts: Facts) -> bool:
-    """A launch runs a Megatron-LM training script: ``pretrain_*.py`` with a Megatron flag, or three Megatron flags with a
-    model-parallel size."""
-    for x in facts.launches():
-        flags = sum(k in _MEGATRON_LAUNCH_FLAGS for k in x.script_args)
-        parallel = "tensor_model_parallel_size" in x.script_args or "pipeline_model_parallel_size" in x.script_args
-        if (_MEGATRON_ENTRY.search(x.script or "") and flags >= 1) or (flags >= 3 and parallel):
-            return True
-    return False
+    return any(megatron_launch(x) for x in facts.launches())
 
 
 def _recipe_frameworks(facts: Facts) -> set[str]:

@@ -22,7 +22,7 @@ from ..base import Check, Context, register
 from ..facts import Call, Facts, truthy
 from ..lazyre import lazy_compile
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ..project import _INFER_PATH, availability_probe, deepspeed_utility_only
+from ..project import _INFER_PATH, availability_probe, deepspeed_utility_only, megatron_launch
 from ._helpers import (
     HF_TRAINERS,
     all_arms,
@@ -248,19 +248,10 @@ def _scale_framework_used(f: Facts, exclude: str) -> bool:
     return any(fn() for name, fn in checks.items() if name != exclude)
 
 
-_MEGATRON_SCRIPT = lazy_compile(r"(^|/)pretrain_\w+\.py$|(^|/)(finetune|train)_\w*megatron\w*\.py$")
-_MEGATRON_FLAGS = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "micro_batch_size", "global_batch_size", "num_layers")
-
-
 def megatron_sites(f: Facts) -> list[Any]:
     sites: list[Any] = _real(calls_under(f, "megatron"))
     sites += [c for c in _real(calls_under(f, "nemo")) if "megatron" in c.name.lower() or ".llm." in c.name]
-    for launch in _real(f.launches()):
-        script = launch.script or ""
-        flags = sum(1 for k in launch.script_args if k in _MEGATRON_FLAGS)
-        model_parallel = "tensor_model_parallel_size" in launch.script_args or "pipeline_model_parallel_size" in launch.script_args
-        if (_MEGATRON_SCRIPT.search(script) and flags >= 1) or (flags >= 3 and model_parallel):
-            sites.append(launch)
+    sites += [launch for launch in _real(f.launches()) if megatron_launch(launch)]
     for e in f.config("distributed_type"):
         if str(e.value).upper() == "MEGATRON_LM":
             sites.append(e)
