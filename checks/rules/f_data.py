@@ -5497,6 +5497,11 @@ class F9StreamingDatasets(_DataCheck):
         materialised: list[Call] = []
         optional: list[Call] = []  # an IterableDataset built only behind a switch the run leaves off
         for r in f.refs("IterableDataset"):
+            if _PACKING_WRAPPER.match(r.text):
+                # TRL's packing wrapper, copied into many fine-tuning scripts (octopack's StarCoder ``class
+                # ConstantLengthDataset(IterableDataset)`` over ``load_dataset(..., streaming=args.streaming)``): it packs the
+                # samples of the dataset it wraps; whether that dataset streams is the loader's choice, read below
+                continue
             if r.text.lstrip().startswith("class ") and live(r) and not _never_built(f, r):
                 builds = _builds(f, r)
                 if builds and all(guard_off(f, c) for c in builds):
@@ -5538,6 +5543,10 @@ class F9StreamingDatasets(_DataCheck):
                            f"the streaming dataset ({c.short}) is built only when `{(c.guard or '').strip()}` holds "
                            f"({c.path}:{c.line}), a switch the run leaves off", {"streaming": False})
         return Outcome(N, off, "streaming explicitly disabled" if off else "no streaming dataset found", {"streaming": False})
+
+
+#: a packing wrapper's class line (TRL's ``ConstantLengthDataset``)
+_PACKING_WRAPPER = lazy_compile(r"\s*class\s+ConstantLength\w*Dataset\b")
 
 
 def _builds(f: Facts, r: Any) -> list[Call]:

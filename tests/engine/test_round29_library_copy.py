@@ -10,12 +10,12 @@ PYPROJECT = '[project]\nname = "llava"\nversion = "1.7.0"\n\n[tool.setuptools.pa
 TRL = {
     "trl/__init__.py": ('__version__ = "0.7.11.dev0"\n\nfrom .trainer import DPOTrainer, PPOTrainer, SFTTrainer\n'),
     "trl/trainer/__init__.py": ("from .dpo_trainer import DPOTrainer\nfrom .ppo_trainer import PPOTrainer\nfrom .sft_trainer import SFTTrainer\n"
-                                "from .utils import ConstantLengthDataset, DPODataCollatorWithPadding\n"),
+                                "from .utils import TokenStreamDataset, DPODataCollatorWithPadding\n"),
     "trl/trainer/utils.py": ("from torch.utils.data import IterableDataset\n\n\nclass DPODataCollatorWithPadding:\n    pass\n\n\n"
-                             "class ConstantLengthDataset(IterableDataset):\n    def __iter__(self):\n        yield from self.buffer\n"),
-    "trl/trainer/sft_trainer.py": ("from transformers import Trainer\n\nfrom .utils import ConstantLengthDataset\n\n\n"
+                             "class TokenStreamDataset(IterableDataset):\n    def __iter__(self):\n        yield from self.buffer\n"),
+    "trl/trainer/sft_trainer.py": ("from transformers import Trainer\n\nfrom .utils import TokenStreamDataset\n\n\n"
                                    "class SFTTrainer(Trainer):\n    def _prepare(self, dataset):\n"
-                                   "        return ConstantLengthDataset(dataset, seq_length=2048)\n"),
+                                   "        return TokenStreamDataset(dataset, seq_length=2048)\n"),
     "trl/trainer/ppo_trainer.py": "class PPOTrainer:\n    def step(self):\n        self.optimizer.step()\n",
     "trl/trainer/dpo_trainer.py": "from transformers import Trainer\n\n\nclass DPOTrainer(Trainer):\n    pass\n",
 }
@@ -41,7 +41,7 @@ def test_a_library_copy_is_vendored_and_none_of_its_modules_join_the_training_pa
     # made 92 of its modules "training" before)
     assert roles["trl/trainer/dpo_trainer.py"] == "vendored" and roles["trl/trainer/utils.py"] == "vendored"
     by_id = {r.id: r for r in a.results}
-    assert by_id["F9"].status.value == "unused", by_id["F9"].detail  # ConstantLengthDataset: defined, never built here
+    assert by_id["F9"].status.value == "unused", by_id["F9"].detail  # streaming dataset class: defined, never built here
     assert a.project.alignment  # the DPO run: trl.trainer.DPOTrainer, subclassed
 
 

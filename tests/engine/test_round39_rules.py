@@ -510,7 +510,7 @@ def _longva() -> dict[str, str]:
     return {"longva/pyproject.toml": _LV_PYPROJECT, "longva/longva/__init__.py": "", "longva/longva/train/__init__.py": "",
             "longva/longva/train/train_mem.py": _LV_TRAIN, "longva/longva/train/dataset.py": _LV_DATASET,
             "longva/trl/__init__.py": '__version__ = "0.7.11.dev0"\n\nfrom .trainer import DPOTrainer\n',
-            "longva/trl/trainer/__init__.py": "from .utils import DPODataCollatorWithPadding, ConstantLengthDataset\n",
+            "longva/trl/trainer/__init__.py": "from .utils import DPODataCollatorWithPadding, TokenStreamDataset\n",
             "longva/trl/trainer/utils.py": _TRL_UTILS_LV,
             "longva/scripts/finetune.sh": "torchrun --nproc_per_node 8 longva/train/train_mem.py \\\n    --model_name_or_path Qwen/Qwen2-7B-Instruct \\\n    --bf16 True\n",
             "local_demo/multimodal_chat.py": "import gradio as gr\nfrom longva.model.builder import load_pretrained_model\n",
@@ -521,14 +521,14 @@ def _longva() -> dict[str, str]:
 
 _TRL_UTILS_LV = ("import torch\nfrom torch.utils.data import IterableDataset\n\n\nclass DPODataCollatorWithPadding:\n"
                  "    def __call__(self, features):\n        return features\n\n\n"
-                 "class ConstantLengthDataset(IterableDataset):\n    def __iter__(self):\n        yield from self.buffer\n")
+                 "class TokenStreamDataset(IterableDataset):\n    def __iter__(self):\n        yield from self.buffer\n")
 
 
 def test_a_packaged_folder_only_demos_import_is_the_projects_own_and_its_trl_copy_is_a_library():
     a = _audit(_longva())
     assert a.roles.by_path["longva/longva/train/train_mem.py"] == "training", a.roles.why.get("longva/longva/train/train_mem.py")
     assert a.roles.library_copies == ["longva/trl"], a.roles.library_copies
-    assert _check(a, "F9").status.value == "unused", _check(a, "F9").detail  # the copy's ConstantLengthDataset is not the run's
+    assert _check(a, "F9").status.value == "unused", _check(a, "F9").detail  # the copy's streaming dataset class is not the run's
     # control: the project's own training script imports the packaged folder: a library it uses
     files = _longva()
     files["text_extend/text_extend_train.py"] = "from longva.model.builder import load_pretrained_model\n" + _LV_TEXT_EXTEND

@@ -388,3 +388,28 @@ def test_an_rl_driver_loop_saving_on_a_step_multiple_of_save_freq_counts_steps()
     files = {k: v.replace("{n}", "1") for k, v in _VERL.items()}
     i3 = _check(_audit(files), "I3")
     assert i3.status.value == "unused" and any(e.path == "examples/config.yaml" for e in i3.evidence), i3
+
+
+# --- octopack: TRL's packing wrapper over a dataset loaded without streaming ------------------------------------------------------
+
+_STARCODER_FT = (
+    "import argparse\nfrom datasets import load_dataset\nfrom torch.utils.data import IterableDataset\n"
+    "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n\n\n"
+    "class {cls}(IterableDataset):\n    def __init__(self, tokenizer, dataset, seq_length=1024):\n"
+    "        self.dataset = dataset\n        self.seq_length = seq_length\n\n    def __iter__(self):\n"
+    "        iterator = iter(self.dataset)\n        for sample in iterator:\n            yield sample\n\n\n"
+    "def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument('--streaming', action='store_true')\n"
+    "    args = parser.parse_args()\n    dataset = load_dataset('bigcode/guanaco-commits', streaming=args.streaming)\n"
+    "    train_dataset = {cls}(None, dataset['train'])\n"
+    "    model = AutoModelForCausalLM.from_pretrained('bigcode/starcoder')\n"
+    "    Trainer(model=model, args=TrainingArguments(output_dir='out'), train_dataset=train_dataset).train()\n\n\n"
+    "if __name__ == '__main__':\n    main()\n")
+
+
+def test_a_packing_wrapper_over_a_loaded_dataset_is_not_streaming() -> None:
+    files = {"finetuning/starcoder/finetune.py": _STARCODER_FT.format(cls="ConstantLengthDataset"),
+             "finetuning/starcoder/finetune.sh": "python finetune.py --model_path bigcode/starcoder --seq_length 2048\n"}
+    assert _check(_audit(files), "F9").status.value == "unused"
+    # control: a dataset class of the project's own that reads as it iterates is streaming
+    files["finetuning/starcoder/finetune.py"] = _STARCODER_FT.format(cls="ShardStreamDataset")
+    assert _check(_audit(files), "F9").status.value == "used"
