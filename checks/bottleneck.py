@@ -918,8 +918,9 @@ def _documented_multi_node(facts: Facts, p: Project, st: _Status) -> Signal | No
 
 
 #: a comment that says a setting is kept on purpose (a workaround), not left on by accident
-_KEPT_ON_PURPOSE = lazy_compile(r"(?i)\b(do\s*n[o']t\s+remove|don't\s+remove|workaround|work\s+around|needed|required|otherwise|"
-                                r"or\s+(the\s+)?(training|job|run)\s+(will\s+)?(hang|crash|fail)|hangs?\b|deadlock)")
+#: (not a bare "needed": ``# needed for readable stack traces`` is the debugging use the advice is about)
+_KEPT_ON_PURPOSE = lazy_compile(r"(?i)\b(do\s*n[o']t\s+remove|workaround|work\s+around|hangs?\b|deadlock|"
+                                r"or\s+(the\s+)?(training|job|run)\s+(will\s+)?(crash|fail))")
 
 
 def _debug_env_signals(facts: Facts, st: _Status) -> list[Signal]:

@@ -310,7 +310,7 @@ def _comment_above(src_lines: list[str], i: int) -> str | None:
     while j >= 0 and len(out) < 4 and (t := src_lines[j].strip()).startswith("#") and not t.startswith("#!"):
         out.append(t.lstrip("#").strip())
         j -= 1
-    return " ".join(reversed(out))[:300] or None if out else None
+    return " ".join(reversed(out)).strip()[:300] or None
 
 
 def _array_words(body: str) -> list[str]:

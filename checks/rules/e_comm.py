@@ -1299,8 +1299,8 @@ def _deepspeed_half_comm(f: Facts) -> list[Any]:
     alt = deepspeed_alternative_files(f)
     # ``"enabled": "auto"`` takes the HF launch's ``--bf16 True`` / ``--fp16 True`` (aguvis ``scripts/zero3.json`` under
     # ``scripts/train.sh``): the precision every launch that sets one of them turns on
-    flags = {s.name: truthy(s.value) for s in _run_precision_flags(f, "bf16", "fp16") if truthy(s.value) is not None}
-    on = {n for n in ("bf16", "fp16") if flags.get(n) is True and all(truthy(s.value) is not False for s in _run_precision_flags(f, n))}
+    flags = {n: {truthy(s.value) for s in _run_precision_flags(f, n)} for n in ("bf16", "fp16")}
+    on = {n for n, values in flags.items() if True in values and False not in values}
     return [e for e in f.config("bf16.enabled", "fp16.enabled") if len(e.keys) == 2
             and (truthy(e.value) is True or (e.keys[0] in on and str(e.value).strip().lower() == "auto"))
             and e.path not in alt and not _E3_TEST.search(e.path) and not (e.guard and guard_off(f, e))]

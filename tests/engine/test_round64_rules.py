@@ -183,10 +183,11 @@ def test_a_launch_blocking_switch_kept_as_a_workaround_is_not_called_a_forgotten
     reasons = _audit(files).project.bottleneck_reasons
     reason = next(r for r in reasons if "CUDA_LAUNCH_BLOCKING=1" in r)
     assert "kept as a workaround" in reason and "remove it" not in reason, reason
-    # control: with no such comment it is the debugging switch left on
-    files["training/finetune.sh"] = _OCTO_SH.format(comment="")
-    reason = next(r for r in _audit(files).project.bottleneck_reasons if "CUDA_LAUNCH_BLOCKING=1" in r)
-    assert "it is a debugging switch, remove it" in reason, reason
+    # control: with no such comment, or one that gives the debugging reason, it is the debugging switch left on
+    for comment in ("", "# needed for readable stack traces\n"):
+        files["training/finetune.sh"] = _OCTO_SH.format(comment=comment)
+        reason = next(r for r in _audit(files).project.bottleneck_reasons if "CUDA_LAUNCH_BLOCKING=1" in r)
+        assert "it is a debugging switch, remove it" in reason, reason
 
 
 # --- octopack: Megatron-DeepSpeed's multitask launches name their indexed data through a weighted-split list ------------------
