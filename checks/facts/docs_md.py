@@ -253,6 +253,23 @@ _TRAIN_DIR = lazy_compile(r"(^|/)((pre)?train(ing)?|fine_?tun(e|es|ing)|sft)$", 
 _PATH_TOKEN = lazy_compile(r"(?:^|[=\s'\"])((?:\./)?[\w.\-/]*[\w\-]\.(?:py|ya?ml|json|toml|sh))(?=$|[\s'\";,)])")
 _MAX_BLOCK_LINES = 400
 _INDENTED = lazy_compile(r"^(?: {4}|\t)\S")
+#: a block labelled Python that holds a launch command (ChatDoctor's README: ```` ```python ```` over ``torchrun
+#: --nproc_per_node=4 --master_port=<your_random_port> train.py \``): its first command starts a launcher
+_PY_LANGS = frozenset({"python", "py", "python3"})
+_LAUNCH_LINE = lazy_compile(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:torchrun|deepspeed|accelerate\s+launch|python3?\s+(?:-m\s+)?[\w./-]+\.py"
+                            r"|python3?\s+-m\s+[\w.]+|srun|mpirun)(?:\s|$)")
+
+
+def _shell_in_python_fence(body: str) -> bool:
+    """A block labelled Python whose first command is a launch and which is not Python (it does not parse)."""
+    first = next((x.strip() for x in body.splitlines() if x.strip() and not x.lstrip().startswith("#")), "")
+    if not _LAUNCH_LINE.match(first):
+        return False
+    try:
+        ast.parse(body)
+    except (SyntaxError, ValueError):
+        return True
+    return False
 
 
 def _blocks(text: str) -> list[tuple[int, str]]:
@@ -268,7 +285,8 @@ def _blocks(text: str) -> list[tuple[int, str]]:
             j = i + 1
             while j < len(lines) and not lines[j].strip().startswith(fence):
                 j += 1
-            if lang in _SHELL_LANGS and j - i - 1 <= _MAX_BLOCK_LINES:
+            if j - i - 1 <= _MAX_BLOCK_LINES and (lang in _SHELL_LANGS or (
+                    lang in _PY_LANGS and _shell_in_python_fence("\n".join(lines[i + 1 : j])))):
                 out.append((i + 2, "\n".join(lines[i + 1 : j])))
             i = j + 1
             continue
