@@ -779,7 +779,7 @@ def deepspeed_utility_only(facts: Facts) -> list[str]:
 #: ``/path/to/DeepSeek-V3.1-source``, ``<your model>``, ``${MODEL}``, ``{model_path}``: a value to fill in, not a model; the
 #: role an RL/distillation system gives a model (``MFCDef(model_name="actor")``, ``ModelName("critic", 0)``) or a chat
 #: template gives a speaker (``{"human": "user", "model": "assistant"}``) names no checkpoint
-_PLACEHOLDER_NAME = lazy_compile(r"^\?+$|\.\.\.|(^|[/_])path_to[_/]|(^|/)path/to/|(^|/)(model[_-]?)?path$|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default|all)$|^(cl100k|o200k|p50k|r50k)_base$"
+_PLACEHOLDER_NAME = lazy_compile(r"^\?+$|^\|.*\|$|\.\.\.|(^|[/_])path_to[_/]|(^|/)path/to/|(^|/)(model[_-]?)?path$|<[^>]*>|\$\{?\w|\{\w*\}|(^|[/_-])your[_-]|^\.\.?/|^(model|tokenizer|base_model|base|auto|none|null|empty|default|all)$|^(cl100k|o200k|p50k|r50k)_base$"
                                r"|^(actor|critic|ref|reference|reward|rew|policy|value|teacher|student|assistant|user|system|human)$", re.I)
 
 

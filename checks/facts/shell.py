@@ -260,6 +260,10 @@ def _eval_arith(v: str, variables: dict[str, str]) -> str:
     return "".join(out)
 
 
+#: a placeholder phrase in brackets, a value to fill in: ``|model path|``, ``<path to your model>``, ``[your data dir]``
+_BRACKETED_PLACEHOLDER = lazy_compile(r"^(?:\|[^|]*\s[^|]*\||<[^<>]*\s[^<>]*>|\[[^\[\]]*\s[^\[\]]*\])$")
+
+
 def _expand(cmd: list[str], variables: dict[str, str], var_words: dict[str, list[_Word]] | None = None) -> list[str]:
     """Substitute variables; an unquoted ``$ARGS`` holding several flags splits into words, as bash does.
 
@@ -280,6 +284,11 @@ def _expand(cmd: list[str], variables: dict[str, str], var_words: dict[str, list
             out.append(_word(v, line))
             continue
         ref = _VAR_REF.match(t)
+        if ref and _BRACKETED_PLACEHOLDER.match(held := variables.get(ref.group(1) or ref.group(2), "").strip()):
+            # a placeholder phrase in brackets (OpenCoder ``MODEL_PATH=" |model path| "`` passed as ``$MODEL_PATH``): bash
+            # would split it, but it stands for one value the user fills in, never for the words ``|model`` and ``path|``
+            out.append(_word(held, line))
+            continue
         if ref and var_words is not None:
             name = ref.group(1) or ref.group(2)
             if name in var_words and variables.get(name) == " ".join(var_words[name]):

@@ -83,7 +83,7 @@ _HUB_KEYS = {"dataset_name", "hf_dataset_or_datasets", "dataset_name_or_path"}
 _ENTRY_KEYS = ("ann_file", "img_prefix", "vis_root", "ann_root", "data_path", "image_folder")
 _OBJECT_SCHEMES = {"s3", "s3a", "s3n", "oss", "gs", "gcs", "obs", "cos", "tos", "az", "abfs", "abfss", "wasb", "wasbs", "azureml", "r2", "ks3", "bos", "minio"}
 _BUILDERS = {"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder", "webdataset", "pandas", "sql", "generator", "videofolder"}
-_PLACEHOLDER = lazy_compile(r"path/to|your[_-]|<|\{|\$|xxx|/path\b|\.\.\.|^none$|^null$", re.I)
+_PLACEHOLDER = lazy_compile(r"path/to|your[_\s-]|^\|.*\|$|<|\{|\$|xxx|/path\b|\.\.\.|^none$|^null$", re.I)
 _DATA_LINE = lazy_compile(r"data|corpus|shard|jsonl|parquet|\.tar\b|webdataset|wds\.|memmap|mmap|train_file|load_from_disk", re.I)
 _NOT_DATA_LINE = lazy_compile(r"output|save|ckpt|checkpoint|log_dir|logging|tensorboard|wandb|model_name|model_path|tokenizer|pretrained", re.I)
 _STAGING_LINE = lazy_compile(r"download|upload|sync|\bcp\b|copy|rsync|snapshot", re.I)
@@ -163,7 +163,13 @@ class DataLoc:
         return self.kind == "hub-stream" or (self.kind in REMOTE_URI and bool(re.match(r"^([a-z][a-z0-9+]*://|pipe:)", self.value.lower())))
 
 
+#: a placeholder phrase in brackets, one value to fill in (OpenCoder ``DATA_PATH=" |your data path| "``), never a list of paths
+_BRACKETED = lazy_compile(r"^(?:\|[^|]*\||<[^<>]*>|\[[^\[\]]*\s[^\[\]]*\])$")
+
+
 def _split_values(v: Any) -> list[str]:
+    if isinstance(v, str) and _BRACKETED.match(v.strip()):
+        return []
     if isinstance(v, str):
         # Megatron ``--data-path 0.5 /a 0.5 /b`` and comma lists
         parts = [p for p in re.split(r"[\s,]+", v.strip()) if p]

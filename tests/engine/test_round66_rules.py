@@ -33,3 +33,33 @@ def test_a_launch_in_a_block_labelled_python_is_a_launch() -> None:
                           "```python\npython_version = 3\nprint(python_version)\n```\n")
     result = _audit(files)
     assert _check(result, "A1").status.value != "used" and _check(result, "A2").status.value != "used"
+
+
+# --- OpenCoder-llm: placeholders written as `|model path|`, and an accumulation divided by two literals ---------------------------
+
+_OPENCODER_FT = ("import transformers\n\n\ndef train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+                 "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+                 "    model = transformers.AutoModelForCausalLM.from_pretrained(training_args.output_dir)\n"
+                 "    trainer = transformers.Trainer(model=model, args=training_args)\n    trainer.train()\n\n\n"
+                 "if __name__ == '__main__':\n    train()\n")
+_OPENCODER_SH = ("set -ex\n\nDISTRIBUTED_ARGS=\"\n    --nproc_per_node 8 \\\n    --nnodes $WORLD_SIZE \\\n    --node_rank $RANK \\\n"
+                 "    --master_addr $MASTER_ADDR \\\n    --master_port $MASTER_PORT\n\"\n\nBATCH_SIZE=4096\nMICRO_BATCH_SIZE=8\n"
+                 "GRAD_ACCU=$(($BATCH_SIZE / $WORLD_SIZE / $MICRO_BATCH_SIZE / 8))\n\n"
+                 "DATA_PATH=\"{data}\"\nMODEL_PATH=\"{model}\"\n\n"
+                 "torchrun ${{DISTRIBUTED_ARGS}} finetune.py \\\n    --model_name_or_path $MODEL_PATH \\\n    --data_path $DATA_PATH \\\n"
+                 "    --per_device_train_batch_size $MICRO_BATCH_SIZE \\\n    --gradient_accumulation_steps $GRAD_ACCU \\\n"
+                 "    --bf16 True\n")
+
+
+def test_a_placeholder_in_bars_names_no_model_and_no_data() -> None:
+    files = {"sft/finetune.py": _OPENCODER_FT,
+             "sft/scripts/stage1_example.sh": _OPENCODER_SH.format(data=" |your data path| ", model=" |model path| ")}
+    result = _audit(files)
+    assert not any("|" in n or n in ("path|", "data") for n in result.project.model_names), result.project.model_names
+    i1 = _check(result, "I1")
+    assert "data" not in i1.values.get("data_paths", []), i1
+    # control: real values in the same places are read
+    files["sft/scripts/stage1_example.sh"] = _OPENCODER_SH.format(data="/mnt/nvme/sft/train.json", model="deepseek-ai/deepseek-coder-6.7b-base")
+    result = _audit(files)
+    assert "deepseek-ai/deepseek-coder-6.7b-base" in result.project.model_names, result.project.model_names
+    assert "/mnt/nvme/sft/train.json" in _check(result, "I1").values.get("data_paths", []), _check(result, "I1")
