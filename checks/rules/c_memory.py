@@ -2517,9 +2517,16 @@ def _chained_ratio(v: object) -> tuple[int, int] | None:
     if len(parts) < 3 or not parts[0].isdigit():
         return None
     lits = [int(x) for x in parts[1:] if x.isdigit()]
-    if len(lits) != 1 or not all(x.isdigit() or x.startswith("$") for x in parts[1:]):
+    if not lits or 0 in lits or len(lits) == len(parts) - 1 or not all(x.isdigit() or x.startswith("$") for x in parts[1:]):
         return None
-    return int(parts[0]), lits[0]
+    # (OpenCoder ``GRAD_ACCU=$(($BATCH_SIZE / $WORLD_SIZE / $MICRO_BATCH_SIZE / 8))``, expanded ``$((4096 / $WORLD_SIZE / 8 /
+    # 8))``: the micro-batch and the GPUs per node both literal, which is which unknown: their product bounds the steps)
+    return int(parts[0]), math.prod(lits)
+
+
+def chained_literals(v: object) -> int:
+    """How many literal divisors a chained ``$((G / ... ))`` ratio has (2 for ``$((4096 / $WORLD_SIZE / 8 / 8))``)."""
+    return sum(1 for x in str(v).strip()[3:-2].split("/")[1:] if x.strip().isdigit()) if _chained_ratio(v) else 0
 
 
 _BATCH_PAIRS = (("global_batch_size", "micro_batch_size"), ("train_batch_size", "train_micro_batch_size_per_gpu"),
@@ -3181,12 +3188,15 @@ class C5GradientAccumulation(Check):
         moded = False  # a value of 1 set only in one mode (see _one_mode) was left out
         n: float | None = None
         computed: list = []  # ``$((256 / (1 * $GPUS)))``: the launch divides a global batch by micro-batch x GPUs
+        unresolved: list = []  # ``--gradient_accumulation_steps $GA`` with GA set outside the script: passed, value unknown
         for s in f.effective(*_GA_KEYS):
             v = as_number(s.value)
             if v is None:
                 ratio = shell_ratio(s.value)
                 if ratio and ratio[0] >= 2 * ratio[1] and not _TEST_FILE.search(s.path):
                     computed.append((s, *ratio))
+                elif s.source == "launcher" and isinstance(s.value, str) and "$" in s.value and not _TEST_FILE.search(s.path):
+                    unresolved.append(s)
                 continue
             if v > 1:
                 used.append(s)
@@ -3245,6 +3255,14 @@ class C5GradientAccumulation(Check):
                  and c.func != c.short and not _in_grad_hook(f, c)]
         if computed and not used and len(computed) * 2 > len([x for x in ones if getattr(x, "source", "") == "launcher"]):
             s0, g0, m0 = computed[0]
+            more = f" (+{len(computed) - 1} launches)" if len(computed) > 1 else ""
+            if chained_literals(s0.value) > 1:
+                # the literal divisors are the micro-batch and a GPU count, in some order: the unknown factor is named
+                rest = ", ".join(sorted({x.strip() for x in s0.value.strip()[3:-2].split("/")[1:] if x.strip().startswith("$")}))
+                return Outcome(U, [f.ev(s) for s, _, _ in computed],
+                               f"the launch computes the accumulation from a global batch of {g0}: `{s0.value.strip()}` at "
+                               f"{s0.path}:{s0.line}{more}, more than one micro-batch per step while {rest} stays below "
+                               f"{g0 // m0}", {"gradient_accumulation_steps": "computed"})
             return Outcome(U, [f.ev(s) for s, _, _ in computed],
                            f"the launch computes the accumulation as global batch / (micro-batch x GPUs): {g0} / ({m0} x GPUs) at "
                            f"{s0.path}:{s0.line}{f' (+{len(computed) - 1} launches)' if len(computed) > 1 else ''}, more than one "
@@ -3349,6 +3367,11 @@ class C5GradientAccumulation(Check):
             s = passed[0]
             return Outcome(Status.NA, [f.ev(s)], f"not judged: gradient_accumulation_steps is passed `{s.value.text[:60]}`, a value "
                            f"computed at run time ({s.path}:{s.line}); check what it evaluates to for the run", {})
+        if unresolved and uses_hf_trainer(f) and not used and not ones:
+            # the launch passes a value set outside the script: not HF's default, and not known here
+            s = unresolved[0]
+            return Outcome(Status.NA, [f.ev(s)], f"not judged: the launch passes gradient_accumulation_steps `{s.value.strip()[:60]}` "
+                           f"({s.path}:{s.line}), a value set when the job starts; check what it is for the run", {})
         sched = megatron_microbatch_schedule(f)
         # (a Megatron project with an HF example beside its Megatron launches, Pai-Megatron-Patch's
         # ``run_ds_train_huggingface_baichuan.sh``, runs Megatron's schedule: the HF Trainer's default is not its setting)

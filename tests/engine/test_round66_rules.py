@@ -63,3 +63,23 @@ def test_a_placeholder_in_bars_names_no_model_and_no_data() -> None:
     result = _audit(files)
     assert "deepseek-ai/deepseek-coder-6.7b-base" in result.project.model_names, result.project.model_names
     assert "/mnt/nvme/sft/train.json" in _check(result, "I1").values.get("data_paths", []), _check(result, "I1")
+
+
+def test_an_accumulation_divided_by_two_literals_is_computed_and_an_unset_one_is_unknown() -> None:
+    files = {"sft/finetune.py": _OPENCODER_FT,
+             "sft/scripts/stage1_example.sh": _OPENCODER_SH.format(data="/data/sft.json", model="deepseek-ai/deepseek-coder-6.7b-base")}
+    result = _audit(files)
+    c5 = _check(result, "C5")
+    assert c5.status.value == "used" and "4096" in c5.detail and "$WORLD_SIZE" in c5.detail, c5
+    g2 = _check(result, "G2")
+    assert g2.values.get("global_batch") == 4096, g2.values
+    # a value the script never sets is passed, not HF's default of 1: not judged
+    files["sft/scripts/stage1_example.sh"] = files["sft/scripts/stage1_example.sh"].replace(
+        "GRAD_ACCU=$(($BATCH_SIZE / $WORLD_SIZE / $MICRO_BATCH_SIZE / 8))\n", "")
+    c5 = _check(_audit(files), "C5")
+    assert c5.status.value == "n/a" and "$GRAD_ACCU" in c5.detail, c5
+    # control: a launch that passes nothing keeps HF's default
+    files["sft/scripts/stage1_example.sh"] = files["sft/scripts/stage1_example.sh"].replace(
+        "    --gradient_accumulation_steps $GRAD_ACCU \\\n", "")
+    c5 = _check(_audit(files), "C5")
+    assert c5.status.value == "unused" and "default" in c5.detail, c5
