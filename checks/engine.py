@@ -36,7 +36,7 @@ from .workload import inference_not_applicable
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
 #: Bump when an extractor changes what it records: cached facts of older versions are ignored.
-FACTS_VERSION = 145
+FACTS_VERSION = 146
 
 
 class FactsCache(Protocol):
@@ -902,13 +902,14 @@ def _record(audit: Audit, recorder: Recorder, ctx_recorder: Recorder, ctx_log: d
     ``ctx_recorder``: the reads of the context's facts; ``ctx_log``: the context pass's inputs and output (kept for the
     next full audit, :func:`_context_reused`). ``prior``: the directory's previous log made with the same options and
     code, whose files' digests are reused."""
-    from reports.prereq import torch_cap  # the report's facts-derived advice, recorded with the rest
+    from reports.prereq import torch_cap, transformers_cap  # the report's facts-derived advice, recorded with the rest
     from reports.snippets import repo_style
 
     recorder.begin("report")
     audit.derived["parse_errors"] = audit.parse_errors
     audit.derived["style"] = repo_style(audit.facts, audit.project, audit.roles.by_path)
     audit.derived["torch_cap"] = torch_cap(audit)
+    audit.derived["hf_cap"] = transformers_cap(audit)
     if recorder.unsound is not None or ctx_recorder.unsound is not None:
         return
     keys = index.keys()

@@ -21,7 +21,7 @@ from checks.engine import Audit
 from checks.model import Bottleneck, CheckResult, Evidence, FixSafety, Priority, Status
 
 from .applicability import GPU, gpu, hardware_text, jax_text, loader_benefit, loader_text, withhold_reason
-from .prereq import torch_cap, torch_first
+from .prereq import torch_cap, torch_first, transformers_cap, transformers_first
 from .resources import data
 from .snippets import Snippet, fit, repo_style
 
@@ -140,6 +140,7 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
     style = audit.derived.get("style") or repo_style(audit.facts, p, audit.roles.by_path)  # kept by a recorded audit
     plan = Plan()
     cap = audit.derived["torch_cap"] if "torch_cap" in audit.derived else torch_cap(audit)  # kept by a recorded audit
+    hf_cap = audit.derived["hf_cap"] if "hf_cap" in audit.derived else transformers_cap(audit)
     for r in audit.results:
         decl = checks.get(r.id)
         if decl is None or r.priority is None or r.status not in (Status.UNUSED, Status.PARTIAL):
@@ -150,6 +151,8 @@ def build_plan(audit: Audit, checks: Mapping[str, Check] | None = None) -> Plan:
             continue
         own_loader = jax_text(r.id, p) or loader_text(r.id, r.values)
         text, text_zh = hardware_text(r.id, hw) or (own_loader[:2] if own_loader else None) or (r.recommendation or decl.fix, decl.fix_zh)
+        if first := transformers_first(r.id, hf_cap, text):
+            text, text_zh = first[0] + text, first[1] + (text_zh or "")
         if first := torch_first(r.id, cap):
             text, text_zh = first[0] + text, first[1] + (text_zh or "")
         priority = r.priority

@@ -12,7 +12,7 @@ from typing import Any
 
 from checks.engine import Audit
 from checks.lazyre import lazy_compile
-from checks.rules.d_compute import version_bounds
+from checks.rules.d_compute import documented_pins, version_bounds
 
 #: the PyTorch release each piece of advice needs: torch.compile and SDPA (2.0), ``fused=True`` on AdamW (2.0),
 #: ``expandable_segments`` in ``PYTORCH_CUDA_ALLOC_CONF`` (2.1), Liger Kernel (``torch>=2.1.2``), Float8 training
@@ -23,9 +23,27 @@ NEEDS_TORCH: dict[str, tuple[int, ...]] = {"D1": (2, 0), "D2": (2, 0), "D4": (2,
 _TEST = lazy_compile(r"(^|/)(tests?|testing)/", re.I)
 
 
+#: the transformers release a piece of advice needs, and the part that needs it: TrainingArguments' ``use_liger_kernel``
+#: (4.45), ``DataCollatorWithFlattening`` (4.44)
+NEEDS_TRANSFORMERS: dict[str, tuple[tuple[int, ...], str]] = {"D5": ((4, 45), "`use_liger_kernel`"),
+                                                              "F7": ((4, 44), "`DataCollatorWithFlattening`")}
+
+
 def torch_cap(audit: Audit) -> tuple[tuple[int, ...], str, str] | None:
     """(highest PyTorch the project allows, its requirement as written, where) when its own top-level declaration caps it."""
-    deps = [d for d in [*audit.facts.deps("torch"), *audit.facts.deps("pytorch")] if not _TEST.search(d.path)]
+    deps = [d for d in [*audit.facts.deps("torch"), *audit.facts.deps("pytorch")] if not _TEST.search(d.path)] \
+        or documented_pins(audit.facts, "torch")
+    return _cap(deps)
+
+
+def transformers_cap(audit: Audit) -> tuple[tuple[int, ...], str, str] | None:
+    """(highest transformers the project allows, its requirement as written, where), as :func:`torch_cap` (ToolBench's
+    ``requirements.txt`` pins ``transformers==4.28.1``)."""
+    deps = [d for d in audit.facts.deps("transformers") if not _TEST.search(d.path)] or documented_pins(audit.facts, "transformers")
+    return _cap(deps)
+
+
+def _cap(deps: list[Any]) -> tuple[tuple[int, ...], str, str] | None:
     if not deps:
         return None
     depth = min(d.path.count("/") for d in deps)
@@ -54,3 +72,13 @@ def torch_first(check_id: str, cap: tuple[tuple[int, ...], str, str] | None) -> 
     v = ".".join(map(str, need))
     return (f"Needs PyTorch {v}+ ({cap[2]} pins {cap[1]}: raise it first). ",
             f"需要 PyTorch {v} 及以上（{cap[2]} 固定为 {cap[1]}，需先升级）。")
+
+
+def transformers_first(check_id: str, cap: tuple[tuple[int, ...], str, str] | None, text: str) -> tuple[str, str] | None:
+    """(English, Chinese) prefix of a recommendation whose ``text`` names a part of transformers newer than the project's pin."""
+    need = NEEDS_TRANSFORMERS.get(check_id)
+    if cap is None or need is None or cap[0] >= need[0] or need[1].strip("`") not in text:
+        return None
+    v, what = ".".join(map(str, need[0])), need[1]
+    return (f"{what} needs transformers {v}+ ({cap[2]} pins {cap[1]}: raise it first). ",
+            f"{what} 需要 transformers {v} 及以上（{cap[2]} 固定为 {cap[1]}，需先升级）。")

@@ -645,3 +645,30 @@ def extract_doc_inline_commands(path: str, text: str, out: FileFacts) -> None:
                 script = str(launch.script or "").strip("'\"")
                 if launch.launcher in _INLINE_LAUNCHERS and script and _trains(launch.launcher, script):
                     out.doc_hints.append(DocHint(path, i, "inline_command", script, body[:300]))
+
+
+#: libraries whose documented release decides what advice can work (a Trainer argument, an attention default, a kernel)
+_PINNED_LIBS = {"transformers": "transformers", "torch": "torch", "pytorch": "torch", "accelerate": "accelerate", "peft": "peft",
+                "deepspeed": "deepspeed", "trl": "trl", "flash-attn": "flash-attn", "flash_attn": "flash-attn",
+                "bitsandbytes": "bitsandbytes"}
+_INSTALL = lazy_compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip|conda|mamba)\s+install\s+(.*)$")
+#: ``transformers==4.28.1``, and the one-``=`` spelling of a README (PMC-LLaMA ``pip install transformers=4.28.1, sentencepiece``)
+_PIN_WORD = lazy_compile(r"^([A-Za-z][\w.-]*)==?(\d+(?:\.\d+)*)[,;]?$")
+
+
+def extract_doc_pins(path: str, text: str, out: FileFacts) -> None:
+    """``pin`` hints: the release of a library the document's install commands pin (``pip install transformers==4.28.1``,
+    ``conda install pytorch==1.13.0``), value ``name==version``. Where the project declares no requirement for the
+    library, its README's install line is the environment it was run in."""
+    if "install" not in text:
+        return
+    for first, body in _blocks(text):
+        for k, raw in enumerate(body.splitlines()):
+            m = _INSTALL.search(raw)
+            if not m:
+                continue
+            for w in m.group(1).split():
+                p = _PIN_WORD.match(w.strip("'\""))
+                name = _PINNED_LIBS.get(p.group(1).lower()) if p else None
+                if p and name:
+                    out.doc_hints.append(DocHint(path, first + k, "pin", f"{name}=={p.group(2)}", raw.strip()[:300]))

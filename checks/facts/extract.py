@@ -14,6 +14,7 @@ from .docs_md import (
     extract_doc_hints,
     extract_doc_inline_commands,
     extract_doc_legacy,
+    extract_doc_pins,
     extract_doc_replacements,
     extract_doc_run_models,
     extract_doc_run_recipes,
@@ -153,6 +154,7 @@ def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str
         extract_doc_legacy(path, text, out)
         extract_doc_inline_commands(path, text, out)
         extract_doc_config_links(path, text, out)
+        extract_doc_pins(path, text, out)
     elif kind == "hostfile":
         hosts = [(i, ln.split("#", 1)[0].strip()) for i, ln in enumerate(text.splitlines(), 1)]
         hosts = [(i, h) for i, h in hosts if h]

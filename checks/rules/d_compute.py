@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Call, Expr, Facts, Setting, as_number, truthy
+from ..facts import Call, Dependency, Expr, Facts, Setting, as_number, truthy
 from ..hardware import lacks_bf16_fa2
 from ..lazyre import lazy_compile
 from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority, Status
@@ -55,9 +55,17 @@ def _vtuple(text: str) -> tuple[int, ...]:
 
 
 def dep_version(facts: Facts, name: str) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None, list]:
-    """(lowest version allowed, highest version allowed) of a dependency over its declarations; None where unbounded."""
-    found = facts.deps(name)
+    """(lowest version allowed, highest version allowed) of a dependency over its declarations; None where unbounded. A
+    project that declares no requirement for it is taken at its README's install line (:func:`documented_pins`)."""
+    found = facts.deps(name) or documented_pins(facts, name)
     return (*version_bounds(found), found)
+
+
+def documented_pins(facts: Facts, name: str) -> list[Dependency]:
+    """The releases of ``name`` the project's own README and docs/ install (PMC-LLaMA ``pip install transformers=4.28.1``,
+    ``conda install pytorch==1.13.0``), as declarations; an example folder's README documents that example only."""
+    return [Dependency(h.path, h.line, name, "==" + h.value.split("==", 1)[1], h.text) for h in facts.records("doc_hints")
+            if h.kind == "pin" and h.value.split("==", 1)[0] == name and ("/" not in h.path or h.path.startswith("docs/"))]
 
 
 def _copy_release(found: list) -> str:

@@ -83,3 +83,52 @@ def test_an_accumulation_divided_by_two_literals_is_computed_and_an_unset_one_is
         "    --gradient_accumulation_steps $GRAD_ACCU \\\n", "")
     c5 = _check(_audit(files), "C5")
     assert c5.status.value == "unused" and "default" in c5.detail, c5
+
+
+# --- PMC-LLaMA and ToolBench: the transformers release the project runs, from its README or its requirements ----------------------
+
+_PMC_TRAIN = ("import transformers\n\n\ndef train():\n    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+              "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+              "    model = transformers.LlamaForCausalLM.from_pretrained('decapoda-research/llama-7b-hf')\n"
+              "    trainer = transformers.Trainer(model=model, args=training_args)\n    trainer.train()\n\n\n"
+              "if __name__ == '__main__':\n    train()\n")
+_PMC_SH = ("torchrun --nproc_per_node=8 --master_port 18904 training.py \\\n    --bf16 True \\\n    --output_dir ./out \\\n"
+           "    --per_device_train_batch_size 2 \\\n    --gradient_accumulation_steps 8 \\\n"
+           "    --fsdp \"full_shard auto_wrap\" \\\n    --fsdp_transformer_layer_cls_to_wrap 'LlamaDecoderLayer'\n")
+_PMC_README = ("# PMC-LLaMA\n\n## Environment\nSimply set up the required environment as following:\n```bash\n"
+               "conda install pytorch==1.13.0 torchvision==0.14.0 torchaudio==0.13.0 pytorch-cuda=11.6 -c pytorch -c nvidia\n"
+               "pip install transformers={hf}, sentencepiece, datasets\n```\n")
+
+
+def test_the_readme_install_line_is_the_release_the_project_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from .claims import scan_cold_and_cached
+
+    files = {"Pretrain/training.py": _PMC_TRAIN, "Pretrain/training.sh": _PMC_SH, "README.md": _PMC_README.format(hf="4.28.1")}
+    report = scan_cold_and_cached(tmp_path, files)
+    checks = {c["id"]: c for c in report["checks"]}
+    assert checks["B3"]["status"] == "unused", checks["B3"]  # 4.28's Trainer predates its Accelerate backend
+    assert checks["D1"]["status"] == "unused" and checks["D1"]["evidence"][0]["path"] == "README.md", checks["D1"]
+    d5 = next(r for r in report["recommendations"] if r["check"] == "D5")
+    assert d5["text"].startswith("Needs PyTorch 2.1.2+ (README.md:6 pins `torch==1.13.0`"), d5["text"]
+    assert "`use_liger_kernel` needs transformers 4.45+ (README.md:7 pins `transformers==4.28.1`" in d5["text"], d5["text"]
+    # control: a README that installs a current release leaves the advice as it is
+    files["README.md"] = _PMC_README.format(hf="4.46.0").replace("pytorch==1.13.0", "pytorch==2.4.0")
+    result = _audit(files)
+    assert _check(result, "B3").status.value == "used" and _check(result, "D1").status.value == "partial"
+    from reports.advice import build_plan
+
+    d5t = next(r for r in build_plan(result).recommendations if r.check == "D5").text
+    assert "needs transformers" not in d5t and "Needs PyTorch" not in d5t, d5t
+
+
+def test_advice_on_a_requirements_pin_says_what_to_raise_first() -> None:
+    from reports.advice import build_plan
+
+    files = {"toolbench/train/train.py": _PMC_TRAIN, "scripts/train.sh": _PMC_SH.replace("training.py", "toolbench/train/train.py"),
+             "requirements.txt": "accelerate==0.20.3\ntransformers==4.28.1\ntorch>=2.0\n"}
+    recs = {r.check: r.text for r in build_plan(_audit(files)).recommendations}
+    assert recs["D5"].startswith("`use_liger_kernel` needs transformers 4.45+ (requirements.txt:2 pins `transformers==4.28.1`"), recs["D5"]
+    assert recs["F7"].startswith("`DataCollatorWithFlattening` needs transformers 4.44+"), recs["F7"]
+    files["requirements.txt"] = "accelerate==1.1.0\ntransformers==4.46.0\ntorch>=2.0\n"
+    recs = {r.check: r.text for r in build_plan(_audit(files)).recommendations}
+    assert "needs transformers" not in recs["D5"] and "needs transformers" not in recs.get("F7", ""), recs
