@@ -3367,12 +3367,12 @@ class C5GradientAccumulation(Check):
             s = passed[0]
             return Outcome(Status.NA, [f.ev(s)], f"not judged: gradient_accumulation_steps is passed `{s.value.text[:60]}`, a value "
                            f"computed at run time ({s.path}:{s.line}); check what it evaluates to for the run", {})
-        if unresolved and uses_hf_trainer(f) and not used and not ones:
+        sched = megatron_microbatch_schedule(f)
+        if unresolved and uses_hf_trainer(f) and not used and not ones and not (sched and "megatron" in ctx.project.frameworks):
             # the launch passes a value set outside the script: not HF's default, and not known here
             s = unresolved[0]
             return Outcome(Status.NA, [f.ev(s)], f"not judged: the launch passes gradient_accumulation_steps `{s.value.strip()[:60]}` "
                            f"({s.path}:{s.line}), a value set when the job starts; check what it is for the run", {})
-        sched = megatron_microbatch_schedule(f)
         # (a Megatron project with an HF example beside its Megatron launches, Pai-Megatron-Patch's
         # ``run_ds_train_huggingface_baichuan.sh``, runs Megatron's schedule: the HF Trainer's default is not its setting)
         if uses_hf_trainer(f) and not (sched and "megatron" in ctx.project.frameworks):
