@@ -1026,6 +1026,22 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
             f"some matmul dimensions are not multiples of 8 ({_loc(d7_ev)}), so Tensor Core tiles are padded or skipped",
             f"部分矩阵维度不是 8 的倍数（{_loc(d7_ev)}），Tensor Core 需要填充或无法命中",
         ))
+    g4 = st.results.get("G4")
+    bits = g4.values.get("base_bits") if g4 is not None and st.used("G4") else None
+    if bits in (4, 8):
+        # a k-bit base under adapters: bitsandbytes stores the frozen weights in 8 or 4 bits and pays for it in every matmul
+        # (medAlpaca's README times one epoch at 77:30 with an 8-bit base against 14:30 with LoRA in fp16)
+        where = g4.values.get("base_quant_at", "")  # type: ignore[union-attr]
+        how, how_zh = (("8-bit (LLM.int8): each matmul splits out its outlier columns into an FP16 product and runs the rest "
+                        "in int8", "8-bit（LLM.int8）：每次矩阵乘把离群列拆出做 FP16 乘法，其余以 int8 计算") if bits == 8 else
+                       ("4-bit (NF4): each matmul first dequantizes the weights to 16 bit", "4-bit（NF4）：每次矩阵乘先把权重反量化为 16 位"))
+        out.append(Signal(  # one sign among others: an adapter recipe may be one run of several (ChatDoctor's full FSDP run)
+            Bottleneck.COMPUTE, 1,
+            f"the frozen base is loaded in bitsandbytes {how} ({where}), forward and backward, slower than plain BF16/FP16 "
+            "GEMMs: if the base fits in 16 bit, time a step without quantization",
+            f"冻结的基座以 bitsandbytes {how_zh}（{where}），前向与反向皆如此，慢于直接的 BF16/FP16 GEMM：若基座以 16 位可放下，"
+            "对比一次不量化的单步耗时",
+        ))
     active = _active_billions(p)
     # (fused attention where D1 is used outright, or where the requirements hold transformers at 4.36+, whose default is
     # SDPA; not alpaca-lora's "transformers >= 4.28", which may run eager attention)

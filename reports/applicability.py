@@ -155,10 +155,15 @@ def withhold_reason(
     # model scale: the trained size, or the largest of the sizes the entry points train when they differ
     rng = p.notes.get("params_range_billions")
     b = p.params_billions if p.params_billions is not None else (rng[1] if rng else None)
-    if b is not None and p.adapter_training and cid in ("A2", "A3", "B1", "B5", "C4") and b * 2 <= ADAPTER_FITS_GB and not p.multi_node:
-        # LoRA: the base is frozen (BF16 weights, no gradients or Adam states); only the adapters are trained
-        return (f"LoRA trains adapters: the frozen ~{_b(b)} base takes ~{b * 2:.0f} GB in BF16 and only the adapters carry gradients and Adam states; it fits one GPU without sharding",
-                f"LoRA 只训练适配器：冻结的约 {_b(b)} 基座以 BF16 存储约 {b * 2:.0f} GB，只有适配器需要梯度与 Adam 状态；单卡即可放下，无需分片")
+    g4 = results.get("G4")
+    bits = g4.values.get("base_bits") if g4 is not None else None
+    # bytes per frozen weight: BF16, or the k-bit base G4 found (Platypus ``load_in_8bit=True``: int8; QLoRA: 4-bit NF4)
+    per, store, store_zh = {8: (1.0, "in int8", "以 int8"), 4: (0.5, "in 4-bit", "以 4-bit")}.get(bits, (2.0, "in BF16", "以 BF16"))
+    if b is not None and p.adapter_training and cid in ("A2", "A3", "B1", "B5", "C4") and b * per <= ADAPTER_FITS_GB and not p.multi_node:
+        # LoRA: the base is frozen (no gradients or Adam states); only the adapters are trained
+        gb = max(b * per, 1)
+        return (f"LoRA trains adapters: the frozen ~{_b(b)} base takes ~{gb:.0f} GB {store} and only the adapters carry gradients and Adam states; it fits one GPU without sharding",
+                f"LoRA 只训练适配器：冻结的约 {_b(b)} 基座{store_zh}存储约 {gb:.0f} GB，只有适配器需要梯度与 Adam 状态；单卡即可放下，无需分片")
     if b is not None:
         if cid in ("A2", "A3", "B1", "B5", "C4") and b < SHARDING_MIN_B and not p.multi_node:
             gb = b * 16

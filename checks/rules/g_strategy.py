@@ -1870,14 +1870,28 @@ def _bnb_4bit(f: Facts) -> list[Any]:
     out += [s for s in f.effective("load_in_4bit", "load_4bit") if truthy(s.value) is True
             and not (s.source == "call" and (c := _setting_call(f, s)) is not None and (guard_off(f, c) or uncalled_function(f, c)))]
     out += [s for s in f.effective("quantization_bit", "quant_bits") if as_number(s.value) == 4]
+    return [x for x in out if _training_side(f, x.path)]
 
-    def training_side(path: str) -> bool:
-        # a 4-bit load in Python that never trains (LLaVA's ``load_pretrained_model(load_4bit=...)`` for serving)
-        # is inference quantization (J4), not a QLoRA base
-        ff = f.files.get(path)
-        return not path.endswith(".py") or bool(ff and any(c.short in _TRAIN_SIDE_CALLS for c in ff.calls))
 
-    return [x for x in out if training_side(x.path)]
+def _training_side(f: Facts, path: str) -> bool:
+    """A file that trains, or no Python file: a k-bit load in Python that never trains (LLaVA's ``load_pretrained_model(
+    load_4bit=...)`` for serving) is inference quantization (J4), not a quantized base under adapters."""
+    ff = f.files.get(path)
+    return not path.endswith(".py") or bool(ff and any(c.short in _TRAIN_SIDE_CALLS for c in ff.calls))
+
+
+def bnb_8bit(f: Facts) -> list[Any]:
+    """Where the trained model's frozen base is loaded in bitsandbytes 8-bit (LLM.int8): ``load_in_8bit=True`` (Platypus,
+    ChatDoctor's ``train_lora.py``), ``BitsAndBytesConfig(load_in_8bit=True)``, or PEFT's ``prepare_model_for_int8_training``
+    on a live branch."""
+    out: list[Any] = [c for c in _live(f, f.calls("BitsAndBytesConfig")) if truthy(c.kwargs.get("load_in_8bit")) is True
+                      and not uncalled_function(f, c)]
+    out += [s for s in f.effective("load_in_8bit", "load_8bit") if truthy(s.value) is True
+            and not (s.source == "call" and (c := _setting_call(f, s)) is not None and (guard_off(f, c) or uncalled_function(f, c)))]
+    out += [c for c in _live(f, f.calls("prepare_model_for_int8_training")) if not uncalled_function(f, c) and not guard_off(f, c)]
+    # (a recipe's own top-level key, axolotl ``load_in_8bit: true``; not one entry of a list of served models, medAlpaca's
+    # ``supported_models.json``: ``{"alpaca-lora": {"load_in_8bit": "True", ...}}``)
+    return [x for x in out if _training_side(f, x.path) and not (getattr(x, "source", "") == "config" and "." in x.key)]
 
 
 def _enum_label(s: Setting) -> bool:
@@ -2697,7 +2711,14 @@ class G4LoRA(Check):
                 return Outcome(U, evs(lora + q), f"LoRA/PEFT fine-tuning; QLoRA (a 4-bit base) only in {minor}",
                                {"finetuning": "lora", "recipes.qlora": minor})
             kind = "qlora" if q else "lora"
-            return Outcome(U, evs(lora + q), f"{'QLoRA' if q else 'LoRA/PEFT'} fine-tuning", {"finetuning": kind})
+            int8 = [] if q else bnb_8bit(f)
+            if int8:
+                # the frozen base is stored in int8 (a quarter of FP32, half of BF16) and its matmuls run through LLM.int8
+                x = int8[0]
+                return Outcome(U, evs(lora + int8), f"LoRA/PEFT fine-tuning on an 8-bit base (bitsandbytes LLM.int8, {x.path}:{x.line})",
+                               {"finetuning": kind, "base_bits": 8, "base_quant_at": f"{x.path}:{x.line}"})
+            return Outcome(U, evs(lora + q), f"{'QLoRA' if q else 'LoRA/PEFT'} fine-tuning",
+                           {"finetuning": kind, **({"base_bits": 4, "base_quant_at": f"{q[0].path}:{q[0].line}"} if q else {})})
         prefix = _prefix_tuning_runs(f)
         if prefix is not None:
             return prefix

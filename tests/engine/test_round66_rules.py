@@ -132,3 +132,37 @@ def test_advice_on_a_requirements_pin_says_what_to_raise_first() -> None:
     files["requirements.txt"] = "accelerate==1.1.0\ntransformers==4.46.0\ntorch>=2.0\n"
     recs = {r.check: r.text for r in build_plan(_audit(files)).recommendations}
     assert "needs transformers" not in recs["D5"] and "needs transformers" not in recs.get("F7", ""), recs
+
+
+# --- Platypus: LoRA on a 13B base loaded in 8-bit -----------------------------------------------------------------------------------
+
+_PLATYPUS_FT = ("import torch\nimport transformers\nfrom peft import LoraConfig, get_peft_model, prepare_model_for_int8_training\n\n\n"
+                "def train(base_model: str = '', micro_batch_size: int = 4):\n"
+                "    model = transformers.LlamaForCausalLM.from_pretrained(\n        base_model,\n        load_in_8bit={bits},\n"
+                "        torch_dtype=torch.float16,\n    )\n    model = {prepare}(model)\n"
+                "    model = get_peft_model(model, LoraConfig(r=16, target_modules=['gate_proj', 'down_proj', 'up_proj']))\n"
+                "    trainer = transformers.Trainer(model=model, args=transformers.TrainingArguments(\n"
+                "        per_device_train_batch_size=micro_batch_size, fp16=True, output_dir='out'))\n    trainer.train()\n\n\n"
+                "if __name__ == '__main__':\n    train()\n")
+_PLATYPUS_SH = ("torchrun --nproc_per_node=2 --master_port=1234 finetune.py \\\n    --base_model meta-llama/Llama-2-13b-hf \\\n"
+                "    --micro_batch_size 1\n")
+
+
+def test_a_lora_base_loaded_in_8_bit_is_said_so() -> None:
+    from reports.advice import build_plan
+
+    files = {"finetune.py": _PLATYPUS_FT.format(bits="True", prepare="prepare_model_for_int8_training"), "fine-tuning.sh": _PLATYPUS_SH,
+             "medalpaca/configs/supported_models.json": '{\n  "alpaca-lora": {\n    "load_in_8bit": "True"\n  }\n}\n'}
+    result = _audit(files)
+    g4 = _check(result, "G4")
+    assert g4.values.get("base_bits") == 8 and "8-bit base" in g4.detail and "finetune.py:" in g4.detail, g4
+    why = {w.check: w.reason for w in build_plan(result).withheld}
+    assert "~13 GB in int8" in why["A2"], why
+    assert any("bitsandbytes 8-bit" in r and "finetune.py:" in r for r in result.project.bottleneck_reasons), result.project.bottleneck_reasons
+    # control: the same LoRA run on a 16-bit base; a served-model list's per-entry setting is no training base
+    files["finetune.py"] = _PLATYPUS_FT.format(bits="False", prepare="prepare_model_for_kbit_training")
+    result = _audit(files)
+    g4 = _check(result, "G4")
+    assert "base_bits" not in g4.values and "8-bit" not in g4.detail, g4
+    assert "~26 GB in BF16" in {w.check: w.reason for w in build_plan(result).withheld}["A2"]
+    assert not any("bitsandbytes" in r for r in result.project.bottleneck_reasons), result.project.bottleneck_reasons
