@@ -109,6 +109,9 @@ _DEV_FILES = {"noxfile.py", "tasks.py", "fabfile.py", ".pylintrc.toml", "ruff.to
 _EVAL_DIR = lazy_compile(r"^(?!train)(\w+[_-])?(evals?|evaluations?)([_-](tasks?|suites?|configs?|data|sets?|harness|scripts?|held_?(out|in)"
                          r"|mm|vlm|llm|mllm|vl))?$",
                        re.I)
+#: an evaluation harness named in CamelCase (OpenCoder-llm ``OpenCodeEval/``: vLLM generation over HumanEval/MBPP with its
+#: own ``src/`` and requirements-eval.txt; ``HumanEval/``, ``MathEval/``)
+_CAMEL_EVAL = lazy_compile(r"^(?!Train)[A-Z][A-Za-z0-9]*[a-z0-9]Evals?(Kit|Harness)?$")
 #: a folder kept as the old copy of another (AgentTuning ``AgentBench.old/``, ``models_old/``, ``src.bak/``; FlagEmbedding
 #: ``research/old-examples/``)
 #: (and a kept previous release: Video-R1's ``previous_version/Video-R1-main-previous/``)
@@ -229,7 +232,7 @@ def path_role(path: str, kind: str) -> tuple[str | None, str]:
         r = _DIR_ROLES.get(d.lower()) or (TEST if _TEST_DIR.match(d) or _DIR_ROLES.get(d.lower().lstrip("_")) == TEST else None)
         if r is not None:
             return r, f"under {d}/"
-        if _EVAL_DIR.match(d):
+        if _EVAL_DIR.match(d) or _CAMEL_EVAL.match(d):
             return EVAL, f"under {d}/"
         if _OLD_DIR.match(d):
             return ARCHIVE, f"old copy {d}/"

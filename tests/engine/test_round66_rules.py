@@ -166,3 +166,20 @@ def test_a_lora_base_loaded_in_8_bit_is_said_so() -> None:
     assert "base_bits" not in g4.values and "8-bit" not in g4.detail, g4
     assert "~26 GB in BF16" in {w.check: w.reason for w in build_plan(result).withheld}["A2"]
     assert not any("bitsandbytes" in r for r in result.project.bottleneck_reasons), result.project.bottleneck_reasons
+
+
+def test_an_evaluation_harness_named_in_camel_case_is_evaluation() -> None:
+    backend = ("from vllm import LLM, SamplingParams\n\n\nclass VllmGenerator:\n    def __init__(self, model_name):\n"
+               "        self.model = LLM(model=model_name, tensor_parallel_size=1, max_model_len=2048)\n\n"
+               "    def generate(self, prompts):\n        return self.model.generate(prompts, SamplingParams(temperature=0))\n")
+    main = ("from backend.vllm import VllmGenerator\n\n\ndef main():\n    gen = VllmGenerator('model')\n    print(gen.generate(['x']))\n\n\n"
+            "if __name__ == '__main__':\n    main()\n")
+    files = {"sft/finetune.py": _OPENCODER_FT, "OpenCodeEval/src/backend/vllm.py": backend, "OpenCodeEval/src/main.py": main,
+             "sft/scripts/stage1_example.sh": _OPENCODER_SH.format(data="/data/sft.json", model="deepseek-ai/deepseek-coder-6.7b-base")}
+    result = _audit(files)
+    assert result.roles.by_path["OpenCodeEval/src/backend/vllm.py"] == "eval", result.roles.by_path
+    assert _check(result, "J5").status.value == "n/a", _check(result, "J5")
+    # control: the same serving code under a folder of the project's own is its inference path
+    files = {k.replace("OpenCodeEval/", "opencoder_serve/"): v for k, v in files.items()}
+    result = _audit(files)
+    assert _check(result, "J5").status.value == "used", _check(result, "J5")
