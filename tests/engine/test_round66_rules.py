@@ -183,3 +183,31 @@ def test_an_evaluation_harness_named_in_camel_case_is_evaluation() -> None:
     files = {k.replace("OpenCodeEval/", "opencoder_serve/"): v for k, v in files.items()}
     result = _audit(files)
     assert _check(result, "J5").status.value == "used", _check(result, "J5")
+
+
+# --- Magicoder: a deduplication script saves raw text with save_to_disk --------------------------------------------------------------
+
+_MAGI_DEDUP = ("import re\nfrom datasets import load_dataset\n\nNON_ALPHA = re.compile('[^A-Za-z_0-9]')\n\n\n"
+               "def get_tokens(code):\n    return {{t for t in NON_ALPHA.split(code) if len(t.strip()) > 0}}\n\n\n"
+               "def main(data_files, output):\n    ds = load_dataset('json', data_files=data_files, split='train')\n"
+               "    ds = ds.map(lambda x: {{'tokens': list(get_tokens(x['response']))}}, num_proc=16)\n{extra}"
+               "    ds.save_to_disk(output)\n")
+_MAGI_TRAIN = ("import transformers\nfrom datasets import load_dataset\n\n\ndef train():\n"
+               "    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+               "    (training_args,) = parser.parse_args_into_dataclasses()\n"
+               "    dataset = load_dataset('json', data_files='data.jsonl', split='train')\n"
+               "    model = transformers.AutoModelForCausalLM.from_pretrained('deepseek-ai/deepseek-coder-6.7b-base')\n"
+               "    trainer = transformers.Trainer(model=model, args=training_args, train_dataset=dataset)\n    trainer.train()\n\n\n"
+               "if __name__ == '__main__':\n    train()\n")
+
+
+def test_a_save_of_raw_records_is_no_offline_tokenization() -> None:
+    files = {"src/magicoder/minhash_deduplication.py": _MAGI_DEDUP.format(extra=""), "src/magicoder/train.py": _MAGI_TRAIN}
+    f6 = _check(_audit(files), "F6")
+    assert f6.status.value != "used" and not any(e.path.endswith("minhash_deduplication.py") for e in f6.evidence), f6
+    # control: a script that tokenizes before it saves prepares the data ahead
+    files["src/magicoder/minhash_deduplication.py"] = _MAGI_DEDUP.format(
+        extra="    tokenizer = transformers.AutoTokenizer.from_pretrained('deepseek-ai/deepseek-coder-6.7b-base')\n"
+              "    ds = ds.map(lambda x: tokenizer(x['response']), batched=True)\n").replace("import re\n", "import re\nimport transformers\n")
+    f6 = _check(_audit(files), "F6")
+    assert f6.status.value == "used" and any(e.path.endswith("minhash_deduplication.py") for e in f6.evidence), f6
