@@ -1577,7 +1577,8 @@ _ALLOCATOR_COMPAT = frozenset({"NCCL_CUMEM_ENABLE", "NCCL_CUMEM_HOST_ENABLE", "T
 def _switches_off(e: Any) -> bool:
     """``NCCL_P2P_DISABLE=1`` and the like: a workaround that turns a fast transport off, not a tuning."""
     v = e.value.strip().strip("'\"")
-    if e.name.endswith("_DISABLE"):
+    if e.name.endswith("_DISABLE") or e.name == "NCCL_IGNORE_DISABLED_P2P":
+        # (FinGPT ``NCCL_IGNORE_DISABLED_P2P=1``: carry on without the P2P transport a consumer GPU's driver disables)
         return truthy(v) is True
     if e.name.endswith("_ENABLE"):
         return truthy(v) is False
@@ -1652,6 +1653,8 @@ class E4NCCLTuning(Check):
             "examples/mamba/train.sh": "export NCCL_IB_SL=1\nexport NCCL_IB_TIMEOUT=19\ntorchrun --nproc_per_node 8 pretrain_mamba.py --bf16\n",
             "pretrain_mamba.py": "import torch\nloss.backward()\n"}, U, "the same variables exported by the training launch too"),
         Example({"finetune.sh": "export NCCL_P2P_DISABLE=1\nexport NCCL_IB_DISABLE=1\naccelerate launch --num_processes 4 train.py\n"}, P, "transports switched off only"),
+        Example({"train.sh": "export NCCL_IGNORE_DISABLED_P2P=1\n\ndeepspeed --include localhost:2,3 train_lora.py --ds_config config.json\n"},
+                P, "FinGPT: going on without the P2P transport a consumer GPU's driver disables is a workaround, not a tuning"),
         Example({"mylib/distributed/utils.py": _INIT_DISTRIBUTED.format(extra='        set_env_var("NCCL_IB_HCA", "^=mlx5_bond_0")\n')},
                 U, "a project helper set_env_var(name, value)"),
         Example({"mylib/distributed/utils.py": _INIT_DISTRIBUTED.format(extra="")}, N, "the helper sets only TORCH_NCCL_* error handling"),
