@@ -23,7 +23,7 @@ from checks.facts import Facts
 from checks.lazyre import lazy_compile
 from checks.model import Project
 from checks.project import jax_jitted_steps
-from checks.rules._helpers import hf_trainer_subclasses
+from checks.rules._helpers import hf_trainer_subclasses, launched_paths
 from checks.rules.d_compute import dep_version
 
 from .applicability import GPU
@@ -277,10 +277,13 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
     # no backward of the project's own: the script that builds the HF/TRL trainer (FastChat ``fastchat/train/train.py``),
     # not the first training-path module by name (``fastchat/constants.py``); a project's subclass of them too (TinyLLaVA's
     # ``LLaVATrainer`` built in ``tinyllava/train/train.py``, not ``tinyllava/data/dataset.py``)
-    trainer = [] if recipe_driven or loop else _rank_places(
-        [c.path for c in facts.calls("Trainer", "Seq2SeqTrainer", "SFTTrainer", "DPOTrainer", "GRPOTrainer", "ORPOTrainer", "KTOTrainer",
-                                     *sorted(hf_trainer_subclasses(facts)))
-         if roles.get(c.path, "training") == "training"], roles)
+    # (of two trainer scripts, the one a launch or a documented command runs first: Magicoder's ``-m magicoder.train``, not
+    # its ablation script; _rank_places keeps that order within a rank)
+    built = [c.path for c in facts.calls("Trainer", "Seq2SeqTrainer", "SFTTrainer", "DPOTrainer", "GRPOTrainer", "ORPOTrainer", "KTOTrainer",
+                                         *sorted(hf_trainer_subclasses(facts)))
+             if roles.get(c.path, "training") == "training"]
+    launched = launched_paths(facts, set(built))
+    trainer = [] if recipe_driven or loop else _rank_places(sorted(built, key=lambda p: p not in launched), roles)
     if recipe_driven:
         pass
     elif loop:

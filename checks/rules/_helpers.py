@@ -154,7 +154,25 @@ def hf_sites_training_first(facts: Facts) -> list[Any]:
     whose defaults the run takes; the others parse the same arguments to encode or retrieve."""
     sites = uses_hf_trainer(facts)
     runs = trainer_train_paths(facts)
-    return sorted(sites, key=lambda x: x.path not in runs)
+    # (and of two scripts that both train, the one a launch or a documented command runs: Magicoder's README runs
+    # ``accelerate launch -m magicoder.train``, not the paper's ablation script ``experiments/train_comment_code_pairs.py``)
+    launched = launched_paths(facts, {x.path for x in sites})
+    return sorted(sites, key=lambda x: (x.path not in runs, x.path not in launched))
+
+
+def launched_paths(facts: Facts, paths: set[str]) -> set[str]:
+    """Those of ``paths`` that a launch or a documented command runs: its script (``train.py``, ``src/train.py``) or its
+    module (``-m magicoder.train``: ``src/magicoder/train.py``), matched at the end of the path."""
+    tails: list[str] = []
+    for x in facts.launches():
+        s = (x.script or "").strip().strip("'\"")
+        while s.startswith("./"):
+            s = s[2:]
+        if s.endswith(".py"):
+            tails.append(s)
+        elif re.fullmatch(r"[A-Za-z_][\w.]*", s):
+            tails += [s.replace(".", "/") + ".py", s.replace(".", "/") + "/__main__.py"]
+    return {p for p in paths if any(p == t or p.endswith("/" + t) for t in tails)}
 
 
 def trainer_train_paths(facts: Facts) -> set[str]:

@@ -30,6 +30,7 @@ from ._helpers import (
     flag_state,
     guard_flags,
     guard_off,
+    hf_sites_training_first,
     hook_built_batches,
     hook_fed_loaders,
     inputs_replaced,
@@ -595,7 +596,7 @@ def _framework_launches(f: Facts) -> list[Any]:
 
 def _hf_sites(f: Facts) -> list[Any]:
     """Where an HF-Trainer-based training is configured (own code, or LLaMA-Factory / axolotl launches)."""
-    return [*uses_hf_trainer(f), *_framework_launches(f)]
+    return [*hf_sites_training_first(f), *_framework_launches(f)]
 
 
 def _hf_prop(f: Facts, site: Any, name: str) -> list[_Value]:

@@ -211,3 +211,19 @@ def test_a_save_of_raw_records_is_no_offline_tokenization() -> None:
               "    ds = ds.map(lambda x: tokenizer(x['response']), batched=True)\n").replace("import re\n", "import re\nimport transformers\n")
     f6 = _check(_audit(files), "F6")
     assert f6.status.value == "used" and any(e.path.endswith("minhash_deduplication.py") for e in f6.evidence), f6
+
+
+def test_of_two_trainer_scripts_the_documented_one_is_cited(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from .claims import scan_cold_and_cached
+
+    readme = "# Magicoder\n\n```bash\naccelerate launch -m magicoder.train \\\n  --bf16 True \\\n  --logging_steps 1\n```\n"
+    files = {"src/magicoder/train.py": _MAGI_TRAIN, "experiments/train_comment_code_pairs.py": _MAGI_TRAIN, "README-DEV.md": readme}
+    report = scan_cold_and_cached(tmp_path, files)
+    checks = {c["id"]: c for c in report["checks"]}
+    for cid in ("F1", "F3"):
+        assert [e["path"] for e in checks[cid]["evidence"]] == ["src/magicoder/train.py"], checks[cid]
+    python = [r["snippet_where"] for r in report["recommendations"] if r.get("snippet_target") == "python"]
+    assert python and all(w.startswith("src/magicoder/train.py") for w in python), python
+    # control: a README that documents the other script makes that one the run cited
+    files["README-DEV.md"] = readme.replace("-m magicoder.train", "experiments/train_comment_code_pairs.py")
+    assert [e.path for e in _check(_audit(files), "F1").evidence] == ["experiments/train_comment_code_pairs.py"]
