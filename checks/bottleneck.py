@@ -1028,7 +1028,10 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         ))
     g4 = st.results.get("G4")
     bits = g4.values.get("base_bits") if g4 is not None and st.used("G4") else None
-    if bits in (4, 8):
+    # the training code's own k-bit load, or the one recipe that asks for it; not one of a framework's many example recipes
+    # (axolotl's ``examples/*/qlora.yaml``): which of those a user runs is theirs to choose
+    own = g4 is not None and (str(g4.values.get("base_quant_at", "")).split(":")[0].endswith(".py") or g4.values.get("base_quant_sites") == 1)
+    if bits in (4, 8) and own:
         # a k-bit base under adapters: bitsandbytes stores the frozen weights in 8 or 4 bits and pays for it in every matmul
         # (medAlpaca's README times one epoch at 77:30 with an 8-bit base against 14:30 with LoRA in fp16)
         where = g4.values.get("base_quant_at", "")  # type: ignore[union-attr]

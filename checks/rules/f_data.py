@@ -4050,11 +4050,13 @@ class F6OfflinePreprocessing(_DataCheck):
         offline += [_ev(c, key="Dataset.from_generator (the whole dataset into Arrow before training)") for c in _materialising_calls(f)]
         offline += [_ev(c, key=f"{c.short}() in datasets.map" if c.path not in _materialised_files(f) else
                         f"{c.short}() in {c.func}, run by Dataset.from_generator before training") for c in sites["mapped"]]
-        # an Arrow save in a file that tokenizes nothing and maps no tokenizing function, outside a preparation script, writes
-        # raw records back out (Magicoder's ``minhash_deduplication.py``: the deduplicated instruction text): no token ids saved
-        tokenizes = {c.path for c in _tokenizer_calls(f)} | {c.path for c in sites["offline"] + sites["mapped"]}
-        offline = [e for e in offline if not (e.key == "save_to_disk" and e.path not in tokenizes and not _OFFLINE_PATH.search(e.path))]
+        # an Arrow save in a file that tokenizes nothing and maps no tokenizing function, off the training path and outside a
+        # preparation script, writes raw records back out (Magicoder's ``minhash_deduplication.py``: the deduplicated
+        # instruction text): no token ids saved. (The training path's own save stores what its pipeline prepared: axolotl's
+        # ``utils/data/shared.py`` saves the tokenized dataset its other modules built.)
         training = ctx.project.training_files
+        tokenizes = {c.path for c in _tokenizer_calls(f)} | {c.path for c in sites["offline"] + sites["mapped"]} | set(training)
+        offline = [e for e in offline if not (e.key == "save_to_disk" and e.path not in tokenizes and not _OFFLINE_PATH.search(e.path))]
         collated = [c for c in sites["collator"] if not training or c.path in training]
         # a mock dataset tokenizes the fake text it makes up (Megatron-LM ``examples/mimo/data/mock.py``: ``_mock_tokenize``
         # in ``__getitem__``): no run's data

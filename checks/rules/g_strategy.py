@@ -2716,9 +2716,11 @@ class G4LoRA(Check):
                 # the frozen base is stored in int8 (a quarter of FP32, half of BF16) and its matmuls run through LLM.int8
                 x = int8[0]
                 return Outcome(U, evs(lora + int8), f"LoRA/PEFT fine-tuning on an 8-bit base (bitsandbytes LLM.int8, {x.path}:{x.line})",
-                               {"finetuning": kind, "base_bits": 8, "base_quant_at": f"{x.path}:{x.line}"})
+                               {"finetuning": kind, "base_bits": 8, "base_quant_at": f"{x.path}:{x.line}",
+                                "base_quant_sites": len({y.path for y in int8})})
             return Outcome(U, evs(lora + q), f"{'QLoRA' if q else 'LoRA/PEFT'} fine-tuning",
-                           {"finetuning": kind, **({"base_bits": 4, "base_quant_at": f"{q[0].path}:{q[0].line}"} if q else {})})
+                           {"finetuning": kind, **({"base_bits": 4, "base_quant_at": f"{q[0].path}:{q[0].line}",
+                                                              "base_quant_sites": len({x.path for x in q})} if q else {})})
         prefix = _prefix_tuning_runs(f)
         if prefix is not None:
             return prefix

@@ -211,6 +211,14 @@ def test_a_save_of_raw_records_is_no_offline_tokenization() -> None:
               "    ds = ds.map(lambda x: tokenizer(x['response']), batched=True)\n").replace("import re\n", "import re\nimport transformers\n")
     f6 = _check(_audit(files), "F6")
     assert f6.status.value == "used" and any(e.path.endswith("minhash_deduplication.py") for e in f6.evidence), f6
+    # control: the training path's own save stores what its pipeline prepared (axolotl's ``utils/data/shared.py``)
+    files = {"src/magicoder/minhash_deduplication.py": _MAGI_DEDUP.format(extra=""),
+             "src/magicoder/shared.py": "def save_prepared(dataset, path):\n    dataset.save_to_disk(path)\n",
+             "src/magicoder/train.py": _MAGI_TRAIN.replace("from datasets import load_dataset\n",
+                                                           "from datasets import load_dataset\nfrom magicoder.shared import save_prepared\n")
+             .replace("    model = ", "    save_prepared(dataset, 'prepared')\n    model = ")}
+    f6 = _check(_audit(files), "F6")
+    assert any(e.path == "src/magicoder/shared.py" for e in f6.evidence), f6
 
 
 def test_of_two_trainer_scripts_the_documented_one_is_cited(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -227,3 +235,19 @@ def test_of_two_trainer_scripts_the_documented_one_is_cited(tmp_path) -> None:  
     # control: a README that documents the other script makes that one the run cited
     files["README-DEV.md"] = readme.replace("-m magicoder.train", "experiments/train_comment_code_pairs.py")
     assert [e.path for e in _check(_audit(files), "F1").evidence] == ["experiments/train_comment_code_pairs.py"]
+
+
+def test_a_4_bit_base_is_a_step_zero_reason_only_for_the_projects_own_run() -> None:
+    recipe = ("base_model: NousResearch/Llama-2-{size}b-hf\nload_in_4bit: true\nadapter: qlora\nlora_r: 32\nsequence_len: 4096\n"
+              "micro_batch_size: 2\n")
+    files = {"qlora.yml": recipe.format(size=7), "train.sh": "accelerate launch -m axolotl.cli.train qlora.yml\n",
+             "requirements.txt": "axolotl==0.6.0\n"}
+    result = _audit(files)
+    assert _check(result, "G4").values.get("base_bits") == 4
+    assert any("bitsandbytes 4-bit" in r for r in result.project.bottleneck_reasons), result.project.bottleneck_reasons
+    # control: one of a framework's many example recipes is no run of the project's
+    files = {**{f"examples/llama-{s}/qlora.yml": recipe.format(size=s) for s in (7, 13, 70)},
+             "train.sh": "accelerate launch -m axolotl.cli.train \"$CONFIG\"\n", "requirements.txt": "axolotl==0.6.0\n"}
+    result = _audit(files)
+    assert _check(result, "G4").values.get("base_bits") == 4
+    assert not any("bitsandbytes" in r for r in result.project.bottleneck_reasons), result.project.bottleneck_reasons
