@@ -162,17 +162,24 @@ def hf_sites_training_first(facts: Facts) -> list[Any]:
 
 def launched_paths(facts: Facts, paths: set[str]) -> set[str]:
     """Those of ``paths`` that a launch or a documented command runs: its script (``train.py``, ``src/train.py``) or its
-    module (``-m magicoder.train``: ``src/magicoder/train.py``), matched at the end of the path."""
-    tails: list[str] = []
-    for x in facts.launches():
-        s = (x.script or "").strip().strip("'\"")
-        while s.startswith("./"):
-            s = s[2:]
-        if s.endswith(".py"):
-            tails.append(s)
-        elif re.fullmatch(r"[A-Za-z_][\w.]*", s):
-            tails += [s.replace(".", "/") + ".py", s.replace(".", "/") + "/__main__.py"]
-    return {p for p in paths if any(p == t or p.endswith("/" + t) for t in tails)}
+    module (``-m magicoder.train``: ``src/magicoder/train.py``), matched at the end of the path; or a module such a script
+    imports (ToolBench's ``train_mem.py`` runs ``train()`` of ``toolbench/train/train.py`` after patching attention)."""
+    key = ("launched-paths",)
+    if key not in facts._memo:
+        tails: set[str] = set()
+        for x in facts.launches():
+            s = (x.script or "").strip().strip("'\"")
+            while s.startswith("./"):
+                s = s[2:]
+            if s.endswith(".py"):
+                tails.add(s)
+            elif re.fullmatch(r"[A-Za-z_][\w.]*", s):
+                tails |= {s.replace(".", "/") + ".py", s.replace(".", "/") + "/__main__.py"}
+        direct = {p for p in facts.files if p.endswith(".py") and any(p == t or p.endswith("/" + t) for t in tails)}
+        imported = {i.module.replace(".", "/") + ".py" for p in direct for i in facts.files[p].imports if i.module and not i.module.startswith(".")}
+        facts._memo[key] = (frozenset(direct), frozenset(imported))  # type: ignore[assignment]
+    direct, imported = facts._memo[key]  # type: ignore[misc]
+    return {p for p in paths if p in direct or any(p == t or p.endswith("/" + t) for t in imported)}
 
 
 def trainer_train_paths(facts: Facts) -> set[str]:

@@ -251,3 +251,16 @@ def test_a_4_bit_base_is_a_step_zero_reason_only_for_the_projects_own_run() -> N
     result = _audit(files)
     assert _check(result, "G4").values.get("base_bits") == 4
     assert not any("bitsandbytes" in r for r in result.project.bottleneck_reasons), result.project.bottleneck_reasons
+
+
+def test_a_trainer_module_a_launched_script_imports_is_launched() -> None:
+    from reports.advice import build_plan
+
+    files = {"toolbench/train/train.py": _MAGI_TRAIN,
+             "toolbench/train/train_mem.py": "from toolbench.train.train import train\n\nif __name__ == '__main__':\n    train()\n",
+             "toolbench/train/train_lora.py": _MAGI_TRAIN,
+             "scripts/train_toolllama.sh": "torchrun --nproc_per_node=2 toolbench/train/train_mem.py --bf16 True\n",
+             "scripts/train_toolllama_lora.sh": "deepspeed toolbench/train/train_lora.py --bf16 True\n"}
+    plan = build_plan(_audit(files))
+    where = [r.snippet.where for r in plan.recommendations if r.snippet is not None and r.snippet.target == "python"]
+    assert where and all(w.startswith("toolbench/train/train.py") for w in where), where
