@@ -30,10 +30,10 @@ from ._helpers import (
     flag_state,
     guard_flags,
     guard_off,
-    hf_sites_training_first,
     hook_built_batches,
     hook_fed_loaders,
     inputs_replaced,
+    launched_paths,
     main_block_only,
     parse_expr,
     resolve_file,
@@ -596,7 +596,11 @@ def _framework_launches(f: Facts) -> list[Any]:
 
 def _hf_sites(f: Facts) -> list[Any]:
     """Where an HF-Trainer-based training is configured (own code, or LLaMA-Factory / axolotl launches)."""
-    return [*hf_sites_training_first(f), *_framework_launches(f)]
+    # (a trainer a launch or a documented command runs first, in file order otherwise: Magicoder's ``-m magicoder.train``,
+    # not its ablation script)
+    sites = uses_hf_trainer(f)
+    launched = launched_paths(f, {x.path for x in sites})
+    return [*sorted(sites, key=lambda x: x.path not in launched), *_framework_launches(f)]
 
 
 def _hf_prop(f: Facts, site: Any, name: str) -> list[_Value]:
