@@ -4059,7 +4059,10 @@ class F6OfflinePreprocessing(_DataCheck):
         # instruction text): no token ids saved. (The training path's own save stores what its pipeline prepared: axolotl's
         # ``utils/data/shared.py`` saves the tokenized dataset its other modules built.)
         training = ctx.project.training_files
-        tokenizes = {c.path for c in _tokenizer_calls(f)} | {c.path for c in sites["offline"] + sites["mapped"]} | set(training)
+        # (a file that builds or imports a tokenizer, ``tok = AutoTokenizer.from_pretrained(...)`` then ``ds.map(lambda x:
+        # tok(x['text']))``, tokenizes whatever its callables are named)
+        tokenizes = {c.path for c in _tokenizer_calls(f)} | {c.path for c in sites["offline"] + sites["mapped"]} | set(training) \
+            | {p for p, ff in f.files.items() if any("Tokenizer" in (i.name or i.module) for i in ff.imports)}
         offline = [e for e in offline if not (e.key == "save_to_disk" and e.path not in tokenizes and not _OFFLINE_PATH.search(e.path))]
         collated = [c for c in sites["collator"] if not training or c.path in training]
         # a mock dataset tokenizes the fake text it makes up (Megatron-LM ``examples/mimo/data/mock.py``: ``_mock_tokenize``

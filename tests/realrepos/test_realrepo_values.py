@@ -67,7 +67,9 @@ def test_g4_axolotl_qlora_recipe_stays_qlora():
         "base_model: NousResearch/Llama-3.2-1B\nload_in_8bit: false\nload_in_4bit: true\nadapter: qlora\n"
         "sequence_len: 2048\nmicro_batch_size: 2\n")}
     result, project = _audit(files, "G4")
-    assert result.values == {"finetuning": "qlora"}
+    # (with where the 4-bit base is set, for the overview's memory figures and step zero)
+    assert result.values == {"finetuning": "qlora", "base_bits": 4, "base_quant_at": "examples/llama-3/qlora-1b.yml:4",
+                             "base_quant_sites": 1}
     assert "axolotl" in project.frameworks
 
 
