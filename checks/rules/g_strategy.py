@@ -1882,16 +1882,21 @@ def _training_side(f: Facts, path: str) -> bool:
 
 def bnb_8bit(f: Facts) -> list[Any]:
     """Where the trained model's frozen base is loaded in bitsandbytes 8-bit (LLM.int8): ``load_in_8bit=True`` (Platypus,
-    ChatDoctor's ``train_lora.py``), ``BitsAndBytesConfig(load_in_8bit=True)``, or PEFT's ``prepare_model_for_int8_training``
-    on a live branch."""
+    ChatDoctor's ``train_lora.py``) or ``BitsAndBytesConfig(load_in_8bit=True)``, with PEFT's ``prepare_model_for_int8_training``
+    on a live branch beside such a load."""
     out: list[Any] = [c for c in _live(f, f.calls("BitsAndBytesConfig")) if truthy(c.kwargs.get("load_in_8bit")) is True
                       and not uncalled_function(f, c)]
     out += [s for s in f.effective("load_in_8bit", "load_8bit") if truthy(s.value) is True
             and not (s.source == "call" and (c := _setting_call(f, s)) is not None and (guard_off(f, c) or uncalled_function(f, c)))]
-    out += [c for c in _live(f, f.calls("prepare_model_for_int8_training")) if not uncalled_function(f, c) and not guard_off(f, c)]
     # (a recipe's own top-level key, axolotl ``load_in_8bit: true``; not one entry of a list of served models, medAlpaca's
     # ``supported_models.json``: ``{"alpaca-lora": {"load_in_8bit": "True", ...}}``)
-    return [x for x in out if _training_side(f, x.path) and not (getattr(x, "source", "") == "config" and "." in x.key)]
+    out = [x for x in out if _training_side(f, x.path) and not (getattr(x, "source", "") == "config" and "." in x.key)]
+    # PEFT's ``prepare_model_for_int8_training`` only backs up a load: on a 16-bit model it freezes the weights and casts
+    # norms to FP32 (LLM-Adapters calls it whatever ``--load_8bit``, which defaults to False)
+    if out:
+        out += [c for c in _live(f, f.calls("prepare_model_for_int8_training")) if not uncalled_function(f, c) and not guard_off(f, c)
+                and _training_side(f, c.path)]
+    return out
 
 
 def _enum_label(s: Setting) -> bool:

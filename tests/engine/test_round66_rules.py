@@ -166,6 +166,11 @@ def test_a_lora_base_loaded_in_8_bit_is_said_so() -> None:
     assert "base_bits" not in g4.values and "8-bit" not in g4.detail, g4
     assert "~26 GB in BF16" in {w.check: w.reason for w in build_plan(result).withheld}["A2"]
     assert not any("bitsandbytes" in r for r in result.project.bottleneck_reasons), result.project.bottleneck_reasons
+    # control (LLM-Adapters): PEFT's int8 preparation beside a load whose 8-bit switch is an option off by default
+    files["finetune.py"] = _PLATYPUS_FT.format(bits="load_8bit", prepare="prepare_model_for_int8_training").replace(
+        "micro_batch_size: int = 4):", "micro_batch_size: int = 4, load_8bit: bool = False):")
+    g4 = _check(_audit(files), "G4")
+    assert "base_bits" not in g4.values and "8-bit" not in g4.detail, g4
 
 
 def test_an_evaluation_harness_named_in_camel_case_is_evaluation() -> None:
