@@ -12,7 +12,7 @@ from typing import Any
 
 from checks.engine import Audit
 from checks.lazyre import lazy_compile
-from checks.rules.d_compute import documented_pins, version_bounds
+from checks.rules.d_compute import declared_cap, documented_pins
 
 #: the PyTorch release each piece of advice needs: torch.compile and SDPA (2.0), ``fused=True`` on AdamW (2.0),
 #: ``expandable_segments`` in ``PYTORCH_CUDA_ALLOC_CONF`` (2.1), Liger Kernel (``torch>=2.1.2``), Float8 training
@@ -44,23 +44,10 @@ def transformers_cap(audit: Audit) -> tuple[tuple[int, ...], str, str] | None:
 
 
 def _cap(deps: list[Any]) -> tuple[tuple[int, ...], str, str] | None:
-    if not deps:
+    cap = declared_cap(deps)
+    if cap is None:
         return None
-    depth = min(d.path.count("/") for d in deps)
-    top = [d for d in deps if d.path.count("/") == depth]
-    # one folder's declarations (a requirements file and an environment file beside it) cap it together; the top-level
-    # folders of a monorepo are projects of their own (LMOps: ``corag/`` pins torch 2.4.0, ``dpkd/`` 2.0.1, ``minillm/``
-    # nothing): a cap only where every one of them has the same
-    folders: dict[str, list[Any]] = {}
-    for d in top:
-        folders.setdefault(d.path.rsplit("/", 1)[0] if "/" in d.path else "", []).append(d)
-    caps = {version_bounds(ds)[1] for ds in folders.values()}
-    if len(caps) != 1:
-        return None
-    hi = caps.pop()
-    if hi is None:
-        return None
-    d0 = next(d for d in top if version_bounds([d])[1] == hi)
+    hi, d0 = cap
     return hi, f"`{d0.name}{(d0.spec or '').replace(' ', '')}`", f"{d0.path}:{d0.line}"
 
 

@@ -74,6 +74,31 @@ def _copy_release(found: list) -> str:
     return next((d.spec[2:] for d in found if d.text.startswith("__version__")), "")
 
 
+#: a test folder's requirements (``tests/requirements.txt``): not the environment the project trains in
+_TESTS_PATH = lazy_compile(r"(^|/)(tests?|testing)/", re.I)
+
+
+def declared_cap(deps: list) -> tuple[tuple[int, ...], Any] | None:
+    """(the highest release allowed, the declaration that sets it) by the project's own top-level declarations of one
+    library (the shallowest requirements/environment files that name it), else None. One folder's declarations cap it
+    together; the top-level folders of a monorepo are projects of their own (LMOps: ``corag/`` pins torch 2.4.0, ``dpkd/``
+    2.0.1, ``minillm/`` nothing): a cap only where every one of them has the same."""
+    if not deps:
+        return None
+    depth = min(d.path.count("/") for d in deps)
+    top = [d for d in deps if d.path.count("/") == depth]
+    folders: dict[str, list[Any]] = {}
+    for d in top:
+        folders.setdefault(d.path.rsplit("/", 1)[0] if "/" in d.path else "", []).append(d)
+    caps = {version_bounds(ds)[1] for ds in folders.values()}
+    if len(caps) != 1:
+        return None
+    hi = caps.pop()
+    if hi is None:
+        return None
+    return hi, next(d for d in top if version_bounds([d])[1] == hi)
+
+
 def version_bounds(found: list) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
     """(lowest, highest) version the given declarations of one dependency allow; None where unbounded."""
     lo: tuple[int, ...] | None = None
@@ -1110,6 +1135,17 @@ class D1FlashAttention(Check):
                     N, evs(deps[:1]) + switch_ev,
                     _join("HF models load without attn_implementation on transformers < 4.36, whose default is eager "
                           "attention" + own, note),
+                    {"attn_implementation": "eager", **values},
+                )
+            # transformers picks SDPA by default only on PyTorch 2.1.1 or later (``is_torch_sdpa_available``): under an older
+            # pin (FireAct ``torch==2.0.1``) its default is eager attention, whatever transformers release runs
+            tcap = declared_cap([d for d in (f.deps("torch", "pytorch") or documented_pins(f, "torch")) if not _TESTS_PATH.search(d.path)])
+            if tcap is not None and tcap[0] < (2, 1, 1):
+                thi, t0 = tcap
+                return Outcome(
+                    N, [f.ev(t0), *switch_ev],
+                    _join(f"HF models load without attn_implementation on PyTorch {'.'.join(map(str, thi))} ({t0.path}:{t0.line}), "
+                          "older than the 2.1.1 transformers needs for its SDPA default: eager attention" + own, note),
                     {"attn_implementation": "eager", **values},
                 )
             pinned = ("" if not lo else f"; the project's copy of transformers is {lo_text}" if (lo_text := _copy_release(deps))

@@ -269,3 +269,17 @@ def test_a_trainer_module_a_launched_script_imports_is_launched() -> None:
     plan = build_plan(_audit(files))
     where = [r.snippet.where for r in plan.recommendations if r.snippet is not None and r.snippet.target == "python"]
     assert where and all(w.startswith("toolbench/train/train.py") for w in where), where
+
+
+# --- round 67 -----------------------------------------------------------------------------------------------------------------------
+
+
+def test_pytorch_below_2_1_1_means_eager_attention_by_default() -> None:
+    # FireAct: requirements.txt pins torch==2.0.1; transformers picks SDPA by default only from PyTorch 2.1.1
+    files = {"finetune/llama_lora/finetune.py": _PLATYPUS_FT.format(bits="False", prepare="prepare_model_for_kbit_training"),
+             "finetune/llama_lora/run.sh": _PLATYPUS_SH, "requirements.txt": "torch==2.0.1\ntransformers\npeft\n"}
+    d1 = _check(_audit(files), "D1")
+    assert d1.status.value == "unused" and "PyTorch 2.0.1" in d1.detail and d1.evidence[0].path == "requirements.txt", d1
+    # control: PyTorch 2.1.2 runs transformers' SDPA default (partial: nothing asks for FlashAttention-2)
+    files["requirements.txt"] = "torch==2.1.2\ntransformers\npeft\n"
+    assert _check(_audit(files), "D1").status.value == "partial"
