@@ -16,8 +16,10 @@ by that name, when no config of the training path names one.
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import yaml
@@ -355,6 +357,20 @@ def _flag_lines_joined(body: str) -> str:
     return "\n".join(lines) if changed else body
 
 
+#: ``cd finetune/llama_full`` in a documented block: the commands below it run from that folder of the repository
+_CD = lazy_compile(r"^\s*cd\s+(?:\./)?([\w.][\w./-]*?)/?\s*(?:&&.*)?$")
+
+
+def _from_folder(launch: Any, cds: list[tuple[int, str]]) -> Any:
+    """``launch`` with its bare relative script placed in the folder the block's last ``cd`` above it entered (FireAct's
+    README: ``cd finetune/llama_full`` then ``torchrun ... finetune.py``, one of three ``finetune.py`` the repository ships)."""
+    script = str(launch.script or "").strip("'\"")
+    folder = next((d for ln, d in reversed(cds) if ln <= launch.line), None)
+    if not folder or not script.endswith(".py") or script.startswith(("/", "$", "..")) or ".." in folder.split("/"):
+        return launch
+    return replace(launch, script=posixpath.normpath(f"{folder}/{script.removeprefix('./')}"))
+
+
 def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
     """The script and files of each documented training command (``command`` / ``command_file`` hints), and the model it
     starts from (a ``model`` hint per ``--model_name_or_path`` / ``--base_model`` flag).
@@ -377,9 +393,11 @@ def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
             extract_shell_text(path, _flag_lines_joined(body), scratch, first_line=first)
         except Exception:  # a prose block that is not shell: no command from it
             continue
+        cds = [(first + i, m.group(1)) for i, line in enumerate(body.splitlines()) if (m := _CD.match(line))]
         for launch in scratch.launches:
             if not _trains(launch.launcher, launch.script):
                 continue
+            launch = _from_folder(launch, cds)
             shown = launch.text.strip()[:300]
             script = str(launch.script or "").strip("'\"")
             if script and (launch.launcher in _SCRIPT_LAUNCHERS or "/" in script or "." in script):

@@ -283,3 +283,23 @@ def test_pytorch_below_2_1_1_means_eager_attention_by_default() -> None:
     # control: PyTorch 2.1.2 runs transformers' SDPA default (partial: nothing asks for FlashAttention-2)
     files["requirements.txt"] = "torch==2.1.2\ntransformers\npeft\n"
     assert _check(_audit(files), "D1").status.value == "partial"
+
+
+def test_a_training_folders_readme_runs_its_commands_from_the_folder_it_enters() -> None:
+    # FireAct: finetune/README.md runs ``cd finetune/llama_full`` then ``torchrun ... finetune.py --fsdp ...``; the repository
+    # ships three finetune.py and no launch of its own
+    readme = ("# Fine-tune\n\n#### Llama Full Model\n\n```\ncd finetune/llama_full\ntorchrun --nnodes 1 --nproc_per_node 4 finetune.py \\\n"
+              "    --model_name_or_path meta-llama/Llama-2-7b-chat-hf \\\n    --bf16 True \\\n    --per_device_train_batch_size 4 \\\n"
+              "    --gradient_accumulation_steps 8 \\\n    --fsdp \"full_shard auto_wrap\" \\\n"
+              "    --fsdp_transformer_layer_cls_to_wrap 'LlamaDecoderLayer'\n```\n")
+    files = {"finetune/llama_full/finetune.py": _ALPACA_TRAIN, "finetune/llama_lora/finetune.py": _ALPACA_TRAIN,
+             "finetune/gpt/finetune.py": "import openai\n\nopenai.FineTuningJob.create(training_file='x', model='gpt-3.5-turbo')\n",
+             "finetune/README.md": readme, "README.md": "# FireAct\n\nSee finetune/README.md.\n"}
+    result = _audit(files)
+    for cid in ("A2", "B5", "C5"):
+        c = _check(result, cid)
+        assert c.status.value == "used" and c.evidence[0].path == "finetune/README.md", (cid, c)
+    # control: an example folder's README documents that example, not the project's run
+    files["examples/fsdp/README.md"] = files.pop("finetune/README.md").replace("cd finetune/llama_full", "cd examples/fsdp")
+    files["examples/fsdp/finetune.py"] = _ALPACA_TRAIN
+    assert _check(_audit(files), "A2").status.value != "used"
