@@ -23,7 +23,7 @@ from checks.facts import Facts
 from checks.lazyre import lazy_compile
 from checks.model import Project
 from checks.project import jax_jitted_steps
-from checks.rules._helpers import hf_trainer_subclasses, launched_paths
+from checks.rules._helpers import hf_framework_call, hf_trainer_subclasses, launched_paths
 from checks.rules.d_compute import dep_version
 
 from .applicability import GPU
@@ -234,7 +234,8 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
         s.where["hf-yaml"] = path
         s.targets.append("hf-yaml")
 
-    hf_calls = facts.calls(*_HF_ARGS_CALLS)
+    # (TRL's or transformers' arguments classes, not the project's own ``SFTConfig`` dataclass: self-rewarding-lm-pytorch)
+    hf_calls = [c for c in facts.calls(*_HF_ARGS_CALLS) if hf_framework_call(facts, c)]
     hf_launch = [x for x in facts.launches() if set(x.script_args) & _HF_YAML_KEYS]
     # a launch of the run, not its test; a training script, not a tool's (BELLE's ``merge_lora.sh`` runs
     # ``merge_llama_with_lora.py --model_name_or_path ...``); then the command that passes the most trainer flags

@@ -77,6 +77,12 @@ def _framework_class(facts: Facts, c: Any) -> bool:
     return imports_hf(facts, c.path)
 
 
+def hf_framework_call(facts: Facts, c: Any) -> bool:
+    """A call of an HF/TRL trainer or arguments class (``trl.SFTTrainer``, ``SFTConfig`` imported from TRL), not of the
+    project's own class of that name (self-rewarding-lm-pytorch defines ``SFTTrainer`` and ``SFTConfig`` itself)."""
+    return _framework_class(facts, c)
+
+
 def _hf_based(facts: Facts, name: str, path: str, depth: int = 0) -> bool | None:
     """Whether class ``name``, as the file ``path`` defines it, is an HF/TRL arguments class or derives from one. None: the
     file does not define it (imported: not known here; only the file's own classes are read, not the scan's)."""

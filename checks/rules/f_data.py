@@ -30,6 +30,7 @@ from ._helpers import (
     flag_state,
     guard_flags,
     guard_off,
+    hf_framework_call,
     hook_built_batches,
     hook_fed_loaders,
     inputs_replaced,
@@ -4135,6 +4136,8 @@ class F6OfflinePreprocessing(_DataCheck):
         out: list[Evidence] = []
         trl_trainers = ("SFTTrainer", "DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "RewardTrainer")
         for c in f.calls(*trl_trainers):
+            if not hf_framework_call(f, c):
+                continue  # the project's own trainer of that name (self-rewarding-lm-pytorch's ``SFTTrainer``)
             kw = c.kwargs.get("dataset_kwargs")
             if not (isinstance(kw, dict) and truthy(kw.get("skip_prepare_dataset"))):
                 out.append(_ev(c, key=c.short))

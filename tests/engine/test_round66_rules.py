@@ -303,3 +303,32 @@ def test_a_training_folders_readme_runs_its_commands_from_the_folder_it_enters()
     files["examples/fsdp/README.md"] = files.pop("finetune/README.md").replace("cd finetune/llama_full", "cd examples/fsdp")
     files["examples/fsdp/finetune.py"] = _ALPACA_TRAIN
     assert _check(_audit(files), "A2").status.value != "used"
+
+
+_OWN_SFT = ("from dataclasses import dataclass\nimport torch\nfrom accelerate import Accelerator\n\n\n@dataclass\nclass SFTConfig:\n"
+            "    learning_rate: float = 3e-4\n    grad_accum_steps: int = 2\n\n\nclass SFTTrainer:\n"
+            "    def __init__(self, model, dataset, config: SFTConfig):\n        self.accelerator = Accelerator()\n"
+            "        self.model, self.config = model, config\n        self.loader = torch.utils.data.DataLoader(dataset, batch_size=8)\n"
+            "        self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)\n\n"
+            "    def __call__(self):\n        for batch in self.loader:\n            loss = self.model(batch)\n"
+            "            self.accelerator.backward(loss)\n            self.optimizer.step()\n            self.optimizer.zero_grad()\n\n\n"
+            "def self_reward(model, dataset):\n    config = SFTConfig(learning_rate=1e-4)\n    trainer = SFTTrainer(model, dataset, config)\n"
+            "    trainer()\n")
+
+
+def test_a_projects_own_classes_named_like_trls_are_not_trls() -> None:
+    from reports.advice import build_plan
+
+    files = {"self_rewarding_lm_pytorch/self_rewarding_lm_pytorch.py": _OWN_SFT}
+    result = _audit(files)
+    f6 = _check(result, "F6")
+    assert "training framework tokenizes" not in f6.detail, f6
+    targets = {r.snippet.target for r in build_plan(result).recommendations if r.snippet is not None}
+    assert "hf-args" not in targets, targets
+    # control: TRL's classes, imported, are the trainer and its arguments
+    files["train.py"] = ("from trl import SFTConfig, SFTTrainer\n\n\ndef main(model, ds):\n"
+                         "    trainer = SFTTrainer(model=model, args=SFTConfig(output_dir='out'), train_dataset=ds)\n"
+                         "    trainer.train()\n\n\nif __name__ == '__main__':\n    main(None, None)\n")
+    result = _audit(files)
+    assert "training framework tokenizes" in _check(result, "F6").detail
+    assert "hf-args" in {r.snippet.target for r in build_plan(result).recommendations if r.snippet is not None}
