@@ -856,6 +856,19 @@ class C1MixedPrecision(Check):
                            f"`{x.name}`, which every config leaves null ({x.path}:{x.line}"
                            f"{f' (+{len(nulls) - 1})' if len(nulls) > 1 else ''}) and no launch sets: FP32 unless a run "
                            f"passes `{x.name}=bfloat16`", {"precision": "fp32"})
+        if not used and not disabled and not gated:
+            # an ``Accelerator()`` that leaves the precision to how it is launched (Lemur's ``xchat/train/train.py``, an
+            # accelerate ``no_trainer`` script): ``accelerate launch --mixed_precision`` or the machine's ``accelerate config``
+            # decide it, and the repository ships no launch, or only ``accelerate launch`` without either
+            accel = [c for c in f.calls("Accelerator") if "mixed_precision" not in c.kwargs and c.path in ctx.project.training_files]
+            launches = f.launches()
+            if accel and all(x.launcher == "accelerate" and not {"mixed_precision", "config_file"} & set(x.launcher_args) for x in launches):
+                c = accel[0]
+                how = ("the repository ships no launch" if not launches else
+                       "its `accelerate launch` commands pass neither `--mixed_precision` nor `--config_file`")
+                return Outcome(Status.NA, evs([c]), f"not judged: Accelerator() at {c.path}:{c.line} takes its precision from "
+                               f"how it is launched, and {how}: check the run's `--mixed_precision` (or the `mixed_precision` of "
+                               "the accelerate config on the training machine)", {"precision": None})
         if not used:
             detail = off_detail(disabled, "mixed precision") if disabled else "no BF16/FP16 training setting found"
             if away and not disabled and not gated:

@@ -332,3 +332,25 @@ def test_a_projects_own_classes_named_like_trls_are_not_trls() -> None:
     result = _audit(files)
     assert "training framework tokenizes" in _check(result, "F6").detail
     assert "hf-args" in {r.snippet.target for r in build_plan(result).recommendations if r.snippet is not None}
+
+
+_ACCEL_LOOP = ("import torch\nfrom accelerate import Accelerator\n\n\ndef main():\n"
+               "    accelerator = Accelerator(gradient_accumulation_steps=4)\n"
+               "    model = torch.nn.Linear(8, 8)\n    optimizer = torch.optim.AdamW(model.parameters())\n"
+               "    loader = torch.utils.data.DataLoader(range(64), batch_size=8)\n"
+               "    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)\n"
+               "    for batch in loader:\n        with accelerator.accumulate(model):\n            loss = model(batch).sum()\n"
+               "            accelerator.backward(loss)\n            optimizer.step()\n            optimizer.zero_grad()\n\n\n"
+               "if __name__ == '__main__':\n    main()\n")
+
+
+def test_an_accelerator_left_to_its_launch_is_not_judged_for_precision() -> None:
+    # Lemur: xchat/train/train.py builds Accelerator() without mixed_precision, and the repository ships no launch
+    files = {"xchat/train/train.py": _ACCEL_LOOP}
+    c1 = _check(_audit(files), "C1")
+    assert c1.status.value == "n/a" and "--mixed_precision" in c1.detail, c1
+    # controls: a plain python launch runs it in FP32; accelerate launch --mixed_precision bf16 runs it in BF16
+    files["scripts/train.sh"] = "python xchat/train/train.py\n"
+    assert _check(_audit(files), "C1").status.value == "unused"
+    files["scripts/train.sh"] = "accelerate launch --mixed_precision bf16 --num_processes 8 xchat/train/train.py\n"
+    assert _check(_audit(files), "C1").status.value == "used"
