@@ -90,6 +90,11 @@ def declared_cap(deps: list) -> tuple[tuple[int, ...], Any] | None:
     folders: dict[str, list[Any]] = {}
     for d in top:
         folders.setdefault(d.path.rsplit("/", 1)[0] if "/" in d.path else "", []).append(d)
+    # (one folder's exact pins that disagree say nothing for certain: EAGLE's ``setup.py`` pins torch 2.0.1 beside a
+    # ``requirements.txt`` of torch 2.6.0)
+    for ds in folders.values():
+        if len({v for d in ds for op, v in _VERSION.findall(d.spec or "") if op == "=="}) > 1:
+            return None
     caps = {version_bounds(ds)[1] for ds in folders.values()}
     if len(caps) != 1:
         return None

@@ -283,6 +283,10 @@ def test_pytorch_below_2_1_1_means_eager_attention_by_default() -> None:
     # control: PyTorch 2.1.2 runs transformers' SDPA default (partial: nothing asks for FlashAttention-2)
     files["requirements.txt"] = "torch==2.1.2\ntransformers\npeft\n"
     assert _check(_audit(files), "D1").status.value == "partial"
+    # control (EAGLE): exact pins of one folder that disagree (setup.py 2.0.1, requirements.txt 2.6.0) cap nothing
+    files["requirements.txt"] = "torch==2.6.0\ntransformers>=4.47.0\n"
+    files["setup.py"] = "from setuptools import setup\n\nsetup(name='eagle-llm', install_requires=['torch==2.0.1'])\n"
+    assert _check(_audit(files), "D1").status.value == "partial"
 
 
 def test_a_training_folders_readme_runs_its_commands_from_the_folder_it_enters() -> None:
