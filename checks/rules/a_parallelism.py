@@ -1374,6 +1374,18 @@ def _one_process_zero(procs: int) -> dict[str, str]:
             '  "train_micro_batch_size_per_gpu": "auto"\n}\n'),
     }
 
+
+def _auto_device_map(f: Facts, training: frozenset[str] | set[str]) -> Any:
+    """A ``from_pretrained(..., device_map="auto")`` of the training path, given literally or through a local that holds
+    ``"auto"`` (alpaca-lora's ``device_map = "auto"``, replaced by one device per rank only under DDP), else None."""
+    for c in f.calls("from_pretrained"):
+        if c.path not in training:
+            continue
+        v = c.kwargs.get("device_map")
+        if v == "auto" or (isinstance(v, Expr) and v.ref and any(a.path == c.path and a.value == "auto" for a in f.assigns(v.ref))):
+            return c
+    return None
+
 @register
 class A1DataParallel(Check):
     id = "A1"
@@ -1605,6 +1617,11 @@ class A1DataParallel(Check):
             target, path, line = naive[0]
             detail += (f" (with several visible GPUs the model's layers are split across them, {target} = True at "
                        f"{path}:{line}: the GPUs run one after another, not in parallel)")
+        elif single and uses_hf_trainer(f) and (auto := _auto_device_map(f, ctx.project.training_files)) is not None:
+            # baize: ``device_map = "auto"`` then ``from_pretrained(..., device_map=device_map)``: the Trainer sees a model spread
+            # over several GPUs (``hf_device_map``), counts it as model parallel and wraps no DataParallel around it
+            detail += (f" (with several visible GPUs device_map=\"auto\" at {auto.path}:{auto.line} splits the model's layers "
+                       "across them: the GPUs run one after another, not in parallel)")
         elif single and uses_hf_trainer(f):
             detail += " (with several visible GPUs the HF Trainer would fall back to nn.DataParallel)"
         if not single:

@@ -358,3 +358,19 @@ def test_an_accelerator_left_to_its_launch_is_not_judged_for_precision() -> None
     assert _check(_audit(files), "C1").status.value == "unused"
     files["scripts/train.sh"] = "accelerate launch --mixed_precision bf16 --num_processes 8 xchat/train/train.py\n"
     assert _check(_audit(files), "C1").status.value == "used"
+
+
+def test_a_single_process_run_with_device_map_auto_splits_layers_not_data() -> None:
+    # baize: ``device_map = "auto"`` (one device per rank only under DDP), ``python finetune.py 7b 32 0.0002 alpaca``
+    train = ("import os\nimport transformers\n\ndevice_map = 'auto'\nworld_size = int(os.environ.get('WORLD_SIZE', 1))\n"
+             "if world_size != 1:\n    device_map = {'': int(os.environ.get('LOCAL_RANK') or 0)}\n"
+             "model = transformers.LlamaForCausalLM.from_pretrained('decapoda-research/llama-7b-hf', load_in_8bit=True,\n"
+             "                                                      device_map=device_map)\n"
+             "trainer = transformers.Trainer(model=model, args=transformers.TrainingArguments(output_dir='out'))\n"
+             "trainer.train()\n")
+    files = {"finetune.py": train, "scripts/train.sh": "python finetune.py 7b 32 0.0002 alpaca\n"}
+    a1 = _check(_audit(files), "A1")
+    assert 'device_map="auto" at finetune.py:8' in a1.detail and "DataParallel" not in a1.detail, a1
+    # control: a model placed on one device is what the Trainer would wrap in DataParallel
+    files["finetune.py"] = train.replace("device_map = 'auto'", "device_map = {'': 0}")
+    assert "nn.DataParallel" in _check(_audit(files), "A1").detail
