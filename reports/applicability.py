@@ -332,6 +332,23 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
         "from transformers import DataCollatorWithFlattening\n\n"
         "trainer = Trainer(model=model, args=args, train_dataset=train_data, data_collator=DataCollatorWithFlattening())\n",
     ),
+    # every sample padded to the full length by the tokenizer (baize, ToolBench, FinGPT's DeepSpeed-Chat copy:
+    # ``tokenizer(..., padding="max_length")``): batches cost the full length, and grouping by length changes nothing
+    ("F7", "max-length-padding"): (
+        "Every sample is padded to the full `max_length` before batching, so each batch costs the whole sequence length "
+        "whatever its samples hold: drop `padding=\"max_length\"` and pad per batch instead (`DataCollatorForSeq2Seq(tokenizer, "
+        "padding=True, pad_to_multiple_of=8)`), so a batch costs its longest sample; then pack (transformers >= 4.44: "
+        "`DataCollatorWithFlattening()` with `attn_implementation=\"flash_attention_2\"`). Grouping by length does nothing while "
+        "every sample has the same padded length.",
+        "每个样本在组 batch 前都被补齐到完整的 `max_length`，因此无论样本长短，每个 batch 都按整条序列长度计算：去掉 "
+        "`padding=\"max_length\"`，改为按 batch 补齐（`DataCollatorForSeq2Seq(tokenizer, padding=True, pad_to_multiple_of=8)`），"
+        "使 batch 的开销取决于其中最长的样本；再做打包（transformers >= 4.44：`DataCollatorWithFlattening()` 配合 "
+        "`attn_implementation=\"flash_attention_2\"`）。在所有样本补齐长度相同时，按长度分组不起作用。",
+        "from transformers import DataCollatorForSeq2Seq\n\n"
+        "# tokenize without padding=\"max_length\"; pad each batch to its longest sample instead\n"
+        "collator = DataCollatorForSeq2Seq(tokenizer, padding=True, pad_to_multiple_of=8)\n"
+        "trainer = Trainer(model=model, args=args, train_dataset=train_data, data_collator=collator)\n",
+    ),
     # the training script already passes its own FlashAttention-2 switch to from_pretrained (Chinese-LLaMA-Alpaca-2:
     # ``use_flash_attention_2=training_args.use_flash_attention_2``), which the launches leave off
     ("D1", "project-flag"): (

@@ -5001,6 +5001,19 @@ class F7SequencePacking(_DataCheck):
         values: dict[str, object] = {"packing": False}
         if uses_hf_trainer(f) and not {"trl", "llamafactory", "axolotl", "unsloth"} & set(ctx.project.frameworks):
             values["advice_for"] = "hf-trainer"  # a script around transformers' Trainer: its own collator, not TRL's flags
+        # every sample padded to the full length by the training path's tokenizer (baize ``tokenizer(prompt, truncation=True,
+        # max_length=CUTOFF_LEN + 1, padding="max_length")``): no packing, and the padding itself is the cost
+        training = ctx.project.training_files
+        padded = [c for c in _tokenizer_calls(f) if c.kwargs.get("padding") == "max_length" and (not training or c.path in training)
+                  and not guard_off(f, c)]
+        if padded:
+            c = padded[0]
+            values["advice_for"] = "max-length-padding"
+            values["padding"] = "max_length"
+            more = f" (+{len(padded) - 1})" if len(padded) > 1 else ""
+            return Outcome(N, off + [_ev(x, key="padding", value="max_length") for x in padded[:5]],
+                           f"no sequence packing, and every sample is padded to the full max_length (padding=\"max_length\" at "
+                           f"{c.path}:{c.line}{more}): each batch costs the whole sequence length" + minority_note, values)
         grouped = [f.ev(s) for s in f.effective("group_by_length", "group_by_modality_length") if truthy(s.value) and s.rank > 0]
         if grouped:
             return Outcome(N, off + grouped, "batches are grouped by length, which trims padding but does not pack samples", values)

@@ -374,3 +374,27 @@ def test_a_single_process_run_with_device_map_auto_splits_layers_not_data() -> N
     # control: a model placed on one device is what the Trainer would wrap in DataParallel
     files["finetune.py"] = train.replace("device_map = 'auto'", "device_map = {'': 0}")
     assert "nn.DataParallel" in _check(_audit(files), "A1").detail
+
+
+def test_samples_padded_to_max_length_are_said_so_and_advised_against() -> None:
+    from reports.advice import build_plan
+
+    # baize (and FastChat's train.py): ``tokenizer(prompt, truncation=True, max_length=CUTOFF_LEN + 1, padding="max_length")``
+    train = ("import transformers\nfrom datasets import load_dataset\n\ntokenizer = transformers.LlamaTokenizer.from_pretrained('llama')\n\n\n"
+             "def tokenize(prompt):\n    result = tokenizer(prompt, truncation=True, max_length=513, padding={pad})\n"
+             "    return {{'input_ids': result['input_ids'][:-1]}}\n\n\n"
+             "data = load_dataset('json', data_files='data.json')['train'].map(lambda x: tokenize(x['text']))\n"
+             "model = transformers.LlamaForCausalLM.from_pretrained('decapoda-research/llama-7b-hf')\n"
+             "trainer = transformers.Trainer(model=model, train_dataset=data, args=transformers.TrainingArguments(output_dir='out'))\n"
+             "trainer.train()\n")
+    files = {"finetune.py": train.format(pad='"max_length"'), "scripts/train.sh": "python finetune.py\n"}
+    result = _audit(files)
+    f7 = _check(result, "F7")
+    assert f7.status.value == "unused" and 'padding="max_length" at finetune.py:8' in f7.detail, f7
+    rec = next(r for r in build_plan(result).recommendations if r.check == "F7")
+    assert "drop `padding=\"max_length\"`" in rec.text, rec.text
+    # control: per-batch padding leaves the usual packing advice
+    files["finetune.py"] = train.format(pad="False")
+    result = _audit(files)
+    assert "max_length" not in _check(result, "F7").detail
+    assert "drop `padding" not in next(r for r in build_plan(result).recommendations if r.check == "F7").text
