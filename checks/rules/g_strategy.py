@@ -1861,13 +1861,29 @@ def _discarded_config(f: Facts, c: Call) -> bool:
                for x in ff.calls)
 
 
+#: a k-bit switch compared with a bit-width option (artidoro/qlora's ``load_in_4bit=args.bits == 4``, copied by Dromedary)
+_BITS_COMPARE = lazy_compile(r"^(?:\w+\.)*(\w+)\s*==\s*(\d+)$")
+
+
+def _bits_on(f: Facts, v: Any, bits: int) -> bool:
+    """``v`` is ``<option> == bits`` and the runs set that option to ``bits``: the launches' value where they pass it
+    (Dromedary's ``--bits 4``), else its default."""
+    m = _BITS_COMPARE.match(v.text.strip()) if isinstance(v, Expr) else None
+    if m is None or int(m.group(2)) != bits:
+        return False
+    found = f.effective(m.group(1))
+    top = max((s.rank for s in found), default=None)
+    values = {as_number(s.value) for s in found if s.rank == top}
+    return bool(values) and values == {bits}
+
+
 def _bnb_4bit(f: Facts) -> list[Any]:
     # (a helper no code of the project calls builds no model: the 4-bit config of a library copy's ``get_quantization_config``)
-    out: list[Any] = [c for c in _live(f, f.calls("BitsAndBytesConfig")) if truthy(c.kwargs.get("load_in_4bit")) is True
-                      and not uncalled_function(f, c)]
+    out: list[Any] = [c for c in _live(f, f.calls("BitsAndBytesConfig")) if (truthy(c.kwargs.get("load_in_4bit")) is True
+                      or _bits_on(f, c.kwargs.get("load_in_4bit"), 4)) and not uncalled_function(f, c)]
     # a call keyword (``BitsAndBytesConfig(load_in_4bit=True, ...) if lora_args.q_lora else None``) counts only when the
     # call's own branch is live, as the call above does
-    out += [s for s in f.effective("load_in_4bit", "load_4bit") if truthy(s.value) is True
+    out += [s for s in f.effective("load_in_4bit", "load_4bit") if (truthy(s.value) is True or _bits_on(f, s.value, 4))
             and not (s.source == "call" and (c := _setting_call(f, s)) is not None and (guard_off(f, c) or uncalled_function(f, c)))]
     out += [s for s in f.effective("quantization_bit", "quant_bits") if as_number(s.value) == 4]
     return [x for x in out if _training_side(f, x.path)]
@@ -1884,9 +1900,9 @@ def bnb_8bit(f: Facts) -> list[Any]:
     """Where the trained model's frozen base is loaded in bitsandbytes 8-bit (LLM.int8): ``load_in_8bit=True`` (Platypus,
     ChatDoctor's ``train_lora.py``) or ``BitsAndBytesConfig(load_in_8bit=True)``, with PEFT's ``prepare_model_for_int8_training``
     on a live branch beside such a load."""
-    out: list[Any] = [c for c in _live(f, f.calls("BitsAndBytesConfig")) if truthy(c.kwargs.get("load_in_8bit")) is True
-                      and not uncalled_function(f, c)]
-    out += [s for s in f.effective("load_in_8bit", "load_8bit") if truthy(s.value) is True
+    out: list[Any] = [c for c in _live(f, f.calls("BitsAndBytesConfig")) if (truthy(c.kwargs.get("load_in_8bit")) is True
+                      or _bits_on(f, c.kwargs.get("load_in_8bit"), 8)) and not uncalled_function(f, c)]
+    out += [s for s in f.effective("load_in_8bit", "load_8bit") if (truthy(s.value) is True or _bits_on(f, s.value, 8))
             and not (s.source == "call" and (c := _setting_call(f, s)) is not None and (guard_off(f, c) or uncalled_function(f, c)))]
     # (a recipe's own top-level key, axolotl ``load_in_8bit: true``; not one entry of a list of served models, medAlpaca's
     # ``supported_models.json``: ``{"alpaca-lora": {"load_in_8bit": "True", ...}}``)

@@ -398,3 +398,26 @@ def test_samples_padded_to_max_length_are_said_so_and_advised_against() -> None:
     result = _audit(files)
     assert "max_length" not in _check(result, "F7").detail
     assert "drop `padding" not in next(r for r in build_plan(result).recommendations if r.check == "F7").text
+
+
+def test_a_4_bit_base_chosen_by_a_bits_option_is_qlora() -> None:
+    # Dromedary (artidoro/qlora's shape): ``BitsAndBytesConfig(load_in_4bit=args.bits == 4, ...)``, launched with ``--bits 4``
+    model = ("import transformers\nfrom peft import LoraConfig, get_peft_model\n\n\ndef get_model(args):\n"
+             "    model = transformers.AutoModelForCausalLM.from_pretrained(\n        args.model_name_or_path,\n"
+             "        quantization_config=transformers.BitsAndBytesConfig(\n            load_in_4bit=args.bits == 4,\n"
+             "            load_in_8bit=args.bits == 8,\n            bnb_4bit_quant_type='nf4',\n        ),\n    )\n"
+             "    return get_peft_model(model, LoraConfig(r=64))\n")
+    train = ("import transformers\nfrom qlora_model import get_model\n\n\ndef train():\n"
+             "    parser = transformers.HfArgumentParser((transformers.TrainingArguments,))\n"
+             "    (args,) = parser.parse_args_into_dataclasses()\n    model = get_model(args)\n"
+             "    transformers.Trainer(model=model, args=args).train()\n\n\nif __name__ == '__main__':\n    train()\n")
+    files = {"training/qlora_model.py": model, "training/finetune_qlora.py": train,
+             "training/scripts/finetune_70b.sh": ("torchrun --nproc_per_node=8 training/finetune_qlora.py \\\n"
+                                                  "    --model_name_or_path meta-llama/Llama-2-70b-hf \\\n    --bits {bits} \\\n    --bf16 True\n")}
+    files["training/scripts/finetune_70b.sh"] = files["training/scripts/finetune_70b.sh"].format(bits=4)
+    g4 = _check(_audit(files), "G4")
+    assert g4.values.get("finetuning") == "qlora" and g4.values.get("base_bits") == 4, g4
+    # control: the same code launched with --bits 16 loads a 16-bit base
+    files["training/scripts/finetune_70b.sh"] = files["training/scripts/finetune_70b.sh"].replace("--bits 4", "--bits 16")
+    g4 = _check(_audit(files), "G4")
+    assert g4.values.get("finetuning") == "lora" and "base_bits" not in g4.values, g4
