@@ -26,6 +26,7 @@ from ._helpers import (
     backend_unselected,
     callers_off,
     checkpoint_gather,
+    class_at,
     deepspeed_alternative_files,
     ds_builder_entries,
     evs,
@@ -860,7 +861,11 @@ class C1MixedPrecision(Check):
             # an ``Accelerator()`` that leaves the precision to how it is launched (Lemur's ``xchat/train/train.py``, an
             # accelerate ``no_trainer`` script): ``accelerate launch --mixed_precision`` or the machine's ``accelerate config``
             # decide it, and the repository ships no launch, or only ``accelerate launch`` without either
-            accel = [c for c in f.calls("Accelerator") if "mixed_precision" not in c.kwargs and c.path in ctx.project.training_files]
+            # (a script's own loop, the one the user runs, backward through the accelerator; not a library's trainer class,
+            # whose default the library's users keep unless they set it: pytorch_accelerated, lm-buddy)
+            accel = [c for c in f.calls("Accelerator") if "mixed_precision" not in c.kwargs and c.path in ctx.project.training_files
+                     and f.entry_point(c.path) and not class_at(f, c.path, c.line)
+                     and any(b.path == c.path and "accelerator" in b.name.lower() for b in f.calls("backward"))]
             launches = f.launches()
             if accel and all(x.launcher == "accelerate" and not {"mixed_precision", "config_file"} & set(x.launcher_args) for x in launches):
                 c = accel[0]

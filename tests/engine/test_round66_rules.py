@@ -358,6 +358,12 @@ def test_an_accelerator_left_to_its_launch_is_not_judged_for_precision() -> None
     assert _check(_audit(files), "C1").status.value == "unused"
     files["scripts/train.sh"] = "accelerate launch --mixed_precision bf16 --num_processes 8 xchat/train/train.py\n"
     assert _check(_audit(files), "C1").status.value == "used"
+    # control (pytorch_accelerated, lm-buddy): a library's trainer class keeps Accelerate's default for its users: FP32
+    lib = ("import torch\nfrom accelerate import Accelerator\n\n\nclass Trainer:\n    def __init__(self, model, optimizer):\n"
+           "        self._accelerator = Accelerator()\n        self.model, self.optimizer = model, optimizer\n\n"
+           "    def train(self, loader):\n        for batch in loader:\n            loss = self.model(batch).sum()\n"
+           "            self._accelerator.backward(loss)\n            self.optimizer.step()\n")
+    assert _check(_audit({"mylib/trainer.py": lib}), "C1").status.value == "unused"
 
 
 def test_a_single_process_run_with_device_map_auto_splits_layers_not_data() -> None:
