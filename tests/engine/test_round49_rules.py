@@ -354,11 +354,14 @@ _QLORA = (
 def test_a_layer_split_set_with_setattr_is_no_dataparallel_fallback():
     """qlora: A1 said "with several visible GPUs the HF Trainer would fall back to nn.DataParallel", but ``device_map='auto'``
     spreads the layers over the GPUs and ``setattr(model, 'model_parallel', True)`` makes the Trainer keep one process
-    without DataParallel: the GPUs take turns. Control: without those flags, the DataParallel fallback is what happens."""
+    without DataParallel: the GPUs take turns. Control: without those flags and with the model on one device, the
+    DataParallel fallback is what happens (a model spread by ``device_map='auto'`` alone is model parallel to the Trainer
+    too, which reads its ``hf_device_map``: round 67's baize test)."""
     files = {"qlora.py": _QLORA, "scripts/finetune.sh": "python qlora.py \\\n    --model_name_or_path huggyllama/llama-7b \\\n"
              "    --bf16\n"}
     a1 = _check(_audit(files), "A1")
     assert "layers are split across them, model.model_parallel = True at qlora.py:" in (a1.detail or "")
     assert "DataParallel" not in (a1.detail or "")
-    plain = {**files, "qlora.py": _QLORA.replace("    setattr(model, 'model_parallel', True)\n    setattr(model, 'is_parallelizable', True)\n", "")}
+    plain = {**files, "qlora.py": _QLORA.replace("    setattr(model, 'model_parallel', True)\n    setattr(model, 'is_parallelizable', True)\n", "")
+             .replace("device_map='auto'", "device_map={'': 0}")}
     assert "fall back to nn.DataParallel" in (_check(_audit(plain), "A1").detail or "")
