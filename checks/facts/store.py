@@ -105,9 +105,9 @@ def _pattern_key(p: str) -> str | None:
 #: the guard of a module's main block
 MAIN_GUARD = lazy_compile(r"__name__\s*==\s*[\"']__main__[\"']")
 
-#: a training entry a recipe hands its config to; the run recipe's bases are not followed into it
 #: the README of the project's own top-level training folder (``finetune/README.md``, ``train/README.md``, ``sft/README.md``)
 _TRAINING_README = lazy_compile(r"^(fine[-_]?tun(e|es|ing)|train(ing)?|sft|pre[-_]?train(ing)?)/readme(\.[a-z]+)?$", re.I)
+#: a training entry a recipe hands its config to; the run recipe's bases are not followed into it
 _TRAIN_ENTRY = lazy_compile(r"(?i)^(pre)?train(ing)?$|^finetune$|^fine_tune$|^run_training$")
 
 
@@ -589,8 +589,9 @@ class Facts:
     def readme_runs(self) -> list[Launch]:
         """The training commands of the project's own README, ``docs/`` and the README of its top-level training folder
         (FireAct's ``finetune/README.md`` runs ``cd finetune/llama_full; torchrun ... finetune.py --fsdp ...``; an example's
-        README documents that example, as for run recipes) whose script the repository ships or the document defines, shipped launches or not; a command run
-        on the CPU (nanoGPT's "on a MacBook ... --device=cpu --compile=False") is a demo, not the run."""
+        README documents that example, as for run recipes) whose script the repository ships or the document defines,
+        shipped launches or not; a command run on the CPU (nanoGPT's "on a MacBook ... --device=cpu --compile=False") is a
+        demo, not the run."""
         memo = self._s.get("readme_runs")
         if memo is None:
             memo = [x for x in self._s["doc_launches"] if ("/" not in x.path or x.path.startswith("docs/") or _TRAINING_README.match(x.path))

@@ -59,9 +59,10 @@ HF_DEFAULTS: dict[str, Any] = {
 _HF_MODULES = ("transformers", "trl", "unsloth", "peft", "llamafactory", "axolotl", "swift", "openrlhf", "lmflow", "optimum")
 
 
-def _framework_class(facts: Facts, c: Any) -> bool:
+def hf_framework_call(facts: Facts, c: Any) -> bool:
     """An HF trainer/arguments call, not a class of the same name the project defines itself: verl's own ``class
-    SFTTrainer:`` called as ``SFTTrainer(config=config)`` in a file that imports neither transformers nor TRL. A name
+    SFTTrainer:`` called as ``SFTTrainer(config=config)`` in a file that imports neither transformers nor TRL, or
+    self-rewarding-lm-pytorch's ``SFTTrainer`` and ``SFTConfig`` dataclass. A name
     imported from TRL resolves to ``trl.SFTTrainer``; a bare name counts only when its file star-imports, or imports an
     HF framework (the name reaches it some other way). A relative import's name (EasyR1's ``from .config import
     PPOConfig``, resolved as ``.config.PPOConfig``) is the project's own class, judged as a bare name."""
@@ -75,12 +76,6 @@ def _framework_class(facts: Facts, c: Any) -> bool:
         return any(b.split(".", 1)[0] in ("transformers", "trl") or ("." not in b and b in (*HF_TRAINERS, *HF_ARGS))
                    for b in own.bases)
     return imports_hf(facts, c.path)
-
-
-def hf_framework_call(facts: Facts, c: Any) -> bool:
-    """A call of an HF/TRL trainer or arguments class (``trl.SFTTrainer``, ``SFTConfig`` imported from TRL), not of the
-    project's own class of that name (self-rewarding-lm-pytorch defines ``SFTTrainer`` and ``SFTConfig`` itself)."""
-    return _framework_class(facts, c)
 
 
 def _hf_based(facts: Facts, name: str, path: str, depth: int = 0) -> bool | None:
@@ -142,7 +137,7 @@ def jax_only_file(facts: Facts, path: str) -> bool:
 
 def uses_hf_trainer(facts: Facts) -> list[Any]:
     """Sites that configure an HF-style trainer (args class calls, trainer calls, HfArgumentParser)."""
-    sites: list[Any] = [c for c in (*facts.calls(*HF_ARGS), *facts.calls(*HF_TRAINERS)) if _framework_class(facts, c)]
+    sites: list[Any] = [c for c in (*facts.calls(*HF_ARGS), *facts.calls(*HF_TRAINERS)) if hf_framework_call(facts, c)]
     for c in facts.calls("HfArgumentParser"):
         if any(isinstance(a, tuple) or getattr(a, "text", "") for a in c.args) and not _own_argument_classes(facts, c):
             sites.append(c)
