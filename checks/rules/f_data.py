@@ -5007,13 +5007,14 @@ class F7SequencePacking(_DataCheck):
         padded = [c for c in _tokenizer_calls(f) if c.kwargs.get("padding") == "max_length" and (not training or c.path in training)
                   and not guard_off(f, c)]
         if padded:
-            c = padded[0]
+            # (cited at the keyword's own line of a call written over several lines)
+            cited = [Evidence(x.path, x.kw_line("padding"), 'padding="max_length"', "padding", "max_length") for x in padded[:5]]
             values["advice_for"] = "max-length-padding"
             values["padding"] = "max_length"
             more = f" (+{len(padded) - 1})" if len(padded) > 1 else ""
-            return Outcome(N, off + [_ev(x, key="padding", value="max_length") for x in padded[:5]],
+            return Outcome(N, off + cited,
                            f"no sequence packing, and every sample is padded to the full max_length (padding=\"max_length\" at "
-                           f"{c.path}:{c.line}{more}): each batch costs the whole sequence length" + minority_note, values)
+                           f"{cited[0].path}:{cited[0].line}{more}): each batch costs the whole sequence length" + minority_note, values)
         grouped = [f.ev(s) for s in f.effective("group_by_length", "group_by_modality_length") if truthy(s.value) and s.rank > 0]
         if grouped:
             return Outcome(N, off + grouped, "batches are grouped by length, which trims padding but does not pack samples", values)

@@ -387,7 +387,8 @@ def test_samples_padded_to_max_length_are_said_so_and_advised_against() -> None:
 
     # baize (and FastChat's train.py): ``tokenizer(prompt, truncation=True, max_length=CUTOFF_LEN + 1, padding="max_length")``
     train = ("import transformers\nfrom datasets import load_dataset\n\ntokenizer = transformers.LlamaTokenizer.from_pretrained('llama')\n\n\n"
-             "def tokenize(prompt):\n    result = tokenizer(prompt, truncation=True, max_length=513, padding={pad})\n"
+             "def tokenize(prompt):\n    result = tokenizer(\n        prompt,\n        truncation=True,\n        max_length=513,\n"
+             "        padding={pad},\n    )\n"
              "    return {{'input_ids': result['input_ids'][:-1]}}\n\n\n"
              "data = load_dataset('json', data_files='data.json')['train'].map(lambda x: tokenize(x['text']))\n"
              "model = transformers.LlamaForCausalLM.from_pretrained('decapoda-research/llama-7b-hf')\n"
@@ -396,7 +397,9 @@ def test_samples_padded_to_max_length_are_said_so_and_advised_against() -> None:
     files = {"finetune.py": train.format(pad='"max_length"'), "scripts/train.sh": "python finetune.py\n"}
     result = _audit(files)
     f7 = _check(result, "F7")
-    assert f7.status.value == "unused" and 'padding="max_length" at finetune.py:8' in f7.detail, f7
+    # (cited at the keyword's own line of the call written over several lines)
+    assert f7.status.value == "unused" and 'padding="max_length" at finetune.py:12' in f7.detail, f7
+    assert [(e.path, e.line) for e in f7.evidence] == [("finetune.py", 12)], f7.evidence
     rec = next(r for r in build_plan(result).recommendations if r.check == "F7")
     assert "drop `padding=\"max_length\"`" in rec.text, rec.text
     # control: per-batch padding leaves the usual packing advice
