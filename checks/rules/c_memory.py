@@ -2518,6 +2518,18 @@ def _chained_ratio(v: object) -> tuple[int, int] | None:
     """(global batch, micro-batch) of ``$((G / GPUs / m))`` divided in a chain, the micro-batch the one literal divisor and
     the GPU count a command or variable (deita's ``GRADACC=$(($TOTALBSZ/$NUMGPUS/$BSZPERDEV))``, expanded as
     ``$((512/$(echo ... | awk ...)/1))``). None for any other shape."""
+    parts = chained_divisors(v)
+    if parts is None:
+        return None
+    lits = [int(x) for x in parts[1:] if x.isdigit()]
+    # (OpenCoder ``GRAD_ACCU=$(($BATCH_SIZE / $WORLD_SIZE / $MICRO_BATCH_SIZE / 8))``, expanded ``$((4096 / $WORLD_SIZE / 8 /
+    # 8))``: the micro-batch and the GPUs per node both literal, which is which unknown: their product bounds the steps)
+    return int(parts[0]), math.prod(lits)
+
+
+def chained_divisors(v: object) -> list[str] | None:
+    """The terms of a chained ``$((G / a / b ...))`` ratio (G first), split at the top level only, when G and at least one
+    divisor are literal and at least one divisor is a variable or command; else None."""
     if not isinstance(v, str):
         return None
     t = v.strip()
@@ -2537,14 +2549,7 @@ def _chained_ratio(v: object) -> tuple[int, int] | None:
     lits = [int(x) for x in parts[1:] if x.isdigit()]
     if not lits or 0 in lits or len(lits) == len(parts) - 1 or not all(x.isdigit() or x.startswith("$") for x in parts[1:]):
         return None
-    # (OpenCoder ``GRAD_ACCU=$(($BATCH_SIZE / $WORLD_SIZE / $MICRO_BATCH_SIZE / 8))``, expanded ``$((4096 / $WORLD_SIZE / 8 /
-    # 8))``: the micro-batch and the GPUs per node both literal, which is which unknown: their product bounds the steps)
-    return int(parts[0]), math.prod(lits)
-
-
-def chained_literals(v: object) -> int:
-    """How many literal divisors a chained ``$((G / ... ))`` ratio has (2 for ``$((4096 / $WORLD_SIZE / 8 / 8))``)."""
-    return sum(1 for x in str(v).strip()[3:-2].split("/")[1:] if x.strip().isdigit()) if _chained_ratio(v) else 0
+    return parts
 
 
 _BATCH_PAIRS = (("global_batch_size", "micro_batch_size"), ("train_batch_size", "train_micro_batch_size_per_gpu"),
@@ -3274,16 +3279,17 @@ class C5GradientAccumulation(Check):
         if computed and not used and len(computed) * 2 > len([x for x in ones if getattr(x, "source", "") == "launcher"]):
             s0, g0, m0 = computed[0]
             more = f" (+{len(computed) - 1} launches)" if len(computed) > 1 else ""
-            if chained_literals(s0.value) > 1:
+            terms = chained_divisors(s0.value) or []
+            if sum(x.isdigit() for x in terms[1:]) > 1:
                 # the literal divisors are the micro-batch and a GPU count, in some order: the unknown factor is named
-                rest = ", ".join(sorted({x.strip() for x in s0.value.strip()[3:-2].split("/")[1:] if x.strip().startswith("$")}))
+                rest = ", ".join(sorted({x for x in terms[1:] if not x.isdigit()}))
                 return Outcome(U, [f.ev(s) for s, _, _ in computed],
                                f"the launch computes the accumulation from a global batch of {g0}: `{s0.value.strip()}` at "
                                f"{s0.path}:{s0.line}{more}, more than one micro-batch per step while {rest} stays below "
                                f"{g0 // m0}", {"gradient_accumulation_steps": "computed"})
             return Outcome(U, [f.ev(s) for s, _, _ in computed],
                            f"the launch computes the accumulation as global batch / (micro-batch x GPUs): {g0} / ({m0} x GPUs) at "
-                           f"{s0.path}:{s0.line}{f' (+{len(computed) - 1} launches)' if len(computed) > 1 else ''}, more than one "
+                           f"{s0.path}:{s0.line}{more}, more than one "
                            f"micro-batch per step on fewer than {g0 // m0} GPUs", {"gradient_accumulation_steps": "computed"})
         # a recipe that computes the count from the global batch with a config interpolation (flash-attention's training
         # recipes: ``accumulate_grad_batches: ${div_up:${train.global_batch_size}, ${eval:${trainer.devices} *
