@@ -746,6 +746,21 @@ def _train_sites(calls: list, st: _Status) -> list:
     return [c for c in calls if st.on_path(c.path) and not _EVAL_PATH.search(c.path) and not _EVAL_FUNC.search(c.func or "")]
 
 
+def _four_bit_how(values: dict[str, Any]) -> tuple[str, str]:
+    """How a 4-bit base computes, in the words of step zero: the data type and compute dtype G4 read from the load, the
+    defaults of a bare ``load_in_4bit=True`` named as such (FP4 computing in float32), else what every 4-bit load does."""
+    qt, dt = values.get("base_quant_type"), values.get("base_compute_dtype")
+    if values.get("base_quant_defaults"):
+        return ("4-bit (FP4, the default of a bare `load_in_4bit=True`): each matmul first dequantizes the weights to FP32, "
+                "bnb_4bit_compute_dtype being left at float32",
+                "4-bit（FP4，裸 `load_in_4bit=True` 的默认值）：每次矩阵乘先把权重反量化为 FP32（bnb_4bit_compute_dtype 保持 float32）")
+    kind = f" ({qt.upper()})" if qt else ""
+    to = {"float32": "FP32", "bfloat16": "BF16", "float16": "FP16", "half": "FP16"}.get(str(dt), "the compute dtype")
+    to_zh = {"float32": "FP32", "bfloat16": "BF16", "float16": "FP16", "half": "FP16"}.get(str(dt), "计算精度")
+    return (f"4-bit{kind}: each matmul first dequantizes the weights to {to}", f"4-bit{kind.replace(' (', '（').replace(')', '）')}"
+            f"：每次矩阵乘先把权重反量化为 {to_zh}")
+
+
 def _loop_site(facts: Facts, st: _Status) -> tuple[str, str]:
     """Where the training step is (for reasons about a practice that was not seen there), English and Chinese;
     an evaluation command (``llmfoundry/command_utils/eval.py``) is not the training step."""
@@ -1037,7 +1052,7 @@ def _training_signals(facts: Facts, p: Project, st: _Status) -> list[Signal]:
         where = g4.values.get("base_quant_at", "")  # type: ignore[union-attr]
         how, how_zh = (("8-bit (LLM.int8): each matmul splits out its outlier columns into an FP16 product and runs the rest "
                         "in int8", "8-bit（LLM.int8）：每次矩阵乘把离群列拆出做 FP16 乘法，其余以 int8 计算") if bits == 8 else
-                       ("4-bit (NF4): each matmul first dequantizes the weights to 16 bit", "4-bit（NF4）：每次矩阵乘先把权重反量化为 16 位"))
+                       _four_bit_how(g4.values))  # type: ignore[union-attr]
         out.append(Signal(  # one sign among others: an adapter recipe may be one run of several (ChatDoctor's full FSDP run)
             Bottleneck.COMPUTE, 1,
             f"the frozen base is loaded in bitsandbytes {how} ({where}), forward and backward, slower than plain BF16/FP16 "

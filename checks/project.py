@@ -1346,6 +1346,7 @@ _WEIGHT_FILE = lazy_compile(r"^([^\s]*/)?[\w.-]+\.(safetensors|bin|pt|pth|ckpt|g
 
 #: a placeholder folder written before a checkpoint's real name (LongLoRA's README: ``--model_name_or_path
 #: path_to/Llama-2-7b-hf`` with "remember to change path_to/Llama-2-7b-hf to your own directory")
+_PLACEHOLDER_HEAD = lazy_compile(r"^/?(?:[\w.-]*path_to[\w.-]*|path/to|your[_-][\w.-]*|<[^<>/]*>)/")
 _PLACEHOLDER_DIR = lazy_compile(r"^/?(?:[\w.-]*path_to[\w.-]*|path/to|your[_-][\w.-]*|<[^<>/]*>)/(?:[^/]+/)*([^/]+)$")
 #: ... or in the part before a placeholder word (Vary's README: ``--model_name_or_path /Qwen-7B/path/``)
 _PLACEHOLDER_LEAF = lazy_compile(r"^/?(?:[^/]+/)*([^/]+)/(?:path|dir|folder|here)/?$", re.I)
@@ -1357,6 +1358,13 @@ def placeholder_tail(name: str) -> str:
     m = _PLACEHOLDER_DIR.match(name) or _PLACEHOLDER_LEAF.match(name)
     if m and _family_word(m.group(1)) and size_in_name(m.group(1)) and not _PLACEHOLDER_NAME.search(m.group(1)):
         return m.group(1)
+    head = _PLACEHOLDER_HEAD.match(name)
+    if head and not name.endswith("/"):  # (``/path_to_llm/hf_llama_7b/``: a folder to fill in, no leaf below the name)
+        # ... or in a part above a leaf that names none (Llama-X's README: ``--model_name_or_path /path/to/llama-7B/hf``, the
+        # converted weights' ``hf`` folder under the checkpoint's)
+        for part in reversed(name[head.end():].split("/")[:-1]):
+            if _family_word(part) and size_in_name(part) and not _PLACEHOLDER_NAME.search(part):
+                return part
     return name
 
 

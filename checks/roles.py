@@ -1626,6 +1626,22 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
         # (Video-LLaVA's ``train_xformers.py`` beside the launched ``train_mem.py``) is an alternative entry point too
         run_dirs |= {t.rsplit("/", 1)[0] if "/" in t else "" for t in launched if _ENTRY_NAME.match(t.rsplit("/", 1)[-1])}
     siblings = [p for p in named if p not in entries and p not in documented and (p.rsplit("/", 1)[0] if "/" in p else "") in run_dirs]
+    elsewhere: list[str] = []
+    if shipped and launched and not any(p not in roles.by_path for p in blind) and run_dirs:
+        # ... and one in a folder where nothing is launched or documented, below a folder of the run's (Chinese-Vicuna's
+        # ``tools/application/chatglm_lora_finetune.py``, a ChatGLM example no script or README step runs, beside the
+        # launched ``finetune*.py`` at the root): another script the repository offers, not the run; it joins the
+        # training path only if the run imports it
+        ran_dirs = {t.rsplit("/", 1)[0] if "/" in t else "" for t in (*launched, *documented)}
+        # (a folder of plain scripts only: a sub-package's trainer, torchtitan's ``experiments/*/trainer.py``, may be what
+        # a registry the run reads at run time picks, and its modules the run's own; and a script that runs itself, from a
+        # main block or module-level training calls: RWKV's ``src/trainer.py`` holds the run's callback, a module it imports)
+        elsewhere = [p for p in named if p not in entries and p not in documented and p not in siblings
+                     and "/" in p and not any(p.startswith(d + "/") and "/" not in p[len(d) + 1:] for d in ran_dirs)
+                     and any(d == "" or p.startswith(d + "/") for d in run_dirs)
+                     and p.rsplit("/", 1)[0] + "/__init__.py" not in pathset
+                     and any(_in_main_block(c) or (c.func is None and c.short in _STEP_CALLS) for c in files[p].calls)]
+        siblings += elsewhere
     # a train*.py found by its name alone inside a copy of another project's package, which imports that package by its own
     # top-level name (LISA's ``model/llava/train/train.py``: ``from llava import conversation``, with no ``llava/`` at the
     # root): it runs only in the upstream checkout, so it is the copy's entry point, not this project's run
@@ -1712,6 +1728,8 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
             roles.by_path[p] = OTHER
             roles.why[p] = (f"the entry point of a copied package ({upstream[p]}/ is imported here as a top-level package the "
                             "repository root does not have)" if p in upstream else
+                            f"a training script no launch or documented command runs, in a folder of its own below the run's "
+                            f"({roles.entry_points[0] if roles.entry_points else 'the run'} is launched)" if p in elsewhere else
                             f"an alternative entry point beside {run[0] if run else 'the run'}, which a launch or documented command runs")
     _alternatives_imports(files, paths, roles, index, [p for p in siblings if roles.by_path.get(p) == OTHER])
     for p, where in documented.items():

@@ -21,7 +21,7 @@ from .shell import extract_shell_text, unset_var
 from .types import FileFacts
 
 _TOKEN = lazy_compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|\n|[^\s{}\[\]:,"]+')
-_RECORDS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "envs", "paths", "launches", "deps", "params", "classes", "grad_off")
+_RECORDS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "envs", "paths", "launches", "deps", "params", "classes", "grad_off", "ratios")
 
 
 def _source_lines(text: str) -> dict[int, list[int]]:

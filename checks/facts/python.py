@@ -31,6 +31,7 @@ from .types import (
     Import,
     ParamDefault,
     PathLiteral,
+    RatioAssign,
     Ref,
     expr_table,
     share_kwargs,
@@ -52,6 +53,9 @@ _ENV_NAME = lazy_compile(r"^[A-Z][A-Z0-9_]{2,}$")
 _DS_DICT_KEYS = frozenset({"zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size", "zero_allow_untested_optimizer"})
 #: a dict that holds a launched job's environment variables, by its name (``env``, ``env_vars``, ``PERF_ENV_VARS``,
 #: ``environment``; not ``envelope`` or ``environment_name``)
+#: an accumulation count bound to a quotient (``GRADIENT_ACCUMULATION_STEPS = BATCH_SIZE // MICRO_BATCH_SIZE``: RatioAssign)
+_ACCUM_NAME = lazy_compile(r"(?i)accum")
+_QUOTIENT = (ast.FloorDiv, ast.Div)
 _ENV_DICT = lazy_compile(r"(?i)(^|_)env(s|_?vars?|iron(ment)?(_?vars?)?)?$")
 # Names that conventionally hold parsed arguments / configs: ``args.bf16`` refers to setting "bf16".
 _CONFIG_HOLDERS = lazy_compile(
@@ -934,6 +938,21 @@ class _Extractor(ast.NodeVisitor):
         _DISPATCH[node.value.__class__](self, node.value)
         _DISPATCH[node.target.__class__](self, node.target)
 
+    def _ratio(self, name: str, node: ast.BinOp, line: int) -> None:
+        """Record ``name = a // b // c`` (see :class:`RatioAssign`): its terms, each with the number it is here."""
+        terms: list[ast.AST] = []
+        cur: ast.AST = node
+        while cur.__class__ is ast.BinOp and cur.op.__class__ in _QUOTIENT:  # type: ignore[attr-defined]
+            terms.append(cur.right)  # type: ignore[attr-defined]
+            cur = cur.left  # type: ignore[attr-defined]
+        terms.append(cur)
+        out = []
+        for x in reversed(terms):
+            v = self.constant(x)
+            out.append((self.src(x), v if v.__class__ in (int, float) else None))
+        self.out.ratios.append(RatioAssign(self.path, line, name, share_value(tuple(out), self._strings), self.text(line),
+                                           self.func_stack[-1] if self.func_stack else None))
+
     def _assign_target(self, t: ast.AST, value_node: ast.AST, line: int) -> None:
         tc = t.__class__  # exact classes (the parser makes no subclasses), as in _rebound
         if tc is _Name and not self.func_stack and not self.class_stack and value_node.__class__ in (_Name, _Attribute) \
@@ -1002,6 +1021,8 @@ class _Extractor(ast.NodeVisitor):
                 if self.none_locals:
                     self.none_locals[-1][1].add(t.id)
             else:
+                if value_node.__class__ is ast.BinOp and value_node.op.__class__ in _QUOTIENT and _ACCUM_NAME.search(t.id):
+                    self._ratio(t.id, value_node, line)  # (before the binding below hides the name's constant)
                 self._bind(self.scopes[-1], t.id, _NO_VALUE)  # a non-constant rebinding hides an outer constant of that name
                 if self.none_locals:
                     self.none_locals[-1][1].add(t.id)

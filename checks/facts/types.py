@@ -187,6 +187,21 @@ class Assign:
 
 
 @dataclass(frozen=True, slots=True)
+class RatioAssign:
+    """A plain name bound to a quotient, kept for accumulation counts only (Alpaca-LoRA and its forks:
+    ``GRADIENT_ACCUMULATION_STEPS = BATCH_SIZE // MICRO_BATCH_SIZE``, then ``GRADIENT_ACCUMULATION_STEPS =
+    GRADIENT_ACCUMULATION_STEPS // world_size`` under DDP). ``terms``: the dividend, then each divisor, as (source text,
+    value) where the value is the number the operand is (a literal, or a name bound to one in that scope), else None."""
+
+    path: str
+    line: int
+    name: str
+    terms: tuple[tuple[str, Any], ...]
+    text: str
+    func: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ParamDefault:
     """A function parameter whose default is ``None``, ``False`` or ``0`` (``compile_config: Optional[dict] = None``).
 
@@ -354,6 +369,7 @@ class FileFacts:
     params: list[ParamDefault] = field(default_factory=list)
     classes: list[ClassSpan] = field(default_factory=list)
     grad_off: list[GradOff] = field(default_factory=list)
+    ratios: list[RatioAssign] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
     envs: list[EnvVar] = field(default_factory=list)
     deps: list[Dependency] = field(default_factory=list)
@@ -489,7 +505,7 @@ def drop_tables(strings: dict[Any, Any]) -> None:
 
 
 RECORD_LISTS = ("calls", "imports", "refs", "attr_assigns", "decorators", "arg_options", "fields", "assigns", "configs", "launches", "envs", "deps", "paths",
-                "doc_hints", "params", "doc_launches", "classes", "grad_off")
+                "doc_hints", "params", "doc_launches", "classes", "grad_off", "ratios")
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ from ._helpers import (
     guard_off,
     helper_callers_off,
     in_trainer_copy,
+    launched_paths,
     launches_with_train_args,
     off,
     off_detail,
@@ -3170,6 +3171,13 @@ class C5GradientAccumulation(Check):
                                  "        gradient_accumulation_steps=gradient_accumulation_steps,\n        output_dir='out'))\n"
                                  "    trainer.train()\n")}, Status.NA,
                 "Alpaca-LoRA: the trainer is handed a count computed at run time, not HF's default of 1"),
+        Example({"finetune.py": ("import transformers\n\nMICRO_BATCH_SIZE = 4\nBATCH_SIZE = 128\n"
+                                 "GRADIENT_ACCUMULATION_STEPS = BATCH_SIZE // MICRO_BATCH_SIZE\n"
+                                 "trainer = transformers.Trainer(model=model, args=transformers.TrainingArguments(\n"
+                                 "    per_device_train_batch_size=MICRO_BATCH_SIZE,\n"
+                                 "    gradient_accumulation_steps=GRADIENT_ACCUMULATION_STEPS,\n    output_dir='lora-Vicuna'))\n"
+                                 "trainer.train()\n")}, U,
+                "Chinese-Vicuna: the count is a quotient of the script's own constants, 128 // 4 = 32"),
         Example(_sam_optimizer("loss = closure()\n        if (self.global_step + 1) % self.accumulation == 0:\n"
                                "            self.base_optimizer.step()\n"), U, "the same wrapper stepping once every N micro-batches"),
         Example(_ds_batch_strategy(128), U,
@@ -3308,6 +3316,9 @@ class C5GradientAccumulation(Check):
             span = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else f"{int(n or 0)}"
             return Outcome(U, [f.ev(x) for x in used + code + hooks], f"gradient accumulation over {span} micro-batches",
                            {"gradient_accumulation_steps": int(n or 0)})
+        quotient = _quotient_accumulation(f)
+        if quotient is not None:
+            return quotient
         known = [x for x in code_n if x is not None]
         if code and (any(x > 1 for x in known) or len(known) < len(code_n)):
             big = max((x for x in known if x > 1), default=None)
@@ -3625,6 +3636,71 @@ def _launch_ranks(x: Any) -> int | None:
     (OpenRLHF), when both are numbers; None otherwise."""
     nodes, per = as_number(x.script_args.get("actor_num_nodes")), as_number(x.script_args.get("actor_num_gpus_per_node"))
     return int(nodes * per) if nodes and per and nodes >= 1 and per >= 1 else None
+
+
+#: a quotient's term that reads a parsed option (``args.batch_size``)
+_OPTION_TERM = lazy_compile(r"[A-Za-z_]\w*\.[A-Za-z_]\w*")
+
+
+def _term_number(f: Facts, term: tuple[str, Any], near: str) -> tuple[float | None, Setting | None]:
+    """The number one term of a quotient is (see :class:`RatioAssign`): its own value, else, for an option the script
+    reads (``args.batch_size``), the value that takes effect for that script; (None, None) when neither is known."""
+    text, value = term
+    if value is not None:
+        return float(value), None
+    if not _OPTION_TERM.fullmatch(text):
+        return None, None
+    for st in f.effective(text.rsplit(".", 1)[1], near=near):
+        v = as_number(st.value)
+        if v is not None:
+            return v, st
+    return None, None
+
+
+def _quotient_accumulation(f: Facts) -> Outcome | None:
+    """The trainer is handed a name the same file binds to a quotient of numbers it knows (Alpaca-LoRA's forks:
+    ``GRADIENT_ACCUMULATION_STEPS = BATCH_SIZE // MICRO_BATCH_SIZE`` with ``BATCH_SIZE = 128`` and ``MICRO_BATCH_SIZE =
+    4``, then ``TrainingArguments(gradient_accumulation_steps=GRADIENT_ACCUMULATION_STEPS)``; LLM-Pruner ``args.batch_size
+    // args.micro_batch_size`` with the parser's or the launch's values): the count on one GPU, and the divisor the file
+    applies again under DDP (``GRADIENT_ACCUMULATION_STEPS // world_size``). A launched script's first; None when no such
+    name is passed or no quotient's numbers are all known."""
+    ratios = [r for r in f.records("ratios") if not _TEST_FILE.search(r.path)]
+    if not ratios:
+        return None
+    passed: list[tuple[Call, str, Expr]] = [
+        (c, k, v) for k0 in _GA_KEYS for c in f.calls_with_kw(k0) if CONFIG_CALLEE.search(c.short)
+        for k, v in c.kwargs.items() if k == k0 and isinstance(v, Expr) and "." not in v.text]
+    launched = launched_paths(f, {c.path for c, _, _ in passed})
+    passed.sort(key=lambda x: x[0].path not in launched)
+    for c, k, v in passed:
+        name, line = v.text, c.kw_line(k)
+        recs = [r for r in ratios if r.path == c.path and r.name == name and r.line < line]
+        base = next((r for r in recs if r.terms[0][0] != name), None)
+        if base is None:
+            continue
+        known = [_term_number(f, t, c.path) for t in base.terms]
+        if any(x is None or x <= 0 for x, _ in known):
+            continue
+        n = known[0][0] or 0.0
+        for x, _ in known[1:]:
+            n /= x or 1.0
+        again = [r for r in recs if r.line > base.line and r.terms[0][0] == name]
+        spelled = " / ".join(f"{x:g}" for x, _ in known)
+        where = f"`{base.text.strip()}` at {base.path}:{base.line}" + "".join(
+            f", {st.path}:{st.line}" for _, st in known if st is not None)
+        per_rank = (f", divided again by {', '.join(t for r in again for t, _ in r.terms[1:])} under DDP "
+                    f"({again[0].path}:{again[0].line})") if again else ""
+        cited = [f.ev(base), *(f.ev(st) for _, st in known if st is not None), *(f.ev(r) for r in again[:1]),
+                 Evidence(c.path, line, f"{k}={name}", k, v)]
+        count = int(n)
+        if count >= 2:
+            scope = (f"on one GPU ({where}){per_rank}: more than one micro-batch per step on fewer than {count} GPUs" if again
+                     else f"on every rank ({where})")
+            return Outcome(U, cited, f"the trainer is handed {name} = {spelled} = {count:g} micro-batches per step {scope}",
+                           {"gradient_accumulation_steps": count})
+        return Outcome(N, cited, f"the trainer is handed {name} = {spelled} = {n:g} ({where}): one micro-batch per step",
+                       {"gradient_accumulation_steps": 1})
+    return None
 
 
 def _computed_accumulation(f: Facts) -> Outcome | None:

@@ -2490,6 +2490,10 @@ class D6OperatorFusion(Check):
         Example({"ds_config.json": (
             '{\n  "train_batch_size": 64,\n  "optimizer": {"type": "AdamW", "params": {"torch_adam": true}},\n'
             '  "zero_optimization": {"stage": 2}\n}\n')}, N, "deepspeed torch_adam"),
+        Example({"ds_config.json": (
+            '{\n  "zero_optimization": {\n    "stage": 3,\n    "offload_optimizer": {"device": "cpu", "pin_memory": true}\n  },\n'
+            '  "optimizer": {"type": "AdamW", "params": {"lr": 2e-5}},\n  "train_micro_batch_size_per_gpu": "auto"\n}\n')}, U,
+                "Llama-X: AdamW offloaded to the CPU, DeepSpeed's vectorised CPU Adam (the detail says no GPU kernel is fused)"),
         Example({  # xformers' fused attention bound to a name at import and called through it (unsloth 2025.9 _utils.py/llama.py)
             "mylib/models/_utils.py": (
                 "try:\n    import xformers.ops.fmha as xformers\n    xformers_attention = xformers.memory_efficient_attention\n"
@@ -2593,6 +2597,16 @@ class D6OperatorFusion(Check):
                 and r.text.lstrip().startswith("class ") and not _TEST_PATH.search(r.path)]
         if nemo and not used and not off_ and not any(truthy(s.value) is False for s in f.effective(*_NEMO_FUSION_FLAGS)):
             used += nemo[:1]
+        offloaded = {x.path: x for x in f.config("offload_optimizer.device") if str(x.value).lower() in {"cpu", "nvme"}}
+        if used and all(x in ds and x.path in offloaded for x in used):
+            # every fused optimizer found is a DeepSpeed section whose optimizer the same config offloads (Llama-X's ZeRO-3
+            # config: ``"offload_optimizer": {"device": "cpu"}`` beside ``"type": "AdamW"``): DeepSpeed builds its
+            # vectorised CPU Adam, which updates on the host; no GPU kernel is fused by it
+            o = offloaded[used[0].path]
+            return Outcome(U, [f.ev(x) for x in used] + [f.ev(o)], f"the optimizer step runs on the CPU: {used[0].path}:{used[0].line} "
+                           f"asks for {used[0].value} with the optimizer offloaded ({o.path}:{o.line}), which DeepSpeed runs as its "
+                           "vectorised CPU Adam, a fused update on the host; no fused GPU kernels were found",
+                           {"fused_optimizer": True, "fused_kernels": False, "optimizer_on_cpu": True})
         if used:
             return Outcome(U, [f.ev(x) for x in used], "fused kernels are in use", {"fused_optimizer": optim_fused, "fused_kernels": True})
         impl, others = _fused_impl_default(f)

@@ -1889,6 +1889,34 @@ def _bnb_4bit(f: Facts) -> list[Any]:
     return [x for x in out if _training_side(f, x.path)]
 
 
+def _four_bit_kind(f: Facts, site: Any) -> dict[str, str]:
+    """The 4-bit data type and compute dtype a 4-bit load asks for, where the code says: a ``BitsAndBytesConfig``'s
+    ``bnb_4bit_quant_type`` and ``bnb_4bit_compute_dtype`` (string or ``torch.<dtype>`` only), or the defaults transformers
+    fills in for a bare ``from_pretrained(..., load_in_4bit=True)`` in a file that builds no ``BitsAndBytesConfig``
+    (Chinese-Vicuna ``finetune_4bit.py``): FP4 computing in float32. A recipe's ``load_in_4bit: true`` is the framework's
+    to fill (axolotl builds NF4 itself): nothing is said."""
+    calls = [site] if isinstance(site, Call) else []
+    if isinstance(site, Setting) and site.source == "call" and site.key.split("(", 1)[0].endswith("from_pretrained"):
+        calls = [c for c in f.files[site.path].calls if c.short == "BitsAndBytesConfig"] if site.path in f.files else []
+        if not calls:
+            return {"base_quant_type": "fp4", "base_compute_dtype": "float32", "base_quant_defaults": "true"}
+    if len(calls) != 1:
+        return {}
+    out: dict[str, str] = {}
+    qt = calls[0].kwargs.get("bnb_4bit_quant_type")
+    if isinstance(qt, str):
+        out["base_quant_type"] = qt.lower()
+    elif "bnb_4bit_quant_type" not in calls[0].kwargs:
+        out["base_quant_type"] = "fp4"
+    dt = calls[0].kwargs.get("bnb_4bit_compute_dtype")
+    name = dt if isinstance(dt, str) else dt.text if isinstance(dt, Expr) and dt.text.startswith("torch.") else None
+    if name is not None:
+        out["base_compute_dtype"] = name.removeprefix("torch.")
+    elif "bnb_4bit_compute_dtype" not in calls[0].kwargs:
+        out["base_compute_dtype"] = "float32"
+    return out
+
+
 def _training_side(f: Facts, path: str) -> bool:
     """A file that trains, or no Python file: a k-bit load in Python that never trains (LLaVA's ``load_pretrained_model(
     load_4bit=...)`` for serving) is inference quantization (J4), not a quantized base under adapters."""
@@ -2741,7 +2769,8 @@ class G4LoRA(Check):
                                 "base_quant_sites": len({y.path for y in int8})})
             return Outcome(U, evs(lora + q), f"{'QLoRA' if q else 'LoRA/PEFT'} fine-tuning",
                            {"finetuning": kind, **({"base_bits": 4, "base_quant_at": f"{q[0].path}:{q[0].line}",
-                                                              "base_quant_sites": len({x.path for x in q})} if q else {})})
+                                                    "base_quant_sites": len({x.path for x in q}), **_four_bit_kind(f, q[0])}
+                                                   if q else {})})
         prefix = _prefix_tuning_runs(f)
         if prefix is not None:
             return prefix
