@@ -213,6 +213,9 @@ def category_name(cat: str, lang: str) -> str:
 # Chinese for the reasons a check gives for ``n/a`` (the checks state them in English), by what they say
 _NA_ZH: tuple[tuple[str, str], ...] = (
     ("the check failed on this repository", "该检查在本仓库上出错（accel-audit 规则自身的缺陷），未作判断；请向我们报告"),
+    # E2-E4 of a run that is one process (before the words below: the reason names no medium or stage)
+    ("no distributed training found (no multi-process launch", "未发现分布式训练（无多进程启动、分布式封装、分片或多卡配置）："
+                                                          "单进程训练没有梯度通信可重叠、压缩或调优"),
     # E2/E3 beside a multi-process run only the docs show (first: the quoted command may hold other words of this table)
     ("the docs' training command", "仓库未提供启动脚本；文档中的训练命令会启动多个进程，其通信设置（重叠、梯度压缩）在仓库之外决定：请确认该运行实际的设置"),
     # I1/I2 on data paths that name no place or medium (first: a path may contain other words of this table, "pretrain")

@@ -824,7 +824,7 @@ class Facts:
         for name, group in by_name.items():
             # a base config's value that every launch naming it overrides runs nowhere (Step-DPO's config_full.yaml)
             if any(c.source == "config" for c in group) and (over := self._overridden_bases(name)):
-                drop |= {id(c) for c in group if c.source == "config" and c.path in over}
+                drop |= {id(c) for c in group if c.source == "config" and self._base_overridden(c, over)}
             if _LAYOUT.search(name):
                 continue  # a parallel degree is a layout the project offers for its larger models, not a tuning value
             d, a = self._recipe_vote(name, group)
@@ -848,7 +848,7 @@ class Facts:
             if not _tuning(c.value):
                 continue
             v = repr(c.value)
-            if c.source == "config" and c.path in overridden:
+            if c.source == "config" and self._base_overridden(c, overridden):
                 continue  # a base config whose every launch sets the name itself: its value never runs (Step-DPO)
             if c.source == "config" and (c.path.endswith((".yaml", ".yml", ".json")) or c.path in modules or c.path in configs):
                 units[c.path].add(v)
@@ -1145,10 +1145,24 @@ class Facts:
                 if refs:
                     keys = frozenset(_norm_key(k) for k in launch.script_args)
                     for p in self._s["files"]:
-                        if any(p == r or p.endswith("/" + r) for r in refs):
+                        # (or a checkout's absolute path that ends with it: LLM-Shearing's ``config_file=/scratch/gpfs/
+                        # .../LLM-Shearing/llmshearing/configs/llama2/1.3b.yaml``)
+                        if any(p == r or p.endswith("/" + r) or (r.startswith("/") and "/" in p and r.endswith("/" + p))
+                               for r in refs):
                             bases.setdefault(p, []).append(keys)
             self._s["launch_bases"] = bases
-        return {p for p, flags in bases.items() if all(name in ks for ks in flags)}
+        # a flag of the setting's last segment, or one of its full dotted key (an OmegaConf dotlist override, LLM-Shearing's
+        # ``train_loader.num_workers=0`` over the base YAML's ``train_loader: {num_workers: 8}``)
+        return {p for p, flags in bases.items() if all(name in ks or any(k.endswith("." + name) for k in ks) for ks in flags)}
+
+    def _base_overridden(self, c: Setting, over: set[str]) -> bool:
+        """Whether every launch that names ``c``'s file as its base config passes ``c`` itself (see :meth:`_overridden_bases`):
+        by its name, or by its full dotted key (``train_loader.num_workers``; not ``eval_loader.num_workers``)."""
+        if c.path not in over:
+            return False
+        name, key = _norm_key(c.name), _norm_key(c.key)
+        flags = self._s["launch_bases"][c.path]
+        return all(name in ks or key in ks for ks in flags)
 
     def _base_config_value(self, launch: Launch, group: list[Setting]) -> Setting | None:
         """The setting of this name in the YAML/JSON file a launch names as its base config (:meth:`_base_refs`); None

@@ -674,7 +674,10 @@ def _trainer_copy_option_off(facts: Facts, call: Any) -> list[Any]:
     off: no setting of ``X`` outside the copy and the tests turns it on (or, for a choice, names ``y``); empty otherwise
     (or outside such a copy)."""
     guard = getattr(call, "guard", None)
-    if not guard or not in_trainer_copy(facts, call.path):
+    if not guard:
+        return []
+    copy = in_trainer_copy(facts, call.path)
+    if not copy and not _in_hf_trainer_subclass(facts, call):
         return []
     node = parse_expr(guard)
     if node is None:
@@ -683,10 +686,16 @@ def _trainer_copy_option_off(facts: Facts, call: Any) -> list[Any]:
         if isinstance(t, ast.UnaryOp):
             continue
         name, choice = _copy_option_term(t)
-        if name is None:
+        if name is None or (not copy and (name in _COPY_DERIVED or HF_DEFAULTS.get(name, True) or choice is not None)):
             continue
-        sites = [s for s in facts.effective(name) if s.path != call.path and not _TEST_FILE.search(s.path)]
+        # (a copy's own settings of the option are its plumbing; a subclass's file may declare the project's default)
+        sites = [s for s in facts.effective(name) if (not copy or s.path != call.path) and not _TEST_FILE.search(s.path)]
         if choice is None and not any(truthy(s.value) is not False for s in sites):
+            if not copy:
+                # the run's TrainingArguments leave the option at the framework's default: cite that default at the guarded
+                # line, so a check says "off by default", not "explicitly disabled"
+                return [Setting(name, HF_DEFAULTS[name], call.path, call.line, "field-default", call.text,
+                                f"TrainingArguments.{name}", 0)]
             return [call]
         if choice is not None and not any(not isinstance(s.value, str) or s.value.strip().lower() == choice for s in sites):
             return [call]
@@ -702,6 +711,26 @@ def trainer_copy_off(facts: Facts, call: Any) -> bool:
 #: the attributes a ``transformers.Trainer`` sets from an option of the same name, None unless the run picks it
 #: (``self.fsdp = ...`` when ``len(args.fsdp) > 0``): not ``self.optimizer`` or ``self.eval_dataset``, which the run fills
 _COPY_DERIVED = frozenset({"fsdp", "sharded_ddp"})
+
+
+def _in_hf_trainer_subclass(facts: Facts, call: Any) -> bool:
+    """Whether a call sits in a class that subclasses ``transformers.Trainer`` (or one of the project's classes that does):
+    there ``args`` and ``self.args`` are the run's ``TrainingArguments`` (MeZO's ``OurTrainer._inner_training_loop``, a copy
+    of the 4.28 loop: ``if args.gradient_checkpointing: self.model.gradient_checkpointing_enable()``)."""
+    k = class_span_at(facts, call.path, call.line)
+    seen: set[str] = set()
+    while k is not None and k.name not in seen:
+        seen.add(k.name)
+        if any(b in _HF_TRAINER_BASES for b in k.bases):
+            return True
+        own = [b.rsplit(".", 1)[-1] for b in k.bases]
+        k = next((c for c in facts.records("classes") if c.name in own), None)
+    return False
+
+
+#: the HF trainer classes whose ``args`` are ``TrainingArguments``
+_HF_TRAINER_BASES = frozenset({"transformers.Trainer", "transformers.Seq2SeqTrainer", "transformers.trainer.Trainer",
+                               "transformers.trainer_seq2seq.Seq2SeqTrainer"})
 
 
 def _copy_option_term(t: ast.expr) -> tuple[str | None, str | None]:

@@ -131,6 +131,20 @@ def distributed_sites(ctx: Context) -> list[Any]:
 #: ``device_map`` values with which accelerate spreads one model's layers over every visible GPU
 _SPREAD_MAPS = frozenset({"auto", "balanced", "balanced_low_0", "sequential"})
 
+#: ``DistributedDataParallel(bucket_cap_mb=)``'s default
+_DDP_DEFAULT_BUCKET_MB = 25
+
+#: the n/a reason of E2-E4 for training that runs as one process (ChatGLM-Tuning's ``python finetune.py``, its model spread
+#: over the GPUs by ``device_map="auto"``): nothing exchanges gradients
+ONE_PROCESS = ("not judged: no distributed training found (no multi-process launch, distributed wrapper, sharded or "
+               "multi-GPU config): ")
+def _one_process_judged_here(ctx: Context) -> bool:
+    """Whether a one-process run's E2-E4 are "not judged" here (:data:`ONE_PROCESS`): not where the training path is JAX
+    or a library's learner runs the loop, whose own "not judged" reasons say more (:mod:`checks.stack`,
+    :mod:`checks.learner_library`)."""
+    return not (ctx.project.notes.get("jax_training") or ctx.project.notes.get("library_learner"))
+
+
 ONE_GPU_GENERATION = ("inference only, and no generation spans GPUs (no multi-process launch, model-parallel setup or "
                       "multi-GPU device map): no layer to split, no collective to tune")
 
@@ -948,7 +962,7 @@ class E2CommComputeOverlap(Check):
         Example(_env_trainer("env_args = EnvArgs(env_type='pytorchDDP', num_gpus=8)\n"), U, "the same trainer run as 'pytorchDDP'"),
         Example(_DOC_TORCHRUN_FILES, U, "a package that ships no launch: its README's torchrun runs the HF Trainer in DDP"),
         Example(torchx_runner(), U, "torchtitan launched with data_parallel_shard_degree=8: FSDP2 prefetches implicitly"),
-        Example(torchx_runner(nodes=1, nproc=1), N, "the same runner on one GPU: shard degree 1, nothing to overlap"),
+        Example(torchx_runner(nodes=1, nproc=1), Status.NA, "the same runner on one GPU: shard degree 1, nothing to overlap"),
         Example({"README.md": _DOC_TORCHRUN_FILES["README.md"].replace("--bf16 True", '--bf16 True --fsdp "full_shard auto_wrap"'),
                  "medusa/train/train.py": _DOC_TORCHRUN_FILES["medusa/train/train.py"]}, P,
                 "the same README command handing the trainer FSDP: not read as DDP; HF's FSDP default is NO_PREFETCH"),
@@ -961,7 +975,7 @@ class E2CommComputeOverlap(Check):
         Example(bmtrain.model_files(layers="torch.nn.ModuleList([bmt.CheckpointBlock(TransformerBlock(dim)) for _ in range(num_layers)])"), N,
                 "BMTrain CheckpointBlocks in a plain ModuleList: each block gathers its parameters and waits"),
         Example(accelerate_library(), Status.NA, "an Accelerate trainer launched with an accelerate config the repository does not ship"),
-        Example(accelerate_library("python train.py"), N, "the same library documented with a plain python launch: one process"),
+        Example(accelerate_library("python train.py"), Status.NA, "the same library documented with a plain python launch: one process"),
     )
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
@@ -1071,6 +1085,8 @@ class E2CommComputeOverlap(Check):
             # not a kwargs dict item set only under a flag that is off (OpenCLIP ``ddp_args['static_graph'] = True`` under
             # ``if args.ddp_static_graph:``, a store_true flag)
             if s.rank > 0 and _on_or_positive(s.value) and not set_under_off_branch(f, s) and not _overlap_off_beside(f, s)
+            # (PyTorch DDP's own default bucket size tunes nothing: llm2vec's ``DistributedDataParallelKwargs(bucket_cap_mb=25)``)
+            and not (s.name in ("bucket_cap_mb", "ddp_bucket_cap_mb") and as_number(s.value) == _DDP_DEFAULT_BUCKET_MB)
         ]
         for s in tuned_ddp:
             used.append(f.ev(s))
@@ -1127,6 +1143,8 @@ class E2CommComputeOverlap(Check):
             if (doc := documented_run_note(f)) is not None:
                 return Outcome(Status.NA, [f.ev(doc[0])], doc[1] + "check the overlap setting that run gets (DeepSpeed "
                                "`overlap_comm`, FSDP prefetch; plain DDP overlaps its bucketed all-reduce by default)", {"overlap_comm": None})
+            if _one_process_judged_here(ctx):
+                return Outcome(Status.NA, [], ONE_PROCESS + "there is no gradient communication to overlap", {"overlap_comm": None})
             return Outcome(N, [], "no distributed training found: there is no gradient communication to overlap", {"overlap_comm": False})
         if (absent := absent_ds_configs(f)) and not overlap_files:
             # the DeepSpeed config every launch passes lives elsewhere (LLaVA-pp's ``--deepspeed ./scripts/zero3.json``: the
@@ -1518,10 +1536,13 @@ class E3GradientCompression(Check):
             detail += (f"; {len(low_cfg)} of {len(low_cfg) + len(high_cfg)} data-parallel configs reduce gradients in "
                        f"{_text(c0.kwargs['reduce_dtype']).rsplit('.', 1)[-1]} ({c0.path}:{c0.kw_line('reduce_dtype')}"
                        f"{f', +{len(low_cfg) - 1}' if len(low_cfg) > 1 else ''}), the others in float32")
-        if not off and not distributed_sites(ctx):
+        # (a DDP comm hook registered, even the plain all-reduce one, is data-parallel training wherever it is launched)
+        if not off and not distributed_sites(ctx) and not f.calls("register_comm_hook"):
             if (doc := documented_run_note(f)) is not None:
                 return Outcome(Status.NA, [f.ev(doc[0])], doc[1] + "check whether that run compresses its gradients (a DDP "
                                "comm hook, DeepSpeed `communication_data_type`, ZeRO++)", {"grad_compression": None})
+            if _one_process_judged_here(ctx):
+                return Outcome(Status.NA, [], ONE_PROCESS + "no gradient communication to compress", {"grad_compression": None})
             detail = "no distributed training found: no gradient communication to compress"
         return Outcome(N, off, detail, {"grad_compression": []})
 
@@ -1684,6 +1705,9 @@ class E4NCCLTuning(Check):
         out = self._detect(ctx)
         if out.status == N and (reason := one_gpu_generation(ctx)):
             return Outcome(Status.NA, detail=reason)
+        if out.status == N and not out.evidence and ctx.project.does_training and not distributed_sites(ctx) \
+                and documented_run_note(ctx.facts) is None and _one_process_judged_here(ctx):
+            return Outcome(Status.NA, detail=ONE_PROCESS + "no collective to tune")
         return out
 
     def _detect(self, ctx: Context) -> Outcome:

@@ -3369,6 +3369,20 @@ def _unpassed_param(f: Facts, c: Call, kw: str) -> bool:
     return not any(v.text in x.kwargs or x.star_kwargs or len(x.args) > 1 for x in callers)
 
 
+#: MosaicML's and LitData's streaming datasets, as a project's own dataset class names its base
+_STREAMING_BASES = frozenset({"streaming.StreamingDataset", "streaming.base.dataset.StreamingDataset", "streaming.base.StreamingDataset",
+                              "litdata.StreamingDataset", "litdata.streaming.StreamingDataset",
+                              "litdata.streaming.dataset.StreamingDataset"})
+
+
+def streaming_subclass_calls(f: Facts) -> list[Call]:
+    """Constructions of the project's own subclasses of a :data:`_STREAMING_BASES` class (LLM-Shearing ``class
+    TextStreamingDataset(StreamingDataset)`` over MDS shards, ``streaming.base.dataset.StreamingDataset``, built in
+    ``load_text_dataloader.py``): a streaming dataset over shards, as the class itself is; tests left out."""
+    names = {k.name for k in f.records("classes") if any(b in _STREAMING_BASES for b in k.bases)}
+    return [c for c in f.calls(*sorted(names)) if c.short in names and not _in_tests(c.path)] if names else []
+
+
 def _shard_evidence(f: Facts) -> list[Evidence]:
     out: list[Evidence] = []
     other = _other_disk_io(f)
@@ -3376,6 +3390,7 @@ def _shard_evidence(f: Facts) -> list[Evidence]:
         if _in_tests(c.path) or (c.path, c.line, c.name) in other:
             continue
         out.append(_ev(c, key=c.short))
+    out += [_ev(c, key=c.short) for c in streaming_subclass_calls(f)]
     for c in f.calls("load_dataset"):
         first = c.args[0] if c.args else c.kwargs.get("path")
         files = " ".join(_text(v) for v in c.kwargs.values())
@@ -5561,6 +5576,7 @@ class F9StreamingDatasets(_DataCheck):
                                                           "tf.data.TFRecordDataset", "tensorflow.data.TFRecordDataset", "to_iterable_dataset",
                                                           "IterableDataset.from_generator") if live(c)
                  and not (c.short == "to_iterable_dataset" and c.text.lstrip().startswith("for "))]  # iterated to convert rows
+        used += [_ev(c, key=c.short) for c in streaming_subclass_calls(f) if live(c)]
         if used:
             return Outcome(U, _unique_ev(used), "data streamed during training", {"streaming": True})
         if materialised and not off:

@@ -72,7 +72,7 @@ def test_an_arm_the_flag_defaults_switch_off_is_dropped_and_the_other_arm_is_the
 def test_an_undecided_choice_with_one_multi_gpu_arm_does_not_make_the_run_multi_gpu():
     a = _audit({"train.py": _trainer("'ddp' if optimizer_name == 'cpu_adam' else 'auto'"), **_MENU})
     assert a.result("A1").status.value != "used"
-    assert a.result("E2").detail.startswith("no distributed training found")
+    assert "no distributed training found" in a.result("E2").detail
 
 
 def _lightning(strategy: str) -> dict[str, str]:

@@ -87,7 +87,7 @@ def test_control_a_shipped_single_process_launch_keeps_the_readme_out():
     from checks.rules.e_comm import _DOC_TORCHRUN_FILES
 
     files = {**_DOC_TORCHRUN_FILES, "scripts/train.sh": "python medusa/train/train.py --output_dir out\n"}
-    assert status(files, "E2") == "unused"
+    assert status(files, "E2") == "n/a"  # one process: not judged (round 68), not the README's torchrun run
 
 
 def test_control_a_readme_command_whose_script_is_not_shipped_is_not_judged():

@@ -166,3 +166,105 @@ def test_a_bare_four_bit_load_is_fp4_computing_in_fp32() -> None:
     reasons = " ".join(result.project.bottleneck_reasons)
     assert "4-bit (NF4): each matmul first dequantizes the weights to BF16" in reasons, reasons
 
+
+# --- MeZO: a Trainer subclass's copied loop enables checkpointing under an option nothing sets -----------------------------------
+
+_MEZO_TRAINER = (
+    "from transformers import Trainer\n\n\nclass OurTrainer(Trainer):\n"
+    "    def _inner_training_loop(self, batch_size=None, args=None, resume_from_checkpoint=None, trial=None):\n"
+    "        train_dataloader = self.get_train_dataloader()\n"
+    "        if not (self.args.linear_probing) and args.gradient_checkpointing:\n"
+    "            self.model.gradient_checkpointing_enable()\n"
+    "        for step, inputs in enumerate(train_dataloader):\n"
+    "            tr_loss_step = self.training_step(self.model, inputs)\n")
+_MEZO_RUN = (
+    "from transformers import AutoModelForCausalLM, HfArgumentParser, TrainingArguments\n\nfrom trainer import OurTrainer\n\n"
+    "(args,) = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()\n"
+    "model = AutoModelForCausalLM.from_pretrained('facebook/opt-13b')\n"
+    "trainer = OurTrainer(model=model, args=args)\ntrainer.train()\n")
+
+
+def test_a_trainer_subclass_option_left_at_its_default_is_off() -> None:
+    files = {"large_models/trainer.py": _MEZO_TRAINER, "large_models/run.py": _MEZO_RUN,
+             "large_models/mezo.sh": "python run.py --output_dir out --learning_rate 1e-6\n"}
+    c3 = _check(_audit(files), "C3")
+    assert c3.status.value == "unused" and "off by default" in (c3.detail or ""), c3
+    # control: a launch that turns the option on
+    files["large_models/mezo.sh"] = "python run.py --output_dir out --gradient_checkpointing True\n"
+    c3 = _check(_audit(files), "C3")
+    assert c3.status.value == "used", c3
+
+
+# --- LLM-Shearing: the project's own subclass of MosaicML's StreamingDataset, over MDS shards -----------------------------------
+
+_SHEARING_DS = ("import numpy as np\nfrom streaming.base.dataset import StreamingDataset\n\n\n"
+                "class TextStreamingDataset({base}):\n    def __init__(self, local, split, shuffle, max_seq_len):\n"
+                "        super().__init__(local=local, split=split, shuffle=shuffle)\n        self.max_seq_len = max_seq_len\n\n"
+                "    def __getitem__(self, idx):\n        sample = super().__getitem__(idx)\n"
+                "        return np.frombuffer(sample['tokens'], dtype=np.uint16)[: self.max_seq_len]\n")
+_SHEARING_LOADER = ("from torch.utils.data import DataLoader\n\nfrom llmshearing.datasets.streaming_dataset import TextStreamingDataset\n\n\n"
+                    "def build_text_dataloader(cfg, device_batch_size):\n"
+                    "    dataset = TextStreamingDataset(local=cfg.dataset.local, split=cfg.dataset.split, shuffle=True, max_seq_len=4096)\n"
+                    "    return DataLoader(dataset, batch_size=device_batch_size, num_workers=0)\n")
+_SHEARING_TRAIN = ("import torch\n\nfrom llmshearing.datasets.load_text_dataloader import build_text_dataloader\n\n\n"
+                   "def main(cfg):\n    loader = build_text_dataloader(cfg, 4)\n    for batch in loader:\n"
+                   "        loss = model(batch).loss\n        loss.backward()\n\n\nif __name__ == '__main__':\n    main(cfg)\n")
+
+
+def test_a_subclass_of_a_streaming_dataset_streams_shards() -> None:
+    files = {"llmshearing/__init__.py": "", "llmshearing/datasets/__init__.py": "",
+             "llmshearing/datasets/streaming_dataset.py": _SHEARING_DS.format(base="StreamingDataset"),
+             "llmshearing/datasets/load_text_dataloader.py": _SHEARING_LOADER, "llmshearing/train.py": _SHEARING_TRAIN,
+             "llmshearing/scripts/pruning.sh": "composer llmshearing/train.py llmshearing/configs/7b.yaml\n"}
+    result = _audit(files)
+    for cid in ("F4", "F9"):
+        c = _check(result, cid)
+        assert c.status.value == "used" and any(e.path.endswith("load_text_dataloader.py") for e in c.evidence), (cid, c)
+    # control: a dataset class of its own over a map-style torch Dataset streams nothing
+    files["llmshearing/datasets/streaming_dataset.py"] = _SHEARING_DS.format(base="torch.utils.data.Dataset").replace(
+        "from streaming.base.dataset import StreamingDataset", "import torch")
+    result = _audit(files)
+    assert _check(result, "F9").status.value != "used"
+
+
+# --- LLM-Shearing: a launch's OmegaConf dotlist overrides its base YAML, named by the checkout's absolute path -------------------
+
+_SHEARING_YAML = ("max_seq_len: 4096\ntrain_loader:\n  name: text\n  dataset:\n    split: train\n  drop_last: true\n"
+                  "  num_workers: 8\neval_loader:\n  name: text\n  dataset:\n    split: eval\n  num_workers: 8\n")
+
+
+def test_a_dotlist_override_replaces_its_base_configs_value() -> None:
+    launch = ("config_file=/scratch/gpfs/user/LLM-Shearing/llmshearing/configs/llama2/7b.yaml\n"
+              "composer llmshearing/train.py $config_file \\\n    max_seq_len=4096 \\\n    train_loader.num_workers=0 \\\n"
+              "    autoresume=false\n")
+    files = {"llmshearing/train.py": _SHEARING_TRAIN, "llmshearing/configs/llama2/7b.yaml": _SHEARING_YAML,
+             "llmshearing/scripts/pruning.sh": launch}
+    f = _audit(files).facts
+    kept = {(s.path, s.key) for s in f.effective("num_workers")}
+    assert ("llmshearing/configs/llama2/7b.yaml", "train_loader.num_workers") not in kept, kept
+    assert ("llmshearing/configs/llama2/7b.yaml", "eval_loader.num_workers") in kept, kept  # another section's: not overridden
+    # control: a launch that leaves the loader's workers to the YAML keeps its value
+    files["llmshearing/scripts/pruning.sh"] = launch.replace("    train_loader.num_workers=0 \\\n", "")
+    kept = {(s.path, s.key) for s in _audit(files).facts.effective("num_workers")}
+    assert ("llmshearing/configs/llama2/7b.yaml", "train_loader.num_workers") in kept, kept
+
+
+# --- llm2vec: "tuned DDP buckets" from PyTorch DDP's own default bucket size ------------------------------------------------------
+
+_LLM2VEC_TRAIN = ("from accelerate import Accelerator, DistributedDataParallelKwargs\n\n\ndef main():\n"
+                  "    kwargs = [DistributedDataParallelKwargs(dim=0, broadcast_buffers=True, bucket_cap_mb={mb}, "
+                  "find_unused_parameters=True)]\n    accelerator = Accelerator(kwargs_handlers=kwargs)\n"
+                  "    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)\n    for batch in loader:\n"
+                  "        loss = model(**batch).loss\n        accelerator.backward(loss)\n        optimizer.step()\n\n\n"
+                  "if __name__ == '__main__':\n    main()\n")
+
+
+def test_the_default_ddp_bucket_size_tunes_nothing() -> None:
+    files = {"experiments/run_supervised.py": _LLM2VEC_TRAIN.format(mb=25),
+             "run.sh": "torchrun --nproc_per_node=8 experiments/run_supervised.py train_configs/supervised/MetaLlama3.json\n"}
+    e2 = _check(_audit(files), "E2")
+    assert "tuned DDP buckets" not in (e2.detail or ""), e2
+    # control: a bucket size of the project's own choosing is a tuning
+    files["experiments/run_supervised.py"] = _LLM2VEC_TRAIN.format(mb=100)
+    e2 = _check(_audit(files), "E2")
+    assert e2.status.value == "used" and "tuned DDP buckets" in (e2.detail or ""), e2

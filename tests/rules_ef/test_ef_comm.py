@@ -36,7 +36,8 @@ def test_single_gpu_project_gets_no_communication_advice() -> None:
     files = {"train.py": "import torch\nfor x, y in loader:\n    loss = model(x.cuda()).sum()\n    loss.backward()\n    opt.step()\n"}
     res, _ = audit(files, "E2", "E3", "E4")
     for cid in ("E2", "E3", "E4"):
-        assert res[cid].status == Status.UNUSED
+        # one process exchanges no gradients: not judged, out of the score (not "missing"), and no advice
+        assert res[cid].status == Status.NA and "no distributed training found" in (res[cid].detail or "")
         assert res[cid].priority is None and res[cid].recommendation is None
 
 
