@@ -69,7 +69,8 @@ def classify(path: str) -> str | None:
         return "hostfile"  # DeepSpeed's/colossalai's list of nodes (``node-0 slots=8``), which ``--hostfile`` names
     if name == "METADATA" and len(p.parts) > 1 and p.parts[-2].endswith(".dist-info"):
         return "requirements"  # a wheel's metadata: its ``Requires-Dist`` lines are the only dependency declaration it ships
-    if (low.startswith("requirements") and suffix in {".txt", ".in"}) or (
+    # (``requirement.txt`` too: BitDistiller's pins ``transformers==4.31.0`` there)
+    if (low.startswith("requirement") and suffix in {".txt", ".in"}) or (
         suffix in {".txt", ".in"} and any(part.lower() == "requirements" for part in p.parts[:-1])
     ):
         return "requirements"
@@ -88,6 +89,14 @@ def _suppressions(text: str) -> dict[int, frozenset[str]]:
     return out
 
 
+def decode_text(data: bytes) -> str:
+    """A file's text: UTF-8 (a leading byte-order mark dropped), or UTF-16 when it starts with that encoding's mark (a
+    requirements file saved by a Windows tool); undecodable bytes replaced, never an error."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return data.decode("utf-16", errors="replace").removeprefix("\ufeff")
+    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
 def extract_file(path: str, data: bytes, kind: str | None = None, strings: dict[str, str] | None = None) -> FileFacts:
     """Facts of one file. Never raises on bad content: parse errors land in ``error``.
 
@@ -95,9 +104,7 @@ def extract_file(path: str, data: bytes, kind: str | None = None, strings: dict[
     :func:`checks.facts.python.extract_python`).
     """
     kind = kind or classify(path) or "other"
-    text = data.decode("utf-8", errors="replace")
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = decode_text(data)
     lines = text.count("\n") + 1
     try:
         return _extract(path, text, kind, lines, strings)

@@ -144,6 +144,17 @@ def test_tarball_non_utf8_text_is_read_and_decoded_with_replacement() -> None:
     assert call.kwargs["num_workers"] == 4 and call.line == 3
 
 
+def test_utf16_text_with_its_byte_order_mark_is_read_as_text() -> None:
+    # ReST-MCTS's requirements_mistral.txt, saved by a Windows tool: UTF-16 LE with a BOM, a NUL in every other byte
+    req = "\ufefftorch==2.4.0\ntransformers==4.45.2\nvllm==0.6.2\n".encode("utf-16-le")
+    files, stats = _read(_tar([(f"{TOP}/requirements_mistral.txt", req, "file"),
+                               (f"{TOP}/weights.bin.json", b"\x00\x01\x02binary", "file")]))
+    assert list(files) == ["requirements_mistral.txt"] and _reasons(stats) == {"weights.bin.json": "binary"}
+    ff = extract_file("requirements_mistral.txt", files["requirements_mistral.txt"])
+    assert [(d.name, d.spec, d.line) for d in ff.deps] == [("torch", "==2.4.0", 1), ("transformers", "==4.45.2", 2),
+                                                           ("vllm", "==0.6.2", 3)]
+
+
 @pytest.mark.parametrize("cut", ["half", "trailer", "header"])
 def test_truncated_archive_raises_source_error(cut: str) -> None:
     raw = _tar([(f"{TOP}/train.py", TRAIN, "file"), (f"{TOP}/big.py", os.urandom(300_000).hex().encode(), "file")])
