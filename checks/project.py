@@ -125,6 +125,8 @@ _ALIGN_TRAINERS = ("DPOTrainer", "ORPOTrainer", "KTOTrainer", "CPOTrainer", "PPO
                    "DPOConfig", "ORPOConfig", "KTOConfig", "CPOConfig", "GRPOConfig", "PPOConfig", "GKDConfig")
 _ALIGN_CONFIGS = frozenset(t for t in _ALIGN_TRAINERS if t.endswith("Config"))
 _TEST_PATH_RE = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
+#: a distillation trainer class of the project's own (``KDTrainer``, ``DistillationTrainer``, ``DistillTrainer``)
+_KD_TRAINER = lazy_compile(r"^(KD|\w*Distil(l|lation)?)\w*Trainer$")
 _ALIGN_WORDS = lazy_compile(r"^(dpo|orpo|kto|simpo|cpo|ppo|grpo|rm|reward|ipo|rlhf|gkd|distill\w*)$", re.I)
 #: settings that select the training kind by one of those words (``stage: dpo``; oat-llm ``algo: Literal["DPO", ..., "PPO"] = "DPO"``)
 #: (HALOs launches pick the objective as a Hydra group: ``launch.py loss=dpo``, ``loss=kto``, ``loss=ppo``)
@@ -1068,6 +1070,10 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         or facts.imports(*(f"trl.trainer.{t}" for t in _ALIGN_TRAINERS))
         or any(isinstance(s.value, str) and _ALIGN_WORDS.match(s.value) for s in facts.settings(*_ALIGN_SELECTORS))
         or facts.settings("teacher_model", "teacher_model_name_or_path", "distill_alpha", "kd_temperature", "beta_dpo", "dpo_beta")
+        # the project's own knowledge-distillation trainer (LLM-QAT's and BitDistiller's ``class KDTrainer(Trainer)``, whose
+        # loss is a KL divergence against a frozen teacher's logits)
+        or any(_KD_TRAINER.match(k.name) and any(b.endswith("Trainer") for b in k.bases) and not _TEST_PATH_RE.search(k.path)
+               for k in facts.records("classes"))
         or facts.uses("liger_kernel.chunked_loss.*", "LigerFusedLinearJSD", "LigerKLDIVLoss", "LigerJSD")
         or facts.settings("adv_estimator")
         or any(_ALIGN_SCRIPTS.search(f"{launch.script or ''} {launch.text}") for launch in facts.launches())
@@ -1397,8 +1403,9 @@ def _documented_models(facts: Facts) -> list[tuple[str, str]]:
             if h.kind == "model" and 2 < len(h.value) < 200 and ("/" not in h.path or h.path.startswith("docs/"))]
 
 
-#: the placeholder model of the Alpaca training template (stanford_alpaca ``model_name_or_path: default="facebook/opt-125m"``)
-_PLACEHOLDER_MODEL = lazy_compile(r"^facebook/opt-(125|350)m$")
+#: the placeholder model of the Alpaca training template (stanford_alpaca ``model_name_or_path: default="facebook/opt-125m"``),
+#: and of HF's ``run_clm.py`` template (CodeShell's ``finetune.py``: ``field(default="gpt2")``, every launch passing its own)
+_PLACEHOLDER_MODEL = lazy_compile(r"^(facebook/opt-(125|350)m|gpt2)$")
 
 
 def _overridden_defaults(model_settings: list[Any], training: frozenset[str] | None = None) -> set[int]:

@@ -600,7 +600,13 @@ _SAMPLING_CALLS = frozenset({"generate", "sample", "sample_images", "generate_im
 
 def _trains_itself(ff: FileFacts) -> bool:
     """A script that runs a training step or a trainer itself (``loss.backward()``, ``trainer.train()``, ``Trainer(``)."""
-    return any(c.short in _STEP_CALLS or c.short.endswith("Trainer") for c in ff.calls)
+    return any((c.short in _STEP_CALLS and not _eval_mode(c)) or c.short.endswith("Trainer") for c in ff.calls)
+
+
+def _eval_mode(c: Any) -> bool:
+    """``module.train(mode=False)`` / ``module.train(False)``: a switch to evaluation mode (DoRA's
+    ``commonsense_evaluate.py`` before merging its adapters), not a training step."""
+    return c.short == "train" and (c.kwargs.get("mode") is False or (bool(c.args) and c.args[0] is False))
 
 
 trains_itself = _trains_itself  # (the overview asks it of a launched script: checks.project)

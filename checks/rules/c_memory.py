@@ -3314,8 +3314,14 @@ class C5GradientAccumulation(Check):
             counts = sorted({int(v) for x in used if (v := as_number(x.default if isinstance(x, Field) else getattr(x, "value", None)))
                              is not None and v > 1})
             span = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else f"{int(n or 0)}"
-            return Outcome(U, [f.ev(x) for x in used + code + hooks], f"gradient accumulation over {span} micro-batches",
-                           {"gradient_accumulation_steps": int(n or 0)})
+            wrap = [] if hooks or not code else _own_ddp_wrap(f, {c.path for c in code})
+            # (only where the counts are that loop's own: a launch of its script, or its file; InternVL's recipes accumulate
+            # through the HF Trainer, its classification loop is another run)
+            wrap = [d for d in wrap if all(getattr(x, "path", "") == d.path or _launches_file(x, d.path) for x in used)]
+            return Outcome(U, [f.ev(x) for x in used + code + hooks], f"gradient accumulation over {span} micro-batches"
+                           + (_no_sync_note(wrap[0]) if wrap else ""),
+                           {"gradient_accumulation_steps": int(n or 0)} | ({"no_sync": False} if wrap else {}),
+                           [f.ev(x) for x in wrap[:1]])
         quotient = _quotient_accumulation(f)
         if quotient is not None:
             return quotient
@@ -3323,6 +3329,12 @@ class C5GradientAccumulation(Check):
         if code and (any(x > 1 for x in known) or len(known) < len(code_n)):
             big = max((x for x in known if x > 1), default=None)
             values = {"gradient_accumulation_steps": int(big)} if big else {}
+            wrap = [] if hooks else _own_ddp_wrap(f, {c.path for c in code})
+            if wrap:
+                # (ReLoRA's ``torchrun_main.py``: ``DistributedDataParallel(model)``, then ``scaled_loss.backward()`` on every
+                # micro-batch and ``optimizer.step()`` on every N-th: the reducer fires on each backward)
+                return Outcome(U, evs(code), "the training loop steps the optimizer once every N micro-batches" + _no_sync_note(wrap[0]),
+                               values | {"no_sync": False}, [f.ev(wrap[0])])
             return Outcome(U, evs(code), "the training loop steps the optimizer once every N micro-batches", values)
         inner = _minibatch_accumulation(f)
         if inner:
@@ -3642,12 +3654,41 @@ def _launch_ranks(x: Any) -> int | None:
 _OPTION_TERM = lazy_compile(r"[A-Za-z_]\w*\.[A-Za-z_]\w*")
 
 
+def _own_ddp_wrap(f: Facts, paths: set[str]) -> list[Call]:
+    """The project's own ``DistributedDataParallel(...)`` wraps in the files whose loop accumulates (``paths``), outside
+    tests: DDP's reducer all-reduces on every backward unless the loop skips the sync, with ``no_sync()`` or by setting
+    ``model.require_backward_grad_sync`` itself (nanoGPT: ``= (micro_step == gradient_accumulation_steps - 1)``)."""
+    if any(a.path in paths for a in f.attr_assigns("require_backward_grad_sync")):
+        return []
+    return [c for c in f.calls("torch.nn.parallel.DistributedDataParallel") if c.path in paths and not _TEST_FILE.search(c.path)]
+
+
+def _launches_file(x: Any, path: str) -> bool:
+    """Whether a setting is a flag of a launch that runs ``path`` (matched by the script's file name)."""
+    script = str(getattr(x, "script", "") or "").strip("'\"")
+    return getattr(x, "source", None) == "launcher" and bool(script) and script.rsplit("/", 1)[-1] == path.rsplit("/", 1)[-1]
+
+
+def _no_sync_note(d: Call) -> str:
+    return (f", but the model is wrapped in DistributedDataParallel ({d.path}:{d.line}) and nothing calls no_sync(): DDP "
+            "all-reduces the gradients after every micro-batch's backward, not once per optimizer step")
+
+
 def _term_number(f: Facts, term: tuple[str, Any], near: str) -> tuple[float | None, Setting | None]:
     """The number one term of a quotient is (see :class:`RatioAssign`): its own value, else, for an option the script
     reads (``args.batch_size``), the value that takes effect for that script; (None, None) when neither is known."""
     text, value = term
     if value is not None:
         return float(value), None
+    if text.isidentifier():
+        # a parameter of the script's entry function (Alpaca-LoRA's ``def train(batch_size: int = 128, micro_batch_size: int
+        # = 4, ...)`` run through ``fire``, MoRA's ``train.py``): the value a launch of this very script passes
+        base = near.rsplit("/", 1)[-1]
+        for st in f.effective(text, near=near):
+            v = as_number(st.value)
+            if v is not None and st.source == "launcher" and str(st.script or "").strip("'\"").rsplit("/", 1)[-1] == base:
+                return v, st
+        return None, None
     if not _OPTION_TERM.fullmatch(text):
         return None, None
     for st in f.effective(text.rsplit(".", 1)[1], near=near):

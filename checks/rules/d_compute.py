@@ -488,6 +488,24 @@ def _site_text(x: Any) -> str:
     return f"{getattr(x, 'name', '')} {getattr(x, 'text', '')} {getattr(x, 'key', '')} {getattr(x, 'value', '')}".lower()
 
 
+#: calls that build or load a model (or its config), which a forwarded ``**kwargs`` may hand an attention option
+_MODEL_BUILD = lazy_compile(r"(?i)from_pretrained|from_config|Config$|(load|build|create|get)_?\w*model")
+
+
+def _option_unread(f: Facts, s: Setting) -> bool:
+    """Whether an attention option the project declares (a dataclass field or argparse default) reaches no load: no call
+    passes that keyword, no mapping or attribute is set to it, and no call in the declaring file forwards ``**kwargs`` that
+    could carry it into a model's load (PiSSA: the field says ``flash_attention_2``, and ``from_pretrained(...)`` below
+    never names the keyword; its ``Trainer(**data_module)`` hands on datasets)."""
+    name = s.name
+    if f.calls_with_kw(name) or f.attr_assigns(name, f"_{name}"):
+        return False
+    if any(e.path != s.path or e.line != s.line for e in f.config(name)):
+        return False
+    ff = f.files.get(s.path)
+    return not (ff and any(c.star_kwargs and _MODEL_BUILD.search(c.short) for c in ff.calls))
+
+
 def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
     """(sites that select an efficient attention kernel, sites that select eager attention, kernels seen)."""
     used: list = []
@@ -500,6 +518,8 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
             kinds.add(k)
     for s in f.effective(*_ATTN_KEYS, "attention_backend", "attention", "attn_backend"):
         k = _attn_kind(s.value)
+        if s.source in ("field-default", "argparse-default") and s.name in _HF_ATTN_NAMES and _option_unread(f, s):
+            continue  # PiSSA's ``attn_implementation: str = field(default="flash_attention_2")``, which no load is handed
         if k == "auto" and s.name in _HF_ATTN_NAMES:
             # transformers has no "auto" implementation: a project option left at "auto" passes nothing (h2o-llmstudio:
             # ``attention_implementation: str = "auto"``, handed on only ``if ... != "auto"``), so the model's default runs
@@ -1649,6 +1669,10 @@ _BNB_OPTIM = lazy_compile(r"(?i)^(paged_\w+|\w+_bnb_8bit|adamw_8bit|lion_(8|32)b
 _REBIND_COMPILE = lazy_compile(r"^(\w+)\s*=\s*torch\.compile\(\s*(\w+)\s*[,)]")
 
 
+#: a line that builds the trainer, whatever the class is called (``trainer = TRAINER_CLS(``)
+_TRAINER_BUILT = lazy_compile(r"(?i)^\s*(self\.)?\w*trainer\s*=\s*\w+\(")
+
+
 def _compiled_after_trainer(f: Facts, c: Call) -> Call | None:
     """The ``Trainer(model=<name>)`` built before ``<name> = torch.compile(<name>)`` in the same function, whose ``.train()``
     follows with no trainer built from the compiled module; None otherwise."""
@@ -1662,7 +1686,8 @@ def _compiled_after_trainer(f: Facts, c: Call) -> Call | None:
         v = x.kwargs.get("model", x.args[0] if x.args else None)
         return getattr(v, "text", None) == name
 
-    trainers = [x for x in same if x.short.endswith("Trainer") and given(x)]
+    # (a trainer class chosen through a name, MoRA's ``TRAINER_CLS = OurTrainer; trainer = TRAINER_CLS(model=model, ...)``)
+    trainers = [x for x in same if (x.short.endswith("Trainer") or _TRAINER_BUILT.match(x.text)) and given(x)]
     before = [x for x in trainers if x.line < c.line]
     if not before or any(x.line > c.line for x in trainers):
         return None

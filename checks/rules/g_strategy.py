@@ -3849,7 +3849,7 @@ class G6FusedAlignmentLoss(Check):
             x = sites[0]
             return Outcome(N, evs(sites[:5]), f"the alignment/distillation run selected at {x.path}:{x.line} computes its loss "
                            "over the full logits: no fused or chunked loss was seen", {"fused_alignment_loss": False})
-        return Outcome(N, [], "the alignment loss materialises the full logits: no fused or chunked loss was seen",
+        return Outcome(N, [], "the alignment or distillation loss materialises the full logits: no fused or chunked loss was seen",
                        {"fused_alignment_loss": False})
 
 

@@ -268,3 +268,168 @@ def test_the_default_ddp_bucket_size_tunes_nothing() -> None:
     files["experiments/run_supervised.py"] = _LLM2VEC_TRAIN.format(mb=100)
     e2 = _check(_audit(files), "E2")
     assert e2.status.value == "used" and "tuned DDP buckets" in (e2.detail or ""), e2
+
+
+# --- round 69. MoRA (Alpaca-LoRA's fire entry): the quotient's terms are the entry function's parameters ---------------------------
+
+_MORA_TRAIN = (
+    "import os\n\nimport fire\nimport transformers\n\n\n"
+    "def train(base_model: str = '', batch_size: int = 128, micro_batch_size: int = 4, num_epochs: int = 3):\n"
+    "    gradient_accumulation_steps = batch_size // micro_batch_size\n"
+    "    world_size = int(os.environ.get('WORLD_SIZE', 1))\n    if world_size != 1:\n"
+    "        gradient_accumulation_steps = gradient_accumulation_steps // world_size\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(base_model)\n"
+    "    trainer = transformers.Trainer(model=model, args=transformers.TrainingArguments(\n"
+    "        per_device_train_batch_size=micro_batch_size,\n"
+    "        gradient_accumulation_steps=gradient_accumulation_steps,\n        num_train_epochs=num_epochs,\n"
+    "        output_dir='out'))\n    trainer.train()\n\n\nif __name__ == '__main__':\n    fire.Fire(train)\n")
+
+
+def test_an_accumulation_quotient_of_entry_parameters_takes_the_launch_values() -> None:
+    files = {"train.py": _MORA_TRAIN,
+             "run.sh": "deepspeed --num_gpus=8 train.py --base_model meta-llama/Llama-2-7b-hf --batch_size 128 --micro_batch_size 4\n"}
+    c5 = _check(_audit(files), "C5")
+    assert c5.status.value == "used" and c5.values.get("gradient_accumulation_steps") == 32, c5
+    assert any(e.path == "run.sh" for e in c5.evidence), c5.evidence
+    # control: a launch that leaves one term to the parameter's default (not read) keeps the count "not judged"
+    files["run.sh"] = "deepspeed --num_gpus=8 train.py --base_model meta-llama/Llama-2-7b-hf --batch_size 128\n"
+    c5 = _check(_audit(files), "C5")
+    assert c5.status.value == "n/a", c5
+
+
+# --- BitDistiller: the pins sit in ``requirement.txt`` (singular) ------------------------------------------------------------------
+
+
+def test_a_requirement_txt_is_a_requirements_file() -> None:
+    from checks.facts.extract import classify
+
+    assert classify("requirement.txt") == "requirements" and classify("requirements_mistral.txt") == "requirements"
+    assert classify("requirement_notes.md") != "requirements" and classify("train/requirement.py") != "requirements"
+    files = {"train/train.py": _MORA_TRAIN, "requirement.txt": "transformers==4.31.0\ndatasets\ndeepspeed\n",
+             "train/train.sh": "deepspeed --num_gpus=8 train.py --base_model meta-llama/Llama-2-7b-hf\n"}
+    d1 = _check(_audit(files), "D1")
+    # transformers 4.31 predates the SDPA default (4.36): eager attention, not "partial"
+    assert d1.status.value == "unused" and "< 4.36" in (d1.detail or ""), d1
+
+
+# --- MoRA, DoRA: torch.compile after the trainer was built through a class name; an evaluation script's train(mode=False) -----------
+
+_DORA_FINETUNE = (
+    "import sys\n\nimport fire\nimport torch\nimport transformers\n\n\nclass OurTrainer(transformers.Trainer):\n    pass\n\n\n"
+    "def train(base_model: str = '', output_dir: str = 'out'):\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(base_model)\n"
+    "    TRAINER_CLS = OurTrainer\n"
+    "    trainer = TRAINER_CLS(\n        model=model,\n        args=transformers.TrainingArguments(output_dir=output_dir),\n    )\n"
+    "    model.config.use_cache = False\n"
+    "    if torch.__version__ >= '2' and sys.platform != 'win32':\n        model = torch.compile(model)\n"
+    "    trainer.train()\n\n\nif __name__ == '__main__':\n    fire.Fire(train)\n")
+_DORA_EVAL = (
+    "import torch\nfrom peft import PeftModel\nfrom transformers import AutoModelForCausalLM\n\n\ndef main():\n"
+    "    model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+    "    model = PeftModel.from_pretrained(model, 'out')\n"
+    "    for name, module in model.named_modules():\n        module.train(mode=False)\n"
+    "    model = torch.compile(model)\n    outputs = model.generate(input_ids=torch.ones(1, 8, dtype=torch.long))\n\n\n"
+    "if __name__ == '__main__':\n    main()\n")
+
+
+def test_a_compile_after_a_trainer_built_through_a_class_name_does_not_compile_training() -> None:
+    files = {"commonsense_reasoning/finetune.py": _DORA_FINETUNE, "commonsense_reasoning/commonsense_evaluate.py": _DORA_EVAL,
+             "commonsense_reasoning/llama2_7B_DoRA.sh": ("CUDA_VISIBLE_DEVICES=$4 python finetune.py --base_model x --output_dir $3\n\n"
+                                                        "CUDA_VISIBLE_DEVICES=$4 python commonsense_evaluate.py --model LLaMA2-7B\n")}
+    result = _audit(files)
+    assert result.roles.role("commonsense_reasoning/commonsense_evaluate.py") != "training", result.roles.why
+    d2 = _check(result, "D2")
+    assert d2.status.value == "unused" and "after the trainer was built" in (d2.detail or ""), d2
+    # control: compiled before the trainer is built, the trainer holds the compiled module
+    files["commonsense_reasoning/finetune.py"] = _DORA_FINETUNE.replace(
+        "    TRAINER_CLS = OurTrainer\n", "    model = torch.compile(model)\n    TRAINER_CLS = OurTrainer\n").replace(
+        "        model = torch.compile(model)\n", "        pass\n")
+    d2 = _check(_audit(files), "D2")
+    assert d2.status.value == "used", d2
+
+
+
+# --- ReLoRA: a hand loop that accumulates under its own DDP wrap without no_sync() ----------------------------------------------
+
+_RELORA_MAIN = (
+    "import argparse\n\nimport torch\nimport torch.distributed as dist\n\n\ndef main(args):\n"
+    "    dist.init_process_group(backend='nccl')\n"
+    "    model = torch.nn.parallel.DistributedDataParallel(\n        model,\n        device_ids=[local_rank],\n    )\n"
+    "    for batch_idx, batch in enumerate(dataloader):\n        global_step += 1\n"
+    "{body}"
+    "\n\nif __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--gradient_accumulation', type=int, default=4)\n    main(parser.parse_args())\n")
+_RELORA_PLAIN = ("        loss = model(**batch).loss\n        scaled_loss = loss / args.gradient_accumulation\n        scaled_loss.backward()\n"
+                 "        if global_step % args.gradient_accumulation != 0:\n            continue\n"
+                 "        optimizer.step()\n        optimizer.zero_grad()\n")
+
+
+def test_accumulation_under_the_projects_ddp_without_no_sync_is_a_finding() -> None:
+    files = {"torchrun_main.py": _RELORA_MAIN.format(body=_RELORA_PLAIN),
+             "run.sh": "torchrun --nproc-per-node 8 torchrun_main.py --gradient_accumulation 16\n"}
+    c5 = _check(_audit(files), "C5")
+    assert c5.status.value == "used" and "nothing calls no_sync()" in (c5.detail or ""), c5
+    assert [(e.path, e.line) for e in c5.findings] == [("torchrun_main.py", 9)], c5.findings
+    # control: the same loop skipping the all-reduce of the non-final micro-batches
+    body = ("        sync = global_step % args.gradient_accumulation == 0\n"
+            "        with (model.no_sync() if not sync else contextlib.nullcontext()):\n"
+            "            loss = model(**batch).loss\n            (loss / args.gradient_accumulation).backward()\n"
+            "        if not sync:\n            continue\n        optimizer.step()\n        optimizer.zero_grad()\n")
+    files["torchrun_main.py"] = "import contextlib\n" + _RELORA_MAIN.format(body=body)
+    c5 = _check(_audit(files), "C5")
+    assert c5.status.value == "used" and not c5.findings and "no_sync" not in (c5.detail or ""), c5
+    # control: nanoGPT's spelling, the reducer's flag set by hand on the last micro-batch only
+    body = ("        model.require_backward_grad_sync = global_step % args.gradient_accumulation == 0\n" + _RELORA_PLAIN)
+    files["torchrun_main.py"] = _RELORA_MAIN.format(body=body)
+    c5 = _check(_audit(files), "C5")
+    assert c5.status.value == "used" and not c5.findings, c5
+
+
+# --- PiSSA: an attention option the project declares but never hands the model's load ---------------------------------------------
+
+_PISSA_TRAIN = (
+    "from dataclasses import dataclass, field\nfrom typing import Optional\n\nimport torch\nimport transformers\n\n\n"
+    "@dataclass\nclass TrainingArguments(transformers.TrainingArguments):\n"
+    "    model_name_or_path: Optional[str] = field(default='meta-llama/Llama-2-7b-hf')\n"
+    "    attn_implementation : Optional[str] = field(default='flash_attention_2')\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser(TrainingArguments)\n"
+    "    script_args = parser.parse_args_into_dataclasses()[0]\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(\n        script_args.model_name_or_path,\n"
+    "        torch_dtype=torch.bfloat16,\n{extra}    )\n"
+    "    data_module = dict(train_dataset=train_dataset, eval_dataset=None)\n"
+    "    trainer = transformers.Trainer(model=model, args=script_args, **data_module)\n    trainer.train()\n\n\n"
+    "if __name__ == '__main__':\n    train()\n")
+
+
+def test_an_attention_option_no_load_reads_is_not_the_attention() -> None:
+    files = {"train.py": _PISSA_TRAIN.format(extra=""), "requirements.txt": "transformers==4.45.1\ntorch==2.4.0\n",
+             "scripts/run.sh": "deepspeed --master_port=16971 train.py --bf16 True --output_dir out\n"}
+    d1 = _check(_audit(files), "D1")
+    assert d1.status.value == "partial" and not any(e.line == 11 for e in d1.evidence), d1
+    # control: the same option handed to the load chooses FlashAttention-2
+    files["train.py"] = _PISSA_TRAIN.format(extra="        attn_implementation=script_args.attn_implementation,\n")
+    d1 = _check(_audit(files), "D1")
+    assert d1.status.value == "used" and "flash_attention_2" in (d1.detail or ""), d1
+
+
+# --- LLM-QAT: the project's own KDTrainer is distillation training (G6 applies) -----------------------------------------------------
+
+_QAT_KD = ("import torch.nn.functional as F\nfrom transformers import Trainer\n\n\nclass {name}(Trainer):\n"
+           "    def compute_loss(self, model, inputs, return_outputs=False):\n        student_logits = model(**inputs).logits\n"
+           "        teacher_logits = model.teacher(**inputs).logits\n"
+           "        return F.kl_div(F.log_softmax(student_logits, -1), F.softmax(teacher_logits, -1), reduction='batchmean')\n")
+_QAT_TRAIN = ("import transformers\n\nfrom utils.kd_trainer import {name}\n\n\ndef train():\n"
+              "    model = transformers.AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+              "    trainer = {name}(model=model, args=transformers.TrainingArguments(output_dir='out'))\n    trainer.train()\n\n\n"
+              "if __name__ == '__main__':\n    train()\n")
+
+
+def test_a_kd_trainer_of_the_projects_own_is_distillation_training() -> None:
+    files = {"utils/__init__.py": "", "utils/kd_trainer.py": _QAT_KD.format(name="KDTrainer"),
+             "train.py": _QAT_TRAIN.format(name="KDTrainer"), "run_train.sh": "torchrun --nproc_per_node=8 train.py\n"}
+    g6 = _check(_audit(files), "G6")
+    assert g6.status.value == "unused" and "distillation" in (g6.detail or ""), g6
+    # control: a trainer subclass of another purpose
+    files = {k: v.replace("KDTrainer", "LoggingTrainer") for k, v in files.items()}
+    g6 = _check(_audit(files), "G6")
+    assert g6.status.value == "n/a", g6
