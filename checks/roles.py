@@ -606,6 +606,8 @@ def _trains_itself(ff: FileFacts) -> bool:
 def _eval_mode(c: Any) -> bool:
     """``module.train(mode=False)`` / ``module.train(False)``: a switch to evaluation mode (DoRA's
     ``commonsense_evaluate.py`` before merging its adapters), not a training step."""
+    if isinstance(c, RoleCall):
+        return c.eval_mode
     return c.short == "train" and (c.kwargs.get("mode") is False or (bool(c.args) and c.args[0] is False))
 
 
@@ -1980,15 +1982,17 @@ def _alternatives_imports(files: Mapping[str, FileFacts], paths: list[str], role
 
 class RoleCall:
     """What :func:`classify_roles` reads of a call (see :func:`role_calls`): its last name segment, its enclosing function,
+    whether it switches a module to evaluation mode (``train(mode=False)``),
     its keywords whose value is a string (``name="lora_finetune"``, ``file_path="recipe.py"``), a ``setup(...)`` call's
     ``entry_points``, the full name of a config loader or of a torchvision dataset/model, the lines of a named recipe
     registration, and whether it sits in its module's main block. Reading anything else raises (so that a new read of the
     roles cannot go unrecorded)."""
 
-    __slots__ = ("_kw_lines", "_line", "_name", "args", "class_level", "func", "kwargs", "main", "short")
+    __slots__ = ("_kw_lines", "_line", "_name", "args", "class_level", "eval_mode", "func", "kwargs", "main", "short")
 
     def __init__(self, c: Any, short: str, class_level: bool = False) -> None:
         self.short = short
+        self.eval_mode = _eval_mode(c)  # ``module.train(mode=False)``: read by :func:`_trains_itself` (its value kept, not the call's)
         self.class_level = class_level  # in a class body or on a decorator's line (read for registry modules only)
         self.func: str | None = c.func
         self.main = _in_main_block(c)  # in the module's ``if __name__ == "__main__":`` block
@@ -2027,7 +2031,8 @@ class RoleCall:
         return self._kw_lines.get(keyword, self._line)
 
     def __repr__(self) -> str:
-        return repr((self.short, self.func, self.kwargs, self._name, self._line, self._kw_lines, self.main, self.class_level, self.args))
+        return repr((self.short, self.func, self.kwargs, self._name, self._line, self._kw_lines, self.main, self.class_level, self.args,
+                     self.eval_mode))
 
 
 _LOADERS = frozenset({"fromfile", "from_file", "load"})

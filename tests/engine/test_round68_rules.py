@@ -4,10 +4,13 @@ shape of the real code, with a control that keeps the rule honest."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from checks.project import placeholder_tail
 
 from .claims import audit as _audit
 from .claims import check as _check
+from .claims import scan_cold_and_cached
 
 # --- Chinese-Vicuna / LLM-Pruner: Alpaca-LoRA's accumulation count, a quotient of numbers the script knows -------------------
 
@@ -433,3 +436,13 @@ def test_a_kd_trainer_of_the_projects_own_is_distillation_training() -> None:
     files = {k: v.replace("KDTrainer", "LoggingTrainer") for k, v in files.items()}
     g6 = _check(_audit(files), "G6")
     assert g6.status.value == "n/a", g6
+
+
+def test_an_evaluation_scripts_train_false_reads_the_same_through_the_cache_recording(tmp_path: Path) -> None:
+    # the roles read calls through their recording view (``RoleCall``) when a scan keeps a facts cache: ``train(mode=False)``
+    # must be seen there too (Chinese-Vicuna's ``tools/merge_lora.py``: ``lora_model.train(False)`` read as training cached)
+    files = {"commonsense_reasoning/finetune.py": _DORA_FINETUNE, "commonsense_reasoning/commonsense_evaluate.py": _DORA_EVAL,
+             "commonsense_reasoning/llama2_7B_DoRA.sh": ("CUDA_VISIBLE_DEVICES=$4 python finetune.py --base_model x\n\n"
+                                                        "CUDA_VISIBLE_DEVICES=$4 python commonsense_evaluate.py --model LLaMA2-7B\n")}
+    report = scan_cold_and_cached(tmp_path, files)
+    assert report["scan"]["entry_points"] == ["commonsense_reasoning/finetune.py"], report["scan"]["entry_points"]
