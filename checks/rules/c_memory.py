@@ -3683,10 +3683,9 @@ def _term_number(f: Facts, term: tuple[str, Any], near: str) -> tuple[float | No
     if text.isidentifier():
         # a parameter of the script's entry function (Alpaca-LoRA's ``def train(batch_size: int = 128, micro_batch_size: int
         # = 4, ...)`` run through ``fire``, MoRA's ``train.py``): the value a launch of this very script passes
-        base = near.rsplit("/", 1)[-1]
         for st in f.effective(text, near=near):
             v = as_number(st.value)
-            if v is not None and st.source == "launcher" and str(st.script or "").strip("'\"").rsplit("/", 1)[-1] == base:
+            if v is not None and _launches_file(st, near):
                 return v, st
         return None, None
     if not _OPTION_TERM.fullmatch(text):
