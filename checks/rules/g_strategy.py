@@ -2818,7 +2818,9 @@ class G4LoRA(Check):
         gate = next((c for c, g in gated if first is None or any((x.path, x.line) == (first.path, first.line) for x in g)), None)
         if gate is not None and not full:
             where = f"; {first.key} is {first.value!r} at {first.path}:{first.line}" if first is not None else ""
-            detail = f"full-parameter fine-tuning unless a run turns LoRA on: PEFT is built only under `{gate.guard}` ({gate.path}:{gate.line}){where}"
+            # (named by the call that builds it: Telechat's DeepSpeed-Chat ``convert_linear_layer_to_lora`` is no PEFT)
+            what = "PEFT is built" if "peft" in gate.name.lower() else f"the LoRA code (`{gate.short}`) runs"
+            detail = f"full-parameter fine-tuning unless a run turns LoRA on: {what} only under `{gate.guard}` ({gate.path}:{gate.line}){where}"
         elif first is not None and not full:
             detail = (f"full-parameter fine-tuning unless a run turns LoRA on: the LoRA switch {first.key} is {first.value!r} at "
                       f"{first.path}:{first.line}, and no launch or config turns it on")

@@ -446,3 +446,29 @@ def test_an_evaluation_scripts_train_false_reads_the_same_through_the_cache_reco
                                                         "CUDA_VISIBLE_DEVICES=$4 python commonsense_evaluate.py --model LLaMA2-7B\n")}
     report = scan_cold_and_cached(tmp_path, files)
     assert report["scan"]["entry_points"] == ["commonsense_reasoning/finetune.py"], report["scan"]["entry_points"]
+
+
+# --- Telechat: DeepSpeed-Chat's own LoRA behind a rank switch is not "PEFT" -------------------------------------------------------
+
+_TELECHAT_MAIN = (
+    "import argparse\n\nimport deepspeed\nfrom transformers import AutoModelForCausalLM\n{imp}\n\n"
+    "def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument('--lora_dim', type=int, default=0)\n"
+    "    args = parser.parse_args()\n    model = AutoModelForCausalLM.from_pretrained('telechat-7b')\n"
+    "    if args.lora_dim > 0:\n{body}"
+    "    model, optimizer, _, _ = deepspeed.initialize(model=model)\n    for batch in loader:\n"
+    "        loss = model(**batch).loss\n        model.backward(loss)\n        model.step()\n\n\n"
+    "if __name__ == '__main__':\n    main()\n")
+
+
+def test_a_projects_own_lora_behind_its_switch_is_not_called_peft() -> None:
+    own = _TELECHAT_MAIN.format(imp="from utils.module.lora import convert_linear_layer_to_lora, mark_only_lora_as_trainable",
+                                body="        model = convert_linear_layer_to_lora(model, 'self_attention.', 1, args.lora_dim)\n"
+                                     "        mark_only_lora_as_trainable(model, 'lora_only')\n")
+    files = {"sft/main.py": own, "sft/run_telechat_single_node.sh": "deepspeed --master_port 29500 main.py --zero_stage 3\n"}
+    g4 = _check(_audit(files), "G4")
+    assert g4.status.value == "unused" and "PEFT" not in (g4.detail or "") and "mark_only_lora_as_trainable" in (g4.detail or ""), g4
+    # control: PEFT's own builder under the same switch is named so
+    files["sft/main.py"] = _TELECHAT_MAIN.format(imp="from peft import LoraConfig, get_peft_model",
+                                                 body="        model = get_peft_model(model, LoraConfig(r=args.lora_dim))\n")
+    g4 = _check(_audit(files), "G4")
+    assert g4.status.value == "unused" and "PEFT is built only under" in (g4.detail or ""), g4
