@@ -746,6 +746,10 @@ def _train_sites(calls: list, st: _Status) -> list:
     return [c for c in calls if st.on_path(c.path) and not _EVAL_PATH.search(c.path) and not _EVAL_FUNC.search(c.func or "")]
 
 
+#: torch dtype names as step zero writes them
+_DTYPE_NAMES = {"float32": "FP32", "bfloat16": "BF16", "float16": "FP16", "half": "FP16"}
+
+
 def _four_bit_how(values: dict[str, Any]) -> tuple[str, str]:
     """How a 4-bit base computes, in the words of step zero: the data type and compute dtype G4 read from the load, the
     defaults of a bare ``load_in_4bit=True`` named as such (FP4 computing in float32), else what every 4-bit load does."""
@@ -755,8 +759,8 @@ def _four_bit_how(values: dict[str, Any]) -> tuple[str, str]:
                 "bnb_4bit_compute_dtype being left at float32",
                 "4-bit（FP4，裸 `load_in_4bit=True` 的默认值）：每次矩阵乘先把权重反量化为 FP32（bnb_4bit_compute_dtype 保持 float32）")
     kind = f" ({qt.upper()})" if qt else ""
-    to = {"float32": "FP32", "bfloat16": "BF16", "float16": "FP16", "half": "FP16"}.get(str(dt), "the compute dtype")
-    to_zh = {"float32": "FP32", "bfloat16": "BF16", "float16": "FP16", "half": "FP16"}.get(str(dt), "计算精度")
+    named = _DTYPE_NAMES.get(str(dt))
+    to, to_zh = (named, named) if named else ("the compute dtype", "计算精度")
     return (f"4-bit{kind}: each matmul first dequantizes the weights to {to}", f"4-bit{kind.replace(' (', '（').replace(')', '）')}"
             f"：每次矩阵乘先把权重反量化为 {to_zh}")
 
