@@ -10,9 +10,11 @@ substituted.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
 import re
 from bisect import bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -358,13 +360,13 @@ def _logical_lines_at(text: str, first_line: int) -> list[tuple[int, str, list[i
 
 
 def _split_commands(tokens: list[str], keep_fi: bool = False) -> list[list[str]]:
-    """The simple commands of a logical line; ``keep_fi``: each ``fi`` is kept as a command of its own, so that the
-    caller can close the ``if`` it opened."""
+    """The simple commands of a logical line; ``keep_fi``: each ``fi`` and ``else`` is kept as a command of its own, so
+    that the caller can follow the ``if`` blocks it opened."""
     cmds: list[list[str]] = [[]]
     for t in tokens:
         if t in {"&&", "||", ";", "|", "&", ";;", "(", ")", "{", "}", "then", "do", "else", "fi", "done"}:
-            if keep_fi and t == "fi":
-                cmds.append(["fi"])
+            if keep_fi and t in ("fi", "else"):
+                cmds.append([str(t)])
             cmds.append([])
         else:
             cmds[-1].append(t)
@@ -414,6 +416,38 @@ def _bound_test(cmd: list[str]) -> tuple[str, str, float] | None:
 #: a number's tests, by what makes them true
 _BOUND_OPS: dict[str, Any] = {"-gt": lambda a, b: a > b, "-ge": lambda a, b: a >= b, "-lt": lambda a, b: a < b,
                               "-le": lambda a, b: a <= b, "-eq": lambda a, b: a == b, "-ne": lambda a, b: a != b}
+
+
+#: ``${NAME:-default}`` / ``${NAME-default}`` / ``${NAME:=default}``: the environment's value, else the script's default
+_SELF_DEFAULT = lazy_compile(r"^\$\{\w+:?[-=]")
+
+
+def _string_test(cmd: list[str], variables: Mapping[str, str], overridable: set[str] | frozenset[str] = frozenset()) -> bool | None:
+    """Whether an ``if``/``elif`` test of one variable against a string holds, where the script has set that variable to a
+    plain value of its own (LLM-Blender's ``dataset="UnifiedFeedback"`` then ``elif [[ $dataset =~ "UnifiedFeedback" ]];
+    then ... gradient_accumulation_steps=16``): ``=``, ``==`` (a glob in ``[[ ]]``), ``!=`` and ``=~``. None when the test is
+    of another shape, compound, or the value is not the script's own (a positional argument, a substitution, a default of
+    an environment value: ``overridable``)."""
+    words = [str(t) for t in cmd]
+    if words[:1] in (["if"], ["elif"]):
+        words = words[1:]
+    if len(words) != 5 or (words[0], words[-1]) not in (("[", "]"), ("[[", "]]")):
+        return None
+    a, op, b = words[1:4]
+    m = _VAR_ONLY.match(a)
+    if m is None or op not in ("=", "==", "!=", "=~") or "$" in b or "`" in b or m.group(1) in overridable:
+        return None
+    value = variables.get(m.group(1))
+    if value is None or not _set_already(value) or "$" in value or "`" in value:
+        return None
+    value = value.strip().strip("'\"")
+    if op == "=~":
+        try:
+            return re.search(b, value) is not None
+        except re.error:
+            return None
+    same = fnmatch.fnmatchcase(value, b) if words[0] == "[[" else value == b
+    return same if op != "!=" else not same
 
 
 def _set_already(value: str | None) -> bool:
@@ -728,6 +762,10 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
     empty_if: list[str | None] = []
     # the open ``if`` blocks' numeric tests of one variable (``if [ $WORKERS -gt 112 ]``): a clamp of that variable
     bound_if: list[tuple[str, str, float] | None] = []
+    # the open ``if`` blocks' string tests (:func:`_string_test`): "taken" (this branch runs), "skip" (it does not, a later
+    # one may), "done" (an earlier branch ran), "unknown"
+    branch_if: list[str] = []
+    overridable: set[str] = set()  # variables the script sets to its own default of an environment value
 
     def words_at(body: str, line: int, where: tuple[str, list[int], int, int] | None = None) -> list[_Word]:
         """The words of ``body``, each at ``line``; with ``where`` (the logical line, the offsets of its physical lines, its
@@ -846,11 +884,27 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                     empty_if.pop()
                 if bound_if:
                     bound_if.pop()
+                if branch_if:
+                    branch_if.pop()
+                continue
+            if cmd == ["else"]:
+                if branch_if:
+                    branch_if[-1] = {"taken": "done", "skip": "taken"}.get(branch_if[-1], branch_if[-1])
                 continue
             tested = _empty_test(cmd)
             if str(cmd[0]) == "if":
                 empty_if.append(tested if tested is not None and _set_already(variables.get(tested)) else None)
                 bound_if.append(_bound_test(cmd))
+                holds = _string_test(cmd, variables, overridable)
+                branch_if.append("unknown" if holds is None else "taken" if holds else "skip")
+            elif str(cmd[0]) == "elif":
+                if branch_if and branch_if[-1] in ("taken", "done"):
+                    branch_if[-1] = "done"
+                elif branch_if and branch_if[-1] == "skip":
+                    holds = _string_test(cmd, variables, overridable)
+                    branch_if[-1] = "unknown" if holds is None else "taken" if holds else "skip"
+            elif any(b in ("skip", "done") for b in branch_if) and all(_ASSIGN.match(str(t)) for t in cmd):
+                continue  # an assignment in a branch the script's own values rule out
             elif tested is not None:
                 once = tested if _set_already(variables.get(tested)) else None
                 continue
@@ -889,6 +943,9 @@ def extract_shell_text(path: str, text: str, out: FileFacts, first_line: int = 1
                 m = _ASSIGN.match(raw[k]) if k < len(raw) else None
                 if m and m.group(1) == name:
                     env_raw[name] = (raw[k], m.group(2))
+                    # ``MODE=${MODE:-ft}``: a default the caller's environment overrides (MeZO's README runs ``MODE=lora bash
+                    # finetune.sh``), so a test of it picks no branch
+                    (overridable.add if _SELF_DEFAULT.match(str(m.group(2)).strip("'\"")) else overridable.discard)(name)
                 k += 1
             body = cmd[k:]
             if not body or exported:
