@@ -611,6 +611,27 @@ def _eval_mode(c: Any) -> bool:
     return c.short == "train" and (c.kwargs.get("mode") is False or (bool(c.args) and c.args[0] is False))
 
 
+#: the calls of a loop that steps an optimizer by hand (``optimizer.zero_grad()`` before a loss scaler that steps it)
+_HAND_STEP_CALLS = frozenset({"zero_grad", "step"})
+
+
+def _calls_training(files: Mapping[str, FileFacts], index: Any, script: str) -> bool:
+    """A script that calls a function of a project module it imports whose body runs a training step (OmniQuant's
+    ``python main.py`` calls ``omniquant(lm, args, ...)`` from ``quantize/omniquant.py``, whose loop runs
+    ``optimizer.zero_grad()`` and a loss scaler that calls ``backward``): its launch starts training, though the script
+    itself names no step."""
+    ff = files[script]
+    called = {c.short for c in ff.calls}
+    for imp in ff.imports:
+        if not imp.name or imp.name not in called:
+            continue
+        for q in index.resolve(imp.module, script):
+            if q != script and q in files and any(c.func == imp.name and (c.short in _HAND_STEP_CALLS or (
+                    c.short in _STEP_CALLS and not _eval_mode(c))) for c in files[q].calls):
+                return True
+    return False
+
+
 trains_itself = _trains_itself  # (the overview asks it of a launched script: checks.project)
 
 
@@ -1485,6 +1506,15 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                                  for x in files[q].launches for t in _script_paths(x.script, pathset, index, q) if t.endswith(".py")})
         return shipped_memo[0]
 
+    # the scripts every launch of which passes ``--do_train False`` (SpinQuant's ``2_eval_ptq.sh``: ``torchrun ... ptq.py
+    # --do_train False --do_eval True``, a script whose own entry function is named ``train()``): evaluation runs
+    runs_of: dict[str, list[bool]] = defaultdict(list)
+    for q in in_play:
+        for x in files[q].launches:
+            off = str(x.script_args.get("do_train", "")).strip().lower() in ("false", "0", "no")
+            for t in _script_paths(x.script, pathset, index, q):
+                runs_of[t].append(off)
+    eval_only = {t for t, offs in runs_of.items() if all(offs)}
     launched: set[str] = set()  # the scripts the launches run
     blind: set[str] = set()  # launch files with a training launch whose script is not resolved
     trains_somewhere: list[bool] = []  # (computed on first need) whether any file in scope so far trains itself
@@ -1522,11 +1552,14 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
                         # speculative-decoding scripts, is the project itself): its inference scripts are its run
                         continue
                     roles.by_path[t], roles.why[t] = EVAL, f"an inference script {p} launches: it runs no training step"
+            for t in targets:
+                if t in eval_only and t not in roles.by_path and t not in forced_set:
+                    roles.by_path[t], roles.why[t] = EVAL, f"every launch of it passes --do_train False ({p}): an evaluation run"
             if launch.launcher == "python" and not launch.wrappers:
                 # ``python run_streaming.py`` (an inference experiment's script) starts training only when the script
                 # is named for it or trains itself; a distributed launcher (torchrun, deepspeed, srun) keeps its script
                 targets = [t for t in targets if _ENTRY_NAME.match(t.rsplit("/", 1)[-1]) or _trains_itself(files[t])
-                           or roles.by_path.get(t) == EVAL]
+                           or roles.by_path.get(t) == EVAL or _calls_training(files, index, t)]
             # a launch of an evaluation harness's script (Megatron-DeepSpeed ``MoE/ds_evalharness.sh`` runs
             # ``tasks/eval_harness/evaluate.py``): an evaluation run, whatever parallel layout it passes
             evaluates += [t for t in targets if roles.by_path.get(t) == EVAL]

@@ -229,6 +229,8 @@ _NA_ZH: tuple[tuple[str, str], ...] = (
     ("not judged: no checkpoint", "训练路径上没有检查点保存间隔的设置，训练步循环中也没有保存调用；请确认启动命令实际的保存频率"),
     ("not judged: no logging", "训练路径上没有日志间隔的设置，训练步循环中也没有日志调用；请确认启动命令实际的日志频率"),
     ("not judged: no tracker", "训练路径上没有上报间隔的设置，训练步循环中也没有 W&B/TensorBoard/MLflow 等上报调用；请确认实际的上报频率"),
+    # G4/G5 of a run that trains only parameters it adds to a frozen model (before "fine-tun", which its reason holds)
+    ("every pretrained weight is frozen", "预训练模型的全部权重已冻结，只训练项目新增的参数：没有需要 LoRA 化的权重微调，也没有可再选择冻结的层"),
     ("ignored by the repository", "已被仓库配置忽略"),
     ("no inference", "项目不做推理（仅训练；评测中的生成不计入）"),
     ("no training step on any path", INFERENCE_ONLY_ZH),

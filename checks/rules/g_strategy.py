@@ -57,6 +57,7 @@ from ._helpers import (
     guard_off,
     hf_sites_training_first,
     parse_expr,
+    resolve_file,
     set_under_off_branch,
     uncalled_function,
     unlaunched_ds_configs,
@@ -2801,6 +2802,11 @@ class G4LoRA(Check):
             return Outcome(N, evs([x]), f"no LoRA/PEFT, and none needed: the language model is frozen ({x.path}:{x.line}); only "
                            "the modules around it train, so LoRA would add trainable weights rather than save memory",
                            {"finetuning": "frozen-llm"})
+        base = _frozen_base(f, train) if not off and not full and not frozen else []
+        if base:
+            x = base[0]
+            return Outcome(Status.NA, evs(base[:3]), f"{FROZEN_BASE} ({x.path}:{x.line}); only the parameters the project adds train, "
+                           "so no fine-tuning of the model's weights to make parameter-efficient", {"finetuning": "frozen-base"})
         if frozen:
             # (open_flamingo freezes the whole model and trains its Perceiver and cross-attention layers: not "full-parameter")
             x = frozen[0]
@@ -2827,7 +2833,7 @@ class G4LoRA(Check):
         return Outcome(N, evs(full + off), detail, {"finetuning": kind})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
-        if outcome.status == U or outcome.values.get("finetuning") == "frozen-llm":
+        if outcome.status == U or outcome.values.get("finetuning") in ("frozen-llm", "frozen-base"):
             return None
         b = ctx.project.params_billions
         if b is not None and b < 1:
@@ -3036,6 +3042,49 @@ def _frozen_llm(f: Facts, train: Any) -> list[Any]:
     return sorted(out, key=lambda x: (x.path, x.line))
 
 
+#: the n/a reason of G4 and G5 when the run trains only parameters it adds to a frozen model (see :func:`_frozen_base`)
+FROZEN_BASE = "every pretrained weight is frozen"
+#: a wrapper's hold on the model it wraps: OmniQuant's ``lm = LMClass(args)`` keeps the HF model as ``lm.model``
+_WRAPPED_WHOLE = frozenset({"lm.model"})
+
+
+def _whole_or_wrapped(expr: str) -> bool:
+    e = re.sub(r"\.(parameters|named_parameters)\(\)$", "", expr.strip())
+    return _is_whole(e) or e in _WRAPPED_WHOLE
+
+
+#: the names a launched script gives the model it trains (not ``module``/``net``: loop variables over a list of parts, as
+#: Megatron-LM's MIMO provider freezes ``for module in modules_to_freeze: for param in module.parameters()``)
+_TRAINED_MODEL = frozenset({"model", "self.model", "lm.model", "model.module", "base_model", "pretrained_model", "hf_model", "llm"})
+
+
+def _frozen_base(f: Facts, train: Any) -> list[Any]:
+    """Unconditional freezes of the whole trained model in the training path's files, with nothing of it switched back on
+    in the same function: SpinQuant's ``for param in model.parameters(): param.requires_grad = False`` before it adds the
+    R1/R2 rotations it trains, OmniQuant's loop over ``lm.model.parameters()`` before it trains per-layer clipping and
+    smoothing factors. Every pretrained weight is fixed and only parameters the project adds train: neither full
+    fine-tuning (G4) nor a choice of layers to freeze (G5). Not a helper named for freezing (called on a sub-module), an
+    auxiliary or copied model, a module put in eval mode, or a function nothing calls."""
+    unf = _unfreezes(f)
+    out: list[Any] = []
+    # in a script a launch or documented command runs (SpinQuant's ``optimize_rotation.py``, OmniQuant's ``main.py``): the
+    # run's own model, not a part frozen in one example's model provider
+    launched = {p for x in (*f.launches(), *f.records("doc_launches")) if x.script and (p := resolve_file(f, str(x.script)))}
+
+    def keep(x: Any, scope: str) -> bool:
+        func = str(getattr(x, "func", "") or "").lower()
+        name = re.sub(r"\.(parameters|named_parameters)\(\)$", "", scope.strip())
+        return (x.path in train and x.path in launched and name in _TRAINED_MODEL and not getattr(x, "guard", None)
+                and not unf.get((x.path, x.func))
+                and not any(w in func for w in ("freeze", "frozen", "fix")) and not _AUX_MODEL.search(scope.split("(")[0])
+                and not _not_layer_freezing(x, scope) and not _frozen_copy(f, x) and not _never_called(f, x))
+
+    out += [a for a in f.attr_assigns("requires_grad") if truthy(a.value) is False and a.loop and keep(a, a.loop)]
+    out += [c for c in _live(f, f.calls("requires_grad_")) if truthy(_grad_arg(c)) is False and not isinstance(_grad_arg(c), Expr)
+            and keep(c, _receiver(c)) and not _put_in_eval(f, c, _receiver(c))]
+    return sorted(out, key=lambda x: (x.path, x.line))
+
+
 def freeze_sites(f: Facts) -> list[Any]:
     """Code that freezes a subset of a trained model's parameters."""
     unf = _unfreezes(f)
@@ -3048,7 +3097,7 @@ def freeze_sites(f: Facts) -> list[Any]:
             continue
         if a.loop and "named_parameters" in a.loop:
             out.append(a)
-        elif _is_whole(scope) or (not a.loop and a.target.startswith("?")):
+        elif _whole_or_wrapped(scope) or (not a.loop and a.target.startswith("?")):
             if unf.get((a.path, a.func)):
                 out.append(a)  # freeze everything, then unfreeze a part
         else:
@@ -3061,7 +3110,7 @@ def freeze_sites(f: Facts) -> list[Any]:
             continue
         if recv and any(_receiver(u) == recv and u.line > c.line for u in unf.get((c.path, c.func), []) if isinstance(u, Call)):
             continue  # ``inputs_embeds.requires_grad_(False)`` ... ``.requires_grad_(True)`` again: a toggle around an in-place op
-        if _is_whole(recv):
+        if _whole_or_wrapped(recv):
             if unf.get((c.path, c.func)):
                 out.append(c)
         elif recv:
@@ -3472,11 +3521,16 @@ class G5LayerFreezing(Check):
             # (ChatGLM's P-Tuning v2 launches: the base weights are frozen and only the prefix encoder trains)
             return Outcome(N, prefix.evidence, "no layers frozen beyond the base weights prefix tuning already freezes (G4): "
                            "no advice for a P-Tuning run", {"layer_freezing": "lora"})
+        base = _frozen_base(f, ctx.project.training_files)
+        if base and not off:
+            x = base[0]
+            return Outcome(Status.NA, evs(base[:3]), f"{FROZEN_BASE} ({x.path}:{x.line}); only the parameters the project adds train, "
+                           "so no layers are left to choose", {"layer_freezing": "frozen-base"})
         detail = "freezing switches are off" if off else "no layer freezing found"
         return Outcome(N, evs(off), f"{detail}; {dist}" if dist else detail, {"layer_freezing": False})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
-        if outcome.status == U or outcome.values.get("layer_freezing") == "lora":
+        if outcome.status == U or outcome.values.get("layer_freezing") in ("lora", "frozen-base"):
             return None
         return self.priority
 

@@ -7,6 +7,83 @@ from __future__ import annotations
 from .claims import audit as _audit
 from .claims import check as _check
 
+# --- SpinQuant / OmniQuant: a frozen model whose added parameters train is neither full fine-tuning nor layer freezing ------
+
+_ROTATION_TRAIN = (
+    "import torch\nimport transformers\nfrom transformers import LlamaForCausalLM, Trainer\n\n"
+    "from train_utils.rotation import RotateModule\n\n\n"
+    "def train(args):\n    model = LlamaForCausalLM.from_pretrained(args.input_model, torch_dtype=torch.bfloat16)\n"
+    "{freeze}"
+    "    model.R1 = RotateModule(torch.eye(4096))\n"
+    "    trainer = Trainer(model=model, args=args, train_dataset=data)\n    trainer.train()\n\n\n"
+    "if __name__ == '__main__':\n    train(transformers.HfArgumentParser(transformers.TrainingArguments).parse_args_into_dataclasses()[0])\n")
+_ROTATION_SH = "torchrun --nnodes=1 --nproc_per_node=8 optimize_rotation.py --input_model meta-llama/Llama-2-7b-hf --bf16 True\n"
+
+
+def test_a_model_frozen_whole_before_its_added_parameters_train_is_not_full_fine_tuning() -> None:
+    freeze = "    for param in model.parameters():\n        param.requires_grad = False\n"
+    files = {"optimize_rotation.py": _ROTATION_TRAIN.format(freeze=freeze), "scripts/10_optimize_rotation.sh": _ROTATION_SH}
+    a = _audit(files)
+    g4, g5 = _check(a, "G4"), _check(a, "G5")
+    assert g4.status.value == "n/a" and "every pretrained weight is frozen (optimize_rotation.py:11)" in (g4.detail or ""), g4
+    assert g5.status.value == "n/a" and g5.recommendation is None, g5
+    # control: without the freeze the model is fine-tuned in full
+    a = _audit({**files, "optimize_rotation.py": _ROTATION_TRAIN.format(freeze="")})
+    g4 = _check(a, "G4")
+    assert g4.status.value == "unused" and "full-parameter" in (g4.detail or ""), g4
+
+
+def test_a_freeze_helper_called_on_a_part_is_not_a_frozen_base() -> None:
+    # ``def freeze(model)`` called on the vision tower: a loop over ``model.parameters()`` inside a helper named for freezing
+    freeze = "    freeze_module(model.vision_tower)\n"
+    helper = "\n\ndef freeze_module(model):\n    for p in model.parameters():\n        p.requires_grad = False\n"
+    files = {"optimize_rotation.py": _ROTATION_TRAIN.format(freeze=freeze) + helper, "scripts/10_optimize_rotation.sh": _ROTATION_SH}
+    g4 = _check(_audit(files), "G4")
+    assert g4.status.value != "n/a", g4
+    # nor a loop over a list of parts (Megatron-LM's MIMO provider: ``for module in modules_to_freeze: for param in
+    # module.parameters(): param.requires_grad = False``)
+    freeze = ("    for module in [model.model.embed_tokens, model.lm_head]:\n        for param in module.parameters():\n"
+              "            param.requires_grad = False\n")
+    files["optimize_rotation.py"] = _ROTATION_TRAIN.format(freeze=freeze)
+    g4 = _check(_audit(files), "G4")
+    assert g4.status.value != "n/a", g4
+
+
+# --- OmniQuant: ``python main.py`` whose step sits in a function of an imported module ------------------------------------
+
+_OMNI_MAIN = (
+    "import argparse\n\nimport torch\n\nfrom models.LMClass import LMClass\nfrom quantize.omniquant import omniquant\n\n\n"
+    "def main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument('--model', type=str)\n"
+    "    parser.add_argument('--epochs', type=int, default=0)\n    args = parser.parse_args()\n"
+    "    lm = LMClass(args)\n    for param in lm.model.parameters():\n        param.requires_grad = False\n"
+    "    omniquant(lm, args)\n\n\nif __name__ == '__main__':\n    main()\n")
+_OMNI_LOOP = (
+    "import torch\n\n\ndef omniquant(lm, args):\n    layers = lm.model.model.layers\n    for i in range(len(layers)):\n"
+    "        qlayer = layers[i].cuda()\n        optimizer = torch.optim.AdamW(qlayer.parameters(), lr=1e-3)\n"
+    "        for epoch in range(args.epochs):\n            for j in range(128):\n"
+    "                loss = qlayer(inps[j]).float().pow(2).mean()\n                optimizer.zero_grad()\n"
+    "                {step}\n        layers[i] = qlayer.cpu()\n        torch.cuda.empty_cache()\n")
+_OMNI_LM = ("from transformers import AutoModelForCausalLM\n\n\nclass LMClass:\n    def __init__(self, args):\n"
+            "        self.model = AutoModelForCausalLM.from_pretrained(args.model, device_map='cpu', torch_dtype='auto')\n")
+_OMNI_SH = "CUDA_VISIBLE_DEVICES=0 python main.py \\\n--model /PATH/TO/Llama-2-7b --epochs 20\n"
+
+
+def _omni(step: str) -> dict[str, str]:
+    return {"main.py": _OMNI_MAIN, "quantize/__init__.py": "", "quantize/omniquant.py": _OMNI_LOOP.format(step=step),
+            "models/__init__.py": "", "models/LMClass.py": _OMNI_LM, "scripts/Llama-2/Llama-2-7b/w3a16.sh": _OMNI_SH}
+
+
+def test_a_python_launch_whose_imported_function_steps_is_the_training_path() -> None:
+    a = _audit(_omni("loss_scaler(loss, optimizer)"))
+    assert "main.py" in a.project.training_files and "quantize/omniquant.py" in a.project.training_files, a.project.training_files
+    g5 = _check(a, "G5")
+    assert g5.status.value == "n/a" and "main.py:16" in (g5.detail or ""), g5  # ``lm.model`` is the whole model
+    # control: the imported function runs no step, so ``python main.py`` is no training launch
+    a = _audit(_omni("print(loss)").__or__({"quantize/omniquant.py": _OMNI_LOOP.format(step="print(loss)")
+                                            .replace("optimizer.zero_grad()", "print(optimizer)")}))
+    assert "main.py" not in a.project.training_files, a.project.training_files
+
+
 # --- LLM-Blender: the branch of a launch script its own variable selects; FP16 launches beside a BF16 dtype field ----------
 
 _RANKER_SH = (
@@ -42,3 +119,25 @@ def test_a_launch_scripts_if_elif_on_its_own_variable_picks_one_branch() -> None
     files["train_ranker.sh"] = _RANKER_SH.format(dataset='dataset=${DATASET:-UnifiedFeedback}')
     c5 = _check(_audit(files), "C5")
     assert c5.values.get("gradient_accumulation_steps") == 8, c5
+
+
+# --- SpinQuant: a script every launch runs with ``--do_train False`` is an evaluation run ---------------------------------
+
+_PTQ = ("import torch\nimport transformers\n\nfrom eval_utils.modeling_llama import LlamaForCausalLM\n\n\n"
+        "def train() -> None:\n    args = transformers.HfArgumentParser(transformers.TrainingArguments).parse_args_into_dataclasses()[0]\n"
+        "    model = LlamaForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf', torch_dtype=torch.bfloat16)\n"
+        "    print(evaluate(model))\n\n\nif __name__ == '__main__':\n    train()\n")
+_EVAL_MODEL = ("import torch\n\n\nclass LlamaForCausalLM(torch.nn.Module):\n    def forward(self, q, k, v):\n"
+               "        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)\n")
+
+
+def test_a_script_every_launch_runs_with_do_train_false_is_evaluation() -> None:
+    files = {"optimize_rotation.py": _ROTATION_TRAIN.format(freeze=""), "scripts/10_optimize_rotation.sh": _ROTATION_SH,
+             "ptq.py": _PTQ, "eval_utils/__init__.py": "", "eval_utils/modeling_llama.py": _EVAL_MODEL,
+             "scripts/2_eval_ptq.sh": "torchrun --nnodes=1 --nproc_per_node=1 ptq.py \\\n--input_model $1 \\\n--do_train False \\\n"
+                                      "--do_eval True \\\n--bf16 True\n"}
+    a = _audit(files)
+    assert "ptq.py" not in a.project.training_files and "eval_utils/modeling_llama.py" not in a.project.training_files
+    # control: a launch that trains with it keeps it on the training path
+    files["scripts/3_train_ptq.sh"] = "torchrun --nnodes=1 --nproc_per_node=8 ptq.py --input_model $1 --do_train True --bf16 True\n"
+    assert "ptq.py" in _audit(files).project.training_files
