@@ -854,6 +854,14 @@ def _inference_launch(facts: Facts, launch: Any) -> bool:
     return ff is not None and not trains_itself(ff) and not any(c.short in ("step", "zero_grad") for c in ff.calls)
 
 
+def _hf_trainer_seen(facts: Facts) -> bool:
+    """transformers' or TRL's Trainer (or one of their trainers) imported or called in scope: it runs on Accelerate."""
+    return any((i.name or "").endswith("Trainer") for i in facts.imports("transformers", "trl")) or any(
+        r.name.endswith("Trainer") for r in facts.refs("transformers.*", "trl.*")) or any(
+        c.short.endswith("Trainer") for c in facts.calls("transformers.*", "trl.*")) or any(
+        b.startswith(("transformers.", "trl.")) and b.endswith("Trainer") for ff in facts.files.values() for k in ff.classes for b in k.bases)
+
+
 def detect_project(facts: Facts, hardware: str | None = None, training: Iterable[str] | None = None) -> Project:
     """The overview, from the facts in scope. ``training``: the files on the training path (their own settings
     are the project's defaults when recipes disagree); None when the roles were not classified."""
@@ -872,6 +880,11 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
             if fw in _IMPORTED_LIBRARIES and own_python:
                 # a library the project's own PyTorch code never imports (minimind lists ``trl==0.13.0`` in requirements.txt
                 # and writes its DPO/GRPO loops by hand): declared, not used; a recipe that names it still counts (below)
+                p.notes.setdefault("declared_only", []).append(fw)
+                continue
+            if fw == "accelerate" and own_python and not _hf_trainer_seen(facts):
+                # Accelerate in pyproject.toml beside a hand-written loop that never imports it (OmniQuant's ``main.py``
+                # calibrates layer by layer; B3: "only a dependency"), and no HF Trainer that would run on it
                 p.notes.setdefault("declared_only", []).append(fw)
                 continue
             if fw == "liger-kernel" and own_python and not any(truthy(s.value) for s in facts.settings(*_LIGER_SWITCHES)):

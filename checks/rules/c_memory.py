@@ -3818,6 +3818,8 @@ def _in_hot_loop(c: Call) -> bool:
         return False
     if c.loop and _EPOCH_LOOP.search(c.loop):
         return False  # PLLaVA: ``torch.cuda.empty_cache()`` in ``for epoch in range(start_epoch, epochs):`` before its step loop
+    if c.loop and _LAYER_LOOP.match(c.loop):
+        return False  # OmniQuant: ``for i in range(len(layers)):`` calibrates one decoder layer, then frees the cache: per layer
     if c.func and _CHECKPOINT_FUNC.search(c.func):
         return False  # molmo ``restore_checkpoint``: a loop over ranks loading optimizer state, once per resume
     # a function that is one step (``training_step``, ``train_batch``, ``forward``) runs every step; a call in the body of
@@ -3826,6 +3828,10 @@ def _in_hot_loop(c: Call) -> bool:
     return bool(c.loop) or bool(c.func and _STEP_FUNC_NAME.search(c.func))
 
 
+#: a loop over a model's layers (``range(len(layers))``, ``enumerate(model.layers)``, ``tqdm(range(num_layers))``): its
+#: body runs once per layer, around whatever per-layer work (quantization, calibration) it holds
+_LAYER_LOOP = lazy_compile(r"(?i)^(?:tqdm\()?(?:enumerate\(|range\((?:len\()?)?(?:[\w.]+\.)?(?:layers|blocks|num_layers|n_layers?|"
+                           r"num_hidden_layers)\)*(?:,[^()]*\))?$")
 #: a function that loads, restores or saves a checkpoint (run once per resume or per save, not per step)
 _CHECKPOINT_FUNC = lazy_compile(r"(?i)(^|_)(load|restore|save|resume|unshard)_?\w*(checkpoint|ckpt|state_dict)|checkpoint_(load|restore|save)")
 #: a loop over epochs (``range(start_epoch, config.scheduler.epochs)``, ``trange(args.num_train_epochs)``): once per epoch,

@@ -84,6 +84,27 @@ def test_a_python_launch_whose_imported_function_steps_is_the_training_path() ->
     assert "main.py" not in a.project.training_files, a.project.training_files
 
 
+def test_empty_cache_once_per_layer_is_not_every_step() -> None:
+    c6 = _check(_audit(_omni("loss_scaler(loss, optimizer)")), "C6")
+    assert "empty_cache" not in (c6.detail or ""), c6
+    # control: the same call in the sample loop runs every step
+    files = _omni("loss_scaler(loss, optimizer)\n                torch.cuda.empty_cache()")
+    c6 = _check(_audit(files), "C6")
+    assert "empty_cache() runs in the training loop" in (c6.detail or ""), c6
+
+
+def test_an_accelerate_dependency_nothing_imports_is_not_a_framework_of_a_hand_loop() -> None:
+    files = {**_omni("loss_scaler(loss, optimizer)"), "pyproject.toml": (
+        "[project]\nname = 'omniquant'\nversion = '0.0.1'\ndependencies = [\"accelerate\", \"transformers\", \"torch\"]\n")}
+    a = _audit(files)
+    assert "accelerate" not in a.project.frameworks and "transformers" in a.project.frameworks, a.project.frameworks
+    # control: an HF Trainer subclass runs on Accelerate, so the dependency is a framework of the run
+    files["quantize/trainer.py"] = "import transformers\n\n\nclass MyTrainer(transformers.Trainer):\n    pass\n"
+    files["main.py"] = _OMNI_MAIN.replace("from quantize.omniquant import omniquant\n",
+                                          "from quantize.omniquant import omniquant\nfrom quantize.trainer import MyTrainer\n")
+    assert "accelerate" in _audit(files).project.frameworks
+
+
 # --- LLM-Blender: the branch of a launch script its own variable selects; FP16 launches beside a BF16 dtype field ----------
 
 _RANKER_SH = (
