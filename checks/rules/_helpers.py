@@ -2188,7 +2188,13 @@ def unlaunched_ds_configs(facts: Facts) -> frozenset[str]:
     named = {resolve_file(facts, s.value) for s in refs}
     # only launch scripts' choices: recipe files that name configs (axolotl's ``deepspeed: deepspeed_configs/zero2.json``)
     # sit beside a menu the README offers whole (``--deepspeed deepspeed_configs/zero1.json``)
-    if refs and None not in named and all(s.source == "launcher" for s in refs):
+    # (or a recipe that a launch or documented command itself passes: LongQLoRA's README runs ``deepspeed train.py
+    # --train_args_file ./train_args/llama2-7b-pretrain.yaml``, whose ``deepspeed:`` key names the ZeRO-2 config; its
+    # ``deepspeed_config_s3.json`` is named by nothing)
+    passed = _launch_passed_files(facts) if refs and any(s.source == "config" for s in refs) else frozenset()
+    offered = any(h.kind == "command_flag" and h.value in ("deepspeed", "deepspeed_config") for h in facts.records("doc_hints"))
+    if refs and None not in named and all(s.source == "launcher" or (s.source == "config" and s.path in passed and not offered)
+                                          for s in refs):
         configs = {e.path for e in facts.config("zero_optimization") if e.path.endswith(".json") and not _TEST_FILE.search(e.path)}
         out |= frozenset(configs - named) if configs & named else frozenset()
     elif not refs and _deepspeed_never_passed(facts):
@@ -2196,6 +2202,19 @@ def unlaunched_ds_configs(facts: Facts) -> frozenset[str]:
     out |= unlaunched_accelerate_configs(facts)  # (an accelerate config's ``deepspeed_config`` no launch picks)
     facts._memo[key] = out  # type: ignore[assignment]
     return out
+
+
+def _launch_passed_files(facts: Facts) -> frozenset[str]:
+    """The repository files that a launch script's or a documented command's arguments name (``--train_args_file
+    ./train_args/vicuna-13b-sft.yaml``), outside tests."""
+    out: set[str] = set()
+    for x in (*facts.launches(), *facts.records("doc_launches")):
+        if _TEST_FILE.search(x.path):
+            continue
+        for v in (*x.launcher_args.values(), *x.script_args.values()):
+            if isinstance(v, str) and (p := resolve_file(facts, v)):
+                out.add(p)
+    return frozenset(out)
 
 
 def unlaunched_accelerate_configs(facts: Facts) -> frozenset[str]:

@@ -23,6 +23,7 @@ from ..model import Bottleneck, Evidence, Example, FixSafety, Outcome, Priority,
 from ..project import _INFERENCE_ENGINES, _SERVE_PATH, _absolute_module, _library_demo_lines, recipe_files
 from ._helpers import (
     HF_DEFAULTS,
+    INFERENCE_PATH,
     _module_names,
     callers_off,
     class_at,
@@ -1037,7 +1038,14 @@ def _megatron_data(f: Facts) -> list[Any]:
 
 
 def _memmap_calls(f: Facts) -> list[Call]:
-    return [c for c in f.calls("numpy.memmap", "np.memmap") if not _in_tests(c.path)]
+    """``np.memmap`` calls outside tests and outside a class nothing builds (LongQLoRA's ``EvalDataset`` in
+    ``component/dataset.py``: ``train.py`` imports that module's ``PretrainDataset`` and ``VicunaSFTDataset``, never it)."""
+    out = []
+    for c in f.calls("numpy.memmap", "np.memmap"):
+        k = class_span_at(f, c.path, c.line) if not _in_tests(c.path) else None
+        if not _in_tests(c.path) and (k is None or not _class_never_built(f, k.path, k.line, k.name)):
+            out.append(c)
+    return out
 
 
 #: an offset past a file's own header, as written (``offset=HDR_SIZE``, ``offset=header_bytes``)
@@ -4083,8 +4091,10 @@ class F6OfflinePreprocessing(_DataCheck):
         collated = [c for c in sites["collator"] if not training or c.path in training]
         # a mock dataset tokenizes the fake text it makes up (Megatron-LM ``examples/mimo/data/mock.py``: ``_mock_tokenize``
         # in ``__getitem__``): no run's data
+        # ... nor the model interface an evaluation harness calls (OmniQuant's ``LMClass(BaseLM).tok_encode``, lm-eval's API)
         real = [c for c in sites["online"] + collated
-                if not (_MOCK_DATA.search(c.path) or _MOCK_DATA.search(c.func or "") or _MOCK_DATA.search(c.short))]
+                if not (_MOCK_DATA.search(c.path) or _MOCK_DATA.search(c.func or "") or _MOCK_DATA.search(c.short))
+                and (c.func or "").rsplit(".", 1)[-1] not in _EVAL_HARNESS_METHODS]
         on_sites, minor = _minority_sites(f, real, _ONLINE_FUNCS)
         note = _minority_note(f, minor, "tokenization runs per sample")
         online = [_ev(c, key=f"{c.short}() in {c.func}") for c in on_sites]
@@ -4126,6 +4136,12 @@ class F6OfflinePreprocessing(_DataCheck):
                            "in the training process); nothing is tokenized ahead", {"preprocessing": "step"})
         if offline:
             return Outcome(U, _unique_ev(offline), "data tokenized ahead of training and saved/cached for reuse" + note, {"preprocessing": "offline"})
+        cache = _disk_cache(f, training) if startup else []
+        if cache:
+            save, load = cache[0]
+            return Outcome(U, _unique_ev([_ev(save, key="torch.save (cache)"), _ev(load, key="torch.load (cache)")]), f"the data is tokenized once and cached to disk: {save.name}() at "
+                           f"{save.path}:{save.line} writes it, and a later run loads it ({load.path}:{load.line}) instead of "
+                           "tokenizing again", {"preprocessing": "cached"})
         if startup:
             kept = [c for c in at_start if _KEPT_TOKENS.match(c.text)]
             if kept:
@@ -5592,6 +5608,36 @@ class F9StreamingDatasets(_DataCheck):
         return Outcome(N, off, "streaming explicitly disabled" if off else "no streaming dataset found", {"streaming": False})
 
 
+def _disk_cache(f: Facts, training: Any) -> list[tuple[Call, Call]]:
+    """Build-once caches of the training data: ``torch.save(x, path)`` where ``not os.path.exists(path)``, beside a
+    ``torch.load(path)`` where it exists, in the same function of a training-path file (OmniQuant's ``main``:
+    ``cache_dataloader = f'{args.cache_dir}/dataloader_...cache'``; ``if os.path.exists(cache_dataloader): dataloader =
+    torch.load(cache_dataloader)`` ... ``else: dataloader, _ = get_loaders(...); torch.save(dataloader, cache_dataloader)``).
+    Not in an evaluation function (its test split's cache)."""
+    out: list[tuple[Call, Call]] = []
+    loads = f.calls("torch.load")
+    for sv in f.calls("torch.save"):
+        if len(sv.args) < 2 or not isinstance(sv.args[1], Expr) or (training and sv.path not in training):
+            continue
+        if INFERENCE_PATH.search((sv.func or "") + ".py"):
+            continue
+        where = sv.args[1].text
+        if f"os.path.exists({where})" not in (sv.guard or ""):
+            continue
+        for ld in loads:
+            if (ld.path, ld.func) == (sv.path, sv.func) and ld.args and isinstance(ld.args[0], Expr) and ld.args[0].text == where \
+                    and f"os.path.exists({where})" in (ld.guard or "").replace(f"not (os.path.exists({where}))", ""):
+                out.append((sv, ld))
+                break
+    return out
+
+
+#: the methods an evaluation harness calls on the model it scores (lm-evaluation-harness ``LM``/``BaseLM``): a tokenizer call in
+#: them encodes benchmark prompts, not the training data
+_EVAL_HARNESS_METHODS = frozenset({"tok_encode", "tok_batch_encode", "tok_decode", "loglikelihood", "loglikelihood_rolling",
+                                   "generate_until", "greedy_until", "_loglikelihood_tokens", "_model_call", "_model_generate"})
+
+
 #: a packing wrapper's class line (TRL's ``ConstantLengthDataset``)
 _PACKING_WRAPPER = lazy_compile(r"\s*class\s+ConstantLength\w*Dataset\b")
 
@@ -5607,27 +5653,32 @@ def _never_built(f: Facts, r: Any) -> bool:
     trl's ``trainer/utils.py`` for a collator, and that module also defines ``ConstantLengthDataset``, which only trl's
     ``SFTTrainer`` (not on the training path) builds."""
     m = re.match(r"\s*class\s+(\w+)", r.text)
-    if m is None:
-        return False
-    name = m.group(1)
+    return m is not None and _class_never_built(f, r.path, r.line, m.group(1))
+
+
+def _class_never_built(f: Facts, path: str, line: int, name: str) -> bool:
+    """The class ``name`` defined at ``path:line`` is never built, named, subclassed or registered in scope, while the
+    training path imports other names of its module (see :func:`_never_built`)."""
     # the project imports other names from that module (``from trl.trainer.utils import DPODataCollatorWithPadding``),
     # never this one: a module used for something else. A module nothing imports by name (a library's dataset classes
     # its configs build by string) is not judged this way
-    mods = _module_names(r.path)
+    mods = _module_names(path)
     # (a relative import names one module: ``from .utils import *`` in ``llava/model/quantization/`` is not VILA's
     # ``llava/trl/trainer/utils.py``)
-    users = [i for i in f.records("imports") if i.name and i.path != r.path
+    users = [i for i in f.records("imports") if i.name and i.path != path
              and (_absolute_module(i.module, i.path) in mods if i.module.startswith(".")
                   else any(m == i.module or m.endswith("." + i.module) for m in mods) if "." in i.module
                   # (a one-word ``from utils import *`` is a script's sibling module)
-                  else i.path.rpartition("/")[0] == r.path.rpartition("/")[0] and r.path.endswith(f"/{i.module}.py"))]
+                  else i.path.rpartition("/")[0] == path.rpartition("/")[0] and path.endswith(f"/{i.module}.py"))]
     if not users or any(i.name in (name, "*") for i in users):
         return False
     if any(c.short == name for c in f.calls(name)):
         return False
-    if any(x.line != r.line or x.path != r.path for x in f.refs(name)):
+    if any(x.line != line or x.path != path for x in f.refs(name)):
         return False
-    return not any(d.path == r.path and r.line - 3 <= d.line < r.line for d in f.records("decorators"))
+    if any(name in (b.rsplit(".", 1)[-1] for b in k.bases) for ff in f.files.values() for k in ff.classes):
+        return False
+    return not any(d.path == path and line - 3 <= d.line < line for d in f.records("decorators"))
 
 
 #: reads of a whole data file into memory (a parquet/feather table, a DataFrame, a JSON document, a pickled or ``.npy`` array)

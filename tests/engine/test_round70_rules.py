@@ -105,6 +105,56 @@ def test_an_accelerate_dependency_nothing_imports_is_not_a_framework_of_a_hand_l
     assert "accelerate" in _audit(files).project.frameworks
 
 
+# --- LongQLoRA: a dataset class nothing builds; the ZeRO config the launched recipes name ----------------------------------
+
+_LQ_DATASET = (
+    "import json\n\nimport numpy as np\nfrom torch.utils.data import Dataset\n\n\n"
+    "class PretrainDataset(Dataset):\n    def __init__(self, file, tokenizer, max_seq_length):\n"
+    "        with open(file, 'r', encoding='utf8') as f:\n            self.data_list = f.readlines()\n\n"
+    "    def __getitem__(self, index):\n        return json.loads(self.data_list[index])['text']\n\n\n"
+    "class EvalDataset(Dataset):\n    def __init__(self, file, tokenizer, max_seq_length, sliding_window=256):\n"
+    "        token_list = np.memmap(file, dtype=np.uint16, mode='r').tolist()\n        self.data_list = token_list\n\n"
+    "    def __getitem__(self, index):\n        return self.data_list[index]\n")
+_LQ_TRAIN = (
+    "from transformers import HfArgumentParser, Trainer, TrainingArguments, AutoModelForCausalLM\n\n"
+    "from component.dataset import {names}\n\n\ndef main():\n"
+    "    args = HfArgumentParser(TrainingArguments).parse_json_file('train_args/llama2-7b-pretrain.yaml')[0]\n"
+    "    model = AutoModelForCausalLM.from_pretrained('NousResearch/Llama-2-7b-hf')\n"
+    "    train_dataset = {build}(args.train_file, None, 8192)\n"
+    "    Trainer(model=model, args=args, train_dataset=train_dataset).train()\n\n\nif __name__ == '__main__':\n    main()\n")
+_LQ_YAML = ("output_dir: ./output/LongQLoRA-Llama2-7b-8k\nmodel_name_or_path: NousResearch/Llama-2-7b-hf\n"
+            "train_file: ./data/pretrain/pretrain_dummy_data.jsonl\ndeepspeed: ./train_args/deepspeed/deepspeed_config_s2.json\n"
+            "per_device_train_batch_size: 1\ngradient_accumulation_steps: 16\nfp16: true\n")
+_S2 = '{\n  "zero_optimization": {\n    "stage": 2,\n    "offload_optimizer": {"device": "cpu"}\n  },\n  "fp16": {"enabled": "auto"}\n}\n'
+_S3 = '{\n  "fp16": {"enabled": "auto"},\n  "zero_optimization": {\n    "stage": 3,\n    "offload_param": {"device": "cpu"}\n  }\n}\n'
+_LQ_README = "# LongQLoRA\n\n```bash\ndeepspeed train.py --train_args_file ./train_args/llama2-7b-pretrain.yaml\n```\n"
+
+
+def _lq(names: str = "PretrainDataset", build: str = "PretrainDataset") -> dict[str, str]:
+    return {"train.py": _LQ_TRAIN.format(names=names, build=build), "component/__init__.py": "", "component/dataset.py": _LQ_DATASET,
+            "train_args/llama2-7b-pretrain.yaml": _LQ_YAML, "train_args/deepspeed/deepspeed_config_s2.json": _S2,
+            "train_args/deepspeed/deepspeed_config_s3.json": _S3, "README.md": _LQ_README}
+
+
+def test_a_memmap_in_a_dataset_class_nothing_builds_is_not_the_training_data() -> None:
+    f8 = _check(_audit(_lq()), "F8")
+    assert f8.status.value == "unused", f8
+    # control: the training script builds that class
+    f8 = _check(_audit(_lq("PretrainDataset, EvalDataset", "EvalDataset")), "F8")
+    assert f8.status.value == "used", f8
+
+
+def test_a_zero_config_no_launched_recipe_names_is_not_the_runs() -> None:
+    a3 = _check(_audit(_lq()), "A3")
+    assert a3.status.value == "used" and "stage 2" in (a3.detail or ""), a3
+    assert not any("s3" in e.path for e in a3.evidence), a3.evidence
+    # control: without the documented command nothing says the recipe runs, and the stage-3 config stays an option
+    files = _lq()
+    files["README.md"] = "# LongQLoRA\n"
+    a3 = _check(_audit(files), "A3")
+    assert any("s3" in e.path for e in a3.evidence), a3.evidence
+
+
 # --- LLM-Blender: the branch of a launch script its own variable selects; FP16 launches beside a BF16 dtype field ----------
 
 _RANKER_SH = (
@@ -162,3 +212,36 @@ def test_a_script_every_launch_runs_with_do_train_false_is_evaluation() -> None:
     # control: a launch that trains with it keeps it on the training path
     files["scripts/3_train_ptq.sh"] = "torchrun --nnodes=1 --nproc_per_node=8 ptq.py --input_model $1 --do_train True --bf16 True\n"
     assert "ptq.py" in _audit(files).project.training_files
+
+
+# --- OmniQuant: calibration data cached to disk; the evaluation harness's tokenizer interface ------------------------------
+
+_OMNI_DATA = ("from datasets import load_dataset\n\n\ndef get_loaders(name, nsamples=128, seqlen=2048, tokenizer=None):\n"
+              "    traindata = load_dataset('wikitext', 'wikitext-2-raw-v1', split='train')\n"
+              "    trainenc = tokenizer('\\n\\n'.join(traindata['text']), return_tensors='pt')\n"
+              "    return [trainenc.input_ids[:, i:i + seqlen] for i in range(nsamples)], None\n")
+_OMNI_CACHED_MAIN = (
+    "import argparse\nimport os\n\nimport torch\n\nfrom datautils import get_loaders\nfrom models.LMClass import LMClass\n"
+    "from quantize.omniquant import omniquant\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--model', type=str)\n    parser.add_argument('--cache_dir', type=str, default='./cache')\n"
+    "    args = parser.parse_args()\n    lm = LMClass(args)\n"
+    "    cache_dataloader = f'{{args.cache_dir}}/dataloader_{{args.model}}.cache'\n"
+    "    if os.path.exists(cache_dataloader):\n        dataloader = torch.load(cache_dataloader)\n    else:\n"
+    "        dataloader, _ = get_loaders('wikitext2', tokenizer=lm.tokenizer)\n        {save}\n"
+    "    omniquant(lm, args, dataloader)\n\n\nif __name__ == '__main__':\n    main()\n")
+_OMNI_LM_EVAL = (_OMNI_LM + "        self.tokenizer = None\n\n    def tok_encode(self, string: str):\n"
+                 "        return self.tokenizer.encode(string, add_special_tokens=False)\n\n"
+                 "    def greedy_until(self, requests):\n        def _collate(x):\n            toks = self.tok_encode(x[0])\n"
+                 "            return -len(toks), x[0]\n        return sorted(requests, key=_collate)\n")
+
+
+def test_calibration_data_cached_to_disk_is_offline_preprocessing() -> None:
+    files = {**_omni("loss_scaler(loss, optimizer)"), "datautils.py": _OMNI_DATA, "models/LMClass.py": _OMNI_LM_EVAL,
+             "main.py": _OMNI_CACHED_MAIN.format(save="torch.save(dataloader, cache_dataloader)")}
+    files["quantize/omniquant.py"] = files["quantize/omniquant.py"].replace("def omniquant(lm, args):", "def omniquant(lm, args, dataloader):")
+    f6 = _check(_audit(files), "F6")
+    assert f6.status.value == "used" and "cached to disk: torch.save() at main.py" in (f6.detail or ""), f6
+    # control: nothing saved, every run tokenizes again (and the harness's tok_encode is no data pipeline of the run)
+    files["main.py"] = _OMNI_CACHED_MAIN.format(save="print(len(dataloader))")
+    f6 = _check(_audit(files), "F6")
+    assert f6.status.value != "used" and "tok_encode" not in (f6.detail or "") and "LMClass" not in str(f6.evidence), f6
