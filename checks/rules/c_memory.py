@@ -940,6 +940,18 @@ class C1MixedPrecision(Check):
             return Outcome(U, [f.ev(x) for x in first + [x for x in used if x not in first]],
                            f"{major.upper()} mixed precision in {n_major} of {n_major + n_minor} launches or recipes that set one "
                            f"({minor.upper()} in {n_minor}: {names})", {"precision": major})
+        launched = [x for x in used if _launched_precisions([x]) == {"fp16"}]
+        bf16_code = [x for x in used if x not in launched and (_is_low_dtype(getattr(x, "value", None)) == "bf16" or any(
+            w in str(getattr(x, "text", "")).lower() for w in ("bf16", "bfloat16")))]
+        if precision == "bf16" and _launched_precisions(used) == {"fp16"} and bf16_code and all(
+                isinstance(x, Setting) and x.name.rsplit(".", 1)[-1] in ("torch_dtype", "dtype") for x in bf16_code):
+            # the launches ask for FP16 (LLM-Blender's ``train_ranker.sh``: ``fp16=True`` ... ``--fp16 ${fp16}``) and BF16 is
+            # only a dtype in code (its fuser's ``GenFuserConfig.torch_dtype = "bfloat16"`` field default): the run's is FP16.
+            # (Not beside a precision the code itself chooses: EAGLE's ``Accelerator(mixed_precision='bf16')``.)
+            code = bf16_code[0]
+            where = f"; BF16 appears only as a dtype in code ({code.path}:{code.line})"
+            return Outcome(U, [f.ev(x) for x in launched + [x for x in used if x not in launched]],
+                           f"FP16 mixed precision (every launch or recipe that sets a precision sets FP16{where})", {"precision": "fp16"})
         return Outcome(U, [f.ev(x) for x in used], f"{precision.upper()} mixed precision", {"precision": precision})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:

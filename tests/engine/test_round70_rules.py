@@ -192,6 +192,23 @@ def test_a_launch_scripts_if_elif_on_its_own_variable_picks_one_branch() -> None
     assert c5.values.get("gradient_accumulation_steps") == 8, c5
 
 
+_FUSER_CONFIG = ("from dataclasses import dataclass, field\n\n\n@dataclass\nclass GenFuserConfig:\n"
+                 "    model_name: str = field(default='llm-blender/gen_fuser_3b')\n"
+                 "    torch_dtype: str = field(default=\"bfloat16\", metadata={'help': 'the dtype'})\n")
+
+
+def test_fp16_launches_beside_a_bf16_dtype_field_default_run_fp16() -> None:
+    files = {"train_ranker.sh": _RANKER_SH.format(dataset='dataset="UnifiedFeedback"'), "train_ranker.py": _RANKER_PY,
+             "llm_blender/__init__.py": "", "llm_blender/gen_fuser/__init__.py": "", "llm_blender/gen_fuser/config.py": _FUSER_CONFIG}
+    files["train_ranker.py"] = "from llm_blender.gen_fuser.config import GenFuserConfig\n" + _RANKER_PY
+    c1 = _check(_audit(files), "C1")
+    assert c1.status.value == "used" and c1.values.get("precision") == "fp16" and "FP16 mixed precision" in (c1.detail or ""), c1
+    # control: launches that ask for BF16 run BF16
+    files["train_ranker.sh"] = files["train_ranker.sh"].replace("--fp16 ${fp16}", "--bf16 True")
+    c1 = _check(_audit(files), "C1")
+    assert c1.values.get("precision") == "bf16", c1
+
+
 # --- SpinQuant: a script every launch runs with ``--do_train False`` is an evaluation run ---------------------------------
 
 _PTQ = ("import torch\nimport transformers\n\nfrom eval_utils.modeling_llama import LlamaForCausalLM\n\n\n"
