@@ -38,6 +38,9 @@ FRAMEWORKS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] 
     "ray": (("ray",), (), ()),  # Ray Train / Ray actors drive the training processes (imports only: many list it as an extra)
     "vllm": (("vllm",), ("vllm",), ("vllm",)),
     "sglang": (("sglang",), ("sglang",), ()),
+    # Hugging Face's serving engine, started by its launcher (MathCoder ``deploy.sh``: ``text-generation-launcher --model-id
+    # ...``); its Python client (``text_generation.Client``) only talks to one
+    "tgi": (("text_generation_server",), (), ("text-generation-launcher",)),
     "tensorrt-llm": (("tensorrt_llm",), ("tensorrt-llm",), ()),
     "torchtune": (("torchtune",), ("torchtune",), ("torchtune",)),
     "axolotl": (("axolotl",), ("axolotl",), ("axolotl",)),

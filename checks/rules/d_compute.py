@@ -1133,6 +1133,14 @@ class D1FlashAttention(Check):
                            _join(f"the model class is the project's own copy ({module}, loaded at {c.path}:{c.line}) and no fused "
                                  "attention call was seen in the project's code: transformers' attn_implementation does not reach it",
                                  note), {"attn_implementation": "own-code", "advice_for": "own-attention"})
+        if loads and set(ctx.project.model_families) == {"t5"}:
+            # lorahub fine-tunes ``google/flan-t5-large`` through ``AutoModelForSeq2SeqLM``: T5 adds a learned relative-position
+            # bias to the scores, and transformers ran T5 eager-only until its 2026 attention refactor
+            return Outcome(N, evs(loads[:3]), _join(
+                "the trained model is T5-family, whose attention adds a learned relative-position bias: transformers runs it "
+                "eager, and before its 2026 T5 refactor (huggingface/transformers#47014) attn_implementation=\"sdpa\" or "
+                "\"flash_attention_2\" raises for T5; there is no FlashAttention switch to turn on here", note),
+                {"attn_implementation": "eager", "advice_for": "t5"})
         if loads:
             lo, hi, deps = dep_version(f, "transformers")
             switch = _own_fa_switch(f, loads)
@@ -1189,6 +1197,8 @@ class D1FlashAttention(Check):
         return Outcome(N, [], _join(detail, note), {"attn_implementation": "eager"})
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.values.get("advice_for") == "t5":
+            return None  # no attention kernel to choose for T5 on the releases that raise for it
         prio = super().recommendation_priority(ctx, outcome)
         eager, fused = outcome.values.get("eager_sites"), outcome.values.get("fused_sites")
         if prio is not None and outcome.status == Status.PARTIAL and eager and fused and eager * 4 <= fused:
@@ -1956,8 +1966,9 @@ class D4CudaGraph(Check):
             elif t is True and s.rank > 0:
                 off_.append(s)
         if not used and not off_ and not ctx.project.does_training:
-            # a serving project: vLLM (enforce_eager=False) and SGLang capture decode CUDA graphs by default
-            used += [c for c in f.calls(*_GRAPH_ENGINES) if not guard_off(f, c)] + f.launches("vllm", "sglang")
+            # a serving project: vLLM (enforce_eager=False), SGLang and TGI (``--cuda-graphs`` defaults to batch sizes
+            # 1-32 since 2.0; J6 reads it so for MathCoder's ``deploy.sh``) capture decode CUDA graphs by default
+            used += [c for c in f.calls(*_GRAPH_ENGINES) if not guard_off(f, c)] + f.launches("vllm", "sglang", "text-generation-launcher")
             used += [x for x in f.launches("python") if (x.script or "").startswith(("vllm.", "sglang."))]
         if used and ctx.project.does_training:
             # (LlamaGen: ``torch.compile(mode="reduce-overhead")`` in its sampling scripts and the graph capture of its vLLM

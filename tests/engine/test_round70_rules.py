@@ -209,6 +209,48 @@ def test_fp16_launches_beside_a_bf16_dtype_field_default_run_fp16() -> None:
     assert c1.values.get("precision") == "bf16", c1
 
 
+# --- lorahub: a T5 fine-tune has no SDPA default to credit and no FlashAttention switch to advise -------------------------
+
+_LORAHUB_TRAIN = (
+    "from peft import LoraConfig, get_peft_model\nfrom transformers import AutoModelForSeq2SeqLM, Seq2SeqTrainer, Seq2SeqTrainingArguments\n\n"
+    "model = AutoModelForSeq2SeqLM.from_pretrained('{model}')\nmodel = get_peft_model(model, LoraConfig(r=16, task_type='SEQ_2_SEQ_LM'))\n"
+    "args = Seq2SeqTrainingArguments(output_dir='out', per_device_train_batch_size=8)\n"
+    "Seq2SeqTrainer(model=model, args=args, train_dataset=ds).train()\n")
+
+
+def test_a_t5_fine_tune_is_not_credited_with_transformers_sdpa_default() -> None:
+    files = {"train_model.py": _LORAHUB_TRAIN.format(model="google/flan-t5-large"),
+             "run.sh": "accelerate launch train_model.py --model_name_or_path google/flan-t5-large\n",
+             "requirements.txt": "transformers>=4.38\npeft\n"}
+    d1 = _check(_audit(files), "D1")
+    assert d1.status.value == "unused" and "T5-family" in (d1.detail or "") and d1.recommendation is None, d1
+    # control: a decoder-only model on the same release runs transformers' SDPA default
+    files["train_model.py"] = _LORAHUB_TRAIN.format(model="meta-llama/Llama-2-7b-hf").replace("Seq2SeqLM", "CausalLM")
+    files["run.sh"] = files["run.sh"].replace("google/flan-t5-large", "meta-llama/Llama-2-7b-hf")
+    d1 = _check(_audit(files), "D1")
+    assert d1.status.value == "partial" and "default SDPA" in (d1.detail or ""), d1
+
+
+# --- MathCoder: a TGI server launched by the project is its engine, and its decode graphs are D4's as they are J6's -------
+
+_TGI_DEPLOY = ("model_path=\"local model path\"\n\nmax_input_tokens=1536\nmax_total_tokens=2048\n\n"
+               "{launcher} --port 8000 \\\n--max-batch-prefill-tokens ${{max_input_tokens}} \\\n"
+               "--max-input-length ${{max_input_tokens}} \\\n--max-total-tokens ${{max_total_tokens}} \\\n--model-id ${{model_path}}\n")
+_TGI_CLIENT = ("import requests\n\n\ndef generate(prompt):\n    r = requests.post('http://localhost:8000/generate', "
+               "json={'inputs': prompt, 'parameters': {'max_new_tokens': 512}})\n    return r.json()['generated_text']\n")
+
+
+def test_a_launched_tgi_server_is_named_and_its_decode_graphs_agree_between_d4_and_j6() -> None:
+    files = {"deploy.sh": _TGI_DEPLOY.format(launcher="text-generation-launcher"), "src/inference.py": _TGI_CLIENT}
+    a = _audit(files)
+    assert "tgi" in a.project.frameworks, a.project.frameworks
+    d4, j6 = _check(a, "D4"), _check(a, "J6")
+    assert d4.status.value == j6.status.value == "used", (d4, j6)
+    # control: no server launched here, only the client: no engine named, no graphs claimed
+    a = _audit({"src/inference.py": _TGI_CLIENT, "deploy.sh": "python src/inference.py\n"})
+    assert "tgi" not in a.project.frameworks and _check(a, "D4").status.value != "used"
+
+
 # --- SpinQuant: a script every launch runs with ``--do_train False`` is an evaluation run ---------------------------------
 
 _PTQ = ("import torch\nimport transformers\n\nfrom eval_utils.modeling_llama import LlamaForCausalLM\n\n\n"
