@@ -106,6 +106,10 @@ def _live(f: Facts, calls: list[Call]) -> list[Call]:
     return [c for c in calls if not guard_off(f, c)]
 
 
+#: a branch taken only for an engine object of that type (``isinstance(model, vllm.LLM)``)
+_HANDED_ENGINE = lazy_compile(r"isinstance\(\s*[\w.]+\s*,\s*(vllm\.)?(LLM|LLMEngine|AsyncLLMEngine)\s*\)")
+
+
 def engines(f: Facts) -> dict[str, list[Any]]:
     """Inference engines the repository runs, with the facts that prove it (imports alone do not count)."""
     out: dict[str, list[Any]] = defaultdict(list)
@@ -114,7 +118,14 @@ def engines(f: Facts) -> dict[str, list[Any]]:
         roots = {p.split(".")[0] for p in patterns}
         if not f.imports(*roots):
             continue  # an engine's API is only reachable through an import
-        for c in _live(f, f.calls(*patterns)):
+        calls = _live(f, f.calls(*patterns))
+        # the engine's API in a branch for an engine object the caller hands in (LLM-Blender ``if is_vllm_imported and
+        # isinstance(model, vllm.LLM): sampling_params = vllm.SamplingParams(...)``) where the project builds none: an
+        # adapter for the user's engine, not one the project runs
+        handed = [c for c in calls if _HANDED_ENGINE.search(c.guard or "")]
+        if handed and not any(c.short in _ENGINE_BUILDERS for c in calls if c not in handed):
+            calls = [c for c in calls if c not in handed]
+        for c in calls:
             if name in _GENERIC_RUNTIMES and _AUX_MODEL_SITE.search(f"{c.path} {c.func or ''} {c.text}"):
                 continue  # a general runtime serving an auxiliary model (MiniCPM-o's silero VAD ``onnxruntime.InferenceSession``)
             if name == "triton-server" and trains:

@@ -304,3 +304,26 @@ def test_calibration_data_cached_to_disk_is_offline_preprocessing() -> None:
     files["main.py"] = _OMNI_CACHED_MAIN.format(save="print(len(dataloader))")
     f6 = _check(_audit(files), "F6")
     assert f6.status.value != "used" and "tok_encode" not in (f6.detail or "") and "LMClass" not in str(f6.evidence), f6
+
+
+# --- LLM-Blender: a vLLM branch for an engine the caller hands in is no engine of the project's ---------------------------
+
+_BLENDER = (
+    "import importlib\n\nimport torch\nfrom transformers import AutoModelForSeq2SeqLM\n\ntry:\n    import vllm\n"
+    "    is_vllm_imported = True\nexcept ImportError:\n    is_vllm_imported = False\n\n\n"
+    "def n_generate(model, prompts, n=1):\n    if is_vllm_imported and isinstance(model, vllm.LLM):\n"
+    "        sampling_params = vllm.SamplingParams(n=n, max_tokens=512)\n"
+    "        return model.generate(prompts, sampling_params=sampling_params)\n"
+    "    return model.generate(**prompts, num_return_sequences=n)\n\n\n"
+    "def load_fuser(path):\n    return AutoModelForSeq2SeqLM.from_pretrained(path, torch_dtype=torch.bfloat16)\n{build}")
+
+
+def test_a_vllm_branch_for_a_handed_in_engine_is_not_the_projects_engine() -> None:
+    files = {"llm_blender/__init__.py": "", "llm_blender/blender/__init__.py": "",
+             "llm_blender/blender/blender.py": _BLENDER.format(build="")}
+    j5 = _check(_audit(files), "J5")
+    assert j5.status.value != "used" and "vllm" not in (j5.detail or "").lower(), j5
+    # control: the project builds the engine itself
+    files["llm_blender/blender/blender.py"] = _BLENDER.format(build="\n\ndef load_engine(path):\n    return vllm.LLM(model=path)\n")
+    j5 = _check(_audit(files), "J5")
+    assert j5.status.value == "used" and "vllm" in (j5.detail or "").lower(), j5
