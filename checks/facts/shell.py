@@ -563,7 +563,7 @@ _OPTION_LISTS = frozenset({"options", "cfg_options"})
 _DOTTED_KEY = lazy_compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+(=.*)?$")
 #: an array expanded whole (``${MODEL_ARGS[@]}``) that no assignment in the file gave words: flags of its own, never
 #: the value of the flag before it
-_ARRAY_EXPANSION = lazy_compile(r"^\$\{\w+\[[@*]\]\}$")
+_ARRAY_EXPANSION = lazy_compile(r"^\$(\{\w+\[[@*]\]\}|[@*]|\{[@*]\})$")
 #: ``key.path=value`` / ``+key=value`` / ``++key=value`` (not ``~key``, which deletes a key)
 _OVERRIDE = lazy_compile(r"^\+{0,2}([A-Za-z_][\w-]*(?:\.[\w-]+)*)=(.*)$", re.S)
 
