@@ -2559,6 +2559,16 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
                     and not documented and not _inference_launch(facts, launch):
                 # a count the launch takes when it starts (mPLUG-DocOwl ``--nproc_per_node $(nvidia-smi ... | wc -l)``)
                 unresolved_gpus.append(f"{launch.path}:{launch.arg_line(k)}")
+        cfg = launch.launcher_args.get("config_file") if launch.launcher == "accelerate" else None
+        if isinstance(cfg, str) and "num_processes" not in launch.launcher_args and not _inference_launch(facts, launch):
+            # the accelerate config the launch names sets the process count (sailor-llm ``accelerate launch --config_file
+            # fsdp_config.yaml``: ``num_processes: 8``, ``num_machines: 1``)
+            from .rules._helpers import resolve_file  # the rules import this module
+
+            where = resolve_file(facts, cfg)
+            for st in facts.settings("num_processes") if where else ():
+                if st.path == where and (n := as_number(st.value)) and n > 0:
+                    gpus.append(n)
         if not documented and not _inference_launch(facts, launch) and (visible := _visible_gpus(launch)):
             gpus.append(visible)
         # a rendezvous address or node rank with a node count left to the environment ($NNODES): multi-node;

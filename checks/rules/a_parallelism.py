@@ -262,6 +262,10 @@ def accelerate_file_settings(facts: Facts, ref: str | None) -> dict[str, ConfigE
     return {str(e.keys[0]): e for e in facts.files[path].configs if len(e.keys) == 1}
 
 
+#: a placeholder for a count the reader fills in (``{num_gpus}``, ``<NUM_GPUS>``, ``[gpus]``, ``NUM_GPUS``)
+_PLACEHOLDER_COUNT = lazy_compile(r"^(\{\s*\w+\s*\}|<\s*\w+\s*>|\[\s*\w+\s*\]|[A-Z][A-Z0-9_]*|\w*gpus?\w*)$", re.I)
+
+
 def launch_size(facts: Facts, launch: Launch) -> LaunchSize | None:
     """The process layout of a launcher command; None for launches that are not training launchers."""
     la, sa = launch.launcher_args, launch.script_args
@@ -272,7 +276,9 @@ def launch_size(facts: Facts, launch: Launch) -> LaunchSize | None:
         raw = la.get("nproc_per_node")
         if isinstance(raw, str) and raw.lower() in {"gpu", "auto", "cuda", "xpu", "npu"}:
             return LaunchSize(launch, True, None, nodes, f"--nproc_per_node {raw}")
-        if isinstance(raw, str) and "$" in raw:
+        if isinstance(raw, str) and ("$" in raw or (_count(raw) is None and _PLACEHOLDER_COUNT.match(raw.strip()))):
+            # (also a documented command's placeholder for the reader's GPU count: Firefly-LLaMA2-Chinese's README
+            # ``torchrun --nproc_per_node={num_gpus} train.py ...``)
             return LaunchSize(launch, None, None, nodes, f"--nproc_per_node {raw}")
         procs = _count(raw) if raw is not None else 1
         multi = (procs or 1) > 1 or (nodes or 1) > 1

@@ -28,3 +28,56 @@ def test_passthrough_arguments_after_a_switch_are_not_its_value() -> None:
     files["finetune/train.sh"] = _INDEX_SH.replace("--bf16 \"", "--bf16 False\"").replace("{tail}", '"$@"')
     c1 = _check(_audit(files), "C1")
     assert c1.status.value != "used", c1
+
+
+# --- Firefly-LLaMA2-Chinese: a documented launch's placeholder GPU count; its own pickle loader; an unused import ---------
+
+_FIREFLY_TRAIN = (
+    "import os\n\nfrom transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments\n\n"
+    "from component.dataset import PretrainDataProcessor{extra}\n\n\ndef main():\n"
+    "    args = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()[0]\n"
+    "    local_rank = int(os.environ.get('LOCAL_RANK', '0'))\n"
+    "    model = AutoModelForCausalLM.from_pretrained('NousResearch/Llama-2-13b-hf', device_map={{'': local_rank}})\n"
+    "    train_dataset = PretrainDataProcessor('data', 1024).load_dataset()\n"
+    "    Trainer(model=model, args=args, train_dataset=train_dataset).train()\n\n\nif __name__ == '__main__':\n    main()\n")
+_FIREFLY_DATASET = (
+    "import os\nimport pickle\n\nimport torch\nfrom datasets import Dataset\n\n\n"
+    "class IterableDataset(torch.utils.data.IterableDataset):\n    def __init__(self, files):\n        self.files = files\n\n"
+    "    def __iter__(self):\n        for file in self.files:\n            yield from open(file)\n\n\n"
+    "class PretrainDataProcessor:\n    def __init__(self, data_path, max_seq_length):\n        self.data_path = data_path\n\n"
+    "    def save_to_disk(self, obj, file):\n        with open(file, 'wb') as f:\n            pickle.dump(obj, f)\n\n"
+    "    def load_from_disk(self, file):\n        with open(file, 'rb') as f:\n            return pickle.load(f)\n\n"
+    "    def load_dataset(self):\n        cache_file = os.path.join(self.data_path, 'train.pkl')\n"
+    "        data_list = {load}(cache_file)\n        return Dataset.from_list(data_list)\n")
+_FIREFLY_README = "# Firefly\n\n```bash\ntorchrun --nproc_per_node={nproc} train.py --train_args_file train_args/llama2-13b-ext.yaml\n```\n"
+
+
+def _firefly(nproc: str = "{num_gpus}", extra: str = "", load: str = "self.load_from_disk") -> dict[str, str]:
+    return {"train.py": _FIREFLY_TRAIN.format(extra=extra), "component/__init__.py": "",
+            "component/dataset.py": _FIREFLY_DATASET.format(load=load), "README.MD": _FIREFLY_README.format(nproc=nproc)}
+
+
+def test_a_documented_launchs_placeholder_gpu_count_is_a_multi_gpu_run() -> None:
+    a1 = _check(_audit(_firefly()), "A1")
+    assert a1.status.value == "used", a1
+    # control: a documented count of one
+    a1 = _check(_audit(_firefly(nproc="1")), "A1")
+    assert a1.status.value != "used", a1
+
+
+# --- sailor-llm: the process count of the accelerate config a launch names -------------------------------------------------
+
+_SAILOR_FSDP = ("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: 1\n"
+                "mixed_precision: bf16\nnum_machines: 1\nnum_processes: {n}\n")
+_SAILOR_RUN = ("accelerate launch \\\n    --config_file fsdp_config.yaml \\\n    train.py \\\n"
+               "    --per_device_train_batch_size 8 \\\n    --gradient_accumulation_steps 8 \\\n    --bf16 True\n")
+
+
+def test_the_accelerate_config_a_launch_names_sets_the_gpu_count() -> None:
+    files = {"finetune/run.sh": _SAILOR_RUN, "finetune/fsdp_config.yaml": _SAILOR_FSDP.format(n=8), "finetune/train.py": _INDEX_PY}
+    a = _audit(files)
+    assert a.project.num_gpus == 8, a.project.num_gpus
+    assert _check(a, "G2").values.get("global_batch") == 512, _check(a, "G2")
+    # control: an accelerate config that no launch names says nothing about the run's GPUs
+    files["finetune/run.sh"] = _SAILOR_RUN.replace("--config_file fsdp_config.yaml", "--config_file other.yaml")
+    assert _audit(files).project.num_gpus is None
