@@ -823,6 +823,10 @@ def _other_disk_io(f: Facts) -> set[tuple[str, int, str]]:
     loads = f.calls("load_from_disk")
     own = [c for c in loads if (owner := c.name.rsplit(".", 2)[-2] if "." in c.name else "")[:1].isupper()
            and owner not in _ARROW_CLASSES and not c.name.startswith("datasets.")]
+    # (a method of the project's own dataset class: Firefly-LLaMA2-Chinese's ``self.load_from_disk(cache_file)``, which
+    # unpickles a token list into memory)
+    own += [c for c in loads if c.name == "self.load_from_disk" and not any(
+        b.rsplit(".", 1)[-1] in _ARROW_CLASSES for k in f.files[c.path].classes if k.line <= c.line <= k.end for b in k.bases)]
     files = {c.path for c in own} - {c.path for c in loads if not any(c is o for o in own)}
     return {(c.path, c.line, c.name) for c in [*own, *(c for c in f.calls("save_to_disk") if c.path in files)]}
 
@@ -4139,7 +4143,7 @@ class F6OfflinePreprocessing(_DataCheck):
         cache = _disk_cache(f, training) if startup else []
         if cache:
             save, load = cache[0]
-            return Outcome(U, _unique_ev([_ev(save, key="torch.save (cache)"), _ev(load, key="torch.load (cache)")]), f"the data is tokenized once and cached to disk: {save.name}() at "
+            return Outcome(U, _unique_ev([_ev(save, key=f"{save.name} (cache)"), _ev(load, key=f"{load.name} (cache)")]), f"the data is tokenized once and cached to disk: {save.name}() at "
                            f"{save.path}:{save.line} writes it, and a later run loads it ({load.path}:{load.line}) instead of "
                            "tokenizing again", {"preprocessing": "cached"})
         if startup:
@@ -5615,8 +5619,10 @@ def _disk_cache(f: Facts, training: Any) -> list[tuple[Call, Call]]:
     torch.load(cache_dataloader)`` ... ``else: dataloader, _ = get_loaders(...); torch.save(dataloader, cache_dataloader)``).
     Not in an evaluation function (its test split's cache)."""
     out: list[tuple[Call, Call]] = []
-    loads = f.calls("torch.load")
-    for sv in f.calls("torch.save"):
+    # (also a project's own pickle cache: Firefly-LLaMA2-Chinese's ``self.save_to_disk(data_list, cache_file)`` and
+    # ``self.load_from_disk(cache_file)`` under ``os.path.exists(cache_file)``)
+    loads = f.calls("torch.load", "self.load_from_disk")
+    for sv in f.calls("torch.save", "self.save_to_disk"):
         if len(sv.args) < 2 or not isinstance(sv.args[1], Expr) or (training and sv.path not in training):
             continue
         if INFERENCE_PATH.search((sv.func or "") + ".py"):
@@ -5670,13 +5676,16 @@ def _class_never_built(f: Facts, path: str, line: int, name: str) -> bool:
                   else any(m == i.module or m.endswith("." + i.module) for m in mods) if "." in i.module
                   # (a one-word ``from utils import *`` is a script's sibling module)
                   else i.path.rpartition("/")[0] == path.rpartition("/")[0] and path.endswith(f"/{i.module}.py"))]
-    if not users or any(i.name in (name, "*") for i in users):
+    # (an import of the class by name is no use of it by itself: Firefly-LLaMA2-Chinese's ``train.py`` imports
+    # ``IterableDataset`` from ``component/dataset.py`` and never builds it)
+    if not users or any(i.name == "*" for i in users):
         return False
     if any(c.short == name for c in f.calls(name)):
         return False
     if any(x.line != line or x.path != path for x in f.refs(name)):
         return False
-    if any(name in (b.rsplit(".", 1)[-1] for b in k.bases) for ff in f.files.values() for k in ff.classes):
+    if any(name in (b.rsplit(".", 1)[-1] for b in k.bases) and (k.path, k.line) != (path, line)
+           for ff in f.files.values() for k in ff.classes):
         return False
     return not any(d.path == path and line - 3 <= d.line < line for d in f.records("decorators"))
 

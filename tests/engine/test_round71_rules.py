@@ -65,6 +65,25 @@ def test_a_documented_launchs_placeholder_gpu_count_is_a_multi_gpu_run() -> None
     assert a1.status.value != "used", a1
 
 
+def test_a_projects_own_load_from_disk_method_is_not_arrow_memory_mapping() -> None:
+    f8 = _check(_audit(_firefly()), "F8")
+    assert f8.status.value != "used", f8
+    # control: datasets' own load_from_disk memory-maps Arrow files
+    files = _firefly(load="load_from_disk")
+    files["component/dataset.py"] = files["component/dataset.py"].replace("from datasets import Dataset",
+                                                                          "from datasets import Dataset, load_from_disk")
+    assert _check(_audit(files), "F8").status.value == "used"
+
+
+def test_an_iterable_dataset_class_imported_but_never_built_does_not_stream() -> None:
+    f9 = _check(_audit(_firefly(extra=", IterableDataset")), "F9")
+    assert f9.status.value != "used", f9
+    # control: the training script builds it
+    files = _firefly(extra=", IterableDataset")
+    files["train.py"] = files["train.py"].replace("PretrainDataProcessor('data', 1024).load_dataset()", "IterableDataset(['a.txt'])")
+    assert _check(_audit(files), "F9").status.value == "used"
+
+
 # --- sailor-llm: the process count of the accelerate config a launch names -------------------------------------------------
 
 _SAILOR_FSDP = ("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: 1\n"
@@ -81,3 +100,19 @@ def test_the_accelerate_config_a_launch_names_sets_the_gpu_count() -> None:
     # control: an accelerate config that no launch names says nothing about the run's GPUs
     files["finetune/run.sh"] = _SAILOR_RUN.replace("--config_file fsdp_config.yaml", "--config_file other.yaml")
     assert _audit(files).project.num_gpus is None
+
+
+def test_a_projects_own_pickle_cache_of_the_tokenized_data_is_offline_preprocessing() -> None:
+    files = _firefly()
+    files["component/dataset.py"] = files["component/dataset.py"].replace(
+        "        data_list = self.load_from_disk(cache_file)\n",
+        "        if os.path.exists(cache_file):\n            data_list = self.load_from_disk(cache_file)\n        else:\n"
+        "            data_list = [self.tokenizer(t)['input_ids'] for t in open(self.data_path)]\n"
+        "            {save}\n").replace("        self.data_path = data_path\n",
+                                   "        self.data_path = data_path\n        self.tokenizer = None\n")
+    f6 = _check(_audit({**files, "component/dataset.py": files["component/dataset.py"].format(
+        save="self.save_to_disk(data_list, cache_file)")}), "F6")
+    assert f6.status.value == "used" and "self.save_to_disk() at component/dataset.py" in (f6.detail or ""), f6
+    # control: nothing written back, so every run tokenizes again
+    f6 = _check(_audit({**files, "component/dataset.py": files["component/dataset.py"].format(save="pass")}), "F6")
+    assert f6.status.value != "used", f6
