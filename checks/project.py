@@ -191,7 +191,14 @@ def _finetune_path(path: str) -> bool:
     parts = path.split("/")
     if any(_INFERENCE_DIR.match(d) or _DATA_PREP_DIR.match(d) for d in parts[:-1]):
         return False
+    if _INFERENCE_FILE.match(parts[-1]):
+        return False  # DeepSeek-Math's ``replicate/predict_instruct.py``: a Cog predictor of the instruct model
     return any(_FINETUNE_HINT.search(part) and not _PRETRAIN_PATH.search(part) for part in parts)
+
+
+#: a script named for inference (``predict_instruct.py``, ``chat_sft.py``, ``infer_lora.py``): it serves the model its name
+#: names, it does not fine-tune it
+_INFERENCE_FILE = lazy_compile(r"(?i)^(predict|infer|inference|serve|server|chat|demo|generate|generation|eval|evaluate)(_\w*)?\.py$")
 
 
 #: settings of an optimisation run: a recipe that sets one trains
@@ -2439,6 +2446,10 @@ def _does_inference(facts: Facts, p: Project) -> bool:
             path.endswith(".py") and path != "setup.py" and not path.endswith("/setup.py") for path in facts.files):
         return True
     if facts.launches(*_SERVING_LAUNCHERS) or any((x.script or "").split(".")[0] in _INFERENCE_ENGINES for x in facts.launches("python")):
+        return True
+    # a Cog predictor (DeepSeek-Math's ``replicate/predict.py``: ``class Predictor(BasePredictor)``, whose ``predict`` streams
+    # ``self.model.generate`` from a thread): Replicate serves the model through it
+    if facts.imports("cog") and any(b.rsplit(".", 1)[-1] == "BasePredictor" for k in facts.records("classes") for b in k.bases):
         return True
     if any(isinstance(e.value, str) and any(i in e.value for i in _SERVING_IMAGES) for e in facts.config("image")):
         return True

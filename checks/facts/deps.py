@@ -156,6 +156,21 @@ def from_setup_calls(out: FileFacts, text: str = "") -> None:
             found.add(r[0])
 
 
+def from_cog(out: FileFacts, text: str = "") -> None:
+    """``build: python_packages:`` of a Cog ``cog.yaml`` (DeepSeek-Math: ``torch==2.0.1``, ``transformers==4.37.2``, the
+    packages its Replicate predictor is built with), each at its own line."""
+    lines = text.splitlines()
+    for e in out.configs:
+        if tuple(e.keys[:2]) != ("build", "python_packages") or not isinstance(e.value, tuple):
+            continue
+        for v in e.value:
+            r = parse_requirement(v) if isinstance(v, str) else None
+            if not r:
+                continue
+            line = next((i + 1 for i in range(e.line - 1, min(len(lines), e.line + 500)) if v in lines[i]), e.line)
+            out.deps.append(Dependency(out.path, line, r[0], r[1], lines[line - 1].strip()[:300] if line <= len(lines) else e.text))
+
+
 def from_conda_env(out: FileFacts, text: str = "") -> None:
     """``dependencies:`` of environment.yml, conda and pip sections (each item at its own line when ``text`` is given)."""
     lines = text.splitlines()

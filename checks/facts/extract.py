@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 
 from ..lazyre import lazy_compile
 from .configs import extract_json, extract_toml, extract_yaml
-from .deps import extract_requirements, extract_wheel_metadata, from_conda_env, from_pyproject, from_setup_calls, pip_installs
+from .deps import extract_requirements, extract_wheel_metadata, from_cog, from_conda_env, from_pyproject, from_setup_calls, pip_installs
 from .docs_md import (
     extract_doc_commands,
     extract_doc_config_links,
@@ -131,6 +131,8 @@ def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str
         extract_yaml(path, text, out, strings)
         if kind == "conda":
             from_conda_env(out, text)
+        elif path.rsplit("/", 1)[-1] == "cog.yaml":
+            from_cog(out, text)
     elif kind == "json":
         extract_json(path, text, out, strings)
     elif kind == "notebook":

@@ -657,7 +657,14 @@ class Facts:
 
     def deps(self, *names: str) -> list[Dependency]:
         want = {n.lower() for n in names}
-        return self._keep(d for d in self._s["deps"] if not want or d.name in want)
+        found = [d for d in self._s["deps"] if not want or d.name in want]
+        if any(d.path.rsplit("/", 1)[-1] == "cog.yaml" for d in found):
+            # a Cog predictor's build pins (``cog.yaml``) are its serving image's; a package another dependency file of the
+            # project declares is the project's own pin (LLaVA: ``transformers==4.37.2`` in pyproject.toml, 4.31.0 for its
+            # Replicate demo)
+            declared = {d.name for d in self._s["deps"] if d.path.rsplit("/", 1)[-1] != "cog.yaml"}
+            found = [d for d in found if d.path.rsplit("/", 1)[-1] != "cog.yaml" or d.name not in declared]
+        return self._keep(found)
 
     def path_literals(self) -> list[PathLiteral]:
         return self._keep(self._s["paths"])

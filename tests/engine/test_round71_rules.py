@@ -84,6 +84,36 @@ def test_an_iterable_dataset_class_imported_but_never_built_does_not_stream() ->
     assert _check(_audit(files), "F9").status.value == "used"
 
 
+# --- DeepSeek-Math: a Cog predictor serves; its cog.yaml pins; a predictor named for the instruct model fine-tunes nothing --
+
+_PREDICT = (
+    "from threading import Thread\n\nimport torch\nfrom cog import BasePredictor, Input\n"
+    "from transformers import AutoModelForCausalLM, AutoTokenizer, TextIteratorStreamer\n\n\n"
+    "class Predictor(BasePredictor):\n    def setup(self):\n"
+    "        self.model = AutoModelForCausalLM.from_pretrained('deepseek-ai/deepseek-math-7b-instruct', torch_dtype=torch.bfloat16,"
+    " device_map='auto')\n        self.tokenizer = AutoTokenizer.from_pretrained('deepseek-ai/deepseek-math-7b-instruct')\n\n"
+    "    def predict(self, prompt: str = Input(description='prompt')):\n"
+    "        streamer = TextIteratorStreamer(self.tokenizer)\n        inputs = self.tokenizer(prompt, return_tensors='pt')\n"
+    "        Thread(target=self.model.generate, kwargs=dict(**inputs, streamer=streamer)).start()\n"
+    "        for text in streamer:\n            yield text\n")
+_COG = ("build:\n  gpu: true\n  python_version: \"3.11\"\n  python_packages:\n    - torch==2.0.1\n    - transformers==4.37.2\n"
+        "predict: \"replicate/predict.py:Predictor\"\n")
+
+
+def test_a_cog_predictor_is_an_inference_project_with_its_pins() -> None:
+    files = {"replicate/predict.py": _PREDICT, "replicate/predict_instruct.py": _PREDICT, "cog.yaml": _COG}
+    a = _audit(files)
+    assert a.project.does_inference and not a.project.does_training, (a.project.does_inference, a.project.does_training)
+    d1 = _check(a, "D1")
+    assert "PyTorch 2.0.1 (cog.yaml:5)" in (d1.detail or ""), d1
+    # a project's own pin of the same package is its pin; cog.yaml's is the predictor image's (LLaVA)
+    d1 = _check(_audit({**files, "requirements.txt": "torch==2.3.1\ntransformers==4.41.2\n"}), "D1")
+    assert "cog.yaml" not in (d1.detail or "") and "cog.yaml" not in str(d1.evidence), d1
+    # control: without Cog's predictor base the same file serves nothing the audit recognises
+    files = {k: v.replace("(BasePredictor)", "(object)") for k, v in files.items()}
+    assert not _audit(files).project.does_inference
+
+
 # --- sailor-llm: the process count of the accelerate config a launch names -------------------------------------------------
 
 _SAILOR_FSDP = ("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: 1\n"
