@@ -458,7 +458,11 @@ _SE_KEYS = ("n_shared_experts",)
 _LM_SIG_KEYS = ("num_attention_heads", "n_head", "n_heads", "num_key_value_heads", "num_kv_heads", "n_kv_heads", "num_query_groups",
                 "max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", *_SEQ_KEYS)
 #: an encoder-decoder (T5) config: its FFN width, per-head width, head count and decoder depth
-_ED_SLOTS = ((("d_ff",), "df"), (("d_kv",), "dkv"), (("num_heads",), "nh"), (("num_decoder_layers",), "dl"))
+_ED_SLOTS = ((("d_ff",), "df"), (("d_kv",), "dkv"), (("num_heads",), "nh"), (("num_decoder_layers",), "dl"),
+             # grouped-query attention: the query heads and the key/value heads (TeleChat2-115B: ``n_head: 64``,
+             # ``num_key_value_heads: 8``), whose K and V projections are that fraction of the hidden size wide
+             (("num_attention_heads", "n_head", "n_heads"), "ah"),
+             (("num_key_value_heads", "num_kv_heads", "n_kv_heads", "multi_query_group_num"), "kvh"))
 #: a config that declares an encoder-only text model or a vision tower (BERT as a text encoder or a Q-Former, CLIP/ViT):
 #: a part of a multimodal model or a side model, never the LLM whose size decides the step
 _ENCODER_ONLY_TYPE = frozenset({"bert", "roberta", "xlm-roberta", "deberta", "deberta-v2", "electra", "distilbert", "albert",
@@ -651,6 +655,9 @@ def _sizes_from_config(facts: Facts, training: frozenset[str]) -> list[_Size]:
         vocab = vocab or 32000
         ffn = d.get("f") or 4 * h
         attn = 4 * h * h
+        heads, kv_heads = d.get("ah"), d.get("kvh")
+        if heads and kv_heads and 0 < kv_heads < heads:
+            attn = 2 * h * h + 2 * h * (h * kv_heads / heads)  # Q and O full width; K and V one head group per KV head
         experts, k = d.get("e"), d.get("k")
         emb = (1 if tie_file.get(g[0], tied) else 2) * vocab * h  # input embeddings and output head, one matrix when tied
         if d.get("dl") or g[0] in enc_dec:

@@ -114,6 +114,28 @@ def test_a_cog_predictor_is_an_inference_project_with_its_pins() -> None:
     assert not _audit(files).project.does_inference
 
 
+# --- TeleChat2: grouped-query attention's narrow K and V projections in the size --------------------------------------------
+
+_TELECHAT_CONFIG = ('{{\n  "architectures": ["TelechatForCausalLM"],\n  "hidden_size": 8192,\n  "model_type": "telechat",\n'
+                    '  "n_head": 64,\n{kv}  "n_layer": 96,\n  "vocab_size": 131072,\n  "ffn_hidden_size": 40960,\n'
+                    '  "tie_word_embeddings": false,\n  "seq_length": 8192\n}}\n')
+_TELECHAT_TRAIN = ("import deepspeed\nfrom transformers import AutoConfig, AutoModelForCausalLM\n\n"
+                   "config = AutoConfig.from_pretrained('model/115B')\nmodel = AutoModelForCausalLM.from_config(config)\n"
+                   "engine, *_ = deepspeed.initialize(model=model, config='ds_config.json')\n"
+                   "for batch in loader:\n    loss = engine(**batch).loss\n    engine.backward(loss)\n    engine.step()\n")
+
+
+def test_grouped_query_attention_narrows_the_size() -> None:
+    files = {"model/115B/config.json": _TELECHAT_CONFIG.format(kv='  "num_key_value_heads": 8,\n'), "deepspeed/train.py": _TELECHAT_TRAIN,
+             "deepspeed/run.sh": "deepspeed --num_gpus 8 train.py\n"}
+    b = _audit(files).project.params_billions
+    assert b is not None and abs(b - 113.28) < 0.05, b
+    # control: full multi-head attention (no KV-head count) is 4h^2 per layer
+    files["model/115B/config.json"] = _TELECHAT_CONFIG.format(kv="")
+    b = _audit(files).project.params_billions
+    assert b is not None and abs(b - 124.55) < 0.05, b
+
+
 # --- sailor-llm: the process count of the accelerate config a launch names -------------------------------------------------
 
 _SAILOR_FSDP = ("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: 1\n"
