@@ -2420,7 +2420,14 @@ def _adapters_only_loaded(facts: Facts) -> bool:
     without ``is_trainable=True`` (LLaVA-Med's ``llava/model/builder.py``: the LoRA weights are loaded and merged with
     ``merge_and_unload()`` for serving). No adapter is configured or attached, so nothing is fine-tuned with it."""
     uses = [c for c in facts.records("calls") if c.name.split(".", 1)[0] == "peft"]
-    return bool(uses) and all(c.short == "from_pretrained" and truthy(c.kwargs.get("is_trainable")) is not True for c in uses)
+    # (or an adapter config built for inference and attached to load trained weights into: Luotuo's evaluation notebooks,
+    # ``LoraConfig(task_type=TaskType.CAUSAL_LM, inference_mode=True, r=8)`` then ``get_peft_model(model, peft_config)``
+    # and the saved ``.pt`` state dict loaded into it)
+    configs = [c for c in uses if c.short == "LoraConfig"]
+    inference_cfg = bool(configs) and all(truthy(c.kwargs.get("inference_mode")) is True for c in configs)
+    return bool(uses) and all((c.short == "from_pretrained" and truthy(c.kwargs.get("is_trainable")) is not True)
+                              or (inference_cfg and c.short in ("LoraConfig", "get_peft_model", "set_peft_model_state_dict"))
+                              for c in uses)
 
 
 #: HF pipeline tasks that run one forward pass per input and decode nothing (RLHF-Reward-Modeling's reward server:

@@ -1,0 +1,27 @@
+"""Round 72 (issue #9): claims of more public repositories (Luotuo-Chinese-LLM, UltraFeedback, LLMBox, Nanbeige,
+InternLM-Math, Orion), read claim by claim. Each test is one false claim of those reports, made from the shape of the real
+code, with a control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from .claims import audit as _audit
+
+# --- Luotuo: a LoRA config built for inference, only to load trained adapter weights into ---------------------------------
+
+_LUOTUO_EVAL = (
+    "import torch\nfrom peft import LoraConfig, TaskType, get_peft_model\nfrom transformers import AutoModel, AutoTokenizer\n\n"
+    "model = AutoModel.from_pretrained('THUDM/chatglm-6b', trust_remote_code=True).half().cuda()\n"
+    "peft_config = LoraConfig(task_type=TaskType.CAUSAL_LM, inference_mode={mode}, r=8, lora_alpha=32, lora_dropout=0.1)\n"
+    "model = get_peft_model(model, peft_config)\nmodel.load_state_dict(torch.load('tuoling-lora.pt'), strict=False)\n"
+    "tokenizer = AutoTokenizer.from_pretrained('THUDM/chatglm-6b', trust_remote_code=True)\n"
+    "print(model.generate(**tokenizer('hi', return_tensors='pt'), max_new_tokens=64))\n")
+
+
+def test_adapters_attached_in_inference_mode_are_no_fine_tuning() -> None:
+    # (beside a launch of the Gradio demo, as Luotuo's notebooks start ``python app.py``)
+    demo = {"notebook/run_demo.sh": "python app.py --port 7860\n"}
+    a = _audit({"notebook/TuoLingC_evaluation_code.py": _LUOTUO_EVAL.format(mode="True"), **demo})
+    assert not a.project.does_training, a.project
+    # control: the same config for training makes the adapters a fine-tuning run
+    a = _audit({"notebook/TuoLingC_evaluation_code.py": _LUOTUO_EVAL.format(mode="False"), **demo})
+    assert a.project.does_training
