@@ -227,6 +227,21 @@ _CHECKPOINT_VALUE = lazy_compile(r"(?i)(^|/)(checkpoints?|ckpts?)(/|$)|/step\d+/
 
 
 def _inference_signals(facts: Facts, st: _Status) -> list[Signal]:
+    # a debugging switch left in a generation launch (UltraFeedback's ``run_vllm.sh``: ``export CUDA_LAUNCH_BLOCKING=1``)
+    # serialises every kernel launch, whatever the engine
+    blocking = [e for e in facts.envs("CUDA_LAUNCH_BLOCKING") if e.source != "python" and truthy(e.value.strip().strip("'\""))
+                is True and st.on_path(e.path)]
+    debug = [Signal(
+        Bottleneck.LAUNCH, 6,
+        f"CUDA_LAUNCH_BLOCKING=1 in the generation launch ({_loc(blocking)}): every kernel launch waits until the kernel has "
+        "finished, so the CPU never queues work ahead of the GPU; it is a debugging switch, remove it",
+        f"推理启动命令设置了 CUDA_LAUNCH_BLOCKING=1（{_loc(blocking)}）：每次 kernel 启动都要等 kernel 执行完毕，CPU 无法提前排队；"
+        "这是调试开关，应删除",
+    )] if blocking else []
+    return debug + _inference_workload_signals(facts, st)
+
+
+def _inference_workload_signals(facts: Facts, st: _Status) -> list[Signal]:
     engine = facts.imports("vllm", "sglang", "tensorrt_llm", "lmdeploy") or facts.launches("vllm") or st.used("J5")
     if engine:
         return [Signal(

@@ -25,3 +25,21 @@ def test_adapters_attached_in_inference_mode_are_no_fine_tuning() -> None:
     # control: the same config for training makes the adapters a fine-tuning run
     a = _audit({"notebook/TuoLingC_evaluation_code.py": _LUOTUO_EVAL.format(mode="False"), **demo})
     assert a.project.does_training
+
+
+# --- UltraFeedback: a debugging switch in a generation launch; TP over every visible GPU ----------------------------------
+
+_ULTRA_MAIN = ("import os\n\nimport torch\nfrom vllm import LLM, SamplingParams\n\nos.environ['NCCL_IGNORE_DISABLED_P2P'] = '1'\n\n\n"
+               "def main():\n    llm = LLM(model='openbmb/UltraLM-13b-v2.0', tensor_parallel_size={tp})\n"
+               "    outs = llm.generate(prompts, SamplingParams(max_tokens=1024))\n\n\nif __name__ == '__main__':\n    main()\n")
+_ULTRA_SH = "export CUDA_VISIBLE_DEVICES=0,1,2,3\n{blocking}python main_vllm.py --model_type ultralm\n"
+
+
+def test_cuda_launch_blocking_in_a_generation_launch_is_the_bottleneck() -> None:
+    files = {"src/main_vllm.py": _ULTRA_MAIN.format(tp="torch.cuda.device_count()"),
+             "src/run_vllm.sh": _ULTRA_SH.format(blocking="export CUDA_LAUNCH_BLOCKING=1\n")}
+    p = _audit(files).project
+    assert p.bottleneck.value == "launch-bound" and any("CUDA_LAUNCH_BLOCKING=1" in r for r in p.bottleneck_reasons), p
+    # control: without it, the engine's decode reads the weights per token (memory-bound)
+    files["src/run_vllm.sh"] = _ULTRA_SH.format(blocking="")
+    assert _audit(files).project.bottleneck.value == "memory-bound"
