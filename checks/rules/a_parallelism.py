@@ -172,6 +172,11 @@ def _engine_module(facts: Facts, s: Setting) -> bool:
     return not any(c.short == "backward" or c.short.endswith("Trainer") for c in ff.calls)
 
 
+#: a size that is the number of GPUs the process sees, whatever it is (:func:`_sizes`)
+VISIBLE_GPUS = -2.0
+_VISIBLE_COUNT = lazy_compile(r"^(torch\.cuda\.device_count|torch\.accelerator\.device_count)\(\)$")
+
+
 def _sizes(facts: Facts, names: Iterable[str], extra: Iterable[ConfigEntry] = (), inference: bool = False) -> list[tuple[float, Any]]:
     """(size, fact) for every parallelism size setting of ``names``; -1 means 'all remaining ranks'.
 
@@ -188,6 +193,10 @@ def _sizes(facts: Facts, names: Iterable[str], extra: Iterable[ConfigEntry] = ()
         if checkpoint_tool(facts, s):
             continue  # a converter's or a merger's layout is the checkpoint's (``--target-tensor-parallel-size 8``), not a run's
         n = as_number(s.value)
+        if n is None and isinstance(s.value, Expr) and _VISIBLE_COUNT.match(s.value.text.strip()):
+            # every GPU the process sees (UltraFeedback ``LLM(..., tensor_parallel_size=torch.cuda.device_count())``)
+            out.append((VISIBLE_GPUS, s))
+            continue
         if n is None and isinstance(s.value, Expr) and s.value.ref:
             for r in facts.effective(s.value.ref):  # the setting a keyword reads, under the same rules
                 if (not inference and inference_setting(r)) or _TEST_PATH.search(r.path):
@@ -2402,7 +2411,14 @@ def _tp_pp_used(facts: Facts) -> list[Any]:
 
 def _size_outcome(sizes: list[tuple[float, Any]], label: str, value_key: str, code_sites: list[Any], code_what: str) -> Outcome:
     """Sizes decide; code that can apply the parallelism counts only when no size is stated (it is gated by the size)."""
+    visible = [(n, x) for n, x in sizes if n == VISIBLE_GPUS]
+    sizes = [(n, x) for n, x in sizes if n != VISIBLE_GPUS]
     big = [(n, x) for n, x in sizes if n > 1 or n == -1]
+    if visible and not big:
+        x = visible[0][1]
+        return Outcome(U, [_ev(y) for _, y in visible] + [_ev(c) for c in code_sites],
+                       f"{label} over every GPU the process sees (`{x.name}={x.value.text}` at {x.path}:{x.line}; one GPU "
+                       "means no split)", {value_key: None, f"{value_key}_visible_gpus": True})
     if big:
         top = max(int(n) for n, _ in big)
         # (-1 alone: the size is whatever the other dimensions leave of the world, OLMo-core ``degree=-1``)

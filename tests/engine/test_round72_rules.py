@@ -5,6 +5,7 @@ code, with a control that keeps the rule honest."""
 from __future__ import annotations
 
 from .claims import audit as _audit
+from .claims import check as _check
 
 # --- Luotuo: a LoRA config built for inference, only to load trained adapter weights into ---------------------------------
 
@@ -43,3 +44,12 @@ def test_cuda_launch_blocking_in_a_generation_launch_is_the_bottleneck() -> None
     # control: without it, the engine's decode reads the weights per token (memory-bound)
     files["src/run_vllm.sh"] = _ULTRA_SH.format(blocking="")
     assert _audit(files).project.bottleneck.value == "memory-bound"
+
+
+def test_tensor_parallel_over_every_visible_gpu_is_tensor_parallel() -> None:
+    files = {"src/main_vllm.py": _ULTRA_MAIN.format(tp="torch.cuda.device_count()"), "src/run_vllm.sh": _ULTRA_SH.format(blocking="")}
+    a4 = _check(_audit(files), "A4")
+    assert a4.status.value == "used" and "every GPU the process sees" in (a4.detail or ""), a4
+    # control: a size of one splits nothing
+    files["src/main_vllm.py"] = _ULTRA_MAIN.format(tp="1")
+    assert _check(_audit(files), "A4").status.value != "used"
