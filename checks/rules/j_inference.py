@@ -1146,6 +1146,16 @@ class J6DecodeCudaGraph(_InferenceOnly):
             return Outcome(P, evs(used + rollout_eager), f"decode runs as CUDA graphs in scripts outside training ({x0.path}:{x0.line}"
                            f"{f', +{len(used) - 1}' if len(used) > 1 else ''}), but the training run's rollout engine is built "
                            f"eager ({e0.path}:{e0.line}: enforce_eager)", {"cuda_graph": "some"})
+        graph_built = [x for x in used if isinstance(x, Call) and _constructs(x)]
+        eager_built = [x for x in eager_on if isinstance(x, Call) and _constructs(x) and x not in rollout_eager]
+        if graph_built and eager_built:
+            # InternLM-Math: the Lean-Workbook scripts build ``LLM(model=...)`` (graphs on by default) while the four MiniF2F
+            # proof-search scripts, the README's reproduction, build ``LLM(..., enforce_eager=True)``
+            e0 = eager_built[0]
+            more = f", +{len(eager_built) - 1}" if len(eager_built) > 1 else ""
+            return Outcome(P, evs(graph_built + eager_built), f"decode runs as CUDA graphs in {len(graph_built)} of "
+                           f"{len(graph_built) + len(eager_built)} engine builds; the others are built eager ({e0.path}:{e0.line}"
+                           f"{more}: enforce_eager=True)", {"cuda_graph": "some"})
         if used:
             if all(x in client for x in used):
                 eager = _hf_generate(f)

@@ -53,3 +53,20 @@ def test_tensor_parallel_over_every_visible_gpu_is_tensor_parallel() -> None:
     # control: a size of one splits nothing
     files["src/main_vllm.py"] = _ULTRA_MAIN.format(tp="1")
     assert _check(_audit(files), "A4").status.value != "used"
+
+
+# --- InternLM-Math: engines built eager in some scripts and with graphs in others ------------------------------------------
+
+_PROVER = ("from vllm import LLM, SamplingParams\n\n\ndef main(args):\n"
+           "    model = LLM(model=args.model_name, tensor_parallel_size=1, {eager}trust_remote_code=True)\n"
+           "    out = model.generate([prompt], SamplingParams(max_tokens=256))\n\n\nif __name__ == '__main__':\n    main(parse())\n")
+
+
+def test_decode_graphs_in_some_engine_builds_only_is_partial() -> None:
+    files = {"leanworkbook/inference_nli.py": _PROVER.format(eager=""),
+             "minif2f/proofsearch_internLM2.py": _PROVER.format(eager="enforce_eager=True, ")}
+    j6 = _check(_audit(files), "J6")
+    assert j6.status.value == "partial" and "1 of 2 engine builds" in (j6.detail or ""), j6
+    # control: every build keeps its graphs
+    files["minif2f/proofsearch_internLM2.py"] = _PROVER.format(eager="")
+    assert _check(_audit(files), "J6").status.value == "used"
