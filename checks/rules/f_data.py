@@ -826,7 +826,7 @@ def _other_disk_io(f: Facts) -> set[tuple[str, int, str]]:
     # (a method of the project's own dataset class: Firefly-LLaMA2-Chinese's ``self.load_from_disk(cache_file)``, which
     # unpickles a token list into memory)
     own += [c for c in loads if c.name == "self.load_from_disk" and not any(
-        b.rsplit(".", 1)[-1] in _ARROW_CLASSES for k in f.files[c.path].classes if k.line <= c.line <= k.end for b in k.bases)]
+        b.rsplit(".", 1)[-1] in _ARROW_CLASSES for b in getattr(class_span_at(f, c.path, c.line), "bases", ()))]
     files = {c.path for c in own} - {c.path for c in loads if not any(c is o for o in own)}
     return {(c.path, c.line, c.name) for c in [*own, *(c for c in f.calls("save_to_disk") if c.path in files)]}
 

@@ -2899,9 +2899,17 @@ def _receiver(c: Call) -> str:
     return name
 
 
+#: ``model.parameters()`` / ``model.named_parameters()``: the module a freeze loop walks is what precedes it
+_PARAMS_CALL = lazy_compile(r"\.(parameters|named_parameters)\(\)$")
+
+
+def _module_of(expr: str) -> str:
+    """The module a freeze names (``lm.model`` of ``lm.model.parameters()``)."""
+    return _PARAMS_CALL.sub("", expr.strip())
+
+
 def _is_whole(expr: str) -> bool:
-    e = expr.strip()
-    e = re.sub(r"\.(parameters|named_parameters)\(\)$", "", e)
+    e = _module_of(expr)
     return e in _WHOLE_MODEL or e.removeprefix("self.") in _WHOLE_MODEL
 
 
@@ -3049,8 +3057,7 @@ _WRAPPED_WHOLE = frozenset({"lm.model"})
 
 
 def _whole_or_wrapped(expr: str) -> bool:
-    e = re.sub(r"\.(parameters|named_parameters)\(\)$", "", expr.strip())
-    return _is_whole(e) or e in _WRAPPED_WHOLE
+    return _is_whole(expr) or _module_of(expr) in _WRAPPED_WHOLE
 
 
 #: the names a launched script gives the model it trains (not ``module``/``net``: loop variables over a list of parts, as
@@ -3073,8 +3080,7 @@ def _frozen_base(f: Facts, train: Any) -> list[Any]:
 
     def keep(x: Any, scope: str) -> bool:
         func = str(getattr(x, "func", "") or "").lower()
-        name = re.sub(r"\.(parameters|named_parameters)\(\)$", "", scope.strip())
-        return (x.path in train and x.path in launched and name in _TRAINED_MODEL and not getattr(x, "guard", None)
+        return (x.path in train and x.path in launched and _module_of(scope) in _TRAINED_MODEL and not getattr(x, "guard", None)
                 and not unf.get((x.path, x.func))
                 and not any(w in func for w in ("freeze", "frozen", "fix")) and not _AUX_MODEL.search(scope.split("(")[0])
                 and not _not_layer_freezing(x, scope) and not _frozen_copy(f, x) and not _never_called(f, x))
