@@ -611,6 +611,8 @@ def _eval_mode(c: Any) -> bool:
     return c.short == "train" and (c.kwargs.get("mode") is False or (bool(c.args) and c.args[0] is False))
 
 
+#: a launch's ``--do_train`` value that switches training off
+_TRAIN_OFF = lazy_compile(r"(?i)^\s*(false|0|no)\s*$")
 #: the calls of a loop that steps an optimizer by hand (``optimizer.zero_grad()`` before a loss scaler that steps it)
 _HAND_STEP_CALLS = frozenset({"zero_grad", "step"})
 
@@ -1508,12 +1510,14 @@ def classify_roles(files: Mapping[str, FileFacts], training: Iterable[str] = ())
 
     # the scripts every launch of which passes ``--do_train False`` (SpinQuant's ``2_eval_ptq.sh``: ``torchrun ... ptq.py
     # --do_train False --do_eval True``, a script whose own entry function is named ``train()``): evaluation runs
+    # (resolved only where some launch switches training off: the other repositories pay nothing for it)
     runs_of: dict[str, list[bool]] = defaultdict(list)
-    for q in in_play:
-        for x in files[q].launches:
-            off = str(x.script_args.get("do_train", "")).strip().lower() in ("false", "0", "no")
-            for t in _script_paths(x.script, pathset, index, q):
-                runs_of[t].append(off)
+    if any(_TRAIN_OFF.match(str(x.script_args.get("do_train", ""))) for q in in_play for x in files[q].launches):
+        for q in in_play:
+            for x in files[q].launches:
+                off = bool(_TRAIN_OFF.match(str(x.script_args.get("do_train", ""))))
+                for t in _script_paths(x.script, pathset, index, q):
+                    runs_of[t].append(off)
     eval_only = {t for t, offs in runs_of.items() if all(offs)}
     launched: set[str] = set()  # the scripts the launches run
     blind: set[str] = set()  # launch files with a training launch whose script is not resolved
