@@ -57,6 +57,11 @@ _MULTI_NODE = (
     # a command run on each node with its rank and the rendezvous address (llm-foundry's README: ``composer --world_size 16
     # --node_rank 0 --master_addr 0.0.0.0 --master_port 7501 train.py yamls/pretrain/mpt-125m.yaml``): joining nodes is its purpose
     lazy_compile(r"\s--(?:node|machine)[_-]rank[= ]+\S+(?=.*\s--(?:master[_-]addr|main[_-]process[_-]ip)\b)"),
+    # prose that has the user fill in a DeepSpeed hostfile for several machines (Nanbeige's README: "modify the config/hostfile
+    # based on the cluster setup. If using multiple machines and multiple GPUs, ..."; "修改 config/hostfile，如果是多机多卡"):
+    # its ``deepspeed main.py`` launch names no node count, so the hostfile decides it
+    lazy_compile(r"\bhostfile\b(?=.*(?:\bmultiple (?:machines|nodes)\b|\bmulti[- ]?node\b|多机|多节点))"
+                 r"|(?:\bmultiple (?:machines|nodes)\b|\bmulti[- ]?node\b|多机|多节点).*\bhostfile\b", re.I),
 )
 
 

@@ -176,10 +176,14 @@ def _unparse(node: ast.AST, cap: int) -> str:
 
 
 def _catches_import_error(t: ast.expr | None) -> bool:
-    """A handler that catches a missing package: ``except ImportError``, ``ModuleNotFoundError``, a tuple with one of them."""
+    """A handler that catches a missing package: ``except ImportError``, ``ModuleNotFoundError``, a tuple with one of them,
+    and the handlers that catch everything (a bare ``except:``, ``except Exception``: Nanbeige's ``modeling_nanbeige.py``
+    wraps ``from flash_attn import flash_attn_func`` in ``try: ... except:`` and falls back to eager attention)."""
+    if t is None:
+        return True
     if isinstance(t, ast.Tuple):
         return any(_catches_import_error(e) for e in t.elts)
-    return isinstance(t, ast.Name) and t.id in ("ImportError", "ModuleNotFoundError")
+    return isinstance(t, ast.Name) and t.id in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
 
 
 class _Dispatch(dict):  # type: ignore[type-arg]

@@ -172,6 +172,9 @@ def _forwards_own_guard(e: ConfigEntry) -> bool:
 _FEW_LINKS = 4
 
 
+#: the separators PEP 503 folds into one hyphen when it compares distribution names
+_PEP503 = lazy_compile(r"[-_.]+")
+
 class Facts:
     """All facts of one scan. Use :meth:`for_check` to get the view a check sees."""
 
@@ -656,8 +659,9 @@ class Facts:
         return self._keep(e for e in self._s["envs"] if not prefixes or any(e.name.startswith(p) for p in prefixes))
 
     def deps(self, *names: str) -> list[Dependency]:
-        want = {n.lower() for n in names}
-        found = [d for d in self._s["deps"] if not want or d.name in want]
+        # names compared as PEP 503 normalises them: ``flash_attn`` (the import) finds ``flash-attn`` (the distribution)
+        want = {_PEP503.sub("-", n).lower() for n in names}
+        found = [d for d in self._s["deps"] if not want or _PEP503.sub("-", d.name).lower() in want]
         if any(d.path.rsplit("/", 1)[-1] == "cog.yaml" for d in found):
             # a Cog predictor's build pins (``cog.yaml``) are its serving image's; a package another dependency file of the
             # project declares is the project's own pin (LLaVA: ``transformers==4.37.2`` in pyproject.toml, 4.31.0 for its

@@ -1,0 +1,111 @@
+"""Round 73 (issue #9): claims of more public repositories (Nanbeige and Orion, held over from round 72; LongWriter,
+Llama-Chinese, LongLLaVA, LaVIN, CuMo, Open-Sora), read claim by claim. Each test is one false claim of those reports, made
+from the shape of the real code, with a control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from .claims import audit as _audit
+from .claims import check as _check
+
+# --- Nanbeige: an HF Trainer SFT script over remote code, DeepSpeed ZeRO-3 with its own WarmupLR ------------------------------
+
+_NANBEIGE_MAIN = (
+    "from dataclasses import dataclass, field\n\nimport transformers\n\nimport dataloader\n{patch}\n\n@dataclass\n"
+    "class SFTConfig:\n    model_name_or_path: str = field(default=None)\n    max_length: int = field(default=1024)\n\n\n"
+    "def main():\n    parser = transformers.HfArgumentParser((SFTConfig, transformers.TrainingArguments))\n"
+    "    sft_config, training_args = parser.parse_args_into_dataclasses()\n"
+    "    tokenizer = transformers.AutoTokenizer.from_pretrained(sft_config.model_name_or_path, trust_remote_code=True)\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(sft_config.model_name_or_path, trust_remote_code={remote})\n"
+    "    sft_dataset = dataloader.create_dataset(training_args, sft_config, tokenizer)\n"
+    "    trainer = transformers.Trainer(model=model, args=training_args, train_dataset=sft_dataset['train'], tokenizer=tokenizer)\n"
+    "    trainer.train()\n\n\nif __name__ == '__main__':\n    main()\n")
+_NANBEIGE_LOADER = (
+    "import datasets\n\n\ndef create_dataset(training_args, sft_config, tokenizer):\n"
+    "    raw_datasets = datasets.load_dataset('json', data_files={'train': sft_config.dataset_name + '/train.jsonl'})\n\n"
+    "    def process_supervised(record):\n        tokenized = tokenizer(record['messages'], add_special_tokens=False)\n"
+    "        return {'input_ids': tokenized['input_ids']}\n\n"
+    "    with training_args.main_process_first(desc='dataset map tokenization'):\n"
+    "        return raw_datasets.map(process_supervised, num_proc=8)\n")
+_NANBEIGE_SH = (
+    "deepspeed main.py \\\n    --deepspeed ds_config/ds_config_zero3.json \\\n    --model_name_or_path Nanbeige/Nanbeige-16b-base \\\n"
+    "    --max_length 4096 \\\n    --learning_rate 1e-5 \\\n    --bf16 True{extra}\n")
+_DS_WARMUP_AUTO = ('{\n  "bf16": {"enabled": "auto"},\n  "scheduler": {\n    "type": "WarmupLR",\n    "params": {\n'
+                   '      "warmup_min_lr": "auto",\n      "warmup_max_lr": "auto",\n      "warmup_num_steps": "auto"\n    }\n  },\n'
+                   '  "zero_optimization": {"stage": 3, "overlap_comm": true}\n}\n')
+_NANBEIGE_CONFIG = (
+    "from transformers.configuration_utils import PretrainedConfig\n\n\nclass NanbeigeConfig(PretrainedConfig):\n"
+    "    model_type = 'nanbeige'\n\n    def __init__(self, vocab_size=32000, hidden_size=4096, intermediate_size=11006, "
+    "num_hidden_layers=32, **kwargs):\n        self.vocab_size = vocab_size\n        self.hidden_size = hidden_size\n"
+    "        self.intermediate_size = intermediate_size\n        super().__init__(**kwargs)\n")
+_NANBEIGE_MODELING = (
+    "import torch\nfrom torch import nn\n\ntry:\n    import flash_attn\n    from flash_attn import flash_attn_func\n\n"
+    "    if int(flash_attn.__version__.split('.')[0]) >= 2:\n        Version_ = True\n    else:\n        Version_ = False\n"
+    "except:\n    Version_ = False\n    flash_attn_func = None\n\n\n"
+    "class NanbeigeAttention(nn.Module):\n    def forward(self, query_states, key_states, value_states):\n"
+    "        if Version_ or (flash_attn_func and query_states.dtype != torch.float32):\n"
+    "            return flash_attn_func(query_states, key_states, value_states, dropout_p=0.0, causal=True)\n"
+    "        return torch.softmax(query_states @ key_states.transpose(-2, -1), dim=-1) @ value_states\n")
+
+
+def _nanbeige(extra: str = "", patch: str = "", remote: str = "True") -> dict[str, str]:
+    return {"finetune/main.py": _NANBEIGE_MAIN.format(patch=patch, remote=remote), "finetune/dataloader.py": _NANBEIGE_LOADER,
+            "finetune/ds_config/ds_config_zero3.json": _DS_WARMUP_AUTO, "scripts/train.sh": _NANBEIGE_SH.format(extra=extra),
+            "models/configuration_nanbeige.py": _NANBEIGE_CONFIG, "models/modeling_nanbeige.py": _NANBEIGE_MODELING}
+
+
+def test_a_hostfile_for_several_machines_in_the_readme_is_documented_multi_node() -> None:
+    readme = ("# Finetuning\nWe provide a training script that uses DeepSpeed. Modify the config/hostfile based on the cluster "
+              "setup. If using multiple machines and multiple GPUs, the IP configuration in SSH needs to be modified for each "
+              "node.\n")
+    files = {**_nanbeige(), "README_EN.md": readme}
+    e1 = _check(_audit(files), "E1")
+    assert e1.status.value == "unused" and "multi-node training is documented (README_EN.md:2" in (e1.detail or ""), e1
+    # control: a hostfile named with no word of several machines says nothing of nodes
+    files["README_EN.md"] = "# Finetuning\nModify the config/hostfile if you need to, then run scripts/train.sh.\n"
+    assert _check(_audit(files), "E1").status.value == "n/a"
+
+
+# --- Orion: an AutoAWQ kit, and demos that spread one model over the GPUs of one process -----------------------------------------
+
+_ORION_QUANT = (
+    "import torch\nfrom awq.models.auto import AutoAWQForCausalLM\nfrom transformers import AutoTokenizer\n\n\n"
+    "def quant(args):\n    bits = {bits}\n    quant_config = {{'zero_point': True, 'q_group_size': 128, 'w_bit': bits, 'version': 'GEMM'}}\n"
+    "    tokenizer = AutoTokenizer.from_pretrained(args.model_path, trust_remote_code=True)\n"
+    "    model = AutoAWQForCausalLM.from_pretrained(args.model_path, trust_remote_code=True, torch_dtype=torch.float16)\n"
+    "    model.quantize(tokenizer, quant_config=quant_config)\n    model.save_quantized(args.save_path)\n")
+_ORION_DEMO = (
+    "import torch\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n\n"
+    "model = AutoModelForCausalLM.from_pretrained('OrionStarAI/Orion-14B-Chat', torch_dtype=torch.float16, device_map='auto', "
+    "trust_remote_code=True)\ntokenizer = AutoTokenizer.from_pretrained('OrionStarAI/Orion-14B-Chat', trust_remote_code=True)\n"
+    "out = model.generate(**tokenizer('hi', return_tensors='pt').to('cuda'), max_new_tokens=512)\n")
+
+
+# --- Llama-Chinese: the training script's own streaming option, left off; HF-Trainer pre-training and DeepSpeed's curriculum ----
+
+_CLM = ("from dataclasses import dataclass, field\n\nfrom datasets import load_dataset\nfrom transformers import (AutoConfig, "
+        "AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments)\n\n\n@dataclass\nclass DataTrainingArguments:\n"
+        "    train_files: str = field(default=None)\n    streaming: bool = field(default=False, metadata={'help': 'Enable streaming mode'})\n\n\n"
+        "def main():\n    parser = HfArgumentParser((DataTrainingArguments, TrainingArguments))\n"
+        "    data_args, training_args = parser.parse_args_into_dataclasses()\n"
+        "    raw_datasets = load_dataset('text', data_files=data_args.train_files, streaming=data_args.streaming)\n"
+        "    config = AutoConfig.from_pretrained('config.json')\n    model = AutoModelForCausalLM.from_config(config)\n"
+        "    trainer = Trainer(model=model, args=training_args, train_dataset=raw_datasets['train'])\n    trainer.train()\n\n\n"
+        "if __name__ == '__main__':\n    main()\n")
+_CLM_SH = "deepspeed --num_gpus 8 pretrain_clm.py \\\n    --train_files data/train.txt \\\n    --do_train \\\n    --bf16{extra}\n"
+
+
+# --- LaVIN: MAE's hand-written schedule, a linear warmup in the if before the cosine ---------------------------------------------
+
+_LR_SCHED = ("import math\n\n\ndef adjust_learning_rate(optimizer, epoch, args):\n    if epoch < args.warmup_epochs:\n"
+             "        lr = args.lr * epoch / args.warmup_epochs\n    else:\n        lr = args.min_lr + (args.lr - args.min_lr) * 0.5 * "
+             "(1. + math.cos(math.pi * (epoch - args.warmup_epochs) / (args.epochs - args.warmup_epochs)))\n"
+             "    for param_group in optimizer.param_groups:\n        param_group['lr'] = lr\n    return lr\n")
+_LAVIN_TRAIN = ("import argparse\n\nimport torch\n\nimport util.lr_sched as lr_sched\n\n"
+                "parser = argparse.ArgumentParser()\nparser.add_argument('--warmup_epochs', type=float, default=40)\n"
+                "parser.add_argument('--epochs', type=int, default=400)\nargs = parser.parse_args()\n"
+                "model = torch.nn.Linear(8, 8).cuda()\noptimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)\n"
+                "for epoch in range(args.epochs):\n    lr_sched.adjust_learning_rate(optimizer, epoch, args)\n"
+                "    loss = model(torch.randn(4, 8).cuda()).sum()\n    loss.backward()\n    optimizer.step()\n")
+
+
+# --- LongLLaVA: a debugging switch in one of three launches, beside a stronger verdict -------------------------------------------
