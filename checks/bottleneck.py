@@ -113,6 +113,9 @@ class Signal:
     en: str
     zh: str
     positive: bool = True  # False: inferred from a practice not seen, which alone never decides a verdict
+    # a setting to remove whatever the verdict (a debugging switch in a good share of the training launches): named under
+    # another verdict too
+    named_anyway: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -976,6 +979,9 @@ def _debug_env_signals(facts: Facts, st: _Status) -> list[Signal]:
         # script among many (Pai-Megatron-Patch's Mistral recipe) is that recipe's problem
         most = len({e.path for e in blocking} & runs) * 2 > len(runs)
         share = "" if most or not runs else f" ({len({e.path for e in blocking} & runs)} of {len(runs)} launch files)"
+        # (a quarter of the launches or more: LongLLaVA's Align.sh, one of three stages; not Pai-Megatron-Patch's one recipe
+        # among 107)
+        named = len({e.path for e in blocking} & runs) * 4 >= len(runs)
         # the authors' own reason for keeping it (octopack's BigScience-style launches: ``# do not remove or the training will
         # hang and nodes will be lost w/o this workaround``): a workaround, not a forgotten debugging switch
         kept = next((e for e in blocking if e.comment and _KEPT_ON_PURPOSE.search(e.comment)), None)
@@ -994,6 +1000,7 @@ def _debug_env_signals(facts: Facts, st: _Status) -> list[Signal]:
             + f"and no communication overlaps compute{advice}",
             f"训练启动命令设置了 CUDA_LAUNCH_BLOCKING=1（{at}）{share}：每次 kernel 启动都要等 kernel 执行完毕，CPU 无法提前排队，"
             f"Python 调度开销计入每一步，通信也无法与计算重叠{advice_zh}",
+            named_anyway=named,
         ))
     detail = sites("TORCH_DISTRIBUTED_DEBUG", lambda v: v.upper() == "DETAIL")
     if detail:
@@ -1004,6 +1011,7 @@ def _debug_env_signals(facts: Facts, st: _Status) -> list[Signal]:
             f"TORCH_DISTRIBUTED_DEBUG=DETAIL in the training launch ({at}): every collective is wrapped with a cross-rank "
             "check of its shapes and types before it runs; it is a debugging switch, remove it",
             f"训练启动命令设置了 TORCH_DISTRIBUTED_DEBUG=DETAIL（{at}）：每次集合通信前都要跨 rank 校验形状与类型；这是调试开关，应删除",
+            named_anyway=len({e.path for e in detail} & runs) * 4 >= len(runs),
         ))
     return out
 
@@ -1265,6 +1273,11 @@ def classify(facts: Facts, project: Project, results: Iterable[CheckResult], rol
     if top >= MIN_SCORE and top - second >= MIN_MARGIN and any(s.positive for s in win):
         reasons = [s.en for s in win] + ([storage[0]] if storage and top_kind == Bottleneck.DATA_IO.value else [])
         reasons_zh = [s.zh for s in win] + ([storage[1]] if storage and top_kind == Bottleneck.DATA_IO.value else [])
+        # a debugging switch some launch leaves on, under another verdict (LongLLaVA: CUDA_LAUNCH_BLOCKING=1 in Align.sh, one
+        # of three launches, beside a multi-node communication verdict): a setting to remove whatever the verdict, so named
+        debug = [s for s in sigs if s.kind.value != top_kind and s.named_anyway]
+        reasons += [f"also {s.kind.value}: {s.en}" for s in debug]
+        reasons_zh += [f"另见 {s.kind.value}：{s.zh}" for s in debug]
         return Verdict(Bottleneck(top_kind), reasons, reasons_zh, scores)
     if top < MIN_SCORE:
         lead_en = "the code signals are weak"

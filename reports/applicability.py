@@ -382,6 +382,16 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
         "import torch.nn.functional as F\n\n# in the attention's forward, instead of softmax(q @ k.transpose(-2, -1) / sqrt(d)) @ v:\n"
         "attn_output = F.scaled_dot_product_attention(q, k, v, attn_mask=attention_mask, dropout_p=0.0, is_causal=attention_mask is None)\n",
     ),
+    # the remote-code model's own attention calls FlashAttention only where the package imports (Nanbeige's
+    # ``modeling_nanbeige.py``: ``try: from flash_attn import flash_attn_func ... except: flash_attn_func = None``)
+    ("D1", "optional-kernel"): (
+        "The model's own attention already calls FlashAttention when the `flash-attn` package imports, and falls back to "
+        "eager attention without it: install `flash-attn` in the training environment (declare it beside the other "
+        "requirements, at the version its import check expects) and look for the fallback warning in the first log lines.",
+        "模型自带的注意力实现在 `flash-attn` 包可导入时已调用 FlashAttention，否则退回 eager 注意力：在训练环境中安装 "
+        "`flash-attn`（与其他依赖一起声明，版本满足其导入检查），并在日志开头确认没有回退警告。",
+        "flash-attn>=2.1  # requirements: the model's attention imports it if present\n",
+    ),
     ("D1", "transformers<4.36"): (
         "The pinned transformers predates `attn_implementation` (4.36): pass `use_flash_attention_2=True` to `from_pretrained` "
         "(transformers 4.34-4.35, with the `flash-attn` package and fp16/bf16 weights on Ampere or newer), or raise the pin to "
@@ -438,6 +448,26 @@ OWN_MODEL_TEXT: dict[str, tuple[str, str, str]] = {
         "loss_fn = LigerFusedLinearCrossEntropyLoss(ignore_index=-100)\n"
         "hidden = model.model(input_ids).last_hidden_state[:, :-1]  # the final hidden states, before the LM head\n"
         "loss = loss_fn(model.lm_head.weight, hidden.reshape(-1, hidden.size(-1)), labels[:, 1:].reshape(-1))\n",
+    ),
+}
+
+#: advice for a hub model loaded as remote code (``values["model_code"] == "remote"``: ``trust_remote_code=True``, a model
+#: type Liger has no patch for): ``use_liger_kernel`` and ``AutoLigerKernelForCausalLM`` patch transformers' own classes only
+REMOTE_MODEL_TEXT: dict[str, tuple[str, str, str]] = {
+    "D5": (
+        "The trained model is remote code (loaded with `trust_remote_code=True`) of a family Liger has no patch for, so "
+        "the Trainer's Liger switch and `AutoLigerKernelForCausalLM` leave it unchanged: to use Liger, edit the modeling file the "
+        "checkpoint ships: `LigerRMSNorm` for its RMSNorm, `LigerSwiGLUMLP` for a gated MLP, and "
+        "`LigerFusedLinearCrossEntropyLoss` on the LM head's weight and the final hidden states; check the loss against the "
+        "original on a few batches. Expect less than the published LLaMA figures until each module is swapped.",
+        "训练的模型是远程代码（以 `trust_remote_code=True` 加载），属于 Liger 没有补丁的模型族，Trainer 的 Liger 开关与 "
+        "`AutoLigerKernelForCausalLM` 都不会改动它：如要使用 Liger，需修改检查点附带的建模文件：RMSNorm 换成 `LigerRMSNorm`，"
+        "门控 MLP 换成 `LigerSwiGLUMLP`，损失用 `LigerFusedLinearCrossEntropyLoss` 作用于 LM head 权重与最后一层隐藏状态；"
+        "并在几个 batch 上与原实现核对损失。在逐个替换模块之前，收益达不到 LLaMA 上公布的数字。",
+        "from liger_kernel.transformers import LigerFusedLinearCrossEntropyLoss, LigerRMSNorm\n\n"
+        "# in the checkpoint's modeling_<family>.py: self.norm = LigerRMSNorm(config.hidden_size, eps=config.rms_norm_eps)\n"
+        "loss_fn = LigerFusedLinearCrossEntropyLoss(ignore_index=-100)\n"
+        "loss = loss_fn(self.lm_head.weight, hidden_states[:, :-1].reshape(-1, hidden_states.size(-1)), labels[:, 1:].reshape(-1))\n",
     ),
 }
 
@@ -511,4 +541,5 @@ def loader_text(check_id: str, values: dict[str, object]) -> tuple[str, str, str
             if isinstance(flag, str):  # the project's own switch, named in the advice
                 en, zh, snippet = (t.replace("{flag}", flag) for t in (en, zh, snippet))
             return en, zh, snippet
-    return OWN_MODEL_TEXT.get(check_id) if values.get("model_code") == "own" else None
+    code = values.get("model_code")
+    return OWN_MODEL_TEXT.get(check_id) if code == "own" else REMOTE_MODEL_TEXT.get(check_id) if code == "remote" else None

@@ -216,6 +216,10 @@ _NA_ZH: tuple[tuple[str, str], ...] = (
     # E2-E4 of a run that is one process (before the words below: the reason names no medium or stage)
     ("no distributed training found (no multi-process launch", "未发现分布式训练（无多进程启动、分布式封装、分片或多卡配置）："
                                                           "单进程训练没有梯度通信可重叠、压缩或调优"),
+    # A4/E4 of generation on one GPU, E4 of generation in one process over several (before the words below)
+    ("no generation spans gpus", "仅做推理，且生成不跨 GPU（无多进程启动、模型并行设置或多卡 device_map）：没有可切分的层，也没有可调优的集合通信"),
+    ("plain device copies", "仅做推理，且在单进程内运行（无多进程启动、进程组、DataParallel 或推理引擎的模型并行）：device_map "
+                            "跨 GPU 时只用普通的设备间拷贝传递激活，不运行任何 NCCL 集合通信，无可调优之处"),
     # E2/E3 beside a multi-process run only the docs show (first: the quoted command may hold other words of this table)
     ("the docs' training command", "仓库未提供启动脚本；文档中的训练命令会启动多个进程，其通信设置（重叠、梯度压缩）在仓库之外决定：请确认该运行实际的设置"),
     # I1/I2 on data paths that name no place or medium (first: a path may contain other words of this table, "pretrain")

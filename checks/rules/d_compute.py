@@ -572,7 +572,7 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
             kinds.add("flash_attention_2")
     for c in f.calls_where(lambda s: "flash" in s or "xformers" in s or "sdpa" in s):
         short = c.short
-        if _FA_PATCH.search(short) and not short.startswith("is_") and not guard_off(f, c):
+        if _FA_PATCH.search(short) and not short.startswith("is_") and not guard_off(f, c) and not _missing_patch_module(f, c):
             used.append(c)
             kinds.add("xformers" if "xformers" in c.short else "sdpa" if "sdpa" in c.short else "flash_attention_2")
     for c in f.calls(*_SDPA):
@@ -595,6 +595,18 @@ def attention_sites(f: Facts) -> tuple[list, list, set[str]]:
             used.append(s)
             kinds.add("transformer-engine")
     return used, off_, kinds
+
+
+def _missing_patch_module(f: Facts, c: Call) -> bool:
+    """An attention patch imported from a top-level module the repository does not hold (Nanbeige's ``finetune/main.py``:
+    ``from llama_flash_attn_monkey_patch import replace_llama_attn_with_flash_attn``, no such file anywhere): a copy of
+    FastChat's patch the authors kept elsewhere, which this checkout cannot apply (the import fails), and which names a
+    model class the run may not even train. No package of the index is named so; a dotted module (``fastchat.train.
+    llama_flash_attn_monkey_patch``) is an installed library's and stays evidence."""
+    mod = c.name.rpartition(".")[0]
+    if not mod or "." in mod or "patch" not in mod.lower():
+        return False
+    return not f.paths_named(mod + ".py") and not any(p.endswith(f"{mod}/__init__.py") for p in f.paths_named("__init__.py"))
 
 
 def training_launches(ctx: Context) -> tuple[Counter[str], dict[str, Any]]:
@@ -1028,6 +1040,35 @@ class D1FlashAttention(Check):
                            {"attention": "none"})
         unreached = unreached_sites(ctx, used)
         off_ = [x for x in off_ if not unreached_sites(ctx, [x])]  # an eager choice there is not the run's either
+        loader = _remote_code_loader(ctx)
+        remote = [x for x in unreached if loader is not None and _REMOTE_MODELING_FILE.search(x.path)
+                  and any(p.rpartition("/")[0] == x.path.rpartition("/")[0] and _REMOTE_CONFIG_FILE.search(p) for p in f.files)]
+        # modeling files kept in a ``patch/`` folder to be put in place of the installed ones (LongWriter's ``train/patch/
+        # modeling_llama.py`` and ``modeling_chatglm.py``: "please replace the original modeling files with them"), for a
+        # training path that loads its model with ``from_pretrained``
+        hf_loader = loader or _hf_model_loader(ctx)
+        patched = [x for x in unreached if x not in remote and hf_loader is not None and _REMOTE_MODELING_FILE.search(x.path)
+                   and _PATCH_DIR.search(x.path)]
+        if (remote or patched) and len(remote) + len(patched) == len(used):
+            # the training path loads a hub model as remote code (Nanbeige ``finetune/main.py``: ``AutoModelForCausalLM.
+            # from_pretrained(..., trust_remote_code=True)``) whose modeling file the repository ships a copy of: that
+            # file's kernels are the run's attention, imported by transformers from the checkpoint, not by a Python import
+            x = (remote + patched)[0]
+            at = f"{x.path}:{x.line}"
+            kernel = x.name.rsplit(".", 1)[-1]
+            if x in remote:
+                whose = (f"the trained model is remote code (trust_remote_code=True at {loader.path}:{loader.line}); its "
+                         f"attention, shipped at {at},")
+            else:
+                whose = (f"the model loaded at {hf_loader.path}:{hf_loader.line} runs the modeling files the project ships in "
+                         f"{x.path.rpartition('/')[0]}/ to replace the installed ones; their attention ({at})")
+            remote = remote + patched
+            if all(_optional_package(f, r) for r in remote if hasattr(r, "name")):
+                return Outcome(P, [f.ev(r) for r in remote[:3]], f"{whose} calls {kernel} only when the optional flash_attn "
+                               "package imports (a try/except around its import), and no dependency declaration names "
+                               "flash-attn: without it the model runs eager attention",
+                               {"attn_implementation": "remote-code", "advice_for": "optional-kernel"})
+            return Outcome(U, [f.ev(r) for r in remote[:3]], f"{whose} calls {kernel}", {"attn_implementation": "remote-code"})
         note = ""
         if unreached and len(unreached) == len(used):  # every kernel site is in code the run never executes
             note = unreached_note(f, unreached, "fused-attention kernels")
@@ -2302,6 +2343,11 @@ class D5Liger(Check):
         outcome = self._detect(ctx)
         if outcome.status is not U and not _trains_hf_model(ctx):
             outcome.values["model_code"] = "own"  # the advice: Liger's modules composed by hand (reports.applicability)
+        elif outcome.status is not U and _remote_code_loader(ctx) and _unpatched_remote_family(ctx):
+            # a hub model of a family Liger does not patch, loaded as remote code (Nanbeige's ``AutoModelForCausalLM.
+            # from_pretrained(..., trust_remote_code=True)`` of ``Nanbeige-16b-base``, model_type "nanbeige"): the HF switch
+            # and the Auto class leave it as it is; only its modeling file can take Liger's modules
+            outcome.values["model_code"] = "remote"
         return outcome
 
     def _detect(self, ctx: Context) -> Outcome:
@@ -2347,8 +2393,8 @@ class D5Liger(Check):
             # every named model is an encoder-only checkpoint (a BERT classifier), or the trained model is a CLIP-style
             # image-text dual encoder: Liger patches decoder LLMs (RMSNorm, RoPE, SwiGLU, the LM head's cross-entropy)
             return None
-        # the seed's HIGH is for HF-model training; custom models compose Liger modules by hand
-        return Priority.HIGH if _trains_hf_model(ctx) else Priority.LOW
+        # the seed's HIGH is for HF-model training; custom models and remote code compose Liger modules by hand
+        return Priority.HIGH if _trains_hf_model(ctx) and outcome.values.get("model_code") != "remote" else Priority.LOW
 
 
 # --- D6 operator fusion ---------------------------------------------------------
@@ -2779,6 +2825,10 @@ def _checkpoint_config_defaults(f: Facts, dims: list) -> set[tuple[str, int]]:
     if not cands:
         return set()
     loaded = _checkpoint_loaded_packages(f)
+    # the remote code of a hub model the project loads with ``trust_remote_code=True`` (Nanbeige's ``models/
+    # configuration_nanbeige.py`` beside ``modeling_nanbeige.py``; ``finetune/main.py`` loads ``Nanbeige-16b-base`` through
+    # ``AutoModelForCausalLM``): the class defaults are a 7B LLaMA shape, the checkpoint's config.json sizes the model
+    remote = any(_remote_model_load(c) for c in f.calls("from_pretrained"))
     out: set[tuple[str, int]] = set()
     for s in cands:
         owner = s.key.split(".", 1)[0]
@@ -2793,9 +2843,53 @@ def _checkpoint_config_defaults(f: Facts, dims: list) -> set[tuple[str, int]]:
             continue
         if made:
             continue
-        if any(folder == m or folder.endswith("." + m) for m in loaded):
+        if any(folder == m or folder.endswith("." + m) for m in loaded) or (remote and _REMOTE_CONFIG_FILE.search(s.path)):
             out.add((s.path, s.line))
     return out
+
+
+#: a hub model's configuration module, shipped for ``trust_remote_code`` (``configuration_nanbeige.py``)
+_REMOTE_CONFIG_FILE = lazy_compile(r"(^|/)configuration_\w+\.py$")
+
+
+#: a hub model's modeling module, shipped for ``trust_remote_code`` (``modeling_nanbeige.py``)
+_REMOTE_MODELING_FILE = lazy_compile(r"(^|/)modeling_\w+\.py$")
+
+
+#: a folder of modeling files a project ships to be copied over the installed ones (LongWriter ``train/patch/``)
+_PATCH_DIR = lazy_compile(r"(^|/)patch(es)?/[^/]+$")
+
+
+def _hf_model_loader(ctx: Context) -> Call | None:
+    """A training-path ``Auto*``/``*For*`` model ``from_pretrained`` (the first), or None."""
+    train = ctx.project.training_files
+    return next((c for c in ctx.facts.calls("from_pretrained") if c.path in train and (
+        _HF_MODEL_CLASS.search(c.name.rsplit(".", 1)[0]) or c.name.rsplit(".", 1)[0].rsplit(".", 1)[-1].startswith("AutoModel"))), None)
+
+
+def _remote_code_loader(ctx: Context) -> Call | None:
+    """A training-path ``from_pretrained(..., trust_remote_code=True)`` (the first), or None."""
+    train = ctx.project.training_files
+    return next((c for c in ctx.facts.calls("from_pretrained") if c.path in train and _remote_model_load(c)), None)
+
+
+def _unpatched_remote_family(ctx: Context) -> str | None:
+    """The family of a remote-code model when it is known and Liger has no patch for it: the ``model_type`` of the
+    configuration class the repository ships (``configuration_nanbeige.py``: ``model_type = "nanbeige"``), or the families
+    the project's model names show. None when the family is unknown (a model named by the run's arguments) or patched."""
+    fams = set(ctx.project.model_families)
+    shipped = {str(s.value).lower() for s in ctx.facts.settings("model_type")
+               if isinstance(s.value, str) and _REMOTE_CONFIG_FILE.search(s.path)}
+    known = fams | shipped
+    if not known or known & _LIGER_SUPPORTED or any(k.split("_")[0] in _LIGER_SUPPORTED for k in known):
+        return None
+    return sorted(known)[0]
+
+
+def _remote_model_load(c: Call) -> bool:
+    """``from_pretrained(..., trust_remote_code=True)`` of a model (not of its tokenizer, processor or config)."""
+    return truthy(c.kwargs.get("trust_remote_code")) is True and not any(
+        w in c.name for w in ("Tokenizer", "Processor", "Config", "tokenizer", "processor"))
 
 
 def _sub_config_of(f: Facts, c: Any) -> bool:

@@ -166,6 +166,24 @@ def one_gpu_generation(ctx: Context) -> str | None:
     return ONE_GPU_GENERATION
 
 
+ONE_PROCESS_GENERATION = ("inference only, in one process (no multi-process launch, process group, DataParallel or engine model "
+                          "parallelism): a device_map across GPUs moves activations between them with plain device copies, so "
+                          "no NCCL collective runs to tune")
+
+
+def one_process_generation(ctx: Context) -> str | None:
+    """E4's n/a reason for an inference-only project whose generation spreads one model over the GPUs of one process
+    (Orion's demos: ``from_pretrained(..., device_map="auto")``, run as ``python cli_demo.py``): accelerate's hooks copy
+    activations from device to device, and no NCCL communicator is ever built. (A4 stays judged there: tensor parallel
+    would split those layers.) None otherwise."""
+    p, f = ctx.project, ctx.facts
+    if not inference_only(p) or p.multi_node or distributed_sites(ctx) or f.calls("DataParallel", "init_inference"):
+        return None  # (``nn.DataParallel`` broadcasts through NCCL; DeepSpeed-Inference's ``mp_size`` runs collectives)
+    if any(n > 1 for n, _x in (*tp_sizes(f, True), *pp_sizes(f, True))):
+        return None
+    return ONE_PROCESS_GENERATION
+
+
 #: a documented command that hands the HF Trainer FSDP or DeepSpeed (FastChat's ``--fsdp "full_shard auto_wrap"``)
 _DOC_SHARDED = lazy_compile(r"--(fsdp|deepspeed)\b|\bzero[_-]?[123]\b", re.I)
 
@@ -1693,7 +1711,11 @@ class E4NCCLTuning(Check):
             "        os.environ[\"ACCELERATE_USE_DEEPSPEED\"] = \"true\"\n")}, N,
                 "P2P switched off only where a probe finds it unsupported: a fallback, not a tuning"),
         Example({"inference.py": ONE_GPU_INFERENCE}, NA, "inference only, on one GPU: no collective to tune"),
-        Example({"inference.py": SPREAD_INFERENCE}, N, "inference only, a 70B model spread over the GPUs by device_map"),
+        Example({"inference.py": SPREAD_INFERENCE}, NA,
+                "inference only, a 70B model spread over the GPUs of one process by device_map: device copies, no NCCL"),
+        Example({"inference.py": SPREAD_INFERENCE.replace("import torch\n", "import torch\nimport deepspeed\n", 1) + (
+            "model = deepspeed.init_inference(model, mp_size=4, dtype=torch.float16)\n")}, N,
+                "the same model under DeepSpeed-Inference with mp_size=4: its tensor-parallel ranks run collectives"),
         Example({"run.sh": "torchrun --nproc_per_node 8 generate.py --compile\n", "generate.py": ONE_GPU_INFERENCE}, N,
                 "8-process generation"),
     )
@@ -1703,7 +1725,7 @@ class E4NCCLTuning(Check):
 
     def detect(self, ctx: Context) -> Outcome:
         out = self._detect(ctx)
-        if out.status == N and (reason := one_gpu_generation(ctx)):
+        if out.status == N and (reason := one_gpu_generation(ctx) or (not out.evidence and one_process_generation(ctx))):
             return Outcome(Status.NA, detail=reason)
         if out.status == N and not out.evidence and ctx.project.does_training and not distributed_sites(ctx) \
                 and documented_run_note(ctx.facts) is None and _one_process_judged_here(ctx):

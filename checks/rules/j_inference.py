@@ -679,6 +679,29 @@ _QUANT_APIS = ("GPTQConfig", "AwqConfig", "HqqConfig", "QuantoConfig", "TorchAoC
                "auto_round.*", "QuantConfig", "BaseQuantizeConfig")
 
 
+#: the post-training quantization libraries whose model objects quantize themselves (AutoAWQ, AutoGPTQ, GPTQModel)
+_PTQ_LIBS = {"awq": "awq", "auto_gptq": "gptq", "gptqmodel": "gptq"}
+_W_BIT = lazy_compile(r"[\"']w_bit[\"']\s*:\s*(\d+)|\bbits\s*=\s*(\d+)")
+
+
+def _ptq_kit(f: Facts) -> list[tuple[Call, str]]:
+    """A project's own weight quantization run through AutoAWQ/AutoGPTQ: ``model.quantize(tokenizer,
+    quant_config=...)`` then ``model.save_quantized(path)`` in a file importing the library (Orion's
+    ``quantization/quant.py``: AWQ, 4-bit, group size 128). It writes the INT4 checkpoint the project serves; the
+    4-bit base of a QLoRA run goes through bitsandbytes, not these."""
+    out: list[tuple[Call, str]] = []
+    for c in _live(f, f.calls("quantize", "save_quantized")):
+        ff = f.files.get(c.path)
+        if ff is None or _training_file(f, c.path) or (c.short == "quantize" and "quant_config" not in c.kwargs):
+            continue
+        lib = next((_PTQ_LIBS[i.module.split(".")[0]] for i in ff.imports if i.module.split(".")[0] in _PTQ_LIBS), None)
+        if lib is not None:
+            bits = next((m.group(1) or m.group(2) for a in ff.assigns if a.func == c.func
+                         for m in [_W_BIT.search(a.text)] if m), None)
+            out.append((c, f"{lib}-w{bits}" if bits else lib))
+    return out
+
+
 #: a project's own weight-only quantization handler (gpt-fast ``WeightOnlyInt8QuantHandler``, ``WeightOnlyInt4QuantHandler``)
 _OWN_QUANT = lazy_compile(r"WeightOnly(Int|Fp|FP)\d+\w*|\w*Int[48]\w*Quant(Handler|izer)\w*")
 
@@ -809,6 +832,9 @@ class J4InferenceQuant(_InferenceOnly):
         for site in self._model_sites(f, eng):
             used.append(site)
             kinds.append("prequantized")
+        for c, kind in _ptq_kit(f):
+            used.append(c)
+            kinds.append(kind)
         # the project's own weight-only quantization, applied when the launched checkpoint is a quantized one
         # (pytorch-labs/gpt-fast: ``WeightOnlyInt8QuantHandler(model).convert_for_runtime()`` in generate.py when
         # ``"int8" in str(checkpoint_path)``; its launches pass ``--checkpoint_path .../model_int4.g32.pth``)

@@ -4,6 +4,8 @@ from the shape of the real code, with a control that keeps the rule honest."""
 
 from __future__ import annotations
 
+from reports.advice import build_plan
+
 from .claims import audit as _audit
 from .claims import check as _check
 
@@ -53,6 +55,14 @@ def _nanbeige(extra: str = "", patch: str = "", remote: str = "True") -> dict[st
             "models/configuration_nanbeige.py": _NANBEIGE_CONFIG, "models/modeling_nanbeige.py": _NANBEIGE_MODELING}
 
 
+def test_config_class_defaults_of_remote_code_are_not_the_trained_models_sizes() -> None:
+    d7 = _check(_audit(_nanbeige()), "D7")
+    assert d7.status.value == "n/a" and "not judged" in (d7.detail or ""), d7
+    # control: a model loaded without remote code leaves the shipped config class's defaults as what the audit can read
+    d7 = _check(_audit(_nanbeige(remote="False")), "D7")
+    assert d7.status.value == "unused" and "intermediate_size=11006" in (d7.detail or ""), d7
+
+
 def test_a_hostfile_for_several_machines_in_the_readme_is_documented_multi_node() -> None:
     readme = ("# Finetuning\nWe provide a training script that uses DeepSpeed. Modify the config/hostfile based on the cluster "
               "setup. If using multiple machines and multiple GPUs, the IP configuration in SSH needs to be modified for each "
@@ -63,6 +73,59 @@ def test_a_hostfile_for_several_machines_in_the_readme_is_documented_multi_node(
     # control: a hostfile named with no word of several machines says nothing of nodes
     files["README_EN.md"] = "# Finetuning\nModify the config/hostfile if you need to, then run scripts/train.sh.\n"
     assert _check(_audit(files), "E1").status.value == "n/a"
+
+
+def test_an_attention_patch_from_a_module_the_repository_lacks_is_no_evidence() -> None:
+    patch = "from llama_flash_attn_monkey_patch import replace_llama_attn_with_flash_attn\n\nreplace_llama_attn_with_flash_attn()\n"
+    files = _nanbeige(patch=patch)
+    files["models/modeling_nanbeige.py"] = "import torch\n"  # no kernel of its own: only the patch could count
+    d1 = _check(_audit(files), "D1")
+    assert d1.status.value != "used" and not any("replace_llama_attn" in (e.snippet or "") for e in d1.evidence), d1
+    # control: the module is in the repository, so the patch applies
+    files["finetune/llama_flash_attn_monkey_patch.py"] = (
+        "from flash_attn import flash_attn_varlen_func\nfrom transformers.models.llama import modeling_llama\n\n\n"
+        "def forward(self, hidden_states):\n    return flash_attn_varlen_func(hidden_states, hidden_states, hidden_states)\n\n\n"
+        "def replace_llama_attn_with_flash_attn():\n    modeling_llama.LlamaAttention.forward = forward\n")
+    assert _check(_audit(files), "D1").status.value == "used"
+
+
+def test_remote_codes_own_flash_attention_behind_an_optional_import() -> None:
+    result = _audit(_nanbeige())
+    d1 = _check(result, "D1")
+    assert d1.status.value == "partial" and "remote code (trust_remote_code=True at finetune/main.py:" in (d1.detail or ""), d1
+    assert "only when the optional flash_attn package imports" in (d1.detail or "")
+    rec = next(r for r in build_plan(result).recommendations if r.check == "D1")
+    assert "already calls FlashAttention when the `flash-attn` package imports" in rec.text, rec.text
+    # control: flash-attn declared beside the other requirements: the kernel runs
+    files = {**_nanbeige(), "requirements.txt": "transformers==4.33.3\ndeepspeed\nflash-attn>=2.1\n"}
+    d1 = _check(_audit(files), "D1")
+    assert d1.status.value == "used" and "calls flash_attn_func" in (d1.detail or ""), d1
+
+
+def test_modeling_files_shipped_to_replace_the_installed_ones_are_the_runs_attention() -> None:
+    main = _NANBEIGE_MAIN.format(patch="", remote="False")
+    modeling = ("from flash_attn.flash_attn_interface import flash_attn_varlen_func\n\n\nclass LlamaLongAttention:\n"
+                "    def forward(self, q, k, v, cu_seqlens, max_s):\n"
+                "        return flash_attn_varlen_func(q, k, v, cu_seqlens, cu_seqlens, max_s, max_s, causal=True)\n")
+    files = {"train/main.py": main, "train/dataloader.py": _NANBEIGE_LOADER, "train/ds_config/stage3.json": _DS_WARMUP_AUTO,
+             "train/scripts/llama3.sh": _NANBEIGE_SH.format(extra="").replace("main.py", "train/main.py"),
+             "train/patch/modeling_llama.py": modeling, "requirements.txt": "flash-attn>=2.0.0\n"}
+    d1 = _check(_audit(files), "D1")
+    assert d1.status.value == "used" and "ships in train/patch/ to replace the installed ones" in (d1.detail or ""), d1
+    # control: the same module outside a patch folder is a modeling file nothing loads
+    files["train/extras/modeling_llama.py"] = files.pop("train/patch/modeling_llama.py")
+    assert _check(_audit(files), "D1").status.value != "used"
+
+
+def test_liger_advice_for_remote_code_of_an_unpatched_family_is_low_and_says_why() -> None:
+    result = _audit(_nanbeige())
+    rec = next(r for r in build_plan(result).recommendations if r.check == "D5")
+    assert rec.priority.value == "low" and rec.text.startswith("The trained model is remote code"), (rec.priority, rec.text)
+    # control: a Llama checkpoint the Trainer loads from transformers' own classes keeps the high-priority switch
+    files = _nanbeige(remote="False")
+    files["scripts/train.sh"] = files["scripts/train.sh"].replace("Nanbeige/Nanbeige-16b-base", "meta-llama/Llama-2-7b-hf")
+    rec = next(r for r in build_plan(_audit(files)).recommendations if r.check == "D5")
+    assert rec.priority.value == "high" and "remote code" not in rec.text, (rec.priority, rec.text)
 
 
 # --- Orion: an AutoAWQ kit, and demos that spread one model over the GPUs of one process -----------------------------------------
@@ -78,6 +141,16 @@ _ORION_DEMO = (
     "model = AutoModelForCausalLM.from_pretrained('OrionStarAI/Orion-14B-Chat', torch_dtype=torch.float16, device_map='auto', "
     "trust_remote_code=True)\ntokenizer = AutoTokenizer.from_pretrained('OrionStarAI/Orion-14B-Chat', trust_remote_code=True)\n"
     "out = model.generate(**tokenizer('hi', return_tensors='pt').to('cuda'), max_new_tokens=512)\n")
+
+
+def test_a_projects_awq_quantization_kit_is_quantized_inference() -> None:
+    files = {"demo/text_generation.py": _ORION_DEMO, "quantization/quant.py": _ORION_QUANT.format(bits=4)}
+    j4 = _check(_audit(files), "J4")
+    assert j4.status.value == "used" and "awq-w4" in (j4.detail or ""), j4
+    assert any(e.path == "quantization/quant.py" for e in j4.evidence), j4.evidence
+    # control: a quantize method of an object of no quantization library is no weight quantization
+    files["quantization/quant.py"] = _ORION_QUANT.format(bits=4).replace("from awq.models.auto import", "from mylib.models import")
+    assert _check(_audit(files), "J4").status.value == "unused"
 
 
 # --- Llama-Chinese: the training script's own streaming option, left off; HF-Trainer pre-training and DeepSpeed's curriculum ----
@@ -109,3 +182,19 @@ _LAVIN_TRAIN = ("import argparse\n\nimport torch\n\nimport util.lr_sched as lr_s
 
 
 # --- LongLLaVA: a debugging switch in one of three launches, beside a stronger verdict -------------------------------------------
+
+def test_a_debugging_switch_is_named_under_another_verdict() -> None:
+    from .claims import LLAVA_TRAIN
+
+    sh = ("#!/bin/bash\n{env}deepspeed --hostfile hostfile llava/train/train_mem.py \\\n    --deepspeed scripts/zero3.json \\\n"
+          "    --model_name_or_path lmsys/vicuna-13b-v1.5 \\\n    --bf16 True\n")
+    zero3 = '{\n  "zero_optimization": {"stage": 3, "overlap_comm": true}\n}\n'
+    files = {"llava/train/train_mem.py": LLAVA_TRAIN, "scripts/zero3.json": zero3, "Align.sh": sh.format(env="export CUDA_LAUNCH_BLOCKING=1\n"),
+             "SingleImageSFT.sh": sh.format(env=""), "MultiImageSFT.sh": sh.format(env="")}
+    p = _audit(files).project
+    assert p.bottleneck.value != "launch-bound", p.bottleneck
+    assert any(r.startswith("also launch-bound: CUDA_LAUNCH_BLOCKING=1 in the training launch (`Align.sh:2`)") for r in p.bottleneck_reasons), \
+        p.bottleneck_reasons
+    # control: without it nothing of the kind is said
+    files["Align.sh"] = sh.format(env="")
+    assert not any("CUDA_LAUNCH_BLOCKING" in r for r in _audit(files).project.bottleneck_reasons)
