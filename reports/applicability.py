@@ -129,6 +129,11 @@ def withhold_reason(
         return ("the token ids are already saved ahead of training (F6) and read back without tokenizing: a flat token file "
                 "would save little more",
                 "token id 已在训练前保存（F6），训练时直接读回、无需再分词：再转为扁平 token 文件收益很小")
+    if cid == "F10" and f6 is not None and f6.status is Status.USED and f6.values.get("preprocessing") == "mapped":
+        return ("the data is tokenized once by datasets.map before the first step (F6), and datasets reads the mapped token ids "
+                "back from its memory-mapped Arrow cache: a flat token file would save little more",
+                "数据在第一步之前由 datasets.map 一次性分词（F6），datasets 从内存映射的 Arrow 缓存读回 token id："
+                "再转为扁平 token 文件收益很小")
     # a hand-written loader of pre-tokenized token ids into pinned memory (nanoGPT's get_batch, modded-nanogpt's
     # shard reader): no DataLoader at all, so workers, prefetch_factor, a memory map or a side-stream prefetcher add
     # nothing to a byte-range copy
@@ -300,11 +305,13 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
     # constant): ``lr_scheduler_type`` changes nothing while that section is there
     ("G1", "ds-scheduler"): (
         "Give the DeepSpeed config a decaying scheduler: `\"type\": \"WarmupDecayLR\"` (linear decay; HF fills the `auto` "
-        "values, `total_num_steps` included) or `WarmupCosineLR`; or delete its `scheduler` section so the Trainer's "
-        "`lr_scheduler_type: cosine` with `warmup_ratio: 0.03` applies. While the section is there, `lr_scheduler_type` is ignored.",
+        "values, `total_num_steps` included) or `WarmupCosineLR`; or delete its `scheduler` section and set the Trainer's "
+        "`lr_scheduler_type: cosine` with `warmup_ratio: 0.03`. While the section is there, `lr_scheduler_type` is ignored, "
+        "and its `auto` warmup steps are the Trainer's `warmup_steps`/`warmup_ratio` (neither set: 0).",
         "为 DeepSpeed 配置换用带衰减的调度器：`\"type\": \"WarmupDecayLR\"`（线性衰减；HF 会填充 `auto` 值，包括 "
-        "`total_num_steps`）或 `WarmupCosineLR`；或删除其 `scheduler` 段，让 Trainer 的 `lr_scheduler_type: cosine` 与 "
-        "`warmup_ratio: 0.03` 生效。该段存在时 `lr_scheduler_type` 不起作用。",
+        "`total_num_steps`）或 `WarmupCosineLR`；或删除其 `scheduler` 段，并为 Trainer 设置 `lr_scheduler_type: cosine` 与 "
+        "`warmup_ratio: 0.03`。该段存在时 `lr_scheduler_type` 不起作用，其 `auto` 预热步数取自 Trainer 的 "
+        "`warmup_steps`/`warmup_ratio`（都未设置时为 0）。",
         '{\n  "scheduler": {\n    "type": "WarmupDecayLR",\n    "params": {"warmup_min_lr": "auto", "warmup_max_lr": "auto", '
         '"warmup_num_steps": "auto", "total_num_steps": "auto"}\n  }\n}\n',
     ),
@@ -391,6 +398,31 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
         "模型自带的注意力实现在 `flash-attn` 包可导入时已调用 FlashAttention，否则退回 eager 注意力：在训练环境中安装 "
         "`flash-attn`（与其他依赖一起声明，版本满足其导入检查），并在日志开头确认没有回退警告。",
         "flash-attn>=2.1  # requirements: the model's attention imports it if present\n",
+    ),
+    # the training script already hands its own ``streaming`` option to ``load_dataset`` (Llama-Chinese ``pretrain_clm.py``),
+    # which every launch leaves off
+    ("F9", "script-option"): (
+        "The training script already streams when its `streaming` option is on (`load_dataset(..., streaming=...)`): for a "
+        "corpus larger than local disk or RAM, pass `--streaming True` with `--max_steps` (a streamed dataset has no length, so "
+        "epochs cannot be counted), and check what the script does after loading (its shuffle buffer, grouping into blocks) "
+        "on the first steps.",
+        "训练脚本在其 `streaming` 选项打开时已会流式读取（`load_dataset(..., streaming=...)`）：语料超过本地磁盘或内存时，"
+        "传入 `--streaming True` 并设置 `--max_steps`（流式数据集没有长度，无法按 epoch 计数），并在最初几步检查脚本加载后的处理"
+        "（shuffle 缓冲、分块）。",
+        "--streaming True --max_steps 100000\n",
+    ),
+    # HF-Trainer pre-training (Llama-Chinese's Atom): DeepSpeed's seqlen curriculum passes ``curriculum_seqlen`` to the model's
+    # forward, which an HF model rejects; the Trainer has no curriculum of its own
+    ("G3", "hf-trainer"): (
+        "The HF Trainer has no sequence-length curriculum, and DeepSpeed's `curriculum_learning` hands a `curriculum_seqlen` "
+        "argument to the model's forward, which HF models do not accept: run the pre-training in stages instead: the first "
+        "~10-20 % of the tokens with a short block size (e.g. `--block_size 512`), then resume from that checkpoint at the "
+        "full length, and compare the loss curve with a single-stage run.",
+        "HF Trainer 没有序列长度渐进，DeepSpeed 的 `curriculum_learning` 会向模型 forward 传入 `curriculum_seqlen` 参数，"
+        "HF 模型不接受该参数：改为分阶段预训练：前约 10-20% 的 token 用较短的块长（如 `--block_size 512`），再从该检查点以完整长度"
+        "继续训练，并与单阶段训练的 loss 曲线对比。",
+        "# stage 1: short blocks for the first ~15 % of the tokens\n--block_size 512 --max_steps 15000\n"
+        "# stage 2: full length, resumed from stage 1's output\n--block_size 4096 --model_name_or_path <stage-1 output>\n",
     ),
     ("D1", "transformers<4.36"): (
         "The pinned transformers predates `attn_implementation` (4.36): pass `use_flash_attention_2=True` to `from_pretrained` "

@@ -4138,6 +4138,16 @@ class F6OfflinePreprocessing(_DataCheck):
         if in_step:
             return Outcome(N, _unique_ev(in_step), "text is tokenized inside the model's forward on every training step (per batch, "
                            "in the training process); nothing is tokenized ahead", {"preprocessing": "step"})
+        if offline and len(offline) == len(sites["mapped"]) and not any(_OFFLINE_PATH.search(c.path) for c in sites["mapped"]) \
+                and not _materialised_files(f) & {c.path for c in sites["mapped"]}:
+            # only a tokenizing function handed to ``datasets.map`` by the training job itself (Nanbeige's ``dataloader.
+            # create_dataset`` from ``main.py``): tokenized once before the first step, not in a separate preparation run;
+            # datasets keeps the mapped rows in its Arrow cache, so a later run with the same inputs reads them back
+            c = sites["mapped"][0]
+            return Outcome(U, _unique_ev(offline), f"data tokenized once before the first step by datasets.map ({c.short}() in "
+                           f"{c.func} at {c.path}:{c.line}), in the training job rather than a separate preparation run; datasets "
+                           "caches the mapped rows in Arrow files, so a later run with the same inputs reads them back" + note,
+                           {"preprocessing": "mapped"})
         if offline:
             return Outcome(U, _unique_ev(offline), "data tokenized ahead of training and saved/cached for reuse" + note, {"preprocessing": "offline"})
         cache = _disk_cache(f, training) if startup else []
@@ -5374,11 +5384,16 @@ class F8MemoryMappedData(_DataCheck):
         "(fork copy-on-write breaks on Python refcounts). Memory-mapped files are shared through the page cache: HF "
         "datasets documents loading the 18 GB English Wikipedia with about 9 MB of RAM thanks to Arrow memory mapping."
     )
-    fix = "Store token ids in a flat binary or Arrow file and open it with `np.memmap(path, dtype=np.uint16, mode='r')`, `load_from_disk`, or an indexed dataset."
-    fix_zh = "将 token id 存为扁平二进制或 Arrow 文件，用 `np.memmap(path, dtype=np.uint16, mode='r')`、`load_from_disk` 或索引数据集按需读取。"
+    fix = ("Store token ids in a flat binary or Arrow file and open it with `np.memmap(path, dtype=np.uint32, mode='r')` (`np.uint16` "
+           "only for a vocabulary under 65,536 tokens: Llama-3's 128K and GLM-4's 151K ids do not fit), `np.load(path, "
+           "mmap_mode='r')` for `.npy` arrays, `load_from_disk`, or an indexed dataset.")
+    fix_zh = ("将 token id 存为扁平二进制或 Arrow 文件，用 `np.memmap(path, dtype=np.uint32, mode='r')`（仅当词表小于 65,536 时才可用 "
+              "`np.uint16`：Llama-3 的 128K、GLM-4 的 151K 词表放不下）、`.npy` 数组用 `np.load(path, mmap_mode='r')`、"
+              "`load_from_disk` 或索引数据集按需读取。")
     fix_safety = FixSafety.DISPLAY_ONLY
     references = ("https://huggingface.co/docs/datasets/about_arrow", "https://numpy.org/doc/stable/reference/generated/numpy.memmap.html")
-    snippets = {"python": "import numpy as np\n\ntokens = np.memmap(\"train.bin\", dtype=np.uint16, mode=\"r\")\n"}
+    snippets = {"python": ("import numpy as np\n\n# uint16 only when every token id is below 65,536 (GPT-2's 50K vocabulary, not Llama-3's 128K)\n"
+                           "tokens = np.memmap(\"train.bin\", dtype=np.uint32, mode=\"r\")\n")}
     examples = (
         Example({"train.py": "import numpy as np\ndata = np.memmap('data/train.bin', dtype=np.uint16, mode='r')\n"}, U, "np.memmap"),
         Example({"ds.py": "import numpy as np\ntokens = np.load('tokens.npy', mmap_mode='r')\n"}, U, "mmap_mode"),
@@ -5609,6 +5624,19 @@ class F9StreamingDatasets(_DataCheck):
             return Outcome(N, [_ev(x, key=x.short) for x in optional],
                            f"the streaming dataset ({c.short}) is built only when `{(c.guard or '').strip()}` holds "
                            f"({c.path}:{c.line}), a switch the run leaves off", {"streaming": False})
+        # the training script's own ``streaming`` option, handed to ``load_dataset(streaming=data_args.streaming)`` and left at
+        # its default False by every launch (Llama-Chinese ``pretrain_clm.py``: ``streaming: bool = field(default=False)``)
+        switch = [c for c in f.calls("load_dataset") if isinstance(c.kwargs.get("streaming"), Expr) and live(c)]
+        if switch and not off:
+            ran = [s for s in f.effective("streaming") if s.rank > 0 and not _not_training_file(s.path)]
+            defaults = [s for s in f.settings("streaming") if s.source in ("field-default", "argparse-default")
+                        and truthy(s.value) is False and s.path in {c.path for c in switch}] if not ran else []
+            if defaults:
+                c, d = switch[0], defaults[0]
+                return Outcome(N, [_ev(c, key="load_dataset(streaming=)"), f.ev(d)], f"streaming is an option of the training "
+                               f"script (load_dataset(streaming={c.kwargs['streaming'].text}) at {c.path}:{c.line}), off by default "
+                               f"({d.name}=False at {d.path}:{d.line}) and turned on by no launch", {"streaming": False,
+                                                                                                     "advice_for": "script-option"})
         return Outcome(N, off, "streaming explicitly disabled" if off else "no streaming dataset found", {"streaming": False})
 
 

@@ -525,7 +525,16 @@ def _g1_scan(f: Facts) -> _Sched:
                 continue
             r.decay.append(c)
             r.names.append("cosine")
-            if by_class and c.path in f.files and any("warmup" in a.text.lower() and class_at(f, a.path, a.line) == owner
+            # (an argument or config value, not a scheduler object's own ``self.num_warmup_steps``: whether that object warms up is
+            # its constructor's call, which the class reading below judges: fairseq2's cosine annealing, built with 0)
+            warm_names = {m.rsplit(".", 1)[-1] for m in re.findall(r"[\w.]*warm_?up\w*", c.guard or "", re.I)
+                          if not m.startswith("self.")}
+            if warm_names and any((_num(s.value) or 0) > 0 for s in f.effective(*warm_names)):
+                # the cosine runs in the ``else`` of a warmup test (MAE's ``lr_sched.adjust_learning_rate``, copied by LaVIN and
+                # LLaMA-Adapter: ``if epoch < args.warmup_epochs: lr = args.lr * epoch / args.warmup_epochs`` else cosine),
+                # with a positive warmup set somewhere (LaVIN's launches: ``--warmup_epochs 2``)
+                r.warm.append(c)
+            elif by_class and c.path in f.files and any("warmup" in a.text.lower() and class_at(f, a.path, a.line) == owner
                                                       for a in f.files[c.path].attr_assigns):
                 r.warm.append(c)  # the class keeps a warmup length (``self.wp_iter = schedule['warmup_iter']``)
     # framework defaults
@@ -1624,6 +1633,14 @@ def _flat_ds_warmup(f: Facts, ds: ConfigEntry) -> str | None:
         return f"warmup_min_lr = warmup_max_lr = {params['warmup_max_lr']}"
     if steps == 0:
         return "warmup_num_steps 0"
+    # ``"warmup_num_steps": "auto"`` is filled by the HF Trainer with its own warmup steps (``get_warmup_steps``: 0 unless
+    # ``warmup_steps`` or ``warmup_ratio`` is set); DeepSpeed's WarmupLR then ramps over max(2, 0) steps and holds the peak
+    # (Nanbeige's train.sh sets neither: a constant 1e-5 after two steps)
+    if str(params.get("warmup_num_steps")).lower() == "auto" and uses_hf_trainer(f):
+        warm = f.effective("warmup_steps", "warmup_ratio")
+        if all(as_number(s.value) == 0 for s in warm):
+            return ('warmup_num_steps "auto", which the Trainer fills with its warmup steps: no warmup_steps or warmup_ratio is '
+                    "set, so 0 (WarmupLR ramps over two steps, then holds the peak)")
     return None
 
 
@@ -1653,8 +1670,11 @@ class G3SeqLenCurriculum(Check):
         "reach the same or better zero-shot results with up to 2.2x fewer tokens and 3.7x less wall-clock time (Li et al., "
         "NeurIPS 2022, 'The Stability-Efficiency Dilemma'). The gain is specific to pre-training; fine-tuning rarely benefits."
     )
-    fix = "For pre-training, enable a sequence-length curriculum: DeepSpeed `\"curriculum_learning\": {\"enabled\": true, \"curriculum_type\": \"seqlen\", ...}` (remove `--rampup-batch-size`)."
-    fix_zh = "预训练时启用序列长度渐进：DeepSpeed `\"curriculum_learning\": {\"enabled\": true, \"curriculum_type\": \"seqlen\", ...}`（同时去掉 `--rampup-batch-size`）。"
+    fix = ("For pre-training, enable a sequence-length curriculum: Megatron-DeepSpeed `\"curriculum_learning\": {\"enabled\": true, "
+           "\"curriculum_type\": \"seqlen\", ...}` (its models take the `curriculum_seqlen` argument; drop a `--rampup-batch-size`), "
+           "Composer `SeqLengthWarmup`.")
+    fix_zh = ("预训练时启用序列长度渐进：Megatron-DeepSpeed `\"curriculum_learning\": {\"enabled\": true, \"curriculum_type\": "
+              "\"seqlen\", ...}`（其模型接受 `curriculum_seqlen` 参数；如有 `--rampup-batch-size` 请去掉），或 Composer `SeqLengthWarmup`。")
     fix_safety = FixSafety.UNSAFE
     references = ("https://www.deepspeed.ai/tutorials/curriculum-learning/", "https://arxiv.org/abs/2108.06084")
     snippets = {
@@ -1744,8 +1764,13 @@ class G3SeqLenCurriculum(Check):
             return Outcome(U, evs(used), "sequence-length curriculum is enabled", {"seqlen_curriculum": True})
         if other:
             return Outcome(N, evs(other), "a curriculum is enabled, but not on sequence length", {"seqlen_curriculum": False})
+        values: dict[str, Any] = {"seqlen_curriculum": False}
+        if uses_hf_trainer(f) and not f.launches("megatron") and "megatron" not in ctx.project.frameworks:
+            # DeepSpeed's curriculum hands ``curriculum_seqlen`` to the model's forward, which HF models do not accept
+            # (Llama-Chinese's Atom pre-training through the HF Trainer): staged runs instead
+            values["advice_for"] = "hf-trainer"
         return Outcome(N, evs(disabled), "sequence-length curriculum is disabled" if disabled else "no sequence-length curriculum",
-                       {"seqlen_curriculum": False})
+                       values)
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         if outcome.status == U or not ctx.project.pretrains:

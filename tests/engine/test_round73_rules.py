@@ -55,6 +55,34 @@ def _nanbeige(extra: str = "", patch: str = "", remote: str = "True") -> dict[st
             "models/configuration_nanbeige.py": _NANBEIGE_CONFIG, "models/modeling_nanbeige.py": _NANBEIGE_MODELING}
 
 
+def test_an_auto_warmup_the_trainer_fills_with_zero_is_a_constant_rate() -> None:
+    g1 = _check(_audit(_nanbeige()), "G1")
+    assert g1.status.value == "unused" and 'warmup_num_steps "auto"' in (g1.detail or ""), g1
+    assert "ds_config_zero3.json" in (g1.detail or "")
+    # control: a warmup ratio on the launch fills the "auto" with a real warmup (then constant: partial)
+    g1 = _check(_audit(_nanbeige(extra=" \\\n    --warmup_ratio 0.03")), "G1")
+    assert g1.status.value == "partial" and "holds the learning rate at its peak" in (g1.detail or ""), g1
+
+
+def test_tokenizing_with_datasets_map_in_the_training_job_is_said_so() -> None:
+    result = _audit(_nanbeige())
+    f6 = _check(result, "F6")
+    assert f6.status.value == "used" and f6.values.get("preprocessing") == "mapped", f6
+    assert "in the training job rather than a separate preparation run" in (f6.detail or ""), f6
+    f10 = _check(result, "F10")
+    assert f10.status.value == "unused"
+    held = next(w for w in build_plan(result).withheld if w.check == "F10")
+    assert held.reason.startswith("the data is tokenized once by datasets.map"), held
+    # control: a preparation script that maps and saves the dataset is preprocessing ahead of training
+    files = _nanbeige()
+    files["finetune/preprocess_data.py"] = (
+        "import datasets\nfrom transformers import AutoTokenizer\n\ntok = AutoTokenizer.from_pretrained('Nanbeige/Nanbeige-16b-base')\n"
+        "ds = datasets.load_dataset('json', data_files='train.jsonl')\n"
+        "ds = ds.map(lambda r: tok(r['text']), num_proc=8)\nds.save_to_disk('data/tokenized')\n")
+    f6 = _check(_audit(files), "F6")
+    assert f6.status.value == "used" and f6.values.get("preprocessing") == "offline", f6
+
+
 def test_config_class_defaults_of_remote_code_are_not_the_trained_models_sizes() -> None:
     d7 = _check(_audit(_nanbeige()), "D7")
     assert d7.status.value == "n/a" and "not judged" in (d7.detail or ""), d7
@@ -167,6 +195,29 @@ _CLM = ("from dataclasses import dataclass, field\n\nfrom datasets import load_d
 _CLM_SH = "deepspeed --num_gpus 8 pretrain_clm.py \\\n    --train_files data/train.txt \\\n    --do_train \\\n    --bf16{extra}\n"
 
 
+def test_a_training_scripts_streaming_option_left_off_is_said_so() -> None:
+    files = {"train/pretrain/pretrain_clm.py": _CLM, "train/pretrain/pretrain.sh": _CLM_SH.format(extra="")}
+    result = _audit(files)
+    f9 = _check(result, "F9")
+    assert f9.status.value == "unused" and "streaming is an option of the training script" in (f9.detail or ""), f9
+    rec = next(r for r in build_plan(result).recommendations if r.check == "F9")
+    assert "pass `--streaming True` with `--max_steps`" in rec.text, rec.text
+    # control: a launch that turns it on streams
+    files["train/pretrain/pretrain.sh"] = _CLM_SH.format(extra=" \\\n    --streaming True --max_steps 10000")
+    assert _check(_audit(files), "F9").status.value == "used"
+
+
+def test_a_sequence_length_curriculum_for_hf_trainer_pretraining_is_staged_runs() -> None:
+    files = {"train/pretrain/pretrain_clm.py": _CLM, "train/pretrain/pretrain.sh": _CLM_SH.format(extra="")}
+    rec = next(r for r in build_plan(_audit(files)).recommendations if r.check == "G3")
+    assert rec.text.startswith("The HF Trainer has no sequence-length curriculum"), rec.text
+    # control: a Megatron pre-training keeps DeepSpeed's (Megatron-DeepSpeed's) curriculum
+    files = {"pretrain_gpt.py": "from megatron.training import pretrain\n\npretrain(train_valid_test_datasets_provider, model_provider)\n",
+             "run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --hidden-size 1024 --seq-length 2048 --bf16\n"}
+    rec = next(r for r in build_plan(_audit(files)).recommendations if r.check == "G3")
+    assert "Megatron-DeepSpeed" in rec.text and "HF Trainer" not in rec.text, rec.text
+
+
 # --- LaVIN: MAE's hand-written schedule, a linear warmup in the if before the cosine ---------------------------------------------
 
 _LR_SCHED = ("import math\n\n\ndef adjust_learning_rate(optimizer, epoch, args):\n    if epoch < args.warmup_epochs:\n"
@@ -179,6 +230,17 @@ _LAVIN_TRAIN = ("import argparse\n\nimport torch\n\nimport util.lr_sched as lr_s
                 "model = torch.nn.Linear(8, 8).cuda()\noptimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)\n"
                 "for epoch in range(args.epochs):\n    lr_sched.adjust_learning_rate(optimizer, epoch, args)\n"
                 "    loss = model(torch.randn(4, 8).cuda()).sum()\n    loss.backward()\n    optimizer.step()\n")
+
+
+def test_a_hand_written_cosine_after_a_warmup_branch_warms_up() -> None:
+    files = {"util/lr_sched.py": _LR_SCHED, "train.py": _LAVIN_TRAIN,
+             "scripts/finetune.sh": "torchrun --nproc_per_node 8 train.py --epochs 20 --warmup_epochs 2\n"}
+    g1 = _check(_audit(files), "G1")
+    assert g1.status.value == "used" and g1.detail == "warmup + cosine schedule", g1
+    # control: every launch sets that warmup to 0 and the default is 0: cosine without warmup
+    files["scripts/finetune.sh"] = "torchrun --nproc_per_node 8 train.py --epochs 20 --warmup_epochs 0\n"
+    files["train.py"] = _LAVIN_TRAIN.replace("default=40", "default=0")
+    assert _check(_audit(files), "G1").status.value == "partial"
 
 
 # --- LongLLaVA: a debugging switch in one of three launches, beside a stronger verdict -------------------------------------------
