@@ -252,6 +252,9 @@ _NOT_TRAINING = lazy_compile(r"convert|export|infer|generat|eval|bench|serve|ser
 #: launchers that take a path or ``-m module``; the others' first word is a subcommand (``litgpt chat``, ``tune run``)
 _SCRIPT_LAUNCHERS = frozenset({"python", "torchrun", "deepspeed", "accelerate", "colossalai", "mpirun", "srun"})
 _TRAIN_SCRIPT = lazy_compile(r"(^|[/._-])((pre)?train\w*|\w*_(pre)?train(ing)?|fine_?tun\w*|finetuning|sft|dpo|grpo|ppo|rlhf|kto|orpo|cpo|bco|simpo|xpo|gkd|rloo|nash_md|reward_model(ing)?)(\.py)?$", re.I)
+#: a launch script named for its training stage first and its model after (CuMo's ``sft_mistral_7b.sh`` beside
+#: ``pretrain_mistral_7b.sh``), which a README runs with ``bash``
+_STAGE_SCRIPT = lazy_compile(r"(^|/)(sft|dpo|grpo|ppo|rlhf|kto|orpo|simpo|rloo)_\w+$", re.I)
 #: the folder of a training script (``finetune/``, ``pretrain/``, ``training/``, ``sft/``)
 #: a package's main module run with ``python -m`` (``nanoT5.main``, ``pkg.__main__``)
 MODULE_MAIN = lazy_compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\.(main|__main__)")
@@ -391,7 +394,9 @@ def extract_doc_commands(path: str, text: str, out: FileFacts) -> None:
         for i, line in enumerate(body.splitlines()):
             m = _RUN_SHELL.match(line)
             # ``bash examples/scripts/lmm_r1/train_fre_text.sh``: the README runs the training script it ships
-            if m and _TRAIN_SCRIPT.search(m.group(1).rsplit(".", 1)[0]) and not _NOT_TRAINING.search(m.group(1).rsplit("/", 1)[-1]):
+            stem = m.group(1).rsplit(".", 1)[0] if m else ""
+            if m and (_TRAIN_SCRIPT.search(stem) or (m.group(1).endswith(".sh") and _STAGE_SCRIPT.search(stem))) \
+                    and not _NOT_TRAINING.search(m.group(1).rsplit("/", 1)[-1]):
                 out.doc_hints.append(DocHint(path, first + i, "shell_command", m.group(1).removeprefix("./"), line.strip()[:300]))
         scratch = FileFacts(path=path, kind="shell", lines=0)
         try:

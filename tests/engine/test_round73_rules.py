@@ -260,3 +260,31 @@ def test_a_debugging_switch_is_named_under_another_verdict() -> None:
     # control: without it nothing of the kind is said
     files["Align.sh"] = sh.format(env="")
     assert not any("CUDA_LAUNCH_BLOCKING" in r for r in _audit(files).project.bottleneck_reasons)
+
+
+# --- CuMo: the docs run three stages, the last one named for its stage first --------------------------------------------------
+
+def test_a_stage_script_the_docs_run_sets_the_sequence_length_too() -> None:
+    from .claims import LLAVA_TRAIN
+
+    sh = ("#!/bin/bash\ndeepspeed cumo/train/train_mem.py \\\n    --deepspeed ./scripts/zero3.json \\\n"
+          "    --model_name_or_path mistralai/Mistral-7B-Instruct-v0.2 \\\n    --model_max_length {n} \\\n    --bf16 True\n")
+    docs = ("## Training\nFirst pre-train the MLP connector.\n```bash\nbash scripts/cumo/pretrain_mistral_7b.sh\n```\n\n"
+            "The final step is the visual instruction tuning stage,\n```bash\nbash scripts/cumo/{last}.sh\n```\n")
+    files = {"cumo/train/train_mem.py": LLAVA_TRAIN, "scripts/zero3.json": '{"zero_optimization": {"stage": 3}}\n',
+             "scripts/cumo/pretrain_mistral_7b.sh": sh.format(n=2048), "scripts/cumo/pft_mistral_7b.sh": sh.format(n=4096),
+             "scripts/cumo/sft_mistral_7b.sh": sh.format(n=4096),
+             "docs/getting_started.md": docs.format(last="sft_mistral_7b")}
+    assert _audit(files).project.max_seq_len == 4096
+    # control: a last stage whose name says no training stage is not read as a documented recipe, so the one documented
+    # recipe, the pre-training, gives its 2048 (as CuMo read before)
+    files["scripts/cumo/stage3_mistral_7b.sh"] = files.pop("scripts/cumo/sft_mistral_7b.sh")
+    files["docs/getting_started.md"] = docs.format(last="stage3_mistral_7b")
+    assert _audit(files).project.max_seq_len == 2048
+
+
+# --- Llama-Chinese: two configs of one name in two folders, each launch passing its own; offload_param under ZeRO-2 ------------
+
+def _ds(stage: int, offload: str) -> str:
+    return ('{\n  "bf16": {"enabled": "auto"},\n  "optimizer": {"type": "AdamW", "params": {"lr": "auto"}},\n'
+            f'  "zero_optimization": {{\n    "stage": {stage},{offload}\n    "overlap_comm": true\n  }}\n}}\n')
