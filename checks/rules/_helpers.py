@@ -2133,13 +2133,20 @@ _INFERENCE_CONFIG = lazy_compile(r"(^|[_-])(inference|infer)([_.-])", re.I)
 DS_REF_NAMES = ("deepspeed", "deepspeed_config", "deepspeed_config_file", "ds_config", "ds_config_path")
 
 
-def resolve_file(facts: Facts, ref: str) -> str | None:
-    """The repository path a config reference (``--deepspeed ds_config.json``) points at, if present."""
+def resolve_file(facts: Facts, ref: str, near: str | None = None) -> str | None:
+    """The repository path a config reference (``--deepspeed ds_config.json``) points at, if present. ``near``: the file
+    that holds the reference; a relative path that names a file beside it is that file (Llama-Chinese's
+    ``train/sft/finetune.sh`` passes ``./ds_config_zero2.json``, its own folder's, not ``train/pretrain/``'s of the same
+    name)."""
     r = ref.strip().strip("\"'")
     while r.startswith("./"):
         r = r[2:]
     if not r or "$" in r or "{" in r:
         return None
+    if near and "/" in near and not r.startswith(("/", "..")):
+        beside = str(PurePosixPath(near).parent / r)
+        if beside in facts.files:
+            return beside
     for p in facts.paths_named(r.rsplit("/", 1)[-1]):  # every match ends with the reference's file name
         if p == r or p.endswith("/" + r) or r.endswith("/" + p):
             return p
@@ -2185,7 +2192,7 @@ def unlaunched_ds_configs(facts: Facts) -> frozenset[str]:
     out: frozenset[str] = serving
     refs = [s for s in facts.settings(*DS_REF_NAMES) if not _TEST_FILE.search(s.path) and s.source not in {"argparse-default", "field-default"}
             and isinstance(s.value, str) and s.value.strip().lower() not in {"", "none", "null", "false", "no", "true"}]
-    named = {resolve_file(facts, s.value) for s in refs}
+    named = {resolve_file(facts, s.value, s.path if s.source == "launcher" else None) for s in refs}
     # only launch scripts' choices: recipe files that name configs (axolotl's ``deepspeed: deepspeed_configs/zero2.json``)
     # sit beside a menu the README offers whole (``--deepspeed deepspeed_configs/zero1.json``)
     # (or a recipe that a launch or documented command itself passes: LongQLoRA's README runs ``deepspeed train.py

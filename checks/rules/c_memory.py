@@ -44,6 +44,7 @@ from ._helpers import (
     patch_installed_off,
     referenced_configs,
     registry_off,
+    unlaunched_ds_configs,
     unreached_note,
     unreached_sites,
     uses_hf_trainer,
@@ -2359,12 +2360,18 @@ class C4Offload(Check):
         # a DeepSpeed JSON whose ``offload_optimizer`` sits beside ``zero_optimization``, not in it (CogVLM
         # ``finetune_demo/test_config_bf16.json``): DeepSpeed reads offload only inside the ZeRO section
         zero_files = {e.path for e in f.config("zero_optimization.stage") if e.keys[0] == "zero_optimization"}
+        # ZeRO stages below 3 ignore ``offload_param`` (DeepSpeed: "valid only with stage 3"; Llama-Chinese's
+        # ``train/sft/ds_config_zero2.json`` carries one beside its optimizer offload)
+        below_3 = {e.path for e in f.config("zero_optimization.stage") if e.keys[0] == "zero_optimization"
+                   and as_number(e.value) is not None and (as_number(e.value) or 0) < 3}
         misplaced: list = []
         for key, name in (("offload_optimizer.device", "offload_optimizer"), ("offload_param.device", "offload_param")):
             for e in f.config(key):
                 dev = str(e.value).lower()
                 if e.path in zero_files and len(e.keys) == 2 and e.keys[0] == name:
                     misplaced.append(e)
+                    continue
+                if name == "offload_param" and e.path in below_3 and e.keys[0] == "zero_optimization":
                     continue
                 if dev in _OFFLOAD_DEVICES:
                     used.append(e)
@@ -2472,7 +2479,12 @@ class C4Offload(Check):
                         and PurePosixPath(x.path).suffix in {".json", ".yaml", ".yml"}]
         # a LLaMA-Factory / axolotl recipe is itself the run's config (its CLI takes it): it needs no reference
         recipes = {e.path for entries in recipe_files(f).values() for e in entries}
-        active = [x for x in used if x not in config_files or PurePosixPath(x.path).name in refs or x.path in recipes]
+        # (a config of the same name no launch passes is not: Llama-Chinese's ``train/pretrain/ds_config_zero2.json`` beside the
+        # ``train/sft/ds_config_zero2.json`` its fine-tuning launches pass; the name is referenced, by the other file's launch)
+        unl = unlaunched_ds_configs(f)
+        launched_names = {PurePosixPath(e.path).name for e in f.config("zero_optimization") if e.path not in unl}
+        active = [x for x in used if (x not in config_files or PurePosixPath(x.path).name in refs or x.path in recipes)
+                  and not (x.path in unl and PurePosixPath(x.path).name in launched_names)]
         if not active:
             # the launch hands DeepSpeed a config it names only when it starts (dolly's notebook: ``--deepspeed
             # ${deepspeed_config}``, built from the GPU family): the offloading configs may be the one it runs

@@ -2690,7 +2690,15 @@ class D6OperatorFusion(Check):
                            "vectorised CPU Adam, a fused update on the host; no fused GPU kernels were found",
                            {"fused_optimizer": True, "fused_kernels": False, "optimizer_on_cpu": True})
         if used:
-            return Outcome(U, [f.ev(x) for x in used], "fused kernels are in use", {"fused_optimizer": optim_fused, "fused_kernels": True})
+            # some of the DeepSpeed optimizers found are offloaded by their own config (Llama-Chinese: the pre-training's ZeRO-3
+            # AdamW runs fused on the GPU, the fine-tuning's ZeRO-2 config offloads it): say which run on the host
+            host = [x for x in used if x in ds and x.path in offloaded]
+            paths = sorted({x.path for x in host})
+            shown = ", ".join(paths[:2]) + (f" (+{len(paths) - 2})" if len(paths) > 2 else "")
+            o = offloaded[paths[0]] if paths else None
+            note = (f"; the optimizer of {shown} is offloaded to the CPU ({o.path}:{o.line}), where DeepSpeed runs its CPU Adam"
+                    if o is not None else "")
+            return Outcome(U, [f.ev(x) for x in used], "fused kernels are in use" + note, {"fused_optimizer": optim_fused, "fused_kernels": True})
         impl, others = _fused_impl_default(f)
         if impl is not None:
             other = (f"; {len(others)} setting{'s' if len(others) != 1 else ''} choose{'s' if len(others) == 1 else ''} another "

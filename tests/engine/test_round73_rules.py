@@ -288,3 +288,25 @@ def test_a_stage_script_the_docs_run_sets_the_sequence_length_too() -> None:
 def _ds(stage: int, offload: str) -> str:
     return ('{\n  "bf16": {"enabled": "auto"},\n  "optimizer": {"type": "AdamW", "params": {"lr": "auto"}},\n'
             f'  "zero_optimization": {{\n    "stage": {stage},{offload}\n    "overlap_comm": true\n  }}\n}}\n')
+
+
+def test_a_relative_config_path_is_the_launch_folders_file_and_zero2_ignores_offload_param() -> None:
+    opt = '\n    "offload_optimizer": {"device": "cpu", "pin_memory": true},'
+    param = '\n    "offload_param": {"device": "cpu", "pin_memory": true},'
+    sh = "deepspeed --num_gpus 8 {script} \\\n    --deepspeed ./{cfg} \\\n    --do_train \\\n    --bf16\n"
+    files = {"train/pretrain/pretrain_clm.py": _CLM, "train/sft/finetune_clm.py": _CLM,
+             "train/pretrain/pretrain.sh": sh.format(script="pretrain_clm.py", cfg="ds_config_zero3.json"),
+             "train/pretrain/ds_config_zero3.json": _ds(3, ""), "train/pretrain/ds_config_zero2.json": _ds(2, opt + param),
+             "train/sft/finetune.sh": sh.format(script="finetune_clm.py", cfg="ds_config_zero2.json"),
+             "train/sft/ds_config_zero2.json": _ds(2, param)}
+    c4 = _check(_audit(files), "C4")
+    # (the one offloading optimizer config is the pre-training folder's, which no launch passes; ZeRO-2 ignores offload_param)
+    assert c4.status.value == "partial" and "no launch script or config uses it" in (c4.detail or ""), c4
+    assert {e.path for e in c4.evidence} == {"train/pretrain/ds_config_zero2.json"}, c4.evidence
+    # control: the fine-tuning's own ZeRO-2 config offloads the optimizer: cited from its own folder
+    files["train/sft/ds_config_zero2.json"] = _ds(2, opt)
+    c4 = _check(_audit(files), "C4")
+    assert c4.status.value == "used" and [e.path for e in c4.evidence] == ["train/sft/ds_config_zero2.json"], c4
+    # ... and D6 says that this config's optimizer runs on the host, beside the pre-training's fused one
+    d6 = _check(_audit(files), "D6")
+    assert d6.status.value == "used" and "the optimizer of train/sft/ds_config_zero2.json is offloaded to the CPU" in (d6.detail or ""), d6
