@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from checks.base import Check
-from checks.facts import Facts
+from checks.facts import Facts, truthy
 from checks.lazyre import lazy_compile
 from checks.model import Project
 from checks.project import jax_jitted_steps
@@ -127,6 +127,11 @@ class RepoStyle:
     batch: tuple[int, int] | None = None
     # that launch is the string a ``bash -c '...'`` runs: flags go inside its quotes, not after them
     quoted_command: bool = False
+    # an inference-only project's own model (the hub id its generation code loads: Orion's ``OrionStarAI/Orion-14B-Chat``)
+    # and whether it loads as remote code: the engine snippets name it instead of an example model
+    served_model: str | None = None
+    served_remote: bool = False
+    served_by_file: dict[str, tuple[str, bool]] = field(default_factory=dict)  # the same, per file that loads one
 
 
 def _yaml_keys(code: str) -> set[str]:
@@ -181,10 +186,46 @@ def _spans_nodes(launch: Any) -> bool:
     return "hostfile" in launch.launcher_args
 
 
+#: the example models the inference snippets name (``LLM(model="Qwen/Qwen2.5-7B-Instruct")``), not a checkpoint of another
+#: format (``Qwen/Qwen2.5-7B-Instruct-AWQ`` stays: it is the quantized checkpoint the advice is about)
+_EXAMPLE_MODEL = lazy_compile(r"(?:Qwen/Qwen2\.5-7B-Instruct|meta-llama/Llama-3\.1-8B-Instruct)(?![\w.-])")
+_HUB_ID = lazy_compile(r"^[\w.-]+/[\w.-]+$")
+
+
+def _served_models(facts: Facts, project: Project) -> dict[str, tuple[str, bool]]:
+    """Per file, (hub id, remote code) of the model an inference-only project's code loads first there, when it names one
+    literally (in scan order: the first file's is the project's default)."""
+    out: dict[str, tuple[str, bool]] = {}
+    if project.does_training or not project.does_inference:
+        return out
+    for c in facts.calls("from_pretrained"):
+        if any(w in c.name for w in ("Tokenizer", "Processor", "Config", "tokenizer", "processor")) or not c.args:
+            continue
+        if isinstance(c.args[0], str) and _HUB_ID.match(c.args[0]) and c.path not in out:
+            out[c.path] = (c.args[0], truthy(c.kwargs.get("trust_remote_code")) is True)
+    return out
+
+
+def _served(code: str, style: RepoStyle, where: str | None) -> str:
+    """An engine snippet with the project's own model in place of the example one (the model of the file the snippet
+    goes into, else the project's first), loaded as remote code where the project loads it so (vLLM needs
+    ``trust_remote_code`` for a model whose code comes from the hub)."""
+    model, remote = style.served_by_file.get(where or "", (style.served_model, style.served_remote))
+    if not model or not (_EXAMPLE_MODEL.search(code) or "LLM(model=path" in code):
+        return code
+    code = _EXAMPLE_MODEL.sub(model, code).replace("LLM(model=path", f'LLM(model="{model}"')
+    if remote and "trust_remote_code" not in code and "trust-remote-code" not in code:
+        code = re.sub(r'(LLM\(model="[^"]+")', r"\1, trust_remote_code=True", code)
+        code = re.sub(r"^(vllm serve \S+)", r"\1 --trust-remote-code", code, flags=re.M)
+    return code
+
+
 def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None = None) -> RepoStyle:
     """``roles``: path -> role (checks.roles); files of the training path are preferred as the place to edit."""
     s = RepoStyle()
     roles = roles or {}
+    s.served_by_file = _served_models(facts, project)
+    s.served_model, s.served_remote = next(iter(s.served_by_file.values()), (None, False))
     s.cli_args = frozenset({x.dest for x in facts.records("arg_options")}
                            | {k.replace("-", "_") for x in facts.launches() for k in x.script_args})
     s.own_args = frozenset({x.name for x in facts.records("fields")}) | s.cli_args
@@ -546,6 +587,8 @@ def fit(check: Check, style: RepoStyle, hw: GPU | None = None) -> Snippet | None
             code = _same_global_batch(style.batch, f"{_append_to(style)} in {style.where.get(target, '')}")
         code = hardware_rewrite(check.id, src, code, hw)
         where = style.where.get(target)
+        if check.id.startswith("J"):
+            code = _served(code, style, where)
         if target == "shell" and check.id in _MULTI_NODE_ADVICE and MULTI_NODE_SHELL in style.where:
             where = style.where[MULTI_NODE_SHELL] or None
         shown = style.dialect if target == "hf-yaml" and style.dialect else target

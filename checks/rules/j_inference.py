@@ -96,8 +96,9 @@ class _InferenceOnly(Check):
             # (not "the project does no inference": a README's demo app or an evaluation harness may well generate; they
             # are not the serving workload J is about, and saying nothing generates would be false for GLM, metaseq,
             # Chat-UniVi and PLLaVA)
-            return ("no inference workload in scope: no serving engine, generation script or RL rollout; generation in "
-                    "evaluation loops, demos and web apps is not judged here")
+            # (Open-Sora's diffusion sampling script generates videos, not tokens: "was recognised", not "there is no script")
+            return ("no inference workload in scope: no serving engine, token-generation script or RL rollout was recognised; "
+                    "generation in evaluation loops, demos and web apps is not judged here")
         return None
 
 

@@ -310,3 +310,19 @@ def test_a_relative_config_path_is_the_launch_folders_file_and_zero2_ignores_off
     # ... and D6 says that this config's optimizer runs on the host, beside the pre-training's fused one
     d6 = _check(_audit(files), "D6")
     assert d6.status.value == "used" and "the optimizer of train/sft/ds_config_zero2.json is offloaded to the CPU" in (d6.detail or ""), d6
+
+
+def test_engine_snippets_of_an_inference_project_name_its_own_model() -> None:
+    from reports.json_report import recommendations
+
+    files = {"demo/text_generation.py": _ORION_DEMO}
+    recs = {r["check"]: r for r in recommendations(_audit(files))}
+    shown = [recs[c]["snippet"] for c in ("J1", "J2", "J5") if c in recs and recs[c].get("snippet")]
+    assert shown and all('LLM(model="OrionStarAI/Orion-14B-Chat", trust_remote_code=True' in s for s in shown), shown
+    assert not any("Qwen/Qwen2.5-7B-Instruct" in s or "Llama-3.1-8B" in s for s in shown), shown
+    # control: a model loaded without remote code is named without it
+    files["demo/text_generation.py"] = _ORION_DEMO.replace(", \"\n    \"trust_remote_code=True)", ")").replace(
+        "device_map='auto', trust_remote_code=True)", "device_map='auto')")
+    recs = {r["check"]: r for r in recommendations(_audit(files))}
+    shown = [recs[c]["snippet"] for c in ("J1", "J2", "J5") if c in recs and recs[c].get("snippet")]
+    assert shown and all("OrionStarAI/Orion-14B-Chat" in s and "trust_remote_code" not in s for s in shown), shown
