@@ -23,7 +23,7 @@ from checks.facts import Facts, truthy
 from checks.lazyre import lazy_compile
 from checks.model import Project
 from checks.project import jax_jitted_steps
-from checks.rules._helpers import hf_framework_call, hf_trainer_subclasses, launched_paths
+from checks.rules._helpers import hf_framework_call, hf_trainer_subclasses, launched_paths, model_load
 from checks.rules.d_compute import dep_version
 
 from .applicability import GPU
@@ -199,7 +199,7 @@ def _served_models(facts: Facts, project: Project) -> dict[str, tuple[str, bool]
     if project.does_training or not project.does_inference:
         return out
     for c in facts.calls("from_pretrained"):
-        if any(w in c.name for w in ("Tokenizer", "Processor", "Config", "tokenizer", "processor")) or not c.args:
+        if not model_load(c) or not c.args:
             continue
         if isinstance(c.args[0], str) and _HUB_ID.match(c.args[0]) and c.path not in out:
             out[c.path] = (c.args[0], truthy(c.kwargs.get("trust_remote_code")) is True)

@@ -135,6 +135,15 @@ def jax_only_file(facts: Facts, path: str) -> bool:
     return bool(roots & {"jax", "flax", "equinox", "optax", "haliax"}) and "torch" not in roots
 
 
+#: the parts of a checkpoint a ``from_pretrained`` may load besides the model itself
+_NOT_MODEL_LOAD = ("Tokenizer", "Processor", "Config", "tokenizer", "processor")
+
+
+def model_load(c: Call) -> bool:
+    """A ``from_pretrained`` that loads a model, not its tokenizer, processor or config."""
+    return not any(w in c.name for w in _NOT_MODEL_LOAD)
+
+
 def uses_hf_trainer(facts: Facts) -> list[Any]:
     """Sites that configure an HF-style trainer (args class calls, trainer calls, HfArgumentParser)."""
     sites: list[Any] = [c for c in (*facts.calls(*HF_ARGS), *facts.calls(*HF_TRAINERS)) if hf_framework_call(facts, c)]

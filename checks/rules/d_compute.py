@@ -25,6 +25,7 @@ from ._helpers import (
     guard_off,
     in_trainer_copy,
     launches_with_train_args,
+    model_load,
     orphan_sites,
     parse_expr,
     recipe_majority,
@@ -2896,8 +2897,7 @@ def _unpatched_remote_family(ctx: Context) -> str | None:
 
 def _remote_model_load(c: Call) -> bool:
     """``from_pretrained(..., trust_remote_code=True)`` of a model (not of its tokenizer, processor or config)."""
-    return truthy(c.kwargs.get("trust_remote_code")) is True and not any(
-        w in c.name for w in ("Tokenizer", "Processor", "Config", "tokenizer", "processor"))
+    return truthy(c.kwargs.get("trust_remote_code")) is True and model_load(c)
 
 
 def _sub_config_of(f: Facts, c: Any) -> bool:
