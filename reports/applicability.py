@@ -424,6 +424,19 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
         "# stage 1: short blocks for the first ~15 % of the tokens\n--block_size 512 --max_steps 15000\n"
         "# stage 2: full length, resumed from stage 1's output\n--block_size 4096 --model_name_or_path <stage-1 output>\n",
     ),
+    # frozen whole only in the stages that pre-train the projector (CuMo: ``--tune_mm_mlp_adapter True`` in two of six
+    # launches), trained in the others
+    ("H1", "staged"): (
+        "The vision encoder is frozen only in the stages that pre-train the projector; the later stages train it. If those "
+        "stages do not need to adapt the tower, freeze it there too (`requires_grad_(False)` on the vision tower once the "
+        "model is built, before the optimizer is created) and compare the evaluation scores with and without: a trained "
+        "tower costs its gradients, optimizer state and backward GEMMs in every step.",
+        "视觉编码器只在预训练投影层的阶段被冻结，后续阶段会训练它。如果这些阶段不需要调整视觉塔，也可在其中冻结"
+        "（模型构建后、创建优化器前对视觉塔调用 `requires_grad_(False)`），并对比冻结前后的评测分数：训练视觉塔在每一步都要付出"
+        "其梯度、优化器状态与反向 GEMM 的开销。",
+        "# after the model is built, before the optimizer: the stages that need not adapt the tower\n"
+        "model.get_model().get_vision_tower().requires_grad_(False)\n",
+    ),
     ("D1", "transformers<4.36"): (
         "The pinned transformers predates `attn_implementation` (4.36): pass `use_flash_attention_2=True` to `from_pretrained` "
         "(transformers 4.34-4.35, with the `flash-attn` package and fp16/bf16 weights on Ampere or newer), or raise the pin to "

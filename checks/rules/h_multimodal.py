@@ -27,11 +27,11 @@ import re
 from typing import Any
 
 from ..base import Check, Context, register
-from ..facts import Expr, Facts, Setting, as_number, truthy
+from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..lazyre import lazy_compile
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
-from ..project import own_model_classes
-from ._helpers import _TEST_FILE, callers_off, class_at, evs, guard_off
+from ..project import launch_runs_no_training, own_model_classes
+from ._helpers import _TEST_FILE, callers_off, class_at, evs, guard_flags, guard_off
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -166,6 +166,10 @@ def _frozen_whole(f: Facts, calls: list[Any]) -> list[Any]:
             continue
         parts = [_receiver(x) for x in calls if x.path == c.path and x.func == c.func and x.line > c.line
                  and truthy(x.args[0] if x.args else x.kwargs.get("requires_grad", True)) is True]
+        # (or a loop that switches a part back on: LLaVA's ``for p in model.get_model().mm_projector.parameters():
+        # p.requires_grad = True`` after ``model.requires_grad_(False)``)
+        parts += [a.loop.removesuffix(".parameters()") for a in f.attr_assigns("requires_grad") if a.path == c.path
+                  and a.func == c.func and a.line > c.line and a.loop and truthy(a.value) is True]
         parts = [r for r in parts if r.startswith(recv + ".")]
         builds_vision = any(x.func == c.func and _VISION.search(x.text) for x in f.calls_in([c.path])) if parts else False
         if parts and builds_vision and not any(_VISION.search(r[len(recv):]) for r in parts):
@@ -173,6 +177,25 @@ def _frozen_whole(f: Facts, calls: list[Any]) -> list[Any]:
         elif not parts and _built_from_vision(f, c, recv):
             out.append(c)
     return out
+
+
+def _staged_whole_freeze(f: Facts, frozen: list[Any]) -> tuple[Any, str, set[str], set[str]] | None:
+    """Every vision freeze found is a whole-model freeze under one flag that only some training launches turn on (CuMo:
+    ``if model_args.tune_mm_mlp_adapter: model.requires_grad_(False)``, passed by its two projector pre-training scripts of
+    six; its pre-finetuning and instruction-tuning stages train the CLIP experts): (the freeze, the flag, the launch files
+    that pass it on, the training launch files). None otherwise (LLaVA also freezes its tower where it loads it)."""
+    calls = [x for x in frozen if isinstance(x, Call)]
+    if not calls or len(calls) != len(frozen):
+        return None
+    flags = {tuple(guard_flags(x.guard)) for x in calls}
+    if len(flags) != 1 or len(next(iter(flags))) != 1 or next(iter(flags))[0][1]:
+        return None  # (one flag, tested as it is, not negated)
+    flag = next(iter(flags))[0][0]
+    runs = {x.path for x in f.launches() if x.script and not launch_runs_no_training(f, x.path)}
+    on = {s.path for s in f.settings(flag) if s.source == "launcher" and truthy(s.value) is True and s.path in runs}
+    if not on or len(on) >= len(runs):
+        return None
+    return calls[0], flag, on, runs
 
 
 def _built_from_vision(f: Facts, c: Any, recv: str) -> bool:
@@ -430,6 +453,11 @@ class H1VisionFreeze(_MultimodalOnly):
                     f"{load.path}:{load.line}) and builds or loads no vision encoder, so none runs in training to freeze")
         return why
 
+    def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
+        if outcome.values.get("vision_frozen") == "staged":
+            return Priority.LOW  # frozen where the projector is pre-trained; the later stages' training of it is a method choice
+        return super().recommendation_priority(ctx, outcome)
+
     def detect(self, ctx: Context) -> Outcome:
         f = ctx.facts
         frozen, unfrozen = _vision_code(f)
@@ -481,6 +509,14 @@ class H1VisionFreeze(_MultimodalOnly):
         if explicit:
             frozen = [x for x in frozen if x in explicit]
             unfrozen = [x for x in unfrozen if x in explicit]
+        staged = _staged_whole_freeze(f, frozen) if frozen and not unfrozen else None
+        if staged is not None:
+            c, flag, on, runs = staged
+            names = ", ".join(sorted(p.rsplit("/", 1)[-1] for p in on)[:3]) + (", ..." if len(on) > 3 else "")
+            return Outcome(P, evs([c, *[s for s in f.settings(flag) if s.path in on][:3]]),
+                           f"the vision encoder is frozen only where `{c.guard}` holds ({c.short}(False) at {c.path}:{c.line}, "
+                           f"then only other parts switched back on): {len(on)} of {len(runs)} training launch files pass "
+                           f"--{flag} ({names}); the other stages train it", {"vision_frozen": "staged", "advice_for": "staged"})
         if frozen:
             detail = "the vision encoder is frozen" + (" (unfrozen in another stage/config)" if unfrozen else "")
             return Outcome(U, evs(frozen), detail, {"vision_frozen": True})

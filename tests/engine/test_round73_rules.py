@@ -326,3 +326,37 @@ def test_engine_snippets_of_an_inference_project_name_its_own_model() -> None:
     recs = {r["check"]: r for r in recommendations(_audit(files))}
     shown = [recs[c]["snippet"] for c in ("J1", "J2", "J5") if c in recs and recs[c].get("snippet")]
     assert shown and all("OrionStarAI/Orion-14B-Chat" in s and "trust_remote_code" not in s for s in shown), shown
+
+
+# --- CuMo: the whole model frozen only in the projector pre-training stage, its CLIP trained in the later stages ----------------
+
+_CUMO_TRAIN = (
+    "from dataclasses import dataclass, field\n\nimport transformers\n\nfrom cumo.model import LlavaMistralForCausalLM\n\n\n"
+    "@dataclass\nclass ModelArguments:\n    vision_tower: str = field(default=None)\n    tune_mm_mlp_adapter: bool = field(default=False)\n"
+    "    mm_vision_select_layer: int = field(default=-2)\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))\n"
+    "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+    "    model = LlavaMistralForCausalLM.from_pretrained('mistralai/Mistral-7B-Instruct-v0.2')\n"
+    "    if model_args.vision_tower is not None:\n        model.get_model().initialize_vision_modules(model_args=model_args)\n"
+    "        vision_tower = model.get_vision_tower()\n        vision_tower.to(dtype=training_args.bf16)\n"
+    "        if model_args.tune_mm_mlp_adapter:\n            model.requires_grad_(False)\n"
+    "            for p in model.get_model().mm_projector.parameters():\n                p.requires_grad = True\n"
+    "    transformers.Trainer(model=model, args=training_args).train()\n\n\nif __name__ == '__main__':\n    train()\n")
+_CUMO_SH = ("deepspeed cumo/train/train.py \\\n    --vision_tower openai/clip-vit-large-patch14-336 \\\n"
+            "    --mm_vision_select_layer -2 \\\n{extra}    --bf16 True\n")
+
+
+def test_a_whole_model_freeze_only_the_projector_stage_passes_is_a_staged_freeze() -> None:
+    files = {"cumo/train/train.py": _CUMO_TRAIN,
+             "scripts/pretrain_mistral_7b.sh": _CUMO_SH.format(extra="    --tune_mm_mlp_adapter True \\\n"),
+             "scripts/pft_mistral_7b.sh": _CUMO_SH.format(extra=""), "scripts/sft_mistral_7b.sh": _CUMO_SH.format(extra="")}
+    result = _audit(files)
+    h1 = _check(result, "H1")
+    assert h1.status.value == "partial" and "1 of 3 training launch files pass --tune_mm_mlp_adapter" in (h1.detail or ""), h1
+    rec = next(r for r in build_plan(result).recommendations if r.check == "H1")
+    assert rec.priority.value == "low" and rec.text.startswith("The vision encoder is frozen only in the stages"), rec
+    # control: every stage pre-trains the projector only: the tower is frozen throughout
+    for name in ("scripts/pft_mistral_7b.sh", "scripts/sft_mistral_7b.sh"):
+        files[name] = _CUMO_SH.format(extra="    --tune_mm_mlp_adapter True \\\n")
+    h1 = _check(_audit(files), "H1")
+    assert h1.status.value == "used" and h1.detail == "the vision encoder is frozen", h1
