@@ -2814,6 +2814,12 @@ class G4LoRA(Check):
         kind = "freeze" if any(str(getattr(s, "value", "")).lower() == "freeze" for s in full) else "full"
         detail = "LoRA switch is off in every launch/config" if off and not full else "full-parameter fine-tuning (no LoRA/PEFT)"
         train = ctx.project.training_files
+        named = _trained_by_name(f, train) if not off and not full else None
+        if named is not None:
+            a, keys = named
+            return Outcome(U, evs([a]), f"parameter-efficient fine-tuning: only the parameters whose names contain "
+                           f"{' or '.join(repr(k) for k in keys)} train ({a.path}:{a.line}, every other parameter frozen in the "
+                           "same loop)", {"finetuning": "adapter"})
         # (unconditional, in the model's builder or the entry point; not a helper named for freezing that a run calls when
         # asked: Megatron-LM's ``_freeze_all_model_chunks`` for logits-saving runs)
         frozen = [x for x in freeze_sites(f) if x.path in train and _MODEL_BUILD_FILE.search(x.path) and not getattr(x, "guard", None)
@@ -3088,6 +3094,37 @@ def _whole_or_wrapped(expr: str) -> bool:
 #: the names a launched script gives the model it trains (not ``module``/``net``: loop variables over a list of parts, as
 #: Megatron-LM's MIMO provider freezes ``for module in modules_to_freeze: for param in module.parameters()``)
 _TRAINED_MODEL = frozenset({"model", "self.model", "lm.model", "model.module", "base_model", "pretrained_model", "hf_model", "llm"})
+
+
+#: ``key in name``: a parameter chosen by its name in a ``named_parameters()`` loop
+_IN_NAME = lazy_compile(r"^\s*(?:(['\"])(\w+)\1|(\w+))\s+in\s+\w*name\s*$")
+#: the names of the modules a parameter-efficient method adds (adapters, LoRA, prefixes, prompts, IA3 vectors)
+_PEFT_PART = lazy_compile(r"(?i)^(adapter|lora|prefix|prompt|ia3|adaption)\w*$")
+
+
+def _trained_by_name(f: Facts, train: Any) -> tuple[Any, list[str]] | None:
+    """A training-path loop that lets only the parameters whose names contain an added module's key train and freezes
+    the rest (LaVIN's ``mm_adaptation.py``: ``for name, param in llama.named_parameters(): for key in learnable_keys: if key
+    in name: param.requires_grad = True else: param.requires_grad = False`` with ``learnable_keys=['adapter']``): (the
+    switch-on, the keys), or None."""
+    for a in f.attr_assigns("requires_grad"):
+        if truthy(a.value) is not True or a.path not in train or not a.guard:
+            continue
+        m = _IN_NAME.match(a.guard)
+        if m is None:
+            continue
+        if m.group(2):
+            keys = [m.group(2)]
+        else:  # a loop variable over a list of literal keys assigned in the same function
+            lists = [x.value for x in f.files[a.path].assigns if x.name == a.loop and x.func == a.func
+                     and isinstance(x.value, tuple) and x.value and all(isinstance(v, str) for v in x.value)]
+            keys = list(lists[0]) if lists else []
+        if not keys or not all(_PEFT_PART.match(k) for k in keys):
+            continue
+        if any(truthy(b.value) is False and b.func == a.func and b.path == a.path and (b.guard or "").replace(" ", "")
+               == f"not({a.guard})".replace(" ", "") for b in f.attr_assigns("requires_grad")):
+            return a, keys
+    return None
 
 
 def _frozen_base(f: Facts, train: Any) -> list[Any]:

@@ -360,3 +360,25 @@ def test_a_whole_model_freeze_only_the_projector_stage_passes_is_a_staged_freeze
         files[name] = _CUMO_SH.format(extra="    --tune_mm_mlp_adapter True \\\n")
     h1 = _check(_audit(files), "H1")
     assert h1.status.value == "used" and h1.detail == "the vision encoder is frozen", h1
+
+
+# --- LaVIN: adapters chosen by parameter name, every other weight frozen in the same loop -------------------------------------
+
+_LAVIN_ADAPT = (
+    "import torch\n\nfrom lavin.model import Transformer\n\n\ndef LaVIN(args):\n    llama = Transformer(args)\n"
+    "    learnable_keys = [{keys}]\n    for name, param in llama.named_parameters():\n        for key in learnable_keys:\n"
+    "            if key in name:\n                param.requires_grad = True\n                param.data = param.data.float()\n"
+    "            else:\n                param.requires_grad = False\n    return llama\n")
+_LAVIN_LOOP = ("import torch\n\nfrom lavin.mm_adaptation import LaVIN\n\nmodel = LaVIN(None)\n"
+               "optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)\n"
+               "for batch in range(10):\n    loss = model(batch).sum()\n    loss.backward()\n    optimizer.step()\n")
+
+
+def test_adapters_chosen_by_parameter_name_are_parameter_efficient_fine_tuning() -> None:
+    files = {"lavin/mm_adaptation.py": _LAVIN_ADAPT.format(keys="'adapter'"), "train.py": _LAVIN_LOOP,
+             "scripts/finetune.sh": "torchrun --nproc_per_node 8 train.py --llm_model 7B\n"}
+    g4 = _check(_audit(files), "G4")
+    assert g4.status.value == "used" and "only the parameters whose names contain 'adapter' train" in (g4.detail or ""), g4
+    # control: training only the norms by name is no parameter-efficient method of added modules
+    files["lavin/mm_adaptation.py"] = _LAVIN_ADAPT.format(keys="'norm'")
+    assert _check(_audit(files), "G4").status.value != "used"
