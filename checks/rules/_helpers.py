@@ -135,6 +135,15 @@ def jax_only_file(facts: Facts, path: str) -> bool:
     return bool(roots & {"jax", "flax", "equinox", "optax", "haliax"}) and "torch" not in roots
 
 
+#: ``model.parameters()`` / ``model.named_parameters()``: the module a freeze loop walks is what precedes it
+_PARAMS_CALL = lazy_compile(r"\.(parameters|named_parameters)\(\)$")
+
+
+def module_of(expr: str) -> str:
+    """The module a freeze or unfreeze loop walks (``lm.model`` of ``lm.model.parameters()``)."""
+    return _PARAMS_CALL.sub("", expr.strip())
+
+
 #: the parts of a checkpoint a ``from_pretrained`` may load besides the model itself
 _NOT_MODEL_LOAD = ("Tokenizer", "Processor", "Config", "tokenizer", "processor")
 

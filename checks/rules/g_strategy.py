@@ -56,6 +56,7 @@ from ._helpers import (
     guard_flags,
     guard_off,
     hf_sites_training_first,
+    module_of,
     parse_expr,
     resolve_file,
     set_under_off_branch,
@@ -2930,17 +2931,8 @@ def _receiver(c: Call) -> str:
     return name
 
 
-#: ``model.parameters()`` / ``model.named_parameters()``: the module a freeze loop walks is what precedes it
-_PARAMS_CALL = lazy_compile(r"\.(parameters|named_parameters)\(\)$")
-
-
-def _module_of(expr: str) -> str:
-    """The module a freeze names (``lm.model`` of ``lm.model.parameters()``)."""
-    return _PARAMS_CALL.sub("", expr.strip())
-
-
 def _is_whole(expr: str) -> bool:
-    e = _module_of(expr)
+    e = module_of(expr)
     return e in _WHOLE_MODEL or e.removeprefix("self.") in _WHOLE_MODEL
 
 
@@ -3088,7 +3080,7 @@ _WRAPPED_WHOLE = frozenset({"lm.model"})
 
 
 def _whole_or_wrapped(expr: str) -> bool:
-    return _is_whole(expr) or _module_of(expr) in _WRAPPED_WHOLE
+    return _is_whole(expr) or module_of(expr) in _WRAPPED_WHOLE
 
 
 #: the names a launched script gives the model it trains (not ``module``/``net``: loop variables over a list of parts, as
@@ -3107,6 +3099,8 @@ def _trained_by_name(f: Facts, train: Any) -> tuple[Any, list[str]] | None:
     the rest (LaVIN's ``mm_adaptation.py``: ``for name, param in llama.named_parameters(): for key in learnable_keys: if key
     in name: param.requires_grad = True else: param.requires_grad = False`` with ``learnable_keys=['adapter']``): (the
     switch-on, the keys), or None."""
+    # the switch-offs, by file, function and condition: the ``else`` of a switch-on is the same test negated
+    offs = {(b.path, b.func, (b.guard or "").replace(" ", "")) for b in f.attr_assigns("requires_grad") if truthy(b.value) is False}
     for a in f.attr_assigns("requires_grad"):
         if truthy(a.value) is not True or a.path not in train or not a.guard:
             continue
@@ -3121,8 +3115,7 @@ def _trained_by_name(f: Facts, train: Any) -> tuple[Any, list[str]] | None:
             keys = list(lists[0]) if lists else []
         if not keys or not all(_PEFT_PART.match(k) for k in keys):
             continue
-        if any(truthy(b.value) is False and b.func == a.func and b.path == a.path and (b.guard or "").replace(" ", "")
-               == f"not({a.guard})".replace(" ", "") for b in f.attr_assigns("requires_grad")):
+        if (a.path, a.func, f"not({a.guard})".replace(" ", "")) in offs:
             return a, keys
     return None
 
@@ -3142,7 +3135,7 @@ def _frozen_base(f: Facts, train: Any) -> list[Any]:
 
     def keep(x: Any, scope: str) -> bool:
         func = str(getattr(x, "func", "") or "").lower()
-        return (x.path in train and x.path in launched and _module_of(scope) in _TRAINED_MODEL and not getattr(x, "guard", None)
+        return (x.path in train and x.path in launched and module_of(scope) in _TRAINED_MODEL and not getattr(x, "guard", None)
                 and not unf.get((x.path, x.func))
                 and not any(w in func for w in ("freeze", "frozen", "fix")) and not _AUX_MODEL.search(scope.split("(")[0])
                 and not _not_layer_freezing(x, scope) and not _frozen_copy(f, x) and not _never_called(f, x))

@@ -31,7 +31,7 @@ from ..facts import Call, Expr, Facts, Setting, as_number, truthy
 from ..lazyre import lazy_compile
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ..project import launch_runs_no_training, own_model_classes
-from ._helpers import _TEST_FILE, callers_off, class_at, evs, guard_flags, guard_off
+from ._helpers import _TEST_FILE, callers_off, class_at, evs, guard_flags, guard_off, module_of
 
 U, P, N = Status.USED, Status.PARTIAL, Status.UNUSED
 
@@ -168,7 +168,7 @@ def _frozen_whole(f: Facts, calls: list[Any]) -> list[Any]:
                  and truthy(x.args[0] if x.args else x.kwargs.get("requires_grad", True)) is True]
         # (or a loop that switches a part back on: LLaVA's ``for p in model.get_model().mm_projector.parameters():
         # p.requires_grad = True`` after ``model.requires_grad_(False)``)
-        parts += [a.loop.removesuffix(".parameters()") for a in f.attr_assigns("requires_grad") if a.path == c.path
+        parts += [module_of(a.loop) for a in f.attr_assigns("requires_grad") if a.path == c.path
                   and a.func == c.func and a.line > c.line and a.loop and truthy(a.value) is True]
         parts = [r for r in parts if r.startswith(recv + ".")]
         builds_vision = any(x.func == c.func and _VISION.search(x.text) for x in f.calls_in([c.path])) if parts else False
