@@ -36,7 +36,7 @@ from .workload import inference_not_applicable
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
 #: Bump when an extractor changes what it records: cached facts of older versions are ignored.
-FACTS_VERSION = 153
+FACTS_VERSION = 154
 
 
 class FactsCache(Protocol):

@@ -24,9 +24,12 @@ _TEST = lazy_compile(r"(^|/)(tests?|testing)/", re.I)
 
 
 #: the transformers release a piece of advice needs, and the part that needs it: TrainingArguments' ``use_liger_kernel``
-#: (4.45), ``DataCollatorWithFlattening`` (4.44)
+#: (4.45), ``DataCollatorWithFlattening`` (4.44), ``generate``'s ``cache_implementation="static"`` (4.38; Chinese-Llama-2's
+#: demo image pins 4.31.0, DISC-LawLLM's demo 4.29.1)
 NEEDS_TRANSFORMERS: dict[str, tuple[tuple[int, ...], str]] = {"D5": ((4, 45), "`use_liger_kernel`"),
-                                                              "F7": ((4, 44), "`DataCollatorWithFlattening`")}
+                                                              "F7": ((4, 44), "`DataCollatorWithFlattening`"),
+                                                              "J1": ((4, 38), "`cache_implementation`"),
+                                                              "J6": ((4, 38), "`cache_implementation`")}
 
 
 def torch_cap(audit: Audit) -> tuple[tuple[int, ...], str, str] | None:

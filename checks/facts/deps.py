@@ -56,8 +56,20 @@ def extract_wheel_metadata(path: str, text: str, out: FileFacts) -> None:
                 out.deps.append(Dependency(path, i, r[0], r[1], raw.strip()[:300]))
 
 
-def pip_installs(path: str, lines: list[tuple[int, str]], out: FileFacts) -> None:
-    """``pip install a b==1`` inside RUN lines / shell scripts."""
+def pip_installs(path: str, lines: list[tuple[int, str]], out: FileFacts, source: list[str] | None = None) -> None:
+    """``pip install a b==1`` inside RUN lines / shell scripts. ``source``: the file's physical lines, when ``lines`` are
+    logical ones joined from backslash continuations (a Dockerfile ``RUN``): each requirement is then cited at the physical
+    line that holds it (Chinese-Llama-2's ``transformers==4.31.0`` on the line under ``RUN pip config ... && \\``)."""
+    def physical(line_no: int, word: str) -> int:
+        if source is None:
+            return line_no
+        for i in range(line_no - 1, min(len(source), line_no + 200)):
+            if word in source[i]:
+                return i + 1
+            if i >= line_no - 1 and not source[i].rstrip().endswith("\\"):
+                break
+        return line_no
+
     for line_no, body in lines:
         for segment in re.split(r"&&|;|\|\|", body):
             seg = segment.strip()
@@ -80,7 +92,7 @@ def pip_installs(path: str, lines: list[tuple[int, str]], out: FileFacts) -> Non
                     continue
                 r = parse_requirement(w)
                 if r:
-                    out.deps.append(Dependency(path, line_no, r[0], r[1], seg[:300]))
+                    out.deps.append(Dependency(path, physical(line_no, w), r[0], r[1], seg[:300]))
 
 
 def from_pyproject(path: str, data: dict[str, Any], text: str, out: FileFacts) -> None:

@@ -147,7 +147,7 @@ def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str
         pip_installs(path, list(enumerate(body.splitlines(), 1)), out)
     elif kind == "docker":
         runs = extract_dockerfile(path, text, out)
-        pip_installs(path, runs, out)
+        pip_installs(path, runs, out, text.splitlines())
     elif kind == "requirements":
         if path.endswith(".dist-info/METADATA"):
             extract_wheel_metadata(path, text, out)

@@ -454,7 +454,8 @@ def test_dockerfile_env_and_pip_installs() -> None:
         'CMD ["torchrun", "--nproc_per_node", "8", "train.py"]\n'
     ))
     assert {(e.name, e.value, e.line) for e in ff.envs} == {("NCCL_DEBUG", "INFO", 2), ("NCCL_IB_DISABLE", "0", 2), ("CUDA_DEVICE_MAX_CONNECTIONS", "1", 3)}
-    assert {(d.name, d.spec, d.line) for d in ff.deps} == {("flash-attn", "==2.5.8", 4), ("deepspeed", "", 4)}
+    # (each requirement at the physical line that holds it: deepspeed on the continuation line)
+    assert {(d.name, d.spec, d.line) for d in ff.deps} == {("flash-attn", "==2.5.8", 4), ("deepspeed", "", 5)}
     [lc] = ff.launches
     assert lc.line == 6 and lc.launcher_args == {"nproc_per_node": 8}
 

@@ -1,0 +1,122 @@
+"""Round 74 (issue #9): claims of six more public repositories (Chinese-Llama-2-7b, DISC-LawLLM, DoctorGLM, YuLan-Chat,
+lawyer-llama, Infini-Megrez), read claim by claim. Each test is one false claim of those reports, made from the shape of the
+real code, with a control that keeps the rule honest."""
+
+from __future__ import annotations
+
+from reports.advice import build_plan
+
+from .claims import audit as _audit
+
+# --- Chinese-Llama-2-7b: the README's torchrun command is the run; the Dockerfile only starts the chat demo --------------------
+
+_ALPACA_TRAIN = (
+    "from dataclasses import dataclass, field\n\nimport transformers\nfrom transformers import Trainer\n\n\n"
+    "@dataclass\nclass ModelArguments:\n    model_name_or_path: str = field(default='facebook/opt-125m')\n\n\n"
+    "@dataclass\nclass TrainingArguments(transformers.TrainingArguments):\n    model_max_length: int = field(default=512)\n\n\n"
+    "def train():\n    parser = transformers.HfArgumentParser((ModelArguments, TrainingArguments))\n"
+    "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)\n"
+    "    trainer = Trainer(model=model, args=training_args)\n    trainer.train()\n\n\nif __name__ == '__main__':\n    train()\n")
+_CL2_README = (
+    "# Chinese Llama 2 7B\n\n## 如何训练\n\n```bash\nDATASET=\"LinkSoul/instruction_merge_set\"\n\n"
+    "torchrun --nnodes=1 --node_rank=0 --nproc_per_node=8 \\\n    --master_port=25003 \\\n        train.py \\\n"
+    "        --model_name_or_path ${MODEL_PATH} \\\n        --data_path ${DATASET} \\\n        --bf16 True \\\n"
+    "        --per_device_train_batch_size 4 \\\n        --gradient_accumulation_steps 1 \\\n        --save_steps 1200 \\\n"
+    "        --warmup_ratio 0.03 \\\n        --lr_scheduler_type cosine \\\n        --logging_steps 1 \\\n"
+    "        --fsdp 'full_shard auto_wrap' \\\n        --fsdp_transformer_layer_cls_to_wrap 'LlamaDecoderLayer' \\\n"
+    "        --model_max_length 4096 \\\n        --gradient_checkpointing True\n```\n")
+_CL2_DOCKER = ("FROM python:3.10\nRUN pip config set global.index-url https://pypi.tuna.tsinghua.edu.cn/simple && \\\n"
+               "    pip install transformers==4.31.0 gradio==3.37.0\nWORKDIR /app\n"
+               "COPY example/basic-chat/* ./\nCMD [\"python\", \"{script}\"]\n")
+_CL2_APP = ("import gradio as gr\nfrom transformers import AutoModelForCausalLM\n\n"
+            "model = AutoModelForCausalLM.from_pretrained('LinkSoul/Chinese-Llama-2-7b')\n\n\n"
+            "def chat(msg):\n    return model.generate(msg, max_new_tokens=256)\n\n\ngr.ChatInterface(chat).launch()\n")
+
+
+def _chinese_llama2(script: str = "app.py") -> dict[str, str]:
+    return {"train.py": _ALPACA_TRAIN, "README.md": _CL2_README, "Dockerfile": _CL2_DOCKER.format(script=script),
+            "example/basic-chat/app.py": _CL2_APP}
+
+
+def test_a_dockerfile_pin_is_cited_at_its_line_and_gates_static_cache_advice() -> None:
+    files = _chinese_llama2()
+    result = _audit(files)
+    assert [(d.path, d.line) for d in result.facts.deps("transformers")] == [("Dockerfile", 3)]
+    rec = next(r for r in build_plan(result).recommendations if r.check == "J1")
+    assert rec.text.startswith("`cache_implementation` needs transformers 4.38+ (Dockerfile:3 pins `transformers==4.31.0`"), rec.text
+    # control: a release that has the static cache gets the advice as it is
+    files["Dockerfile"] = files["Dockerfile"].replace("4.31.0", "4.40.0")
+    rec = next(r for r in build_plan(_audit(files)).recommendations if r.check == "J1")
+    assert "needs transformers" not in rec.text, rec.text
+
+
+# --- YuLan-Chat / lawyer-llama: a console chat whose 8-bit loading is an opt-in flag ---------------------------------------------
+
+_YULAN_INFERENCE = (
+    "import argparse\n\nimport torch\nimport transformers\nfrom accelerate import init_empty_weights, load_checkpoint_and_dispatch\n\n\n"
+    "def load(args):\n    if args.load_in_8bit:\n"
+    "        model = transformers.AutoModelForCausalLM.from_pretrained(args.model_path, device_map='auto', load_in_8bit=True)\n"
+    "    else:\n        with init_empty_weights():\n            model = transformers.AutoModelForCausalLM.from_pretrained(args.model_path)\n"
+    "        model = load_checkpoint_and_dispatch(model, args.model_path, device_map='auto', dtype=torch.float16)\n"
+    "    tokenizer = transformers.AutoTokenizer.from_pretrained(args.model_path)\n    return model, tokenizer\n\n\n"
+    "def main(args):\n    model, tokenizer = load(args)\n    while True:\n        input_text = input('[|Human|]:')\n"
+    "        ids = tokenizer(input_text, return_tensors='pt').input_ids.cuda()\n"
+    "        outputs = model.generate(ids, max_new_tokens=2048, repetition_penalty=1.1)\n"
+    "        print(tokenizer.decode(outputs[0]))\n\n\nif __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--model_path', type=str, default='')\n"
+    "    parser.add_argument('--load_in_8bit', default=False, action='store_true')\n    args, _ = parser.parse_known_args()\n"
+    "    main(args)\n")
+_APPLY_DELTA = (
+    "import torch\nfrom transformers import AutoModelForCausalLM\n\n\ndef apply_diff(path_raw, path_diff):\n"
+    "    model_raw = AutoModelForCausalLM.from_pretrained(path_raw, torch_dtype=torch.bfloat16)\n"
+    "    model_diff = AutoModelForCausalLM.from_pretrained(path_diff, torch_dtype=torch.bfloat16)\n"
+    "    for k, v in model_diff.state_dict().items():\n        v.add_(model_raw.state_dict()[k])\n"
+    "    model_diff.save_pretrained(path_diff + '-merged')\n")
+_WEB_DEMO = ("import gradio as gr\n\n" + _YULAN_INFERENCE.split("\n\n\ndef main")[0].split("\n\n\n", 1)[1]
+             + "\n\n\ndef answer(text):\n    model, tokenizer = load(ARGS)\n"
+             "    return model.generate(tokenizer(text, return_tensors='pt').input_ids, max_new_tokens=400)\n\n\n"
+             "gr.Interface(fn=answer, inputs='text', outputs='text').launch()\n")
+
+
+# --- DoctorGLM / Chinese-Llama-2: ChatGLM's own quantize(bits), a bnb switch on a quantized checkpoint name ------------------------
+
+_GLM_LOAD = (
+    "import torch\nfrom transformers import AutoModel, AutoTokenizer\n\n\ndef load_int(path, q=8):\n"
+    "    tokenizer = AutoTokenizer.from_pretrained('THUDM/chatglm-6b', trust_remote_code=True)\n"
+    "    model = AutoModel.from_pretrained('THUDM/chatglm-6b', trust_remote_code=True)\n    model.{call}\n"
+    "    model.load_state_dict(torch.load(path))\n    model.half().cuda()\n    return tokenizer, model.eval()\n\n\n"
+    "tokenizer, model = load_int('DoctorGLM-6B-INT4.pt', 4)\nresponse, history = model.chat(tokenizer, 'hi', history=[])\n")
+
+
+# --- Infini-Megrez: a vLLM model class of the project's own that vLLM compiles ------------------------------------------------------
+
+_MEGREZ_MODEL = (
+    "import torch\nfrom torch import nn\nfrom vllm.compilation.decorators import support_torch_compile\n"
+    "from vllm.model_executor.layers.fused_moe import FusedMoE\n\n\n@support_torch_compile\nclass MegrezMoeModel(nn.Module):\n"
+    "    def forward(self, input_ids, positions):\n        return self.layers(input_ids, positions)\n")
+_MEGREZ_INFER = (
+    "from vllm import LLM, ModelRegistry, SamplingParams\n\nfrom megrez_moe import MegrezMoeModel\n\n"
+    "ModelRegistry.register_model('MegrezMoeForCausalLM', MegrezMoeModel)\n"
+    "llm = LLM(model='Infinigence/Megrez2-3x7B-A3B', trust_remote_code=True, tensor_parallel_size=1{eager})\n"
+    "outputs = llm.generate(['hello'], SamplingParams(max_tokens=4096))\n")
+
+
+# --- DISC-LawLLM: two LLaMA-Factory recipes that discard the tokenization cache and checkpoint 20x apart --------------------------
+
+_DISC_RECIPE = ("### model\nmodel_name_or_path: ShengbinYue/LawLLM-7B\n\n### method\nstage: sft\ndo_train: true\n"
+                "finetuning_type: {ft}\ndeepspeed: examples/deepspeed/ds_z3_config.json\n\n### dataset\ndataset: lawllm\n"
+                "template: qwen\ncutoff_len: 4096\noverwrite_cache: {cache}\npreprocessing_num_workers: 16\n\n### output\n"
+                "output_dir: saves/{ft}\nlogging_steps: 10\nsave_steps: {save}\n\n### train\nper_device_train_batch_size: 2\n"
+                "gradient_accumulation_steps: 4\nlearning_rate: 1.0e-5\nnum_train_epochs: 2.0\nbf16: true\n")
+_DISC_README = ("# DISC-LawLLM\n\n```bash\nllamafactory-cli train lawllm_full_sft.yaml\n```\n\n"
+                "```bash\nllamafactory-cli train lawllm_lora_sft.yaml\n```\n")
+
+
+def _disc(cache: str = "true", full_save: int = 10000) -> dict[str, str]:
+    return {"README.md": _DISC_README, "lawllm_full_sft.yaml": _DISC_RECIPE.format(ft="full", cache=cache, save=full_save),
+            "lawllm_lora_sft.yaml": _DISC_RECIPE.format(ft="lora", cache=cache, save=500)}
+
+
+
+
