@@ -106,6 +106,21 @@ def _pattern_key(p: str) -> str | None:
 MAIN_GUARD = lazy_compile(r"__name__\s*==\s*[\"']__main__[\"']")
 
 #: the README of the project's own top-level training folder (``finetune/README.md``, ``train/README.md``, ``sft/README.md``)
+#: a shipped launch that serves or demos a model (Chinese-Llama-2's Dockerfile ``CMD ["python", "app.py"]``, a
+#: ``python web_demo.py``, ``vllm serve``): no training run of the project's own, so it does not stand in for one
+_SERVING_SCRIPT = lazy_compile(r"(?i)(^|[/_-])(app|api|web_?ui|(cli|web)_?demo|demo|chat\w*|serve|server|serving|infer\w*|gradio\w*)(\.py)?$")
+_SERVING_LAUNCHERS = frozenset({"vllm", "sglang", "text-generation-launcher", "lmdeploy", "trtllm-serve", "tritonserver"})
+
+
+def _serves(launch: Launch) -> bool:
+    """A shipped launch that runs a model for use, not for training: a serving CLI, or ``python`` on a script named for
+    an app, a demo, a chat or a server."""
+    if launch.launcher in _SERVING_LAUNCHERS:
+        return True
+    script = str(launch.script or "").strip("'\"")
+    return launch.launcher == "python" and script.endswith(".py") and bool(_SERVING_SCRIPT.search(script.removesuffix(".py")))
+
+
 _TRAINING_README = lazy_compile(r"^(fine[-_]?tun(e|es|ing)|train(ing)?|sft|pre[-_]?train(ing)?)/readme(\.[a-z]+)?$", re.I)
 #: a training entry a recipe hands its config to; the run recipe's bases are not followed into it
 _TRAIN_ENTRY = lazy_compile(r"(?i)^(pre)?train(ing)?$|^finetune$|^fine_tune$|^run_training$")
@@ -571,9 +586,9 @@ class Facts:
 
     # -- launchers, env, deps, paths --------------------------------------
     def launches(self, *launchers: str) -> list[Launch]:
-        """The launches of the shipped scripts, configs and Makefiles; a repository that ships none: its documented
-        training commands (:meth:`documented_runs`)."""
-        items = self._s["launches"] or self.documented_runs()
+        """The launches of the shipped scripts, configs and Makefiles; a repository that ships none, or only launches that
+        serve a model: its documented training commands as well (:meth:`documented_runs`)."""
+        items = [*self._s["launches"], *self.documented_runs()] if self.documented_runs() else self._s["launches"]
         if launchers:
             items = [x for x in items if x.launcher in launchers]
         return self._keep(items)
@@ -582,10 +597,13 @@ class Facts:
         """The README/docs training commands (``torchrun --nproc_per_node=4 train.py --bf16 True ...`` in a code block) of a
         repository that ships no launch of its own, whose script it ships: then the documented command is all there is of
         the run, and its flags are the run's settings (a launcher flag each, cited at the README's line). Empty when any
-        launch is shipped: a README is not use where the repository runs its own launch."""
+        launch but a serving one (:func:`_serves`) is shipped: a README is not use where the repository runs its own
+        launch."""
         memo = self._s.get("documented_runs")
         if memo is None:
-            memo = self.readme_runs() if not self._s["launches"] else []
+            # (a shipped launch that only serves or demos a model, a Dockerfile's ``python app.py``, runs no training:
+            # the README's training command is still all there is of the run)
+            memo = self.readme_runs() if all(_serves(x) for x in self._s["launches"]) else []
             self._s["documented_runs"] = memo
         return memo
 

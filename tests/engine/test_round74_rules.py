@@ -7,6 +7,7 @@ from __future__ import annotations
 from reports.advice import build_plan
 
 from .claims import audit as _audit
+from .claims import check as _check
 
 # --- Chinese-Llama-2-7b: the README's torchrun command is the run; the Dockerfile only starts the chat demo --------------------
 
@@ -37,6 +38,18 @@ _CL2_APP = ("import gradio as gr\nfrom transformers import AutoModelForCausalLM\
 def _chinese_llama2(script: str = "app.py") -> dict[str, str]:
     return {"train.py": _ALPACA_TRAIN, "README.md": _CL2_README, "Dockerfile": _CL2_DOCKER.format(script=script),
             "example/basic-chat/app.py": _CL2_APP}
+
+
+def test_a_readme_training_command_is_the_run_when_the_only_shipped_launch_starts_a_demo() -> None:
+    result = _audit(_chinese_llama2())
+    c1, a2, c3, g1 = (_check(result, c) for c in ("C1", "A2", "C3", "G1"))
+    assert c1.status.value == "used" and any(e.path == "README.md" for e in c1.evidence), c1
+    assert a2.status.value == "used" and "FULL_SHARD" in (a2.detail or ""), a2
+    assert c3.status.value == "used" and g1.status.value == "used", (c3, g1)
+    assert result.project.max_seq_len == 4096, result.project.max_seq_len
+    # control: a shipped launch that trains (``python finetune.py`` in the image) keeps the rule that a README is not use
+    result = _audit({**_chinese_llama2("finetune.py"), "finetune.py": _ALPACA_TRAIN})
+    assert _check(result, "C1").status.value != "used", _check(result, "C1")
 
 
 def test_a_dockerfile_pin_is_cited_at_its_line_and_gates_static_cache_advice() -> None:
