@@ -216,6 +216,9 @@ _NA_ZH: tuple[tuple[str, str], ...] = (
     # E2-E4 of a run that is one process (before the words below: the reason names no medium or stage)
     ("no distributed training found (no multi-process launch", "未发现分布式训练（无多进程启动、分布式封装、分片或多卡配置）："
                                                           "单进程训练没有梯度通信可重叠、压缩或调优"),
+    # J2/J3 of a console chat that reads one prompt at a time (before the words below)
+    ("one interactive user", "仅服务一个交互用户：每个生成脚本都用 input() 从终端读取一条提示并只为它生成；没有并发请求可批处理，"
+                             "也没有正在解码的请求会被 prefill 阻塞"),
     # A4/E4 of generation on one GPU, E4 of generation in one process over several (before the words below)
     ("no generation spans gpus", "仅做推理，且生成不跨 GPU（无多进程启动、模型并行设置或多卡 device_map）：没有可切分的层，也没有可调优的集合通信"),
     ("plain device copies", "仅做推理，且在单进程内运行（无多进程启动、进程组、DataParallel 或推理引擎的模型并行）：device_map "

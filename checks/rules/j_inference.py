@@ -30,7 +30,7 @@ from ..facts import Call, Expr, Facts, as_number, truthy
 from ..lazyre import lazy_compile
 from ..model import Bottleneck, Example, FixSafety, Outcome, Priority, Status
 from ..project import _MODEL_CHAT, _inference_file, checkpoint_tool_file
-from ._helpers import evs, guard_off, imports_hf, inputs_replaced, jax_only_file, value_on
+from ._helpers import evs, guard_off, imports_hf, inputs_replaced, jax_only_file, model_load, value_on
 
 _OWN_TEST = lazy_compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 
@@ -214,6 +214,38 @@ def _hf_generate(f: Facts) -> list[Call]:
     # generation the project serves, before a trainer's evaluation ``generate``
     chats = [c for c in _live(f, f.calls("chat", "stream_chat")) if _MODEL_CHAT.match(c.name) and _inference_file(c.path)]
     return chats + out if chats else out
+
+
+#: a web or RPC framework: a script that imports one can take requests from many users at once (a Gradio demo)
+_SERVER_MODULES = frozenset({"gradio", "fastapi", "flask", "streamlit", "uvicorn", "aiohttp", "tornado", "sanic", "starlette",
+                             "http", "socketserver", "grpc", "mosec", "ray", "litserve", "bentoml", "openai"})
+
+ONE_USER_CONSOLE = ("one interactive user: every generation script reads its prompt from the console with input() and generates "
+                    "for that one prompt")
+
+
+def one_user_console(f: Facts, generation: list[Call]) -> Call | None:
+    """The ``input()`` call of an inference-only project whose every HF generation sits in a console script that reads its
+    prompt from the keyboard (YuLan-Chat ``inference.py``: ``input('[|Human|]:')`` in a ``while True`` loop, then
+    ``generate`` for that one prompt) and imports no web or RPC framework: one request at a time, by construction. None
+    otherwise (a Gradio demo beside it, lawyer-llama's ``demo_web.py``, can take many users at once)."""
+    if not generation:
+        return None
+    first: Call | None = None
+    for path in dict.fromkeys(c.path for c in generation):
+        ff = f.files.get(path)
+        asks = [c for c in f.calls("input") if c.path == path and c.name == "input"]
+        if ff is None or not asks or any(i.module.split(".", 1)[0] in _SERVER_MODULES for i in ff.imports):
+            return None
+        first = first or asks[0]
+    return first
+
+
+#: YuLan-Chat's ``inference.py`` in short: a ``while True`` loop that reads one prompt and generates for it
+_CONSOLE_CHAT = ("from transformers import AutoModelForCausalLM, AutoTokenizer\n\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
+                 "tok = AutoTokenizer.from_pretrained(p)\nwhile True:\n    text = input('[|Human|]:')\n"
+                 "    out = model.generate(tok(text, return_tensors='pt').input_ids, max_new_tokens=512)\n"
+                 "    print(tok.decode(out[0]))\n")
 
 
 _HF_GEN_KW = {"do_sample", "num_beams", "attention_mask", "generation_config", "pad_token_id", "eos_token_id", "streamer",
@@ -540,6 +572,11 @@ class J2ContinuousBatching(_InferenceOnly):
         Example({"inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
                  "for prompt in prompts:\n    ids = tok(prompt, return_tensors='pt').input_ids\n"
                  "    out = model.generate(ids, max_new_tokens=256)\n"}, N, "generate loop"),
+        Example({"inference.py": _CONSOLE_CHAT}, Status.NA, "a console chat: one prompt read with input(), generated alone"),
+        Example({"inference.py": _CONSOLE_CHAT, "web_demo.py": "import gradio as gr\nfrom inference import model, tok\n\n\n"
+                 "def answer(text):\n    return model.generate(tok(text, return_tensors='pt').input_ids)\n\n\n"
+                 "gr.Interface(fn=answer, inputs='text', outputs='text').launch()\n"}, N,
+                "the same console chat beside a Gradio demo that many users can reach"),
         Example({"chat.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
                  "# from vllm import LLM\nout = model.generate(**batch, max_new_tokens=128)\n"}, N, "static batch, vllm commented out"),
         Example(_OWN_GENERATE_BATCH, N, "HF generate over the project's own pipeline engine method named generate_batch"),
@@ -576,6 +613,10 @@ class J2ContinuousBatching(_InferenceOnly):
                                {"continuous_batching": False, "max_num_seqs": 1})
             return Outcome(U, evs(used), f"continuous batching ({name})", {"continuous_batching": True, "engine": name})
         static = _hf_generate(f) + _online_rl_without_engine(f, eng)
+        ask = one_user_console(f, static) if not ctx.project.does_training and not eng else None
+        if ask is not None:
+            return Outcome(Status.NA, evs([ask]), f"{ONE_USER_CONSOLE} ({ask.path}:{ask.line}): no concurrent requests to batch; "
+                           "continuous batching pays off once the model serves many users (an engine server)")
         return Outcome(N, evs(static), "static batches through `generate`" if static else "no continuous batching",
                        {"continuous_batching": False})
 
@@ -659,6 +700,10 @@ class J3PrefillDecode(_InferenceOnly):
                                          "enable_block_reuse") if truthy(s.value)]
         if prefix:
             return Outcome(P, evs(prefix), "prefix caching, but prefill is not chunked", {"chunked_prefill": False, "prefix_caching": True})
+        ask = one_user_console(f, _hf_generate(f)) if not off and not ctx.project.does_training and not eng else None
+        if ask is not None:
+            return Outcome(Status.NA, evs([ask]), f"{ONE_USER_CONSOLE} ({ask.path}:{ask.line}): no running decodes for a "
+                           "prefill to stall")
         detail = "chunked prefill is disabled" if off else "prefill and decode are not scheduled apart"
         return Outcome(N, evs(off), detail, {"chunked_prefill": False})
 
@@ -700,6 +745,28 @@ def _ptq_kit(f: Facts) -> list[tuple[Call, str]]:
             bits = next((m.group(1) or m.group(2) for a in ff.assigns if a.func == c.func
                          for m in [_W_BIT.search(a.text)] if m), None)
             out.append((c, f"{lib}-w{bits}" if bits else lib))
+    return out
+
+
+#: the bit width handed to a model's own ``quantize`` (``model.quantize(4)``, ``model.quantize(model_args.quantization_bit)``)
+_BITS_ARG = lazy_compile(r"(?i)(^|[._])(q|bits?|n_?bits?|w_?bits?|quantization_bits?|quantize_bits?)$")
+
+
+def _own_quantize(f: Facts) -> list[tuple[Call, str]]:
+    """A remote-code model's own weight quantization at load: ChatGLM's ``model.quantize(bits)`` (DoctorGLM's
+    ``load_quantization.py``: ``model.quantize(q)`` then ``.half().cuda()``, called with 8 and 4 by its chat notebooks)
+    swaps the linears for INT8/INT4 weight-only kernels. A codebook's ``self.quantize(z)`` (VQ-VAE) is not this: the
+    receiver is a model and the one argument a bit width."""
+    out: list[tuple[Call, str]] = []
+    for c in _live(f, f.calls("quantize")):
+        recv = c.name.rsplit(".", 2)[-2] if c.name.count(".") else ""
+        if not re.search(r"(?i)model$", recv) or len(c.args) != 1 or c.kwargs or _training_file(f, c.path):
+            continue
+        a = c.args[0]
+        if isinstance(a, int) and not isinstance(a, bool) and a in (2, 3, 4, 8):
+            out.append((c, f"int{a}"))
+        elif isinstance(a, Expr) and _BITS_ARG.search(a.text):
+            out.append((c, "weight-only, model.quantize"))
     return out
 
 
@@ -773,6 +840,12 @@ class J4InferenceQuant(_InferenceOnly):
                  "model = get_peft_model(prepare_model_for_kbit_training(model), cfg)\n",
                  "inference.py": "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(p)\n"
                  "out = model.generate(**inputs)\n"}, N, "qlora training is not inference quantization"),
+        Example({"chat_quant.py": "from transformers import AutoModel\n\nmodel = AutoModel.from_pretrained('THUDM/chatglm-6b', "
+                 "trust_remote_code=True)\nmodel = model.quantize(4).half().cuda()\nresponse, history = model.chat(tok, 'hi', history=[])\n"},
+                U, "ChatGLM's own quantize(bits) at load"),
+        Example({"chat_vq.py": "from transformers import AutoModel\n\nmodel = AutoModel.from_pretrained('THUDM/chatglm-6b', "
+                 "trust_remote_code=True)\ncodes = model.quantize(q, codebook)\nresponse, history = model.chat(tok, 'hi', history=[])\n"},
+                N, "a quantize call with a codebook is no bit width"),
         Example({"infer.py": "from vllm import LLM\nllm = LLM(model='meta-llama/Llama-3.1-8B-Instruct', quantization=None, dtype='bfloat16')\n"},
                 N, "bf16 serving"),
     )
@@ -832,8 +905,11 @@ class J4InferenceQuant(_InferenceOnly):
                 kinds.append("bnb-4bit" if truthy(c.kwargs.get("load_in_4bit")) else "bnb-8bit")
         for site in self._model_sites(f, eng):
             used.append(site)
-            kinds.append("prequantized")
-        for c, kind in _ptq_kit(f):
+            # a quantized checkpoint name whose load passes bitsandbytes' switch (Chinese-Llama-2 ``infer.py``:
+            # ``load_in_4bit=model_path.endswith("4bit")``) is quantized on load, not shipped quantized
+            on_load = next((k for k in ("load_in_4bit", "load_in_8bit") if isinstance(site, Call) and k in site.kwargs), None)
+            kinds.append(f"bnb-{on_load[8:]}" if on_load else "prequantized")
+        for c, kind in (*_ptq_kit(f), *_own_quantize(f)):
             used.append(c)
             kinds.append(kind)
         # the project's own weight-only quantization, applied when the launched checkpoint is a quantized one
@@ -855,6 +931,12 @@ class J4InferenceQuant(_InferenceOnly):
         # ``--gptq-wbits``, ``--awq-wbits`` on its serving and CLI entry points)
         offered = [s for s in f.settings(*_QUANT_OPTIONS) if s.source in ("argparse-default", "field-default")
                    and not _training_file(f, s.path) and not truthy(s.value) and (as_number(s.value) or 0) in (0, 16)]
+        # (HF's own spelling, ``--load_in_8bit`` of an inference script whose load passes ``load_in_8bit=True`` under it:
+        # YuLan-Chat's and lawyer-llama's chat CLIs; in a training script the same flag loads a QLoRA base, G4)
+        offered += [s for s in f.settings("load_in_8bit", "load_in_4bit") if s.source == "argparse-default"
+                    and not _training_file(f, s.path) and s.path not in ctx.project.training_files and not truthy(s.value)
+                    and any(model_load(c) and (truthy(c.kwargs.get(s.name)) or isinstance(c.kwargs.get(s.name), Expr))
+                            for c in f.calls("from_pretrained") if c.path == s.path)]
         # ... or as a parameter of the inference entry point (alpaca-lora ``def main(load_8bit: bool = False, ...)`` behind
         # ``fire.Fire``, handed to ``from_pretrained(load_in_8bit=load_8bit)``): which precision is served is the command's
         switch = [c for c in _live(f, f.calls("from_pretrained", "BitsAndBytesConfig")) if not _training_file(f, c.path)
@@ -887,7 +969,8 @@ class J4InferenceQuant(_InferenceOnly):
                 if any(_QUANT_NAME.search(n.rsplit("/", 1)[-1]) for n in names if n):
                     out.append(site)
         for c in f.calls("from_pretrained"):
-            if c.args and isinstance(c.args[0], str) and _QUANT_NAME.search(c.args[0].rsplit("/", 1)[-1]) and not _training_file(f, c.path):
+            if c.args and isinstance(c.args[0], str) and _QUANT_NAME.search(c.args[0].rsplit("/", 1)[-1]) and model_load(c) \
+                    and not _training_file(f, c.path):
                 out.append(c)
         return out
 

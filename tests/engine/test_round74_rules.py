@@ -92,6 +92,28 @@ _WEB_DEMO = ("import gradio as gr\n\n" + _YULAN_INFERENCE.split("\n\n\ndef main"
              "gr.Interface(fn=answer, inputs='text', outputs='text').launch()\n")
 
 
+def test_an_opt_in_load_in_8bit_flag_of_a_chat_script_is_offered_quantization() -> None:
+    files = {"inference.py": _YULAN_INFERENCE, "apply_delta.py": _APPLY_DELTA}
+    j4 = _check(_audit(files), "J4")
+    assert j4.status.value == "unused" and "option no launch turns on (load_in_8bit, inference.py:" in (j4.detail or ""), j4
+    # control: the same flag where the script loads nothing in 8 bit is no offer of quantized inference
+    files["inference.py"] = _YULAN_INFERENCE.replace(", load_in_8bit=True)", ")")
+    j4 = _check(_audit(files), "J4")
+    assert "load_in_8bit" not in (j4.detail or ""), j4
+
+
+def test_a_console_chat_that_reads_one_prompt_at_a_time_has_no_requests_to_batch() -> None:
+    files = {"inference.py": _YULAN_INFERENCE, "apply_delta.py": _APPLY_DELTA}
+    result = _audit(files)
+    j2, j3 = _check(result, "J2"), _check(result, "J3")
+    assert j2.status.value == "n/a" and "one interactive user" in (j2.detail or ""), j2
+    assert j3.status.value == "n/a" and [e.path for e in j3.evidence] == ["inference.py"], j3
+    # control: a Gradio demo beside it can take many users at once: batching is judged
+    files["demo_web.py"] = _WEB_DEMO
+    j2 = _check(_audit(files), "J2")
+    assert j2.status.value == "unused", j2
+
+
 # --- DoctorGLM / Chinese-Llama-2: ChatGLM's own quantize(bits), a bnb switch on a quantized checkpoint name ------------------------
 
 _GLM_LOAD = (
@@ -100,6 +122,27 @@ _GLM_LOAD = (
     "    model = AutoModel.from_pretrained('THUDM/chatglm-6b', trust_remote_code=True)\n    model.{call}\n"
     "    model.load_state_dict(torch.load(path))\n    model.half().cuda()\n    return tokenizer, model.eval()\n\n\n"
     "tokenizer, model = load_int('DoctorGLM-6B-INT4.pt', 4)\nresponse, history = model.chat(tokenizer, 'hi', history=[])\n")
+
+
+def test_a_chatglm_model_quantized_to_a_bit_width_at_load_is_quantized_inference() -> None:
+    j4 = _check(_audit({"chat_quant.py": _GLM_LOAD.format(call="quantize(q)")}), "J4")
+    assert j4.status.value == "used" and "model.quantize" in (j4.detail or ""), j4
+    # control: a codebook's quantize of a tensor (VQ-VAE) is not weight quantization
+    j4 = _check(_audit({"chat_quant.py": _GLM_LOAD.format(call="quantize(q, codebook)")}), "J4")
+    assert j4.status.value != "used", j4
+
+
+def test_a_quantized_checkpoint_name_cites_the_model_load_not_the_tokenizer() -> None:
+    infer = ("import torch\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n\n"
+             "model_path = 'LinkSoul/Chinese-Llama-2-7b-4bit'\ntokenizer = AutoTokenizer.from_pretrained('LinkSoul/Chinese-Llama-2-7b-4bit')\n"
+             "model = AutoModelForCausalLM.from_pretrained(\n    'LinkSoul/Chinese-Llama-2-7b-4bit',\n    load_in_4bit=model_path.endswith('4bit'),\n"
+             "    torch_dtype=torch.float16,\n)\nprint(model.generate(tokenizer('hi', return_tensors='pt').input_ids))\n")
+    j4 = _check(_audit({"infer.py": infer}), "J4")
+    assert j4.status.value == "used" and "bnb-4bit" in (j4.detail or ""), j4
+    assert [e.line for e in j4.evidence] == [6], j4.evidence
+    # control: a checkpoint loaded without the switch is a prequantized one
+    j4 = _check(_audit({"infer.py": infer.replace("    load_in_4bit=model_path.endswith('4bit'),\n", "")}), "J4")
+    assert "prequantized" in (j4.detail or ""), j4
 
 
 # --- Infini-Megrez: a vLLM model class of the project's own that vLLM compiles ------------------------------------------------------
