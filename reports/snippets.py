@@ -206,6 +206,21 @@ def _served_models(facts: Facts, project: Project) -> dict[str, tuple[str, bool]
     return out
 
 
+#: where an engine snippet (``from vllm import LLM``) goes in an inference-only project that already runs vLLM somewhere
+PYTHON_VLLM = "python:vllm"
+#: the calls that generate text in an inference script (HF ``generate``/``chat``, an engine's ``LLM``)
+_GENERATION_CALLS = ("generate", "chat", "stream_chat", "LLM", "pipeline")
+
+
+def _generation_files(facts: Facts, project: Project, roles: Mapping[str, str]) -> list[str]:
+    """The Python files of an inference-only project that generate, best first (scan order within a rank)."""
+    if project.does_training or not project.does_inference:
+        return []
+    paths = [c.path for c in facts.calls(*_GENERATION_CALLS)
+             if facts.files.get(c.path) is not None and facts.files[c.path].kind == "python"]
+    return _rank_places(list(dict.fromkeys(paths)), roles)
+
+
 def _served(code: str, style: RepoStyle, where: str | None) -> str:
     """An engine snippet with the project's own model in place of the example one (the model of the file the snippet
     goes into, else the project's first), loaded as remote code where the project loads it so (vLLM needs
@@ -337,6 +352,13 @@ def repo_style(facts: Facts, project: Project, roles: Mapping[str, str] | None =
         s.where["python"] = jax_steps[0]  # a JAX trainer: the file of its jitted training step (no ``backward`` call)
     elif training:
         s.where["python"] = training[0]
+    elif gen := _generation_files(facts, project, roles):
+        # an inference-only project: the script that generates (YuLan-Chat ``inference.py``), not the first Python file by
+        # name (its ``apply_delta.py`` weight merge, lawyer-llama's ``demo/decrypt.py``, DoctorGLM's web crawler)
+        s.where["python"] = gen[0]
+        vllm = [p for p in gen if any(i.module.split(".")[0] == "vllm" for i in facts.files[p].imports)]
+        if vllm:
+            s.where[PYTHON_VLLM] = vllm[0]
     elif facts.files_of_kind("python"):
         s.where["python"] = sorted(facts.files_of_kind("python"))[0]
     if not recipe_driven:
@@ -587,6 +609,8 @@ def fit(check: Check, style: RepoStyle, hw: GPU | None = None) -> Snippet | None
             code = _same_global_batch(style.batch, f"{_append_to(style)} in {style.where.get(target, '')}")
         code = hardware_rewrite(check.id, src, code, hw)
         where = style.where.get(target)
+        if target == "python" and "from vllm" in code and style.where.get(PYTHON_VLLM):
+            where = style.where[PYTHON_VLLM]
         if check.id.startswith("J"):
             code = _served(code, style, where)
         if target == "shell" and check.id in _MULTI_NODE_ADVICE and MULTI_NODE_SHELL in style.where:

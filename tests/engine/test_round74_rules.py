@@ -5,6 +5,7 @@ real code, with a control that keeps the rule honest."""
 from __future__ import annotations
 
 from reports.advice import build_plan
+from reports.json_report import recommendations
 
 from .claims import audit as _audit
 from .claims import check as _check
@@ -112,6 +113,16 @@ def test_a_console_chat_that_reads_one_prompt_at_a_time_has_no_requests_to_batch
     files["demo_web.py"] = _WEB_DEMO
     j2 = _check(_audit(files), "J2")
     assert j2.status.value == "unused", j2
+
+
+def test_engine_snippets_of_an_inference_project_go_into_its_generation_script() -> None:
+    files = {"inference.py": _YULAN_INFERENCE, "apply_delta.py": _APPLY_DELTA}
+    recs = [r for r in recommendations(_audit(files)) if r["check"].startswith("J") and r.get("snippet_where")]
+    assert recs and all(r["snippet_where"] == "inference.py" for r in recs), [(r["check"], r["snippet_where"]) for r in recs]
+    # control: without a generation script the first Python file by name is still where a snippet goes
+    files["inference.py"] = _YULAN_INFERENCE.replace("model.generate(", "model(")
+    where = {r.get("snippet_where") for r in recommendations(_audit(files)) if r.get("snippet_where")}
+    assert "inference.py" not in where, where
 
 
 # --- DoctorGLM / Chinese-Llama-2: ChatGLM's own quantize(bits), a bnb switch on a quantized checkpoint name ------------------------
