@@ -1611,6 +1611,14 @@ class D2TorchCompile(Check):
         Example(_PATCH_COMPILE, N, "a helper compiled only in a patch module the training path never imports"),
         Example({**_PATCH_COMPILE, "train.py": "from mypkg.patches.gptoss.patch_transformers import patch_GptOssAttention\n"
                  "patch_GptOssAttention()\n" + _PATCH_COMPILE["train.py"]}, P, "the same patch imported and applied by the training entry point"),
+        Example({"demo/vllm/megrez_moe.py": "from torch import nn\nfrom vllm.compilation.decorators import support_torch_compile\n\n\n"
+                 "@support_torch_compile\nclass MegrezMoeModel(nn.Module):\n    pass\n",
+                 "demo/vllm/infer.py": "from vllm import LLM\n\nllm = LLM(model='Infinigence/Megrez2-3x7B-A3B', trust_remote_code=True)\n"
+                 "outs = llm.generate(['hi'])\n"}, U, "an inference project's vLLM model class that vLLM compiles"),
+        Example({"demo/vllm/megrez_moe.py": "from torch import nn\nfrom vllm.compilation.decorators import support_torch_compile\n\n\n"
+                 "@support_torch_compile\nclass MegrezMoeModel(nn.Module):\n    pass\n",
+                 "demo/vllm/infer.py": "from vllm import LLM\n\nllm = LLM(model='Infinigence/Megrez2-3x7B-A3B', enforce_eager=True)\n"
+                 "outs = llm.generate(['hi'])\n"}, N, "the same model class run with enforce_eager=True"),
     )
 
     def detect(self, ctx: Context) -> Outcome:
@@ -1683,6 +1691,17 @@ class D2TorchCompile(Check):
                 if truthy(s.value) is True and s.source in {"config", "launcher"} and (s.path, s.line) not in minority:
                     settings.append(s)
         dist = "; ".join(m.text() + " (judged by the majority)" for m in majorities)
+        if not calls and not settings and not ctx.project.does_training:
+            # a model class of the project's own that vLLM compiles (Infini-Megrez ``demo/vllm/megrez_moe.py``:
+            # ``@support_torch_compile`` above ``class MegrezMoeModel``): the engine runs it through torch.compile and
+            # CUDA graphs unless the launch passes ``enforce_eager=True``
+            engine = [d for d in f.decorators("support_torch_compile", "*.support_torch_compile")]
+            eager = [s for s in f.effective("enforce_eager") if truthy(s.value) is True]
+            if engine and not eager:
+                d = engine[0]
+                return Outcome(U, evs(engine[:3]), f"the inference engine compiles the project's model (vLLM "
+                               f"@support_torch_compile on {d.target or 'its model class'} at {d.path}:{d.line}; no "
+                               f"enforce_eager turns it off)", {"torch_compile": True})
         if calls or settings:
             mode = next((str(c.kwargs["mode"]) for c in calls if isinstance(c.kwargs.get("mode"), str)), None)
             values: dict[str, object] = {"torch_compile": True}

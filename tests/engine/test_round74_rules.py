@@ -169,6 +169,16 @@ _MEGREZ_INFER = (
     "outputs = llm.generate(['hello'], SamplingParams(max_tokens=4096))\n")
 
 
+def test_a_vllm_model_class_decorated_for_compilation_is_compiled_by_the_engine() -> None:
+    files = {"demo/vllm/megrez_moe.py": _MEGREZ_MODEL, "demo/vllm/infer_vllm_offline.py": _MEGREZ_INFER.format(eager="")}
+    d2 = _check(_audit(files), "D2")
+    assert d2.status.value == "used" and "@support_torch_compile on MegrezMoeModel" in (d2.detail or ""), d2
+    # control: the engine run eagerly compiles nothing
+    files["demo/vllm/infer_vllm_offline.py"] = _MEGREZ_INFER.format(eager=", enforce_eager=True")
+    d2 = _check(_audit(files), "D2")
+    assert d2.status.value != "used", d2
+
+
 # --- DISC-LawLLM: two LLaMA-Factory recipes that discard the tokenization cache and checkpoint 20x apart --------------------------
 
 _DISC_RECIPE = ("### model\nmodel_name_or_path: ShengbinYue/LawLLM-7B\n\n### method\nstage: sft\ndo_train: true\n"
