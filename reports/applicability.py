@@ -401,6 +401,15 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
     ),
     # the training script already hands its own ``streaming`` option to ``load_dataset`` (Llama-Chinese ``pretrain_clm.py``),
     # which every launch leaves off
+    # a recipe that discards the framework's tokenization cache (LLaMA-Factory ``overwrite_cache: true``, DISC-LawLLM)
+    ("F6", "overwrite-cache"): (
+        "Keep the tokenized dataset between launches: remove `overwrite_cache: true` from the recipes so that `datasets.map` "
+        "reads back the Arrow cache it wrote last time, or tokenize once and point `tokenized_path` at the saved set (LLaMA-"
+        "Factory saves it there on the first run and loads it on later ones).",
+        "在两次启动之间保留已分词的数据：从配方中删除 `overwrite_cache: true`，让 `datasets.map` 读回上次写入的 Arrow 缓存；"
+        "或只分词一次，并用 `tokenized_path` 指向保存的数据集（LLaMA-Factory 首次运行时保存到该目录，之后直接加载）。",
+        "overwrite_cache: false\n",
+    ),
     ("F9", "script-option"): (
         "The training script already streams when its `streaming` option is on (`load_dataset(..., streaming=...)`): for a "
         "corpus larger than local disk or RAM, pass `--streaming True` with `--max_steps` (a streamed dataset has no length, so "
@@ -560,6 +569,10 @@ def jax_text(check_id: str, project: Project) -> tuple[str, str, str] | None:
 #: the expected benefit of the advice that :data:`LOADER_TEXT` gives in place of a check's own, where the check's own
 #: benefit does not hold (gradients already reduced in bf16 gain nothing from a bf16 all-reduce)
 LOADER_BENEFIT: dict[tuple[str, str], tuple[str, str]] = {
+    ("F6", "overwrite-cache"): (
+        "no re-tokenization of the whole dataset at every launch: the start-up time before the first step",
+        "每次启动不再重新分词整个数据集：省去第一步之前的启动时间",
+    ),
     ("E3", "deepspeed-half"): (
         "about 4x less gradient traffic than the bf16 reduction already in place (ZeRO++ int4 quantized gradients; 4x less "
         "communication and up to 2.16x throughput at 384 GPUs, Wang et al., 2023) on bandwidth-limited links",

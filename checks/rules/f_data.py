@@ -4168,6 +4168,16 @@ class F6OfflinePreprocessing(_DataCheck):
             return Outcome(N, _unique_ev(startup), "the whole dataset is tokenized in-process at start-up on every run; nothing is saved", {"preprocessing": "startup"})
         framework = self._framework_upfront(ctx, False)
         if framework:
+            # ``overwrite_cache: true`` in a LLaMA-Factory recipe (DISC-LawLLM's two recipes) makes ``datasets.map`` skip
+            # the cache it wrote last time: every launch tokenizes the whole dataset again before the first step
+            redo = [s for s in f.effective("overwrite_cache") if truthy(s.value) is True and s.source in ("config", "launcher")]
+            if redo:
+                s0 = redo[0]
+                return Outcome(P, _unique_ev([*(_ev(s) for s in redo[:3]), *framework]),
+                               f"the training framework tokenizes before training, and overwrite_cache: true ({s0.path}:{s0.line}"
+                               f"{f' (+{len(redo) - 1})' if len(redo) > 1 else ''}) discards its datasets cache, so every launch "
+                               "tokenizes the whole dataset again; drop it, or save the tokenized set (tokenized_path)",
+                               {"preprocessing": "framework", "overwrite_cache": True, "advice_for": "overwrite-cache"})
             return Outcome(P, _unique_ev(framework), "the training framework tokenizes before training (datasets cache), not a saved prepared dataset", {"preprocessing": "framework"})
         gone = [c for c in sites["startup"] + sites["step"] if id(c) in away]
         return Outcome(N, [], "no offline preprocessing found" + ("; " + unreached_note(f, gone, "tokenizer calls") if gone else ""),

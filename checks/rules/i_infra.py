@@ -1735,6 +1735,25 @@ def _no_step_saves(f: Facts) -> Setting | None:
     return sites[0]
 
 
+def recipe_spread(items: list[Interval]) -> str:
+    """How two recipes that disagree set an interval, for the detail of a sane verdict (DISC-LawLLM: ``save_steps`` 10000
+    in its full fine-tune, 500 in its LoRA recipe): "" when they agree. The headline value is the smaller one
+    (:func:`_values`); the spread says that the other recipe checkpoints or logs far less often."""
+    per: dict[str, dict[Any, list[Any]]] = {}
+    for i in items:
+        if i.kind == "steps" and i.steps is not None and isinstance(i.fact, Setting) and i.fact.source in ("config", "launcher"):
+            n = int(i.steps) if float(i.steps).is_integer() else i.steps
+            per.setdefault(i.name, {}).setdefault(n, []).append(i.fact)
+    parts = []
+    for name, by in per.items():
+        # (three recipes or more are voted, and the vote's note gives their distribution: see _values)
+        if len(by) > 1 and sum(map(len, by.values())) < 3:
+            shown = ", ".join(f"{n} in {x[0].path}:{x[0].line}" + (f" (+{len(x) - 1})" if len(x) > 1 else "")
+                              for n, x in sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:4])
+            parts.append(f"{name} differs by recipe: {shown}")
+    return "; ".join(parts)
+
+
 def _values(items: list[Interval], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     vals: dict[str, Any] = {}
     # recipes that each set a name (config files, launches) are read by the interval most of them set, as a finding's
@@ -2289,6 +2308,8 @@ class I3CheckpointFrequency(Check):
                          f"{f' (+{len(per_epoch) - 1})' if len(per_epoch) > 1 else ''})")
         if values and items:
             sane = "checkpoints at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
+            if spread := recipe_spread(items):
+                sane += f"; {spread}"
         elif no_steps is not None:
             sane = (f"no step-interval checkpoint: save_strategy is 'no' or 'epoch' ({no_steps.path}:{no_steps.line}: "
                     f"{no_steps.value.text if isinstance(no_steps.value, Expr) else repr('no' if no_steps.value is False else no_steps.value)}), "
@@ -3155,6 +3176,8 @@ class I4LoggingFrequency(Check):
                     "are not logged every few steps")
         elif values:
             sane = "logging at a sane interval (" + ", ".join(f"{k}={v}" for k, v in values.items()) + ")"
+            if spread := recipe_spread(items):
+                sane += f"; {spread}"
             if hf is not None:
                 sane += f"; logging_steps is not set: the HF Trainer default of 500 applies (the trainer at {hf.path}:{hf.line})"
             if lt is not None:

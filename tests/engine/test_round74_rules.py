@@ -195,5 +195,21 @@ def _disc(cache: str = "true", full_save: int = 10000) -> dict[str, str]:
             "lawllm_lora_sft.yaml": _DISC_RECIPE.format(ft="lora", cache=cache, save=500)}
 
 
+def test_overwrite_cache_in_a_recipe_retokenizes_at_every_launch() -> None:
+    result = _audit(_disc())
+    f6 = _check(result, "F6")
+    assert f6.status.value == "partial" and "overwrite_cache: true (lawllm_full_sft.yaml:" in (f6.detail or ""), f6
+    rec = next(r for r in build_plan(result).recommendations if r.check == "F6")
+    assert "remove `overwrite_cache: true`" in rec.text and "every launch" in rec.benefit, rec
+    # control: recipes that keep the cache get the framework's reading
+    f6 = _check(_audit(_disc(cache="false")), "F6")
+    assert "overwrite_cache" not in (f6.detail or ""), f6
 
 
+def test_two_recipes_that_checkpoint_at_different_intervals_are_both_named() -> None:
+    i3 = _check(_audit(_disc()), "I3")
+    assert i3.status.value == "used" and "save_steps differs by recipe: 500 in lawllm_lora_sft.yaml:" in (i3.detail or ""), i3
+    assert "10000 in lawllm_full_sft.yaml:" in (i3.detail or ""), i3
+    # control: recipes that agree say nothing more
+    i3 = _check(_audit(_disc(full_save=500)), "I3")
+    assert "differs by recipe" not in (i3.detail or ""), i3
