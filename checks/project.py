@@ -159,6 +159,10 @@ _SERVING_IMAGES = ("vllm/vllm-openai", "lmsysorg/sglang", "text-generation-infer
 # trainers that generate rollouts every step (their throughput is inference throughput)
 _ONLINE_RL = ("GRPOTrainer", "PPOTrainer", "RLOOTrainer", "OnlineDPOTrainer", "NashMDTrainer", "XPOTrainer")
 _MOE_NAME = lazy_compile(r"moe|a3b|a22b|mixtral", re.I)
+#: ``8x7B`` in a checkpoint name, and the published total parameters (billions) of the shapes we know: Mixtral-8x7B and
+#: Mixtral-8x22B (Mistral AI's model cards)
+_EXPERTS_X_SIZE = lazy_compile(r"(?<![\w.])(\d+)x(\d+(?:\.\d+)?)[bB](?![a-zA-Z0-9])")
+_MOE_TOTALS: dict[tuple[int, float], float] = {(8, 7.0): 46.7, (8, 22.0): 140.6}
 _MODEL_DIM_KEYS = ("num_layers", "num_hidden_layers", "n_layer", "n_layers", "hidden_size", "d_model", "n_embd")
 _TRAINING_KNOBS = ("learning_rate", "num_train_epochs", "per_device_train_batch_size", "gradient_accumulation_steps", "max_steps")
 _TRAIN_RECIPE_KEYS = {"do_train", "stage", "learning_rate", "num_train_epochs", "finetuning_type", "do_predict"}
@@ -395,6 +399,10 @@ def size_in_name(name: str) -> float | None:
     """
     # (a decimal size spelt with an underscore, as Hugging Face names spell it: ``ALLaVA-Phi2-2_7B``, ``Qwen2-0_5B``)
     last = _UNDERSCORE_DECIMAL.sub(r"\1.\2\3", name.split("/")[-1]).replace("_", "-")
+    # a mixture of experts named by experts x expert size (``Mixtral-8x7B``): its total, which is not the product (the
+    # experts share attention and embeddings); only the published totals, other shapes are not guessed
+    if (moe := _EXPERTS_X_SIZE.search(last)) is not None:
+        return _MOE_TOTALS.get((int(moe.group(1)), float(moe.group(2))))
     for m in _PARAMS.finditer(last):
         if _TOKEN_COUNT.search(last[: m.start()]) or re.match(r"\s*-?tok", last[m.end():], re.I):
             continue
@@ -838,11 +846,13 @@ _INFERENCE_SCRIPT = lazy_compile(r"(^|[_-])(infer|inference|generate|generation|
 _GPU_COUNT_KEYS = frozenset({"nproc_per_node", "num_gpus", "gpus", "num_processes", "nproc-per-node"})
 
 
-def _visible_gpus(launch: Any) -> int | None:
+def _visible_gpus(launch: Any, facts: Facts | None = None) -> int | None:
     """The GPUs a launch with no process count of its own runs on, from the devices it names: DeepSpeed's ``--include
     localhost:4,5,6,7`` (TinyLLaVA: four), else the ``CUDA_VISIBLE_DEVICES`` it sets, which the DeepSpeed launcher uses
     when no ``--include``/``--num_gpus`` is given, and which leaves a plain ``python`` run one GPU when it names one
-    (ChatGLM-Efficient-Tuning ``CUDA_VISIBLE_DEVICES=0 python ../src/train_bash.py``)."""
+    (ChatGLM-Efficient-Tuning ``CUDA_VISIBLE_DEVICES=0 python ../src/train_bash.py``). The devices may be exported above
+    the launch in its script (Zhongjing's ``export CUDA_VISIBLE_DEVICES=0,1,2,3`` before ``accelerate launch``, which
+    without a config file or ``--num_processes`` starts one process per visible GPU)."""
     if _GPU_COUNT_KEYS & set(launch.launcher_args):
         return None
     inc = launch.launcher_args.get("include") if launch.launcher == "deepspeed" else None
@@ -851,19 +861,27 @@ def _visible_gpus(launch: Any) -> int | None:
         parts = ids.split(",")
         return len(parts) if host and "@" not in inc and all(x.strip().isdigit() for x in parts) else None
     cvd = str(launch.env.get("CUDA_VISIBLE_DEVICES", "")).strip("'\"")
+    if not cvd and facts is not None:
+        above = [e for e in facts.envs("CUDA_VISIBLE_DEVICES") if e.path == launch.path and e.line < launch.line and e.source == "shell"]
+        cvd = str(above[-1].value).strip("'\"") if above else ""
     parts = cvd.split(",")
     if not cvd or not all(x.strip().isdigit() for x in parts):
         return None
     if launch.launcher == "deepspeed" and "num_nodes" not in launch.launcher_args and "hostfile" not in launch.launcher_args:
+        return len(parts)
+    if launch.launcher == "accelerate" and not {"config_file", "num_machines", "multi_gpu"} & set(launch.launcher_args):
         return len(parts)
     return 1 if launch.launcher == "python" and len(parts) == 1 else None
 
 
 def _inference_launch(facts: Facts, launch: Any) -> bool:
     """A distributed launch of a script named for inference whose own code runs no training step (llama3's README:
-    ``torchrun --nproc_per_node 1 example_text_completion.py``, model parallel across GPUs for generation only)."""
+    ``torchrun --nproc_per_node 1 example_text_completion.py``, model parallel across GPUs for generation only), or an HF
+    training entry run with ``--do_predict`` and no ``--do_train``."""
     script = str(launch.script or "").strip("'\"").removeprefix("./")
     name = script.rsplit("/", 1)[-1]
+    if truthy(launch.script_args.get("do_predict")) and not truthy(launch.script_args.get("do_train")):
+        return True  # a batch prediction through the training entry (``train_bash.py --do_predict``, CareGPT's README)
     if not name.endswith(".py") or not _INFERENCE_SCRIPT.search(name):
         return False
     ff = facts.files.get(script) or next((facts.files[p] for p in facts.paths_named(name)), None)
@@ -1002,7 +1020,9 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
     # (a template's placeholder, and a default every launch overrides, name no family of the run: EVE's
     # ``model_name_or_path: Optional[str] = field(default="facebook/opt-125m")``, LLaVA's, beside launches of Vicuna and Qwen2.5)
     replaced_names = ({v for _, v in doc_replaced} | {st.value for st in model_settings if id(st) in overridden}) - set(counts)
-    for n in names:
+    # (and the model a README's training command starts from, when it is the run's: Aurora's ``./Mixtral-8x7B-Instruct-v0.1``)
+    doc_names = [n for n, _ in documented if n not in names]
+    for n in [*names, *doc_names]:
         if n in replaced_names:
             continue
         low = n.lower()
@@ -1429,8 +1449,17 @@ def _documented_models(facts: Facts) -> list[tuple[str, str]]:
     """(model name, path:line) of the checkpoints the project's own README and docs/ document a training run starting from
     (``model`` doc hints: ``base_model:`` of a README's YAML config, ``--model_name_or_path`` of a README's training command);
     an example folder's README documents that example, not the project's run."""
-    return [(placeholder_tail(h.value), f"{h.path}:{h.line}") for h in facts.records("doc_hints")
+    return [(_local_copy_tail(placeholder_tail(h.value)), f"{h.path}:{h.line}") for h in facts.records("doc_hints")
             if h.kind == "model" and 2 < len(h.value) < 200 and ("/" not in h.path or h.path.startswith("docs/"))]
+
+
+def _local_copy_tail(name: str) -> str:
+    """The checkpoint a README command's relative path names in its last part (Aurora: ``--model_name_or_path
+    ./Mixtral-8x7B-Instruct-v0.1``, the downloaded copy of that hub model): a model family and a size; else ``name``."""
+    m = re.match(r"^\.\.?/(?:[^/]+/)*([^/]+)/?$", name)
+    if m and _family_word(m.group(1)) and size_in_name(m.group(1)) and not _PLACEHOLDER_NAME.search(m.group(1)):
+        return m.group(1)
+    return name
 
 
 #: the placeholder model of the Alpaca training template (stanford_alpaca ``model_name_or_path: default="facebook/opt-125m"``),
@@ -2594,8 +2623,15 @@ def _topology(facts: Facts, p: Project, train_paths: frozenset[str] = frozenset(
             for st in facts.settings("num_processes") if where else ():
                 if st.path == where and (n := as_number(st.value)) and n > 0:
                     gpus.append(n)
-        if not documented and not _inference_launch(facts, launch) and (visible := _visible_gpus(launch)):
+        # (a README command that is the run counts too: Aurora's ``CUDA_VISIBLE_DEVICES=5 python src/train_bash.py`` trains on
+        # one GPU)
+        if not _inference_launch(facts, launch) and (visible := _visible_gpus(launch, facts)):
             gpus.append(visible)
+        elif launch.launcher == "accelerate" and not _inference_launch(facts, launch) \
+                and not {"num_processes", "config_file", "num_machines"} & set(launch.launcher_args):
+            # ``accelerate launch src/train_bash.py`` after ``accelerate config`` (CareGPT's README): the saved default config
+            # sets the process count, which the repository does not show
+            unresolved_gpus.append(f"{launch.path}:{launch.line}")
         # a rendezvous address or node rank with a node count left to the environment ($NNODES): multi-node;
         # ``--nnodes 1 --master_addr localhost`` is not
         # (accelerate spells them ``--num_machines $NUM_NODES --machine_rank $SLURM_PROCID --main_process_ip $MASTER_ADDR``:

@@ -1,0 +1,98 @@
+"""Round 75 (issue #9): claims of six more public repositories (Aurora, CareGPT, Zhongjing, BianQue, aiXcoder-7B, MAP-NEO),
+read claim by claim. Each test is one false claim of those reports, made from the shape of the real code, with a control
+that keeps the rule honest."""
+
+from __future__ import annotations
+
+from .claims import audit as _audit
+from .claims import check as _check
+
+# --- Aurora: a README-only QLoRA run of Mixtral-8x7B on one GPU, through a vendored llmtuner copy -----------------------------
+
+_LLMTUNER_TRAIN = (
+    "from transformers import HfArgumentParser, Seq2SeqTrainer, Seq2SeqTrainingArguments\n\nfrom .data import preprocess\n\n\n"
+    "def run_sft(model, tokenizer, dataset, training_args):\n    dataset = preprocess(dataset, tokenizer)\n"
+    "    trainer = Seq2SeqTrainer(model=model, args=training_args, train_dataset=dataset)\n    trainer.train()\n")
+_LLMTUNER_ENTRY = "from llmtuner.train import run_sft\n\n\ndef main():\n    run_sft(None, None, None, None)\n\n\nif __name__ == '__main__':\n    main()\n"
+_LLMTUNER_DATA = (
+    "def preprocess(dataset, tokenizer):\n    def tokenize(examples):\n        return tokenizer(examples['prompt'], truncation=True)\n\n"
+    "    return dataset.map(tokenize, batched=True, load_from_cache_file=True)\n")
+_LLMTUNER_PPO = (
+    "from transformers.optimization import get_scheduler\n\n\ndef run_ppo(optimizer, training_args, num_training_steps):\n"
+    "    lr_scheduler = get_scheduler(\n        training_args.lr_scheduler_type,\n        optimizer=optimizer,\n"
+    "        num_warmup_steps=training_args.get_warmup_steps(num_training_steps),\n"
+    "        num_training_steps=num_training_steps,\n    )\n    return lr_scheduler\n")
+_AURORA_README = (
+    "# Aurora\n\nActivating chat capability for Mixtral-8x7B sparse Mixture-of-Experts.\n\n```bash\n"
+    "{env}python src/train_bash.py \\\n    --stage sft \\\n    --model_name_or_path {model} \\\n    --do_train \\\n"
+    "    --finetuning_type lora \\\n    --quantization_bit 4 \\\n    --overwrite_cache \\\n    --per_device_train_batch_size 2 \\\n"
+    "    --gradient_accumulation_steps 4 \\\n    --lr_scheduler_type cosine \\\n{warmup}    --fp16\n```\n")
+
+
+def _aurora(model: str = "./Mixtral-8x7B-Instruct-v0.1", env: str = "CUDA_VISIBLE_DEVICES=5 ", warmup: str = "") -> dict[str, str]:
+    return {"README.md": _AURORA_README.format(model=model, env=env, warmup=warmup), "src/train_bash.py": _LLMTUNER_ENTRY,
+            "src/llmtuner/__init__.py": "", "src/llmtuner/train/__init__.py": _LLMTUNER_TRAIN,
+            "src/llmtuner/train/data.py": _LLMTUNER_DATA, "src/llmtuner/train/ppo.py": _LLMTUNER_PPO}
+
+
+def test_a_readme_run_from_a_local_copy_of_mixtral_is_a_46_7b_mixture_of_experts() -> None:
+    result = _audit(_aurora())
+    assert result.project.moe and result.project.estimated_params == "46.7B", (result.project.moe, result.project.estimated_params)
+    assert _check(result, "A7").status.value != "n/a", _check(result, "A7")
+    # control: a local copy of a dense model is that dense model
+    result = _audit(_aurora(model="./Llama-2-7b-hf"))
+    assert not result.project.moe and result.project.estimated_params == "7B", (result.project.moe, result.project.estimated_params)
+
+
+def test_one_visible_gpu_in_a_readme_run_is_a_single_gpu_project() -> None:
+    result = _audit(_aurora())
+    assert result.project.num_gpus == 1, result.project.num_gpus
+    # control: the same command without the device list leaves the GPU count open
+    assert _audit(_aurora(env="")).project.num_gpus is None
+
+
+def test_exported_visible_devices_give_accelerate_launch_its_process_count() -> None:
+    sh = "#!/bin/bash\n# multi-GPU\nexport CUDA_VISIBLE_DEVICES=0,1,2,3\n\naccelerate launch {cfg}src/train_pt.py \\\n    --do_train\n"
+    files = {**_aurora(), "scripts/pretrain.sh": sh.format(cfg=""), "src/train_pt.py": _LLMTUNER_ENTRY}
+    assert _audit(files).project.num_gpus == 4
+    # control: an accelerate config file sets the process count, not the visible devices
+    files["scripts/pretrain.sh"] = sh.format(cfg="--config_file ds.yaml ")
+    assert _audit(files).project.num_gpus != 4
+
+
+# --- CareGPT / DB-GPT-Hub: the shared model loader of the training path loads the QLoRA base -----------------------------------
+
+_LOADER = (
+    "from transformers import AutoModelForCausalLM, BitsAndBytesConfig\n\n\ndef load_model(model_args):\n    config_kwargs = {}\n"
+    "    if model_args.quantization_bit is not None:\n"
+    "        config_kwargs['quantization_config'] = BitsAndBytesConfig(load_in_4bit=True)\n"
+    "    return AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, **config_kwargs)\n")
+_CHAT = ("from llmtuner.train.loader import load_model\n\n\ndef chat(args):\n    model = load_model(args)\n"
+         "    return model.generate(**args.inputs, max_new_tokens=512)\n")
+
+
+# --- MAP-NEO: the pre-training code is a submodule this checkout lacks; PaddleOCR casts are no precision setting -------------------
+
+_GITMODULES = ('[submodule "Megatron-LM-NEO"]\n\tpath = Megatron-LM-NEO\n'
+               '\turl = https://github.com/multimodal-art-projection/Megatron-LM-NEO.git\n')
+
+
+def test_accelerate_after_accelerate_config_leaves_the_gpu_count_open_beside_a_one_gpu_run() -> None:
+    readme = ("# CareGPT\n\n```bash\naccelerate config\naccelerate launch src/train_bash.py \\\n    --stage sft \\\n"
+              "    --do_train \\\n    --finetuning_type lora\n```\n\n```bash\nCUDA_VISIBLE_DEVICES=0 python src/train_bash.py \\\n"
+              "    --stage rm \\\n    --do_train \\\n    --finetuning_type lora\n```\n")
+    files = {**_aurora(), "README.md": readme}
+    assert _audit(files).project.num_gpus is None
+    # control: without the accelerate run, the one-GPU command is the run
+    files["README.md"] = readme.replace("accelerate launch src/train_bash.py", "CUDA_VISIBLE_DEVICES=0 python src/train_bash.py")
+    assert _audit(files).project.num_gpus == 1
+
+
+def test_a_batch_prediction_through_the_training_entry_says_nothing_of_the_training_gpus() -> None:
+    readme = ("# CareGPT\n\n```bash\naccelerate launch --config_file my_config.yaml src/train_bash.py \\\n    --do_train\n```\n\n"
+              "```bash\nCUDA_VISIBLE_DEVICES=0 python src/train_bash.py \\\n    --stage sft \\\n    --do_predict\n```\n")
+    files = {**_aurora(), "README.md": readme}
+    assert _audit(files).project.num_gpus is None
+    # control: the same command that trains is a one-GPU run
+    files["README.md"] = readme.replace("--do_predict", "--do_train")
+    assert _audit(files).project.num_gpus == 1
