@@ -680,7 +680,8 @@ def _drop_unchosen(f: Facts, r: _Sched) -> None:
         part[:] = [x for x in part if not unchosen(x)]
 
 
-_HF_WARMUP_REF = lazy_compile(r"\b\w+\.(warmup_steps|warmup_ratio)\b")
+#: (or its helper that reads them, ``training_args.get_warmup_steps(num_training_steps)``: LLaMA-Factory's PPO stage)
+_HF_WARMUP_REF = lazy_compile(r"\b\w+\.(warmup_steps|warmup_ratio|get_warmup_steps\(\s*\w*\s*\))(?![\w(])")
 
 
 def _hf_default_warmup(f: Facts, v: Expr) -> bool:

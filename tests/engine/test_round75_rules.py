@@ -60,6 +60,14 @@ def test_exported_visible_devices_give_accelerate_launch_its_process_count() -> 
     assert _audit(files).project.num_gpus != 4
 
 
+def test_a_scheduler_that_reads_the_hf_warmup_helper_has_no_warmup_when_nothing_sets_one() -> None:
+    g1 = _check(_audit(_aurora()), "G1")
+    assert g1.status.value == "partial" and "without warmup" in (g1.detail or ""), g1
+    # control: the README run that sets a warmup ratio warms up
+    g1 = _check(_audit(_aurora(warmup="    --warmup_ratio 0.03 \\\n")), "G1")
+    assert g1.status.value == "used", g1
+
+
 # --- CareGPT / DB-GPT-Hub: the shared model loader of the training path loads the QLoRA base -----------------------------------
 
 _LOADER = (
