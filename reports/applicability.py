@@ -403,11 +403,13 @@ LOADER_TEXT: dict[tuple[str, str], tuple[str, str, str]] = {
     # which every launch leaves off
     # a recipe that discards the framework's tokenization cache (LLaMA-Factory ``overwrite_cache: true``, DISC-LawLLM)
     ("F6", "overwrite-cache"): (
-        "Keep the tokenized dataset between launches: remove `overwrite_cache: true` from the recipes so that `datasets.map` "
-        "reads back the Arrow cache it wrote last time, or tokenize once and point `tokenized_path` at the saved set (LLaMA-"
-        "Factory saves it there on the first run and loads it on later ones).",
-        "在两次启动之间保留已分词的数据：从配方中删除 `overwrite_cache: true`，让 `datasets.map` 读回上次写入的 Arrow 缓存；"
-        "或只分词一次，并用 `tokenized_path` 指向保存的数据集（LLaMA-Factory 首次运行时保存到该目录，之后直接加载）。",
+        "Keep the tokenized dataset between launches: drop `overwrite_cache` (the recipe key or the `--overwrite_cache` flag) "
+        "so that `datasets.map` reads back the Arrow cache it wrote last time, or tokenize once and point `tokenized_path` at "
+        "the saved set (LLaMA-Factory saves it there on the first run and loads it on later ones; older `llmtuner` copies call "
+        "it `cache_path`).",
+        "在两次启动之间保留已分词的数据：去掉 `overwrite_cache`（配方中的键或 `--overwrite_cache` 参数），让 `datasets.map` "
+        "读回上次写入的 Arrow 缓存；或只分词一次，并用 `tokenized_path` 指向保存的数据集（LLaMA-Factory 首次运行时保存到该目录，"
+        "之后直接加载；较早的 `llmtuner` 副本中该参数名为 `cache_path`）。",
         "overwrite_cache: false\n",
     ),
     ("F9", "script-option"): (

@@ -4138,6 +4138,12 @@ class F6OfflinePreprocessing(_DataCheck):
         if in_step:
             return Outcome(N, _unique_ev(in_step), "text is tokenized inside the model's forward on every training step (per batch, "
                            "in the training process); nothing is tokenized ahead", {"preprocessing": "step"})
+        # ``overwrite_cache: true`` (LLaMA-Factory's recipes, DISC-LawLLM; ``--overwrite_cache`` in the README runs of its
+        # vendored ``llmtuner`` copies, Aurora, CareGPT) makes ``datasets.map`` skip the cache it wrote last time: every
+        # launch tokenizes the whole dataset again before the first step
+        redo = [s for s in f.effective("overwrite_cache") if truthy(s.value) is True and s.source in ("config", "launcher")]
+        if redo and offline and training and all(e.path in training for e in offline):
+            return self._redone(redo, offline, "the training job tokenizes the data before the first step")
         if offline and len(offline) == len(sites["mapped"]) and not any(_OFFLINE_PATH.search(c.path) for c in sites["mapped"]) \
                 and not _materialised_files(f) & {c.path for c in sites["mapped"]}:
             # only a tokenizing function handed to ``datasets.map`` by the training job itself (Nanbeige's ``dataloader.
@@ -4170,18 +4176,22 @@ class F6OfflinePreprocessing(_DataCheck):
         if framework:
             # ``overwrite_cache: true`` in a LLaMA-Factory recipe (DISC-LawLLM's two recipes) makes ``datasets.map`` skip
             # the cache it wrote last time: every launch tokenizes the whole dataset again before the first step
-            redo = [s for s in f.effective("overwrite_cache") if truthy(s.value) is True and s.source in ("config", "launcher")]
             if redo:
-                s0 = redo[0]
-                return Outcome(P, _unique_ev([*(_ev(s) for s in redo[:3]), *framework]),
-                               f"the training framework tokenizes before training, and overwrite_cache: true ({s0.path}:{s0.line}"
-                               f"{f' (+{len(redo) - 1})' if len(redo) > 1 else ''}) discards its datasets cache, so every launch "
-                               "tokenizes the whole dataset again; drop it, or save the tokenized set (tokenized_path)",
-                               {"preprocessing": "framework", "overwrite_cache": True, "advice_for": "overwrite-cache"})
+                return self._redone(redo, framework, "the training framework tokenizes before training")
             return Outcome(P, _unique_ev(framework), "the training framework tokenizes before training (datasets cache), not a saved prepared dataset", {"preprocessing": "framework"})
         gone = [c for c in sites["startup"] + sites["step"] if id(c) in away]
         return Outcome(N, [], "no offline preprocessing found" + ("; " + unreached_note(f, gone, "tokenizer calls") if gone else ""),
                        {"preprocessing": None})
+
+    @staticmethod
+    def _redone(redo: list[Any], sites: list[Evidence], who: str) -> Outcome:
+        """Partial: tokenized before training, but ``overwrite_cache`` throws the cache away at every launch."""
+        s0 = redo[0]
+        more = f" (+{len(redo) - 1})" if len(redo) > 1 else ""
+        return Outcome(P, _unique_ev([*(_ev(s) for s in redo[:3]), *sites]),
+                       f"{who}, and overwrite_cache: true ({s0.path}:{s0.line}{more}) discards its datasets cache, so every "
+                       "launch tokenizes the whole dataset again; drop it, or save the tokenized set (tokenized_path)",
+                       {"preprocessing": "redone", "overwrite_cache": True, "advice_for": "overwrite-cache"})
 
     @staticmethod
     def _framework_upfront(ctx: Context, has_offline: bool) -> list[Evidence]:

@@ -200,7 +200,7 @@ def test_overwrite_cache_in_a_recipe_retokenizes_at_every_launch() -> None:
     f6 = _check(result, "F6")
     assert f6.status.value == "partial" and "overwrite_cache: true (lawllm_full_sft.yaml:" in (f6.detail or ""), f6
     rec = next(r for r in build_plan(result).recommendations if r.check == "F6")
-    assert "remove `overwrite_cache: true`" in rec.text and "every launch" in rec.benefit, rec
+    assert "drop `overwrite_cache`" in rec.text and "every launch" in rec.benefit, rec
     # control: recipes that keep the cache get the framework's reading
     f6 = _check(_audit(_disc(cache="false")), "F6")
     assert "overwrite_cache" not in (f6.detail or ""), f6

@@ -68,6 +68,16 @@ def test_a_scheduler_that_reads_the_hf_warmup_helper_has_no_warmup_when_nothing_
     assert g1.status.value == "used", g1
 
 
+def test_overwrite_cache_in_a_readme_run_retokenizes_the_training_jobs_data() -> None:
+    f6 = _check(_audit(_aurora()), "F6")
+    assert f6.status.value == "partial" and "overwrite_cache: true (README.md:" in (f6.detail or ""), f6
+    # control: without the flag the job's datasets.map cache is read back
+    files = _aurora()
+    files["README.md"] = files["README.md"].replace("    --overwrite_cache \\\n", "")
+    f6 = _check(_audit(files), "F6")
+    assert f6.status.value == "used", f6
+
+
 # --- CareGPT / DB-GPT-Hub: the shared model loader of the training path loads the QLoRA base -----------------------------------
 
 _LOADER = (
