@@ -897,8 +897,14 @@ class J4InferenceQuant(_InferenceOnly):
                 continue
             used.append(c)
             kinds.append(c.short.lower())
+        train_path = ctx.project.training_files
         for c in _live(f, f.calls("BitsAndBytesConfig", "from_pretrained")):
             if _training_file(f, c.path):
+                continue
+            if c.path in train_path and not _inference_file(c.path):
+                # a model loader the training path imports (CareGPT's vendored ``llmtuner/tuner/core/loader.py``: a
+                # ``BitsAndBytesConfig`` under ``if model_args.quantization_bit``, passed by its QLoRA runs) loads a
+                # 4-bit base for training (G4); whether a chat demo passes the same flag is not seen here
                 continue
             if truthy(c.kwargs.get("load_in_4bit")) or truthy(c.kwargs.get("load_in_8bit")):
                 used.append(c)

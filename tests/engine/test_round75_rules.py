@@ -89,6 +89,19 @@ _CHAT = ("from llmtuner.train.loader import load_model\n\n\ndef chat(args):\n   
          "    return model.generate(**args.inputs, max_new_tokens=512)\n")
 
 
+def test_a_bnb_config_in_the_training_paths_model_loader_is_the_qlora_base_not_quantized_serving() -> None:
+    files = {**_aurora(), "src/llmtuner/train/loader.py": _LOADER, "src/cli_demo.py": _CHAT}
+    files["src/llmtuner/train/__init__.py"] = "from .loader import load_model\n" + _LLMTUNER_TRAIN
+    j4 = _check(_audit(files), "J4")
+    assert j4.status.value != "used", j4
+    # control: the chat script that loads its own 4-bit model serves a quantized one
+    files["src/cli_demo.py"] = ("from transformers import AutoModelForCausalLM, BitsAndBytesConfig\n\n"
+                                "model = AutoModelForCausalLM.from_pretrained('x', quantization_config=BitsAndBytesConfig(load_in_4bit=True))\n"
+                                "print(model.generate(max_new_tokens=64))\n")
+    j4 = _check(_audit(files), "J4")
+    assert j4.status.value == "used", j4
+
+
 # --- MAP-NEO: the pre-training code is a submodule this checkout lacks; PaddleOCR casts are no precision setting -------------------
 
 _GITMODULES = ('[submodule "Megatron-LM-NEO"]\n\tpath = Megatron-LM-NEO\n'
