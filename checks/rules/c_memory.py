@@ -120,6 +120,11 @@ _HOST_CAST = lazy_compile(r"\.cpu\(\)\s*\.\s*(to\(|half\(|bfloat16\()")
 #: calls whose ``dtype=`` makes a tensor, not the training precision (``torch.zeros(..., dtype=torch.bfloat16)``)
 #: products whose ``precision=`` is how one matmul accumulates, not the run's training precision
 _MATMUL_OPS = frozenset({"dot", "dot_general", "einsum", "matmul", "conv_general_dilated", "batch_matmul", "tensordot"})
+#: the calls whose ``dtype="float32"`` keyword sets the run's precision (a model built or loaded in FP32, an autocast or
+#: trainer set to it); on any other call the keyword types one tensor or input
+_FP32_DTYPE_CALLS = frozenset({"from_pretrained", "from_config", "autocast", "Trainer", "TrainingArguments", "Fabric", "Accelerator",
+                               "MixedPrecision", "MixedPrecisionPolicy", "set_default_dtype", "set_dtype", "amp_guard",
+                               "auto_cast", "decorate", "to"})
 _TENSOR_FACTORIES = {
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "tensor", "as_tensor", "arange", "linspace", "eye",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "array", "asarray", "frombuffer",
@@ -759,6 +764,10 @@ class C1MixedPrecision(Check):
                 # call's choice; it names the run's precision only when the loop's own autocast does not
                 (call_kinds if s.source == "call" else kinds).add(low)
             elif isinstance(s.value, str) and s.value.lower() in {"no", "fp32", "32", "32-true", "float32"}:
+                if s.source == "call" and s.name == "dtype" and s.key.split("(", 1)[0].rsplit(".", 1)[-1] not in _FP32_DTYPE_CALLS:
+                    # a tensor's or an input's dtype (MAP-NEO's bundled PaddleOCR: ``paddle.cast(mask, dtype='float32')``,
+                    # ``InputSpec([None, 3, 32, 100], dtype='float32')``), not the run's precision
+                    continue
                 disabled.append(s)
         defaults = _default_precision(f)
         if defaults:

@@ -108,6 +108,20 @@ _GITMODULES = ('[submodule "Megatron-LM-NEO"]\n\tpath = Megatron-LM-NEO\n'
                '\turl = https://github.com/multimodal-art-projection/Megatron-LM-NEO.git\n')
 
 
+def test_a_tensor_cast_to_float32_does_not_switch_mixed_precision_off() -> None:
+    loss = ("import paddle\n\n\ndef east_loss(l_score, f_geo):\n    sign = paddle.less_than(paddle.abs(f_geo), l_score)\n"
+            "    sign = paddle.cast(sign, dtype='float32')\n    spec = paddle.static.InputSpec([None, 3, 32, 100], dtype='float32')\n"
+            "    return paddle.mean(sign * l_score)\n")
+    train = ("import torch\nfrom transformers import AutoModelForCausalLM\n\nfrom losses import east_loss\n\n"
+             "model = AutoModelForCausalLM.from_pretrained('gpt2'{dtype})\nopt = torch.optim.AdamW(model.parameters())\n"
+             "for batch in loader:\n    loss = east_loss(model(**batch).logits, batch['y'])\n    loss.backward()\n    opt.step()\n")
+    c1 = _check(_audit({"train.py": train.format(dtype=""), "losses.py": loss}), "C1")
+    assert "explicitly disabled" not in (c1.detail or ""), c1
+    # control: a model loaded in FP32 by the run's own keyword is precision switched off
+    c1 = _check(_audit({"train.py": train.format(dtype=", dtype='float32'"), "losses.py": loss}), "C1")
+    assert "explicitly disabled" in (c1.detail or ""), c1
+
+
 def test_accelerate_after_accelerate_config_leaves_the_gpu_count_open_beside_a_one_gpu_run() -> None:
     readme = ("# CareGPT\n\n```bash\naccelerate config\naccelerate launch src/train_bash.py \\\n    --stage sft \\\n"
               "    --do_train \\\n    --finetuning_type lora\n```\n\n```bash\nCUDA_VISIBLE_DEVICES=0 python src/train_bash.py \\\n"
