@@ -36,7 +36,7 @@ from .workload import inference_not_applicable
 __all__ = ["Audit", "AuditOptions", "CacheDirError", "DirFactsCache", "FactsCache", "SourceError", "audit_files", "audit_path", "audit_tarball"]
 
 #: Bump when an extractor changes what it records: cached facts of older versions are ignored.
-FACTS_VERSION = 154
+FACTS_VERSION = 155
 
 
 class FactsCache(Protocol):
@@ -365,6 +365,13 @@ def split_facts(parsed: list[FileFacts], training: tuple[str, ...] = (), recorde
     outside = [ff for ff in by_path.values() if roles.by_path[ff.path] not in IN_SCOPE]
     facts = Facts(inside)
     facts._s["library_copies"] = tuple(roles.library_copies)
+    # submodules the root ``.gitmodules`` declares whose folder holds no file the audit reads (a GitHub tarball and a clone
+    # without ``--recursive`` leave it empty: MAP-NEO's pre-training code is its ``Megatron-LM-NEO`` submodule)
+    declared = [e for ff in parsed if ff.path == ".gitmodules" for e in ff.configs if e.keys == ("submodule_path",)]
+    if declared:
+        facts._s["missing_submodules"] = tuple(
+            (str(e.value), e.text, e.line) for e in declared
+            if not any(p.startswith(f"{e.value}/") for p in by_path))
     if roles.library_versions:
         # a copy of a library in the tree is the release the project runs (anole's transformers 4.42.0.dev0, installed from
         # its folder), whatever another requirements file of the repository pins: it is the one declaration of that library

@@ -215,7 +215,7 @@ class Project:
             "adapter_training": self.adapter_training,
             **{k: self.notes[k] for k in ("active_params", "params_source", "params_distribution", "seq_len_distribution",
                                           "transformers_weights_only", "profile_steps", "params_note",
-                                          "params_range", "params_range_sources") if k in self.notes},
+                                          "params_range", "params_range_sources", "missing_submodules") if k in self.notes},
             "bottleneck": self.bottleneck.value,
             "bottleneck_reasons": self.bottleneck_reasons,
         }

@@ -1114,6 +1114,10 @@ def detect_project(facts: Facts, hardware: str | None = None, training: Iterable
         shown = sorted({n for n in names if "/" in n}) or sorted(set(names))  # hub ids first (``Qwen/Qwen2.5-3B-Instruct``)
         p.notes["moe_option"] = (at, len(set(names)), shown[:3])
     p.does_inference = _does_inference(facts, p)
+    if missing := facts._s.get("missing_submodules"):
+        # code the repository keeps in submodules this checkout lacks is not audited: the report says which (MAP-NEO's
+        # pre-training code is its ``Megatron-LM-NEO`` submodule; a GitHub tarball never includes one)
+        p.notes["missing_submodules"] = [{"path": path, "url": url, "line": line} for path, url, line in missing]
     p.alignment = bool(
         facts.calls(*_ALIGN_TRAINERS) or facts.imports(*(f"trl.{t}" for t in _ALIGN_TRAINERS))
         # (LLaVA-NeXT ``from trl.trainer import DPOTrainer``, subclassed as its LLaVADPOTrainer)

@@ -129,7 +129,20 @@ def _overview(ctx: _Ctx, fold: Fold) -> dict[str, Any]:
         "ignored": ", ".join(ctx.audit.ignored),
         "parse_errors": ", ".join(code(path, 80) for path, _ in errors[:10]) + (f" (+{len(errors) - 10})" if len(errors) > 10 else ""),
         "skipped": _skipped(stats.skipped, ctx.lang),
+        "submodules": _submodules(p.notes.get("missing_submodules") or [], ctx.lang),
     }
+
+
+def _submodules(missing: list[dict[str, Any]], lang: str) -> str:
+    """The submodules ``.gitmodules`` declares that this checkout lacks: their code is not audited."""
+    if not missing:
+        return ""
+    names = ", ".join(code(m["path"], 80) + (f" ({code(m['url'], 100)})" if m.get("url") else "") for m in missing[:5])
+    more = f" (+{len(missing) - 5})" if len(missing) > 5 else ""
+    if lang == "zh":
+        return f"{names}{more}：`.gitmodules` 声明了这些子模块，但此处没有其文件（GitHub 压缩包不含子模块），其中的代码未被审计；请用 `git submodule update --init` 检出后再扫描"
+    return (f"{names}{more}: declared in `.gitmodules`, absent here (a GitHub tarball never includes submodules): their code "
+            "is not audited; run `git submodule update --init` and scan again")
 
 
 def _scale(p: Any, t: Mapping[str, str]) -> str:

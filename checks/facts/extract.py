@@ -47,6 +47,8 @@ def classify(path: str) -> str | None:
     suffix = p.suffix.lower()
     if suffix in {".py", ".pyi"}:
         return "python"
+    if name == ".gitmodules":
+        return "gitmodules"  # the submodules the repository declares (each a path and the repository it is checked out from)
     if name == ".git" and len(p.parts) > 1:
         return "gitlink"  # a submodule's ``.git`` file (``gitdir: ../.git/modules/x``): another repository checked out here
     if suffix == ".ipynb":
@@ -164,6 +166,24 @@ def _extract(path: str, text: str, kind: str, lines: int, strings: dict[str, str
         extract_doc_inline_commands(path, text, out)
         extract_doc_config_links(path, text, out)
         extract_doc_pins(path, text, out)
+    elif kind == "gitmodules":
+        # ``[submodule "Megatron-LM-NEO"]`` / ``path = Megatron-LM-NEO`` / ``url = https://...``: one entry per path, the
+        # url as its text (a GitHub tarball and a plain clone leave the folder empty)
+        url = ""
+        pending: tuple[int, str] | None = None
+        for i, ln in enumerate(text.splitlines(), 1):
+            key, eq, val = ln.strip().partition("=")
+            if ln.strip().startswith("["):
+                if pending is not None:
+                    out.configs.append(ConfigEntry(path, pending[0], ("submodule_path",), pending[1], "gitmodules", url[:300]))
+                pending, url = None, ""
+            elif eq and key.strip() == "path" and val.strip():
+                pending = (i, val.strip().strip("/"))
+            elif eq and key.strip() == "url":
+                # (credentials in the url, ``https://user:token@host/...``, never reach a report)
+                url = re.sub(r"(?<=//)[^/@\s]+@", "", val.strip())
+        if pending is not None:
+            out.configs.append(ConfigEntry(path, pending[0], ("submodule_path",), pending[1], "gitmodules", url[:300]))
     elif kind == "hostfile":
         hosts = [(i, ln.split("#", 1)[0].strip()) for i, ln in enumerate(text.splitlines(), 1)]
         hosts = [(i, h) for i, h in hosts if h]

@@ -4,6 +4,8 @@ that keeps the rule honest."""
 
 from __future__ import annotations
 
+from reports.markdown import render_markdown
+
 from .claims import audit as _audit
 from .claims import check as _check
 
@@ -106,6 +108,20 @@ def test_a_bnb_config_in_the_training_paths_model_loader_is_the_qlora_base_not_q
 
 _GITMODULES = ('[submodule "Megatron-LM-NEO"]\n\tpath = Megatron-LM-NEO\n'
                '\turl = https://github.com/multimodal-art-projection/Megatron-LM-NEO.git\n')
+
+
+def test_a_declared_submodule_absent_from_the_checkout_is_named_in_the_overview() -> None:
+    files = {**_aurora(), ".gitmodules": _GITMODULES}
+    result = _audit(files)
+    assert [m["path"] for m in result.project.notes.get("missing_submodules", [])] == ["Megatron-LM-NEO"]
+    assert "Submodules not in this checkout: `Megatron-LM-NEO`" in render_markdown(result), "overview line missing"
+    # a url's credentials never reach the report
+    files[".gitmodules"] = _GITMODULES.replace("https://", "https://bot:ghp_s3cret@")
+    shown = render_markdown(_audit(files))
+    assert "ghp_s3cret" not in shown and "https://github.com/multimodal-art-projection/Megatron-LM-NEO.git" in shown
+    # control: a submodule checked out with its files is audited like the rest
+    files["Megatron-LM-NEO/pretrain_gpt.py"] = "import torch\n\n\ndef main():\n    pass\n"
+    assert "missing_submodules" not in _audit(files).project.notes
 
 
 def test_a_tensor_cast_to_float32_does_not_switch_mixed_precision_off() -> None:
