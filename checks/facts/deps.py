@@ -66,8 +66,8 @@ def pip_installs(path: str, lines: list[tuple[int, str]], out: FileFacts, source
         for i in range(line_no - 1, min(len(source), line_no + 200)):
             if word in source[i]:
                 return i + 1
-            if i >= line_no - 1 and not source[i].rstrip().endswith("\\"):
-                break
+            if not source[i].rstrip().endswith("\\"):
+                break  # the logical line ends here
         return line_no
 
     for line_no, body in lines:

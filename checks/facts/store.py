@@ -105,7 +105,6 @@ def _pattern_key(p: str) -> str | None:
 #: the guard of a module's main block
 MAIN_GUARD = lazy_compile(r"__name__\s*==\s*[\"']__main__[\"']")
 
-#: the README of the project's own top-level training folder (``finetune/README.md``, ``train/README.md``, ``sft/README.md``)
 #: a shipped launch that serves or demos a model (Chinese-Llama-2's Dockerfile ``CMD ["python", "app.py"]``, a
 #: ``python web_demo.py``, ``vllm serve``): no training run of the project's own, so it does not stand in for one
 _SERVING_SCRIPT = lazy_compile(r"(?i)(^|[/_-])(app|api|web_?ui|(cli|web)_?demo|demo|chat\w*|serve|server|serving|infer\w*|gradio\w*)(\.py)?$")
@@ -121,6 +120,7 @@ def _serves(launch: Launch) -> bool:
     return launch.launcher == "python" and script.endswith(".py") and bool(_SERVING_SCRIPT.search(script.removesuffix(".py")))
 
 
+#: the README of the project's own top-level training folder (``finetune/README.md``, ``train/README.md``, ``sft/README.md``)
 _TRAINING_README = lazy_compile(r"^(fine[-_]?tun(e|es|ing)|train(ing)?|sft|pre[-_]?train(ing)?)/readme(\.[a-z]+)?$", re.I)
 #: a training entry a recipe hands its config to; the run recipe's bases are not followed into it
 _TRAIN_ENTRY = lazy_compile(r"(?i)^(pre)?train(ing)?$|^finetune$|^fine_tune$|^run_training$")
@@ -588,7 +588,8 @@ class Facts:
     def launches(self, *launchers: str) -> list[Launch]:
         """The launches of the shipped scripts, configs and Makefiles; a repository that ships none, or only launches that
         serve a model: its documented training commands as well (:meth:`documented_runs`)."""
-        items = [*self._s["launches"], *self.documented_runs()] if self.documented_runs() else self._s["launches"]
+        docs = self.documented_runs()
+        items = [*self._s["launches"], *docs] if docs else self._s["launches"]
         if launchers:
             items = [x for x in items if x.launcher in launchers]
         return self._keep(items)
