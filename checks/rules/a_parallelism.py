@@ -2612,6 +2612,14 @@ class A4TensorParallel(Check):
 
             if reason := one_gpu_generation(ctx):
                 return Outcome(Status.NA, detail=reason)
+            if spread := [] if ctx.project.does_training else _spread_loads(f):
+                # an inference project that splits its model over the visible GPUs layer by layer (YuLan-Chat's
+                # ``load_checkpoint_and_dispatch(..., device_map="auto")``): the GPUs take turns, one active at a time
+                c = spread[0]
+                out.evidence = [_ev(x) for x in spread[:3]]
+                out.detail = (f"{out.detail}; the model is spread layer by layer over the visible GPUs (device_map="
+                              f"\"{c.kwargs['device_map']}\" at {c.path}:{c.kw_line('device_map')}): the GPUs run one after "
+                              "another, so tensor parallelism in an engine would let them work on each token together")
         if out.status == Status.USED and ctx.project.does_training:
             wide = [(n, x, per) for n, x in sizes if n > 1 and (per := _node_gpus(f, x)) is not None and n > per]
             if wide:
@@ -2625,6 +2633,14 @@ class A4TensorParallel(Check):
 
     def recommendation_priority(self, ctx: Context, outcome: Outcome) -> Priority | None:
         return _model_parallel_rec(ctx, 65) if outcome.status == Status.UNUSED else None
+
+
+def _spread_loads(f: Facts) -> list[Call]:
+    """Model loads that place layers over every visible GPU (``device_map="auto"`` and its balanced variants)."""
+    from .e_comm import _SPREAD_MAPS  # (e_comm builds on this module: read when the check runs)
+
+    return [c for c in f.calls_with_kw("device_map")
+            if isinstance(c.kwargs.get("device_map"), str) and c.kwargs["device_map"].strip() in _SPREAD_MAPS]
 
 
 #: the largest NVLink domain of a common training server (8 GPUs per HGX/DGX node)

@@ -157,3 +157,20 @@ def test_a_batch_prediction_through_the_training_entry_says_nothing_of_the_train
     # control: the same command that trains is a one-GPU run
     files["README.md"] = readme.replace("--do_predict", "--do_train")
     assert _audit(files).project.num_gpus == 1
+
+
+# --- YuLan-Chat / lawyer-llama (held over from round 74): a chat model spread over the GPUs by device_map -----------------------
+
+_SPREAD_CHAT = ("import torch\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n\n"
+                "model = AutoModelForCausalLM.from_pretrained('yulan-team/YuLan-Chat-2-13b-fp16', device_map={dm}, torch_dtype=torch.float16)\n"
+                "tok = AutoTokenizer.from_pretrained('yulan-team/YuLan-Chat-2-13b-fp16')\n"
+                "print(model.generate(tok('hi', return_tensors='pt').input_ids.cuda(), max_new_tokens=64))\n")
+
+
+def test_a_model_spread_layer_by_layer_over_the_gpus_is_said_under_tensor_parallel() -> None:
+    a4 = _check(_audit({"inference.py": _SPREAD_CHAT.format(dm="'auto'")}), "A4")
+    assert a4.status.value == "unused" and "spread layer by layer over the visible GPUs" in (a4.detail or ""), a4
+    assert [e.line for e in a4.evidence] == [4], a4.evidence
+    # control: a model placed on one device is not spread
+    a4 = _check(_audit({"inference.py": _SPREAD_CHAT.format(dm="{'': 0}")}), "A4")
+    assert "spread layer by layer" not in (a4.detail or ""), a4
